@@ -1,0 +1,36 @@
+# secperf: `make demo` runs the default evaluation and writes its report; `make test` runs the tests.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+BOOT := $(VENV)/.secperf-bootstrap
+BUILT := $(VENV)/.secperf-built
+SOURCES := $(shell find src native -type f \( -name '*.py' -o -name '*.c' -o -name '*.h' -o -name '*.toml' -o -name 'CMakeLists.txt' \) 2>/dev/null) CMakeLists.txt pyproject.toml
+
+.PHONY: bootstrap build demo test test-all bench clean
+
+$(BOOT): scripts/bootstrap pyproject.toml
+	scripts/bootstrap
+	@touch $@
+
+bootstrap: $(BOOT)
+
+# scikit-build-core builds native/ with CMake against the system OpenSSL and installs it into the package
+$(BUILT): $(BOOT) $(SOURCES)
+	$(VENV)/bin/pip install -q --no-build-isolation --no-deps .
+	@touch $@
+
+build: $(BUILT)
+
+demo: build
+	$(VENV)/bin/secperf run
+
+test: build
+	$(PY) -m pytest -q
+
+test-all: build
+	$(PY) -m pytest -q -m ''
+
+bench: build
+	$(PY) benchmarks/fidelity.py
+
+clean:
+	rm -rf build $(BUILT)

@@ -1,0 +1,305 @@
+"""The `secperf` command: a thin layer over the library (measure → Result → report).
+
+Exit codes: 0 done; 1 measurement failures beyond the allowed share; 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+from pathlib import Path
+
+from . import __version__
+
+EXIT_OK, EXIT_FAILURES, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class BadInput(Exception):
+    """Input the user must fix; printed as one message, exit code 2."""
+
+
+def _positive_int(s: str) -> int:
+    try:
+        v = int(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{s!r} is not a whole number") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{v} must be at least 1")
+    return v
+
+
+def _nonneg_int(s: str) -> int:
+    try:
+        v = int(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{s!r} is not a whole number") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"{v} must not be negative")
+    return v
+
+
+def _positive_float(s: str) -> float:
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{s!r} is not a number") from None
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"{v} must be greater than 0")
+    return v
+
+
+def _share(s: str) -> float:
+    v = float(s)
+    if not 0 <= v <= 1:
+        raise argparse.ArgumentTypeError(f"{v} must be a share between 0 and 1")
+    return v
+
+
+def _measure_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("measurement")
+    g.add_argument("--n", type=_positive_int, help="samples per series (each a timed batch)")
+    g.add_argument("--duration", type=_positive_float, metavar="S",
+                   help="time budget per series in seconds (at least one sample is always taken)")
+    g.add_argument("--warmup", type=_nonneg_int, help="samples run and discarded before counting")
+    g.add_argument("--seed", type=int, default=1, help="seed for generated messages and keys' inputs")
+    g.add_argument("--min-sample-us", type=_positive_float, default=1000.0,
+                   help="batch operations until a sample lasts this long, so timer overhead stays < 1%%")
+    g.add_argument("--network", default="loopback",
+                   help="emulated link; primitives involve no network, so only 'loopback' is accepted here")
+    o = p.add_argument_group("output")
+    o.add_argument("--out", default="results", metavar="DIR",
+                   help="results directory; each run gets its own sub-directory (default: results)")
+    o.add_argument("--json", action="store_true", help="print the Result JSON on stdout and nothing else")
+    o.add_argument("--csv", metavar="FILE", help="also write one CSV row per series")
+    o.add_argument("--no-report", action="store_true", help="skip writing report.html")
+    o.add_argument("--max-failure-share", type=_share, default=0.0,
+                   help="exit 1 when more than this share of series failed (default 0)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="secperf", description=__doc__.splitlines()[0],
+                                 epilog="Exit codes: 0 done, 1 measurement failures, 2 bad input.")
+    ap.add_argument("--version", action="version", version=f"secperf {__version__}")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run the default evaluation and write result.json + report.html")
+    run.add_argument("--scenario", default="quick", help="built-in scenario name or a TOML file (default: quick)")
+    run.add_argument("--hash", choices=("sha256", "sha1"), default="sha256")
+    _measure_options(run)
+
+    cr = sub.add_parser("crypto", help="primitive benchmarks: signatures, key agreement, AEAD, MACs, hashes, PQC")
+    cr.add_argument("--alg", action="append", metavar="NAMES",
+                    help="algorithms, comma-separated; globs allowed (rsa-*, ecdsa-p*)")
+    cr.add_argument("--op", action="append", metavar="OPS", help="operations: keygen, sign, verify, derive, "
+                    "encrypt, decrypt, mac, hash, encaps, decaps")
+    cr.add_argument("--size", action="append", metavar="BYTES", help="message sizes for AEAD/MAC/hash")
+    cr.add_argument("--strength", type=int, help="only algorithms at this SP 800-57 strength "
+                    "(80, 112, 128, 192, 256), compared side by side")
+    cr.add_argument("--hash", choices=("sha256", "sha1"), default="sha256",
+                    help="hash for RSA/ECDSA signatures (sha1 reproduces older studies)")
+    cr.add_argument("--prehashed", action="store_true",
+                    help="sign a precomputed digest (matches `openssl speed`); default hashes in each operation")
+    cr.add_argument("--list", action="store_true", help="list algorithms, operations and strengths, then exit")
+    _measure_options(cr)
+
+    rp = sub.add_parser("report", help="re-render the HTML report of a result.json")
+    rp.add_argument("result", help="result.json (or its run directory)")
+    rp.add_argument("-o", "--output", help="where to write the HTML (default: report.html next to the result)")
+
+    cp = sub.add_parser("compare", help="per series: is B faster, slower, or not significantly different from A?")
+    cp.add_argument("a", help="baseline result.json")
+    cp.add_argument("b", help="result.json to judge against A")
+    cp.add_argument("--alpha", type=_share, default=0.01, help="significance level (default 0.01)")
+    cp.add_argument("--min-change", type=_share, default=0.02,
+                    help="smallest relative median change that counts (default 0.02)")
+    cp.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if not args.command:
+        build_parser().print_help(sys.stderr)
+        return EXIT_BAD_INPUT
+    from .core.result import ResultError
+    from .measure.catalog import SelectionError
+    from .measure.probe import ProbeNotFound
+    from .measure.scenario import ScenarioError
+    try:
+        handler = {"run": cmd_run, "crypto": cmd_crypto, "report": cmd_report, "compare": cmd_compare}
+        return handler[args.command](args)
+    except (BadInput, SelectionError, ScenarioError, ResultError) as exc:
+        print(f"secperf {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except ProbeNotFound as exc:
+        print(f"secperf {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_FAILURES
+    except KeyboardInterrupt:
+        print(f"secperf {args.command}: interrupted; partial results were kept", file=sys.stderr)
+        return 130
+
+
+# --- measuring commands -------------------------------------------------------------------------
+
+def _check_network(args) -> None:
+    if args.network not in ("loopback", "none"):
+        raise BadInput(f"--network {args.network!r}: primitive benchmarks send nothing over a network; "
+                       f"drop --network (it applies to handshake and connect experiments)")
+
+
+def _params(args, defaults: dict):
+    from .measure.crypto import CryptoParams
+    p = CryptoParams()
+    p.n = args.n or defaults.get("n", p.n)
+    p.warmup = args.warmup if args.warmup is not None else defaults.get("warmup", p.warmup)
+    p.duration_s = args.duration or defaults.get("duration_s", p.duration_s)
+    p.min_sample_us = args.min_sample_us
+    p.seed = args.seed
+    p.hash = args.hash
+    p.prehashed = getattr(args, "prehashed", False)
+    return p
+
+
+def _measure_and_write(args, kind: str, rows, params, extra_params: dict) -> int:
+    from .core import host, result as R
+    from .core.store import RunStore
+    from .measure import crypto as C
+    from .model import crypto_questions as Q
+    from .report import terminal
+
+    con = terminal.err_console()
+    run = RunStore(args.out).create(kind)
+    doc = R.new_result(kind=kind, command=["secperf", *sys.argv[1:]] if argv_is_cli() else ["secperf", kind],
+                       params={**params.as_dict(), **extra_params}, host=host.collect(), run_id=run.run_id)
+    run.save(doc)
+    if not args.json:
+        con.print(f"[bold]secperf {kind}[/bold]: {len(rows)} series → {run.dir}")
+
+    status = "complete"
+    def on_sigterm(_sig, _frm):
+        raise KeyboardInterrupt
+    old = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        with terminal.progress_bar(con, len(rows), "measuring") as update:
+            def progress(event, row, i, total, series):
+                if event == "start":
+                    update(f"{row.alg.name} {row.op}" + (f" {row.size_bytes} B" if row.alg.bulk else ""))
+                else:
+                    update(advance=1)
+            C.run_crypto(rows, params, doc, run, progress)
+    except KeyboardInterrupt:
+        status = "interrupted"
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    doc["analysis"]["s5"] = Q.answers(doc)
+    if extra_params.get("strength"):
+        doc["analysis"]["strength"] = {"security_bits": extra_params["strength"],
+                                       "rows": Q.strength_table(doc, extra_params["strength"])}
+    failed = C.measurement_failures(doc)
+    R.finish(doc, status)
+    run.save(doc)
+    if args.csv:
+        from .report.export import write_csv
+        write_csv(doc, Path(args.csv))
+    if not args.no_report:
+        from .report.html import render
+        run.write_text("report.html", render(doc))
+
+    if args.json:
+        sys.stdout.write(R.dumps(doc))
+    else:
+        out = terminal.Console()
+        for t in terminal.crypto_tables(doc):
+            out.print(t)
+        if doc["analysis"].get("strength"):
+            out.print(terminal.strength_table(doc["analysis"]["strength"]["rows"], extra_params["strength"]))
+        if doc["analysis"]["s5"]:
+            out.print(terminal.answers_table(doc["analysis"]["s5"]))
+        con.print(f"result: {run.result_path}" + ("" if args.no_report else f"\nreport: {run.report_path}"))
+    if status == "interrupted":
+        return 130
+    share = len(failed) / max(1, len(doc["series"]))
+    if failed and share > args.max_failure_share:
+        con.print(f"[red]{len(failed)} of {len(doc['series'])} series had failures[/red] "
+                  f"(first: {failed[0]['id']}: {failed[0]['failures'][-1]['reason']})")
+        return EXIT_FAILURES
+    return EXIT_OK
+
+
+def argv_is_cli() -> bool:
+    return Path(sys.argv[0]).name in ("secperf", "__main__.py")
+
+
+def cmd_run(args) -> int:
+    from .measure import scenario
+    _check_network(args)
+    scn = scenario.load(args.scenario)
+    rows = scenario.crypto_rows(scn)
+    params = _params(args, scn["crypto"])
+    return _measure_and_write(args, "run", rows, params, {"scenario": scn.get("name", args.scenario)})
+
+
+def cmd_crypto(args) -> int:
+    from .measure.catalog import catalog, select
+    if args.list:
+        return _list_algs()
+    _check_network(args)
+    rows = select(args.alg, args.op, args.size, args.strength)
+    params = _params(args, {})
+    extra = {"alg": args.alg, "op": args.op, "size": args.size, "strength": args.strength}
+    return _measure_and_write(args, "crypto", rows, params, extra)
+
+
+def _list_algs() -> int:
+    from rich.table import Table
+    from .measure.catalog import catalog
+    from .report.terminal import Console
+    t = Table(title="secperf crypto: algorithms", title_justify="left", header_style="bold")
+    for c in ("algorithm", "family", "operations", "bits", "engine", "strength note"):
+        t.add_column(c)
+    for a in catalog().values():
+        t.add_row(a.name, a.family, ", ".join(a.ops), str(a.security_bits), a.engine, a.note)
+    Console().print(t)
+    return EXIT_OK
+
+
+# --- reading commands ---------------------------------------------------------------------------
+
+def cmd_report(args) -> int:
+    from .core import result as R
+    from .core.store import atomic_write
+    from .report.html import render
+    doc = R.load(args.result)
+    src = Path(args.result)
+    out = Path(args.output) if args.output else (src if src.is_dir() else src.parent) / "report.html"
+    atomic_write(out, render(doc))
+    print(f"report: {out}", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_compare(args) -> int:
+    from .core import result as R
+    from .core.compare import compare
+    from .report import terminal
+    a, b = R.load(args.a), R.load(args.b)
+    cmp = compare(a, b, alpha=args.alpha, min_change=args.min_change)
+    if args.json:
+        sys.stdout.write(json.dumps(cmp, indent=1) + "\n")
+        return EXIT_OK
+    con = terminal.Console()
+    if not cmp["rows"]:
+        con.print("[yellow]the two results share no series; nothing to compare[/yellow]")
+    else:
+        con.print(terminal.compare_table(cmp))
+    for w in cmp["warnings"]:
+        con.print(f"[yellow]warning:[/yellow] {w}")
+    for side in ("a", "b"):
+        if cmp[f"only_in_{side}"]:
+            con.print(f"only in {side.upper()}: {', '.join(cmp[f'only_in_{side}'])}")
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Result format, statistics, host metadata and the run store."""

@@ -1,0 +1,89 @@
+"""The run store: each run gets its own directory under results/ (never reused), files are written
+atomically (temp file + rename) and incrementally, and `latest` points at the newest run."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import tempfile
+from pathlib import Path
+
+from . import result as _result
+
+
+def atomic_write(path: Path, text: str, mode: int = 0o644) -> None:
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+class Run:
+    """One run's directory; result.json is rewritten atomically after every series."""
+
+    def __init__(self, directory: Path):
+        self.dir = Path(directory)
+        self.run_id = self.dir.name
+
+    @property
+    def result_path(self) -> Path:
+        return self.dir / "result.json"
+
+    @property
+    def report_path(self) -> Path:
+        return self.dir / "report.html"
+
+    def save(self, doc: dict) -> Path:
+        atomic_write(self.result_path, _result.dumps(doc))
+        return self.result_path
+
+    def write_text(self, name: str, text: str) -> Path:
+        p = self.dir / name
+        atomic_write(p, text)
+        return p
+
+
+class RunStore:
+    def __init__(self, root: str | Path = "results"):
+        self.root = Path(root)
+
+    def create(self, kind: str) -> Run:
+        """A fresh directory `<UTC time>-<kind>[-k]`; mkdir fails if it exists, so runs never collide."""
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OSError(f"cannot create the results directory {self.root}: {exc}; "
+                          f"choose another with --out") from None
+        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+        base = f"{stamp}-{kind}"
+        for k in range(1, 1000):
+            name = base if k == 1 else f"{base}-{k}"
+            try:
+                (self.root / name).mkdir()
+            except FileExistsError:
+                continue
+            run = Run(self.root / name)
+            self._point_latest(name)
+            return run
+        raise OSError(f"could not allocate a run directory under {self.root}")
+
+    def _point_latest(self, name: str) -> None:
+        link = self.root / "latest"
+        tmp = self.root / f".latest.{os.getpid()}"
+        try:
+            tmp.unlink()
+        except FileNotFoundError:
+            pass
+        os.symlink(name, tmp)
+        os.replace(tmp, link)

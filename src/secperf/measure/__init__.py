@@ -1,0 +1,1 @@
+"""Experiments that measure real stacks and write Results."""

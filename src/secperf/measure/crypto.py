@@ -1,0 +1,162 @@
+"""`secperf crypto`: primitive benchmarks. Rows run in secperf-probe (system libcrypto) or, for
+post-quantum algorithms, through the `cryptography` package; each becomes a Result series with
+its raw batch samples, per-operation values, summaries and rates, written as soon as it is done."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..core import result as R
+from ..core.store import Run
+from . import pq, probe
+from .catalog import Row
+
+TIMER = {
+    "name": "per operation",
+    "start": "clock read before the first operation of a batch",
+    "end": "clock read after the last operation of the batch",
+    "value": "batch wall time / operations in the batch (thread CPU time likewise)",
+    "clock": "CLOCK_MONOTONIC (wall), CLOCK_THREAD_CPUTIME_ID (CPU)",
+}
+MAX_TIMER_OVERHEAD_SHARE = 0.01
+
+
+@dataclass
+class CryptoParams:
+    n: int = 30                 # samples per row (each a batch of operations)
+    warmup: int = 2             # samples discarded before counting
+    duration_s: float = 10.0    # time budget per row; at least one sample is always taken
+    min_sample_us: float = 1000.0
+    hash: str = "sha256"
+    seed: int = 1
+    prehashed: bool = False
+    key_cache: Path = field(default_factory=probe.default_key_cache)
+
+    def as_dict(self) -> dict:
+        return {"n": self.n, "warmup": self.warmup, "duration_s": self.duration_s,
+                "min_sample_us": self.min_sample_us, "hash": self.hash, "seed": self.seed,
+                "prehashed": self.prehashed}
+
+
+def _labels(row: Row, hash_name: str) -> dict:
+    a = row.alg
+    uses_hash = a.family in ("rsa", "ecdsa") and row.op in ("sign", "verify")
+    return {"alg": a.name, "op": row.op, "family": a.family, "size_bytes": row.size_bytes,
+            "hash": hash_name if uses_hash else None, "security_bits": a.security_bits,
+            "key_bits": a.key_bits, "strength_note": a.note, "strength_source": a.source,
+            "engine": a.engine}
+
+
+def _fill(series: dict, samples: list[dict], size_bytes: int, bulk: bool,
+          timer_overhead_ns: float | None) -> None:
+    for s in samples:
+        ops = max(1, int(s["ops"]))
+        series["samples"].append({"wall_ns": s["wall_ns"], "cpu_ns": s["cpu_ns"], "ops": ops})
+        series["values_us"].append(s["wall_ns"] / ops / 1000.0)
+        series["cpu_values_us"].append(s["cpu_ns"] / ops / 1000.0)
+    if not samples:
+        return
+    tot_ops = sum(max(1, int(s["ops"])) for s in samples)
+    tot_ns = sum(s["wall_ns"] for s in samples)
+    d = series["derived"]
+    d["ops_per_s"] = tot_ops / tot_ns * 1e9 if tot_ns > 0 else None
+    if bulk:
+        d["bytes_per_s"] = d["ops_per_s"] * size_bytes if d["ops_per_s"] else None
+    if timer_overhead_ns is not None:
+        sample_ns = sorted(s["wall_ns"] for s in samples)[len(samples) // 2]
+        d["timer_overhead_ns"] = timer_overhead_ns
+        d["timer_overhead_share"] = timer_overhead_ns / sample_ns if sample_ns else None
+
+
+def _finish_rates(series: dict, size_bytes: int, bulk: bool) -> None:
+    if bulk and series["summary"]:
+        series["derived"]["ns_per_byte"] = series["summary"]["p50_us"] * 1000.0 / size_bytes
+    share = series["derived"].get("timer_overhead_share")
+    if share is not None and share > MAX_TIMER_OVERHEAD_SHARE:
+        series.setdefault("warnings", []).append(
+            f"timer overhead is {share:.1%} of a sample (target < 1%): raise --min-sample-us")
+
+
+def probe_args(row: Row, p: CryptoParams, duration_s: float | None = None) -> list[str]:
+    args = ["--alg", row.alg.name, "--op", row.op, "--size", str(row.size_bytes),
+            "--n", str(p.n), "--warmup", str(p.warmup), "--min-sample-us", str(p.min_sample_us),
+            "--max-seconds", str(duration_s if duration_s is not None else p.duration_s),
+            "--seed", str(p.seed)]
+    if row.alg.family in ("rsa", "ecdsa"):
+        args += ["--hash", p.hash]
+        if p.prehashed:
+            args.append("--prehashed")
+    if row.alg.family in ("rsa", "ecdsa", "eddsa"):
+        args += ["--key-cache", str(probe.ensure_private_dir(p.key_cache))]
+    return args
+
+
+def measure_row(row: Row, p: CryptoParams, on_sample=None) -> tuple[dict, dict | None]:
+    """Measure one row; returns (series, probe meta). Failures become series failures."""
+    series = R.new_series(row.series_id, kind="crypto", labels=_labels(row, p.hash), timer=TIMER)
+    meta = None
+    if row.alg.engine == "cryptography":
+        try:
+            series["labels"]["library"] = pq.library_label()
+            fn, detail = pq.make_op(row.alg.name, row.op)
+            samples, batch, stopped = pq.sample_batches(
+                fn, n=p.n, warmup=p.warmup, min_sample_us=p.min_sample_us,
+                max_seconds=p.duration_s, on_sample=on_sample)
+            series["timer"].update(batch=batch, detail=detail, stopped=stopped,
+                                   clock="time.perf_counter_ns (wall), time.thread_time_ns (CPU)")
+            _fill(series, samples, row.size_bytes, False, None)
+        except pq.PQUnavailable as exc:
+            R.add_failure(series, str(exc))
+            R.finalize_series(series)
+            series["status"] = "unsupported"
+            return series, None
+        except Exception as exc:  # a failing library call is a failed sample, not a crash
+            R.add_failure(series, f"{type(exc).__name__}: {exc}")
+    else:
+        run = probe.run_speed(probe_args(row, p), setup_timeout_s=900,
+                              run_timeout_s=p.duration_s * 3 + 120, on_sample=on_sample)
+        meta = run.meta
+        if meta:
+            series["labels"]["library"] = f"{meta.get('openssl_version')} (system libcrypto)"
+        if run.row:
+            series["timer"].update(batch=run.row.get("batch"), detail=run.row.get("detail"),
+                                   key_source=run.row.get("key_source"))
+            if run.row.get("key_bits"):
+                series["labels"]["key_bits"] = run.row["key_bits"]
+        if run.end:
+            series["timer"]["stopped"] = run.end.get("stopped")
+        _fill(series, run.samples, row.size_bytes, row.alg.bulk,
+              meta.get("timer_overhead_ns") if meta else None)
+        if run.error:
+            R.add_failure(series, run.error)
+    R.finalize_series(series)
+    _finish_rates(series, row.size_bytes, row.alg.bulk)
+    return series, meta
+
+
+def run_crypto(rows: list[Row], p: CryptoParams, doc: dict, run: Run | None = None,
+               progress=None) -> dict:
+    """Measure every row in order, saving the Result after each one.
+
+    progress(event, row, index, total, series) is called with event 'start' and 'done'.
+    """
+    total = len(rows)
+    for i, row in enumerate(rows):
+        if progress:
+            progress("start", row, i, total, None)
+        series, meta = measure_row(row, p)
+        if meta and "probe" not in doc["host"]:
+            from ..core import host
+            doc["host"].update({k: v for k, v in host.collect(meta).items()
+                                if k in ("probe", "openssl")})
+        doc["series"].append(series)
+        if run is not None:
+            run.save(doc)
+        if progress:
+            progress("done", row, i, total, series)
+    return doc
+
+
+def measurement_failures(doc: dict) -> list[dict]:
+    return [s for s in doc["series"] if s["status"] in ("failed", "partial")]

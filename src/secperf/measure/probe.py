@@ -1,0 +1,149 @@
+"""Running secperf-probe (the native tool) and reading its JSON lines as they arrive."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PROBE_NAME = "secperf-probe"
+
+
+class ProbeNotFound(RuntimeError):
+    pass
+
+
+def find_probe() -> Path:
+    """$SECPERF_PROBE, else the copy installed inside the package, else a local CMake build."""
+    env = os.environ.get("SECPERF_PROBE")
+    if env:
+        p = Path(env)
+        if p.is_file() and os.access(p, os.X_OK):
+            return p
+        raise ProbeNotFound(f"SECPERF_PROBE={env} is not an executable file")
+    pkg = Path(__file__).resolve().parents[1]
+    candidates = [pkg / "bin" / PROBE_NAME]
+    repo = pkg.parents[1]
+    candidates += sorted(repo.glob(f"build/*/native/probe/{PROBE_NAME}"))
+    for c in candidates:
+        if c.is_file() and os.access(c, os.X_OK):
+            return c
+    which = shutil.which(PROBE_NAME)
+    if which:
+        return Path(which)
+    raise ProbeNotFound(f"{PROBE_NAME} not found: build it with `make build` "
+                        f"(or point SECPERF_PROBE at the binary)")
+
+
+@dataclass
+class ProbeRun:
+    """What one probe invocation produced; `error` set means a failed sample with a reason."""
+    meta: dict | None = None
+    row: dict | None = None
+    samples: list[dict] = field(default_factory=list)
+    end: dict | None = None
+    error: str | None = None
+    returncode: int | None = None
+    stderr: str = ""
+
+
+def default_key_cache() -> Path:
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "secperf" / "keys"
+
+
+def ensure_private_dir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    os.chmod(path, 0o700)
+    return path
+
+
+def run_speed(args: list[str], *, setup_timeout_s: float, run_timeout_s: float,
+              on_sample=None) -> ProbeRun:
+    """Run `secperf-probe speed ARGS`; never raises for measurement problems.
+
+    setup_timeout_s bounds the time until the row header (covers a first RSA-15360 key generation),
+    run_timeout_s bounds the sampling after it.
+    """
+    out = ProbeRun()
+    try:
+        proc = subprocess.Popen([str(find_probe()), "speed", *args], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, bufsize=1)
+    except (OSError, ProbeNotFound) as exc:
+        out.error = f"could not start {PROBE_NAME}: {exc}"
+        return out
+    import selectors
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    deadline = time.monotonic() + setup_timeout_s
+    buf = ""
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                phase = "sampling" if out.row else "set-up (key loading/generation)"
+                out.error = f"timed out during {phase}"
+                proc.kill()
+                break
+            if not sel.select(timeout=min(remaining, 1.0)):
+                if proc.poll() is not None:
+                    break
+                continue
+            line = proc.stdout.readline()
+            if not line:
+                break
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                msg = json.loads(line)
+            except json.JSONDecodeError:
+                buf += line + "\n"
+                continue
+            kind = msg.get("type")
+            if kind == "meta":
+                out.meta = msg
+            elif kind == "row":
+                out.row = msg
+                deadline = time.monotonic() + run_timeout_s
+            elif kind == "sample":
+                out.samples.append(msg)
+                if on_sample:
+                    on_sample(msg)
+            elif kind == "end":
+                out.end = msg
+            elif kind == "error":
+                out.error = msg.get("reason", "probe reported an error")
+    finally:
+        sel.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        out.returncode = proc.returncode
+        out.stderr = (proc.stderr.read() or "").strip()
+        proc.stdout.close()
+        proc.stderr.close()
+    if out.error is None and out.returncode != 0:
+        out.error = out.stderr.splitlines()[-1] if out.stderr else f"probe exited with {out.returncode}"
+    if buf and out.error is None:
+        out.error = f"probe printed a non-JSON line: {buf.splitlines()[0][:200]}"
+    return out
+
+
+def probe_json(args: list[str], timeout_s: float = 600) -> dict:
+    """Run a one-shot probe command (list, sign, --version) and return its single JSON line."""
+    proc = subprocess.run([str(find_probe()), *args], capture_output=True, text=True,
+                          timeout=timeout_s)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.strip() or proc.stdout.strip() or
+                           f"{PROBE_NAME} {' '.join(args)} exited with {proc.returncode}")
+    for line in proc.stdout.splitlines():
+        if line.strip():
+            return json.loads(line)
+    raise RuntimeError(f"{PROBE_NAME} {' '.join(args)} printed nothing")

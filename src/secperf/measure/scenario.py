@@ -1,0 +1,64 @@
+"""Scenarios: TOML files saying what to run. Every CLI command is a scenario with defaults."""
+
+from __future__ import annotations
+
+import tomllib
+from importlib import resources
+from pathlib import Path
+
+from .catalog import Row, SelectionError, select
+
+
+class ScenarioError(ValueError):
+    pass
+
+
+def builtin_names() -> list[str]:
+    files = resources.files("secperf.scenarios").iterdir()
+    return sorted(f.name.removesuffix(".toml") for f in files if f.name.endswith(".toml"))
+
+
+def load(name_or_path: str) -> dict:
+    p = Path(name_or_path)
+    if p.suffix == ".toml" or p.exists():
+        try:
+            text = p.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ScenarioError(f"cannot read scenario {name_or_path}: {exc}") from None
+    else:
+        res = resources.files("secperf.scenarios").joinpath(f"{name_or_path}.toml")
+        if not res.is_file():
+            raise ScenarioError(f"unknown scenario {name_or_path!r}; built in: {', '.join(builtin_names())} "
+                                f"(or pass a path to a .toml file)")
+        text = res.read_text(encoding="utf-8")
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"scenario {name_or_path}: invalid TOML: {exc}") from None
+    if "crypto" not in doc:
+        raise ScenarioError(f"scenario {name_or_path}: needs a [crypto] table (the only kind so far)")
+    return doc
+
+
+def crypto_rows(scn: dict, strength: int | None = None) -> list[Row]:
+    sel = scn["crypto"].get("select") or [{}]
+    rows: list[Row] = []
+    seen: set[str] = set()
+    for i, block in enumerate(sel):
+        unknown = set(block) - {"alg", "op", "size"}
+        if unknown:
+            raise ScenarioError(f"scenario {scn.get('name', '?')}: [[crypto.select]] #{i + 1} has unknown "
+                                f"keys {sorted(unknown)}; allowed: alg, op, size")
+        try:
+            got = select(block.get("alg"), block.get("op"), block.get("size"), strength)
+        except SelectionError as exc:
+            if strength is not None and "select nothing" in str(exc):
+                continue
+            raise ScenarioError(f"scenario {scn.get('name', '?')}: [[crypto.select]] #{i + 1}: {exc}") from None
+        for r in got:
+            if r.series_id not in seen:
+                seen.add(r.series_id)
+                rows.append(r)
+    if not rows:
+        raise ScenarioError("the scenario selects nothing to measure with these filters")
+    return rows

@@ -1,0 +1,1 @@
+"""Turning Results into cost tables and answers: nothing here measures."""

@@ -1,0 +1,193 @@
+"""Study S5's questions answered from a crypto Result's own data: sign vs verify for RSA and
+ECDSA, growth with RSA modulus size and with the curve, RSA vs ECDSA at equal strength; plus
+S3's CRT speed-up. Every answer lists the figures it rests on (P50 per operation)."""
+
+from __future__ import annotations
+
+import math
+
+from ..measure.catalog import STRENGTH_ROWS
+
+
+def p50_table(doc: dict) -> dict[tuple[str, str], float]:
+    """(alg, op) -> P50 µs per operation, for non-bulk series that produced data."""
+    out = {}
+    for s in doc["series"]:
+        lab = s.get("labels", {})
+        if s.get("kind") == "crypto" and s.get("summary") and lab.get("family") not in ("aead", "mac", "hash"):
+            out[(lab["alg"], lab["op"])] = s["summary"]["p50_us"]
+    return out
+
+
+def _labels(doc: dict) -> dict[str, dict]:
+    return {s["labels"]["alg"]: s["labels"] for s in doc["series"] if s.get("kind") == "crypto"}
+
+
+def _fmt_ratio(x: float) -> str:
+    return f"{x:.1f}×" if x < 100 else f"{x:.0f}×"
+
+
+def loglog_slope(points: list[tuple[float, float]]) -> float | None:
+    """Least-squares slope of log(y) against log(x): cost ∝ x^slope."""
+    pts = [(math.log(x), math.log(y)) for x, y in points if x > 0 and y > 0]
+    if len(pts) < 2:
+        return None
+    mx = sum(p[0] for p in pts) / len(pts)
+    my = sum(p[1] for p in pts) / len(pts)
+    sxx = sum((p[0] - mx) ** 2 for p in pts)
+    if sxx == 0:
+        return None
+    return sum((p[0] - mx) * (p[1] - my) for p in pts) / sxx
+
+
+def _rsa_sizes(t, labels, suffix="") -> list[int]:
+    sizes = []
+    for (alg, _op) in t:
+        if alg.startswith("rsa-") and alg.removeprefix("rsa-").isdigit() and not suffix:
+            sizes.append(int(alg.removeprefix("rsa-")))
+    return sorted(set(sizes))
+
+
+def answers(doc: dict) -> list[dict]:
+    t = p50_table(doc)
+    labels = _labels(doc)
+    out: list[dict] = []
+
+    # Q1: RSA sign vs verify
+    rsa = [b for b in _rsa_sizes(t, labels) if (f"rsa-{b}", "sign") in t and (f"rsa-{b}", "verify") in t]
+    if rsa:
+        ratios = [(b, t[(f"rsa-{b}", "sign")] / t[(f"rsa-{b}", "verify")]) for b in rsa]
+        faster = "verifying" if all(r > 1 for _, r in ratios) else "mixed"
+        out.append({
+            "id": "rsa-sign-vs-verify",
+            "question": "RSA: which is faster, signing or verifying?",
+            "answer": (f"Verifying is faster: signing costs {', '.join(f'{_fmt_ratio(r)} at {b}' for b, r in ratios)} "
+                       f"the verification (public exponent 65537 vs a full private exponentiation)."
+                       if faster == "verifying" else
+                       "Mixed: " + ", ".join(f"rsa-{b} sign/verify {r:.2f}" for b, r in ratios)),
+            "evidence": [{"alg": f"rsa-{b}", "sign_p50_us": t[(f"rsa-{b}", "sign")],
+                          "verify_p50_us": t[(f"rsa-{b}", "verify")], "sign_over_verify": r}
+                         for b, r in ratios],
+        })
+
+    # Q2: ECDSA sign vs verify
+    curves = sorted({a for (a, _o) in t if a.startswith("ecdsa-")},
+                    key=lambda a: labels.get(a, {}).get("key_bits", 0))
+    ec = [a for a in curves if (a, "sign") in t and (a, "verify") in t]
+    if ec:
+        ratios = [(a, t[(a, "verify")] / t[(a, "sign")]) for a in ec]
+        lo, hi = min(r for _, r in ratios), max(r for _, r in ratios)
+        verdict = ("Signing is faster: a verification costs "
+                   f"{lo:.1f}–{hi:.1f}× a signature" if lo > 1 else
+                   f"No single answer: verify/sign ranges {lo:.2f}–{hi:.2f}")
+        out.append({
+            "id": "ecdsa-sign-vs-verify",
+            "question": "ECDSA: which is faster, signing or verifying?",
+            "answer": verdict + " (verification needs two scalar multiplications, signing one with "
+                                "a fixed base point) — the opposite of RSA.",
+            "evidence": [{"alg": a, "sign_p50_us": t[(a, "sign")], "verify_p50_us": t[(a, "verify")],
+                          "verify_over_sign": r} for a, r in ratios],
+        })
+
+    # Q3: growth with RSA size
+    for op in ("sign", "verify"):
+        pts = [(b, t[(f"rsa-{b}", op)]) for b in _rsa_sizes(t, labels) if (f"rsa-{b}", op) in t]
+        k = loglog_slope(pts)
+        if k is None:
+            continue
+        out.append({
+            "id": f"rsa-growth-{op}",
+            "question": f"RSA: how does {op} cost grow with the modulus size?",
+            "answer": (f"{op.capitalize()} time grows about as bits^{k:.2f}: ×{2 ** k:.1f} per doubling of "
+                       f"the modulus (from {pts[0][0]} to {pts[-1][0]} bits: ×{pts[-1][1] / pts[0][1]:.0f}). "
+                       + ("Theory: ~bits^3 for the private operation." if op == "sign" else
+                          "Theory: ~bits^2 with the small public exponent.")),
+            "evidence": [{"alg": f"rsa-{b}", "key_bits": b, f"{op}_p50_us": v} for b, v in pts],
+            "exponent": k,
+        })
+
+    # Q4: growth with the curve
+    sign_pts = [(labels[a]["key_bits"], a, t[(a, "sign")]) for a in curves if (a, "sign") in t]
+    if len(sign_pts) >= 2:
+        sign_pts.sort()
+        nonmono = [(a2, a1) for (b1, a1, v1), (b2, a2, v2) in zip(sign_pts, sign_pts[1:])
+                   if b2 > b1 and v2 < v1]
+        k = loglog_slope([(b, v) for b, _a, v in sign_pts])
+        text = (f"Across curves from {sign_pts[0][0]} to {sign_pts[-1][0]} bits, signing goes from "
+                f"{sign_pts[0][2]:.1f} µs ({sign_pts[0][1]}) to {sign_pts[-1][2]:.1f} µs ({sign_pts[-1][1]})"
+                + (f", roughly field-bits^{k:.1f}" if k else "") + ".")
+        if nonmono:
+            text += (" Cost is not monotonic in the field size: " +
+                     "; ".join(f"{big} is faster than the smaller {small}" for big, small in nonmono) +
+                     " — a curve with a dedicated optimised implementation in the library beats generic code.")
+        out.append({
+            "id": "ecdsa-growth",
+            "question": "ECDSA: how does cost change with the curve?",
+            "answer": text,
+            "evidence": [{"alg": a, "key_bits": b, "sign_p50_us": v,
+                          "verify_p50_us": t.get((a, "verify"))} for b, a, v in sign_pts],
+        })
+
+    # Q5: RSA vs ECDSA at equal strength
+    rows = []
+    for strength in STRENGTH_ROWS:
+        rs = [a for a in labels if a.startswith("rsa-") and a.removeprefix("rsa-").isdigit()
+              and labels[a]["security_bits"] == strength and (a, "sign") in t]
+        es = [a for a in labels if a.startswith("ecdsa-") and labels[a]["security_bits"] == strength
+              and (a, "sign") in t]
+        if not rs or not es:
+            continue
+        r = min(rs, key=lambda a: labels[a]["key_bits"])
+        e = "ecdsa-p256" if "ecdsa-p256" in es else min(es, key=lambda a: t[(a, "sign")])
+        row = {"security_bits": strength, "rsa": r, "ecdsa": e,
+               "rsa_sign_p50_us": t[(r, "sign")], "ecdsa_sign_p50_us": t[(e, "sign")],
+               "sign_rsa_over_ecdsa": t[(r, "sign")] / t[(e, "sign")]}
+        if (r, "verify") in t and (e, "verify") in t:
+            row.update(rsa_verify_p50_us=t[(r, "verify")], ecdsa_verify_p50_us=t[(e, "verify")],
+                       verify_rsa_over_ecdsa=t[(r, "verify")] / t[(e, "verify")])
+        rows.append(row)
+    if rows:
+        parts = []
+        for row in rows:
+            s = (f"{row['security_bits']}-bit: {row['rsa']} signs {_fmt_ratio(row['sign_rsa_over_ecdsa'])} "
+                 f"{'slower' if row['sign_rsa_over_ecdsa'] > 1 else 'faster'} than {row['ecdsa']}")
+            if "verify_rsa_over_ecdsa" in row:
+                v = row["verify_rsa_over_ecdsa"]
+                s += f" and verifies {_fmt_ratio(1 / v if v < 1 else v)} {'faster' if v < 1 else 'slower'}"
+            parts.append(s)
+        out.append({
+            "id": "rsa-vs-ecdsa-equal-strength",
+            "question": "RSA vs ECDSA at equal security strength (NIST SP 800-57)?",
+            "answer": "; ".join(parts) + ". The gap widens with strength: RSA keys grow much faster than curves.",
+            "evidence": rows,
+        })
+
+    # S3: CRT
+    crt = [(b, t[(f"rsa-{b}-nocrt", "sign")] / t[(f"rsa-{b}", "sign")])
+           for b in _rsa_sizes(t, labels) if (f"rsa-{b}-nocrt", "sign") in t and (f"rsa-{b}", "sign") in t]
+    if crt:
+        out.append({
+            "id": "rsa-crt-speedup",
+            "question": "RSA private operation: what does the CRT save (study S3)?",
+            "answer": "Without CRT the private operation is " +
+                      ", ".join(f"{r:.1f}× slower at {b} bits" for b, r in crt) +
+                      " (theory: about 3–4×: two half-size exponentiations instead of one full-size).",
+            "evidence": [{"key_bits": b, "nocrt_over_crt": r} for b, r in crt],
+        })
+    return out
+
+
+def strength_table(doc: dict, strength: int) -> list[dict]:
+    """Every measured non-bulk algorithm at one strength, fastest sign/derive first."""
+    t = p50_table(doc)
+    labels = _labels(doc)
+    rows = []
+    for alg, lab in labels.items():
+        if lab["security_bits"] != strength or lab["family"] in ("aead", "mac", "hash"):
+            continue
+        ops = {op: v for (a, op), v in t.items() if a == alg}
+        if ops:
+            rows.append({"alg": alg, "family": lab["family"], "key_bits": lab.get("key_bits"),
+                         **{f"{op}_p50_us": v for op, v in ops.items()}})
+    key = lambda r: r.get("sign_p50_us") or r.get("derive_p50_us") or r.get("encaps_p50_us") or math.inf
+    return sorted(rows, key=key)

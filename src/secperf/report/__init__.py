@@ -1,0 +1,1 @@
+"""Terminal tables, JSON/CSV export and the self-contained HTML report."""

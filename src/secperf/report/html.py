@@ -1,0 +1,234 @@
+"""The HTML report: one self-contained file (inline CSS and SVG, no scripts, no network) with
+plots and tables. Every piece of text from a Result is escaped before it reaches the page."""
+
+from __future__ import annotations
+
+import html as _html
+import json
+
+from . import svg
+from .units import fmt_bytes_per_s, fmt_rate, fmt_time_us
+
+CSS = """
+body{font-family:system-ui,sans-serif;margin:0 auto;max-width:1100px;padding:1.2em;color:#222}
+h1{font-size:1.5em;margin-bottom:.2em} h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ddd}
+h3{font-size:1.05em;margin-top:1.4em}
+table{border-collapse:collapse;margin:.6em 0;font-size:12.5px} th,td{padding:3px 7px;border-bottom:1px solid #eee;text-align:right;vertical-align:top}
+th{background:#f5f5f5} td.l,th.l{text-align:left}
+.meta td{text-align:left} .muted{color:#777} .fail{color:#b00020} .warn{color:#a65f00}
+.status-complete{color:#067d17} .status-interrupted,.status-running{color:#a65f00} .status-failed{color:#b00020}
+figure{margin:1em 0} figcaption{font-size:12px;color:#555;max-width:760px}
+.answers td{text-align:left} .answers td:first-child{font-weight:600;width:28%}
+code{background:#f3f3f3;padding:0 3px}
+"""
+
+BULK = ("aead", "mac", "hash")
+SIG_FAMILIES = ("rsa", "ecdsa", "eddsa", "pq-sig")
+
+
+def e(x) -> str:
+    return _html.escape("" if x is None else str(x), quote=True)
+
+
+def _crypto(doc: dict) -> list[dict]:
+    return [s for s in doc["series"] if s.get("kind") == "crypto"]
+
+
+def _section(title: str, body: str, intro: str = "") -> str:
+    return f"<h2>{e(title)}</h2>" + (f"<p>{intro}</p>" if intro else "") + body
+
+
+def _figure(svg_text: str, caption: str) -> str:
+    return f"<figure>{svg_text}<figcaption>{e(caption)}</figcaption></figure>"
+
+
+def header(doc: dict) -> str:
+    h = doc["host"]
+    probe = h.get("probe") or {}
+    crypto_lib = h.get("cryptography") or {}
+    rows = [
+        ("run", doc["run_id"]), ("command", " ".join(doc.get("command", []))),
+        ("status", doc["status"]), ("started", doc.get("started")), ("finished", doc.get("finished")),
+        ("CPU", f"{h.get('cpu_model')} — {h.get('cpu_count')} cores ({h.get('cpu_affinity')} usable), "
+                f"governor {h.get('cpu_governor') or 'n/a'}"),
+        ("system", f"{h.get('os')}, kernel {h.get('kernel')}, {h.get('machine')}"),
+        ("libcrypto (probe)", f"{h.get('openssl') or 'not run'}; timer overhead "
+                              f"{probe.get('timer_overhead_ns', 'n/a')} ns per sample boundary"),
+        ("post-quantum library", f"cryptography {crypto_lib.get('version')} with {crypto_lib.get('openssl')}"),
+        ("secperf", f"{h.get('secperf_version')} (git {h.get('secperf_git') or 'unknown'}), "
+                    f"Python {h.get('python')}"),
+        ("load average at start", ", ".join(f"{x:.2f}" for x in h.get("loadavg_at_start") or []) or "n/a"),
+        ("parameters", json.dumps(doc.get("params", {}), sort_keys=True)),
+    ]
+    trs = "".join(f"<tr><th class='l'>{e(k)}</th><td class='{'status-' + e(v) if k == 'status' else ''}'>{e(v)}</td></tr>"
+                  for k, v in rows)
+    return f"<table class='meta'>{trs}</table>"
+
+
+def explainer() -> str:
+    return ("<p>Each row is one operation on one algorithm, timed inside one process after a warm-up. "
+            "Fast operations are timed in batches so that reading the clock costs under 1% of a sample; "
+            "a value is the batch's wall time divided by its operations. <b>P50</b> is the median time per "
+            "operation and its <b>95% interval</b> comes from a bootstrap of the samples. Signatures hash "
+            "their 32-byte message inside each operation (SHA-256 unless the run says otherwise). "
+            "<b>Bits</b> is the NIST SP 800-57 security strength, so rows with the same bits protect "
+            "equally well and can be compared on cost. Classical algorithms run in the system OpenSSL "
+            "through <code>secperf-probe</code>; post-quantum rows run through the Python "
+            "<code>cryptography</code> package and its bundled OpenSSL, as their library column says.</p>")
+
+
+def answers_section(doc: dict) -> str:
+    ans = doc.get("analysis", {}).get("s5") or []
+    if not ans:
+        return ""
+    trs = "".join(f"<tr><td>{e(a['question'])}</td><td>{e(a['answer'])}</td></tr>" for a in ans)
+    return _section("Study S5 questions, answered from this run",
+                    f"<table class='answers'><tr><th class='l'>question</th><th class='l'>answer</th></tr>{trs}</table>",
+                    "Computed from the P50 values below; each answer's figures are in result.json "
+                    "under <code>analysis.s5</code>.")
+
+
+def strength_plots(series: list[dict]) -> str:
+    out = []
+    for ops, title in ((("sign",), "Signing time by security strength"),
+                       (("verify",), "Verification time by security strength"),
+                       (("derive", "encaps"), "Key agreement / encapsulation by security strength")):
+        groups: dict[int, list] = {}
+        for s in series:
+            lab, sm = s["labels"], s["summary"]
+            if lab["family"] in BULK or lab["op"] not in ops or not sm:
+                continue
+            lo, hi = sm["median_ci95_us"]
+            groups.setdefault(lab["security_bits"], []).append(
+                (f"{lab['alg']} {lab['op']}", sm["p50_us"], lo, hi))
+        if not groups:
+            continue
+        g = [(f"{bits}-bit security", sorted(bars, key=lambda b: b[1])) for bits, bars in sorted(groups.items())]
+        out.append(_figure(svg.grouped_bars(g, title=title, unit="µs", log=True),
+                           "Bars: P50 per operation (log scale); whiskers: bootstrap 95% interval of the median. "
+                           "Groups are NIST SP 800-57 strength rows."))
+    return _section("Cost at equal security strength", "".join(out)) if out else ""
+
+
+def distribution_plots(series: list[dict]) -> str:
+    out = []
+    fams: dict[str, list] = {}
+    for s in series:
+        lab = s["labels"]
+        if lab["family"] in BULK:
+            continue
+        fams.setdefault(lab["family"], []).append((f"{lab['alg']} {lab['op']}", s["values_us"]))
+    titles = {"rsa": "RSA", "ecdsa": "ECDSA", "eddsa": "EdDSA", "kex": "Key agreement",
+              "pq-kem": "ML-KEM", "pq-sig": "ML-DSA"}
+    for fam, groups in fams.items():
+        out.append(_figure(svg.box_plot(groups, title=f"{titles.get(fam, fam)}: time per operation", unit="µs"),
+                           "Each dot is one sample (a batch's time per operation); box: P25–P75, line: median, "
+                           "whiskers: 1.5 IQR."))
+    bulk: dict[str, list] = {}
+    for s in series:
+        lab = s["labels"]
+        if lab["family"] in BULK and s["values_us"]:
+            bulk.setdefault(f"{lab['size_bytes']} bytes", []).append((f"{lab['alg']} {lab['op']}", s["values_us"]))
+    for size, groups in sorted(bulk.items(), key=lambda kv: int(kv[0].split()[0])):
+        out.append(_figure(svg.box_plot(groups, title=f"AEAD, MAC and hash on {size}", unit="µs"),
+                           "Per-message time including set-up (IV, key schedule re-use, tag)."))
+    return _section("Distributions", "".join(out)) if out else ""
+
+
+def growth_plots(series: list[dict]) -> str:
+    out = []
+    rsa: dict[str, list] = {}
+    for s in series:
+        lab = s["labels"]
+        if lab["family"] == "rsa" and lab["alg"].removeprefix("rsa-").isdigit() and s["summary"] \
+                and lab["op"] in ("sign", "verify"):
+            rsa.setdefault(f"RSA {lab['op']}", []).append((lab["key_bits"], s["summary"]["p50_us"]))
+    ec: dict[str, list] = {}
+    for s in series:
+        lab = s["labels"]
+        if lab["family"] == "ecdsa" and s["summary"] and lab["op"] in ("sign", "verify"):
+            ec.setdefault(f"ECDSA {lab['op']}", []).append((lab["key_bits"], s["summary"]["p50_us"]))
+    lines = [(k, sorted(v)) for k, v in list(rsa.items()) + list(ec.items()) if len(v) >= 2]
+    if lines:
+        out.append(_figure(svg.line_plot(lines, title="Cost against key size", x_label="key size (bits)",
+                                         y_label="P50 per operation (µs)", log_x=True, log_y=True),
+                           "RSA modulus bits and EC field bits on the same axis; log-log, so a straight line "
+                           "is a power law."))
+    bulk: dict[str, list] = {}
+    for s in series:
+        lab, d = s["labels"], s["derived"]
+        if lab["family"] in BULK and d.get("ns_per_byte"):
+            bulk.setdefault(f"{lab['alg']} {lab['op']}", []).append((lab["size_bytes"], d["ns_per_byte"]))
+    blines = [(k, sorted(v)) for k, v in bulk.items() if len(v) >= 2]
+    if blines:
+        out.append(_figure(svg.line_plot(blines, title="Bulk cost per byte against message size",
+                                         x_label="message size (bytes)", y_label="ns per byte (P50)",
+                                         log_x=True, log_y=True),
+                           "Small messages pay the fixed per-message cost: that is what CAN frames and "
+                           "sensor readings see."))
+    return _section("Growth with key and message size", "".join(out)) if out else ""
+
+
+def series_table(series: list[dict]) -> str:
+    head = ("<tr><th class='l'>algorithm</th><th class='l'>op</th><th>bytes</th><th>bits</th><th>n</th>"
+            "<th>mean</th><th>sd</th><th>min</th><th>P50</th><th>95% CI of P50</th><th>P90</th><th>P99</th>"
+            "<th>max</th><th>CPU P50</th><th>ops/s</th><th>throughput</th><th>ns/byte</th>"
+            "<th class='l'>library</th></tr>")
+    trs = []
+    for s in series:
+        lab, sm, d = s["labels"], s["summary"], s["derived"]
+        size = lab["size_bytes"] if lab["family"] in BULK else ""
+        if not sm:
+            reason = s["failures"][-1]["reason"] if s["failures"] else s["status"]
+            trs.append(f"<tr><td class='l'>{e(lab['alg'])}</td><td class='l'>{e(lab['op'])}</td><td>{e(size)}</td>"
+                       f"<td>{e(lab['security_bits'])}</td><td>0</td><td class='l fail' colspan='13'>{e(s['status'])}: {e(reason)}</td></tr>")
+            continue
+        cpu = (s.get("cpu_summary") or {}).get("p50_us")
+        lo, hi = sm["median_ci95_us"]
+        cells = [fmt_time_us(sm[k]) for k in ("mean_us", "sd_us", "min_us", "p50_us")]
+        cells += [f"{fmt_time_us(lo)}–{fmt_time_us(hi)}"]
+        cells += [fmt_time_us(sm[k]) for k in ("p90_us", "p99_us", "max_us")]
+        cells += [fmt_time_us(cpu), fmt_rate(d.get("ops_per_s")),
+                  fmt_bytes_per_s(d.get("bytes_per_s")) if d.get("bytes_per_s") else "",
+                  f"{d['ns_per_byte']:.2f}" if d.get("ns_per_byte") else ""]
+        tds = "".join(f"<td>{e(c)}</td>" for c in cells)
+        trs.append(f"<tr><td class='l'>{e(lab['alg'])}</td><td class='l'>{e(lab['op'])}</td><td>{e(size)}</td>"
+                   f"<td>{e(lab['security_bits'])}</td><td>{e(sm['n'])}</td>{tds}"
+                   f"<td class='l muted'>{e(lab.get('library'))}</td></tr>")
+    return _section("All series", f"<table>{head}{''.join(trs)}</table>",
+                    "Times per operation. CPU P50 is the thread's CPU time; a large gap to wall time means "
+                    "the process was descheduled.")
+
+
+def failures_section(doc: dict) -> str:
+    bad = [s for s in doc["series"] if s["failures"]]
+    if not bad:
+        return ""
+    trs = "".join(f"<tr><td class='l'>{e(s['id'])}</td><td class='l'>{e(s['status'])}</td>"
+                  f"<td class='l fail'>{e(f['reason'])}</td></tr>" for s in bad for f in s["failures"])
+    return _section("Failures and unsupported rows",
+                    f"<table><tr><th class='l'>series</th><th class='l'>status</th><th class='l'>reason</th></tr>{trs}</table>")
+
+
+def strength_section(doc: dict) -> str:
+    st = doc.get("analysis", {}).get("strength")
+    if not st or not st.get("rows"):
+        return ""
+    ops = sorted({k for r in st["rows"] for k in r if k.endswith("_p50_us")})
+    head = "<tr><th class='l'>algorithm</th><th class='l'>family</th>" + "".join(
+        f"<th>{e(o.removesuffix('_p50_us'))} P50</th>" for o in ops) + "</tr>"
+    trs = "".join("<tr><td class='l'>" + e(r["alg"]) + "</td><td class='l'>" + e(r["family"]) + "</td>" +
+                  "".join(f"<td>{e(fmt_time_us(r.get(o)))}</td>" for o in ops) + "</tr>" for r in st["rows"])
+    return _section(f"Algorithms at {st['security_bits']}-bit security", f"<table>{head}{trs}</table>")
+
+
+def render(doc: dict) -> str:
+    series = _crypto(doc)
+    body = [f"<h1>secperf report</h1><p class='muted'>{e(doc['run_id'])} — {e(doc['kind'])}</p>",
+            header(doc), _section("What this report shows", explainer()),
+            answers_section(doc), strength_section(doc), strength_plots(series),
+            distribution_plots(series), growth_plots(series), series_table(series),
+            failures_section(doc)]
+    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<meta name='viewport' content='width=device-width'><title>secperf — {e(doc['run_id'])}</title>"
+            f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n")

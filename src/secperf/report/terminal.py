@@ -1,0 +1,137 @@
+"""Terminal output with rich: result tables, S5 answers, comparisons and a progress bar."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from rich.console import Console
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
+from rich.table import Table
+
+from .units import fmt_bytes_per_s, fmt_rate, fmt_time_us
+
+FAMILY_TITLES = {
+    "rsa": "RSA signatures", "ecdsa": "ECDSA signatures", "eddsa": "EdDSA signatures",
+    "kex": "Key agreement", "aead": "AEAD", "mac": "MACs", "hash": "Hashes",
+    "pq-kem": "Post-quantum KEM", "pq-sig": "Post-quantum signatures",
+}
+
+
+def err_console() -> Console:
+    return Console(stderr=True)
+
+
+@contextmanager
+def progress_bar(console: Console, total: int, label: str):
+    """A progress bar with a running time estimate; yields an update(description) callable."""
+    cols = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn())
+    with Progress(*cols, console=console, transient=False) as prog:
+        task = prog.add_task(label, total=total)
+
+        def update(description: str | None = None, advance: int = 0):
+            prog.update(task, description=description or label, advance=advance)
+
+        yield update
+
+
+def crypto_tables(doc: dict) -> list[Table]:
+    fams: dict[str, list[dict]] = {}
+    for s in doc["series"]:
+        if s.get("kind") == "crypto":
+            fams.setdefault(s["labels"]["family"], []).append(s)
+    tables = []
+    for fam, series in fams.items():
+        bulk = fam in ("aead", "mac", "hash")
+        t = Table(title=FAMILY_TITLES.get(fam, fam), title_justify="left", header_style="bold")
+        t.add_column("algorithm")
+        t.add_column("op")
+        if bulk:
+            t.add_column("bytes", justify="right")
+        t.add_column("bits", justify="right", header_style="bold")
+        t.add_column("P50/op", justify="right")
+        t.add_column("95% CI of P50", justify="right")
+        t.add_column("P99/op", justify="right")
+        t.add_column("ops/s", justify="right")
+        if bulk:
+            t.add_column("throughput", justify="right")
+            t.add_column("ns/byte", justify="right")
+        t.add_column("n", justify="right")
+        t.add_column("library / note")
+        for s in series:
+            lab, sm, d = s["labels"], s["summary"], s["derived"]
+            row = [lab["alg"], lab["op"]]
+            if bulk:
+                row.append(str(lab["size_bytes"]))
+            row.append(str(lab["security_bits"]))
+            if sm:
+                lo, hi = sm["median_ci95_us"]
+                row += [fmt_time_us(sm["p50_us"]), f"{fmt_time_us(lo)}–{fmt_time_us(hi)}",
+                        fmt_time_us(sm["p99_us"]), fmt_rate(d.get("ops_per_s"))]
+                if bulk:
+                    row += [fmt_bytes_per_s(d.get("bytes_per_s")), f"{d.get('ns_per_byte', 0):.2f}"]
+                row.append(str(sm["n"]))
+            else:
+                row += ["[red]failed[/red]" if s["status"] != "unsupported" else "[yellow]n/a[/yellow]",
+                        "", "", ""] + (["", ""] if bulk else []) + ["0"]
+            note = lab.get("library", "")
+            if s["failures"]:
+                note = f"[red]{s['failures'][-1]['reason']}[/red]"
+            row.append(note)
+            t.add_row(*row)
+        tables.append(t)
+    return tables
+
+
+def answers_table(answers: list[dict]) -> Table:
+    t = Table(title="Study S5, answered from this run", title_justify="left", show_lines=True,
+              header_style="bold")
+    t.add_column("question", ratio=1)
+    t.add_column("answer", ratio=3)
+    for a in answers:
+        t.add_row(a["question"], a["answer"])
+    return t
+
+
+def strength_table(rows: list[dict], strength: int) -> Table:
+    t = Table(title=f"Algorithms at {strength}-bit security (NIST SP 800-57), fastest first",
+              title_justify="left", header_style="bold")
+    ops = []
+    for r in rows:
+        for k in r:
+            if k.endswith("_p50_us") and k not in ops:
+                ops.append(k)
+    t.add_column("algorithm")
+    t.add_column("family")
+    for op in ops:
+        t.add_column(op.removesuffix("_p50_us") + " P50", justify="right")
+    fastest = {op: min((r[op] for r in rows if op in r), default=None) for op in ops}
+    for r in rows:
+        cells = [r["alg"], r["family"]]
+        for op in ops:
+            v = r.get(op)
+            if v is None:
+                cells.append("–")
+            else:
+                rel = v / fastest[op] if fastest[op] else 1
+                cells.append(f"{fmt_time_us(v)} ({rel:.1f}×)" if rel >= 1.05 else f"[green]{fmt_time_us(v)}[/green]")
+        t.add_row(*cells)
+    return t
+
+
+def compare_table(cmp: dict) -> Table:
+    t = Table(title=f"B ({cmp['b']}) against A ({cmp['a']})", title_justify="left", header_style="bold",
+              caption=f"significant: Mann-Whitney p < {cmp['alpha']} and |change| ≥ {cmp['min_change']:.0%}")
+    for c in ("series", "A P50", "B P50", "change", "p", "verdict"):
+        t.add_column(c, justify="left" if c in ("series", "verdict") else "right")
+    colour = {"faster": "green", "slower": "red"}
+    for r in cmp["rows"]:
+        if "a_p50_us" not in r:
+            t.add_row(r["id"], "", "", "", "", f"[yellow]{r['verdict']}: {r['reason']}[/yellow]")
+            continue
+        c = colour.get(r["verdict"])
+        verdict = f"[{c}]{r['verdict']}[/{c}]" if c else r["verdict"]
+        t.add_row(r["id"], fmt_time_us(r["a_p50_us"]), fmt_time_us(r["b_p50_us"]),
+                  f"{r['change']:+.1%}", f"{r['p_value']:.3g}", verdict)
+    return t

@@ -1,0 +1,1 @@
+"""Ready scenarios (TOML): what `secperf run` measures."""

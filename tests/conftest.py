@@ -1,0 +1,30 @@
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def key_cache(tmp_path_factory):
+    """A private key cache shared by the session (RSA keys are slow to make)."""
+    return _shared_cache(tmp_path_factory)
+
+
+_CACHE = {}
+
+
+def _shared_cache(factory):
+    if "dir" not in _CACHE:
+        _CACHE["dir"] = factory.mktemp("keys")
+    return _CACHE["dir"]
+
+
+def run_cli(*args, cwd=None, timeout=600):
+    """Run the installed `secperf` console script as a user would."""
+    exe = shutil.which("secperf", path=str(Path(sys.executable).parent)) or "secperf"
+    return subprocess.run([exe, *args], capture_output=True, text=True, cwd=cwd, timeout=timeout)

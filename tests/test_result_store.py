@@ -1,0 +1,101 @@
+"""The Result schema round-trips; the run store never overwrites a run and writes atomically."""
+
+import json
+import os
+
+import pytest
+
+from secperf.core import compare, host, result as R
+from secperf.core.store import RunStore
+
+
+def make_doc(run_id="r1", values=(1.0, 2.0, 3.0)):
+    doc = R.new_result(kind="crypto", command=["secperf", "crypto"], params={"n": 3},
+                       host=host.collect(), run_id=run_id)
+    s = R.new_series("crypto/x25519/derive/32", kind="crypto",
+                     labels={"alg": "x25519", "op": "derive", "family": "kex", "size_bytes": 32,
+                             "security_bits": 128},
+                     timer={"name": "per operation", "start": "before batch", "end": "after batch"})
+    s["values_us"] = list(values)
+    s["cpu_values_us"] = list(values)
+    s["samples"] = [{"wall_ns": int(v * 1000), "cpu_ns": int(v * 1000), "ops": 1} for v in values]
+    R.finalize_series(s)
+    doc["series"].append(s)
+    return R.finish(doc)
+
+
+def test_result_round_trips_through_json(tmp_path):
+    doc = make_doc()
+    p = tmp_path / "result.json"
+    p.write_text(R.dumps(doc))
+    back = R.load(p)
+    assert back == json.loads(R.dumps(doc))
+    assert back["schema_version"] == R.SCHEMA_VERSION
+    assert back["series"][0]["summary"]["p50_us"] == 2.0
+    for key in ("cpu_model", "cpu_count", "kernel", "secperf_version", "date", "python_ssl"):
+        assert key in back["host"]
+
+
+def test_series_without_samples_is_failed_with_reason():
+    s = R.new_series("a", kind="crypto", labels={}, timer={"name": "t", "start": "a", "end": "b"})
+    R.finalize_series(s)
+    assert s["status"] == "failed" and s["failures"][0]["reason"]
+
+
+def test_timer_must_name_boundaries():
+    with pytest.raises(R.ResultError, match="start"):
+        R.new_series("a", kind="crypto", labels={}, timer={"name": "t", "end": "b"})
+
+
+@pytest.mark.parametrize("text,match", [
+    ("{not json", "malformed JSON at line 1"),
+    ("[1, 2]", "expected a JSON object"),
+    ('{"schema": "other"}', "not a secperf Result"),
+])
+def test_load_rejects_bad_documents_with_reason(tmp_path, text, match):
+    p = tmp_path / "r.json"
+    p.write_text(text)
+    with pytest.raises(R.ResultError, match=match):
+        R.load(p)
+
+
+def test_load_rejects_newer_schema_and_bad_values(tmp_path):
+    doc = make_doc()
+    doc["schema_version"] = R.SCHEMA_VERSION + 1
+    (tmp_path / "a.json").write_text(json.dumps(doc))
+    with pytest.raises(R.ResultError, match="newer"):
+        R.load(tmp_path / "a.json")
+    doc = make_doc()
+    doc["series"][0]["values_us"] = ["fast"]
+    (tmp_path / "b.json").write_text(json.dumps(doc))
+    with pytest.raises(R.ResultError, match="finite numbers"):
+        R.load(tmp_path / "b.json")
+
+
+def test_store_gives_each_run_its_own_directory_and_latest_link(tmp_path):
+    store = RunStore(tmp_path / "results")
+    a = store.create("crypto")
+    b = store.create("crypto")
+    assert a.dir != b.dir and a.dir.is_dir() and b.dir.is_dir()
+    a.save(make_doc("a"))
+    b.save(make_doc("b"))
+    assert R.load(a.result_path)["run_id"] == "a"
+    latest = tmp_path / "results" / "latest"
+    assert latest.is_symlink() and latest.resolve() == b.dir.resolve()
+
+
+def test_atomic_save_leaves_no_temp_files_and_replaces_whole(tmp_path):
+    run = RunStore(tmp_path).create("x")
+    for k in range(5):
+        run.save(make_doc(values=[float(k + 1)] * 3))
+    assert sorted(os.listdir(run.dir)) == ["result.json"]
+    assert R.load(run.result_path)["series"][0]["values_us"] == [5.0] * 3
+
+
+def test_compare_says_faster_slower_or_no_difference():
+    base = make_doc("a", values=[100.0 + i % 5 for i in range(30)])
+    faster = make_doc("b", values=[80.0 + i % 5 for i in range(30)])
+    same = make_doc("c", values=[100.0 + (i + 2) % 5 for i in range(30)])
+    assert compare.compare(base, faster)["rows"][0]["verdict"] == "faster"
+    assert compare.compare(faster, base)["rows"][0]["verdict"] == "slower"
+    assert compare.compare(base, same)["rows"][0]["verdict"] == "no significant difference"
