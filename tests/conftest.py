@@ -28,3 +28,19 @@ def run_cli(*args, cwd=None, timeout=600):
     """Run the installed `secperf` console script as a user would."""
     exe = shutil.which("secperf", path=str(Path(sys.executable).parent)) or "secperf"
     return subprocess.run([exe, *args], capture_output=True, text=True, cwd=cwd, timeout=timeout)
+
+
+def chromium_exe() -> str:
+    """Debian's Chromium (installed by scripts/bootstrap); a missing browser fails the test."""
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not exe:
+        pytest.fail("headless Chromium not found: run scripts/bootstrap (installs Debian's chromium)")
+    return exe
+
+
+def run_chromium(profile_dir: Path, url: str, *extra: str, timeout: int = 120) -> subprocess.CompletedProcess:
+    """Headless Chromium with the flags this closed network needs (no background connections)."""
+    cmd = [chromium_exe(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+           "--hide-scrollbars", f"--user-data-dir={profile_dir}", *extra, url]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 import re
-import shutil
-import subprocess
 import xml.etree.ElementTree as ET
 
 import pytest
+
+from conftest import run_chromium
 
 from secperf.report import svg
 
@@ -474,9 +474,6 @@ def test_linear_time_axis_uses_one_unit_for_all_tick_labels():
 
 @pytest.mark.browser
 def test_plots_render_in_headless_chromium(tmp_path):
-    exe = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-    if not exe:
-        pytest.skip("no headless Chromium")
     body = "".join([
         svg.box_plot([("a", [1.0, 2.0, 3.0]), (HOSTILE, [10.0, 20.0])], title=HOSTILE, unit="µs"),
         svg.grouped_bars([("g", [("x", 1.0, 0.9, 1.1), ("y", 2.0, None, None)])], title="bars", unit="µs"),
@@ -492,10 +489,7 @@ def test_plots_render_in_headless_chromium(tmp_path):
         "document.getElementById('out').textContent=r.join(',');</script></body>",
         encoding="utf-8",
     )
-    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync",
-           f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", page.as_uri()]
-    dom = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
+    dom = run_chromium(tmp_path / "profile", page.as_uri(), "--dump-dom").stdout
     m = re.search(r'<pre id="out">([^<]*)</pre>', dom)
     assert m, dom[-2000:]
     assert m.group(1) == "box:true,bars:true,line:true,scripts:1"

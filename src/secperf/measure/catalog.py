@@ -101,8 +101,13 @@ SIGNED_MESSAGE_BYTES = 32  # the message signed per operation (S2 signed 32 byte
 
 
 def _split(values) -> list[str]:
+    """Comma lists, given once or repeated: "a,b" or ["a,b", "c"] (also a scalar from TOML)."""
+    if values is None:
+        return []
+    if isinstance(values, (str, int)):
+        values = [values]
     out: list[str] = []
-    for v in values or []:
+    for v in values:
         out += [x.strip() for x in str(v).split(",") if x.strip()]
     return out
 

@@ -1,0 +1,74 @@
+"""The HTML report: self-contained, escapes all text, and renders its plots in headless Chromium."""
+
+import copy
+import re
+
+import pytest
+from PIL import Image
+
+from conftest import run_chromium
+from secperf.core import host, result as R
+from secperf.measure import crypto as C
+from secperf.measure.catalog import select
+from secperf.model import crypto_questions as Q
+from secperf.report.html import render
+
+
+@pytest.fixture(scope="module")
+def real_doc(tmp_path_factory):
+    rows = select("rsa-1024,rsa-2048,ecdsa-p256,ecdsa-p384,ed25519,x25519,aes-128-gcm",
+                  "sign,verify,derive,encrypt", "16,1024")
+    p = C.CryptoParams(n=5, warmup=1, duration_s=0.5, key_cache=tmp_path_factory.mktemp("keys"))
+    doc = R.new_result(kind="crypto", command=["test"], params=p.as_dict(), host=host.collect(), run_id="t")
+    C.run_crypto(rows, p, doc)
+    doc["analysis"]["s5"] = Q.answers(doc)
+    return R.finish(doc)
+
+
+def test_report_is_self_contained(real_doc):
+    page = render(real_doc)
+    assert "<script" not in page
+    assert not re.search(r"""(src|href)=["']?(https?:|//)""", page)
+    assert page.count("data-plot=") >= 4
+    for a in real_doc["analysis"]["s5"]:
+        assert a["question"] in page.replace("&#x27;", "'")
+
+
+def test_report_escapes_hostile_text(real_doc):
+    doc = copy.deepcopy(real_doc)
+    evil = "<script>alert(1)</script>"
+    doc["run_id"] = evil
+    doc["host"]["cpu_model"] = evil
+    doc["series"][0]["labels"]["alg"] = evil
+    doc["series"][0]["failures"].append({"reason": evil, "time": "now"})
+    doc["analysis"]["s5"][0]["answer"] = evil
+    page = render(doc)
+    assert "<script" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+@pytest.mark.browser
+def test_report_renders_plots_in_headless_chromium(real_doc, tmp_path):
+    page = tmp_path / "report.html"
+    page.write_text(render(real_doc), encoding="utf-8")
+    shot = tmp_path / "report.png"
+    p = run_chromium(tmp_path / "profile", page.as_uri(), f"--screenshot={shot}", "--window-size=1200,2400")
+    assert shot.exists(), p.stderr[-2000:]
+    img = Image.open(shot).convert("L")
+    assert img.size == (1200, 2400)
+    dark = sum(img.histogram()[:200])
+    assert dark > 0.01 * img.size[0] * img.size[1]  # text and plots drawn, not a blank page
+    # the browser's own layout: every plot has a drawn size and contains its marks
+    probe_page = tmp_path / "probe.html"
+    probe_page.write_text(page.read_text().replace("</body>",
+        "<pre id=out></pre><script>document.getElementById('out').textContent="
+        "[...document.querySelectorAll('svg[data-plot]')].map(s=>{const b=s.getBBox();"
+        "return s.dataset.plot+'|'+(b.width>100&&b.height>50)+'|'+s.querySelectorAll('.box,.bar,.series').length})"
+        ".join(',');</script></body>"), encoding="utf-8")
+    dom = run_chromium(tmp_path / "profile2", probe_page.as_uri(), "--dump-dom").stdout
+    m = re.search(r'<pre id="out">([^<]*)</pre>', dom)
+    assert m, dom[-2000:]
+    plots = [x.split("|") for x in m.group(1).split(",")]
+    kinds = {k for k, _, _ in plots}
+    assert {"box", "bars", "line"} <= kinds
+    assert all(drawn == "true" and int(marks) > 0 for _, drawn, marks in plots)
