@@ -44,21 +44,23 @@ def crypto_tables(doc: dict) -> list[Table]:
     tables = []
     for fam, series in fams.items():
         bulk = fam in ("aead", "mac", "hash")
-        t = Table(title=FAMILY_TITLES.get(fam, fam), title_justify="left", header_style="bold")
+        libs = sorted({s["labels"].get("library") for s in series if s["labels"].get("library")})
+        t = Table(title=FAMILY_TITLES.get(fam, fam), title_justify="left", header_style="bold",
+                  caption=("library: " + "; ".join(libs)) if libs else None, caption_justify="left")
         t.add_column("algorithm")
         t.add_column("op")
         if bulk:
             t.add_column("bytes", justify="right")
         t.add_column("bits", justify="right", header_style="bold")
         t.add_column("P50/op", justify="right")
-        t.add_column("95% CI of P50", justify="right")
+        t.add_column("P50 95% CI", justify="right")
         t.add_column("P99/op", justify="right")
         t.add_column("ops/s", justify="right")
         if bulk:
             t.add_column("throughput", justify="right")
             t.add_column("ns/byte", justify="right")
         t.add_column("n", justify="right")
-        t.add_column("library / note")
+        t.add_column("note")
         for s in series:
             lab, sm, d = s["labels"], s["summary"], s["derived"]
             row = [lab["alg"], lab["op"]]
@@ -67,7 +69,8 @@ def crypto_tables(doc: dict) -> list[Table]:
             row.append(str(lab["security_bits"]))
             if sm:
                 lo, hi = sm["median_ci95_us"]
-                row += [fmt_time_us(sm["p50_us"]), f"{fmt_time_us(lo)}–{fmt_time_us(hi)}",
+                half = (hi - lo) / 2 / sm["p50_us"] if sm["p50_us"] else 0.0
+                row += [fmt_time_us(sm["p50_us"]), f"±{half:.1%}",
                         fmt_time_us(sm["p99_us"]), fmt_rate(d.get("ops_per_s"))]
                 if bulk:
                     row += [fmt_bytes_per_s(d.get("bytes_per_s")), f"{d.get('ns_per_byte', 0):.2f}"]
@@ -75,7 +78,7 @@ def crypto_tables(doc: dict) -> list[Table]:
             else:
                 row += ["[red]failed[/red]" if s["status"] != "unsupported" else "[yellow]n/a[/yellow]",
                         "", "", ""] + (["", ""] if bulk else []) + ["0"]
-            note = lab.get("library", "")
+            note = "; ".join(s.get("warnings", []))
             if s["failures"]:
                 note = f"[red]{s['failures'][-1]['reason']}[/red]"
             row.append(note)
