@@ -2,6 +2,10 @@
 clear message; report and compare read Results and reject malformed ones."""
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -107,3 +111,24 @@ def test_csv_export_has_one_row_per_series(small_run, tmp_path):
     lines = to_csv(doc).splitlines()
     assert len(lines) == 1 + len(doc["series"])
     assert lines[0].startswith("id,alg,op")
+
+
+def test_failing_probe_becomes_failed_series_run_goes_on_and_exit_1(tmp_path):
+    """A broken native tool must not crash the run: each series records why, the Result is
+    complete and kept, and the exit code says measurements failed."""
+    broken = tmp_path / "broken-probe"
+    broken.write_text("#!/bin/sh\necho 'simulated crash: libcrypto missing' >&2\nexit 1\n")
+    broken.chmod(0o755)
+    exe = shutil.which("secperf", path=str(os.path.dirname(sys.executable)))
+    env = dict(os.environ, SECPERF_PROBE=str(broken))
+    p = subprocess.run([exe, "crypto", "--alg", "sha256,ml-dsa-44", "--op", "hash,sign", "--size", "16",
+                        "--n", "3", "--duration", "0.3", "--out", str(tmp_path / "r"), "--json"],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 1, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["status"] == "complete"
+    by_alg = {s["labels"]["alg"]: s for s in doc["series"]}
+    assert by_alg["sha256"]["status"] == "failed"
+    assert "simulated crash" in by_alg["sha256"]["failures"][0]["reason"]
+    assert by_alg["ml-dsa-44"]["status"] == "ok"  # the run went on past the failure
+    assert R.load(tmp_path / "r" / "latest" / "result.json")["series"][0]["status"] == "failed"
