@@ -10,6 +10,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..core.paths import private_dir, secperf_home
+
 PROBE_NAME = "secperf-probe"
 
 
@@ -52,14 +54,10 @@ class ProbeRun:
 
 
 def default_key_cache() -> Path:
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "secperf" / "keys"
+    return secperf_home() / "keys"
 
 
-def ensure_private_dir(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    os.chmod(path, 0o700)
-    return path
+ensure_private_dir = private_dir
 
 
 def run_speed(args: list[str], *, setup_timeout_s: float, run_timeout_s: float,

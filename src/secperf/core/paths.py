@@ -1,0 +1,37 @@
+"""Where secperf keeps state that outlives a run (key cache, lab PKI): $SECPERF_HOME, else
+~/.cache/secperf. Directories holding private keys are created mode 0700."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def secperf_home() -> Path:
+    env = os.environ.get("SECPERF_HOME")
+    if env:
+        return Path(env)
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "secperf"
+
+
+def private_dir(path: Path) -> Path:
+    """Create (if needed) a directory only its owner can enter."""
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    os.chmod(path, 0o700)
+    return path
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Write a file created with mode 0600 (never world-readable, even for a moment), atomically."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

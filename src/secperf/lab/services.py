@@ -1,0 +1,269 @@
+"""Real servers for experiments, started and stopped by secperf: the probe's own TLS/DTLS server,
+`openssl s_server` and nginx. Each listens on an ephemeral loopback port, runs from generated
+config in a private run directory, is checked for readiness before any timing, keeps its log there,
+and is stopped by its PID (also when the run is interrupted: every live service is tracked and
+stopped at interpreter exit)."""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import queue
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from ..core.paths import private_dir
+from ..measure.probe import find_probe
+from .pki import CertSet
+
+LOOPBACK = "127.0.0.1"
+_LIVE: set["Service"] = set()
+
+
+class ServiceError(RuntimeError):
+    """A server that would not start; the message names it and points at its log."""
+
+
+def _stop_all() -> None:
+    for svc in list(_LIVE):
+        svc.stop()
+
+
+atexit.register(_stop_all)
+
+
+def free_port(kind: int = socket.SOCK_STREAM) -> int:
+    """An unused loopback port (for servers that cannot report an ephemeral one)."""
+    with socket.socket(socket.AF_INET, kind) as s:
+        s.bind((LOOPBACK, 0))
+        return s.getsockname()[1]
+
+
+def wait_tcp(port: int, timeout_s: float, proc: subprocess.Popen | None = None) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            return False
+        try:
+            with socket.create_connection((LOOPBACK, port), timeout=0.2):
+                return True
+        except OSError:
+            time.sleep(0.02)
+    return False
+
+
+def watch_stdout(proc: subprocess.Popen, on_line, timeout_s: float):
+    """Read the child's stdout in a thread for its whole life (so it never blocks on a full pipe);
+    return the first non-None value of on_line(line), or None on exit or after timeout_s."""
+    first: "queue.Queue" = queue.Queue()
+
+    def reader():
+        for line in proc.stdout:
+            value = on_line(line)
+            if value is not None:
+                first.put(value)
+        first.put(None)
+    threading.Thread(target=reader, daemon=True).start()
+    try:
+        return first.get(timeout=timeout_s)
+    except queue.Empty:
+        return None
+
+
+class Service:
+    """A child process with a log file in `workdir`; `port` is set once it is ready."""
+
+    name = "service"
+    proto = "tls"
+
+    def __init__(self, workdir: Path | None = None):
+        self.workdir = private_dir(Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="secperf-svc-")))
+        self.proc: subprocess.Popen | None = None
+        self.port: int | None = None
+        self.log_path = self.workdir / f"{self.name}.log"
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def start(self) -> "Service":
+        raise NotImplementedError
+
+    def _spawn(self, argv: list[str], stdout=None, cwd: Path | None = None) -> subprocess.Popen:
+        log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(argv, stdout=stdout if stdout is not None else log, stderr=log,
+                                     stdin=subprocess.DEVNULL, cwd=cwd or self.workdir,
+                                     start_new_session=True, text=stdout is not None)
+        log.close()
+        _LIVE.add(self)
+        return self.proc
+
+    def log_tail(self, lines: int = 8) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    def fail(self, what: str) -> ServiceError:
+        self.stop()
+        tail = self.log_tail()
+        return ServiceError(f"{self.name}: {what} (log: {self.log_path})" + (f"\n{tail}" if tail else ""))
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        proc, self.proc = self.proc, None
+        _LIVE.discard(self)
+        if proc is None or proc.poll() is not None:
+            return
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    def describe(self) -> dict:
+        return {"server": self.name, "port": self.port, "proto": self.proto}
+
+
+class ProbeServer(Service):
+    """`secperf-probe server`: reports server CPU per handshake on its stdout (read in a thread)."""
+
+    name = "probe"
+
+    def __init__(self, certs: CertSet, args: list[str] | None = None, proto: str = "tls",
+                 client_ca: Path | None = None, workdir: Path | None = None):
+        super().__init__(workdir)
+        self.certs, self.args, self.proto, self.client_ca = certs, list(args or []), proto, client_ca
+        self.conns: "queue.Queue[dict]" = queue.Queue()
+
+    def start(self) -> "ProbeServer":
+        argv = [str(find_probe()), "server", "--port", "0", "--bind", LOOPBACK, "--proto", self.proto,
+                "--cert", str(self.certs.chain), "--key", str(self.certs.key)]
+        if self.client_ca:
+            argv += ["--ca", str(self.client_ca), "--verify-client"]
+        proc = self._spawn(argv + self.args, stdout=subprocess.PIPE)
+
+        def on_line(line: str):
+            try:
+                msg = json.loads(line)
+            except json.JSONDecodeError:
+                return None
+            if msg.get("type") == "server_conn":
+                self.conns.put(msg)
+            return msg if msg.get("type") == "listening" else None
+        msg = watch_stdout(proc, on_line, 10)
+        if not msg:
+            raise self.fail("did not report a listening port within 10 s")
+        self.port = int(msg["port"])
+        return self
+
+    def drain(self) -> list[dict]:
+        out = []
+        while True:
+            try:
+                out.append(self.conns.get_nowait())
+            except queue.Empty:
+                return out
+
+
+class SServer(Service):
+    """`openssl s_server` (OpenSSL's own test server) on an ephemeral port."""
+
+    name = "s_server"
+
+    def __init__(self, certs: CertSet, args: list[str] | None = None, proto: str = "tls",
+                 client_ca: Path | None = None, workdir: Path | None = None):
+        super().__init__(workdir)
+        self.certs, self.args, self.proto, self.client_ca = certs, list(args or []), proto, client_ca
+
+    def start(self) -> "SServer":
+        argv = ["openssl", "s_server", "-accept", f"{LOOPBACK}:0", "-cert", str(self.certs.cert),
+                "-key", str(self.certs.key), "-cert_chain", str(self.certs.chain), "-www"]
+        if self.proto == "dtls":
+            argv[2:4] = ["-dtls", "-accept", f"{LOOPBACK}:{free_port(socket.SOCK_DGRAM)}"]
+        if self.client_ca:
+            argv += ["-CAfile", str(self.client_ca), "-Verify", "1"]
+        proc = self._spawn(argv + self.args, stdout=subprocess.PIPE)
+        found = watch_stdout(proc, lambda line: re.search(r"ACCEPT\s+\S+:(\d+)", line), 10)
+        if found is None:
+            raise self.fail("did not print its ACCEPT address within 10 s")
+        port = int(found.group(1))
+        self.port = port
+        if self.proto == "tls" and not wait_tcp(port, 10, proc):
+            raise self.fail(f"not accepting on port {port}")
+        return self
+
+
+NGINX_CONF = """\
+worker_processes 1;
+daemon off;
+master_process off;
+pid {workdir}/nginx.pid;
+error_log {workdir}/nginx.log info;
+events {{ worker_connections 256; }}
+http {{
+    access_log off;
+    client_body_temp_path {workdir}/tmp; proxy_temp_path {workdir}/tmp; fastcgi_temp_path {workdir}/tmp;
+    uwsgi_temp_path {workdir}/tmp; scgi_temp_path {workdir}/tmp;
+    server {{
+        listen {host}:{port} ssl;
+        ssl_certificate {chain};
+        ssl_certificate_key {key};
+        ssl_protocols TLSv1.2 TLSv1.3;
+        ssl_session_cache shared:secperf:1m;
+        ssl_session_tickets on;
+        {client_auth}
+        keepalive_timeout 5s;
+        location / {{ default_type text/plain; return 200 "{body}"; }}
+    }}
+}}
+"""
+
+
+class Nginx(Service):
+    """nginx with TLS (mutual TLS when a client CA is given), the real server of studies S1 and S2.
+
+    nginx cannot report an ephemeral port, so a free one is picked and the start is retried once
+    if another process took it in between.
+    """
+
+    name = "nginx"
+
+    def __init__(self, certs: CertSet, client_ca: Path | None = None, body_bytes: int = 700,
+                 workdir: Path | None = None):
+        super().__init__(workdir)
+        self.certs, self.client_ca, self.body_bytes = certs, client_ca, body_bytes
+
+    def start(self) -> "Nginx":
+        exe = shutil.which("nginx") or "/usr/sbin/nginx"
+        if not os.path.exists(exe):
+            raise ServiceError("nginx is not installed: run scripts/bootstrap (Debian package nginx-light)")
+        private_dir(self.workdir / "tmp")
+        for _attempt in range(2):
+            port = free_port()
+            client_auth = (f"ssl_client_certificate {self.client_ca}; ssl_verify_client on; ssl_verify_depth 3;"
+                           if self.client_ca else "")
+            conf = NGINX_CONF.format(workdir=self.workdir, host=LOOPBACK, port=port, chain=self.certs.chain,
+                                     key=self.certs.key, client_auth=client_auth, body="x" * self.body_bytes)
+            (self.workdir / "nginx.conf").write_text(conf)
+            proc = self._spawn([exe, "-p", str(self.workdir), "-c", str(self.workdir / "nginx.conf"),
+                                "-e", str(self.log_path)])
+            if wait_tcp(port, 10, proc):
+                self.port = port
+                return self
+            self.stop()
+        raise self.fail("did not start listening")
+
+
+SERVERS = {"probe": ProbeServer, "s_server": SServer, "nginx": Nginx}
