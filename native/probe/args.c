@@ -28,6 +28,9 @@ void args_usage(FILE *f)
         "  --key-cache DIR: signature keys are kept as DIR/<rsa-N|ecdsa-CURVE|ed25519|ed448>.pem\n"
         "              (PKCS#8, mode 0600); rsa-N, rsa-N-pss and rsa-N-nocrt share rsa-N.pem\n"
         "  SipHash is SipHash-2-4 with a 16-byte key and 16-byte output.\n"
+        "row fields: size_bytes is null for keygen and derive; key_bits is the RSA modulus or\n"
+        "the curve's field size (0 for symmetric); hash is null where no --hash applies.\n"
+        "AEAD ops follow openssl speed -aead (3.0.16+): key, IV length and IV set every op.\n"
         "exit codes: 0 ok, 1 measurement failed ({\"type\":\"error\"} line on stdout), 2 bad input\n",
         f);
 }

@@ -106,8 +106,32 @@ static int write_all(int fd, const char *p, size_t n)
     return 1;
 }
 
-/* Writes the PKCS#8 PEM to a private temp file, then renames it: readers never see half a key. */
-static int store_key(const char *dir, const char *path, EVP_PKEY *pkey, probe_err *err)
+/* Publishes the finished temp file: link() so a concurrent run's key is never replaced (all
+ * runs end up on one key), rename() where the file system has no hard links. */
+static int publish(const char *tmp, const char *path, int *lost_race, probe_err *err)
+{
+    *lost_race = 0;
+    if (link(tmp, path) == 0) {
+        unlink(tmp);
+        return 1;
+    }
+    int saved = errno;
+    if (saved == EEXIST) {
+        *lost_race = 1;
+        unlink(tmp);
+        return 1;
+    }
+    if (rename(tmp, path) == 0)
+        return 1;
+    saved = errno;
+    unlink(tmp);
+    return err_fail(err, "cannot publish %s as %s: %s", tmp, path, strerror(saved));
+}
+
+/* Writes the PKCS#8 PEM to a private temp file, then publishes it: readers never see half a
+ * key. *lost_race says another run published its key first. */
+static int store_key(const char *dir, const char *path, EVP_PKEY *pkey, int *lost_race,
+                     probe_err *err)
 {
     BIO *mem = BIO_new(BIO_s_mem());
     if (mem == NULL || !PEM_write_bio_PrivateKey(mem, pkey, NULL, NULL, 0, NULL, NULL)) {
@@ -139,12 +163,7 @@ static int store_key(const char *dir, const char *path, EVP_PKEY *pkey, probe_er
         unlink(tmp);
         return err_fail(err, "cannot write %s: %s", tmp, strerror(saved));
     }
-    if (rename(tmp, path) != 0) {
-        saved = errno;
-        unlink(tmp);
-        return err_fail(err, "cannot rename %s to %s: %s", tmp, path, strerror(saved));
-    }
-    return 1;
+    return publish(tmp, path, lost_race, err);
 }
 
 /* Returns 1 with *out set, 1 with *out NULL when the file does not exist, 0 on error. */
@@ -168,7 +187,8 @@ static int load_key(const alg_info *alg, const char *path, EVP_PKEY **out, probe
         return err_ossl(err, "cannot read a private key from %s", path);
     if (!key_matches(alg, pkey)) {
         EVP_PKEY_free(pkey);
-        return err_fail(err, "%s does not hold a %s key", path, alg->key_file);
+        return err_fail(err, "%s holds another key type or size than %s needs", path,
+                        alg->key_file);
     }
     *out = pkey;
     return 1;
@@ -194,12 +214,20 @@ static int cached_or_new(const alg_info *alg, const char *dir, EVP_PKEY **out, k
     *src = KEY_GENERATED;
     if (!keys_generate(alg, out, err))
         return 0;
-    if (!store_key(dir, path, *out, err)) {
+    int lost_race = 0;
+    if (!store_key(dir, path, *out, &lost_race, err)) {
         EVP_PKEY_free(*out);
         *out = NULL;
         return 0;
     }
-    return 1;
+    if (!lost_race)
+        return 1;
+    /* Another run stored its key while we generated ours: use that one. */
+    EVP_PKEY_free(*out);
+    *src = KEY_CACHE;
+    if (!load_key(alg, path, out, err))
+        return 0;
+    return *out != NULL ? 1 : err_fail(err, "%s vanished after a concurrent write", path);
 }
 
 /* Rebuilds the key from n, e, d alone so OpenSSL's private operation cannot use CRT. */

@@ -1,11 +1,14 @@
 /* main: entry point; dispatches subcommands and turns a probe_err into the exit code. */
 #include <stdio.h>
+#include <string.h>
 
 #include <openssl/crypto.h>
 
 #include "algs.h"
 #include "args.h"
 #include "err.h"
+#include "hs_client.h"
+#include "hs_server.h"
 #include "json.h"
 #include "sign.h"
 #include "speed.h"
@@ -25,6 +28,10 @@ int main(int argc, char **argv)
 {
     probe_args args;
     probe_err err = {PROBE_OK, ""};
+    if (argc >= 2 && strcmp(argv[1], "client") == 0)
+        return hs_client_main(argc, argv, &err) ? PROBE_OK : report(&err);
+    if (argc >= 2 && strcmp(argv[1], "server") == 0)
+        return hs_server_main(argc, argv, &err) ? PROBE_OK : report(&err);
     if (!args_parse(argc, argv, &args, &err)) {
         args_free(&args);
         return report(&err);

@@ -1,4 +1,4 @@
-/* ops_mac: HMAC-SHA256, AES-128-CMAC, Poly1305 and SipHash over an EVP_MAC_CTX keyed once. */
+/* ops_mac: HMAC-SHA256, AES-128-CMAC, Poly1305 and SipHash on an EVP_MAC_CTX set up once. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

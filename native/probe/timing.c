@@ -30,7 +30,7 @@ static int cmp_u64(const void *a, const void *b)
 double timing_overhead_ns(void)
 {
     /* Wall deltas between back-to-back (cpu, wall) read pairs = the cost of one pair. */
-    static uint64_t wall[OVERHEAD_READS];
+    uint64_t wall[OVERHEAD_READS];
     uint64_t deltas[OVERHEAD_READS - 1];
     for (int i = 0; i < OVERHEAD_READS; i++) {
         (void)now_ns(CPU_CLOCK);

@@ -61,6 +61,9 @@ def _fill(series: dict, samples: list[dict], size_bytes: int, bulk: bool,
     tot_ns = sum(s["wall_ns"] for s in samples)
     d = series["derived"]
     d["ops_per_s"] = tot_ops / tot_ns * 1e9 if tot_ns > 0 else None
+    # CPU-based rate: what `openssl speed` reports by default (it times user CPU, not wall time)
+    tot_cpu = sum(s["cpu_ns"] for s in samples)
+    d["cpu_ops_per_s"] = tot_ops / tot_cpu * 1e9 if tot_cpu > 0 else None
     if bulk:
         d["bytes_per_s"] = d["ops_per_s"] * size_bytes if d["ops_per_s"] else None
     if timer_overhead_ns is not None:

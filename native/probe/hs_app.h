@@ -1,0 +1,76 @@
+/* hs_app: the HTTP/1.1 exchange after the handshake (client request/response, server answer). */
+#ifndef SECPERF_PROBE_HS_APP_H
+#define SECPERF_PROBE_HS_APP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <openssl/ssl.h>
+
+#include "err.h"
+#include "hs_trace.h"
+
+#define HS_APP_MAX_READS 64
+
+typedef struct hs_app_read {
+    size_t bytes;
+    uint64_t wall_ns; /* this SSL_read call */
+    uint64_t cpu_ns;
+    uint64_t t_ns;    /* when it returned, since the read phase began */
+} hs_app_read;
+
+typedef struct hs_app_result {
+    uint64_t write_ns, write_cpu_ns;  /* the SSL_write calls (0 when the request went as early data) */
+    uint64_t read_ns, read_cpu_ns;    /* from the first SSL_read until the response is complete */
+    size_t request_bytes;
+    int request_early;                /* the request went as 0-RTT early data */
+    size_t response_bytes;            /* application bytes received */
+    int status;                       /* HTTP status code, -1 if none parsed */
+    long long content_length;         /* -1: none in the response */
+    const char *end;                  /* "content-length" or "close" */
+    unsigned read_calls;
+    unsigned nreads;                  /* SSL_read calls that returned data */
+    hs_app_read reads[HS_APP_MAX_READS];
+} hs_app_result;
+
+typedef struct hs_serve_result {
+    size_t request_bytes;
+    size_t response_bytes;
+    int served;             /* a request was answered */
+    const char *closed_by;  /* "client", "timeout" */
+} hs_serve_result;
+
+/* "GET /xxx HTTP/1.1\r\nHost: HOST\r\n\r\n" padded in the path to exactly bytes. */
+size_t hs_app_request_min(const char *host);
+int hs_app_request(const char *host, size_t bytes, char **out, probe_err *err);
+/* "HTTP/1.1 200 OK" with Content-Length, headers + body exactly bytes long. */
+size_t hs_app_response_min(void);
+int hs_app_response(size_t bytes, char **out, probe_err *err);
+
+/* Client: writes req (unless already_sent), reads the response until Content-Length bytes of
+ * body or the peer closes. Each stage is bounded by timeout_ns. 1: ok; 0: reason filled, and
+ * *alert_first set when the first read failed on a fatal alert before any data (TLS 1.3 servers
+ * reject a client certificate that way, after the client's handshake is done). */
+int hs_app_client(SSL *ssl, int fd, const char *req, size_t req_len, int already_sent,
+                  uint64_t timeout_ns, hs_trace *tr, hs_app_result *r, int *alert_first,
+                  char *reason, size_t rlen);
+
+/* Client with --no-app: reads (discarding) until the new-session count passes `sessions`
+ * or timeout; used to collect TLS 1.3 tickets before closing. Returns 1 when one arrived. */
+int hs_app_await_ticket(SSL *ssl, int fd, const unsigned *count, unsigned sessions,
+                        uint64_t timeout_ns);
+
+/* SSL_shutdown (close_notify sent, the peer's not awaited), bounded by timeout_ns. */
+void hs_app_close(SSL *ssl, int fd, uint64_t timeout_ns);
+
+/* Server: reads one request (after `early` bytes of early data), answers resp, then waits for
+ * the client to close (bounded), and sends close_notify. 1: ok; 0: reason filled. */
+int hs_app_serve(SSL *ssl, int fd, const char *early, size_t early_len, const char *resp,
+                 size_t resp_len, uint64_t timeout_ns, hs_serve_result *r, char *reason,
+                 size_t rlen);
+
+/* ,"app":{...} */
+void hs_app_write_json(FILE *f, const hs_app_result *r);
+
+#endif
