@@ -493,3 +493,19 @@ def test_plots_render_in_headless_chromium(tmp_path):
     m = re.search(r'<pre id="out">([^<]*)</pre>', dom)
     assert m, dom[-2000:]
     assert m.group(1) == "box:true,bars:true,line:true,scripts:1"
+
+
+def test_stacked_bars_keep_segment_colours_across_rows_and_escape():
+    out = svg.stacked_bars([("a", [("ClientHello", 80.0), ("ServerHello", 90.0)]),
+                            (HOSTILE, [("ServerHello", 40.0), ("Finished", float("nan"))])],
+                           title=HOSTILE, unit="µs")
+    root = ET.fromstring(out)
+    assert root.get("data-plot") == "stacked"
+    segs = [e for e in root.iter() if e.get("class") == "segment"]
+    assert len(segs) == 3  # the NaN segment is dropped
+    fills = {}
+    for e in segs:
+        name = e.find(f"{{{svg.SVG_NS}}}title").text.split("— ")[1].split(":")[0]
+        fills.setdefault(name, set()).add(e.get("fill"))
+    assert all(len(v) == 1 for v in fills.values()) and len({next(iter(v)) for v in fills.values()}) == 2
+    assert "<script" not in out

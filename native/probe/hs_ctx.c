@@ -111,6 +111,8 @@ static int common(hs_tls_ctx *c, const SSL_METHOD *method, const hs_tls_opts *o,
         return err_ossl(err, "SSL_CTX ex data failed");
     if (!set_versions(c->ctx, o, err) || !set_lists(c->ctx, o, err))
         return 0;
+    /* The certificate chain sent is exactly --cert (+ --chain), never completed from --ca. */
+    SSL_CTX_set_mode(c->ctx, SSL_MODE_NO_AUTO_CHAIN);
     if (o->ca && !SSL_CTX_load_verify_locations(c->ctx, o->ca, NULL))
         return err_ossl(err, "cannot load --ca %s", o->ca);
     if (o->psk_identity) {

@@ -18,6 +18,17 @@ static void append(char *buf, size_t len, const char *fmt, const char *s)
         snprintf(buf + used, len - used, fmt, s);
 }
 
+/* OpenSSL 3.0's SSL_alert_desc_string_long predates some TLS 1.3 alerts. */
+static const char *alert_text(int desc)
+{
+    switch (desc) {
+    case 109: return "missing extension";
+    case 116: return "certificate required";
+    case 120: return "no application protocol";
+    default: return SSL_alert_desc_string_long(desc);
+    }
+}
+
 void hs_io_reason(SSL *ssl, int ssl_error, int saved_errno, const hs_trace *tr, char *buf,
                   size_t len)
 {
@@ -41,6 +52,8 @@ void hs_io_reason(SSL *ssl, int ssl_error, int saved_errno, const hs_trace *tr, 
     if (ssl_error == SSL_ERROR_SYSCALL) {
         if (saved_errno != 0)
             append(buf, len, shown ? "; %s" : "%s", strerror(saved_errno));
+        if (saved_errno == ECONNREFUSED && ssl != NULL && SSL_is_dtls(ssl))
+            append(buf, len, "%s", " (ICMP port unreachable: nothing listens on that UDP port)");
         else if (!shown)
             append(buf, len, "%s", "connection closed by the peer");
         shown = 1;
@@ -50,18 +63,18 @@ void hs_io_reason(SSL *ssl, int ssl_error, int saved_errno, const hs_trace *tr, 
     }
     if (ssl != NULL) {
         long vr = SSL_get_verify_result(ssl);
-        if (vr != X509_V_OK && SSL_get0_peer_certificate(ssl) != NULL) {
+        if (vr != X509_V_OK && (SSL_get_verify_mode(ssl) & SSL_VERIFY_PEER)) {
             append(buf, len, " (certificate verify: %s)", X509_verify_cert_error_string(vr));
             shown = 1;
         }
     }
     if (tr != NULL && tr->alert_received >= 0 && strstr(buf, "alert") == NULL) {
         append(buf, len, shown ? " (alert received: %s)" : "alert received: %s",
-               SSL_alert_desc_string_long(tr->alert_received));
+               alert_text(tr->alert_received));
         shown = 1;
     } else if (tr != NULL && tr->alert_sent >= 0 && tr->alert_received < 0) {
         append(buf, len, shown ? " (alert sent: %s)" : "alert sent: %s",
-               SSL_alert_desc_string_long(tr->alert_sent));
+               alert_text(tr->alert_sent));
         shown = 1;
     }
     if (!shown)

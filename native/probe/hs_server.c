@@ -94,6 +94,7 @@ static int handshake(server *s, SSL *ssl, int fd, uint64_t deadline, hs_server_c
         if (s->pending_rbio != NULL && SSL_get_error(ssl, rc) == SSL_ERROR_WANT_READ) {
             SSL_set0_rbio(ssl, s->pending_rbio); /* frees the listening-socket BIO */
             s->pending_rbio = NULL;
+            continue; /* the retry state lived in the old BIO: let the new one report it */
         }
         int io = hs_io_after(ssl, fd, rc, deadline, &s->trace, why, sizeof(why));
         if (io != HS_IO_RETRY)

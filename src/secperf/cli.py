@@ -104,6 +104,15 @@ def build_parser() -> argparse.ArgumentParser:
     cr.add_argument("--list", action="store_true", help="list algorithms, operations and strengths, then exit")
     _measure_options(cr)
 
+    hs = sub.add_parser("handshake", help="TLS 1.2/1.3 and DTLS handshakes with a per-message client CPU breakdown")
+    hs.add_argument("experiment", help="versions, suites, groups, breakdown, appdata, resumption, psk, 0rtt, "
+                    "certs, mtls, dtls")
+    hs.add_argument("--server", action="append", metavar="NAMES",
+                    help="probe (default), s_server, nginx; comma-separated or repeated")
+    hs.add_argument("--mtls", action="store_true", help="mutual TLS with a lab client certificate")
+    hs.add_argument("--timeout-ms", type=_positive_int, default=5000, help="per-connection stage timeout")
+    _measure_options(hs)
+
     rp = sub.add_parser("report", help="re-render the HTML report of a result.json")
     rp.add_argument("result", help="result.json (or its run directory)")
     rp.add_argument("-o", "--output", help="where to write the HTML (default: report.html next to the result)")
@@ -128,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     from .measure.probe import ProbeNotFound
     from .measure.scenario import ScenarioError
     try:
-        handler = {"run": cmd_run, "crypto": cmd_crypto, "report": cmd_report, "compare": cmd_compare}
+        handler = {"run": cmd_run, "crypto": cmd_crypto, "handshake": cmd_handshake, "report": cmd_report,
+                   "compare": cmd_compare}
         return handler[args.command](args)
     except (BadInput, SelectionError, ScenarioError, ResultError) as exc:
         print(f"secperf {args.command}: error: {exc}", file=sys.stderr)
@@ -143,10 +153,14 @@ def main(argv: list[str] | None = None) -> int:
 
 # --- measuring commands -------------------------------------------------------------------------
 
-def _check_network(args) -> None:
-    if args.network not in ("loopback", "none"):
+def _check_network(args, what: str | None = None) -> None:
+    if args.network in ("loopback", "none"):
+        return
+    if what is None:
         raise BadInput(f"--network {args.network!r}: primitive benchmarks send nothing over a network; "
                        f"drop --network (it applies to handshake and connect experiments)")
+    raise BadInput(f"--network {args.network!r}: link emulation is not built yet; {what} run over "
+                   f"loopback for now (drop --network)")
 
 
 def _params(args, defaults: dict):
@@ -162,42 +176,51 @@ def _params(args, defaults: dict):
     return p
 
 
-def _measure_and_write(args, kind: str, rows, params, extra_params: dict) -> int:
+class Phase:
+    """One measuring step of a command: items to measure, how to label one, and the runner."""
+
+    def __init__(self, items, label, runner):
+        self.items, self.label, self.runner = list(items), label, runner
+
+
+def _measure_and_write(args, kind: str, params: dict, phases: list[Phase]) -> int:
     from .core import host, result as R
     from .core.store import RunStore
-    from .measure import crypto as C
     from .model import crypto_questions as Q
     from .report import terminal
 
     con = terminal.err_console()
     run = RunStore(args.out).create(kind)
     doc = R.new_result(kind=kind, command=["secperf", *sys.argv[1:]] if argv_is_cli() else ["secperf", kind],
-                       params={**params.as_dict(), **extra_params}, host=host.collect(), run_id=run.run_id)
+                       params=params, host=host.collect(), run_id=run.run_id)
     run.save(doc)
+    total = sum(len(ph.items) for ph in phases)
     if not args.json:
-        con.print(f"[bold]secperf {kind}[/bold]: {len(rows)} series → {run.dir}")
+        con.print(f"[bold]secperf {kind}[/bold]: {total} series → {run.dir}")
 
     status = "complete"
     def on_sigterm(_sig, _frm):
         raise KeyboardInterrupt
     old = signal.signal(signal.SIGTERM, on_sigterm)
     try:
-        with terminal.progress_bar(con, len(rows), "measuring") as update:
-            def progress(event, row, i, total, series):
-                if event == "start":
-                    update(f"{row.alg.name} {row.op}" + (f" {row.size_bytes} B" if row.alg.bulk else ""))
-                else:
-                    update(advance=1)
-            C.run_crypto(rows, params, doc, run, progress)
+        with terminal.progress_bar(con, total, "measuring") as update:
+            for ph in phases:
+                def progress(event, item, i, n, series, ph=ph):
+                    if event == "start":
+                        update(ph.label(item))
+                    else:
+                        update(advance=1)
+                ph.runner(ph.items, doc, run, progress)
     except KeyboardInterrupt:
         status = "interrupted"
     finally:
         signal.signal(signal.SIGTERM, old)
-    doc["analysis"]["s5"] = Q.answers(doc)
-    if extra_params.get("strength"):
-        doc["analysis"]["strength"] = {"security_bits": extra_params["strength"],
-                                       "rows": Q.strength_table(doc, extra_params["strength"])}
-    failed = C.measurement_failures(doc)
+    if any(s.get("kind") == "crypto" for s in doc["series"]):
+        doc["analysis"]["s5"] = Q.answers(doc)
+        if params.get("strength"):
+            doc["analysis"]["strength"] = {"security_bits": params["strength"],
+                                           "rows": Q.strength_table(doc, params["strength"])}
+    failed = [s for s in doc["series"] if s["status"] in ("failed", "partial")]
     R.finish(doc, status)
     run.save(doc)
     if args.csv:
@@ -211,11 +234,11 @@ def _measure_and_write(args, kind: str, rows, params, extra_params: dict) -> int
         sys.stdout.write(R.dumps(doc))
     else:
         out = terminal.Console()
-        for t in terminal.crypto_tables(doc):
+        for t in terminal.crypto_tables(doc) + terminal.handshake_tables(doc):
             out.print(t)
         if doc["analysis"].get("strength"):
-            out.print(terminal.strength_table(doc["analysis"]["strength"]["rows"], extra_params["strength"]))
-        if doc["analysis"]["s5"]:
+            out.print(terminal.strength_table(doc["analysis"]["strength"]["rows"], params["strength"]))
+        if doc["analysis"].get("s5"):
             out.print(terminal.answers_table(doc["analysis"]["s5"]))
         con.print(f"result: {run.result_path}" + ("" if args.no_report else f"\nreport: {run.report_path}"))
     if status == "interrupted":
@@ -228,6 +251,18 @@ def _measure_and_write(args, kind: str, rows, params, extra_params: dict) -> int
     return EXIT_OK
 
 
+def _crypto_phase(rows, params) -> Phase:
+    from .measure import crypto as C
+    return Phase(rows, lambda r: f"{r.alg.name} {r.op}" + (f" {r.size_bytes} B" if r.alg.bulk else ""),
+                 lambda items, doc, run, progress: C.run_crypto(items, params, doc, run, progress))
+
+
+def _handshake_phase(configs, hp) -> Phase:
+    from .measure import handshake as H
+    return Phase(configs, lambda c: f"{c.label} @ {c.server}",
+                 lambda items, doc, run, progress: H.run_handshakes(items, hp, doc, run, progress))
+
+
 def argv_is_cli() -> bool:
     return Path(sys.argv[0]).name in ("secperf", "__main__.py")
 
@@ -238,7 +273,47 @@ def cmd_run(args) -> int:
     scn = scenario.load(args.scenario)
     rows = scenario.crypto_rows(scn)
     params = _params(args, scn["crypto"])
-    return _measure_and_write(args, "run", rows, params, {"scenario": scn.get("name", args.scenario)})
+    phases = [_crypto_phase(rows, params)]
+    hs = scenario.handshake_configs(scn)
+    hp = None
+    if hs:
+        hp = _handshake_params(args, scn.get("handshake", {}))
+        phases.append(_handshake_phase(hs, hp))
+    return _measure_and_write(args, "run", {"scenario": scn.get("name", args.scenario), "crypto": params.as_dict(),
+                                            "handshake": hp.as_dict() if hp else None}, phases)
+
+
+def _handshake_params(args, defaults: dict):
+    from .measure.handshake import HandshakeParams
+    hp = HandshakeParams()
+    hp.n = args.n or defaults.get("n", hp.n)
+    hp.warmup = args.warmup if args.warmup is not None else defaults.get("warmup", hp.warmup)
+    hp.timeout_ms = getattr(args, "timeout_ms", None) or defaults.get("timeout_ms", hp.timeout_ms)
+    return hp
+
+
+def cmd_handshake(args) -> int:
+    from dataclasses import replace
+    from .measure import handshake as H
+    _check_network(args, what="handshake experiments")
+    servers = [x for v in (args.server or ["probe"]) for x in v.split(",") if x]
+    for sv in servers:
+        if sv not in H.SERVERS:
+            raise BadInput(f"unknown --server {sv!r}; known: {', '.join(H.SERVERS)}")
+    try:
+        base = H.experiment(args.experiment)
+    except H.HandshakeError as exc:
+        raise BadInput(str(exc)) from None
+    configs = [replace(c, server=sv) for sv in servers for c in base]
+    if "nginx" in servers:
+        configs = [c for c in configs if c.server != "nginx" or (c.proto == "tls" and c.mode not in ("psk", "psk-dhe", "0rtt"))]
+        configs = [replace(c, mtls=True) if c.server == "nginx" else c for c in configs]
+    if args.mtls:
+        configs = [replace(c, mtls=True) for c in configs]
+    hp = _handshake_params(args, {})
+    hp.workdir = None
+    return _measure_and_write(args, "handshake", {"experiment": args.experiment, "servers": servers,
+                                                  **hp.as_dict()}, [_handshake_phase(configs, hp)])
 
 
 def cmd_crypto(args) -> int:
@@ -249,7 +324,7 @@ def cmd_crypto(args) -> int:
     rows = select(args.alg, args.op, args.size, args.strength)
     params = _params(args, {})
     extra = {"alg": args.alg, "op": args.op, "size": args.size, "strength": args.strength}
-    return _measure_and_write(args, "crypto", rows, params, extra)
+    return _measure_and_write(args, "crypto", {**params.as_dict(), **extra}, [_crypto_phase(rows, params)])
 
 
 def _list_algs() -> int:

@@ -62,3 +62,32 @@ def crypto_rows(scn: dict, strength: int | None = None) -> list[Row]:
     if not rows:
         raise ScenarioError("the scenario selects nothing to measure with these filters")
     return rows
+
+
+def handshake_configs(scn: dict) -> list:
+    """[handshake] experiments = [...], servers = [...]: the configurations to measure (may be none)."""
+    from dataclasses import replace
+
+    from . import handshake as H
+    hs = scn.get("handshake")
+    if not hs:
+        return []
+    unknown = set(hs) - {"experiments", "servers", "n", "warmup", "timeout_ms"}
+    if unknown:
+        raise ScenarioError(f"scenario {scn.get('name', '?')}: [handshake] has unknown keys {sorted(unknown)}; "
+                            f"allowed: experiments, servers, n, warmup, timeout_ms")
+    out, seen = [], set()
+    for sv in hs.get("servers", ["probe"]):
+        if sv not in H.SERVERS:
+            raise ScenarioError(f"scenario {scn.get('name', '?')}: unknown server {sv!r}; known: {', '.join(H.SERVERS)}")
+        for name in hs.get("experiments", []):
+            try:
+                configs = H.experiment(name)
+            except H.HandshakeError as exc:
+                raise ScenarioError(f"scenario {scn.get('name', '?')}: {exc}") from None
+            for c in configs:
+                c = replace(c, server=sv)
+                if c.series_id not in seen:
+                    seen.add(c.series_id)
+                    out.append(c)
+    return out

@@ -195,7 +195,7 @@ def series_table(series: list[dict]) -> str:
         trs.append(f"<tr><td class='l'>{e(lab['alg'])}</td><td class='l'>{e(lab['op'])}</td><td>{e(size)}</td>"
                    f"<td>{e(lab['security_bits'])}</td><td>{e(sm['n'])}</td>{tds}"
                    f"<td class='l muted'>{e(lab.get('library'))}</td></tr>")
-    return _section("All series", f"<table>{head}{''.join(trs)}</table>",
+    return _section("All crypto series", f"<table>{head}{''.join(trs)}</table>",
                     "Times per operation. CPU P50 is the thread's CPU time; a large gap to wall time means "
                     "the process was descheduled.")
 
@@ -223,12 +223,16 @@ def strength_section(doc: dict) -> str:
 
 
 def render(doc: dict) -> str:
+    from .html_handshake import section as handshake_section
     series = _crypto(doc)
+    handshakes = [s for s in doc["series"] if s.get("kind") == "handshake"]
     body = [f"<h1>secperf report</h1><p class='muted'>{e(doc['run_id'])} — {e(doc['kind'])}</p>",
-            header(doc), _section("What this report shows", explainer()),
-            answers_section(doc), strength_section(doc), strength_plots(series),
-            distribution_plots(series), growth_plots(series), series_table(series),
-            failures_section(doc)]
+            header(doc)]
+    if series:
+        body += [_section("Crypto primitives: what this report shows", explainer()),
+                 answers_section(doc), strength_section(doc), strength_plots(series),
+                 distribution_plots(series), growth_plots(series), series_table(series)]
+    body += [handshake_section(handshakes), failures_section(doc)]
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta name='viewport' content='width=device-width'><title>secperf — {e(doc['run_id'])}</title>"
             f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n")

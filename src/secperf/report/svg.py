@@ -33,6 +33,7 @@ __all__ = [
     "box_plot",
     "grouped_bars",
     "line_plot",
+    "stacked_bars",
     "fmt_value",
     "nice_linear_ticks",
     "log10_ticks",
@@ -653,6 +654,68 @@ def grouped_bars(groups: list[tuple[str, list[tuple[str, float, float | None, fl
             y += bar_h * k
         parts.append("</g>")
     return _close(parts)
+
+
+def stacked_bars(rows: list[tuple[str, list[tuple[str, float]]]], *, title: str, unit: str,
+                 width: int = 760, css_class: str = "plot stacked-bars") -> str:
+    """Horizontal stacked bars on a linear axis from zero: ``[(row_label, [(segment, value), ...])]``.
+
+    A segment name keeps its colour in every row (a legend lists them in first-seen order), so a
+    per-message handshake breakdown reads across configurations. The row total is printed at the
+    end of each bar; non-finite or negative segments are dropped.
+    """
+    bar_h, top, bottom, right = 24.0, 34.0, 44.0, 70.0
+    names: list[str] = []
+    for _, segs in rows:
+        for name, _v in segs:
+            if str(name) not in names:
+                names.append(str(name))
+    colour = {n: PALETTE[i % len(PALETTE)] if i < len(PALETTE) else _EXTRA_COLOURS[(i - len(PALETTE)) % len(_EXTRA_COLOURS)]
+              for i, n in enumerate(names)}
+    left, max_chars = _left_margin([r[0] for r in rows], width)
+    x0, x1 = left, max(left + 40, width - right)
+    # legend: wrap entries over lines under the title
+    legend, lx, ly = [], x0, top
+    for n in names:
+        w = 18 + _text_w(n) + 14
+        if lx + w > width - 10 and lx > x0:
+            lx, ly = x0, ly + 16
+        legend.append((n, lx, ly))
+        lx += w
+    top = ly + 22
+    clean = [(lab, [(str(n), float(v)) for n, v in segs if _ok(v, False) and float(v) >= 0]) for lab, segs in rows]
+    totals = [sum(v for _, v in segs) for _, segs in clean]
+    height = top + bar_h * max(1, len(rows)) + bottom
+    axis = _make_axis(totals or [0.0], False, x0, x1, unit, include_zero=True)
+    sx = axis.scale
+    y_bottom = top + bar_h * max(1, len(rows))
+    parts = _open("stacked", title, width, height, css_class)
+    parts += _x_axis(axis, top, y_bottom)
+    for n, lx, ly in legend:
+        parts.append(f'<g class="legend-item"><rect x="{_n(lx)}" y="{_n(ly - 5)}" width="12" height="10" '
+                     f'fill="{colour[n]}"/><text x="{_n(lx + 16)}" y="{_n(ly)}" dy="0.35em" fill="{_TEXT}">'
+                     f'{_esc(n)}</text></g>')
+    if not rows:
+        parts.append(f'<text class="no-data" x="{_n((x0 + x1) / 2)}" y="{_n(top + bar_h / 2)}" dy="0.35em" '
+                     f'text-anchor="middle" fill="{_MUTED}">no data</text>')
+    for i, ((lab, segs), total) in enumerate(zip(clean, totals)):
+        yc = top + bar_h * (i + 0.5)
+        parts.append(_label(x0 - 8, yc, str(lab), max_chars))
+        parts.append(f'<g class="stack" data-label="{_esc(lab)}">')
+        acc = 0.0
+        for n, v in segs:
+            xa, xb = sx(acc), sx(acc + v)
+            parts.append(f'<rect class="segment" x="{_n(xa)}" y="{_n(yc - bar_h * 0.34)}" '
+                         f'width="{_n(max(xb - xa, 0.0))}" height="{_n(bar_h * 0.68)}" fill="{colour[n]}">'
+                         f'<title>{_esc(f"{lab} — {n}: {fmt_value(v, unit)}")}</title></rect>')
+            acc += v
+        parts.append("</g>")
+        parts.append(f'<text class="value" x="{_n(sx(total) + 5)}" y="{_n(yc)}" dy="0.35em" fill="{_TEXT}">'
+                     f'{_esc(fmt_value(total, unit))}</text>')
+    return _close(parts)
+
+
+_EXTRA_COLOURS = ("#999999", "#882255", "#44AA99", "#117733", "#332288", "#DDCC77")
 
 
 # ---------------------------------------------------------------------------

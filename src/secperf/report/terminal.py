@@ -138,3 +138,53 @@ def compare_table(cmp: dict) -> Table:
         t.add_row(r["id"], fmt_time_us(r["a_p50_us"]), fmt_time_us(r["b_p50_us"]),
                   f"{r['change']:+.1%}", f"{r['p_value']:.3g}", verdict)
     return t
+
+
+def handshake_tables(doc: dict) -> list[Table]:
+    series = [s for s in doc["series"] if s.get("kind") == "handshake"]
+    if not series:
+        return []
+    t = Table(title="TLS/DTLS handshakes (per connection)", title_justify="left", header_style="bold",
+              caption="handshake: TCP connected → handshake complete; CPU: client thread inside OpenSSL",
+              caption_justify="left")
+    for c, j in (("configuration", "left"), ("server", "left"), ("n", "right"), ("handshake P50", "right"),
+                 ("P90", "right"), ("client CPU P50", "right"), ("waiting P50", "right"),
+                 ("server CPU P50", "right"), ("check", "left")):
+        t.add_column(c, justify=j)
+    for s in series:
+        lab, sm, d = s["labels"], s["summary"], s["derived"]
+        checks = []
+        if "resumed" in d:
+            checks.append(f"resumed {d['resumed']}/{sm['n'] if sm else 0}")
+        if "early_data_accepted" in d:
+            checks.append(f"0-RTT accepted {d['early_data_accepted']}/{sm['n'] if sm else 0}")
+        if s["failures"]:
+            checks.append(f"[red]{len(s['failures'])} failed: {s['failures'][-1]['reason']}[/red]")
+        if not sm:
+            t.add_row(lab["label"], lab["server"], "0", "", "", "", "", "", "; ".join(checks))
+            continue
+        t.add_row(lab["label"], lab["server"], str(sm["n"]), fmt_time_us(sm["p50_us"]), fmt_time_us(sm["p90_us"]),
+                  fmt_time_us((s.get("cpu_summary") or {}).get("p50_us")), fmt_time_us(d.get("wait_p50_us")),
+                  fmt_time_us(d.get("server_cpu_p50_us")), "; ".join(checks))
+    out = [t]
+    cols = [s for s in series if s["derived"].get("breakdown")]
+    if cols:
+        m = Table(title="Client CPU per handshake message (P50)", title_justify="left", header_style="bold")
+        m.add_column("message")
+        for s in cols:
+            m.add_column(s["labels"]["label"], justify="right")
+        order: list[str] = []
+        for s in cols:
+            for x in s["derived"]["breakdown"]["messages"]:
+                if x["message"] not in order:
+                    order.append(x["message"])
+        for msg in order:
+            row = [msg]
+            for s in cols:
+                v = next((x["p50_cpu_us"] for x in s["derived"]["breakdown"]["messages"] if x["message"] == msg), None)
+                row.append(fmt_time_us(v) if v is not None else "–")
+            m.add_row(*row)
+        m.add_row("[bold]total (library CPU)[/bold]",
+                  *[f"[bold]{fmt_time_us((s.get('cpu_summary') or {}).get('p50_us'))}[/bold]" for s in cols])
+        out.append(m)
+    return out

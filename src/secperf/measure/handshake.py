@@ -1,0 +1,346 @@
+"""`secperf handshake`: TLS 1.2/1.3 and DTLS 1.2 handshakes timed by secperf-probe's client against
+a real server (the probe's own, `openssl s_server` or nginx), with the client's CPU split per
+handshake message. One configuration becomes one Result series:
+
+- values_us: handshake wall time per connection (TCP connected → handshake complete);
+- cpu_values_us: client CPU inside the TLS library for that handshake;
+- samples: every connection line from the probe, raw (per-message CPU, flights, app exchange);
+- derived: per-message medians, the sum-rule check, resumption / early-data verification counts,
+  TCP connect and app-exchange medians, and the server's CPU per handshake (probe server only).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from ..core import result as R
+from ..core import stats
+from ..lab.pki import LabPKI
+from ..lab.services import Nginx, ProbeServer, SServer, ServiceError
+from .probe import find_probe
+
+TIMER = {
+    "name": "handshake",
+    "start": "TCP connection established (DTLS: UDP socket connected)",
+    "end": "handshake complete (SSL_connect returned 1)",
+    "value": "wall time per connection; cpu_values_us: client thread CPU inside OpenSSL during the handshake",
+    "clock": "CLOCK_MONOTONIC (wall), CLOCK_THREAD_CPUTIME_ID (CPU)",
+}
+SUM_RULE_TOLERANCE = 0.02
+PSK_IDENTITY = "secperf-device"
+PSK_HEX = "8f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0"  # lab-only demo PSK
+SERVERS = ("probe", "s_server", "nginx")
+
+
+class HandshakeError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class HandshakeConfig:
+    """One thing to measure: a client/server configuration. `label` names it in tables."""
+    label: str
+    tls: str = "1.3"
+    proto: str = "tls"
+    ciphersuites: str | None = "TLS_AES_128_GCM_SHA256"
+    ciphers: str | None = None            # TLS 1.2 cipher list
+    groups: str | None = "x25519"
+    sigalgs: str | None = None
+    cert_type: str = "rsa-2048"
+    depth: int = 1
+    mode: str = "full"                    # full | resume-ticket | resume-id | psk | psk-dhe | 0rtt
+    mtls: bool = False
+    client_key_type: str = "ecdsa-p256"
+    server: str = "probe"
+    dtls_cookie: bool = True
+    mtu: int | None = None
+    request_bytes: int = 40
+    response_bytes: int = 846
+    early_data_bytes: int = 40
+
+    @property
+    def series_id(self) -> str:
+        return f"handshake/{self.server}/{self.label}"
+
+
+@dataclass
+class HandshakeParams:
+    n: int = 50
+    warmup: int = 5
+    timeout_ms: int = 5000
+    pki_root: Path | None = None
+    workdir: Path | None = None
+
+    def as_dict(self) -> dict:
+        return {"n": self.n, "warmup": self.warmup, "timeout_ms": self.timeout_ms}
+
+
+# --- the experiments ----------------------------------------------------------------------------
+
+V13 = HandshakeConfig("tls1.3 aes128gcm x25519 rsa2048")
+V12 = HandshakeConfig("tls1.2 ecdhe-rsa-aes128gcm x25519 rsa2048", tls="1.2", ciphersuites=None,
+                      ciphers="ECDHE-RSA-AES128-GCM-SHA256")
+
+
+def experiment(name: str) -> list[HandshakeConfig]:
+    """The configurations of a named experiment (S1's and beyond)."""
+    chacha = "TLS_CHACHA20_POLY1305_SHA256"
+    if name == "versions":
+        return [V13, V12]
+    if name == "suites":
+        return [V13, replace(V13, label="tls1.3 chacha20 x25519 rsa2048", ciphersuites=chacha)]
+    if name == "groups":
+        return [replace(V13, label=f"tls1.3 aes128gcm {g.lower()} rsa2048", groups=g)
+                for g in ("x25519", "P-256", "P-384", "x448", "ffdhe2048")]
+    if name == "breakdown":
+        return [replace(V13, label=f"tls1.3 {s} {g.lower()}", ciphersuites=cs, groups=g)
+                for s, cs in (("aes128gcm", "TLS_AES_128_GCM_SHA256"), ("chacha20", chacha))
+                for g in ("x25519", "P-256")]
+    if name == "appdata":
+        return [replace(V13, label=f"tls1.3 {s} response {size}", ciphersuites=cs, response_bytes=size)
+                for s, cs in (("aes128gcm", "TLS_AES_128_GCM_SHA256"), ("chacha20", chacha))
+                for size in (846, 4096, 16000)]
+    if name == "resumption":
+        return [V13, replace(V13, label="tls1.3 resume ticket", mode="resume-ticket"),
+                V12, replace(V12, label="tls1.2 resume ticket", mode="resume-ticket"),
+                replace(V12, label="tls1.2 resume session-id", mode="resume-id")]
+    if name == "psk":
+        return [V13, replace(V13, label="tls1.3 psk_ke (no ECDHE)", mode="psk"),
+                replace(V13, label="tls1.3 psk_dhe_ke", mode="psk-dhe"),
+                replace(V12, label="tls1.2 psk-aes128-gcm", mode="psk", ciphers="PSK-AES128-GCM-SHA256")]
+    if name == "0rtt":
+        return [replace(V13, label="tls1.3 resume ticket", mode="resume-ticket"),
+                replace(V13, label="tls1.3 0-rtt early data", mode="0rtt")]
+    if name == "certs":
+        return ([replace(V13, label=f"tls1.3 cert {t}", cert_type=t)
+                 for t in ("rsa-2048", "rsa-3072", "rsa-4096", "ecdsa-p256", "ecdsa-p384", "ed25519")]
+                + [replace(V13, label=f"tls1.3 cert rsa-2048 chain depth {d}", depth=d) for d in (2, 3)])
+    if name == "mtls":
+        return [V13, replace(V13, label="tls1.3 mutual tls (client ecdsa-p256)", mtls=True),
+                V12, replace(V12, label="tls1.2 mutual tls (client ecdsa-p256)", mtls=True)]
+    if name == "dtls":
+        d = replace(V12, label="dtls1.2 ecdhe-rsa-aes128gcm cookie", proto="dtls")
+        return [d, replace(d, label="dtls1.2 ecdhe-rsa-aes128gcm no cookie", dtls_cookie=False), V12]
+    raise HandshakeError(f"unknown experiment {name!r}; known: {', '.join(EXPERIMENTS)}")
+
+
+EXPERIMENTS = ("versions", "suites", "groups", "breakdown", "appdata", "resumption", "psk", "0rtt",
+               "certs", "mtls", "dtls")
+
+
+# --- running one configuration ------------------------------------------------------------------
+
+def _tls_args(cfg: HandshakeConfig) -> list[str]:
+    a = ["--proto", cfg.proto, "--tls", cfg.tls]
+    if cfg.tls == "1.3" and cfg.ciphersuites:
+        a += ["--ciphersuites", cfg.ciphersuites]
+    if cfg.ciphers:
+        a += ["--ciphers", cfg.ciphers]
+    if cfg.groups:
+        a += ["--groups", cfg.groups]
+    if cfg.sigalgs:
+        a += ["--sigalgs", cfg.sigalgs]
+    return a
+
+
+def _psk_args(cfg: HandshakeConfig) -> list[str]:
+    return ["--psk-identity", PSK_IDENTITY, "--psk-hex", PSK_HEX] if cfg.mode in ("psk", "psk-dhe") else []
+
+
+def server_for(cfg: HandshakeConfig, pki: LabPKI, workdir: Path | None):
+    certs = pki.server(cfg.cert_type, cfg.depth)
+    client_ca = pki.client(cfg.client_key_type).ca if cfg.mtls else None
+    if cfg.server == "probe":
+        args = _tls_args(cfg) + _psk_args(cfg) + ["--response-bytes", str(cfg.response_bytes)]
+        if cfg.mode == "0rtt":
+            args += ["--early-data", "16384"]
+        if cfg.proto == "dtls":
+            args += ["--dtls-cookie", "on" if cfg.dtls_cookie else "off"]
+            if cfg.mtu:
+                args += ["--mtu", str(cfg.mtu)]
+        return ProbeServer(certs, args, proto=cfg.proto, client_ca=client_ca, workdir=workdir)
+    if cfg.server == "s_server":
+        args = []
+        if cfg.tls == "1.2":
+            args.append("-tls1_2") if cfg.proto == "tls" else None
+        if cfg.mode in ("psk", "psk-dhe"):
+            args += ["-psk_identity", PSK_IDENTITY, "-psk", PSK_HEX]
+        if cfg.mode == "0rtt":
+            args += ["-early_data"]
+        return SServer(certs, args, proto=cfg.proto, client_ca=client_ca, workdir=workdir)
+    if cfg.server == "nginx":
+        if cfg.proto != "tls" or cfg.mode in ("psk", "psk-dhe", "0rtt"):
+            raise HandshakeError(f"nginx cannot run {cfg.label!r} (no DTLS, external PSK or 0-RTT here)")
+        return Nginx(certs, client_ca=client_ca, workdir=workdir)
+    raise HandshakeError(f"unknown server {cfg.server!r}; known: {', '.join(SERVERS)}")
+
+
+def client_args(cfg: HandshakeConfig, port: int, p: HandshakeParams, pki: LabPKI) -> list[str]:
+    certs = pki.server(cfg.cert_type, cfg.depth)
+    a = ["--host", "127.0.0.1", "--port", str(port), "--ca", str(certs.ca), "--servername", "localhost",
+         "--mode", cfg.mode, "--n", str(p.n), "--warmup", str(p.warmup), "--timeout-ms", str(p.timeout_ms),
+         "--request-bytes", str(cfg.request_bytes), "--response-bytes", str(cfg.response_bytes)]
+    a += _tls_args(cfg) + _psk_args(cfg)
+    if cfg.mode == "0rtt":
+        a += ["--early-data-bytes", str(cfg.early_data_bytes)]
+    if cfg.mtls:
+        c = pki.client(cfg.client_key_type)
+        a += ["--cert", str(c.cert), "--key", str(c.key)]
+    if cfg.proto == "dtls":
+        if cfg.dtls_cookie:
+            a.append("--dtls-cookie")
+        if cfg.mtu:
+            a += ["--mtu", str(cfg.mtu)]
+    return a
+
+
+def run_client(args: list[str], timeout_s: float) -> tuple[dict | None, list[dict], str | None]:
+    """Run `secperf-probe client`; returns (meta, connection lines, error)."""
+    try:
+        proc = subprocess.run([str(find_probe()), "client", *args], capture_output=True, text=True,
+                              timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return None, [], f"probe client did not finish within {timeout_s:.0f} s"
+    meta, conns, err = None, [], None
+    for line in proc.stdout.splitlines():
+        try:
+            msg = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if msg.get("type") == "meta":
+            meta = msg
+        elif msg.get("type") == "conn" and not msg.get("warmup"):
+            conns.append(msg)
+        elif msg.get("type") == "error":
+            err = msg.get("reason")
+    if proc.returncode != 0 and err is None:
+        err = (proc.stderr.strip().splitlines() or [f"probe client exited with {proc.returncode}"])[-1]
+    return meta, conns, err
+
+
+def message_key(m: dict) -> str:
+    return f"{m['event']} ({m['dir']})"
+
+
+def breakdown(conns: list[dict]) -> dict:
+    """Per-message medians (µs) in first-seen order, and the sum rule checked on every connection."""
+    order: list[str] = []
+    per: dict[str, list[float]] = {}
+    worst = 0.0
+    for c in conns:
+        seen: dict[str, float] = {}
+        for m in c.get("messages", []):
+            k = message_key(m)
+            seen[k] = seen.get(k, 0.0) + float(m["cpu_us"])
+        for k, v in seen.items():
+            if k not in per:
+                order.append(k)
+                per[k] = []
+            per[k].append(v)
+        total = float(c.get("lib_cpu_us") or 0.0)
+        if total > 0:
+            worst = max(worst, abs(sum(seen.values()) - total) / total)
+    return {
+        "messages": [{"message": k, "p50_cpu_us": stats.median(per[k]), "n": len(per[k])} for k in order],
+        "sum_rule_worst_error": worst,
+        "sum_rule_ok": worst <= SUM_RULE_TOLERANCE,
+    }
+
+
+def _median_of(conns: list[dict], path: tuple[str, ...]) -> float | None:
+    vals = []
+    for c in conns:
+        v = c
+        for key in path:
+            v = v.get(key) if isinstance(v, dict) else None
+        if isinstance(v, (int, float)):
+            vals.append(float(v))
+    return stats.median(vals) if vals else None
+
+
+def _slug(text: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in text)[:80]
+
+
+def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI) -> dict:
+    """Start the server, run the client, stop the server; server logs stay only if something failed."""
+    labels = {k: v for k, v in asdict(cfg).items()}
+    series = R.new_series(cfg.series_id, kind="handshake", labels=labels, timer=TIMER)
+    workdir = (p.workdir / _slug(f"{cfg.server}-{cfg.label}")) if p.workdir else None
+    try:
+        server = server_for(cfg, pki, workdir)
+    except HandshakeError as exc:
+        R.add_failure(series, f"server: {exc}")
+        return R.finalize_series(series)
+    try:
+        server.start()
+    except (ServiceError, OSError) as exc:
+        R.add_failure(series, f"server: {exc}")
+        series["labels"]["server_log"] = str(server.log_path)
+        return R.finalize_series(series)
+    try:
+        budget = (p.n + p.warmup + 2) * (p.timeout_ms / 1000.0) * 3 + 30
+        meta, conns, err = run_client(client_args(cfg, server.port, p, pki), budget)
+        time.sleep(0.05)  # let the server print its last connection line
+        server_conns = server.drain() if isinstance(server, ProbeServer) else []
+    finally:
+        server.stop()
+    if meta:
+        series["labels"]["library"] = meta.get("openssl_version")
+    if err:
+        R.add_failure(series, err)
+    for c in conns:
+        series["samples"].append(c)
+        if c.get("ok"):
+            series["values_us"].append(float(c["handshake_wall_us"]))
+            series["cpu_values_us"].append(float(c["lib_cpu_us"]))
+        else:
+            R.add_failure(series, f"connection {c.get('i')}: {c.get('stage', '?')}: {c.get('reason', 'failed')}")
+    ok = [c for c in conns if c.get("ok")]
+    d = series["derived"]
+    if ok:
+        d["breakdown"] = breakdown(ok)
+        d["tcp_connect_p50_us"] = _median_of(ok, ("tcp_connect_us",))
+        d["wait_p50_us"] = _median_of(ok, ("wait_us",))
+        d["app_write_p50_us"] = _median_of(ok, ("app", "write_us"))
+        d["app_read_p50_us"] = _median_of(ok, ("app", "read_us"))
+        d["negotiated"] = {k: ok[0].get(k) for k in ("version", "cipher", "group")}
+        if cfg.mode.startswith("resume") or cfg.mode in ("0rtt",):
+            d["resumed"] = sum(1 for c in ok if c.get("resumed"))
+            if d["resumed"] < len(ok):
+                R.add_failure(series, f"resumption did not happen on {len(ok) - d['resumed']} of {len(ok)} connections")
+        if cfg.mode == "0rtt":
+            d["early_data_accepted"] = sum(1 for c in ok if c.get("early_data") == "accepted")
+        flights = [f for f in ok[0].get("flights", [])]
+        d["flights_first_conn"] = flights
+    srv_ok = [c for c in server_conns if c.get("ok")]
+    if srv_ok:
+        d["server_cpu_p50_us"] = stats.median([float(c["handshake_cpu_us"]) for c in srv_ok])
+    R.finalize_series(series)
+    if series["status"] == "ok":
+        shutil.rmtree(server.workdir, ignore_errors=True)
+    else:
+        series["labels"]["server_log"] = str(server.log_path)
+    return series
+
+
+def run_handshakes(configs: list[HandshakeConfig], p: HandshakeParams, doc: dict, run=None,
+                   progress=None) -> dict:
+    pki = LabPKI(p.pki_root).ensure()
+    if p.workdir is None and run is not None:
+        p.workdir = run.dir / "services"
+    for i, cfg in enumerate(configs):
+        if progress:
+            progress("start", cfg, i, len(configs), None)
+        series = measure_config(cfg, p, pki)
+        doc["series"].append(series)
+        if run is not None:
+            run.save(doc)
+        if progress:
+            progress("done", cfg, i, len(configs), series)
+    return doc

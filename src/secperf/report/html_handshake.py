@@ -1,0 +1,105 @@
+"""Handshake sections of the HTML report: wall and CPU distributions per configuration (box plots
+like study S1's figures), the per-message client CPU as stacked bars and as a table, and a summary
+table with resumption / early-data verification and the server's CPU."""
+
+from __future__ import annotations
+
+from . import svg
+from .units import fmt_time_us
+
+
+def _e(x) -> str:
+    import html
+    return html.escape("" if x is None else str(x), quote=True)
+
+
+def _name(s: dict) -> str:
+    lab = s["labels"]
+    return f"{lab['label']} @ {lab['server']}"
+
+
+def summary_table(series: list[dict]) -> str:
+    head = ("<tr><th class='l'>configuration</th><th class='l'>server</th><th>n ok</th><th>failed</th>"
+            "<th>handshake P50</th><th>P90</th><th>P99</th><th>client CPU P50</th><th>waiting P50</th>"
+            "<th>TCP connect P50</th><th>server CPU P50</th><th class='l'>negotiated</th>"
+            "<th class='l'>verified</th></tr>")
+    trs = []
+    for s in series:
+        lab, sm, d = s["labels"], s["summary"], s["derived"]
+        nfail = len([f for f in s["failures"]])
+        neg = d.get("negotiated") or {}
+        checks = []
+        if "resumed" in d:
+            checks.append(f"resumed {d['resumed']}/{sm['n'] if sm else 0}")
+        if "early_data_accepted" in d:
+            checks.append(f"early data accepted {d['early_data_accepted']}/{sm['n'] if sm else 0}")
+        if d.get("breakdown"):
+            b = d["breakdown"]
+            checks.append(f"per-message sum within {b['sum_rule_worst_error']:.2%}")
+        if not sm:
+            reason = s["failures"][-1]["reason"] if s["failures"] else s["status"]
+            trs.append(f"<tr><td class='l'>{_e(lab['label'])}</td><td class='l'>{_e(lab['server'])}</td>"
+                       f"<td>0</td><td>{nfail}</td><td class='l fail' colspan='9'>{_e(reason)}</td></tr>")
+            continue
+        cpu = (s.get("cpu_summary") or {}).get("p50_us")
+        cells = [sm["n"], nfail, fmt_time_us(sm["p50_us"]), fmt_time_us(sm["p90_us"]), fmt_time_us(sm["p99_us"]),
+                 fmt_time_us(cpu), fmt_time_us(d.get("wait_p50_us")), fmt_time_us(d.get("tcp_connect_p50_us")),
+                 fmt_time_us(d.get("server_cpu_p50_us"))]
+        trs.append(f"<tr><td class='l'>{_e(lab['label'])}</td><td class='l'>{_e(lab['server'])}</td>"
+                   + "".join(f"<td>{_e(c)}</td>" for c in cells)
+                   + f"<td class='l muted'>{_e(' '.join(str(v) for v in neg.values() if v))}</td>"
+                   + f"<td class='l'>{_e('; '.join(checks))}</td></tr>")
+    return f"<table>{head}{''.join(trs)}</table>"
+
+
+def message_table(series: list[dict]) -> str:
+    cols = [s for s in series if s["derived"].get("breakdown")]
+    if not cols:
+        return ""
+    order: list[str] = []
+    for s in cols:
+        for m in s["derived"]["breakdown"]["messages"]:
+            if m["message"] not in order:
+                order.append(m["message"])
+    head = "<tr><th class='l'>message</th>" + "".join(f"<th>{_e(_name(s))}</th>" for s in cols) + "</tr>"
+    rows = []
+    for msg in order:
+        cells = []
+        for s in cols:
+            v = next((m["p50_cpu_us"] for m in s["derived"]["breakdown"]["messages"] if m["message"] == msg), None)
+            cells.append(fmt_time_us(v) if v is not None else "–")
+        rows.append(f"<tr><td class='l'>{_e(msg)}</td>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>")
+    total = "".join(f"<td><b>{_e(fmt_time_us((s.get('cpu_summary') or {}).get('p50_us')))}</b></td>" for s in cols)
+    rows.append(f"<tr><td class='l'><b>client CPU in the library (P50)</b></td>{total}</tr>")
+    return f"<table>{head}{''.join(rows)}</table>"
+
+
+def section(series: list[dict]) -> str:
+    if not series:
+        return ""
+    parts = ["<h2>TLS/DTLS handshakes</h2>",
+             "<p>Each connection is timed by <code>secperf-probe client</code> inside one process after "
+             "warm-up connections. <b>Handshake</b>: wall time from the established TCP connection to "
+             "handshake completion. <b>Client CPU</b>: the client thread's CPU time inside OpenSSL during "
+             "the handshake; <b>waiting</b> is the rest (network and server). The per-message split "
+             "attributes that CPU to the message being built (sent) or processed (received); the parts "
+             "add up to the total on every connection.</p>",
+             summary_table(series)]
+    ok = [s for s in series if s["values_us"]]
+    if ok:
+        parts.append("<figure>" + svg.box_plot([(_name(s), s["values_us"]) for s in ok],
+                                               title="Handshake wall time per connection", unit="µs", log=False)
+                     + "<figcaption>Box: P25–P75, line: median, dots: connections.</figcaption></figure>")
+        parts.append("<figure>" + svg.box_plot([(_name(s), s["cpu_values_us"]) for s in ok],
+                                               title="Client CPU per handshake (inside the TLS library)",
+                                               unit="µs", log=False) + "</figure>")
+    stacked = [(_name(s), [(m["message"], m["p50_cpu_us"]) for m in s["derived"]["breakdown"]["messages"]])
+               for s in series if s["derived"].get("breakdown")]
+    if stacked:
+        parts.append("<h3>Client CPU per handshake message</h3>")
+        parts.append("<figure>" + svg.stacked_bars(stacked, title="Client CPU per message (P50 per message)",
+                                                   unit="µs")
+                     + "<figcaption>Medians per message, so a bar's length can differ slightly from the "
+                       "median total.</figcaption></figure>")
+        parts.append(message_table(series))
+    return "".join(parts)
