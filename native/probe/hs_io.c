@@ -50,12 +50,13 @@ void hs_io_reason(SSL *ssl, int ssl_error, int saved_errno, const hs_trace *tr, 
         }
     }
     if (ssl_error == SSL_ERROR_SYSCALL) {
-        if (saved_errno != 0)
+        if (saved_errno != 0) {
             append(buf, len, shown ? "; %s" : "%s", strerror(saved_errno));
-        if (saved_errno == ECONNREFUSED && ssl != NULL && SSL_is_dtls(ssl))
-            append(buf, len, "%s", " (ICMP port unreachable: nothing listens on that UDP port)");
-        else if (!shown)
+            if (saved_errno == ECONNREFUSED && ssl != NULL && SSL_is_dtls(ssl))
+                append(buf, len, "%s", " (ICMP port unreachable: nothing listens on that UDP port)");
+        } else if (!shown) {
             append(buf, len, "%s", "connection closed by the peer");
+        }
         shown = 1;
     } else if (ssl_error == SSL_ERROR_ZERO_RETURN) {
         append(buf, len, shown ? "; %s" : "%s", "peer closed the connection (close_notify)");

@@ -148,6 +148,21 @@ static SSL *new_ssl(server *s, BIO *bio, int fd, hs_server_conn *r)
     return ssl;
 }
 
+/* After a failure the client may still have data in flight (TLS 1.3: its Finished and request);
+ * closing with unread data makes the kernel send RST, which destroys our alert before the client
+ * reads it. Half-close and drain briefly so the client sees why it failed. */
+static void linger_close(int fd)
+{
+    shutdown(fd, SHUT_WR);
+    uint64_t deadline = hs_now_ns() + 200000000u;
+    char buf[4096];
+    while (hs_poll(fd, POLLIN, deadline) == HS_POLL_READY) {
+        ssize_t n = read(fd, buf, sizeof(buf));
+        if (n <= 0)
+            break;
+    }
+}
+
 static void one_tcp(server *s, int cfd, hs_server_conn *r)
 {
     uint64_t t0 = hs_now_ns();
@@ -160,6 +175,8 @@ static void one_tcp(server *s, int cfd, hs_server_conn *r)
         serve(s, ssl, cfd, t0, r);
     s->trace.active = 0;
     SSL_free(ssl);
+    if (!r->ok)
+        linger_close(cfd);
     close(cfd);
     ERR_clear_error();
 }
@@ -275,19 +292,16 @@ static int one_dtls(server *s, hs_server_conn *r)
         goto done;
     }
     BIO_ctrl(cbio, BIO_CTRL_DGRAM_SET_CONNECTED, 0, peer);
-    if (a->dtls_cookie) {
-        /* DTLSv1_listen kept the ClientHello: the rest runs on the client's own socket. */
-        SSL_set_bio(ssl, cbio, cbio);
-    } else {
-        /* The ClientHello is still queued on the listening socket: the first SSL_accept call
-         * reads it there and writes to the client's socket, then reading moves over too. */
-        SSL_set_bio(ssl, lbio, cbio); /* keeps lbio as rbio, adopts cbio as wbio */
-        s->pending_rbio = BIO_new_dgram(cfd, BIO_NOCLOSE);
-        if (s->pending_rbio != NULL)
-            BIO_ctrl(s->pending_rbio, BIO_CTRL_DGRAM_SET_CONNECTED, 0, peer);
-    }
+    /* From now on the kernel hands this client's datagrams to cfd. Those queued on the
+     * listening socket before (the ClientHello, or its later fragments after DTLSv1_listen
+     * took the first one) are read there by the first SSL_accept call; when that call wants
+     * more, reading moves to cfd. Writing goes to cfd from the start. */
+    SSL_set_bio(ssl, lbio, cbio); /* keeps lbio as rbio, adopts cbio as wbio */
+    s->pending_rbio = BIO_new_dgram(cfd, BIO_NOCLOSE);
+    if (s->pending_rbio != NULL)
+        BIO_ctrl(s->pending_rbio, BIO_CTRL_DGRAM_SET_CONNECTED, 0, peer);
     BIO_ADDR_free(peer);
-    if (!a->dtls_cookie && s->pending_rbio == NULL)
+    if (s->pending_rbio == NULL)
         goto done;
     if (a->tls.mtu) {
         SSL_set_options(ssl, SSL_OP_NO_QUERY_MTU);

@@ -42,9 +42,11 @@
  *     is parsed. A received TLS ChangeCipherSpec owns the CPU up to the next record header
  *     (its processing, the read-key switch, happens after an SSL_CB_LOOP).
  *  5. CPU inside a call before its first message event belongs to the next message (for a
- *     call resumed after WANT_READ: reading and decrypting the next received message).
- *     CPU after the last timed event of a call belongs to the message that owns the CPU at
- *     that point or, if none does, to the last message seen; CPU left unowned when the
+ *     call resumed after WANT_READ: reading and decrypting the next received message); a
+ *     call with no message event at all (a read that found part of a record, a DTLS
+ *     retransmission) is all "before" and goes to the next message too. CPU after the last
+ *     timed event of a call that saw a message belongs to the message owning the CPU at that
+ *     point or, if none does, to the last message of that call. CPU left unowned when the
  *     handshake ends goes to the last message.
  *
  * Only ownership changes are timed: a boundary reached while no message owns the CPU (the
@@ -113,7 +115,8 @@ void hs_trace_call_end(hs_trace *t)
     uint64_t now = hs_cpu_ns();
     uint64_t seg = now - t->last;
     t->clock_reads++;
-    int owner = t->cur >= 0 ? t->cur : t->nmsgs - 1;
+    /* No owner: the last message if this call saw one, else the next message (pending). */
+    int owner = t->cur >= 0 ? t->cur : t->nmsgs > t->call_first_msg ? t->nmsgs - 1 : -1;
     if (owner >= 0)
         t->msgs[owner].cpu_ns += seg;
     else

@@ -37,6 +37,7 @@ typedef struct hs_trace {
     uint64_t call_begin;
     uint64_t call_cpu_ns; /* CPU inside the traced library calls: lib_cpu */
     uint64_t pending_ns;  /* CPU not owned yet: it goes to the next message */
+    int call_first_msg;   /* nmsgs when the current call began */
     unsigned calls;
     unsigned clock_reads; /* thread-CPU clock reads made by the trace */
     int nmsgs;
@@ -80,6 +81,7 @@ static inline void hs_trace_call_begin(hs_trace *t)
     t->last = now;
     t->cur = -1;
     t->cur_sticky = 0;
+    t->call_first_msg = t->nmsgs;
     t->clock_reads++;
 }
 

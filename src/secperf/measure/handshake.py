@@ -141,8 +141,14 @@ def _tls_args(cfg: HandshakeConfig) -> list[str]:
         a += ["--ciphersuites", cfg.ciphersuites]
     if cfg.ciphers:
         a += ["--ciphers", cfg.ciphers]
-    if cfg.groups:
-        a += ["--groups", cfg.groups]
+    groups = cfg.groups
+    if groups and cfg.mtls and cfg.tls == "1.2" and cfg.client_key_type == "ecdsa-p256" and "P-256" not in groups:
+        # TLS 1.2 (RFC 8422): an ECDSA client certificate's curve must be among the negotiated
+        # groups, or the server rejects it (illegal_parameter). Appended last so ECDHE keeps the
+        # configured first group.
+        groups += ":P-256"
+    if groups:
+        a += ["--groups", groups]
     if cfg.sigalgs:
         a += ["--sigalgs", cfg.sigalgs]
     return a

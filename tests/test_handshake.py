@@ -1,0 +1,131 @@
+"""Handshakes against real servers: every mode completes and is verified per connection, the
+per-message CPU partitions the library CPU, and broken set-ups give failed samples with reasons
+within a bounded time while the run goes on."""
+
+import time
+
+import pytest
+
+from secperf.core import result as R
+from secperf.lab.pki import LabPKI
+from secperf.lab.services import ProbeServer, SServer, free_port
+from secperf.measure import handshake as H
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory):
+    return LabPKI(tmp_path_factory.mktemp("hs") / "pki").ensure()
+
+
+@pytest.fixture
+def params(tmp_path):
+    return H.HandshakeParams(n=6, warmup=1, timeout_ms=3000, workdir=tmp_path / "svc")
+
+
+def _by_label(configs):
+    return {c.label: c for c in configs}
+
+
+@pytest.mark.parametrize("experiment", ["versions", "resumption", "psk", "0rtt", "mtls", "dtls", "groups"])
+def test_every_mode_completes_and_is_verified(experiment, pki, params):
+    for cfg in H.experiment(experiment):
+        s = H.measure_config(cfg, params, pki)
+        assert s["status"] == "ok", (cfg.label, s["failures"][:3])
+        assert len(s["values_us"]) == params.n
+        d = s["derived"]
+        assert d["negotiated"]["version"] == ("DTLSv1.2" if cfg.proto == "dtls" else f"TLSv{cfg.tls}")
+        kex = {c["kex"] for c in s["samples"]}
+        if cfg.mode.startswith("resume") or cfg.mode == "0rtt":
+            assert d["resumed"] == params.n  # verified on every connection
+        elif cfg.mode == "psk":  # OpenSSL counts an external PSK as a resumed session; kex tells which
+            assert kex == ({"psk_ke"} if cfg.tls == "1.3" else {"psk"})
+        elif cfg.mode == "psk-dhe":
+            assert kex == {"psk_dhe_ke"}
+        else:
+            assert not any(c.get("resumed") for c in s["samples"])
+            assert kex <= {"ecdhe", "dhe"}
+        if cfg.mode == "0rtt":
+            assert d["early_data_accepted"] == params.n
+        if cfg.mode == "psk":
+            names = {m["message"] for m in d["breakdown"]["messages"]}
+            assert "Certificate (received)" not in names  # PSK: no certificate at all
+        if cfg.mtls:
+            assert all(c["client_cert_sent"] for c in s["samples"])
+
+
+def test_per_message_cpu_sums_to_library_cpu_on_every_connection(pki, params):
+    for cfg in H.experiment("versions") + [H.experiment("mtls")[1]]:
+        s = H.measure_config(cfg, params, pki)
+        assert s["status"] == "ok", s["failures"][:3]
+        for c in s["samples"]:
+            parts = sum(m["cpu_us"] for m in c["messages"])
+            assert parts == pytest.approx(c["lib_cpu_us"], rel=H.SUM_RULE_TOLERANCE)
+        assert s["derived"]["breakdown"]["sum_rule_ok"]
+        names = [m["message"] for m in s["derived"]["breakdown"]["messages"]]
+        assert names[0] == "ClientHello (sent)" and "Finished (sent)" in names
+
+
+def test_server_cpu_is_reported_by_the_probe_server(pki, params):
+    s = H.measure_config(H.V13, params, pki)
+    assert s["derived"]["server_cpu_p50_us"] > 0
+
+
+def test_against_openssl_s_server(pki, params):
+    from dataclasses import replace
+    for cfg in (replace(H.V13, server="s_server"), replace(H.V12, server="s_server")):
+        s = H.measure_config(cfg, params, pki)
+        assert s["status"] == "ok", s["failures"][:3]
+
+
+def _client(pki, port, *extra, ca=None):
+    certs = pki.server("rsa-2048", 1)
+    args = ["--host", "127.0.0.1", "--port", str(port), "--ca", str(ca or certs.ca), "--servername", "localhost",
+            "--n", "2", "--warmup", "0", "--timeout-ms", "2000", *extra]
+    t0 = time.monotonic()
+    meta, conns, err = H.run_client(args, 60)
+    return conns, err, time.monotonic() - t0
+
+
+@pytest.mark.parametrize("case", ["suite mismatch", "wrong CA", "missing client certificate", "unreachable port"])
+def test_broken_setups_are_failed_samples_with_reasons(case, pki, tmp_path):
+    srv_args, client_extra, client_ca, ca = [], [], None, None
+    if case == "suite mismatch":
+        srv_args = ["--tls", "1.3", "--ciphersuites", "TLS_AES_128_GCM_SHA256"]
+        client_extra = ["--tls", "1.3", "--ciphersuites", "TLS_CHACHA20_POLY1305_SHA256"]
+        needle = "handshake"
+    elif case == "wrong CA":
+        ca = pki.server("ecdsa-p256", 1).ca
+        needle = "certificate"
+    elif case == "missing client certificate":
+        client_ca = pki.client().ca
+        needle = "certificate"
+    if case == "unreachable port":
+        conns, err, took = _client(pki, free_port())
+        needle = "refused"
+    else:
+        with ProbeServer(pki.server("rsa-2048", 1), srv_args, client_ca=client_ca, workdir=tmp_path / "s") as s:
+            conns, err, took = _client(pki, s.port, *client_extra, ca=ca)
+    assert err is None  # the run itself goes on: failures are samples
+    assert len(conns) == 2 and not any(c["ok"] for c in conns)
+    assert all(needle in c["reason"].lower() for c in conns), [c["reason"] for c in conns]
+    assert took < 20
+
+
+def test_silent_server_times_out_as_a_failed_sample(pki):
+    import socket
+    with socket.socket() as lsock:  # accepts TCP, never speaks TLS
+        lsock.bind(("127.0.0.1", 0))
+        lsock.listen(8)
+        conns, err, took = _client(pki, lsock.getsockname()[1])
+    assert len(conns) == 2 and not any(c["ok"] for c in conns)
+    assert all("timed out" in c["reason"] for c in conns)
+    assert took < 20
+
+
+def test_failed_configuration_does_not_stop_the_run(pki, params):
+    from dataclasses import replace
+    doc = R.new_result(kind="handshake", command=[], params={}, host={}, run_id="x")
+    bad = replace(H.V13, label="impossible group", groups="no-such-group")
+    H.run_handshakes([bad, H.V13], params, doc)
+    assert doc["series"][0]["status"] == "failed" and doc["series"][0]["failures"]
+    assert doc["series"][1]["status"] == "ok"
