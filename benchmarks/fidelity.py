@@ -10,7 +10,7 @@ is also what keeps the comparison meaningful on a shared machine, where wall tim
 secperf, openssl, secperf, ...) and each ratio is the median of the per-round ratios. secperf signs a precomputed digest here (--prehashed), as openssl speed does; the
 hash-included figure `secperf crypto` reports by default is printed alongside for reference.
 
-Usage: python benchmarks/fidelity.py [--rounds 3] [--seconds 3] [--json OUT]
+Usage: python benchmarks/fidelity.py [--rounds 11] [--seconds 1] [--json OUT]
 Exit status: 0 when every ratio is within the target band, 1 otherwise.
 """
 
@@ -88,8 +88,8 @@ def secperf_ops_per_s(alg: str, op: str, size: int, seconds: float, prehashed: b
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--seconds", type=int, default=2, help="per tool, per operation, per round")
+    ap.add_argument("--rounds", type=int, default=11)
+    ap.add_argument("--seconds", type=int, default=1, help="per tool, per operation, per round")
     ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args()
 

@@ -132,3 +132,24 @@ def test_failing_probe_becomes_failed_series_run_goes_on_and_exit_1(tmp_path):
     assert "simulated crash" in by_alg["sha256"]["failures"][0]["reason"]
     assert by_alg["ml-dsa-44"]["status"] == "ok"  # the run went on past the failure
     assert R.load(tmp_path / "r" / "latest" / "result.json")["series"][0]["status"] == "failed"
+
+
+def test_run_with_a_scenario_file_measures_crypto_and_handshakes(tmp_path):
+    scn = tmp_path / "tiny.toml"
+    scn.write_text('name = "tiny"\n[crypto]\nn = 3\nwarmup = 0\nduration_s = 0.3\n'
+                   '[[crypto.select]]\nalg = ["x25519"]\nop = ["derive"]\n'
+                   '[handshake]\nexperiments = ["versions"]\nn = 3\nwarmup = 1\n')
+    p = run_cli("run", "--scenario", str(scn), "--out", str(tmp_path / "r"), "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    kinds = [s["kind"] for s in doc["series"]]
+    assert kinds == ["crypto", "handshake", "handshake"]
+    assert all(s["status"] == "ok" for s in doc["series"])
+    assert doc["params"]["scenario"] == "tiny"
+
+
+def test_scenario_with_unknown_keys_is_bad_input(tmp_path):
+    scn = tmp_path / "bad.toml"
+    scn.write_text('[crypto]\n[[crypto.select]]\nalgo = ["x25519"]\n')
+    p = run_cli("run", "--scenario", str(scn), "--out", str(tmp_path / "r"))
+    assert p.returncode == 2 and "unknown keys ['algo']" in p.stderr

@@ -129,3 +129,28 @@ def test_failed_configuration_does_not_stop_the_run(pki, params):
     H.run_handshakes([bad, H.V13], params, doc)
     assert doc["series"][0]["status"] == "failed" and doc["series"][0]["failures"]
     assert doc["series"][1]["status"] == "ok"
+
+
+def test_cli_breakdown_prints_json_result_and_report_with_stacked_bars(tmp_path):
+    import json
+    from conftest import run_cli
+    p = run_cli("handshake", "breakdown", "--n", "5", "--warmup", "1", "--out", str(tmp_path), "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert [s["status"] for s in doc["series"]] == ["ok"] * 4
+    groups = {s["derived"]["negotiated"]["group"] for s in doc["series"]}
+    assert groups == {"x25519", "secp256r1"} or len(groups) == 2
+    assert doc["host"]["openssl"].startswith("OpenSSL 3")
+    html = (tmp_path / "latest" / "report.html").read_text()
+    assert 'data-plot="stacked"' in html and "ClientHello (sent)" in html
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["handshake", "nosuch"], "unknown experiment 'nosuch'"),
+    (["handshake", "versions", "--server", "apache"], "unknown --server 'apache'"),
+    (["handshake", "versions", "--network", "lte"], "link emulation is not built yet"),
+])
+def test_cli_handshake_bad_input_exits_2(args, needle, tmp_path):
+    from conftest import run_cli
+    p = run_cli(*args, "--out", str(tmp_path))
+    assert p.returncode == 2 and needle in p.stderr

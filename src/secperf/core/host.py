@@ -94,8 +94,13 @@ def collect(probe_meta: dict | None = None) -> dict:
         "loadavg_at_start": list(load) if load else None,
     }
     if probe_meta:
-        meta["probe"] = {k: probe_meta.get(k) for k in
-                         ("tool", "version", "openssl_version", "openssl_version_num",
-                          "timer_overhead_ns", "clock")}
-        meta["openssl"] = probe_meta.get("openssl_version")
+        record_probe_meta({"host": meta}, probe_meta)
     return meta
+
+
+def record_probe_meta(doc: dict, meta: dict | None) -> None:
+    """Put the native probe's library and timer facts into a Result's host block (first time only)."""
+    if meta and "probe" not in doc["host"]:
+        doc["host"]["probe"] = {k: meta.get(k) for k in ("tool", "version", "openssl_version",
+                                                          "openssl_version_num", "timer_overhead_ns", "clock")}
+        doc["host"]["openssl"] = meta.get("openssl_version")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core import result as R
+from ..core import host, result as R
 from ..core.store import Run
 from . import pq, probe
 from .catalog import Row
@@ -149,10 +149,7 @@ def run_crypto(rows: list[Row], p: CryptoParams, doc: dict, run: Run | None = No
         if progress:
             progress("start", row, i, total, None)
         series, meta = measure_row(row, p)
-        if meta and "probe" not in doc["host"]:
-            from ..core import host
-            doc["host"].update({k: v for k, v in host.collect(meta).items()
-                                if k in ("probe", "openssl")})
+        host.record_probe_meta(doc, meta)
         doc["series"].append(series)
         if run is not None:
             run.save(doc)

@@ -15,10 +15,10 @@ import json
 import shutil
 import subprocess
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from ..core import result as R
+from ..core import host, result as R
 from ..core import stats
 from ..lab.pki import LabPKI
 from ..lab.services import Nginx, ProbeServer, SServer, ServiceError
@@ -273,7 +273,7 @@ def _slug(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in text)[:80]
 
 
-def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI) -> dict:
+def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI, doc: dict | None = None) -> dict:
     """Start the server, run the client, stop the server; server logs stay only if something failed."""
     labels = {k: v for k, v in asdict(cfg).items()}
     series = R.new_series(cfg.series_id, kind="handshake", labels=labels, timer=TIMER)
@@ -298,6 +298,8 @@ def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI) -> dic
         server.stop()
     if meta:
         series["labels"]["library"] = meta.get("openssl_version")
+        if doc is not None:
+            host.record_probe_meta(doc, meta)
     if err:
         R.add_failure(series, err)
     for c in conns:
@@ -343,7 +345,7 @@ def run_handshakes(configs: list[HandshakeConfig], p: HandshakeParams, doc: dict
     for i, cfg in enumerate(configs):
         if progress:
             progress("start", cfg, i, len(configs), None)
-        series = measure_config(cfg, p, pki)
+        series = measure_config(cfg, p, pki, doc)
         doc["series"].append(series)
         if run is not None:
             run.save(doc)
