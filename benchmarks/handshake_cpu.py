@@ -93,7 +93,7 @@ def main() -> int:
     print(f"  s_time -new          {statistics.median(x['s_time_user_us'] for x in rows):8.0f} µs user CPU per connection")
     print(f"  secperf-probe        {statistics.median(x['probe_user_us'] for x in rows):8.0f} µs user CPU per connection")
     print(f"  ratio probe/s_time   {ratio:8.3f}  (target <= {TARGET}: {'ok' if ok else 'OUTSIDE'}); "
-          f"per round {', '.join(f'{x['ratio_user']:.3f}' for x in rows)}")
+          f"per round {', '.join(format(x['ratio_user'], '.3f') for x in rows)}")
     print(f"  probe lib_cpu P50    {statistics.median(x['probe_lib_cpu_p50_us'] for x in rows):8.0f} µs "
           f"(ratio to s_time {ratio_lib:.3f}; user+sys inside SSL_connect only)")
     if args.json:
