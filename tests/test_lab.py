@@ -63,3 +63,12 @@ def test_s_server_starts_on_an_ephemeral_port(pki, tmp_path):
         assert _curl(s.port, srv.ca).stdout == "200"
         pid = s.proc.pid
     assert not os.path.exists(f"/proc/{pid}")
+
+
+def test_s_server_sends_each_chain_certificate_once(pki, tmp_path):
+    srv = pki.server("ecdsa-p256", 3)
+    with SServer(srv, workdir=tmp_path / "s") as s:
+        out = subprocess.run(["openssl", "s_client", "-connect", f"127.0.0.1:{s.port}", "-showcerts",
+                              "-CAfile", str(srv.ca)], input="", capture_output=True, text=True, timeout=20).stdout
+    assert out.count("BEGIN CERTIFICATE") == 3  # leaf + two intermediates, no duplicate leaf
+    assert "Verify return code: 0 (ok)" in out

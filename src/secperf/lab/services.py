@@ -189,7 +189,13 @@ class SServer(Service):
 
     def start(self) -> "SServer":
         argv = ["openssl", "s_server", "-accept", f"{LOOPBACK}:0", "-cert", str(self.certs.cert),
-                "-key", str(self.certs.key), "-cert_chain", str(self.certs.chain), "-www"]
+                "-key", str(self.certs.key), "-www"]
+        # -cert_chain takes the intermediates only: passing the full chain would send the leaf twice
+        pems = self.certs.chain.read_text().split("-----END CERTIFICATE-----")
+        intermediates = "".join(p + "-----END CERTIFICATE-----\n" for p in pems[1:] if p.strip())
+        if intermediates:
+            (self.workdir / "intermediates.pem").write_text(intermediates)
+            argv += ["-cert_chain", str(self.workdir / "intermediates.pem")]
         if self.proto == "dtls":
             argv[2:4] = ["-dtls", "-accept", f"{LOOPBACK}:{free_port(socket.SOCK_DGRAM)}"]
         if self.client_ca:

@@ -171,8 +171,9 @@ def handshake_tables(doc: dict) -> list[Table]:
     if cols:
         m = Table(title="Client CPU per handshake message (P50)", title_justify="left", header_style="bold")
         m.add_column("message")
+        several = len({s["labels"]["server"] for s in cols}) > 1
         for s in cols:
-            m.add_column(s["labels"]["label"], justify="right")
+            m.add_column(s["labels"]["label"] + (f" @ {s['labels']['server']}" if several else ""), justify="right")
         order: list[str] = []
         for s in cols:
             for x in s["derived"]["breakdown"]["messages"]:
