@@ -21,7 +21,8 @@ def _name(s: dict) -> str:
 def summary_table(series: list[dict]) -> str:
     head = ("<tr><th class='l'>configuration</th><th class='l'>server</th><th>n ok</th><th>failed</th>"
             "<th>handshake P50</th><th>P90</th><th>P99</th><th>client CPU P50</th><th>waiting P50</th>"
-            "<th>TCP connect P50</th><th>server CPU P50</th><th class='l'>negotiated</th>"
+            "<th>TCP connect P50</th><th>server CPU P50</th><th>app write P50</th><th>app read P50</th>"
+            "<th class='l'>negotiated</th>"
             "<th class='l'>verified</th></tr>")
     trs = []
     for s in series:
@@ -39,12 +40,13 @@ def summary_table(series: list[dict]) -> str:
         if not sm:
             reason = s["failures"][-1]["reason"] if s["failures"] else s["status"]
             trs.append(f"<tr><td class='l'>{_e(lab['label'])}</td><td class='l'>{_e(lab['server'])}</td>"
-                       f"<td>0</td><td>{nfail}</td><td class='l fail' colspan='9'>{_e(reason)}</td></tr>")
+                       f"<td>0</td><td>{nfail}</td><td class='l fail' colspan='11'>{_e(reason)}</td></tr>")
             continue
         cpu = (s.get("cpu_summary") or {}).get("p50_us")
         cells = [sm["n"], nfail, fmt_time_us(sm["p50_us"]), fmt_time_us(sm["p90_us"]), fmt_time_us(sm["p99_us"]),
                  fmt_time_us(cpu), fmt_time_us(d.get("wait_p50_us")), fmt_time_us(d.get("tcp_connect_p50_us")),
-                 fmt_time_us(d.get("server_cpu_p50_us"))]
+                 fmt_time_us(d.get("server_cpu_p50_us")), fmt_time_us(d.get("app_write_p50_us")),
+                 fmt_time_us(d.get("app_read_p50_us"))]
         trs.append(f"<tr><td class='l'>{_e(lab['label'])}</td><td class='l'>{_e(lab['server'])}</td>"
                    + "".join(f"<td>{_e(c)}</td>" for c in cells)
                    + f"<td class='l muted'>{_e(' '.join(str(v) for v in neg.values() if v))}</td>"
@@ -81,7 +83,8 @@ def section(series: list[dict]) -> str:
              "<p>Each connection is timed by <code>secperf-probe client</code> inside one process after "
              "warm-up connections. <b>Handshake</b>: wall time from the established TCP connection to "
              "handshake completion. <b>Client CPU</b>: the client thread's CPU time inside OpenSSL during "
-             "the handshake; <b>waiting</b> is the rest (network and server). The per-message split "
+             "the handshake; <b>waiting</b> is the rest (network and server). <b>App write/read</b>: wall time "
+             "of the library's write call for the request and of the read calls until the whole response is in. The per-message split "
              "attributes that CPU to the message being built (sent) or processed (received); the parts "
              "add up to the total on every connection.</p>",
              summary_table(series)]

@@ -149,7 +149,7 @@ def handshake_tables(doc: dict) -> list[Table]:
               caption_justify="left")
     for c, j in (("configuration", "left"), ("server", "left"), ("n", "right"), ("handshake P50", "right"),
                  ("P90", "right"), ("client CPU P50", "right"), ("waiting P50", "right"),
-                 ("server CPU P50", "right"), ("check", "left")):
+                 ("server CPU P50", "right"), ("app write / read P50", "right"), ("check", "left")):
         t.add_column(c, justify=j)
     for s in series:
         lab, sm, d = s["labels"], s["summary"], s["derived"]
@@ -161,11 +161,13 @@ def handshake_tables(doc: dict) -> list[Table]:
         if s["failures"]:
             checks.append(f"[red]{len(s['failures'])} failed: {s['failures'][-1]['reason']}[/red]")
         if not sm:
-            t.add_row(lab["label"], lab["server"], "0", "", "", "", "", "", "; ".join(checks))
+            t.add_row(lab["label"], lab["server"], "0", "", "", "", "", "", "", "; ".join(checks))
             continue
         t.add_row(lab["label"], lab["server"], str(sm["n"]), fmt_time_us(sm["p50_us"]), fmt_time_us(sm["p90_us"]),
                   fmt_time_us((s.get("cpu_summary") or {}).get("p50_us")), fmt_time_us(d.get("wait_p50_us")),
-                  fmt_time_us(d.get("server_cpu_p50_us")), "; ".join(checks))
+                  fmt_time_us(d.get("server_cpu_p50_us")),
+                  f"{fmt_time_us(d.get('app_write_p50_us'))} / {fmt_time_us(d.get('app_read_p50_us'))}",
+                  "; ".join(checks))
     out = [t]
     cols = [s for s in series if s["derived"].get("breakdown")]
     if cols:
