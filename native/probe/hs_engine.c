@@ -5,6 +5,7 @@
 #include "hs_engine.h"
 
 #include <stddef.h>
+#include <stdlib.h>
 
 #include <openssl/engine.h>
 #include <openssl/ui.h>
@@ -19,6 +20,14 @@ int hs_engine_load_key(const char *uri, EVP_PKEY **out, probe_err *err)
         if (e == NULL)
             return err_ossl(err, "cannot load the OpenSSL ENGINE \"pkcs11\" for --key %s "
                             "(install the Debian package libengine-pkcs11-openssl)", uri);
+        /* The module the engine loads: SECPERF_PKCS11_MODULE (e.g. the secure-element latency
+         * shim or SoftHSM2) instead of libp11's default (p11-kit's proxy). */
+        const char *module = getenv("SECPERF_PKCS11_MODULE");
+        if (module != NULL && *module != '\0'
+            && !ENGINE_ctrl_cmd_string(e, "MODULE_PATH", module, 0)) {
+            ENGINE_free(e);
+            return err_ossl(err, "the pkcs11 engine rejected MODULE_PATH %s", module);
+        }
         if (!ENGINE_init(e)) {
             ENGINE_free(e);
             return err_ossl(err, "cannot initialise the OpenSSL ENGINE \"pkcs11\" (is a PKCS#11 "

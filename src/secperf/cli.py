@@ -113,6 +113,24 @@ def build_parser() -> argparse.ArgumentParser:
     hs.add_argument("--timeout-ms", type=_positive_int, default=5000, help="per-connection stage timeout")
     _measure_options(hs)
 
+    sg = sub.add_parser("signer", help="study S2's signing modes through a PKCS#11 token behind a secure-element profile")
+    sg.add_argument("--profile", action="append", metavar="NAMES",
+                    help="secure-element profiles (default iot-safe-sim); `--profile list` lists them")
+    sg.add_argument("--key", action="append", metavar="TYPES",
+                    help="token key types: ecdsa-p256 (default), ecdsa-brainpoolp256r1, rsa-2048")
+    sg.add_argument("--mode", action="append", metavar="MODES",
+                    help="local_sw, sign_only, total (default: all three)")
+    _measure_options(sg)
+
+    jw = sub.add_parser("jwt", help="JWT device authentication: token signed in software or by the secure element, "
+                        "fresh vs cached, against a verifying HTTPS endpoint")
+    jw.add_argument("--profile", action="append", metavar="NAMES", help="secure-element profiles (default iot-safe-sim)")
+    jw.add_argument("--key", action="append", metavar="TYPES", help="ecdsa-p256 (ES256, default) or rsa-2048 (RS256)")
+    jw.add_argument("--lifetime", type=_positive_int, default=3600, metavar="S", help="token lifetime in seconds")
+    jw.add_argument("--requests-per-hour", type=_positive_float, default=60.0,
+                    help="request rate for the signatures-per-hour estimate")
+    _measure_options(jw)
+
     rp = sub.add_parser("report", help="re-render the HTML report of a result.json")
     rp.add_argument("result", help="result.json (or its run directory)")
     rp.add_argument("-o", "--output", help="where to write the HTML (default: report.html next to the result)")
@@ -136,14 +154,20 @@ def main(argv: list[str] | None = None) -> int:
     from .measure.catalog import SelectionError
     from .measure.probe import ProbeNotFound
     from .measure.scenario import ScenarioError
+    from .measure.signer import SignerError
     try:
-        handler = {"run": cmd_run, "crypto": cmd_crypto, "handshake": cmd_handshake, "report": cmd_report,
-                   "compare": cmd_compare}
+        handler = {"run": cmd_run, "crypto": cmd_crypto, "handshake": cmd_handshake, "signer": cmd_signer, "jwt": cmd_jwt,
+                   "report": cmd_report, "compare": cmd_compare}
         return handler[args.command](args)
-    except (BadInput, SelectionError, ScenarioError, ResultError) as exc:
+    except (BadInput, SelectionError, ScenarioError, ResultError, SignerError) as exc:
         print(f"secperf {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except ProbeNotFound as exc:
+        print(f"secperf {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_FAILURES
+    except RuntimeError as exc:  # the lab could not be set up (token, servers): say why, exit 1
+        if type(exc).__name__ not in ("TokenError", "ServiceError"):
+            raise
         print(f"secperf {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_FAILURES
     except KeyboardInterrupt:
@@ -234,7 +258,7 @@ def _measure_and_write(args, kind: str, params: dict, phases: list[Phase]) -> in
         sys.stdout.write(R.dumps(doc))
     else:
         out = terminal.Console()
-        for t in terminal.crypto_tables(doc) + terminal.handshake_tables(doc):
+        for t in terminal.crypto_tables(doc) + terminal.handshake_tables(doc) + terminal.signer_tables(doc):
             out.print(t)
         if doc["analysis"].get("strength"):
             out.print(terminal.strength_table(doc["analysis"]["strength"]["rows"], params["strength"]))
@@ -314,6 +338,71 @@ def cmd_handshake(args) -> int:
     hp.workdir = None
     return _measure_and_write(args, "handshake", {"experiment": args.experiment, "servers": servers,
                                                   **hp.as_dict()}, [_handshake_phase(configs, hp)])
+
+
+def _csv_list(values, default: list[str]) -> list[str]:
+    out = [x.strip() for v in (values or []) for x in v.split(",") if x.strip()]
+    return out or default
+
+
+def _signer_phase(profiles, keys, modes, sp) -> Phase:
+    from .measure import signer as S
+    items = [(pr, kt, m) for pr in profiles for kt in keys for m in modes]
+    return Phase(items, lambda it: f"{it[0]} {it[1]} {it[2]}",
+                 lambda _items, doc, run, progress: S.run_signer(profiles, keys, modes, sp, doc, run, progress))
+
+
+def cmd_signer(args) -> int:
+    from .measure import signer as S
+    from .model.se_profiles import ProfileError, load_profiles
+    _check_network(args)
+    try:
+        known = load_profiles()
+    except ProfileError as exc:
+        raise BadInput(str(exc)) from None
+    profiles = _csv_list(args.profile, ["iot-safe-sim"])
+    if profiles == ["list"]:
+        for name, pr in known.items():
+            print(f"{name:16} {pr.description}  [source: {pr.source}]")
+        return EXIT_OK
+    for pr in profiles:
+        if pr not in known:
+            raise BadInput(f"unknown profile {pr!r}; known: {', '.join(known)}")
+    keys = _csv_list(args.key, ["ecdsa-p256"])
+    for kt in keys:
+        if kt not in ("ecdsa-p256", "ecdsa-brainpoolp256r1", "rsa-2048"):
+            raise BadInput(f"unknown key type {kt!r}; known: ecdsa-p256, ecdsa-brainpoolp256r1, rsa-2048")
+    modes = _csv_list(args.mode, ["local_sw", "sign_only", "total"])
+    for m in modes:
+        if m not in ("local_sw", "sign_only", "total"):
+            raise BadInput(f"unknown mode {m!r}; known: local_sw, sign_only, total")
+    sp = S.SignerParams(n=args.n or 30, warmup=args.warmup if args.warmup is not None else 2, seed=args.seed)
+    return _measure_and_write(args, "signer", {"profiles": profiles, "keys": keys, "modes": modes, **sp.as_dict()},
+                              [_signer_phase(profiles, keys, modes, sp)])
+
+
+def cmd_jwt(args) -> int:
+    from .measure import jwt as J
+    from .measure import signer as S
+    from .model.se_profiles import load_profiles
+    _check_network(args, what="JWT experiments")
+    known = load_profiles()
+    profiles = _csv_list(args.profile, ["iot-safe-sim"])
+    for pr in profiles:
+        if pr not in known:
+            raise BadInput(f"unknown profile {pr!r}; known: {', '.join(known)}")
+    keys = _csv_list(args.key, ["ecdsa-p256"])
+    for kt in keys:
+        if kt not in ("ecdsa-p256", "rsa-2048"):
+            raise BadInput(f"unknown JWT key type {kt!r}; known: ecdsa-p256 (ES256), rsa-2048 (RS256)")
+    sp = S.SignerParams(n=args.n or 20, warmup=args.warmup if args.warmup is not None else 2, seed=args.seed)
+    items = [(sg, kt, m) for sg in ["software", *profiles] for kt in keys for m in ("jwt_fresh", "jwt_cached")]
+    phase = Phase(items, lambda it: f"{it[0]} {it[1]} {it[2]}",
+                  lambda _i, doc, run, progress: S.run_jwt(profiles, keys, sp, doc, run, progress, args.lifetime))
+    params = {"profiles": profiles, "keys": keys, "lifetime_s": args.lifetime,
+              "requests_per_hour": args.requests_per_hour,
+              "signatures_per_hour": J.signatures_per_hour(args.lifetime, args.requests_per_hour), **sp.as_dict()}
+    return _measure_and_write(args, "jwt", params, [phase])
 
 
 def cmd_crypto(args) -> int:

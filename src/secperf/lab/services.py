@@ -272,4 +272,34 @@ class Nginx(Service):
         raise self.fail("did not start listening")
 
 
+class JwtServer(Service):
+    """The HTTPS endpoint that verifies device JWTs (secperf.lab.jwt_server) in its own process."""
+
+    name = "jwt_server"
+
+    def __init__(self, certs: CertSet, pubkeys: list[Path], workdir: Path | None = None):
+        super().__init__(workdir)
+        self.certs, self.pubkeys = certs, list(pubkeys)
+
+    def start(self) -> "JwtServer":
+        import sys
+        argv = [sys.executable, "-m", "secperf.lab.jwt_server", "--cert", str(self.certs.chain),
+                "--key", str(self.certs.key)]
+        for k in self.pubkeys:
+            argv += ["--pubkey", str(k)]
+        proc = self._spawn(argv, stdout=subprocess.PIPE)
+
+        def on_line(line: str):
+            try:
+                msg = json.loads(line)
+            except json.JSONDecodeError:
+                return None
+            return msg if msg.get("type") == "listening" else None
+        msg = watch_stdout(proc, on_line, 15)
+        if not msg:
+            raise self.fail("did not report a listening port within 15 s")
+        self.port = int(msg["port"])
+        return self
+
+
 SERVERS = {"probe": ProbeServer, "s_server": SServer, "nginx": Nginx}

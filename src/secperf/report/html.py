@@ -224,6 +224,7 @@ def strength_section(doc: dict) -> str:
 
 def render(doc: dict) -> str:
     from .html_handshake import section as handshake_section
+    from .html_signer import section as signer_section
     series = _crypto(doc)
     handshakes = [s for s in doc["series"] if s.get("kind") == "handshake"]
     body = [f"<h1>secperf report</h1><p class='muted'>{e(doc['run_id'])} — {e(doc['kind'])}</p>",
@@ -232,7 +233,10 @@ def render(doc: dict) -> str:
         body += [_section("Crypto primitives: what this report shows", explainer()),
                  answers_section(doc), strength_section(doc), strength_plots(series),
                  distribution_plots(series), growth_plots(series), series_table(series)]
-    body += [handshake_section(handshakes), failures_section(doc)]
+    body += [handshake_section(handshakes),
+             signer_section([s for s in doc["series"] if s.get("kind") == "signer"]),
+             signer_section([s for s in doc["series"] if s.get("kind") == "jwt"], "JWT authentication"),
+             failures_section(doc)]
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta name='viewport' content='width=device-width'><title>secperf — {e(doc['run_id'])}</title>"
             f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n")

@@ -191,3 +191,42 @@ def handshake_tables(doc: dict) -> list[Table]:
                   *[f"[bold]{fmt_time_us((s.get('cpu_summary') or {}).get('p50_us'))}[/bold]" for s in cols])
         out.append(m)
     return out
+
+
+def signer_tables(doc: dict) -> list[Table]:
+    out = []
+    for kind, title in (("signer", "Signing (study S2's modes)"), ("jwt", "JWT authentication")):
+        series = [s for s in doc["series"] if s.get("kind") == kind]
+        if series:
+            out += _signer_tables(series, title)
+    return out
+
+
+def _signer_tables(series: list[dict], title: str) -> list[Table]:
+    t = Table(title=title, title_justify="left", header_style="bold")
+    for c in ("profile", "key", "mode", "n", "mean", "sd", "P50", "P90", "P99", "> 1 s", "token calls/op"):
+        t.add_column(c, justify="left" if c in ("profile", "key", "mode") else "right")
+    for s in series:
+        lab, sm = s["labels"], s["summary"]
+        pc = s["derived"].get("per_call")
+        if not sm:
+            t.add_row(lab["profile"], lab["key_type"], lab["mode"], "0",
+                      f"[red]{s['failures'][-1]['reason'] if s['failures'] else s['status']}[/red]")
+            continue
+        t.add_row(lab["profile"], lab["key_type"], lab["mode"], str(sm["n"]),
+                  *[fmt_time_us(sm[k]) for k in ("mean_us", "sd_us", "p50_us", "p90_us", "p99_us")],
+                  str(sm.get("over_threshold", 0)), f"{pc['token_calls_per_op']:.1f}" if pc else "–")
+    out = [t]
+    for s in series:
+        pc = s["derived"].get("per_call")
+        if not pc or not pc["calls"]:
+            continue
+        m = Table(title=f"{s['labels']['profile']} {s['labels']['key_type']} {s['labels']['mode']}: per PKCS#11 call",
+                  title_justify="left", header_style="bold")
+        for c in ("function", "calls/op", "time/op P50", "injected P50"):
+            m.add_column(c, justify="left" if c == "function" else "right")
+        for c in pc["calls"]:
+            m.add_row(c["fn"], f"{c['calls_per_op']:.2f}", fmt_time_us(c["p50_ms"] * 1000),
+                      fmt_time_us(c["delay_p50_ms"] * 1000))
+        out.append(m)
+    return out

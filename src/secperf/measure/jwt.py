@@ -1,0 +1,95 @@
+"""`secperf jwt`: device authentication with an ES256/RS256 JWT instead of mutual TLS (study S2).
+A token is signed in software or by the PKCS#11 token (behind a secure-element profile), then
+used for HTTPS requests to a real endpoint that verifies it (secperf.lab.jwt_server):
+
+- fresh: every request signs a new JWT, then makes the HTTPS request (new TLS connection);
+- cached: the JWT is signed once and reused for every request (within its lifetime).
+
+The timed section runs from before signing (fresh) / before connecting (cached) to the response
+body being received; per iteration the signing and request parts are recorded separately.
+Signatures per hour follow from the lifetime: a cached token costs one signature per lifetime.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import http.client
+import json
+import math
+import ssl
+import time
+
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec, padding
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+
+
+def b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def signing_input(alg: str, sub: str, lifetime_s: int, now: float | None = None) -> bytes:
+    now = int(time.time() if now is None else now)
+    header = {"alg": alg, "typ": "JWT"}
+    claims = {"sub": sub, "iat": now, "nbf": now - 5, "exp": now + lifetime_s}
+    return f"{b64url(json.dumps(header, separators=(',', ':')).encode())}." \
+           f"{b64url(json.dumps(claims, separators=(',', ':')).encode())}".encode()
+
+
+def software_signer(private_key):
+    """sign(signing_input) -> JWS signature bytes (ES256: raw r||s, RS256: PKCS#1 v1.5)."""
+    if isinstance(private_key, ec.EllipticCurvePrivateKey):
+        def sign(data: bytes) -> bytes:
+            r, s = decode_dss_signature(private_key.sign(data, ec.ECDSA(hashes.SHA256())))
+            return r.to_bytes(32, "big") + s.to_bytes(32, "big")
+        return "ES256", sign
+    return "RS256", lambda data: private_key.sign(data, padding.PKCS1v15(), hashes.SHA256())
+
+
+def token_signer(key, key_type: str, pkcs11):
+    """Signing with a PKCS#11 key: CKM_ECDSA on a host-side SHA-256 digest gives raw r||s."""
+    if key_type.startswith("ecdsa"):
+        return "ES256", lambda data: key.sign(hashlib.sha256(data).digest(), mechanism=pkcs11.Mechanism.ECDSA)
+    return "RS256", lambda data: key.sign(data, mechanism=pkcs11.Mechanism.SHA256_RSA_PKCS)
+
+
+def make_jwt(alg: str, sign, sub: str, lifetime_s: int) -> str:
+    si = signing_input(alg, sub, lifetime_s)
+    return f"{si.decode()}.{b64url(sign(si))}"
+
+
+def request(port: int, ctx: ssl.SSLContext, token: str, timeout_s: float = 10.0) -> tuple[int, bytes]:
+    conn = http.client.HTTPSConnection("localhost", port, context=ctx, timeout=timeout_s)
+    try:
+        conn.request("GET", "/data", headers={"Authorization": f"Bearer {token}"})
+        resp = conn.getresponse()
+        return resp.status, resp.read()
+    finally:
+        conn.close()
+
+
+def jwt_loop(alg: str, sign, *, fresh: bool, port: int, ca_file: str, n: int, warmup: int,
+             lifetime_s: int, emit) -> None:
+    """The measured loop, shared by the software path and the token worker; emit(dict) per iteration."""
+    ctx = ssl.create_default_context(cafile=ca_file)
+    cached = None if fresh else make_jwt(alg, sign, "secperf-device", lifetime_s)
+    for i in range(warmup + n):
+        t0 = time.monotonic_ns()
+        try:
+            token = make_jwt(alg, sign, "secperf-device", lifetime_s) if fresh else cached
+            t1 = time.monotonic_ns()
+            status, body = request(port, ctx, token)
+            t2 = time.monotonic_ns()
+            ok = status == 200
+            emit({"type": "iter", "i": i, "warmup": i < warmup, "ok": ok, "start_ns": t0, "end_ns": t2,
+                  "sign_ns": t1 - t0, "request_ns": t2 - t1,
+                  **({} if ok else {"reason": f"HTTP {status}: {body[:200].decode(errors='replace')}"})})
+        except Exception as exc:
+            emit({"type": "iter", "i": i, "warmup": i < warmup, "ok": False, "start_ns": t0,
+                  "end_ns": time.monotonic_ns(), "reason": f"{type(exc).__name__}: {exc}"})
+
+
+def signatures_per_hour(lifetime_s: int, requests_per_hour: float) -> float:
+    """A cached token is re-signed once per lifetime (never more often than requests need one)."""
+    return min(requests_per_hour, math.ceil(3600 / lifetime_s))

@@ -1,0 +1,310 @@
+"""`secperf signer`: study S2's signing modes through a real PKCS#11 token (SoftHSM2) behind the
+secure-element latency shim, for any profile and key type:
+
+- local_sw: software signing in-process (cryptography, the same key type), and the
+  `openssl dgst -sha256 -sign` command timed as a whole (process start included, labelled);
+- sign_only: C_SignInit + C_Sign on a kept session and key handle;
+- total: C_OpenSession, C_Login, C_FindObjects*, C_SignInit, C_Sign, C_Logout/C_CloseSession each time.
+
+Token modes run in a worker process (one PKCS#11 initialisation per profile); the shim's per-call
+log (CLOCK_MONOTONIC, the same clock as the worker's timestamps) is matched to iterations so each
+series carries a per-PKCS#11-call breakdown: how much was signing, session set-up, login, search.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, padding
+
+from ..core import result as R
+from ..core import stats
+from ..core.paths import private_dir
+from .probe import find_shim
+
+MODES = ("local_sw", "local_sw_cmd", "sign_only", "total")
+OVER_S_US = 1_000_000.0  # S2 counts runs over 1 s
+TIMERS = {
+    "local_sw": ("software signing in-process (cryptography)", "before sign()", "signature returned"),
+    "local_sw_cmd": ("`openssl dgst -sha256 -sign KEY` as a whole command (process start included)",
+                     "fork/exec", "process exited"),
+    "sign_only": ("C_SignInit + C_Sign on a kept session and key handle", "before C_SignInit",
+                  "C_Sign returned the signature"),
+    "total": ("C_OpenSession, C_Login, C_FindObjects, C_SignInit, C_Sign, C_Logout, C_CloseSession",
+              "before C_OpenSession", "after C_CloseSession"),
+}
+MESSAGE = bytes(range(32))
+
+
+class SignerError(ValueError):
+    pass
+
+
+@dataclass
+class SignerParams:
+    n: int = 30
+    warmup: int = 2
+    seed: int = 1
+    workdir: Path | None = None
+
+    def as_dict(self) -> dict:
+        return {"n": self.n, "warmup": self.warmup, "seed": self.seed}
+
+
+def _series(profile: str, key: dict, mode: str) -> dict:
+    what, start, end = TIMERS[mode]
+    return R.new_series(f"signer/{profile}/{key['key_type']}/{mode}", kind="signer",
+                        labels={"profile": profile, "key_type": key["key_type"], "key_label": key["label"],
+                                "mode": mode, "message_bytes": len(MESSAGE), "what": what},
+                        timer={"name": mode, "start": start, "end": end, "clock": "CLOCK_MONOTONIC"})
+
+
+def software_key(key_type: str, pki) -> tuple[object, Path]:
+    """The lab's software client key of the same type (for local_sw), and its PEM path."""
+    cs = pki.client("rsa-2048" if key_type.startswith("rsa") else "ecdsa-p256")
+    return serialization.load_pem_private_key(cs.key.read_bytes(), None), cs.key
+
+
+def measure_local(profile: str, key: dict, p: SignerParams, pki) -> list[dict]:
+    out = []
+    if key["key_type"] == "ecdsa-brainpoolp256r1":
+        return out  # no brainpool software key in the lab PKI: local_sw is shown for P-256 and RSA
+    sk, path = software_key(key["key_type"], pki)
+    s = _series(profile, key, "local_sw")
+    sign = ((lambda: sk.sign(MESSAGE, ec.ECDSA(hashes.SHA256()))) if key["key_type"].startswith("ecdsa")
+            else (lambda: sk.sign(MESSAGE, padding.PKCS1v15(), hashes.SHA256())))
+    for i in range(p.warmup + p.n):
+        t0 = time.perf_counter_ns()
+        sign()
+        t1 = time.perf_counter_ns()
+        if i >= p.warmup:
+            s["values_us"].append((t1 - t0) / 1000)
+    out.append(R.finalize_series(s, OVER_S_US))
+    s = _series(profile, key, "local_sw_cmd")
+    msg = (p.workdir or path.parent) / "message.bin"
+    msg.write_bytes(MESSAGE)
+    for i in range(p.warmup + p.n):
+        t0 = time.perf_counter_ns()
+        r = subprocess.run(["openssl", "dgst", "-sha256", "-sign", str(path), "-out", os.devnull, str(msg)],
+                           capture_output=True)
+        t1 = time.perf_counter_ns()
+        if r.returncode != 0:
+            R.add_failure(s, f"openssl dgst exited {r.returncode}: {r.stderr.decode(errors='replace')[-200:]}")
+        elif i >= p.warmup:
+            s["values_us"].append((t1 - t0) / 1000)
+    out.append(R.finalize_series(s, OVER_S_US))
+    return out
+
+
+def read_log(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    calls = []
+    for line in path.read_text().splitlines():
+        try:
+            calls.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return calls
+
+
+def per_call_breakdown(iters: list[dict], calls: list[dict]) -> dict:
+    """Match logged PKCS#11 calls to iterations by time; per function: calls per operation and the
+    median time per operation spent in it (and in its injected delay)."""
+    calls = sorted(calls, key=lambda c: c["start_ns"])
+    per_fn: dict[str, dict[str, list[float]]] = {}
+    order: list[str] = []
+    j = 0
+    for it in iters:
+        seen: dict[str, list[float]] = {}
+        while j < len(calls) and calls[j]["start_ns"] < it["start_ns"]:
+            j += 1
+        k = j
+        while k < len(calls) and calls[k]["start_ns"] <= it["end_ns"]:
+            c = calls[k]
+            acc = seen.setdefault(c["fn"], [0.0, 0.0, 0.0])
+            acc[0] += 1
+            acc[1] += c["duration_ns"] / 1e6
+            acc[2] += c["delay_ns"] / 1e6
+            k += 1
+        for fn, (cnt, dur, dly) in seen.items():
+            if fn not in per_fn:
+                order.append(fn)
+                per_fn[fn] = {"count": [], "ms": [], "delay_ms": []}
+            per_fn[fn]["count"].append(cnt)
+            per_fn[fn]["ms"].append(dur)
+            per_fn[fn]["delay_ms"].append(dly)
+    n = max(1, len(iters))
+    return {"calls": [{"fn": fn, "calls_per_op": sum(per_fn[fn]["count"]) / n,
+                       "p50_ms": stats.median(per_fn[fn]["ms"]),
+                       "delay_p50_ms": stats.median(per_fn[fn]["delay_ms"])} for fn in order],
+            "token_calls_per_op": sum(sum(v["count"]) for v in per_fn.values()) / n}
+
+
+def _run_worker(job: dict, env: dict, s: dict) -> list[dict]:
+    """Run the worker; add its iterations to series `s` (values in µs); return the good ones."""
+    budget = (job["n"] + job["warmup"]) * 10 + 60
+    try:
+        proc = subprocess.run([sys.executable, "-m", "secperf.measure.signer_worker"], input=json.dumps(job),
+                              capture_output=True, text=True, env=env, timeout=budget)
+    except subprocess.TimeoutExpired:
+        R.add_failure(s, f"worker did not finish within {budget} s")
+        return []
+    iters = []
+    for line in proc.stdout.splitlines():
+        try:
+            msg = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if msg["type"] == "error":
+            R.add_failure(s, msg["reason"])
+        elif msg["type"] == "iter" and not msg["warmup"]:
+            if msg["ok"]:
+                iters.append(msg)
+                s["values_us"].append((msg["end_ns"] - msg["start_ns"]) / 1000)
+            else:
+                R.add_failure(s, f"iteration {msg['i']}: {msg['reason']}")
+    if proc.returncode != 0 and not s["failures"]:
+        R.add_failure(s, (proc.stderr.strip().splitlines() or [f"worker exited {proc.returncode}"])[-1])
+    s["samples"] = [{k: it[k] for k in ("start_ns", "end_ns", "sign_ns", "request_ns") if k in it} for it in iters]
+    return iters
+
+
+def shim_env(token, profile, workdir: Path, seed: int) -> tuple[dict, Path]:
+    """Environment for a process that loads the shim with `profile` in front of the token."""
+    from ..model.se_profiles import write_shim_config
+    log, conf = workdir / "calls.jsonl", workdir / "shim.conf"
+    log.unlink(missing_ok=True)
+    write_shim_config(profile, token.module_path, log, seed, conf)
+    return dict(os.environ, **token.env(), SECPERF_SE_PROFILE=str(conf)), log
+
+
+def measure_token(profile_name: str, key: dict, mode: str, p: SignerParams, token, profile,
+                  extra: dict | None = None, series: dict | None = None) -> dict:
+    s = series or _series(profile_name, key, mode)
+    work = private_dir((p.workdir or Path(token.root)) / f"{mode}-{profile_name}-{key['key_type']}")
+    env, log = shim_env(token, profile, work, p.seed)
+    job = {"module": str(find_shim()), "token_label": token.label, "key_label": key["label"],
+           "key_type": key["key_type"], "mode": mode, "n": p.n, "warmup": p.warmup,
+           "pin_file": str(token.pin_path), **(extra or {})}
+    iters = _run_worker(job, env, s)
+    s["derived"]["per_call"] = per_call_breakdown(iters, read_log(log))
+    s["labels"]["shim_log"] = str(log)
+    return R.finalize_series(s, OVER_S_US)
+
+
+def run_signer(profiles: list[str], key_types: list[str], modes: list[str], p: SignerParams, doc: dict,
+               run=None, progress=None) -> dict:
+    from ..lab.pki import LabPKI
+    from ..lab.token import LabToken
+    from ..model.se_profiles import load_profiles
+    known = load_profiles()
+    for name in profiles:
+        if name not in known:
+            raise SignerError(f"unknown profile {name!r}; known: {', '.join(known)}")
+    token = LabToken().ensure()
+    keys = {k["key_type"]: k for k in token.keys()}
+    for kt in key_types:
+        if kt not in keys:
+            raise SignerError(f"no token key of type {kt!r}; the token holds: {', '.join(keys)}")
+    if p.workdir is None and run is not None:
+        p.workdir = private_dir(run.dir / "signer")
+    pki = LabPKI()
+    items = [(pr, kt, m) for pr in profiles for kt in key_types for m in modes]
+    done_local: set[str] = set()
+    for i, (pr, kt, mode) in enumerate(items):
+        if progress:
+            progress("start", (pr, kt, mode), i, len(items), None)
+        if mode in ("local_sw", "local_sw_cmd"):
+            if kt not in done_local and mode == "local_sw":
+                doc["series"] += measure_local("software", keys[kt], p, pki)
+                done_local.add(kt)
+        else:
+            doc["series"].append(measure_token(pr, keys[kt], mode, p, token, known[pr]))
+        if run is not None:
+            run.save(doc)
+        if progress:
+            progress("done", (pr, kt, mode), i, len(items), None)
+    return doc
+
+
+JWT_TIMER = {"jwt_fresh": ("sign a new JWT, then HTTPS GET on a new connection", "before signing",
+                           "response body received"),
+             "jwt_cached": ("HTTPS GET with a cached JWT on a new connection", "before connecting",
+                            "response body received")}
+
+
+def _jwt_series(signer: str, key_type: str, mode: str, lifetime_s: int) -> dict:
+    what, start, end = JWT_TIMER[mode]
+    return R.new_series(f"jwt/{signer}/{key_type}/{mode}", kind="jwt",
+                        labels={"profile": signer, "key_type": key_type, "mode": mode, "what": what,
+                                "lifetime_s": lifetime_s},
+                        timer={"name": mode, "start": start, "end": end, "clock": "CLOCK_MONOTONIC"})
+
+
+def _jwt_parts(s: dict) -> None:
+    for part in ("sign_ns", "request_ns"):
+        vals = [x[part] / 1000 for x in s["samples"] if part in x]
+        if vals:
+            s["derived"][part.replace("_ns", "_p50_us")] = stats.median(vals)
+
+
+def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: dict, run=None, progress=None,
+            lifetime_s: int = 3600) -> dict:
+    """Software-signed and token-signed (per profile) JWTs, fresh and cached, against the verifying
+    HTTPS endpoint; every series records signing and request time separately."""
+    from ..lab.pki import LabPKI
+    from ..lab.services import JwtServer
+    from ..lab.token import LabToken
+    from ..model.se_profiles import load_profiles
+    from .jwt import jwt_loop, software_signer
+    known = load_profiles()
+    token = LabToken().ensure()
+    keys = {k["key_type"]: k for k in token.keys()}
+    pki = LabPKI()
+    srv_certs = pki.server("ecdsa-p256", 1)
+    if p.workdir is None and run is not None:
+        p.workdir = private_dir(run.dir / "jwt")
+    soft = {kt: software_key(kt, pki) for kt in key_types}
+    pubkeys = [Path(keys[kt]["cert_path"]) for kt in key_types]
+    pubkeys += [pki.client("rsa-2048" if kt.startswith("rsa") else "ecdsa-p256").cert for kt in key_types]
+    items = [(sg, kt, m) for sg in ["software", *profiles] for kt in key_types for m in ("jwt_fresh", "jwt_cached")]
+    with JwtServer(srv_certs, pubkeys, workdir=(p.workdir or Path(token.root)) / "jwt-server") as srv:
+        for i, (sg, kt, mode) in enumerate(items):
+            if progress:
+                progress("start", (sg, kt, mode), i, len(items), None)
+            s = _jwt_series(sg, kt, mode, lifetime_s)
+            if sg == "software":
+                alg, sign = software_signer(soft[kt][0])
+                iters = []
+
+                def emit(msg, s=s, iters=iters):
+                    if msg["warmup"]:
+                        return
+                    if msg["ok"]:
+                        iters.append(msg)
+                        s["values_us"].append((msg["end_ns"] - msg["start_ns"]) / 1000)
+                    else:
+                        R.add_failure(s, f"iteration {msg['i']}: {msg['reason']}")
+                jwt_loop(alg, sign, fresh=mode == "jwt_fresh", port=srv.port, ca_file=str(srv_certs.ca),
+                         n=p.n, warmup=p.warmup, lifetime_s=lifetime_s, emit=emit)
+                s["samples"] = [{k: it[k] for k in ("start_ns", "end_ns", "sign_ns", "request_ns")} for it in iters]
+                R.finalize_series(s, OVER_S_US)
+            else:
+                measure_token(sg, keys[kt], mode, p, token, known[sg],
+                              extra={"port": srv.port, "ca_file": str(srv_certs.ca), "lifetime_s": lifetime_s},
+                              series=s)
+            _jwt_parts(s)
+            doc["series"].append(s)
+            if run is not None:
+                run.save(doc)
+            if progress:
+                progress("done", (sg, kt, mode), i, len(items), None)
+    return doc

@@ -1,0 +1,84 @@
+"""Signer sections of the HTML report: study S2's table (mode × statistics incl. runs over 1 s),
+the distributions per mode, and the secure element's per-PKCS#11-call breakdown."""
+
+from __future__ import annotations
+
+import html
+
+from . import svg
+from .units import fmt_time_us
+
+MODE_TEXT = {"local_sw": "local_sw (in-process)", "local_sw_cmd": "local_sw (openssl dgst command)",
+             "sign_only": "sign_only", "total": "total", "jwt_fresh": "JWT fresh", "jwt_cached": "JWT cached"}
+
+
+def _e(x) -> str:
+    return html.escape("" if x is None else str(x), quote=True)
+
+
+def _name(s: dict) -> str:
+    lab = s["labels"]
+    return f"{lab['profile']} {lab['key_type']} {MODE_TEXT.get(lab['mode'], lab['mode'])}"
+
+
+def s2_table(series: list[dict]) -> str:
+    head = ("<tr><th class='l'>profile</th><th class='l'>key</th><th class='l'>mode</th><th class='l'>timed section</th>"
+            "<th>n</th><th>mean</th><th>sd</th><th>P50</th><th>P90</th><th>P99</th><th>runs &gt; 1 s</th>"
+            "<th>token calls / op</th><th>signing P50</th><th>request P50</th></tr>")
+    rows = []
+    for s in series:
+        lab, sm = s["labels"], s["summary"]
+        pc = s["derived"].get("per_call")
+        if not sm:
+            reason = s["failures"][-1]["reason"] if s["failures"] else s["status"]
+            rows.append(f"<tr><td class='l'>{_e(lab['profile'])}</td><td class='l'>{_e(lab['key_type'])}</td>"
+                        f"<td class='l'>{_e(lab['mode'])}</td><td class='l fail' colspan='11'>{_e(reason)}</td></tr>")
+            continue
+        cells = [sm["n"]] + [fmt_time_us(sm[k]) for k in ("mean_us", "sd_us", "p50_us", "p90_us", "p99_us")]
+        cells += [sm.get("over_threshold", 0), f"{pc['token_calls_per_op']:.1f}" if pc else "–",
+                  fmt_time_us(s["derived"].get("sign_p50_us")), fmt_time_us(s["derived"].get("request_p50_us"))]
+        rows.append(f"<tr><td class='l'>{_e(lab['profile'])}</td><td class='l'>{_e(lab['key_type'])}</td>"
+                    f"<td class='l'>{_e(MODE_TEXT.get(lab['mode'], lab['mode']))}</td>"
+                    f"<td class='l muted'>{_e(lab['what'])}</td>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>")
+    return f"<table>{head}{''.join(rows)}</table>"
+
+
+def per_call_table(series: list[dict]) -> str:
+    out = []
+    for s in series:
+        pc = s["derived"].get("per_call")
+        if not pc or not pc["calls"]:
+            continue
+        rows = "".join(f"<tr><td class='l'>{_e(c['fn'])}</td><td>{c['calls_per_op']:.2f}</td>"
+                       f"<td>{_e(fmt_time_us(c['p50_ms'] * 1000))}</td><td>{_e(fmt_time_us(c['delay_p50_ms'] * 1000))}</td></tr>"
+                       for c in pc["calls"])
+        out.append(f"<h3>{_e(_name(s))}: per PKCS#11 call</h3><table><tr><th class='l'>function</th>"
+                   f"<th>calls per operation</th><th>time per operation (P50)</th><th>of which injected (P50)</th>"
+                   f"</tr>{rows}</table>")
+    return "".join(out)
+
+
+def section(series: list[dict], title: str = "Signing with a secure element") -> str:
+    if not series:
+        return ""
+    if series[0].get("kind") == "jwt":
+        return "".join([f"<h2>{_e(title)}</h2>",
+                        "<p>A JWT signed in software or by the token (through the secure-element profile) "
+                        "authenticates HTTPS requests to an endpoint that verifies it. <b>Fresh</b>: a new JWT "
+                        "per request; <b>cached</b>: one JWT reused within its lifetime, so the secure element "
+                        "is not touched per request (token calls / op shows it).</p>",
+                        s2_table(series), per_call_table(series)])
+    parts = [f"<h2>{_e(title)}</h2>",
+             "<p>Study S2's three modes. <b>local_sw</b>: a software key (in-process, and the "
+             "<code>openssl dgst -sha256 -sign</code> command timed whole, process start included). "
+             "<b>sign_only</b>: C_SignInit + C_Sign on a kept session and key handle. <b>total</b>: a "
+             "session opened, logged in, the key searched and the signature made every time. Token modes "
+             "run against SoftHSM2 behind secperf's latency shim with the named profile; the per-call "
+             "table comes from the shim's own log.</p>", s2_table(series)]
+    ok = [s for s in series if s["values_us"]]
+    if ok:
+        parts.append("<figure>" + svg.box_plot([(_name(s), s["values_us"]) for s in ok],
+                                               title="Time per signature by mode", unit="µs")
+                     + "<figcaption>Log scale; dots are signatures.</figcaption></figure>")
+    parts.append(per_call_table(series))
+    return "".join(parts)
