@@ -1,0 +1,522 @@
+"""Secure-element latency profiles (data/secure_elements.toml): what a real chip adds to each
+PKCS#11 call, as a delay distribution in milliseconds per function, each figure with its source.
+
+The native shim (a PKCS#11 module wrapping SoftHSM2) sleeps or busy-waits for the sampled delay on
+every call; this module loads and validates the profiles, writes the shim's plain-text config, and
+simulates study S2's two token modes without hardware so a profile's calibration can be checked.
+
+Sampling semantics (the shim implements the same):
+
+- ``fixed V``: always V.
+- ``normal MEAN SD``: a normal draw truncated at 0: a negative draw is redrawn (a delay cannot be
+  negative; the shim gives up after 1000 tries and uses 0, which needs MEAN far below 0).
+- ``lognormal MEDIAN SIGMA``: MEDIAN * exp(SIGMA * z), z standard normal (SIGMA = sd of ln).
+- ``empirical V1 V2 ...``: one of the values, uniformly.
+- a tail ``P DIST ...``: with probability P the delay is drawn from the tail distribution
+  *instead of* the body (first a uniform draw u; u < P -> tail).
+
+All figures are milliseconds. Pure Python (no numpy at runtime).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from ..core.stats import mean as _mean
+from ..core.stats import percentile as _percentile
+from ..core.stats import stdev as _stdev
+
+SHIM_ENV = "SECPERF_SE_PROFILE"      # env var the shim reads at C_Initialize: path of the config file
+WAIT_MODES = ("sleep", "busy")       # busy: spin (a CPU-bound 1998 card driver without interrupts)
+OVER_MS = 1000.0                     # S2 counts runs over 1 s
+
+# Every function of PKCS#11 v2.40 (OASIS, "PKCS #11 Cryptographic Token Interface Base
+# Specification Version 2.40", section 5), in the specification's order.
+PKCS11_FUNCTIONS: tuple[str, ...] = (
+    "C_Initialize", "C_Finalize", "C_GetInfo", "C_GetFunctionList",
+    "C_GetSlotList", "C_GetSlotInfo", "C_GetTokenInfo", "C_WaitForSlotEvent", "C_GetMechanismList",
+    "C_GetMechanismInfo", "C_InitToken", "C_InitPIN", "C_SetPIN",
+    "C_OpenSession", "C_CloseSession", "C_CloseAllSessions", "C_GetSessionInfo", "C_GetOperationState",
+    "C_SetOperationState", "C_Login", "C_Logout",
+    "C_CreateObject", "C_CopyObject", "C_DestroyObject", "C_GetObjectSize", "C_GetAttributeValue",
+    "C_SetAttributeValue", "C_FindObjectsInit", "C_FindObjects", "C_FindObjectsFinal",
+    "C_EncryptInit", "C_Encrypt", "C_EncryptUpdate", "C_EncryptFinal",
+    "C_DecryptInit", "C_Decrypt", "C_DecryptUpdate", "C_DecryptFinal",
+    "C_DigestInit", "C_Digest", "C_DigestUpdate", "C_DigestKey", "C_DigestFinal",
+    "C_SignInit", "C_Sign", "C_SignUpdate", "C_SignFinal", "C_SignRecoverInit", "C_SignRecover",
+    "C_VerifyInit", "C_Verify", "C_VerifyUpdate", "C_VerifyFinal", "C_VerifyRecoverInit", "C_VerifyRecover",
+    "C_DigestEncryptUpdate", "C_DecryptDigestUpdate", "C_SignEncryptUpdate", "C_DecryptVerifyUpdate",
+    "C_GenerateKey", "C_GenerateKeyPair", "C_WrapKey", "C_UnwrapKey", "C_DeriveKey",
+    "C_SeedRandom", "C_GenerateRandom",
+    "C_GetFunctionStatus", "C_CancelFunction",
+)
+_FUNCTION_SET = frozenset(PKCS11_FUNCTIONS)
+
+# dist -> its parameters in the shim's order
+DIST_PARAMS: dict[str, tuple[str, ...]] = {
+    "fixed": ("value",),
+    "normal": ("mean", "sd"),
+    "lognormal": ("median", "sigma"),
+    "empirical": ("samples",),
+}
+
+# Study S2's two token modes: the calls each run makes.
+SIGN_ONLY_CALLS = ("C_SignInit", "C_Sign")
+TOTAL_CALLS = ("C_OpenSession", "C_Login", "C_FindObjectsInit", "C_FindObjects", "C_FindObjectsFinal",
+               "C_SignInit", "C_Sign")
+TOTAL_OPTIONAL_CALLS = ("C_Logout", "C_CloseSession")   # counted only when the profile sets them
+
+_PROFILE_KEYS = {"description", "wait", "source", "notes", "algorithm", "calibrated_to"}
+_STD_NORMAL = statistics.NormalDist()
+
+
+class ProfileError(ValueError):
+    """A secure-element profile that cannot be used; the message names profile, function, field."""
+
+
+# --- distributions ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Tail:
+    p: float
+    dist: "Dist"
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Dist:
+    """One delay distribution (ms). ``params`` are in the shim's order (see DIST_PARAMS); an
+    empirical distribution's params are its samples."""
+    kind: str
+    params: tuple[float, ...]
+    source: str = ""
+    tail: Tail | None = None
+
+    # body ------------------------------------------------------------------------------------------
+    def sample_body(self, rng: random.Random) -> float:
+        k, p = self.kind, self.params
+        if k == "fixed":
+            return p[0]
+        if k == "normal":
+            if p[1] <= 0:
+                return p[0]
+            for _ in range(1000):
+                v = rng.gauss(p[0], p[1])
+                if v >= 0.0:
+                    return v
+            return 0.0
+        if k == "lognormal":
+            return p[0] * math.exp(p[1] * rng.gauss(0.0, 1.0)) if p[1] > 0 else p[0]
+        if k == "empirical":
+            return p[rng.randrange(len(p))]
+        raise AssertionError(k)
+
+    def cdf_body(self, x: float, left: bool = False) -> float:
+        """P(X <= x) of the body (P(X < x) with left=True)."""
+        k, p = self.kind, self.params
+        if k == "fixed" or (k in ("normal", "lognormal") and p[1] == 0):
+            v = p[0]
+            return 1.0 if (x > v or (x == v and not left)) else 0.0
+        if k == "normal":  # truncated at 0
+            if x <= 0:
+                return 0.0
+            lo = _STD_NORMAL.cdf(-p[0] / p[1])
+            return (_STD_NORMAL.cdf((x - p[0]) / p[1]) - lo) / (1.0 - lo)
+        if k == "lognormal":
+            if x <= 0:
+                return 0.0
+            return _STD_NORMAL.cdf(math.log(x / p[0]) / p[1])
+        if k == "empirical":
+            return sum(1 for v in p if (v < x if left else v <= x)) / len(p)
+        raise AssertionError(k)
+
+    def ppf_body(self, q: float) -> float:
+        k, p = self.kind, self.params
+        q = min(max(q, 0.0), 1.0)
+        if k == "fixed" or (k in ("normal", "lognormal") and p[1] == 0):
+            return p[0]
+        if k == "empirical":
+            xs = sorted(p)
+            return xs[min(len(xs) - 1, max(0, math.ceil(q * len(xs)) - 1))]
+        if q <= 0.0:
+            return 0.0
+        if q >= 1.0:
+            return math.inf
+        if k == "normal":
+            lo = _STD_NORMAL.cdf(-p[0] / p[1])
+            return max(0.0, p[0] + p[1] * _STD_NORMAL.inv_cdf(min(lo + q * (1.0 - lo), 1 - 1e-16)))
+        return p[0] * math.exp(p[1] * _STD_NORMAL.inv_cdf(q))
+
+    def mean_body(self) -> float:
+        k, p = self.kind, self.params
+        if k == "fixed":
+            return p[0]
+        if k == "normal":  # mean of N(m, s) truncated at 0
+            m, s = p
+            if s == 0:
+                return m
+            a = -m / s
+            return m + s * _STD_NORMAL.pdf(a) / (1.0 - _STD_NORMAL.cdf(a))
+        if k == "lognormal":
+            return p[0] * math.exp(p[1] ** 2 / 2)
+        return sum(p) / len(p)
+
+    # with the tail ---------------------------------------------------------------------------------
+    def sample(self, rng: random.Random) -> float:
+        if self.tail is not None and self.tail.p > 0 and rng.random() < self.tail.p:
+            return self.tail.dist.sample_body(rng)
+        return self.sample_body(rng)
+
+    def cdf(self, x: float, left: bool = False) -> float:
+        if self.tail is None:
+            return self.cdf_body(x, left)
+        p = self.tail.p
+        return (1 - p) * self.cdf_body(x, left) + p * self.tail.dist.cdf_body(x, left)
+
+    def ppf(self, q: float) -> float:
+        """Inverse CDF (smallest x with cdf(x) >= q); bisection when there is a tail."""
+        if self.tail is None or self.tail.p == 0:
+            return self.ppf_body(q)
+        lo, hi = 0.0, max(self.ppf_body(0.999999), self.tail.dist.ppf_body(0.999999), 1.0)
+        while self.cdf(hi) < q and hi < 1e12:
+            hi *= 2
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            if self.cdf(mid) >= q:
+                hi = mid
+            else:
+                lo = mid
+        return hi
+
+    def mean(self) -> float:
+        if self.tail is None:
+            return self.mean_body()
+        p = self.tail.p
+        return (1 - p) * self.mean_body() + p * self.tail.dist.mean_body()
+
+    def shim_spec(self) -> str:
+        """``lognormal 475.1 0.019``: the body as the shim reads it."""
+        return " ".join([self.kind, *(_num(v) for v in self.params)])
+
+
+def _num(x: float) -> str:
+    """Shortest text that reads back as the same number (120.0 -> '120', 0.019 -> '0.019')."""
+    x = float(x)
+    if x.is_integer() and abs(x) < 1e15:
+        return str(int(x))
+    return repr(x)
+
+
+# --- profiles --------------------------------------------------------------------------------------
+@dataclass
+class Profile:
+    name: str
+    description: str
+    wait: str
+    source: str
+    functions: dict[str, Dist] = field(default_factory=dict)
+    notes: str = ""
+    algorithm: str = ""
+    calibrated_to: dict = field(default_factory=dict)
+
+    def dist(self, fn: str) -> Dist | None:
+        if fn not in _FUNCTION_SET:
+            raise ProfileError(f"{fn!r} is not a PKCS#11 v2.40 function name")
+        return self.functions.get(fn)
+
+    def sample(self, fn: str, rng: random.Random) -> float:
+        """One delay (ms) for a call of ``fn``: body or tail; 0 for a function the profile leaves alone."""
+        d = self.dist(fn)
+        return 0.0 if d is None else d.sample(rng)
+
+    def sampler(self, fn: str):
+        """A function rng -> delay (ms) for ``fn``."""
+        d = self.dist(fn)
+        if d is None:
+            return lambda rng: 0.0
+        return d.sample
+
+    def cdf(self, fn: str, x: float) -> float:
+        d = self.dist(fn)
+        return (1.0 if x >= 0 else 0.0) if d is None else d.cdf(x)
+
+    def ppf(self, fn: str, q: float) -> float:
+        d = self.dist(fn)
+        return 0.0 if d is None else d.ppf(q)
+
+    def distribution_samples(self, fn: str, n: int, seed: int = 0) -> list[float]:
+        """``n`` delays for ``fn`` from a seeded generator (for KS tests against the shim's log)."""
+        rng = random.Random(seed)
+        s = self.sampler(fn)
+        return [s(rng) for _ in range(n)]
+
+
+def _where(profile: str, fn: str | None, fld: str | None, origin: str) -> str:
+    parts = [f"secure-element profile {profile!r}"]
+    if fn:
+        parts.append(fn)
+    if fld:
+        parts.append(f"field {fld!r}")
+    return ", ".join(parts) + (f" ({origin})" if origin else "")
+
+
+def _number(v, profile, fn, fld, origin, *, positive=False) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ProfileError(f"{_where(profile, fn, fld, origin)}: must be a number, got {v!r}")
+    v = float(v)
+    if not math.isfinite(v):
+        raise ProfileError(f"{_where(profile, fn, fld, origin)}: must be finite, got {v}")
+    if v < 0 or (positive and v == 0):
+        need = "> 0" if positive else ">= 0"
+        raise ProfileError(f"{_where(profile, fn, fld, origin)}: must be {need} (milliseconds or a spread), got {v:g}")
+    return v
+
+
+def _parse_dist(tbl, profile: str, fn: str, prefix: str, origin: str, allow_tail: bool) -> Dist:
+    if not isinstance(tbl, Mapping):
+        raise ProfileError(f"{_where(profile, fn, prefix.rstrip('.') or None, origin)}: must be a table like "
+                           f"{{dist = \"fixed\", value = 5}}, got {tbl!r}")
+    kind = tbl.get("dist")
+    if kind is None:
+        raise ProfileError(f"{_where(profile, fn, prefix + 'dist', origin)}: missing; one of "
+                           f"{', '.join(DIST_PARAMS)}")
+    if kind not in DIST_PARAMS:
+        raise ProfileError(f"{_where(profile, fn, prefix + 'dist', origin)}: unknown distribution {kind!r}; "
+                           f"known: {', '.join(DIST_PARAMS)}")
+    names = DIST_PARAMS[kind]
+    allowed = {"dist", "source", "note", *names} | ({"tail"} if allow_tail else set()) | \
+              ({"p"} if not allow_tail else set())
+    unknown = sorted(set(tbl) - allowed)
+    if unknown:
+        raise ProfileError(f"{_where(profile, fn, prefix + unknown[0], origin)}: unknown field for a {kind} "
+                           f"distribution; allowed: {', '.join(sorted(allowed))}")
+    for nm in names:
+        if nm not in tbl:
+            raise ProfileError(f"{_where(profile, fn, prefix + nm, origin)}: missing (a {kind} distribution "
+                               f"needs {', '.join(names)})")
+    if kind == "empirical":
+        samples = tbl["samples"]
+        if not isinstance(samples, list) or not samples:
+            raise ProfileError(f"{_where(profile, fn, prefix + 'samples', origin)}: must be a non-empty list "
+                               f"of milliseconds, got {samples!r}")
+        params = tuple(_number(v, profile, fn, f"{prefix}samples[{i}]", origin) for i, v in enumerate(samples))
+    else:
+        params = tuple(_number(tbl[nm], profile, fn, prefix + nm, origin, positive=(nm == "median"))
+                       for nm in names)
+    source = tbl.get("source", "")
+    if not isinstance(source, str):
+        raise ProfileError(f"{_where(profile, fn, prefix + 'source', origin)}: must be a string")
+    tail = None
+    if allow_tail and "tail" in tbl:
+        t = tbl["tail"]
+        if not isinstance(t, Mapping):
+            raise ProfileError(f"{_where(profile, fn, prefix + 'tail', origin)}: must be a table "
+                               f"{{p = 0.04, dist = ..., ...}}")
+        if "p" not in t:
+            raise ProfileError(f"{_where(profile, fn, prefix + 'tail.p', origin)}: missing (the probability "
+                               f"of a tail draw)")
+        p = _number(t["p"], profile, fn, prefix + "tail.p", origin)
+        if p > 1:
+            raise ProfileError(f"{_where(profile, fn, prefix + 'tail.p', origin)}: probability {p:g} is "
+                               f"outside [0, 1]")
+        tdist = _parse_dist(t, profile, fn, prefix + "tail.", origin, allow_tail=False)
+        tail = Tail(p=p, dist=Dist(tdist.kind, tdist.params, tdist.source), source=tdist.source)
+    return Dist(kind, params, source, tail)
+
+
+def parse_profile(name: str, tbl, origin: str = "") -> Profile:
+    if not isinstance(tbl, Mapping):
+        raise ProfileError(f"{_where(name, None, None, origin)}: must be a table")
+    for key in tbl:
+        if key.startswith("C_"):
+            if key not in _FUNCTION_SET:
+                raise ProfileError(f"{_where(name, key, None, origin)}: not a PKCS#11 v2.40 function name")
+        elif key not in _PROFILE_KEYS:
+            raise ProfileError(f"{_where(name, None, key, origin)}: unknown field; allowed: "
+                               f"{', '.join(sorted(_PROFILE_KEYS))} and PKCS#11 function names (C_...)")
+    for key in ("description", "source"):
+        v = tbl.get(key)
+        if not isinstance(v, str) or not v.strip():
+            raise ProfileError(f"{_where(name, None, key, origin)}: missing or empty (every profile says "
+                               f"what it is and where its figures come from)")
+    wait = tbl.get("wait")
+    if wait not in WAIT_MODES:
+        raise ProfileError(f"{_where(name, None, 'wait', origin)}: must be one of {', '.join(WAIT_MODES)}, "
+                           f"got {wait!r}")
+    for key in ("notes", "algorithm"):
+        if key in tbl and not isinstance(tbl[key], str):
+            raise ProfileError(f"{_where(name, None, key, origin)}: must be a string")
+    cal = tbl.get("calibrated_to", {})
+    if not isinstance(cal, Mapping):
+        raise ProfileError(f"{_where(name, None, 'calibrated_to', origin)}: must be a table")
+    functions = {key: _parse_dist(v, name, key, "", origin, allow_tail=True)
+                 for key, v in tbl.items() if key.startswith("C_")}
+    return Profile(name=name, description=tbl["description"], wait=wait, source=tbl["source"],
+                   functions=functions, notes=tbl.get("notes", ""), algorithm=tbl.get("algorithm", ""),
+                   calibrated_to=dict(cal))
+
+
+def load_profiles(path: str | Path | None = None) -> dict[str, Profile]:
+    """All profiles of ``path`` (default: the built-in data/secure_elements.toml), validated."""
+    if path is None:
+        origin = "secperf/data/secure_elements.toml"
+        text = resources.files("secperf.data").joinpath("secure_elements.toml").read_text(encoding="utf-8")
+    else:
+        origin = str(path)
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ProfileError(f"cannot read secure-element profiles {path}: {exc.strerror or exc}") from None
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ProfileError(f"{origin}: invalid TOML: {exc}") from None
+    unknown = sorted(set(doc) - {"profiles"})
+    if unknown:
+        raise ProfileError(f"{origin}: unknown top-level table {unknown[0]!r}; profiles live under [profiles.NAME]")
+    profiles = doc.get("profiles")
+    if not isinstance(profiles, Mapping) or not profiles:
+        raise ProfileError(f"{origin}: no [profiles.NAME] tables")
+    return {name: parse_profile(name, tbl, origin) for name, tbl in profiles.items()}
+
+
+def get_profile(name: str, path: str | Path | None = None) -> Profile:
+    profiles = load_profiles(path)
+    if name not in profiles:
+        raise ProfileError(f"unknown secure-element profile {name!r}; known: {', '.join(profiles)}")
+    return profiles[name]
+
+
+# --- the shim's config ---------------------------------------------------------------------------
+def shim_config_text(profile: Profile, module_path: str | Path, log_path: str | Path, seed: int) -> str:
+    """The plain-text config the native shim reads (one ``key = value`` per line)."""
+    for label, v in (("module", module_path), ("log", log_path)):
+        if "\n" in str(v):
+            raise ProfileError(f"shim config: the {label} path must not contain a newline")
+    lines = [f"module = {module_path}", f"log = {log_path}", f"seed = {int(seed)}", f"wait = {profile.wait}"]
+    for fn, d in profile.functions.items():
+        lines.append(f"{fn} = {d.shim_spec()}")
+        if d.tail is not None:
+            lines.append(f"{fn}.tail = {_num(d.tail.p)} {d.tail.dist.shim_spec()}")
+    return "\n".join(lines) + "\n"
+
+
+def write_shim_config(profile: Profile, module_path: str | Path, log_path: str | Path, seed: int,
+                      path: str | Path) -> Path:
+    """Write the shim's config to ``path``; point the shim at it with ``{SHIM_ENV: str(path)}``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(shim_config_text(profile, module_path, log_path, seed), encoding="utf-8")
+    return path
+
+
+# --- Monte Carlo of S2's token modes -------------------------------------------------------------
+def _summary(xs: Sequence[float], over_ms: float = OVER_MS) -> dict:
+    over = sum(1 for x in xs if x > over_ms)
+    return {
+        "n": len(xs),
+        "mean_ms": _mean(xs), "sd_ms": _stdev(xs), "min_ms": min(xs),
+        "p50_ms": _percentile(xs, 50.0), "p90_ms": _percentile(xs, 90.0), "p99_ms": _percentile(xs, 99.0),
+        "max_ms": max(xs),
+        "threshold_ms": over_ms, "over_threshold": over, "share_over_threshold": over / len(xs),
+    }
+
+
+def mode_calls(profile: Profile) -> dict[str, tuple[str, ...]]:
+    extra = tuple(fn for fn in TOTAL_OPTIONAL_CALLS if fn in profile.functions)
+    return {"sign_only": SIGN_ONLY_CALLS, "total": TOTAL_CALLS + extra}
+
+
+def simulate_modes(profile: Profile, n: int = 20000, seed: int = 0,
+                   base_ms: float | Mapping[str, float] | None = None) -> dict:
+    """Simulate S2's two modes ``n`` times each: ``sign_only`` (C_SignInit + C_Sign on a kept session)
+    and ``total`` (open session, log in, find the key, sign; plus C_Logout/C_CloseSession when the
+    profile sets them). ``base_ms`` is what the host and the underlying token cost without the
+    profile: a number added once per run, or a mapping PKCS#11 function -> ms added to each call.
+    Returns per mode n, mean_ms, sd_ms, min_ms, p50_ms, p90_ms, p99_ms, max_ms, over_threshold (runs
+    over 1000 ms) and share_over_threshold, plus the calls each mode makes."""
+    if n < 1:
+        raise ProfileError(f"simulate_modes needs n >= 1, got {n}")
+    per_call: Mapping[str, float] = base_ms if isinstance(base_ms, Mapping) else {}
+    per_run = float(base_ms) if isinstance(base_ms, (int, float)) else 0.0
+    for fn in per_call:
+        if fn not in _FUNCTION_SET:
+            raise ProfileError(f"base_ms: {fn!r} is not a PKCS#11 v2.40 function name")
+    out = {}
+    for i, (mode, calls) in enumerate(mode_calls(profile).items()):
+        rng = random.Random(f"{seed}:{mode}")
+        samplers = [(profile.sampler(fn), per_call.get(fn, 0.0)) for fn in calls]
+        runs = [per_run + sum(s(rng) + b for s, b in samplers) for _ in range(n)]
+        out[mode] = _summary(runs) | {"calls": list(calls)}
+    return out
+
+
+def calibration_check(profile: Profile, n: int = 20000, seed: int = 0) -> list[dict]:
+    """Simulated vs the study figures in the profile's ``calibrated_to`` table, per mode and statistic:
+    rows {mode, stat, study, simulated, rel_error}. Empty when the profile is not calibrated."""
+    cal = profile.calibrated_to
+    if not cal:
+        return []
+    sim = simulate_modes(profile, n, seed)
+    rows = []
+    keys = {"mean": "mean_ms", "sd": "sd_ms", "p50": "p50_ms", "p90": "p90_ms", "p99": "p99_ms",
+            "share_over_1s": "share_over_threshold"}
+    for mode in ("sign_only", "total"):
+        target = cal.get(mode) or {}
+        for stat, key in keys.items():
+            if stat in target:
+                study, got = float(target[stat]), sim[mode][key]
+                rel = (got - study) / study if study else (got - study)
+                rows.append({"mode": mode, "stat": stat, "study": study, "simulated": got, "rel_error": rel})
+    return rows
+
+
+# --- Kolmogorov-Smirnov ----------------------------------------------------------------------------
+def ks_distance(samples: Sequence[float], profile: Profile, fn: str, *, n_ref: int | None = None,
+                seed: int = 0) -> float:
+    """KS distance between observed delays (ms) and the profile's distribution for ``fn``.
+
+    Default: one-sample, against the exact CDF (body and tail mixture; discrete parts handled).
+    With ``n_ref``: two-sample, against ``n_ref`` delays simulated with ``seed``."""
+    xs = sorted(float(v) for v in samples)
+    if not xs:
+        raise ProfileError("ks_distance needs at least one sample")
+    if n_ref is not None:
+        return ks_two_sample(xs, profile.distribution_samples(fn, n_ref, seed))
+    d = profile.dist(fn)
+    n = len(xs)
+    dmax = 0.0
+    i = 0
+    while i < n:
+        v = xs[i]
+        j = i
+        while j < n and xs[j] == v:
+            j += 1
+        f_hi = d.cdf(v) if d is not None else (1.0 if v >= 0 else 0.0)
+        f_lo = d.cdf(v, left=True) if d is not None else (1.0 if v > 0 else 0.0)
+        dmax = max(dmax, abs(f_hi - j / n), abs(f_lo - i / n))
+        i = j
+    return dmax
+
+
+def ks_two_sample(a: Sequence[float], b: Sequence[float]) -> float:
+    xa, xb = sorted(a), sorted(b)
+    if not xa or not xb:
+        raise ProfileError("ks_two_sample needs two non-empty samples")
+    na, nb = len(xa), len(xb)
+    i = j = 0
+    d = 0.0
+    while i < na and j < nb:
+        v = min(xa[i], xb[j])
+        while i < na and xa[i] == v:
+            i += 1
+        while j < nb and xb[j] == v:
+            j += 1
+        d = max(d, abs(i / na - j / nb))
+    return d

@@ -1,0 +1,139 @@
+"""Secure-element signing through the real token (SoftHSM2) behind the latency shim: S2's medians
+reproduced, the delivered distribution matches the profile, the per-call breakdown comes from the
+shim log, a client outside Python (the probe's mutual TLS via OpenSSL's pkcs11 engine) sees the
+profile, and JWT caching keeps the token out of the request path."""
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from secperf.core import result as R
+from secperf.lab.pki import LabPKI
+from secperf.lab.services import ProbeServer
+from secperf.lab.token import LabToken
+from secperf.measure import signer as S
+from secperf.measure.probe import find_probe, find_shim
+from secperf.model.se_profiles import get_profile, load_profiles, ks_distance
+
+FAST = """
+[profiles.fast]
+description = "test profile: lognormal signing"
+wait = "sleep"
+source = "test"
+[profiles.fast.C_Sign]
+dist = "lognormal"
+median = 20.0
+sigma = 0.25
+"""
+SLOW_SIGN = """
+[profiles.slow-sign]
+description = "test profile: 100 ms per signature"
+wait = "sleep"
+source = "test"
+[profiles.slow-sign.C_Sign]
+dist = "fixed"
+value = 100.0
+"""
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    root = tmp_path_factory.mktemp("se")
+    pki = LabPKI(root / "pki").ensure()
+    token = LabToken(root / "token", pki=pki).ensure()
+    return root, pki, token
+
+
+def _profile(root, text, name):
+    path = root / f"{name}.toml"
+    path.write_text(text)
+    return load_profiles(path)[name]
+
+
+def _key(token, kt="ecdsa-p256"):
+    return next(k for k in token.keys() if k["key_type"] == kt)
+
+
+def test_iot_safe_sim_reproduces_s2_medians(lab, tmp_path):
+    root, _pki, token = lab
+    prof = get_profile("iot-safe-sim")
+    p = S.SignerParams(n=12, warmup=1, workdir=tmp_path)
+    so = S.measure_token("iot-safe-sim", _key(token), "sign_only", p, token, prof)
+    tot = S.measure_token("iot-safe-sim", _key(token), "total", p, token, prof)
+    assert so["status"] == "ok" and tot["status"] == "ok", (so["failures"], tot["failures"])
+    assert so["summary"]["p50_us"] / 1000 == pytest.approx(475.1, rel=0.05)
+    assert tot["summary"]["p50_us"] / 1000 == pytest.approx(642.2, rel=0.05)
+    calls = {c["fn"]: c for c in tot["derived"]["per_call"]["calls"]}
+    for fn in ("C_OpenSession", "C_Login", "C_FindObjectsInit", "C_FindObjects", "C_SignInit", "C_Sign"):
+        assert fn in calls, calls.keys()
+    assert calls["C_Sign"]["calls_per_op"] == pytest.approx(2.0)  # python-pkcs11: length query + real call
+    assert "C_Login" not in {c["fn"] for c in so["derived"]["per_call"]["calls"]}  # kept session: no login
+
+
+def test_distribution_through_the_shim_matches_the_profile(lab, tmp_path):
+    """What the client sees end to end, minus the token's own cost (same key, no added delay,
+    measured in the same run), is distributed as the profile says."""
+    root, _pki, token = lab
+    prof = _profile(root, FAST, "fast")
+    base = S.measure_token("softhsm", _key(token), "sign_only", S.SignerParams(n=50, warmup=2, workdir=tmp_path / "b"),
+                           token, get_profile("softhsm"))
+    base_ms = base["summary"]["p50_us"] / 1000
+    s = S.measure_token("fast", _key(token), "sign_only", S.SignerParams(n=200, warmup=2, workdir=tmp_path / "f"),
+                        token, prof)
+    assert s["status"] == "ok", s["failures"][:2]
+    measured_ms = [v / 1000 - base_ms for v in s["values_us"]]
+    assert len(measured_ms) == 200
+    assert ks_distance(measured_ms, prof, "C_Sign") < 0.1
+    shifted = [x * 1.3 for x in measured_ms]
+    assert ks_distance(shifted, prof, "C_Sign") > 0.1  # the check can fail
+
+
+def test_openssl_engine_client_sees_the_profile_in_mutual_tls(lab, tmp_path):
+    """The probe (C, OpenSSL + libp11 engine) signs CertificateVerify with the token key through the
+    shim: a 100 ms signing profile makes the handshake ~100 ms slower than no added delay."""
+    root, pki, token = lab
+    key = _key(token)
+    certs = pki.server("ecdsa-p256", 1)
+    medians = {}
+    for name, prof in (("none", get_profile("softhsm")), ("slow", _profile(root, SLOW_SIGN, "slow-sign"))):
+        (tmp_path / name).mkdir()
+        env, _log = S.shim_env(token, prof, tmp_path / name, 1)
+        env["SECPERF_PKCS11_MODULE"] = str(find_shim())
+        with ProbeServer(certs, ["--tls", "1.3"], client_ca=pki.client().ca, workdir=tmp_path / f"srv-{name}") as srv:
+            out = subprocess.run([str(find_probe()), "client", "--host", "127.0.0.1", "--port", str(srv.port),
+                                  "--tls", "1.3", "--ca", str(certs.ca), "--servername", "localhost",
+                                  "--cert", key["cert_path"], "--key", token.uri(key["label"], with_pin=True),
+                                  "--n", "5", "--warmup", "1", "--timeout-ms", "5000"],
+                                 capture_output=True, text=True, env=env, timeout=120)
+        conns = [json.loads(x) for x in out.stdout.splitlines() if '"type":"conn"' in x]
+        assert conns and all(c["ok"] for c in conns), (out.stdout[-800:], out.stderr[-800:])
+        assert all(c["client_cert_sent"] for c in conns)
+        medians[name] = sorted(c["handshake_wall_us"] for c in conns)[len(conns) // 2]
+    assert medians["slow"] - medians["none"] == pytest.approx(100_000, abs=25_000)
+
+
+def test_jwt_cached_token_does_not_touch_the_secure_element(lab, tmp_path, monkeypatch):
+    root, pki, token = lab
+    monkeypatch.setenv("SECPERF_HOME", str(root))  # run_jwt uses the default lab locations
+    prof_path = root / "fast.toml"
+    prof_path.write_text(FAST)
+    import secperf.model.se_profiles as SP
+    real = SP.load_profiles
+    monkeypatch.setattr(SP, "load_profiles", lambda path=None: {**real(), **real(prof_path)})
+    doc = R.new_result(kind="jwt", command=[], params={}, host={}, run_id="x")
+    S.run_jwt(["fast"], ["ecdsa-p256"], S.SignerParams(n=4, warmup=1, workdir=tmp_path), doc)
+    by = {(s["labels"]["profile"], s["labels"]["mode"]): s for s in doc["series"]}
+    assert all(s["status"] == "ok" for s in doc["series"]), [s["failures"][:1] for s in doc["series"]]
+    fresh, cached = by[("fast", "jwt_fresh")], by[("fast", "jwt_cached")]
+    assert {c["fn"] for c in fresh["derived"]["per_call"]["calls"]} >= {"C_Sign"}
+    assert cached["derived"]["per_call"]["token_calls_per_op"] == 0
+    assert fresh["derived"]["sign_p50_us"] > 15_000 > cached["derived"].get("sign_p50_us", 0)
+    assert by[("software", "jwt_fresh")]["derived"]["sign_p50_us"] < 5_000
+
+
+def test_bad_signer_input_exits_2(tmp_path):
+    from conftest import run_cli
+    p = run_cli("signer", "--profile", "nope", "--out", str(tmp_path))
+    assert p.returncode == 2 and "unknown profile 'nope'" in p.stderr and "iot-safe-sim" in p.stderr
