@@ -80,11 +80,11 @@ def test_distribution_through_the_shim_matches_the_profile(lab, tmp_path):
     base = S.measure_token("softhsm", _key(token), "sign_only", S.SignerParams(n=50, warmup=2, workdir=tmp_path / "b"),
                            token, get_profile("softhsm"))
     base_ms = base["summary"]["p50_us"] / 1000
-    s = S.measure_token("fast", _key(token), "sign_only", S.SignerParams(n=200, warmup=2, workdir=tmp_path / "f"),
+    s = S.measure_token("fast", _key(token), "sign_only", S.SignerParams(n=400, warmup=2, workdir=tmp_path / "f"),
                         token, prof)
     assert s["status"] == "ok", s["failures"][:2]
     measured_ms = [v / 1000 - base_ms for v in s["values_us"]]
-    assert len(measured_ms) == 200
+    assert len(measured_ms) == 400  # KS sampling noise at n=400: median ~0.04, 99th percentile ~0.08
     assert ks_distance(measured_ms, prof, "C_Sign") < 0.1
     shifted = [x * 1.3 for x in measured_ms]
     assert ks_distance(shifted, prof, "C_Sign") > 0.1  # the check can fail
