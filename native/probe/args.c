@@ -197,6 +197,27 @@ static int resolve_alg_op(probe_args *a, const raw_args *raw, probe_err *err)
     return 1;
 }
 
+int args_option_value(int argc, char **argv, int *i, char *name, size_t name_len, const char **val,
+                      probe_err *err)
+{
+    const char *arg = argv[*i];
+    const char *eq = strchr(arg, '=');
+    if (eq != NULL) {
+        size_t nlen = (size_t)(eq - arg);
+        if (nlen >= name_len)
+            return err_input(err, "unknown option '%.60s...'", arg);
+        memcpy(name, arg, nlen);
+        name[nlen] = '\0';
+        *val = eq + 1;
+        return 1;
+    }
+    snprintf(name, name_len, "%s", arg);
+    if (*i + 1 >= argc)
+        return err_input(err, "missing value for %s", name);
+    *val = argv[++*i];
+    return 1;
+}
+
 int args_parse(int argc, char **argv, probe_args *a, probe_err *err)
 {
     memset(a, 0, sizeof(*a));
@@ -247,20 +268,8 @@ int args_parse(int argc, char **argv, probe_args *a, probe_err *err)
         /* --name VALUE or --name=VALUE */
         char name[64];
         const char *val;
-        const char *eq = strchr(arg, '=');
-        if (eq != NULL) {
-            size_t nlen = (size_t)(eq - arg);
-            if (nlen >= sizeof(name))
-                return err_input(err, "unknown option '%.60s...'", arg);
-            memcpy(name, arg, nlen);
-            name[nlen] = '\0';
-            val = eq + 1;
-        } else {
-            snprintf(name, sizeof(name), "%s", arg);
-            if (i + 1 >= argc)
-                return err_input(err, "missing value for %s", name);
-            val = argv[++i];
-        }
+        if (!args_option_value(argc, argv, &i, name, sizeof(name), &val, err))
+            return 0;
         if (!option_allowed(a->cmd, name))
             return err_input(err, "option %s is not accepted by %s", name, cmd);
         if (!apply_option(name, val, a, &raw, err))

@@ -1,5 +1,6 @@
 /* hs_args: the client and server command lines, parsed and validated into structs (bad input -> exit 2). */
 #include "hs_args.h"
+#include "args.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -201,20 +202,8 @@ static int walk(int argc, char **argv, void *a, int *help, apply_fn apply, flag_
             continue;
         char name[64];
         const char *val;
-        const char *eq = strchr(arg, '=');
-        if (eq != NULL) {
-            size_t nlen = (size_t)(eq - arg);
-            if (nlen >= sizeof(name))
-                return err_input(err, "unknown option '%.60s...'", arg);
-            memcpy(name, arg, nlen);
-            name[nlen] = '\0';
-            val = eq + 1;
-        } else {
-            snprintf(name, sizeof(name), "%s", arg);
-            if (i + 1 >= argc)
-                return err_input(err, "missing value for %s", name);
-            val = argv[++i];
-        }
+        if (!args_option_value(argc, argv, &i, name, sizeof(name), &val, err))
+            return 0;
         if (!apply(name, val, a, err))
             return 0;
     }

@@ -3,11 +3,10 @@ plots and tables. Every piece of text from a Result is escaped before it reaches
 
 from __future__ import annotations
 
-import html as _html
 import json
 
 from . import svg
-from .units import fmt_bytes_per_s, fmt_rate, fmt_time_us
+from .units import esc as e, fmt_bytes_per_s, fmt_rate, fmt_time_us
 
 CSS = """
 body{font-family:system-ui,sans-serif;margin:0 auto;max-width:1100px;padding:1.2em;color:#222}
@@ -24,10 +23,6 @@ code{background:#f3f3f3;padding:0 3px}
 
 BULK = ("aead", "mac", "hash")
 SIG_FAMILIES = ("rsa", "ecdsa", "eddsa", "pq-sig")
-
-
-def e(x) -> str:
-    return _html.escape("" if x is None else str(x), quote=True)
 
 
 def _crypto(doc: dict) -> list[dict]:

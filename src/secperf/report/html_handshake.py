@@ -5,12 +5,7 @@ table with resumption / early-data verification and the server's CPU."""
 from __future__ import annotations
 
 from . import svg
-from .units import fmt_time_us
-
-
-def _e(x) -> str:
-    import html
-    return html.escape("" if x is None else str(x), quote=True)
+from .units import esc as _e, fmt_time_us
 
 
 def _name(s: dict) -> str:

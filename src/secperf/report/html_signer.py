@@ -3,17 +3,12 @@ the distributions per mode, and the secure element's per-PKCS#11-call breakdown.
 
 from __future__ import annotations
 
-import html
 
 from . import svg
-from .units import fmt_time_us
+from .units import esc as _e, fmt_time_us
 
 MODE_TEXT = {"local_sw": "local_sw (in-process)", "local_sw_cmd": "local_sw (openssl dgst command)",
              "sign_only": "sign_only", "total": "total", "jwt_fresh": "JWT fresh", "jwt_cached": "JWT cached"}
-
-
-def _e(x) -> str:
-    return html.escape("" if x is None else str(x), quote=True)
 
 
 def _name(s: dict) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 from .svg import fmt_value
 
 MISSING = "–"
@@ -24,3 +26,8 @@ def fmt_bytes_per_s(x: float | None) -> str:
         if x >= div:
             return fmt_value(x / div, unit)
     return fmt_value(x, "B/s")
+
+
+def esc(x) -> str:
+    """Text for HTML (content and attribute values): every report string goes through this."""
+    return html.escape("" if x is None else str(x), quote=True)
