@@ -303,8 +303,20 @@ def cmd_run(args) -> int:
     if hs:
         hp = _handshake_params(args, scn.get("handshake", {}))
         phases.append(_handshake_phase(hs, hp))
+    from .measure import signer as S
+    extra = {}
+    sg = scenario.signer_settings(scn, "signer")
+    if sg:
+        sp = S.SignerParams(n=args.n or sg["n"], warmup=sg["warmup"], seed=args.seed)
+        phases.append(_signer_phase(sg["profiles"], sg["keys"], sg["modes"], sp))
+        extra["signer"] = {**sg, **sp.as_dict()}
+    jw = scenario.signer_settings(scn, "jwt")
+    if jw:
+        jp = S.SignerParams(n=args.n or jw["n"], warmup=jw["warmup"], seed=args.seed)
+        phases.append(_jwt_phase(jw["profiles"], jw["keys"], jp, jw["lifetime_s"]))
+        extra["jwt"] = {**jw, **jp.as_dict()}
     return _measure_and_write(args, "run", {"scenario": scn.get("name", args.scenario), "crypto": params.as_dict(),
-                                            "handshake": hp.as_dict() if hp else None}, phases)
+                                            "handshake": hp.as_dict() if hp else None, **extra}, phases)
 
 
 def _handshake_params(args, defaults: dict):
@@ -352,6 +364,13 @@ def _signer_phase(profiles, keys, modes, sp) -> Phase:
                  lambda _items, doc, run, progress: S.run_signer(profiles, keys, modes, sp, doc, run, progress))
 
 
+def _jwt_phase(profiles, keys, sp, lifetime_s: int) -> Phase:
+    from .measure import signer as S
+    items = [(sg, kt, m) for sg in ["software", *profiles] for kt in keys for m in ("jwt_fresh", "jwt_cached")]
+    return Phase(items, lambda it: f"JWT {it[0]} {it[1]} {it[2]}",
+                 lambda _i, doc, run, progress: S.run_jwt(profiles, keys, sp, doc, run, progress, lifetime_s))
+
+
 def cmd_signer(args) -> int:
     from .measure import signer as S
     from .model.se_profiles import ProfileError, load_profiles
@@ -396,9 +415,7 @@ def cmd_jwt(args) -> int:
         if kt not in ("ecdsa-p256", "rsa-2048"):
             raise BadInput(f"unknown JWT key type {kt!r}; known: ecdsa-p256 (ES256), rsa-2048 (RS256)")
     sp = S.SignerParams(n=args.n or 20, warmup=args.warmup if args.warmup is not None else 2, seed=args.seed)
-    items = [(sg, kt, m) for sg in ["software", *profiles] for kt in keys for m in ("jwt_fresh", "jwt_cached")]
-    phase = Phase(items, lambda it: f"{it[0]} {it[1]} {it[2]}",
-                  lambda _i, doc, run, progress: S.run_jwt(profiles, keys, sp, doc, run, progress, args.lifetime))
+    phase = _jwt_phase(profiles, keys, sp, args.lifetime)
     params = {"profiles": profiles, "keys": keys, "lifetime_s": args.lifetime,
               "requests_per_hour": args.requests_per_hour,
               "signatures_per_hour": J.signatures_per_hour(args.lifetime, args.requests_per_hour), **sp.as_dict()}

@@ -91,3 +91,24 @@ def handshake_configs(scn: dict) -> list:
                     seen.add(c.series_id)
                     out.append(c)
     return out
+
+
+def signer_settings(scn: dict, section: str) -> dict | None:
+    """[signer] / [jwt]: profiles, keys, (modes), n, warmup — validated names, or None if absent."""
+    sec = scn.get(section)
+    if not sec:
+        return None
+    allowed = {"profiles", "keys", "n", "warmup"} | ({"modes"} if section == "signer" else {"lifetime_s"})
+    unknown = set(sec) - allowed
+    if unknown:
+        raise ScenarioError(f"scenario {scn.get('name', '?')}: [{section}] has unknown keys {sorted(unknown)}; "
+                            f"allowed: {', '.join(sorted(allowed))}")
+    from ..model.se_profiles import load_profiles
+    known = load_profiles()
+    for pr in sec.get("profiles", []):
+        if pr not in known:
+            raise ScenarioError(f"scenario {scn.get('name', '?')}: [{section}] unknown profile {pr!r}; "
+                                f"known: {', '.join(known)}")
+    return {"profiles": list(sec.get("profiles", ["iot-safe-sim"])), "keys": list(sec.get("keys", ["ecdsa-p256"])),
+            "modes": list(sec.get("modes", ["local_sw", "sign_only", "total"])), "n": int(sec.get("n", 10)),
+            "warmup": int(sec.get("warmup", 1)), "lifetime_s": int(sec.get("lifetime_s", 3600))}
