@@ -31,7 +31,7 @@ test-all: build
 
 # both benchmarks always run; the target fails if either misses its band
 bench: build
-	@$(PY) benchmarks/fidelity.py; a=$$?; $(PY) benchmarks/handshake_cpu.py; b=$$?; exit $$((a | b))
+	@$(PY) benchmarks/fidelity.py; a=$$?; $(PY) benchmarks/handshake_cpu.py; b=$$?; $(PY) benchmarks/shim_overhead.py; c=$$?; exit $$((a | b | c))
 
 clean:
 	rm -rf build $(BUILT)

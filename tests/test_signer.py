@@ -137,3 +137,23 @@ def test_bad_signer_input_exits_2(tmp_path):
     from conftest import run_cli
     p = run_cli("signer", "--profile", "nope", "--out", str(tmp_path))
     assert p.returncode == 2 and "unknown profile 'nope'" in p.stderr and "iot-safe-sim" in p.stderr
+
+
+@pytest.mark.parametrize("line,needle", [
+    ("C_Sign = lognormal 475", "C_Sign"),          # missing sigma
+    ("C_Fly = fixed 3", "C_Fly"),                  # unknown function
+    ("C_Sign.tail = 1.5 fixed 3", "1.5"),          # probability outside [0, 1]
+    ("C_Login = weibull 3 1", "weibull"),          # unknown distribution
+])
+def test_bad_shim_profile_fails_initialize_naming_the_line(lab, tmp_path, line, needle):
+    import sys
+    root, _pki, token = lab
+    conf = tmp_path / "bad.conf"
+    conf.write_text(f"module = {token.module_path}\n# comment\n{line}\n")
+    code = ("import pkcs11, sys\n"
+            "try:\n    pkcs11.lib(sys.argv[1])\nexcept Exception as e:\n    print(type(e).__name__); sys.exit(3)\n")
+    p = subprocess.run([sys.executable, "-c", code, str(find_shim())], capture_output=True, text=True,
+                       env=dict(os.environ, **token.env(), SECPERF_SE_PROFILE=str(conf)), timeout=60)
+    assert p.returncode == 3, (p.stdout, p.stderr)
+    assert "ArgumentsBad" in p.stdout  # CKR_ARGUMENTS_BAD from C_Initialize
+    assert f"{conf}:3:" in p.stderr and needle in p.stderr
