@@ -343,11 +343,11 @@ def cmd_handshake(args) -> int:
     configs = [replace(c, server=sv) for sv in servers for c in base]
     if "nginx" in servers:
         configs = [c for c in configs if c.server != "nginx" or (c.proto == "tls" and c.mode not in ("psk", "psk-dhe", "0rtt"))]
+        # nginx runs as in studies S1/S2: with client-certificate verification on
         configs = [replace(c, mtls=True) if c.server == "nginx" else c for c in configs]
     if args.mtls:
         configs = [replace(c, mtls=True) for c in configs]
     hp = _handshake_params(args, {})
-    hp.workdir = None
     return _measure_and_write(args, "handshake", {"experiment": args.experiment, "servers": servers,
                                                   **hp.as_dict()}, [_handshake_phase(configs, hp)])
 
