@@ -157,3 +157,11 @@ def test_bad_shim_profile_fails_initialize_naming_the_line(lab, tmp_path, line, 
     assert p.returncode == 3, (p.stdout, p.stderr)
     assert "ArgumentsBad" in p.stdout  # CKR_ARGUMENTS_BAD from C_Initialize
     assert f"{conf}:3:" in p.stderr and needle in p.stderr
+
+
+def test_jwt_signatures_per_hour_follow_the_lifetime():
+    from secperf.measure.jwt import signatures_per_hour
+    assert signatures_per_hour(3600, 3600) == 1
+    assert signatures_per_hour(60, 3600) == 60
+    assert signatures_per_hour(1, 10) == 10  # never more signatures than requests
+    assert signatures_per_hour(7, 3600) == 515  # ceil(3600 / 7)

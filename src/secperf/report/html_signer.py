@@ -53,6 +53,28 @@ def per_call_table(series: list[dict]) -> str:
     return "".join(out)
 
 
+def lifetime_table(series: list[dict], requests_per_hour: float = 3600.0) -> str:
+    """Signatures per hour and signing time per hour against token lifetime, for a device making
+    one request per second, from each signer's measured fresh-JWT signing time."""
+    from ..measure.jwt import signatures_per_hour
+    fresh = [s for s in series if s["labels"]["mode"] == "jwt_fresh" and s["derived"].get("sign_p50_us")]
+    if not fresh:
+        return ""
+    lifetimes = (1, 60, 300, 900, 3600, 86400)
+    head = "<tr><th class='l'>signer</th>" + "".join(f"<th>lifetime {lt} s</th>" for lt in lifetimes) + "</tr>"
+    rows = []
+    for s in fresh:
+        sign_us = s["derived"]["sign_p50_us"]
+        cells = []
+        for lt in lifetimes:
+            n = signatures_per_hour(lt, requests_per_hour)
+            cells.append(f"{n:g} sig/h, {fmt_time_us(n * sign_us)} signing/h")
+        rows.append(f"<tr><td class='l'>{_e(s['labels']['profile'])} {_e(s['labels']['key_type'])}</td>"
+                    + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>")
+    return (f"<h3>Token lifetime: signatures and signing time per hour (one request per second)</h3>"
+            f"<table>{head}{''.join(rows)}</table>")
+
+
 def section(series: list[dict], title: str = "Signing with a secure element") -> str:
     if not series:
         return ""
@@ -62,7 +84,7 @@ def section(series: list[dict], title: str = "Signing with a secure element") ->
                         "authenticates HTTPS requests to an endpoint that verifies it. <b>Fresh</b>: a new JWT "
                         "per request; <b>cached</b>: one JWT reused within its lifetime, so the secure element "
                         "is not touched per request (token calls / op shows it).</p>",
-                        s2_table(series), per_call_table(series)])
+                        s2_table(series), lifetime_table(series), per_call_table(series)])
     parts = [f"<h2>{_e(title)}</h2>",
              "<p>Study S2's three modes. <b>local_sw</b>: a software key (in-process, and the "
              "<code>openssl dgst -sha256 -sign</code> command timed whole, process start included). "
