@@ -74,7 +74,7 @@ static int parse_seconds(const char *opt, const char *s, int allow_zero, double 
     return 1;
 }
 
-static int hex_digit(char c)
+int args_hex_digit(char c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -95,7 +95,7 @@ static int parse_hex(const char *s, probe_args *a, probe_err *err)
     if (a->msg == NULL)
         return err_fail(err, "out of memory");
     for (size_t i = 0; i < len; i += 2) {
-        int hi = hex_digit(s[i]), lo = hex_digit(s[i + 1]);
+        int hi = args_hex_digit(s[i]), lo = args_hex_digit(s[i + 1]);
         if (hi < 0 || lo < 0)
             return err_input(err, "malformed --msg-hex: '%c%c' at offset %zu is not hex",
                              s[i], s[i + 1], i);

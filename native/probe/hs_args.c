@@ -97,17 +97,6 @@ static int parse_on_off(const char *opt, const char *s, int *out, probe_err *err
     return 1;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 static int parse_psk_hex(const char *s, hs_tls_opts *o, probe_err *err)
 {
     size_t len = strlen(s);
@@ -115,7 +104,7 @@ static int parse_psk_hex(const char *s, hs_tls_opts *o, probe_err *err)
         return err_input(err, "--psk-hex '%s': expected 2 to %d hex digits, an even number", s,
                          2 * HS_PSK_MAX);
     for (size_t i = 0; i < len; i += 2) {
-        int hi = hexval(s[i]), lo = hexval(s[i + 1]);
+        int hi = args_hex_digit(s[i]), lo = args_hex_digit(s[i + 1]);
         if (hi < 0 || lo < 0)
             return err_input(err, "--psk-hex '%s': '%c%c' is not hex", s, s[i], s[i + 1]);
         o->psk[i / 2] = (unsigned char)(hi << 4 | lo);

@@ -5,6 +5,7 @@ table with resumption / early-data verification and the server's CPU."""
 from __future__ import annotations
 
 from . import svg
+from ..model.handshake_view import message_matrix, verifications
 from .units import esc as _e, fmt_time_us
 
 
@@ -24,14 +25,7 @@ def summary_table(series: list[dict]) -> str:
         lab, sm, d = s["labels"], s["summary"], s["derived"]
         nfail = len([f for f in s["failures"]])
         neg = d.get("negotiated") or {}
-        checks = []
-        if "resumed" in d:
-            checks.append(f"resumed {d['resumed']}/{sm['n'] if sm else 0}")
-        if "early_data_accepted" in d:
-            checks.append(f"early data accepted {d['early_data_accepted']}/{sm['n'] if sm else 0}")
-        if d.get("breakdown"):
-            b = d["breakdown"]
-            checks.append(f"per-message sum within {b['sum_rule_worst_error']:.2%}")
+        checks = verifications(s)
         if not sm:
             reason = s["failures"][-1]["reason"] if s["failures"] else s["status"]
             trs.append(f"<tr><td class='l'>{_e(lab['label'])}</td><td class='l'>{_e(lab['server'])}</td>"
@@ -50,22 +44,13 @@ def summary_table(series: list[dict]) -> str:
 
 
 def message_table(series: list[dict]) -> str:
-    cols = [s for s in series if s["derived"].get("breakdown")]
+    cols, order, matrix = message_matrix(series)
     if not cols:
         return ""
-    order: list[str] = []
-    for s in cols:
-        for m in s["derived"]["breakdown"]["messages"]:
-            if m["message"] not in order:
-                order.append(m["message"])
     head = "<tr><th class='l'>message</th>" + "".join(f"<th>{_e(_name(s))}</th>" for s in cols) + "</tr>"
-    rows = []
-    for msg in order:
-        cells = []
-        for s in cols:
-            v = next((m["p50_cpu_us"] for m in s["derived"]["breakdown"]["messages"] if m["message"] == msg), None)
-            cells.append(fmt_time_us(v) if v is not None else "–")
-        rows.append(f"<tr><td class='l'>{_e(msg)}</td>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>")
+    rows = [f"<tr><td class='l'>{_e(msg)}</td>"
+            + "".join(f"<td>{_e(fmt_time_us(v) if v is not None else '–')}</td>" for v in vals) + "</tr>"
+            for msg, vals in zip(order, matrix)]
     total = "".join(f"<td><b>{_e(fmt_time_us((s.get('cpu_summary') or {}).get('p50_us')))}</b></td>" for s in cols)
     rows.append(f"<tr><td class='l'><b>client CPU in the library (P50)</b></td>{total}</tr>")
     return f"<table>{head}{''.join(rows)}</table>"

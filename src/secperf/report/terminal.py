@@ -9,6 +9,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, 
                            TimeRemainingColumn)
 from rich.table import Table
 
+from ..model.handshake_view import message_matrix, verifications
 from .units import fmt_bytes_per_s, fmt_rate, fmt_time_us
 
 FAMILY_TITLES = {
@@ -153,11 +154,7 @@ def handshake_tables(doc: dict) -> list[Table]:
         t.add_column(c, justify=j)
     for s in series:
         lab, sm, d = s["labels"], s["summary"], s["derived"]
-        checks = []
-        if "resumed" in d:
-            checks.append(f"resumed {d['resumed']}/{sm['n'] if sm else 0}")
-        if "early_data_accepted" in d:
-            checks.append(f"0-RTT accepted {d['early_data_accepted']}/{sm['n'] if sm else 0}")
+        checks = verifications(s)
         if s["failures"]:
             checks.append(f"[red]{len(s['failures'])} failed: {s['failures'][-1]['reason']}[/red]")
         if not sm:
@@ -169,24 +166,15 @@ def handshake_tables(doc: dict) -> list[Table]:
                   f"{fmt_time_us(d.get('app_write_p50_us'))} / {fmt_time_us(d.get('app_read_p50_us'))}",
                   "; ".join(checks))
     out = [t]
-    cols = [s for s in series if s["derived"].get("breakdown")]
+    cols, order, matrix = message_matrix(series)
     if cols:
         m = Table(title="Client CPU per handshake message (P50)", title_justify="left", header_style="bold")
         m.add_column("message")
         several = len({s["labels"]["server"] for s in cols}) > 1
         for s in cols:
             m.add_column(s["labels"]["label"] + (f" @ {s['labels']['server']}" if several else ""), justify="right")
-        order: list[str] = []
-        for s in cols:
-            for x in s["derived"]["breakdown"]["messages"]:
-                if x["message"] not in order:
-                    order.append(x["message"])
-        for msg in order:
-            row = [msg]
-            for s in cols:
-                v = next((x["p50_cpu_us"] for x in s["derived"]["breakdown"]["messages"] if x["message"] == msg), None)
-                row.append(fmt_time_us(v) if v is not None else "–")
-            m.add_row(*row)
+        for msg, vals in zip(order, matrix):
+            m.add_row(msg, *[fmt_time_us(v) if v is not None else "–" for v in vals])
         m.add_row("[bold]total (library CPU)[/bold]",
                   *[f"[bold]{fmt_time_us((s.get('cpu_summary') or {}).get('p50_us'))}[/bold]" for s in cols])
         out.append(m)
