@@ -82,8 +82,7 @@ int hs_app_response(size_t bytes, char **out, probe_err *err)
     return 1;
 }
 
-/* SSL_write of all n bytes (DTLS: one record per data MTU). CPU of the calls added to *cpu. */
-static int write_all(SSL *ssl, int fd, const char *p, size_t n, uint64_t deadline,
+int hs_app_write_all(SSL *ssl, int fd, const char *p, size_t n, uint64_t deadline,
                      uint64_t timeout_ns, uint64_t *cpu, char *reason, size_t rlen)
 {
     size_t off = 0;
@@ -160,11 +159,12 @@ int hs_app_client(SSL *ssl, int fd, const char *req, size_t req_len, int already
     r->content_length = -1;
     r->request_bytes = req_len;
     r->request_early = already_sent;
+    r->protocol = "http";
     *alert_first = 0;
 
     if (!already_sent) {
         uint64_t w0 = hs_now_ns();
-        int ok = write_all(ssl, fd, req, req_len, w0 + timeout_ns, timeout_ns, &r->write_cpu_ns,
+        int ok = hs_app_write_all(ssl, fd, req, req_len, w0 + timeout_ns, timeout_ns, &r->write_cpu_ns,
                            reason, rlen);
         r->write_ns = hs_now_ns() - w0;
         if (!ok)
@@ -315,7 +315,7 @@ int hs_app_serve(SSL *ssl, int fd, const char *early, size_t early_len, const ch
         return 0;
     }
     uint64_t cpu = 0;
-    if (!write_all(ssl, fd, resp, resp_len, hs_now_ns() + timeout_ns, timeout_ns, &cpu, reason,
+    if (!hs_app_write_all(ssl, fd, resp, resp_len, hs_now_ns() + timeout_ns, timeout_ns, &cpu, reason,
                    rlen))
         return 0;
     r->response_bytes = resp_len;
@@ -344,11 +344,11 @@ void hs_app_write_json(FILE *f, const hs_app_result *r)
 {
     fprintf(f, ",\"app\":{\"write_us\":%.3f,\"write_cpu_us\":%.3f,\"read_us\":%.3f,"
             "\"read_cpu_us\":%.3f,\"request_bytes\":%zu,\"request_early\":%s,"
-            "\"response_bytes\":%zu,\"status\":%d,\"content_length\":%lld,\"end\":\"%s\","
+            "\"response_bytes\":%zu,\"protocol\":\"%s\",\"status\":%d,\"content_length\":%lld,\"end\":\"%s\","
             "\"read_calls\":%u,\"reads\":[",
             (double)r->write_ns / 1e3, (double)r->write_cpu_ns / 1e3, (double)r->read_ns / 1e3,
             (double)r->read_cpu_ns / 1e3, r->request_bytes, r->request_early ? "true" : "false",
-            r->response_bytes, r->status, r->content_length, r->end ? r->end : "none",
+            r->response_bytes, r->protocol ? r->protocol : "http", r->status, r->content_length, r->end ? r->end : "none",
             r->read_calls);
     for (unsigned i = 0; i < r->nreads; i++)
         fprintf(f, "%s{\"bytes\":%zu,\"us\":%.3f,\"cpu_us\":%.3f,\"t_us\":%.3f}", i ? "," : "",

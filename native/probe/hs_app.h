@@ -28,7 +28,8 @@ typedef struct hs_app_result {
     size_t response_bytes;            /* application bytes received */
     int status;                       /* HTTP status code, -1 if none parsed */
     long long content_length;         /* -1: none in the response */
-    const char *end;                  /* "content-length" or "close" */
+    const char *end;                  /* "content-length", "close", "connack", "coap-ack", "coap-separate" */
+    const char *protocol;             /* "http", "mqtt", "coap" */
     unsigned read_calls;
     unsigned nreads;                  /* SSL_read calls that returned data */
     hs_app_read reads[HS_APP_MAX_READS];
@@ -69,6 +70,11 @@ void hs_app_close(SSL *ssl, int fd, uint64_t timeout_ns);
 int hs_app_serve(SSL *ssl, int fd, const char *early, size_t early_len, const char *resp,
                  size_t resp_len, uint64_t timeout_ns, hs_serve_result *r, char *reason,
                  size_t rlen);
+
+/* SSL_write of all n bytes (DTLS: one record per data MTU) before deadline; the CPU of the
+ * calls is added to *cpu. 1: ok; 0: reason filled. */
+int hs_app_write_all(SSL *ssl, int fd, const char *p, size_t n, uint64_t deadline,
+                     uint64_t timeout_ns, uint64_t *cpu, char *reason, size_t rlen);
 
 /* ,"app":{...} */
 void hs_app_write_json(FILE *f, const hs_app_result *r);

@@ -15,6 +15,7 @@ void hs_client_usage(FILE *f)
         "         [--mode full|resume-ticket|resume-id|psk|psk-dhe|0rtt] [--psk-identity ID --psk-hex HEX]\n"
         "         [--n 20] [--warmup 3] [--timeout-ms 5000] [--request-bytes 40] [--response-bytes 846]\n"
         "         [--early-data-bytes 40] [--dtls-cookie] [--mtu N] [--no-app]\n"
+        "         [--app http|mqtt|coap|none] [--app-path PATH] [--client-id ID]\n"
         "JSON lines on stdout: meta, one conn line per counted connection (warm-up and priming\n"
         "connections are not printed), end. Exit 0 even when connections failed (failed samples),\n"
         "1 on a setup error ({\"type\":\"error\"}), 2 on bad arguments.\n"
@@ -29,7 +30,12 @@ void hs_client_usage(FILE *f)
         "  --dtls-cookie  expect a HelloVerifyRequest (reported as cookie_expected; the client\n"
         "              always answers one)\n"
         "  --no-app    no HTTP exchange: handshake, then close (TLS 1.3 resume modes still read\n"
-        "              until a ticket arrives)\n",
+        "              until a ticket arrives); the same as --app none\n"
+        "  --app       the protocol step after the handshake: http (GET -> response, default),\n"
+        "              mqtt (MQTT 3.1.1 CONNECT -> CONNACK, then DISCONNECT), coap (confirmable\n"
+        "              GET of --app-path -> ACK with the response, over DTLS), none\n"
+        "  conn lines carry usable_us: socket connect started -> protocol step complete, and\n"
+        "  t0_ns/t1_ns, the same instants on CLOCK_MONOTONIC (to match other processes' logs)\n",
         f);
 }
 
@@ -222,6 +228,25 @@ static int client_apply(const char *name, const char *val, void *p, probe_err *e
         return nonempty(name, val, &a->host, err);
     if (strcmp(name, "--servername") == 0)
         return nonempty(name, val, &a->servername, err);
+    if (strcmp(name, "--app-path") == 0) {
+        a->app_path = val;
+        return 1;
+    }
+    if (strcmp(name, "--client-id") == 0)
+        return nonempty(name, val, &a->client_id, err);
+    if (strcmp(name, "--app") == 0) {
+        if (strcmp(val, "http") == 0)
+            a->app = HS_APP_HTTP;
+        else if (strcmp(val, "mqtt") == 0)
+            a->app = HS_APP_MQTT;
+        else if (strcmp(val, "coap") == 0)
+            a->app = HS_APP_COAP;
+        else if (strcmp(val, "none") == 0)
+            a->no_app = 1;
+        else
+            return err_input(err, "unknown --app '%s'; known: http, mqtt, coap, none", val);
+        return 1;
+    }
     if (strcmp(name, "--port") == 0) {
         if (!parse_uint(name, val, 1, 65535, &u, err))
             return 0;
@@ -346,6 +371,14 @@ int hs_client_args_parse(int argc, char **argv, hs_client_args *a, probe_err *er
         return 0;
     if (o->key && strncmp(o->key, "pkcs11:", 7) == 0 && o->cert == NULL)
         return err_input(err, "--key %s needs --cert", o->key);
+    if (!a->no_app && a->app == HS_APP_COAP && o->proto != HS_DTLS)
+        return err_input(err, "--app coap runs over DTLS: add --proto dtls");
+    if (!a->no_app && a->app == HS_APP_MQTT && o->proto != HS_TLS)
+        return err_input(err, "--app mqtt runs over TLS (TCP), not DTLS");
+    if (!a->no_app && a->app != HS_APP_HTTP && a->mode == HS_0RTT)
+        return err_input(err, "--mode 0rtt sends an HTTP request as early data: use --app http");
+    if (a->app_path == NULL)
+        a->app_path = "";
     switch (a->mode) {
     case HS_RESUME_ID:
         if (o->version == HS_V_13)

@@ -49,6 +49,12 @@ typedef struct hs_tls_opts {
     unsigned timeout_ms;
 } hs_tls_opts;
 
+typedef enum hs_app_proto {
+    HS_APP_HTTP,
+    HS_APP_MQTT,
+    HS_APP_COAP
+} hs_app_proto;
+
 typedef struct hs_client_args {
     int help;
     hs_tls_opts tls;
@@ -63,6 +69,9 @@ typedef struct hs_client_args {
     size_t early_data_bytes;
     int dtls_cookie;          /* expect a HelloVerifyRequest (reported, not enforced) */
     int no_app;
+    hs_app_proto app;         /* the protocol step after the handshake */
+    const char *app_path;     /* CoAP: the resource path ("" = root) */
+    const char *client_id;    /* MQTT: the client identifier (default secperf-PID) */
 } hs_client_args;
 
 typedef struct hs_server_args {

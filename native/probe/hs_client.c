@@ -16,6 +16,7 @@
 #include "hs_app.h"
 #include "hs_args.h"
 #include "hs_ctx.h"
+#include "hs_iot.h"
 #include "hs_io.h"
 #include "hs_net.h"
 #include "hs_report.h"
@@ -30,6 +31,7 @@ typedef struct client {
     size_t request_len;
     uint64_t timeout_ns;
     hs_trace trace;
+    unsigned conns;      /* connections made: CoAP message IDs and tokens differ per connection */
 } client;
 
 static int is_resume_mode(hs_mode m)
@@ -194,6 +196,8 @@ static int one_conn(client *c, int priming, hs_conn_result *r)
     int ok = 0;
 
     uint64_t t0 = hs_now_ns();
+    c->conns++;
+    r->t0_mono_ns = t0;
     if (dtls ? !hs_udp_connect(&c->addr, &fd, r->reason, sizeof(r->reason))
              : !hs_tcp_connect(&c->addr, t0 + c->timeout_ns, a->tls.timeout_ms, &fd, r->reason,
                                sizeof(r->reason))) {
@@ -233,8 +237,33 @@ static int one_conn(client *c, int priming, hs_conn_result *r)
         int alert_first = 0;
         char why[600];
         int accepted = early_status == SSL_EARLY_DATA_ACCEPTED;
-        if (!hs_app_client(ssl, fd, c->request, c->request_len, accepted, c->timeout_ns,
-                           &c->trace, &r->app, &alert_first, why, sizeof(why))) {
+        int app_ok;
+        if (a->app == HS_APP_HTTP) {
+            app_ok = hs_app_client(ssl, fd, c->request, c->request_len, accepted, c->timeout_ns,
+                                   &c->trace, &r->app, &alert_first, why, sizeof(why));
+        } else {
+            unsigned char msg[256];
+            char id[64];
+            size_t len;
+            if (a->app == HS_APP_MQTT) {
+                if (a->client_id)
+                    snprintf(id, sizeof(id), "%s", a->client_id);
+                else
+                    snprintf(id, sizeof(id), "secperf-%ld", (long)getpid());
+                len = hs_mqtt_connect(id, msg, sizeof(msg));
+            } else {
+                len = hs_coap_get(a->app_path, (uint16_t)(c->conns * 7919u + 1u),
+                                  0x5ec0f000u + c->conns, msg, sizeof(msg));
+            }
+            if (len == 0) {
+                fail(r, "app", "the protocol message does not fit (--client-id or --app-path "
+                     "too long)");
+                goto done;
+            }
+            app_ok = hs_iot_client(ssl, fd, a->app == HS_APP_COAP, msg, len, c->timeout_ns,
+                                   &c->trace, &r->app, &alert_first, why, sizeof(why));
+        }
+        if (!app_ok) {
             if (alert_first)
                 snprintf(r->reason, sizeof(r->reason),
                          "handshake rejected by the server after the client's Finished: %s", why);
@@ -244,11 +273,19 @@ static int one_conn(client *c, int priming, hs_conn_result *r)
             goto done;
         }
         r->app_done = 1;
+        r->usable_ns = hs_now_ns() - t0;
+        r->t1_mono_ns = hs_now_ns();
+        if (a->app == HS_APP_MQTT)
+            hs_mqtt_disconnect(ssl);
     } else if ((a->mode == HS_RESUME_TICKET || a->mode == HS_0RTT)
                && SSL_version(ssl) == TLS1_3_VERSION) {
         hs_app_await_ticket(ssl, fd, &c->tc.new_sessions, sessions_before, c->timeout_ns);
     }
     r->tickets = c->trace.tickets_after;
+    if (r->usable_ns == 0) { /* no protocol step: usable once the handshake is complete */
+        r->usable_ns = hs_now_ns() - t0;
+        r->t1_mono_ns = hs_now_ns();
+    }
 
     uint64_t c0 = hs_now_ns();
     hs_app_close(ssl, fd, c->timeout_ns);

@@ -99,7 +99,9 @@ void hs_report_conn(FILE *f, uint64_t i, const hs_conn_result *r, const hs_trace
     hs_trace_write_json(f, t);
     if (r->app_done)
         hs_app_write_json(f, &r->app);
-    fprintf(f, ",\"tickets_after\":%u,\"close_us\":%.3f", r->tickets, us(r->close_ns));
+    fprintf(f, ",\"tickets_after\":%u,\"close_us\":%.3f,\"usable_us\":%.3f,\"t0_ns\":%llu,"
+            "\"t1_ns\":%llu", r->tickets, us(r->close_ns), us(r->usable_ns),
+            (unsigned long long)r->t0_mono_ns, (unsigned long long)r->t1_mono_ns);
     json_end_line(f);
 }
 

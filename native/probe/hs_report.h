@@ -33,6 +33,8 @@ typedef struct hs_conn_result {
     int app_done;
     hs_app_result app;
     unsigned tickets;           /* NewSessionTicket received after the handshake */
+    uint64_t usable_ns;         /* socket connect started -> protocol step complete */
+    uint64_t t0_mono_ns, t1_mono_ns; /* the same instants on CLOCK_MONOTONIC */
 } hs_conn_result;
 
 typedef struct hs_server_conn {

@@ -68,6 +68,9 @@ _EC_PARAMS = {
 _CURVES = {"secp256r1": ec.SECP256R1, "brainpoolP256r1": ec.BrainpoolP256R1}
 
 
+PIN_MAX_FILE = 31  # libp11 0.4.12 reads a pin-source file with BIO_gets(buf, 32): 31 characters
+
+
 @dataclass(frozen=True)
 class KeySpec:
     label: str
@@ -245,7 +248,12 @@ class LabToken:
             meta = json.loads(self.meta_path.read_text())
         except (OSError, ValueError):
             return False
-        return meta.get("label") == self.label and [k["label"] for k in meta.get("keys", [])] == \
+        try:
+            # a token from an older secperf with a 32-character PIN is rebuilt once (see _build)
+            pin_ok = len(self.pin_path.read_text().strip()) <= PIN_MAX_FILE
+        except OSError:
+            return False
+        return pin_ok and meta.get("label") == self.label and [k["label"] for k in meta.get("keys", [])] == \
             [k.label for k in KEY_SPECS]
 
     def ensure(self, fresh: bool = False) -> "LabToken":
@@ -323,7 +331,9 @@ class LabToken:
     def _build(self, d: Path, util: str, module: Path) -> dict:
         private_dir(d / "tokens")
         (d / "softhsm2.conf").write_text(_conf_text(d / "tokens"))
-        user_pin, so_pin = secrets.token_hex(16), secrets.token_hex(16)
+        # 24 hex digits (96 bits): libp11 0.4.12 reads at most PIN_MAX_FILE characters from a
+        # pin-source file, and clients get the PIN that way rather than on their command line
+        user_pin, so_pin = secrets.token_hex(PIN_MAX_FILE // 2 - 3), secrets.token_hex(16)
         write_private(d / "user.pin", user_pin.encode())
         write_private(d / "so.pin", so_pin.encode())
         cmd = [util, "--init-token", "--free", "--label", self.label, "--pin", user_pin, "--so-pin", so_pin]
@@ -438,18 +448,22 @@ class LabToken:
         raise TokenError(f"no key labelled {label_or_type!r} in token {self.label!r}; known labels: "
                          f"{', '.join(k['label'] for k in ks)} (key types: {', '.join(k['key_type'] for k in ks)})")
 
-    def uri(self, label: str, with_pin: bool = False, type: str = "private") -> str:
+    def uri(self, label: str, with_pin: bool = False, type: str = "private", pin_file: bool = False) -> str:
         """RFC 7512 PKCS#11 URI of a key, e.g. ``pkcs11:token=secperf;object=device-p256;type=private``.
 
         ``with_pin`` appends ``?pin-value=...`` (RFC 7512 query attribute) for consumers that cannot
         prompt (libp11 / the OpenSSL pkcs11 engine, pkcs11-provider). Such a URI IS A SECRET: pass it
-        through a file or an environment variable, never on a command line or into a log."""
+        through a file or an environment variable, never on a command line or into a log.
+        ``pin_file`` appends ``?pin-source=file:PIN_PATH`` instead (RFC 7512; libp11 reads the PIN
+        from the 0600 file), so the URI itself holds no secret and may appear on a command line."""
         self._spec(label)
         if type not in ("private", "public", "cert"):
             raise TokenError(f"URI object type {type!r} must be private, public or cert")
         u = f"pkcs11:token={_uri_part(self.label)};object={_uri_part(label)};type={type}"
         if with_pin:
             u += f"?pin-value={_uri_part(self.pin())}"
+        elif pin_file:
+            u += f"?pin-source=file:{quote(str(self.pin_path), safe='/-._~')}"
         return u
 
     def describe(self) -> dict:

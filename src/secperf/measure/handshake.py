@@ -205,11 +205,12 @@ def client_args(cfg: HandshakeConfig, port: int, p: HandshakeParams, pki: LabPKI
     return a
 
 
-def run_client(args: list[str], timeout_s: float) -> tuple[dict | None, list[dict], str | None]:
-    """Run `secperf-probe client`; returns (meta, connection lines, error)."""
+def run_client(args: list[str], timeout_s: float, env: dict | None = None) -> tuple[dict | None, list[dict], str | None]:
+    """Run `secperf-probe client` (with `env`, e.g. a token behind the shim); returns (meta,
+    connection lines, error)."""
     try:
         proc = subprocess.run([str(find_probe()), "client", *args], capture_output=True, text=True,
-                              timeout=timeout_s)
+                              timeout=timeout_s, env=env)
     except subprocess.TimeoutExpired:
         return None, [], f"probe client did not finish within {timeout_s:.0f} s"
     meta, conns, err = None, [], None

@@ -1,0 +1,780 @@
+"""`secperf connect`: how long each IoT protocol takes to become usable (study S2), on real
+servers, with the client key in software, in the token, or in the token behind a secure-element
+profile; full and resumed handshakes; for HTTPS also JWT instead of mutual TLS.
+
+One configuration becomes one Result series (kind "connect"):
+
+- values_us: establishment time per connection, from the socket connect starting to the point the
+  protocol is usable (HTTP response received, MQTT CONNACK received, CoAP response received, VPN
+  tunnel up); the timer's boundaries are named in the series;
+- samples: every connection raw, each with `phases` (ordered, summing to the establishment time):
+  socket connect, client TLS CPU, secure element (the shim's calls inside this connection),
+  server + network wait, the protocol step, and what remains;
+- derived: phase medians, the secure element's per-call breakdown from the shim log (calls per
+  connection, time per call), resumption verified per connection.
+
+The probe is the client by default (in-process, per-message handshake CPU, key from file or a
+pkcs11: URI). The protocols' own clients run as cross-checks, timed by their own timers where they
+have one (curl), otherwise by spawn time minus their measured process start-up (reported apart).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from ..core import host, result as R
+from ..core import stats
+from ..core.paths import private_dir, write_private
+from ..lab.pki import LabPKI
+from ..lab.services import LOOPBACK, Nginx, ServiceError
+from .handshake import run_client
+from .probe import find_probe, find_shim
+
+PROTOCOLS = ("https", "mqtt", "coap", "vpn")
+KEY_SOURCES_DOC = "software, token, se:PROFILE"
+CLIENTS = {"https": ("probe", "curl"), "mqtt": ("probe", "mosquitto_pub", "paho"),
+           "coap": ("probe", "coap-client"), "vpn": ("openvpn",)}
+# CoAP over DTLS: the lab's demo pre-shared key (printable: libcoap takes it as a string)
+COAP_PSK = b"secperf-lab-demo-psk-0123456789ab"
+COAP_PSK_IDENTITY = "secperf-device"
+OVER_US = 1_000_000.0  # S2 counts runs over 1 s
+
+USABLE = {"https": "HTTP response received (status and Content-Length body)",
+          "mqtt": "MQTT CONNACK received (return code 0)",
+          "coap": "CoAP response received (2.05 in the ACK, or the separate response)",
+          "vpn": "tunnel up (Initialization Sequence Completed)"}
+
+
+class ConnectError(ValueError):
+    """A configuration that cannot be measured as asked (bad key source, client, protocol)."""
+
+
+@dataclass(frozen=True)
+class ConnectConfig:
+    protocol: str                 # https | mqtt | coap | vpn
+    key_source: str = "software"  # software | token | se:PROFILE
+    handshake: str = "full"       # full | resumed
+    auth: str = "mtls"            # mtls | jwt_fresh | jwt_cached (https)
+    client: str = "probe"
+    tls: str = "1.3"              # TLS version for https/mqtt; CoAP runs DTLS 1.2
+    security: str = "pki"         # coap: pki | psk
+    nodelay: bool = True          # mosquitto's set_tcp_nodelay
+    key_type: str = "ecdsa-p256"
+    server_cert: str = "ecdsa-p256"
+
+    @property
+    def profile(self) -> str | None:
+        if self.key_source == "token":
+            return "softhsm"
+        return self.key_source[3:] if self.key_source.startswith("se:") else None
+
+    @property
+    def series_id(self) -> str:
+        extra = "" if self.auth == "mtls" else f"/{self.auth}"
+        extra += "" if self.security == "pki" else f"/{self.security}"
+        extra += "" if self.nodelay else "/nagle"
+        return f"connect/{self.protocol}/{self.client}/{self.key_source}/{self.handshake}{extra}"
+
+    @property
+    def label(self) -> str:
+        parts = [self.protocol, self.client, self.key_source, self.handshake]
+        if self.auth != "mtls":
+            parts.append(self.auth)
+        if self.security != "pki":
+            parts.append(self.security)
+        if not self.nodelay:
+            parts.append("nagle")
+        return " ".join(parts)
+
+
+@dataclass
+class ConnectParams:
+    n: int = 20
+    warmup: int = 2
+    timeout_ms: int = 5000
+    seed: int = 1
+    workdir: Path | None = None
+    pki_root: Path | None = None
+    # test hooks: called with the started server (e.g. to stop it mid-run)
+    on_server: object = field(default=None, repr=False)
+    server_port: int | None = None  # a fixed port instead of a free one
+
+    def as_dict(self) -> dict:
+        return {"n": self.n, "warmup": self.warmup, "timeout_ms": self.timeout_ms, "seed": self.seed}
+
+
+def validate(cfg: ConnectConfig, known_profiles) -> None:
+    if cfg.protocol not in PROTOCOLS:
+        raise ConnectError(f"unknown protocol {cfg.protocol!r}; known: {', '.join(PROTOCOLS)}, all")
+    if cfg.key_source not in ("software", "token") and not cfg.key_source.startswith("se:"):
+        raise ConnectError(f"unknown key source {cfg.key_source!r}; known: {KEY_SOURCES_DOC}")
+    if cfg.key_source.startswith("se:") and cfg.profile not in known_profiles:
+        raise ConnectError(f"unknown secure-element profile {cfg.profile!r} in --key {cfg.key_source}; "
+                           f"known: {', '.join(known_profiles)}")
+    if cfg.client not in CLIENTS[cfg.protocol]:
+        raise ConnectError(f"{cfg.protocol}: unknown client {cfg.client!r}; known: {', '.join(CLIENTS[cfg.protocol])}")
+    if cfg.client == "paho" and cfg.key_source != "software":
+        raise ConnectError("paho-mqtt uses Python's ssl module, which cannot use a PKCS#11 key: "
+                           "use --key software with --client paho")
+    if cfg.handshake not in ("full", "resumed"):
+        raise ConnectError(f"unknown handshake {cfg.handshake!r}; known: full, resumed")
+    if cfg.auth != "mtls" and cfg.protocol != "https":
+        raise ConnectError("JWT authentication is measured for HTTPS only")
+
+
+# --- key material ----------------------------------------------------------------------------------
+
+OPENSSL_ENGINE_CONF = """\
+# generated by secperf: OpenSSL's pkcs11 engine (libp11) loads the secure-element shim
+openssl_conf = openssl_init
+[openssl_init]
+engines = engine_section
+[engine_section]
+pkcs11 = pkcs11_section
+[pkcs11_section]
+engine_id = pkcs11
+MODULE_PATH = {module}
+init = 0
+"""
+
+
+class KeyMaterial:
+    """The client certificate and key for a key source, and the environment a client process needs
+    (the shim in front of SoftHSM2 with the source's profile, its call log)."""
+
+    def __init__(self, cfg: ConnectConfig, pki: LabPKI, workdir: Path, seed: int):
+        self.cfg = cfg
+        self.token = None
+        self.shim_log: Path | None = None
+        self.env = dict(os.environ)
+        if cfg.key_source == "software":
+            cs = pki.client(cfg.key_type)
+            self.cert, self.key, self.uri = cs.cert, cs.key, None
+            return
+        from ..lab.token import LabToken
+        from ..model.se_profiles import get_profile
+        from .signer import shim_env
+        self.token = LabToken(pki=pki).ensure()
+        key = self.token.key(cfg.key_type)
+        self.cert = Path(key["cert_path"])
+        self.key = None
+        # the PIN stays in its 0600 file: libp11 reads it from there (pin-source), never from argv
+        self.uri = self.token.uri(key["label"], pin_file=True)
+        shim_dir = private_dir(workdir / "shim")
+        self.env, self.shim_log = shim_env(self.token, get_profile(cfg.profile), shim_dir, seed)
+        self.env["SECPERF_PKCS11_MODULE"] = str(find_shim())
+        # Clients other than the probe find libp11's module through OpenSSL's configuration: point
+        # the pkcs11 engine at the shim so their token calls pass the secure-element profile too.
+        conf = shim_dir / "openssl.cnf"
+        write_private(conf, OPENSSL_ENGINE_CONF.format(module=find_shim()).encode())
+        self.env["OPENSSL_CONF"] = str(conf)
+
+    def probe_args(self) -> list[str]:
+        return ["--cert", str(self.cert), "--key", self.uri or str(self.key)]
+
+    def calls(self) -> list[dict]:
+        from .signer import read_log
+        return read_log(self.shim_log) if self.shim_log else []
+
+
+# --- servers -----------------------------------------------------------------------------------------
+
+def server_for(cfg: ConnectConfig, pki: LabPKI, workdir: Path, port: int | None = None):
+    from ..lab.iot_services import CoapServer, Mosquitto
+    certs = pki.server(cfg.server_cert, 1)
+    client_ca = pki.client(cfg.key_type).ca
+    if cfg.protocol == "https":
+        return Nginx(certs, client_ca=client_ca, workdir=workdir)
+    if cfg.protocol == "mqtt":
+        return Mosquitto(certs, client_ca, nodelay=cfg.nodelay, workdir=workdir, port=port)
+    if cfg.protocol == "coap":
+        if cfg.security == "psk":
+            return CoapServer(psk=COAP_PSK, workdir=workdir, port=port)
+        return CoapServer(certs, client_ca, workdir=workdir, port=port)
+    raise ConnectError(f"no server for {cfg.protocol!r} here")
+
+
+# --- phases -----------------------------------------------------------------------------------------
+
+PHASES = ("socket connect", "handshake: client CPU", "secure element", "handshake: server + network",
+          "protocol step", "other")
+
+
+def probe_phases(conn: dict, calls: list[dict]) -> tuple[list[dict], dict]:
+    """Split one probe connection's establishment time into phases (µs, summing to usable_us).
+
+    The shim's calls inside the connection [t0_ns, t1_ns] are the secure element: their real
+    (SoftHSM2) part ran on the client thread inside the TLS library's CPU, their injected delay
+    while the thread waited; both are moved out of those phases into "secure element"."""
+    t0, t1 = conn.get("t0_ns", 0), conn.get("t1_ns", 0)
+    mine = [c for c in calls if t0 <= c.get("start_ns", -1) <= t1]
+    se_real = sum(c.get("real_ns", 0) for c in mine) / 1000
+    se_delay = sum(c.get("delay_ns", 0) for c in mine) / 1000
+    usable = float(conn["usable_us"])
+    tcp = float(conn.get("tcp_connect_us", 0.0))
+    hs = float(conn.get("handshake_wall_us", 0.0))
+    lib = float(conn.get("lib_cpu_us", 0.0))
+    app = conn.get("app") or {}
+    step = float(app.get("write_us", 0.0)) + float(app.get("read_us", 0.0))
+    client_cpu = max(0.0, lib - se_real)
+    se = se_real + se_delay
+    server_net = max(0.0, hs - client_cpu - se)
+    other = usable - tcp - client_cpu - se - server_net - step
+    parts = [tcp, client_cpu, se, server_net, step, other]
+    phases = [{"phase": p, "us": round(v, 3)} for p, v in zip(PHASES, parts)]
+    fns: dict[str, int] = {}
+    for c in mine:
+        fns[c["fn"]] = fns.get(c["fn"], 0) + 1
+    return phases, {"calls": len(mine), "by_fn": fns, "se_us": round(se, 3)}
+
+
+def phase_medians(samples: list[dict]) -> list[dict]:
+    order: list[str] = []
+    per: dict[str, list[float]] = {}
+    for s in samples:
+        for p in s.get("phases", []):
+            if p["phase"] not in per:
+                order.append(p["phase"])
+                per[p["phase"]] = []
+            per[p["phase"]].append(float(p["us"]))
+    return [{"phase": k, "p50_us": stats.median(per[k])} for k in order]
+
+
+def _series(cfg: ConnectConfig, timer_start: str, timer_end: str, clock: str) -> dict:
+    labels = {k: v for k, v in asdict(cfg).items()}
+    labels["profile"] = cfg.profile
+    labels["label"] = cfg.label
+    return R.new_series(cfg.series_id, kind="connect", labels=labels,
+                        timer={"name": "establishment", "start": timer_start, "end": timer_end, "clock": clock})
+
+
+def _se_breakdown(samples: list[dict], calls: list[dict]) -> dict:
+    from .signer import per_call_breakdown
+    iters = [{"start_ns": s["t0_ns"], "end_ns": s["t1_ns"]} for s in samples if "t0_ns" in s]
+    return per_call_breakdown(iters, calls)
+
+
+# --- the probe as client ----------------------------------------------------------------------------
+
+def probe_client_args(cfg: ConnectConfig, port: int, p: ConnectParams, pki: LabPKI, km: KeyMaterial) -> list[str]:
+    certs = pki.server(cfg.server_cert, 1)
+    a = ["--host", LOOPBACK, "--port", str(port), "--ca", str(certs.ca), "--servername", "localhost",
+         "--n", str(p.n), "--warmup", str(p.warmup), "--timeout-ms", str(p.timeout_ms)]
+    if cfg.protocol == "coap":
+        a += ["--proto", "dtls", "--tls", "1.2", "--app", "coap", "--dtls-cookie"]
+        if cfg.security == "psk":
+            a += ["--psk-identity", COAP_PSK_IDENTITY, "--psk-hex", COAP_PSK.hex(), "--mode", "psk",
+                  "--ciphers", "PSK-AES128-CCM8:PSK-AES128-GCM-SHA256:PSK-AES128-CBC-SHA256"]
+            return a
+        a += ["--mode", "resume-id" if cfg.handshake == "resumed" else "full"]
+    else:
+        a += ["--tls", cfg.tls, "--app", "http" if cfg.protocol == "https" else "mqtt"]
+        if cfg.tls == "1.2" and cfg.key_type == "ecdsa-p256":
+            a += ["--groups", "x25519:P-256"]
+        a += ["--mode", "resume-ticket" if cfg.handshake == "resumed" else "full"]
+        if cfg.protocol == "https":
+            a += ["--request-bytes", "40"]
+    return a + km.probe_args()
+
+
+def _kill_later(server, after_s: float) -> threading.Timer:
+    t = threading.Timer(after_s, server.stop)
+    t.daemon = True
+    t.start()
+    return t
+
+
+def measure_probe(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict | None = None) -> dict:
+    s = _series(cfg, "socket connect() started (TCP SYN / DTLS socket set-up)", USABLE[cfg.protocol],
+                "CLOCK_MONOTONIC (secperf-probe)")
+    workdir = private_dir((p.workdir or Path(".")) / _slug(cfg.series_id))
+    try:
+        km = KeyMaterial(cfg, pki, workdir, p.seed)
+    except RuntimeError as exc:  # TokenError
+        R.add_failure(s, f"key: {exc}")
+        return R.finalize_series(s)
+    try:
+        server = server_for(cfg, pki, workdir / "server", p.server_port)
+    except ConnectError as exc:
+        R.add_failure(s, f"server: {exc}")
+        return R.finalize_series(s)
+    try:
+        server.start()
+    except (ServiceError, OSError) as exc:
+        R.add_failure(s, f"server: {exc}")
+        s["labels"]["server_log"] = str(server.log_path)
+        return R.finalize_series(s)
+    s["labels"]["server"] = server.name
+    s["labels"]["server_settings"] = server.describe()
+    try:
+        if callable(p.on_server):
+            p.on_server(server)
+        budget = (p.n + p.warmup + 2) * (p.timeout_ms / 1000.0) * 3 + 30
+        args = probe_client_args(cfg, server.port, p, pki, km)
+        meta, conns, err = run_client(args, budget, env=km.env)
+    finally:
+        server.stop()
+    if meta:
+        s["labels"]["library"] = meta.get("openssl_version")
+        if doc is not None:
+            host.record_probe_meta(doc, meta)
+    if err:
+        R.add_failure(s, err)
+    calls = km.calls()
+    for c in conns:
+        if not c.get("ok"):
+            R.add_failure(s, f"connection {c.get('i')}: {c.get('stage', '?')}: {c.get('reason', 'failed')}")
+            s["samples"].append(c)
+            continue
+        phases, se = probe_phases(c, calls)
+        c["phases"], c["se"] = phases, se
+        s["samples"].append(c)
+        s["values_us"].append(float(c["usable_us"]))
+        s["cpu_values_us"].append(float(c["lib_cpu_us"]))
+    _derive(s, cfg, calls, km)
+    R.finalize_series(s, OVER_US)
+    if s["status"] == "ok":
+        shutil.rmtree(server.workdir, ignore_errors=True)
+    else:
+        s["labels"]["server_log"] = str(server.log_path)
+    return s
+
+
+def _derive(s: dict, cfg: ConnectConfig, calls: list[dict], km: KeyMaterial | None) -> None:
+    ok = [c for c in s["samples"] if c.get("ok")]
+    d = s["derived"]
+    if not ok:
+        return
+    d["phases_p50_us"] = phase_medians(ok)
+    if "version" in ok[0]:
+        d["negotiated"] = {k: ok[0].get(k) for k in ("version", "cipher", "group")}
+    d["resumed"] = sum(1 for c in ok if c.get("resumed"))
+    if cfg.handshake == "resumed" and d["resumed"] < len(ok):
+        R.add_failure(s, f"resumption did not happen on {len(ok) - d['resumed']} of {len(ok)} connections")
+    if km is not None and km.shim_log is not None:
+        for c in ok:
+            if "se" not in c and "t0_ns" in c:
+                mine = [x for x in calls if c["t0_ns"] <= x.get("start_ns", -1) <= c["t1_ns"]]
+                c["se"] = {"calls": len(mine), "se_us": sum(x.get("duration_ns", 0) for x in mine) / 1000}
+        d["se_calls"] = _se_breakdown(ok, calls)
+        se = [c["se"]["se_us"] for c in ok if "se" in c]
+        if se:
+            d["se_p50_us"] = stats.median(se)
+        s["labels"]["shim_log"] = str(km.shim_log)
+
+
+def _slug(text: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in text)[:100]
+
+
+# --- external clients (cross-checks) -----------------------------------------------------------------
+
+def _median_startup(argv: list[str], n: int, env: dict | None = None) -> float:
+    """Median spawn → exit time (µs) of a command that starts the client and exits at once."""
+    vals = []
+    for _ in range(max(3, min(n, 10))):
+        t0 = time.perf_counter_ns()
+        subprocess.run(argv, capture_output=True, env=env, timeout=30)
+        vals.append((time.perf_counter_ns() - t0) / 1000)
+    return stats.median(vals)
+
+
+def _stamp_lines(argv: list[str], env: dict, marker: str, timeout_s: float) -> tuple[float | None, float, int, str]:
+    """Spawn argv with line-buffered stdout; return (µs from spawn to the first line containing
+    marker or None, µs to exit, exit code, last output)."""
+    cmd = (["stdbuf", "-oL"] if shutil.which("stdbuf") else []) + argv
+    t0 = time.perf_counter_ns()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
+                            stdin=subprocess.DEVNULL)
+    hit, tail = None, []
+    timer = threading.Timer(timeout_s, proc.kill)
+    timer.start()
+    try:
+        for line in proc.stdout:
+            tail = (tail + [line.rstrip()])[-6:]
+            if hit is None and marker in line:
+                hit = (time.perf_counter_ns() - t0) / 1000
+        rc = proc.wait()
+    finally:
+        timer.cancel()
+    return hit, (time.perf_counter_ns() - t0) / 1000, rc, " | ".join(tail)
+
+
+def measure_external(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict | None = None) -> dict:
+    """curl, mosquitto_pub, paho-mqtt or coap-client against the same server as the probe."""
+    workdir = private_dir((p.workdir or Path(".")) / _slug(cfg.series_id))
+    certs = pki.server(cfg.server_cert, 1)
+    timer_end = USABLE[cfg.protocol]
+    if cfg.client == "curl":
+        s = _series(cfg, "curl's own timer: transfer start", f"{timer_end} (curl time_total)", "curl -w timers")
+    elif cfg.client == "paho":
+        s = _series(cfg, "paho-mqtt client.connect() called", "on_connect callback (CONNACK received)",
+                    "time.perf_counter_ns (in-process)")
+    else:
+        s = _series(cfg, "process spawned, minus the client's median process start-up (reported apart)",
+                    timer_end, "time.perf_counter_ns around the process")
+    try:
+        km = KeyMaterial(cfg, pki, workdir, p.seed)
+    except RuntimeError as exc:
+        R.add_failure(s, f"key: {exc}")
+        return R.finalize_series(s)
+    server = server_for(cfg, pki, workdir / "server", p.server_port)
+    try:
+        server.start()
+    except (ServiceError, OSError) as exc:
+        R.add_failure(s, f"server: {exc}")
+        s["labels"]["server_log"] = str(server.log_path)
+        return R.finalize_series(s)
+    s["labels"]["server"] = server.name
+    try:
+        runner = {"curl": _curl_run, "mosquitto_pub": _mosquitto_pub_run, "paho": _paho_run,
+                  "coap-client": _coap_client_run}[cfg.client]
+        startup = runner(cfg, p, server.port, certs, km, s)
+    finally:
+        server.stop()
+    if startup is not None:
+        s["derived"]["startup_p50_us"] = startup
+    _derive(s, cfg, km.calls(), km)
+    if km.shim_log is not None:
+        # a new process loads the token each time: every PKCS#11 call of the run counts
+        calls = km.calls()
+        s["derived"]["se_calls_per_run"] = len(calls) / max(1, p.n + p.warmup)
+    R.finalize_series(s, OVER_US)
+    if s["status"] == "ok":
+        shutil.rmtree(server.workdir, ignore_errors=True)
+    else:
+        s["labels"]["server_log"] = str(server.log_path)
+    return s
+
+
+def _record(s: dict, i: int, warm: bool, sample: dict) -> None:
+    if warm:
+        return
+    sample["i"] = i - 0
+    s["samples"].append(sample)
+    if sample.get("ok"):
+        s["values_us"].append(sample["usable_us"])
+    else:
+        R.add_failure(s, f"run {sample['i']}: {sample.get('reason', 'failed')}")
+
+
+def _curl_run(cfg, p, port, certs, km, s) -> float | None:
+    exe = shutil.which("curl")
+    if exe is None:
+        R.add_failure(s, "curl is not installed: run scripts/bootstrap")
+        return None
+    url = f"https://localhost:{port}/"
+    argv = [exe, "-sS", "-o", os.devnull, "-w", "%{json}", "--resolve", f"localhost:{port}:{LOOPBACK}",
+            "--cacert", str(certs.ca), "--cert", str(km.cert), "--max-time", str(p.timeout_ms / 1000)]
+    if km.uri:
+        argv += ["--engine", "pkcs11", "--key-type", "ENG", "--key", km.uri]
+    else:
+        argv += ["--key", str(km.key)]
+    if cfg.tls == "1.3":
+        argv += ["--tlsv1.3"]
+    else:
+        argv += ["--tlsv1.2", "--tls-max", "1.2"]
+    argv.append(url)
+    startup = []
+    for i in range(p.warmup + p.n):
+        m0, t0 = time.monotonic_ns(), time.perf_counter_ns()
+        r = subprocess.run(argv, capture_output=True, text=True, env=km.env, timeout=p.timeout_ms / 1000 + 30)
+        wall = (time.perf_counter_ns() - t0) / 1000
+        bracket = {"t0_ns": m0, "t1_ns": time.monotonic_ns()}
+        warm = i < p.warmup
+        try:
+            w = json.loads(r.stdout)
+        except json.JSONDecodeError:
+            w = {}
+        if r.returncode != 0 or w.get("http_code") != 200:
+            _record(s, i - p.warmup, warm, {"ok": False, "reason": f"curl exited {r.returncode} "
+                                            f"(HTTP {w.get('http_code')}): {r.stderr.strip()[-300:]}"})
+            continue
+        tc, ta, tt = (float(w[k]) * 1e6 for k in ("time_connect", "time_appconnect", "time_total"))
+        phases = [{"phase": "socket connect", "us": tc}, {"phase": "TLS handshake", "us": ta - tc},
+                  {"phase": "protocol step", "us": tt - ta}]
+        if not warm:
+            startup.append(wall - tt)
+        _record(s, i - p.warmup, warm, {"ok": True, "usable_us": tt, "phases": phases, "process_wall_us": wall,
+                                        "time_appconnect_us": ta, "resumed": False, **bracket})
+    return stats.median(startup) if startup else None
+
+
+def _mosquitto_pub_run(cfg, p, port, certs, km, s) -> float | None:
+    exe = shutil.which("mosquitto_pub")
+    if exe is None:
+        R.add_failure(s, "mosquitto_pub is not installed: run scripts/bootstrap (mosquitto-clients)")
+        return None
+    base = [exe, "-h", LOOPBACK, "-p", str(port), "--cafile", str(certs.ca), "--insecure",
+            "--cert", str(km.cert), "-t", "secperf/connect", "-m", "x", "-q", "0", "-d",
+            "-i", f"secperf-pub-{os.getpid()}"]
+    if km.uri:
+        base += ["--keyform", "engine", "--tls-engine", "pkcs11", "--key", km.uri]
+    else:
+        base += ["--key", str(km.key)]
+    if cfg.tls in ("1.2", "1.3"):
+        base += ["--tls-version", f"tlsv{cfg.tls}"]
+    startup = _median_startup([exe, "--help"], p.n, km.env)
+    for i in range(p.warmup + p.n):
+        m0 = time.monotonic_ns()
+        hit, wall, rc, tail = _stamp_lines(base, km.env, "received CONNACK", p.timeout_ms / 1000 + 10)
+        bracket = {"t0_ns": m0, "t1_ns": time.monotonic_ns()}
+        warm = i < p.warmup
+        if hit is None:
+            _record(s, i - p.warmup, warm, {"ok": False, "reason": f"mosquitto_pub exited {rc} without CONNACK: {tail[-300:]}"})
+            continue
+        _record(s, i - p.warmup, warm, {"ok": True, "usable_us": max(0.0, hit - startup), "connack_since_spawn_us": hit,
+                                        "process_wall_us": wall, "resumed": False, **bracket,
+                                        "phases": [{"phase": "connect + TLS + CONNECT/CONNACK (spawn minus start-up)",
+                                                    "us": max(0.0, hit - startup)}]})
+    return startup
+
+
+def _coap_client_run(cfg, p, port, certs, km, s) -> float | None:
+    exe = shutil.which("coap-client-openssl")
+    if exe is None:
+        R.add_failure(s, "coap-client-openssl is not installed: run scripts/bootstrap (libcoap3-bin)")
+        return None
+    argv = [exe, "-m", "get", "-B", str(max(1, p.timeout_ms // 1000)), "-v", "0"]
+    if cfg.security == "psk":
+        argv += ["-u", COAP_PSK_IDENTITY, "-k", COAP_PSK.decode()]
+    else:
+        if km.uri:
+            # libcoap: once one of -c/-j/-C is a PKCS#11 URI the others must be DER files; the URI
+            # goes to the pkcs11 engine, which reads the PIN from its file
+            der = private_dir(Path(km.shim_log).parent / "der")
+            argv += ["-c", str(_der(km.cert, der / "client.der")), "-C", str(_der(certs.ca, der / "ca.der")),
+                     "-j", km.uri]
+        else:
+            argv += ["-c", str(km.cert), "-C", str(certs.ca)]
+            argv += ["-j", str(km.key)]
+    argv.append(f"coaps://{LOOPBACK}:{port}/")
+    startup = _median_startup([exe, "-h"], p.n, km.env)
+    for i in range(p.warmup + p.n):
+        m0, t0 = time.monotonic_ns(), time.perf_counter_ns()
+        r = subprocess.run(argv, capture_output=True, text=True, env=km.env, timeout=p.timeout_ms / 1000 + 30)
+        wall = (time.perf_counter_ns() - t0) / 1000
+        bracket = {"t0_ns": m0, "t1_ns": time.monotonic_ns()}
+        warm = i < p.warmup
+        if r.returncode != 0 or not r.stdout.strip():
+            _record(s, i - p.warmup, warm, {"ok": False, "reason": f"coap-client exited {r.returncode} "
+                                            f"without a response: {(r.stderr or r.stdout).strip()[-300:]}"})
+            continue
+        est = max(0.0, wall - startup)
+        _record(s, i - p.warmup, warm, {"ok": True, "usable_us": est, "process_wall_us": wall, "resumed": False, **bracket,
+                                        "phases": [{"phase": "DTLS + GET/response + exit (spawn minus start-up)",
+                                                    "us": est}]})
+    return startup
+
+
+def _der(pem: Path, out: Path) -> Path:
+    from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import Encoding
+    out.write_bytes(x509.load_pem_x509_certificate(Path(pem).read_bytes()).public_bytes(Encoding.DER))
+    return out
+
+
+def _paho_run(cfg, p, port, certs, km, s) -> None:
+    try:
+        import paho.mqtt.client as mqtt
+    except ImportError:
+        R.add_failure(s, "paho-mqtt is not installed: run scripts/bootstrap")
+        return None
+    import ssl
+    for i in range(p.warmup + p.n):
+        warm = i < p.warmup
+        got: dict = {}
+        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"secperf-paho-{os.getpid()}-{i}")
+        c.tls_set(ca_certs=str(certs.ca), certfile=str(km.cert), keyfile=str(km.key),
+                  tls_version=ssl.PROTOCOL_TLS_CLIENT)
+        c.tls_insecure_set(True)  # the lab certificate names localhost; we dial 127.0.0.1
+
+        def on_connect(_c, _u, _f, rc, _props=None, got=got):
+            got["t1"] = time.perf_counter_ns()
+            got["rc"] = int(rc.value if hasattr(rc, "value") else rc)
+        c.on_connect = on_connect
+        t0 = time.perf_counter_ns()
+        try:
+            c.connect(LOOPBACK, port, keepalive=60)
+            t_hs = time.perf_counter_ns()
+            deadline = time.monotonic() + p.timeout_ms / 1000
+            while "t1" not in got and time.monotonic() < deadline:
+                c.loop(timeout=0.05)
+        except (OSError, ssl.SSLError) as exc:
+            _record(s, i - p.warmup, warm, {"ok": False, "reason": f"paho connect: {exc}"})
+            continue
+        finally:
+            try:
+                c.disconnect()
+            except Exception:  # noqa: BLE001 - closing a broken client must not end the run
+                pass
+        if "t1" not in got or got.get("rc") != 0:
+            _record(s, i - p.warmup, warm, {"ok": False, "reason": f"no CONNACK accepted within {p.timeout_ms} ms "
+                                            f"(rc={got.get('rc')})"})
+            continue
+        total = (got["t1"] - t0) / 1000
+        _record(s, i - p.warmup, warm, {"ok": True, "usable_us": total, "resumed": False,
+                                        "phases": [{"phase": "socket connect + TLS handshake", "us": (t_hs - t0) / 1000},
+                                                   {"phase": "protocol step", "us": (got["t1"] - t_hs) / 1000}]})
+    return None
+
+
+# --- the experiment matrix ---------------------------------------------------------------------------
+
+def configs_for(protocols: list[str], key_sources: list[str], handshakes: list[str], clients: list[str] | None,
+                auths: list[str] | None = None, tls: str = "1.3", nodelay: bool = True,
+                coap_security: list[str] | None = None) -> list[ConnectConfig]:
+    """The matrix `secperf connect` runs: protocol × key source × handshake, plus each protocol's
+    external clients (software key, full handshake) and, for HTTPS, JWT authentication rows."""
+    out: list[ConnectConfig] = []
+    for proto in protocols:
+        want_clients = clients or list(CLIENTS[proto][:1])
+        for client in want_clients:
+            if client not in CLIENTS[proto]:
+                continue
+            for ks in key_sources:
+                if client == "paho" and ks != "software":
+                    continue
+                for hsk in handshakes:
+                    if proto == "vpn" and hsk == "resumed":
+                        continue
+                    if client != "probe" and hsk == "resumed":
+                        continue
+                    for sec in (coap_security or ["pki"]) if proto == "coap" else ["pki"]:
+                        if sec == "psk" and (ks != "software" or hsk != "full"):
+                            continue  # a PSK involves no client key: one row is enough
+                        out.append(ConnectConfig(proto, ks, hsk, client=client, tls=tls, nodelay=nodelay,
+                                                 security=sec))
+        if proto == "https":
+            for auth in auths or []:
+                if auth == "mtls":
+                    continue
+                for ks in key_sources:
+                    out.append(ConnectConfig("https", ks, "full", auth=auth, client="jwt-client"))
+    return out
+
+
+def measure(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict | None = None) -> list[dict]:
+    """Every series one configuration produces (JWT configurations go through `signer.run_jwt`)."""
+    if cfg.protocol == "vpn":
+        return [_measure_vpn(cfg, p)]
+    if cfg.client == "probe":
+        return [measure_probe(cfg, p, pki, doc)]
+    return [measure_external(cfg, p, pki, doc)]
+
+
+def _measure_vpn(cfg: ConnectConfig, p: ConnectParams) -> dict:
+    try:
+        from .vpn import measure_vpn
+    except ImportError:
+        s = _series(cfg, "openvpn client started", USABLE["vpn"], "openvpn log")
+        R.add_failure(s, "the TLS VPN measurement is not built into this version of secperf")
+        return R.finalize_series(s)
+    workdir = private_dir((p.workdir or Path(".")) / _slug(cfg.series_id))
+    return measure_vpn(cfg.key_source, p.n, p.warmup, workdir, seed=p.seed, profile_name=cfg.profile)
+
+
+def run_connect(configs: list[ConnectConfig], p: ConnectParams, doc: dict, run=None, progress=None) -> dict:
+    from ..model.se_profiles import load_profiles
+    known = load_profiles()
+    for cfg in configs:
+        if cfg.client != "jwt-client":
+            validate(cfg, known)
+    pki = LabPKI(p.pki_root).ensure()
+    if p.workdir is None and run is not None:
+        p.workdir = private_dir(run.dir / "connect")
+    elif p.workdir is None:
+        import tempfile
+        p.workdir = Path(tempfile.mkdtemp(prefix="secperf-connect-"))
+    jwt_done = False
+    for i, cfg in enumerate(configs):
+        if progress:
+            progress("start", cfg, i, len(configs), None)
+        if cfg.client == "jwt-client":
+            if not jwt_done:
+                _run_jwt_rows(configs, p, doc, run)
+                jwt_done = True
+        else:
+            for s in measure(cfg, p, pki, doc):
+                doc["series"].append(s)
+        if run is not None:
+            run.save(doc)
+        if progress:
+            progress("done", cfg, i, len(configs), None)
+    return doc
+
+
+def _run_jwt_rows(configs: list[ConnectConfig], p: ConnectParams, doc: dict, run) -> None:
+    from .signer import SignerParams, run_jwt
+    profiles = sorted({c.profile for c in configs if c.client == "jwt-client" and c.profile})
+    sp = SignerParams(n=p.n, warmup=p.warmup, seed=p.seed, workdir=private_dir(p.workdir / "jwt"))
+    run_jwt(profiles, ["ecdsa-p256"], sp, doc, run)
+
+
+# --- the S2-shaped summary ----------------------------------------------------------------------------
+
+def _p50(s: dict | None) -> float | None:
+    return (s.get("summary") or {}).get("p50_us") if s else None
+
+
+def summary(doc: dict, se_source: str | None = None) -> dict:
+    """S2's table: per protocol the software and secure-element establishment medians and their
+    difference, side by side with the secure element's own cost from the shim log (signing, and
+    all calls), plus resumed and JWT rows with the token calls per connection."""
+    conn = [s for s in doc["series"] if s["kind"] == "connect"]
+    se_sources = sorted({s["labels"]["key_source"] for s in conn if s["labels"]["key_source"].startswith("se:")})
+    se_source = se_source or (se_sources[0] if se_sources else None)
+    rows = []
+
+    def find(proto, ks, hsk, client="probe"):
+        for s in conn:
+            lb = s["labels"]
+            if (lb["protocol"], lb["key_source"], lb["handshake"], lb.get("client"), lb.get("auth", "mtls"),
+                    lb.get("security", "pki"), lb.get("nodelay", True)) == (proto, ks, hsk, client, "mtls", "pki", True):
+                return s
+        return None
+
+    def se_cost(s):
+        calls = ((s or {}).get("derived") or {}).get("se_calls") or {}
+        sign = sum((c["p50_ms"] or 0) * c["calls_per_op"] for c in calls.get("calls", []) if c["fn"] == "C_Sign")
+        return (sign * 1000 if calls else None), calls.get("token_calls_per_op")
+
+    for proto in PROTOCOLS:
+        client = "openvpn" if proto == "vpn" else "probe"
+        for hsk in ("full", "resumed"):
+            sw = find(proto, "software", hsk, client)
+            se = find(proto, se_source, hsk, client) if se_source else None
+            tok = find(proto, "token", hsk, client)
+            if not (sw or se or tok):
+                continue
+            sign_us, calls = se_cost(se)
+            a, b = _p50(sw), _p50(se)
+            rows.append({"protocol": proto, "handshake": hsk, "auth": "mtls", "software_p50_us": a,
+                         "token_p50_us": _p50(tok), "se_p50_us": b,
+                         "difference_us": (b - a) if a is not None and b is not None else None,
+                         "se_sign_us": sign_us, "se_calls_per_conn": calls,
+                         "resumed": ((se or sw or {}).get("derived") or {}).get("resumed")})
+    jwt = [s for s in doc["series"] if s["kind"] == "jwt"]
+    for mode in ("jwt_fresh", "jwt_cached"):
+        sw = next((s for s in jwt if s["labels"]["mode"] == mode and s["labels"]["profile"] == "software"), None)
+        se = next((s for s in jwt if s["labels"]["mode"] == mode and s["labels"]["profile"] != "software"
+                   and (se_source is None or f"se:{s['labels']['profile']}" == se_source)), None)
+        if not (sw or se):
+            continue
+        per = ((se or {}).get("derived") or {}).get("per_call") or {}
+        sign = sum((c["p50_ms"] or 0) * c["calls_per_op"] for c in per.get("calls", []) if c["fn"] == "C_Sign")
+        a, b = _p50(sw), _p50(se)
+        rows.append({"protocol": "https", "handshake": "full", "auth": mode, "software_p50_us": a,
+                     "token_p50_us": None, "se_p50_us": b,
+                     "difference_us": (b - a) if a is not None and b is not None else None,
+                     "se_sign_us": sign * 1000 if per else None,
+                     "se_calls_per_conn": per.get("token_calls_per_op"), "resumed": None})
+    return {"se_source": se_source, "rows": rows}
