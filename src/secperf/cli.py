@@ -131,6 +131,25 @@ def build_parser() -> argparse.ArgumentParser:
                     help="request rate for the signatures-per-hour estimate")
     _measure_options(jw)
 
+    cn = sub.add_parser("connect", help="connection establishment on real servers (nginx, mosquitto, coap-server, "
+                        "OpenVPN) with software, token and secure-element keys, full and resumed (study S2)")
+    cn.add_argument("protocol", help="https, mqtt, coap, vpn or all (comma-separated allowed)")
+    cn.add_argument("--key", action="append", metavar="SOURCES",
+                    help="key sources: software, token (SoftHSM2, no added delay), se:PROFILE "
+                         "(default: software,se:iot-safe-sim)")
+    cn.add_argument("--handshake", action="append", metavar="KINDS", help="full, resumed (default: both)")
+    cn.add_argument("--client", action="append", metavar="NAMES",
+                    help="probe (default), curl, mosquitto_pub, paho, coap-client, openvpn, or 'all' "
+                         "for every client of each protocol")
+    cn.add_argument("--auth", action="append", metavar="KINDS",
+                    help="HTTPS authentication: mtls, jwt_fresh, jwt_cached (default: all three)")
+    cn.add_argument("--coap-security", action="append", metavar="KINDS", help="CoAP over DTLS: pki (default), psk")
+    cn.add_argument("--tls", choices=("1.2", "1.3"), default="1.3", help="TLS version for HTTPS and MQTT")
+    cn.add_argument("--nagle", action="store_true",
+                    help="mosquitto without set_tcp_nodelay (shows Nagle + delayed ACK on CONNACK)")
+    cn.add_argument("--timeout-ms", type=_positive_int, default=5000, help="per-connection stage timeout")
+    _measure_options(cn)
+
     rp = sub.add_parser("report", help="re-render the HTML report of a result.json")
     rp.add_argument("result", help="result.json (or its run directory)")
     rp.add_argument("-o", "--output", help="where to write the HTML (default: report.html next to the result)")
@@ -157,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     from .measure.signer import SignerError
     try:
         handler = {"run": cmd_run, "crypto": cmd_crypto, "handshake": cmd_handshake, "signer": cmd_signer, "jwt": cmd_jwt,
+                   "connect": cmd_connect,
                    "report": cmd_report, "compare": cmd_compare}
         return handler[args.command](args)
     except (BadInput, SelectionError, ScenarioError, ResultError, SignerError) as exc:
@@ -258,7 +278,8 @@ def _measure_and_write(args, kind: str, params: dict, phases: list[Phase]) -> in
         sys.stdout.write(R.dumps(doc))
     else:
         out = terminal.Console()
-        for t in terminal.crypto_tables(doc) + terminal.handshake_tables(doc) + terminal.signer_tables(doc):
+        for t in (terminal.crypto_tables(doc) + terminal.handshake_tables(doc) + terminal.signer_tables(doc)
+                  + terminal.connect_tables(doc)):
             out.print(t)
         if doc["analysis"].get("strength"):
             out.print(terminal.strength_table(doc["analysis"]["strength"]["rows"], params["strength"]))
@@ -420,6 +441,77 @@ def cmd_jwt(args) -> int:
               "requests_per_hour": args.requests_per_hour,
               "signatures_per_hour": J.signatures_per_hour(args.lifetime, args.requests_per_hour), **sp.as_dict()}
     return _measure_and_write(args, "jwt", params, [phase])
+
+
+def _connect_phase(configs, cp) -> Phase:
+    from .measure import connect as C
+    return Phase(configs, lambda c: c.label,
+                 lambda items, doc, run, progress: C.run_connect(items, cp, doc, run, progress))
+
+
+def connect_configs(protocols, keys, handshakes, clients, auths, tls="1.3", nagle=False, coap_security=None):
+    """The `connect` matrix from command-line style lists; bad names raise BadInput."""
+    from .measure import connect as C
+    from .model.se_profiles import load_profiles
+    if protocols == ["all"]:
+        protocols = list(C.PROTOCOLS)
+    for pr in protocols:
+        if pr not in C.PROTOCOLS:
+            raise BadInput(f"unknown protocol {pr!r}; known: {', '.join(C.PROTOCOLS)}, all")
+    for h in handshakes:
+        if h not in ("full", "resumed"):
+            raise BadInput(f"unknown --handshake {h!r}; known: full, resumed")
+    for a in auths:
+        if a not in ("mtls", "jwt_fresh", "jwt_cached"):
+            raise BadInput(f"unknown --auth {a!r}; known: mtls, jwt_fresh, jwt_cached")
+    for sec in coap_security or []:
+        if sec not in ("pki", "psk"):
+            raise BadInput(f"unknown --coap-security {sec!r}; known: pki, psk")
+    all_clients = sorted({c for v in C.CLIENTS.values() for c in v})
+    if clients == ["all"]:
+        clients = all_clients
+    for c in clients or []:
+        if c not in all_clients:
+            raise BadInput(f"unknown --client {c!r}; known: {', '.join(all_clients)}, all")
+    known = load_profiles()
+    configs = C.configs_for(protocols, keys, handshakes, clients or None, auths, tls=tls, nodelay=not nagle,
+                            coap_security=coap_security)
+    if "vpn" in protocols and not clients:
+        configs += C.configs_for(["vpn"], keys, ["full"], ["openvpn"])
+    if not configs:
+        raise BadInput("nothing to measure: the chosen --client values do not serve the chosen protocols")
+    kept = []
+    for cfg in configs:
+        if cfg.client == "jwt-client":
+            if cfg.key_source.startswith("se:") and cfg.profile not in known:
+                raise BadInput(f"unknown secure-element profile {cfg.profile!r}; known: {', '.join(known)}")
+            kept.append(cfg)
+            continue
+        try:
+            C.validate(cfg, known)
+        except C.ConnectError as exc:
+            if clients and len(clients) > 1 and cfg.client != "probe":
+                continue  # a combination this client cannot do, in a multi-client sweep: skip it
+            raise BadInput(str(exc)) from None
+        kept.append(cfg)
+    return kept
+
+
+def cmd_connect(args) -> int:
+    from .measure import connect as C
+    _check_network(args, what="connection experiments")
+    protocols = _csv_list([args.protocol], [])
+    keys = _csv_list(args.key, ["software", "se:iot-safe-sim"])
+    handshakes = _csv_list(args.handshake, ["full", "resumed"])
+    clients = _csv_list(args.client, [])
+    auths = _csv_list(args.auth, ["mtls", "jwt_fresh", "jwt_cached"])
+    configs = connect_configs(protocols, keys, handshakes, clients, auths, tls=args.tls, nagle=args.nagle,
+                              coap_security=_csv_list(args.coap_security, ["pki"]))
+    cp = C.ConnectParams(n=args.n or 20, warmup=args.warmup if args.warmup is not None else 2,
+                         timeout_ms=args.timeout_ms, seed=args.seed)
+    params = {"protocols": protocols, "keys": keys, "handshakes": handshakes, "clients": clients or ["probe"],
+              "auth": auths, "tls": args.tls, "set_tcp_nodelay": not args.nagle, **cp.as_dict()}
+    return _measure_and_write(args, "connect", params, [_connect_phase(configs, cp)])
 
 
 def cmd_crypto(args) -> int:

@@ -124,6 +124,10 @@ def validate(cfg: ConnectConfig, known_profiles) -> None:
     if cfg.client == "paho" and cfg.key_source != "software":
         raise ConnectError("paho-mqtt uses Python's ssl module, which cannot use a PKCS#11 key: "
                            "use --key software with --client paho")
+    if cfg.client == "mosquitto_pub" and cfg.key_source != "software":
+        raise ConnectError("mosquitto_pub 2.0 rejects an engine key (`--keyform engine --key pkcs11:...` fails "
+                           "with 'Problem setting TLS options: File not found'): use --key software with "
+                           "--client mosquitto_pub")
     if cfg.handshake not in ("full", "resumed"):
         raise ConnectError(f"unknown handshake {cfg.handshake!r}; known: full, resumed")
     if cfg.auth != "mtls" and cfg.protocol != "https":
@@ -717,64 +721,3 @@ def _run_jwt_rows(configs: list[ConnectConfig], p: ConnectParams, doc: dict, run
     profiles = sorted({c.profile for c in configs if c.client == "jwt-client" and c.profile})
     sp = SignerParams(n=p.n, warmup=p.warmup, seed=p.seed, workdir=private_dir(p.workdir / "jwt"))
     run_jwt(profiles, ["ecdsa-p256"], sp, doc, run)
-
-
-# --- the S2-shaped summary ----------------------------------------------------------------------------
-
-def _p50(s: dict | None) -> float | None:
-    return (s.get("summary") or {}).get("p50_us") if s else None
-
-
-def summary(doc: dict, se_source: str | None = None) -> dict:
-    """S2's table: per protocol the software and secure-element establishment medians and their
-    difference, side by side with the secure element's own cost from the shim log (signing, and
-    all calls), plus resumed and JWT rows with the token calls per connection."""
-    conn = [s for s in doc["series"] if s["kind"] == "connect"]
-    se_sources = sorted({s["labels"]["key_source"] for s in conn if s["labels"]["key_source"].startswith("se:")})
-    se_source = se_source or (se_sources[0] if se_sources else None)
-    rows = []
-
-    def find(proto, ks, hsk, client="probe"):
-        for s in conn:
-            lb = s["labels"]
-            if (lb["protocol"], lb["key_source"], lb["handshake"], lb.get("client"), lb.get("auth", "mtls"),
-                    lb.get("security", "pki"), lb.get("nodelay", True)) == (proto, ks, hsk, client, "mtls", "pki", True):
-                return s
-        return None
-
-    def se_cost(s):
-        calls = ((s or {}).get("derived") or {}).get("se_calls") or {}
-        sign = sum((c["p50_ms"] or 0) * c["calls_per_op"] for c in calls.get("calls", []) if c["fn"] == "C_Sign")
-        return (sign * 1000 if calls else None), calls.get("token_calls_per_op")
-
-    for proto in PROTOCOLS:
-        client = "openvpn" if proto == "vpn" else "probe"
-        for hsk in ("full", "resumed"):
-            sw = find(proto, "software", hsk, client)
-            se = find(proto, se_source, hsk, client) if se_source else None
-            tok = find(proto, "token", hsk, client)
-            if not (sw or se or tok):
-                continue
-            sign_us, calls = se_cost(se)
-            a, b = _p50(sw), _p50(se)
-            rows.append({"protocol": proto, "handshake": hsk, "auth": "mtls", "software_p50_us": a,
-                         "token_p50_us": _p50(tok), "se_p50_us": b,
-                         "difference_us": (b - a) if a is not None and b is not None else None,
-                         "se_sign_us": sign_us, "se_calls_per_conn": calls,
-                         "resumed": ((se or sw or {}).get("derived") or {}).get("resumed")})
-    jwt = [s for s in doc["series"] if s["kind"] == "jwt"]
-    for mode in ("jwt_fresh", "jwt_cached"):
-        sw = next((s for s in jwt if s["labels"]["mode"] == mode and s["labels"]["profile"] == "software"), None)
-        se = next((s for s in jwt if s["labels"]["mode"] == mode and s["labels"]["profile"] != "software"
-                   and (se_source is None or f"se:{s['labels']['profile']}" == se_source)), None)
-        if not (sw or se):
-            continue
-        per = ((se or {}).get("derived") or {}).get("per_call") or {}
-        sign = sum((c["p50_ms"] or 0) * c["calls_per_op"] for c in per.get("calls", []) if c["fn"] == "C_Sign")
-        a, b = _p50(sw), _p50(se)
-        rows.append({"protocol": "https", "handshake": "full", "auth": mode, "software_p50_us": a,
-                     "token_p50_us": None, "se_p50_us": b,
-                     "difference_us": (b - a) if a is not None and b is not None else None,
-                     "se_sign_us": sign * 1000 if per else None,
-                     "se_calls_per_conn": per.get("token_calls_per_op"), "resumed": None})
-    return {"se_source": se_source, "rows": rows}

@@ -218,3 +218,64 @@ def _signer_tables(series: list[dict], title: str) -> list[Table]:
                       fmt_time_us(c["delay_p50_ms"] * 1000))
         out.append(m)
     return out
+
+
+def connect_tables(doc: dict) -> list[Table]:
+    """`secperf connect`: the S2-shaped summary, then every series with its phase medians."""
+    from ..model.connect_view import series_rows, summary
+    rows = series_rows(doc)
+    if not rows:
+        return []
+    out = []
+    sm = summary(doc)
+    if sm["rows"]:
+        se = sm["se_source"] or "secure element"
+        t = Table(title=f"Connection establishment, P50 (study S2's shape; secure element = {se})",
+                  title_justify="left", header_style="bold")
+        for c in ("protocol", "handshake / auth", "software", "token", "secure element", "difference",
+                  "SE signing", "SE session+login+search", "token calls/conn", "resumed"):
+            t.add_column(c, justify="left" if c in ("protocol", "handshake / auth") else "right")
+        for r in sm["rows"]:
+            parts = r["se_parts_us"]
+            t.add_row(r["protocol"], r["handshake"] if r["auth"] == "mtls" else r["auth"],
+                      *[fmt_time_us(r[k]) if r[k] is not None else "–"
+                        for k in ("software_p50_us", "token_p50_us", "se_p50_us", "difference_us")],
+                      fmt_time_us(parts["signing"]) if parts else "–",
+                      fmt_time_us(parts["session set-up"] + parts["login"] + parts["key search"]) if parts else "–",
+                      f"{r['se_calls_per_conn']:.1f}" if r["se_calls_per_conn"] is not None else "–",
+                      f"{r['resumed']}/{r['n']}" if r["resumed"] is not None and r["n"] else "–")
+        out.append(t)
+    t = Table(title="Connection establishment per configuration", title_justify="left", header_style="bold")
+    for c in ("configuration", "n", "P50", "P90", "P99", "> 1 s", "resumed", "token calls", "start-up"):
+        t.add_column(c, justify="left" if c == "configuration" else "right")
+    for r in rows:
+        if not r["n"]:
+            t.add_row(r["label"], "0", f"[red]{r['failure'] or r['status']}[/red]")
+            continue
+        t.add_row(r["label"] + ("" if r["status"] == "ok" else f" [yellow]({r['status']})[/yellow]"), str(r["n"]),
+                  *[fmt_time_us(r[k]) for k in ("p50_us", "p90_us", "p99_us")], str(r["over_1s"] or 0),
+                  str(r["resumed"]) if r["resumed"] is not None else "–",
+                  f"{r['token_calls']:.1f}" if r["token_calls"] is not None else "–",
+                  fmt_time_us(r["startup_p50_us"]) if r["startup_p50_us"] else "–")
+    out.append(t)
+    names = phase_names(rows)
+    if names:
+        t = Table(title="Where the time went: phase medians", title_justify="left", header_style="bold")
+        t.add_column("configuration")
+        for n in names:
+            t.add_column(n, justify="right")
+        for r in rows:
+            if r["phases"]:
+                got = {p["phase"]: p["p50_us"] for p in r["phases"]}
+                t.add_row(r["label"], *[fmt_time_us(got[n]) if n in got else "–" for n in names])
+        out.append(t)
+    return out
+
+
+def phase_names(rows: list[dict]) -> list[str]:
+    names: list[str] = []
+    for r in rows:
+        for p in r["phases"]:
+            if p["phase"] not in names:
+                names.append(p["phase"])
+    return names
