@@ -81,6 +81,7 @@ class ConnectConfig:
         extra = "" if self.auth == "mtls" else f"/{self.auth}"
         extra += "" if self.security == "pki" else f"/{self.security}"
         extra += "" if self.nodelay else "/nagle"
+        extra += "" if self.tls == "1.3" or self.protocol in ("coap", "vpn") else f"/tls{self.tls}"
         return f"connect/{self.protocol}/{self.client}/{self.key_source}/{self.handshake}{extra}"
 
     @property
@@ -92,6 +93,8 @@ class ConnectConfig:
             parts.append(self.security)
         if not self.nodelay:
             parts.append("nagle")
+        if self.tls != "1.3" and self.protocol in ("https", "mqtt"):
+            parts.append(f"tls{self.tls}")
         return " ".join(parts)
 
 
@@ -106,6 +109,8 @@ class ConnectParams:
     # test hooks: called with the started server (e.g. to stop it mid-run)
     on_server: object = field(default=None, repr=False)
     server_port: int | None = None  # a fixed port instead of a free one
+    profiles_path: Path | None = None  # extra secure-element profiles (TOML) besides the built-in ones
+    client_pair: tuple[Path, Path] | None = None  # test hook: this certificate and key instead of the lab's
 
     def as_dict(self) -> dict:
         return {"n": self.n, "warmup": self.warmup, "timeout_ms": self.timeout_ms, "seed": self.seed}
@@ -150,15 +155,24 @@ init = 0
 """
 
 
+def _profiles(path: Path | None) -> dict:
+    from ..model.se_profiles import load_profiles
+    return {**load_profiles(), **(load_profiles(path) if path else {})}
+
+
 class KeyMaterial:
     """The client certificate and key for a key source, and the environment a client process needs
     (the shim in front of SoftHSM2 with the source's profile, its call log)."""
 
-    def __init__(self, cfg: ConnectConfig, pki: LabPKI, workdir: Path, seed: int):
+    def __init__(self, cfg: ConnectConfig, pki: LabPKI, workdir: Path, seed: int,
+                 profiles_path: Path | None = None, client_pair: tuple[Path, Path] | None = None):
         self.cfg = cfg
         self.token = None
         self.shim_log: Path | None = None
         self.env = dict(os.environ)
+        if client_pair is not None:
+            self.cert, self.key, self.uri = Path(client_pair[0]), Path(client_pair[1]), None
+            return
         if cfg.key_source == "software":
             cs = pki.client(cfg.key_type)
             self.cert, self.key, self.uri = cs.cert, cs.key, None
@@ -173,7 +187,8 @@ class KeyMaterial:
         # the PIN stays in its 0600 file: libp11 reads it from there (pin-source), never from argv
         self.uri = self.token.uri(key["label"], pin_file=True)
         shim_dir = private_dir(workdir / "shim")
-        self.env, self.shim_log = shim_env(self.token, get_profile(cfg.profile), shim_dir, seed)
+        profile = _profiles(profiles_path).get(cfg.profile) or get_profile(cfg.profile)
+        self.env, self.shim_log = shim_env(self.token, profile, shim_dir, seed)
         self.env["SECPERF_PKCS11_MODULE"] = str(find_shim())
         # Clients other than the probe find libp11's module through OpenSSL's configuration: point
         # the pkcs11 engine at the shim so their token calls pass the secure-element profile too.
@@ -301,7 +316,7 @@ def measure_probe(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict |
                 "CLOCK_MONOTONIC (secperf-probe)")
     workdir = private_dir((p.workdir or Path(".")) / _slug(cfg.series_id))
     try:
-        km = KeyMaterial(cfg, pki, workdir, p.seed)
+        km = KeyMaterial(cfg, pki, workdir, p.seed, p.profiles_path, p.client_pair)
     except RuntimeError as exc:  # TokenError
         R.add_failure(s, f"key: {exc}")
         return R.finalize_series(s)
@@ -334,6 +349,12 @@ def measure_probe(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict |
         R.add_failure(s, err)
     calls = km.calls()
     for c in conns:
+        status = (c.get("app") or {}).get("status")
+        if c.get("ok") and cfg.protocol == "https" and not (200 <= (status or 0) < 300):
+            # nginx completes the handshake and answers 400 when the client certificate fails
+            # verification: the connection is not usable
+            c.update(ok=False, stage="app", reason=f"HTTP {status} from the server (nginx answers 400 when "
+                     "the client certificate does not verify against its CA)")
         if not c.get("ok"):
             R.add_failure(s, f"connection {c.get('i')}: {c.get('stage', '?')}: {c.get('reason', 'failed')}")
             s["samples"].append(c)
@@ -426,7 +447,7 @@ def measure_external(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dic
         s = _series(cfg, "process spawned, minus the client's median process start-up (reported apart)",
                     timer_end, "time.perf_counter_ns around the process")
     try:
-        km = KeyMaterial(cfg, pki, workdir, p.seed)
+        km = KeyMaterial(cfg, pki, workdir, p.seed, p.profiles_path, p.client_pair)
     except RuntimeError as exc:
         R.add_failure(s, f"key: {exc}")
         return R.finalize_series(s)
@@ -645,8 +666,6 @@ def configs_for(protocols: list[str], key_sources: list[str], handshakes: list[s
             if client not in CLIENTS[proto]:
                 continue
             for ks in key_sources:
-                if client == "paho" and ks != "software":
-                    continue
                 for hsk in handshakes:
                     if proto == "vpn" and hsk == "resumed":
                         continue
@@ -687,8 +706,7 @@ def _measure_vpn(cfg: ConnectConfig, p: ConnectParams) -> dict:
 
 
 def run_connect(configs: list[ConnectConfig], p: ConnectParams, doc: dict, run=None, progress=None) -> dict:
-    from ..model.se_profiles import load_profiles
-    known = load_profiles()
+    known = _profiles(p.profiles_path)
     for cfg in configs:
         if cfg.client != "jwt-client":
             validate(cfg, known)

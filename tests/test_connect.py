@@ -1,0 +1,233 @@
+"""`secperf connect` on real servers: nginx (HTTPS), mosquitto (MQTT/TLS) and coap-server
+(CoAP/DTLS) each become usable with a software key, the SoftHSM2 token and the token behind a
+secure-element profile; resumption is verified and keeps the token out of the handshake; the
+secure element's share is decomposed from the shim's log; failures (wrong client certificate, a
+server that cannot start, a port in use, a server stopped mid-run) are failed samples with reasons
+while the run goes on, and no server process is left behind."""
+
+import os
+import shutil
+import socket
+import subprocess
+
+import pytest
+
+from secperf.core import result as R
+from secperf.lab import services as SV
+from secperf.lab.pki import LabPKI
+from secperf.measure import connect as C
+from secperf.model.connect_view import se_categories, summary
+
+SLOW = """
+[profiles.slow-sign]
+description = "test profile: 100 ms per signature"
+wait = "sleep"
+source = "test"
+[profiles.slow-sign.C_Sign]
+dist = "fixed"
+value = 100.0
+"""
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    root = tmp_path_factory.mktemp("connect")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SECPERF_HOME", str(root / "home"))
+        pki = LabPKI(root / "pki").ensure()
+        prof = root / "profiles.toml"
+        prof.write_text(SLOW)
+        yield root, pki, prof
+
+
+def _params(lab, tmp_path, n=3, **kw):
+    root, _pki, prof = lab
+    return C.ConnectParams(n=n, warmup=1, workdir=tmp_path, pki_root=root / "pki", profiles_path=prof,
+                           timeout_ms=3000, **kw)
+
+
+def _run(lab, tmp_path, configs, **kw):
+    doc = R.new_result(kind="connect", command=[], params={}, host={}, run_id="t")
+    C.run_connect(configs, _params(lab, tmp_path, **kw), doc)
+    return doc, {s["id"]: s for s in doc["series"]}
+
+
+def _pids_alive(pids):
+    alive = []
+    for pid in pids:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            continue
+        # a zombie of ours is not a running server
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().split(")")[-1].split()[0] == "Z":
+                    continue
+        except OSError:
+            continue
+        alive.append(pid)
+    return alive
+
+
+@pytest.mark.parametrize("protocol", ["https", "mqtt", "coap"])
+def test_each_protocol_with_each_key_source(lab, tmp_path, protocol):
+    pids = []
+    configs = [C.ConnectConfig(protocol, ks) for ks in ("software", "token", "se:slow-sign")]
+    doc, by = _run(lab, tmp_path, configs, on_server=lambda srv: pids.append(srv.proc.pid))
+    for cfg in configs:
+        s = by[cfg.series_id]
+        assert s["status"] == "ok", s["failures"][:2]
+        assert len(s["values_us"]) == 3
+        for c in s["samples"]:
+            # the phases add up to the establishment time of the connection
+            assert sum(p["us"] for p in c["phases"]) == pytest.approx(c["usable_us"], abs=0.01)
+            assert c["client_cert_sent"] is True
+            status = c["app"]["status"]
+            assert status == {"https": 200, "mqtt": 0, "coap": 205}[protocol]
+    calls = by[configs[2].series_id]["derived"]["se_calls"]
+    assert {c["fn"] for c in calls["calls"]} >= {"C_Sign"}
+    assert "se_calls" not in by[configs[0].series_id]["derived"]  # software: no token at all
+    # the 100 ms signing profile shows up in the secure-element phase and in the difference
+    se_ms = by[configs[2].series_id]["derived"]["se_p50_us"] / 1000
+    assert se_ms == pytest.approx(100, abs=15)
+    diff = by[configs[2].series_id]["summary"]["p50_us"] - by[configs[1].series_id]["summary"]["p50_us"]
+    assert diff / 1000 == pytest.approx(100, abs=30)
+    assert pids and not _pids_alive(pids)
+    assert not SV._LIVE
+
+
+@pytest.mark.parametrize("protocol", ["https", "mqtt"])
+def test_resumption_is_verified_and_skips_the_token(lab, tmp_path, protocol):
+    configs = [C.ConnectConfig(protocol, "se:slow-sign", "full"), C.ConnectConfig(protocol, "se:slow-sign", "resumed")]
+    doc, by = _run(lab, tmp_path, configs)
+    full, resumed = by[configs[0].series_id], by[configs[1].series_id]
+    assert resumed["status"] == "ok", resumed["failures"][:2]
+    assert resumed["derived"]["resumed"] == 3 and full["derived"]["resumed"] == 0
+    assert resumed["derived"]["se_calls"]["token_calls_per_op"] == 0
+    assert full["derived"]["se_calls"]["token_calls_per_op"] >= 1
+    assert resumed["summary"]["p50_us"] < full["summary"]["p50_us"] - 50_000
+    rows = {(r["protocol"], r["handshake"]): r for r in summary(doc, "se:slow-sign")["rows"]}
+    assert rows[(protocol, "resumed")]["se_calls_per_conn"] == 0
+    assert rows[(protocol, "full")]["se_parts_us"]["signing"] == pytest.approx(100_000, rel=0.15)
+
+
+def test_coap_resumption_failure_is_reported_not_hidden(lab, tmp_path):
+    """libcoap's coap-server sets no session ID context, so OpenSSL will not resume a session with a
+    verified client certificate: the series says so instead of reporting full handshakes as resumed."""
+    cfg = C.ConnectConfig("coap", "software", "resumed")
+    _doc, by = _run(lab, tmp_path, [cfg])
+    s = by[cfg.series_id]
+    assert s["derived"].get("resumed", 0) < len(s["values_us"]) or not s["values_us"]
+    assert any("resumption did not happen" in f["reason"] for f in s["failures"])
+
+
+def test_wrong_client_certificate_is_a_failed_sample(lab, tmp_path):
+    _root, pki, _prof = lab
+    other = pki.server("ecdsa-p256", 1)  # a certificate the client CA did not issue
+    configs = [C.ConnectConfig("mqtt"), C.ConnectConfig("https"), C.ConnectConfig("coap")]
+    doc, by = _run(lab, tmp_path, configs, client_pair=(other.cert, other.key))
+    for cfg in configs:
+        s = by[cfg.series_id]
+        assert s["status"] == "failed" and not s["values_us"], (cfg.series_id, s["samples"][:1])
+        assert all(not c["ok"] and c["reason"] for c in s["samples"]), s["samples"][:1]
+    assert len(doc["series"]) == 3  # the run went on after each failure
+
+
+def test_port_in_use_and_broken_server_fail_with_reasons(lab, tmp_path):
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as blocker:
+        blocker.bind(("127.0.0.1", 0))  # bound, not listening: the broker cannot have the port
+        port = blocker.getsockname()[1]
+        doc, by = _run(lab, tmp_path, [C.ConnectConfig("mqtt")], server_port=port)
+    s = by[C.ConnectConfig("mqtt").series_id]
+    assert s["status"] == "failed"
+    assert "mosquitto" in s["failures"][0]["reason"] and "log" in s["failures"][0]["reason"]
+    log = open(s["labels"]["server_log"]).read()
+    assert "in use" in log.lower()
+
+    # a server whose key file is unreadable garbage does not start; the next configuration still runs
+    root, _pki, prof = lab
+    broken = tmp_path / "pki"
+    shutil.copytree(root / "pki", broken)
+    keys = list(broken.rglob("leaf-*.key"))
+    assert keys
+    for key in keys:
+        key.write_text("-----BEGIN PRIVATE KEY-----\nbroken\n-----END PRIVATE KEY-----\n")
+    doc = R.new_result(kind="connect", command=[], params={}, host={}, run_id="t")
+    p = C.ConnectParams(n=2, warmup=0, workdir=tmp_path / "w", pki_root=broken, profiles_path=prof, timeout_ms=3000)
+    C.run_connect([C.ConnectConfig("https"), C.ConnectConfig("mqtt"), C.ConnectConfig("coap")], p, doc)
+    assert [s["status"] for s in doc["series"]] == ["failed", "failed", "failed"]
+    # nginx and mosquitto refuse to start with a broken key ...
+    assert all("server:" in s["failures"][0]["reason"] for s in doc["series"][:2]), doc["series"][0]["failures"]
+    # ... coap-server starts anyway and fails every DTLS handshake: failed samples with the reason
+    assert all(not c["ok"] and "handshake" in c["reason"] for c in doc["series"][2]["samples"])
+    assert not SV._LIVE
+
+
+def test_server_stopped_mid_run_gives_failed_samples_and_the_run_continues(lab, tmp_path):
+    pids = []
+
+    def kill_soon(srv):
+        pids.append(srv.proc.pid)
+        if len(pids) == 1:
+            C._kill_later(srv, 0.4)
+    configs = [C.ConnectConfig("https"), C.ConnectConfig("mqtt")]
+    doc, by = _run(lab, tmp_path, configs, n=200, on_server=kill_soon)
+    first = by[configs[0].series_id]
+    assert first["status"] in ("partial", "failed")
+    failed = [c for c in first["samples"] if not c["ok"]]
+    assert failed and all(c["reason"] for c in failed)
+    assert by[configs[1].series_id]["status"] == "ok"
+    assert not _pids_alive(pids)
+
+
+def test_external_clients_report_their_own_timers_and_startup(lab, tmp_path):
+    configs = [C.ConnectConfig("https", client="curl"), C.ConnectConfig("mqtt", client="mosquitto_pub"),
+               C.ConnectConfig("mqtt", client="paho"), C.ConnectConfig("coap", client="coap-client"),
+               C.ConnectConfig("https", "token", client="curl")]
+    _doc, by = _run(lab, tmp_path, configs, n=2)
+    for cfg in configs:
+        s = by[cfg.series_id]
+        assert s["status"] == "ok", (cfg.series_id, s["failures"][:1])
+    curl = by[configs[0].series_id]
+    assert all(c["time_appconnect_us"] < c["usable_us"] < c["process_wall_us"] for c in curl["samples"])
+    assert curl["derived"]["startup_p50_us"] > 0
+    assert by[configs[1].series_id]["derived"]["startup_p50_us"] > 0
+    # curl as a new process loads the token every time: many more calls than the probe's two
+    assert by[configs[4].series_id]["derived"]["se_calls"]["token_calls_per_op"] > 5
+
+
+def test_nagle_on_the_broker_is_visible_in_connack(lab, tmp_path):
+    configs = [C.ConnectConfig("mqtt"), C.ConnectConfig("mqtt", nodelay=False)]
+    _doc, by = _run(lab, tmp_path, configs, n=5)
+    step = {cfg.nodelay: next(p["p50_us"] for p in by[cfg.series_id]["derived"]["phases_p50_us"]
+                              if p["phase"] == "protocol step") for cfg in configs}
+    assert step[False] - step[True] > 20_000  # Nagle + delayed ACK: tens of ms on CONNACK
+
+
+def test_se_categories_sum_by_call_kind():
+    per = {"calls": [{"fn": "C_Sign", "calls_per_op": 1, "p50_ms": 400.0},
+                     {"fn": "C_SignInit", "calls_per_op": 1, "p50_ms": 3.0},
+                     {"fn": "C_Login", "calls_per_op": 1, "p50_ms": 35.0},
+                     {"fn": "C_FindObjects", "calls_per_op": 2, "p50_ms": 26.0},
+                     {"fn": "C_GetSlotList", "calls_per_op": 1, "p50_ms": 1.0}]}
+    cats = se_categories(per)
+    assert cats == {"signing": 403_000.0, "session set-up": 0.0, "login": 35_000.0, "key search": 26_000.0,
+                    "other": 1_000.0}
+
+
+def test_bad_connect_input_exits_2(tmp_path):
+    from conftest import run_cli
+    p = run_cli("connect", "smtp", "--out", str(tmp_path))
+    assert p.returncode == 2 and "unknown protocol 'smtp'" in p.stderr
+    p = run_cli("connect", "mqtt", "--client", "paho", "--key", "token", "--out", str(tmp_path))
+    assert p.returncode == 2 and "cannot use a PKCS#11 key" in p.stderr
+    p = run_cli("connect", "mqtt", "--key", "se:nope", "--out", str(tmp_path))
+    assert p.returncode == 2 and "unknown secure-element profile 'nope'" in p.stderr
+    assert not list(tmp_path.iterdir())  # bad input: nothing measured, no run directory
+
+
+def test_probe_rejects_protocol_transport_mismatch():
+    from secperf.measure.probe import find_probe
+    p = subprocess.run([str(find_probe()), "client", "--port", "1", "--app", "coap"], capture_output=True, text=True)
+    assert p.returncode == 2 and "--app coap runs over DTLS" in p.stderr
