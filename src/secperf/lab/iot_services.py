@@ -78,7 +78,9 @@ class Mosquitto(Service):
             conf = f"user {user}\n" + conf
             write_private(self.workdir / "mosquitto.conf", conf.encode())
             proc = self._spawn([exe, "-c", str(self.workdir / "mosquitto.conf")])
-            if wait_tcp(port, 10, proc):
+            # mosquitto accepts TCP before its TLS context is usable (with a broken key it exits
+            # after the first connection): ready means it answers a TLS ClientHello
+            if wait_tcp(port, 10, proc) and tls_answers(port, 5, proc):
                 self.port = port
                 return self
             self.stop()
@@ -88,6 +90,31 @@ class Mosquitto(Service):
 
     def describe(self) -> dict:
         return {**super().describe(), "set_tcp_nodelay": self.nodelay}
+
+
+def tls_answers(port: int, timeout_s: float, proc=None) -> bool:
+    """True once a TLS server on the loopback port sends its first flight (the handshake may then
+    fail for want of a client certificate: that still proves its certificate and key loaded)."""
+    import ssl
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            return False
+        try:
+            with socket.create_connection((LOOPBACK, port), timeout=1.0) as raw:
+                with ctx.wrap_socket(raw) as tls:
+                    tls.version()
+                    return True
+        except ssl.SSLError as exc:
+            if "alert" in str(exc).lower():
+                return True
+        except OSError:
+            pass
+        time.sleep(0.05)
+    return False
 
 
 def _current_user() -> str:
