@@ -349,6 +349,21 @@ class Link:
         self._procs.append(p)
         return p
 
+    def snmp(self, side: str) -> dict[str, int]:
+        """The side's kernel TCP/UDP counters (/proc/net/snmp as seen inside its namespace), e.g.
+        ``Tcp.RetransSegs``; for loopback, the current namespace's."""
+        p = subprocess.run(self.prefix(side) + ["cat", "/proc/net/snmp"], capture_output=True, text=True, timeout=10)
+        out: dict[str, int] = {}
+        lines = p.stdout.splitlines()
+        for head, vals in zip(lines[::2], lines[1::2]):
+            proto, names = head.split(":", 1)
+            for k, v in zip(names.split(), vals.split(":", 1)[1].split()):
+                try:
+                    out[f"{proto}.{k}"] = int(v)
+                except ValueError:
+                    pass
+        return out
+
     def socket(self, side: str, family: int = socket.AF_INET, type: int = socket.SOCK_STREAM) -> socket.socket:
         """A socket created inside a side's namespace (it stays there whatever thread uses it)."""
         if self.loopback:
