@@ -44,7 +44,11 @@ def sweep_plot(series: list[dict]) -> str:
         return ""
     plot = svg.line_plot(data, title="TCP connect + handshake against the link", x_label=xlabel,
                          y_label="time per connection (ms)")
-    return (f"<figure data-plot="network-sweep">{plot}<figcaption>{_e('Per configuration: median (P50) and 95th percentile (P95) of TCP connect + handshake time over each emulated link, against the link’s configured ' + ('loss' if by_loss else 'round trip') + '. The slope counts round trips: TLS 1.3 needs 2 (TCP + one handshake round trip), TLS 1.2 needs 3.')}</figcaption></figure>")
+    what = "loss" if by_loss else "round trip"
+    caption = ("Per configuration: median (P50) and 95th percentile (P95) of TCP connect + handshake time "
+               f"over each emulated link, against the link's configured {what}. The slope counts round trips: "
+               "TLS 1.3 needs 2 (TCP + one handshake round trip), TLS 1.2 needs 3.")
+    return f'<figure data-plot="network-sweep">{plot}<figcaption>{_e(caption)}</figcaption></figure>'
 
 
 def table(series: list[dict]) -> str:
