@@ -148,7 +148,7 @@ def test_cli_breakdown_prints_json_result_and_report_with_stacked_bars(tmp_path)
 @pytest.mark.parametrize("args,needle", [
     (["handshake", "nosuch"], "unknown experiment 'nosuch'"),
     (["handshake", "versions", "--server", "apache"], "unknown --server 'apache'"),
-    (["handshake", "versions", "--network", "lte"], "link emulation is not built yet"),
+    (["handshake", "versions", "--network", "delay=50"], "field 'delay'"),
 ])
 def test_cli_handshake_bad_input_exits_2(args, needle, tmp_path):
     from conftest import run_cli

@@ -57,7 +57,7 @@ def _share(s: str) -> float:
     return v
 
 
-def _measure_options(p: argparse.ArgumentParser) -> None:
+def _measure_options(p: argparse.ArgumentParser, links: bool = False) -> None:
     g = p.add_argument_group("measurement")
     g.add_argument("--n", type=_positive_int, help="samples per series (each a timed batch)")
     g.add_argument("--duration", type=_positive_float, metavar="S",
@@ -66,8 +66,14 @@ def _measure_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--seed", type=int, default=1, help="seed for generated messages and keys' inputs")
     g.add_argument("--min-sample-us", type=_positive_float, default=1000.0,
                    help="batch operations until a sample lasts this long, so timer overhead stays < 1%%")
-    g.add_argument("--network", default="loopback",
-                   help="emulated link; primitives involve no network, so only 'loopback' is accepted here")
+    if links:
+        g.add_argument("--network", action="append", metavar="NETWORK",
+                       help="emulated link: a profile (`secperf netem list`), a spec like "
+                            "'delay=50ms,loss=1%%,rate=250kbit', a sweep (rtt-sweep, loss-sweep, iot-links) or a "
+                            "comma list of profiles; repeat for several links (default: loopback)")
+    else:
+        g.add_argument("--network", default="loopback",
+                       help="emulated link; primitives involve no network, so only 'loopback' is accepted here")
     o = p.add_argument_group("output")
     o.add_argument("--out", default="results", metavar="DIR",
                    help="results directory; each run gets its own sub-directory (default: results)")
@@ -110,8 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     hs.add_argument("--server", action="append", metavar="NAMES",
                     help="probe (default), s_server, nginx; comma-separated or repeated")
     hs.add_argument("--mtls", action="store_true", help="mutual TLS with a lab client certificate")
-    hs.add_argument("--timeout-ms", type=_positive_int, default=5000, help="per-connection stage timeout")
-    _measure_options(hs)
+    hs.add_argument("--timeout-ms", type=_positive_int, default=5000,
+                    help="per-connection stage timeout (over an emulated link, plus ten of its round trips)")
+    _measure_options(hs, links=True)
 
     sg = sub.add_parser("signer", help="study S2's signing modes through a PKCS#11 token behind a secure-element profile")
     sg.add_argument("--profile", action="append", metavar="NAMES",
@@ -161,11 +168,19 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--min-change", type=_share, default=0.02,
                     help="smallest relative median change that counts (default 0.02)")
     cp.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    _netem_parser(sub)
     return ap
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    tail = None
+    if argv[:2] == ["netem", "run"] and "--" in argv:  # everything after -- is the command, verbatim
+        i = argv.index("--")
+        argv, tail = argv[:i], argv[i + 1:]
     args = build_parser().parse_args(argv)
+    if tail is not None:
+        args.cmd = tail
     if not args.command:
         build_parser().print_help(sys.stderr)
         return EXIT_BAD_INPUT
@@ -177,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         handler = {"run": cmd_run, "crypto": cmd_crypto, "handshake": cmd_handshake, "signer": cmd_signer, "jwt": cmd_jwt,
                    "connect": cmd_connect,
-                   "report": cmd_report, "compare": cmd_compare}
+                   "report": cmd_report, "compare": cmd_compare, "netem": cmd_netem}
         return handler[args.command](args)
     except (BadInput, SelectionError, ScenarioError, ResultError, SignerError) as exc:
         print(f"secperf {args.command}: error: {exc}", file=sys.stderr)
@@ -186,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"secperf {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_FAILURES
     except RuntimeError as exc:  # the lab could not be set up (token, servers): say why, exit 1
-        if type(exc).__name__ not in ("TokenError", "ServiceError"):
+        if type(exc).__name__ not in ("TokenError", "ServiceError", "LinkError"):
             raise
         print(f"secperf {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_FAILURES
@@ -302,10 +317,10 @@ def _crypto_phase(rows, params) -> Phase:
                  lambda items, doc, run, progress: C.run_crypto(items, params, doc, run, progress))
 
 
-def _handshake_phase(configs, hp) -> Phase:
+def _handshake_phase(configs, hp, seed: int = 1) -> Phase:
     from .measure import handshake as H
-    return Phase(configs, lambda c: f"{c.label} @ {c.server}",
-                 lambda items, doc, run, progress: H.run_handshakes(items, hp, doc, run, progress))
+    return Phase(configs, lambda c: f"{c.label} @ {c.server}" + ("" if c.network == "loopback" else f" / {c.network}"),
+                 lambda items, doc, run, progress: H.run_handshakes(items, hp, doc, run, progress, seed))
 
 
 def argv_is_cli() -> bool:
@@ -349,10 +364,26 @@ def _handshake_params(args, defaults: dict):
     return hp
 
 
+def _networks(args):
+    """--network values -> NetSpecs; a bad spec is bad input naming the field; a link that cannot
+    be built here (no root, no TUN) is said plainly with its fix before anything runs."""
+    from .lab import netns
+    from .model import netspec as NS
+    try:
+        nets = NS.parse_networks(args.network)
+    except NS.NetSpecError as exc:
+        raise BadInput(f"--network: {exc}") from None
+    if any(not n.loopback for n in nets):
+        problem = netns.check()
+        if problem:
+            raise netns.LinkError(f"--network: cannot emulate links here: {problem}")
+    return nets
+
+
 def cmd_handshake(args) -> int:
     from dataclasses import replace
     from .measure import handshake as H
-    _check_network(args, what="handshake experiments")
+    nets = _networks(args)
     servers = [x for v in (args.server or ["probe"]) for x in v.split(",") if x]
     for sv in servers:
         if sv not in H.SERVERS:
@@ -361,7 +392,7 @@ def cmd_handshake(args) -> int:
         base = H.experiment(args.experiment)
     except H.HandshakeError as exc:
         raise BadInput(str(exc)) from None
-    configs = [replace(c, server=sv) for sv in servers for c in base]
+    configs = [replace(c, server=sv, network=n.name) for n in nets for sv in servers for c in base]
     if "nginx" in servers:
         configs = [c for c in configs if c.server != "nginx" or (c.proto == "tls" and c.mode not in ("psk", "psk-dhe", "0rtt"))]
         # nginx runs as in studies S1/S2: with client-certificate verification on
@@ -370,7 +401,8 @@ def cmd_handshake(args) -> int:
         configs = [replace(c, mtls=True) for c in configs]
     hp = _handshake_params(args, {})
     return _measure_and_write(args, "handshake", {"experiment": args.experiment, "servers": servers,
-                                                  **hp.as_dict()}, [_handshake_phase(configs, hp)])
+                                                  "networks": [n.as_dict() for n in nets], **hp.as_dict()},
+                              [_handshake_phase(configs, hp, args.seed)])
 
 
 def _csv_list(values, default: list[str]) -> list[str]:
@@ -536,6 +568,99 @@ def _list_algs() -> int:
         t.add_row(a.name, a.family, ", ".join(a.ops), str(a.security_bits), a.engine, a.note)
     Console().print(t)
     return EXIT_OK
+
+
+# --- netem: emulated links -----------------------------------------------------------------------
+
+def _netem_parser(sub) -> None:
+    ne = sub.add_parser("netem", help="emulated network links (two namespaces, a native relay): profiles, "
+                        "run a command over a link, checks, clean-up")
+    nsub = ne.add_subparsers(dest="netem_command", metavar="ACTION")
+    nsub.add_parser("list", help="link profiles and sweeps with their figures and sources")
+    nsub.add_parser("check", help="can links be emulated here? (root, TUN, namespaces, the relay)")
+    nsub.add_parser("sweep", help="delete link namespaces left by dead secperf processes")
+    nr = nsub.add_parser("run", help="run CMD in the device namespace over a link: secperf netem run PROFILE -- CMD",
+                         description="Runs CMD on the device side of an emulated link; the server side is at "
+                                     "$SECPERF_SERVER_ADDR (10.77.0.2). Exit code: CMD's.")
+    nr.add_argument("network", help="profile, spec string (delay=50ms,loss=1%%,...) or loopback")
+    nr.add_argument("--server", metavar="CMD", help="a command to run in the server namespace meanwhile "
+                    "(split like a shell would; stopped by PID at the end)")
+    nr.add_argument("--seed", type=int, default=1, help="seed of the link's random draws")
+    nr.add_argument("--poll", choices=("adaptive", "busy"), default="adaptive",
+                    help="relay waiting: adaptive (spin 200 µs after activity, then sleep) or busy (spin always)")
+    nr.add_argument("--stats", action="store_true", help="print the relay's final counters as JSON on stderr")
+    nr.add_argument("cmd", nargs="*", help="-- CMD [ARGS...]")
+
+
+def cmd_netem(args) -> int:
+    from .lab import netns
+    from .model import netspec as NS
+    act = args.netem_command
+    if act is None:
+        raise BadInput("netem: give an action: list, check, sweep or run")
+    if act == "list":
+        try:
+            table, sweeps = NS.profile_table(), NS.load_sweeps()
+        except NS.NetSpecError as exc:
+            raise BadInput(str(exc)) from None
+        for name, pr in table.items():
+            print(f"{name:14} {pr.spec or '(no emulation)'}\n{'':14} {pr.description}")
+            for k, src in pr.sources.items():
+                print(f"{'':16}{k}: {src}")
+        for name, sw in sweeps.items():
+            print(f"sweep {name}: {'; '.join(sw)}")
+        return EXIT_OK
+    if act == "check":
+        problem = netns.check()
+        print(problem or "emulated links: ok (root, /dev/net/tun, network namespaces, secperf-netem)")
+        return EXIT_FAILURES if problem else EXIT_OK
+    if act == "sweep":
+        removed = netns.sweep_stale()
+        print(f"removed {len(removed)} stale namespace(s)" + (": " + ", ".join(removed) if removed else ""))
+        return EXIT_OK
+    return _netem_run(args, netns, NS)
+
+
+def _netem_run(args, netns, NS) -> int:
+    import os
+    import shlex
+    import subprocess
+    cmd = args.cmd
+    if not cmd:
+        raise BadInput("netem run: give the command after --, e.g. secperf netem run lte -- ping -c 3 10.77.0.2")
+    try:
+        spec = NS.parse(args.network)
+    except NS.NetSpecError as exc:
+        raise BadInput(f"network: {exc}") from None
+    def on_sigterm(_sig, _frm):
+        raise KeyboardInterrupt
+    old = signal.signal(signal.SIGTERM, on_sigterm)
+    child = None
+    try:
+        with netns.Link(spec, seed=args.seed, poll=args.poll) as link:
+            env = {**os.environ, "SECPERF_SERVER_ADDR": link.server_addr, "SECPERF_DEVICE_ADDR": link.dev_addr}
+            if args.server:
+                link.popen("srv", shlex.split(args.server), env=env, stdin=subprocess.DEVNULL)
+            try:
+                child = subprocess.Popen(link.dev_exec(cmd), env=env)
+            except OSError as exc:
+                raise BadInput(f"netem run: cannot run {cmd[0]!r}: {exc}") from None
+            rc = child.wait()
+            child = None
+        if args.stats and link.final_stats:
+            print(json.dumps(link.final_stats), file=sys.stderr)
+        return rc
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        if child is not None and child.poll() is None:
+            child.terminate()
+            try:
+                child.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+        signal.signal(signal.SIGTERM, old)
 
 
 # --- reading commands ---------------------------------------------------------------------------

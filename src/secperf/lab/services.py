@@ -1,5 +1,6 @@
 """Real servers for experiments, started and stopped by secperf: the probe's own TLS/DTLS server,
-`openssl s_server` and nginx. Each listens on an ephemeral loopback port, runs from generated
+`openssl s_server` and nginx. Each listens on an ephemeral loopback port (or, placed with
+`Service.place`, on an address inside a network namespace: see lab/netns.Link), runs from generated
 config in a private run directory, is checked for readiness before any timing, keeps its log there,
 and is stopped by its PID (also when the run is interrupted: every live service is tracked and
 stopped at interpreter exit)."""
@@ -47,13 +48,20 @@ def free_port(kind: int = socket.SOCK_STREAM) -> int:
         return s.getsockname()[1]
 
 
-def wait_tcp(port: int, timeout_s: float, proc: subprocess.Popen | None = None) -> bool:
+def wait_tcp(port: int, timeout_s: float, proc: subprocess.Popen | None = None, host: str = LOOPBACK,
+             make_socket=None) -> bool:
+    """True once host:port accepts TCP; make_socket() makes the socket (e.g. inside a namespace)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
             return False
         try:
-            with socket.create_connection((LOOPBACK, port), timeout=0.2):
+            if make_socket is None:
+                with socket.create_connection((host, port), timeout=0.2):
+                    return True
+            with make_socket() as s:
+                s.settimeout(0.2)
+                s.connect((host, port))
                 return True
         except OSError:
             time.sleep(0.02)
@@ -89,6 +97,14 @@ class Service:
         self.proc: subprocess.Popen | None = None
         self.port: int | None = None
         self.log_path = self.workdir / f"{self.name}.log"
+        self.prefix: list[str] = []      # argv prefix, e.g. ["ip", "netns", "exec", NS]
+        self.bind = LOOPBACK             # the address the server listens on
+        self.make_socket = None          # socket factory for readiness checks (inside the namespace)
+
+    def place(self, prefix: list[str], bind: str, make_socket=None) -> "Service":
+        """Run the server under an argv prefix (a network namespace) bound to `bind`."""
+        self.prefix, self.bind, self.make_socket = list(prefix), bind, make_socket
+        return self
 
     def __enter__(self):
         self.start()
@@ -102,7 +118,7 @@ class Service:
 
     def _spawn(self, argv: list[str], stdout=None, cwd: Path | None = None) -> subprocess.Popen:
         log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(argv, stdout=stdout if stdout is not None else log, stderr=log,
+        self.proc = subprocess.Popen(self.prefix + argv, stdout=stdout if stdout is not None else log, stderr=log,
                                      stdin=subprocess.DEVNULL, cwd=cwd or self.workdir,
                                      start_new_session=True, text=stdout is not None)
         log.close()
@@ -148,7 +164,7 @@ class ProbeServer(Service):
         self.conns: "queue.Queue[dict]" = queue.Queue()
 
     def start(self) -> "ProbeServer":
-        argv = [str(find_probe()), "server", "--port", "0", "--bind", LOOPBACK, "--proto", self.proto,
+        argv = [str(find_probe()), "server", "--port", "0", "--bind", self.bind, "--proto", self.proto,
                 "--cert", str(self.certs.chain), "--key", str(self.certs.key)]
         if self.client_ca:
             argv += ["--ca", str(self.client_ca), "--verify-client"]
@@ -188,7 +204,7 @@ class SServer(Service):
         self.certs, self.args, self.proto, self.client_ca = certs, list(args or []), proto, client_ca
 
     def start(self) -> "SServer":
-        argv = ["openssl", "s_server", "-accept", f"{LOOPBACK}:0", "-cert", str(self.certs.cert),
+        argv = ["openssl", "s_server", "-accept", f"{self.bind}:0", "-cert", str(self.certs.cert),
                 "-key", str(self.certs.key), "-www"]
         # -cert_chain takes the intermediates only: passing the full chain would send the leaf twice
         pems = self.certs.chain.read_text().split("-----END CERTIFICATE-----")
@@ -197,7 +213,7 @@ class SServer(Service):
             (self.workdir / "intermediates.pem").write_text(intermediates)
             argv += ["-cert_chain", str(self.workdir / "intermediates.pem")]
         if self.proto == "dtls":
-            argv[2:4] = ["-dtls", "-accept", f"{LOOPBACK}:{free_port(socket.SOCK_DGRAM)}"]
+            argv[2:4] = ["-dtls", "-accept", f"{self.bind}:{free_port(socket.SOCK_DGRAM)}"]
         if self.client_ca:
             argv += ["-CAfile", str(self.client_ca), "-Verify", "1"]
         proc = self._spawn(argv + self.args, stdout=subprocess.PIPE)
@@ -206,7 +222,7 @@ class SServer(Service):
             raise self.fail("did not print its ACCEPT address within 10 s")
         port = int(found.group(1))
         self.port = port
-        if self.proto == "tls" and not wait_tcp(port, 10, proc):
+        if self.proto == "tls" and not wait_tcp(port, 10, proc, self.bind, self.make_socket):
             raise self.fail(f"not accepting on port {port}")
         return self
 
@@ -260,12 +276,12 @@ class Nginx(Service):
             port = free_port()
             client_auth = (f"ssl_client_certificate {self.client_ca}; ssl_verify_client on; ssl_verify_depth 3;"
                            if self.client_ca else "")
-            conf = NGINX_CONF.format(workdir=self.workdir, host=LOOPBACK, port=port, chain=self.certs.chain,
+            conf = NGINX_CONF.format(workdir=self.workdir, host=self.bind, port=port, chain=self.certs.chain,
                                      key=self.certs.key, client_auth=client_auth, body="x" * self.body_bytes)
             (self.workdir / "nginx.conf").write_text(conf)
             proc = self._spawn([exe, "-p", str(self.workdir), "-c", str(self.workdir / "nginx.conf"),
                                 "-e", str(self.log_path)])
-            if wait_tcp(port, 10, proc):
+            if wait_tcp(port, 10, proc, self.bind, self.make_socket):
                 self.port = port
                 return self
             self.stop()

@@ -22,6 +22,7 @@ from ..core import host, result as R
 from ..core import stats
 from ..lab.pki import LabPKI
 from ..lab.services import Nginx, ProbeServer, SServer, ServiceError
+from ..model import netspec as NS
 from .probe import find_probe
 
 TIMER = {
@@ -62,10 +63,12 @@ class HandshakeConfig:
     request_bytes: int = 40
     response_bytes: int = 846
     early_data_bytes: int = 40
+    network: str = "loopback"             # a --network value: profile name or spec (lab/netns.Link)
 
     @property
     def series_id(self) -> str:
-        return f"handshake/{self.server}/{self.label}"
+        base = f"handshake/{self.server}/{self.label}"
+        return base if self.network in NS.LOOPBACK_NAMES else f"{base} @ {self.network}"
 
 
 @dataclass
@@ -158,7 +161,15 @@ def _psk_args(cfg: HandshakeConfig) -> list[str]:
     return ["--psk-identity", PSK_IDENTITY, "--psk-hex", PSK_HEX] if cfg.mode in ("psk", "psk-dhe") else []
 
 
-def server_for(cfg: HandshakeConfig, pki: LabPKI, workdir: Path | None):
+def server_for(cfg: HandshakeConfig, pki: LabPKI, workdir: Path | None, link=None):
+    """The server of a configuration; with a non-loopback `link` it runs in the server namespace."""
+    srv = _server_for(cfg, pki, workdir)
+    if link is not None and not link.loopback:
+        srv.place(link.srv_prefix(), link.server_addr, lambda: link.socket("srv"))
+    return srv
+
+
+def _server_for(cfg: HandshakeConfig, pki: LabPKI, workdir: Path | None):
     certs = pki.server(cfg.cert_type, cfg.depth)
     client_ca = pki.client(cfg.client_key_type).ca if cfg.mtls else None
     if cfg.server == "probe":
@@ -186,10 +197,12 @@ def server_for(cfg: HandshakeConfig, pki: LabPKI, workdir: Path | None):
     raise HandshakeError(f"unknown server {cfg.server!r}; known: {', '.join(SERVERS)}")
 
 
-def client_args(cfg: HandshakeConfig, port: int, p: HandshakeParams, pki: LabPKI) -> list[str]:
+def client_args(cfg: HandshakeConfig, port: int, p: HandshakeParams, pki: LabPKI, host: str = "127.0.0.1",
+                timeout_ms: int | None = None) -> list[str]:
     certs = pki.server(cfg.cert_type, cfg.depth)
-    a = ["--host", "127.0.0.1", "--port", str(port), "--ca", str(certs.ca), "--servername", "localhost",
-         "--mode", cfg.mode, "--n", str(p.n), "--warmup", str(p.warmup), "--timeout-ms", str(p.timeout_ms),
+    a = ["--host", host, "--port", str(port), "--ca", str(certs.ca), "--servername", "localhost",
+         "--mode", cfg.mode, "--n", str(p.n), "--warmup", str(p.warmup),
+         "--timeout-ms", str(timeout_ms or p.timeout_ms),
          "--request-bytes", str(cfg.request_bytes), "--response-bytes", str(cfg.response_bytes)]
     a += _tls_args(cfg) + _psk_args(cfg)
     if cfg.mode == "0rtt":
@@ -205,11 +218,12 @@ def client_args(cfg: HandshakeConfig, port: int, p: HandshakeParams, pki: LabPKI
     return a
 
 
-def run_client(args: list[str], timeout_s: float, env: dict | None = None) -> tuple[dict | None, list[dict], str | None]:
-    """Run `secperf-probe client` (with `env`, e.g. a token behind the shim); returns (meta,
-    connection lines, error)."""
+def run_client(args: list[str], timeout_s: float, prefix: list[str] | None = None, env: dict | None = None
+               ) -> tuple[dict | None, list[dict], str | None]:
+    """Run `secperf-probe client` (under `prefix`, e.g. in the device namespace; with `env`, e.g. a
+    token behind the shim); returns (meta, connection lines, error)."""
     try:
-        proc = subprocess.run([str(find_probe()), "client", *args], capture_output=True, text=True,
+        proc = subprocess.run([*(prefix or []), str(find_probe()), "client", *args], capture_output=True, text=True,
                               timeout=timeout_s, env=env)
     except subprocess.TimeoutExpired:
         return None, [], f"probe client did not finish within {timeout_s:.0f} s"
@@ -274,13 +288,30 @@ def _slug(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in text)[:80]
 
 
-def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI, doc: dict | None = None) -> dict:
-    """Start the server, run the client, stop the server; server logs stay only if something failed."""
+def link_timeout_ms(timeout_ms: int, spec: NS.NetSpec | None) -> int:
+    """Per-stage timeout over an emulated link: the configured one plus ten configured round trips
+    (and the serialisation of 16 kB at the slower rate), so a slow link is not a failure."""
+    if spec is None or spec.loopback:
+        return timeout_ms
+    rates = [r for r in (spec.up.rate_bps, spec.down.rate_bps) if r > 0]
+    ser_ms = 16384 * 8 / min(rates) * 1000 if rates else 0.0
+    return int(timeout_ms + 10 * (spec.rtt_ms + 4 * max(spec.up.jitter_ms, spec.down.jitter_ms)) + ser_ms)
+
+
+def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI, doc: dict | None = None,
+                   link=None) -> dict:
+    """Start the server, run the client, stop the server; server logs stay only if something failed.
+    With `link` (lab/netns.Link) the server runs in its server namespace and the client in its
+    device namespace, dialing link.server_addr; the link's counters for the run are recorded."""
     labels = {k: v for k, v in asdict(cfg).items()}
+    spec = link.spec if link is not None else None
+    if spec is not None and not spec.loopback:
+        labels.update(network_spec=spec.canonical(), network_rtt_ms=spec.rtt_ms, network_loss=spec.loss)
     series = R.new_series(cfg.series_id, kind="handshake", labels=labels, timer=TIMER)
-    workdir = (p.workdir / _slug(f"{cfg.server}-{cfg.label}")) if p.workdir else None
+    workdir = (p.workdir / _slug(f"{cfg.server}-{cfg.label}-{cfg.network}")) if p.workdir else None
+    emulated = link is not None and not link.loopback
     try:
-        server = server_for(cfg, pki, workdir)
+        server = server_for(cfg, pki, workdir, link)
     except HandshakeError as exc:
         R.add_failure(series, f"server: {exc}")
         return R.finalize_series(series)
@@ -291,10 +322,16 @@ def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI, doc: d
         series["labels"]["server_log"] = str(server.log_path)
         return R.finalize_series(series)
     try:
-        budget = (p.n + p.warmup + 2) * (p.timeout_ms / 1000.0) * 3 + 30
-        meta, conns, err = run_client(client_args(cfg, server.port, p, pki), budget)
+        tmo = link_timeout_ms(p.timeout_ms, spec)
+        budget = (p.n + p.warmup + 2) * (tmo / 1000.0) * 3 + 30
+        before = (link.stats(), link.snmp("dev")) if emulated else None
+        meta, conns, err = run_client(client_args(cfg, server.port, p, pki, host=link.server_addr if emulated
+                                                  else "127.0.0.1", timeout_ms=tmo), budget,
+                                      link.dev_prefix() if emulated else None)
         time.sleep(0.05)  # let the server print its last connection line
         server_conns = server.drain() if isinstance(server, ProbeServer) else []
+        if emulated:
+            series["derived"]["link"] = _link_delta(before, (link.stats(), link.snmp("dev")))
     finally:
         server.stop()
     if meta:
@@ -338,18 +375,54 @@ def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI, doc: d
     return series
 
 
+def _link_delta(before, after) -> dict:
+    """What the link and the device's kernel saw during one configuration's run."""
+    (s0, k0), (s1, k1) = before, after
+    out: dict = {}
+    if s0 and s1:
+        for d in ("up", "down"):
+            out[d] = {k: s1[d][k] - s0[d][k] for k in s1[d] if k != "pending_at_exit"}
+    for k in ("Tcp.RetransSegs", "Tcp.OutSegs", "Udp.OutDatagrams", "Udp.InDatagrams"):
+        if k in k0 and k in k1:
+            out["device_" + k.replace(".", "_")] = k1[k] - k0[k]
+    return out
+
+
 def run_handshakes(configs: list[HandshakeConfig], p: HandshakeParams, doc: dict, run=None,
-                   progress=None) -> dict:
+                   progress=None, seed: int = 1) -> dict:
+    """Measure every configuration; configurations over the same --network share one emulated
+    link (opened when the network changes, closed after its last configuration, also on errors
+    and interrupts). A link that cannot be built fails its configurations with the reason."""
+    from ..lab.netns import Link, LinkError
     pki = LabPKI(p.pki_root).ensure()
     if p.workdir is None and run is not None:
         p.workdir = run.dir / "services"
-    for i, cfg in enumerate(configs):
-        if progress:
-            progress("start", cfg, i, len(configs), None)
-        series = measure_config(cfg, p, pki, doc)
-        doc["series"].append(series)
-        if run is not None:
-            run.save(doc)
-        if progress:
-            progress("done", cfg, i, len(configs), series)
+    link, link_net, link_err = None, None, None
+    try:
+        for i, cfg in enumerate(configs):
+            if progress:
+                progress("start", cfg, i, len(configs), None)
+            if cfg.network != link_net:
+                if link is not None:
+                    link.close()
+                link, link_net, link_err = None, cfg.network, None
+                if cfg.network not in NS.LOOPBACK_NAMES:
+                    try:
+                        link = Link(cfg.network, seed=seed).open()
+                    except (LinkError, NS.NetSpecError, OSError) as exc:
+                        link_err = str(exc)
+            if link_err:
+                series = R.new_series(cfg.series_id, kind="handshake", labels=asdict(cfg), timer=TIMER)
+                R.add_failure(series, f"network {cfg.network}: {link_err}")
+                R.finalize_series(series)
+            else:
+                series = measure_config(cfg, p, pki, doc, link)
+            doc["series"].append(series)
+            if run is not None:
+                run.save(doc)
+            if progress:
+                progress("done", cfg, i, len(configs), series)
+    finally:
+        if link is not None:
+            link.close()
     return doc

@@ -220,6 +220,7 @@ def strength_section(doc: dict) -> str:
 def render(doc: dict) -> str:
     from .html_handshake import section as handshake_section
     from .html_connect import section as connect_section
+    from .html_netem import section as netem_section
     from .html_signer import section as signer_section
     series = _crypto(doc)
     handshakes = [s for s in doc["series"] if s.get("kind") == "handshake"]
@@ -229,7 +230,7 @@ def render(doc: dict) -> str:
         body += [_section("Crypto primitives: what this report shows", explainer()),
                  answers_section(doc), strength_section(doc), strength_plots(series),
                  distribution_plots(series), growth_plots(series), series_table(series)]
-    body += [handshake_section(handshakes),
+    body += [handshake_section(handshakes), netem_section(handshakes),
              signer_section([s for s in doc["series"] if s.get("kind") == "signer"]),
              signer_section([s for s in doc["series"] if s.get("kind") == "jwt"], "JWT authentication"),
              connect_section(doc), failures_section(doc)]

@@ -11,7 +11,8 @@ from .units import esc as _e, fmt_time_us
 
 def _name(s: dict) -> str:
     lab = s["labels"]
-    return f"{lab['label']} @ {lab['server']}"
+    net = lab.get("network", "loopback")
+    return f"{lab['label']} @ {lab['server']}" + ("" if net == "loopback" else f" / {net}")
 
 
 def summary_table(series: list[dict]) -> str:
@@ -28,7 +29,7 @@ def summary_table(series: list[dict]) -> str:
         checks = verifications(s)
         if not sm:
             reason = s["failures"][-1]["reason"] if s["failures"] else s["status"]
-            trs.append(f"<tr><td class='l'>{_e(lab['label'])}</td><td class='l'>{_e(lab['server'])}</td>"
+            trs.append(f"<tr><td class='l'>{_e(lab['label'])}</td><td class='l'>{_e(_name(s).split(' @ ', 1)[1])}</td>"
                        f"<td>0</td><td>{nfail}</td><td class='l fail' colspan='11'>{_e(reason)}</td></tr>")
             continue
         cpu = (s.get("cpu_summary") or {}).get("p50_us")
@@ -36,7 +37,7 @@ def summary_table(series: list[dict]) -> str:
                  fmt_time_us(cpu), fmt_time_us(d.get("wait_p50_us")), fmt_time_us(d.get("tcp_connect_p50_us")),
                  fmt_time_us(d.get("server_cpu_p50_us")), fmt_time_us(d.get("app_write_p50_us")),
                  fmt_time_us(d.get("app_read_p50_us"))]
-        trs.append(f"<tr><td class='l'>{_e(lab['label'])}</td><td class='l'>{_e(lab['server'])}</td>"
+        trs.append(f"<tr><td class='l'>{_e(lab['label'])}</td><td class='l'>{_e(_name(s).split(' @ ', 1)[1])}</td>"
                    + "".join(f"<td>{_e(c)}</td>" for c in cells)
                    + f"<td class='l muted'>{_e(' '.join(str(v) for v in neg.values() if v))}</td>"
                    + f"<td class='l'>{_e('; '.join(checks))}</td></tr>")

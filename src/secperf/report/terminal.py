@@ -158,9 +158,9 @@ def handshake_tables(doc: dict) -> list[Table]:
         if s["failures"]:
             checks.append(f"[red]{len(s['failures'])} failed: {s['failures'][-1]['reason']}[/red]")
         if not sm:
-            t.add_row(lab["label"], lab["server"], "0", "", "", "", "", "", "", "; ".join(checks))
+            t.add_row(lab["label"], lab["server"] + ("" if lab.get("network", "loopback") == "loopback" else f" / {lab['network']}"), "0", "", "", "", "", "", "", "; ".join(checks))
             continue
-        t.add_row(lab["label"], lab["server"], str(sm["n"]), fmt_time_us(sm["p50_us"]), fmt_time_us(sm["p90_us"]),
+        t.add_row(lab["label"], lab["server"] + ("" if lab.get("network", "loopback") == "loopback" else f" / {lab['network']}"), str(sm["n"]), fmt_time_us(sm["p50_us"]), fmt_time_us(sm["p90_us"]),
                   fmt_time_us((s.get("cpu_summary") or {}).get("p50_us")), fmt_time_us(d.get("wait_p50_us")),
                   fmt_time_us(d.get("server_cpu_p50_us")),
                   f"{fmt_time_us(d.get('app_write_p50_us'))} / {fmt_time_us(d.get('app_read_p50_us'))}",

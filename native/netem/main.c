@@ -1,0 +1,110 @@
+/* secperf-netem: a userspace link emulator between two TUN devices in two network namespaces
+ * (device side and server side), applying per direction delay, jitter, loss, duplication,
+ * reordering, a rate limit with a bounded queue and an MTU. The kernels' own TCP and UDP run on
+ * both ends; only the link is emulated.
+ *
+ *   secperf-netem relay --dev-netns PATH --srv-netns PATH [--ifname sp0] [--seed N]
+ *                       [--spin-us 200] [--pool 16384] --up SPEC --down SPEC
+ *   secperf-netem flood --dst IP [--port 9] [--size 18] [--count N] [--pps R] [--max-seconds S]
+ *
+ * SPEC is the canonical form written by secperf's Python side (secperf.model.netspec):
+ * delay_ns, jitter_ns, jitter_dist=normal|pareto, loss, ge_p, ge_r, ge_bad_loss, ge_good_loss,
+ * dup, reorder (probabilities 0..1), rate_bps, queue (packets), mtu.
+ *
+ * stdout: {"type":"ready",...} once both TUN devices exist; {"type":"stats",...} on SIGUSR1 and a
+ * final one on SIGTERM/SIGINT/SIGHUP (or when the parent dies: PR_SET_PDEATHSIG). */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "flood.h"
+#include "link.h"
+#include "relay.h"
+#include "tun.h"
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: secperf-netem relay --dev-netns PATH --srv-netns PATH --up SPEC --down SPEC "
+                    "[--ifname sp0] [--seed N] [--spin-us US] [--pool N]\n"
+                    "       secperf-netem flood --dst IP [--port P] [--size B] [--count N] [--pps R]\n");
+    return 2;
+}
+
+static int relay_main(int argc, char **argv)
+{
+    const char *devns = NULL, *srvns = NULL, *ifname = "sp0", *up = "", *down = "";
+    unsigned long long seed = 1;
+    double spin_us = 200;
+    int pool = 16384;
+    for (int i = 0; i < argc; i += 2) {
+        if (i + 1 >= argc)
+            return usage();
+        const char *k = argv[i], *v = argv[i + 1];
+        if (!strcmp(k, "--dev-netns")) devns = v;
+        else if (!strcmp(k, "--srv-netns")) srvns = v;
+        else if (!strcmp(k, "--ifname")) ifname = v;
+        else if (!strcmp(k, "--up")) up = v;
+        else if (!strcmp(k, "--down")) down = v;
+        else if (!strcmp(k, "--seed")) seed = strtoull(v, NULL, 10);
+        else if (!strcmp(k, "--spin-us")) spin_us = atof(v);
+        else if (!strcmp(k, "--pool")) pool = atoi(v);
+        else {
+            fprintf(stderr, "secperf-netem relay: unknown option %s\n", k);
+            return usage();
+        }
+    }
+    if (!devns || !srvns || pool < 16 || spin_us < 0)
+        return usage();
+    /* the relay never outlives the secperf process that started it */
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() == 1)
+        return 1;
+
+    relay r;
+    memset(&r, 0, sizeof r);
+    char err[256];
+    link_cfg cfg[2];
+    const char *specs[2] = {up, down}, *names[2] = {"up", "down"};
+    int mtu = 0;
+    for (int d = 0; d < 2; d++) {
+        if (link_parse(&cfg[d], specs[d], err, sizeof err) < 0) {
+            fprintf(stderr, "secperf-netem relay: --%s: %s\n", names[d], err);
+            return 2;
+        }
+        if (link_init(&r.dir[d], &cfg[d], seed * 2 + (unsigned long long)d) < 0)
+            return 1;
+        if (cfg[d].mtu > mtu)
+            mtu = cfg[d].mtu;
+    }
+    r.pool = pool;
+    r.bufsize = mtu + 64;
+    r.spin_ns = (int64_t)(spin_us * 1000);
+    r.fd[0] = tun_open_in_netns(devns, ifname, err, sizeof err);
+    if (r.fd[0] < 0) {
+        fprintf(stderr, "secperf-netem relay: %s\n", err);
+        return 1;
+    }
+    r.fd[1] = tun_open_in_netns(srvns, ifname, err, sizeof err);
+    if (r.fd[1] < 0) {
+        fprintf(stderr, "secperf-netem relay: %s\n", err);
+        return 1;
+    }
+    printf("{\"type\":\"ready\",\"pid\":%d,\"ifname\":\"%s\",\"mtu\":%d,\"seed\":%llu}\n", (int)getpid(), ifname,
+           mtu, seed);
+    fflush(stdout);
+    return relay_run(&r);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage();
+    if (!strcmp(argv[1], "relay"))
+        return relay_main(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "flood"))
+        return flood_main(argc - 2, argv + 2);
+    return usage();
+}

@@ -1,0 +1,215 @@
+/* relay: the emulator's event loop. Reads IP packets from the device-side TUN and the server-side
+ * TUN, lets each direction's link decide their fate, and writes them to the other side at their
+ * release time.
+ *
+ * Precision: after any activity and before any due release the loop spins (non-blocking reads,
+ * no sleep) for --spin-us, so a packet arriving within that window or a release falling inside it
+ * is handled without a scheduler wake-up; otherwise it sleeps in epoll on both TUN fds and a
+ * timerfd armed --spin-us before the next release. Undelayed packets are written straight from
+ * the read buffer (no queueing). */
+#include "relay.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pktq.h"
+
+static volatile sig_atomic_t g_stop, g_report;
+
+static void on_signal(int sig)
+{
+    if (sig == SIGUSR1)
+        g_report = 1;
+    else
+        g_stop = 1;
+}
+
+int64_t relay_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void print_dir(FILE *f, const char *name, const link_state *l)
+{
+    const link_stats *s = &l->st;
+    fprintf(f, "\"%s\":{\"rx_packets\":%llu,\"rx_bytes\":%llu,\"tx_packets\":%llu,\"tx_bytes\":%llu,"
+               "\"dropped_loss\":%llu,\"dropped_queue\":%llu,\"dropped_mtu\":%llu,\"dropped_pool\":%llu,"
+               "\"dropped_write\":%llu,\"duplicated\":%llu,\"reordered\":%llu,\"delayed\":%llu,"
+               "\"pending_at_exit\":%llu}",
+            name, (unsigned long long)s->rx_packets, (unsigned long long)s->rx_bytes,
+            (unsigned long long)s->tx_packets, (unsigned long long)s->tx_bytes,
+            (unsigned long long)s->dropped_loss, (unsigned long long)s->dropped_queue,
+            (unsigned long long)s->dropped_mtu, (unsigned long long)s->dropped_pool,
+            (unsigned long long)s->dropped_write, (unsigned long long)s->duplicated,
+            (unsigned long long)s->reordered, (unsigned long long)s->delayed,
+            (unsigned long long)s->pending_at_exit);
+}
+
+static void print_stats(const relay *r, int final, int64_t t0)
+{
+    printf("{\"type\":\"stats\",\"final\":%s,\"elapsed_s\":%.6f,", final ? "true" : "false",
+           (double)(relay_now_ns() - t0) / 1e9);
+    print_dir(stdout, "up", &r->dir[0]);
+    putchar(',');
+    print_dir(stdout, "down", &r->dir[1]);
+    printf("}\n");
+    fflush(stdout);
+}
+
+static void emit(relay *r, int dir, const unsigned char *data, int len)
+{
+    link_stats *s = &r->dir[dir].st;
+    ssize_t w = write(r->fd[dir ^ 1], data, (size_t)len);
+    if (w == (ssize_t)len) {
+        s->tx_packets++;
+        s->tx_bytes += (uint64_t)len;
+    } else {
+        s->dropped_write++;
+    }
+}
+
+static void release_due(relay *r, sched *q, int64_t now)
+{
+    for (pkt *p = sched_top(q); p && p->release <= now; p = sched_top(q)) {
+        sched_pop(q);
+        emit(r, p->dir, p->data, p->len);
+        sched_free(q, p);
+    }
+}
+
+/* one packet read from side `dir`: admit it to the link, write it now or schedule it */
+static void handle(relay *r, sched *q, int dir, pkt *p, int len, int64_t now)
+{
+    int64_t rel[2];
+    link_state *l = &r->dir[dir];
+    int copies = link_admit(l, len, now, rel);
+    if (copies == 2) {
+        pkt *c = sched_alloc(q);
+        if (!c) {
+            l->st.dropped_pool++;
+        } else {
+            memcpy(c->data, p->data, (size_t)len);
+            c->dir = dir;
+            c->len = len;
+            c->release = rel[1];
+            if (rel[1] <= now) {
+                emit(r, dir, c->data, len);
+                sched_free(q, c);
+            } else {
+                sched_push(q, c);
+            }
+        }
+    }
+    if (copies == 0) {
+        sched_free(q, p);
+        return;
+    }
+    p->dir = dir;
+    p->len = len;
+    p->release = rel[0];
+    if (rel[0] <= now) {
+        emit(r, dir, p->data, len);
+        sched_free(q, p);
+    } else {
+        sched_push(q, p);
+    }
+}
+
+int relay_run(relay *r)
+{
+    sched q;
+    static unsigned char scratch[65536];
+    if (sched_init(&q, r->pool, r->bufsize) < 0) {
+        fprintf(stderr, "secperf-netem: cannot allocate %d packet buffers\n", r->pool);
+        return 1;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    int ep = epoll_create1(EPOLL_CLOEXEC);
+    int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (ep < 0 || tfd < 0) {
+        perror("secperf-netem: epoll/timerfd");
+        return 1;
+    }
+    struct epoll_event ev = {.events = EPOLLIN};
+    for (int i = 0; i < 2; i++) {
+        ev.data.fd = r->fd[i];
+        epoll_ctl(ep, EPOLL_CTL_ADD, r->fd[i], &ev);
+    }
+    ev.data.fd = tfd;
+    epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
+
+    const int64_t t0 = relay_now_ns();
+    const int64_t spin = r->spin_ns;
+    int64_t last_act = t0;
+    while (!g_stop) {
+        if (g_report) {
+            g_report = 0;
+            print_stats(r, 0, t0);
+        }
+        int64_t now = relay_now_ns();
+        release_due(r, &q, now);
+        int got = 0;
+        for (int dir = 0; dir < 2; dir++) {
+            for (int k = 0; k < 64; k++) {
+                pkt *p = sched_alloc(&q);
+                unsigned char *buf = p ? p->data : scratch;
+                ssize_t n = read(r->fd[dir], buf, p ? (size_t)r->bufsize : sizeof scratch);
+                if (n <= 0) {
+                    if (p)
+                        sched_free(&q, p);
+                    break;
+                }
+                got++;
+                if (!p) {
+                    r->dir[dir].st.rx_packets++;
+                    r->dir[dir].st.rx_bytes += (uint64_t)n;
+                    r->dir[dir].st.dropped_pool++;
+                    continue;
+                }
+                handle(r, &q, dir, p, (int)n, now);
+            }
+        }
+        if (got) {
+            last_act = now;
+            continue;
+        }
+        pkt *top = sched_top(&q);
+        if (now - last_act < spin || (top && top->release - now < spin))
+            continue;
+        int timeout_ms = 100; /* bounded, so a signal racing the sleep is seen within 100 ms */
+        if (top) {
+            int64_t at = top->release - spin;
+            struct itimerspec its = {.it_value = {.tv_sec = at / 1000000000LL, .tv_nsec = at % 1000000000LL}};
+            timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL);
+        }
+        struct epoll_event evs[4];
+        int n = epoll_wait(ep, evs, 4, timeout_ms);
+        for (int i = 0; i < n; i++) {
+            if (evs[i].data.fd == tfd) {
+                uint64_t x;
+                if (read(tfd, &x, sizeof x) < 0) { /* already consumed */ }
+            }
+        }
+        last_act = relay_now_ns();
+    }
+    for (pkt *p = sched_pop(&q); p; p = sched_pop(&q))
+        r->dir[p->dir].st.pending_at_exit++;
+    print_stats(r, 1, t0);
+    return 0;
+}

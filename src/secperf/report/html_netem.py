@@ -1,0 +1,87 @@
+"""Handshakes over emulated links in the HTML report: time against the link's configured round
+trip (or loss, when the round trip does not vary), median and P95, one line per configuration,
+and a table with what the link and the device's kernel saw (drops, TCP retransmissions)."""
+
+from __future__ import annotations
+
+from ..core import stats
+from . import svg
+from .units import esc as _e, fmt_time_us
+
+
+def _networked(series: list[dict]) -> list[dict]:
+    return [s for s in series if s.get("kind") == "handshake" and "network_rtt_ms" in s.get("labels", {})]
+
+
+def _total_us(s: dict) -> list[float]:
+    """Per connection: TCP connect + handshake (what a device waits for before sending data)."""
+    out = []
+    for c in s.get("samples", []):
+        if c.get("ok") and c.get("handshake_wall_us") is not None:
+            out.append(float(c.get("tcp_connect_us") or 0.0) + float(c["handshake_wall_us"]))
+    return out
+
+
+def sweep_plot(series: list[dict]) -> str:
+    nets = _networked(series)
+    if len({s["labels"]["network"] for s in nets}) < 2:
+        return ""
+    rtts = {s["labels"]["network_rtt_ms"] for s in nets}
+    by_loss = len(rtts) == 1
+    xkey, xlabel = (("network_loss", "configured one-way loss (%)") if by_loss
+                    else ("network_rtt_ms", "configured round-trip time (ms)"))
+    lines: dict[str, list] = {}
+    for s in nets:
+        vals = _total_us(s)
+        if not vals:
+            continue
+        x = s["labels"][xkey] * (100 if by_loss else 1)
+        name = f"{s['labels']['label']} @ {s['labels']['server']}"
+        lines.setdefault(f"{name} P50", []).append((x, stats.median(vals) / 1000))
+        lines.setdefault(f"{name} P95", []).append((x, stats.percentile(vals, 95) / 1000))
+    data = [(k, sorted(v)) for k, v in lines.items() if len(v) >= 2]
+    if not data:
+        return ""
+    plot = svg.line_plot(data, title="TCP connect + handshake against the link", x_label=xlabel,
+                         y_label="time per connection (ms)")
+    what = "loss" if by_loss else "round trip"
+    caption = ("Per configuration: median (P50) and 95th percentile (P95) of TCP connect + handshake time "
+               f"over each emulated link, against the link's configured {what}. The slope counts round trips: "
+               "TLS 1.3 needs 2 (TCP + one handshake round trip), TLS 1.2 needs 3.")
+    return f'<figure data-plot="network-sweep">{plot}<figcaption>{_e(caption)}</figcaption></figure>'
+
+
+def table(series: list[dict]) -> str:
+    nets = _networked(series)
+    if not nets:
+        return ""
+    head = ("<tr><th class='l'>configuration</th><th class='l'>network</th><th>RTT (configured)</th><th>loss</th>"
+            "<th>n ok</th><th>connect+handshake P50</th><th>P95</th><th>round trips (P50/RTT)</th>"
+            "<th>link drops up/down</th><th>device TCP retransmissions</th></tr>")
+    trs = []
+    for s in nets:
+        lab, d = s["labels"], s["derived"]
+        vals = _total_us(s)
+        link = d.get("link") or {}
+        drops = "/".join(str(sum(v for k, v in (link.get(x) or {}).items() if k.startswith("dropped_")))
+                         for x in ("up", "down")) if link else ""
+        rtt = lab["network_rtt_ms"]
+        p50 = stats.median(vals) if vals else None
+        cells = [f"{rtt:g} ms", f"{lab['network_loss'] * 100:g}%", len(vals), fmt_time_us(p50),
+                 fmt_time_us(stats.percentile(vals, 95) if vals else None),
+                 f"{p50 / 1000 / rtt:.2f}" if p50 and rtt > 0 else "", drops,
+                 link.get("device_Tcp_RetransSegs", "")]
+        trs.append(f"<tr><td class='l'>{_e(lab['label'])} @ {_e(lab['server'])}</td>"
+                   f"<td class='l'>{_e(lab['network'])}</td>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>")
+    return f"<table>{head}{''.join(trs)}</table>"
+
+
+def section(series: list[dict]) -> str:
+    nets = _networked(series)
+    if not nets:
+        return ""
+    return ("<h2>Handshakes over emulated links</h2>"
+            "<p>Client and server ran in two network namespaces joined by secperf’s link emulator "
+            "(<code>secperf-netem</code>): the kernels’ own TCP, with the link’s delay, jitter, loss and "
+            "rate applied per direction. Times here are TCP connect + handshake per connection.</p>"
+            + sweep_plot(series) + table(series))

@@ -1,0 +1,415 @@
+"""Emulated links (lab/netns.Link + native/netem): every impairment changes what the kernels see,
+bad specs fail naming the field, nothing (namespace, TUN device, process) survives a normal exit,
+an error, SIGINT or a killed owner, and TLS handshakes over 50 ms take their round trips."""
+
+import json
+import os
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from secperf.lab import netns
+from secperf.lab.netns import Link
+from secperf.model import netspec as NS
+
+ROOT_PROBLEM = netns.check()
+needs_links = pytest.mark.skipif(ROOT_PROBLEM is not None, reason=f"cannot emulate links here: {ROOT_PROBLEM}")
+
+
+@pytest.fixture(autouse=True)
+def private_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("SECPERF_HOME", str(tmp_path / "home"))
+
+
+# --- specs and profiles (no root needed) -------------------------------------------------------
+
+def test_every_profile_parses_and_every_figure_has_a_source():
+    table = NS.profile_table()  # raises if a field lacks a source
+    for name in ("loopback", "ethernet-lan", "wifi", "wifi-lossy", "lte", "lte-m", "nb-iot", "3g", "satellite-geo"):
+        assert name in table
+    for name, pr in table.items():
+        for field, src in pr.sources.items():
+            assert isinstance(src, str) and len(src.split()) >= 4, (name, field)  # a real citation or a marked estimate
+        if name != "loopback":
+            spec = NS.parse(name)
+            assert spec.rtt_ms > 0
+    assert NS.parse("satellite-geo").rtt_ms >= 2 * 239  # GEO physics: >= 239 ms each way
+
+
+def test_spec_fields_and_directions():
+    s = NS.parse("delay=50ms,jitter=5ms,loss=1%,rate=250kbit")
+    assert (s.up.delay_ms, s.up.jitter_ms, s.up.loss, s.up.rate_bps) == (50, 5, 0.01, 250e3)
+    assert s.down == s.up and s.rtt_ms == 100
+    a = NS.parse("lte-m,up.rate=62kbit,loss=5%")
+    assert a.up.rate_bps == 62e3 and a.down.rate_bps == 300e3 and a.up.loss == 0.05
+    g = NS.parse("ge=1%/25%")
+    assert g.up.ge == (0.01, 0.25, 1.0, 0.0) and g.up.mean_loss == pytest.approx(0.01 / 0.26)
+    assert NS.parse("loopback").loopback
+    assert [n.name for n in NS.parse_networks(["wifi,lte", "delay=5ms,loss=1%"])] == ["wifi", "lte", "delay=5ms,loss=1%"]
+    assert len(NS.parse_networks(["rtt-sweep"])) >= 4
+
+
+@pytest.mark.parametrize("spec,field", [
+    ("delay=50", "delay"), ("delay=fast", "delay"), ("jitter=-1ms", "jitter"), ("loss=120%", "loss"),
+    ("loss=abc", "loss"), ("rate=10kbps", "rate"), ("rate=1bit", "rate"), ("queue=0", "queue"),
+    ("mtu=40", "mtu"), ("up.mtu=1400", "up.mtu"), ("sideways.delay=1ms", "sideways.delay"),
+    ("bandwidth=1mbit", "bandwidth"), ("ge=1%", "ge"), ("ge=5%/0%", "ge"), ("loss=1%,ge=1%/20%", "ge"),
+    ("jitter-dist=cauchy", "jitter-dist"), ("dup=2", "dup"), ("reorder=x", "reorder"),
+])
+def test_bad_specs_fail_naming_the_field(spec, field):
+    with pytest.raises(NS.NetSpecError) as ei:
+        NS.parse(spec)
+    assert f"'{field}'" in str(ei.value)
+
+
+def test_unknown_profile_names_the_known_ones():
+    with pytest.raises(NS.NetSpecError, match="unknown network profile 'lte-x'.*lte-m"):
+        NS.parse("lte-x")
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["handshake", "versions", "--network", "delay=50"], "field 'delay'"),
+    (["handshake", "versions", "--network", "rate=fast,delay=1ms"], "field 'rate'"),
+    (["handshake", "versions", "--network", "nosuch"], "unknown network profile 'nosuch'"),
+    (["netem", "run", "delay=1ms,los=1%", "--", "true"], "unknown field 'los'"),
+    (["crypto", "--alg", "x25519", "--network", "lte"], "send nothing over a network"),
+])
+def test_cli_bad_network_exits_2_naming_the_field(args, needle, tmp_path):
+    from conftest import run_cli
+    p = run_cli(*args, "--out", str(tmp_path)) if args[0] != "netem" else run_cli(*args)
+    assert p.returncode == 2, p.stderr
+    assert needle in p.stderr
+
+
+def test_netem_list_shows_profiles_with_sources():
+    from conftest import run_cli
+    p = run_cli("netem", "list")
+    assert p.returncode == 0
+    for name in ("lte-m", "nb-iot", "satellite-geo", "rtt-sweep"):
+        assert name in p.stdout
+    assert "GSMA" in p.stdout and "3GPP" in p.stdout
+
+
+# --- the link changes what the kernel sees ------------------------------------------------------
+
+def _ping(link, count=10, interval=0.02, size=56, extra=()):
+    p = subprocess.run(link.dev_exec(["ping", "-n", "-c", str(count), "-i", str(interval), "-s", str(size),
+                                      "-W", "2", *extra, link.server_addr]),
+                       capture_output=True, text=True, timeout=60)
+    rtts = [float(x) for x in re.findall(r"time=([0-9.]+) ms", p.stdout)]
+    return p, rtts
+
+
+def _udp_run(link, n, size=100, pace_every=20, pause_s=0.001, direction="up"):
+    """Send n numbered datagrams across the link; the arrival order of their numbers."""
+    rx = link.socket("srv" if direction == "up" else "dev", socket.AF_INET, socket.SOCK_DGRAM)
+    tx = link.socket("dev" if direction == "up" else "srv", socket.AF_INET, socket.SOCK_DGRAM)
+    dst = link.server_addr if direction == "up" else link.dev_addr
+    rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+    rx.bind((dst, 0))
+    port = rx.getsockname()[1]
+    got: list[int] = []
+
+    def reader():
+        rx.settimeout(1.0)
+        try:
+            while True:
+                got.append(int.from_bytes(rx.recv(65536)[:4], "big"))
+        except OSError:
+            pass
+    t = threading.Thread(target=reader)
+    t.start()
+    pad = bytes(size - 4)
+    for i in range(n):
+        tx.sendto(i.to_bytes(4, "big") + pad, (dst, port))
+        if i % pace_every == pace_every - 1:
+            time.sleep(pause_s)
+    t.join(timeout=60)
+    rx.close()
+    tx.close()
+    return got
+
+
+def _tcp_transfer(link, nbytes):
+    """Send nbytes device -> server over TCP; returns the receiver's seconds from first to last byte."""
+    srv = link.socket("srv")
+    srv.bind((link.server_addr, 0))
+    srv.listen(1)
+    port = srv.getsockname()[1]
+    res = {}
+
+    def receiver():
+        conn, _ = srv.accept()
+        conn.settimeout(60)
+        total, first = 0, None
+        while total < nbytes:
+            b = conn.recv(65536)
+            if not b:
+                break
+            if first is None:
+                first = time.monotonic()
+            total += len(b)
+        res.update(total=total, secs=time.monotonic() - first)
+        conn.close()
+    t = threading.Thread(target=receiver)
+    t.start()
+    cli = link.socket("dev")
+    cli.settimeout(60)
+    cli.connect((link.server_addr, port))
+    cli.sendall(bytes(nbytes))
+    cli.shutdown(socket.SHUT_WR)
+    t.join(timeout=90)
+    cli.close()
+    srv.close()
+    assert res.get("total") == nbytes
+    return res["secs"]
+
+
+@needs_links
+def test_delay_shows_in_ping_round_trip():
+    with Link("delay=20ms") as link:
+        _, rtts = _ping(link, count=10)
+    assert len(rtts) == 10
+    assert statistics.median(rtts) == pytest.approx(40.0, abs=1.0)
+
+
+@needs_links
+def test_jitter_spreads_round_trips_normal_and_pareto():
+    for dist in ("normal", "pareto"):
+        with Link(f"delay=20ms,jitter=5ms,jitter-dist={dist}") as link:
+            _, rtts = _ping(link, count=30, interval=0.05)
+        assert statistics.pstdev(rtts) > 2.0, (dist, rtts)
+    with Link("delay=20ms") as link:
+        _, rtts = _ping(link, count=30, interval=0.01)
+    assert statistics.pstdev(rtts) < 1.0
+
+
+@needs_links
+def test_loss_makes_the_kernel_retransmit():
+    with Link("loss=0%") as clean:
+        k0 = clean.snmp("dev")["Tcp.RetransSegs"]
+        _tcp_transfer(clean, 300_000)
+        assert clean.snmp("dev")["Tcp.RetransSegs"] - k0 == 0
+    with Link("delay=1ms,up.loss=5%", seed=3) as link:
+        k0 = link.snmp("dev")["Tcp.RetransSegs"]
+        _tcp_transfer(link, 300_000)
+        retrans = link.snmp("dev")["Tcp.RetransSegs"] - k0
+        st = link.stats()
+    assert st["up"]["dropped_loss"] > 0
+    assert retrans >= st["up"]["dropped_loss"] * 0.5 and retrans > 0
+
+
+@needs_links
+def test_bernoulli_loss_rate_and_gilbert_elliott_bursts():
+    def bursts(got, n):
+        lost = sorted(set(range(n)) - set(got))
+        runs, prev = [], None
+        for x in lost:
+            if prev is not None and x == prev + 1:
+                runs[-1] += 1
+            else:
+                runs.append(1)
+            prev = x
+        return len(lost) / n, (statistics.mean(runs) if runs else 0)
+    n = 3000
+    with Link("up.loss=10%", seed=5) as link:
+        rate_b, burst_b = bursts(_udp_run(link, n), n)
+    with Link("up.ge=4%/30%", seed=5) as link:  # mean loss 4/34 = 11.8%, mean burst 1/0.3 = 3.3
+        rate_g, burst_g = bursts(_udp_run(link, n), n)
+    assert 0.075 < rate_b < 0.125 and burst_b < 1.4
+    assert 0.07 < rate_g < 0.17 and burst_g > 2.2
+
+
+@needs_links
+def test_duplication_shows_as_duplicate_replies():
+    with Link("up.dup=50%") as link:
+        p, _ = _ping(link, count=20, interval=0.01)
+        st = link.stats()
+    assert st["up"]["duplicated"] > 0
+    # each duplicated request is answered twice; ping may exit before the last duplicate arrives
+    assert st["up"]["duplicated"] - 1 <= p.stdout.count("DUP!") <= st["up"]["duplicated"]
+
+
+@needs_links
+def test_reordering_reorders_datagrams():
+    with Link("delay=5ms,up.reorder=20%", seed=2) as link:
+        got = _udp_run(link, 400, pace_every=1, pause_s=0.0005)
+        st = link.stats()
+    assert sorted(got) == list(range(400))
+    inversions = sum(1 for a, b in zip(got, got[1:]) if b < a)
+    assert st["up"]["reordered"] > 0 and inversions > 0
+    with Link("delay=5ms,jitter=3ms") as link:  # jitter alone never reorders (a link is a FIFO)
+        got = _udp_run(link, 400, pace_every=1, pause_s=0.0005)
+    assert got == list(range(400))
+
+
+@needs_links
+def test_rate_limits_tcp_throughput_and_queue_drops_tail():
+    with Link("rate=2mbit,queue=100") as link:
+        secs = _tcp_transfer(link, 250_000)
+    goodput = 250_000 * 8 / secs
+    # payload per 1500-byte packet is at most 1448 bytes (TCP timestamps): goodput <= 96.5% of the rate
+    assert 0.80 * 2e6 < goodput < 0.99 * 2e6
+    with Link("up.rate=1mbit,up.queue=5") as link:
+        got = _udp_run(link, 200, size=1000, pace_every=200)
+        st = link.stats()
+    assert st["up"]["dropped_queue"] > 0 and len(got) == 200 - st["up"]["dropped_queue"]
+
+
+@needs_links
+def test_mtu_is_set_on_the_devices():
+    with Link("mtu=1000") as link:
+        ok, _ = _ping(link, count=1, size=900, extra=("-M", "do"))
+        big, _ = _ping(link, count=1, size=1200, extra=("-M", "do"))
+        mtu = subprocess.run(link.dev_exec(["cat", "/sys/class/net/sp0/mtu"]), capture_output=True, text=True).stdout
+    assert ok.returncode == 0 and big.returncode != 0 and mtu.strip() == "1000"
+
+
+@needs_links
+def test_same_seed_same_losses():
+    runs = []
+    for _ in range(2):
+        with Link("up.loss=20%", seed=11) as link:
+            runs.append(_udp_run(link, 300))
+    assert runs[0] == runs[1] and len(runs[0]) < 300
+
+
+# --- nothing remains -----------------------------------------------------------------------------
+
+def _ours(pid=None):
+    names = [n for n in netns.list_namespaces() if netns.NAME_RE.match(n)]
+    return [n for n in names if pid is None or n.startswith(f"{netns.PREFIX}{pid}-")]
+
+
+def _alive(pid):
+    try:
+        st = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return st.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@needs_links
+def test_nothing_remains_after_normal_exit_and_after_an_error():
+    with Link("delay=1ms") as link:
+        relay = link.relay.pid
+        srv = link.popen("srv", ["sleep", "30"])
+        names = [link.dev_ns, link.srv_ns]
+        assert set(names) <= set(netns.list_namespaces())
+    assert not set(names) & set(netns.list_namespaces())
+    assert not _alive(relay) and srv.poll() is not None
+    with pytest.raises(RuntimeError, match="boom"):
+        with Link("delay=1ms") as link:
+            relay, names = link.relay.pid, [link.dev_ns, link.srv_ns]
+            subprocess.Popen(link.srv_exec(["sleep", "30"]))  # not tracked: found in the namespace
+            raise RuntimeError("boom")
+    assert not set(names) & set(netns.list_namespaces()) and not _alive(relay)
+
+
+@needs_links
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_nothing_remains_after_a_signal_to_netem_run(sig, tmp_path):
+    from conftest import run_cli  # noqa: F401  (the installed console script)
+    import shutil
+    exe = shutil.which("secperf", path=str(Path(sys.executable).parent))
+    p = subprocess.Popen([exe, "netem", "run", "delay=1ms", "--server", "sleep 60", "--", "sleep", "60"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env={**os.environ, "SECPERF_HOME": str(tmp_path / "h")})
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and len(_ours(p.pid)) < 2:
+        time.sleep(0.05)
+    assert len(_ours(p.pid)) == 2
+    time.sleep(0.3)
+    p.send_signal(sig)
+    out, err = p.communicate(timeout=20)
+    assert p.returncode == 130, err
+    assert _ours(p.pid) == []
+    left = subprocess.run(["pgrep", "-f", f"srv-netns /run/netns/{netns.PREFIX}{p.pid}-"], capture_output=True, text=True)
+    assert left.stdout.strip() == ""  # no relay of that run
+
+
+@needs_links
+def test_sweeper_removes_only_dead_owners_namespaces(tmp_path):
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = f"{netns.PREFIX}{dead.pid}-1-dev"
+    foreign = f"secperf-othertool-{os.getpid()}-dev"
+    mine = f"{netns.PREFIX}{os.getpid()}-999-dev"
+    for n in (stale, foreign, mine):
+        subprocess.run(["ip", "netns", "add", n], check=True)
+    try:
+        sleeper = subprocess.Popen(["ip", "netns", "exec", stale, "sleep", "30"])
+        time.sleep(0.2)
+        removed = netns.sweep_stale()
+        assert stale in removed and foreign not in removed and mine not in removed
+        present = netns.list_namespaces()
+        assert stale not in present and foreign in present and mine in present
+        assert sleeper.wait(timeout=5) is not None  # the orphan inside was stopped
+    finally:
+        for n in (stale, foreign, mine):
+            subprocess.run(["ip", "netns", "del", n], capture_output=True)
+
+
+@needs_links
+def test_killed_owner_is_swept_by_the_next_link(tmp_path):
+    code = ("import sys, time; from secperf.lab.netns import Link; l = Link('delay=1ms').open(); "
+            "print(l.dev_ns, l.relay.pid, flush=True); time.sleep(60)")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    name, relay = p.stdout.readline().split()
+    p.kill()
+    p.wait()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _alive(int(relay)):
+        time.sleep(0.05)
+    assert not _alive(int(relay))  # the relay dies with its owner (PR_SET_PDEATHSIG)
+    assert name in netns.list_namespaces()
+    with Link("delay=1ms"):
+        assert name not in netns.list_namespaces()
+
+
+# --- handshakes over a link ------------------------------------------------------------------------
+
+@needs_links
+def test_tls13_two_and_tls12_three_round_trips_over_50ms(tmp_path):
+    from secperf.lab.pki import LabPKI
+    from secperf.measure import handshake as H
+    from dataclasses import replace
+    pki = LabPKI(tmp_path / "pki").ensure()
+    p = H.HandshakeParams(n=4, warmup=1, timeout_ms=3000, workdir=tmp_path / "svc")
+    rtt_ms = 100.0
+    with Link("delay=50ms") as link:
+        for cfg, trips in ((H.V13, 2), (H.V12, 3)):
+            s = H.measure_config(replace(cfg, network="delay=50ms"), p, pki, link=link)
+            assert s["status"] == "ok", s["failures"][:3]
+            d = s["derived"]
+            total_ms = (d["tcp_connect_p50_us"] + s["summary"]["p50_us"]) / 1000
+            compute_ms = (s["cpu_summary"]["p50_us"] + d["server_cpu_p50_us"]) / 1000
+            extra = total_ms - trips * rtt_ms
+            # TCP connect + handshake = round trips + computation (client and server CPU, measured),
+            # allowing the relay and scheduling 2 ms on top
+            assert -0.5 <= extra <= compute_ms + 2.0, (cfg.label, total_ms, compute_ms)
+            assert s["labels"]["network_rtt_ms"] == rtt_ms
+            assert d["link"]["up"]["delayed"] > 0
+
+
+@needs_links
+def test_cli_handshake_sweep_plots_time_against_rtt(tmp_path):
+    from conftest import run_cli
+    p = run_cli("handshake", "versions", "--network", "delay=1ms", "--network", "delay=10ms", "--n", "3",
+                "--warmup", "1", "--out", str(tmp_path), "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert len(doc["series"]) == 4 and all(s["status"] == "ok" for s in doc["series"])
+    assert {s["labels"]["network"] for s in doc["series"]} == {"delay=1ms", "delay=10ms"}
+    assert [n["rtt_ms"] for n in doc["params"]["networks"]] == [2.0, 20.0]
+    html = (tmp_path / "latest" / "report.html").read_text()
+    assert 'data-plot="network-sweep"' in html and "P95" in html
+    assert _ours() == [] or all(not n.startswith(f"{netns.PREFIX}{os.getpid()}-") for n in _ours())
