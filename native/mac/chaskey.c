@@ -54,6 +54,25 @@ static void wipe(void *p, size_t n)
         *b++ = 0;
 }
 
+static void wipe_words(uint32_t *p, unsigned n)
+{
+    volatile uint32_t *w = p;
+    while (n--)
+        *w++ = 0;
+}
+
+/* Field by field, words as words: the context is wiped after every tag, so this is on the
+ * per-message path of short (CAN-sized) messages. */
+static void wipe_ctx(chaskey_ctx *c)
+{
+    wipe_words(c->k1, 4);
+    wipe_words(c->k2, 4);
+    wipe_words(c->v, 4);
+    wipe(c->buf, sizeof(c->buf));
+    *(volatile unsigned *)&c->buf_len = 0;
+    *(volatile unsigned *)&c->rounds = 0;
+}
+
 int chaskey_init(chaskey_ctx *c, const uint8_t key[CHASKEY_KEY_BYTES], unsigned rounds)
 {
     if (rounds != 8 && rounds != 12)
@@ -67,7 +86,7 @@ int chaskey_init(chaskey_ctx *c, const uint8_t key[CHASKEY_KEY_BYTES], unsigned 
         c->v[i] = k[i];
     c->buf_len = 0;
     c->rounds = rounds;
-    wipe(k, sizeof(k));
+    wipe_words(k, 4);
     return 0;
 }
 
@@ -121,7 +140,7 @@ int chaskey_final(chaskey_ctx *c, uint8_t *tag, size_t tag_len)
         wipe(full, sizeof(full));
         rc = 0;
     }
-    wipe(c, sizeof(*c));
+    wipe_ctx(c);
     return rc;
 }
 
