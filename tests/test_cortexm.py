@@ -48,3 +48,15 @@ def test_series_carry_the_lower_bound_label(table):
     series = C.to_series(table)
     assert series and all(s["kind"] == "cortexm" and "lower bound" in s["labels"]["note"] for s in series)
     assert all(s["status"] == "ok" for s in series)
+
+
+def test_device_profiles_hold_the_counts_this_toolchain_measures(table):
+    """data/devices.toml's *-qemu profiles must be what `secperf mac --cortexm-only` measures now."""
+    from secperf.model.devices import devices
+    for tname in ("m0", "m3"):
+        prof = devices()[f"cortex-{tname}-qemu"]["macs"]
+        for mac in C.MACS:
+            measured = {r["bytes"]: r["instructions"] for r in table["targets"][tname]["rows"]
+                        if r["mac"] == mac and r["op"] == "mac"}
+            stored = {int(k): v for k, v in prof[mac]["instructions"].items()}
+            assert stored == measured, (tname, mac)
