@@ -219,6 +219,7 @@ def strength_section(doc: dict) -> str:
 
 def render(doc: dict) -> str:
     from .html_handshake import section as handshake_section
+    from .html_mac import section as mac_section
     from .html_signer import section as signer_section
     series = _crypto(doc)
     handshakes = [s for s in doc["series"] if s.get("kind") == "handshake"]
@@ -231,7 +232,7 @@ def render(doc: dict) -> str:
     body += [handshake_section(handshakes),
              signer_section([s for s in doc["series"] if s.get("kind") == "signer"]),
              signer_section([s for s in doc["series"] if s.get("kind") == "jwt"], "JWT authentication"),
-             failures_section(doc)]
+             mac_section(doc), failures_section(doc)]
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta name='viewport' content='width=device-width'><title>secperf — {e(doc['run_id'])}</title>"
             f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n")
