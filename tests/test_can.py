@@ -70,3 +70,34 @@ def test_bad_inputs_fail_with_the_field_and_the_fix(kwargs, needle):
     with pytest.raises(CanInputError) as exc:
         evaluate(CanParams(**kwargs))
     assert needle in str(exc.value)
+
+
+# --- the command ---------------------------------------------------------------------------------
+
+import json  # noqa: E402
+
+from conftest import run_cli  # noqa: E402
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--k", "0"], "--k 0: outside 1..8"),
+    (["--data-bytes", "12"], "more than classic CAN carries"),
+    (["--frame-bits", "20000"], "the bus cannot carry it"),
+    (["--device", "pdp-11"], "unknown device 'pdp-11'"),
+])
+def test_cli_bad_inputs_exit_2_with_a_clear_message(tmp_path, args, needle):
+    p = run_cli("can", "--out", str(tmp_path), *args)
+    assert p.returncode == 2, p.stderr
+    assert needle in p.stderr
+
+
+def test_cli_writes_the_analysis_for_classic_can_and_can_fd(tmp_path):
+    p = run_cli("can", "--out", str(tmp_path), "--json", "--device", "rl78,cortex-m3-qemu", "--mac", "chaskey")
+    assert p.returncode == 0, p.stderr
+    can = json.loads(p.stdout)["analysis"]["can"]
+    assert [s["device"] for s in can["sweeps"]] == ["rl78", "cortex-m3-qemu"]
+    assert [r["k"] for r in can["sweeps"][0]["rows"]] == list(range(1, 9))
+    assert can["sweeps"][0]["rows"][0]["cpu_load"] == pytest.approx(0.0848125)
+    assert can["fd"]["params"]["fd"] is True and can["fd"]["sweeps"][0]["rows"][0]["extra_bus_load"] == 0
+    html = next(tmp_path.glob("*-can/report.html")).read_text()
+    assert "CPU load of MAC computation against k" in html

@@ -60,3 +60,15 @@ def test_device_profiles_hold_the_counts_this_toolchain_measures(table):
                         if r["mac"] == mac and r["op"] == "mac"}
             stored = {int(k): v for k, v in prof[mac]["instructions"].items()}
             assert stored == measured, (tname, mac)
+
+
+def test_one_command_writes_the_same_table_twice(tmp_path):
+    from conftest import run_cli
+    files = []
+    for i in range(2):
+        f = tmp_path / f"table{i}.json"
+        p = run_cli("mac", "--cortexm-only", "--cortexm-table", str(f), "--out", str(tmp_path / "r"), "--no-report")
+        assert p.returncode == 0, p.stderr
+        files.append(f.read_bytes())
+    assert files[0] == files[1]
+    assert json.loads(files[0])["targets"].keys() == {"m0", "m3"}

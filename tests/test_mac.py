@@ -64,3 +64,22 @@ def test_digest_twice_is_refused():
     h.digest()
     with pytest.raises(ValueError):
         h.digest()
+
+
+def test_secperf_mac_times_chaskey_next_to_openssl_macs(tmp_path):
+    import json as _json
+    from conftest import run_cli
+    p = run_cli("mac", "--alg", "chaskey,aes-128-cmac", "--size", "16", "--cortexm", "none", "--n", "2",
+                "--duration", "0.2", "--out", str(tmp_path), "--json", "--no-report")
+    assert p.returncode == 0, p.stderr
+    doc = _json.loads(p.stdout)
+    ids = {s["id"]: s for s in doc["series"]}
+    assert set(ids) == {"crypto/chaskey/mac/16", "crypto/aes-128-cmac/mac/16"}
+    assert all(s["status"] == "ok" and s["derived"]["ns_per_byte"] > 0 for s in ids.values())
+    assert doc["analysis"]["can"]["sweeps"]
+
+
+def test_secperf_mac_refuses_a_non_mac(tmp_path):
+    from conftest import run_cli
+    p = run_cli("mac", "--alg", "sha256", "--cortexm", "none", "--out", str(tmp_path))
+    assert p.returncode == 2 and "not a MAC" in p.stderr
