@@ -31,7 +31,7 @@ test-all: build
 
 # every benchmark always runs; the target fails if any misses its band (netem needs root)
 bench: build
-	@$(PY) benchmarks/fidelity.py; a=$$?; $(PY) benchmarks/handshake_cpu.py; b=$$?; $(PY) benchmarks/shim_overhead.py; c=$$?; $(PY) benchmarks/netem.py; d=$$?; exit $$((a | b | c | d))
+	@$(PY) benchmarks/fidelity.py; a=$$?; $(PY) benchmarks/handshake_cpu.py; b=$$?; $(PY) benchmarks/shim_overhead.py; c=$$?; $(PY) benchmarks/netem.py; d=$$?; $(PY) benchmarks/mac_speed.py; e=$$?; $(PY) benchmarks/connect_clients.py; f=$$?; exit $$((a | b | c | d | e | f))
 
 clean:
 	rm -rf build $(BUILT)

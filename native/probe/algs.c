@@ -65,6 +65,11 @@ static const alg_info ALGS[] = {
     MAC_ROW("aes-128-cmac", "CMAC", "AES-128-CBC", 16),
     MAC_ROW("poly1305", "POLY1305", NULL, 32),
     MAC_ROW("siphash", "SIPHASH", NULL, 16),
+    /* secperf's own Chaskey (native/mac), not libcrypto: variant holds the rounds */
+    {.name = "chaskey", .family = FAM_MAC, .ops = B(OP_MAC), .ossl_name = "CHASKEY",
+     .sym_key_len = 16, .variant = 8},
+    {.name = "chaskey-12", .family = FAM_MAC, .ops = B(OP_MAC), .ossl_name = "CHASKEY",
+     .sym_key_len = 16, .variant = 12},
     HASH_ROW("sha256", "SHA2-256"),
     HASH_ROW("sha1", "SHA1"),
     HASH_ROW("sha3-256", "SHA3-256"),

@@ -156,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="mosquitto without set_tcp_nodelay (shows Nagle + delayed ACK on CONNACK)")
     cn.add_argument("--timeout-ms", type=_positive_int, default=5000, help="per-connection stage timeout")
     _measure_options(cn)
+    _mac_can_parsers(sub)
 
     rp = sub.add_parser("report", help="re-render the HTML report of a result.json")
     rp.add_argument("result", help="result.json (or its run directory)")
@@ -191,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     from .measure.signer import SignerError
     try:
         handler = {"run": cmd_run, "crypto": cmd_crypto, "handshake": cmd_handshake, "signer": cmd_signer, "jwt": cmd_jwt,
-                   "connect": cmd_connect,
+                   "connect": cmd_connect, "mac": cmd_mac, "can": cmd_can,
                    "report": cmd_report, "compare": cmd_compare, "netem": cmd_netem}
         return handler[args.command](args)
     except (BadInput, SelectionError, ScenarioError, ResultError, SignerError) as exc:
@@ -300,6 +301,11 @@ def _measure_and_write(args, kind: str, params: dict, phases: list[Phase]) -> in
             out.print(terminal.strength_table(doc["analysis"]["strength"]["rows"], params["strength"]))
         if doc["analysis"].get("s5"):
             out.print(terminal.answers_table(doc["analysis"]["s5"]))
+        from .report import terminal_mac
+        if doc["analysis"].get("cortexm"):
+            out.print(terminal_mac.cortexm_table(doc["analysis"]["cortexm"]))
+        for t in terminal_mac.can_tables(doc["analysis"]["can"]) if doc["analysis"].get("can") else []:
+            out.print(t)
         con.print(f"result: {run.result_path}" + ("" if args.no_report else f"\nreport: {run.report_path}"))
     if status == "interrupted":
         return 130
@@ -661,6 +667,200 @@ def _netem_run(args, netns, NS) -> int:
                 child.kill()
                 child.wait()
         signal.signal(signal.SIGTERM, old)
+# --- lightweight MACs and the CAN bus (issue 7) ------------------------------------------------
+
+MAC_DEFAULT_ALGS = "chaskey,chaskey-12,hmac-sha256,aes-128-cmac,poly1305,siphash"
+MAC_DEFAULT_SIZES = "8,16,64,256,1024"
+CAN_DEFAULT_DEVICES = "rl78,rl78-small,rh850,cortex-m0,cortex-m3,cortex-m0-qemu,cortex-m3-qemu"
+CAN_DEFAULT_MACS = "chaskey,chaskey-12,aes-128-cmac,hmac-sha256"
+
+
+def _can_options(p: argparse.ArgumentParser, *, single: bool) -> None:
+    g = p.add_argument_group("CAN bus (defaults: study S4)")
+    g.add_argument("--device", metavar="NAMES", help="device profiles, comma-separated (data/devices.toml; "
+                   "`secperf can --list-devices`)" + ("" if single else f"; default {CAN_DEFAULT_DEVICES}"))
+    g.add_argument("--mac", metavar="NAMES", help=f"MACs, comma-separated (default {CAN_DEFAULT_MACS})")
+    g.add_argument("--bitrate-kbps", type=_positive_float, default=1000.0, help="bus bit rate (S4: 1000)")
+    g.add_argument("--usable-share", type=_share, default=0.5, help="usable share of the bus (S4: 0.5)")
+    g.add_argument("--frame-bits", type=_positive_int, help="bits per frame (S4: 108; CAN FD 64 bytes: 579)")
+    g.add_argument("--data-bytes", type=_positive_int, help="application data bytes per frame (S4: 8; CAN FD: 56)")
+    g.add_argument("--period-ms", type=_positive_float, default=10.0, help="ECU cycle period (S4: 10 ms)")
+    g.add_argument("--clock-mhz", type=_positive_float, default=32.0, help="MCU clock (S4: RL78 at 32 MHz)")
+    g.add_argument("--frames", type=_positive_int, metavar="N",
+                   help="frames per period (default: the chip's frame-handling limit decides)")
+    g.add_argument("--frame-limit-kbps", type=_positive_float, default=216.0,
+                   help="frames the chip can handle, in kbit/s (S4: RL78 about 216)")
+    g.add_argument("--tag-bytes", type=_positive_int, default=8, help="tag length in bytes (default 8)")
+    g.add_argument("--k", type=int, metavar="K", help="one tag every K frames (1..8); default: all of 1..8")
+    g.add_argument("--cpu-budget", type=_share, default=0.10,
+                   help="share of the CPU MAC computation may use (default 0.10, an assumption)")
+    g.add_argument("--cycles-per-block", type=_positive_float,
+                   help="override the device profile: cycles per 16-byte block")
+    g.add_argument("--fd", action="store_true", help="CAN FD: 64-byte frames carrying the tag")
+
+
+def _mac_can_parsers(sub) -> None:
+    mc = sub.add_parser("mac", help="lightweight MACs: host speed (Chaskey vs OpenSSL's MACs), Cortex-M "
+                        "instruction counts under QEMU, and the CAN bus load model")
+    mc.add_argument("--alg", action="append", metavar="NAMES", help=f"MACs (default {MAC_DEFAULT_ALGS})")
+    mc.add_argument("--size", action="append", metavar="BYTES", help=f"message sizes (default {MAC_DEFAULT_SIZES})")
+    mc.add_argument("--cortexm", default="m0,m3", metavar="TARGETS",
+                    help="Cortex-M targets counted under QEMU: m0, m3, m4 (comma-separated) or none")
+    mc.add_argument("--cortexm-only", action="store_true", help="only the Cortex-M instruction counts")
+    mc.add_argument("--cortexm-table", metavar="FILE",
+                    help="write the instruction-count table as JSON (byte-identical across runs)")
+    mc.set_defaults(hash="sha256", prehashed=False)
+    _can_options(mc, single=False)
+    _measure_options(mc)
+
+    cn = sub.add_parser("can", help="CAN bus load of frame authentication (study S4): CPU load, extra bus "
+                        "load, the k that fits a CPU budget")
+    _can_options(cn, single=True)
+    cn.add_argument("--list-devices", action="store_true", help="list device profiles with their MAC figures")
+    cn.add_argument("--out", default="results", metavar="DIR", help="results directory (default: results)")
+    cn.add_argument("--json", action="store_true", help="print the Result JSON on stdout and nothing else")
+    cn.add_argument("--no-report", action="store_true", help="skip writing report.html")
+
+
+def _can_analysis(args, devices: str, macs: str) -> dict:
+    from dataclasses import replace
+    from .model import can as CAN
+    devs, mac_list = _csv_list([args.device or devices], []), _csv_list([args.mac or macs], [])
+    if args.k is not None and args.k not in CAN.K_RANGE:
+        raise BadInput(f"--k {args.k}: outside 1..8; send a tag at least once every 8 frames and at most once "
+                       f"per frame (k = 1), or drop --k to see all of 1..8")
+    base = CAN.CanParams(bitrate_bps=args.bitrate_kbps * 1e3, usable_share=args.usable_share,
+                         period_s=args.period_ms / 1e3, clock_hz=args.clock_mhz * 1e6,
+                         frames_per_period=args.frames, frame_limit_bps=args.frame_limit_kbps * 1e3,
+                         tag_bytes=args.tag_bytes, cpu_budget=args.cpu_budget,
+                         cycles_per_block=args.cycles_per_block)
+    classic = replace(base, frame_bits=args.frame_bits or 108, data_bytes=args.data_bytes or 8)
+    fd = replace(CAN.fd_defaults(), **{k: getattr(base, k) for k in (
+        "bitrate_bps", "usable_share", "period_s", "clock_hz", "frames_per_period", "frame_limit_bps",
+        "tag_bytes", "cpu_budget", "cycles_per_block")})
+    if args.data_bytes:
+        fd = replace(fd, data_bytes=args.data_bytes)
+    if args.frame_bits:
+        fd = replace(fd, frame_bits=args.frame_bits)
+    ks = [args.k] if args.k else list(CAN.K_RANGE)
+
+    def run(p):
+        try:
+            if args.cycles_per_block is not None:
+                p = replace(p, device="given")
+                return {"params": p.as_dict(), "sweeps": [CAN.sweep(replace(p, mac=m), ks) for m in mac_list],
+                        "skipped": []}
+            res = CAN.analysis(p, devs, mac_list)
+            if ks != list(CAN.K_RANGE):
+                for sw in res["sweeps"]:
+                    sw["rows"] = [r for r in sw["rows"] if r["k"] in ks]
+            return res
+        except CAN.CanInputError as exc:
+            raise BadInput(str(exc)) from None
+
+    if args.fd:
+        return run(fd)
+    out = run(classic)
+    if args.data_bytes is None and args.frame_bits is None:
+        out["fd"] = run(fd)  # the same question for CAN FD, where the tag fits in the frame
+    return out
+
+
+def _cortexm_phase(targets: list[str], table_file: str | None) -> Phase:
+    from .measure import cortexm as CM
+
+    def runner(items, doc, run, progress):
+        for t in items:
+            progress("start", t, 0, len(items), None)
+        try:
+            table = CM.measure(tuple(items))
+        except CM.CortexMError as exc:
+            from .core import result as R
+            for t in items:
+                s = R.new_series(f"cortexm/{t}", kind="cortexm", labels={"target": t, "note": CM.LABEL},
+                                 timer={"name": "instructions per tag", "start": "mark", "end": "mark"})
+                R.add_failure(s, str(exc))
+                doc["series"].append(s)
+        else:
+            doc["series"] += CM.to_series(table)
+            doc["analysis"]["cortexm"] = table
+            text = json.dumps(table, indent=1, sort_keys=True) + "\n"
+            run.write_text("cortexm.json", text)
+            if table_file:
+                from .core.store import atomic_write
+                atomic_write(Path(table_file), text)
+        run.save(doc)
+        for t in items:
+            progress("done", t, 0, len(items), None)
+
+    return Phase(targets, lambda t: f"Cortex-M {t} under QEMU", runner)
+
+
+def cmd_mac(args) -> int:
+    from .measure import cortexm as CM
+    from .measure.catalog import catalog, select
+    _check_network(args)
+    targets = [] if args.cortexm == "none" else _csv_list([args.cortexm], [])
+    for t in targets:
+        if t not in CM.TARGETS:
+            raise BadInput(f"--cortexm {t!r}: unknown target; known: {', '.join(CM.TARGETS)} (or none)")
+    if args.cortexm_only and not targets:
+        raise BadInput("--cortexm-only with --cortexm none leaves nothing to measure")
+    if args.cortexm_table and not targets:
+        raise BadInput("--cortexm-table needs at least one --cortexm target")
+    can = _can_analysis(args, CAN_DEFAULT_DEVICES, CAN_DEFAULT_MACS)
+    phases = []
+    params = _params(args, {})
+    algs = _csv_list(args.alg, MAC_DEFAULT_ALGS.split(","))
+    if not args.cortexm_only:
+        cat = catalog()
+        for a in algs:
+            if a in cat and cat[a].family != "mac":
+                raise BadInput(f"--alg {a}: not a MAC; MACs: {', '.join(n for n, x in cat.items() if x.family == 'mac')}")
+        phases.append(_crypto_phase(select(algs, ["mac"], args.size or [MAC_DEFAULT_SIZES]), params))
+    if targets:
+        phases.append(_cortexm_phase(targets, args.cortexm_table))
+
+    def model(items, doc, run, progress):
+        progress("start", items[0], 0, 1, None)
+        doc["analysis"]["can"] = can
+        progress("done", items[0], 0, 1, None)
+
+    phases.append(Phase(["CAN bus load model"], lambda x: x, model))
+    return _measure_and_write(args, "mac", {**params.as_dict(), "alg": algs, "size": args.size,
+                                            "cortexm": targets, "cortexm_only": args.cortexm_only}, phases)
+
+
+def cmd_can(args) -> int:
+    from .core import host, result as R
+    from .core.store import RunStore
+    from .report import terminal, terminal_mac
+    if args.list_devices:
+        from .model.devices import devices, raw
+        for name, d in devices().items():
+            print(f"{name:16} {d.get('description', '')}")
+            for mac, e in d.get("macs", {}).items():
+                fig = {k: v for k, v in e.items() if k not in ("source", "note")}
+                print(f"{'':16}   {mac}: {fig}  [source: {raw()['sources'].get(e.get('source'), e.get('source'))}]")
+        return EXIT_OK
+    can = _can_analysis(args, "rl78", "chaskey,aes-128-cmac")
+    run = RunStore(args.out).create("can")
+    doc = R.new_result(kind="can", command=["secperf", *sys.argv[1:]] if argv_is_cli() else ["secperf", "can"],
+                       params=can["params"], host=host.collect(), run_id=run.run_id)
+    doc["analysis"]["can"] = can
+    R.finish(doc, "complete")
+    run.save(doc)
+    if not args.no_report:
+        from .report.html import render
+        run.write_text("report.html", render(doc))
+    if args.json:
+        sys.stdout.write(R.dumps(doc))
+        return EXIT_OK
+    out = terminal.Console()
+    for t in terminal_mac.can_tables(can):
+        out.print(t)
+    terminal.err_console().print(f"result: {run.result_path}" + ("" if args.no_report else f"\nreport: {run.report_path}"))
+    return EXIT_OK
 
 
 # --- reading commands ---------------------------------------------------------------------------

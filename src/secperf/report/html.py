@@ -221,6 +221,7 @@ def render(doc: dict) -> str:
     from .html_handshake import section as handshake_section
     from .html_connect import section as connect_section
     from .html_netem import section as netem_section
+    from .html_mac import section as mac_section
     from .html_signer import section as signer_section
     series = _crypto(doc)
     handshakes = [s for s in doc["series"] if s.get("kind") == "handshake"]
@@ -233,7 +234,7 @@ def render(doc: dict) -> str:
     body += [handshake_section(handshakes), netem_section(handshakes),
              signer_section([s for s in doc["series"] if s.get("kind") == "signer"]),
              signer_section([s for s in doc["series"] if s.get("kind") == "jwt"], "JWT authentication"),
-             connect_section(doc), failures_section(doc)]
+             connect_section(doc), mac_section(doc), failures_section(doc)]
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta name='viewport' content='width=device-width'><title>secperf — {e(doc['run_id'])}</title>"
             f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n")

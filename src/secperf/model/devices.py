@@ -1,0 +1,77 @@
+"""Device profiles (data/devices.toml): what a MAC costs on a microcontroller, with sources."""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+BLOCK_BYTES = 16
+
+
+class DeviceError(ValueError):
+    """Unknown device or MAC, or a malformed profile; the message lists what is known."""
+
+
+@dataclass(frozen=True)
+class MacCost:
+    device: str
+    mac: str
+    unit: str                 # "cycles" or "instructions"
+    basis: str                # how a per-message figure is made from the profile
+    source: str
+    cycles_per_byte: float | None = None
+    cycles_per_block: float | None = None
+    instructions: tuple[tuple[int, int], ...] = ()
+
+    def per_message(self, nbytes: int) -> float:
+        """Cost of one tag over nbytes (cycles, or instructions for measured profiles)."""
+        blocks = max(1, math.ceil(nbytes / BLOCK_BYTES))
+        if self.cycles_per_block is not None:
+            return self.cycles_per_block * blocks
+        if self.cycles_per_byte is not None:
+            return self.cycles_per_byte * BLOCK_BYTES * blocks
+        pts = self.instructions
+        if nbytes <= pts[0][0]:
+            return float(pts[0][1])
+        for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
+            if nbytes <= x1:
+                return y0 + (y1 - y0) * (nbytes - x0) / (x1 - x0)
+        (x0, y0), (x1, y1) = pts[-2], pts[-1]
+        return y1 + (y1 - y0) * (nbytes - x1) / (x1 - x0)
+
+
+@lru_cache(maxsize=1)
+def raw() -> dict:
+    text = resources.files("secperf.data").joinpath("devices.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+def devices() -> dict[str, dict]:
+    return raw()["devices"]
+
+
+def mac_cost(device: str, mac: str) -> MacCost:
+    devs = devices()
+    if device not in devs:
+        raise DeviceError(f"unknown device {device!r}; known: {', '.join(devs)}")
+    macs = devs[device].get("macs", {})
+    if mac not in macs:
+        raise DeviceError(f"device {device!r} has no figure for MAC {mac!r}; it has: {', '.join(macs)}")
+    e = macs[mac]
+    src = raw()["sources"].get(e.get("source", ""), e.get("source", "no source"))
+    if "cycles_per_block" in e:
+        return MacCost(device, mac, "cycles", "published cycles per 16-byte block x blocks", src,
+                       cycles_per_block=float(e["cycles_per_block"]))
+    if "cycles_per_byte" in e:
+        return MacCost(device, mac, "cycles", "published long-message cycles/byte x 16 per 16-byte block "
+                       "(short messages cost more in reality)", src, cycles_per_byte=float(e["cycles_per_byte"]))
+    if "instructions" in e:
+        pts = tuple(sorted((int(k), int(v)) for k, v in e["instructions"].items()))
+        if len(pts) < 2:
+            raise DeviceError(f"devices.toml: {device}/{mac}: instructions needs at least two sizes")
+        return MacCost(device, mac, "instructions", "measured instructions per tag (QEMU), interpolated "
+                       "between measured lengths; a lower bound for cycles", src, instructions=pts)
+    raise DeviceError(f"devices.toml: {device}/{mac} has no cycles_per_byte, cycles_per_block or instructions")
