@@ -432,6 +432,17 @@ class OpenVpnServer(Service):
         return {"server": "openvpn", "port": self.port, "proto": self.proto, "namespace": self.ns.srv,
                 "address": self.ns.server_ip, "tunnel_address": TUN_SERVER_IP}
 
+    def rejection(self, since_us: int) -> str | None:
+        """Why the server failed a client's handshake after ``since_us`` (its VERIFY ERROR or
+        handshake-failure lines), or None."""
+        if self.reader is None:
+            return None
+        lines = [msg for t, msg in list(self.reader.lines) if t >= since_us]
+        if not any(re.search(r"TLS Error: TLS handshake failed|AUTH_FAILED", m) for m in lines):
+            return None
+        why = [m for m in lines if re.search(r"VERIFY ERROR|Sent fatal SSL alert|TLS handshake failed", m)]
+        return " | ".join(why[-3:])
+
     def recent_errors(self, since_us: int) -> list[str]:
         """Server log lines after ``since_us`` that explain a rejected client."""
         if self.reader is None:
@@ -535,7 +546,10 @@ class OpenVpnClient(Service):
     def start(self):   # Service API: a client is started by connect()
         raise NotImplementedError("use OpenVpnClient.connect()")
 
-    def connect(self, timeout_s: float = 20.0) -> ClientRun:
+    def connect(self, timeout_s: float = 20.0, server: "OpenVpnServer | None" = None) -> ClientRun:
+        """Spawn the client and wait (at most ``timeout_s``). With ``server``, a rejection in the
+        server's log ends the wait at once: with TLS 1.3 the client learns of a rejected
+        certificate only when its handshake window expires."""
         listener, sock_dir, mgmt_sock = None, None, None
         try:
             if self.key.kind == "pkcs11":
@@ -559,14 +573,23 @@ class OpenVpnClient(Service):
             if listener is not None:
                 mgmt = threading.Thread(target=self._answer_pin, args=(listener, timeout_s), daemon=True)
                 mgmt.start()
-            got = self.reader.hit.wait(timeout_s)
+            deadline = time.monotonic() + timeout_s
+            got, rejected = False, None
+            while not got and time.monotonic() < deadline:
+                got = self.reader.hit.wait(min(0.05, max(0.0, deadline - time.monotonic())))
+                if not got and server is not None:
+                    rejected = server.rejection(spawn_us)
+                    if rejected:
+                        break
             end_ns = time.monotonic_ns()
             line = self.reader.hit_line
             ok = bool(got and line and DONE_RE.search(line))
             if ok:
                 reason = None
             else:
-                if not got:
+                if rejected:
+                    what = f"rejected by the server ({rejected})"
+                elif not got:
                     what = f"no 'Initialization Sequence Completed' within {timeout_s:g} s"
                 elif line:
                     what = f"failed: {line}"

@@ -145,6 +145,7 @@ def measure_vpn(key_source: str, n: int, warmup: int, workdir: Path, seed: int =
             try:
                 server.start()
                 s["labels"]["server_address"] = f"{ns.server_ip}:{server.port}"
+                s["derived"]["server_pid"] = server.proc.pid
             except V.ServiceError as exc:
                 R.add_failure(s, f"OpenVPN server did not start: {exc}")
             try:
@@ -192,13 +193,13 @@ def _one_run(ns, server, server_ca: Path, key, proto: str, workdir: Path, timeou
               "init_us": None, "start_ns": None, "end_ns": None, "tunnel_ping_ok": False, "tunnel_ping_rtt_us": None,
               "tls": None, "pid": None}
     try:
-        run = client.connect(timeout_s)
+        run = client.connect(timeout_s, server=server)
         sample.update(start_ns=run.start_ns, end_ns=run.end_ns, pid=run.pid)
         parsed = V.parse_client_log(run.lines, run.spawn_us, run.pin_query_us)
         sample.update(startup_us=parsed["startup_us"], init_us=parsed["init_us"], tls=parsed["tls"],
                       peer_cert_verified=parsed["peer_cert_verified"])
         if not run.ok:
-            server_says = server.recent_errors(run.spawn_us)
+            server_says = [] if "rejected by the server" in run.reason else server.recent_errors(run.spawn_us)
             sample["reason"] = run.reason + (f"; server: {' | '.join(server_says[-3:])}" if server_says else "")
         elif not parsed["ok"]:
             sample["reason"] = f"tunnel up but the client log could not be timed: {parsed['reason']}"
