@@ -644,7 +644,11 @@ class OpenVpnClient(Service):
                         if self._pin_query_us is None:
                             self._pin_query_us = time.time_ns() // 1000
                         name = m.group(1).replace("\\", "\\\\").replace('"', '\\"')
-                        pin = Path(self.key.pin_file).read_text().strip()
+                        try:
+                            pin = Path(self.key.pin_file).read_text().strip()
+                        except OSError as exc:
+                            self._pin_problem = f"the PIN file could not be read ({exc.strerror})"
+                            break
                         conn.sendall(f'password "{name}" {pin}\n'.encode())
                         del pin
                     elif line.startswith(">PASSWORD:Verification Failed"):

@@ -25,8 +25,9 @@ OVER_S_US = 1_000_000.0
 TIMER = {"name": "establishment", "start": "openvpn client: first socket/link log line",
          "end": "Initialization Sequence Completed", "clock": "openvpn log timestamps (µs)"}
 RESUMPTION = ("not applicable: OpenVPN's control channel does not resume TLS sessions across restarts "
-              "(it sets SSL_OP_NO_TICKET and keeps no client session cache; every client process does a "
-              "full handshake, checked per run: the server certificate is verified in every client log)")
+              "(its OpenSSL context sets SSL_OP_NO_TICKET and SSL_SESS_CACHE_OFF, and each run is a new client "
+              "process); checked per run: 'resumed' counts runs whose client log lacks the server-certificate "
+              "verification a full handshake has")
 
 
 def parse_key_source(key_source: str, profile_name: str | None = None) -> tuple[str, str | None]:
