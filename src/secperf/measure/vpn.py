@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from ..core import result as R
@@ -52,6 +53,11 @@ def parse_key_source(key_source: str, profile_name: str | None = None) -> tuple[
         return "se", prof
     raise ValueError(f"key_source {key_source!r} must be 'software', 'token' or 'se:<profile>' "
                      f"(e.g. 'se:iot-safe-sim')")
+
+
+def run_seed(seed: int, i: int) -> int:
+    """The shim's seed for run ``i`` (warm-up runs included) of a measurement seeded ``seed``."""
+    return (int(seed) * 1_000_003 + i) % (2 ** 63)
 
 
 def _phase_p50(samples: list[dict]) -> list[dict]:
@@ -119,7 +125,8 @@ def measure_vpn(key_source: str, n: int, warmup: int, workdir: Path, seed: int =
     s["derived"] = {"phases_p50_us": [], "startup_p50_us": None, "init_p50_us": None, "se_calls": None,
                     "resumed": 0, "resumption": RESUMPTION}
     work = private_dir(Path(workdir) / f"openvpn-{key_source.replace(':', '-')}-{os.getpid()}-{time.monotonic_ns()}")
-    shim_log = None
+    shim_logs: list[Path] = []
+    token = None
     iters: list[dict] = []
     tls_seen: list[str] = []
     resumed = 0
@@ -133,8 +140,7 @@ def measure_vpn(key_source: str, n: int, warmup: int, workdir: Path, seed: int =
         try:
             token = LabToken(pki=pki).ensure()
             tk = token.key("ecdsa-p256")
-            env, shim_log = shim_env(token, profile, private_dir(work / "shim"), seed)
-            key_env = {k: env[k] for k in ("SOFTHSM2_CONF", "SECPERF_SE_PROFILE")}
+            key_env = dict(token.env())
             pid11 = V.pkcs11_id(token.module_path, token.env(), tk["label"])
             key = V.ClientKey("pkcs11", provider=find_shim(), pkcs11_id=pid11, pin_file=token.pin_path,
                               env=key_env)
@@ -152,7 +158,15 @@ def measure_vpn(key_source: str, n: int, warmup: int, workdir: Path, seed: int =
             try:
                 for i in range(warmup + n if server.proc is not None else 0):
                     counted = i >= warmup
-                    sample = _one_run(ns, server, server_certs.ca, key, proto, work / f"client-{i}", timeout_s,
+                    run_key = key
+                    if token is not None:
+                        # each run is a new process that loads the shim afresh: a seed per run, or every
+                        # run would draw the same delays
+                        env, log = shim_env(token, profile, private_dir(work / "shim" / f"run-{i}"),
+                                            run_seed(seed, i))
+                        shim_logs.append(log)
+                        run_key = replace(key, env={k: env[k] for k in ("SOFTHSM2_CONF", "SECPERF_SE_PROFILE")})
+                    sample = _one_run(ns, server, server_certs.ca, run_key, proto, work / f"client-{i}", timeout_s,
                                       i - warmup if counted else i)
                     if sample.get("tls"):
                         tls_seen.append(sample["tls"])
@@ -177,9 +191,10 @@ def measure_vpn(key_source: str, n: int, warmup: int, workdir: Path, seed: int =
         resumed=resumed,
         tunnel_ping_ok=sum(1 for x in s["samples"] if x.get("tunnel_ping_ok")),
     )
-    if shim_log is not None:
+    if token is not None:
         from .signer import per_call_breakdown, read_log
-        s["derived"]["se_calls"] = per_call_breakdown(iters, read_log(shim_log))
+        calls = [c for log in shim_logs for c in read_log(log)]
+        s["derived"]["se_calls"] = per_call_breakdown(iters, calls)
     if s["failures"]:
         s["labels"]["logs"] = str(work)
     else:
