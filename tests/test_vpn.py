@@ -172,6 +172,17 @@ def test_sweep_deletes_only_namespaces_of_dead_owners():
 
 
 @needs_root
+def test_namespaces_are_deleted_on_keyboard_interrupt():
+    with pytest.raises(KeyboardInterrupt):
+        with V.NetnsPair() as ns:
+            names = (ns.srv, ns.dev)
+            assert set(names) <= set(V.list_namespaces())
+            assert ns.exec_argv("dev", ["true"])[:4] == ["ip", "netns", "exec", ns.dev]
+            raise KeyboardInterrupt
+    assert not set(names) & set(V.list_namespaces())
+
+
+@needs_root
 def test_nothing_is_left_behind():
     """Runs last in this file: every openvpn started above is gone and no namespace remains."""
     assert STARTED_PIDS, "the tests above recorded no PIDs"

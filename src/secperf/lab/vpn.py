@@ -48,7 +48,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core.paths import private_dir
 from .pki import CertSet
 from .services import Service, ServiceError
 
@@ -596,7 +595,8 @@ class OpenVpnClient(Service):
                 else:
                     self.reader.eof.wait(1.0)
                     rc = proc.poll()
-                    what = f"exited ({'exit ' + str(rc) if rc is not None else 'stdout closed'}) before the tunnel was up"
+                    how = f"exit {rc}" if rc is not None else "stdout closed"
+                    what = f"exited ({how}) before the tunnel was up"
                 if self._pin_problem:
                     what += f"; {self._pin_problem}"
                 reason = f"openvpn client {what}; last log lines: " + " | ".join(self._tail(6))
