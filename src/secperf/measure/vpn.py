@@ -1,0 +1,234 @@
+"""TLS VPN connection establishment (study S2's "OpenVPN: tunnel up"): an OpenVPN 2.6 client in a
+device namespace connects to an OpenVPN server (TLS server mode) in a server namespace, with mutual
+TLS; the client key is in software, in the lab token (SoftHSM2 behind the secure-element shim with
+no added delay) or behind a secure-element profile.
+
+Timer: OpenVPN's own log timestamps (µs), from the client's first socket/link line to
+"Initialization Sequence Completed" (tunnel up). Process start-up (spawn → first log line) and
+initialisation (first log line → first socket line: config, PKCS#11 provider and key loading) are
+reported separately, never mixed into the establishment time. One OpenVPN client process per run.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from ..core import result as R
+from ..core import stats
+from ..core.paths import private_dir
+from ..lab import vpn as V
+
+OVER_S_US = 1_000_000.0
+TIMER = {"name": "establishment", "start": "openvpn client: first socket/link log line",
+         "end": "Initialization Sequence Completed", "clock": "openvpn log timestamps (µs)"}
+RESUMPTION = ("not applicable: OpenVPN's control channel does not resume TLS sessions across restarts "
+              "(its OpenSSL context sets SSL_OP_NO_TICKET and SSL_SESS_CACHE_OFF, and each run is a new client "
+              "process); checked per run: 'resumed' counts runs whose client log lacks the server-certificate "
+              "verification a full handshake has")
+
+
+def parse_key_source(key_source: str, profile_name: str | None = None) -> tuple[str, str | None]:
+    """(kind, profile): kind is software, token or se. ValueError names what is wrong."""
+    if not isinstance(key_source, str) or not key_source:
+        raise ValueError(f"key_source {key_source!r} must be 'software', 'token' or 'se:<profile>'")
+    if key_source == "software":
+        if profile_name not in (None, "software"):
+            raise ValueError(f"key_source 'software' takes no secure-element profile (got {profile_name!r})")
+        return "software", None
+    if key_source == "token":
+        if profile_name not in (None, "softhsm"):
+            raise ValueError(f"key_source 'token' is SoftHSM2 with no added delay (profile 'softhsm'); "
+                             f"use key_source 'se:{profile_name}' for profile {profile_name!r}")
+        return "token", "softhsm"
+    if key_source == "se" and profile_name:
+        return "se", profile_name
+    if key_source.startswith("se:") and key_source[3:]:
+        prof = key_source[3:]
+        if profile_name not in (None, prof):
+            raise ValueError(f"key_source {key_source!r} and profile_name {profile_name!r} disagree")
+        return "se", prof
+    raise ValueError(f"key_source {key_source!r} must be 'software', 'token' or 'se:<profile>' "
+                     f"(e.g. 'se:iot-safe-sim')")
+
+
+def run_seed(seed: int, i: int) -> int:
+    """The shim's seed for run ``i`` (warm-up runs included) of a measurement seeded ``seed``."""
+    return (int(seed) * 1_000_003 + i) % (2 ** 63)
+
+
+def _phase_p50(samples: list[dict]) -> list[dict]:
+    order: list[str] = []
+    vals: dict[str, list[float]] = {}
+    for s in samples:
+        for p in s.get("phases") or []:
+            if p["phase"] not in vals:
+                order.append(p["phase"])
+                vals[p["phase"]] = []
+            vals[p["phase"]].append(p["us"])
+    return [{"phase": name, "p50_us": stats.median(vals[name])} for name in order]
+
+
+def _median_or_none(xs: list) -> float | None:
+    xs = [x for x in xs if x is not None]
+    return stats.median(xs) if xs else None
+
+
+def measure_vpn(key_source: str, n: int, warmup: int, workdir: Path, seed: int = 1,
+                profile_name: str | None = None, proto: str = "udp", timeout_s: float = 20,
+                server_key_type: str = "ecdsa-p256", profiles_path: Path | None = None,
+                client_cert: Path | None = None, client_key: Path | None = None) -> dict:
+    """One Result series ``connect/vpn/openvpn/{key_source}/full``: ``n`` counted runs after
+    ``warmup``, each a new OpenVPN client process bringing the tunnel up against one OpenVPN server
+    (set up and torn down here, in namespaces created here). Failed runs are failures with a
+    reason, never exceptions. ``profiles_path``: a TOML file of secure-element profiles instead of
+    the built-in ones (for ``se:`` sources). ``client_cert``/``client_key``: another software client
+    certificate and key (e.g. one the server must reject). Logs are kept in ``workdir`` only if a run failed."""
+    kind, prof_name = parse_key_source(key_source, profile_name)
+    if kind == "se":
+        key_source = f"se:{prof_name}"
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"n = {n!r}: the number of counted runs must be an integer >= 1")
+    if not isinstance(warmup, int) or warmup < 0:
+        raise ValueError(f"warmup = {warmup!r} must be an integer >= 0")
+    if proto not in V.PROTOS:
+        raise ValueError(f"proto {proto!r} must be one of {', '.join(V.PROTOS)}")
+    if not timeout_s or timeout_s <= 0:
+        raise ValueError(f"timeout_s = {timeout_s!r} must be > 0")
+    if (client_cert is None) != (client_key is None) or (client_cert is not None and kind != "software"):
+        raise ValueError("client_cert and client_key go together, and only with key_source 'software'")
+    for what, p in (("client_cert", client_cert), ("client_key", client_key)):
+        if p is not None and not Path(p).is_file():
+            raise ValueError(f"{what} {p} is not a file")
+    if server_key_type not in V.SERVER_KEY_TYPES:
+        raise ValueError(f"server_key_type {server_key_type!r} must be one of {', '.join(V.SERVER_KEY_TYPES)}")
+    profile = None
+    if kind in ("token", "se"):
+        from ..model.se_profiles import get_profile
+        profile = get_profile(prof_name, profiles_path if kind == "se" else None)  # ProfileError is a ValueError
+    V.require_root()
+    V.openvpn_exe()
+
+    from ..lab.pki import LabPKI
+    pki = LabPKI().ensure()
+    server_certs = pki.server(server_key_type, 1)
+    client_sw = pki.client("ecdsa-p256")
+
+    s = R.new_series(f"connect/vpn/openvpn/{key_source}/full", kind="connect",
+                     labels={"protocol": "vpn", "client": "openvpn", "server": "openvpn", "key_source": key_source,
+                             "handshake": "full", "auth": "mtls", "transport": proto, "tls": None,
+                             "profile": prof_name},
+                     timer=dict(TIMER))
+    s["derived"] = {"phases_p50_us": [], "startup_p50_us": None, "init_p50_us": None, "se_calls": None,
+                    "resumed": 0, "resumption": RESUMPTION}
+    work = private_dir(Path(workdir) / f"openvpn-{key_source.replace(':', '-')}-{os.getpid()}-{time.monotonic_ns()}")
+    shim_logs: list[Path] = []
+    token = None
+    iters: list[dict] = []
+    tls_seen: list[str] = []
+    resumed = 0
+    key = None
+    if kind == "software":
+        key = V.ClientKey("software", cert=Path(client_cert or client_sw.cert), key=Path(client_key or client_sw.key))
+    else:
+        from ..lab.token import LabToken, TokenError
+        from .probe import find_shim
+        from .signer import shim_env
+        try:
+            token = LabToken(pki=pki).ensure()
+            tk = token.key("ecdsa-p256")
+            key_env = dict(token.env())
+            pid11 = V.pkcs11_id(token.module_path, token.env(), tk["label"])
+            key = V.ClientKey("pkcs11", provider=find_shim(), pkcs11_id=pid11, pin_file=token.pin_path,
+                              env=key_env)
+        except (TokenError, V.VpnError, FileNotFoundError) as exc:
+            R.add_failure(s, f"the token key could not be prepared for OpenVPN: {exc}")
+    if key is not None:
+        with V.NetnsPair() as ns:
+            server = V.OpenVpnServer(ns, server_certs, client_sw.ca, proto=proto, workdir=work / "server")
+            try:
+                server.start()
+                s["labels"]["server_address"] = f"{ns.server_ip}:{server.port}"
+                s["derived"]["server_pid"] = server.proc.pid
+            except V.ServiceError as exc:
+                R.add_failure(s, f"OpenVPN server did not start: {exc}")
+            try:
+                for i in range(warmup + n if server.proc is not None else 0):
+                    counted = i >= warmup
+                    run_key = key
+                    if token is not None:
+                        # each run is a new process that loads the shim afresh: a seed per run, or every
+                        # run would draw the same delays
+                        env, log = shim_env(token, profile, private_dir(work / "shim" / f"run-{i}"),
+                                            run_seed(seed, i))
+                        shim_logs.append(log)
+                        run_key = replace(key, env={k: env[k] for k in ("SOFTHSM2_CONF", "SECPERF_SE_PROFILE")})
+                    sample = _one_run(ns, server, server_certs.ca, run_key, proto, work / f"client-{i}", timeout_s,
+                                      i - warmup if counted else i)
+                    if sample.get("tls"):
+                        tls_seen.append(sample["tls"])
+                    if not counted:
+                        continue
+                    s["samples"].append(sample)
+                    if sample["ok"]:
+                        s["values_us"].append(sample["usable_us"])
+                        iters.append({"start_ns": sample["start_ns"], "end_ns": sample["end_ns"]})
+                        if not sample.get("peer_cert_verified"):
+                            resumed += 1
+                    else:
+                        R.add_failure(s, f"run {sample['i']}: {sample['reason']}")
+            finally:
+                server.stop()
+    ok = [x for x in s["samples"] if x["ok"]]
+    s["labels"]["tls"] = tls_seen[-1] if tls_seen else None
+    s["derived"].update(
+        phases_p50_us=_phase_p50(ok),
+        startup_p50_us=_median_or_none([x["startup_us"] for x in s["samples"]]),
+        init_p50_us=_median_or_none([x["init_us"] for x in s["samples"]]),
+        resumed=resumed,
+        tunnel_ping_ok=sum(1 for x in s["samples"] if x.get("tunnel_ping_ok")),
+    )
+    if token is not None:
+        from .signer import per_call_breakdown, read_log
+        calls = [c for log in shim_logs for c in read_log(log)]
+        s["derived"]["se_calls"] = per_call_breakdown(iters, calls)
+    if s["failures"]:
+        s["labels"]["logs"] = str(work)
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+    return R.finalize_series(s, OVER_S_US)
+
+
+def _one_run(ns, server, server_ca: Path, key, proto: str, workdir: Path, timeout_s: float, i: int) -> dict:
+    """One client process: connect, check the tunnel with one ping, stop it by PID."""
+    client = V.OpenVpnClient(ns, server_ca, key, proto=proto, workdir=workdir)
+    sample = {"i": i, "ok": False, "reason": None, "usable_us": None, "phases": [], "startup_us": None,
+              "init_us": None, "start_ns": None, "end_ns": None, "tunnel_ping_ok": False, "tunnel_ping_rtt_us": None,
+              "tls": None, "pid": None}
+    try:
+        run = client.connect(timeout_s, server=server)
+        sample.update(start_ns=run.start_ns, end_ns=run.end_ns, pid=run.pid)
+        parsed = V.parse_client_log(run.lines, run.spawn_us, run.pin_query_us)
+        sample.update(startup_us=parsed["startup_us"], init_us=parsed["init_us"], tls=parsed["tls"],
+                      peer_cert_verified=parsed["peer_cert_verified"])
+        if not run.ok:
+            server_says = [] if "rejected by the server" in run.reason else server.recent_errors(run.spawn_us)
+            sample["reason"] = run.reason + (f"; server: {' | '.join(server_says[-3:])}" if server_says else "")
+        elif not parsed["ok"]:
+            sample["reason"] = f"tunnel up but the client log could not be timed: {parsed['reason']}"
+        else:
+            sample.update(ok=True, usable_us=parsed["usable_us"], phases=parsed["phases"])
+            ping_ok, rtt = ns.ping(V.TUN_SERVER_IP)
+            sample.update(tunnel_ping_ok=ping_ok, tunnel_ping_rtt_us=rtt)
+            if not ping_ok:
+                sample.update(ok=False, reason=f"tunnel up but one ping to {V.TUN_SERVER_IP} through it failed")
+    except (OSError, V.VpnError, ValueError) as exc:
+        sample["reason"] = f"client could not be run: {exc}"
+    finally:
+        client.stop()
+    if sample["ok"]:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return sample

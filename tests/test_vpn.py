@@ -1,0 +1,198 @@
+"""TLS VPN establishment (OpenVPN 2.6 server mode in network namespaces): software and token keys
+bring the tunnel up and carry a ping; a 100 ms signing profile makes establishment ~100 ms slower
+and shows in the per-call breakdown; a client certificate from another CA is a failed sample with
+a reason; nothing (namespace, openvpn process) is left behind. Needs root."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from secperf.lab import vpn as V
+from secperf.lab.pki import LabPKI
+from secperf.lab.token import LabToken
+from secperf.measure.vpn import measure_vpn, parse_key_source
+
+IS_ROOT = os.geteuid() == 0
+needs_root = pytest.mark.skipif(not IS_ROOT or not shutil.which("openvpn") and not os.path.exists("/usr/sbin/openvpn"),
+                                reason="needs root (network namespaces, veth, tun) and openvpn installed")
+
+SLOW_SIGN = """
+[profiles.slow-sign]
+description = "test profile: 100 ms per signature"
+wait = "sleep"
+source = "test"
+[profiles.slow-sign.C_Sign]
+dist = "fixed"
+value = 100.0
+"""
+
+STARTED_PIDS: list[int] = []
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    root = tmp_path_factory.mktemp("vpnhome")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SECPERF_HOME", str(root))
+        pki = LabPKI().ensure()
+        if IS_ROOT:
+            LabToken(pki=pki).ensure()
+        yield root
+
+
+def _record(s):
+    STARTED_PIDS.extend(x["pid"] for x in s["samples"] if x.get("pid"))
+    if s["derived"].get("server_pid"):
+        STARTED_PIDS.append(s["derived"]["server_pid"])
+
+
+def _check_tunnel(s, key_source):
+    assert s["status"] == "ok", s["failures"]
+    assert s["id"] == f"connect/vpn/openvpn/{key_source}/full" and s["kind"] == "connect"
+    assert s["labels"]["tls"] in ("TLSv1.2", "TLSv1.3") and s["labels"]["auth"] == "mtls"
+    assert s["timer"]["end"] == "Initialization Sequence Completed"
+    for x in s["samples"]:
+        assert x["ok"] and x["tunnel_ping_ok"], x
+        assert sum(p["us"] for p in x["phases"]) == pytest.approx(x["usable_us"])
+        assert x["startup_us"] > 0 and x["end_ns"] > x["start_ns"]
+        assert 0 < x["usable_us"] < 5_000_000
+    assert [p["phase"] for p in s["derived"]["phases_p50_us"]][-1] == "tun setup"
+    assert s["derived"]["resumed"] == 0 and s["derived"]["startup_p50_us"] > 0
+
+
+def test_parse_client_log_phases_sum_to_establishment():
+    log = """\
+1700000000.000100 1 OpenVPN 2.6.14 x86_64-pc-linux-gnu
+1700000000.010000 1 TCP/UDP: Preserving recently used remote address: [AF_INET]10.200.0.1:1194
+1700000000.010010 1 UDPv4 link local: (not bound)
+1700000000.010500 14000003 TLS: Initial packet from [AF_INET]10.200.0.1:1194, sid=1 2
+1700000000.011000 14000002 VERIFY OK: depth=0, O=secperf lab, CN=localhost
+1700000000.012000 46000083 MANAGEMENT: CMD 'password [...]'
+1700000000.015000 14000002 Control Channel: TLSv1.3, cipher TLSv1.3 TLS_AES_256_GCM_SHA384
+1700000000.015010 1 [localhost] Peer Connection Initiated with [AF_INET]10.200.0.1:1194
+1700000000.016000 22000003 PUSH: Received control message: 'PUSH_REPLY,ifconfig 10.201.0.2 255.255.255.0'
+1700000000.017000 1 Initialization Sequence Completed
+"""
+    lines = [V.parse_line(x) for x in log.splitlines()]
+    out = V.parse_client_log(lines, spawn_us=1700000000_000000, pin_query_us=1700000000_011500)
+    assert out["ok"] and out["tls"] == "TLSv1.3" and out["peer_cert_verified"]
+    assert out["usable_us"] == 7000 and out["startup_us"] == 100 and out["init_us"] == 9900
+    assert [(p["phase"], p["us"]) for p in out["phases"]] == [
+        ("control channel reset", 500), ("tls handshake: to PIN query", 1000), ("PIN entry (management)", 500),
+        ("tls handshake: login, sign, finish", 3010), ("push request/reply", 990), ("tun setup", 1000)]
+    bad = V.parse_client_log(lines[:5])
+    assert not bad["ok"] and "Initialization Sequence Completed" in bad["reason"]
+
+
+def test_bad_input_is_a_value_error(tmp_path):
+    for ks in ("", "hsm", "se:", "se"):
+        with pytest.raises(ValueError, match="key_source"):
+            parse_key_source(ks)
+    with pytest.raises(ValueError, match="proto"):
+        measure_vpn("software", 1, 0, tmp_path, proto="sctp")
+    with pytest.raises(ValueError, match="n = 0"):
+        measure_vpn("software", 0, 0, tmp_path)
+    with pytest.raises(ValueError, match="unknown secure-element profile"):
+        measure_vpn("se:no-such-chip", 1, 0, tmp_path)
+    assert parse_key_source("se", "iot-safe-sim") == ("se", "iot-safe-sim")
+
+
+@needs_root
+def test_software_and_token_keys_bring_the_tunnel_up(home, tmp_path):
+    sw = measure_vpn("software", n=3, warmup=1, workdir=tmp_path)
+    _record(sw)
+    _check_tunnel(sw, "software")
+    assert sw["derived"]["se_calls"] is None and sw["labels"]["profile"] is None
+    tok = measure_vpn("token", n=3, warmup=1, workdir=tmp_path)
+    _record(tok)
+    _check_tunnel(tok, "token")
+    assert tok["labels"]["profile"] == "softhsm"
+    assert "PIN entry (management)" in [p["phase"] for p in tok["derived"]["phases_p50_us"]]
+    calls = {c["fn"]: c for c in tok["derived"]["se_calls"]["calls"]}
+    assert "C_Sign" in calls and "C_Login" in calls
+    assert list(tmp_path.iterdir()) == []   # logs are deleted when nothing failed
+
+
+@needs_root
+def test_tcp_transport(home, tmp_path):
+    s = measure_vpn("software", n=2, warmup=0, workdir=tmp_path, proto="tcp")
+    _record(s)
+    _check_tunnel(s, "software")
+    assert s["labels"]["transport"] == "tcp"
+    assert s["derived"]["phases_p50_us"][0]["phase"] == "tcp connect"
+
+
+@needs_root
+def test_secure_element_signing_delay_shows_in_establishment(home, tmp_path):
+    prof = tmp_path / "profiles.toml"
+    prof.write_text(SLOW_SIGN)
+    tok = measure_vpn("token", n=5, warmup=1, workdir=tmp_path / "t")
+    se = measure_vpn("se:slow-sign", n=5, warmup=1, workdir=tmp_path / "s", profiles_path=prof)
+    _record(tok)
+    _record(se)
+    _check_tunnel(se, "se:slow-sign")
+    assert se["labels"]["profile"] == "slow-sign"
+    diff_ms = (se["summary"]["p50_us"] - tok["summary"]["p50_us"]) / 1000
+    assert diff_ms == pytest.approx(100, abs=40), (se["summary"]["p50_us"], tok["summary"]["p50_us"])
+    calls = {c["fn"]: c for c in se["derived"]["se_calls"]["calls"]}
+    assert calls["C_Sign"]["delay_p50_ms"] == pytest.approx(100, abs=1)
+
+
+@needs_root
+def test_client_certificate_from_another_ca_is_a_failed_sample(home, tmp_path):
+    other = LabPKI(tmp_path / "other-pki").ensure().client("ecdsa-p256")
+    s = measure_vpn("software", n=1, warmup=0, workdir=tmp_path / "w", client_cert=other.cert,
+                    client_key=other.key, timeout_s=10)
+    _record(s)
+    assert s["status"] == "failed" and not s["values_us"]
+    assert len(s["samples"]) == 1 and not s["samples"][0]["ok"]
+    assert "rejected by the server" in s["failures"][0]["reason"]
+    assert "VERIFY ERROR" in s["failures"][0]["reason"]
+    assert Path(s["labels"]["logs"]).is_dir()   # logs kept when something failed
+
+
+@needs_root
+def test_sweep_deletes_only_namespaces_of_dead_owners():
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale, live = f"{V.PREFIX}{dead.pid}-0-srv", f"{V.PREFIX}{os.getpid()}-999-srv"
+    try:
+        for name in (stale, live):
+            subprocess.run(["ip", "netns", "add", name], check=True, timeout=10)
+        deleted = V.sweep_stale()
+        assert stale in deleted and live not in deleted
+        names = V.list_namespaces()
+        assert stale not in names and live in names
+    finally:
+        for name in (stale, live):
+            subprocess.run(["ip", "netns", "del", name], capture_output=True, timeout=10)
+
+
+@needs_root
+def test_namespaces_are_deleted_on_keyboard_interrupt():
+    with pytest.raises(KeyboardInterrupt):
+        with V.NetnsPair() as ns:
+            names = (ns.srv, ns.dev)
+            assert set(names) <= set(V.list_namespaces())
+            assert ns.exec_argv("dev", ["true"])[:4] == ["ip", "netns", "exec", ns.dev]
+            raise KeyboardInterrupt
+    assert not set(names) & set(V.list_namespaces())
+
+
+@needs_root
+def test_nothing_is_left_behind():
+    """Runs last in this file: every openvpn started above is gone and no namespace remains."""
+    assert STARTED_PIDS, "the tests above recorded no PIDs"
+    alive = []
+    for pid in STARTED_PIDS:
+        try:
+            os.kill(pid, 0)
+            alive.append(pid)
+        except ProcessLookupError:
+            pass
+    assert not alive, f"openvpn processes still running: {alive}"
+    mine = [n for n in V.list_namespaces() if n.startswith(f"{V.PREFIX}{os.getpid()}-")]
+    assert not mine, mine
