@@ -155,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     cn.add_argument("--nagle", action="store_true",
                     help="mosquitto without set_tcp_nodelay (shows Nagle + delayed ACK on CONNACK)")
     cn.add_argument("--timeout-ms", type=_positive_int, default=5000, help="per-connection stage timeout")
-    _measure_options(cn)
+    _measure_options(cn, links=True)
     _mac_can_parsers(sub)
 
     rp = sub.add_parser("report", help="re-render the HTML report of a result.json")
@@ -487,7 +487,8 @@ def _connect_phase(configs, cp) -> Phase:
                  lambda items, doc, run, progress: C.run_connect(items, cp, doc, run, progress))
 
 
-def connect_configs(protocols, keys, handshakes, clients, auths, tls="1.3", nagle=False, coap_security=None):
+def connect_configs(protocols, keys, handshakes, clients, auths, tls="1.3", nagle=False, coap_security=None,
+                    networks=("loopback",)):
     """The `connect` matrix from command-line style lists; bad names raise BadInput."""
     from .measure import connect as C
     from .model.se_profiles import load_profiles
@@ -512,10 +513,11 @@ def connect_configs(protocols, keys, handshakes, clients, auths, tls="1.3", nagl
         if c not in all_clients:
             raise BadInput(f"unknown --client {c!r}; known: {', '.join(all_clients)}, all")
     known = load_profiles()
-    configs = C.configs_for(protocols, keys, handshakes, clients or None, auths, tls=tls, nodelay=not nagle,
-                            coap_security=coap_security)
-    if "vpn" in protocols and not clients:
-        configs += C.configs_for(["vpn"], keys, ["full"], ["openvpn"])
+    from dataclasses import replace
+    base = C.configs_for(protocols, keys, handshakes, clients or None, auths, tls=tls, nodelay=not nagle,
+                         coap_security=coap_security)
+    configs = [replace(c, network=n) for n in networks for c in base
+               if n == "loopback" or c.client != "jwt-client"]
     if not configs:
         raise BadInput("nothing to measure: the chosen --client values do not serve the chosen protocols")
     kept = []
@@ -537,18 +539,20 @@ def connect_configs(protocols, keys, handshakes, clients, auths, tls="1.3", nagl
 
 def cmd_connect(args) -> int:
     from .measure import connect as C
-    _check_network(args, what="connection experiments")
+    nets = _networks(args)
     protocols = _csv_list([args.protocol], [])
     keys = _csv_list(args.key, ["software", "se:iot-safe-sim"])
     handshakes = _csv_list(args.handshake, ["full", "resumed"])
     clients = _csv_list(args.client, [])
     auths = _csv_list(args.auth, ["mtls", "jwt_fresh", "jwt_cached"])
     configs = connect_configs(protocols, keys, handshakes, clients, auths, tls=args.tls, nagle=args.nagle,
-                              coap_security=_csv_list(args.coap_security, ["pki"]))
+                              coap_security=_csv_list(args.coap_security, ["pki"]),
+                              networks=[n.name for n in nets])
     cp = C.ConnectParams(n=args.n or 20, warmup=args.warmup if args.warmup is not None else 2,
                          timeout_ms=args.timeout_ms, seed=args.seed)
     params = {"protocols": protocols, "keys": keys, "handshakes": handshakes, "clients": clients or ["probe"],
-              "auth": auths, "tls": args.tls, "set_tcp_nodelay": not args.nagle, **cp.as_dict()}
+              "auth": auths, "tls": args.tls, "set_tcp_nodelay": not args.nagle,
+              "networks": [n.as_dict() for n in nets], **cp.as_dict()}
     return _measure_and_write(args, "connect", params, [_connect_phase(configs, cp)])
 
 

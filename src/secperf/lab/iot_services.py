@@ -72,7 +72,7 @@ class Mosquitto(Service):
         for _attempt in range(1 if self.fixed_port else 2):
             port = self.fixed_port or free_port()
             tls = f"tls_version tlsv{self.tls_version}" if self.tls_version else ""
-            conf = MOSQUITTO_CONF.format(port=port, host=LOOPBACK, ca=self.client_ca, chain=self.certs.chain,
+            conf = MOSQUITTO_CONF.format(port=port, host=self.bind, ca=self.client_ca, chain=self.certs.chain,
                                          key=self.certs.key, nodelay="true" if self.nodelay else "false",
                                          tls_version=tls)
             conf = f"user {user}\n" + conf
@@ -80,7 +80,8 @@ class Mosquitto(Service):
             proc = self._spawn([exe, "-c", str(self.workdir / "mosquitto.conf")])
             # mosquitto accepts TCP before its TLS context is usable (with a broken key it exits
             # after the first connection): ready means it answers a TLS ClientHello
-            if wait_tcp(port, 10, proc) and tls_answers(port, 5, proc):
+            if (wait_tcp(port, 10, proc, self.bind, self.make_socket)
+                    and tls_answers(port, 5, proc, self.bind, self.make_socket)):
                 self.port = port
                 return self
             self.stop()
@@ -92,7 +93,12 @@ class Mosquitto(Service):
         return {**super().describe(), "set_tcp_nodelay": self.nodelay}
 
 
-def tls_answers(port: int, timeout_s: float, proc=None) -> bool:
+def _socket(make_socket, kind: int) -> socket.socket:
+    """A socket of `kind`, made by make_socket (e.g. inside the server's namespace) when given."""
+    return make_socket(kind) if make_socket is not None else socket.socket(socket.AF_INET, kind)
+
+
+def tls_answers(port: int, timeout_s: float, proc=None, host: str = LOOPBACK, make_socket=None) -> bool:
     """True once a TLS server on the loopback port sends its first flight (the handshake may then
     fail for want of a client certificate: that still proves its certificate and key loaded)."""
     import ssl
@@ -104,7 +110,9 @@ def tls_answers(port: int, timeout_s: float, proc=None) -> bool:
         if proc is not None and proc.poll() is not None:
             return False
         try:
-            with socket.create_connection((LOOPBACK, port), timeout=1.0) as raw:
+            with _socket(make_socket, socket.SOCK_STREAM) as raw:
+                raw.settimeout(1.0)
+                raw.connect((host, port))
                 with ctx.wrap_socket(raw) as tls:
                     tls.version()
                     return True
@@ -122,12 +130,12 @@ def _current_user() -> str:
     return pwd.getpwuid(os.getuid()).pw_name
 
 
-def coap_ping(port: int, timeout_s: float = 0.3) -> bool:
+def coap_ping(port: int, timeout_s: float = 0.3, host: str = LOOPBACK, make_socket=None) -> bool:
     """A CoAP ping (empty confirmable message) to the plain-UDP port: True when answered (RST)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+    with _socket(make_socket, socket.SOCK_DGRAM) as s:
         s.settimeout(timeout_s)
         try:
-            s.sendto(bytes([0x40, 0x00, 0x12, 0x34]), (LOOPBACK, port))
+            s.sendto(bytes([0x40, 0x00, 0x12, 0x34]), (host, port))
             data, _ = s.recvfrom(64)
         except OSError:
             return False
@@ -163,7 +171,7 @@ class CoapServer(Service):
                                "(Debian package libcoap3-bin)")
         for _attempt in range(1 if self.fixed_port else 3):
             base = self.fixed_port or _free_udp_pair()
-            argv = [exe, "-A", LOOPBACK, "-p", str(base), "-v", str(self.verbosity)]
+            argv = [exe, "-A", self.bind, "-p", str(base), "-v", str(self.verbosity)]
             if self.certs is not None:
                 argv += ["-c", str(self.certs.chain), "-j", str(self.certs.key)]
                 if self.client_ca is not None:
@@ -177,7 +185,7 @@ class CoapServer(Service):
             proc = self._spawn(argv)
             deadline = time.monotonic() + 10
             while time.monotonic() < deadline and proc.poll() is None:
-                if coap_ping(base):
+                if coap_ping(base, host=self.bind, make_socket=self.make_socket):
                     self.plain_port, self.port = base, base + 1
                     return self
                 time.sleep(0.05)

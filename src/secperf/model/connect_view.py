@@ -27,6 +27,11 @@ def se_categories(per_call: dict | None) -> dict[str, float]:
     return out
 
 
+def series_label(s: dict) -> str:
+    lb = s["labels"]
+    return lb.get("label") or " ".join(str(lb.get(k)) for k in ("protocol", "client", "key_source", "handshake"))
+
+
 def connect_series(doc: dict) -> list[dict]:
     return [s for s in doc["series"] if s.get("kind") == "connect"]
 
@@ -35,7 +40,7 @@ def series_rows(doc: dict) -> list[dict]:
     rows = []
     for s in connect_series(doc):
         lb, sm, d = s["labels"], s.get("summary") or {}, s.get("derived") or {}
-        rows.append({"id": s["id"], "label": lb.get("label", s["id"]), "protocol": lb["protocol"],
+        rows.append({"id": s["id"], "label": series_label(s), "protocol": lb["protocol"],
                      "client": lb.get("client"), "key_source": lb["key_source"], "handshake": lb["handshake"],
                      "status": s["status"], "n": sm.get("n", 0), "p50_us": sm.get("p50_us"),
                      "p90_us": sm.get("p90_us"), "p99_us": sm.get("p99_us"),

@@ -4,7 +4,7 @@ configuration (stacked phases), the distributions, and the secure element's call
 
 from __future__ import annotations
 
-from ..model.connect_view import series_rows, summary
+from ..model.connect_view import series_label, series_rows, summary
 from . import svg
 from .units import esc as _e, fmt_time_us
 
@@ -67,7 +67,7 @@ def se_call_table(doc: dict) -> str:
         if s.get("kind") != "connect" or not per or not per.get("calls"):
             continue
         for c in per["calls"]:
-            rows.append(f"<tr><td class='l'>{_e(s['labels'].get('label', s['id']))}</td><td class='l'>{_e(c['fn'])}</td>"
+            rows.append(f"<tr><td class='l'>{_e(series_label(s))}</td><td class='l'>{_e(c['fn'])}</td>"
                         f"<td>{c['calls_per_op']:.2f}</td><td>{_t(c['p50_ms'] * 1000 if c['p50_ms'] is not None else None)}</td>"
                         f"<td>{_t(c['delay_p50_ms'] * 1000 if c['delay_p50_ms'] is not None else None)}</td></tr>")
     if not rows:
