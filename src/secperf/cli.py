@@ -357,6 +357,13 @@ def cmd_run(args) -> int:
         jp = S.SignerParams(n=args.n or jw["n"], warmup=jw["warmup"], seed=args.seed)
         phases.append(_jwt_phase(jw["profiles"], jw["keys"], jp, jw["lifetime_s"]))
         extra["jwt"] = {**jw, **jp.as_dict()}
+    cs = scenario.connect_settings(scn)
+    if cs:
+        from .measure import connect as C
+        cfgs = connect_configs(cs["protocols"], cs["keys"], cs["handshakes"], [], ["mtls"])
+        cp = C.ConnectParams(n=args.n or cs["n"], warmup=cs["warmup"], seed=args.seed)
+        phases.append(_connect_phase(cfgs, cp))
+        extra["connect"] = {**cs, **cp.as_dict()}
     return _measure_and_write(args, "run", {"scenario": scn.get("name", args.scenario), "crypto": params.as_dict(),
                                             "handshake": hp.as_dict() if hp else None, **extra}, phases)
 

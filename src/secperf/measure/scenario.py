@@ -112,3 +112,20 @@ def signer_settings(scn: dict, section: str) -> dict | None:
     return {"profiles": list(sec.get("profiles", ["iot-safe-sim"])), "keys": list(sec.get("keys", ["ecdsa-p256"])),
             "modes": list(sec.get("modes", ["local_sw", "sign_only", "total"])), "n": int(sec.get("n", 10)),
             "warmup": int(sec.get("warmup", 1)), "lifetime_s": int(sec.get("lifetime_s", 3600))}
+
+
+def connect_settings(scn: dict) -> dict | None:
+    """[connect]: protocols, keys, handshakes, n, warmup — or None if absent. Names are checked
+    by the connect command's own validation when the configurations are built."""
+    sec = scn.get("connect")
+    if not sec:
+        return None
+    allowed = {"protocols", "keys", "handshakes", "n", "warmup"}
+    unknown = set(sec) - allowed
+    if unknown:
+        raise ScenarioError(f"scenario {scn.get('name', '?')}: [connect] has unknown keys {sorted(unknown)}; "
+                            f"allowed: {', '.join(sorted(allowed))}")
+    return {"protocols": list(sec.get("protocols", ["https", "mqtt", "coap"])),
+            "keys": list(sec.get("keys", ["software", "se:iot-safe-sim"])),
+            "handshakes": list(sec.get("handshakes", ["full", "resumed"])),
+            "n": int(sec.get("n", 10)), "warmup": int(sec.get("warmup", 1))}
