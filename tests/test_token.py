@@ -53,7 +53,8 @@ def test_private_layout(tok):
     assert _mode(tok.tokens_dir) == 0o700
     assert _mode(tok.pin_path) == 0o600 and _mode(tok.so_pin_path) == 0o600
     user, so = _secrets(tok)
-    assert len(user) == 32 and len(so) == 32 and user != so
+    # the user PIN fits libp11's pin-source file limit (clients read it from the file, not argv)
+    assert len(user) == 24 <= T.PIN_MAX_FILE and len(so) == 32 and user != so
     int(user, 16), int(so, 16)
     conf = tok.conf_path.read_text()
     assert f"directories.tokendir = {tok.tokens_dir}\n" in conf
@@ -269,3 +270,14 @@ def test_label_is_percent_encoded_in_uris(tmp_path, pki):
     assert t.uri("device-p256") == "pkcs11:token=lab%20token%3B1;object=device-p256;type=private"
     sig = t.sign("device-p256", MESSAGE)
     t.certificate("device-p256").public_key().verify(sig, MESSAGE, ec.ECDSA(hashes.SHA256()))
+
+
+def test_token_with_a_pin_too_long_for_pin_source_files_is_rebuilt(tmp_path, pki):
+    """Older tokens had 32-character PINs, which libp11 0.4.12 truncates when it reads a
+    pin-source file: such a token counts as not provisioned, so ensure() rebuilds it once."""
+    t = LabToken(tmp_path / "token", pki=pki).ensure()
+    assert t.is_provisioned()
+    t.pin_path.write_text("a" * 32)
+    assert not t.is_provisioned()
+    t.ensure()
+    assert t.is_provisioned() and len(t.pin()) <= T.PIN_MAX_FILE
