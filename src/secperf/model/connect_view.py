@@ -48,6 +48,7 @@ def series_rows(doc: dict) -> list[dict]:
                      "token_calls": (d.get("se_calls") or {}).get("token_calls_per_op"),
                      "startup_p50_us": d.get("startup_p50_us"), "phases": d.get("phases_p50_us") or [],
                      "failure": s["failures"][-1]["reason"] if s["failures"] else None,
+                     "note": d.get("resumption_note"),
                      "timer": s.get("timer", {})})
     return rows
 

@@ -52,6 +52,8 @@ def series_table(rows: list[dict]) -> str:
                        f"<td class='l fail' colspan='8'>{_e(r['failure'] or r['status'])}</td></tr>")
             continue
         note = "" if r["status"] == "ok" else f" <span class='fail'>({_e(r['status'])}: {_e(r['failure'])})</span>"
+        if r.get("note"):
+            note += f"<br><span class='muted'>{_e(r['note'])}</span>"
         calls = _calls(r["token_calls"])
         out.append(f"<tr><td class='l'>{_e(r['label'])}{note}</td><td class='l muted'>{_e(timer)}</td>"
                    f"<td>{r['n']}</td><td>{_t(r['p50_us'])}</td><td>{_t(r['p90_us'])}</td><td>{_t(r['p99_us'])}</td>"

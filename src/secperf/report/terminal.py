@@ -257,6 +257,10 @@ def connect_tables(doc: dict) -> list[Table]:
                   str(r["resumed"]) if r["resumed"] is not None else "–",
                   f"{r['token_calls']:.1f}" if r["token_calls"] is not None else "–",
                   fmt_time_us(r["startup_p50_us"]) if r["startup_p50_us"] else "–")
+    notes = sorted({f"{r['protocol']}: {r['note']}" for r in rows if r.get("note")})
+    if notes:
+        t.caption = "\n".join(notes)
+        t.caption_justify = "left"
     out.append(t)
     names = phase_names(rows)
     if names:
