@@ -237,7 +237,8 @@ def test_probe_rejects_protocol_transport_mismatch():
 def test_connect_over_an_emulated_link_counts_round_trips(lab, tmp_path):
     """Over a 20 ms one-way link, MQTT over TLS 1.3 is usable after 3 round trips (TCP, TLS 1.3,
     CONNECT/CONNACK) and CoAP over DTLS 1.2 with a cookie after 4 (HelloVerifyRequest, two
-    handshake flights, GET/ACK), plus computation; the server runs in the link's server namespace."""
+    handshake flights, GET/ACK), plus computation but not a further round trip; the server runs in
+    the link's server namespace."""
     from secperf.lab import netns
     if netns.check():
         pytest.skip(f"emulated links unavailable: {netns.check()}")
@@ -246,9 +247,8 @@ def test_connect_over_an_emulated_link_counts_round_trips(lab, tmp_path):
     for cfg, rtts in zip(configs, (3, 4)):
         s = by[cfg.series_id]
         assert s["status"] == "ok", s["failures"][:1]
-        cpu = max(float(c["lib_cpu_us"]) for c in s["samples"])
-        # measured computation (client CPU, doubled for the server's share) plus scheduling slack
-        slack = 2 * cpu + 8_000
-        assert rtts * 40_000 - 500 <= s["summary"]["p50_us"] <= rtts * 40_000 + slack, (cfg.protocol, s["summary"])
+        # at least the round trips; less than one more: client and server computation, cold caches
+        # under emulated delay and the relay's wake-ups fit well inside one 40 ms round trip
+        assert rtts * 40_000 - 500 <= s["summary"]["p50_us"] < (rtts + 1) * 40_000, (cfg.protocol, s["summary"])
         assert s["labels"]["network_spec"]
     assert not list(n for n in netns.list_namespaces() if n.startswith(f"secperf-ln-{os.getpid()}-"))
