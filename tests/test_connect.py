@@ -252,3 +252,14 @@ def test_connect_over_an_emulated_link_counts_round_trips(lab, tmp_path):
         assert rtts * 40_000 - 500 <= s["summary"]["p50_us"] < (rtts + 1) * 40_000, (cfg.protocol, s["summary"])
         assert s["labels"]["network_spec"]
     assert not list(n for n in netns.list_namespaces() if n.startswith(f"secperf-ln-{os.getpid()}-"))
+
+
+def test_cli_connect_with_a_relative_results_directory(tmp_path):
+    """Servers run with their work directory as cwd: a relative --out must still work (nginx once
+    failed to find its own configuration under a doubled relative path)."""
+    from conftest import run_cli
+    p = run_cli("connect", "https,mqtt", "--key", "software", "--auth", "mtls", "--handshake", "full",
+                "--n", "2", "--warmup", "0", "--out", "results", "--no-report", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-600:]
+    doc = R.load(tmp_path / "results" / "latest")
+    assert [s["status"] for s in doc["series"]] == ["ok", "ok"]

@@ -93,7 +93,8 @@ class Service:
     proto = "tls"
 
     def __init__(self, workdir: Path | None = None):
-        self.workdir = private_dir(Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="secperf-svc-")))
+        # absolute: servers run with their work directory as cwd and get paths inside it
+        self.workdir = private_dir(Path(workdir).resolve() if workdir else Path(tempfile.mkdtemp(prefix="secperf-svc-")))
         self.proc: subprocess.Popen | None = None
         self.port: int | None = None
         self.log_path = self.workdir / f"{self.name}.log"
