@@ -150,6 +150,40 @@ static void head_feed(head_state *h, const char *p, size_t n)
         h->head_len = (size_t)(e - h->buf) + 4;
 }
 
+int hs_app_timed_read(SSL *ssl, void *buf, int cap, uint64_t start, hs_app_result *r)
+{
+    uint64_t w0 = hs_now_ns();
+    uint64_t c0 = hs_cpu_ns();
+    int n = SSL_read(ssl, buf, cap);
+    uint64_t c1 = hs_cpu_ns();
+    uint64_t w1 = hs_now_ns();
+    r->read_cpu_ns += c1 - c0;
+    r->read_calls++;
+    if (n > 0) {
+        if (r->nreads < HS_APP_MAX_READS) {
+            hs_app_read *rd = &r->reads[r->nreads++];
+            rd->bytes = (size_t)n;
+            rd->wall_ns = w1 - w0;
+            rd->cpu_ns = c1 - c0;
+            rd->t_ns = w1 - start;
+        }
+        r->response_bytes += (size_t)n;
+    }
+    return n;
+}
+
+int hs_app_read_ended(SSL *ssl, int n, const hs_trace *tr, const hs_app_result *r, int *alert_first)
+{
+    int saved_errno = errno;
+    int e = SSL_get_error(ssl, n);
+    int eof = e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && saved_errno == 0)
+              || (e == SSL_ERROR_SSL && hs_io_is_eof());
+    if (e == SSL_ERROR_SSL && r->response_bytes == 0 && tr != NULL && tr->alert_received >= 0)
+        *alert_first = 1;
+    errno = saved_errno;
+    return eof;
+}
+
 int hs_app_client(SSL *ssl, int fd, const char *req, size_t req_len, int already_sent,
                   uint64_t timeout_ns, hs_trace *tr, hs_app_result *r, int *alert_first,
                   char *reason, size_t rlen)
@@ -178,22 +212,8 @@ int hs_app_client(SSL *ssl, int fd, const char *req, size_t req_len, int already
     uint64_t start = hs_now_ns();
     uint64_t deadline = start + timeout_ns;
     for (;;) {
-        uint64_t w0 = hs_now_ns();
-        uint64_t c0 = hs_cpu_ns();
-        int n = SSL_read(ssl, buf, sizeof(buf));
-        uint64_t c1 = hs_cpu_ns();
-        uint64_t w1 = hs_now_ns();
-        r->read_cpu_ns += c1 - c0;
-        r->read_calls++;
+        int n = hs_app_timed_read(ssl, buf, sizeof(buf), start, r);
         if (n > 0) {
-            if (r->nreads < HS_APP_MAX_READS) {
-                hs_app_read *rd = &r->reads[r->nreads++];
-                rd->bytes = (size_t)n;
-                rd->wall_ns = w1 - w0;
-                rd->cpu_ns = c1 - c0;
-                rd->t_ns = w1 - start;
-            }
-            r->response_bytes += (size_t)n;
             int had_head = head.head_len != 0;
             head_feed(&head, buf, (size_t)n);
             if (!had_head && head.head_len != 0) {
@@ -209,18 +229,12 @@ int hs_app_client(SSL *ssl, int fd, const char *req, size_t req_len, int already
             }
             continue;
         }
-        int saved_errno = errno;
-        int e = SSL_get_error(ssl, n);
-        int eof = e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && saved_errno == 0)
-                  || (e == SSL_ERROR_SSL && hs_io_is_eof());
+        int eof = hs_app_read_ended(ssl, n, tr, r, alert_first);
         if (eof && r->response_bytes > 0 && r->content_length < 0) {
             ERR_clear_error();
             r->end = "close";
             break;
         }
-        if (e == SSL_ERROR_SSL && r->response_bytes == 0 && tr != NULL && tr->alert_received >= 0)
-            *alert_first = 1;
-        errno = saved_errno;
         int rc = hs_io_after(ssl, fd, n, deadline, tr, reason, rlen);
         if (rc == HS_IO_RETRY)
             continue;

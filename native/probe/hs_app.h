@@ -76,6 +76,14 @@ int hs_app_serve(SSL *ssl, int fd, const char *early, size_t early_len, const ch
 int hs_app_write_all(SSL *ssl, int fd, const char *p, size_t n, uint64_t deadline,
                      uint64_t timeout_ns, uint64_t *cpu, char *reason, size_t rlen);
 
+/* One SSL_read timed on the wall and thread-CPU clocks and counted in r (read CPU, calls, the
+ * reads table with times since `start`, response bytes). Returns SSL_read's result. */
+int hs_app_timed_read(SSL *ssl, void *buf, int cap, uint64_t start, hs_app_result *r);
+
+/* After SSL_read returned n <= 0: 1 when the peer ended the stream (close_notify or EOF); sets
+ * *alert_first when a fatal alert arrived before any response byte. errno is kept for the caller. */
+int hs_app_read_ended(SSL *ssl, int n, const hs_trace *tr, const hs_app_result *r, int *alert_first);
+
 /* ,"app":{...} */
 void hs_app_write_json(FILE *f, const hs_app_result *r);
 

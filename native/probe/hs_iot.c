@@ -1,7 +1,6 @@
 /* hs_iot: MQTT CONNECT -> CONNACK and CoAP confirmable GET -> response after the handshake. */
 #include "hs_iot.h"
 
-#include <errno.h>
 #include <string.h>
 
 #include <openssl/err.h>
@@ -157,22 +156,8 @@ int hs_iot_client(SSL *ssl, int fd, int coap, const unsigned char *req, size_t r
     uint64_t start = hs_now_ns();
     uint64_t deadline = start + timeout_ns;
     for (;;) {
-        uint64_t rw0 = hs_now_ns();
-        uint64_t c0 = hs_cpu_ns();
-        int n = SSL_read(ssl, buf, sizeof(buf));
-        uint64_t c1 = hs_cpu_ns();
-        uint64_t rw1 = hs_now_ns();
-        r->read_cpu_ns += c1 - c0;
-        r->read_calls++;
+        int n = hs_app_timed_read(ssl, buf, sizeof(buf), start, r);
         if (n > 0) {
-            if (r->nreads < HS_APP_MAX_READS) {
-                hs_app_read *rd = &r->reads[r->nreads++];
-                rd->bytes = (size_t)n;
-                rd->wall_ns = rw1 - rw0;
-                rd->cpu_ns = c1 - c0;
-                rd->t_ns = rw1 - start;
-            }
-            r->response_bytes += (size_t)n;
             int done;
             if (coap) {
                 done = coap_feed(ssl, buf, (size_t)n, req, r, reason, rlen);
@@ -188,13 +173,7 @@ int hs_iot_client(SSL *ssl, int fd, int coap, const unsigned char *req, size_t r
             }
             continue;
         }
-        int saved_errno = errno;
-        int e = SSL_get_error(ssl, n);
-        int eof = e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && saved_errno == 0)
-                  || (e == SSL_ERROR_SSL && hs_io_is_eof());
-        if (e == SSL_ERROR_SSL && r->response_bytes == 0 && tr != NULL && tr->alert_received >= 0)
-            *alert_first = 1;
-        errno = saved_errno;
+        int eof = hs_app_read_ended(ssl, n, tr, r, alert_first);
         int rc = hs_io_after(ssl, fd, n, deadline, tr, reason, rlen);
         if (rc == HS_IO_RETRY)
             continue;
