@@ -27,7 +27,7 @@ import socket
 import subprocess
 import threading
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..core import host, result as R
@@ -36,7 +36,7 @@ from ..core.paths import private_dir, write_private
 from ..lab.pki import LabPKI
 from ..lab.services import LOOPBACK, Nginx, ServiceError
 from .handshake import run_client
-from .probe import find_probe, find_shim
+from .probe import find_shim
 
 PROTOCOLS = ("https", "mqtt", "coap", "vpn")
 KEY_SOURCES_DOC = "software, token, se:PROFILE"
@@ -325,24 +325,22 @@ def _kill_later(server, after_s: float) -> threading.Timer:
     return t
 
 
-def measure_probe(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict | None = None, link=None) -> dict:
-    """One configuration with the probe as client. With `link` (lab/netns.Link) the server runs in
-    the link's server namespace and the probe in its device namespace, over the emulated link."""
-    s = _series(cfg, "socket connect() started (TCP SYN / DTLS socket set-up)", USABLE[cfg.protocol],
-                "CLOCK_MONOTONIC (secperf-probe)")
+def _start(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, s: dict, link=None):
+    """The key material and the configuration's server, started and checked ready (inside the
+    link's server namespace when `link` emulates one). Returns (km, server), or None with the
+    reason recorded in series `s` (the run goes on)."""
     workdir = private_dir((p.workdir or Path(".")) / _slug(cfg.series_id))
     try:
         km = KeyMaterial(cfg, pki, workdir, p.seed, p.profiles_path, p.client_pair)
     except RuntimeError as exc:  # TokenError
         R.add_failure(s, f"key: {exc}")
-        return R.finalize_series(s)
+        return None
     try:
         server = server_for(cfg, pki, workdir / "server", p.server_port)
     except ConnectError as exc:
         R.add_failure(s, f"server: {exc}")
-        return R.finalize_series(s)
-    emulated = link is not None and not link.loopback
-    if emulated:
+        return None
+    if link is not None and not link.loopback:
         server.place(link.srv_prefix(), link.server_addr,
                      lambda kind=socket.SOCK_STREAM: link.socket("srv", type=kind))
         s["labels"].update(network_spec=link.spec.canonical(), network_rtt_ms=link.spec.rtt_ms)
@@ -351,12 +349,35 @@ def measure_probe(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict |
     except (ServiceError, OSError) as exc:
         R.add_failure(s, f"server: {exc}")
         s["labels"]["server_log"] = str(server.log_path)
-        return R.finalize_series(s)
+        return None
     s["labels"]["server"] = server.name
     s["labels"]["server_settings"] = server.describe()
+    if callable(p.on_server):
+        p.on_server(server)
+    return km, server
+
+
+def _finish(s: dict, server) -> dict:
+    """Summaries and status; the server's directory goes when all went well, else its log is named."""
+    R.finalize_series(s, OVER_US)
+    if s["status"] == "ok":
+        shutil.rmtree(server.workdir, ignore_errors=True)
+    else:
+        s["labels"]["server_log"] = str(server.log_path)
+    return s
+
+
+def measure_probe(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict | None = None, link=None) -> dict:
+    """One configuration with the probe as client. With `link` (lab/netns.Link) the server runs in
+    the link's server namespace and the probe in its device namespace, over the emulated link."""
+    s = _series(cfg, "socket connect() started (TCP SYN / DTLS socket set-up)", USABLE[cfg.protocol],
+                "CLOCK_MONOTONIC (secperf-probe)")
+    ready = _start(cfg, p, pki, s, link)
+    if ready is None:
+        return R.finalize_series(s)
+    km, server = ready
+    emulated = link is not None and not link.loopback
     try:
-        if callable(p.on_server):
-            p.on_server(server)
         budget = (p.n + p.warmup + 2) * (p.timeout_ms / 1000.0) * 3 + 30
         args = probe_client_args(cfg, server.port, p, pki, km, link.server_addr if emulated else LOOPBACK)
         meta, conns, err = run_client(args, budget, prefix=link.dev_prefix() if emulated else None, env=km.env)
@@ -386,12 +407,7 @@ def measure_probe(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict |
         s["values_us"].append(float(c["usable_us"]))
         s["cpu_values_us"].append(float(c["lib_cpu_us"]))
     _derive(s, cfg, calls, km)
-    R.finalize_series(s, OVER_US)
-    if s["status"] == "ok":
-        shutil.rmtree(server.workdir, ignore_errors=True)
-    else:
-        s["labels"]["server_log"] = str(server.log_path)
-    return s
+    return _finish(s, server)
 
 
 def _derive(s: dict, cfg: ConnectConfig, calls: list[dict], km: KeyMaterial | None) -> None:
@@ -461,7 +477,6 @@ def _stamp_lines(argv: list[str], env: dict, marker: str, timeout_s: float) -> t
 
 def measure_external(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict | None = None) -> dict:
     """curl, mosquitto_pub, paho-mqtt or coap-client against the same server as the probe."""
-    workdir = private_dir((p.workdir or Path(".")) / _slug(cfg.series_id))
     certs = pki.server(cfg.server_cert, 1)
     timer_end = USABLE[cfg.protocol]
     if cfg.client == "curl":
@@ -472,19 +487,10 @@ def measure_external(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dic
     else:
         s = _series(cfg, "process spawned, minus the client's median process start-up (reported apart)",
                     timer_end, "time.perf_counter_ns around the process")
-    try:
-        km = KeyMaterial(cfg, pki, workdir, p.seed, p.profiles_path, p.client_pair)
-    except RuntimeError as exc:
-        R.add_failure(s, f"key: {exc}")
+    ready = _start(cfg, p, pki, s)
+    if ready is None:
         return R.finalize_series(s)
-    server = server_for(cfg, pki, workdir / "server", p.server_port)
-    try:
-        server.start()
-    except (ServiceError, OSError) as exc:
-        R.add_failure(s, f"server: {exc}")
-        s["labels"]["server_log"] = str(server.log_path)
-        return R.finalize_series(s)
-    s["labels"]["server"] = server.name
+    km, server = ready
     try:
         runner = {"curl": _curl_run, "mosquitto_pub": _mosquitto_pub_run, "paho": _paho_run,
                   "coap-client": _coap_client_run}[cfg.client]
@@ -493,23 +499,18 @@ def measure_external(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dic
         server.stop()
     if startup is not None:
         s["derived"]["startup_p50_us"] = startup
-    _derive(s, cfg, km.calls(), km)
+    calls = km.calls()
+    _derive(s, cfg, calls, km)
     if km.shim_log is not None:
         # a new process loads the token each time: every PKCS#11 call of the run counts
-        calls = km.calls()
         s["derived"]["se_calls_per_run"] = len(calls) / max(1, p.n + p.warmup)
-    R.finalize_series(s, OVER_US)
-    if s["status"] == "ok":
-        shutil.rmtree(server.workdir, ignore_errors=True)
-    else:
-        s["labels"]["server_log"] = str(server.log_path)
-    return s
+    return _finish(s, server)
 
 
 def _record(s: dict, i: int, warm: bool, sample: dict) -> None:
     if warm:
         return
-    sample["i"] = i - 0
+    sample["i"] = i
     s["samples"].append(sample)
     if sample.get("ok"):
         s["values_us"].append(sample["usable_us"])
