@@ -372,6 +372,42 @@ class Link:
         return netns_socket(ns, family, type)
 
 
+class LinkPerNetwork:
+    """One emulated link at a time for a sequence of measurements: consecutive ones on the same
+    --network share a link; a new network closes the old link and opens its own; `close()` (or
+    leaving the `with` block, also on errors and interrupts) closes the last. A link that cannot be
+    built is returned as its reason, so each measurement over it fails with that reason."""
+
+    def __init__(self, seed: int = 1):
+        self.seed = seed
+        self.link: Link | None = None
+        self.network: str | None = None
+        self.error: str | None = None
+
+    def get(self, network: str) -> tuple["Link | None", str | None]:
+        """(link, None) for an emulated network, (None, None) for loopback, (None, reason) on failure."""
+        if network != self.network:
+            self.close()
+            self.network = network
+            if network not in NS.LOOPBACK_NAMES:
+                try:
+                    self.link = Link(network, seed=self.seed).open()
+                except (LinkError, NS.NetSpecError, OSError) as exc:
+                    self.error = str(exc)
+        return self.link, self.error
+
+    def close(self) -> None:
+        if self.link is not None:
+            self.link.close()
+        self.link, self.network, self.error = None, None, None
+
+    def __enter__(self) -> "LinkPerNetwork":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 def _stop_proc(p: subprocess.Popen, timeout_s: float = 5.0) -> None:
     if p.poll() is not None:
         return

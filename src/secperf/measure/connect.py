@@ -747,22 +747,12 @@ def run_connect(configs: list[ConnectConfig], p: ConnectParams, doc: dict, run=N
         import tempfile
         p.workdir = Path(tempfile.mkdtemp(prefix="secperf-connect-"))
     jwt_done = False
-    link, link_net, link_err = None, None, None
-    try:
+    from ..lab.netns import LinkPerNetwork
+    with LinkPerNetwork(p.seed) as links:  # configurations over one network share one emulated link
         for i, cfg in enumerate(configs):
             if progress:
                 progress("start", cfg, i, len(configs), None)
-            if cfg.network != link_net:  # configurations over one network share one emulated link
-                if link is not None:
-                    link.close()
-                link, link_net, link_err = None, cfg.network, None
-                if cfg.network not in ("loopback", "none"):
-                    from ..lab.netns import Link, LinkError
-                    from ..model.netspec import NetSpecError
-                    try:
-                        link = Link(cfg.network, seed=p.seed).open()
-                    except (LinkError, NetSpecError, OSError) as exc:
-                        link_err = str(exc)
+            link, link_err = links.get(cfg.network)
             if cfg.client == "jwt-client":
                 if not jwt_done:
                     _run_jwt_rows(configs, p, doc, run)
@@ -778,9 +768,6 @@ def run_connect(configs: list[ConnectConfig], p: ConnectParams, doc: dict, run=N
                 run.save(doc)
             if progress:
                 progress("done", cfg, i, len(configs), None)
-    finally:
-        if link is not None:
-            link.close()
     return doc
 
 

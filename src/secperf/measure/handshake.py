@@ -393,24 +393,15 @@ def run_handshakes(configs: list[HandshakeConfig], p: HandshakeParams, doc: dict
     """Measure every configuration; configurations over the same --network share one emulated
     link (opened when the network changes, closed after its last configuration, also on errors
     and interrupts). A link that cannot be built fails its configurations with the reason."""
-    from ..lab.netns import Link, LinkError
+    from ..lab.netns import LinkPerNetwork
     pki = LabPKI(p.pki_root).ensure()
     if p.workdir is None and run is not None:
         p.workdir = run.dir / "services"
-    link, link_net, link_err = None, None, None
-    try:
+    with LinkPerNetwork(seed) as links:
         for i, cfg in enumerate(configs):
             if progress:
                 progress("start", cfg, i, len(configs), None)
-            if cfg.network != link_net:
-                if link is not None:
-                    link.close()
-                link, link_net, link_err = None, cfg.network, None
-                if cfg.network not in NS.LOOPBACK_NAMES:
-                    try:
-                        link = Link(cfg.network, seed=seed).open()
-                    except (LinkError, NS.NetSpecError, OSError) as exc:
-                        link_err = str(exc)
+            link, link_err = links.get(cfg.network)
             if link_err:
                 series = R.new_series(cfg.series_id, kind="handshake", labels=asdict(cfg), timer=TIMER)
                 R.add_failure(series, f"network {cfg.network}: {link_err}")
@@ -422,7 +413,4 @@ def run_handshakes(configs: list[HandshakeConfig], p: HandshakeParams, doc: dict
                 run.save(doc)
             if progress:
                 progress("done", cfg, i, len(configs), series)
-    finally:
-        if link is not None:
-            link.close()
     return doc
