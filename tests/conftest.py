@@ -8,6 +8,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# A secure-element profile for tests: every signature takes exactly 100 ms (sleeping), so its
+# effect on a handshake, a tunnel or a connection is known in advance.
+SLOW_SIGN = """
+[profiles.slow-sign]
+description = "test profile: 100 ms per signature"
+wait = "sleep"
+source = "test"
+[profiles.slow-sign.C_Sign]
+dist = "fixed"
+value = 100.0
+"""
+
 
 @pytest.fixture
 def key_cache(tmp_path_factory):

@@ -17,16 +17,8 @@ from secperf.lab import services as SV
 from secperf.lab.pki import LabPKI
 from secperf.measure import connect as C
 from secperf.model.connect_view import se_categories, summary
+from conftest import SLOW_SIGN
 
-SLOW = """
-[profiles.slow-sign]
-description = "test profile: 100 ms per signature"
-wait = "sleep"
-source = "test"
-[profiles.slow-sign.C_Sign]
-dist = "fixed"
-value = 100.0
-"""
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +28,7 @@ def lab(tmp_path_factory):
         mp.setenv("SECPERF_HOME", str(root / "home"))
         pki = LabPKI(root / "pki").ensure()
         prof = root / "profiles.toml"
-        prof.write_text(SLOW)
+        prof.write_text(SLOW_SIGN)
         yield root, pki, prof
 
 

@@ -16,6 +16,7 @@ from secperf.lab.token import LabToken
 from secperf.measure import signer as S
 from secperf.measure.probe import find_probe, find_shim
 from secperf.model.se_profiles import get_profile, load_profiles, ks_distance
+from conftest import SLOW_SIGN
 
 FAST = """
 [profiles.fast]
@@ -26,15 +27,6 @@ source = "test"
 dist = "lognormal"
 median = 20.0
 sigma = 0.25
-"""
-SLOW_SIGN = """
-[profiles.slow-sign]
-description = "test profile: 100 ms per signature"
-wait = "sleep"
-source = "test"
-[profiles.slow-sign.C_Sign]
-dist = "fixed"
-value = 100.0
 """
 
 

@@ -14,20 +14,12 @@ from secperf.lab import vpn as V
 from secperf.lab.pki import LabPKI
 from secperf.lab.token import LabToken
 from secperf.measure.vpn import measure_vpn, parse_key_source
+from conftest import SLOW_SIGN
 
 IS_ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not IS_ROOT or not shutil.which("openvpn") and not os.path.exists("/usr/sbin/openvpn"),
                                 reason="needs root (network namespaces, veth, tun) and openvpn installed")
 
-SLOW_SIGN = """
-[profiles.slow-sign]
-description = "test profile: 100 ms per signature"
-wait = "sleep"
-source = "test"
-[profiles.slow-sign.C_Sign]
-dist = "fixed"
-value = 100.0
-"""
 
 STARTED_PIDS: list[int] = []
 
