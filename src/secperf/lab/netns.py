@@ -111,12 +111,24 @@ def list_namespaces() -> list[str]:
     return [line.split()[0] for line in p.stdout.splitlines() if line.strip()]
 
 
-def _ns_pids(name: str) -> list[int]:
+def namespace_pids(name: str) -> list[int]:
+    """The processes running inside a named network namespace (``ip netns pids``)."""
     p = _ip("netns", "pids", name, check=False)
     return [int(x) for x in p.stdout.split() if x.isdigit()]
 
 
-def _kill_pids(pids: list[int], timeout_s: float = 3.0) -> None:
+def _gone(pid: int) -> bool:
+    """Exited: no such process, or a zombie (reaped here when it is our own child)."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+    return _proc_start(pid) is None or _is_zombie(pid)
+
+
+def kill_pids(pids: list[int], timeout_s: float = 3.0) -> None:
+    """SIGTERM each PID (never our own), wait for all, bounded, then SIGKILL what is left."""
+    pids = [p for p in pids if p != os.getpid()]
     for pid in pids:
         try:
             os.kill(pid, signal.SIGTERM)
@@ -124,13 +136,14 @@ def _kill_pids(pids: list[int], timeout_s: float = 3.0) -> None:
             pass
     deadline = time.monotonic() + timeout_s
     for pid in pids:
-        while time.monotonic() < deadline and _proc_start(pid) is not None and not _is_zombie(pid):
+        while time.monotonic() < deadline and not _gone(pid):
             time.sleep(0.02)
-        if _proc_start(pid) is not None and not _is_zombie(pid):
+        if not _gone(pid):
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+            _gone(pid)
 
 
 def _is_zombie(pid: int) -> bool:
@@ -162,7 +175,7 @@ def sweep_stale() -> list[str]:
     for name in list_namespaces():
         if not NAME_RE.match(name) or _owner_alive(name):
             continue
-        _kill_pids(_ns_pids(name))
+        kill_pids(namespace_pids(name))
         if _ip("netns", "del", name, check=False).returncode == 0:
             removed.append(name)
         (secperf_home() / "netns" / f"{name}.json").unlink(missing_ok=True)
@@ -296,7 +309,7 @@ class Link:
             _stop_proc(p)
         self._procs.clear()
         for ns in self._created:  # anything else started inside (e.g. by srv_exec callers)
-            _kill_pids(_ns_pids(ns))
+            kill_pids(namespace_pids(ns))
         if self.relay is not None:
             relay, self.relay = self.relay, None
             if relay.poll() is None:

@@ -38,7 +38,6 @@ import itertools
 import os
 import re
 import shutil
-import signal
 import socket
 import stat
 import subprocess
@@ -48,6 +47,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .netns import kill_pids, list_namespaces, namespace_pids
 from .pki import CertSet
 from .services import Service, ServiceError
 
@@ -102,17 +102,6 @@ def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return r
 
 
-def list_namespaces() -> list[str]:
-    """Names of all named network namespaces (``ip netns list``)."""
-    r = _ip("netns", "list", check=False)
-    return [line.split()[0] for line in r.stdout.splitlines() if line.strip()]
-
-
-def namespace_pids(name: str) -> list[int]:
-    r = _ip("netns", "pids", name, check=False)
-    return [int(x) for x in r.stdout.split() if x.isdigit()]
-
-
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -121,37 +110,6 @@ def _pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
-
-
-def _kill_pids(pids, timeout_s: float = 3.0) -> None:
-    """SIGTERM each PID, wait (bounded), then SIGKILL what is left."""
-    pids = [p for p in pids if p != os.getpid()]
-    for p in pids:
-        try:
-            os.kill(p, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-    deadline = time.monotonic() + timeout_s
-    left = list(pids)
-    while left and time.monotonic() < deadline:
-        left = [p for p in left if _pid_alive(p) and not _reap(p)]
-        if left:
-            time.sleep(0.02)
-    for p in left:
-        try:
-            os.kill(p, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        _reap(p)
-
-
-def _reap(pid: int) -> bool:
-    """Collect a child of ours that exited (so it does not linger as a zombie); True if gone."""
-    try:
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        return done == pid
-    except ChildProcessError:
-        return False
 
 
 def sweep_stale() -> list[str]:
@@ -163,7 +121,7 @@ def sweep_stale() -> list[str]:
         m = _NAME_RE.match(name)
         if not m or _pid_alive(int(m.group(1))):
             continue
-        _kill_pids(namespace_pids(name))
+        kill_pids(namespace_pids(name))
         if _ip("netns", "del", name, check=False).returncode == 0:
             deleted.append(name)
     return deleted
@@ -232,7 +190,7 @@ class NetnsPair:
         for name in created:
             # only processes inside a namespace this object created: ours (an OpenVPN it started)
             try:
-                _kill_pids(namespace_pids(name))
+                kill_pids(namespace_pids(name))
             except VpnError:
                 pass
         for name in created:
