@@ -47,6 +47,7 @@ from pathlib import Path
 from ..core.paths import private_dir, secperf_home
 from ..measure.probe import find_native
 from ..model import netspec as NS
+from .services import stop_process
 
 PREFIX = "secperf-ln-"
 NAME_RE = re.compile(r"^secperf-ln-(\d+)-(\d+)-(dev|srv)$")
@@ -306,7 +307,7 @@ class Link:
     def close(self) -> dict | None:
         """Stop what this Link started (by PID), the relay, and delete the namespaces."""
         for p in self._procs:
-            _stop_proc(p)
+            stop_process(p)
         self._procs.clear()
         for ns in self._created:  # anything else started inside (e.g. by srv_exec callers)
             kill_pids(namespace_pids(ns))
@@ -419,17 +420,6 @@ class LinkPerNetwork:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def _stop_proc(p: subprocess.Popen, timeout_s: float = 5.0) -> None:
-    if p.poll() is not None:
-        return
-    p.send_signal(signal.SIGTERM)
-    try:
-        p.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
 
 
 _libc = None

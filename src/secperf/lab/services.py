@@ -41,6 +41,18 @@ def _stop_all() -> None:
 atexit.register(_stop_all)
 
 
+def stop_process(proc: subprocess.Popen, timeout_s: float = 5.0) -> None:
+    """SIGTERM a child we started, wait (bounded), SIGKILL if it did not exit; always reaped."""
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def free_port(kind: int = socket.SOCK_STREAM) -> int:
     """An unused loopback port (for servers that cannot report an ephemeral one)."""
     with socket.socket(socket.AF_INET, kind) as s:
@@ -140,14 +152,8 @@ class Service:
     def stop(self, timeout_s: float = 5.0) -> None:
         proc, self.proc = self.proc, None
         _LIVE.discard(self)
-        if proc is None or proc.poll() is not None:
-            return
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        if proc is not None:
+            stop_process(proc, timeout_s)
 
     def describe(self) -> dict:
         return {"server": self.name, "port": self.port, "proto": self.proto}
