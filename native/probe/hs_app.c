@@ -150,6 +150,15 @@ static void head_feed(head_state *h, const char *p, size_t n)
         h->head_len = (size_t)(e - h->buf) + 4;
 }
 
+void hs_app_result_init(hs_app_result *r, const char *protocol, size_t request_bytes)
+{
+    memset(r, 0, sizeof(*r));
+    r->status = -1;
+    r->content_length = -1;
+    r->request_bytes = request_bytes;
+    r->protocol = protocol;
+}
+
 int hs_app_timed_read(SSL *ssl, void *buf, int cap, uint64_t start, hs_app_result *r)
 {
     uint64_t w0 = hs_now_ns();
@@ -188,12 +197,8 @@ int hs_app_client(SSL *ssl, int fd, const char *req, size_t req_len, int already
                   uint64_t timeout_ns, hs_trace *tr, hs_app_result *r, int *alert_first,
                   char *reason, size_t rlen)
 {
-    memset(r, 0, sizeof(*r));
-    r->status = -1;
-    r->content_length = -1;
-    r->request_bytes = req_len;
+    hs_app_result_init(r, "http", req_len);
     r->request_early = already_sent;
-    r->protocol = "http";
     *alert_first = 0;
 
     if (!already_sent) {

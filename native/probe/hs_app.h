@@ -76,6 +76,9 @@ int hs_app_serve(SSL *ssl, int fd, const char *early, size_t early_len, const ch
 int hs_app_write_all(SSL *ssl, int fd, const char *p, size_t n, uint64_t deadline,
                      uint64_t timeout_ns, uint64_t *cpu, char *reason, size_t rlen);
 
+/* An empty result for a client exchange: no status or Content-Length yet. */
+void hs_app_result_init(hs_app_result *r, const char *protocol, size_t request_bytes);
+
 /* One SSL_read timed on the wall and thread-CPU clocks and counted in r (read CPU, calls, the
  * reads table with times since `start`, response bytes). Returns SSL_read's result. */
 int hs_app_timed_read(SSL *ssl, void *buf, int cap, uint64_t start, hs_app_result *r);

@@ -136,11 +136,7 @@ int hs_iot_client(SSL *ssl, int fd, int coap, const unsigned char *req, size_t r
                   uint64_t timeout_ns, hs_trace *tr, hs_app_result *r, int *alert_first,
                   char *reason, size_t rlen)
 {
-    memset(r, 0, sizeof(*r));
-    r->status = -1;
-    r->content_length = -1;
-    r->request_bytes = req_len;
-    r->protocol = coap ? "coap" : "mqtt";
+    hs_app_result_init(r, coap ? "coap" : "mqtt", req_len);
     *alert_first = 0;
 
     uint64_t w0 = hs_now_ns();

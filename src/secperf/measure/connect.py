@@ -30,12 +30,12 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..core import host, result as R
+from ..core import result as R
 from ..core import stats
 from ..core.paths import private_dir, write_private
 from ..lab.pki import LabPKI
 from ..lab.services import LOOPBACK, Nginx, ServiceError
-from .handshake import run_client
+from .handshake import record_client_run, run_client
 from .probe import find_shim
 
 PROTOCOLS = ("https", "mqtt", "coap", "vpn")
@@ -383,12 +383,7 @@ def measure_probe(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict |
         meta, conns, err = run_client(args, budget, prefix=link.dev_prefix() if emulated else None, env=km.env)
     finally:
         server.stop()
-    if meta:
-        s["labels"]["library"] = meta.get("openssl_version")
-        if doc is not None:
-            host.record_probe_meta(doc, meta)
-    if err:
-        R.add_failure(s, err)
+    record_client_run(s, doc, meta, err)
     calls = km.calls()
     for c in conns:
         status = (c.get("app") or {}).get("status")
@@ -518,6 +513,15 @@ def _record(s: dict, i: int, warm: bool, sample: dict) -> None:
         R.add_failure(s, f"run {sample['i']}: {sample.get('reason', 'failed')}")
 
 
+def _timed_run(argv: list[str], env: dict, timeout_s: float) -> tuple[subprocess.CompletedProcess, float, dict]:
+    """Run a client process to its end: (result, wall µs spawn → exit, its CLOCK_MONOTONIC bounds
+    as t0_ns/t1_ns, to match the shim's calls to the run)."""
+    m0, t0 = time.monotonic_ns(), time.perf_counter_ns()
+    r = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout_s)
+    wall = (time.perf_counter_ns() - t0) / 1000
+    return r, wall, {"t0_ns": m0, "t1_ns": time.monotonic_ns()}
+
+
 def _curl_run(cfg, p, port, certs, km, s) -> float | None:
     exe = shutil.which("curl")
     if exe is None:
@@ -537,10 +541,7 @@ def _curl_run(cfg, p, port, certs, km, s) -> float | None:
     argv.append(url)
     startup = []
     for i in range(p.warmup + p.n):
-        m0, t0 = time.monotonic_ns(), time.perf_counter_ns()
-        r = subprocess.run(argv, capture_output=True, text=True, env=km.env, timeout=p.timeout_ms / 1000 + 30)
-        wall = (time.perf_counter_ns() - t0) / 1000
-        bracket = {"t0_ns": m0, "t1_ns": time.monotonic_ns()}
+        r, wall, bracket = _timed_run(argv, km.env, p.timeout_ms / 1000 + 30)
         warm = i < p.warmup
         try:
             w = json.loads(r.stdout)
@@ -611,10 +612,7 @@ def _coap_client_run(cfg, p, port, certs, km, s) -> float | None:
     argv.append(f"coaps://{LOOPBACK}:{port}/")
     startup = _median_startup([exe, "-h"], p.n, km.env)
     for i in range(p.warmup + p.n):
-        m0, t0 = time.monotonic_ns(), time.perf_counter_ns()
-        r = subprocess.run(argv, capture_output=True, text=True, env=km.env, timeout=p.timeout_ms / 1000 + 30)
-        wall = (time.perf_counter_ns() - t0) / 1000
-        bracket = {"t0_ns": m0, "t1_ns": time.monotonic_ns()}
+        r, wall, bracket = _timed_run(argv, km.env, p.timeout_ms / 1000 + 30)
         warm = i < p.warmup
         if r.returncode != 0 or not r.stdout.strip():
             _record(s, i - p.warmup, warm, {"ok": False, "reason": f"coap-client exited {r.returncode} "

@@ -244,6 +244,17 @@ def run_client(args: list[str], timeout_s: float, prefix: list[str] | None = Non
     return meta, conns, err
 
 
+def record_client_run(series: dict, doc: dict | None, meta: dict | None, err: str | None) -> None:
+    """What a probe client run says beyond its connections: the library it used (in the series,
+    and in the run's host record) and a client-level error as a failure."""
+    if meta:
+        series["labels"]["library"] = meta.get("openssl_version")
+        if doc is not None:
+            host.record_probe_meta(doc, meta)
+    if err:
+        R.add_failure(series, err)
+
+
 def message_key(m: dict) -> str:
     return f"{m['event']} ({m['dir']})"
 
@@ -334,12 +345,7 @@ def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI, doc: d
             series["derived"]["link"] = _link_delta(before, (link.stats(), link.snmp("dev")))
     finally:
         server.stop()
-    if meta:
-        series["labels"]["library"] = meta.get("openssl_version")
-        if doc is not None:
-            host.record_probe_meta(doc, meta)
-    if err:
-        R.add_failure(series, err)
+    record_client_run(series, doc, meta, err)
     for c in conns:
         series["samples"].append(c)
         if c.get("ok"):
