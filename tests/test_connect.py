@@ -124,6 +124,8 @@ def test_wrong_client_certificate_is_a_failed_sample(lab, tmp_path):
         s = by[cfg.series_id]
         assert s["status"] == "failed" and not s["values_us"], (cfg.series_id, s["samples"][:1])
         assert all(not c["ok"] and c["reason"] for c in s["samples"]), s["samples"][:1]
+    # nginx finishes the handshake and answers 400: the probe itself calls that unusable
+    assert all("HTTP 400" in c["reason"] for c in by[configs[1].series_id]["samples"])
     assert len(doc["series"]) == 3  # the run went on after each failure
 
 

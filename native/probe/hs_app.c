@@ -253,6 +253,14 @@ int hs_app_client(SSL *ssl, int fd, const char *req, size_t req_len, int already
         return 0;
     }
     r->read_ns = hs_now_ns() - start;
+    if (r->status >= 0 && (r->status < 200 || r->status > 299)) {
+        /* A complete answer that is not a success: the connection is not usable (nginx, for
+         * one, finishes the handshake and answers 400 to a client certificate it rejects). */
+        snprintf(reason, rlen, "the server answered HTTP %d, not 2xx%s", r->status,
+                 r->status == 400 ? " (nginx answers 400 when the client certificate does not "
+                                    "verify against its CA)" : "");
+        return 0;
+    }
     return 1;
 }
 
