@@ -82,12 +82,12 @@ static int relay_main(int argc, char **argv)
     r.pool = pool;
     r.bufsize = mtu + 64;
     r.spin_ns = (int64_t)(spin_us * 1000);
-    r.fd[0] = tun_open_in_netns(devns, ifname, err, sizeof err);
+    r.fd[0] = tun_open_in_netns(devns, ifname, TUN_TXQUEUELEN, err, sizeof err);
     if (r.fd[0] < 0) {
         fprintf(stderr, "secperf-netem relay: %s\n", err);
         return 1;
     }
-    r.fd[1] = tun_open_in_netns(srvns, ifname, err, sizeof err);
+    r.fd[1] = tun_open_in_netns(srvns, ifname, TUN_TXQUEUELEN, err, sizeof err);
     if (r.fd[1] < 0) {
         fprintf(stderr, "secperf-netem relay: %s\n", err);
         return 1;

@@ -2,7 +2,11 @@
 #ifndef SECPERF_NETEM_TUN_H
 #define SECPERF_NETEM_TUN_H
 
-/* returns a non-blocking TUN fd (IFF_TUN | IFF_NO_PI) or -1 with err filled */
-int tun_open_in_netns(const char *netns_path, const char *ifname, char *err, int errlen);
+/* the TUN input queue (kernel txqueuelen) the relay sets, in packets */
+#define TUN_TXQUEUELEN 4096
+
+/* returns a non-blocking TUN fd (IFF_TUN | IFF_NO_PI) with the given input queue length (0 keeps the
+ * kernel's default) or -1 with err filled */
+int tun_open_in_netns(const char *netns_path, const char *ifname, int txqueuelen, char *err, int errlen);
 
 #endif
