@@ -4,7 +4,7 @@
  * both ends; only the link is emulated.
  *
  *   secperf-netem relay --dev-netns PATH --srv-netns PATH [--ifname sp0] [--seed N]
- *                       [--spin-us 200] [--pool 16384] --up SPEC --down SPEC
+ *                       [--spin-us 10000] [--pool 16384] --up SPEC --down SPEC
  *   secperf-netem flood --dst IP [--port 9] [--size 18] [--count N] [--pps R] [--max-seconds S]
  *
  * SPEC is the canonical form written by secperf's Python side (secperf.model.netspec):
@@ -37,7 +37,7 @@ static int relay_main(int argc, char **argv)
 {
     const char *devns = NULL, *srvns = NULL, *ifname = "sp0", *up = "", *down = "";
     unsigned long long seed = 1;
-    double spin_us = 200;
+    double spin_us = 10000;
     int pool = 16384;
     for (int i = 0; i < argc; i += 2) {
         if (i + 1 >= argc)

@@ -604,7 +604,7 @@ def _netem_parser(sub) -> None:
                     "(split like a shell would; stopped by PID at the end)")
     nr.add_argument("--seed", type=int, default=1, help="seed of the link's random draws")
     nr.add_argument("--poll", choices=("adaptive", "busy"), default="adaptive",
-                    help="relay waiting: adaptive (spin 200 µs after activity, then sleep) or busy (spin always)")
+                    help="relay waiting: adaptive (spin 10 ms after activity, then sleep) or busy (spin always)")
     nr.add_argument("--stats", action="store_true", help="print the relay's final counters as JSON on stderr")
     nr.add_argument("cmd", nargs="*", help="-- CMD [ARGS...]")
 

@@ -201,7 +201,7 @@ class Link:
     """
 
     def __init__(self, network: str | NS.NetSpec = "loopback", seed: int = 1, poll: str = "adaptive",
-                 spin_us: float = 200.0):
+                 spin_us: float = 10000.0):
         self.spec = network if isinstance(network, NS.NetSpec) else NS.parse(network)
         if poll not in ("adaptive", "busy"):
             raise ValueError(f"poll must be adaptive or busy, not {poll!r}")
