@@ -273,6 +273,30 @@ def test_mtu_is_set_on_the_devices():
     assert ok.returncode == 0 and big.returncode != 0 and mtu.strip() == "1000"
 
 
+def _cpu_ticks(pid):
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime, in clock ticks
+
+
+@needs_links
+def test_relay_spins_after_traffic_and_sleeps_when_the_link_is_idle():
+    """The adaptive relay stays awake for its 10 ms window after a packet (precision inside an
+    experiment) and then sleeps: an idle link costs no CPU."""
+    hz = os.sysconf("SC_CLK_TCK")
+    with Link("delay=0ms") as link:
+        pid = link.relay.pid
+        _ping(link, count=40, interval=0.005)  # 200 ms of pings 5 ms apart: inside the window
+        time.sleep(0.2)
+        t0 = _cpu_ticks(pid)
+        time.sleep(1.0)
+        idle = (_cpu_ticks(pid) - t0) / hz
+        t0 = _cpu_ticks(pid)
+        _ping(link, count=100, interval=0.005)  # about 0.5 s of activity
+        busy = (_cpu_ticks(pid) - t0) / hz
+    assert idle < 0.05, f"idle relay used {idle:.2f} s of CPU in 1 s"
+    assert busy > 0.2, f"relay used only {busy:.2f} s of CPU while pings kept it in its spin window"
+
+
 @needs_links
 def test_same_seed_same_losses():
     runs = []

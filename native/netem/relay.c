@@ -2,10 +2,10 @@
  * TUN, lets each direction's link decide their fate, and writes them to the other side at their
  * release time.
  *
- * Precision: after any activity and before any due release the loop spins (non-blocking reads,
- * no sleep) for --spin-us, so a packet arriving within that window or a release falling inside it
- * is handled without a scheduler wake-up; otherwise it sleeps in epoll on both TUN fds and a
- * timerfd armed --spin-us before the next release. Undelayed packets are written straight from
+ * Precision: for --spin-us after any activity (a packet read or released) and from 200 us before
+ * any due release the loop spins (non-blocking reads, no sleep), so a packet arriving within that
+ * window or a release falling inside it is handled without a scheduler wake-up; otherwise it sleeps
+ * in epoll on both TUN fds and a timerfd armed 200 us before the next release. Undelayed packets are written straight from
  * the read buffer (no queueing).
  *
  * Why a 10 ms window by default: waking a relay that sleeps in epoll costs a scheduler wake-up of
@@ -29,6 +29,10 @@
 #include "pktq.h"
 
 static volatile sig_atomic_t g_stop, g_report;
+
+/* a sleeping relay's timer fires this long before the next release, then it spins to the exact
+ * time (the wake-up of an idle CPU takes tens of µs) */
+#define RELEASE_MARGIN_NS 200000
 
 static void on_signal(int sig)
 {
@@ -84,13 +88,17 @@ static void emit(relay *r, int dir, const unsigned char *data, int len)
     }
 }
 
-static void release_due(relay *r, sched *q, int64_t now)
+/* write every packet whose release time has come; returns how many */
+static int release_due(relay *r, sched *q, int64_t now)
 {
+    int n = 0;
     for (pkt *p = sched_top(q); p && p->release <= now; p = sched_top(q)) {
         sched_pop(q);
         emit(r, p->dir, p->data, p->len);
         sched_free(q, p);
+        n++;
     }
+    return n;
 }
 
 /* one packet read from side `dir`: admit it to the link, write it now or schedule it */
@@ -171,8 +179,7 @@ int relay_run(relay *r)
             print_stats(r, 0, t0);
         }
         int64_t now = relay_now_ns();
-        release_due(r, &q, now);
-        int got = 0;
+        int got = release_due(r, &q, now); /* a release is activity: the peer's answer follows */
         for (int dir = 0; dir < 2; dir++) {
             for (int k = 0; k < 64; k++) {
                 pkt *p = sched_alloc(&q);
@@ -198,13 +205,13 @@ int relay_run(relay *r)
             continue;
         }
         pkt *top = sched_top(&q);
-        if (now - last_act < spin || (top && top->release - now < spin)) {
+        if (now - last_act < spin || (top && top->release - now < RELEASE_MARGIN_NS)) {
             sched_yield();
             continue;
         }
         int timeout_ms = 100; /* bounded, so a signal racing the sleep is seen within 100 ms */
         if (top) {
-            int64_t at = top->release - spin;
+            int64_t at = top->release - RELEASE_MARGIN_NS;
             struct itimerspec its = {.it_value = {.tv_sec = at / 1000000000LL, .tv_nsec = at % 1000000000LL}};
             timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL);
         }
@@ -216,7 +223,8 @@ int relay_run(relay *r)
                 if (read(tfd, &x, sizeof x) < 0) { /* already consumed */ }
             }
         }
-        last_act = relay_now_ns();
+        /* no last_act here: a wake-up by the 100 ms timeout is not activity, and a packet or a
+         * release that woke us counts as activity when the next iteration handles it */
     }
     for (pkt *p = sched_pop(&q); p; p = sched_pop(&q))
         r->dir[p->dir].st.pending_at_exit++;
