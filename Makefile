@@ -29,7 +29,7 @@ test: build
 test-all: build
 	$(PY) -m pytest -q -m ''
 
-# every benchmark always runs; the target fails if any misses its band (netem needs root)
+# every benchmark always runs; the target fails if any misses its band (netem: root, or rootless with a usable TUN node)
 bench: build
 	@$(PY) benchmarks/fidelity.py; a=$$?; $(PY) benchmarks/handshake_cpu.py; b=$$?; $(PY) benchmarks/shim_overhead.py; c=$$?; $(PY) benchmarks/netem.py; d=$$?; $(PY) benchmarks/mac_speed.py; e=$$?; $(PY) benchmarks/connect_clients.py; f=$$?; exit $$((a | b | c | d | e | f))
 

@@ -17,7 +17,8 @@ Rows (each pass/fail; the script exits 1 if any row misses):
   rising rates; the highest rate with every packet delivered (flood sent = relay sent = server
   kernel received).
 
-Run as root: `make bench` or `.venv/bin/python benchmarks/netem.py [--quick]`.
+Run as root, or as another user in the rootless mode (README, "Without root"): `make bench` or
+`.venv/bin/python benchmarks/netem.py [--quick]`.
 """
 
 from __future__ import annotations
@@ -54,6 +55,13 @@ def ping_rtts(link: Link, dst: str, count: int, interval: float) -> list[float]:
 
 def add_veth(link: Link) -> str:
     """A direct veth pair between the link's two namespaces (the kernel reference path)."""
+    if link.rootless:  # no names: made from inside the device namespace, the peer sent to the server holder's
+        subprocess.run(link.dev_exec(["ip", "link", "add", "spv0", "type", "veth", "peer", "name", "spv1",
+                                      "netns", str(link.holders[1].pid)]), check=True)
+        for side, dev, addr in (("dev", "spv0", "10.78.0.1/30"), ("srv", "spv1", "10.78.0.2/30")):
+            subprocess.run(link.prefix(side) + ["ip", "addr", "add", addr, "dev", dev], check=True)
+            subprocess.run(link.prefix(side) + ["ip", "link", "set", dev, "up"], check=True)
+        return "10.78.0.2"
     subprocess.run(["ip", "link", "add", "spv0", "netns", link.dev_ns, "type", "veth", "peer", "name", "spv1",
                     "netns", link.srv_ns], check=True)
     for ns, dev, addr in ((link.dev_ns, "spv0", "10.78.0.1/30"), (link.srv_ns, "spv1", "10.78.0.2/30")):

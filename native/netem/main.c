@@ -4,7 +4,8 @@
  * both ends; only the link is emulated.
  *
  *   secperf-netem relay --dev-netns PATH --srv-netns PATH [--ifname sp0] [--seed N]
- *                       [--spin-us 10000] [--pool 16384] --up SPEC --down SPEC
+ *                       [--spin-us 10000] [--pool 16384] [--userns PATH] [--tun-device /dev/net/tun]
+ *                       --up SPEC --down SPEC
  *   secperf-netem flood --dst IP [--port 9] [--size 18] [--count N] [--pps R] [--max-seconds S]
  *
  * SPEC is the canonical form written by secperf's Python side (secperf.model.netspec):
@@ -12,7 +13,14 @@
  * dup, reorder (probabilities 0..1), rate_bps, queue (packets), mtu.
  *
  * stdout: {"type":"ready",...} once both TUN devices exist; {"type":"stats",...} on SIGUSR1 and a
- * final one on SIGTERM/SIGINT/SIGHUP (or when the parent dies: PR_SET_PDEATHSIG). */
+ * final one on SIGTERM/SIGINT/SIGHUP (or when the parent dies: PR_SET_PDEATHSIG).
+ *
+ * Without root, secperf passes --userns (the user namespace that owns both network namespaces,
+ * e.g. /proc/PID/ns/user of the process holding them): the relay joins it first, which gives it
+ * CAP_SYS_ADMIN/CAP_NET_ADMIN over those namespaces only, and --tun-device, a TUN node it can open. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,14 +36,37 @@
 static int usage(void)
 {
     fprintf(stderr, "usage: secperf-netem relay --dev-netns PATH --srv-netns PATH --up SPEC --down SPEC "
-                    "[--ifname sp0] [--seed N] [--spin-us US] [--pool N]\n"
+                    "[--ifname sp0] [--seed N] [--spin-us US] [--pool N] [--userns PATH] [--tun-device PATH]\n"
                     "       secperf-netem flood --dst IP [--port P] [--size B] [--count N] [--pps R]\n");
     return 2;
+}
+
+/* join the user namespace at userns_path, then make the device's network namespace this process's
+ * own: the initial one belongs to the initial user namespace, where an unprivileged relay has no
+ * right to setns() back after creating a TUN elsewhere (tun_open_in_netns returns to it) */
+static int join_userns(const char *userns_path, const char *home_netns_path, char *err, int errlen)
+{
+    const char *what = userns_path;
+    int fd = open(userns_path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0 && setns(fd, CLONE_NEWUSER) == 0) {
+        close(fd);
+        what = home_netns_path;
+        fd = open(home_netns_path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0 && setns(fd, CLONE_NEWNET) == 0) {
+            close(fd);
+            return 0;
+        }
+    }
+    snprintf(err, errlen, "cannot join namespace %s: %s", what, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return -1;
 }
 
 static int relay_main(int argc, char **argv)
 {
     const char *devns = NULL, *srvns = NULL, *ifname = "sp0", *up = "", *down = "";
+    const char *userns = NULL, *tundev = "/dev/net/tun";
     unsigned long long seed = 1;
     double spin_us = 10000;
     int pool = 16384;
@@ -51,6 +82,8 @@ static int relay_main(int argc, char **argv)
         else if (!strcmp(k, "--seed")) seed = strtoull(v, NULL, 10);
         else if (!strcmp(k, "--spin-us")) spin_us = atof(v);
         else if (!strcmp(k, "--pool")) pool = atoi(v);
+        else if (!strcmp(k, "--userns")) userns = v;
+        else if (!strcmp(k, "--tun-device")) tundev = v;
         else {
             fprintf(stderr, "secperf-netem relay: unknown option %s\n", k);
             return usage();
@@ -65,7 +98,11 @@ static int relay_main(int argc, char **argv)
 
     relay r;
     memset(&r, 0, sizeof r);
-    char err[256];
+    char err[512];
+    if (userns && join_userns(userns, devns, err, sizeof err) < 0) {
+        fprintf(stderr, "secperf-netem relay: %s\n", err);
+        return 1;
+    }
     link_cfg cfg[2];
     const char *specs[2] = {up, down}, *names[2] = {"up", "down"};
     int mtu = 0;
@@ -82,12 +119,15 @@ static int relay_main(int argc, char **argv)
     r.pool = pool;
     r.bufsize = mtu + 64;
     r.spin_ns = (int64_t)(spin_us * 1000);
-    r.fd[0] = tun_open_in_netns(devns, ifname, TUN_TXQUEUELEN, err, sizeof err);
+    /* SIOCSIFTXQLEN wants CAP_NET_ADMIN in the initial user namespace: under --userns the caller
+     * sets the input queue over netlink instead (ip link set IFNAME txqueuelen N) */
+    int txqlen = userns ? 0 : TUN_TXQUEUELEN;
+    r.fd[0] = tun_open_in_netns(devns, tundev, ifname, txqlen, err, sizeof err);
     if (r.fd[0] < 0) {
         fprintf(stderr, "secperf-netem relay: %s\n", err);
         return 1;
     }
-    r.fd[1] = tun_open_in_netns(srvns, ifname, TUN_TXQUEUELEN, err, sizeof err);
+    r.fd[1] = tun_open_in_netns(srvns, tundev, ifname, txqlen, err, sizeof err);
     if (r.fd[1] < 0) {
         fprintf(stderr, "secperf-netem relay: %s\n", err);
         return 1;

@@ -11,7 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-int tun_open_in_netns(const char *netns_path, const char *ifname, int txqueuelen, char *err, int errlen)
+int tun_open_in_netns(const char *netns_path, const char *tun_device, const char *ifname, int txqueuelen, char *err, int errlen)
 {
     int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
     int target = open(netns_path, O_RDONLY | O_CLOEXEC);
@@ -25,10 +25,10 @@ int tun_open_in_netns(const char *netns_path, const char *ifname, int txqueuelen
                  netns_path, strerror(errno));
         goto out;
     }
-    fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC | O_NONBLOCK);
+    fd = open(tun_device, O_RDWR | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
-        snprintf(err, errlen, "cannot open /dev/net/tun: %s (load the tun module: modprobe tun; "
-                 "without root, /dev/net/tun must be accessible)", strerror(errno));
+        snprintf(err, errlen, "cannot open %s: %s (load the tun module: modprobe tun; "
+                 "without root, the TUN device node must be accessible)", tun_device, strerror(errno));
     } else {
         struct ifreq ifr;
         memset(&ifr, 0, sizeof ifr);

@@ -594,8 +594,8 @@ def _netem_parser(sub) -> None:
                         "run a command over a link, checks, clean-up")
     nsub = ne.add_subparsers(dest="netem_command", metavar="ACTION")
     nsub.add_parser("list", help="link profiles and sweeps with their figures and sources")
-    nsub.add_parser("check", help="can links be emulated here? (root, TUN, namespaces, the relay)")
-    nsub.add_parser("sweep", help="delete link namespaces left by dead secperf processes")
+    nsub.add_parser("check", help="can links be emulated here? (mode: root or rootless; TUN, namespaces, the relay)")
+    nsub.add_parser("sweep", help="delete link namespaces left by dead secperf processes (root mode)")
     nr = nsub.add_parser("run", help="run CMD in the device namespace over a link: secperf netem run PROFILE -- CMD",
                          description="Runs CMD on the device side of an emulated link; the server side is at "
                                      "$SECPERF_SERVER_ADDR (10.77.0.2). Exit code: CMD's.")
@@ -629,9 +629,18 @@ def cmd_netem(args) -> int:
         return EXIT_OK
     if act == "check":
         problem = netns.check()
-        print(problem or "emulated links: ok (root, /dev/net/tun, network namespaces, secperf-netem)")
-        return EXIT_FAILURES if problem else EXIT_OK
+        print(f"mode: {netns.mode()}")
+        if problem:
+            print(f"emulated links: not available here: {problem}")
+            return EXIT_FAILURES
+        needs = "user and network namespaces, nsenter" if netns.rootless() else "network namespaces"
+        print(f"emulated links: ok (TUN device {netns.tun_device()}, {needs}, secperf-netem)")
+        return EXIT_OK
     if act == "sweep":
+        if netns.rootless():
+            print("mode: rootless (user namespace): links have no named namespaces (they end with their "
+                  "holder processes); nothing to sweep")
+            return EXIT_OK
         removed = netns.sweep_stale()
         print(f"removed {len(removed)} stale namespace(s)" + (": " + ", ".join(removed) if removed else ""))
         return EXIT_OK

@@ -67,8 +67,9 @@ class Mosquitto(Service):
         if exe is None:
             raise ServiceError("mosquitto is not installed: run scripts/bootstrap (Debian package mosquitto)")
         # mosquitto drops privileges when started as root unless told which user to be: stay root
-        # only inside this private directory by naming the current user.
-        user = _current_user()
+        # only inside this private directory by naming the current user (as the server's namespace
+        # names it: root inside a rootless link's user namespace).
+        user = self.user or _current_user()
         for _attempt in range(1 if self.fixed_port else 2):
             port = self.fixed_port or free_port()
             tls = f"tls_version tlsv{self.tls_version}" if self.tls_version else ""

@@ -113,10 +113,12 @@ class Service:
         self.prefix: list[str] = []      # argv prefix, e.g. ["ip", "netns", "exec", NS]
         self.bind = LOOPBACK             # the address the server listens on
         self.make_socket = None          # socket factory for readiness checks (inside the namespace)
+        self.user: str | None = None     # the user the server runs as, as its namespace names it (None: ours)
 
-    def place(self, prefix: list[str], bind: str, make_socket=None) -> "Service":
-        """Run the server under an argv prefix (a network namespace) bound to `bind`."""
-        self.prefix, self.bind, self.make_socket = list(prefix), bind, make_socket
+    def place(self, prefix: list[str], bind: str, make_socket=None, user: str | None = None) -> "Service":
+        """Run the server under an argv prefix (a network namespace) bound to `bind`; `user` when the
+        namespace sees secperf's user as another (a rootless link's user namespace: "root")."""
+        self.prefix, self.bind, self.make_socket, self.user = list(prefix), bind, make_socket, user
         return self
 
     def __enter__(self):
@@ -235,7 +237,7 @@ class SServer(Service):
 
 
 NGINX_CONF = """\
-worker_processes 1;
+{user}worker_processes 1;
 daemon off;
 master_process off;
 pid {workdir}/nginx.pid;
@@ -283,8 +285,12 @@ class Nginx(Service):
             port = free_port()
             client_auth = (f"ssl_client_certificate {self.client_ca}; ssl_verify_client on; ssl_verify_depth 3;"
                            if self.client_ca else "")
-            conf = NGINX_CONF.format(workdir=self.workdir, host=self.bind, port=port, chain=self.certs.chain,
-                                     key=self.certs.key, client_auth=client_auth, body="x" * self.body_bytes)
+            # started as root, nginx chowns its temp paths to its compiled-in user: in a user namespace
+            # that user is unmapped, so name the one the server runs as
+            user = f"user {self.user};\n" if self.user else ""
+            conf = NGINX_CONF.format(user=user, workdir=self.workdir, host=self.bind, port=port,
+                                     chain=self.certs.chain, key=self.certs.key, client_auth=client_auth,
+                                     body="x" * self.body_bytes)
             (self.workdir / "nginx.conf").write_text(conf)
             proc = self._spawn([exe, "-p", str(self.workdir), "-c", str(self.workdir / "nginx.conf"),
                                 "-e", str(self.log_path)])

@@ -342,7 +342,7 @@ def _start(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, s: dict, link=None
         return None
     if link is not None and not link.loopback:
         server.place(link.srv_prefix(), link.server_addr,
-                     lambda kind=socket.SOCK_STREAM: link.socket("srv", type=kind))
+                     lambda kind=socket.SOCK_STREAM: link.socket("srv", type=kind), user=link.server_user)
         s["labels"].update(network_spec=link.spec.canonical(), network_rtt_ms=link.spec.rtt_ms)
     try:
         server.start()

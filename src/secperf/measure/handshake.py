@@ -165,7 +165,7 @@ def server_for(cfg: HandshakeConfig, pki: LabPKI, workdir: Path | None, link=Non
     """The server of a configuration; with a non-loopback `link` it runs in the server namespace."""
     srv = _server_for(cfg, pki, workdir)
     if link is not None and not link.loopback:
-        srv.place(link.srv_prefix(), link.server_addr, lambda: link.socket("srv"))
+        srv.place(link.srv_prefix(), link.server_addr, lambda: link.socket("srv"), user=link.server_user)
     return srv
 
 
