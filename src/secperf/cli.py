@@ -57,7 +57,7 @@ def _share(s: str) -> float:
     return v
 
 
-def _measure_options(p: argparse.ArgumentParser, links: bool = False) -> None:
+def _measure_options(p: argparse.ArgumentParser, links: bool = False, no_network: str | None = None) -> None:
     g = p.add_argument_group("measurement")
     g.add_argument("--n", type=_positive_int, help="samples per series (each a timed batch)")
     g.add_argument("--duration", type=_positive_float, metavar="S",
@@ -73,7 +73,8 @@ def _measure_options(p: argparse.ArgumentParser, links: bool = False) -> None:
                             "comma list of profiles; repeat for several links (default: loopback)")
     else:
         g.add_argument("--network", default="loopback",
-                       help="emulated link; primitives involve no network, so only 'loopback' is accepted here")
+                       help="emulated link; " + (no_network or "primitives involve no network, so only "
+                                                 "'loopback' is accepted here"))
     o = p.add_argument_group("output")
     o.add_argument("--out", default="results", metavar="DIR",
                    help="results directory; each run gets its own sub-directory (default: results)")
@@ -93,7 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run the default evaluation and write result.json + report.html")
     run.add_argument("--scenario", default="quick", help="built-in scenario name or a TOML file (default: quick)")
     run.add_argument("--hash", choices=("sha256", "sha1"), default="sha256")
-    _measure_options(run)
+    _measure_options(run, no_network="only 'loopback' is accepted here: a scenario names its links in "
+                                     "its [jwt] and [connect] sections (networks = [...])")
 
     cr = sub.add_parser("crypto", help="primitive benchmarks: signatures, key agreement, AEAD, MACs, hashes, PQC")
     cr.add_argument("--alg", action="append", metavar="NAMES",
@@ -127,7 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="token key types: ecdsa-p256 (default), ecdsa-brainpoolp256r1, rsa-2048")
     sg.add_argument("--mode", action="append", metavar="MODES",
                     help="local_sw, sign_only, total (default: all three)")
-    _measure_options(sg)
+    _measure_options(sg, no_network="token operations alone involve no network, so only 'loopback' is "
+                                    "accepted here (over a link: `secperf jwt --network`, `secperf connect --network`)")
 
     jw = sub.add_parser("jwt", help="JWT device authentication: token signed in software or by the secure element, "
                         "fresh vs cached, against a verifying HTTPS endpoint")
@@ -136,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     jw.add_argument("--lifetime", type=_positive_int, default=3600, metavar="S", help="token lifetime in seconds")
     jw.add_argument("--requests-per-hour", type=_positive_float, default=60.0,
                     help="request rate for the signatures-per-hour estimate")
-    _measure_options(jw)
+    _measure_options(jw, links=True)
 
     cn = sub.add_parser("connect", help="connection establishment on real servers (nginx, mosquitto, coap-server, "
                         "OpenVPN) with software, token and secure-element keys, full and resumed (study S2)")
@@ -213,14 +216,13 @@ def main(argv: list[str] | None = None) -> int:
 
 # --- measuring commands -------------------------------------------------------------------------
 
-def _check_network(args, what: str | None = None) -> None:
+def _check_network(args, why: str | None = None) -> None:
+    """Commands that send nothing over a network accept only --network loopback; `why` says what
+    the command measures instead (default: primitive benchmarks)."""
     if args.network in ("loopback", "none"):
         return
-    if what is None:
-        raise BadInput(f"--network {args.network!r}: primitive benchmarks send nothing over a network; "
-                       f"drop --network (it applies to handshake and connect experiments)")
-    raise BadInput(f"--network {args.network!r}: link emulation is not built yet; {what} run over "
-                   f"loopback for now (drop --network)")
+    raise BadInput(f"--network {args.network!r}: " + (why or "primitive benchmarks send nothing over a network; "
+                   "drop --network (it applies to the handshake, connect and jwt experiments)"))
 
 
 def _params(args, defaults: dict):
@@ -335,7 +337,8 @@ def argv_is_cli() -> bool:
 
 def cmd_run(args) -> int:
     from .measure import scenario
-    _check_network(args)
+    _check_network(args, "a scenario names its links itself: `networks = [...]` in its [jwt] or [connect] "
+                         "section (or run `secperf handshake|connect|jwt --network`)")
     scn = scenario.load(args.scenario)
     rows = scenario.crypto_rows(scn)
     params = _params(args, scn["crypto"])
@@ -353,14 +356,16 @@ def cmd_run(args) -> int:
         phases.append(_signer_phase(sg["profiles"], sg["keys"], sg["modes"], sp))
         extra["signer"] = {**sg, **sp.as_dict()}
     jw = scenario.signer_settings(scn, "jwt")
+    cs = scenario.connect_settings(scn)
+    _check_links([*(jw or {}).get("networks", []), *(cs or {}).get("networks", [])])
     if jw:
         jp = S.SignerParams(n=args.n or jw["n"], warmup=jw["warmup"], seed=args.seed)
-        phases.append(_jwt_phase(jw["profiles"], jw["keys"], jp, jw["lifetime_s"]))
+        phases.append(_jwt_phase(jw["profiles"], jw["keys"], jp, jw["lifetime_s"], jw["networks"]))
         extra["jwt"] = {**jw, **jp.as_dict()}
-    cs = scenario.connect_settings(scn)
     if cs:
         from .measure import connect as C
-        cfgs = connect_configs(cs["protocols"], cs["keys"], cs["handshakes"], [], ["mtls"])
+        cfgs = connect_configs(cs["protocols"], cs["keys"], cs["handshakes"], [], ["mtls"],
+                               networks=cs["networks"])
         cp = C.ConnectParams(n=args.n or cs["n"], warmup=cs["warmup"], seed=args.seed)
         phases.append(_connect_phase(cfgs, cp))
         extra["connect"] = {**cs, **cp.as_dict()}
@@ -380,17 +385,23 @@ def _handshake_params(args, defaults: dict):
 def _networks(args):
     """--network values -> NetSpecs; a bad spec is bad input naming the field; a link that cannot
     be built here (no root, no TUN) is said plainly with its fix before anything runs."""
-    from .lab import netns
     from .model import netspec as NS
     try:
         nets = NS.parse_networks(args.network)
     except NS.NetSpecError as exc:
         raise BadInput(f"--network: {exc}") from None
-    if any(not n.loopback for n in nets):
+    _check_links([n.name for n in nets], "--network")
+    return nets
+
+
+def _check_links(names, what: str = "networks") -> None:
+    """Links needed (any name not loopback) but not buildable here: say why and the fix, up front."""
+    from .lab import netns
+    from .model import netspec as NS
+    if any(n not in NS.LOOPBACK_NAMES for n in names):
         problem = netns.check()
         if problem:
-            raise netns.LinkError(f"--network: cannot emulate links here: {problem}")
-    return nets
+            raise netns.LinkError(f"{what}: cannot emulate links here: {problem}")
 
 
 def cmd_handshake(args) -> int:
@@ -430,17 +441,21 @@ def _signer_phase(profiles, keys, modes, sp) -> Phase:
                  lambda _items, doc, run, progress: S.run_signer(profiles, keys, modes, sp, doc, run, progress))
 
 
-def _jwt_phase(profiles, keys, sp, lifetime_s: int) -> Phase:
+def _jwt_phase(profiles, keys, sp, lifetime_s: int, networks=("loopback",)) -> Phase:
     from .measure import signer as S
-    items = [(sg, kt, m) for sg in ["software", *profiles] for kt in keys for m in ("jwt_fresh", "jwt_cached")]
-    return Phase(items, lambda it: f"JWT {it[0]} {it[1]} {it[2]}",
-                 lambda _i, doc, run, progress: S.run_jwt(profiles, keys, sp, doc, run, progress, lifetime_s))
+    nets = list(networks)
+    return Phase(S.jwt_items(profiles, keys, nets), S.jwt_item_label,
+                 lambda _i, doc, run, progress: S.run_jwt(profiles, keys, sp, doc, run, progress, lifetime_s,
+                                                          networks=nets))
 
 
 def cmd_signer(args) -> int:
     from .measure import signer as S
     from .model.se_profiles import ProfileError, load_profiles
-    _check_network(args)
+    _check_network(args, "secperf signer times token operations alone, with no network path; drop --network. "
+                         "For JWT-authenticated requests over an emulated link use `secperf jwt --network`; "
+                         "for TLS/MQTT/CoAP connection set-up with the secure-element key, "
+                         "`secperf connect --network`")
     try:
         known = load_profiles()
     except ProfileError as exc:
@@ -470,7 +485,7 @@ def cmd_jwt(args) -> int:
     from .measure import jwt as J
     from .measure import signer as S
     from .model.se_profiles import load_profiles
-    _check_network(args, what="JWT experiments")
+    nets = _networks(args)
     known = load_profiles()
     profiles = _csv_list(args.profile, ["iot-safe-sim"])
     for pr in profiles:
@@ -481,10 +496,11 @@ def cmd_jwt(args) -> int:
         if kt not in ("ecdsa-p256", "rsa-2048"):
             raise BadInput(f"unknown JWT key type {kt!r}; known: ecdsa-p256 (ES256), rsa-2048 (RS256)")
     sp = S.SignerParams(n=args.n or 20, warmup=args.warmup if args.warmup is not None else 2, seed=args.seed)
-    phase = _jwt_phase(profiles, keys, sp, args.lifetime)
+    phase = _jwt_phase(profiles, keys, sp, args.lifetime, [n.name for n in nets])
     params = {"profiles": profiles, "keys": keys, "lifetime_s": args.lifetime,
               "requests_per_hour": args.requests_per_hour,
-              "signatures_per_hour": J.signatures_per_hour(args.lifetime, args.requests_per_hour), **sp.as_dict()}
+              "signatures_per_hour": J.signatures_per_hour(args.lifetime, args.requests_per_hour),
+              "networks": [n.as_dict() for n in nets], **sp.as_dict()}
     return _measure_and_write(args, "jwt", params, [phase])
 
 

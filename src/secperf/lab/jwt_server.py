@@ -1,8 +1,9 @@
 """A small HTTPS endpoint that accepts a request only with a valid JWT (ES256 or RS256) signed by
 one of the configured device keys: the verifying server of `secperf jwt`. Run by secperf as its
-own process on an ephemeral loopback port:
+own process on an ephemeral port on loopback (or, with --bind, on the server side of an emulated
+link, run inside its namespace):
 
-  python -m secperf.lab.jwt_server --cert CHAIN --key KEY --pubkey DEVICE.pem [--pubkey ...]
+  python -m secperf.lab.jwt_server --cert CHAIN --key KEY --pubkey DEVICE.pem [--pubkey ...] [--bind ADDR]
 
 It prints {"type":"listening","port":P} once ready, checks signature, `exp` and `nbf`, answers
 200 with a small JSON body, or 401 with the reason."""
@@ -76,6 +77,7 @@ def main(argv=None) -> int:
     ap.add_argument("--key", required=True)
     ap.add_argument("--pubkey", action="append", required=True)
     ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--bind", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     a = ap.parse_args(argv)
     keys = [load_public(p) for p in a.pubkey]
 
@@ -107,7 +109,7 @@ def main(argv=None) -> int:
 
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(a.cert, a.key)
-    httpd = HTTPServer(("127.0.0.1", a.port), Handler)
+    httpd = HTTPServer((a.bind, a.port), Handler)
     httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True)
     print(json.dumps({"type": "listening", "port": httpd.server_address[1]}), flush=True)
     try:

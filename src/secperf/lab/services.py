@@ -302,7 +302,8 @@ class Nginx(Service):
 
 
 class JwtServer(Service):
-    """The HTTPS endpoint that verifies device JWTs (secperf.lab.jwt_server) in its own process."""
+    """The HTTPS endpoint that verifies device JWTs (secperf.lab.jwt_server) in its own process
+    (placed with `place`, inside a link's server namespace on its address)."""
 
     name = "jwt_server"
 
@@ -313,7 +314,7 @@ class JwtServer(Service):
     def start(self) -> "JwtServer":
         import sys
         argv = [sys.executable, "-m", "secperf.lab.jwt_server", "--cert", str(self.certs.chain),
-                "--key", str(self.certs.key)]
+                "--key", str(self.certs.key), "--bind", self.bind]
         for k in self.pubkeys:
             argv += ["--pubkey", str(k)]
         proc = self._spawn(argv, stdout=subprocess.PIPE)

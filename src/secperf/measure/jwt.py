@@ -8,6 +8,11 @@ used for HTTPS requests to a real endpoint that verifies it (secperf.lab.jwt_ser
 The timed section runs from before signing (fresh) / before connecting (cached) to the response
 body being received; per iteration the signing and request parts are recorded separately.
 Signatures per hour follow from the lifetime: a cached token costs one signature per lifetime.
+
+Each request dials the endpoint's address (127.0.0.1, or the server side of an emulated link) and
+checks its certificate for the name ``localhost``; over a link the client's socket is made in the
+device namespace (`make_socket`, or the worker runs there), so a request costs the TCP connect,
+the TLS 1.3 handshake and the HTTP exchange: three round trips of the link.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import hashlib
 import http.client
 import json
 import math
+import socket
 import ssl
 import time
 
@@ -59,8 +65,35 @@ def make_jwt(alg: str, sign, sub: str, lifetime_s: int) -> str:
     return f"{si.decode()}.{b64url(sign(si))}"
 
 
-def request(port: int, ctx: ssl.SSLContext, token: str, timeout_s: float = 10.0) -> tuple[int, bytes]:
-    conn = http.client.HTTPSConnection("localhost", port, context=ctx, timeout=timeout_s)
+SERVER_NAME = "localhost"  # the name in the lab server certificate
+
+
+class _Connection(http.client.HTTPSConnection):
+    """HTTPS to `addr`:port with SNI, Host and certificate name `localhost`; the TCP socket comes
+    from make_socket() when given (a socket made in another network namespace)."""
+
+    def __init__(self, addr: str, port: int, ctx: ssl.SSLContext, timeout_s: float, make_socket=None):
+        super().__init__(SERVER_NAME, port, context=ctx, timeout=timeout_s)
+        self._addr, self._make_socket = addr, make_socket
+        self._create_connection = self._dial
+
+    def _dial(self, address, timeout, source_address=None):
+        if self._make_socket is None:
+            return socket.create_connection((self._addr, address[1]), timeout, source_address)
+        sock = self._make_socket()
+        try:
+            sock.settimeout(timeout)
+            sock.connect((self._addr, address[1]))
+        except BaseException:
+            sock.close()
+            raise
+        return sock
+
+
+def request(port: int, ctx: ssl.SSLContext, token: str, timeout_s: float = 10.0, addr: str = "127.0.0.1",
+            make_socket=None) -> tuple[int, bytes]:
+    """One GET /data with the bearer token on a new connection (TCP, TLS, request, response)."""
+    conn = _Connection(addr, port, ctx, timeout_s, make_socket)
     try:
         conn.request("GET", "/data", headers={"Authorization": f"Bearer {token}"})
         resp = conn.getresponse()
@@ -70,7 +103,7 @@ def request(port: int, ctx: ssl.SSLContext, token: str, timeout_s: float = 10.0)
 
 
 def jwt_loop(alg: str, sign, *, fresh: bool, port: int, ca_file: str, n: int, warmup: int,
-             lifetime_s: int, emit) -> None:
+             lifetime_s: int, emit, addr: str = "127.0.0.1", timeout_s: float = 10.0, make_socket=None) -> None:
     """The measured loop, shared by the software path and the token worker; emit(dict) per iteration."""
     ctx = ssl.create_default_context(cafile=ca_file)
     cached = None if fresh else make_jwt(alg, sign, "secperf-device", lifetime_s)
@@ -79,7 +112,7 @@ def jwt_loop(alg: str, sign, *, fresh: bool, port: int, ca_file: str, n: int, wa
         try:
             token = make_jwt(alg, sign, "secperf-device", lifetime_s) if fresh else cached
             t1 = time.monotonic_ns()
-            status, body = request(port, ctx, token)
+            status, body = request(port, ctx, token, timeout_s, addr, make_socket)
             t2 = time.monotonic_ns()
             ok = status == 200
             emit({"type": "iter", "i": i, "warmup": i < warmup, "ok": ok, "start_ns": t0, "end_ns": t2,

@@ -93,12 +93,29 @@ def handshake_configs(scn: dict) -> list:
     return out
 
 
+def networks_setting(scn: dict, section: str) -> list[str]:
+    """`networks = [...]` of a [jwt] or [connect] section: --network values (profiles, specs, sweeps,
+    comma lists), expanded and checked; a bad one names its section and field. Default: loopback."""
+    from ..model import netspec as NS
+    raw = scn.get(section, {}).get("networks", ["loopback"])
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list) or not raw or not all(isinstance(x, str) for x in raw):
+        raise ScenarioError(f"scenario {scn.get('name', '?')}: [{section}] networks must be a list of network "
+                            f"profiles or specs, e.g. [\"loopback\", \"lte-m\", \"delay=50ms,loss=1%\"]")
+    try:
+        return [n.name for n in NS.parse_networks(raw)]
+    except NS.NetSpecError as exc:
+        raise ScenarioError(f"scenario {scn.get('name', '?')}: [{section}] networks: {exc}") from None
+
+
 def signer_settings(scn: dict, section: str) -> dict | None:
-    """[signer] / [jwt]: profiles, keys, (modes), n, warmup — validated names, or None if absent."""
+    """[signer] / [jwt]: profiles, keys, (modes), n, warmup, ([jwt] networks) — validated names, or
+    None if absent."""
     sec = scn.get(section)
     if not sec:
         return None
-    allowed = {"profiles", "keys", "n", "warmup"} | ({"modes"} if section == "signer" else {"lifetime_s"})
+    allowed = {"profiles", "keys", "n", "warmup"} | ({"modes"} if section == "signer" else {"lifetime_s", "networks"})
     unknown = set(sec) - allowed
     if unknown:
         raise ScenarioError(f"scenario {scn.get('name', '?')}: [{section}] has unknown keys {sorted(unknown)}; "
@@ -109,18 +126,21 @@ def signer_settings(scn: dict, section: str) -> dict | None:
         if pr not in known:
             raise ScenarioError(f"scenario {scn.get('name', '?')}: [{section}] unknown profile {pr!r}; "
                                 f"known: {', '.join(known)}")
-    return {"profiles": list(sec.get("profiles", ["iot-safe-sim"])), "keys": list(sec.get("keys", ["ecdsa-p256"])),
-            "modes": list(sec.get("modes", ["local_sw", "sign_only", "total"])), "n": int(sec.get("n", 10)),
-            "warmup": int(sec.get("warmup", 1)), "lifetime_s": int(sec.get("lifetime_s", 3600))}
+    out = {"profiles": list(sec.get("profiles", ["iot-safe-sim"])), "keys": list(sec.get("keys", ["ecdsa-p256"])),
+           "modes": list(sec.get("modes", ["local_sw", "sign_only", "total"])), "n": int(sec.get("n", 10)),
+           "warmup": int(sec.get("warmup", 1)), "lifetime_s": int(sec.get("lifetime_s", 3600))}
+    if section == "jwt":
+        out["networks"] = networks_setting(scn, section)
+    return out
 
 
 def connect_settings(scn: dict) -> dict | None:
-    """[connect]: protocols, keys, handshakes, n, warmup — or None if absent. Names are checked
-    by the connect command's own validation when the configurations are built."""
+    """[connect]: protocols, keys, handshakes, n, warmup, networks — or None if absent. Names are
+    checked by the connect command's own validation when the configurations are built."""
     sec = scn.get("connect")
     if not sec:
         return None
-    allowed = {"protocols", "keys", "handshakes", "n", "warmup"}
+    allowed = {"protocols", "keys", "handshakes", "n", "warmup", "networks"}
     unknown = set(sec) - allowed
     if unknown:
         raise ScenarioError(f"scenario {scn.get('name', '?')}: [connect] has unknown keys {sorted(unknown)}; "
@@ -128,4 +148,5 @@ def connect_settings(scn: dict) -> dict | None:
     return {"protocols": list(sec.get("protocols", ["https", "mqtt", "coap"])),
             "keys": list(sec.get("keys", ["software", "se:iot-safe-sim"])),
             "handshakes": list(sec.get("handshakes", ["full", "resumed"])),
-            "n": int(sec.get("n", 10)), "warmup": int(sec.get("warmup", 1))}
+            "n": int(sec.get("n", 10)), "warmup": int(sec.get("warmup", 1)),
+            "networks": networks_setting(scn, "connect")}

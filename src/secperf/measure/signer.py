@@ -148,12 +148,13 @@ def per_call_breakdown(iters: list[dict], calls: list[dict]) -> dict:
             "token_calls_per_op": sum(sum(v["count"]) for v in per_fn.values()) / n}
 
 
-def _run_worker(job: dict, env: dict, s: dict) -> list[dict]:
-    """Run the worker; add its iterations to series `s` (values in µs); return the good ones."""
-    budget = (job["n"] + job["warmup"]) * 10 + 60
+def _run_worker(job: dict, env: dict, s: dict, prefix: list[str] | None = None) -> list[dict]:
+    """Run the worker (under an argv prefix, e.g. a link's device namespace); add its iterations to
+    series `s` (values in µs); return the good ones."""
+    budget = (job["n"] + job["warmup"]) * (10 + job.get("timeout_s", 0)) + 60
     try:
-        proc = subprocess.run([sys.executable, "-m", "secperf.measure.signer_worker"], input=json.dumps(job),
-                              capture_output=True, text=True, env=env, timeout=budget)
+        proc = subprocess.run([*(prefix or []), sys.executable, "-m", "secperf.measure.signer_worker"],
+                              input=json.dumps(job), capture_output=True, text=True, env=env, timeout=budget)
     except subprocess.TimeoutExpired:
         R.add_failure(s, f"worker did not finish within {budget} s")
         return []
@@ -187,14 +188,15 @@ def shim_env(token, profile, workdir: Path, seed: int) -> tuple[dict, Path]:
 
 
 def measure_token(profile_name: str, key: dict, mode: str, p: SignerParams, token, profile,
-                  extra: dict | None = None, series: dict | None = None) -> dict:
+                  extra: dict | None = None, series: dict | None = None, prefix: list[str] | None = None,
+                  tag: str = "") -> dict:
     s = series or _series(profile_name, key, mode)
-    work = private_dir((p.workdir or Path(token.root)) / f"{mode}-{profile_name}-{key['key_type']}")
+    work = private_dir((p.workdir or Path(token.root)) / f"{mode}-{profile_name}-{key['key_type']}{tag}")
     env, log = shim_env(token, profile, work, p.seed)
     job = {"module": str(find_shim()), "token_label": token.label, "key_label": key["label"],
            "key_type": key["key_type"], "mode": mode, "n": p.n, "warmup": p.warmup,
            "pin_file": str(token.pin_path), **(extra or {})}
-    iters = _run_worker(job, env, s)
+    iters = _run_worker(job, env, s, prefix)
     s["derived"]["per_call"] = per_call_breakdown(iters, read_log(log))
     s["labels"]["shim_log"] = str(log)
     return R.finalize_series(s, OVER_S_US)
@@ -239,13 +241,35 @@ JWT_TIMER = {"jwt_fresh": ("sign a new JWT, then HTTPS GET on a new connection",
                            "response body received"),
              "jwt_cached": ("HTTPS GET with a cached JWT on a new connection", "before connecting",
                             "response body received")}
+JWT_MODES = ("jwt_fresh", "jwt_cached")
+JWT_TIMEOUT_MS = 10_000  # per request over loopback; over a link plus ten of its round trips
 
 
-def _jwt_series(signer: str, key_type: str, mode: str, lifetime_s: int) -> dict:
+def _loopback(network: str) -> bool:
+    from ..model.netspec import LOOPBACK_NAMES
+    return network in LOOPBACK_NAMES
+
+
+def jwt_items(profiles: list[str], key_types: list[str], networks: list[str] | None = None) -> list[tuple]:
+    """What `run_jwt` measures, in order: (signer, key type, mode, network)."""
+    return [(sg, kt, m, net) for net in (networks or ["loopback"]) for sg in ["software", *profiles]
+            for kt in key_types for m in JWT_MODES]
+
+
+def jwt_item_label(item: tuple) -> str:
+    sg, kt, mode, net = item
+    return f"JWT {sg} {kt} {mode}" + ("" if _loopback(net) else f" @ {net}")
+
+
+def _jwt_series(signer: str, key_type: str, mode: str, lifetime_s: int, network: str = "loopback",
+                spec=None) -> dict:
     what, start, end = JWT_TIMER[mode]
-    return R.new_series(f"jwt/{signer}/{key_type}/{mode}", kind="jwt",
-                        labels={"profile": signer, "key_type": key_type, "mode": mode, "what": what,
-                                "lifetime_s": lifetime_s},
+    labels = {"profile": signer, "key_type": key_type, "mode": mode, "what": what, "lifetime_s": lifetime_s,
+              "network": "loopback" if _loopback(network) else network}
+    if spec is not None and not spec.loopback:
+        labels.update(network_spec=spec.canonical(), network_rtt_ms=spec.rtt_ms, network_loss=spec.loss)
+    sid = f"jwt/{signer}/{key_type}/{mode}" + ("" if _loopback(network) else f"@{network}")
+    return R.new_series(sid, kind="jwt", labels=labels,
                         timer={"name": mode, "start": start, "end": end, "clock": "CLOCK_MONOTONIC"})
 
 
@@ -256,14 +280,25 @@ def _jwt_parts(s: dict) -> None:
             s["derived"][part.replace("_ns", "_p50_us")] = stats.median(vals)
 
 
+def _slug(text: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in text)[:80]
+
+
 def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: dict, run=None, progress=None,
-            lifetime_s: int = 3600) -> dict:
+            lifetime_s: int = 3600, networks: list[str] | None = None) -> dict:
     """Software-signed and token-signed (per profile) JWTs, fresh and cached, against the verifying
-    HTTPS endpoint; every series records signing and request time separately."""
+    HTTPS endpoint; every series records signing and request time separately.
+
+    `networks` (--network values; default loopback): per network the endpoint runs in the link's
+    server namespace and the requests leave from its device namespace (the software loop's sockets
+    are made there; the token worker runs there), over real kernel TCP through the emulated link.
+    A link that cannot be built fails that network's series with the reason."""
+    from ..lab.netns import LinkPerNetwork
     from ..lab.pki import LabPKI
     from ..lab.services import JwtServer
     from ..lab.token import LabToken
     from ..model.se_profiles import load_profiles
+    from .handshake import _link_delta, link_timeout_ms
     from .jwt import jwt_loop, software_signer
     known = load_profiles()
     token = LabToken().ensure()
@@ -275,36 +310,66 @@ def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: dic
     soft = {kt: software_key(kt, pki) for kt in key_types}
     pubkeys = [Path(keys[kt]["cert_path"]) for kt in key_types]
     pubkeys += [pki.client("rsa-2048" if kt.startswith("rsa") else "ecdsa-p256").cert for kt in key_types]
-    items = [(sg, kt, m) for sg in ["software", *profiles] for kt in key_types for m in ("jwt_fresh", "jwt_cached")]
-    with JwtServer(srv_certs, pubkeys, workdir=(p.workdir or Path(token.root)) / "jwt-server") as srv:
-        for i, (sg, kt, mode) in enumerate(items):
-            if progress:
-                progress("start", (sg, kt, mode), i, len(items), None)
-            s = _jwt_series(sg, kt, mode, lifetime_s)
-            if sg == "software":
-                alg, sign = software_signer(soft[kt][0])
-                iters = []
+    nets = list(networks or ["loopback"])
+    items = jwt_items(profiles, key_types, nets)
+    with LinkPerNetwork(p.seed) as links:
+        for net in nets:
+            mine = [(i, it) for i, it in enumerate(items) if it[3] == net]
+            link, link_err = links.get(net)
+            emulated = link is not None and not link.loopback
+            if link_err:
+                for i, (sg, kt, mode, _n) in mine:
+                    if progress:
+                        progress("start", items[i], i, len(items), None)
+                    s = _jwt_series(sg, kt, mode, lifetime_s, net)
+                    R.add_failure(s, f"network {net}: {link_err}")
+                    doc["series"].append(R.finalize_series(s, OVER_S_US))
+                    if progress:
+                        progress("done", items[i], i, len(items), None)
+                continue
+            spec = link.spec if emulated else None
+            timeout_s = link_timeout_ms(JWT_TIMEOUT_MS, spec) / 1000
+            addr = link.server_addr if emulated else "127.0.0.1"
+            workdir = (p.workdir or Path(token.root)) / ("jwt-server" + ("" if not emulated else f"-{_slug(net)}"))
+            srv = JwtServer(srv_certs, pubkeys, workdir=workdir)
+            if emulated:
+                srv.place(link.srv_prefix(), link.server_addr, lambda: link.socket("srv"))
+            with srv:
+                for i, (sg, kt, mode, _n) in mine:
+                    if progress:
+                        progress("start", items[i], i, len(items), None)
+                    s = _jwt_series(sg, kt, mode, lifetime_s, net, spec)
+                    before = (link.stats(), link.snmp("dev")) if emulated else None
+                    if sg == "software":
+                        alg, sign = software_signer(soft[kt][0])
+                        iters = []
 
-                def emit(msg, s=s, iters=iters):
-                    if msg["warmup"]:
-                        return
-                    if msg["ok"]:
-                        iters.append(msg)
-                        s["values_us"].append((msg["end_ns"] - msg["start_ns"]) / 1000)
+                        def emit(msg, s=s, iters=iters):
+                            if msg["warmup"]:
+                                return
+                            if msg["ok"]:
+                                iters.append(msg)
+                                s["values_us"].append((msg["end_ns"] - msg["start_ns"]) / 1000)
+                            else:
+                                R.add_failure(s, f"iteration {msg['i']}: {msg['reason']}")
+                        jwt_loop(alg, sign, fresh=mode == "jwt_fresh", port=srv.port, ca_file=str(srv_certs.ca),
+                                 n=p.n, warmup=p.warmup, lifetime_s=lifetime_s, emit=emit, addr=addr,
+                                 timeout_s=timeout_s, make_socket=(lambda: link.socket("dev")) if emulated else None)
+                        s["samples"] = [{k: it[k] for k in ("start_ns", "end_ns", "sign_ns", "request_ns")}
+                                        for it in iters]
+                        R.finalize_series(s, OVER_S_US)
                     else:
-                        R.add_failure(s, f"iteration {msg['i']}: {msg['reason']}")
-                jwt_loop(alg, sign, fresh=mode == "jwt_fresh", port=srv.port, ca_file=str(srv_certs.ca),
-                         n=p.n, warmup=p.warmup, lifetime_s=lifetime_s, emit=emit)
-                s["samples"] = [{k: it[k] for k in ("start_ns", "end_ns", "sign_ns", "request_ns")} for it in iters]
-                R.finalize_series(s, OVER_S_US)
-            else:
-                measure_token(sg, keys[kt], mode, p, token, known[sg],
-                              extra={"port": srv.port, "ca_file": str(srv_certs.ca), "lifetime_s": lifetime_s},
-                              series=s)
-            _jwt_parts(s)
-            doc["series"].append(s)
-            if run is not None:
-                run.save(doc)
-            if progress:
-                progress("done", (sg, kt, mode), i, len(items), None)
+                        measure_token(sg, keys[kt], mode, p, token, known[sg],
+                                      extra={"port": srv.port, "ca_file": str(srv_certs.ca), "lifetime_s": lifetime_s,
+                                             "addr": addr, "timeout_s": timeout_s},
+                                      series=s, prefix=link.dev_prefix() if emulated else None,
+                                      tag="" if not emulated else f"-{_slug(net)}")
+                    if emulated:
+                        s["derived"]["link"] = _link_delta(before, (link.stats(), link.snmp("dev")))
+                    _jwt_parts(s)
+                    doc["series"].append(s)
+                    if run is not None:
+                        run.save(doc)
+                    if progress:
+                        progress("done", items[i], i, len(items), None)
     return doc

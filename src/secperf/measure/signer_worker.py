@@ -3,9 +3,11 @@ python-pkcs11 and prints one JSON line per iteration with its monotonic start/en
 parent can match the shim's per-call log to iterations. Runs in its own process because a PKCS#11
 library is initialised once per process with one profile.
 
-Input: one JSON object on stdin: module, token_label, key_label, key_type, mode (sign_only|total),
-n, warmup, pin_file. Output: {"type":"iter",...} lines, then {"type":"end"}; errors per iteration
-are failed samples ({"ok": false, "reason": ...}), a set-up error is {"type":"error","reason"}.
+Input: one JSON object on stdin: module, token_label, key_label, key_type, mode (sign_only|total|
+jwt_fresh|jwt_cached), n, warmup, pin_file; JWT modes also port, ca_file, lifetime_s, and the
+endpoint's addr and timeout_s (over an emulated link the worker itself runs in the device
+namespace). Output: {"type":"iter",...} lines, then {"type":"end"}; errors per iteration are
+failed samples ({"ok": false, "reason": ...}), a set-up error is {"type":"error","reason"}.
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ def main() -> int:
             key = kept.get_key(object_class=ObjectClass.PRIVATE_KEY, label=label)
             alg, sign = token_signer(key, kt, pkcs11)
             jwt_loop(alg, sign, fresh=mode == "jwt_fresh", port=cfg["port"], ca_file=cfg["ca_file"],
-                     n=cfg["n"], warmup=cfg["warmup"], lifetime_s=cfg.get("lifetime_s", 3600), emit=_emit)
+                     n=cfg["n"], warmup=cfg["warmup"], lifetime_s=cfg.get("lifetime_s", 3600), emit=_emit,
+                     addr=cfg.get("addr", "127.0.0.1"), timeout_s=cfg.get("timeout_s", 10.0))
         except Exception as exc:
             _emit({"type": "error", "reason": f"{type(exc).__name__}: {exc}"})
             return 1

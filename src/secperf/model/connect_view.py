@@ -87,6 +87,10 @@ def summary(doc: dict, se_source: str | None = None) -> dict:
                          "resumed": ((se or sw or {}).get("derived") or {}).get("resumed"),
                          "n": ((se or sw or {}).get("summary") or {}).get("n")})
     jwt = [s for s in doc["series"] if s.get("kind") == "jwt"]
+    jwt_nets = [s["labels"].get("network", "loopback") for s in jwt]
+    if jwt_nets:  # software and secure element over the same network: loopback if it was measured
+        net = "loopback" if "loopback" in jwt_nets else jwt_nets[0]
+        jwt = [s for s in jwt if s["labels"].get("network", "loopback") == net]
     for mode in ("jwt_fresh", "jwt_cached"):
         sw = next((s for s in jwt if s["labels"]["mode"] == mode and s["labels"]["profile"] == "software"), None)
         se = next((s for s in jwt if s["labels"]["mode"] == mode and s["labels"]["profile"] != "software"

@@ -11,29 +11,38 @@ MODE_TEXT = {"local_sw": "local_sw (in-process)", "local_sw_cmd": "local_sw (ope
              "sign_only": "sign_only", "total": "total", "jwt_fresh": "JWT fresh", "jwt_cached": "JWT cached"}
 
 
+def _network(s: dict) -> str:
+    return s["labels"].get("network", "loopback")
+
+
 def _name(s: dict) -> str:
     lab = s["labels"]
-    return f"{lab['profile']} {lab['key_type']} {MODE_TEXT.get(lab['mode'], lab['mode'])}"
+    at = "" if _network(s) == "loopback" else f" @ {_network(s)}"
+    return f"{lab['profile']} {lab['key_type']} {MODE_TEXT.get(lab['mode'], lab['mode'])}{at}"
 
 
 def s2_table(series: list[dict]) -> str:
-    head = ("<tr><th class='l'>profile</th><th class='l'>key</th><th class='l'>mode</th><th class='l'>timed section</th>"
+    networked = any(_network(s) != "loopback" for s in series)  # JWT over emulated links: a network column
+    net_th = "<th class='l'>network</th>" if networked else ""
+    head = ("<tr><th class='l'>profile</th><th class='l'>key</th><th class='l'>mode</th>" + net_th +
+            "<th class='l'>timed section</th>"
             "<th>n</th><th>mean</th><th>sd</th><th>P50</th><th>P90</th><th>P99</th><th>runs &gt; 1 s</th>"
             "<th>token calls / op</th><th>signing P50</th><th>request P50</th></tr>")
     rows = []
     for s in series:
         lab, sm = s["labels"], s["summary"]
         pc = s["derived"].get("per_call")
+        net_td = f"<td class='l'>{_e(_network(s))}</td>" if networked else ""
         if not sm:
             reason = s["failures"][-1]["reason"] if s["failures"] else s["status"]
             rows.append(f"<tr><td class='l'>{_e(lab['profile'])}</td><td class='l'>{_e(lab['key_type'])}</td>"
-                        f"<td class='l'>{_e(lab['mode'])}</td><td class='l fail' colspan='11'>{_e(reason)}</td></tr>")
+                        f"<td class='l'>{_e(lab['mode'])}</td>{net_td}<td class='l fail' colspan='11'>{_e(reason)}</td></tr>")
             continue
         cells = [sm["n"]] + [fmt_time_us(sm[k]) for k in ("mean_us", "sd_us", "p50_us", "p90_us", "p99_us")]
         cells += [sm.get("over_threshold", 0), f"{pc['token_calls_per_op']:.1f}" if pc else "–",
                   fmt_time_us(s["derived"].get("sign_p50_us")), fmt_time_us(s["derived"].get("request_p50_us"))]
         rows.append(f"<tr><td class='l'>{_e(lab['profile'])}</td><td class='l'>{_e(lab['key_type'])}</td>"
-                    f"<td class='l'>{_e(MODE_TEXT.get(lab['mode'], lab['mode']))}</td>"
+                    f"<td class='l'>{_e(MODE_TEXT.get(lab['mode'], lab['mode']))}</td>{net_td}"
                     f"<td class='l muted'>{_e(lab['what'])}</td>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>")
     return f"<table>{head}{''.join(rows)}</table>"
 
@@ -57,7 +66,13 @@ def lifetime_table(series: list[dict], requests_per_hour: float = 3600.0) -> str
     """Signatures per hour and signing time per hour against token lifetime, for a device making
     one request per second, from each signer's measured fresh-JWT signing time."""
     from ..measure.jwt import signatures_per_hour
-    fresh = [s for s in series if s["labels"]["mode"] == "jwt_fresh" and s["derived"].get("sign_p50_us")]
+    # signing does not depend on the network: one row per signer, from its loopback series when there is one
+    fresh, seen = [], set()
+    for s in sorted(series, key=lambda s: _network(s) != "loopback"):
+        key = (s["labels"]["profile"], s["labels"]["key_type"])
+        if s["labels"]["mode"] == "jwt_fresh" and s["derived"].get("sign_p50_us") and key not in seen:
+            seen.add(key)
+            fresh.append(s)
     if not fresh:
         return ""
     lifetimes = (1, 60, 300, 900, 3600, 86400)
@@ -83,7 +98,9 @@ def section(series: list[dict], title: str = "Signing with a secure element") ->
                         "<p>A JWT signed in software or by the token (through the secure-element profile) "
                         "authenticates HTTPS requests to an endpoint that verifies it. <b>Fresh</b>: a new JWT "
                         "per request; <b>cached</b>: one JWT reused within its lifetime, so the secure element "
-                        "is not touched per request (token calls / op shows it).</p>",
+                        "is not touched per request (token calls / op shows it). Every request opens a new "
+                        "TCP connection and TLS 1.3 session, so over an emulated link (network column) it "
+                        "costs three round trips: TCP connect, TLS handshake, HTTP request and response.</p>",
                         s2_table(series), lifetime_table(series), per_call_table(series)])
     parts = [f"<h2>{_e(title)}</h2>",
              "<p>Study S2's three modes. <b>local_sw</b>: a software key (in-process, and the "

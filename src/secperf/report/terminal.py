@@ -190,18 +190,24 @@ def signer_tables(doc: dict) -> list[Table]:
     return out
 
 
+def _network(s: dict) -> str:
+    return s["labels"].get("network", "loopback")
+
+
 def _signer_tables(series: list[dict], title: str) -> list[Table]:
+    networked = any(_network(s) != "loopback" for s in series)  # JWT over emulated links: a network column
     t = Table(title=title, title_justify="left", header_style="bold")
-    for c in ("profile", "key", "mode", "n", "mean", "sd", "P50", "P90", "P99", "> 1 s", "token calls/op"):
-        t.add_column(c, justify="left" if c in ("profile", "key", "mode") else "right")
+    left = ("profile", "key", "mode") + (("network",) if networked else ())
+    for c in (*left, "n", "mean", "sd", "P50", "P90", "P99", "> 1 s", "token calls/op"):
+        t.add_column(c, justify="left" if c in left else "right")
     for s in series:
         lab, sm = s["labels"], s["summary"]
         pc = s["derived"].get("per_call")
+        names = [lab["profile"], lab["key_type"], lab["mode"]] + ([_network(s)] if networked else [])
         if not sm:
-            t.add_row(lab["profile"], lab["key_type"], lab["mode"], "0",
-                      f"[red]{s['failures'][-1]['reason'] if s['failures'] else s['status']}[/red]")
+            t.add_row(*names, "0", f"[red]{s['failures'][-1]['reason'] if s['failures'] else s['status']}[/red]")
             continue
-        t.add_row(lab["profile"], lab["key_type"], lab["mode"], str(sm["n"]),
+        t.add_row(*names, str(sm["n"]),
                   *[fmt_time_us(sm[k]) for k in ("mean_us", "sd_us", "p50_us", "p90_us", "p99_us")],
                   str(sm.get("over_threshold", 0)), f"{pc['token_calls_per_op']:.1f}" if pc else "–")
     out = [t]
@@ -209,7 +215,8 @@ def _signer_tables(series: list[dict], title: str) -> list[Table]:
         pc = s["derived"].get("per_call")
         if not pc or not pc["calls"]:
             continue
-        m = Table(title=f"{s['labels']['profile']} {s['labels']['key_type']} {s['labels']['mode']}: per PKCS#11 call",
+        at = "" if _network(s) == "loopback" else f" @ {_network(s)}"
+        m = Table(title=f"{s['labels']['profile']} {s['labels']['key_type']} {s['labels']['mode']}{at}: per PKCS#11 call",
                   title_justify="left", header_style="bold")
         for c in ("function", "calls/op", "time/op P50", "injected P50"):
             m.add_column(c, justify="left" if c == "function" else "right")
