@@ -266,9 +266,12 @@ def test_rootless_link_runs_servers_that_drop_privileges(sandbox):
                     "full", "--network", "delay=1ms", "--n", "1", "--warmup", "0", "--out",
                     str(sandbox.home / "out"), "--json"], env=sandbox.env(tun), cwd=sandbox.home, timeout=120)
     doc = json.loads(p.stdout)
-    got = {s["labels"]["protocol"]: (s["status"], [f["reason"][:300] for f in s.get("failures") or []])
-           for s in doc["series"]}
-    assert got == {"https": ("ok", []), "mqtt": ("ok", [])}, p.stderr[-2000:]
+    got = {s["id"]: (s["status"], [f["reason"][:300] for f in s.get("failures") or []]) for s in doc["series"]}
+    # the connection rows of both servers, and HTTPS's JWT rows (their endpoint over the same link)
+    assert got == {"connect/https/probe/software/full@delay=1ms": ("ok", []),
+                   "connect/mqtt/probe/software/full@delay=1ms": ("ok", []),
+                   "jwt/software/ecdsa-p256/jwt_fresh@delay=1ms": ("ok", []),
+                   "jwt/software/ecdsa-p256/jwt_cached@delay=1ms": ("ok", [])}, p.stderr[-2000:]
 
 
 CHECK_SCRIPT = textwrap.dedent("""

@@ -765,6 +765,8 @@ def run_connect(configs: list[ConnectConfig], p: ConnectParams, doc: dict, run=N
 
 def _run_jwt_rows(configs: list[ConnectConfig], p: ConnectParams, doc: dict, run) -> None:
     from .signer import SignerParams, run_jwt
-    profiles = sorted({c.profile for c in configs if c.client == "jwt-client" and c.profile})
+    jwt = [c for c in configs if c.client == "jwt-client"]
+    profiles = sorted({c.profile for c in jwt if c.profile})
+    networks = list(dict.fromkeys(c.network for c in jwt))  # over the same links as the other rows
     sp = SignerParams(n=p.n, warmup=p.warmup, seed=p.seed, workdir=private_dir(p.workdir / "jwt"))
-    run_jwt(profiles, ["ecdsa-p256"], sp, doc, run)
+    run_jwt(profiles, ["ecdsa-p256"], sp, doc, run, networks=networks)

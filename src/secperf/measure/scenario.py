@@ -65,19 +65,21 @@ def crypto_rows(scn: dict, strength: int | None = None) -> list[Row]:
 
 
 def handshake_configs(scn: dict) -> list:
-    """[handshake] experiments = [...], servers = [...]: the configurations to measure (may be none)."""
+    """[handshake] experiments = [...], servers = [...], networks = [...]: the configurations to
+    measure (may be none), each experiment on each server over each network."""
     from dataclasses import replace
 
     from . import handshake as H
     hs = scn.get("handshake")
     if not hs:
         return []
-    unknown = set(hs) - {"experiments", "servers", "n", "warmup", "timeout_ms"}
+    unknown = set(hs) - {"experiments", "servers", "n", "warmup", "timeout_ms", "networks"}
     if unknown:
         raise ScenarioError(f"scenario {scn.get('name', '?')}: [handshake] has unknown keys {sorted(unknown)}; "
-                            f"allowed: experiments, servers, n, warmup, timeout_ms")
+                            f"allowed: experiments, servers, n, warmup, timeout_ms, networks")
     out, seen = [], set()
-    for sv in hs.get("servers", ["probe"]):
+    nets = networks_setting(scn, "handshake")
+    for sv, net in ((sv, net) for net in nets for sv in hs.get("servers", ["probe"])):
         if sv not in H.SERVERS:
             raise ScenarioError(f"scenario {scn.get('name', '?')}: unknown server {sv!r}; known: {', '.join(H.SERVERS)}")
         for name in hs.get("experiments", []):
@@ -86,7 +88,7 @@ def handshake_configs(scn: dict) -> list:
             except H.HandshakeError as exc:
                 raise ScenarioError(f"scenario {scn.get('name', '?')}: {exc}") from None
             for c in configs:
-                c = replace(c, server=sv)
+                c = replace(c, server=sv, network=net)
                 if c.series_id not in seen:
                     seen.add(c.series_id)
                     out.append(c)
@@ -94,7 +96,7 @@ def handshake_configs(scn: dict) -> list:
 
 
 def networks_setting(scn: dict, section: str) -> list[str]:
-    """`networks = [...]` of a [jwt] or [connect] section: --network values (profiles, specs, sweeps,
+    """`networks = [...]` of a [handshake], [jwt] or [connect] section: --network values (profiles, specs, sweeps,
     comma lists), expanded and checked; a bad one names its section and field. Default: loopback."""
     from ..model import netspec as NS
     raw = scn.get(section, {}).get("networks", ["loopback"])
