@@ -437,3 +437,52 @@ def test_cli_handshake_sweep_plots_time_against_rtt(tmp_path):
     html = (tmp_path / "latest" / "report.html").read_text()
     assert 'data-plot="network-sweep"' in html and "P95" in html
     assert _ours() == [] or all(not n.startswith(f"{netns.PREFIX}{os.getpid()}-") for n in _ours())
+
+
+# --- scenarios over links ------------------------------------------------------------------------
+
+HS_SCENARIO = ('name = "s"\n[crypto]\n[[crypto.select]]\nalg = ["sha256"]\nsize = [16]\n'
+               '[handshake]\nexperiments = ["versions"]\nnetworks = [{nets}]\nn = 2\nwarmup = 0\n')
+
+
+def test_scenario_handshake_section_takes_networks():
+    from secperf.measure import scenario as SC
+    base = {"name": "t", "crypto": {}}
+    cfgs = SC.handshake_configs({**base, "handshake": {"experiments": ["versions"], "networks": ["loopback", "lte"]}})
+    assert [(c.tls, c.network) for c in cfgs] == [("1.3", "loopback"), ("1.2", "loopback"), ("1.3", "lte"),
+                                                  ("1.2", "lte")]
+    assert len({c.series_id for c in cfgs}) == 4
+    with pytest.raises(SC.ScenarioError, match=r"\[handshake\] networks: .*'delay'"):
+        SC.handshake_configs({**base, "handshake": {"experiments": ["versions"], "networks": ["delay=soon"]}})
+
+
+def _run_scenario(tmp_path, nets, env=None):
+    scn = tmp_path / "s.toml"
+    scn.write_text(HS_SCENARIO.format(nets=", ".join(f'"{n}"' for n in nets)))
+    exe = Path(sys.executable).parent / "secperf"
+    p = subprocess.run([str(exe), "run", "--scenario", str(scn), "--out", str(tmp_path / "out"), "--json"],
+                       capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})})
+    return p, (json.loads(p.stdout) if p.stdout.strip() else None)
+
+
+def test_scenario_skips_links_that_cannot_be_built_and_goes_on(tmp_path):
+    p, doc = _run_scenario(tmp_path, ["loopback", "delay=5ms"], env={"SECPERF_TUN_DEVICE": str(tmp_path / "no-tun")})
+    assert p.returncode == 0, p.stderr
+    assert "skipping the scenario's rows over emulated links (delay=5ms)" in p.stderr
+    assert "no-tun does not exist" in p.stderr
+    assert doc["params"]["skipped_links"]["networks"] == ["delay=5ms"]
+    hs = [s for s in doc["series"] if s["kind"] == "handshake"]
+    assert [s["labels"]["network"] for s in hs] == ["loopback", "loopback"]
+    assert all(s["status"] == "ok" for s in hs)
+
+
+@needs_links
+def test_scenario_runs_its_handshakes_over_its_links(tmp_path):
+    before = set(_ours())
+    p, doc = _run_scenario(tmp_path, ["delay=10ms"])
+    assert p.returncode == 0, p.stderr
+    assert set(_ours()) - before == set()  # the run's link namespaces are gone
+    hs = {s["labels"]["tls"]: s for s in doc["series"] if s["kind"] == "handshake"}
+    assert set(hs) == {"1.3", "1.2"} and all(s["labels"]["network"] == "delay=10ms" for s in hs.values())
+    # the handshake timer starts after TCP's connect: TLS 1.3 takes 1 round trip of 20 ms, TLS 1.2 two
+    assert hs["1.3"]["summary"]["min_us"] >= 20_000 and hs["1.2"]["summary"]["min_us"] >= 40_000
