@@ -9,8 +9,8 @@
  * the read buffer (no queueing).
  *
  * Why a 10 ms window by default: waking a relay that sleeps in epoll costs a scheduler wake-up of
- * an idle CPU, measured at 30-70 us per packet on a virtual machine (where an idle vCPU halts), far
- * above the 20 us budget; a spinning relay adds 5-9 us. Experiments send their packets in bursts
+ * an idle CPU, measured at 25-75 us per direction on a virtual machine (where an idle vCPU halts),
+ * above the 20 us budget; a spinning relay adds 5-11 us. Experiments send their packets in bursts
  * (a handshake, a ping every few ms), so a window of 10 ms keeps the relay awake through a
  * measurement and lets it sleep between them. While spinning it calls sched_yield(), so on a small
  * machine a client or server sharing its CPU runs first. */
