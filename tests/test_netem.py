@@ -471,6 +471,8 @@ def test_scenario_skips_links_that_cannot_be_built_and_goes_on(tmp_path):
     assert "skipping the scenario's rows over emulated links (delay=5ms)" in p.stderr
     assert "no-tun does not exist" in p.stderr
     assert doc["params"]["skipped_links"]["networks"] == ["delay=5ms"]
+    report = max((tmp_path / "out").glob("2*-run")) / "report.html"
+    assert "emulated links skipped</th><td class=''>delay=5ms: SECPERF_TUN_DEVICE=" in report.read_text()
     hs = [s for s in doc["series"] if s["kind"] == "handshake"]
     assert [s["labels"]["network"] for s in hs] == ["loopback", "loopback"]
     assert all(s["status"] == "ok" for s in hs)

@@ -55,6 +55,9 @@ def header(doc: dict) -> str:
         ("load average at start", ", ".join(f"{x:.2f}" for x in h.get("loadavg_at_start") or []) or "n/a"),
         ("parameters", json.dumps(doc.get("params", {}), sort_keys=True)),
     ]
+    skipped = (doc.get("params") or {}).get("skipped_links")
+    if skipped:  # a scenario's link rows left out because links cannot be built on this machine
+        rows.append(("emulated links skipped", f"{', '.join(skipped['networks'])}: {skipped['reason']}"))
     trs = "".join(f"<tr><th class='l'>{e(k)}</th><td class='{'status-' + e(v) if k == 'status' else ''}'>{e(v)}</td></tr>"
                   for k, v in rows)
     return f"<table class='meta'>{trs}</table>"
