@@ -204,7 +204,9 @@ def test_rootless_link_dies_with_a_killed_owner(sandbox):
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and any(_alive(pid) for pid in pids):
         time.sleep(0.05)
-    assert [pid for pid in pids if _alive(pid)] == []  # holders (end of file), relay (PDEATHSIG), what was inside
+    left = {pid: Path(f"/proc/{pid}/status").read_text().splitlines()[:8] for pid in pids if _alive(pid)}
+    names = dict(zip(pids, ["holder-dev", "holder-srv", "relay", "stray"]))
+    assert {names[p]: v for p, v in left.items()} == {}  # holders (end of file), relay (PDEATHSIG), what was inside
 
 
 def _descendants(pid: int) -> dict[int, str]:

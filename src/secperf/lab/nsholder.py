@@ -25,6 +25,7 @@ network namespace (SIGTERM, then SIGKILL after a second), so nothing outlives th
 import ctypes
 import fcntl
 import os
+import select
 import signal
 import socket
 import struct
@@ -106,28 +107,34 @@ def netns_pids(ident: str) -> list[int]:
     return out
 
 
-def stop_others() -> None:
+def stop_others(quiet_scans: int = 3, limit_s: float = 5.0) -> None:
+    """SIGTERM, then SIGKILL after a second, to every other process in this network namespace,
+    rescanning until `quiet_scans` scans in a row (50 ms apart) find none: a process that was still
+    entering (nsenter between opening our namespace and joining it) is caught by a later scan."""
     ident = os.readlink("/proc/self/ns/net")
     me = os.getpid()
-    pids = [p for p in netns_pids(ident) if p != me]
-    for sig, wait_s in ((signal.SIGTERM, 1.0), (signal.SIGKILL, 0.0)):
+    first_seen: dict[int, float] = {}
+    quiet, deadline = 0, time.monotonic() + limit_s
+    while quiet < quiet_scans and time.monotonic() < deadline:
+        pids = [p for p in netns_pids(ident) if p != me]
+        quiet = 0 if pids else quiet + 1
+        now = time.monotonic()
         for p in pids:
+            sig = signal.SIGKILL if now - first_seen.setdefault(p, now) > 1.0 else signal.SIGTERM
             try:
                 os.kill(p, sig)
             except OSError:
                 pass
-        deadline = time.monotonic() + wait_s
-        while pids and time.monotonic() < deadline:
-            time.sleep(0.02)
-            pids = [p for p in pids if p in netns_pids(ident)]
+        time.sleep(0.05)
 
 
-def serve(ctl: socket.socket) -> None:
+def serve(ctl: socket.socket, wake: socket.socket) -> None:
+    """Answer requests until end of file on `ctl` or a signal (a byte on `wake`)."""
     while True:
-        try:
-            req = ctl.recv(256)
-        except InterruptedError:
-            continue
+        readable, _, _ = select.select([ctl, wake], [], [])
+        if wake in readable:
+            return
+        req = ctl.recv(256)
         if not req:
             return
         parts = req.decode(errors="replace").split()
@@ -170,19 +177,20 @@ def main(argv: list[str]) -> int:
         ctl.send(f"err {exc}".encode())
         return 1
 
-    def on_signal(_sig, _frm):
-        raise SystemExit(0)
+    # Signals only wake the loop (a byte on a socket pair); the handler never raises, so a signal
+    # arriving together with end of file (the owner died: PR_SET_PDEATHSIG and EOF at once) cannot
+    # cut the clean-up short
+    wake_r, wake_w = socket.socketpair()
+    wake_w.setblocking(False)
+    signal.set_wakeup_fd(wake_w.fileno(), warn_on_full_buffer=False)
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, on_signal)
+        signal.signal(sig, lambda _sig, _frm: None)
     try:
         ctl.send(b"ok")
-        serve(ctl)
+        serve(ctl, wake_r)
     except OSError:
         pass
-    finally:
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            signal.signal(sig, signal.SIG_IGN)
-        stop_others()
+    stop_others()
     return 0
 
 
