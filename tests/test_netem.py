@@ -175,10 +175,13 @@ def _tcp_transfer(link, nbytes):
 
 @needs_links
 def test_delay_shows_in_ping_round_trip():
+    # the link never releases early and a stall of the (shared, noisy) machine only adds time, so
+    # the fastest of 20 round trips shows the configured delay, and most of them stay close to it
     with Link("delay=20ms") as link:
-        _, rtts = _ping(link, count=10)
-    assert len(rtts) == 10
-    assert statistics.median(rtts) == pytest.approx(40.0, abs=1.0)
+        _, rtts = _ping(link, count=20)
+    assert len(rtts) == 20
+    assert 39.9 <= min(rtts) <= 41.0, rtts
+    assert 39.9 <= statistics.quantiles(rtts, n=4)[0] <= 41.0, rtts
 
 
 @needs_links
@@ -189,7 +192,8 @@ def test_jitter_spreads_round_trips_normal_and_pareto():
         assert statistics.pstdev(rtts) > 2.0, (dist, rtts)
     with Link("delay=20ms") as link:
         _, rtts = _ping(link, count=30, interval=0.01)
-    assert statistics.pstdev(rtts) < 1.0
+    q1, _, q3 = statistics.quantiles(rtts, n=4)
+    assert q3 - q1 < 1.0, rtts  # the spread of the middle half: robust to a stall of the machine
 
 
 @needs_links
