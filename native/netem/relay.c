@@ -5,8 +5,8 @@
  * Precision: for --spin-us after any activity (a packet read or released) and from 200 us before
  * any due release the loop spins (non-blocking reads, no sleep), so a packet arriving within that
  * window or a release falling inside it is handled without a scheduler wake-up; otherwise it sleeps
- * in epoll on both TUN fds and a timerfd armed 200 us before the next release. Undelayed packets are written straight from
- * the read buffer (no queueing).
+ * in epoll on both TUN fds and a timerfd armed 200 us before the next release. Undelayed packets
+ * are written straight from the read buffer (no queueing).
  *
  * Why a 10 ms window by default: waking a relay that sleeps in epoll costs a scheduler wake-up of
  * an idle CPU, measured at 25-75 us per direction on a virtual machine (where an idle vCPU halts),
@@ -160,7 +160,7 @@ int relay_run(relay *r)
 
     /* The emulated link should not wait for the CPU the client and server being measured use (a
      * real link does not share their CPU): where permitted, the relay runs at nice -10. It gives
-     * way while it only spins (sched_yield above: a CPU-bound task sharing its core was measured to
+     * way while it only spins (sched_yield in the loop below: a CPU-bound task sharing its core was measured to
      * lose no time to a spinning relay at nice -10). Without the privilege it stays at 0. */
     if (setpriority(PRIO_PROCESS, 0, RELAY_NICE) < 0) { /* not permitted: keep the default */ }
 
