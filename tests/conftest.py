@@ -36,6 +36,14 @@ def _shared_cache(factory):
     return _CACHE["dir"]
 
 
+def alive(pid: int) -> bool:
+    """The process exists and is not a zombie (tests checking that nothing outlives a link)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def run_cli(*args, cwd=None, timeout=600):
     """Run the installed `secperf` console script as a user would."""
     exe = shutil.which("secperf", path=str(Path(sys.executable).parent)) or "secperf"

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import alive as _alive
 from secperf.lab import netns
 from secperf.lab.netns import Link
 from secperf.model import netspec as NS
@@ -315,14 +316,6 @@ def test_same_seed_same_losses():
 def _ours(pid=None):
     names = [n for n in netns.list_namespaces() if netns.NAME_RE.match(n)]
     return [n for n in names if pid is None or n.startswith(f"{netns.PREFIX}{pid}-")]
-
-
-def _alive(pid):
-    try:
-        st = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return st.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 @needs_links

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 import secperf
+from conftest import alive as _alive
 from secperf.lab import netns
 
 NOBODY = 65534
@@ -107,13 +108,6 @@ def sandbox():
                                    "python": _nobody_python()})
     finally:
         shutil.rmtree(top, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 LINK_SCRIPT = textwrap.dedent("""

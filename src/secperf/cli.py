@@ -409,10 +409,9 @@ def _links_unavailable(names) -> dict | None:
     meant to run anywhere, so a missing capability of the machine skips its link rows instead of
     failing the run; `--network` on handshake/connect/jwt, where the user asked for a link, stops
     with the reason and the fix instead."""
-    from .lab import netns
     from .model import netspec as NS
     links = list(dict.fromkeys(n for n in names if n not in NS.LOOPBACK_NAMES))
-    problem = netns.check() if links else None
+    problem = _link_problem(links)
     if not problem:
         return None
     print(f"secperf: note: skipping the scenario's rows over emulated links ({', '.join(links)}): links cannot "
@@ -420,14 +419,19 @@ def _links_unavailable(names) -> dict | None:
     return {"networks": links, "reason": problem}
 
 
+def _link_problem(names) -> str | None:
+    """Why links cannot be built here, if any of `names` needs one (is not loopback); else None."""
+    from .lab import netns
+    from .model import netspec as NS
+    return netns.check() if any(n not in NS.LOOPBACK_NAMES for n in names) else None
+
+
 def _check_links(names, what: str = "networks") -> None:
     """Links needed (any name not loopback) but not buildable here: say why and the fix, up front."""
     from .lab import netns
-    from .model import netspec as NS
-    if any(n not in NS.LOOPBACK_NAMES for n in names):
-        problem = netns.check()
-        if problem:
-            raise netns.LinkError(f"{what}: cannot emulate links here: {problem}")
+    problem = _link_problem(names)
+    if problem:
+        raise netns.LinkError(f"{what}: cannot emulate links here: {problem}")
 
 
 def cmd_handshake(args) -> int:

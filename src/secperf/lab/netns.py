@@ -66,6 +66,7 @@ from pathlib import Path
 from ..core.paths import private_dir, secperf_home
 from ..measure.probe import find_native
 from ..model import netspec as NS
+from .nsholder import netns_pids  # the holder's own scan (it runs stdlib-only, as a script)
 from .services import stop_process
 
 PREFIX = "secperf-ln-"
@@ -324,20 +325,6 @@ def sweep_stale() -> list[str]:
             removed.append(name)
         (secperf_home() / "netns" / f"{name}.json").unlink(missing_ok=True)
     return removed
-
-
-def netns_pids(ident: str) -> list[int]:
-    """Processes (those this user may inspect) whose network namespace is `ident` (``net:[inode]``,
-    as /proc/PID/ns/net reads)."""
-    out = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                if os.readlink(f"/proc/{d}/ns/net") == ident:
-                    out.append(int(d))
-            except OSError:
-                pass
-    return out
 
 
 class _Holder:

@@ -95,7 +95,8 @@ def net_defaults() -> None:
 
 
 def netns_pids(ident: str) -> list[int]:
-    """Processes (readable to us) whose network namespace is `ident` (``net:[inode]``)."""
+    """Processes (those this user may inspect) whose network namespace is `ident` (``net:[inode]``,
+    as /proc/PID/ns/net reads). Also lab/netns's, for a rootless Link's close()."""
     out = []
     for d in os.listdir("/proc"):
         if d.isdigit():
