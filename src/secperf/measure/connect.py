@@ -747,7 +747,7 @@ def run_connect(configs: list[ConnectConfig], p: ConnectParams, doc: dict, run=N
             link, link_err = links.get(cfg.network)
             if cfg.client == "jwt-client":
                 if not jwt_done:
-                    _run_jwt_rows(configs, p, doc, run)
+                    _run_jwt_rows(configs, p, doc, run, links)
                     jwt_done = True
             elif link_err:
                 s = _series(cfg, "socket connect() started", USABLE[cfg.protocol], "CLOCK_MONOTONIC")
@@ -763,10 +763,10 @@ def run_connect(configs: list[ConnectConfig], p: ConnectParams, doc: dict, run=N
     return doc
 
 
-def _run_jwt_rows(configs: list[ConnectConfig], p: ConnectParams, doc: dict, run) -> None:
+def _run_jwt_rows(configs: list[ConnectConfig], p: ConnectParams, doc: dict, run, links) -> None:
     from .signer import SignerParams, run_jwt
     jwt = [c for c in configs if c.client == "jwt-client"]
     profiles = sorted({c.profile for c in jwt if c.profile})
     networks = list(dict.fromkeys(c.network for c in jwt))  # over the same links as the other rows
     sp = SignerParams(n=p.n, warmup=p.warmup, seed=p.seed, workdir=private_dir(p.workdir / "jwt"))
-    run_jwt(profiles, ["ecdsa-p256"], sp, doc, run, networks=networks)
+    run_jwt(profiles, ["ecdsa-p256"], sp, doc, run, networks=networks, links=links)

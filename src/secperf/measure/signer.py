@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -285,14 +286,15 @@ def _slug(text: str) -> str:
 
 
 def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: dict, run=None, progress=None,
-            lifetime_s: int = 3600, networks: list[str] | None = None) -> dict:
+            lifetime_s: int = 3600, networks: list[str] | None = None, links=None) -> dict:
     """Software-signed and token-signed (per profile) JWTs, fresh and cached, against the verifying
     HTTPS endpoint; every series records signing and request time separately.
 
     `networks` (--network values; default loopback): per network the endpoint runs in the link's
     server namespace and the requests leave from its device namespace (the software loop's sockets
     are made there; the token worker runs there), over real kernel TCP through the emulated link.
-    A link that cannot be built fails that network's series with the reason."""
+    A link that cannot be built fails that network's series with the reason. `links`: a caller's
+    LinkPerNetwork to share (connect's JWT rows use its links instead of building a second one)."""
     from ..lab.netns import LinkPerNetwork
     from ..lab.pki import LabPKI
     from ..lab.services import JwtServer
@@ -312,7 +314,7 @@ def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: dic
     pubkeys += [pki.client("rsa-2048" if kt.startswith("rsa") else "ecdsa-p256").cert for kt in key_types]
     nets = list(networks or ["loopback"])
     items = jwt_items(profiles, key_types, nets)
-    with LinkPerNetwork(p.seed) as links:
+    with (LinkPerNetwork(p.seed) if links is None else nullcontext(links)) as links:
         for net in nets:
             mine = [(i, it) for i, it in enumerate(items) if it[3] == net]
             link, link_err = links.get(net)
