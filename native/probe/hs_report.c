@@ -61,15 +61,21 @@ void hs_report_meta(FILE *f, const hs_client_args *a)
     json_end_line(f);
 }
 
+/* the stage and reason of a failed connection, closing its JSON line */
+static void report_failure_end(FILE *f, const char *stage, const char *reason)
+{
+    fputs(",\"stage\":", f);
+    json_str(f, stage);
+    fputs(",\"reason\":", f);
+    json_str(f, reason);
+    json_end_line(f);
+}
+
 void hs_report_conn(FILE *f, uint64_t i, const hs_conn_result *r, const hs_trace *t)
 {
     fprintf(f, "{\"type\":\"conn\",\"i\":%llu,\"ok\":%s", (unsigned long long)i, tf(r->ok));
     if (!r->ok) {
-        fputs(",\"stage\":", f);
-        json_str(f, r->stage);
-        fputs(",\"reason\":", f);
-        json_str(f, r->reason);
-        json_end_line(f);
+        report_failure_end(f, r->stage, r->reason);
         return;
     }
     uint64_t lib = t->call_cpu_ns;
@@ -127,11 +133,7 @@ void hs_report_server_conn(FILE *f, uint64_t i, const hs_server_conn *r, const h
     fprintf(f, "{\"type\":\"server_conn\",\"i\":%llu,\"ok\":%s", (unsigned long long)i,
             tf(r->ok));
     if (!r->ok) {
-        fputs(",\"stage\":", f);
-        json_str(f, r->stage);
-        fputs(",\"reason\":", f);
-        json_str(f, r->reason);
-        json_end_line(f);
+        report_failure_end(f, r->stage, r->reason);
         return;
     }
     fprintf(f, ",\"handshake_cpu_us\":%.3f,\"handshake_wall_us\":%.3f,\"version\":",
