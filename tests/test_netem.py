@@ -398,27 +398,61 @@ def test_killed_owner_is_swept_by_the_next_link(tmp_path):
 
 # --- handshakes over a link ------------------------------------------------------------------------
 
+def _network_waits_ms(conn: dict, rtt_ms: float) -> list[float]:
+    """The client's waits of at least half a round trip: TCP's connect, then every gap between the
+    last message the client sent and the next one it received (the probe's per-message times)."""
+    waits = [conn["tcp_connect_us"] / 1000]
+    sent_at = None
+    for m in conn["messages"]:
+        if m["dir"] == "sent":
+            sent_at = m["t_us"]
+        elif sent_at is not None:
+            waits.append((m["t_us"] - sent_at) / 1000)
+            sent_at = None
+    return [w for w in waits if w >= rtt_ms / 2]
+
+
 @needs_links
 def test_tls13_two_and_tls12_three_round_trips_over_50ms(tmp_path):
+    """TCP connect + handshake over a 50 ms one-way link = 2 (TLS 1.3) or 3 (TLS 1.2) round trips
+    plus computation. Two checks:
+    - structure, on every connection: the probe's message times show exactly that many waits of a
+      round trip or more (host contention adds milliseconds, never a 100 ms round trip);
+    - time, on the fastest connection: total - trips x RTT lies between -0.5 ms and the measured
+      computation (client and server CPU) + 2 ms for the relay and scheduling. The link never
+      delivers early, so contention on this shared host (a late timer, a descheduled server: a CI
+      run once measured a 6.9 ms median excess against 3.9 ms of CPU) can only add time. The time
+      check gets up to three attempts, each its own measurement, and passes on a clean one; a
+      wrong round-trip count (100 ms) fails all three."""
     from secperf.lab.pki import LabPKI
     from secperf.measure import handshake as H
     from dataclasses import replace
     pki = LabPKI(tmp_path / "pki").ensure()
-    p = H.HandshakeParams(n=4, warmup=1, timeout_ms=3000, workdir=tmp_path / "svc")
+    p = H.HandshakeParams(n=6, warmup=1, timeout_ms=3000, workdir=tmp_path / "svc")
     rtt_ms = 100.0
     with Link("delay=50ms") as link:
         for cfg, trips in ((H.V13, 2), (H.V12, 3)):
-            s = H.measure_config(replace(cfg, network="delay=50ms"), p, pki, link=link)
-            assert s["status"] == "ok", s["failures"][:3]
-            d = s["derived"]
-            total_ms = (d["tcp_connect_p50_us"] + s["summary"]["p50_us"]) / 1000
-            compute_ms = (s["cpu_summary"]["p50_us"] + d["server_cpu_p50_us"]) / 1000
-            extra = total_ms - trips * rtt_ms
-            # TCP connect + handshake = round trips + computation (client and server CPU, measured),
-            # allowing the relay and scheduling 2 ms on top
-            assert -0.5 <= extra <= compute_ms + 2.0, (cfg.label, total_ms, compute_ms)
-            assert s["labels"]["network_rtt_ms"] == rtt_ms
-            assert d["link"]["up"]["delayed"] > 0
+            seen = []
+            for _attempt in range(3):
+                s = H.measure_config(replace(cfg, network="delay=50ms"), p, pki, link=link)
+                assert s["status"] == "ok", s["failures"][:3]
+                ok = [c for c in s["samples"] if c.get("ok")]
+                for c in ok:
+                    waits = _network_waits_ms(c, rtt_ms)
+                    assert len(waits) == trips, (cfg.label, waits)
+                    assert all(rtt_ms - 0.5 <= w < 1.5 * rtt_ms for w in waits), (cfg.label, waits)
+                d = s["derived"]
+                assert s["labels"]["network_rtt_ms"] == rtt_ms
+                assert d["link"]["up"]["delayed"] > 0
+                fastest = min((c["tcp_connect_us"] + c["handshake_wall_us"]) / 1000 for c in ok)
+                compute_ms = (s["cpu_summary"]["p50_us"] + d["server_cpu_p50_us"]) / 1000
+                extra = fastest - trips * rtt_ms
+                seen.append((round(extra, 2), round(compute_ms, 2)))
+                assert extra >= -0.5, (cfg.label, seen)  # never faster than the round trips
+                if extra <= compute_ms + 2.0:
+                    break
+            else:
+                raise AssertionError(f"{cfg.label}: (extra, computation) ms per attempt {seen}")
 
 
 @needs_links
