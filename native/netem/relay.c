@@ -13,17 +13,20 @@
  * above the 20 us budget; a spinning relay adds 5-11 us. Experiments send their packets in bursts
  * (a handshake, a ping every few ms), so a window of 10 ms keeps the relay awake through a
  * measurement and lets it sleep between them. While spinning it calls sched_yield(), so on a small
- * machine a client or server sharing its CPU runs first. */
+ * machine a client or server sharing its CPU runs first, and it spins only while no task waits for a
+ * CPU (see CONTENTION_* below); spinning towards a due release it does not yield. */
 #include "relay.h"
 
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/timerfd.h>
+#include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,6 +38,15 @@ static volatile sig_atomic_t g_stop, g_report;
  * time (the wake-up of an idle CPU takes tens of µs) */
 #define RELEASE_MARGIN_NS 200000
 #define RELAY_NICE (-10)
+/* Contention: while it spins for new packets, the relay checks every 100 µs whether tasks wait for
+ * a CPU (cpus_contended). When they still do 300 µs after it first saw them, it ends its spin window
+ * and sleeps until the next packet or release, so a loaded machine's client, server or other work
+ * gets the CPU instead of sharing it with a spinning relay. An idle machine's own short bursts (a
+ * kernel worker, a timer) last microseconds and do not end the window. While it waits for that
+ * confirmation it does not yield: on a loaded CPU a yield hands the CPU to a busy task for a whole
+ * scheduler tick (4 ms), and a packet arriving meanwhile would wait that long. */
+#define CONTENTION_CHECK_NS 100000
+#define CONTENTION_CONFIRM_NS 300000
 
 static void on_signal(int sig)
 {
@@ -49,6 +61,29 @@ int64_t relay_now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Is another task waiting for a CPU? /proc/loadavg's fourth field is the number of runnable tasks
+ * (this relay included) at the moment of reading; more than there are CPUs means someone waits.
+ * A pread of it costs a few µs. -1 (unknown) when the file cannot be read. */
+static int cpus_contended(int fd, long ncpu)
+{
+    char buf[128];
+    if (fd < 0 || ncpu < 1)
+        return -1;
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    const char *p = buf;
+    for (int field = 0; field < 3 && p; field++) {
+        p = strchr(p, ' ');
+        if (p)
+            p++;
+    }
+    if (!p)
+        return -1;
+    return atol(p) > ncpu;
 }
 
 static void print_dir(FILE *f, const char *name, const link_state *l)
@@ -69,8 +104,8 @@ static void print_dir(FILE *f, const char *name, const link_state *l)
 
 static void print_stats(const relay *r, int final, int64_t t0)
 {
-    printf("{\"type\":\"stats\",\"final\":%s,\"elapsed_s\":%.6f,", final ? "true" : "false",
-           (double)(relay_now_ns() - t0) / 1e9);
+    printf("{\"type\":\"stats\",\"final\":%s,\"elapsed_s\":%.6f,\"load_sleeps\":%llu,", final ? "true" : "false",
+           (double)(relay_now_ns() - t0) / 1e9, r->load_sleeps);
     print_dir(stdout, "up", &r->dir[0]);
     putchar(',');
     print_dir(stdout, "down", &r->dir[1]);
@@ -180,7 +215,9 @@ int relay_run(relay *r)
 
     const int64_t t0 = relay_now_ns();
     const int64_t spin = r->spin_ns;
-    int64_t last_act = t0;
+    int64_t last_act = t0, checked = 0, contended_since = 0;
+    const int loadfd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+    const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     while (!g_stop) {
         if (g_report) {
             g_report = 0;
@@ -213,9 +250,25 @@ int relay_run(relay *r)
             continue;
         }
         pkt *top = sched_top(&q);
-        if (now - last_act < spin || (top && top->release - now < RELEASE_MARGIN_NS)) {
-            sched_yield();
-            continue;
+        if (top && top->release - now < RELEASE_MARGIN_NS)
+            continue; /* a release is due: hold the CPU (a yield could hand it to a busy task for a
+                       * whole scheduler tick, 4 ms, and the packet would leave that late) */
+        if (now - last_act < spin) {
+            if (now - checked >= CONTENTION_CHECK_NS) {
+                checked = now;
+                if (cpus_contended(loadfd, ncpu) != 1)
+                    contended_since = 0;
+                else if (!contended_since)
+                    contended_since = now;
+            }
+            if (!contended_since) {
+                sched_yield(); /* nobody waits: a yield returns at once, or lets a task on this CPU run */
+                continue;
+            }
+            if (now - contended_since < CONTENTION_CONFIRM_NS)
+                continue; /* no yield: under load it would hand the CPU away for a whole tick */
+            contended_since = 0; /* tasks kept waiting for a CPU: sleep instead of spinning */
+            r->load_sleeps++;
         }
         int timeout_ms = 100; /* bounded, so a signal racing the sleep is seen within 100 ms */
         if (top) {
@@ -234,6 +287,8 @@ int relay_run(relay *r)
         /* no last_act here: a wake-up by the 100 ms timeout is not activity, and a packet or a
          * release that woke us counts as activity when the next iteration handles it */
     }
+    if (loadfd >= 0)
+        close(loadfd);
     for (pkt *p = sched_pop(&q); p; p = sched_pop(&q))
         r->dir[p->dir].st.pending_at_exit++;
     print_stats(r, 1, t0);

@@ -10,6 +10,7 @@ typedef struct relay {
     link_state dir[2];  /* [0] up (device -> server), [1] down (server -> device) */
     int pool, bufsize;
     int64_t spin_ns;
+    unsigned long long load_sleeps; /* spin windows ended because tasks waited for a CPU */
 } relay;
 
 int64_t relay_now_ns(void);

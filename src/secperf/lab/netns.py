@@ -82,6 +82,10 @@ _LIVE: set["Link"] = set()
 _NS_LOCK = threading.Lock()
 
 
+def _stats_of(msg: dict) -> dict:
+    return {k: msg[k] for k in ("up", "down", "elapsed_s", "load_sleeps") if k in msg}
+
+
 class LinkError(RuntimeError):
     """The emulated link could not be set up; the message says why and how to fix it."""
 
@@ -536,12 +540,13 @@ class Link:
                 return msg
 
     def stats(self) -> dict | None:
-        """The relay's counters so far: {"up": {...}, "down": {...}, "elapsed_s": ...}."""
+        """The relay's counters so far: {"up": {...}, "down": {...}, "elapsed_s": ..., "load_sleeps": ...}
+        (load_sleeps: spin windows the relay cut short because tasks waited for a CPU)."""
         if self.loopback or self.relay is None or self.relay.poll() is not None:
             return self.final_stats
         self.relay.send_signal(signal.SIGUSR1)
         msg = self._next_line("stats", 5)
-        return {k: msg[k] for k in ("up", "down", "elapsed_s")} if msg else None
+        return _stats_of(msg) if msg else None
 
     def close(self) -> dict | None:
         """Stop what this Link started (by PID), the relay, and delete the namespaces."""
@@ -573,7 +578,7 @@ class Link:
                     msg = m
                     break
             if msg:
-                self.final_stats = {k: msg[k] for k in ("up", "down", "elapsed_s")}
+                self.final_stats = _stats_of(msg)
         for ns in self._created:
             _ip("netns", "del", ns, check=False)
             (secperf_home() / "netns" / f"{ns}.json").unlink(missing_ok=True)
@@ -636,16 +641,17 @@ class Link:
                     pass
         return out
 
-    def socket(self, side: str, family: int = socket.AF_INET, type: int = socket.SOCK_STREAM) -> socket.socket:
+    def socket(self, side: str, family: int = socket.AF_INET, type: int = socket.SOCK_STREAM,
+               proto: int = 0) -> socket.socket:
         """A socket created inside a side's namespace (it stays there whatever thread uses it)."""
         if self.loopback:
-            return socket.socket(family, type)
+            return socket.socket(family, type, proto)
         if self.rootless:
             if not self.holders:
                 raise LinkError("the link is not open")
-            return self.holders[{"dev": 0, "srv": 1}[side]].socket(family, type)
+            return self.holders[{"dev": 0, "srv": 1}[side]].socket(family, type, proto)
         ns = {"dev": self.dev_ns, "srv": self.srv_ns}[side]
-        return netns_socket(ns, family, type)
+        return netns_socket(ns, family, type, proto)
 
 
 class LinkPerNetwork:
@@ -687,7 +693,8 @@ class LinkPerNetwork:
 _libc = None
 
 
-def netns_socket(ns: str, family: int = socket.AF_INET, type: int = socket.SOCK_STREAM) -> socket.socket:
+def netns_socket(ns: str, family: int = socket.AF_INET, type: int = socket.SOCK_STREAM,
+                 proto: int = 0) -> socket.socket:
     """Create a socket inside the named network namespace: setns() on this thread, socket(), back."""
     global _libc
     if _libc is None:
@@ -699,7 +706,7 @@ def netns_socket(ns: str, family: int = socket.AF_INET, type: int = socket.SOCK_
             if _libc.setns(target, CLONE_NEWNET) != 0:
                 raise LinkError(f"cannot enter namespace {ns}: {os.strerror(ctypes.get_errno())}")
             try:
-                return socket.socket(family, type)
+                return socket.socket(family, type, proto)
             finally:
                 if _libc.setns(own, CLONE_NEWNET) != 0:
                     raise LinkError(f"cannot return from namespace {ns}: {os.strerror(ctypes.get_errno())}")

@@ -388,6 +388,8 @@ def _link_delta(before, after) -> dict:
     if s0 and s1:
         for d in ("up", "down"):
             out[d] = {k: s1[d][k] - s0[d][k] for k in s1[d] if k != "pending_at_exit"}
+        if "load_sleeps" in s0 and "load_sleeps" in s1:  # the relay found the machine loaded this often
+            out["relay_load_sleeps"] = s1["load_sleeps"] - s0["load_sleeps"]
     for k in ("Tcp.RetransSegs", "Tcp.OutSegs", "Udp.OutDatagrams", "Udp.InDatagrams"):
         if k in k0 and k in k1:
             out["device_" + k.replace(".", "_")] = k1[k] - k0[k]
