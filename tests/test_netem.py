@@ -570,3 +570,26 @@ def test_scenario_runs_its_handshakes_over_its_links(tmp_path):
     assert set(hs) == {"1.3", "1.2"} and all(s["labels"]["network"] == "delay=10ms" for s in hs.values())
     # the handshake timer starts after TCP's connect: TLS 1.3 takes 1 round trip of 20 ms, TLS 1.2 two
     assert hs["1.3"]["summary"]["min_us"] >= 20_000 and hs["1.2"]["summary"]["min_us"] >= 40_000
+
+
+def test_sweep_plot_of_a_grid_keeps_one_line_per_configuration_and_loss():
+    """Round trips and losses both varied: a line per configuration and loss, plotted against the
+    round trip (points of different losses joined into one line would zigzag meaninglessly)."""
+    from secperf.report import html_netem
+
+    def series(label, rtt, loss, ms):
+        samples = [{"ok": True, "tcp_connect_us": rtt * 500, "handshake_wall_us": (ms + i) * 1000 - rtt * 500}
+                   for i in range(5)]
+        return {"kind": "handshake", "samples": samples,
+                "labels": {"label": label, "server": "s_server", "network": f"d={rtt},l={loss}",
+                           "network_rtt_ms": rtt, "network_loss": loss}}
+    nets = [series(lab, rtt, loss, rtt * k + 1000 * loss)
+            for lab, k in (("tls1.3", 2), ("tls1.2", 3)) for rtt in (20.0, 100.0) for loss in (0.0, 0.05)]
+    html = html_netem.sweep_plot(nets)
+    assert 'data-plot="network-sweep"' in html and "round-trip time" in html
+    for lab in ("tls1.3", "tls1.2"):
+        for loss in ("0%", "5%"):
+            assert f"{lab} @ s_server, loss {loss} P50" in html, html[:2000]
+    # a sweep of the round trip alone names no loss
+    plain = html_netem.sweep_plot([s for s in nets if s["labels"]["network_loss"] == 0.0])
+    assert "tls1.3 @ s_server P50" in plain and "loss 0%" not in plain

@@ -30,6 +30,9 @@ def sweep_plot(series: list[dict]) -> str:
     by_loss = len(rtts) == 1
     xkey, xlabel = (("network_loss", "configured one-way loss (%)") if by_loss
                     else ("network_rtt_ms", "configured round-trip time (ms)"))
+    # a grid (round trips and losses both vary) plots against the round trip with a line per
+    # configuration and loss, so points of different losses never join one line
+    per_loss = not by_loss and len({s["labels"].get("network_loss", 0.0) for s in nets}) > 1
     lines: dict[str, list] = {}
     for s in nets:
         vals = _total_us(s)
@@ -37,6 +40,8 @@ def sweep_plot(series: list[dict]) -> str:
             continue
         x = s["labels"][xkey] * (100 if by_loss else 1)
         name = f"{s['labels']['label']} @ {s['labels']['server']}"
+        if per_loss:
+            name += f", loss {s['labels'].get('network_loss', 0.0) * 100:g}%"
         lines.setdefault(f"{name} P50", []).append((x, stats.median(vals) / 1000))
         lines.setdefault(f"{name} P95", []).append((x, stats.percentile(vals, 95) / 1000))
     data = [(k, sorted(v)) for k, v in lines.items() if len(v) >= 2]
