@@ -62,7 +62,9 @@ def table(series: list[dict]) -> str:
         return ""
     head = ("<tr><th class='l'>configuration</th><th class='l'>network</th><th>RTT (configured)</th><th>loss</th>"
             "<th>n ok</th><th>connect+handshake P50</th><th>P95</th><th>round trips (P50/RTT)</th>"
-            "<th>link drops up/down</th><th>device TCP retransmissions</th></tr>")
+            "<th>link drops up/down</th><th>device TCP retransmissions</th>"
+            "<th title='spin windows the relay ended because tasks waited for a CPU: the machine was loaded "
+            "during this run, and times may include waiting for a CPU'>machine loaded (relay)</th></tr>")
     trs = []
     for s in nets:
         lab, d = s["labels"], s["derived"]
@@ -75,7 +77,7 @@ def table(series: list[dict]) -> str:
         cells = [f"{rtt:g} ms", f"{lab['network_loss'] * 100:g}%", len(vals), fmt_time_us(p50),
                  fmt_time_us(stats.percentile(vals, 95) if vals else None),
                  f"{p50 / 1000 / rtt:.2f}" if p50 and rtt > 0 else "", drops,
-                 link.get("device_Tcp_RetransSegs", "")]
+                 link.get("device_Tcp_RetransSegs", ""), link.get("relay_load_sleeps", "")]
         trs.append(f"<tr><td class='l'>{_e(lab['label'])} @ {_e(lab['server'])}</td>"
                    f"<td class='l'>{_e(lab['network'])}</td>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>")
     return f"<table>{head}{''.join(trs)}</table>"
@@ -88,5 +90,7 @@ def section(series: list[dict]) -> str:
     return ("<h2>Handshakes over emulated links</h2>"
             "<p>Client and server ran in two network namespaces joined by secperf’s link emulator "
             "(<code>secperf-netem</code>): the kernels’ own TCP, with the link’s delay, jitter, loss and "
-            "rate applied per direction. Times here are TCP connect + handshake per connection.</p>"
+            "rate applied per direction. Times here are TCP connect + handshake per connection. "
+            "“Machine loaded” counts the times the relay found tasks waiting for a CPU during the run: "
+            "then it sleeps instead of spinning, and the times may include waiting for a CPU.</p>"
             + sweep_plot(series) + table(series))
