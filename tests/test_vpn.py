@@ -14,7 +14,7 @@ from secperf.lab import vpn as V
 from secperf.lab.pki import LabPKI
 from secperf.lab.token import LabToken
 from secperf.measure.vpn import measure_vpn, parse_key_source
-from conftest import SLOW_SIGN
+from conftest import SLOW_SIGN, alive, run_cli
 
 IS_ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not IS_ROOT or not shutil.which("openvpn") and not os.path.exists("/usr/sbin/openvpn"),
@@ -41,9 +41,10 @@ def _record(s):
         STARTED_PIDS.append(s["derived"]["server_pid"])
 
 
-def _check_tunnel(s, key_source):
+def _check_tunnel(s, key_source, network=None):
     assert s["status"] == "ok", s["failures"]
-    assert s["id"] == f"connect/vpn/openvpn/{key_source}/full" and s["kind"] == "connect"
+    at = f"@{network}" if network else ""
+    assert s["id"] == f"connect/vpn/openvpn/{key_source}/full{at}" and s["kind"] == "connect"
     assert s["labels"]["tls"] in ("TLSv1.2", "TLSv1.3") and s["labels"]["auth"] == "mtls"
     assert s["timer"]["end"] == "Initialization Sequence Completed"
     for x in s["samples"]:
@@ -172,6 +173,107 @@ def test_namespaces_are_deleted_on_keyboard_interrupt():
             assert ns.exec_argv("dev", ["true"])[:4] == ["ip", "netns", "exec", ns.dev]
             raise KeyboardInterrupt
     assert not set(names) & set(V.list_namespaces())
+
+
+def _links_unavailable():
+    from secperf.lab import netns
+    return netns.check()
+
+
+def _secperf_namespaces():
+    """The VPN lab's and the emulated links' namespaces that exist now: {name: owner pid}."""
+    import re
+    from secperf.lab import netns
+    out = {}
+    for n in netns.list_namespaces():
+        m = re.match(rf"^(?:{re.escape(V.PREFIX)}|{re.escape(netns.PREFIX)})(\d+)-\d+-(?:srv|dev)$", n)
+        if m:
+            out[n] = int(m.group(1))
+    return out
+
+
+def _left_behind(before, owner=None):
+    """Namespaces made since ``before`` by ``owner`` (a pid), or, with no owner, by a process that
+    has exited (the CLI's); other secperf runs on this machine may come and go meanwhile."""
+    return sorted(n for n, pid in _secperf_namespaces().items()
+                  if n not in before and (pid == owner if owner else not alive(pid)))
+
+
+# OpenVPN 2.6 over UDP (TLS 1.3, server mode) needs four round trips from the client's first
+# socket line to "Initialization Sequence Completed", one phase at a time, as measured over
+# delay=25ms (RTT 50 ms: phases 51.3 / 105.7 / 50.9 / 1.1 ms, P50 209 ms, against 5.6 ms over
+# loopback): the reset exchange (P_CONTROL_HARD_RESET_CLIENT -> _SERVER) is one, the TLS 1.3
+# handshake with the key-method-2 exchange that follows it inside TLS ("Peer Connection
+# Initiated" waits for the server's key material) is two, PUSH_REQUEST -> PUSH_REPLY is one; the
+# tun device is set up locally. Each packet waits its one-way delay in the relay, so none of these
+# can take less; computation and process work stay well under one more round trip.
+VPN_ROUND_TRIPS = {"control channel reset": 1, "tls handshake": 2, "push request/reply": 1}
+
+
+def test_vpn_network_passes_validation_for_openvpn_only():
+    from secperf.measure import connect as C
+    C.validate(C.ConnectConfig("vpn", client="openvpn", network="lte"), {})
+    with pytest.raises(C.ConnectError, match="only the probe client"):
+        C.validate(C.ConnectConfig("mqtt", client="paho", network="lte"), {})
+    assert C.ConnectConfig("vpn", client="openvpn", network="lte").series_id == "connect/vpn/openvpn/software/full@lte"
+
+
+@needs_root
+def test_tunnel_over_a_50ms_link_takes_its_round_trips(home, tmp_path):
+    if _links_unavailable():
+        pytest.skip(f"emulated links unavailable: {_links_unavailable()}")
+    before = _secperf_namespaces()
+    rtt_us = 50_000
+    s = measure_vpn("software", n=3, warmup=0, workdir=tmp_path, link="delay=25ms")
+    _record(s)
+    _check_tunnel(s, "software", "delay=25ms")
+    assert s["labels"]["network"] == "delay=25ms" and s["labels"]["network_rtt_ms"] == 50
+    assert "delay=25ms" in s["labels"]["network_spec"]
+    assert s["labels"]["server_address"].startswith("10.77.0.2:")   # the link's server side, not the veth pair
+    for x in s["samples"]:
+        phases = {p["phase"]: p["us"] for p in x["phases"]}
+        for name, k in VPN_ROUND_TRIPS.items():
+            # 1 ms: OpenVPN's log stamps and the relay's clock are read by different processes
+            assert phases[name] >= k * rtt_us - 1000, (name, phases)
+        assert x["usable_us"] >= 4 * rtt_us - 1000, x["phases"]
+        # the tunnel ping went through the link as well: one round trip at least
+        assert x["tunnel_ping_rtt_us"] >= rtt_us - 1000, x
+    assert s["summary"]["p50_us"] < 5 * rtt_us, s["summary"]   # less than one more round trip of work
+    link = s["derived"]["link"]
+    runs = link["runs"]
+    assert runs == 3
+    for d in ("up", "down"):
+        # each run: at least one packet per direction per round trip, plus the tunnel ping
+        assert link[d]["delayed"] >= 5 * runs and link[d]["delayed"] == link[d]["tx_packets"], (d, link[d])
+        assert link[d]["dropped_loss"] == 0
+    # every datagram the device's kernel sent crossed the relay (no other path between the sides)
+    assert link["device_Udp_OutDatagrams"] == link["up"]["rx_packets"], link
+    assert link["device_Tcp_RetransSegs"] == 0
+    assert not _left_behind(before, os.getpid())   # the link's two namespaces are gone
+    assert not [pid for pid in [x["pid"] for x in s["samples"]] + [s["derived"]["server_pid"]] if alive(pid)]
+    assert list(tmp_path.iterdir()) == []
+
+
+@needs_root
+def test_cli_connect_vpn_over_a_network(home, tmp_path):
+    if _links_unavailable():
+        pytest.skip(f"emulated links unavailable: {_links_unavailable()}")
+    from secperf.core import result as R
+    before = _secperf_namespaces()
+    p = run_cli("connect", "vpn", "--key", "software", "--network", "delay=10ms", "--n", "2", "--warmup", "0",
+                "--out", str(tmp_path / "results"), "--no-report", timeout=120)
+    assert p.returncode == 0, p.stderr[-800:]
+    doc = R.load(tmp_path / "results" / "latest")
+    assert [n["name"] for n in doc["params"]["networks"]] == ["delay=10ms"]
+    [s] = doc["series"]
+    assert s["status"] == "ok", s["failures"]
+    assert s["id"] == "connect/vpn/openvpn/software/full@delay=10ms"
+    assert s["labels"]["label"] == "vpn openvpn software full @ delay=10ms"   # tables tell networks apart
+    assert s["labels"]["network"] == "delay=10ms" and s["labels"]["network_rtt_ms"] == 20
+    assert min(s["values_us"]) >= 4 * 20_000 - 1000
+    assert s["derived"]["link"]["up"]["delayed"] > 0 and s["derived"]["link"]["down"]["delayed"] > 0
+    assert not _left_behind(before)
+    assert not [pid for pid in [x["pid"] for x in s["samples"]] + [s["derived"]["server_pid"]] if alive(pid)]
 
 
 @needs_root

@@ -7,6 +7,11 @@ Layout (all inside namespaces; nothing touches the host's interfaces or routes):
       vpn-srv 10.200.0.1/30  <──── veth ────>       vpn-dev 10.200.0.2/30
       tun0    10.201.0.1/24  (openvpn --server)     tun0    10.201.0.x/24 (openvpn --client)
 
+Over an emulated link (``LinkNamespaces(link)``, lab/netns.Link) the same server and client run in
+the link's two namespaces instead (server ``link.server_addr`` 10.77.0.2, device 10.77.0.1), so the
+control channel, the tunnel and the tunnel ping cross the link's relay with its delay, loss and
+rate; the Link creates and deletes those namespaces, not this module.
+
 Why server mode: OpenVPN's point-to-point TLS mode has a built-in step of about one second before
 the tunnel comes up; server mode (``--server``, ``--topology subnet``, pushed ifconfig) completes
 in milliseconds, which is what a device connecting to a VPN concentrator sees.
@@ -35,6 +40,7 @@ from __future__ import annotations
 
 import atexit
 import itertools
+import math
 import os
 import re
 import shutil
@@ -169,20 +175,12 @@ class NetnsPair:
 
     def exec_argv(self, side: str, argv: list[str]) -> list[str]:
         """``ip netns exec NS argv``: ip execs the command, so the child's PID is the command's own."""
-        if side not in ("srv", "dev"):
-            raise ValueError(f"namespace side {side!r} must be 'srv' or 'dev'")
+        _check_side(side)
         return ["ip", "netns", "exec", self.srv if side == "srv" else self.dev, *argv]
 
     def ping(self, target: str = TUN_SERVER_IP, timeout_s: float = 2.0) -> tuple[bool, float | None]:
         """One ICMP echo from the device namespace; (ok, rtt in µs from ping's output)."""
-        try:
-            r = subprocess.run(self.exec_argv("dev", ["ping", "-n", "-c", "1", "-W", str(max(1, int(timeout_s))),
-                                                      target]),
-                               capture_output=True, text=True, timeout=timeout_s + 3, stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            return False, None
-        m = re.search(r"time=([\d.]+) ms", r.stdout)
-        return r.returncode == 0, (float(m.group(1)) * 1000 if m else None)
+        return ping_from(self, target, timeout_s)
 
     def teardown(self) -> None:
         _LIVE_NS.discard(self)
@@ -198,6 +196,56 @@ class NetnsPair:
                 _ip("netns", "del", name, check=False)
             except VpnError:
                 pass
+
+
+def _check_side(side: str) -> None:
+    if side not in ("srv", "dev"):
+        raise ValueError(f"namespace side {side!r} must be 'srv' or 'dev'")
+
+
+def ping_from(ns, target: str = TUN_SERVER_IP, timeout_s: float = 2.0) -> tuple[bool, float | None]:
+    """One ICMP echo from the device side of ``ns`` (a NetnsPair or a LinkNamespaces) to ``target``;
+    (ok, rtt in µs from ping's output). ``-W`` is whole seconds (rounded up, at least 1)."""
+    wait_s = max(1, math.ceil(timeout_s))
+    try:
+        r = subprocess.run(ns.exec_argv("dev", ["ping", "-n", "-c", "1", "-W", str(wait_s), target]),
+                           capture_output=True, text=True, timeout=wait_s + 3, stdin=subprocess.DEVNULL, cwd="/")
+    except subprocess.TimeoutExpired:
+        return False, None
+    m = re.search(r"time=([\d.]+) ms", r.stdout)
+    return r.returncode == 0, (float(m.group(1)) * 1000 if m else None)
+
+
+class LinkNamespaces:
+    """The NetnsPair interface (``exec_argv``, ``server_ip``, ``device_ip``, ``srv``, ``dev``,
+    ``ping``) over an open emulated link (lab/netns.Link): OpenVPN's server runs in the link's server
+    namespace bound to ``link.server_addr``, its client in the device namespace, and every packet
+    between them (the control channel, the tunnel's data channel, the tunnel ping) crosses the
+    link's relay. The Link owns the namespaces: this adapter creates and deletes nothing, and its
+    ``with`` block leaves them to the Link's own ``close()``."""
+
+    def __init__(self, link):
+        if link is None or link.loopback:
+            raise ValueError("LinkNamespaces needs an emulated link (for loopback use NetnsPair)")
+        if link.dev_ns is None or link.srv_ns is None:
+            raise VpnError("the emulated link is not open")
+        self.link = link
+        self.srv, self.dev = str(link.srv_ns), str(link.dev_ns)
+        self.server_ip, self.device_ip = link.server_addr, link.dev_addr
+
+    def __enter__(self) -> "LinkNamespaces":
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+    def exec_argv(self, side: str, argv: list[str]) -> list[str]:
+        _check_side(side)
+        return self.link.prefix(side) + list(argv)
+
+    def ping(self, target: str = TUN_SERVER_IP, timeout_s: float = 2.0) -> tuple[bool, float | None]:
+        """One ICMP echo from the device namespace over the link; (ok, rtt in µs)."""
+        return ping_from(self, target, timeout_s)
 
 
 # --- OpenVPN log --------------------------------------------------------------------------------
@@ -360,7 +408,7 @@ class OpenVpnServer(Service):
 
     name = "openvpn-server"
 
-    def __init__(self, ns: NetnsPair, certs: CertSet, client_ca: Path, proto: str = "udp",
+    def __init__(self, ns: "NetnsPair | LinkNamespaces", certs: CertSet, client_ca: Path, proto: str = "udp",
                  workdir: Path | None = None, port: int = VPN_PORT):
         if proto not in PROTOS:
             raise ValueError(f"OpenVPN transport {proto!r} must be one of {', '.join(PROTOS)}")
@@ -476,7 +524,7 @@ class OpenVpnClient(Service):
 
     name = "openvpn-client"
 
-    def __init__(self, ns: NetnsPair, server_ca: Path, key: ClientKey, proto: str = "udp",
+    def __init__(self, ns: "NetnsPair | LinkNamespaces", server_ca: Path, key: ClientKey, proto: str = "udp",
                  workdir: Path | None = None, port: int = VPN_PORT):
         if proto not in PROTOS:
             raise ValueError(f"OpenVPN transport {proto!r} must be one of {', '.join(PROTOS)}")
@@ -632,6 +680,6 @@ def pkcs11_id(module: Path, env: dict, key_label: str, timeout_s: float = 30.0) 
                    f"(exit {r.returncode}): {(r.stderr or r.stdout).strip()[-300:]}")
 
 
-__all__ = ["NetnsPair", "OpenVpnServer", "OpenVpnClient", "ClientKey", "ClientRun", "VpnError", "ServiceError",
+__all__ = ["NetnsPair", "LinkNamespaces", "ping_from", "OpenVpnServer", "OpenVpnClient", "ClientKey", "ClientRun", "VpnError", "ServiceError",
            "sweep_stale", "list_namespaces", "parse_client_log", "parse_line", "pkcs11_id", "require_root",
            "PREFIX", "TUN_SERVER_IP", "PHASES", "PIN_PHASES"]

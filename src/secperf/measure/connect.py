@@ -147,7 +147,7 @@ def validate(cfg: ConnectConfig, known_profiles) -> None:
         raise ConnectError(f"unknown handshake {cfg.handshake!r}; known: full, resumed")
     if cfg.auth != "mtls" and cfg.protocol != "https":
         raise ConnectError("JWT authentication is measured for HTTPS only")
-    if cfg.network not in ("loopback", "none") and (cfg.client != "probe" or cfg.protocol == "vpn"):
+    if cfg.network not in ("loopback", "none") and cfg.client not in ("probe", "openvpn"):
         raise ConnectError(f"--network {cfg.network}: over an emulated link only the probe client runs so far "
                            f"({cfg.client} for {cfg.protocol} runs over loopback; drop --network or use --client probe)")
 
@@ -707,20 +707,21 @@ def configs_for(protocols: list[str], key_sources: list[str], handshakes: list[s
 def measure(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict | None = None, link=None) -> list[dict]:
     """Every series one configuration produces (JWT configurations go through `signer.run_jwt`)."""
     if cfg.protocol == "vpn":
-        return [_measure_vpn(cfg, p)]
+        return [_measure_vpn(cfg, p, link)]
     if cfg.client == "probe":
         return [measure_probe(cfg, p, pki, doc, link)]
     return [measure_external(cfg, p, pki, doc)]
 
 
-def _measure_vpn(cfg: ConnectConfig, p: ConnectParams) -> dict:
-    """OpenVPN in server mode inside namespaces secperf creates (secperf.measure.vpn); a set-up
-    problem (not root, no openvpn) is a failed series with the reason, not an exception."""
+def _measure_vpn(cfg: ConnectConfig, p: ConnectParams, link=None) -> dict:
+    """OpenVPN in server mode inside namespaces secperf creates (secperf.measure.vpn), or inside the
+    emulated `link`'s namespaces; a set-up problem (not root, no openvpn) is a failed series with the
+    reason, not an exception."""
     from .vpn import measure_vpn
     workdir = private_dir((p.workdir or Path(".")) / _slug(cfg.series_id))
     try:
         return measure_vpn(cfg.key_source, p.n, p.warmup, workdir, seed=p.seed, profiles_path=p.profiles_path,
-                           timeout_s=max(20.0, p.timeout_ms / 1000 * 4))
+                           timeout_s=max(20.0, p.timeout_ms / 1000 * 4), link=link)
     except (RuntimeError, ValueError, OSError) as exc:
         s = _series(cfg, "openvpn client: first socket/link log line", USABLE["vpn"], "openvpn log timestamps (µs)")
         R.add_failure(s, f"vpn: {exc}")

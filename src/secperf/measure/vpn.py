@@ -7,6 +7,12 @@ Timer: OpenVPN's own log timestamps (µs), from the client's first socket/link l
 "Initialization Sequence Completed" (tunnel up). Process start-up (spawn → first log line) and
 initialisation (first log line → first socket line: config, PKCS#11 provider and key loading) are
 reported separately, never mixed into the establishment time. One OpenVPN client process per run.
+
+Over an emulated link (``link``: a lab/netns.Link, or a network spec for which one is opened here)
+server and client run in the link's namespaces, so every packet crosses its relay; the series then
+carries the network (id suffix ``@NETWORK``, labels network_spec / network_rtt_ms), what the link
+and the device's kernel counted over the runs (derived.link), and timeouts grown by the link's
+round trips (handshake.link_timeout_ms).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from ..core import result as R
 from ..core import stats
 from ..core.paths import private_dir
 from ..lab import vpn as V
+from .handshake import _link_delta, link_timeout_ms
 
 OVER_S_US = 1_000_000.0
 TIMER = {"name": "establishment", "start": "openvpn client: first socket/link log line",
@@ -80,13 +87,16 @@ def _median_or_none(xs: list) -> float | None:
 def measure_vpn(key_source: str, n: int, warmup: int, workdir: Path, seed: int = 1,
                 profile_name: str | None = None, proto: str = "udp", timeout_s: float = 20,
                 server_key_type: str = "ecdsa-p256", profiles_path: Path | None = None,
-                client_cert: Path | None = None, client_key: Path | None = None) -> dict:
+                client_cert: Path | None = None, client_key: Path | None = None, link=None) -> dict:
     """One Result series ``connect/vpn/openvpn/{key_source}/full``: ``n`` counted runs after
     ``warmup``, each a new OpenVPN client process bringing the tunnel up against one OpenVPN server
     (set up and torn down here, in namespaces created here). Failed runs are failures with a
     reason, never exceptions. ``profiles_path``: a TOML file of secure-element profiles instead of
     the built-in ones (for ``se:`` sources). ``client_cert``/``client_key``: another software client
-    certificate and key (e.g. one the server must reject). Logs are kept in ``workdir`` only if a run failed."""
+    certificate and key (e.g. one the server must reject). Logs are kept in ``workdir`` only if a run failed.
+    ``link``: an open lab/netns.Link (not closed here), or a network spec (profile name, spec string or
+    NetSpec) for which a Link is opened and closed here; None or loopback: a veth pair of namespaces
+    (NetnsPair) created and deleted here."""
     kind, prof_name = parse_key_source(key_source, profile_name)
     if kind == "se":
         key_source = f"se:{prof_name}"
@@ -109,19 +119,44 @@ def measure_vpn(key_source: str, n: int, warmup: int, workdir: Path, seed: int =
     if kind in ("token", "se"):
         from ..model.se_profiles import get_profile
         profile = get_profile(prof_name, profiles_path if kind == "se" else None)  # ProfileError is a ValueError
+    own_link = None
+    if link is not None and not hasattr(link, "spec"):   # a network spec: parse it before anything runs
+        from ..lab.netns import Link
+        own_link = Link(link, seed=seed)
     V.require_root()
     V.openvpn_exe()
+    if own_link is not None:
+        link = own_link.open()   # a Link that fails to open has closed itself
+    try:
+        return _measure(kind, prof_name, key_source, n, warmup, workdir, seed, profile, proto, timeout_s,
+                        server_key_type, client_cert, client_key,
+                        link if link is not None and not link.loopback else None)
+    finally:
+        if own_link is not None:
+            own_link.close()
+
+
+def _measure(kind, prof_name, key_source, n, warmup, workdir, seed, profile, proto, timeout_s, server_key_type,
+             client_cert, client_key, link) -> dict:
+    spec = link.spec if link is not None else None
+    # over a link every wait grows by ten configured round trips (as a handshake's stages do)
+    timeout_s = link_timeout_ms(int(timeout_s * 1000), spec) / 1000
+    ping_timeout_s = link_timeout_ms(2000, spec) / 1000
 
     from ..lab.pki import LabPKI
     pki = LabPKI().ensure()
     server_certs = pki.server(server_key_type, 1)
     client_sw = pki.client("ecdsa-p256")
 
-    s = R.new_series(f"connect/vpn/openvpn/{key_source}/full", kind="connect",
-                     labels={"protocol": "vpn", "client": "openvpn", "server": "openvpn", "key_source": key_source,
-                             "handshake": "full", "auth": "mtls", "transport": proto, "tls": None,
-                             "profile": prof_name},
-                     timer=dict(TIMER))
+    labels = {"protocol": "vpn", "client": "openvpn", "server": "openvpn", "key_source": key_source,
+              "handshake": "full", "auth": "mtls", "transport": proto, "tls": None, "profile": prof_name,
+              "network": "loopback"}
+    if spec is not None:
+        labels.update(network=spec.name, network_spec=spec.canonical(), network_rtt_ms=spec.rtt_ms)
+    # as connect's ConnectConfig.label: the tables tell rows over different networks apart by it
+    labels["label"] = f"vpn openvpn {key_source} full" + (f" @ {spec.name}" if spec is not None else "")
+    s = R.new_series(f"connect/vpn/openvpn/{key_source}/full" + (f"@{spec.name}" if spec is not None else ""),
+                     kind="connect", labels=labels, timer=dict(TIMER))
     s["derived"] = {"phases_p50_us": [], "startup_p50_us": None, "init_p50_us": None, "se_calls": None,
                     "resumed": 0, "resumption": RESUMPTION}
     work = private_dir(Path(workdir) / f"openvpn-{key_source.replace(':', '-')}-{os.getpid()}-{time.monotonic_ns()}")
@@ -147,7 +182,7 @@ def measure_vpn(key_source: str, n: int, warmup: int, workdir: Path, seed: int =
         except (TokenError, V.VpnError, FileNotFoundError) as exc:
             R.add_failure(s, f"the token key could not be prepared for OpenVPN: {exc}")
     if key is not None:
-        with V.NetnsPair() as ns:
+        with (V.LinkNamespaces(link) if link is not None else V.NetnsPair()) as ns:
             server = V.OpenVpnServer(ns, server_certs, client_sw.ca, proto=proto, workdir=work / "server")
             try:
                 server.start()
@@ -155,6 +190,7 @@ def measure_vpn(key_source: str, n: int, warmup: int, workdir: Path, seed: int =
                 s["derived"]["server_pid"] = server.proc.pid
             except V.ServiceError as exc:
                 R.add_failure(s, f"OpenVPN server did not start: {exc}")
+            before = (link.stats(), link.snmp("dev")) if link is not None and server.proc is not None else None
             try:
                 for i in range(warmup + n if server.proc is not None else 0):
                     counted = i >= warmup
@@ -167,7 +203,7 @@ def measure_vpn(key_source: str, n: int, warmup: int, workdir: Path, seed: int =
                         shim_logs.append(log)
                         run_key = replace(key, env={k: env[k] for k in ("SOFTHSM2_CONF", "SECPERF_SE_PROFILE")})
                     sample = _one_run(ns, server, server_certs.ca, run_key, proto, work / f"client-{i}", timeout_s,
-                                      i - warmup if counted else i)
+                                      i - warmup if counted else i, ping_timeout_s)
                     if sample.get("tls"):
                         tls_seen.append(sample["tls"])
                     if not counted:
@@ -180,6 +216,10 @@ def measure_vpn(key_source: str, n: int, warmup: int, workdir: Path, seed: int =
                             resumed += 1
                     else:
                         R.add_failure(s, f"run {sample['i']}: {sample['reason']}")
+                if before is not None:
+                    # every run's packets (warm-up runs and tunnel pings included), as handshake rows count theirs
+                    s["derived"]["link"] = _link_delta(before, (link.stats(), link.snmp("dev")))
+                    s["derived"]["link"]["runs"] = warmup + n
             finally:
                 server.stop()
     ok = [x for x in s["samples"] if x["ok"]]
@@ -202,7 +242,8 @@ def measure_vpn(key_source: str, n: int, warmup: int, workdir: Path, seed: int =
     return R.finalize_series(s, OVER_S_US)
 
 
-def _one_run(ns, server, server_ca: Path, key, proto: str, workdir: Path, timeout_s: float, i: int) -> dict:
+def _one_run(ns, server, server_ca: Path, key, proto: str, workdir: Path, timeout_s: float, i: int,
+             ping_timeout_s: float = 2.0) -> dict:
     """One client process: connect, check the tunnel with one ping, stop it by PID."""
     client = V.OpenVpnClient(ns, server_ca, key, proto=proto, workdir=workdir)
     sample = {"i": i, "ok": False, "reason": None, "usable_us": None, "phases": [], "startup_us": None,
@@ -221,7 +262,7 @@ def _one_run(ns, server, server_ca: Path, key, proto: str, workdir: Path, timeou
             sample["reason"] = f"tunnel up but the client log could not be timed: {parsed['reason']}"
         else:
             sample.update(ok=True, usable_us=parsed["usable_us"], phases=parsed["phases"])
-            ping_ok, rtt = ns.ping(V.TUN_SERVER_IP)
+            ping_ok, rtt = ns.ping(V.TUN_SERVER_IP, ping_timeout_s)
             sample.update(tunnel_ping_ok=ping_ok, tunnel_ping_rtt_us=rtt)
             if not ping_ok:
                 sample.update(ok=False, reason=f"tunnel up but one ping to {V.TUN_SERVER_IP} through it failed")
