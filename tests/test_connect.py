@@ -257,3 +257,18 @@ def test_cli_connect_with_a_relative_results_directory(tmp_path):
     assert p.returncode == 0, p.stderr[-600:]
     doc = R.load(tmp_path / "results" / "latest")
     assert [s["status"] for s in doc["series"]] == ["ok", "ok"]
+
+
+def test_summary_compares_software_and_secure_element_within_one_network():
+    """With rows over two networks, the S2 summary has a block per network (loopback first) and
+    never takes the software figure from one network and the secure element's from another."""
+    def row(net, ks, p50):
+        return {"kind": "connect", "summary": {"p50_us": p50, "n": 3}, "derived": {},
+                "labels": {"protocol": "https", "key_source": ks, "handshake": "full", "client": "probe",
+                           "network": net}}
+    doc = {"series": [row("lte", "software", 120_000.0), row("lte", "se:slow-sign", 230_000.0),
+                      row("loopback", "software", 4_000.0), row("loopback", "se:slow-sign", 105_000.0)]}
+    sm = summary(doc)
+    assert sm["networks"] == ["loopback", "lte"]
+    got = [(r["network"], r["software_p50_us"], r["se_p50_us"], r["difference_us"]) for r in sm["rows"]]
+    assert got == [("loopback", 4_000.0, 105_000.0, 101_000.0), ("lte", 120_000.0, 230_000.0, 110_000.0)]

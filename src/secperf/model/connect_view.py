@@ -56,53 +56,63 @@ def series_rows(doc: dict) -> list[dict]:
 def summary(doc: dict, se_source: str | None = None) -> dict:
     """S2's table: per protocol the software and secure-element establishment medians and their
     difference, side by side with the secure element's own cost from the shim log (signing, and
-    all calls), plus resumed and JWT rows with the token calls per connection."""
+    all calls), plus resumed and JWT rows with the token calls per connection; a block of rows per
+    network (loopback first), each row naming its network."""
     conn = connect_series(doc)
     se_sources = sorted({s["labels"]["key_source"] for s in conn if s["labels"]["key_source"].startswith("se:")})
     se_source = se_source or (se_sources[0] if se_sources else None)
+    jwt_all = [s for s in doc["series"] if s.get("kind") == "jwt"]
+    # one block of rows per network, loopback first: software and secure element are compared over
+    # the same network, never across two
+    seen = [_network(s) for s in conn + jwt_all]
+    networks = sorted(dict.fromkeys(seen), key=lambda n: (n != "loopback", seen.index(n)))
     rows = []
 
-    def find(proto, ks, hsk, client):
+    def find(proto, ks, hsk, client, net):
         for s in conn:
             lb = s["labels"]
             if (lb["protocol"], lb["key_source"], lb["handshake"], lb.get("client"), lb.get("auth", "mtls"),
-                    lb.get("security", "pki"), lb.get("nodelay", True)) == (proto, ks, hsk, client, "mtls", "pki", True):
+                    lb.get("security", "pki"), lb.get("nodelay", True), _network(s)) == \
+                    (proto, ks, hsk, client, "mtls", "pki", True, net):
                 return s
         return None
 
-    for proto in PROTOCOL_ORDER:
-        client = "openvpn" if proto == "vpn" else "probe"
-        for hsk in ("full", "resumed"):
-            sw, tok = find(proto, "software", hsk, client), find(proto, "token", hsk, client)
-            se = find(proto, se_source, hsk, client) if se_source else None
-            if not (sw or se or tok):
+    for net in networks:
+        for proto in PROTOCOL_ORDER:
+            client = "openvpn" if proto == "vpn" else "probe"
+            for hsk in ("full", "resumed"):
+                sw, tok = find(proto, "software", hsk, client, net), find(proto, "token", hsk, client, net)
+                se = find(proto, se_source, hsk, client, net) if se_source else None
+                if not (sw or se or tok):
+                    continue
+                per = ((se or {}).get("derived") or {}).get("se_calls")
+                a, b = _p50(sw), _p50(se)
+                rows.append({"network": net, "protocol": proto, "handshake": hsk, "auth": "mtls",
+                             "software_p50_us": a, "token_p50_us": _p50(tok), "se_p50_us": b,
+                             "difference_us": (b - a) if a is not None and b is not None else None,
+                             "se_parts_us": se_categories(per) if per else None,
+                             "se_calls_per_conn": per.get("token_calls_per_op") if per else None,
+                             "resumed": ((se or sw or {}).get("derived") or {}).get("resumed"),
+                             "n": ((se or sw or {}).get("summary") or {}).get("n")})
+        jwt = [s for s in jwt_all if _network(s) == net]
+        for mode in ("jwt_fresh", "jwt_cached"):
+            sw = next((s for s in jwt if s["labels"]["mode"] == mode and s["labels"]["profile"] == "software"), None)
+            se = next((s for s in jwt if s["labels"]["mode"] == mode and s["labels"]["profile"] != "software"
+                       and (se_source is None or f"se:{s['labels']['profile']}" == se_source)), None)
+            if not (sw or se):
                 continue
-            per = ((se or {}).get("derived") or {}).get("se_calls")
+            per = ((se or {}).get("derived") or {}).get("per_call")
             a, b = _p50(sw), _p50(se)
-            rows.append({"protocol": proto, "handshake": hsk, "auth": "mtls", "software_p50_us": a,
-                         "token_p50_us": _p50(tok), "se_p50_us": b,
+            rows.append({"network": net, "protocol": "https", "handshake": "full", "auth": mode,
+                         "software_p50_us": a, "token_p50_us": None, "se_p50_us": b,
                          "difference_us": (b - a) if a is not None and b is not None else None,
                          "se_parts_us": se_categories(per) if per else None,
-                         "se_calls_per_conn": per.get("token_calls_per_op") if per else None,
-                         "resumed": ((se or sw or {}).get("derived") or {}).get("resumed"),
+                         "se_calls_per_conn": per.get("token_calls_per_op") if per else None, "resumed": None,
                          "n": ((se or sw or {}).get("summary") or {}).get("n")})
-    jwt = [s for s in doc["series"] if s.get("kind") == "jwt"]
-    jwt_nets = [s["labels"].get("network", "loopback") for s in jwt]
-    if jwt_nets:  # software and secure element over the same network: loopback if it was measured
-        net = "loopback" if "loopback" in jwt_nets else jwt_nets[0]
-        jwt = [s for s in jwt if s["labels"].get("network", "loopback") == net]
-    for mode in ("jwt_fresh", "jwt_cached"):
-        sw = next((s for s in jwt if s["labels"]["mode"] == mode and s["labels"]["profile"] == "software"), None)
-        se = next((s for s in jwt if s["labels"]["mode"] == mode and s["labels"]["profile"] != "software"
-                   and (se_source is None or f"se:{s['labels']['profile']}" == se_source)), None)
-        if not (sw or se):
-            continue
-        per = ((se or {}).get("derived") or {}).get("per_call")
-        a, b = _p50(sw), _p50(se)
-        rows.append({"protocol": "https", "handshake": "full", "auth": mode, "software_p50_us": a,
-                     "token_p50_us": None, "se_p50_us": b,
-                     "difference_us": (b - a) if a is not None and b is not None else None,
-                     "se_parts_us": se_categories(per) if per else None,
-                     "se_calls_per_conn": per.get("token_calls_per_op") if per else None, "resumed": None,
-                     "n": ((se or sw or {}).get("summary") or {}).get("n")})
-    return {"se_source": se_source, "rows": rows}
+    return {"se_source": se_source, "rows": rows,
+            "networks": list(dict.fromkeys(r["network"] for r in rows))}
+
+
+def _network(s: dict) -> str:
+    net = s.get("labels", {}).get("network") or "loopback"
+    return "loopback" if net == "none" else net

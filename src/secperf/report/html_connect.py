@@ -25,14 +25,17 @@ def summary_table(doc: dict) -> str:
     sm = summary(doc)
     if not sm["rows"]:
         return ""
-    head = ("<tr><th class='l'>protocol</th><th class='l'>handshake / auth</th><th>software</th><th>token</th>"
+    by_net = len(sm["networks"]) > 1
+    head = ("<tr>" + ("<th class='l'>network</th>" if by_net else "")
+            + "<th class='l'>protocol</th><th class='l'>handshake / auth</th><th>software</th><th>token</th>"
             f"<th>secure element ({_e(sm['se_source'] or '–')})</th><th>difference</th><th>SE signing</th>"
             "<th>SE session, login, key search</th><th>token calls / connection</th><th>resumed</th></tr>")
     rows = []
     for r in sm["rows"]:
         parts = r["se_parts_us"]
         rest = parts["session set-up"] + parts["login"] + parts["key search"] if parts else None
-        rows.append("<tr>" + f"<td class='l'>{_e(r['protocol'])}</td>"
+        rows.append("<tr>" + (f"<td class='l'>{_e(r['network'])}</td>" if by_net else "")
+                    + f"<td class='l'>{_e(r['protocol'])}</td>"
                     f"<td class='l'>{_e(r['handshake'] if r['auth'] == 'mtls' else r['auth'])}</td>"
                     + "".join(f"<td>{_t(r[k])}</td>" for k in ("software_p50_us", "token_p50_us", "se_p50_us",
                                                                 "difference_us"))

@@ -239,12 +239,15 @@ def connect_tables(doc: dict) -> list[Table]:
         se = sm["se_source"] or "secure element"
         t = Table(title=f"Connection establishment, P50 (study S2's shape; secure element = {se})",
                   title_justify="left", header_style="bold")
-        for c in ("protocol", "handshake / auth", "software", "token", "secure element", "difference",
-                  "SE signing", "SE session+login+search", "token calls/conn", "resumed"):
-            t.add_column(c, justify="left" if c in ("protocol", "handshake / auth") else "right")
+        by_net = len(sm["networks"]) > 1
+        for c in (("network",) if by_net else ()) + (
+                "protocol", "handshake / auth", "software", "token", "secure element", "difference",
+                "SE signing", "SE session+login+search", "token calls/conn", "resumed"):
+            t.add_column(c, justify="left" if c in ("network", "protocol", "handshake / auth") else "right")
         for r in sm["rows"]:
             parts = r["se_parts_us"]
-            t.add_row(r["protocol"], r["handshake"] if r["auth"] == "mtls" else r["auth"],
+            t.add_row(*((r["network"],) if by_net else ()),
+                      r["protocol"], r["handshake"] if r["auth"] == "mtls" else r["auth"],
                       *[fmt_time_us(r[k]) if r[k] is not None else "–"
                         for k in ("software_p50_us", "token_p50_us", "se_p50_us", "difference_us")],
                       fmt_time_us(parts["signing"]) if parts else "–",
