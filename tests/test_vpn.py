@@ -210,14 +210,6 @@ def _left_behind(before, owner=None):
 VPN_ROUND_TRIPS = {"control channel reset": 1, "tls handshake": 2, "push request/reply": 1}
 
 
-def test_vpn_network_passes_validation_for_openvpn_only():
-    from secperf.measure import connect as C
-    C.validate(C.ConnectConfig("vpn", client="openvpn", network="lte"), {})
-    with pytest.raises(C.ConnectError, match="only the probe client"):
-        C.validate(C.ConnectConfig("mqtt", client="paho", network="lte"), {})
-    assert C.ConnectConfig("vpn", client="openvpn", network="lte").series_id == "connect/vpn/openvpn/software/full@lte"
-
-
 @needs_root
 def test_tunnel_over_a_50ms_link_takes_its_round_trips(home, tmp_path):
     if _links_unavailable():

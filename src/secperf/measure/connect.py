@@ -16,6 +16,8 @@ One configuration becomes one Result series (kind "connect"):
 The probe is the client by default (in-process, per-message handshake CPU, key from file or a
 pkcs11: URI). The protocols' own clients run as cross-checks, timed by their own timers where they
 have one (curl), otherwise by spawn time minus their measured process start-up (reported apart).
+Over an emulated link (`--network`) every client but OpenVPN's runs in the link's device namespace
+and dials the server in its server namespace (`Dial`); each series records the link's counters.
 """
 
 from __future__ import annotations
@@ -25,8 +27,10 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -35,7 +39,7 @@ from ..core import stats
 from ..core.paths import private_dir, write_private
 from ..lab.pki import LabPKI
 from ..lab.services import LOOPBACK, Nginx, ServiceError
-from .handshake import record_client_run, run_client
+from .handshake import _link_delta, link_timeout_ms, record_client_run, run_client
 from .probe import find_shim
 
 PROTOCOLS = ("https", "mqtt", "coap", "vpn")
@@ -75,7 +79,7 @@ class ConnectConfig:
     nodelay: bool = True          # mosquitto's set_tcp_nodelay
     key_type: str = "ecdsa-p256"
     server_cert: str = "ecdsa-p256"
-    network: str = "loopback"     # a --network value (lab/netns.Link); probe clients only
+    network: str = "loopback"     # a --network value (lab/netns.Link); every client runs over it
 
     @property
     def profile(self) -> str | None:
@@ -147,9 +151,6 @@ def validate(cfg: ConnectConfig, known_profiles) -> None:
         raise ConnectError(f"unknown handshake {cfg.handshake!r}; known: full, resumed")
     if cfg.auth != "mtls" and cfg.protocol != "https":
         raise ConnectError("JWT authentication is measured for HTTPS only")
-    if cfg.network not in ("loopback", "none") and cfg.client not in ("probe", "openvpn"):
-        raise ConnectError(f"--network {cfg.network}: over an emulated link only the probe client runs so far "
-                           f"({cfg.client} for {cfg.protocol} runs over loopback; drop --network or use --client probe)")
 
 
 # --- key material ----------------------------------------------------------------------------------
@@ -294,13 +295,48 @@ def _se_breakdown(samples: list[dict], calls: list[dict]) -> dict:
     return per_call_breakdown(iters, calls)
 
 
+# --- where a client runs ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Dial:
+    """Where a configuration's client runs and what it dials. Over loopback (no link, or a loopback
+    one): here, 127.0.0.1, the configured timeout. Over an emulated link: inside the link's device
+    namespace (`prefix` in front of the client's argv), the server's address in the server
+    namespace, and a timeout grown by ten of the link's round trips (handshake.link_timeout_ms), so
+    a slow link is not a failure."""
+    host: str = LOOPBACK
+    prefix: tuple[str, ...] = ()
+    timeout_ms: int = 5000
+    link: object = None  # the emulated lab/netns.Link, None over loopback
+
+    def argv(self, argv: list[str]) -> list[str]:
+        return [*self.prefix, *argv]
+
+
+def dial_for(link, p: ConnectParams) -> Dial:
+    if link is None or link.loopback:
+        return Dial(LOOPBACK, (), p.timeout_ms)
+    return Dial(link.server_addr, tuple(link.dev_prefix()), link_timeout_ms(p.timeout_ms, link.spec), link)
+
+
+@contextmanager
+def watch_link(s: dict, dial: Dial):
+    """Record in s["derived"]["link"] what the emulated link (relay counters per direction) and the
+    device's kernel (TCP segments and retransmissions, UDP datagrams) saw during the block."""
+    link = dial.link
+    before = (link.stats(), link.snmp("dev")) if link is not None else None
+    yield
+    if link is not None:
+        s["derived"]["link"] = _link_delta(before, (link.stats(), link.snmp("dev")))
+
+
 # --- the probe as client ----------------------------------------------------------------------------
 
 def probe_client_args(cfg: ConnectConfig, port: int, p: ConnectParams, pki: LabPKI, km: KeyMaterial,
-                      host: str = LOOPBACK) -> list[str]:
+                      host: str = LOOPBACK, timeout_ms: int | None = None) -> list[str]:
     certs = pki.server(cfg.server_cert, 1)
     a = ["--host", host, "--port", str(port), "--ca", str(certs.ca), "--servername", "localhost",
-         "--n", str(p.n), "--warmup", str(p.warmup), "--timeout-ms", str(p.timeout_ms)]
+         "--n", str(p.n), "--warmup", str(p.warmup), "--timeout-ms", str(timeout_ms or p.timeout_ms)]
     if cfg.protocol == "coap":
         a += ["--proto", "dtls", "--tls", "1.2", "--app", "coap", "--dtls-cookie"]
         if cfg.security == "psk":
@@ -376,11 +412,12 @@ def measure_probe(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict |
     if ready is None:
         return R.finalize_series(s)
     km, server = ready
-    emulated = link is not None and not link.loopback
+    dial = dial_for(link, p)
     try:
-        budget = (p.n + p.warmup + 2) * (p.timeout_ms / 1000.0) * 3 + 30
-        args = probe_client_args(cfg, server.port, p, pki, km, link.server_addr if emulated else LOOPBACK)
-        meta, conns, err = run_client(args, budget, prefix=link.dev_prefix() if emulated else None, env=km.env)
+        budget = (p.n + p.warmup + 2) * (dial.timeout_ms / 1000.0) * 3 + 30
+        args = probe_client_args(cfg, server.port, p, pki, km, dial.host, dial.timeout_ms)
+        with watch_link(s, dial):
+            meta, conns, err = run_client(args, budget, prefix=list(dial.prefix), env=km.env)
     finally:
         server.stop()
     record_client_run(s, doc, meta, err)
@@ -434,7 +471,8 @@ def _slug(text: str) -> str:
 # --- external clients (cross-checks) -----------------------------------------------------------------
 
 def _median_startup(argv: list[str], n: int, env: dict | None = None) -> float:
-    """Median spawn → exit time (µs) of a command that starts the client and exits at once."""
+    """Median spawn → exit time (µs) of a command that starts the client and exits at once (with
+    the same namespace prefix as the measured runs, so entering the namespace is start-up too)."""
     vals = []
     for _ in range(max(3, min(n, 10))):
         t0 = time.perf_counter_ns()
@@ -443,10 +481,12 @@ def _median_startup(argv: list[str], n: int, env: dict | None = None) -> float:
     return stats.median(vals)
 
 
-def _stamp_lines(argv: list[str], env: dict, marker: str, timeout_s: float) -> tuple[float | None, float, int, str]:
-    """Spawn argv with line-buffered stdout; return (µs from spawn to the first line containing
-    marker or None, µs to exit, exit code, last output)."""
-    cmd = (["stdbuf", "-oL"] if shutil.which("stdbuf") else []) + argv
+def _stamp_lines(argv: list[str], env: dict, marker: str, timeout_s: float, prefix: tuple[str, ...] = ()
+                 ) -> tuple[float | None, float, int, str]:
+    """Spawn argv (under `prefix`, e.g. in a link's device namespace) with line-buffered stdout;
+    return (µs from spawn to the first line containing marker or None, µs to exit, exit code, last
+    output)."""
+    cmd = [*prefix, *(["stdbuf", "-oL"] if shutil.which("stdbuf") else []), *argv]
     t0 = time.perf_counter_ns()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
                             stdin=subprocess.DEVNULL)
@@ -464,8 +504,10 @@ def _stamp_lines(argv: list[str], env: dict, marker: str, timeout_s: float) -> t
     return hit, (time.perf_counter_ns() - t0) / 1000, rc, " | ".join(tail)
 
 
-def measure_external(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict | None = None) -> dict:
-    """curl, mosquitto_pub, paho-mqtt or coap-client against the same server as the probe."""
+def measure_external(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict | None = None, link=None) -> dict:
+    """curl, mosquitto_pub, paho-mqtt or coap-client against the same server as the probe. With
+    `link` (lab/netns.Link) the server runs in the link's server namespace and the client in its
+    device namespace (see Dial), and the link's counters for the run are recorded."""
     certs = pki.server(cfg.server_cert, 1)
     timer_end = USABLE[cfg.protocol]
     if cfg.client == "curl":
@@ -476,14 +518,16 @@ def measure_external(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dic
     else:
         s = _series(cfg, "process spawned, minus the client's median process start-up (reported apart)",
                     timer_end, "time.perf_counter_ns around the process")
-    ready = _start(cfg, p, pki, s)
+    ready = _start(cfg, p, pki, s, link)
     if ready is None:
         return R.finalize_series(s)
     km, server = ready
+    dial = dial_for(link, p)
     try:
         runner = {"curl": _curl_run, "mosquitto_pub": _mosquitto_pub_run, "paho": _paho_run,
                   "coap-client": _coap_client_run}[cfg.client]
-        startup = runner(cfg, p, server.port, certs, km, s)
+        with watch_link(s, dial):
+            startup = runner(cfg, p, server.port, certs, km, s, dial)
     finally:
         server.stop()
     if startup is not None:
@@ -516,14 +560,14 @@ def _timed_run(argv: list[str], env: dict, timeout_s: float) -> tuple[subprocess
     return r, wall, {"t0_ns": m0, "t1_ns": time.monotonic_ns()}
 
 
-def _curl_run(cfg, p, port, certs, km, s) -> float | None:
+def _curl_run(cfg, p, port, certs, km, s, dial: Dial) -> float | None:
     exe = shutil.which("curl")
     if exe is None:
         R.add_failure(s, "curl is not installed: run scripts/bootstrap")
         return None
-    url = f"https://localhost:{port}/"
-    argv = [exe, "-sS", "-o", os.devnull, "-w", "%{json}", "--resolve", f"localhost:{port}:{LOOPBACK}",
-            "--cacert", str(certs.ca), "--cert", str(km.cert), "--max-time", str(p.timeout_ms / 1000)]
+    url = f"https://localhost:{port}/"  # the lab certificate's name, resolved to the server's address
+    argv = [exe, "-sS", "-o", os.devnull, "-w", "%{json}", "--resolve", f"localhost:{port}:{dial.host}",
+            "--cacert", str(certs.ca), "--cert", str(km.cert), "--max-time", str(dial.timeout_ms / 1000)]
     if km.uri:
         argv += ["--engine", "pkcs11", "--key-type", "ENG", "--key", km.uri]
     else:
@@ -532,10 +576,10 @@ def _curl_run(cfg, p, port, certs, km, s) -> float | None:
         argv += ["--tlsv1.3"]
     else:
         argv += ["--tlsv1.2", "--tls-max", "1.2"]
-    argv.append(url)
+    argv = dial.argv(argv + [url])
     startup = []
     for i in range(p.warmup + p.n):
-        r, wall, bracket = _timed_run(argv, km.env, p.timeout_ms / 1000 + 30)
+        r, wall, bracket = _timed_run(argv, km.env, dial.timeout_ms / 1000 + 30)
         warm = i < p.warmup
         try:
             w = json.loads(r.stdout)
@@ -555,12 +599,12 @@ def _curl_run(cfg, p, port, certs, km, s) -> float | None:
     return stats.median(startup) if startup else None
 
 
-def _mosquitto_pub_run(cfg, p, port, certs, km, s) -> float | None:
+def _mosquitto_pub_run(cfg, p, port, certs, km, s, dial: Dial) -> float | None:
     exe = shutil.which("mosquitto_pub")
     if exe is None:
         R.add_failure(s, "mosquitto_pub is not installed: run scripts/bootstrap (mosquitto-clients)")
         return None
-    base = [exe, "-h", LOOPBACK, "-p", str(port), "--cafile", str(certs.ca), "--insecure",
+    base = [exe, "-h", dial.host, "-p", str(port), "--cafile", str(certs.ca), "--insecure",
             "--cert", str(km.cert), "-t", "secperf/connect", "-m", "x", "-q", "0", "-d",
             "-i", f"secperf-pub-{os.getpid()}"]
     if km.uri:
@@ -569,10 +613,10 @@ def _mosquitto_pub_run(cfg, p, port, certs, km, s) -> float | None:
         base += ["--key", str(km.key)]
     if cfg.tls in ("1.2", "1.3"):
         base += ["--tls-version", f"tlsv{cfg.tls}"]
-    startup = _median_startup([exe, "--help"], p.n, km.env)
+    startup = _median_startup(dial.argv([exe, "--help"]), p.n, km.env)
     for i in range(p.warmup + p.n):
         m0 = time.monotonic_ns()
-        hit, wall, rc, tail = _stamp_lines(base, km.env, "received CONNACK", p.timeout_ms / 1000 + 10)
+        hit, wall, rc, tail = _stamp_lines(base, km.env, "received CONNACK", dial.timeout_ms / 1000 + 10, dial.prefix)
         bracket = {"t0_ns": m0, "t1_ns": time.monotonic_ns()}
         warm = i < p.warmup
         if hit is None:
@@ -585,12 +629,12 @@ def _mosquitto_pub_run(cfg, p, port, certs, km, s) -> float | None:
     return startup
 
 
-def _coap_client_run(cfg, p, port, certs, km, s) -> float | None:
+def _coap_client_run(cfg, p, port, certs, km, s, dial: Dial) -> float | None:
     exe = shutil.which("coap-client-openssl")
     if exe is None:
         R.add_failure(s, "coap-client-openssl is not installed: run scripts/bootstrap (libcoap3-bin)")
         return None
-    argv = [exe, "-m", "get", "-B", str(max(1, p.timeout_ms // 1000)), "-v", "0"]
+    argv = [exe, "-m", "get", "-B", str(max(1, -(-dial.timeout_ms // 1000))), "-v", "0"]
     if cfg.security == "psk":
         argv += ["-u", COAP_PSK_IDENTITY, "-k", COAP_PSK.decode()]
     else:
@@ -603,10 +647,10 @@ def _coap_client_run(cfg, p, port, certs, km, s) -> float | None:
         else:
             argv += ["-c", str(km.cert), "-C", str(certs.ca)]
             argv += ["-j", str(km.key)]
-    argv.append(f"coaps://{LOOPBACK}:{port}/")
-    startup = _median_startup([exe, "-h"], p.n, km.env)
+    argv = dial.argv(argv + [f"coaps://{dial.host}:{port}/"])
+    startup = _median_startup(dial.argv([exe, "-h"]), p.n, km.env)
     for i in range(p.warmup + p.n):
-        r, wall, bracket = _timed_run(argv, km.env, p.timeout_ms / 1000 + 30)
+        r, wall, bracket = _timed_run(argv, km.env, dial.timeout_ms / 1000 + 30)
         warm = i < p.warmup
         if r.returncode != 0 or not r.stdout.strip():
             _record(s, i - p.warmup, warm, {"ok": False, "reason": f"coap-client exited {r.returncode} "
@@ -626,48 +670,41 @@ def _der(pem: Path, out: Path) -> Path:
     return out
 
 
-def _paho_run(cfg, p, port, certs, km, s) -> None:
+def _paho_run(cfg, p, port, certs, km, s, dial: Dial) -> None:
+    """paho-mqtt in a worker process (secperf.measure.paho_client) making all connections, under the
+    link's device-namespace prefix over an emulated link (why a process: see that module)."""
     try:
-        import paho.mqtt.client as mqtt
+        import paho.mqtt.client  # noqa: F401 - the worker runs with this interpreter
     except ImportError:
         R.add_failure(s, "paho-mqtt is not installed: run scripts/bootstrap")
         return None
-    import ssl
-    for i in range(p.warmup + p.n):
-        warm = i < p.warmup
-        got: dict = {}
-        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"secperf-paho-{os.getpid()}-{i}")
-        c.tls_set(ca_certs=str(certs.ca), certfile=str(km.cert), keyfile=str(km.key),
-                  tls_version=ssl.PROTOCOL_TLS_CLIENT)
-        c.tls_insecure_set(True)  # the lab certificate names localhost; we dial 127.0.0.1
-
-        def on_connect(_c, _u, _f, rc, _props=None, got=got):
-            got["t1"] = time.perf_counter_ns()
-            got["rc"] = int(rc.value if hasattr(rc, "value") else rc)
-        c.on_connect = on_connect
-        t0 = time.perf_counter_ns()
+    argv = dial.argv([sys.executable, "-m", "secperf.measure.paho_client", "--host", dial.host, "--port", str(port),
+                      "--ca", str(certs.ca), "--cert", str(km.cert), "--key", str(km.key),
+                      "--n", str(p.n), "--warmup", str(p.warmup), "--timeout-ms", str(dial.timeout_ms),
+                      "--client-id", f"secperf-paho-{os.getpid()}"])
+    budget = (p.n + p.warmup) * (dial.timeout_ms / 1000 + 5) + 30
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, env=km.env, timeout=budget)
+    except subprocess.TimeoutExpired:
+        R.add_failure(s, f"paho-mqtt worker did not finish within {budget:.0f} s")
+        return None
+    for line in r.stdout.splitlines():
         try:
-            c.connect(LOOPBACK, port, keepalive=60)
-            t_hs = time.perf_counter_ns()
-            deadline = time.monotonic() + p.timeout_ms / 1000
-            while "t1" not in got and time.monotonic() < deadline:
-                c.loop(timeout=0.05)
-        except (OSError, ssl.SSLError) as exc:
-            _record(s, i - p.warmup, warm, {"ok": False, "reason": f"paho connect: {exc}"})
+            c = json.loads(line)
+        except json.JSONDecodeError:
             continue
-        finally:
-            try:
-                c.disconnect()
-            except Exception:  # noqa: BLE001 - closing a broken client must not end the run
-                pass
-        if "t1" not in got or got.get("rc") != 0:
-            _record(s, i - p.warmup, warm, {"ok": False, "reason": f"no CONNACK accepted within {p.timeout_ms} ms "
-                                            f"(rc={got.get('rc')})"})
+        if c.get("type") == "error":
+            R.add_failure(s, c.get("reason", "paho-mqtt worker failed"))
             continue
-        total = (got["t1"] - t0) / 1000
-        _record(s, i - p.warmup, warm, {"ok": True, "usable_us": total, "resumed": False,
-                                        "phases": [{"phase": "socket connect + TLS handshake", "us": (t_hs - t0) / 1000},
-                                                   {"phase": "protocol step", "us": (got["t1"] - t_hs) / 1000}]})
+        if c.get("type") != "conn" or c.get("warmup"):
+            continue
+        sample = {k: v for k, v in c.items() if k in ("ok", "reason", "usable_us", "rc", "t0_ns", "t1_ns")}
+        if c.get("ok"):
+            sample.update(resumed=False, phases=[{"phase": "socket connect + TLS handshake", "us": c["connect_us"]},
+                                                 {"phase": "protocol step", "us": c["step_us"]}])
+        _record(s, c["i"], False, sample)
+    if r.returncode != 0:
+        R.add_failure(s, f"paho-mqtt worker exited {r.returncode}: {r.stderr.strip()[-300:]}")
     return None
 
 
@@ -710,7 +747,7 @@ def measure(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict | None 
         return [_measure_vpn(cfg, p, link)]
     if cfg.client == "probe":
         return [measure_probe(cfg, p, pki, doc, link)]
-    return [measure_external(cfg, p, pki, doc)]
+    return [measure_external(cfg, p, pki, doc, link)]
 
 
 def _measure_vpn(cfg: ConnectConfig, p: ConnectParams, link=None) -> dict:
