@@ -181,8 +181,10 @@ def test_delay_shows_in_ping_round_trip():
     with Link("delay=20ms") as link:
         _, rtts = _ping(link, count=20)
     assert len(rtts) == 20
-    assert 39.9 <= min(rtts) <= 41.0, rtts
-    assert 39.9 <= statistics.quantiles(rtts, n=4)[0] <= 41.0, rtts
+    # 0.5 ms below: ping times with CLOCK_REALTIME (its send time, the kernel's receive stamp), the
+    # relay with CLOCK_MONOTONIC; a run with other link tests beside it once printed 39.8 ms
+    assert 39.5 <= min(rtts) <= 41.0, rtts
+    assert 39.5 <= statistics.quantiles(rtts, n=4)[0] <= 41.0, rtts
 
 
 @needs_links
