@@ -597,3 +597,22 @@ def test_sweep_plot_of_a_grid_keeps_one_line_per_configuration_and_loss():
     # a sweep of the round trip alone names no loss
     plain = html_netem.sweep_plot([s for s in nets if s["labels"]["network_loss"] == 0.0])
     assert "tls1.3 @ s_server P50" in plain and "loss 0%" not in plain
+
+
+def test_sweep_plot_of_connect_rows_draws_a_line_per_configuration_across_networks():
+    """Connect rows over loopback and two links: one line per configuration (its label without the
+    network), loopback drawn at a round trip of 0; handshake rows are not mixed in."""
+    from secperf.report import html_netem
+
+    def row(rtt, ms):
+        net = "loopback" if rtt is None else f"delay={rtt / 2:g}ms"
+        labels = {"label": "https probe software full" + ("" if rtt is None else f" @ {net}"), "network": net}
+        if rtt is not None:
+            labels.update(network_rtt_ms=rtt, network_loss=0.0)
+        return {"kind": "connect", "values_us": [ms * 1000 + i for i in range(5)], "labels": labels}
+    series = [row(None, 4.0), row(20.0, 64.0), row(100.0, 304.0)]
+    html = html_netem.sweep_plot(series, kind="connect")
+    assert 'data-plot="network-sweep"' in html and "Connection establishment against the link" in html
+    assert "https probe software full P50" in html and "@ delay" not in html
+    assert html_netem.sweep_plot(series) == ""  # no handshake rows among them
+    assert html_netem.sweep_plot(series[:1], kind="connect") == ""  # one network: nothing to sweep

@@ -379,7 +379,8 @@ def _start(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, s: dict, link=None
     if link is not None and not link.loopback:
         server.place(link.srv_prefix(), link.server_addr,
                      lambda kind=socket.SOCK_STREAM: link.socket("srv", type=kind), user=link.server_user)
-        s["labels"].update(network_spec=link.spec.canonical(), network_rtt_ms=link.spec.rtt_ms)
+        s["labels"].update(network_spec=link.spec.canonical(), network_rtt_ms=link.spec.rtt_ms,
+                           network_loss=link.spec.loss)
     try:
         server.start()
     except (ServiceError, OSError) as exc:

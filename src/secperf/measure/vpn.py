@@ -152,7 +152,8 @@ def _measure(kind, prof_name, key_source, n, warmup, workdir, seed, profile, pro
               "handshake": "full", "auth": "mtls", "transport": proto, "tls": None, "profile": prof_name,
               "network": "loopback"}
     if spec is not None:
-        labels.update(network=spec.name, network_spec=spec.canonical(), network_rtt_ms=spec.rtt_ms)
+        labels.update(network=spec.name, network_spec=spec.canonical(), network_rtt_ms=spec.rtt_ms,
+                      network_loss=spec.loss)
     # as connect's ConnectConfig.label: the tables tell rows over different networks apart by it
     labels["label"] = f"vpn openvpn {key_source} full" + (f" @ {spec.name}" if spec is not None else "")
     s = R.new_series(f"connect/vpn/openvpn/{key_source}/full" + (f"@{spec.name}" if spec is not None else ""),

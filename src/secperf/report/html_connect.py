@@ -5,7 +5,7 @@ configuration (stacked phases), the distributions, and the secure element's call
 from __future__ import annotations
 
 from ..model.connect_view import series_label, series_rows, summary
-from . import svg
+from . import html_netem, svg
 from .units import esc as _e, fmt_time_us
 
 
@@ -104,5 +104,5 @@ def section(doc: dict) -> str:
     if dist:
         parts.append("<figure>" + svg.box_plot(dist, title="Establishment time per connection", unit="µs")
                      + "<figcaption>Log scale; dots are connections.</figcaption></figure>")
-    parts += [series_table(rows), se_call_table(doc)]
+    parts += [html_netem.sweep_plot(doc["series"], kind="connect"), series_table(rows), se_call_table(doc)]
     return "".join(parts)

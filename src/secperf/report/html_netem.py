@@ -9,8 +9,11 @@ from . import svg
 from .units import esc as _e, fmt_time_us
 
 
-def _networked(series: list[dict]) -> list[dict]:
-    return [s for s in series if s.get("kind") == "handshake" and "network_rtt_ms" in s.get("labels", {})]
+def _networked(series: list[dict], kind: str = "handshake", loopback: bool = False) -> list[dict]:
+    """Series of `kind` over an emulated link (and with `loopback`, those over loopback: a link of
+    no delay and no loss on the plot)."""
+    return [s for s in series if s.get("kind") == kind and ("network_rtt_ms" in s.get("labels", {}) or (
+        loopback and s.get("labels", {}).get("network", "loopback") in ("loopback", "none")))]
 
 
 def _total_us(s: dict) -> list[float]:
@@ -22,11 +25,24 @@ def _total_us(s: dict) -> list[float]:
     return out
 
 
-def sweep_plot(series: list[dict]) -> str:
-    nets = _networked(series)
-    if len({s["labels"]["network"] for s in nets}) < 2:
+def _handshake_name(s: dict) -> str:
+    return f"{s['labels']['label']} @ {s['labels']['server']}"
+
+
+def _connect_name(s: dict) -> str:
+    return s["labels"]["label"].split(" @ ")[0]  # connect's label ends in "@ NETWORK"
+
+
+def sweep_plot(series: list[dict], kind: str = "handshake") -> str:
+    """Time per connection against the link's configured round trip (or loss, when the round trip
+    does not vary), P50 and P95, one line per configuration: handshake rows (TCP connect +
+    handshake) or connect rows (connection establishment until the protocol is usable)."""
+    nets = _networked(series, kind, loopback=True)
+    if len({s["labels"].get("network", "loopback") for s in nets}) < 2:
         return ""
-    rtts = {s["labels"]["network_rtt_ms"] for s in nets}
+    values, name_of = ((_total_us, _handshake_name) if kind == "handshake"
+                       else (lambda s: [float(v) for v in s.get("values_us", [])], _connect_name))
+    rtts = {s["labels"].get("network_rtt_ms", 0.0) for s in nets}
     by_loss = len(rtts) == 1
     xkey, xlabel = (("network_loss", "configured one-way loss (%)") if by_loss
                     else ("network_rtt_ms", "configured round-trip time (ms)"))
@@ -35,11 +51,11 @@ def sweep_plot(series: list[dict]) -> str:
     per_loss = not by_loss and len({s["labels"].get("network_loss", 0.0) for s in nets}) > 1
     lines: dict[str, list] = {}
     for s in nets:
-        vals = _total_us(s)
+        vals = values(s)
         if not vals:
             continue
-        x = s["labels"][xkey] * (100 if by_loss else 1)
-        name = f"{s['labels']['label']} @ {s['labels']['server']}"
+        x = s["labels"].get(xkey, 0.0) * (100 if by_loss else 1)
+        name = name_of(s)
         if per_loss:
             name += f", loss {s['labels'].get('network_loss', 0.0) * 100:g}%"
         lines.setdefault(f"{name} P50", []).append((x, stats.median(vals) / 1000))
@@ -47,12 +63,18 @@ def sweep_plot(series: list[dict]) -> str:
     data = [(k, sorted(v)) for k, v in lines.items() if len(v) >= 2]
     if not data:
         return ""
-    plot = svg.line_plot(data, title="TCP connect + handshake against the link", x_label=xlabel,
-                         y_label="time per connection (ms)")
     what = "loss" if by_loss else "round trip"
-    caption = ("Per configuration: median (P50) and 95th percentile (P95) of TCP connect + handshake time "
-               f"over each emulated link, against the link's configured {what}. The slope counts round trips: "
-               "TLS 1.3 needs 2 (TCP + one handshake round trip), TLS 1.2 needs 3.")
+    if kind == "handshake":
+        title, ylabel = "TCP connect + handshake against the link", "time per connection (ms)"
+        caption = ("Per configuration: median (P50) and 95th percentile (P95) of TCP connect + handshake time "
+                   f"over each emulated link, against the link's configured {what}. The slope counts round trips: "
+                   "TLS 1.3 needs 2 (TCP + one handshake round trip), TLS 1.2 needs 3.")
+    else:
+        title, ylabel = "Connection establishment against the link", "establishment time (ms)"
+        caption = ("Per configuration: median (P50) and 95th percentile (P95) of the establishment time (until "
+                   f"the protocol is usable) over each emulated link, against the link's configured {what}. "
+                   "The slope counts the round trips a protocol and its client need before the first useful message.")
+    plot = svg.line_plot(data, title=title, x_label=xlabel, y_label=ylabel)
     return f'<figure data-plot="network-sweep">{plot}<figcaption>{_e(caption)}</figcaption></figure>'
 
 
