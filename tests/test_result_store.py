@@ -92,6 +92,26 @@ def test_atomic_save_leaves_no_temp_files_and_replaces_whole(tmp_path):
     assert R.load(run.result_path)["series"][0]["values_us"] == [5.0] * 3
 
 
+def test_writing_to_a_fifo_or_device_writes_into_it_and_keeps_it(tmp_path):
+    """An output path that is a FIFO (or /dev/null, /dev/stdout) is written into, never renamed
+    over: `secperf report ... -o /dev/null` as root once replaced the device with a regular file."""
+    import stat
+    import threading
+    from secperf.core.store import atomic_write
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    atomic_write(fifo, "<html>report</html>")
+    reader.join(timeout=10)
+    assert got == ["<html>report</html>"]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert sorted(os.listdir(tmp_path)) == ["out.fifo"]  # no temp file left beside it
+    with pytest.raises(IsADirectoryError, match="is a directory"):
+        atomic_write(tmp_path, "x")
+
+
 def test_compare_says_faster_slower_or_no_difference():
     base = make_doc("a", values=[100.0 + i % 5 for i in range(30)])
     faster = make_doc("b", values=[80.0 + i % 5 for i in range(30)])

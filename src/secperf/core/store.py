@@ -12,7 +12,17 @@ from . import result as _result
 
 
 def atomic_write(path: Path, text: str, mode: int = 0o644) -> None:
+    """Write text to path through a temp file and a rename, so a reader never sees half a file.
+    A path that exists and is not a regular file (/dev/null, /dev/stdout, a FIFO) is written into
+    as it is: renaming over it would replace the device with a regular file (as root, `-o /dev/null`
+    once turned the machine's /dev/null into one)."""
     path = Path(path)
+    if path.exists() and not path.is_file():
+        if path.is_dir():
+            raise IsADirectoryError(f"{path} is a directory: name a file to write")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
