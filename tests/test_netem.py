@@ -616,3 +616,22 @@ def test_sweep_plot_of_connect_rows_draws_a_line_per_configuration_across_networ
     assert "https probe software full P50" in html and "@ delay" not in html
     assert html_netem.sweep_plot(series) == ""  # no handshake rows among them
     assert html_netem.sweep_plot(series[:1], kind="connect") == ""  # one network: nothing to sweep
+
+
+def test_sweep_plot_of_profiles_and_of_a_loss_sweep_with_loopback():
+    """Profiles (loopback, then a link with its own round trip and loss): one line per configuration
+    against the round trip, loopback at 0. A loss sweep (one round trip, several losses) is drawn
+    against the loss, and loopback (another round trip) stays out of it."""
+    from secperf.report import html_netem
+
+    def row(net, rtt, loss, ms):
+        labels = {"label": "https probe software full" + ("" if rtt is None else f" @ {net}"), "network": net}
+        if rtt is not None:
+            labels.update(network_rtt_ms=rtt, network_loss=loss)
+        return {"kind": "connect", "values_us": [ms * 1000 + i for i in range(5)], "labels": labels}
+    profiles = html_netem.sweep_plot([row("loopback", None, 0, 4.0), row("lte", 50.0, 0.005, 160.0)], kind="connect")
+    assert "https probe software full P50" in profiles and "loss" not in profiles.split("<figcaption>")[0]
+    assert "round-trip time" in profiles
+    loss_sweep = html_netem.sweep_plot([row("loopback", None, 0, 4.0), row("l0", 50.0, 0.0, 155.0),
+                                        row("l5", 50.0, 0.05, 190.0)], kind="connect")
+    assert "one-way loss (%)" in loss_sweep and "https probe software full P50" in loss_sweep

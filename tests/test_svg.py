@@ -509,3 +509,14 @@ def test_stacked_bars_keep_segment_colours_across_rows_and_escape():
         fills.setdefault(name, set()).add(e.get("fill"))
     assert all(len(v) == 1 for v in fills.values()) and len({next(iter(v)) for v in fills.values()}) == 2
     assert "<script" not in out
+
+
+def test_line_plot_grows_with_a_long_legend_instead_of_squeezing_the_plot():
+    import re
+    from secperf.report import svg
+    few = svg.line_plot([("a", [(0, 1), (1, 2)])], title="t", x_label="x", y_label="y")
+    many = svg.line_plot([(f"configuration number {i} with a long name", [(0, i), (1, i + 1)]) for i in range(24)],
+                         title="t", x_label="x", y_label="y")
+    height = lambda doc: float(re.search(r'viewBox="0 0 [\d.]+ ([\d.]+)"', doc).group(1))  # noqa: E731
+    assert height(few) == 360
+    assert height(many) > 360 + 18 * 8  # at least eight more legend lines' worth

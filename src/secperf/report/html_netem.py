@@ -37,18 +37,29 @@ def sweep_plot(series: list[dict], kind: str = "handshake") -> str:
     """Time per connection against the link's configured round trip (or loss, when the round trip
     does not vary), P50 and P95, one line per configuration: handshake rows (TCP connect +
     handshake) or connect rows (connection establishment until the protocol is usable)."""
-    nets = _networked(series, kind, loopback=True)
-    if len({s["labels"].get("network", "loopback") for s in nets}) < 2:
+    emulated = _networked(series, kind)
+    if not emulated:
         return ""
     values, name_of = ((_total_us, _handshake_name) if kind == "handshake"
                        else (lambda s: [float(v) for v in s.get("values_us", [])], _connect_name))
-    rtts = {s["labels"].get("network_rtt_ms", 0.0) for s in nets}
-    by_loss = len(rtts) == 1
+    rtt = lambda s: s["labels"].get("network_rtt_ms", 0.0)  # noqa: E731
+    loss = lambda s: s["labels"].get("network_loss", 0.0)  # noqa: E731
+    # the axis: loss when every link has the same round trip and the losses differ (a loss sweep),
+    # else the round trip, with loopback rows drawn at 0 (a link of no delay and no loss)
+    by_loss = len({rtt(s) for s in emulated}) == 1 and len({loss(s) for s in emulated}) > 1
+    nets = emulated if by_loss else emulated + [s for s in _networked(series, kind, loopback=True)
+                                                if "network_rtt_ms" not in s["labels"]]
+    if len({s["labels"].get("network", "loopback") for s in nets}) < 2:
+        return ""
     xkey, xlabel = (("network_loss", "configured one-way loss (%)") if by_loss
                     else ("network_rtt_ms", "configured round-trip time (ms)"))
-    # a grid (round trips and losses both vary) plots against the round trip with a line per
-    # configuration and loss, so points of different losses never join one line
-    per_loss = not by_loss and len({s["labels"].get("network_loss", 0.0) for s in nets}) > 1
+    # a grid (some round trip measured at several losses) gets a line per configuration and loss, so
+    # points of different losses never join one line; profiles (each its own round trip and loss,
+    # e.g. loopback, wifi, lte) stay one line per configuration
+    losses_at: dict[float, set] = {}
+    for s in emulated:
+        losses_at.setdefault(rtt(s), set()).add(loss(s))
+    per_loss = not by_loss and any(len(v) > 1 for v in losses_at.values())
     lines: dict[str, list] = {}
     for s in nets:
         vals = values(s)

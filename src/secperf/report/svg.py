@@ -749,6 +749,7 @@ def line_plot(series: list[tuple[str, list[tuple[float, float]]]], *, title: str
     legend_lines = line_no + 1 if clean else 0
     top = 34.0 + legend_lines * 18 + 6
     bottom = 48.0
+    height = max(height, int(top + 240 + bottom))  # a long legend grows the figure, not squeezes the plot
     x0, x1 = left, max(left + 40, width - right)
     y0, y1 = max(top + 40, height - bottom), top  # y axis maps lo -> bottom
 
