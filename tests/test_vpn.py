@@ -247,6 +247,24 @@ def test_tunnel_over_a_50ms_link_takes_its_round_trips(home, tmp_path):
 
 
 @needs_root
+def test_tcp_tunnel_over_a_link_waits_no_extra_round_trip_for_nagle(home, tmp_path):
+    """Over TCP both ends set TCP_NODELAY: the TLS phase takes its 2 round trips, as over UDP.
+    Without it (OpenVPN's default) Nagle held the client's records for one more (155 ms against
+    104 ms over this link), so a third round trip in that phase fails this test."""
+    if _links_unavailable():
+        pytest.skip(f"emulated links unavailable: {_links_unavailable()}")
+    rtt_us = 50_000
+    s = measure_vpn("software", n=3, warmup=0, workdir=tmp_path, link="delay=25ms", proto="tcp")
+    _record(s)
+    assert s["status"] == "ok", s["failures"][:2]
+    fastest = min(s["samples"], key=lambda x: x["usable_us"])
+    phases = {p["phase"]: p["us"] for p in fastest["phases"]}
+    assert rtt_us - 1000 <= phases["tcp connect"] < 1.5 * rtt_us, phases
+    assert 2 * rtt_us - 1000 <= phases["tls handshake"] < 2.5 * rtt_us, phases
+    assert 5 * rtt_us - 1000 <= fastest["usable_us"] < 5.5 * rtt_us, phases  # TCP + reset + TLS (2) + push
+
+
+@needs_root
 def test_cli_connect_vpn_over_a_network(home, tmp_path):
     if _links_unavailable():
         pytest.skip(f"emulated links unavailable: {_links_unavailable()}")
