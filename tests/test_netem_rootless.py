@@ -256,16 +256,23 @@ def test_rootless_netem_run_leaves_nothing_after_a_signal(sandbox, sig):
                     reason="nginx and mosquitto are installed by scripts/bootstrap")
 def test_rootless_link_runs_servers_that_drop_privileges(sandbox):
     """nginx and mosquitto, started as (namespace) root, would switch to a user the user namespace
-    does not map: they are told to stay the user they are (Link.server_user)."""
+    does not map: they are told to stay the user they are (Link.server_user). Every client runs
+    over the rootless link: the probe, curl, mosquitto_pub, paho and coap-client."""
     tun = sandbox.node(0o660)
-    p = _as_nobody([sandbox.python, "-m", "secperf", "connect", "https,mqtt", "--key", "software", "--handshake",
-                    "full", "--network", "delay=1ms", "--n", "1", "--warmup", "0", "--out",
+    p = _as_nobody([sandbox.python, "-m", "secperf", "connect", "https,mqtt,coap", "--client", "all", "--key", "software",
+                    "--handshake", "full", "--network", "delay=1ms", "--n", "1", "--warmup", "0", "--out",
                     str(sandbox.home / "out"), "--json"], env=sandbox.env(tun), cwd=sandbox.home, timeout=120)
     doc = json.loads(p.stdout)
     got = {s["id"]: (s["status"], [f["reason"][:300] for f in s.get("failures") or []]) for s in doc["series"]}
-    # the connection rows of both servers, and HTTPS's JWT rows (their endpoint over the same link)
+    # the connection rows of every server with every client (the reference clients too), and
+    # HTTPS's JWT rows (their endpoint over the same link)
     assert got == {"connect/https/probe/software/full@delay=1ms": ("ok", []),
+                   "connect/https/curl/software/full@delay=1ms": ("ok", []),
                    "connect/mqtt/probe/software/full@delay=1ms": ("ok", []),
+                   "connect/mqtt/mosquitto_pub/software/full@delay=1ms": ("ok", []),
+                   "connect/mqtt/paho/software/full@delay=1ms": ("ok", []),
+                   "connect/coap/probe/software/full@delay=1ms": ("ok", []),
+                   "connect/coap/coap-client/software/full@delay=1ms": ("ok", []),
                    "jwt/software/ecdsa-p256/jwt_fresh@delay=1ms": ("ok", []),
                    "jwt/software/ecdsa-p256/jwt_cached@delay=1ms": ("ok", [])}, p.stderr[-2000:]
 
