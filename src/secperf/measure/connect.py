@@ -16,8 +16,9 @@ One configuration becomes one Result series (kind "connect"):
 The probe is the client by default (in-process, per-message handshake CPU, key from file or a
 pkcs11: URI). The protocols' own clients run as cross-checks, timed by their own timers where they
 have one (curl), otherwise by spawn time minus their measured process start-up (reported apart).
-Over an emulated link (`--network`) every client but OpenVPN's runs in the link's device namespace
-and dials the server in its server namespace (`Dial`); each series records the link's counters.
+Over an emulated link (`--network`) every client runs in the link's device namespace and dials the
+server in its server namespace (`Dial`; OpenVPN's client and server through lab/vpn.LinkNamespaces);
+each series records the link's counters.
 """
 
 from __future__ import annotations
