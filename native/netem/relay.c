@@ -247,6 +247,8 @@ int relay_run(relay *r)
         }
         if (got) {
             last_act = now;
+            contended_since = 0; /* a new window judges the load afresh (at its next check, not at once:
+                                  * a read of /proc/loadavg right after a packet would delay its answer) */
             continue;
         }
         pkt *top = sched_top(&q);
