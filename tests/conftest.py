@@ -8,6 +8,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
+
+def _link_problem() -> str | None:
+    from secperf.lab import netns
+    return netns.check()
+
+
+# Why emulated links cannot be built here (None when they can), and the marker for tests that need them
+LINK_PROBLEM = _link_problem()
+needs_links = pytest.mark.skipif(LINK_PROBLEM is not None, reason=f"cannot emulate links here: {LINK_PROBLEM}")
+
 # A secure-element profile for tests: every signature takes exactly 100 ms (sleeping), so its
 # effect on a handshake, a tunnel or a connection is known in advance.
 SLOW_SIGN = """

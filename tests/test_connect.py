@@ -13,11 +13,12 @@ import subprocess
 import pytest
 
 from secperf.core import result as R
+from secperf.lab import netns
 from secperf.lab import services as SV
 from secperf.lab.pki import LabPKI
 from secperf.measure import connect as C
 from secperf.model.connect_view import se_categories, summary
-from conftest import SLOW_SIGN
+from conftest import LINK_PROBLEM, SLOW_SIGN, needs_links
 
 
 
@@ -228,14 +229,12 @@ def test_probe_rejects_protocol_transport_mismatch():
     assert p.returncode == 2 and "--app coap runs over DTLS" in p.stderr
 
 
+@needs_links
 def test_connect_over_an_emulated_link_counts_round_trips(lab, tmp_path):
     """Over a 20 ms one-way link, MQTT over TLS 1.3 is usable after 3 round trips (TCP, TLS 1.3,
     CONNECT/CONNACK) and CoAP over DTLS 1.2 with a cookie after 4 (HelloVerifyRequest, two
     handshake flights, GET/ACK), plus computation but not a further round trip; the server runs in
     the link's server namespace."""
-    from secperf.lab import netns
-    if netns.check():
-        pytest.skip(f"emulated links unavailable: {netns.check()}")
     configs = [C.ConnectConfig("mqtt", network="delay=20ms"), C.ConnectConfig("coap", network="delay=20ms")]
     _doc, by = _run(lab, tmp_path, configs)
     for cfg, rtts in zip(configs, (3, 4)):
@@ -277,11 +276,6 @@ def test_summary_compares_software_and_secure_element_within_one_network():
 
 # --- the reference clients over an emulated link ---------------------------------------------------
 
-from secperf.lab import netns as _netns  # noqa: E402
-
-LINK_PROBLEM = _netns.check()
-needs_links = pytest.mark.skipif(LINK_PROBLEM is not None, reason=f"cannot emulate links here: {LINK_PROBLEM}")
-
 RTT_US = 40_000  # delay=20ms one way
 # Round trips before each client's timer can stop, over a link that adds only delay (checked with
 # strace on the device side: every wait below is one round trip):
@@ -314,7 +308,7 @@ def clients_over_link(lab, tmp_path_factory):
     C.run_connect(configs, p, doc)
     by = {s["id"]: s for s in doc["series"]}
     yield {(c.client, c.network): by[c.series_id] for c in configs}
-    assert not [n for n in _netns.list_namespaces() if n.startswith(f"{_netns.PREFIX}{os.getpid()}-")]
+    assert not [n for n in netns.list_namespaces() if n.startswith(f"{netns.PREFIX}{os.getpid()}-")]
 
 
 @needs_links

@@ -11,9 +11,8 @@ from secperf.core import result as R
 from secperf.lab import netns
 from secperf.measure import scenario as SC
 from secperf.measure import signer as S
+from conftest import needs_links
 
-LINK_PROBLEM = netns.check()
-needs_links = pytest.mark.skipif(LINK_PROBLEM is not None, reason=f"cannot emulate links here: {LINK_PROBLEM}")
 ONE_WAY_MS = 20.0
 RTT_US = 2 * ONE_WAY_MS * 1000
 TRIPS = 3  # TCP SYN/SYN-ACK; TLS 1.3 ClientHello → server Finished; request → response

@@ -16,13 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import alive as _alive
+from conftest import alive as _alive, needs_links
 from secperf.lab import netns
 from secperf.lab.netns import Link
 from secperf.model import netspec as NS
 
-ROOT_PROBLEM = netns.check()
-needs_links = pytest.mark.skipif(ROOT_PROBLEM is not None, reason=f"cannot emulate links here: {ROOT_PROBLEM}")
 
 
 @pytest.fixture(autouse=True)

@@ -14,7 +14,7 @@ from secperf.lab import vpn as V
 from secperf.lab.pki import LabPKI
 from secperf.lab.token import LabToken
 from secperf.measure.vpn import measure_vpn, parse_key_source
-from conftest import SLOW_SIGN, alive, run_cli
+from conftest import SLOW_SIGN, alive, needs_links, run_cli
 
 IS_ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not IS_ROOT or not shutil.which("openvpn") and not os.path.exists("/usr/sbin/openvpn"),
@@ -175,11 +175,6 @@ def test_namespaces_are_deleted_on_keyboard_interrupt():
     assert not set(names) & set(V.list_namespaces())
 
 
-def _links_unavailable():
-    from secperf.lab import netns
-    return netns.check()
-
-
 def _secperf_namespaces():
     """The VPN lab's and the emulated links' namespaces that exist now: {name: owner pid}."""
     import re
@@ -211,9 +206,8 @@ VPN_ROUND_TRIPS = {"control channel reset": 1, "tls handshake": 2, "push request
 
 
 @needs_root
+@needs_links
 def test_tunnel_over_a_50ms_link_takes_its_round_trips(home, tmp_path):
-    if _links_unavailable():
-        pytest.skip(f"emulated links unavailable: {_links_unavailable()}")
     before = _secperf_namespaces()
     rtt_us = 50_000
     s = measure_vpn("software", n=3, warmup=0, workdir=tmp_path, link="delay=25ms")
@@ -247,12 +241,11 @@ def test_tunnel_over_a_50ms_link_takes_its_round_trips(home, tmp_path):
 
 
 @needs_root
+@needs_links
 def test_tcp_tunnel_over_a_link_waits_no_extra_round_trip_for_nagle(home, tmp_path):
     """Over TCP both ends set TCP_NODELAY: the TLS phase takes its 2 round trips, as over UDP.
     Without it (OpenVPN's default) Nagle held the client's records for one more (155 ms against
     104 ms over this link), so a third round trip in that phase fails this test."""
-    if _links_unavailable():
-        pytest.skip(f"emulated links unavailable: {_links_unavailable()}")
     rtt_us = 50_000
     s = measure_vpn("software", n=3, warmup=0, workdir=tmp_path, link="delay=25ms", proto="tcp")
     _record(s)
@@ -265,9 +258,8 @@ def test_tcp_tunnel_over_a_link_waits_no_extra_round_trip_for_nagle(home, tmp_pa
 
 
 @needs_root
+@needs_links
 def test_cli_connect_vpn_over_a_network(home, tmp_path):
-    if _links_unavailable():
-        pytest.skip(f"emulated links unavailable: {_links_unavailable()}")
     from secperf.core import result as R
     before = _secperf_namespaces()
     p = run_cli("connect", "vpn", "--key", "software", "--network", "delay=10ms", "--n", "2", "--warmup", "0",
