@@ -31,7 +31,6 @@ import subprocess
 import sys
 import threading
 import time
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -40,7 +39,7 @@ from ..core import stats
 from ..core.paths import private_dir, write_private
 from ..lab.pki import LabPKI
 from ..lab.services import LOOPBACK, Nginx, ServiceError
-from .handshake import _link_delta, link_timeout_ms, record_client_run, run_client
+from .handshake import link_counters, link_timeout_ms, record_client_run, run_client
 from .probe import find_shim
 
 PROTOCOLS = ("https", "mqtt", "coap", "vpn")
@@ -320,17 +319,6 @@ def dial_for(link, p: ConnectParams) -> Dial:
     return Dial(link.server_addr, tuple(link.dev_prefix()), link_timeout_ms(p.timeout_ms, link.spec), link)
 
 
-@contextmanager
-def watch_link(s: dict, dial: Dial):
-    """Record in s["derived"]["link"] what the emulated link (relay counters per direction) and the
-    device's kernel (TCP segments and retransmissions, UDP datagrams) saw during the block."""
-    link = dial.link
-    before = (link.stats(), link.snmp("dev")) if link is not None else None
-    yield
-    if link is not None:
-        s["derived"]["link"] = _link_delta(before, (link.stats(), link.snmp("dev")))
-
-
 # --- the probe as client ----------------------------------------------------------------------------
 
 def probe_client_args(cfg: ConnectConfig, port: int, p: ConnectParams, pki: LabPKI, km: KeyMaterial,
@@ -418,7 +406,7 @@ def measure_probe(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict |
     try:
         budget = (p.n + p.warmup + 2) * (dial.timeout_ms / 1000.0) * 3 + 30
         args = probe_client_args(cfg, server.port, p, pki, km, dial.host, dial.timeout_ms)
-        with watch_link(s, dial):
+        with link_counters(s["derived"], dial.link):
             meta, conns, err = run_client(args, budget, prefix=list(dial.prefix), env=km.env)
     finally:
         server.stop()
@@ -528,7 +516,7 @@ def measure_external(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dic
     try:
         runner = {"curl": _curl_run, "mosquitto_pub": _mosquitto_pub_run, "paho": _paho_run,
                   "coap-client": _coap_client_run}[cfg.client]
-        with watch_link(s, dial):
+        with link_counters(s["derived"], dial.link):
             startup = runner(cfg, p, server.port, certs, km, s, dial)
     finally:
         server.stop()

@@ -15,6 +15,7 @@ import json
 import shutil
 import subprocess
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -335,14 +336,12 @@ def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI, doc: d
     try:
         tmo = link_timeout_ms(p.timeout_ms, spec)
         budget = (p.n + p.warmup + 2) * (tmo / 1000.0) * 3 + 30
-        before = (link.stats(), link.snmp("dev")) if emulated else None
-        meta, conns, err = run_client(client_args(cfg, server.port, p, pki, host=link.server_addr if emulated
-                                                  else "127.0.0.1", timeout_ms=tmo), budget,
-                                      link.dev_prefix() if emulated else None)
-        time.sleep(0.05)  # let the server print its last connection line
-        server_conns = server.drain() if isinstance(server, ProbeServer) else []
-        if emulated:
-            series["derived"]["link"] = _link_delta(before, (link.stats(), link.snmp("dev")))
+        with link_counters(series["derived"], link):
+            meta, conns, err = run_client(client_args(cfg, server.port, p, pki, host=link.server_addr if emulated
+                                                      else "127.0.0.1", timeout_ms=tmo), budget,
+                                          link.dev_prefix() if emulated else None)
+            time.sleep(0.05)  # let the server print its last connection line
+            server_conns = server.drain() if isinstance(server, ProbeServer) else []
     finally:
         server.stop()
     record_client_run(series, doc, meta, err)
@@ -379,6 +378,19 @@ def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI, doc: d
     else:
         series["labels"]["server_log"] = str(server.log_path)
     return series
+
+
+@contextmanager
+def link_counters(derived: dict, link):
+    """Record in derived["link"] what an emulated link (its relay's counters per direction) and the
+    device's kernel (TCP segments and retransmissions, UDP datagrams) saw during the block; nothing
+    without a link or over loopback, and nothing if the block raised."""
+    if link is None or link.loopback:
+        yield
+        return
+    before = (link.stats(), link.snmp("dev"))
+    yield
+    derived["link"] = _link_delta(before, (link.stats(), link.snmp("dev")))
 
 
 def _link_delta(before, after) -> dict:

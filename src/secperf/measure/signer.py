@@ -300,7 +300,7 @@ def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: dic
     from ..lab.services import JwtServer
     from ..lab.token import LabToken
     from ..model.se_profiles import load_profiles
-    from .handshake import _link_delta, link_timeout_ms
+    from .handshake import link_counters, link_timeout_ms
     from .jwt import jwt_loop, software_signer
     known = load_profiles()
     token = LabToken().ensure()
@@ -341,33 +341,31 @@ def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: dic
                     if progress:
                         progress("start", items[i], i, len(items), None)
                     s = _jwt_series(sg, kt, mode, lifetime_s, net, spec)
-                    before = (link.stats(), link.snmp("dev")) if emulated else None
-                    if sg == "software":
-                        alg, sign = software_signer(soft[kt][0])
-                        iters = []
+                    with link_counters(s["derived"], link):
+                        if sg == "software":
+                            alg, sign = software_signer(soft[kt][0])
+                            iters = []
 
-                        def emit(msg, s=s, iters=iters):
-                            if msg["warmup"]:
-                                return
-                            if msg["ok"]:
-                                iters.append(msg)
-                                s["values_us"].append((msg["end_ns"] - msg["start_ns"]) / 1000)
-                            else:
-                                R.add_failure(s, f"iteration {msg['i']}: {msg['reason']}")
-                        jwt_loop(alg, sign, fresh=mode == "jwt_fresh", port=srv.port, ca_file=str(srv_certs.ca),
-                                 n=p.n, warmup=p.warmup, lifetime_s=lifetime_s, emit=emit, addr=addr,
-                                 timeout_s=timeout_s, make_socket=(lambda: link.socket("dev")) if emulated else None)
-                        s["samples"] = [{k: it[k] for k in ("start_ns", "end_ns", "sign_ns", "request_ns")}
-                                        for it in iters]
-                        R.finalize_series(s, OVER_S_US)
-                    else:
-                        measure_token(sg, keys[kt], mode, p, token, known[sg],
-                                      extra={"port": srv.port, "ca_file": str(srv_certs.ca), "lifetime_s": lifetime_s,
-                                             "addr": addr, "timeout_s": timeout_s},
-                                      series=s, prefix=link.dev_prefix() if emulated else None,
-                                      tag="" if not emulated else f"-{_slug(net)}")
-                    if emulated:
-                        s["derived"]["link"] = _link_delta(before, (link.stats(), link.snmp("dev")))
+                            def emit(msg, s=s, iters=iters):
+                                if msg["warmup"]:
+                                    return
+                                if msg["ok"]:
+                                    iters.append(msg)
+                                    s["values_us"].append((msg["end_ns"] - msg["start_ns"]) / 1000)
+                                else:
+                                    R.add_failure(s, f"iteration {msg['i']}: {msg['reason']}")
+                            jwt_loop(alg, sign, fresh=mode == "jwt_fresh", port=srv.port, ca_file=str(srv_certs.ca),
+                                     n=p.n, warmup=p.warmup, lifetime_s=lifetime_s, emit=emit, addr=addr,
+                                     timeout_s=timeout_s, make_socket=(lambda: link.socket("dev")) if emulated else None)
+                            s["samples"] = [{k: it[k] for k in ("start_ns", "end_ns", "sign_ns", "request_ns")}
+                                            for it in iters]
+                            R.finalize_series(s, OVER_S_US)
+                        else:
+                            measure_token(sg, keys[kt], mode, p, token, known[sg],
+                                          extra={"port": srv.port, "ca_file": str(srv_certs.ca), "lifetime_s": lifetime_s,
+                                                 "addr": addr, "timeout_s": timeout_s},
+                                          series=s, prefix=link.dev_prefix() if emulated else None,
+                                          tag="" if not emulated else f"-{_slug(net)}")
                     _jwt_parts(s)
                     doc["series"].append(s)
                     if run is not None:

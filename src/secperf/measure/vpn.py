@@ -27,7 +27,7 @@ from ..core import result as R
 from ..core import stats
 from ..core.paths import private_dir
 from ..lab import vpn as V
-from .handshake import _link_delta, link_timeout_ms
+from .handshake import link_counters, link_timeout_ms
 
 OVER_S_US = 1_000_000.0
 TIMER = {"name": "establishment", "start": "openvpn client: first socket/link log line",
@@ -191,35 +191,34 @@ def _measure(kind, prof_name, key_source, n, warmup, workdir, seed, profile, pro
                 s["derived"]["server_pid"] = server.proc.pid
             except V.ServiceError as exc:
                 R.add_failure(s, f"OpenVPN server did not start: {exc}")
-            before = (link.stats(), link.snmp("dev")) if link is not None and server.proc is not None else None
             try:
-                for i in range(warmup + n if server.proc is not None else 0):
-                    counted = i >= warmup
-                    run_key = key
-                    if token is not None:
-                        # each run is a new process that loads the shim afresh: a seed per run, or every
-                        # run would draw the same delays
-                        env, log = shim_env(token, profile, private_dir(work / "shim" / f"run-{i}"),
-                                            run_seed(seed, i))
-                        shim_logs.append(log)
-                        run_key = replace(key, env={k: env[k] for k in ("SOFTHSM2_CONF", "SECPERF_SE_PROFILE")})
-                    sample = _one_run(ns, server, server_certs.ca, run_key, proto, work / f"client-{i}", timeout_s,
-                                      i - warmup if counted else i, ping_timeout_s)
-                    if sample.get("tls"):
-                        tls_seen.append(sample["tls"])
-                    if not counted:
-                        continue
-                    s["samples"].append(sample)
-                    if sample["ok"]:
-                        s["values_us"].append(sample["usable_us"])
-                        iters.append({"start_ns": sample["start_ns"], "end_ns": sample["end_ns"]})
-                        if not sample.get("peer_cert_verified"):
-                            resumed += 1
-                    else:
-                        R.add_failure(s, f"run {sample['i']}: {sample['reason']}")
-                if before is not None:
-                    # every run's packets (warm-up runs and tunnel pings included), as handshake rows count theirs
-                    s["derived"]["link"] = _link_delta(before, (link.stats(), link.snmp("dev")))
+                # every run's packets (warm-up runs and tunnel pings included), as handshake rows count theirs
+                with link_counters(s["derived"], link if server.proc is not None else None):
+                    for i in range(warmup + n if server.proc is not None else 0):
+                        counted = i >= warmup
+                        run_key = key
+                        if token is not None:
+                            # each run is a new process that loads the shim afresh: a seed per run, or every
+                            # run would draw the same delays
+                            env, log = shim_env(token, profile, private_dir(work / "shim" / f"run-{i}"),
+                                                run_seed(seed, i))
+                            shim_logs.append(log)
+                            run_key = replace(key, env={k: env[k] for k in ("SOFTHSM2_CONF", "SECPERF_SE_PROFILE")})
+                        sample = _one_run(ns, server, server_certs.ca, run_key, proto, work / f"client-{i}", timeout_s,
+                                          i - warmup if counted else i, ping_timeout_s)
+                        if sample.get("tls"):
+                            tls_seen.append(sample["tls"])
+                        if not counted:
+                            continue
+                        s["samples"].append(sample)
+                        if sample["ok"]:
+                            s["values_us"].append(sample["usable_us"])
+                            iters.append({"start_ns": sample["start_ns"], "end_ns": sample["end_ns"]})
+                            if not sample.get("peer_cert_verified"):
+                                resumed += 1
+                        else:
+                            R.add_failure(s, f"run {sample['i']}: {sample['reason']}")
+                if "link" in s["derived"]:
                     s["derived"]["link"]["runs"] = warmup + n
             finally:
                 server.stop()
