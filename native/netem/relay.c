@@ -236,13 +236,19 @@ int relay_run(relay *r)
                     break;
                 }
                 got++;
+                /* The packet's arrival is stamped after its read, never with the loop's `now`:
+                 * releases written above and earlier reads take time (a burst of releases took
+                 * over 1 ms under load), and a packet that arrived meanwhile would be stamped
+                 * before it came and leave before its delay. Stamped here it is at most late by
+                 * the wait in the TUN queue, never early. */
+                const int64_t arrived = relay_now_ns();
                 if (!p) {
                     r->dir[dir].st.rx_packets++;
                     r->dir[dir].st.rx_bytes += (uint64_t)n;
                     r->dir[dir].st.dropped_pool++;
                     continue;
                 }
-                handle(r, &q, dir, p, (int)n, now);
+                handle(r, &q, dir, p, (int)n, arrived);
             }
         }
         if (got) {
