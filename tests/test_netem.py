@@ -369,7 +369,10 @@ def test_relay_spins_after_traffic_and_sleeps_when_the_link_is_idle():
     experiment) and then sleeps: an idle link costs no CPU. The relay also ends its window when
     tasks wait for a CPU (the next test), so on a shared host that is loaded at that moment it
     rightly does not spin: the spinning half gets up to three attempts of 0.5 s each and its failure
-    message says how often the relay found the machine loaded."""
+    message says how often the relay found the machine loaded. An attempt in which the relay
+    found no load and still did not spin fails the test; if every attempt found the machine
+    loaded, the spinning half cannot be judged on this host now and the test is skipped, saying
+    so (the idle half is judged either way)."""
     hz = os.sysconf("SC_CLK_TCK")
     with Link("delay=0ms") as link:
         pid = link.relay.pid
@@ -379,17 +382,20 @@ def test_relay_spins_after_traffic_and_sleeps_when_the_link_is_idle():
         time.sleep(1.0)
         idle = (_cpu_ticks(pid) - t0) / hz
         tries = []
-        for _ in range(3):
+        for _ in range(5):
             t0, s0 = _cpu_ticks(pid), link.stats()
             sent = _udp_every(link, 0.5)
             busy = (_cpu_ticks(pid) - t0) / hz
             st = link.stats()
             assert st["up"]["tx_packets"] - s0["up"]["tx_packets"] >= sent
             tries.append((busy, st["load_sleeps"] - s0["load_sleeps"]))
-            if busy > 0.2:
+            if busy > 0.2 or tries[-1][1] == 0:
                 break
     assert idle < 0.05, f"idle relay used {idle:.2f} s of CPU in 1 s"
-    assert busy > 0.2, f"(relay CPU seconds in 0.5 s of packets, windows ended by load) per attempt: {tries}"
+    msg = f"(relay CPU seconds in 0.5 s of packets, windows ended by load) per attempt: {tries}"
+    if busy <= 0.2 and all(loaded for _, loaded in tries):
+        pytest.skip("the machine was loaded in every attempt, so the relay rightly did not spin: " + msg)
+    assert busy > 0.2, msg
 
 
 @needs_links
