@@ -150,6 +150,27 @@ static void head_feed(head_state *h, const char *p, size_t n)
         h->head_len = (size_t)(e - h->buf) + 4;
 }
 
+void hs_resend_start(hs_resend *rs, SSL *ssl)
+{
+    rs->on = SSL_is_dtls(ssl);
+    rs->gap_ns = HS_RESEND_FIRST_NS;
+    rs->next_ns = hs_now_ns() + rs->gap_ns;
+}
+
+uint64_t hs_resend_wait_until(const hs_resend *rs, uint64_t deadline)
+{
+    return rs->on && rs->next_ns < deadline ? rs->next_ns : deadline;
+}
+
+int hs_resend_due(hs_resend *rs, uint64_t until, uint64_t deadline)
+{
+    if (!rs->on || until >= deadline)
+        return 0;
+    rs->gap_ns *= 2;
+    rs->next_ns = hs_now_ns() + rs->gap_ns;
+    return 1;
+}
+
 void hs_app_result_init(hs_app_result *r, const char *protocol, size_t request_bytes)
 {
     memset(r, 0, sizeof(*r));
@@ -216,6 +237,9 @@ int hs_app_client(SSL *ssl, int fd, const char *req, size_t req_len, int already
     char buf[16384];
     uint64_t start = hs_now_ns();
     uint64_t deadline = start + timeout_ns;
+    hs_resend rs;
+    hs_resend_start(&rs, ssl);
+    rs.on = rs.on && !already_sent; /* early data is not sent again: the handshake resends it */
     for (;;) {
         int n = hs_app_timed_read(ssl, buf, sizeof(buf), start, r);
         if (n > 0) {
@@ -240,12 +264,21 @@ int hs_app_client(SSL *ssl, int fd, const char *req, size_t req_len, int already
             r->end = "close";
             break;
         }
-        int rc = hs_io_after(ssl, fd, n, deadline, tr, reason, rlen);
+        uint64_t until = r->response_bytes == 0 ? hs_resend_wait_until(&rs, deadline) : deadline;
+        int rc = hs_io_after(ssl, fd, n, until, tr, reason, rlen);
         if (rc == HS_IO_RETRY)
             continue;
+        if (rc == HS_IO_TIMEOUT && hs_resend_due(&rs, until, deadline)) {
+            if (!hs_app_write_all(ssl, fd, req, req_len, deadline, timeout_ns, &r->write_cpu_ns, reason,
+                                  rlen))
+                return 0;
+            r->resent++;
+            continue;
+        }
         if (rc == HS_IO_TIMEOUT)
             snprintf(reason, rlen, "timed out after %u ms waiting for the response "
-                     "(%zu bytes received)", ms(timeout_ns), r->response_bytes);
+                     "(%zu bytes received, the request sent again %u times)", ms(timeout_ns),
+                     r->response_bytes, r->resent);
         else if (rc == HS_IO_CLOSED || eof)
             snprintf(reason, rlen, "server closed the connection after %zu response bytes%s",
                      r->response_bytes, r->content_length >= 0 ? " (short of Content-Length)" : "");
@@ -299,9 +332,16 @@ void hs_app_close(SSL *ssl, int fd, uint64_t timeout_ns)
     ERR_clear_error();
 }
 
-int hs_app_serve(SSL *ssl, int fd, const char *early, size_t early_len, const char *resp,
-                 size_t resp_len, uint64_t timeout_ns, hs_serve_result *r, char *reason,
-                 size_t rlen)
+/* 1 when a datagram waits on fd (never blocks; -1: none). */
+static int datagram_waiting(int fd)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    return fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
+int hs_app_serve(SSL *ssl, int fd, int listen_fd, const char *early, size_t early_len,
+                 const char *resp, size_t resp_len, uint64_t timeout_ns, hs_serve_result *r,
+                 char *reason, size_t rlen)
 {
     memset(r, 0, sizeof(*r));
     static head_state head;
@@ -348,16 +388,33 @@ int hs_app_serve(SSL *ssl, int fd, const char *early, size_t early_len, const ch
     r->response_bytes = resp_len;
     r->served = 1;
 
-    /* Wait for the client to close (close_notify or EOF); anything else it sends is dropped. */
+    /* Wait for the client to close (close_notify or EOF). Over DTLS a datagram now is the
+     * request sent again because our answer was lost (hs_resend): answer it again; over TLS
+     * anything else the client sends is dropped. */
     deadline = hs_now_ns() + timeout_ns;
     r->closed_by = "client";
     for (;;) {
         int n = SSL_read(ssl, buf, sizeof(buf));
+        if (n > 0 && SSL_is_dtls(ssl)) {
+            if (!hs_app_write_all(ssl, fd, resp, resp_len, hs_now_ns() + timeout_ns, timeout_ns, &cpu,
+                                  reason, rlen))
+                return 0;
+            r->answered_again++;
+            continue;
+        }
         if (n > 0)
             continue;
-        int rc = hs_io_after(ssl, fd, n, deadline, NULL, reason, rlen);
+        /* Over DTLS, waits of at most 20 ms, between which the listening socket is looked at. */
+        uint64_t until = listen_fd >= 0 ? hs_now_ns() + 20000000u : deadline;
+        int rc = hs_io_after(ssl, fd, n, until < deadline ? until : deadline, NULL, reason, rlen);
         if (rc == HS_IO_RETRY)
             continue;
+        if (rc == HS_IO_TIMEOUT && hs_now_ns() < deadline) {
+            if (!datagram_waiting(listen_fd))
+                continue;
+            r->closed_by = "next-client";
+            break;
+        }
         if (rc == HS_IO_TIMEOUT)
             r->closed_by = "timeout";
         break;
@@ -372,11 +429,11 @@ void hs_app_write_json(FILE *f, const hs_app_result *r)
     fprintf(f, ",\"app\":{\"write_us\":%.3f,\"write_cpu_us\":%.3f,\"read_us\":%.3f,"
             "\"read_cpu_us\":%.3f,\"request_bytes\":%zu,\"request_early\":%s,"
             "\"response_bytes\":%zu,\"protocol\":\"%s\",\"status\":%d,\"content_length\":%lld,\"end\":\"%s\","
-            "\"read_calls\":%u,\"reads\":[",
+            "\"read_calls\":%u,\"resent\":%u,\"reads\":[",
             (double)r->write_ns / 1e3, (double)r->write_cpu_ns / 1e3, (double)r->read_ns / 1e3,
             (double)r->read_cpu_ns / 1e3, r->request_bytes, r->request_early ? "true" : "false",
             r->response_bytes, r->protocol ? r->protocol : "http", r->status, r->content_length, r->end ? r->end : "none",
-            r->read_calls);
+            r->read_calls, r->resent);
     for (unsigned i = 0; i < r->nreads; i++)
         fprintf(f, "%s{\"bytes\":%zu,\"us\":%.3f,\"cpu_us\":%.3f,\"t_us\":%.3f}", i ? "," : "",
                 r->reads[i].bytes, (double)r->reads[i].wall_ns / 1e3,

@@ -31,6 +31,7 @@ typedef struct hs_app_result {
     const char *end;                  /* "content-length", "close", "connack", "coap-ack", "coap-separate" */
     const char *protocol;             /* "http", "mqtt", "coap" */
     unsigned read_calls;
+    unsigned resent;                  /* DTLS: times the request was sent again (hs_resend) */
     unsigned nreads;                  /* SSL_read calls that returned data */
     hs_app_read reads[HS_APP_MAX_READS];
 } hs_app_result;
@@ -39,6 +40,7 @@ typedef struct hs_serve_result {
     size_t request_bytes;
     size_t response_bytes;
     int served;             /* a request was answered */
+    unsigned answered_again; /* DTLS: resent requests answered again */
     const char *closed_by;  /* "client", "timeout" */
 } hs_serve_result;
 
@@ -66,15 +68,35 @@ int hs_app_await_ticket(SSL *ssl, int fd, const unsigned *count, unsigned sessio
 void hs_app_close(SSL *ssl, int fd, uint64_t timeout_ns);
 
 /* Server: reads one request (after `early` bytes of early data), answers resp, then waits for
- * the client to close (bounded), and sends close_notify. 1: ok; 0: reason filled. */
-int hs_app_serve(SSL *ssl, int fd, const char *early, size_t early_len, const char *resp,
-                 size_t resp_len, uint64_t timeout_ns, hs_serve_result *r, char *reason,
-                 size_t rlen);
+ * the client to close (bounded), and sends close_notify. Over DTLS it answers a resent request
+ * again, and stops waiting when a datagram arrives on `listen_fd` (the next client: this one's
+ * close_notify was lost); -1 for none. 1: ok; 0: reason filled. */
+int hs_app_serve(SSL *ssl, int fd, int listen_fd, const char *early, size_t early_len,
+                 const char *resp, size_t resp_len, uint64_t timeout_ns, hs_serve_result *r,
+                 char *reason, size_t rlen);
 
 /* SSL_write of all n bytes (DTLS: one record per data MTU) before deadline; the CPU of the
  * calls is added to *cpu. 1: ok; 0: reason filled. */
 int hs_app_write_all(SSL *ssl, int fd, const char *p, size_t n, uint64_t deadline,
                      uint64_t timeout_ns, uint64_t *cpu, char *reason, size_t rlen);
+
+/* Application-level retransmission over DTLS, which resends only handshake flights: a lost
+ * request or response datagram would otherwise stall the exchange until its timeout. The request
+ * is sent again after 2 s, then 4 s, 8 s ... while the stage deadline allows: RFC 7252's
+ * ACK_TIMEOUT, with ACK_RANDOM_FACTOR 1.0 (its floor) so that runs repeat; libcoap draws each
+ * first wait from 2-3 s. Over TLS the kernel's TCP retransmits and this stays off. */
+#define HS_RESEND_FIRST_NS 2000000000ull
+typedef struct hs_resend {
+    int on;
+    uint64_t next_ns, gap_ns;
+} hs_resend;
+
+void hs_resend_start(hs_resend *rs, SSL *ssl);
+/* The deadline to wait for: the next resend if it comes before the stage deadline. */
+uint64_t hs_resend_wait_until(const hs_resend *rs, uint64_t deadline);
+/* After a wait that timed out at `until`: 1 if it was the resend timer (write the request again,
+ * count it in r->resent), 0 if it was the stage deadline. */
+int hs_resend_due(hs_resend *rs, uint64_t until, uint64_t deadline);
 
 /* An empty result for a client exchange: no status or Content-Length yet. */
 void hs_app_result_init(hs_app_result *r, const char *protocol, size_t request_bytes);

@@ -98,7 +98,7 @@ static int mqtt_feed(const unsigned char *acc, size_t len, hs_app_result *r, cha
 }
 
 static int coap_feed(SSL *ssl, const unsigned char *m, size_t len, const unsigned char *req,
-                     hs_app_result *r, char *reason, size_t rlen)
+                     hs_app_result *r, int *acked, char *reason, size_t rlen)
 {
     if (len < 4 || (m[0] >> 6) != 1) {
         snprintf(reason, rlen, "not a CoAP message (%zu bytes)", len);
@@ -114,8 +114,10 @@ static int coap_feed(SSL *ssl, const unsigned char *m, size_t len, const unsigne
         snprintf(reason, rlen, "server reset the request (CoAP RST)");
         return -1;
     }
-    if (type == 2 && same_id && code == 0) /* empty ACK: the response comes separately */
+    if (type == 2 && same_id && code == 0) { /* empty ACK: the response comes separately */
+        *acked = 1; /* and the request is not sent again (RFC 7252, 4.2) */
         return 0;
+    }
     if (!same_token)
         return 0; /* not ours (e.g. a stale message): keep reading */
     r->status = (code >> 5) * 100 + (code & 0x1f);
@@ -151,12 +153,18 @@ int hs_iot_client(SSL *ssl, int fd, int coap, const unsigned char *req, size_t r
     unsigned char buf[4096];
     uint64_t start = hs_now_ns();
     uint64_t deadline = start + timeout_ns;
+    /* A confirmable CoAP request is sent again, with the same message ID, until it is answered
+     * or acknowledged (RFC 7252, 4.2): over DTLS a lost datagram is not resent below us. */
+    hs_resend rs;
+    hs_resend_start(&rs, ssl);
+    rs.on = rs.on && coap;
+    int acked = 0;
     for (;;) {
         int n = hs_app_timed_read(ssl, buf, sizeof(buf), start, r);
         if (n > 0) {
             int done;
             if (coap) {
-                done = coap_feed(ssl, buf, (size_t)n, req, r, reason, rlen);
+                done = coap_feed(ssl, buf, (size_t)n, req, r, &acked, reason, rlen);
             } else {
                 size_t take = (size_t)n < sizeof(acc) - acc_len ? (size_t)n : sizeof(acc) - acc_len;
                 memcpy(acc + acc_len, buf, take);
@@ -170,12 +178,21 @@ int hs_iot_client(SSL *ssl, int fd, int coap, const unsigned char *req, size_t r
             continue;
         }
         int eof = hs_app_read_ended(ssl, n, tr, r, alert_first);
-        int rc = hs_io_after(ssl, fd, n, deadline, tr, reason, rlen);
+        uint64_t until = acked ? deadline : hs_resend_wait_until(&rs, deadline);
+        int rc = hs_io_after(ssl, fd, n, until, tr, reason, rlen);
         if (rc == HS_IO_RETRY)
             continue;
+        if (rc == HS_IO_TIMEOUT && !acked && hs_resend_due(&rs, until, deadline)) {
+            if (!hs_app_write_all(ssl, fd, (const char *)req, req_len, deadline, timeout_ns,
+                                  &r->write_cpu_ns, reason, rlen))
+                return 0;
+            r->resent++;
+            continue;
+        }
         if (rc == HS_IO_TIMEOUT)
-            snprintf(reason, rlen, "timed out after %u ms waiting for the %s (%zu bytes received)",
-                     ms(timeout_ns), coap ? "CoAP response" : "MQTT CONNACK", r->response_bytes);
+            snprintf(reason, rlen, "timed out after %u ms waiting for the %s (%zu bytes received, "
+                     "the request sent again %u times)", ms(timeout_ns),
+                     coap ? "CoAP response" : "MQTT CONNACK", r->response_bytes, r->resent);
         else if (rc == HS_IO_CLOSED || eof)
             snprintf(reason, rlen, "server closed the connection before the %s",
                      coap ? "CoAP response" : "MQTT CONNACK");

@@ -146,8 +146,9 @@ void hs_report_server_conn(FILE *f, uint64_t i, const hs_server_conn *r, const h
             tf(r->client_cert));
     if (r->dtls)
         fprintf(f, ",\"cookie_exchange\":%s", tf(r->cookie_exchange));
-    fprintf(f, ",\"served\":%s,\"request_bytes\":%zu,\"response_bytes\":%zu,\"closed_by\":",
-            tf(r->serve.served), r->serve.request_bytes, r->serve.response_bytes);
+    fprintf(f, ",\"served\":%s,\"request_bytes\":%zu,\"response_bytes\":%zu,\"answered_again\":%u,"
+            "\"closed_by\":", tf(r->serve.served), r->serve.request_bytes, r->serve.response_bytes,
+            r->serve.answered_again);
     json_str(f, r->serve.closed_by);
     hs_trace_write_json(f, t);
     json_end_line(f);

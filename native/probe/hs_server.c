@@ -119,7 +119,7 @@ static int serve(server *s, SSL *ssl, int fd, uint64_t t0, hs_server_conn *r)
     r->client_cert = SSL_get0_peer_certificate(ssl) != NULL;
     r->cookie_exchange = SSL_is_dtls(ssl) && (SSL_get_options(ssl) & SSL_OP_COOKIE_EXCHANGE);
     char why[700];
-    if (!hs_app_serve(ssl, fd, s->early, r->early_bytes, s->response, s->response_len,
+    if (!hs_app_serve(ssl, fd, SSL_is_dtls(ssl) ? s->fd : -1, s->early, r->early_bytes, s->response, s->response_len,
                       s->timeout_ns, &r->serve, why, sizeof(why)))
         return fail(r, "app", "%s", why);
     r->ok = 1;

@@ -119,7 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="probe (default), s_server, nginx; comma-separated or repeated")
     hs.add_argument("--mtls", action="store_true", help="mutual TLS with a lab client certificate")
     hs.add_argument("--timeout-ms", type=_positive_int, default=5000,
-                    help="per-connection stage timeout (over an emulated link, plus ten of its round trips)")
+                    help="per-connection stage timeout (over an emulated link, plus ten of its round trips, "
+                         "and 7 s of retransmission back-off if it loses packets)")
     _measure_options(hs, links=True)
 
     sg = sub.add_parser("signer", help="study S2's signing modes through a PKCS#11 token behind a secure-element profile")

@@ -162,19 +162,27 @@ def _psk_args(cfg: HandshakeConfig) -> list[str]:
     return ["--psk-identity", PSK_IDENTITY, "--psk-hex", PSK_HEX] if cfg.mode in ("psk", "psk-dhe") else []
 
 
+PROBE_SERVER_TIMEOUT_MS = 10000  # the probe server's own per-stage default (hs_args.c)
+
+
 def server_for(cfg: HandshakeConfig, pki: LabPKI, workdir: Path | None, link=None):
-    """The server of a configuration; with a non-loopback `link` it runs in the server namespace."""
-    srv = _server_for(cfg, pki, workdir)
-    if link is not None and not link.loopback:
+    """The server of a configuration; with a non-loopback `link` it runs in the server namespace,
+    and the probe server's stages wait as much longer as the client's (link_timeout_ms), so a
+    handshake slowed by the link's retransmissions is not cut off on the server side."""
+    emulated = link is not None and not link.loopback
+    srv = _server_for(cfg, pki, workdir, link.spec if emulated else None)
+    if emulated:
         srv.place(link.srv_prefix(), link.server_addr, lambda: link.socket("srv"), user=link.server_user)
     return srv
 
 
-def _server_for(cfg: HandshakeConfig, pki: LabPKI, workdir: Path | None):
+def _server_for(cfg: HandshakeConfig, pki: LabPKI, workdir: Path | None, spec: NS.NetSpec | None = None):
     certs = pki.server(cfg.cert_type, cfg.depth)
     client_ca = pki.client(cfg.client_key_type).ca if cfg.mtls else None
     if cfg.server == "probe":
         args = _tls_args(cfg) + _psk_args(cfg) + ["--response-bytes", str(cfg.response_bytes)]
+        if spec is not None:
+            args += ["--timeout-ms", str(link_timeout_ms(PROBE_SERVER_TIMEOUT_MS, spec))]
         if cfg.mode == "0rtt":
             args += ["--early-data", "16384"]
         if cfg.proto == "dtls":
@@ -300,14 +308,26 @@ def _slug(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in text)[:80]
 
 
+# Three retransmission timeouts in a row, 1 + 2 + 4 s: DTLS resends a lost flight after OpenSSL's
+# 1 s timer, doubled each time; TCP resends a lost SYN after 1 s, doubled (RFC 6298). Over a lossy
+# link a handshake that lost the same flight three times is a slow handshake, and its time belongs
+# in the tail of the distribution, not among the failures. Decision: the wait is added whenever the
+# link loses packets, so that with 5% loss a DTLS handshake that took 5.4 s (two of eight did) is
+# measured, not recorded as timed out; a flight lost four times in a row still fails, with its reason.
+LOSS_BACKOFF_MS = 7000
+
+
 def link_timeout_ms(timeout_ms: int, spec: NS.NetSpec | None) -> int:
     """Per-stage timeout over an emulated link: the configured one plus ten configured round trips
-    (and the serialisation of 16 kB at the slower rate), so a slow link is not a failure."""
+    (and the serialisation of 16 kB at the slower rate), so a slow link is not a failure; over a
+    lossy link also three retransmission timeouts (LOSS_BACKOFF_MS)."""
     if spec is None or spec.loopback:
         return timeout_ms
     rates = [r for r in (spec.up.rate_bps, spec.down.rate_bps) if r > 0]
     ser_ms = 16384 * 8 / min(rates) * 1000 if rates else 0.0
-    return int(timeout_ms + 10 * (spec.rtt_ms + 4 * max(spec.up.jitter_ms, spec.down.jitter_ms)) + ser_ms)
+    backoff_ms = LOSS_BACKOFF_MS if spec.loss > 0 else 0
+    return int(timeout_ms + 10 * (spec.rtt_ms + 4 * max(spec.up.jitter_ms, spec.down.jitter_ms)) + ser_ms
+               + backoff_ms)
 
 
 def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI, doc: dict | None = None,
