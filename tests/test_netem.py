@@ -617,7 +617,7 @@ def test_dtls_over_a_lossy_link_measures_slow_handshakes_and_resends_lost_reques
             samples += s["samples"]
             failures += s["failures"]
             dropped += s["derived"]["link"]["up"]["dropped_loss"] + s["derived"]["link"]["down"]["dropped_loss"]
-            if any(c.get("app", {}).get("resent", 0) for c in samples):
+            if any(c.get("app", {}).get("resent", 0) for c in s["samples"]):
                 break
     assert dropped > 0
     ok = [c for c in samples if c.get("ok")]
@@ -630,6 +630,11 @@ def test_dtls_over_a_lossy_link_measures_slow_handshakes_and_resends_lost_reques
     assert any(c.get("ok") for c in resent), [(c.get("ok"), c.get("reason")) for c in resent]
     # a handshake that waited for OpenSSL's 1 s retransmission timer is a sample, not a failure
     assert max(c["handshake_wall_us"] for c in ok) >= 1_000_000
+    # the report's network table says how often requests went again (the last batch had some)
+    from secperf.report import html_netem
+    times = sum(c.get("app", {}).get("resent", 0) for c in s["samples"])
+    row = html_netem.table([s]).split("</tr>")[1]
+    assert times > 0 and f"<td>{times}</td>" in row, row
 
 
 @needs_links

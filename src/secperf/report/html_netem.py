@@ -96,6 +96,9 @@ def table(series: list[dict]) -> str:
     head = ("<tr><th class='l'>configuration</th><th class='l'>network</th><th>RTT (configured)</th><th>loss</th>"
             "<th>n ok</th><th>connect+handshake P50</th><th>P95</th><th>round trips (P50/RTT)</th>"
             "<th>link drops up/down</th><th>device TCP retransmissions</th>"
+            "<th title='DTLS resends only handshake flights: the probe sends a request that got no answer "
+            "again after 2, 4, 8 s (RFC 7252 timer); times sent again, over all connections'>"
+            "requests sent again (DTLS)</th>"
             "<th title='spin windows the relay ended because tasks waited for a CPU: the machine was loaded "
             "during this run, and times may include waiting for a CPU'>machine loaded (relay)</th></tr>")
     trs = []
@@ -110,7 +113,10 @@ def table(series: list[dict]) -> str:
         cells = [f"{rtt:g} ms", f"{lab['network_loss'] * 100:g}%", len(vals), fmt_time_us(p50),
                  fmt_time_us(stats.percentile(vals, 95) if vals else None),
                  f"{p50 / 1000 / rtt:.2f}" if p50 and rtt > 0 else "", drops,
-                 link.get("device_Tcp_RetransSegs", ""), link.get("relay_load_sleeps", "")]
+                 link.get("device_Tcp_RetransSegs", ""),
+                 sum((c.get("app") or {}).get("resent", 0) for c in s.get("samples", []))
+                 if lab.get("proto") == "dtls" else "",
+                 link.get("relay_load_sleeps", "")]
         trs.append(f"<tr><td class='l'>{_e(lab['label'])} @ {_e(lab['server'])}</td>"
                    f"<td class='l'>{_e(lab['network'])}</td>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>")
     return f"<table>{head}{''.join(trs)}</table>"
