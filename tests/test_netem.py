@@ -181,7 +181,8 @@ def test_delay_shows_in_ping_round_trip():
         _, rtts = _ping(link, count=20)
     assert len(rtts) == 20
     # 0.5 ms below: ping times with CLOCK_REALTIME (its send time, the kernel's receive stamp), the
-    # relay with CLOCK_MONOTONIC; a run with other link tests beside it once printed 39.8 ms
+    # relay with CLOCK_MONOTONIC; a run with other link tests beside it once printed 39.8 ms, likely
+    # the early release that stamping arrivals after their read removed (tested below)
     assert 39.5 <= min(rtts) <= 41.0, rtts
     assert 39.5 <= statistics.quantiles(rtts, n=4)[0] <= 41.0, rtts
 
@@ -538,15 +539,19 @@ def _network_waits_ms(conn: dict, rtt_ms: float) -> list[float]:
 @needs_links
 def test_tls13_two_and_tls12_three_round_trips_over_50ms(tmp_path):
     """TCP connect + handshake over a 50 ms one-way link = 2 (TLS 1.3) or 3 (TLS 1.2) round trips
-    plus computation. Two checks:
-    - structure, on every connection: the probe's message times show exactly that many waits of a
-      round trip or more (host contention adds milliseconds, never a 100 ms round trip);
-    - time, on the fastest connection: total - trips x RTT lies between -0.5 ms and the measured
-      computation (client and server CPU) + 2 ms for the relay and scheduling. The link never
-      delivers early, so contention on this shared host (a late timer, a descheduled server: a CI
-      run once measured a 6.9 ms median excess against 3.9 ms of CPU) can only add time. The time
-      check gets up to three attempts, each its own measurement, and passes on a clean one; a
-      wrong round-trip count (100 ms) fails all three."""
+    plus computation. An attempt (6 connections) is clean when:
+    - structure: the probe's message times show exactly that many waits of half a round trip or
+      more on most connections, and on the fastest one each of them lies between the RTT (less
+      1 ms: a sent message's time is the library's write callback, which a descheduled client may
+      take just after its bytes left) and 1.5 RTT;
+    - time: the fastest connection's total - trips x RTT lies between -0.5 ms and the measured
+      computation (client and server CPU) + 2 ms for the relay and scheduling.
+    The link never delivers early (tested above with kernel timestamps), so contention on this
+    shared host can only add time, and it does: CI runs measured a 6.9 ms median excess against
+    3.9 ms of CPU, and a 157 ms wait for a 100 ms round trip. So the checks get up to three attempts,
+    each its own measurement, and pass on a clean one; a wrong round-trip count (100 ms more or
+    less on every connection) fails all three. Never faster than the round trips is checked on
+    every attempt."""
     from secperf.lab.pki import LabPKI
     from secperf.measure import handshake as H
     from dataclasses import replace
@@ -559,26 +564,25 @@ def test_tls13_two_and_tls12_three_round_trips_over_50ms(tmp_path):
             for _attempt in range(3):
                 s = H.measure_config(replace(cfg, network="delay=50ms"), p, pki, link=link)
                 assert s["status"] == "ok", s["failures"][:3]
-                ok = [c for c in s["samples"] if c.get("ok")]
-                for c in ok:
-                    waits = _network_waits_ms(c, rtt_ms)
-                    assert len(waits) == trips, (cfg.label, waits)
-                    # a sent message's time is the library's write callback, which a descheduled
-                    # client may take a little after its bytes left: 1 ms of slack below the RTT
-                    # (the link itself never delivers early, tested above with kernel timestamps)
-                    assert all(rtt_ms - 1.0 <= w < 1.5 * rtt_ms for w in waits), (cfg.label, waits)
                 d = s["derived"]
                 assert s["labels"]["network_rtt_ms"] == rtt_ms
                 assert d["link"]["up"]["delayed"] > 0
-                fastest = min((c["tcp_connect_us"] + c["handshake_wall_us"]) / 1000 for c in ok)
+                ok = [c for c in s["samples"] if c.get("ok")]
+                total = {id(c): (c["tcp_connect_us"] + c["handshake_wall_us"]) / 1000 for c in ok}
+                fastest = min(ok, key=lambda c: total[id(c)])
+                counts = sorted(len(_network_waits_ms(c, rtt_ms)) for c in ok)
+                waits = [round(w, 2) for w in _network_waits_ms(fastest, rtt_ms)]
                 compute_ms = (s["cpu_summary"]["p50_us"] + d["server_cpu_p50_us"]) / 1000
-                extra = fastest - trips * rtt_ms
-                seen.append((round(extra, 2), round(compute_ms, 2)))
+                extra = total[id(fastest)] - trips * rtt_ms
+                seen.append({"waits per connection": counts, "fastest's waits": waits,
+                             "extra": round(extra, 2), "computation": round(compute_ms, 2)})
                 assert extra >= -0.5, (cfg.label, seen)  # never faster than the round trips
-                if extra <= compute_ms + 2.0:
+                if (statistics.median_low(counts) == trips and len(waits) == trips
+                        and all(rtt_ms - 1.0 <= w < 1.5 * rtt_ms for w in waits)
+                        and extra <= compute_ms + 2.0):
                     break
             else:
-                raise AssertionError(f"{cfg.label}: (extra, computation) ms per attempt {seen}")
+                raise AssertionError(f"{cfg.label}: {trips} round trips expected; per attempt {seen}")
 
 
 def test_lossy_links_get_time_for_retransmission_back_off():
