@@ -116,7 +116,7 @@ def bench_rtt(quick: bool) -> None:
             count = {0: 100, 10: 40, 50: 20, 200: 10}[delay_ms] // (2 if quick else 1)
             # our own echoes, not iputils ping: ping prints round trips of 100 ms and more in whole
             # milliseconds ("time=101 ms"), as coarse as the 1 ms tolerance at 50 ms one-way
-            rtts = echo_rtts(link, link.server_addr, count, 0.01)
+            rtts = echo_rtts(link, link.server_addr, count, 0.005)  # 5 ms apart, as the latency rows
         conf = 2.0 * delay_ms
         med = statistics.median(rtts) if rtts else float("nan")
         tol = max(0.01 * conf, 0.2)
