@@ -54,10 +54,12 @@ def alive(pid: int) -> bool:
         return False
 
 
-def run_cli(*args, cwd=None, timeout=600):
-    """Run the installed `secperf` console script as a user would."""
+def run_cli(*args, cwd=None, timeout=600, env=None):
+    """Run the installed `secperf` console script as a user would (env: the whole environment;
+    pass dict(os.environ) to hand over this process's view of it: the one the C library holds
+    can differ, e.g. COLUMNS=80 inside pytest)."""
     exe = shutil.which("secperf", path=str(Path(sys.executable).parent)) or "secperf"
-    return subprocess.run([exe, *args], capture_output=True, text=True, cwd=cwd, timeout=timeout)
+    return subprocess.run([exe, *args], capture_output=True, text=True, cwd=cwd, timeout=timeout, env=env)
 
 
 def chromium_exe() -> str:

@@ -153,3 +153,16 @@ def test_scenario_with_unknown_keys_is_bad_input(tmp_path):
     scn.write_text('[crypto]\n[[crypto.select]]\nalgo = ["x25519"]\n')
     p = run_cli("run", "--scenario", str(scn), "--out", str(tmp_path / "r"))
     assert p.returncode == 2 and "unknown keys ['algo']" in p.stderr
+
+
+def test_piped_tables_are_wide_unless_columns_says_otherwise():
+    """Piped output (a log, CI) gets PIPED_WIDTH columns instead of rich's 80, so a ten-column
+    table does not wrap every cell; COLUMNS still decides when set."""
+    from conftest import run_cli
+    from secperf.report.terminal import PIPED_WIDTH
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    wide = run_cli("crypto", "--list", env=env)
+    assert wide.returncode == 0, wide.stderr
+    assert 80 < max(len(line) for line in wide.stdout.splitlines()) <= PIPED_WIDTH
+    narrow = run_cli("crypto", "--list", env={**env, "COLUMNS": "80"})
+    assert narrow.returncode == 0 and max(len(line) for line in narrow.stdout.splitlines()) <= 80

@@ -296,7 +296,7 @@ def _measure_and_write(args, kind: str, params: dict, phases: list[Phase]) -> in
     if args.json:
         sys.stdout.write(R.dumps(doc))
     else:
-        out = terminal.Console()
+        out = terminal.out_console()
         for t in (terminal.crypto_tables(doc) + terminal.handshake_tables(doc) + terminal.signer_tables(doc)
                   + terminal.connect_tables(doc)):
             out.print(t)
@@ -623,13 +623,13 @@ def cmd_crypto(args) -> int:
 def _list_algs() -> int:
     from rich.table import Table
     from .measure.catalog import catalog
-    from .report.terminal import Console
+    from .report.terminal import out_console
     t = Table(title="secperf crypto: algorithms", title_justify="left", header_style="bold")
     for c in ("algorithm", "family", "operations", "bits", "engine", "strength note"):
         t.add_column(c)
     for a in catalog().values():
         t.add_row(a.name, a.family, ", ".join(a.ops), str(a.security_bits), a.engine, a.note)
-    Console().print(t)
+    out_console().print(t)
     return EXIT_OK
 
 
@@ -922,7 +922,7 @@ def cmd_can(args) -> int:
     if args.json:
         sys.stdout.write(R.dumps(doc))
         return EXIT_OK
-    out = terminal.Console()
+    out = terminal.out_console()
     for t in terminal_mac.can_tables(can):
         out.print(t)
     terminal.err_console().print(f"result: {run.result_path}" + ("" if args.no_report else f"\nreport: {run.report_path}"))
@@ -952,7 +952,7 @@ def cmd_compare(args) -> int:
     if args.json:
         sys.stdout.write(json.dumps(cmp, indent=1) + "\n")
         return EXIT_OK
-    con = terminal.Console()
+    con = terminal.out_console()
     if not cmp["rows"]:
         con.print("[yellow]the two results share no series; nothing to compare[/yellow]")
     else:

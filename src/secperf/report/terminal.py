@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from contextlib import contextmanager
 
 from rich.console import Console
@@ -21,6 +22,19 @@ FAMILY_TITLES = {
 
 def err_console() -> Console:
     return Console(stderr=True)
+
+
+PIPED_WIDTH = 160
+
+
+def out_console() -> Console:
+    """Tables on stdout at the terminal's width. Piped or redirected (a log, CI, `| tee`) rich
+    assumes 80 columns and wraps every cell of a ten-column table over several lines; decision:
+    PIPED_WIDTH columns there, unless COLUMNS says otherwise."""
+    c = Console()
+    if not c.is_terminal and "COLUMNS" not in os.environ:
+        c = Console(width=PIPED_WIDTH)
+    return c
 
 
 @contextmanager
