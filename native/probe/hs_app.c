@@ -162,6 +162,14 @@ uint64_t hs_resend_wait_until(const hs_resend *rs, uint64_t deadline)
     return rs->on && rs->next_ns < deadline ? rs->next_ns : deadline;
 }
 
+const char *hs_resend_note(hs_resend *rs, unsigned resent)
+{
+    rs->note[0] = '\0';
+    if (rs->on)
+        snprintf(rs->note, sizeof(rs->note), ", the request sent again %u times", resent);
+    return rs->note;
+}
+
 int hs_resend_due(hs_resend *rs, uint64_t until, uint64_t deadline)
 {
     if (!rs->on || until >= deadline)
@@ -277,8 +285,8 @@ int hs_app_client(SSL *ssl, int fd, const char *req, size_t req_len, int already
         }
         if (rc == HS_IO_TIMEOUT)
             snprintf(reason, rlen, "timed out after %u ms waiting for the response "
-                     "(%zu bytes received, the request sent again %u times)", ms(timeout_ns),
-                     r->response_bytes, r->resent);
+                     "(%zu bytes received%s)", ms(timeout_ns), r->response_bytes,
+                     hs_resend_note(&rs, r->resent));
         else if (rc == HS_IO_CLOSED || eof)
             snprintf(reason, rlen, "server closed the connection after %zu response bytes%s",
                      r->response_bytes, r->content_length >= 0 ? " (short of Content-Length)" : "");

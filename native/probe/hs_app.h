@@ -41,7 +41,7 @@ typedef struct hs_serve_result {
     size_t response_bytes;
     int served;             /* a request was answered */
     unsigned answered_again; /* DTLS: resent requests answered again */
-    const char *closed_by;  /* "client", "timeout" */
+    const char *closed_by;  /* "client", "timeout", "next-client" (DTLS: a lost close_notify) */
 } hs_serve_result;
 
 /* "GET /xxx HTTP/1.1\r\nHost: HOST\r\n\r\n" padded in the path to exactly bytes. */
@@ -89,6 +89,7 @@ int hs_app_write_all(SSL *ssl, int fd, const char *p, size_t n, uint64_t deadlin
 typedef struct hs_resend {
     int on;
     uint64_t next_ns, gap_ns;
+    char note[48];
 } hs_resend;
 
 void hs_resend_start(hs_resend *rs, SSL *ssl);
@@ -97,6 +98,8 @@ uint64_t hs_resend_wait_until(const hs_resend *rs, uint64_t deadline);
 /* After a wait that timed out at `until`: 1 if it was the resend timer (write the request again,
  * count it in r->resent), 0 if it was the stage deadline. */
 int hs_resend_due(hs_resend *rs, uint64_t until, uint64_t deadline);
+/* For a timeout's reason: ", the request sent again N times" when resending was on, else "". */
+const char *hs_resend_note(hs_resend *rs, unsigned resent);
 
 /* An empty result for a client exchange: no status or Content-Length yet. */
 void hs_app_result_init(hs_app_result *r, const char *protocol, size_t request_bytes);

@@ -190,9 +190,9 @@ int hs_iot_client(SSL *ssl, int fd, int coap, const unsigned char *req, size_t r
             continue;
         }
         if (rc == HS_IO_TIMEOUT)
-            snprintf(reason, rlen, "timed out after %u ms waiting for the %s (%zu bytes received, "
-                     "the request sent again %u times)", ms(timeout_ns),
-                     coap ? "CoAP response" : "MQTT CONNACK", r->response_bytes, r->resent);
+            snprintf(reason, rlen, "timed out after %u ms waiting for the %s (%zu bytes received%s)",
+                     ms(timeout_ns), coap ? "CoAP response" : "MQTT CONNACK", r->response_bytes,
+                     hs_resend_note(&rs, r->resent));
         else if (rc == HS_IO_CLOSED || eof)
             snprintf(reason, rlen, "server closed the connection before the %s",
                      coap ? "CoAP response" : "MQTT CONNACK");
