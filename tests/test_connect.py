@@ -240,9 +240,13 @@ def test_connect_over_an_emulated_link_counts_round_trips(lab, tmp_path):
     for cfg, rtts in zip(configs, (3, 4)):
         s = by[cfg.series_id]
         assert s["status"] == "ok", s["failures"][:1]
-        # at least the round trips; less than one more: client and server computation, cold caches
-        # under emulated delay and the relay's wake-ups fit well inside one 40 ms round trip
-        assert rtts * 40_000 - 500 <= s["summary"]["p50_us"] < (rtts + 1) * 40_000, (cfg.protocol, s["summary"])
+        # every connection takes at least the round trips; the fastest less than one more: client
+        # and server computation, cold caches and the relay's wake-ups fit well inside one 40 ms
+        # round trip (about 170 ms for CoAP here), while contention on a shared host only adds time
+        # (a full-suite run once measured CoAP at 180, 202 and 203 ms, P50 over the bound)
+        vals = s["values_us"]
+        assert min(vals) >= rtts * 40_000 - 500, (cfg.protocol, vals)
+        assert min(vals) < (rtts + 1) * 40_000, (cfg.protocol, vals)
         assert s["labels"]["network_spec"]
         assert s["derived"]["link"]["up"]["delayed"] > 0 and s["derived"]["link"]["down"]["delayed"] > 0
     assert not list(n for n in netns.list_namespaces() if n.startswith(f"secperf-ln-{os.getpid()}-"))

@@ -70,9 +70,11 @@ def test_jwt_over_a_link_pays_three_round_trips_per_request(home, tmp_path):
             assert len(req) == 4
             # no request can beat its round trips (the relay never releases a packet early) ...
             assert min(req) >= TRIPS * RTT_US - 200, (ln["id"], req)
-            # ... and they take no further one: the rest is computation (a few ms, as over loopback)
+            # ... and they take no further one: the rest is computation (a few ms, as over loopback);
+            # judged on the fastest, as a further round trip would slow every request while host
+            # contention slows some
             lo_req = _p50([x["request_ns"] / 1000 for x in lo["samples"]])
-            assert _p50(req) < (TRIPS + 1) * RTT_US, (ln["id"], req, lo_req)
+            assert min(req) < (TRIPS + 1) * RTT_US, (ln["id"], req, lo_req)
             # the traffic went through the link (the client was in the device namespace)
             link = ln["derived"]["link"]
             assert link["up"]["delayed"] >= 4 * 3 and link["down"]["delayed"] >= 4 * 3, link

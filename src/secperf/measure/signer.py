@@ -118,10 +118,15 @@ def read_log(path: Path) -> list[dict]:
 
 def per_call_breakdown(iters: list[dict], calls: list[dict]) -> dict:
     """Match logged PKCS#11 calls to iterations by time; per function: calls per operation and the
-    median time per operation spent in it (and in its injected delay)."""
+    median time per operation spent in it (and in its injected delay). Per operation: the median
+    delay the profile injected (`injected_p50_ms`, what the profile drew with its seed) and the
+    median of the rest (`host_p50_ms`: the operation's wall time less its injected delay: the
+    token, the library, the host and any late wake-up), so a total can be read as profile + host."""
     calls = sorted(calls, key=lambda c: c["start_ns"])
     per_fn: dict[str, dict[str, list[float]]] = {}
     order: list[str] = []
+    injected: list[float] = []
+    host: list[float] = []
     j = 0
     for it in iters:
         seen: dict[str, list[float]] = {}
@@ -135,6 +140,9 @@ def per_call_breakdown(iters: list[dict], calls: list[dict]) -> dict:
             acc[1] += c["duration_ns"] / 1e6
             acc[2] += c["delay_ns"] / 1e6
             k += 1
+        op_delay = sum(acc[2] for acc in seen.values())
+        injected.append(op_delay)
+        host.append((it["end_ns"] - it["start_ns"]) / 1e6 - op_delay)
         for fn, (cnt, dur, dly) in seen.items():
             if fn not in per_fn:
                 order.append(fn)
@@ -146,7 +154,9 @@ def per_call_breakdown(iters: list[dict], calls: list[dict]) -> dict:
     return {"calls": [{"fn": fn, "calls_per_op": sum(per_fn[fn]["count"]) / n,
                        "p50_ms": stats.median(per_fn[fn]["ms"]),
                        "delay_p50_ms": stats.median(per_fn[fn]["delay_ms"])} for fn in order],
-            "token_calls_per_op": sum(sum(v["count"]) for v in per_fn.values()) / n}
+            "token_calls_per_op": sum(sum(v["count"]) for v in per_fn.values()) / n,
+            "injected_p50_ms": stats.median(injected) if injected else None,
+            "host_p50_ms": stats.median(host) if host else None}
 
 
 def _run_worker(job: dict, env: dict, s: dict, prefix: list[str] | None = None) -> list[dict]:
