@@ -66,6 +66,11 @@ def test_iot_safe_sim_reproduces_s2_medians(lab, tmp_path):
         assert pc["injected_p50_ms"] == pytest.approx(study, rel=0.05), pc
         assert 0 <= pc["host_p50_ms"] < 0.1 * total, pc
         assert total >= pc["injected_p50_ms"], (total, pc)  # every operation waited its draws
+    from secperf.report.html_signer import per_call_table
+    from secperf.report.units import fmt_time_us
+    row = per_call_table([tot]).split("whole operation")[1]  # the report splits it the same way
+    assert fmt_time_us(tot["derived"]["per_call"]["injected_p50_ms"] * 1000) in row
+    assert fmt_time_us(tot["derived"]["per_call"]["host_p50_ms"] * 1000) in row
     calls = {c["fn"]: c for c in tot["derived"]["per_call"]["calls"]}
     for fn in ("C_OpenSession", "C_Login", "C_FindObjectsInit", "C_FindObjects", "C_SignInit", "C_Sign"):
         assert fn in calls, calls.keys()

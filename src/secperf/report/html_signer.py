@@ -56,6 +56,11 @@ def per_call_table(series: list[dict]) -> str:
         rows = "".join(f"<tr><td class='l'>{_e(c['fn'])}</td><td>{c['calls_per_op']:.2f}</td>"
                        f"<td>{_e(fmt_time_us(c['p50_ms'] * 1000))}</td><td>{_e(fmt_time_us(c['delay_p50_ms'] * 1000))}</td></tr>"
                        for c in pc["calls"])
+        if pc.get("injected_p50_ms") is not None:  # the whole operation: profile + host
+            rows += (f"<tr><td class='l'><b>whole operation</b> (host: {_e(fmt_time_us(pc['host_p50_ms'] * 1000))} "
+                     f"P50 beyond the injected delay)</td><td>{pc['token_calls_per_op']:.2f}</td>"
+                     f"<td>{_e(fmt_time_us(s['summary'].get('p50_us') if s.get('summary') else None))}</td>"
+                     f"<td>{_e(fmt_time_us(pc['injected_p50_ms'] * 1000))}</td></tr>")
         out.append(f"<h3>{_e(_name(s))}: per PKCS#11 call</h3><table><tr><th class='l'>function</th>"
                    f"<th>calls per operation</th><th>time per operation (P50)</th><th>of which injected (P50)</th>"
                    f"</tr>{rows}</table>")

@@ -237,6 +237,10 @@ def _signer_tables(series: list[dict], title: str) -> list[Table]:
         for c in pc["calls"]:
             m.add_row(c["fn"], f"{c['calls_per_op']:.2f}", fmt_time_us(c["p50_ms"] * 1000),
                       fmt_time_us(c["delay_p50_ms"] * 1000))
+        if pc.get("injected_p50_ms") is not None:  # the whole operation: profile + host
+            m.add_row(f"[bold]whole operation[/bold] (host {fmt_time_us(pc['host_p50_ms'] * 1000)})",
+                      f"{pc['token_calls_per_op']:.2f}", fmt_time_us((s.get("summary") or {}).get("p50_us")),
+                      fmt_time_us(pc["injected_p50_ms"] * 1000))
         out.append(m)
     return out
 
