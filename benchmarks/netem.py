@@ -37,10 +37,9 @@ import threading
 import time
 
 from secperf.lab import netns
-from secperf.lab.netns import Link, find_netem
+from secperf.lab.netns import SO_TIMESTAMPNS, Link, find_netem, kernel_rx_ns
 
 ROWS: list[tuple[str, str, str, str, bool]] = []
-SO_TIMESTAMPNS = 35  # Linux (asm-generic/socket.h); Python's socket module does not name it
 
 
 def row(name: str, configured: str, measured: str, band: str, ok: bool) -> None:
@@ -73,9 +72,7 @@ def echo_rtts(link: Link, dst: str, count: int, interval: float) -> list[float]:
                 ihl = (data[0] & 0x0F) * 4
                 icmp = data[ihl:]
                 if icmp[0] == 0 and icmp[4:6] == ident.to_bytes(2, "big") and icmp[6:8] == seq.to_bytes(2, "big"):
-                    t_rx = next((int.from_bytes(d[:8], sys.byteorder) * 10**9 + int.from_bytes(d[8:16], sys.byteorder)
-                                 for lvl, typ, d in anc
-                                 if lvl == socket.SOL_SOCKET and typ == SO_TIMESTAMPNS), time.time_ns())
+                    t_rx = kernel_rx_ns(anc) or time.time_ns()
                     out.append((t_rx - t_send) / 1e6)
                     break
             time.sleep(interval)

@@ -19,7 +19,7 @@ import pytest
 
 from conftest import alive as _alive, needs_links
 from secperf.lab import netns
-from secperf.lab.netns import Link
+from secperf.lab.netns import SO_TIMESTAMPNS, Link, kernel_rx_ns
 from secperf.model import netspec as NS
 
 
@@ -187,9 +187,6 @@ def test_delay_shows_in_ping_round_trip():
     assert 39.5 <= statistics.quantiles(rtts, n=4)[0] <= 41.0, rtts
 
 
-SO_TIMESTAMPNS = 35  # socket.h; Python's socket module does not export it
-
-
 @needs_links
 def test_link_never_delivers_before_its_delay_while_it_releases_bursts_the_other_way():
     """Each datagram carries its send time; the server side's kernel stamps its arrival (both on
@@ -222,12 +219,9 @@ def test_link_never_delivers_before_its_delay_while_it_releases_bursts_the_other
             try:
                 while True:
                     data, anc, _, _ = sock.recvmsg(64, 64)
-                    if keep:
-                        for _lvl, typ, raw in anc:
-                            if typ == SO_TIMESTAMPNS:
-                                s, ns = struct.unpack("ll", raw[:16])
-                                sent = struct.unpack("!q", data[:8])[0]
-                                one_way.append((s * 10**9 + ns - sent) / 1e6)
+                    arrived = kernel_rx_ns(anc)
+                    if keep and arrived is not None:
+                        one_way.append((arrived - struct.unpack("!q", data[:8])[0]) / 1e6)
             except OSError:
                 pass
         threads = [threading.Thread(target=bulk), threading.Thread(target=drain, args=(bulk_rx, False)),

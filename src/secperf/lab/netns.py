@@ -57,6 +57,7 @@ import shutil
 import signal
 import socket
 import stat
+import struct
 import subprocess
 import sys
 import threading
@@ -691,6 +692,22 @@ class LinkPerNetwork:
 
 
 _libc = None
+
+
+# Kernel receive timestamps, to time what crosses a link as ping does (the benchmark's echoes, the
+# tests' one-way delays): Linux's SO_TIMESTAMPNS (asm-generic/socket.h), which Python's socket
+# module does not name; the stamp comes as a struct timespec on CLOCK_REALTIME.
+SO_TIMESTAMPNS = 35
+
+
+def kernel_rx_ns(ancdata) -> int | None:
+    """The kernel's receive time (ns, CLOCK_REALTIME) in a recvmsg() result's ancillary data, from
+    a socket with SO_TIMESTAMPNS set; None if it carries none."""
+    for level, kind, data in ancdata:
+        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= 16:
+            sec, nsec = struct.unpack("ll", data[:16])
+            return sec * 1_000_000_000 + nsec
+    return None
 
 
 def netns_socket(ns: str, family: int = socket.AF_INET, type: int = socket.SOCK_STREAM,
