@@ -31,7 +31,7 @@ from pathlib import Path
 from secperf.core import host
 from secperf.lab.pki import LabPKI
 from secperf.lab.services import SServer
-from secperf.measure.probe import find_probe
+from secperf.core.native import find_probe
 
 SUITE = "TLS_AES_128_GCM_SHA256"
 TARGET = 1.05

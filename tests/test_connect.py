@@ -17,7 +17,7 @@ from secperf.lab import netns
 from secperf.lab import services as SV
 from secperf.lab.pki import LabPKI
 from secperf.measure import connect as C
-from secperf.model.connect_view import se_categories, summary
+from secperf.report.views.connect import se_categories, summary
 from conftest import LINK_PROBLEM, SLOW_SIGN, needs_links
 
 
@@ -224,7 +224,7 @@ def test_bad_connect_input_exits_2(tmp_path):
 
 
 def test_probe_rejects_protocol_transport_mismatch():
-    from secperf.measure.probe import find_probe
+    from secperf.core.native import find_probe
     p = subprocess.run([str(find_probe()), "client", "--port", "1", "--app", "coap"], capture_output=True, text=True)
     assert p.returncode == 2 and "--app coap runs over DTLS" in p.stderr
 

@@ -14,8 +14,8 @@ from secperf.lab.pki import LabPKI
 from secperf.lab.services import ProbeServer
 from secperf.lab.token import LabToken
 from secperf.measure import signer as S
-from secperf.measure.probe import find_probe, find_shim
-from secperf.model.se_profiles import get_profile, load_profiles, ks_distance
+from secperf.core.native import find_probe, find_shim
+from secperf.spec.se_profiles import get_profile, load_profiles, ks_distance
 from conftest import SLOW_SIGN
 
 FAST = """
@@ -144,7 +144,7 @@ def test_jwt_cached_token_does_not_touch_the_secure_element(lab, tmp_path, monke
     monkeypatch.setenv("SECPERF_HOME", str(root))  # run_jwt uses the default lab locations
     prof_path = root / "fast.toml"
     prof_path.write_text(FAST)
-    import secperf.model.se_profiles as SP
+    import secperf.spec.se_profiles as SP
     real = SP.load_profiles
     monkeypatch.setattr(SP, "load_profiles", lambda path=None: {**real(), **real(prof_path)})
     doc = R.new_result(kind="jwt", command=[], params={}, host={}, run_id="x")
@@ -185,7 +185,7 @@ def test_bad_shim_profile_fails_initialize_naming_the_line(lab, tmp_path, line, 
 
 
 def test_jwt_signatures_per_hour_follow_the_lifetime():
-    from secperf.measure.jwt import signatures_per_hour
+    from secperf.model.tokens import signatures_per_hour
     assert signatures_per_hour(3600, 3600) == 1
     assert signatures_per_hour(60, 3600) == 60
     assert signatures_per_hour(1, 10) == 10  # never more signatures than requests

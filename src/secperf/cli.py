@@ -6,18 +6,13 @@ Exit codes: 0 done; 1 measurement failures beyond the allowed share; 2 bad input
 from __future__ import annotations
 
 import argparse
-import json
-import signal
+import math
 import sys
 from pathlib import Path
 
 from . import __version__
-
-EXIT_OK, EXIT_FAILURES, EXIT_BAD_INPUT = 0, 1, 2
-
-
-class BadInput(Exception):
-    """Input the user must fix; printed as one message, exit code 2."""
+from .app.can import CAN_DEFAULT_DEVICES, CAN_DEFAULT_MACS, MAC_DEFAULT_ALGS, MAC_DEFAULT_SIZES
+from .core.errors import EXIT_BAD_INPUT, SecperfError
 
 
 def _positive_int(s: str) -> int:
@@ -45,8 +40,8 @@ def _positive_float(s: str) -> float:
         v = float(s)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{s!r} is not a number") from None
-    if not v > 0:
-        raise argparse.ArgumentTypeError(f"{v} must be greater than 0")
+    if not math.isfinite(v) or not v > 0:
+        raise argparse.ArgumentTypeError(f"{v} must be a finite number greater than 0")
     return v
 
 
@@ -177,569 +172,6 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    tail = None
-    if argv[:2] == ["netem", "run"] and "--" in argv:  # everything after -- is the command, verbatim
-        i = argv.index("--")
-        argv, tail = argv[:i], argv[i + 1:]
-    args = build_parser().parse_args(argv)
-    if tail is not None:
-        args.cmd = tail
-    if not args.command:
-        build_parser().print_help(sys.stderr)
-        return EXIT_BAD_INPUT
-    from .core.result import ResultError
-    from .measure.catalog import SelectionError
-    from .measure.probe import ProbeNotFound
-    from .measure.scenario import ScenarioError
-    from .measure.signer import SignerError
-    try:
-        handler = {"run": cmd_run, "crypto": cmd_crypto, "handshake": cmd_handshake, "signer": cmd_signer, "jwt": cmd_jwt,
-                   "connect": cmd_connect, "mac": cmd_mac, "can": cmd_can,
-                   "report": cmd_report, "compare": cmd_compare, "netem": cmd_netem}
-        return handler[args.command](args)
-    except (BadInput, SelectionError, ScenarioError, ResultError, SignerError) as exc:
-        print(f"secperf {args.command}: error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except ProbeNotFound as exc:
-        print(f"secperf {args.command}: error: {exc}", file=sys.stderr)
-        return EXIT_FAILURES
-    except RuntimeError as exc:  # the lab could not be set up (token, servers): say why, exit 1
-        if type(exc).__name__ not in ("TokenError", "ServiceError", "LinkError"):
-            raise
-        print(f"secperf {args.command}: error: {exc}", file=sys.stderr)
-        return EXIT_FAILURES
-    except KeyboardInterrupt:
-        print(f"secperf {args.command}: interrupted; partial results were kept", file=sys.stderr)
-        return 130
-
-
-# --- measuring commands -------------------------------------------------------------------------
-
-def _check_network(args, why: str | None = None) -> None:
-    """Commands that send nothing over a network accept only --network loopback; `why` says what
-    the command measures instead (default: primitive benchmarks)."""
-    if args.network in ("loopback", "none"):
-        return
-    raise BadInput(f"--network {args.network!r}: " + (why or "primitive benchmarks send nothing over a network; "
-                   "drop --network (it applies to the handshake, connect and jwt experiments)"))
-
-
-def _params(args, defaults: dict):
-    from .measure.crypto import CryptoParams
-    p = CryptoParams()
-    p.n = args.n or defaults.get("n", p.n)
-    p.warmup = args.warmup if args.warmup is not None else defaults.get("warmup", p.warmup)
-    p.duration_s = args.duration or defaults.get("duration_s", p.duration_s)
-    p.min_sample_us = args.min_sample_us
-    p.seed = args.seed
-    p.hash = args.hash
-    p.prehashed = getattr(args, "prehashed", False)
-    return p
-
-
-class Phase:
-    """One measuring step of a command: items to measure, how to label one, and the runner."""
-
-    def __init__(self, items, label, runner):
-        self.items, self.label, self.runner = list(items), label, runner
-
-
-def _measure_and_write(args, kind: str, params: dict, phases: list[Phase]) -> int:
-    from .core import host, result as R
-    from .core.store import RunStore
-    from .model import crypto_questions as Q
-    from .report import terminal
-
-    con = terminal.err_console()
-    run = RunStore(args.out).create(kind)
-    doc = R.new_result(kind=kind, command=["secperf", *sys.argv[1:]] if argv_is_cli() else ["secperf", kind],
-                       params=params, host=host.collect(), run_id=run.run_id)
-    run.save(doc)
-    total = sum(len(ph.items) for ph in phases)
-    if not args.json:
-        con.print(f"[bold]secperf {kind}[/bold]: {total} series → {run.dir}")
-
-    status = "complete"
-    def on_sigterm(_sig, _frm):
-        raise KeyboardInterrupt
-    old = signal.signal(signal.SIGTERM, on_sigterm)
-    try:
-        with terminal.progress_bar(con, total, "measuring") as update:
-            for ph in phases:
-                def progress(event, item, i, n, series, ph=ph):
-                    if event == "start":
-                        update(ph.label(item))
-                    else:
-                        update(advance=1)
-                ph.runner(ph.items, doc, run, progress)
-    except KeyboardInterrupt:
-        status = "interrupted"
-    finally:
-        signal.signal(signal.SIGTERM, old)
-    if any(s.get("kind") == "crypto" for s in doc["series"]):
-        doc["analysis"]["s5"] = Q.answers(doc)
-        if params.get("strength"):
-            doc["analysis"]["strength"] = {"security_bits": params["strength"],
-                                           "rows": Q.strength_table(doc, params["strength"])}
-    failed = [s for s in doc["series"] if s["status"] in ("failed", "partial")]
-    R.finish(doc, status)
-    run.save(doc)
-    if args.csv:
-        from .report.export import write_csv
-        write_csv(doc, Path(args.csv))
-    if not args.no_report:
-        from .report.html import render
-        run.write_text("report.html", render(doc))
-
-    if args.json:
-        sys.stdout.write(R.dumps(doc))
-    else:
-        out = terminal.out_console()
-        for t in (terminal.crypto_tables(doc) + terminal.handshake_tables(doc) + terminal.signer_tables(doc)
-                  + terminal.connect_tables(doc)):
-            out.print(t)
-        if doc["analysis"].get("strength"):
-            out.print(terminal.strength_table(doc["analysis"]["strength"]["rows"], params["strength"]))
-        if doc["analysis"].get("s5"):
-            out.print(terminal.answers_table(doc["analysis"]["s5"]))
-        from .report import terminal_mac
-        if doc["analysis"].get("cortexm"):
-            out.print(terminal_mac.cortexm_table(doc["analysis"]["cortexm"]))
-        for t in terminal_mac.can_tables(doc["analysis"]["can"]) if doc["analysis"].get("can") else []:
-            out.print(t)
-        con.print(f"result: {run.result_path}" + ("" if args.no_report else f"\nreport: {run.report_path}"))
-    if status == "interrupted":
-        return 130
-    share = len(failed) / max(1, len(doc["series"]))
-    if failed and share > args.max_failure_share:
-        con.print(f"[red]{len(failed)} of {len(doc['series'])} series had failures[/red] "
-                  f"(first: {failed[0]['id']}: {failed[0]['failures'][-1]['reason']})")
-        return EXIT_FAILURES
-    return EXIT_OK
-
-
-def _crypto_phase(rows, params) -> Phase:
-    from .measure import crypto as C
-    return Phase(rows, lambda r: f"{r.alg.name} {r.op}" + (f" {r.size_bytes} B" if r.alg.bulk else ""),
-                 lambda items, doc, run, progress: C.run_crypto(items, params, doc, run, progress))
-
-
-def _handshake_phase(configs, hp, seed: int = 1) -> Phase:
-    from .measure import handshake as H
-    return Phase(configs, lambda c: f"{c.label} @ {c.server}" + ("" if c.network == "loopback" else f" / {c.network}"),
-                 lambda items, doc, run, progress: H.run_handshakes(items, hp, doc, run, progress, seed))
-
-
-def argv_is_cli() -> bool:
-    return Path(sys.argv[0]).name in ("secperf", "__main__.py")
-
-
-def cmd_run(args) -> int:
-    from .measure import scenario
-    _check_network(args, "a scenario names its links itself: `networks = [...]` in its [handshake], [jwt] or "
-                         "[connect] section (or run `secperf handshake|connect|jwt --network`)")
-    scn = scenario.load(args.scenario)
-    rows = scenario.crypto_rows(scn)
-    params = _params(args, scn["crypto"])
-    phases = [_crypto_phase(rows, params)]
-    hs = scenario.handshake_configs(scn)
-    jw = scenario.signer_settings(scn, "jwt")
-    cs = scenario.connect_settings(scn)
-    skipped = _links_unavailable([c.network for c in hs] + [*(jw or {}).get("networks", []),
-                                                           *(cs or {}).get("networks", [])])
-    if skipped:
-        hs = [c for c in hs if c.network not in skipped["networks"]]
-        for sec in (jw, cs):
-            if sec:
-                sec["networks"] = [n for n in sec["networks"] if n not in skipped["networks"]]
-        jw = jw if jw and jw["networks"] else None
-        cs = cs if cs and cs["networks"] else None
-    hp = None
-    if hs:
-        hp = _handshake_params(args, scn.get("handshake", {}))
-        phases.append(_handshake_phase(hs, hp))
-    from .measure import signer as S
-    extra = {"skipped_links": skipped} if skipped else {}
-    sg = scenario.signer_settings(scn, "signer")
-    if sg:
-        sp = S.SignerParams(n=args.n or sg["n"], warmup=sg["warmup"], seed=args.seed)
-        phases.append(_signer_phase(sg["profiles"], sg["keys"], sg["modes"], sp))
-        extra["signer"] = {**sg, **sp.as_dict()}
-    if jw:
-        jp = S.SignerParams(n=args.n or jw["n"], warmup=jw["warmup"], seed=args.seed)
-        phases.append(_jwt_phase(jw["profiles"], jw["keys"], jp, jw["lifetime_s"], jw["networks"]))
-        extra["jwt"] = {**jw, **jp.as_dict()}
-    if cs:
-        from .measure import connect as C
-        cfgs = connect_configs(cs["protocols"], cs["keys"], cs["handshakes"], [], ["mtls"],
-                               networks=cs["networks"])
-        cp = C.ConnectParams(n=args.n or cs["n"], warmup=cs["warmup"], seed=args.seed)
-        phases.append(_connect_phase(cfgs, cp))
-        extra["connect"] = {**cs, **cp.as_dict()}
-    return _measure_and_write(args, "run", {"scenario": scn.get("name", args.scenario), "crypto": params.as_dict(),
-                                            "handshake": hp.as_dict() if hp else None, **extra}, phases)
-
-
-def _handshake_params(args, defaults: dict):
-    from .measure.handshake import HandshakeParams
-    hp = HandshakeParams()
-    hp.n = args.n or defaults.get("n", hp.n)
-    hp.warmup = args.warmup if args.warmup is not None else defaults.get("warmup", hp.warmup)
-    hp.timeout_ms = getattr(args, "timeout_ms", None) or defaults.get("timeout_ms", hp.timeout_ms)
-    return hp
-
-
-def _networks(args):
-    """--network values -> NetSpecs; a bad spec is bad input naming the field; a link that cannot
-    be built here (no root, no TUN) is said plainly with its fix before anything runs."""
-    from .model import netspec as NS
-    try:
-        nets = NS.parse_networks(args.network)
-    except NS.NetSpecError as exc:
-        raise BadInput(f"--network: {exc}") from None
-    _check_links([n.name for n in nets], "--network")
-    return nets
-
-
-def _links_unavailable(names) -> dict | None:
-    """A scenario's links that cannot be built here (no root and no usable user namespace, no TUN
-    device): {"networks": [...], "reason": ...}, said once on stderr and kept in the result's
-    parameters; the run goes on without them. Decision: a scenario (the default one included) is
-    meant to run anywhere, so a missing capability of the machine skips its link rows instead of
-    failing the run; `--network` on handshake/connect/jwt, where the user asked for a link, stops
-    with the reason and the fix instead."""
-    from .model import netspec as NS
-    links = list(dict.fromkeys(n for n in names if n not in NS.LOOPBACK_NAMES))
-    problem = _link_problem(links)
-    if not problem:
-        return None
-    print(f"secperf: note: skipping the scenario's rows over emulated links ({', '.join(links)}): links cannot "
-          f"be built here: {problem}", file=sys.stderr)
-    return {"networks": links, "reason": problem}
-
-
-def _link_problem(names) -> str | None:
-    """Why links cannot be built here, if any of `names` needs one (is not loopback); else None."""
-    from .lab import netns
-    from .model import netspec as NS
-    return netns.check() if any(n not in NS.LOOPBACK_NAMES for n in names) else None
-
-
-def _check_links(names, what: str = "networks") -> None:
-    """Links needed (any name not loopback) but not buildable here: say why and the fix, up front."""
-    from .lab import netns
-    problem = _link_problem(names)
-    if problem:
-        raise netns.LinkError(f"{what}: cannot emulate links here: {problem}")
-
-
-def cmd_handshake(args) -> int:
-    from dataclasses import replace
-    from .measure import handshake as H
-    nets = _networks(args)
-    servers = [x for v in (args.server or ["probe"]) for x in v.split(",") if x]
-    for sv in servers:
-        if sv not in H.SERVERS:
-            raise BadInput(f"unknown --server {sv!r}; known: {', '.join(H.SERVERS)}")
-    try:
-        base = H.experiment(args.experiment)
-    except H.HandshakeError as exc:
-        raise BadInput(str(exc)) from None
-    configs = [replace(c, server=sv, network=n.name) for n in nets for sv in servers for c in base]
-    if "nginx" in servers:
-        configs = [c for c in configs if c.server != "nginx" or (c.proto == "tls" and c.mode not in ("psk", "psk-dhe", "0rtt"))]
-        # nginx runs as in studies S1/S2: with client-certificate verification on
-        configs = [replace(c, mtls=True) if c.server == "nginx" else c for c in configs]
-    if args.mtls:
-        configs = [replace(c, mtls=True) for c in configs]
-    hp = _handshake_params(args, {})
-    return _measure_and_write(args, "handshake", {"experiment": args.experiment, "servers": servers,
-                                                  "networks": [n.as_dict() for n in nets], **hp.as_dict()},
-                              [_handshake_phase(configs, hp, args.seed)])
-
-
-def _csv_list(values, default: list[str]) -> list[str]:
-    out = [x.strip() for v in (values or []) for x in v.split(",") if x.strip()]
-    return out or default
-
-
-def _signer_phase(profiles, keys, modes, sp) -> Phase:
-    from .measure import signer as S
-    items = [(pr, kt, m) for pr in profiles for kt in keys for m in modes]
-    return Phase(items, lambda it: f"{it[0]} {it[1]} {it[2]}",
-                 lambda _items, doc, run, progress: S.run_signer(profiles, keys, modes, sp, doc, run, progress))
-
-
-def _jwt_phase(profiles, keys, sp, lifetime_s: int, networks=("loopback",)) -> Phase:
-    from .measure import signer as S
-    nets = list(networks)
-    return Phase(S.jwt_items(profiles, keys, nets), S.jwt_item_label,
-                 lambda _i, doc, run, progress: S.run_jwt(profiles, keys, sp, doc, run, progress, lifetime_s,
-                                                          networks=nets))
-
-
-def cmd_signer(args) -> int:
-    from .measure import signer as S
-    from .model.se_profiles import ProfileError, load_profiles
-    _check_network(args, "secperf signer times token operations alone, with no network path; drop --network. "
-                         "For JWT-authenticated requests over an emulated link use `secperf jwt --network`; "
-                         "for TLS/MQTT/CoAP connection set-up with the secure-element key, "
-                         "`secperf connect --network`")
-    try:
-        known = load_profiles()
-    except ProfileError as exc:
-        raise BadInput(str(exc)) from None
-    profiles = _csv_list(args.profile, ["iot-safe-sim"])
-    if profiles == ["list"]:
-        for name, pr in known.items():
-            print(f"{name:16} {pr.description}  [source: {pr.source}]")
-        return EXIT_OK
-    for pr in profiles:
-        if pr not in known:
-            raise BadInput(f"unknown profile {pr!r}; known: {', '.join(known)}")
-    keys = _csv_list(args.key, ["ecdsa-p256"])
-    for kt in keys:
-        if kt not in ("ecdsa-p256", "ecdsa-brainpoolp256r1", "rsa-2048"):
-            raise BadInput(f"unknown key type {kt!r}; known: ecdsa-p256, ecdsa-brainpoolp256r1, rsa-2048")
-    modes = _csv_list(args.mode, ["local_sw", "sign_only", "total"])
-    for m in modes:
-        if m not in ("local_sw", "sign_only", "total"):
-            raise BadInput(f"unknown mode {m!r}; known: local_sw, sign_only, total")
-    sp = S.SignerParams(n=args.n or 30, warmup=args.warmup if args.warmup is not None else 2, seed=args.seed)
-    return _measure_and_write(args, "signer", {"profiles": profiles, "keys": keys, "modes": modes, **sp.as_dict()},
-                              [_signer_phase(profiles, keys, modes, sp)])
-
-
-def cmd_jwt(args) -> int:
-    from .measure import jwt as J
-    from .measure import signer as S
-    from .model.se_profiles import load_profiles
-    nets = _networks(args)
-    known = load_profiles()
-    profiles = _csv_list(args.profile, ["iot-safe-sim"])
-    for pr in profiles:
-        if pr not in known:
-            raise BadInput(f"unknown profile {pr!r}; known: {', '.join(known)}")
-    keys = _csv_list(args.key, ["ecdsa-p256"])
-    for kt in keys:
-        if kt not in ("ecdsa-p256", "rsa-2048"):
-            raise BadInput(f"unknown JWT key type {kt!r}; known: ecdsa-p256 (ES256), rsa-2048 (RS256)")
-    sp = S.SignerParams(n=args.n or 20, warmup=args.warmup if args.warmup is not None else 2, seed=args.seed)
-    phase = _jwt_phase(profiles, keys, sp, args.lifetime, [n.name for n in nets])
-    params = {"profiles": profiles, "keys": keys, "lifetime_s": args.lifetime,
-              "requests_per_hour": args.requests_per_hour,
-              "signatures_per_hour": J.signatures_per_hour(args.lifetime, args.requests_per_hour),
-              "networks": [n.as_dict() for n in nets], **sp.as_dict()}
-    return _measure_and_write(args, "jwt", params, [phase])
-
-
-def _connect_phase(configs, cp) -> Phase:
-    from .measure import connect as C
-    return Phase(configs, lambda c: c.label,
-                 lambda items, doc, run, progress: C.run_connect(items, cp, doc, run, progress))
-
-
-def connect_configs(protocols, keys, handshakes, clients, auths, tls="1.3", nagle=False, coap_security=None,
-                    networks=("loopback",)):
-    """The `connect` matrix from command-line style lists; bad names raise BadInput."""
-    from .measure import connect as C
-    from .model.se_profiles import load_profiles
-    if protocols == ["all"]:
-        protocols = list(C.PROTOCOLS)
-    for pr in protocols:
-        if pr not in C.PROTOCOLS:
-            raise BadInput(f"unknown protocol {pr!r}; known: {', '.join(C.PROTOCOLS)}, all")
-    for h in handshakes:
-        if h not in ("full", "resumed"):
-            raise BadInput(f"unknown --handshake {h!r}; known: full, resumed")
-    for a in auths:
-        if a not in ("mtls", "jwt_fresh", "jwt_cached"):
-            raise BadInput(f"unknown --auth {a!r}; known: mtls, jwt_fresh, jwt_cached")
-    for sec in coap_security or []:
-        if sec not in ("pki", "psk"):
-            raise BadInput(f"unknown --coap-security {sec!r}; known: pki, psk")
-    all_clients = sorted({c for v in C.CLIENTS.values() for c in v})
-    if clients == ["all"]:
-        clients = all_clients
-    for c in clients or []:
-        if c not in all_clients:
-            raise BadInput(f"unknown --client {c!r}; known: {', '.join(all_clients)}, all")
-    known = load_profiles()
-    from dataclasses import replace
-    base = C.configs_for(protocols, keys, handshakes, clients or None, auths, tls=tls, nodelay=not nagle,
-                         coap_security=coap_security)
-    configs = [replace(c, network=n) for n in networks for c in base]
-    if not configs:
-        raise BadInput("nothing to measure: the chosen --client values do not serve the chosen protocols")
-    kept = []
-    for cfg in configs:
-        if cfg.client == "jwt-client":
-            if cfg.key_source.startswith("se:") and cfg.profile not in known:
-                raise BadInput(f"unknown secure-element profile {cfg.profile!r}; known: {', '.join(known)}")
-            kept.append(cfg)
-            continue
-        try:
-            C.validate(cfg, known)
-        except C.ConnectError as exc:
-            if clients and len(clients) > 1 and cfg.client != "probe":
-                continue  # a combination this client cannot do, in a multi-client sweep: skip it
-            raise BadInput(str(exc)) from None
-        kept.append(cfg)
-    return kept
-
-
-def cmd_connect(args) -> int:
-    from .measure import connect as C
-    nets = _networks(args)
-    protocols = _csv_list([args.protocol], [])
-    keys = _csv_list(args.key, ["software", "se:iot-safe-sim"])
-    handshakes = _csv_list(args.handshake, ["full", "resumed"])
-    clients = _csv_list(args.client, [])
-    auths = _csv_list(args.auth, ["mtls", "jwt_fresh", "jwt_cached"])
-    configs = connect_configs(protocols, keys, handshakes, clients, auths, tls=args.tls, nagle=args.nagle,
-                              coap_security=_csv_list(args.coap_security, ["pki"]),
-                              networks=[n.name for n in nets])
-    cp = C.ConnectParams(n=args.n or 20, warmup=args.warmup if args.warmup is not None else 2,
-                         timeout_ms=args.timeout_ms, seed=args.seed)
-    params = {"protocols": protocols, "keys": keys, "handshakes": handshakes, "clients": clients or ["probe"],
-              "auth": auths, "tls": args.tls, "set_tcp_nodelay": not args.nagle,
-              "networks": [n.as_dict() for n in nets], **cp.as_dict()}
-    return _measure_and_write(args, "connect", params, [_connect_phase(configs, cp)])
-
-
-def cmd_crypto(args) -> int:
-    from .measure.catalog import catalog, select
-    if args.list:
-        return _list_algs()
-    _check_network(args)
-    rows = select(args.alg, args.op, args.size, args.strength)
-    params = _params(args, {})
-    extra = {"alg": args.alg, "op": args.op, "size": args.size, "strength": args.strength}
-    return _measure_and_write(args, "crypto", {**params.as_dict(), **extra}, [_crypto_phase(rows, params)])
-
-
-def _list_algs() -> int:
-    from rich.table import Table
-    from .measure.catalog import catalog
-    from .report.terminal import out_console
-    t = Table(title="secperf crypto: algorithms", title_justify="left", header_style="bold")
-    for c in ("algorithm", "family", "operations", "bits", "engine", "strength note"):
-        t.add_column(c)
-    for a in catalog().values():
-        t.add_row(a.name, a.family, ", ".join(a.ops), str(a.security_bits), a.engine, a.note)
-    out_console().print(t)
-    return EXIT_OK
-
-
-# --- netem: emulated links -----------------------------------------------------------------------
-
-def _netem_parser(sub) -> None:
-    ne = sub.add_parser("netem", help="emulated network links (two namespaces, a native relay): profiles, "
-                        "run a command over a link, checks, clean-up")
-    nsub = ne.add_subparsers(dest="netem_command", metavar="ACTION")
-    nsub.add_parser("list", help="link profiles and sweeps with their figures and sources")
-    nsub.add_parser("check", help="can links be emulated here? (mode: root or rootless; TUN, namespaces, the relay)")
-    nsub.add_parser("sweep", help="delete link namespaces left by dead secperf processes (root mode)")
-    nr = nsub.add_parser("run", help="run CMD in the device namespace over a link: secperf netem run PROFILE -- CMD",
-                         description="Runs CMD on the device side of an emulated link; the server side is at "
-                                     "$SECPERF_SERVER_ADDR (10.77.0.2). Exit code: CMD's.")
-    nr.add_argument("network", help="profile, spec string (delay=50ms,loss=1%%,...) or loopback")
-    nr.add_argument("--server", metavar="CMD", help="a command to run in the server namespace meanwhile "
-                    "(split like a shell would; stopped by PID at the end)")
-    nr.add_argument("--seed", type=int, default=1, help="seed of the link's random draws")
-    nr.add_argument("--poll", choices=("adaptive", "busy"), default="adaptive",
-                    help="relay waiting: adaptive (spin 10 ms after activity, then sleep) or busy (spin always)")
-    nr.add_argument("--stats", action="store_true", help="print the relay's final counters as JSON on stderr")
-    nr.add_argument("cmd", nargs="*", help="-- CMD [ARGS...]")
-
-
-def cmd_netem(args) -> int:
-    from .lab import netns
-    from .model import netspec as NS
-    act = args.netem_command
-    if act is None:
-        raise BadInput("netem: give an action: list, check, sweep or run")
-    if act == "list":
-        try:
-            table, sweeps = NS.profile_table(), NS.load_sweeps()
-        except NS.NetSpecError as exc:
-            raise BadInput(str(exc)) from None
-        for name, pr in table.items():
-            print(f"{name:14} {pr.spec or '(no emulation)'}\n{'':14} {pr.description}")
-            for k, src in pr.sources.items():
-                print(f"{'':16}{k}: {src}")
-        for name, sw in sweeps.items():
-            print(f"sweep {name}: {'; '.join(sw)}")
-        return EXIT_OK
-    if act == "check":
-        problem = netns.check()
-        print(f"mode: {netns.mode()}")
-        if problem:
-            print(f"emulated links: not available here: {problem}")
-            return EXIT_FAILURES
-        needs = "user and network namespaces, nsenter" if netns.rootless() else "network namespaces"
-        print(f"emulated links: ok (TUN device {netns.tun_device()}, {needs}, secperf-netem)")
-        return EXIT_OK
-    if act == "sweep":
-        if netns.rootless():
-            print("mode: rootless (user namespace): links have no named namespaces (they end with their "
-                  "holder processes); nothing to sweep")
-            return EXIT_OK
-        removed = netns.sweep_stale()
-        print(f"removed {len(removed)} stale namespace(s)" + (": " + ", ".join(removed) if removed else ""))
-        return EXIT_OK
-    return _netem_run(args, netns, NS)
-
-
-def _netem_run(args, netns, NS) -> int:
-    import os
-    import shlex
-    import subprocess
-    cmd = args.cmd
-    if not cmd:
-        raise BadInput("netem run: give the command after --, e.g. secperf netem run lte -- ping -c 3 10.77.0.2")
-    try:
-        spec = NS.parse(args.network)
-    except NS.NetSpecError as exc:
-        raise BadInput(f"network: {exc}") from None
-    def on_sigterm(_sig, _frm):
-        raise KeyboardInterrupt
-    old = signal.signal(signal.SIGTERM, on_sigterm)
-    child = None
-    try:
-        with netns.Link(spec, seed=args.seed, poll=args.poll) as link:
-            env = {**os.environ, "SECPERF_SERVER_ADDR": link.server_addr, "SECPERF_DEVICE_ADDR": link.dev_addr}
-            if args.server:
-                link.popen("srv", shlex.split(args.server), env=env, stdin=subprocess.DEVNULL)
-            try:
-                child = subprocess.Popen(link.dev_exec(cmd), env=env)
-            except OSError as exc:
-                raise BadInput(f"netem run: cannot run {cmd[0]!r}: {exc}") from None
-            rc = child.wait()
-            child = None
-        if args.stats and link.final_stats:
-            print(json.dumps(link.final_stats), file=sys.stderr)
-        return rc
-    except KeyboardInterrupt:
-        return 130
-    finally:
-        if child is not None and child.poll() is None:
-            child.terminate()
-            try:
-                child.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                child.kill()
-                child.wait()
-        signal.signal(signal.SIGTERM, old)
-# --- lightweight MACs and the CAN bus (issue 7) ------------------------------------------------
-
-MAC_DEFAULT_ALGS = "chaskey,chaskey-12,hmac-sha256,aes-128-cmac,poly1305,siphash"
-MAC_DEFAULT_SIZES = "8,16,64,256,1024"
-CAN_DEFAULT_DEVICES = "rl78,rl78-small,rh850,cortex-m0,cortex-m3,cortex-m0-qemu,cortex-m3-qemu"
-CAN_DEFAULT_MACS = "chaskey,chaskey-12,aes-128-cmac,hmac-sha256"
-
 
 def _can_options(p: argparse.ArgumentParser, *, single: bool) -> None:
     g = p.add_argument_group("CAN bus (defaults: study S4)")
@@ -788,181 +220,172 @@ def _mac_can_parsers(sub) -> None:
     cn.add_argument("--no-report", action="store_true", help="skip writing report.html")
 
 
-def _can_analysis(args, devices: str, macs: str) -> dict:
-    from dataclasses import replace
-    from .model import can as CAN
-    devs, mac_list = _csv_list([args.device or devices], []), _csv_list([args.mac or macs], [])
-    if args.k is not None and args.k not in CAN.K_RANGE:
-        raise BadInput(f"--k {args.k}: outside 1..8; send a tag at least once every 8 frames and at most once "
-                       f"per frame (k = 1), or drop --k to see all of 1..8")
-    base = CAN.CanParams(bitrate_bps=args.bitrate_kbps * 1e3, usable_share=args.usable_share,
-                         period_s=args.period_ms / 1e3, clock_hz=args.clock_mhz * 1e6,
-                         frames_per_period=args.frames, frame_limit_bps=args.frame_limit_kbps * 1e3,
-                         tag_bytes=args.tag_bytes, cpu_budget=args.cpu_budget,
-                         cycles_per_block=args.cycles_per_block)
-    classic = replace(base, frame_bits=args.frame_bits or 108, data_bytes=args.data_bytes or 8)
-    fd = replace(CAN.fd_defaults(), **{k: getattr(base, k) for k in (
-        "bitrate_bps", "usable_share", "period_s", "clock_hz", "frames_per_period", "frame_limit_bps",
-        "tag_bytes", "cpu_budget", "cycles_per_block")})
-    if args.data_bytes:
-        fd = replace(fd, data_bytes=args.data_bytes)
-    if args.frame_bits:
-        fd = replace(fd, frame_bits=args.frame_bits)
-    ks = [args.k] if args.k else list(CAN.K_RANGE)
-
-    def run(p):
-        try:
-            if args.cycles_per_block is not None:
-                p = replace(p, device="given")
-                return {"params": p.as_dict(), "sweeps": [CAN.sweep(replace(p, mac=m), ks) for m in mac_list],
-                        "skipped": []}
-            res = CAN.analysis(p, devs, mac_list)
-            if ks != list(CAN.K_RANGE):
-                for sw in res["sweeps"]:
-                    sw["rows"] = [r for r in sw["rows"] if r["k"] in ks]
-            return res
-        except CAN.CanInputError as exc:
-            raise BadInput(str(exc)) from None
-
-    if args.fd:
-        return run(fd)
-    out = run(classic)
-    if args.data_bytes is None and args.frame_bits is None:
-        out["fd"] = run(fd)  # the same question for CAN FD, where the tag fits in the frame
-    return out
+def _netem_parser(sub) -> None:
+    ne = sub.add_parser("netem", help="emulated network links (two namespaces, a native relay): profiles, "
+                        "run a command over a link, checks, clean-up")
+    nsub = ne.add_subparsers(dest="netem_command", metavar="ACTION")
+    nsub.add_parser("list", help="link profiles and sweeps with their figures and sources")
+    nsub.add_parser("check", help="can links be emulated here? (mode: root or rootless; TUN, namespaces, the relay)")
+    nsub.add_parser("sweep", help="delete link namespaces left by dead secperf processes (root mode)")
+    nr = nsub.add_parser("run", help="run CMD in the device namespace over a link: secperf netem run PROFILE -- CMD",
+                         description="Runs CMD on the device side of an emulated link; the server side is at "
+                                     "$SECPERF_SERVER_ADDR (10.77.0.2). Exit code: CMD's.")
+    nr.add_argument("network", help="profile, spec string (delay=50ms,loss=1%%,...) or loopback")
+    nr.add_argument("--server", metavar="CMD", help="a command to run in the server namespace meanwhile "
+                    "(split like a shell would; stopped by PID at the end)")
+    nr.add_argument("--seed", type=int, default=1, help="seed of the link's random draws")
+    nr.add_argument("--poll", choices=("adaptive", "busy"), default="adaptive",
+                    help="relay waiting: adaptive (spin 10 ms after activity, then sleep) or busy (spin always)")
+    nr.add_argument("--stats", action="store_true", help="print the relay's final counters as JSON on stderr")
+    nr.add_argument("cmd", nargs="*", help="-- CMD [ARGS...]")
 
 
-def _cortexm_phase(targets: list[str], table_file: str | None) -> Phase:
-    from .measure import cortexm as CM
 
-    def runner(items, doc, run, progress):
-        for t in items:
-            progress("start", t, 0, len(items), None)
-        try:
-            table = CM.measure(tuple(items))
-        except CM.CortexMError as exc:
-            from .core import result as R
-            for t in items:
-                s = R.new_series(f"cortexm/{t}", kind="cortexm", labels={"target": t, "note": CM.LABEL},
-                                 timer={"name": "instructions per tag", "start": "mark", "end": "mark"})
-                R.add_failure(s, str(exc))
-                doc["series"].append(s)
-        else:
-            doc["series"] += CM.to_series(table)
-            doc["analysis"]["cortexm"] = table
-            text = json.dumps(table, indent=1, sort_keys=True) + "\n"
-            run.write_text("cortexm.json", text)
-            if table_file:
-                from .core.store import atomic_write
-                atomic_write(Path(table_file), text)
-        run.save(doc)
-        for t in items:
-            progress("done", t, 0, len(items), None)
 
-    return Phase(targets, lambda t: f"Cortex-M {t} under QEMU", runner)
+def _csv(values, default: list[str]) -> list[str]:
+    """Comma-separated and repeated list options, flattened; empty means the default."""
+    out = [x.strip() for v in (values or []) for x in v.split(",") if x.strip()]
+    return out or default
+
+
+def _opts(args):
+    from .app.options import MeasureOptions
+    return MeasureOptions(n=args.n, duration_s=args.duration, warmup=args.warmup, seed=args.seed,
+                          min_sample_us=args.min_sample_us, hash=getattr(args, "hash", "sha256"),
+                          prehashed=getattr(args, "prehashed", False), timeout_ms=getattr(args, "timeout_ms", None))
+
+
+def _output(args):
+    from .app.runner import Output
+    cli = Path(sys.argv[0]).name in ("secperf", "__main__.py")
+    return Output(out=args.out, json=args.json, csv=getattr(args, "csv", None), no_report=args.no_report,
+                  max_failure_share=getattr(args, "max_failure_share", 0.0), figures=getattr(args, "figures", None),
+                  command=["secperf", *sys.argv[1:]] if cli else ["secperf", args.command])
+
+
+def _no_network(args, why: str | None = None) -> None:
+    from .app.links import check_no_network
+    check_no_network(args.network, why)
+
+
+NO_NETWORK_RUN = ("a scenario names its links itself: `networks = [...]` in its [handshake], [jwt] or [connect] "
+                  "section (or run `secperf handshake|connect|jwt --network`)")
+NO_NETWORK_SIGNER = ("secperf signer times token operations alone, with no network path; drop --network. For "
+                     "JWT-authenticated requests over an emulated link use `secperf jwt --network`; for TLS/MQTT/CoAP "
+                     "connection set-up with the secure-element key, `secperf connect --network`")
+
+
+def cmd_run(args) -> int:
+    from .app.scenario import run_scenario
+    _no_network(args, NO_NETWORK_RUN)
+    return run_scenario(args.scenario, _opts(args), _output(args))
+
+
+def cmd_crypto(args) -> int:
+    from .app import commands
+    if args.list:
+        return commands.list_algorithms()
+    _no_network(args)
+    return commands.crypto(args.alg, args.op, args.size, args.strength, _opts(args), _output(args))
+
+
+def cmd_handshake(args) -> int:
+    from .app import commands
+    return commands.handshake(args.experiment, _csv(args.server, ["probe"]), args.network, args.mtls,
+                              _opts(args), _output(args))
+
+
+def cmd_signer(args) -> int:
+    from .app import commands
+    _no_network(args, NO_NETWORK_SIGNER)
+    profiles = _csv(args.profile, ["iot-safe-sim"])
+    if profiles == ["list"]:
+        return commands.list_profiles()
+    return commands.signer(profiles, _csv(args.key, ["ecdsa-p256"]), _csv(args.mode, list(commands.SIGNER_MODES)),
+                           _opts(args), _output(args))
+
+
+def cmd_jwt(args) -> int:
+    from .app import commands
+    return commands.jwt(_csv(args.profile, ["iot-safe-sim"]), _csv(args.key, ["ecdsa-p256"]), args.network,
+                        args.lifetime, args.requests_per_hour, _opts(args), _output(args))
+
+
+def cmd_connect(args) -> int:
+    from .app import commands
+    return commands.connect(_csv([args.protocol], []), _csv(args.key, ["software", "se:iot-safe-sim"]),
+                            _csv(args.handshake, ["full", "resumed"]), _csv(args.client, []),
+                            _csv(args.auth, ["mtls", "jwt_fresh", "jwt_cached"]), _csv(args.coap_security, ["pki"]),
+                            args.network, args.tls, args.nagle, _opts(args), _output(args))
 
 
 def cmd_mac(args) -> int:
-    from .measure import cortexm as CM
-    from .measure.catalog import catalog, select
-    _check_network(args)
-    targets = [] if args.cortexm == "none" else _csv_list([args.cortexm], [])
-    for t in targets:
-        if t not in CM.TARGETS:
-            raise BadInput(f"--cortexm {t!r}: unknown target; known: {', '.join(CM.TARGETS)} (or none)")
-    if args.cortexm_only and not targets:
-        raise BadInput("--cortexm-only with --cortexm none leaves nothing to measure")
-    if args.cortexm_table and not targets:
-        raise BadInput("--cortexm-table needs at least one --cortexm target")
-    can = _can_analysis(args, CAN_DEFAULT_DEVICES, CAN_DEFAULT_MACS)
-    phases = []
-    params = _params(args, {})
-    algs = _csv_list(args.alg, MAC_DEFAULT_ALGS.split(","))
-    if not args.cortexm_only:
-        cat = catalog()
-        for a in algs:
-            if a in cat and cat[a].family != "mac":
-                raise BadInput(f"--alg {a}: not a MAC; MACs: {', '.join(n for n, x in cat.items() if x.family == 'mac')}")
-        phases.append(_crypto_phase(select(algs, ["mac"], args.size or [MAC_DEFAULT_SIZES]), params))
-    if targets:
-        phases.append(_cortexm_phase(targets, args.cortexm_table))
-
-    def model(items, doc, run, progress):
-        progress("start", items[0], 0, 1, None)
-        doc["analysis"]["can"] = can
-        progress("done", items[0], 0, 1, None)
-
-    phases.append(Phase(["CAN bus load model"], lambda x: x, model))
-    return _measure_and_write(args, "mac", {**params.as_dict(), "alg": algs, "size": args.size,
-                                            "cortexm": targets, "cortexm_only": args.cortexm_only}, phases)
+    from .app import commands
+    from .app.can import CanOptions
+    _no_network(args)
+    return commands.mac(args.alg, args.size, args.cortexm, args.cortexm_only, args.cortexm_table,
+                        CanOptions.from_namespace(args), _opts(args), _output(args))
 
 
 def cmd_can(args) -> int:
-    from .core import host, result as R
-    from .core.store import RunStore
-    from .report import terminal, terminal_mac
+    from .app import commands
+    from .app.can import CanOptions
     if args.list_devices:
-        from .model.devices import devices, raw
-        for name, d in devices().items():
-            print(f"{name:16} {d.get('description', '')}")
-            for mac, e in d.get("macs", {}).items():
-                fig = {k: v for k, v in e.items() if k not in ("source", "note")}
-                print(f"{'':16}   {mac}: {fig}  [source: {raw()['sources'].get(e.get('source'), e.get('source'))}]")
-        return EXIT_OK
-    can = _can_analysis(args, "rl78", "chaskey,aes-128-cmac")
-    run = RunStore(args.out).create("can")
-    doc = R.new_result(kind="can", command=["secperf", *sys.argv[1:]] if argv_is_cli() else ["secperf", "can"],
-                       params=can["params"], host=host.collect(), run_id=run.run_id)
-    doc["analysis"]["can"] = can
-    R.finish(doc, "complete")
-    run.save(doc)
-    if not args.no_report:
-        from .report.html import render
-        run.write_text("report.html", render(doc))
-    if args.json:
-        sys.stdout.write(R.dumps(doc))
-        return EXIT_OK
-    out = terminal.out_console()
-    for t in terminal_mac.can_tables(can):
-        out.print(t)
-    terminal.err_console().print(f"result: {run.result_path}" + ("" if args.no_report else f"\nreport: {run.report_path}"))
-    return EXIT_OK
+        return commands.list_devices()
+    return commands.can(CanOptions.from_namespace(args), _output(args))
 
 
-# --- reading commands ---------------------------------------------------------------------------
+def cmd_netem(args) -> int:
+    from .app import netem
+    from .core.errors import InputError
+    act = args.netem_command
+    if act is None:
+        raise InputError("netem: give an action: list, check, sweep or run")
+    if act == "list":
+        return netem.list_links()
+    if act == "check":
+        return netem.check()
+    if act == "sweep":
+        return netem.sweep()
+    return netem.run(args.network, args.cmd, args.server, args.seed, args.poll, args.stats)
+
 
 def cmd_report(args) -> int:
-    from .core import result as R
-    from .core.store import atomic_write
-    from .report.html import render
-    doc = R.load(args.result)
-    src = Path(args.result)
-    out = Path(args.output) if args.output else (src if src.is_dir() else src.parent) / "report.html"
-    atomic_write(out, render(doc))
-    print(f"report: {out}", file=sys.stderr)
-    return EXIT_OK
+    from .app.reading import report
+    return report(args.result, args.output, getattr(args, "figures", None))
 
 
 def cmd_compare(args) -> int:
-    from .core import result as R
-    from .core.compare import compare
-    from .report import terminal
-    a, b = R.load(args.a), R.load(args.b)
-    cmp = compare(a, b, alpha=args.alpha, min_change=args.min_change)
-    if args.json:
-        sys.stdout.write(json.dumps(cmp, indent=1) + "\n")
-        return EXIT_OK
-    con = terminal.out_console()
-    if not cmp["rows"]:
-        con.print("[yellow]the two results share no series; nothing to compare[/yellow]")
-    else:
-        con.print(terminal.compare_table(cmp))
-    for w in cmp["warnings"]:
-        con.print(f"[yellow]warning:[/yellow] {w}")
-    for side in ("a", "b"):
-        if cmp[f"only_in_{side}"]:
-            con.print(f"only in {side.upper()}: {', '.join(cmp[f'only_in_{side}'])}")
-    return EXIT_OK
+    from .app.reading import compare
+    return compare(args.a, args.b, args.alpha, args.min_change, args.json)
+
+
+COMMANDS = {"run": cmd_run, "crypto": cmd_crypto, "handshake": cmd_handshake, "signer": cmd_signer, "jwt": cmd_jwt,
+            "connect": cmd_connect, "mac": cmd_mac, "can": cmd_can, "report": cmd_report, "compare": cmd_compare,
+            "netem": cmd_netem}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    tail = None
+    if argv[:2] == ["netem", "run"] and "--" in argv:  # everything after -- is the command, verbatim
+        i = argv.index("--")
+        argv, tail = argv[:i], argv[i + 1:]
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    if tail is not None:
+        args.cmd = tail
+    if not args.command:
+        ap.print_help(sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        return COMMANDS[args.command](args)
+    except SecperfError as exc:  # anticipated: one line naming what was wrong and what to do
+        print(f"secperf {args.command}: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print(f"secperf {args.command}: interrupted; partial results were kept", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

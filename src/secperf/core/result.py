@@ -14,6 +14,7 @@ import math
 from pathlib import Path
 
 from . import stats
+from .errors import InputError
 
 SCHEMA = "secperf.result"
 SCHEMA_VERSION = 1
@@ -22,7 +23,7 @@ RUN_STATUSES = ("running", "complete", "failed", "interrupted")
 SERIES_STATUSES = ("ok", "partial", "failed", "unsupported")  # unsupported: the library cannot run it
 
 
-class ResultError(ValueError):
+class ResultError(InputError):
     """A Result document that cannot be read or is not valid; the message says what and where."""
 
 

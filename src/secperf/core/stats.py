@@ -10,11 +10,12 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
+from .errors import InputError
 
 BOOTSTRAP_RESAMPLES = 2000
 
 
-class StatsError(ValueError):
+class StatsError(InputError):
     """Raised for input no statistic can be computed from."""
 
 

@@ -65,10 +65,11 @@ import time
 from pathlib import Path
 
 from ..core.paths import private_dir, secperf_home
-from ..measure.probe import find_native
-from ..model import netspec as NS
+from ..core.native import find_native
+from ..spec import netspec as NS
 from .nsholder import netns_pids  # the holder's own scan (it runs stdlib-only, as a script)
 from .services import stop_process
+from ..core.errors import SetupError
 
 PREFIX = "secperf-ln-"
 NAME_RE = re.compile(r"^secperf-ln-(\d+)-(\d+)-(dev|srv)$")
@@ -87,7 +88,7 @@ def _stats_of(msg: dict) -> dict:
     return {k: msg[k] for k in ("up", "down", "elapsed_s", "load_sleeps") if k in msg}
 
 
-class LinkError(RuntimeError):
+class LinkError(SetupError):
     """The emulated link could not be set up; the message says why and how to fix it."""
 
 

@@ -22,6 +22,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from ..core.paths import private_dir, secperf_home, write_private
+from ..core.errors import InputError
 
 SERVER_KEY_TYPES = ("rsa-2048", "rsa-3072", "rsa-4096", "ecdsa-p256", "ecdsa-p384", "ed25519")
 CLIENT_KEY_TYPES = ("ecdsa-p256", "rsa-2048")
@@ -31,7 +32,7 @@ NOT_BEFORE = _dt.datetime(2025, 1, 1, tzinfo=_dt.timezone.utc)
 NOT_AFTER = _dt.datetime(2035, 1, 1, tzinfo=_dt.timezone.utc)
 
 
-class PKIError(ValueError):
+class PKIError(InputError):
     pass
 
 

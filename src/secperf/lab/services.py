@@ -22,14 +22,15 @@ import time
 from pathlib import Path
 
 from ..core.paths import private_dir
-from ..measure.probe import find_probe
+from ..core.native import find_probe
 from .pki import CertSet
+from ..core.errors import MeasurementError
 
 LOOPBACK = "127.0.0.1"
 _LIVE: set["Service"] = set()
 
 
-class ServiceError(RuntimeError):
+class ServiceError(MeasurementError):
     """A server that would not start; the message names it and points at its log."""
 
 

@@ -48,6 +48,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from ..core.paths import private_dir, secperf_home, write_private
+from ..core.errors import SetupError
 
 DEFAULT_LABEL = "secperf"
 MODULE_CANDIDATES = (
@@ -87,7 +88,7 @@ KEY_SPECS: tuple[KeySpec, ...] = (
 )
 
 
-class TokenError(RuntimeError):
+class TokenError(SetupError):
     """The lab token cannot be set up or used; the message says what and what to do (never a PIN)."""
 
 

@@ -56,6 +56,7 @@ from pathlib import Path
 from .netns import kill_pids, list_namespaces, namespace_pids
 from .pki import CertSet
 from .services import Service, ServiceError
+from ..core.errors import MeasurementError
 
 PREFIX = "secperf-vpn-"
 _NAME_RE = re.compile(r"^secperf-vpn-(\d+)-(\d+)-(srv|dev)$")
@@ -70,7 +71,7 @@ _IP_TIMEOUT_S = 10
 _LIVE_NS: set["NetnsPair"] = set()
 
 
-class VpnError(RuntimeError):
+class VpnError(MeasurementError):
     """The VPN lab could not be set up (not root, ip failed, openvpn missing); the message says which."""
 
 

@@ -29,7 +29,7 @@ class _Ctx(ctypes.Structure):
 
 @lru_cache(maxsize=1)
 def _lib() -> ctypes.CDLL:
-    from ..measure.probe import find_native
+    from ..core.native import find_native
     lib = ctypes.CDLL(str(find_native(LIB_NAME, "lib", "SECPERF_MAC_LIB", "native/mac")))
     u8p, sz = ctypes.c_char_p, ctypes.c_size_t
     lib.chaskey_mac.argtypes = [ctypes.c_void_p, sz, u8p, sz, u8p, ctypes.c_uint]

@@ -41,6 +41,7 @@ from ..lab.pki import LabPKI
 from ..lab.services import LOOPBACK, Nginx, ServiceError
 from .handshake import link_counters, link_timeout_ms, record_client_run, run_client
 from .probe import find_shim
+from ..core.errors import InputError
 
 PROTOCOLS = ("https", "mqtt", "coap", "vpn")
 KEY_SOURCES_DOC = "software, token, se:PROFILE"
@@ -63,7 +64,7 @@ RESUMPTION_REFUSED = {
             "context uninitialized'); every reconnection is a full handshake"}
 
 
-class ConnectError(ValueError):
+class ConnectError(InputError):
     """A configuration that cannot be measured as asked (bad key source, client, protocol)."""
 
 
@@ -170,7 +171,7 @@ init = 0
 
 
 def _profiles(path: Path | None) -> dict:
-    from ..model.se_profiles import load_profiles
+    from ..spec.se_profiles import load_profiles
     return {**load_profiles(), **(load_profiles(path) if path else {})}
 
 
@@ -192,7 +193,7 @@ class KeyMaterial:
             self.cert, self.key, self.uri = cs.cert, cs.key, None
             return
         from ..lab.token import LabToken
-        from ..model.se_profiles import get_profile
+        from ..spec.se_profiles import get_profile
         from .signer import shim_env
         self.token = LabToken(pki=pki).ensure()
         key = self.token.key(cfg.key_type)

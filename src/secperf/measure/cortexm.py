@@ -29,6 +29,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from ..core.errors import SetupError
 
 SIZES = (8, 16, 64, 256, 1024)
 MACS = ("chaskey", "chaskey-12", "aes-128-cmac", "hmac-sha256")
@@ -59,7 +60,7 @@ LABEL = ("instructions executed under QEMU (TCG plugin count), arm-none-eabi-gcc
          "for cycles, not cycles")
 
 
-class CortexMError(RuntimeError):
+class CortexMError(SetupError):
     """The toolchain or QEMU is missing, or a build/run failed; the message says which."""
 
 

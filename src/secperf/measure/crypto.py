@@ -10,7 +10,7 @@ from pathlib import Path
 from ..core import host, result as R
 from ..core.store import Run
 from . import pq, probe
-from .catalog import Row
+from ..spec.algorithms import Row
 
 TIMER = {
     "name": "per operation",

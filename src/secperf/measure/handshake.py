@@ -23,8 +23,9 @@ from ..core import host, result as R
 from ..core import stats
 from ..lab.pki import LabPKI
 from ..lab.services import Nginx, ProbeServer, SServer, ServiceError
-from ..model import netspec as NS
+from ..spec import netspec as NS
 from .probe import find_probe
+from ..core.errors import InputError
 
 TIMER = {
     "name": "handshake",
@@ -39,7 +40,7 @@ PSK_HEX = "8f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0"  # 
 SERVERS = ("probe", "s_server", "nginx")
 
 
-class HandshakeError(ValueError):
+class HandshakeError(InputError):
     pass
 
 

@@ -21,7 +21,6 @@ import base64
 import hashlib
 import http.client
 import json
-import math
 import socket
 import ssl
 import time
@@ -121,8 +120,3 @@ def jwt_loop(alg: str, sign, *, fresh: bool, port: int, ca_file: str, n: int, wa
         except Exception as exc:
             emit({"type": "iter", "i": i, "warmup": i < warmup, "ok": False, "start_ns": t0,
                   "end_ns": time.monotonic_ns(), "reason": f"{type(exc).__name__}: {exc}"})
-
-
-def signatures_per_hour(lifetime_s: int, requests_per_hour: float) -> float:
-    """A cached token is re-signed once per lifetime (never more often than requests need one)."""
-    return min(requests_per_hour, math.ceil(3600 / lifetime_s))

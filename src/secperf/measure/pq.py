@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from ..core.errors import SetupError
 
 MESSAGE = bytes(range(32))
 
 
-class PQUnavailable(RuntimeError):
+class PQUnavailable(SetupError):
     pass
 
 

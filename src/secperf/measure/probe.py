@@ -3,53 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..core.native import PROBE_NAME, SHIM_NAME, ProbeNotFound, find_native, find_probe, find_shim  # noqa: F401 (re-exported)
 from ..core.paths import private_dir, secperf_home
-
-PROBE_NAME = "secperf-probe"
-
-
-class ProbeNotFound(RuntimeError):
-    pass
-
-
-def find_native(name: str, kind: str = "bin", env: str | None = None, build_subdir: str = "native/probe") -> Path:
-    """A native artefact: $ENV, else the copy installed inside the package (secperf/bin or
-    secperf/lib), else a local CMake build, else PATH (executables only)."""
-    if env and os.environ.get(env):
-        p = Path(os.environ[env])
-        if p.is_file():
-            return p
-        raise ProbeNotFound(f"{env}={p} is not a file")
-    pkg = Path(__file__).resolve().parents[1]
-    candidates = [pkg / kind / name] + sorted(pkg.parents[1].glob(f"build/*/{build_subdir}/{name}"))
-    for c in candidates:
-        if c.is_file() and (kind != "bin" or os.access(c, os.X_OK)):
-            return c
-    which = shutil.which(name) if kind == "bin" else None
-    if which:
-        return Path(which)
-    raise ProbeNotFound(f"{name} not found: build it with `make build`" + (f" (or set {env})" if env else ""))
-
-
-def find_probe() -> Path:
-    """$SECPERF_PROBE, else the copy installed inside the package, else a local CMake build."""
-    return find_native(PROBE_NAME, "bin", "SECPERF_PROBE")
-
-
-SHIM_NAME = "libsecperf_se_shim.so"
-
-
-def find_shim() -> Path:
-    """The secure-element latency shim (a PKCS#11 module)."""
-    return find_native(SHIM_NAME, "lib", "SECPERF_SE_SHIM", "native/se_shim")
-
 
 @dataclass
 class ProbeRun:

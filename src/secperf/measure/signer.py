@@ -29,6 +29,7 @@ from ..core import result as R
 from ..core import stats
 from ..core.paths import private_dir
 from .probe import find_shim
+from ..core.errors import InputError
 
 MODES = ("local_sw", "local_sw_cmd", "sign_only", "total")
 OVER_S_US = 1_000_000.0  # S2 counts runs over 1 s
@@ -44,7 +45,7 @@ TIMERS = {
 MESSAGE = bytes(range(32))
 
 
-class SignerError(ValueError):
+class SignerError(InputError):
     pass
 
 
@@ -191,7 +192,7 @@ def _run_worker(job: dict, env: dict, s: dict, prefix: list[str] | None = None) 
 
 def shim_env(token, profile, workdir: Path, seed: int) -> tuple[dict, Path]:
     """Environment for a process that loads the shim with `profile` in front of the token."""
-    from ..model.se_profiles import write_shim_config
+    from ..spec.se_profiles import write_shim_config
     log, conf = workdir / "calls.jsonl", workdir / "shim.conf"
     log.unlink(missing_ok=True)
     write_shim_config(profile, token.module_path, log, seed, conf)
@@ -217,7 +218,7 @@ def run_signer(profiles: list[str], key_types: list[str], modes: list[str], p: S
                run=None, progress=None) -> dict:
     from ..lab.pki import LabPKI
     from ..lab.token import LabToken
-    from ..model.se_profiles import load_profiles
+    from ..spec.se_profiles import load_profiles
     known = load_profiles()
     for name in profiles:
         if name not in known:
@@ -257,7 +258,7 @@ JWT_TIMEOUT_MS = 10_000  # per request over loopback; over a link plus ten of it
 
 
 def _loopback(network: str) -> bool:
-    from ..model.netspec import LOOPBACK_NAMES
+    from ..spec.netspec import LOOPBACK_NAMES
     return network in LOOPBACK_NAMES
 
 
@@ -309,7 +310,7 @@ def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: dic
     from ..lab.pki import LabPKI
     from ..lab.services import JwtServer
     from ..lab.token import LabToken
-    from ..model.se_profiles import load_profiles
+    from ..spec.se_profiles import load_profiles
     from .handshake import link_counters, link_timeout_ms
     from .jwt import jwt_loop, software_signer
     known = load_profiles()

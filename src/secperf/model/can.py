@@ -21,9 +21,10 @@ Costs in instructions (measured QEMU profiles) are used as cycles and labelled l
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 
-from .devices import DeviceError, mac_cost
+from ..spec.devices import DeviceError, mac_cost
+from ..core.errors import InputError
 
 CLASSIC_MAX_PAYLOAD = 8
 FD_MAX_PAYLOAD = 64
@@ -31,7 +32,7 @@ K_RANGE = range(1, 9)
 TAG_MAX = {"chaskey": 16, "chaskey-12": 16, "aes-128-cmac": 16, "hmac-sha256": 32}
 
 
-class CanInputError(ValueError):
+class CanInputError(InputError):
     """An input the user must fix; the message names the field and what to do."""
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from ..measure.catalog import STRENGTH_ROWS
+from ..spec.algorithms import STRENGTH_ROWS
 
 
 def p50_table(doc: dict) -> dict[tuple[str, str], float]:

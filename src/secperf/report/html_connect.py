@@ -4,7 +4,7 @@ configuration (stacked phases), the distributions, and the secure element's call
 
 from __future__ import annotations
 
-from ..model.connect_view import series_label, series_rows, summary
+from .views.connect import series_label, series_rows, summary
 from . import html_netem, svg
 from .units import esc as _e, fmt_time_us
 

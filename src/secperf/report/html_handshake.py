@@ -5,7 +5,7 @@ table with resumption / early-data verification and the server's CPU."""
 from __future__ import annotations
 
 from . import svg
-from ..model.handshake_view import message_matrix, verifications
+from .views.handshake import message_matrix, verifications
 from .units import esc as _e, fmt_time_us
 
 

@@ -18,7 +18,7 @@ def _pct(x: float) -> str:
 def cortexm_section(table: dict | None) -> str:
     if not table:
         return ""
-    from ..model.devices import devices
+    from ..spec.devices import devices
     devs = devices()
     sizes = table["sizes"]
     head = ("<tr><th class='l'>target</th><th class='l'>MAC</th>" +

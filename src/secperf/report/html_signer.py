@@ -70,7 +70,7 @@ def per_call_table(series: list[dict]) -> str:
 def lifetime_table(series: list[dict], requests_per_hour: float = 3600.0) -> str:
     """Signatures per hour and signing time per hour against token lifetime, for a device making
     one request per second, from each signer's measured fresh-JWT signing time."""
-    from ..measure.jwt import signatures_per_hour
+    from ..model.tokens import signatures_per_hour
     # signing does not depend on the network: one row per signer, from its loopback series when there is one
     fresh, seen = [], set()
     for s in sorted(series, key=lambda s: _network(s) != "loopback"):

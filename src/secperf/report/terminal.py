@@ -10,7 +10,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, 
                            TimeRemainingColumn)
 from rich.table import Table
 
-from ..model.handshake_view import message_matrix, verifications
+from .views.handshake import message_matrix, verifications
 from .units import fmt_bytes_per_s, fmt_rate, fmt_time_us
 
 FAMILY_TITLES = {
@@ -247,7 +247,7 @@ def _signer_tables(series: list[dict], title: str) -> list[Table]:
 
 def connect_tables(doc: dict) -> list[Table]:
     """`secperf connect`: the S2-shaped summary, then every series with its phase medians."""
-    from ..model.connect_view import series_rows, summary
+    from .views.connect import series_rows, summary
     rows = series_rows(doc)
     if not rows:
         return []

@@ -40,13 +40,14 @@ import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from importlib import resources
+from ..core.errors import InputError
 
 LOOPBACK_NAMES = ("loopback", "none")
 MTU_MIN, MTU_MAX = 68, 9000
 QUEUE_MAX = 65536
 
 
-class NetSpecError(ValueError):
+class NetSpecError(InputError):
     """A spec or profile the user must fix; the message names the offending field."""
 
 

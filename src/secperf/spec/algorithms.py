@@ -8,11 +8,12 @@ import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from ..core.errors import InputError
 
 STRENGTH_ROWS = (80, 112, 128, 192, 256)
 
 
-class SelectionError(ValueError):
+class SelectionError(InputError):
     """Bad --alg/--op/--size/--strength input; the message lists what is known."""
 
 

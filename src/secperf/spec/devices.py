@@ -7,11 +7,12 @@ import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from ..core.errors import InputError
 
 BLOCK_BYTES = 16
 
 
-class DeviceError(ValueError):
+class DeviceError(InputError):
     """Unknown device or MAC, or a malformed profile; the message lists what is known."""
 
 

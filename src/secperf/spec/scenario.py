@@ -6,10 +6,11 @@ import tomllib
 from importlib import resources
 from pathlib import Path
 
-from .catalog import Row, SelectionError, select
+from .algorithms import Row, SelectionError, select
+from ..core.errors import InputError
 
 
-class ScenarioError(ValueError):
+class ScenarioError(InputError):
     pass
 
 
@@ -64,41 +65,18 @@ def crypto_rows(scn: dict, strength: int | None = None) -> list[Row]:
     return rows
 
 
-def handshake_configs(scn: dict) -> list:
-    """[handshake] experiments = [...], servers = [...], networks = [...]: the configurations to
-    measure (may be none), each experiment on each server over each network."""
-    from dataclasses import replace
-
-    from . import handshake as H
-    hs = scn.get("handshake")
-    if not hs:
-        return []
-    unknown = set(hs) - {"experiments", "servers", "n", "warmup", "timeout_ms", "networks"}
+def check_keys(scn: dict, section: str, allowed: set[str]) -> None:
+    """A section's keys must all be known: a misspelt key is an input error, never ignored."""
+    unknown = set(scn.get(section) or {}) - allowed
     if unknown:
-        raise ScenarioError(f"scenario {scn.get('name', '?')}: [handshake] has unknown keys {sorted(unknown)}; "
-                            f"allowed: experiments, servers, n, warmup, timeout_ms, networks")
-    out, seen = [], set()
-    nets = networks_setting(scn, "handshake")
-    for sv, net in ((sv, net) for net in nets for sv in hs.get("servers", ["probe"])):
-        if sv not in H.SERVERS:
-            raise ScenarioError(f"scenario {scn.get('name', '?')}: unknown server {sv!r}; known: {', '.join(H.SERVERS)}")
-        for name in hs.get("experiments", []):
-            try:
-                configs = H.experiment(name)
-            except H.HandshakeError as exc:
-                raise ScenarioError(f"scenario {scn.get('name', '?')}: {exc}") from None
-            for c in configs:
-                c = replace(c, server=sv, network=net)
-                if c.series_id not in seen:
-                    seen.add(c.series_id)
-                    out.append(c)
-    return out
+        raise ScenarioError(f"scenario {scn.get('name', '?')}: [{section}] has unknown keys {sorted(unknown)}; "
+                            f"allowed: {', '.join(sorted(allowed))}")
 
 
 def networks_setting(scn: dict, section: str) -> list[str]:
     """`networks = [...]` of a [handshake], [jwt] or [connect] section: --network values (profiles, specs, sweeps,
     comma lists), expanded and checked; a bad one names its section and field. Default: loopback."""
-    from ..model import netspec as NS
+    from . import netspec as NS
     raw = scn.get(section, {}).get("networks", ["loopback"])
     if isinstance(raw, str):
         raw = [raw]
@@ -122,7 +100,7 @@ def signer_settings(scn: dict, section: str) -> dict | None:
     if unknown:
         raise ScenarioError(f"scenario {scn.get('name', '?')}: [{section}] has unknown keys {sorted(unknown)}; "
                             f"allowed: {', '.join(sorted(allowed))}")
-    from ..model.se_profiles import load_profiles
+    from .se_profiles import load_profiles
     known = load_profiles()
     for pr in sec.get("profiles", []):
         if pr not in known:

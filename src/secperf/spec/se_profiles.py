@@ -32,6 +32,7 @@ from pathlib import Path
 from ..core.stats import mean as _mean
 from ..core.stats import percentile as _percentile
 from ..core.stats import stdev as _stdev
+from ..core.errors import InputError
 
 SHIM_ENV = "SECPERF_SE_PROFILE"      # env var the shim reads at C_Initialize: path of the config file
 WAIT_MODES = ("sleep", "busy")       # busy: spin (a CPU-bound 1998 card driver without interrupts)
@@ -77,7 +78,7 @@ _PROFILE_KEYS = {"description", "wait", "source", "notes", "algorithm", "calibra
 _STD_NORMAL = statistics.NormalDist()
 
 
-class ProfileError(ValueError):
+class ProfileError(InputError):
     """A secure-element profile that cannot be used; the message names profile, function, field."""
 
 

@@ -1,0 +1,83 @@
+"""The CAN bus question (study S4) from command-line style options: CPU load and extra bus load of
+frame authentication per device and MAC, classic CAN and (unless the frame is given) CAN FD."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..core.errors import InputError
+
+MAC_DEFAULT_ALGS = "chaskey,chaskey-12,hmac-sha256,aes-128-cmac,poly1305,siphash"
+MAC_DEFAULT_SIZES = "8,16,64,256,1024"
+CAN_DEFAULT_DEVICES = "rl78,rl78-small,rh850,cortex-m0,cortex-m3,cortex-m0-qemu,cortex-m3-qemu"
+CAN_DEFAULT_MACS = "chaskey,chaskey-12,aes-128-cmac,hmac-sha256"
+
+
+@dataclass
+class CanOptions:
+    device: str | None = None
+    mac: str | None = None
+    bitrate_kbps: float = 1000.0
+    usable_share: float = 0.5
+    frame_bits: int | None = None
+    data_bytes: int | None = None
+    period_ms: float = 10.0
+    clock_mhz: float = 32.0
+    frames: int | None = None
+    frame_limit_kbps: float = 216.0
+    tag_bytes: int = 8
+    k: int | None = None
+    cpu_budget: float = 0.10
+    cycles_per_block: float | None = None
+    fd: bool = False
+
+    @classmethod
+    def from_namespace(cls, ns) -> "CanOptions":
+        return cls(**{f: getattr(ns, f) for f in cls.__dataclass_fields__})
+
+
+def csv_list(values, default: list[str]) -> list[str]:
+    out = [x.strip() for v in (values or []) for x in v.split(",") if x.strip()]
+    return out or default
+
+
+def can_analysis(o: CanOptions, devices: str, macs: str) -> dict:
+    from ..model import can as CAN
+    devs, mac_list = csv_list([o.device or devices], []), csv_list([o.mac or macs], [])
+    if o.k is not None and o.k not in CAN.K_RANGE:
+        raise InputError(f"--k {o.k}: outside 1..8; send a tag at least once every 8 frames and at most once "
+                         f"per frame (k = 1), or drop --k to see all of 1..8")
+    base = CAN.CanParams(bitrate_bps=o.bitrate_kbps * 1e3, usable_share=o.usable_share,
+                         period_s=o.period_ms / 1e3, clock_hz=o.clock_mhz * 1e6,
+                         frames_per_period=o.frames, frame_limit_bps=o.frame_limit_kbps * 1e3,
+                         tag_bytes=o.tag_bytes, cpu_budget=o.cpu_budget, cycles_per_block=o.cycles_per_block)
+    classic = replace(base, frame_bits=o.frame_bits or 108, data_bytes=o.data_bytes or 8)
+    fd = replace(CAN.fd_defaults(), **{k: getattr(base, k) for k in (
+        "bitrate_bps", "usable_share", "period_s", "clock_hz", "frames_per_period", "frame_limit_bps",
+        "tag_bytes", "cpu_budget", "cycles_per_block")})
+    if o.data_bytes:
+        fd = replace(fd, data_bytes=o.data_bytes)
+    if o.frame_bits:
+        fd = replace(fd, frame_bits=o.frame_bits)
+    ks = [o.k] if o.k else list(CAN.K_RANGE)
+
+    def run(p):
+        try:
+            if o.cycles_per_block is not None:
+                p = replace(p, device="given")
+                return {"params": p.as_dict(), "sweeps": [CAN.sweep(replace(p, mac=m), ks) for m in mac_list],
+                        "skipped": []}
+            res = CAN.analysis(p, devs, mac_list)
+            if ks != list(CAN.K_RANGE):
+                for sw in res["sweeps"]:
+                    sw["rows"] = [r for r in sw["rows"] if r["k"] in ks]
+            return res
+        except CAN.CanInputError as exc:
+            raise InputError(str(exc)) from None
+
+    if o.fd:
+        return run(fd)
+    out = run(classic)
+    if o.data_bytes is None and o.frame_bits is None:
+        out["fd"] = run(fd)  # the same question for CAN FD, where the tag fits in the frame
+    return out

@@ -1,0 +1,188 @@
+"""One function per measuring command: validate the selection, build the phases, run them.
+Each takes plain values (lists of names, MeasureOptions, Output) so it is usable without the CLI."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..core.errors import EXIT_OK, InputError
+from . import links, phases as P
+from .can import (CAN_DEFAULT_DEVICES, CAN_DEFAULT_MACS, MAC_DEFAULT_ALGS, MAC_DEFAULT_SIZES, CanOptions,
+                  can_analysis, csv_list)
+from .connect import connect_configs
+from .options import MeasureOptions, crypto_params, handshake_params
+from .runner import Output, measure_and_write
+
+SIGNER_KEYS = ("ecdsa-p256", "ecdsa-brainpoolp256r1", "rsa-2048")
+SIGNER_MODES = ("local_sw", "sign_only", "total")
+JWT_KEYS = {"ecdsa-p256": "ES256", "rsa-2048": "RS256"}
+
+
+def known_names(option: str, values, allowed) -> None:
+    """Every value must be one of `allowed`; else an input error naming the option."""
+    for v in values:
+        if v not in allowed:
+            raise InputError(f"unknown {option} {v!r}; known: {', '.join(allowed)}")
+
+
+def crypto(algs, ops, sizes, strength, opts: MeasureOptions, output: Output) -> int:
+    from ..spec.algorithms import select
+    rows = select(algs, ops, sizes, strength)
+    params = crypto_params(opts, {})
+    extra = {"alg": algs, "op": ops, "size": sizes, "strength": strength}
+    return measure_and_write("crypto", {**params.as_dict(), **extra}, [P.crypto_phase(rows, params)], output)
+
+
+def handshake(experiment: str, servers: list[str], networks, mtls: bool, opts: MeasureOptions,
+              output: Output) -> int:
+    from ..measure import handshake as H
+    nets = links.networks(networks)
+    known_names("--server", servers, H.SERVERS)
+    try:
+        base = H.experiment(experiment)
+    except H.HandshakeError as exc:
+        raise InputError(str(exc)) from None
+    configs = [replace(c, server=sv, network=n.name) for n in nets for sv in servers for c in base]
+    if "nginx" in servers:
+        configs = [c for c in configs
+                   if c.server != "nginx" or (c.proto == "tls" and c.mode not in ("psk", "psk-dhe", "0rtt"))]
+        # nginx runs as in studies S1/S2: with client-certificate verification on
+        configs = [replace(c, mtls=True) if c.server == "nginx" else c for c in configs]
+    if mtls:
+        configs = [replace(c, mtls=True) for c in configs]
+    hp = handshake_params(opts, {})
+    return measure_and_write("handshake", {"experiment": experiment, "servers": servers,
+                                           "networks": [n.as_dict() for n in nets], **hp.as_dict()},
+                             [P.handshake_phase(configs, hp, opts.seed)], output)
+
+
+def _profiles(names: list[str]) -> list[str]:
+    from ..spec.se_profiles import load_profiles
+    known_names("profile", names, list(load_profiles()))
+    return names
+
+
+def signer(profiles, keys, modes, opts: MeasureOptions, output: Output) -> int:
+    from ..measure import signer as S
+    _profiles(profiles)
+    known_names("key type", keys, SIGNER_KEYS)
+    known_names("mode", modes, SIGNER_MODES)
+    sp = S.SignerParams(n=opts.pick_n(30), warmup=opts.pick_warmup(2), seed=opts.seed)
+    return measure_and_write("signer", {"profiles": profiles, "keys": keys, "modes": modes, **sp.as_dict()},
+                             [P.signer_phase(profiles, keys, modes, sp)], output)
+
+
+def jwt(profiles, keys, networks, lifetime_s: int, requests_per_hour: float, opts: MeasureOptions,
+        output: Output) -> int:
+    from ..measure import signer as S
+    from ..model.tokens import signatures_per_hour
+    nets = links.networks(networks)
+    _profiles(profiles)
+    for kt in keys:
+        if kt not in JWT_KEYS:
+            raise InputError(f"unknown JWT key type {kt!r}; known: ecdsa-p256 (ES256), rsa-2048 (RS256)")
+    sp = S.SignerParams(n=opts.pick_n(20), warmup=opts.pick_warmup(2), seed=opts.seed)
+    phase = P.jwt_phase(profiles, keys, sp, lifetime_s, [n.name for n in nets])
+    params = {"profiles": profiles, "keys": keys, "lifetime_s": lifetime_s, "requests_per_hour": requests_per_hour,
+              "signatures_per_hour": signatures_per_hour(lifetime_s, requests_per_hour),
+              "networks": [n.as_dict() for n in nets], **sp.as_dict()}
+    return measure_and_write("jwt", params, [phase], output)
+
+
+def connect(protocols, keys, handshakes, clients, auths, coap_security, networks, tls: str, nagle: bool,
+            opts: MeasureOptions, output: Output) -> int:
+    from ..measure import connect as C
+    nets = links.networks(networks)
+    configs = connect_configs(protocols, keys, handshakes, clients, auths, tls=tls, nagle=nagle,
+                              coap_security=coap_security, networks=[n.name for n in nets])
+    cp = C.ConnectParams(n=opts.pick_n(20), warmup=opts.pick_warmup(2), timeout_ms=opts.timeout_ms or 5000,
+                         seed=opts.seed)
+    params = {"protocols": protocols, "keys": keys, "handshakes": handshakes, "clients": clients or ["probe"],
+              "auth": auths, "tls": tls, "set_tcp_nodelay": not nagle,
+              "networks": [n.as_dict() for n in nets], **cp.as_dict()}
+    return measure_and_write("connect", params, [P.connect_phase(configs, cp)], output)
+
+
+def mac(algs, sizes, cortexm: str, cortexm_only: bool, cortexm_table: str | None, can: CanOptions,
+        opts: MeasureOptions, output: Output) -> int:
+    from ..measure import cortexm as CM
+    from ..spec.algorithms import catalog, select
+    targets = [] if cortexm == "none" else csv_list([cortexm], [])
+    for t in targets:
+        if t not in CM.TARGETS:
+            raise InputError(f"--cortexm {t!r}: unknown target; known: {', '.join(CM.TARGETS)} (or none)")
+    if cortexm_only and not targets:
+        raise InputError("--cortexm-only with --cortexm none leaves nothing to measure")
+    if cortexm_table and not targets:
+        raise InputError("--cortexm-table needs at least one --cortexm target")
+    can_result = can_analysis(can, CAN_DEFAULT_DEVICES, CAN_DEFAULT_MACS)
+    phases = []
+    params = crypto_params(opts, {})
+    alg_list = csv_list(algs, MAC_DEFAULT_ALGS.split(","))
+    if not cortexm_only:
+        cat = catalog()
+        for a in alg_list:
+            if a in cat and cat[a].family != "mac":
+                raise InputError(f"--alg {a}: not a MAC; MACs: "
+                                 f"{', '.join(n for n, x in cat.items() if x.family == 'mac')}")
+        phases.append(P.crypto_phase(select(alg_list, ["mac"], sizes or [MAC_DEFAULT_SIZES]), params))
+    if targets:
+        phases.append(P.cortexm_phase(targets, cortexm_table))
+    phases.append(P.analysis_phase("CAN bus load model", "can", can_result))
+    return measure_and_write("mac", {**params.as_dict(), "alg": alg_list, "size": sizes, "cortexm": targets,
+                                     "cortexm_only": cortexm_only}, phases, output)
+
+
+def can(options: CanOptions, output: Output) -> int:
+    """The CAN model alone: no measurement, one Result of kind `can`."""
+    from ..core import host, result as R
+    from ..report import terminal, terminal_mac
+    from .runner import output_store, write_outputs
+    result = can_analysis(options, "rl78", "chaskey,aes-128-cmac")
+    run = output_store(output).create("can")
+    doc = R.new_result(kind="can", command=output.command, params=result["params"], host=host.collect(),
+                       run_id=run.run_id)
+    doc["analysis"]["can"] = result
+    R.finish(doc, "complete")
+    run.save(doc)
+    write_outputs(doc, run, output)
+    if output.json:
+        import sys
+        sys.stdout.write(R.dumps(doc))
+        return EXIT_OK
+    out = terminal.out_console()
+    for t in terminal_mac.can_tables(result):
+        out.print(t)
+    terminal.err_console().print(f"result: {run.result_path}"
+                                 + ("" if output.no_report else f"\nreport: {run.report_path}"))
+    return EXIT_OK
+
+
+def list_devices() -> int:
+    from ..spec.devices import devices, raw
+    for name, d in devices().items():
+        print(f"{name:16} {d.get('description', '')}")
+        for m, e in d.get("macs", {}).items():
+            fig = {k: v for k, v in e.items() if k not in ("source", "note")}
+            print(f"{'':16}   {m}: {fig}  [source: {raw()['sources'].get(e.get('source'), e.get('source'))}]")
+    return EXIT_OK
+
+
+def list_algorithms() -> int:
+    from rich.table import Table
+    from ..report.terminal import out_console
+    from ..spec.algorithms import catalog
+    t = Table(title="secperf crypto: algorithms", title_justify="left", header_style="bold")
+    for c in ("algorithm", "family", "operations", "bits", "engine", "strength note"):
+        t.add_column(c)
+    for a in catalog().values():
+        t.add_row(a.name, a.family, ", ".join(a.ops), str(a.security_bits), a.engine, a.note)
+    out_console().print(t)
+    return EXIT_OK
+
+
+def list_profiles() -> int:
+    from ..spec.se_profiles import load_profiles
+    for name, pr in load_profiles().items():
+        print(f"{name:16} {pr.description}  [source: {pr.source}]")
+    return EXIT_OK

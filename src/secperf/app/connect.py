@@ -1,0 +1,56 @@
+"""The `connect` matrix: protocols × key sources × handshakes × clients × authentication × links,
+validated as a whole so a bad name is an input error before any server starts."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..core.errors import InputError
+
+HANDSHAKES = ("full", "resumed")
+AUTHS = ("mtls", "jwt_fresh", "jwt_cached")
+COAP_SECURITY = ("pki", "psk")
+
+
+def connect_configs(protocols, keys, handshakes, clients, auths, tls="1.3", nagle=False, coap_security=None,
+                    networks=("loopback",)):
+    """The `connect` matrix from command-line style lists; bad names raise InputError."""
+    from ..measure import connect as C
+    from ..spec.se_profiles import load_profiles
+    if protocols == ["all"]:
+        protocols = list(C.PROTOCOLS)
+    _known("protocol", protocols, [*C.PROTOCOLS, "all"])
+    _known("--handshake", handshakes, HANDSHAKES)
+    _known("--auth", auths, AUTHS)
+    _known("--coap-security", coap_security or [], COAP_SECURITY)
+    all_clients = sorted({c for v in C.CLIENTS.values() for c in v})
+    if clients == ["all"]:
+        clients = all_clients
+    _known("--client", clients or [], [*all_clients, "all"])
+    known = load_profiles()
+    base = C.configs_for(protocols, keys, handshakes, clients or None, auths, tls=tls, nodelay=not nagle,
+                         coap_security=coap_security)
+    configs = [replace(c, network=n) for n in networks for c in base]
+    if not configs:
+        raise InputError("nothing to measure: the chosen --client values do not serve the chosen protocols")
+    kept = []
+    for cfg in configs:
+        if cfg.client == "jwt-client":
+            if cfg.key_source.startswith("se:") and cfg.profile not in known:
+                raise InputError(f"unknown secure-element profile {cfg.profile!r}; known: {', '.join(known)}")
+            kept.append(cfg)
+            continue
+        try:
+            C.validate(cfg, known)
+        except C.ConnectError as exc:
+            if clients and len(clients) > 1 and cfg.client != "probe":
+                continue  # a combination this client cannot do, in a multi-client sweep: skip it
+            raise InputError(str(exc)) from None
+        kept.append(cfg)
+    return kept
+
+
+def _known(option: str, values, allowed) -> None:
+    for v in values:
+        if v not in allowed:
+            raise InputError(f"unknown {option} {v!r}; known: {', '.join(allowed)}")

@@ -1,0 +1,86 @@
+"""`secperf netem`: list link profiles, check what this machine can emulate, sweep stale
+namespaces, and run a command over a link."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+
+from ..core.errors import EXIT_FAILURES, EXIT_OK, InputError
+from .signals import Interrupted, interruptible
+
+
+def list_links() -> int:
+    from ..spec import netspec as NS
+    table, sweeps = NS.profile_table(), NS.load_sweeps()
+    for name, pr in table.items():
+        print(f"{name:14} {pr.spec or '(no emulation)'}\n{'':14} {pr.description}")
+        for k, src in pr.sources.items():
+            print(f"{'':16}{k}: {src}")
+    for name, sw in sweeps.items():
+        print(f"sweep {name}: {'; '.join(sw)}")
+    return EXIT_OK
+
+
+def check() -> int:
+    from ..lab import netns
+    problem = netns.check()
+    print(f"mode: {netns.mode()}")
+    if problem:
+        print(f"emulated links: not available here: {problem}")
+        return EXIT_FAILURES
+    needs = "user and network namespaces, nsenter" if netns.rootless() else "network namespaces"
+    print(f"emulated links: ok (TUN device {netns.tun_device()}, {needs}, secperf-netem)")
+    return EXIT_OK
+
+
+def sweep() -> int:
+    from ..lab import netns
+    if netns.rootless():
+        print("mode: rootless (user namespace): links have no named namespaces (they end with their "
+              "holder processes); nothing to sweep")
+        return EXIT_OK
+    removed = netns.sweep_stale()
+    print(f"removed {len(removed)} stale namespace(s)" + (": " + ", ".join(removed) if removed else ""))
+    return EXIT_OK
+
+
+def run(network: str, cmd: list[str], server: str | None, seed: int, poll: str, stats: bool) -> int:
+    """Run `cmd` in the device namespace of a link (and `server` in its server namespace); the
+    exit code is the command's; on a signal everything started here is stopped by PID."""
+    from ..lab import netns
+    from ..spec import netspec as NS
+    if not cmd:
+        raise InputError("netem run: give the command after --, e.g. secperf netem run lte -- ping -c 3 10.77.0.2")
+    try:
+        spec = NS.parse(network)
+    except NS.NetSpecError as exc:
+        raise InputError(f"network: {exc}") from None
+    child = None
+    try:
+        with interruptible(), netns.Link(spec, seed=seed, poll=poll) as link:
+            env = {**os.environ, "SECPERF_SERVER_ADDR": link.server_addr, "SECPERF_DEVICE_ADDR": link.dev_addr}
+            if server:
+                link.popen("srv", shlex.split(server), env=env, stdin=subprocess.DEVNULL)
+            try:
+                child = subprocess.Popen(link.dev_exec(cmd), env=env)
+            except OSError as exc:
+                raise InputError(f"netem run: cannot run {cmd[0]!r}: {exc}") from None
+            rc = child.wait()
+            child = None
+        if stats and link.final_stats:
+            print(json.dumps(link.final_stats), file=sys.stderr)
+        return rc
+    except Interrupted as sig:
+        return sig.exit_code
+    finally:
+        if child is not None and child.poll() is None:
+            child.terminate()
+            try:
+                child.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()

@@ -1,0 +1,83 @@
+"""Phase builders: for each kind of experiment, the items to measure, their progress labels and
+the runner that appends their series to the Result."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .runner import Phase
+
+
+def crypto_phase(rows, params) -> Phase:
+    from ..measure import crypto as C
+    return Phase(rows, lambda r: f"{r.alg.name} {r.op}" + (f" {r.size_bytes} B" if r.alg.bulk else ""),
+                 lambda items, doc, run, progress: C.run_crypto(items, params, doc, run, progress))
+
+
+def handshake_phase(configs, hp, seed: int = 1) -> Phase:
+    from ..measure import handshake as H
+    return Phase(configs, lambda c: f"{c.label} @ {c.server}" + ("" if c.network == "loopback" else f" / {c.network}"),
+                 lambda items, doc, run, progress: H.run_handshakes(items, hp, doc, run, progress, seed))
+
+
+def signer_phase(profiles, keys, modes, sp) -> Phase:
+    from ..measure import signer as S
+    items = [(pr, kt, m) for pr in profiles for kt in keys for m in modes]
+    return Phase(items, lambda it: f"{it[0]} {it[1]} {it[2]}",
+                 lambda _items, doc, run, progress: S.run_signer(profiles, keys, modes, sp, doc, run, progress))
+
+
+def jwt_phase(profiles, keys, sp, lifetime_s: int, networks=("loopback",)) -> Phase:
+    from ..measure import signer as S
+    nets = list(networks)
+    return Phase(S.jwt_items(profiles, keys, nets), S.jwt_item_label,
+                 lambda _i, doc, run, progress: S.run_jwt(profiles, keys, sp, doc, run, progress, lifetime_s,
+                                                          networks=nets))
+
+
+def connect_phase(configs, cp) -> Phase:
+    from ..measure import connect as C
+    return Phase(configs, lambda c: c.label,
+                 lambda items, doc, run, progress: C.run_connect(items, cp, doc, run, progress))
+
+
+def cortexm_phase(targets: list[str], table_file: str | None) -> Phase:
+    """Instruction counts of the MACs on Cortex-M cores under QEMU; a failure (no emulator, no
+    cross compiler) becomes a failed series per target with its reason."""
+    from ..measure import cortexm as CM
+
+    def runner(items, doc, run, progress):
+        for t in items:
+            progress("start", t, 0, len(items), None)
+        try:
+            table = CM.measure(tuple(items))
+        except CM.CortexMError as exc:
+            from ..core import result as R
+            for t in items:
+                s = R.new_series(f"cortexm/{t}", kind="cortexm", labels={"target": t, "note": CM.LABEL},
+                                 timer={"name": "instructions per tag", "start": "mark", "end": "mark"})
+                R.add_failure(s, str(exc))
+                doc["series"].append(s)
+        else:
+            doc["series"] += CM.to_series(table)
+            doc["analysis"]["cortexm"] = table
+            text = json.dumps(table, indent=1, sort_keys=True) + "\n"
+            run.write_text("cortexm.json", text)
+            if table_file:
+                from ..core.store import atomic_write
+                atomic_write(Path(table_file), text)
+        run.save(doc)
+        for t in items:
+            progress("done", t, 0, len(items), None)
+
+    return Phase(targets, lambda t: f"Cortex-M {t} under QEMU", runner)
+
+
+def analysis_phase(label: str, key: str, value) -> Phase:
+    """A phase that only stores a computed analysis (e.g. the CAN bus model) in the Result."""
+    def runner(items, doc, run, progress):
+        progress("start", items[0], 0, 1, None)
+        doc["analysis"][key] = value
+        progress("done", items[0], 0, 1, None)
+    return Phase([label], lambda x: x, runner)

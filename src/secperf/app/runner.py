@@ -1,0 +1,128 @@
+"""Running measuring phases into one Result: the run directory, progress, signals, analyses,
+exports and the terminal summary. The CLI builds the phases; this module runs them.
+
+A phase is a list of items (series to measure), a label per item for the progress bar, and a runner
+that appends series to the Result and saves it after each one (so an interrupted run keeps what it
+measured)."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ..core import host, result as R
+from ..core.errors import EXIT_FAILURES, EXIT_OK
+from ..core.store import RunStore
+from .signals import Interrupted, interruptible
+
+
+@dataclass
+class Output:
+    """Where and how a run reports: the results directory, JSON on stdout, a CSV copy, the HTML
+    report, the failure share that still counts as success, and the command line to record."""
+    out: str = "results"
+    json: bool = False
+    csv: str | None = None
+    no_report: bool = False
+    max_failure_share: float = 0.0
+    figures: str | None = None
+    command: list[str] = field(default_factory=lambda: ["secperf"])
+
+
+class Phase:
+    """One measuring step of a command: items to measure, how to label one, and the runner."""
+
+    def __init__(self, items, label: Callable, runner: Callable):
+        self.items, self.label, self.runner = list(items), label, runner
+
+
+def add_analyses(doc: dict, params: dict) -> None:
+    """Answers computed from the measured rows (study S5's questions, the strength table)."""
+    from ..model import crypto_questions as Q
+    if any(s.get("kind") == "crypto" for s in doc["series"]):
+        doc["analysis"]["s5"] = Q.answers(doc)
+        if params.get("strength"):
+            doc["analysis"]["strength"] = {"security_bits": params["strength"],
+                                           "rows": Q.strength_table(doc, params["strength"])}
+
+
+def measure_and_write(kind: str, params: dict, phases: list[Phase], output: Output) -> int:
+    """Run the phases into a new run directory; write result.json (after every series), the CSV,
+    the HTML report and figures; print the tables. Returns the exit code."""
+    from ..report import terminal
+
+    con = terminal.err_console()
+    run = output_store(output).create(kind)
+    doc = R.new_result(kind=kind, command=output.command, params=params, host=host.collect(), run_id=run.run_id)
+    run.save(doc)
+    total = sum(len(ph.items) for ph in phases)
+    if not output.json:
+        con.print(f"[bold]secperf {kind}[/bold]: {total} series → {run.dir}")
+
+    status, code = "complete", EXIT_OK
+    try:
+        with interruptible(), terminal.progress_bar(con, total, "measuring") as update:
+            for ph in phases:
+                def progress(event, item, i, n, series, ph=ph):
+                    if event == "start":
+                        update(ph.label(item))
+                    else:
+                        update(advance=1)
+                ph.runner(ph.items, doc, run, progress)
+    except Interrupted as sig:
+        status, code = "interrupted", sig.exit_code
+    add_analyses(doc, params)
+    failed = [s for s in doc["series"] if s["status"] in ("failed", "partial")]
+    R.finish(doc, status)
+    run.save(doc)
+    write_outputs(doc, run, output)
+    if output.json:
+        sys.stdout.write(R.dumps(doc))
+    else:
+        print_tables(doc, params)
+        con.print(f"result: {run.result_path}" + ("" if output.no_report else f"\nreport: {run.report_path}"))
+    if status == "interrupted":
+        con.print(f"[yellow]run interrupted[/yellow]; the partial result is in {run.result_path}")
+        return code
+    share = len(failed) / max(1, len(doc["series"]))
+    if failed and share > output.max_failure_share:
+        con.print(f"[red]{len(failed)} of {len(doc['series'])} series had failures[/red] "
+                  f"(first: {failed[0]['id']}: {failed[0]['failures'][-1]['reason']})")
+        return EXIT_FAILURES
+    return EXIT_OK
+
+
+def output_store(output: Output) -> RunStore:
+    return RunStore(output.out)
+
+
+def write_outputs(doc: dict, run, output: Output) -> None:
+    """The CSV copy, the HTML report and the figures, as the options ask."""
+    if output.csv:
+        from ..report.export import write_csv
+        write_csv(doc, Path(output.csv))
+    if not output.no_report:
+        from ..report.html import render
+        run.write_text("report.html", render(doc))
+    if output.figures:
+        from ..report.figures import write_figures
+        write_figures(doc, Path(output.figures))
+
+
+def print_tables(doc: dict, params: dict) -> None:
+    """Every terminal table the Result has rows for."""
+    from ..report import terminal, terminal_mac
+    out = terminal.out_console()
+    for t in (terminal.crypto_tables(doc) + terminal.handshake_tables(doc) + terminal.signer_tables(doc)
+              + terminal.connect_tables(doc)):
+        out.print(t)
+    if doc["analysis"].get("strength"):
+        out.print(terminal.strength_table(doc["analysis"]["strength"]["rows"], params["strength"]))
+    if doc["analysis"].get("s5"):
+        out.print(terminal.answers_table(doc["analysis"]["s5"]))
+    if doc["analysis"].get("cortexm"):
+        out.print(terminal_mac.cortexm_table(doc["analysis"]["cortexm"]))
+    for t in terminal_mac.can_tables(doc["analysis"]["can"]) if doc["analysis"].get("can") else []:
+        out.print(t)

@@ -1,0 +1,82 @@
+"""`secperf run`: a scenario (spec/scenario.py validates it) turned into measuring phases."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..spec import scenario as SC
+from . import links, phases as P
+from .connect import connect_configs
+from .options import MeasureOptions, crypto_params, handshake_params
+from .runner import Output, measure_and_write
+
+
+def handshake_configs(scn: dict) -> list:
+    """[handshake] experiments = [...], servers = [...], networks = [...]: the configurations to
+    measure (may be none), each experiment on each server over each network."""
+    from ..measure import handshake as H
+    hs = scn.get("handshake")
+    if not hs:
+        return []
+    SC.check_keys(scn, "handshake", {"experiments", "servers", "n", "warmup", "timeout_ms", "networks"})
+    out, seen = [], set()
+    nets = SC.networks_setting(scn, "handshake")
+    name = scn.get("name", "?")
+    for sv, net in ((sv, net) for net in nets for sv in hs.get("servers", ["probe"])):
+        if sv not in H.SERVERS:
+            raise SC.ScenarioError(f"scenario {name}: [handshake] servers: unknown server {sv!r}; "
+                                   f"known: {', '.join(H.SERVERS)}")
+        for exp in hs.get("experiments", []):
+            try:
+                configs = H.experiment(exp)
+            except H.HandshakeError as exc:
+                raise SC.ScenarioError(f"scenario {name}: [handshake] experiments: {exc}") from None
+            for c in configs:
+                c = replace(c, server=sv, network=net)
+                if c.series_id not in seen:
+                    seen.add(c.series_id)
+                    out.append(c)
+    return out
+
+
+def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> int:
+    """Measure everything a scenario names, in one Result; links this machine cannot build are
+    skipped with their reason (see links.links_unavailable)."""
+    from ..measure import connect as C, signer as S
+    scn = SC.load(name_or_path)
+    rows = SC.crypto_rows(scn)
+    params = crypto_params(opts, scn["crypto"])
+    phases = [P.crypto_phase(rows, params)]
+    hs = handshake_configs(scn)
+    jw = SC.signer_settings(scn, "jwt")
+    cs = SC.connect_settings(scn)
+    skipped = links.links_unavailable([c.network for c in hs] + [*(jw or {}).get("networks", []),
+                                                                *(cs or {}).get("networks", [])])
+    if skipped:
+        hs = [c for c in hs if c.network not in skipped["networks"]]
+        for sec in (jw, cs):
+            if sec:
+                sec["networks"] = [n for n in sec["networks"] if n not in skipped["networks"]]
+        jw = jw if jw and jw["networks"] else None
+        cs = cs if cs and cs["networks"] else None
+    hp = None
+    if hs:
+        hp = handshake_params(opts, scn.get("handshake", {}))
+        phases.append(P.handshake_phase(hs, hp))
+    extra = {"skipped_links": skipped} if skipped else {}
+    sg = SC.signer_settings(scn, "signer")
+    if sg:
+        sp = S.SignerParams(n=opts.n or sg["n"], warmup=sg["warmup"], seed=opts.seed)
+        phases.append(P.signer_phase(sg["profiles"], sg["keys"], sg["modes"], sp))
+        extra["signer"] = {**sg, **sp.as_dict()}
+    if jw:
+        jp = S.SignerParams(n=opts.n or jw["n"], warmup=jw["warmup"], seed=opts.seed)
+        phases.append(P.jwt_phase(jw["profiles"], jw["keys"], jp, jw["lifetime_s"], jw["networks"]))
+        extra["jwt"] = {**jw, **jp.as_dict()}
+    if cs:
+        cfgs = connect_configs(cs["protocols"], cs["keys"], cs["handshakes"], [], ["mtls"], networks=cs["networks"])
+        cp = C.ConnectParams(n=opts.n or cs["n"], warmup=cs["warmup"], seed=opts.seed)
+        phases.append(P.connect_phase(cfgs, cp))
+        extra["connect"] = {**cs, **cp.as_dict()}
+    return measure_and_write("run", {"scenario": scn.get("name", name_or_path), "crypto": params.as_dict(),
+                                     "handshake": hp.as_dict() if hp else None, **extra}, phases, output)

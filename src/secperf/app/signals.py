@@ -1,0 +1,39 @@
+"""Interruption: Ctrl-C (SIGINT) and SIGTERM end a run cleanly. Both raise `Interrupted` inside
+the measuring loop so every `with` block (servers, links, tokens) unwinds and the partial Result is
+saved; the exit code follows the shell convention, 128 + the signal number (130, 143)."""
+
+from __future__ import annotations
+
+import signal
+from contextlib import contextmanager
+
+from ..core.errors import EXIT_SIGINT, EXIT_SIGTERM
+
+
+class Interrupted(KeyboardInterrupt):
+    """The run was interrupted by a signal; `exit_code` is 130 (SIGINT) or 143 (SIGTERM)."""
+
+    def __init__(self, signum: int = signal.SIGINT):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+        self.exit_code = EXIT_SIGTERM if signum == signal.SIGTERM else EXIT_SIGINT
+
+
+def _raise(signum, _frame):
+    raise Interrupted(signum)
+
+
+@contextmanager
+def interruptible():
+    """Turn SIGINT and SIGTERM into `Interrupted` for the duration of the block. A plain
+    KeyboardInterrupt raised before the handler was installed is treated as SIGINT."""
+    old = {s: signal.signal(s, _raise) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    except Interrupted:
+        raise
+    except KeyboardInterrupt:
+        raise Interrupted(signal.SIGINT) from None
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)

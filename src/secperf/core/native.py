@@ -1,0 +1,48 @@
+"""Where the native tools are: the probe, the secure-element shim, the link relay and friends.
+
+Lookup order: an environment variable naming the file, else the copy installed inside the package
+(secperf/bin, secperf/lib), else a local CMake build, else PATH (executables only)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from .errors import SetupError
+
+PROBE_NAME = "secperf-probe"
+SHIM_NAME = "libsecperf_se_shim.so"
+
+
+class ProbeNotFound(SetupError):
+    """A native tool is missing: build it with `make build`."""
+
+
+def find_native(name: str, kind: str = "bin", env: str | None = None, build_subdir: str = "native/probe") -> Path:
+    """A native artefact: $ENV, else the copy installed inside the package (secperf/bin or
+    secperf/lib), else a local CMake build, else PATH (executables only)."""
+    if env and os.environ.get(env):
+        p = Path(os.environ[env])
+        if p.is_file():
+            return p
+        raise ProbeNotFound(f"{env}={p} is not a file")
+    pkg = Path(__file__).resolve().parents[1]
+    candidates = [pkg / kind / name] + sorted(pkg.parents[1].glob(f"build/*/{build_subdir}/{name}"))
+    for c in candidates:
+        if c.is_file() and (kind != "bin" or os.access(c, os.X_OK)):
+            return c
+    which = shutil.which(name) if kind == "bin" else None
+    if which:
+        return Path(which)
+    raise ProbeNotFound(f"{name} not found: build it with `make build`" + (f" (or set {env})" if env else ""))
+
+
+def find_probe() -> Path:
+    """$SECPERF_PROBE, else the copy installed inside the package, else a local CMake build."""
+    return find_native(PROBE_NAME, "bin", "SECPERF_PROBE")
+
+
+def find_shim() -> Path:
+    """The secure-element latency shim (a PKCS#11 module)."""
+    return find_native(SHIM_NAME, "lib", "SECPERF_SE_SHIM", "native/se_shim")

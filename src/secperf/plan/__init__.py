@@ -1,0 +1,1 @@
+"""Communication-pattern verdicts and the measures that change them (reads model/sim output only)."""

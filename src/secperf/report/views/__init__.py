@@ -1,0 +1,1 @@
+"""Row models of the connect and handshake tables, shared by the terminal and the HTML report."""

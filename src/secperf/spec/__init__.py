@@ -1,0 +1,1 @@
+"""Everything a user writes or picks: scenarios, algorithms and strengths, links, secure elements, devices."""
