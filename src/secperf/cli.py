@@ -169,6 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="smallest relative median change that counts (default 0.02)")
     cp.add_argument("--json", action="store_true", help="print the comparison as JSON")
     _netem_parser(sub)
+    from . import subcommands
+    for mod in subcommands.load():
+        mod.add_arguments(sub.add_parser(mod.NAME, help=mod.HELP))
     return ap
 
 
@@ -378,8 +381,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         ap.print_help(sys.stderr)
         return EXIT_BAD_INPUT
+    from . import subcommands
+    handlers = {**COMMANDS, **{m.NAME: m.run for m in subcommands.load()}}
     try:
-        return COMMANDS[args.command](args)
+        return handlers[args.command](args)
     except SecperfError as exc:  # anticipated: one line naming what was wrong and what to do
         print(f"secperf {args.command}: error: {exc}", file=sys.stderr)
         return exc.exit_code
