@@ -18,6 +18,27 @@ def _link_problem() -> str | None:
 LINK_PROBLEM = _link_problem()
 needs_links = pytest.mark.skipif(LINK_PROBLEM is not None, reason=f"cannot emulate links here: {LINK_PROBLEM}")
 
+# As root with /dev/net/tun present, every link and root test can run: a skip there hides a broken
+# set-up (a missing package, a relay that failed to build), so it is turned into a failure.
+CAPABLE = os.geteuid() == 0 and os.path.exists("/dev/net/tun")
+SKIP_IS_FAILURE_WORDS = ("emulate links", "root", "rootless tests", "TUN")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    if not CAPABLE or not rep.skipped or item.get_closest_marker("may_skip"):
+        return
+    reason = str(rep.longrepr[-1]) if isinstance(rep.longrepr, tuple) else str(rep.longrepr)
+    if any(w in reason for w in SKIP_IS_FAILURE_WORDS):
+        rep.outcome = "failed"
+        rep.longrepr = f"skipped as root with /dev/net/tun present, where it must run: {reason}"
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "may_skip: a skip that is legitimate even as root with TUN (says why)")
+
 # A secure-element profile for tests: every signature takes exactly 100 ms (sleeping), so its
 # effect on a handshake, a tunnel or a connection is known in advance.
 SLOW_SIGN = """
@@ -59,7 +80,25 @@ def run_cli(*args, cwd=None, timeout=600, env=None):
     pass dict(os.environ) to hand over this process's view of it: the one the C library holds
     can differ, e.g. COLUMNS=80 inside pytest)."""
     exe = shutil.which("secperf", path=str(Path(sys.executable).parent)) or "secperf"
-    return subprocess.run([exe, *args], capture_output=True, text=True, cwd=cwd, timeout=timeout, env=env)
+    p = subprocess.run([exe, *args], capture_output=True, text=True, cwd=cwd, timeout=timeout, env=env)
+    check_results_written(args, p, cwd)
+    return p
+
+
+def check_results_written(args, p, cwd=None) -> None:
+    """Every Result a test produces must match the published schema (secperf schema result)."""
+    import json
+    from secperf.core.result import check_schema
+    args = [str(a) for a in args]
+    if "--out" in args:
+        out = Path(args[args.index("--out") + 1])
+        out = out if out.is_absolute() or cwd is None else Path(cwd) / out
+        for res in sorted(out.glob("*/result.json")):
+            check_schema(json.loads(res.read_text()), str(res))
+    if "--json" in args and p.returncode in (0, 1) and p.stdout.lstrip().startswith("{"):
+        doc = json.loads(p.stdout)
+        if doc.get("schema") == "secperf.result":
+            check_schema(doc, "stdout")
 
 
 def chromium_exe() -> str:

@@ -166,3 +166,41 @@ def test_piped_tables_are_wide_unless_columns_says_otherwise():
     assert 80 < max(len(line) for line in wide.stdout.splitlines()) <= PIPED_WIDTH
     narrow = run_cli("crypto", "--list", env={**env, "COLUMNS": "80"})
     assert narrow.returncode == 0 and max(len(line) for line in narrow.stdout.splitlines()) <= 80
+
+
+@pytest.mark.parametrize("body,named", [
+    ('[crypto]\nn = "three"\n', "[crypto].n"),
+    ('crypto = "yes"\n', "[crypto]: must be a table"),
+    ('[crypto]\nduration_s = inf\n', "[crypto].duration_s"),
+    ('[crypto]\n[cryptoo]\n', "unknown keys ['cryptoo']"),
+    ('[handshake]\nn = 100000000000000000\n', "[handshake].n"),
+    ('name = "empty"\n', "nothing to run"),
+    ('[connect]\nwarmup = -1\n', "[connect].warmup"),
+])
+def test_scenario_schema_errors_name_the_key_path(tmp_path, body, named):
+    scn = tmp_path / "s.toml"
+    scn.write_text(body)
+    p = run_cli("run", "--scenario", str(scn), "--out", str(tmp_path / "r"))
+    assert p.returncode == 2, p.stderr
+    assert named in p.stderr and "Traceback" not in p.stderr
+    assert not (tmp_path / "r").exists() or not any((tmp_path / "r").iterdir())
+
+
+def test_scenario_with_only_a_handshake_table_runs(tmp_path):
+    scn = tmp_path / "hs.toml"
+    scn.write_text('name = "hs"\n[handshake]\nexperiments = ["versions"]\nn = 2\nwarmup = 0\n')
+    p = run_cli("run", "--scenario", str(scn), "--out", str(tmp_path / "r"), "--json", "--no-report")
+    assert p.returncode == 0, p.stderr
+    assert [s["kind"] for s in json.loads(p.stdout)["series"]] == ["handshake", "handshake"]
+
+
+def test_schema_command_prints_the_result_schema():
+    p = run_cli("schema", "result")
+    assert p.returncode == 0
+    assert json.loads(p.stdout)["title"] == "secperf Result"
+
+
+@pytest.mark.parametrize("flag", ["--duration", "--min-sample-us"])
+def test_float_options_refuse_infinity(flag, tmp_path):
+    p = run_cli("crypto", "--alg", "sha256", flag, "inf", "--out", str(tmp_path))
+    assert p.returncode == 2 and flag in p.stderr and "Traceback" not in p.stderr

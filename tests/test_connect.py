@@ -373,3 +373,31 @@ def test_cli_connect_curl_over_a_link(tmp_path):
     assert [n["rtt_ms"] for n in doc["params"]["networks"]] == [20.0]
     assert s["summary"]["min_us"] >= 3 * 20_000 - 500  # TCP, TLS 1.3, GET/response
     assert s["derived"]["link"]["up"]["delayed"] > 0
+
+
+BUSY_SIGN = SLOW_SIGN.replace("slow-sign", "busy-sign").replace('wait = "sleep"', 'wait = "busy"')
+
+
+def test_busy_secure_element_time_lands_on_the_client_certificate_verify(lab, tmp_path):
+    """Per-message attribution: a secure element that keeps the CPU busy for 100 ms per signature
+    (busy-poll, like study S3's ISA card) makes the client's CertificateVerify (sent) cost 100 ms of
+    CPU, and no other message."""
+    root, _pki, prof = lab
+    prof2 = tmp_path / "busy.toml"
+    prof2.write_text(prof.read_text() + BUSY_SIGN)
+    cfg = C.ConnectConfig("https", "se:busy-sign")
+    p = C.ConnectParams(n=2, warmup=1, workdir=tmp_path, pki_root=root / "pki", profiles_path=prof2,
+                        timeout_ms=3000)
+    doc = R.new_result(kind="connect", command=[], params={}, host={}, run_id="t")
+    C.run_connect([cfg], p, doc)
+    s = doc["series"][0]
+    assert s["status"] == "ok", s["failures"][:2]
+    for c in s["samples"]:
+        per = {}
+        for m in c["messages"]:
+            k = f"{m['event']} ({m['dir']})"
+            per[k] = per.get(k, 0.0) + float(m["cpu_us"])
+        heaviest = max(per, key=per.get)
+        assert heaviest == "CertificateVerify (sent)", per
+        assert per[heaviest] >= 90_000, per
+        assert sum(v for k, v in per.items() if k != heaviest) < 50_000, per

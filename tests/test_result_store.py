@@ -4,6 +4,7 @@ import json
 import os
 
 import pytest
+from pathlib import Path
 
 from secperf.core import compare, host, result as R
 from secperf.core.store import RunStore
@@ -119,3 +120,70 @@ def test_compare_says_faster_slower_or_no_difference():
     assert compare.compare(base, faster)["rows"][0]["verdict"] == "faster"
     assert compare.compare(faster, base)["rows"][0]["verdict"] == "slower"
     assert compare.compare(base, same)["rows"][0]["verdict"] == "no significant difference"
+
+
+def test_version_1_results_still_load_and_render(tmp_path):
+    from secperf.report.html import render
+    doc = make_doc()
+    doc["schema_version"] = 1
+    doc.pop("owner", None)
+    doc["status"] = "complete"
+    (tmp_path / "v1.json").write_text(json.dumps(doc))
+    back = R.load(tmp_path / "v1.json")
+    assert back["schema_version"] == 1
+    assert "<html" in render(back).lower()
+
+
+def test_a_result_with_a_wrongly_typed_summary_is_rejected_by_the_schema(tmp_path):
+    doc = make_doc()
+    doc["series"][0]["summary"]["p50_us"] = "fast"
+    (tmp_path / "r.json").write_text(json.dumps(doc))
+    with pytest.raises(R.ResultError, match=r"series\.0\.summary\.p50_us"):
+        R.load(tmp_path / "r.json")
+
+
+def test_published_schema_accepts_a_real_result_and_names_its_fields():
+    from secperf.core.result_schema import json_schema
+    schema = json_schema()
+    assert {"schema", "schema_version", "series", "status"} <= set(schema["required"])
+    assert "abandoned" in json.dumps(schema["properties"]["status"])
+    R.check_schema(json.loads(R.dumps(make_doc())))
+
+
+def test_a_run_whose_process_died_is_marked_abandoned_by_the_next_run(tmp_path):
+    import subprocess
+    import sys
+    from secperf.core.store import RunStore
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    store = RunStore(tmp_path)
+    run = store.create("crypto")
+    doc = make_doc()
+    doc["status"] = "running"
+    doc["owner"] = {"pid": int(dead), "start_ticks": 1}
+    run.save(doc)
+    alive = store.create("crypto")
+    mine = make_doc()
+    mine["status"] = "running"
+    alive.save(mine)  # this process, still running: must stay `running`
+    store.create("crypto")
+    assert json.loads(run.result_path.read_text())["status"] == "abandoned"
+    assert json.loads(run.result_path.read_text())["series"] == json.loads(R.dumps(doc))["series"]
+    assert json.loads(alive.result_path.read_text())["status"] == "running"
+
+
+@pytest.mark.parametrize("make", ["file", "unwritable"])
+def test_out_that_cannot_hold_results_is_an_input_error_naming_out(tmp_path, make):
+    import os
+    from secperf.core.errors import InputError
+    from secperf.core.store import RunStore
+    target = tmp_path / "x"
+    if make == "file":
+        target.write_text("")
+    else:
+        target.mkdir()
+        os.chmod(target, 0o500)
+        if os.geteuid() == 0:
+            target = Path("/proc/self/x")  # root can write anywhere a mode allows; /proc refuses
+    with pytest.raises(InputError, match="--out"):
+        RunStore(target).create("crypto")

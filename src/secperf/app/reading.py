@@ -13,8 +13,13 @@ def report(result: str, output: str | None, figures: str | None = None) -> int:
     from ..core import result as R
     from ..core.store import atomic_write
     from ..report.html import render
+    from ..core.store import is_abandoned, mark_abandoned
     doc = R.load(result)
     src = Path(result)
+    if is_abandoned(doc):  # its process died while running: say so, in the file and the report
+        mark_abandoned(doc)
+        atomic_write(src / "result.json" if src.is_dir() else src, R.dumps(doc))
+        print(f"note: {result}: the run's process died before it finished; marked abandoned", file=sys.stderr)
     out = Path(output) if output else (src if src.is_dir() else src.parent) / "report.html"
     atomic_write(out, render(doc))
     print(f"report: {out}", file=sys.stderr)

@@ -45,8 +45,8 @@ def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> int
     from ..measure import connect as C, signer as S
     scn = SC.load(name_or_path)
     rows = SC.crypto_rows(scn)
-    params = crypto_params(opts, scn["crypto"])
-    phases = [P.crypto_phase(rows, params)]
+    params = crypto_params(opts, scn.get("crypto") or {})
+    phases = [P.crypto_phase(rows, params)] if rows else []
     hs = handshake_configs(scn)
     jw = SC.signer_settings(scn, "jwt")
     cs = SC.connect_settings(scn)
@@ -78,5 +78,5 @@ def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> int
         cp = C.ConnectParams(n=opts.n or cs["n"], warmup=cs["warmup"], seed=opts.seed)
         phases.append(P.connect_phase(cfgs, cp))
         extra["connect"] = {**cs, **cp.as_dict()}
-    return measure_and_write("run", {"scenario": scn.get("name", name_or_path), "crypto": params.as_dict(),
+    return measure_and_write("run", {"scenario": scn.get("name", name_or_path), "crypto": params.as_dict() if rows else None,
                                      "handshake": hp.as_dict() if hp else None, **extra}, phases, output)

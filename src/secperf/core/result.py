@@ -4,6 +4,9 @@ boundaries and host metadata. Everything downstream (report, compare, model) rea
 Schema history (bump SCHEMA_VERSION on any change a reader must know about):
   1  secperf 0.1.0 — first version: run header, host, params, series (labels, timer, raw samples,
      per-operation values in µs, summaries, derived rates, failures, status), analysis.
+  2  secperf 0.2.0 — the schema is published (`secperf schema result`, core/result_schema.py) and
+     checked with pydantic on load; run status "abandoned" (a run whose process died, found by a
+     later run); SIGTERM-interrupted runs exit 143. Version-1 files are still read (same shape).
 """
 
 from __future__ import annotations
@@ -17,10 +20,9 @@ from . import stats
 from .errors import InputError
 
 SCHEMA = "secperf.result"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
-RUN_STATUSES = ("running", "complete", "failed", "interrupted")
-SERIES_STATUSES = ("ok", "partial", "failed", "unsupported")  # unsupported: the library cannot run it
+from .result_schema import RUN_STATUSES, SERIES_STATUSES  # noqa: E402  (declared once, with the schema)
 
 
 class ResultError(InputError):
@@ -43,9 +45,15 @@ def new_result(*, kind: str, command: list[str], params: dict, host: dict, run_i
         "status": "running",
         "params": dict(params),
         "host": dict(host),
+        "owner": _owner(),
         "series": [],
         "analysis": {},
     }
+
+
+def _owner() -> dict:
+    from .store import owner_stamp
+    return owner_stamp()
 
 
 def new_series(series_id: str, *, kind: str, labels: dict, timer: dict) -> dict:
@@ -140,7 +148,22 @@ def validate(doc, where: str = "result") -> dict:
             raise ResultError(f"{w} ({s['id']}): 'values_us' must hold finite numbers")
         if not isinstance(s.get("timer"), dict) or not s["timer"].get("start") or not s["timer"].get("end"):
             raise ResultError(f"{w} ({s['id']}): 'timer' must name its start and end boundaries")
+    if version >= 2:
+        check_schema(doc, where)
     return doc
+
+
+def check_schema(doc: dict, where: str = "result") -> None:
+    """The typed schema (core/result_schema.py): every named field with its type and range."""
+    from pydantic import ValidationError
+
+    from .result_schema import Result
+    try:
+        Result.model_validate(doc)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        path = ".".join(str(p) for p in err["loc"])
+        raise ResultError(f"{where}: {path}: {err['msg']} ({len(exc.errors())} problem(s) in all)") from None
 
 
 def dumps(doc: dict) -> str:

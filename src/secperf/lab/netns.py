@@ -65,6 +65,7 @@ import time
 from pathlib import Path
 
 from ..core.paths import private_dir, secperf_home
+from ..core.jsonlines import parse_lines
 from ..core.native import find_native
 from ..spec import netspec as NS
 from .nsholder import netns_pids  # the holder's own scan (it runs stdlib-only, as a script)
@@ -520,11 +521,8 @@ class Link:
             return ""
 
     def _reader(self, proc: subprocess.Popen) -> None:
-        for line in proc.stdout:
-            try:
-                self._lines.put(json.loads(line))
-            except json.JSONDecodeError:
-                continue
+        for msg in parse_lines(proc.stdout):
+            self._lines.put(msg)
 
     def _next_line(self, kind: str, timeout_s: float) -> dict | None:
         deadline = time.monotonic() + timeout_s

@@ -8,7 +8,6 @@ stopped at interpreter exit)."""
 from __future__ import annotations
 
 import atexit
-import json
 import os
 import queue
 import re
@@ -22,6 +21,7 @@ import time
 from pathlib import Path
 
 from ..core.paths import private_dir
+from ..core.jsonlines import parse_line
 from ..core.native import find_probe
 from .pki import CertSet
 from ..core.errors import MeasurementError
@@ -181,9 +181,8 @@ class ProbeServer(Service):
         proc = self._spawn(argv + self.args, stdout=subprocess.PIPE)
 
         def on_line(line: str):
-            try:
-                msg = json.loads(line)
-            except json.JSONDecodeError:
+            msg = parse_line(line)
+            if msg is None:
                 return None
             if msg.get("type") == "server_conn":
                 self.conns.put(msg)
@@ -321,11 +320,8 @@ class JwtServer(Service):
         proc = self._spawn(argv, stdout=subprocess.PIPE)
 
         def on_line(line: str):
-            try:
-                msg = json.loads(line)
-            except json.JSONDecodeError:
-                return None
-            return msg if msg.get("type") == "listening" else None
+            msg = parse_line(line)
+            return msg if msg and msg.get("type") == "listening" else None
         msg = watch_stdout(proc, on_line, 15)
         if not msg:
             raise self.fail("did not report a listening port within 15 s")

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from ..core import result as R
 from ..core import stats
+from ..core.jsonlines import parse_lines
 from ..core.paths import private_dir, write_private
 from ..lab.pki import LabPKI
 from ..lab.services import LOOPBACK, Nginx, ServiceError
@@ -679,11 +680,7 @@ def _paho_run(cfg, p, port, certs, km, s, dial: Dial) -> None:
     except subprocess.TimeoutExpired:
         R.add_failure(s, f"paho-mqtt worker did not finish within {budget:.0f} s")
         return None
-    for line in r.stdout.splitlines():
-        try:
-            c = json.loads(line)
-        except json.JSONDecodeError:
-            continue
+    for c in parse_lines(r.stdout):
         if c.get("type") == "error":
             R.add_failure(s, c.get("reason", "paho-mqtt worker failed"))
             continue

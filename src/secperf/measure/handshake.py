@@ -11,7 +11,6 @@ handshake message. One configuration becomes one Result series:
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import time
@@ -21,6 +20,7 @@ from pathlib import Path
 
 from ..core import host, result as R
 from ..core import stats
+from ..core.jsonlines import parse_lines
 from ..lab.pki import LabPKI
 from ..lab.services import Nginx, ProbeServer, SServer, ServiceError
 from ..spec import netspec as NS
@@ -238,11 +238,7 @@ def run_client(args: list[str], timeout_s: float, prefix: list[str] | None = Non
     except subprocess.TimeoutExpired:
         return None, [], f"probe client did not finish within {timeout_s:.0f} s"
     meta, conns, err = None, [], None
-    for line in proc.stdout.splitlines():
-        try:
-            msg = json.loads(line)
-        except json.JSONDecodeError:
-            continue
+    for msg in parse_lines(proc.stdout):
         if msg.get("type") == "meta":
             meta = msg
         elif msg.get("type") == "conn" and not msg.get("warmup"):

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.native import PROBE_NAME, SHIM_NAME, ProbeNotFound, find_native, find_probe, find_shim  # noqa: F401 (re-exported)
+from ..core.errors import MeasurementError
+from ..core.jsonlines import parse_line, parse_lines
 from ..core.paths import private_dir, secperf_home
 
 @dataclass
@@ -67,9 +68,8 @@ def run_speed(args: list[str], *, setup_timeout_s: float, run_timeout_s: float,
             line = line.strip()
             if not line:
                 continue
-            try:
-                msg = json.loads(line)
-            except json.JSONDecodeError:
+            msg = parse_line(line)
+            if msg is None:
                 buf += line + "\n"
                 continue
             kind = msg.get("type")
@@ -109,9 +109,8 @@ def probe_json(args: list[str], timeout_s: float = 600) -> dict:
     proc = subprocess.run([str(find_probe()), *args], capture_output=True, text=True,
                           timeout=timeout_s)
     if proc.returncode != 0:
-        raise RuntimeError(proc.stderr.strip() or proc.stdout.strip() or
+        raise MeasurementError(proc.stderr.strip() or proc.stdout.strip() or
                            f"{PROBE_NAME} {' '.join(args)} exited with {proc.returncode}")
-    for line in proc.stdout.splitlines():
-        if line.strip():
-            return json.loads(line)
-    raise RuntimeError(f"{PROBE_NAME} {' '.join(args)} printed nothing")
+    for msg in parse_lines(proc.stdout):
+        return msg
+    raise MeasurementError(f"{PROBE_NAME} {' '.join(args)} printed nothing")

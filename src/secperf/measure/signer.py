@@ -26,6 +26,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, padding
 
 from ..core import result as R
+from ..core.jsonlines import parse_lines
 from ..core import stats
 from ..core.paths import private_dir
 from .probe import find_shim
@@ -108,13 +109,7 @@ def measure_local(profile: str, key: dict, p: SignerParams, pki) -> list[dict]:
 def read_log(path: Path) -> list[dict]:
     if not path.exists():
         return []
-    calls = []
-    for line in path.read_text().splitlines():
-        try:
-            calls.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return calls
+    return list(parse_lines(path.read_text()))
 
 
 def per_call_breakdown(iters: list[dict], calls: list[dict]) -> dict:
@@ -171,12 +166,8 @@ def _run_worker(job: dict, env: dict, s: dict, prefix: list[str] | None = None) 
         R.add_failure(s, f"worker did not finish within {budget} s")
         return []
     iters = []
-    for line in proc.stdout.splitlines():
-        try:
-            msg = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if msg["type"] == "error":
+    for msg in parse_lines(proc.stdout):
+        if msg.get("type") == "error":
             R.add_failure(s, msg["reason"])
         elif msg["type"] == "iter" and not msg["warmup"]:
             if msg["ok"]:

@@ -15,7 +15,7 @@ h3{font-size:1.05em;margin-top:1.4em}
 table{border-collapse:collapse;margin:.6em 0;font-size:12.5px} th,td{padding:3px 7px;border-bottom:1px solid #eee;text-align:right;vertical-align:top}
 th{background:#f5f5f5} td.l,th.l{text-align:left}
 .meta td{text-align:left} .muted{color:#777} .fail{color:#b00020} .warn{color:#a65f00}
-.status-complete{color:#067d17} .status-interrupted,.status-running{color:#a65f00} .status-failed{color:#b00020}
+.status-complete{color:#067d17} .status-interrupted,.status-running,.status-abandoned{color:#a65f00} .status-failed{color:#b00020}
 figure{margin:1em 0} figcaption{font-size:12px;color:#555;max-width:760px}
 .answers td{text-align:left} .answers td:first-child{font-weight:600;width:28%}
 code{background:#f3f3f3;padding:0 3px}

@@ -6,8 +6,9 @@ import tomllib
 from importlib import resources
 from pathlib import Path
 
-from .algorithms import Row, SelectionError, select
 from ..core.errors import InputError
+from .algorithms import Row, SelectionError, select
+from .schema import validate_scenario
 
 
 class ScenarioError(InputError):
@@ -36,12 +37,17 @@ def load(name_or_path: str) -> dict:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"scenario {name_or_path}: invalid TOML: {exc}") from None
-    if "crypto" not in doc:
-        raise ScenarioError(f"scenario {name_or_path}: needs a [crypto] table (the only kind so far)")
+    try:
+        validate_scenario(doc)
+    except InputError as exc:
+        raise ScenarioError(f"scenario {name_or_path}: {exc}") from None
     return doc
 
 
 def crypto_rows(scn: dict, strength: int | None = None) -> list[Row]:
+    """The [crypto] selection's rows (none when the scenario has no [crypto] table)."""
+    if "crypto" not in scn:
+        return []
     sel = scn["crypto"].get("select") or [{}]
     rows: list[Row] = []
     seen: set[str] = set()
