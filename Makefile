@@ -5,7 +5,7 @@ BOOT := $(VENV)/.secperf-bootstrap
 BUILT := $(VENV)/.secperf-built
 SOURCES := $(shell find src native -type f \( -name '*.py' -o -name '*.c' -o -name '*.h' -o -name '*.toml' -o -name 'CMakeLists.txt' \) 2>/dev/null) CMakeLists.txt pyproject.toml
 
-.PHONY: bootstrap build demo test test-all bench clean
+.PHONY: bootstrap build demo test test-slow test-all bench clean
 
 $(BOOT): scripts/bootstrap pyproject.toml
 	scripts/bootstrap
@@ -25,6 +25,10 @@ demo: build
 
 test: build
 	$(PY) -m pytest -q
+
+# the tests marked slow (> 10 s each): fidelity checks CI runs after `make test`
+test-slow: build
+	$(PY) -m pytest -q -m slow
 
 test-all: build
 	$(PY) -m pytest -q -m ''

@@ -62,6 +62,7 @@ def test_device_profiles_hold_the_counts_this_toolchain_measures(table):
             assert stored == measured, (tname, mac)
 
 
+@pytest.mark.slow  # > 10 s: runs in `make test-slow` (CI runs it after `make test`)
 def test_one_command_writes_the_same_table_twice(tmp_path):
     from conftest import run_cli
     files = []

@@ -588,6 +588,7 @@ def test_lossy_links_get_time_for_retransmission_back_off():
     assert LOSS_BACKOFF_MS >= 1000 + 2000 + 4000  # three doubled 1 s timeouts (DTLS flight, TCP SYN)
 
 
+@pytest.mark.slow  # > 10 s: runs in `make test-slow` (CI runs it after `make test`)
 @needs_links
 def test_dtls_over_a_lossy_link_measures_slow_handshakes_and_resends_lost_requests(tmp_path):
     """Over 10% loss each way, DTLS loses handshake flights (resent by OpenSSL after 1, 2, 4 s) and

@@ -48,6 +48,7 @@ def _key(token, kt="ecdsa-p256"):
     return next(k for k in token.keys() if k["key_type"] == kt)
 
 
+@pytest.mark.slow  # > 10 s: runs in `make test-slow` (CI runs it after `make test`)
 def test_iot_safe_sim_reproduces_s2_medians(lab, tmp_path):
     root, _pki, token = lab
     prof = get_profile("iot-safe-sim")
@@ -82,6 +83,7 @@ FIXED_20 = FAST.replace("profiles.fast", "profiles.fixed20").replace(
     'dist = "lognormal"\nmedian = 20.0\nsigma = 0.25', 'dist = "fixed"\nvalue = 20.0')
 
 
+@pytest.mark.slow  # > 10 s: runs in `make test-slow` (CI runs it after `make test`)
 def test_distribution_through_the_shim_matches_the_profile(lab, tmp_path):
     """What the client sees end to end, minus the cost around one delayed call (the token's own
     work, the client's, a late wake-up: a fixed 20 ms profile, same key, measured in the same run,

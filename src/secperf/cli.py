@@ -6,60 +6,23 @@ Exit codes: 0 done; 1 measurement failures beyond the allowed share; 2 bad input
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 
 from . import __version__
 from .app.can import CAN_DEFAULT_DEVICES, CAN_DEFAULT_MACS, MAC_DEFAULT_ALGS, MAC_DEFAULT_SIZES
 from .core.errors import EXIT_BAD_INPUT, SecperfError
-
-
-def _positive_int(s: str) -> int:
-    try:
-        v = int(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{s!r} is not a whole number") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"{v} must be at least 1")
-    return v
-
-
-def _nonneg_int(s: str) -> int:
-    try:
-        v = int(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{s!r} is not a whole number") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"{v} must not be negative")
-    return v
-
-
-def _positive_float(s: str) -> float:
-    try:
-        v = float(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{s!r} is not a number") from None
-    if not math.isfinite(v) or not v > 0:
-        raise argparse.ArgumentTypeError(f"{v} must be a finite number greater than 0")
-    return v
-
-
-def _share(s: str) -> float:
-    v = float(s)
-    if not 0 <= v <= 1:
-        raise argparse.ArgumentTypeError(f"{v} must be a share between 0 and 1")
-    return v
+from .subcommands.argtypes import count, positive, seed, share
 
 
 def _measure_options(p: argparse.ArgumentParser, links: bool = False, no_network: str | None = None) -> None:
     g = p.add_argument_group("measurement")
-    g.add_argument("--n", type=_positive_int, help="samples per series (each a timed batch)")
-    g.add_argument("--duration", type=_positive_float, metavar="S",
+    g.add_argument("--n", type=count(1_000_000), help="samples per series (each a timed batch)")
+    g.add_argument("--duration", type=positive(86_400), metavar="S",
                    help="time budget per series in seconds (at least one sample is always taken)")
-    g.add_argument("--warmup", type=_nonneg_int, help="samples run and discarded before counting")
-    g.add_argument("--seed", type=int, default=1, help="seed for generated messages and keys' inputs")
-    g.add_argument("--min-sample-us", type=_positive_float, default=1000.0,
+    g.add_argument("--warmup", type=count(100_000, lo=0), help="samples run and discarded before counting")
+    g.add_argument("--seed", type=seed, default=1, help="seed for generated messages and keys' inputs")
+    g.add_argument("--min-sample-us", type=positive(10_000_000), default=1000.0,
                    help="batch operations until a sample lasts this long, so timer overhead stays < 1%%")
     if links:
         g.add_argument("--network", action="append", metavar="NETWORK",
@@ -76,7 +39,7 @@ def _measure_options(p: argparse.ArgumentParser, links: bool = False, no_network
     o.add_argument("--json", action="store_true", help="print the Result JSON on stdout and nothing else")
     o.add_argument("--csv", metavar="FILE", help="also write one CSV row per series")
     o.add_argument("--no-report", action="store_true", help="skip writing report.html")
-    o.add_argument("--max-failure-share", type=_share, default=0.0,
+    o.add_argument("--max-failure-share", type=share, default=0.0,
                    help="exit 1 when more than this share of series failed (default 0)")
 
 
@@ -113,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     hs.add_argument("--server", action="append", metavar="NAMES",
                     help="probe (default), s_server, nginx; comma-separated or repeated")
     hs.add_argument("--mtls", action="store_true", help="mutual TLS with a lab client certificate")
-    hs.add_argument("--timeout-ms", type=_positive_int, default=5000,
+    hs.add_argument("--timeout-ms", type=count(3_600_000), default=5000,
                     help="per-connection stage timeout (over an emulated link, plus ten of its round trips, "
                          "and 7 s of retransmission back-off if it loses packets)")
     _measure_options(hs, links=True)
@@ -132,8 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "fresh vs cached, against a verifying HTTPS endpoint")
     jw.add_argument("--profile", action="append", metavar="NAMES", help="secure-element profiles (default iot-safe-sim)")
     jw.add_argument("--key", action="append", metavar="TYPES", help="ecdsa-p256 (ES256, default) or rsa-2048 (RS256)")
-    jw.add_argument("--lifetime", type=_positive_int, default=3600, metavar="S", help="token lifetime in seconds")
-    jw.add_argument("--requests-per-hour", type=_positive_float, default=60.0,
+    jw.add_argument("--lifetime", type=count(10 * 365 * 86_400), default=3600, metavar="S", help="token lifetime in seconds")
+    jw.add_argument("--requests-per-hour", type=positive(3.6e9), default=60.0,
                     help="request rate for the signatures-per-hour estimate")
     _measure_options(jw, links=True)
 
@@ -153,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     cn.add_argument("--tls", choices=("1.2", "1.3"), default="1.3", help="TLS version for HTTPS and MQTT")
     cn.add_argument("--nagle", action="store_true",
                     help="mosquitto without set_tcp_nodelay (shows Nagle + delayed ACK on CONNACK)")
-    cn.add_argument("--timeout-ms", type=_positive_int, default=5000, help="per-connection stage timeout")
+    cn.add_argument("--timeout-ms", type=count(3_600_000), default=5000, help="per-connection stage timeout")
     _measure_options(cn, links=True)
     _mac_can_parsers(sub)
 
@@ -164,8 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
     cp = sub.add_parser("compare", help="per series: is B faster, slower, or not significantly different from A?")
     cp.add_argument("a", help="baseline result.json")
     cp.add_argument("b", help="result.json to judge against A")
-    cp.add_argument("--alpha", type=_share, default=0.01, help="significance level (default 0.01)")
-    cp.add_argument("--min-change", type=_share, default=0.02,
+    cp.add_argument("--alpha", type=share, default=0.01, help="significance level (default 0.01)")
+    cp.add_argument("--min-change", type=share, default=0.02,
                     help="smallest relative median change that counts (default 0.02)")
     cp.add_argument("--json", action="store_true", help="print the comparison as JSON")
     _netem_parser(sub)
@@ -181,21 +144,21 @@ def _can_options(p: argparse.ArgumentParser, *, single: bool) -> None:
     g.add_argument("--device", metavar="NAMES", help="device profiles, comma-separated (data/devices.toml; "
                    "`secperf can --list-devices`)" + ("" if single else f"; default {CAN_DEFAULT_DEVICES}"))
     g.add_argument("--mac", metavar="NAMES", help=f"MACs, comma-separated (default {CAN_DEFAULT_MACS})")
-    g.add_argument("--bitrate-kbps", type=_positive_float, default=1000.0, help="bus bit rate (S4: 1000)")
-    g.add_argument("--usable-share", type=_share, default=0.5, help="usable share of the bus (S4: 0.5)")
-    g.add_argument("--frame-bits", type=_positive_int, help="bits per frame (S4: 108; CAN FD 64 bytes: 579)")
-    g.add_argument("--data-bytes", type=_positive_int, help="application data bytes per frame (S4: 8; CAN FD: 56)")
-    g.add_argument("--period-ms", type=_positive_float, default=10.0, help="ECU cycle period (S4: 10 ms)")
-    g.add_argument("--clock-mhz", type=_positive_float, default=32.0, help="MCU clock (S4: RL78 at 32 MHz)")
-    g.add_argument("--frames", type=_positive_int, metavar="N",
+    g.add_argument("--bitrate-kbps", type=positive(100_000), default=1000.0, help="bus bit rate (S4: 1000)")
+    g.add_argument("--usable-share", type=share, default=0.5, help="usable share of the bus (S4: 0.5)")
+    g.add_argument("--frame-bits", type=count(100_000), help="bits per frame (S4: 108; CAN FD 64 bytes: 579)")
+    g.add_argument("--data-bytes", type=count(64), help="application data bytes per frame (S4: 8; CAN FD: 56)")
+    g.add_argument("--period-ms", type=positive(3_600_000), default=10.0, help="ECU cycle period (S4: 10 ms)")
+    g.add_argument("--clock-mhz", type=positive(100_000), default=32.0, help="MCU clock (S4: RL78 at 32 MHz)")
+    g.add_argument("--frames", type=count(1_000_000), metavar="N",
                    help="frames per period (default: the chip's frame-handling limit decides)")
-    g.add_argument("--frame-limit-kbps", type=_positive_float, default=216.0,
+    g.add_argument("--frame-limit-kbps", type=positive(100_000), default=216.0,
                    help="frames the chip can handle, in kbit/s (S4: RL78 about 216)")
-    g.add_argument("--tag-bytes", type=_positive_int, default=8, help="tag length in bytes (default 8)")
+    g.add_argument("--tag-bytes", type=count(64), default=8, help="tag length in bytes (default 8)")
     g.add_argument("--k", type=int, metavar="K", help="one tag every K frames (1..8); default: all of 1..8")
-    g.add_argument("--cpu-budget", type=_share, default=0.10,
+    g.add_argument("--cpu-budget", type=share, default=0.10,
                    help="share of the CPU MAC computation may use (default 0.10, an assumption)")
-    g.add_argument("--cycles-per-block", type=_positive_float,
+    g.add_argument("--cycles-per-block", type=positive(1e9),
                    help="override the device profile: cycles per 16-byte block")
     g.add_argument("--fd", action="store_true", help="CAN FD: 64-byte frames carrying the tag")
 
@@ -236,7 +199,7 @@ def _netem_parser(sub) -> None:
     nr.add_argument("network", help="profile, spec string (delay=50ms,loss=1%%,...) or loopback")
     nr.add_argument("--server", metavar="CMD", help="a command to run in the server namespace meanwhile "
                     "(split like a shell would; stopped by PID at the end)")
-    nr.add_argument("--seed", type=int, default=1, help="seed of the link's random draws")
+    nr.add_argument("--seed", type=seed, default=1, help="seed of the link's random draws")
     nr.add_argument("--poll", choices=("adaptive", "busy"), default="adaptive",
                     help="relay waiting: adaptive (spin 10 ms after activity, then sleep) or busy (spin always)")
     nr.add_argument("--stats", action="store_true", help="print the relay's final counters as JSON on stderr")
@@ -245,9 +208,13 @@ def _netem_parser(sub) -> None:
 
 
 
-def _csv(values, default: list[str]) -> list[str]:
-    """Comma-separated and repeated list options, flattened; empty means the default."""
+def _csv(values, default: list[str], option: str = "") -> list[str]:
+    """Comma-separated and repeated list options, flattened; not given means the default, given
+    but empty (--profile '') is an input error naming the option."""
     out = [x.strip() for v in (values or []) for x in v.split(",") if x.strip()]
+    if values is not None and not out and option:
+        from .core.errors import InputError
+        raise InputError(f"{option}: empty; name at least one value or drop {option} for the default")
     return out or default
 
 
@@ -289,36 +256,39 @@ def cmd_crypto(args) -> int:
     if args.list:
         return commands.list_algorithms()
     _no_network(args)
+    for opt in ("alg", "op", "size"):
+        _csv(getattr(args, opt), [], f"--{opt}")
     return commands.crypto(args.alg, args.op, args.size, args.strength, _opts(args), _output(args))
 
 
 def cmd_handshake(args) -> int:
     from .app import commands
-    return commands.handshake(args.experiment, _csv(args.server, ["probe"]), args.network, args.mtls,
+    return commands.handshake(args.experiment, _csv(args.server, ["probe"], "--server"), args.network, args.mtls,
                               _opts(args), _output(args))
 
 
 def cmd_signer(args) -> int:
     from .app import commands
     _no_network(args, NO_NETWORK_SIGNER)
-    profiles = _csv(args.profile, ["iot-safe-sim"])
+    profiles = _csv(args.profile, ["iot-safe-sim"], "--profile")
     if profiles == ["list"]:
         return commands.list_profiles()
-    return commands.signer(profiles, _csv(args.key, ["ecdsa-p256"]), _csv(args.mode, list(commands.SIGNER_MODES)),
+    return commands.signer(profiles, _csv(args.key, ["ecdsa-p256"], "--key"), _csv(args.mode, list(commands.SIGNER_MODES), "--mode"),
                            _opts(args), _output(args))
 
 
 def cmd_jwt(args) -> int:
     from .app import commands
-    return commands.jwt(_csv(args.profile, ["iot-safe-sim"]), _csv(args.key, ["ecdsa-p256"]), args.network,
+    return commands.jwt(_csv(args.profile, ["iot-safe-sim"], "--profile"), _csv(args.key, ["ecdsa-p256"], "--key"), args.network,
                         args.lifetime, args.requests_per_hour, _opts(args), _output(args))
 
 
 def cmd_connect(args) -> int:
     from .app import commands
-    return commands.connect(_csv([args.protocol], []), _csv(args.key, ["software", "se:iot-safe-sim"]),
-                            _csv(args.handshake, ["full", "resumed"]), _csv(args.client, []),
-                            _csv(args.auth, ["mtls", "jwt_fresh", "jwt_cached"]), _csv(args.coap_security, ["pki"]),
+    return commands.connect(_csv([args.protocol], [], "protocol"), _csv(args.key, ["software", "se:iot-safe-sim"], "--key"),
+                            _csv(args.handshake, ["full", "resumed"], "--handshake"), _csv(args.client, [], "--client"),
+                            _csv(args.auth, ["mtls", "jwt_fresh", "jwt_cached"], "--auth"),
+                            _csv(args.coap_security, ["pki"], "--coap-security"),
                             args.network, args.tls, args.nagle, _opts(args), _output(args))
 
 
@@ -369,6 +339,9 @@ COMMANDS = {"run": cmd_run, "crypto": cmd_crypto, "handshake": cmd_handshake, "s
 
 
 def main(argv: list[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):  # a non-UTF-8 terminal gets escapes, not a crash on "µs"
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     argv = list(sys.argv[1:] if argv is None else argv)
     tail = None
     if argv[:2] == ["netem", "run"] and "--" in argv:  # everything after -- is the command, verbatim

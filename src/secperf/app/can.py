@@ -43,6 +43,9 @@ def csv_list(values, default: list[str]) -> list[str]:
 
 def can_analysis(o: CanOptions, devices: str, macs: str) -> dict:
     from ..model import can as CAN
+    for opt in ("device", "mac"):
+        if getattr(o, opt) is not None and not csv_list([getattr(o, opt)], []):
+            raise InputError(f"--{opt}: empty; name at least one value or drop --{opt} for the default")
     devs, mac_list = csv_list([o.device or devices], []), csv_list([o.mac or macs], [])
     if o.k is not None and o.k not in CAN.K_RANGE:
         raise InputError(f"--k {o.k}: outside 1..8; send a tag at least once every 8 frames and at most once "
@@ -60,6 +63,9 @@ def can_analysis(o: CanOptions, devices: str, macs: str) -> dict:
     if o.frame_bits:
         fd = replace(fd, frame_bits=o.frame_bits)
     ks = [o.k] if o.k else list(CAN.K_RANGE)
+    _check_macs(mac_list, o.cycles_per_block is not None)
+    for p in ([fd] if o.fd else [classic, fd] if o.data_bytes is None and o.frame_bits is None else [classic]):
+        _check_frame(p, o)
 
     def run(p):
         try:
@@ -68,6 +74,10 @@ def can_analysis(o: CanOptions, devices: str, macs: str) -> dict:
                 return {"params": p.as_dict(), "sweeps": [CAN.sweep(replace(p, mac=m), ks) for m in mac_list],
                         "skipped": []}
             res = CAN.analysis(p, devs, mac_list)
+            if not res["sweeps"]:
+                raise InputError("--device/--mac: no device has a figure for these MACs: "
+                                 + "; ".join(x["reason"] for x in res["skipped"][:4])
+                                 + " (`secperf can --list-devices` lists each device's MACs)")
             if ks != list(CAN.K_RANGE):
                 for sw in res["sweeps"]:
                     sw["rows"] = [r for r in sw["rows"] if r["k"] in ks]
@@ -81,3 +91,35 @@ def can_analysis(o: CanOptions, devices: str, macs: str) -> dict:
     if o.data_bytes is None and o.frame_bits is None:
         out["fd"] = run(fd)  # the same question for CAN FD, where the tag fits in the frame
     return out
+
+
+# ISO 11898-1 base frame without data, stuff bits and intermission: SOF 1, identifier 11, RTR 1,
+# IDE 1, r0 1, DLC 4, CRC 15, CRC delimiter 1, ACK 2, EOF 7 (S4's 108-bit frame = 44 + 64 data bits)
+CAN_FRAME_OVERHEAD_BITS = 44
+
+
+def _check_macs(macs: list[str], given_cycles: bool) -> None:
+    """A MAC no device profile knows (md5, a typo) is an input error, not an empty table."""
+    from ..spec.devices import devices
+    known = sorted({m for d in devices().values() for m in d.get("macs", {})})
+    for m in macs:
+        if m not in known and not given_cycles:
+            raise InputError(f"--mac {m!r}: no device profile has figures for it; known MACs: {', '.join(known)} "
+                             f"(or give --cycles-per-block for your own)")
+
+
+def _check_frame(p, o: CanOptions) -> None:
+    """A frame must hold its data bytes plus the frame overhead, and the frames offered per period
+    must fit on the bus at all; else the loads computed would be meaningless (e.g. 10^9 %)."""
+    need = 8 * p.data_bytes + CAN_FRAME_OVERHEAD_BITS
+    if o.frame_bits is not None and p.frame_bits < need:
+        raise InputError(f"--frame-bits {p.frame_bits}: a frame carrying {p.data_bytes} data bytes needs at least "
+                         f"{need} bits (8 per byte + {CAN_FRAME_OVERHEAD_BITS} of frame overhead)")
+    if o.tag_bytes > p.data_bytes and o.fd:
+        raise InputError(f"--tag-bytes {o.tag_bytes}: larger than the {p.data_bytes} data bytes of a CAN FD frame")
+    if p.frames_per_period:
+        busy_s = p.frames_per_period * p.frame_bits / p.bitrate_bps
+        if busy_s > p.period_s:
+            raise InputError(f"--frames {p.frames_per_period}: {p.frames_per_period} frames of {p.frame_bits} bits take "
+                             f"{busy_s * 1e3:.4g} ms per {p.period_s * 1e3:g} ms period at {p.bitrate_bps / 1e3:g} "
+                             f"kbit/s: more than the bus carries; lower --frames or raise --bitrate-kbps")

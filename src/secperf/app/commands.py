@@ -50,6 +50,14 @@ def handshake(experiment: str, servers: list[str], networks, mtls: bool, opts: M
         configs = [replace(c, mtls=True) if c.server == "nginx" else c for c in configs]
     if mtls:
         configs = [replace(c, mtls=True) for c in configs]
+    if not configs:
+        raise InputError(f"handshake {experiment}: no configuration is left: nginx serves TLS over TCP with "
+                         f"certificates only (no DTLS, PSK or 0-RTT); choose --server probe or s_server")
+    dropped = len(nets) * len(servers) * len(base) - len(configs)
+    if dropped:
+        import sys
+        print(f"secperf handshake: note: {dropped} configuration(s) skipped: nginx serves TLS over TCP with "
+              f"certificates only (no DTLS, PSK or 0-RTT)", file=sys.stderr)
     hp = handshake_params(opts, {})
     return measure_and_write("handshake", {"experiment": experiment, "servers": servers,
                                            "networks": [n.as_dict() for n in nets], **hp.as_dict()},

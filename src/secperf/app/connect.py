@@ -33,7 +33,7 @@ def connect_configs(protocols, keys, handshakes, clients, auths, tls="1.3", nagl
     configs = [replace(c, network=n) for n in networks for c in base]
     if not configs:
         raise InputError("nothing to measure: the chosen --client values do not serve the chosen protocols")
-    kept = []
+    kept, skipped = [], []
     for cfg in configs:
         if cfg.client == "jwt-client":
             if cfg.key_source.startswith("se:") and cfg.profile not in known:
@@ -44,9 +44,17 @@ def connect_configs(protocols, keys, handshakes, clients, auths, tls="1.3", nagl
             C.validate(cfg, known)
         except C.ConnectError as exc:
             if clients and len(clients) > 1 and cfg.client != "probe":
+                skipped.append(f"{cfg.label}: {exc}")
                 continue  # a combination this client cannot do, in a multi-client sweep: skip it
             raise InputError(str(exc)) from None
         kept.append(cfg)
+    if skipped:
+        import sys
+        print(f"secperf connect: note: {len(skipped)} combination(s) skipped, e.g. {skipped[0]}", file=sys.stderr)
+    unserved = [p for p in protocols if clients and not set(clients) & set(C.CLIENTS.get(p, ()))]
+    if unserved:
+        raise InputError(f"--client {','.join(clients)}: serves none of {', '.join(unserved)}; clients per protocol: "
+                         + "; ".join(f"{p}: {', '.join(C.CLIENTS[p])}" for p in unserved if p in C.CLIENTS))
     return kept
 
 

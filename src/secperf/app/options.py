@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core.errors import InputError
+
 
 @dataclass
 class MeasureOptions:
@@ -31,6 +33,9 @@ def crypto_params(opts: MeasureOptions, defaults: dict):
     p.warmup = opts.warmup if opts.warmup is not None else defaults.get("warmup", p.warmup)
     p.duration_s = opts.duration_s or defaults.get("duration_s", p.duration_s)
     p.min_sample_us = opts.min_sample_us
+    if p.min_sample_us / 1e6 > p.duration_s:
+        raise InputError(f"--min-sample-us {p.min_sample_us:g}: one sample would last longer than the series' time "
+                         f"budget (--duration {p.duration_s:g} s); lower --min-sample-us or raise --duration")
     p.seed = opts.seed
     p.hash = opts.hash
     p.prehashed = opts.prehashed

@@ -14,6 +14,8 @@ def report(result: str, output: str | None, figures: str | None = None) -> int:
     from ..core.store import atomic_write
     from ..report.html import render
     from ..core.store import is_abandoned, mark_abandoned
+    from .runner import check_output_file
+    check_output_file(output, "-o/--output")
     doc = R.load(result)
     src = Path(result)
     if is_abandoned(doc):  # its process died while running: say so, in the file and the report

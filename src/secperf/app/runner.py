@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..core import host, result as R
-from ..core.errors import EXIT_FAILURES, EXIT_OK
+from ..core.errors import EXIT_FAILURES, EXIT_OK, InputError
 from ..core.store import RunStore
 from .signals import Interrupted, interruptible
 
@@ -54,6 +54,7 @@ def measure_and_write(kind: str, params: dict, phases: list[Phase], output: Outp
     from ..report import terminal
 
     con = terminal.err_console()
+    check_output_file(output.csv, "--csv")
     run = output_store(output).create(kind)
     doc = R.new_result(kind=kind, command=output.command, params=params, host=host.collect(), run_id=run.run_id)
     run.save(doc)
@@ -92,6 +93,22 @@ def measure_and_write(kind: str, params: dict, phases: list[Phase], output: Outp
                   f"(first: {failed[0]['id']}: {failed[0]['failures'][-1]['reason']})")
         return EXIT_FAILURES
     return EXIT_OK
+
+
+def check_output_file(path: str | None, option: str) -> None:
+    """A file the run will write at its end must be writable now, so a run never measures for an
+    hour and then fails to save: a directory, a missing or read-only parent is an input error."""
+    import os
+    if not path:
+        return
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(f"{option} {path}: is a directory; name a file")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise InputError(f"{option} {path}: the directory {parent} does not exist; create it or name another file")
+    if p.exists() and p.is_file() and not os.access(p, os.W_OK) or not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(f"{option} {path}: not writable; name a file in a directory you can write to")
 
 
 def output_store(output: Output) -> RunStore:

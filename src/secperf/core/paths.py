@@ -10,6 +10,10 @@ from pathlib import Path
 def secperf_home() -> Path:
     env = os.environ.get("SECPERF_HOME")
     if env:
+        if os.path.exists(env) and not os.path.isdir(env):
+            from .errors import InputError
+            raise InputError(f"SECPERF_HOME={env} is not a directory; point it at a directory (it holds the lab "
+                             f"PKI, the token and the key cache) or unset it")
         return Path(env)
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "secperf"
@@ -18,8 +22,13 @@ def secperf_home() -> Path:
 def private_dir(path: Path) -> Path:
     """Create (if needed) a directory only its owner can enter."""
     path = Path(path)
-    path.mkdir(parents=True, exist_ok=True)
-    os.chmod(path, 0o700)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        os.chmod(path, 0o700)
+    except OSError as exc:
+        from .errors import SetupError
+        raise SetupError(f"cannot create the private directory {path}: {exc.strerror or exc}; check SECPERF_HOME "
+                         f"(or --out) points at a writable place") from None
     return path
 
 

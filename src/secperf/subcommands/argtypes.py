@@ -1,0 +1,64 @@
+"""Option value types for the CLI: each checks range and finiteness and says what is allowed, so a
+bad value is an argparse error (exit 2) naming the option, never a crash later in the run.
+
+Upper bounds are there so a typo (20 digits, inf) cannot start a run that never ends; they are far
+above any useful value."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+MAX_SEED = 2**63 - 1
+
+
+def _int(s: str) -> int:
+    try:
+        return int(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{s!r} is not a whole number") from None
+
+
+def count(hi: int, lo: int = 1):
+    """A whole number in [lo, hi]."""
+    def parse(s: str) -> int:
+        v = _int(s)
+        if v < lo:
+            raise argparse.ArgumentTypeError(f"{v} must be at least {lo}")
+        if v > hi:
+            raise argparse.ArgumentTypeError(f"{v} must be at most {hi}")
+        return v
+    parse.__name__ = "count"
+    return parse
+
+
+def positive(hi: float):
+    """A finite number in (0, hi]."""
+    def parse(s: str) -> float:
+        try:
+            v = float(s)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{s!r} is not a number") from None
+        if not math.isfinite(v) or not 0 < v <= hi:
+            raise argparse.ArgumentTypeError(f"{v} must be a finite number greater than 0 and at most {hi:g}")
+        return v
+    parse.__name__ = "number"
+    return parse
+
+
+def share(s: str) -> float:
+    """A share between 0 and 1."""
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{s!r} is not a number") from None
+    if not 0 <= v <= 1:
+        raise argparse.ArgumentTypeError(f"{v} must be a share between 0 and 1")
+    return v
+
+
+def seed(s: str) -> int:
+    v = _int(s)
+    if not 0 <= v <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"{v} must be between 0 and 2^63-1")
+    return v
