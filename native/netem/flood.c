@@ -13,30 +13,22 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "relay.h"
+#include "netem_args.h"
+#include "clock.h"
+#include "json.h"
 
 int flood_main(int argc, char **argv)
 {
-    const char *dst = NULL;
-    int port = 9, size = 18;
-    long count = 1000;
-    double pps = 0, max_s = 30;
-    for (int i = 0; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--dst")) dst = argv[i + 1];
-        else if (!strcmp(argv[i], "--port")) port = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--size")) size = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--count")) count = atol(argv[i + 1]);
-        else if (!strcmp(argv[i], "--pps")) pps = atof(argv[i + 1]);
-        else if (!strcmp(argv[i], "--max-seconds")) max_s = atof(argv[i + 1]);
-        else {
-            fprintf(stderr, "secperf-netem flood: unknown option %s\n", argv[i]);
-            return 2;
-        }
-    }
-    if (!dst || size < 1 || size > 65000 || count < 1 || port < 1 || port > 65535) {
-        fprintf(stderr, "secperf-netem flood: need --dst IP, --size 1..65000, --count >= 1, --port 1..65535\n");
+    flood_args a;
+    char err[512];
+    if (flood_args_parse(argc, argv, &a, err, sizeof err) < 0) {
+        fprintf(stderr, "secperf-netem flood: %s\n", err);
         return 2;
     }
+    const char *dst = a.dst;
+    int port = a.port, size = a.size;
+    long count = a.count;
+    double pps = a.pps, max_s = a.max_s;
     struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     if (inet_pton(AF_INET, dst, &sin.sin_addr) != 1) {
         fprintf(stderr, "secperf-netem flood: --dst %s is not an IPv4 address\n", dst);
@@ -61,9 +53,9 @@ int flood_main(int argc, char **argv)
         msgs[i].msg_hdr.msg_iovlen = 1;
     }
     long sent = 0, errors = 0;
-    int64_t t0 = relay_now_ns(), deadline = t0 + (int64_t)(max_s * 1e9);
+    int64_t t0 = clock_mono_ns(), deadline = t0 + (int64_t)(max_s * 1e9);
     while (sent < count) {
-        int64_t now = relay_now_ns();
+        int64_t now = clock_mono_ns();
         if (now > deadline)
             break;
         int batch = (int)(count - sent < B ? count - sent : B);
@@ -93,9 +85,15 @@ int flood_main(int argc, char **argv)
         }
         sent += n;
     }
-    double el = (double)(relay_now_ns() - t0) / 1e9;
-    printf("{\"type\":\"flood\",\"sent\":%ld,\"errors\":%ld,\"elapsed_s\":%.6f,\"pps\":%.1f}\n", sent, errors, el,
-           el > 0 ? (double)sent / el : 0.0);
+    double el = (double)(clock_mono_ns() - t0) / 1e9;
+    json_obj o;
+    json_obj_begin(&o, stdout);
+    json_obj_str(&o, "type", "flood");
+    json_obj_i64(&o, "sent", sent);
+    json_obj_i64(&o, "errors", errors);
+    json_obj_fixed(&o, "elapsed_s", 6, el);
+    json_obj_fixed(&o, "pps", 1, el > 0 ? (double)sent / el : 0.0);
+    json_end_line(stdout);
     close(s);
     free(payload);
     return 0;

@@ -4,7 +4,7 @@
 #define SECPERF_NETEM_LINK_H
 
 #include <stdint.h>
-#include "rng.h"
+#include "draw.h"
 
 enum { JITTER_NORMAL = 0, JITTER_PARETO = 1 };
 

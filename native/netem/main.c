@@ -28,7 +28,9 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "netem_args.h"
 #include "flood.h"
+#include "json.h"
 #include "link.h"
 #include "relay.h"
 #include "tun.h"
@@ -65,32 +67,12 @@ static int join_userns(const char *userns_path, const char *home_netns_path, cha
 
 static int relay_main(int argc, char **argv)
 {
-    const char *devns = NULL, *srvns = NULL, *ifname = "sp0", *up = "", *down = "";
-    const char *userns = NULL, *tundev = "/dev/net/tun";
-    unsigned long long seed = 1;
-    double spin_us = 10000;
-    int pool = 16384;
-    for (int i = 0; i < argc; i += 2) {
-        if (i + 1 >= argc)
-            return usage();
-        const char *k = argv[i], *v = argv[i + 1];
-        if (!strcmp(k, "--dev-netns")) devns = v;
-        else if (!strcmp(k, "--srv-netns")) srvns = v;
-        else if (!strcmp(k, "--ifname")) ifname = v;
-        else if (!strcmp(k, "--up")) up = v;
-        else if (!strcmp(k, "--down")) down = v;
-        else if (!strcmp(k, "--seed")) seed = strtoull(v, NULL, 10);
-        else if (!strcmp(k, "--spin-us")) spin_us = atof(v);
-        else if (!strcmp(k, "--pool")) pool = atoi(v);
-        else if (!strcmp(k, "--userns")) userns = v;
-        else if (!strcmp(k, "--tun-device")) tundev = v;
-        else {
-            fprintf(stderr, "secperf-netem relay: unknown option %s\n", k);
-            return usage();
-        }
+    relay_args a;
+    char err[512];
+    if (relay_args_parse(argc, argv, &a, err, sizeof err) < 0) {
+        fprintf(stderr, "secperf-netem relay: %s\n", err);
+        return 2;
     }
-    if (!devns || !srvns || pool < 16 || spin_us < 0)
-        return usage();
     /* the relay never outlives the secperf process that started it */
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() == 1)
@@ -98,43 +80,47 @@ static int relay_main(int argc, char **argv)
 
     relay r;
     memset(&r, 0, sizeof r);
-    char err[512];
-    if (userns && join_userns(userns, devns, err, sizeof err) < 0) {
+    if (a.userns && join_userns(a.userns, a.devns, err, sizeof err) < 0) {
         fprintf(stderr, "secperf-netem relay: %s\n", err);
         return 1;
     }
     link_cfg cfg[2];
-    const char *specs[2] = {up, down}, *names[2] = {"up", "down"};
+    const char *specs[2] = {a.up, a.down}, *names[2] = {"up", "down"};
     int mtu = 0;
     for (int d = 0; d < 2; d++) {
         if (link_parse(&cfg[d], specs[d], err, sizeof err) < 0) {
             fprintf(stderr, "secperf-netem relay: --%s: %s\n", names[d], err);
             return 2;
         }
-        if (link_init(&r.dir[d], &cfg[d], seed * 2 + (unsigned long long)d) < 0)
+        if (link_init(&r.dir[d], &cfg[d], a.seed * 2 + (uint64_t)d) < 0)
             return 1;
         if (cfg[d].mtu > mtu)
             mtu = cfg[d].mtu;
     }
-    r.pool = pool;
+    r.pool = a.pool;
     r.bufsize = mtu + 64;
-    r.spin_ns = (int64_t)(spin_us * 1000);
+    r.spin_ns = (int64_t)(a.spin_us * 1000);
     /* SIOCSIFTXQLEN wants CAP_NET_ADMIN in the initial user namespace: under --userns the caller
      * sets the input queue over netlink instead (ip link set IFNAME txqueuelen N) */
-    int txqlen = userns ? 0 : TUN_TXQUEUELEN;
-    r.fd[0] = tun_open_in_netns(devns, tundev, ifname, txqlen, err, sizeof err);
+    int txqlen = a.userns ? 0 : TUN_TXQUEUELEN;
+    r.fd[0] = tun_open_in_netns(a.devns, a.tundev, a.ifname, txqlen, err, sizeof err);
     if (r.fd[0] < 0) {
         fprintf(stderr, "secperf-netem relay: %s\n", err);
         return 1;
     }
-    r.fd[1] = tun_open_in_netns(srvns, tundev, ifname, txqlen, err, sizeof err);
+    r.fd[1] = tun_open_in_netns(a.srvns, a.tundev, a.ifname, txqlen, err, sizeof err);
     if (r.fd[1] < 0) {
         fprintf(stderr, "secperf-netem relay: %s\n", err);
         return 1;
     }
-    printf("{\"type\":\"ready\",\"pid\":%d,\"ifname\":\"%s\",\"mtu\":%d,\"seed\":%llu}\n", (int)getpid(), ifname,
-           mtu, seed);
-    fflush(stdout);
+    json_obj o;
+    json_obj_begin(&o, stdout);
+    json_obj_str(&o, "type", "ready");
+    json_obj_i64(&o, "pid", getpid());
+    json_obj_str(&o, "ifname", a.ifname);
+    json_obj_i64(&o, "mtu", mtu);
+    json_obj_u64(&o, "seed", a.seed);
+    json_end_line(stdout);
     return relay_run(&r);
 }
 
@@ -143,8 +129,8 @@ int main(int argc, char **argv)
     if (argc < 2)
         return usage();
     if (!strcmp(argv[1], "relay"))
-        return relay_main(argc - 2, argv + 2);
+        return relay_main(argc - 1, argv + 1);
     if (!strcmp(argv[1], "flood"))
-        return flood_main(argc - 2, argv + 2);
+        return flood_main(argc - 1, argv + 1);
     return usage();
 }

@@ -1,3 +1,4 @@
+/* pktq: the release-time min-heap and its fixed packet pool. */
 #include "pktq.h"
 
 #include <stdlib.h>
@@ -10,7 +11,7 @@ int sched_init(sched *s, int cap, int bufsize)
     s->heap = calloc((size_t)cap, sizeof *s->heap);
     s->slots = calloc((size_t)cap, sizeof *s->slots);
     s->free_list = calloc((size_t)cap, sizeof *s->free_list);
-    unsigned char *mem = malloc((size_t)cap * (size_t)bufsize);
+    unsigned char *mem = s->mem = malloc((size_t)cap * (size_t)bufsize);
     if (!s->heap || !s->slots || !s->free_list || !mem)
         return -1;
     for (int i = 0; i < cap; i++) {
@@ -19,6 +20,19 @@ int sched_init(sched *s, int cap, int bufsize)
     }
     s->nfree = cap;
     return 0;
+}
+
+void sched_destroy(sched *s)
+{
+    free(s->heap);
+    free(s->slots);
+    free(s->free_list);
+    free(s->mem);
+    s->heap = NULL;
+    s->slots = NULL;
+    s->free_list = NULL;
+    s->mem = NULL;
+    s->n = s->nfree = 0;
 }
 
 pkt *sched_alloc(sched *s) { return s->nfree > 0 ? s->free_list[--s->nfree] : NULL; }

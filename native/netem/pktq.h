@@ -16,6 +16,7 @@ typedef struct sched {
     pkt **heap;
     int n, cap;
     pkt *slots;
+    unsigned char *mem; /* every packet's buffer, one allocation */
     pkt **free_list;
     int nfree;
     uint64_t seq;
@@ -27,5 +28,7 @@ void sched_push(sched *s, pkt *p);
 pkt *sched_top(const sched *s);
 pkt *sched_pop(sched *s);
 void sched_free(sched *s, pkt *p);
+/* Releases what sched_init allocated (also after it failed half-way). */
+void sched_destroy(sched *s);
 
 #endif

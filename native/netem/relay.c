@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "json.h"
 #include "pktq.h"
 
 static volatile sig_atomic_t g_stop, g_report;
@@ -56,13 +58,6 @@ static void on_signal(int sig)
         g_stop = 1;
 }
 
-int64_t relay_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /* Is another task waiting for a CPU? /proc/loadavg's fourth field is the number of runnable tasks
  * (this relay included) at the moment of reading; more than there are CPUs means someone waits.
  * A pread of it costs a few µs. -1 (unknown) when the file cannot be read. */
@@ -86,31 +81,39 @@ static int cpus_contended(int fd, long ncpu)
     return atol(p) > ncpu;
 }
 
-static void print_dir(FILE *f, const char *name, const link_state *l)
+static void print_dir(json_obj *parent, const char *name, const link_state *l)
 {
     const link_stats *s = &l->st;
-    fprintf(f, "\"%s\":{\"rx_packets\":%llu,\"rx_bytes\":%llu,\"tx_packets\":%llu,\"tx_bytes\":%llu,"
-               "\"dropped_loss\":%llu,\"dropped_queue\":%llu,\"dropped_mtu\":%llu,\"dropped_pool\":%llu,"
-               "\"dropped_write\":%llu,\"duplicated\":%llu,\"reordered\":%llu,\"delayed\":%llu,"
-               "\"pending_at_exit\":%llu}",
-            name, (unsigned long long)s->rx_packets, (unsigned long long)s->rx_bytes,
-            (unsigned long long)s->tx_packets, (unsigned long long)s->tx_bytes,
-            (unsigned long long)s->dropped_loss, (unsigned long long)s->dropped_queue,
-            (unsigned long long)s->dropped_mtu, (unsigned long long)s->dropped_pool,
-            (unsigned long long)s->dropped_write, (unsigned long long)s->duplicated,
-            (unsigned long long)s->reordered, (unsigned long long)s->delayed,
-            (unsigned long long)s->pending_at_exit);
+    json_obj o;
+    json_obj_key(parent, name);
+    json_obj_begin(&o, parent->f);
+    json_obj_u64(&o, "rx_packets", s->rx_packets);
+    json_obj_u64(&o, "rx_bytes", s->rx_bytes);
+    json_obj_u64(&o, "tx_packets", s->tx_packets);
+    json_obj_u64(&o, "tx_bytes", s->tx_bytes);
+    json_obj_u64(&o, "dropped_loss", s->dropped_loss);
+    json_obj_u64(&o, "dropped_queue", s->dropped_queue);
+    json_obj_u64(&o, "dropped_mtu", s->dropped_mtu);
+    json_obj_u64(&o, "dropped_pool", s->dropped_pool);
+    json_obj_u64(&o, "dropped_write", s->dropped_write);
+    json_obj_u64(&o, "duplicated", s->duplicated);
+    json_obj_u64(&o, "reordered", s->reordered);
+    json_obj_u64(&o, "delayed", s->delayed);
+    json_obj_u64(&o, "pending_at_exit", s->pending_at_exit);
+    json_obj_close(&o);
 }
 
 static void print_stats(const relay *r, int final, int64_t t0)
 {
-    printf("{\"type\":\"stats\",\"final\":%s,\"elapsed_s\":%.6f,\"load_sleeps\":%llu,", final ? "true" : "false",
-           (double)(relay_now_ns() - t0) / 1e9, r->load_sleeps);
-    print_dir(stdout, "up", &r->dir[0]);
-    putchar(',');
-    print_dir(stdout, "down", &r->dir[1]);
-    printf("}\n");
-    fflush(stdout);
+    json_obj o;
+    json_obj_begin(&o, stdout);
+    json_obj_str(&o, "type", "stats");
+    json_obj_bool(&o, "final", final);
+    json_obj_fixed(&o, "elapsed_s", 6, (double)(clock_mono_ns() - t0) / 1e9);
+    json_obj_u64(&o, "load_sleeps", r->load_sleeps);
+    print_dir(&o, "up", &r->dir[0]);
+    print_dir(&o, "down", &r->dir[1]);
+    json_end_line(stdout);
 }
 
 static void emit(relay *r, int dir, const unsigned char *data, int len)
@@ -213,7 +216,7 @@ int relay_run(relay *r)
     ev.data.fd = tfd;
     epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
 
-    const int64_t t0 = relay_now_ns();
+    const int64_t t0 = clock_mono_ns();
     const int64_t spin = r->spin_ns;
     int64_t last_act = t0, checked = 0, contended_since = 0;
     const int loadfd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
@@ -223,7 +226,7 @@ int relay_run(relay *r)
             g_report = 0;
             print_stats(r, 0, t0);
         }
-        int64_t now = relay_now_ns();
+        int64_t now = clock_mono_ns();
         int got = release_due(r, &q, now); /* a release is activity: the peer's answer follows */
         for (int dir = 0; dir < 2; dir++) {
             for (int k = 0; k < 64; k++) {
@@ -241,7 +244,7 @@ int relay_run(relay *r)
                  * over 1 ms under load), and a packet that arrived meanwhile would be stamped
                  * before it came and leave before its delay. Stamped here it is at most late by
                  * the wait in the TUN queue, never early. */
-                const int64_t arrived = relay_now_ns();
+                const int64_t arrived = clock_mono_ns();
                 if (!p) {
                     r->dir[dir].st.rx_packets++;
                     r->dir[dir].st.rx_bytes += (uint64_t)n;

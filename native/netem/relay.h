@@ -13,7 +13,6 @@ typedef struct relay {
     unsigned long long load_sleeps; /* spin windows ended because tasks waited for a CPU */
 } relay;
 
-int64_t relay_now_ns(void);
 int relay_run(relay *r);
 
 #endif

@@ -1,10 +1,11 @@
 /* args: the command line, parsed and validated into one struct (bad input -> exit 2). */
 #include "args.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "opts.h"
 
 void args_usage(FILE *f)
 {
@@ -35,55 +36,28 @@ void args_usage(FILE *f)
         f);
 }
 
-/* Whole numbers only: no sign, no blanks, no trailing text, no overflow. */
-static int parse_u64(const char *opt, const char *s, uint64_t *out, probe_err *err)
-{
-    if (s[0] < '0' || s[0] > '9')
-        return err_input(err, "malformed %s '%s' (expected a whole number)", opt, s);
-    errno = 0;
-    char *end = NULL;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno != 0 || *end != '\0')
-        return err_input(err, "malformed %s '%s' (expected a whole number)", opt, s);
-    *out = v;
-    return 1;
-}
+enum {
+    OPT_ALG = 256, OPT_OP, OPT_SIZE, OPT_HASH, OPT_N, OPT_WARMUP, OPT_MIN_SAMPLE_US, OPT_MAX_SECONDS,
+    OPT_KEY_CACHE, OPT_PREHASHED, OPT_SEED, OPT_MSG_HEX, OPT_HELP
+};
 
-static int parse_positive(const char *opt, const char *s, uint64_t *out, probe_err *err)
-{
-    if (s[0] == '-')
-        return err_input(err, "%s must be at least 1 (got '%s')", opt, s);
-    if (!parse_u64(opt, s, out, err))
-        return 0;
-    if (*out == 0)
-        return err_input(err, "%s must be at least 1 (got '%s')", opt, s);
-    return 1;
-}
-
-static int parse_seconds(const char *opt, const char *s, int allow_zero, double *out,
-                         probe_err *err)
-{
-    errno = 0;
-    char *end = NULL;
-    double v = strtod(s, &end);
-    if (s[0] == '\0' || errno != 0 || *end != '\0' || !isfinite(v))
-        return err_input(err, "malformed %s '%s' (expected a number)", opt, s);
-    if (v < 0 || (!allow_zero && v == 0))
-        return err_input(err, "%s must be %s (got '%s')", opt, allow_zero ? ">= 0" : "> 0", s);
-    *out = v;
-    return 1;
-}
-
-int args_hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
+/* speed and sign share one table; sign accepts only some of it (option_allowed) */
+static const struct option probe_options[] = {
+    {"alg", required_argument, NULL, OPT_ALG},
+    {"op", required_argument, NULL, OPT_OP},
+    {"size", required_argument, NULL, OPT_SIZE},
+    {"hash", required_argument, NULL, OPT_HASH},
+    {"n", required_argument, NULL, OPT_N},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"min-sample-us", required_argument, NULL, OPT_MIN_SAMPLE_US},
+    {"max-seconds", required_argument, NULL, OPT_MAX_SECONDS},
+    {"key-cache", required_argument, NULL, OPT_KEY_CACHE},
+    {"prehashed", no_argument, NULL, OPT_PREHASHED},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"msg-hex", required_argument, NULL, OPT_MSG_HEX},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
 
 static int parse_hex(const char *s, probe_args *a, probe_err *err)
 {
@@ -94,14 +68,12 @@ static int parse_hex(const char *s, probe_args *a, probe_err *err)
     a->msg = malloc(len / 2 + 1);
     if (a->msg == NULL)
         return err_fail(err, "out of memory");
-    for (size_t i = 0; i < len; i += 2) {
-        int hi = args_hex_digit(s[i]), lo = args_hex_digit(s[i + 1]);
-        if (hi < 0 || lo < 0)
-            return err_input(err, "malformed --msg-hex: '%c%c' at offset %zu is not hex",
-                             s[i], s[i + 1], i);
-        a->msg[i / 2] = (unsigned char)(hi << 4 | lo);
+    long n = hex_decode(s, a->msg);
+    if (n < 0) {
+        size_t i = (size_t)(-2 - n);
+        return err_input(err, "malformed --msg-hex: '%c%c' at offset %zu is not hex", s[i], s[i + 1], i);
     }
-    a->msg_len = len / 2;
+    a->msg_len = (size_t)n;
     return 1;
 }
 
@@ -113,56 +85,49 @@ typedef struct raw_args {
 } raw_args;
 
 /* Options each subcommand accepts; anything else is bad input. */
-static int option_allowed(probe_cmd cmd, const char *name)
+static int option_allowed(probe_cmd cmd, int opt)
 {
-    static const char *const sign_opts[] = {"--alg", "--hash", "--msg-hex", "--key-cache", NULL};
     if (cmd == CMD_SPEED)
-        return strcmp(name, "--msg-hex") != 0;
-    for (int i = 0; sign_opts[i]; i++)
-        if (strcmp(sign_opts[i], name) == 0)
-            return 1;
-    return 0;
+        return opt != OPT_MSG_HEX;
+    return opt == OPT_ALG || opt == OPT_HASH || opt == OPT_MSG_HEX || opt == OPT_KEY_CACHE;
 }
 
-static int apply_option(const char *name, const char *val, probe_args *a, raw_args *raw,
+static int apply_option(int opt, const char *name, const char *val, probe_args *a, raw_args *raw,
                         probe_err *err)
 {
-    uint64_t u;
-    if (strcmp(name, "--alg") == 0)
-        raw->alg = val;
-    else if (strcmp(name, "--op") == 0)
-        raw->op = val;
-    else if (strcmp(name, "--size") == 0)
-        raw->size = val;
-    else if (strcmp(name, "--msg-hex") == 0)
-        raw->msg_hex = val;
-    else if (strcmp(name, "--key-cache") == 0) {
-        if (val[0] == '\0')
-            return err_input(err, "--key-cache must not be empty");
-        a->key_cache = val;
-    } else if (strcmp(name, "--hash") == 0) {
-        if (strcmp(val, "sha256") != 0 && strcmp(val, "sha1") != 0)
-            return err_input(err, "unknown --hash '%s'; known: sha256, sha1", val);
-        a->hash = val;
-    } else if (strcmp(name, "--n") == 0) {
-        if (!parse_positive(name, val, &a->n, err))
-            return 0;
-    } else if (strcmp(name, "--warmup") == 0) {
-        if (!parse_u64(name, val, &a->warmup, err))
-            return 0;
-    } else if (strcmp(name, "--seed") == 0) {
-        if (!parse_u64(name, val, &u, err))
-            return 0;
-        a->seed = u;
-    } else if (strcmp(name, "--min-sample-us") == 0) {
-        if (!parse_seconds(name, val, 1, &a->min_sample_us, err))
-            return 0;
-    } else if (strcmp(name, "--max-seconds") == 0) {
-        if (!parse_seconds(name, val, 0, &a->max_seconds, err))
-            return 0;
-    } else
+    static const char *const hashes[] = {"sha256", "sha1", NULL};
+    char *m = err->msg;
+    size_t ml = sizeof err->msg;
+    switch (opt) {
+    case OPT_ALG: raw->alg = val; return 1;
+    case OPT_OP: raw->op = val; return 1;
+    case OPT_SIZE: raw->size = val; return 1;
+    case OPT_MSG_HEX: raw->msg_hex = val; return 1;
+    case OPT_KEY_CACHE:
+        return opt_nonempty(name, val, &a->key_cache, m, ml) == 0 || err_as_input(err);
+    case OPT_HASH: {
+        int i = opt_choice(name, val, hashes, m, ml);
+        if (i < 0)
+            return err_as_input(err);
+        a->hash = hashes[i];
+        return 1;
+    }
+    case OPT_N:
+        return opt_u64(name, val, 1, UINT64_MAX, &a->n, m, ml) == 0 || err_as_input(err);
+    case OPT_WARMUP:
+        return opt_u64(name, val, 0, UINT64_MAX, &a->warmup, m, ml) == 0 || err_as_input(err);
+    case OPT_SEED:
+        return opt_u64(name, val, 0, UINT64_MAX, &a->seed, m, ml) == 0 || err_as_input(err);
+    case OPT_MIN_SAMPLE_US:
+        return opt_double(name, val, 0, 0, HUGE_VAL, &a->min_sample_us, m, ml) == 0 || err_as_input(err);
+    case OPT_MAX_SECONDS:
+        return opt_double(name, val, 0, 1, HUGE_VAL, &a->max_seconds, m, ml) == 0 || err_as_input(err);
+    case OPT_PREHASHED:
+        a->prehashed = 1;
+        return 1;
+    default:
         return err_input(err, "unknown option '%s'", name);
-    return 1;
+    }
 }
 
 static int resolve_alg_op(probe_args *a, const raw_args *raw, probe_err *err)
@@ -194,27 +159,6 @@ static int resolve_alg_op(probe_args *a, const raw_args *raw, probe_err *err)
         return err_input(err, "unknown --op '%s' for --alg '%s'; known: %s", raw->op, raw->alg,
                          known);
     }
-    return 1;
-}
-
-int args_option_value(int argc, char **argv, int *i, char *name, size_t name_len, const char **val,
-                      probe_err *err)
-{
-    const char *arg = argv[*i];
-    const char *eq = strchr(arg, '=');
-    if (eq != NULL) {
-        size_t nlen = (size_t)(eq - arg);
-        if (nlen >= name_len)
-            return err_input(err, "unknown option '%.60s...'", arg);
-        memcpy(name, arg, nlen);
-        name[nlen] = '\0';
-        *val = eq + 1;
-        return 1;
-    }
-    snprintf(name, name_len, "%s", arg);
-    if (*i + 1 >= argc)
-        return err_input(err, "missing value for %s", name);
-    *val = argv[++*i];
     return 1;
 }
 
@@ -251,28 +195,21 @@ int args_parse(int argc, char **argv, probe_args *a, probe_err *err)
     }
 
     raw_args raw = {0};
-    for (int i = 2; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+    opt_parser p;
+    opt_init(&p, argc - 1, argv + 1, "h", probe_options);
+    int opt;
+    while ((opt = opt_next(&p, err->msg, sizeof err->msg)) != 0) {
+        if (opt < 0)
+            return err_as_input(err);
+        if (opt == 'h' || opt == OPT_HELP) {
             a->cmd = CMD_HELP;
             return 1;
         }
-        if (strncmp(arg, "--", 2) != 0)
-            return err_input(err, "unexpected argument '%s'", arg);
-        if (strcmp(arg, "--prehashed") == 0) {
-            if (a->cmd != CMD_SPEED)
-                return err_input(err, "--prehashed applies to speed only");
-            a->prehashed = 1;
-            continue;
-        }
-        /* --name VALUE or --name=VALUE */
-        char name[64];
-        const char *val;
-        if (!args_option_value(argc, argv, &i, name, sizeof(name), &val, err))
-            return 0;
-        if (!option_allowed(a->cmd, name))
-            return err_input(err, "option %s is not accepted by %s", name, cmd);
-        if (!apply_option(name, val, a, &raw, err))
+        if (opt == OPT_PREHASHED && a->cmd != CMD_SPEED)
+            return err_input(err, "--prehashed applies to speed only");
+        if (!option_allowed(a->cmd, opt))
+            return err_input(err, "option %s is not accepted by %s", p.name, cmd);
+        if (!apply_option(opt, p.name, p.arg, a, &raw, err))
             return 0;
     }
 
@@ -288,8 +225,8 @@ int args_parse(int argc, char **argv, probe_args *a, probe_err *err)
     a->size = family_is_bulk(a->alg->family) ? DEFAULT_BULK_SIZE : DEFAULT_SIG_SIZE;
     if (raw.size != NULL) {
         uint64_t v;
-        if (!parse_positive("--size", raw.size, &v, err))
-            return 0;
+        if (opt_u64("--size", raw.size, 1, UINT64_MAX, &v, err->msg, sizeof err->msg) != 0)
+            return err_as_input(err);
         if (v > (uint64_t)1 << 31)
             return err_input(err, "--size %s too large (max %llu)", raw.size,
                              (unsigned long long)1 << 31);

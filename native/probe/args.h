@@ -40,13 +40,6 @@ typedef struct probe_args {
 
 int args_parse(int argc, char **argv, probe_args *a, probe_err *err);
 
-/* Value of one hex digit, or -1. */
-int args_hex_digit(char c);
-
-/* Split argv[*i] ("--name=VALUE", or "--name" followed by VALUE in argv[*i + 1], consumed) into
- * name (NUL-terminated, at most name_len - 1 bytes) and *val. Shared by every subcommand. */
-int args_option_value(int argc, char **argv, int *i, char *name, size_t name_len, const char **val,
-                      probe_err *err);
 void args_free(probe_args *a);
 void args_usage(FILE *f);
 

@@ -22,6 +22,12 @@ int err_input(probe_err *err, const char *fmt, ...)
     return 0;
 }
 
+int err_as_input(probe_err *err)
+{
+    err->code = PROBE_BAD_INPUT;
+    return 0;
+}
+
 int err_fail(probe_err *err, const char *fmt, ...)
 {
     va_list ap;

@@ -16,6 +16,8 @@ typedef struct probe_err {
 /* Each setter fills err and returns 0, so callers can write `return err_input(err, ...)`. */
 int err_input(probe_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int err_fail(probe_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Marks a message already written into err->msg (by a common/ parser) as bad input; returns 0. */
+int err_as_input(probe_err *err);
 /* Like err_fail, then appends the queued OpenSSL errors (ERR_error_string_n) and clears the queue. */
 int err_ossl(probe_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

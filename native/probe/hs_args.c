@@ -1,10 +1,10 @@
 /* hs_args: the client and server command lines, parsed and validated into structs (bad input -> exit 2). */
 #include "hs_args.h"
-#include "args.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "opts.h"
 
 void hs_client_usage(FILE *f)
 {
@@ -76,33 +76,73 @@ const char *hs_version_name(hs_version v)
     return v == HS_V_12 ? "1.2" : v == HS_V_13 ? "1.3" : "any";
 }
 
-static int parse_uint(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out,
-                      probe_err *err)
-{
-    if (s[0] < '0' || s[0] > '9')
-        return err_input(err, "malformed %s '%s' (expected a whole number)", opt, s);
-    errno = 0;
-    char *end = NULL;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno != 0 || *end != '\0')
-        return err_input(err, "malformed %s '%s' (expected a whole number)", opt, s);
-    if (v < min || v > max)
-        return err_input(err, "%s '%s' out of range (%llu..%llu)", opt, s,
-                         (unsigned long long)min, (unsigned long long)max);
-    *out = v;
-    return 1;
-}
+enum {
+    /* both sides */
+    OPT_PROTO = 256, OPT_TLS, OPT_CIPHERS, OPT_CIPHERSUITES, OPT_GROUPS, OPT_SIGALGS, OPT_CA, OPT_CERT,
+    OPT_KEY, OPT_PSK_IDENTITY, OPT_PSK_HEX, OPT_MTU, OPT_TIMEOUT_MS, OPT_PORT, OPT_RESPONSE_BYTES,
+    OPT_DTLS_COOKIE, OPT_HELP,
+    /* client */
+    OPT_HOST, OPT_SERVERNAME, OPT_APP_PATH, OPT_CLIENT_ID, OPT_APP, OPT_MODE, OPT_N, OPT_WARMUP,
+    OPT_REQUEST_BYTES, OPT_EARLY_DATA_BYTES, OPT_NO_APP,
+    /* server */
+    OPT_BIND, OPT_CHAIN, OPT_VERIFY_CLIENT, OPT_TICKETS, OPT_NO_TICKETS, OPT_SESSION_CACHE,
+    OPT_EARLY_DATA, OPT_NO_ANTI_REPLAY, OPT_MAX_CONNS
+};
 
-static int parse_on_off(const char *opt, const char *s, int *out, probe_err *err)
-{
-    if (strcmp(s, "on") == 0)
-        *out = 1;
-    else if (strcmp(s, "off") == 0)
-        *out = 0;
-    else
-        return err_input(err, "%s takes on or off, not '%s'", opt, s);
-    return 1;
-}
+#define TLS_OPTIONS                                                                              \
+    {"proto", required_argument, NULL, OPT_PROTO},                                               \
+    {"tls", required_argument, NULL, OPT_TLS},                                                   \
+    {"ciphers", required_argument, NULL, OPT_CIPHERS},                                           \
+    {"ciphersuites", required_argument, NULL, OPT_CIPHERSUITES},                                 \
+    {"groups", required_argument, NULL, OPT_GROUPS},                                             \
+    {"sigalgs", required_argument, NULL, OPT_SIGALGS},                                           \
+    {"ca", required_argument, NULL, OPT_CA},                                                     \
+    {"cert", required_argument, NULL, OPT_CERT},                                                 \
+    {"key", required_argument, NULL, OPT_KEY},                                                   \
+    {"psk-identity", required_argument, NULL, OPT_PSK_IDENTITY},                                 \
+    {"psk-hex", required_argument, NULL, OPT_PSK_HEX},                                           \
+    {"mtu", required_argument, NULL, OPT_MTU},                                                   \
+    {"timeout-ms", required_argument, NULL, OPT_TIMEOUT_MS},                                     \
+    {"port", required_argument, NULL, OPT_PORT},                                                 \
+    {"response-bytes", required_argument, NULL, OPT_RESPONSE_BYTES},                             \
+    {"help", no_argument, NULL, OPT_HELP}
+
+static const struct option client_options[] = {
+    TLS_OPTIONS,
+    {"host", required_argument, NULL, OPT_HOST},
+    {"servername", required_argument, NULL, OPT_SERVERNAME},
+    {"app-path", required_argument, NULL, OPT_APP_PATH},
+    {"client-id", required_argument, NULL, OPT_CLIENT_ID},
+    {"app", required_argument, NULL, OPT_APP},
+    {"mode", required_argument, NULL, OPT_MODE},
+    {"n", required_argument, NULL, OPT_N},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"request-bytes", required_argument, NULL, OPT_REQUEST_BYTES},
+    {"early-data-bytes", required_argument, NULL, OPT_EARLY_DATA_BYTES},
+    {"dtls-cookie", no_argument, NULL, OPT_DTLS_COOKIE}, /* a flag here, on|off on the server */
+    {"no-app", no_argument, NULL, OPT_NO_APP},
+    {NULL, 0, NULL, 0},
+};
+
+static const struct option server_options[] = {
+    TLS_OPTIONS,
+    {"bind", required_argument, NULL, OPT_BIND},
+    {"chain", required_argument, NULL, OPT_CHAIN},
+    {"verify-client", no_argument, NULL, OPT_VERIFY_CLIENT},
+    {"tickets", required_argument, NULL, OPT_TICKETS},
+    {"no-tickets", no_argument, NULL, OPT_NO_TICKETS},
+    {"session-cache", required_argument, NULL, OPT_SESSION_CACHE},
+    {"dtls-cookie", required_argument, NULL, OPT_DTLS_COOKIE},
+    {"early-data", required_argument, NULL, OPT_EARLY_DATA},
+    {"no-anti-replay", no_argument, NULL, OPT_NO_ANTI_REPLAY},
+    {"max-conns", required_argument, NULL, OPT_MAX_CONNS},
+    {NULL, 0, NULL, 0},
+};
+
+/* The common/ parsers write into err->msg; these mark the result as bad input (exit 2). */
+#define IN(call) ((call) == 0 || err_as_input(err))
+#define NUM(min, max, dst) IN(opt_u64(name, val, (min), (max), (dst), err->msg, sizeof err->msg))
+#define STR(dst) IN(opt_nonempty(name, val, (dst), err->msg, sizeof err->msg))
 
 static int parse_psk_hex(const char *s, hs_tls_opts *o, probe_err *err)
 {
@@ -110,230 +150,189 @@ static int parse_psk_hex(const char *s, hs_tls_opts *o, probe_err *err)
     if (len == 0 || len % 2 != 0 || len / 2 > HS_PSK_MAX)
         return err_input(err, "--psk-hex '%s': expected 2 to %d hex digits, an even number", s,
                          2 * HS_PSK_MAX);
-    for (size_t i = 0; i < len; i += 2) {
-        int hi = args_hex_digit(s[i]), lo = args_hex_digit(s[i + 1]);
-        if (hi < 0 || lo < 0)
-            return err_input(err, "--psk-hex '%s': '%c%c' is not hex", s, s[i], s[i + 1]);
-        o->psk[i / 2] = (unsigned char)(hi << 4 | lo);
+    long n = hex_decode(s, o->psk);
+    if (n < 0) {
+        size_t i = (size_t)(-2 - n);
+        return err_input(err, "--psk-hex '%s': '%c%c' is not hex", s, s[i], s[i + 1]);
     }
-    o->psk_len = len / 2;
-    return 1;
-}
-
-static int nonempty(const char *opt, const char *val, const char **out, probe_err *err)
-{
-    if (val[0] == '\0')
-        return err_input(err, "%s must not be empty", opt);
-    *out = val;
+    o->psk_len = (size_t)n;
     return 1;
 }
 
 /* Options both sides take. 1: applied, 0: error, -1: not a shared option. */
-static int apply_tls(const char *name, const char *val, hs_tls_opts *o, probe_err *err)
+static int apply_tls(int opt, const char *name, const char *val, hs_tls_opts *o, probe_err *err)
 {
+    static const char *const protos[] = {"tls", "dtls", NULL};
+    static const char *const versions[] = {"1.2", "1.3", "any", NULL};
+    static const hs_version version_of[] = {HS_V_12, HS_V_13, HS_V_ANY};
     uint64_t u;
-    if (strcmp(name, "--proto") == 0) {
-        if (strcmp(val, "tls") == 0)
-            o->proto = HS_TLS;
-        else if (strcmp(val, "dtls") == 0)
-            o->proto = HS_DTLS;
-        else
-            return err_input(err, "unknown --proto '%s'; known: tls, dtls", val);
-    } else if (strcmp(name, "--tls") == 0) {
-        if (strcmp(val, "1.2") == 0)
-            o->version = HS_V_12;
-        else if (strcmp(val, "1.3") == 0)
-            o->version = HS_V_13;
-        else if (strcmp(val, "any") == 0)
-            o->version = HS_V_ANY;
-        else
-            return err_input(err, "unknown --tls '%s'; known: 1.2, 1.3, any", val);
-    } else if (strcmp(name, "--ciphers") == 0)
-        return nonempty(name, val, &o->ciphers, err);
-    else if (strcmp(name, "--ciphersuites") == 0)
-        return nonempty(name, val, &o->ciphersuites, err);
-    else if (strcmp(name, "--groups") == 0)
-        return nonempty(name, val, &o->groups, err);
-    else if (strcmp(name, "--sigalgs") == 0)
-        return nonempty(name, val, &o->sigalgs, err);
-    else if (strcmp(name, "--ca") == 0)
-        return nonempty(name, val, &o->ca, err);
-    else if (strcmp(name, "--cert") == 0)
-        return nonempty(name, val, &o->cert, err);
-    else if (strcmp(name, "--key") == 0)
-        return nonempty(name, val, &o->key, err);
-    else if (strcmp(name, "--psk-identity") == 0)
-        return nonempty(name, val, &o->psk_identity, err);
-    else if (strcmp(name, "--psk-hex") == 0)
-        return parse_psk_hex(val, o, err);
-    else if (strcmp(name, "--mtu") == 0) {
-        if (!parse_uint(name, val, 256, 65535, &u, err))
+    int i;
+    switch (opt) {
+    case OPT_PROTO:
+        if ((i = opt_choice(name, val, protos, err->msg, sizeof err->msg)) < 0)
+            return err_as_input(err);
+        o->proto = i == 0 ? HS_TLS : HS_DTLS;
+        return 1;
+    case OPT_TLS:
+        if ((i = opt_choice(name, val, versions, err->msg, sizeof err->msg)) < 0)
+            return err_as_input(err);
+        o->version = version_of[i];
+        return 1;
+    case OPT_CIPHERS: return STR(&o->ciphers);
+    case OPT_CIPHERSUITES: return STR(&o->ciphersuites);
+    case OPT_GROUPS: return STR(&o->groups);
+    case OPT_SIGALGS: return STR(&o->sigalgs);
+    case OPT_CA: return STR(&o->ca);
+    case OPT_CERT: return STR(&o->cert);
+    case OPT_KEY: return STR(&o->key);
+    case OPT_PSK_IDENTITY: return STR(&o->psk_identity);
+    case OPT_PSK_HEX: return parse_psk_hex(val, o, err);
+    case OPT_MTU:
+        if (!NUM(256, 65535, &u))
             return 0;
         o->mtu = (unsigned)u;
-    } else if (strcmp(name, "--timeout-ms") == 0) {
-        if (!parse_uint(name, val, 1, 3600000, &u, err))
+        return 1;
+    case OPT_TIMEOUT_MS:
+        if (!NUM(1, 3600000, &u))
             return 0;
         o->timeout_ms = (unsigned)u;
-    } else
+        return 1;
+    default:
         return -1;
-    return 1;
-}
-
-typedef int (*apply_fn)(const char *name, const char *val, void *a, probe_err *err);
-/* Flags: options without a value. */
-typedef int (*flag_fn)(const char *name, void *a);
-
-static int walk(int argc, char **argv, void *a, int *help, apply_fn apply, flag_fn flag,
-                probe_err *err)
-{
-    for (int i = 2; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            *help = 1;
-            return 1;
-        }
-        if (strncmp(arg, "--", 2) != 0)
-            return err_input(err, "unexpected argument '%s'", arg);
-        if (flag(arg, a))
-            continue;
-        char name[64];
-        const char *val;
-        if (!args_option_value(argc, argv, &i, name, sizeof(name), &val, err))
-            return 0;
-        if (!apply(name, val, a, err))
-            return 0;
     }
-    return 1;
 }
 
-static int client_flag(const char *name, void *p)
+static int client_apply(int opt, const char *name, const char *val, hs_client_args *a, probe_err *err)
 {
-    hs_client_args *a = p;
-    if (strcmp(name, "--dtls-cookie") == 0)
-        a->dtls_cookie = 1;
-    else if (strcmp(name, "--no-app") == 0)
-        a->no_app = 1;
-    else
-        return 0;
-    return 1;
-}
-
-static int client_apply(const char *name, const char *val, void *p, probe_err *err)
-{
-    hs_client_args *a = p;
+    static const char *const apps[] = {"http", "mqtt", "coap", "none", NULL};
+    static const char *const modes[] = {"full", "resume-ticket", "resume-id", "psk", "psk-dhe", "0rtt", NULL};
     uint64_t u;
-    int r = apply_tls(name, val, &a->tls, err);
+    int i, r = apply_tls(opt, name, val, &a->tls, err);
     if (r >= 0)
         return r;
-    if (strcmp(name, "--host") == 0)
-        return nonempty(name, val, &a->host, err);
-    if (strcmp(name, "--servername") == 0)
-        return nonempty(name, val, &a->servername, err);
-    if (strcmp(name, "--app-path") == 0) {
-        a->app_path = val;
-        return 1;
-    }
-    if (strcmp(name, "--client-id") == 0)
-        return nonempty(name, val, &a->client_id, err);
-    if (strcmp(name, "--app") == 0) {
-        if (strcmp(val, "http") == 0)
-            a->app = HS_APP_HTTP;
-        else if (strcmp(val, "mqtt") == 0)
-            a->app = HS_APP_MQTT;
-        else if (strcmp(val, "coap") == 0)
-            a->app = HS_APP_COAP;
-        else if (strcmp(val, "none") == 0)
+    switch (opt) {
+    case OPT_HOST: return STR(&a->host);
+    case OPT_SERVERNAME: return STR(&a->servername);
+    case OPT_APP_PATH: a->app_path = val; return 1;
+    case OPT_CLIENT_ID: return STR(&a->client_id);
+    case OPT_DTLS_COOKIE: a->dtls_cookie = 1; return 1;
+    case OPT_NO_APP: a->no_app = 1; return 1;
+    case OPT_APP:
+        if ((i = opt_choice(name, val, apps, err->msg, sizeof err->msg)) < 0)
+            return err_as_input(err);
+        if (i == 3)
             a->no_app = 1;
         else
-            return err_input(err, "unknown --app '%s'; known: http, mqtt, coap, none", val);
+            a->app = i == 0 ? HS_APP_HTTP : i == 1 ? HS_APP_MQTT : HS_APP_COAP;
         return 1;
-    }
-    if (strcmp(name, "--port") == 0) {
-        if (!parse_uint(name, val, 1, 65535, &u, err))
+    case OPT_MODE:
+        if ((i = opt_choice(name, val, modes, err->msg, sizeof err->msg)) < 0)
+            return err_as_input(err);
+        a->mode = (hs_mode)(HS_FULL + i); /* modes[] lists hs_mode in order (hs_mode_name) */
+        return 1;
+    case OPT_PORT:
+        if (!NUM(1, 65535, &u))
             return 0;
         a->port = (unsigned)u;
-    } else if (strcmp(name, "--mode") == 0) {
-        int m;
-        for (m = HS_FULL; m <= HS_0RTT; m++)
-            if (strcmp(val, hs_mode_name((hs_mode)m)) == 0)
-                break;
-        if (m > HS_0RTT)
-            return err_input(err, "unknown --mode '%s'; known: full, resume-ticket, resume-id, "
-                             "psk, psk-dhe, 0rtt", val);
-        a->mode = (hs_mode)m;
-    } else if (strcmp(name, "--n") == 0) {
-        if (!parse_uint(name, val, 1, 100000000, &a->n, err))
-            return 0;
-    } else if (strcmp(name, "--warmup") == 0) {
-        if (!parse_uint(name, val, 0, 100000000, &a->warmup, err))
-            return 0;
-    } else if (strcmp(name, "--request-bytes") == 0) {
-        if (!parse_uint(name, val, 1, 1 << 20, &u, err))
+        return 1;
+    case OPT_N: return NUM(1, 100000000, &a->n);
+    case OPT_WARMUP: return NUM(0, 100000000, &a->warmup);
+    case OPT_REQUEST_BYTES:
+        if (!NUM(1, 1 << 20, &u))
             return 0;
         a->request_bytes = (size_t)u;
-    } else if (strcmp(name, "--response-bytes") == 0) {
-        if (!parse_uint(name, val, 1, 1 << 24, &u, err))
+        return 1;
+    case OPT_RESPONSE_BYTES:
+        if (!NUM(1, 1 << 24, &u))
             return 0;
         a->response_bytes = (size_t)u;
-    } else if (strcmp(name, "--early-data-bytes") == 0) {
-        if (!parse_uint(name, val, 1, 16384, &u, err))
+        return 1;
+    case OPT_EARLY_DATA_BYTES:
+        if (!NUM(1, 16384, &u))
             return 0;
         a->early_data_bytes = (size_t)u;
-    } else
+        return 1;
+    default:
         return err_input(err, "unknown option '%s' for client", name);
-    return 1;
+    }
 }
 
-static int server_flag(const char *name, void *p)
+static int server_apply(int opt, const char *name, const char *val, hs_server_args *a, int *port_given,
+                        probe_err *err)
 {
-    hs_server_args *a = p;
-    if (strcmp(name, "--verify-client") == 0)
-        a->verify_client = 1;
-    else if (strcmp(name, "--no-tickets") == 0)
-        a->no_tickets = 1;
-    else if (strcmp(name, "--no-anti-replay") == 0)
-        a->no_anti_replay = 1;
-    else
-        return 0;
-    return 1;
-}
-
-static int server_apply(const char *name, const char *val, void *p, probe_err *err)
-{
-    hs_server_args *a = p;
     uint64_t u;
-    int r = apply_tls(name, val, &a->tls, err);
+    int r = apply_tls(opt, name, val, &a->tls, err);
     if (r >= 0)
         return r;
-    if (strcmp(name, "--bind") == 0)
-        return nonempty(name, val, &a->bind, err);
-    if (strcmp(name, "--chain") == 0)
-        return nonempty(name, val, &a->tls.chain, err);
-    if (strcmp(name, "--port") == 0) {
-        if (!parse_uint(name, val, 0, 65535, &u, err))
+    switch (opt) {
+    case OPT_BIND: return STR(&a->bind);
+    case OPT_CHAIN: return STR(&a->tls.chain);
+    case OPT_VERIFY_CLIENT: a->verify_client = 1; return 1;
+    case OPT_NO_TICKETS: a->no_tickets = 1; return 1;
+    case OPT_NO_ANTI_REPLAY: a->no_anti_replay = 1; return 1;
+    case OPT_SESSION_CACHE: return IN(opt_on_off(name, val, &a->session_cache, err->msg, sizeof err->msg));
+    case OPT_DTLS_COOKIE: return IN(opt_on_off(name, val, &a->dtls_cookie, err->msg, sizeof err->msg));
+    case OPT_PORT:
+        if (!NUM(0, 65535, &u))
             return 0;
         a->port = (unsigned)u;
-    } else if (strcmp(name, "--tickets") == 0) {
-        if (!parse_uint(name, val, 0, 64, &u, err))
+        *port_given = 1;
+        return 1;
+    case OPT_TICKETS:
+        if (!NUM(0, 64, &u))
             return 0;
         a->tickets = (unsigned)u;
-    } else if (strcmp(name, "--session-cache") == 0) {
-        return parse_on_off(name, val, &a->session_cache, err);
-    } else if (strcmp(name, "--dtls-cookie") == 0) {
-        return parse_on_off(name, val, &a->dtls_cookie, err);
-    } else if (strcmp(name, "--early-data") == 0) {
-        if (!parse_uint(name, val, 0, 1 << 24, &u, err))
+        return 1;
+    case OPT_EARLY_DATA:
+        if (!NUM(0, 1 << 24, &u))
             return 0;
         a->early_data = (uint32_t)u;
-    } else if (strcmp(name, "--response-bytes") == 0) {
-        if (!parse_uint(name, val, 1, 1 << 24, &u, err))
+        return 1;
+    case OPT_RESPONSE_BYTES:
+        if (!NUM(1, 1 << 24, &u))
             return 0;
         a->response_bytes = (size_t)u;
-    } else if (strcmp(name, "--max-conns") == 0) {
-        if (!parse_uint(name, val, 1, UINT64_MAX, &a->max_conns, err))
-            return 0;
-    } else
+        return 1;
+    case OPT_MAX_CONNS: return NUM(1, UINT64_MAX, &a->max_conns);
+    default:
         return err_input(err, "unknown option '%s' for server", name);
+    }
+}
+
+/* argv[1] is the subcommand: getopt sees it as the program name. 1: read (or --help), 0: error. */
+static int walk_client(int argc, char **argv, hs_client_args *a, probe_err *err)
+{
+    opt_parser p;
+    opt_init(&p, argc - 1, argv + 1, "h", client_options);
+    int opt;
+    while ((opt = opt_next(&p, err->msg, sizeof err->msg)) != 0) {
+        if (opt < 0)
+            return err_as_input(err);
+        if (opt == 'h' || opt == OPT_HELP) {
+            a->help = 1;
+            return 1;
+        }
+        if (!client_apply(opt, p.name, p.arg, a, err))
+            return 0;
+    }
+    return 1;
+}
+
+static int walk_server(int argc, char **argv, hs_server_args *a, int *port_given, probe_err *err)
+{
+    opt_parser p;
+    opt_init(&p, argc - 1, argv + 1, "h", server_options);
+    int opt;
+    while ((opt = opt_next(&p, err->msg, sizeof err->msg)) != 0) {
+        if (opt < 0)
+            return err_as_input(err);
+        if (opt == 'h' || opt == OPT_HELP) {
+            a->help = 1;
+            return 1;
+        }
+        if (!server_apply(opt, p.name, p.arg, a, port_given, err))
+            return 0;
+    }
     return 1;
 }
 
@@ -361,7 +360,7 @@ int hs_client_args_parse(int argc, char **argv, hs_client_args *a, probe_err *er
     a->response_bytes = 846;
     a->early_data_bytes = 40;
     a->tls.timeout_ms = 5000;
-    if (!walk(argc, argv, a, &a->help, client_apply, client_flag, err))
+    if (!walk_client(argc, argv, a, err))
         return 0;
     if (a->help)
         return 1;
@@ -416,10 +415,7 @@ int hs_server_args_parse(int argc, char **argv, hs_server_args *a, probe_err *er
     a->response_bytes = 846;
     a->tls.timeout_ms = 10000;
     int port_given = 0;
-    for (int i = 2; i < argc; i++)
-        if (strcmp(argv[i], "--port") == 0 || strncmp(argv[i], "--port=", 7) == 0)
-            port_given = 1;
-    if (!walk(argc, argv, a, &a->help, server_apply, server_flag, err))
+    if (!walk_server(argc, argv, a, &port_given, err))
         return 0;
     if (a->help)
         return 1;

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "clock.h"
 #include "err.h"
 
 /* Set by the server's SIGTERM/SIGINT handler: every wait returns HS_POLL_STOP. */
@@ -20,19 +21,9 @@ enum hs_poll_result {
     HS_POLL_STOP = -2
 };
 
-static inline uint64_t hs_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
-}
-
-static inline uint64_t hs_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
-}
+/* CLOCK_MONOTONIC and the thread's CPU time (common/clock.h) as the probe's unsigned ns. */
+static inline uint64_t hs_now_ns(void) { return (uint64_t)clock_mono_ns(); }
+static inline uint64_t hs_cpu_ns(void) { return (uint64_t)clock_thread_cpu_ns(); }
 
 typedef struct hs_addr {
     struct sockaddr_storage ss;

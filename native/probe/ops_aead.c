@@ -8,7 +8,7 @@
 
 #include "keys.h"
 #include "ops.h"
-#include "prng.h"
+#include "rng.h"
 
 #define AEAD_IV_LEN 12
 #define AEAD_AAD_LEN 13 /* TLS record header size, as openssl speed uses */
@@ -136,11 +136,11 @@ int aead_op_setup(const op_request *req, bench_op *op, probe_err *err)
         aead_destroy(s);
         return err_fail(err, "cannot set up buffers for %s", alg->name);
     }
-    prng r = {req->seed};
-    prng_fill(&r, s->key, (size_t)key_len);
-    prng_fill(&r, s->iv, sizeof(s->iv));
-    prng_fill(&r, s->aad, sizeof(s->aad));
-    prng_fill(&r, s->buf, req->size);
+    uint64_t r = req->seed;
+    splitmix64_fill(&r, s->key, (size_t)key_len);
+    splitmix64_fill(&r, s->iv, sizeof(s->iv));
+    splitmix64_fill(&r, s->aad, sizeof(s->aad));
+    splitmix64_fill(&r, s->buf, req->size);
 
     if (s->decrypt) {
         /* Encrypt once with the same sequence so the loop decrypts a real ciphertext and tag. */

@@ -5,7 +5,7 @@
 #include <openssl/evp.h>
 
 #include "ops.h"
-#include "prng.h"
+#include "rng.h"
 
 typedef struct hash_state {
     EVP_MD *md; /* prefetched: implicit fetches in the loop would dominate small inputs */
@@ -51,8 +51,8 @@ int hash_op_setup(const op_request *req, bench_op *op, probe_err *err)
         hash_destroy(s);
         return err_ossl(err, "setting up %s failed", alg->ossl_name);
     }
-    prng r = {req->seed};
-    prng_fill(&r, s->msg, s->len);
+    uint64_t r = req->seed;
+    splitmix64_fill(&r, s->msg, s->len);
     op->run = hash_run;
     op->destroy = hash_destroy;
     op->state = s;

@@ -11,7 +11,7 @@
 #include "chaskey.h"
 #include "keys.h"
 #include "ops.h"
-#include "prng.h"
+#include "rng.h"
 
 #define SIPHASH_OUT_LEN 16 /* the 128-bit SipHash-2-4 output; the provider default is 8 */
 
@@ -114,9 +114,9 @@ static int chaskey_op_setup(const op_request *req, bench_op *op, probe_err *err)
         chaskey_destroy(s);
         return err_fail(err, "out of memory");
     }
-    prng r = {req->seed};
-    prng_fill(&r, s->key, sizeof(s->key));
-    prng_fill(&r, s->msg, s->len);
+    uint64_t r = req->seed;
+    splitmix64_fill(&r, s->key, sizeof(s->key));
+    splitmix64_fill(&r, s->msg, s->len);
     op->run = chaskey_run;
     op->destroy = chaskey_destroy;
     op->state = s;
@@ -143,9 +143,9 @@ int mac_op_setup(const op_request *req, bench_op *op, probe_err *err)
         mac_destroy(s);
         return err_fail(err, "out of memory");
     }
-    prng r = {req->seed};
-    prng_fill(&r, s->key, s->key_len);
-    prng_fill(&r, s->msg, s->len);
+    uint64_t r = req->seed;
+    splitmix64_fill(&r, s->key, s->key_len);
+    splitmix64_fill(&r, s->msg, s->len);
 
     s->mac = EVP_MAC_fetch(NULL, alg->ossl_name, NULL);
     s->ctx = s->mac ? EVP_MAC_CTX_new(s->mac) : NULL;

@@ -8,7 +8,7 @@
 #include <openssl/rsa.h>
 
 #include "ops.h"
-#include "prng.h"
+#include "rng.h"
 
 static const char *md_name(const char *hash)
 {
@@ -254,8 +254,8 @@ int sig_op_setup(const op_request *req, bench_op *op, probe_err *err)
         free(msg);
         return err_fail(err, "out of memory");
     }
-    prng r = {req->seed};
-    prng_fill(&r, msg, req->size);
+    uint64_t r = req->seed;
+    splitmix64_fill(&r, msg, req->size);
     sig_params p = {req->alg, req->op == OP_VERIFY, req->hash, req->prehashed, msg, req->size,
                     req->key_cache};
     int ok = sig_state_init(s, &p, err);

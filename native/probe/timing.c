@@ -4,22 +4,16 @@
 #include <stdlib.h>
 #include <time.h>
 
-/* MONOTONIC, not MONOTONIC_RAW: it is served by the vDSO on every kernel (RAW was a syscall
- * before Linux 5.3) and NTP slews it by at most 500 ppm, far below our run-to-run noise. */
-#define WALL_CLOCK CLOCK_MONOTONIC
-#define CPU_CLOCK CLOCK_THREAD_CPUTIME_ID
+#include "clock.h"
 
 #define OVERHEAD_READS 1001
 #define MAX_BATCH (UINT64_C(1) << 40)
 #define CALIBRATION_CHECKS 3
 #define CALIBRATION_MARGIN 1.05
 
-static inline uint64_t now_ns(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
-}
+/* The probe's two clocks (common/clock.h), as unsigned ns. */
+static inline uint64_t wall_ns(void) { return (uint64_t)clock_mono_ns(); }
+static inline uint64_t cpu_ns(void) { return (uint64_t)clock_thread_cpu_ns(); }
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -33,8 +27,8 @@ double timing_overhead_ns(void)
     uint64_t wall[OVERHEAD_READS];
     uint64_t deltas[OVERHEAD_READS - 1];
     for (int i = 0; i < OVERHEAD_READS; i++) {
-        (void)now_ns(CPU_CLOCK);
-        wall[i] = now_ns(WALL_CLOCK);
+        (void)cpu_ns();
+        wall[i] = wall_ns();
     }
     for (int i = 0; i + 1 < OVERHEAD_READS; i++)
         deltas[i] = wall[i + 1] - wall[i];
@@ -46,11 +40,11 @@ double timing_overhead_ns(void)
 /* One sample: CPU clock outermost so the wall interval holds as little clock code as possible. */
 static int timed_batch(op_run_fn run, void *state, uint64_t batch, sample *out, probe_err *err)
 {
-    uint64_t c0 = now_ns(CPU_CLOCK);
-    uint64_t w0 = now_ns(WALL_CLOCK);
+    uint64_t c0 = cpu_ns();
+    uint64_t w0 = wall_ns();
     int ok = run(state, batch, err);
-    uint64_t w1 = now_ns(WALL_CLOCK);
-    uint64_t c1 = now_ns(CPU_CLOCK);
+    uint64_t w1 = wall_ns();
+    uint64_t c1 = cpu_ns();
     out->wall_ns = w1 - w0;
     out->cpu_ns = c1 - c0;
     out->ops = batch;
@@ -100,17 +94,17 @@ int timing_measure(op_run_fn run, void *state, uint64_t batch, const timing_plan
     res->samples = 0;
     res->stopped_by_time = 0;
     uint64_t budget_ns = (uint64_t)(plan->max_seconds * 1e9);
-    uint64_t start = now_ns(WALL_CLOCK);
+    uint64_t start = wall_ns();
     while (res->samples < plan->n) {
         if (!timed_batch(run, state, batch, &s, err))
             return 0;
         res->samples++;
         sink(sink_arg, &s);
-        if (res->samples < plan->n && now_ns(WALL_CLOCK) - start >= budget_ns) {
+        if (res->samples < plan->n && wall_ns() - start >= budget_ns) {
             res->stopped_by_time = 1;
             break;
         }
     }
-    res->elapsed_s = (double)(now_ns(WALL_CLOCK) - start) / 1e9;
+    res->elapsed_s = (double)(wall_ns() - start) / 1e9;
     return 1;
 }

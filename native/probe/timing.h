@@ -4,10 +4,11 @@
 
 #include <stdint.h>
 
+#include "clock.h"
 #include "err.h"
 #include "ops.h"
 
-#define TIMING_CLOCK_NAME "CLOCK_MONOTONIC"
+#define TIMING_CLOCK_NAME CLOCK_MONO_NAME
 
 typedef struct timing_plan {
     uint64_t n;           /* samples wanted */

@@ -1,4 +1,4 @@
-/* profile: parser of the SECPERF_SE_PROFILE file, seeded PRNG, delay distributions. */
+/* profile: parser of the SECPERF_SE_PROFILE file, delay distributions. */
 #include "profile.h"
 
 #include <errno.h>
@@ -15,57 +15,23 @@ const char *const se_fn_names[SE_FN_COUNT] = {
 #undef SE_FN_NAME
 };
 
-/* ---- PRNG ---------------------------------------------------------------------------- */
-
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-void se_rng_seed(se_rng *r, uint64_t seed)
-{
-    uint64_t x = seed;
-    for (int i = 0; i < 4; i++)
-        r->s[i] = splitmix64(&x);
-}
-
-static inline uint64_t rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
-uint64_t se_rng_next(se_rng *r)
-{
-    uint64_t *s = r->s;
-    uint64_t result = rotl(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
-}
+/* ---- delay distributions ------------------------------------------------------------- */
 
 /* Uniform in the open interval (0, 1). */
-static double uniform01(se_rng *r)
+static double uniform01(xoshiro256 *r)
 {
-    return ((double)(se_rng_next(r) >> 11) + 0.5) * 0x1.0p-53;
+    return xoshiro256_uniform_open(r);
 }
 
 /* Standard normal by Box-Muller (two uniforms per draw; the sine half is not kept so the
  * number of PRNG steps per call does not depend on earlier calls). */
-static double std_normal(se_rng *r)
+static double std_normal(xoshiro256 *r)
 {
     double u1 = uniform01(r), u2 = uniform01(r);
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
-static double draw_ms(const se_dist *d, se_rng *r)
+static double draw_ms(const se_dist *d, xoshiro256 *r)
 {
     switch (d->kind) {
     case SE_DIST_FIXED:
@@ -83,7 +49,7 @@ static double draw_ms(const se_dist *d, se_rng *r)
         return d->a * exp(d->b * std_normal(r));
     case SE_DIST_EMPIRICAL: {
         /* Lemire's multiply-shift: uniform index in [0, n). */
-        unsigned __int128 m = (unsigned __int128)se_rng_next(r) * (unsigned __int128)d->nsamples;
+        unsigned __int128 m = (unsigned __int128)xoshiro256_next(r) * (unsigned __int128)d->nsamples;
         return d->samples[(size_t)(m >> 64)];
     }
     default:
@@ -91,7 +57,7 @@ static double draw_ms(const se_dist *d, se_rng *r)
     }
 }
 
-int64_t se_draw_delay_ns(const se_fn_profile *fp, se_rng *r)
+int64_t se_draw_delay_ns(const se_fn_profile *fp, xoshiro256 *r)
 {
     const se_dist *d = &fp->body;
     if (fp->has_tail && uniform01(r) < fp->tail_p)

@@ -1,10 +1,13 @@
-/* profile: the secure-element latency profile (SECPERF_SE_PROFILE), its parser, the seeded
- * PRNG and the delay distributions. See README.md in this directory for the format. */
+/* profile: the secure-element latency profile (SECPERF_SE_PROFILE), its parser and the delay
+ * distributions (drawn from the common xoshiro256**, seeded by the profile's seed). See README.md in this
+ * directory for the format. */
 #ifndef SECPERF_SE_SHIM_PROFILE_H
 #define SECPERF_SE_SHIM_PROFILE_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "rng.h"
 
 /* PKCS#11 2.40 functions in CK_FUNCTION_LIST order; the index is SE_FN_<name>. */
 #define SE_FUNCTIONS(X)                                                                          \
@@ -67,15 +70,7 @@ typedef struct se_profile {
 int se_profile_load(const char *path, se_profile *out, char *err, size_t errlen);
 void se_profile_free(se_profile *p);
 
-/* xoshiro256** seeded through splitmix64. */
-typedef struct se_rng {
-    uint64_t s[4];
-} se_rng;
-
-void se_rng_seed(se_rng *r, uint64_t seed);
-uint64_t se_rng_next(se_rng *r);
-
 /* Draws the delay of one call of a function with this profile, in nanoseconds (>= 0). */
-int64_t se_draw_delay_ns(const se_fn_profile *fp, se_rng *r);
+int64_t se_draw_delay_ns(const se_fn_profile *fp, xoshiro256 *r);
 
 #endif

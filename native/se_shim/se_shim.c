@@ -12,6 +12,9 @@
  * Only one token lock is held at a time; sess_lk, rng_mx and slots_mx are leaves. */
 #include <p11-kit/pkcs11.h>
 
+#include "clock.h"
+#include "forwarders.h"
+#include "json.h"
 #include "profile.h"
 
 #include <dlfcn.h>
@@ -30,12 +33,7 @@
 
 #define SHIM_EXPORT __attribute__((visibility("default")))
 
-static inline int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + (int64_t)ts.tv_nsec;
-}
+static inline int64_t now_ns(void) { return clock_mono_ns(); }
 
 /* ---- FIFO (ticket) lock: concurrent callers of one card queue in arrival order ------- */
 
@@ -91,7 +89,7 @@ static se_profile prof;
 static int log_fd = -1;
 static fifo_lock global_lk = FIFO_LOCK_INIT;
 static pthread_mutex_t rng_mx = PTHREAD_MUTEX_INITIALIZER;
-static se_rng rng;
+static xoshiro256 rng;
 static atomic_int blocking_waiters; /* threads inside a blocking C_WaitForSlotEvent */
 
 static void report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -312,21 +310,35 @@ static int64_t inject_delay(int fn, int length_query, int64_t from)
     return d;
 }
 
+/* One JSON line per call, built in memory and written with one write() on the O_APPEND fd, so
+ * lines of concurrent calls and processes never interleave. */
 static void log_call(int fn, int64_t t0, int64_t t1, int64_t real_ns, int64_t delay_ns, CK_RV rv,
                      int has_slot, CK_SLOT_ID slot, int length_query)
 {
-    char slotbuf[24] = "null";
-    if (has_slot)
-        snprintf(slotbuf, sizeof slotbuf, "%lu", (unsigned long)slot);
     char buf[384];
-    int n = snprintf(buf, sizeof buf,
-                     "{\"fn\":\"%s\",\"start_ns\":%" PRId64 ",\"duration_ns\":%" PRId64
-                     ",\"real_ns\":%" PRId64 ",\"delay_ns\":%" PRId64
-                     ",\"rv\":%lu,\"pid\":%ld,\"slot\":%s,\"length_query\":%s}\n",
-                     se_fn_names[fn], t0, t1 - t0, real_ns, delay_ns, (unsigned long)rv,
-                     (long)getpid(), slotbuf, length_query ? "true" : "false");
-    if (n > 0 && (size_t)n < sizeof buf) {
-        ssize_t w = write(log_fd, buf, (size_t)n); /* one write on an O_APPEND fd: no interleaving */
+    FILE *f = fmemopen(buf, sizeof buf, "w");
+    if (!f)
+        return;
+    json_obj o;
+    json_obj_begin(&o, f);
+    json_obj_str(&o, "fn", se_fn_names[fn]);
+    json_obj_i64(&o, "start_ns", t0);
+    json_obj_i64(&o, "duration_ns", t1 - t0);
+    json_obj_i64(&o, "real_ns", real_ns);
+    json_obj_i64(&o, "delay_ns", delay_ns);
+    json_obj_u64(&o, "rv", (uint64_t)rv);
+    json_obj_i64(&o, "pid", (int64_t)getpid());
+    if (has_slot)
+        json_obj_u64(&o, "slot", (uint64_t)slot);
+    else
+        json_obj_null(&o, "slot");
+    json_obj_bool(&o, "length_query", length_query);
+    json_end_line(f);
+    long n = ftell(f);
+    int ok = !ferror(f) && n > 0 && (size_t)n < sizeof buf;
+    fclose(f);
+    if (ok) {
+        ssize_t w = write(log_fd, buf, (size_t)n);
         (void)w;
     }
 }
@@ -485,7 +497,7 @@ static CK_RV load(const char *path)
         return CKR_ARGUMENTS_BAD;
     }
     real = fl;
-    se_rng_seed(&rng, prof.seed);
+    xoshiro256_seed(&rng, prof.seed);
     return CKR_OK;
 }
 
@@ -552,74 +564,7 @@ out:
     return rv;
 }
 
-/* ---- general, slot and token --------------------------------------------------------- */
-
-static CK_RV shim_C_GetInfo(CK_INFO_PTR pInfo)
-{
-    BEGIN(C_GetInfo);
-    FORWARD(C_GetInfo, pInfo);
-}
-
-static CK_RV shim_C_GetSlotList(CK_BBOOL tokenPresent, CK_SLOT_ID_PTR pSlotList, CK_ULONG_PTR pulCount)
-{
-    BEGIN(C_GetSlotList);
-    LENGTH_QUERY(pSlotList == NULL);
-    FORWARD(C_GetSlotList, tokenPresent, pSlotList, pulCount);
-}
-
-static CK_RV shim_C_GetSlotInfo(CK_SLOT_ID slotID, CK_SLOT_INFO_PTR pInfo)
-{
-    BEGIN(C_GetSlotInfo);
-    ON_SLOT(slotID);
-    FORWARD(C_GetSlotInfo, slotID, pInfo);
-}
-
-static CK_RV shim_C_GetTokenInfo(CK_SLOT_ID slotID, CK_TOKEN_INFO_PTR pInfo)
-{
-    BEGIN(C_GetTokenInfo);
-    ON_SLOT(slotID);
-    FORWARD(C_GetTokenInfo, slotID, pInfo);
-}
-
-static CK_RV shim_C_GetMechanismList(CK_SLOT_ID slotID, CK_MECHANISM_TYPE_PTR pMechanismList,
-                                     CK_ULONG_PTR pulCount)
-{
-    BEGIN(C_GetMechanismList);
-    ON_SLOT(slotID);
-    LENGTH_QUERY(pMechanismList == NULL);
-    FORWARD(C_GetMechanismList, slotID, pMechanismList, pulCount);
-}
-
-static CK_RV shim_C_GetMechanismInfo(CK_SLOT_ID slotID, CK_MECHANISM_TYPE type, CK_MECHANISM_INFO_PTR pInfo)
-{
-    BEGIN(C_GetMechanismInfo);
-    ON_SLOT(slotID);
-    FORWARD(C_GetMechanismInfo, slotID, type, pInfo);
-}
-
-static CK_RV shim_C_InitToken(CK_SLOT_ID slotID, CK_UTF8CHAR_PTR pPin, CK_ULONG ulPinLen, CK_UTF8CHAR_PTR pLabel)
-{
-    BEGIN(C_InitToken);
-    ON_SLOT(slotID);
-    FORWARD(C_InitToken, slotID, pPin, ulPinLen, pLabel);
-}
-
-static CK_RV shim_C_InitPIN(CK_SESSION_HANDLE hSession, CK_UTF8CHAR_PTR pPin, CK_ULONG ulPinLen)
-{
-    BEGIN(C_InitPIN);
-    ON_SESSION(hSession);
-    FORWARD(C_InitPIN, hSession, pPin, ulPinLen);
-}
-
-static CK_RV shim_C_SetPIN(CK_SESSION_HANDLE hSession, CK_UTF8CHAR_PTR pOldPin, CK_ULONG ulOldLen,
-                           CK_UTF8CHAR_PTR pNewPin, CK_ULONG ulNewLen)
-{
-    BEGIN(C_SetPIN);
-    ON_SESSION(hSession);
-    FORWARD(C_SetPIN, hSession, pOldPin, ulOldLen, pNewPin, ulNewLen);
-}
-
-/* ---- sessions ------------------------------------------------------------------------ */
+/* ---- sessions: the forwarders that keep the session -> slot table ------------------- */
 
 static CK_RV shim_C_OpenSession(CK_SLOT_ID slotID, CK_FLAGS flags, CK_VOID_PTR pApplication,
                                 CK_NOTIFY Notify, CK_SESSION_HANDLE_PTR phSession)
@@ -652,79 +597,9 @@ static CK_RV shim_C_CloseAllSessions(CK_SLOT_ID slotID)
     return call_leave(&c_, rv_);
 }
 
-static CK_RV shim_C_GetSessionInfo(CK_SESSION_HANDLE hSession, CK_SESSION_INFO_PTR pInfo)
-{
-    BEGIN(C_GetSessionInfo);
-    ON_SESSION(hSession);
-    FORWARD(C_GetSessionInfo, hSession, pInfo);
-}
+/* ---- the pass-through forwarders (forwarders.h) ------------------------------------- */
 
-static CK_RV shim_C_GetOperationState(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pOperationState,
-                                      CK_ULONG_PTR pulOperationStateLen)
-{
-    BEGIN(C_GetOperationState);
-    ON_SESSION(hSession);
-    LENGTH_QUERY(pOperationState == NULL);
-    FORWARD(C_GetOperationState, hSession, pOperationState, pulOperationStateLen);
-}
-
-static CK_RV shim_C_SetOperationState(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pOperationState,
-                                      CK_ULONG ulOperationStateLen, CK_OBJECT_HANDLE hEncryptionKey,
-                                      CK_OBJECT_HANDLE hAuthenticationKey)
-{
-    BEGIN(C_SetOperationState);
-    ON_SESSION(hSession);
-    FORWARD(C_SetOperationState, hSession, pOperationState, ulOperationStateLen, hEncryptionKey,
-            hAuthenticationKey);
-}
-
-static CK_RV shim_C_Login(CK_SESSION_HANDLE hSession, CK_USER_TYPE userType, CK_UTF8CHAR_PTR pPin,
-                          CK_ULONG ulPinLen)
-{
-    BEGIN(C_Login);
-    ON_SESSION(hSession);
-    FORWARD(C_Login, hSession, userType, pPin, ulPinLen);
-}
-
-static CK_RV shim_C_Logout(CK_SESSION_HANDLE hSession)
-{
-    BEGIN(C_Logout);
-    ON_SESSION(hSession);
-    FORWARD(C_Logout, hSession);
-}
-
-/* ---- objects ------------------------------------------------------------------------- */
-
-static CK_RV shim_C_CreateObject(CK_SESSION_HANDLE hSession, CK_ATTRIBUTE_PTR pTemplate, CK_ULONG ulCount,
-                                 CK_OBJECT_HANDLE_PTR phObject)
-{
-    BEGIN(C_CreateObject);
-    ON_SESSION(hSession);
-    FORWARD(C_CreateObject, hSession, pTemplate, ulCount, phObject);
-}
-
-static CK_RV shim_C_CopyObject(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hObject,
-                               CK_ATTRIBUTE_PTR pTemplate, CK_ULONG ulCount, CK_OBJECT_HANDLE_PTR phNewObject)
-{
-    BEGIN(C_CopyObject);
-    ON_SESSION(hSession);
-    FORWARD(C_CopyObject, hSession, hObject, pTemplate, ulCount, phNewObject);
-}
-
-static CK_RV shim_C_DestroyObject(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hObject)
-{
-    BEGIN(C_DestroyObject);
-    ON_SESSION(hSession);
-    FORWARD(C_DestroyObject, hSession, hObject);
-}
-
-static CK_RV shim_C_GetObjectSize(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hObject, CK_ULONG_PTR pulSize)
-{
-    BEGIN(C_GetObjectSize);
-    ON_SESSION(hSession);
-    FORWARD(C_GetObjectSize, hSession, hObject, pulSize);
-}
-
+/* C_GetAttributeValue is a length query when no attribute has a buffer. */
 static int all_values_null(CK_ATTRIBUTE_PTR t, CK_ULONG n)
 {
     if (!t)
@@ -735,365 +610,27 @@ static int all_values_null(CK_ATTRIBUTE_PTR t, CK_ULONG n)
     return 1;
 }
 
-static CK_RV shim_C_GetAttributeValue(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hObject,
-                                      CK_ATTRIBUTE_PTR pTemplate, CK_ULONG ulCount)
-{
-    BEGIN(C_GetAttributeValue);
-    ON_SESSION(hSession);
-    LENGTH_QUERY(all_values_null(pTemplate, ulCount));
-    FORWARD(C_GetAttributeValue, hSession, hObject, pTemplate, ulCount);
-}
+#define ROUTE_NONE(on) ((void)(on))
+#define ROUTE_SLOT(on) ON_SLOT(on)
+#define ROUTE_SESSION(on) ON_SESSION(on)
+/* One forwarder: route to the token lock, mark a length query, call the real function, inject
+ * the delay and log (call_leave). The same steps the hand-written ones above take. */
+#define SHIM_FORWARDER(name, route, on, length_query, params, args)                             \
+    static CK_RV shim_##name params                                                            \
+    {                                                                                          \
+        BEGIN(name);                                                                           \
+        ROUTE_##route(on);                                                                     \
+        LENGTH_QUERY(length_query);                                                            \
+        CK_RV rv_;                                                                             \
+        call_enter(&c_);                                                                       \
+        rv_ = real->name ? real->name args : CKR_FUNCTION_NOT_SUPPORTED;                       \
+        c_.r1 = now_ns();                                                                      \
+        return call_leave(&c_, rv_);                                                           \
+    }
+SHIM_FORWARDERS(SHIM_FORWARDER)
+#undef SHIM_FORWARDER
 
-static CK_RV shim_C_SetAttributeValue(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hObject,
-                                      CK_ATTRIBUTE_PTR pTemplate, CK_ULONG ulCount)
-{
-    BEGIN(C_SetAttributeValue);
-    ON_SESSION(hSession);
-    FORWARD(C_SetAttributeValue, hSession, hObject, pTemplate, ulCount);
-}
-
-static CK_RV shim_C_FindObjectsInit(CK_SESSION_HANDLE hSession, CK_ATTRIBUTE_PTR pTemplate, CK_ULONG ulCount)
-{
-    BEGIN(C_FindObjectsInit);
-    ON_SESSION(hSession);
-    FORWARD(C_FindObjectsInit, hSession, pTemplate, ulCount);
-}
-
-static CK_RV shim_C_FindObjects(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE_PTR phObject,
-                                CK_ULONG ulMaxObjectCount, CK_ULONG_PTR pulObjectCount)
-{
-    BEGIN(C_FindObjects);
-    ON_SESSION(hSession);
-    FORWARD(C_FindObjects, hSession, phObject, ulMaxObjectCount, pulObjectCount);
-}
-
-static CK_RV shim_C_FindObjectsFinal(CK_SESSION_HANDLE hSession)
-{
-    BEGIN(C_FindObjectsFinal);
-    ON_SESSION(hSession);
-    FORWARD(C_FindObjectsFinal, hSession);
-}
-
-/* ---- encryption and decryption ------------------------------------------------------- */
-
-static CK_RV shim_C_EncryptInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hKey)
-{
-    BEGIN(C_EncryptInit);
-    ON_SESSION(hSession);
-    FORWARD(C_EncryptInit, hSession, pMechanism, hKey);
-}
-
-static CK_RV shim_C_Encrypt(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen,
-                            CK_BYTE_PTR pEncryptedData, CK_ULONG_PTR pulEncryptedDataLen)
-{
-    BEGIN(C_Encrypt);
-    ON_SESSION(hSession);
-    LENGTH_QUERY(pEncryptedData == NULL);
-    FORWARD(C_Encrypt, hSession, pData, ulDataLen, pEncryptedData, pulEncryptedDataLen);
-}
-
-static CK_RV shim_C_EncryptUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen,
-                                  CK_BYTE_PTR pEncryptedPart, CK_ULONG_PTR pulEncryptedPartLen)
-{
-    BEGIN(C_EncryptUpdate);
-    ON_SESSION(hSession);
-    LENGTH_QUERY(pEncryptedPart == NULL);
-    FORWARD(C_EncryptUpdate, hSession, pPart, ulPartLen, pEncryptedPart, pulEncryptedPartLen);
-}
-
-static CK_RV shim_C_EncryptFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pLastEncryptedPart,
-                                 CK_ULONG_PTR pulLastEncryptedPartLen)
-{
-    BEGIN(C_EncryptFinal);
-    ON_SESSION(hSession);
-    LENGTH_QUERY(pLastEncryptedPart == NULL);
-    FORWARD(C_EncryptFinal, hSession, pLastEncryptedPart, pulLastEncryptedPartLen);
-}
-
-static CK_RV shim_C_DecryptInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hKey)
-{
-    BEGIN(C_DecryptInit);
-    ON_SESSION(hSession);
-    FORWARD(C_DecryptInit, hSession, pMechanism, hKey);
-}
-
-static CK_RV shim_C_Decrypt(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pEncryptedData, CK_ULONG ulEncryptedDataLen,
-                            CK_BYTE_PTR pData, CK_ULONG_PTR pulDataLen)
-{
-    BEGIN(C_Decrypt);
-    ON_SESSION(hSession);
-    LENGTH_QUERY(pData == NULL);
-    FORWARD(C_Decrypt, hSession, pEncryptedData, ulEncryptedDataLen, pData, pulDataLen);
-}
-
-static CK_RV shim_C_DecryptUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pEncryptedPart,
-                                  CK_ULONG ulEncryptedPartLen, CK_BYTE_PTR pPart, CK_ULONG_PTR pulPartLen)
-{
-    BEGIN(C_DecryptUpdate);
-    ON_SESSION(hSession);
-    LENGTH_QUERY(pPart == NULL);
-    FORWARD(C_DecryptUpdate, hSession, pEncryptedPart, ulEncryptedPartLen, pPart, pulPartLen);
-}
-
-static CK_RV shim_C_DecryptFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pLastPart, CK_ULONG_PTR pulLastPartLen)
-{
-    BEGIN(C_DecryptFinal);
-    ON_SESSION(hSession);
-    LENGTH_QUERY(pLastPart == NULL);
-    FORWARD(C_DecryptFinal, hSession, pLastPart, pulLastPartLen);
-}
-
-/* ---- digests ------------------------------------------------------------------------- */
-
-static CK_RV shim_C_DigestInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism)
-{
-    BEGIN(C_DigestInit);
-    ON_SESSION(hSession);
-    FORWARD(C_DigestInit, hSession, pMechanism);
-}
-
-static CK_RV shim_C_Digest(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen,
-                           CK_BYTE_PTR pDigest, CK_ULONG_PTR pulDigestLen)
-{
-    BEGIN(C_Digest);
-    ON_SESSION(hSession);
-    LENGTH_QUERY(pDigest == NULL);
-    FORWARD(C_Digest, hSession, pData, ulDataLen, pDigest, pulDigestLen);
-}
-
-static CK_RV shim_C_DigestUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
-{
-    BEGIN(C_DigestUpdate);
-    ON_SESSION(hSession);
-    FORWARD(C_DigestUpdate, hSession, pPart, ulPartLen);
-}
-
-static CK_RV shim_C_DigestKey(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hKey)
-{
-    BEGIN(C_DigestKey);
-    ON_SESSION(hSession);
-    FORWARD(C_DigestKey, hSession, hKey);
-}
-
-static CK_RV shim_C_DigestFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pDigest, CK_ULONG_PTR pulDigestLen)
-{
-    BEGIN(C_DigestFinal);
-    ON_SESSION(hSession);
-    LENGTH_QUERY(pDigest == NULL);
-    FORWARD(C_DigestFinal, hSession, pDigest, pulDigestLen);
-}
-
-/* ---- signatures ---------------------------------------------------------------------- */
-
-static CK_RV shim_C_SignInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hKey)
-{
-    BEGIN(C_SignInit);
-    ON_SESSION(hSession);
-    FORWARD(C_SignInit, hSession, pMechanism, hKey);
-}
-
-static CK_RV shim_C_Sign(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen,
-                         CK_BYTE_PTR pSignature, CK_ULONG_PTR pulSignatureLen)
-{
-    BEGIN(C_Sign);
-    ON_SESSION(hSession);
-    LENGTH_QUERY(pSignature == NULL);
-    FORWARD(C_Sign, hSession, pData, ulDataLen, pSignature, pulSignatureLen);
-}
-
-static CK_RV shim_C_SignUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
-{
-    BEGIN(C_SignUpdate);
-    ON_SESSION(hSession);
-    FORWARD(C_SignUpdate, hSession, pPart, ulPartLen);
-}
-
-static CK_RV shim_C_SignFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pSignature, CK_ULONG_PTR pulSignatureLen)
-{
-    BEGIN(C_SignFinal);
-    ON_SESSION(hSession);
-    LENGTH_QUERY(pSignature == NULL);
-    FORWARD(C_SignFinal, hSession, pSignature, pulSignatureLen);
-}
-
-static CK_RV shim_C_SignRecoverInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hKey)
-{
-    BEGIN(C_SignRecoverInit);
-    ON_SESSION(hSession);
-    FORWARD(C_SignRecoverInit, hSession, pMechanism, hKey);
-}
-
-static CK_RV shim_C_SignRecover(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen,
-                                CK_BYTE_PTR pSignature, CK_ULONG_PTR pulSignatureLen)
-{
-    BEGIN(C_SignRecover);
-    ON_SESSION(hSession);
-    LENGTH_QUERY(pSignature == NULL);
-    FORWARD(C_SignRecover, hSession, pData, ulDataLen, pSignature, pulSignatureLen);
-}
-
-static CK_RV shim_C_VerifyInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hKey)
-{
-    BEGIN(C_VerifyInit);
-    ON_SESSION(hSession);
-    FORWARD(C_VerifyInit, hSession, pMechanism, hKey);
-}
-
-static CK_RV shim_C_Verify(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen,
-                           CK_BYTE_PTR pSignature, CK_ULONG ulSignatureLen)
-{
-    BEGIN(C_Verify);
-    ON_SESSION(hSession);
-    FORWARD(C_Verify, hSession, pData, ulDataLen, pSignature, ulSignatureLen);
-}
-
-static CK_RV shim_C_VerifyUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
-{
-    BEGIN(C_VerifyUpdate);
-    ON_SESSION(hSession);
-    FORWARD(C_VerifyUpdate, hSession, pPart, ulPartLen);
-}
-
-static CK_RV shim_C_VerifyFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pSignature, CK_ULONG ulSignatureLen)
-{
-    BEGIN(C_VerifyFinal);
-    ON_SESSION(hSession);
-    FORWARD(C_VerifyFinal, hSession, pSignature, ulSignatureLen);
-}
-
-static CK_RV shim_C_VerifyRecoverInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
-                                      CK_OBJECT_HANDLE hKey)
-{
-    BEGIN(C_VerifyRecoverInit);
-    ON_SESSION(hSession);
-    FORWARD(C_VerifyRecoverInit, hSession, pMechanism, hKey);
-}
-
-static CK_RV shim_C_VerifyRecover(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pSignature, CK_ULONG ulSignatureLen,
-                                  CK_BYTE_PTR pData, CK_ULONG_PTR pulDataLen)
-{
-    BEGIN(C_VerifyRecover);
-    ON_SESSION(hSession);
-    LENGTH_QUERY(pData == NULL);
-    FORWARD(C_VerifyRecover, hSession, pSignature, ulSignatureLen, pData, pulDataLen);
-}
-
-/* ---- dual-function operations -------------------------------------------------------- */
-
-static CK_RV shim_C_DigestEncryptUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen,
-                                        CK_BYTE_PTR pEncryptedPart, CK_ULONG_PTR pulEncryptedPartLen)
-{
-    BEGIN(C_DigestEncryptUpdate);
-    ON_SESSION(hSession);
-    LENGTH_QUERY(pEncryptedPart == NULL);
-    FORWARD(C_DigestEncryptUpdate, hSession, pPart, ulPartLen, pEncryptedPart, pulEncryptedPartLen);
-}
-
-static CK_RV shim_C_DecryptDigestUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pEncryptedPart,
-                                        CK_ULONG ulEncryptedPartLen, CK_BYTE_PTR pPart, CK_ULONG_PTR pulPartLen)
-{
-    BEGIN(C_DecryptDigestUpdate);
-    ON_SESSION(hSession);
-    LENGTH_QUERY(pPart == NULL);
-    FORWARD(C_DecryptDigestUpdate, hSession, pEncryptedPart, ulEncryptedPartLen, pPart, pulPartLen);
-}
-
-static CK_RV shim_C_SignEncryptUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen,
-                                      CK_BYTE_PTR pEncryptedPart, CK_ULONG_PTR pulEncryptedPartLen)
-{
-    BEGIN(C_SignEncryptUpdate);
-    ON_SESSION(hSession);
-    LENGTH_QUERY(pEncryptedPart == NULL);
-    FORWARD(C_SignEncryptUpdate, hSession, pPart, ulPartLen, pEncryptedPart, pulEncryptedPartLen);
-}
-
-static CK_RV shim_C_DecryptVerifyUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pEncryptedPart,
-                                        CK_ULONG ulEncryptedPartLen, CK_BYTE_PTR pPart, CK_ULONG_PTR pulPartLen)
-{
-    BEGIN(C_DecryptVerifyUpdate);
-    ON_SESSION(hSession);
-    LENGTH_QUERY(pPart == NULL);
-    FORWARD(C_DecryptVerifyUpdate, hSession, pEncryptedPart, ulEncryptedPartLen, pPart, pulPartLen);
-}
-
-/* ---- keys ---------------------------------------------------------------------------- */
-
-static CK_RV shim_C_GenerateKey(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
-                                CK_ATTRIBUTE_PTR pTemplate, CK_ULONG ulCount, CK_OBJECT_HANDLE_PTR phKey)
-{
-    BEGIN(C_GenerateKey);
-    ON_SESSION(hSession);
-    FORWARD(C_GenerateKey, hSession, pMechanism, pTemplate, ulCount, phKey);
-}
-
-static CK_RV shim_C_GenerateKeyPair(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
-                                    CK_ATTRIBUTE_PTR pPublicKeyTemplate, CK_ULONG ulPublicKeyAttributeCount,
-                                    CK_ATTRIBUTE_PTR pPrivateKeyTemplate, CK_ULONG ulPrivateKeyAttributeCount,
-                                    CK_OBJECT_HANDLE_PTR phPublicKey, CK_OBJECT_HANDLE_PTR phPrivateKey)
-{
-    BEGIN(C_GenerateKeyPair);
-    ON_SESSION(hSession);
-    FORWARD(C_GenerateKeyPair, hSession, pMechanism, pPublicKeyTemplate, ulPublicKeyAttributeCount,
-            pPrivateKeyTemplate, ulPrivateKeyAttributeCount, phPublicKey, phPrivateKey);
-}
-
-static CK_RV shim_C_WrapKey(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hWrappingKey,
-                            CK_OBJECT_HANDLE hKey, CK_BYTE_PTR pWrappedKey, CK_ULONG_PTR pulWrappedKeyLen)
-{
-    BEGIN(C_WrapKey);
-    ON_SESSION(hSession);
-    LENGTH_QUERY(pWrappedKey == NULL);
-    FORWARD(C_WrapKey, hSession, pMechanism, hWrappingKey, hKey, pWrappedKey, pulWrappedKeyLen);
-}
-
-static CK_RV shim_C_UnwrapKey(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
-                              CK_OBJECT_HANDLE hUnwrappingKey, CK_BYTE_PTR pWrappedKey, CK_ULONG ulWrappedKeyLen,
-                              CK_ATTRIBUTE_PTR pTemplate, CK_ULONG ulAttributeCount, CK_OBJECT_HANDLE_PTR phKey)
-{
-    BEGIN(C_UnwrapKey);
-    ON_SESSION(hSession);
-    FORWARD(C_UnwrapKey, hSession, pMechanism, hUnwrappingKey, pWrappedKey, ulWrappedKeyLen, pTemplate,
-            ulAttributeCount, phKey);
-}
-
-static CK_RV shim_C_DeriveKey(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hBaseKey,
-                              CK_ATTRIBUTE_PTR pTemplate, CK_ULONG ulAttributeCount, CK_OBJECT_HANDLE_PTR phKey)
-{
-    BEGIN(C_DeriveKey);
-    ON_SESSION(hSession);
-    FORWARD(C_DeriveKey, hSession, pMechanism, hBaseKey, pTemplate, ulAttributeCount, phKey);
-}
-
-/* ---- random numbers and legacy ------------------------------------------------------- */
-
-static CK_RV shim_C_SeedRandom(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pSeed, CK_ULONG ulSeedLen)
-{
-    BEGIN(C_SeedRandom);
-    ON_SESSION(hSession);
-    FORWARD(C_SeedRandom, hSession, pSeed, ulSeedLen);
-}
-
-static CK_RV shim_C_GenerateRandom(CK_SESSION_HANDLE hSession, CK_BYTE_PTR RandomData, CK_ULONG ulRandomLen)
-{
-    BEGIN(C_GenerateRandom);
-    ON_SESSION(hSession);
-    LENGTH_QUERY(RandomData == NULL);
-    FORWARD(C_GenerateRandom, hSession, RandomData, ulRandomLen);
-}
-
-static CK_RV shim_C_GetFunctionStatus(CK_SESSION_HANDLE hSession)
-{
-    BEGIN(C_GetFunctionStatus);
-    ON_SESSION(hSession);
-    FORWARD(C_GetFunctionStatus, hSession);
-}
-
-static CK_RV shim_C_CancelFunction(CK_SESSION_HANDLE hSession)
-{
-    BEGIN(C_CancelFunction);
-    ON_SESSION(hSession);
-    FORWARD(C_CancelFunction, hSession);
-}
+/* ---- slot events --------------------------------------------------------------------- */
 
 /* A blocking wait must not hold the life lock (C_Finalize from another thread is what makes it
  * return) nor the global lock (it would stall every slot-less call): the real call runs

@@ -19,33 +19,17 @@
 #include <string.h>
 #include <time.h>
 
-static inline int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + (int64_t)ts.tv_nsec;
-}
+#include "clock.h"
+#include "json.h"
+#include "opts.h"
+
+static inline int64_t now_ns(void) { return clock_mono_ns(); }
 
 static void usage(void)
 {
     fprintf(stderr, "usage: secperf-shim-bench --direct MODULE --shim SHIM_MODULE [--n N] [--rounds R]\n"
                     "                          [--pin PIN] [--token-label LABEL]\n"
                     "SECPERF_SE_PROFILE must name the shim's profile (normally one without delays).\n");
-}
-
-/* Writes s as a JSON string. */
-static void json_str(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(out, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(out, "\\u%04x", *p);
-        else
-            fputc(*p, out);
-    }
-    fputc('"', out);
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -174,49 +158,52 @@ fail:
     return rc;
 }
 
+enum { OPT_DIRECT = 256, OPT_SHIM, OPT_PIN, OPT_TOKEN_LABEL, OPT_N, OPT_ROUNDS, OPT_HELP };
+
+static const struct option bench_options[] = {
+    {"direct", required_argument, NULL, OPT_DIRECT},
+    {"shim", required_argument, NULL, OPT_SHIM},
+    {"pin", required_argument, NULL, OPT_PIN},
+    {"token-label", required_argument, NULL, OPT_TOKEN_LABEL},
+    {"n", required_argument, NULL, OPT_N},
+    {"rounds", required_argument, NULL, OPT_ROUNDS},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
 int main(int argc, char **argv)
 {
     struct opts o = {.n = 20000, .rounds = 3};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+    opt_parser p;
+    opt_init(&p, argc, argv, "h", bench_options);
+    char err[512];
+    int opt;
+    uint64_t u;
+    while ((opt = opt_next(&p, err, sizeof err)) != 0) {
+        int rc = 0;
+        switch (opt) {
+        case 'h':
+        case OPT_HELP:
             usage();
             return 0;
+        case OPT_DIRECT: o.direct = p.arg; break;
+        case OPT_SHIM: o.shim = p.arg; break;
+        case OPT_PIN: o.pin = p.arg; break;
+        case OPT_TOKEN_LABEL: o.label = p.arg; break;
+        case OPT_N:
+            if ((rc = opt_u64(p.name, p.arg, 1, 100000000, &u, err, sizeof err)) == 0)
+                o.n = (size_t)u;
+            break;
+        case OPT_ROUNDS:
+            if ((rc = opt_u64(p.name, p.arg, 1, 1000, &u, err, sizeof err)) == 0)
+                o.rounds = (int)u;
+            break;
+        default: rc = -1; /* opt_next's message */
         }
-        if (!v) {
-            usage();
+        if (rc < 0) {
+            fprintf(stderr, "secperf-shim-bench: %s\n", err);
             return 2;
         }
-        if (strcmp(a, "--direct") == 0)
-            o.direct = v;
-        else if (strcmp(a, "--shim") == 0)
-            o.shim = v;
-        else if (strcmp(a, "--pin") == 0)
-            o.pin = v;
-        else if (strcmp(a, "--token-label") == 0)
-            o.label = v;
-        else if (strcmp(a, "--n") == 0) {
-            char *end;
-            unsigned long long n = strtoull(v, &end, 10);
-            if (*end || n == 0 || n > 100000000ULL) {
-                fprintf(stderr, "secperf-shim-bench: --n: bad count '%s'\n", v);
-                return 2;
-            }
-            o.n = (size_t)n;
-        } else if (strcmp(a, "--rounds") == 0) {
-            char *end;
-            long r = strtol(v, &end, 10);
-            if (*end || r < 1 || r > 1000) {
-                fprintf(stderr, "secperf-shim-bench: --rounds: bad count '%s'\n", v);
-                return 2;
-            }
-            o.rounds = (int)r;
-        } else {
-            usage();
-            return 2;
-        }
-        i++;
     }
     if (!o.direct || !o.shim) {
         usage();
@@ -244,15 +231,22 @@ int main(int argc, char **argv)
     int64_t m[4];
     for (int k = 0; k < 4; k++)
         m[k] = median(s[k], total);
-    printf("{\"n\":%zu,\"rounds\":%d,\"direct\":", o.n, o.rounds);
-    json_str(stdout, o.direct);
-    printf(",\"shim\":");
-    json_str(stdout, o.shim);
-    printf(",\"direct_ns\":{\"C_GetSessionInfo\":%lld,\"C_GenerateRandom\":%lld},"
-           "\"shim_ns\":{\"C_GetSessionInfo\":%lld,\"C_GenerateRandom\":%lld},"
-           "\"overhead_ns\":{\"C_GetSessionInfo\":%lld,\"C_GenerateRandom\":%lld}}\n",
-           (long long)m[0], (long long)m[1], (long long)m[2], (long long)m[3],
-           (long long)(m[2] - m[0]), (long long)(m[3] - m[1]));
+    static const char *const fns[2] = {"C_GetSessionInfo", "C_GenerateRandom"};
+    json_obj out, sub;
+    json_obj_begin(&out, stdout);
+    json_obj_u64(&out, "n", o.n);
+    json_obj_i64(&out, "rounds", o.rounds);
+    json_obj_str(&out, "direct", o.direct);
+    json_obj_str(&out, "shim", o.shim);
+    static const char *const groups[3] = {"direct_ns", "shim_ns", "overhead_ns"};
+    for (int g = 0; g < 3; g++) {
+        json_obj_key(&out, groups[g]);
+        json_obj_begin(&sub, stdout);
+        for (int k = 0; k < 2; k++)
+            json_obj_i64(&sub, fns[k], g == 0 ? m[k] : g == 1 ? m[2 + k] : m[2 + k] - m[k]);
+        json_obj_close(&sub);
+    }
+    json_end_line(stdout);
     for (int k = 0; k < 4; k++)
         free(s[k]);
     return 0;
