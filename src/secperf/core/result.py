@@ -4,6 +4,10 @@ boundaries and host metadata. Everything downstream (report, compare, model) rea
 Schema history (bump SCHEMA_VERSION on any change a reader must know about):
   1  secperf 0.1.0 — first version: run header, host, params, series (labels, timer, raw samples,
      per-operation values in µs, summaries, derived rates, failures, status), analysis.
+     (No version bump, same fields:) summaries' median_ci95 now comes from scipy.stats.bootstrap
+     (percentile interval, 2000 resamples, seed 0) instead of a hand-written bootstrap on Python's
+     random; the interval's bounds of a re-rendered older Result can shift within resampling noise.
+     Percentiles keep numpy's linear definition, so n, mean, sd, min, P50/P90/P99, max are unchanged.
 """
 
 from __future__ import annotations
