@@ -12,7 +12,6 @@ import warnings
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats as _sp
 
 from .errors import InputError
 
@@ -66,6 +65,7 @@ def bootstrap_median_ci(values: Sequence[float], confidence: float = 0.95,
         raise StatsError(f"confidence must be between 0 and 1, got {confidence}")
     if resamples < 1:
         raise StatsError(f"resamples must be at least 1, got {resamples}")
+    from scipy import stats as _sp  # here, not at the top: importing scipy.stats costs ~1 s per command
     if xs.size == 1 or np.ptp(xs) == 0:  # every resample has the same median: scipy calls that degenerate
         return float(xs[0]), float(xs[0])
     with warnings.catch_warnings():
@@ -110,6 +110,7 @@ def mann_whitney_p(a: Sequence[float], b: Sequence[float]) -> float:
 
     Used by `secperf compare`. Returns 1.0 when the test cannot tell (all values tied).
     """
+    from scipy import stats as _sp  # lazily, as in bootstrap_median_ci
     xa, xb = _checked(a), _checked(b)
     if np.ptp(np.concatenate([xa, xb])) == 0:
         return 1.0
