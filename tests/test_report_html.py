@@ -47,6 +47,55 @@ def test_report_escapes_hostile_text(real_doc):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
 
 
+def test_two_renders_of_a_result_are_byte_identical(real_doc):
+    assert render(real_doc) == render(copy.deepcopy(real_doc))
+
+
+def test_hostile_plot_labels_never_reach_the_page_unescaped(real_doc):
+    doc = copy.deepcopy(real_doc)
+    evil = "<script>alert(1)</script>"
+    for s in doc["series"]:  # every plot's row labels come from these
+        s["labels"]["alg"] = evil + s["labels"]["alg"]
+    page = render(doc)
+    assert evil not in page and "<script" not in page
+    assert page.count("&lt;script&gt;alert(1)&lt;/script&gt;") > len(doc["series"])  # tables and plots
+
+
+def test_figures_are_print_quality_png_and_pdf_pairs(real_doc, tmp_path):
+    from secperf.report.figures import write_figures
+    from secperf.report.html import plots_of
+    written = write_figures(real_doc, tmp_path / "figs")
+    names = [p.name for p in written]
+    expected = [p.name for p in plots_of(real_doc)]
+    assert expected and len(set(expected)) == len(expected)
+    assert names == [f"{n}.{ext}" for n in expected for ext in ("png", "pdf")]
+    assert "crypto-distribution-rsa.png" in names and "crypto-growth-key-size.pdf" in names
+    for p in written:
+        if p.suffix == ".png":
+            with Image.open(p) as img:
+                assert img.format == "PNG"
+                assert [round(d) for d in img.info["dpi"]] == [300, 300]
+                assert img.size[0] >= 7 * 300                              # a full column at 300 dpi
+        else:
+            assert p.read_bytes()[:5] == b"%PDF-"
+
+
+def test_figures_handshake_rows_and_bad_directories(tmp_path):
+    from secperf.core.errors import InputError
+    from secperf.report.figures import write_figures
+    msgs = [{"message": m, "p50_cpu_us": v} for m, v in (("ClientHello (sent)", 80.0), ("Finished (received)", 30.0))]
+    doc = {"series": [{"kind": "handshake", "labels": {"label": "tls13", "server": "probe"}, "values_us": [900.0, 1100.0],
+                       "cpu_values_us": [300.0, 320.0], "derived": {"breakdown": {"messages": msgs}}}]}
+    names = [p.name for p in write_figures(doc, tmp_path / "hs")]
+    assert names == [f"{n}.{e}" for n in ("handshake-wall-time", "handshake-client-cpu",
+                                           "handshake-cpu-per-message") for e in ("png", "pdf")]
+    afile = tmp_path / "file"
+    afile.write_text("x")
+    for bad in (afile, afile / "sub"):
+        with pytest.raises(InputError, match="--figures"):
+            write_figures(doc, bad)
+
+
 @pytest.mark.browser
 def test_report_renders_plots_in_headless_chromium(real_doc, tmp_path):
     page = tmp_path / "report.html"
@@ -63,7 +112,7 @@ def test_report_renders_plots_in_headless_chromium(real_doc, tmp_path):
     probe_page.write_text(page.read_text().replace("</body>",
         "<pre id=out></pre><script>document.getElementById('out').textContent="
         "[...document.querySelectorAll('svg[data-plot]')].map(s=>{const b=s.getBBox();"
-        "return s.dataset.plot+'|'+(b.width>100&&b.height>50)+'|'+s.querySelectorAll('.box,.bar,.series').length})"
+        "return s.dataset.plot+'|'+(b.width>100&&b.height>50)+'|'+s.querySelectorAll('.box,.bar,.segment,.series').length})"
         ".join(',');</script></body>"), encoding="utf-8")
     dom = run_chromium(tmp_path / "profile2", probe_page.as_uri(), "--dump-dom").stdout
     m = re.search(r'<pre id="out">([^<]*)</pre>', dom)

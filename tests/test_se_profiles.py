@@ -297,3 +297,65 @@ def test_ks_on_discrete_distributions(profiles):
     assert SP.ks_distance([0.0] * 10, profiles["softhsm"], "C_Sign") == 0.0
     with pytest.raises(ProfileError):
         SP.ks_distance([], pr, "C_Sign")
+
+
+# --- the samplers (mirrored by the shim) follow the scipy distributions ---------------------------
+def _continuous_functions(profiles):
+    for name, pr in sorted(profiles.items()):
+        for fn, d in sorted(pr.functions.items()):
+            if not d.has_atoms:
+                yield name, fn
+
+
+def test_samplers_follow_scipy_distributions_ks(profiles):
+    """Every continuous delay of the built-in profiles: the seeded sampler's draws against the scipy
+    CDF of the same parameters (one-sample KS, alpha = 0.001 per function)."""
+    from scipy import stats as sps
+    checked = 0
+    for name, fn in _continuous_functions(profiles):
+        xs = profiles[name].distribution_samples(fn, 2000, seed=31)
+        p = sps.kstest(xs, profiles[name].functions[fn].cdf).pvalue
+        assert p > 0.001, (name, fn, p)
+        checked += 1
+    assert checked >= 5
+
+
+@pytest.mark.parametrize("kind,params,reference", [
+    ("lognormal", (475.1, 0.019), lambda sps: sps.lognorm(0.019, scale=475.1)),
+    ("lognormal", (200.0, 0.7), lambda sps: sps.lognorm(0.7, scale=200.0)),
+    ("normal", (30.0, 4.0), lambda sps: sps.truncnorm(-30 / 4, np.inf, loc=30, scale=4)),
+    ("normal", (1.0, 10.0), lambda sps: sps.truncnorm(-1 / 10, np.inf, loc=1, scale=10)),  # mostly truncated
+])
+def test_body_sampler_matches_independent_scipy_distribution(kind, params, reference):
+    """The sampler against a scipy distribution written out here, not the module's own mapping."""
+    from scipy import stats as sps
+    d = SP.Dist(kind, params)
+    rng = random.Random(17)
+    xs = [d.sample(rng) for _ in range(4000)]
+    ref = reference(sps)
+    assert sps.kstest(xs, ref.cdf).pvalue > 0.001
+    assert d.mean() == pytest.approx(float(ref.mean()), rel=1e-9)
+    for q in (0.1, 0.5, 0.99):
+        assert d.ppf(q) == pytest.approx(float(ref.ppf(q)), rel=1e-9)
+
+
+def test_tail_mixture_sampler_matches_the_weighted_scipy_cdf():
+    from scipy import stats as sps
+    d = SP.Dist("lognormal", (475.1, 0.019), tail=SP.Tail(0.04, SP.Dist("lognormal", (1300.0, 0.25))))
+    rng = random.Random(5)
+    xs = [d.sample(rng) for _ in range(5000)]
+    body, tail = sps.lognorm(0.019, scale=475.1), sps.lognorm(0.25, scale=1300.0)
+    assert sps.kstest(xs, lambda x: 0.96 * body.cdf(x) + 0.04 * tail.cdf(x)).pvalue > 0.001
+    q = d.ppf(0.99)
+    assert 0.96 * body.cdf(q) + 0.04 * tail.cdf(q) == pytest.approx(0.99, abs=1e-9)
+
+
+def test_ks_distance_uses_kstest_for_continuous_and_sees_atoms(profiles):
+    from scipy import stats as sps
+    pr = profiles["iot-safe-sim"]
+    xs = pr.distribution_samples("C_Sign", 500, seed=4)
+    assert not pr.functions["C_Sign"].has_atoms
+    assert SP.ks_distance(xs, pr, "C_Sign") == pytest.approx(sps.kstest(xs, pr.functions["C_Sign"].cdf).statistic)
+    # a fixed delay matched exactly: distance 0, where kstest (continuous CDF assumed) would say 1
+    assert sps.kstest([27.0] * 5, lambda x: np.where(np.asarray(x) >= 27.0, 1.0, 0.0)).statistic == 1.0
+    assert SP.ks_distance([27.0] * 5, profiles["rsa-card-1998"], "C_Sign") == 0.0

@@ -71,3 +71,43 @@ def test_mann_whitney_separates_shifted_samples_and_not_identical_ones():
     assert stats.mann_whitney_p(a, b) < 1e-6
     assert stats.mann_whitney_p(a, a) > 0.5
     assert stats.mann_whitney_p([1.0] * 10, [1.0] * 10) == 1.0
+
+
+def test_bootstrap_ci_is_seeded_and_brackets_the_median():
+    rng = np.random.default_rng(9)
+    xs = rng.lognormal(2, 0.7, 300)
+    a, b = stats.bootstrap_median_ci(xs, seed=1), stats.bootstrap_median_ci(xs.tolist(), seed=1)
+    assert a == b                                           # same seed, same interval (list or array)
+    assert stats.bootstrap_median_ci(xs, seed=2) != a       # the seed is what fixes it
+    assert a[0] <= float(np.median(xs)) <= a[1]
+    assert stats.bootstrap_median_ci(xs, confidence=0.5)[1] - stats.bootstrap_median_ci(xs, confidence=0.5)[0] \
+        < a[1] - a[0]                                       # a lower confidence gives a narrower interval
+
+
+def test_bootstrap_ci_of_constant_or_single_samples_is_the_value():
+    assert stats.bootstrap_median_ci([7.5]) == (7.5, 7.5)
+    assert stats.bootstrap_median_ci([3.0] * 40) == (3.0, 3.0)
+    assert stats.summarize([3.0] * 40, "us")["median_ci95_us"] == [3.0, 3.0]
+
+
+def test_summary_values_are_plain_json_numbers():
+    import json
+    s = stats.summarize(np.arange(1.0, 51.0), "ms", threshold=25)
+    assert type(s["n"]) is int and type(s["over_threshold"]) is int and s["over_threshold"] == 25
+    assert all(type(v) is float for k, v in s.items() if k.endswith("_ms") and k != "threshold_ms"
+               and not k.startswith("median_ci95"))
+    assert all(type(v) is float for v in s["median_ci95_ms"])
+    json.dumps(s)
+
+
+def test_mann_whitney_is_exact_for_small_samples_without_ties():
+    # fully separated 3 vs 3: 2 of the C(6,3) = 20 equally likely rank splits are as extreme
+    assert stats.mann_whitney_p([1.0, 2.0, 3.0], [4.0, 5.0, 6.0]) == pytest.approx(2 / 20)
+    assert stats.mann_whitney_p([4.0, 5.0, 6.0], [1.0, 2.0, 3.0]) == pytest.approx(2 / 20)
+
+
+def test_non_numeric_samples_are_rejected():
+    with pytest.raises(stats.StatsError, match="numbers"):
+        stats.mean(["fast", "slow"])
+    with pytest.raises(stats.StatsError, match="confidence"):
+        stats.bootstrap_median_ci([1.0, 2.0], confidence=1.5)

@@ -39,6 +39,8 @@ def _measure_options(p: argparse.ArgumentParser, links: bool = False, no_network
     o.add_argument("--json", action="store_true", help="print the Result JSON on stdout and nothing else")
     o.add_argument("--csv", metavar="FILE", help="also write one CSV row per series")
     o.add_argument("--no-report", action="store_true", help="skip writing report.html")
+    o.add_argument("--figures", metavar="DIR",
+                   help="also write every plot as PNG (300 dpi) and PDF into DIR, one file pair per plot")
     o.add_argument("--max-failure-share", type=share, default=0.0,
                    help="exit 1 when more than this share of series failed (default 0)")
 
@@ -123,6 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("report", help="re-render the HTML report of a result.json")
     rp.add_argument("result", help="result.json (or its run directory)")
     rp.add_argument("-o", "--output", help="where to write the HTML (default: report.html next to the result)")
+    rp.add_argument("--figures", metavar="DIR",
+                    help="also write every plot as PNG (300 dpi) and PDF into DIR, one file pair per plot")
 
     cp = sub.add_parser("compare", help="per series: is B faster, slower, or not significantly different from A?")
     cp.add_argument("a", help="baseline result.json")

@@ -55,6 +55,9 @@ def measure_and_write(kind: str, params: dict, phases: list[Phase], output: Outp
 
     con = terminal.err_console()
     check_output_file(output.csv, "--csv")
+    if output.figures:  # a bad figures directory is said before measuring, not after
+        from ..report.figures import figures_directory
+        figures_directory(Path(output.figures))
     run = output_store(output).create(kind)
     doc = R.new_result(kind=kind, command=output.command, params=params, host=host.collect(), run_id=run.run_id)
     run.save(doc)

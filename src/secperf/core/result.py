@@ -7,6 +7,9 @@ Schema history (bump SCHEMA_VERSION on any change a reader must know about):
   2  secperf 0.2.0 — the schema is published (`secperf schema result`, core/result_schema.py) and
      checked with pydantic on load; run status "abandoned" (a run whose process died, found by a
      later run); SIGTERM-interrupted runs exit 143. Version-1 files are still read (same shape).
+     Summaries' median_ci95 now comes from scipy.stats.bootstrap (percentile interval, 2000
+     resamples, seed 0) instead of a hand-written bootstrap on Python's random; percentiles keep
+     numpy's linear definition, so n, mean, sd, min, P50/P90/P99, max are computed as before.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from . import svg
+from .plots import Plot, slug
+from .svg import figure
 from .units import esc as e, fmt_bytes_per_s, fmt_rate, fmt_time_us
 
 CSS = """
@@ -31,10 +32,6 @@ def _crypto(doc: dict) -> list[dict]:
 
 def _section(title: str, body: str, intro: str = "") -> str:
     return f"<h2>{e(title)}</h2>" + (f"<p>{intro}</p>" if intro else "") + body
-
-
-def _figure(svg_text: str, caption: str) -> str:
-    return f"<figure>{svg_text}<figcaption>{e(caption)}</figcaption></figure>"
 
 
 def header(doc: dict) -> str:
@@ -86,7 +83,7 @@ def answers_section(doc: dict) -> str:
                     "under <code>analysis.s5</code>.")
 
 
-def strength_plots(series: list[dict]) -> str:
+def strength_plots(series: list[dict]) -> list[Plot]:
     out = []
     for ops, title in ((("sign",), "Signing time by security strength"),
                        (("verify",), "Verification time by security strength"),
@@ -102,13 +99,13 @@ def strength_plots(series: list[dict]) -> str:
         if not groups:
             continue
         g = [(f"{bits}-bit security", sorted(bars, key=lambda b: b[1])) for bits, bars in sorted(groups.items())]
-        out.append(_figure(svg.grouped_bars(g, title=title, unit="µs", log=True),
-                           "Bars: P50 per operation (log scale); whiskers: bootstrap 95% interval of the median. "
-                           "Groups are NIST SP 800-57 strength rows."))
-    return _section("Cost at equal security strength", "".join(out)) if out else ""
+        out.append(Plot(slug("crypto-strength", ops[0]), "bars", title, g,
+                        "Bars: P50 per operation (log scale); whiskers: bootstrap 95% interval of the median. "
+                        "Groups are NIST SP 800-57 strength rows.", {"unit": "µs", "log": True}))
+    return out
 
 
-def distribution_plots(series: list[dict]) -> str:
+def distribution_plots(series: list[dict]) -> list[Plot]:
     out = []
     fams: dict[str, list] = {}
     for s in series:
@@ -119,21 +116,21 @@ def distribution_plots(series: list[dict]) -> str:
     titles = {"rsa": "RSA", "ecdsa": "ECDSA", "eddsa": "EdDSA", "kex": "Key agreement",
               "pq-kem": "ML-KEM", "pq-sig": "ML-DSA"}
     for fam, groups in fams.items():
-        out.append(_figure(svg.box_plot(groups, title=f"{titles.get(fam, fam)}: time per operation", unit="µs"),
-                           "Each dot is one sample (a batch's time per operation); box: P25–P75, line: median, "
-                           "whiskers: 1.5 IQR."))
+        out.append(Plot(slug("crypto-distribution", fam), "box", f"{titles.get(fam, fam)}: time per operation",
+                        groups, "Each dot is one sample (a batch's time per operation); box: P25–P75, line: "
+                        "median, whiskers: 1.5 IQR.", {"unit": "µs"}))
     bulk: dict[str, list] = {}
     for s in series:
         lab = s["labels"]
         if lab["family"] in BULK and s["values_us"]:
             bulk.setdefault(f"{lab['size_bytes']} bytes", []).append((f"{lab['alg']} {lab['op']}", s["values_us"]))
     for size, groups in sorted(bulk.items(), key=lambda kv: int(kv[0].split()[0])):
-        out.append(_figure(svg.box_plot(groups, title=f"AEAD, MAC and hash on {size}", unit="µs"),
-                           "Per-message time including set-up (IV, key schedule re-use, tag)."))
-    return _section("Distributions", "".join(out)) if out else ""
+        out.append(Plot(slug("crypto-bulk", size), "box", f"AEAD, MAC and hash on {size}", groups,
+                        "Per-message time including set-up (IV, key schedule re-use, tag).", {"unit": "µs"}))
+    return out
 
 
-def growth_plots(series: list[dict]) -> str:
+def growth_plots(series: list[dict]) -> list[Plot]:
     out = []
     rsa: dict[str, list] = {}
     for s in series:
@@ -148,10 +145,10 @@ def growth_plots(series: list[dict]) -> str:
             ec.setdefault(f"ECDSA {lab['op']}", []).append((lab["key_bits"], s["summary"]["p50_us"]))
     lines = [(k, sorted(v)) for k, v in list(rsa.items()) + list(ec.items()) if len(v) >= 2]
     if lines:
-        out.append(_figure(svg.line_plot(lines, title="Cost against key size", x_label="key size (bits)",
-                                         y_label="P50 per operation (µs)", log_x=True, log_y=True),
-                           "RSA modulus bits and EC field bits on the same axis; log-log, so a straight line "
-                           "is a power law."))
+        out.append(Plot("crypto-growth-key-size", "line", "Cost against key size", lines,
+                        "RSA modulus bits and EC field bits on the same axis; log-log, so a straight line "
+                        "is a power law.", {"x_label": "key size (bits)", "y_label": "P50 per operation (µs)",
+                                            "log_x": True, "log_y": True}))
     bulk: dict[str, list] = {}
     for s in series:
         lab, d = s["labels"], s["derived"]
@@ -159,12 +156,15 @@ def growth_plots(series: list[dict]) -> str:
             bulk.setdefault(f"{lab['alg']} {lab['op']}", []).append((lab["size_bytes"], d["ns_per_byte"]))
     blines = [(k, sorted(v)) for k, v in bulk.items() if len(v) >= 2]
     if blines:
-        out.append(_figure(svg.line_plot(blines, title="Bulk cost per byte against message size",
-                                         x_label="message size (bytes)", y_label="ns per byte (P50)",
-                                         log_x=True, log_y=True),
-                           "Small messages pay the fixed per-message cost: that is what CAN frames and "
-                           "sensor readings see."))
-    return _section("Growth with key and message size", "".join(out)) if out else ""
+        out.append(Plot("crypto-growth-message-size", "line", "Bulk cost per byte against message size", blines,
+                        "Small messages pay the fixed per-message cost: that is what CAN frames and "
+                        "sensor readings see.", {"x_label": "message size (bytes)", "y_label": "ns per byte (P50)",
+                                                 "log_x": True, "log_y": True}))
+    return out
+
+
+def _plots_section(title: str, plots: list[Plot]) -> str:
+    return _section(title, "".join(figure(p) for p in plots)) if plots else ""
 
 
 def series_table(series: list[dict]) -> str:
@@ -220,6 +220,19 @@ def strength_section(doc: dict) -> str:
     return _section(f"Algorithms at {st['security_bits']}-bit security", f"<table>{head}{trs}</table>")
 
 
+def plots_of(doc: dict) -> list[Plot]:
+    """Every plot of the report, in the report's order (what `--figures` writes)."""
+    from . import html_connect, html_handshake, html_mac, html_netem, html_signer
+    series = _crypto(doc)
+    out = strength_plots(series) + distribution_plots(series) + growth_plots(series) if series else []
+    handshakes = [s for s in doc["series"] if s.get("kind") == "handshake"]
+    if handshakes:
+        out += html_handshake.plots(handshakes) + html_netem.sweep_plots(handshakes)
+    out += html_signer.plots([s for s in doc["series"] if s.get("kind") == "signer"])
+    out += html_connect.plots(doc) + html_mac.plots(doc)
+    return out
+
+
 def render(doc: dict) -> str:
     from .html_handshake import section as handshake_section
     from .html_connect import section as connect_section
@@ -232,8 +245,10 @@ def render(doc: dict) -> str:
             header(doc)]
     if series:
         body += [_section("Crypto primitives: what this report shows", explainer()),
-                 answers_section(doc), strength_section(doc), strength_plots(series),
-                 distribution_plots(series), growth_plots(series), series_table(series)]
+                 answers_section(doc), strength_section(doc),
+                 _plots_section("Cost at equal security strength", strength_plots(series)),
+                 _plots_section("Distributions", distribution_plots(series)),
+                 _plots_section("Growth with key and message size", growth_plots(series)), series_table(series)]
     body += [handshake_section(handshakes), netem_section(handshakes),
              signer_section([s for s in doc["series"] if s.get("kind") == "signer"]),
              signer_section([s for s in doc["series"] if s.get("kind") == "jwt"], "JWT authentication"),

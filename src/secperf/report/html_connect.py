@@ -5,7 +5,9 @@ configuration (stacked phases), the distributions, and the secure element's call
 from __future__ import annotations
 
 from .views.connect import series_label, series_rows, summary
-from . import html_netem, svg
+from . import html_netem
+from .plots import Plot
+from .svg import figure
 from .units import esc as _e, fmt_time_us
 
 
@@ -82,6 +84,28 @@ def se_call_table(doc: dict) -> str:
             "<th>time / connection P50</th><th>injected delay P50</th></tr>" + "".join(rows) + "</table>")
 
 
+def _own_plots(doc: dict, rows: list[dict]) -> list[Plot]:
+    out = []
+    stacked = [(r["label"], [(p["phase"], p["p50_us"]) for p in r["phases"]]) for r in rows if r["phases"]]
+    if stacked:
+        out.append(Plot("connect-phases", "stacked", "Where the establishment time went (phase medians)", stacked,
+                        "Medians per phase; they need not add up to the median total.", {"unit": "µs"}))
+    dist = [(r["label"], s["values_us"]) for r, s in zip(rows, [x for x in doc["series"] if x.get("kind") == "connect"])
+            if s["values_us"]]
+    if dist:
+        out.append(Plot("connect-time-per-connection", "box", "Establishment time per connection", dist,
+                        "Log scale; dots are connections.", {"unit": "µs"}))
+    return out
+
+
+def plots(doc: dict) -> list[Plot]:
+    """Phases as stacked bars, the distribution per configuration, the time against the link."""
+    rows = series_rows(doc)
+    if not rows:
+        return []
+    return _own_plots(doc, rows) + html_netem.sweep_plots(doc["series"], kind="connect")
+
+
 def section(doc: dict) -> str:
     rows = series_rows(doc)
     if not rows:
@@ -94,15 +118,6 @@ def section(doc: dict) -> str:
              "token behind a secure-element latency profile (<b>se:PROFILE</b>). The secure element's phase is "
              "the sum of the shim's logged calls inside each connection; resumed handshakes and cached JWTs show "
              "whether the token was touched at all (token calls).</p>", summary_table(doc)]
-    stacked = [(r["label"], [(p["phase"], p["p50_us"]) for p in r["phases"]]) for r in rows if r["phases"]]
-    if stacked:
-        parts.append("<figure>" + svg.stacked_bars(stacked, title="Where the establishment time went (phase medians)",
-                                                   unit="µs")
-                     + "<figcaption>Medians per phase; they need not add up to the median total.</figcaption></figure>")
-    dist = [(r["label"], s["values_us"]) for r, s in zip(rows, [x for x in doc["series"] if x.get("kind") == "connect"])
-            if s["values_us"]]
-    if dist:
-        parts.append("<figure>" + svg.box_plot(dist, title="Establishment time per connection", unit="µs")
-                     + "<figcaption>Log scale; dots are connections.</figcaption></figure>")
+    parts += [figure(p) for p in _own_plots(doc, rows)]
     parts += [html_netem.sweep_plot(doc["series"], kind="connect"), series_table(rows), se_call_table(doc)]
     return "".join(parts)

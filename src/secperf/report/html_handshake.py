@@ -4,7 +4,8 @@ table with resumption / early-data verification and the server's CPU."""
 
 from __future__ import annotations
 
-from . import svg
+from .plots import Plot
+from .svg import figure as _figure
 from .views.handshake import message_matrix, verifications
 from .units import esc as _e, fmt_time_us
 
@@ -57,6 +58,29 @@ def message_table(series: list[dict]) -> str:
     return f"<table>{head}{''.join(rows)}</table>"
 
 
+def plots(series: list[dict]) -> list[Plot]:
+    """Wall and client-CPU distributions per configuration and the per-message CPU as stacked bars."""
+    out = []
+    ok = [s for s in series if s["values_us"]]
+    if ok:
+        out.append(Plot("handshake-wall-time", "box", "Handshake wall time per connection",
+                        [(_name(s), s["values_us"]) for s in ok],
+                        "Box: P25–P75, line: median, dots: connections.", {"unit": "µs", "log": False}))
+        out.append(Plot("handshake-client-cpu", "box", "Client CPU per handshake (inside the TLS library)",
+                        [(_name(s), s["cpu_values_us"]) for s in ok], "", {"unit": "µs", "log": False}))
+    stacked = [(_name(s), [(m["message"], m["p50_cpu_us"]) for m in s["derived"]["breakdown"]["messages"]])
+               for s in series if s["derived"].get("breakdown")]
+    if stacked:
+        out.append(Plot("handshake-cpu-per-message", "stacked", "Client CPU per message (P50 per message)", stacked,
+                        "Medians per message, so a bar's length can differ slightly from the median total.",
+                        {"unit": "µs"}))
+    return out
+
+
+def _by_name(plots: list[Plot]) -> dict[str, Plot]:
+    return {p.name: p for p in plots}
+
+
 def section(series: list[dict]) -> str:
     if not series:
         return ""
@@ -69,21 +93,13 @@ def section(series: list[dict]) -> str:
              "attributes that CPU to the message being built (sent) or processed (received); the parts "
              "add up to the total on every connection.</p>",
              summary_table(series)]
-    ok = [s for s in series if s["values_us"]]
-    if ok:
-        parts.append("<figure>" + svg.box_plot([(_name(s), s["values_us"]) for s in ok],
-                                               title="Handshake wall time per connection", unit="µs", log=False)
-                     + "<figcaption>Box: P25–P75, line: median, dots: connections.</figcaption></figure>")
-        parts.append("<figure>" + svg.box_plot([(_name(s), s["cpu_values_us"]) for s in ok],
-                                               title="Client CPU per handshake (inside the TLS library)",
-                                               unit="µs", log=False) + "</figure>")
-    stacked = [(_name(s), [(m["message"], m["p50_cpu_us"]) for m in s["derived"]["breakdown"]["messages"]])
-               for s in series if s["derived"].get("breakdown")]
+    wall, cpu, stacked = (_by_name(plots(series)).get(k) for k in
+                          ("handshake-wall-time", "handshake-client-cpu", "handshake-cpu-per-message"))
+    for p in (wall, cpu):
+        if p:
+            parts.append(_figure(p))
     if stacked:
         parts.append("<h3>Client CPU per handshake message</h3>")
-        parts.append("<figure>" + svg.stacked_bars(stacked, title="Client CPU per message (P50 per message)",
-                                                   unit="µs")
-                     + "<figcaption>Medians per message, so a bar's length can differ slightly from the "
-                       "median total.</figcaption></figure>")
+        parts.append(_figure(stacked))
         parts.append(message_table(series))
     return "".join(parts)

@@ -3,7 +3,8 @@ and the CAN bus load model (table per device and MAC, CPU load against k)."""
 
 from __future__ import annotations
 
-from . import svg
+from .plots import Plot
+from .svg import figure
 from .units import esc as _e
 
 PUBLISHED = {  # device profile used for the "published cycles/byte" column, per target
@@ -50,6 +51,25 @@ def cortexm_section(table: dict | None) -> str:
     return (f"<h2>Cortex-M cost without a board</h2><p>{intro}</p><table>{head}{''.join(rows)}</table>")
 
 
+def _can_plot(can: dict, name: str = "can-cpu-load") -> Plot:
+    lines = [(f"{sw['mac']} on {sw['device']}", [(r["k"], 100 * r["cpu_load"]) for r in sw["rows"]])
+             for sw in can["sweeps"]]
+    return Plot(name, "line", "CPU load of MAC computation against k (one tag every k frames)", lines,
+                f"One line per MAC per device; log scale. The budget is {_pct(can['params']['cpu_budget'])}.",
+                {"x_label": "k (frames per tag)", "y_label": "CPU load (%)", "log_y": True})
+
+
+def plots(doc: dict) -> list[Plot]:
+    """The CAN model's CPU load against k (and the same for CAN FD when the Result has it)."""
+    can = doc.get("analysis", {}).get("can")
+    if not can or not can.get("sweeps"):
+        return []
+    out = [_can_plot(can)]
+    if can.get("fd") and can["fd"].get("sweeps"):
+        out.append(_can_plot(can["fd"], "can-fd-cpu-load"))
+    return out
+
+
 def can_section(can: dict | None) -> str:
     if not can or not can.get("sweeps"):
         return ""
@@ -78,12 +98,7 @@ def can_section(can: dict | None) -> str:
                        f"<td class='l'>{'yes' if r['fits_bus'] else 'no'}</td></tr>")
     best = "".join(f"<tr><td class='l'>{_e(sw['device'])}</td><td class='l'>{_e(sw['mac'])}</td>"
                    f"<td>{sw['best_k'] if sw['best_k'] else 'none of 1..8'}</td></tr>" for sw in can["sweeps"])
-    lines = [(f"{sw['mac']} on {sw['device']}", [(r["k"], 100 * r["cpu_load"]) for r in sw["rows"]])
-             for sw in can["sweeps"]]
-    plot = svg.line_plot(lines, title="CPU load of MAC computation against k (one tag every k frames)",
-                         x_label="k (frames per tag)", y_label="CPU load (%)", log_y=True)
-    out.append(f"<figure>{plot}<figcaption>One line per MAC per device; log scale. The budget is "
-               f"{_pct(p['cpu_budget'])}.</figcaption></figure>")
+    out.append(figure(_can_plot(can)))
     out.append("<h3>Smallest k within the CPU budget and the bus share</h3>"
                f"<table><tr><th class='l'>device</th><th class='l'>MAC</th><th>k</th></tr>{best}</table>")
     out.append(f"<h3>All configurations</h3><table>{head}{''.join(trs)}</table>")

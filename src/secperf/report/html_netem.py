@@ -5,7 +5,8 @@ and a table with what the link and the device's kernel saw (drops, TCP retransmi
 from __future__ import annotations
 
 from ..core import stats
-from . import svg
+from .plots import Plot
+from .svg import figure
 from .units import esc as _e, fmt_time_us
 
 
@@ -34,12 +35,17 @@ def _connect_name(s: dict) -> str:
 
 
 def sweep_plot(series: list[dict], kind: str = "handshake") -> str:
+    """The sweep plot as the page's figure ("" when the Result has none)."""
+    return "".join(figure(p, data_plot="network-sweep") for p in sweep_plots(series, kind))
+
+
+def sweep_plots(series: list[dict], kind: str = "handshake") -> list[Plot]:
     """Time per connection against the link's configured round trip (or loss, when the round trip
     does not vary), P50 and P95, one line per configuration: handshake rows (TCP connect +
     handshake) or connect rows (connection establishment until the protocol is usable)."""
     emulated = _networked(series, kind)
     if not emulated:
-        return ""
+        return []
     values, name_of = ((_total_us, _handshake_name) if kind == "handshake"
                        else (lambda s: [float(v) for v in s.get("values_us", [])], _connect_name))
     rtt = lambda s: s["labels"].get("network_rtt_ms", 0.0)  # noqa: E731
@@ -50,7 +56,7 @@ def sweep_plot(series: list[dict], kind: str = "handshake") -> str:
     nets = emulated if by_loss else emulated + [s for s in _networked(series, kind, loopback=True)
                                                 if "network_rtt_ms" not in s["labels"]]
     if len({s["labels"].get("network", "loopback") for s in nets}) < 2:
-        return ""
+        return []
     xkey, xlabel = (("network_loss", "configured one-way loss (%)") if by_loss
                     else ("network_rtt_ms", "configured round-trip time (ms)"))
     # a grid (some round trip measured at several losses) gets a line per configuration and loss, so
@@ -73,7 +79,7 @@ def sweep_plot(series: list[dict], kind: str = "handshake") -> str:
         lines.setdefault(f"{name} P95", []).append((x, stats.percentile(vals, 95) / 1000))
     data = [(k, sorted(v)) for k, v in lines.items() if len(v) >= 2]
     if not data:
-        return ""
+        return []
     what = "loss" if by_loss else "round trip"
     if kind == "handshake":
         title, ylabel = "TCP connect + handshake against the link", "time per connection (ms)"
@@ -85,8 +91,7 @@ def sweep_plot(series: list[dict], kind: str = "handshake") -> str:
         caption = ("Per configuration: median (P50) and 95th percentile (P95) of the establishment time (until "
                    f"the protocol is usable) over each emulated link, against the link's configured {what}. "
                    "The slope counts the round trips a protocol and its client need before the first useful message.")
-    plot = svg.line_plot(data, title=title, x_label=xlabel, y_label=ylabel)
-    return f'<figure data-plot="network-sweep">{plot}<figcaption>{_e(caption)}</figcaption></figure>'
+    return [Plot(f"{kind}-network-sweep", "line", title, data, caption, {"x_label": xlabel, "y_label": ylabel})]
 
 
 def table(series: list[dict]) -> str:

@@ -4,7 +4,8 @@ the distributions per mode, and the secure element's per-PKCS#11-call breakdown.
 from __future__ import annotations
 
 
-from . import svg
+from .plots import Plot
+from .svg import figure
 from .units import esc as _e, fmt_time_us
 
 MODE_TEXT = {"local_sw": "local_sw (in-process)", "local_sw_cmd": "local_sw (openssl dgst command)",
@@ -95,6 +96,15 @@ def lifetime_table(series: list[dict], requests_per_hour: float = 3600.0) -> str
             f"<table>{head}{''.join(rows)}</table>")
 
 
+def plots(series: list[dict]) -> list[Plot]:
+    """The signing-time distribution per profile, key and mode (signer Results; JWT rows have none)."""
+    ok = [s for s in series if s["values_us"] and s.get("kind") != "jwt"]
+    if not ok:
+        return []
+    return [Plot("signer-time-per-signature", "box", "Time per signature by mode",
+                 [(_name(s), s["values_us"]) for s in ok], "Log scale; dots are signatures.", {"unit": "µs"})]
+
+
 def section(series: list[dict], title: str = "Signing with a secure element") -> str:
     if not series:
         return ""
@@ -114,10 +124,6 @@ def section(series: list[dict], title: str = "Signing with a secure element") ->
              "session opened, logged in, the key searched and the signature made every time. Token modes "
              "run against SoftHSM2 behind secperf's latency shim with the named profile; the per-call "
              "table comes from the shim's own log.</p>", s2_table(series)]
-    ok = [s for s in series if s["values_us"]]
-    if ok:
-        parts.append("<figure>" + svg.box_plot([(_name(s), s["values_us"]) for s in ok],
-                                               title="Time per signature by mode", unit="µs")
-                     + "<figcaption>Log scale; dots are signatures.</figcaption></figure>")
+    parts += [figure(p) for p in plots(series)]
     parts.append(per_call_table(series))
     return "".join(parts)

@@ -15,19 +15,24 @@ Sampling semantics (the shim implements the same):
 - a tail ``P DIST ...``: with probability P the delay is drawn from the tail distribution
   *instead of* the body (first a uniform draw u; u < P -> tail).
 
-All figures are milliseconds. Pure Python (no numpy at runtime).
+All figures are milliseconds. The samplers above stay plain Python on a seeded ``random.Random``
+(reproducible draws, no numpy needed to run the shim's profile); the distribution functions (CDF,
+quantile, mean) are scipy.stats distributions of the same semantics, and the KS checks use
+scipy.stats.kstest / ks_2samp. The tests check the samplers against those scipy CDFs.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import random
-import statistics
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+
+import numpy as np
 
 from ..core.stats import mean as _mean
 from ..core.stats import percentile as _percentile
@@ -75,7 +80,6 @@ TOTAL_CALLS = ("C_OpenSession", "C_Login", "C_FindObjectsInit", "C_FindObjects",
 TOTAL_OPTIONAL_CALLS = ("C_Logout", "C_CloseSession")   # counted only when the profile sets them
 
 _PROFILE_KEYS = {"description", "wait", "source", "notes", "algorithm", "calibrated_to"}
-_STD_NORMAL = statistics.NormalDist()
 
 
 class ProfileError(InputError):
@@ -118,55 +122,44 @@ class Dist:
             return p[rng.randrange(len(p))]
         raise AssertionError(k)
 
-    def cdf_body(self, x: float, left: bool = False) -> float:
-        """P(X <= x) of the body (P(X < x) with left=True)."""
+    @functools.cached_property
+    def body_rv(self):
+        """The body as a frozen scipy.stats distribution: a point mass for ``fixed`` (and a spread of
+        0), ``truncnorm`` on [0, inf) for ``normal``, ``lognorm`` for ``lognormal``, the samples'
+        frequencies for ``empirical``."""
+        from scipy import stats as sps  # lazily: scipy.stats takes ~1 s to import, loading profiles must not
         k, p = self.kind, self.params
         if k == "fixed" or (k in ("normal", "lognormal") and p[1] == 0):
-            v = p[0]
-            return 1.0 if (x > v or (x == v and not left)) else 0.0
-        if k == "normal":  # truncated at 0
-            if x <= 0:
-                return 0.0
-            lo = _STD_NORMAL.cdf(-p[0] / p[1])
-            return (_STD_NORMAL.cdf((x - p[0]) / p[1]) - lo) / (1.0 - lo)
+            return sps.rv_discrete(values=([p[0]], [1.0]))
+        if k == "normal":  # redrawing negative draws = the normal truncated at 0
+            return sps.truncnorm((0.0 - p[0]) / p[1], np.inf, loc=p[0], scale=p[1])
         if k == "lognormal":
-            if x <= 0:
-                return 0.0
-            return _STD_NORMAL.cdf(math.log(x / p[0]) / p[1])
+            return sps.lognorm(p[1], scale=p[0])
         if k == "empirical":
-            return sum(1 for v in p if (v < x if left else v <= x)) / len(p)
+            values, counts = np.unique(np.asarray(p, dtype=float), return_counts=True)
+            return sps.rv_discrete(values=(values, counts / counts.sum()))
         raise AssertionError(k)
 
+    @property
+    def body_is_discrete(self) -> bool:
+        return self.kind in ("fixed", "empirical") or self.params[1:2] == (0.0,)
+
+    def cdf_body(self, x, left: bool = False):
+        """P(X <= x) of the body (P(X < x) with left=True); vectorised over an array ``x``."""
+        rv = self.body_rv
+        f = rv.cdf(x)
+        if left and self.body_is_discrete:  # the left limit: without the point mass at x
+            f = f - rv.pmf(x)
+        return float(f) if np.ndim(f) == 0 else f
+
     def ppf_body(self, q: float) -> float:
-        k, p = self.kind, self.params
         q = min(max(q, 0.0), 1.0)
-        if k == "fixed" or (k in ("normal", "lognormal") and p[1] == 0):
-            return p[0]
-        if k == "empirical":
-            xs = sorted(p)
-            return xs[min(len(xs) - 1, max(0, math.ceil(q * len(xs)) - 1))]
-        if q <= 0.0:
-            return 0.0
-        if q >= 1.0:
-            return math.inf
-        if k == "normal":
-            lo = _STD_NORMAL.cdf(-p[0] / p[1])
-            return max(0.0, p[0] + p[1] * _STD_NORMAL.inv_cdf(min(lo + q * (1.0 - lo), 1 - 1e-16)))
-        return p[0] * math.exp(p[1] * _STD_NORMAL.inv_cdf(q))
+        if self.body_is_discrete and q <= 0.0:  # scipy puts a discrete ppf(0) one below the support
+            return float(min(self.params) if self.kind == "empirical" else self.params[0])
+        return float(self.body_rv.ppf(q))
 
     def mean_body(self) -> float:
-        k, p = self.kind, self.params
-        if k == "fixed":
-            return p[0]
-        if k == "normal":  # mean of N(m, s) truncated at 0
-            m, s = p
-            if s == 0:
-                return m
-            a = -m / s
-            return m + s * _STD_NORMAL.pdf(a) / (1.0 - _STD_NORMAL.cdf(a))
-        if k == "lognormal":
-            return p[0] * math.exp(p[1] ** 2 / 2)
-        return sum(p) / len(p)
+        return float(self.body_rv.mean())
 
     # with the tail ---------------------------------------------------------------------------------
     def sample(self, rng: random.Random) -> float:
@@ -174,14 +167,22 @@ class Dist:
             return self.tail.dist.sample_body(rng)
         return self.sample_body(rng)
 
-    def cdf(self, x: float, left: bool = False) -> float:
+    @property
+    def has_atoms(self) -> bool:
+        """True when the CDF jumps (a fixed or empirical body or tail)."""
+        return self.body_is_discrete or (self.tail is not None and self.tail.p > 0 and self.tail.dist.body_is_discrete)
+
+    def cdf(self, x, left: bool = False):
+        """P(X <= x) of body and tail (P(X < x) with left=True); vectorised over an array ``x``."""
         if self.tail is None:
             return self.cdf_body(x, left)
         p = self.tail.p
         return (1 - p) * self.cdf_body(x, left) + p * self.tail.dist.cdf_body(x, left)
 
     def ppf(self, q: float) -> float:
-        """Inverse CDF (smallest x with cdf(x) >= q); bisection when there is a tail."""
+        """Inverse CDF (smallest x with cdf(x) >= q): scipy's ppf of the body, or, for a body with a
+        tail (a mixture, which scipy has no frozen form for when a part is a point mass), bisection
+        on the mixture's CDF, which lands on the jump when q falls inside one."""
         if self.tail is None or self.tail.p == 0:
             return self.ppf_body(q)
         lo, hi = 0.0, max(self.ppf_body(0.999999), self.tail.dist.ppf_body(0.999999), 1.0)
@@ -479,45 +480,36 @@ def calibration_check(profile: Profile, n: int = 20000, seed: int = 0) -> list[d
 
 
 # --- Kolmogorov-Smirnov ----------------------------------------------------------------------------
+_NO_DELAY = Dist("fixed", (0.0,))  # a function the profile leaves alone: always 0 ms
+
+
 def ks_distance(samples: Sequence[float], profile: Profile, fn: str, *, n_ref: int | None = None,
                 seed: int = 0) -> float:
     """KS distance between observed delays (ms) and the profile's distribution for ``fn``.
 
-    Default: one-sample, against the exact CDF (body and tail mixture; discrete parts handled).
-    With ``n_ref``: two-sample, against ``n_ref`` delays simulated with ``seed``."""
-    xs = sorted(float(v) for v in samples)
-    if not xs:
+    Default: one-sample, against the exact CDF (body and tail mixture). A continuous CDF goes to
+    scipy.stats.kstest; one with point masses (fixed, empirical) is compared at each distinct value
+    on both sides of the jump, because kstest assumes a continuous CDF and would report a perfect
+    match of a fixed delay as distance 1. With ``n_ref``: two-sample (scipy.stats.ks_2samp) against
+    ``n_ref`` delays simulated with ``seed``."""
+    from scipy import stats as sps
+    xs = np.sort(np.asarray([float(v) for v in samples]))
+    if xs.size == 0:
         raise ProfileError("ks_distance needs at least one sample")
     if n_ref is not None:
         return ks_two_sample(xs, profile.distribution_samples(fn, n_ref, seed))
-    d = profile.dist(fn)
-    n = len(xs)
-    dmax = 0.0
-    i = 0
-    while i < n:
-        v = xs[i]
-        j = i
-        while j < n and xs[j] == v:
-            j += 1
-        f_hi = d.cdf(v) if d is not None else (1.0 if v >= 0 else 0.0)
-        f_lo = d.cdf(v, left=True) if d is not None else (1.0 if v > 0 else 0.0)
-        dmax = max(dmax, abs(f_hi - j / n), abs(f_lo - i / n))
-        i = j
-    return dmax
+    d = profile.dist(fn) or _NO_DELAY
+    if not d.has_atoms:
+        return float(sps.kstest(xs, d.cdf).statistic)
+    values, counts = np.unique(xs, return_counts=True)
+    upto = np.cumsum(counts) / xs.size            # the sample's CDF at each distinct value
+    before = upto - counts / xs.size              # ... and just below it
+    return float(max(np.max(np.abs(d.cdf(values) - upto)), np.max(np.abs(d.cdf(values, left=True) - before))))
 
 
 def ks_two_sample(a: Sequence[float], b: Sequence[float]) -> float:
-    xa, xb = sorted(a), sorted(b)
-    if not xa or not xb:
+    """Two-sample KS distance (scipy.stats.ks_2samp; exact with ties)."""
+    from scipy import stats as sps
+    if len(a) == 0 or len(b) == 0:
         raise ProfileError("ks_two_sample needs two non-empty samples")
-    na, nb = len(xa), len(xb)
-    i = j = 0
-    d = 0.0
-    while i < na and j < nb:
-        v = min(xa[i], xb[j])
-        while i < na and xa[i] == v:
-            i += 1
-        while j < nb and xb[j] == v:
-            j += 1
-        d = max(d, abs(i / na - j / nb))
-    return d
+    return float(sps.ks_2samp(np.asarray(a, dtype=float), np.asarray(b, dtype=float)).statistic)

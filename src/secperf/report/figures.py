@@ -1,0 +1,47 @@
+"""`--figures DIR`: every plot of a Result as a print-quality PNG (300 dpi) and PDF, one file pair
+per plot, named after what it shows (``crypto-distribution-rsa.png``), the same plots as the report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..core.errors import InputError
+from .html import plots_of
+from .plots import style
+
+PNG_DPI = 300
+
+
+def figures_directory(directory: Path) -> Path:
+    """The figures directory, created if needed; a file there or no way to create it is bad input."""
+    if directory.exists() and not directory.is_dir():
+        raise InputError(f"--figures {directory}: is a file, not a directory; name a directory to write "
+                         f"the figures into")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"--figures {directory}: cannot create the directory ({exc.strerror or exc}); "
+                         f"name a writable directory") from None
+    return directory
+
+
+def write_figures(doc: dict, directory: Path) -> list[Path]:
+    """Write every plot of ``doc`` as NAME.png (300 dpi) and NAME.pdf into ``directory``; returns
+    the paths written, PNG then PDF per plot, in the report's order."""
+    directory = figures_directory(Path(directory))
+    written: list[Path] = []
+    seen: dict[str, int] = {}
+    for plot in plots_of(doc):
+        seen[plot.name] = seen.get(plot.name, 0) + 1
+        stem = plot.name if seen[plot.name] == 1 else f"{plot.name}-{seen[plot.name]}"  # never overwrite a plot
+        fig = plot.figure()
+        with style():
+            for ext, kw in (("png", {"dpi": PNG_DPI}), ("pdf", {})):
+                path = directory / f"{stem}.{ext}"
+                try:
+                    fig.savefig(path, format=ext, metadata={"CreationDate": None} if ext == "pdf" else None, **kw)
+                except OSError as exc:
+                    raise InputError(f"--figures {directory}: cannot write {path.name} "
+                                     f"({exc.strerror or exc}); name a writable directory") from None
+                written.append(path)
+    return written
