@@ -121,3 +121,28 @@ def test_report_renders_plots_in_headless_chromium(real_doc, tmp_path):
     kinds = {k for k, _, _ in plots}
     assert {"box", "bars", "line"} <= kinds
     assert all(drawn == "true" and int(marks) > 0 for _, drawn, marks in plots)
+
+
+def _connect_row(net, ks, hsk, p50):
+    return {"id": f"connect/https/{ks}/{hsk}/{net}", "kind": "connect", "summary": {"p50_us": p50, "n": 3},
+            "derived": {}, "status": "ok", "failures": [],
+            "labels": {"protocol": "https", "key_source": ks, "handshake": hsk, "client": "probe", "network": net}}
+
+
+def test_the_answer_comes_first_and_links_to_its_section():
+    from secperf.report.views.answers import key_findings
+    doc = {"series": [_connect_row("loopback", "software", "full", 4_000.0),
+                      _connect_row("loopback", "se:iot-safe-sim", "full", 480_000.0),
+                      _connect_row("loopback", "se:iot-safe-sim", "resumed", 3_000.0)]}
+    found = key_findings(doc)
+    assert found[0]["section"] == "connect"
+    assert "HTTPS 4 ms with a software key, 480 ms with the key in iot-safe-sim (+476 ms)" in found[0]["text"]
+    assert any("resumption" in f["text"] and "HTTPS 477 ms" in f["text"] for f in found)
+
+
+def test_report_opens_with_findings_and_a_table_of_contents(real_doc):
+    page = render(real_doc)
+    glance, toc, first_table = page.index("At a glance"), page.index("Contents"), page.index("<table")
+    assert glance < toc < first_table
+    assert "href='#sec-crypto'" in page and "id='sec-crypto'" in page
+    assert "cheapest signature here is" in page

@@ -134,7 +134,14 @@ def write_outputs(doc: dict, run, output: Output) -> None:
 def print_tables(doc: dict, params: dict) -> None:
     """Every terminal table the Result has rows for."""
     from ..report import terminal, terminal_mac
+    from ..report.views.answers import key_findings
     out = terminal.out_console()
+    findings = key_findings(doc)
+    if findings:  # the answer first; the tables after it hold the details
+        out.print("[bold]At a glance[/bold]")
+        for f in findings:
+            out.print(f"  • {f['text']}", highlight=False, markup=False)
+        out.print()
     for t in (terminal.crypto_tables(doc) + terminal.handshake_tables(doc) + terminal.signer_tables(doc)
               + terminal.connect_tables(doc)):
         out.print(t)

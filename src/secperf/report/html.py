@@ -20,6 +20,8 @@ th{background:#f5f5f5} td.l,th.l{text-align:left}
 figure{margin:1em 0} figcaption{font-size:12px;color:#555;max-width:760px}
 .answers td{text-align:left} .answers td:first-child{font-weight:600;width:28%}
 code{background:#f3f3f3;padding:0 3px}
+.glance{background:#f6f9fc;border-left:4px solid #2f6fb0;padding:.6em 1.2em .6em 2em;font-size:14px}
+.glance li{margin:.25em 0} nav.toc{font-size:13px;margin:1em 0} nav.toc ol{margin:.2em 0;columns:2}
 """
 
 BULK = ("aead", "mac", "hash")
@@ -241,18 +243,44 @@ def render(doc: dict) -> str:
     from .html_signer import section as signer_section
     series = _crypto(doc)
     handshakes = [s for s in doc["series"] if s.get("kind") == "handshake"]
-    body = [f"<h1>secperf report</h1><p class='muted'>{e(doc['run_id'])} — {e(doc['kind'])}</p>",
-            header(doc)]
+    parts: list[tuple[str, str]] = []  # (section id, html): each part becomes a <section> in the contents
     if series:
-        body += [_section("Crypto primitives: what this report shows", explainer()),
-                 answers_section(doc), strength_section(doc),
-                 _plots_section("Cost at equal security strength", strength_plots(series)),
-                 _plots_section("Distributions", distribution_plots(series)),
-                 _plots_section("Growth with key and message size", growth_plots(series)), series_table(series)]
-    body += [handshake_section(handshakes), netem_section(handshakes),
-             signer_section([s for s in doc["series"] if s.get("kind") == "signer"]),
-             signer_section([s for s in doc["series"] if s.get("kind") == "jwt"], "JWT authentication"),
-             connect_section(doc), mac_section(doc), failures_section(doc)]
+        parts += [("crypto", "".join([_section("Crypto primitives: what this report shows", explainer()),
+                                       answers_section(doc), strength_section(doc),
+                                       _plots_section("Cost at equal security strength", strength_plots(series)),
+                                       _plots_section("Distributions", distribution_plots(series)),
+                                       _plots_section("Growth with key and message size", growth_plots(series)),
+                                       series_table(series)]))]
+    parts += [("handshake", handshake_section(handshakes)), ("netem", netem_section(handshakes)),
+              ("signer", signer_section([s for s in doc["series"] if s.get("kind") == "signer"])),
+              ("jwt", signer_section([s for s in doc["series"] if s.get("kind") == "jwt"], "JWT authentication")),
+              ("connect", connect_section(doc)), ("mac", mac_section(doc)), ("failures", failures_section(doc))]
+    parts = [(sid, html) for sid, html in parts if html]
+    body = [f"<h1>secperf report</h1><p class='muted'>{e(doc['run_id'])} — {e(doc['kind'])}</p>",
+            at_a_glance(doc, {sid for sid, _ in parts}), contents(parts), header(doc)]
+    body += [f"<section id='sec-{sid}'>{html}</section>" for sid, html in parts]
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta name='viewport' content='width=device-width'><title>secperf — {e(doc['run_id'])}</title>"
             f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n")
+
+
+def at_a_glance(doc: dict, present: set[str]) -> str:
+    """The answer first: the run's key findings, each linking to the section it comes from."""
+    from .views.answers import key_findings
+    items = [f for f in key_findings(doc)]
+    if not items:
+        return ""
+    lis = "".join(f"<li>{e(f['text'])}" + (f" <a href='#sec-{e(f['section'])}'>details</a>"
+                                           if f["section"] in present else "") + "</li>" for f in items)
+    return f"<h2 id='at-a-glance'>At a glance</h2><ul class='glance'>{lis}</ul>"
+
+
+def contents(parts: list[tuple[str, str]]) -> str:
+    """A table of contents: each section's first heading, linking to it."""
+    import re
+    links = []
+    for sid, html in parts:
+        m = re.search(r"<h2[^>]*>(.*?)</h2>", html, re.S)
+        if m:
+            links.append(f"<li><a href='#sec-{e(sid)}'>{m.group(1)}</a></li>")  # heading text is escaped already
+    return f"<nav class='toc'><b>Contents</b><ol>{''.join(links)}</ol></nav>" if links else ""
