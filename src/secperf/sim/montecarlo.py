@@ -18,7 +18,7 @@ from ..model import network as N
 from ..model.predict import Plan
 from ..spec import se_profiles as SE
 
-CHUNK = 1 << 20
+CHUNK = 1 << 18
 COMPONENTS = ("client_compute", "server_compute", "secure_element", "propagation", "serialisation",
               "retransmission_wait")
 PERCENTILES = (50.0, 90.0, 95.0, 99.0)
