@@ -115,6 +115,9 @@ def main() -> int:
     else:
         print(f"measuring on loopback and over {len(nets)} links ...", file=sys.stderr)
         docs = measure(args, nets, out)
+    for k in sorted(docs):
+        la = docs[k].get("host", {}).get("loadavg_at_start")
+        print(f"{k}: run {docs[k].get('run_id')}, load average at start {la}", file=sys.stderr)
     table = C.load_table()
     for k in sorted(docs):
         if k.endswith("-cal"):
