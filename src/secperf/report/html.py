@@ -224,14 +224,14 @@ def strength_section(doc: dict) -> str:
 
 def plots_of(doc: dict) -> list[Plot]:
     """Every plot of the report, in the report's order (what `--figures` writes)."""
-    from . import html_connect, html_handshake, html_mac, html_netem, html_signer
+    from . import html_connect, html_handshake, html_mac, html_netem, html_signer, html_whatif
     series = _crypto(doc)
     out = strength_plots(series) + distribution_plots(series) + growth_plots(series) if series else []
     handshakes = [s for s in doc["series"] if s.get("kind") == "handshake"]
     if handshakes:
         out += html_handshake.plots(handshakes) + html_netem.sweep_plots(handshakes)
     out += html_signer.plots([s for s in doc["series"] if s.get("kind") == "signer"])
-    out += html_connect.plots(doc) + html_mac.plots(doc)
+    out += html_connect.plots(doc) + html_mac.plots(doc) + html_whatif.plots(doc)
     return out
 
 
@@ -241,6 +241,7 @@ def render(doc: dict) -> str:
     from .html_netem import section as netem_section
     from .html_mac import section as mac_section
     from .html_signer import section as signer_section
+    from .html_whatif import section as whatif_section
     series = _crypto(doc)
     handshakes = [s for s in doc["series"] if s.get("kind") == "handshake"]
     parts: list[tuple[str, str]] = []  # (section id, html): each part becomes a <section> in the contents
@@ -254,7 +255,8 @@ def render(doc: dict) -> str:
     parts += [("handshake", handshake_section(handshakes)), ("netem", netem_section(handshakes)),
               ("signer", signer_section([s for s in doc["series"] if s.get("kind") == "signer"])),
               ("jwt", signer_section([s for s in doc["series"] if s.get("kind") == "jwt"], "JWT authentication")),
-              ("connect", connect_section(doc)), ("mac", mac_section(doc)), ("failures", failures_section(doc))]
+              ("connect", connect_section(doc)), ("mac", mac_section(doc)), ("whatif", whatif_section(doc)),
+              ("failures", failures_section(doc))]
     parts = [(sid, html) for sid, html in parts if html]
     body = [f"<h1>secperf report</h1><p class='muted'>{e(doc['run_id'])} — {e(doc['kind'])}</p>",
             at_a_glance(doc, {sid for sid, _ in parts}), contents(parts), header(doc)]

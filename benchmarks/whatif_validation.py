@@ -1,0 +1,175 @@
+"""Accuracy of `secperf whatif` against the emulator (issue 13).
+
+1. Calibrate: measure on loopback (`secperf handshake versions|0rtt|dtls`, `secperf connect mqtt,coap`).
+2. Measure the grid over emulated links (the same commands with --network delay=D,loss=L; as root).
+3. Predict every cell from a cost table calibrated on step 1 only, and print each cell's P50/P95
+   error. Target (issue 13): median |error| <= 10% at P50, <= 25% at P95, no cell worse than 30% at P50.
+
+    sudo .venv/bin/python benchmarks/whatif_validation.py [--rtt 20,100] [--loss 0,1,5] [--n 20]
+        [--n-connect 10] [--keys software,se:iot-safe-sim] [--results DIR] [--reuse]
+
+--reuse predicts again from the Results already in DIR (no measuring). Measuring runs the installed
+`secperf` console script next to this Python.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from secperf.core import result as R
+from secperf.model import costs as C
+from secperf.model import flights as F
+from secperf.model import network as N
+from secperf.model import predict as P
+from secperf.sim import montecarlo as M
+
+SECPERF = str(Path(sys.executable).with_name("secperf"))
+
+# (label, command args, series id on loopback (without " @ net" / "@net"), model scenario, metric)
+HS = [
+    ("TLS 1.3 full", ["handshake", "versions"], "handshake/probe/tls1.3 aes128gcm x25519 rsa2048",
+     F.Scenario("tls1.3", "full"), "handshake"),
+    ("TLS 1.2 full", ["handshake", "versions"], "handshake/probe/tls1.2 ecdhe-rsa-aes128gcm x25519 rsa2048",
+     F.Scenario("tls1.2", "full"), "handshake"),
+    ("TLS 1.3 resumed", ["handshake", "0rtt"], "handshake/probe/tls1.3 resume ticket",
+     F.Scenario("tls1.3", "resumed"), "handshake"),
+    ("DTLS 1.2 cookie", ["handshake", "dtls"], "handshake/probe/dtls1.2 ecdhe-rsa-aes128gcm cookie",
+     F.Scenario("dtls1.2", "full"), "handshake"),
+]
+
+
+def connect_rows(keys):
+    rows = []
+    for proto in ("mqtt", "coap"):
+        for key in keys:
+            rows.append((f"{'MQTT/TLS' if proto == 'mqtt' else 'CoAP/DTLS'} {key}", ["connect"],
+                         f"connect/{proto}/probe/{key}/full", F.Scenario(proto, "full", key=key), "usable"))
+    return rows
+
+
+def run(cmd: list[str], log: Path) -> Path:
+    t0 = time.time()
+    with open(log, "a") as f:
+        f.write(f"$ {' '.join(cmd)}\n")
+        f.flush()
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=f, text=True)
+    if r.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)} exited {r.returncode}; see {log}")
+    doc = json.loads(r.stdout)
+    print(f"  {' '.join(cmd[1:4])} ... {time.time() - t0:.0f} s", file=sys.stderr)
+    return doc
+
+
+def measure(args, nets: list[str], out: Path) -> dict[str, dict]:
+    out.mkdir(parents=True, exist_ok=True)
+    log = out / "commands.log"
+    docs = {}
+    netargs = [a for n in nets for a in ("--network", n)]
+    common = ["--json", "--no-report", "--out", str(out / "results"), "--seed", "1"]
+    for name, argv in (("versions", ["handshake", "versions", "--n", str(args.n)]),
+                       ("0rtt", ["handshake", "0rtt", "--n", str(args.n)]),
+                       ("dtls", ["handshake", "dtls", "--n", str(args.n)]),
+                       ("connect", ["connect", "mqtt,coap", "--key", args.keys, "--handshake", "full",
+                                    "--auth", "mtls", "--n", str(args.n_connect)])):
+        docs[f"{name}-cal"] = run([SECPERF, *argv, *common], log)
+        docs[f"{name}-grid"] = run([SECPERF, *argv, *common, *netargs], log)
+    for k, d in docs.items():
+        (out / f"{k}.json").write_text(R.dumps(d))
+    return docs
+
+
+def series_for(docs: dict, sid: str, net: str | None):
+    for d in docs.values():
+        for s in d["series"]:
+            if net is None and s["id"] == sid:
+                return s
+            if net is not None and s["id"] in (f"{sid} @ {net}", f"{sid}@{net}"):
+                return s
+    return None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rtt", default="20,100", help="round-trip times in ms (comma list)")
+    ap.add_argument("--loss", default="0,1,5", help="loss in %% (comma list)")
+    ap.add_argument("--n", type=int, default=20)
+    ap.add_argument("--n-connect", type=int, default=10)
+    ap.add_argument("--keys", default="software,se:iot-safe-sim")
+    ap.add_argument("--results", default="/tmp/secperf-whatif-validation")
+    ap.add_argument("--reuse", action="store_true")
+    ap.add_argument("--sim-n", type=int, default=200_000)
+    args = ap.parse_args()
+    out = Path(args.results)
+    nets = []
+    for rtt in [float(x) for x in args.rtt.split(",")]:
+        for loss in [float(x) for x in args.loss.split(",")]:
+            nets.append(f"delay={rtt / 2:g}ms" + (f",loss={loss:g}%" if loss else ""))
+    if args.reuse:
+        docs = {p.stem: json.loads(p.read_text()) for p in out.glob("*.json")}
+    else:
+        print(f"measuring on loopback and over {len(nets)} links ...", file=sys.stderr)
+        docs = measure(args, nets, out)
+    for k in sorted(docs):
+        la = docs[k].get("host", {}).get("loadavg_at_start")
+        print(f"{k}: run {docs[k].get('run_id')}, load average at start {la}", file=sys.stderr)
+    table = C.load_table()
+    for k in sorted(docs):
+        if k.endswith("-cal"):
+            table = C.calibrate(docs[k], table, where=k)
+    rows = []
+    for label, _, sid, sc, metric in HS + connect_rows(args.keys.split(",")):
+        for net in ["loopback"] + nets:
+            s = series_for(docs, sid, None if net == "loopback" else net)
+            if s is None or not s.get("summary"):
+                rows.append({"cell": label, "network": net, "missing": True})
+                continue
+            pl = P.plan(sc, table, N.parse(net, coap_random_factor=1.0))
+            r = M.simulate(pl, args.sim_n, seed=1)
+            pred = r[metric]
+            m50, m95 = s["summary"]["p50_us"], _p95(s["values_us"])
+            rows.append({"cell": label, "network": net, "n": len(s["values_us"]),
+                         "measured_p50_ms": m50 / 1e3, "predicted_p50_ms": pred["p50_us"] / 1e3,
+                         "err_p50": (pred["p50_us"] - m50) / m50,
+                         "measured_p95_ms": m95 / 1e3, "predicted_p95_ms": pred["p95_us"] / 1e3,
+                         "err_p95": (pred["p95_us"] - m95) / m95, "calibration": net == "loopback",
+                         "failures": len(s["failures"])})
+    print(f"{'cell':24} {'network':22} {'n':>3} {'meas P50':>9} {'pred P50':>9} {'err':>7} "
+          f"{'meas P95':>9} {'pred P95':>9} {'err':>7}")
+    for r in rows:
+        if r.get("missing"):
+            print(f"{r['cell']:24} {r['network']:22} (not measured)")
+            continue
+        tag = "  (calibration)" if r["calibration"] else ""
+        print(f"{r['cell']:24} {r['network']:22} {r['n']:>3} {r['measured_p50_ms']:9.1f} {r['predicted_p50_ms']:9.1f} "
+              f"{r['err_p50'] * 100:+6.1f}% {r['measured_p95_ms']:9.1f} {r['predicted_p95_ms']:9.1f} "
+              f"{r['err_p95'] * 100:+6.1f}%{tag}")
+    val = [r for r in rows if not r.get("missing") and not r["calibration"]]
+    if val:
+        e50 = [abs(r["err_p50"]) for r in val]
+        e95 = [abs(r["err_p95"]) for r in val]
+        print(f"\n{len(val)} validation cells (loopback rows are the calibration and excluded): "
+              f"median |error| P50 {statistics.median(e50) * 100:.1f}% (target <= 10%), "
+              f"P95 {statistics.median(e95) * 100:.1f}% (target <= 25%); worst P50 {max(e50) * 100:.1f}% "
+              f"(target <= 30%)")
+        ok = statistics.median(e50) <= 0.10 and statistics.median(e95) <= 0.25 and max(e50) <= 0.30
+        print("PASS" if ok else "MISS (see the rows above)")
+    (out / "validation.json").write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+def _p95(vals):
+    xs = sorted(vals)
+    k = 0.95 * (len(xs) - 1)
+    lo = int(k)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,214 @@
+"""Cost tables for the what-if model: per-operation costs per party (client, server), each with its
+source, from a built-in table (data/whatif_costs.toml), a device table, or a calibration Result.
+
+An operation is named ``kind:alg`` (``sign:ecdsa-p256``, ``derive:x25519``, ``encaps:ml-kem-768``),
+``parse_cert``, or ``base:PROTOCOL:HANDSHAKE:KEYKIND:PARTY`` — the library's own work per handshake
+beyond the named crypto, which a calibration run measures as the residual of its loopback rows.
+A cost the table lacks raises MissingCost (exit 2) naming the operation: never a silent zero.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field, replace
+from importlib import resources
+
+from ..core.errors import InputError
+from ..spec import netspec as NS
+
+PARTIES = ("client", "server")
+
+
+class MissingCost(InputError):
+    """The model needs an operation's cost that the table does not have."""
+
+
+class CalibrationError(InputError):
+    """A calibration Result that cannot calibrate the model (wrong kind, missing rows)."""
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One cost: P50 in µs and where it comes from; `sigma` is its lognormal spread."""
+    us: float
+    source: str
+    sigma: float = 0.0
+
+
+@dataclass
+class CostTable:
+    name: str
+    description: str
+    source: str
+    sigma: float = 0.15
+    ops: dict[str, Figure] = field(default_factory=dict)          # same for both parties
+    party_ops: dict[tuple[str, str], Figure] = field(default_factory=dict)  # (party, op) overrides
+    se_host: dict[str, Figure] = field(default_factory=dict)      # key source -> host work around a token call
+    breakdowns: dict[str, list[dict]] = field(default_factory=dict)  # scenario key -> measured per-message CPU
+    measured: dict[str, dict] = field(default_factory=dict)       # scenario key -> loopback P50s (for tables)
+
+    def has(self, party: str, op: str) -> bool:
+        return (party, op) in self.party_ops or op in self.ops
+
+    def get(self, party: str, op: str) -> Figure:
+        if (party, op) in self.party_ops:
+            return self.party_ops[(party, op)]
+        if op in self.ops:
+            return self.ops[op]
+        if op.startswith("base:"):
+            # base:PROTO:HS:KEYKIND:PARTY falls back to the same scenario with a software key, then to
+            # the table's generic per-party estimate
+            parts = op.split(":")
+            if len(parts) == 5 and parts[3] != "software":
+                alt = ":".join(parts[:3] + ["software", parts[4]])
+                if self.has(party, alt):
+                    f = self.get(party, alt)
+                    return replace(f, source=f"{f.source} (software-key row reused)")
+            generic = f"base:{party}"
+            if generic in self.ops:
+                return self.ops[generic]
+        raise MissingCost(f"cost table {self.name!r} has no {party} cost for {op!r}; calibrate with a Result "
+                          f"that measured it (`--calibrate results/X/result.json`, e.g. from `secperf crypto "
+                          f"--alg {op.split(':')[-1]}`) or pick a --device table that has it")
+
+    def rows(self) -> list[dict]:
+        out = [{"party": "both", "op": k, "us": f.us, "source": f.source} for k, f in sorted(self.ops.items())]
+        out += [{"party": p, "op": k, "us": f.us, "source": f.source} for (p, k), f in sorted(self.party_ops.items())]
+        out += [{"party": "client", "op": f"se-host:{k}", "us": f.us, "source": f.source} for k, f in self.se_host.items()]
+        return out
+
+
+def _tables_toml() -> dict:
+    return tomllib.loads(resources.files("secperf.data").joinpath("whatif_costs.toml").read_text())
+
+
+def table_names() -> list[str]:
+    return list(_tables_toml()["tables"])
+
+
+def load_table(name: str = "host-default") -> CostTable:
+    tables = _tables_toml()["tables"]
+    if name not in tables:
+        raise InputError(f"--device: unknown cost table {name!r}; known: {', '.join(tables)}")
+    t = tables[name]
+    src = t["source"]
+    srcs = t.get("sources", {})
+    ops: dict[str, Figure] = {}
+    for k, v in {**t.get("estimates", {}), **t.get("ops", {})}.items():
+        s = srcs.get(k) or (srcs.get("base") if k.startswith("base") else None) or src
+        ops[k] = Figure(float(v), s)
+    return CostTable(name=name, description=t.get("description", ""), source=src,
+                     sigma=float(t.get("sigma", 0.15)), ops=ops)
+
+
+# --- calibration from a Result ---------------------------------------------------------------------
+def _p50(s: dict) -> float | None:
+    sm = s.get("summary") or {}
+    return sm.get("p50_us")
+
+
+def _sigma(s: dict) -> float:
+    sm = s.get("summary") or {}
+    p50, p90 = sm.get("p50_us"), sm.get("p90_us")
+    if p50 and p90 and p90 > p50 > 0:
+        return min(1.0, math.log(p90 / p50) / 1.2816)
+    return 0.1
+
+
+def scenario_key(protocol: str, handshake: str, key: str) -> str:
+    kind = "software" if key in ("software", "token") else "se"
+    return f"{protocol}:{handshake}:{kind}"
+
+
+def handshake_row_scenario(labels: dict) -> tuple[str, str] | None:
+    """(model protocol, handshake) a `secperf handshake` row measured, or None if the model has none."""
+    proto, tls, mode = labels.get("proto"), labels.get("tls"), labels.get("mode")
+    hs = {"full": "full", "resume-ticket": "resumed", "resume-id": "resumed", "psk": "psk", "psk-dhe": "psk-dhe",
+          "0rtt": "0rtt"}.get(mode)
+    if hs is None or labels.get("server") != "probe":
+        return None
+    if proto == "dtls":
+        return ("dtls1.2", "full" if labels.get("dtls_cookie", True) else "nocookie") if hs == "full" else None
+    return (f"tls{tls}", hs)
+
+
+def connect_row_scenario(labels: dict) -> tuple[str, str, str] | None:
+    proto, hs, key = labels.get("protocol"), labels.get("handshake"), labels.get("key_source", "software")
+    if labels.get("client") != "probe" or proto not in ("https", "mqtt", "coap"):
+        return None
+    if labels.get("auth", "mtls") not in ("mtls", None) or labels.get("security", "pki") != "pki":
+        return None
+    return (proto, hs, key)
+
+
+def calibrate(doc: dict, base: CostTable | None = None, where: str = "--calibrate") -> CostTable:
+    """A cost table from a Result's own rows: crypto P50s per operation, and per loopback handshake or
+    connect row the measured client CPU, secure-element time and the rest (server + host), kept as
+    the scenario's measured components; `model.predict` fits the `base:` residuals from them."""
+    from ..core.result import ResultError, validate
+    try:
+        validate(doc, where)
+    except ResultError as exc:
+        raise CalibrationError(str(exc)) from None
+    if doc.get("kind") == "whatif":
+        raise CalibrationError(f"{where}: a whatif Result is a prediction, not a measurement; pass a Result of "
+                               f"`secperf run`, `crypto`, `handshake` or `connect`")
+    t = base or load_table()
+    t = CostTable(name=f"calibrated:{doc['run_id']}", description=f"calibrated from run {doc['run_id']} "
+                  f"({doc.get('kind')}) over {t.name}", source=f"run {doc['run_id']}", sigma=t.sigma,
+                  ops=dict(t.ops), party_ops=dict(t.party_ops), se_host=dict(t.se_host),
+                  breakdowns=dict(t.breakdowns), measured=dict(t.measured))
+    used = 0
+    for s in doc["series"]:
+        if s.get("status") not in ("ok", "partial"):
+            continue
+        lab = s.get("labels", {})
+        p50 = _p50(s)
+        if p50 is None:
+            continue
+        if s.get("kind") == "crypto" and lab.get("op") in ("keygen", "derive", "sign", "verify", "encaps", "decaps"):
+            t.ops[f"{lab['op']}:{lab['alg']}"] = Figure(p50, f"run {doc['run_id']} series {s['id']} (P50)")
+            used += 1
+            continue
+        if lab.get("network", "loopback") not in NS.LOOPBACK_NAMES:
+            continue
+        if s.get("kind") == "handshake":
+            sc = handshake_row_scenario(lab)
+            if not sc or lab.get("mtls"):
+                continue
+            client = (s.get("cpu_summary") or {}).get("p50_us")
+            if client is None:
+                continue
+            key = scenario_key(sc[0], sc[1], "software")
+            t.measured[key] = {"metric": "handshake", "total_us": p50, "client_us": client, "se_us": 0.0,
+                               "server_us": max(0.0, p50 - client), "sigma": _sigma(s), "series": s["id"],
+                               "group": lab.get("groups"), "cert": lab.get("cert_type"), "depth": lab.get("depth", 1)}
+            if s.get("derived", {}).get("breakdown"):
+                t.breakdowns[key] = s["derived"]["breakdown"]["messages"]
+            used += 1
+        elif s.get("kind") == "connect":
+            sc = connect_row_scenario(lab)
+            if not sc:
+                continue
+            phases = {p["phase"]: p["p50_us"] for p in s.get("derived", {}).get("phases_p50_us", [])}
+            client = phases.get("handshake: client CPU")
+            if client is None:
+                continue
+            se = phases.get("secure element", 0.0)
+            key = scenario_key(*sc)
+            t.measured[key] = {"metric": "usable", "total_us": p50, "client_us": client, "se_us": se,
+                               "server_us": max(0.0, p50 - client - se), "sigma": _sigma(s), "series": s["id"],
+                               "group": "x25519", "cert": lab.get("server_cert", "ecdsa-p256"), "depth": 1,
+                               "client_key": lab.get("key_type", "ecdsa-p256")}
+            calls = s.get("derived", {}).get("se_calls") or {}
+            if sc[2].startswith("se:") and calls.get("host_p50_ms") is not None:
+                t.se_host[sc[2]] = Figure(calls["host_p50_ms"] * 1000.0,
+                                          f"run {doc['run_id']} series {s['id']}: token host work around the "
+                                          f"injected delay (SoftHSM2 + engine), P50")
+            used += 1
+    if not used:
+        raise CalibrationError(f"{where}: Result {doc['run_id']} (kind {doc.get('kind')!r}) has no rows the model "
+                               f"can use: it needs crypto rows (secperf crypto) or loopback handshake/connect rows "
+                               f"(secperf handshake versions, secperf connect https,mqtt,coap)")
+    return t

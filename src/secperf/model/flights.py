@@ -1,0 +1,419 @@
+"""Protocol flight models: which messages go in which flight, their bytes, and the computation each
+side does before sending, for every protocol the what-if knows.
+
+A connection is a list of *exchanges*: a client flight and the server's answer (or none). The
+client sends its flight after it received the previous answer and did its work; the server answers
+after receiving and doing its own. Retransmission is owned per exchange by its transport: ``tcp-syn``
+(the kernel's SYN timer), ``tcp`` (each flight recovered by its sender), ``dtls`` (RFC 6347: the
+client's timer covers its flight and the answer), ``coap`` (RFC 7252 confirmable message) and
+``ovpn`` (OpenVPN's reliability layer). Sizes come from data/whatif_sizes.toml; the TLS record and
+message framing constants below reproduce the probe's per-flight byte counts on this host (TLS 1.3
+full, x25519, RSA-2048: 221 / 1396 / 64 bytes; TLS 1.2: 146 / 1255 / 93 / 242).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from importlib import resources
+
+from ..core.errors import InputError
+
+PROTOCOLS = {
+    "tls1.3": "TLS 1.3 handshake then an HTTP/1.1 GET (40 B) -> 846 B, as `secperf handshake`",
+    "tls1.2": "TLS 1.2 handshake then the same GET",
+    "dtls1.2": "DTLS 1.2 handshake then the same request/response",
+    "https": "HTTPS: TCP, TLS 1.3 with a client certificate (nginx), GET -> response",
+    "mqtt": "MQTT 3.1.1 over TLS 1.3 with a client certificate: CONNECT -> CONNACK",
+    "coap": "CoAP confirmable GET over DTLS 1.2 with a client certificate -> piggybacked ACK",
+    "openvpn": "OpenVPN over UDP: reset exchange, TLS 1.3 control channel with key exchange, PUSH_REQUEST -> PUSH_REPLY",
+    "jwt": "HTTPS request authenticated by an ES256 JWT (TLS 1.3 without a client certificate)",
+}
+HANDSHAKES = {
+    "tls1.3": ("full", "hrr", "resumed", "psk", "psk-dhe", "0rtt"),
+    "tls1.2": ("full", "resumed", "psk"),
+    "dtls1.2": ("full", "nocookie", "resumed", "psk"),
+    "https": ("full", "resumed", "psk", "psk-dhe", "0rtt"),
+    "mqtt": ("full", "resumed", "psk", "psk-dhe"),
+    "coap": ("full", "nocookie", "resumed", "psk"),
+    "openvpn": ("full",),
+    "jwt": ("fresh", "cached"),
+}
+# the smallest MTU a protocol's model accepts, and why
+MTU_MIN = {"tcp": (576, "RFC 1122 3.3.3: every IPv4 host must accept 576-byte datagrams; the model's MSS "
+                        "assumes at least that"),
+           "udp": (256, "OpenSSL's smallest DTLS path MTU (256 bytes; smaller handshake fragments are refused)")}
+
+TCP_HDR, UDP_HDR = 52, 28         # IPv4 + TCP with timestamps (Linux default) / IPv4 + UDP
+SYN_BYTES, ACK_BYTES = 60, 52     # SYN / SYN-ACK with options; a bare ACK
+TLS_REC, TLS13_ENC = 5, 22        # record header; TLS 1.3 AEAD expansion (header 5 + tag 16 + type 1)
+TLS12_ENC = 5 + 8 + 16            # TLS 1.2 AES-GCM record: header, explicit nonce, tag
+DTLS_REC, DTLS_MSG = 13, 12       # DTLS record header; handshake message header
+DTLS_ENC = 13 + 8 + 16
+CCS13 = 6                          # middlebox-compatibility ChangeCipherSpec record
+CH13_BASE = 178                    # TLS 1.3 ClientHello without the key_share entry (216 - 38 measured)
+SH13_BASE = 86                     # ServerHello without the key_share entry (122 - 36 measured)
+CH12 = 141                         # TLS 1.2 ClientHello (measured)
+NST12 = 186                        # TLS 1.2 NewSessionTicket (measured)
+NST13 = 250                        # one TLS 1.3 NewSessionTicket record (estimate: ticket ~ 200 B)
+CERT_REQUEST = 109                 # TLS 1.3 CertificateRequest as nginx sends it (measured)
+PSK_EXT_TICKET = 230               # pre_shared_key extension carrying a ticket + binder (estimate)
+PSK_EXT_EXTERNAL = 60              # ... carrying a short external identity + binder (estimate)
+HTTP_REQ, HTTP_RESP = 40, 846
+MQTT_CONNECT, MQTT_CONNACK = 30, 4
+COAP_REQ, COAP_RESP = 20, 40
+JWT_REQ = 420                      # GET with an Authorization: Bearer ES256 JWT (estimate)
+
+
+class ModelError(InputError):
+    pass
+
+
+@lru_cache(maxsize=1)
+def sizes() -> dict:
+    return tomllib.loads(resources.files("secperf.data").joinpath("whatif_sizes.toml").read_text())
+
+
+def groups() -> dict:
+    return sizes()["groups"]
+
+
+def key_types() -> dict:
+    return sizes()["keys"]
+
+
+@dataclass(frozen=True)
+class Flight:
+    sender: str                              # client | server
+    msgs: tuple[tuple[str, int], ...]        # (message, bytes on the wire without IP/TCP/UDP headers)
+    ops: tuple[str, ...] = ()                # cost-table operations the sender runs before sending it
+    se_sign: bool = False                    # the client's signature comes from its secure element
+    handshake_done: bool = False             # the client's handshake completes when this flight is built
+
+    @property
+    def payload(self) -> int:
+        return sum(b for _, b in self.msgs)
+
+    def names(self) -> str:
+        return " + ".join(n for n, _ in self.msgs)
+
+
+@dataclass(frozen=True)
+class Exchange:
+    out: Flight
+    back: Flight | None
+    transport: str                           # tcp-syn | tcp | dtls | coap | ovpn
+
+
+@dataclass(frozen=True)
+class Scenario:
+    protocol: str = "tls1.3"
+    handshake: str = "full"
+    group: str = "x25519"
+    cert: str | None = None                  # server certificate key type (default per protocol)
+    depth: int = 1                           # certificates sent by the server (leaf + intermediates)
+    key: str = "software"                    # client key: software | se:PROFILE | se:PROFILE:cold
+    client_key_type: str = "ecdsa-p256"
+    mtls: bool | None = None                 # default: True for https/mqtt/coap/openvpn, False otherwise
+    precomputed_keyshare: bool = False       # S1: key share generated ahead of time (off the clock)
+
+    def resolved(self) -> "Scenario":
+        cert = self.cert or ("rsa-2048" if self.protocol in ("tls1.3", "tls1.2", "dtls1.2") else "ecdsa-p256")
+        mtls = self.mtls if self.mtls is not None else self.protocol in ("https", "mqtt", "coap", "openvpn")
+        return replace(self, cert=cert, mtls=mtls)
+
+    @property
+    def se_profile(self) -> str | None:
+        return self.key.split(":")[1] if self.key.startswith("se:") else None
+
+    @property
+    def se_cold(self) -> bool:
+        return self.key.startswith("se:") and self.key.endswith(":cold")
+
+    def label(self) -> str:
+        s = self.resolved()
+        parts = [s.protocol, s.handshake, s.group, f"cert {s.cert}" + (f"x{s.depth}" if s.depth > 1 else ""),
+                 f"key {s.key}"]
+        if s.precomputed_keyshare:
+            parts.append("key share precomputed")
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class FlightModel:
+    scenario: Scenario
+    transport: str                           # tcp | udp
+    exchanges: tuple[Exchange, ...]
+    final_ops: tuple[str, ...] = ()          # client work after the last answer
+    start_mark: tuple[str, int] = ("out_start", 0)   # where the handshake timer starts
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def round_trips(self) -> int:
+        """Round trips until the connection is usable (exchanges with an answer)."""
+        return sum(1 for e in self.exchanges if e.back is not None)
+
+    def round_trips_to_handshake_done(self) -> int:
+        n = 0
+        for e in self.exchanges:
+            if e.out.handshake_done:
+                return n
+            if e.back is not None:
+                n += 1
+        return n
+
+    def bytes(self, sender: str) -> int:
+        return sum(f.payload for e in self.exchanges for f in (e.out, e.back) if f is not None and f.sender == sender)
+
+    def table(self) -> list[dict]:
+        rows = []
+        for i, e in enumerate(self.exchanges):
+            for f in (e.out, e.back):
+                if f is not None:
+                    rows.append({"exchange": i, "transport": e.transport, "sender": f.sender, "messages": f.names(),
+                                 "bytes": f.payload, "ops": list(f.ops) + (["secure element: sign"] if f.se_sign else []),
+                                 "handshake_done": f.handshake_done})
+        return rows
+
+
+# --- the pieces --------------------------------------------------------------------------------
+def _group(name: str) -> dict:
+    g = groups()
+    if name not in g:
+        raise ModelError(f"--group: unknown group {name!r}; known: {', '.join(g)}")
+    return g[name]
+
+
+def _key(name: str, opt: str = "--cert") -> dict:
+    k = key_types()
+    if name not in k:
+        raise ModelError(f"{opt}: unknown key type {name!r}; known: {', '.join(k)}")
+    return k[name]
+
+
+def cert_der(key_type: str) -> int:
+    k = _key(key_type)
+    return int(sizes()["certificate"]["base"]) + k["spki"] + k["sig"]
+
+
+def _kx_client_ops(group: str, precomputed: bool) -> tuple[str, ...]:
+    g = _group(group)
+    if precomputed:
+        return ()
+    if g["kind"] == "ecdhe":
+        return (f"keygen:{g['alg']}",)
+    if g["kind"] == "kem":
+        return (f"keygen:{g['alg']}",)
+    return ("keygen:x25519", "keygen:ml-kem-768")
+
+
+def _kx_server_ops(group: str) -> tuple[str, ...]:
+    g = _group(group)
+    if g["kind"] == "ecdhe":
+        return (f"keygen:{g['alg']}", f"derive:{g['alg']}")
+    if g["kind"] == "kem":
+        return (f"encaps:{g['alg']}",)
+    return ("keygen:x25519", "derive:x25519", "encaps:ml-kem-768")
+
+
+def _kx_client_finish(group: str) -> tuple[str, ...]:
+    g = _group(group)
+    if g["kind"] == "ecdhe":
+        return (f"derive:{g['alg']}",)
+    if g["kind"] == "kem":
+        return (f"decaps:{g['alg']}",)
+    return ("derive:x25519", "decaps:ml-kem-768")
+
+
+def _chain_verify(cert: str, depth: int) -> tuple[str, ...]:
+    return ("parse_cert", f"verify:{cert}") * depth
+
+
+def _base(s: Scenario, party: str) -> str:
+    kind = "se" if s.key.startswith("se:") else "software"
+    return f"base:{s.protocol}:{s.handshake}:{kind}:{party}"
+
+
+def _client_sign(s: Scenario) -> tuple[tuple[str, ...], bool]:
+    if s.key.startswith("se:"):
+        return (), True
+    return (f"sign:{s.client_key_type}",), False
+
+
+# --- TLS 1.3 -----------------------------------------------------------------------------------
+def _tls13(s: Scenario, app_out: tuple, app_back: tuple, app_server_ops: tuple = ()) -> list[Exchange]:
+    hs = s.handshake
+    g = _group(s.group)
+    resumed = hs in ("resumed", "psk", "psk-dhe", "0rtt")
+    dhe = hs not in ("psk",)                   # psk = psk_ke: no key exchange at all
+    psk_ext = PSK_EXT_EXTERNAL if hs in ("psk", "psk-dhe") else PSK_EXT_TICKET if resumed else 0
+    ks_c = (6 + g["client"]) if dhe else 0
+    ks_s = (4 + g["server"]) if dhe else 0
+    ch = ("ClientHello", TLS_REC + CH13_BASE + ks_c + psk_ext - (6 if not dhe else 0))
+    ex: list[Exchange] = []
+    ch_ops = (_kx_client_ops(s.group, s.precomputed_keyshare) if dhe else ())
+    if hs == "hrr":
+        # first ClientHello offers a share the server does not want (no share computed for it here)
+        ex.append(Exchange(Flight("client", (("ClientHello (no acceptable share)", TLS_REC + CH13_BASE),), ()),
+                           Flight("server", (("HelloRetryRequest", TLS_REC + 88),)), "tcp"))
+    early = ()
+    if hs == "0rtt":
+        early = tuple((f"{n} (early data)", b) for n, b in app_out)
+    server_msgs = [("ServerHello", TLS_REC + SH13_BASE + ks_s + (6 if resumed else 0) - (0 if dhe else 4)),
+                   ("ChangeCipherSpec", CCS13), ("EncryptedExtensions", 6 + TLS13_ENC)]
+    server_ops = (_kx_server_ops(s.group) if dhe else ()) + (_base(s, "server"),)
+    if not resumed:
+        if s.mtls:
+            server_msgs.append(("CertificateRequest", CERT_REQUEST + TLS13_ENC))
+        cert_msg = 8 + sum(3 + cert_der(s.cert) + 2 for _ in range(s.depth))
+        server_msgs += [("Certificate", cert_msg + TLS13_ENC),
+                        ("CertificateVerify", 8 + _key(s.cert)["sig"] + TLS13_ENC)]
+        server_ops += (f"sign:{s.cert}",)
+    server_msgs.append(("Finished", 36 + TLS13_ENC))
+    if hs == "0rtt":
+        server_msgs += [(n, b) for n, b in app_back]
+        server_ops += app_server_ops
+    ex.append(Exchange(Flight("client", (ch,) + early, ch_ops), Flight("server", tuple(server_msgs), server_ops), "tcp"))
+    # client's second flight
+    c_ops = (_kx_client_finish(s.group) if dhe else ())
+    c_msgs = [("ChangeCipherSpec", CCS13)]
+    se = False
+    if not resumed:
+        c_ops += _chain_verify(s.cert, s.depth) + (f"verify:{s.cert}",)
+        if s.mtls:
+            sign_ops, se = _client_sign(s)
+            c_ops += sign_ops
+            c_msgs += [("Certificate", 8 + 3 + cert_der(s.client_key_type) + 2 + TLS13_ENC),
+                       ("CertificateVerify", 8 + _key(s.client_key_type, "--key")["sig"] + TLS13_ENC)]
+    c_ops += (_base(s, "client"),)
+    c_msgs.append(("Finished", 36 + TLS13_ENC))
+    if hs == "0rtt":
+        c_msgs.append(("EndOfEarlyData", 4 + TLS13_ENC))
+        ex.append(Exchange(Flight("client", tuple(c_msgs), c_ops, se, handshake_done=True), None, "tcp"))
+        return ex
+    back_ops = app_server_ops
+    if not resumed and s.mtls:
+        back_ops = ("parse_cert", f"verify:{s.client_key_type}", f"verify:{s.client_key_type}") + back_ops
+    ex.append(Exchange(Flight("client", tuple(c_msgs) + tuple(app_out), c_ops, se, handshake_done=True),
+                       Flight("server", tuple(app_back), back_ops), "tcp"))
+    return ex
+
+
+# --- TLS 1.2 / DTLS 1.2 ------------------------------------------------------------------------
+def _tls12(s: Scenario, app_out: tuple, app_back: tuple, dtls: bool, app_server_ops: tuple = ()) -> list[Exchange]:
+    hs = s.handshake
+    g = _group(s.group)
+    if g["kind"] != "ecdhe":
+        raise ModelError(f"--group: {s.group!r} is a TLS 1.3 group; (D)TLS 1.2 key exchange needs an ECDHE "
+                         f"group (x25519, x448, p-256, p-384)")
+    rec = DTLS_REC if dtls else TLS_REC
+    mh = DTLS_MSG - 4 if dtls else 0               # extra message-header bytes of DTLS
+    enc = DTLS_ENC if dtls else TLS12_ENC
+    tr = "dtls" if dtls else "tcp"
+    ex: list[Exchange] = []
+    if dtls and hs != "nocookie":
+        ex.append(Exchange(Flight("client", (("ClientHello", rec + mh + CH12 - 40),)),
+                           Flight("server", (("HelloVerifyRequest", rec + DTLS_MSG + 3 + 20),)), tr))
+    cookie = 21 if dtls and hs != "nocookie" else 0
+    resumed = hs == "resumed"
+    ch = ("ClientHello", rec + mh + CH12 + cookie + (176 if resumed else 0))
+    if resumed:
+        ex.append(Exchange(Flight("client", (ch,)),
+                           Flight("server", (("ServerHello", rec + mh + 65), ("ChangeCipherSpec", rec + 1),
+                                             ("Finished", 16 + enc)), (_base(s, "server"),)), tr))
+        ex.append(Exchange(Flight("client", (("ChangeCipherSpec", rec + 1), ("Finished", 16 + enc)) + tuple(app_out),
+                                  (_base(s, "client"),), handshake_done=True),
+                           Flight("server", tuple(app_back), app_server_ops), "coap" if dtls else tr))
+        return ex
+    psk = hs == "psk"
+    smsgs = [("ServerHello", rec + mh + 65)]
+    sops: tuple[str, ...] = (_base(s, "server"),)
+    if not psk:
+        smsgs += [("Certificate", rec + mh + 7 + sum(3 + cert_der(s.cert) for _ in range(s.depth))),
+                  ("ServerKeyExchange", rec + mh + 4 + 4 + g["server"] + 4 + _key(s.cert)["sig"])]
+        sops += (f"keygen:{g['alg']}", f"sign:{s.cert}")
+        if s.mtls:
+            smsgs.append(("CertificateRequest", rec + mh + 40))
+    smsgs.append(("ServerHelloDone", rec + mh + 4))
+    ex.append(Exchange(Flight("client", (ch,)), Flight("server", tuple(smsgs), sops), tr))
+    cmsgs, cops, se = [], (), False
+    if psk:
+        cmsgs.append(("ClientKeyExchange (PSK identity)", rec + mh + 4 + 2 + 16))
+    else:
+        cops = _chain_verify(s.cert, s.depth) + (f"verify:{s.cert}", f"keygen:{g['alg']}", f"derive:{g['alg']}")
+        if s.mtls:
+            cmsgs.append(("Certificate", rec + mh + 7 + 3 + cert_der(s.client_key_type)))
+        cmsgs.append(("ClientKeyExchange", rec + mh + 4 + 1 + g["client"]))
+        if s.mtls:
+            sign_ops, se = _client_sign(s)
+            cops += sign_ops
+            cmsgs.append(("CertificateVerify", rec + mh + 8 + _key(s.client_key_type, "--key")["sig"]))
+    cmsgs += [("ChangeCipherSpec", rec + 1), ("Finished", 16 + enc)]
+    b_ops: tuple[str, ...] = () if psk else (f"derive:{g['alg']}",)
+    if s.mtls and not psk:
+        b_ops += ("parse_cert", f"verify:{s.client_key_type}", f"verify:{s.client_key_type}")
+    bmsgs = ([] if dtls else [("NewSessionTicket", rec + NST12)]) + [("ChangeCipherSpec", rec + 1), ("Finished", 16 + enc)]
+    ex.append(Exchange(Flight("client", tuple(cmsgs), cops, se), Flight("server", tuple(bmsgs), b_ops), tr))
+    ex.append(Exchange(Flight("client", tuple(app_out), (_base(s, "client"),), handshake_done=True),
+                       Flight("server", tuple(app_back), app_server_ops), "coap" if dtls else tr))
+    return ex
+
+
+SYN = Exchange(Flight("client", (("SYN", SYN_BYTES - TCP_HDR),)), Flight("server", (("SYN-ACK", SYN_BYTES - TCP_HDR),)), "tcp-syn")
+
+
+def build(s: Scenario) -> FlightModel:
+    """The flight model of a scenario; bad combinations raise ModelError naming the option."""
+    if s.protocol not in PROTOCOLS:
+        raise ModelError(f"PROTOCOL: unknown protocol {s.protocol!r}; known: {', '.join(PROTOCOLS)}")
+    if s.handshake not in HANDSHAKES[s.protocol]:
+        raise ModelError(f"--handshake: {s.protocol} has no {s.handshake!r} handshake; known: "
+                         f"{', '.join(HANDSHAKES[s.protocol])}")
+    if s.depth < 1 or s.depth > 5:
+        raise ModelError(f"--cert: chain depth {s.depth} must be 1..5")
+    if not (s.key == "software" or s.key.startswith("se:")):
+        raise ModelError(f"--key: {s.key!r} must be software or se:PROFILE[:cold]")
+    s = s.resolved()
+    _group(s.group)
+    _key(s.cert)
+    _key(s.client_key_type, "--key")
+    p = s.protocol
+    http = ((("GET request", HTTP_REQ + TLS13_ENC),), (("HTTP response", HTTP_RESP + TLS13_ENC),))
+    if p in ("tls1.3", "https"):
+        ex = [SYN] + _tls13(s, *http)
+        return FlightModel(s, "tcp", tuple(ex), start_mark=("back_recv", 0))
+    if p == "jwt":
+        fresh = s.handshake == "fresh"
+        s13 = replace(s, handshake="full", mtls=False, key="software")
+        ex = [SYN] + _tls13(s13, (("GET + JWT", JWT_REQ + TLS13_ENC),), http[1],
+                            app_server_ops=("verify:ecdsa-p256",))
+        if fresh:  # the token is signed before the connection starts
+            sign_ops, se = _client_sign(replace(s, client_key_type="ecdsa-p256"))
+            first = ex[0]
+            ex[0] = Exchange(replace(first.out, ops=sign_ops + first.out.ops, se_sign=se), first.back, first.transport)
+        return FlightModel(s, "tcp", tuple(ex), start_mark=("back_recv", 0))
+    if p == "mqtt":
+        app = ((("CONNECT", MQTT_CONNECT + TLS13_ENC),),
+               tuple([("NewSessionTicket", NST13)] * 2) + (("CONNACK", MQTT_CONNACK + TLS13_ENC),))
+        return FlightModel(s, "tcp", tuple([SYN] + _tls13(s, *app)), start_mark=("back_recv", 0))
+    if p == "tls1.2":
+        app = ((("GET request", HTTP_REQ + TLS12_ENC),), (("HTTP response", HTTP_RESP + TLS12_ENC),))
+        if s.handshake == "psk":
+            s = replace(s, mtls=False)
+        return FlightModel(s, "tcp", tuple([SYN] + _tls12(s, *app, dtls=False)), start_mark=("back_recv", 0))
+    if p in ("dtls1.2", "coap"):
+        app = ((("CoAP CON GET", COAP_REQ + DTLS_ENC),), (("CoAP ACK + response", COAP_RESP + DTLS_ENC),)) \
+            if p == "coap" else ((("request", HTTP_REQ + DTLS_ENC),), (("response", HTTP_RESP + DTLS_ENC),))
+        return FlightModel(s, "udp", tuple(_tls12(s, *app, dtls=True)))
+    if p == "openvpn":
+        s13 = replace(s, handshake="full")
+        tls = _tls13(s13, (("key method 2 data", 300),), (("key method 2 data", 300),))
+        tls = [Exchange(e.out, e.back, "ovpn") for e in tls]
+        tls[-1] = Exchange(replace(tls[-1].out, handshake_done=False), tls[-1].back, "ovpn")
+        ex = [Exchange(Flight("client", (("P_CONTROL_HARD_RESET_CLIENT_V2", 54),)),
+                       Flight("server", (("P_CONTROL_HARD_RESET_SERVER_V2", 66),)), "ovpn")] + tls + \
+             [Exchange(Flight("client", (("PUSH_REQUEST", 100),), handshake_done=True),
+                       Flight("server", (("PUSH_REPLY", 300),)), "ovpn")]
+        return FlightModel(s, "udp", tuple(ex), final_ops=("tun_setup",))
+    raise AssertionError(p)

@@ -1,0 +1,121 @@
+"""Network model of the what-if: a link profile (spec/netspec.py, the same specs `secperf netem`
+emulates) turned into per-flight packets, serialisation, propagation and the retransmission timers
+of each transport. Constants carry their source; README "How a prediction is made" lists them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..core.errors import InputError
+from ..spec import netspec as NS
+from .flights import MTU_MIN, TCP_HDR, UDP_HDR, FlightModel
+
+TCP_INITIAL_WINDOW = 10          # segments (RFC 6928, Linux default initcwnd)
+TCP_SYN_RTO_S = 1.0              # initial RTO for SYN / SYN-ACK (RFC 6298 2.1, Linux TCP_TIMEOUT_INIT)
+TCP_SYN_RETRIES = 6              # Linux net.ipv4.tcp_syn_retries
+TCP_RTO_MIN_S = 0.2              # Linux TCP_RTO_MIN
+TCP_DELACK_MAX_S = 0.2           # Linux TCP_DELACK_MAX (tail-loss probe with one segment in flight)
+TCP_MAX_RETRIES = 15             # Linux net.ipv4.tcp_retries2
+DTLS_TIMER_S = 1.0               # RFC 6347 4.2.4.1 initial timer; OpenSSL doubles it per retransmission
+DTLS_MAX_RETRIES = 12            # OpenSSL DTLS1_TMO_ALERT_COUNT
+COAP_ACK_TIMEOUT_S = 2.0         # RFC 7252 4.8
+COAP_ACK_RANDOM_FACTOR = 1.5     # RFC 7252 4.8 (the probe uses 1.0 so its runs repeat)
+COAP_MAX_RETRANSMIT = 4          # RFC 7252 4.8
+OVPN_TLS_TIMEOUT_S = 2.0         # OpenVPN --tls-timeout default; its reliability layer doubles it
+
+
+class LinkError(InputError):
+    pass
+
+
+@dataclass(frozen=True)
+class Direction:
+    delay_s: float
+    jitter_s: float
+    jitter_dist: str
+    loss: float
+    rate_bps: float
+
+
+@dataclass(frozen=True)
+class LinkModel:
+    name: str
+    up: Direction
+    down: Direction
+    mtu: int
+    coap_random_factor: float = COAP_ACK_RANDOM_FACTOR
+
+    @property
+    def rtt_s(self) -> float:
+        return self.up.delay_s + self.down.delay_s
+
+    def direction(self, sender: str) -> Direction:
+        return self.up if sender == "client" else self.down
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "rtt_ms": self.rtt_s * 1e3, "mtu": self.mtu,
+                "up": {"delay_ms": self.up.delay_s * 1e3, "jitter_ms": self.up.jitter_s * 1e3,
+                       "loss": self.up.loss, "rate_bps": self.up.rate_bps},
+                "down": {"delay_ms": self.down.delay_s * 1e3, "jitter_ms": self.down.jitter_s * 1e3,
+                         "loss": self.down.loss, "rate_bps": self.down.rate_bps},
+                "coap_ack_random_factor": self.coap_random_factor}
+
+
+def _dir(d: NS.Direction, where: str) -> Direction:
+    loss = d.mean_loss
+    if d.delay_ms < 0 or d.jitter_ms < 0:
+        raise LinkError(f"{where}: delay and jitter must not be negative")
+    if loss >= 1.0:
+        raise LinkError(f"{where}: loss {loss * 100:g}% means nothing arrives; give a loss below 100%")
+    return Direction(d.delay_ms / 1e3, d.jitter_ms / 1e3, d.jitter_dist, loss, d.rate_bps)
+
+
+def from_spec(spec: NS.NetSpec, coap_random_factor: float = COAP_ACK_RANDOM_FACTOR) -> LinkModel:
+    """The model of a NetSpec. Gilbert-Elliott loss is modelled by its mean (bursts are not)."""
+    if spec.loopback:
+        z = Direction(0.0, 0.0, "normal", 0.0, 0.0)
+        return LinkModel("loopback", z, z, 65536, coap_random_factor)
+    return LinkModel(spec.name, _dir(spec.up, f"--network {spec.name!r} (up)"),
+                     _dir(spec.down, f"--network {spec.name!r} (down)"), spec.mtu, coap_random_factor)
+
+
+def parse(text: str, coap_random_factor: float = COAP_ACK_RANDOM_FACTOR) -> LinkModel:
+    """A link from a --network value; negative numbers are refused here because netspec's parser
+    would call them "not a duration"."""
+    for tok in text.split(","):
+        if "=" in tok and tok.split("=", 1)[1].strip().startswith("-"):
+            raise LinkError(f"--network: field {tok.split('=')[0].strip()!r} is negative ({tok.strip()}); "
+                            f"delays, jitter, loss and rates must be 0 or more")
+    return from_spec(NS.parse(text), coap_random_factor)
+
+
+def check_mtu(model: FlightModel, link: LinkModel) -> None:
+    lo, why = MTU_MIN[model.transport]
+    if link.mtu < lo:
+        raise LinkError(f"--network: mtu={link.mtu} is below {model.scenario.protocol}'s minimum {lo} ({why}); "
+                        f"give mtu={lo} or more")
+
+
+def packets(payload: int, transport: str, mtu: int) -> tuple[int, int]:
+    """(packets, wire bytes incl. IP/TCP/UDP headers) of one flight of `payload` bytes."""
+    if transport in ("tcp", "tcp-syn"):
+        mss = mtu - TCP_HDR
+        n = max(1, math.ceil(payload / mss))
+        return n, payload + n * TCP_HDR
+    room = mtu - UDP_HDR
+    n = max(1, math.ceil(payload / room))
+    extra = (n - 1) * 25                     # DTLS record + fragment headers of each further fragment
+    n = max(1, math.ceil((payload + extra) / room))
+    return n, payload + extra + n * UDP_HDR
+
+
+def extra_window_rounds(segments: int, iw: int = TCP_INITIAL_WINDOW) -> int:
+    """Round trips a flight of `segments` waits for ACKs in slow start beyond the first window."""
+    rounds, window, sent = 0, iw, 0
+    while sent + window < segments:
+        sent += window
+        window *= 2
+        rounds += 1
+    return rounds

@@ -1,0 +1,166 @@
+"""From a scenario, a cost table and a link to the numbers the simulator draws from: per flight the
+sender's compute (median µs, from named operations plus the fitted per-handshake residual), its
+packets and wire bytes, and the secure element's calls. Pure and deterministic; the Monte Carlo
+in secperf.sim draws around these.
+
+Calibration rule: a loopback row of the same protocol and handshake (a `secperf handshake` or
+`secperf connect` row) fixes the residual `base:` cost of each party as measured − named operations
+of that row's own configuration (its group, certificate, depth), inside the row's own timer window.
+A what-if that changes the group, certificate or key then changes only the named operations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..spec import se_profiles as SE
+from . import flights as F
+from . import network as N
+from .costs import CostTable, Figure, scenario_key
+
+SE_WARM_CALLS = SE.SIGN_ONLY_CALLS
+SE_COLD_CALLS = SE.TOTAL_CALLS
+
+
+@dataclass(frozen=True)
+class FlightPlan:
+    exchange: int
+    transport: str                  # the exchange's transport
+    sender: str
+    name: str
+    compute_us: float               # sender's median compute before sending
+    ops: tuple[tuple[str, float, str], ...]   # (op, µs, source)
+    se: bool
+    packets: int
+    wire_bytes: int
+    extra_rounds: int               # slow-start rounds beyond the initial window
+    handshake_done: bool
+
+
+@dataclass(frozen=True)
+class Plan:
+    model: F.FlightModel
+    link: N.LinkModel
+    flights: tuple[FlightPlan | None, ...]   # per exchange: out, back (None when no answer)
+    final_us: float
+    final_ops: tuple[tuple[str, float, str], ...]
+    sigma_client: float
+    sigma_server: float
+    se_profile: SE.Profile | None
+    se_calls: tuple[str, ...]
+    se_host_us: float
+    se_host_source: str
+    calibration: dict | None
+
+    @property
+    def exchanges(self) -> int:
+        return len(self.model.exchanges)
+
+
+def _norm_group(g: str | None) -> str:
+    g = (g or "x25519").lower()
+    return {"secp256r1": "p-256", "prime256v1": "p-256", "secp384r1": "p-384"}.get(g, g)
+
+
+def _named(table: CostTable, party: str, ops: tuple[str, ...]) -> float:
+    return sum(table.get(party, op).us for op in ops if not op.startswith("base:"))
+
+
+def _window(model: F.FlightModel, metric: str) -> list[tuple[int, str]]:
+    """Flights (exchange, 'out'|'back') inside a metric's timer window."""
+    start = 0
+    if metric == "handshake" and model.start_mark[0] == "back_recv":
+        start = model.start_mark[1] + 1
+    inside: list[tuple[int, str]] = []
+    for i, e in enumerate(model.exchanges):
+        if i < start:
+            continue
+        inside.append((i, "out"))
+        if metric == "handshake" and e.out.handshake_done:
+            return inside
+        if e.back is not None:
+            inside.append((i, "back"))
+    return inside
+
+
+def fit_residuals(table: CostTable, sc: F.Scenario) -> tuple[CostTable, dict | None]:
+    """The table with this scenario's `base:` costs fitted to a matching calibration row, if any."""
+    key = scenario_key(sc.protocol, sc.handshake, sc.key)
+    meas = table.measured.get(key)
+    if meas is None and not key.endswith(":software"):
+        meas = table.measured.get(key.rsplit(":", 1)[0] + ":software")
+    if meas is None:
+        return table, None
+    cal_sc = replace(sc, group=_norm_group(meas.get("group")), cert=meas.get("cert") or sc.cert,
+                     depth=int(meas.get("depth") or 1), precomputed_keyshare=False,
+                     key=sc.key if meas["se_us"] > 0 else "software")
+    model = F.build(cal_sc)
+    client_named = server_named = 0.0
+    for i, side in _window(model, meas["metric"]):
+        f = getattr(model.exchanges[i], side)
+        if f is None:
+            continue
+        if f.sender == "client":
+            client_named += _named(table, "client", f.ops)
+        else:
+            server_named += _named(table, "server", f.ops)
+    t = replace(table, party_ops=dict(table.party_ops))
+    src = f"residual of {meas['series']} (loopback P50 {meas['metric']}) after the named operations"
+    kind = "se" if sc.key.startswith("se:") else "software"
+    for party, measured, named in (("client", meas["client_us"], client_named), ("server", meas["server_us"], server_named)):
+        t.party_ops[(party, f"base:{sc.protocol}:{sc.handshake}:{kind}:{party}")] = \
+            Figure(max(0.0, measured - named), src)
+    return t, meas
+
+
+def plan(sc: F.Scenario, table: CostTable, link: N.LinkModel) -> Plan:
+    model = F.build(sc)
+    N.check_mtu(model, link)
+    sc = model.scenario
+    table, meas = fit_residuals(table, sc)
+    prof = None
+    calls: tuple[str, ...] = ()
+    se_host = Figure(0.0, "no calibration row for this key source: the profile's figures only")
+    if sc.se_profile:
+        prof = SE.get_profile(sc.se_profile)
+        calls = SE_COLD_CALLS if sc.se_cold else SE_WARM_CALLS
+        if sc.key.rsplit(":cold", 1)[0] in table.se_host:
+            se_host = table.se_host[sc.key.rsplit(":cold", 1)[0]]
+    out: list[FlightPlan | None] = []
+    for i, e in enumerate(model.exchanges):
+        for f in (e.out, e.back):
+            if f is None:
+                out.append(None)
+                continue
+            ops = tuple((op, table.get(f.sender, op).us, table.get(f.sender, op).source) for op in f.ops)
+            tr = "tcp" if e.transport in ("tcp", "tcp-syn") else "udp"
+            pk, wire = N.packets(f.payload, tr, link.mtu)
+            extra = N.extra_window_rounds(pk) if e.transport == "tcp" else 0
+            out.append(FlightPlan(i, e.transport, f.sender, f.names(), sum(o[1] for o in ops), ops, f.se_sign,
+                                  pk, wire, extra, f.handshake_done))
+    fin = tuple((op, table.get("client", op).us, table.get("client", op).source) for op in model.final_ops)
+    sig_c = sig_s = table.sigma
+    if meas is not None:
+        sig_c = sig_s = float(meas.get("sigma", table.sigma))
+    return Plan(model, link, tuple(out), sum(o[1] for o in fin), fin, sig_c, sig_s, prof, calls,
+                se_host.us, se_host.source, meas)
+
+
+def compute_breakdown(p: Plan) -> list[dict]:
+    """Every operation the plan charges, per flight and party, with its source (the cost table)."""
+    rows = []
+    for fp in p.flights:
+        if fp is None:
+            continue
+        for op, us, src in fp.ops:
+            rows.append({"exchange": fp.exchange, "flight": fp.name, "party": fp.sender, "op": op, "us": us,
+                         "source": src})
+        if fp.se:
+            rows.append({"exchange": fp.exchange, "flight": fp.name, "party": "secure element",
+                         "op": " + ".join(p.se_calls),
+                         "us": sum(p.se_profile.dist(c).mean() if p.se_profile.dist(c) else 0.0 for c in p.se_calls) * 1e3,
+                         "source": f"profile {p.se_profile.name} (mean): {p.se_profile.source}"})
+    for op, us, src in p.final_ops:
+        rows.append({"exchange": None, "flight": "(after the last answer)", "party": "client", "op": op, "us": us,
+                     "source": src})
+    return rows

@@ -1,0 +1,107 @@
+"""The what-if section of the HTML report: predicted set-up time per scenario and link with its
+breakdown, P50/P95 against RTT and loss when a sweep varied them, the tornado of P95, the flights
+(where a flight crosses the TCP initial window or the MTU), S1's estimate and the cost table with
+every figure's source."""
+
+from __future__ import annotations
+
+from .plots import Plot
+from .svg import figure
+from .terminal_whatif import COMPONENT_LABELS
+from .units import esc as e, fmt_time_us
+
+
+def _name(s: dict) -> str:
+    return s["id"].split("/", 1)[1].rsplit(" @ ", 1)[0]
+
+
+def _table(head: list[str], rows: list[list[str]], left: int = 2) -> str:
+    h = "".join(f"<th class='l'>{e(c)}</th>" if i < left else f"<th>{e(c)}</th>" for i, c in enumerate(head))
+    b = "".join("<tr>" + "".join(f"<td class='l'>{c}</td>" if i < left else f"<td>{c}</td>" for i, c in enumerate(r))
+                + "</tr>" for r in rows)
+    return f"<table><tr>{h}</tr>{b}</table>"
+
+
+def _vs_plot(series: list[dict], key: str, label: str) -> Plot | None:
+    groups: dict[str, list] = {}
+    for s in series:
+        x = s["labels"].get("inputs", {}).get(key)
+        if x is None:
+            continue
+        groups.setdefault(_name(s) + " P50", []).append((x, s["derived"]["usable"]["p50_us"] / 1e3))
+        groups.setdefault(_name(s) + " P95", []).append((x, s["derived"]["usable"]["p95_us"] / 1e3))
+    lines = [(k, sorted(v)) for k, v in groups.items() if len(v) > 1]
+    if not lines:
+        return None
+    return Plot(f"whatif-against-{key}", "line", f"predicted set-up time against {label}", lines,
+                f"P50 and P95 of {series[0]['derived']['usable']['n']} simulated connections per point.",
+                {"x_label": label, "y_label": "ms"})
+
+
+def _components_plot(series: list[dict]) -> Plot:
+    bars = [(f"{_name(s)} @ {s['labels']['network']}",
+             [(v, s["derived"]["breakdown_mean_us"][k] / 1e3) for k, v in COMPONENT_LABELS.items()])
+            for s in series[:24]]
+    return Plot("whatif-components", "stacked", "mean set-up time by component", bars,
+                "Means add up to the mean set-up time; the tail (P95, P99) is mostly retransmission waits and "
+                "secure-element tails.", {"unit": "ms"})
+
+
+def plots(doc: dict) -> list[Plot]:
+    """The what-if plots in report order (what --figures writes)."""
+    series = [s for s in doc["series"] if s.get("kind") == "whatif"]
+    if not series:
+        return []
+    out = [_components_plot(series)]
+    for key, label in (("rtt", "RTT (ms)"), ("loss", "loss (%)"), ("delay", "one-way delay (ms)")):
+        p = _vs_plot(series, key, label)
+        if p:
+            out.append(p)
+    return out
+
+
+def section(doc: dict) -> str:
+    series = [s for s in doc["series"] if s.get("kind") == "whatif"]
+    if not series:
+        return ""
+    a = doc.get("analysis", {}).get("whatif", {})
+    out = ["<h2>What-if: predicted connection set-up</h2>",
+           "<p>Predictions, not measurements: flight models (messages, bytes, work per side) over the network "
+           "model of each link, with costs from the cost table below, simulated by Monte Carlo (README: "
+           "&ldquo;How a prediction is made&rdquo;).</p>"]
+    rows = []
+    for s in series:
+        d = s["derived"]
+        u = d["usable"]
+        rows.append([e(_name(s)), e(s["labels"]["network"]), str(d["round_trips"]),
+                     *(fmt_time_us(u[k]) for k in ("p50_us", "p90_us", "p95_us", "p99_us")),
+                     *(fmt_time_us(d["breakdown_mean_us"][k]) for k in COMPONENT_LABELS),
+                     f"{d['bytes_up_mean']:.0f} / {d['bytes_down_mean']:.0f}",
+                     ("IW " if d["crosses"]["initial_window"] else "") + ("MTU" if d["crosses"]["mtu"] else ""),
+                     f"{d['failed_share'] * 100:.2g}%"])
+    out.append(_table(["scenario", "network", "round trips", "P50", "P90", "P95", "P99",
+                       *(f"{v} (mean)" for v in COMPONENT_LABELS.values()), "bytes up / down", "crosses",
+                       "gave up"], rows))
+    out += [figure(p) for p in plots(doc)]
+    if a.get("tornado"):
+        out.append("<h3>Which input moves P95 most</h3>" + _table(
+            ["input", "low", "P95 low", "high", "P95 high", "swing"],
+            [[e(r["input"]), e(r["low_value"]), fmt_time_us(r["low_us"]), e(r["high_value"]),
+              fmt_time_us(r["high_us"]), fmt_time_us(r["swing_us"])] for r in a["tornado"]], left=1))
+    if a.get("s1"):
+        s1 = a["s1"]
+        out.append(f"<h3>Study S1's acceleration estimate</h3><p>{e(s1['method'])}.</p>" + _table(
+            ["message", "full", "accelerated"],
+            [[e(r["message"]), fmt_time_us(r["full_us"]), fmt_time_us(r["accelerated_us"])] for r in s1["rows"]]
+            + [["total", fmt_time_us(s1["full_us"]), fmt_time_us(s1["accelerated_us"])]], left=1))
+    first = series[0]
+    out.append(f"<h3>Flights of {e(_name(first))}</h3>" + _table(
+        ["exchange", "sender", "messages", "bytes", "packets", "extra RTT (initial window)", "work before sending"],
+        [[str(f["exchange"]), e(f["sender"]), e(f["messages"]), str(f["bytes"]), str(f["packets"]),
+          str(f["extra_window_rounds"]), e(", ".join(f["ops"]))] for f in first["derived"]["flights"]], left=3))
+    ct = a.get("cost_table") or {}
+    if ct:
+        out.append(f"<h3>Cost table {e(ct.get('name'))}</h3><p class='muted'>{e(ct.get('description'))}</p>" + _table(
+            ["party", "operation", "µs", "source"],
+            [[e(r["party"]), e(r["op"]), f"{r['us']:.1f}", e(r["source"])] for r in ct.get("rows", [])], left=2))
+    return "".join(out)

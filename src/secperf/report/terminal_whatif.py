@@ -1,0 +1,118 @@
+"""Terminal tables of a `whatif` Result: predicted set-up time per scenario and link with its
+breakdown, the flights of each protocol, the sensitivity (tornado) of P95, S1's estimate."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from .units import fmt_time_us
+
+COMPONENT_LABELS = {"client_compute": "client", "server_compute": "server", "secure_element": "SE",
+                    "propagation": "propagation", "serialisation": "serialisation",
+                    "retransmission_wait": "retx wait"}
+
+
+def _whatif(doc: dict) -> list[dict]:
+    return [s for s in doc["series"] if s.get("kind") == "whatif"]
+
+
+def prediction_table(series: list[dict]) -> Table:
+    t = Table(title="what-if: predicted connection set-up (Monte Carlo; components are means)",
+              title_justify="left")
+    for c in ("scenario", "network", "RTT", "P50", "P95", "P99", "handshake P50"):
+        t.add_column(c, justify="left" if c in ("scenario", "network") else "right",
+                     no_wrap=c in ("scenario", "network"))
+    for c in COMPONENT_LABELS.values():
+        t.add_column(c, justify="right")
+    t.add_column("bytes up/down", justify="right")
+    t.add_column("failed", justify="right")
+    for s in series:
+        d = s["derived"]
+        u = d["usable"]
+        lab = s["labels"]
+        name = s["id"].split("/", 1)[1].rsplit(" @ ", 1)[0]
+        t.add_row(name, lab["network"], f"{d['round_trips']}", *(fmt_time_us(u[k]) for k in
+                  ("p50_us", "p95_us", "p99_us")), fmt_time_us(d["handshake"]["p50_us"]),
+                  *(fmt_time_us(d["breakdown_mean_us"][k]) for k in COMPONENT_LABELS),
+                  f"{d['bytes_up_mean']:.0f}/{d['bytes_down_mean']:.0f}",
+                  f"{d['failed_share'] * 100:.2g}%")
+    return t
+
+
+def flights_table(s: dict) -> Table:
+    t = Table(title=f"flights: {s['id'].split('/', 1)[1].rsplit(' @ ', 1)[0]} (mtu {s['labels']['link']['mtu']})",
+              title_justify="left")
+    for c in ("#", "transport", "sender", "messages", "bytes", "packets", "extra RTT (IW)", "work before sending"):
+        t.add_column(c, justify="left" if c in ("messages", "work before sending", "sender", "transport") else "right")
+    for f in s["derived"]["flights"]:
+        t.add_row(str(f["exchange"]), f["transport"], f["sender"], f["messages"] + (" [handshake done]" if f["handshake_done"] else ""),
+                  str(f["bytes"]), str(f["packets"]), str(f["extra_window_rounds"] or ""), ", ".join(f["ops"]))
+    return t
+
+
+def tornado_table(rows: list[dict]) -> Table:
+    t = Table(title="sensitivity: which input moves P95 most (others at their first value)", title_justify="left")
+    for c in ("input", "low", "P95 low", "high", "P95 high", "swing", ""):
+        t.add_column(c, justify="left" if c in ("input", "") else "right")
+    top = max((r["swing_us"] for r in rows), default=0) or 1
+    for r in rows:
+        t.add_row(r["input"], str(r["low_value"]), fmt_time_us(r["low_us"]), str(r["high_value"]),
+                  fmt_time_us(r["high_us"]), fmt_time_us(r["swing_us"]), "█" * max(1, round(30 * r["swing_us"] / top)))
+    return t
+
+
+def s1_table(s1: dict) -> Table:
+    t = Table(title=f"study S1's acceleration estimate: client CPU per message ({s1['method']})", title_justify="left")
+    for c in ("message", "full", "accelerated"):
+        t.add_column(c, justify="left" if c == "message" else "right")
+    for r in s1["rows"]:
+        t.add_row(r["message"], fmt_time_us(r["full_us"]), fmt_time_us(r["accelerated_us"]))
+    t.add_row("total", fmt_time_us(s1["full_us"]), fmt_time_us(s1["accelerated_us"]) +
+              f" (-{s1['saving'] * 100:.0f}%)")
+    return t
+
+
+def tables(doc: dict) -> list[Table]:
+    series = _whatif(doc)
+    if not series:
+        return []
+    out = [prediction_table(series)]
+    seen = set()
+    for s in series:
+        key = s["id"].rsplit(" @ ", 1)[0]
+        if key not in seen and len(seen) < 3:
+            seen.add(key)
+            out.append(flights_table(s))
+    a = doc.get("analysis", {}).get("whatif", {})
+    if a.get("tornado"):
+        out.append(tornado_table(a["tornado"]))
+    if a.get("s1"):
+        out.append(s1_table(a["s1"]))
+    return out
+
+
+def listing() -> None:
+    from rich.console import Console
+    from ..model import costs as C
+    from ..model import flights as F
+    con = Console()
+    t = Table(title="what-if protocols", title_justify="left")
+    t.add_column("protocol", justify="left")
+    t.add_column("handshakes", justify="left")
+    t.add_column("what", justify="left")
+    for p, what in F.PROTOCOLS.items():
+        t.add_row(p, ", ".join(F.HANDSHAKES[p]), what)
+    con.print(t)
+    g = Table(title="groups (key share bytes client/server)", title_justify="left")
+    for c in ("group", "client", "server", "source"):
+        g.add_column(c, justify="left")
+    for name, v in F.groups().items():
+        g.add_row(name, str(v["client"]), str(v["server"]), v["source"])
+    con.print(g)
+    k = Table(title="certificate key types (bytes)", title_justify="left")
+    for c in ("type", "SPKI", "signature", "certificate", "source"):
+        k.add_column(c, justify="left")
+    for name, v in F.key_types().items():
+        k.add_row(name, str(v["spki"]), str(v["sig"]), str(F.cert_der(name)), v["source"])
+    con.print(k)
+    con.print("cost tables (--device): " + ", ".join(C.table_names()))

@@ -1,0 +1,301 @@
+"""Vectorised Monte Carlo of connection set-up over a plan (model/predict.py): each of N connections
+walks the exchanges; per flight it draws the sender's compute (one lognormal factor per party and
+connection: a slow connection is slow throughout), the secure element's calls, propagation with
+jitter, serialisation at the link rate, and the transport's retransmission waits when a packet is
+lost. Work happens in chunks of numpy arrays, and statistics stream: percentiles from a
+log-spaced histogram (0.115% bins) once N exceeds one chunk, exact below; the component sums,
+bytes and packets as running totals. So 10 million connections need no more memory than one chunk.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..model import network as N
+from ..model.predict import Plan
+from ..spec import se_profiles as SE
+
+CHUNK = 1 << 18
+COMPONENTS = ("client_compute", "server_compute", "secure_element", "propagation", "serialisation",
+              "retransmission_wait")
+PERCENTILES = (50.0, 90.0, 95.0, 99.0)
+BINS_PER_DECADE = 2000
+DECADES = 10                      # 1 µs .. 10^10 µs
+NBINS = BINS_PER_DECADE * DECADES
+RESERVOIR = 2000
+
+
+class Histogram:
+    """Log-spaced histogram of positive values in µs; percentiles at the bin's geometric centre."""
+
+    def __init__(self):
+        self.counts = np.zeros(NBINS, dtype=np.int64)
+        self.n = 0
+
+    def add(self, x_us: np.ndarray) -> None:
+        idx = np.log10(np.maximum(x_us, 1.0))
+        idx *= BINS_PER_DECADE
+        np.clip(idx, 0, NBINS - 1, out=idx)
+        self.counts += np.bincount(idx.astype(np.int32), minlength=NBINS)
+        self.n += x_us.size
+
+    def percentile(self, q: float) -> float:
+        cum = np.cumsum(self.counts)
+        k = int(np.searchsorted(cum, math.ceil(q / 100.0 * self.n)))
+        return 10 ** ((k + 0.5) / BINS_PER_DECADE)
+
+
+@dataclass
+class Stream:
+    """Running statistics of one metric."""
+    hist: Histogram = field(default_factory=Histogram)
+    exact: list = field(default_factory=list)
+    total: float = 0.0
+    n: int = 0
+    vmin: float = math.inf
+    vmax: float = 0.0
+
+    def add(self, x: np.ndarray, keep_exact: bool) -> None:
+        self.hist.add(x)
+        if keep_exact:
+            self.exact.append(x.copy())
+        self.total += float(x.sum())
+        self.n += x.size
+        self.vmin = min(self.vmin, float(x.min()))
+        self.vmax = max(self.vmax, float(x.max()))
+
+    def summary(self, exact: bool) -> dict:
+        out = {"n": self.n, "mean_us": self.total / self.n, "min_us": self.vmin, "max_us": self.vmax,
+               "percentiles_from": "exact" if exact else f"histogram ({BINS_PER_DECADE} log bins per decade)"}
+        if exact:
+            xs = np.concatenate(self.exact)
+            vals = np.percentile(xs, PERCENTILES)
+        else:
+            vals = [self.hist.percentile(q) for q in PERCENTILES]
+        for q, v in zip(PERCENTILES, vals):
+            out[f"p{int(q)}_us"] = float(v)
+        return out
+
+
+# --- samplers --------------------------------------------------------------------------------
+def _dist_body(d: SE.Dist, rng: np.random.Generator, n: int) -> np.ndarray:
+    k, p = d.kind, d.params
+    if k == "fixed":
+        return np.full(n, p[0])
+    if k == "lognormal":
+        return p[0] * np.exp(p[1] * rng.standard_normal(n))
+    if k == "normal":
+        x = p[0] + p[1] * rng.standard_normal(n)
+        for _ in range(50):
+            bad = x < 0
+            if not bad.any():
+                break
+            x[bad] = p[0] + p[1] * rng.standard_normal(int(bad.sum()))
+        return np.maximum(x, 0.0)
+    if k == "empirical":
+        return np.asarray(p)[rng.integers(0, len(p), n)]
+    raise AssertionError(k)
+
+
+def se_delays_ms(profile: SE.Profile, calls: tuple[str, ...], rng: np.random.Generator, n: int) -> np.ndarray:
+    """Total delay (ms) of `calls` on the profile, n draws (body or tail per call, as the shim)."""
+    tot = np.zeros(n)
+    for fn in calls:
+        d = profile.dist(fn)
+        if d is None:
+            continue
+        x = _dist_body(d, rng, n)
+        if d.tail is not None and d.tail.p > 0:
+            t = rng.random(n) < d.tail.p
+            m = int(t.sum())
+            if m:
+                x[t] = _dist_body(d.tail.dist, rng, m)
+        tot += x
+    return tot
+
+
+def _geometric_failures(rng: np.random.Generator, n: int, p_fail: float) -> np.ndarray | None:
+    """Failed attempts before the first success, P(F >= k) = p_fail^k; None when p_fail is 0."""
+    if p_fail <= 0.0:
+        return None
+    u = rng.random(n)
+    return np.floor(np.log(u) / math.log(p_fail))
+
+
+def _propagation(rng, d: N.Direction, n: int, extra_rounds: int, rtt: float) -> np.ndarray | float:
+    base = d.delay_s + extra_rounds * rtt
+    if d.jitter_s <= 0:
+        return base
+    if d.jitter_dist == "pareto":      # shape 3, mean 1.5 xm, sd 0.866 xm: shifted to mean 0
+        xm = d.jitter_s / math.sqrt(0.75)
+        j = xm * (rng.random(n) ** (-1.0 / 3.0)) - 1.5 * xm
+    else:
+        j = d.jitter_s * rng.standard_normal(n)
+    return np.maximum(base + j, 0.0)
+
+
+# --- one chunk -------------------------------------------------------------------------------
+def _tcp_wait(rng, n: int, packets: int, loss: float, rtt: float, syn: bool):
+    """Retransmission wait of one TCP flight (seconds) and the extra segments sent."""
+    if loss <= 0:
+        return None, None
+    if syn:
+        f = _geometric_failures(rng, n, loss)
+        wait = N.TCP_SYN_RTO_S * (np.exp2(f) - 1.0)
+        return wait, f
+    p_flight = 1.0 - (1.0 - loss) ** packets
+    lost = rng.random(n) < p_flight
+    m = int(lost.sum())
+    wait = np.zeros(n)
+    extra = np.zeros(n)
+    if not m:
+        return wait, extra
+    rto = rtt + max(2 * rtt, N.TCP_RTO_MIN_S)
+    if packets == 1:
+        first = np.full(m, min(rto, max(2 * rtt, 1.5 * rtt + N.TCP_DELACK_MAX_S)))
+    else:
+        pos = rng.integers(0, packets, m)
+        tlp = min(rto, max(2 * rtt, 0.010))
+        first = np.where(pos < packets - 3, rtt, tlp)     # three later segments -> fast retransmit
+    g = _geometric_failures(rng, m, loss)                  # the retransmission lost again
+    w = first + rto * (np.exp2(g) - 1.0)
+    wait[lost] = w
+    extra[lost] = 1.0 + g
+    return wait, extra
+
+
+def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
+    link = p.link
+    rtt = link.rtt_s
+    zc = np.exp(p.sigma_client * rng.standard_normal(n)) if p.sigma_client > 0 else np.ones(n)
+    zs = np.exp(p.sigma_server * rng.standard_normal(n)) if p.sigma_server > 0 else np.ones(n)
+    t = np.zeros(n)
+    comp = {c: np.zeros(n) for c in COMPONENTS}
+    up_bytes = np.zeros(n)
+    down_bytes = np.zeros(n)
+    up_pk = np.zeros(n)
+    down_pk = np.zeros(n)
+    failed = np.zeros(n, dtype=bool)
+    t_start = None
+    t_done = None
+    se_ms = None
+    if p.se_profile is not None:
+        se_ms = se_delays_ms(p.se_profile, p.se_calls, rng, n) + p.se_host_us / 1e3
+    fl = p.flights
+    for i, e in enumerate(p.model.exchanges):
+        out, back = fl[2 * i], fl[2 * i + 1]
+        if p.model.start_mark in (("out_start", i), ("back_recv", i - 1)):
+            t_start = t.copy()
+        legs = []
+        for fp in (out, back):
+            if fp is None:
+                continue
+            party_z = zc if fp.sender == "client" else zs
+            c = fp.compute_us * 1e-6 * party_z
+            comp["client_compute" if fp.sender == "client" else "server_compute"] += c
+            t += c
+            if fp.se and se_ms is not None:
+                s = se_ms * 1e-3
+                comp["secure_element"] += s
+                t += s
+            if fp.handshake_done:
+                t_done = t.copy()
+            d = link.direction(fp.sender)
+            prop = _propagation(rng, d, n, fp.extra_rounds, rtt)
+            ser = fp.wire_bytes * 8.0 / d.rate_bps if d.rate_bps > 0 else 0.0
+            comp["propagation"] += prop
+            comp["serialisation"] += ser
+            t += prop
+            t += ser
+            (up_bytes if fp.sender == "client" else down_bytes).__iadd__(fp.wire_bytes)
+            (up_pk if fp.sender == "client" else down_pk).__iadd__(fp.packets)
+            if e.transport in ("tcp", "tcp-syn"):
+                w, extra = _tcp_wait(rng, n, fp.packets, d.loss, rtt, e.transport == "tcp-syn")
+                if w is not None:
+                    comp["retransmission_wait"] += w
+                    t += w
+                    seg = fp.wire_bytes / fp.packets
+                    (up_bytes if fp.sender == "client" else down_bytes).__iadd__(extra * seg)
+                    (up_pk if fp.sender == "client" else down_pk).__iadd__(extra)
+                    if e.transport == "tcp-syn":
+                        failed |= extra > N.TCP_SYN_RETRIES
+            legs.append(fp)
+        if e.transport in ("dtls", "coap", "ovpn"):
+            # the client's timer covers its flight and the answer: any loss costs one timer period
+            ok = 1.0
+            for fp in legs:
+                ok *= (1.0 - link.direction(fp.sender).loss) ** fp.packets
+            f = _geometric_failures(rng, n, 1.0 - ok)
+            if f is not None:
+                if e.transport == "coap":
+                    t0 = N.COAP_ACK_TIMEOUT_S * (1.0 + (link.coap_random_factor - 1.0) * rng.random(n))
+                    failed |= f > N.COAP_MAX_RETRANSMIT
+                elif e.transport == "dtls":
+                    t0 = N.DTLS_TIMER_S
+                    failed |= f > N.DTLS_MAX_RETRIES
+                else:
+                    t0 = N.OVPN_TLS_TIMEOUT_S
+                w = t0 * (np.exp2(np.minimum(f, 20)) - 1.0)
+                comp["retransmission_wait"] += w
+                t += w
+                up_bytes += f * legs[0].wire_bytes
+                up_pk += f * legs[0].packets
+                if len(legs) > 1:
+                    down_bytes += f * legs[1].wire_bytes
+                    down_pk += f * legs[1].packets
+    if p.final_us:
+        c = p.final_us * 1e-6 * zc
+        comp["client_compute"] += c
+        t += c
+    if t_start is None:
+        raise AssertionError(f"{p.model.scenario.protocol}: the handshake timer's start mark was never reached")
+    if t_done is None:
+        t_done = t
+    up_air = up_bytes * 8.0 / link.up.rate_bps if link.up.rate_bps > 0 else np.zeros(n)
+    down_air = down_bytes * 8.0 / link.down.rate_bps if link.down.rate_bps > 0 else np.zeros(n)
+    return {"usable": t, "handshake": t_done - t_start, **comp, "bytes_up": up_bytes, "bytes_down": down_bytes,
+            "packets_up": up_pk, "packets_down": down_pk, "airtime_tx": up_air, "airtime_rx": down_air,
+            "failed": failed}
+
+
+# --- the run ---------------------------------------------------------------------------------
+def simulate(p: Plan, n: int, seed: int = 1, chunk: int = CHUNK) -> dict:
+    """n simulated connections: summaries of the set-up time ('usable': from the first packet to
+    the protocol answer) and of the handshake timer window, the mean breakdown, bytes, packets,
+    radio time and the share of connections that gave up; a reservoir of raw samples for plots."""
+    if n < 1:
+        raise ValueError("n must be at least 1")
+    rng = np.random.default_rng(seed)
+    usable, hs = Stream(), Stream()
+    sums = {k: 0.0 for k in COMPONENTS + ("bytes_up", "bytes_down", "packets_up", "packets_down",
+                                          "airtime_tx", "airtime_rx")}
+    failed = 0
+    exact = n <= chunk
+    reservoir = None
+    done = 0
+    while done < n:
+        m = min(chunk, n - done)
+        r = simulate_chunk(p, rng, m)
+        u_us = r["usable"] * 1e6
+        usable.add(u_us, exact)
+        hs.add(r["handshake"] * 1e6, exact)
+        for k in sums:
+            sums[k] += float(r[k].sum()) if isinstance(r[k], np.ndarray) else float(r[k]) * m
+        failed += int(r["failed"].sum())
+        if reservoir is None:
+            reservoir = u_us[:RESERVOIR].round(1).tolist()
+        done += m
+    su = usable.summary(exact)
+    out = {"n": n, "seed": seed, "usable": su, "handshake": hs.summary(exact),
+           "breakdown_mean_us": {k: sums[k] / n * 1e6 for k in COMPONENTS},
+           "bytes_up_mean": sums["bytes_up"] / n, "bytes_down_mean": sums["bytes_down"] / n,
+           "packets_up_mean": sums["packets_up"] / n, "packets_down_mean": sums["packets_down"] / n,
+           "radio": {"on_mean_us": su["mean_us"], "airtime_tx_mean_us": sums["airtime_tx"] / n * 1e6,
+                     "airtime_rx_mean_us": sums["airtime_rx"] / n * 1e6,
+                     "assumption": "the radio stays on from the first packet to the answer (no sleep between "
+                                   "flights); airtime = wire bytes / link rate per direction"},
+           "failed_share": failed / n, "reservoir_us": reservoir}
+    return out

@@ -1,0 +1,175 @@
+"""What-if grids: `--sweep rtt=0..300:25,loss=0,1,5` and comma lists over any input, expanded into
+scenarios (model/flights.Scenario + a link), and the one-at-a-time sensitivity (tornado) of P95.
+
+Sweep syntax: comma-separated; a token with `=` starts an input, later tokens without `=` add values
+to it; `A..B:STEP` is an inclusive range. Inputs: rtt (ms, split evenly over both directions),
+delay (one-way ms), jitter (ms), loss (%), rate (kbit/s), mtu (bytes), and the scenario's
+protocol, handshake, key, group, cert.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, replace
+
+from ..core.errors import InputError
+from ..model import flights as F
+from ..model import network as N
+from ..spec import netspec as NS
+
+NETWORK_INPUTS = {"rtt": "ms", "delay": "ms", "jitter": "ms", "loss": "%", "rate": "kbit/s", "mtu": "bytes"}
+SCENARIO_INPUTS = ("protocol", "handshake", "key", "group", "cert")
+INPUTS = tuple(NETWORK_INPUTS) + SCENARIO_INPUTS
+
+
+class SweepError(InputError):
+    pass
+
+
+def _num(key: str, v: str) -> float:
+    try:
+        x = float(v)
+    except ValueError:
+        raise SweepError(f"--sweep: {key}={v!r} is not a number") from None
+    if x < 0:
+        raise SweepError(f"--sweep: {key}={v} is negative; {key} must be 0 or more")
+    return x
+
+
+def _range(key: str, v: str) -> list[float]:
+    body, _, step = v.partition(":")
+    a, _, b = body.partition("..")
+    lo, hi = _num(key, a), _num(key, b)
+    st = _num(key, step) if step else (hi - lo) / 10 or 1.0
+    if st <= 0 or hi < lo:
+        raise SweepError(f"--sweep: {key}={v!r} needs A..B:STEP with A <= B and STEP > 0")
+    out, x = [], lo
+    while x <= hi + 1e-9 and len(out) < 1000:
+        out.append(round(x, 9))
+        x += st
+    return out
+
+
+def parse(text: str | None) -> dict[str, list]:
+    """{input: [values]} in the order given."""
+    if not text:
+        return {}
+    out: dict[str, list] = {}
+    cur = None
+    for tok in (t.strip() for t in text.split(",")):
+        if not tok:
+            raise SweepError(f"--sweep: empty value in {text!r} (two commas in a row?)")
+        if "=" in tok:
+            cur, v = (x.strip() for x in tok.split("=", 1))
+            cur = cur.lower()
+            if cur not in INPUTS:
+                raise SweepError(f"--sweep: unknown input {cur!r}; known: {', '.join(INPUTS)}")
+            if cur in out:
+                raise SweepError(f"--sweep: input {cur!r} given twice")
+            out[cur] = []
+        elif cur is None:
+            raise SweepError(f"--sweep: {tok!r} has no input name; write e.g. rtt=0..300:25,loss=0,1,5")
+        else:
+            v = tok
+        if cur in NETWORK_INPUTS:
+            out[cur] += _range(cur, v) if ".." in v else [_num(cur, v)]
+        else:
+            out[cur].append(v)
+    return out
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}"
+
+
+def apply_network(base: NS.NetSpec, values: dict[str, float]) -> NS.NetSpec:
+    """The base link with swept fields replaced (rtt splits evenly over both directions)."""
+    if not values:
+        return base
+    fields = [] if base.loopback else [base.canonical()]
+    name = [] if base.loopback else [base.name]
+    for k, v in values.items():
+        if k == "rtt":
+            fields.append(f"delay={_fmt(v / 2)}ms")
+        elif k in ("delay", "jitter"):
+            fields.append(f"{k}={_fmt(v)}ms")
+        elif k == "loss":
+            if v >= 100:
+                raise SweepError(f"--sweep: loss={v:g}% means nothing arrives; give loss below 100")
+            fields.append(f"loss={_fmt(v)}%")
+        elif k == "rate":
+            fields.append(f"rate={_fmt(v)}kbit")
+        elif k == "mtu":
+            fields.append(f"mtu={int(v)}")
+        name.append(f"{k}={_fmt(v)}")
+    spec = NS.parse(",".join(fields) or "delay=0")
+    return NS.with_name(spec, ",".join(name))
+
+
+@dataclass(frozen=True)
+class Cell:
+    scenario: F.Scenario
+    network: NS.NetSpec
+    inputs: dict              # the swept inputs' values of this cell
+
+
+def parse_cert(v: str) -> tuple[str, int]:
+    t, _, d = v.partition(":")
+    if d:
+        try:
+            depth = int(d)
+        except ValueError:
+            raise SweepError(f"--cert: depth {d!r} in {v!r} is not a whole number (write TYPE[:DEPTH], e.g. "
+                             f"ecdsa-p256:2)") from None
+        return t, depth
+    return t, 1
+
+
+def with_input(sc: F.Scenario, k: str, v: str) -> F.Scenario:
+    if k == "cert":
+        t, d = parse_cert(v)
+        return replace(sc, cert=t, depth=d)
+    return replace(sc, **{k: v})
+
+
+def expand(scenarios: list[F.Scenario], networks: list[NS.NetSpec], sweep: dict[str, list]) -> list[Cell]:
+    net_keys = [k for k in sweep if k in NETWORK_INPUTS]
+    sc_keys = [k for k in sweep if k in SCENARIO_INPUTS]
+    cells = []
+    for sc in scenarios:
+        for combo in itertools.product(*(sweep[k] for k in sc_keys)):
+            s2 = sc
+            for k, v in zip(sc_keys, combo):
+                s2 = with_input(s2, k, v)
+            if s2.handshake not in F.HANDSHAKES.get(s2.protocol, (s2.handshake,)):
+                continue
+            for net in networks:
+                for ncombo in itertools.product(*(sweep[k] for k in net_keys)):
+                    vals = dict(zip(net_keys, ncombo))
+                    cells.append(Cell(s2, apply_network(net, vals), {**dict(zip(sc_keys, combo)), **vals}))
+    if not cells:
+        raise SweepError("no scenario left: every --handshake value is unknown to every PROTOCOL given; see "
+                         "`secperf whatif --list`")
+    return cells
+
+
+def tornado(rows: list[dict], sweep: dict[str, list], metric: str = "p95_us") -> list[dict]:
+    """Per swept input: the P95 range over its values with every other input at its first value."""
+    out = []
+    for k, vals in sweep.items():
+        if len(vals) < 2:
+            continue
+        others = {j: sweep[j][0] for j in sweep if j != k}
+        pts = [(r["inputs"][k], r["usable"][metric]) for r in rows
+               if all(r["inputs"].get(j) == v for j, v in others.items())]
+        if len(pts) < 2:
+            continue
+        lo = min(pts, key=lambda p: p[1])
+        hi = max(pts, key=lambda p: p[1])
+        out.append({"input": k, "low_value": lo[0], "low_us": lo[1], "high_value": hi[0], "high_us": hi[1],
+                    "swing_us": hi[1] - lo[1]})
+    return sorted(out, key=lambda r: -r["swing_us"])
+
+
+def link_of(cell: Cell, coap_random_factor: float) -> N.LinkModel:
+    return N.from_spec(cell.network, coap_random_factor)

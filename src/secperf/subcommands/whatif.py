@@ -1,0 +1,77 @@
+"""`secperf whatif`: predict what cannot run here (a device, a secure element, a network) from flight
+models, cost tables and a Monte Carlo over the link. Parsing only; secperf.app.whatif runs it."""
+
+from __future__ import annotations
+
+import argparse
+
+NAME = "whatif"
+HELP = "predict connection set-up for a protocol, key source, group, certificate and network (Monte Carlo)"
+
+
+def _csv(values: list[str] | None) -> list[str]:
+    return [x.strip() for v in values or [] for x in v.split(",") if x.strip()]
+
+
+def _positive_int(s: str) -> int:
+    try:
+        v = int(float(s)) if "e" in s.lower() else int(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{s!r} is not a whole number") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{v} must be at least 1")
+    return v
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("protocol", nargs="?", help="tls1.3, tls1.2, dtls1.2, https, mqtt, coap, openvpn, jwt "
+                   "(comma list allowed); `--list` shows them with their handshakes")
+    p.add_argument("--list", action="store_true", help="protocols, handshakes, groups, certificate types, cost tables")
+    p.add_argument("--network", action="append", metavar="NETWORK",
+                   help="a link profile (`secperf netem list`), a spec like 'delay=50ms,loss=1%%,rate=250kbit', a "
+                        "sweep or a comma list of profiles; repeatable (default: loopback)")
+    p.add_argument("--key", action="append", metavar="SOURCES",
+                   help="client key: software, se:PROFILE (warm: session kept) or se:PROFILE:cold (open "
+                        "session, log in, find key, sign per connection); comma list")
+    p.add_argument("--group", action="append", metavar="GROUPS", help="key-exchange group(s) (default x25519), "
+                   "e.g. p-256, ml-kem-768, x25519mlkem768")
+    p.add_argument("--cert", action="append", metavar="TYPE[:DEPTH]",
+                   help="server certificate key type and chain depth, e.g. ecdsa-p256, rsa-2048:2, ml-dsa-44")
+    p.add_argument("--handshake", action="append", metavar="KINDS",
+                   help="full, resumed, psk, psk-dhe, 0rtt, hrr, nocookie (DTLS), fresh/cached (jwt); comma list")
+    p.add_argument("--device", metavar="TABLE", help="a device cost table instead of this host's "
+                   "(host-default, cortex-m4-120mhz)")
+    p.add_argument("--sweep", metavar="GRID", help="grid over inputs, e.g. 'rtt=0..300:25,loss=0,1,5' or "
+                   "'group=x25519,ml-kem-768'")
+    p.add_argument("--calibrate", metavar="RESULT", help="a result.json measured on this host (crypto, handshake "
+                   "or connect rows) to take costs from")
+    p.add_argument("--s1", action="store_true", help="study S1's acceleration estimate: full vs PSK with a "
+                   "precomputed key share and the fastest group")
+    p.add_argument("--coap-random-factor", type=float, default=1.5,
+                   help="CoAP ACK_RANDOM_FACTOR (RFC 7252: 1.5; secperf's probe uses 1.0)")
+    p.add_argument("--n", type=_positive_int, default=100_000, help="simulated connections per scenario")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--out", default="results", metavar="DIR")
+    p.add_argument("--json", action="store_true", help="print the Result JSON on stdout and nothing else")
+    p.add_argument("--no-report", action="store_true", help="skip writing report.html")
+
+
+def run(args) -> int:
+    import sys
+    from ..app import whatif as W
+    from ..core.errors import InputError
+    if args.list:
+        from ..report.terminal_whatif import listing
+        listing()
+        return 0
+    if not args.protocol:
+        raise InputError("PROTOCOL: give a protocol (tls1.3, tls1.2, dtls1.2, https, mqtt, coap, openvpn, jwt)")
+    if not 1.0 <= args.coap_random_factor <= 4.0:
+        raise InputError(f"--coap-random-factor: {args.coap_random_factor} must be between 1.0 and 4.0 (RFC 7252: 1.5)")
+    o = W.WhatifOptions(protocols=_csv([args.protocol]), networks=args.network or ["loopback"],
+                        keys=_csv(args.key) or ["software"], groups=_csv(args.group) or ["x25519"],
+                        certs=_csv(args.cert), handshakes=_csv(args.handshake), sweep=args.sweep,
+                        calibrate=args.calibrate, device=args.device, n=args.n, seed=args.seed, s1=args.s1,
+                        coap_random_factor=args.coap_random_factor, json=args.json, out=args.out,
+                        no_report=args.no_report, command=["secperf", *sys.argv[1:]])
+    return W.run(o)

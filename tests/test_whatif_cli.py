@@ -1,0 +1,88 @@
+"""`secperf whatif` as a user runs it (the installed console script): a Result of kind whatif, the
+same numbers for the same seed, and bad input exiting 2 with the field named."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import run_cli
+
+
+def _whatif(tmp_path, *args):
+    return run_cli("whatif", *args, "--out", str(tmp_path / "results"), cwd=tmp_path)
+
+
+def test_whatif_writes_a_whatif_result_with_breakdown_and_report(tmp_path):
+    p = _whatif(tmp_path, "mqtt", "--network", "lte-m", "--key", "software,se:iot-safe-sim", "--n", "5000", "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["kind"] == "whatif" and doc["status"] == "complete"
+    assert len(doc["series"]) == 2
+    for s in doc["series"]:
+        d = s["derived"]
+        assert set(d["breakdown_mean_us"]) == {"client_compute", "server_compute", "secure_element", "propagation",
+                                                "serialisation", "retransmission_wait"}
+        assert s["summary"]["p50_us"] <= s["summary"]["p95_us"] <= s["summary"]["p99_us"]
+        assert d["round_trips"] == 3
+        assert d["bytes_up_mean"] > 0 and d["radio"]["airtime_tx_mean_us"] > 0
+    se = [s for s in doc["series"] if s["labels"]["key"].startswith("se:")][0]
+    assert se["derived"]["breakdown_mean_us"]["secure_element"] > 400_000
+    runs = [d for d in (tmp_path / "results").iterdir() if d.name != "latest"]
+    html = (runs[0] / "report.html").read_text()
+    assert "What-if: predicted connection set-up" in html
+
+
+def test_same_seed_same_prediction(tmp_path):
+    args = ("tls1.3", "--network", "delay=20ms,jitter=5ms,loss=2%", "--n", "3000", "--seed", "5", "--json",
+            "--no-report")
+    a, b = _whatif(tmp_path, *args), _whatif(tmp_path, *args)
+    assert a.returncode == 0 and b.returncode == 0
+    sa, sb = json.loads(a.stdout)["series"][0], json.loads(b.stdout)["series"][0]
+    assert sa["summary"] == sb["summary"] and sa["values_us"] == sb["values_us"]
+
+
+def test_sweep_tornado_and_s1(tmp_path):
+    p = _whatif(tmp_path, "tls1.3", "--sweep", "rtt=0,100,loss=0,5", "--n", "2000", "--json", "--no-report")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert len(doc["series"]) == 4
+    assert {r["input"] for r in doc["analysis"]["whatif"]["tornado"]} == {"rtt", "loss"}
+    p = _whatif(tmp_path, "tls1.3", "--s1", "--n", "2000", "--json", "--no-report")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["analysis"]["whatif"]["s1"]["accelerated_us"] < doc["analysis"]["whatif"]["s1"]["full_us"]
+
+
+@pytest.mark.parametrize("args,field", [
+    (("tls9",), "PROTOCOL"),
+    (("mqtt", "--key", "se:nosuchchip"), "--key"),
+    (("mqtt", "--group", "p-999"), "--group"),
+    (("mqtt", "--cert", "dsa-1024"), "--cert"),
+    (("mqtt", "--handshake", "0rtt-ish"), "--handshake"),
+    (("mqtt", "--network", "delay=-5ms"), "delay"),
+    (("mqtt", "--network", "delay=5ms,loss=100%"), "loss"),
+    (("mqtt", "--network", "delay=5ms,mtu=300"), "mtu=300"),
+    (("coap", "--network", "delay=5ms,mtu=200"), "mtu=200"),
+    (("mqtt", "--sweep", "rtt=1..0:5"), "--sweep"),
+    (("mqtt", "--device", "pdp-11"), "--device"),
+    (("tls1.3", "--device", "cortex-m4-120mhz", "--cert", "ecdsa-p384"), "sign:ecdsa-p384"),
+])
+def test_bad_input_exits_2_naming_the_field(tmp_path, args, field):
+    p = _whatif(tmp_path, *args, "--n", "100")
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert field in p.stderr
+    assert not (tmp_path / "results").exists() or not any(
+        d.name != "latest" for d in (tmp_path / "results").iterdir())
+
+
+def test_calibration_result_of_the_wrong_kind_or_without_rows_exits_2(tmp_path):
+    from secperf.core import result as R
+    doc = R.new_result(kind="signer", command=["x"], params={}, host={}, run_id="r1")
+    f = tmp_path / "signer.json"
+    f.write_text(R.dumps(doc))
+    p = _whatif(tmp_path, "mqtt", "--calibrate", str(f), "--n", "100")
+    assert p.returncode == 2 and "--calibrate" in p.stderr and "no rows" in p.stderr
+    p = _whatif(tmp_path, "mqtt", "--calibrate", str(tmp_path / "missing.json"), "--n", "100")
+    assert p.returncode == 2 and "missing.json" in p.stderr

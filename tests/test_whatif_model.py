@@ -1,0 +1,242 @@
+"""The what-if model's structure: round trips per flight model against protocol facts, bytes against
+the probe's transcripts and real key objects, network rules (no loss -> no retransmission wait, a
+flight above the initial window costs a round trip, MTU fragments), secure-element key modes,
+calibration, seeds. No timing: everything asserted is model arithmetic."""
+
+from __future__ import annotations
+
+import pytest
+
+from secperf.model import costs as C
+from secperf.model import flights as F
+from secperf.model import network as N
+from secperf.model import predict as P
+from secperf.model import s1 as S1
+from secperf.sim import montecarlo as M
+from secperf.sim import sweep as SW
+
+
+def rt(protocol, handshake="full", **kw):
+    return F.build(F.Scenario(protocol, handshake, **kw))
+
+
+@pytest.mark.parametrize("protocol,handshake,usable,to_done", [
+    ("tls1.3", "full", 3, 2),       # TCP, TLS 1.3 (1-RTT), GET -> response; handshake done after 1 RTT of TLS
+    ("tls1.3", "hrr", 4, 3),        # HelloRetryRequest costs one more round trip
+    ("tls1.3", "resumed", 3, 2),    # resumption saves computation, not round trips
+    ("tls1.3", "psk", 3, 2),
+    ("tls1.3", "0rtt", 2, 2),       # early data rides on the ClientHello: usable after TCP + 1 RTT
+    ("tls1.2", "full", 4, 3),       # TCP + 2-RTT handshake + GET
+    ("tls1.2", "resumed", 3, 2),    # abbreviated handshake: 1 RTT
+    ("dtls1.2", "full", 4, 3),      # cookie exchange + 2-RTT handshake + request
+    ("dtls1.2", "nocookie", 3, 2),
+    ("https", "full", 3, 2),
+    ("mqtt", "full", 3, 2),         # README: probe HTTPS/MQTT 3 round trips over a link
+    ("coap", "full", 4, 3),         # README: probe CoAP 4 round trips
+    ("openvpn", "full", 4, 3),      # README: reset, two TLS round trips, PUSH_REQUEST/REPLY
+    ("jwt", "fresh", 3, 2),
+])
+def test_round_trips_per_flight_model(protocol, handshake, usable, to_done):
+    m = rt(protocol, handshake)
+    assert m.round_trips == usable
+    assert m.round_trips_to_handshake_done() == to_done
+
+
+def test_tls_bytes_match_the_probe_transcript():
+    # secperf handshake versions on this host: TLS 1.3 221 / 1396 / 64 bytes, TLS 1.2 146 / 1255 / 93 / 242
+    m = rt("tls1.3")
+    ch, sf, cf = m.exchanges[1].out, m.exchanges[1].back, m.exchanges[2].out
+    assert ch.payload == 221
+    assert sf.payload == 1396
+    assert cf.payload - (F.HTTP_REQ + F.TLS13_ENC) == 64
+    m12 = rt("tls1.2")
+    assert [m12.exchanges[1].out.payload, m12.exchanges[1].back.payload, m12.exchanges[2].out.payload,
+            m12.exchanges[2].back.payload] == [146, 1255, 93, 242]
+
+
+def test_sizes_match_real_objects_from_cryptography():
+    from cryptography.hazmat.primitives import serialization as ser
+    from cryptography.hazmat.primitives.asymmetric import ec, ed25519, x25519
+    raw = ser.Encoding.Raw, ser.PublicFormat.Raw
+    assert len(x25519.X25519PrivateKey.generate().public_key().public_bytes(*raw)) == F.groups()["x25519"]["client"]
+    p256 = ec.generate_private_key(ec.SECP256R1()).public_key()
+    assert len(p256.public_bytes(ser.Encoding.X962, ser.PublicFormat.UncompressedPoint)) == F.groups()["p-256"]["client"]
+    der = ser.Encoding.DER, ser.PublicFormat.SubjectPublicKeyInfo
+    assert len(p256.public_bytes(*der)) == F.key_types()["ecdsa-p256"]["spki"]
+    assert len(ed25519.Ed25519PrivateKey.generate().public_key().public_bytes(*der)) == F.key_types()["ed25519"]["spki"]
+    try:
+        from cryptography.hazmat.primitives.asymmetric import mlkem
+    except ImportError:
+        mlkem = None
+    if mlkem is not None and hasattr(mlkem, "MLKEM768PrivateKey"):
+        k = mlkem.MLKEM768PrivateKey.generate()
+        assert len(k.public_key().public_bytes(*raw)) == F.groups()["ml-kem-768"]["client"]
+
+
+def test_post_quantum_certificates_cross_the_initial_window_and_the_mtu():
+    table = C.load_table()
+    link = N.parse("delay=25ms")
+    small = P.plan(F.Scenario("https", cert="ecdsa-p256"), table, link)
+    big = P.plan(F.Scenario("https", cert="slh-dsa-128f", depth=2), table, link)
+    server = lambda p: p.flights[3]
+    assert server(small).packets == 1 and server(small).extra_rounds == 0
+    assert server(big).packets > N.TCP_INITIAL_WINDOW and server(big).extra_rounds >= 1
+    rs = M.simulate(small, 2000, 1)
+    rb = M.simulate(big, 2000, 1)
+    # one extra round trip of 50 ms (plus the extra bytes' compute): at least 50 ms more at the median
+    assert rb["usable"]["p50_us"] - rs["usable"]["p50_us"] >= 50_000 * server(big).extra_rounds
+
+
+def test_a_flight_above_the_initial_window_costs_an_extra_round_trip():
+    assert N.extra_window_rounds(10) == 0
+    assert N.extra_window_rounds(11) == 1
+    assert N.extra_window_rounds(30) == 1      # 10 + 20
+    assert N.extra_window_rounds(31) == 2
+
+
+def test_no_loss_means_no_retransmission_wait():
+    table = C.load_table()
+    for proto in ("tls1.3", "tls1.2", "dtls1.2", "mqtt", "coap", "openvpn"):
+        r = M.simulate(P.plan(F.Scenario(proto), table, N.parse("delay=20ms,jitter=2ms")), 5000, 3)
+        assert r["breakdown_mean_us"]["retransmission_wait"] == 0.0
+        assert r["failed_share"] == 0.0
+
+
+def test_loss_adds_whole_timer_periods_to_the_dtls_tail():
+    table = C.load_table()
+    r = M.simulate(P.plan(F.Scenario("dtls1.2"), table, N.parse("delay=25ms,loss=5%")), 50_000, 1)
+    assert r["breakdown_mean_us"]["retransmission_wait"] > 0
+    # the P99 has at least one DTLS timer period (1 s) in it; the median has none
+    assert r["usable"]["p99_us"] > 1e6
+    assert r["usable"]["p50_us"] < 1e6
+
+
+def test_propagation_is_round_trips_times_rtt_without_jitter():
+    table = C.load_table()
+    m = F.build(F.Scenario("tls1.3"))
+    r = M.simulate(P.plan(F.Scenario("tls1.3"), table, N.parse("delay=50ms")), 1000, 1)
+    assert r["breakdown_mean_us"]["propagation"] == pytest.approx(m.round_trips * 100_000)
+    # the handshake timer starts when TCP is connected: one RTT of TLS 1.3
+    assert 100_000 < r["handshake"]["p50_us"] < 110_000
+
+
+def test_serialisation_follows_the_rate():
+    table = C.load_table()
+    pl = P.plan(F.Scenario("tls1.3"), table, N.parse("delay=0,rate=100kbit"))
+    r = M.simulate(pl, 100, 1)
+    wire = sum(f.wire_bytes for f in pl.flights if f is not None)
+    assert r["breakdown_mean_us"]["serialisation"] == pytest.approx(wire * 8 / 100e3 * 1e6)
+
+
+def test_seeds_reproduce_and_differ():
+    table = C.load_table()
+    pl = P.plan(F.Scenario("mqtt", key="se:iot-safe-sim"), table, N.parse("delay=10ms,jitter=3ms,loss=2%"))
+    a, b, c = M.simulate(pl, 20_000, 7), M.simulate(pl, 20_000, 7), M.simulate(pl, 20_000, 8)
+    assert a["usable"] == b["usable"] and a["reservoir_us"] == b["reservoir_us"]
+    assert a["usable"]["p50_us"] != c["usable"]["p50_us"]
+
+
+def test_streaming_statistics_agree_with_exact_ones():
+    table = C.load_table()
+    pl = P.plan(F.Scenario("tls1.3"), table, N.parse("delay=20ms,jitter=5ms,loss=1%"))
+    exact = M.simulate(pl, 200_000, 5)
+    streamed = M.simulate(pl, 200_000, 5, chunk=50_000)
+    assert exact["usable"]["percentiles_from"] == "exact"
+    assert streamed["usable"]["percentiles_from"].startswith("histogram")
+    for q in ("p50_us", "p95_us"):
+        assert streamed["usable"][q] == pytest.approx(exact["usable"][q], rel=0.01)
+
+
+def test_cold_secure_element_key_adds_session_login_and_search():
+    table = C.load_table()
+    link = N.parse("loopback")
+    warm = M.simulate(P.plan(F.Scenario("https", key="se:iot-safe-sim"), table, link), 20_000, 1)
+    cold = M.simulate(P.plan(F.Scenario("https", key="se:iot-safe-sim:cold"), table, link), 20_000, 1)
+    # S2: sign_only P50 475.1 ms, total 642.2 ms
+    assert 440_000 < warm["breakdown_mean_us"]["secure_element"] < 510_000
+    assert cold["usable"]["p50_us"] - warm["usable"]["p50_us"] > 140_000
+    # resumption avoids the signature
+    res = M.simulate(P.plan(F.Scenario("https", "resumed", key="se:iot-safe-sim"), table, link), 2000, 1)
+    assert res["breakdown_mean_us"]["secure_element"] == 0.0
+
+
+def test_a_missing_cost_is_named_not_zero():
+    table = C.load_table("cortex-m4-120mhz")
+    with pytest.raises(C.MissingCost, match="sign:ecdsa-p384"):
+        P.plan(F.Scenario("tls1.3", cert="ecdsa-p384"), table, N.parse("loopback"))
+
+
+def test_mtu_below_the_protocol_minimum_is_refused():
+    with pytest.raises(N.LinkError, match="mtu=200"):
+        P.plan(F.Scenario("tls1.3"), C.load_table(), N.parse("delay=1ms,mtu=200"))
+    P.plan(F.Scenario("coap"), C.load_table(), N.parse("delay=1ms,mtu=300"))   # DTLS allows 256+
+
+
+def _handshake_result(client_us=1000.0, total_us=2200.0):
+    from secperf.core import result as R
+    doc = R.new_result(kind="handshake", command=["test"], params={}, host={}, run_id="cal")
+    s = R.new_series("handshake/probe/tls1.3 aes128gcm x25519 rsa2048", kind="handshake",
+                     labels={"proto": "tls", "tls": "1.3", "mode": "full", "server": "probe", "groups": "x25519",
+                             "cert_type": "rsa-2048", "depth": 1, "mtls": False, "network": "loopback"},
+                     timer={"name": "h", "start": "a", "end": "b"})
+    s["values_us"] = [total_us] * 5
+    s["cpu_values_us"] = [client_us] * 5
+    R.finalize_series(s)
+    doc["series"].append(s)
+    return doc
+
+
+def test_calibration_reproduces_the_loopback_row_and_moves_only_named_costs():
+    table = C.calibrate(_handshake_result())
+    r = M.simulate(P.plan(F.Scenario("tls1.3"), table, N.parse("loopback")), 20_000, 1)
+    assert r["handshake"]["p50_us"] == pytest.approx(2200.0, rel=0.02)
+    # over a 100 ms RTT link: the loopback time plus one round trip of TLS 1.3
+    r = M.simulate(P.plan(F.Scenario("tls1.3"), table, N.parse("delay=50ms")), 20_000, 1)
+    assert r["handshake"]["p50_us"] == pytest.approx(100_000 + 2200.0, rel=0.02)
+    # a slower group changes only its named operations
+    p384 = M.simulate(P.plan(F.Scenario("tls1.3", group="p-384"), table, N.parse("loopback")), 20_000, 1)
+    extra = sum(table.get("client", o).us for o in ("keygen:ecdh-p384", "derive:ecdh-p384", "keygen:ecdh-p384",
+                                                     "derive:ecdh-p384")) - \
+        sum(table.get("client", o).us for o in ("keygen:x25519", "derive:x25519", "keygen:x25519", "derive:x25519"))
+    assert p384["handshake"]["p50_us"] - 2200.0 == pytest.approx(extra, rel=0.05)
+
+
+def test_calibration_refuses_a_result_without_usable_rows():
+    from secperf.core import result as R
+    doc = R.new_result(kind="signer", command=["x"], params={}, host={}, run_id="r")
+    with pytest.raises(C.CalibrationError, match="no rows the model can use"):
+        C.calibrate(doc)
+    doc["kind"] = "whatif"
+    with pytest.raises(C.CalibrationError, match="prediction"):
+        C.calibrate(doc)
+
+
+def test_s1_acceleration_zeroes_clienthello_certificate_and_certificateverify():
+    table = C.calibrate(_handshake_result())
+    est = S1.per_message(table)
+    assert est["accelerated_us"] < est["full_us"]
+    zero = {r["message"]: r["accelerated_us"] for r in est["rows"]}
+    assert all(zero[m] == 0.0 for m in S1.ZEROED if m in zero)
+    full, acc, _ = (sc for _, sc in S1.scenarios(table))
+    link = N.parse("delay=10ms")
+    a = M.simulate(P.plan(acc, table, link), 5000, 1)
+    f = M.simulate(P.plan(full, table, link), 5000, 1)
+    assert a["breakdown_mean_us"]["client_compute"] < f["breakdown_mean_us"]["client_compute"]
+
+
+def test_sweep_grammar_and_tornado():
+    sw = SW.parse("rtt=0..100:50,loss=0,5,group=x25519,ml-kem-768")
+    assert sw == {"rtt": [0.0, 50.0, 100.0], "loss": [0.0, 5.0], "group": ["x25519", "ml-kem-768"]}
+    with pytest.raises(SW.SweepError, match="unknown input 'rttt'"):
+        SW.parse("rttt=1")
+    with pytest.raises(SW.SweepError, match="negative"):
+        SW.parse("rtt=-5")
+    from secperf.spec import netspec as NS
+    cells = SW.expand([F.Scenario("tls1.3")], [NS.parse("loopback")], sw)
+    assert len(cells) == 12
+    rows = []
+    for c in cells:
+        r = M.simulate(P.plan(c.scenario, C.load_table(), N.from_spec(c.network)), 3000, 1)
+        rows.append({"inputs": c.inputs, "usable": r["usable"]})
+    tor = SW.tornado(rows, sw)
+    assert tor[0]["input"] in ("rtt", "loss")
