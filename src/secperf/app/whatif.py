@@ -120,7 +120,8 @@ def _series(cell: SW.Cell, pred: dict, table: C.CostTable) -> dict:
     s = R.new_series(sid, kind="whatif", labels=labels, timer=TIMER)
     s["values_us"] = r["reservoir_us"]
     u = r["usable"]
-    s["summary"] = {k: u[k] for k in ("n", "mean_us", "min_us", "p50_us", "p90_us", "p95_us", "p99_us", "max_us")}
+    s["summary"] = {k: u[k] for k in ("n", "mean_us", "sd_us", "min_us", "p50_us", "p90_us", "p95_us", "p99_us",
+                                      "max_us", "median_ci95_us")}
     s["summary"]["percentiles_from"] = u["percentiles_from"]
     s["status"] = "ok"
     s["derived"] = {

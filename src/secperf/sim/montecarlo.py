@@ -54,6 +54,7 @@ class Stream:
     hist: Histogram = field(default_factory=Histogram)
     exact: list = field(default_factory=list)
     total: float = 0.0
+    total_sq: float = 0.0
     n: int = 0
     vmin: float = math.inf
     vmax: float = 0.0
@@ -63,6 +64,7 @@ class Stream:
         if keep_exact:
             self.exact.append(x.copy())
         self.total += float(x.sum())
+        self.total_sq += float(np.square(x).sum())
         self.n += x.size
         self.vmin = min(self.vmin, float(x.min()))
         self.vmax = max(self.vmax, float(x.max()))
@@ -77,6 +79,16 @@ class Stream:
             vals = [self.hist.percentile(q) for q in PERCENTILES]
         for q, v in zip(PERCENTILES, vals):
             out[f"p{int(q)}_us"] = float(v)
+        mean = out["mean_us"]
+        out["sd_us"] = math.sqrt(max(0.0, (self.total_sq - self.n * mean * mean) / max(1, self.n - 1)))
+        # the median's 95% interval from order statistics (normal approximation of the binomial
+        # rank): ranks n/2 ± 1.96·sqrt(n)/2, i.e. the 50 ± 98/sqrt(n) percentiles
+        half = min(49.0, 98.0 / math.sqrt(self.n))
+        if exact:
+            lo, hi = np.percentile(xs, [50 - half, 50 + half])
+        else:
+            lo, hi = self.hist.percentile(50 - half), self.hist.percentile(50 + half)
+        out["median_ci95_us"] = [float(lo), float(hi)]
         return out
 
 
