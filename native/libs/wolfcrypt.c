@@ -271,8 +271,8 @@ static int make_ecc(st *s, ecc_key *k, char *err)
     if (!rc) rc = wc_ecc_make_key_ex(&s->rng, wc_ecc_get_curve_size_from_id(s->curve_id), k, s->curve_id);
     if (!rc) rc = wc_ecc_set_rng(k, &s->rng);
     if (rc) {
-        snprintf(err, SK_ERR_LEN, "unsupported by %s: %s (wc_ecc_make_key_ex: %s)", backend_library(),
-                 s->a->alg, wc_GetErrorString(rc));
+        snprintf(err, SK_ERR_LEN, "unsupported by %s: %s %s — curve not in this build (wc_ecc_make_key_ex: %s)",
+                 backend_library(), s->a->alg, s->a->op, wc_GetErrorString(rc));
         return 0;
     }
     return 1;

@@ -226,14 +226,17 @@ def render(doc: dict) -> str:
     from .html_netem import section as netem_section
     from .html_mac import section as mac_section
     from .html_signer import section as signer_section
-    series = _crypto(doc)
+    from .html_libraries import section as libraries_section
+    series_all = _crypto(doc)
+    # one library per plot: other libraries' rows are in the cross-library section
+    series = [s for s in series_all if (s["labels"].get("backend") or "openssl") == "openssl"]
     handshakes = [s for s in doc["series"] if s.get("kind") == "handshake"]
     body = [f"<h1>secperf report</h1><p class='muted'>{e(doc['run_id'])} — {e(doc['kind'])}</p>",
             header(doc)]
-    if series:
+    if series_all:
         body += [_section("Crypto primitives: what this report shows", explainer()),
                  answers_section(doc), strength_section(doc), strength_plots(series),
-                 distribution_plots(series), growth_plots(series), series_table(series)]
+                 distribution_plots(series), growth_plots(series), libraries_section(doc), series_table(series_all)]
     body += [handshake_section(handshakes), netem_section(handshakes),
              signer_section([s for s in doc["series"] if s.get("kind") == "signer"]),
              signer_section([s for s in doc["series"] if s.get("kind") == "jwt"], "JWT authentication"),

@@ -62,6 +62,13 @@ def crypto_rows(scn: dict, strength: int | None = None) -> list[Row]:
                 rows.append(r)
     if not rows:
         raise ScenarioError("the scenario selects nothing to measure with these filters")
+    libs = scn["crypto"].get("libraries")
+    if libs:
+        from .algorithms import for_libraries, parse_libraries
+        try:
+            rows = for_libraries(rows, parse_libraries(libs))
+        except SelectionError as exc:
+            raise ScenarioError(f"scenario {scn.get('name', '?')}: [crypto] libraries: {exc}") from None
     return rows
 
 
