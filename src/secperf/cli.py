@@ -69,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="hash for RSA/ECDSA signatures (sha1 reproduces older studies)")
     cr.add_argument("--prehashed", action="store_true",
                     help="sign a precomputed digest (matches `openssl speed`); default hashes in each operation")
+    cr.add_argument("--library", action="append", metavar="LIBS", help="libraries, comma-separated: openssl (default), "
+                    "wolfcrypt, mbedtls, jce, bouncycastle, go, or all; one row per library, compared side by side")
     cr.add_argument("--list", action="store_true", help="list algorithms, operations and strengths, then exit")
     _measure_options(cr)
 
@@ -262,7 +264,7 @@ def cmd_crypto(args) -> int:
     _no_network(args)
     for opt in ("alg", "op", "size"):
         _csv(getattr(args, opt), [], f"--{opt}")
-    return commands.crypto(args.alg, args.op, args.size, args.strength, _opts(args), _output(args))
+    return commands.crypto(args.alg, args.op, args.size, args.strength, _opts(args), _output(args), args.library)
 
 
 def cmd_handshake(args) -> int:

@@ -25,11 +25,14 @@ def known_names(option: str, values, allowed) -> None:
             raise InputError(f"unknown {option} {v!r}; known: {', '.join(allowed)}")
 
 
-def crypto(algs, ops, sizes, strength, opts: MeasureOptions, output: Output) -> int:
-    from ..spec.algorithms import select
-    rows = select(algs, ops, sizes, strength)
+def crypto(algs, ops, sizes, strength, opts: MeasureOptions, output: Output, libraries=None) -> int:
+    from ..measure.backends import check_available
+    from ..spec.algorithms import for_libraries, parse_libraries, select
+    libs = parse_libraries(libraries)
+    rows = for_libraries(select(algs, ops, sizes, strength), libs)
+    check_available(libs)
     params = crypto_params(opts, {})
-    extra = {"alg": algs, "op": ops, "size": sizes, "strength": strength}
+    extra = {"alg": algs, "op": ops, "size": sizes, "strength": strength, "libraries": libs}
     return measure_and_write("crypto", {**params.as_dict(), **extra}, [P.crypto_phase(rows, params)], output)
 
 

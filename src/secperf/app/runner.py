@@ -43,6 +43,9 @@ def add_analyses(doc: dict, params: dict) -> None:
     from ..model import crypto_questions as Q
     if any(s.get("kind") == "crypto" for s in doc["series"]):
         doc["analysis"]["s5"] = Q.answers(doc)
+        libs = Q.libraries_analysis(doc)
+        if libs:
+            doc["analysis"]["libraries"] = libs
         if params.get("strength"):
             doc["analysis"]["strength"] = {"security_bits": params["strength"],
                                            "rows": Q.strength_table(doc, params["strength"])}
@@ -133,7 +136,7 @@ def write_outputs(doc: dict, run, output: Output) -> None:
 
 def print_tables(doc: dict, params: dict) -> None:
     """Every terminal table the Result has rows for."""
-    from ..report import terminal, terminal_mac
+    from ..report import terminal, terminal_libraries, terminal_mac
     from ..report.views.answers import key_findings
     out = terminal.out_console()
     findings = key_findings(doc)
@@ -142,7 +145,8 @@ def print_tables(doc: dict, params: dict) -> None:
         for f in findings:
             out.print(f"  • {f['text']}", highlight=False, markup=False)
         out.print()
-    for t in (terminal.crypto_tables(doc) + terminal.handshake_tables(doc) + terminal.signer_tables(doc)
+    for t in (terminal.crypto_tables(terminal_libraries.openssl_only(doc)) + terminal_libraries.tables(doc)
+              + terminal.handshake_tables(doc) + terminal.signer_tables(doc)
               + terminal.connect_tables(doc)):
         out.print(t)
     if doc["analysis"].get("strength"):

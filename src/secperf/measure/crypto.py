@@ -1,5 +1,6 @@
 """`secperf crypto`: primitive benchmarks. Rows run in secperf-probe (system libcrypto) or, for
-post-quantum algorithms, through the `cryptography` package; each becomes a Result series with
+post-quantum algorithms, through the `cryptography` package; with `--library`, in another
+library's tool speaking the probe's protocol (measure/backends). Each becomes a Result series with
 its raw batch samples, per-operation values, summaries and rates, written as soon as it is done."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from pathlib import Path
 
 from ..core import host, result as R
 from ..core.store import Run
-from . import pq, probe
+from . import backends, pq, probe
 from ..spec.algorithms import Row
 
 TIMER = {
@@ -32,11 +33,16 @@ class CryptoParams:
     seed: int = 1
     prehashed: bool = False
     key_cache: Path = field(default_factory=probe.default_key_cache)
+    # JVM rows (JMH): forked JVMs per row, iteration (= sample) length, JIT warm-up time
+    jmh_forks: int = 1
+    jmh_iteration_ms: int = 100
+    jmh_warmup_ms: int = 2000
 
     def as_dict(self) -> dict:
         return {"n": self.n, "warmup": self.warmup, "duration_s": self.duration_s,
                 "min_sample_us": self.min_sample_us, "hash": self.hash, "seed": self.seed,
-                "prehashed": self.prehashed}
+                "prehashed": self.prehashed, "jmh": {"forks": self.jmh_forks, "iteration_ms": self.jmh_iteration_ms,
+                                                     "warmup_ms": self.jmh_warmup_ms}}
 
 
 def _labels(row: Row, hash_name: str) -> dict:
@@ -95,13 +101,72 @@ def probe_args(row: Row, p: CryptoParams, duration_s: float | None = None) -> li
     return args
 
 
+def _tool_args(row: Row, p: CryptoParams) -> list[str]:
+    args = backends.tool_args(row.library) + probe_args(row, p)
+    if row.library in ("jce", "bouncycastle"):
+        args += ["--forks", str(p.jmh_forks), "--iteration-ms", str(p.jmh_iteration_ms),
+                 "--warmup-ms", str(p.jmh_warmup_ms)]
+    return args
+
+
+def _measure_in_tool(row: Row, p: CryptoParams, series: dict, on_sample) -> dict | None:
+    """A row in another library's tool; returns its meta line (library name and version)."""
+    try:
+        cmd = backends.command(row.library)
+    except backends.LibraryUnavailable as exc:
+        R.add_failure(series, str(exc))
+        return None
+    jvm = row.library in ("jce", "bouncycastle")
+    budget = p.duration_s * 3 + 120 + (p.jmh_forks * (p.jmh_warmup_ms / 1000 + 5) if jvm else 0)
+    run = probe.run_speed(_tool_args(row, p), setup_timeout_s=900, run_timeout_s=budget,
+                          on_sample=on_sample, command=cmd)
+    meta = run.meta or {}
+    series["labels"]["library"] = meta.get("library") or backends.TOOLS[row.library].title
+    series["labels"]["version"] = meta.get("version") or backends.version_of(meta.get("library"))
+    if run.unsupported:
+        R.add_failure(series, run.unsupported)
+        series["status_hint"] = "unsupported"
+        return meta
+    if run.row:
+        series["timer"].update(batch=run.row.get("batch"), detail=run.row.get("detail"),
+                               key_source=run.row.get("key_source"), tool=meta.get("tool"))
+        if meta.get("clock"):
+            series["timer"]["clock"] = meta["clock"]
+        if run.row.get("jmh"):
+            series["timer"]["jmh"] = run.row["jmh"]
+        if run.row.get("key_bits"):
+            series["labels"]["key_bits"] = run.row["key_bits"]
+    if run.end:
+        series["timer"]["stopped"] = run.end.get("stopped")
+        if run.end.get("jmh_score_us") is not None:
+            series["derived"]["jmh_score_us"] = run.end["jmh_score_us"]
+            series["derived"]["jmh_error_us"] = run.end.get("jmh_error_us")
+    _fill(series, run.samples, row.size_bytes, row.alg.bulk, meta.get("timer_overhead_ns"))
+    if run.error:
+        R.add_failure(series, run.error)
+    return meta
+
+
 def measure_row(row: Row, p: CryptoParams, on_sample=None) -> tuple[dict, dict | None]:
-    """Measure one row; returns (series, probe meta). Failures become series failures."""
+    """Measure one row; returns (series, probe meta). Failures become series failures; a row its
+    library lacks is "unsupported" with the library's reason, never measured elsewhere."""
     series = R.new_series(row.series_id, kind="crypto", labels=_labels(row, p.hash), timer=TIMER)
+    series["labels"]["backend"] = row.library
     meta = None
+    if row.library != "openssl":
+        tool_meta = _measure_in_tool(row, p, series, on_sample)
+        unsupported = series.pop("status_hint", None) == "unsupported"
+        R.finalize_series(series)
+        if unsupported:
+            series["status"] = "unsupported"
+            return series, None
+        _finish_rates(series, row.size_bytes, row.alg.bulk)
+        series["_tool_meta"] = tool_meta
+        return series, None
     if row.alg.engine == "cryptography":
         try:
             series["labels"]["library"] = pq.library_label()
+            series["labels"]["version"] = backends.version_of(pq.openssl_text())
             fn, detail = pq.make_op(row.alg.name, row.op)
             samples, batch, stopped = pq.sample_batches(
                 fn, n=p.n, warmup=p.warmup, min_sample_us=p.min_sample_us,
@@ -122,6 +187,7 @@ def measure_row(row: Row, p: CryptoParams, on_sample=None) -> tuple[dict, dict |
         meta = run.meta
         if meta:
             series["labels"]["library"] = f"{meta.get('openssl_version')} (system libcrypto)"
+            series["labels"]["version"] = backends.version_of(meta.get("openssl_version"))
         if run.row:
             series["timer"].update(batch=run.row.get("batch"), detail=run.row.get("detail"),
                                    key_source=run.row.get("key_source"))
@@ -150,6 +216,10 @@ def run_crypto(rows: list[Row], p: CryptoParams, doc: dict, run: Run | None = No
             progress("start", row, i, total, None)
         series, meta = measure_row(row, p)
         host.record_probe_meta(doc, meta)
+        tool_meta = series.pop("_tool_meta", None)
+        if tool_meta:
+            doc["host"].setdefault("libraries", {})[row.library] = {
+                k: tool_meta.get(k) for k in ("tool", "library", "version", "clock", "timer_overhead_ns")}
         doc["series"].append(series)
         if run is not None:
             run.save(doc)

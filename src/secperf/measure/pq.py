@@ -20,6 +20,11 @@ class PQUnavailable(SetupError):
     pass
 
 
+def openssl_text() -> str:
+    from cryptography.hazmat.backends.openssl.backend import backend
+    return backend.openssl_version_text()
+
+
 def library_label() -> str:
     import cryptography
     from cryptography.hazmat.backends.openssl.backend import backend

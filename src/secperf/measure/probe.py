@@ -20,6 +20,7 @@ class ProbeRun:
     samples: list[dict] = field(default_factory=list)
     end: dict | None = None
     error: str | None = None
+    unsupported: str | None = None     # the library lacks the row: its reason (other libraries' tools)
     returncode: int | None = None
     stderr: str = ""
 
@@ -32,15 +33,17 @@ ensure_private_dir = private_dir
 
 
 def run_speed(args: list[str], *, setup_timeout_s: float, run_timeout_s: float,
-              on_sample=None) -> ProbeRun:
+              on_sample=None, command: list[str] | None = None) -> ProbeRun:
     """Run `secperf-probe speed ARGS`; never raises for measurement problems.
 
     setup_timeout_s bounds the time until the row header (covers a first RSA-15360 key generation),
-    run_timeout_s bounds the sampling after it.
+    run_timeout_s bounds the sampling after it. `command` runs another tool speaking the same
+    protocol (measure/backends: wolfCrypt, Mbed TLS, Go, JMH) instead of the probe.
     """
     out = ProbeRun()
     try:
-        proc = subprocess.Popen([str(find_probe()), "speed", *args], stdout=subprocess.PIPE,
+        argv = [*command, "speed"] if command else [str(find_probe()), "speed"]
+        proc = subprocess.Popen([*argv, *args], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, bufsize=1)
     except (OSError, ProbeNotFound) as exc:
         out.error = f"could not start {PROBE_NAME}: {exc}"
@@ -86,6 +89,8 @@ def run_speed(args: list[str], *, setup_timeout_s: float, run_timeout_s: float,
                 out.end = msg
             elif kind == "error":
                 out.error = msg.get("reason", "probe reported an error")
+            elif kind == "unsupported":
+                out.unsupported = msg.get("reason", "unsupported")
     finally:
         sel.close()
         try:
@@ -97,7 +102,7 @@ def run_speed(args: list[str], *, setup_timeout_s: float, run_timeout_s: float,
         out.stderr = (proc.stderr.read() or "").strip()
         proc.stdout.close()
         proc.stderr.close()
-    if out.error is None and out.returncode != 0:
+    if out.error is None and out.unsupported is None and out.returncode != 0:
         out.error = out.stderr.splitlines()[-1] if out.stderr else f"probe exited with {out.returncode}"
     if buf and out.error is None:
         out.error = f"probe printed a non-JSON line: {buf.splitlines()[0][:200]}"

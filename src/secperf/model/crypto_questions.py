@@ -9,18 +9,25 @@ import math
 from ..spec.algorithms import STRENGTH_ROWS
 
 
-def p50_table(doc: dict) -> dict[tuple[str, str], float]:
-    """(alg, op) -> P50 µs per operation, for non-bulk series that produced data."""
+def backend_of(series: dict) -> str:
+    """The --library a crypto series ran in (results from before --library: openssl)."""
+    return series.get("labels", {}).get("backend") or "openssl"
+
+
+def p50_table(doc: dict, library: str = "openssl") -> dict[tuple[str, str], float]:
+    """(alg, op) -> P50 µs per operation, for one library's non-bulk series that produced data."""
     out = {}
     for s in doc["series"]:
         lab = s.get("labels", {})
-        if s.get("kind") == "crypto" and s.get("summary") and lab.get("family") not in ("aead", "mac", "hash"):
+        if (s.get("kind") == "crypto" and s.get("summary") and lab.get("family") not in ("aead", "mac", "hash")
+                and backend_of(s) == library):
             out[(lab["alg"], lab["op"])] = s["summary"]["p50_us"]
     return out
 
 
-def _labels(doc: dict) -> dict[str, dict]:
-    return {s["labels"]["alg"]: s["labels"] for s in doc["series"] if s.get("kind") == "crypto"}
+def _labels(doc: dict, library: str = "openssl") -> dict[str, dict]:
+    return {s["labels"]["alg"]: s["labels"] for s in doc["series"]
+            if s.get("kind") == "crypto" and backend_of(s) == library}
 
 
 def _fmt_ratio(x: float) -> str:
@@ -48,9 +55,10 @@ def _rsa_sizes(t, labels, suffix="") -> list[int]:
     return sorted(set(sizes))
 
 
-def answers(doc: dict) -> list[dict]:
-    t = p50_table(doc)
-    labels = _labels(doc)
+def answers(doc: dict, library: str = "openssl") -> list[dict]:
+    """S5's answers from one library's rows (default: OpenSSL, as before --library existed)."""
+    t = p50_table(doc, library)
+    labels = _labels(doc, library)
     out: list[dict] = []
 
     # Q1: RSA sign vs verify
@@ -190,10 +198,10 @@ def answers(doc: dict) -> list[dict]:
     return out
 
 
-def strength_table(doc: dict, strength: int) -> list[dict]:
+def strength_table(doc: dict, strength: int, library: str = "openssl") -> list[dict]:
     """Every measured non-bulk algorithm at one strength, fastest sign/derive first."""
-    t = p50_table(doc)
-    labels = _labels(doc)
+    t = p50_table(doc, library)
+    labels = _labels(doc, library)
     rows = []
     for alg, lab in labels.items():
         if lab["security_bits"] != strength or lab["family"] in ("aead", "mac", "hash"):
@@ -204,3 +212,95 @@ def strength_table(doc: dict, strength: int) -> list[dict]:
                          **{f"{op}_p50_us": v for op, v in ops.items()}})
     key = lambda r: r.get("sign_p50_us") or r.get("derive_p50_us") or r.get("encaps_p50_us") or math.inf
     return sorted(rows, key=key)
+
+
+# --- across libraries (`secperf crypto --library`) ---
+
+def libraries_in(doc: dict) -> list[str]:
+    """The libraries of a Result's crypto series, in the order they first appear."""
+    seen: dict[str, None] = {}
+    for s in doc["series"]:
+        if s.get("kind") == "crypto":
+            seen.setdefault(backend_of(s), None)
+    return list(seen)
+
+
+def library_table(doc: dict) -> list[dict]:
+    """One row per (algorithm, operation, size) with a cell per library: P50 and its bootstrap 95%
+    interval, or the status and reason (unsupported rows say which library lacks what), and each
+    library's ratio to the fastest. Rows in SP 800-57 strength order."""
+    rows: dict[tuple, dict] = {}
+    for s in doc["series"]:
+        if s.get("kind") != "crypto":
+            continue
+        lab, sm = s["labels"], s.get("summary")
+        key = (lab["alg"], lab["op"], lab["size_bytes"] if lab["family"] in ("aead", "mac", "hash") else None)
+        row = rows.setdefault(key, {"alg": lab["alg"], "op": lab["op"], "family": lab["family"],
+                                    "size_bytes": key[2], "security_bits": lab["security_bits"],
+                                    "key_bits": lab.get("key_bits"), "cells": {}})
+        cell = {"status": s["status"], "library": lab.get("library"), "version": lab.get("version")}
+        if sm:
+            cell.update(p50_us=sm["p50_us"], ci95_us=list(sm["median_ci95_us"]), n=sm["n"])
+        if s.get("failures"):
+            cell["reason"] = s["failures"][-1]["reason"]
+        rows[key]["cells"][backend_of(s)] = cell
+    out = []
+    for row in rows.values():
+        measured = {lib: c["p50_us"] for lib, c in row["cells"].items() if c.get("p50_us")}
+        if measured:
+            fastest = min(measured, key=measured.get)
+            row["fastest"] = fastest
+            for lib, v in measured.items():
+                row["cells"][lib]["ratio_to_fastest"] = v / measured[fastest]
+        out.append(row)
+    fam_order = ["rsa", "ecdsa", "eddsa", "kex", "pq-kem", "pq-sig", "aead", "mac", "hash"]
+    out.sort(key=lambda r: (r["security_bits"], fam_order.index(r["family"]) if r["family"] in fam_order else 99,
+                            r.get("key_bits") or 0, r["alg"], r["op"], r["size_bytes"] or 0))
+    return out
+
+
+def library_answers(doc: dict) -> list[dict]:
+    """S5's question across libraries: per strength and operation, which library signs (verifies)
+    fastest and by how much, for each signature algorithm measured in more than one library."""
+    table = [r for r in library_table(doc) if r["family"] in ("rsa", "ecdsa", "eddsa") and r["op"] in ("sign", "verify")]
+    out = []
+    for op in ("sign", "verify"):
+        by_strength: dict[int, list[dict]] = {}
+        for r in table:
+            if r["op"] == op and len([c for c in r["cells"].values() if c.get("p50_us")]) >= 2:
+                by_strength.setdefault(r["security_bits"], []).append(r)
+        for bits, rows in sorted(by_strength.items()):
+            parts, evidence = [], []
+            for r in rows:
+                cells = sorted(((lib, c) for lib, c in r["cells"].items() if c.get("p50_us")), key=lambda x: x[1]["p50_us"])
+                best_lib, best = cells[0]
+                others = ", ".join(f"{lib} {_fmt_ratio(c['ratio_to_fastest'])}" for lib, c in cells[1:])
+                parts.append(f"{r['alg']}: {best_lib} fastest ({best['p50_us']:.1f} µs); {others}")
+                lacking = [lib for lib, c in r["cells"].items() if c["status"] == "unsupported"]
+                if lacking:
+                    parts[-1] += f"; not offered by {', '.join(lacking)}"
+                evidence.append({"alg": r["alg"], "fastest": best_lib,
+                                 **{f"{lib}_p50_us": c["p50_us"] for lib, c in cells},
+                                 **{f"{lib}_over_fastest": c["ratio_to_fastest"] for lib, c in cells}})
+            wins: dict[str, int] = {}
+            for ev in evidence:
+                wins[ev["fastest"]] = wins.get(ev["fastest"], 0) + 1
+            lead = max(wins, key=wins.get)
+            out.append({
+                "id": f"libraries-{op}-{bits}",
+                "question": f"Which library is fastest at {'signing' if op == 'sign' else 'verifying'} at {bits}-bit strength, and by how much?",
+                "answer": (f"{lead} is fastest for {wins[lead]} of {len(evidence)} algorithms. " + "; ".join(parts)
+                           + " (P50 per operation; ratios to the fastest library)."),
+                "evidence": evidence,
+            })
+    return out
+
+
+def libraries_analysis(doc: dict) -> dict | None:
+    """The cross-library view of a Result: the table, the answers across libraries and S5's
+    answers per library. None when only OpenSSL ran."""
+    libs = libraries_in(doc)
+    if libs in ([], ["openssl"]):
+        return None
+    return {"libraries": libs, "table": library_table(doc), "answers": library_answers(doc),
+            "per_library": {lib: answers(doc, lib) for lib in libs}}

@@ -224,9 +224,10 @@ def strength_section(doc: dict) -> str:
 
 def plots_of(doc: dict) -> list[Plot]:
     """Every plot of the report, in the report's order (what `--figures` writes)."""
-    from . import html_connect, html_handshake, html_mac, html_netem, html_signer, html_whatif
-    series = _crypto(doc)
+    from . import html_connect, html_handshake, html_libraries, html_mac, html_netem, html_signer, html_whatif
+    series = [s for s in _crypto(doc) if (s["labels"].get("backend") or "openssl") == "openssl"]
     out = strength_plots(series) + distribution_plots(series) + growth_plots(series) if series else []
+    out += html_libraries.plots(doc)
     handshakes = [s for s in doc["series"] if s.get("kind") == "handshake"]
     if handshakes:
         out += html_handshake.plots(handshakes) + html_netem.sweep_plots(handshakes)
@@ -242,16 +243,19 @@ def render(doc: dict) -> str:
     from .html_mac import section as mac_section
     from .html_signer import section as signer_section
     from .html_whatif import section as whatif_section
-    series = _crypto(doc)
+    from .html_libraries import section as libraries_section
+    series_all = _crypto(doc)
+    # one library per plot: other libraries' rows are in the cross-library section
+    series = [s for s in series_all if (s["labels"].get("backend") or "openssl") == "openssl"]
     handshakes = [s for s in doc["series"] if s.get("kind") == "handshake"]
     parts: list[tuple[str, str]] = []  # (section id, html): each part becomes a <section> in the contents
-    if series:
+    if series_all:
         parts += [("crypto", "".join([_section("Crypto primitives: what this report shows", explainer()),
                                        answers_section(doc), strength_section(doc),
                                        _plots_section("Cost at equal security strength", strength_plots(series)),
                                        _plots_section("Distributions", distribution_plots(series)),
                                        _plots_section("Growth with key and message size", growth_plots(series)),
-                                       series_table(series)]))]
+                                       libraries_section(doc), series_table(series_all)]))]
     parts += [("handshake", handshake_section(handshakes)), ("netem", netem_section(handshakes)),
               ("signer", signer_section([s for s in doc["series"] if s.get("kind") == "signer"])),
               ("jwt", signer_section([s for s in doc["series"] if s.get("kind") == "jwt"], "JWT authentication")),

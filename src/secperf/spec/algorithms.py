@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from ..core.errors import InputError
@@ -86,16 +86,56 @@ def all_ops() -> list[str]:
     return list(seen)
 
 
+# The libraries `secperf crypto --library` measures with (measure/backends knows their tools).
+# openssl: the system OpenSSL 3 through secperf-probe, and post-quantum rows through the
+# `cryptography` package's bundled OpenSSL, exactly as without --library.
+LIBRARIES = {
+    "openssl": "OpenSSL 3 (system libcrypto, secperf-probe; PQ rows: the cryptography package's OpenSSL)",
+    "wolfcrypt": "wolfCrypt (Debian libwolfssl, secperf-wolfcrypt)",
+    "mbedtls": "Mbed TLS (Debian libmbedcrypto, secperf-mbedtls)",
+    "jce": "Java JCE: SunEC, SunRsaSign, SunJCE on the machine's JDK (JMH)",
+    "bouncycastle": "Bouncy Castle provider from Maven Central on the machine's JDK (JMH)",
+    "go": "Go standard library crypto (secperf-go)",
+}
+DEFAULT_LIBRARY = "openssl"
+
+
+def parse_libraries(values) -> list[str]:
+    """--library values (comma lists, repeatable) in order, checked; default: openssl only."""
+    names = [v.lower() for v in _split(values)] or [DEFAULT_LIBRARY]
+    out: list[str] = []
+    for n in names:
+        if n == "all":
+            out += [x for x in LIBRARIES if x not in out]
+            continue
+        if n not in LIBRARIES:
+            raise SelectionError(f"--library {n!r} is not known; known: {', '.join(LIBRARIES)} (or all)")
+        if n not in out:
+            out.append(n)
+    return out
+
+
 @dataclass(frozen=True)
 class Row:
-    """One thing to measure: an algorithm, an operation and (bulk only) a message size."""
+    """One thing to measure: an algorithm, an operation, (bulk only) a message size, and the
+    library that runs it."""
     alg: Alg
     op: str
     size_bytes: int
+    library: str = DEFAULT_LIBRARY
 
     @property
     def series_id(self) -> str:
-        return f"crypto/{self.alg.name}/{self.op}/{self.size_bytes}"
+        """OpenSSL rows keep the ids they always had (results and `compare` depend on them);
+        another library's row gains `@LIBRARY`."""
+        base = f"crypto/{self.alg.name}/{self.op}/{self.size_bytes}"
+        return base if self.library == DEFAULT_LIBRARY else f"{base}@{self.library}"
+
+
+def for_libraries(rows: list[Row], libraries: list[str]) -> list[Row]:
+    """Every row once per library, libraries adjacent per row (so drift on a shared machine
+    touches all libraries of a row alike)."""
+    return [replace(r, library=lib) for r in rows for lib in libraries]
 
 
 SIGNED_MESSAGE_BYTES = 32  # the message signed per operation (S2 signed 32 bytes)

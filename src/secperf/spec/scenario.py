@@ -68,6 +68,19 @@ def crypto_rows(scn: dict, strength: int | None = None) -> list[Row]:
                 rows.append(r)
     if not rows:
         raise ScenarioError("the scenario selects nothing to measure with these filters")
+    msg = scn["crypto"].get("message_bytes")
+    if msg is not None:   # the signed message of signature rows (S5 signed 3 bytes); bulk rows keep their sizes
+        if not isinstance(msg, int) or msg < 1:
+            raise ScenarioError(f"scenario {scn.get('name', '?')}: [crypto] message_bytes must be a whole number >= 1")
+        from dataclasses import replace
+        rows = [r if r.alg.bulk else replace(r, size_bytes=msg) for r in rows]
+    libs = scn["crypto"].get("libraries")
+    if libs:
+        from .algorithms import for_libraries, parse_libraries
+        try:
+            rows = for_libraries(rows, parse_libraries(libs))
+        except SelectionError as exc:
+            raise ScenarioError(f"scenario {scn.get('name', '?')}: [crypto] libraries: {exc}") from None
     return rows
 
 

@@ -1,0 +1,3 @@
+module secperf/go
+
+go 1.21

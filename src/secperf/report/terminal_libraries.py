@@ -1,0 +1,86 @@
+"""Terminal view of `secperf crypto --library`: per algorithm and operation one column per
+library (P50 per operation, its ratio to the fastest, ± half the bootstrap 95% interval), grouped
+by SP 800-57 strength; then S5's questions answered across libraries."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from .units import fmt_time_us
+
+
+def openssl_only(doc: dict) -> dict:
+    """The Result with only its OpenSSL crypto series (the per-family tables show one library)."""
+    if not doc.get("analysis", {}).get("libraries"):
+        return doc
+    keep = [s for s in doc["series"]
+            if s.get("kind") != "crypto" or (s.get("labels", {}).get("backend") or "openssl") == "openssl"]
+    return {**doc, "series": keep}
+
+
+def _cell(c: dict | None) -> str:
+    if c is None:
+        return ""
+    if c.get("p50_us"):
+        lo, hi = c["ci95_us"]
+        half = (hi - lo) / 2 / c["p50_us"]
+        r = c.get("ratio_to_fastest", 1.0)
+        mark = "[bold green]" if r == 1.0 else ""
+        return f"{mark}{fmt_time_us(c['p50_us'])}{'[/bold green]' if mark else ''} ×{r:.2f} ±{half:.0%}"
+    return "[yellow]n/a[/yellow]" if c["status"] == "unsupported" else "[red]failed[/red]"
+
+
+def libraries_table(lib: dict) -> Table:
+    libs = lib["libraries"]
+    bulk = any(r["size_bytes"] for r in lib["table"])
+    t = Table(title="Libraries side by side: P50 per operation, × the fastest library, ± half the 95% interval",
+              title_justify="left", header_style="bold", caption_justify="left")
+    t.add_column("bits", justify="right")
+    t.add_column("algorithm")
+    t.add_column("op")
+    if bulk:
+        t.add_column("bytes", justify="right")
+    for name in libs:
+        t.add_column(name, justify="right")
+    reasons: dict[str, str] = {}
+    last_bits = None
+    for r in lib["table"]:
+        row = [str(r["security_bits"]) if r["security_bits"] != last_bits else "", r["alg"], r["op"]]
+        last_bits = r["security_bits"]
+        if bulk:
+            row.append(str(r["size_bytes"] or ""))
+        row += [_cell(r["cells"].get(name)) for name in libs]
+        for name, c in r["cells"].items():
+            if c.get("reason") and not c.get("p50_us"):
+                reasons.setdefault(c["reason"], name)
+        t.add_row(*row)
+    versions = {}
+    for r in lib["table"]:
+        for name, c in r["cells"].items():
+            if c.get("library"):
+                versions.setdefault(name, c["library"])
+    cap = ["libraries: " + "; ".join(f"{n} = {v}" for n, v in versions.items())]
+    cap += [f"n/a: {reason}" for reason in list(reasons)[:12]]
+    if len(reasons) > 12:
+        cap.append(f"... and {len(reasons) - 12} more (result.json: analysis.libraries)")
+    t.caption = "\n".join(cap)
+    return t
+
+
+def answers_table(answers: list[dict]) -> Table:
+    t = Table(title="Study S5 across libraries", title_justify="left", show_lines=True, header_style="bold")
+    t.add_column("question", ratio=1)
+    t.add_column("answer", ratio=3)
+    for a in answers:
+        t.add_row(a["question"], a["answer"])
+    return t
+
+
+def tables(doc: dict) -> list[Table]:
+    lib = doc.get("analysis", {}).get("libraries")
+    if not lib:
+        return []
+    out = [libraries_table(lib)]
+    if lib.get("answers"):
+        out.append(answers_table(lib["answers"]))
+    return out

@@ -1,0 +1,168 @@
+"""`secperf crypto --library`: each library's tool makes the same rows by the same rules, rows a
+library lacks are "unsupported" with its reason (never measured elsewhere), OpenSSL's series ids
+stay as they were, and bad input names the option. Small runs (n = 3) keep this fast."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from secperf.core.errors import InputError, SetupError
+from secperf.measure import backends
+from secperf.measure.crypto import CryptoParams, measure_row
+from secperf.model import crypto_questions as Q
+from secperf.spec.algorithms import for_libraries, parse_libraries, select
+from secperf.spec import scenario as SC
+
+FAST = dict(n=3, warmup=1, duration_s=5, min_sample_us=500)
+
+
+def _available(lib: str) -> bool:
+    try:
+        backends.command(lib)
+        return True
+    except SetupError:
+        return False
+
+
+def _row(alg: str, op: str, lib: str, size: int | None = None):
+    return for_libraries(select([alg], [op], [size] if size else None), [lib])[0]
+
+
+def test_openssl_series_ids_unchanged_and_others_gain_the_library():
+    r = select(["rsa-2048"], ["sign"])[0]
+    assert r.series_id == "crypto/rsa-2048/sign/32"
+    assert _row("rsa-2048", "sign", "wolfcrypt").series_id == "crypto/rsa-2048/sign/32@wolfcrypt"
+    rows = for_libraries(select(["rsa-2048", "ecdsa-p256"], ["sign"]), ["openssl", "go"])
+    assert [x.library for x in rows] == ["openssl", "go", "openssl", "go"]   # libraries adjacent per row
+
+
+def test_unknown_library_is_an_input_error_naming_the_option_and_the_known_ones():
+    with pytest.raises(InputError) as exc:
+        parse_libraries(["openssl,nope"])
+    assert "--library" in str(exc.value) and "wolfcrypt" in str(exc.value) and "bouncycastle" in str(exc.value)
+    assert parse_libraries(None) == ["openssl"]
+    assert parse_libraries(["all"]) == ["openssl", "wolfcrypt", "mbedtls", "jce", "bouncycastle", "go"]
+
+
+def test_cli_unknown_library_exits_2(tmp_path):
+    p = subprocess.run([sys.executable, "-m", "secperf", "crypto", "--library", "libressl", "--alg", "rsa-2048",
+                        "--out", str(tmp_path)], capture_output=True, text=True)
+    assert p.returncode == 2 and "--library" in p.stderr
+
+
+def test_missing_tool_is_a_setup_error_naming_the_package(monkeypatch, tmp_path):
+    monkeypatch.setenv("SECPERF_WOLFCRYPT", str(tmp_path / "absent"))
+    with pytest.raises(SetupError) as exc:
+        backends.check_available(["wolfcrypt"])
+    assert "libwolfssl-dev" in str(exc.value)
+    monkeypatch.setenv("SECPERF_JMH_JAR", str(tmp_path / "absent.jar"))
+    with pytest.raises(SetupError) as exc:
+        backends.command("jce")
+    assert "maven" in str(exc.value) and "openjdk" in str(exc.value)
+
+
+@pytest.mark.parametrize("lib", ["wolfcrypt", "mbedtls", "go"])
+def test_native_and_go_rows_follow_the_timing_rules(lib):
+    if not _available(lib):
+        pytest.skip(f"{lib} tool not built")
+    s, _ = measure_row(_row("ecdsa-p256", "sign", lib), CryptoParams(**FAST))
+    assert s["status"] == "ok", s["failures"]
+    lab = s["labels"]
+    assert lab["backend"] == lib and lab["version"] and lab["library"] and lab["hash"] == "sha256"
+    assert s["id"] == f"crypto/ecdsa-p256/sign/32@{lib}"
+    assert len(s["samples"]) == 3 and all(x["wall_ns"] > 0 and x["cpu_ns"] > 0 for x in s["samples"])
+    assert "hash the message" in s["timer"]["detail"]
+    # batches long enough for the clock: at least ~min_sample_us each
+    assert min(x["wall_ns"] for x in s["samples"]) >= 0.5 * FAST["min_sample_us"] * 1000
+
+
+@pytest.mark.parametrize("lib,alg,op,needle", [
+    ("wolfcrypt", "rsa-7680", "sign", "SP_INT_BITS"),
+    ("mbedtls", "ecdsa-secp160r1", "sign", "no 160-bit curves"),
+    ("mbedtls", "ed25519", "sign", "no EdDSA"),
+    ("go", "chacha20-poly1305", "encrypt", "golang.org/x/crypto"),
+])
+def test_an_algorithm_the_library_lacks_is_an_unsupported_row_with_its_reason(lib, alg, op, needle):
+    if not _available(lib):
+        pytest.skip(f"{lib} tool not built")
+    s, _ = measure_row(_row(alg, op, lib, 64 if op == "encrypt" else None), CryptoParams(**FAST))
+    assert s["status"] == "unsupported" and not s["samples"]
+    reason = s["failures"][-1]["reason"]
+    assert reason.startswith("unsupported by ") and needle in reason and s["labels"]["version"] in reason
+
+
+def test_aead_rows_and_prehashed_and_sha1():
+    if not _available("wolfcrypt"):
+        pytest.skip("wolfcrypt tool not built")
+    s, _ = measure_row(_row("chacha20-poly1305", "decrypt", "wolfcrypt", 256), CryptoParams(**FAST))
+    assert s["status"] == "ok" and s["derived"]["ns_per_byte"] > 0
+    s, _ = measure_row(_row("rsa-1024", "verify", "mbedtls"), CryptoParams(**FAST, hash="sha1", prehashed=True))
+    assert s["status"] == "ok" and s["labels"]["hash"] == "sha1" and "digest prepared (SHA-1)" in s["timer"]["detail"]
+
+
+def test_cross_library_table_ratios_and_answers():
+    def series(lib, alg, op, p50, status="ok"):
+        return {"kind": "crypto", "status": status, "failures": [] if status == "ok" else [{"reason": f"unsupported by {lib}"}],
+                "summary": {"p50_us": p50, "median_ci95_us": [p50 * 0.9, p50 * 1.1], "n": 5} if p50 else None,
+                "labels": {"alg": alg, "op": op, "family": alg.split("-")[0], "size_bytes": 32, "security_bits": 128,
+                           "key_bits": 256, "backend": lib, "library": lib, "version": "1"}}
+    doc = {"series": [series("openssl", "ecdsa-p256", "sign", 20.0), series("go", "ecdsa-p256", "sign", 30.0),
+                      series("mbedtls", "ecdsa-p256", "sign", None, "unsupported"),
+                      series("openssl", "ecdsa-p256", "verify", 60.0), series("go", "ecdsa-p256", "verify", 45.0)]}
+    an = Q.libraries_analysis(doc)
+    row = next(r for r in an["table"] if r["op"] == "sign")
+    assert row["fastest"] == "openssl" and row["cells"]["go"]["ratio_to_fastest"] == pytest.approx(1.5)
+    assert row["cells"]["mbedtls"]["status"] == "unsupported"
+    by_id = {a["id"]: a for a in an["answers"]}
+    assert "openssl" in by_id["libraries-sign-128"]["answer"] and "go 1.5×" in by_id["libraries-sign-128"]["answer"]
+    assert by_id["libraries-verify-128"]["evidence"][0]["fastest"] == "go"
+    assert "not offered by mbedtls" in by_id["libraries-sign-128"]["answer"]
+    # S5's single-library answers use OpenSSL's rows only
+    assert Q.p50_table(doc) == {("ecdsa-p256", "sign"): 20.0, ("ecdsa-p256", "verify"): 60.0}
+    assert Q.libraries_analysis({"series": [series("openssl", "ecdsa-p256", "sign", 1.0)]}) is None
+
+
+def test_s5_libraries_scenario_selects_s5_rows_in_every_library():
+    scn = SC.load("s5-libraries")
+    rows = SC.crypto_rows(scn)
+    libs = {r.library for r in rows}
+    assert libs == {"openssl", "wolfcrypt", "mbedtls", "jce", "bouncycastle", "go"}
+    assert all(r.size_bytes == 3 and r.op in ("sign", "verify") for r in rows)
+    assert "crypto/rsa-2048/sign/3" in {r.series_id for r in rows}
+
+
+def test_crypto_command_with_two_libraries_writes_rows_and_the_cross_library_view(tmp_path):
+    if not _available("go"):
+        pytest.skip("go tool not built")
+    p = subprocess.run([sys.executable, "-m", "secperf", "crypto", "--library", "openssl,go", "--alg", "x25519",
+                        "--op", "derive", "--n", "3", "--out", str(tmp_path), "--json"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    ids = {s["id"] for s in doc["series"]}
+    assert ids == {"crypto/x25519/derive/32", "crypto/x25519/derive/32@go"}
+    assert doc["analysis"]["libraries"]["libraries"] == ["openssl", "go"]
+    assert "go" in doc["host"]["libraries"]
+    html = next(tmp_path.glob("*/report.html")).read_text()
+    assert "Libraries side by side" in html
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lib", ["jce", "bouncycastle"])
+def test_jvm_rows_come_from_jmh_measurement_iterations(lib):
+    if not _available(lib):
+        pytest.skip("JMH jar not built")
+    p = CryptoParams(**FAST, jmh_iteration_ms=50, jmh_warmup_ms=300)
+    s, _ = measure_row(_row("ecdsa-p256", "verify", lib), p)
+    assert s["status"] == "ok", s["failures"]
+    assert s["timer"]["jmh"]["forks"] == 1 and s["timer"]["jmh"]["measurement_iterations"] == 3
+    assert len(s["samples"]) == 3 and s["derived"]["jmh_score_us"] > 0
+    s, _ = measure_row(_row("ecdsa-secp160r1", "sign", lib), p)
+    if lib == "jce":   # JDK 16+ dropped the legacy curves; Bouncy Castle has them
+        assert s["status"] == "unsupported" and "Curve not supported" in s["failures"][-1]["reason"]
+    else:
+        assert s["status"] == "ok"
