@@ -113,10 +113,10 @@ def write_outputs(doc: dict, run, output: Output) -> None:
 
 def print_tables(doc: dict, params: dict) -> None:
     """Every terminal table the Result has rows for."""
-    from ..report import terminal, terminal_mac
+    from ..report import terminal, terminal_device, terminal_mac
     out = terminal.out_console()
     for t in (terminal.crypto_tables(doc) + terminal.handshake_tables(doc) + terminal.signer_tables(doc)
-              + terminal.connect_tables(doc)):
+              + terminal.connect_tables(doc) + terminal_device.tables(doc)):
         out.print(t)
     if doc["analysis"].get("strength"):
         out.print(terminal.strength_table(doc["analysis"]["strength"]["rows"], params["strength"]))

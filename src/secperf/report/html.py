@@ -226,6 +226,7 @@ def render(doc: dict) -> str:
     from .html_netem import section as netem_section
     from .html_mac import section as mac_section
     from .html_signer import section as signer_section
+    from .html_device import section as device_section
     series = _crypto(doc)
     handshakes = [s for s in doc["series"] if s.get("kind") == "handshake"]
     body = [f"<h1>secperf report</h1><p class='muted'>{e(doc['run_id'])} — {e(doc['kind'])}</p>",
@@ -237,7 +238,7 @@ def render(doc: dict) -> str:
     body += [handshake_section(handshakes), netem_section(handshakes),
              signer_section([s for s in doc["series"] if s.get("kind") == "signer"]),
              signer_section([s for s in doc["series"] if s.get("kind") == "jwt"], "JWT authentication"),
-             connect_section(doc), mac_section(doc), failures_section(doc)]
+             connect_section(doc), mac_section(doc), device_section(doc), failures_section(doc)]
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta name='viewport' content='width=device-width'><title>secperf — {e(doc['run_id'])}</title>"
             f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n")

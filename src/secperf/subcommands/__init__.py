@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 
-MODULES: tuple[str, ...] = ("schema",)
+MODULES: tuple[str, ...] = ("schema", "device")
 
 
 def load():
