@@ -14,8 +14,9 @@ The attribution rule (the same shape as the host probe's, native/probe/hs_trace.
 2. A sent message owns the instructions from the entry of the library function that builds it
    (wolfSSL: SendTls13ClientHello, SendTls13Finished, ...; Mbed TLS: the state-machine step that
    writes it) up to the next event, including the write itself and the flush after it.
-3. Instructions before the first event belong to the first message; a step that neither sends
-   nor receives anything is folded into the next one.
+3. Instructions before the first event belong to the first message; a state-machine step that
+   neither sends nor receives anything (Mbed TLS) is folded into the step before it, and a step
+   that reads a record names the message it read when that is visible (plaintext).
 4. Where a record carries several handshake messages (several entries of the library's message
    dispatcher inside one record), each further message starts a new part.
 Labels: plaintext handshake records name themselves (their first byte); encrypted ones are named
@@ -124,10 +125,10 @@ def attribute(events: list[Event], tls: str, resumed: bool, mtls: bool = False) 
                 bounds.append([e.count, ("received", next(enc_names, f"message {enc_n} (received)"))])
         elif e.kind == "M" and e.a1 == STEP:
             owner = MBEDTLS_STATES.get(e.a2, ("sent", f"state {e.a2}"))
-            if owner is None:
+            if owner is None:  # flush and wrap-up steps: part of the message before
                 continue
-            if not step_io and bounds[-1][1] is not None and bounds[-1][1][0] == "sent":
-                bounds[-1][1] = None  # the previous step sent nothing: fold it into this one
+            if not step_io and len(bounds) > 1:
+                bounds[-1][1] = "prev"  # the previous step neither sent nor received: fold it back
             bounds.append([e.count, owner])
             step_io = False
         elif e.kind == "M" and e.a1 == RECV_BEGIN:
@@ -152,6 +153,9 @@ def attribute(events: list[Event], tls: str, resumed: bool, mtls: bool = False) 
                 name = f"record type {ctype}"
             if not steps:
                 bounds[-1][1] = ("received", name)
+            elif bounds[-1][1] not in (None, "prev") and bounds[-1][1][0] == "received" and (
+                    ctype == 20 or (ctype == 22 and not ccs_seen and hs in HS_TYPES)):
+                bounds[-1][1] = ("received", name)  # the step read another message than its state's
         elif e.kind == "M" and e.a1 == SEND:
             step_io = True
             if not steps and cur_dir != "sent":
@@ -160,12 +164,15 @@ def attribute(events: list[Event], tls: str, resumed: bool, mtls: bool = False) 
                     HS_TYPES.get(hs, "record") if ctype == 22 else "record")
                 bounds.append([e.count, ("sent", name)])
                 cur_dir = "sent"
-    # resolve owners None/"?" to the next owner (rule 3); a trailing None to the previous one
+    # "prev": fold into the previous part; None/"?": into the next one (rule 3), else the previous
+    for i in range(1, len(bounds)):
+        if bounds[i][1] == "prev":
+            bounds[i][1] = bounds[i - 1][1]
     for i in range(len(bounds) - 2, -1, -1):
-        if bounds[i][1] is None or bounds[i][1][1] == "?":
+        if bounds[i][1] in (None, "prev") or bounds[i][1][1] == "?":
             bounds[i][1] = bounds[i + 1][1]
     for i in range(1, len(bounds)):
-        if bounds[i][1] is None or bounds[i][1][1] == "?":
+        if bounds[i][1] in (None, "prev") or bounds[i][1][1] == "?":
             bounds[i][1] = bounds[i - 1][1]
     return [(c, o) for c, o in bounds], end
 
