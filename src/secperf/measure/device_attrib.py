@@ -164,6 +164,8 @@ def attribute(events: list[Event], tls: str, resumed: bool, mtls: bool = False) 
                     HS_TYPES.get(hs, "record") if ctype == 22 else "record")
                 bounds.append([e.count, ("sent", name)])
                 cur_dir = "sent"
+    if steps and not step_io and len(bounds) > 1:
+        bounds[-1][1] = "prev"
     # "prev": fold into the previous part; None/"?": into the next one (rule 3), else the previous
     for i in range(1, len(bounds)):
         if bounds[i][1] == "prev":
