@@ -5,7 +5,7 @@ BOOT := $(VENV)/.secperf-bootstrap
 BUILT := $(VENV)/.secperf-built
 SOURCES := $(shell find src native -type f \( -name '*.py' -o -name '*.c' -o -name '*.h' -o -name '*.toml' -o -name 'CMakeLists.txt' \) 2>/dev/null) CMakeLists.txt pyproject.toml
 
-.PHONY: bootstrap build demo test test-all bench clean
+.PHONY: bootstrap build device demo test test-all bench clean
 
 $(BOOT): scripts/bootstrap pyproject.toml
 	scripts/bootstrap
@@ -20,6 +20,10 @@ $(BUILT): $(BOOT) $(SOURCES)
 
 build: $(BUILT)
 
+# the emulated-device clients (armhf) and counting plugin; otherwise built at first use of `secperf device`
+device: build
+	$(VENV)/bin/secperf device build
+
 demo: build
 	$(VENV)/bin/secperf run
 
@@ -31,7 +35,7 @@ test-all: build
 
 # every benchmark always runs; the target fails if any misses its band (netem: root, or rootless with a usable TUN node)
 bench: build
-	@$(PY) benchmarks/fidelity.py; a=$$?; $(PY) benchmarks/handshake_cpu.py; b=$$?; $(PY) benchmarks/shim_overhead.py; c=$$?; $(PY) benchmarks/netem.py; d=$$?; $(PY) benchmarks/mac_speed.py; e=$$?; $(PY) benchmarks/connect_clients.py; f=$$?; exit $$((a | b | c | d | e | f))
+	@$(PY) benchmarks/fidelity.py; a=$$?; $(PY) benchmarks/handshake_cpu.py; b=$$?; $(PY) benchmarks/shim_overhead.py; c=$$?; $(PY) benchmarks/netem.py; d=$$?; $(PY) benchmarks/mac_speed.py; e=$$?; $(PY) benchmarks/connect_clients.py; f=$$?; $(PY) benchmarks/device.py; g=$$?; exit $$((a | b | c | d | e | f | g))
 
 clean:
 	rm -rf build $(BUILT)

@@ -153,3 +153,19 @@ def test_mbedtls_tls12_handshake_is_split_per_message(tmp_path):
     assert {"ClientHello", "ServerHello", "ServerKeyExchange", "ClientKeyExchange", "Finished"} <= set(names)
     smp = warm["samples"][0]
     assert smp["parts_sum"] == smp["instructions"] > 0
+
+
+def test_block_counting_equals_instruction_counting(tmp_path):
+    """The plugin's fast mode (a block's count added at its start) gives exactly the count of the
+    per-instruction mode on a deterministic workload (SHA-256 of 1 KB, no randomness)."""
+    import subprocess
+    b = _build_or_skip("wolfssl")
+    counts = {}
+    for mode in ("insn", "tb"):
+        ev = tmp_path / f"{mode}.txt"
+        subprocess.run([b.qemu, "-cpu", "cortex-a9", "-plugin", f"{b.plugin},out={ev},count={mode}", str(b.client),
+                        "--crypto", "sha256-1024", "--n", "2"], check=True, capture_output=True, timeout=60)
+        total, events = A.read_events(ev)
+        counts[mode] = (total, A.op_counts(events))
+    assert counts["insn"] == counts["tb"]
+    assert all(c > 1024 for _, c in counts["tb"][1])

@@ -5,7 +5,12 @@
  *     kernel and QEMU return ENOSYS), with its first two arguments: "count M a1 a2";
  *   - the first instruction at a watched address (function entries named in `watch=FILE`, lines
  *     "0xADDR ID"): "count W ID".
- * One vCPU (single-threaded guests). Arguments: out=FILE (required), marker=N, watch=FILE.
+ * One vCPU (single-threaded guests). Arguments: out=FILE (required), marker=N, watch=FILE,
+ * count=tb|insn. count=tb (default) adds a block's instruction count when the block starts, except
+ * in blocks holding a watched address, which count instruction by instruction so the watched
+ * instruction sees the exact count; a marker system call always ends its block, so its count is
+ * exact either way. count=insn adds before every instruction (slower; the two agree unless a
+ * block is left in its middle, which user-mode code without faults does not do).
  * Written when the guest exits:
  *   # insn_events v1 total=N events=K
  *   <count> M <a1> <a2>
@@ -37,6 +42,7 @@ struct event {
 
 static unsigned long long count;
 static long long marker_nr = 1516;
+static int per_insn;
 static unsigned long long watch_addr[MAX_WATCH];
 static unsigned long long watch_id[MAX_WATCH];
 static size_t n_watch;
@@ -78,11 +84,19 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
     (void)id;
     size_t n = qemu_plugin_tb_n_insns(tb);
+    int watched = 0;
+    for (size_t i = 0; i < n && n_watch > 0; i++) {
+        unsigned long long va = qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, i));
+        for (size_t w = 0; w < n_watch; w++)
+            watched |= watch_addr[w] == va;
+    }
+    if (!per_insn && !watched) {
+        qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &count, n);
+        return;
+    }
     for (size_t i = 0; i < n; i++) {
         struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
         qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &count, 1);
-        if (n_watch == 0)
-            continue;
         unsigned long long va = qemu_plugin_insn_vaddr(insn);
         for (size_t w = 0; w < n_watch; w++)
             if (watch_addr[w] == va)
@@ -133,11 +147,15 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
             snprintf(out_path, sizeof(out_path), "%s", argv[i] + 4);
         else if (strncmp(argv[i], "marker=", 7) == 0)
             marker_nr = strtoll(argv[i] + 7, NULL, 0);
+        else if (strcmp(argv[i], "count=insn") == 0)
+            per_insn = 1;
+        else if (strcmp(argv[i], "count=tb") == 0)
+            per_insn = 0;
         else if (strncmp(argv[i], "watch=", 6) == 0) {
             if (read_watch(argv[i] + 6) != 0)
                 return -1;
         } else {
-            fprintf(stderr, "insn_events: unknown argument %s (known: out=FILE, marker=N, watch=FILE)\n", argv[i]);
+            fprintf(stderr, "insn_events: unknown argument %s (known: out=FILE, marker=N, watch=FILE, count=tb|insn)\n", argv[i]);
             return -1;
         }
     }
