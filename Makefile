@@ -5,7 +5,7 @@ BOOT := $(VENV)/.secperf-bootstrap
 BUILT := $(VENV)/.secperf-built
 SOURCES := $(shell find src native -type f \( -name '*.py' -o -name '*.c' -o -name '*.h' -o -name '*.toml' -o -name 'CMakeLists.txt' \) 2>/dev/null) CMakeLists.txt pyproject.toml
 
-.PHONY: bootstrap build tools demo test test-slow test-all test-asan bench clean
+.PHONY: bootstrap build tools device demo test test-slow test-all test-asan bench clean
 
 $(BOOT): scripts/bootstrap pyproject.toml
 	scripts/bootstrap
@@ -37,6 +37,10 @@ $(JMH_JAR): $(BOOT) java/pom.xml $(wildcard java/src/main/java/secperf/jmh/*.jav
 	else echo "build: no JDK/Maven: secperf crypto --library jce,bouncycastle is unavailable (scripts/bootstrap installs them)"; fi
 
 tools: $(GO_TOOL) $(JMH_JAR)
+
+# the emulated-device clients (armhf) and counting plugin; otherwise built at first use of `secperf device`
+device: build
+	$(VENV)/bin/secperf device build
 
 demo: build
 	$(VENV)/bin/secperf run
@@ -77,7 +81,7 @@ test-asan: build
 
 # every benchmark always runs; the target fails if any misses its band (netem: root, or rootless with a usable TUN node)
 bench: build
-	@$(PY) benchmarks/fidelity.py; a=$$?; $(PY) benchmarks/handshake_cpu.py; b=$$?; $(PY) benchmarks/shim_overhead.py; c=$$?; $(PY) benchmarks/netem.py; d=$$?; $(PY) benchmarks/mac_speed.py; e=$$?; $(PY) benchmarks/connect_clients.py; f=$$?; $(PY) benchmarks/libraries.py; g=$$?; exit $$((a | b | c | d | e | f | g))
+	@$(PY) benchmarks/fidelity.py; a=$$?; $(PY) benchmarks/handshake_cpu.py; b=$$?; $(PY) benchmarks/shim_overhead.py; c=$$?; $(PY) benchmarks/netem.py; d=$$?; $(PY) benchmarks/mac_speed.py; e=$$?; $(PY) benchmarks/connect_clients.py; f=$$?; $(PY) benchmarks/libraries.py; g=$$?; $(PY) benchmarks/device.py; h=$$?; exit $$((a | b | c | d | e | f | g | h))
 
 clean:
 	rm -rf build $(BUILT)

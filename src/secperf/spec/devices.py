@@ -1,4 +1,5 @@
-"""Device profiles (data/devices.toml): what a MAC costs on a microcontroller, with sources."""
+"""Device profiles (data/devices.toml): what a MAC costs on a microcontroller, and the cores
+`secperf device` emulates (clock, cycles-per-instruction range, flash wait states), with sources."""
 
 from __future__ import annotations
 
@@ -76,3 +77,52 @@ def mac_cost(device: str, mac: str) -> MacCost:
         return MacCost(device, mac, "instructions", "measured instructions per tag (QEMU), interpolated "
                        "between measured lengths; a lower bound for cycles", src, instructions=pts)
     raise DeviceError(f"devices.toml: {device}/{mac} has no cycles_per_byte, cycles_per_block or instructions")
+
+
+# --- cores for `secperf device` ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Core:
+    """A core secperf emulates: instruction counts are measured on it, milliseconds derived."""
+    name: str
+    description: str
+    profile: str              # "A" (runs Debian's armhf builds) or "M" (needs a Cortex-M build)
+    qemu_cpu: str
+    clock_mhz: float
+    cpi: tuple[float, float]  # cycles per instruction, low and high
+    cpi_estimate: bool        # True: the range is secperf's estimate, not a measurement
+    cpi_note: str
+    sources: dict             # what -> source text (clock, cpi, core)
+    flash_wait_states: int | None = None
+
+    def ms_range(self, instructions: float) -> tuple[float, float]:
+        """The DERIVED time range of `instructions` on this core: instructions x CPI / clock."""
+        hz = self.clock_mhz * 1e6
+        return instructions * self.cpi[0] / hz * 1e3, instructions * self.cpi[1] / hz * 1e3
+
+
+def cores() -> dict[str, dict]:
+    return raw().get("cores", {})
+
+
+def core(name: str) -> Core:
+    known = cores()
+    if name not in known:
+        raise DeviceError(f"unknown device {name!r}; known: {', '.join(known)}")
+    c = known[name]
+    srcs = raw().get("core_sources", {})
+    try:
+        lo, hi = (float(x) for x in c["cpi"])
+        if not 0 < lo <= hi:
+            raise ValueError
+        out = Core(name=name, description=c["description"], profile=c["profile"], qemu_cpu=c["qemu_cpu"],
+                   clock_mhz=float(c["clock_mhz"]), cpi=(lo, hi), cpi_estimate=c["cpi_source"] == "cpi_estimate",
+                   cpi_note=c.get("cpi_note", ""),
+                   sources={k.removesuffix("_source"): srcs.get(c[k], c[k]) for k in c if k.endswith("_source")},
+                   flash_wait_states=c.get("flash_wait_states"))
+    except (KeyError, ValueError, TypeError) as exc:
+        raise DeviceError(f"devices.toml: cores.{name} is malformed ({exc!r}): it needs description, profile, "
+                          f"qemu_cpu, clock_mhz, cpi = [low, high] and cpi_source") from None
+    if out.profile not in ("A", "M"):
+        raise DeviceError(f"devices.toml: cores.{name}: profile must be A or M, not {out.profile!r}")
+    return out

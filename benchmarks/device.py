@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Emulated-device handshakes (`secperf device`): are the counts trustworthy and fast enough?
+
+Three targets (issue 18), each printed with its figure and band:
+1. Determinism: two runs of the same configuration agree within 0.5% on the median handshake
+   count, cold (first handshake in a process) and warm separately; a run is --procs guest
+   processes (cold: the median of their first handshakes). The spread inside a run is printed:
+   Mbed TLS's bignum code is not constant-count (random blinding, variable-time inversion), so
+   its single handshakes vary by about 1-2% while medians agree.
+2. Sum rule: the per-message parts add up to the handshake count within 1% on every handshake,
+   AND the instrumented handshake (record-at-a-time I/O, markers) costs within 1% of a plain one
+   (library's own-size reads, markers only around the handshake) — the attribution does not
+   change what it measures.
+3. Speed: at least 5 emulated handshakes per second on this machine with counting on (wall time
+   of the guest process divided by its handshakes, server on loopback).
+
+Configurations: wolfSSL (Debian armhf) TLS 1.3 X25519 and P-256 with AES-128-GCM on the
+Cortex-A9 profile; Mbed TLS 2.28 TLS 1.2 X25519 when its build is there.
+
+Usage: python benchmarks/device.py [--n 8] [--json OUT]
+Exit status: 0 when every target is met, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+
+from secperf.core.errors import SetupError
+from secperf.measure import device as D
+from secperf.measure import device_attrib as A
+from secperf.measure.device_build import ensure_built
+
+DET_BAND, SUM_BAND, RATE_BAND = 0.005, 0.01, 5.0
+
+
+def run_once(build, dev, cfg, srv, n: int, marks: bool = True):
+    t0 = time.monotonic()
+    conns, events, _ = D.run_client(build, dev, cfg, srv.port, srv.certs.ca, n, marks=marks, app=False)
+    wall = time.monotonic() - t0
+    hss = [h for h in A.handshakes(events, conns, cfg.tls) if h.ok]
+    return hss, wall
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=8, help="handshakes per guest process (first is cold)")
+    ap.add_argument("--procs", type=int, default=5, help="guest processes per run (default 5)")
+    ap.add_argument("--json", help="write the figures here")
+    a = ap.parse_args()
+    dev = D.check_device("cortex-a9-400")
+    configs = [D.Config("cortex-a9-400", "wolfssl", "1.3", g, "aes128gcm", "full", "rsa-2048") for g in ("x25519", "p-256")]
+    configs.append(D.Config("cortex-a9-400", "mbedtls", "1.2", "x25519", "aes128gcm", "full", "rsa-2048"))
+    ok, rows = True, []
+    with D.Server("rsa-2048") as srv:
+        for cfg in configs:
+            try:
+                build = ensure_built(cfg.stack)
+            except SetupError as exc:
+                print(f"{cfg.key}: not built here ({exc})")
+                if cfg.stack == "wolfssl":
+                    ok = False
+                continue
+            runs = []
+            for _ in range(2):
+                parts = [run_once(build, dev, cfg, srv, a.n) for _ in range(a.procs)]
+                runs.append(([h for hs, _ in parts for h in hs], sum(w for _, w in parts)))
+            plain, _ = run_once(build, dev, cfg, srv, a.n, marks=False)
+            row = {"config": cfg.key, "library": build.library}
+            print(f"{cfg.key} ({build.library}), {a.n} handshakes per process, 2 runs of {a.procs} processes + 1 plain")
+            # 1. determinism
+            for phase, pick in (("cold", lambda h: h.index == 0), ("warm", lambda h: h.index >= 3)):
+                meds = [statistics.median([h.instructions for h in hs if pick(h)]) for hs, _ in runs]
+                diff = abs(meds[0] - meds[1]) / meds[0]
+                inner = max((max(v) - min(v)) / statistics.median(v) for v in
+                            ([h.instructions for h in hs if pick(h)] for hs, _ in runs))
+                good = diff <= DET_BAND
+                ok &= good
+                row[f"determinism_{phase}"] = {"medians": meds, "diff": diff, "spread_in_run": inner}
+                print(f"  determinism {phase}: {meds[0]:,.0f} vs {meds[1]:,.0f} instructions, "
+                      f"differ {diff:.3%} (band {DET_BAND:.1%}) spread in a run {inner:.3%}  {'ok' if good else 'MISSED'}")
+            # 2. sum rule
+            allh = [h for hs, _ in runs for h in hs]
+            worst = max(abs(h.parts_sum - h.instructions) / h.instructions for h in allh)
+            warm_i = statistics.median([h.instructions for h in runs[0][0] if h.index >= 3])
+            warm_p = statistics.median([h.instructions for h in plain if h.index >= 3])
+            overhead = (warm_i - warm_p) / warm_p
+            good = worst <= SUM_BAND and abs(overhead) <= SUM_BAND
+            ok &= good
+            row["sum_rule"] = {"parts_vs_total_worst": worst, "instrumented": warm_i, "plain": warm_p,
+                               "instrumentation_overhead": overhead}
+            print(f"  sum rule: parts vs total worst {worst:.4%}; instrumented {warm_i:,.0f} vs plain {warm_p:,.0f} "
+                  f"instructions ({overhead:+.3%}, band ±{SUM_BAND:.0%})  {'ok' if good else 'MISSED'}")
+            # 3. speed
+            rates = [len(hs) / wall for hs, wall in runs]
+            rate = statistics.median(rates)
+            good = rate >= RATE_BAND
+            ok &= good
+            row["handshakes_per_s"] = rate
+            print(f"  speed: {rate:.1f} emulated handshakes/s with counting on (band >= {RATE_BAND:g})  "
+                  f"{'ok' if good else 'MISSED'}")
+            rows.append(row)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    print("device bench: " + ("all targets met" if ok else "a target was MISSED"))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+/* backend: what the guest TLS client needs from a TLS library. One backend is linked into each
+ * client binary (sp-device-wolfssl, sp-device-mbedtls); client.c drives it and places the
+ * handshake and application markers around the calls below. */
+#ifndef SP_BACKEND_H
+#define SP_BACKEND_H
+
+#include <stddef.h>
+
+#include "recio.h"
+
+struct sp_config {
+    const char *host;
+    int port;
+    const char *ca;          /* CA file that verifies the server chain */
+    const char *cert, *key;  /* client certificate and key (mutual TLS), or NULL */
+    int tls;                 /* 13 or 12 */
+    const char *group;       /* x25519 | p-256 | p-384 */
+    const char *suite;       /* aes128gcm | chacha20 */
+    int resume;              /* 1: resume every connection after the first with the last session */
+    int n;                   /* connections */
+    int marks;               /* record-at-a-time I/O with markers (0: plain I/O, markers only around) */
+    int app;                 /* after the handshake: HTTP/1.0 GET, response read to the end */
+    int timeout_s;
+};
+
+struct sp_conn_info {
+    char version[32], suite[64], group[32];
+    int resumed;
+};
+
+struct sp_backend {
+    const char *name;
+    const char *(*library)(void);                        /* "wolfSSL 5.5.4" */
+    const char *(*offers)(void);                         /* JSON object: versions, groups, suites */
+    /* process-wide set-up (context, trust store); NULL on error with err filled */
+    void *(*setup)(const struct sp_config *cfg, char *err, size_t errlen);
+    /* a new connection object over io (not counted as handshake) */
+    int (*prepare)(void *st, struct sp_recio *io, char *err, size_t errlen);
+    int (*handshake)(void *st, char *err, size_t errlen);  /* counted between HS markers */
+    int (*app)(void *st, size_t *bytes_read, char *err, size_t errlen);
+    /* shut down, keep the session for resumption, free the connection object */
+    void (*finish)(void *st, struct sp_conn_info *info);
+    void (*cleanup)(void *st);
+    /* crypto mode: run primitive `op` once (OP markers are placed by the backend); NULL if none */
+    int (*crypto)(void *st, const char *op, int reps, char *err, size_t errlen);
+    const char *(*crypto_ops)(void);                     /* JSON array of the op names it knows */
+};
+
+extern const struct sp_backend sp_backend;
+
+#endif

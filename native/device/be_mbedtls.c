@@ -1,0 +1,235 @@
+/* be_mbedtls: the Mbed TLS backend (Debian's 2.28, linked statically for armhf): TLS 1.2 only
+ * (2.28's TLS 1.3 is an experimental option Debian does not enable). The handshake is driven one
+ * state-machine step at a time with a STEP marker naming the state before each step, so the
+ * counting plugin can split the handshake per message; I/O is record at a time as for wolfSSL. */
+#include <stdio.h>
+#include <string.h>
+
+#include <mbedtls/ctr_drbg.h>
+#include <mbedtls/entropy.h>
+#include <mbedtls/error.h>
+#include <mbedtls/net_sockets.h>
+#include <mbedtls/ssl.h>
+#include <mbedtls/version.h>
+#include <mbedtls/x509_crt.h>
+
+#include "backend.h"
+#include "crypto_mbedtls.h"
+#include "marker.h"
+
+struct mbed_state {
+    const struct sp_config *cfg;
+    mbedtls_entropy_context entropy;
+    mbedtls_ctr_drbg_context drbg;
+    mbedtls_ssl_config conf;
+    mbedtls_x509_crt ca, own;
+    mbedtls_pk_context key;
+    mbedtls_ssl_context ssl;
+    mbedtls_ssl_session session;
+    int have_session, saw_certificate;
+    mbedtls_ecp_group_id curves[2];
+    int suites[3];
+};
+
+static int cb_send(void *ctx, const unsigned char *buf, size_t len)
+{
+    ssize_t r = sp_recio_write(ctx, buf, len);
+    return r > 0 ? (int)r : MBEDTLS_ERR_NET_SEND_FAILED;
+}
+
+static int cb_recv(void *ctx, unsigned char *buf, size_t len)
+{
+    ssize_t r = sp_recio_read(ctx, buf, len);
+    if (r >= 0)
+        return (int)r; /* 0: end of stream */
+    return MBEDTLS_ERR_NET_RECV_FAILED;
+}
+
+static const char *mbed_library(void)
+{
+    return "Mbed TLS " MBEDTLS_VERSION_STRING;
+}
+
+static const char *mbed_offers(void)
+{
+    return "{\"tls\":[\"1.2\"],\"groups\":[\"x25519\",\"p-256\",\"p-384\"],"
+           "\"suites\":[\"aes128gcm\",\"chacha20\"],\"modes\":[\"full\",\"resumed\"],\"mtls\":true}";
+}
+
+static void set_err(char *err, size_t errlen, const char *what, int code)
+{
+    char buf[160];
+    mbedtls_strerror(code, buf, sizeof buf);
+    snprintf(err, errlen, "%s: %s (-0x%04x)", what, buf, (unsigned)-code);
+}
+
+static void *mbed_setup(const struct sp_config *cfg, char *err, size_t errlen)
+{
+    static struct mbed_state st;
+    memset(&st, 0, sizeof st);
+    st.cfg = cfg;
+    mbedtls_entropy_init(&st.entropy);
+    mbedtls_ctr_drbg_init(&st.drbg);
+    int rc = mbedtls_ctr_drbg_seed(&st.drbg, mbedtls_entropy_func, &st.entropy, (const unsigned char *)"secperf", 7);
+    if (rc != 0) {
+        set_err(err, errlen, "seeding the DRBG", rc);
+        return NULL;
+    }
+    if (cfg == NULL)
+        return &st;
+    if (cfg->tls != 12) {
+        snprintf(err, errlen, "Mbed TLS %s offers TLS 1.2 only", MBEDTLS_VERSION_STRING);
+        return NULL;
+    }
+    if (strcmp(cfg->group, "x25519") == 0)
+        st.curves[0] = MBEDTLS_ECP_DP_CURVE25519;
+    else if (strcmp(cfg->group, "p-256") == 0)
+        st.curves[0] = MBEDTLS_ECP_DP_SECP256R1;
+    else if (strcmp(cfg->group, "p-384") == 0)
+        st.curves[0] = MBEDTLS_ECP_DP_SECP384R1;
+    else {
+        snprintf(err, errlen, "unknown group %s (this build offers x25519, p-256, p-384)", cfg->group);
+        return NULL;
+    }
+    st.curves[1] = MBEDTLS_ECP_DP_NONE;
+    if (strcmp(cfg->suite, "aes128gcm") == 0) {
+        st.suites[0] = MBEDTLS_TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256;
+        st.suites[1] = MBEDTLS_TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256;
+    } else if (strcmp(cfg->suite, "chacha20") == 0) {
+        st.suites[0] = MBEDTLS_TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256;
+        st.suites[1] = MBEDTLS_TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256;
+    } else {
+        snprintf(err, errlen, "unknown suite %s (this build offers aes128gcm, chacha20)", cfg->suite);
+        return NULL;
+    }
+    mbedtls_ssl_config_init(&st.conf);
+    mbedtls_x509_crt_init(&st.ca);
+    mbedtls_x509_crt_init(&st.own);
+    mbedtls_pk_init(&st.key);
+    if ((rc = mbedtls_ssl_config_defaults(&st.conf, MBEDTLS_SSL_IS_CLIENT, MBEDTLS_SSL_TRANSPORT_STREAM,
+                                          MBEDTLS_SSL_PRESET_DEFAULT)) != 0) {
+        set_err(err, errlen, "config defaults", rc);
+        return NULL;
+    }
+    mbedtls_ssl_conf_min_version(&st.conf, MBEDTLS_SSL_MAJOR_VERSION_3, MBEDTLS_SSL_MINOR_VERSION_3);
+    mbedtls_ssl_conf_max_version(&st.conf, MBEDTLS_SSL_MAJOR_VERSION_3, MBEDTLS_SSL_MINOR_VERSION_3);
+    mbedtls_ssl_conf_rng(&st.conf, mbedtls_ctr_drbg_random, &st.drbg);
+    if ((rc = mbedtls_x509_crt_parse_file(&st.ca, cfg->ca)) != 0) {
+        set_err(err, errlen, "loading the CA file", rc);
+        return NULL;
+    }
+    mbedtls_ssl_conf_ca_chain(&st.conf, &st.ca, NULL);
+    mbedtls_ssl_conf_authmode(&st.conf, MBEDTLS_SSL_VERIFY_REQUIRED);
+    if (cfg->cert && cfg->key) {
+        if ((rc = mbedtls_x509_crt_parse_file(&st.own, cfg->cert)) != 0 ||
+            (rc = mbedtls_pk_parse_keyfile(&st.key, cfg->key, NULL)) != 0 ||
+            (rc = mbedtls_ssl_conf_own_cert(&st.conf, &st.own, &st.key)) != 0) {
+            set_err(err, errlen, "loading the client certificate or key", rc);
+            return NULL;
+        }
+    }
+    mbedtls_ssl_conf_curves(&st.conf, st.curves);
+    mbedtls_ssl_conf_ciphersuites(&st.conf, st.suites);
+    mbedtls_ssl_conf_session_tickets(&st.conf, MBEDTLS_SSL_SESSION_TICKETS_ENABLED);
+    mbedtls_ssl_session_init(&st.session);
+    return &st;
+}
+
+static int mbed_prepare(void *p, struct sp_recio *io, char *err, size_t errlen)
+{
+    struct mbed_state *st = p;
+    mbedtls_ssl_init(&st->ssl);
+    int rc = mbedtls_ssl_setup(&st->ssl, &st->conf);
+    if (rc != 0) {
+        set_err(err, errlen, "ssl setup", rc);
+        return -1;
+    }
+    mbedtls_ssl_set_bio(&st->ssl, io, cb_send, cb_recv, NULL);
+    if (st->cfg->resume && st->have_session && (rc = mbedtls_ssl_set_session(&st->ssl, &st->session)) != 0) {
+        set_err(err, errlen, "setting the session", rc);
+        return -1;
+    }
+    st->saw_certificate = 0;
+    return 0;
+}
+
+static int mbed_handshake(void *p, char *err, size_t errlen)
+{
+    struct mbed_state *st = p;
+    while (st->ssl.state != MBEDTLS_SSL_HANDSHAKE_OVER) {
+        sp_mark(SP_MARK_STEP, (unsigned)st->ssl.state);
+        if (st->ssl.state == MBEDTLS_SSL_SERVER_CERTIFICATE)
+            st->saw_certificate = 1;
+        int rc = mbedtls_ssl_handshake_step(&st->ssl);
+        if (rc != 0) {
+            set_err(err, errlen, "handshake", rc);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int mbed_app(void *p, size_t *bytes_read, char *err, size_t errlen)
+{
+    struct mbed_state *st = p;
+    static const char req[] = "GET / HTTP/1.0\r\nHost: secperf.test\r\n\r\n";
+    int rc = mbedtls_ssl_write(&st->ssl, (const unsigned char *)req, sizeof req - 1);
+    if (rc != (int)sizeof req - 1) {
+        set_err(err, errlen, "write", rc);
+        return -1;
+    }
+    unsigned char buf[4096];
+    for (;;) {
+        rc = mbedtls_ssl_read(&st->ssl, buf, sizeof buf);
+        if (rc > 0) {
+            *bytes_read += (size_t)rc;
+            continue;
+        }
+        if (rc == 0 || rc == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY || rc == MBEDTLS_ERR_NET_RECV_FAILED)
+            return *bytes_read > 0 ? 0 : -1;
+        set_err(err, errlen, "read", rc);
+        return -1;
+    }
+}
+
+static void mbed_finish(void *p, struct sp_conn_info *info)
+{
+    struct mbed_state *st = p;
+    snprintf(info->version, sizeof info->version, "%s", mbedtls_ssl_get_version(&st->ssl));
+    const char *cs = mbedtls_ssl_get_ciphersuite(&st->ssl);
+    snprintf(info->suite, sizeof info->suite, "%s", cs ? cs : "");
+    snprintf(info->group, sizeof info->group, "%s", st->cfg->group); /* the only one offered */
+    info->resumed = st->ssl.state == MBEDTLS_SSL_HANDSHAKE_OVER && !st->saw_certificate;
+    if (st->cfg->resume && st->ssl.state == MBEDTLS_SSL_HANDSHAKE_OVER) {
+        mbedtls_ssl_session_free(&st->session);
+        mbedtls_ssl_session_init(&st->session);
+        st->have_session = mbedtls_ssl_get_session(&st->ssl, &st->session) == 0;
+    }
+    mbedtls_ssl_free(&st->ssl);
+}
+
+static void mbed_cleanup(void *p)
+{
+    struct mbed_state *st = p;
+    mbedtls_ssl_session_free(&st->session);
+    mbedtls_x509_crt_free(&st->ca);
+    mbedtls_x509_crt_free(&st->own);
+    mbedtls_pk_free(&st->key);
+    mbedtls_ssl_config_free(&st->conf);
+    mbedtls_ctr_drbg_free(&st->drbg);
+    mbedtls_entropy_free(&st->entropy);
+}
+
+const struct sp_backend sp_backend = {
+    .name = "mbedtls",
+    .library = mbed_library,
+    .offers = mbed_offers,
+    .setup = mbed_setup,
+    .prepare = mbed_prepare,
+    .handshake = mbed_handshake,
+    .app = mbed_app,
+    .finish = mbed_finish,
+    .cleanup = mbed_cleanup,
+    .crypto = sp_mbedcrypto_op,
+    .crypto_ops = sp_mbedcrypto_ops,
+};

@@ -1,0 +1,170 @@
+/* insn_events: a QEMU TCG plugin for qemu-user (and qemu-system) that counts every executed guest
+ * instruction (an inline add before each one) and records the running count at two kinds of
+ * events, in the order they happen:
+ *   - a marker system call made by the guest (number `marker`, default 1516, unused on ARM: the
+ *     kernel and QEMU return ENOSYS), with its first two arguments: "count M a1 a2";
+ *   - the first instruction at a watched address (function entries named in `watch=FILE`, lines
+ *     "0xADDR ID"): "count W ID".
+ * One vCPU (single-threaded guests). Arguments: out=FILE (required), marker=N, watch=FILE,
+ * count=tb|insn. count=tb (default) adds a block's instruction count when the block starts, except
+ * in blocks holding a watched address, which count instruction by instruction so the watched
+ * instruction sees the exact count; a marker system call always ends its block, so its count is
+ * exact either way. count=insn adds before every instruction (slower; the two agree unless a
+ * block is left in its middle, which user-mode code without faults does not do).
+ * Written when the guest exits:
+ *   # insn_events v1 total=N events=K
+ *   <count> M <a1> <a2>
+ *   <count> W <id>
+ *
+ *   qemu-arm -plugin libinsn_events.so,out=ev.txt,watch=w.txt ./client ...
+ *
+ * Built against QEMU's qemu-plugin.h when the build is given it (Debian's qemu source package,
+ * fetched by scripts/bootstrap), else against the declarations shared with native/mac/cortexm. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef SECPERF_QEMU_PLUGIN_HEADER
+#include <qemu-plugin.h>
+#else
+#include "qemu_plugin_api.h"
+#endif
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = 1;
+
+#define MAX_WATCH 64
+
+struct event {
+    unsigned long long count;
+    char kind; /* 'M' marker syscall, 'W' watched address */
+    unsigned long long a1, a2;
+};
+
+static unsigned long long count;
+static long long marker_nr = 1516;
+static int per_insn;
+static unsigned long long watch_addr[MAX_WATCH];
+static unsigned long long watch_id[MAX_WATCH];
+static size_t n_watch;
+static struct event *events;
+static size_t n_events, cap_events;
+static int oom;
+static char out_path[4096];
+
+static void record(char kind, unsigned long long a1, unsigned long long a2)
+{
+    if (n_events == cap_events) {
+        size_t cap = cap_events ? cap_events * 2 : 4096;
+        struct event *e = realloc(events, cap * sizeof *e);
+        if (e == NULL) {
+            oom = 1;
+            return;
+        }
+        events = e;
+        cap_events = cap;
+    }
+    events[n_events++] = (struct event){count, kind, a1, a2};
+}
+
+static void on_watch(unsigned int vcpu, void *udata)
+{
+    (void)vcpu;
+    record('W', (unsigned long long)(size_t)udata, 0);
+}
+
+static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1, uint64_t a2,
+                       uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6, uint64_t a7, uint64_t a8)
+{
+    (void)id, (void)vcpu, (void)a3, (void)a4, (void)a5, (void)a6, (void)a7, (void)a8;
+    if (num == marker_nr)
+        record('M', a1 & 0xffffffffu, a2 & 0xffffffffu);
+}
+
+static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+    (void)id;
+    size_t n = qemu_plugin_tb_n_insns(tb);
+    int watched = 0;
+    for (size_t i = 0; i < n && n_watch > 0; i++) {
+        unsigned long long va = qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, i));
+        for (size_t w = 0; w < n_watch; w++)
+            watched |= watch_addr[w] == va;
+    }
+    if (!per_insn && !watched) {
+        qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &count, n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+        qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &count, 1);
+        unsigned long long va = qemu_plugin_insn_vaddr(insn);
+        for (size_t w = 0; w < n_watch; w++)
+            if (watch_addr[w] == va)
+                qemu_plugin_register_vcpu_insn_exec_cb(insn, on_watch, QEMU_PLUGIN_CB_NO_REGS,
+                                                       (void *)(size_t)watch_id[w]);
+    }
+}
+
+static void on_plugin_exit(qemu_plugin_id_t id, void *udata)
+{
+    (void)id, (void)udata;
+    FILE *f = fopen(out_path, "w");
+    if (f == NULL)
+        return;
+    fprintf(f, "# insn_events v1 total=%llu events=%zu%s\n", count, n_events, oom ? " oom" : "");
+    for (size_t i = 0; i < n_events; i++) {
+        const struct event *e = &events[i];
+        if (e->kind == 'M')
+            fprintf(f, "%llu M %llu %llu\n", e->count, e->a1, e->a2);
+        else
+            fprintf(f, "%llu W %llu\n", e->count, e->a1);
+    }
+    fclose(f);
+}
+
+static int read_watch(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        fprintf(stderr, "insn_events: cannot open watch file %s\n", path);
+        return -1;
+    }
+    unsigned long long addr, id;
+    while (n_watch < MAX_WATCH && fscanf(f, "%llx %llu", &addr, &id) == 2) {
+        watch_addr[n_watch] = addr & ~1ull; /* a Thumb function's symbol has bit 0 set */
+        watch_id[n_watch] = id;
+        n_watch++;
+    }
+    fclose(f);
+    return 0;
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv)
+{
+    (void)info;
+    for (int i = 0; i < argc; i++) {
+        if (strncmp(argv[i], "out=", 4) == 0)
+            snprintf(out_path, sizeof(out_path), "%s", argv[i] + 4);
+        else if (strncmp(argv[i], "marker=", 7) == 0)
+            marker_nr = strtoll(argv[i] + 7, NULL, 0);
+        else if (strcmp(argv[i], "count=insn") == 0)
+            per_insn = 1;
+        else if (strcmp(argv[i], "count=tb") == 0)
+            per_insn = 0;
+        else if (strncmp(argv[i], "watch=", 6) == 0) {
+            if (read_watch(argv[i] + 6) != 0)
+                return -1;
+        } else {
+            fprintf(stderr, "insn_events: unknown argument %s (known: out=FILE, marker=N, watch=FILE, count=tb|insn)\n", argv[i]);
+            return -1;
+        }
+    }
+    if (out_path[0] == '\0') {
+        fprintf(stderr, "insn_events: needs out=FILE\n");
+        return -1;
+    }
+    qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
+    qemu_plugin_register_vcpu_syscall_cb(id, on_syscall);
+    qemu_plugin_register_atexit_cb(id, on_plugin_exit, NULL);
+    return 0;
+}

@@ -1,0 +1,318 @@
+"""Devices we do not have: real embedded TLS stacks compiled for ARM, run under qemu-arm (Linux
+user mode) with every executed instruction counted by a TCG plugin, against a native
+`openssl s_server` on loopback (started and stopped by PID).
+
+What one sample is: one handshake of the guest client (native/device/client.c). The client marks
+the start and end of the library's handshake call and every record it hands to or takes from the
+library; the plugin records the instruction count at each mark (device_attrib.py has the
+attribution rule). Counted: user-mode instructions of the client process (TLS library, libc and
+our client); the kernel's network work and time blocked waiting for the server are not
+instructions of the guest and cost nothing. Counts are deterministic (no timing enters them), so
+few samples suffice; the first handshake in a process is "cold" (lazy initialisation, and
+wolfSSL's FP_ECC tables are built on the second use of a point), warm rows come after --warmup
+handshakes that are counted but not summarised.
+
+Milliseconds are DERIVED, never measured: instructions x the core's CPI range / its clock
+(spec/devices.py, data/devices.toml), always shown as a range and labelled.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core import result as R
+from ..core.errors import InputError, MeasurementError
+from ..spec.devices import Core, DeviceError, core as core_profile, cores
+from . import device_attrib as A
+from .device_build import STACKS, Build, ensure_built
+
+GROUPS = ("x25519", "p-256", "p-384")
+SUITES = {"aes128gcm": "aes128gcm", "aes-128-gcm": "aes128gcm", "chacha20": "chacha20",
+          "chacha20-poly1305": "chacha20"}
+TLS_VERSIONS = {"1.3": "1.3", "13": "1.3", "tls1.3": "1.3", "1.2": "1.2", "12": "1.2", "tls1.2": "1.2"}
+MODES = ("full", "resumed")
+SERVER_CERTS = ("rsa-2048", "ecdsa-p256")
+RUN_TIMEOUT_S = 120
+TIMER = {"name": "guest instructions per handshake",
+         "start": "client about to call the library's handshake function (marker HS_BEGIN)",
+         "end": "the handshake function returned (marker HS_END)",
+         "unit": "instructions (user mode, client process, counted under QEMU)"}
+
+
+@dataclass(frozen=True)
+class Config:
+    device: str
+    stack: str
+    tls: str
+    group: str
+    suite: str
+    mode: str
+    server_cert: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.stack}/tls{self.tls}/{self.group}/{self.suite}/{self.mode}/{self.server_cert}"
+
+
+def _split(value, what: str, known, aliases: dict | None = None) -> list[str]:
+    items = [v.strip().lower() for v in (value.split(",") if isinstance(value, str) else value) if v.strip()]
+    if not items:
+        raise InputError(f"--{what}: give at least one of {', '.join(known)}")
+    out = []
+    for v in items:
+        v = (aliases or {}).get(v, v)
+        if v not in known:
+            raise InputError(f"--{what}: unknown {what} {v!r}; known: {', '.join(known)}")
+        out.append(v)
+    return list(dict.fromkeys(out))
+
+
+def check_device(name: str) -> Core:
+    try:
+        return core_profile(name)
+    except DeviceError as exc:
+        raise InputError(str(exc)) from None
+
+
+def check_stacks(value) -> list[str]:
+    return _split(value, "stack", tuple(STACKS))
+
+
+def plan(device: str, stacks, tls, groups, suites, modes="full", server_certs="rsa-2048") -> list[Config]:
+    """The configurations to run, with every name checked (InputError names what is known)."""
+    dev = check_device(device)
+    stacks = check_stacks(stacks)
+    tls_l = [TLS_VERSIONS.get(t, t) for t in _split(tls, "tls", tuple(TLS_VERSIONS))]
+    groups = _split(groups, "group", GROUPS, {"p256": "p-256", "secp256r1": "p-256", "p384": "p-384",
+                                              "secp384r1": "p-384"})
+    suites = _split(suites, "suite", tuple(SUITES), SUITES)
+    modes = _split(modes, "mode", MODES)
+    certs = _split(server_certs, "server-cert", SERVER_CERTS)
+    if dev.profile == "M":
+        runnable = ", ".join(n for n in cores() if core_profile(n).profile == "A")
+        raise InputError(f"--device {device}: a Cortex-M core needs a Cortex-M build of the stack, and the builds "
+                         f"here are Debian's armhf (Cortex-A) libraries; devices these builds run on: {runnable}")
+    return [Config(device, s, t, g, su, m, c) for s in stacks for t in tls_l for g in groups for su in suites
+            for m in modes for c in certs]
+
+
+def check_offers(cfg: Config, build: Build) -> None:
+    """InputError when the build cannot do cfg, naming what it offers."""
+    off = build.offers
+    what = f"{cfg.stack} ({build.library}, Debian armhf build)"
+    if cfg.tls not in off.get("tls", ()):
+        raise InputError(f"--tls {cfg.tls}: {what} offers TLS {', '.join(off.get('tls', ()))} only"
+                         + ("; Mbed TLS 2.28 has no TLS 1.3: use --tls 1.2" if cfg.stack == "mbedtls" else ""))
+    if cfg.group not in off.get("groups", ()):
+        raise InputError(f"--group {cfg.group}: {what} offers {', '.join(off.get('groups', ()))}")
+    if cfg.suite not in off.get("suites", ()):
+        raise InputError(f"--suite {cfg.suite}: {what} offers {', '.join(off.get('suites', ()))}")
+    if cfg.mode not in off.get("modes", ()):
+        raise InputError(f"--mode {cfg.mode}: {what} offers {', '.join(off.get('modes', ()))}")
+
+
+class Server:
+    """`openssl s_server` on loopback for one server certificate type (lab/services.SServer)."""
+
+    def __init__(self, cert_type: str):
+        from ..lab.pki import LabPKI
+        from ..lab.services import SServer
+        self.certs = LabPKI().ensure().server(cert_type)
+        self.svc = SServer(self.certs)
+
+    def __enter__(self) -> "Server":
+        self.svc.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.svc.stop()
+
+    @property
+    def port(self) -> int:
+        return self.svc.port
+
+
+def run_client(build: Build, dev: Core, cfg: Config, port: int, ca: Path, n: int, *, marks: bool = True,
+               app: bool = True, work: Path | None = None) -> tuple[list[dict], list[A.Event], int]:
+    """One guest process making n connections: its JSON lines, the plugin's events, total count."""
+    tmp = Path(work or tempfile.mkdtemp(prefix="secperf-device-"))
+    ev = tmp / f"events-{abs(hash((cfg, marks, n))) % 10**8}.txt"
+    argv = [build.qemu, "-cpu", dev.qemu_cpu, "-plugin", f"{build.plugin},out={ev},watch={build.watch}",
+            str(build.client), "--port", str(port), "--ca", str(ca), "--tls", cfg.tls.replace(".", ""),
+            "--group", cfg.group, "--suite", cfg.suite, "--n", str(n)]
+    if cfg.mode == "resumed":
+        argv.append("--resume")
+    if not marks:
+        argv.append("--no-record-marks")
+    if not app:
+        argv.append("--no-app")
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=RUN_TIMEOUT_S + 5 * n)
+    except subprocess.TimeoutExpired:
+        raise MeasurementError(f"the {cfg.stack} guest client did not finish {n} handshakes within "
+                               f"{RUN_TIMEOUT_S + 5 * n} s") from None
+    conns = []
+    for line in p.stdout.splitlines():
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        if "error" in d and "conn" not in d:
+            raise MeasurementError(f"the {cfg.stack} guest client could not start: {d['error']}")
+        conns.append(d)
+    if not conns:
+        raise MeasurementError(f"the {cfg.stack} guest client printed nothing (exit {p.returncode}): "
+                               f"{p.stderr.strip()[-600:]}")
+    total, events = A.read_events(ev)
+    ev.unlink(missing_ok=True)
+    return conns, events, total
+
+
+def _labels(cfg: Config, dev: Core, build: Build, phase: str) -> dict:
+    return {"device": cfg.device, "stack": cfg.stack, "library": build.library, "tls": cfg.tls,
+            "group": cfg.group, "suite": cfg.suite, "mode": cfg.mode, "server_cert": cfg.server_cert,
+            "phase": phase, "qemu_cpu": dev.qemu_cpu, "core_profile": dev.profile,
+            "server": "openssl s_server (host, loopback)"}
+
+
+def _message_rows(samples: list[dict]) -> list[dict]:
+    """Median per message over the samples, in the order messages first appear."""
+    order: dict[tuple, list[int]] = {}
+    for s in samples:
+        seen = {}
+        for m in s["messages"]:
+            k = (m["dir"], m["message"])
+            seen[k] = seen.get(k, 0) + m["instructions"]
+        for k, v in seen.items():
+            order.setdefault(k, []).append(v)
+    return [{"dir": d, "message": m, "instructions": int(statistics.median(v)), "n": len(v)}
+            for (d, m), v in order.items()]
+
+
+def _derive(dev: Core, instructions: float) -> dict:
+    lo, hi = dev.ms_range(instructions)
+    return {"ms_low": lo, "ms_high": hi}
+
+
+def make_series(cfg: Config, dev: Core, build: Build, phase: str, hss: list[A.Handshake], conns: dict,
+                failures: list[str]) -> dict:
+    s = R.new_series(f"device/{cfg.device}/{cfg.key}/{phase}", kind="device", labels=_labels(cfg, dev, build, phase),
+                     timer=TIMER)
+    for reason in failures:
+        R.add_failure(s, reason)
+    for h in hss:
+        c = conns.get(h.index, {})
+        s["samples"].append({"handshake": h.index, "instructions": h.instructions, "parts_sum": h.parts_sum,
+                             "messages": h.messages, "app_instructions": h.app_instructions,
+                             "records_in": h.records_in, "records_out": h.records_out,
+                             "messages_per_record": h.messages_per_record, "version": c.get("version"),
+                             "negotiated_suite": c.get("suite"), "negotiated_group": c.get("group"),
+                             "resumed": bool(c.get("resumed"))})
+    good = [x for x in s["samples"]]
+    if good:
+        ins = [x["instructions"] for x in good]
+        med = statistics.median(ins)
+        worst = max(abs(x["parts_sum"] - x["instructions"]) / x["instructions"] for x in good)
+        rows = _message_rows(good)
+        for r in rows:
+            r.update(_derive(dev, r["instructions"]))
+        s["derived"] = {
+            "instructions_median": med, "instructions_min": min(ins), "instructions_max": max(ins),
+            "spread": (max(ins) - min(ins)) / med if med else 0.0,
+            "parts_sum_max_error": worst, "messages": rows,
+            "app_instructions_median": statistics.median([x["app_instructions"] for x in good
+                                                          if x["app_instructions"] is not None] or [0]),
+            "derived_ms": {**_derive(dev, med), "clock_mhz": dev.clock_mhz, "cpi": list(dev.cpi),
+                           "cpi_estimate": dev.cpi_estimate,
+                           "rule": "instructions x CPI / clock: DERIVED from the core profile, not measured"},
+        }
+        s["status"] = "partial" if s["failures"] else "ok"
+    else:
+        s["status"] = "failed"
+        if not s["failures"]:
+            R.add_failure(s, "no handshake completed")
+    return s
+
+
+def measure_config(cfg: Config, n: int, warmup: int, build: Build | None = None,
+                   server: Server | None = None) -> list[dict]:
+    """Cold and warm series of one configuration: one guest process with 1 + warmup + n handshakes."""
+    dev = check_device(cfg.device)
+    build = build or ensure_built(cfg.stack)
+    check_offers(cfg, build)
+    prime = 1 if cfg.mode == "resumed" else 0   # a full handshake that obtains the ticket
+    total_n = prime + 1 + warmup + n
+    own = server is None
+    srv = server or Server(cfg.server_cert).__enter__()
+    try:
+        conns, events, _ = run_client(build, dev, cfg, srv.port, srv.certs.ca, total_n)
+    finally:
+        if own:
+            srv.__exit__(None, None, None)
+    by = {c["conn"]: c for c in conns}
+    hss = A.handshakes(events, conns, cfg.tls)
+    failures = [f"handshake {c['conn']}: {c.get('stage')}: {c.get('error')}" for c in conns if not c.get("ok")]
+    if cfg.mode == "resumed":
+        failures += [f"handshake {h.index}: the session was not resumed" for h in hss
+                     if h.index >= prime and not by.get(h.index, {}).get("resumed")]
+    ok = [h for h in hss if h.ok and by.get(h.index, {}).get("ok")
+          and (cfg.mode != "resumed" or by[h.index].get("resumed"))]
+    cold = [h for h in ok if h.index == prime]
+    warm = [h for h in ok if h.index >= prime + 1 + warmup]
+    out = [make_series(cfg, dev, build, "cold", cold, by, failures if not cold else []),
+           make_series(cfg, dev, build, "warm", warm, by, failures)]
+    for s in out:
+        s["labels"]["warmup_handshakes"] = warmup
+        s["labels"]["qemu"] = build.qemu_version
+        s["labels"]["cross_cc"] = build.cross_cc
+        s["labels"]["plugin_header"] = build.plugin_header
+    return out
+
+
+# --- primitives ---------------------------------------------------------------------------------
+
+def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build: Build | None = None) -> list[dict]:
+    """Instruction counts of single primitive operations (keygen, derive, sign, verify, AEAD, hash)."""
+    dev = check_device(device)
+    build = build or ensure_built(stack)
+    known = list(build.crypto_ops)
+    if not known:
+        raise InputError(f"--stack {stack}: this build has no primitive counts")
+    ops = _split(ops, "op", known) if ops else known
+    out = []
+    with tempfile.TemporaryDirectory(prefix="secperf-device-") as tmp:
+        for op in ops:
+            ev = Path(tmp) / f"ops-{op}.txt"
+            argv = [build.qemu, "-cpu", dev.qemu_cpu, "-plugin", f"{build.plugin},out={ev}", str(build.client),
+                    "--crypto", op, "--n", str(n + 1)]
+            p = subprocess.run(argv, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+            s = R.new_series(f"device-crypto/{device}/{stack}/{op}", kind="device_crypto",
+                             labels={"device": device, "stack": stack, "library": build.library, "op": op,
+                                     "qemu_cpu": dev.qemu_cpu},
+                             timer={"name": "guest instructions per operation", "start": "marker OP_BEGIN",
+                                    "end": "marker OP_END", "unit": "instructions"})
+            try:
+                counts = [c for _, c in A.op_counts(A.read_events(ev)[1])]
+            except MeasurementError as exc:
+                counts = []
+                R.add_failure(s, str(exc))
+            if p.returncode != 0 or not counts:
+                R.add_failure(s, f"exit {p.returncode}: {p.stdout.strip()[-300:]} {p.stderr.strip()[-300:]}")
+            if counts:
+                warm = counts[1:] or counts
+                med = statistics.median(warm)
+                s["samples"] = [{"i": i, "instructions": c, "phase": "cold" if i == 0 else "warm"}
+                                for i, c in enumerate(counts)]
+                s["derived"] = {"instructions_cold": counts[0], "instructions_median": med,
+                                "derived_ms": {**_derive(dev, med), "clock_mhz": dev.clock_mhz, "cpi": list(dev.cpi),
+                                               "cpi_estimate": dev.cpi_estimate}}
+                s["status"] = "partial" if s["failures"] else "ok"
+            else:
+                s["status"] = "failed"
+            out.append(s)
+    return out

@@ -1,0 +1,249 @@
+"""Per-message attribution of a guest TLS client's instruction count (pure functions).
+
+Input: the counting plugin's event file (native/device/plugin/insn_events.c): the running
+instruction count at each marker system call of the guest client and at each watched library
+function entry. Output per handshake: the whole count (HS_BEGIN -> HS_END markers around the
+library's handshake call) and its partition into handshake messages.
+
+The attribution rule (the same shape as the host probe's, native/probe/hs_trace.c):
+1. A received message owns the instructions from the moment the library asks for the first byte
+   of its record (RECV_BEGIN: the client hands the library one record at a time, so the library
+   has finished with the previous record) up to the next event: reading, decrypting, parsing and
+   processing it (ServerHello includes the shared secret and the key schedule, Certificate the
+   chain verification, CertificateVerify the signature check).
+2. A sent message owns the instructions from the entry of the library function that builds it
+   (wolfSSL: SendTls13ClientHello, SendTls13Finished, ...; Mbed TLS: the state-machine step that
+   writes it) up to the next event, including the write itself and the flush after it.
+3. Instructions before the first event belong to the first message; a state-machine step that
+   neither sends nor receives anything (Mbed TLS) is folded into the step before it, and a step
+   that reads a record names the message it read when that is visible (plaintext).
+4. Where a record carries several handshake messages (several entries of the library's message
+   dispatcher inside one record), each further message starts a new part.
+Labels: plaintext handshake records name themselves (their first byte); encrypted ones are named
+by their position in the flight the negotiated mode implies (TLS 1.3 full: EncryptedExtensions,
+[CertificateRequest], Certificate, CertificateVerify, Finished; resumed: EncryptedExtensions,
+Finished; TLS 1.2: Finished). So the parts partition the handshake's count exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..core.errors import MeasurementError
+
+# marker kinds (native/device/marker.h)
+HS_BEGIN, HS_END, RECV_BEGIN, RECV_INFO, SEND, STEP, APP_BEGIN, APP_END, OP_BEGIN, OP_END = range(1, 11)
+HS_TYPES = {0: "HelloRequest", 1: "ClientHello", 2: "ServerHello", 4: "NewSessionTicket", 8: "EncryptedExtensions",
+            11: "Certificate", 12: "ServerKeyExchange", 13: "CertificateRequest", 14: "ServerHelloDone",
+            15: "CertificateVerify", 16: "ClientKeyExchange", 20: "Finished"}
+WATCH_SENT = {1: "ClientHello", 2: "ClientHello", 3: "Certificate", 4: "CertificateVerify", 5: "Finished",
+              6: "Certificate", 7: "CertificateVerify", 8: "ClientKeyExchange", 9: "ChangeCipherSpec", 10: "Finished"}
+WATCH_MSG = (11, 12)
+# Mbed TLS 2.28 client states (mbedtls/ssl.h, mbedtls_ssl_states): state -> (direction, message)
+MBEDTLS_STATES = {
+    0: ("sent", "ClientHello"), 1: ("sent", "ClientHello"), 2: ("received", "ServerHello"),
+    3: ("received", "Certificate"), 4: ("received", "ServerKeyExchange"), 5: ("received", "CertificateRequest"),
+    6: ("received", "ServerHelloDone"), 7: ("sent", "Certificate"), 8: ("sent", "ClientKeyExchange"),
+    9: ("sent", "CertificateVerify"), 10: ("sent", "ChangeCipherSpec"), 11: ("sent", "Finished"),
+    12: ("received", "ChangeCipherSpec"), 13: ("received", "Finished"), 14: None, 15: None, 16: None,
+    17: ("received", "NewSessionTicket"),
+}
+
+
+@dataclass
+class Event:
+    count: int
+    kind: str      # "M" marker, "W" watched function
+    a1: int
+    a2: int = 0
+
+
+@dataclass
+class Handshake:
+    index: int
+    ok: bool
+    instructions: int
+    messages: list[dict] = field(default_factory=list)   # [{"message", "dir", "instructions"}]
+    records_in: int = 0
+    records_out: int = 0
+    messages_per_record: list[int] = field(default_factory=list)
+    app_instructions: int | None = None
+
+    @property
+    def parts_sum(self) -> int:
+        return sum(m["instructions"] for m in self.messages)
+
+
+def read_events(path: Path) -> tuple[int, list[Event]]:
+    """(total instructions of the process, events in order) from the plugin's file."""
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as exc:
+        raise MeasurementError(f"the counting plugin wrote no event file ({exc}); did qemu-arm load it?") from None
+    if not lines or not lines[0].startswith("# insn_events v1"):
+        raise MeasurementError(f"unexpected event file header: {lines[:1]}")
+    if " oom" in lines[0]:
+        raise MeasurementError("the counting plugin ran out of memory for events")
+    total = int(lines[0].split("total=")[1].split()[0])
+    events = []
+    for ln in lines[1:]:
+        f = ln.split()
+        events.append(Event(int(f[0]), f[1], int(f[2]), int(f[3]) if len(f) > 3 else 0))
+    return total, events
+
+
+def _expected_encrypted(tls: str, resumed: bool, mtls: bool) -> list[str]:
+    if tls == "1.2":
+        return ["Finished"]
+    if resumed:
+        return ["EncryptedExtensions", "Finished"]
+    return ["EncryptedExtensions"] + (["CertificateRequest"] if mtls else []) + \
+        ["Certificate", "CertificateVerify", "Finished"]
+
+
+def attribute(events: list[Event], tls: str, resumed: bool, mtls: bool = False) -> tuple[list[tuple[int, tuple]], int]:
+    """Boundaries [(count, (dir, message))] of one handshake's events (HS_BEGIN first, HS_END
+    last) and the end count. Owners None are resolved to the next owner."""
+    begin, end = events[0].count, events[-1].count
+    steps = any(e.kind == "M" and e.a1 == STEP for e in events)
+    enc_names = iter(_expected_encrypted(tls, resumed, mtls))
+    enc_n = 0
+    bounds: list[list] = [[begin, None]]
+    ccs_seen = False
+    cur_dir = None
+    step_io = True
+    msgs_in_record = 0
+    for e in events[1:-1]:
+        if e.kind == "W" and e.a1 in WATCH_SENT and not steps:
+            bounds.append([e.count, ("sent", WATCH_SENT[e.a1])])
+            cur_dir = "sent"
+        elif e.kind == "W" and e.a1 in WATCH_MSG and not steps:
+            msgs_in_record += 1
+            if msgs_in_record > 1:  # a further message in the same record
+                enc_n += 1
+                bounds.append([e.count, ("received", next(enc_names, f"message {enc_n} (received)"))])
+        elif e.kind == "M" and e.a1 == STEP:
+            owner = MBEDTLS_STATES.get(e.a2, ("sent", f"state {e.a2}"))
+            if owner is None:  # flush and wrap-up steps: part of the message before
+                continue
+            if not step_io and len(bounds) > 1:
+                bounds[-1][1] = "prev"  # the previous step neither sent nor received: fold it back
+            bounds.append([e.count, owner])
+            step_io = False
+        elif e.kind == "M" and e.a1 == RECV_BEGIN:
+            step_io = True
+            msgs_in_record = 0
+            if not steps:
+                bounds.append([e.count, ("received", "?")])
+                cur_dir = "received"
+        elif e.kind == "M" and e.a1 == RECV_INFO:
+            ctype, hs = e.a2 >> 24, (e.a2 >> 16) & 0xFF
+            if ctype == 20:
+                name = "ChangeCipherSpec"
+                ccs_seen = True
+            elif ctype == 22 and not ccs_seen and hs in HS_TYPES:
+                name = HS_TYPES[hs]
+            elif ctype in (22, 23):
+                enc_n += 1
+                name = next(enc_names, f"record {enc_n} (received)")
+            elif ctype == 21:
+                name = "Alert"
+            else:
+                name = f"record type {ctype}"
+            if not steps:
+                bounds[-1][1] = ("received", name)
+            elif bounds[-1][1] not in (None, "prev") and bounds[-1][1][0] == "received" and (
+                    ctype == 20 or (ctype == 22 and not ccs_seen and hs in HS_TYPES)):
+                bounds[-1][1] = ("received", name)  # the step read another message than its state's
+        elif e.kind == "M" and e.a1 == SEND:
+            step_io = True
+            if not steps and cur_dir != "sent":
+                ctype, hs = e.a2 >> 24, (e.a2 >> 16) & 0xFF
+                name = {20: "ChangeCipherSpec", 21: "Alert"}.get(ctype) or (
+                    HS_TYPES.get(hs, "record") if ctype == 22 else "record")
+                bounds.append([e.count, ("sent", name)])
+                cur_dir = "sent"
+    if steps and not step_io and len(bounds) > 1:
+        bounds[-1][1] = "prev"
+    # "prev": fold into the previous part; None/"?": into the next one (rule 3), else the previous
+    for i in range(1, len(bounds)):
+        if bounds[i][1] == "prev":
+            bounds[i][1] = bounds[i - 1][1]
+    for i in range(len(bounds) - 2, -1, -1):
+        if bounds[i][1] in (None, "prev") or bounds[i][1][1] == "?":
+            bounds[i][1] = bounds[i + 1][1]
+    for i in range(1, len(bounds)):
+        if bounds[i][1] in (None, "prev") or bounds[i][1][1] == "?":
+            bounds[i][1] = bounds[i - 1][1]
+    return [(c, o) for c, o in bounds], end
+
+
+def partition(bounds: list[tuple[int, tuple]], end: int) -> list[dict]:
+    """Merge consecutive parts with the same owner; counts between boundaries."""
+    rows: list[dict] = []
+    for (c, owner), nxt in zip(bounds, [b[0] for b in bounds[1:]] + [end]):
+        d, name = owner if owner else ("received", "unattributed")
+        if rows and rows[-1]["message"] == name and rows[-1]["dir"] == d:
+            rows[-1]["instructions"] += nxt - c
+        else:
+            rows.append({"message": name, "dir": d, "instructions": nxt - c})
+    return rows
+
+
+def handshakes(events: list[Event], conns: list[dict], tls: str, mtls: bool = False) -> list[Handshake]:
+    """One Handshake per HS_BEGIN..HS_END window, matched with the client's JSON line for it."""
+    out: list[Handshake] = []
+    by_index = {c["conn"]: c for c in conns}
+    i = 0
+    while i < len(events):
+        e = events[i]
+        if e.kind == "M" and e.a1 == HS_BEGIN:
+            j = i + 1
+            while j < len(events) and not (events[j].kind == "M" and events[j].a1 == HS_END):
+                j += 1
+            if j == len(events):
+                break
+            window = events[i:j + 1]
+            conn = by_index.get(e.a2, {})
+            bounds, end = attribute(window, tls, bool(conn.get("resumed")), mtls)
+            hs = Handshake(index=e.a2, ok=bool(events[j].a2), instructions=events[j].count - e.count,
+                           messages=partition(bounds, end))
+            hs.records_in = sum(1 for x in window if x.kind == "M" and x.a1 == RECV_BEGIN)
+            hs.records_out = sum(x.a2 & 0xFFFF for x in window if x.kind == "M" and x.a1 == SEND)
+            per, n = [], None
+            for x in window:
+                if x.kind == "M" and x.a1 == RECV_INFO:
+                    if n is not None:
+                        per.append(n)
+                    n = 0 if (x.a2 >> 24) in (22, 23) else None
+                elif x.kind == "W" and x.a1 in WATCH_MSG and n is not None:
+                    n += 1
+            if n is not None:
+                per.append(n)
+            hs.messages_per_record = per
+            # the application exchange right after this handshake
+            k = j + 1
+            if k < len(events) and events[k].kind == "M" and events[k].a1 == APP_BEGIN:
+                m = k + 1
+                while m < len(events) and not (events[m].kind == "M" and events[m].a1 == APP_END):
+                    m += 1
+                if m < len(events):
+                    hs.app_instructions = events[m].count - events[k].count
+            out.append(hs)
+            i = j + 1
+        else:
+            i += 1
+    return out
+
+
+def op_counts(events: list[Event]) -> list[tuple[int, int]]:
+    """(operation id, instructions) for each OP_BEGIN..OP_END pair (crypto mode)."""
+    out, start = [], None
+    for e in events:
+        if e.kind == "M" and e.a1 == OP_BEGIN:
+            start = e
+        elif e.kind == "M" and e.a1 == OP_END and start is not None:
+            out.append((start.a2, e.count - start.count))
+            start = None
+    return out

@@ -1,0 +1,187 @@
+"""Building what `secperf device` runs: the guest TLS clients cross-compiled for armhf (static,
+against Debian's armhf wolfSSL and Mbed TLS) and the host TCG plugin that counts instructions
+(native/device). Built at first use into $SECPERF_HOME/device/build/<hash of sources and flags>,
+so a rebuild happens only when a source, the toolchain or the libraries change.
+
+Where the armhf libraries come from: Debian's packages, unpacked into a private sysroot by
+scripts/bootstrap ($SECPERF_HOME/device/sysroot-armhf; libwolfssl-dev is not Multi-Arch: same,
+so its armhf package cannot be installed next to the host's), or installed system-wide
+(/usr/lib/arm-linux-gnueabihf). QEMU's qemu-plugin.h comes from Debian's qemu source package
+(also fetched by bootstrap; GPL, never copied into this repository); without it the plugin is
+built against the declarations shared with native/mac/cortexm.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core.errors import SetupError
+from ..core.paths import secperf_home
+
+STACKS = {  # stack -> (make target, binary, static libraries it needs, Debian package)
+    "wolfssl": ("wolfssl", "sp-device-wolfssl", ("libwolfssl.a",), "libwolfssl-dev:armhf"),
+    "mbedtls": ("mbedtls", "sp-device-mbedtls", ("libmbedtls.a", "libmbedx509.a", "libmbedcrypto.a"),
+                "libmbedtls-dev:armhf"),
+}
+# library functions whose first instruction marks an event (wolfSSL): id -> function
+WATCH = {
+    1: "SendTls13ClientHello", 2: "SendClientHello", 3: "SendTls13Certificate",
+    4: "SendTls13CertificateVerify", 5: "SendTls13Finished", 6: "SendCertificate",
+    7: "SendCertificateVerify", 8: "SendClientKeyExchange", 9: "SendChangeCipher", 10: "SendFinished",
+    11: "DoTls13HandShakeMsgType", 12: "DoHandShakeMsgType",
+}
+MARKER_NR = 1516
+BUILD_TIMEOUT_S = 300
+
+
+class DeviceSetupError(SetupError):
+    """A cross compiler, emulator or armhf library is missing, or the build failed."""
+
+
+@dataclass(frozen=True)
+class Build:
+    stack: str
+    client: Path          # the static armhf client
+    plugin: Path          # libinsn_events.so
+    watch: Path           # "0xADDR ID" lines for the plugin (empty for stacks without watch points)
+    library: str          # "wolfSSL 5.5.4"
+    offers: dict          # what the build can do (from the client's --offers)
+    crypto_ops: tuple[str, ...]
+    qemu: str             # qemu-arm path
+    qemu_version: str
+    cross_cc: str         # compiler version line
+    plugin_header: str    # "qemu-plugin.h (Debian qemu source)" or "shared declarations"
+    sysroot: Path
+
+
+def sources_dir() -> Path:
+    """native/device as installed in the package (secperf/share/device), else the source tree."""
+    pkg = Path(__file__).resolve().parents[1]
+    for cand in (pkg / "share" / "device", pkg.parents[1] / "native" / "device"):
+        if (cand / "client.c").is_file() and (cand / "Makefile").is_file():
+            return cand
+    raise DeviceSetupError("the device client sources (native/device) were not found: reinstall with `make build`")
+
+
+def shared_decls_dir(src: Path) -> Path:
+    for cand in (src.parent / "mac" / "cortexm",):
+        if (cand / "qemu_plugin_api.h").is_file():
+            return cand
+    raise DeviceSetupError("qemu_plugin_api.h (native/mac/cortexm) was not found: reinstall with `make build`")
+
+
+def device_home() -> Path:
+    return secperf_home() / "device"
+
+
+def tool(name: str, debian: str) -> str:
+    exe = shutil.which(name)
+    if not exe:
+        raise DeviceSetupError(f"{name} not found: install the Debian package {debian} "
+                               f"(scripts/bootstrap installs it)")
+    return exe
+
+
+def sysroot_for(stack: str) -> Path:
+    """The first sysroot holding the stack's armhf static libraries."""
+    libs, pkg = STACKS[stack][2], STACKS[stack][3]
+    cands = [Path(p) for p in (os.environ.get("SECPERF_ARMHF_SYSROOT"),) if p]
+    cands += [device_home() / "sysroot-armhf", Path("/")]
+    for root in cands:
+        libdir = root / "usr" / "lib" / "arm-linux-gnueabihf"
+        if all((libdir / lib).is_file() for lib in libs):
+            return root
+    raise DeviceSetupError(
+        f"the armhf {stack} library ({', '.join(libs)}) was not found in "
+        f"{', '.join(str(c) for c in cands)}: run scripts/bootstrap, which unpacks Debian's {pkg} "
+        f"into {device_home() / 'sysroot-armhf'}")
+
+
+def qemu_plugin_include() -> Path | None:
+    d = device_home() / "qemu-src" / "include"
+    return d if (d / "qemu-plugin.h").is_file() else None
+
+
+def _version_line(cmd: list[str]) -> str:
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    return out.splitlines()[0].strip() if out else "unknown"
+
+
+def _fingerprint(src: Path, parts: list[str]) -> str:
+    h = hashlib.sha256()
+    for p in sorted(src.rglob("*")):
+        if p.is_file() and p.suffix in (".c", ".h") or p.name == "Makefile":
+            h.update(str(p.relative_to(src)).encode())
+            h.update(p.read_bytes())
+    for part in parts:
+        h.update(part.encode())
+    return h.hexdigest()[:16]
+
+
+def _run(cmd: list[str], what: str, timeout: float, cwd: Path | None = None) -> str:
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+    except subprocess.TimeoutExpired:
+        raise DeviceSetupError(f"{what} did not finish within {timeout:.0f} s") from None
+    if p.returncode != 0:
+        raise DeviceSetupError(f"{what} failed (exit {p.returncode}): {(p.stderr or p.stdout).strip()[-1200:]}")
+    return p.stdout
+
+
+def watch_lines(client: Path, nm: str) -> str:
+    """'0xADDR ID' for each watched function present in the static client's symbol table."""
+    out = _run([nm, str(client)], "reading the client's symbols", 60)
+    addr = {}
+    for m in re.finditer(r"^([0-9a-fA-F]+) [Tt] (\w+)$", out, re.M):
+        addr.setdefault(m.group(2), int(m.group(1), 16))
+    return "".join(f"{addr[f]:#x} {i}\n" for i, f in WATCH.items() if f in addr)
+
+
+def ensure_built(stack: str) -> Build:
+    """The build for `stack`, made now if the sources, flags or libraries changed."""
+    if stack not in STACKS:
+        raise DeviceSetupError(f"no build recipe for stack {stack!r}")
+    target, binary, libs, _pkg = STACKS[stack]
+    cc = tool("arm-linux-gnueabihf-gcc", "gcc-arm-linux-gnueabihf")
+    nm = tool("arm-linux-gnueabihf-nm", "binutils-arm-linux-gnueabihf")
+    qemu = tool("qemu-arm", "qemu-user")
+    tool("gcc", "build-essential")
+    tool("make", "make")
+    if not Path("/usr/arm-linux-gnueabihf/lib/libc.a").is_file():
+        raise DeviceSetupError("the armhf C library (/usr/arm-linux-gnueabihf/lib/libc.a) is missing: "
+                               "install the Debian package libc6-dev-armhf-cross")
+    root = sysroot_for(stack)
+    src = sources_dir()
+    decls = shared_decls_dir(src)
+    inc = qemu_plugin_include()
+    libdir = root / "usr" / "lib" / "arm-linux-gnueabihf"
+    cc_line = _version_line([cc, "--version"])
+    parts = [stack, cc_line, str(root), str(inc)] + [f"{lib}:{(libdir / lib).stat().st_size}" for lib in libs]
+    out = device_home() / "build" / _fingerprint(src, parts + [(decls / "qemu_plugin_api.h").read_text()])
+    client, plugin, watch, meta = out / binary, out / "libinsn_events.so", out / f"watch-{stack}.txt", out / f"{stack}.json"
+    if not (client.is_file() and plugin.is_file() and meta.is_file()):
+        out.mkdir(parents=True, exist_ok=True)
+        args = ["make", "-s", "-f", str(src / "Makefile"), f"OUT={out}", f"SYSROOT={root}",
+                f"SHARED_DECLS={decls}", "plugin", target]
+        if inc is not None:
+            args.append(f"QEMU_PLUGIN_INCLUDE={inc}")
+        _run(args, f"building the {stack} guest client (native/device/Makefile)", BUILD_TIMEOUT_S)
+        watch.write_text(watch_lines(client, nm) if stack == "wolfssl" else "")
+        info = _run([qemu, str(client), "--offers"], f"asking the {stack} client what it offers", 60)
+        meta.write_text(info)
+    info = json.loads(meta.read_text().splitlines()[0])
+    return Build(stack=stack, client=client, plugin=plugin, watch=watch, library=info["library"],
+                 offers=info["offers"], crypto_ops=tuple(info.get("crypto_ops", ())), qemu=qemu,
+                 qemu_version=_version_line([qemu, "--version"]), cross_cc=cc_line,
+                 plugin_header="qemu-plugin.h from Debian's qemu source package" if inc
+                 else "declarations shared with native/mac/cortexm (qemu_plugin_api.h)", sysroot=root)

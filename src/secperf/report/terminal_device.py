@@ -1,0 +1,44 @@
+"""Terminal tables for `secperf device`: per-message instruction counts under emulation, with the
+derived millisecond range labelled as such."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from .views import device as V
+
+
+def tables(doc: dict) -> list[Table]:
+    out = []
+    for phase, series in V.phases(doc).items():
+        varying = V.varying_labels(series)
+        t = Table(title=f"Guest instructions per handshake message, {phase} "
+                        f"({series[0]['labels']['device']}, {series[0]['labels']['library']}, median)",
+                  title_justify="left", header_style="bold", caption=V.profile_note(series), caption_justify="left")
+        t.add_column("message")
+        for s in series:
+            t.add_column(V.column_name(s, varying), justify="right")
+        order, mat = V.matrix(series)
+        for msg, vals in zip(order, mat):
+            t.add_row(msg, *[V.fmt_count(v) for v in vals])
+        t.add_row("[bold]handshake total[/bold]", *[f"[bold]{V.fmt_count(s['derived']['instructions_median'])}[/bold]"
+                                                    for s in series])
+        t.add_row("derived time (range)", *[V.ms_range(s) for s in series])
+        t.add_row("application data", *[V.fmt_count(s["derived"].get("app_instructions_median")) for s in series])
+        t.add_row("checks", *["; ".join(V.checks(s)) for s in series])
+        out.append(t)
+    cs = V.crypto_series(doc)
+    if cs:
+        t = Table(title="Guest instructions per primitive operation (warm median; first call as cold)",
+                  title_justify="left", header_style="bold", caption=V.profile_note(cs), caption_justify="left")
+        for c in ("device", "stack", "operation", "cold", "warm", "derived time (range)"):
+            t.add_column(c, justify="left" if c in ("device", "stack", "operation") else "right")
+        for s in cs:
+            d = s["derived"]
+            if not d:
+                t.add_row(s["labels"]["device"], s["labels"]["stack"], s["labels"]["op"], "[red]failed[/red]", "", "")
+                continue
+            t.add_row(s["labels"]["device"], s["labels"]["stack"], s["labels"]["op"], V.fmt_count(d["instructions_cold"]),
+                      V.fmt_count(d["instructions_median"]), V.ms_range(s))
+        out.append(t)
+    return out

@@ -1,0 +1,91 @@
+"""What the terminal and HTML reports show of `secperf device` series, computed once: per phase
+(cold, warm) the per-message instruction matrix across configurations, the totals with their
+DERIVED millisecond ranges, and the checks (sum rule, spread, messages per record)."""
+
+from __future__ import annotations
+
+MESSAGE_DIR_SUFFIX = {"sent": " (sent)", "received": ""}
+AMBIGUOUS = ("Certificate", "CertificateVerify", "Finished", "ChangeCipherSpec")
+
+
+def message_label(m: dict) -> str:
+    """'Finished (sent)' vs 'Finished (received)'; unambiguous names stay bare."""
+    if m["message"] in AMBIGUOUS:
+        return f"{m['message']} ({m['dir']})"
+    return m["message"]
+
+
+def column_name(s: dict, varying: list[str]) -> str:
+    lab = s["labels"]
+    return " ".join(str(lab[k]) for k in varying) or lab["stack"]
+
+
+def varying_labels(series: list[dict]) -> list[str]:
+    """The label keys that differ between the series (so column names stay short)."""
+    keys = ("device", "stack", "tls", "group", "suite", "mode", "server_cert")
+    out = [k for k in keys if len({s["labels"].get(k) for s in series}) > 1]
+    return out or ["group", "suite"]
+
+
+def handshake_series(doc: dict) -> list[dict]:
+    return [s for s in doc["series"] if s.get("kind") == "device" and s["derived"].get("messages")]
+
+
+def phases(doc: dict) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for s in handshake_series(doc):
+        out.setdefault(s["labels"]["phase"], []).append(s)
+    return out
+
+
+def matrix(series: list[dict]) -> tuple[list[str], list[list[int | None]]]:
+    """(message labels in first-seen order, median instructions per [message][series])."""
+    per = [{message_label(m): m["instructions"] for m in s["derived"]["messages"]} for s in series]
+    order: list[str] = []
+    for p in per:
+        order += [m for m in p if m not in order]
+    return order, [[p.get(msg) for p in per] for msg in order]
+
+
+def fmt_count(n: float | None) -> str:
+    if n is None:
+        return "–"
+    if n >= 1e6:
+        return f"{n / 1e6:.2f} M"
+    if n >= 1e3:
+        return f"{n / 1e3:.1f} k"
+    return f"{n:.0f}"
+
+
+def ms_range(s: dict) -> str:
+    d = s["derived"]["derived_ms"]
+    return f"{_ms(d['ms_low'])}–{_ms(d['ms_high'])} ms"
+
+
+def _ms(x: float) -> str:
+    return f"{x:.3g}" if x < 100 else f"{x:.0f}"
+
+
+def checks(s: dict) -> list[str]:
+    d = s["derived"]
+    out = [f"parts sum to total within {d['parts_sum_max_error']:.2%}",
+           f"spread {d['spread']:.2%} over {len(s['samples'])}"]
+    per = [n for x in s["samples"] for n in x.get("messages_per_record", [])]
+    if per and any(per):
+        out.append("one message per record" if all(n == 1 for n in per) else "records with several messages")
+    if s["labels"].get("mode") == "resumed":
+        out.append(f"resumed {sum(1 for x in s['samples'] if x.get('resumed'))}/{len(s['samples'])}")
+    return out
+
+
+def profile_note(series: list[dict]) -> str:
+    if not series:
+        return ""
+    d = series[0]["derived"]["derived_ms"]
+    est = " (an estimate)" if d.get("cpi_estimate") else ""
+    return (f"milliseconds are DERIVED: instructions x CPI {d['cpi'][0]:g}–{d['cpi'][1]:g}{est} / "
+            f"{d['clock_mhz']:g} MHz ({series[0]['labels']['device']}); instructions are the measured figure")
+
+
+def crypto_series(doc: dict) -> list[dict]:
+    return [s for s in doc["series"] if s.get("kind") == "device_crypto"]

@@ -1,0 +1,80 @@
+"""`secperf device handshake|crypto|list|build`: real embedded TLS stacks on emulated ARM cores,
+instructions per handshake message and per primitive (README, "Devices we don't have")."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+NAME = "device"
+HELP = "TLS stacks compiled for ARM under QEMU: instructions per handshake message and per primitive"
+
+
+def _positive_int(v: str) -> int:
+    import argparse
+    try:
+        n = int(v)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{v!r} is not a whole number") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{v!r} must not be negative")
+    return n
+
+
+def _output_args(p) -> None:
+    g = p.add_argument_group("output")
+    g.add_argument("--out", default="results", help="results directory (default results/)")
+    g.add_argument("--json", action="store_true", help="the Result on stdout, nothing else there")
+    g.add_argument("--csv", help="also write the series as CSV")
+    g.add_argument("--no-report", action="store_true", help="do not write report.html")
+
+
+def add_arguments(p) -> None:
+    from ..app.device import DEFAULTS
+    sub = p.add_subparsers(dest="device_cmd", metavar="{handshake,crypto,list,build}")
+    hs = sub.add_parser("handshake", help="per-message instruction counts of TLS handshakes, cold and warm")
+    hs.add_argument("--device", default=DEFAULTS["device"], help=f"core profile (default {DEFAULTS['device']}; "
+                    "`secperf device list`)")
+    hs.add_argument("--stack", default=DEFAULTS["stack"], help="wolfssl, mbedtls (comma list)")
+    hs.add_argument("--tls", default=DEFAULTS["tls"], help="1.3, 1.2 (comma list; default 1.3)")
+    hs.add_argument("--group", default=DEFAULTS["group"], help=f"x25519, p-256, p-384 (default {DEFAULTS['group']})")
+    hs.add_argument("--suite", default=DEFAULTS["suite"], help=f"aes128gcm, chacha20 (default {DEFAULTS['suite']})")
+    hs.add_argument("--mode", default=DEFAULTS["mode"], help="full, resumed (comma list; default full)")
+    hs.add_argument("--server-cert", default=DEFAULTS["server_cert"], help="rsa-2048, ecdsa-p256 (default rsa-2048)")
+    hs.add_argument("--n", type=_positive_int, default=DEFAULTS["n"], help="warm handshakes per configuration (default 5)")
+    hs.add_argument("--warmup", type=_positive_int, default=DEFAULTS["warmup"],
+                    help="handshakes between the cold one and the warm ones, not summarised (default 2)")
+    _output_args(hs)
+    cr = sub.add_parser("crypto", help="instruction counts of primitives (keygen, derive, sign, verify, AEAD, hash)")
+    cr.add_argument("--device", default=DEFAULTS["device"], help="core profile")
+    cr.add_argument("--stack", default="wolfssl", help="wolfssl, mbedtls (comma list)")
+    cr.add_argument("--op", help="operations, comma list (default: all the build knows)")
+    cr.add_argument("--n", type=_positive_int, default=3, help="warm repetitions per operation (default 3)")
+    _output_args(cr)
+    sub.add_parser("list", help="core profiles with their sources, and the stacks")
+    b = sub.add_parser("build", help="build the guest clients and the counting plugin now (else at first use)")
+    b.add_argument("--stack", default="wolfssl,mbedtls")
+
+
+def _output(args):
+    from ..app.runner import Output
+    cli = Path(sys.argv[0]).name in ("secperf", "__main__.py")
+    return Output(out=args.out, json=args.json, csv=args.csv, no_report=args.no_report,
+                  command=["secperf", *sys.argv[1:]] if cli else ["secperf", "device", args.device_cmd])
+
+
+def run(args) -> int:
+    from ..app import device as app
+    if args.device_cmd == "handshake":
+        opts = app.HandshakeOptions(device=args.device, stack=args.stack, tls=args.tls, group=args.group,
+                                    suite=args.suite, mode=args.mode, server_cert=args.server_cert, n=args.n,
+                                    warmup=args.warmup)
+        return app.run_handshakes(opts, _output(args))
+    if args.device_cmd == "crypto":
+        return app.run_crypto(args.device, args.stack, args.op, args.n, _output(args))
+    if args.device_cmd == "list":
+        return app.list_devices()
+    if args.device_cmd == "build":
+        return app.build(args.stack)
+    print("secperf device: choose handshake, crypto, list or build (secperf device -h)", file=sys.stderr)
+    return 2

@@ -1,0 +1,171 @@
+"""`secperf device`: TLS stacks compiled for ARM under qemu-arm with counted instructions.
+
+Structure only, never time: counts are positive, the per-message parts add up to the handshake,
+X25519 and P-256 rows are both there, cold and warm are apart, bad names exit 2 naming the options.
+"""
+
+import json
+
+import pytest
+
+from conftest import run_cli
+from secperf.core.errors import InputError, SetupError
+from secperf.measure import device_attrib as A
+
+
+def _build_or_skip(stack="wolfssl"):
+    from secperf.measure.device_build import ensure_built
+    try:
+        return ensure_built(stack)
+    except SetupError:
+        pytest.skip("the emulated-device toolchain is unavailable (run scripts/bootstrap; `secperf device build` says what is missing)")
+
+
+# --- attribution (pure) ----------------------------------------------------------------------------
+
+def _ev(count, kind, a1, a2=0):
+    return A.Event(count, kind, a1, a2)
+
+
+def _rec(ctype, hs, length):
+    return (ctype << 24) | (hs << 16) | length
+
+
+def test_attribution_is_a_partition_named_by_records_and_builders():
+    """TLS 1.3 full handshake: the builder entry of ClientHello and Finished, record markers for the
+    server's flight (plaintext ServerHello named by its byte, encrypted ones by position)."""
+    ev = [_ev(100, "M", A.HS_BEGIN, 0), _ev(110, "W", 1), _ev(1000, "M", A.SEND, _rec(22, 1, 1)),
+          _ev(1010, "M", A.RECV_BEGIN, 0), _ev(1020, "M", A.RECV_INFO, _rec(22, 2, 90)), _ev(1030, "W", 11),
+          _ev(2000, "M", A.RECV_BEGIN, 1), _ev(2005, "M", A.RECV_INFO, _rec(20, 0xFF, 1)),
+          _ev(2010, "M", A.RECV_BEGIN, 2), _ev(2015, "M", A.RECV_INFO, _rec(23, 0xFF, 20)), _ev(2020, "W", 11),
+          _ev(2100, "M", A.RECV_BEGIN, 3), _ev(2105, "M", A.RECV_INFO, _rec(23, 0xFF, 800)), _ev(2110, "W", 11),
+          _ev(5000, "M", A.RECV_BEGIN, 4), _ev(5005, "M", A.RECV_INFO, _rec(23, 0xFF, 260)), _ev(5010, "W", 11),
+          _ev(7000, "M", A.RECV_BEGIN, 5), _ev(7005, "M", A.RECV_INFO, _rec(23, 0xFF, 53)), _ev(7010, "W", 11),
+          _ev(7500, "W", 5), _ev(7900, "M", A.SEND, _rec(23, 0xFF, 1)), _ev(8000, "M", A.HS_END, 1)]
+    hs, = A.handshakes(ev, [{"conn": 0, "ok": 1, "resumed": 0}], "1.3")
+    names = [(m["dir"], m["message"]) for m in hs.messages]
+    assert names == [("sent", "ClientHello"), ("received", "ServerHello"), ("received", "ChangeCipherSpec"),
+                     ("received", "EncryptedExtensions"), ("received", "Certificate"),
+                     ("received", "CertificateVerify"), ("received", "Finished"), ("sent", "Finished")]
+    assert hs.instructions == 7900 and hs.parts_sum == hs.instructions
+    assert hs.messages[0]["instructions"] == 1010 - 100      # build + write + flush of ClientHello
+    assert hs.messages[6]["instructions"] == 7500 - 7000     # server Finished up to the client's builder
+    assert hs.messages_per_record == [1, 1, 1, 1, 1]
+
+
+def test_mbedtls_steps_fold_silent_steps_and_rename_what_was_read():
+    """Mbed TLS 2.28: a step that reads another message than its state names it (the
+    CertificateRequest state reading ServerHelloDone); a step without I/O folds into the one before."""
+    ev = [_ev(0, "M", A.HS_BEGIN, 0), _ev(1, "M", A.STEP, 0), _ev(5, "M", A.STEP, 1), _ev(50, "M", A.SEND, _rec(22, 1, 1)),
+          _ev(60, "M", A.STEP, 5), _ev(61, "M", A.RECV_BEGIN, 0), _ev(62, "M", A.RECV_INFO, _rec(22, 14, 4)),
+          _ev(70, "M", A.STEP, 6), _ev(72, "M", A.STEP, 8), _ev(900, "M", A.SEND, _rec(22, 16, 1)),
+          _ev(910, "M", A.STEP, 9), _ev(990, "M", A.HS_END, 1)]
+    hs, = A.handshakes(ev, [{"conn": 0, "ok": 1}], "1.2")
+    assert [(m["message"], m["instructions"]) for m in hs.messages] == [
+        ("ClientHello", 60), ("ServerHelloDone", 12), ("ClientKeyExchange", 918)]
+    assert hs.parts_sum == hs.instructions == 990
+
+
+# --- profiles --------------------------------------------------------------------------------------
+
+def test_core_profiles_have_clock_cpi_range_and_sources():
+    from secperf.spec.devices import core, cores, mac_cost
+    names = set(cores())
+    assert {"cortex-a9-400", "cortex-a7-800", "cortex-m4-80", "cortex-m4-120", "cortex-m4-168",
+            "cortex-m0plus-64", "cortex-m33-128"} <= names
+    for n in names:
+        c = core(n)
+        assert c.clock_mhz > 0 and 0 < c.cpi[0] <= c.cpi[1]
+        assert {"clock", "cpi", "core"} <= set(c.sources) and all(c.sources.values())
+        if c.profile == "M":
+            assert c.flash_wait_states is not None
+        lo, hi = c.ms_range(1e6)
+        assert 0 < lo <= hi
+    assert core("cortex-a9-400").ms_range(4e6) == (10.0, 20.0)
+    assert mac_cost("rl78", "chaskey").cycles_per_block == 1357  # the MAC/CAN profiles stay
+
+
+# --- bad input (no emulator needed) -------------------------------------------------------------
+
+@pytest.mark.parametrize("args, names", [
+    (["--device", "cortex-z9"], ["unknown device", "cortex-a9-400", "cortex-m4-120"]),
+    (["--stack", "boringssl"], ["unknown stack", "wolfssl", "mbedtls"]),
+    (["--group", "x448"], ["unknown group", "x25519", "p-256"]),
+    (["--suite", "rc4"], ["unknown suite", "aes128gcm", "chacha20"]),
+    (["--device", "cortex-m4-120"], ["Cortex-M build", "cortex-a9-400"]),
+])
+def test_bad_device_stack_or_group_exits_2_naming_the_options(tmp_path, args, names):
+    p = run_cli("device", "handshake", *args, "--out", str(tmp_path), timeout=120)
+    assert p.returncode == 2, p.stderr
+    for n in names:
+        assert n in p.stderr
+
+
+def test_plan_expands_every_combination():
+    from secperf.measure.device import plan
+    cfgs = plan("cortex-a9-400", "wolfssl", "1.3", "x25519,p-256", "aes128gcm,chacha20")
+    assert {(c.group, c.suite) for c in cfgs} == {("x25519", "aes128gcm"), ("x25519", "chacha20"),
+                                                  ("p-256", "aes128gcm"), ("p-256", "chacha20")}
+    with pytest.raises(InputError):
+        plan("cortex-a9-400", "wolfssl", "1.4", "x25519", "aes128gcm")
+
+
+# --- real runs under qemu-arm ----------------------------------------------------------------------
+
+def test_wolfssl_handshake_rows_sum_to_total_for_x25519_and_p256(tmp_path):
+    _build_or_skip("wolfssl")
+    p = run_cli("device", "handshake", "--device", "cortex-a9-400", "--stack", "wolfssl", "--group", "x25519,p-256",
+                "--suite", "aes128gcm", "--n", "2", "--warmup", "1", "--out", str(tmp_path), "--json", timeout=300)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["kind"] == "device"
+    series = {(s["labels"]["group"], s["labels"]["phase"]): s for s in doc["series"]}
+    assert set(series) == {("x25519", "cold"), ("x25519", "warm"), ("p-256", "cold"), ("p-256", "warm")}
+    for s in series.values():
+        assert s["status"] == "ok", s["failures"]
+        for smp in s["samples"]:
+            assert smp["instructions"] > 0 and smp["parts_sum"] == smp["instructions"]
+            assert all(m["instructions"] > 0 for m in smp["messages"])
+            assert smp["version"] == "TLSv1.3"
+        names = [m["message"] for m in s["derived"]["messages"]]
+        assert names[:2] == ["ClientHello", "ServerHello"] and "CertificateVerify" in names
+        d = s["derived"]["derived_ms"]
+        assert 0 < d["ms_low"] <= d["ms_high"] and "DERIVED" in d["rule"]
+    assert len(series[("x25519", "warm")]["samples"]) == 2
+    # the negotiated group is the one asked for
+    assert series[("p-256", "warm")]["samples"][0]["negotiated_group"] == "SECP256R1"
+
+
+def test_mbedtls_tls13_is_refused_naming_tls12(tmp_path):
+    _build_or_skip("mbedtls")
+    p = run_cli("device", "handshake", "--stack", "mbedtls", "--tls", "1.3", "--out", str(tmp_path), timeout=120)
+    assert p.returncode == 2
+    assert "TLS 1.2" in p.stderr
+
+
+def test_mbedtls_tls12_handshake_is_split_per_message(tmp_path):
+    _build_or_skip("mbedtls")
+    p = run_cli("device", "handshake", "--stack", "mbedtls", "--tls", "1.2", "--group", "x25519",
+                "--suite", "aes128gcm", "--n", "1", "--warmup", "0", "--out", str(tmp_path), "--json", timeout=300)
+    assert p.returncode == 0, p.stderr
+    warm = [s for s in json.loads(p.stdout)["series"] if s["labels"]["phase"] == "warm"][0]
+    names = [m["message"] for m in warm["derived"]["messages"]]
+    assert {"ClientHello", "ServerHello", "ServerKeyExchange", "ClientKeyExchange", "Finished"} <= set(names)
+    smp = warm["samples"][0]
+    assert smp["parts_sum"] == smp["instructions"] > 0
+
+
+def test_block_counting_equals_instruction_counting(tmp_path):
+    """The plugin's fast mode (a block's count added at its start) gives exactly the count of the
+    per-instruction mode on a deterministic workload (SHA-256 of 1 KB, no randomness)."""
+    import subprocess
+    b = _build_or_skip("wolfssl")
+    counts = {}
+    for mode in ("insn", "tb"):
+        ev = tmp_path / f"{mode}.txt"
+        subprocess.run([b.qemu, "-cpu", "cortex-a9", "-plugin", f"{b.plugin},out={ev},count={mode}", str(b.client),
+                        "--crypto", "sha256-1024", "--n", "2"], check=True, capture_output=True, timeout=60)
+        total, events = A.read_events(ev)
+        counts[mode] = (total, A.op_counts(events))
+    assert counts["insn"] == counts["tb"]
+    assert all(c > 1024 for _, c in counts["tb"][1])
