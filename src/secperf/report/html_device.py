@@ -69,7 +69,6 @@ def section(doc: dict) -> str:
              "derived from the core profile's clock and cycles-per-instruction range and shown as a range. "
              "Cold is the first handshake in the process; warm rows follow the warm-up handshakes.</p>"]
     for phase, series in ph.items():
-        varying = V.varying_labels(series)
         parts.append(f"<h3>{_e(phase.capitalize())} handshakes — {_e(series[0]['labels']['device'])}, "
                      f"{_e(series[0]['labels']['library'])}</h3><p class='muted'>{_e(V.profile_note(series))}</p>")
         parts.append(_table(series))
