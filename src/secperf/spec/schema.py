@@ -38,6 +38,8 @@ class CryptoSection(_Section):
     n: Count | None = None
     warmup: Warmup | None = None
     duration_s: float | None = None
+    message_bytes: Annotated[int, Field(ge=1, le=1 << 20)] | None = None  # the signed message (S5: 3 bytes)
+    libraries: Names | str | None = None  # secperf crypto --library: openssl, wolfcrypt, mbedtls, jce, ...
     select: list[CryptoSelect] = []
 
     @field_validator("duration_s")
