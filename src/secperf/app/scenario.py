@@ -78,5 +78,35 @@ def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> int
         cp = C.ConnectParams(n=opts.n or cs["n"], warmup=cs["warmup"], seed=opts.seed)
         phases.append(P.connect_phase(cfgs, cp))
         extra["connect"] = {**cs, **cp.as_dict()}
+    ws = SC.whatif_settings(scn)
+    if ws:
+        phases.append(whatif_phase(ws, opts.seed))
+        extra["whatif"] = ws
     return measure_and_write("run", {"scenario": scn.get("name", name_or_path), "crypto": params.as_dict() if rows else None,
                                      "handshake": hp.as_dict() if hp else None, **extra}, phases, output)
+
+
+def whatif_phase(ws: dict, seed: int) -> P.Phase:
+    """Predictions for the scenario's [whatif] block, calibrated on the rows this run has just
+    measured (its loopback crypto, handshake and connect rows), so the report shows each
+    prediction next to its measurement; links the run did not measure are predicted only."""
+    from ..core import result as R
+    from ..model import costs as C
+    from .whatif import WhatifOptions, predict_into
+
+    def runner(items, doc, run, progress):
+        progress("start", items[0], 0, 1, None)
+        o = WhatifOptions(protocols=ws["protocols"], networks=ws["networks"], keys=ws["keys"],
+                          handshakes=ws["handshakes"], n=ws["n"], seed=seed)
+        try:
+            table = C.calibrate(doc, C.load_table(), where="this run")
+            predict_into(doc, o, table)
+        except Exception as exc:  # noqa: BLE001 - a prediction that cannot be made is recorded, the run goes on
+            s = R.new_series("whatif/calibration", kind="whatif", labels={"network": "loopback"},
+                             timer={"name": "prediction", "start": "-", "end": "-"})
+            R.add_failure(s, f"no prediction: {exc}")
+            doc["series"].append(s)
+        run.save(doc)
+        progress("done", items[0], 0, 1, None)
+
+    return P.Phase(["what-if predictions"], lambda x: x, runner)

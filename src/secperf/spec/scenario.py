@@ -149,3 +149,14 @@ def connect_settings(scn: dict) -> dict | None:
             "handshakes": list(sec.get("handshakes", ["full", "resumed"])),
             "n": int(sec.get("n", 10)), "warmup": int(sec.get("warmup", 1)),
             "networks": networks_setting(scn, "connect")}
+
+
+def whatif_settings(scn: dict) -> dict | None:
+    """[whatif]: protocols, keys, handshakes, networks, n (simulated connections per cell), or None."""
+    sec = scn.get("whatif")
+    if not sec:
+        return None
+    from .schema import WhatifSection
+    w = WhatifSection.model_validate(sec)
+    return {"protocols": list(w.protocols), "keys": list(w.keys), "handshakes": list(w.handshakes),
+            "networks": networks_setting(scn, "whatif"), "n": w.n}

@@ -85,6 +85,15 @@ class ConnectSection(_Section):
     networks: Names | str = ["loopback"]
 
 
+class WhatifSection(_Section):
+    """Predictions next to the measured rows: calibrated on this run's own loopback rows."""
+    protocols: Names = ["https", "mqtt", "coap"]
+    keys: Names = ["software", "se:iot-safe-sim"]
+    handshakes: Names = ["full", "resumed"]
+    networks: Names | str = ["loopback"]
+    n: Annotated[int, Field(ge=100, le=10_000_000)] = 20_000
+
+
 class Scenario(_Section):
     name: str | None = None
     description: str | None = None
@@ -93,9 +102,10 @@ class Scenario(_Section):
     signer: SignerSection | None = None
     jwt: JwtSection | None = None
     connect: ConnectSection | None = None
+    whatif: WhatifSection | None = None
 
 
-SECTIONS = ("crypto", "handshake", "signer", "jwt", "connect")
+SECTIONS = ("crypto", "handshake", "signer", "jwt", "connect", "whatif")
 
 
 def _path(loc: tuple) -> str:
