@@ -78,6 +78,9 @@ def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> int
         cp = C.ConnectParams(n=opts.n or cs["n"], warmup=cs["warmup"], seed=opts.seed)
         phases.append(P.connect_phase(cfgs, cp))
         extra["connect"] = {**cs, **cp.as_dict()}
+    if scn.get("device"):
+        phases.append(device_phase(scn["device"]))
+        extra["device"] = scn["device"]
     ws = SC.whatif_settings(scn)
     if ws:
         phases.append(whatif_phase(ws, opts.seed))
@@ -110,3 +113,34 @@ def whatif_phase(ws: dict, seed: int) -> P.Phase:
         progress("done", items[0], 0, 1, None)
 
     return P.Phase(["what-if predictions"], lambda x: x, runner)
+
+
+def device_phase(sec: dict) -> P.Phase:
+    """The scenario's [device] comparison. Decision: like links, a device emulator or cross library
+    missing on this machine does not fail a scenario that is meant to run anywhere: the rows are
+    recorded as failed with the reason (the package to install) and the run goes on."""
+    from ..core import result as R
+    from ..core.errors import SecperfError
+    from ..spec.schema import DeviceSection
+    from .device import HandshakeOptions, handshake_phase
+    d = DeviceSection.model_validate(sec)
+    opts = HandshakeOptions(device=d.device, stack=d.stack, group=",".join(d.groups), suite=",".join(d.suites),
+                            n=d.n, warmup=d.warmup)
+    try:
+        phase, _params = handshake_phase(opts)
+        return phase
+    except SecperfError as exc:
+        if exc.exit_code == 2:
+            raise SC.ScenarioError(f"[device]: {exc}") from None
+        reason = str(exc)
+
+    def failed(items, doc, run, progress):
+        progress("start", items[0], 0, 1, None)
+        s = R.new_series(f"device/{d.device}/{d.stack}", kind="device",
+                         labels={"device": d.device, "stack": d.stack},
+                         timer={"name": "instructions per handshake", "start": "ClientHello", "end": "Finished"})
+        R.add_failure(s, f"emulated device unavailable here: {reason}")
+        doc["series"].append(s)
+        run.save(doc)
+        progress("done", items[0], 0, 1, None)
+    return P.Phase([f"{d.device} {d.stack}"], lambda x: x, failed)

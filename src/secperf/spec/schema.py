@@ -94,6 +94,16 @@ class WhatifSection(_Section):
     n: Annotated[int, Field(ge=100, le=10_000_000)] = 20_000
 
 
+class DeviceSection(_Section):
+    """An emulated-device handshake comparison (secperf device handshake)."""
+    device: str = "cortex-a9-400"
+    stack: str = "wolfssl"
+    groups: Names = ["x25519", "p-256"]
+    suites: Names = ["aes128gcm"]
+    n: Annotated[int, Field(ge=1, le=1000)] = 5
+    warmup: Annotated[int, Field(ge=0, le=100)] = 2
+
+
 class Scenario(_Section):
     name: str | None = None
     description: str | None = None
@@ -103,9 +113,10 @@ class Scenario(_Section):
     jwt: JwtSection | None = None
     connect: ConnectSection | None = None
     whatif: WhatifSection | None = None
+    device: DeviceSection | None = None
 
 
-SECTIONS = ("crypto", "handshake", "signer", "jwt", "connect", "whatif")
+SECTIONS = ("crypto", "handshake", "signer", "jwt", "connect", "whatif", "device")
 
 
 def _path(loc: tuple) -> str:

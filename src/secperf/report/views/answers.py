@@ -138,7 +138,24 @@ def whatif_findings(doc: dict) -> list[dict]:
     return out
 
 
+def device_findings(doc: dict) -> list[dict]:
+    """Study S1's question on an emulated core: what a handshake costs per group (warm handshakes)."""
+    warm = [s for s in doc["series"] if s.get("kind") == "device" and (s.get("derived") or {}).get("messages")
+            and s["labels"].get("phase") == "warm"]
+    if not warm:
+        return []
+    lb = warm[0]["labels"]
+    parts = []
+    for s in warm:
+        d = s["derived"]
+        ms = d["derived_ms"]
+        parts.append(f"{s['labels'].get('group')}/{s['labels'].get('suite')} {d['instructions_median'] / 1e6:.1f} M "
+                     f"instructions (≈{ms['ms_low']:.0f}–{ms['ms_high']:.0f} ms, derived)")
+    return [_finding("device", f"A TLS handshake of {lb.get('stack')} on the emulated {lb.get('device')} costs: "
+                     + "; ".join(parts) + ".")]
+
+
 def key_findings(doc: dict) -> list[dict]:
     """The answer first: [{"section": anchor id, "text": sentence}], most important first."""
     return (connect_findings(doc) + handshake_findings(doc) + signer_findings(doc) + crypto_findings(doc)
-            + whatif_findings(doc))
+            + device_findings(doc) + whatif_findings(doc))
