@@ -262,7 +262,7 @@ def cmd_crypto(args) -> int:
     if args.list:
         return commands.list_algorithms()
     _no_network(args)
-    for opt in ("alg", "op", "size"):
+    for opt in ("alg", "op", "size", "library"):
         _csv(getattr(args, opt), [], f"--{opt}")
     return commands.crypto(args.alg, args.op, args.size, args.strength, _opts(args), _output(args), args.library)
 
