@@ -62,6 +62,8 @@ def measure_and_write(kind: str, params: dict, phases: list[Phase], output: Outp
         from ..report.figures import figures_directory
         figures_directory(Path(output.figures))
     run = output_store(output).create(kind)
+    from ..lab import registry
+    registry.start(run.dir)  # whatever this run starts is listed, and dies with it (also on kill -9)
     doc = R.new_result(kind=kind, command=output.command, params=params, host=host.collect(), run_id=run.run_id)
     run.save(doc)
     total = sum(len(ph.items) for ph in phases)

@@ -71,10 +71,11 @@ def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> int
         extra["signer"] = {**sg, **sp.as_dict()}
     if jw:
         jp = S.SignerParams(n=opts.n or jw["n"], warmup=jw["warmup"], seed=opts.seed)
-        phases.append(P.jwt_phase(jw["profiles"], jw["keys"], jp, jw["lifetime_s"], jw["networks"]))
+        phases.append(P.jwt_phase(jw["profiles"], jw["keys"], jp, jw["lifetime_s"], jw["networks"], jw["key_sessions"]))
         extra["jwt"] = {**jw, **jp.as_dict()}
     if cs:
-        cfgs = connect_configs(cs["protocols"], cs["keys"], cs["handshakes"], [], ["mtls"], networks=cs["networks"])
+        cfgs = connect_configs(cs["protocols"], cs["keys"], cs["handshakes"], [], ["mtls"], networks=cs["networks"],
+                               key_sessions=cs["key_sessions"])
         cp = C.ConnectParams(n=opts.n or cs["n"], warmup=cs["warmup"], seed=opts.seed)
         phases.append(P.connect_phase(cfgs, cp))
         extra["connect"] = {**cs, **cp.as_dict()}

@@ -74,6 +74,7 @@ class JwtSection(_Section):
     warmup: Warmup = 1
     lifetime_s: Annotated[int, Field(ge=1, le=10 * 365 * 86_400)] = 3600
     networks: Names | str = ["loopback"]
+    key_sessions: Names = ["warm"]
 
 
 class ConnectSection(_Section):
@@ -83,6 +84,7 @@ class ConnectSection(_Section):
     n: Count = 10
     warmup: Warmup = 1
     networks: Names | str = ["loopback"]
+    key_sessions: Names = ["warm"]
 
 
 class WhatifSection(_Section):
