@@ -370,7 +370,7 @@ int lg_conn_step(lg_shared *sh, lg_conn *c, uint64_t now_ns)
                 if (sh->app != LG_APP_NONE) {
                     c->state = LG_APP_WRITE;
                     c->stage = "app";
-                } else if (sh->want_tickets && c->tickets == 0) {
+                } else if (sh->want_tickets && c->tickets == 0 && SSL_version(c->ssl) == TLS1_3_VERSION) {
                     c->state = LG_TICKET;
                     c->stage = "ticket";
                 } else {

@@ -21,6 +21,7 @@
 #include "hs_io.h"
 #include "hs_net.h"
 #include "hs_report.h"
+#include "hs_server_mux.h"
 #include "hs_trace.h"
 
 typedef struct server {
@@ -334,6 +335,9 @@ static int run(server *s, probe_err *err)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     hs_report_listening(stdout, port, dtls ? "dtls" : "tls");
+    if (a->concurrent > 0)
+        return hs_server_mux_run(a, s->tc.ctx, s->fd, s->response, s->response_len, stdout) ||
+               err_fail(err, "concurrent mode: epoll set-up failed");
 
     uint64_t conns = 0, ok = 0, failed = 0;
     const char *stopped = "signal";
