@@ -49,7 +49,7 @@ void hs_server_usage(FILE *f)
         "         [--sigalgs LIST] [--psk-identity ID --psk-hex HEX] [--tickets 2] [--no-tickets]\n"
         "         [--session-cache on|off] [--early-data BYTES] [--no-anti-replay]\n"
         "         [--dtls-cookie on|off] [--mtu N] [--response-bytes 846] [--max-conns N]\n"
-        "         [--timeout-ms 10000] [--concurrent N]\n"
+        "         [--timeout-ms 10000] [--concurrent N] [--rsa-nocrt]\n"
         "Prints {\"type\":\"listening\",\"port\":P,\"proto\":...} when ready, then one server_conn line\n"
         "per connection (served one at a time), and an end line on SIGTERM/SIGINT or --max-conns.\n"
         "Each connection: handshake, one HTTP/1.1 request answered with exactly --response-bytes\n"
@@ -64,7 +64,9 @@ void hs_server_usage(FILE *f)
         "  --concurrent N    serve up to N connections at once (TLS only; one thread, epoll,\n"
         "                    non-blocking): handshake, one HTTP request answered, close_notify.\n"
         "                    No server_conn lines: a server_summary line (counts, resumed, the\n"
-        "                    process's CPU) before the end line\n",
+        "                    process's CPU) before the end line\n"
+        "  --rsa-nocrt       sign with an RSA key holding only n, e, d (no CRT), as the probe's\n"
+        "                    rsa-N-nocrt rows (study S3)\n",
         f);
 }
 
@@ -90,7 +92,7 @@ enum {
     OPT_REQUEST_BYTES, OPT_EARLY_DATA_BYTES, OPT_NO_APP,
     /* server */
     OPT_BIND, OPT_CHAIN, OPT_VERIFY_CLIENT, OPT_TICKETS, OPT_NO_TICKETS, OPT_SESSION_CACHE,
-    OPT_EARLY_DATA, OPT_NO_ANTI_REPLAY, OPT_MAX_CONNS, OPT_CONCURRENT
+    OPT_EARLY_DATA, OPT_NO_ANTI_REPLAY, OPT_MAX_CONNS, OPT_CONCURRENT, OPT_RSA_NOCRT
 };
 
 #define TLS_OPTIONS                                                                              \
@@ -141,6 +143,7 @@ static const struct option server_options[] = {
     {"no-anti-replay", no_argument, NULL, OPT_NO_ANTI_REPLAY},
     {"max-conns", required_argument, NULL, OPT_MAX_CONNS},
     {"concurrent", required_argument, NULL, OPT_CONCURRENT},
+    {"rsa-nocrt", no_argument, NULL, OPT_RSA_NOCRT},
     {NULL, 0, NULL, 0},
 };
 
@@ -275,6 +278,7 @@ static int server_apply(int opt, const char *name, const char *val, hs_server_ar
     case OPT_VERIFY_CLIENT: a->verify_client = 1; return 1;
     case OPT_NO_TICKETS: a->no_tickets = 1; return 1;
     case OPT_NO_ANTI_REPLAY: a->no_anti_replay = 1; return 1;
+    case OPT_RSA_NOCRT: a->rsa_nocrt = 1; return 1;
     case OPT_SESSION_CACHE: return IN(opt_on_off(name, val, &a->session_cache, err->msg, sizeof err->msg));
     case OPT_DTLS_COOKIE: return IN(opt_on_off(name, val, &a->dtls_cookie, err->msg, sizeof err->msg));
     case OPT_PORT:

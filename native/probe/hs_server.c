@@ -391,7 +391,11 @@ int hs_server_main(int argc, char **argv, probe_err *err)
     if (ok && (s.early = malloc(s.early_cap)) == NULL)
         ok = err_fail(err, "out of memory");
     if (ok)
-        ok = hs_ctx_server(&a, &s.tc, err) && run(&s, err);
+        ok = hs_ctx_server(&a, &s.tc, err);
+    if (ok && a.rsa_nocrt && !hs_server_strip_crt(s.tc.ctx))
+        ok = err_ossl(err, "--rsa-nocrt: the server key is not RSA or n, e, d could not be taken from it");
+    if (ok)
+        ok = run(&s, err);
     if (s.fd >= 0)
         close(s.fd);
     hs_ctx_free(&s.tc);

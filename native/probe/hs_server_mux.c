@@ -12,7 +12,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <openssl/core_names.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/param_build.h>
 
 #include "hs_net.h"
 #include "hs_report.h"
@@ -271,4 +274,31 @@ int hs_server_mux_run(const hs_server_args *a, SSL_CTX *ctx, int listen_fd, cons
     close(ep);
     free(pool);
     return 1;
+}
+
+int hs_server_strip_crt(SSL_CTX *ctx)
+{
+    EVP_PKEY *crt = SSL_CTX_get0_privatekey(ctx), *out = NULL;
+    BIGNUM *n = NULL, *e = NULL, *d = NULL;
+    OSSL_PARAM_BLD *bld = NULL;
+    OSSL_PARAM *params = NULL;
+    EVP_PKEY_CTX *pctx = NULL;
+    int ok = 0;
+    if (crt == NULL || !EVP_PKEY_is_a(crt, "RSA"))
+        return 0;
+    if (EVP_PKEY_get_bn_param(crt, OSSL_PKEY_PARAM_RSA_N, &n) && EVP_PKEY_get_bn_param(crt, OSSL_PKEY_PARAM_RSA_E, &e) &&
+        EVP_PKEY_get_bn_param(crt, OSSL_PKEY_PARAM_RSA_D, &d) && (bld = OSSL_PARAM_BLD_new()) != NULL &&
+        OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_N, n) && OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_E, e) &&
+        OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_D, d) && (params = OSSL_PARAM_BLD_to_param(bld)) != NULL &&
+        (pctx = EVP_PKEY_CTX_new_from_name(NULL, "RSA", NULL)) != NULL && EVP_PKEY_fromdata_init(pctx) > 0 &&
+        EVP_PKEY_fromdata(pctx, &out, EVP_PKEY_KEYPAIR, params) > 0)
+        ok = SSL_CTX_use_PrivateKey(ctx, out) == 1;
+    EVP_PKEY_free(out);
+    EVP_PKEY_CTX_free(pctx);
+    OSSL_PARAM_free(params);
+    OSSL_PARAM_BLD_free(bld);
+    BN_free(n);
+    BN_free(e);
+    BN_clear_free(d);
+    return ok;
 }

@@ -17,4 +17,8 @@
 int hs_server_mux_run(const hs_server_args *a, SSL_CTX *ctx, int listen_fd, const char *resp,
                       size_t resp_len, FILE *f);
 
+/* Replaces the context's RSA private key by one holding only n, e, d: private operations then
+ * run without the Chinese remainder theorem. 1: done; 0: not an RSA key or OpenSSL failed. */
+int hs_server_strip_crt(SSL_CTX *ctx);
+
 #endif
