@@ -28,7 +28,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from ..core import result as R
-from ..core.errors import InputError, MeasurementError
+from ..core.errors import InputError, MeasurementError, SetupError
 from ..core.jsonlines import parse_line
 from ..core.native import find_native, find_probe, find_shim
 from ..core.paths import private_dir, write_private
@@ -175,7 +175,7 @@ pkcs11 = pkcs11_section
 [pkcs11_section]
 engine_id = pkcs11
 MODULE_PATH = {module}
-init = 0
+init = 1
 """
 
 
@@ -228,7 +228,7 @@ def start_server(cfg: ServerConfig, pki, workdir: Path, seed: int, offload: Offl
     client_ca = pki.client("ecdsa-p256").ca if cfg.client_auth or cfg.server == "mosquitto" else None
     if cfg.server == "nginx":
         if offload is not None:
-            certs = SimpleNamespace(chain=offload.cert, key=f"engine:pkcs11:{offload.uri}")
+            certs = SimpleNamespace(chain=offload.cert, key=f'"engine:pkcs11:{offload.uri}"')  # quoted: the URI holds ";"
         srv = Nginx(certs, client_ca=client_ca, workdir=workdir)
         if offload is not None:
             srv.prefix = offload.prefix()
@@ -385,7 +385,7 @@ def split(level: dict, op: dict | None, offload_calls: list[dict] | None = None)
 
 def measure_config(cfg: ServerConfig, p: LoadParams, pki, doc: dict | None = None, on_series=None) -> list[dict]:
     """One server set-up at every concurrency level; one series per level."""
-    workdir = private_dir((p.workdir or Path("/tmp")) / cfg.series_id(0).replace("/", "_").replace("@", "_"))
+    workdir = private_dir((p.workdir or Path("/tmp")) / "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in cfg.series_id(0)))
     off = None
     series_out = []
     op = None
@@ -394,7 +394,7 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki, doc: dict | None = Non
             off = Offload(*cfg.offload, cfg.key_type, workdir, p.seed)
         else:
             op = private_op_us(cfg.key, p.op_n, p.seed)
-    except (MeasurementError, subprocess.TimeoutExpired, OSError) as exc:
+    except (MeasurementError, SetupError, subprocess.TimeoutExpired, OSError) as exc:
         s = _series(cfg, p.concurrency[0], p, None)
         R.add_failure(s, f"set-up: {exc}")
         return [R.finalize_series(s)]
