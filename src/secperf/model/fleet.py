@@ -166,3 +166,13 @@ def capacity_from_result(doc: dict) -> dict:
         k = (lb["server"], lb["key"], lb["key_source"], float(lb["resume_ratio"]))
         best[k] = max(best.get(k, 0.0), s["derived"]["handshakes_per_s"])
     return {"/".join(str(x) for x in k): v for k, v in best.items()}
+
+
+def knee(points: list[tuple[float, float]], share: float = 0.95) -> float | None:
+    """The capacity curve's knee: the lowest offered load (concurrency) whose throughput reaches
+    `share` of the highest measured; beyond it more load only adds latency."""
+    pts = sorted((x, y) for x, y in points if y is not None)
+    if not pts:
+        return None
+    top = max(y for _, y in pts)
+    return next(x for x, y in pts if y >= share * top)
