@@ -231,10 +231,8 @@ static int run_loop(run *r)
     uint64_t last_sweep = t0;
     for (;;) {
         uint64_t now = (uint64_t)clock_mono_ns();
-        if (cpu0 < 0 && now >= r->t_measure_ns) {
-            cpu0 = cpu_now_s();
-            memset(&r->iv, 0, sizeof(r->iv));
-        }
+        if (cpu0 < 0 && now >= r->t_measure_ns)
+            cpu0 = cpu_now_s(); /* interval counts need no reset: record() counts inside the window only */
         if (stop_requested) {
             stopped = "signal";
             break;
