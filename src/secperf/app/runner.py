@@ -136,6 +136,11 @@ def write_outputs(doc: dict, run, output: Output) -> None:
         write_figures(doc, Path(output.figures))
 
 
+def _server_tables(doc: dict) -> list:
+    from ..report import terminal_server
+    return terminal_server.tables(doc)
+
+
 def print_tables(doc: dict, params: dict) -> None:
     """Every terminal table the Result has rows for."""
     from ..report import terminal, terminal_device, terminal_libraries, terminal_mac, terminal_whatif
@@ -149,7 +154,8 @@ def print_tables(doc: dict, params: dict) -> None:
         out.print()
     for t in (terminal.crypto_tables(terminal_libraries.openssl_only(doc)) + terminal_libraries.tables(doc)
               + terminal.handshake_tables(doc) + terminal.signer_tables(doc)
-              + terminal.connect_tables(doc) + terminal_device.tables(doc) + terminal_whatif.tables(doc)):
+              + terminal.connect_tables(doc) + terminal_device.tables(doc) + terminal_whatif.tables(doc)
+              + _server_tables(doc)):
         out.print(t)
     if doc["analysis"].get("strength"):
         out.print(terminal.strength_table(doc["analysis"]["strength"]["rows"], params["strength"]))
