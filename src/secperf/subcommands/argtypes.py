@@ -16,7 +16,14 @@ def _int(s: str) -> int:
     try:
         return int(s)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{s!r} is not a whole number") from None
+        pass
+    try:  # 1e6 is a whole number too
+        f = float(s)
+    except ValueError:
+        f = math.nan
+    if math.isfinite(f) and f == int(f):
+        return int(f)
+    raise argparse.ArgumentTypeError(f"{s!r} is not a whole number")
 
 
 def count(hi: int, lo: int = 1):
@@ -41,6 +48,20 @@ def positive(hi: float):
             raise argparse.ArgumentTypeError(f"{s!r} is not a number") from None
         if not math.isfinite(v) or not 0 < v <= hi:
             raise argparse.ArgumentTypeError(f"{v} must be a finite number greater than 0 and at most {hi:g}")
+        return v
+    parse.__name__ = "number"
+    return parse
+
+
+def nonneg(hi: float):
+    """A finite number in [0, hi]."""
+    def parse(s: str) -> float:
+        try:
+            v = float(s)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{s!r} is not a number") from None
+        if not math.isfinite(v) or not 0 <= v <= hi:
+            raise argparse.ArgumentTypeError(f"{v} must be a finite number from 0 to {hi:g}")
         return v
     parse.__name__ = "number"
     return parse

@@ -6,19 +6,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from .argtypes import count
+
 NAME = "device"
 HELP = "TLS stacks compiled for ARM under QEMU: instructions per handshake message and per primitive"
-
-
-def _positive_int(v: str) -> int:
-    import argparse
-    try:
-        n = int(v)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{v!r} is not a whole number") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"{v!r} must not be negative")
-    return n
 
 
 def _output_args(p) -> None:
@@ -41,15 +32,15 @@ def add_arguments(p) -> None:
     hs.add_argument("--suite", default=DEFAULTS["suite"], help=f"aes128gcm, chacha20 (default {DEFAULTS['suite']})")
     hs.add_argument("--mode", default=DEFAULTS["mode"], help="full, resumed (comma list; default full)")
     hs.add_argument("--server-cert", default=DEFAULTS["server_cert"], help="rsa-2048, ecdsa-p256 (default rsa-2048)")
-    hs.add_argument("--n", type=_positive_int, default=DEFAULTS["n"], help="warm handshakes per configuration (default 5)")
-    hs.add_argument("--warmup", type=_positive_int, default=DEFAULTS["warmup"],
+    hs.add_argument("--n", type=count(1000), default=DEFAULTS["n"], help="warm handshakes per configuration (default 5)")
+    hs.add_argument("--warmup", type=count(100, lo=0), default=DEFAULTS["warmup"],
                     help="handshakes between the cold one and the warm ones, not summarised (default 2)")
     _output_args(hs)
     cr = sub.add_parser("crypto", help="instruction counts of primitives (keygen, derive, sign, verify, AEAD, hash)")
     cr.add_argument("--device", default=DEFAULTS["device"], help="core profile")
     cr.add_argument("--stack", default="wolfssl", help="wolfssl, mbedtls (comma list)")
     cr.add_argument("--op", help="operations, comma list (default: all the build knows)")
-    cr.add_argument("--n", type=_positive_int, default=3, help="warm repetitions per operation (default 3)")
+    cr.add_argument("--n", type=count(1000), default=3, help="warm repetitions per operation (default 3)")
     _output_args(cr)
     sub.add_parser("list", help="core profiles with their sources, and the stacks")
     b = sub.add_parser("build", help="build the guest clients and the counting plugin now (else at first use)")

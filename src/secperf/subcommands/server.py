@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import sys
 
+from .argtypes import count, nonneg, positive, seed
+
 NAME = "server"
 HELP = "server CPU per handshake and capacity (nginx, probe, mosquitto), private-key offload busy vs sleep"
 
@@ -25,11 +27,11 @@ def add_arguments(p) -> None:
     p.add_argument("--chain-depth", default="1", help="1..3 (comma list)")
     p.add_argument("--tls", default="1.3", help="1.3 or 1.2")
     p.add_argument("--concurrency", default="1,4,16", help="concurrent clients per level (comma list)")
-    p.add_argument("--duration", type=float, default=3.0, help="seconds counted per level (default 3)")
-    p.add_argument("--warmup", type=float, default=0.5, help="seconds not counted before each level")
-    p.add_argument("--core", type=int, default=0, help="the core the server is pinned to (default 0)")
-    p.add_argument("--procs", type=int, default=1, help="load generator processes (default 1)")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--duration", type=positive(3600), default=3.0, help="seconds counted per level (default 3)")
+    p.add_argument("--warmup", type=nonneg(600), default=0.5, help="seconds not counted before each level")
+    p.add_argument("--core", type=count(4095, lo=0), default=0, help="the core the server is pinned to (default 0)")
+    p.add_argument("--procs", type=count(64), default=1, help="load generator processes (default 1)")
+    p.add_argument("--seed", type=seed, default=1)
     g = p.add_argument_group("output")
     g.add_argument("--out", default="results")
     g.add_argument("--json", action="store_true", help="the Result on stdout, nothing else there")

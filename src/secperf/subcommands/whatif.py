@@ -5,22 +5,14 @@ from __future__ import annotations
 
 import argparse
 
+from .argtypes import count, positive, seed
+
 NAME = "whatif"
 HELP = "predict connection set-up for a protocol, key source, group, certificate and network (Monte Carlo)"
 
 
 def _csv(values: list[str] | None) -> list[str]:
     return [x.strip() for v in values or [] for x in v.split(",") if x.strip()]
-
-
-def _positive_int(s: str) -> int:
-    try:
-        v = int(float(s)) if "e" in s.lower() else int(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{s!r} is not a whole number") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"{v} must be at least 1")
-    return v
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -47,10 +39,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "or connect rows) to take costs from")
     p.add_argument("--s1", action="store_true", help="study S1's acceleration estimate: full vs PSK with a "
                    "precomputed key share and the fastest group")
-    p.add_argument("--coap-random-factor", type=float, default=1.5,
+    p.add_argument("--coap-random-factor", type=positive(10), default=1.5,
                    help="CoAP ACK_RANDOM_FACTOR (RFC 7252: 1.5; secperf's probe uses 1.0)")
-    p.add_argument("--n", type=_positive_int, default=100_000, help="simulated connections per scenario")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--n", type=count(100_000_000), default=100_000, help="simulated connections per scenario")
+    p.add_argument("--seed", type=seed, default=1)
     p.add_argument("--out", default="results", metavar="DIR")
     p.add_argument("--json", action="store_true", help="print the Result JSON on stdout and nothing else")
     p.add_argument("--no-report", action="store_true", help="skip writing report.html")
@@ -58,6 +50,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     import sys
+
     from ..app import whatif as W
     from ..core.errors import InputError
     if args.list:
