@@ -19,10 +19,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..core.jsonlines import parse_line
 from ..core.paths import write_private
 from .pki import CertSet
-from .services import Service, ServiceError, watch_stdout
+from .services import Service, ServiceError, await_listening, drain_queue
 
 JAR_NAME = "secperf-californium.jar"
 JAR_ENV = "SECPERF_CALIFORNIUM_JAR"
@@ -78,25 +77,11 @@ class CaliforniumServer(Service):
                 "--cert", str(self.certs.chain), "--key", str(key), "--client-ca", str(self.client_ca),
                 "--cid-length", str(self.cid_length)]
         proc = self._spawn(argv, stdout=subprocess.PIPE)
-
-        def on_line(line: str):
-            msg = parse_line(line)
-            if msg and msg.get("type") == "handshake":
-                self.handshakes.put(msg)
-            return msg if msg and msg.get("type") == "listening" else None
-        msg = watch_stdout(proc, on_line, 30)
-        if not msg:
-            raise self.fail("did not report a listening port within 30 s")
-        self.port = int(msg["port"])
+        self.port = await_listening(self, proc, "handshake", self.handshakes, 30)
         return self
 
     def drain(self) -> list[dict]:
-        out = []
-        while True:
-            try:
-                out.append(self.handshakes.get_nowait())
-            except queue.Empty:
-                return out
+        return drain_queue(self.handshakes)
 
     def describe(self) -> dict:
         return {**super().describe(), "connection_id_bytes": self.cid_length, "session_resumption": "session ID"}

@@ -268,27 +268,35 @@ class ProbeServer(Service):
         if self.client_ca:
             argv += ["--ca", str(self.client_ca), "--verify-client"]
         proc = self._spawn(argv + self.args, stdout=subprocess.PIPE)
-
-        def on_line(line: str):
-            msg = parse_line(line)
-            if msg is None:
-                return None
-            if msg.get("type") == "server_conn":
-                self.conns.put(msg)
-            return msg if msg.get("type") == "listening" else None
-        msg = watch_stdout(proc, on_line, 10)
-        if not msg:
-            raise self.fail("did not report a listening port within 10 s")
-        self.port = int(msg["port"])
+        self.port = await_listening(self, proc, "server_conn", self.conns, 10)
         return self
 
     def drain(self) -> list[dict]:
-        out = []
-        while True:
-            try:
-                out.append(self.conns.get_nowait())
-            except queue.Empty:
-                return out
+        return drain_queue(self.conns)
+
+
+def drain_queue(q: "queue.Queue") -> list:
+    """Everything queued so far, without waiting."""
+    out = []
+    while True:
+        try:
+            out.append(q.get_nowait())
+        except queue.Empty:
+            return out
+
+
+def await_listening(svc: "Service", proc, collect_type: str, into: "queue.Queue", timeout_s: float) -> int:
+    """The port a server reports in its `listening` JSON line; its lines of `collect_type` (one per
+    connection or handshake) go into `into` as they come. No line in time is the service's failure."""
+    def on_line(line: str):
+        msg = parse_line(line)
+        if msg and msg.get("type") == collect_type:
+            into.put(msg)
+        return msg if msg and msg.get("type") == "listening" else None
+    msg = watch_stdout(proc, on_line, timeout_s)
+    if not msg:
+        raise svc.fail(f"did not report a listening port within {timeout_s:g} s")
+    return int(msg["port"])
 
 
 class SServer(Service):
