@@ -136,7 +136,7 @@ def write_outputs(doc: dict, run, output: Output) -> None:
 
 def print_tables(doc: dict, params: dict) -> None:
     """Every terminal table the Result has rows for."""
-    from ..report import terminal, terminal_device, terminal_libraries, terminal_mac
+    from ..report import terminal, terminal_device, terminal_libraries, terminal_mac, terminal_plan
     from ..report.views.answers import key_findings
     out = terminal.out_console()
     findings = key_findings(doc)
@@ -147,7 +147,7 @@ def print_tables(doc: dict, params: dict) -> None:
         out.print()
     for t in (terminal.crypto_tables(terminal_libraries.openssl_only(doc)) + terminal_libraries.tables(doc)
               + terminal.handshake_tables(doc) + terminal.signer_tables(doc)
-              + terminal.connect_tables(doc) + terminal_device.tables(doc)):
+              + terminal.connect_tables(doc) + terminal_device.tables(doc) + terminal_plan.tables(doc)):
         out.print(t)
     if doc["analysis"].get("strength"):
         out.print(terminal.strength_table(doc["analysis"]["strength"]["rows"], params["strength"]))
