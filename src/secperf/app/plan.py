@@ -23,6 +23,7 @@ class PlanOptions:
     device: str | None = None
     se: str | None = None
     network: str | None = None
+    radio: str | None = None
     n: int = 20_000
     seed: int = 1
     verify: bool = False
@@ -47,7 +48,7 @@ def _clean(x):
 
 def plan_all(o: PlanOptions) -> list[dict]:
     pats = PS.load_patterns(o.patterns)
-    ov = PL.Overrides(device=o.device, se=o.se, network=o.network, n=o.n, seed=o.seed)
+    ov = PL.Overrides(device=o.device, se=o.se, network=o.network, radio=o.radio, n=o.n, seed=o.seed)
     return [_clean(PL.plan_pattern(p, ov)) for p in pats]
 
 
@@ -55,7 +56,7 @@ def run(o: PlanOptions) -> int:
     from ..report import terminal, terminal_plan
     plans = plan_all(o)                      # bad input stops here, before a run directory exists
     run_ = RunStore(o.out).create("plan")
-    params = {"patterns": o.patterns, "device": o.device, "se": o.se, "network": o.network, "n": o.n,
+    params = {"patterns": o.patterns, "device": o.device, "se": o.se, "network": o.network, "radio": o.radio, "n": o.n,
               "seed": o.seed, "verify": o.verify}
     doc = R.new_result(kind="plan", command=o.command, params=params, host=host.collect(), run_id=run_.run_id)
     doc["analysis"]["plan"] = {"patterns": plans, "rule": " ".join(RULE.split())}

@@ -24,6 +24,7 @@ class Overrides:
     device: str | None = None      # cost table (and CPU power) instead of the pattern's
     se: str | None = None          # secure-element profile instead of the pattern's key's
     network: str | None = None     # link profile instead of the pattern's
+    radio: str | None = None       # radio energy profile (default: the pattern's, else the network's)
     n: int = 20_000
     seed: int = 1
 
@@ -44,7 +45,11 @@ def context(p: Pattern, o: Overrides) -> Context:
     if len(specs) != 1:
         raise InputError(f"--network {network!r}: a plan needs one link, not a sweep")
     link = N.from_spec(specs[0])
-    radio = E.radio(specs[0].name if specs[0].name in E.radio_names() else network)
+    radio_name = o.radio or p.stack.radio or (network if network in E.radio_names() else None)
+    if radio_name is None:
+        raise InputError(f"--network {network!r} has no radio energy profile; name one with --radio (or [stack].radio): "
+                         f"{', '.join(E.radio_names())}")
+    radio = E.radio(radio_name)
     key = key_of(p, o)
     prof = key.split(":")[1] if key.startswith("se:") else None
     if prof is not None and prof not in SE.load_profiles():
@@ -63,6 +68,7 @@ def profile_sign_ms(key: str) -> float | None:
 
 def plan_pattern(p: Pattern, o: Overrides = Overrides()) -> dict:
     ctx = context(p, o)
+    radio_name = ctx.radio.name
     base = D.baseline(p, key_of(p, o))
     usable, not_applicable = MS.applicable(p, base)
     before = evaluate(ctx, base)
@@ -80,7 +86,7 @@ def plan_pattern(p: Pattern, o: Overrides = Overrides()) -> dict:
     return {
         "pattern": p.name, "description": p.description, "source": p.source,
         "inputs": {"protocol": p.stack.protocol, "auth": p.stack.auth, "key": base.key,
-                   "network": o.network or p.stack.network, "device": o.device or p.stack.device,
+                   "network": o.network or p.stack.network, "radio": radio_name, "device": o.device or p.stack.device,
                    "link": ctx.link.as_dict(), "schedule": p.traffic.schedule,
                    "connection": p.connection.mode, "cost_table": ctx.table.name},
         "requirements": {"latency_ms": p.latency_s * 1e3, "latency_percentile": p.requirements.latency_percentile,

@@ -130,6 +130,7 @@ class Stack(_Section):
     measures: list[Literal["resumption", "keepalive", "pooling", "token-cache", "preauth", "psk",
                            "precomputed-keyshare", "backoff"]] | None = None
     network: str = "lte-m"
+    radio: str | None = None                    # radio energy profile (default: the network's)
     device: str = "host-default"
     battery: str | int | float | None = None                 # e.g. "2600 mAh"
     battery_voltage_v: Positive = 3.6

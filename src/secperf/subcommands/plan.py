@@ -18,6 +18,8 @@ def add_arguments(p) -> None:
     p.add_argument("--device", metavar="TABLE", help="device cost table and CPU power (host-default, cortex-m4-120mhz)")
     p.add_argument("--se", metavar="PROFILE", help="secure-element profile for the client key (or 'software')")
     p.add_argument("--network", metavar="NETWORK", help="link profile instead of each pattern's (lte-m, nb-iot, lte, wifi...)")
+    p.add_argument("--radio", metavar="PROFILE", help="radio energy profile (default: the network's; needed for a "
+                   "network given as a spec such as 'delay=50ms')")
     p.add_argument("--n", type=count(1_000_000, lo=100), default=20_000, help="simulated draws per exchange kind")
     p.add_argument("--seed", type=seed, default=1)
     p.add_argument("--verify", action="store_true",
@@ -38,7 +40,7 @@ def run(args) -> int:
         listing()
         return 0
     pats = [x.strip() for v in args.pattern or ["study"] for x in v.split(",") if x.strip()]
-    o = A.PlanOptions(patterns=pats, device=args.device, se=args.se, network=args.network, n=args.n, seed=args.seed,
+    o = A.PlanOptions(patterns=pats, device=args.device, se=args.se, network=args.network, radio=args.radio, n=args.n, seed=args.seed,
                       verify=args.verify, verify_n=args.verify_n, json=args.json, out=args.out,
                       no_report=args.no_report, metrics=args.metrics, command=["secperf", *sys.argv[1:]])
     return A.run(o)
