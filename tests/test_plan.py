@@ -243,3 +243,15 @@ def test_metrics_export_is_prometheus_text_written_by_the_client_library(tmp_pat
     f.write_text(json.dumps(doc))
     assert main(["metrics", str(f), "-o", str(tmp_path / "out.prom")]) == 0
     assert "# TYPE secperf_signing_success_ratio gauge" in (tmp_path / "out.prom").read_text()
+
+
+def test_verify_runs_the_before_after_pairs_the_emulator_can_run():
+    from secperf.app import plan as A
+    from secperf.app.plan_verify import jobs
+    plans = A.plan_all(A.PlanOptions(patterns=["study"], n=1000))
+    js = {(j["pattern"], j["measure"]): j for j in jobs(plans)}
+    assert ("remote-management", "resumption") in js
+    assert ("batch-collection", "token-cache") in js
+    assert ("event-driven", "psk") in js
+    assert [r[3:5] for r in js[("event-driven", "psk")]["rows"]] == [("mtls", "pki"), ("mtls", "psk")]
+    assert all(not j["rows"] and j["note"] for (p, m), j in js.items() if m == "keepalive")

@@ -84,6 +84,8 @@ def verify(plans: list[dict], o, doc: dict, run) -> list[dict]:
             key = "software" if sec == "psk" else job["key"]
             cfgs = connect_configs([proto], [key], [hs], None, [auth], coap_security=[sec] if sec else None,
                                    networks=[job["network"]])
+            want = "jwt-client" if auth.startswith("jwt") else "probe"
+            cfgs = [c for c in cfgs if c.client == want] or cfgs    # only the row this pair compares
             start = len(doc["series"])
             cp = MC.ConnectParams(n=o.verify_n, warmup=2, timeout_ms=5000, seed=o.seed)
             MC.run_connect(cfgs, cp, doc, run)
