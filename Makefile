@@ -7,7 +7,7 @@ SOURCES := $(shell find src native -type f \( -name '*.py' -o -name '*.c' -o -na
 
 .PHONY: bootstrap build tools device demo test test-slow test-all test-asan bench clean
 
-$(BOOT): scripts/bootstrap pyproject.toml
+$(BOOT): scripts/bootstrap pyproject.toml java/californium/pom.xml $(shell find java/californium/src -type f 2>/dev/null)
 	scripts/bootstrap
 	@touch $@
 

@@ -204,3 +204,11 @@ def test_schema_command_prints_the_result_schema():
 def test_float_options_refuse_infinity(flag, tmp_path):
     p = run_cli("crypto", "--alg", "sha256", flag, "inf", "--out", str(tmp_path))
     assert p.returncode == 2 and flag in p.stderr and "Traceback" not in p.stderr
+
+
+def test_every_builtin_scenario_matches_the_schema():
+    from secperf.spec import scenario as SC
+    names = SC.builtin_names()
+    assert {"quick", "s5"} <= set(names)
+    for name in names:
+        assert SC.load(name)  # raises ScenarioError naming the key path otherwise

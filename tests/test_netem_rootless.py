@@ -229,18 +229,21 @@ def _descendants(pid: int) -> dict[int, str]:
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_rootless_netem_run_leaves_nothing_after_a_signal(sandbox, sig):
     tun = sandbox.node(0o660)
+    # the server must listen before the command starts (netem run waits for it): a bound UDP socket
+    server = f"{sandbox.python} -c \"import socket, time; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); " \
+             f"s.bind(('10.77.0.2', 9)); time.sleep(60)\""
     proc = subprocess.Popen(_nobody_argv([sandbox.python, "-m", "secperf", "netem", "run", "delay=1ms", "--server",
-                                          "sleep 60", "--", "sleep", "60"]), env=sandbox.env(tun),
+                                          server, "--", "sleep", "60"]), env=sandbox.env(tun),
                             cwd=sandbox.home, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 10
         below = {}
-        while time.monotonic() < deadline and list(below.values()).count("sleep") < 2:
+        while time.monotonic() < deadline and list(below.values()).count("sleep") < 1:
             time.sleep(0.05)
             below = _descendants(proc.pid)
-        # two holders (Python), the relay, the server and the command
-        assert list(below.values()).count("sleep") == 2 and "secperf-netem" in below.values(), below
-        assert len(below) == 5, below
+        # two holders (Python), the relay, the server (Python) and the command
+        assert list(below.values()).count("sleep") == 1 and "secperf-netem" in below.values(), below
+        assert len(below) == 6, below  # and secperf's watchdog (lab/reaper.py)
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=20)
     finally:

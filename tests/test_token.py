@@ -22,7 +22,7 @@ from secperf.lab.pki import LabPKI
 from secperf.lab.token import LabToken, TokenError
 
 MESSAGE = bytes(range(32))
-LABELS = ("device-p256", "device-bp256", "device-rsa2048")
+LABELS = ("device-p256", "device-bp256", "device-rsa2048", "device-rsa1024")
 
 
 def _mode(p):
@@ -74,8 +74,8 @@ def test_private_layout(tok):
 def test_keys_listing_and_uris(tok):
     keys = tok.keys()
     assert [k["label"] for k in keys] == list(LABELS)
-    assert [k["key_type"] for k in keys] == ["ecdsa-p256", "ecdsa-brainpoolp256r1", "rsa-2048"]
-    assert [k["id_hex"] for k in keys] == ["01", "02", "03"]
+    assert [k["key_type"] for k in keys] == ["ecdsa-p256", "ecdsa-brainpoolp256r1", "rsa-2048", "rsa-1024"]
+    assert [k["id_hex"] for k in keys] == ["01", "02", "03", "04"]
     for k in keys:
         assert k["uri"] == f"pkcs11:token=secperf;object={k['label']};type=private"
         assert os.path.isfile(k["cert_path"])
@@ -104,7 +104,7 @@ def test_token_key_matches_certificate(tok, pki, label):
         assert certs[0][Attribute.ID] == priv[Attribute.ID]
         assert certs[0][Attribute.VALUE] == cert.public_bytes(serialization.Encoding.DER)
         # sign inside the token, verify with the certificate
-        if label == "device-rsa2048":
+        if label.startswith("device-rsa"):
             sig = priv.sign(MESSAGE, mechanism=Mechanism.SHA256_RSA_PKCS)
             cert.public_key().verify(sig, MESSAGE, padding.PKCS1v15(), hashes.SHA256())
         else:  # SoftHSM2 offers raw CKM_ECDSA only: hash on the host
@@ -122,7 +122,7 @@ def test_token_key_matches_certificate(tok, pki, label):
 def test_sign_helper_verifies(tok, label):
     sig = tok.sign(label, b"secperf")
     pub = tok.certificate(label).public_key()
-    if label == "device-rsa2048":
+    if label.startswith("device-rsa"):
         pub.verify(sig, b"secperf", padding.PKCS1v15(), hashes.SHA256())
     else:
         pub.verify(sig, b"secperf", ec.ECDSA(hashes.SHA256()))
@@ -201,7 +201,7 @@ def test_unknown_key_label_lists_known_ones(tok):
         for lb in LABELS:
             assert lb in msg
     with tok.login() as s:
-        with pytest.raises(TokenError, match="known labels: device-p256, device-bp256, device-rsa2048"):
+        with pytest.raises(TokenError, match="known labels: device-p256, device-bp256, device-rsa2048, device-rsa1024"):
             tok.private_key(s, "nope")
 
 
@@ -262,7 +262,7 @@ def test_not_provisioned_and_foreign_directories(tmp_path, pki):
 def test_other_label_is_not_overwritten(tok):
     with pytest.raises(TokenError, match="holds token 'secperf', not 'other'"):
         LabToken(tok.root, label="other", pki=tok.pki).ensure()
-    assert tok.is_provisioned() and len(tok.keys()) == 3
+    assert tok.is_provisioned() and len(tok.keys()) == 4
 
 
 def test_label_is_percent_encoded_in_uris(tmp_path, pki):

@@ -86,3 +86,23 @@ def test_calibration_result_of_the_wrong_kind_or_without_rows_exits_2(tmp_path):
     assert p.returncode == 2 and "--calibrate" in p.stderr and "no rows" in p.stderr
     p = _whatif(tmp_path, "mqtt", "--calibrate", str(tmp_path / "missing.json"), "--n", "100")
     assert p.returncode == 2 and "missing.json" in p.stderr
+
+
+def test_scenario_whatif_block_predicts_next_to_its_measured_rows(tmp_path):
+    """A scenario's [whatif] block is calibrated on the run's own loopback rows and matched with the
+    measured series of the same protocol, key, handshake and network."""
+    import json
+    scn = tmp_path / "wi.toml"
+    scn.write_text('name = "wi"\n[connect]\nprotocols = ["mqtt"]\nkeys = ["software"]\nhandshakes = ["full"]\n'
+                   'n = 3\nwarmup = 1\n[whatif]\nprotocols = ["mqtt"]\nkeys = ["software"]\nhandshakes = ["full"]\n'
+                   'networks = ["loopback", "nb-iot"]\nn = 2000\n')
+    p = run_cli("run", "--scenario", str(scn), "--out", str(tmp_path / "r"), "--json", "--no-report")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    from secperf.report.views.whatif import predicted_vs_measured
+    rows = predicted_vs_measured(doc)
+    assert [(r["network"], r["measured_p50_us"] is not None) for r in rows] == [("loopback", True), ("nb-iot", False)]
+    loop = rows[0]
+    # calibrated on the same loopback rows: the prediction lands on the measurement
+    assert abs(loop["p50_error"]) < 0.25
+    assert rows[1]["predicted_p50_us"] > 10 * loop["predicted_p50_us"]  # NB-IoT's 1.6 s round trips

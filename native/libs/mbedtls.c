@@ -79,20 +79,6 @@ static int fail(char *err, const char *what, int rc)
     return 0;
 }
 
-static int unsupported(char *err, const sk_args *a, const char *why)
-{
-    snprintf(err, SK_ERR_LEN, "unsupported by %s: %s %s%s%s", backend_library(), a->alg, a->op,
-             why ? " — " : "", why ? why : "");
-    return SK_UNSUPPORTED;
-}
-
-static int not_implemented(char *err, const sk_args *a)
-{
-    snprintf(err, SK_ERR_LEN, "not measured: secperf's Mbed TLS backend does not implement %s %s",
-             a->alg, a->op);
-    return SK_UNSUPPORTED;
-}
-
 static mbedtls_md_type_t md_of(const st *s) { return s->sha1 ? MBEDTLS_MD_SHA1 : MBEDTLS_MD_SHA256; }
 static size_t dlen(const st *s) { return s->sha1 ? 20 : 32; }
 
@@ -273,12 +259,12 @@ int backend_setup(const sk_args *a, sk_op *op, char *err)
         s->pss = !strcmp(end, "-pss");
         op->key_bits = s->rsa_bits;
         if (!strcmp(end, "-nocrt"))
-            return unsupported(err, a, "its RSA private operation uses the CRT unless built with MBEDTLS_RSA_NO_CRT");
-        if (*end && !s->pss) return not_implemented(err, a);
+            return sk_unsupported(err, a, "its RSA private operation uses the CRT unless built with MBEDTLS_RSA_NO_CRT");
+        if (*end && !s->pss) return sk_not_implemented(err, a, "Mbed TLS");
         if (s->rsa_bits > MBEDTLS_MPI_MAX_BITS) {
             char why[128];
             snprintf(why, sizeof why, "MBEDTLS_MPI_MAX_BITS is %d", MBEDTLS_MPI_MAX_BITS);
-            return unsupported(err, a, why);
+            return sk_unsupported(err, a, why);
         }
         if (!strcmp(o, "keygen")) {
             s->kind = K_RSA_KEYGEN;
@@ -297,7 +283,7 @@ int backend_setup(const sk_args *a, sk_op *op, char *err)
         if (!one(s, err)) return SK_FAIL;
         s->prehashed = a->prehashed;
         s->kind = !strcmp(o, "sign") ? K_RSA_SIGN : !strcmp(o, "verify") ? K_RSA_VERIFY : 0;
-        if (!s->kind) return not_implemented(err, a);
+        if (!s->kind) return sk_not_implemented(err, a, "Mbed TLS");
         snprintf(op->detail, sizeof op->detail, "%s (%s) + %s%s", hashing, hn,
                  s->kind == K_RSA_SIGN ? (s->pss ? "mbedtls_rsa_rsassa_pss_sign" : "mbedtls_rsa_rsassa_pkcs1_v15_sign")
                                        : (s->pss ? "mbedtls_rsa_rsassa_pss_verify" : "mbedtls_rsa_rsassa_pkcs1_v15_verify"),
@@ -310,8 +296,8 @@ int backend_setup(const sk_args *a, sk_op *op, char *err)
         s->gid = group_of(curve);
         if (s->gid == MBEDTLS_ECP_DP_NONE) {
             if (!strncmp(curve, "secp160", 7))
-                return unsupported(err, a, "no 160-bit curves");
-            return not_implemented(err, a);
+                return sk_unsupported(err, a, "no 160-bit curves");
+            return sk_not_implemented(err, a, "Mbed TLS");
         }
         if ((rc = mbedtls_ecp_group_load(&s->grp, s->gid))) { fail(err, "mbedtls_ecp_group_load", rc); return SK_FAIL; }
         op->key_bits = (int)s->grp.nbits;
@@ -321,7 +307,7 @@ int backend_setup(const sk_args *a, sk_op *op, char *err)
             return SK_OK;
         }
         if (ecdh || x) {
-            if (strcmp(o, "derive")) return not_implemented(err, a);
+            if (strcmp(o, "derive")) return sk_not_implemented(err, a, "Mbed TLS");
             mbedtls_mpi pd;
             mbedtls_mpi_init(&pd);
             rc = mbedtls_ecp_gen_keypair(&s->grp, &s->d, &s->q, mbedtls_ctr_drbg_random, &s->drbg);
@@ -338,7 +324,7 @@ int backend_setup(const sk_args *a, sk_op *op, char *err)
         if (!one(s, err)) return SK_FAIL;
         s->prehashed = a->prehashed;
         s->kind = !strcmp(o, "sign") ? K_EC_SIGN : !strcmp(o, "verify") ? K_EC_VERIFY : 0;
-        if (!s->kind) return not_implemented(err, a);
+        if (!s->kind) return sk_not_implemented(err, a, "Mbed TLS");
         snprintf(op->detail, sizeof op->detail, "%s (%s) + %s", hashing, hn,
                  s->kind == K_EC_SIGN ? "mbedtls_ecdsa_write_signature (deterministic k, DER)" : "mbedtls_ecdsa_read_signature");
         return SK_OK;
@@ -347,7 +333,7 @@ int backend_setup(const sk_args *a, sk_op *op, char *err)
     int ccm = !strcmp(alg, "aes-128-ccm"), cc = !strcmp(alg, "chacha20-poly1305");
     if (gcm || ccm || cc) {
         int enc = !strcmp(o, "encrypt");
-        if (!enc && strcmp(o, "decrypt")) return not_implemented(err, a);
+        if (!enc && strcmp(o, "decrypt")) return sk_not_implemented(err, a, "Mbed TLS");
         s->kind = gcm ? K_GCM_ENC : ccm ? K_CCM_ENC : K_CC_ENC;
         if (!one(s, err)) return SK_FAIL;
         if (!enc) { memcpy(s->msg, s->out, s->len); s->kind += 1; }
@@ -368,14 +354,14 @@ int backend_setup(const sk_args *a, sk_op *op, char *err)
         return SK_OK;
     }
     if (!strcmp(alg, "ed25519") || !strcmp(alg, "ed448"))
-        return unsupported(err, a, "no EdDSA");
+        return sk_unsupported(err, a, "no EdDSA");
     if (!strcmp(alg, "sha3-256") && MBEDTLS_VERSION_NUMBER < 0x03050000)
-        return unsupported(err, a, "no SHA-3 before Mbed TLS 3.5");
+        return sk_unsupported(err, a, "no SHA-3 before Mbed TLS 3.5");
     if (!strncmp(alg, "ml-kem", 6) || !strncmp(alg, "ml-dsa", 6))
-        return unsupported(err, a, "no ML-KEM/ML-DSA");
+        return sk_unsupported(err, a, "no ML-KEM/ML-DSA");
     if (!strcmp(alg, "chaskey") || !strcmp(alg, "chaskey-12"))
-        return unsupported(err, a, "no Chaskey");
-    return not_implemented(err, a);
+        return sk_unsupported(err, a, "no Chaskey");
+    return sk_not_implemented(err, a, "Mbed TLS");
 }
 
 void backend_destroy(sk_op *op)

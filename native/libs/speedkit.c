@@ -1,6 +1,7 @@
 /* speedkit: options, clocks, batch calibration, warm-up/sample loop and JSON lines, following
  * native/probe (timing.c, speed.c) so every library's row is made by the same rules. */
 #include "speedkit.h"
+#include "rng.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -26,12 +27,21 @@ static inline uint64_t now_ns(clockid_t id)
 
 void sk_fill(uint8_t *buf, size_t len, uint64_t *state)
 {
-    for (size_t i = 0; i < len; i++) {
-        uint64_t x = *state ? *state : UINT64_C(0x9E3779B97F4A7C15);
-        x ^= x >> 12; x ^= x << 25; x ^= x >> 27;
-        *state = x;
-        buf[i] = (uint8_t)((x * UINT64_C(2685821657736338717)) >> 56);
-    }
+    splitmix64_fill(state, buf, len);  /* the native tools' one generator (native/common/rng) */
+}
+
+int sk_unsupported(char *err, const sk_args *a, const char *why)
+{
+    snprintf(err, SK_ERR_LEN, "unsupported by %s: %s %s%s%s", backend_library(), a->alg, a->op,
+             why ? " — " : "", why ? why : "");
+    return SK_UNSUPPORTED;
+}
+
+int sk_not_implemented(char *err, const sk_args *a, const char *backend_name)
+{
+    snprintf(err, SK_ERR_LEN, "not measured: secperf's %s backend does not implement %s %s", backend_name,
+             a->alg, a->op);
+    return SK_UNSUPPORTED;
 }
 
 static void json_str(FILE *f, const char *s)

@@ -38,8 +38,13 @@ const char *backend_library(void);   /* "wolfCrypt 5.5.4" */
 int backend_setup(const sk_args *a, sk_op *op, char *err);
 void backend_destroy(sk_op *op);
 
-/* Deterministic filler for messages and keys' inputs (xorshift64*). */
+/* Deterministic filler for messages and keys' inputs (splitmix64, native/common/rng). */
 void sk_fill(uint8_t *buf, size_t len, uint64_t *state);
+
+/* An "unsupported by LIBRARY VERSION: ALG OP — why" reason in err; returns SK_UNSUPPORTED. */
+int sk_unsupported(char *err, const sk_args *a, const char *why);
+/* A "not measured: secperf's NAME backend does not implement ALG OP" reason; returns SK_UNSUPPORTED. */
+int sk_not_implemented(char *err, const sk_args *a, const char *backend_name);
 
 /* The whole tool: parse argv ("speed" ARGS... or "--version"), run the row, print JSON lines. */
 int sk_main(int argc, char **argv);

@@ -64,20 +64,6 @@ static int fail(char *err, const char *what, int rc)
     return 0;
 }
 
-static int unsupported(char *err, const sk_args *a, const char *why)
-{
-    snprintf(err, SK_ERR_LEN, "unsupported by %s: %s %s%s%s", backend_library(), a->alg, a->op,
-             why ? " — " : "", why ? why : "");
-    return SK_UNSUPPORTED;
-}
-
-static int not_implemented(char *err, const sk_args *a)
-{
-    snprintf(err, SK_ERR_LEN, "not measured: secperf's wolfCrypt backend does not implement %s %s",
-             a->alg, a->op);
-    return SK_UNSUPPORTED;
-}
-
 static int hash_msg(st *s)
 {
     if (s->prehashed)
@@ -310,13 +296,13 @@ int backend_setup(const sk_args *a, sk_op *op, char *err)
         s->rsa_bits = (int)strtol(alg + 4, &end, 10);
         s->pss = !strcmp(end, "-pss");
         if (!strcmp(end, "-nocrt"))
-            return unsupported(err, a, "its RSA private operation always uses the CRT (no n, e, d-only key)");
-        if (*end && !s->pss) return not_implemented(err, a);
+            return sk_unsupported(err, a, "its RSA private operation always uses the CRT (no n, e, d-only key)");
+        if (*end && !s->pss) return sk_not_implemented(err, a, "wolfCrypt");
         op->key_bits = s->rsa_bits;
         if (s->rsa_bits > SP_INT_BITS) {
             char why[128];
             snprintf(why, sizeof why, "built with SP_INT_BITS %d: no RSA keys above %d bits", SP_INT_BITS, SP_INT_BITS);
-            return unsupported(err, a, why);
+            return sk_unsupported(err, a, why);
         }
         if (!strcmp(o, "keygen")) {
             s->kind = K_RSA_KEYGEN;
@@ -334,7 +320,7 @@ int backend_setup(const sk_args *a, sk_op *op, char *err)
         if (!rsa_sign_once(s, err)) return SK_FAIL;
         s->prehashed = saved;
         s->kind = !strcmp(o, "sign") ? K_RSA_SIGN : !strcmp(o, "verify") ? K_RSA_VERIFY : 0;
-        if (!s->kind) return not_implemented(err, a);
+        if (!s->kind) return sk_not_implemented(err, a, "wolfCrypt");
         snprintf(op->detail, sizeof op->detail, "%s (%s) + %s: %s%s", hashing, hn,
                  s->pss ? "PSS" : "PKCS#1 v1.5 DigestInfo",
                  s->kind == K_RSA_SIGN ? (s->pss ? "wc_RsaPSS_Sign" : "wc_RsaSSL_Sign")
@@ -344,7 +330,7 @@ int backend_setup(const sk_args *a, sk_op *op, char *err)
     }
     if (!strncmp(alg, "ecdsa-", 6) || !strncmp(alg, "ecdh-", 5)) {
         s->curve_id = curve_of(strchr(alg, '-') + 1);
-        if (s->curve_id < 0) return not_implemented(err, a);
+        if (s->curve_id < 0) return sk_not_implemented(err, a, "wolfCrypt");
         op->key_bits = wc_ecc_get_curve_size_from_id(s->curve_id) * 8;
         if (!strcmp(alg + 6, "p521") || !strcmp(alg + 5, "p521")) op->key_bits = 521;
         if (!make_ecc(s, &s->ecc, err)) return SK_UNSUPPORTED;
@@ -355,7 +341,7 @@ int backend_setup(const sk_args *a, sk_op *op, char *err)
             return SK_OK;
         }
         if (alg[2] == 'd' && alg[3] == 'h') {   /* ecdh-* */
-            if (strcmp(o, "derive")) return not_implemented(err, a);
+            if (strcmp(o, "derive")) return sk_not_implemented(err, a, "wolfCrypt");
             if (!make_ecc(s, &s->ecc_peer, err)) return SK_UNSUPPORTED;
             s->keys |= HAS_PEER;
             s->kind = K_ECDH;
@@ -364,7 +350,7 @@ int backend_setup(const sk_args *a, sk_op *op, char *err)
         }
         if (!ecc_sign_once(s, err)) return SK_FAIL;
         s->kind = !strcmp(o, "sign") ? K_ECC_SIGN : !strcmp(o, "verify") ? K_ECC_VERIFY : 0;
-        if (!s->kind) return not_implemented(err, a);
+        if (!s->kind) return sk_not_implemented(err, a, "wolfCrypt");
         snprintf(op->detail, sizeof op->detail, "%s (%s) + %s", hashing, hn,
                  s->kind == K_ECC_SIGN ? "wc_ecc_sign_hash (DER signature)" : "wc_ecc_verify_hash");
         return SK_OK;
@@ -399,7 +385,7 @@ int backend_setup(const sk_args *a, sk_op *op, char *err)
     int ccm = !strcmp(alg, "aes-128-ccm"), cc = !strcmp(alg, "chacha20-poly1305");
     if (gcm || ccm || cc) {
         int enc = !strcmp(o, "encrypt");
-        if (!enc && strcmp(o, "decrypt")) return not_implemented(err, a);
+        if (!enc && strcmp(o, "decrypt")) return sk_not_implemented(err, a, "wolfCrypt");
         if (gcm || ccm) {
             wc_AesInit(&s->aes, NULL, INVALID_DEVID);
             s->keys |= HAS_AES;
@@ -428,10 +414,10 @@ int backend_setup(const sk_args *a, sk_op *op, char *err)
         return SK_OK;
     }
     if (!strncmp(alg, "ml-kem", 6) || !strncmp(alg, "ml-dsa", 6))
-        return unsupported(err, a, "no ML-KEM/ML-DSA in this version (liboqs-only Kyber)");
+        return sk_unsupported(err, a, "no ML-KEM/ML-DSA in this version (liboqs-only Kyber)");
     if (!strcmp(alg, "chaskey") || !strcmp(alg, "chaskey-12"))
-        return unsupported(err, a, "no Chaskey");
-    return not_implemented(err, a);
+        return sk_unsupported(err, a, "no Chaskey");
+    return sk_not_implemented(err, a, "wolfCrypt");
 }
 
 void backend_destroy(sk_op *op)

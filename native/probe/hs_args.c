@@ -49,7 +49,7 @@ void hs_server_usage(FILE *f)
         "         [--sigalgs LIST] [--psk-identity ID --psk-hex HEX] [--tickets 2] [--no-tickets]\n"
         "         [--session-cache on|off] [--early-data BYTES] [--no-anti-replay]\n"
         "         [--dtls-cookie on|off] [--mtu N] [--response-bytes 846] [--max-conns N]\n"
-        "         [--timeout-ms 10000]\n"
+        "         [--timeout-ms 10000] [--concurrent N] [--rsa-nocrt]\n"
         "Prints {\"type\":\"listening\",\"port\":P,\"proto\":...} when ready, then one server_conn line\n"
         "per connection (served one at a time), and an end line on SIGTERM/SIGINT or --max-conns.\n"
         "Each connection: handshake, one HTTP/1.1 request answered with exactly --response-bytes\n"
@@ -60,7 +60,13 @@ void hs_server_usage(FILE *f)
         "                    makes each ticket single-use for early data and needs the session\n"
         "                    cache; --no-anti-replay (SSL_OP_NO_ANTI_REPLAY) lifts both\n"
         "  --psk-identity    also accept this external PSK (TLS 1.3: the server prefers psk_ke when\n"
-        "                    the client offers it; TLS 1.2: the PSK suites are added)\n",
+        "                    the client offers it; TLS 1.2: the PSK suites are added)\n"
+        "  --concurrent N    serve up to N connections at once (TLS only; one thread, epoll,\n"
+        "                    non-blocking): handshake, one HTTP request answered, close_notify.\n"
+        "                    No server_conn lines: a server_summary line (counts, resumed, the\n"
+        "                    process's CPU) before the end line\n"
+        "  --rsa-nocrt       sign with an RSA key holding only n, e, d (no CRT), as the probe's\n"
+        "                    rsa-N-nocrt rows (study S3)\n",
         f);
 }
 
@@ -86,7 +92,7 @@ enum {
     OPT_REQUEST_BYTES, OPT_EARLY_DATA_BYTES, OPT_NO_APP,
     /* server */
     OPT_BIND, OPT_CHAIN, OPT_VERIFY_CLIENT, OPT_TICKETS, OPT_NO_TICKETS, OPT_SESSION_CACHE,
-    OPT_EARLY_DATA, OPT_NO_ANTI_REPLAY, OPT_MAX_CONNS
+    OPT_EARLY_DATA, OPT_NO_ANTI_REPLAY, OPT_MAX_CONNS, OPT_CONCURRENT, OPT_RSA_NOCRT
 };
 
 #define TLS_OPTIONS                                                                              \
@@ -136,6 +142,8 @@ static const struct option server_options[] = {
     {"early-data", required_argument, NULL, OPT_EARLY_DATA},
     {"no-anti-replay", no_argument, NULL, OPT_NO_ANTI_REPLAY},
     {"max-conns", required_argument, NULL, OPT_MAX_CONNS},
+    {"concurrent", required_argument, NULL, OPT_CONCURRENT},
+    {"rsa-nocrt", no_argument, NULL, OPT_RSA_NOCRT},
     {NULL, 0, NULL, 0},
 };
 
@@ -270,6 +278,7 @@ static int server_apply(int opt, const char *name, const char *val, hs_server_ar
     case OPT_VERIFY_CLIENT: a->verify_client = 1; return 1;
     case OPT_NO_TICKETS: a->no_tickets = 1; return 1;
     case OPT_NO_ANTI_REPLAY: a->no_anti_replay = 1; return 1;
+    case OPT_RSA_NOCRT: a->rsa_nocrt = 1; return 1;
     case OPT_SESSION_CACHE: return IN(opt_on_off(name, val, &a->session_cache, err->msg, sizeof err->msg));
     case OPT_DTLS_COOKIE: return IN(opt_on_off(name, val, &a->dtls_cookie, err->msg, sizeof err->msg));
     case OPT_PORT:
@@ -294,6 +303,11 @@ static int server_apply(int opt, const char *name, const char *val, hs_server_ar
         a->response_bytes = (size_t)u;
         return 1;
     case OPT_MAX_CONNS: return NUM(1, UINT64_MAX, &a->max_conns);
+    case OPT_CONCURRENT:
+        if (!NUM(1, 65536, &u))
+            return 0;
+        a->concurrent = (unsigned)u;
+        return 1;
     default:
         return err_input(err, "unknown option '%s' for server", name);
     }
@@ -430,5 +444,8 @@ int hs_server_args_parse(int argc, char **argv, hs_server_args *a, probe_err *er
         return err_input(err, "--verify-client needs --ca");
     if (a->early_data > 0 && (o->proto == HS_DTLS || o->version == HS_V_12))
         return err_input(err, "--early-data needs TLS 1.3");
+    if (a->concurrent > 0 && (o->proto == HS_DTLS || a->early_data > 0))
+        return err_input(err, "--concurrent serves TLS without early data (not %s)",
+                         o->proto == HS_DTLS ? "--proto dtls" : "--early-data");
     return 1;
 }

@@ -88,6 +88,8 @@ typedef struct hs_server_args {
     int dtls_cookie;
     size_t response_bytes;
     uint64_t max_conns;       /* 0: serve until signalled */
+    int rsa_nocrt;            /* replace the RSA key by one holding only n, e, d (no CRT; study S3) */
+    unsigned concurrent;      /* 0: one connection at a time; N: epoll, up to N at once (hs_server_mux) */
 } hs_server_args;
 
 const char *hs_mode_name(hs_mode m);

@@ -21,6 +21,7 @@
 #include "hs_io.h"
 #include "hs_net.h"
 #include "hs_report.h"
+#include "hs_server_mux.h"
 #include "hs_trace.h"
 
 typedef struct server {
@@ -334,6 +335,9 @@ static int run(server *s, probe_err *err)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     hs_report_listening(stdout, port, dtls ? "dtls" : "tls");
+    if (a->concurrent > 0)
+        return hs_server_mux_run(a, s->tc.ctx, s->fd, s->response, s->response_len, stdout) ||
+               err_fail(err, "concurrent mode: epoll set-up failed");
 
     uint64_t conns = 0, ok = 0, failed = 0;
     const char *stopped = "signal";
@@ -387,7 +391,11 @@ int hs_server_main(int argc, char **argv, probe_err *err)
     if (ok && (s.early = malloc(s.early_cap)) == NULL)
         ok = err_fail(err, "out of memory");
     if (ok)
-        ok = hs_ctx_server(&a, &s.tc, err) && run(&s, err);
+        ok = hs_ctx_server(&a, &s.tc, err);
+    if (ok && a.rsa_nocrt && !hs_server_strip_crt(s.tc.ctx))
+        ok = err_ossl(err, "--rsa-nocrt: the server key is not RSA or n, e, d could not be taken from it");
+    if (ok)
+        ok = run(&s, err);
     if (s.fd >= 0)
         close(s.fd);
     hs_ctx_free(&s.tc);

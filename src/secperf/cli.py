@@ -13,6 +13,7 @@ from . import __version__
 from .app.can import CAN_DEFAULT_DEVICES, CAN_DEFAULT_MACS, MAC_DEFAULT_ALGS, MAC_DEFAULT_SIZES
 from .core.errors import EXIT_BAD_INPUT, SecperfError
 from .subcommands.argtypes import count, positive, seed, share
+from .subcommands import shared
 
 
 def _measure_options(p: argparse.ArgumentParser, links: bool = False, no_network: str | None = None) -> None:
@@ -139,10 +140,10 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--json", action="store_true", help="print the comparison as JSON")
     _netem_parser(sub)
     from . import subcommands
+    shared.add_options(sub.choices)
     for mod in subcommands.load():
         mod.add_arguments(sub.add_parser(mod.NAME, help=mod.HELP))
     return ap
-
 
 
 def _can_options(p: argparse.ArgumentParser, *, single: bool) -> None:
@@ -210,8 +211,7 @@ def _netem_parser(sub) -> None:
                     help="relay waiting: adaptive (spin 10 ms after activity, then sleep) or busy (spin always)")
     nr.add_argument("--stats", action="store_true", help="print the relay's final counters as JSON on stderr")
     nr.add_argument("cmd", nargs="*", help="-- CMD [ARGS...]")
-
-
+    shared.wait_options(nr)
 
 
 def _csv(values, default: list[str], option: str = "") -> list[str]:
@@ -262,7 +262,7 @@ def cmd_crypto(args) -> int:
     if args.list:
         return commands.list_algorithms()
     _no_network(args)
-    for opt in ("alg", "op", "size"):
+    for opt in ("alg", "op", "size", "library"):
         _csv(getattr(args, opt), [], f"--{opt}")
     return commands.crypto(args.alg, args.op, args.size, args.strength, _opts(args), _output(args), args.library)
 
@@ -270,7 +270,7 @@ def cmd_crypto(args) -> int:
 def cmd_handshake(args) -> int:
     from .app import commands
     return commands.handshake(args.experiment, _csv(args.server, ["probe"], "--server"), args.network, args.mtls,
-                              _opts(args), _output(args))
+                              _opts(args), _output(args), **shared.target_kwargs(args))
 
 
 def cmd_signer(args) -> int:
@@ -286,7 +286,8 @@ def cmd_signer(args) -> int:
 def cmd_jwt(args) -> int:
     from .app import commands
     return commands.jwt(_csv(args.profile, ["iot-safe-sim"], "--profile"), _csv(args.key, ["ecdsa-p256"], "--key"), args.network,
-                        args.lifetime, args.requests_per_hour, _opts(args), _output(args))
+                        args.lifetime, args.requests_per_hour, _opts(args), _output(args),
+                        **shared.session_kwargs(args))
 
 
 def cmd_connect(args) -> int:
@@ -295,7 +296,8 @@ def cmd_connect(args) -> int:
                             _csv(args.handshake, ["full", "resumed"], "--handshake"), _csv(args.client, [], "--client"),
                             _csv(args.auth, ["mtls", "jwt_fresh", "jwt_cached"], "--auth"),
                             _csv(args.coap_security, ["pki"], "--coap-security"),
-                            args.network, args.tls, args.nagle, _opts(args), _output(args))
+                            args.network, args.tls, args.nagle, _opts(args), _output(args),
+                            **shared.session_kwargs(args), **shared.target_kwargs(args))
 
 
 def cmd_mac(args) -> int:
@@ -326,7 +328,8 @@ def cmd_netem(args) -> int:
         return netem.check()
     if act == "sweep":
         return netem.sweep()
-    return netem.run(args.network, args.cmd, args.server, args.seed, args.poll, args.stats)
+    return netem.run(args.network, args.cmd, args.server, args.seed, args.poll, args.stats,
+                     wait_port=args.wait_port, wait_timeout_s=args.wait_timeout)
 
 
 def cmd_report(args) -> int:

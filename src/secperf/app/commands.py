@@ -13,9 +13,9 @@ from .connect import connect_configs
 from .options import MeasureOptions, crypto_params, handshake_params
 from .runner import Output, measure_and_write
 
-SIGNER_KEYS = ("ecdsa-p256", "ecdsa-brainpoolp256r1", "rsa-2048")
+SIGNER_KEYS = ("ecdsa-p256", "ecdsa-brainpoolp256r1", "rsa-2048", "rsa-1024")
 SIGNER_MODES = ("local_sw", "sign_only", "total")
-JWT_KEYS = {"ecdsa-p256": "ES256", "rsa-2048": "RS256"}
+JWT_KEYS = {"ecdsa-p256": "ES256", "rsa-2048": "RS256", "rsa-1024": "RS256"}
 
 
 def known_names(option: str, values, allowed) -> None:
@@ -37,7 +37,7 @@ def crypto(algs, ops, sizes, strength, opts: MeasureOptions, output: Output, lib
 
 
 def handshake(experiment: str, servers: list[str], networks, mtls: bool, opts: MeasureOptions,
-              output: Output) -> int:
+              output: Output, target: dict | None = None) -> int:
     from ..measure import handshake as H
     nets = links.networks(networks)
     known_names("--server", servers, H.SERVERS)
@@ -45,6 +45,10 @@ def handshake(experiment: str, servers: list[str], networks, mtls: bool, opts: M
         base = H.experiment(experiment)
     except H.HandshakeError as exc:
         raise InputError(str(exc)) from None
+    tgt = _target(target, nets)
+    if tgt is not None:  # the user's own server: the experiment's client side against it
+        servers = [H.REMOTE]
+        mtls = mtls or tgt.client_cert is not None
     configs = [replace(c, server=sv, network=n.name) for n in nets for sv in servers for c in base]
     if "nginx" in servers:
         configs = [c for c in configs
@@ -62,9 +66,21 @@ def handshake(experiment: str, servers: list[str], networks, mtls: bool, opts: M
         print(f"secperf handshake: note: {dropped} configuration(s) skipped: nginx serves TLS over TCP with "
               f"certificates only (no DTLS, PSK or 0-RTT)", file=sys.stderr)
     hp = handshake_params(opts, {})
+    hp.target = tgt
     return measure_and_write("handshake", {"experiment": experiment, "servers": servers,
                                            "networks": [n.as_dict() for n in nets], **hp.as_dict()},
                              [P.handshake_phase(configs, hp, opts.seed)], output)
+
+
+def _target(target: dict | None, nets):
+    """--connect HOST:PORT and its options, checked; None without --connect."""
+    if not target:
+        return None
+    from ..measure.target import parse_target
+    if any(not n.loopback for n in nets):
+        raise InputError("--connect measures your own server from this host: it cannot be combined with an "
+                         "emulated --network (the link's device namespace has no route to it)")
+    return parse_target(**target)
 
 
 def _profiles(names: list[str]) -> list[str]:
@@ -84,7 +100,7 @@ def signer(profiles, keys, modes, opts: MeasureOptions, output: Output) -> int:
 
 
 def jwt(profiles, keys, networks, lifetime_s: int, requests_per_hour: float, opts: MeasureOptions,
-        output: Output) -> int:
+        output: Output, key_sessions=("warm",)) -> int:
     from ..measure import signer as S
     from ..model.tokens import signatures_per_hour
     nets = links.networks(networks)
@@ -92,24 +108,36 @@ def jwt(profiles, keys, networks, lifetime_s: int, requests_per_hour: float, opt
     for kt in keys:
         if kt not in JWT_KEYS:
             raise InputError(f"unknown JWT key type {kt!r}; known: ecdsa-p256 (ES256), rsa-2048 (RS256)")
+    known_names("--key-session", key_sessions, S.KEY_SESSIONS)
     sp = S.SignerParams(n=opts.pick_n(20), warmup=opts.pick_warmup(2), seed=opts.seed)
-    phase = P.jwt_phase(profiles, keys, sp, lifetime_s, [n.name for n in nets])
+    phase = P.jwt_phase(profiles, keys, sp, lifetime_s, [n.name for n in nets], key_sessions)
     params = {"profiles": profiles, "keys": keys, "lifetime_s": lifetime_s, "requests_per_hour": requests_per_hour,
+              "key_sessions": list(key_sessions),
               "signatures_per_hour": signatures_per_hour(lifetime_s, requests_per_hour),
               "networks": [n.as_dict() for n in nets], **sp.as_dict()}
     return measure_and_write("jwt", params, [phase], output)
 
 
 def connect(protocols, keys, handshakes, clients, auths, coap_security, networks, tls: str, nagle: bool,
-            opts: MeasureOptions, output: Output) -> int:
+            opts: MeasureOptions, output: Output, key_sessions=("warm",), target: dict | None = None,
+            coap_servers=("libcoap",)) -> int:
     from ..measure import connect as C
     nets = links.networks(networks)
+    tgt = _target(target, nets)
+    if tgt is not None:
+        if protocols == ["all"] or len(protocols) != 1 or protocols[0] not in ("https", "mqtt", "coap"):
+            raise InputError("--connect HOST:PORT measures one server: name its protocol, https, mqtt or coap")
+        if clients and clients != ["probe"]:
+            raise InputError("--connect: the probe is the client against your own server (drop --client)")
+        auths = ["mtls"]  # the JWT endpoint is secperf's own
     configs = connect_configs(protocols, keys, handshakes, clients, auths, tls=tls, nagle=nagle,
-                              coap_security=coap_security, networks=[n.name for n in nets])
+                              coap_security=coap_security, networks=[n.name for n in nets],
+                              key_sessions=key_sessions, coap_servers=coap_servers)
     cp = C.ConnectParams(n=opts.pick_n(20), warmup=opts.pick_warmup(2), timeout_ms=opts.timeout_ms or 5000,
-                         seed=opts.seed)
+                         seed=opts.seed, target=tgt)
     params = {"protocols": protocols, "keys": keys, "handshakes": handshakes, "clients": clients or ["probe"],
-              "auth": auths, "tls": tls, "set_tcp_nodelay": not nagle,
+              "auth": auths, "tls": tls, "set_tcp_nodelay": not nagle, "key_sessions": list(key_sessions),
+              "coap_servers": list(coap_servers),
               "networks": [n.as_dict() for n in nets], **cp.as_dict()}
     return measure_and_write("connect", params, [P.connect_phase(configs, cp)], output)
 

@@ -13,7 +13,7 @@ COAP_SECURITY = ("pki", "psk")
 
 
 def connect_configs(protocols, keys, handshakes, clients, auths, tls="1.3", nagle=False, coap_security=None,
-                    networks=("loopback",)):
+                    networks=("loopback",), key_sessions=("warm",), coap_servers=("libcoap",)):
     """The `connect` matrix from command-line style lists; bad names raise InputError."""
     from ..measure import connect as C
     from ..spec.se_profiles import load_profiles
@@ -23,13 +23,16 @@ def connect_configs(protocols, keys, handshakes, clients, auths, tls="1.3", nagl
     _known("--handshake", handshakes, HANDSHAKES)
     _known("--auth", auths, AUTHS)
     _known("--coap-security", coap_security or [], COAP_SECURITY)
+    _known("--key-session", key_sessions, C.KEY_SESSIONS)
+    _known("--coap-server", coap_servers, C.COAP_SERVERS)
     all_clients = sorted({c for v in C.CLIENTS.values() for c in v})
     if clients == ["all"]:
         clients = all_clients
     _known("--client", clients or [], [*all_clients, "all"])
     known = load_profiles()
     base = C.configs_for(protocols, keys, handshakes, clients or None, auths, tls=tls, nodelay=not nagle,
-                         coap_security=coap_security)
+                         coap_security=coap_security, key_sessions=list(key_sessions),
+                         coap_servers=list(coap_servers))
     configs = [replace(c, network=n) for n in networks for c in base]
     if not configs:
         raise InputError("nothing to measure: the chosen --client values do not serve the chosen protocols")

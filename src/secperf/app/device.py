@@ -33,7 +33,9 @@ def _check_counts(n: int, warmup: int) -> None:
         raise InputError(f"--warmup {warmup}: give 0..100 warm-up handshakes")
 
 
-def run_handshakes(opts: HandshakeOptions, output: Output) -> int:
+def handshake_phase(opts: HandshakeOptions) -> tuple[Phase, dict]:
+    """The configurations to measure, checked (device, stack, what the build offers) before anything
+    runs, as one phase; and the parameters to record."""
     from ..measure import device as D
     from ..measure.device_build import ensure_built
     _check_counts(opts.n, opts.warmup)
@@ -60,7 +62,11 @@ def run_handshakes(opts: HandshakeOptions, output: Output) -> int:
             for srv in servers.values():
                 srv.__exit__(None, None, None)
 
-    phase = Phase(configs, lambda c: f"{c.stack} TLS {c.tls} {c.group} {c.suite} {c.mode}", runner)
+    return Phase(configs, lambda c: f"{c.stack} TLS {c.tls} {c.group} {c.suite} {c.mode}", runner), params
+
+
+def run_handshakes(opts: HandshakeOptions, output: Output) -> int:
+    phase, params = handshake_phase(opts)
     return measure_and_write("device", params, [phase], output)
 
 

@@ -43,30 +43,57 @@ def sweep() -> int:
         print("mode: rootless (user namespace): links have no named namespaces (they end with their "
               "holder processes); nothing to sweep")
         return EXIT_OK
-    removed = netns.sweep_stale()
+    from ..lab import vpn
+    removed = netns.sweep_stale() + vpn.sweep_stale()  # link and VPN namespaces of dead owners
     print(f"removed {len(removed)} stale namespace(s)" + (": " + ", ".join(removed) if removed else ""))
     return EXIT_OK
 
 
-def run(network: str, cmd: list[str], server: str | None, seed: int, poll: str, stats: bool) -> int:
-    """Run `cmd` in the device namespace of a link (and `server` in its server namespace); the
-    exit code is the command's; on a signal everything started here is stopped by PID."""
+def _start_server(link, server: str, env: dict, wait_port: int | None, timeout_s: float) -> None:
+    """Start the server command in the server namespace and wait until it is ready, so the client's
+    first connections are not refused; a clear error if it never is."""
+    from ..core.errors import MeasurementError
+    from ..lab.services import wait_listening
+    try:
+        argv = shlex.split(server)
+        proc = link.popen("srv", argv, env=env, stdin=subprocess.DEVNULL)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"--server: cannot run {server!r}: {exc}") from None
+    ok, what = wait_listening(proc, timeout_s, wait_port, link.server_addr,
+                              None if link.loopback else (lambda: link.socket("dev")))
+    if not ok:
+        raise MeasurementError(f"--server {server!r} was not ready within {timeout_s:g} s ({what}); the command "
+                               f"did not run. Check the server command, or name its port with --wait-port and allow "
+                               f"longer with --wait-timeout")
+
+
+def run(network: str, cmd: list[str], server: str | None, seed: int, poll: str, stats: bool,
+        wait_port: int | None = None, wait_timeout_s: float = 10.0) -> int:
+    """Run `cmd` in the device namespace of a link (and `server` in its server namespace, waited for
+    until it is ready: `wait_port` accepts TCP, else it listens on some port); the exit code is the
+    command's; on a signal everything started here is stopped by PID."""
     from ..lab import netns
     from ..spec import netspec as NS
     if not cmd:
         raise InputError("netem run: give the command after --, e.g. secperf netem run lte -- ping -c 3 10.77.0.2")
+    if wait_port is not None and not (server and 0 < wait_port < 65536):
+        raise InputError("--wait-port: " + ("a TCP port between 1 and 65535" if server else "needs --server CMD"))
+    if not (0 < wait_timeout_s <= 3600):
+        raise InputError(f"--wait-timeout {wait_timeout_s:g}: give seconds in (0, 3600]")
     try:
         spec = NS.parse(network)
     except NS.NetSpecError as exc:
         raise InputError(f"network: {exc}") from None
+    from ..lab import registry
+    registry.start()
     child = None
     try:
         with interruptible(), netns.Link(spec, seed=seed, poll=poll) as link:
             env = {**os.environ, "SECPERF_SERVER_ADDR": link.server_addr, "SECPERF_DEVICE_ADDR": link.dev_addr}
             if server:
-                link.popen("srv", shlex.split(server), env=env, stdin=subprocess.DEVNULL)
+                _start_server(link, server, env, wait_port, wait_timeout_s)
             try:
-                child = subprocess.Popen(link.dev_exec(cmd), env=env)
+                child = registry.spawn(link.dev_exec(cmd), "netem run command", env=env)
             except OSError as exc:
                 raise InputError(f"netem run: cannot run {cmd[0]!r}: {exc}") from None
             rc = child.wait()

@@ -28,12 +28,12 @@ def signer_phase(profiles, keys, modes, sp) -> Phase:
                  lambda _items, doc, run, progress: S.run_signer(profiles, keys, modes, sp, doc, run, progress))
 
 
-def jwt_phase(profiles, keys, sp, lifetime_s: int, networks=("loopback",)) -> Phase:
+def jwt_phase(profiles, keys, sp, lifetime_s: int, networks=("loopback",), key_sessions=("warm",)) -> Phase:
     from ..measure import signer as S
-    nets = list(networks)
-    return Phase(S.jwt_items(profiles, keys, nets), S.jwt_item_label,
+    nets, sessions = list(networks), list(key_sessions)
+    return Phase(S.jwt_items(profiles, keys, nets, sessions), S.jwt_item_label,
                  lambda _i, doc, run, progress: S.run_jwt(profiles, keys, sp, doc, run, progress, lifetime_s,
-                                                          networks=nets))
+                                                          networks=nets, key_sessions=sessions))
 
 
 def connect_phase(configs, cp) -> Phase:

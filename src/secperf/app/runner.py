@@ -62,6 +62,8 @@ def measure_and_write(kind: str, params: dict, phases: list[Phase], output: Outp
         from ..report.figures import figures_directory
         figures_directory(Path(output.figures))
     run = output_store(output).create(kind)
+    from ..lab import registry
+    registry.start(run.dir)  # whatever this run starts is listed, and dies with it (also on kill -9)
     doc = R.new_result(kind=kind, command=output.command, params=params, host=host.collect(), run_id=run.run_id)
     run.save(doc)
     total = sum(len(ph.items) for ph in phases)
@@ -134,9 +136,14 @@ def write_outputs(doc: dict, run, output: Output) -> None:
         write_figures(doc, Path(output.figures))
 
 
+def _server_tables(doc: dict) -> list:
+    from ..report import terminal_server
+    return terminal_server.tables(doc)
+
+
 def print_tables(doc: dict, params: dict) -> None:
     """Every terminal table the Result has rows for."""
-    from ..report import terminal, terminal_device, terminal_libraries, terminal_mac, terminal_plan
+    from ..report import terminal, terminal_device, terminal_libraries, terminal_mac, terminal_plan, terminal_whatif
     from ..report.views.answers import key_findings
     out = terminal.out_console()
     findings = key_findings(doc)
@@ -147,7 +154,8 @@ def print_tables(doc: dict, params: dict) -> None:
         out.print()
     for t in (terminal.crypto_tables(terminal_libraries.openssl_only(doc)) + terminal_libraries.tables(doc)
               + terminal.handshake_tables(doc) + terminal.signer_tables(doc)
-              + terminal.connect_tables(doc) + terminal_device.tables(doc) + terminal_plan.tables(doc)):
+              + terminal.connect_tables(doc) + terminal_device.tables(doc) + terminal_whatif.tables(doc)
+              + _server_tables(doc) + terminal_plan.tables(doc)):
         out.print(t)
     if doc["analysis"].get("strength"):
         out.print(terminal.strength_table(doc["analysis"]["strength"]["rows"], params["strength"]))

@@ -71,12 +71,77 @@ def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> int
         extra["signer"] = {**sg, **sp.as_dict()}
     if jw:
         jp = S.SignerParams(n=opts.n or jw["n"], warmup=jw["warmup"], seed=opts.seed)
-        phases.append(P.jwt_phase(jw["profiles"], jw["keys"], jp, jw["lifetime_s"], jw["networks"]))
+        phases.append(P.jwt_phase(jw["profiles"], jw["keys"], jp, jw["lifetime_s"], jw["networks"], jw["key_sessions"]))
         extra["jwt"] = {**jw, **jp.as_dict()}
     if cs:
-        cfgs = connect_configs(cs["protocols"], cs["keys"], cs["handshakes"], [], ["mtls"], networks=cs["networks"])
+        cfgs = connect_configs(cs["protocols"], cs["keys"], cs["handshakes"], [], ["mtls"], networks=cs["networks"],
+                               key_sessions=cs["key_sessions"])
         cp = C.ConnectParams(n=opts.n or cs["n"], warmup=cs["warmup"], seed=opts.seed)
         phases.append(P.connect_phase(cfgs, cp))
         extra["connect"] = {**cs, **cp.as_dict()}
+    if scn.get("device"):
+        phases.append(device_phase(scn["device"]))
+        extra["device"] = scn["device"]
+    ws = SC.whatif_settings(scn)
+    if ws:
+        phases.append(whatif_phase(ws, opts.seed))
+        extra["whatif"] = ws
     return measure_and_write("run", {"scenario": scn.get("name", name_or_path), "crypto": params.as_dict() if rows else None,
                                      "handshake": hp.as_dict() if hp else None, **extra}, phases, output)
+
+
+def whatif_phase(ws: dict, seed: int) -> P.Phase:
+    """Predictions for the scenario's [whatif] block, calibrated on the rows this run has just
+    measured (its loopback crypto, handshake and connect rows), so the report shows each
+    prediction next to its measurement; links the run did not measure are predicted only."""
+    from ..core import result as R
+    from ..model import costs as C
+    from .whatif import WhatifOptions, predict_into
+
+    def runner(items, doc, run, progress):
+        progress("start", items[0], 0, 1, None)
+        o = WhatifOptions(protocols=ws["protocols"], networks=ws["networks"], keys=ws["keys"],
+                          handshakes=ws["handshakes"], n=ws["n"], seed=seed)
+        try:
+            table = C.calibrate(doc, C.load_table(), where="this run")
+            predict_into(doc, o, table)
+        except Exception as exc:  # noqa: BLE001 - a prediction that cannot be made is recorded, the run goes on
+            s = R.new_series("whatif/calibration", kind="whatif", labels={"network": "loopback"},
+                             timer={"name": "prediction", "start": "-", "end": "-"})
+            R.add_failure(s, f"no prediction: {exc}")
+            doc["series"].append(s)
+        run.save(doc)
+        progress("done", items[0], 0, 1, None)
+
+    return P.Phase(["what-if predictions"], lambda x: x, runner)
+
+
+def device_phase(sec: dict) -> P.Phase:
+    """The scenario's [device] comparison. Decision: like links, a device emulator or cross library
+    missing on this machine does not fail a scenario that is meant to run anywhere: the rows are
+    recorded as failed with the reason (the package to install) and the run goes on."""
+    from ..core import result as R
+    from ..core.errors import SecperfError
+    from ..spec.schema import DeviceSection
+    from .device import HandshakeOptions, handshake_phase
+    d = DeviceSection.model_validate(sec)
+    opts = HandshakeOptions(device=d.device, stack=d.stack, group=",".join(d.groups), suite=",".join(d.suites),
+                            n=d.n, warmup=d.warmup)
+    try:
+        phase, _params = handshake_phase(opts)
+        return phase
+    except SecperfError as exc:
+        if exc.exit_code == 2:
+            raise SC.ScenarioError(f"[device]: {exc}") from None
+        reason = str(exc)
+
+    def failed(items, doc, run, progress):
+        progress("start", items[0], 0, 1, None)
+        s = R.new_series(f"device/{d.device}/{d.stack}", kind="device",
+                         labels={"device": d.device, "stack": d.stack},
+                         timer={"name": "instructions per handshake", "start": "ClientHello", "end": "Finished"})
+        R.add_failure(s, f"emulated device unavailable here: {reason}")
+        doc["series"].append(s)
+        run.save(doc)
+        progress("done", items[0], 0, 1, None)
+    return P.Phase([f"{d.device} {d.stack}"], lambda x: x, failed)

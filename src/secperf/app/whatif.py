@@ -145,23 +145,23 @@ def _series(cell: SW.Cell, pred: dict, table: C.CostTable) -> dict:
     return s
 
 
-def run(o: WhatifOptions) -> int:
-    from ..report import terminal, terminal_whatif
-    table = cost_table(o)
+def _cells(o: WhatifOptions, table: C.CostTable):
     nets = NS.parse_networks(o.networks)
     sweep = SW.parse(o.sweep)
     scs = scenarios(o)
     if o.s1:
         scs = [sc for _, sc in S1.scenarios(table, o.protocols[0] if o.protocols[0] in ("tls1.3", "https", "mqtt")
                                             else "tls1.3")]
-    cells = SW.expand(scs, nets, sweep)
-    params = {"protocols": o.protocols, "networks": o.networks, "keys": o.keys, "groups": o.groups,
-              "certs": o.certs, "handshakes": o.handshakes, "sweep": o.sweep, "calibrate": o.calibrate,
-              "device": o.device, "n": o.n, "seed": o.seed, "s1": o.s1, "coap_random_factor": o.coap_random_factor}
-    # validate every cell before creating a run directory, so bad input leaves nothing behind
-    preds = [predict_cell(c, table, o) for c in cells]
-    run_ = RunStore(o.out).create("whatif")
-    doc = R.new_result(kind="whatif", command=o.command, params=params, host=host.collect(), run_id=run_.run_id)
+    return SW.expand(scs, nets, sweep), sweep
+
+
+def predict_into(doc: dict, o: WhatifOptions, table: C.CostTable, cells=None, sweep=None, preds=None) -> None:
+    """Append one `whatif` series per scenario and link to `doc`, and the cost table, tornado and
+    S1 estimate to doc["analysis"]["whatif"] (used by `secperf whatif` and by a scenario's
+    [whatif] block, which predicts next to the rows it measured)."""
+    if cells is None:
+        cells, sweep = _cells(o, table)
+    preds = preds if preds is not None else [predict_cell(c, table, o) for c in cells]
     rows = []
     for c, pr in zip(cells, preds):
         s = _series(c, pr, table)
@@ -173,6 +173,20 @@ def run(o: WhatifOptions) -> int:
                                  "sweep": sweep}
     if o.s1:
         doc["analysis"]["whatif"]["s1"] = S1.per_message(table)
+
+
+def run(o: WhatifOptions) -> int:
+    from ..report import terminal, terminal_whatif
+    table = cost_table(o)
+    cells, sweep = _cells(o, table)
+    params = {"protocols": o.protocols, "networks": o.networks, "keys": o.keys, "groups": o.groups,
+              "certs": o.certs, "handshakes": o.handshakes, "sweep": o.sweep, "calibrate": o.calibrate,
+              "device": o.device, "n": o.n, "seed": o.seed, "s1": o.s1, "coap_random_factor": o.coap_random_factor}
+    # validate every cell before creating a run directory, so bad input leaves nothing behind
+    preds = [predict_cell(c, table, o) for c in cells]
+    run_ = RunStore(o.out).create("whatif")
+    doc = R.new_result(kind="whatif", command=o.command, params=params, host=host.collect(), run_id=run_.run_id)
+    predict_into(doc, o, table, cells, sweep, preds)
     R.finish(doc)
     run_.save(doc)
     if not o.no_report:

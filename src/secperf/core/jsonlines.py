@@ -25,6 +25,8 @@ MESSAGE_TYPES = {
     "ready": "netem relay: the TUN devices are up",
     "stats": "netem relay: packet and byte counters per direction",
     "flood": "netem flood: a load generator's counters",
+    "interval": "loadgen: counts and latency percentiles of one reporting interval",
+    "server_summary": "probe server --concurrent: counts, resumed, the process CPU at the end",
 }
 
 

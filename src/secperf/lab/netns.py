@@ -69,6 +69,7 @@ from ..core.jsonlines import parse_lines
 from ..core.native import find_native
 from ..spec import netspec as NS
 from .nsholder import netns_pids  # the holder's own scan (it runs stdlib-only, as a script)
+from . import registry
 from .services import stop_process
 from ..core.errors import SetupError
 
@@ -343,8 +344,8 @@ class _Holder:
         argv = _holder_argv("--parent", str(os.getpid()), *(("--join-userns", join_userns) if join_userns else ()))
         self._lock = threading.Lock()
         try:
-            self.proc = subprocess.Popen(argv, stdin=theirs, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                         cwd="/")
+            self.proc = registry.spawn(argv, "netns holder", stdin=theirs, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.PIPE, cwd="/")
         finally:
             theirs.close()
         self.pid = self.proc.pid
@@ -389,6 +390,7 @@ class _Holder:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        registry.forget(self.proc)
         if self.proc.stderr:
             self.proc.stderr.close()
 
@@ -471,8 +473,8 @@ class Link:
             argv += ["--userns", self.holders[0].user_ns]
         self._stderr_path = _state_dir() / f"{base}-relay.log"
         with open(self._stderr_path, "wb") as err:
-            self.relay = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL,
-                                          text=True)
+            self.relay = registry.spawn(argv, "link relay", stdout=subprocess.PIPE, stderr=err,
+                                        stdin=subprocess.DEVNULL, text=True)
         threading.Thread(target=self._reader, args=(self.relay,), daemon=True).start()
         ready = self._next_line("ready", 10)
         if ready is None:
@@ -487,7 +489,9 @@ class Link:
         self.dev_ns, self.srv_ns = f"{base}-dev", f"{base}-srv"
         start = _proc_start(os.getpid())
         for ns in (self.dev_ns, self.srv_ns):
-            (_state_dir() / f"{ns}.json").write_text(json.dumps({"owner_pid": os.getpid(), "owner_start": start}))
+            state = _state_dir() / f"{ns}.json"
+            state.write_text(json.dumps({"owner_pid": os.getpid(), "owner_start": start}))
+            registry.current().add_namespace(ns, "link", str(state))  # listed before it exists: never missed
             _ip("netns", "add", ns)
             self._created.append(ns)
             _ip("-n", ns, "link", "set", "lo", "up")
@@ -552,6 +556,7 @@ class Link:
         """Stop what this Link started (by PID), the relay, and delete the namespaces."""
         for p in self._procs:
             stop_process(p)
+            registry.forget(p)
         self._procs.clear()
         for ns in self._created:  # anything else started inside (e.g. by srv_exec callers)
             kill_pids(namespace_pids(ns))
@@ -567,6 +572,7 @@ class Link:
                 except subprocess.TimeoutExpired:
                     relay.kill()
                     relay.wait()
+            registry.forget(relay)
             msg = None
             deadline = time.monotonic() + 1
             while time.monotonic() < deadline:
@@ -582,6 +588,7 @@ class Link:
         for ns in self._created:
             _ip("netns", "del", ns, check=False)
             (secperf_home() / "netns" / f"{ns}.json").unlink(missing_ok=True)
+            registry.current().remove_namespace(ns)
         self._created.clear()
         for h in reversed(self.holders):  # rootless: the namespaces vanish with their holders
             h.close()
@@ -621,7 +628,7 @@ class Link:
 
     def popen(self, side: str, argv: list[str], **kw) -> subprocess.Popen:
         """Start argv inside a side's namespace; stopped by PID when the link closes."""
-        p = subprocess.Popen(self.prefix(side) + list(argv), **kw)
+        p = registry.spawn(self.prefix(side) + list(argv), f"{side} side of a link", **kw)
         self._procs.append(p)
         return p
 

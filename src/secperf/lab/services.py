@@ -23,6 +23,7 @@ from pathlib import Path
 from ..core.paths import private_dir
 from ..core.jsonlines import parse_line
 from ..core.native import find_probe
+from . import registry
 from .pki import CertSet
 from ..core.errors import MeasurementError
 
@@ -43,15 +44,26 @@ atexit.register(_stop_all)
 
 
 def stop_process(proc: subprocess.Popen, timeout_s: float = 5.0) -> None:
-    """SIGTERM a child we started, wait (bounded), SIGKILL if it did not exit; always reaped."""
+    """SIGTERM a child we started, wait (bounded), SIGKILL if it did not exit; always reaped. A child
+    leading its own process group (spawned in its own session) takes what is left of its group
+    with it (e.g. workers a server forked)."""
     if proc.poll() is not None:
         return
+    try:
+        leads_group = os.getpgid(proc.pid) == proc.pid
+    except OSError:
+        leads_group = False
     proc.send_signal(signal.SIGTERM)
     try:
         proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+    if leads_group:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the group outlives its reaped leader only while members remain
+        except OSError:
+            pass
 
 
 def free_port(kind: int = socket.SOCK_STREAM) -> int:
@@ -79,6 +91,70 @@ def wait_tcp(port: int, timeout_s: float, proc: subprocess.Popen | None = None, 
         except OSError:
             time.sleep(0.02)
     return False
+
+
+def _tree(pid: int) -> list[int]:
+    """pid and its descendants (by parent PID)."""
+    kids: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                ppid = int(Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            kids.setdefault(ppid, []).append(int(d))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo += kids.get(p, [])
+    return out
+
+
+def listening_ports(pid: int) -> set[tuple[str, int]]:
+    """(tcp|udp, port) of the TCP listeners and bound UDP sockets held by a process or its
+    descendants, read in the process's own network namespace (/proc/PID/net)."""
+    out = set()
+    for p in _tree(pid):
+        inodes = set()
+        try:
+            for fd in os.listdir(f"/proc/{p}/fd"):
+                try:
+                    link = os.readlink(f"/proc/{p}/fd/{fd}")
+                except OSError:
+                    continue
+                if link.startswith("socket:["):
+                    inodes.add(link[8:-1])
+        except OSError:
+            continue
+        for proto in ("tcp", "tcp6", "udp", "udp6"):
+            try:
+                lines = Path(f"/proc/{p}/net/{proto}").read_text().splitlines()[1:]
+            except OSError:
+                continue
+            for line in lines:
+                f = line.split()
+                if len(f) > 9 and f[9] in inodes and (f[3] == "0A" or proto.startswith("udp")):
+                    out.add((proto[:3], int(f[1].rsplit(":", 1)[1], 16)))
+    return out
+
+
+def wait_listening(proc: subprocess.Popen, timeout_s: float, port: int | None = None, host: str = LOOPBACK,
+                   make_socket=None) -> tuple[bool, str]:
+    """Wait until a server process is ready: with `port`, until host:port accepts TCP; otherwise until
+    the process (or a descendant) listens on a TCP port or has bound a UDP port. (ready, what)."""
+    if port is not None:
+        ok = wait_tcp(port, timeout_s, proc, host, make_socket)
+        return ok, f"TCP port {port} accepts" if ok else f"TCP port {port} did not accept"
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False, f"the server exited with code {proc.returncode} before listening"
+        ports = listening_ports(proc.pid)
+        if ports:
+            return True, "listening on " + ", ".join(f"{k}/{n}" for k, n in sorted(ports))
+        time.sleep(0.02)
+    return False, "no listening socket"
 
 
 def watch_stdout(proc: subprocess.Popen, on_line, timeout_s: float):
@@ -109,12 +185,23 @@ class Service:
         # absolute: servers run with their work directory as cwd and get paths inside it
         self.workdir = private_dir(Path(workdir).resolve() if workdir else Path(tempfile.mkdtemp(prefix="secperf-svc-")))
         self.proc: subprocess.Popen | None = None
-        self.port: int | None = None
+        self._port: int | None = None
         self.log_path = self.workdir / f"{self.name}.log"
         self.prefix: list[str] = []      # argv prefix, e.g. ["ip", "netns", "exec", NS]
         self.bind = LOOPBACK             # the address the server listens on
         self.make_socket = None          # socket factory for readiness checks (inside the namespace)
         self.user: str | None = None     # the user the server runs as, as its namespace names it (None: ours)
+
+    @property
+    def port(self) -> int | None:
+        return self._port
+
+    @port.setter
+    def port(self, value: int | None) -> None:
+        # the run registry lists the ports its servers listen on (secperf clean reports them)
+        self._port = value
+        if value is not None and self.proc is not None:
+            registry.current().add_port(int(value), self.proto, self.name, self.proc.pid)
 
     def place(self, prefix: list[str], bind: str, make_socket=None, user: str | None = None) -> "Service":
         """Run the server under an argv prefix (a network namespace) bound to `bind`; `user` when the
@@ -134,9 +221,10 @@ class Service:
 
     def _spawn(self, argv: list[str], stdout=None, cwd: Path | None = None) -> subprocess.Popen:
         log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(self.prefix + argv, stdout=stdout if stdout is not None else log, stderr=log,
-                                     stdin=subprocess.DEVNULL, cwd=cwd or self.workdir,
-                                     start_new_session=True, text=stdout is not None)
+        # its own session, the parent-death signal, listed in the run registry (lab/registry)
+        self.proc = registry.spawn(self.prefix + argv, self.name, stdout=stdout if stdout is not None else log,
+                                   stderr=log, stdin=subprocess.DEVNULL, cwd=cwd or self.workdir,
+                                   start_new_session=True, text=stdout is not None)
         log.close()
         _LIVE.add(self)
         return self.proc
@@ -157,6 +245,7 @@ class Service:
         _LIVE.discard(self)
         if proc is not None:
             stop_process(proc, timeout_s)
+            registry.forget(proc)
 
     def describe(self) -> dict:
         return {"server": self.name, "port": self.port, "proto": self.proto}
@@ -327,6 +416,31 @@ class JwtServer(Service):
             raise self.fail("did not report a listening port within 15 s")
         self.port = int(msg["port"])
         return self
+
+
+class RemoteServer(Service):
+    """A server secperf does not run (the user's own, `--connect HOST:PORT`): nothing is started or
+    stopped; `start` checks that a TCP server accepts there (UDP cannot be checked without speaking
+    its protocol, so a DTLS target is taken as given)."""
+
+    name = "remote"
+
+    def __init__(self, host: str, port: int, proto: str = "tls", workdir: Path | None = None):
+        super().__init__(workdir)
+        self.host, self.proto, self._port = host, proto, int(port)
+        self.bind = host
+
+    def start(self) -> "RemoteServer":
+        if self.proto == "tls" and not wait_tcp(self._port, 5, None, self.host):
+            raise ServiceError(f"nothing accepts TCP connections at {self.host}:{self._port} (tried for 5 s): "
+                               f"is the server running, and is --connect HOST:PORT right?")
+        return self
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        pass
+
+    def describe(self) -> dict:
+        return {"server": f"remote {self.host}:{self._port}", "port": self._port, "proto": self.proto}
 
 
 SERVERS = {"probe": ProbeServer, "s_server": SServer, "nginx": Nginx}

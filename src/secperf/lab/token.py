@@ -85,6 +85,7 @@ KEY_SPECS: tuple[KeySpec, ...] = (
     KeySpec("device-p256", "ecdsa-p256", b"\x01", "secp256r1"),
     KeySpec("device-bp256", "ecdsa-brainpoolp256r1", b"\x02", "brainpoolP256r1"),
     KeySpec("device-rsa2048", "rsa-2048", b"\x03", None, 2048),
+    KeySpec("device-rsa1024", "rsa-1024", b"\x04", None, 1024),  # the 1998 RSA card's key size (study S3)
 )
 
 

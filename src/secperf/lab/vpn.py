@@ -53,6 +53,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import registry
 from .netns import kill_pids, list_namespaces, namespace_pids
 from .pki import CertSet
 from .services import Service, ServiceError
@@ -164,6 +165,7 @@ class NetnsPair:
         sweep_stale()
         _LIVE_NS.add(self)
         for name in (self.srv, self.dev):
+            registry.current().add_namespace(name, "vpn")  # listed before it exists: never missed
             _ip("netns", "add", name)
             self._created.append(name)
         # created directly inside the namespaces: no name is ever taken in the host namespace
@@ -197,6 +199,7 @@ class NetnsPair:
                 _ip("netns", "del", name, check=False)
             except VpnError:
                 pass
+            registry.current().remove_namespace(name)
 
 
 def _check_side(side: str) -> None:

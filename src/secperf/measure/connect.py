@@ -38,6 +38,7 @@ from ..core import result as R
 from ..core import stats
 from ..core.jsonlines import parse_lines
 from ..core.paths import private_dir, write_private
+from ..lab import registry
 from ..lab.pki import LabPKI
 from ..lab.services import LOOPBACK, Nginx, ServiceError
 from .handshake import link_counters, link_timeout_ms, record_client_run, run_client
@@ -45,9 +46,15 @@ from .probe import find_shim
 from ..core.errors import InputError
 
 PROTOCOLS = ("https", "mqtt", "coap", "vpn")
+KEY_SESSIONS = ("warm", "cold")
 KEY_SOURCES_DOC = "software, token, se:PROFILE"
 CLIENTS = {"https": ("probe", "curl"), "mqtt": ("probe", "mosquitto_pub", "paho"),
            "coap": ("probe", "coap-client"), "vpn": ("openvpn",)}
+COAP_SERVERS = ("libcoap", "californium")
+# Californium's client (Java), added with --coap-server californium: full, resumed, and a request after a
+# NAT rebinding on the connection ID
+CF_HANDSHAKES = ("full", "resumed", "cid-rebind")
+CF_WARMUP = 10  # the JVM server (and client) compile their hot paths in the first connections
 # CoAP over DTLS: the lab's demo pre-shared key (printable: libcoap takes it as a string)
 COAP_PSK = b"secperf-lab-demo-psk-0123456789ab"
 COAP_PSK_IDENTITY = "secperf-device"
@@ -82,6 +89,11 @@ class ConnectConfig:
     key_type: str = "ecdsa-p256"
     server_cert: str = "ecdsa-p256"
     network: str = "loopback"     # a --network value (lab/netns.Link); every client runs over it
+    # warm: the probe opens its token session and logs in once, every connection signs on it;
+    # cold: a device waking for each connection: a new probe process per connection, so the PKCS#11
+    # session, login and key search are paid each time (and counted in the establishment time)
+    key_session: str = "warm"
+    coap_server: str = "libcoap"  # coap: libcoap's coap-server, or Californium (resumes; connection IDs)
 
     @property
     def profile(self) -> str | None:
@@ -95,6 +107,8 @@ class ConnectConfig:
         extra += "" if self.security == "pki" else f"/{self.security}"
         extra += "" if self.nodelay else "/nagle"
         extra += "" if self.tls == "1.3" or self.protocol in ("coap", "vpn") else f"/tls{self.tls}"
+        extra += "/cold" if self.key_session == "cold" else ""
+        extra += "" if self.coap_server == "libcoap" else f"/{self.coap_server}-server"
         extra += "" if self.network in ("loopback", "none") else f"@{self.network}"
         return f"connect/{self.protocol}/{self.client}/{self.key_source}/{self.handshake}{extra}"
 
@@ -109,6 +123,10 @@ class ConnectConfig:
             parts.append("nagle")
         if self.tls != "1.3" and self.protocol in ("https", "mqtt"):
             parts.append(f"tls{self.tls}")
+        if self.key_session == "cold":
+            parts.append("cold key session")
+        if self.coap_server != "libcoap":
+            parts.append(f"({self.coap_server} server)")
         if self.network not in ("loopback", "none"):
             parts.append(f"@ {self.network}")
         return " ".join(parts)
@@ -127,9 +145,13 @@ class ConnectParams:
     server_port: int | None = None  # a fixed port instead of a free one
     profiles_path: Path | None = None  # extra secure-element profiles (TOML) besides the built-in ones
     client_pair: tuple[Path, Path] | None = None  # test hook: this certificate and key instead of the lab's
+    target: object = None  # measure.target.Target: the user's own server (--connect), nothing started
 
     def as_dict(self) -> dict:
-        return {"n": self.n, "warmup": self.warmup, "timeout_ms": self.timeout_ms, "seed": self.seed}
+        out = {"n": self.n, "warmup": self.warmup, "timeout_ms": self.timeout_ms, "seed": self.seed}
+        if self.target is not None:
+            out["target"] = self.target.labels()
+        return out
 
 
 def validate(cfg: ConnectConfig, known_profiles) -> None:
@@ -140,7 +162,7 @@ def validate(cfg: ConnectConfig, known_profiles) -> None:
     if cfg.key_source.startswith("se:") and cfg.profile not in known_profiles:
         raise ConnectError(f"unknown secure-element profile {cfg.profile!r} in --key {cfg.key_source}; "
                            f"known: {', '.join(known_profiles)}")
-    if cfg.client not in CLIENTS[cfg.protocol]:
+    if cfg.client not in CLIENTS[cfg.protocol] and not (cfg.client == "californium" and cfg.protocol == "coap"):
         raise ConnectError(f"{cfg.protocol}: unknown client {cfg.client!r}; known: {', '.join(CLIENTS[cfg.protocol])}")
     if cfg.client == "paho" and cfg.key_source != "software":
         raise ConnectError("paho-mqtt uses Python's ssl module, which cannot use a PKCS#11 key: "
@@ -149,10 +171,22 @@ def validate(cfg: ConnectConfig, known_profiles) -> None:
         raise ConnectError("mosquitto_pub 2.0 rejects an engine key (`--keyform engine --key pkcs11:...` fails "
                            "with 'Problem setting TLS options: File not found'): use --key software with "
                            "--client mosquitto_pub")
-    if cfg.handshake not in ("full", "resumed"):
-        raise ConnectError(f"unknown handshake {cfg.handshake!r}; known: full, resumed")
+    if cfg.coap_server not in COAP_SERVERS or (cfg.coap_server != "libcoap" and cfg.protocol != "coap"):
+        raise ConnectError(f"--coap-server {cfg.coap_server!r}: known {', '.join(COAP_SERVERS)} (CoAP only)")
+    if cfg.client == "californium":
+        if cfg.coap_server != "californium" or cfg.handshake not in CF_HANDSHAKES or cfg.key_source != "software":
+            raise ConnectError("the Californium client runs against the Californium server (--coap-server "
+                               "californium) with the software key, rows " + ", ".join(CF_HANDSHAKES))
+    elif cfg.handshake not in ("full", "resumed"):
+        raise ConnectError(f"unknown handshake {cfg.handshake!r}; known: full, resumed"
+                           + (" (cid-rebind: with the Californium client)" if cfg.handshake == "cid-rebind" else ""))
     if cfg.auth != "mtls" and cfg.protocol != "https":
         raise ConnectError("JWT authentication is measured for HTTPS only")
+    if cfg.key_session not in KEY_SESSIONS:
+        raise ConnectError(f"unknown --key-session {cfg.key_session!r}; known: {', '.join(KEY_SESSIONS)}")
+    if cfg.key_session == "cold" and (cfg.client != "probe" or cfg.handshake != "full" or cfg.key_source == "software"):
+        raise ConnectError("--key-session cold applies to the probe's full handshakes with a token or secure-element "
+                           "key (other clients start a new process per connection: cold by nature)")
 
 
 # --- key material ----------------------------------------------------------------------------------
@@ -196,14 +230,17 @@ class KeyMaterial:
         from ..lab.token import LabToken
         from ..spec.se_profiles import get_profile
         from .signer import shim_env
+        from .signer import key_type_for
         self.token = LabToken(pki=pki).ensure()
-        key = self.token.key(cfg.key_type)
+        profile = _profiles(profiles_path).get(cfg.profile) or get_profile(cfg.profile)
+        key = self.token.key(key_type_for(profile, cfg.key_type))  # the 1998 RSA card: its RSA-1024 key
         self.cert = Path(key["cert_path"])
         self.key = None
         # the PIN stays in its 0600 file: libp11 reads it from there (pin-source), never from argv
         self.uri = self.token.uri(key["label"], pin_file=True)
         shim_dir = private_dir(workdir / "shim")
         profile = _profiles(profiles_path).get(cfg.profile) or get_profile(cfg.profile)
+        self.profile, self.shim_dir = profile, shim_dir
         self.env, self.shim_log = shim_env(self.token, profile, shim_dir, seed)
         self.env["SECPERF_PKCS11_MODULE"] = str(find_shim())
         # Clients other than the probe find libp11's module through OpenSSL's configuration: point
@@ -211,6 +248,15 @@ class KeyMaterial:
         conf = shim_dir / "openssl.cnf"
         write_private(conf, OPENSSL_ENGINE_CONF.format(module=find_shim()).encode())
         self.env["OPENSSL_CONF"] = str(conf)
+
+    def run_env(self, i: int, seed: int) -> tuple[dict, Path]:
+        """A client process of its own for connection `i` (cold key session): the shim loaded afresh
+        with a seed per run (one seed for all would draw the same delays each time) and its own log."""
+        from .signer import shim_env
+        from .vpn import run_seed
+        env, log = shim_env(self.token, self.profile, private_dir(self.shim_dir / f"run-{i}"), run_seed(seed, i))
+        return {**env, "SECPERF_PKCS11_MODULE": self.env["SECPERF_PKCS11_MODULE"],
+                "OPENSSL_CONF": self.env["OPENSSL_CONF"]}, log
 
     def probe_args(self) -> list[str]:
         return ["--cert", str(self.cert), "--key", self.uri or str(self.key)]
@@ -231,6 +277,9 @@ def server_for(cfg: ConnectConfig, pki: LabPKI, workdir: Path, port: int | None 
     if cfg.protocol == "mqtt":
         return Mosquitto(certs, client_ca, nodelay=cfg.nodelay, workdir=workdir, port=port)
     if cfg.protocol == "coap":
+        if cfg.coap_server == "californium":
+            from ..lab.californium import CaliforniumServer
+            return CaliforniumServer(certs, client_ca, workdir=workdir)
         if cfg.security == "psk":
             return CoapServer(psk=COAP_PSK, workdir=workdir, port=port)
         return CoapServer(certs, client_ca, workdir=workdir, port=port)
@@ -293,7 +342,9 @@ def _series(cfg: ConnectConfig, timer_start: str, timer_end: str, clock: str) ->
 
 def _se_breakdown(samples: list[dict], calls: list[dict]) -> dict:
     from .signer import per_call_breakdown
-    iters = [{"start_ns": s["t0_ns"], "end_ns": s["t1_ns"]} for s in samples if "t0_ns" in s]
+    # a cold connection starts at its process's C_OpenSession (see cold_phases)
+    iters = [{"start_ns": (s.get("cold") or {}).get("start_ns", s["t0_ns"]), "end_ns": s["t1_ns"]}
+             for s in samples if "t0_ns" in s]
     return per_call_breakdown(iters, calls)
 
 
@@ -325,9 +376,13 @@ def dial_for(link, p: ConnectParams) -> Dial:
 
 def probe_client_args(cfg: ConnectConfig, port: int, p: ConnectParams, pki: LabPKI, km: KeyMaterial,
                       host: str = LOOPBACK, timeout_ms: int | None = None) -> list[str]:
-    certs = pki.server(cfg.server_cert, 1)
-    a = ["--host", host, "--port", str(port), "--ca", str(certs.ca), "--servername", "localhost",
-         "--n", str(p.n), "--warmup", str(p.warmup), "--timeout-ms", str(timeout_ms or p.timeout_ms)]
+    t = p.target
+    if t is not None:  # the user's server: its address, name and CA (unverified without --ca)
+        a = ["--host", t.addr, "--port", str(t.port), "--servername", t.sni] + (["--ca", str(t.ca)] if t.ca else [])
+    else:
+        certs = pki.server(cfg.server_cert, 1)
+        a = ["--host", host, "--port", str(port), "--ca", str(certs.ca), "--servername", "localhost"]
+    a += ["--n", str(p.n), "--warmup", str(p.warmup), "--timeout-ms", str(timeout_ms or p.timeout_ms)]
     if cfg.protocol == "coap":
         a += ["--proto", "dtls", "--tls", "1.2", "--app", "coap", "--dtls-cookie"]
         if cfg.security == "psk":
@@ -342,6 +397,8 @@ def probe_client_args(cfg: ConnectConfig, port: int, p: ConnectParams, pki: LabP
         a += ["--mode", "resume-ticket" if cfg.handshake == "resumed" else "full"]
         if cfg.protocol == "https":
             a += ["--request-bytes", "40"]
+    if t is not None and cfg.key_source == "software":  # the user's client certificate, if any
+        return a + (["--cert", str(t.client_cert), "--key", str(t.client_key)] if t.client_cert else [])
     return a + km.probe_args()
 
 
@@ -363,7 +420,13 @@ def _start(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, s: dict, link=None
         R.add_failure(s, f"key: {exc}")
         return None
     try:
-        server = server_for(cfg, pki, workdir / "server", p.server_port)
+        if p.target is not None:
+            from ..lab.services import RemoteServer
+            server = RemoteServer(p.target.addr, p.target.port, "dtls" if cfg.protocol == "coap" else "tls",
+                                  workdir / "server")
+            s["labels"].update(p.target.labels())
+        else:
+            server = server_for(cfg, pki, workdir / "server", p.server_port)
     except ConnectError as exc:
         R.add_failure(s, f"server: {exc}")
         return None
@@ -405,27 +468,102 @@ def measure_probe(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict |
         return R.finalize_series(s)
     km, server = ready
     dial = dial_for(link, p)
+    if cfg.coap_server == "californium" and p.warmup < CF_WARMUP:
+        from dataclasses import replace as _replace
+        p = _replace(p, warmup=CF_WARMUP)  # a JVM server: warm its hot paths first (the series says so)
+        s["labels"]["warmup"] = CF_WARMUP
     try:
-        budget = (p.n + p.warmup + 2) * (dial.timeout_ms / 1000.0) * 3 + 30
-        args = probe_client_args(cfg, server.port, p, pki, km, dial.host, dial.timeout_ms)
-        with link_counters(s["derived"], dial.link):
-            meta, conns, err = run_client(args, budget, prefix=list(dial.prefix), env=km.env)
+        if cfg.key_session == "cold":
+            with link_counters(s["derived"], dial.link):
+                meta, conns, err, calls = _cold_runs(cfg, p, pki, km, server.port, dial)
+        else:
+            budget = (p.n + p.warmup + 2) * (dial.timeout_ms / 1000.0) * 3 + 30
+            args = probe_client_args(cfg, server.port, p, pki, km, dial.host, dial.timeout_ms)
+            with link_counters(s["derived"], dial.link):
+                meta, conns, err = run_client(args, budget, prefix=list(dial.prefix), env=km.env)
+            calls = None
+        if hasattr(server, "drain") and cfg.coap_server == "californium":
+            hs = server.drain()[-p.n:]  # the server's own word on each counted handshake
+            s["derived"]["server_resumed"] = sum(1 for h in hs if h.get("resumed"))
     finally:
         server.stop()
     record_client_run(s, doc, meta, err)
-    calls = km.calls()
+    if cfg.key_session == "cold":
+        s["timer"]["start"] = COLD_START
+    calls = km.calls() if calls is None else calls
     for c in conns:
         if not c.get("ok"):
             R.add_failure(s, f"connection {c.get('i')}: {c.get('stage', '?')}: {c.get('reason', 'failed')}")
             s["samples"].append(c)
             continue
         phases, se = probe_phases(c, calls)
+        if "cold" in c:
+            phases = c["cold"]["phases"] + phases
+            c["usable_us"] = c["cold"]["usable_us"]
+            se["calls"] += c["cold"]["calls"]
+            se["se_us"] = round(se["se_us"] + c["cold"]["token_us"], 3)
         c["phases"], c["se"] = phases, se
         s["samples"].append(c)
         s["values_us"].append(float(c["usable_us"]))
         s["cpu_values_us"].append(float(c["lib_cpu_us"]))
     _derive(s, cfg, calls, km)
     return _finish(s, server)
+
+
+COLD_START = ("C_OpenSession of a new client process (cold key session: open, log in, find the key, then "
+              "the socket connect)")
+SESSION_FNS = ("C_OpenSession", "C_Login", "C_FindObjectsInit", "C_FindObjects", "C_FindObjectsFinal",
+               "C_GetAttributeValue", "C_GetSessionInfo")
+
+
+def cold_phases(conn: dict, calls: list[dict]) -> dict | None:
+    """A cold connection's start: its process's first C_OpenSession. Returns the phases before the
+    socket connect -- the token's own session set-up calls (open, login, key search: real and
+    injected time) and the host's work between them (engine, key and context loading) -- and the
+    establishment time from that start to usable; None if the process opened no session."""
+    t0 = conn.get("t0_ns")
+    opens = [c for c in calls if c.get("fn") == "C_OpenSession" and t0 is not None and c.get("start_ns", t0) < t0]
+    if not opens:
+        return None
+    start = min(c["start_ns"] for c in opens)
+    before = [c for c in calls if start <= c.get("start_ns", -1) < t0]
+    token_us = sum(c.get("duration_ns", c.get("real_ns", 0) + c.get("delay_ns", 0)) for c in before) / 1000
+    span_us = (t0 - start) / 1000
+    return {"usable_us": span_us + float(conn["usable_us"]), "start_ns": start, "token_us": round(token_us, 3),
+            "phases": [{"phase": "key session: open, login, find key", "us": round(token_us, 3)},
+                       {"phase": "key session: host (engine, key and context loading)",
+                        "us": round(max(0.0, span_us - token_us), 3)}],
+            "calls": len(before)}
+
+
+def _cold_runs(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, km: KeyMaterial, port: int, dial: Dial):
+    """Cold key session: one probe process per connection (warm-up processes first, discarded), each
+    loading the key through the shim afresh. Returns (meta, connections, error, every shim call)."""
+    one = ConnectParams(n=1, warmup=0, timeout_ms=p.timeout_ms, seed=p.seed)
+    args = probe_client_args(cfg, port, one, pki, km, dial.host, dial.timeout_ms)
+    meta, conns, err, calls = None, [], None, []
+    for i in range(p.warmup + p.n):
+        env, log = km.run_env(i, p.seed)
+        m, got, e = run_client(args, dial.timeout_ms / 1000.0 * 3 + 30, prefix=list(dial.prefix), env=env)
+        from .signer import read_log
+        mine = read_log(log)
+        meta = meta or m
+        if i < p.warmup:
+            continue
+        calls += mine
+        if e and not got:
+            got = [{"ok": False, "stage": "process", "reason": e}]
+        for c in got:
+            c["i"] = i - p.warmup
+            if c.get("ok"):
+                cold = cold_phases(c, mine)
+                if cold is None:
+                    c.update(ok=False, stage="key session", reason="the client process opened no PKCS#11 session "
+                                                                   "before connecting")
+                else:
+                    c["cold"] = cold
+            conns.append(c)
+    return meta, conns, err, calls
 
 
 def _derive(s: dict, cfg: ConnectConfig, calls: list[dict], km: KeyMaterial | None) -> None:
@@ -676,7 +814,7 @@ def _paho_run(cfg, p, port, certs, km, s, dial: Dial) -> None:
                       "--client-id", f"secperf-paho-{os.getpid()}"])
     budget = (p.n + p.warmup) * (dial.timeout_ms / 1000 + 5) + 30
     try:
-        r = subprocess.run(argv, capture_output=True, text=True, env=km.env, timeout=budget)
+        r = registry.run(argv, "paho worker", capture_output=True, text=True, env=km.env, timeout=budget)
     except subprocess.TimeoutExpired:
         R.add_failure(s, f"paho-mqtt worker did not finish within {budget:.0f} s")
         return None
@@ -700,7 +838,8 @@ def _paho_run(cfg, p, port, certs, km, s, dial: Dial) -> None:
 
 def configs_for(protocols: list[str], key_sources: list[str], handshakes: list[str], clients: list[str] | None,
                 auths: list[str] | None = None, tls: str = "1.3", nodelay: bool = True,
-                coap_security: list[str] | None = None) -> list[ConnectConfig]:
+                coap_security: list[str] | None = None, key_sessions: list[str] | None = None,
+                coap_servers: list[str] | None = None) -> list[ConnectConfig]:
     """The matrix `secperf connect` runs: protocol × key source × handshake, plus each protocol's
     external clients (software key, full handshake) and, for HTTPS, JWT authentication rows."""
     out: list[ConnectConfig] = []
@@ -718,15 +857,33 @@ def configs_for(protocols: list[str], key_sources: list[str], handshakes: list[s
                     for sec in (coap_security or ["pki"]) if proto == "coap" else ["pki"]:
                         if sec == "psk" and (ks != "software" or hsk != "full"):
                             continue  # a PSK involves no client key: one row is enough
-                        out.append(ConnectConfig(proto, ks, hsk, client=client, tls=tls, nodelay=nodelay,
-                                                 security=sec))
+                        for ksess in _sessions_for(key_sessions, client, ks, hsk, sec):
+                            for cs in (coap_servers or ["libcoap"]) if proto == "coap" else ["libcoap"]:
+                                if cs != "libcoap" and (client != "probe" or sec != "pki"):
+                                    continue
+                                out.append(ConnectConfig(proto, ks, hsk, client=client, tls=tls, nodelay=nodelay,
+                                                         security=sec, key_session=ksess, coap_server=cs))
+        if proto == "coap" and "californium" in (coap_servers or []):
+            if "software" in key_sources:  # Californium's client: full, resumed, connection ID after a rebinding
+                out += [ConnectConfig("coap", "software", h, client="californium", coap_server="californium")
+                        for h in CF_HANDSHAKES]
         if proto == "https":
             for auth in auths or []:
                 if auth == "mtls":
                     continue
                 for ks in key_sources:
-                    out.append(ConnectConfig("https", ks, "full", auth=auth, client="jwt-client"))
-    return out
+                    for ksess in (key_sessions or ["warm"]) if auth == "jwt_fresh" and ks != "software" else ["warm"]:
+                        out.append(ConnectConfig("https", ks, "full", auth=auth, client="jwt-client",
+                                                 key_session=ksess))
+    return list(dict.fromkeys(out))
+
+
+def _sessions_for(key_sessions: list[str] | None, client: str, ks: str, hsk: str, sec: str) -> list[str]:
+    """Key sessions a row runs with: cold only where it differs (the probe, a token key, a full
+    handshake with a client certificate); elsewhere the row runs once, warm."""
+    if client == "probe" and ks != "software" and hsk == "full" and sec == "pki":
+        return list(key_sessions or ["warm"])
+    return ["warm"]
 
 
 def measure(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict | None = None, link=None) -> list[dict]:
@@ -735,7 +892,81 @@ def measure(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict | None 
         return [_measure_vpn(cfg, p, link)]
     if cfg.client == "probe":
         return [measure_probe(cfg, p, pki, doc, link)]
+    if cfg.client == "californium":
+        return [measure_californium(cfg, p, pki, doc, link)]
     return [measure_external(cfg, p, pki, doc, link)]
+
+
+CF_TIMER = {"full": ("CoapClient.get() on a new DTLS connector (no session)", "2.05 response received: full handshake "
+                     "with the client certificate, then the request"),
+            "resumed": ("CoapClient.get() after forceResumeAllSessions()", "2.05 response received: abbreviated "
+                        "handshake on the session ID, then the request"),
+            "cid-rebind": ("CoapClient.get() after the client's address changed (NAT rebinding: new source port)",
+                           "2.05 response received on the same DTLS connection, found by its connection ID "
+                           "(no handshake)")}
+
+
+def measure_californium(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict | None = None, link=None) -> dict:
+    """Californium's own client against the Californium server: full handshakes, resumed sessions,
+    and requests after a NAT rebinding carried by the connection ID. Every connection is verified:
+    handshakes the client started (none for cid-rebind) and whether it resumed (resumed rows)."""
+    start, end = CF_TIMER[cfg.handshake]
+    s = _series(cfg, start, end, "System.nanoTime (in the Java client)")
+    ready = _start(cfg, p, pki, s, link)
+    if ready is None:
+        return R.finalize_series(s)
+    km, server = ready
+    dial = dial_for(link, p)
+    from ..lab.californium import CID_LENGTH, find_jar, java_exe, pkcs8_pem
+    warmup = max(p.warmup, CF_WARMUP)
+    s["labels"]["warmup"] = warmup
+    try:
+        key = Path(server.workdir) / "client.p8.pem"
+        write_private(key, pkcs8_pem(km.key))
+        certs = pki.server(cfg.server_cert, 1)
+        argv = dial.argv([java_exe(), "-jar", str(find_jar()), "client", "--host", dial.host, "--port", str(server.port),
+                          "--ca", str(certs.ca), "--cert", str(km.cert), "--key", str(key), "--n", str(p.n),
+                          "--warmup", str(warmup), "--row", cfg.handshake, "--cid-length", str(CID_LENGTH),
+                          "--timeout-ms", str(dial.timeout_ms)])
+        budget = (p.n + warmup + 2) * (dial.timeout_ms / 1000 + 2) + 60
+        with link_counters(s["derived"], dial.link):
+            try:
+                r = registry.run(argv, "californium client", capture_output=True, text=True, timeout=budget)
+            except subprocess.TimeoutExpired:
+                r = None
+                R.add_failure(s, f"the Californium client did not finish within {budget:.0f} s")
+        hs = server.drain()
+    except ServiceError as exc:
+        R.add_failure(s, str(exc))
+        r, hs = None, []
+    finally:
+        server.stop()
+    for c in parse_lines(r.stdout) if r is not None else []:
+        if c.get("type") == "error":
+            R.add_failure(s, c.get("reason", "the Californium client failed"))
+        if c.get("type") != "conn" or c.get("warmup"):
+            continue
+        c["i"] = c["i"] - warmup
+        if c.get("ok") and cfg.handshake == "cid-rebind" and c.get("handshakes"):
+            c.update(ok=False, reason="a new handshake ran after the rebinding: the connection ID was not used")
+        if c.get("ok") and cfg.handshake == "resumed" and not c.get("resumed"):
+            c.update(ok=False, reason="the session was not resumed")
+        if c.get("ok"):
+            c["phases"] = [{"phase": {"full": "DTLS handshake + CoAP GET/response", "resumed":
+                                      "abbreviated handshake + CoAP GET/response",
+                                      "cid-rebind": "CoAP GET/response (no handshake)"}[cfg.handshake],
+                            "us": c["usable_us"]}]
+        _record(s, c["i"], False, c)
+    if r is not None and r.returncode != 0 and not s["failures"]:
+        R.add_failure(s, f"the Californium client exited {r.returncode}: {r.stderr.strip()[-300:]}")
+    d = s["derived"]
+    ok = [c for c in s["samples"] if c.get("ok")]
+    d["resumed"] = sum(1 for c in ok if c.get("resumed"))
+    d["handshakes_per_request"] = (sum(c.get("handshakes", 0) for c in ok) / len(ok)) if ok else None
+    d["server_handshakes"] = {"total": len(hs), "resumed": sum(1 for h in hs if h.get("resumed"))}
+    if ok:
+        d["phases_p50_us"] = phase_medians(ok)
+    return _finish(s, server)
 
 
 def _measure_vpn(cfg: ConnectConfig, p: ConnectParams, link=None) -> dict:
@@ -795,4 +1026,5 @@ def _run_jwt_rows(configs: list[ConnectConfig], p: ConnectParams, doc: dict, run
     profiles = sorted({c.profile for c in jwt if c.profile})
     networks = list(dict.fromkeys(c.network for c in jwt))  # over the same links as the other rows
     sp = SignerParams(n=p.n, warmup=p.warmup, seed=p.seed, workdir=private_dir(p.workdir / "jwt"))
-    run_jwt(profiles, ["ecdsa-p256"], sp, doc, run, networks=networks, links=links)
+    sessions = list(dict.fromkeys(c.key_session for c in jwt))
+    run_jwt(profiles, ["ecdsa-p256"], sp, doc, run, networks=networks, links=links, key_sessions=sessions)

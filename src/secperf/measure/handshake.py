@@ -21,6 +21,7 @@ from pathlib import Path
 from ..core import host, result as R
 from ..core import stats
 from ..core.jsonlines import parse_lines
+from ..lab import registry
 from ..lab.pki import LabPKI
 from ..lab.services import Nginx, ProbeServer, SServer, ServiceError
 from ..spec import netspec as NS
@@ -38,6 +39,7 @@ SUM_RULE_TOLERANCE = 0.02
 PSK_IDENTITY = "secperf-device"
 PSK_HEX = "8f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0"  # lab-only demo PSK
 SERVERS = ("probe", "s_server", "nginx")
+REMOTE = "remote"  # the user's own server (--connect HOST:PORT)
 
 
 class HandshakeError(InputError):
@@ -80,9 +82,13 @@ class HandshakeParams:
     timeout_ms: int = 5000
     pki_root: Path | None = None
     workdir: Path | None = None
+    target: object = None  # measure.target.Target: the user's own server instead of one secperf starts
 
     def as_dict(self) -> dict:
-        return {"n": self.n, "warmup": self.warmup, "timeout_ms": self.timeout_ms}
+        out = {"n": self.n, "warmup": self.warmup, "timeout_ms": self.timeout_ms}
+        if self.target is not None:
+            out["target"] = self.target.labels()
+        return out
 
 
 # --- the experiments ----------------------------------------------------------------------------
@@ -166,10 +172,14 @@ def _psk_args(cfg: HandshakeConfig) -> list[str]:
 PROBE_SERVER_TIMEOUT_MS = 10000  # the probe server's own per-stage default (hs_args.c)
 
 
-def server_for(cfg: HandshakeConfig, pki: LabPKI, workdir: Path | None, link=None):
+def server_for(cfg: HandshakeConfig, pki: LabPKI, workdir: Path | None, link=None, target=None):
     """The server of a configuration; with a non-loopback `link` it runs in the server namespace,
     and the probe server's stages wait as much longer as the client's (link_timeout_ms), so a
-    handshake slowed by the link's retransmissions is not cut off on the server side."""
+    handshake slowed by the link's retransmissions is not cut off on the server side. With a
+    `target` (the user's own server) nothing is started."""
+    if target is not None:
+        from ..lab.services import RemoteServer
+        return RemoteServer(target.addr, target.port, cfg.proto, workdir)
     emulated = link is not None and not link.loopback
     srv = _server_for(cfg, pki, workdir, link.spec if emulated else None)
     if emulated:
@@ -209,15 +219,18 @@ def _server_for(cfg: HandshakeConfig, pki: LabPKI, workdir: Path | None, spec: N
 
 def client_args(cfg: HandshakeConfig, port: int, p: HandshakeParams, pki: LabPKI, host: str = "127.0.0.1",
                 timeout_ms: int | None = None) -> list[str]:
-    certs = pki.server(cfg.cert_type, cfg.depth)
-    a = ["--host", host, "--port", str(port), "--ca", str(certs.ca), "--servername", "localhost",
-         "--mode", cfg.mode, "--n", str(p.n), "--warmup", str(p.warmup),
+    if p.target is not None:  # the user's server: its address, CA, name and the user's client certificate
+        a = p.target.probe_args()
+    else:
+        certs = pki.server(cfg.cert_type, cfg.depth)
+        a = ["--host", host, "--port", str(port), "--ca", str(certs.ca), "--servername", "localhost"]
+    a += ["--mode", cfg.mode, "--n", str(p.n), "--warmup", str(p.warmup),
          "--timeout-ms", str(timeout_ms or p.timeout_ms),
          "--request-bytes", str(cfg.request_bytes), "--response-bytes", str(cfg.response_bytes)]
     a += _tls_args(cfg) + _psk_args(cfg)
     if cfg.mode == "0rtt":
         a += ["--early-data-bytes", str(cfg.early_data_bytes)]
-    if cfg.mtls:
+    if cfg.mtls and p.target is None:
         c = pki.client(cfg.client_key_type)
         a += ["--cert", str(c.cert), "--key", str(c.key)]
     if cfg.proto == "dtls":
@@ -233,8 +246,8 @@ def run_client(args: list[str], timeout_s: float, prefix: list[str] | None = Non
     """Run `secperf-probe client` (under `prefix`, e.g. in the device namespace; with `env`, e.g. a
     token behind the shim); returns (meta, connection lines, error)."""
     try:
-        proc = subprocess.run([*(prefix or []), str(find_probe()), "client", *args], capture_output=True, text=True,
-                              timeout=timeout_s, env=env)
+        proc = registry.run([*(prefix or []), str(find_probe()), "client", *args], "probe client",
+                            capture_output=True, text=True, timeout=timeout_s, env=env)
     except subprocess.TimeoutExpired:
         return None, [], f"probe client did not finish within {timeout_s:.0f} s"
     meta, conns, err = None, [], None
@@ -339,8 +352,10 @@ def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI, doc: d
     series = R.new_series(cfg.series_id, kind="handshake", labels=labels, timer=TIMER)
     workdir = (p.workdir / _slug(f"{cfg.server}-{cfg.label}-{cfg.network}")) if p.workdir else None
     emulated = link is not None and not link.loopback
+    if p.target is not None:
+        series["labels"].update(p.target.labels())
     try:
-        server = server_for(cfg, pki, workdir, link)
+        server = server_for(cfg, pki, workdir, link, p.target)
     except HandshakeError as exc:
         R.add_failure(series, f"server: {exc}")
         return R.finalize_series(series)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..core.native import PROBE_NAME, SHIM_NAME, ProbeNotFound, find_native, find_probe, find_shim  # noqa: F401 (re-exported)
 from ..core.errors import MeasurementError
+from ..lab import registry
 from ..core.jsonlines import parse_line, parse_lines
 from ..core.paths import private_dir, secperf_home
 
@@ -43,8 +44,8 @@ def run_speed(args: list[str], *, setup_timeout_s: float, run_timeout_s: float,
     out = ProbeRun()
     try:
         argv = [*command, "speed"] if command else [str(find_probe()), "speed"]
-        proc = subprocess.Popen([*argv, *args], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, bufsize=1)
+        proc = registry.spawn([*argv, *args], "probe speed", stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, bufsize=1)
     except (OSError, ProbeNotFound) as exc:
         out.error = f"could not start {PROBE_NAME}: {exc}"
         return out
@@ -98,6 +99,7 @@ def run_speed(args: list[str], *, setup_timeout_s: float, run_timeout_s: float,
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        registry.forget(proc)
         out.returncode = proc.returncode
         out.stderr = (proc.stderr.read() or "").strip()
         proc.stdout.close()
@@ -111,8 +113,7 @@ def run_speed(args: list[str], *, setup_timeout_s: float, run_timeout_s: float,
 
 def probe_json(args: list[str], timeout_s: float = 600) -> dict:
     """Run a one-shot probe command (list, sign, --version) and return its single JSON line."""
-    proc = subprocess.run([str(find_probe()), *args], capture_output=True, text=True,
-                          timeout=timeout_s)
+    proc = registry.run([str(find_probe()), *args], "probe", capture_output=True, text=True, timeout=timeout_s)
     if proc.returncode != 0:
         raise MeasurementError(proc.stderr.strip() or proc.stdout.strip() or
                            f"{PROBE_NAME} {' '.join(args)} exited with {proc.returncode}")

@@ -29,6 +29,7 @@ from ..core import result as R
 from ..core.jsonlines import parse_lines
 from ..core import stats
 from ..core.paths import private_dir
+from ..lab import registry
 from .probe import find_shim
 from ..core.errors import InputError
 
@@ -69,9 +70,18 @@ def _series(profile: str, key: dict, mode: str) -> dict:
                         timer={"name": mode, "start": start, "end": end, "clock": "CLOCK_MONOTONIC"})
 
 
+def key_type_for(profile, requested: str) -> str:
+    """The token key a profile signs with: the one its hardware has where it has only one (the 1998
+    RSA card: `algorithm = "rsa-1024"`), else the requested key type."""
+    algorithm = getattr(profile, "algorithm", "") or ""
+    return algorithm if algorithm.startswith("rsa-") and algorithm != "rsa-2048" else requested
+
+
 def software_key(key_type: str, pki) -> tuple[object, Path]:
     """The lab's software client key of the same type (for local_sw), and its PEM path."""
-    cs = pki.client("rsa-2048" if key_type.startswith("rsa") else "ecdsa-p256")
+    from ..lab.pki import CLIENT_KEY_TYPES
+    cs = pki.client(key_type if key_type in CLIENT_KEY_TYPES else
+                    "rsa-2048" if key_type.startswith("rsa") else "ecdsa-p256")
     return serialization.load_pem_private_key(cs.key.read_bytes(), None), cs.key
 
 
@@ -160,8 +170,8 @@ def _run_worker(job: dict, env: dict, s: dict, prefix: list[str] | None = None) 
     series `s` (values in µs); return the good ones."""
     budget = (job["n"] + job["warmup"]) * (10 + job.get("timeout_s", 0)) + 60
     try:
-        proc = subprocess.run([*(prefix or []), sys.executable, "-m", "secperf.measure.signer_worker"],
-                              input=json.dumps(job), capture_output=True, text=True, env=env, timeout=budget)
+        proc = registry.run([*(prefix or []), sys.executable, "-m", "secperf.measure.signer_worker"], "signer worker",
+                            input=json.dumps(job), capture_output=True, text=True, env=env, timeout=budget)
     except subprocess.TimeoutExpired:
         R.add_failure(s, f"worker did not finish within {budget} s")
         return []
@@ -222,7 +232,11 @@ def run_signer(profiles: list[str], key_types: list[str], modes: list[str], p: S
     if p.workdir is None and run is not None:
         p.workdir = private_dir(run.dir / "signer")
     pki = LabPKI()
-    items = [(pr, kt, m) for pr in profiles for kt in key_types for m in modes]
+    items = list(dict.fromkeys((pr, key_type_for(known[pr], kt), m) for pr in profiles for kt in key_types
+                               for m in modes))
+    for _pr, kt, _m in items:
+        if kt not in keys:
+            raise SignerError(f"no token key of type {kt!r}; the token holds: {', '.join(keys)}")
     done_local: set[str] = set()
     for i, (pr, kt, mode) in enumerate(items):
         if progress:
@@ -253,25 +267,43 @@ def _loopback(network: str) -> bool:
     return network in LOOPBACK_NAMES
 
 
-def jwt_items(profiles: list[str], key_types: list[str], networks: list[str] | None = None) -> list[tuple]:
-    """What `run_jwt` measures, in order: (signer, key type, mode, network)."""
-    return [(sg, kt, m, net) for net in (networks or ["loopback"]) for sg in ["software", *profiles]
-            for kt in key_types for m in JWT_MODES]
+KEY_SESSIONS = ("warm", "cold")
+
+
+def jwt_items(profiles: list[str], key_types: list[str], networks: list[str] | None = None,
+              key_sessions: list[str] | None = None) -> list[tuple]:
+    """What `run_jwt` measures, in order: (signer, key type, mode, network, key session). A cold key
+    session (a new PKCS#11 session, login and key search for every token signature) only changes
+    the token's fresh rows: software keys have no session, a cached JWT signs once."""
+    from ..spec.se_profiles import load_profiles
+    known = load_profiles()
+    out = []
+    for net in networks or ["loopback"]:
+        for sg in ["software", *profiles]:
+            for kt in dict.fromkeys(key_type_for(known.get(sg), k) for k in key_types):
+                for m in JWT_MODES:
+                    sessions = (key_sessions or ["warm"]) if sg != "software" and m == "jwt_fresh" else ["warm"]
+                    out += [(sg, kt, m, net, ks) for ks in sessions]
+    return out
 
 
 def jwt_item_label(item: tuple) -> str:
-    sg, kt, mode, net = item
-    return f"JWT {sg} {kt} {mode}" + ("" if _loopback(net) else f" @ {net}")
+    sg, kt, mode, net, ks = item
+    return f"JWT {sg} {kt} {mode}" + (" cold" if ks == "cold" else "") + ("" if _loopback(net) else f" @ {net}")
 
 
 def _jwt_series(signer: str, key_type: str, mode: str, lifetime_s: int, network: str = "loopback",
-                spec=None) -> dict:
+                spec=None, key_session: str = "warm") -> dict:
     what, start, end = JWT_TIMER[mode]
+    if key_session == "cold":
+        what += " (cold key session: C_OpenSession, C_Login, C_FindObjects before each signature)"
+        start = "before C_OpenSession"
     labels = {"profile": signer, "key_type": key_type, "mode": mode, "what": what, "lifetime_s": lifetime_s,
-              "network": "loopback" if _loopback(network) else network}
+              "network": "loopback" if _loopback(network) else network, "key_session": key_session}
     if spec is not None and not spec.loopback:
         labels.update(network_spec=spec.canonical(), network_rtt_ms=spec.rtt_ms, network_loss=spec.loss)
-    sid = f"jwt/{signer}/{key_type}/{mode}" + ("" if _loopback(network) else f"@{network}")
+    sid = f"jwt/{signer}/{key_type}/{mode}" + ("/cold" if key_session == "cold" else "") + \
+        ("" if _loopback(network) else f"@{network}")
     return R.new_series(sid, kind="jwt", labels=labels,
                         timer={"name": mode, "start": start, "end": end, "clock": "CLOCK_MONOTONIC"})
 
@@ -288,7 +320,8 @@ def _slug(text: str) -> str:
 
 
 def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: dict, run=None, progress=None,
-            lifetime_s: int = 3600, networks: list[str] | None = None, links=None) -> dict:
+            lifetime_s: int = 3600, networks: list[str] | None = None, links=None,
+            key_sessions: list[str] | None = None) -> dict:
     """Software-signed and token-signed (per profile) JWTs, fresh and cached, against the verifying
     HTTPS endpoint; every series records signing and request time separately.
 
@@ -311,21 +344,22 @@ def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: dic
     srv_certs = pki.server("ecdsa-p256", 1)
     if p.workdir is None and run is not None:
         p.workdir = private_dir(run.dir / "jwt")
-    soft = {kt: software_key(kt, pki) for kt in key_types}
-    pubkeys = [Path(keys[kt]["cert_path"]) for kt in key_types]
-    pubkeys += [pki.client("rsa-2048" if kt.startswith("rsa") else "ecdsa-p256").cert for kt in key_types]
     nets = list(networks or ["loopback"])
-    items = jwt_items(profiles, key_types, nets)
+    items = jwt_items(profiles, key_types, nets, key_sessions)
+    all_types = list(dict.fromkeys(it[1] for it in items))
+    soft = {kt: software_key(kt, pki) for kt in all_types}
+    pubkeys = [Path(keys[kt]["cert_path"]) for kt in all_types]
+    pubkeys += [software_key(kt, pki)[1].with_suffix(".pem") for kt in all_types]
     with (LinkPerNetwork(p.seed) if links is None else nullcontext(links)) as links:
         for net in nets:
             mine = [(i, it) for i, it in enumerate(items) if it[3] == net]
             link, link_err = links.get(net)
             emulated = link is not None and not link.loopback
             if link_err:
-                for i, (sg, kt, mode, _n) in mine:
+                for i, (sg, kt, mode, _n, ksess) in mine:
                     if progress:
                         progress("start", items[i], i, len(items), None)
-                    s = _jwt_series(sg, kt, mode, lifetime_s, net)
+                    s = _jwt_series(sg, kt, mode, lifetime_s, net, key_session=ksess)
                     R.add_failure(s, f"network {net}: {link_err}")
                     doc["series"].append(R.finalize_series(s, OVER_S_US))
                     if progress:
@@ -339,10 +373,10 @@ def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: dic
             if emulated:
                 srv.place(link.srv_prefix(), link.server_addr, lambda: link.socket("srv"))
             with srv:
-                for i, (sg, kt, mode, _n) in mine:
+                for i, (sg, kt, mode, _n, ksess) in mine:
                     if progress:
                         progress("start", items[i], i, len(items), None)
-                    s = _jwt_series(sg, kt, mode, lifetime_s, net, spec)
+                    s = _jwt_series(sg, kt, mode, lifetime_s, net, spec, key_session=ksess)
                     with link_counters(s["derived"], link):
                         if sg == "software":
                             alg, sign = software_signer(soft[kt][0])
@@ -365,9 +399,9 @@ def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: dic
                         else:
                             measure_token(sg, keys[kt], mode, p, token, known[sg],
                                           extra={"port": srv.port, "ca_file": str(srv_certs.ca), "lifetime_s": lifetime_s,
-                                                 "addr": addr, "timeout_s": timeout_s},
+                                                 "addr": addr, "timeout_s": timeout_s, "key_session": ksess},
                                           series=s, prefix=link.dev_prefix() if emulated else None,
-                                          tag="" if not emulated else f"-{_slug(net)}")
+                                          tag=("" if not emulated else f"-{_slug(net)}") + ("-cold" if ksess == "cold" else ""))
                     _jwt_parts(s)
                     doc["series"].append(s)
                     if run is not None:

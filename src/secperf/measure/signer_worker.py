@@ -4,7 +4,8 @@ parent can match the shim's per-call log to iterations. Runs in its own process 
 library is initialised once per process with one profile.
 
 Input: one JSON object on stdin: module, token_label, key_label, key_type, mode (sign_only|total|
-jwt_fresh|jwt_cached), n, warmup, pin_file; JWT modes also port, ca_file, lifetime_s, and the
+jwt_fresh|jwt_cached), n, warmup, pin_file; JWT modes also port, ca_file, lifetime_s, key_session
+(warm: one session for all signatures; cold: a session, login and key search per signature), and the
 endpoint's addr and timeout_s (over an emulated link the worker itself runs in the device
 namespace). Output: {"type":"iter",...} lines, then {"type":"end"}; errors per iteration are
 failed samples ({"ok": false, "reason": ...}), a set-up error is {"type":"error","reason"}.
@@ -48,9 +49,17 @@ def main() -> int:
     if mode in ("jwt_fresh", "jwt_cached"):
         from .jwt import jwt_loop, token_signer
         try:
-            kept = token.open(user_pin=pin)
-            key = kept.get_key(object_class=ObjectClass.PRIVATE_KEY, label=label)
-            alg, sign = token_signer(key, kt, pkcs11)
+            if cfg.get("key_session") == "cold":
+                # a device waking for each request: open a session, log in, find the key, sign, close
+                def sign_cold(data: bytes) -> bytes:
+                    with token.open(user_pin=pin) as session:
+                        k = session.get_key(object_class=ObjectClass.PRIVATE_KEY, label=label)
+                        return token_signer(k, kt, pkcs11)[1](data)
+                alg, sign = ("ES256" if kt.startswith("ecdsa") else "RS256"), sign_cold
+            else:
+                kept = token.open(user_pin=pin)
+                key = kept.get_key(object_class=ObjectClass.PRIVATE_KEY, label=label)
+                alg, sign = token_signer(key, kt, pkcs11)
             jwt_loop(alg, sign, fresh=mode == "jwt_fresh", port=cfg["port"], ca_file=cfg["ca_file"],
                      n=cfg["n"], warmup=cfg["warmup"], lifetime_s=cfg.get("lifetime_s", 3600), emit=_emit,
                      addr=cfg.get("addr", "127.0.0.1"), timeout_s=cfg.get("timeout_s", 10.0))

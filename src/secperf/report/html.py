@@ -234,8 +234,15 @@ def plots_of(doc: dict) -> list[Plot]:
         out += html_handshake.plots(handshakes) + html_netem.sweep_plots(handshakes)
     out += html_signer.plots([s for s in doc["series"] if s.get("kind") == "signer"])
     out += html_connect.plots(doc) + html_mac.plots(doc) + html_whatif.plots(doc) + html_device.plots(doc)
+    from . import html_server
+    out += html_server.plots(doc)
     out += html_plan.plots(doc)
     return out
+
+
+def _server_section(doc: dict) -> str:
+    from .html_server import section
+    return section(doc)
 
 
 def render(doc: dict) -> str:
@@ -265,7 +272,7 @@ def render(doc: dict) -> str:
               ("jwt", signer_section([s for s in doc["series"] if s.get("kind") == "jwt"], "JWT authentication")),
               ("connect", connect_section(doc)), ("mac", mac_section(doc)), ("whatif", whatif_section(doc)),
               ("plan", plan_section(doc)),
-              ("device", device_section(doc)), ("failures", failures_section(doc))]
+              ("device", device_section(doc)), ("server", _server_section(doc)), ("failures", failures_section(doc))]
     parts = [(sid, html) for sid, html in parts if html]
     body = [f"<h1>secperf report</h1><p class='muted'>{e(doc['run_id'])} — {e(doc['kind'])}</p>",
             at_a_glance(doc, {sid for sid, _ in parts}), contents(parts), header(doc)]

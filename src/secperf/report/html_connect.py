@@ -38,7 +38,8 @@ def summary_table(doc: dict) -> str:
         rest = parts["session set-up"] + parts["login"] + parts["key search"] if parts else None
         rows.append("<tr>" + (f"<td class='l'>{_e(r['network'])}</td>" if by_net else "")
                     + f"<td class='l'>{_e(r['protocol'])}</td>"
-                    f"<td class='l'>{_e(r['handshake'] if r['auth'] == 'mtls' else r['auth'])}</td>"
+                    f"<td class='l'>{_e(r['handshake'] if r['auth'] == 'mtls' else r['auth'])}"
+                    f"{', cold key session' if r.get('key_session') == 'cold' else ''}</td>"
                     + "".join(f"<td>{_t(r[k])}</td>" for k in ("software_p50_us", "token_p50_us", "se_p50_us",
                                                                 "difference_us"))
                     + f"<td>{_t(parts['signing'] if parts else None)}</td><td>{_t(rest)}</td>"

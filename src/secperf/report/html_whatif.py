@@ -8,6 +8,7 @@ from __future__ import annotations
 from .plots import Plot
 from .svg import figure
 from .terminal_whatif import COMPONENT_LABELS
+from .views.whatif import predicted_vs_measured, whatif_series
 from .units import esc as e, fmt_time_us
 
 
@@ -20,6 +21,10 @@ def _table(head: list[str], rows: list[list[str]], left: int = 2) -> str:
     b = "".join("<tr>" + "".join(f"<td class='l'>{c}</td>" if i < left else f"<td>{c}</td>" for i, c in enumerate(r))
                 + "</tr>" for r in rows)
     return f"<table><tr>{h}</tr>{b}</table>"
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{x * 100:+.1f}%"
 
 
 def _vs_plot(series: list[dict], key: str, label: str) -> Plot | None:
@@ -49,7 +54,7 @@ def _components_plot(series: list[dict]) -> Plot:
 
 def plots(doc: dict) -> list[Plot]:
     """The what-if plots in report order (what --figures writes)."""
-    series = [s for s in doc["series"] if s.get("kind") == "whatif"]
+    series = whatif_series(doc)
     if not series:
         return []
     out = [_components_plot(series)]
@@ -61,7 +66,7 @@ def plots(doc: dict) -> list[Plot]:
 
 
 def section(doc: dict) -> str:
-    series = [s for s in doc["series"] if s.get("kind") == "whatif"]
+    series = whatif_series(doc)
     if not series:
         return ""
     a = doc.get("analysis", {}).get("whatif", {})
@@ -82,6 +87,17 @@ def section(doc: dict) -> str:
     out.append(_table(["scenario", "network", "round trips", "P50", "P90", "P95", "P99",
                        *(f"{v} (mean)" for v in COMPONENT_LABELS.values()), "bytes up / down", "crosses",
                        "gave up"], rows))
+    pvm = [r for r in predicted_vs_measured(doc) if r["measured_p50_us"] is not None]
+    if pvm:
+        out.append("<h3>Predicted next to measured (this run)</h3><p>Each prediction is calibrated on this run's "
+                   "loopback rows and set beside the connection series measured for the same protocol, key, "
+                   "handshake and network. Over emulated links the difference is the model's error.</p>" + _table(
+                       ["protocol", "key", "handshake", "network", "measured P50", "predicted P50", "error",
+                        "measured P95", "predicted P95", "error"],
+                       [[e(r["protocol"]), e(r["key"]), e(r["handshake"]), e(r["network"]),
+                         fmt_time_us(r["measured_p50_us"]), fmt_time_us(r["predicted_p50_us"]), _pct(r["p50_error"]),
+                         fmt_time_us(r["measured_p95_us"]), fmt_time_us(r["predicted_p95_us"]), _pct(r["p95_error"])]
+                        for r in pvm], left=4))
     out += [figure(p) for p in plots(doc)]
     if a.get("tornado"):
         out.append("<h3>Which input moves P95 most</h3>" + _table(

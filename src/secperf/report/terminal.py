@@ -230,7 +230,8 @@ def _signer_tables(series: list[dict], title: str) -> list[Table]:
         if not pc or not pc["calls"]:
             continue
         at = "" if _network(s) == "loopback" else f" @ {_network(s)}"
-        m = Table(title=f"{s['labels']['profile']} {s['labels']['key_type']} {s['labels']['mode']}{at}: per PKCS#11 call",
+        cold = " cold" if s["labels"].get("key_session") == "cold" else ""
+        m = Table(title=f"{s['labels']['profile']} {s['labels']['key_type']} {s['labels']['mode']}{cold}{at}: per PKCS#11 call",
                   title_justify="left", header_style="bold")
         for c in ("function", "calls/op", "time/op P50", "injected P50"):
             m.add_column(c, justify="left" if c == "function" else "right")
@@ -265,7 +266,8 @@ def connect_tables(doc: dict) -> list[Table]:
         for r in sm["rows"]:
             parts = r["se_parts_us"]
             t.add_row(*((r["network"],) if by_net else ()),
-                      r["protocol"], r["handshake"] if r["auth"] == "mtls" else r["auth"],
+                      r["protocol"], (r["handshake"] if r["auth"] == "mtls" else r["auth"])
+                      + (", cold key session" if r.get("key_session") == "cold" else ""),
                       *[fmt_time_us(r[k]) if r[k] is not None else "–"
                         for k in ("software_p50_us", "token_p50_us", "se_p50_us", "difference_us")],
                       fmt_time_us(parts["signing"]) if parts else "–",

@@ -13,7 +13,7 @@ COMPONENT_LABELS = {"client_compute": "client", "server_compute": "server", "sec
 
 
 def _whatif(doc: dict) -> list[dict]:
-    return [s for s in doc["series"] if s.get("kind") == "whatif"]
+    return [s for s in doc["series"] if s.get("kind") == "whatif" and (s.get("derived") or {}).get("usable")]
 
 
 def prediction_table(series: list[dict]) -> Table:
@@ -72,11 +72,33 @@ def s1_table(s1: dict) -> Table:
     return t
 
 
+def side_by_side_table(doc: dict) -> Table | None:
+    """Predicted next to measured, for the cells this run measured too."""
+    from .views.whatif import predicted_vs_measured
+    rows = [r for r in predicted_vs_measured(doc) if r["measured_p50_us"] is not None]
+    if not rows:
+        return None
+    t = Table(title="what-if: predicted next to measured (calibrated on this run's loopback rows)",
+              title_justify="left", header_style="bold")
+    for c in ("protocol", "key", "handshake", "network", "measured P50", "predicted P50", "error",
+              "measured P95", "predicted P95", "error"):
+        t.add_column(c, justify="left" if c in ("protocol", "key", "handshake", "network") else "right")
+    pct = lambda x: "–" if x is None else f"{x * 100:+.1f}%"  # noqa: E731
+    for r in rows:
+        t.add_row(r["protocol"], r["key"], r["handshake"], r["network"], fmt_time_us(r["measured_p50_us"]),
+                  fmt_time_us(r["predicted_p50_us"]), pct(r["p50_error"]), fmt_time_us(r["measured_p95_us"]),
+                  fmt_time_us(r["predicted_p95_us"]), pct(r["p95_error"]))
+    return t
+
+
 def tables(doc: dict) -> list[Table]:
     series = _whatif(doc)
     if not series:
         return []
     out = [prediction_table(series)]
+    pvm = side_by_side_table(doc)
+    if pvm is not None:
+        out.append(pvm)
     seen = set()
     for s in series:
         key = s["id"].rsplit(" @ ", 1)[0]

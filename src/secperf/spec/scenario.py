@@ -114,7 +114,8 @@ def signer_settings(scn: dict, section: str) -> dict | None:
     sec = scn.get(section)
     if not sec:
         return None
-    allowed = {"profiles", "keys", "n", "warmup"} | ({"modes"} if section == "signer" else {"lifetime_s", "networks"})
+    allowed = {"profiles", "keys", "n", "warmup"} | ({"modes"} if section == "signer" else
+                                                     {"lifetime_s", "networks", "key_sessions"})
     unknown = set(sec) - allowed
     if unknown:
         raise ScenarioError(f"scenario {scn.get('name', '?')}: [{section}] has unknown keys {sorted(unknown)}; "
@@ -130,6 +131,7 @@ def signer_settings(scn: dict, section: str) -> dict | None:
            "warmup": int(sec.get("warmup", 1)), "lifetime_s": int(sec.get("lifetime_s", 3600))}
     if section == "jwt":
         out["networks"] = networks_setting(scn, section)
+        out["key_sessions"] = key_sessions_setting(scn, section)
     return out
 
 
@@ -139,7 +141,7 @@ def connect_settings(scn: dict) -> dict | None:
     sec = scn.get("connect")
     if not sec:
         return None
-    allowed = {"protocols", "keys", "handshakes", "n", "warmup", "networks"}
+    allowed = {"protocols", "keys", "handshakes", "n", "warmup", "networks", "key_sessions"}
     unknown = set(sec) - allowed
     if unknown:
         raise ScenarioError(f"scenario {scn.get('name', '?')}: [connect] has unknown keys {sorted(unknown)}; "
@@ -148,4 +150,25 @@ def connect_settings(scn: dict) -> dict | None:
             "keys": list(sec.get("keys", ["software", "se:iot-safe-sim"])),
             "handshakes": list(sec.get("handshakes", ["full", "resumed"])),
             "n": int(sec.get("n", 10)), "warmup": int(sec.get("warmup", 1)),
-            "networks": networks_setting(scn, "connect")}
+            "networks": networks_setting(scn, "connect"), "key_sessions": key_sessions_setting(scn, "connect")}
+
+
+def key_sessions_setting(scn: dict, section: str) -> list[str]:
+    """`key_sessions = ["warm", "cold"]` of [jwt] / [connect]: how the token's key session is held
+    (warm: once per client; cold: opened, logged in and searched per connection). Default warm."""
+    raw = scn.get(section, {}).get("key_sessions", ["warm"])
+    if not isinstance(raw, list) or not raw or any(x not in ("warm", "cold") for x in raw):
+        raise ScenarioError(f"scenario {scn.get('name', '?')}: [{section}] key_sessions must be a list of "
+                            f"\"warm\" and/or \"cold\", not {raw!r}")
+    return list(dict.fromkeys(raw))
+
+
+def whatif_settings(scn: dict) -> dict | None:
+    """[whatif]: protocols, keys, handshakes, networks, n (simulated connections per cell), or None."""
+    sec = scn.get("whatif")
+    if not sec:
+        return None
+    from .schema import WhatifSection
+    w = WhatifSection.model_validate(sec)
+    return {"protocols": list(w.protocols), "keys": list(w.keys), "handshakes": list(w.handshakes),
+            "networks": networks_setting(scn, "whatif"), "n": w.n}

@@ -38,6 +38,8 @@ class CryptoSection(_Section):
     n: Count | None = None
     warmup: Warmup | None = None
     duration_s: float | None = None
+    message_bytes: Annotated[int, Field(ge=1, le=1 << 20)] | None = None  # the signed message (S5: 3 bytes)
+    libraries: Names | str | None = None  # secperf crypto --library: openssl, wolfcrypt, mbedtls, jce, ...
     select: list[CryptoSelect] = []
 
     @field_validator("duration_s")
@@ -72,6 +74,7 @@ class JwtSection(_Section):
     warmup: Warmup = 1
     lifetime_s: Annotated[int, Field(ge=1, le=10 * 365 * 86_400)] = 3600
     networks: Names | str = ["loopback"]
+    key_sessions: Names = ["warm"]
 
 
 class ConnectSection(_Section):
@@ -81,6 +84,26 @@ class ConnectSection(_Section):
     n: Count = 10
     warmup: Warmup = 1
     networks: Names | str = ["loopback"]
+    key_sessions: Names = ["warm"]
+
+
+class WhatifSection(_Section):
+    """Predictions next to the measured rows: calibrated on this run's own loopback rows."""
+    protocols: Names = ["https", "mqtt", "coap"]
+    keys: Names = ["software", "se:iot-safe-sim"]
+    handshakes: Names = ["full", "resumed"]
+    networks: Names | str = ["loopback"]
+    n: Annotated[int, Field(ge=100, le=10_000_000)] = 20_000
+
+
+class DeviceSection(_Section):
+    """An emulated-device handshake comparison (secperf device handshake)."""
+    device: str = "cortex-a9-400"
+    stack: str = "wolfssl"
+    groups: Names = ["x25519", "p-256"]
+    suites: Names = ["aes128gcm"]
+    n: Annotated[int, Field(ge=1, le=1000)] = 5
+    warmup: Annotated[int, Field(ge=0, le=100)] = 2
 
 
 class Scenario(_Section):
@@ -91,9 +114,11 @@ class Scenario(_Section):
     signer: SignerSection | None = None
     jwt: JwtSection | None = None
     connect: ConnectSection | None = None
+    whatif: WhatifSection | None = None
+    device: DeviceSection | None = None
 
 
-SECTIONS = ("crypto", "handshake", "signer", "jwt", "connect")
+SECTIONS = ("crypto", "handshake", "signer", "jwt", "connect", "whatif", "device")
 
 
 def _path(loc: tuple) -> str:

@@ -115,6 +115,47 @@ def crypto_findings(doc: dict) -> list[dict]:
     return [_finding("crypto", text + ".")]
 
 
+def whatif_findings(doc: dict) -> list[dict]:
+    """How far the predictions were from this run's measurements, and what they say beyond them."""
+    from .whatif import predicted_vs_measured
+    rows = predicted_vs_measured(doc)
+    if not rows:
+        return []
+    out = []
+    checked = [abs(r["p50_error"]) for r in rows if r["p50_error"] is not None and r["network"] != "loopback"]
+    if checked:
+        checked.sort()
+        med = checked[len(checked) // 2]
+        out.append(_finding("whatif", f"Predictions over the emulated links were {med * 100:.0f}% from the measured "
+                            f"P50 (median over {len(checked)} cells, calibrated on this run's loopback rows)."))
+    unmeasured = [r for r in rows if r["measured_p50_us"] is None and r["handshake"] == "full"]
+    if unmeasured:
+        nets = list(dict.fromkeys(r["network"] for r in unmeasured))
+        parts = [f"{PROTO_NAMES.get(r['protocol'], r['protocol'])} {r['key']} {fmt_time_us(r['predicted_p50_us'])}"
+                 for r in unmeasured if r["network"] == nets[0]]
+        out.append(_finding("whatif", f"Predicted for {nets[0]} (not measured here), full handshake P50: "
+                            + ", ".join(parts) + "."))
+    return out
+
+
+def device_findings(doc: dict) -> list[dict]:
+    """Study S1's question on an emulated core: what a handshake costs per group (warm handshakes)."""
+    warm = [s for s in doc["series"] if s.get("kind") == "device" and (s.get("derived") or {}).get("messages")
+            and s["labels"].get("phase") == "warm"]
+    if not warm:
+        return []
+    lb = warm[0]["labels"]
+    parts = []
+    for s in warm:
+        d = s["derived"]
+        ms = d["derived_ms"]
+        parts.append(f"{s['labels'].get('group')}/{s['labels'].get('suite')} {d['instructions_median'] / 1e6:.1f} M "
+                     f"instructions (≈{ms['ms_low']:.0f}–{ms['ms_high']:.0f} ms, derived)")
+    return [_finding("device", f"A TLS handshake of {lb.get('stack')} on the emulated {lb.get('device')} costs: "
+                     + "; ".join(parts) + ".")]
+
+
 def key_findings(doc: dict) -> list[dict]:
     """The answer first: [{"section": anchor id, "text": sentence}], most important first."""
-    return connect_findings(doc) + handshake_findings(doc) + signer_findings(doc) + crypto_findings(doc)
+    return (connect_findings(doc) + handshake_findings(doc) + signer_findings(doc) + crypto_findings(doc)
+            + device_findings(doc) + whatif_findings(doc))

@@ -68,26 +68,36 @@ def summary(doc: dict, se_source: str | None = None) -> dict:
     networks = sorted(dict.fromkeys(seen), key=lambda n: (n != "loopback", seen.index(n)))
     rows = []
 
-    def find(proto, ks, hsk, client, net):
+    def find(proto, ks, hsk, client, net, ksess="warm", server="libcoap"):
         for s in conn:
             lb = s["labels"]
             if (lb["protocol"], lb["key_source"], lb["handshake"], lb.get("client"), lb.get("auth", "mtls"),
-                    lb.get("security", "pki"), lb.get("nodelay", True), _network(s)) == \
-                    (proto, ks, hsk, client, "mtls", "pki", True, net):
+                    lb.get("security", "pki"), lb.get("nodelay", True), _network(s), lb.get("key_session", "warm"),
+                    lb.get("coap_server", "libcoap")) == \
+                    (proto, ks, hsk, client, "mtls", "pki", True, net, ksess, server):
                 return s
         return None
 
+    # CoAP once per CoAP/DTLS server measured (libcoap first; Californium resumes, libcoap does not)
+    servers = {"coap": sorted({s["labels"].get("coap_server", "libcoap") for s in conn
+                               if s["labels"]["protocol"] == "coap"}, key=lambda x: x != "libcoap")}
     for net in networks:
-        for proto in PROTOCOL_ORDER:
+        for proto, server in ((p, sv) for p in PROTOCOL_ORDER for sv in servers.get(p, ["libcoap"])):
             client = "openvpn" if proto == "vpn" else "probe"
-            for hsk in ("full", "resumed"):
-                sw, tok = find(proto, "software", hsk, client, net), find(proto, "token", hsk, client, net)
-                se = find(proto, se_source, hsk, client, net) if se_source else None
+            # a cold key session (session, login, key search per connection) next to the warm one;
+            # the software key has no session: its figure is the same in both rows
+            for hsk, ksess in (("full", "warm"), ("full", "cold"), ("resumed", "warm")):
+                sw, tok = (find(proto, "software", hsk, client, net, server=server),
+                           find(proto, "token", hsk, client, net, ksess, server))
+                se = find(proto, se_source, hsk, client, net, ksess, server) if se_source else None
+                if ksess == "cold" and not (se or tok):
+                    continue
                 if not (sw or se or tok):
                     continue
                 per = ((se or {}).get("derived") or {}).get("se_calls")
                 a, b = _p50(sw), _p50(se)
-                rows.append({"network": net, "protocol": proto, "handshake": hsk, "auth": "mtls",
+                rows.append({"network": net, "protocol": proto if server == "libcoap" else f"{proto} ({server})",
+                             "handshake": hsk, "auth": "mtls", "key_session": ksess,
                              "software_p50_us": a, "token_p50_us": _p50(tok), "se_p50_us": b,
                              "difference_us": (b - a) if a is not None and b is not None else None,
                              "se_parts_us": se_categories(per) if per else None,
@@ -95,15 +105,16 @@ def summary(doc: dict, se_source: str | None = None) -> dict:
                              "resumed": ((se or sw or {}).get("derived") or {}).get("resumed"),
                              "n": ((se or sw or {}).get("summary") or {}).get("n")})
         jwt = [s for s in jwt_all if _network(s) == net]
-        for mode in ("jwt_fresh", "jwt_cached"):
+        for mode, ksess in (("jwt_fresh", "warm"), ("jwt_fresh", "cold"), ("jwt_cached", "warm")):
             sw = next((s for s in jwt if s["labels"]["mode"] == mode and s["labels"]["profile"] == "software"), None)
             se = next((s for s in jwt if s["labels"]["mode"] == mode and s["labels"]["profile"] != "software"
+                       and s["labels"].get("key_session", "warm") == ksess
                        and (se_source is None or f"se:{s['labels']['profile']}" == se_source)), None)
-            if not (sw or se):
+            if not (sw or se) or (ksess == "cold" and not se):
                 continue
             per = ((se or {}).get("derived") or {}).get("per_call")
             a, b = _p50(sw), _p50(se)
-            rows.append({"network": net, "protocol": "https", "handshake": "full", "auth": mode,
+            rows.append({"network": net, "protocol": "https", "handshake": "full", "auth": mode, "key_session": ksess,
                          "software_p50_us": a, "token_p50_us": None, "se_p50_us": b,
                          "difference_us": (b - a) if a is not None and b is not None else None,
                          "se_parts_us": se_categories(per) if per else None,

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Server-side benchmarks, ratios against references run side by side in one run.
+
+1. Saturation: secperf-loadgen against nginx (worker_processes 1, no master, pinned to core 0,
+   RSA-2048, TLS 1.3, handshake only) reaches >= 95% of the highest handshakes/s that the reference
+   reaches on the same server: N concurrent `openssl s_time -new` processes. Its own CPU per
+   handshake is <= 1.1x s_time's (s_time: user+sys CPU of its processes / its connections).
+2. Accounting: the probe server's CPU per full handshake (its own accounting) is within 10% of the
+   sum of its per-operation cost (the RSA-2048 signature, `secperf-probe speed`) plus its measured
+   no-key baseline (the same server's CPU per resumed handshake, which signs nothing).
+
+Usage: python benchmarks/server.py [--seconds 3] [--clients 8] [--json OUT]
+Exit status: 0 when both targets hold, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from secperf.lab.pki import LabPKI
+from secperf.lab.services import Nginx
+from secperf.measure import server as S
+
+
+def s_time_run(port: int, seconds: int, procs: int) -> tuple[float, float]:
+    """(connections/s over all processes, CPU µs per connection of the s_time processes)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    ps = [subprocess.Popen(["openssl", "s_time", "-connect", f"127.0.0.1:{port}", "-new", "-time", str(seconds)],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) for _ in range(procs)]
+    conns = 0
+    for p in ps:
+        out, _ = p.communicate(timeout=seconds + 30)
+        m = re.search(r"(\d+) connections in (\d+) real seconds", out)
+        conns += int(m.group(1)) if m else 0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return conns / seconds, cpu * 1e6 / max(conns, 1)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seconds", type=int, default=3)
+    ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    pki = LabPKI().ensure()
+    work = Path(tempfile.mkdtemp(prefix="secperf-bench-server-"))
+    out: dict = {}
+    with Nginx(pki.server("rsa-2048"), workdir=work / "nginx") as ng:
+        S.pin(ng.proc.pid, 0)
+        ref_rates, ref_cpu = [], []
+        for procs in (a.clients // 2, a.clients):
+            r, c = s_time_run(ng.port, a.seconds, procs)
+            ref_rates.append(r)
+            ref_cpu.append(c)
+        cfg = S.ServerConfig("nginx", "rsa-2048")
+        p = S.LoadParams(concurrency=[a.clients], duration_s=a.seconds, warmup_s=0.5)
+        run = S.run_level(S.loadgen_argv(ng.port, cfg, a.clients, p, app="none"), ng.proc.pid, a.seconds + 30)
+        lv = S.summarize_level(run)
+    sat = lv["handshakes_per_s"] / max(ref_rates)
+    cpu_ratio = lv["loadgen_cpu_us_per_handshake"] / min(ref_cpu)
+    out["saturation"] = {"loadgen_hs_per_s": lv["handshakes_per_s"], "s_time_best_per_s": max(ref_rates),
+                         "ratio": sat, "target": ">= 0.95", "loadgen_cpu_us": lv["loadgen_cpu_us_per_handshake"],
+                         "s_time_cpu_us": min(ref_cpu), "cpu_ratio": cpu_ratio, "cpu_target": "<= 1.1"}
+    p = S.LoadParams(concurrency=[4], duration_s=a.seconds, warmup_s=0.5, op_n=50, workdir=work)
+    [full] = S.measure_config(S.ServerConfig("probe", "rsa-2048"), p, pki)
+    [resumed] = S.measure_config(S.ServerConfig("probe", "rsa-2048", resume_ratio=1.0), p, pki)
+    measured = full["derived"]["server_cpu_us_per_handshake"]
+    op = full["derived"]["private_op"]["cpu_us"]
+    base = resumed["derived"]["server_cpu_us_per_handshake"]
+    acc = measured / (op + base)
+    out["accounting"] = {"full_cpu_us": measured, "sign_cpu_us": op, "no_key_baseline_us": base,
+                         "ratio": acc, "target": "within 10% (0.9..1.1)",
+                         "baseline": "resumed handshakes (TLS 1.3 psk_dhe_ke: no signature, no certificate)"}
+    print(json.dumps(out, indent=1))
+    if a.json:
+        Path(a.json).write_text(json.dumps(out, indent=1))
+    ok = sat >= 0.95 and cpu_ratio <= 1.1 and 0.9 <= acc <= 1.1
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,48 @@
+/* lg_args: the load generator's command line, parsed and checked (bad input -> exit 2). */
+#ifndef SECPERF_LOADGEN_LG_ARGS_H
+#define SECPERF_LOADGEN_LG_ARGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef enum lg_app {
+    LG_APP_NONE,
+    LG_APP_HTTP,
+    LG_APP_MQTT
+} lg_app;
+
+typedef struct lg_args {
+    int help;
+    const char *host;
+    unsigned port;
+    const char *tls;          /* "1.2", "1.3", "any" */
+    const char *groups;
+    const char *sigalgs;
+    const char *ciphersuites;
+    const char *ciphers;
+    const char *cert;         /* client certificate (PEM) */
+    const char *key;
+    const char *servername;
+    unsigned concurrency;     /* closed loop: connections kept in flight; 0 with --rate */
+    double rate;              /* open loop: new connections per second (all processes); 0: closed */
+    unsigned max_inflight;    /* open loop: cap on connections in flight (beyond: not started, counted) */
+    int poisson;              /* open loop: exponential gaps instead of a fixed interval */
+    double duration_s;
+    uint64_t max_handshakes;  /* per process; 0: until --duration */
+    double warmup_s;          /* not counted */
+    double resume_ratio;      /* share of connections offering a stored session */
+    lg_app app;
+    size_t request_bytes;     /* HTTP request size (padded path) */
+    unsigned timeout_ms;
+    unsigned interval_ms;     /* one interval line per this */
+    unsigned procs;
+    uint64_t seed;
+} lg_args;
+
+/* 1: parsed (or --help); 0: message in err (bad input). */
+int lg_args_parse(int argc, char **argv, lg_args *a, char *err, size_t errlen);
+void lg_usage(FILE *f);
+const char *lg_app_name(lg_app a);
+
+#endif

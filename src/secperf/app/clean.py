@@ -1,0 +1,38 @@
+"""`secperf clean`: remove whatever dead secperf runs left behind -- processes, network namespaces
+(links' and the VPN lab's), the registry files of the runs -- and mark their results abandoned."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..core.errors import EXIT_OK
+
+
+def clean(as_json: bool = False) -> int:
+    from ..core.store import RunStore
+    from ..lab import netns, registry, vpn
+    runs = registry.clean_dead()
+    # namespaces of dead owners that no registry lists (older versions, a registry file lost)
+    swept = netns.sweep_stale() + (vpn.sweep_stale() if not netns.rootless() else [])
+    abandoned = []
+    for run in runs:
+        for d in run.get("run_dirs", []):
+            if Path(d).parent.is_dir():
+                abandoned += [str(p) for p in RunStore(Path(d).parent).sweep_abandoned()]
+    summary = {"runs": runs, "namespaces_swept": swept, "results_abandoned": abandoned}
+    if as_json:
+        print(json.dumps(summary, indent=1))
+        return EXIT_OK
+    procs = sum(len(r["processes"]) for r in runs)
+    nss = sum(len(r["namespaces"]) for r in runs) + len(swept)
+    print(f"dead runs cleaned: {len(runs)}; processes stopped: {procs}; namespaces removed: {nss}; "
+          f"results marked abandoned: {len(abandoned)}")
+    for r in runs:
+        owner = r.get("owner") or {}
+        ports = ", ".join(f"{p.get('what')} {p.get('proto')}/{p.get('port')}" for p in r.get("ports", []))
+        print(f"  run of pid {owner.get('pid')}: stopped {r['processes'] or 'nothing'}, namespaces "
+              f"{r['namespaces'] or 'none'}" + (f"; its ports were {ports}" if ports else ""))
+    for name in swept:
+        print(f"  stale namespace removed: {name}")
+    return EXIT_OK

@@ -1,0 +1,166 @@
+"""`secperf server` and `secperf fleet`: server capacity and CPU per handshake into a Result of kind
+`server`, and reconnect storms over a measured (or given) capacity (analysis `fleet`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..core.errors import InputError
+from .runner import Output, Phase, measure_and_write
+
+
+@dataclass
+class ServerOptions:
+    servers: list[str] = field(default_factory=lambda: ["nginx"])
+    keys: list[str] = field(default_factory=lambda: ["rsa-2048"])
+    sources: list[str] = field(default_factory=lambda: ["software"])
+    client_auth: list[bool] = field(default_factory=lambda: [False])
+    resume_ratios: list[float] = field(default_factory=lambda: [0.0])
+    depths: list[int] = field(default_factory=lambda: [1])
+    tls: str = "1.3"
+    concurrency: list[int] = field(default_factory=lambda: [1, 4, 16])
+    duration_s: float = 3.0
+    warmup_s: float = 0.5
+    core: int = 0
+    procs: int = 1
+    seed: int = 1
+
+
+def plan(o: ServerOptions):
+    """Every combination that makes sense, validated before anything runs (nocrt keys: probe only;
+    offload: nginx with the token's key types)."""
+    from ..measure import server as S
+    if not o.concurrency or any(not 1 <= c <= 4096 for c in o.concurrency):
+        raise InputError(f"--concurrency {o.concurrency}: give 1..4096 clients per level")
+    if not 0.2 <= o.duration_s <= 3600:
+        raise InputError(f"--duration {o.duration_s}: give 0.2..3600 seconds per level")
+    if not 0 <= o.warmup_s <= 60:
+        raise InputError(f"--warmup {o.warmup_s}: give 0..60 seconds")
+    if o.tls not in ("1.2", "1.3"):
+        raise InputError(f"--tls {o.tls}: give 1.2 or 1.3")
+    out = []
+    for server in o.servers:
+        for key in o.keys:
+            for src in o.sources:
+                if key.endswith("-nocrt") and server != "probe" and len(o.servers) > 1:
+                    continue  # the no-CRT key runs on the probe server only: skip it for the others
+                if src != "software" and server != "nginx" and len(o.servers) > 1:
+                    continue
+                for auth in o.client_auth:
+                    for r in o.resume_ratios:
+                        for d in o.depths:
+                            cfg = S.ServerConfig(server, key, src, auth, r, d, o.tls)
+                            S.validate(cfg)
+                            out.append(cfg)
+    if not out:
+        raise InputError("nothing to measure: the --server, --key and --key-source combinations all exclude "
+                         "each other (no-CRT keys run on --server probe; offload on --server nginx)")
+    return out
+
+
+def run(o: ServerOptions, output: Output) -> int:
+    from ..measure import server as S
+    configs = plan(o)
+    S.find_loadgen()
+    p = S.LoadParams(concurrency=o.concurrency, duration_s=o.duration_s, warmup_s=o.warmup_s, seed=o.seed,
+                     core=o.core, loadgen_procs=o.procs)
+    params = {"servers": o.servers, "keys": o.keys, "sources": o.sources, "client_auth": o.client_auth,
+              "resume_ratios": o.resume_ratios, "depths": o.depths, "tls": o.tls, "concurrency": o.concurrency,
+              "duration_s": o.duration_s, "warmup_s": o.warmup_s, "core": o.core, "seed": o.seed}
+
+    def runner(items, doc, run, progress):
+        S.run_server(items, p, doc, run, progress)
+
+    return measure_and_write("server", params, [Phase(configs, lambda c: c.label(), runner)], output)
+
+
+@dataclass
+class FleetOptions:
+    devices: list[int] = field(default_factory=lambda: [100_000])
+    policies: list[str] = field(default_factory=lambda: ["exponential"])
+    capacity: float | None = None          # full handshakes/s; None: measure
+    resumed_capacity: float | None = None
+    resumed_share: float = 0.0
+    base_s: float = 1.0
+    cap_s: float = 60.0
+    timeout_s: float = 10.0
+    backlog: int = 4096
+    spread_s: float = 0.0
+    device_handshake_s: float = 0.0
+    horizon_s: float = 7200.0
+    from_result: str | None = None
+    server: str = "nginx"
+    key: str = "rsa-2048"
+    measure_s: float = 2.0
+    seed: int = 1
+
+
+def _fleet_runs(o: FleetOptions, full: float, resumed: float, source: str) -> dict:
+    from ..model.fleet import FleetModel, simulate
+    runs = []
+    for n in o.devices:
+        for pol in o.policies:
+            m = FleetModel(devices=n, capacity_full_per_s=full, capacity_resumed_per_s=resumed,
+                           resumed_share=o.resumed_share, policy=pol, base_s=o.base_s, cap_s=o.cap_s,
+                           timeout_s=o.timeout_s, backlog=o.backlog, spread_s=o.spread_s,
+                           device_handshake_s=o.device_handshake_s, horizon_s=o.horizon_s)
+            m.check()
+            runs.append(simulate(m))
+    return {"capacity_source": source, "runs": runs}
+
+
+def run_fleet(o: FleetOptions, output: Output) -> int:
+    from ..model.fleet import FleetModel
+    # the model's inputs are checked before anything is measured
+    for n in o.devices:
+        for pol in o.policies:
+            FleetModel(devices=n, policy=pol, base_s=o.base_s, cap_s=o.cap_s, timeout_s=o.timeout_s,
+                       resumed_share=o.resumed_share, horizon_s=o.horizon_s).check()
+    params = {k: v for k, v in o.__dict__.items()}
+    if o.capacity is not None or o.from_result:
+        full, resumed, source = _given_capacity(o)
+
+        def runner(items, doc, run, progress):
+            progress("start", "model", 0, 1, None)
+            doc["analysis"]["fleet"] = _fleet_runs(o, full, resumed, source)
+            run.save(doc)
+            progress("done", "model", 0, 1, None)
+        return measure_and_write("fleet", params, [Phase(["model"], lambda _: "reconnect storm model", runner)], output)
+
+    from ..measure import server as S
+    cfgs = [S.ServerConfig(o.server, o.key), S.ServerConfig(o.server, o.key, resume_ratio=1.0)]
+    for c in cfgs:
+        S.validate(c)
+    p = S.LoadParams(concurrency=[8], duration_s=o.measure_s, warmup_s=0.5, seed=o.seed)
+
+    def measure_runner(items, doc, run, progress):
+        S.run_server(items, p, doc, run, progress)
+        caps = [max((s["derived"].get("handshakes_per_s") or 0) for s in doc["series"]
+                    if s["kind"] == "server" and s["labels"]["resume_ratio"] == r) for r in (0.0, 1.0)]
+        if not caps[0]:
+            raise InputError(f"fleet: the capacity of {o.server} with {o.key} could not be measured "
+                             "(see the failed series); give --capacity instead")
+        src = f"measured here: {o.server} {o.key}, 8 clients, {o.measure_s:g} s per level (secperf-loadgen)"
+        doc["analysis"]["fleet"] = _fleet_runs(o, caps[0], caps[1] or caps[0], src)
+        run.save(doc)
+
+    return measure_and_write("fleet", params, [Phase(cfgs, lambda c: f"capacity: {c.label()}", measure_runner)],
+                             output)
+
+
+def _given_capacity(o: FleetOptions) -> tuple[float, float, str]:
+    if o.capacity is not None:
+        if o.capacity <= 0:
+            raise InputError(f"--capacity {o.capacity}: handshakes per second must be > 0")
+        return o.capacity, o.resumed_capacity or o.capacity, "given (--capacity)"
+    from ..core import result as R
+    from ..model.fleet import capacity_from_result
+    doc = R.load(Path(o.from_result))
+    caps = capacity_from_result(doc)
+    full = [v for k, v in caps.items() if k.endswith("/0.0")]
+    res = [v for k, v in caps.items() if k.endswith("/1.0")]
+    if not full:
+        raise InputError(f"--from {o.from_result}: no `secperf server` rows with full handshakes "
+                         "(resume ratio 0) in it")
+    return max(full), max(res) if res else max(full), f"from {o.from_result}"

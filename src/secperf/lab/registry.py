@@ -1,0 +1,255 @@
+"""The run registry: what this secperf process started, so that nothing outlives it.
+
+Three layers, each enough on its own for most cases:
+
+1. *Parent-death signal.* Long-lived children (servers, the probe, the relay, namespace holders,
+   OpenVPN) are spawned through `spawn`, which (servers: in their own session, so their own
+   children, e.g. nginx workers, share a process group that `stop` ends) from the main thread runs them under
+   ``setpriv --pdeathsig KILL``: the kernel kills them when secperf dies, `kill -9` included. The
+   signal is kept across execve (``ip netns exec`` and ``nsenter`` exec the command), but it fires
+   when the spawning *thread* exits and does not reach grandchildren: hence the next layers.
+2. *A watchdog* (lab/reaper.py), started with the registry: it holds the read end of a pipe whose
+   write end only secperf holds, so it wakes the moment secperf is gone, however it died, and
+   stops every process carrying this run's mark (the environment variable ``SECPERF_RUN_MARK``,
+   set in secperf's environment and so inherited by every descendant, through ``ip netns exec``
+   and ``nsenter`` too), the processes listed here, and deletes the listed namespaces.
+3. *The registry file* ``$SECPERF_HOME/runs/<pid>-<start>.json`` (directory 0700, file 0600):
+   owner PID and start time, the mark, the run directory, processes (PID, start time, what),
+   network namespaces, ports. If the watchdog died too (its owner's whole process group killed),
+   the next run or `secperf clean` finds the file of a dead owner and cleans up with it.
+
+No process is ever found by its name: by PID with its start time, by the run's own mark, or by the
+namespaces this run created.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from ..core.paths import private_dir, secperf_home, write_private
+from . import reaper
+
+ENV = reaper.ENV
+REAPER = Path(__file__).with_name("reaper.py")
+_LOCK = threading.RLock()
+_CURRENT: "Registry | None" = None
+
+
+def runs_dir() -> Path:
+    return private_dir(secperf_home() / "runs")
+
+
+class Registry:
+    """This process's registry file and watchdog (one per process: `current()`)."""
+
+    def __init__(self):
+        pid = os.getpid()
+        self.owner = {"pid": pid, "start_ticks": reaper.start_ticks(pid)}
+        self.mark = f"{pid}-{self.owner['start_ticks']}-{secrets.token_hex(6)}"
+        self.path = runs_dir() / f"{pid}-{self.owner['start_ticks']}.json"
+        self.doc = {"owner": self.owner, "mark": self.mark, "run_dirs": [], "processes": [], "namespaces": [],
+                    "ports": [], "argv": sys.argv[:4]}
+        self.watchdog: subprocess.Popen | None = None
+        self._pipe_w: int | None = None
+        os.environ[ENV] = self.mark  # every child from now on carries it (putenv: exec'd children see it)
+        self._save()
+        self._start_watchdog()
+
+    def _start_watchdog(self) -> None:
+        r, w = os.pipe()  # both close-on-exec; the watchdog gets `r` as its stdin only
+        try:
+            self.watchdog = subprocess.Popen([sys.executable, "-I", str(REAPER), "--registry", str(self.path),
+                                              "--mark", self.mark], stdin=r, stdout=subprocess.DEVNULL,
+                                             stderr=subprocess.DEVNULL, cwd="/", start_new_session=True)
+        except OSError:
+            os.close(w)
+            return
+        finally:
+            os.close(r)
+        self._pipe_w = w
+        self.doc["watchdog"] = {"pid": self.watchdog.pid, "start_ticks": reaper.start_ticks(self.watchdog.pid)}
+        self._save()
+
+    def _save(self) -> None:
+        write_private(self.path, json.dumps(self.doc, indent=1).encode())
+
+    # -- what the run owns --
+    def add_process(self, pid: int, what: str) -> None:
+        with _LOCK:
+            self.doc["processes"].append({"pid": pid, "start_ticks": reaper.start_ticks(pid), "what": what})
+            self._save()
+
+    def remove_process(self, pid: int) -> None:
+        with _LOCK:
+            self.doc["processes"] = [p for p in self.doc["processes"] if p["pid"] != pid]
+            self._save()
+
+    def add_namespace(self, name: str, kind: str, state_file: str | None = None) -> None:
+        with _LOCK:
+            self.doc["namespaces"].append({"name": name, "kind": kind, "state_file": state_file})
+            self._save()
+
+    def remove_namespace(self, name: str) -> None:
+        with _LOCK:
+            self.doc["namespaces"] = [n for n in self.doc["namespaces"] if n["name"] != name]
+            self._save()
+
+    def add_port(self, port: int, proto: str, what: str, pid: int | None = None) -> None:
+        with _LOCK:
+            self.doc["ports"].append({"port": port, "proto": proto, "what": what, "pid": pid})
+            self._save()
+
+    def remove_ports(self, pid: int) -> None:
+        with _LOCK:
+            self.doc["ports"] = [p for p in self.doc["ports"] if p.get("pid") != pid]
+            self._save()
+
+    def add_run_dir(self, path: Path) -> None:
+        with _LOCK:
+            self.doc["run_dirs"].append(str(Path(path).resolve()))
+            self._save()
+
+    def close(self) -> None:
+        """At a clean exit: everything has been stopped; drop the file and let the watchdog go
+        (it still stops anything carrying the mark that something leaked)."""
+        with _LOCK:
+            if not self.doc["processes"] and not self.doc["namespaces"]:
+                self.path.unlink(missing_ok=True)
+            if self._pipe_w is not None:
+                os.close(self._pipe_w)
+                self._pipe_w = None
+                # its last scan, so that nothing of this run (the watchdog included) outlives the exit
+                try:
+                    self.watchdog.wait(timeout=3)
+                except subprocess.TimeoutExpired:
+                    pass
+
+
+def current() -> Registry:
+    """This process's registry, created (with its watchdog) on first use."""
+    global _CURRENT
+    with _LOCK:
+        if _CURRENT is None or _CURRENT.owner["pid"] != os.getpid():
+            _CURRENT = Registry()
+            atexit.register(_CURRENT.close)
+        return _CURRENT
+
+
+def start(run_dir: Path | None = None) -> Registry:
+    """Start the registry (and clean what dead runs left) before a run spawns anything."""
+    fresh = _CURRENT is None
+    reg = current()
+    if run_dir is not None:
+        reg.add_run_dir(run_dir)
+    if fresh:
+        clean_dead()
+    return reg
+
+
+# --- spawning ----------------------------------------------------------------------------------------
+
+_SETPRIV: list[str | None] = []
+
+
+def _setpriv() -> str | None:
+    if not _SETPRIV:
+        exe = shutil.which("setpriv")
+        ok = False
+        if exe:
+            try:
+                ok = "pdeathsig" in subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=5).stdout
+            except (OSError, subprocess.SubprocessError):
+                ok = False
+        _SETPRIV.append(exe if ok else None)
+    return _SETPRIV[0]
+
+
+def pdeathsig_prefix() -> list[str]:
+    """``setpriv --pdeathsig KILL`` when spawning from the main thread (the signal fires when the
+    spawning thread exits, so never from a worker thread), else nothing."""
+    exe = _setpriv()
+    if exe is None or threading.current_thread() is not threading.main_thread():
+        return []
+    return [exe, "--pdeathsig", "KILL", "--"]
+
+
+def spawn(argv: list[str], what: str, pdeathsig: bool = True, **popen_kw) -> subprocess.Popen:
+    """Popen a child the registry knows: under the parent-death signal, listed in the registry until
+    `forget`. The child's PID is its command's (setpriv, ip netns exec and nsenter exec it). It stays
+    in secperf's session unless the caller passes start_new_session=True (servers do): with the
+    scheduler's autogroups (one per session) a new session would change how measured clients and
+    the link relay share the CPU."""
+    reg = current()
+    env = popen_kw.get("env")
+    if env is not None:
+        popen_kw["env"] = {**env, ENV: reg.mark}
+    prefix = pdeathsig_prefix() if pdeathsig else []
+    proc = subprocess.Popen([*prefix, *argv], **popen_kw)
+    reg.add_process(proc.pid, what)
+    return proc
+
+
+def forget(proc: subprocess.Popen | int | None) -> None:
+    """The child was stopped and reaped: drop it (and its ports) from the registry."""
+    if proc is None or _CURRENT is None:
+        return
+    pid = proc if isinstance(proc, int) else proc.pid
+    _CURRENT.remove_process(pid)
+    _CURRENT.remove_ports(pid)
+
+
+def run(argv: list[str], what: str, timeout: float | None = None, input: str | bytes | None = None,
+        capture_output: bool = False, **popen_kw) -> subprocess.CompletedProcess:
+    """`subprocess.run` for a child the registry knows (see `spawn`); killed on time-out or error."""
+    if capture_output:
+        popen_kw["stdout"] = popen_kw["stderr"] = subprocess.PIPE
+    if input is not None:
+        popen_kw["stdin"] = subprocess.PIPE
+    proc = spawn(argv, what, **popen_kw)
+    try:
+        out, err = proc.communicate(input, timeout=timeout)
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        forget(proc)
+        raise
+    forget(proc)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+# --- the runs of others ------------------------------------------------------------------------------
+
+def dead_runs() -> list[tuple[Path, dict]]:
+    """Registry files whose owner is gone (PID dead, or reused by another process)."""
+    out = []
+    for path in sorted(runs_dir().glob("*.json")):
+        doc = reaper.read(str(path))
+        owner = doc.get("owner") or {}
+        pid = owner.get("pid")
+        if not isinstance(pid, int):
+            out.append((path, doc))
+            continue
+        if reaper.start_ticks(pid) != owner.get("start_ticks"):
+            out.append((path, doc))
+    return out
+
+
+def clean_dead() -> list[dict]:
+    """Clean up after every dead run (processes, namespaces, registry file); what was removed, per run."""
+    done = []
+    for path, doc in dead_runs():
+        wd = doc.get("watchdog") or {}
+        if isinstance(wd.get("pid"), int) and reaper.start_ticks(wd["pid"]) == wd.get("start_ticks"):
+            continue  # its watchdog is at work right now
+        res = reaper.clean(doc, str(path))
+        done.append({"registry": str(path), "owner": doc.get("owner"), "run_dirs": doc.get("run_dirs", []),
+                     "ports": doc.get("ports", []), **res})
+    return done

@@ -1,0 +1,482 @@
+"""Server CPU per handshake and handshake capacity (study S3 on today's servers).
+
+A real server started by secperf (nginx with `worker_processes 1` and no master process, the probe
+server in its concurrent mode, mosquitto) is pinned to one core and driven by secperf-loadgen in
+closed loop at each concurrency level. The server's CPU comes from its own accounting: the kernel's
+per-thread run time (/proc/PID/task/*/schedstat, ns; /proc/PID/stat's utime+stime as the
+fallback), read when the generator starts counting and after every interval it reports. CPU per
+handshake = server CPU in the window / handshakes the generator completed in it.
+
+The split "private-key operation vs the rest" takes the private-key operation's cost measured side
+by side (`secperf-probe speed`, the same key, sign with SHA-256) times the signatures the server made
+(one per full handshake, none per resumed one); the rest is what remains. With the key offloaded to
+the token behind the shim, the operation's cost is what the shim's log shows per C_Sign (lock wait,
+SoftHSM2 and the injected delay); in `sleep` mode that time is wall time the server's thread slept,
+not CPU, which is the point of the comparison (study S3: a busy-polled card does not free the CPU).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+
+from ..core import result as R
+from ..core.errors import InputError, MeasurementError, SetupError
+from ..core.jsonlines import parse_line
+from ..core.native import find_native, find_probe, find_shim
+from ..core.paths import private_dir, write_private
+from ..lab import registry
+from ..lab.services import Nginx, ProbeServer, stop_process
+
+SERVERS = ("nginx", "probe", "mosquitto")
+KEYS = ("rsa-2048", "rsa-2048-nocrt", "rsa-3072", "rsa-3072-nocrt", "rsa-4096", "rsa-4096-nocrt",
+        "ecdsa-p256", "ecdsa-p384", "ed25519")
+WAITS = ("busy", "sleep")
+LOADGEN_NAME = "secperf-loadgen"
+
+
+class ServerMeasureError(MeasurementError):
+    """A server or the load generator failed as a whole (not one connection)."""
+
+
+def find_loadgen() -> Path:
+    return find_native(LOADGEN_NAME, "bin", "SECPERF_LOADGEN", "native/loadgen")
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """One server set-up; measured at every concurrency level of LoadParams."""
+    server: str = "nginx"
+    key: str = "rsa-2048"               # KEYS; "-nocrt" runs on the probe server only
+    source: str = "software"            # software | offload:PROFILE:busy|sleep
+    client_auth: bool = False
+    resume_ratio: float = 0.0
+    depth: int = 1
+    tls: str = "1.3"
+
+    @property
+    def key_type(self) -> str:
+        return self.key.removesuffix("-nocrt")
+
+    @property
+    def nocrt(self) -> bool:
+        return self.key.endswith("-nocrt")
+
+    @property
+    def offload(self) -> tuple[str, str] | None:
+        if not self.source.startswith("offload:"):
+            return None
+        _, profile, wait = self.source.split(":")
+        return profile, wait
+
+    def label(self) -> str:
+        parts = [self.server, self.key, self.source.replace("offload:", "offload ")]
+        if self.client_auth:
+            parts.append("client auth")
+        if self.resume_ratio:
+            parts.append(f"{self.resume_ratio:.0%} resumed")
+        if self.depth != 1:
+            parts.append(f"chain depth {self.depth}")
+        return ", ".join(parts)
+
+    def series_id(self, concurrency: int) -> str:
+        return (f"server/{self.server}/{self.key}/{self.source}/auth-{'on' if self.client_auth else 'off'}/"
+                f"resume-{self.resume_ratio:g}/d{self.depth}@c{concurrency}")
+
+
+@dataclass
+class LoadParams:
+    concurrency: list[int] = field(default_factory=lambda: [1, 4, 16])
+    duration_s: float = 3.0
+    warmup_s: float = 0.5
+    seed: int = 1
+    core: int = 0                       # the core the server is pinned to
+    loadgen_procs: int = 1
+    op_n: int = 30                      # private-key operations timed side by side
+    workdir: Path | None = None
+
+
+def validate(cfg: ServerConfig) -> None:
+    """Every combination is checked before anything runs; errors name the option."""
+    if cfg.server not in SERVERS:
+        raise InputError(f"--server {cfg.server!r}: known: {', '.join(SERVERS)}")
+    if cfg.key not in KEYS:
+        raise InputError(f"--key {cfg.key!r}: known: {', '.join(KEYS)}")
+    if cfg.nocrt and cfg.server != "probe":
+        raise InputError(f"--key {cfg.key}: a key without CRT runs on the probe server only (--server probe): "
+                         "OpenSSL cannot load an n, e, d-only key from a file, the probe builds it in memory")
+    if not 0.0 <= cfg.resume_ratio <= 1.0:
+        raise InputError(f"--resume-ratio {cfg.resume_ratio}: give a share between 0 and 1")
+    if not 1 <= cfg.depth <= 3:
+        raise InputError(f"--chain-depth {cfg.depth}: give 1..3")
+    if cfg.source != "software":
+        parts = cfg.source.split(":")
+        if len(parts) != 3 or parts[0] != "offload" or parts[2] not in WAITS:
+            raise InputError(f"--key-source {cfg.source!r}: give software or offload:PROFILE:busy|sleep "
+                             "(e.g. offload:rsa-card-1998:busy)")
+        from ..spec.se_profiles import get_profile
+        get_profile(parts[1])  # an unknown profile is an InputError naming the known ones
+        if cfg.server != "nginx":
+            raise InputError(f"--key-source {cfg.source}: offload runs with --server nginx (OpenSSL's pkcs11 engine)")
+        if cfg.key not in ("rsa-2048", "ecdsa-p256"):
+            raise InputError(f"--key {cfg.key} with --key-source {cfg.source}: the lab token holds rsa-2048 and "
+                             "ecdsa-p256 keys")
+
+
+# --- the server's own CPU accounting ---------------------------------------------------------------
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu_s(pid: int) -> float:
+    """CPU time the process has run, all threads: schedstat's run time (ns) when the kernel has it,
+    else utime + stime from /proc/PID/stat (clock ticks)."""
+    total, seen = 0.0, False
+    try:
+        for t in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{t}/schedstat") as f:
+                    total += int(f.read().split()[0]) / 1e9
+                    seen = True
+            except (OSError, ValueError, IndexError):
+                pass
+    except OSError:
+        pass
+    if seen:
+        return total
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
+def pin(pid: int, core: int) -> list[int]:
+    """Pin every thread of pid to `core`; returns the affinity set."""
+    ncpu = os.cpu_count() or 1
+    if not 0 <= core < ncpu:
+        raise InputError(f"--core {core}: this machine has cores 0..{ncpu - 1}")
+    for t in os.listdir(f"/proc/{pid}/task"):
+        os.sched_setaffinity(int(t), {core})
+    return sorted(os.sched_getaffinity(pid))
+
+
+# --- servers -----------------------------------------------------------------------------------------
+OPENSSL_ENGINE_CONF = """\
+# generated by secperf: OpenSSL's pkcs11 engine (libp11) loads the secure-element shim
+openssl_conf = openssl_init
+[openssl_init]
+engines = engine_section
+[engine_section]
+pkcs11 = pkcs11_section
+[pkcs11_section]
+engine_id = pkcs11
+MODULE_PATH = {module}
+init = 1
+"""
+
+
+class Offload:
+    """The server key in the lab token behind the shim with a profile and wait mode: the
+    certificate, the engine key reference (PIN in its 0600 file, never on a command line), and
+    the environment nginx needs (OPENSSL_CONF pointing the pkcs11 engine at the shim)."""
+
+    def __init__(self, profile_name: str, wait: str, key_type: str, workdir: Path, seed: int):
+        from ..lab.token import LabToken
+        from ..spec.se_profiles import get_profile
+        from .signer import shim_env
+        self.token = LabToken().ensure()
+        key = self.token.key(key_type)
+        profile = dataclasses.replace(get_profile(profile_name), wait=wait)
+        shim_dir = private_dir(workdir / "shim")
+        env, self.log = shim_env(self.token, profile, shim_dir, seed)
+        conf = shim_dir / "openssl.cnf"
+        write_private(conf, OPENSSL_ENGINE_CONF.format(module=find_shim()).encode())
+        env["OPENSSL_CONF"] = str(conf)
+        self.env = {k: env[k] for k in ("OPENSSL_CONF", "SOFTHSM2_CONF", "SECPERF_SE_PROFILE") if k in env}
+        # the token key's certificate (issued by the lab client CA) serves as the server's: the
+        # load generator does not verify, as `openssl s_time`
+        self.cert = Path(key["cert_path"])
+        self.uri = self.token.uri(key["label"], pin_file=True)
+        self.profile = profile
+        self.extractable = False
+
+    def prefix(self) -> list[str]:
+        return ["env", *[f"{k}={v}" for k, v in self.env.items()]]
+
+    def calls(self, since_ns: int = 0) -> list[dict]:
+        out = []
+        try:
+            with open(self.log) as f:
+                for line in f:
+                    try:
+                        c = json.loads(line)
+                    except json.JSONDecodeError:
+                        continue
+                    if c.get("start_ns", 0) >= since_ns:
+                        out.append(c)
+        except OSError:
+            pass
+        return out
+
+
+def start_server(cfg: ServerConfig, pki, workdir: Path, seed: int, offload: Offload | None = None):
+    certs = pki.server(cfg.key_type, cfg.depth)
+    client_ca = pki.client("ecdsa-p256").ca if cfg.client_auth or cfg.server == "mosquitto" else None
+    if cfg.server == "nginx":
+        if offload is not None:
+            certs = SimpleNamespace(chain=offload.cert, key=f'"engine:pkcs11:{offload.uri}"')  # quoted: the URI holds ";"
+        srv = Nginx(certs, client_ca=client_ca, workdir=workdir)
+        if offload is not None:
+            srv.prefix = offload.prefix()
+        return srv.start()
+    if cfg.server == "probe":
+        args = ["--concurrent", "512", "--tls", cfg.tls] + (["--rsa-nocrt"] if cfg.nocrt else [])
+        return ProbeServer(certs, args=args, client_ca=client_ca, workdir=workdir).start()
+    from ..lab.iot_services import Mosquitto
+    return Mosquitto(certs, client_ca, nodelay=True, workdir=workdir).start()
+
+
+# --- the private-key operation, measured side by side ------------------------------------------------
+def private_op_us(key: str, n: int, seed: int) -> dict:
+    """Median wall and CPU µs of one signature with this key (SHA-256 included), `secperf-probe speed`."""
+    from .probe import default_key_cache, ensure_private_dir
+    alg = key if key.startswith("rsa") or key == "ed25519" else key
+    args = [str(find_probe()), "speed", "--alg", alg, "--op", "sign", "--n", str(n), "--warmup", "3",
+            "--min-sample-us", "1000", "--max-seconds", "5", "--seed", str(seed),
+            "--key-cache", str(ensure_private_dir(default_key_cache()))]
+    if not key.startswith("ed"):
+        args += ["--hash", "sha256"]
+    r = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    samples = [m for m in map(parse_line, r.stdout.splitlines()) if m and m.get("type") == "sample"]
+    if not samples:
+        raise ServerMeasureError(f"secperf-probe speed --alg {alg} --op sign gave no samples: "
+                                 f"{(r.stderr or r.stdout).strip()[-300:]}")
+    import statistics
+    wall = statistics.median(s["wall_ns"] / s["ops"] / 1000 for s in samples)
+    cpu = statistics.median(s["cpu_ns"] / s["ops"] / 1000 for s in samples)
+    return {"alg": alg, "op": "sign", "wall_us": wall, "cpu_us": cpu, "n": len(samples)}
+
+
+# --- one load level --------------------------------------------------------------------------------
+def loadgen_argv(port: int, cfg: ServerConfig, concurrency: int, p: LoadParams, client_pair=None,
+                 app: str = "auto") -> list[str]:
+    if app == "auto":
+        app = {"nginx": "http", "probe": "http", "mosquitto": "mqtt"}[cfg.server]
+    argv = [str(find_loadgen()), "--port", str(port), "--concurrency", str(concurrency),
+            "--duration", f"{p.duration_s:g}", "--warmup", f"{p.warmup_s:g}", "--tls", cfg.tls,
+            "--resume-ratio", f"{cfg.resume_ratio:g}", "--app", app, "--seed", str(p.seed),
+            "--procs", str(min(p.loadgen_procs, concurrency))]
+    if client_pair:
+        argv += ["--cert", str(client_pair[0]), "--key", str(client_pair[1])]
+    return argv
+
+
+def run_level(argv: list[str], server_pid: int, timeout_s: float) -> dict:
+    """Run the generator; read the server's CPU when counting starts (first interval boundary is
+    warm-up + interval) and after the run. Returns the generator's lines and the CPU readings."""
+    proc = registry.spawn(argv, "secperf-loadgen", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: list[dict] = []
+    readings: list[tuple[float, float]] = []   # (monotonic s, server cpu s) per interval line
+    meta_seen = threading.Event()
+
+    def reader():
+        for line in proc.stdout:
+            m = parse_line(line)
+            if m is None:
+                continue
+            if m.get("type") == "interval" and m.get("proc", 0) == 0:
+                readings.append((time.monotonic(), process_cpu_s(server_pid)))
+            if m.get("type") == "meta":
+                meta_seen.set()
+            lines.append(m)
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    # the counting window opens warm-up seconds after start: read the server's CPU then
+    meta_seen.wait(10)
+    warm = next((m.get("warmup_s", 0) for m in lines if m.get("type") == "meta"), 0)
+    time.sleep(warm)
+    start = (time.monotonic(), process_cpu_s(server_pid))
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        stop_process(proc)
+        raise ServerMeasureError(f"secperf-loadgen did not finish within {timeout_s:.0f} s") from None
+    t.join(5)
+    registry.forget(proc)
+    end = (time.monotonic(), process_cpu_s(server_pid))
+    err = proc.stderr.read().strip()
+    if proc.returncode == 2:
+        raise InputError(f"secperf-loadgen: {err}")
+    return {"lines": lines, "start": start, "end": end, "readings": readings, "stderr": err,
+            "returncode": proc.returncode}
+
+
+def summarize_level(run: dict) -> dict:
+    """Totals over the generator's processes, the server's CPU in the window, per handshake."""
+    ends = [m for m in run["lines"] if m.get("type") == "end"]
+    errors = [m for m in run["lines"] if m.get("type") == "error"]
+    if not ends:
+        why = errors[0]["reason"] if errors else (run["stderr"] or "no end line")
+        raise ServerMeasureError(f"secperf-loadgen failed: {why}")
+    tot = {k: sum(e.get(k, 0) for e in ends) for k in ("handshakes", "full", "resumed", "resume_missed",
+                                                         "failed", "started", "cpu_s")}
+    elapsed = max(e["elapsed_s"] for e in ends)
+    reasons: dict[str, int] = {}
+    for e in ends:
+        for k, v in (e.get("errors") or {}).items():
+            reasons[k] = reasons.get(k, 0) + v
+    cpu_s = run["end"][1] - run["start"][1]
+    wall_s = run["end"][0] - run["start"][0]
+    hs = tot["handshakes"]
+    # latency: the busiest process's percentiles (each process sees the same server)
+    lat = max(ends, key=lambda e: e.get("handshakes", 0))
+    return {
+        "handshakes": hs, "full": tot["full"], "resumed": tot["resumed"], "resume_missed": tot["resume_missed"],
+        "failed": tot["failed"], "errors": reasons, "elapsed_s": elapsed,
+        "handshakes_per_s": hs / elapsed if elapsed else 0.0,
+        "resumed_share": tot["resumed"] / hs if hs else 0.0,
+        "server_cpu_s": cpu_s, "server_wall_s": wall_s,
+        "server_utilisation": cpu_s / wall_s if wall_s else 0.0,
+        "server_cpu_us_per_handshake": cpu_s * 1e6 / hs if hs else None,
+        "loadgen_cpu_us_per_handshake": tot["cpu_s"] * 1e6 / hs if hs else None,
+        "latency_ms": {k: lat.get(k) for k in ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms")},
+        "handshake_ms": {k[3:]: lat.get(k) for k in ("hs_p50_ms", "hs_p95_ms", "hs_p99_ms")},
+    }
+
+
+def interval_cpu_per_hs(run: dict) -> list[float]:
+    """Per interval: server CPU µs / handshakes (proc 0's intervals; all processes' counts)."""
+    ivs: dict[float, int] = {}
+    for m in run["lines"]:
+        if m.get("type") == "interval":
+            ivs[round(m["t_s"])] = ivs.get(round(m["t_s"]), 0) + m["handshakes"]
+    out, prev = [], run["start"]
+    for (t, cpu), (k, hs) in zip(run["readings"], sorted(ivs.items())):
+        if hs > 0 and cpu > prev[1]:
+            out.append((cpu - prev[1]) * 1e6 / hs)
+        prev = (t, cpu)
+    return out
+
+
+def split(level: dict, op: dict | None, offload_calls: list[dict] | None = None) -> dict:
+    """Server CPU per handshake = private-key operations + the rest (both µs per handshake)."""
+    total = level.get("server_cpu_us_per_handshake")
+    hs = level["handshakes"]
+    if total is None or not hs:
+        return {}
+    signs_per_hs = level["full"] / hs
+    out = {"total_us": total, "signatures_per_handshake": signs_per_hs}
+    if offload_calls is not None:
+        signs = [c for c in offload_calls if c.get("fn") == "C_Sign" and not c.get("length_query")]
+        per = (sum(c.get("duration_ns", 0) for c in signs) / len(signs) / 1000) if signs else 0.0
+        out.update(key_op_source="shim log (C_Sign duration: lock wait + SoftHSM2 + injected delay)",
+                   key_op_wall_us=per, token_signs=len(signs))
+        return out
+    if op is None:
+        return out
+    key_us = op["cpu_us"] * signs_per_hs
+    out.update(key_op_source=f"secperf-probe speed {op['alg']} sign, measured side by side",
+               key_op_us=key_us, rest_us=total - key_us, key_op_share=key_us / total if total else None)
+    return out
+
+
+def measure_config(cfg: ServerConfig, p: LoadParams, pki, doc: dict | None = None, on_series=None) -> list[dict]:
+    """One server set-up at every concurrency level; one series per level."""
+    workdir = private_dir((p.workdir or Path("/tmp")) / "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in cfg.series_id(0)))
+    off = None
+    series_out = []
+    op = None
+    try:
+        if cfg.offload:
+            off = Offload(*cfg.offload, cfg.key_type, workdir, p.seed)
+        else:
+            op = private_op_us(cfg.key, p.op_n, p.seed)
+    except (MeasurementError, SetupError, subprocess.TimeoutExpired, OSError) as exc:
+        s = _series(cfg, p.concurrency[0], p, None)
+        R.add_failure(s, f"set-up: {exc}")
+        return [R.finalize_series(s)]
+    client_pair = None
+    if cfg.client_auth or cfg.server == "mosquitto":
+        cs = pki.client("ecdsa-p256")
+        client_pair = (cs.cert, cs.key)
+    srv = None
+    try:
+        srv = start_server(cfg, pki, workdir, p.seed, off)
+        pid = srv.proc.pid
+        affinity = pin(pid, p.core)
+        for conc in p.concurrency:
+            s = _series(cfg, conc, p, off)
+            s["labels"].update(server_pid=pid, pinned_to=affinity)
+            t0_ns = time.monotonic_ns()
+            try:
+                argv = loadgen_argv(srv.port, cfg, conc, p, client_pair)
+                run = run_level(argv, pid, p.warmup_s + p.duration_s + 30)
+                level = summarize_level(run)
+            except ServerMeasureError as exc:
+                R.add_failure(s, str(exc))
+                series_out.append(R.finalize_series(s))
+                continue
+            calls = off.calls(t0_ns) if off else None
+            s["derived"].update(level)
+            s["derived"]["split"] = split(level, op, calls)
+            if op:
+                s["derived"]["private_op"] = op
+            per_iv = interval_cpu_per_hs(run)
+            s["values_us"] = per_iv or ([level["server_cpu_us_per_handshake"]]
+                                        if level["server_cpu_us_per_handshake"] else [])
+            s["samples"] = [m for m in run["lines"] if m.get("type") == "interval"]
+            for reason, count in level["errors"].items():
+                R.add_failure(s, f"{count}× {reason}")
+            if level["handshakes"] == 0:
+                R.add_failure(s, "no handshake completed: is the server reachable and does it accept this "
+                                 "configuration?")
+            series_out.append(R.finalize_series(s))
+            if on_series:
+                on_series(series_out[-1])
+    except MeasurementError as exc:
+        s = _series(cfg, p.concurrency[0], p, off)
+        R.add_failure(s, str(exc))
+        series_out.append(R.finalize_series(s))
+    finally:
+        if srv is not None:
+            srv.stop()
+    return series_out
+
+
+def _series(cfg: ServerConfig, conc: int, p: LoadParams, off: Offload | None) -> dict:
+    labels = {"server": cfg.server, "key": cfg.key, "key_source": cfg.source, "client_auth": cfg.client_auth,
+              "resume_ratio": cfg.resume_ratio, "chain_depth": cfg.depth, "tls": cfg.tls,
+              "concurrency": conc, "loop": "closed", "core": p.core, "duration_s": p.duration_s,
+              "warmup_s": p.warmup_s, "config": cfg.label(),
+              "key_extractable": (False if off else True),
+              "key_storage": ("token behind the shim (PKCS#11, not extractable)" if off
+                              else "PEM file readable by the server process")}
+    if off:
+        labels.update(profile=off.profile.name, wait=off.profile.wait, profile_source=off.profile.source)
+    return R.new_series(cfg.series_id(conc), kind="server", labels=labels, timer={
+        "name": "server CPU per handshake",
+        "start": "the load generator's counting window opens (after warm-up): the server's CPU time read",
+        "end": "each interval line / the window closes: the server's CPU time read again; the CPU in between "
+               "divided by the handshakes completed in it",
+        "clock": "/proc/PID/task/*/schedstat (run time, ns)"})
+
+
+def run_server(configs: list[ServerConfig], p: LoadParams, doc: dict, run=None, progress=None) -> dict:
+    from ..lab.pki import LabPKI
+    pki = LabPKI().ensure()
+    if p.workdir is None and run is not None:
+        p.workdir = private_dir(run.dir / "server")
+    for i, cfg in enumerate(configs):
+        if progress:
+            progress("start", cfg, i, len(configs), None)
+        doc["series"] += measure_config(cfg, p, pki, doc)
+        if run is not None:
+            run.save(doc)
+        if progress:
+            progress("done", cfg, i, len(configs), None)
+    return doc

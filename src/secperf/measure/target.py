@@ -1,0 +1,75 @@
+"""The user's own server (`--connect HOST:PORT` of `secperf handshake` and `secperf connect`): where
+it is, how to verify it (`--ca`, `--servername`) and which client certificate to show it
+(`--client-cert`, `--client-key`: a PEM file or a pkcs11: URI). Checked once, with errors that name
+the option."""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core.errors import InputError
+
+
+@dataclass(frozen=True)
+class Target:
+    host: str                       # as given (the default server name)
+    addr: str                       # the address dialed (HOST resolved, IPv4)
+    port: int
+    ca: Path | None = None          # None: the server's certificate is not verified (said in the labels)
+    servername: str | None = None
+    client_cert: Path | None = None
+    client_key: str | None = None   # a PEM file or a pkcs11: URI
+
+    @property
+    def name(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @property
+    def sni(self) -> str:
+        return self.servername or self.host
+
+    def probe_args(self) -> list[str]:
+        """secperf-probe client options for this target (address, verification, client certificate)."""
+        a = ["--host", self.addr, "--port", str(self.port), "--servername", self.sni]
+        if self.ca:
+            a += ["--ca", str(self.ca)]
+        if self.client_cert:
+            a += ["--cert", str(self.client_cert), "--key", str(self.client_key)]
+        return a
+
+    def labels(self) -> dict:
+        return {"target": self.name, "target_addr": self.addr, "servername": self.sni,
+                "server_verified": self.ca is not None, "client_certificate": str(self.client_cert or "") or None}
+
+
+def parse_target(connect: str, ca: str | None = None, servername: str | None = None,
+                 client_cert: str | None = None, client_key: str | None = None) -> Target:
+    """--connect HOST:PORT (IPv6 as [ADDR]:PORT) and its companions; InputError naming the option."""
+    text = (connect or "").strip()
+    host, sep, port_s = text.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port_s.isdigit() or not 0 < int(port_s) < 65536:
+        raise InputError(f"--connect {connect!r}: give HOST:PORT with a port between 1 and 65535, "
+                         f"e.g. --connect 127.0.0.1:8443")
+    try:
+        infos = socket.getaddrinfo(host, int(port_s), type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise InputError(f"--connect {connect!r}: cannot resolve {host!r} ({exc})") from None
+    v4 = [i[4][0] for i in infos if i[0] == socket.AF_INET]
+    if not v4:
+        raise InputError(f"--connect {connect!r}: {host!r} has no IPv4 address (the probe dials IPv4)")
+    for opt, path in (("--ca", ca), ("--client-cert", client_cert)):
+        if path is not None and not Path(path).is_file():
+            raise InputError(f"{opt} {path}: no such file")
+    if (client_cert is None) != (client_key is None):
+        raise InputError("--client-cert and --client-key go together: give both (or neither)")
+    if client_key is not None and not client_key.startswith("pkcs11:") and not Path(client_key).is_file():
+        raise InputError(f"--client-key {client_key}: no such file (give a PEM key file or a pkcs11: URI)")
+    if servername is not None and not servername.strip():
+        raise InputError("--servername: give a name (the server certificate's DNS name)")
+    return Target(host=host, addr=v4[0], port=int(port_s), ca=Path(ca).resolve() if ca else None,
+                  servername=servername, client_cert=Path(client_cert).resolve() if client_cert else None,
+                  client_key=client_key if client_key is None or client_key.startswith("pkcs11:")
+                  else str(Path(client_key).resolve()))

@@ -1,0 +1,59 @@
+"""The `secperf server` / `secperf fleet` section of the HTML report: capacity curves with the knee,
+CPU split bars (private-key operation vs the rest), storm recovery plots."""
+
+from __future__ import annotations
+
+from .plots import Plot, slug
+from .svg import figure
+from .terminal_server import capacity_row, configs
+from .units import esc as _e
+
+
+def plots(doc: dict) -> list[Plot]:
+    out = []
+    groups = configs(doc)
+    if groups:
+        curves = [(name, [(s["labels"]["concurrency"], s["derived"].get("handshakes_per_s"))
+                          for s in series if s["derived"].get("handshakes_per_s")]) for name, series in groups.items()]
+        out.append(Plot("server-capacity", "line", "Handshakes/s against concurrent clients", curves,
+                        "Closed loop: each client starts a new connection when its last one ends.",
+                        {"x_label": "concurrent clients", "y_label": "handshakes/s", "log_x": True}))
+        p95 = [(name, [(s["labels"]["concurrency"], s["derived"].get("latency_ms", {}).get("p95_ms"))
+                       for s in series if s["derived"].get("latency_ms", {}).get("p95_ms")])
+               for name, series in groups.items()]
+        out.append(Plot("server-p95", "line", "P95 connection latency against concurrent clients", p95, "",
+                        {"x_label": "concurrent clients", "y_label": "P95 ms", "log_x": True, "log_y": True}))
+        rows = []
+        for name, series in groups.items():
+            r = capacity_row(series)
+            if r and r.get("cpu_us"):
+                key = r["key_op_us"] if r["key_op_us"] is not None else 0.0
+                rows.append((name, [("private-key operation", key), ("rest of the handshake", r["cpu_us"] - key)]))
+        if rows:
+            out.append(Plot("server-cpu-split", "stacked", "Server CPU per handshake at saturation", rows,
+                            "Offloaded rows show no key-operation CPU segment: the token's time is wall time "
+                            "(busy-poll spends it inside the total; sleep does not).", {"unit": "µs"}))
+    fl = doc.get("analysis", {}).get("fleet")
+    if fl:
+        rec = [(f"{r['model']['devices']:,} {r['model']['policy']}",
+                list(zip(r["series"]["t_s"], r["series"]["back_share"]))) for r in fl["runs"]]
+        out.append(Plot(slug("fleet-recovery"), "line", "Share of devices back after the outage", rec, "",
+                        {"x_label": "seconds after the outage", "y_label": "share back"}))
+        q = [(f"{r['model']['devices']:,} {r['model']['policy']}",
+              list(zip(r["series"]["t_s"], r["series"]["queue"]))) for r in fl["runs"]]
+        out.append(Plot(slug("fleet-queue"), "line", "Server queue during the storm", q, "",
+                        {"x_label": "seconds after the outage", "y_label": "handshakes waiting"}))
+    return out
+
+
+def section(doc: dict) -> str:
+    ps = plots(doc)
+    if not ps:
+        return ""
+    intro = ("<h2>The server side: handshake capacity, private-key offload, reconnect storms</h2>"
+             "<p>A real server started by secperf is pinned to one core and driven by "
+             "<code>secperf-loadgen</code>; its CPU comes from its own accounting (the kernel's per-thread run "
+             "time). The private-key operation is measured side by side (software) or read from the shim's "
+             "log (offload). Study S3: a busy-polled accelerator keeps the CPU busy; an interrupt-driven one "
+             "(wait = sleep) frees it, while capacity stays bounded by the card.</p>")
+    return intro + "".join(f"<h3>{_e(p.title)}</h3>{figure(p)}" for p in ps)

@@ -1,0 +1,92 @@
+"""Terminal tables for `secperf server` (capacity and server CPU per handshake, with the
+private-key split) and `secperf fleet` (reconnect storm recovery)."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from ..model.fleet import knee
+
+
+def server_series(doc: dict) -> list[dict]:
+    return [s for s in doc.get("series", []) if s.get("kind") == "server"]
+
+
+def configs(doc: dict) -> dict[str, list[dict]]:
+    """Series grouped by configuration (everything but concurrency), in measuring order."""
+    out: dict[str, list[dict]] = {}
+    for s in server_series(doc):
+        out.setdefault(s["labels"]["config"], []).append(s)
+    return out
+
+
+def _f(v, fmt="{:.0f}") -> str:
+    return "–" if v is None else fmt.format(v)
+
+
+def capacity_row(series: list[dict]) -> dict:
+    """At saturation: the level with the highest handshakes/s; its CPU per handshake and latency."""
+    ok = [s for s in series if s["derived"].get("handshakes_per_s")]
+    if not ok:
+        return {}
+    best = max(ok, key=lambda s: s["derived"]["handshakes_per_s"])
+    d = best["derived"]
+    sp = d.get("split", {})
+    return {"handshakes_per_s": d["handshakes_per_s"], "concurrency": best["labels"]["concurrency"],
+            "cpu_us": d.get("server_cpu_us_per_handshake"), "utilisation": d.get("server_utilisation"),
+            "p95_ms": d.get("latency_ms", {}).get("p95_ms"), "key_op_us": sp.get("key_op_us"),
+            "key_op_wall_us": sp.get("key_op_wall_us"), "rest_us": sp.get("rest_us"),
+            "resumed_share": d.get("resumed_share"), "extractable": best["labels"].get("key_extractable"),
+            "knee": knee([(s["labels"]["concurrency"], s["derived"].get("handshakes_per_s")) for s in ok])}
+
+
+def tables(doc: dict) -> list[Table]:
+    groups = configs(doc)
+    out = []
+    if groups:
+        t = Table(title="Server capacity and CPU per handshake (server pinned to one core; CPU from its own "
+                        "accounting)", title_justify="left", header_style="bold",
+                  caption="key op: the private-key operation measured side by side (software) or the token's "
+                          "C_Sign time from the shim log (offload: wall time; with wait=sleep the CPU is free "
+                          "meanwhile). rest = CPU per handshake − key op.", caption_justify="left")
+        for c in ("configuration", "handshakes/s", "at clients", "knee", "server CPU µs/hs", "utilisation",
+                  "key op µs", "rest µs", "P95 ms", "resumed", "key extractable"):
+            t.add_column(c, justify="left" if c == "configuration" else "right")
+        for name, series in groups.items():
+            r = capacity_row(series)
+            if not r:
+                t.add_row(name, "[red]failed[/red]", "", "", "", "", "", "", "", "", "")
+                continue
+            key_op = _f(r["key_op_us"]) if r["key_op_us"] is not None else (
+                _f(r["key_op_wall_us"]) + " (wall)" if r["key_op_wall_us"] is not None else "–")
+            t.add_row(name, _f(r["handshakes_per_s"], "{:.1f}"), str(r["concurrency"]), _f(r["knee"]),
+                      _f(r["cpu_us"]), _f(r["utilisation"], "{:.0%}"), key_op, _f(r["rest_us"]),
+                      _f(r["p95_ms"], "{:.1f}"), _f(r["resumed_share"], "{:.0%}"),
+                      "no" if r["extractable"] is False else "yes (file)")
+        out.append(t)
+        c = Table(title="Capacity curve: handshakes/s and latency against concurrent clients", title_justify="left",
+                  header_style="bold")
+        for col in ("configuration", "clients", "handshakes/s", "server CPU µs/hs", "P50 ms", "P95 ms", "failed"):
+            c.add_column(col, justify="left" if col == "configuration" else "right")
+        for name, series in groups.items():
+            for s in series:
+                d = s["derived"]
+                c.add_row(name, str(s["labels"]["concurrency"]), _f(d.get("handshakes_per_s"), "{:.1f}"),
+                          _f(d.get("server_cpu_us_per_handshake")), _f(d.get("latency_ms", {}).get("p50_ms"), "{:.1f}"),
+                          _f(d.get("latency_ms", {}).get("p95_ms"), "{:.1f}"), str(d.get("failed", "–")))
+        out.append(c)
+    fl = doc.get("analysis", {}).get("fleet")
+    if fl:
+        f = Table(title="Reconnect storm (fluid queueing model over the measured capacity)", title_justify="left",
+                  header_style="bold", caption=f"capacity source: {fl.get('capacity_source', 'given')}",
+                  caption_justify="left")
+        for col in ("devices", "policy", "capacity/s", "all back s", "wait P50 s", "P90 s", "P99 s",
+                    "failed attempts", "gave up", "peak queue"):
+            f.add_column(col, justify="right")
+        for r in fl["runs"]:
+            m, w = r["model"], r["wait_s"]
+            f.add_row(f"{m['devices']:,}", m["policy"], f"{m['capacity_per_s']:.0f}", _f(r["time_all_back_s"], "{:.1f}"),
+                      _f(w["p50"], "{:.1f}"), _f(w["p90"], "{:.1f}"), _f(w["p99"], "{:.1f}"),
+                      f"{r['failed_attempts']:,.0f}", f"{r['gave_up']:,.0f}", f"{r['peak_queue']:,.0f}")
+        out.append(f)
+    return out

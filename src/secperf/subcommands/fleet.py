@@ -1,0 +1,56 @@
+"""`secperf fleet`: N devices reconnecting after an outage against a server whose capacity is
+measured here (the load generator against nginx) or given; a fluid queueing model extrapolates to
+millions of devices. Parsing only."""
+
+from __future__ import annotations
+
+import sys
+
+NAME = "fleet"
+HELP = "reconnect storms: N devices reconnecting after an outage (measured capacity + queueing model)"
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--devices", default="100000", help="devices (comma list, up to 100,000,000)")
+    p.add_argument("--policy", default="exponential", help="none, fixed, exponential (full jitter), "
+                   "decorrelated (comma list)")
+    p.add_argument("--capacity", type=float, help="full handshakes/s of the server (default: measure it here)")
+    p.add_argument("--resumed-capacity", type=float, help="resumed handshakes/s (default: as --capacity)")
+    p.add_argument("--from", dest="from_result", metavar="RESULT", help="take the capacity from a "
+                   "`secperf server` result.json")
+    p.add_argument("--resumed-share", type=float, default=0.0, help="share of devices that resume (0..1)")
+    p.add_argument("--base", type=float, default=1.0, help="fixed delay or back-off base, seconds")
+    p.add_argument("--cap", type=float, default=60.0, help="back-off cap, seconds")
+    p.add_argument("--timeout", type=float, default=10.0, help="client timeout per attempt, seconds")
+    p.add_argument("--backlog", type=int, default=4096, help="server accept backlog")
+    p.add_argument("--spread", type=float, default=0.0, help="first attempts spread over this many seconds "
+                   "(0: all at the end of the outage)")
+    p.add_argument("--device-handshake", type=float, default=0.0, help="device-side handshake seconds "
+                   "(e.g. from `secperf whatif`)")
+    p.add_argument("--horizon", type=float, default=7200.0, help="simulated seconds at most")
+    p.add_argument("--server", default="nginx", help="server to measure the capacity of (nginx, probe)")
+    p.add_argument("--key", default="rsa-2048", help="its key")
+    p.add_argument("--measure-seconds", type=float, default=2.0)
+    p.add_argument("--seed", type=int, default=1)
+    g = p.add_argument_group("output")
+    g.add_argument("--out", default="results")
+    g.add_argument("--json", action="store_true")
+    g.add_argument("--no-report", action="store_true")
+
+
+def run(args) -> int:
+    from ..app import server as app
+    from ..app.runner import Output
+    from ..core.errors import InputError
+    try:
+        devices = [int(float(x)) for x in args.devices.split(",") if x.strip()]
+    except ValueError:
+        raise InputError(f"--devices {args.devices!r}: give a comma list of whole numbers") from None
+    o = app.FleetOptions(devices=devices, policies=[x.strip() for x in args.policy.split(",") if x.strip()],
+                         capacity=args.capacity, resumed_capacity=args.resumed_capacity,
+                         resumed_share=args.resumed_share, base_s=args.base, cap_s=args.cap, timeout_s=args.timeout,
+                         backlog=args.backlog, spread_s=args.spread, device_handshake_s=args.device_handshake,
+                         horizon_s=args.horizon, from_result=args.from_result, server=args.server, key=args.key,
+                         measure_s=args.measure_seconds, seed=args.seed)
+    out = Output(out=args.out, json=args.json, no_report=args.no_report, command=["secperf", *sys.argv[1:]])
+    return app.run_fleet(o, out)

@@ -1,0 +1,66 @@
+"""`secperf server`: handshake capacity and server CPU per handshake of real servers pinned to a
+core, by key, client authentication, resumption ratio, chain depth and key source (software or
+offloaded to the token behind the latency shim, busy-poll or sleep). Parsing only."""
+
+from __future__ import annotations
+
+import sys
+
+NAME = "server"
+HELP = "server CPU per handshake and capacity (nginx, probe, mosquitto), private-key offload busy vs sleep"
+
+
+def _csv(v: str) -> list[str]:
+    return [x.strip() for x in v.split(",") if x.strip()]
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--server", default="nginx", help="nginx, probe, mosquitto (comma list; default nginx)")
+    p.add_argument("--key", default="rsa-2048", help="server key: rsa-2048|3072|4096, rsa-N-nocrt (probe server), "
+                   "ecdsa-p256, ecdsa-p384, ed25519 (comma list)")
+    p.add_argument("--key-source", default="software", help="software, offload:PROFILE:busy|sleep, e.g. "
+                   "offload:rsa-card-1998:busy,offload:rsa-card-1998:sleep (nginx; comma list)")
+    p.add_argument("--client-auth", default="off", help="off, on or off,on")
+    p.add_argument("--resume-ratio", default="0", help="share of resumed handshakes 0..1 (comma list)")
+    p.add_argument("--chain-depth", default="1", help="1..3 (comma list)")
+    p.add_argument("--tls", default="1.3", help="1.3 or 1.2")
+    p.add_argument("--concurrency", default="1,4,16", help="concurrent clients per level (comma list)")
+    p.add_argument("--duration", type=float, default=3.0, help="seconds counted per level (default 3)")
+    p.add_argument("--warmup", type=float, default=0.5, help="seconds not counted before each level")
+    p.add_argument("--core", type=int, default=0, help="the core the server is pinned to (default 0)")
+    p.add_argument("--procs", type=int, default=1, help="load generator processes (default 1)")
+    p.add_argument("--seed", type=int, default=1)
+    g = p.add_argument_group("output")
+    g.add_argument("--out", default="results")
+    g.add_argument("--json", action="store_true", help="the Result on stdout, nothing else there")
+    g.add_argument("--csv")
+    g.add_argument("--no-report", action="store_true")
+
+
+def _numbers(opt: str, v: str, kind):
+    from ..core.errors import InputError
+    try:
+        return [kind(x) for x in _csv(v)]
+    except ValueError:
+        raise InputError(f"{opt} {v!r}: give a comma list of numbers") from None
+
+
+def run(args) -> int:
+    from ..app import server as app
+    from ..app.runner import Output
+    from ..core.errors import InputError
+    auth = []
+    for a in _csv(args.client_auth):
+        if a not in ("on", "off"):
+            raise InputError(f"--client-auth {a!r}: give on, off or off,on")
+        auth.append(a == "on")
+    if not 1 <= args.procs <= 64:
+        raise InputError(f"--procs {args.procs}: give 1..64")
+    o = app.ServerOptions(servers=_csv(args.server), keys=_csv(args.key), sources=_csv(args.key_source),
+                          client_auth=auth, resume_ratios=_numbers("--resume-ratio", args.resume_ratio, float),
+                          depths=_numbers("--chain-depth", args.chain_depth, int), tls=args.tls,
+                          concurrency=_numbers("--concurrency", args.concurrency, int), duration_s=args.duration,
+                          warmup_s=args.warmup, core=args.core, procs=args.procs, seed=args.seed)
+    out = Output(out=args.out, json=args.json, csv=args.csv, no_report=args.no_report,
+                 command=["secperf", *sys.argv[1:]])
+    return app.run(o, out)

@@ -1,0 +1,169 @@
+"""secperf-loadgen, the probe server's concurrent mode and `secperf server` / `secperf fleet`:
+structure, not speed (short loads on loopback; performance claims live in benchmarks/server.py)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import subprocess
+import time
+
+import pytest
+
+from secperf.core.errors import InputError
+from secperf.core.jsonlines import of_type
+from secperf.lab.pki import LabPKI
+from secperf.lab.services import ProbeServer
+from secperf.measure import server as S
+from secperf.model.fleet import FleetModel, knee, simulate
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory):
+    return LabPKI(tmp_path_factory.mktemp("pki")).ensure()
+
+
+@pytest.fixture(scope="module")
+def probe_server(pki, tmp_path_factory):
+    srv = ProbeServer(pki.server("ecdsa-p256"), args=["--concurrent", "64"],
+                      workdir=tmp_path_factory.mktemp("probe")).start()
+    yield srv
+    srv.stop()
+
+
+def loadgen(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
+    return subprocess.run([str(S.find_loadgen()), *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_loadgen_counts_handshakes_and_resumes_at_the_ratio(probe_server):
+    r = loadgen("--port", str(probe_server.port), "--concurrency", "4", "--duration", "1", "--warmup", "0.2",
+                "--resume-ratio", "0.5", "--app", "http", "--seed", "3")
+    assert r.returncode == 0, r.stderr
+    end = next(of_type(r.stdout, "end"))
+    assert end["handshakes"] > 20 and end["failed"] == 0
+    assert end["full"] + end["resumed"] == end["handshakes"]
+    # offered = resumed + missed (the server chose a full handshake: counted, never hidden)
+    assert end["resumed"] > 0
+    assert abs((end["resumed"] + end["resume_missed"]) / end["handshakes"] - 0.5) < 0.15
+    ivs = list(of_type(r.stdout, "interval"))
+    assert sum(i["handshakes"] for i in ivs) == end["handshakes"]
+    assert end["p50_ms"] <= end["p95_ms"] <= end["max_ms"]
+
+
+def test_loadgen_open_loop_reports_the_achieved_rate_and_several_processes(probe_server):
+    r = loadgen("--port", str(probe_server.port), "--rate", "60", "--duration", "1", "--warmup", "0",
+                "--procs", "2")
+    assert r.returncode == 0, r.stderr
+    ends = list(of_type(r.stdout, "end"))
+    assert sorted(e["proc"] for e in ends) == [0, 1]
+    assert all(e["target_rate_per_s"] == 30 for e in ends)
+    assert 40 <= sum(e["started"] for e in ends) <= 70
+
+
+def test_loadgen_says_why_connections_failed():
+    from secperf.lab.services import free_port
+    r = loadgen("--port", str(free_port()), "--concurrency", "1", "--duration", "0.3", "--warmup", "0")
+    end = next(of_type(r.stdout, "end"))
+    assert end["handshakes"] == 0 and end["failed"] > 0
+    assert any("Connection refused" in k for k in end["errors"])
+
+
+@pytest.mark.parametrize("args,word", [(["--rate", "0"], "--rate"), (["--concurrency", "2", "--rate", "5"], "exclude"),
+                                       (["--resume-ratio", "1.5"], "--resume-ratio"), ([], "--port")])
+def test_loadgen_rejects_bad_input_with_exit_2(args, word):
+    r = loadgen(*(["--port", "1"] if word != "--port" else []), *args)
+    assert r.returncode == 2 and word in r.stderr
+
+
+def test_probe_server_concurrent_mode_summarises_what_it_served(pki):
+    from secperf.core.native import find_probe
+    cs = pki.server("rsa-2048")
+    srv = subprocess.Popen([str(find_probe()), "server", "--port", "0", "--cert", str(cs.chain), "--key", str(cs.key),
+                            "--concurrent", "8", "--max-conns", "30"], stdout=subprocess.PIPE, text=True)
+    try:
+        port = json.loads(srv.stdout.readline())["port"]
+        loadgen("--port", str(port), "--concurrency", "4", "--duration", "3", "--warmup", "0",
+                "--max-handshakes", "30", "--app", "http")
+        out, _ = srv.communicate(timeout=10)
+    finally:
+        if srv.poll() is None:
+            srv.kill()
+            srv.wait()
+    summary = next(of_type(out, "server_summary"))
+    assert summary["ok"] + summary["failed"] >= 30
+    assert summary["requests"] >= 25 and summary["cpu_s"] > 0
+    assert next(of_type(out, "end"))["stopped"] == "max-conns"
+
+
+def test_server_cpu_per_handshake_and_split_on_the_probe_server(pki, tmp_path):
+    cfg = S.ServerConfig("probe", "ecdsa-p256")
+    p = S.LoadParams(concurrency=[2], duration_s=1.0, warmup_s=0.3, op_n=10, workdir=tmp_path)
+    [s] = S.measure_config(cfg, p, pki)
+    d = s["derived"]
+    assert s["status"] == "ok", s["failures"]
+    assert d["handshakes"] > 10 and d["server_cpu_us_per_handshake"] > 0
+    sp = d["split"]
+    assert sp["key_op_us"] + sp["rest_us"] == pytest.approx(sp["total_us"])
+    assert 0 < sp["key_op_us"] < sp["total_us"]
+    assert s["labels"]["pinned_to"] == [0]
+
+
+def test_resumed_share_matches_the_ratio_and_signs_nothing(pki, tmp_path):
+    cfg = S.ServerConfig("probe", "ecdsa-p256", resume_ratio=1.0)
+    p = S.LoadParams(concurrency=[2], duration_s=1.0, warmup_s=0.3, op_n=10, workdir=tmp_path)
+    [s] = S.measure_config(cfg, p, pki)
+    d = s["derived"]
+    # every connection offered a session; a refusal is counted as resume_missed, never as resumed
+    assert (d["resumed"] + d["resume_missed"]) == d["handshakes"]
+    assert d["resumed_share"] > 0.5
+    assert d["split"]["signatures_per_handshake"] == pytest.approx(1 - d["resumed_share"])
+
+
+@pytest.mark.parametrize("cfg,word", [
+    (S.ServerConfig("nginx", "rsa-2048-nocrt"), "probe"),
+    (S.ServerConfig("nginx", "rsa-2048", resume_ratio=2), "--resume-ratio"),
+    (S.ServerConfig("nginx", "rsa-2048", source="offload:no-such-card:busy"), "no-such-card"),
+    (S.ServerConfig("nginx", "rsa-2048", source="offload:rsa-card-1998:spin"), "--key-source"),
+    (S.ServerConfig("apache", "rsa-2048"), "--server"),
+])
+def test_bad_server_configurations_are_input_errors(cfg, word):
+    with pytest.raises(InputError, match=word.replace("-", "\\-")):
+        S.validate(cfg)
+
+
+def test_fleet_model_recovers_all_devices_and_scales():
+    small = simulate(FleetModel(devices=1000, capacity_full_per_s=500))
+    assert small["time_all_back_s"] == pytest.approx(2.0, abs=0.2)
+    assert small["failed_attempts"] == 0
+    t = time.monotonic()
+    big = simulate(FleetModel(devices=1_000_000, capacity_full_per_s=650, policy="exponential"))
+    assert time.monotonic() - t < 10
+    assert big["devices_back"] == pytest.approx(1_000_000, rel=1e-6)
+    assert big["time_all_back_s"] >= 1_000_000 / 650
+    assert big["failed_attempts"] > 0 and big["peak_queue"] <= 4096 + 1
+
+
+def test_fleet_synchronised_retries_are_worse_than_jittered_backoff():
+    fixed = simulate(FleetModel(devices=200_000, capacity_full_per_s=650, policy="fixed"))
+    jitter = simulate(FleetModel(devices=200_000, capacity_full_per_s=650, policy="exponential"))
+    assert jitter["gave_up"] <= fixed["gave_up"]
+    assert jitter["devices_back"] >= fixed["devices_back"]
+
+
+def test_knee_is_the_first_load_near_the_top():
+    assert knee([(1, 300), (4, 640), (16, 655), (64, 650)]) == 4
+
+
+def test_fleet_cli_with_a_given_capacity(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "secperf", "fleet", "--devices", "1000", "--capacity", "400", "--json", "--out",
+                        str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    [run] = doc["analysis"]["fleet"]["runs"]
+    assert run["time_all_back_s"] == pytest.approx(2.5, abs=0.2)
+
+
+def test_fleet_cli_rejects_an_unknown_policy(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "secperf", "fleet", "--policy", "panic", "--capacity", "400", "--out", str(tmp_path)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--policy" in r.stderr
