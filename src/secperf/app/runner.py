@@ -143,7 +143,7 @@ def _server_tables(doc: dict) -> list:
 
 def print_tables(doc: dict, params: dict) -> None:
     """Every terminal table the Result has rows for."""
-    from ..report import terminal, terminal_device, terminal_libraries, terminal_mac, terminal_whatif
+    from ..report import terminal, terminal_device, terminal_libraries, terminal_mac, terminal_plan, terminal_whatif
     from ..report.views.answers import key_findings
     out = terminal.out_console()
     findings = key_findings(doc)
@@ -155,7 +155,7 @@ def print_tables(doc: dict, params: dict) -> None:
     for t in (terminal.crypto_tables(terminal_libraries.openssl_only(doc)) + terminal_libraries.tables(doc)
               + terminal.handshake_tables(doc) + terminal.signer_tables(doc)
               + terminal.connect_tables(doc) + terminal_device.tables(doc) + terminal_whatif.tables(doc)
-              + _server_tables(doc)):
+              + _server_tables(doc) + terminal_plan.tables(doc)):
         out.print(t)
     if doc["analysis"].get("strength"):
         out.print(terminal.strength_table(doc["analysis"]["strength"]["rows"], params["strength"]))

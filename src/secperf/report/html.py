@@ -224,8 +224,8 @@ def strength_section(doc: dict) -> str:
 
 def plots_of(doc: dict) -> list[Plot]:
     """Every plot of the report, in the report's order (what `--figures` writes)."""
-    from . import (html_connect, html_device, html_handshake, html_libraries, html_mac, html_netem, html_signer,
-                   html_whatif)
+    from . import (html_connect, html_device, html_handshake, html_libraries, html_mac, html_netem, html_plan,
+                   html_signer, html_whatif)
     series = [s for s in _crypto(doc) if (s["labels"].get("backend") or "openssl") == "openssl"]
     out = strength_plots(series) + distribution_plots(series) + growth_plots(series) if series else []
     out += html_libraries.plots(doc)
@@ -236,6 +236,7 @@ def plots_of(doc: dict) -> list[Plot]:
     out += html_connect.plots(doc) + html_mac.plots(doc) + html_whatif.plots(doc) + html_device.plots(doc)
     from . import html_server
     out += html_server.plots(doc)
+    out += html_plan.plots(doc)
     return out
 
 
@@ -251,6 +252,7 @@ def render(doc: dict) -> str:
     from .html_mac import section as mac_section
     from .html_signer import section as signer_section
     from .html_whatif import section as whatif_section
+    from .html_plan import section as plan_section
     from .html_libraries import section as libraries_section
     series_all = _crypto(doc)
     # one library per plot: other libraries' rows are in the cross-library section
@@ -269,6 +271,7 @@ def render(doc: dict) -> str:
               ("signer", signer_section([s for s in doc["series"] if s.get("kind") == "signer"])),
               ("jwt", signer_section([s for s in doc["series"] if s.get("kind") == "jwt"], "JWT authentication")),
               ("connect", connect_section(doc)), ("mac", mac_section(doc)), ("whatif", whatif_section(doc)),
+              ("plan", plan_section(doc)),
               ("device", device_section(doc)), ("server", _server_section(doc)), ("failures", failures_section(doc))]
     parts = [(sid, html) for sid, html in parts if html]
     body = [f"<h1>secperf report</h1><p class='muted'>{e(doc['run_id'])} — {e(doc['kind'])}</p>",

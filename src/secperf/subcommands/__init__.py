@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 
-MODULES: tuple[str, ...] = ("schema", "whatif", "device", "server", "fleet", "clean")
+MODULES: tuple[str, ...] = ("schema", "whatif", "device", "server", "fleet", "clean", "plan", "metrics")
 
 
 def load():

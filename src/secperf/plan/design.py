@@ -1,0 +1,58 @@
+"""A design: the what-if inputs of one pattern (protocol, handshake, key, key share) plus how the
+device keeps its connection (kept alive, pooled over a batch, set up ahead of time). Design
+measures are transformations of a Design (measures.py); the evaluator turns a Design into numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..core.errors import InputError
+from ..spec.patterns import Pattern
+
+# the what-if protocol that models a pattern's protocol and authentication
+WHATIF_PROTOCOL = {("mqtt", "mtls"): "mqtt", ("mqtt", "psk"): "mqtt", ("https", "mtls"): "https",
+                   ("https", "psk"): "https", ("https", "jwt"): "jwt", ("coap", "mtls"): "coap",
+                   ("coap", "psk"): "coap", ("vpn", "mtls"): "openvpn"}
+
+
+@dataclass(frozen=True)
+class Design:
+    protocol: str                 # pattern protocol: mqtt | coap | https | vpn
+    auth: str                     # mtls | jwt | psk
+    key: str                      # software | se:PROFILE[:cold]
+    resumption: bool = False      # reconnections resume the last session (tickets / session IDs)
+    psk: bool = False             # external pre-shared key: no certificate, no client signature
+    precomputed_keyshare: bool = False
+    token_cache: bool = False     # JWT reused for its lifetime
+    keepalive: bool = False       # the session is kept across idle periods by pings
+    pooling: bool = False         # the messages of a batch share one connection
+    preauth: bool = False         # sessions are set up off the request path, ahead of the message
+    backoff: bool = False         # exponential back-off on SE/network errors
+    measures: tuple[str, ...] = ()
+
+    @property
+    def whatif_protocol(self) -> str:
+        return WHATIF_PROTOCOL[(self.protocol, self.auth)]
+
+    def handshake(self, resumed: bool, fresh_token: bool = True) -> str:
+        """The what-if handshake of one connection set-up of this design."""
+        if self.whatif_protocol == "jwt":
+            return "fresh" if fresh_token else "cached"
+        if self.psk or self.auth == "psk":
+            return "psk"
+        if resumed and self.resumption:
+            return "resumed"
+        return "full"
+
+    def with_measure(self, name: str, **fields) -> "Design":
+        return replace(self, measures=self.measures + (name,), **fields)
+
+
+def baseline(p: Pattern, key: str | None = None) -> Design:
+    """The pattern as written: no design measure applied."""
+    s = p.stack
+    if (s.protocol, s.auth) not in WHATIF_PROTOCOL:
+        allowed = sorted({a for (pr, a) in WHATIF_PROTOCOL if pr == s.protocol})
+        raise InputError(f"[stack].auth: {s.auth!r} is not modelled for {s.protocol}; allowed: {', '.join(allowed)}")
+    return Design(protocol=s.protocol, auth=s.auth, key=key or s.key)

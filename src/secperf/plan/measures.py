@@ -1,0 +1,128 @@
+"""Design measures (study S2): each a transformation of a Design — what-if inputs and connection
+behaviour — with the rule that says whether it applies to a pattern. No measure carries a verdict
+or a number: the evaluator computes what it buys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..core.errors import InputError
+from ..spec.patterns import MEASURES, Pattern
+from .design import Design
+
+
+@dataclass(frozen=True)
+class Measure:
+    name: str
+    title: str
+    transforms: str                                  # what it changes in the what-if inputs
+    not_applicable: Callable[[Pattern, Design], str | None]   # why it does not apply, or None
+    apply: Callable[[Design], Design]
+
+
+def _resumption_na(p: Pattern, d: Design) -> str | None:
+    if d.protocol == "vpn":
+        return "OpenVPN does not resume sessions (its TLS context disables it)"
+    if d.auth == "psk":
+        return "the handshake is already PSK (no certificate or signature to save)"
+    if d.whatif_protocol == "jwt":
+        return "the what-if's JWT model has no resumed TLS handshake; token caching is the JWT measure"
+    return None
+
+
+def _keepalive_na(p: Pattern, d: Design) -> str | None:
+    c = p.connection
+    if c.mode == "always-on" and c.nat_timeout_s is None:
+        return "the session already survives idle periods (always-on, no NAT/idle time-out)"
+    if p.traffic.schedule == "bulk":
+        return "a monthly transfer gains nothing from keeping a session for weeks"
+    return None
+
+
+def _pooling_na(p: Pattern, d: Design) -> str | None:
+    if p.traffic.schedule != "batch" or (p.traffic.messages_per_batch or 1) < 2:
+        return "only the messages of a batch can share one connection"
+    if p.connection.mode != "per-message":
+        return "the batch already shares one connection"
+    return None
+
+
+def _token_na(p: Pattern, d: Design) -> str | None:
+    return None if d.auth == "jwt" else f"authentication is {d.auth}, not a JWT"
+
+
+def _preauth_na(p: Pattern, d: Design) -> str | None:
+    if p.traffic.schedule == "events" and p.connection.mode != "always-on":
+        return "event times are unpredictable: a session ready before the event means keeping one (keepalive)"
+    return None
+
+
+def _psk_na(p: Pattern, d: Design) -> str | None:
+    if d.protocol == "vpn":
+        return "OpenVPN's TLS mode has no PSK handshake (static-key mode is another protocol)"
+    if d.auth == "psk":
+        return "the pattern already uses PSK"
+    if d.auth == "jwt":
+        return "PSK would replace the JWT as the device's credential: set [stack].auth = \"psk\" to judge that"
+    return None
+
+
+def _keyshare_na(p: Pattern, d: Design) -> str | None:
+    if d.protocol == "coap":
+        return "the DTLS 1.2 flight model computes the client's ECDHE share after ServerKeyExchange (no precomputed variant)"
+    if d.auth == "psk":
+        return "psk_ke has no key exchange"
+    return None
+
+
+def _never(p: Pattern, d: Design) -> str | None:
+    return None
+
+
+CATALOGUE: dict[str, Measure] = {m.name: m for m in (
+    Measure("resumption", "session resumption", "reconnections within the ticket lifetime run the `resumed` "
+            "handshake (TLS 1.3 tickets, DTLS session IDs): no certificate, no client signature",
+            _resumption_na, lambda d: d.with_measure("resumption", resumption=True)),
+    Measure("keepalive", "keep-alive", "the session is kept across idle periods by a ping every keepalive_s "
+            "(default 0.9 x the NAT time-out): no reconnection, but a radio wake-up per ping",
+            _keepalive_na, lambda d: d.with_measure("keepalive", keepalive=True)),
+    Measure("pooling", "connection pooling", "the messages of a batch share one connection (one set-up per batch)",
+            _pooling_na, lambda d: d.with_measure("pooling", pooling=True)),
+    Measure("token-cache", "JWT caching", "the token is signed once per lifetime and reused (`cached` instead of "
+            "`fresh`)", _token_na, lambda d: d.with_measure("token-cache", token_cache=True)),
+    Measure("preauth", "asynchronous pre-authentication", "set-ups (handshake and signature) happen off the "
+            "request path, before the message is due: latency loses the set-up, energy does not",
+            _preauth_na, lambda d: d.with_measure("preauth", preauth=True)),
+    Measure("psk", "pre-shared key", "handshake `psk` (TLS 1.3 psk_ke / DTLS PSK): no certificates, no secure-"
+            "element signature", _psk_na, lambda d: d.with_measure("psk", psk=True)),
+    Measure("precomputed-keyshare", "precomputed key share", "the client's ECDHE key share is generated ahead "
+            "of time (S1's premise 3)", _keyshare_na,
+            lambda d: d.with_measure("precomputed-keyshare", precomputed_keyshare=True)),
+    Measure("backoff", "exponential back-off", "retries after SE or network errors wait 1, 2, 4... s instead of "
+            "retrying at once: no change in one device's latency or energy at the modelled error rates (it "
+            "protects servers from reconnect storms)", _never, lambda d: d.with_measure("backoff", backoff=True)),
+)}
+assert tuple(CATALOGUE) == MEASURES
+
+
+def applicable(p: Pattern, d: Design) -> tuple[list[Measure], dict[str, str]]:
+    """The measures to consider for a pattern (its [stack].measures, or all), and why the others do
+    not apply. A measure the pattern names that does not apply is an input error."""
+    wanted = p.stack.measures
+    out, why = [], {}
+    for name, m in CATALOGUE.items():
+        reason = m.not_applicable(p, d)
+        if wanted is not None and name not in wanted:
+            why[name] = "not among the pattern's [stack].measures"
+            continue
+        if reason:
+            if wanted is not None:
+                ok = [n for n, x in CATALOGUE.items() if x.not_applicable(p, d) is None]
+                raise InputError(f"[stack].measures: {name!r} does not apply to {p.name} ({d.protocol}, "
+                                 f"{d.auth}): {reason}; allowed here: {', '.join(ok)}")
+            why[name] = reason
+            continue
+        out.append(m)
+    return out, why

@@ -1,0 +1,108 @@
+"""Judge one communication pattern: the design as written, each applicable measure alone, every
+combination, the best one, the verdict with its deciding numbers, the ranking of measures and the
+alert thresholds the verdict assumes. Returns plain dicts (the Result's `analysis.plan`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.errors import InputError
+from ..model import costs as C
+from ..model import energy as E
+from ..model import network as N
+from ..spec import netspec as NS
+from ..spec import se_profiles as SE
+from ..spec.patterns import Pattern
+from . import design as D
+from . import measures as MS
+from . import verdict as V
+from .evaluate import Context, evaluate
+
+
+@dataclass(frozen=True)
+class Overrides:
+    device: str | None = None      # cost table (and CPU power) instead of the pattern's
+    se: str | None = None          # secure-element profile instead of the pattern's key's
+    network: str | None = None     # link profile instead of the pattern's
+    radio: str | None = None       # radio energy profile (default: the pattern's, else the network's)
+    n: int = 20_000
+    seed: int = 1
+
+
+def key_of(p: Pattern, o: Overrides) -> str:
+    if o.se is None:
+        return p.stack.key
+    if o.se in ("software", "none"):
+        return "software"
+    return f"se:{o.se}" if not o.se.startswith("se:") else o.se
+
+
+def context(p: Pattern, o: Overrides) -> Context:
+    device = o.device or p.stack.device
+    network = o.network or p.stack.network
+    table = C.load_table(device)
+    specs = NS.parse_networks([network])
+    if len(specs) != 1:
+        raise InputError(f"--network {network!r}: a plan needs one link, not a sweep")
+    link = N.from_spec(specs[0])
+    radio_name = o.radio or p.stack.radio or (network if network in E.radio_names() else None)
+    if radio_name is None:
+        raise InputError(f"--network {network!r} has no radio energy profile; name one with --radio (or [stack].radio): "
+                         f"{', '.join(E.radio_names())}")
+    radio = E.radio(radio_name)
+    key = key_of(p, o)
+    prof = key.split(":")[1] if key.startswith("se:") else None
+    if prof is not None and prof not in SE.load_profiles():
+        raise InputError(f"--se: unknown secure-element profile {prof!r}; known: {', '.join(SE.load_profiles())}")
+    return Context(pattern=p, table=table, link=link, radio=radio, cpu=E.cpu(device), se=E.se(prof), n=o.n,
+                   seed=o.seed)
+
+
+def profile_sign_ms(key: str) -> float | None:
+    if not key.startswith("se:"):
+        return None
+    prof = SE.get_profile(key.split(":")[1])
+    calls = SE.TOTAL_CALLS if key.endswith(":cold") else SE.SIGN_ONLY_CALLS
+    return sum(prof.dist(c).mean() if prof.dist(c) else 0.0 for c in calls)
+
+
+def plan_pattern(p: Pattern, o: Overrides = Overrides()) -> dict:
+    ctx = context(p, o)
+    radio_name = ctx.radio.name
+    base = D.baseline(p, key_of(p, o))
+    usable, not_applicable = MS.applicable(p, base)
+    before = evaluate(ctx, base)
+    singles = [evaluate(ctx, m.apply(base)) for m in usable]
+    combos = []
+    by_name = {m.name: m for m in usable}
+    for names in V.combinations([m.name for m in usable]):
+        d = base
+        for nm in names:
+            d = by_name[nm].apply(d)
+        combos.append(evaluate(ctx, d))
+    best = V.best_of(combos)
+    verdict = V.verdict(before, best)
+    chosen = before if before.passes else (best or before)
+    return {
+        "pattern": p.name, "description": p.description, "source": p.source,
+        "inputs": {"protocol": p.stack.protocol, "auth": p.stack.auth, "key": base.key,
+                   "network": o.network or p.stack.network, "radio": radio_name, "device": o.device or p.stack.device,
+                   "link": ctx.link.as_dict(), "schedule": p.traffic.schedule,
+                   "connection": p.connection.mode, "cost_table": ctx.table.name},
+        "requirements": {"latency_ms": p.latency_s * 1e3, "latency_percentile": p.requirements.latency_percentile,
+                         "determinism_ms": None if p.determinism_s is None else p.determinism_s * 1e3,
+                         "energy_per_day_j": p.energy_budget_j, "source": p.requirements.source},
+        "power": {"radio": {k: getattr(ctx.radio, k) for k in E.RADIO_FIELDS} | {"profile": ctx.radio.name},
+                  "radio_sources": ctx.radio.sources, "cpu_mw": ctx.cpu.active_mw, "cpu_source": ctx.cpu.source,
+                  "se_mw": ctx.se.active_mw, "se_source": ctx.se.source},
+        "before": before.as_dict(),
+        "measures": [{"measure": m.name, "title": m.title, "transforms": m.transforms, **o_.as_dict()}
+                     for m, o_ in zip(usable, singles)],
+        "not_applicable": not_applicable,
+        "best": best.as_dict() if best else None,
+        "verdict": verdict,
+        "deciding": [c for c in (best or before).checks] if not before.passes else before.checks,
+        "ranking": V.ranking(before, singles),
+        "alerts": V.alert_thresholds(chosen, profile_sign_ms(base.key)),
+        "n": ctx.n, "seed": ctx.seed,
+    }

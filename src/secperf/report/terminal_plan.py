@@ -1,0 +1,171 @@
+"""Terminal tables of a `plan` Result: the suitability matrix (study S2's Table 7, computed), per
+pattern the deciding numbers before, after each measure and after the best combination, the
+ranking of measures, the alert thresholds, and `--verify`'s predicted vs measured rows."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from ..spec.patterns import MEASURES
+
+MARK = {True: "✓", False: "✗"}
+SHORT = {"resumption": "resumption", "keepalive": "keep-alive", "pooling": "pooling", "token-cache": "JWT cache",
+         "preauth": "pre-auth", "psk": "PSK", "precomputed-keyshare": "key share", "backoff": "back-off"}
+
+
+def plans(doc: dict) -> list[dict]:
+    return (doc.get("analysis", {}).get("plan") or {}).get("patterns", [])
+
+
+def fmt_ms(v: float | None) -> str:
+    if v is None:
+        return "–"
+    return f"{v / 1e3:.2f} s" if v >= 10_000 else f"{v:.0f} ms" if v >= 10 else f"{v:.1f} ms"
+
+
+def fmt_j(v: float | None) -> str:
+    if v is None:
+        return "–"
+    return f"{v / 1e3:.1f} kJ" if v >= 10_000 else f"{v:.1f} J" if v >= 10 else f"{v:.2f} J"
+
+
+def fmt_bytes(v: float) -> str:
+    for unit, div in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if v >= div:
+            return f"{v / div:.1f} {unit}"
+    return f"{v:.0f} B"
+
+
+def cell(o: dict) -> str:
+    x = o["numbers"]
+    s = f"P{x['latency_percentile']:g} {fmt_ms(x['latency_pq_ms'])}"
+    checks = {c["check"]: c for c in o["checks"]}
+    if "determinism" in checks:
+        s += f"\nspread {fmt_ms(x['spread_ms'])}"
+    s += f"\n{fmt_j(x['energy_per_day_j'])}/day"
+    return s + " " + MARK[o["passes"]]
+
+
+def requirement(p: dict) -> str:
+    r = p["requirements"]
+    s = f"P{r['latency_percentile']:g} ≤ {fmt_ms(r['latency_ms'])}"
+    if r.get("determinism_ms") is not None:
+        s += f"\nspread ≤ {fmt_ms(r['determinism_ms'])}"
+    if r.get("energy_per_day_j") is not None:
+        s += f"\n≤ {fmt_j(r['energy_per_day_j'])}/day"
+    return s
+
+
+def matrix_table(ps: list[dict]) -> Table:
+    t = Table(title="suitability matrix (study S2, computed): before, after each measure alone, after the best "
+                    "combination; ✓ meets every requirement", title_justify="left", show_lines=True)
+    t.add_column("pattern", no_wrap=True)
+    t.add_column("requires")
+    t.add_column("before")
+    used = [m for m in MEASURES if any(any(x["measure"] == m for x in p["measures"]) for p in ps)]
+    for m in used:
+        t.add_column(SHORT[m])
+    t.add_column("best combination")
+    t.add_column("verdict")
+    for p in ps:
+        by = {x["measure"]: x for x in p["measures"]}
+        best = p.get("best")
+        t.add_row(f"{p['pattern']}\n{p['inputs']['protocol']} {p['inputs']['auth']} {p['inputs']['key']}\n"
+                  f"@ {p['inputs']['network']}", requirement(p), cell(p["before"]),
+                  *(cell(by[m]) if m in by else "n/a" for m in used),
+                  ("+".join(SHORT[m] for m in best["measures"]) + "\n" + cell(best)) if best else "–",
+                  p["verdict"])
+    return t
+
+
+def detail_table(p: dict) -> Table:
+    t = Table(title=f"{p['pattern']}: {p['verdict']} — {p['description']}", title_justify="left")
+    cols = ("design", "P50", f"P{p['requirements']['latency_percentile']:g}", "worst−P50", "set-ups/day",
+            "signatures/day", "pings/day", "energy/day", "radio", "CPU", "SE", "per msg", "battery", "bytes/day", "")
+    for c in cols:
+        t.add_column(c, justify="left" if c == "design" else "right", no_wrap=c == "design")
+    rows = [("as written", p["before"])] + [(x["measure"], x) for x in p["measures"]]
+    if p.get("best"):
+        rows.append(("best: " + "+".join(p["best"]["measures"]), p["best"]))
+    for name, o in rows:
+        x = o["numbers"]
+        bat = x.get("battery_days")
+        t.add_row(name, fmt_ms(x["latency_p50_ms"]), fmt_ms(x["latency_pq_ms"]), fmt_ms(x["spread_ms"]),
+                  f"{x['setups_per_day']:.3g}", f"{x['signatures_per_day']:.3g}", f"{x['keepalives_per_day']:.3g}",
+                  fmt_j(x["energy_per_day_j"]), fmt_j(x["energy_radio_j"]), fmt_j(x["energy_cpu_j"]),
+                  fmt_j(x["energy_se_j"]), f"{x['energy_per_message_mj']:.3g} mJ",
+                  "–" if bat is None else f"{bat / 365:.1f} y", fmt_bytes(x["bytes_per_day"]),
+                  MARK[o["passes"]] + (" " + ",".join(c["check"] for c in o["checks"] if not c["ok"])
+                                       if not o["passes"] else ""))
+    return t
+
+
+def ranking_table(p: dict) -> Table:
+    t = Table(title=f"{p['pattern']}: measures ranked by gain (score = gains as shares of each limit, summed)",
+              title_justify="left")
+    for c in ("measure", "score", "Δ latency", "Δ spread", "Δ energy/day", "Δ bytes/day", "Δ signatures/day", "meets"):
+        t.add_column(c, justify="left" if c == "measure" else "right")
+    for r in p["ranking"]:
+        t.add_row(r["measure"], f"{r['score']:+.2f}", fmt_ms(r["latency_pq_ms"]), fmt_ms(r["spread_ms"]),
+                  fmt_j(r["energy_per_day_j"]), fmt_bytes(abs(r["bytes_per_day"])) if r["bytes_per_day"] >= 0 else
+                  "−" + fmt_bytes(-r["bytes_per_day"]), f"{r['signatures_per_day']:.3g}", MARK[r["meets"]])
+    return t
+
+
+def alerts_table(ps: list[dict]) -> Table:
+    t = Table(title="alert thresholds the verdicts assume (secperf metrics names)", title_justify="left")
+    for c in ("pattern", "metric", "assumed", "alert", "why"):
+        t.add_column(c, justify="left")
+    for p in ps:
+        for a in p["alerts"]:
+            alert = f"> {a['alert_above']:.4g}" if "alert_above" in a else f"< {a['alert_below']:.4g}"
+            t.add_row(p["pattern"], a["metric"], f"{a['assumed']:.4g}", alert, a["why"])
+    return t
+
+
+def verify_table(rows: list[dict]) -> Table:
+    t = Table(title="--verify: predicted vs measured set-up P50 over the pattern's emulated link", title_justify="left")
+    for c in ("pattern", "measure", "row", "network", "predicted P50", "measured P50", "error", "n", "note"):
+        t.add_column(c, justify="left" if c in ("pattern", "measure", "row", "network", "note") else "right")
+    for r in rows:
+        err = r.get("error_share")
+        t.add_row(r["pattern"], r["measure"], r["row"], r["network"], fmt_ms(r.get("predicted_p50_ms")),
+                  fmt_ms(r.get("measured_p50_ms")), "–" if err is None else f"{err * 100:+.1f}%",
+                  str(r.get("n", "")), r.get("note", ""))
+    return t
+
+
+def tables(doc: dict) -> list[Table]:
+    ps = plans(doc)
+    if not ps:
+        return []
+    out = [matrix_table(ps)]
+    for p in ps:
+        out += [detail_table(p), ranking_table(p)]
+    out.append(alerts_table(ps))
+    v = doc["analysis"]["plan"].get("verify")
+    if v:
+        out.append(verify_table(v))
+    return out
+
+
+def listing() -> None:
+    from rich.console import Console
+    from ..model import energy as E
+    from ..plan.measures import CATALOGUE
+    from ..spec import patterns as PS
+    con = Console()
+    t = Table(title="built-in patterns (secperf plan --pattern NAME)", title_justify="left")
+    for c in ("pattern", "protocol", "schedule", "description"):
+        t.add_column(c)
+    for n in PS.builtin_names():
+        p = PS.load_pattern(n)
+        t.add_row(n, f"{p.stack.protocol}/{p.stack.auth}", p.traffic.schedule, p.description)
+    con.print(t)
+    m = Table(title="design measures", title_justify="left")
+    m.add_column("measure")
+    m.add_column("what it changes in the what-if inputs")
+    for name, x in CATALOGUE.items():
+        m.add_row(name, x.transforms)
+    con.print(m)
+    con.print("radio energy profiles: " + ", ".join(E.radio_names()))

@@ -1,0 +1,294 @@
+"""Communication patterns (study S2's six, or the user's own) as TOML files, validated once
+(pydantic v2) into a Pattern: how often the device talks and how much, how it keeps or loses its
+connection, what it must achieve (latency, determinism, energy per day, each with its unit) and
+which protocol, authentication and measures it may use. Every section carries a `source`: a
+publication, a datasheet, or "example: ..." for a figure chosen to illustrate.
+
+Errors name the key path (`[traffic].interval_s`) and the allowed values; exit 2.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ..core.errors import InputError
+
+SCHEDULES = ("periodic", "events", "batch", "bulk")
+MODES = ("always-on", "per-message", "after-sleep")
+PROTOCOLS = ("mqtt", "coap", "https", "vpn")
+AUTHS = ("mtls", "jwt", "psk")
+MEASURES = ("resumption", "keepalive", "pooling", "token-cache", "preauth", "psk", "precomputed-keyshare",
+            "backoff")
+TIME_UNITS = {"us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
+ENERGY_UNITS = {"mJ": 1e-3, "J": 1.0, "kJ": 1e3, "mWh": 3.6, "Wh": 3600.0}
+CHARGE_UNITS = {"mAh": 1.0, "Ah": 1000.0}
+_QTY = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-zµ]+)\s*$")
+
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+Source = Annotated[str, Field(min_length=3)]
+
+
+EXAMPLE_UNIT = {"time": "ms", "energy": "J", "charge": "mAh"}
+
+
+def parse_quantity(text, units: dict[str, float], what: str) -> float:
+    """'100 ms' -> 0.1 (in the base unit of `units`); a number without a unit is an error."""
+    ex = EXAMPLE_UNIT.get(what, next(iter(units)))
+    if not isinstance(text, str):
+        raise ValueError(f"{text!r} has no unit: write a {what} as a string such as \"{text} {ex}\"; "
+                         f"units: {', '.join(units)}")
+    m = _QTY.match(text)
+    if not m:
+        raise ValueError(f"{text!r} is not {'an' if what[0] in 'aeiou' else 'a'} {what} with a unit; write e.g. \"100 {ex}\"; "
+                         f"units: {', '.join(units)}")
+    num, unit = float(m.group(1)), m.group(2)
+    if unit not in units:
+        raise ValueError(f"unknown unit {unit!r} in {text!r}; units: {', '.join(units)}")
+    v = num * units[unit]
+    if not math.isfinite(v) or v <= 0:
+        raise ValueError(f"{text!r} must be greater than 0")
+    return v
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class Traffic(_Section):
+    schedule: Literal["periodic", "events", "batch", "bulk"]
+    interval_s: Positive | None = None          # periodic: one message every interval_s
+    events_per_day: Positive | None = None      # events: Poisson arrivals at this mean rate
+    batches_per_day: Positive | None = None     # batch: this many batches a day ...
+    messages_per_batch: Annotated[int, Field(ge=1, le=1_000_000)] | None = None   # ... of this many messages
+    transfers_per_day: Positive | None = None   # bulk: transfers a day (1/30: monthly)
+    payload_up_bytes: Annotated[int, Field(ge=0, le=1 << 30)] = 64
+    payload_down_bytes: Annotated[int, Field(ge=0, le=1 << 30)] = 16
+    reachable: bool = False                     # the device must receive downlink at any time
+    source: Source
+
+    @model_validator(mode="after")
+    def _rate(self):
+        need = {"periodic": ("interval_s",), "events": ("events_per_day",),
+                "batch": ("batches_per_day", "messages_per_batch"), "bulk": ("transfers_per_day",)}[self.schedule]
+        for k in need:
+            if getattr(self, k) is None:
+                raise ValueError(f"schedule {self.schedule!r} needs {k} (a rate greater than 0)")
+        return self
+
+
+class Connection(_Section):
+    mode: Literal["always-on", "per-message", "after-sleep"]
+    sleep_s: Positive | None = None             # after-sleep: the modem is off after this long idle
+    nat_timeout_s: Positive | None = None       # a NAT or server idle time-out that kills sessions
+    drops_per_day: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0   # sessions lost to handovers, resets
+    ticket_lifetime_s: Positive = 7200.0        # how long a session can be resumed
+    keepalive_s: Positive | None = None         # keep-alive interval when that measure is used
+    source: Source
+
+    @model_validator(mode="after")
+    def _sleep(self):
+        if self.mode == "after-sleep" and self.sleep_s is None:
+            raise ValueError("mode 'after-sleep' needs sleep_s (seconds idle before the modem sleeps)")
+        return self
+
+
+class Requirements(_Section):
+    latency: str | int | float                  # e.g. "100 ms": the percentile below must stay under it
+    latency_percentile: Annotated[float, Field(ge=50, le=99.9)] = 95.0
+    determinism: str | int | float | None = None             # e.g. "50 ms": worst regular message - P50
+    energy_per_day: str | int | float | None = None          # e.g. "9 J"
+    source: Source
+
+    @field_validator("latency", "determinism")
+    @classmethod
+    def _time(cls, v):
+        if v is not None:
+            parse_quantity(v, TIME_UNITS, "time")
+        return v
+
+    @field_validator("energy_per_day")
+    @classmethod
+    def _energy(cls, v):
+        if v is not None:
+            parse_quantity(v, ENERGY_UNITS, "energy")
+        return v
+
+
+class Stack(_Section):
+    protocol: Literal["mqtt", "coap", "https", "vpn"]
+    auth: Literal["mtls", "jwt", "psk"] = "mtls"
+    key: str = "se:iot-safe-sim"                # software | se:PROFILE | se:PROFILE:cold
+    jwt_lifetime_s: Positive = 3600.0
+    measures: list[Literal["resumption", "keepalive", "pooling", "token-cache", "preauth", "psk",
+                           "precomputed-keyshare", "backoff"]] | None = None
+    network: str = "lte-m"
+    radio: str | None = None                    # radio energy profile (default: the network's)
+    device: str = "host-default"
+    battery: str | int | float | None = None                 # e.g. "2600 mAh"
+    battery_voltage_v: Positive = 3.6
+    source: Source
+
+    @field_validator("battery")
+    @classmethod
+    def _battery(cls, v):
+        if v is not None:
+            parse_quantity(v, CHARGE_UNITS, "charge")
+        return v
+
+    @field_validator("key")
+    @classmethod
+    def _key(cls, v):
+        if v != "software" and not re.fullmatch(r"se:[a-z0-9-]+(:cold)?", v):
+            raise ValueError("must be software, se:PROFILE or se:PROFILE:cold")
+        return v
+
+
+class Pattern(_Section):
+    name: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*$")]
+    description: str = ""
+    source: Source
+    traffic: Traffic
+    connection: Connection
+    requirements: Requirements
+    stack: Stack
+
+    # --- derived figures -----------------------------------------------------------------------
+    @property
+    def latency_s(self) -> float:
+        return parse_quantity(self.requirements.latency, TIME_UNITS, "time")
+
+    @property
+    def determinism_s(self) -> float | None:
+        d = self.requirements.determinism
+        return None if d is None else parse_quantity(d, TIME_UNITS, "time")
+
+    @property
+    def energy_budget_j(self) -> float | None:
+        e = self.requirements.energy_per_day
+        return None if e is None else parse_quantity(e, ENERGY_UNITS, "energy")
+
+    @property
+    def battery_mah(self) -> float | None:
+        b = self.stack.battery
+        return None if b is None else parse_quantity(b, CHARGE_UNITS, "charge")
+
+
+SECTIONS = ("traffic", "connection", "requirements", "stack")
+_MODELS = {"traffic": Traffic, "connection": Connection, "requirements": Requirements, "stack": Stack}
+
+
+def _path(loc: tuple) -> str:
+    out = ""
+    for i, part in enumerate(loc):
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif i == 0 and part in SECTIONS:
+            out += f"[{part}]"
+        elif str(part).startswith(("literal[", "function-", "constrained-")) or "[" in str(part):
+            continue
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "(top level)"
+
+
+def _allowed_values(loc: tuple) -> str:
+    model = Pattern
+    for part in loc:
+        if isinstance(part, str) and part in _MODELS and model is Pattern:
+            model = _MODELS[part]
+            continue
+        if isinstance(part, str) and part in getattr(model, "model_fields", {}):
+            ann = model.model_fields[part].annotation
+            vals = re.findall(r"Literal\[([^\]]*)\]", str(ann))
+            if vals:
+                return vals[0].replace("'", "")
+    return ""
+
+
+def _describe(err: dict) -> str:
+    kind, loc = err["type"], tuple(err["loc"])
+    if kind == "extra_forbidden":
+        parent = loc[:-1]
+        model = _MODELS.get(parent[0]) if parent else Pattern
+        where = _path(parent) if parent else "the top level"
+        return f"{where} has unknown key {loc[-1]!r}; allowed: {', '.join(sorted(model.model_fields))}"
+    if kind == "missing":
+        return f"{_path(loc)}: missing (required)"
+    if kind == "literal_error":
+        return f"{_path(loc)}: {err.get('input')!r} is not allowed; allowed: {_allowed_values(loc) or err['msg']}"
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return f"{_path(loc)}: must be a table ([{_path(loc).strip('[]')}])"
+    msg = err["msg"]
+    msg = msg.removeprefix("Value error, ")
+    got = err.get("input")
+    shown = "a table" if isinstance(got, dict) else repr(got)
+    return f"{_path(loc)}: {msg[0].lower() + msg[1:]} (got {shown})"
+
+
+def validate_pattern(doc: dict, where: str = "pattern") -> Pattern:
+    """The parsed TOML checked against the schema; InputError naming every problem's key path."""
+    try:
+        return Pattern.model_validate(doc)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            text = _describe(err)
+            if text not in problems:
+                problems.append(text)
+        raise InputError(f"{where}: " + "; ".join(problems[:6]) +
+                         (f" (and {len(problems) - 6} more)" if len(problems) > 6 else "")) from None
+
+
+STUDY_ORDER = ("periodic-collection", "event-driven", "real-time-control", "remote-management", "bulk-transfer",
+               "batch-collection")
+
+
+def builtin_names() -> list[str]:
+    """The shipped patterns: study S2's six in the study's order, then any others."""
+    d = resources.files("secperf.data").joinpath("patterns")
+    names = {p.name.removesuffix(".toml") for p in d.iterdir() if p.name.endswith(".toml")}
+    return [n for n in STUDY_ORDER if n in names] + sorted(names - set(STUDY_ORDER))
+
+
+@lru_cache(maxsize=32)
+def _builtin_text(name: str) -> str:
+    return resources.files("secperf.data").joinpath("patterns", f"{name}.toml").read_text()
+
+
+def load_pattern(ref: str) -> Pattern:
+    """A pattern by built-in name or from a TOML file."""
+    if ref in builtin_names():
+        text, where = _builtin_text(ref), f"pattern {ref}"
+    else:
+        p = Path(ref)
+        if not p.is_file():
+            raise InputError(f"--pattern {ref!r}: neither a built-in pattern ({', '.join(builtin_names())}, or "
+                             f"'study' for all six) nor a readable TOML file")
+        text, where = p.read_text(), str(p)
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{where}: not valid TOML: {exc}") from None
+    return validate_pattern(doc, where)
+
+
+def load_patterns(refs: list[str]) -> list[Pattern]:
+    out: list[Pattern] = []
+    for r in refs:
+        if r in ("study", "all"):
+            out += [load_pattern(n) for n in builtin_names()]
+        else:
+            out.append(load_pattern(r))
+    return out
+
+
+def pattern_json_schema() -> dict:
+    return Pattern.model_json_schema()
