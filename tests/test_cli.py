@@ -212,3 +212,15 @@ def test_every_builtin_scenario_matches_the_schema():
     assert {"quick", "s5"} <= set(names)
     for name in names:
         assert SC.load(name)  # raises ScenarioError naming the key path otherwise
+
+
+def test_measuring_commands_write_operational_metrics_as_prometheus_text(tmp_path):
+    from prometheus_client.parser import text_string_to_metric_families
+    out = tmp_path / "m.prom"
+    p = run_cli("signer", "--mode", "sign_only", "--n", "2", "--warmup", "0", "--out", str(tmp_path / "r"),
+                "--no-report", "--metrics", str(out))
+    assert p.returncode == 0, p.stderr
+    names = {f.name for f in text_string_to_metric_families(out.read_text())}
+    assert any("sign" in n for n in names), names
+    bad = run_cli("crypto", "--alg", "sha256", "--metrics", str(tmp_path), "--out", str(tmp_path / "r"))
+    assert bad.returncode == 2 and "--metrics" in bad.stderr

@@ -39,6 +39,7 @@ def _measure_options(p: argparse.ArgumentParser, links: bool = False, no_network
                    help="results directory; each run gets its own sub-directory (default: results)")
     o.add_argument("--json", action="store_true", help="print the Result JSON on stdout and nothing else")
     o.add_argument("--csv", metavar="FILE", help="also write one CSV row per series")
+    o.add_argument("--metrics", metavar="FILE", help="also write S2's operational metrics (Prometheus text format)")
     o.add_argument("--no-report", action="store_true", help="skip writing report.html")
     o.add_argument("--figures", metavar="DIR",
                    help="also write every plot as PNG (300 dpi) and PDF into DIR, one file pair per plot")
@@ -234,7 +235,8 @@ def _opts(args):
 def _output(args):
     from .app.runner import Output
     cli = Path(sys.argv[0]).name in ("secperf", "__main__.py")
-    return Output(out=args.out, json=args.json, csv=getattr(args, "csv", None), no_report=args.no_report,
+    return Output(out=args.out, json=args.json, csv=getattr(args, "csv", None), metrics=getattr(args, "metrics", None),
+                  no_report=args.no_report,
                   max_failure_share=getattr(args, "max_failure_share", 0.0), figures=getattr(args, "figures", None),
                   command=["secperf", *sys.argv[1:]] if cli else ["secperf", args.command])
 

@@ -25,6 +25,7 @@ class Output:
     out: str = "results"
     json: bool = False
     csv: str | None = None
+    metrics: str | None = None
     no_report: bool = False
     max_failure_share: float = 0.0
     figures: str | None = None
@@ -58,6 +59,7 @@ def measure_and_write(kind: str, params: dict, phases: list[Phase], output: Outp
 
     con = terminal.err_console()
     check_output_file(output.csv, "--csv")
+    check_output_file(output.metrics, "--metrics")
     if output.figures:  # a bad figures directory is said before measuring, not after
         from ..report.figures import figures_directory
         figures_directory(Path(output.figures))
@@ -128,6 +130,9 @@ def write_outputs(doc: dict, run, output: Output) -> None:
     if output.csv:
         from ..report.export import write_csv
         write_csv(doc, Path(output.csv))
+    if output.metrics:
+        from ..report.export_metrics import write_metrics
+        write_metrics(doc, output.metrics)
     if not output.no_report:
         from ..report.html import render
         run.write_text("report.html", render(doc))

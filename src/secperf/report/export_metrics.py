@@ -31,4 +31,5 @@ def exposition(doc: dict) -> str:
 
 
 def write_metrics(doc: dict, path: str | Path) -> None:
-    Path(path).write_text(exposition(doc))
+    from ..core.store import atomic_write
+    atomic_write(Path(path), exposition(doc))
