@@ -66,6 +66,9 @@ def recorded(monkeypatch, tmp_path):
     monkeypatch.setattr(commands, "measure_and_write", record)
     monkeypatch.setattr(scenario, "measure_and_write", record)
     monkeypatch.setattr(netem, "run", lambda *a, **k: 0)
+    from secperf.app import plan as plan_app
+    # plan: every input is checked, nothing is simulated or measured (--verify runs real servers)
+    monkeypatch.setattr(plan_app, "plan_all", lambda o: (plan_app.check(o), [])[1])
     monkeypatch.chdir(tmp_path)
     return calls
 

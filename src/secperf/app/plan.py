@@ -46,10 +46,21 @@ def _clean(x):
     return x
 
 
-def plan_all(o: PlanOptions) -> list[dict]:
+def _overrides(o: PlanOptions) -> PL.Overrides:
+    return PL.Overrides(device=o.device, se=o.se, network=o.network, radio=o.radio, n=o.n, seed=o.seed)
+
+
+def check(o: PlanOptions) -> list:
+    """Every input checked (patterns, profiles, link, measures) without simulating anything."""
     pats = PS.load_patterns(o.patterns)
-    ov = PL.Overrides(device=o.device, se=o.se, network=o.network, radio=o.radio, n=o.n, seed=o.seed)
-    return [_clean(PL.plan_pattern(p, ov)) for p in pats]
+    for p in pats:
+        PL.check(p, _overrides(o))
+    return pats
+
+
+def plan_all(o: PlanOptions) -> list[dict]:
+    pats = check(o)
+    return [_clean(PL.plan_pattern(p, _overrides(o))) for p in pats]
 
 
 def run(o: PlanOptions) -> int:

@@ -66,6 +66,12 @@ def profile_sign_ms(key: str) -> float | None:
     return sum(prof.dist(c).mean() if prof.dist(c) else 0.0 for c in calls)
 
 
+def check(p: Pattern, o: Overrides = Overrides()) -> None:
+    """The pattern's inputs resolved (cost table, link, radio, profiles, measures): InputError if bad."""
+    context(p, o)
+    MS.applicable(p, D.baseline(p, key_of(p, o)))
+
+
 def plan_pattern(p: Pattern, o: Overrides = Overrides()) -> dict:
     ctx = context(p, o)
     radio_name = ctx.radio.name
