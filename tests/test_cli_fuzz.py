@@ -63,8 +63,9 @@ def recorded(monkeypatch, tmp_path):
         json.dumps(params, default=str)  # parameters must be serialisable into the Result
         calls.append((kind, sum(len(p.items) for p in phases)))
         return 0
-    monkeypatch.setattr(commands, "measure_and_write", record)
-    monkeypatch.setattr(scenario, "measure_and_write", record)
+    from secperf.app import device, server
+    for mod in (commands, scenario, server, device):  # server, fleet and device would load real servers or QEMU
+        monkeypatch.setattr(mod, "measure_and_write", record)
     monkeypatch.setattr(netem, "run", lambda *a, **k: 0)
     from secperf.app import plan as plan_app
     # plan: every input is checked, nothing is simulated or measured (--verify runs real servers)
