@@ -125,7 +125,7 @@ def test_report_renders_plots_in_headless_chromium(real_doc, tmp_path):
 
 def _connect_row(net, ks, hsk, p50):
     return {"id": f"connect/https/{ks}/{hsk}/{net}", "kind": "connect", "summary": {"p50_us": p50, "n": 3},
-            "derived": {}, "status": "ok", "failures": [],
+            "derived": {"resumed": 3} if hsk == "resumed" else {}, "status": "ok", "failures": [],
             "labels": {"protocol": "https", "key_source": ks, "handshake": hsk, "client": "probe", "network": net}}
 
 

@@ -32,6 +32,10 @@ def connect_findings(doc: dict) -> list[dict]:
         parts = []
         for r in (r for r in full if r["network"] == net):
             name = PROTO_NAMES.get(r["protocol"], r["protocol"])
+            if r.get("key_session", "warm") == "cold":  # the cold row adds to its protocol's warm one
+                if r["se_p50_us"] is not None and parts:
+                    parts[-1] += f", {fmt_time_us(r['se_p50_us'])} when the device wakes cold (new session, login, key search)"
+                continue
             if r["software_p50_us"] is not None and r["se_p50_us"] is not None:
                 parts.append(f"{name} {fmt_time_us(r['software_p50_us'])} with a software key, "
                              f"{fmt_time_us(r['se_p50_us'])} with the key in {se} "
@@ -44,10 +48,13 @@ def connect_findings(doc: dict) -> list[dict]:
     for net in sm["networks"]:
         saves = []
         for proto in PROTO_NAMES:
-            f = next((r for r in full if r["network"] == net and r["protocol"] == proto), None)
+            f = next((r for r in full if r["network"] == net and r["protocol"] == proto
+                      and r.get("key_session", "warm") == "warm"), None)
             rs = next((r for r in sm["rows"] if r["network"] == net and r["protocol"] == proto
-                       and r["handshake"] == "resumed" and r["auth"] == "mtls"), None)
-            if f and rs and f["se_p50_us"] is not None and rs["se_p50_us"] is not None:
+                       and r["handshake"] == "resumed" and r["auth"] == "mtls"
+                       and r.get("key_session", "warm") == "warm"), None)
+            # a "resumed" row whose server resumed nothing (libcoap with a client certificate) saves nothing
+            if f and rs and f["se_p50_us"] is not None and rs["se_p50_us"] is not None and rs.get("resumed"):
                 saves.append(f"{PROTO_NAMES[proto]} {fmt_time_us(f['se_p50_us'] - rs['se_p50_us'])}")
         if saves:
             out.append(_finding("connect", f"Session resumption with the secure-element key saves, over {net}: "
