@@ -175,8 +175,8 @@ def mac(algs, sizes, cortexm: str, cortexm_only: bool, cortexm_table: str | None
 def can(options: CanOptions, output: Output) -> int:
     """The CAN model alone: no measurement, one Result of kind `can`."""
     from ..core import host, result as R
-    from ..report import terminal, terminal_mac
-    from .runner import output_store, write_outputs
+    from ..report import terminal_mac
+    from .runner import output_store, show_result, write_outputs
     result = can_analysis(options, "rl78", "chaskey,aes-128-cmac")
     run = output_store(output).create("can")
     doc = R.new_result(kind="can", command=output.command, params=result["params"], host=host.collect(),
@@ -185,15 +185,7 @@ def can(options: CanOptions, output: Output) -> int:
     R.finish(doc, "complete")
     run.save(doc)
     write_outputs(doc, run, output)
-    if output.json:
-        import sys
-        sys.stdout.write(R.dumps(doc))
-        return EXIT_OK
-    out = terminal.out_console()
-    for t in terminal_mac.can_tables(result):
-        out.print(t)
-    terminal.err_console().print(f"result: {run.result_path}"
-                                 + ("" if output.no_report else f"\nreport: {run.report_path}"))
+    show_result(doc, run, json_out=output.json, no_report=output.no_report, tables=terminal_mac.can_tables(result))
     return EXIT_OK
 
 

@@ -6,7 +6,6 @@ pattern's emulated link (app/plan_verify.py)."""
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass, field
 
 from ..core import host, result as R
@@ -64,7 +63,8 @@ def plan_all(o: PlanOptions) -> list[dict]:
 
 
 def run(o: PlanOptions) -> int:
-    from ..report import terminal, terminal_plan
+    from ..report import terminal_plan
+    from .runner import show_result
     plans = plan_all(o)                      # bad input stops here, before a run directory exists
     run_ = RunStore(o.out).create("plan")
     params = {"patterns": o.patterns, "device": o.device, "se": o.se, "network": o.network, "radio": o.radio, "n": o.n,
@@ -82,12 +82,5 @@ def run(o: PlanOptions) -> int:
     if o.metrics:
         from ..report.export_metrics import write_metrics
         write_metrics(doc, o.metrics)
-    if o.json:
-        sys.stdout.write(R.dumps(doc))
-    else:
-        out = terminal.out_console()
-        for t in terminal_plan.tables(doc):
-            out.print(t)
-        terminal.err_console().print(f"result: {run_.result_path}" +
-                                     ("" if o.no_report else f"\nreport: {run_.report_path}"))
+    show_result(doc, run_, json_out=o.json, no_report=o.no_report, tables=terminal_plan.tables(doc))
     return EXIT_OK

@@ -146,6 +146,19 @@ def _server_tables(doc: dict) -> list:
     return terminal_server.tables(doc)
 
 
+def show_result(doc: dict, run, *, json_out: bool, no_report: bool, tables: list) -> None:
+    """The end of a run that computes rather than measures (can, whatif, plan): the Result on stdout
+    with --json, else its tables and where the result and the report are."""
+    from ..report import terminal
+    if json_out:
+        sys.stdout.write(R.dumps(doc))
+        return
+    out = terminal.out_console()
+    for t in tables:
+        out.print(t)
+    terminal.err_console().print(f"result: {run.result_path}" + ("" if no_report else f"\nreport: {run.report_path}"))
+
+
 def print_tables(doc: dict, params: dict) -> None:
     """Every terminal table the Result has rows for."""
     from ..report import terminal, terminal_device, terminal_libraries, terminal_mac, terminal_plan, terminal_whatif

@@ -3,7 +3,6 @@ kind `whatif` through the run store (one series per scenario and link), print it
 
 from __future__ import annotations
 
-import sys
 from dataclasses import asdict, dataclass, field
 
 from ..core import host, result as R
@@ -176,7 +175,8 @@ def predict_into(doc: dict, o: WhatifOptions, table: C.CostTable, cells=None, sw
 
 
 def run(o: WhatifOptions) -> int:
-    from ..report import terminal, terminal_whatif
+    from ..report import terminal_whatif
+    from .runner import show_result
     table = cost_table(o)
     cells, sweep = _cells(o, table)
     params = {"protocols": o.protocols, "networks": o.networks, "keys": o.keys, "groups": o.groups,
@@ -192,12 +192,5 @@ def run(o: WhatifOptions) -> int:
     if not o.no_report:
         from ..report.html import render
         run_.write_text("report.html", render(doc))
-    if o.json:
-        sys.stdout.write(R.dumps(doc))
-    else:
-        out = terminal.out_console()
-        for t in terminal_whatif.tables(doc):
-            out.print(t)
-        terminal.err_console().print(f"result: {run_.result_path}" +
-                                     ("" if o.no_report else f"\nreport: {run_.report_path}"))
+    show_result(doc, run_, json_out=o.json, no_report=o.no_report, tables=terminal_whatif.tables(doc))
     return EXIT_OK
