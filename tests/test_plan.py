@@ -170,6 +170,9 @@ def test_every_radio_profile_has_a_source_per_figure():
     for name in E.radio_names():
         r = E.radio(name)
         assert r.sources, name
+        for f in E.RADIO_FIELDS:
+            src = r.sources.get(f) or r.sources.get("all")
+            assert src and len(src) > 10, f"{name}.{f} has no source"
     with pytest.raises(E.EnergyError, match="known: "):
         E.radio("carrier-pigeon")
 
