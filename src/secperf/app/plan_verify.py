@@ -1,11 +1,21 @@
 """`secperf plan --verify`: for each measure the emulator can run — session resumption (MQTT,
-HTTPS), JWT caching (HTTPS), PSK (CoAP over DTLS) — run the before/after pair on the real servers
-over the pattern's emulated link with `secperf connect`'s library functions, and put the measured
-set-up P50 next to the what-if's prediction of the same scenario on the same link. The measured
-series join the plan's Result. Keep-alive is not run: the probe makes one request per connection.
+HTTPS, and CoAP over DTLS against Californium's server), JWT caching (HTTPS), PSK (CoAP over
+DTLS), keep-alive (MQTT: messages on a kept session) — run the before/after pair on the real
+servers over the pattern's emulated link with `secperf connect`'s library functions, and put the
+measured P50 next to the what-if's prediction of the same scenario on the same link. The measured
+series join the plan's Result.
+
+CoAP resumption runs against Californium's server because libcoap's coap-server resumes no DTLS
+session with a verified client certificate (it sets no session ID context; measure/connect.py
+RESUMPTION_REFUSED); both rows of that pair use Californium so they differ only by the measure.
+Keep-alive rows time each message on a kept MQTT/TLS session (paho-mqtt, QoS 1 PUBLISH -> PUBACK,
+measure/kept.py) against the planner's per-message prediction for the pattern's payload; the
+key does not matter on a kept session (no handshake), so the software key is used.
 Lives in app/ because it drives the lab; plan/ never imports measure or lab."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from ..model import costs as C
 from ..model import network as N
@@ -14,18 +24,44 @@ from ..model import flights as F
 from ..sim import montecarlo as M
 from ..spec import netspec as NS
 
-# measure -> (pattern protocol, auth) -> [(row, connect protocol, handshake, auth, coap security, what-if protocol,
-# what-if handshake)] for before and after
+
+@dataclass(frozen=True)
+class Row:
+    """One measured row of a before/after pair and the what-if scenario that predicts it."""
+    row: str
+    protocol: str                 # connect protocol
+    handshake: str                # connect handshake
+    auth: str                     # mtls | jwt_fresh | jwt_cached
+    security: str | None = None   # coap: pki | psk
+    whatif_protocol: str = ""
+    whatif_handshake: str = ""
+    coap_server: str = "libcoap"
+    kept: bool = False            # messages on a kept session (keep-alive), not set-ups
+
+
+CF = "californium"
+# measure -> (pattern protocol, auth) -> the before and after rows
 PAIRS = {
-    "resumption": {("mqtt", "mtls"): [("full", "mqtt", "full", "mtls", None, "mqtt", "full"),
-                                      ("resumed", "mqtt", "resumed", "mtls", None, "mqtt", "resumed")],
-                   ("https", "mtls"): [("full", "https", "full", "mtls", None, "https", "full"),
-                                       ("resumed", "https", "resumed", "mtls", None, "https", "resumed")]},
-    "token-cache": {("https", "jwt"): [("fresh JWT", "https", "full", "jwt_fresh", None, "jwt", "fresh"),
-                                       ("cached JWT", "https", "full", "jwt_cached", None, "jwt", "cached")]},
-    "psk": {("coap", "mtls"): [("certificate", "coap", "full", "mtls", "pki", "coap", "full"),
-                               ("PSK", "coap", "full", "mtls", "psk", "coap", "psk")]},
+    "resumption": {("mqtt", "mtls"): [Row("full", "mqtt", "full", "mtls", None, "mqtt", "full"),
+                                      Row("resumed", "mqtt", "resumed", "mtls", None, "mqtt", "resumed")],
+                   ("https", "mtls"): [Row("full", "https", "full", "mtls", None, "https", "full"),
+                                       Row("resumed", "https", "resumed", "mtls", None, "https", "resumed")],
+                   ("coap", "mtls"): [Row("full (Cf)", "coap", "full", "mtls", "pki", "coap", "full", CF),
+                                      Row("resumed (Cf)", "coap", "resumed", "mtls", "pki", "coap", "resumed", CF)]},
+    "token-cache": {("https", "jwt"): [Row("fresh JWT", "https", "full", "jwt_fresh", None, "jwt", "fresh"),
+                                       Row("cached JWT", "https", "full", "jwt_cached", None, "jwt", "cached")]},
+    "psk": {("coap", "mtls"): [Row("certificate", "coap", "full", "mtls", "pki", "coap", "full"),
+                               Row("PSK", "coap", "full", "mtls", "psk", "coap", "psk")]},
+    "keepalive": {("mqtt", "mtls"): [Row("full", "mqtt", "full", "mtls", None, "mqtt", "full"),
+                                     Row("kept msg", "mqtt", "kept", "mtls", None, "mqtt", "", kept=True)]},
 }
+NOT_RUN = {
+    ("keepalive", "coap"): "not run: no client here keeps a DTLS session for several timed CoAP requests",
+    ("keepalive", "https"): "not run: the probe and the JWT client make one request per connection",
+    ("resumption", "https", "jwt"): "not run: the JWT client opens a new TLS session per request (no resumption); "
+                                    "the plan composes JWT + resumption from the what-if's resumed HTTPS plan",
+}
+KEPT_MESSAGES = 5
 
 
 def jobs(plans: list[dict]) -> list[dict]:
@@ -33,21 +69,21 @@ def jobs(plans: list[dict]) -> list[dict]:
     seen, out = set(), []
     for p in plans:
         inp = p["inputs"]
-        names = [m["measure"] for m in p["measures"]]
-        for m in names:
-            pair = PAIRS.get(m, {}).get((inp["protocol"], inp["auth"]))
-            if pair is None:
-                continue
+        for m in [x["measure"] for x in p["measures"]]:
             k = (inp["protocol"], inp["auth"], m, inp["network"], inp["key"])
             if k in seen:
                 continue
             seen.add(k)
-            out.append({"pattern": p["pattern"], "measure": m, "network": inp["network"], "key": inp["key"],
-                        "device": inp["device"], "rows": pair})
-        if "keepalive" in names:
-            out.append({"pattern": p["pattern"], "measure": "keepalive", "network": inp["network"], "key": inp["key"],
-                        "device": inp["device"], "rows": [], "note": "not run: the probe makes one request per "
-                        "connection, so a kept session cannot be timed by `secperf connect`"})
+            job = {"pattern": p["pattern"], "measure": m, "network": inp["network"], "key": inp["key"],
+                   "device": inp["device"], "payload_up_bytes": inp.get("payload_up_bytes", 64),
+                   "kept_p50_ms": p["before"]["numbers"].get("kept_message_p50_ms")}
+            pair = PAIRS.get(m, {}).get((inp["protocol"], inp["auth"]))
+            if pair is not None:
+                out.append({**job, "rows": pair})
+                continue
+            note = NOT_RUN.get((m, inp["protocol"], inp["auth"])) or NOT_RUN.get((m, inp["protocol"]))
+            if note:
+                out.append({**job, "rows": [], "note": note})
     return out
 
 
@@ -71,26 +107,43 @@ def _measured(doc: dict, start: int, cfg) -> dict | None:
     return None
 
 
-def verify(plans: list[dict], o, doc: dict, run) -> list[dict]:
+def _run_row(job: dict, r: Row, o, doc: dict, run):
+    """Measure one row; (series or None, key used, predicted P50 ms)."""
     from ..measure import connect as MC
     from .connect import connect_configs
+    cp = MC.ConnectParams(n=o.verify_n, warmup=2, timeout_ms=5000, seed=o.seed)
+    if r.kept:
+        from ..measure.kept import measure_kept_mqtt
+        s = measure_kept_mqtt(job["network"], cp, doc, run, messages=KEPT_MESSAGES,
+                              payload_bytes=int(job["payload_up_bytes"]))
+        return s, "software", job["kept_p50_ms"]
+    key = "software" if r.security == "psk" else job["key"]
+    cfgs = connect_configs([r.protocol], [key], [r.handshake], None, [r.auth],
+                           coap_security=[r.security] if r.security else None, networks=[job["network"]],
+                           coap_servers=[r.coap_server])
+    want = "jwt-client" if r.auth.startswith("jwt") else "probe"
+    cfgs = [c for c in cfgs if c.client == want and c.coap_server == r.coap_server] or cfgs  # only this row
+    start = len(doc["series"])
+    MC.run_connect(cfgs[:1], cp, doc, run)
+    s = _measured(doc, start, cfgs[0])
+    pred = predicted_p50_ms(r.whatif_protocol, r.whatif_handshake, key, job["network"], 20_000, o.seed,
+                            job["device"])
+    return s, key, pred
+
+
+def verify(plans: list[dict], o, doc: dict, run) -> list[dict]:
     rows = []
+    done: dict = {}   # a row measured once per run (e.g. the full set-up before resumption and before keep-alive)
     for job in jobs(plans):
         if not job["rows"]:
             rows.append({"pattern": job["pattern"], "measure": job["measure"], "row": "–", "network": job["network"],
                          "note": job["note"]})
             continue
-        for row, proto, hs, auth, sec, wproto, whs in job["rows"]:
-            key = "software" if sec == "psk" else job["key"]
-            cfgs = connect_configs([proto], [key], [hs], None, [auth], coap_security=[sec] if sec else None,
-                                   networks=[job["network"]])
-            want = "jwt-client" if auth.startswith("jwt") else "probe"
-            cfgs = [c for c in cfgs if c.client == want] or cfgs    # only the row this pair compares
-            start = len(doc["series"])
-            cp = MC.ConnectParams(n=o.verify_n, warmup=2, timeout_ms=5000, seed=o.seed)
-            MC.run_connect(cfgs, cp, doc, run)
-            s = _measured(doc, start, cfgs[0])
-            pred = predicted_p50_ms(wproto, whs, key, job["network"], 20_000, o.seed, job["device"])
+        for r in job["rows"]:
+            k = (r, job["network"], job["key"], job["device"], job["payload_up_bytes"] if r.kept else None)
+            if k not in done:
+                done[k] = _run_row(job, r, o, doc, run)
+            s, key, pred = done[k]
             meas = (s.get("summary") or {}).get("p50_us") if s else None
             note = ""
             if s is None:
@@ -99,9 +152,12 @@ def verify(plans: list[dict], o, doc: dict, run) -> list[dict]:
                 note = (s.get("failures") or [{}])[-1].get("reason", s.get("status", ""))[:120]
             elif s["labels"].get("note"):
                 note = s["labels"]["note"][:120]
-            rows.append({"pattern": job["pattern"], "measure": job["measure"], "row": row, "network": job["network"],
+            if r.kept and s is not None:
+                note = note or (f"{KEPT_MESSAGES} QoS 1 messages of {job['payload_up_bytes']} B per kept connection "
+                                f"(paho-mqtt, software key)")
+            rows.append({"pattern": job["pattern"], "measure": job["measure"], "row": r.row, "network": job["network"],
                          "key": key, "series": s["id"] if s else None, "predicted_p50_ms": pred,
                          "measured_p50_ms": None if meas is None else meas / 1e3,
-                         "error_share": None if meas is None else pred / (meas / 1e3) - 1.0,
+                         "error_share": None if meas is None or pred is None else pred / (meas / 1e3) - 1.0,
                          "n": len(s.get("values_us") or []) if s else 0, "note": note})
     return rows

@@ -9,6 +9,11 @@ on stdout: ok, usable_us (client.connect() called → on_connect with CONNACK), 
 connect() (TCP connect + TLS handshake) and the protocol step, the return code, or the reason it
 failed; t0_ns/t1_ns are its CLOCK_MONOTONIC bounds.
 
+With --messages K (K >= 1) each connection is kept and carries K QoS 1 PUBLISH messages of
+--payload-bytes bytes on topic --topic, one at a time with --gap-ms between them; a "msg" line per
+message gives usable_us = client.publish() called -> PUBACK received (on_publish): the per-message
+latency on a kept session (`secperf plan --verify`'s keep-alive rows).
+
 Why a process: paho creates its own socket inside connect() (no public way to hand it one made in
 another network namespace), so over an emulated link it runs whole inside the link's device
 namespace (`ip netns exec` / nsenter in front of this command), and over loopback it runs the same
@@ -57,18 +62,71 @@ def _one(mqtt, a, i: int) -> dict:
             "step_us": (got["t1"] - t_hs) / 1000, "rc": got["rc"], **bracket}
 
 
+def _kept(mqtt, a, i: int) -> list[dict]:
+    """One connection kept for a.messages QoS 1 publishes; a line per message (or one failure)."""
+    import socket
+    got: dict = {}
+    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"{a.client_id}-k{i}")
+    c.tls_set(ca_certs=a.ca, certfile=a.cert, keyfile=a.key, tls_version=ssl.PROTOCOL_TLS_CLIENT)
+    c.tls_insecure_set(True)
+    c.on_connect = lambda _c, _u, _f, rc, _p=None: got.update(rc=int(rc.value if hasattr(rc, "value") else rc))
+    c.on_publish = lambda _c, _u, mid, *_r: got.setdefault("acked", {}).__setitem__(mid, time.perf_counter_ns())
+    out: list[dict] = []
+    try:
+        c.connect(a.host, a.port, keepalive=60)
+        sock = c.socket()
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        deadline = time.monotonic() + a.timeout_ms / 1000
+        while "rc" not in got and time.monotonic() < deadline:
+            c.loop(timeout=0.05)
+        if got.get("rc") != 0:
+            return [{"ok": False, "reason": f"no CONNACK accepted within {a.timeout_ms} ms (rc={got.get('rc')})"}]
+        payload = b"m" * a.payload_bytes
+        for k in range(a.messages):
+            time.sleep(a.gap_ms / 1000)
+            m0 = time.monotonic_ns()
+            t0 = time.perf_counter_ns()
+            info = c.publish(a.topic, payload, qos=1)
+            deadline = time.monotonic() + a.timeout_ms / 1000
+            while info.mid not in got.get("acked", {}) and time.monotonic() < deadline:
+                c.loop(timeout=0.01)
+            t1 = got.get("acked", {}).get(info.mid)
+            if t1 is None:
+                out.append({"ok": False, "k": k, "reason": f"no PUBACK within {a.timeout_ms} ms"})
+                continue
+            out.append({"ok": True, "k": k, "usable_us": (t1 - t0) / 1000, "t0_ns": m0, "t1_ns": time.monotonic_ns()})
+    except (OSError, ssl.SSLError) as exc:
+        out.append({"ok": False, "reason": f"paho: {exc}"})
+    finally:
+        try:
+            c.disconnect()
+        except Exception:  # noqa: BLE001 - closing a broken client must not end the run
+            pass
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m secperf.measure.paho_client")
     for name in ("--host", "--ca", "--cert", "--key", "--client-id"):
         ap.add_argument(name, required=True)
     for name in ("--port", "--n", "--warmup", "--timeout-ms"):
         ap.add_argument(name, type=int, required=True)
+    ap.add_argument("--messages", type=int, default=0, help="keep each connection for this many QoS 1 publishes")
+    ap.add_argument("--payload-bytes", type=int, default=64)
+    ap.add_argument("--topic", default="secperf/kept/msg")
+    ap.add_argument("--gap-ms", type=int, default=250)
     a = ap.parse_args(argv)
     try:
         import paho.mqtt.client as mqtt
     except ImportError:
         print(json.dumps({"type": "error", "reason": "paho-mqtt is not installed: run scripts/bootstrap"}), flush=True)
         return 1
+    if a.messages > 0:  # n kept connections after the warm-up ones, K messages each
+        for i in range(a.warmup + a.n):
+            for line in _kept(mqtt, a, i):
+                print(json.dumps({"type": "msg", "i": i - a.warmup, "warmup": i < a.warmup, **line}), flush=True)
+        return 0
     for i in range(a.warmup + a.n):
         line = {"type": "conn", "i": i - a.warmup, "warmup": i < a.warmup, **_one(mqtt, a, i)}
         print(json.dumps(line), flush=True)

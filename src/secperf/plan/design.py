@@ -36,9 +36,12 @@ class Design:
         return WHATIF_PROTOCOL[(self.protocol, self.auth)]
 
     def handshake(self, resumed: bool, fresh_token: bool = True) -> str:
-        """The what-if handshake of one connection set-up of this design."""
+        """The what-if handshake of one connection set-up of this design. A JWT design with
+        resumption has two more kinds, `resumed+fresh` and `resumed+cached`: the JWT request on a
+        resumed TLS session (evaluate.jwt_resumed_plan composes them from what-if plans)."""
         if self.whatif_protocol == "jwt":
-            return "fresh" if fresh_token else "cached"
+            token = "fresh" if fresh_token else "cached"
+            return f"resumed+{token}" if resumed and self.resumption else token
         if self.psk or self.auth == "psk":
             return "psk"
         if resumed and self.resumption:

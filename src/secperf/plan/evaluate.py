@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -94,12 +94,37 @@ def setup_scenario(d: Design, handshake: str) -> F.Scenario:
                       precomputed_keyshare=d.precomputed_keyshare)
 
 
+def jwt_resumed_plan(ctx: Context, d: Design, fresh: bool) -> P.Plan:
+    """A JWT request on a resumed TLS 1.3 session: the what-if has no such scenario, so it is
+    composed from two what-if plans on the same link and cost table: the `https` `resumed` plan's
+    handshake flights (abbreviated handshake, no certificate, no client signature), with the JWT
+    plan's first flight (for a fresh token: the token's signature before connecting, on the secure
+    element when the key is there), its request bytes (GET + JWT instead of a plain GET) and its
+    response flight (the server verifies the token)."""
+    base = P.plan(F.Scenario(protocol="https", handshake="resumed", key=d.key), ctx.table, ctx.link)
+    jwt = P.plan(F.Scenario(protocol="jwt", handshake="fresh" if fresh else "cached", key=d.key), ctx.table, ctx.link)
+    fl = list(base.flights)
+    req = fl[-2]
+    wire = req.wire_bytes + (F.JWT_REQ - F.HTTP_REQ)
+    fl[-2] = replace(req, name=req.name.replace("GET request", "GET + JWT"), wire_bytes=wire,
+                     packets=max(req.packets, math.ceil(wire / ctx.link.mtu)))
+    fl[0], fl[-1] = jwt.flights[0], jwt.flights[-1]
+    return replace(base, flights=tuple(fl), se_profile=jwt.se_profile, se_calls=jwt.se_calls,
+                   se_host_us=jwt.se_host_us, se_host_source=jwt.se_host_source)
+
+
 def setup_draws(ctx: Context, d: Design, handshake: str) -> Draws:
-    sc = setup_scenario(d, handshake)
-    key = ("setup", sc)
-    if key in ctx.cache:
-        return ctx.cache[key]
-    pl = P.plan(sc, ctx.table, ctx.link)
+    if handshake.startswith("resumed+"):            # JWT on a resumed session (jwt_resumed_plan)
+        key = ("setup", d.whatif_protocol, handshake, d.key)
+        if key in ctx.cache:
+            return ctx.cache[key]
+        pl = jwt_resumed_plan(ctx, d, handshake.endswith("fresh"))
+    else:
+        sc = setup_scenario(d, handshake)
+        key = ("setup", sc)
+        if key in ctx.cache:
+            return ctx.cache[key]
+        pl = P.plan(sc, ctx.table, ctx.link)
     signs = sum(1 for fp in pl.flights if fp is not None and fp.sender == "client" and
                 (fp.se or any(op.startswith("sign:") for op, _, _ in fp.ops)))
     return _draws(ctx, pl, key, signs)
@@ -245,7 +270,12 @@ def evaluate(ctx: Context, d: Design) -> Outcome:
     # the set-up kinds and their shares
     if d.whatif_protocol == "jwt":
         f = token_fresh_share(p, d, day, setups_day)
-        mix = [(d.handshake(False, True), f), (d.handshake(False, False), 1.0 - f)]
+        r = cc["resumed_share"] if d.resumption else 0.0
+        # a token expires after an idle spell, when the session has usually expired too: fresh
+        # tokens fall on full set-ups first, then on resumed ones
+        full_fresh = min(f, 1.0 - r)
+        mix = [(d.handshake(False, True), full_fresh), (d.handshake(False, False), 1.0 - r - full_fresh),
+               (d.handshake(True, True), f - full_fresh), (d.handshake(True, False), r - (f - full_fresh))]
     else:
         r = cc["resumed_share"] if d.resumption else 0.0
         mix = [(d.handshake(True), r), (d.handshake(False), 1.0 - r)]
@@ -307,7 +337,7 @@ def evaluate(ctx: Context, d: Design) -> Outcome:
     total = radio_j + cpu_j + se_j
     bytes_day = day.activities * act.bytes + (pings * ping.bytes if ping else 0.0)
     signs_day = setups_day * sum(setups[h].signs * w for h, w in merged.items())
-    full_share = sum(w for h, w in merged.items() if h in ("full", "fresh"))
+    full_share = sum(w for h, w in merged.items() if h in ("full", "fresh", "resumed+fresh"))
     battery = None
     if p.battery_mah:
         battery = E.battery_days(E.battery_j(p.battery_mah, p.stack.battery_voltage_v), total)
@@ -316,6 +346,7 @@ def evaluate(ctx: Context, d: Design) -> Outcome:
         "latency_p50_ms": p50 * 1e3, "latency_pq_ms": pq * 1e3, "latency_percentile": q,
         "latency_p999_ms": p999 * 1e3, "worst_regular_ms": worst * 1e3, "spread_ms": (worst - p50) * 1e3,
         "setup_p50_ms": setup_p50 * 1e3, "setup_on_path_share": onpath,
+        "kept_message_p50_ms": float(np.median(msg.usable_s)) * 1e3,
         "messages_per_day": msgs_day, "setups_per_day": setups_day,
         "setup_mix": {h: w for h, w in merged.items()}, "signatures_per_day": signs_day,
         "session_reuse_share": 1.0 - (setups_day * full_share) / msgs_day if msgs_day else 0.0,

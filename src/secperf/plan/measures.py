@@ -27,8 +27,6 @@ def _resumption_na(p: Pattern, d: Design) -> str | None:
         return "OpenVPN does not resume sessions (its TLS context disables it)"
     if d.auth == "psk":
         return "the handshake is already PSK (no certificate or signature to save)"
-    if d.whatif_protocol == "jwt":
-        return "the what-if's JWT model has no resumed TLS handshake; token caching is the JWT measure"
     return None
 
 
@@ -83,7 +81,8 @@ def _never(p: Pattern, d: Design) -> str | None:
 
 CATALOGUE: dict[str, Measure] = {m.name: m for m in (
     Measure("resumption", "session resumption", "reconnections within the ticket lifetime run the `resumed` "
-            "handshake (TLS 1.3 tickets, DTLS session IDs): no certificate, no client signature",
+            "handshake (TLS 1.3 tickets, DTLS session IDs): no certificate, no client signature; for a JWT, the "
+            "request with its token rides on the resumed session (with token-cache: token cached + session resumed)",
             _resumption_na, lambda d: d.with_measure("resumption", resumption=True)),
     Measure("keepalive", "keep-alive", "the session is kept across idle periods by a ping every keepalive_s "
             "(default 0.9 x the NAT time-out): no reconnection, but a radio wake-up per ping",

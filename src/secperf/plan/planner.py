@@ -19,6 +19,11 @@ from . import verdict as V
 from .evaluate import Context, evaluate
 
 
+# the numbers kept for every combination of measures (the best one keeps all of them)
+COMBO_NUMBERS = ("latency_pq_ms", "spread_ms", "energy_per_day_j", "bytes_per_day", "signatures_per_day",
+                 "session_reuse_share")
+
+
 @dataclass(frozen=True)
 class Overrides:
     device: str | None = None      # cost table (and CPU power) instead of the pattern's
@@ -94,7 +99,8 @@ def plan_pattern(p: Pattern, o: Overrides = Overrides()) -> dict:
         "inputs": {"protocol": p.stack.protocol, "auth": p.stack.auth, "key": base.key,
                    "network": o.network or p.stack.network, "radio": radio_name, "device": o.device or p.stack.device,
                    "link": ctx.link.as_dict(), "schedule": p.traffic.schedule,
-                   "connection": p.connection.mode, "cost_table": ctx.table.name},
+                   "connection": p.connection.mode, "cost_table": ctx.table.name,
+                   "payload_up_bytes": p.traffic.payload_up_bytes, "payload_down_bytes": p.traffic.payload_down_bytes},
         "requirements": {"latency_ms": p.latency_s * 1e3, "latency_percentile": p.requirements.latency_percentile,
                          "determinism_ms": None if p.determinism_s is None else p.determinism_s * 1e3,
                          "energy_per_day_j": p.energy_budget_j, "source": p.requirements.source},
@@ -106,6 +112,8 @@ def plan_pattern(p: Pattern, o: Overrides = Overrides()) -> dict:
                      for m, o_ in zip(usable, singles)],
         "not_applicable": not_applicable,
         "best": best.as_dict() if best else None,
+        "combinations": [{"measures": list(c.design.measures), "passes": c.passes,
+                          **{k: c.numbers[k] for k in COMBO_NUMBERS}} for c in combos],
         "verdict": verdict,
         "deciding": [c for c in (best or before).checks] if not before.passes else before.checks,
         "ranking": V.ranking(before, singles),
