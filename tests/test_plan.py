@@ -256,5 +256,14 @@ def test_verify_runs_the_before_after_pairs_the_emulator_can_run():
     assert ("remote-management", "resumption") in js
     assert ("batch-collection", "token-cache") in js
     assert ("event-driven", "psk") in js
-    assert [r[3:5] for r in js[("event-driven", "psk")]["rows"]] == [("mtls", "pki"), ("mtls", "psk")]
-    assert all(not j["rows"] and j["note"] for (p, m), j in js.items() if m == "keepalive")
+    assert [(r.auth, r.security) for r in js[("event-driven", "psk")]["rows"]] == [("mtls", "pki"), ("mtls", "psk")]
+    # CoAP resumption: both rows against the server that resumes, so they differ only by the measure
+    cf = js[("event-driven", "resumption")]["rows"]
+    assert [r.whatif_handshake for r in cf] == ["full", "resumed"] and {r.coap_server for r in cf} == {"californium"}
+    # keep-alive: MQTT runs a kept-session row against the per-message prediction; others say why not
+    kept = js[("periodic-collection", "keepalive")]
+    assert [r.kept for r in kept["rows"]] == [False, True] and kept["kept_p50_ms"] > 0
+    assert js[("event-driven", "keepalive")]["note"] and not js[("event-driven", "keepalive")]["rows"]
+    # JWT + resumption is planned but cannot be measured by the JWT client: a note, no rows
+    assert "resumption" in {m["measure"] for p in plans if p["pattern"] == "batch-collection" for m in p["measures"]}
+    assert js[("batch-collection", "resumption")]["note"] and not js[("batch-collection", "resumption")]["rows"]
