@@ -128,6 +128,34 @@ def test_jwt_caching_signs_once_per_lifetime_and_pooling_once_per_batch():
     assert pooled.numbers["setups_per_day"] == pytest.approx(p.traffic.batches_per_day)
 
 
+def test_jwt_with_resumption_rides_the_resumed_session_and_signs_only_fresh_tokens():
+    from secperf.model import flights as F
+    from secperf.model import predict as P
+    from secperf.plan.evaluate import jwt_resumed_plan
+    p = _pattern("batch-collection")
+    ctx = PL.context(p, PL.Overrides(n=N, seed=3))
+    d = D.baseline(p)
+    cached = jwt_resumed_plan(ctx, d, fresh=False)
+    fresh = jwt_resumed_plan(ctx, d, fresh=True)
+    full = P.plan(F.Scenario(protocol="jwt", handshake="cached", key=d.key), ctx.table, ctx.link)
+    https = P.plan(F.Scenario(protocol="https", handshake="resumed", key=d.key), ctx.table, ctx.link)
+    down = lambda pl: sum(f.wire_bytes for f in pl.flights if f is not None and f.sender == "server")  # noqa: E731
+    assert down(cached) < down(full)                            # no server certificate on a resumed session
+    assert cached.flights[-2].wire_bytes - https.flights[-2].wire_bytes == F.JWT_REQ - F.HTTP_REQ
+    assert not any(f.se for f in cached.flights if f is not None)
+    assert sum(1 for f in fresh.flights if f is not None and f.se) == 1   # a fresh token: one signature
+    # as a combination: token cached + session resumed; the set-ups resume, the signatures stay one per token
+    both, _ = _eval(p, "resumption", "token-cache")
+    cache_only, _ = _eval(p, "token-cache")
+    assert both.numbers["setup_mix"].get("resumed+cached", 0) > 0.9
+    assert both.numbers["signatures_per_day"] == pytest.approx(cache_only.numbers["signatures_per_day"])
+    assert both.numbers["bytes_per_day"] < cache_only.numbers["bytes_per_day"]
+    plan = PL.plan_pattern(p, PL.Overrides(n=N, seed=3))
+    combo = next(c for c in plan["combinations"] if sorted(c["measures"]) == ["resumption", "token-cache"])
+    assert combo["energy_per_day_j"] < plan["before"]["numbers"]["energy_per_day_j"]
+    assert combo["signatures_per_day"] < plan["before"]["numbers"]["signatures_per_day"]
+
+
 def test_a_measure_that_does_not_apply_says_why():
     p = _pattern("real-time-control", stack__protocol="vpn")
     usable, why = MS.applicable(p, D.baseline(p))
@@ -260,6 +288,10 @@ def test_verify_runs_the_before_after_pairs_the_emulator_can_run():
     # CoAP resumption: both rows against the server that resumes, so they differ only by the measure
     cf = js[("event-driven", "resumption")]["rows"]
     assert [r.whatif_handshake for r in cf] == ["full", "resumed"] and {r.coap_server for r in cf} == {"californium"}
+    # Californium resumes on the first ClientHello: the prediction drops the cookie round trip
+    from secperf.app.plan_verify import predicted_p50_ms
+    args = ("coap", "resumed", "software", "delay=100ms", 4000, 1, "host-default")
+    assert predicted_p50_ms(*args) - predicted_p50_ms(*args, no_cookie=True) == pytest.approx(200.0, rel=0.1)
     # keep-alive: MQTT runs a kept-session row against the per-message prediction; others say why not
     kept = js[("periodic-collection", "keepalive")]
     assert [r.kept for r in kept["rows"]] == [False, True] and kept["kept_p50_ms"] > 0

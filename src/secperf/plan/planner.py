@@ -23,6 +23,9 @@ from .evaluate import Context, evaluate
 COMBO_NUMBERS = ("latency_pq_ms", "spread_ms", "energy_per_day_j", "bytes_per_day", "signatures_per_day",
                  "session_reuse_share")
 
+# combinations shown in full next to the single measures (JWT: token cached + session resumed)
+SHOWN_COMBOS = (("resumption", "token-cache"),)
+
 
 @dataclass(frozen=True)
 class Overrides:
@@ -114,6 +117,8 @@ def plan_pattern(p: Pattern, o: Overrides = Overrides()) -> dict:
         "best": best.as_dict() if best else None,
         "combinations": [{"measures": list(c.design.measures), "passes": c.passes,
                           **{k: c.numbers[k] for k in COMBO_NUMBERS}} for c in combos],
+        "shown_combinations": {"+".join(c.design.measures): c.as_dict() for c in combos
+                               if tuple(sorted(c.design.measures)) in SHOWN_COMBOS},
         "verdict": verdict,
         "deciding": [c for c in (best or before).checks] if not before.passes else before.checks,
         "ranking": V.ranking(before, singles),

@@ -77,6 +77,7 @@ def section(doc: dict) -> str:
                    f"</span></p>")
         rows = []
         states = [("as written", p["before"])] + [(x["measure"], x) for x in p["measures"]]
+        states += [(name, o) for name, o in (p.get("shown_combinations") or {}).items()]
         if p.get("best"):
             states.append(("best: " + "+".join(p["best"]["measures"]), p["best"]))
         for name, o in states:

@@ -85,6 +85,7 @@ def detail_table(p: dict) -> Table:
     for c in cols:
         t.add_column(c, justify="left" if c == "design" else "right", no_wrap=c == "design")
     rows = [("as written", p["before"])] + [(x["measure"], x) for x in p["measures"]]
+    rows += [(name, o) for name, o in (p.get("shown_combinations") or {}).items()]
     if p.get("best"):
         rows.append(("best: " + "+".join(p["best"]["measures"]), p["best"]))
     for name, o in rows:
@@ -124,7 +125,8 @@ def alerts_table(ps: list[dict]) -> Table:
 
 
 def verify_table(rows: list[dict]) -> Table:
-    t = Table(title="--verify: predicted vs measured set-up P50 over the pattern's emulated link", title_justify="left")
+    t = Table(title="--verify: predicted vs measured P50 over the pattern's emulated link (set-ups; 'kept msg': one "
+                    "message on a kept session)", title_justify="left")
     for c in ("pattern", "measure", "row", "network", "predicted P50", "measured P50", "error", "n", "note"):
         t.add_column(c, justify="left" if c in ("pattern", "measure", "row", "network", "note") else "right")
     for r in rows:
