@@ -10,6 +10,7 @@ from importlib import resources
 
 import pytest
 
+from conftest import needs_links
 from secperf.cli import main
 from secperf.core import result as R
 from secperf.model import energy as E
@@ -299,3 +300,22 @@ def test_verify_runs_the_before_after_pairs_the_emulator_can_run():
     # JWT + resumption is planned but cannot be measured by the JWT client: a note, no rows
     assert "resumption" in {m["measure"] for p in plans if p["pattern"] == "batch-collection" for m in p["measures"]}
     assert js[("batch-collection", "resumption")]["note"] and not js[("batch-collection", "resumption")]["rows"]
+
+
+# --- keep-alive rows of --verify: messages on a kept MQTT/TLS session (real mosquitto and paho-mqtt) ---
+@needs_links
+def test_a_kept_session_times_each_message_as_one_round_trip(tmp_path, monkeypatch):
+    from secperf.lab.pki import LabPKI
+    from secperf.measure import connect as MC
+    from secperf.measure.kept import kept_series_id, measure_kept_mqtt
+    monkeypatch.setenv("SECPERF_HOME", str(tmp_path / "home"))
+    LabPKI(tmp_path / "pki").ensure()
+    doc = R.new_result(kind="plan", command=[], params={}, host={}, run_id="t")
+    p = MC.ConnectParams(n=2, warmup=1, workdir=tmp_path / "w", pki_root=tmp_path / "pki", timeout_ms=3000)
+    s = measure_kept_mqtt("delay=20ms", p, doc, None, messages=3, payload_bytes=64, gap_ms=50)
+    assert s["id"] == kept_series_id("delay=20ms") and s in doc["series"]
+    assert s["status"] == "ok", s["failures"][:2]
+    assert len(s["values_us"]) == 2 * 3                       # warm-up connection's messages not counted
+    rtt_us = 40_000
+    assert min(s["values_us"]) >= rtt_us - 500                 # the link never delivers early
+    assert sorted(s["values_us"])[len(s["values_us"]) // 2] < 2.5 * rtt_us   # one round trip, no handshake
