@@ -319,3 +319,6 @@ def test_a_kept_session_times_each_message_as_one_round_trip(tmp_path, monkeypat
     rtt_us = 40_000
     assert min(s["values_us"]) >= rtt_us - 500                 # the link never delivers early
     assert sorted(s["values_us"])[len(s["values_us"]) // 2] < 2.5 * rtt_us   # one round trip, no handshake
+    from secperf.model.opmetrics import measured
+    reuse = [r for r in measured(doc) if r["metric"] == "secperf_session_reuse_ratio" and r["labels"]["series"] == s["id"]]
+    assert [r["value"] for r in reuse] == [1.0]               # every message reused the kept session

@@ -92,6 +92,9 @@ def measure_kept_mqtt(network: str, p: C.ConnectParams, doc: dict, run=None, mes
                                  f"{line.get('reason', 'failed')}")
         if r.returncode != 0:
             R.add_failure(s, f"paho-mqtt kept worker exited {r.returncode}: {r.stderr.strip()[-300:]}")
+        # every timed message rides on a session kept from before (the metrics' session reuse counts it)
+        s["derived"]["resumed"] = len(s["values_us"])
+        s["derived"]["kept_session"] = True
     C._finish(s, server)
     doc["series"].append(s)
     return s
