@@ -21,6 +21,7 @@ import dataclasses
 import json
 import os
 import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -37,9 +38,13 @@ from ..lab.token import openssl_engine_conf
 from ..lab.services import Nginx, ProbeServer, stop_process
 
 SERVERS = ("nginx", "probe", "mosquitto")
-KEYS = ("rsa-2048", "rsa-2048-nocrt", "rsa-3072", "rsa-3072-nocrt", "rsa-4096", "rsa-4096-nocrt",
+KEYS = ("rsa-1024", "rsa-1024-nocrt", "rsa-2048", "rsa-2048-nocrt", "rsa-3072", "rsa-3072-nocrt", "rsa-4096", "rsa-4096-nocrt",
         "ecdsa-p256", "ecdsa-p384", "ed25519")
 WAITS = ("busy", "sleep")
+# key types the lab token holds (lab/token KEY_SPECS): the ones a server can offload
+TOKEN_KEYS = ("rsa-1024", "rsa-2048", "ecdsa-p256")
+# the offload profile matching each token key's algorithm (data/secure_elements.toml)
+OFFLOAD_PROFILE = {"rsa-1024": "rsa-card-1998", "rsa-2048": "hsm-network-rsa2048", "ecdsa-p256": "atecc608"}
 LOADGEN_NAME = "secperf-loadgen"
 
 
@@ -126,13 +131,31 @@ def validate(cfg: ServerConfig) -> None:
         get_profile(parts[1])  # an unknown profile is an InputError naming the known ones
         if cfg.server != "nginx":
             raise InputError(f"--key-source {cfg.source}: offload runs with --server nginx (OpenSSL's pkcs11 engine)")
-        if cfg.key not in ("rsa-2048", "ecdsa-p256"):
-            raise InputError(f"--key {cfg.key} with --key-source {cfg.source}: the lab token holds rsa-2048 and "
-                             "ecdsa-p256 keys")
+        if cfg.key not in TOKEN_KEYS:
+            raise InputError(f"--key {cfg.key} with --key-source {cfg.source}: the lab token holds "
+                             f"{', '.join(TOKEN_KEYS)} server-usable keys (no-CRT is a software variant; the "
+                             "token's own key format decides)")
 
 
 # --- the server's own CPU accounting ---------------------------------------------------------------
 _TICK = os.sysconf("SC_CLK_TCK")
+
+
+_SSL_CONF = """
+[secperf_ssl]
+system_default = secperf_system
+[secperf_system]
+CipherString = DEFAULT:@SECLEVEL=0
+"""
+
+
+def low_seclevel_conf(base: str | None = None) -> str:
+    """An OpenSSL configuration that lets a server load a 1024-bit RSA key (Debian builds OpenSSL with
+    security level 2, which rejects it when the certificate is loaded: `ee key too small`); `base`
+    is another generated configuration (the pkcs11 engine's) to extend."""
+    if base is None:
+        return "openssl_conf = openssl_init\n[openssl_init]\nssl_conf = secperf_ssl\n" + _SSL_CONF
+    return base.replace("[openssl_init]\n", "[openssl_init]\nssl_conf = secperf_ssl\n", 1) + _SSL_CONF
 
 
 def process_cpu_s(pid: int) -> float:
@@ -184,7 +207,8 @@ class Offload:
         shim_dir = private_dir(workdir / "shim")
         env, self.log = shim_env(self.token, profile, shim_dir, seed)
         conf = shim_dir / "openssl.cnf"
-        write_private(conf, openssl_engine_conf(find_shim(), init=True).encode())
+        text = openssl_engine_conf(find_shim(), init=True)
+        write_private(conf, (low_seclevel_conf(text) if key_type == "rsa-1024" else text).encode())
         env["OPENSSL_CONF"] = str(conf)
         self.env = {k: env[k] for k in ("OPENSSL_CONF", "SOFTHSM2_CONF", "SECPERF_SE_PROFILE") if k in env}
         # the token key's certificate (issued by the lab client CA) serves as the server's: the
@@ -213,26 +237,36 @@ class Offload:
         return out
 
 
-def start_server(cfg: ServerConfig, pki, workdir: Path, seed: int, offload: Offload | None = None):
+def start_server(cfg: ServerConfig, pki, workdir: Path, seed: int, offload: Offload | None = None,
+                 backlog: int | None = None):
     certs = pki.server(cfg.key_type, cfg.depth)
     client_ca = pki.client("ecdsa-p256").ca if cfg.client_auth or cfg.server == "mosquitto" else None
+    prefix: list[str] = []
+    if cfg.key_type == "rsa-1024" and offload is None:
+        conf = private_dir(workdir) / "openssl-seclevel0.cnf"
+        write_private(conf, low_seclevel_conf().encode())
+        prefix = ["env", f"OPENSSL_CONF={conf}"]
     if cfg.server == "nginx":
         if offload is not None:
             certs = SimpleNamespace(chain=offload.cert, key=f'"engine:pkcs11:{offload.uri}"')  # quoted: the URI holds ";"
-        srv = Nginx(certs, client_ca=client_ca, workdir=workdir)
-        if offload is not None:
-            srv.prefix = offload.prefix()
+        srv = Nginx(certs, client_ca=client_ca, workdir=workdir, backlog=backlog)
+        srv.prefix = offload.prefix() if offload is not None else prefix
         return srv.start()
     if cfg.server == "probe":
         args = ["--concurrent", "512", "--tls", cfg.tls] + (["--rsa-nocrt"] if cfg.nocrt else [])
-        return ProbeServer(certs, args=args, client_ca=client_ca, workdir=workdir).start()
+        srv = ProbeServer(certs, args=args, client_ca=client_ca, workdir=workdir)
+        srv.prefix = prefix
+        return srv.start()
     from ..lab.iot_services import Mosquitto
-    return Mosquitto(certs, client_ca, nodelay=True, workdir=workdir).start()
+    srv = Mosquitto(certs, client_ca, nodelay=True, workdir=workdir)
+    srv.prefix = prefix
+    return srv.start()
 
 
 # --- the private-key operation, measured side by side ------------------------------------------------
-def private_op_us(key: str, n: int, seed: int) -> dict:
-    """Median wall and CPU µs of one signature with this key (SHA-256 included), `secperf-probe speed`."""
+def private_op_us(key: str, n: int, seed: int, core: int | None = None) -> dict:
+    """Median wall and CPU µs of one signature with this key (SHA-256 included), `secperf-probe speed`;
+    on `core` when given (the server's core: the same cache and sibling load as the server)."""
     from .probe import default_key_cache, ensure_private_dir
     alg = key if key.startswith("rsa") or key == "ed25519" else key
     args = [str(find_probe()), "speed", "--alg", alg, "--op", "sign", "--n", str(n), "--warmup", "3",
@@ -240,7 +274,8 @@ def private_op_us(key: str, n: int, seed: int) -> dict:
             "--key-cache", str(ensure_private_dir(default_key_cache()))]
     if not key.startswith("ed"):
         args += ["--hash", "sha256"]
-    r = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    pre = (lambda: os.sched_setaffinity(0, {core})) if core is not None else None
+    r = subprocess.run(args, capture_output=True, text=True, timeout=300, preexec_fn=pre)
     samples = [m for m in map(parse_line, r.stdout.splitlines()) if m and m.get("type") == "sample"]
     if not samples:
         raise ServerMeasureError(f"secperf-probe speed --alg {alg} --op sign gave no samples: "
@@ -253,13 +288,18 @@ def private_op_us(key: str, n: int, seed: int) -> dict:
 
 # --- one load level --------------------------------------------------------------------------------
 def loadgen_argv(port: int, cfg: ServerConfig, concurrency: int, p: LoadParams, client_pair=None,
-                 app: str = "auto") -> list[str]:
+                 app: str = "auto", rate: float | None = None) -> list[str]:
+    """The generator's command line: closed loop at `concurrency` clients, or open loop at `rate`
+    new connections per second (then `concurrency` is ignored)."""
     if app == "auto":
         app = {"nginx": "http", "probe": "http", "mosquitto": "mqtt"}[cfg.server]
-    argv = [str(find_loadgen()), "--port", str(port), "--concurrency", str(concurrency),
+    load = (["--rate", f"{rate:g}", "--max-inflight", "4000", "--procs", str(p.loadgen_procs)] if rate
+            else ["--concurrency", str(concurrency), "--procs", str(min(p.loadgen_procs, concurrency))])
+    argv = [str(find_loadgen()), "--port", str(port), *load,
             "--duration", f"{p.duration_s:g}", "--warmup", f"{p.warmup_s:g}", "--tls", cfg.tls,
-            "--resume-ratio", f"{cfg.resume_ratio:g}", "--app", app, "--seed", str(p.seed),
-            "--procs", str(min(p.loadgen_procs, concurrency))]
+            "--resume-ratio", f"{cfg.resume_ratio:g}", "--app", app, "--seed", str(p.seed)]
+    if cfg.key_type == "rsa-1024":
+        argv += ["--ciphers", "DEFAULT:@SECLEVEL=0"]   # a 1024-bit server key is below OpenSSL's level 2
     if client_pair:
         argv += ["--cert", str(client_pair[0]), "--key", str(client_pair[1])]
     return argv
@@ -435,6 +475,59 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki, doc: dict | None = Non
         if srv is not None:
             srv.stop()
     return series_out
+
+
+def accounting_check(pki, key: str = "rsa-2048", rounds: int = 5, seconds: float = 1.5, share: float = 0.5,
+                     core: int = 0, workdir: Path | None = None, seed: int = 1, ref: str = "ecdsa-p256") -> dict:
+    """Does the probe server's own accounting add up? Its CPU per full handshake with `key` against
+    the sum of its per-operation cost (the signature, `secperf-probe speed` on the server's core)
+    and its no-key baseline: the same server's CPU per full handshake with a cheap reference key
+    (`ref`) minus that key's own measured signature. That baseline keeps everything a full
+    handshake does besides the key's arithmetic (the Certificate message, the transcript hash and
+    the signing set-up inside the TLS stack); a resumed handshake (also reported) lacks them, about
+    a tenth of a full handshake here, which is why it is not the baseline.
+
+    All handshakes run at the same open-loop rate (`share` of the key's capacity, measured first),
+    interleaved `rounds` times with the signature timings; medians are compared. Same rate, because
+    CPU per handshake depends on load (at a lower rate every handshake pays more wake-ups and colder
+    caches); interleaved, because other work on this machine changes CPU costs minute to minute."""
+    import statistics
+    wd = private_dir((workdir or Path(tempfile.mkdtemp(prefix="secperf-acc-"))) / f"accounting-{key}")
+    cfg, rcfg = ServerConfig("probe", key), ServerConfig("probe", ref)
+    srv = start_server(cfg, pki, private_dir(wd / "key"), seed)
+    rsrv = None
+    try:
+        rsrv = start_server(rcfg, pki, private_dir(wd / "ref"), seed)
+        pin(srv.proc.pid, core)
+        pin(rsrv.proc.pid, core)
+        cap_p = LoadParams(concurrency=[8], duration_s=max(1.0, seconds), warmup_s=0.3, seed=seed, core=core)
+        cap = summarize_level(run_level(loadgen_argv(srv.port, cfg, 8, cap_p), srv.proc.pid, 60))
+        rate = max(10.0, share * cap["handshakes_per_s"])
+        p = LoadParams(concurrency=[1], duration_s=seconds, warmup_s=0.3, seed=seed, core=core)
+        got: dict[str, list[float]] = {"full": [], "ref_full": [], "resumed": [], "sign": [], "ref_sign": []}
+        rates = []
+        runs = (("full", srv, cfg), ("ref_full", rsrv, rcfg), ("resumed", srv, dataclasses.replace(cfg, resume_ratio=1.0)))
+        for _ in range(rounds):
+            for name, sv, c in runs:
+                lv = summarize_level(run_level(loadgen_argv(sv.port, c, 1, p, rate=rate), sv.proc.pid, seconds + 30))
+                if not lv["server_cpu_us_per_handshake"]:
+                    raise ServerMeasureError(f"accounting: no handshakes at {rate:.0f}/s ({c.label()})")
+                got[name].append(lv["server_cpu_us_per_handshake"])
+                rates.append(lv["handshakes_per_s"])
+            got["sign"].append(private_op_us(key, 20, seed, core)["cpu_us"])
+            got["ref_sign"].append(private_op_us(ref, 20, seed, core)["cpu_us"])
+    finally:
+        srv.stop()
+        if rsrv is not None:
+            rsrv.stop()
+    m = {k: statistics.median(v) for k, v in got.items()}
+    base = m["ref_full"] - m["ref_sign"]
+    return {"key": key, "reference_key": ref, "capacity_per_s": cap["handshakes_per_s"], "rate_per_s": rate,
+            "achieved_per_s": [min(rates), max(rates)], "full_cpu_us": m["full"], "sign_cpu_us": m["sign"],
+            "no_key_baseline_us": base, "ratio": m["full"] / (m["sign"] + base),
+            "resumed_cpu_us": m["resumed"], "ratio_with_resumed_baseline": m["full"] / (m["sign"] + m["resumed"]),
+            "rounds": got,
+            "baseline": f"full handshakes with {ref} at the same rate minus its measured signature"}
 
 
 def _series(cfg: ServerConfig, conc: int, p: LoadParams, off: Offload | None) -> dict:
