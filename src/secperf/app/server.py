@@ -20,6 +20,8 @@ class ServerOptions:
     depths: list[int] = field(default_factory=lambda: [1])
     tls: str = "1.3"
     concurrency: list[int] = field(default_factory=lambda: [1, 4, 16])
+    rates: list[float] = field(default_factory=list)
+    matrix: bool = False
     duration_s: float = 3.0
     warmup_s: float = 0.5
     core: int = 0
@@ -39,6 +41,10 @@ def plan(o: ServerOptions):
         raise InputError(f"--warmup {o.warmup_s}: give 0..60 seconds")
     if o.tls not in ("1.2", "1.3"):
         raise InputError(f"--tls {o.tls}: give 1.2 or 1.3")
+    if o.rates and any(not 1 <= r <= 1e6 for r in o.rates):
+        raise InputError(f"--rates {o.rates}: give offered rates of 1..1,000,000 connections/s")
+    if o.matrix:
+        return matrix_plan(o.tls)
     out = []
     for server in o.servers:
         for key in o.keys:
@@ -59,14 +65,36 @@ def plan(o: ServerOptions):
     return out
 
 
+def matrix_plan(tls: str = "1.3") -> list:
+    """The capacity table of issue 15 as one list of configurations: every server key in software on
+    nginx (CRT keys) and on the probe server (with and without CRT: OpenSSL cannot load an n, e,
+    d-only key from a file, the probe builds it in memory); the token's keys offloaded behind the
+    shim with the profile of their algorithm, busy-poll and sleep; client authentication,
+    resumption ratio and chain depth on nginx RSA-2048; mosquitto with RSA-2048 and P-256."""
+    from ..measure import server as S
+    C = S.ServerConfig
+    rsa = ("rsa-1024", "rsa-2048", "rsa-3072", "rsa-4096")
+    out = [C("nginx", k, tls=tls) for k in (*rsa, "ecdsa-p256", "ecdsa-p384", "ed25519")]
+    out += [C("probe", k + suf, tls=tls) for k in rsa for suf in ("", "-nocrt")]
+    out += [C("nginx", k, f"offload:{S.OFFLOAD_PROFILE[k]}:{w}", tls=tls) for k in S.TOKEN_KEYS for w in S.WAITS]
+    out += [C("nginx", "rsa-2048", client_auth=True, tls=tls)]
+    out += [C("nginx", "rsa-2048", resume_ratio=r, tls=tls) for r in (0.5, 1.0)]
+    out += [C("nginx", "rsa-2048", depth=d, tls=tls) for d in (2, 3)]
+    out += [C("mosquitto", k, tls=tls) for k in ("rsa-2048", "ecdsa-p256")]
+    for c in out:
+        S.validate(c)
+    return out
+
+
 def run(o: ServerOptions, output: Output) -> int:
     from ..measure import server as S
     configs = plan(o)
     S.find_loadgen()
-    p = S.LoadParams(concurrency=o.concurrency, duration_s=o.duration_s, warmup_s=o.warmup_s, seed=o.seed,
+    p = S.LoadParams(concurrency=o.concurrency, rates=o.rates, duration_s=o.duration_s, warmup_s=o.warmup_s, seed=o.seed,
                      core=o.core, loadgen_procs=o.procs)
     params = {"servers": o.servers, "keys": o.keys, "sources": o.sources, "client_auth": o.client_auth,
               "resume_ratios": o.resume_ratios, "depths": o.depths, "tls": o.tls, "concurrency": o.concurrency,
+              "rates": o.rates, "matrix": o.matrix,
               "duration_s": o.duration_s, "warmup_s": o.warmup_s, "core": o.core, "seed": o.seed}
 
     def runner(items, doc, run, progress):

@@ -92,14 +92,16 @@ class ServerConfig:
             parts.append(f"chain depth {self.depth}")
         return ", ".join(parts)
 
-    def series_id(self, concurrency: int) -> str:
+    def series_id(self, concurrency: int, rate: float | None = None) -> str:
+        at = f"@r{rate:g}" if rate else f"@c{concurrency}"
         return (f"server/{self.server}/{self.key}/{self.source}/auth-{'on' if self.client_auth else 'off'}/"
-                f"resume-{self.resume_ratio:g}/d{self.depth}@c{concurrency}")
+                f"resume-{self.resume_ratio:g}/d{self.depth}{at}")
 
 
 @dataclass
 class LoadParams:
     concurrency: list[int] = field(default_factory=lambda: [1, 4, 16])
+    rates: list[float] = field(default_factory=list)   # open loop: offered connections/s per level
     duration_s: float = 3.0
     warmup_s: float = 0.5
     seed: int = 1
@@ -353,7 +355,8 @@ def summarize_level(run: dict) -> dict:
         why = errors[0]["reason"] if errors else (run["stderr"] or "no end line")
         raise ServerMeasureError(f"secperf-loadgen failed: {why}")
     tot = {k: sum(e.get(k, 0) for e in ends) for k in ("handshakes", "full", "resumed", "resume_missed",
-                                                         "failed", "started", "cpu_s")}
+                                                         "failed", "started", "not_started", "cpu_s",
+                                                         "target_rate_per_s")}
     elapsed = max(e["elapsed_s"] for e in ends)
     reasons: dict[str, int] = {}
     for e in ends:
@@ -368,6 +371,9 @@ def summarize_level(run: dict) -> dict:
         "handshakes": hs, "full": tot["full"], "resumed": tot["resumed"], "resume_missed": tot["resume_missed"],
         "failed": tot["failed"], "errors": reasons, "elapsed_s": elapsed,
         "handshakes_per_s": hs / elapsed if elapsed else 0.0,
+        "offered_per_s": tot["target_rate_per_s"] or None,
+        "started_per_s": tot["started"] / elapsed if elapsed else 0.0,
+        "not_started": tot["not_started"],
         "resumed_share": tot["resumed"] / hs if hs else 0.0,
         "server_cpu_s": cpu_s, "server_wall_s": wall_s,
         "server_utilisation": cpu_s / wall_s if wall_s else 0.0,
@@ -426,7 +432,7 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki, doc: dict | None = Non
         else:
             op = private_op_us(cfg.key, p.op_n, p.seed)
     except (MeasurementError, SetupError, subprocess.TimeoutExpired, OSError) as exc:
-        s = _series(cfg, p.concurrency[0], p, None)
+        s = _series(cfg, None if p.rates else p.concurrency[0], p, None, p.rates[0] if p.rates else None)
         R.add_failure(s, f"set-up: {exc}")
         return [R.finalize_series(s)]
     client_pair = None
@@ -438,12 +444,13 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki, doc: dict | None = Non
         srv = start_server(cfg, pki, workdir, p.seed, off)
         pid = srv.proc.pid
         affinity = pin(pid, p.core)
-        for conc in p.concurrency:
-            s = _series(cfg, conc, p, off)
+        levels = [(None, r) for r in p.rates] if p.rates else [(c, None) for c in p.concurrency]
+        for conc, rate in levels:
+            s = _series(cfg, conc, p, off, rate)
             s["labels"].update(server_pid=pid, pinned_to=affinity)
             t0_ns = time.monotonic_ns()
             try:
-                argv = loadgen_argv(srv.port, cfg, conc, p, client_pair)
+                argv = loadgen_argv(srv.port, cfg, conc or 1, p, client_pair, rate=rate)
                 run = run_level(argv, pid, p.warmup_s + p.duration_s + 30)
                 level = summarize_level(run)
             except ServerMeasureError as exc:
@@ -452,6 +459,11 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki, doc: dict | None = Non
                 continue
             calls = off.calls(t0_ns) if off else None
             s["derived"].update(level)
+            if rate and level["started_per_s"] < 0.95 * rate:
+                # the generator could not start connections at the asked rate: a warning with what it did
+                s["derived"]["warning"] = (f"the load generator started {level['started_per_s']:.0f} connections/s "
+                                           f"of the {rate:g}/s asked ({level['not_started']} arrivals found no free "
+                                           "slot or came late): the achieved rate is reported, not the asked one")
             s["derived"]["split"] = split(level, op, calls)
             if op:
                 s["derived"]["private_op"] = op
@@ -468,7 +480,7 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki, doc: dict | None = Non
             if on_series:
                 on_series(series_out[-1])
     except MeasurementError as exc:
-        s = _series(cfg, p.concurrency[0], p, off)
+        s = _series(cfg, None if p.rates else p.concurrency[0], p, off, p.rates[0] if p.rates else None)
         R.add_failure(s, str(exc))
         series_out.append(R.finalize_series(s))
     finally:
@@ -530,17 +542,18 @@ def accounting_check(pki, key: str = "rsa-2048", rounds: int = 5, seconds: float
             "baseline": f"full handshakes with {ref} at the same rate minus its measured signature"}
 
 
-def _series(cfg: ServerConfig, conc: int, p: LoadParams, off: Offload | None) -> dict:
+def _series(cfg: ServerConfig, conc: int | None, p: LoadParams, off: Offload | None,
+            rate: float | None = None) -> dict:
     labels = {"server": cfg.server, "key": cfg.key, "key_source": cfg.source, "client_auth": cfg.client_auth,
               "resume_ratio": cfg.resume_ratio, "chain_depth": cfg.depth, "tls": cfg.tls,
-              "concurrency": conc, "loop": "closed", "core": p.core, "duration_s": p.duration_s,
+              "concurrency": conc, "loop": "open" if rate else "closed", "offered_per_s": rate, "core": p.core, "duration_s": p.duration_s,
               "warmup_s": p.warmup_s, "config": cfg.label(),
               "key_extractable": (False if off else True),
               "key_storage": ("token behind the shim (PKCS#11, not extractable)" if off
                               else "PEM file readable by the server process")}
     if off:
         labels.update(profile=off.profile.name, wait=off.profile.wait, profile_source=off.profile.source)
-    return R.new_series(cfg.series_id(conc), kind="server", labels=labels, timer={
+    return R.new_series(cfg.series_id(conc or 0, rate), kind="server", labels=labels, timer={
         "name": "server CPU per handshake",
         "start": "the load generator's counting window opens (after warm-up): the server's CPU time read",
         "end": "each interval line / the window closes: the server's CPU time read again; the CPU in between "

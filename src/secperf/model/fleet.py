@@ -176,3 +176,21 @@ def knee(points: list[tuple[float, float]], share: float = 0.95) -> float | None
         return None
     top = max(y for _, y in pts)
     return next(x for x, y in pts if y >= share * top)
+
+
+KNEE_RULE = ("the knee is the lowest offered rate at which the P95 latency exceeds twice its value at the "
+             "lowest offered rate, or the achieved rate falls below 95 % of the offered rate")
+
+
+def open_loop_knee(points: list[tuple[float, float | None, float | None]], p95_factor: float = 2.0,
+                   share: float = 0.95) -> float | None:
+    """The knee of an open-loop capacity curve of (offered/s, achieved/s, P95 ms) points: see
+    KNEE_RULE. None when no offered rate reached it (the curve has not bent yet)."""
+    pts = sorted((o, a, p) for o, a, p in points if o)
+    if not pts:
+        return None
+    low = next((p for _, _, p in pts if p), None)
+    for o, a, p in pts:
+        if (a or 0) < share * o or (low and p and p > p95_factor * low):
+            return o
+    return None

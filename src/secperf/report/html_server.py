@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from .plots import Plot, slug
 from .svg import figure
-from .terminal_server import capacity_row, configs
+from ..model.fleet import KNEE_RULE, open_loop_knee
+from .terminal_server import capacity_row, configs, open_curve
 from .units import esc as _e
 
 
@@ -33,6 +34,27 @@ def plots(doc: dict) -> list[Plot]:
             out.append(Plot("server-cpu-split", "stacked", "Server CPU per handshake at saturation", rows,
                             "Offloaded rows show no key-operation CPU segment: the token's time is wall time "
                             "(busy-poll spends it inside the total; sleep does not).", {"unit": "µs"}))
+    og = configs(doc, "open")
+    if og:
+        ach, p95, knees_a, knees_p = [], [], [], []
+        for name, series in og.items():
+            pts = open_curve(series)
+            ach.append((name, [(o, a) for o, a, _ in pts if a is not None]))
+            p95.append((name, [(o, p) for o, _, p in pts if p]))
+            k = open_loop_knee(pts)
+            for o, a, p in pts:
+                if o == k:  # one single-point series per configuration: a marker, not a line across configs
+                    knees_a.append((f"knee: {name}", [(o, a)]))
+                    if p:
+                        knees_p.append((f"knee: {name}", [(o, p)]))
+        ideal = sorted({o for _, pts in ach for o, _ in pts})
+        cap = f"Open loop: connections arrive at the offered rate whatever the server does. Marked knee: {KNEE_RULE}."
+        out.append(Plot("server-open-capacity", "line", "Achieved handshakes/s against offered load",
+                        ach + [("offered (ideal)", [(o, o) for o in ideal])] + knees_a,
+                        cap, {"x_label": "offered connections/s", "y_label": "handshakes/s"}))
+        out.append(Plot("server-open-p95", "line", "P95 connection latency against offered load",
+                        p95 + knees_p, cap,
+                        {"x_label": "offered connections/s", "y_label": "P95 ms", "log_y": True}))
     fl = doc.get("analysis", {}).get("fleet")
     if fl:
         rec = [(f"{r['model']['devices']:,} {r['model']['policy']}",

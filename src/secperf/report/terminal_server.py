@@ -5,19 +5,27 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from ..model.fleet import knee
+from ..model.fleet import KNEE_RULE, knee, open_loop_knee
 
 
 def server_series(doc: dict) -> list[dict]:
     return [s for s in doc.get("series", []) if s.get("kind") == "server"]
 
 
-def configs(doc: dict) -> dict[str, list[dict]]:
-    """Series grouped by configuration (everything but concurrency), in measuring order."""
+def configs(doc: dict, loop: str = "closed") -> dict[str, list[dict]]:
+    """Series grouped by configuration (everything but the load level), in measuring order; closed
+    loop (levels: concurrent clients) or open loop (levels: offered connections/s)."""
     out: dict[str, list[dict]] = {}
     for s in server_series(doc):
-        out.setdefault(s["labels"]["config"], []).append(s)
+        if s["labels"].get("loop", "closed") == loop:
+            out.setdefault(s["labels"]["config"], []).append(s)
     return out
+
+
+def open_curve(series: list[dict]) -> list[tuple[float, float | None, float | None]]:
+    """(offered/s, achieved handshakes/s, P95 ms) per open-loop level."""
+    return [(s["labels"]["offered_per_s"], s["derived"].get("handshakes_per_s"),
+             (s["derived"].get("latency_ms") or {}).get("p95_ms")) for s in series if s["labels"].get("offered_per_s")]
 
 
 def _f(v, fmt="{:.0f}") -> str:
@@ -75,6 +83,23 @@ def tables(doc: dict) -> list[Table]:
                           _f(d.get("server_cpu_us_per_handshake")), _f(d.get("latency_ms", {}).get("p50_ms"), "{:.1f}"),
                           _f(d.get("latency_ms", {}).get("p95_ms"), "{:.1f}"), str(d.get("failed", "–")))
         out.append(c)
+    og = configs(doc, "open")
+    if og:
+        o = Table(title="Open-loop capacity curve: achieved handshakes/s and P95 latency against offered load",
+                  title_justify="left", header_style="bold", caption=f"knee: {KNEE_RULE}; latency counts from "
+                  "the scheduled start, so queueing at the server is included", caption_justify="left")
+        for col in ("configuration", "offered/s", "started/s", "achieved/s", "server CPU µs/hs", "P50 ms", "P95 ms",
+                    "failed", "knee", "warning"):
+            o.add_column(col, justify="left" if col in ("configuration", "warning") else "right")
+        for name, series in og.items():
+            k = open_loop_knee(open_curve(series))
+            for s in series:
+                d, off = s["derived"], s["labels"]["offered_per_s"]
+                o.add_row(name, _f(off), _f(d.get("started_per_s")), _f(d.get("handshakes_per_s"), "{:.1f}"),
+                          _f(d.get("server_cpu_us_per_handshake")), _f((d.get("latency_ms") or {}).get("p50_ms"), "{:.1f}"),
+                          _f((d.get("latency_ms") or {}).get("p95_ms"), "{:.1f}"), str(d.get("failed", "–")),
+                          "◀ knee" if k is not None and off == k else "", d.get("warning", ""))
+        out.append(o)
     fl = doc.get("analysis", {}).get("fleet")
     if fl:
         f = Table(title="Reconnect storm (fluid queueing model over the measured capacity)", title_justify="left",
