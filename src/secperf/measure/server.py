@@ -542,6 +542,49 @@ def accounting_check(pki, key: str = "rsa-2048", rounds: int = 5, seconds: float
             "baseline": f"full handshakes with {ref} at the same rate minus its measured signature"}
 
 
+def storm_argv(port: int, clients: int, policy: str, base_s: float, cap_s: float, timeout_s: float,
+               duration_s: float, tls: str = "1.3", app: str = "http", spread_s: float = 0.0, seed: int = 1,
+               max_attempts: int = 100) -> list[str]:
+    return [str(find_loadgen()), "--port", str(port), "--storm", str(clients), "--backoff", policy,
+            "--backoff-base-ms", f"{base_s * 1000:g}", "--backoff-cap-ms", f"{cap_s * 1000:g}",
+            "--timeout-ms", str(int(timeout_s * 1000)), "--max-attempts", str(max_attempts),
+            "--spread-ms", f"{spread_s * 1000:g}", "--duration", f"{duration_s:g}", "--tls", tls,
+            "--app", app, "--seed", str(seed)]
+
+
+def replay_storm(pki, clients: int, policy: str = "exponential", base_s: float = 0.5, cap_s: float = 8.0,
+                 timeout_s: float = 10.0, key: str = "rsa-2048", core: int = 0, capacity_s: float = 2.0,
+                 duration_s: float = 120.0, workdir: Path | None = None, seed: int = 1) -> dict:
+    """A small reconnect storm on a real server: nginx (pinned to `core`, listen backlog and
+    worker_connections above `clients`) first measured at saturation (closed loop, 32 clients, the
+    capacity the model gets), then `clients` clients of `secperf-loadgen --storm` connecting at once,
+    each retrying after the back-off policy until it is back. Returns the capacity, the storm's end
+    line (time until all are back, wait percentiles, failed attempts) and the server's CPU during it."""
+    wd = private_dir((workdir or Path(tempfile.mkdtemp(prefix="secperf-storm-"))) / f"storm-{clients}")
+    cfg = ServerConfig("nginx", key)
+    srv = start_server(cfg, pki, wd, seed, backlog=max(512, clients + 64))
+    try:
+        pin(srv.proc.pid, core)
+        p = LoadParams(concurrency=[32], duration_s=capacity_s, warmup_s=0.3, seed=seed, core=core)
+        cap = summarize_level(run_level(loadgen_argv(srv.port, cfg, 32, p), srv.proc.pid, capacity_s + 30))
+        cpu0 = process_cpu_s(srv.proc.pid)
+        r = subprocess.run(storm_argv(srv.port, clients, policy, base_s, cap_s, timeout_s, duration_s, seed=seed),
+                           capture_output=True, text=True, timeout=duration_s + 60)
+        cpu = process_cpu_s(srv.proc.pid) - cpu0
+    finally:
+        srv.stop()
+    if r.returncode == 2:
+        raise InputError(f"secperf-loadgen --storm: {r.stderr.strip()}")
+    lines = [m for m in map(parse_line, r.stdout.splitlines()) if m]
+    end = next((m for m in lines if m.get("type") == "end"), None)
+    if end is None:
+        raise ServerMeasureError(f"secperf-loadgen --storm gave no end line: {(r.stderr or r.stdout).strip()[-300:]}")
+    return {"server": "nginx", "key": key, "clients": clients, "policy": policy, "base_s": base_s, "cap_s": cap_s,
+            "timeout_s": timeout_s, "capacity_per_s": cap["handshakes_per_s"],
+            "capacity_cpu_us_per_handshake": cap["server_cpu_us_per_handshake"], "storm": end,
+            "server_cpu_s": cpu, "intervals": [m for m in lines if m.get("type") == "interval"]}
+
+
 def _series(cfg: ServerConfig, conc: int | None, p: LoadParams, off: Offload | None,
             rate: float | None = None) -> dict:
     labels = {"server": cfg.server, "key": cfg.key, "key_source": cfg.source, "client_auth": cfg.client_auth,
