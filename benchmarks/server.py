@@ -89,20 +89,28 @@ def main() -> int:
     out: dict = {}
     with Nginx(pki.server("rsa-2048"), workdir=work / "nginx") as ng:
         S.pin(ng.proc.pid, 0)
-        ref_rates, ref_cpu = [], []
-        for procs in (a.clients // 2, a.clients):
-            r, c = s_time_run(ng.port, a.seconds, procs)
-            ref_rates.append(r)
-            ref_cpu.append(c)
+        # interleaved rounds, best of each: other work on this machine changes what either gets; the
+        # generator also runs as several processes, as s_time does (a loaded scheduler shares per process)
+        ref_rates, ref_cpu, runs = [], [], []
         cfg = S.ServerConfig("nginx", "rsa-2048")
-        p = S.LoadParams(concurrency=[a.clients], duration_s=a.seconds, warmup_s=0.5)
-        run = S.run_level(S.loadgen_argv(ng.port, cfg, a.clients, p, app="none"), ng.proc.pid, a.seconds + 30)
-        lv = S.summarize_level(run)
+        for _round in range(2):
+            for procs in (a.clients // 2, a.clients):
+                r, c = s_time_run(ng.port, a.seconds, procs)
+                ref_rates.append(r)
+                ref_cpu.append(c)
+            for procs, conc in ((1, a.clients), (a.clients // 2, a.clients), (a.clients // 2, 2 * a.clients)):
+                p = S.LoadParams(concurrency=[conc], duration_s=a.seconds, warmup_s=0.5, loadgen_procs=procs)
+                run = S.run_level(S.loadgen_argv(ng.port, cfg, conc, p, app="none"), ng.proc.pid, a.seconds + 30)
+                runs.append({**S.summarize_level(run), "procs": procs, "concurrency": conc})
+        lv = max(runs, key=lambda x: x["handshakes_per_s"])
     sat = lv["handshakes_per_s"] / max(ref_rates)
     cpu_ratio = lv["loadgen_cpu_us_per_handshake"] / min(ref_cpu)
     out["saturation"] = {"loadgen_hs_per_s": lv["handshakes_per_s"], "s_time_best_per_s": max(ref_rates),
                          "ratio": sat, "target": ">= 0.95", "loadgen_cpu_us": lv["loadgen_cpu_us_per_handshake"],
-                         "s_time_cpu_us": min(ref_cpu), "cpu_ratio": cpu_ratio, "cpu_target": "<= 1.1"}
+                         "s_time_cpu_us": min(ref_cpu), "cpu_ratio": cpu_ratio, "cpu_target": "<= 1.1",
+                         "loadgen_best": {"procs": lv["procs"], "concurrency": lv["concurrency"]},
+                         "loadgen_runs": [[x["procs"], x["concurrency"], x["handshakes_per_s"]] for x in runs],
+                         "s_time_runs": ref_rates}
     acc = S.accounting_check(pki, "rsa-2048", rounds=a.rounds, seconds=a.seconds / 2, workdir=work)
     out["accounting"] = {**acc, "target": "within 10% (0.9..1.1)"}
     acc = acc["ratio"]
