@@ -398,8 +398,17 @@ def interval_cpu_per_hs(run: dict) -> list[float]:
     return out
 
 
-def split(level: dict, op: dict | None, offload_calls: list[dict] | None = None) -> dict:
-    """Server CPU per handshake = private-key operations + the rest (both µs per handshake)."""
+SLEEP_SPIN_TAIL_US = 400.0   # the shim's sleep mode spins the last 400 µs before its deadline (se_shim.c)
+
+
+def split(level: dict, op: dict | None, offload_calls: list[dict] | None = None, wait: str | None = None) -> dict:
+    """Server CPU per handshake = private-key operations + the rest (both µs per handshake). With
+    the key offloaded, the shim's log gives each C_Sign's wall time (lock wait + SoftHSM2's own
+    signature + injected delay), the card's occupancy per signature (SoftHSM2 + delay: the token's
+    lock serialises them, so 1 / occupancy bounds the capacity) and the emulation's own host CPU:
+    SoftHSM2 computes the signature on this CPU (a real card would not) and, in sleep mode, the shim
+    spins the last 400 µs before its deadline. `card_host_cpu_us` is the CPU per handshake with that
+    taken out: what the server would spend with a real card."""
     total = level.get("server_cpu_us_per_handshake")
     hs = level["handshakes"]
     if total is None or not hs:
@@ -408,9 +417,17 @@ def split(level: dict, op: dict | None, offload_calls: list[dict] | None = None)
     out = {"total_us": total, "signatures_per_handshake": signs_per_hs}
     if offload_calls is not None:
         signs = [c for c in offload_calls if c.get("fn") == "C_Sign" and not c.get("length_query")]
-        per = (sum(c.get("duration_ns", 0) for c in signs) / len(signs) / 1000) if signs else 0.0
+        n = len(signs) or 1
+        per = sum(c.get("duration_ns", 0) for c in signs) / n / 1000 if signs else 0.0
+        real = sum(c.get("real_ns", 0) for c in signs) / n / 1000 if signs else 0.0
+        delay = sum(c.get("delay_ns", 0) for c in signs) / n / 1000 if signs else 0.0
+        emu = real + (min(SLEEP_SPIN_TAIL_US, delay) if wait == "sleep" else 0.0)
         out.update(key_op_source="shim log (C_Sign duration: lock wait + SoftHSM2 + injected delay)",
-                   key_op_wall_us=per, token_signs=len(signs))
+                   key_op_wall_us=per, token_signs=len(signs), token_real_us=real, token_delay_us=delay,
+                   card_occupancy_us=real + delay,
+                   card_bound_per_s=1e6 / (real + delay) if signs and real + delay > 0 else None,
+                   emulation_cpu_us=emu * signs_per_hs,
+                   card_host_cpu_us=max(0.0, total - emu * signs_per_hs))
         return out
     if op is None:
         return out
@@ -464,7 +481,7 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki, doc: dict | None = Non
                 s["derived"]["warning"] = (f"the load generator started {level['started_per_s']:.0f} connections/s "
                                            f"of the {rate:g}/s asked ({level['not_started']} arrivals found no free "
                                            "slot or came late): the achieved rate is reported, not the asked one")
-            s["derived"]["split"] = split(level, op, calls)
+            s["derived"]["split"] = split(level, op, calls, off.profile.wait if off else None)
             if op:
                 s["derived"]["private_op"] = op
             per_iv = interval_cpu_per_hs(run)

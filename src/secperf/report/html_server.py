@@ -6,7 +6,7 @@ from __future__ import annotations
 from .plots import Plot, slug
 from .svg import figure
 from ..model.fleet import KNEE_RULE, open_loop_knee
-from .terminal_server import capacity_row, configs, open_curve
+from .terminal_server import PIVOT_HEAD, capacity_row, configs, open_curve, pivot, pivot_cell
 from .units import esc as _e
 
 
@@ -78,4 +78,13 @@ def section(doc: dict) -> str:
              "time). The private-key operation is measured side by side (software) or read from the shim's "
              "log (offload). Study S3: a busy-polled accelerator keeps the CPU busy; an interrupt-driven one "
              "(wait = sleep) frees it, while capacity stays bounded by the card.</p>")
-    return intro + "".join(f"<h3>{_e(p.title)}</h3>{figure(p)}" for p in ps)
+    pv = pivot(doc)
+    table = ""
+    if pv:
+        head = "<tr><th class='l'>server key</th>" + "".join(f"<th>{_e(h)}</th>" for h in PIVOT_HEAD) + "</tr>"
+        rows = "".join(f"<tr><td class='l'>{_e(k)}</td>" + "".join(f"<td>{_e(pivot_cell(c))}</td>" for c in cells)
+                       + "</tr>" for k, cells in pv)
+        table = ("<h3>Capacity by server key and key source</h3><p>Handshakes/s at saturation · server CPU per "
+                 "handshake · CPU-bound capacity (1 / CPU per handshake: the rate with the core to itself).</p>"
+                 f"<table>{head}{rows}</table>")
+    return intro + table + "".join(f"<h3>{_e(p.title)}</h3>{figure(p)}" for p in ps)
