@@ -56,7 +56,15 @@ def plots(doc: dict) -> list[Plot]:
                         p95 + knees_p, cap,
                         {"x_label": "offered connections/s", "y_label": "P95 ms", "log_y": True}))
     fl = doc.get("analysis", {}).get("fleet")
-    if fl:
+    if fl and fl.get("replays"):
+        rp = [(f"{r['clients']:,} clients, {r['policy']}, timeout {r['timeout_s']:g} s (measured)",
+               [(iv["t_s"], iv["back_total"] / r["clients"]) for iv in r.get("intervals", [])])
+              for r in fl["replays"] if not r.get("failed")]
+        if rp:
+            out.append(Plot(slug("fleet-replay"), "line", "Replayed storm against nginx: share of clients back", rp,
+                            "secperf-loadgen --storm: every client connects at once and retries after its back-off "
+                            "until it is back.", {"x_label": "seconds after the start", "y_label": "share back"}))
+    if fl and fl.get("runs"):
         rec = [(f"{r['model']['devices']:,} {r['model']['policy']}",
                 list(zip(r["series"]["t_s"], r["series"]["back_share"]))) for r in fl["runs"]]
         out.append(Plot(slug("fleet-recovery"), "line", "Share of devices back after the outage", rec, "",

@@ -170,10 +170,34 @@ def tables(doc: dict) -> list[Table]:
         for col in ("devices", "policy", "capacity/s", "all back s", "wait P50 s", "P90 s", "P99 s",
                     "failed attempts", "gave up", "peak queue"):
             f.add_column(col, justify="right")
-        for r in fl["runs"]:
+        for r in fl.get("runs", []):
             m, w = r["model"], r["wait_s"]
             f.add_row(f"{m['devices']:,}", m["policy"], f"{m['capacity_per_s']:.0f}", _f(r["time_all_back_s"], "{:.1f}"),
                       _f(w["p50"], "{:.1f}"), _f(w["p90"], "{:.1f}"), _f(w["p99"], "{:.1f}"),
                       f"{r['failed_attempts']:,.0f}", f"{r['gave_up']:,.0f}", f"{r['peak_queue']:,.0f}")
-        out.append(f)
+        if fl.get("runs"):
+            out.append(f)
+        if fl.get("replays"):
+            rp = Table(title="Replayed storm (secperf-loadgen --storm against nginx) against the fleet model at the "
+                             "capacity measured just before", title_justify="left", header_style="bold",
+                       caption="ratio = measured / model. 'abandoned work': the model lets the server finish "
+                       "attempts whose client gave up (as nginx does); 'late work dropped': the optimistic variant. "
+                       "No time when not every client came back within the run.", caption_justify="left")
+            for col in ("clients", "policy", "timeout s", "capacity/s", "measured all back s", "measured P99 s",
+                        "failed attempts", "model", "model all back s", "model P99 s", "ratio all back",
+                        "ratio P99"):
+                rp.add_column(col, justify="right")
+            for r in fl["replays"]:
+                if r.get("failed"):
+                    rp.add_row(f"{r['clients']:,}", r["policy"], "", "", "[red]failed[/red]: " + r["failed"][:80],
+                               "", "", "", "", "", "", "")
+                    continue
+                me = r["measured"]
+                for name, m in r["models"].items():
+                    rp.add_row(f"{r['clients']:,}", r["policy"], _f(r["timeout_s"], "{:g}"),
+                               _f(r["capacity_per_s"]), _f(me.get("time_all_back_s"), "{:.1f}"),
+                               _f(me.get("wait_p99_s"), "{:.1f}"), f"{me.get('failed_attempts', 0):,}", name,
+                               _f(m["time_all_back_s"], "{:.1f}"), _f(m["wait_p99_s"], "{:.1f}"),
+                               _f(m.get("ratio_time_all_back_s"), "{:.2f}"), _f(m.get("ratio_wait_p99_s"), "{:.2f}"))
+            out.append(rp)
     return out
