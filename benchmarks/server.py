@@ -13,7 +13,7 @@
 
 3. Storm model (reported, no pass/fail target): `secperf-loadgen --storm N` replays a reconnect
    storm against nginx with exponential full-jitter back-off; the fleet model (model/fleet.py) with
-   the capacity measured just before, the same policy, timeout and backlog predicts the time until
+   the capacity measured just before and after (mean), the same policy, timeout and backlog predicts the time until
    all are back and the P99 wait; the ratios measured / model are printed, for the model with and
    without the server's abandoned work.
 
@@ -60,6 +60,7 @@ def storm_vs_model(pki, clients: float, timeout_s: float, work: Path) -> dict:
     st = m["storm"]
     out = {"clients": int(clients), "timeout_s": timeout_s, "policy": "exponential (full jitter)",
                            "base_s": base, "cap_s": cap, "capacity_per_s": m["capacity_per_s"],
+           "capacity_before_after_per_s": m["capacity_before_after_per_s"],
                            "measured": {k: st.get(k) for k in ("time_all_back_s", "wait_p50_s", "wait_p99_s",
                                                                "back", "failed_attempts", "stopped")}}
     for ab in (True, False):

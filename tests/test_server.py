@@ -220,6 +220,8 @@ def test_open_loop_knee_follows_its_rule():
     # the achieved rate falls below 95 % first
     assert open_loop_knee([(100, 100, 10), (200, 180, 12)]) == 200
     assert open_loop_knee([(100, 100, 10), (200, 200, 11)]) is None
+    # one noisy level below the knee does not make it the knee: every level from the knee on is past it
+    assert open_loop_knee([(50, 41, 13), (100, 100, 27), (200, 200, 9), (300, 300, 66), (600, 318, 977)]) == 300
 
 
 def test_open_loop_levels_and_the_generator_warning(pki, tmp_path):
@@ -275,6 +277,10 @@ def test_offload_split_takes_the_emulation_out():
     assert busy["card_host_cpu_us"] == pytest.approx(2000 - 500)
     assert sleep["card_host_cpu_us"] == pytest.approx(2000 - 500 - S.SLEEP_SPIN_TAIL_US)
     assert busy["card_bound_per_s"] == pytest.approx(1e6 / 27_500)
+    # SoftHSM2's CPU: the software signature's, at most its wall time in the log
+    op = {"cpu_us": 100.0, "alg": "rsa-1024"}
+    assert S.split(level, op, calls, "busy")["card_host_cpu_us"] == pytest.approx(2000 - 100)
+    assert S.split(level, {"cpu_us": 900.0}, calls, "busy")["card_host_cpu_us"] == pytest.approx(2000 - 500)
 
 
 @pytest.mark.parametrize("argv,word", [(["server", "--rates", "0"], "--rates"),

@@ -208,6 +208,7 @@ def replay_compare(o: FleetOptions, policy: str, measured: dict) -> dict:
     from ..model.fleet import FleetModel, simulate
     st = measured["storm"]
     out = {"clients": measured["clients"], "policy": policy, "capacity_per_s": measured["capacity_per_s"],
+           "capacity_before_after_per_s": measured.get("capacity_before_after_per_s"),
            "timeout_s": o.timeout_s, "base_s": o.base_s, "cap_s": o.cap_s, "server_cpu_s": measured["server_cpu_s"],
            "measured": {k: st.get(k) for k in ("time_all_back_s", "wait_p50_s", "wait_p90_s", "wait_p99_s", "back",
                                                "gave_up", "failed_attempts", "attempts", "stopped", "elapsed_s",
@@ -252,7 +253,7 @@ def _run_replay(o: FleetOptions, params: dict, output: Output) -> int:
                 replays.append(replay_compare(o, pol, m))
             except (S.ServerMeasureError, SetupError) as exc:
                 replays.append({"clients": o.replay, "policy": pol, "failed": str(exc)})
-            doc["analysis"]["fleet"] = {"capacity_source": "measured before each replay: nginx, 32 clients",
+            doc["analysis"]["fleet"] = {"capacity_source": "measured just before and after each replay (mean): nginx, 32 clients",
                                         "runs": [], "replays": replays}
             run.save(doc)
             progress("done", pol, i, len(items), None)

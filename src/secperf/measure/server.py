@@ -407,8 +407,11 @@ def split(level: dict, op: dict | None, offload_calls: list[dict] | None = None,
     signature + injected delay), the card's occupancy per signature (SoftHSM2 + delay: the token's
     lock serialises them, so 1 / occupancy bounds the capacity) and the emulation's own host CPU:
     SoftHSM2 computes the signature on this CPU (a real card would not) and, in sleep mode, the shim
-    spins the last 400 µs before its deadline. `card_host_cpu_us` is the CPU per handshake with that
-    taken out: what the server would spend with a real card."""
+    spins the last 400 µs before its deadline. SoftHSM2's CPU per signature is taken as the software
+    signature's (`op`, measured side by side: SoftHSM2 signs with OpenSSL), at most its wall time in
+    the shim log (which on a loaded machine also holds time spent waiting for the CPU).
+    `card_host_cpu_us` is the CPU per handshake with that taken out: what the server would spend
+    with a real card."""
     total = level.get("server_cpu_us_per_handshake")
     hs = level["handshakes"]
     if total is None or not hs:
@@ -421,12 +424,13 @@ def split(level: dict, op: dict | None, offload_calls: list[dict] | None = None,
         per = sum(c.get("duration_ns", 0) for c in signs) / n / 1000 if signs else 0.0
         real = sum(c.get("real_ns", 0) for c in signs) / n / 1000 if signs else 0.0
         delay = sum(c.get("delay_ns", 0) for c in signs) / n / 1000 if signs else 0.0
-        emu = real + (min(SLEEP_SPIN_TAIL_US, delay) if wait == "sleep" else 0.0)
+        soft = min(real, op["cpu_us"]) if op else real
+        emu = soft + (min(SLEEP_SPIN_TAIL_US, delay) if wait == "sleep" else 0.0)
         out.update(key_op_source="shim log (C_Sign duration: lock wait + SoftHSM2 + injected delay)",
                    key_op_wall_us=per, token_signs=len(signs), token_real_us=real, token_delay_us=delay,
                    card_occupancy_us=real + delay,
                    card_bound_per_s=1e6 / (real + delay) if signs and real + delay > 0 else None,
-                   emulation_cpu_us=emu * signs_per_hs,
+                   emulation_cpu_us=emu * signs_per_hs, softhsm_cpu_us=soft,
                    card_host_cpu_us=max(0.0, total - emu * signs_per_hs))
         return out
     if op is None:
@@ -446,8 +450,8 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki, doc: dict | None = Non
     try:
         if cfg.offload:
             off = Offload(*cfg.offload, cfg.key_type, workdir, p.seed)
-        else:
-            op = private_op_us(cfg.key, p.op_n, p.seed)
+        # offloaded too: SoftHSM2 signs with OpenSSL on this CPU, about the software signature's cost
+        op = private_op_us(cfg.key, p.op_n, p.seed)
     except (MeasurementError, SetupError, subprocess.TimeoutExpired, OSError) as exc:
         s = _series(cfg, None if p.rates else p.concurrency[0], p, None, p.rates[0] if p.rates else None)
         R.add_failure(s, f"set-up: {exc}")
@@ -573,8 +577,9 @@ def replay_storm(pki, clients: int, policy: str = "exponential", base_s: float =
                  timeout_s: float = 10.0, key: str = "rsa-2048", core: int = 0, capacity_s: float = 2.0,
                  duration_s: float = 120.0, workdir: Path | None = None, seed: int = 1) -> dict:
     """A small reconnect storm on a real server: nginx (pinned to `core`, listen backlog and
-    worker_connections above `clients`) first measured at saturation (closed loop, 32 clients, the
-    capacity the model gets), then `clients` clients of `secperf-loadgen --storm` connecting at once,
+    worker_connections above `clients`) measured at saturation (closed loop, 32 clients) just before
+    and just after the storm (the model gets their mean: other work on the machine moves what the
+    server gets), and in between `clients` clients of `secperf-loadgen --storm` connecting at once,
     each retrying after the back-off policy until it is back. Returns the capacity, the storm's end
     line (time until all are back, wait percentiles, failed attempts) and the server's CPU during it."""
     wd = private_dir((workdir or Path(tempfile.mkdtemp(prefix="secperf-storm-"))) / f"storm-{clients}")
@@ -583,11 +588,14 @@ def replay_storm(pki, clients: int, policy: str = "exponential", base_s: float =
     try:
         pin(srv.proc.pid, core)
         p = LoadParams(concurrency=[32], duration_s=capacity_s, warmup_s=0.3, seed=seed, core=core)
-        cap = summarize_level(run_level(loadgen_argv(srv.port, cfg, 32, p), srv.proc.pid, capacity_s + 30))
+        before = summarize_level(run_level(loadgen_argv(srv.port, cfg, 32, p), srv.proc.pid, capacity_s + 30))
+        time.sleep(1.0)   # the capacity run's connections are gone before the storm starts
         cpu0 = process_cpu_s(srv.proc.pid)
         r = subprocess.run(storm_argv(srv.port, clients, policy, base_s, cap_s, timeout_s, duration_s, seed=seed),
                            capture_output=True, text=True, timeout=duration_s + 60)
         cpu = process_cpu_s(srv.proc.pid) - cpu0
+        time.sleep(1.0)
+        after = summarize_level(run_level(loadgen_argv(srv.port, cfg, 32, p), srv.proc.pid, capacity_s + 30))
     finally:
         srv.stop()
     if r.returncode == 2:
@@ -597,8 +605,10 @@ def replay_storm(pki, clients: int, policy: str = "exponential", base_s: float =
     if end is None:
         raise ServerMeasureError(f"secperf-loadgen --storm gave no end line: {(r.stderr or r.stdout).strip()[-300:]}")
     return {"server": "nginx", "key": key, "clients": clients, "policy": policy, "base_s": base_s, "cap_s": cap_s,
-            "timeout_s": timeout_s, "capacity_per_s": cap["handshakes_per_s"],
-            "capacity_cpu_us_per_handshake": cap["server_cpu_us_per_handshake"], "storm": end,
+            "timeout_s": timeout_s,
+            "capacity_per_s": (before["handshakes_per_s"] + after["handshakes_per_s"]) / 2,
+            "capacity_before_after_per_s": [before["handshakes_per_s"], after["handshakes_per_s"]],
+            "capacity_cpu_us_per_handshake": before["server_cpu_us_per_handshake"], "storm": end,
             "server_cpu_s": cpu, "intervals": [m for m in lines if m.get("type") == "interval"]}
 
 

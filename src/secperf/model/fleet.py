@@ -210,19 +210,26 @@ def knee(points: list[tuple[float, float]], share: float = 0.95) -> float | None
     return next(x for x, y in pts if y >= share * top)
 
 
-KNEE_RULE = ("the knee is the lowest offered rate at which the P95 latency exceeds twice its value at the "
-             "lowest offered rate, or the achieved rate falls below 95 % of the offered rate")
+KNEE_RULE = ("the knee is the lowest offered rate from which on every level is past it: its P95 latency exceeds "
+             "twice the lowest P95 of the curve, or its achieved rate falls below 95 % of the offered rate "
+             "(\"from which on\": one noisy level below the knee does not count)")
 
 
 def open_loop_knee(points: list[tuple[float, float | None, float | None]], p95_factor: float = 2.0,
                    share: float = 0.95) -> float | None:
     """The knee of an open-loop capacity curve of (offered/s, achieved/s, P95 ms) points: see
-    KNEE_RULE. None when no offered rate reached it (the curve has not bent yet)."""
+    KNEE_RULE. None when the highest offered rate is not past it (the curve has not bent yet)."""
     pts = sorted((o, a, p) for o, a, p in points if o)
+    lows = [p for _, _, p in pts if p]
     if not pts:
         return None
-    low = next((p for _, _, p in pts if p), None)
-    for o, a, p in pts:
-        if (a or 0) < share * o or (low and p and p > p95_factor * low):
-            return o
-    return None
+    low = min(lows) if lows else None
+
+    def past(o, a, p):
+        return (a or 0) < share * o or bool(low and p and p > p95_factor * low)
+    knee = None
+    for o, a, p in reversed(pts):
+        if not past(o, a, p):
+            break
+        knee = o
+    return knee

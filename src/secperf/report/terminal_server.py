@@ -182,7 +182,7 @@ def tables(doc: dict) -> list[Table]:
                              "capacity measured just before", title_justify="left", header_style="bold",
                        caption="ratio = measured / model. 'abandoned work': the model lets the server finish "
                        "attempts whose client gave up (as nginx does); 'late work dropped': the optimistic variant. "
-                       "No time when not every client came back within the run.", caption_justify="left")
+                       "capacity: mean of closed-loop runs just before and after the storm. No time when not every client came back.", caption_justify="left")
             for col in ("clients", "policy", "timeout s", "capacity/s", "measured all back s", "measured P99 s",
                         "failed attempts", "model", "model all back s", "model P99 s", "ratio all back",
                         "ratio P99"):
