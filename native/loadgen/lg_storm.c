@@ -91,7 +91,7 @@ static double cpu_now_s(void)
            ru.ru_stime.tv_usec / 1e6;
 }
 
-int lg_storm_run(const lg_args *a)
+int lg_storm_run(const lg_args *a, volatile sig_atomic_t *stop)
 {
     unsigned n = a->storm;
     lg_shared sh;
@@ -174,6 +174,10 @@ int lg_storm_run(const lg_args *a)
         uint64_t now = (uint64_t)clock_mono_ns();
         if (back + gave_up >= n)
             break;
+        if (stop != NULL && *stop) {
+            stopped = "signal";
+            break;
+        }
         if (now >= t_end) {
             stopped = "duration";
             break;

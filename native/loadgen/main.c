@@ -376,7 +376,7 @@ int main(int argc, char **argv)
         setrlimit(RLIMIT_NOFILE, &rl);
     }
     if (a.storm > 0)
-        return lg_storm_run(&a);
+        return lg_storm_run(&a, &stop_requested);
     if (a.procs == 1)
         return run_proc(&a, 0);
     fflush(stdout);

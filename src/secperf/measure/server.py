@@ -591,8 +591,11 @@ def replay_storm(pki, clients: int, policy: str = "exponential", base_s: float =
         before = summarize_level(run_level(loadgen_argv(srv.port, cfg, 32, p), srv.proc.pid, capacity_s + 30))
         time.sleep(1.0)   # the capacity run's connections are gone before the storm starts
         cpu0 = process_cpu_s(srv.proc.pid)
-        r = subprocess.run(storm_argv(srv.port, clients, policy, base_s, cap_s, timeout_s, duration_s, seed=seed),
-                           capture_output=True, text=True, timeout=duration_s + 60)
+        try:
+            r = subprocess.run(storm_argv(srv.port, clients, policy, base_s, cap_s, timeout_s, duration_s, seed=seed),
+                               capture_output=True, text=True, timeout=duration_s + 60)
+        except subprocess.TimeoutExpired:
+            raise ServerMeasureError(f"secperf-loadgen --storm did not end within {duration_s + 60:.0f} s") from None
         cpu = process_cpu_s(srv.proc.pid) - cpu0
         time.sleep(1.0)
         after = summarize_level(run_level(loadgen_argv(srv.port, cfg, 32, p), srv.proc.pid, capacity_s + 30))
