@@ -81,7 +81,7 @@ def main() -> int:
     ap.add_argument("--seconds", type=int, default=3)
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--storms", default="500:5,2000:10,2000:4",
+    ap.add_argument("--storms", default="500:5,2000:10,1000:2",
                     help="CLIENTS:TIMEOUT_S storms to replay (comma list; empty: none)")
     ap.add_argument("--json")
     a = ap.parse_args()
