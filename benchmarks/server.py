@@ -6,10 +6,18 @@
    reaches on the same server: N concurrent `openssl s_time -new` processes. Its own CPU per
    handshake is <= 1.1x s_time's (s_time: user+sys CPU of its processes / its connections).
 2. Accounting: the probe server's CPU per full handshake (its own accounting) is within 10% of the
-   sum of its per-operation cost (the RSA-2048 signature, `secperf-probe speed`) plus its measured
-   no-key baseline (the same server's CPU per resumed handshake, which signs nothing).
+   sum of its per-operation cost (the RSA-2048 signature, `secperf-probe speed` on the server's core)
+   plus its measured no-key baseline (the same server's full handshakes with an ECDSA P-256 key
+   minus that key's signature), all at the same open-loop rate, interleaved, medians
+   (measure/server.accounting_check says why each choice).
 
-Usage: python benchmarks/server.py [--seconds 3] [--clients 8] [--json OUT]
+3. Storm model (reported, no pass/fail target): `secperf-loadgen --storm N` replays a reconnect
+   storm against nginx with exponential full-jitter back-off; the fleet model (model/fleet.py) with
+   the capacity measured just before and after (mean), the same policy, timeout and backlog predicts the time until
+   all are back and the P99 wait; the ratios measured / model are printed, for the model with and
+   without the server's abandoned work.
+
+Usage: python benchmarks/server.py [--seconds 3] [--clients 8] [--rounds 5] [--json OUT]
 Exit status: 0 when both targets hold, 1 otherwise.
 """
 
@@ -45,10 +53,36 @@ def s_time_run(port: int, seconds: int, procs: int) -> tuple[float, float]:
     return conns / seconds, cpu * 1e6 / max(conns, 1)
 
 
+def storm_vs_model(pki, clients: float, timeout_s: float, work: Path) -> dict:
+    from secperf.model.fleet import FleetModel, simulate
+    base, cap = 0.5, 8.0
+    m = S.replay_storm(pki, int(clients), "exponential", base, cap, timeout_s, workdir=work)
+    st = m["storm"]
+    out = {"clients": int(clients), "timeout_s": timeout_s, "policy": "exponential (full jitter)",
+                           "base_s": base, "cap_s": cap, "capacity_per_s": m["capacity_per_s"],
+           "capacity_before_after_per_s": m["capacity_before_after_per_s"],
+                           "measured": {k: st.get(k) for k in ("time_all_back_s", "wait_p50_s", "wait_p99_s",
+                                                               "back", "failed_attempts", "stopped")}}
+    for ab in (True, False):
+        r = simulate(FleetModel(devices=int(clients), capacity_full_per_s=m["capacity_per_s"], policy="exponential",
+                                base_s=base, cap_s=cap, timeout_s=timeout_s, backlog=max(512, int(clients) + 64),
+                                abandoned_work=ab, horizon_s=600))
+        key = "model_abandoned_work" if ab else "model_drops_late_work"
+        out[key] = {"time_all_back_s": r["time_all_back_s"], "wait_p50_s": r["wait_s"]["p50"],
+                    "wait_p99_s": r["wait_s"]["p99"], "failed_attempts": r["failed_attempts"]}
+        for k in ("time_all_back_s", "wait_p99_s"):
+            mv, pv = st.get(k), out[key][k]
+            out[key][f"ratio_{k}"] = (mv / pv) if mv and pv else None
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=int, default=3)
     ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--storms", default="500:5,2000:10,1000:2",
+                    help="CLIENTS:TIMEOUT_S storms to replay (comma list; empty: none)")
     ap.add_argument("--json")
     a = ap.parse_args()
     pki = LabPKI().ensure()
@@ -56,30 +90,32 @@ def main() -> int:
     out: dict = {}
     with Nginx(pki.server("rsa-2048"), workdir=work / "nginx") as ng:
         S.pin(ng.proc.pid, 0)
-        ref_rates, ref_cpu = [], []
-        for procs in (a.clients // 2, a.clients):
-            r, c = s_time_run(ng.port, a.seconds, procs)
-            ref_rates.append(r)
-            ref_cpu.append(c)
+        # interleaved rounds, best of each: other work on this machine changes what either gets; the
+        # generator also runs as several processes, as s_time does (a loaded scheduler shares per process)
+        ref_rates, ref_cpu, runs = [], [], []
         cfg = S.ServerConfig("nginx", "rsa-2048")
-        p = S.LoadParams(concurrency=[a.clients], duration_s=a.seconds, warmup_s=0.5)
-        run = S.run_level(S.loadgen_argv(ng.port, cfg, a.clients, p, app="none"), ng.proc.pid, a.seconds + 30)
-        lv = S.summarize_level(run)
+        for _round in range(2):
+            for procs in (a.clients // 2, a.clients):
+                r, c = s_time_run(ng.port, a.seconds, procs)
+                ref_rates.append(r)
+                ref_cpu.append(c)
+            for procs, conc in ((1, a.clients), (a.clients // 2, a.clients), (a.clients // 2, 2 * a.clients)):
+                p = S.LoadParams(concurrency=[conc], duration_s=a.seconds, warmup_s=0.5, loadgen_procs=procs)
+                run = S.run_level(S.loadgen_argv(ng.port, cfg, conc, p, app="none"), ng.proc.pid, a.seconds + 30)
+                runs.append({**S.summarize_level(run), "procs": procs, "concurrency": conc})
+        lv = max(runs, key=lambda x: x["handshakes_per_s"])
     sat = lv["handshakes_per_s"] / max(ref_rates)
     cpu_ratio = lv["loadgen_cpu_us_per_handshake"] / min(ref_cpu)
     out["saturation"] = {"loadgen_hs_per_s": lv["handshakes_per_s"], "s_time_best_per_s": max(ref_rates),
                          "ratio": sat, "target": ">= 0.95", "loadgen_cpu_us": lv["loadgen_cpu_us_per_handshake"],
-                         "s_time_cpu_us": min(ref_cpu), "cpu_ratio": cpu_ratio, "cpu_target": "<= 1.1"}
-    p = S.LoadParams(concurrency=[4], duration_s=a.seconds, warmup_s=0.5, op_n=50, workdir=work)
-    [full] = S.measure_config(S.ServerConfig("probe", "rsa-2048"), p, pki)
-    [resumed] = S.measure_config(S.ServerConfig("probe", "rsa-2048", resume_ratio=1.0), p, pki)
-    measured = full["derived"]["server_cpu_us_per_handshake"]
-    op = full["derived"]["private_op"]["cpu_us"]
-    base = resumed["derived"]["server_cpu_us_per_handshake"]
-    acc = measured / (op + base)
-    out["accounting"] = {"full_cpu_us": measured, "sign_cpu_us": op, "no_key_baseline_us": base,
-                         "ratio": acc, "target": "within 10% (0.9..1.1)",
-                         "baseline": "resumed handshakes (TLS 1.3 psk_dhe_ke: no signature, no certificate)"}
+                         "s_time_cpu_us": min(ref_cpu), "cpu_ratio": cpu_ratio, "cpu_target": "<= 1.1",
+                         "loadgen_best": {"procs": lv["procs"], "concurrency": lv["concurrency"]},
+                         "loadgen_runs": [[x["procs"], x["concurrency"], x["handshakes_per_s"]] for x in runs],
+                         "s_time_runs": ref_rates}
+    acc = S.accounting_check(pki, "rsa-2048", rounds=a.rounds, seconds=a.seconds / 2, workdir=work)
+    out["accounting"] = {**acc, "target": "within 10% (0.9..1.1)"}
+    acc = acc["ratio"]
+    out["storms"] = [storm_vs_model(pki, *map(float, x.split(":")), work) for x in a.storms.split(",") if x]
     print(json.dumps(out, indent=1))
     if a.json:
         Path(a.json).write_text(json.dumps(out, indent=1))

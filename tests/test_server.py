@@ -167,3 +167,127 @@ def test_fleet_cli_rejects_an_unknown_policy(tmp_path):
     r = subprocess.run([sys.executable, "-m", "secperf", "fleet", "--policy", "panic", "--capacity", "400", "--out", str(tmp_path)],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "--policy" in r.stderr
+
+
+# --- reconnect storms, open-loop curves, the capacity matrix ---------------------------------------
+def test_loadgen_storm_brings_every_client_back_once(probe_server):
+    r = loadgen("--port", str(probe_server.port), "--storm", "20", "--backoff", "exponential",
+                "--backoff-base-ms", "50", "--timeout-ms", "5000", "--duration", "20", "--app", "http")
+    assert r.returncode == 0, r.stderr
+    end = next(of_type(r.stdout, "end"))
+    assert end["loop"] == "storm" and end["stopped"] == "all back"
+    assert end["back"] == 20 and end["gave_up"] == 0
+    assert end["attempts"] == 20 + end["failed_attempts"]
+    assert end["wait_p50_s"] <= end["wait_p99_s"] <= end["wait_max_s"] == end["time_all_back_s"]
+
+
+def test_loadgen_storm_retries_each_client_up_to_max_attempts():
+    from secperf.lab.services import free_port
+    r = loadgen("--port", str(free_port()), "--storm", "5", "--backoff", "fixed", "--backoff-base-ms", "10",
+                "--max-attempts", "3", "--duration", "10")
+    end = next(of_type(r.stdout, "end"))
+    assert end["back"] == 0 and end["gave_up"] == 5
+    assert end["attempts"] == 15 and end["failed_attempts"] == 15
+    assert "time_all_back_s" not in end and "wait_p50_s" not in end
+    assert any("refused" in k for k in end["errors"])
+
+
+@pytest.mark.parametrize("args,word", [(["--storm", "5", "--rate", "10"], "--storm"),
+                                       (["--storm", "5", "--backoff", "panic"], "--backoff"),
+                                       (["--storm", "0"], "--storm")])
+def test_loadgen_storm_rejects_bad_input(args, word):
+    r = loadgen("--port", "1", *args)
+    assert r.returncode == 2 and word in r.stderr
+
+
+def test_fleet_model_with_abandoned_work_is_slower_only_when_attempts_time_out():
+    kw = dict(devices=2000, capacity_full_per_s=400, policy="exponential", base_s=0.5, cap_s=8, backlog=4096,
+              horizon_s=600)
+    long_drop = simulate(FleetModel(timeout_s=10, **kw))
+    long_keep = simulate(FleetModel(timeout_s=10, abandoned_work=True, **kw))
+    assert long_drop["time_all_back_s"] == long_keep["time_all_back_s"]
+    short_drop = simulate(FleetModel(timeout_s=2, **kw))
+    short_keep = simulate(FleetModel(timeout_s=2, abandoned_work=True, **kw))
+    assert short_keep["time_all_back_s"] > short_drop["time_all_back_s"]
+    assert short_keep["failed_attempts"] > short_drop["failed_attempts"]
+    assert short_keep["devices_back"] == pytest.approx(2000, rel=1e-6)
+
+
+def test_open_loop_knee_follows_its_rule():
+    from secperf.model.fleet import open_loop_knee
+    # P95 more than doubles at 400/s before the achieved rate falls behind
+    assert open_loop_knee([(100, 100, 10), (200, 199, 14), (400, 390, 30), (800, 400, 900)]) == 400
+    # the achieved rate falls below 95 % first
+    assert open_loop_knee([(100, 100, 10), (200, 180, 12)]) == 200
+    assert open_loop_knee([(100, 100, 10), (200, 200, 11)]) is None
+    # one noisy level below the knee does not make it the knee: every level from the knee on is past it
+    assert open_loop_knee([(50, 41, 13), (100, 100, 27), (200, 200, 9), (300, 300, 66), (600, 318, 977)]) == 300
+
+
+def test_open_loop_levels_and_the_generator_warning(pki, tmp_path):
+    cfg = S.ServerConfig("probe", "ecdsa-p256")
+    p = S.LoadParams(rates=[50, 1_000_000], duration_s=0.6, warmup_s=0.1, op_n=5, workdir=tmp_path)
+    low, high = S.measure_config(cfg, p, pki)
+    assert low["labels"]["loop"] == high["labels"]["loop"] == "open"
+    assert (low["labels"]["offered_per_s"], high["labels"]["offered_per_s"]) == (50, 1_000_000)
+    assert low["id"] != high["id"]
+    assert "warning" not in low["derived"] and low["derived"]["handshakes"] > 10
+    # no machine starts a million connections a second through one process: said, with what it did
+    assert "started" in high["derived"]["warning"] and high["derived"]["started_per_s"] < 950_000
+
+
+def test_rsa_1024_server_key_serves_handshakes_and_its_nocrt_variant(pki, tmp_path):
+    p = S.LoadParams(concurrency=[2], duration_s=0.6, warmup_s=0.1, op_n=5, workdir=tmp_path)
+    for key in ("rsa-1024", "rsa-1024-nocrt"):
+        [s] = S.measure_config(S.ServerConfig("probe", key), p, pki)
+        assert s["status"] == "ok", s["failures"]
+        assert s["derived"]["handshakes"] > 5 and s["derived"]["full"] == s["derived"]["handshakes"]
+
+
+def test_low_security_level_config_extends_the_engine_config():
+    from secperf.lab.token import openssl_engine_conf
+    plain = S.low_seclevel_conf()
+    assert "@SECLEVEL=0" in plain and plain.startswith("openssl_conf = openssl_init")
+    both = S.low_seclevel_conf(openssl_engine_conf("/x/shim.so", init=True))
+    assert both.count("[openssl_init]") == 1 and "ssl_conf = secperf_ssl" in both and "engines =" in both
+
+
+def test_matrix_plan_covers_the_capacity_table():
+    from secperf.app.server import matrix_plan
+    cfgs = matrix_plan()
+    keys = {(c.server, c.key, c.source) for c in cfgs}
+    for k in ("rsa-1024", "rsa-2048", "rsa-3072", "rsa-4096", "ecdsa-p256", "ecdsa-p384", "ed25519"):
+        assert ("nginx", k, "software") in keys
+    for k in ("rsa-1024", "rsa-2048", "rsa-3072", "rsa-4096"):
+        assert ("probe", k + "-nocrt", "software") in keys and ("probe", k, "software") in keys
+    for k in S.TOKEN_KEYS:
+        for w in S.WAITS:
+            assert ("nginx", k, f"offload:{S.OFFLOAD_PROFILE[k]}:{w}") in keys
+    assert any(c.client_auth for c in cfgs) and {1, 2, 3} <= {c.depth for c in cfgs}
+    assert {0.0, 0.5, 1.0} <= {c.resume_ratio for c in cfgs}
+    assert {c.server for c in cfgs} == {"nginx", "probe", "mosquitto"}
+    assert len({c.series_id(1) for c in cfgs}) == len(cfgs)
+
+
+def test_offload_split_takes_the_emulation_out():
+    level = {"server_cpu_us_per_handshake": 2000.0, "handshakes": 10, "full": 10}
+    calls = [{"fn": "C_Sign", "duration_ns": 30_000_000, "real_ns": 500_000, "delay_ns": 27_000_000}] * 10
+    busy = S.split(level, None, calls, "busy")
+    sleep = S.split(level, None, calls, "sleep")
+    assert busy["card_host_cpu_us"] == pytest.approx(2000 - 500)
+    assert sleep["card_host_cpu_us"] == pytest.approx(2000 - 500 - S.SLEEP_SPIN_TAIL_US)
+    assert busy["card_bound_per_s"] == pytest.approx(1e6 / 27_500)
+    # SoftHSM2's CPU: the software signature's, at most its wall time in the log
+    op = {"cpu_us": 100.0, "alg": "rsa-1024"}
+    assert S.split(level, op, calls, "busy")["card_host_cpu_us"] == pytest.approx(2000 - 100)
+    assert S.split(level, {"cpu_us": 900.0}, calls, "busy")["card_host_cpu_us"] == pytest.approx(2000 - 500)
+
+
+@pytest.mark.parametrize("argv,word", [(["server", "--rates", "0"], "--rates"),
+                                       (["server", "--rates", "x"], "--rates"),
+                                       (["fleet", "--replay", "5"], "--replay"),
+                                       (["fleet", "--replay", "100", "--server", "probe"], "nginx")])
+def test_server_and_fleet_bad_options_exit_2(argv, word, tmp_path):
+    r = subprocess.run([sys.executable, "-m", "secperf", *argv, "--out", str(tmp_path)], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 2 and word in r.stderr, r.stderr

@@ -14,6 +14,9 @@ void lg_usage(FILE *f)
         "         [--duration 5] [--max-handshakes N] [--warmup 0.5] [--resume-ratio 0..1]\n"
         "         [--app none|http|mqtt] [--request-bytes 40] [--timeout-ms 5000]\n"
         "         [--interval-ms 1000] [--procs 1] [--seed 1]\n"
+        "       secperf-loadgen --port P --storm N [--backoff none|fixed|exponential|decorrelated]\n"
+        "         [--backoff-base-ms 1000] [--backoff-cap-ms 60000] [--max-attempts 100] [--spread-ms 0]\n"
+        "         [--timeout-ms 5000] [--duration 60]\n"
         "Makes TLS connections to one server as fast as asked: closed loop (--concurrency N: N\n"
         "connections always in flight, a new one as soon as one ends) or open loop (--rate R new\n"
         "connections per second over all processes, fixed gaps or --poisson; latency counts from the\n"
@@ -22,8 +25,19 @@ void lg_usage(FILE *f)
         "application step (HTTP GET -> response, MQTT CONNECT -> CONNACK, none), close.\n"
         "JSON lines on stdout, per process: meta, interval lines (counts and latency percentiles),\n"
         "end (totals, errors by reason, the generator's own CPU). Warm-up connections are not\n"
-        "counted. Exit 0 even when connections failed; 1 on a setup error; 2 on bad arguments.\n",
+        "counted. --storm N: a reconnect storm; N clients each need one successful connection, all\n"
+        "starting at once (or spread over --spread-ms); a failed attempt (refused, reset, timed out)\n"
+        "is retried after the back-off delay (exponential: full jitter; decorrelated: min(cap,\n"
+        "uniform(base, 3 x previous))); the end line gives the time until all are back, wait\n"
+        "percentiles from the start and failed attempts. One process.\n"
+        "Exit 0 even when connections failed; 1 on a setup error; 2 on bad arguments.\n",
         f);
+}
+
+const char *lg_backoff_name(lg_backoff b)
+{
+    static const char *const names[] = {"none", "fixed", "exponential", "decorrelated"};
+    return names[b];
 }
 
 const char *lg_app_name(lg_app a)
@@ -34,7 +48,8 @@ const char *lg_app_name(lg_app a)
 enum {
     O_HOST = 256, O_PORT, O_TLS, O_GROUPS, O_SIGALGS, O_CIPHERSUITES, O_CIPHERS, O_CERT, O_KEY,
     O_SERVERNAME, O_CONCURRENCY, O_RATE, O_MAX_INFLIGHT, O_POISSON, O_DURATION, O_MAX_HS, O_WARMUP,
-    O_RESUME_RATIO, O_APP, O_REQUEST_BYTES, O_TIMEOUT_MS, O_INTERVAL_MS, O_PROCS, O_SEED, O_HELP
+    O_RESUME_RATIO, O_APP, O_REQUEST_BYTES, O_TIMEOUT_MS, O_INTERVAL_MS, O_PROCS, O_SEED, O_HELP,
+    O_STORM, O_BACKOFF, O_BACKOFF_BASE, O_BACKOFF_CAP, O_MAX_ATTEMPTS, O_SPREAD
 };
 
 static const struct option options[] = {
@@ -63,6 +78,12 @@ static const struct option options[] = {
     {"procs", required_argument, NULL, O_PROCS},
     {"seed", required_argument, NULL, O_SEED},
     {"help", no_argument, NULL, O_HELP},
+    {"storm", required_argument, NULL, O_STORM},
+    {"backoff", required_argument, NULL, O_BACKOFF},
+    {"backoff-base-ms", required_argument, NULL, O_BACKOFF_BASE},
+    {"backoff-cap-ms", required_argument, NULL, O_BACKOFF_CAP},
+    {"max-attempts", required_argument, NULL, O_MAX_ATTEMPTS},
+    {"spread-ms", required_argument, NULL, O_SPREAD},
     {NULL, 0, NULL, 0},
 };
 
@@ -70,6 +91,7 @@ static int apply(lg_args *a, int opt, const char *name, const char *val, char *e
 {
     static const char *const tls[] = {"1.2", "1.3", "any", NULL};
     static const char *const apps[] = {"none", "http", "mqtt", NULL};
+    static const char *const backoffs[] = {"none", "fixed", "exponential", "decorrelated", NULL};
     uint64_t u;
     int i;
     switch (opt) {
@@ -133,6 +155,24 @@ static int apply(lg_args *a, int opt, const char *name, const char *val, char *e
         a->procs = (unsigned)u;
         return 1;
     case O_SEED: return opt_u64(name, val, 0, UINT64_MAX, &a->seed, err, el) == 0;
+    case O_STORM:
+        if (opt_u64(name, val, 1, 100000, &u, err, el) != 0)
+            return 0;
+        a->storm = (unsigned)u;
+        return 1;
+    case O_BACKOFF:
+        if ((i = opt_choice(name, val, backoffs, err, el)) < 0)
+            return 0;
+        a->backoff = (lg_backoff)i;
+        return 1;
+    case O_BACKOFF_BASE: return opt_double(name, val, 0, 0, 86400000, &a->backoff_base_ms, err, el) == 0;
+    case O_BACKOFF_CAP: return opt_double(name, val, 0, 0, 86400000, &a->backoff_cap_ms, err, el) == 0;
+    case O_SPREAD: return opt_double(name, val, 0, 0, 86400000, &a->spread_ms, err, el) == 0;
+    case O_MAX_ATTEMPTS:
+        if (opt_u64(name, val, 1, 1000000, &u, err, el) != 0)
+            return 0;
+        a->max_attempts = (unsigned)u;
+        return 1;
     default:
         snprintf(err, el, "unknown option '%s'", name);
         return 0;
@@ -153,6 +193,10 @@ int lg_args_parse(int argc, char **argv, lg_args *a, char *err, size_t el)
     a->procs = 1;
     a->seed = 1;
     a->max_inflight = 1000;
+    a->backoff = LG_BACKOFF_EXPONENTIAL;
+    a->backoff_base_ms = 1000;
+    a->backoff_cap_ms = 60000;
+    a->max_attempts = 100;
     opt_parser p;
     opt_init(&p, argc, argv, "h", options);
     int opt;
@@ -174,6 +218,12 @@ int lg_args_parse(int argc, char **argv, lg_args *a, char *err, size_t el)
         snprintf(err, el, "--cert and --key go together");
         return 0;
     }
+    if (a->storm > 0 && (a->rate > 0 || a->concurrency > 0 || a->procs > 1)) {
+        snprintf(err, el, "--storm runs its own clients in one process: it excludes --rate, --concurrency and --procs");
+        return 0;
+    }
+    if (a->storm > 0)
+        return 1;
     if (a->rate > 0 && a->concurrency > 0) {
         snprintf(err, el, "--rate (open loop) and --concurrency (closed loop) exclude each other");
         return 0;

@@ -12,6 +12,13 @@ typedef enum lg_app {
     LG_APP_MQTT
 } lg_app;
 
+typedef enum lg_backoff {
+    LG_BACKOFF_NONE,
+    LG_BACKOFF_FIXED,
+    LG_BACKOFF_EXPONENTIAL,   /* full jitter */
+    LG_BACKOFF_DECORRELATED
+} lg_backoff;
+
 typedef struct lg_args {
     int help;
     const char *host;
@@ -38,11 +45,18 @@ typedef struct lg_args {
     unsigned interval_ms;     /* one interval line per this */
     unsigned procs;
     uint64_t seed;
+    unsigned storm;           /* reconnect storm: this many clients, one success each; 0: off */
+    lg_backoff backoff;
+    double backoff_base_ms;
+    double backoff_cap_ms;
+    unsigned max_attempts;
+    double spread_ms;         /* first attempts spread uniformly over this */
 } lg_args;
 
 /* 1: parsed (or --help); 0: message in err (bad input). */
 int lg_args_parse(int argc, char **argv, lg_args *a, char *err, size_t errlen);
 void lg_usage(FILE *f);
 const char *lg_app_name(lg_app a);
+const char *lg_backoff_name(lg_backoff b);
 
 #endif

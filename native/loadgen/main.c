@@ -19,6 +19,7 @@
 #include "lg_args.h"
 #include "lg_conn.h"
 #include "lg_stats.h"
+#include "lg_storm.h"
 #include "rng.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -374,6 +375,8 @@ int main(int argc, char **argv)
         rl.rlim_cur = rl.rlim_max;
         setrlimit(RLIMIT_NOFILE, &rl);
     }
+    if (a.storm > 0)
+        return lg_storm_run(&a, &stop_requested);
     if (a.procs == 1)
         return run_proc(&a, 0);
     fflush(stdout);

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core.errors import InputError
+from ..core.errors import InputError, SetupError
 from .runner import Output, Phase, measure_and_write
 
 
@@ -20,6 +20,8 @@ class ServerOptions:
     depths: list[int] = field(default_factory=lambda: [1])
     tls: str = "1.3"
     concurrency: list[int] = field(default_factory=lambda: [1, 4, 16])
+    rates: list[float] = field(default_factory=list)
+    matrix: bool = False
     duration_s: float = 3.0
     warmup_s: float = 0.5
     core: int = 0
@@ -39,6 +41,10 @@ def plan(o: ServerOptions):
         raise InputError(f"--warmup {o.warmup_s}: give 0..60 seconds")
     if o.tls not in ("1.2", "1.3"):
         raise InputError(f"--tls {o.tls}: give 1.2 or 1.3")
+    if o.rates and any(not 1 <= r <= 1e6 for r in o.rates):
+        raise InputError(f"--rates {o.rates}: give offered rates of 1..1,000,000 connections/s")
+    if o.matrix:
+        return matrix_plan(o.tls)
     out = []
     for server in o.servers:
         for key in o.keys:
@@ -59,14 +65,36 @@ def plan(o: ServerOptions):
     return out
 
 
+def matrix_plan(tls: str = "1.3") -> list:
+    """The capacity table of issue 15 as one list of configurations: every server key in software on
+    nginx (CRT keys) and on the probe server (with and without CRT: OpenSSL cannot load an n, e,
+    d-only key from a file, the probe builds it in memory); the token's keys offloaded behind the
+    shim with the profile of their algorithm, busy-poll and sleep; client authentication,
+    resumption ratio and chain depth on nginx RSA-2048; mosquitto with RSA-2048 and P-256."""
+    from ..measure import server as S
+    C = S.ServerConfig
+    rsa = ("rsa-1024", "rsa-2048", "rsa-3072", "rsa-4096")
+    out = [C("nginx", k, tls=tls) for k in (*rsa, "ecdsa-p256", "ecdsa-p384", "ed25519")]
+    out += [C("probe", k + suf, tls=tls) for k in rsa for suf in ("", "-nocrt")]
+    out += [C("nginx", k, f"offload:{S.OFFLOAD_PROFILE[k]}:{w}", tls=tls) for k in S.TOKEN_KEYS for w in S.WAITS]
+    out += [C("nginx", "rsa-2048", client_auth=True, tls=tls)]
+    out += [C("nginx", "rsa-2048", resume_ratio=r, tls=tls) for r in (0.5, 1.0)]
+    out += [C("nginx", "rsa-2048", depth=d, tls=tls) for d in (2, 3)]
+    out += [C("mosquitto", k, tls=tls) for k in ("rsa-2048", "ecdsa-p256")]
+    for c in out:
+        S.validate(c)
+    return out
+
+
 def run(o: ServerOptions, output: Output) -> int:
     from ..measure import server as S
     configs = plan(o)
     S.find_loadgen()
-    p = S.LoadParams(concurrency=o.concurrency, duration_s=o.duration_s, warmup_s=o.warmup_s, seed=o.seed,
+    p = S.LoadParams(concurrency=o.concurrency, rates=o.rates, duration_s=o.duration_s, warmup_s=o.warmup_s, seed=o.seed,
                      core=o.core, loadgen_procs=o.procs)
     params = {"servers": o.servers, "keys": o.keys, "sources": o.sources, "client_auth": o.client_auth,
               "resume_ratios": o.resume_ratios, "depths": o.depths, "tls": o.tls, "concurrency": o.concurrency,
+              "rates": o.rates, "matrix": o.matrix,
               "duration_s": o.duration_s, "warmup_s": o.warmup_s, "core": o.core, "seed": o.seed}
 
     def runner(items, doc, run, progress):
@@ -94,6 +122,11 @@ class FleetOptions:
     key: str = "rsa-2048"
     measure_s: float = 2.0
     seed: int = 1
+    abandoned_work: bool = False           # the model: the server also serves attempts whose client gave up
+    replay: int | None = None              # replay a storm of this many clients against nginx and compare
+
+
+MAX_REPLAY = 5000
 
 
 def _fleet_runs(o: FleetOptions, full: float, resumed: float, source: str) -> dict:
@@ -104,7 +137,8 @@ def _fleet_runs(o: FleetOptions, full: float, resumed: float, source: str) -> di
             m = FleetModel(devices=n, capacity_full_per_s=full, capacity_resumed_per_s=resumed,
                            resumed_share=o.resumed_share, policy=pol, base_s=o.base_s, cap_s=o.cap_s,
                            timeout_s=o.timeout_s, backlog=o.backlog, spread_s=o.spread_s,
-                           device_handshake_s=o.device_handshake_s, horizon_s=o.horizon_s)
+                           device_handshake_s=o.device_handshake_s, horizon_s=o.horizon_s,
+                           abandoned_work=o.abandoned_work)
             m.check()
             runs.append(simulate(m))
     return {"capacity_source": source, "runs": runs}
@@ -118,6 +152,8 @@ def run_fleet(o: FleetOptions, output: Output) -> int:
             FleetModel(devices=n, policy=pol, base_s=o.base_s, cap_s=o.cap_s, timeout_s=o.timeout_s,
                        resumed_share=o.resumed_share, horizon_s=o.horizon_s).check()
     params = {k: v for k, v in o.__dict__.items()}
+    if o.replay is not None:
+        return _run_replay(o, params, output)
     if o.capacity is not None or o.from_result:
         full, resumed, source = _given_capacity(o)
 
@@ -132,7 +168,7 @@ def run_fleet(o: FleetOptions, output: Output) -> int:
     cfgs = [S.ServerConfig(o.server, o.key), S.ServerConfig(o.server, o.key, resume_ratio=1.0)]
     for c in cfgs:
         S.validate(c)
-    p = S.LoadParams(concurrency=[8], duration_s=o.measure_s, warmup_s=0.5, seed=o.seed)
+    p = S.LoadParams(concurrency=[8, 32], duration_s=o.measure_s, warmup_s=0.5, seed=o.seed)
 
     def measure_runner(items, doc, run, progress):
         S.run_server(items, p, doc, run, progress)
@@ -141,7 +177,7 @@ def run_fleet(o: FleetOptions, output: Output) -> int:
         if not caps[0]:
             raise InputError(f"fleet: the capacity of {o.server} with {o.key} could not be measured "
                              "(see the failed series); give --capacity instead")
-        src = f"measured here: {o.server} {o.key}, 8 clients, {o.measure_s:g} s per level (secperf-loadgen)"
+        src = f"measured here: {o.server} {o.key}, 8 and 32 clients, {o.measure_s:g} s per level (secperf-loadgen)"
         doc["analysis"]["fleet"] = _fleet_runs(o, caps[0], caps[1] or caps[0], src)
         run.save(doc)
 
@@ -164,3 +200,62 @@ def _given_capacity(o: FleetOptions) -> tuple[float, float, str]:
         raise InputError(f"--from {o.from_result}: no `secperf server` rows with full handshakes "
                          "(resume ratio 0) in it")
     return max(full), max(res) if res else max(full), f"from {o.from_result}"
+
+
+def replay_compare(o: FleetOptions, policy: str, measured: dict) -> dict:
+    """A replayed storm beside the model given the capacity measured just before it: the model with
+    and without the server's abandoned work, and the ratios measured / model."""
+    from ..model.fleet import FleetModel, simulate
+    st = measured["storm"]
+    out = {"clients": measured["clients"], "policy": policy, "capacity_per_s": measured["capacity_per_s"],
+           "capacity_before_after_per_s": measured.get("capacity_before_after_per_s"),
+           "timeout_s": o.timeout_s, "base_s": o.base_s, "cap_s": o.cap_s, "server_cpu_s": measured["server_cpu_s"],
+           "measured": {k: st.get(k) for k in ("time_all_back_s", "wait_p50_s", "wait_p90_s", "wait_p99_s", "back",
+                                               "gave_up", "failed_attempts", "attempts", "stopped", "elapsed_s",
+                                               "errors")},
+           "intervals": measured["intervals"], "models": {}}
+    for ab in (True, False):
+        r = simulate(FleetModel(devices=measured["clients"], capacity_full_per_s=measured["capacity_per_s"],
+                                policy=policy, base_s=o.base_s, cap_s=o.cap_s, timeout_s=o.timeout_s,
+                                backlog=max(512, measured["clients"] + 64), abandoned_work=ab,
+                                horizon_s=o.horizon_s))
+        m = {"time_all_back_s": r["time_all_back_s"], "wait_p50_s": r["wait_s"]["p50"],
+             "wait_p99_s": r["wait_s"]["p99"], "failed_attempts": r["failed_attempts"]}
+        for k in ("time_all_back_s", "wait_p99_s"):
+            mv, pv = st.get(k), m[k]
+            m[f"ratio_{k}"] = mv / pv if mv and pv else None
+        out["models"]["abandoned work" if ab else "late work dropped"] = m
+    return out
+
+
+def _run_replay(o: FleetOptions, params: dict, output: Output) -> int:
+    from ..measure import server as S
+    if not 10 <= o.replay <= MAX_REPLAY:
+        raise InputError(f"--replay {o.replay}: give 10..{MAX_REPLAY} clients (one process, one socket each)")
+    if o.server != "nginx":
+        raise InputError(f"--replay runs against nginx (--server {o.server} given)")
+    if o.spread_s or o.resumed_share or o.device_handshake_s:
+        raise InputError("--replay replays a storm of full handshakes all starting at once: leave --spread, "
+                         "--resumed-share and --device-handshake at 0")
+    S.validate(S.ServerConfig("nginx", o.key))
+    S.find_loadgen()
+
+    def runner(items, doc, run, progress):
+        from ..lab.pki import LabPKI
+        pki = LabPKI().ensure()
+        replays = []
+        for i, pol in enumerate(items):
+            progress("start", pol, i, len(items), None)
+            try:
+                m = S.replay_storm(pki, o.replay, pol, o.base_s, o.cap_s, o.timeout_s, key=o.key,
+                                   capacity_s=o.measure_s, duration_s=min(o.horizon_s, 600.0),
+                                   workdir=run.dir / "replay", seed=o.seed)
+                replays.append(replay_compare(o, pol, m))
+            except (S.ServerMeasureError, SetupError) as exc:
+                replays.append({"clients": o.replay, "policy": pol, "failed": str(exc)})
+            doc["analysis"]["fleet"] = {"capacity_source": "measured just before and after each replay (mean): nginx, 32 clients",
+                                        "runs": [], "replays": replays}
+            run.save(doc)
+            progress("done", pol, i, len(items), None)
+
+    return measure_and_write("fleet", params, [Phase(o.policies, lambda p: f"storm replay: {p}", runner)], output)

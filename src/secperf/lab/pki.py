@@ -24,7 +24,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from ..core.paths import private_dir, secperf_home, write_private
 from ..core.errors import InputError
 
-SERVER_KEY_TYPES = ("rsa-2048", "rsa-3072", "rsa-4096", "ecdsa-p256", "ecdsa-p384", "ed25519")
+SERVER_KEY_TYPES = ("rsa-1024", "rsa-2048", "rsa-3072", "rsa-4096", "ecdsa-p256", "ecdsa-p384", "ed25519")
 CLIENT_KEY_TYPES = ("ecdsa-p256", "rsa-2048", "rsa-1024")
 MAX_DEPTH = 3
 SERVER_NAME = "localhost"

@@ -339,13 +339,13 @@ daemon off;
 master_process off;
 pid {workdir}/nginx.pid;
 error_log {workdir}/nginx.log info;
-events {{ worker_connections 256; }}
+{rlimit}events {{ worker_connections {conns}; }}
 http {{
     access_log off;
     client_body_temp_path {workdir}/tmp; proxy_temp_path {workdir}/tmp; fastcgi_temp_path {workdir}/tmp;
     uwsgi_temp_path {workdir}/tmp; scgi_temp_path {workdir}/tmp;
     server {{
-        listen {host}:{port} ssl;
+        listen {host}:{port} ssl{backlog};
         ssl_certificate {chain};
         ssl_certificate_key {key};
         ssl_protocols TLSv1.2 TLSv1.3;
@@ -369,9 +369,10 @@ class Nginx(Service):
     name = "nginx"
 
     def __init__(self, certs: CertSet, client_ca: Path | None = None, body_bytes: int = 700,
-                 workdir: Path | None = None):
+                 workdir: Path | None = None, backlog: int | None = None):
         super().__init__(workdir)
         self.certs, self.client_ca, self.body_bytes = certs, client_ca, body_bytes
+        self.backlog = backlog           # listen backlog (None: nginx's default, 511 on Linux)
 
     def start(self) -> "Nginx":
         exe = shutil.which("nginx") or "/usr/sbin/nginx"
@@ -387,7 +388,11 @@ class Nginx(Service):
             user = f"user {self.user};\n" if self.user else ""
             conf = NGINX_CONF.format(user=user, workdir=self.workdir, host=self.bind, port=port,
                                      chain=self.certs.chain, key=self.certs.key, client_auth=client_auth,
-                                     body="x" * self.body_bytes)
+                                     body="x" * self.body_bytes,
+                                     backlog=f" backlog={int(self.backlog)}" if self.backlog else "",
+                                     conns=max(256, int(self.backlog or 0) + 64),
+                                     rlimit=(f"worker_rlimit_nofile {2 * int(self.backlog) + 256};\n"
+                                             if self.backlog else ""))
             (self.workdir / "nginx.conf").write_text(conf)
             proc = self._spawn([exe, "-p", str(self.workdir), "-c", str(self.workdir / "nginx.conf"),
                                 "-e", str(self.log_path)])

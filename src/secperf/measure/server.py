@@ -21,6 +21,7 @@ import dataclasses
 import json
 import os
 import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -37,9 +38,13 @@ from ..lab.token import openssl_engine_conf
 from ..lab.services import Nginx, ProbeServer, stop_process
 
 SERVERS = ("nginx", "probe", "mosquitto")
-KEYS = ("rsa-2048", "rsa-2048-nocrt", "rsa-3072", "rsa-3072-nocrt", "rsa-4096", "rsa-4096-nocrt",
+KEYS = ("rsa-1024", "rsa-1024-nocrt", "rsa-2048", "rsa-2048-nocrt", "rsa-3072", "rsa-3072-nocrt", "rsa-4096", "rsa-4096-nocrt",
         "ecdsa-p256", "ecdsa-p384", "ed25519")
 WAITS = ("busy", "sleep")
+# key types the lab token holds (lab/token KEY_SPECS): the ones a server can offload
+TOKEN_KEYS = ("rsa-1024", "rsa-2048", "ecdsa-p256")
+# the offload profile matching each token key's algorithm (data/secure_elements.toml)
+OFFLOAD_PROFILE = {"rsa-1024": "rsa-card-1998", "rsa-2048": "hsm-network-rsa2048", "ecdsa-p256": "atecc608"}
 LOADGEN_NAME = "secperf-loadgen"
 
 
@@ -87,14 +92,16 @@ class ServerConfig:
             parts.append(f"chain depth {self.depth}")
         return ", ".join(parts)
 
-    def series_id(self, concurrency: int) -> str:
+    def series_id(self, concurrency: int, rate: float | None = None) -> str:
+        at = f"@r{rate:g}" if rate else f"@c{concurrency}"
         return (f"server/{self.server}/{self.key}/{self.source}/auth-{'on' if self.client_auth else 'off'}/"
-                f"resume-{self.resume_ratio:g}/d{self.depth}@c{concurrency}")
+                f"resume-{self.resume_ratio:g}/d{self.depth}{at}")
 
 
 @dataclass
 class LoadParams:
     concurrency: list[int] = field(default_factory=lambda: [1, 4, 16])
+    rates: list[float] = field(default_factory=list)   # open loop: offered connections/s per level
     duration_s: float = 3.0
     warmup_s: float = 0.5
     seed: int = 1
@@ -126,13 +133,31 @@ def validate(cfg: ServerConfig) -> None:
         get_profile(parts[1])  # an unknown profile is an InputError naming the known ones
         if cfg.server != "nginx":
             raise InputError(f"--key-source {cfg.source}: offload runs with --server nginx (OpenSSL's pkcs11 engine)")
-        if cfg.key not in ("rsa-2048", "ecdsa-p256"):
-            raise InputError(f"--key {cfg.key} with --key-source {cfg.source}: the lab token holds rsa-2048 and "
-                             "ecdsa-p256 keys")
+        if cfg.key not in TOKEN_KEYS:
+            raise InputError(f"--key {cfg.key} with --key-source {cfg.source}: the lab token holds "
+                             f"{', '.join(TOKEN_KEYS)} server-usable keys (no-CRT is a software variant; the "
+                             "token's own key format decides)")
 
 
 # --- the server's own CPU accounting ---------------------------------------------------------------
 _TICK = os.sysconf("SC_CLK_TCK")
+
+
+_SSL_CONF = """
+[secperf_ssl]
+system_default = secperf_system
+[secperf_system]
+CipherString = DEFAULT:@SECLEVEL=0
+"""
+
+
+def low_seclevel_conf(base: str | None = None) -> str:
+    """An OpenSSL configuration that lets a server load a 1024-bit RSA key (Debian builds OpenSSL with
+    security level 2, which rejects it when the certificate is loaded: `ee key too small`); `base`
+    is another generated configuration (the pkcs11 engine's) to extend."""
+    if base is None:
+        return "openssl_conf = openssl_init\n[openssl_init]\nssl_conf = secperf_ssl\n" + _SSL_CONF
+    return base.replace("[openssl_init]\n", "[openssl_init]\nssl_conf = secperf_ssl\n", 1) + _SSL_CONF
 
 
 def process_cpu_s(pid: int) -> float:
@@ -184,7 +209,8 @@ class Offload:
         shim_dir = private_dir(workdir / "shim")
         env, self.log = shim_env(self.token, profile, shim_dir, seed)
         conf = shim_dir / "openssl.cnf"
-        write_private(conf, openssl_engine_conf(find_shim(), init=True).encode())
+        text = openssl_engine_conf(find_shim(), init=True)
+        write_private(conf, (low_seclevel_conf(text) if key_type == "rsa-1024" else text).encode())
         env["OPENSSL_CONF"] = str(conf)
         self.env = {k: env[k] for k in ("OPENSSL_CONF", "SOFTHSM2_CONF", "SECPERF_SE_PROFILE") if k in env}
         # the token key's certificate (issued by the lab client CA) serves as the server's: the
@@ -213,26 +239,36 @@ class Offload:
         return out
 
 
-def start_server(cfg: ServerConfig, pki, workdir: Path, seed: int, offload: Offload | None = None):
+def start_server(cfg: ServerConfig, pki, workdir: Path, seed: int, offload: Offload | None = None,
+                 backlog: int | None = None):
     certs = pki.server(cfg.key_type, cfg.depth)
     client_ca = pki.client("ecdsa-p256").ca if cfg.client_auth or cfg.server == "mosquitto" else None
+    prefix: list[str] = []
+    if cfg.key_type == "rsa-1024" and offload is None:
+        conf = private_dir(workdir) / "openssl-seclevel0.cnf"
+        write_private(conf, low_seclevel_conf().encode())
+        prefix = ["env", f"OPENSSL_CONF={conf}"]
     if cfg.server == "nginx":
         if offload is not None:
             certs = SimpleNamespace(chain=offload.cert, key=f'"engine:pkcs11:{offload.uri}"')  # quoted: the URI holds ";"
-        srv = Nginx(certs, client_ca=client_ca, workdir=workdir)
-        if offload is not None:
-            srv.prefix = offload.prefix()
+        srv = Nginx(certs, client_ca=client_ca, workdir=workdir, backlog=backlog)
+        srv.prefix = offload.prefix() if offload is not None else prefix
         return srv.start()
     if cfg.server == "probe":
         args = ["--concurrent", "512", "--tls", cfg.tls] + (["--rsa-nocrt"] if cfg.nocrt else [])
-        return ProbeServer(certs, args=args, client_ca=client_ca, workdir=workdir).start()
+        srv = ProbeServer(certs, args=args, client_ca=client_ca, workdir=workdir)
+        srv.prefix = prefix
+        return srv.start()
     from ..lab.iot_services import Mosquitto
-    return Mosquitto(certs, client_ca, nodelay=True, workdir=workdir).start()
+    srv = Mosquitto(certs, client_ca, nodelay=True, workdir=workdir)
+    srv.prefix = prefix
+    return srv.start()
 
 
 # --- the private-key operation, measured side by side ------------------------------------------------
-def private_op_us(key: str, n: int, seed: int) -> dict:
-    """Median wall and CPU µs of one signature with this key (SHA-256 included), `secperf-probe speed`."""
+def private_op_us(key: str, n: int, seed: int, core: int | None = None) -> dict:
+    """Median wall and CPU µs of one signature with this key (SHA-256 included), `secperf-probe speed`;
+    on `core` when given (the server's core: the same cache and sibling load as the server)."""
     from .probe import default_key_cache, ensure_private_dir
     alg = key if key.startswith("rsa") or key == "ed25519" else key
     args = [str(find_probe()), "speed", "--alg", alg, "--op", "sign", "--n", str(n), "--warmup", "3",
@@ -240,7 +276,8 @@ def private_op_us(key: str, n: int, seed: int) -> dict:
             "--key-cache", str(ensure_private_dir(default_key_cache()))]
     if not key.startswith("ed"):
         args += ["--hash", "sha256"]
-    r = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    pre = (lambda: os.sched_setaffinity(0, {core})) if core is not None else None
+    r = subprocess.run(args, capture_output=True, text=True, timeout=300, preexec_fn=pre)
     samples = [m for m in map(parse_line, r.stdout.splitlines()) if m and m.get("type") == "sample"]
     if not samples:
         raise ServerMeasureError(f"secperf-probe speed --alg {alg} --op sign gave no samples: "
@@ -253,13 +290,18 @@ def private_op_us(key: str, n: int, seed: int) -> dict:
 
 # --- one load level --------------------------------------------------------------------------------
 def loadgen_argv(port: int, cfg: ServerConfig, concurrency: int, p: LoadParams, client_pair=None,
-                 app: str = "auto") -> list[str]:
+                 app: str = "auto", rate: float | None = None) -> list[str]:
+    """The generator's command line: closed loop at `concurrency` clients, or open loop at `rate`
+    new connections per second (then `concurrency` is ignored)."""
     if app == "auto":
         app = {"nginx": "http", "probe": "http", "mosquitto": "mqtt"}[cfg.server]
-    argv = [str(find_loadgen()), "--port", str(port), "--concurrency", str(concurrency),
+    load = (["--rate", f"{rate:g}", "--max-inflight", "4000", "--procs", str(p.loadgen_procs)] if rate
+            else ["--concurrency", str(concurrency), "--procs", str(min(p.loadgen_procs, concurrency))])
+    argv = [str(find_loadgen()), "--port", str(port), *load,
             "--duration", f"{p.duration_s:g}", "--warmup", f"{p.warmup_s:g}", "--tls", cfg.tls,
-            "--resume-ratio", f"{cfg.resume_ratio:g}", "--app", app, "--seed", str(p.seed),
-            "--procs", str(min(p.loadgen_procs, concurrency))]
+            "--resume-ratio", f"{cfg.resume_ratio:g}", "--app", app, "--seed", str(p.seed)]
+    if cfg.key_type == "rsa-1024":
+        argv += ["--ciphers", "DEFAULT:@SECLEVEL=0"]   # a 1024-bit server key is below OpenSSL's level 2
     if client_pair:
         argv += ["--cert", str(client_pair[0]), "--key", str(client_pair[1])]
     return argv
@@ -313,7 +355,8 @@ def summarize_level(run: dict) -> dict:
         why = errors[0]["reason"] if errors else (run["stderr"] or "no end line")
         raise ServerMeasureError(f"secperf-loadgen failed: {why}")
     tot = {k: sum(e.get(k, 0) for e in ends) for k in ("handshakes", "full", "resumed", "resume_missed",
-                                                         "failed", "started", "cpu_s")}
+                                                         "failed", "started", "not_started", "cpu_s",
+                                                         "target_rate_per_s")}
     elapsed = max(e["elapsed_s"] for e in ends)
     reasons: dict[str, int] = {}
     for e in ends:
@@ -328,6 +371,9 @@ def summarize_level(run: dict) -> dict:
         "handshakes": hs, "full": tot["full"], "resumed": tot["resumed"], "resume_missed": tot["resume_missed"],
         "failed": tot["failed"], "errors": reasons, "elapsed_s": elapsed,
         "handshakes_per_s": hs / elapsed if elapsed else 0.0,
+        "offered_per_s": tot["target_rate_per_s"] or None,
+        "started_per_s": tot["started"] / elapsed if elapsed else 0.0,
+        "not_started": tot["not_started"],
         "resumed_share": tot["resumed"] / hs if hs else 0.0,
         "server_cpu_s": cpu_s, "server_wall_s": wall_s,
         "server_utilisation": cpu_s / wall_s if wall_s else 0.0,
@@ -352,8 +398,20 @@ def interval_cpu_per_hs(run: dict) -> list[float]:
     return out
 
 
-def split(level: dict, op: dict | None, offload_calls: list[dict] | None = None) -> dict:
-    """Server CPU per handshake = private-key operations + the rest (both µs per handshake)."""
+SLEEP_SPIN_TAIL_US = 400.0   # the shim's sleep mode spins the last 400 µs before its deadline (se_shim.c)
+
+
+def split(level: dict, op: dict | None, offload_calls: list[dict] | None = None, wait: str | None = None) -> dict:
+    """Server CPU per handshake = private-key operations + the rest (both µs per handshake). With
+    the key offloaded, the shim's log gives each C_Sign's wall time (lock wait + SoftHSM2's own
+    signature + injected delay), the card's occupancy per signature (SoftHSM2 + delay: the token's
+    lock serialises them, so 1 / occupancy bounds the capacity) and the emulation's own host CPU:
+    SoftHSM2 computes the signature on this CPU (a real card would not) and, in sleep mode, the shim
+    spins the last 400 µs before its deadline. SoftHSM2's CPU per signature is taken as the software
+    signature's (`op`, measured side by side: SoftHSM2 signs with OpenSSL), at most its wall time in
+    the shim log (which on a loaded machine also holds time spent waiting for the CPU).
+    `card_host_cpu_us` is the CPU per handshake with that taken out: what the server would spend
+    with a real card."""
     total = level.get("server_cpu_us_per_handshake")
     hs = level["handshakes"]
     if total is None or not hs:
@@ -362,9 +420,18 @@ def split(level: dict, op: dict | None, offload_calls: list[dict] | None = None)
     out = {"total_us": total, "signatures_per_handshake": signs_per_hs}
     if offload_calls is not None:
         signs = [c for c in offload_calls if c.get("fn") == "C_Sign" and not c.get("length_query")]
-        per = (sum(c.get("duration_ns", 0) for c in signs) / len(signs) / 1000) if signs else 0.0
+        n = len(signs) or 1
+        per = sum(c.get("duration_ns", 0) for c in signs) / n / 1000 if signs else 0.0
+        real = sum(c.get("real_ns", 0) for c in signs) / n / 1000 if signs else 0.0
+        delay = sum(c.get("delay_ns", 0) for c in signs) / n / 1000 if signs else 0.0
+        soft = min(real, op["cpu_us"]) if op else real
+        emu = soft + (min(SLEEP_SPIN_TAIL_US, delay) if wait == "sleep" else 0.0)
         out.update(key_op_source="shim log (C_Sign duration: lock wait + SoftHSM2 + injected delay)",
-                   key_op_wall_us=per, token_signs=len(signs))
+                   key_op_wall_us=per, token_signs=len(signs), token_real_us=real, token_delay_us=delay,
+                   card_occupancy_us=real + delay,
+                   card_bound_per_s=1e6 / (real + delay) if signs and real + delay > 0 else None,
+                   emulation_cpu_us=emu * signs_per_hs, softhsm_cpu_us=soft,
+                   card_host_cpu_us=max(0.0, total - emu * signs_per_hs))
         return out
     if op is None:
         return out
@@ -383,10 +450,10 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki, doc: dict | None = Non
     try:
         if cfg.offload:
             off = Offload(*cfg.offload, cfg.key_type, workdir, p.seed)
-        else:
-            op = private_op_us(cfg.key, p.op_n, p.seed)
+        # offloaded too: SoftHSM2 signs with OpenSSL on this CPU, about the software signature's cost
+        op = private_op_us(cfg.key, p.op_n, p.seed)
     except (MeasurementError, SetupError, subprocess.TimeoutExpired, OSError) as exc:
-        s = _series(cfg, p.concurrency[0], p, None)
+        s = _series(cfg, None if p.rates else p.concurrency[0], p, None, p.rates[0] if p.rates else None)
         R.add_failure(s, f"set-up: {exc}")
         return [R.finalize_series(s)]
     client_pair = None
@@ -398,12 +465,13 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki, doc: dict | None = Non
         srv = start_server(cfg, pki, workdir, p.seed, off)
         pid = srv.proc.pid
         affinity = pin(pid, p.core)
-        for conc in p.concurrency:
-            s = _series(cfg, conc, p, off)
+        levels = [(None, r) for r in p.rates] if p.rates else [(c, None) for c in p.concurrency]
+        for conc, rate in levels:
+            s = _series(cfg, conc, p, off, rate)
             s["labels"].update(server_pid=pid, pinned_to=affinity)
             t0_ns = time.monotonic_ns()
             try:
-                argv = loadgen_argv(srv.port, cfg, conc, p, client_pair)
+                argv = loadgen_argv(srv.port, cfg, conc or 1, p, client_pair, rate=rate)
                 run = run_level(argv, pid, p.warmup_s + p.duration_s + 30)
                 level = summarize_level(run)
             except ServerMeasureError as exc:
@@ -412,7 +480,12 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki, doc: dict | None = Non
                 continue
             calls = off.calls(t0_ns) if off else None
             s["derived"].update(level)
-            s["derived"]["split"] = split(level, op, calls)
+            if rate and level["started_per_s"] < 0.95 * rate:
+                # the generator could not start connections at the asked rate: a warning with what it did
+                s["derived"]["warning"] = (f"the load generator started {level['started_per_s']:.0f} connections/s "
+                                           f"of the {rate:g}/s asked ({level['not_started']} arrivals found no free "
+                                           "slot or came late): the achieved rate is reported, not the asked one")
+            s["derived"]["split"] = split(level, op, calls, off.profile.wait if off else None)
             if op:
                 s["derived"]["private_op"] = op
             per_iv = interval_cpu_per_hs(run)
@@ -428,7 +501,7 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki, doc: dict | None = Non
             if on_series:
                 on_series(series_out[-1])
     except MeasurementError as exc:
-        s = _series(cfg, p.concurrency[0], p, off)
+        s = _series(cfg, None if p.rates else p.concurrency[0], p, off, p.rates[0] if p.rates else None)
         R.add_failure(s, str(exc))
         series_out.append(R.finalize_series(s))
     finally:
@@ -437,17 +510,123 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki, doc: dict | None = Non
     return series_out
 
 
-def _series(cfg: ServerConfig, conc: int, p: LoadParams, off: Offload | None) -> dict:
+def accounting_check(pki, key: str = "rsa-2048", rounds: int = 5, seconds: float = 1.5, share: float = 0.5,
+                     core: int = 0, workdir: Path | None = None, seed: int = 1, ref: str = "ecdsa-p256") -> dict:
+    """Does the probe server's own accounting add up? Its CPU per full handshake with `key` against
+    the sum of its per-operation cost (the signature, `secperf-probe speed` on the server's core)
+    and its no-key baseline: the same server's CPU per full handshake with a cheap reference key
+    (`ref`) minus that key's own measured signature. That baseline keeps everything a full
+    handshake does besides the key's arithmetic (the Certificate message, the transcript hash and
+    the signing set-up inside the TLS stack); a resumed handshake (also reported) lacks them, about
+    a tenth of a full handshake here, which is why it is not the baseline.
+
+    All handshakes run at the same open-loop rate (`share` of the key's capacity, measured first),
+    interleaved `rounds` times with the signature timings; medians are compared. Same rate, because
+    CPU per handshake depends on load (at a lower rate every handshake pays more wake-ups and colder
+    caches); interleaved, because other work on this machine changes CPU costs minute to minute."""
+    import statistics
+    wd = private_dir((workdir or Path(tempfile.mkdtemp(prefix="secperf-acc-"))) / f"accounting-{key}")
+    cfg, rcfg = ServerConfig("probe", key), ServerConfig("probe", ref)
+    srv = start_server(cfg, pki, private_dir(wd / "key"), seed)
+    rsrv = None
+    try:
+        rsrv = start_server(rcfg, pki, private_dir(wd / "ref"), seed)
+        pin(srv.proc.pid, core)
+        pin(rsrv.proc.pid, core)
+        cap_p = LoadParams(concurrency=[8], duration_s=max(1.0, seconds), warmup_s=0.3, seed=seed, core=core)
+        cap = summarize_level(run_level(loadgen_argv(srv.port, cfg, 8, cap_p), srv.proc.pid, 60))
+        rate = max(10.0, share * cap["handshakes_per_s"])
+        p = LoadParams(concurrency=[1], duration_s=seconds, warmup_s=0.3, seed=seed, core=core)
+        got: dict[str, list[float]] = {"full": [], "ref_full": [], "resumed": [], "sign": [], "ref_sign": []}
+        rates = []
+        runs = (("full", srv, cfg), ("ref_full", rsrv, rcfg), ("resumed", srv, dataclasses.replace(cfg, resume_ratio=1.0)))
+        for _ in range(rounds):
+            for name, sv, c in runs:
+                lv = summarize_level(run_level(loadgen_argv(sv.port, c, 1, p, rate=rate), sv.proc.pid, seconds + 30))
+                if not lv["server_cpu_us_per_handshake"]:
+                    raise ServerMeasureError(f"accounting: no handshakes at {rate:.0f}/s ({c.label()})")
+                got[name].append(lv["server_cpu_us_per_handshake"])
+                rates.append(lv["handshakes_per_s"])
+            got["sign"].append(private_op_us(key, 20, seed, core)["cpu_us"])
+            got["ref_sign"].append(private_op_us(ref, 20, seed, core)["cpu_us"])
+    finally:
+        srv.stop()
+        if rsrv is not None:
+            rsrv.stop()
+    m = {k: statistics.median(v) for k, v in got.items()}
+    base = m["ref_full"] - m["ref_sign"]
+    return {"key": key, "reference_key": ref, "capacity_per_s": cap["handshakes_per_s"], "rate_per_s": rate,
+            "achieved_per_s": [min(rates), max(rates)], "full_cpu_us": m["full"], "sign_cpu_us": m["sign"],
+            "no_key_baseline_us": base, "ratio": m["full"] / (m["sign"] + base),
+            "resumed_cpu_us": m["resumed"], "ratio_with_resumed_baseline": m["full"] / (m["sign"] + m["resumed"]),
+            "rounds": got,
+            "baseline": f"full handshakes with {ref} at the same rate minus its measured signature"}
+
+
+def storm_argv(port: int, clients: int, policy: str, base_s: float, cap_s: float, timeout_s: float,
+               duration_s: float, tls: str = "1.3", app: str = "http", spread_s: float = 0.0, seed: int = 1,
+               max_attempts: int = 100) -> list[str]:
+    return [str(find_loadgen()), "--port", str(port), "--storm", str(clients), "--backoff", policy,
+            "--backoff-base-ms", f"{base_s * 1000:g}", "--backoff-cap-ms", f"{cap_s * 1000:g}",
+            "--timeout-ms", str(int(timeout_s * 1000)), "--max-attempts", str(max_attempts),
+            "--spread-ms", f"{spread_s * 1000:g}", "--duration", f"{duration_s:g}", "--tls", tls,
+            "--app", app, "--seed", str(seed)]
+
+
+def replay_storm(pki, clients: int, policy: str = "exponential", base_s: float = 0.5, cap_s: float = 8.0,
+                 timeout_s: float = 10.0, key: str = "rsa-2048", core: int = 0, capacity_s: float = 2.0,
+                 duration_s: float = 120.0, workdir: Path | None = None, seed: int = 1) -> dict:
+    """A small reconnect storm on a real server: nginx (pinned to `core`, listen backlog and
+    worker_connections above `clients`) measured at saturation (closed loop, 32 clients) just before
+    and just after the storm (the model gets their mean: other work on the machine moves what the
+    server gets), and in between `clients` clients of `secperf-loadgen --storm` connecting at once,
+    each retrying after the back-off policy until it is back. Returns the capacity, the storm's end
+    line (time until all are back, wait percentiles, failed attempts) and the server's CPU during it."""
+    wd = private_dir((workdir or Path(tempfile.mkdtemp(prefix="secperf-storm-"))) / f"storm-{clients}")
+    cfg = ServerConfig("nginx", key)
+    srv = start_server(cfg, pki, wd, seed, backlog=max(512, clients + 64))
+    try:
+        pin(srv.proc.pid, core)
+        p = LoadParams(concurrency=[32], duration_s=capacity_s, warmup_s=0.3, seed=seed, core=core)
+        before = summarize_level(run_level(loadgen_argv(srv.port, cfg, 32, p), srv.proc.pid, capacity_s + 30))
+        time.sleep(1.0)   # the capacity run's connections are gone before the storm starts
+        cpu0 = process_cpu_s(srv.proc.pid)
+        try:
+            r = subprocess.run(storm_argv(srv.port, clients, policy, base_s, cap_s, timeout_s, duration_s, seed=seed),
+                               capture_output=True, text=True, timeout=duration_s + 60)
+        except subprocess.TimeoutExpired:
+            raise ServerMeasureError(f"secperf-loadgen --storm did not end within {duration_s + 60:.0f} s") from None
+        cpu = process_cpu_s(srv.proc.pid) - cpu0
+        time.sleep(1.0)
+        after = summarize_level(run_level(loadgen_argv(srv.port, cfg, 32, p), srv.proc.pid, capacity_s + 30))
+    finally:
+        srv.stop()
+    if r.returncode == 2:
+        raise InputError(f"secperf-loadgen --storm: {r.stderr.strip()}")
+    lines = [m for m in map(parse_line, r.stdout.splitlines()) if m]
+    end = next((m for m in lines if m.get("type") == "end"), None)
+    if end is None:
+        raise ServerMeasureError(f"secperf-loadgen --storm gave no end line: {(r.stderr or r.stdout).strip()[-300:]}")
+    return {"server": "nginx", "key": key, "clients": clients, "policy": policy, "base_s": base_s, "cap_s": cap_s,
+            "timeout_s": timeout_s,
+            "capacity_per_s": (before["handshakes_per_s"] + after["handshakes_per_s"]) / 2,
+            "capacity_before_after_per_s": [before["handshakes_per_s"], after["handshakes_per_s"]],
+            "capacity_cpu_us_per_handshake": before["server_cpu_us_per_handshake"], "storm": end,
+            "server_cpu_s": cpu, "intervals": [m for m in lines if m.get("type") == "interval"]}
+
+
+def _series(cfg: ServerConfig, conc: int | None, p: LoadParams, off: Offload | None,
+            rate: float | None = None) -> dict:
     labels = {"server": cfg.server, "key": cfg.key, "key_source": cfg.source, "client_auth": cfg.client_auth,
               "resume_ratio": cfg.resume_ratio, "chain_depth": cfg.depth, "tls": cfg.tls,
-              "concurrency": conc, "loop": "closed", "core": p.core, "duration_s": p.duration_s,
+              "concurrency": conc, "loop": "open" if rate else "closed", "offered_per_s": rate, "core": p.core, "duration_s": p.duration_s,
               "warmup_s": p.warmup_s, "config": cfg.label(),
               "key_extractable": (False if off else True),
               "key_storage": ("token behind the shim (PKCS#11, not extractable)" if off
                               else "PEM file readable by the server process")}
     if off:
         labels.update(profile=off.profile.name, wait=off.profile.wait, profile_source=off.profile.source)
-    return R.new_series(cfg.series_id(conc), kind="server", labels=labels, timer={
+    return R.new_series(cfg.series_id(conc or 0, rate), kind="server", labels=labels, timer={
         "name": "server CPU per handshake",
         "start": "the load generator's counting window opens (after warm-up): the server's CPU time read",
         "end": "each interval line / the window closes: the server's CPU time read again; the CPU in between "

@@ -9,7 +9,12 @@ Assumptions (all in FleetModel, with units):
   the accept backlog full) fails: the device notices after `timeout_s` and retries after its
   policy's delay (none: at once; fixed; exponential back-off with full jitter; decorrelated
   jitter, taken at its mean growth), at most `max_attempts` attempts;
-- a served device is back `device_handshake_s` later (its own handshake cost: the what-if model).
+- a served device is back `device_handshake_s` later (its own handshake cost: the what-if model);
+- with `abandoned_work` the server still does the handshake of an attempt whose client gave up
+  (nginx does: it reads the ClientHello that waited in its queue and signs before it notices the
+  closed socket); such work takes capacity but brings no device back. Without it, work beyond the
+  timeout is dropped at once, which is optimistic: `secperf-loadgen --storm` against nginx shows
+  storms that never recover once the timeout is below N / capacity (benchmarks/server.py).
 The state is a histogram of attempts per time step and attempt number, so the cost does not grow
 with N: 10 million devices take the same time as 1,000."""
 
@@ -35,6 +40,7 @@ class FleetModel:
     timeout_s: float = 10.0
     backlog: int = 4096                      # accept queue beyond which attempts fail at once
     max_attempts: int = 100
+    abandoned_work: bool = False             # the server also serves attempts whose client gave up
     spread_s: float = 0.0
     device_handshake_s: float = 0.0
     dt_s: float = 0.05
@@ -91,8 +97,12 @@ def simulate(m: FleetModel, points: int = 400) -> dict:
     cap_step = m.capacity_per_s * m.dt_s
     q_limit = min(float(m.backlog), m.capacity_per_s * m.timeout_s)
     q = 0.0
+    from collections import deque
+    fifo: deque = deque()               # [amount, useful amount] per admitting step (abandoned_work)
+    q_timeout = m.capacity_per_s * m.timeout_s
     queue = np.zeros(steps)
     served = np.zeros(steps)
+    work = np.zeros(steps)
     failed = np.zeros(steps)
     gave_up = 0.0
     pending = float(m.devices)          # attempts scheduled but not yet arrived
@@ -107,9 +117,16 @@ def simulate(m: FleetModel, points: int = 400) -> dict:
         total = float(a_now.sum())
         pending -= total
         if total > 0:
-            admitted = min(total, max(0.0, q_limit - q))
+            if m.abandoned_work:
+                # everything the backlog holds is queued; only what starts within the timeout is useful
+                queued = min(total, max(0.0, m.backlog - q))
+                admitted = min(queued, max(0.0, q_timeout - q))
+                fifo.append([queued, admitted])
+                q += queued
+            else:
+                admitted = min(total, max(0.0, q_limit - q))
+                q += admitted
             rejected = total - admitted
-            q += admitted
             if rejected > 0:
                 failed[t] = rejected
                 r = a_now * (rejected / total)
@@ -123,12 +140,26 @@ def simulate(m: FleetModel, points: int = 400) -> dict:
                 pending += float(r.sum())
         s_ = min(q, cap_step)
         q -= s_
+        work[t] = s_
+        if m.abandoned_work:
+            left, useful = s_, 0.0
+            while left > 1e-12 and fifo:
+                amt, use = fifo[0]
+                take = min(left, amt)
+                part = use * take / amt if amt > 0 else 0.0
+                useful += part
+                left -= take
+                if take >= amt - 1e-12:
+                    fifo.popleft()
+                else:
+                    fifo[0] = [amt - take, use - part]
+            s_ = useful
         served[t] = s_
         queue[t] = q
         if q <= 1e-9 and pending <= 1e-6:
             steps = t + 1
             break
-    served, queue, failed = served[:steps], queue[:steps], failed[:steps]
+    served, queue, failed, work = served[:steps], queue[:steps], failed[:steps], work[:steps]
     t_axis = (np.arange(steps) + 1) * m.dt_s + m.device_handshake_s
     back = np.cumsum(served)
     n = float(m.devices)
@@ -150,7 +181,8 @@ def simulate(m: FleetModel, points: int = 400) -> dict:
         "peak_queue": float(queue.max()),
         "series": {"t_s": [round(float(x), 4) for x in t_axis[idx]],
                    "queue": [float(x) for x in queue[idx]],
-                   "utilisation": [float(min(1.0, x / cap_step)) for x in served[idx]],
+                   "utilisation": [float(min(1.0, x / cap_step)) for x in work[idx]],
+                   "abandoned_per_s": [float((w - x) / m.dt_s) for w, x in zip(work[idx], served[idx])],
                    "back_share": [float(x / n) for x in back[idx]],
                    "failed_per_s": [float(x / m.dt_s) for x in failed[idx]]},
     }
@@ -176,3 +208,28 @@ def knee(points: list[tuple[float, float]], share: float = 0.95) -> float | None
         return None
     top = max(y for _, y in pts)
     return next(x for x, y in pts if y >= share * top)
+
+
+KNEE_RULE = ("the knee is the lowest offered rate from which on every level is past it: its P95 latency exceeds "
+             "twice the lowest P95 of the curve, or its achieved rate falls below 95 % of the offered rate "
+             "(\"from which on\": one noisy level below the knee does not count)")
+
+
+def open_loop_knee(points: list[tuple[float, float | None, float | None]], p95_factor: float = 2.0,
+                   share: float = 0.95) -> float | None:
+    """The knee of an open-loop capacity curve of (offered/s, achieved/s, P95 ms) points: see
+    KNEE_RULE. None when the highest offered rate is not past it (the curve has not bent yet)."""
+    pts = sorted((o, a, p) for o, a, p in points if o)
+    lows = [p for _, _, p in pts if p]
+    if not pts:
+        return None
+    low = min(lows) if lows else None
+
+    def past(o, a, p):
+        return (a or 0) < share * o or bool(low and p and p > p95_factor * low)
+    knee = None
+    for o, a, p in reversed(pts):
+        if not past(o, a, p):
+            break
+        knee = o
+    return knee

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from .plots import Plot, slug
 from .svg import figure
-from .terminal_server import capacity_row, configs
+from ..model.fleet import KNEE_RULE, open_loop_knee
+from .terminal_server import PIVOT_HEAD, capacity_row, configs, open_curve, pivot, pivot_cell
 from .units import esc as _e
 
 
@@ -33,8 +34,37 @@ def plots(doc: dict) -> list[Plot]:
             out.append(Plot("server-cpu-split", "stacked", "Server CPU per handshake at saturation", rows,
                             "Offloaded rows show no key-operation CPU segment: the token's time is wall time "
                             "(busy-poll spends it inside the total; sleep does not).", {"unit": "µs"}))
+    og = configs(doc, "open")
+    if og:
+        ach, p95, knees_a, knees_p = [], [], [], []
+        for name, series in og.items():
+            pts = open_curve(series)
+            ach.append((name, [(o, a) for o, a, _ in pts if a is not None]))
+            p95.append((name, [(o, p) for o, _, p in pts if p]))
+            k = open_loop_knee(pts)
+            for o, a, p in pts:
+                if o == k:  # one single-point series per configuration: a marker, not a line across configs
+                    knees_a.append((f"knee: {name}", [(o, a)]))
+                    if p:
+                        knees_p.append((f"knee: {name}", [(o, p)]))
+        ideal = sorted({o for _, pts in ach for o, _ in pts})
+        cap = f"Open loop: connections arrive at the offered rate whatever the server does. Marked knee: {KNEE_RULE}."
+        out.append(Plot("server-open-capacity", "line", "Achieved handshakes/s against offered load",
+                        ach + [("offered (ideal)", [(o, o) for o in ideal])] + knees_a,
+                        cap, {"x_label": "offered connections/s", "y_label": "handshakes/s"}))
+        out.append(Plot("server-open-p95", "line", "P95 connection latency against offered load",
+                        p95 + knees_p, cap,
+                        {"x_label": "offered connections/s", "y_label": "P95 ms", "log_y": True}))
     fl = doc.get("analysis", {}).get("fleet")
-    if fl:
+    if fl and fl.get("replays"):
+        rp = [(f"{r['clients']:,} clients, {r['policy']}, timeout {r['timeout_s']:g} s (measured)",
+               [(iv["t_s"], iv["back_total"] / r["clients"]) for iv in r.get("intervals", [])])
+              for r in fl["replays"] if not r.get("failed")]
+        if rp:
+            out.append(Plot(slug("fleet-replay"), "line", "Replayed storm against nginx: share of clients back", rp,
+                            "secperf-loadgen --storm: every client connects at once and retries after its back-off "
+                            "until it is back.", {"x_label": "seconds after the start", "y_label": "share back"}))
+    if fl and fl.get("runs"):
         rec = [(f"{r['model']['devices']:,} {r['model']['policy']}",
                 list(zip(r["series"]["t_s"], r["series"]["back_share"]))) for r in fl["runs"]]
         out.append(Plot(slug("fleet-recovery"), "line", "Share of devices back after the outage", rec, "",
@@ -56,4 +86,13 @@ def section(doc: dict) -> str:
              "time). The private-key operation is measured side by side (software) or read from the shim's "
              "log (offload). Study S3: a busy-polled accelerator keeps the CPU busy; an interrupt-driven one "
              "(wait = sleep) frees it, while capacity stays bounded by the card.</p>")
-    return intro + "".join(f"<h3>{_e(p.title)}</h3>{figure(p)}" for p in ps)
+    pv = pivot(doc)
+    table = ""
+    if pv:
+        head = "<tr><th class='l'>server key</th>" + "".join(f"<th>{_e(h)}</th>" for h in PIVOT_HEAD) + "</tr>"
+        rows = "".join(f"<tr><td class='l'>{_e(k)}</td>" + "".join(f"<td>{_e(pivot_cell(c))}</td>" for c in cells)
+                       + "</tr>" for k, cells in pv)
+        table = ("<h3>Capacity by server key and key source</h3><p>Handshakes/s at saturation · server CPU per "
+                 "handshake · CPU-bound capacity (1 / CPU per handshake: the rate with the core to itself).</p>"
+                 f"<table>{head}{rows}</table>")
+    return intro + table + "".join(f"<h3>{_e(p.title)}</h3>{figure(p)}" for p in ps)

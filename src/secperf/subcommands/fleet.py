@@ -34,6 +34,11 @@ def add_arguments(p) -> None:
     p.add_argument("--server", default="nginx", help="server to measure the capacity of (nginx, probe)")
     p.add_argument("--key", default="rsa-2048", help="its key")
     p.add_argument("--measure-seconds", type=positive(600), default=2.0)
+    p.add_argument("--abandoned-work", action="store_true", help="the model: the server still does the handshake "
+                   "of an attempt whose client gave up (nginx does; default: such work is dropped)")
+    p.add_argument("--replay", type=count(5000, lo=10), metavar="N", help="replay a storm of N clients (10..5000) "
+                   "against nginx with secperf-loadgen --storm and compare with the model at the capacity "
+                   "measured just before")
     p.add_argument("--seed", type=seed, default=1)
     g = p.add_argument_group("output")
     g.add_argument("--out", default="results")
@@ -59,6 +64,7 @@ def run(args) -> int:
                          resumed_share=args.resumed_share, base_s=args.base, cap_s=args.cap, timeout_s=args.timeout,
                          backlog=args.backlog, spread_s=args.spread, device_handshake_s=args.device_handshake,
                          horizon_s=args.horizon, from_result=args.from_result, server=args.server, key=args.key,
-                         measure_s=args.measure_seconds, seed=args.seed)
+                         measure_s=args.measure_seconds, seed=args.seed, abandoned_work=args.abandoned_work,
+                         replay=args.replay)
     out = Output(out=args.out, json=args.json, no_report=args.no_report, command=["secperf", *sys.argv[1:]])
     return app.run_fleet(o, out)

@@ -26,7 +26,13 @@ def add_arguments(p) -> None:
     p.add_argument("--resume-ratio", default="0", help="share of resumed handshakes 0..1 (comma list)")
     p.add_argument("--chain-depth", default="1", help="1..3 (comma list)")
     p.add_argument("--tls", default="1.3", help="1.3 or 1.2")
-    p.add_argument("--concurrency", default="1,4,16", help="concurrent clients per level (comma list)")
+    p.add_argument("--concurrency", default="1,4,16", help="concurrent clients per level (comma list; closed loop)")
+    p.add_argument("--rates", help="open loop instead: offered new connections/s per level (comma list, e.g. "
+                   "100,200,400,800); gives the capacity curve with its knee")
+    p.add_argument("--matrix", action="store_true", help="the whole capacity table in one run: every server key "
+                   "(RSA-1024..4096 with and without CRT, ECDSA P-256/P-384, Ed25519) in software, the token's keys "
+                   "offloaded busy-poll and sleep, client auth, resumption 0/50/100 %%, chain depth 1-3, mosquitto "
+                   "(--server, --key, --key-source, --client-auth, --resume-ratio, --chain-depth are ignored)")
     p.add_argument("--duration", type=positive(3600), default=3.0, help="seconds counted per level (default 3)")
     p.add_argument("--warmup", type=nonneg(600), default=0.5, help="seconds not counted before each level")
     p.add_argument("--core", type=count(4095, lo=0), default=0, help="the core the server is pinned to (default 0)")
@@ -62,6 +68,7 @@ def run(args) -> int:
                           client_auth=auth, resume_ratios=_numbers("--resume-ratio", args.resume_ratio, float),
                           depths=_numbers("--chain-depth", args.chain_depth, int), tls=args.tls,
                           concurrency=_numbers("--concurrency", args.concurrency, int), duration_s=args.duration,
+                          rates=_numbers("--rates", args.rates, float) if args.rates else [], matrix=args.matrix,
                           warmup_s=args.warmup, core=args.core, procs=args.procs, seed=args.seed)
     out = Output(out=args.out, json=args.json, csv=args.csv, no_report=args.no_report,
                  command=["secperf", *sys.argv[1:]])
