@@ -39,7 +39,7 @@ from ..core import stats
 from ..core.jsonlines import parse_lines
 from ..core.paths import private_dir, write_private
 from ..lab import registry
-from ..lab.token import openssl_engine_conf
+from ..lab.token import openssl_engine_conf, openssl_seclevel_conf
 from ..lab.pki import LabPKI
 from ..lab.services import LOOPBACK, Nginx, ServiceError
 from .handshake import link_counters, link_timeout_ms, record_client_run, run_client
@@ -71,6 +71,16 @@ RESUMPTION_REFUSED = {
     "coap": "the server resumed no session: libcoap's coap-server sets no session ID context, so OpenSSL "
             "refuses to resume a DTLS session with a verified client certificate (its log: 'session id "
             "context uninitialized'); every reconnection is a full handshake"}
+
+
+# The 1998 RSA card (study S3) had only an RSA-1024 key. OpenSSL 3 at its default security level 2
+# refuses a 1024-bit key on both ends (the client will not load it: 'ee key too small'; the server
+# will not verify it). Decision: measure the card as it was -- its rows run client and server at
+# security level 1 (80-bit security, admits RSA >= 1024), set through OPENSSL_CONF for those rows
+# only and recorded in each series' labels (openssl_security_level) -- rather than swap in a key
+# the card never had.
+WEAK_RSA_KEY = "rsa-1024"
+WEAK_RSA_SECLEVEL = 1
 
 
 class ConnectError(InputError):
@@ -168,10 +178,6 @@ def validate(cfg: ConnectConfig, known_profiles) -> None:
     if cfg.client == "paho" and cfg.key_source != "software":
         raise ConnectError("paho-mqtt uses Python's ssl module, which cannot use a PKCS#11 key: "
                            "use --key software with --client paho")
-    if cfg.client == "mosquitto_pub" and cfg.key_source != "software":
-        raise ConnectError("mosquitto_pub 2.0 rejects an engine key (`--keyform engine --key pkcs11:...` fails "
-                           "with 'Problem setting TLS options: File not found'): use --key software with "
-                           "--client mosquitto_pub")
     if cfg.coap_server not in COAP_SERVERS or (cfg.coap_server != "libcoap" and cfg.protocol != "coap"):
         raise ConnectError(f"--coap-server {cfg.coap_server!r}: known {', '.join(COAP_SERVERS)} (CoAP only)")
     if cfg.client == "californium":
@@ -208,6 +214,7 @@ class KeyMaterial:
         self.cfg = cfg
         self.token = None
         self.shim_log: Path | None = None
+        self.security_level: int | None = None  # OpenSSL security level both sides run at (None: default)
         self.env = dict(os.environ)
         if client_pair is not None:
             self.cert, self.key, self.uri = Path(client_pair[0]), Path(client_pair[1]), None
@@ -223,6 +230,8 @@ class KeyMaterial:
         self.token = LabToken(pki=pki).ensure()
         profile = _profiles(profiles_path).get(cfg.profile) or get_profile(cfg.profile)
         key = self.token.key(key_type_for(profile, cfg.key_type))  # the 1998 RSA card: its RSA-1024 key
+        if key["key_type"] == WEAK_RSA_KEY:
+            self.security_level = WEAK_RSA_SECLEVEL
         self.cert = Path(key["cert_path"])
         self.key = None
         # the PIN stays in its 0600 file: libp11 reads it from there (pin-source), never from argv
@@ -235,7 +244,7 @@ class KeyMaterial:
         # Clients other than the probe find libp11's module through OpenSSL's configuration: point
         # the pkcs11 engine at the shim so their token calls pass the secure-element profile too.
         conf = shim_dir / "openssl.cnf"
-        write_private(conf, openssl_engine_conf(find_shim(), init=False).encode())
+        write_private(conf, openssl_engine_conf(find_shim(), init=False, security_level=self.security_level).encode())
         self.env["OPENSSL_CONF"] = str(conf)
 
     def run_env(self, i: int, seed: int) -> tuple[dict, Path]:
@@ -281,7 +290,7 @@ PHASES = ("socket connect", "handshake: client CPU", "secure element", "handshak
           "protocol step", "other")
 
 
-def probe_phases(conn: dict, calls: list[dict]) -> tuple[list[dict], dict]:
+def probe_phases(conn: dict, calls: list[dict], busy: bool = False) -> tuple[list[dict], dict]:
     """Split one probe connection's establishment time into phases (µs, summing to usable_us).
 
     The shim's calls inside the connection [t0_ns, t1_ns] are the secure element: their real
@@ -297,7 +306,8 @@ def probe_phases(conn: dict, calls: list[dict]) -> tuple[list[dict], dict]:
     lib = float(conn.get("lib_cpu_us", 0.0))
     app = conn.get("app") or {}
     step = float(app.get("write_us", 0.0)) + float(app.get("read_us", 0.0))
-    client_cpu = max(0.0, lib - se_real)
+    # a busy-waiting element (profile wait = busy) spins on the client thread: its delay is CPU too
+    client_cpu = max(0.0, lib - se_real - (se_delay if busy else 0.0))
     se = se_real + se_delay
     server_net = max(0.0, hs - client_cpu - se)
     other = usable - tcp - client_cpu - se - server_net - step
@@ -419,6 +429,14 @@ def _start(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, s: dict, link=None
     except ConnectError as exc:
         R.add_failure(s, f"server: {exc}")
         return None
+    if km.security_level is not None:
+        s["labels"]["openssl_security_level"] = km.security_level
+        s["labels"]["note"] = (f"client and server at OpenSSL security level {km.security_level}: the 1998 card's "
+                               "RSA-1024 key is refused at the default level 2")
+        if p.target is None:
+            conf = private_dir(workdir / "server-openssl") / "openssl.cnf"
+            write_private(conf, openssl_seclevel_conf(km.security_level).encode())
+            server.openssl_conf = conf
     if link is not None and not link.loopback:
         server.place(link.srv_prefix(), link.server_addr,
                      lambda kind=socket.SOCK_STREAM: link.socket("srv", type=kind), user=link.server_user)
@@ -485,7 +503,7 @@ def measure_probe(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict |
             R.add_failure(s, f"connection {c.get('i')}: {c.get('stage', '?')}: {c.get('reason', 'failed')}")
             s["samples"].append(c)
             continue
-        phases, se = probe_phases(c, calls)
+        phases, se = probe_phases(c, calls, busy=getattr(getattr(km, "profile", None), "wait", "") == "busy")
         if "cold" in c:
             phases = c["cold"]["phases"] + phases
             c["usable_us"] = c["cold"]["usable_us"]
@@ -600,15 +618,15 @@ def _median_startup(argv: list[str], n: int, env: dict | None = None) -> float:
     return stats.median(vals)
 
 
-def _stamp_lines(argv: list[str], env: dict, marker: str, timeout_s: float, prefix: tuple[str, ...] = ()
-                 ) -> tuple[float | None, float, int, str]:
+def _stamp_lines(argv: list[str], env: dict, marker: str, timeout_s: float, prefix: tuple[str, ...] = (),
+                 cwd: Path | None = None) -> tuple[float | None, float, int, str]:
     """Spawn argv (under `prefix`, e.g. in a link's device namespace) with line-buffered stdout;
     return (µs from spawn to the first line containing marker or None, µs to exit, exit code, last
     output)."""
     cmd = [*prefix, *(["stdbuf", "-oL"] if shutil.which("stdbuf") else []), *argv]
     t0 = time.perf_counter_ns()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
-                            stdin=subprocess.DEVNULL)
+                            stdin=subprocess.DEVNULL, cwd=cwd)
     hit, tail = None, []
     timer = threading.Timer(timeout_s, proc.kill)
     timer.start()
@@ -726,8 +744,10 @@ def _mosquitto_pub_run(cfg, p, port, certs, km, s, dial: Dial) -> float | None:
     base = [exe, "-h", dial.host, "-p", str(port), "--cafile", str(certs.ca), "--insecure",
             "--cert", str(km.cert), "-t", "secperf/connect", "-m", "x", "-q", "0", "-d",
             "-i", f"secperf-pub-{os.getpid()}"]
+    cwd = None
     if km.uri:
-        base += ["--keyform", "engine", "--tls-engine", "pkcs11", "--key", km.uri]
+        cwd, key_id = engine_key_dir(km)
+        base += ["--keyform", "engine", "--tls-engine", "pkcs11", "--key", key_id]
     else:
         base += ["--key", str(km.key)]
     if cfg.tls in ("1.2", "1.3"):
@@ -735,7 +755,8 @@ def _mosquitto_pub_run(cfg, p, port, certs, km, s, dial: Dial) -> float | None:
     startup = _median_startup(dial.argv([exe, "--help"]), p.n, km.env)
     for i in range(p.warmup + p.n):
         m0 = time.monotonic_ns()
-        hit, wall, rc, tail = _stamp_lines(base, km.env, "received CONNACK", dial.timeout_ms / 1000 + 10, dial.prefix)
+        hit, wall, rc, tail = _stamp_lines(base, km.env, "received CONNACK", dial.timeout_ms / 1000 + 10, dial.prefix,
+                                           cwd=cwd)
         bracket = {"t0_ns": m0, "t1_ns": time.monotonic_ns()}
         warm = i < p.warmup
         if hit is None:
@@ -746,6 +767,26 @@ def _mosquitto_pub_run(cfg, p, port, certs, km, s, dial: Dial) -> float | None:
                                         "phases": [{"phase": "connect + TLS + CONNECT/CONNACK (spawn minus start-up)",
                                                     "us": max(0.0, hit - startup)}]})
     return startup
+
+
+def engine_key_dir(km: KeyMaterial) -> tuple[Path, str]:
+    """mosquitto_pub with the token key: (a private working directory, the key id to pass).
+
+    libmosquitto 2.0 (mosquitto_tls_set) opens the --key argument as a file before it looks at
+    --keyform, so a pkcs11: URI fails there ('Problem setting TLS options: File not found') although
+    the engine would load it. The URI is therefore made relative -- its PIN source a relative
+    `user.pin`, a link to the token's 0600 PIN file -- and an empty file of that very name sits in a
+    0700 directory the client runs in: the file check passes, and libp11 gets the URI (and reads
+    the PIN from its file, never from argv)."""
+    d = private_dir(Path(km.shim_dir) / "mosquitto-engine-key")
+    pin = d / "user.pin"
+    if not pin.is_symlink():
+        pin.symlink_to(km.token.pin_path)
+    key_id = km.uri.split("?", 1)[0] + "?pin-source=file:user.pin"
+    if "/" in key_id:
+        raise ConnectError(f"the token URI {key_id!r} contains '/': it cannot name a file for mosquitto_pub")
+    write_private(d / key_id, b"")
+    return d, key_id
 
 
 def _coap_client_run(cfg, p, port, certs, km, s, dial: Dial) -> float | None:
