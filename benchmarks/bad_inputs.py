@@ -99,7 +99,6 @@ def _fixtures(d: Path) -> None:
                                             "samples": [], "failures": [], "status": "ok", "summary": {}}]},
         "series-nulls": {**good, "series": [None, 3]},
         "status-int": {**good, "status": 7},
-        "kind-unknown": {**good, "kind": "teleport"},
         "version-99": {**good, "schema_version": 99},
         "schema-other": {**good, "schema": "something.else"},
         "params-list": {**good, "params": [1, 2]},
@@ -225,7 +224,7 @@ def cases() -> list[tuple[str, list[str], dict]]:
         add(v)
     # mac, can
     for v in (["mac", "--alg", ""], ["mac", "--alg", "md5"], ["mac", "--size", "0"], ["mac", "--cortexm", "z80"],
-              ["mac", "--cortexm-table", "{D}/nope.csv"], ["mac", "--cortexm-table", "{D}/adir"],
+              ["mac", "--cortexm-table", "/proc/nope/table.json"], ["mac", "--cortexm-table", "{D}/adir"],
               ["mac", "--device", "nope"], ["can", "--mac", "md5"], ["can", "--mac", ""], ["can", "--device", ""],
               ["can", "--device", "nope"], ["can", "--frame-bits", "1"], ["can", "--frames", "1000000000"],
               ["can", "--clock-mhz", "inf"], ["can", "--clock-mhz", "0"], ["can", "--period-ms", "inf"],
@@ -237,7 +236,7 @@ def cases() -> list[tuple[str, list[str], dict]]:
         add(v)
     # report, compare, metrics, schema
     for f in ("nope", "empty", "notjson", "binary", "list", "series-dict", "series-str", "values-str", "values-huge",
-              "summary-str", "labels-list", "series-nulls", "status-int", "kind-unknown", "version-99", "schema-other",
+              "summary-str", "labels-list", "series-nulls", "status-int", "version-99", "schema-other",
               "params-list", "id-missing", "connect-derived-str", "deep"):
         add(["report", f"{{D}}/{f}.json", "-o", "{O}/r.html"], name=f"report {f}.json")
     for v in (["report", "{D}/adir"], ["report", "{D}/values-huge.json", "-o", "{D}/adir"],

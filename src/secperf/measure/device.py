@@ -276,6 +276,14 @@ def measure_config(cfg: Config, n: int, warmup: int, build: Build | None = None,
 
 # --- primitives ---------------------------------------------------------------------------------
 
+def check_ops(ops, build: Build, stack: str) -> list[str]:
+    """--op values this stack's build counts (InputError naming the known ones otherwise)."""
+    known = list(build.crypto_ops)
+    if not known:
+        raise InputError(f"--stack {stack}: this build has no primitive counts")
+    return _split(ops, "op", known)
+
+
 def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build: Build | None = None) -> list[dict]:
     """Instruction counts of single primitive operations (keygen, derive, sign, verify, AEAD, hash)."""
     dev = check_device(device)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 
 from .argtypes import count, nonneg, positive, seed, share
+from . import argtypes
 
 MAX_DEVICES = 100_000_000
 NAME = "fleet"
@@ -36,7 +37,7 @@ def add_arguments(p) -> None:
     p.add_argument("--measure-seconds", type=positive(600), default=2.0)
     p.add_argument("--seed", type=seed, default=1)
     g = p.add_argument_group("output")
-    g.add_argument("--out", default="results")
+    g.add_argument("--out", type=argtypes.path, default="results")
     g.add_argument("--json", action="store_true")
     g.add_argument("--no-report", action="store_true")
 
