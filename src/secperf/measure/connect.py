@@ -32,6 +32,7 @@ import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, field
+from urllib.parse import unquote
 from pathlib import Path
 
 from ..core import result as R
@@ -181,9 +182,9 @@ def validate(cfg: ConnectConfig, known_profiles) -> None:
     if cfg.coap_server not in COAP_SERVERS or (cfg.coap_server != "libcoap" and cfg.protocol != "coap"):
         raise ConnectError(f"--coap-server {cfg.coap_server!r}: known {', '.join(COAP_SERVERS)} (CoAP only)")
     if cfg.client == "californium":
-        if cfg.coap_server != "californium" or cfg.handshake not in CF_HANDSHAKES or cfg.key_source != "software":
+        if cfg.coap_server != "californium" or cfg.handshake not in CF_HANDSHAKES:
             raise ConnectError("the Californium client runs against the Californium server (--coap-server "
-                               "californium) with the software key, rows " + ", ".join(CF_HANDSHAKES))
+                               "californium), rows " + ", ".join(CF_HANDSHAKES))
     elif cfg.handshake not in ("full", "resumed"):
         raise ConnectError(f"unknown handshake {cfg.handshake!r}; known: full, resumed"
                            + (" (cid-rebind: with the Californium client)" if cfg.handshake == "cid-rebind" else ""))
@@ -894,9 +895,10 @@ def configs_for(protocols: list[str], key_sources: list[str], handshakes: list[s
                                 out.append(ConnectConfig(proto, ks, hsk, client=client, tls=tls, nodelay=nodelay,
                                                          security=sec, key_session=ksess, coap_server=cs))
         if proto == "coap" and "californium" in (coap_servers or []):
-            if "software" in key_sources:  # Californium's client: full, resumed, connection ID after a rebinding
-                out += [ConnectConfig("coap", "software", h, client="californium", coap_server="californium")
-                        for h in CF_HANDSHAKES]
+            # Californium's client: full, resumed, connection ID after a rebinding; software key, and the
+            # token key through the JDK's SunPKCS11 provider and the shim
+            out += [ConnectConfig("coap", ks, h, client="californium", coap_server="californium")
+                    for ks in key_sources for h in CF_HANDSHAKES]
         if proto == "https":
             for auth in auths or []:
                 if auth == "mtls":
@@ -947,21 +949,31 @@ def measure_californium(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: 
         return R.finalize_series(s)
     km, server = ready
     dial = dial_for(link, p)
-    from ..lab.californium import CID_LENGTH, find_jar, java_exe, pkcs8_pem
+    from ..lab.californium import CID_LENGTH, find_jar, java_exe, pkcs8_pem, sunpkcs11_config
     warmup = max(p.warmup, CF_WARMUP)
     s["labels"]["warmup"] = warmup
     try:
-        key = Path(server.workdir) / "client.p8.pem"
-        write_private(key, pkcs8_pem(km.key))
         certs = pki.server(cfg.server_cert, 1)
+        if km.uri:  # the token key: SunPKCS11 on the shim, the PIN read from its 0600 file by the client
+            conf = Path(km.shim_dir) / "sunpkcs11.cfg"
+            write_private(conf, sunpkcs11_config(find_shim()).encode())
+            label = km.uri.split("object=", 1)[1].split(";", 1)[0].split("?", 1)[0]
+            key_args = ["--pkcs11-config", str(conf), "--pkcs11-pin-file", str(km.token.pin_path),
+                        "--pkcs11-label", unquote(label)]
+            s["labels"]["client_key_provider"] = "SunPKCS11 (JDK) on the secure-element shim"
+        else:
+            key = Path(server.workdir) / "client.p8.pem"
+            write_private(key, pkcs8_pem(km.key))
+            key_args = ["--key", str(key)]
         argv = dial.argv([java_exe(), "-jar", str(find_jar()), "client", "--host", dial.host, "--port", str(server.port),
-                          "--ca", str(certs.ca), "--cert", str(km.cert), "--key", str(key), "--n", str(p.n),
+                          "--ca", str(certs.ca), "--cert", str(km.cert), *key_args, "--n", str(p.n),
                           "--warmup", str(warmup), "--row", cfg.handshake, "--cid-length", str(CID_LENGTH),
                           "--timeout-ms", str(dial.timeout_ms)])
         budget = (p.n + warmup + 2) * (dial.timeout_ms / 1000 + 2) + 60
         with link_counters(s["derived"], dial.link):
             try:
-                r = registry.run(argv, "californium client", capture_output=True, text=True, timeout=budget)
+                r = registry.run(argv, "californium client", capture_output=True, text=True, timeout=budget,
+                                 env=km.env)
             except subprocess.TimeoutExpired:
                 r = None
                 R.add_failure(s, f"the Californium client did not finish within {budget:.0f} s")
@@ -971,6 +983,7 @@ def measure_californium(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: 
         r, hs = None, []
     finally:
         server.stop()
+    calls = km.calls()
     for c in parse_lines(r.stdout) if r is not None else []:
         if c.get("type") == "error":
             R.add_failure(s, c.get("reason", "the Californium client failed"))
@@ -982,10 +995,11 @@ def measure_californium(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: 
         if c.get("ok") and cfg.handshake == "resumed" and not c.get("resumed"):
             c.update(ok=False, reason="the session was not resumed")
         if c.get("ok"):
-            c["phases"] = [{"phase": {"full": "DTLS handshake + CoAP GET/response", "resumed":
-                                      "abbreviated handshake + CoAP GET/response",
-                                      "cid-rebind": "CoAP GET/response (no handshake)"}[cfg.handshake],
-                            "us": c["usable_us"]}]
+            rest = {"full": "DTLS handshake + CoAP GET/response", "resumed": "abbreviated handshake + CoAP GET/response",
+                    "cid-rebind": "CoAP GET/response (no handshake)"}[cfg.handshake]
+            se_us = _token_us(c, calls)
+            c["phases"] = ([{"phase": "secure element", "us": round(se_us, 3)}] if km.shim_log else []) + \
+                [{"phase": rest, "us": round(max(0.0, c["usable_us"] - se_us), 3)}]
         _record(s, c["i"], False, c)
     if r is not None and r.returncode != 0 and not s["failures"]:
         R.add_failure(s, f"the Californium client exited {r.returncode}: {r.stderr.strip()[-300:]}")
@@ -996,7 +1010,34 @@ def measure_californium(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: 
     d["server_handshakes"] = {"total": len(hs), "resumed": sum(1 for h in hs if h.get("resumed"))}
     if ok:
         d["phases_p50_us"] = phase_medians(ok)
+    if km.shim_log is not None and ok:
+        _derive_se(s, ok, calls, km)
     return _finish(s, server)
+
+
+def _token_us(conn: dict, calls: list[dict]) -> float:
+    """µs of the shim's calls (real and injected) inside one connection's [t0_ns, t1_ns]."""
+    t0, t1 = conn.get("t0_ns"), conn.get("t1_ns")
+    if t0 is None or t1 is None:
+        return 0.0
+    return sum(x.get("duration_ns", 0) for x in calls if t0 <= x.get("start_ns", -1) <= t1) / 1000
+
+
+def _derive_se(s: dict, ok: list[dict], calls: list[dict], km: KeyMaterial) -> None:
+    """The token's part in the Californium client's connections: per call kind, per connection."""
+    d = s["derived"]
+    for c in ok:
+        mine = [x for x in calls if c["t0_ns"] <= x.get("start_ns", -1) <= c["t1_ns"]]
+        c["se"] = {"calls": len(mine), "se_us": round(sum(x.get("duration_ns", 0) for x in mine) / 1000, 3),
+                   "sign": sum(1 for x in mine if x["fn"] == "C_Sign"),
+                   "verify": sum(1 for x in mine if x["fn"] == "C_Verify")}
+    d["se_calls"] = _se_breakdown(ok, calls)
+    d["se_p50_us"] = stats.median([c["se"]["se_us"] for c in ok])
+    d["token_sign_per_connection"] = sum(c["se"]["sign"] for c in ok) / len(ok)
+    d["token_verify_per_connection"] = sum(c["se"]["verify"] for c in ok) / len(ok)
+    s["labels"]["shim_log"] = str(km.shim_log)
+    s["labels"]["note"] = ("the JDK's SunPKCS11 signs with the token key and also verifies the server's signatures "
+                           "on the token (C_Verify, not delayed by the profile; counted in derived)")
 
 
 def _measure_vpn(cfg: ConnectConfig, p: ConnectParams, link=None) -> dict:
