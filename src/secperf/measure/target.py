@@ -63,11 +63,11 @@ def parse_target(connect: str, ca: str | None = None, servername: str | None = N
     for opt, path in (("--ca", ca), ("--client-cert", client_cert)):
         if path is not None and not Path(path).is_file():
             raise InputError(f"{opt} {path}: no such file")
+    if (client_cert is None) != (client_key is None):
+        raise InputError("--client-cert and --client-key go together: give both (or neither)")
     for opt, path in (("--ca", ca), ("--client-cert", client_cert)):
         if path is not None:
             _pem_certificates(opt, Path(path))
-    if (client_cert is None) != (client_key is None):
-        raise InputError("--client-cert and --client-key go together: give both (or neither)")
     if client_key is not None and not client_key.startswith("pkcs11:") and not Path(client_key).is_file():
         raise InputError(f"--client-key {client_key}: no such file (give a PEM key file or a pkcs11: URI)")
     if client_key is not None and not client_key.startswith("pkcs11:"):
@@ -88,7 +88,8 @@ def _pem_certificates(opt: str, path: Path) -> None:
     from cryptography import x509
     try:
         certs = x509.load_pem_x509_certificates(path.read_bytes()[:1 << 22])
-    except (ValueError, OSError) as exc:
-        raise InputError(f"{opt} {path}: not a PEM certificate file ({str(exc).splitlines()[0][:120]})") from None
+    except (ValueError, OSError):
+        raise InputError(f"{opt} {path}: not a PEM certificate file (no readable '-----BEGIN CERTIFICATE-----' "
+                         "block); give the certificate(s) in PEM") from None
     if not certs:
         raise InputError(f"{opt} {path}: holds no PEM certificate")
