@@ -59,3 +59,19 @@ def test_connect_coap_with_californium_rows_full_resumed_and_cid(tmp_path):
     assert by["connect/coap/probe/token/resumed/californium-server"]["derived"]["se_calls"]["token_calls_per_op"] == 0
     cid = by["connect/coap/californium/software/cid-rebind/californium-server"]
     assert cid["status"] == "ok" and cid["derived"]["handshakes_per_request"] == 0
+    # the Java client signs with the token key through SunPKCS11 and the shim: one C_Sign per full
+    # handshake, none when it resumes or rides the connection ID
+    full = by["connect/coap/californium/token/full/californium-server"]
+    assert full["status"] == "ok", full["failures"][:1]
+    assert full["derived"]["token_sign_per_connection"] == 1
+    for row in ("resumed", "cid-rebind"):
+        s = by[f"connect/coap/californium/token/{row}/californium-server"]
+        assert s["status"] == "ok" and s["derived"]["token_sign_per_connection"] == 0, (row, s["failures"][:1])
+
+
+def test_the_sunpkcs11_configuration_enables_only_signing_and_the_keystore():
+    from secperf.lab.californium import sunpkcs11_config
+    text = sunpkcs11_config("/m.so")
+    assert "library = /m.so" in text
+    mechs = text.split("enabledMechanisms = {", 1)[1].split("}", 1)[0].split()
+    assert mechs == ["CKM_ECDSA", "CKM_RSA_PKCS", "KeyStore"]

@@ -205,3 +205,50 @@ def test_hostile_scenario_files_end_in_a_named_outcome(recorded, tmp_path):
             assert "scenario" in err, (doc, err)
 
     check()
+
+
+# --- what the adversarial sweep (benchmarks/bad_inputs.py) found, kept as regressions ----------------
+
+SWEEP_FINDINGS = [
+    (["crypto", "--alg", "sha256", "--out", ""], "--out"),
+    (["connect", "https", "--csv", ""], "--csv"),
+    (["report", "{T}/r.json", "-o", ""], "--output"),
+    (["jwt", "--key-session", ""], "--key-session"),
+    (["connect", "https", "--coap-server", "californium"], "--coap-server"),
+    (["connect", "https", "--client", "curl", "--handshake", "resumed"], "--client curl"),
+    (["handshake", "dtls", "--server", "nginx"], "nginx"),
+    (["handshake", "psk", "--server", "nginx"], "nginx"),
+    (["handshake", "versions", "--connect", "127.0.0.1:443", "--ca", "{T}/plain.txt"], "--ca"),
+    (["connect", "https", "--connect", "127.0.0.1:443", "--client-cert", "{T}/plain.txt",
+      "--client-key", "{T}/plain.txt"], "--client-cert"),
+    (["mac", "--alg", ""], "--alg"),
+    (["mac", "--cortexm-table", "{T}"], "--cortexm-table"),
+    (["whatif", "https", "--key", ""], "--key"),
+    (["whatif", "https", "--group", ","], "--group"),
+    (["plan", "--pattern", ""], "--pattern"),
+    (["plan", "--metrics", "{T}"], "--metrics"),
+    (["run", "--scenario", "{T}/binary.toml"], "scenario"),
+    (["plan", "--pattern", "{T}/binary.toml"], "--pattern"),
+    (["report", "{T}/deep.json"], "deep"),
+]
+
+
+@pytest.mark.parametrize("argv,named", SWEEP_FINDINGS, ids=[" ".join(a) for a, _ in SWEEP_FINDINGS])
+def test_what_the_sweep_found_is_a_named_exit_2(argv, named, recorded, tmp_path):
+    (tmp_path / "plain.txt").write_text("not a certificate\n")
+    (tmp_path / "binary.toml").write_bytes(b"\xff\xfe[crypto]\x00")
+    (tmp_path / "deep.json").write_text("[" * 100000 + "]" * 100000)
+    (tmp_path / "r.json").write_text("{}")
+    argv = [a.replace("{T}", str(tmp_path)) for a in argv]
+    if argv[0] not in ("report", "plan") and "--out" not in argv:
+        argv += ["--out", str(tmp_path / "out")]
+    code, err, tb = _run(argv)
+    assert tb is None, tb
+    assert code == 2 and named in err, (argv, code, err)
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_an_uncreatable_secperf_home_is_a_named_exit_2(recorded, tmp_path, monkeypatch):
+    monkeypatch.setenv("SECPERF_HOME", "/proc/secperf-nope/home")
+    code, err, tb = _run(["crypto", "--alg", "sha256", "--n", "1", "--out", str(tmp_path / "out")])
+    assert tb is None and code == 2 and "SECPERF_HOME" in err, err

@@ -116,6 +116,8 @@ def start_and_wait(args: list[str], ready, tmp_path: Path, timeout_s: float = 90
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         doc = registry_of(proc.pid)
+        if doc:
+            doc["_pid"] = proc.pid  # for predicates that look at the process tree
         if doc and ready(doc):
             return proc, doc
         if proc.poll() is not None:
@@ -169,6 +171,19 @@ def _has(doc: dict, what: str) -> bool:
     return any(p.get("what") == what for p in doc.get("processes", []))
 
 
+def _runs(doc: dict, exe: str) -> bool:
+    """A process running the program `exe` is in the run's tree (readiness only: measured clients
+    that are not in the registry -- curl, coap-client -- carry the run's mark, and the test checks
+    that they die; nothing is ever found by name to be killed)."""
+    for pid in descendants(doc["_pid"]):
+        try:
+            if os.path.basename(os.readlink(f"/proc/{pid}/exe")) == exe:
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def test_kill_9_during_connect_leaves_nothing(tmp_path):
     _kill_hard_and_check(["connect", "https", "--key", "software", "--handshake", "full", "--auth", "mtls",
                           "--n", "5000"],
@@ -184,6 +199,43 @@ def test_kill_9_during_handshake_over_a_link_leaves_nothing(tmp_path):
 def test_kill_9_during_crypto_leaves_nothing(tmp_path):
     _kill_hard_and_check(["crypto", "--alg", "rsa-2048", "--op", "sign", "--duration", "60", "--n", "100000"],
                          lambda d: _has(d, "probe speed"), tmp_path)
+
+
+def test_kill_9_during_the_real_clients_with_the_secure_element_leaves_nothing(tmp_path):
+    """curl signing through the shim: a measured client, not in the registry (no parent-death
+    signal, so as not to change its start-up), stopped by the watchdog through the run's mark."""
+    _kill_hard_and_check(["connect", "https", "--client", "curl", "--key", "se:iot-safe-sim", "--handshake", "full",
+                          "--auth", "mtls", "--n", "5000"],
+                         lambda d: _has(d, "nginx") and _runs(d, "curl"), tmp_path)
+
+
+def test_kill_9_during_californium_leaves_no_jvm(tmp_path):
+    _kill_hard_and_check(["connect", "coap", "--coap-server", "californium", "--key", "software", "--handshake",
+                          "full", "--n", "5000"],
+                         lambda d: _has(d, "californium") and d.get("ports"), tmp_path, )
+
+
+def test_kill_9_during_server_load_leaves_no_load_generator(tmp_path):
+    _kill_hard_and_check(["server", "--server", "probe", "--duration", "60"],
+                         lambda d: _has(d, "secperf-loadgen"), tmp_path)
+
+
+def test_kill_9_during_a_device_run_leaves_no_emulator(tmp_path):
+    from secperf.core.errors import SetupError
+    from secperf.measure.device_build import STACKS, ensure_built
+    stack = next(iter(STACKS))
+    try:
+        ensure_built(stack)
+    except SetupError as exc:  # the device lab's own tests say why it cannot build
+        pytest.skip(f"the device stack cannot be built here: {exc}")
+    _kill_hard_and_check(["device", "handshake", "--stack", stack, "--n", "500"],
+                         lambda d: _has(d, "qemu device emulator"), tmp_path)
+
+
+@pytest.mark.skipif(not CAPABLE, reason="the OpenVPN lab needs root and /dev/net/tun")
+def test_kill_9_during_vpn_leaves_nothing(tmp_path):
+    _kill_hard_and_check(["connect", "vpn", "--key", "software", "--n", "500"],
+                         lambda d: len(d.get("namespaces", [])) >= 2 and _has(d, "openvpn-server"), tmp_path)
 
 
 @pytest.mark.skipif(not CAPABLE, reason="the OpenVPN lab needs root and /dev/net/tun")

@@ -13,7 +13,7 @@ from . import __version__
 from .app.can import CAN_DEFAULT_DEVICES, CAN_DEFAULT_MACS, MAC_DEFAULT_ALGS, MAC_DEFAULT_SIZES
 from .core.errors import EXIT_BAD_INPUT, SecperfError
 from .subcommands.argtypes import count, positive, seed, share
-from .subcommands import shared
+from .subcommands import argtypes, shared
 
 
 def _measure_options(p: argparse.ArgumentParser, links: bool = False, no_network: str | None = None) -> None:
@@ -35,13 +35,13 @@ def _measure_options(p: argparse.ArgumentParser, links: bool = False, no_network
                        help="emulated link; " + (no_network or "primitives involve no network, so only "
                                                  "'loopback' is accepted here"))
     o = p.add_argument_group("output")
-    o.add_argument("--out", default="results", metavar="DIR",
+    o.add_argument("--out", type=argtypes.path, default="results", metavar="DIR",
                    help="results directory; each run gets its own sub-directory (default: results)")
     o.add_argument("--json", action="store_true", help="print the Result JSON on stdout and nothing else")
-    o.add_argument("--csv", metavar="FILE", help="also write one CSV row per series")
-    o.add_argument("--metrics", metavar="FILE", help="also write S2's operational metrics (Prometheus text format)")
+    o.add_argument("--csv", type=argtypes.path, metavar="FILE", help="also write one CSV row per series")
+    o.add_argument("--metrics", type=argtypes.path, metavar="FILE", help="also write S2's operational metrics (Prometheus text format)")
     o.add_argument("--no-report", action="store_true", help="skip writing report.html")
-    o.add_argument("--figures", metavar="DIR",
+    o.add_argument("--figures", type=argtypes.path, metavar="DIR",
                    help="also write every plot as PNG (300 dpi) and PDF into DIR, one file pair per plot")
     o.add_argument("--max-failure-share", type=share, default=0.0,
                    help="exit 1 when more than this share of series failed (default 0)")
@@ -128,8 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     rp = sub.add_parser("report", help="re-render the HTML report of a result.json")
     rp.add_argument("result", help="result.json (or its run directory)")
-    rp.add_argument("-o", "--output", help="where to write the HTML (default: report.html next to the result)")
-    rp.add_argument("--figures", metavar="DIR",
+    rp.add_argument("-o", "--output", type=argtypes.path, help="where to write the HTML (default: report.html next to the result)")
+    rp.add_argument("--figures", type=argtypes.path, metavar="DIR",
                     help="also write every plot as PNG (300 dpi) and PDF into DIR, one file pair per plot")
 
     cp = sub.add_parser("compare", help="per series: is B faster, slower, or not significantly different from A?")
@@ -174,12 +174,12 @@ def _can_options(p: argparse.ArgumentParser, *, single: bool) -> None:
 def _mac_can_parsers(sub) -> None:
     mc = sub.add_parser("mac", help="lightweight MACs: host speed (Chaskey vs OpenSSL's MACs), Cortex-M "
                         "instruction counts under QEMU, and the CAN bus load model")
-    mc.add_argument("--alg", action="append", metavar="NAMES", help=f"MACs (default {MAC_DEFAULT_ALGS})")
+    mc.add_argument("--alg", action="append", type=argtypes.name_list, metavar="NAMES", help=f"MACs (default {MAC_DEFAULT_ALGS})")
     mc.add_argument("--size", action="append", metavar="BYTES", help=f"message sizes (default {MAC_DEFAULT_SIZES})")
     mc.add_argument("--cortexm", default="m0,m3", metavar="TARGETS",
                     help="Cortex-M targets counted under QEMU: m0, m3, m4 (comma-separated) or none")
     mc.add_argument("--cortexm-only", action="store_true", help="only the Cortex-M instruction counts")
-    mc.add_argument("--cortexm-table", metavar="FILE",
+    mc.add_argument("--cortexm-table", type=argtypes.path, metavar="FILE",
                     help="write the instruction-count table as JSON (byte-identical across runs)")
     mc.set_defaults(hash="sha256", prehashed=False)
     _can_options(mc, single=False)
@@ -189,7 +189,7 @@ def _mac_can_parsers(sub) -> None:
                         "load, the k that fits a CPU budget")
     _can_options(cn, single=True)
     cn.add_argument("--list-devices", action="store_true", help="list device profiles with their MAC figures")
-    cn.add_argument("--out", default="results", metavar="DIR", help="results directory (default: results)")
+    cn.add_argument("--out", type=argtypes.path, default="results", metavar="DIR", help="results directory (default: results)")
     cn.add_argument("--json", action="store_true", help="print the Result JSON on stdout and nothing else")
     cn.add_argument("--no-report", action="store_true", help="skip writing report.html")
 

@@ -61,6 +61,11 @@ def handshake(experiment: str, servers: list[str], networks, mtls: bool, opts: M
         raise InputError(f"handshake {experiment}: no configuration is left: nginx serves TLS over TCP with "
                          f"certificates only (no DTLS, PSK or 0-RTT); choose --server probe or s_server")
     dropped = len(nets) * len(servers) * len(base) - len(configs)
+    if servers == ["nginx"] and dropped > len(configs):
+        # what nginx can run of this experiment is only its baseline: the rows the experiment is about are gone
+        raise InputError(f"handshake {experiment} --server nginx: nginx can run only {len(configs) // len(nets)} of "
+                         f"the experiment's {len(base)} configurations (it serves TLS over TCP with certificates "
+                         "only: no DTLS, PSK or 0-RTT); choose --server probe or s_server")
     if dropped:
         import sys
         print(f"secperf handshake: note: {dropped} configuration(s) skipped: nginx serves TLS over TCP with "
@@ -154,6 +159,8 @@ def mac(algs, sizes, cortexm: str, cortexm_only: bool, cortexm_table: str | None
         raise InputError("--cortexm-only with --cortexm none leaves nothing to measure")
     if cortexm_table and not targets:
         raise InputError("--cortexm-table needs at least one --cortexm target")
+    from .runner import check_output_file
+    check_output_file(cortexm_table, "--cortexm-table")
     can_result = can_analysis(can, CAN_DEFAULT_DEVICES, CAN_DEFAULT_MACS)
     phases = []
     params = crypto_params(opts, {})

@@ -25,7 +25,11 @@ def connect_configs(protocols, keys, handshakes, clients, auths, tls="1.3", nagl
     _known("--coap-security", coap_security or [], COAP_SECURITY)
     _known("--key-session", key_sessions, C.KEY_SESSIONS)
     _known("--coap-server", coap_servers, C.COAP_SERVERS)
+    if "coap" not in protocols and any(c != "libcoap" for c in coap_servers):
+        raise InputError(f"--coap-server {','.join(coap_servers)}: CoAP servers, but protocol "
+                         f"{','.join(protocols)} has no CoAP; add coap to the protocols or drop --coap-server")
     all_clients = sorted({c for v in C.CLIENTS.values() for c in v})
+    explicit = clients != ["all"]
     if clients == ["all"]:
         clients = all_clients
     _known("--client", clients or [], [*all_clients, "all"])
@@ -33,6 +37,12 @@ def connect_configs(protocols, keys, handshakes, clients, auths, tls="1.3", nagl
     base = C.configs_for(protocols, keys, handshakes, clients or None, auths, tls=tls, nodelay=not nagle,
                          coap_security=coap_security, key_sessions=list(key_sessions),
                          coap_servers=list(coap_servers))
+    for client in (clients or []) if explicit else []:
+        served = [p for p in protocols if client in C.CLIENTS.get(p, ())]
+        if served and not any(c.client == client for c in base):
+            raise InputError(f"--client {client}: nothing to measure with --handshake {','.join(handshakes)}: "
+                             f"{client} runs full handshakes only (a new process per connection has no "
+                             "session to resume); add --handshake full")
     configs = [replace(c, network=n) for n in networks for c in base]
     if not configs:
         raise InputError("nothing to measure: the chosen --client values do not serve the chosen protocols")

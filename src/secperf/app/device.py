@@ -79,6 +79,9 @@ def run_crypto(device: str, stacks: str, ops: str | None, n: int, output: Output
     if D.check_device(device).profile == "M":
         D.plan(device, stack_l, "1.3", "x25519", "aes128gcm")  # raises the InputError naming runnable devices
     builds = {s: ensure_built(s) for s in stack_l}
+    if ops is not None:  # every operation checked against what the builds count, before anything runs
+        for s, b in builds.items():
+            D.check_ops(ops, b, s)
     params = {"device": device, "stacks": stack_l, "ops": ops, "n": n}
 
     def runner(items, doc, run, progress):

@@ -51,6 +51,8 @@ def _overrides(o: PlanOptions) -> PL.Overrides:
 
 def check(o: PlanOptions) -> list:
     """Every input checked (patterns, profiles, link, measures) without simulating anything."""
+    from .runner import check_output_file
+    check_output_file(o.metrics, "--metrics")  # a file written at the end: said before anything runs
     pats = PS.load_patterns(o.patterns)
     for p in pats:
         PL.check(p, _overrides(o))

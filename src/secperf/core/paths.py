@@ -14,6 +14,13 @@ def secperf_home() -> Path:
             from .errors import InputError
             raise InputError(f"SECPERF_HOME={env} is not a directory; point it at a directory (it holds the lab "
                              f"PKI, the token and the key cache) or unset it")
+        if not os.path.exists(env):
+            try:
+                os.makedirs(env, mode=0o700, exist_ok=True)
+            except OSError as exc:
+                from .errors import InputError
+                raise InputError(f"SECPERF_HOME={env} cannot be created ({exc.strerror or exc}); point it at a "
+                                 f"writable directory or unset it") from None
         return Path(env)
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "secperf"

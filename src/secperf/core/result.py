@@ -189,7 +189,12 @@ def load(path: str | Path) -> dict:
     except json.JSONDecodeError as exc:
         raise ResultError(f"{path}: malformed JSON at line {exc.lineno}, column {exc.colno}: "
                           f"{exc.msg}") from None
-    return validate(doc, where=str(path))
+    except RecursionError:
+        raise ResultError(f"{path}: JSON nested too deeply to be a Result") from None
+    try:
+        return validate(doc, where=str(path))
+    except RecursionError:
+        raise ResultError(f"{path}: JSON nested too deeply to be a Result") from None
 
 
 def series_by_id(doc: dict) -> dict[str, dict]:

@@ -85,3 +85,12 @@ class CaliforniumServer(Service):
 
     def describe(self) -> dict:
         return {**super().describe(), "connection_id_bytes": self.cid_length, "session_resumption": "session ID"}
+
+
+def sunpkcs11_config(module: Path | str, name: str = "secperf") -> str:
+    """The JDK SunPKCS11 configuration for the Californium client with a token key: the module (the
+    secure-element shim in front of SoftHSM2), the first slot, and only the mechanisms a client key
+    signs with plus the KeyStore (so key agreement, digests and random numbers stay in the JDK's own
+    providers; see the Java client's pkcs11Key)."""
+    return (f"name = {name}\nlibrary = {module}\nslotListIndex = 0\n"
+            "enabledMechanisms = {\n  CKM_ECDSA\n  CKM_RSA_PKCS\n  KeyStore\n}\n")

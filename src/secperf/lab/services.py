@@ -191,6 +191,7 @@ class Service:
         self.bind = LOOPBACK             # the address the server listens on
         self.make_socket = None          # socket factory for readiness checks (inside the namespace)
         self.user: str | None = None     # the user the server runs as, as its namespace names it (None: ours)
+        self.openssl_conf: Path | None = None  # OPENSSL_CONF for the server (e.g. a lower security level)
 
     @property
     def port(self) -> int | None:
@@ -222,9 +223,10 @@ class Service:
     def _spawn(self, argv: list[str], stdout=None, cwd: Path | None = None) -> subprocess.Popen:
         log = open(self.log_path, "ab")
         # its own session, the parent-death signal, listed in the run registry (lab/registry)
+        env = {**os.environ, "OPENSSL_CONF": str(self.openssl_conf)} if self.openssl_conf else None
         self.proc = registry.spawn(self.prefix + argv, self.name, stdout=stdout if stdout is not None else log,
                                    stderr=log, stdin=subprocess.DEVNULL, cwd=cwd or self.workdir,
-                                   start_new_session=True, text=stdout is not None)
+                                   start_new_session=True, text=stdout is not None, env=env)
         log.close()
         _LIVE.add(self)
         return self.proc

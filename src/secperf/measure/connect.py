@@ -32,6 +32,7 @@ import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, field
+from urllib.parse import unquote
 from pathlib import Path
 
 from ..core import result as R
@@ -39,7 +40,7 @@ from ..core import stats
 from ..core.jsonlines import parse_lines
 from ..core.paths import private_dir, write_private
 from ..lab import registry
-from ..lab.token import openssl_engine_conf
+from ..lab.token import openssl_engine_conf, openssl_seclevel_conf
 from ..lab.pki import LabPKI
 from ..lab.services import LOOPBACK, Nginx, ServiceError
 from .handshake import link_counters, link_timeout_ms, record_client_run, run_client
@@ -71,6 +72,16 @@ RESUMPTION_REFUSED = {
     "coap": "the server resumed no session: libcoap's coap-server sets no session ID context, so OpenSSL "
             "refuses to resume a DTLS session with a verified client certificate (its log: 'session id "
             "context uninitialized'); every reconnection is a full handshake"}
+
+
+# The 1998 RSA card (study S3) had only an RSA-1024 key. OpenSSL 3 at its default security level 2
+# refuses a 1024-bit key on both ends (the client will not load it: 'ee key too small'; the server
+# will not verify it). Decision: measure the card as it was -- its rows run client and server at
+# security level 1 (80-bit security, admits RSA >= 1024), set through OPENSSL_CONF for those rows
+# only and recorded in each series' labels (openssl_security_level) -- rather than swap in a key
+# the card never had.
+WEAK_RSA_KEY = "rsa-1024"
+WEAK_RSA_SECLEVEL = 1
 
 
 class ConnectError(InputError):
@@ -168,16 +179,12 @@ def validate(cfg: ConnectConfig, known_profiles) -> None:
     if cfg.client == "paho" and cfg.key_source != "software":
         raise ConnectError("paho-mqtt uses Python's ssl module, which cannot use a PKCS#11 key: "
                            "use --key software with --client paho")
-    if cfg.client == "mosquitto_pub" and cfg.key_source != "software":
-        raise ConnectError("mosquitto_pub 2.0 rejects an engine key (`--keyform engine --key pkcs11:...` fails "
-                           "with 'Problem setting TLS options: File not found'): use --key software with "
-                           "--client mosquitto_pub")
     if cfg.coap_server not in COAP_SERVERS or (cfg.coap_server != "libcoap" and cfg.protocol != "coap"):
         raise ConnectError(f"--coap-server {cfg.coap_server!r}: known {', '.join(COAP_SERVERS)} (CoAP only)")
     if cfg.client == "californium":
-        if cfg.coap_server != "californium" or cfg.handshake not in CF_HANDSHAKES or cfg.key_source != "software":
+        if cfg.coap_server != "californium" or cfg.handshake not in CF_HANDSHAKES:
             raise ConnectError("the Californium client runs against the Californium server (--coap-server "
-                               "californium) with the software key, rows " + ", ".join(CF_HANDSHAKES))
+                               "californium), rows " + ", ".join(CF_HANDSHAKES))
     elif cfg.handshake not in ("full", "resumed"):
         raise ConnectError(f"unknown handshake {cfg.handshake!r}; known: full, resumed"
                            + (" (cid-rebind: with the Californium client)" if cfg.handshake == "cid-rebind" else ""))
@@ -208,6 +215,7 @@ class KeyMaterial:
         self.cfg = cfg
         self.token = None
         self.shim_log: Path | None = None
+        self.security_level: int | None = None  # OpenSSL security level both sides run at (None: default)
         self.env = dict(os.environ)
         if client_pair is not None:
             self.cert, self.key, self.uri = Path(client_pair[0]), Path(client_pair[1]), None
@@ -223,6 +231,8 @@ class KeyMaterial:
         self.token = LabToken(pki=pki).ensure()
         profile = _profiles(profiles_path).get(cfg.profile) or get_profile(cfg.profile)
         key = self.token.key(key_type_for(profile, cfg.key_type))  # the 1998 RSA card: its RSA-1024 key
+        if key["key_type"] == WEAK_RSA_KEY:
+            self.security_level = WEAK_RSA_SECLEVEL
         self.cert = Path(key["cert_path"])
         self.key = None
         # the PIN stays in its 0600 file: libp11 reads it from there (pin-source), never from argv
@@ -235,7 +245,7 @@ class KeyMaterial:
         # Clients other than the probe find libp11's module through OpenSSL's configuration: point
         # the pkcs11 engine at the shim so their token calls pass the secure-element profile too.
         conf = shim_dir / "openssl.cnf"
-        write_private(conf, openssl_engine_conf(find_shim(), init=False).encode())
+        write_private(conf, openssl_engine_conf(find_shim(), init=False, security_level=self.security_level).encode())
         self.env["OPENSSL_CONF"] = str(conf)
 
     def run_env(self, i: int, seed: int) -> tuple[dict, Path]:
@@ -281,7 +291,7 @@ PHASES = ("socket connect", "handshake: client CPU", "secure element", "handshak
           "protocol step", "other")
 
 
-def probe_phases(conn: dict, calls: list[dict]) -> tuple[list[dict], dict]:
+def probe_phases(conn: dict, calls: list[dict], busy: bool = False) -> tuple[list[dict], dict]:
     """Split one probe connection's establishment time into phases (µs, summing to usable_us).
 
     The shim's calls inside the connection [t0_ns, t1_ns] are the secure element: their real
@@ -297,7 +307,8 @@ def probe_phases(conn: dict, calls: list[dict]) -> tuple[list[dict], dict]:
     lib = float(conn.get("lib_cpu_us", 0.0))
     app = conn.get("app") or {}
     step = float(app.get("write_us", 0.0)) + float(app.get("read_us", 0.0))
-    client_cpu = max(0.0, lib - se_real)
+    # a busy-waiting element (profile wait = busy) spins on the client thread: its delay is CPU too
+    client_cpu = max(0.0, lib - se_real - (se_delay if busy else 0.0))
     se = se_real + se_delay
     server_net = max(0.0, hs - client_cpu - se)
     other = usable - tcp - client_cpu - se - server_net - step
@@ -419,6 +430,14 @@ def _start(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, s: dict, link=None
     except ConnectError as exc:
         R.add_failure(s, f"server: {exc}")
         return None
+    if km.security_level is not None:
+        s["labels"]["openssl_security_level"] = km.security_level
+        s["labels"]["note"] = (f"client and server at OpenSSL security level {km.security_level}: the 1998 card's "
+                               "RSA-1024 key is refused at the default level 2")
+        if p.target is None:
+            conf = private_dir(workdir / "server-openssl") / "openssl.cnf"
+            write_private(conf, openssl_seclevel_conf(km.security_level).encode())
+            server.openssl_conf = conf
     if link is not None and not link.loopback:
         server.place(link.srv_prefix(), link.server_addr,
                      lambda kind=socket.SOCK_STREAM: link.socket("srv", type=kind), user=link.server_user)
@@ -485,7 +504,7 @@ def measure_probe(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict |
             R.add_failure(s, f"connection {c.get('i')}: {c.get('stage', '?')}: {c.get('reason', 'failed')}")
             s["samples"].append(c)
             continue
-        phases, se = probe_phases(c, calls)
+        phases, se = probe_phases(c, calls, busy=getattr(getattr(km, "profile", None), "wait", "") == "busy")
         if "cold" in c:
             phases = c["cold"]["phases"] + phases
             c["usable_us"] = c["cold"]["usable_us"]
@@ -600,15 +619,15 @@ def _median_startup(argv: list[str], n: int, env: dict | None = None) -> float:
     return stats.median(vals)
 
 
-def _stamp_lines(argv: list[str], env: dict, marker: str, timeout_s: float, prefix: tuple[str, ...] = ()
-                 ) -> tuple[float | None, float, int, str]:
+def _stamp_lines(argv: list[str], env: dict, marker: str, timeout_s: float, prefix: tuple[str, ...] = (),
+                 cwd: Path | None = None) -> tuple[float | None, float, int, str]:
     """Spawn argv (under `prefix`, e.g. in a link's device namespace) with line-buffered stdout;
     return (µs from spawn to the first line containing marker or None, µs to exit, exit code, last
     output)."""
     cmd = [*prefix, *(["stdbuf", "-oL"] if shutil.which("stdbuf") else []), *argv]
     t0 = time.perf_counter_ns()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
-                            stdin=subprocess.DEVNULL)
+                            stdin=subprocess.DEVNULL, cwd=cwd)
     hit, tail = None, []
     timer = threading.Timer(timeout_s, proc.kill)
     timer.start()
@@ -726,8 +745,10 @@ def _mosquitto_pub_run(cfg, p, port, certs, km, s, dial: Dial) -> float | None:
     base = [exe, "-h", dial.host, "-p", str(port), "--cafile", str(certs.ca), "--insecure",
             "--cert", str(km.cert), "-t", "secperf/connect", "-m", "x", "-q", "0", "-d",
             "-i", f"secperf-pub-{os.getpid()}"]
+    cwd = None
     if km.uri:
-        base += ["--keyform", "engine", "--tls-engine", "pkcs11", "--key", km.uri]
+        cwd, key_id = engine_key_dir(km)
+        base += ["--keyform", "engine", "--tls-engine", "pkcs11", "--key", key_id]
     else:
         base += ["--key", str(km.key)]
     if cfg.tls in ("1.2", "1.3"):
@@ -735,7 +756,8 @@ def _mosquitto_pub_run(cfg, p, port, certs, km, s, dial: Dial) -> float | None:
     startup = _median_startup(dial.argv([exe, "--help"]), p.n, km.env)
     for i in range(p.warmup + p.n):
         m0 = time.monotonic_ns()
-        hit, wall, rc, tail = _stamp_lines(base, km.env, "received CONNACK", dial.timeout_ms / 1000 + 10, dial.prefix)
+        hit, wall, rc, tail = _stamp_lines(base, km.env, "received CONNACK", dial.timeout_ms / 1000 + 10, dial.prefix,
+                                           cwd=cwd)
         bracket = {"t0_ns": m0, "t1_ns": time.monotonic_ns()}
         warm = i < p.warmup
         if hit is None:
@@ -746,6 +768,26 @@ def _mosquitto_pub_run(cfg, p, port, certs, km, s, dial: Dial) -> float | None:
                                         "phases": [{"phase": "connect + TLS + CONNECT/CONNACK (spawn minus start-up)",
                                                     "us": max(0.0, hit - startup)}]})
     return startup
+
+
+def engine_key_dir(km: KeyMaterial) -> tuple[Path, str]:
+    """mosquitto_pub with the token key: (a private working directory, the key id to pass).
+
+    libmosquitto 2.0 (mosquitto_tls_set) opens the --key argument as a file before it looks at
+    --keyform, so a pkcs11: URI fails there ('Problem setting TLS options: File not found') although
+    the engine would load it. The URI is therefore made relative -- its PIN source a relative
+    `user.pin`, a link to the token's 0600 PIN file -- and an empty file of that very name sits in a
+    0700 directory the client runs in: the file check passes, and libp11 gets the URI (and reads
+    the PIN from its file, never from argv)."""
+    d = private_dir(Path(km.shim_dir) / "mosquitto-engine-key")
+    pin = d / "user.pin"
+    if not pin.is_symlink():
+        pin.symlink_to(km.token.pin_path)
+    key_id = km.uri.split("?", 1)[0] + "?pin-source=file:user.pin"
+    if "/" in key_id:
+        raise ConnectError(f"the token URI {key_id!r} contains '/': it cannot name a file for mosquitto_pub")
+    write_private(d / key_id, b"")
+    return d, key_id
 
 
 def _coap_client_run(cfg, p, port, certs, km, s, dial: Dial) -> float | None:
@@ -853,9 +895,10 @@ def configs_for(protocols: list[str], key_sources: list[str], handshakes: list[s
                                 out.append(ConnectConfig(proto, ks, hsk, client=client, tls=tls, nodelay=nodelay,
                                                          security=sec, key_session=ksess, coap_server=cs))
         if proto == "coap" and "californium" in (coap_servers or []):
-            if "software" in key_sources:  # Californium's client: full, resumed, connection ID after a rebinding
-                out += [ConnectConfig("coap", "software", h, client="californium", coap_server="californium")
-                        for h in CF_HANDSHAKES]
+            # Californium's client: full, resumed, connection ID after a rebinding; software key, and the
+            # token key through the JDK's SunPKCS11 provider and the shim
+            out += [ConnectConfig("coap", ks, h, client="californium", coap_server="californium")
+                    for ks in key_sources for h in CF_HANDSHAKES]
         if proto == "https":
             for auth in auths or []:
                 if auth == "mtls":
@@ -906,21 +949,31 @@ def measure_californium(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: 
         return R.finalize_series(s)
     km, server = ready
     dial = dial_for(link, p)
-    from ..lab.californium import CID_LENGTH, find_jar, java_exe, pkcs8_pem
+    from ..lab.californium import CID_LENGTH, find_jar, java_exe, pkcs8_pem, sunpkcs11_config
     warmup = max(p.warmup, CF_WARMUP)
     s["labels"]["warmup"] = warmup
     try:
-        key = Path(server.workdir) / "client.p8.pem"
-        write_private(key, pkcs8_pem(km.key))
         certs = pki.server(cfg.server_cert, 1)
+        if km.uri:  # the token key: SunPKCS11 on the shim, the PIN read from its 0600 file by the client
+            conf = Path(km.shim_dir) / "sunpkcs11.cfg"
+            write_private(conf, sunpkcs11_config(find_shim()).encode())
+            label = km.uri.split("object=", 1)[1].split(";", 1)[0].split("?", 1)[0]
+            key_args = ["--pkcs11-config", str(conf), "--pkcs11-pin-file", str(km.token.pin_path),
+                        "--pkcs11-label", unquote(label)]
+            s["labels"]["client_key_provider"] = "SunPKCS11 (JDK) on the secure-element shim"
+        else:
+            key = Path(server.workdir) / "client.p8.pem"
+            write_private(key, pkcs8_pem(km.key))
+            key_args = ["--key", str(key)]
         argv = dial.argv([java_exe(), "-jar", str(find_jar()), "client", "--host", dial.host, "--port", str(server.port),
-                          "--ca", str(certs.ca), "--cert", str(km.cert), "--key", str(key), "--n", str(p.n),
+                          "--ca", str(certs.ca), "--cert", str(km.cert), *key_args, "--n", str(p.n),
                           "--warmup", str(warmup), "--row", cfg.handshake, "--cid-length", str(CID_LENGTH),
                           "--timeout-ms", str(dial.timeout_ms)])
         budget = (p.n + warmup + 2) * (dial.timeout_ms / 1000 + 2) + 60
         with link_counters(s["derived"], dial.link):
             try:
-                r = registry.run(argv, "californium client", capture_output=True, text=True, timeout=budget)
+                r = registry.run(argv, "californium client", capture_output=True, text=True, timeout=budget,
+                                 env=km.env)
             except subprocess.TimeoutExpired:
                 r = None
                 R.add_failure(s, f"the Californium client did not finish within {budget:.0f} s")
@@ -930,6 +983,7 @@ def measure_californium(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: 
         r, hs = None, []
     finally:
         server.stop()
+    calls = km.calls()
     for c in parse_lines(r.stdout) if r is not None else []:
         if c.get("type") == "error":
             R.add_failure(s, c.get("reason", "the Californium client failed"))
@@ -941,10 +995,11 @@ def measure_californium(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: 
         if c.get("ok") and cfg.handshake == "resumed" and not c.get("resumed"):
             c.update(ok=False, reason="the session was not resumed")
         if c.get("ok"):
-            c["phases"] = [{"phase": {"full": "DTLS handshake + CoAP GET/response", "resumed":
-                                      "abbreviated handshake + CoAP GET/response",
-                                      "cid-rebind": "CoAP GET/response (no handshake)"}[cfg.handshake],
-                            "us": c["usable_us"]}]
+            rest = {"full": "DTLS handshake + CoAP GET/response", "resumed": "abbreviated handshake + CoAP GET/response",
+                    "cid-rebind": "CoAP GET/response (no handshake)"}[cfg.handshake]
+            se_us = _token_us(c, calls)
+            c["phases"] = ([{"phase": "secure element", "us": round(se_us, 3)}] if km.shim_log else []) + \
+                [{"phase": rest, "us": round(max(0.0, c["usable_us"] - se_us), 3)}]
         _record(s, c["i"], False, c)
     if r is not None and r.returncode != 0 and not s["failures"]:
         R.add_failure(s, f"the Californium client exited {r.returncode}: {r.stderr.strip()[-300:]}")
@@ -955,7 +1010,34 @@ def measure_californium(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: 
     d["server_handshakes"] = {"total": len(hs), "resumed": sum(1 for h in hs if h.get("resumed"))}
     if ok:
         d["phases_p50_us"] = phase_medians(ok)
+    if km.shim_log is not None and ok:
+        _derive_se(s, ok, calls, km)
     return _finish(s, server)
+
+
+def _token_us(conn: dict, calls: list[dict]) -> float:
+    """µs of the shim's calls (real and injected) inside one connection's [t0_ns, t1_ns]."""
+    t0, t1 = conn.get("t0_ns"), conn.get("t1_ns")
+    if t0 is None or t1 is None:
+        return 0.0
+    return sum(x.get("duration_ns", 0) for x in calls if t0 <= x.get("start_ns", -1) <= t1) / 1000
+
+
+def _derive_se(s: dict, ok: list[dict], calls: list[dict], km: KeyMaterial) -> None:
+    """The token's part in the Californium client's connections: per call kind, per connection."""
+    d = s["derived"]
+    for c in ok:
+        mine = [x for x in calls if c["t0_ns"] <= x.get("start_ns", -1) <= c["t1_ns"]]
+        c["se"] = {"calls": len(mine), "se_us": round(sum(x.get("duration_ns", 0) for x in mine) / 1000, 3),
+                   "sign": sum(1 for x in mine if x["fn"] == "C_Sign"),
+                   "verify": sum(1 for x in mine if x["fn"] == "C_Verify")}
+    d["se_calls"] = _se_breakdown(ok, calls)
+    d["se_p50_us"] = stats.median([c["se"]["se_us"] for c in ok])
+    d["token_sign_per_connection"] = sum(c["se"]["sign"] for c in ok) / len(ok)
+    d["token_verify_per_connection"] = sum(c["se"]["verify"] for c in ok) / len(ok)
+    s["labels"]["shim_log"] = str(km.shim_log)
+    s["labels"]["note"] = ("the JDK's SunPKCS11 signs with the token key and also verifies the server's signatures "
+                           "on the token (C_Verify, not delayed by the profile; counted in derived)")
 
 
 def _measure_vpn(cfg: ConnectConfig, p: ConnectParams, link=None) -> dict:

@@ -30,6 +30,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from ..core.errors import SetupError
+from ..lab import registry
 
 SIZES = (8, 16, 64, 256, 1024)
 MACS = ("chaskey", "chaskey-12", "aes-128-cmac", "hmac-sha256")
@@ -82,7 +83,7 @@ def _tool(name: str, debian: str) -> str:
 
 def _run(cmd: list[str], what: str, timeout: float = RUN_TIMEOUT_S, cwd: Path | None = None) -> str:
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+        p = registry.run(cmd, what, capture_output=True, text=True, timeout=timeout, cwd=cwd)
     except subprocess.TimeoutExpired:
         raise CortexMError(f"{what} did not finish within {timeout:.0f} s") from None
     if p.returncode != 0:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from ..core import result as R
 from ..core.errors import InputError, MeasurementError
+from ..lab import registry
 from ..spec.devices import Core, DeviceError, core as core_profile, cores
 from . import device_attrib as A
 from .device_build import STACKS, Build, ensure_built
@@ -152,7 +153,8 @@ def run_client(build: Build, dev: Core, cfg: Config, port: int, ca: Path, n: int
     if not app:
         argv.append("--no-app")
     try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=RUN_TIMEOUT_S + 5 * n)
+        # listed in the run registry, under the parent-death signal: no emulator outlives a killed secperf
+        p = registry.run(argv, "qemu device emulator", capture_output=True, text=True, timeout=RUN_TIMEOUT_S + 5 * n)
     except subprocess.TimeoutExpired:
         raise MeasurementError(f"the {cfg.stack} guest client did not finish {n} handshakes within "
                                f"{RUN_TIMEOUT_S + 5 * n} s") from None
@@ -276,6 +278,14 @@ def measure_config(cfg: Config, n: int, warmup: int, build: Build | None = None,
 
 # --- primitives ---------------------------------------------------------------------------------
 
+def check_ops(ops, build: Build, stack: str) -> list[str]:
+    """--op values this stack's build counts (InputError naming the known ones otherwise)."""
+    known = list(build.crypto_ops)
+    if not known:
+        raise InputError(f"--stack {stack}: this build has no primitive counts")
+    return _split(ops, "op", known)
+
+
 def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build: Build | None = None) -> list[dict]:
     """Instruction counts of single primitive operations (keygen, derive, sign, verify, AEAD, hash)."""
     dev = check_device(device)
@@ -290,7 +300,7 @@ def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build
             ev = Path(tmp) / f"ops-{op}.txt"
             argv = [build.qemu, "-cpu", dev.qemu_cpu, "-plugin", f"{build.plugin},out={ev}", str(build.client),
                     "--crypto", op, "--n", str(n + 1)]
-            p = subprocess.run(argv, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+            p = registry.run(argv, "qemu device emulator", capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
             s = R.new_series(f"device-crypto/{device}/{stack}/{op}", kind="device_crypto",
                              labels={"device": device, "stack": stack, "library": build.library, "op": op,
                                      "qemu_cpu": dev.qemu_cpu},

@@ -65,11 +65,31 @@ def parse_target(connect: str, ca: str | None = None, servername: str | None = N
             raise InputError(f"{opt} {path}: no such file")
     if (client_cert is None) != (client_key is None):
         raise InputError("--client-cert and --client-key go together: give both (or neither)")
+    for opt, path in (("--ca", ca), ("--client-cert", client_cert)):
+        if path is not None:
+            _pem_certificates(opt, Path(path))
     if client_key is not None and not client_key.startswith("pkcs11:") and not Path(client_key).is_file():
         raise InputError(f"--client-key {client_key}: no such file (give a PEM key file or a pkcs11: URI)")
+    if client_key is not None and not client_key.startswith("pkcs11:"):
+        head = Path(client_key).read_bytes()[:1 << 16]
+        if b"PRIVATE KEY-----" not in head:
+            raise InputError(f"--client-key {client_key}: not a PEM private key (no '-----BEGIN ... PRIVATE KEY-----'); "
+                             "give a PEM key file or a pkcs11: URI")
     if servername is not None and not servername.strip():
         raise InputError("--servername: give a name (the server certificate's DNS name)")
     return Target(host=host, addr=v4[0], port=int(port_s), ca=Path(ca).resolve() if ca else None,
                   servername=servername, client_cert=Path(client_cert).resolve() if client_cert else None,
                   client_key=client_key if client_key is None or client_key.startswith("pkcs11:")
                   else str(Path(client_key).resolve()))
+
+
+def _pem_certificates(opt: str, path: Path) -> None:
+    """The file holds at least one PEM certificate, else an InputError naming the option."""
+    from cryptography import x509
+    try:
+        certs = x509.load_pem_x509_certificates(path.read_bytes()[:1 << 22])
+    except (ValueError, OSError):
+        raise InputError(f"{opt} {path}: not a PEM certificate file (no readable '-----BEGIN CERTIFICATE-----' "
+                         "block); give the certificate(s) in PEM") from None
+    if not certs:
+        raise InputError(f"{opt} {path}: holds no PEM certificate")

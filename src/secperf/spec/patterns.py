@@ -272,7 +272,10 @@ def load_pattern(ref: str) -> Pattern:
         if not p.is_file():
             raise InputError(f"--pattern {ref!r}: neither a built-in pattern ({', '.join(builtin_names())}, or "
                              f"'study' for all six) nor a readable TOML file")
-        text, where = p.read_text(), str(p)
+        try:
+            text, where = p.read_text(encoding="utf-8"), str(p)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"--pattern {ref}: cannot read it as UTF-8 TOML text ({exc})") from None
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

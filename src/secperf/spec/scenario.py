@@ -26,7 +26,10 @@ def load(name_or_path: str) -> dict:
         try:
             text = p.read_text(encoding="utf-8")
         except OSError as exc:
-            raise ScenarioError(f"cannot read scenario {name_or_path}: {exc}") from None
+            raise ScenarioError(f"cannot read scenario {name_or_path}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise ScenarioError(f"scenario {name_or_path}: not UTF-8 text (byte {exc.start}): a scenario is a "
+                                "TOML file") from None
     else:
         res = resources.files("secperf.scenarios").joinpath(f"{name_or_path}.toml")
         if not res.is_file():

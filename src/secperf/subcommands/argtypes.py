@@ -83,3 +83,21 @@ def seed(s: str) -> int:
     if not 0 <= v <= MAX_SEED:
         raise argparse.ArgumentTypeError(f"{v} must be between 0 and 2^63-1")
     return v
+
+
+def path(s: str) -> str:
+    """A file or directory name: not empty (an empty name would silently mean the current
+    directory), no NUL byte."""
+    if not s.strip():
+        raise argparse.ArgumentTypeError("an empty name: give a file or directory path")
+    if "\0" in s:
+        raise argparse.ArgumentTypeError("a path cannot contain a NUL byte")
+    return s
+
+
+def name_list(s: str) -> str:
+    """A comma list of names that must name at least one (an empty value would silently select the
+    default or everything)."""
+    if not [x for x in s.split(",") if x.strip()]:
+        raise argparse.ArgumentTypeError(f"{s!r} names nothing: give one or more names, comma-separated")
+    return s

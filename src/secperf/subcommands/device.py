@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from .argtypes import count
+from . import argtypes
 
 NAME = "device"
 HELP = "TLS stacks compiled for ARM under QEMU: instructions per handshake message and per primitive"
@@ -14,9 +15,9 @@ HELP = "TLS stacks compiled for ARM under QEMU: instructions per handshake messa
 
 def _output_args(p) -> None:
     g = p.add_argument_group("output")
-    g.add_argument("--out", default="results", help="results directory (default results/)")
+    g.add_argument("--out", type=argtypes.path, default="results", help="results directory (default results/)")
     g.add_argument("--json", action="store_true", help="the Result on stdout, nothing else there")
-    g.add_argument("--csv", help="also write the series as CSV")
+    g.add_argument("--csv", type=argtypes.path, help="also write the series as CSV")
     g.add_argument("--no-report", action="store_true", help="do not write report.html")
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 
 from .argtypes import count, nonneg, positive, seed, share
+from . import argtypes
 
 MAX_DEVICES = 100_000_000
 NAME = "fleet"
@@ -41,7 +42,7 @@ def add_arguments(p) -> None:
                    "measured just before")
     p.add_argument("--seed", type=seed, default=1)
     g = p.add_argument_group("output")
-    g.add_argument("--out", default="results")
+    g.add_argument("--out", type=argtypes.path, default="results")
     g.add_argument("--json", action="store_true")
     g.add_argument("--no-report", action="store_true")
 

@@ -4,13 +4,15 @@ alert thresholds) in the Prometheus text exposition format."""
 
 from __future__ import annotations
 
+from . import argtypes
+
 NAME = "metrics"
 HELP = "operational metrics of a Result (signing, session reuse, SE errors, auth time-outs) as Prometheus text"
 
 
 def add_arguments(p) -> None:
     p.add_argument("result", help="a result.json (or its run directory)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    p.add_argument("-o", "--output", type=argtypes.path, metavar="FILE", help="write to FILE instead of stdout")
 
 
 def run(args) -> int:

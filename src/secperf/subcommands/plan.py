@@ -10,7 +10,8 @@ HELP = "judge communication patterns (periodic, events, real-time, management, b
 
 def add_arguments(p) -> None:
     from .argtypes import count, seed
-    p.add_argument("--pattern", action="append", metavar="NAME|FILE",
+    from . import argtypes
+    p.add_argument("--pattern", action="append", type=argtypes.name_list, metavar="NAME|FILE",
                    help="a built-in pattern (periodic-collection, event-driven, real-time-control, remote-management, "
                         "bulk-transfer, batch-collection; 'study' = all six) or a TOML file; comma list, repeatable "
                         "(default: study)")
@@ -26,8 +27,8 @@ def add_arguments(p) -> None:
                    help="run each measure the emulator can run (resumption, JWT caching, PSK) before/after on the "
                         "real servers over the pattern's emulated link; predicted vs measured P50 (needs root)")
     p.add_argument("--verify-n", type=count(1000), default=10, help="connections per verified row (default 10)")
-    p.add_argument("--metrics", metavar="FILE", help="also write the plan's operational metrics (Prometheus text)")
-    p.add_argument("--out", default="results", metavar="DIR")
+    p.add_argument("--metrics", type=argtypes.path, metavar="FILE", help="also write the plan's operational metrics (Prometheus text)")
+    p.add_argument("--out", type=argtypes.path, default="results", metavar="DIR")
     p.add_argument("--json", action="store_true", help="print the Result JSON on stdout and nothing else")
     p.add_argument("--no-report", action="store_true", help="skip writing report.html")
 

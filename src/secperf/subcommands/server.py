@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 
 from .argtypes import count, nonneg, positive, seed
+from . import argtypes
 
 NAME = "server"
 HELP = "server CPU per handshake and capacity (nginx, probe, mosquitto), private-key offload busy vs sleep"
@@ -39,9 +40,9 @@ def add_arguments(p) -> None:
     p.add_argument("--procs", type=count(64), default=1, help="load generator processes (default 1)")
     p.add_argument("--seed", type=seed, default=1)
     g = p.add_argument_group("output")
-    g.add_argument("--out", default="results")
+    g.add_argument("--out", type=argtypes.path, default="results")
     g.add_argument("--json", action="store_true", help="the Result on stdout, nothing else there")
-    g.add_argument("--csv")
+    g.add_argument("--csv", type=argtypes.path)
     g.add_argument("--no-report", action="store_true")
 
 

@@ -4,18 +4,19 @@ them; `*_kwargs` turn the parsed values into keyword arguments of secperf.app.co
 
 from __future__ import annotations
 
+from . import argtypes
 from .argtypes import count, positive
 
 
 def add_options(parsers: dict) -> None:
     for name in ("connect", "jwt"):
         parsers[name].add_argument(
-            "--key-session", action="append", metavar="KINDS",
+            "--key-session", action="append", type=argtypes.name_list, metavar="KINDS",
             help="token key session per connection: warm (default: one PKCS#11 session and login for all), "
                  "cold (a device waking for each connection: open a session, log in, find the key every time); "
                  "comma-separated for both")
     parsers["connect"].add_argument(
-        "--coap-server", action="append", metavar="NAMES",
+        "--coap-server", action="append", type=argtypes.name_list, metavar="NAMES",
         help="CoAP/DTLS servers: libcoap (default), californium (Eclipse Californium: resumes DTLS sessions, "
              "connection IDs; adds its own client's rows: full, resumed, cid-rebind); comma-separated")
     for name in ("connect", "handshake"):

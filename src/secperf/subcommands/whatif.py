@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from .argtypes import count, positive, seed
+from . import argtypes
 
 NAME = "whatif"
 HELP = "predict connection set-up for a protocol, key source, group, certificate and network (Monte Carlo)"
@@ -22,10 +23,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--network", action="append", metavar="NETWORK",
                    help="a link profile (`secperf netem list`), a spec like 'delay=50ms,loss=1%%,rate=250kbit', a "
                         "sweep or a comma list of profiles; repeatable (default: loopback)")
-    p.add_argument("--key", action="append", metavar="SOURCES",
+    p.add_argument("--key", action="append", type=argtypes.name_list, metavar="SOURCES",
                    help="client key: software, se:PROFILE (warm: session kept) or se:PROFILE:cold (open "
                         "session, log in, find key, sign per connection); comma list")
-    p.add_argument("--group", action="append", metavar="GROUPS", help="key-exchange group(s) (default x25519), "
+    p.add_argument("--group", action="append", type=argtypes.name_list, metavar="GROUPS", help="key-exchange group(s) (default x25519), "
                    "e.g. p-256, ml-kem-768, x25519mlkem768")
     p.add_argument("--cert", action="append", metavar="TYPE[:DEPTH]",
                    help="server certificate key type and chain depth, e.g. ecdsa-p256, rsa-2048:2, ml-dsa-44")
@@ -43,7 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="CoAP ACK_RANDOM_FACTOR (RFC 7252: 1.5; secperf's probe uses 1.0)")
     p.add_argument("--n", type=count(100_000_000), default=100_000, help="simulated connections per scenario")
     p.add_argument("--seed", type=seed, default=1)
-    p.add_argument("--out", default="results", metavar="DIR")
+    p.add_argument("--out", type=argtypes.path, default="results", metavar="DIR")
     p.add_argument("--json", action="store_true", help="print the Result JSON on stdout and nothing else")
     p.add_argument("--no-report", action="store_true", help="skip writing report.html")
 

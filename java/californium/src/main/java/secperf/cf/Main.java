@@ -51,6 +51,8 @@ import org.eclipse.californium.scandium.dtls.x509.StaticNewAdvancedCertificateVe
  *   prints {"type":"listening","port":P}, then {"type":"handshake","resumed":bool} per handshake;
  *   GET /secperf answers 2.05 with a short body.
  * client --host H --port P --ca CA.pem --cert CHAIN.pem --key KEY.pem --n N --warmup W [--cid-length N]
+ *        (or, for a token key, --pkcs11-config SUNPKCS11.cfg --pkcs11-pin-file PIN --pkcs11-label LABEL
+ *        instead of --key)
  *        --row full|resumed|cid-rebind [--timeout-ms T]
  *   full: a new connector (no session) per request; resumed: one full handshake first, then per
  *   request the session is resumed (abbreviated handshake); cid-rebind: one full handshake first, then
@@ -260,10 +262,45 @@ public final class Main {
         }
     }
 
+    /**
+     * The client key from a PKCS#11 token through the JDK's SunPKCS11 provider: --pkcs11-config names a
+     * SunPKCS11 configuration file (library = the secure-element shim), --pkcs11-pin-file the 0600 file
+     * holding the user PIN, --pkcs11-label the key's CKA_LABEL (the KeyStore alias). The provider goes
+     * first, with only the signature mechanisms and its KeyStore enabled in that file: Scandium keeps one
+     * Signature object per thread and algorithm, so a provider chosen by a verification (SunEC, with the
+     * provider last) could never take the token key afterwards; first, SunPKCS11 signs with the token key
+     * (C_Sign) -- and verifies the server's signatures on the token too (C_Verify, counted apart).
+     */
+    static PrivateKey pkcs11Key(Map<String, String> a) throws Exception {
+        java.security.Provider base = java.security.Security.getProvider("SunPKCS11");
+        if (base == null) {
+            throw new IllegalStateException("this JDK has no SunPKCS11 provider");
+        }
+        java.security.Provider p = base.configure(a.get("--pkcs11-config"));
+        java.security.Security.insertProviderAt(p, 1);
+        char[] pin = Files.readString(Path.of(a.get("--pkcs11-pin-file")), StandardCharsets.US_ASCII).trim().toCharArray();
+        java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS11", p);
+        ks.load(null, pin);
+        java.util.Arrays.fill(pin, '\0');
+        String label = a.get("--pkcs11-label");
+        java.security.Key k = ks.getKey(label, null);
+        if (!(k instanceof PrivateKey)) {
+            throw new IllegalArgumentException("no private key labelled " + label + " in the token (aliases: "
+                    + java.util.Collections.list(ks.aliases()) + ")");
+        }
+        return (PrivateKey) k;
+    }
+
     static int client(Map<String, String> a) throws Exception {
-        // software key only: through SunPKCS11 Scandium signed with a software code path (the token saw no
-        // C_Sign and the server answered decrypt_error), so the secure-element rows use the probe
-        PrivateKey key = pkcs8(a.get("--key"));
+        PrivateKey key;
+        try {
+            key = a.containsKey("--pkcs11-config") ? pkcs11Key(a) : pkcs8(a.get("--key"));
+        } catch (Exception e) {
+            emit("{\"type\":\"error\",\"reason\":\"client key: " + String.valueOf(e).replace("\"", "'") + "\"}");
+            return 1;
+        }
+        emit("{\"type\":\"key\",\"class\":\"" + key.getClass().getName() + "\",\"algorithm\":\""
+                + key.getAlgorithm() + "\"}");
         InetSocketAddress server = new InetSocketAddress(a.getOrDefault("--host", "127.0.0.1"),
                 Integer.parseInt(a.get("--port")));
         String row = a.getOrDefault("--row", "full");
@@ -295,8 +332,10 @@ public final class Main {
                 CoapResponse r = c.coap.get();
                 long t1 = System.nanoTime();
                 boolean ok = r != null && r.isSuccess();
+                // System.nanoTime is CLOCK_MONOTONIC on Linux: t0_ns/t1_ns match the shim's call log
                 emit(String.format("{\"type\":\"conn\",\"i\":%d,\"warmup\":%b,\"ok\":%b,\"usable_us\":%.3f,"
-                        + "\"handshakes\":%d,\"resumed\":%b%s}", i, i < warmup, ok, (t1 - t0) / 1000.0,
+                        + "\"t0_ns\":%d,\"t1_ns\":%d,"
+                        + "\"handshakes\":%d,\"resumed\":%b%s}", i, i < warmup, ok, (t1 - t0) / 1000.0, t0, t1,
                         c.handshakes.get() - h0, c.resumed.get() > r0,
                         ok ? "" : ",\"reason\":\"" + (r == null ? "no response (timeout)" : "response " + r.getCode())
                                 + "\""));
