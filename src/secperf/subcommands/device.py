@@ -45,6 +45,8 @@ def add_arguments(p) -> None:
     sub.add_parser("list", help="core profiles with their sources, and the stacks")
     b = sub.add_parser("build", help="build the guest clients and the counting plugin now (else at first use)")
     b.add_argument("--stack", default="wolfssl,mbedtls")
+    b.add_argument("--target", default="armhf,cortex-m4", help="armhf (Debian's libraries), cortex-m4 "
+                   "(built from Debian's source packages); comma list")
 
 
 def _output(args):
@@ -66,6 +68,6 @@ def run(args) -> int:
     if args.device_cmd == "list":
         return app.list_devices()
     if args.device_cmd == "build":
-        return app.build(args.stack)
+        return app.build(args.stack, args.target)
     print("secperf device: choose handshake, crypto, list or build (secperf device -h)", file=sys.stderr)
     return 2
