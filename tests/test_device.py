@@ -13,10 +13,10 @@ from secperf.core.errors import InputError, SetupError
 from secperf.measure import device_attrib as A
 
 
-def _build_or_skip(stack="wolfssl"):
+def _build_or_skip(stack="wolfssl", target="armhf"):
     from secperf.measure.device_build import ensure_built
     try:
-        return ensure_built(stack)
+        return ensure_built(stack, target)
     except SetupError:
         pytest.skip("the emulated-device toolchain is unavailable (run scripts/bootstrap; `secperf device build` says what is missing)")
 
@@ -92,7 +92,7 @@ def test_core_profiles_have_clock_cpi_range_and_sources():
     (["--stack", "boringssl"], ["unknown stack", "wolfssl", "mbedtls"]),
     (["--group", "x448"], ["unknown group", "x25519", "p-256"]),
     (["--suite", "rc4"], ["unknown suite", "aes128gcm", "chacha20"]),
-    (["--device", "cortex-m4-120"], ["Cortex-M build", "cortex-a9-400"]),
+    (["--device", "cortex-m0plus-64"], ["no cortex-m0 build", "cortex-a9-400", "cortex-m4-120"]),
 ])
 def test_bad_device_stack_or_group_exits_2_naming_the_options(tmp_path, args, names):
     p = run_cli("device", "handshake", *args, "--out", str(tmp_path), timeout=120)
@@ -169,3 +169,63 @@ def test_block_counting_equals_instruction_counting(tmp_path):
         counts[mode] = (total, A.op_counts(events))
     assert counts["insn"] == counts["tb"]
     assert all(c > 1024 for _, c in counts["tb"][1])
+
+
+def test_footprint_counts_only_the_library_sections_the_link_kept():
+    from secperf.measure.device_build import footprint
+    ld_map = """Discarded input sections
+
+ .text.unused   0x00000000       0x40 /b/libwolfssl.a(aes.o)
+
+Linker script and memory map
+
+ .text          0x00010000      0x100 /b/client.o
+ .text.wc_AesEncrypt
+                0x00010100      0x200 /b/libwolfssl.a(aes.o)
+ .rodata.Te     0x00020000      0x400 /b/libwolfssl.a(aes.o)
+ .data          0x00030000        0x8 /b/libwolfssl.a(random.o)
+ .bss.cache     0x00040000       0x10 /b/libwolfssl.a(ssl.o)
+ .text.memcpy   0x00010300       0x50 /usr/lib/libc.a(memcpy.o)
+"""
+    fp = footprint(ld_map, ("libwolfssl.a",))
+    assert (fp["text"], fp["rodata"], fp["data"], fp["bss"]) == (0x200, 0x400, 8, 0x10)
+    assert fp["flash"] == 0x200 + 0x400 + 8 and fp["ram_static"] == 8 + 0x10
+
+
+def test_mac_table_has_the_shipped_libraries_next_to_secperf_kernels():
+    from secperf.spec.devices import mac_cost
+    for dev in ("cortex-m4-wolfcrypt", "cortex-m4-mbedtls"):
+        for mac in ("aes-128-cmac", "hmac-sha256"):
+            c = mac_cost(dev, mac)
+            assert c.unit == "instructions" and "secperf device crypto" in c.source
+            assert c.per_message(1024) > c.per_message(64) > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stack, tls", [("wolfssl", "1.3"), ("mbedtls", "1.2")])
+def test_cortex_m4_build_runs_handshakes_split_per_message(tmp_path, stack, tls):
+    """The Cortex-M4 builds (compiled from Debian's source packages at first use: slow the first
+    time) complete handshakes under qemu-arm -cpu max, split per message, with their footprint."""
+    b = _build_or_skip(stack, "cortex-m4")
+    assert b.run_cpu == "max" and b.footprint["text"] > 10_000
+    p = run_cli("device", "handshake", "--device", "cortex-m4-120", "--stack", stack, "--tls", tls, "--group", "p-256",
+                "--suite", "chacha20", "--n", "1", "--warmup", "0", "--out", str(tmp_path), "--json", timeout=600)
+    assert p.returncode == 0, p.stderr
+    warm = [s for s in json.loads(p.stdout)["series"] if s["labels"]["phase"] == "warm"][0]
+    assert warm["status"] == "ok" and warm["labels"]["build_target"] == "cortex-m4"
+    smp = warm["samples"][0]
+    assert smp["parts_sum"] == smp["instructions"] > 0 and len(smp["messages"]) >= 5
+    assert warm["derived"]["footprint"]["flash"] > warm["derived"]["footprint"]["ram_static"] > 0
+
+
+def test_mbedtls_primitive_counts_include_macs(tmp_path):
+    _build_or_skip("mbedtls")
+    p = run_cli("device", "crypto", "--stack", "mbedtls", "--op", "x25519-keygen,aes-128-cmac-64,hmac-sha256-64",
+                "--n", "2", "--out", str(tmp_path), "--json", timeout=300)
+    assert p.returncode == 0, p.stderr
+    rows = {s["labels"]["op"]: s for s in json.loads(p.stdout)["series"]}
+    assert set(rows) == {"x25519-keygen", "aes-128-cmac-64", "hmac-sha256-64"}
+    for s in rows.values():
+        assert s["status"] == "ok" and s["derived"]["instructions_median"] > 0
+    # a 64-byte CMAC is four AES blocks plus the subkey work; X25519 is a whole scalar multiplication
+    assert rows["x25519-keygen"]["derived"]["instructions_median"] > 50 * rows["aes-128-cmac-64"]["derived"]["instructions_median"]
