@@ -229,3 +229,16 @@ def test_mbedtls_primitive_counts_include_macs(tmp_path):
         assert s["status"] == "ok" and s["derived"]["instructions_median"] > 0
     # a 64-byte CMAC is four AES blocks plus the subkey work; X25519 is a whole scalar multiplication
     assert rows["x25519-keygen"]["derived"]["instructions_median"] > 50 * rows["aes-128-cmac-64"]["derived"]["instructions_median"]
+
+
+def test_missing_cross_compiler_is_a_setup_error_naming_the_package(tmp_path):
+    """Without the cross tool chain on PATH (and no build cached for it), the run stops with a
+    setup error naming the Debian package to install, not a traceback."""
+    import os
+    import sys
+    env = dict(os.environ, PATH=str(tmp_path / "empty") + os.pathsep + os.path.dirname(sys.executable))
+    env["SECPERF_HOME"] = str(tmp_path / "home")
+    p = run_cli("device", "handshake", "--stack", "wolfssl", "--group", "x25519", "--suite", "aes128gcm",
+                "--out", str(tmp_path / "out"), env=env, timeout=120)
+    assert p.returncode not in (0, 2), p.stderr
+    assert "gcc-arm-linux-gnueabihf" in p.stderr and "Traceback" not in p.stderr

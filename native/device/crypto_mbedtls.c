@@ -1,4 +1,4 @@
-/* crypto_mbedtls: Mbed TLS (2.28) primitives, each repetition between OP_BEGIN and OP_END markers;
+/* crypto_mbedtls: Mbed TLS (2.28, or 3.6) primitives, each repetition between OP_BEGIN and OP_END markers;
  * keys, contexts and inputs are prepared outside the markers. The same operation names as
  * crypto_wolfssl.c, so the two stacks' rows line up. Key exchange is done as the TLS client does
  * it (ECP key generation; ECDH with the DRBG for blinding), signatures on a SHA-256 digest. */
@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mbedtls/version.h>
 #include <mbedtls/chachapoly.h>
 #include <mbedtls/cipher.h>
 #include <mbedtls/cmac.h>
@@ -16,6 +17,10 @@
 #include <mbedtls/gcm.h>
 #include <mbedtls/md.h>
 #include <mbedtls/sha256.h>
+
+#if MBEDTLS_VERSION_MAJOR >= 3
+#define mbedtls_sha256_ret mbedtls_sha256
+#endif
 
 #include "crypto_mbedtls.h"
 #include "marker.h"

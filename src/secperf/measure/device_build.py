@@ -39,7 +39,11 @@ STACKS = {  # stack -> (make target, binary, static libraries it needs, Debian p
     "wolfssl": ("wolfssl", "sp-device-wolfssl", ("libwolfssl.a",), "libwolfssl-dev:armhf"),
     "mbedtls": ("mbedtls", "sp-device-mbedtls", ("libmbedtls.a", "libmbedx509.a", "libmbedcrypto.a"),
                 "libmbedtls-dev:armhf"),
+    # Mbed TLS 3.6 (TLS 1.3): no Debian package here; built from source for every target
+    "mbedtls3": ("mbedtls3", "sp-device-mbedtls3", (), None),
 }
+# compiler flags of a source build for the A profile (the same as Debian's armhf packages)
+ARMHF_SOURCE_FLAGS = "-march=armv7-a -mthumb -mfloat-abi=hard -mfpu=vfpv3-d16"
 # library functions whose first instruction marks an event (wolfSSL): id -> function
 WATCH = {
     1: "SendTls13ClientHello", 2: "SendClientHello", 3: "SendTls13Certificate",
@@ -55,10 +59,12 @@ TARGETS = {
                   "native/device/mcu), linked statically with armhf glibc"),
 }
 # Debian source packages of the microcontroller builds: stack -> (source package, directory glob)
-SOURCES = {"wolfssl": ("wolfssl", "wolfssl-*"), "mbedtls": ("mbedtls", "mbedtls-*")}
+SOURCES = {"wolfssl": ("Debian's source package wolfssl (apt-get source)", "wolfssl-[0-9]*"),
+           "mbedtls": ("Debian's source package mbedtls (apt-get source)", "mbedtls-[0-9]*"),
+           "mbedtls3": ("the mbedtls-rs-sys crate from crates.io (cargo fetch)", "mbedtls-rs-sys-*/mbedtls")}
 # archive of the library in the link map: (target kind, stack) -> archive names
 ARCHIVES = {"wolfssl": ("libwolfssl.a",), "mbedtls": ("libmbedtls.a", "libmbedx509.a", "libmbedcrypto.a",
-                                                      "libmbedall.a")}
+                                                      "libmbedall.a"), "mbedtls3": ("libmbedtls3.a",)}
 MARKER_NR = 1516
 BUILD_TIMEOUT_S = 300
 
@@ -171,8 +177,8 @@ def source_dir(stack: str) -> Path:
     found = sorted(d for d in base.glob(pattern) if d.is_dir()) if base.is_dir() else []
     if not found:
         raise DeviceSetupError(
-            f"the {stack} sources for the microcontroller build were not found in {base}: run scripts/bootstrap, "
-            f"which fetches Debian's source package ({pkg}: apt-get source) and unpacks it there")
+            f"the {stack} sources for the source build were not found in {base}: run scripts/bootstrap, "
+            f"which fetches {pkg} and unpacks it there")
     return found[-1]
 
 
@@ -238,6 +244,11 @@ def ensure_built(stack: str, target: str = "armhf") -> Build:
     decls = shared_decls_dir(src)
     inc = qemu_plugin_include()
     cc_line = _version_line([cc, "--version"])
+    if flags is None and stack == "mbedtls3":
+        flags = ARMHF_SOURCE_FLAGS
+        note = "built from the mbedtls-rs-sys crate's Mbed TLS sources for ARMv7-A (Thumb-2, -O2), linked statically"
+    elif flags is not None and stack == "mbedtls3":
+        note = note.replace("Debian's source package", "the mbedtls-rs-sys crate's Mbed TLS sources")
     if flags is None:
         root = sysroot_for(stack)
         libdir = root / "usr" / "lib" / "arm-linux-gnueabihf"
@@ -245,9 +256,9 @@ def ensure_built(stack: str, target: str = "armhf") -> Build:
         extra = [f"SYSROOT={root}", make_target]
     else:
         root = source_dir(stack)
-        binary = f"{binary}-m4"
+        binary = f"{binary}-src"
         parts = [stack, target, flags, cc_line, str(root), str(inc)]
-        var = "WOLFSSL_SRC" if stack == "wolfssl" else "MBEDTLS_SRC"
+        var = {"wolfssl": "WOLFSSL_SRC", "mbedtls": "MBEDTLS_SRC", "mbedtls3": "MBED3_SRC"}[stack]
         # the library objects are cached apart from the clients: keyed by compiler, flags, sources, config
         lib_key = hashlib.sha256("|".join(parts + [p.read_text() for p in sorted((src / "mcu").rglob("*.h"))])
                                  .encode()).hexdigest()[:16]
@@ -255,7 +266,7 @@ def ensure_built(stack: str, target: str = "armhf") -> Build:
                  f"mcu-{stack}", "-j2"]
     out = device_home() / "build" / _fingerprint(src, parts + [(decls / "qemu_plugin_api.h").read_text()])
     client, plugin, watch, meta = out / binary, out / "libinsn_events.so", out / f"watch-{stack}.txt", out / f"{stack}.json"
-    run_cpu = None if flags is None else "max"
+    run_cpu = "max" if target != "armhf" else None
     if not (client.is_file() and plugin.is_file() and meta.is_file()):
         out.mkdir(parents=True, exist_ok=True)
         with open(device_home() / "build" / ".lock", "w") as lock:  # one build at a time (shared cache)
@@ -264,7 +275,7 @@ def ensure_built(stack: str, target: str = "armhf") -> Build:
     info = json.loads(meta.read_text().splitlines()[0])
     mp = Path(f"{client}.map")
     fp = footprint(mp.read_text(errors="replace"), ARCHIVES[stack]) if mp.is_file() else None
-    label = info["library"] + ("" if flags is None else f" ({target} build)")
+    label = info["library"] + ("" if target == "armhf" else f" ({target} build)")
     return Build(stack=stack, client=client, plugin=plugin, watch=watch, library=label,
                  offers=info["offers"], crypto_ops=tuple(info.get("crypto_ops", ())), qemu=qemu,
                  qemu_version=_version_line([qemu, "--version"]), cross_cc=cc_line,
