@@ -66,6 +66,25 @@ def test_mbedtls_steps_fold_silent_steps_and_rename_what_was_read():
     assert hs.parts_sum == hs.instructions == 990
 
 
+def test_mbedtls3_tls13_steps_take_their_deferred_writes():
+    """Mbed TLS 3.x writes a step's message at the start of the next step: the ClientHello step keeps
+    the key generation and the write; a silent step whose 'write' is another message's record
+    (a ChangeCipherSpec after the TLS 1.3 CertificateRequest-less flight) is folded back."""
+    b = 0x100
+    ev = [_ev(0, "M", A.HS_BEGIN, 0), _ev(1, "M", A.STEP, b + 0), _ev(5, "M", A.STEP, b + 1),
+          _ev(1000, "M", A.STEP, b + 2), _ev(1100, "M", A.SEND, _rec(22, 1, 1)),     # ClientHello flushed late
+          _ev(1200, "M", A.RECV_BEGIN, 0), _ev(1210, "M", A.RECV_INFO, _rec(22, 2, 90)),
+          _ev(3000, "M", A.STEP, b + 19), _ev(3010, "M", A.RECV_BEGIN, 1), _ev(3020, "M", A.RECV_INFO, _rec(23, 0xFF, 20)),
+          _ev(3100, "M", A.STEP, b + 22),                                              # builds the CCS, silent
+          _ev(3150, "M", A.STEP, b + 11), _ev(3160, "M", A.SEND, _rec(20, 0xFF, 1)),  # its CCS, then Finished
+          _ev(3400, "M", A.SEND, _rec(23, 0xFF, 1)), _ev(3500, "M", A.HS_END, 1)]
+    hs, = A.handshakes(ev, [{"conn": 0, "ok": 1}], "1.3")
+    assert [(m["dir"], m["message"], m["instructions"]) for m in hs.messages] == [
+        ("sent", "ClientHello", 1100), ("received", "ServerHello", 1900), ("received", "EncryptedExtensions", 100),
+        ("sent", "ChangeCipherSpec", 3160 - 3100), ("sent", "Finished", 3500 - 3160)]
+    assert hs.parts_sum == hs.instructions
+
+
 # --- profiles --------------------------------------------------------------------------------------
 
 def test_core_profiles_have_clock_cpi_range_and_sources():
@@ -140,7 +159,7 @@ def test_mbedtls_tls13_is_refused_naming_tls12(tmp_path):
     _build_or_skip("mbedtls")
     p = run_cli("device", "handshake", "--stack", "mbedtls", "--tls", "1.3", "--out", str(tmp_path), timeout=120)
     assert p.returncode == 2
-    assert "TLS 1.2" in p.stderr
+    assert "TLS 1.2" in p.stderr and "mbedtls3" in p.stderr
 
 
 def test_mbedtls_tls12_handshake_is_split_per_message(tmp_path):
@@ -242,3 +261,20 @@ def test_missing_cross_compiler_is_a_setup_error_naming_the_package(tmp_path):
                 "--out", str(tmp_path / "out"), env=env, timeout=120)
     assert p.returncode not in (0, 2), p.stderr
     assert "gcc-arm-linux-gnueabihf" in p.stderr and "Traceback" not in p.stderr
+
+
+@pytest.mark.slow
+def test_mbedtls3_tls13_handshake_is_split_per_message(tmp_path):
+    """Mbed TLS 3.6 (built from the mbedtls-rs-sys crate's sources at first use: slow the first time)
+    completes TLS 1.3 handshakes with openssl s_server, split per message."""
+    _build_or_skip("mbedtls3")
+    p = run_cli("device", "handshake", "--stack", "mbedtls3", "--tls", "1.3", "--group", "x25519",
+                "--suite", "aes128gcm", "--n", "1", "--warmup", "0", "--out", str(tmp_path), "--json", timeout=600)
+    assert p.returncode == 0, p.stderr
+    warm = [s for s in json.loads(p.stdout)["series"] if s["labels"]["phase"] == "warm"][0]
+    assert warm["status"] == "ok", warm["failures"]
+    smp = warm["samples"][0]
+    assert smp["version"] == "TLSv1.3" and smp["parts_sum"] == smp["instructions"] > 0
+    names = [m["message"] for m in warm["derived"]["messages"]]
+    assert names[:2] == ["ClientHello", "ServerHello"]
+    assert {"EncryptedExtensions", "Certificate", "CertificateVerify", "Finished"} <= set(names)

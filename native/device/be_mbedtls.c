@@ -177,6 +177,11 @@ static void *mbed_setup(const struct sp_config *cfg, char *err, size_t errlen)
 #endif
     mbedtls_ssl_conf_ciphersuites(&st.conf, st.suites);
     mbedtls_ssl_conf_session_tickets(&st.conf, MBEDTLS_SSL_SESSION_TICKETS_ENABLED);
+#if MBEDTLS_VERSION_MAJOR >= 3 && defined(MBEDTLS_SSL_PROTO_TLS1_3)
+    /* 3.6 clients drop TLS 1.3 tickets unless asked to hand them over (needed for resumption) */
+    mbedtls_ssl_conf_tls13_enable_signal_new_session_tickets(&st.conf,
+                                                             MBEDTLS_SSL_TLS1_3_SIGNAL_NEW_SESSION_TICKETS_ENABLED);
+#endif
     mbedtls_ssl_session_init(&st.session);
     return &st;
 }
@@ -240,8 +245,9 @@ static int mbed_app(void *p, size_t *bytes_read, char *err, size_t errlen)
             continue;
         }
 #if MBEDTLS_VERSION_MAJOR >= 3
-        if (rc == MBEDTLS_ERR_SSL_RECEIVED_NEW_SESSION_TICKET)
-            continue; /* TLS 1.3: a ticket after the handshake (kept by mbedtls_ssl_get_session) */
+        if (rc == MBEDTLS_ERR_SSL_RECEIVED_NEW_SESSION_TICKET || rc == MBEDTLS_ERR_SSL_WANT_READ)
+            continue; /* TLS 1.3: a ticket after the handshake (kept by mbedtls_ssl_get_session); the
+                       * blocking socket makes WANT_READ mean "call again" */
 #endif
         if (rc == 0 || rc == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY || rc == MBEDTLS_ERR_NET_RECV_FAILED)
             return *bytes_read > 0 ? 0 : -1;
