@@ -13,10 +13,10 @@ from secperf.core.errors import InputError, SetupError
 from secperf.measure import device_attrib as A
 
 
-def _build_or_skip(stack="wolfssl"):
+def _build_or_skip(stack="wolfssl", target="armhf"):
     from secperf.measure.device_build import ensure_built
     try:
-        return ensure_built(stack)
+        return ensure_built(stack, target)
     except SetupError:
         pytest.skip("the emulated-device toolchain is unavailable (run scripts/bootstrap; `secperf device build` says what is missing)")
 
@@ -66,6 +66,25 @@ def test_mbedtls_steps_fold_silent_steps_and_rename_what_was_read():
     assert hs.parts_sum == hs.instructions == 990
 
 
+def test_mbedtls3_tls13_steps_take_their_deferred_writes():
+    """Mbed TLS 3.x writes a step's message at the start of the next step: the ClientHello step keeps
+    the key generation and the write; a silent step whose 'write' is another message's record
+    (a ChangeCipherSpec after the TLS 1.3 CertificateRequest-less flight) is folded back."""
+    b = 0x100
+    ev = [_ev(0, "M", A.HS_BEGIN, 0), _ev(1, "M", A.STEP, b + 0), _ev(5, "M", A.STEP, b + 1),
+          _ev(1000, "M", A.STEP, b + 2), _ev(1100, "M", A.SEND, _rec(22, 1, 1)),     # ClientHello flushed late
+          _ev(1200, "M", A.RECV_BEGIN, 0), _ev(1210, "M", A.RECV_INFO, _rec(22, 2, 90)),
+          _ev(3000, "M", A.STEP, b + 19), _ev(3010, "M", A.RECV_BEGIN, 1), _ev(3020, "M", A.RECV_INFO, _rec(23, 0xFF, 20)),
+          _ev(3100, "M", A.STEP, b + 22),                                              # builds the CCS, silent
+          _ev(3150, "M", A.STEP, b + 11), _ev(3160, "M", A.SEND, _rec(20, 0xFF, 1)),  # its CCS, then Finished
+          _ev(3400, "M", A.SEND, _rec(23, 0xFF, 1)), _ev(3500, "M", A.HS_END, 1)]
+    hs, = A.handshakes(ev, [{"conn": 0, "ok": 1}], "1.3")
+    assert [(m["dir"], m["message"], m["instructions"]) for m in hs.messages] == [
+        ("sent", "ClientHello", 1100), ("received", "ServerHello", 1900), ("received", "EncryptedExtensions", 100),
+        ("sent", "ChangeCipherSpec", 3160 - 3100), ("sent", "Finished", 3500 - 3160)]
+    assert hs.parts_sum == hs.instructions
+
+
 # --- profiles --------------------------------------------------------------------------------------
 
 def test_core_profiles_have_clock_cpi_range_and_sources():
@@ -92,7 +111,7 @@ def test_core_profiles_have_clock_cpi_range_and_sources():
     (["--stack", "boringssl"], ["unknown stack", "wolfssl", "mbedtls"]),
     (["--group", "x448"], ["unknown group", "x25519", "p-256"]),
     (["--suite", "rc4"], ["unknown suite", "aes128gcm", "chacha20"]),
-    (["--device", "cortex-m4-120"], ["Cortex-M build", "cortex-a9-400"]),
+    (["--device", "cortex-m0plus-64"], ["no cortex-m0 build", "cortex-a9-400", "cortex-m4-120"]),
 ])
 def test_bad_device_stack_or_group_exits_2_naming_the_options(tmp_path, args, names):
     p = run_cli("device", "handshake", *args, "--out", str(tmp_path), timeout=120)
@@ -140,7 +159,7 @@ def test_mbedtls_tls13_is_refused_naming_tls12(tmp_path):
     _build_or_skip("mbedtls")
     p = run_cli("device", "handshake", "--stack", "mbedtls", "--tls", "1.3", "--out", str(tmp_path), timeout=120)
     assert p.returncode == 2
-    assert "TLS 1.2" in p.stderr
+    assert "TLS 1.2" in p.stderr and "mbedtls3" in p.stderr
 
 
 def test_mbedtls_tls12_handshake_is_split_per_message(tmp_path):
@@ -169,3 +188,93 @@ def test_block_counting_equals_instruction_counting(tmp_path):
         counts[mode] = (total, A.op_counts(events))
     assert counts["insn"] == counts["tb"]
     assert all(c > 1024 for _, c in counts["tb"][1])
+
+
+def test_footprint_counts_only_the_library_sections_the_link_kept():
+    from secperf.measure.device_build import footprint
+    ld_map = """Discarded input sections
+
+ .text.unused   0x00000000       0x40 /b/libwolfssl.a(aes.o)
+
+Linker script and memory map
+
+ .text          0x00010000      0x100 /b/client.o
+ .text.wc_AesEncrypt
+                0x00010100      0x200 /b/libwolfssl.a(aes.o)
+ .rodata.Te     0x00020000      0x400 /b/libwolfssl.a(aes.o)
+ .data          0x00030000        0x8 /b/libwolfssl.a(random.o)
+ .bss.cache     0x00040000       0x10 /b/libwolfssl.a(ssl.o)
+ .text.memcpy   0x00010300       0x50 /usr/lib/libc.a(memcpy.o)
+"""
+    fp = footprint(ld_map, ("libwolfssl.a",))
+    assert (fp["text"], fp["rodata"], fp["data"], fp["bss"]) == (0x200, 0x400, 8, 0x10)
+    assert fp["flash"] == 0x200 + 0x400 + 8 and fp["ram_static"] == 8 + 0x10
+
+
+def test_mac_table_has_the_shipped_libraries_next_to_secperf_kernels():
+    from secperf.spec.devices import mac_cost
+    for dev in ("cortex-m4-wolfcrypt", "cortex-m4-mbedtls"):
+        for mac in ("aes-128-cmac", "hmac-sha256"):
+            c = mac_cost(dev, mac)
+            assert c.unit == "instructions" and "secperf device crypto" in c.source
+            assert c.per_message(1024) > c.per_message(64) > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stack, tls", [("wolfssl", "1.3"), ("mbedtls", "1.2")])
+def test_cortex_m4_build_runs_handshakes_split_per_message(tmp_path, stack, tls):
+    """The Cortex-M4 builds (compiled from Debian's source packages at first use: slow the first
+    time) complete handshakes under qemu-arm -cpu max, split per message, with their footprint."""
+    b = _build_or_skip(stack, "cortex-m4")
+    assert b.run_cpu == "max" and b.footprint["text"] > 10_000
+    p = run_cli("device", "handshake", "--device", "cortex-m4-120", "--stack", stack, "--tls", tls, "--group", "p-256",
+                "--suite", "chacha20", "--n", "1", "--warmup", "0", "--out", str(tmp_path), "--json", timeout=600)
+    assert p.returncode == 0, p.stderr
+    warm = [s for s in json.loads(p.stdout)["series"] if s["labels"]["phase"] == "warm"][0]
+    assert warm["status"] == "ok" and warm["labels"]["build_target"] == "cortex-m4"
+    smp = warm["samples"][0]
+    assert smp["parts_sum"] == smp["instructions"] > 0 and len(smp["messages"]) >= 5
+    assert warm["derived"]["footprint"]["flash"] > warm["derived"]["footprint"]["ram_static"] > 0
+
+
+def test_mbedtls_primitive_counts_include_macs(tmp_path):
+    _build_or_skip("mbedtls")
+    p = run_cli("device", "crypto", "--stack", "mbedtls", "--op", "x25519-keygen,aes-128-cmac-64,hmac-sha256-64",
+                "--n", "2", "--out", str(tmp_path), "--json", timeout=300)
+    assert p.returncode == 0, p.stderr
+    rows = {s["labels"]["op"]: s for s in json.loads(p.stdout)["series"]}
+    assert set(rows) == {"x25519-keygen", "aes-128-cmac-64", "hmac-sha256-64"}
+    for s in rows.values():
+        assert s["status"] == "ok" and s["derived"]["instructions_median"] > 0
+    # a 64-byte CMAC is four AES blocks plus the subkey work; X25519 is a whole scalar multiplication
+    assert rows["x25519-keygen"]["derived"]["instructions_median"] > 50 * rows["aes-128-cmac-64"]["derived"]["instructions_median"]
+
+
+def test_missing_cross_compiler_is_a_setup_error_naming_the_package(tmp_path):
+    """Without the cross tool chain on PATH (and no build cached for it), the run stops with a
+    setup error naming the Debian package to install, not a traceback."""
+    import os
+    import sys
+    env = dict(os.environ, PATH=str(tmp_path / "empty") + os.pathsep + os.path.dirname(sys.executable))
+    env["SECPERF_HOME"] = str(tmp_path / "home")
+    p = run_cli("device", "handshake", "--stack", "wolfssl", "--group", "x25519", "--suite", "aes128gcm",
+                "--out", str(tmp_path / "out"), env=env, timeout=120)
+    assert p.returncode not in (0, 2), p.stderr
+    assert "gcc-arm-linux-gnueabihf" in p.stderr and "Traceback" not in p.stderr
+
+
+@pytest.mark.slow
+def test_mbedtls3_tls13_handshake_is_split_per_message(tmp_path):
+    """Mbed TLS 3.6 (built from the mbedtls-rs-sys crate's sources at first use: slow the first time)
+    completes TLS 1.3 handshakes with openssl s_server, split per message."""
+    _build_or_skip("mbedtls3")
+    p = run_cli("device", "handshake", "--stack", "mbedtls3", "--tls", "1.3", "--group", "x25519",
+                "--suite", "aes128gcm", "--n", "1", "--warmup", "0", "--out", str(tmp_path), "--json", timeout=600)
+    assert p.returncode == 0, p.stderr
+    warm = [s for s in json.loads(p.stdout)["series"] if s["labels"]["phase"] == "warm"][0]
+    assert warm["status"] == "ok", warm["failures"]
+    smp = warm["samples"][0]
+    assert smp["version"] == "TLSv1.3" and smp["parts_sum"] == smp["instructions"] > 0
+    names = [m["message"] for m in warm["derived"]["messages"]]
+    assert names[:2] == ["ClientHello", "ServerHello"]
+    assert {"EncryptedExtensions", "Certificate", "CertificateVerify", "Finished"} <= set(names)

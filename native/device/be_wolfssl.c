@@ -6,6 +6,7 @@
 
 #include <wolfssl/options.h>
 #include <wolfssl/ssl.h>
+#include <wolfssl/error-ssl.h>
 #include <wolfssl/version.h>
 
 #include "backend.h"

@@ -2,11 +2,14 @@
  * keys, contexts and inputs are prepared outside the markers. The first repetition in the
  * process is the cold one (FP_ECC tables are built on the second use of a point). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <wolfssl/options.h>
 #include <wolfssl/wolfcrypt/aes.h>
 #include <wolfssl/wolfcrypt/chacha20_poly1305.h>
+#include <wolfssl/wolfcrypt/cmac.h>
+#include <wolfssl/wolfcrypt/hmac.h>
 #include <wolfssl/wolfcrypt/curve25519.h>
 #include <wolfssl/wolfcrypt/ecc.h>
 #include <wolfssl/wolfcrypt/random.h>
@@ -21,13 +24,63 @@ static const char *const OPS[] = {"x25519-keygen", "x25519-derive", "p256-keygen
                                   "chacha20-poly1305-1024", "sha256-1024"};
 #define N_OPS (sizeof OPS / sizeof OPS[0])
 
+static unsigned char in[MSG], out[MSG], tag[16], key[32], iv[12], aad[13], hash[32], sig[80], secret[66];
+
+#define MAC_OPS "\"aes-128-cmac-8\",\"aes-128-cmac-16\",\"aes-128-cmac-64\",\"aes-128-cmac-256\"," \
+    "\"aes-128-cmac-1024\",\"hmac-sha256-8\",\"hmac-sha256-16\",\"hmac-sha256-64\",\"hmac-sha256-256\"," \
+    "\"hmac-sha256-1024\""
+
 const char *sp_wolfcrypt_ops(void)
 {
     return "[\"x25519-keygen\",\"x25519-derive\",\"p256-keygen\",\"p256-derive\",\"ecdsa-p256-sign\","
-           "\"ecdsa-p256-verify\",\"aes-128-gcm-1024\",\"chacha20-poly1305-1024\",\"sha256-1024\"]";
+           "\"ecdsa-p256-verify\",\"aes-128-gcm-1024\",\"chacha20-poly1305-1024\",\"sha256-1024\"," MAC_OPS "]";
 }
 
-static unsigned char in[MSG], out[MSG], tag[16], key[32], iv[12], aad[13], hash[32], sig[80], secret[66];
+/* "aes-128-cmac-N" / "hmac-sha256-N": one tag over N bytes with a prepared key (key schedule and
+ * subkeys, or the HMAC pads, computed once outside the markers; a copy of the keyed state is
+ * taken outside the markers before each tag). 1 for CMAC, 2 for HMAC, 0 if op is neither. */
+static int mac_op(const char *op, unsigned *len)
+{
+    int kind = 0;
+    const char *num = NULL;
+    if (strncmp(op, "aes-128-cmac-", 13) == 0)
+        kind = 1, num = op + 13;
+    else if (strncmp(op, "hmac-sha256-", 12) == 0)
+        kind = 2, num = op + 12;
+    if (kind == 0)
+        return 0;
+    unsigned n = (unsigned)atoi(num);
+    if (n == 0 || n > MSG)
+        return 0;
+    *len = n;
+    return kind;
+}
+
+static int run_mac(int kind, unsigned n, int reps, char *err, size_t errlen)
+{
+    static Cmac cmac0, cmac;
+    static Hmac hmac0, hmac;
+    int rc = kind == 1 ? wc_InitCmac(&cmac0, key, 16, WC_CMAC_AES, NULL)
+                       : (wc_HmacInit(&hmac0, NULL, INVALID_DEVID) | wc_HmacSetKey(&hmac0, WC_SHA256, key, 32));
+    unsigned id = 100u + (unsigned)kind;
+    for (int r = 0; r < reps && rc == 0; r++) {
+        word32 tlen = 16;
+        if (kind == 1)
+            memcpy(&cmac, &cmac0, sizeof cmac);
+        else
+            memcpy(&hmac, &hmac0, sizeof hmac);
+        sp_mark(SP_MARK_OP_BEGIN, id);
+        if (kind == 1)
+            rc = wc_CmacUpdate(&cmac, in, n) | wc_CmacFinal(&cmac, tag, &tlen);
+        else
+            rc = wc_HmacUpdate(&hmac, in, n) | wc_HmacFinal(&hmac, hash);
+        sp_mark(SP_MARK_OP_END, id);
+    }
+    if (rc != 0)
+        snprintf(err, errlen, "%s over %u bytes failed (%d)", kind == 1 ? "AES-CMAC" : "HMAC-SHA256", n, rc);
+    return rc != 0;
+}
+
 
 int sp_wolfcrypt_op(void *st, const char *op, int reps, char *err, size_t errlen)
 {
@@ -35,6 +88,13 @@ int sp_wolfcrypt_op(void *st, const char *op, int reps, char *err, size_t errlen
     unsigned id = 0;
     while (id < N_OPS && strcmp(OPS[id], op) != 0)
         id++;
+    unsigned mlen = 0;
+    int mkind = id == N_OPS ? mac_op(op, &mlen) : 0;
+    if (mkind != 0) {
+        memset(in, 0x5a, sizeof in);
+        memset(key, 0x4b, sizeof key);
+        return run_mac(mkind, mlen, reps, err, errlen);
+    }
     if (id == N_OPS) {
         snprintf(err, errlen, "unknown operation %s", op);
         return 2;

@@ -40,7 +40,8 @@ def handshake_phase(opts: HandshakeOptions) -> tuple[Phase, dict]:
     from ..measure.device_build import ensure_built
     _check_counts(opts.n, opts.warmup)
     configs = D.plan(opts.device, opts.stack, opts.tls, opts.group, opts.suite, opts.mode, opts.server_cert)
-    builds = {s: ensure_built(s) for s in dict.fromkeys(c.stack for c in configs)}
+    target = D.target_for(D.check_device(opts.device))
+    builds = {s: ensure_built(s, target) for s in dict.fromkeys(c.stack for c in configs)}
     for c in configs:  # every combination checked before anything runs
         D.check_offers(c, builds[c.stack])
     params = {"device": opts.device, "stacks": list(builds), "tls": opts.tls, "groups": opts.group,
@@ -76,9 +77,8 @@ def run_crypto(device: str, stacks: str, ops: str | None, n: int, output: Output
     _check_counts(n, 0)
     D.check_device(device)
     stack_l = D.check_stacks(stacks)
-    if D.check_device(device).profile == "M":
-        D.plan(device, stack_l, "1.3", "x25519", "aes128gcm")  # raises the InputError naming runnable devices
-    builds = {s: ensure_built(s) for s in stack_l}
+    target = D.target_for(D.check_device(device))
+    builds = {s: ensure_built(s, target) for s in stack_l}
     if ops is not None:  # every operation checked against what the builds count, before anything runs
         for s, b in builds.items():
             D.check_ops(ops, b, s)
@@ -94,13 +94,19 @@ def run_crypto(device: str, stacks: str, ops: str | None, n: int, output: Output
     return measure_and_write("device", params, [Phase(stack_l, lambda s: f"{s} primitives", runner)], output)
 
 
-def build(stacks: str) -> int:
+def build(stacks: str, targets: str = "armhf,cortex-m4") -> int:
     from ..measure import device as D
-    from ..measure.device_build import ensure_built
-    for s in D.check_stacks(stacks):
-        b = ensure_built(s)
-        print(f"{s}: {b.library}\n  client  {b.client}\n  plugin  {b.plugin} ({b.plugin_header})\n"
-              f"  qemu    {b.qemu_version}\n  offers  {b.offers}")
+    from ..measure.device_build import TARGETS, ensure_built
+    tl = D._split(targets, "target", tuple(TARGETS))
+    for t in tl:
+        for s in D.check_stacks(stacks):
+            b = ensure_built(s, t)
+            fp = b.footprint or {}
+            size = (f"\n  library {fp['text']:,} B text, {fp['rodata']:,} B rodata, {fp['data']:,} B data, "
+                    f"{fp['bss']:,} B bss (linked)") if fp else ""
+            print(f"{s} [{t}]: {b.library}\n  build   {b.build_note}\n  client  {b.client}\n"
+                  f"  plugin  {b.plugin} ({b.plugin_header})\n  qemu    {b.qemu_version}"
+                  f"{' -cpu ' + b.run_cpu if b.run_cpu else ''}\n  offers  {b.offers}{size}")
     return 0
 
 
@@ -115,5 +121,6 @@ def list_devices() -> int:
               f"qemu -cpu {c.qemu_cpu}; profile {c.profile}")
         for what, src in c.sources.items():
             print(f"{'':18}   {what}: {src}")
-    print(f"stacks: {', '.join(STACKS)} (Debian armhf builds: run on profile A cores)", file=sys.stdout)
+    print(f"stacks: {', '.join(STACKS)} (Debian's armhf builds on profile A cores; builds from Debian's "
+          f"source packages for Cortex-M4 on the cortex-m4-* profiles)", file=sys.stdout)
     return 0

@@ -30,7 +30,7 @@ from ..core.errors import InputError, MeasurementError
 from ..lab import registry
 from ..spec.devices import Core, DeviceError, core as core_profile, cores
 from . import device_attrib as A
-from .device_build import STACKS, Build, ensure_built
+from .device_build import STACKS, TARGETS, Build, ensure_built
 
 GROUPS = ("x25519", "p-256", "p-384")
 SUITES = {"aes128gcm": "aes128gcm", "aes-128-gcm": "aes128gcm", "chacha20": "chacha20",
@@ -80,6 +80,25 @@ def check_device(name: str) -> Core:
         raise InputError(str(exc)) from None
 
 
+# the build a core runs: profile A cores Debian's armhf libraries, Cortex-M4 cores a Cortex-M4 build
+CPU_TARGETS = {"cortex-m4": "cortex-m4"}
+
+
+def target_for(dev: Core) -> str:
+    """The build target for a core, or InputError naming the devices there are builds for."""
+    if dev.profile == "A":
+        return "armhf"
+    if dev.qemu_cpu in CPU_TARGETS:
+        return CPU_TARGETS[dev.qemu_cpu]
+    runnable = ", ".join(n for n in cores() if core_profile(n).profile == "A" or core_profile(n).qemu_cpu in CPU_TARGETS)
+    raise InputError(f"--device {dev.name}: there is no {dev.qemu_cpu} build of the stacks (builds: "
+                     f"{', '.join(TARGETS)}); devices these builds run on: {runnable}")
+
+
+def qemu_cpu(dev: Core, build: Build) -> str:
+    return build.run_cpu or dev.qemu_cpu
+
+
 def check_stacks(value) -> list[str]:
     return _split(value, "stack", tuple(STACKS))
 
@@ -94,10 +113,7 @@ def plan(device: str, stacks, tls, groups, suites, modes="full", server_certs="r
     suites = _split(suites, "suite", tuple(SUITES), SUITES)
     modes = _split(modes, "mode", MODES)
     certs = _split(server_certs, "server-cert", SERVER_CERTS)
-    if dev.profile == "M":
-        runnable = ", ".join(n for n in cores() if core_profile(n).profile == "A")
-        raise InputError(f"--device {device}: a Cortex-M core needs a Cortex-M build of the stack, and the builds "
-                         f"here are Debian's armhf (Cortex-A) libraries; devices these builds run on: {runnable}")
+    target_for(dev)
     return [Config(device, s, t, g, su, m, c) for s in stacks for t in tls_l for g in groups for su in suites
             for m in modes for c in certs]
 
@@ -105,10 +121,10 @@ def plan(device: str, stacks, tls, groups, suites, modes="full", server_certs="r
 def check_offers(cfg: Config, build: Build) -> None:
     """InputError when the build cannot do cfg, naming what it offers."""
     off = build.offers
-    what = f"{cfg.stack} ({build.library}, Debian armhf build)"
+    what = f"{cfg.stack} ({build.library}, {build.target} build)"
     if cfg.tls not in off.get("tls", ()):
         raise InputError(f"--tls {cfg.tls}: {what} offers TLS {', '.join(off.get('tls', ()))} only"
-                         + ("; Mbed TLS 2.28 has no TLS 1.3: use --tls 1.2" if cfg.stack == "mbedtls" else ""))
+                         + ("; Mbed TLS 2.28 has no TLS 1.3: use --tls 1.2, or --stack mbedtls3 (Mbed TLS 3.6, TLS 1.3)" if cfg.stack == "mbedtls" else ""))
     if cfg.group not in off.get("groups", ()):
         raise InputError(f"--group {cfg.group}: {what} offers {', '.join(off.get('groups', ()))}")
     if cfg.suite not in off.get("suites", ()):
@@ -143,7 +159,7 @@ def run_client(build: Build, dev: Core, cfg: Config, port: int, ca: Path, n: int
     """One guest process making n connections: its JSON lines, the plugin's events, total count."""
     tmp = Path(work or tempfile.mkdtemp(prefix="secperf-device-"))
     ev = tmp / f"events-{abs(hash((cfg, marks, n))) % 10**8}.txt"
-    argv = [build.qemu, "-cpu", dev.qemu_cpu, "-plugin", f"{build.plugin},out={ev},watch={build.watch}",
+    argv = [build.qemu, "-cpu", qemu_cpu(dev, build), "-plugin", f"{build.plugin},out={ev},watch={build.watch}",
             str(build.client), "--port", str(port), "--ca", str(ca), "--tls", cfg.tls.replace(".", ""),
             "--group", cfg.group, "--suite", cfg.suite, "--n", str(n)]
     if cfg.mode == "resumed":
@@ -178,7 +194,8 @@ def run_client(build: Build, dev: Core, cfg: Config, port: int, ca: Path, n: int
 def _labels(cfg: Config, dev: Core, build: Build, phase: str) -> dict:
     return {"device": cfg.device, "stack": cfg.stack, "library": build.library, "tls": cfg.tls,
             "group": cfg.group, "suite": cfg.suite, "mode": cfg.mode, "server_cert": cfg.server_cert,
-            "phase": phase, "qemu_cpu": dev.qemu_cpu, "core_profile": dev.profile,
+            "phase": phase, "qemu_cpu": qemu_cpu(dev, build), "core_profile": dev.profile,
+            "build_target": build.target, "build": build.build_note,
             "server": "openssl s_server (host, loopback)"}
 
 
@@ -245,7 +262,7 @@ def measure_config(cfg: Config, n: int, warmup: int, build: Build | None = None,
                    server: Server | None = None) -> list[dict]:
     """Cold and warm series of one configuration: one guest process with 1 + warmup + n handshakes."""
     dev = check_device(cfg.device)
-    build = build or ensure_built(cfg.stack)
+    build = build or ensure_built(cfg.stack, target_for(dev))
     check_offers(cfg, build)
     prime = 1 if cfg.mode == "resumed" else 0   # a full handshake that obtains the ticket
     total_n = prime + 1 + warmup + n
@@ -273,6 +290,8 @@ def measure_config(cfg: Config, n: int, warmup: int, build: Build | None = None,
         s["labels"]["qemu"] = build.qemu_version
         s["labels"]["cross_cc"] = build.cross_cc
         s["labels"]["plugin_header"] = build.plugin_header
+        if build.footprint and s["status"] != "failed":
+            s["derived"]["footprint"] = build.footprint
     return out
 
 
@@ -289,7 +308,7 @@ def check_ops(ops, build: Build, stack: str) -> list[str]:
 def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build: Build | None = None) -> list[dict]:
     """Instruction counts of single primitive operations (keygen, derive, sign, verify, AEAD, hash)."""
     dev = check_device(device)
-    build = build or ensure_built(stack)
+    build = build or ensure_built(stack, target_for(dev))
     known = list(build.crypto_ops)
     if not known:
         raise InputError(f"--stack {stack}: this build has no primitive counts")
@@ -298,12 +317,12 @@ def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build
     with tempfile.TemporaryDirectory(prefix="secperf-device-") as tmp:
         for op in ops:
             ev = Path(tmp) / f"ops-{op}.txt"
-            argv = [build.qemu, "-cpu", dev.qemu_cpu, "-plugin", f"{build.plugin},out={ev}", str(build.client),
+            argv = [build.qemu, "-cpu", qemu_cpu(dev, build), "-plugin", f"{build.plugin},out={ev}", str(build.client),
                     "--crypto", op, "--n", str(n + 1)]
             p = registry.run(argv, "qemu device emulator", capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
             s = R.new_series(f"device-crypto/{device}/{stack}/{op}", kind="device_crypto",
                              labels={"device": device, "stack": stack, "library": build.library, "op": op,
-                                     "qemu_cpu": dev.qemu_cpu},
+                                     "qemu_cpu": qemu_cpu(dev, build), "build_target": build.target},
                              timer={"name": "guest instructions per operation", "start": "marker OP_BEGIN",
                                     "end": "marker OP_END", "unit": "instructions"})
             try:

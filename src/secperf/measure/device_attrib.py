@@ -19,6 +19,11 @@ The attribution rule (the same shape as the host probe's, native/probe/hs_trace.
    that reads a record names the message it read when that is visible (plaintext).
 4. Where a record carries several handshake messages (several entries of the library's message
    dispatcher inside one record), each further message starts a new part.
+5. Mbed TLS 3.x writes a step's message at the start of the next step (it flushes pending output
+   before running a step): a step that built a message without writing it keeps the instructions
+   up to that write when the write comes first thing (within DEFERRED_FLUSH_MAX instructions,
+   before anything is read) in the next step and its record can carry that message; otherwise it
+   is a silent step (rule 3).
 Labels: plaintext handshake records name themselves (their first byte); encrypted ones are named
 by their position in the flight the negotiated mode implies (TLS 1.3 full: EncryptedExtensions,
 [CertificateRequest], Certificate, CertificateVerify, Finished; resumed: EncryptedExtensions,
@@ -40,6 +45,7 @@ HS_TYPES = {0: "HelloRequest", 1: "ClientHello", 2: "ServerHello", 4: "NewSessio
 WATCH_SENT = {1: "ClientHello", 2: "ClientHello", 3: "Certificate", 4: "CertificateVerify", 5: "Finished",
               6: "Certificate", 7: "CertificateVerify", 8: "ClientKeyExchange", 9: "ChangeCipherSpec", 10: "Finished"}
 WATCH_MSG = (11, 12)
+DEFERRED_FLUSH_MAX = 5000  # instructions from a step's start to a write that belongs to the step before
 # Mbed TLS 2.28 client states (mbedtls/ssl.h, mbedtls_ssl_states): state -> (direction, message)
 MBEDTLS_STATES = {
     0: ("sent", "ClientHello"), 1: ("sent", "ClientHello"), 2: ("received", "ServerHello"),
@@ -48,6 +54,20 @@ MBEDTLS_STATES = {
     9: ("sent", "CertificateVerify"), 10: ("sent", "ChangeCipherSpec"), 11: ("sent", "Finished"),
     12: ("received", "ChangeCipherSpec"), 13: ("received", "Finished"), 14: None, 15: None, 16: None,
     17: ("received", "NewSessionTicket"),
+}
+# Mbed TLS 3.6 (STEP markers carry state + 0x100): TLS 1.2 uses the same first 16 states; TLS 1.3
+# has its own order (EncryptedExtensions, CertificateRequest, Certificate, the server's
+# CertificateVerify in state 9, Finished, then the client's flight). Without client authentication
+# the CertificateRequest state reads the Certificate record (and leaves it to the next state).
+MBEDTLS3_TLS12 = {**MBEDTLS_STATES, 16: ("received", "NewSessionTicket"), 17: None}
+MBEDTLS3_TLS13 = {
+    0: ("sent", "ClientHello"), 1: ("sent", "ClientHello"), 2: ("received", "ServerHello"),
+    3: ("received", "Certificate"), 5: ("received", "Certificate"), 7: ("sent", "Certificate"),
+    9: ("received", "CertificateVerify"), 11: ("sent", "Finished"), 13: ("received", "Finished"),
+    14: None, 15: None, 16: ("received", "NewSessionTicket"), 18: ("received", "HelloRetryRequest"),
+    19: ("received", "EncryptedExtensions"), 21: ("sent", "CertificateVerify"), 22: ("sent", "ChangeCipherSpec"),
+    23: ("sent", "ChangeCipherSpec"), 24: ("received", "ChangeCipherSpec"), 25: ("sent", "ChangeCipherSpec"),
+    26: ("received", "ChangeCipherSpec"), 28: ("received", "NewSessionTicket"), 29: None,
 }
 
 
@@ -102,11 +122,23 @@ def _expected_encrypted(tls: str, resumed: bool, mtls: bool) -> list[str]:
         ["Certificate", "CertificateVerify", "Finished"]
 
 
+def _writes(send_arg: int, message: str) -> bool:
+    """Whether a SEND marker's first record can carry `message` (encrypted records can carry any
+    handshake message; plaintext ones name theirs)."""
+    ctype, hs = send_arg >> 24, (send_arg >> 16) & 0xFF
+    if ctype == 20:
+        return message == "ChangeCipherSpec"
+    if ctype == 22:
+        return HS_TYPES.get(hs) == message
+    return ctype == 23 and message != "ChangeCipherSpec"
+
+
 def attribute(events: list[Event], tls: str, resumed: bool, mtls: bool = False) -> tuple[list[tuple[int, tuple]], int]:
     """Boundaries [(count, (dir, message))] of one handshake's events (HS_BEGIN first, HS_END
     last) and the end count. Owners None are resolved to the next owner."""
     begin, end = events[0].count, events[-1].count
     steps = any(e.kind == "M" and e.a1 == STEP for e in events)
+    pending = None
     enc_names = iter(_expected_encrypted(tls, resumed, mtls))
     enc_n = 0
     bounds: list[list] = [[begin, None]]
@@ -124,14 +156,27 @@ def attribute(events: list[Event], tls: str, resumed: bool, mtls: bool = False) 
                 enc_n += 1
                 bounds.append([e.count, ("received", next(enc_names, f"message {enc_n} (received)"))])
         elif e.kind == "M" and e.a1 == STEP:
-            owner = MBEDTLS_STATES.get(e.a2, ("sent", f"state {e.a2}"))
+            if e.a2 >= 0x100:
+                table, state = (MBEDTLS3_TLS13 if tls == "1.3" else MBEDTLS3_TLS12), e.a2 - 0x100
+            else:
+                table, state = MBEDTLS_STATES, e.a2
+            owner = table.get(state, ("sent", f"state {state}"))
             if owner is None:  # flush and wrap-up steps: part of the message before
                 continue
+            if pending is not None:  # that step's write never came: it was silent after all
+                bounds[pending][1] = "prev"
+                pending = None
             if not step_io and len(bounds) > 1:
-                bounds[-1][1] = "prev"  # the previous step neither sent nor received: fold it back
+                if e.a2 >= 0x100 and bounds[-1][1] not in (None, "prev") and bounds[-1][1][0] == "sent":
+                    pending = len(bounds) - 1  # 3.x: its write may come at the start of this step (rule 5)
+                else:
+                    bounds[-1][1] = "prev"  # the previous step neither sent nor received: fold it back
             bounds.append([e.count, owner])
             step_io = False
         elif e.kind == "M" and e.a1 == RECV_BEGIN:
+            if pending is not None:
+                bounds[pending][1] = "prev"
+                pending = None
             step_io = True
             msgs_in_record = 0
             if not steps:
@@ -154,9 +199,14 @@ def attribute(events: list[Event], tls: str, resumed: bool, mtls: bool = False) 
             if not steps:
                 bounds[-1][1] = ("received", name)
             elif bounds[-1][1] not in (None, "prev") and bounds[-1][1][0] == "received" and (
-                    ctype == 20 or (ctype == 22 and not ccs_seen and hs in HS_TYPES)):
+                    (ctype == 20 and tls != "1.3") or (ctype == 22 and not ccs_seen and hs in HS_TYPES)):
                 bounds[-1][1] = ("received", name)  # the step read another message than its state's
         elif e.kind == "M" and e.a1 == SEND:
+            if pending is not None and not step_io and e.count - bounds[-1][0] <= DEFERRED_FLUSH_MAX and \
+                    _writes(e.a2, bounds[pending][1][1]):
+                bounds[-1][0] = e.count  # the write of the message the step before built
+                pending = None
+                continue
             step_io = True
             if not steps and cur_dir != "sent":
                 ctype, hs = e.a2 >> 24, (e.a2 >> 16) & 0xFF
@@ -164,6 +214,8 @@ def attribute(events: list[Event], tls: str, resumed: bool, mtls: bool = False) 
                     HS_TYPES.get(hs, "record") if ctype == 22 else "record")
                 bounds.append([e.count, ("sent", name)])
                 cur_dir = "sent"
+    if pending is not None:
+        bounds[pending][1] = "prev"
     if steps and not step_io and len(bounds) > 1:
         bounds[-1][1] = "prev"
     # "prev": fold into the previous part; None/"?": into the next one (rule 3), else the previous

@@ -9,10 +9,20 @@ so its armhf package cannot be installed next to the host's), or installed syste
 (/usr/lib/arm-linux-gnueabihf). QEMU's qemu-plugin.h comes from Debian's qemu source package
 (also fetched by bootstrap; GPL, never copied into this repository); without it the plugin is
 built against the declarations shared with native/mac/cortexm.
+
+Microcontroller targets (profile M cores): Debian's armhf libraries are Cortex-A code, so for a
+Cortex-M core the library is compiled from its Debian source package (apt-get source wolfssl
+mbedtls, unpacked by scripts/bootstrap into $SECPERF_HOME/device/src) with -mcpu=cortex-m4
+-mthumb and the embedded configuration in native/device/mcu, linked statically with armhf glibc
+and run under `qemu-arm -cpu max` (qemu-user has no M-profile CPU): the library's instruction
+stream is real Cortex-M4 code; the C library's (memcpy, the socket calls' wrappers) is not.
+Footprint: each client is linked with --gc-sections and a link map; the library's share of
+text, read-only data, data and bss is read from the map (the objects the client pulls in).
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -29,7 +39,11 @@ STACKS = {  # stack -> (make target, binary, static libraries it needs, Debian p
     "wolfssl": ("wolfssl", "sp-device-wolfssl", ("libwolfssl.a",), "libwolfssl-dev:armhf"),
     "mbedtls": ("mbedtls", "sp-device-mbedtls", ("libmbedtls.a", "libmbedx509.a", "libmbedcrypto.a"),
                 "libmbedtls-dev:armhf"),
+    # Mbed TLS 3.6 (TLS 1.3): no Debian package here; built from source for every target
+    "mbedtls3": ("mbedtls3", "sp-device-mbedtls3", (), None),
 }
+# compiler flags of a source build for the A profile (the same as Debian's armhf packages)
+ARMHF_SOURCE_FLAGS = "-march=armv7-a -mthumb -mfloat-abi=hard -mfpu=vfpv3-d16"
 # library functions whose first instruction marks an event (wolfSSL): id -> function
 WATCH = {
     1: "SendTls13ClientHello", 2: "SendClientHello", 3: "SendTls13Certificate",
@@ -37,6 +51,20 @@ WATCH = {
     7: "SendCertificateVerify", 8: "SendClientKeyExchange", 9: "SendChangeCipher", 10: "SendFinished",
     11: "DoTls13HandShakeMsgType", 12: "DoHandShakeMsgType",
 }
+# build targets: name -> (compiler flags or None for Debian's prebuilt armhf libraries, description)
+TARGETS = {
+    "armhf": (None, "Debian's armhf package (ARMv7-A, Thumb-2, VFPv3-D16), linked statically"),
+    "cortex-m4": ("-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16",
+                  "built from Debian's source package for Cortex-M4 (Thumb-2, -O2, embedded configuration "
+                  "native/device/mcu), linked statically with armhf glibc"),
+}
+# Debian source packages of the microcontroller builds: stack -> (source package, directory glob)
+SOURCES = {"wolfssl": ("Debian's source package wolfssl (apt-get source)", "wolfssl-[0-9]*"),
+           "mbedtls": ("Debian's source package mbedtls (apt-get source)", "mbedtls-[0-9]*"),
+           "mbedtls3": ("the mbedtls-rs-sys crate from crates.io (cargo fetch)", "mbedtls-rs-sys-*/mbedtls")}
+# archive of the library in the link map: (target kind, stack) -> archive names
+ARCHIVES = {"wolfssl": ("libwolfssl.a",), "mbedtls": ("libmbedtls.a", "libmbedx509.a", "libmbedcrypto.a",
+                                                      "libmbedall.a"), "mbedtls3": ("libmbedtls3.a",)}
 MARKER_NR = 1516
 BUILD_TIMEOUT_S = 300
 
@@ -59,6 +87,10 @@ class Build:
     cross_cc: str         # compiler version line
     plugin_header: str    # "qemu-plugin.h (Debian qemu source)" or "shared declarations"
     sysroot: Path
+    target: str = "armhf"         # TARGETS key
+    run_cpu: str | None = None    # qemu -cpu for this build (None: the core profile's)
+    build_note: str = ""          # how the library was built
+    footprint: dict | None = None  # library bytes linked: text, rodata, data, bss (link map)
 
 
 def sources_dir() -> Path:
@@ -138,6 +170,37 @@ def _run(cmd: list[str], what: str, timeout: float, cwd: Path | None = None) -> 
     return p.stdout
 
 
+def source_dir(stack: str) -> Path:
+    """The unpacked Debian source package of a stack (microcontroller builds)."""
+    pkg, pattern = SOURCES[stack]
+    base = device_home() / "src"
+    found = sorted(d for d in base.glob(pattern) if d.is_dir()) if base.is_dir() else []
+    if not found:
+        raise DeviceSetupError(
+            f"the {stack} sources for the source build were not found in {base}: run scripts/bootstrap, "
+            f"which fetches {pkg} and unpacks it there")
+    return found[-1]
+
+
+def footprint(map_text: str, archives: tuple[str, ...]) -> dict:
+    """Bytes of the input sections the link kept from the given archives, by kind (GNU ld map)."""
+    start = map_text.find("Linker script and memory map")
+    body = map_text[start:] if start >= 0 else map_text
+    sizes = {"text": 0, "rodata": 0, "data": 0, "bss": 0}
+    for m in re.finditer(r"^ (\.[\w.$-]+)\s+0x[0-9a-f]+\s+0x([0-9a-f]+) (\S+)$", body, re.M):
+        name, size, origin = m.group(1), int(m.group(2), 16), m.group(3)
+        arch = origin.split("(")[0].rsplit("/", 1)[-1]
+        if arch not in archives:
+            continue
+        for kind in ("text", "rodata", "data", "bss"):
+            if name == f".{kind}" or name.startswith(f".{kind}."):
+                sizes[kind] += size
+                break
+    return {**sizes, "flash": sizes["text"] + sizes["rodata"] + sizes["data"], "ram_static": sizes["data"] + sizes["bss"],
+            "rule": "library input sections kept by the linker (--gc-sections), from the link map; "
+                    "flash = text + rodata + data, static RAM = data + bss (stack and heap not included)"}
+
+
 def watch_lines(client: Path, nm: str) -> str:
     """'0xADDR ID' for each watched function present in the static client's symbol table."""
     out = _run([nm, str(client)], "reading the client's symbols", 60)
@@ -147,11 +210,28 @@ def watch_lines(client: Path, nm: str) -> str:
     return "".join(f"{addr[f]:#x} {i}\n" for i, f in WATCH.items() if f in addr)
 
 
-def ensure_built(stack: str) -> Build:
-    """The build for `stack`, made now if the sources, flags or libraries changed."""
+def _make(out: Path, src: Path, decls: Path, inc: Path | None, extra: list[str], stack: str, target: str,
+          client: Path, watch: Path, meta: Path, nm: str, qemu: str, run_cpu: str | None) -> None:
+    if client.is_file() and meta.is_file():
+        return  # another process built it while this one waited for the lock
+    args = ["make", "-s", "-f", str(src / "Makefile"), f"OUT={out}", f"SHARED_DECLS={decls}", "plugin", *extra]
+    if inc is not None:
+        args.append(f"QEMU_PLUGIN_INCLUDE={inc}")
+    _run(args, f"building the {stack} guest client for {target} (native/device/Makefile)", BUILD_TIMEOUT_S)
+    watch.write_text(watch_lines(client, nm) if stack == "wolfssl" else "")
+    info = _run([qemu, *(["-cpu", run_cpu] if run_cpu else []), str(client), "--offers"],
+                f"asking the {stack} client what it offers", 60)
+    meta.write_text(info)
+
+
+def ensure_built(stack: str, target: str = "armhf") -> Build:
+    """The build of `stack` for `target`, made now if the sources, flags or libraries changed."""
     if stack not in STACKS:
         raise DeviceSetupError(f"no build recipe for stack {stack!r}")
-    target, binary, libs, _pkg = STACKS[stack]
+    if target not in TARGETS:
+        raise DeviceSetupError(f"no build target {target!r}; known: {', '.join(TARGETS)}")
+    flags, note = TARGETS[target]
+    make_target, binary, libs, _pkg = STACKS[stack]
     cc = tool("arm-linux-gnueabihf-gcc", "gcc-arm-linux-gnueabihf")
     nm = tool("arm-linux-gnueabihf-nm", "binutils-arm-linux-gnueabihf")
     qemu = tool("qemu-arm", "qemu-user")
@@ -160,28 +240,45 @@ def ensure_built(stack: str) -> Build:
     if not Path("/usr/arm-linux-gnueabihf/lib/libc.a").is_file():
         raise DeviceSetupError("the armhf C library (/usr/arm-linux-gnueabihf/lib/libc.a) is missing: "
                                "install the Debian package libc6-dev-armhf-cross")
-    root = sysroot_for(stack)
     src = sources_dir()
     decls = shared_decls_dir(src)
     inc = qemu_plugin_include()
-    libdir = root / "usr" / "lib" / "arm-linux-gnueabihf"
     cc_line = _version_line([cc, "--version"])
-    parts = [stack, cc_line, str(root), str(inc)] + [f"{lib}:{(libdir / lib).stat().st_size}" for lib in libs]
+    if flags is None and stack == "mbedtls3":
+        flags = ARMHF_SOURCE_FLAGS
+        note = "built from the mbedtls-rs-sys crate's Mbed TLS sources for ARMv7-A (Thumb-2, -O2), linked statically"
+    elif flags is not None and stack == "mbedtls3":
+        note = note.replace("Debian's source package", "the mbedtls-rs-sys crate's Mbed TLS sources")
+    if flags is None:
+        root = sysroot_for(stack)
+        libdir = root / "usr" / "lib" / "arm-linux-gnueabihf"
+        parts = [stack, cc_line, str(root), str(inc)] + [f"{lib}:{(libdir / lib).stat().st_size}" for lib in libs]
+        extra = [f"SYSROOT={root}", make_target]
+    else:
+        root = source_dir(stack)
+        binary = f"{binary}-src"
+        parts = [stack, target, flags, cc_line, str(root), str(inc)]
+        var = {"wolfssl": "WOLFSSL_SRC", "mbedtls": "MBEDTLS_SRC", "mbedtls3": "MBED3_SRC"}[stack]
+        # the library objects are cached apart from the clients: keyed by compiler, flags, sources, config
+        lib_key = hashlib.sha256("|".join(parts + [p.read_text() for p in sorted((src / "mcu").rglob("*.h"))])
+                                 .encode()).hexdigest()[:16]
+        extra = [f"{var}={root}", f"MCU_FLAGS={flags}", f"MCU={device_home() / 'build' / f'lib-{stack}-{target}-{lib_key}'}",
+                 f"mcu-{stack}", "-j2"]
     out = device_home() / "build" / _fingerprint(src, parts + [(decls / "qemu_plugin_api.h").read_text()])
     client, plugin, watch, meta = out / binary, out / "libinsn_events.so", out / f"watch-{stack}.txt", out / f"{stack}.json"
+    run_cpu = "max" if target != "armhf" else None
     if not (client.is_file() and plugin.is_file() and meta.is_file()):
         out.mkdir(parents=True, exist_ok=True)
-        args = ["make", "-s", "-f", str(src / "Makefile"), f"OUT={out}", f"SYSROOT={root}",
-                f"SHARED_DECLS={decls}", "plugin", target]
-        if inc is not None:
-            args.append(f"QEMU_PLUGIN_INCLUDE={inc}")
-        _run(args, f"building the {stack} guest client (native/device/Makefile)", BUILD_TIMEOUT_S)
-        watch.write_text(watch_lines(client, nm) if stack == "wolfssl" else "")
-        info = _run([qemu, str(client), "--offers"], f"asking the {stack} client what it offers", 60)
-        meta.write_text(info)
+        with open(device_home() / "build" / ".lock", "w") as lock:  # one build at a time (shared cache)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            _make(out, src, decls, inc, extra, stack, target, client, watch, meta, nm, qemu, run_cpu)
     info = json.loads(meta.read_text().splitlines()[0])
-    return Build(stack=stack, client=client, plugin=plugin, watch=watch, library=info["library"],
+    mp = Path(f"{client}.map")
+    fp = footprint(mp.read_text(errors="replace"), ARCHIVES[stack]) if mp.is_file() else None
+    label = info["library"] + ("" if target == "armhf" else f" ({target} build)")
+    return Build(stack=stack, client=client, plugin=plugin, watch=watch, library=label,
                  offers=info["offers"], crypto_ops=tuple(info.get("crypto_ops", ())), qemu=qemu,
                  qemu_version=_version_line([qemu, "--version"]), cross_cc=cc_line,
                  plugin_header="qemu-plugin.h from Debian's qemu source package" if inc
-                 else "declarations shared with native/mac/cortexm (qemu_plugin_api.h)", sysroot=root)
+                 else "declarations shared with native/mac/cortexm (qemu_plugin_api.h)", sysroot=root,
+                 target=target, run_cpu=run_cpu, build_note=note, footprint=fp)

@@ -19,6 +19,8 @@ def _table(series: list[dict]) -> str:
         f"<td><b>{_e(V.fmt_count(s['derived']['instructions_median']))}</b></td>" for s in series) + "</tr>")
     rows.append("<tr><td class='l'>derived time (range)</td>" + "".join(
         f"<td class='muted'>{_e(V.ms_range(s))}</td>" for s in series) + "</tr>")
+    rows.append("<tr><td class='l'>library footprint (linked)</td>" + "".join(
+        f"<td class='muted'>{_e(V.footprint(s))}</td>" for s in series) + "</tr>")
     rows.append("<tr><td class='l'>checks</td>" + "".join(
         f"<td class='l muted'>{_e('; '.join(V.checks(s)))}</td>" for s in series) + "</tr>")
     return f"<table>{head}{''.join(rows)}</table>"

@@ -89,3 +89,11 @@ def profile_note(series: list[dict]) -> str:
 
 def crypto_series(doc: dict) -> list[dict]:
     return [s for s in doc["series"] if s.get("kind") == "device_crypto"]
+
+
+def footprint(s: dict) -> str:
+    """'248 KB flash, 31 KB RAM (library linked)' from the link map, or '–'."""
+    fp = s["derived"].get("footprint")
+    if not fp:
+        return "–"
+    return f"{fp['flash'] / 1024:.0f} KB flash, {fp['ram_static'] / 1024:.0f} KB static RAM"
