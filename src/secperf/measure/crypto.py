@@ -58,7 +58,10 @@ def _fill(series: dict, samples: list[dict], size_bytes: int, bulk: bool,
           timer_overhead_ns: float | None) -> None:
     for s in samples:
         ops = max(1, int(s["ops"]))
-        series["samples"].append({"wall_ns": s["wall_ns"], "cpu_ns": s["cpu_ns"], "ops": ops})
+        sample = {"wall_ns": s["wall_ns"], "cpu_ns": s["cpu_ns"], "ops": ops}
+        if "fork" in s:   # JVM rows: which forked JVM made the sample
+            sample["fork"] = s["fork"]
+        series["samples"].append(sample)
         series["values_us"].append(s["wall_ns"] / ops / 1000.0)
         series["cpu_values_us"].append(s["cpu_ns"] / ops / 1000.0)
     if not samples:
