@@ -35,7 +35,9 @@ $(GO_TOOL): $(BOOT) $(wildcard go/*.go) go/go.mod
 $(JMH_JAR): $(BOOT) java/pom.xml $(wildcard java/src/main/java/secperf/jmh/*.java)
 	@if command -v mvn >/dev/null && command -v javac >/dev/null; then \
 	  (cd java && (mvn -q -B -o package 2>/dev/null || mvn -q -B package)) && mkdir -p $(dir $(JMH_JAR)) && \
-	  rm -rf $(dir $(JMH_JAR))lib && cp -r java/target/lib $(dir $(JMH_JAR))lib && cp java/target/secperf-jmh.jar $(JMH_JAR); \
+	  rm -rf $(dir $(JMH_JAR))lib.new && cp -r java/target/lib $(dir $(JMH_JAR))lib.new && \
+	  rm -rf $(dir $(JMH_JAR))lib && mv $(dir $(JMH_JAR))lib.new $(dir $(JMH_JAR))lib && \
+	  cp java/target/secperf-jmh.jar $(JMH_JAR).new && mv -f $(JMH_JAR).new $(JMH_JAR); \
 	else echo "build: no JDK/Maven: secperf crypto --library jce,bouncycastle is unavailable (scripts/bootstrap installs them)"; fi
 
 tools: $(GO_TOOL) $(JMH_JAR)

@@ -33,8 +33,9 @@ class CryptoParams:
     seed: int = 1
     prehashed: bool = False
     key_cache: Path = field(default_factory=probe.default_key_cache)
-    # JVM rows (JMH): forked JVMs per row, iteration (= sample) length, JIT warm-up time
-    jmh_forks: int = 1
+    # JVM rows (JMH): forked JVMs per row (two, so a JVM that settled in a slower JIT state shows
+    # as fork spread instead of passing for the library), iteration (= sample) length, JIT warm-up
+    jmh_forks: int = 2
     jmh_iteration_ms: int = 100
     jmh_warmup_ms: int = 2000
 

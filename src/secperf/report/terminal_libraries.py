@@ -1,5 +1,5 @@
 """Terminal view of `secperf crypto --library`: per algorithm and operation one column per
-library (P50 per operation, its ratio to the fastest, ± half the bootstrap 95% interval), grouped
+library (P50 per operation, its ratio to the fastest with the ratio's bootstrap 95% interval), grouped
 by SP 800-57 strength; then S5's questions answered across libraries."""
 
 from __future__ import annotations
@@ -22,18 +22,21 @@ def _cell(c: dict | None) -> str:
     if c is None:
         return ""
     if c.get("p50_us"):
-        lo, hi = c["ci95_us"]
-        half = (hi - lo) / 2 / c["p50_us"]
         r = c.get("ratio_to_fastest", 1.0)
-        mark = "[bold green]" if r == 1.0 else ""
-        return f"{mark}{fmt_time_us(c['p50_us'])}{'[/bold green]' if mark else ''} ×{r:.2f} ±{half:.0%}"
+        if c.get("ratio_ci95"):   # the ratio's own bootstrap interval
+            lo, hi = c["ratio_ci95"]
+            return f"{fmt_time_us(c['p50_us'])} ×{r:.2f} ({lo:.2f}–{hi:.2f})"
+        lo, hi = c["ci95_us"]     # the fastest: its P50's interval
+        half = (hi - lo) / 2 / c["p50_us"]
+        return f"[bold green]{fmt_time_us(c['p50_us'])}[/bold green] ×{r:.2f} ±{half:.0%}"
     return "[yellow]n/a[/yellow]" if c["status"] == "unsupported" else "[red]failed[/red]"
 
 
 def libraries_table(lib: dict) -> Table:
     libs = lib["libraries"]
     bulk = any(r["size_bytes"] for r in lib["table"])
-    t = Table(title="Libraries side by side: P50 per operation, × the fastest library, ± half the 95% interval",
+    t = Table(title="Libraries side by side: P50 per operation, × the fastest library (bootstrap 95% interval of "
+                    "the ratio); the fastest in green, ± half its P50's 95% interval",
               title_justify="left", header_style="bold", caption_justify="left")
     t.add_column("bits", justify="right")
     t.add_column("algorithm")

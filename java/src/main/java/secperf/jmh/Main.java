@@ -78,7 +78,7 @@ public final class Main {
         if (argv.length < 1 || !argv[0].equals("speed")) {
             System.err.println("usage: secperf-jmh speed --provider jce|bouncycastle --alg A --op O [--size N] [--n N] [--warmup N] "
                     + "[--min-sample-us US] [--max-seconds S] [--hash sha256|sha1] [--prehashed] [--seed N] [--forks N] "
-                    + "[--iteration-ms MS] [--warmup-ms MS]");
+                    + "[--iteration-ms MS] [--warmup-ms MS] [--lock-wait-s S]");
             System.exit(2);
         }
         for (int i = 1; i < argv.length; i++) {
@@ -130,13 +130,23 @@ public final class Main {
                 + ",\"jmh\":{\"forks\":" + forks + ",\"warmup_iterations\":" + warm + ",\"measurement_iterations\":" + n
                 + ",\"iteration_ms\":" + itMs + ",\"mode\":\"avgt\",\"benchmark\":" + q(bench) + "}");
         long t0 = System.nanoTime();
-        Collection<RunResult> res;
-        try {
-            res = new Runner(ob.build()).run();
-        } catch (Exception e) {
-            line("\"type\":\"error\",\"reason\":" + q("JMH run failed: " + e.getMessage()));
-            System.exit(1);
-            return;
+        // JMH allows one run per machine at a time (its lock file), so that two benchmarks do not
+        // disturb each other: wait for the other run (up to --lock-wait-s), then fail the row.
+        Collection<RunResult> res = null;
+        long lockDeadline = System.nanoTime() + (long) (Double.parseDouble(a.getOrDefault("lock-wait-s", "300")) * 1e9);
+        while (res == null) {
+            try {
+                res = new Runner(ob.build()).run();
+            } catch (Exception e) {
+                String why = String.valueOf(e.getMessage());
+                if (why.contains("JMH lock") && System.nanoTime() < lockDeadline) {
+                    Thread.sleep(1000);
+                    continue;
+                }
+                line("\"type\":\"error\",\"reason\":" + q("JMH run failed: " + why));
+                System.exit(1);
+                return;
+            }
         }
         // Bench writes each sample with its JVM's pid; forks run one after another, so the order
         // in which pids first appear numbers the forks 0, 1, ...

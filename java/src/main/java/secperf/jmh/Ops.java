@@ -174,12 +174,12 @@ public final class Ops {
                 final byte[] signature = s.sign();
                 if (op.equals("sign"))
                     return new Prepared(() -> { s.update(in); return s.sign(); },
-                            hashing + " + Signature(" + s.getAlgorithm() + ").update + sign (DER) [" + s.getProvider().getName() + "]", bits);
+                            hashing + " + Signature(" + s.getAlgorithm() + ").update + sign (DER) on " + curve + " [" + s.getProvider().getName() + "]", bits);
                 if (op.equals("verify")) {
                     Signature v = sig(s.getAlgorithm(), p);
                     v.initVerify(kp.getPublic());
                     return new Prepared(() -> { v.update(in); if (!v.verify(signature)) throw new IllegalStateException("bad signature"); return v; },
-                            hashing + " + Signature(" + v.getAlgorithm() + ").update + verify [" + v.getProvider().getName() + "]", bits);
+                            hashing + " + Signature(" + v.getAlgorithm() + ").update + verify on " + curve + " [" + v.getProvider().getName() + "]", bits);
                 }
             } else if (alg.equals("ed25519") || alg.equals("ed448")) {
                 String name = alg.equals("ed25519") ? "Ed25519" : "Ed448";
