@@ -109,6 +109,7 @@ def test_cross_library_table_ratios_and_answers():
         return {"kind": "crypto", "status": status, "failures": [] if status == "ok" else [{"reason": f"unsupported by {lib}"}],
                 "summary": {"p50_us": p50, "median_ci95_us": [p50 * 0.9, p50 * 1.1], "n": 5} if p50 else None,
                 "values_us": [p50 * f for f in (0.9, 0.95, 1.0, 1.05, 1.1)] if p50 else [],
+                "cpu_summary": {"p50_us": p50 * (0.5 if lib == "go" else 1.0)} if p50 else None,
                 "labels": {"alg": alg, "op": op, "family": alg.split("-")[0], "size_bytes": 32, "security_bits": 128,
                            "key_bits": 256, "backend": lib, "library": lib, "version": "1"}}
     doc = {"series": [series("openssl", "ecdsa-p256", "sign", 20.0), series("go", "ecdsa-p256", "sign", 30.0),
@@ -121,6 +122,9 @@ def test_cross_library_table_ratios_and_answers():
     # the ratio's bootstrap interval brackets it; the fastest library has none (its ratio is 1 by definition)
     lo, hi = row["cells"]["go"]["ratio_ci95"]
     assert lo < 1.5 < hi and lo > 1.0 and "ratio_ci95" not in row["cells"]["openssl"]
+    # CPU per operation beside the wall time: go's thread was on a CPU half the time (a busy machine)
+    assert row["cells"]["go"]["cpu_share"] == pytest.approx(0.5) and row["fastest_cpu"] == "go"
+    assert row["cells"]["openssl"]["cpu_ratio_to_fastest"] == pytest.approx(20.0 / 15.0)
     by_id = {a["id"]: a for a in an["answers"]}
     assert "openssl" in by_id["libraries-sign-128"]["answer"] and "go 1.5×" in by_id["libraries-sign-128"]["answer"]
     assert by_id["libraries-verify-128"]["evidence"][0]["fastest"] == "go"

@@ -18,17 +18,21 @@ def openssl_only(doc: dict) -> dict:
     return {**doc, "series": keep}
 
 
+BUSY = 0.8   # below this share of a CPU during a row, its wall time is mostly waiting for the CPU
+
+
 def _cell(c: dict | None) -> str:
     if c is None:
         return ""
     if c.get("p50_us"):
         r = c.get("ratio_to_fastest", 1.0)
+        busy = " [yellow]⚠[/yellow]" if c.get("cpu_share", 1.0) < BUSY else ""
         if c.get("ratio_ci95"):   # the ratio's own bootstrap interval
             lo, hi = c["ratio_ci95"]
-            return f"{fmt_time_us(c['p50_us'])} ×{r:.2f} ({lo:.2f}–{hi:.2f})"
+            return f"{fmt_time_us(c['p50_us'])} ×{r:.2f} ({lo:.2f}–{hi:.2f}){busy}"
         lo, hi = c["ci95_us"]     # the fastest: its P50's interval
         half = (hi - lo) / 2 / c["p50_us"]
-        return f"[bold green]{fmt_time_us(c['p50_us'])}[/bold green] ×{r:.2f} ±{half:.0%}"
+        return f"[bold green]{fmt_time_us(c['p50_us'])}[/bold green] ×{r:.2f} ±{half:.0%}{busy}"
     return "[yellow]n/a[/yellow]" if c["status"] == "unsupported" else "[red]failed[/red]"
 
 
@@ -63,6 +67,9 @@ def libraries_table(lib: dict) -> Table:
             if c.get("library"):
                 versions.setdefault(name, c["library"])
     cap = ["libraries: " + "; ".join(f"{n} = {v}" for n, v in versions.items())]
+    if any(c.get("cpu_share", 1.0) < BUSY for r in lib["table"] for c in r["cells"].values()):
+        cap.append(f"⚠ the row's thread was on a CPU for less than {BUSY:.0%} of its wall time (a busy machine): "
+                   "its wall time includes waiting; result.json has its CPU per operation (cpu_p50_us)")
     cap += [f"n/a: {reason}" for reason in list(reasons)[:12]]
     if len(reasons) > 12:
         cap.append(f"... and {len(reasons) - 12} more (result.json: analysis.libraries)")
