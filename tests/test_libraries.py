@@ -174,11 +174,13 @@ def test_crypto_command_with_two_libraries_writes_rows_and_the_cross_library_vie
 def test_jvm_rows_come_from_jmh_measurement_iterations(lib):
     if not _available(lib):
         pytest.skip("JMH jar not built")
-    p = CryptoParams(**FAST, jmh_iteration_ms=50, jmh_warmup_ms=300)
+    p = CryptoParams(**{**FAST, "n": 4}, jmh_iteration_ms=50, jmh_warmup_ms=300)   # two forks by default
     s, _ = measure_row(_row("ecdsa-p256", "verify", lib), p)
     assert s["status"] == "ok", s["failures"]
-    assert s["timer"]["jmh"]["forks"] == 1 and s["timer"]["jmh"]["measurement_iterations"] == 3
-    assert len(s["samples"]) == 3 and s["derived"]["jmh_score_us"] > 0
+    assert s["timer"]["jmh"]["forks"] == 2 and s["timer"]["jmh"]["measurement_iterations"] == 2   # per fork
+    assert len(s["samples"]) == 4 and s["derived"]["jmh_score_us"] > 0
+    assert [x["fork"] for x in s["samples"]] == [0, 0, 1, 1]      # which forked JVM made each sample
+    assert "secp256r1" in s["timer"]["detail"] and "SHA256withECDSA" in s["timer"]["detail"]
     s, _ = measure_row(_row("ecdsa-secp160r1", "sign", lib), p)
     if lib == "jce":   # JDK 16+ dropped the legacy curves; Bouncy Castle has them
         assert s["status"] == "unsupported" and "Curve not supported" in s["failures"][-1]["reason"]
