@@ -181,6 +181,9 @@ def test_jvm_rows_come_from_jmh_measurement_iterations(lib):
     assert len(s["samples"]) == 4 and s["derived"]["jmh_score_us"] > 0
     assert [x["fork"] for x in s["samples"]] == [0, 0, 1, 1]      # which forked JVM made each sample
     assert "secp256r1" in s["timer"]["detail"] and "SHA256withECDSA" in s["timer"]["detail"]
+    # SunJCE refuses the same ChaCha20-Poly1305 key and nonce twice in a row, decryption included
+    s, _ = measure_row(_row("chacha20-poly1305", "decrypt", lib, 256), p)
+    assert s["status"] == "ok", s["failures"]
     s, _ = measure_row(_row("ecdsa-secp160r1", "sign", lib), p)
     if lib == "jce":   # JDK 16+ dropped the legacy curves; Bouncy Castle has them
         assert s["status"] == "unsupported" and "Curve not supported" in s["failures"][-1]["reason"]
