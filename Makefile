@@ -22,18 +22,22 @@ build: $(BUILT) tools
 
 # Other libraries' tools for `secperf crypto --library` (native/libs is built by CMake above):
 # Go's standard crypto and the JVM (JMH; JCE and Bouncy Castle from Maven Central), installed into the venv.
-GO ?= $(shell command -v go 2>/dev/null || ls /usr/local/go/bin/go /usr/lib/go/bin/go 2>/dev/null | head -1)
+# scripts/bootstrap links the Go it chose (>= 1.24 found here, or fetched from the Go module proxy) as
+# secperf-go-toolchain in the venv; otherwise any Go found.
+GO ?= $(shell ls $(abspath $(VENV))/bin/secperf-go-toolchain 2>/dev/null || command -v go 2>/dev/null || ls /usr/local/go/bin/go /usr/lib/go/bin/go 2>/dev/null | head -1)
 GO_TOOL := $(VENV)/bin/secperf-go
 JMH_JAR := $(VENV)/share/secperf/java/secperf-jmh.jar
 
 $(GO_TOOL): $(BOOT) $(wildcard go/*.go) go/go.mod
-	@if [ -n "$(GO)" ]; then cd go && GOFLAGS=-mod=mod CGO_ENABLED=0 $(GO) build -trimpath -o $(abspath $(GO_TOOL)) . || echo "build: secperf-go needs Go 1.21+ (crypto/ecdh; crypto/mlkem from 1.24): --library go unavailable"; \
+	@if [ -n "$(GO)" ]; then cd go && GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0 $(GO) build -trimpath -o $(abspath $(GO_TOOL)) . || echo "build: secperf-go needs Go 1.21+ (crypto/ecdh; crypto/mlkem from 1.24): --library go unavailable"; \
 	else echo "build: no Go toolchain: secperf crypto --library go is unavailable (scripts/bootstrap installs one)"; fi
 
 $(JMH_JAR): $(BOOT) java/pom.xml $(wildcard java/src/main/java/secperf/jmh/*.java)
 	@if command -v mvn >/dev/null && command -v javac >/dev/null; then \
 	  (cd java && (mvn -q -B -o package 2>/dev/null || mvn -q -B package)) && mkdir -p $(dir $(JMH_JAR)) && \
-	  rm -rf $(dir $(JMH_JAR))lib && cp -r java/target/lib $(dir $(JMH_JAR))lib && cp java/target/secperf-jmh.jar $(JMH_JAR); \
+	  rm -rf $(dir $(JMH_JAR))lib.new && cp -r java/target/lib $(dir $(JMH_JAR))lib.new && \
+	  rm -rf $(dir $(JMH_JAR))lib && mv $(dir $(JMH_JAR))lib.new $(dir $(JMH_JAR))lib && \
+	  cp java/target/secperf-jmh.jar $(JMH_JAR).new && mv -f $(JMH_JAR).new $(JMH_JAR); \
 	else echo "build: no JDK/Maven: secperf crypto --library jce,bouncycastle is unavailable (scripts/bootstrap installs them)"; fi
 
 tools: $(GO_TOOL) $(JMH_JAR)

@@ -108,6 +108,8 @@ def test_cross_library_table_ratios_and_answers():
     def series(lib, alg, op, p50, status="ok"):
         return {"kind": "crypto", "status": status, "failures": [] if status == "ok" else [{"reason": f"unsupported by {lib}"}],
                 "summary": {"p50_us": p50, "median_ci95_us": [p50 * 0.9, p50 * 1.1], "n": 5} if p50 else None,
+                "values_us": [p50 * f for f in (0.9, 0.95, 1.0, 1.05, 1.1)] if p50 else [],
+                "cpu_summary": {"p50_us": p50 * (0.5 if lib == "go" else 1.0)} if p50 else None,
                 "labels": {"alg": alg, "op": op, "family": alg.split("-")[0], "size_bytes": 32, "security_bits": 128,
                            "key_bits": 256, "backend": lib, "library": lib, "version": "1"}}
     doc = {"series": [series("openssl", "ecdsa-p256", "sign", 20.0), series("go", "ecdsa-p256", "sign", 30.0),
@@ -117,6 +119,12 @@ def test_cross_library_table_ratios_and_answers():
     row = next(r for r in an["table"] if r["op"] == "sign")
     assert row["fastest"] == "openssl" and row["cells"]["go"]["ratio_to_fastest"] == pytest.approx(1.5)
     assert row["cells"]["mbedtls"]["status"] == "unsupported"
+    # the ratio's bootstrap interval brackets it; the fastest library has none (its ratio is 1 by definition)
+    lo, hi = row["cells"]["go"]["ratio_ci95"]
+    assert lo < 1.5 < hi and lo > 1.0 and "ratio_ci95" not in row["cells"]["openssl"]
+    # CPU per operation beside the wall time: go's thread was on a CPU half the time (a busy machine)
+    assert row["cells"]["go"]["cpu_share"] == pytest.approx(0.5) and row["fastest_cpu"] == "go"
+    assert row["cells"]["openssl"]["cpu_ratio_to_fastest"] == pytest.approx(20.0 / 15.0)
     by_id = {a["id"]: a for a in an["answers"]}
     assert "openssl" in by_id["libraries-sign-128"]["answer"] and "go 1.5×" in by_id["libraries-sign-128"]["answer"]
     assert by_id["libraries-verify-128"]["evidence"][0]["fastest"] == "go"
@@ -124,6 +132,16 @@ def test_cross_library_table_ratios_and_answers():
     # S5's single-library answers use OpenSSL's rows only
     assert Q.p50_table(doc) == {("ecdsa-p256", "sign"): 20.0, ("ecdsa-p256", "verify"): 60.0}
     assert Q.libraries_analysis({"series": [series("openssl", "ecdsa-p256", "sign", 1.0)]}) is None
+
+
+def test_bootstrap_interval_of_a_ratio_of_medians():
+    from secperf.core import stats
+    fast, slow = [10.0, 10.2, 9.9, 10.1, 10.0, 10.3], [20.0, 21.0, 19.5, 20.4, 20.1, 19.9]
+    lo, hi = stats.bootstrap_ratio_ci(slow, fast)
+    assert lo <= 20.05 / 10.05 <= hi and 1.85 < lo < hi < 2.2
+    assert stats.bootstrap_ratio_ci(slow, fast) == (lo, hi)          # deterministic for a seed
+    with pytest.raises(stats.StatsError):
+        stats.bootstrap_ratio_ci(slow, [0.0, 1.0])
 
 
 def test_s5_libraries_scenario_selects_s5_rows_in_every_library():
@@ -156,11 +174,16 @@ def test_crypto_command_with_two_libraries_writes_rows_and_the_cross_library_vie
 def test_jvm_rows_come_from_jmh_measurement_iterations(lib):
     if not _available(lib):
         pytest.skip("JMH jar not built")
-    p = CryptoParams(**FAST, jmh_iteration_ms=50, jmh_warmup_ms=300)
+    p = CryptoParams(**{**FAST, "n": 4}, jmh_iteration_ms=50, jmh_warmup_ms=300)   # two forks by default
     s, _ = measure_row(_row("ecdsa-p256", "verify", lib), p)
     assert s["status"] == "ok", s["failures"]
-    assert s["timer"]["jmh"]["forks"] == 1 and s["timer"]["jmh"]["measurement_iterations"] == 3
-    assert len(s["samples"]) == 3 and s["derived"]["jmh_score_us"] > 0
+    assert s["timer"]["jmh"]["forks"] == 2 and s["timer"]["jmh"]["measurement_iterations"] == 2   # per fork
+    assert len(s["samples"]) == 4 and s["derived"]["jmh_score_us"] > 0
+    assert [x["fork"] for x in s["samples"]] == [0, 0, 1, 1]      # which forked JVM made each sample
+    assert "secp256r1" in s["timer"]["detail"] and "SHA256withECDSA" in s["timer"]["detail"]
+    # SunJCE refuses the same ChaCha20-Poly1305 key and nonce twice in a row, decryption included
+    s, _ = measure_row(_row("chacha20-poly1305", "decrypt", lib, 256), p)
+    assert s["status"] == "ok", s["failures"]
     s, _ = measure_row(_row("ecdsa-secp160r1", "sign", lib), p)
     if lib == "jce":   # JDK 16+ dropped the legacy curves; Bouncy Castle has them
         assert s["status"] == "unsupported" and "Curve not supported" in s["failures"][-1]["reason"]

@@ -33,8 +33,9 @@ class CryptoParams:
     seed: int = 1
     prehashed: bool = False
     key_cache: Path = field(default_factory=probe.default_key_cache)
-    # JVM rows (JMH): forked JVMs per row, iteration (= sample) length, JIT warm-up time
-    jmh_forks: int = 1
+    # JVM rows (JMH): forked JVMs per row (two, so a JVM that settled in a slower JIT state shows
+    # as fork spread instead of passing for the library), iteration (= sample) length, JIT warm-up
+    jmh_forks: int = 2
     jmh_iteration_ms: int = 100
     jmh_warmup_ms: int = 2000
 
@@ -58,7 +59,10 @@ def _fill(series: dict, samples: list[dict], size_bytes: int, bulk: bool,
           timer_overhead_ns: float | None) -> None:
     for s in samples:
         ops = max(1, int(s["ops"]))
-        series["samples"].append({"wall_ns": s["wall_ns"], "cpu_ns": s["cpu_ns"], "ops": ops})
+        sample = {"wall_ns": s["wall_ns"], "cpu_ns": s["cpu_ns"], "ops": ops}
+        if "fork" in s:   # JVM rows: which forked JVM made the sample
+            sample["fork"] = s["fork"]
+        series["samples"].append(sample)
         series["values_us"].append(s["wall_ns"] / ops / 1000.0)
         series["cpu_values_us"].append(s["cpu_ns"] / ops / 1000.0)
     if not samples:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from ..core import stats
 from ..spec.algorithms import STRENGTH_ROWS
 
 
@@ -230,6 +231,7 @@ def library_table(doc: dict) -> list[dict]:
     interval, or the status and reason (unsupported rows say which library lacks what), and each
     library's ratio to the fastest. Rows in SP 800-57 strength order."""
     rows: dict[tuple, dict] = {}
+    values: dict[tuple, dict[str, list]] = {}
     for s in doc["series"]:
         if s.get("kind") != "crypto":
             continue
@@ -241,17 +243,34 @@ def library_table(doc: dict) -> list[dict]:
         cell = {"status": s["status"], "library": lab.get("library"), "version": lab.get("version")}
         if sm:
             cell.update(p50_us=sm["p50_us"], ci95_us=list(sm["median_ci95_us"]), n=sm["n"])
+            cpu = (s.get("cpu_summary") or {}).get("p50_us")
+            if cpu and sm["p50_us"] > 0:
+                # thread CPU per operation, and the share of the wall time the thread was on a CPU:
+                # well below 1 means the machine was busy and the wall time includes waiting
+                cell.update(cpu_p50_us=cpu, cpu_share=min(1.0, cpu / sm["p50_us"]))
         if s.get("failures"):
             cell["reason"] = s["failures"][-1]["reason"]
         rows[key]["cells"][backend_of(s)] = cell
+        if sm and s.get("values_us"):
+            values.setdefault(key, {})[backend_of(s)] = s["values_us"]
     out = []
-    for row in rows.values():
+    for key, row in rows.items():
         measured = {lib: c["p50_us"] for lib, c in row["cells"].items() if c.get("p50_us")}
         if measured:
             fastest = min(measured, key=measured.get)
             row["fastest"] = fastest
+            vals = values.get(key, {})
             for lib, v in measured.items():
-                row["cells"][lib]["ratio_to_fastest"] = v / measured[fastest]
+                cell = row["cells"][lib]
+                cell["ratio_to_fastest"] = v / measured[fastest]
+                # bootstrap 95% interval of the ratio of medians (each library's samples resampled)
+                if lib != fastest and lib in vals and fastest in vals:
+                    cell["ratio_ci95"] = list(stats.bootstrap_ratio_ci(vals[lib], vals[fastest]))
+            cpu = {lib: c["cpu_p50_us"] for lib, c in row["cells"].items() if c.get("p50_us") and c.get("cpu_p50_us")}
+            if cpu:
+                row["fastest_cpu"] = min(cpu, key=cpu.get)
+                for lib, v in cpu.items():
+                    row["cells"][lib]["cpu_ratio_to_fastest"] = v / cpu[row["fastest_cpu"]]
         out.append(row)
     fam_order = ["rsa", "ecdsa", "eddsa", "kex", "pq-kem", "pq-sig", "aead", "mac", "hash"]
     out.sort(key=lambda r: (r["security_bits"], fam_order.index(r["family"]) if r["family"] in fam_order else 99,

@@ -39,8 +39,13 @@ def _table(lib: dict) -> str:
             elif c.get("p50_us"):
                 lo, hi = c["ci95_us"]
                 best = " style='font-weight:600'" if c.get("ratio_to_fastest") == 1.0 else ""
-                cells.append(f"<td{best} title='95% CI {e(fmt_time_us(lo))}–{e(fmt_time_us(hi))}'>"
-                             f"{e(fmt_time_us(c['p50_us']))} <span class='muted'>×{c['ratio_to_fastest']:.2f}</span></td>")
+                rci = c.get("ratio_ci95")
+                ratio = f"×{c['ratio_to_fastest']:.2f}" + (f" ({rci[0]:.2f}–{rci[1]:.2f})" if rci else "")
+                cpu = (f"; CPU {fmt_time_us(c['cpu_p50_us'])} per op ({c['cpu_share']:.0%} of the wall time on a CPU)"
+                       if c.get("cpu_p50_us") else "")
+                busy = " <span class='warn'>⚠</span>" if c.get("cpu_share", 1.0) < 0.8 else ""
+                cells.append(f"<td{best} title='P50 95% CI {e(fmt_time_us(lo))}–{e(fmt_time_us(hi))}{e(cpu)}'>"
+                             f"{e(fmt_time_us(c['p50_us']))} <span class='muted'>{e(ratio)}</span>{busy}</td>")
             else:
                 cls = "warn" if c["status"] == "unsupported" else "fail"
                 cells.append(f"<td class='{cls}' title='{e(c.get('reason', ''))}'>"
@@ -78,8 +83,11 @@ def section(doc: dict) -> str:
     parts = ["<h2>Libraries side by side</h2>",
              "<p>Each library ran the same catalogue rows by the same rules (warm-up, batches long enough "
              "for the clock, wall and thread CPU per sample, keys made before timing, hashing inside "
-             "signatures unless prehashed). Cells: P50 per operation and × the fastest library (bold); "
-             "hover for the 95% interval or the reason a library lacks a row.</p>", _table(lib)]
+             "signatures unless prehashed). Cells: P50 per operation and × the fastest library (bold), "
+             "with the bootstrap 95% interval of that ratio (both libraries' samples resampled); hover "
+             "for the P50's own interval, the CPU time per operation, or the reason a library lacks a row. "
+             "⚠: the row's thread was on a CPU for less than 80% of its wall time (a busy machine), so its "
+             "wall time includes waiting.</p>", _table(lib)]
     versions = {}
     for r in lib["table"]:
         for n, c in r["cells"].items():

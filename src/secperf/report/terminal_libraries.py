@@ -1,5 +1,5 @@
 """Terminal view of `secperf crypto --library`: per algorithm and operation one column per
-library (P50 per operation, its ratio to the fastest, ± half the bootstrap 95% interval), grouped
+library (P50 per operation, its ratio to the fastest with the ratio's bootstrap 95% interval), grouped
 by SP 800-57 strength; then S5's questions answered across libraries."""
 
 from __future__ import annotations
@@ -18,22 +18,29 @@ def openssl_only(doc: dict) -> dict:
     return {**doc, "series": keep}
 
 
+BUSY = 0.8   # below this share of a CPU during a row, its wall time is mostly waiting for the CPU
+
+
 def _cell(c: dict | None) -> str:
     if c is None:
         return ""
     if c.get("p50_us"):
-        lo, hi = c["ci95_us"]
-        half = (hi - lo) / 2 / c["p50_us"]
         r = c.get("ratio_to_fastest", 1.0)
-        mark = "[bold green]" if r == 1.0 else ""
-        return f"{mark}{fmt_time_us(c['p50_us'])}{'[/bold green]' if mark else ''} ×{r:.2f} ±{half:.0%}"
+        busy = " [yellow]⚠[/yellow]" if c.get("cpu_share", 1.0) < BUSY else ""
+        if c.get("ratio_ci95"):   # the ratio's own bootstrap interval
+            lo, hi = c["ratio_ci95"]
+            return f"{fmt_time_us(c['p50_us'])} ×{r:.2f} ({lo:.2f}–{hi:.2f}){busy}"
+        lo, hi = c["ci95_us"]     # the fastest: its P50's interval
+        half = (hi - lo) / 2 / c["p50_us"]
+        return f"[bold green]{fmt_time_us(c['p50_us'])}[/bold green] ×{r:.2f} ±{half:.0%}{busy}"
     return "[yellow]n/a[/yellow]" if c["status"] == "unsupported" else "[red]failed[/red]"
 
 
 def libraries_table(lib: dict) -> Table:
     libs = lib["libraries"]
     bulk = any(r["size_bytes"] for r in lib["table"])
-    t = Table(title="Libraries side by side: P50 per operation, × the fastest library, ± half the 95% interval",
+    t = Table(title="Libraries side by side: P50 per operation, × the fastest library (bootstrap 95% interval of "
+                    "the ratio); the fastest in green, ± half its P50's 95% interval",
               title_justify="left", header_style="bold", caption_justify="left")
     t.add_column("bits", justify="right")
     t.add_column("algorithm")
@@ -60,6 +67,9 @@ def libraries_table(lib: dict) -> Table:
             if c.get("library"):
                 versions.setdefault(name, c["library"])
     cap = ["libraries: " + "; ".join(f"{n} = {v}" for n, v in versions.items())]
+    if any(c.get("cpu_share", 1.0) < BUSY for r in lib["table"] for c in r["cells"].values()):
+        cap.append(f"⚠ the row's thread was on a CPU for less than {BUSY:.0%} of its wall time (a busy machine): "
+                   "its wall time includes waiting; result.json has its CPU per operation (cpu_p50_us)")
     cap += [f"n/a: {reason}" for reason in list(reasons)[:12]]
     if len(reasons) > 12:
         cap.append(f"... and {len(reasons) - 12} more (result.json: analysis.libraries)")

@@ -22,7 +22,8 @@ import org.openjdk.jmh.runner.IterationType;
  * secperf's JMH benchmark: one operation per call. Each measurement iteration is one secperf
  * sample — wall (System.nanoTime) and the benchmark thread's CPU time (ThreadMXBean) read in the
  * iteration's set-up and tear-down on the benchmark thread, and the number of calls — written as
- * a JSON line to the file named by `out`. Warm-up iterations are not written.
+ * a JSON line to the file named by `out`, with the forked JVM's pid (Main turns it into the fork's
+ * number). Warm-up iterations are not written.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -58,7 +59,8 @@ public class Bench {
         long w1 = System.nanoTime(), c1 = mx.getCurrentThreadCpuTime();
         if (it.getType() != IterationType.MEASUREMENT || out.isEmpty()) return;
         try (FileWriter f = new FileWriter(out, true)) {
-            f.write("{\"type\":\"sample\",\"wall_ns\":" + (w1 - w0) + ",\"cpu_ns\":" + (c1 - c0) + ",\"ops\":" + calls + "}\n");
+            f.write("{\"type\":\"sample\",\"wall_ns\":" + (w1 - w0) + ",\"cpu_ns\":" + (c1 - c0) + ",\"ops\":" + calls
+                    + ",\"pid\":" + ProcessHandle.current().pid() + "}\n");
         }
     }
 

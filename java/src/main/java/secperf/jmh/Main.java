@@ -9,6 +9,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.bouncycastle.jce.provider.BouncyCastleProvider;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
@@ -21,8 +23,9 @@ import org.openjdk.jmh.runner.options.VerboseMode;
  * secperf-jmh: `java -jar secperf-jmh.jar speed --provider jce|bouncycastle --alg A --op O ...`
  * speaks the probe's speed protocol (JSON lines meta, row, sample..., end; unsupported/error).
  * Samples are JMH measurement iterations in a forked JVM (forks, warm-up iterations and
- * iteration time are options); the end line carries JMH's own score and error.
- * `--plain` runs the Plain benchmark instead and prints only JMH's score (the reference).
+ * iteration time are options; each sample says which fork made it); the end line carries JMH's
+ * own score and error. The reference for benchmarks/libraries.py is a separate JMH benchmark
+ * (Reference) run through JMH's own command line, not through this class.
  */
 public final class Main {
     static Provider provider(String name) {
@@ -66,7 +69,7 @@ public final class Main {
         a.put("provider", "jce"); a.put("size", "32"); a.put("n", "30"); a.put("warmup", "2");
         a.put("min-sample-us", "1000"); a.put("max-seconds", "10"); a.put("hash", "sha256"); a.put("seed", "1");
         a.put("forks", "1"); a.put("iteration-ms", "100"); a.put("warmup-ms", "2000");
-        boolean prehashed = false, plain = false;
+        boolean prehashed = false;
         if (argv.length >= 1 && argv[0].equals("--version")) {
             String p = argv.length >= 3 && argv[1].equals("--provider") ? argv[2] : "jce";
             line("\"type\":\"version\",\"tool\":\"secperf-jmh\",\"library\":" + q(library(p)) + ",\"version\":" + q(version(p)));
@@ -75,13 +78,12 @@ public final class Main {
         if (argv.length < 1 || !argv[0].equals("speed")) {
             System.err.println("usage: secperf-jmh speed --provider jce|bouncycastle --alg A --op O [--size N] [--n N] [--warmup N] "
                     + "[--min-sample-us US] [--max-seconds S] [--hash sha256|sha1] [--prehashed] [--seed N] [--forks N] "
-                    + "[--iteration-ms MS] [--warmup-ms MS] [--plain]");
+                    + "[--iteration-ms MS] [--warmup-ms MS] [--lock-wait-s S]");
             System.exit(2);
         }
         for (int i = 1; i < argv.length; i++) {
             String k = argv[i];
             if (k.equals("--prehashed")) { prehashed = true; continue; }
-            if (k.equals("--plain")) { plain = true; continue; }
             if (!k.startsWith("--") || i + 1 >= argv.length) { System.err.println("bad option " + k); System.exit(2); }
             a.put(k.substring(2), argv[++i]);
         }
@@ -101,16 +103,17 @@ public final class Main {
         // One JMH iteration is one sample: at least --min-sample-us, default 100 ms (JMH's own
         // iteration bookkeeping is then far below 1%). Warm-up: at least --warmup-ms for the JIT.
         long itMs = Math.max(Long.parseLong(a.get("iteration-ms")), (long) Math.ceil(Double.parseDouble(a.get("min-sample-us")) / 1000));
-        int n = Integer.parseInt(a.get("n"));
-        double maxS = Double.parseDouble(a.get("max-seconds"));
+        // --n and --max-seconds are for the whole row: each of the forks takes its share of both.
+        int forks = Math.max(1, Integer.parseInt(a.get("forks")));
+        int n = (int) Math.ceil(Integer.parseInt(a.get("n")) / (double) forks);
+        double maxS = Double.parseDouble(a.get("max-seconds")) / forks;
         int nBudget = (int) Math.max(1, Math.floor(maxS * 1000 / itMs));
         String stopped = n > nBudget ? "time" : "n";
         n = Math.min(n, nBudget);
         int warm = (int) Math.max(Integer.parseInt(a.get("warmup")), Math.ceil(Double.parseDouble(a.get("warmup-ms")) / itMs));
-        int forks = Integer.parseInt(a.get("forks"));
         File samples = File.createTempFile("secperf-jmh", ".jsonl");
         samples.deleteOnExit();
-        String bench = plain ? Plain.class.getName() : Bench.class.getName();
+        String bench = Bench.class.getName();
         ChainedOptionsBuilder ob = new OptionsBuilder()
                 .include("^" + bench.replace(".", "\\.") + "\\.")
                 .forks(forks).warmupIterations(warm).measurementIterations(n)
@@ -119,7 +122,7 @@ public final class Main {
                 .verbosity(VerboseMode.SILENT)
                 .param("alg", alg).param("op", op).param("size", String.valueOf(size)).param("hash", a.get("hash"))
                 .param("prehashed", String.valueOf(prehashed)).param("seed", a.get("seed")).param("provider", prov)
-                .param("out", plain ? "" : samples.getAbsolutePath());
+                .param("out", samples.getAbsolutePath());
         line("\"type\":\"row\",\"alg\":" + q(alg) + ",\"op\":" + q(op) + ",\"size_bytes\":" + size
                 + ",\"hash\":" + ((op.equals("sign") || op.equals("verify")) && !alg.startsWith("ed") ? q(a.get("hash")) : "null")
                 + ",\"prehashed\":" + prehashed + ",\"batch\":null,\"key_bits\":" + prep.keyBits + ",\"detail\":" + q(prep.detail)
@@ -127,22 +130,40 @@ public final class Main {
                 + ",\"jmh\":{\"forks\":" + forks + ",\"warmup_iterations\":" + warm + ",\"measurement_iterations\":" + n
                 + ",\"iteration_ms\":" + itMs + ",\"mode\":\"avgt\",\"benchmark\":" + q(bench) + "}");
         long t0 = System.nanoTime();
-        Collection<RunResult> res;
-        try {
-            res = new Runner(ob.build()).run();
-        } catch (Exception e) {
-            line("\"type\":\"error\",\"reason\":" + q("JMH run failed: " + e.getMessage()));
-            System.exit(1);
-            return;
-        }
-        int count = 0;
-        if (!plain) {
-            List<String> lines = new ArrayList<>(Files.readAllLines(samples.toPath()));
-            for (String l : lines) {
-                if (!l.isBlank()) { System.out.println(l); count++; }
+        // JMH allows one run per machine at a time (its lock file), so that two benchmarks do not
+        // disturb each other: wait for the other run (up to --lock-wait-s), then fail the row.
+        Collection<RunResult> res = null;
+        long lockDeadline = System.nanoTime() + (long) (Double.parseDouble(a.getOrDefault("lock-wait-s", "300")) * 1e9);
+        while (res == null) {
+            try {
+                res = new Runner(ob.build()).run();
+            } catch (Exception e) {
+                String why = String.valueOf(e.getMessage());
+                if (why.contains("JMH lock") && System.nanoTime() < lockDeadline) {
+                    Thread.sleep(1000);
+                    continue;
+                }
+                line("\"type\":\"error\",\"reason\":" + q("JMH run failed: " + why));
+                System.exit(1);
+                return;
             }
-            System.out.flush();
         }
+        // Bench writes each sample with its JVM's pid; forks run one after another, so the order
+        // in which pids first appear numbers the forks 0, 1, ...
+        int count = 0;
+        Map<String, Integer> forkOf = new LinkedHashMap<>();
+        Pattern pid = Pattern.compile("\"pid\":(\\d+)");
+        for (String l : new ArrayList<>(Files.readAllLines(samples.toPath()))) {
+            if (l.isBlank()) continue;
+            Matcher m = pid.matcher(l);
+            if (m.find()) {
+                int fork = forkOf.computeIfAbsent(m.group(1), k -> forkOf.size());
+                l = l.substring(0, m.start()) + "\"fork\":" + fork + l.substring(m.end());
+            }
+            System.out.println(l);
+            count++;
+        }
+        System.out.flush();
         double score = Double.NaN, error = Double.NaN;
         for (RunResult r : res) {
             score = r.getPrimaryResult().getScore();
