@@ -5,11 +5,20 @@
 3. Predict every cell from a cost table calibrated on step 1 only, and print each cell's P50/P95
    error. Target (issue 13): median |error| <= 10% at P50, <= 25% at P95, no cell worse than 30% at P50.
 
-    sudo .venv/bin/python benchmarks/whatif_validation.py [--rtt 20,100] [--loss 0,1,5] [--n 20]
-        [--n-connect 10] [--keys software,se:iot-safe-sim] [--results DIR] [--reuse]
+    sudo .venv/bin/python benchmarks/whatif_validation.py [--rtt 0,20,100,300] [--loss 0,1,5]
+        [--cells tls1.2,tls1.3,tls1.3-resumed,dtls1.2,mqtt,coap,https] [--n 20] [--n-connect 12]
+        [--keys software,se:iot-safe-sim] [--command-timeout 1500] [--results DIR] [--reuse]
+
+The default is the issue's full grid: RTT {0, 20, 100, 300} ms x loss {0, 1, 5} % x {TLS 1.2 full,
+TLS 1.3 full, TLS 1.3 resumed, DTLS 1.2 (cookie), MQTT/TLS, CoAP/DTLS} x {software key,
+se:iot-safe-sim}. `secperf handshake` rows authenticate only the server, so their client key source
+does not exist (software); the key axis applies where the client signs: MQTT/TLS and CoAP/DTLS
+(mutual TLS through mosquitto and libcoap), and `https` (TLS 1.3 full and resumed with the client
+key on the secure element, through nginx) when --cells names it.
 
 --reuse predicts again from the Results already in DIR (no measuring). Measuring runs the installed
-`secperf` console script next to this Python.
+`secperf` console script next to this Python; every command has a wall-time bound
+(--command-timeout) and every connection the command's own stage timeout.
 """
 
 from __future__ import annotations
@@ -31,34 +40,61 @@ from secperf.sim import montecarlo as M
 
 SECPERF = str(Path(sys.executable).with_name("secperf"))
 
-# (label, command args, series id on loopback (without " @ net" / "@net"), model scenario, metric)
-HS = [
-    ("TLS 1.3 full", ["handshake", "versions"], "handshake/probe/tls1.3 aes128gcm x25519 rsa2048",
-     F.Scenario("tls1.3", "full"), "handshake"),
-    ("TLS 1.2 full", ["handshake", "versions"], "handshake/probe/tls1.2 ecdhe-rsa-aes128gcm x25519 rsa2048",
-     F.Scenario("tls1.2", "full"), "handshake"),
-    ("TLS 1.3 resumed", ["handshake", "0rtt"], "handshake/probe/tls1.3 resume ticket",
-     F.Scenario("tls1.3", "resumed"), "handshake"),
-    ("DTLS 1.2 cookie", ["handshake", "dtls"], "handshake/probe/dtls1.2 ecdhe-rsa-aes128gcm cookie",
-     F.Scenario("dtls1.2", "full"), "handshake"),
-]
+# cell name -> (label, series id on loopback (without " @ net"), model scenario, metric, command)
+HS = {
+    "tls1.2": ("TLS 1.2 full", "handshake/probe/tls1.2 ecdhe-rsa-aes128gcm x25519 rsa2048",
+               F.Scenario("tls1.2", "full"), "handshake", "versions"),
+    "tls1.3": ("TLS 1.3 full", "handshake/probe/tls1.3 aes128gcm x25519 rsa2048",
+               F.Scenario("tls1.3", "full"), "handshake", "versions"),
+    "tls1.3-resumed": ("TLS 1.3 resumed", "handshake/probe/tls1.3 resume ticket",
+                       F.Scenario("tls1.3", "resumed"), "handshake", "0rtt"),
+    "dtls1.2": ("DTLS 1.2 cookie", "handshake/probe/dtls1.2 ecdhe-rsa-aes128gcm cookie",
+                F.Scenario("dtls1.2", "full"), "handshake", "dtls"),
+}
+CELLS = ("tls1.2", "tls1.3", "tls1.3-resumed", "dtls1.2", "mqtt", "coap")
 
 
-def connect_rows(keys):
+def rows_for(cells: list[str], keys: list[str]):
     rows = []
-    for proto in ("mqtt", "coap"):
-        for key in keys:
-            rows.append((f"{'MQTT/TLS' if proto == 'mqtt' else 'CoAP/DTLS'} {key}", ["connect"],
-                         f"connect/{proto}/probe/{key}/full", F.Scenario(proto, "full", key=key), "usable"))
+    for c in cells:
+        if c in HS:
+            rows.append(HS[c][:4])
+        elif c in ("mqtt", "coap"):
+            for key in keys:
+                rows.append((f"{'MQTT/TLS' if c == 'mqtt' else 'CoAP/DTLS'} {key}", f"connect/{c}/probe/{key}/full",
+                             F.Scenario(c, "full", key=key), "usable"))
+        elif c == "https":
+            for key in keys:
+                for hs in ("full", "resumed"):
+                    rows.append((f"HTTPS TLS1.3 {hs} {key}", f"connect/https/probe/{key}/{hs}",
+                                 F.Scenario("https", hs, key=key), "usable"))
     return rows
 
 
-def run(cmd: list[str], log: Path) -> Path:
+def commands(args, cells: list[str]) -> list[tuple[str, list[str]]]:
+    out = []
+    for cmd in ("versions", "0rtt", "dtls"):
+        if any(HS[c][4] == cmd for c in cells if c in HS):
+            out.append((cmd, ["handshake", cmd, "--n", str(args.n)]))
+    protos = [c for c in ("mqtt", "coap") if c in cells]
+    if protos:
+        out.append(("connect", ["connect", ",".join(protos), "--key", args.keys, "--handshake", "full",
+                                "--auth", "mtls", "--n", str(args.n_connect)]))
+    if "https" in cells:
+        out.append(("https", ["connect", "https", "--key", args.keys, "--handshake", "full,resumed",
+                              "--auth", "mtls", "--n", str(args.n_connect)]))
+    return out
+
+
+def run(cmd: list[str], log: Path, timeout_s: float) -> dict:
     t0 = time.time()
     with open(log, "a") as f:
         f.write(f"$ {' '.join(cmd)}\n")
         f.flush()
-        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=f, text=True)
+        try:
+            r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=f, text=True, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            raise SystemExit(f"{' '.join(cmd)} took more than {timeout_s:g} s (--command-timeout); see {log}")
     if r.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} exited {r.returncode}; see {log}")
     doc = json.loads(r.stdout)
@@ -66,21 +102,17 @@ def run(cmd: list[str], log: Path) -> Path:
     return doc
 
 
-def measure(args, nets: list[str], out: Path) -> dict[str, dict]:
+def measure(args, cells: list[str], nets: list[str], out: Path) -> dict[str, dict]:
     out.mkdir(parents=True, exist_ok=True)
     log = out / "commands.log"
     docs = {}
     netargs = [a for n in nets for a in ("--network", n)]
     common = ["--json", "--no-report", "--out", str(out / "results"), "--seed", "1"]
-    for name, argv in (("versions", ["handshake", "versions", "--n", str(args.n)]),
-                       ("0rtt", ["handshake", "0rtt", "--n", str(args.n)]),
-                       ("dtls", ["handshake", "dtls", "--n", str(args.n)]),
-                       ("connect", ["connect", "mqtt,coap", "--key", args.keys, "--handshake", "full",
-                                    "--auth", "mtls", "--n", str(args.n_connect)])):
-        docs[f"{name}-cal"] = run([SECPERF, *argv, *common], log)
-        docs[f"{name}-grid"] = run([SECPERF, *argv, *common, *netargs], log)
-    for k, d in docs.items():
-        (out / f"{k}.json").write_text(R.dumps(d))
+    for name, argv in commands(args, cells):
+        for part, extra in (("cal", []), ("grid", netargs)):
+            d = run([SECPERF, *argv, *common, *extra], log, args.command_timeout)
+            docs[f"{name}-{part}"] = d
+            (out / f"{name}-{part}.json").write_text(R.dumps(d))
     return docs
 
 
@@ -96,25 +128,35 @@ def series_for(docs: dict, sid: str, net: str | None):
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rtt", default="20,100", help="round-trip times in ms (comma list)")
+    ap.add_argument("--rtt", default="0,20,100,300", help="round-trip times in ms (comma list)")
     ap.add_argument("--loss", default="0,1,5", help="loss in %% (comma list)")
-    ap.add_argument("--n", type=int, default=20)
-    ap.add_argument("--n-connect", type=int, default=10)
+    ap.add_argument("--cells", default=",".join(CELLS),
+                    help=f"protocol cells (comma list of {', '.join(CELLS)}, https)")
+    ap.add_argument("--n", type=int, default=20, help="connections per handshake cell")
+    ap.add_argument("--n-connect", type=int, default=12, help="connections per MQTT/CoAP/HTTPS cell")
+    ap.add_argument("--command-timeout", type=float, default=1500.0,
+                    help="wall-time bound of each measuring command, seconds")
     ap.add_argument("--keys", default="software,se:iot-safe-sim")
     ap.add_argument("--results", default="/tmp/secperf-whatif-validation")
     ap.add_argument("--reuse", action="store_true")
     ap.add_argument("--sim-n", type=int, default=200_000)
     args = ap.parse_args()
     out = Path(args.results)
+    cells = [c.strip() for c in args.cells.split(",") if c.strip()]
+    bad = [c for c in cells if c not in CELLS + ("https",)]
+    if bad or not cells:
+        ap.error(f"--cells: unknown {', '.join(bad) or '(none)'}; known: {', '.join(CELLS)}, https")
+    if not (1 <= args.n <= 1000 and 1 <= args.n_connect <= 1000):
+        ap.error("--n and --n-connect must be 1..1000")
     nets = []
     for rtt in [float(x) for x in args.rtt.split(",")]:
         for loss in [float(x) for x in args.loss.split(",")]:
             nets.append(f"delay={rtt / 2:g}ms" + (f",loss={loss:g}%" if loss else ""))
     if args.reuse:
-        docs = {p.stem: json.loads(p.read_text()) for p in out.glob("*.json")}
+        docs = {p.stem: json.loads(p.read_text()) for p in out.glob("*-*.json") if p.stem != "validation"}
     else:
         print(f"measuring on loopback and over {len(nets)} links ...", file=sys.stderr)
-        docs = measure(args, nets, out)
+        docs = measure(args, cells, nets, out)
     for k in sorted(docs):
         la = docs[k].get("host", {}).get("loadavg_at_start")
         print(f"{k}: run {docs[k].get('run_id')}, load average at start {la}", file=sys.stderr)
@@ -123,7 +165,7 @@ def main() -> int:
         if k.endswith("-cal"):
             table = C.calibrate(docs[k], table, where=k)
     rows = []
-    for label, _, sid, sc, metric in HS + connect_rows(args.keys.split(",")):
+    for label, sid, sc, metric in rows_for(cells, args.keys.split(",")):
         for net in ["loopback"] + nets:
             s = series_for(docs, sid, None if net == "loopback" else net)
             if s is None or not s.get("summary"):
