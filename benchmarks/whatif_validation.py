@@ -6,8 +6,8 @@
    error. Target (issue 13): median |error| <= 10% at P50, <= 25% at P95, no cell worse than 30% at P50.
 
     sudo .venv/bin/python benchmarks/whatif_validation.py [--rtt 0,20,100,300] [--loss 0,1,5]
-        [--cells tls1.2,tls1.3,tls1.3-resumed,dtls1.2,mqtt,coap,https] [--n 20] [--n-connect 12]
-        [--keys software,se:iot-safe-sim] [--command-timeout 1500] [--results DIR] [--reuse]
+        [--cells tls1.2,tls1.3,tls1.3-resumed,dtls1.2,mqtt,coap,https]
+        [--n 0:100,20:60,100:30,300:20] [--n-connect 0:40,20:30,100:15,300:12] [--n-cal 100] [--keys software,se:iot-safe-sim] [--command-timeout 1500] [--results DIR] [--reuse]
 
 The default is the issue's full grid: RTT {0, 20, 100, 300} ms x loss {0, 1, 5} % x {TLS 1.2 full,
 TLS 1.3 full, TLS 1.3 resumed, DTLS 1.2 (cookie), MQTT/TLS, CoAP/DTLS} x {software key,
@@ -15,6 +15,11 @@ se:iot-safe-sim}. `secperf handshake` rows authenticate only the server, so thei
 does not exist (software); the key axis applies where the client signs: MQTT/TLS and CoAP/DTLS
 (mutual TLS through mosquitto and libcoap), and `https` (TLS 1.3 full and resumed with the client
 key on the secure element, through nginx) when --cells names it.
+
+Connections per cell depend on the RTT (--n RTT:N,...; a plain number sets every RTT): a
+connection at 0-20 ms RTT costs milliseconds, so those cells take more and their P50/P95 carry less
+sampling noise; at 300 ms each connection costs about a second. The loopback calibration takes
+--n-cal (handshake) and --n-cal-connect connections.
 
 --reuse predicts again from the Results already in DIR (no measuring). Measuring runs the installed
 `secperf` console script next to this Python; every command has a wall-time bound
@@ -71,18 +76,35 @@ def rows_for(cells: list[str], keys: list[str]):
     return rows
 
 
-def commands(args, cells: list[str]) -> list[tuple[str, list[str]]]:
+def commands(args, cells: list[str], n_hs: int, n_conn: int) -> list[tuple[str, list[str]]]:
     out = []
     for cmd in ("versions", "0rtt", "dtls"):
         if any(HS[c][4] == cmd for c in cells if c in HS):
-            out.append((cmd, ["handshake", cmd, "--n", str(args.n)]))
+            out.append((cmd, ["handshake", cmd, "--n", str(n_hs)]))
     protos = [c for c in ("mqtt", "coap") if c in cells]
     if protos:
         out.append(("connect", ["connect", ",".join(protos), "--key", args.keys, "--handshake", "full",
-                                "--auth", "mtls", "--n", str(args.n_connect)]))
+                                "--auth", "mtls", "--n", str(n_conn)]))
     if "https" in cells:
         out.append(("https", ["connect", "https", "--key", args.keys, "--handshake", "full,resumed",
-                              "--auth", "mtls", "--n", str(args.n_connect)]))
+                              "--auth", "mtls", "--n", str(n_conn)]))
+    return out
+
+
+def per_rtt(text: str, rtts: list[float], what: str) -> dict[float, int]:
+    """'0:100,20:60' or '20' -> {rtt: n} for every rtt of the grid."""
+    out: dict[float, int] = {}
+    try:
+        if ":" not in text:
+            out = {r: int(text) for r in rtts}
+        else:
+            given = {float(k): int(v) for k, v in (x.split(":") for x in text.split(","))}
+            for r in rtts:
+                out[r] = given.get(r) or given[min(given, key=lambda g: abs(g - r))]
+    except (ValueError, KeyError):
+        raise SystemExit(f"{what}: {text!r} must be N or RTT:N,RTT:N,... (e.g. 0:100,300:20)") from None
+    if any(not 1 <= v <= 1000 for v in out.values()):
+        raise SystemExit(f"{what}: every N must be 1..1000")
     return out
 
 
@@ -102,15 +124,19 @@ def run(cmd: list[str], log: Path, timeout_s: float) -> dict:
     return doc
 
 
-def measure(args, cells: list[str], nets: list[str], out: Path) -> dict[str, dict]:
+def measure(args, cells: list[str], nets_by_rtt: dict[float, list[str]], out: Path) -> dict[str, dict]:
     out.mkdir(parents=True, exist_ok=True)
     log = out / "commands.log"
     docs = {}
-    netargs = [a for n in nets for a in ("--network", n)]
     common = ["--json", "--no-report", "--out", str(out / "results"), "--seed", "1"]
-    for name, argv in commands(args, cells):
-        for part, extra in (("cal", []), ("grid", netargs)):
-            d = run([SECPERF, *argv, *common, *extra], log, args.command_timeout)
+    rtts = list(nets_by_rtt)
+    n_hs, n_conn = per_rtt(args.n, rtts, "--n"), per_rtt(args.n_connect, rtts, "--n-connect")
+    runs = [("cal", args.n_cal, args.n_cal_connect, [])]
+    runs += [(f"grid-rtt{r:g}", n_hs[r], n_conn[r], [a for n in nets for a in ("--network", n)])
+             for r, nets in nets_by_rtt.items()]
+    for part, nh, nc, netargs in runs:
+        for name, argv in commands(args, cells, nh, nc):
+            d = run([SECPERF, *argv, *common, *netargs], log, args.command_timeout)
             docs[f"{name}-{part}"] = d
             (out / f"{name}-{part}.json").write_text(R.dumps(d))
     return docs
@@ -132,8 +158,11 @@ def main() -> int:
     ap.add_argument("--loss", default="0,1,5", help="loss in %% (comma list)")
     ap.add_argument("--cells", default=",".join(CELLS),
                     help=f"protocol cells (comma list of {', '.join(CELLS)}, https)")
-    ap.add_argument("--n", type=int, default=20, help="connections per handshake cell")
-    ap.add_argument("--n-connect", type=int, default=12, help="connections per MQTT/CoAP/HTTPS cell")
+    ap.add_argument("--n", default="0:100,20:60,100:30,300:20", help="connections per handshake cell, per RTT")
+    ap.add_argument("--n-connect", default="0:40,20:30,100:15,300:12",
+                    help="connections per MQTT/CoAP/HTTPS cell, per RTT")
+    ap.add_argument("--n-cal", type=int, default=100, help="connections per loopback handshake row")
+    ap.add_argument("--n-cal-connect", type=int, default=40, help="connections per loopback connect row")
     ap.add_argument("--command-timeout", type=float, default=1500.0,
                     help="wall-time bound of each measuring command, seconds")
     ap.add_argument("--keys", default="software,se:iot-safe-sim")
@@ -146,17 +175,18 @@ def main() -> int:
     bad = [c for c in cells if c not in CELLS + ("https",)]
     if bad or not cells:
         ap.error(f"--cells: unknown {', '.join(bad) or '(none)'}; known: {', '.join(CELLS)}, https")
-    if not (1 <= args.n <= 1000 and 1 <= args.n_connect <= 1000):
-        ap.error("--n and --n-connect must be 1..1000")
-    nets = []
+    if not (1 <= args.n_cal <= 1000 and 1 <= args.n_cal_connect <= 1000):
+        ap.error("--n-cal and --n-cal-connect must be 1..1000")
+    nets_by_rtt: dict[float, list[str]] = {}
     for rtt in [float(x) for x in args.rtt.split(",")]:
         for loss in [float(x) for x in args.loss.split(",")]:
-            nets.append(f"delay={rtt / 2:g}ms" + (f",loss={loss:g}%" if loss else ""))
+            nets_by_rtt.setdefault(rtt, []).append(f"delay={rtt / 2:g}ms" + (f",loss={loss:g}%" if loss else ""))
+    nets = [n for ns in nets_by_rtt.values() for n in ns]
     if args.reuse:
         docs = {p.stem: json.loads(p.read_text()) for p in out.glob("*-*.json") if p.stem != "validation"}
     else:
         print(f"measuring on loopback and over {len(nets)} links ...", file=sys.stderr)
-        docs = measure(args, cells, nets, out)
+        docs = measure(args, cells, nets_by_rtt, out)
     for k in sorted(docs):
         la = docs[k].get("host", {}).get("loadavg_at_start")
         print(f"{k}: run {docs[k].get('run_id')}, load average at start {la}", file=sys.stderr)

@@ -240,3 +240,55 @@ def test_sweep_grammar_and_tornado():
         rows.append({"inputs": c.inputs, "usable": r["usable"]})
     tor = SW.tornado(rows, sw)
     assert tor[0]["input"] in ("rtt", "loss")
+
+
+def test_gilbert_elliott_loss_is_bursty_with_the_same_mean():
+    """Same mean loss (5%): bursts (GE, mean burst 1/r = 4 packets) put the losses of a connection
+    together, so fewer connections lose anything but those that do lose more (retries lost again)."""
+    table = C.load_table()
+    ge = N.parse("delay=25ms,ge=1.3158%/25%")
+    assert ge.up.loss == pytest.approx(0.05, rel=1e-3) and ge.up.ge is not None
+    bern = N.parse("delay=25ms,loss=5%")
+    sc = F.Scenario("dtls1.2")
+    rg = M.simulate(P.plan(sc, table, ge), 100_000, 1)
+    rb = M.simulate(P.plan(sc, table, bern), 100_000, 1)
+    hit = lambda r: sum(1 for v in r["reservoir_us"] if v > 900_000) / len(r["reservoir_us"])
+    assert hit(rg) < hit(rb)
+    # a connection that lost a flight in the bad state often loses the retransmission too: among
+    # connections that waited, the mean wait is longer under bursts
+    assert rg["usable"]["max_us"] > 2e6
+    assert rg["breakdown_mean_us"]["retransmission_wait"] / hit(rg) > rb["breakdown_mean_us"]["retransmission_wait"] / hit(rb)
+
+
+def test_gilbert_elliott_chain_is_per_packet_and_seeded():
+    import numpy as np
+    link = N.parse("delay=10ms,ge=10%/50%/100%/0%")
+    rng = np.random.default_rng(3)
+    ch = M.Chains(rng, link, 200_000)
+    assert ch.bad["client"].mean() == pytest.approx(10 / 60, abs=0.01)   # stationary start
+    lost, pos = ch.send(rng, "client", link.up, 1, None, 200_000)
+    assert lost.mean() == pytest.approx(10 / 60, abs=0.01)               # mean loss p/(p+r)
+    assert set(np.unique(pos)) <= {-1, 0}
+
+
+def test_reordering_lets_a_whole_flight_skip_the_delay():
+    table = C.load_table()
+    m = F.build(F.Scenario("tls1.3"))
+    r0 = M.simulate(P.plan(F.Scenario("tls1.3"), table, N.parse("delay=50ms")), 20_000, 1)
+    r = M.simulate(P.plan(F.Scenario("tls1.3"), table, N.parse("delay=50ms,reorder=50%")), 20_000, 1)
+    # every single-packet flight skips its 50 ms with probability 1/2
+    assert r["breakdown_mean_us"]["propagation"] < r0["breakdown_mean_us"]["propagation"] * 0.75
+    assert r["breakdown_mean_us"]["retransmission_wait"] == 0.0
+    assert r0["breakdown_mean_us"]["propagation"] == pytest.approx(m.round_trips * 100_000)
+
+
+def test_tcp_recovery_follows_linux_timers():
+    import numpy as np
+    # one segment out: tail-loss probe 2·SRTT + 200 ms, capped by the RTO SRTT + max(2·SRTT, 200 ms)
+    assert M.tcp_first_wait(0.300, 1, np.array([0]))[0] == pytest.approx(0.800)
+    assert M.tcp_first_wait(0.100, 1, np.array([0]))[0] == pytest.approx(0.300)
+    assert M.tcp_first_wait(0.0, 1, np.array([0]))[0] == pytest.approx(0.200)
+    # several out: 3+ later segments -> one RTT; 1-2 later -> RACK 1.25 RTT; the last -> TLP 2 RTT + 2 ms
+    w = M.tcp_first_wait(0.100, 5, np.array([0, 2, 4]))
+    assert list(w) == pytest.approx([0.100, 0.125, 0.202])
+    assert N.tcp_rto(0.300) == pytest.approx(0.900) and N.tcp_rto(0.02) == pytest.approx(0.220)
