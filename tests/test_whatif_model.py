@@ -292,3 +292,42 @@ def test_tcp_recovery_follows_linux_timers():
     w = M.tcp_first_wait(0.100, 5, np.array([0, 2, 4]))
     assert list(w) == pytest.approx([0.100, 0.125, 0.202])
     assert N.tcp_rto(0.300) == pytest.approx(0.900) and N.tcp_rto(0.02) == pytest.approx(0.220)
+
+
+def _device_doc(with_handshake: bool):
+    from secperf.core import host, result as R
+    doc = R.new_result(kind="device", command=["secperf", "device"], params={}, host=host.collect(), run_id="dev-test")
+    for op, ins in (("x25519-keygen", 1_200_000), ("x25519-derive", 1_100_000), ("ecdsa-p256-sign", 1_900_000)):
+        s = R.new_series(f"device-crypto/cortex-a9-400/wolfssl/{op}", kind="device_crypto",
+                         labels={"device": "cortex-a9-400", "stack": "wolfssl", "op": op},
+                         timer={"name": "instructions", "start": "a", "end": "b"})
+        s["derived"] = {"instructions_median": ins}
+        s["status"] = "ok"
+        doc["series"].append(s)
+    if with_handshake:
+        s = R.new_series("device/cortex-a9-400/wolfssl/tls1.3/x25519/aes128gcm/full/rsa-2048/warm", kind="device",
+                         labels={"device": "cortex-a9-400", "stack": "wolfssl", "tls": "1.3", "group": "x25519",
+                                 "suite": "aes128gcm", "mode": "full", "server_cert": "rsa-2048", "phase": "warm"},
+                         timer={"name": "instructions", "start": "a", "end": "b"})
+        s["derived"] = {"instructions_median": 7_000_000}
+        s["status"] = "ok"
+        doc["series"].append(s)
+    return R.finish(doc)
+
+
+def test_device_costs_are_instructions_times_cpi_over_clock():
+    from secperf.spec import devices as D
+    core = D.core("cortex-a9-400")
+    cpi = sum(core.cpi) / 2
+    t = C.from_device(_device_doc(False), core, C.load_table())
+    f = t.get("client", "keygen:x25519")
+    assert f.us == pytest.approx(1_200_000 * cpi / core.clock_mhz) and "instructions" in f.source
+    assert t.get("server", "keygen:x25519").us == C.load_table().get("server", "keygen:x25519").us  # server: host
+    # an operation the device did not count is named, never taken from the host table
+    with pytest.raises(C.MissingCost, match="parse_cert"):
+        P.plan(F.Scenario("tls1.3"), t, N.parse("delay=10ms"))
+    # with a handshake row, the client's total is the row's; what it did not count sits in the residual
+    t = C.from_device(_device_doc(True), core, C.load_table())
+    pl = P.plan(F.Scenario("tls1.3"), t, N.parse("delay=10ms"))
+    client = sum(fp.compute_us for fp in pl.flights[2:] if fp is not None and fp.sender == "client")
+    assert client == pytest.approx(7_000_000 * cpi / core.clock_mhz, rel=1e-6)
