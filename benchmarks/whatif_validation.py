@@ -36,6 +36,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 from secperf.core import result as R
 from secperf.model import costs as C
 from secperf.model import flights as F
@@ -124,10 +126,37 @@ def run(cmd: list[str], log: Path, timeout_s: float) -> dict:
     return doc
 
 
+WAKEUP_PROBE = """
+import sys, time
+out = open(sys.argv[1], "a", buffering=1)
+end = time.time() + float(sys.argv[2])
+while time.time() < end:
+    t = time.perf_counter()
+    time.sleep(0.02)
+    out.write(f"{time.time():.3f} {(time.perf_counter() - t - 0.02) * 1e3:.4f}\\n")
+"""
+
+
+def start_wakeup_probe(out: Path, seconds: float) -> subprocess.Popen:
+    """The host's scheduling lateness while the grid runs: a process that sleeps 20 ms (a process
+    waiting for a flight) and records how late it woke up, with the time; stopped by PID."""
+    return subprocess.Popen([sys.executable, "-c", WAKEUP_PROBE, str(out / "wakeups.txt"), str(seconds)])
+
+
 def measure(args, cells: list[str], nets_by_rtt: dict[float, list[str]], out: Path) -> dict[str, dict]:
     out.mkdir(parents=True, exist_ok=True)
     log = out / "commands.log"
     docs = {}
+    probe = start_wakeup_probe(out, 3 * 3600)
+    try:
+        return _measure(args, cells, nets_by_rtt, out, log, docs)
+    finally:
+        probe.terminate()
+        probe.wait(timeout=10)
+
+
+def _measure(args, cells, nets_by_rtt, out, log, docs):
+    windows = {}
     common = ["--json", "--no-report", "--out", str(out / "results"), "--seed", "1"]
     rtts = list(nets_by_rtt)
     n_hs, n_conn = per_rtt(args.n, rtts, "--n"), per_rtt(args.n_connect, rtts, "--n-connect")
@@ -136,10 +165,25 @@ def measure(args, cells: list[str], nets_by_rtt: dict[float, list[str]], out: Pa
              for r, nets in nets_by_rtt.items()]
     for part, nh, nc, netargs in runs:
         for name, argv in commands(args, cells, nh, nc):
+            t0 = time.time()
             d = run([SECPERF, *argv, *common, *netargs], log, args.command_timeout)
             docs[f"{name}-{part}"] = d
+            windows[f"{name}-{part}"] = [t0, time.time()]
             (out / f"{name}-{part}.json").write_text(R.dumps(d))
+            (out / "windows.json").write_text(json.dumps(windows))
     return docs
+
+
+def wakeups_for(out: Path, doc_key: str) -> tuple[float, ...] | None:
+    """Wake-up lateness samples (ms) recorded while command `doc_key` ran, or None."""
+    try:
+        w = json.loads((out / "windows.json").read_text())[doc_key]
+        lines = (out / "wakeups.txt").read_text().split()
+    except (OSError, KeyError, ValueError):
+        return None
+    pairs = zip(lines[0::2], lines[1::2])
+    xs = tuple(max(0.0, float(v)) for t, v in pairs if w[0] <= float(t) <= w[1])
+    return xs if len(xs) >= 20 else None
 
 
 def series_for(docs: dict, sid: str, net: str | None):
@@ -183,7 +227,8 @@ def main() -> int:
             nets_by_rtt.setdefault(rtt, []).append(f"delay={rtt / 2:g}ms" + (f",loss={loss:g}%" if loss else ""))
     nets = [n for ns in nets_by_rtt.values() for n in ns]
     if args.reuse:
-        docs = {p.stem: json.loads(p.read_text()) for p in out.glob("*-*.json") if p.stem != "validation"}
+        docs = {p.stem: json.loads(p.read_text()) for p in out.glob("*-*.json")
+                if p.stem not in ("validation", "windows")}
     else:
         print(f"measuring on loopback and over {len(nets)} links ...", file=sys.stderr)
         docs = measure(args, cells, nets_by_rtt, out)
@@ -205,22 +250,26 @@ def main() -> int:
             row = {"cell": label, "network": net, "n": len(s["values_us"]), "measured_p50_ms": m50 / 1e3,
                    "measured_p95_ms": m95 / 1e3, "calibration": net == "loopback", "failures": len(s["failures"])}
             link = N.parse(net, coap_random_factor=1.0)
-            r = M.simulate(P.plan(sc, table, link), args.sim_n, seed=1)[metric]
+            r = predict(P.plan(sc, table, link), metric, args.sim_n, row["n"])
             row.update(predicted_p50_ms=r["p50_us"] / 1e3, err_p50=(r["p50_us"] - m50) / m50,
-                       predicted_p95_ms=r["p95_us"] / 1e3, err_p95=(r["p95_us"] - m95) / m95)
+                       predicted_p95_ms=r["p95_us"] / 1e3, err_p95=(r["p95_us"] - m95) / m95,
+                       p50_range_ms=[x / 1e3 for x in r["p50_range_us"]],
+                       p95_range_ms=[x / 1e3 for x in r["p95_range_us"]],
+                       p50_in_range=r["p50_range_us"][0] <= m50 <= r["p50_range_us"][1],
+                       p95_in_range=r["p95_range_us"][0] <= m95 <= r["p95_range_us"][1])
             # the link as it was: the P50 of the kernel's TCP connect (SYN -> SYN-ACK) in the same
             # command over the same link, i.e. the configured RTT plus the emulator's and the host's
             # lateness per round trip at that moment (a ping, not a TLS figure)
             rtt = None if net == "loopback" else measured_rtt_ms(docs, s, net)
             if rtt is not None:
                 lm = N.parse(_with_rtt(net, rtt), coap_random_factor=1.0)
-                r2 = M.simulate(P.plan(sc, table, lm), args.sim_n, seed=1)[metric]
+                r2 = predict(P.plan(sc, table, lm), metric, args.sim_n, row["n"])
                 row.update(measured_rtt_ms=rtt, predicted_p50_mrtt_ms=r2["p50_us"] / 1e3,
                            err_p50_mrtt=(r2["p50_us"] - m50) / m50, predicted_p95_mrtt_ms=r2["p95_us"] / 1e3,
                            err_p95_mrtt=(r2["p95_us"] - m95) / m95)
             rows.append(row)
     print(f"{'cell':24} {'network':20} {'n':>3} {'meas P50':>9} {'pred P50':>9} {'err':>7} "
-          f"{'meas P95':>9} {'pred P95':>9} {'err':>7} | {'RTT meas':>8} {'pred P50':>9} {'err':>7} "
+          f"{'meas P95':>9} {'pred P95':>9} {'err':>7} {'n-range':>7} | {'RTT meas':>8} {'pred P50':>9} {'err':>7} "
           f"{'pred P95':>9} {'err':>7}")
     for r in rows:
         if r.get("missing"):
@@ -229,9 +278,11 @@ def main() -> int:
         tag = "  (calibration)" if r["calibration"] else ""
         alt = (f" | {r['measured_rtt_ms']:8.2f} {r['predicted_p50_mrtt_ms']:9.1f} {r['err_p50_mrtt'] * 100:+6.1f}% "
                f"{r['predicted_p95_mrtt_ms']:9.1f} {r['err_p95_mrtt'] * 100:+6.1f}%") if "measured_rtt_ms" in r else ""
+        inr = ("" if r["calibration"] else
+               f" {'in ' if r['p50_in_range'] else 'OUT'}/{'in ' if r['p95_in_range'] else 'OUT'}")
         print(f"{r['cell']:24} {r['network']:20} {r['n']:>3} {r['measured_p50_ms']:9.1f} {r['predicted_p50_ms']:9.1f} "
               f"{r['err_p50'] * 100:+6.1f}% {r['measured_p95_ms']:9.1f} {r['predicted_p95_ms']:9.1f} "
-              f"{r['err_p95'] * 100:+6.1f}%{alt}{tag}")
+              f"{r['err_p95'] * 100:+6.1f}%{inr}{alt}{tag}")
     val = [r for r in rows if not r.get("missing") and not r["calibration"]]
     if val:
         for what, k in (("the configured link (delay, loss)", ""), ("the link's measured RTT (TCP connect P50 "
@@ -248,22 +299,43 @@ def main() -> int:
                   f"P95 {statistics.median(e95) * 100:.1f}% (target <= 25%); worst P50 {max(e50) * 100:.1f}% "
                   f"({worst['cell']} @ {worst['network']}; target <= 30%); cells worse than 30% at P50: "
                   f"{sum(e > 0.30 for e in e50)} -> {'PASS' if ok else 'MISS'}")
+        print(f"\nsampling check (configured link): the measured P50 lies inside the model's 5-95% range for a "
+              f"P50 of the cell's n connections in {sum(r['p50_in_range'] for r in val)} of {len(val)} cells, the "
+              f"measured P95 inside the range for a P95 in {sum(r['p95_in_range'] for r in val)} of {len(val)} "
+              f"(column n-range; 90% of cells would if the model were exact and the host quiet)")
     (out / "validation.json").write_text(json.dumps(rows, indent=1))
     return 0
+
+
+def predict(plan, metric: str, sim_n: int, n_meas: int, seed: int = 1) -> dict:
+    """P50 and P95 of `metric` over sim_n simulated connections, and the range (5th-95th percentile)
+    a P50 and a P95 estimated from n_meas connections would fall in if the model were exact: the
+    measured cell has only n_meas connections, and a lossy cell's P95 from 20 of them lands on
+    either side of a 1 s timer by chance."""
+    rng = np.random.default_rng(seed)
+    v = M.simulate_chunk(plan, rng, sim_n)[metric] * 1e6
+    draws = rng.choice(v, size=(1000, n_meas))
+    p50s = np.percentile(draws, 50, axis=1)
+    p95s = np.percentile(draws, 95, axis=1)
+    return {"p50_us": float(np.percentile(v, 50)), "p95_us": float(np.percentile(v, 95)),
+            "p50_range_us": [float(x) for x in np.percentile(p50s, [5, 95])],
+            "p95_range_us": [float(x) for x in np.percentile(p95s, [5, 95])]}
 
 
 def measured_rtt_ms(docs: dict, s: dict, net: str) -> float | None:
     """P50 of TCP connect over `net` in the command that measured series `s` (its own, else a TCP
     row measured by the same command over the same link: DTLS -> the TLS 1.2 row of `handshake
     dtls`, CoAP -> the MQTT rows of `connect`)."""
+    lab = s.get("labels", {})
     own = (s.get("derived") or {}).get("tcp_connect_p50_us")
-    if own:
+    if own and lab.get("proto") != "dtls" and lab.get("protocol") != "coap":   # a UDP "connect" is a syscall
         return own / 1e3
     for d in docs.values():
         if not any(x is s for x in d["series"]):
             continue
         for x in d["series"]:
-            if x["labels"].get("network") != net:
+            if x["labels"].get("network") != net or x["labels"].get("proto") == "dtls" \
+                    or x["labels"].get("protocol") == "coap":
                 continue
             v = (x.get("derived") or {}).get("tcp_connect_p50_us")
             if v is None:
