@@ -331,3 +331,16 @@ def test_device_costs_are_instructions_times_cpi_over_clock():
     pl = P.plan(F.Scenario("tls1.3"), t, N.parse("delay=10ms"))
     client = sum(fp.compute_us for fp in pl.flights[2:] if fp is not None and fp.sender == "client")
     assert client == pytest.approx(7_000_000 * cpi / core.clock_mhz, rel=1e-6)
+
+
+def test_host_scheduling_adds_wakeups_per_flight():
+    table = C.load_table()
+    link = N.parse("delay=10ms")
+    pl0 = P.plan(F.Scenario("tls1.3"), table, link)
+    pl = P.plan(F.Scenario("tls1.3"), table, N.with_host_wakeups(link, [1.0, 1.0, 1.0]))
+    r0, r = M.simulate(pl0, 2000, 1), M.simulate(pl, 2000, 1)
+    flights = sum(1 for f in pl.flights if f is not None)
+    assert r["breakdown_mean_us"]["host_scheduling"] == pytest.approx(flights * 2 * 1000.0)
+    assert r0["breakdown_mean_us"]["host_scheduling"] == 0.0
+    with pytest.raises(N.LinkError):
+        N.with_host_wakeups(link, [-1.0])

@@ -24,6 +24,7 @@ DTLS_MAX_RETRIES = 12            # OpenSSL DTLS1_TMO_ALERT_COUNT
 COAP_ACK_TIMEOUT_S = 2.0         # RFC 7252 4.8
 COAP_ACK_RANDOM_FACTOR = 1.5     # RFC 7252 4.8 (the probe uses 1.0 so its runs repeat)
 COAP_MAX_RETRANSMIT = 4          # RFC 7252 4.8
+HOST_WAKEUPS_PER_FLIGHT = 2      # over secperf's emulator: the relay process and the receiving process
 OVPN_TLS_TIMEOUT_S = 2.0         # OpenVPN --tls-timeout default; its reliability layer doubles it
 
 
@@ -72,6 +73,10 @@ class LinkModel:
     down: Direction
     mtu: int
     coap_random_factor: float = COAP_ACK_RANDOM_FACTOR
+    # host scheduling: lateness (ms) of a process waking after a wait, measured on the host that
+    # runs the link (empty: none), drawn `wakeups_per_flight` times per flight
+    host_wakeup_ms: tuple[float, ...] = ()
+    wakeups_per_flight: int = HOST_WAKEUPS_PER_FLIGHT
 
     @property
     def rtt_s(self) -> float:
@@ -83,7 +88,10 @@ class LinkModel:
     def as_dict(self) -> dict:
         return {"name": self.name, "rtt_ms": self.rtt_s * 1e3, "mtu": self.mtu,
                 "up": self.up.as_dict(), "down": self.down.as_dict(),
-                "coap_ack_random_factor": self.coap_random_factor}
+                "coap_ack_random_factor": self.coap_random_factor,
+                **({"host_wakeup": {"samples": len(self.host_wakeup_ms),
+                                    "mean_ms": sum(self.host_wakeup_ms) / len(self.host_wakeup_ms),
+                                    "per_flight": self.wakeups_per_flight}} if self.host_wakeup_ms else {})}
 
 
 def _dir(d: NS.Direction, where: str) -> Direction:
@@ -117,6 +125,18 @@ def parse(text: str, coap_random_factor: float = COAP_ACK_RANDOM_FACTOR) -> Link
             raise LinkError(f"--network: field {tok.split('=')[0].strip()!r} is negative ({tok.strip()}); "
                             f"delays, jitter, loss and rates must be 0 or more")
     return from_spec(NS.parse(text), coap_random_factor)
+
+
+def with_host_wakeups(link: LinkModel, samples_ms, per_flight: int = HOST_WAKEUPS_PER_FLIGHT) -> LinkModel:
+    """The link with host scheduling: every flight waits `per_flight` draws from the measured
+    wake-up lateness of processes on the host that emulates the link (a loaded host wakes a process
+    that slept for a flight late; on loopback the calibration already holds the short ping-pong
+    wake-ups)."""
+    from dataclasses import replace
+    xs = tuple(float(x) for x in samples_ms)
+    if any(x < 0 for x in xs) or not 1 <= per_flight <= 10:
+        raise LinkError("host wake-up lateness must be >= 0 ms, 1..10 per flight")
+    return replace(link, host_wakeup_ms=xs, wakeups_per_flight=per_flight)
 
 
 def check_mtu(model: FlightModel, link: LinkModel) -> None:

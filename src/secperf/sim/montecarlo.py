@@ -20,7 +20,7 @@ from ..spec import se_profiles as SE
 
 CHUNK = 1 << 18
 COMPONENTS = ("client_compute", "server_compute", "secure_element", "propagation", "serialisation",
-              "retransmission_wait")
+              "retransmission_wait", "host_scheduling")
 PERCENTILES = (50.0, 90.0, 95.0, 99.0)
 BINS_PER_DECADE = 2000
 DECADES = 10                      # 1 µs .. 10^10 µs
@@ -268,6 +268,7 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
         se_ms = se_delays_ms(p.se_profile, p.se_calls, rng, n) + p.se_host_us / 1e3
     fl = p.flights
     chains = Chains(rng, link, n)
+    wake = np.asarray(link.host_wakeup_ms) * 1e-3 if link.host_wakeup_ms else None
     for i, e in enumerate(p.model.exchanges):
         out, back = fl[2 * i], fl[2 * i + 1]
         if p.model.start_mark in (("out_start", i), ("back_recv", i - 1)):
@@ -291,6 +292,10 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
             ser = fp.wire_bytes * 8.0 / d.rate_bps if d.rate_bps > 0 else 0.0
             comp["propagation"] += prop
             comp["serialisation"] += ser
+            if wake is not None:
+                w = wake[rng.integers(0, wake.size, (link.wakeups_per_flight, n))].sum(axis=0)
+                comp["host_scheduling"] += w
+                t += w
             t += prop
             t += ser
             (up_bytes if fp.sender == "client" else down_bytes).__iadd__(fp.wire_bytes)
