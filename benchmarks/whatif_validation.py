@@ -163,6 +163,10 @@ def _measure(args, cells, nets_by_rtt, out, log, docs):
     runs = [("cal", args.n_cal, args.n_cal_connect, [])]
     runs += [(f"grid-rtt{r:g}", n_hs[r], n_conn[r], [a for n in nets for a in ("--network", n)])
              for r, nets in nets_by_rtt.items()]
+    runs += [("calafter", args.n_cal, args.n_cal_connect, [])]
+    if args.cal_after_only:
+        runs = runs[-1:]
+        windows.update(json.loads((out / "windows.json").read_text()) if (out / "windows.json").exists() else {})
     for part, nh, nc, netargs in runs:
         for name, argv in commands(args, cells, nh, nc):
             t0 = time.time()
@@ -184,6 +188,10 @@ def wakeups_for(out: Path, doc_key: str) -> tuple[float, ...] | None:
     pairs = zip(lines[0::2], lines[1::2])
     xs = tuple(max(0.0, float(v)) for t, v in pairs if w[0] <= float(t) <= w[1])
     return xs if len(xs) >= 20 else None
+
+
+def _series_rtt(net: str) -> float:
+    return N.parse(net).rtt_s * 1e3
 
 
 def series_for(docs: dict, sid: str, net: str | None):
@@ -212,6 +220,8 @@ def main() -> int:
     ap.add_argument("--keys", default="software,se:iot-safe-sim")
     ap.add_argument("--results", default="/tmp/secperf-whatif-validation")
     ap.add_argument("--reuse", action="store_true")
+    ap.add_argument("--cal-after-only", action="store_true",
+                    help="measure only the loopback calibration that follows the grid (-calafter) into DIR")
     ap.add_argument("--sim-n", type=int, default=200_000)
     args = ap.parse_args()
     out = Path(args.results)
@@ -232,13 +242,13 @@ def main() -> int:
     else:
         print(f"measuring on loopback and over {len(nets)} links ...", file=sys.stderr)
         docs = measure(args, cells, nets_by_rtt, out)
+        if args.cal_after_only:
+            docs = {p.stem: json.loads(p.read_text()) for p in out.glob("*-*.json")
+                    if p.stem not in ("validation", "windows")}
     for k in sorted(docs):
         la = docs[k].get("host", {}).get("loadavg_at_start")
         print(f"{k}: run {docs[k].get('run_id')}, load average at start {la}", file=sys.stderr)
-    table = C.load_table()
-    for k in sorted(docs):
-        if k.endswith("-cal"):
-            table = C.calibrate(docs[k], table, where=k)
+    table = calibrate_all(docs)
     rows = []
     for label, sid, sc, metric in rows_for(cells, args.keys.split(",")):
         for net in ["loopback"] + nets:
@@ -276,10 +286,15 @@ def main() -> int:
                 row.update(measured_rtt_ms=rtt, predicted_p50_mrtt_ms=r2["p50_us"] / 1e3,
                            err_p50_mrtt=(r2["p50_us"] - m50) / m50, predicted_p95_mrtt_ms=r2["p95_us"] / 1e3,
                            err_p95_mrtt=(r2["p95_us"] - m95) / m95)
+            cpu, cpu0 = client_cpu_us(s), client_cpu_us(series_for(docs, sid, None) or {})
+            if cpu and cpu0 and net != "loopback":
+                row["client_cpu_vs_loopback"] = cpu / cpu0
+            if rtt is not None:
+                row["rtt_late_ms"] = rtt - link.rtt_s * 1e3
             rows.append(row)
     print(f"{'cell':24} {'network':20} {'n':>3} {'meas P50':>9} {'pred P50':>9} {'err':>7} "
           f"{'meas P95':>9} {'pred P95':>9} {'err':>7} {'n-range':>7} | {'RTT meas':>8} {'pred P50':>9} {'err':>7} "
-          f"{'pred P95':>9} {'err':>7} | {'wake ms':>6} {'pred P50':>9} {'err':>7}")
+          f"{'pred P95':>9} {'err':>7} | {'wake ms':>6} {'pred P50':>9} {'err':>7} | RTT late, client CPU vs loopback")
     for r in rows:
         if r.get("missing"):
             print(f"{r['cell']:24} {r['network']:20} (not measured)")
@@ -289,6 +304,8 @@ def main() -> int:
                f"{r['predicted_p95_mrtt_ms']:9.1f} {r['err_p95_mrtt'] * 100:+6.1f}%") if "measured_rtt_ms" in r else ""
         alt += (f" | {r['wakeup_ms']['mean']:6.2f} {r['host_p50_ms']:9.1f} {r['err_p50_host'] * 100:+6.1f}%"
                 ) if "host_p50_ms" in r else ""
+        alt += f" | late {r['rtt_late_ms']:5.2f}" if "rtt_late_ms" in r else ""
+        alt += f" cpu x{r['client_cpu_vs_loopback']:.2f}" if "client_cpu_vs_loopback" in r else ""
         inr = ("" if r["calibration"] else
                f" {'in ' if r['p50_in_range'] else 'OUT'}/{'in ' if r['p95_in_range'] else 'OUT'}")
         print(f"{r['cell']:24} {r['network']:20} {r['n']:>3} {r['measured_p50_ms']:9.1f} {r['predicted_p50_ms']:9.1f} "
@@ -332,6 +349,43 @@ def predict(plan, metric: str, sim_n: int, n_meas: int, seed: int = 1) -> dict:
     return {"p50_us": float(np.percentile(v, 50)), "p95_us": float(np.percentile(v, 95)),
             "p50_range_us": [float(x) for x in np.percentile(p50s, [5, 95])],
             "p95_range_us": [float(x) for x in np.percentile(p95s, [5, 95])]}
+
+
+def calibrate_all(docs: dict) -> C.CostTable:
+    """The cost table from the loopback rows measured before the grid (-cal) and after it
+    (-calafter): each loopback figure (client CPU, server, secure element, total, spread) is the mean
+    of the two runs' P50s, so one burst of load on this shared host during one calibration run moves
+    the table by half as much."""
+    tables = []
+    for part in ("cal", "calafter"):
+        t = None
+        for k in sorted(docs):
+            if k.endswith(f"-{part}"):
+                t = C.calibrate(docs[k], t or C.load_table(), where=k)
+        if t is not None:
+            tables.append(t)
+    if not tables:
+        raise SystemExit("no loopback calibration Results (*-cal.json) in the results directory")
+    out = tables[0]
+    for key in out.measured:
+        ms = [t.measured[key] for t in tables if key in t.measured]
+        for f in ("total_us", "client_us", "server_us", "se_us", "sigma"):
+            out.measured[key][f] = sum(m[f] for m in ms) / len(ms)
+        out.measured[key]["series"] += f" (mean of {len(ms)} loopback runs)" if len(ms) > 1 else ""
+    for key in out.se_host:
+        fs = [t.se_host[key] for t in tables if key in t.se_host]
+        out.se_host[key] = C.Figure(sum(f.us for f in fs) / len(fs), fs[0].source + f" (mean of {len(fs)} runs)")
+    return out
+
+
+def client_cpu_us(s: dict) -> float | None:
+    """P50 of the client's handshake CPU in a measured row (handshake rows: cpu_summary; connect
+    rows: the 'handshake: client CPU' phase)."""
+    v = (s.get("cpu_summary") or {}).get("p50_us")
+    if v:
+        return v
+    ph = {p["phase"]: p["p50_us"] for p in (s.get("derived") or {}).get("phases_p50_us", [])}
+    return ph.get("handshake: client CPU")
 
 
 def doc_key(docs: dict, s: dict) -> str | None:
