@@ -344,3 +344,8 @@ def test_host_scheduling_adds_wakeups_per_flight():
     assert r0["breakdown_mean_us"]["host_scheduling"] == 0.0
     with pytest.raises(N.LinkError):
         N.with_host_wakeups(link, [-1.0])
+
+
+def test_syn_retries_are_linear_then_doubling():
+    # Linux tcp_syn_linear_timeouts = 4: 1, 1, 1, 1 s, then 2, 4 s
+    assert list(N.syn_wait_s([0, 1, 2, 4, 5, 6])) == pytest.approx([0, 1, 2, 4, 6, 10])

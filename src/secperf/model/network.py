@@ -15,6 +15,8 @@ from .flights import MTU_MIN, TCP_HDR, UDP_HDR, FlightModel
 TCP_INITIAL_WINDOW = 10          # segments (RFC 6928, Linux default initcwnd)
 TCP_SYN_RTO_S = 1.0              # initial RTO for SYN / SYN-ACK (RFC 6298 2.1, Linux TCP_TIMEOUT_INIT)
 TCP_SYN_RETRIES = 6              # Linux net.ipv4.tcp_syn_retries
+TCP_SYN_LINEAR_TIMEOUTS = 4      # Linux >= 6.5 net.ipv4.tcp_syn_linear_timeouts: the first 4 SYN
+                                 # retransmissions wait 1 s each, then the timer doubles
 TCP_RTO_MIN_S = 0.2              # Linux TCP_RTO_MIN / net.ipv4.tcp_rto_min_us (also added to the
                                  # tail-loss probe with one segment out, for the peer's delayed ACK)
 TCP_TLP_MIN_S = 0.002            # Linux TCP_TIMEOUT_MIN_US: added to 2·SRTT with several segments out
@@ -26,6 +28,16 @@ COAP_ACK_RANDOM_FACTOR = 1.5     # RFC 7252 4.8 (the probe uses 1.0 so its runs 
 COAP_MAX_RETRANSMIT = 4          # RFC 7252 4.8
 HOST_WAKEUPS_PER_FLIGHT = 2      # over secperf's emulator: the relay process and the receiving process
 OVPN_TLS_TIMEOUT_S = 2.0         # OpenVPN --tls-timeout default; its reliability layer doubles it
+
+
+def syn_wait_s(failures):
+    """Seconds a connection waits for `failures` lost SYN (or SYN-ACK) attempts: 1 s for each of
+    the first TCP_SYN_LINEAR_TIMEOUTS, then 2 s, 4 s, ... (Linux tcp_syn_linear_timeouts)."""
+    import numpy as np
+    f = np.asarray(failures, dtype=float)
+    lin = np.minimum(f, TCP_SYN_LINEAR_TIMEOUTS)
+    exp = np.maximum(f - TCP_SYN_LINEAR_TIMEOUTS, 0.0)
+    return TCP_SYN_RTO_S * (lin + np.exp2(exp + 1.0) - 2.0)
 
 
 def tcp_rto(rtt_s: float) -> float:

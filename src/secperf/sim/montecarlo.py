@@ -228,14 +228,14 @@ def _tcp_wait(rng, chains: Chains, sender: str, d: N.Direction, n: int, packets:
     if d.loss <= 0:
         return None, None
     if syn:
-        # SYN or SYN-ACK: the kernel's SYN timer, 1 s doubling (a lost SYN-ACK is answered by the
-        # client's retransmitted SYN at the same moment)
+        # SYN or SYN-ACK: the client's SYN timer, 1 s for the first four retries, then doubling
+        # (a lost SYN-ACK is answered by the client's retransmitted SYN at the same moment)
         lost, _ = chains.send(rng, sender, d, 1, None, n)
         f = np.zeros(n)
         idx = np.nonzero(lost)[0]
         if idx.size:
             f[idx] = 1.0 + chains.retries(rng, sender, d, 1, idx, N.TCP_SYN_RETRIES)
-        return N.TCP_SYN_RTO_S * (np.exp2(f) - 1.0), f
+        return N.syn_wait_s(f), f
     lost, pos = chains.send(rng, sender, d, packets, None, n)
     wait = np.zeros(n)
     extra = np.zeros(n)
