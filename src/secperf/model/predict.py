@@ -148,6 +148,9 @@ def plan(sc: F.Scenario, table: CostTable, link: N.LinkModel) -> Plan:
             ops = tuple((op, table.get(f.sender, op).us, table.get(f.sender, op).source) for op in f.ops)
             tr = "tcp" if e.transport in ("tcp", "tcp-syn") else "udp"
             pk, wire = N.packets(f.payload, tr, link.mtu)
+            if tr == "tcp" and f.writes > pk:          # each write its own segment (TCP_NODELAY)
+                wire += (f.writes - pk) * F.TCP_HDR
+                pk = f.writes
             extra = N.extra_window_rounds(pk) if e.transport == "tcp" else 0
             out.append(FlightPlan(i, e.transport, f.sender, f.names(), sum(o[1] for o in ops), ops, f.se_sign,
                                   pk, wire, extra, f.handshake_done))
