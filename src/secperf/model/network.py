@@ -26,7 +26,11 @@ DTLS_MAX_RETRIES = 12            # OpenSSL DTLS1_TMO_ALERT_COUNT
 COAP_ACK_TIMEOUT_S = 2.0         # RFC 7252 4.8
 COAP_ACK_RANDOM_FACTOR = 1.5     # RFC 7252 4.8 (the probe uses 1.0 so its runs repeat)
 COAP_MAX_RETRANSMIT = 4          # RFC 7252 4.8
-HOST_WAKEUPS_PER_FLIGHT = 2      # over secperf's emulator: the relay process and the receiving process
+HOST_WAKEUPS_PER_FLIGHT = 1      # over secperf's emulator: the receiving process (nice 0); the relay
+                                 # runs at nice -10 (native/netem/relay.c) and preempts normal work
+HOST_SPIN_WINDOW_S = 0.010       # the emulator's relay spins (stays awake) 10 ms after any packet
+                                 # (native/netem/relay.c): below this RTT neither it nor the receiver
+                                 # sleeps long between flights, so no wake-up lateness is drawn
 OVPN_TLS_TIMEOUT_S = 2.0         # OpenVPN --tls-timeout default; its reliability layer doubles it
 
 
@@ -140,7 +144,7 @@ def parse(text: str, coap_random_factor: float = COAP_ACK_RANDOM_FACTOR) -> Link
 
 
 def with_host_wakeups(link: LinkModel, samples_ms, per_flight: int = HOST_WAKEUPS_PER_FLIGHT) -> LinkModel:
-    """The link with host scheduling: every flight waits `per_flight` draws from the measured
+    """The link with host scheduling: every flight (RTT >= the relay's spin window) waits `per_flight` draws from the measured
     wake-up lateness of processes on the host that emulates the link (a loaded host wakes a process
     that slept for a flight late; on loopback the calibration already holds the short ping-pong
     wake-ups)."""

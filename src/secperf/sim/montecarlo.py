@@ -268,7 +268,7 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
         se_ms = se_delays_ms(p.se_profile, p.se_calls, rng, n) + p.se_host_us / 1e3
     fl = p.flights
     chains = Chains(rng, link, n)
-    wake = np.asarray(link.host_wakeup_ms) * 1e-3 if link.host_wakeup_ms else None
+    wake = np.asarray(link.host_wakeup_ms) * 1e-3 if link.host_wakeup_ms and rtt >= N.HOST_SPIN_WINDOW_S else None
     for i, e in enumerate(p.model.exchanges):
         out, back = fl[2 * i], fl[2 * i + 1]
         if p.model.start_mark in (("out_start", i), ("back_recv", i - 1)):
