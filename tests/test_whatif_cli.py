@@ -23,7 +23,7 @@ def test_whatif_writes_a_whatif_result_with_breakdown_and_report(tmp_path):
     for s in doc["series"]:
         d = s["derived"]
         assert set(d["breakdown_mean_us"]) == {"client_compute", "server_compute", "secure_element", "propagation",
-                                                "serialisation", "retransmission_wait"}
+                                                "serialisation", "retransmission_wait", "host_scheduling"}
         assert s["summary"]["p50_us"] <= s["summary"]["p95_us"] <= s["summary"]["p99_us"]
         assert d["round_trips"] == 3
         assert d["bytes_up_mean"] > 0 and d["radio"]["airtime_tx_mean_us"] > 0
