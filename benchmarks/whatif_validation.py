@@ -5,11 +5,25 @@
 3. Predict every cell from a cost table calibrated on step 1 only, and print each cell's P50/P95
    error. Target (issue 13): median |error| <= 10% at P50, <= 25% at P95, no cell worse than 30% at P50.
 
-    sudo .venv/bin/python benchmarks/whatif_validation.py [--rtt 20,100] [--loss 0,1,5] [--n 20]
-        [--n-connect 10] [--keys software,se:iot-safe-sim] [--results DIR] [--reuse]
+    sudo .venv/bin/python benchmarks/whatif_validation.py [--rtt 0,20,100,300] [--loss 0,1,5]
+        [--cells tls1.2,tls1.3,tls1.3-resumed,dtls1.2,mqtt,coap,https]
+        [--n 0:100,20:60,100:30,300:20] [--n-connect 0:40,20:30,100:15,300:12] [--n-cal 100] [--keys software,se:iot-safe-sim] [--command-timeout 1500] [--results DIR] [--reuse]
+
+The default is the issue's full grid: RTT {0, 20, 100, 300} ms x loss {0, 1, 5} % x {TLS 1.2 full,
+TLS 1.3 full, TLS 1.3 resumed, DTLS 1.2 (cookie), MQTT/TLS, CoAP/DTLS} x {software key,
+se:iot-safe-sim}. `secperf handshake` rows authenticate only the server, so their client key source
+does not exist (software); the key axis applies where the client signs: MQTT/TLS and CoAP/DTLS
+(mutual TLS through mosquitto and libcoap), and `https` (TLS 1.3 full and resumed with the client
+key on the secure element, through nginx) when --cells names it.
+
+Connections per cell depend on the RTT (--n RTT:N,...; a plain number sets every RTT): a
+connection at 0-20 ms RTT costs milliseconds, so those cells take more and their P50/P95 carry less
+sampling noise; at 300 ms each connection costs about a second. The loopback calibration takes
+--n-cal (handshake) and --n-cal-connect connections.
 
 --reuse predicts again from the Results already in DIR (no measuring). Measuring runs the installed
-`secperf` console script next to this Python.
+`secperf` console script next to this Python; every command has a wall-time bound
+(--command-timeout) and every connection the command's own stage timeout.
 """
 
 from __future__ import annotations
@@ -22,6 +36,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 from secperf.core import result as R
 from secperf.model import costs as C
 from secperf.model import flights as F
@@ -31,34 +47,78 @@ from secperf.sim import montecarlo as M
 
 SECPERF = str(Path(sys.executable).with_name("secperf"))
 
-# (label, command args, series id on loopback (without " @ net" / "@net"), model scenario, metric)
-HS = [
-    ("TLS 1.3 full", ["handshake", "versions"], "handshake/probe/tls1.3 aes128gcm x25519 rsa2048",
-     F.Scenario("tls1.3", "full"), "handshake"),
-    ("TLS 1.2 full", ["handshake", "versions"], "handshake/probe/tls1.2 ecdhe-rsa-aes128gcm x25519 rsa2048",
-     F.Scenario("tls1.2", "full"), "handshake"),
-    ("TLS 1.3 resumed", ["handshake", "0rtt"], "handshake/probe/tls1.3 resume ticket",
-     F.Scenario("tls1.3", "resumed"), "handshake"),
-    ("DTLS 1.2 cookie", ["handshake", "dtls"], "handshake/probe/dtls1.2 ecdhe-rsa-aes128gcm cookie",
-     F.Scenario("dtls1.2", "full"), "handshake"),
-]
+# cell name -> (label, series id on loopback (without " @ net"), model scenario, metric, command)
+HS = {
+    "tls1.2": ("TLS 1.2 full", "handshake/probe/tls1.2 ecdhe-rsa-aes128gcm x25519 rsa2048",
+               F.Scenario("tls1.2", "full"), "handshake", "versions"),
+    "tls1.3": ("TLS 1.3 full", "handshake/probe/tls1.3 aes128gcm x25519 rsa2048",
+               F.Scenario("tls1.3", "full"), "handshake", "versions"),
+    "tls1.3-resumed": ("TLS 1.3 resumed", "handshake/probe/tls1.3 resume ticket",
+                       F.Scenario("tls1.3", "resumed"), "handshake", "0rtt"),
+    "dtls1.2": ("DTLS 1.2 cookie", "handshake/probe/dtls1.2 ecdhe-rsa-aes128gcm cookie",
+                F.Scenario("dtls1.2", "full"), "handshake", "dtls"),
+}
+CELLS = ("tls1.2", "tls1.3", "tls1.3-resumed", "dtls1.2", "mqtt", "coap")
 
 
-def connect_rows(keys):
+def rows_for(cells: list[str], keys: list[str]):
     rows = []
-    for proto in ("mqtt", "coap"):
-        for key in keys:
-            rows.append((f"{'MQTT/TLS' if proto == 'mqtt' else 'CoAP/DTLS'} {key}", ["connect"],
-                         f"connect/{proto}/probe/{key}/full", F.Scenario(proto, "full", key=key), "usable"))
+    for c in cells:
+        if c in HS:
+            rows.append(HS[c][:4])
+        elif c in ("mqtt", "coap"):
+            for key in keys:
+                rows.append((f"{'MQTT/TLS' if c == 'mqtt' else 'CoAP/DTLS'} {key}", f"connect/{c}/probe/{key}/full",
+                             F.Scenario(c, "full", key=key), "usable"))
+        elif c == "https":
+            for key in keys:
+                for hs in ("full", "resumed"):
+                    rows.append((f"HTTPS TLS1.3 {hs} {key}", f"connect/https/probe/{key}/{hs}",
+                                 F.Scenario("https", hs, key=key), "usable"))
     return rows
 
 
-def run(cmd: list[str], log: Path) -> Path:
+def commands(args, cells: list[str], n_hs: int, n_conn: int) -> list[tuple[str, list[str]]]:
+    out = []
+    for cmd in ("versions", "0rtt", "dtls"):
+        if any(HS[c][4] == cmd for c in cells if c in HS):
+            out.append((cmd, ["handshake", cmd, "--n", str(n_hs)]))
+    protos = [c for c in ("mqtt", "coap") if c in cells]
+    if protos:
+        out.append(("connect", ["connect", ",".join(protos), "--key", args.keys, "--handshake", "full",
+                                "--auth", "mtls", "--n", str(n_conn)]))
+    if "https" in cells:
+        out.append(("https", ["connect", "https", "--key", args.keys, "--handshake", "full,resumed",
+                              "--auth", "mtls", "--n", str(n_conn)]))
+    return out
+
+
+def per_rtt(text: str, rtts: list[float], what: str) -> dict[float, int]:
+    """'0:100,20:60' or '20' -> {rtt: n} for every rtt of the grid."""
+    out: dict[float, int] = {}
+    try:
+        if ":" not in text:
+            out = {r: int(text) for r in rtts}
+        else:
+            given = {float(k): int(v) for k, v in (x.split(":") for x in text.split(","))}
+            for r in rtts:
+                out[r] = given.get(r) or given[min(given, key=lambda g: abs(g - r))]
+    except (ValueError, KeyError):
+        raise SystemExit(f"{what}: {text!r} must be N or RTT:N,RTT:N,... (e.g. 0:100,300:20)") from None
+    if any(not 1 <= v <= 1000 for v in out.values()):
+        raise SystemExit(f"{what}: every N must be 1..1000")
+    return out
+
+
+def run(cmd: list[str], log: Path, timeout_s: float) -> dict:
     t0 = time.time()
     with open(log, "a") as f:
         f.write(f"$ {' '.join(cmd)}\n")
         f.flush()
-        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=f, text=True)
+        try:
+            r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=f, text=True, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            raise SystemExit(f"{' '.join(cmd)} took more than {timeout_s:g} s (--command-timeout); see {log}")
     if r.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} exited {r.returncode}; see {log}")
     doc = json.loads(r.stdout)
@@ -66,22 +126,72 @@ def run(cmd: list[str], log: Path) -> Path:
     return doc
 
 
-def measure(args, nets: list[str], out: Path) -> dict[str, dict]:
+WAKEUP_PROBE = """
+import sys, time
+out = open(sys.argv[1], "a", buffering=1)
+end = time.time() + float(sys.argv[2])
+while time.time() < end:
+    t = time.perf_counter()
+    time.sleep(0.02)
+    out.write(f"{time.time():.3f} {(time.perf_counter() - t - 0.02) * 1e3:.4f}\\n")
+"""
+
+
+def start_wakeup_probe(out: Path, seconds: float) -> subprocess.Popen:
+    """The host's scheduling lateness while the grid runs: a process that sleeps 20 ms (a process
+    waiting for a flight) and records how late it woke up, with the time; stopped by PID."""
+    return subprocess.Popen([sys.executable, "-c", WAKEUP_PROBE, str(out / "wakeups.txt"), str(seconds)])
+
+
+def measure(args, cells: list[str], nets_by_rtt: dict[float, list[str]], out: Path) -> dict[str, dict]:
     out.mkdir(parents=True, exist_ok=True)
     log = out / "commands.log"
     docs = {}
-    netargs = [a for n in nets for a in ("--network", n)]
+    probe = start_wakeup_probe(out, 3 * 3600)
+    try:
+        return _measure(args, cells, nets_by_rtt, out, log, docs)
+    finally:
+        probe.terminate()
+        probe.wait(timeout=10)
+
+
+def _measure(args, cells, nets_by_rtt, out, log, docs):
+    windows = {}
     common = ["--json", "--no-report", "--out", str(out / "results"), "--seed", "1"]
-    for name, argv in (("versions", ["handshake", "versions", "--n", str(args.n)]),
-                       ("0rtt", ["handshake", "0rtt", "--n", str(args.n)]),
-                       ("dtls", ["handshake", "dtls", "--n", str(args.n)]),
-                       ("connect", ["connect", "mqtt,coap", "--key", args.keys, "--handshake", "full",
-                                    "--auth", "mtls", "--n", str(args.n_connect)])):
-        docs[f"{name}-cal"] = run([SECPERF, *argv, *common], log)
-        docs[f"{name}-grid"] = run([SECPERF, *argv, *common, *netargs], log)
-    for k, d in docs.items():
-        (out / f"{k}.json").write_text(R.dumps(d))
+    rtts = list(nets_by_rtt)
+    n_hs, n_conn = per_rtt(args.n, rtts, "--n"), per_rtt(args.n_connect, rtts, "--n-connect")
+    runs = [("cal", args.n_cal, args.n_cal_connect, [])]
+    runs += [(f"grid-rtt{r:g}", n_hs[r], n_conn[r], [a for n in nets for a in ("--network", n)])
+             for r, nets in nets_by_rtt.items()]
+    runs += [("calafter", args.n_cal, args.n_cal_connect, [])]
+    if args.cal_after_only:
+        runs = runs[-1:]
+        windows.update(json.loads((out / "windows.json").read_text()) if (out / "windows.json").exists() else {})
+    for part, nh, nc, netargs in runs:
+        for name, argv in commands(args, cells, nh, nc):
+            t0 = time.time()
+            d = run([SECPERF, *argv, *common, *netargs], log, args.command_timeout)
+            docs[f"{name}-{part}"] = d
+            windows[f"{name}-{part}"] = [t0, time.time()]
+            (out / f"{name}-{part}.json").write_text(R.dumps(d))
+            (out / "windows.json").write_text(json.dumps(windows))
     return docs
+
+
+def wakeups_for(out: Path, doc_key: str) -> tuple[float, ...] | None:
+    """Wake-up lateness samples (ms) recorded while command `doc_key` ran, or None."""
+    try:
+        w = json.loads((out / "windows.json").read_text())[doc_key]
+        lines = (out / "wakeups.txt").read_text().split()
+    except (OSError, KeyError, ValueError):
+        return None
+    pairs = zip(lines[0::2], lines[1::2])
+    xs = tuple(max(0.0, float(v)) for t, v in pairs if w[0] <= float(t) <= w[1])
+    return xs if len(xs) >= 20 else None
+
+
+def _series_rtt(net: str) -> float:
+    return N.parse(net).rtt_s * 1e3
 
 
 def series_for(docs: dict, sid: str, net: str | None):
@@ -96,71 +206,223 @@ def series_for(docs: dict, sid: str, net: str | None):
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rtt", default="20,100", help="round-trip times in ms (comma list)")
+    ap.add_argument("--rtt", default="0,20,100,300", help="round-trip times in ms (comma list)")
     ap.add_argument("--loss", default="0,1,5", help="loss in %% (comma list)")
-    ap.add_argument("--n", type=int, default=20)
-    ap.add_argument("--n-connect", type=int, default=10)
+    ap.add_argument("--cells", default=",".join(CELLS),
+                    help=f"protocol cells (comma list of {', '.join(CELLS)}, https)")
+    ap.add_argument("--n", default="0:100,20:60,100:30,300:20", help="connections per handshake cell, per RTT")
+    ap.add_argument("--n-connect", default="0:40,20:30,100:15,300:12",
+                    help="connections per MQTT/CoAP/HTTPS cell, per RTT")
+    ap.add_argument("--n-cal", type=int, default=100, help="connections per loopback handshake row")
+    ap.add_argument("--n-cal-connect", type=int, default=40, help="connections per loopback connect row")
+    ap.add_argument("--command-timeout", type=float, default=1500.0,
+                    help="wall-time bound of each measuring command, seconds")
     ap.add_argument("--keys", default="software,se:iot-safe-sim")
     ap.add_argument("--results", default="/tmp/secperf-whatif-validation")
     ap.add_argument("--reuse", action="store_true")
+    ap.add_argument("--cal-after-only", action="store_true",
+                    help="measure only the loopback calibration that follows the grid (-calafter) into DIR")
     ap.add_argument("--sim-n", type=int, default=200_000)
     args = ap.parse_args()
     out = Path(args.results)
-    nets = []
+    cells = [c.strip() for c in args.cells.split(",") if c.strip()]
+    bad = [c for c in cells if c not in CELLS + ("https",)]
+    if bad or not cells:
+        ap.error(f"--cells: unknown {', '.join(bad) or '(none)'}; known: {', '.join(CELLS)}, https")
+    if not (1 <= args.n_cal <= 1000 and 1 <= args.n_cal_connect <= 1000):
+        ap.error("--n-cal and --n-cal-connect must be 1..1000")
+    nets_by_rtt: dict[float, list[str]] = {}
     for rtt in [float(x) for x in args.rtt.split(",")]:
         for loss in [float(x) for x in args.loss.split(",")]:
-            nets.append(f"delay={rtt / 2:g}ms" + (f",loss={loss:g}%" if loss else ""))
+            nets_by_rtt.setdefault(rtt, []).append(f"delay={rtt / 2:g}ms" + (f",loss={loss:g}%" if loss else ""))
+    nets = [n for ns in nets_by_rtt.values() for n in ns]
     if args.reuse:
-        docs = {p.stem: json.loads(p.read_text()) for p in out.glob("*.json")}
+        docs = {p.stem: json.loads(p.read_text()) for p in out.glob("*-*.json")
+                if p.stem not in ("validation", "windows")}
     else:
         print(f"measuring on loopback and over {len(nets)} links ...", file=sys.stderr)
-        docs = measure(args, nets, out)
+        docs = measure(args, cells, nets_by_rtt, out)
+        if args.cal_after_only:
+            docs = {p.stem: json.loads(p.read_text()) for p in out.glob("*-*.json")
+                    if p.stem not in ("validation", "windows")}
     for k in sorted(docs):
         la = docs[k].get("host", {}).get("loadavg_at_start")
         print(f"{k}: run {docs[k].get('run_id')}, load average at start {la}", file=sys.stderr)
-    table = C.load_table()
-    for k in sorted(docs):
-        if k.endswith("-cal"):
-            table = C.calibrate(docs[k], table, where=k)
+    table = calibrate_all(docs)
     rows = []
-    for label, _, sid, sc, metric in HS + connect_rows(args.keys.split(",")):
+    for label, sid, sc, metric in rows_for(cells, args.keys.split(",")):
         for net in ["loopback"] + nets:
             s = series_for(docs, sid, None if net == "loopback" else net)
             if s is None or not s.get("summary"):
                 rows.append({"cell": label, "network": net, "missing": True})
                 continue
-            pl = P.plan(sc, table, N.parse(net, coap_random_factor=1.0))
-            r = M.simulate(pl, args.sim_n, seed=1)
-            pred = r[metric]
             m50, m95 = s["summary"]["p50_us"], _p95(s["values_us"])
-            rows.append({"cell": label, "network": net, "n": len(s["values_us"]),
-                         "measured_p50_ms": m50 / 1e3, "predicted_p50_ms": pred["p50_us"] / 1e3,
-                         "err_p50": (pred["p50_us"] - m50) / m50,
-                         "measured_p95_ms": m95 / 1e3, "predicted_p95_ms": pred["p95_us"] / 1e3,
-                         "err_p95": (pred["p95_us"] - m95) / m95, "calibration": net == "loopback",
-                         "failures": len(s["failures"])})
-    print(f"{'cell':24} {'network':22} {'n':>3} {'meas P50':>9} {'pred P50':>9} {'err':>7} "
-          f"{'meas P95':>9} {'pred P95':>9} {'err':>7}")
+            row = {"cell": label, "network": net, "n": len(s["values_us"]), "measured_p50_ms": m50 / 1e3,
+                   "measured_p95_ms": m95 / 1e3, "calibration": net == "loopback", "failures": len(s["failures"])}
+            link = N.parse(net, coap_random_factor=1.0)
+            wake = None if net == "loopback" else wakeups_for(out, doc_key(docs, s))
+            if wake:
+                # for comparison: the model without host scheduling (the network model alone)
+                r0 = predict(P.plan(sc, table, link), metric, args.sim_n, row["n"])
+                row.update(nohost_p50_ms=r0["p50_us"] / 1e3, err_p50_nohost=(r0["p50_us"] - m50) / m50,
+                           nohost_p95_ms=r0["p95_us"] / 1e3, err_p95_nohost=(r0["p95_us"] - m95) / m95,
+                           wakeup_ms={"n": len(wake), "p50": float(np.percentile(wake, 50)),
+                                      "p90": float(np.percentile(wake, 90)), "mean": float(np.mean(wake))})
+                link = N.with_host_wakeups(link, wake)
+            r = predict(P.plan(sc, table, link), metric, args.sim_n, row["n"])
+            row.update(predicted_p50_ms=r["p50_us"] / 1e3, err_p50=(r["p50_us"] - m50) / m50,
+                       predicted_p95_ms=r["p95_us"] / 1e3, err_p95=(r["p95_us"] - m95) / m95,
+                       p50_range_ms=[x / 1e3 for x in r["p50_range_us"]],
+                       p95_range_ms=[x / 1e3 for x in r["p95_range_us"]],
+                       p50_in_range=r["p50_range_us"][0] <= m50 <= r["p50_range_us"][1],
+                       p95_in_range=r["p95_range_us"][0] <= m95 <= r["p95_range_us"][1])
+            # the link as it was: the P50 of the kernel's TCP connect (SYN -> SYN-ACK) in the same
+            # command over the same link, i.e. the configured RTT plus the emulator's and the host's
+            # lateness per round trip at that moment (a ping, not a TLS figure)
+            rtt = None if net == "loopback" else measured_rtt_ms(docs, s, net)
+            if rtt is not None:
+                lm = N.parse(_with_rtt(net, rtt), coap_random_factor=1.0)     # no host scheduling: in the RTT
+                r2 = predict(P.plan(sc, table, lm), metric, args.sim_n, row["n"])
+                row.update(measured_rtt_ms=rtt, predicted_p50_mrtt_ms=r2["p50_us"] / 1e3,
+                           err_p50_mrtt=(r2["p50_us"] - m50) / m50, predicted_p95_mrtt_ms=r2["p95_us"] / 1e3,
+                           err_p95_mrtt=(r2["p95_us"] - m95) / m95)
+            cpu, cpu0 = client_cpu_us(s), client_cpu_us(series_for(docs, sid, None) or {})
+            if cpu and cpu0 and net != "loopback":
+                row["client_cpu_vs_loopback"] = cpu / cpu0
+            if rtt is not None:
+                row["rtt_late_ms"] = rtt - link.rtt_s * 1e3
+            rows.append(row)
+    print(f"{'cell':24} {'network':20} {'n':>3} {'meas P50':>9} {'pred P50':>9} {'err':>7} "
+          f"{'meas P95':>9} {'pred P95':>9} {'err':>7} {'n-range':>7} | {'RTT meas':>8} {'pred P50':>9} {'err':>7} "
+          f"{'pred P95':>9} {'err':>7} | {'wake ms':>6} {'no-host':>9} {'err':>7} | RTT late, client CPU vs loopback")
     for r in rows:
         if r.get("missing"):
-            print(f"{r['cell']:24} {r['network']:22} (not measured)")
+            print(f"{r['cell']:24} {r['network']:20} (not measured)")
             continue
         tag = "  (calibration)" if r["calibration"] else ""
-        print(f"{r['cell']:24} {r['network']:22} {r['n']:>3} {r['measured_p50_ms']:9.1f} {r['predicted_p50_ms']:9.1f} "
+        alt = (f" | {r['measured_rtt_ms']:8.2f} {r['predicted_p50_mrtt_ms']:9.1f} {r['err_p50_mrtt'] * 100:+6.1f}% "
+               f"{r['predicted_p95_mrtt_ms']:9.1f} {r['err_p95_mrtt'] * 100:+6.1f}%") if "measured_rtt_ms" in r else ""
+        alt += (f" | {r['wakeup_ms']['mean']:6.2f} {r['nohost_p50_ms']:9.1f} {r['err_p50_nohost'] * 100:+6.1f}%"
+                ) if "nohost_p50_ms" in r else ""
+        alt += f" | late {r['rtt_late_ms']:5.2f}" if "rtt_late_ms" in r else ""
+        alt += f" cpu x{r['client_cpu_vs_loopback']:.2f}" if "client_cpu_vs_loopback" in r else ""
+        inr = ("" if r["calibration"] else
+               f" {'in ' if r['p50_in_range'] else 'OUT'}/{'in ' if r['p95_in_range'] else 'OUT'}")
+        print(f"{r['cell']:24} {r['network']:20} {r['n']:>3} {r['measured_p50_ms']:9.1f} {r['predicted_p50_ms']:9.1f} "
               f"{r['err_p50'] * 100:+6.1f}% {r['measured_p95_ms']:9.1f} {r['predicted_p95_ms']:9.1f} "
-              f"{r['err_p95'] * 100:+6.1f}%{tag}")
+              f"{r['err_p95'] * 100:+6.1f}%{inr}{alt}{tag}")
     val = [r for r in rows if not r.get("missing") and not r["calibration"]]
     if val:
-        e50 = [abs(r["err_p50"]) for r in val]
-        e95 = [abs(r["err_p95"]) for r in val]
-        print(f"\n{len(val)} validation cells (loopback rows are the calibration and excluded): "
-              f"median |error| P50 {statistics.median(e50) * 100:.1f}% (target <= 10%), "
-              f"P95 {statistics.median(e95) * 100:.1f}% (target <= 25%); worst P50 {max(e50) * 100:.1f}% "
-              f"(target <= 30%)")
-        ok = statistics.median(e50) <= 0.10 and statistics.median(e95) <= 0.25 and max(e50) <= 0.30
-        print("PASS" if ok else "MISS (see the rows above)")
+        for what, k in (("the configured link and the host's wake-up lateness (THE PREDICTION)", ""),
+                        ("the configured link without host scheduling", "_nohost"),
+                        ("the link's measured RTT (TCP connect P50 of the same command and link), no host "
+                         "scheduling (diagnostic)", "_mrtt")):
+            vv = [r for r in val if f"err_p50{k}" in r]
+            if not vv:
+                continue
+            e50 = [abs(r[f"err_p50{k}"]) for r in vv]
+            e95 = [abs(r[f"err_p95{k}"]) for r in vv if f"err_p95{k}" in r]
+            worst = max(vv, key=lambda r: abs(r[f"err_p50{k}"]))
+            ok = statistics.median(e50) <= 0.10 and statistics.median(e95) <= 0.25 and max(e50) <= 0.30
+            print(f"\npredicted from {what}: {len(vv)} validation cells (loopback rows are the calibration and "
+                  f"excluded): median |error| P50 {statistics.median(e50) * 100:.1f}% (target <= 10%), "
+                  f"P95 {statistics.median(e95) * 100:.1f}% (target <= 25%); worst P50 {max(e50) * 100:.1f}% "
+                  f"({worst['cell']} @ {worst['network']}; target <= 30%); cells worse than 30% at P50: "
+                  f"{sum(e > 0.30 for e in e50)} -> {'PASS' if ok else 'MISS'}")
+        print(f"\nsampling check (configured link): the measured P50 lies inside the model's 5-95% range for a "
+              f"P50 of the cell's n connections in {sum(r['p50_in_range'] for r in val)} of {len(val)} cells, the "
+              f"measured P95 inside the range for a P95 in {sum(r['p95_in_range'] for r in val)} of {len(val)} "
+              f"(column n-range; 90% of cells would if the model were exact and the host quiet)")
     (out / "validation.json").write_text(json.dumps(rows, indent=1))
     return 0
+
+
+def predict(plan, metric: str, sim_n: int, n_meas: int, seed: int = 1) -> dict:
+    """P50 and P95 of `metric` over sim_n simulated connections, and the range (5th-95th percentile)
+    a P50 and a P95 estimated from n_meas connections would fall in if the model were exact: the
+    measured cell has only n_meas connections, and a lossy cell's P95 from 20 of them lands on
+    either side of a 1 s timer by chance."""
+    rng = np.random.default_rng(seed)
+    v = M.simulate_chunk(plan, rng, sim_n)[metric] * 1e6
+    draws = rng.choice(v, size=(1000, n_meas))
+    p50s = np.percentile(draws, 50, axis=1)
+    p95s = np.percentile(draws, 95, axis=1)
+    return {"p50_us": float(np.percentile(v, 50)), "p95_us": float(np.percentile(v, 95)),
+            "p50_range_us": [float(x) for x in np.percentile(p50s, [5, 95])],
+            "p95_range_us": [float(x) for x in np.percentile(p95s, [5, 95])]}
+
+
+def calibrate_all(docs: dict) -> C.CostTable:
+    """The cost table from the loopback rows measured before the grid (-cal) and after it
+    (-calafter): each loopback figure (client CPU, server, secure element, total, spread) is the mean
+    of the two runs' P50s, so one burst of load on this shared host during one calibration run moves
+    the table by half as much."""
+    tables = []
+    for part in ("cal", "calafter"):
+        t = None
+        for k in sorted(docs):
+            if k.endswith(f"-{part}"):
+                t = C.calibrate(docs[k], t or C.load_table(), where=k)
+        if t is not None:
+            tables.append(t)
+    if not tables:
+        raise SystemExit("no loopback calibration Results (*-cal.json) in the results directory")
+    out = tables[0]
+    for key in out.measured:
+        ms = [t.measured[key] for t in tables if key in t.measured]
+        for f in ("total_us", "client_us", "server_us", "se_us", "sigma"):
+            out.measured[key][f] = sum(m[f] for m in ms) / len(ms)
+        out.measured[key]["series"] += f" (mean of {len(ms)} loopback runs)" if len(ms) > 1 else ""
+    for key in out.se_host:
+        fs = [t.se_host[key] for t in tables if key in t.se_host]
+        out.se_host[key] = C.Figure(sum(f.us for f in fs) / len(fs), fs[0].source + f" (mean of {len(fs)} runs)")
+    return out
+
+
+def client_cpu_us(s: dict) -> float | None:
+    """P50 of the client's handshake CPU in a measured row (handshake rows: cpu_summary; connect
+    rows: the 'handshake: client CPU' phase)."""
+    v = (s.get("cpu_summary") or {}).get("p50_us")
+    if v:
+        return v
+    ph = {p["phase"]: p["p50_us"] for p in (s.get("derived") or {}).get("phases_p50_us", [])}
+    return ph.get("handshake: client CPU")
+
+
+def doc_key(docs: dict, s: dict) -> str | None:
+    for k, d in docs.items():
+        if any(x is s for x in d["series"]):
+            return k
+    return None
+
+
+def measured_rtt_ms(docs: dict, s: dict, net: str) -> float | None:
+    """P50 of TCP connect over `net` in the command that measured series `s` (its own, else a TCP
+    row measured by the same command over the same link: DTLS -> the TLS 1.2 row of `handshake
+    dtls`, CoAP -> the MQTT rows of `connect`)."""
+    lab = s.get("labels", {})
+    own = (s.get("derived") or {}).get("tcp_connect_p50_us")
+    if own and lab.get("proto") != "dtls" and lab.get("protocol") != "coap":   # a UDP "connect" is a syscall
+        return own / 1e3
+    for d in docs.values():
+        if not any(x is s for x in d["series"]):
+            continue
+        for x in d["series"]:
+            if x["labels"].get("network") != net or x["labels"].get("proto") == "dtls" \
+                    or x["labels"].get("protocol") == "coap":
+                continue
+            v = (x.get("derived") or {}).get("tcp_connect_p50_us")
+            if v is None:
+                ph = {p["phase"]: p["p50_us"] for p in (x.get("derived") or {}).get("phases_p50_us", [])}
+                v = ph.get("tcp connect") or ph.get("TCP connect")
+            if v:
+                return v / 1e3
+    return None
+
+
+def _with_rtt(net: str, rtt_ms: float) -> str:
+    parts = [p for p in net.split(",") if not p.startswith("delay=")]
+    return ",".join([f"delay={rtt_ms / 2:.4f}ms"] + parts)
 
 
 def _p95(vals):

@@ -240,3 +240,115 @@ def test_sweep_grammar_and_tornado():
         rows.append({"inputs": c.inputs, "usable": r["usable"]})
     tor = SW.tornado(rows, sw)
     assert tor[0]["input"] in ("rtt", "loss")
+
+
+def test_gilbert_elliott_loss_is_bursty_with_the_same_mean():
+    """Same mean loss (5%): bursts (GE, mean burst 1/r = 4 packets) put the losses of a connection
+    together, so fewer connections lose anything but those that do lose more (retries lost again)."""
+    table = C.load_table()
+    ge = N.parse("delay=25ms,ge=1.3158%/25%")
+    assert ge.up.loss == pytest.approx(0.05, rel=1e-3) and ge.up.ge is not None
+    bern = N.parse("delay=25ms,loss=5%")
+    sc = F.Scenario("dtls1.2")
+    rg = M.simulate(P.plan(sc, table, ge), 100_000, 1)
+    rb = M.simulate(P.plan(sc, table, bern), 100_000, 1)
+    hit = lambda r: sum(1 for v in r["reservoir_us"] if v > 900_000) / len(r["reservoir_us"])
+    assert hit(rg) < hit(rb)
+    # a connection that lost a flight in the bad state often loses the retransmission too: among
+    # connections that waited, the mean wait is longer under bursts
+    assert rg["usable"]["max_us"] > 2e6
+    assert rg["breakdown_mean_us"]["retransmission_wait"] / hit(rg) > rb["breakdown_mean_us"]["retransmission_wait"] / hit(rb)
+
+
+def test_gilbert_elliott_chain_is_per_packet_and_seeded():
+    import numpy as np
+    link = N.parse("delay=10ms,ge=10%/50%/100%/0%")
+    rng = np.random.default_rng(3)
+    ch = M.Chains(rng, link, 200_000)
+    assert ch.bad["client"].mean() == pytest.approx(10 / 60, abs=0.01)   # stationary start
+    lost, pos = ch.send(rng, "client", link.up, 1, None, 200_000)
+    assert lost.mean() == pytest.approx(10 / 60, abs=0.01)               # mean loss p/(p+r)
+    assert set(np.unique(pos)) <= {-1, 0}
+
+
+def test_reordering_lets_a_whole_flight_skip_the_delay():
+    table = C.load_table()
+    m = F.build(F.Scenario("tls1.3"))
+    r0 = M.simulate(P.plan(F.Scenario("tls1.3"), table, N.parse("delay=50ms")), 20_000, 1)
+    r = M.simulate(P.plan(F.Scenario("tls1.3"), table, N.parse("delay=50ms,reorder=50%")), 20_000, 1)
+    # every single-packet flight skips its 50 ms with probability 1/2
+    assert r["breakdown_mean_us"]["propagation"] < r0["breakdown_mean_us"]["propagation"] * 0.75
+    assert r["breakdown_mean_us"]["retransmission_wait"] == 0.0
+    assert r0["breakdown_mean_us"]["propagation"] == pytest.approx(m.round_trips * 100_000)
+
+
+def test_tcp_recovery_follows_linux_timers():
+    import numpy as np
+    # one segment out: tail-loss probe 2·SRTT + 200 ms, capped by the RTO SRTT + max(2·SRTT, 200 ms)
+    assert M.tcp_first_wait(0.300, 1, np.array([0]))[0] == pytest.approx(0.800)
+    assert M.tcp_first_wait(0.100, 1, np.array([0]))[0] == pytest.approx(0.300)
+    assert M.tcp_first_wait(0.0, 1, np.array([0]))[0] == pytest.approx(0.200)
+    # several out: 3+ later segments -> one RTT; 1-2 later -> RACK 1.25 RTT; the last -> TLP 2 RTT + 2 ms
+    w = M.tcp_first_wait(0.100, 5, np.array([0, 2, 4]))
+    assert list(w) == pytest.approx([0.100, 0.125, 0.202])
+    assert N.tcp_rto(0.300) == pytest.approx(0.900) and N.tcp_rto(0.02) == pytest.approx(0.220)
+
+
+def _device_doc(with_handshake: bool):
+    from secperf.core import host, result as R
+    doc = R.new_result(kind="device", command=["secperf", "device"], params={}, host=host.collect(), run_id="dev-test")
+    for op, ins in (("x25519-keygen", 1_200_000), ("x25519-derive", 1_100_000), ("ecdsa-p256-sign", 1_900_000)):
+        s = R.new_series(f"device-crypto/cortex-a9-400/wolfssl/{op}", kind="device_crypto",
+                         labels={"device": "cortex-a9-400", "stack": "wolfssl", "op": op},
+                         timer={"name": "instructions", "start": "a", "end": "b"})
+        s["derived"] = {"instructions_median": ins}
+        s["status"] = "ok"
+        doc["series"].append(s)
+    if with_handshake:
+        s = R.new_series("device/cortex-a9-400/wolfssl/tls1.3/x25519/aes128gcm/full/rsa-2048/warm", kind="device",
+                         labels={"device": "cortex-a9-400", "stack": "wolfssl", "tls": "1.3", "group": "x25519",
+                                 "suite": "aes128gcm", "mode": "full", "server_cert": "rsa-2048", "phase": "warm"},
+                         timer={"name": "instructions", "start": "a", "end": "b"})
+        s["derived"] = {"instructions_median": 7_000_000}
+        s["status"] = "ok"
+        doc["series"].append(s)
+    return R.finish(doc)
+
+
+def test_device_costs_are_instructions_times_cpi_over_clock():
+    from secperf.spec import devices as D
+    core = D.core("cortex-a9-400")
+    cpi = sum(core.cpi) / 2
+    t = C.from_device(_device_doc(False), core, C.load_table())
+    f = t.get("client", "keygen:x25519")
+    assert f.us == pytest.approx(1_200_000 * cpi / core.clock_mhz) and "instructions" in f.source
+    assert t.get("server", "keygen:x25519").us == C.load_table().get("server", "keygen:x25519").us  # server: host
+    # an operation the device did not count is named, never taken from the host table
+    with pytest.raises(C.MissingCost, match="parse_cert"):
+        P.plan(F.Scenario("tls1.3"), t, N.parse("delay=10ms"))
+    # with a handshake row, the client's total is the row's; what it did not count sits in the residual
+    t = C.from_device(_device_doc(True), core, C.load_table())
+    pl = P.plan(F.Scenario("tls1.3"), t, N.parse("delay=10ms"))
+    client = sum(fp.compute_us for fp in pl.flights[2:] if fp is not None and fp.sender == "client")
+    assert client == pytest.approx(7_000_000 * cpi / core.clock_mhz, rel=1e-6)
+
+
+def test_host_scheduling_adds_wakeups_per_flight():
+    table = C.load_table()
+    link = N.parse("delay=10ms")
+    pl0 = P.plan(F.Scenario("tls1.3"), table, link)
+    pl = P.plan(F.Scenario("tls1.3"), table, N.with_host_wakeups(link, [1.0, 1.0, 1.0]))
+    r0, r = M.simulate(pl0, 2000, 1), M.simulate(pl, 2000, 1)
+    flights = sum(1 for f in pl.flights if f is not None)
+    assert r["breakdown_mean_us"]["host_scheduling"] == pytest.approx(flights * N.HOST_WAKEUPS_PER_FLIGHT * 1000.0)
+    assert r0["breakdown_mean_us"]["host_scheduling"] == 0.0
+    with pytest.raises(N.LinkError):
+        N.with_host_wakeups(link, [-1.0])
+    # below the relay's spin window (RTT < 10 ms) nobody sleeps long between flights: no lateness
+    fast = N.with_host_wakeups(N.parse("delay=2ms"), [1.0])
+    assert M.simulate(P.plan(F.Scenario("tls1.3"), table, fast), 500, 1)["breakdown_mean_us"]["host_scheduling"] == 0.0
+
+
+def test_syn_retries_are_linear_then_doubling():
+    # Linux tcp_syn_linear_timeouts = 4: 1, 1, 1, 1 s, then 2, 4 s
+    assert list(N.syn_wait_s([0, 1, 2, 4, 5, 6])) == pytest.approx([0, 1, 2, 4, 6, 10])

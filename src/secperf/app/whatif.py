@@ -47,6 +47,19 @@ class WhatifOptions:
 
 
 def cost_table(o: WhatifOptions) -> C.CostTable:
+    from ..spec import devices as D
+    if o.device and o.device not in C.table_names():
+        if o.device not in D.cores():
+            raise InputError(f"--device: unknown device {o.device!r}; cost tables: {', '.join(C.table_names())}; "
+                             f"emulated cores (with --calibrate DEVICE_RESULT): {', '.join(D.cores())}")
+        if not o.calibrate:
+            raise InputError(f"--device {o.device}: an emulated core has no costs without its instruction counts; "
+                             f"give --calibrate results/X/result.json from `secperf device --device {o.device} "
+                             f"--crypto` (and handshake rows), or a cost table: {', '.join(C.table_names())}")
+        table = C.load_table()
+        for path in [x for x in o.calibrate.split(",") if x.strip()]:   # crypto counts, handshake rows
+            table = C.from_device(R.load(path.strip()), D.core(o.device), table, where=f"--calibrate {path}")
+        return table
     table = C.load_table(o.device or "host-default")
     if o.calibrate:
         if o.device:

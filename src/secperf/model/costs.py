@@ -47,13 +47,18 @@ class CostTable:
     se_host: dict[str, Figure] = field(default_factory=dict)      # key source -> host work around a token call
     breakdowns: dict[str, list[dict]] = field(default_factory=dict)  # scenario key -> measured per-message CPU
     measured: dict[str, dict] = field(default_factory=dict)       # scenario key -> loopback P50s (for tables)
+    strict: tuple[str, ...] = ()      # parties whose costs never fall back to the shared ops (a device)
 
     def has(self, party: str, op: str) -> bool:
-        return (party, op) in self.party_ops or op in self.ops
+        return (party, op) in self.party_ops or (party not in self.strict and op in self.ops)
 
     def get(self, party: str, op: str) -> Figure:
         if (party, op) in self.party_ops:
             return self.party_ops[(party, op)]
+        if party in self.strict:
+            raise MissingCost(f"cost table {self.name!r}: the device Result counted no {party} cost for {op!r}; "
+                              f"count it (`secperf device --crypto`, or handshake rows of this protocol and "
+                              f"handshake) or predict with a cost table that has it")
         if op in self.ops:
             return self.ops[op]
         if op.startswith("base:"):
@@ -158,7 +163,7 @@ def calibrate(doc: dict, base: CostTable | None = None, where: str = "--calibrat
     t = CostTable(name=f"calibrated:{doc['run_id']}", description=f"calibrated from run {doc['run_id']} "
                   f"({doc.get('kind')}) over {t.name}", source=f"run {doc['run_id']}", sigma=t.sigma,
                   ops=dict(t.ops), party_ops=dict(t.party_ops), se_host=dict(t.se_host),
-                  breakdowns=dict(t.breakdowns), measured=dict(t.measured))
+                  breakdowns=dict(t.breakdowns), measured=dict(t.measured), strict=t.strict)
     used = 0
     for s in doc["series"]:
         if s.get("status") not in ("ok", "partial"):
@@ -211,4 +216,79 @@ def calibrate(doc: dict, base: CostTable | None = None, where: str = "--calibrat
         raise CalibrationError(f"{where}: Result {doc['run_id']} (kind {doc.get('kind')!r}) has no rows the model "
                                f"can use: it needs crypto rows (secperf crypto) or loopback handshake/connect rows "
                                f"(secperf handshake versions, secperf connect https,mqtt,coap)")
+    return t
+
+
+# --- a device's instruction counts (`secperf device`) -----------------------------------------------
+DEVICE_OPS = {"x25519-keygen": "keygen:x25519", "x25519-derive": "derive:x25519", "p256-keygen": "keygen:ecdh-p256",
+              "p256-derive": "derive:ecdh-p256", "p384-keygen": "keygen:ecdh-p384", "p384-derive": "derive:ecdh-p384",
+              "ecdsa-p256-sign": "sign:ecdsa-p256", "ecdsa-p256-verify": "verify:ecdsa-p256",
+              "ecdsa-p384-sign": "sign:ecdsa-p384", "ecdsa-p384-verify": "verify:ecdsa-p384",
+              "rsa-2048-sign": "sign:rsa-2048", "rsa-2048-verify": "verify:rsa-2048",
+              "ed25519-sign": "sign:ed25519", "ed25519-verify": "verify:ed25519"}
+DEVICE_GROUPS = {"x25519": "x25519", "p-256": "p-256", "p-384": "p-384"}
+
+
+def device_us(instructions: float, core) -> tuple[float, str]:
+    """µs of `instructions` on a core: instructions × CPI / clock with the middle of the core's CPI
+    range (IPC = 1 / CPI), and the rule with the range for the source."""
+    cpi = (core.cpi[0] + core.cpi[1]) / 2
+    us = instructions * cpi / core.clock_mhz
+    lo, hi = (instructions * c / core.clock_mhz for c in core.cpi)
+    return us, (f"{instructions:,.0f} instructions x CPI {cpi:g} (middle of {core.cpi[0]:g}-{core.cpi[1]:g}"
+                f"{', an estimate' if core.cpi_estimate else ''}) / {core.clock_mhz:g} MHz = {us:,.0f} µs "
+                f"(range {lo:,.0f}-{hi:,.0f} µs)")
+
+
+def from_device(doc: dict, core, base: CostTable | None = None, where: str = "--calibrate") -> CostTable:
+    """The client's costs on an emulated device from a `secperf device` Result: its primitive counts
+    (device_crypto rows) become client operations, its warm handshake rows the client's measured
+    handshake CPU (model.predict fits the client's `base:` residual from them, as for a loopback
+    row); the server stays the base table's (this host). Every figure is instructions × CPI / clock —
+    derived, not measured; its source names the run, the row and the rule."""
+    from ..core.result import ResultError, validate
+    try:
+        validate(doc, where)
+    except ResultError as exc:
+        raise CalibrationError(str(exc)) from None
+    if doc.get("kind") != "device":
+        raise CalibrationError(f"{where}: --device {core.name} takes a Result of `secperf device` (its instruction "
+                               f"counts); this one is of kind {doc.get('kind')!r}")
+    t = base or load_table()
+    if t.strict:                      # a second device Result adds to the first
+        t = replace(t, name=f"{t.name}+{doc['run_id']}", party_ops=dict(t.party_ops), measured=dict(t.measured))
+    else:
+        t = CostTable(name=f"device:{core.name}:{doc['run_id']}",
+                      description=f"client on {core.name} ({core.description}) from run {doc['run_id']}'s instruction "
+                              f"counts; server: {t.name}", source=f"run {doc['run_id']} (secperf device)",
+                      sigma=t.sigma, ops=dict(t.ops), party_ops=dict(t.party_ops), se_host=dict(t.se_host),
+                      breakdowns=dict(t.breakdowns), measured=dict(t.measured), strict=("client",))
+    used = 0
+    for s in doc["series"]:
+        lab, dv = s.get("labels", {}), s.get("derived") or {}
+        if s.get("status") not in ("ok", "partial") or not dv.get("instructions_median"):
+            continue
+        if lab.get("device") not in (None, core.name):
+            raise CalibrationError(f"{where}: row {s['id']} counted on {lab.get('device')!r}, not {core.name!r}; "
+                                   f"give --device {lab.get('device')}")
+        us, rule = device_us(float(dv["instructions_median"]), core)
+        if s.get("kind") == "device_crypto" and lab.get("op") in DEVICE_OPS:
+            t.party_ops[("client", DEVICE_OPS[lab["op"]])] = Figure(
+                us, f"run {doc['run_id']} series {s['id']} ({lab.get('library', lab.get('stack'))}): {rule}")
+            used += 1
+        elif s.get("kind") == "device" and lab.get("phase") == "warm" and lab.get("group") in DEVICE_GROUPS:
+            key = scenario_key(f"tls{lab.get('tls')}", "resumed" if lab.get("mode") == "resumed" else "full",
+                               "software")
+            # one row per protocol and handshake: the model's default configuration (x25519, AES-GCM) first
+            rank = (lab["group"] == "x25519") + (lab.get("suite") == "aes128gcm")
+            if key in t.measured and t.measured[key].get("rank", -1) >= rank:
+                continue
+            t.measured[key] = {"rank": rank, "metric": "handshake", "total_us": us, "client_us": us, "se_us": 0.0,
+                               "server_us": None, "client_only": True, "sigma": 0.02, "series": s["id"],
+                               "group": DEVICE_GROUPS[lab["group"]], "cert": lab.get("server_cert"), "depth": 1,
+                               "source": f"run {doc['run_id']} series {s['id']}: {rule}"}
+            used += 1
+    if not used:
+        raise CalibrationError(f"{where}: Result {doc['run_id']} has no instruction counts the model can use "
+                               f"(`secperf device --device {core.name} --crypto` or handshake rows)")
     return t

@@ -90,6 +90,7 @@ class Flight:
     ops: tuple[str, ...] = ()                # cost-table operations the sender runs before sending it
     se_sign: bool = False                    # the client's signature comes from its secure element
     handshake_done: bool = False             # the client's handshake completes when this flight is built
+    writes: int = 1                          # separate writes (TCP: at least that many segments)
 
     @property
     def payload(self) -> int:
@@ -242,7 +243,8 @@ def _client_sign(s: Scenario) -> tuple[tuple[str, ...], bool]:
 
 
 # --- TLS 1.3 -----------------------------------------------------------------------------------
-def _tls13(s: Scenario, app_out: tuple, app_back: tuple, app_server_ops: tuple = ()) -> list[Exchange]:
+def _tls13(s: Scenario, app_out: tuple, app_back: tuple, app_server_ops: tuple = (),
+           app_back_writes: int = 1) -> list[Exchange]:
     hs = s.handshake
     g = _group(s.group)
     resumed = hs in ("resumed", "psk", "psk-dhe", "0rtt")
@@ -296,7 +298,7 @@ def _tls13(s: Scenario, app_out: tuple, app_back: tuple, app_server_ops: tuple =
     if not resumed and s.mtls:
         back_ops = ("parse_cert", f"verify:{s.client_key_type}", f"verify:{s.client_key_type}") + back_ops
     ex.append(Exchange(Flight("client", tuple(c_msgs) + tuple(app_out), c_ops, se, handshake_done=True),
-                       Flight("server", tuple(app_back), back_ops), "tcp"))
+                       Flight("server", tuple(app_back), back_ops, writes=app_back_writes), "tcp"))
     return ex
 
 
@@ -353,7 +355,9 @@ def _tls12(s: Scenario, app_out: tuple, app_back: tuple, dtls: bool, app_server_
     b_ops: tuple[str, ...] = () if psk else (f"derive:{g['alg']}",)
     if s.mtls and not psk:
         b_ops += ("parse_cert", f"verify:{s.client_key_type}", f"verify:{s.client_key_type}")
-    bmsgs = ([] if dtls else [("NewSessionTicket", rec + NST12)]) + [("ChangeCipherSpec", rec + 1), ("Finished", 16 + enc)]
+    # OpenSSL servers (the probe, libcoap's) send a session ticket before ChangeCipherSpec in DTLS too
+    # (the probe's DTLS transcript: 282 bytes in 3 records)
+    bmsgs = [("NewSessionTicket", rec + mh + NST12), ("ChangeCipherSpec", rec + 1), ("Finished", 16 + enc)]
     ex.append(Exchange(Flight("client", tuple(cmsgs), cops, se), Flight("server", tuple(bmsgs), b_ops), tr))
     ex.append(Exchange(Flight("client", tuple(app_out), (_base(s, "client"),), handshake_done=True),
                        Flight("server", tuple(app_back), app_server_ops), "coap" if dtls else tr))
@@ -380,8 +384,14 @@ def build(s: Scenario) -> FlightModel:
     _key(s.client_key_type, "--key")
     p = s.protocol
     http = ((("GET request", HTTP_REQ + TLS13_ENC),), (("HTTP response", HTTP_RESP + TLS13_ENC),))
-    if p in ("tls1.3", "https"):
+    if p == "tls1.3":
         ex = [SYN] + _tls13(s, *http)
+        return FlightModel(s, "tcp", tuple(ex), start_mark=("back_recv", 0))
+    if p == "https":
+        # nginx (OpenSSL) sends session tickets at the end of the handshake (one write: two after a
+        # full handshake, one after a resumption — OpenSSL's defaults), then the response (a second write)
+        back = tuple([("NewSessionTicket", NST13)] * (2 if s.handshake == "full" else 1)) + http[1]
+        ex = [SYN] + _tls13(s, http[0], back, app_back_writes=2)
         return FlightModel(s, "tcp", tuple(ex), start_mark=("back_recv", 0))
     if p == "jwt":
         fresh = s.handshake == "fresh"
@@ -396,7 +406,9 @@ def build(s: Scenario) -> FlightModel:
     if p == "mqtt":
         app = ((("CONNECT", MQTT_CONNECT + TLS13_ENC),),
                tuple([("NewSessionTicket", NST13)] * 2) + (("CONNACK", MQTT_CONNACK + TLS13_ENC),))
-        return FlightModel(s, "tcp", tuple([SYN] + _tls13(s, *app)), start_mark=("back_recv", 0))
+        # the server's session tickets leave with the end of its handshake (one write), the
+        # CONNACK after mosquitto has read CONNECT (a second write: with TCP_NODELAY, its own segment)
+        return FlightModel(s, "tcp", tuple([SYN] + _tls13(s, *app, app_back_writes=2)), start_mark=("back_recv", 0))
     if p == "tls1.2":
         app = ((("GET request", HTTP_REQ + TLS12_ENC),), (("HTTP response", HTTP_RESP + TLS12_ENC),))
         if s.handshake == "psk":

@@ -15,15 +15,39 @@ from .flights import MTU_MIN, TCP_HDR, UDP_HDR, FlightModel
 TCP_INITIAL_WINDOW = 10          # segments (RFC 6928, Linux default initcwnd)
 TCP_SYN_RTO_S = 1.0              # initial RTO for SYN / SYN-ACK (RFC 6298 2.1, Linux TCP_TIMEOUT_INIT)
 TCP_SYN_RETRIES = 6              # Linux net.ipv4.tcp_syn_retries
-TCP_RTO_MIN_S = 0.2              # Linux TCP_RTO_MIN
-TCP_DELACK_MAX_S = 0.2           # Linux TCP_DELACK_MAX (tail-loss probe with one segment in flight)
+TCP_SYN_LINEAR_TIMEOUTS = 4      # Linux >= 6.5 net.ipv4.tcp_syn_linear_timeouts: the first 4 SYN
+                                 # retransmissions wait 1 s each, then the timer doubles
+TCP_RTO_MIN_S = 0.2              # Linux TCP_RTO_MIN / net.ipv4.tcp_rto_min_us (also added to the
+                                 # tail-loss probe with one segment out, for the peer's delayed ACK)
+TCP_TLP_MIN_S = 0.002            # Linux TCP_TIMEOUT_MIN_US: added to 2·SRTT with several segments out
 TCP_MAX_RETRIES = 15             # Linux net.ipv4.tcp_retries2
 DTLS_TIMER_S = 1.0               # RFC 6347 4.2.4.1 initial timer; OpenSSL doubles it per retransmission
 DTLS_MAX_RETRIES = 12            # OpenSSL DTLS1_TMO_ALERT_COUNT
 COAP_ACK_TIMEOUT_S = 2.0         # RFC 7252 4.8
 COAP_ACK_RANDOM_FACTOR = 1.5     # RFC 7252 4.8 (the probe uses 1.0 so its runs repeat)
 COAP_MAX_RETRANSMIT = 4          # RFC 7252 4.8
+HOST_WAKEUPS_PER_FLIGHT = 1      # over secperf's emulator: the receiving process (nice 0); the relay
+                                 # runs at nice -10 (native/netem/relay.c) and preempts normal work
+HOST_SPIN_WINDOW_S = 0.010       # the emulator's relay spins (stays awake) 10 ms after any packet
+                                 # (native/netem/relay.c): below this RTT neither it nor the receiver
+                                 # sleeps long between flights, so no wake-up lateness is drawn
 OVPN_TLS_TIMEOUT_S = 2.0         # OpenVPN --tls-timeout default; its reliability layer doubles it
+
+
+def syn_wait_s(failures):
+    """Seconds a connection waits for `failures` lost SYN (or SYN-ACK) attempts: 1 s for each of
+    the first TCP_SYN_LINEAR_TIMEOUTS, then 2 s, 4 s, ... (Linux tcp_syn_linear_timeouts)."""
+    import numpy as np
+    f = np.asarray(failures, dtype=float)
+    lin = np.minimum(f, TCP_SYN_LINEAR_TIMEOUTS)
+    exp = np.maximum(f - TCP_SYN_LINEAR_TIMEOUTS, 0.0)
+    return TCP_SYN_RTO_S * (lin + np.exp2(exp + 1.0) - 2.0)
+
+
+def tcp_rto(rtt_s: float) -> float:
+    """Linux's RTO after its first RTT sample m (the handshake): srtt = m, rttvar = max(2m, rto_min),
+    RTO = m + max(2m, 200 ms) (tcp_rtt_estimator, __tcp_set_rto)."""
+    return rtt_s + max(2 * rtt_s, TCP_RTO_MIN_S)
 
 
 class LinkError(InputError):
@@ -35,8 +59,27 @@ class Direction:
     delay_s: float
     jitter_s: float
     jitter_dist: str
-    loss: float
+    loss: float                      # mean per-packet loss (Bernoulli, or Gilbert-Elliott's mean)
     rate_bps: float
+    ge: tuple[float, float, float, float] | None = None   # Gilbert-Elliott p, r, bad loss, good loss
+    reorder: float = 0.0             # P(a packet skips the propagation delay), as the emulator
+
+    @property
+    def ge_bad_share(self) -> float:
+        """Stationary share of packets sent in the bad state, p / (p + r)."""
+        if not self.ge:
+            return 0.0
+        p, r = self.ge[0], self.ge[1]
+        return p / (p + r) if p + r > 0 else 0.0
+
+    def as_dict(self) -> dict:
+        d = {"delay_ms": self.delay_s * 1e3, "jitter_ms": self.jitter_s * 1e3, "loss": self.loss,
+             "rate_bps": self.rate_bps}
+        if self.ge:
+            d["gilbert_elliott"] = {"p": self.ge[0], "r": self.ge[1], "bad_loss": self.ge[2], "good_loss": self.ge[3]}
+        if self.reorder:
+            d["reorder"] = self.reorder
+        return d
 
 
 @dataclass(frozen=True)
@@ -46,6 +89,10 @@ class LinkModel:
     down: Direction
     mtu: int
     coap_random_factor: float = COAP_ACK_RANDOM_FACTOR
+    # host scheduling: lateness (ms) of a process waking after a wait, measured on the host that
+    # runs the link (empty: none), drawn `wakeups_per_flight` times per flight
+    host_wakeup_ms: tuple[float, ...] = ()
+    wakeups_per_flight: int = HOST_WAKEUPS_PER_FLIGHT
 
     @property
     def rtt_s(self) -> float:
@@ -56,11 +103,11 @@ class LinkModel:
 
     def as_dict(self) -> dict:
         return {"name": self.name, "rtt_ms": self.rtt_s * 1e3, "mtu": self.mtu,
-                "up": {"delay_ms": self.up.delay_s * 1e3, "jitter_ms": self.up.jitter_s * 1e3,
-                       "loss": self.up.loss, "rate_bps": self.up.rate_bps},
-                "down": {"delay_ms": self.down.delay_s * 1e3, "jitter_ms": self.down.jitter_s * 1e3,
-                         "loss": self.down.loss, "rate_bps": self.down.rate_bps},
-                "coap_ack_random_factor": self.coap_random_factor}
+                "up": self.up.as_dict(), "down": self.down.as_dict(),
+                "coap_ack_random_factor": self.coap_random_factor,
+                **({"host_wakeup": {"samples": len(self.host_wakeup_ms),
+                                    "mean_ms": sum(self.host_wakeup_ms) / len(self.host_wakeup_ms),
+                                    "per_flight": self.wakeups_per_flight}} if self.host_wakeup_ms else {})}
 
 
 def _dir(d: NS.Direction, where: str) -> Direction:
@@ -69,11 +116,16 @@ def _dir(d: NS.Direction, where: str) -> Direction:
         raise LinkError(f"{where}: delay and jitter must not be negative")
     if loss >= 1.0:
         raise LinkError(f"{where}: loss {loss * 100:g}% means nothing arrives; give a loss below 100%")
-    return Direction(d.delay_ms / 1e3, d.jitter_ms / 1e3, d.jitter_dist, loss, d.rate_bps)
+    if d.ge and d.ge[2] >= 1.0 and d.ge[1] <= 0.0:
+        raise LinkError(f"{where}: Gilbert-Elliott r=0 with 100% loss in the bad state never recovers; give r > 0")
+    return Direction(d.delay_ms / 1e3, d.jitter_ms / 1e3, d.jitter_dist, loss, d.rate_bps,
+                     tuple(d.ge) if d.ge else None, d.reorder)
 
 
 def from_spec(spec: NS.NetSpec, coap_random_factor: float = COAP_ACK_RANDOM_FACTOR) -> LinkModel:
-    """The model of a NetSpec. Gilbert-Elliott loss is modelled by its mean (bursts are not)."""
+    """The model of a NetSpec: delay, jitter, Bernoulli or Gilbert-Elliott loss (a two-state chain per
+    direction advanced once per data packet, as the emulator's), reordering (a packet skips the
+    propagation delay), rate and MTU. Duplication is ignored (a duplicate costs bytes, not time)."""
     if spec.loopback:
         z = Direction(0.0, 0.0, "normal", 0.0, 0.0)
         return LinkModel("loopback", z, z, 65536, coap_random_factor)
@@ -89,6 +141,18 @@ def parse(text: str, coap_random_factor: float = COAP_ACK_RANDOM_FACTOR) -> Link
             raise LinkError(f"--network: field {tok.split('=')[0].strip()!r} is negative ({tok.strip()}); "
                             f"delays, jitter, loss and rates must be 0 or more")
     return from_spec(NS.parse(text), coap_random_factor)
+
+
+def with_host_wakeups(link: LinkModel, samples_ms, per_flight: int = HOST_WAKEUPS_PER_FLIGHT) -> LinkModel:
+    """The link with host scheduling: every flight (RTT >= the relay's spin window) waits `per_flight` draws from the measured
+    wake-up lateness of processes on the host that emulates the link (a loaded host wakes a process
+    that slept for a flight late; on loopback the calibration already holds the short ping-pong
+    wake-ups)."""
+    from dataclasses import replace
+    xs = tuple(float(x) for x in samples_ms)
+    if any(x < 0 for x in xs) or not 1 <= per_flight <= 10:
+        raise LinkError("host wake-up lateness must be >= 0 ms, 1..10 per flight")
+    return replace(link, host_wakeup_ms=xs, wakeups_per_flight=per_flight)
 
 
 def check_mtu(model: FlightModel, link: LinkModel) -> None:

@@ -95,19 +95,32 @@ def fit_residuals(table: CostTable, sc: F.Scenario) -> tuple[CostTable, dict | N
                      depth=int(meas.get("depth") or 1), precomputed_keyshare=False,
                      key=sc.key if meas["se_us"] > 0 else "software")
     model = F.build(cal_sc)
+    t = replace(table, party_ops=dict(table.party_ops))
+    client_only = bool(meas.get("client_only"))
+    if client_only:
+        # a device row: operations its Result did not count separately are inside its measured total
+        for i, side in _window(model, meas["metric"]):
+            f = getattr(model.exchanges[i], side)
+            if f is not None and f.sender == "client":
+                for op in f.ops:
+                    if not op.startswith("base:") and not t.has("client", op):
+                        t.party_ops[("client", op)] = Figure(0.0, f"not counted separately: inside {meas['series']}'s "
+                                                                  f"measured handshake (the client's base: residual)")
     client_named = server_named = 0.0
     for i, side in _window(model, meas["metric"]):
         f = getattr(model.exchanges[i], side)
         if f is None:
             continue
         if f.sender == "client":
-            client_named += _named(table, "client", f.ops)
-        else:
-            server_named += _named(table, "server", f.ops)
-    t = replace(table, party_ops=dict(table.party_ops))
-    src = f"residual of {meas['series']} (loopback P50 {meas['metric']}) after the named operations"
+            client_named += _named(t, "client", f.ops)
+        elif not client_only:
+            server_named += _named(t, "server", f.ops)
+    src = f"residual of {meas['series']} ({'device' if client_only else 'loopback'} P50 {meas['metric']}) after the " \
+          f"named operations" + (f"; {meas['source']}" if meas.get("source") else "")
     kind = "se" if sc.key.startswith("se:") else "software"
-    for party, measured, named in (("client", meas["client_us"], client_named), ("server", meas["server_us"], server_named)):
+    sides = (("client", meas["client_us"], client_named),) + (() if client_only else
+                                                              (("server", meas["server_us"], server_named),))
+    for party, measured, named in sides:
         t.party_ops[(party, f"base:{sc.protocol}:{sc.handshake}:{kind}:{party}")] = \
             Figure(max(0.0, measured - named), src)
     return t, meas
@@ -135,13 +148,17 @@ def plan(sc: F.Scenario, table: CostTable, link: N.LinkModel) -> Plan:
             ops = tuple((op, table.get(f.sender, op).us, table.get(f.sender, op).source) for op in f.ops)
             tr = "tcp" if e.transport in ("tcp", "tcp-syn") else "udp"
             pk, wire = N.packets(f.payload, tr, link.mtu)
+            if tr == "tcp" and f.writes > pk:          # each write its own segment (TCP_NODELAY)
+                wire += (f.writes - pk) * F.TCP_HDR
+                pk = f.writes
             extra = N.extra_window_rounds(pk) if e.transport == "tcp" else 0
             out.append(FlightPlan(i, e.transport, f.sender, f.names(), sum(o[1] for o in ops), ops, f.se_sign,
                                   pk, wire, extra, f.handshake_done))
     fin = tuple((op, table.get("client", op).us, table.get("client", op).source) for op in model.final_ops)
     sig_c = sig_s = table.sigma
     if meas is not None:
-        sig_c = sig_s = float(meas.get("sigma", table.sigma))
+        sig_c = float(meas.get("sigma", table.sigma))
+        sig_s = table.sigma if meas.get("client_only") else sig_c
     return Plan(model, link, tuple(out), sum(o[1] for o in fin), fin, sig_c, sig_s, prof, calls,
                 se_host.us, se_host.source, meas)
 

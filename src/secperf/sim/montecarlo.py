@@ -20,7 +20,7 @@ from ..spec import se_profiles as SE
 
 CHUNK = 1 << 18
 COMPONENTS = ("client_compute", "server_compute", "secure_element", "propagation", "serialisation",
-              "retransmission_wait")
+              "retransmission_wait", "host_scheduling")
 PERCENTILES = (50.0, 90.0, 95.0, 99.0)
 BINS_PER_DECADE = 2000
 DECADES = 10                      # 1 µs .. 10^10 µs
@@ -137,45 +137,115 @@ def _geometric_failures(rng: np.random.Generator, n: int, p_fail: float) -> np.n
     return np.floor(np.log(u) / math.log(p_fail))
 
 
-def _propagation(rng, d: N.Direction, n: int, extra_rounds: int, rtt: float) -> np.ndarray | float:
+class Chains:
+    """Gilbert-Elliott state per direction and connection (True = bad), started from the chain's
+    stationary distribution and advanced once per data packet the connection sends that way — as
+    the emulator's link, which moves its chain per packet (transition first, then loss in the new
+    state), not per unit of time. Bernoulli directions have no state."""
+
+    def __init__(self, rng: np.random.Generator, link: N.LinkModel, n: int):
+        self.bad: dict[str, np.ndarray] = {}
+        for sender, d in (("client", link.up), ("server", link.down)):
+            if d.ge:
+                self.bad[sender] = rng.random(n) < d.ge_bad_share
+
+    def send(self, rng, sender: str, d: N.Direction, packets: int, idx: np.ndarray | None, m: int):
+        """Send `packets` packets for the connections `idx` (None: all m); returns (lost any,
+        position of the first lost packet, -1 if none)."""
+        if not d.ge:
+            p_flight = 1.0 - (1.0 - d.loss) ** packets
+            lost = rng.random(m) < p_flight
+            pos = np.where(lost, rng.integers(0, packets, m), -1) if packets > 1 else np.where(lost, 0, -1)
+            return lost, pos
+        p, r, bad_loss, good_loss = d.ge
+        st = self.bad[sender] if idx is None else self.bad[sender][idx]
+        pos = np.full(m, -1)
+        for k in range(packets):
+            u = rng.random(m)
+            st = np.where(st, u >= r, u < p)
+            lost_k = rng.random(m) < np.where(st, bad_loss, good_loss)
+            pos = np.where((pos < 0) & lost_k, k, pos)
+        if idx is None:
+            self.bad[sender] = st
+        else:
+            self.bad[sender][idx] = st
+        return pos >= 0, pos
+
+    def retries(self, rng, sender: str, d: N.Direction, packets: int, idx: np.ndarray, limit: int) -> np.ndarray:
+        """Further failed attempts of a lost transmission of `packets` packets (each attempt sends
+        them all again), for the connections idx; at most limit + 1 (then the connection gave up)."""
+        if not d.ge:
+            g = _geometric_failures(rng, idx.size, 1.0 - (1.0 - d.loss) ** packets)
+            return np.minimum(g, limit + 1) if g is not None else np.zeros(idx.size)
+        g = np.zeros(idx.size)
+        alive = np.arange(idx.size)
+        for _ in range(limit + 1):
+            if not alive.size:
+                break
+            lost, _ = self.send(rng, sender, d, packets, idx[alive], alive.size)
+            g[alive[lost]] += 1
+            alive = alive[lost]
+        return g
+
+
+def _propagation(rng, d: N.Direction, n: int, extra_rounds: int, rtt: float, packets: int = 1) -> np.ndarray | float:
     base = d.delay_s + extra_rounds * rtt
     if d.jitter_s <= 0:
-        return base
-    if d.jitter_dist == "pareto":      # shape 3, mean 1.5 xm, sd 0.866 xm: shifted to mean 0
-        xm = d.jitter_s / math.sqrt(0.75)
-        j = xm * (rng.random(n) ** (-1.0 / 3.0)) - 1.5 * xm
+        prop = base
     else:
-        j = d.jitter_s * rng.standard_normal(n)
-    return np.maximum(base + j, 0.0)
+        if d.jitter_dist == "pareto":      # shape 3, mean 1.5 xm, sd 0.866 xm: shifted to mean 0
+            xm = d.jitter_s / math.sqrt(0.75)
+            j = xm * (rng.random(n) ** (-1.0 / 3.0)) - 1.5 * xm
+        else:
+            j = d.jitter_s * rng.standard_normal(n)
+        prop = np.maximum(base + j, 0.0)
+    if d.reorder > 0 and d.delay_s > 0:
+        # the emulator releases a reordered packet without its propagation delay; a flight has
+        # arrived when its last packet has, so it skips the delay only if every packet was reordered
+        skip = rng.random(n) < d.reorder ** packets
+        prop = np.where(skip, extra_rounds * rtt, prop)
+    return prop
 
 
 # --- one chunk -------------------------------------------------------------------------------
-def _tcp_wait(rng, n: int, packets: int, loss: float, rtt: float, syn: bool):
+def tcp_first_wait(rtt: float, packets: int, pos: np.ndarray) -> np.ndarray:
+    """Seconds from sending a TCP flight to resending its first lost segment (Linux 6.x, SACK and
+    RACK-TLP on, net.ipv4.tcp_early_retrans=3): three or more later segments of the flight SACKed ->
+    retransmitted at once, one RTT after sending (the duplicate-ACK threshold); one or two later
+    segments -> RACK's reordering window (min RTT / 4) after that; the last segment -> the tail-loss
+    probe, 2·SRTT + 2 ms with several segments out, 2·SRTT + 200 ms (TCP_RTO_MIN, for a delayed ACK)
+    with one; every one of them at most the RTO, SRTT + max(2·SRTT, 200 ms) on the first sample."""
+    rto = N.tcp_rto(rtt)
+    if packets == 1:
+        return np.full(pos.shape, min(rto, 2 * rtt + N.TCP_RTO_MIN_S))
+    tlp = min(rto, 2 * rtt + N.TCP_TLP_MIN_S)
+    later = packets - 1 - pos
+    return np.where(later >= 3, rtt, np.where(later >= 1, min(rto, rtt * 1.25), tlp))
+
+
+def _tcp_wait(rng, chains: Chains, sender: str, d: N.Direction, n: int, packets: int, rtt: float, syn: bool):
     """Retransmission wait of one TCP flight (seconds) and the extra segments sent."""
-    if loss <= 0:
+    if d.loss <= 0:
         return None, None
     if syn:
-        f = _geometric_failures(rng, n, loss)
-        wait = N.TCP_SYN_RTO_S * (np.exp2(f) - 1.0)
-        return wait, f
-    p_flight = 1.0 - (1.0 - loss) ** packets
-    lost = rng.random(n) < p_flight
-    m = int(lost.sum())
+        # SYN or SYN-ACK: the client's SYN timer, 1 s for the first four retries, then doubling
+        # (a lost SYN-ACK is answered by the client's retransmitted SYN at the same moment)
+        lost, _ = chains.send(rng, sender, d, 1, None, n)
+        f = np.zeros(n)
+        idx = np.nonzero(lost)[0]
+        if idx.size:
+            f[idx] = 1.0 + chains.retries(rng, sender, d, 1, idx, N.TCP_SYN_RETRIES)
+        return N.syn_wait_s(f), f
+    lost, pos = chains.send(rng, sender, d, packets, None, n)
     wait = np.zeros(n)
     extra = np.zeros(n)
-    if not m:
+    idx = np.nonzero(lost)[0]
+    if not idx.size:
         return wait, extra
-    rto = rtt + max(2 * rtt, N.TCP_RTO_MIN_S)
-    if packets == 1:
-        first = np.full(m, min(rto, max(2 * rtt, 1.5 * rtt + N.TCP_DELACK_MAX_S)))
-    else:
-        pos = rng.integers(0, packets, m)
-        tlp = min(rto, max(2 * rtt, 0.010))
-        first = np.where(pos < packets - 3, rtt, tlp)     # three later segments -> fast retransmit
-    g = _geometric_failures(rng, m, loss)                  # the retransmission lost again
-    w = first + rto * (np.exp2(g) - 1.0)
-    wait[lost] = w
-    extra[lost] = 1.0 + g
+    first = tcp_first_wait(rtt, packets, pos[idx])
+    g = chains.retries(rng, sender, d, 1, idx, N.TCP_MAX_RETRIES)   # the retransmission lost again
+    wait[idx] = first + N.tcp_rto(rtt) * (np.exp2(g) - 1.0)
+    extra[idx] = 1.0 + g
     return wait, extra
 
 
@@ -197,6 +267,8 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
     if p.se_profile is not None:
         se_ms = se_delays_ms(p.se_profile, p.se_calls, rng, n) + p.se_host_us / 1e3
     fl = p.flights
+    chains = Chains(rng, link, n)
+    wake = np.asarray(link.host_wakeup_ms) * 1e-3 if link.host_wakeup_ms and rtt >= N.HOST_SPIN_WINDOW_S else None
     for i, e in enumerate(p.model.exchanges):
         out, back = fl[2 * i], fl[2 * i + 1]
         if p.model.start_mark in (("out_start", i), ("back_recv", i - 1)):
@@ -216,16 +288,20 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
             if fp.handshake_done:
                 t_done = t.copy()
             d = link.direction(fp.sender)
-            prop = _propagation(rng, d, n, fp.extra_rounds, rtt)
+            prop = _propagation(rng, d, n, fp.extra_rounds, rtt, fp.packets)
             ser = fp.wire_bytes * 8.0 / d.rate_bps if d.rate_bps > 0 else 0.0
             comp["propagation"] += prop
             comp["serialisation"] += ser
+            if wake is not None:
+                w = wake[rng.integers(0, wake.size, (link.wakeups_per_flight, n))].sum(axis=0)
+                comp["host_scheduling"] += w
+                t += w
             t += prop
             t += ser
             (up_bytes if fp.sender == "client" else down_bytes).__iadd__(fp.wire_bytes)
             (up_pk if fp.sender == "client" else down_pk).__iadd__(fp.packets)
             if e.transport in ("tcp", "tcp-syn"):
-                w, extra = _tcp_wait(rng, n, fp.packets, d.loss, rtt, e.transport == "tcp-syn")
+                w, extra = _tcp_wait(rng, chains, fp.sender, d, n, fp.packets, rtt, e.transport == "tcp-syn")
                 if w is not None:
                     comp["retransmission_wait"] += w
                     t += w
@@ -237,10 +313,7 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
             legs.append(fp)
         if e.transport in ("dtls", "coap", "ovpn"):
             # the client's timer covers its flight and the answer: any loss costs one timer period
-            ok = 1.0
-            for fp in legs:
-                ok *= (1.0 - link.direction(fp.sender).loss) ** fp.packets
-            f = _geometric_failures(rng, n, 1.0 - ok)
+            f = _exchange_failures(rng, chains, link, legs, n, e.transport)
             if f is not None:
                 if e.transport == "coap":
                     t0 = N.COAP_ACK_TIMEOUT_S * (1.0 + (link.coap_random_factor - 1.0) * rng.random(n))
@@ -271,6 +344,37 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
     return {"usable": t, "handshake": t_done - t_start, **comp, "bytes_up": up_bytes, "bytes_down": down_bytes,
             "packets_up": up_pk, "packets_down": down_pk, "airtime_tx": up_air, "airtime_rx": down_air,
             "failed": failed}
+
+
+_RETRY_LIMIT = {"dtls": N.DTLS_MAX_RETRIES, "coap": N.COAP_MAX_RETRANSMIT, "ovpn": N.DTLS_MAX_RETRIES}
+
+
+def _exchange_failures(rng, chains: Chains, link: N.LinkModel, legs, n: int, transport: str):
+    """Failed attempts of a datagram exchange (the client's flight and the answer, resent together
+    on the client's timer) before one gets through; None when nothing can be lost."""
+    dirs = [link.direction(fp.sender) for fp in legs]
+    if all(d.loss <= 0 for d in dirs):
+        return None
+    if not any(d.ge for d in dirs):
+        ok = 1.0
+        for fp, d in zip(legs, dirs):
+            ok *= (1.0 - d.loss) ** fp.packets
+        return _geometric_failures(rng, n, 1.0 - ok)
+    f = np.zeros(n)
+    alive = np.arange(n)
+    for _ in range(_RETRY_LIMIT[transport] + 2):
+        if not alive.size:
+            break
+        lost = np.zeros(alive.size, dtype=bool)
+        for fp, d in zip(legs, dirs):
+            todo = np.nonzero(~lost)[0]             # the answer is sent only if the flight arrived
+            if not todo.size:
+                break
+            lk, _ = chains.send(rng, fp.sender, d, fp.packets, alive[todo], todo.size)
+            lost[todo[lk]] = True
+        f[alive[lost]] += 1
+        alive = alive[lost]
+    return f
 
 
 # --- the run ---------------------------------------------------------------------------------

@@ -32,12 +32,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="server certificate key type and chain depth, e.g. ecdsa-p256, rsa-2048:2, ml-dsa-44")
     p.add_argument("--handshake", action="append", metavar="KINDS",
                    help="full, resumed, psk, psk-dhe, 0rtt, hrr, nocookie (DTLS), fresh/cached (jwt); comma list")
-    p.add_argument("--device", metavar="TABLE", help="a device cost table instead of this host's "
-                   "(host-default, cortex-m4-120mhz)")
+    p.add_argument("--device", metavar="PROFILE", help="the client's device: a cost table (host-default, "
+                   "cortex-m4-120mhz) or an emulated core of `secperf device` (cortex-a9-400, ...) whose instruction "
+                   "counts --calibrate gives (a `secperf device` Result): cost = instructions x CPI / clock")
     p.add_argument("--sweep", metavar="GRID", help="grid over inputs, e.g. 'rtt=0..300:25,loss=0,1,5' or "
                    "'group=x25519,ml-kem-768'")
     p.add_argument("--calibrate", metavar="RESULT", help="a result.json measured on this host (crypto, handshake "
-                   "or connect rows) to take costs from")
+                   "or connect rows) to take costs from; with --device CORE, a `secperf device` Result")
     p.add_argument("--s1", action="store_true", help="study S1's acceleration estimate: full vs PSK with a "
                    "precomputed key share and the fastest group")
     p.add_argument("--coap-random-factor", type=positive(10), default=1.5,
