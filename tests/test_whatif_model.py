@@ -5,6 +5,7 @@ calibration, seeds. No timing: everything asserted is model arithmetic."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from secperf.model import costs as C
@@ -352,3 +353,32 @@ def test_host_scheduling_adds_wakeups_per_flight():
 def test_syn_retries_are_linear_then_doubling():
     # Linux tcp_syn_linear_timeouts = 4: 1, 1, 1, 1 s, then 2, 4 s
     assert list(N.syn_wait_s([0, 1, 2, 4, 5, 6])) == pytest.approx([0, 1, 2, 4, 6, 10])
+
+
+def test_a_flight_of_several_packets_waits_for_its_slowest_jitter_draw():
+    # the emulator releases packets in order, so a k-packet flight arrives at the largest of k
+    # delay draws: its mean jitter is the k-th order statistic's (normal: E[max of 3] = 0.8463 sd)
+    rng = np.random.default_rng(7)
+    d = N.Direction(delay_s=0.1, jitter_s=0.01, jitter_dist="normal", loss=0.0, rate_bps=0.0)
+    n = 200_000
+    one = M._propagation(rng, d, n, 0, 0.2, packets=1)
+    three = M._propagation(rng, d, n, 0, 0.2, packets=3)
+    assert one.mean() == pytest.approx(0.1, abs=0.0002)
+    assert three.mean() - 0.1 == pytest.approx(0.8463 * 0.01, abs=0.0002)
+    # and against the emulator's rule itself: in-order release of three independent draws
+    draws = np.maximum(0.1 + 0.01 * rng.standard_normal((n, 3)), 0.0)
+    assert three.mean() == pytest.approx(np.maximum.accumulate(draws, axis=1)[:, -1].mean(), abs=0.0002)
+    p = N.Direction(delay_s=0.1, jitter_s=0.01, jitter_dist="pareto", loss=0.0, rate_bps=0.0)
+    p1, p3 = M._propagation(rng, p, n, 0, 0.2, packets=1), M._propagation(rng, p, n, 0, 0.2, packets=3)
+    assert p1.mean() == pytest.approx(0.1, abs=0.0003) and p3.mean() > p1.mean() + 0.005
+
+
+def test_a_ticket_carries_the_client_certificate_under_mutual_tls():
+    # OpenSSL's ticket is the encrypted session, which holds the peer certificate: with a client
+    # certificate the resumed ClientHello (and each NewSessionTicket) grows by its DER
+    def ch(mtls):
+        m = F.build(F.Scenario("mqtt", handshake="resumed", mtls=mtls))
+        return dict(m.exchanges[1].out.msgs)["ClientHello"]
+    grow = F.cert_der("ecdsa-p256") + F.TICKET_PEER_CERT_PREFIX
+    assert ch(True) - ch(False) == grow
+    assert ch(True) + F.TCP_HDR == pytest.approx(994, rel=0.05)   # the probe's resumed MQTT ClientHello

@@ -59,6 +59,16 @@ NST12 = 186                        # TLS 1.2 NewSessionTicket (measured)
 NST13 = 250                        # one TLS 1.3 NewSessionTicket record (estimate: ticket ~ 200 B)
 CERT_REQUEST = 109                 # TLS 1.3 CertificateRequest as nginx sends it (measured)
 PSK_EXT_TICKET = 230               # pre_shared_key extension carrying a ticket + binder (estimate)
+# An OpenSSL server's ticket is the encrypted session, and with mutual TLS the session holds the
+# client's certificate: the ticket (its NewSessionTicket, and the resumed ClientHello carrying it)
+# grows by that certificate's DER plus its length prefix. Seen in the probe's transcripts: a resumed
+# MQTT/HTTPS ClientHello with a P-256 client certificate is about 1,000 bytes, not 500.
+TICKET_PEER_CERT_PREFIX = 4
+
+
+def ticket_growth(s) -> int:
+    """Bytes a session ticket carries for the client's certificate (0 without mutual TLS)."""
+    return cert_der(s.client_key_type) + TICKET_PEER_CERT_PREFIX if s.mtls else 0
 PSK_EXT_EXTERNAL = 60              # ... carrying a short external identity + binder (estimate)
 HTTP_REQ, HTTP_RESP = 40, 846
 MQTT_CONNECT, MQTT_CONNACK = 30, 4
@@ -249,7 +259,7 @@ def _tls13(s: Scenario, app_out: tuple, app_back: tuple, app_server_ops: tuple =
     g = _group(s.group)
     resumed = hs in ("resumed", "psk", "psk-dhe", "0rtt")
     dhe = hs not in ("psk",)                   # psk = psk_ke: no key exchange at all
-    psk_ext = PSK_EXT_EXTERNAL if hs in ("psk", "psk-dhe") else PSK_EXT_TICKET if resumed else 0
+    psk_ext = PSK_EXT_EXTERNAL if hs in ("psk", "psk-dhe") else PSK_EXT_TICKET + ticket_growth(s) if resumed else 0
     ks_c = (6 + g["client"]) if dhe else 0
     ks_s = (4 + g["server"]) if dhe else 0
     ch = ("ClientHello", TLS_REC + CH13_BASE + ks_c + psk_ext - (6 if not dhe else 0))
@@ -390,7 +400,7 @@ def build(s: Scenario) -> FlightModel:
     if p == "https":
         # nginx (OpenSSL) sends session tickets at the end of the handshake (one write: two after a
         # full handshake, one after a resumption — OpenSSL's defaults), then the response (a second write)
-        back = tuple([("NewSessionTicket", NST13)] * (2 if s.handshake == "full" else 1)) + http[1]
+        back = tuple([("NewSessionTicket", NST13 + ticket_growth(s))] * (2 if s.handshake == "full" else 1)) + http[1]
         ex = [SYN] + _tls13(s, http[0], back, app_back_writes=2)
         return FlightModel(s, "tcp", tuple(ex), start_mark=("back_recv", 0))
     if p == "jwt":
@@ -405,7 +415,7 @@ def build(s: Scenario) -> FlightModel:
         return FlightModel(s, "tcp", tuple(ex), start_mark=("back_recv", 0))
     if p == "mqtt":
         app = ((("CONNECT", MQTT_CONNECT + TLS13_ENC),),
-               tuple([("NewSessionTicket", NST13)] * 2) + (("CONNACK", MQTT_CONNACK + TLS13_ENC),))
+               tuple([("NewSessionTicket", NST13 + ticket_growth(s))] * 2) + (("CONNACK", MQTT_CONNACK + TLS13_ENC),))
         # the server's session tickets leave with the end of its handshake (one write), the
         # CONNACK after mosquitto has read CONNECT (a second write: with TCP_NODELAY, its own segment)
         return FlightModel(s, "tcp", tuple([SYN] + _tls13(s, *app, app_back_writes=2)), start_mark=("back_recv", 0))

@@ -101,7 +101,7 @@ def jwt_resumed_plan(ctx: Context, d: Design, fresh: bool) -> P.Plan:
     plan's first flight (for a fresh token: the token's signature before connecting, on the secure
     element when the key is there), its request bytes (GET + JWT instead of a plain GET) and its
     response flight (the server verifies the token)."""
-    base = P.plan(F.Scenario(protocol="https", handshake="resumed", key=d.key), ctx.table, ctx.link)
+    base = P.plan(F.Scenario(protocol="https", handshake="resumed", key=d.key, mtls=False), ctx.table, ctx.link)
     jwt = P.plan(F.Scenario(protocol="jwt", handshake="fresh" if fresh else "cached", key=d.key), ctx.table, ctx.link)
     fl = list(base.flights)
     req = fl[-2]

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.special import ndtri
 
 from ..model import network as N
 from ..model.predict import Plan
@@ -193,11 +194,20 @@ def _propagation(rng, d: N.Direction, n: int, extra_rounds: int, rtt: float, pac
     if d.jitter_s <= 0:
         prop = base
     else:
+        # The emulator (and a real link that delivers in order) draws the delay of every packet
+        # and never releases a packet before the one ahead of it, so a flight of k back-to-back
+        # packets has arrived at the largest of k draws: sampled directly as the k-th order
+        # statistic, F^-1(V^(1/k)). Packets of an earlier flight are an RTT ahead and do not hold
+        # a flight back; a pure ACK sent just before a flight is not counted (an assumption).
+        k = max(int(packets), 1)
         if d.jitter_dist == "pareto":      # shape 3, mean 1.5 xm, sd 0.866 xm: shifted to mean 0
             xm = d.jitter_s / math.sqrt(0.75)
-            j = xm * (rng.random(n) ** (-1.0 / 3.0)) - 1.5 * xm
-        else:
+            u = rng.random(n) if k == 1 else 1.0 - rng.random(n) ** (1.0 / k)
+            j = xm * (np.maximum(u, 1e-300) ** (-1.0 / 3.0)) - 1.5 * xm
+        elif k == 1:
             j = d.jitter_s * rng.standard_normal(n)
+        else:
+            j = d.jitter_s * ndtri(rng.random(n) ** (1.0 / k))
         prop = np.maximum(base + j, 0.0)
     if d.reorder > 0 and d.delay_s > 0:
         # the emulator releases a reordered packet without its propagation delay; a flight has
