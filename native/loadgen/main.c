@@ -281,8 +281,11 @@ static int run_loop(run *r)
         for (int i = 0; i < n; i++) {
             lg_conn *c = evs[i].data.ptr;
             int rc = lg_conn_step(&r->sh, c, now);
-            if (rc == 0)
+            if (rc == 0) {
+                if (c->timer_ns && c->timer_ns < next_timer)
+                    next_timer = c->timer_ns;   /* DTLS: a timer (re)armed by this step */
                 continue;
+            }
             uint64_t done = (uint64_t)clock_mono_ns();
             record(r, c, rc, done);
             release(r, c);
@@ -290,9 +293,10 @@ static int run_loop(run *r)
         if (!open_loop) /* closed loop: refill every slot that ended (one pass per wake-up) */
             for (unsigned k = r->nfree; k > 0; k--)
                 start_one(r, (uint64_t)clock_mono_ns());
-        if (r->sh.dtls) {
-            /* OpenSSL's DTLS timers, after the events (a flight that just arrived stops its timer) */
-            now = (uint64_t)clock_mono_ns();
+        now = (uint64_t)clock_mono_ns();
+        if (r->sh.dtls && now >= next_timer) {
+            /* OpenSSL's DTLS timers: when the nearest one is due, every connection's is run (and the
+             * nearest found again); a step above that armed a timer lowered next_timer */
             next_timer = UINT64_MAX;
             for (unsigned s = 0; s < r->slots; s++) {
                 lg_conn *c = &r->conns[s];
