@@ -291,3 +291,105 @@ def test_server_and_fleet_bad_options_exit_2(argv, word, tmp_path):
     r = subprocess.run([sys.executable, "-m", "secperf", *argv, "--out", str(tmp_path)], capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 2 and word in r.stderr, r.stderr
+
+
+# --- DTLS: the load generator's --dtls mode against libcoap's coap-server -----------------------------
+@pytest.fixture(scope="module")
+def coap_server(pki, tmp_path_factory):
+    from secperf.lab.iot_services import CoapServer
+    srv = CoapServer(pki.server("ecdsa-p256"), workdir=tmp_path_factory.mktemp("coap"), verbosity=3).start()
+    yield srv
+    srv.stop()
+
+
+def test_loadgen_dtls_handshakes_concurrently_with_cookies(coap_server):
+    r = loadgen("--port", str(coap_server.port), "--dtls", "--concurrency", "8", "--duration", "1",
+                "--warmup", "0.2")
+    assert r.returncode == 0, r.stderr
+    meta, end = next(of_type(r.stdout, "meta")), next(of_type(r.stdout, "end"))
+    assert meta["protocol"] == "dtls1.2" and meta["app"] == "none"
+    assert end["handshakes"] > 8 and end["failed"] == 0 and end["errors"] == {}
+    # coap-server always answers the first ClientHello with a HelloVerifyRequest
+    assert end["cookie_exchanges"] == end["handshakes"]
+    # eight in flight at once, all served: the server interleaves its clients
+    assert max(i["in_flight"] for i in of_type(r.stdout, "interval")) == 8
+
+
+def test_loadgen_dtls_retransmits_on_its_timer_then_gives_a_reason():
+    import socket
+    from secperf.lab.services import LOOPBACK
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as mute:   # bound, never answers
+        mute.bind((LOOPBACK, 0))
+        r = loadgen("--port", str(mute.getsockname()[1]), "--dtls", "--concurrency", "1", "--duration", "2.5",
+                    "--warmup", "0", "--timeout-ms", "2200")
+    end = next(of_type(r.stdout, "end"))
+    assert r.returncode == 0 and end["handshakes"] == 0 and end["failed"] == 1
+    # OpenSSL's timer: 1 s, then doubled; the ClientHello went out again once before the deadline
+    assert end["retransmits"] >= 1
+    assert any("timed out" in k for k in end["errors"]), end["errors"]
+
+
+def test_loadgen_dtls_to_a_closed_port_names_the_error():
+    from secperf.lab.services import free_port
+    import socket
+    r = loadgen("--port", str(free_port(socket.SOCK_DGRAM)), "--dtls", "--concurrency", "1", "--duration", "0.3",
+                "--warmup", "0")
+    end = next(of_type(r.stdout, "end"))
+    assert end["handshakes"] == 0 and end["failed"] > 0
+    assert any("Connection refused" in k for k in end["errors"]), end["errors"]
+
+
+@pytest.mark.parametrize("args,word", [(["--app", "http"], "--app none"), (["--tls", "1.3"], "DTLS 1.2"),
+                                       (["--storm", "5"], "--storm")])
+def test_loadgen_dtls_rejects_what_it_cannot_do(args, word):
+    r = loadgen("--port", "1", "--dtls", *args)
+    assert r.returncode == 2 and word in r.stderr, r.stderr
+
+
+def test_server_dtls_cpu_per_handshake_on_coap_server(pki, tmp_path):
+    cfg = S.ServerConfig("coap-server", "ecdsa-p256", tls="1.2", protocol="dtls")
+    p = S.LoadParams(concurrency=[4], duration_s=1.0, warmup_s=0.3, op_n=10, workdir=tmp_path)
+    [s] = S.measure_config(cfg, p, pki)
+    d = s["derived"]
+    assert s["status"] == "ok", s["failures"]
+    assert s["labels"]["protocol"] == "dtls" and s["labels"]["tls"] == "dtls1.2"
+    assert d["handshakes"] > 10 and d["failed"] == 0 and d["cookie_exchanges"] == d["handshakes"]
+    assert d["server_cpu_us_per_handshake"] > 0 and d["split"]["signatures_per_handshake"] == 1
+    assert 0 < d["split"]["key_op_us"] < d["split"]["total_us"]
+
+
+def test_server_dtls_unreachable_target_is_a_failed_sample(monkeypatch, pki, tmp_path):
+    """coap-server that cannot start (a port already taken) is a failed sample with its reason."""
+    cfg = S.ServerConfig("coap-server", "ecdsa-p256", tls="1.2", protocol="dtls")
+    p = S.LoadParams(concurrency=[2], duration_s=0.5, warmup_s=0, op_n=5, workdir=tmp_path)
+
+    def no_server(*a, **k):
+        from secperf.lab.services import ServiceError
+        raise ServiceError("coap-server: did not answer a CoAP ping on its plain UDP port")
+    monkeypatch.setattr(S, "start_server", no_server)
+    [s] = S.measure_config(cfg, p, pki)
+    assert s["status"] != "ok" and any("CoAP ping" in f for f in map(str, s["failures"]))
+
+
+@pytest.mark.parametrize("cfg,word", [
+    (S.ServerConfig("nginx", "rsa-2048", protocol="dtls"), "coap-server"),
+    (S.ServerConfig("coap-server", "rsa-2048"), "--protocol"),
+    (S.ServerConfig("coap-server", "rsa-2048", resume_ratio=0.5, protocol="dtls"), "resumes no DTLS"),
+    (S.ServerConfig("coap-server", "rsa-2048", source="offload:rsa-card-1998:busy", protocol="dtls"), "PEM"),
+])
+def test_bad_dtls_configurations_are_input_errors(cfg, word):
+    with pytest.raises(InputError, match=word.replace("-", "\\-")):
+        S.validate(cfg)
+
+
+def test_dtls_matrix_plan_is_coap_server_only():
+    from secperf.app.server import ServerOptions, plan
+    cfgs = plan(ServerOptions(matrix=True, protocol="dtls"))
+    assert {c.server for c in cfgs} == {"coap-server"} and {c.protocol for c in cfgs} == {"dtls"}
+    assert {"rsa-2048", "ecdsa-p256", "ecdsa-p384"} <= {c.key for c in cfgs}
+
+
+def test_server_cli_dtls_with_a_tls_server_exits_2(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "secperf", "server", "--protocol", "dtls", "--server", "nginx",
+                        "--out", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "coap-server" in r.stderr, r.stderr

@@ -8,7 +8,7 @@
 void lg_usage(FILE *f)
 {
     fputs(
-        "usage: secperf-loadgen --port P [--host 127.0.0.1] [--tls 1.2|1.3|any] [--groups LIST]\n"
+        "usage: secperf-loadgen --port P [--host 127.0.0.1] [--tls 1.2|1.3|any] [--dtls] [--groups LIST]\n"
         "         [--sigalgs LIST] [--ciphersuites LIST] [--ciphers LIST] [--servername NAME]\n"
         "         [--cert FILE --key FILE] (--concurrency N | --rate R [--max-inflight 1000] [--poisson])\n"
         "         [--duration 5] [--max-handshakes N] [--warmup 0.5] [--resume-ratio 0..1]\n"
@@ -30,6 +30,10 @@ void lg_usage(FILE *f)
         "is retried after the back-off delay (exponential: full jitter; decorrelated: min(cap,\n"
         "uniform(base, 3 x previous))); the end line gives the time until all are back, wait\n"
         "percentiles from the start and failed attempts. One process.\n"
+        "--dtls: DTLS 1.2 over UDP, one connected socket per connection; the handshake's\n"
+        "retransmission timer is OpenSSL's (DTLSv1_get_timeout / DTLSv1_handle_timeout from the epoll\n"
+        "loop); a HelloVerifyRequest (cookie exchange) is answered and counted. Handshake only (--app\n"
+        "none), closed or open loop, not with --storm.\n"
         "Exit 0 even when connections failed; 1 on a setup error; 2 on bad arguments.\n",
         f);
 }
@@ -49,7 +53,7 @@ enum {
     O_HOST = 256, O_PORT, O_TLS, O_GROUPS, O_SIGALGS, O_CIPHERSUITES, O_CIPHERS, O_CERT, O_KEY,
     O_SERVERNAME, O_CONCURRENCY, O_RATE, O_MAX_INFLIGHT, O_POISSON, O_DURATION, O_MAX_HS, O_WARMUP,
     O_RESUME_RATIO, O_APP, O_REQUEST_BYTES, O_TIMEOUT_MS, O_INTERVAL_MS, O_PROCS, O_SEED, O_HELP,
-    O_STORM, O_BACKOFF, O_BACKOFF_BASE, O_BACKOFF_CAP, O_MAX_ATTEMPTS, O_SPREAD
+    O_STORM, O_BACKOFF, O_BACKOFF_BASE, O_BACKOFF_CAP, O_MAX_ATTEMPTS, O_SPREAD, O_DTLS
 };
 
 static const struct option options[] = {
@@ -84,6 +88,7 @@ static const struct option options[] = {
     {"backoff-cap-ms", required_argument, NULL, O_BACKOFF_CAP},
     {"max-attempts", required_argument, NULL, O_MAX_ATTEMPTS},
     {"spread-ms", required_argument, NULL, O_SPREAD},
+    {"dtls", no_argument, NULL, O_DTLS},
     {NULL, 0, NULL, 0},
 };
 
@@ -104,6 +109,7 @@ static int apply(lg_args *a, int opt, const char *name, const char *val, char *e
     case O_KEY: return opt_nonempty(name, val, &a->key, err, el) == 0;
     case O_SERVERNAME: return opt_nonempty(name, val, &a->servername, err, el) == 0;
     case O_POISSON: a->poisson = 1; return 1;
+    case O_DTLS: a->dtls = 1; return 1;
     case O_TLS:
         if ((i = opt_choice(name, val, tls, err, el)) < 0)
             return 0;
@@ -216,6 +222,19 @@ int lg_args_parse(int argc, char **argv, lg_args *a, char *err, size_t el)
     }
     if ((a->cert == NULL) != (a->key == NULL)) {
         snprintf(err, el, "--cert and --key go together");
+        return 0;
+    }
+    if (a->dtls && a->storm > 0) {
+        snprintf(err, el, "--dtls with --storm: the storm runs over TLS only; drop one");
+        return 0;
+    }
+    if (a->dtls && a->app != LG_APP_NONE) {
+        snprintf(err, el, "--dtls with --app %s: the DTLS mode measures the handshake only; use --app none",
+                 lg_app_name(a->app));
+        return 0;
+    }
+    if (a->dtls && strcmp(a->tls, "1.3") == 0) {
+        snprintf(err, el, "--dtls with --tls 1.3: the DTLS mode speaks DTLS 1.2; use --tls 1.2 or any");
         return 0;
     }
     if (a->storm > 0 && (a->rate > 0 || a->concurrency > 0 || a->procs > 1)) {

@@ -24,6 +24,7 @@ typedef struct lg_args {
     const char *host;
     unsigned port;
     const char *tls;          /* "1.2", "1.3", "any" */
+    int dtls;                 /* DTLS 1.2 over UDP instead of TLS over TCP */
     const char *groups;
     const char *sigalgs;
     const char *ciphersuites;

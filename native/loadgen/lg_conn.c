@@ -35,6 +35,20 @@ static int on_new_session(SSL *ssl, SSL_SESSION *sess)
     return 1; /* we keep the reference */
 }
 
+/* DTLS: notes a HelloVerifyRequest (the server's cookie exchange) on its connection. */
+static void on_msg(int write_p, int version, int content_type, const void *buf, size_t len, SSL *ssl, void *arg)
+{
+    (void)version;
+    (void)arg;
+    if (write_p || content_type != SSL3_RT_HANDSHAKE || len < 1)
+        return;
+    if (((const unsigned char *)buf)[0] == DTLS1_MT_HELLO_VERIFY_REQUEST) {
+        lg_conn *c = SSL_get_app_data(ssl);
+        if (c != NULL)
+            c->cookie = 1;
+    }
+}
+
 static void ossl_reason(char *buf, size_t n, const char *what)
 {
     unsigned long e = ERR_get_error();
@@ -55,7 +69,7 @@ int lg_shared_init(lg_shared *sh, const lg_args *a, char *err, size_t el)
     memset(sh, 0, sizeof(*sh));
     struct addrinfo hints, *res = NULL;
     memset(&hints, 0, sizeof(hints));
-    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_socktype = a->dtls ? SOCK_DGRAM : SOCK_STREAM;
     char port[16];
     snprintf(port, sizeof(port), "%u", a->port);
     int gr = getaddrinfo(a->host, port, &hints, &res);
@@ -69,7 +83,7 @@ int lg_shared_init(lg_shared *sh, const lg_args *a, char *err, size_t el)
 
     if (lg_ex_index < 0)
         lg_ex_index = SSL_CTX_get_ex_new_index(0, NULL, NULL, NULL, NULL);
-    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    SSL_CTX *ctx = SSL_CTX_new(a->dtls ? DTLS_client_method() : TLS_client_method());
     if (ctx == NULL) {
         snprintf(err, el, "SSL_CTX_new failed");
         return 0;
@@ -77,7 +91,11 @@ int lg_shared_init(lg_shared *sh, const lg_args *a, char *err, size_t el)
     sh->ctx = ctx;
     SSL_CTX_set_ex_data(ctx, lg_ex_index, sh);
     SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL); /* load, not authentication: as s_time */
-    if (strcmp(a->tls, "1.2") == 0) {
+    if (a->dtls) {
+        SSL_CTX_set_min_proto_version(ctx, DTLS1_2_VERSION);
+        SSL_CTX_set_max_proto_version(ctx, DTLS1_2_VERSION);
+        SSL_CTX_set_msg_callback(ctx, on_msg);
+    } else if (strcmp(a->tls, "1.2") == 0) {
         SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
         SSL_CTX_set_max_proto_version(ctx, TLS1_2_VERSION);
     } else if (strcmp(a->tls, "1.3") == 0) {
@@ -115,6 +133,7 @@ int lg_shared_init(lg_shared *sh, const lg_args *a, char *err, size_t el)
     }
     ERR_clear_error();
     sh->app = a->app;
+    sh->dtls = a->dtls;
     sh->servername = a->servername;
     sh->timeout_ns = (uint64_t)a->timeout_ms * 1000000ull;
     sh->want_tickets = a->resume_ratio > 0 && a->app == LG_APP_NONE;
@@ -212,14 +231,15 @@ int lg_conn_start(lg_shared *sh, lg_conn *c, uint64_t t_start_ns, int offer_sess
     c->t_start_ns = t_start_ns;
     c->deadline_ns = (uint64_t)clock_mono_ns() + sh->timeout_ns;
     c->stage = "connect";
-    int fd = socket(sh->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int fd = socket(sh->addr.ss_family, (sh->dtls ? SOCK_DGRAM : SOCK_STREAM) | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         snprintf(c->reason, sizeof(c->reason), "socket: %s", strerror(errno));
         c->state = LG_DONE;
         return 0;
     }
     int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (!sh->dtls)
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     c->fd = fd;
     c->ssl = SSL_new(sh->ctx);
     if (c->ssl == NULL) {
@@ -227,7 +247,25 @@ int lg_conn_start(lg_shared *sh, lg_conn *c, uint64_t t_start_ns, int offer_sess
         finish(sh, c, 0);
         return 0;
     }
-    SSL_set_fd(c->ssl, fd);
+    if (sh->dtls) {
+        /* one connected UDP socket per connection: the kernel hands each its own datagrams, and an
+         * ICMP port unreachable comes back as ECONNREFUSED on it */
+        if (connect(fd, (struct sockaddr *)&sh->addr, sh->addr_len) != 0) {
+            snprintf(c->reason, sizeof(c->reason), "connect: %s", strerror(errno));
+            finish(sh, c, 0);
+            return 0;
+        }
+        BIO *bio = BIO_new_dgram(fd, BIO_NOCLOSE);
+        if (bio == NULL) {
+            ossl_reason(c->reason, sizeof(c->reason), "BIO_new_dgram");
+            finish(sh, c, 0);
+            return 0;
+        }
+        BIO_ctrl(bio, BIO_CTRL_DGRAM_SET_CONNECTED, 0, &sh->addr);
+        SSL_set_bio(c->ssl, bio, bio);
+    } else {
+        SSL_set_fd(c->ssl, fd);
+    }
     SSL_set_app_data(c->ssl, c);
     if (sh->servername)
         SSL_set_tlsext_host_name(c->ssl, sh->servername);
@@ -235,7 +273,7 @@ int lg_conn_start(lg_shared *sh, lg_conn *c, uint64_t t_start_ns, int offer_sess
         SSL_set_session(c->ssl, sh->latest);
         c->offered_session = 1;
     }
-    if (connect(fd, (struct sockaddr *)&sh->addr, sh->addr_len) != 0 && errno != EINPROGRESS) {
+    if (!sh->dtls && connect(fd, (struct sockaddr *)&sh->addr, sh->addr_len) != 0 && errno != EINPROGRESS) {
         snprintf(c->reason, sizeof(c->reason), "connect: %s", strerror(errno));
         finish(sh, c, 0);
         return 0;
@@ -264,6 +302,36 @@ static int ssl_wait(lg_shared *sh, lg_conn *c, int rc, const char *what)
                  errno ? strerror(errno) : "the server closed the connection");
     else
         ossl_reason(c->reason, sizeof(c->reason), what);
+    return 0;
+}
+
+/* DTLS: when OpenSSL's retransmission timer for this connection expires (0: not running). */
+static void arm_timer(lg_conn *c)
+{
+    struct timeval tv;
+    if (DTLSv1_get_timeout(c->ssl, &tv) == 1)
+        c->timer_ns = (uint64_t)clock_mono_ns() + (uint64_t)tv.tv_sec * 1000000000ull + (uint64_t)tv.tv_usec * 1000ull;
+    else
+        c->timer_ns = 0;
+}
+
+int lg_conn_timer(lg_shared *sh, lg_conn *c, uint64_t now_ns, uint64_t *next_ns)
+{
+    if (!sh->dtls || c->state != LG_HANDSHAKE || c->ssl == NULL || c->timer_ns == 0)
+        return 0;
+    if (now_ns >= c->timer_ns) {
+        /* the timer ran out: OpenSSL sends the last flight again (and doubles the timer) */
+        if (DTLSv1_handle_timeout(c->ssl) < 0) {
+            snprintf(c->reason, sizeof(c->reason), "handshake: no answer after %u retransmissions (DTLS timer)",
+                     c->retransmits);
+            failed(sh, c, "handshake");
+            return -1;
+        }
+        c->retransmits++;
+        arm_timer(c);
+    }
+    if (c->timer_ns && c->timer_ns < *next_ns)
+        *next_ns = c->timer_ns;
     return 0;
 }
 
@@ -381,6 +449,8 @@ int lg_conn_step(lg_shared *sh, lg_conn *c, uint64_t now_ns)
             }
             if (!ssl_wait(sh, c, rc, "handshake"))
                 return failed(sh, c, "handshake");
+            if (sh->dtls)
+                arm_timer(c);
             return 0;
         }
         case LG_APP_WRITE: {

@@ -21,6 +21,7 @@ typedef struct lg_shared {
     lg_app app;
     const char *servername;
     uint64_t timeout_ns;
+    int dtls;                  /* DTLS 1.2 over UDP */
     int want_tickets;          /* wait for a ticket before closing (resumption wanted, no app step) */
     int epfd;
     unsigned proc;
@@ -58,6 +59,9 @@ typedef struct lg_conn {
     const char *stage;
     uint32_t events;           /* what epoll watches for this connection */
     uint64_t id;
+    uint64_t timer_ns;         /* DTLS: when OpenSSL's retransmission timer expires (0: not running) */
+    unsigned retransmits;      /* DTLS: flights sent again after the timer expired */
+    int cookie;                /* DTLS: the server sent a HelloVerifyRequest */
 } lg_conn;
 
 /* SSL_CTX for the arguments; 0 with a message in err. */
@@ -70,6 +74,10 @@ int lg_conn_start(lg_shared *sh, lg_conn *c, uint64_t t_start_ns, int offer_sess
 /* Advances after an epoll event or a deadline check. Returns 1: finished ok, -1: failed (reason
  * and stage filled), 0: still running. A finished connection is closed and unregistered. */
 int lg_conn_step(lg_shared *sh, lg_conn *c, uint64_t now_ns);
+/* DTLS: runs OpenSSL's retransmission timer for a connection in its handshake (retransmits when it
+ * expired). Returns -1: failed (too many retransmissions; closed, reason filled), else 0; *next_ns
+ * is lowered to the timer's next expiry when one is running. */
+int lg_conn_timer(lg_shared *sh, lg_conn *c, uint64_t now_ns, uint64_t *next_ns);
 /* Fails a connection that passed its deadline (or must stop); closes it. */
 void lg_conn_abort(lg_shared *sh, lg_conn *c, const char *why);
 

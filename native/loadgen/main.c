@@ -32,6 +32,7 @@ static void on_signal(int sig)
 
 typedef struct counts {
     uint64_t ok, full, resumed, resume_missed, failed, started, dropped;
+    uint64_t cookie, retransmits;  /* DTLS: handshakes with a cookie exchange; flights sent again */
 } counts;
 
 typedef struct run {
@@ -74,6 +75,8 @@ static void write_counts(json_obj *o, const counts *c)
     json_obj_u64(o, "failed", c->failed);
     json_obj_u64(o, "started", c->started);
     json_obj_u64(o, "not_started", c->dropped);
+    json_obj_u64(o, "cookie_exchanges", c->cookie);
+    json_obj_u64(o, "retransmits", c->retransmits);
 }
 
 static void write_meta(run *r)
@@ -97,6 +100,7 @@ static void write_meta(run *r)
     json_obj_str(&o, "app", lg_app_name(a->app));
     json_obj_bool(&o, "client_cert", a->cert != NULL);
     json_obj_str(&o, "tls", a->tls);
+    json_obj_str(&o, "protocol", a->dtls ? "dtls1.2" : "tls");
     json_obj_str(&o, "clock", CLOCK_MONO_NAME);
     json_obj_str(&o, "latency_from", a->rate > 0 ? "scheduled start" : "connect start");
     json_end_line(stdout);
@@ -160,6 +164,9 @@ static void record(run *r, lg_conn *c, int outcome, uint64_t now)
         return; /* warm-up, or after the window */
     counts *cs[2] = {&r->total, &r->iv};
     for (int i = 0; i < 2; i++) {
+        cs[i]->retransmits += c->retransmits;
+        if (outcome > 0 && c->cookie)
+            cs[i]->cookie++;
         if (outcome > 0) {
             cs[i]->ok++;
             if (c->resumed)
@@ -230,6 +237,7 @@ static int run_loop(run *r)
         for (unsigned i = 0; i < r->concurrency; i++)
             start_one(r, (uint64_t)clock_mono_ns());
     uint64_t last_sweep = t0;
+    uint64_t next_timer = UINT64_MAX;   /* DTLS: the nearest retransmission timer */
     for (;;) {
         uint64_t now = (uint64_t)clock_mono_ns();
         if (cpu0 < 0 && now >= r->t_measure_ns)
@@ -261,6 +269,8 @@ static int run_loop(run *r)
         uint64_t wake = next_iv < r->t_end_ns ? next_iv : r->t_end_ns;
         if (open_loop && next_arrival < (double)wake)
             wake = (uint64_t)next_arrival;
+        if (next_timer < wake)
+            wake = next_timer;
         int timeout_ms = wake > now ? (int)((wake - now + 999999) / 1000000) : 0;
         if (timeout_ms > 50)
             timeout_ms = 50; /* deadlines are swept at least this often */
@@ -271,8 +281,11 @@ static int run_loop(run *r)
         for (int i = 0; i < n; i++) {
             lg_conn *c = evs[i].data.ptr;
             int rc = lg_conn_step(&r->sh, c, now);
-            if (rc == 0)
+            if (rc == 0) {
+                if (c->timer_ns && c->timer_ns < next_timer)
+                    next_timer = c->timer_ns;   /* DTLS: a timer (re)armed by this step */
                 continue;
+            }
             uint64_t done = (uint64_t)clock_mono_ns();
             record(r, c, rc, done);
             release(r, c);
@@ -280,6 +293,21 @@ static int run_loop(run *r)
         if (!open_loop) /* closed loop: refill every slot that ended (one pass per wake-up) */
             for (unsigned k = r->nfree; k > 0; k--)
                 start_one(r, (uint64_t)clock_mono_ns());
+        now = (uint64_t)clock_mono_ns();
+        if (r->sh.dtls && now >= next_timer) {
+            /* OpenSSL's DTLS timers: when the nearest one is due, every connection's is run (and the
+             * nearest found again); a step above that armed a timer lowered next_timer */
+            next_timer = UINT64_MAX;
+            for (unsigned s = 0; s < r->slots; s++) {
+                lg_conn *c = &r->conns[s];
+                if (c->state == LG_DONE || c->fd < 0)
+                    continue;
+                if (lg_conn_timer(&r->sh, c, now, &next_timer) < 0) {
+                    record(r, c, -1, now);
+                    release(r, c);
+                }
+            }
+        }
         if (now - last_sweep > 20000000ull) {
             last_sweep = now;
             for (unsigned s = 0; s < r->slots; s++) {

@@ -19,6 +19,7 @@ class ServerOptions:
     resume_ratios: list[float] = field(default_factory=lambda: [0.0])
     depths: list[int] = field(default_factory=lambda: [1])
     tls: str = "1.3"
+    protocol: str = "tls"               # tls | dtls (DTLS 1.2 against coap-server)
     concurrency: list[int] = field(default_factory=lambda: [1, 4, 16])
     rates: list[float] = field(default_factory=list)
     matrix: bool = False
@@ -41,10 +42,12 @@ def plan(o: ServerOptions):
         raise InputError(f"--warmup {o.warmup_s}: give 0..60 seconds")
     if o.tls not in ("1.2", "1.3"):
         raise InputError(f"--tls {o.tls}: give 1.2 or 1.3")
+    if o.protocol not in S.PROTOCOLS:
+        raise InputError(f"--protocol {o.protocol}: give {' or '.join(S.PROTOCOLS)}")
     if o.rates and any(not 1 <= r <= 1e6 for r in o.rates):
         raise InputError(f"--rates {o.rates}: give offered rates of 1..1,000,000 connections/s")
     if o.matrix:
-        return matrix_plan(o.tls)
+        return dtls_matrix_plan() if o.protocol == "dtls" else matrix_plan(o.tls)
     out = []
     for server in o.servers:
         for key in o.keys:
@@ -56,7 +59,7 @@ def plan(o: ServerOptions):
                 for auth in o.client_auth:
                     for r in o.resume_ratios:
                         for d in o.depths:
-                            cfg = S.ServerConfig(server, key, src, auth, r, d, o.tls)
+                            cfg = S.ServerConfig(server, key, src, auth, r, d, o.tls, o.protocol)
                             S.validate(cfg)
                             out.append(cfg)
     if not out:
@@ -86,6 +89,20 @@ def matrix_plan(tls: str = "1.3") -> list:
     return out
 
 
+def dtls_matrix_plan() -> list:
+    """DTLS 1.2 handshake capacity of libcoap's coap-server (the concurrent DTLS target) by server
+    key, and with client authentication on P-256 (no resumption: coap-server resumes no DTLS
+    session; no offload: it loads its key from a PEM file)."""
+    from ..measure import server as S
+    C = S.ServerConfig
+    keys = ("rsa-1024", "rsa-2048", "rsa-3072", "rsa-4096", "ecdsa-p256", "ecdsa-p384")
+    out = [C("coap-server", k, tls="1.2", protocol="dtls") for k in keys]
+    out += [C("coap-server", "ecdsa-p256", client_auth=True, tls="1.2", protocol="dtls")]
+    for c in out:
+        S.validate(c)
+    return out
+
+
 def run(o: ServerOptions, output: Output) -> int:
     from ..measure import server as S
     configs = plan(o)
@@ -93,7 +110,8 @@ def run(o: ServerOptions, output: Output) -> int:
     p = S.LoadParams(concurrency=o.concurrency, rates=o.rates, duration_s=o.duration_s, warmup_s=o.warmup_s, seed=o.seed,
                      core=o.core, loadgen_procs=o.procs)
     params = {"servers": o.servers, "keys": o.keys, "sources": o.sources, "client_auth": o.client_auth,
-              "resume_ratios": o.resume_ratios, "depths": o.depths, "tls": o.tls, "concurrency": o.concurrency,
+              "resume_ratios": o.resume_ratios, "depths": o.depths, "tls": o.tls, "protocol": o.protocol,
+              "concurrency": o.concurrency,
               "rates": o.rates, "matrix": o.matrix,
               "duration_s": o.duration_s, "warmup_s": o.warmup_s, "core": o.core, "seed": o.seed}
 

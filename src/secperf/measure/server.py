@@ -37,7 +37,14 @@ from ..lab import registry
 from ..lab.token import openssl_engine_conf
 from ..lab.services import Nginx, ProbeServer, stop_process
 
-SERVERS = ("nginx", "probe", "mosquitto")
+SERVERS = ("nginx", "probe", "mosquitto", "coap-server")
+PROTOCOLS = ("tls", "dtls")
+# DTLS: libcoap's coap-server (OpenSSL build) is the target. It keeps one session per client
+# address on one UDP socket and interleaves their handshakes in its event loop, so it serves many
+# concurrent DTLS clients; the probe server's DTLS mode (and `openssl s_server -dtls`) serves one
+# client at a time. coap-server always asks for a cookie (DTLSv1_listen): every handshake carries
+# the HelloVerifyRequest round trip, which the load generator counts.
+DTLS_SERVERS = ("coap-server",)
 KEYS = ("rsa-1024", "rsa-1024-nocrt", "rsa-2048", "rsa-2048-nocrt", "rsa-3072", "rsa-3072-nocrt", "rsa-4096", "rsa-4096-nocrt",
         "ecdsa-p256", "ecdsa-p384", "ed25519")
 WAITS = ("busy", "sleep")
@@ -66,6 +73,7 @@ class ServerConfig:
     resume_ratio: float = 0.0
     depth: int = 1
     tls: str = "1.3"
+    protocol: str = "tls"               # tls (TCP) | dtls (DTLS 1.2 over UDP, coap-server)
 
     @property
     def key_type(self) -> str:
@@ -84,6 +92,8 @@ class ServerConfig:
 
     def label(self) -> str:
         parts = [self.server, self.key, self.source.replace("offload:", "offload ")]
+        if self.protocol == "dtls":
+            parts.insert(1, "DTLS 1.2")
         if self.client_auth:
             parts.append("client auth")
         if self.resume_ratio:
@@ -94,7 +104,8 @@ class ServerConfig:
 
     def series_id(self, concurrency: int, rate: float | None = None) -> str:
         at = f"@r{rate:g}" if rate else f"@c{concurrency}"
-        return (f"server/{self.server}/{self.key}/{self.source}/auth-{'on' if self.client_auth else 'off'}/"
+        proto = "dtls/" if self.protocol == "dtls" else ""
+        return (f"server/{proto}{self.server}/{self.key}/{self.source}/auth-{'on' if self.client_auth else 'off'}/"
                 f"resume-{self.resume_ratio:g}/d{self.depth}{at}")
 
 
@@ -117,6 +128,19 @@ def validate(cfg: ServerConfig) -> None:
         raise InputError(f"--server {cfg.server!r}: known: {', '.join(SERVERS)}")
     if cfg.key not in KEYS:
         raise InputError(f"--key {cfg.key!r}: known: {', '.join(KEYS)}")
+    if cfg.protocol not in PROTOCOLS:
+        raise InputError(f"--protocol {cfg.protocol!r}: give tls or dtls")
+    if (cfg.protocol == "dtls") != (cfg.server in DTLS_SERVERS):
+        raise InputError(f"--server {cfg.server} with --protocol {cfg.protocol}: DTLS runs against "
+                         f"{', '.join(DTLS_SERVERS)} (the one target here that serves concurrent DTLS clients), "
+                         f"TLS against {', '.join(s for s in SERVERS if s not in DTLS_SERVERS)}")
+    if cfg.protocol == "dtls":
+        if cfg.resume_ratio:
+            raise InputError(f"--resume-ratio {cfg.resume_ratio:g} with --protocol dtls: libcoap's coap-server "
+                             "resumes no DTLS session; give 0")
+        if cfg.source != "software" or cfg.nocrt:
+            raise InputError(f"--key {cfg.key} --key-source {cfg.source} with --protocol dtls: coap-server loads "
+                             "its key from a PEM file (software, with CRT) only")
     if cfg.nocrt and cfg.server != "probe":
         raise InputError(f"--key {cfg.key}: a key without CRT runs on the probe server only (--server probe): "
                          "OpenSSL cannot load an n, e, d-only key from a file, the probe builds it in memory")
@@ -259,6 +283,11 @@ def start_server(cfg: ServerConfig, pki, workdir: Path, seed: int, offload: Offl
         srv = ProbeServer(certs, args=args, client_ca=client_ca, workdir=workdir)
         srv.prefix = prefix
         return srv.start()
+    if cfg.server == "coap-server":
+        from ..lab.iot_services import CoapServer
+        srv = CoapServer(certs, client_ca=client_ca, workdir=workdir, verbosity=3)  # warnings only: no log per session
+        srv.prefix = prefix
+        return srv.start()
     from ..lab.iot_services import Mosquitto
     srv = Mosquitto(certs, client_ca, nodelay=True, workdir=workdir)
     srv.prefix = prefix
@@ -294,11 +323,12 @@ def loadgen_argv(port: int, cfg: ServerConfig, concurrency: int, p: LoadParams, 
     """The generator's command line: closed loop at `concurrency` clients, or open loop at `rate`
     new connections per second (then `concurrency` is ignored)."""
     if app == "auto":
-        app = {"nginx": "http", "probe": "http", "mosquitto": "mqtt"}[cfg.server]
+        app = {"nginx": "http", "probe": "http", "mosquitto": "mqtt", "coap-server": "none"}[cfg.server]
     load = (["--rate", f"{rate:g}", "--max-inflight", "4000", "--procs", str(p.loadgen_procs)] if rate
             else ["--concurrency", str(concurrency), "--procs", str(min(p.loadgen_procs, concurrency))])
     argv = [str(find_loadgen()), "--port", str(port), *load,
-            "--duration", f"{p.duration_s:g}", "--warmup", f"{p.warmup_s:g}", "--tls", cfg.tls,
+            "--duration", f"{p.duration_s:g}", "--warmup", f"{p.warmup_s:g}",
+            *(["--dtls", "--tls", "1.2"] if cfg.protocol == "dtls" else ["--tls", cfg.tls]),
             "--resume-ratio", f"{cfg.resume_ratio:g}", "--app", app, "--seed", str(p.seed)]
     if cfg.key_type == "rsa-1024":
         argv += ["--ciphers", "DEFAULT:@SECLEVEL=0"]   # a 1024-bit server key is below OpenSSL's level 2
@@ -356,7 +386,7 @@ def summarize_level(run: dict) -> dict:
         raise ServerMeasureError(f"secperf-loadgen failed: {why}")
     tot = {k: sum(e.get(k, 0) for e in ends) for k in ("handshakes", "full", "resumed", "resume_missed",
                                                          "failed", "started", "not_started", "cpu_s",
-                                                         "target_rate_per_s")}
+                                                         "target_rate_per_s", "cookie_exchanges", "retransmits")}
     elapsed = max(e["elapsed_s"] for e in ends)
     reasons: dict[str, int] = {}
     for e in ends:
@@ -375,6 +405,7 @@ def summarize_level(run: dict) -> dict:
         "started_per_s": tot["started"] / elapsed if elapsed else 0.0,
         "not_started": tot["not_started"],
         "resumed_share": tot["resumed"] / hs if hs else 0.0,
+        "cookie_exchanges": tot["cookie_exchanges"], "retransmits": tot["retransmits"],
         "server_cpu_s": cpu_s, "server_wall_s": wall_s,
         "server_utilisation": cpu_s / wall_s if wall_s else 0.0,
         "server_cpu_us_per_handshake": cpu_s * 1e6 / hs if hs else None,
@@ -618,7 +649,8 @@ def replay_storm(pki, clients: int, policy: str = "exponential", base_s: float =
 def _series(cfg: ServerConfig, conc: int | None, p: LoadParams, off: Offload | None,
             rate: float | None = None) -> dict:
     labels = {"server": cfg.server, "key": cfg.key, "key_source": cfg.source, "client_auth": cfg.client_auth,
-              "resume_ratio": cfg.resume_ratio, "chain_depth": cfg.depth, "tls": cfg.tls,
+              "resume_ratio": cfg.resume_ratio, "chain_depth": cfg.depth,
+              "tls": "dtls1.2" if cfg.protocol == "dtls" else cfg.tls, "protocol": cfg.protocol,
               "concurrency": conc, "loop": "open" if rate else "closed", "offered_per_s": rate, "core": p.core, "duration_s": p.duration_s,
               "warmup_s": p.warmup_s, "config": cfg.label(),
               "key_extractable": (False if off else True),

@@ -18,7 +18,11 @@ def _csv(v: str) -> list[str]:
 
 
 def add_arguments(p) -> None:
-    p.add_argument("--server", default="nginx", help="nginx, probe, mosquitto (comma list; default nginx)")
+    p.add_argument("--protocol", choices=("tls", "dtls"), default="tls",
+                   help="tls (TCP) or dtls (DTLS 1.2 over UDP against libcoap's coap-server, which serves "
+                        "concurrent DTLS clients; handshake only, cookie exchange always on)")
+    p.add_argument("--server", default=None, help="nginx, probe, mosquitto with --protocol tls (default nginx); "
+                   "coap-server with --protocol dtls (the default there) (comma list)")
     p.add_argument("--key", default="rsa-2048", help="server key: rsa-2048|3072|4096, rsa-N-nocrt (probe server), "
                    "ecdsa-p256, ecdsa-p384, ed25519 (comma list)")
     p.add_argument("--key-source", default="software", help="software, offload:PROFILE:busy|sleep, e.g. "
@@ -65,9 +69,11 @@ def run(args) -> int:
         auth.append(a == "on")
     if not 1 <= args.procs <= 64:
         raise InputError(f"--procs {args.procs}: give 1..64")
-    o = app.ServerOptions(servers=_csv(args.server), keys=_csv(args.key), sources=_csv(args.key_source),
+    servers = _csv(args.server) if args.server else (["coap-server"] if args.protocol == "dtls" else ["nginx"])
+    tls = "1.2" if args.protocol == "dtls" and args.tls == "1.3" else args.tls   # DTLS is 1.2 here
+    o = app.ServerOptions(servers=servers, protocol=args.protocol, keys=_csv(args.key), sources=_csv(args.key_source),
                           client_auth=auth, resume_ratios=_numbers("--resume-ratio", args.resume_ratio, float),
-                          depths=_numbers("--chain-depth", args.chain_depth, int), tls=args.tls,
+                          depths=_numbers("--chain-depth", args.chain_depth, int), tls=tls,
                           concurrency=_numbers("--concurrency", args.concurrency, int), duration_s=args.duration,
                           rates=_numbers("--rates", args.rates, float) if args.rates else [], matrix=args.matrix,
                           warmup_s=args.warmup, core=args.core, procs=args.procs, seed=args.seed)
