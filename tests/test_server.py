@@ -178,7 +178,10 @@ def test_loadgen_storm_brings_every_client_back_once(probe_server):
     assert end["loop"] == "storm" and end["stopped"] == "all back"
     assert end["back"] == 20 and end["gave_up"] == 0
     assert end["attempts"] == 20 + end["failed_attempts"]
-    assert end["wait_p50_s"] <= end["wait_p99_s"] <= end["wait_max_s"] == end["time_all_back_s"]
+    assert end["wait_p50_s"] <= end["wait_p99_s"] <= end["wait_max_s"]
+    # the last client back sets both; waits are kept in whole µs and the time in ns, each printed
+    # to 0.1 ms, so the two may differ by one in the last printed digit
+    assert end["wait_max_s"] == pytest.approx(end["time_all_back_s"], abs=1.5e-4)
 
 
 def test_loadgen_storm_retries_each_client_up_to_max_attempts():
