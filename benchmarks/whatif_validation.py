@@ -223,6 +223,9 @@ def main() -> int:
     ap.add_argument("--cal-after-only", action="store_true",
                     help="measure only the loopback calibration that follows the grid (-calafter) into DIR")
     ap.add_argument("--sim-n", type=int, default=200_000)
+    ap.add_argument("--path-floor", default="auto", metavar="auto|MS",
+                    help="one-way forwarding latency of the emulated path given to the model; auto: measured in "
+                         "this run, half of (TCP connect P50 over delay=0ms - on loopback)")
     args = ap.parse_args()
     out = Path(args.results)
     cells = [c.strip() for c in args.cells.split(",") if c.strip()]
@@ -249,6 +252,8 @@ def main() -> int:
         la = docs[k].get("host", {}).get("loadavg_at_start")
         print(f"{k}: run {docs[k].get('run_id')}, load average at start {la}", file=sys.stderr)
     table = calibrate_all(docs)
+    floor_ms, floor_how = path_floor(docs, args.path_floor)
+    print(f"path floor (one-way, every flight over an emulated link): {floor_ms:.3f} ms ({floor_how})", file=sys.stderr)
     rows = []
     for label, sid, sc, metric in rows_for(cells, args.keys.split(",")):
         for net in ["loopback"] + nets:
@@ -260,6 +265,8 @@ def main() -> int:
             row = {"cell": label, "network": net, "n": len(s["values_us"]), "measured_p50_ms": m50 / 1e3,
                    "measured_p95_ms": m95 / 1e3, "calibration": net == "loopback", "failures": len(s["failures"])}
             link = N.parse(net, coap_random_factor=1.0)
+            if net != "loopback" and floor_ms:
+                link = N.with_path_floor(link, floor_ms)
             wake = None if net == "loopback" else wakeups_for(out, doc_key(docs, s))
             if wake:
                 # for comparison: the model without host scheduling (the network model alone)
@@ -372,11 +379,57 @@ def calibrate_all(docs: dict) -> C.CostTable:
         ms = [t.measured[key] for t in tables if key in t.measured]
         for f in ("total_us", "client_us", "server_us", "se_us", "sigma"):
             out.measured[key][f] = sum(m[f] for m in ms) / len(ms)
+        rs = [m["ratios"] for m in ms if m.get("ratios")]
+        out.measured[key]["ratios"] = sorted(x for r in rs for x in r) or None   # both runs' spreads
         out.measured[key]["series"] += f" (mean of {len(ms)} loopback runs)" if len(ms) > 1 else ""
     for key in out.se_host:
         fs = [t.se_host[key] for t in tables if key in t.se_host]
         out.se_host[key] = C.Figure(sum(f.us for f in fs) / len(fs), fs[0].source + f" (mean of {len(fs)} runs)")
     return out
+
+
+def _tcp_connect_p50s(docs: dict, part: str, net: str | None) -> list[float]:
+    """TCP connect P50s (µs) of the TCP rows measured by the commands of `part` ('cal' or a grid part)
+    over `net` (None: loopback): handshake rows carry their own, connect rows a 'tcp connect' phase."""
+    out = []
+    for k, d in docs.items():
+        if not k.endswith(f"-{part}"):
+            continue
+        for x in d["series"]:
+            lab = x.get("labels", {})
+            if lab.get("proto") == "dtls" or lab.get("protocol") == "coap":   # a UDP "connect" is a syscall
+                continue
+            if (net is None and lab.get("network") not in (None, "loopback")) or \
+                    (net is not None and lab.get("network") != net):
+                continue
+            der = x.get("derived") or {}
+            v = der.get("tcp_connect_p50_us")
+            if v is None:
+                ph = {p["phase"]: p["p50_us"] for p in der.get("phases_p50_us", [])}
+                v = ph.get("tcp connect") or ph.get("TCP connect")
+            if v:
+                out.append(v)
+    return out
+
+
+def path_floor(docs: dict, given: str) -> tuple[float, str]:
+    """The one-way forwarding latency of the emulated path (veth pairs, TUN relay, namespaces), the
+    model's path floor: given in ms, or measured in this run as half the difference between the P50 of
+    TCP connect over the lossless delay=0ms link and on loopback (medians over the TCP rows). It is a
+    measurement of the network, like a ping, taken from the SYN/SYN-ACK only, never from a TLS figure."""
+    if given != "auto":
+        try:
+            v = float(given)
+        except ValueError:
+            raise SystemExit(f"--path-floor: {given!r} must be auto or a number of ms") from None
+        return v, "given"
+    over = _tcp_connect_p50s(docs, "grid-rtt0", "delay=0ms")
+    loop = _tcp_connect_p50s(docs, "cal", None) + _tcp_connect_p50s(docs, "calafter", None)
+    if not over or not loop:
+        return 0.0, "not measured: the grid has no lossless delay=0ms TCP row; give --path-floor MS"
+    f = max(0.0, (statistics.median(over) - statistics.median(loop)) / 2 / 1e3)
+    return f, (f"TCP connect P50 over delay=0ms {statistics.median(over):.0f} us (median of {len(over)} rows) - "
+               f"loopback {statistics.median(loop):.0f} us (of {len(loop)}), halved")
 
 
 def client_cpu_us(s: dict) -> float | None:

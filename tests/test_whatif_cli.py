@@ -4,6 +4,7 @@ same numbers for the same seed, and bad input exiting 2 with the field named."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -23,7 +24,8 @@ def test_whatif_writes_a_whatif_result_with_breakdown_and_report(tmp_path):
     for s in doc["series"]:
         d = s["derived"]
         assert set(d["breakdown_mean_us"]) == {"client_compute", "server_compute", "secure_element", "propagation",
-                                                "serialisation", "retransmission_wait", "host_scheduling"}
+                                                "serialisation", "retransmission_wait", "host_scheduling",
+                                                "path_floor"}
         assert s["summary"]["p50_us"] <= s["summary"]["p95_us"] <= s["summary"]["p99_us"]
         assert d["round_trips"] == 3
         assert d["bytes_up_mean"] > 0 and d["radio"]["airtime_tx_mean_us"] > 0
@@ -77,6 +79,40 @@ def test_bad_input_exits_2_naming_the_field(tmp_path, args, field):
     assert field in p.stderr
     assert not (tmp_path / "results").exists() or not any(
         d.name != "latest" for d in (tmp_path / "results").iterdir())
+
+
+def test_path_floor_and_host_scheduling_options_show_as_components(tmp_path):
+    base = ("tls1.3", "--network", "delay=10ms", "--n", "2000", "--seed", "4")
+    p0 = _whatif(tmp_path, *base, "--json")
+    p = _whatif(tmp_path, *base, "--path-floor", "0.2", "--host-scheduling", "1.5", "--json")
+    assert p0.returncode == 0 and p.returncode == 0, p.stderr
+    s0, s = json.loads(p0.stdout)["series"][0], json.loads(p.stdout)["series"][0]
+    flights = sum(1 for f in s["derived"]["flights"])
+    b0, b = s0["derived"]["breakdown_mean_us"], s["derived"]["breakdown_mean_us"]
+    assert b0["path_floor"] == 0.0 and b0["host_scheduling"] == 0.0
+    assert b["path_floor"] == pytest.approx(flights * 200.0)
+    assert b["host_scheduling"] == pytest.approx(flights * 1500.0)
+    assert s["labels"]["link"]["path_floor_ms"] == pytest.approx(0.2)
+    # the terminal table grows the two columns only when they hold time
+    wide = dict(os.environ, COLUMNS="300")
+    out = ("--out", str(tmp_path / "results"))
+    t = run_cli("whatif", *base, "--path-floor", "0.2", "--host-scheduling", "1.5", "--no-report", *out,
+                cwd=tmp_path, env=wide)
+    t0 = run_cli("whatif", *base, "--no-report", *out, cwd=tmp_path, env=wide)
+    assert "path floor" in t.stdout and "host sched" in t.stdout
+    assert "path floor" not in t0.stdout and "host sched" not in t0.stdout
+
+
+@pytest.mark.parametrize("args,field", [
+    (("--path-floor", "-1"), "--path-floor"),
+    (("--path-floor", "nan"), "--path-floor"),
+    (("--host-scheduling", "sometimes"), "--host-scheduling"),
+    (("--host-scheduling", "5000"), "--host-scheduling"),
+])
+def test_bad_path_floor_or_host_scheduling_exits_2(tmp_path, args, field):
+    p = _whatif(tmp_path, "tls1.3", *args, "--n", "100")
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert field in p.stderr
 
 
 def test_calibration_result_of_the_wrong_kind_or_without_rows_exits_2(tmp_path):

@@ -173,15 +173,15 @@ def test_mtu_below_the_protocol_minimum_is_refused():
     P.plan(F.Scenario("coap"), C.load_table(), N.parse("delay=1ms,mtu=300"))   # DTLS allows 256+
 
 
-def _handshake_result(client_us=1000.0, total_us=2200.0):
+def _handshake_result(client_us=1000.0, total_us=2200.0, values=None):
     from secperf.core import result as R
     doc = R.new_result(kind="handshake", command=["test"], params={}, host={}, run_id="cal")
     s = R.new_series("handshake/probe/tls1.3 aes128gcm x25519 rsa2048", kind="handshake",
                      labels={"proto": "tls", "tls": "1.3", "mode": "full", "server": "probe", "groups": "x25519",
                              "cert_type": "rsa-2048", "depth": 1, "mtls": False, "network": "loopback"},
                      timer={"name": "h", "start": "a", "end": "b"})
-    s["values_us"] = [total_us] * 5
-    s["cpu_values_us"] = [client_us] * 5
+    s["values_us"] = list(values) if values else [total_us] * 5
+    s["cpu_values_us"] = [client_us] * len(s["values_us"])
     R.finalize_series(s)
     doc["series"].append(s)
     return doc
@@ -200,6 +200,23 @@ def test_calibration_reproduces_the_loopback_row_and_moves_only_named_costs():
                                                      "derive:ecdh-p384")) - \
         sum(table.get("client", o).us for o in ("keygen:x25519", "derive:x25519", "keygen:x25519", "derive:x25519"))
     assert p384["handshake"]["p50_us"] - 2200.0 == pytest.approx(extra, rel=0.05)
+
+
+def test_a_calibration_rows_own_spread_is_drawn_not_a_lognormal():
+    # a bimodal row: 70% of handshakes at 1.5 ms, 30% at 2.5 ms (a slow scheduling mode)
+    vals = [1500.0] * 28 + [2500.0] * 12
+    table = C.calibrate(_handshake_result(client_us=600.0, values=vals))
+    pl = P.plan(F.Scenario("tls1.3"), table, N.parse("loopback"))
+    assert pl.spread is not None and len(pl.spread) == len(vals)
+    r = M.simulate(pl, 20_000, 1)
+    assert r["handshake"]["p50_us"] == pytest.approx(1500.0, rel=0.02)
+    assert r["handshake"]["p90_us"] == pytest.approx(2500.0, rel=0.03)     # a lognormal from P50/P90 smears it
+    # the row measured the server faster than the table's operations add up to: they are scaled to it
+    server_named = sum(C.load_table().get("server", o).us for o in ("keygen:x25519", "derive:x25519", "sign:rsa-2048"))
+    assert server_named > 900.0
+    srv = [f for f in pl.flights if f is not None and f.sender == "server" and f.compute_us > 0]
+    assert sum(f.compute_us for f in srv) == pytest.approx(1500.0 - 600.0, rel=0.01)
+    assert "faster than the table" in dict((o[0], o[2]) for o in srv[0].ops)["sign:rsa-2048"]
 
 
 def test_calibration_refuses_a_result_without_usable_rows():
@@ -348,6 +365,27 @@ def test_host_scheduling_adds_wakeups_per_flight():
     # below the relay's spin window (RTT < 10 ms) nobody sleeps long between flights: no lateness
     fast = N.with_host_wakeups(N.parse("delay=2ms"), [1.0])
     assert M.simulate(P.plan(F.Scenario("tls1.3"), table, fast), 500, 1)["breakdown_mean_us"]["host_scheduling"] == 0.0
+
+
+def test_path_floor_adds_one_floor_per_one_way_traversal():
+    table = C.load_table()
+    link = N.parse("delay=0ms")
+    sc = F.Scenario("tls1.3")
+    pl0 = P.plan(sc, table, link)
+    pl = P.plan(sc, table, N.with_path_floor(link, 0.25))
+    r0, r = M.simulate(pl0, 2000, 3), M.simulate(pl, 2000, 3)
+    traversals = sum(1 for f in pl.flights if f is not None)
+    assert traversals == 2 * F.build(sc).round_trips        # one each way per round trip
+    # the same seed draws the same compute: the floor adds exactly k x floor and nothing else
+    assert r["breakdown_mean_us"]["path_floor"] == pytest.approx(traversals * 250.0)
+    assert r0["breakdown_mean_us"]["path_floor"] == 0.0
+    assert r["usable"]["mean_us"] - r0["usable"]["mean_us"] == pytest.approx(traversals * 250.0, rel=1e-6)
+    # the transports' timers see the floor in their round trip
+    assert N.with_path_floor(link, 0.25).path_rtt_s == pytest.approx(0.0005)
+    assert N.with_path_floor(link, 0.25).as_dict()["path_floor_ms"] == pytest.approx(0.25)
+    for bad in (-0.1, 1e6):
+        with pytest.raises(N.LinkError, match="--path-floor"):
+            N.with_path_floor(link, bad)
 
 
 def test_syn_retries_are_linear_then_doubling():

@@ -40,6 +40,9 @@ class WhatifOptions:
     seed: int = 1
     s1: bool = False
     coap_random_factor: float = N.COAP_ACK_RANDOM_FACTOR
+    path_floor_ms: float = 0.0
+    host_scheduling: str | float = "off"     # off, measure, or a fixed lateness in ms
+    wakeup_samples_ms: tuple[float, ...] = ()  # filled by host_wakeups() from host_scheduling
     json: bool = False
     out: str = "results"
     no_report: bool = False
@@ -115,8 +118,28 @@ def scenarios(o: WhatifOptions) -> list[F.Scenario]:
     return out
 
 
-def predict_cell(cell: SW.Cell, table: C.CostTable, o: WhatifOptions) -> dict:
+def host_wakeups(o: WhatifOptions) -> tuple[float, ...]:
+    """The wake-up lateness samples (ms) --host-scheduling asks for: none, this host's now, or one fixed value."""
+    if o.host_scheduling == "off":
+        return ()
+    if o.host_scheduling == "measure":
+        from ..measure.wakeup import lateness_ms
+        return tuple(lateness_ms())
+    return (float(o.host_scheduling),)
+
+
+def link_of(cell: SW.Cell, o: WhatifOptions) -> N.LinkModel:
+    """The network model of a cell with the path floor and host scheduling the options give."""
     link = N.from_spec(cell.network, o.coap_random_factor)
+    if o.path_floor_ms and not cell.network.loopback:     # loopback: the calibration holds its path
+        link = N.with_path_floor(link, o.path_floor_ms)
+    if o.wakeup_samples_ms:
+        link = N.with_host_wakeups(link, o.wakeup_samples_ms)
+    return link
+
+
+def predict_cell(cell: SW.Cell, table: C.CostTable, o: WhatifOptions) -> dict:
+    link = link_of(cell, o)
     pl = P.plan(cell.scenario, table, link)
     r = M.simulate(pl, o.n, o.seed)
     return {"plan": pl, "sim": r, "link": link}
@@ -151,7 +174,8 @@ def _series(cell: SW.Cell, pred: dict, table: C.CostTable) -> dict:
         "costs": P.compute_breakdown(pl),
         "se": ({"profile": pl.se_profile.name, "calls": list(pl.se_calls), "host_us": pl.se_host_us,
                 "host_source": pl.se_host_source} if pl.se_profile else None),
-        "calibration": pl.calibration,
+        "calibration": ({k: v for k, v in pl.calibration.items() if k != "ratios"}
+                        | {"spread_values": len(pl.calibration.get("ratios") or ())} if pl.calibration else None),
         "seed": r["seed"],
     }
     return s
@@ -192,9 +216,11 @@ def run(o: WhatifOptions) -> int:
     from .runner import show_result
     table = cost_table(o)
     cells, sweep = _cells(o, table)
+    o.wakeup_samples_ms = host_wakeups(o)
     params = {"protocols": o.protocols, "networks": o.networks, "keys": o.keys, "groups": o.groups,
               "certs": o.certs, "handshakes": o.handshakes, "sweep": o.sweep, "calibrate": o.calibrate,
-              "device": o.device, "n": o.n, "seed": o.seed, "s1": o.s1, "coap_random_factor": o.coap_random_factor}
+              "device": o.device, "n": o.n, "seed": o.seed, "s1": o.s1, "coap_random_factor": o.coap_random_factor,
+              "path_floor_ms": o.path_floor_ms, "host_scheduling": o.host_scheduling}
     # validate every cell before creating a run directory, so bad input leaves nothing behind
     preds = [predict_cell(c, table, o) for c in cells]
     run_ = RunStore(o.out).create("whatif")

@@ -121,6 +121,23 @@ def _sigma(s: dict) -> float:
     return 0.1
 
 
+RATIOS_MAX = 500
+
+
+def _ratios(s: dict) -> list[float] | None:
+    """The row's own spread: each measured value over the row's P50, sorted (at most RATIOS_MAX,
+    evenly picked); the simulator draws a connection's compute factor from these instead of a
+    lognormal, so a calibration row's tail (a slow scheduling moment, a cache miss) keeps its real
+    shape. None below 20 values."""
+    vals = sorted(v for v in (s.get("values_us") or []) if v and v > 0)
+    p50 = _p50(s)
+    if len(vals) < 20 or not p50:
+        return None
+    if len(vals) > RATIOS_MAX:
+        vals = [vals[round(i * (len(vals) - 1) / (RATIOS_MAX - 1))] for i in range(RATIOS_MAX)]
+    return [round(v / p50, 4) for v in vals]
+
+
 def scenario_key(protocol: str, handshake: str, key: str) -> str:
     kind = "software" if key in ("software", "token") else "se"
     return f"{protocol}:{handshake}:{kind}"
@@ -187,7 +204,8 @@ def calibrate(doc: dict, base: CostTable | None = None, where: str = "--calibrat
                 continue
             key = scenario_key(sc[0], sc[1], "software")
             t.measured[key] = {"metric": "handshake", "total_us": p50, "client_us": client, "se_us": 0.0,
-                               "server_us": max(0.0, p50 - client), "sigma": _sigma(s), "series": s["id"],
+                               "server_us": max(0.0, p50 - client), "sigma": _sigma(s), "ratios": _ratios(s),
+                               "series": s["id"],
                                "group": lab.get("groups"), "cert": lab.get("cert_type"), "depth": lab.get("depth", 1)}
             if s.get("derived", {}).get("breakdown"):
                 t.breakdowns[key] = s["derived"]["breakdown"]["messages"]
@@ -203,7 +221,8 @@ def calibrate(doc: dict, base: CostTable | None = None, where: str = "--calibrat
             se = phases.get("secure element", 0.0)
             key = scenario_key(*sc)
             t.measured[key] = {"metric": "usable", "total_us": p50, "client_us": client, "se_us": se,
-                               "server_us": max(0.0, p50 - client - se), "sigma": _sigma(s), "series": s["id"],
+                               "server_us": max(0.0, p50 - client - se), "sigma": _sigma(s),
+                               "ratios": _ratios(s) if not se else None, "series": s["id"],
                                "group": "x25519", "cert": lab.get("server_cert", "ecdsa-p256"), "depth": 1,
                                "client_key": lab.get("key_type", "ecdsa-p256")}
             calls = s.get("derived", {}).get("se_calls") or {}

@@ -93,10 +93,20 @@ class LinkModel:
     # runs the link (empty: none), drawn `wakeups_per_flight` times per flight
     host_wakeup_ms: tuple[float, ...] = ()
     wakeups_per_flight: int = HOST_WAKEUPS_PER_FLIGHT
+    # path floor: one-way latency every flight pays on top of the link's delay — the forwarding
+    # cost of the path itself when the configured delay is 0 (secperf's emulator: veth pairs, a TUN
+    # relay and namespaces, about 0.2 ms one way, measured by the validation bench); 0 for a link
+    # whose delay already is the whole path
+    path_floor_s: float = 0.0
 
     @property
     def rtt_s(self) -> float:
         return self.up.delay_s + self.down.delay_s
+
+    @property
+    def path_rtt_s(self) -> float:
+        """The round trip a transport's timers see: the configured delays plus the path floor."""
+        return self.rtt_s + 2 * self.path_floor_s
 
     def direction(self, sender: str) -> Direction:
         return self.up if sender == "client" else self.down
@@ -107,7 +117,8 @@ class LinkModel:
                 "coap_ack_random_factor": self.coap_random_factor,
                 **({"host_wakeup": {"samples": len(self.host_wakeup_ms),
                                     "mean_ms": sum(self.host_wakeup_ms) / len(self.host_wakeup_ms),
-                                    "per_flight": self.wakeups_per_flight}} if self.host_wakeup_ms else {})}
+                                    "per_flight": self.wakeups_per_flight}} if self.host_wakeup_ms else {}),
+                **({"path_floor_ms": self.path_floor_s * 1e3} if self.path_floor_s else {})}
 
 
 def _dir(d: NS.Direction, where: str) -> Direction:
@@ -153,6 +164,20 @@ def with_host_wakeups(link: LinkModel, samples_ms, per_flight: int = HOST_WAKEUP
     if any(x < 0 for x in xs) or not 1 <= per_flight <= 10:
         raise LinkError("host wake-up lateness must be >= 0 ms, 1..10 per flight")
     return replace(link, host_wakeup_ms=xs, wakeups_per_flight=per_flight)
+
+
+PATH_FLOOR_MAX_MS = 1000.0
+
+
+def with_path_floor(link: LinkModel, floor_ms: float) -> LinkModel:
+    """The link with a path floor: every flight, each way, waits `floor_ms` more than the configured
+    delay (one traversal of the path's forwarding; per flight, not per packet: the packets of a
+    flight are forwarded back to back)."""
+    from dataclasses import replace
+    if not 0.0 <= floor_ms <= PATH_FLOOR_MAX_MS:
+        raise LinkError(f"--path-floor: {floor_ms:g} ms must be between 0 and {PATH_FLOOR_MAX_MS:g} ms "
+                        f"(the one-way forwarding latency of the path at delay 0)")
+    return replace(link, path_floor_s=floor_ms / 1e3)
 
 
 def check_mtu(model: FlightModel, link: LinkModel) -> None:

@@ -51,6 +51,9 @@ class Plan:
     se_host_us: float
     se_host_source: str
     calibration: dict | None
+    # the calibration row's own spread (values over its P50): one draw per connection scales both
+    # parties' compute; None: independent lognormals with sigma_client / sigma_server
+    spread: tuple[float, ...] | None = None
 
     @property
     def exchanges(self) -> int:
@@ -121,9 +124,27 @@ def fit_residuals(table: CostTable, sc: F.Scenario) -> tuple[CostTable, dict | N
     sides = (("client", meas["client_us"], client_named),) + (() if client_only else
                                                               (("server", meas["server_us"], server_named),))
     for party, measured, named in sides:
+        if named > measured > 0:
+            _scale_party(t, party, measured / named, meas["series"])
+            named = measured
         t.party_ops[(party, f"base:{sc.protocol}:{sc.handshake}:{kind}:{party}")] = \
             Figure(max(0.0, measured - named), src)
     return t, meas
+
+
+def _scale_party(t: CostTable, party: str, f: float, series: str) -> None:
+    """Scale every named operation of `party` by f < 1: the calibration row measured the party's whole
+    handshake faster than the table's operations add up to (the table was measured on another run or
+    under other load), so this host, now, runs that party's operations f times the table's time — a
+    ratio, applied alike to every operation so a what-if that swaps one (another certificate or
+    group) keeps the row's speed. The residual is then 0."""
+    names = set(t.ops) | {op for (p, op) in t.party_ops if p == party}
+    for op in names:
+        if op.startswith("base:") or not t.has(party, op):
+            continue
+        g = t.get(party, op)
+        t.party_ops[(party, op)] = Figure(g.us * f, f"{g.source}; x {f:.3f}: {series} measured the {party}'s "
+                                                    f"handshake faster than the table's operations add up to")
 
 
 def plan(sc: F.Scenario, table: CostTable, link: N.LinkModel) -> Plan:
@@ -159,8 +180,11 @@ def plan(sc: F.Scenario, table: CostTable, link: N.LinkModel) -> Plan:
     if meas is not None:
         sig_c = float(meas.get("sigma", table.sigma))
         sig_s = table.sigma if meas.get("client_only") else sig_c
+    spread = None
+    if meas is not None and not meas.get("client_only") and not meas.get("se_us") and meas.get("ratios"):
+        spread = tuple(meas["ratios"])
     return Plan(model, link, tuple(out), sum(o[1] for o in fin), fin, sig_c, sig_s, prof, calls,
-                se_host.us, se_host.source, meas)
+                se_host.us, se_host.source, meas, spread)
 
 
 def compute_breakdown(p: Plan) -> list[dict]:

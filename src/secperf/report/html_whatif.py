@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .plots import Plot
 from .svg import figure
-from .terminal_whatif import COMPONENT_LABELS
+from .terminal_whatif import components
 from .views.whatif import predicted_vs_measured, whatif_series
 from .units import esc as e, fmt_time_us
 
@@ -44,8 +44,9 @@ def _vs_plot(series: list[dict], key: str, label: str) -> Plot | None:
 
 
 def _components_plot(series: list[dict]) -> Plot:
+    comps = components(series[:24])
     bars = [(f"{_name(s)} @ {s['labels']['network']}",
-             [(v, s["derived"]["breakdown_mean_us"][k] / 1e3) for k, v in COMPONENT_LABELS.items()])
+             [(v, s["derived"]["breakdown_mean_us"].get(k, 0.0) / 1e3) for k, v in comps.items()])
             for s in series[:24]]
     return Plot("whatif-components", "stacked", "mean set-up time by component", bars,
                 "Means add up to the mean set-up time; the tail (P95, P99) is mostly retransmission waits and "
@@ -75,17 +76,18 @@ def section(doc: dict) -> str:
            "model of each link, with costs from the cost table below, simulated by Monte Carlo (README: "
            "&ldquo;How a prediction is made&rdquo;).</p>"]
     rows = []
+    comps = components(series)
     for s in series:
         d = s["derived"]
         u = d["usable"]
         rows.append([e(_name(s)), e(s["labels"]["network"]), str(d["round_trips"]),
                      *(fmt_time_us(u[k]) for k in ("p50_us", "p90_us", "p95_us", "p99_us")),
-                     *(fmt_time_us(d["breakdown_mean_us"][k]) for k in COMPONENT_LABELS),
+                     *(fmt_time_us(d["breakdown_mean_us"].get(k, 0.0)) for k in comps),
                      f"{d['bytes_up_mean']:.0f} / {d['bytes_down_mean']:.0f}",
                      ("IW " if d["crosses"]["initial_window"] else "") + ("MTU" if d["crosses"]["mtu"] else ""),
                      f"{d['failed_share'] * 100:.2g}%"])
     out.append(_table(["scenario", "network", "round trips", "P50", "P90", "P95", "P99",
-                       *(f"{v} (mean)" for v in COMPONENT_LABELS.values()), "bytes up / down", "crosses",
+                       *(f"{v} (mean)" for v in comps.values()), "bytes up / down", "crosses",
                        "gave up"], rows))
     pvm = [r for r in predicted_vs_measured(doc) if r["measured_p50_us"] is not None]
     if pvm:

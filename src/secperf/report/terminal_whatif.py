@@ -9,7 +9,17 @@ from .units import fmt_time_us
 
 COMPONENT_LABELS = {"client_compute": "client", "server_compute": "server", "secure_element": "SE",
                     "propagation": "propagation", "serialisation": "serialisation",
-                    "retransmission_wait": "retx wait"}
+                    "retransmission_wait": "retx wait", "host_scheduling": "host sched",
+                    "path_floor": "path floor"}
+OPTIONAL_COMPONENTS = ("host_scheduling", "path_floor")   # shown when a series has them
+
+
+def components(series: list[dict]) -> dict[str, str]:
+    """The breakdown columns of these series: every core component, and host scheduling and the
+    path floor when any series spent time on them (older Results lack the keys: 0)."""
+    return {k: v for k, v in COMPONENT_LABELS.items()
+            if k not in OPTIONAL_COMPONENTS
+            or any(s["derived"]["breakdown_mean_us"].get(k, 0) > 0 for s in series)}
 
 
 def _whatif(doc: dict) -> list[dict]:
@@ -22,7 +32,8 @@ def prediction_table(series: list[dict]) -> Table:
     for c in ("scenario", "network", "RTT", "P50", "P95", "P99", "handshake P50"):
         t.add_column(c, justify="left" if c in ("scenario", "network") else "right",
                      no_wrap=c in ("scenario", "network"))
-    for c in COMPONENT_LABELS.values():
+    comps = components(series)
+    for c in comps.values():
         t.add_column(c, justify="right")
     t.add_column("bytes up/down", justify="right")
     t.add_column("failed", justify="right")
@@ -33,7 +44,7 @@ def prediction_table(series: list[dict]) -> Table:
         name = s["id"].split("/", 1)[1].rsplit(" @ ", 1)[0]
         t.add_row(name, lab["network"], f"{d['round_trips']}", *(fmt_time_us(u[k]) for k in
                   ("p50_us", "p95_us", "p99_us")), fmt_time_us(d["handshake"]["p50_us"]),
-                  *(fmt_time_us(d["breakdown_mean_us"][k]) for k in COMPONENT_LABELS),
+                  *(fmt_time_us(d["breakdown_mean_us"].get(k, 0.0)) for k in comps),
                   f"{d['bytes_up_mean']:.0f}/{d['bytes_down_mean']:.0f}",
                   f"{d['failed_share'] * 100:.2g}%")
     return t

@@ -21,7 +21,7 @@ from ..spec import se_profiles as SE
 
 CHUNK = 1 << 18
 COMPONENTS = ("client_compute", "server_compute", "secure_element", "propagation", "serialisation",
-              "retransmission_wait", "host_scheduling")
+              "retransmission_wait", "host_scheduling", "path_floor")
 PERCENTILES = (50.0, 90.0, 95.0, 99.0)
 BINS_PER_DECADE = 2000
 DECADES = 10                      # 1 µs .. 10^10 µs
@@ -261,9 +261,15 @@ def _tcp_wait(rng, chains: Chains, sender: str, d: N.Direction, n: int, packets:
 
 def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
     link = p.link
-    rtt = link.rtt_s
-    zc = np.exp(p.sigma_client * rng.standard_normal(n)) if p.sigma_client > 0 else np.ones(n)
-    zs = np.exp(p.sigma_server * rng.standard_normal(n)) if p.sigma_server > 0 else np.ones(n)
+    rtt = link.path_rtt_s             # what the transports' timers and slow start see
+    floor = link.path_floor_s
+    if p.spread:
+        # the calibration row's measured spread: one factor per connection for both parties, as
+        # the row measured them together (a slow moment of the host slows both)
+        zc = zs = np.asarray(p.spread)[rng.integers(0, len(p.spread), n)]
+    else:
+        zc = np.exp(p.sigma_client * rng.standard_normal(n)) if p.sigma_client > 0 else np.ones(n)
+        zs = np.exp(p.sigma_server * rng.standard_normal(n)) if p.sigma_server > 0 else np.ones(n)
     t = np.zeros(n)
     comp = {c: np.zeros(n) for c in COMPONENTS}
     up_bytes = np.zeros(n)
@@ -278,7 +284,8 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
         se_ms = se_delays_ms(p.se_profile, p.se_calls, rng, n) + p.se_host_us / 1e3
     fl = p.flights
     chains = Chains(rng, link, n)
-    wake = np.asarray(link.host_wakeup_ms) * 1e-3 if link.host_wakeup_ms and rtt >= N.HOST_SPIN_WINDOW_S else None
+    wake = (np.asarray(link.host_wakeup_ms) * 1e-3 if link.host_wakeup_ms and link.rtt_s >= N.HOST_SPIN_WINDOW_S
+            else None)
     for i, e in enumerate(p.model.exchanges):
         out, back = fl[2 * i], fl[2 * i + 1]
         if p.model.start_mark in (("out_start", i), ("back_recv", i - 1)):
@@ -302,6 +309,9 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
             ser = fp.wire_bytes * 8.0 / d.rate_bps if d.rate_bps > 0 else 0.0
             comp["propagation"] += prop
             comp["serialisation"] += ser
+            if floor:
+                comp["path_floor"] += floor
+                t += floor
             if wake is not None:
                 w = wake[rng.integers(0, wake.size, (link.wakeups_per_flight, n))].sum(axis=0)
                 comp["host_scheduling"] += w

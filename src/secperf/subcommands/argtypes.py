@@ -67,6 +67,23 @@ def nonneg(hi: float):
     return parse
 
 
+def off_measure_or_ms(hi: float):
+    """'off', 'measure', or a finite number of milliseconds in [0, hi] (returned as a float)."""
+    def parse(s: str) -> str | float:
+        v = s.strip().lower()
+        if v in ("off", "measure"):
+            return v
+        try:
+            x = float(v[:-2] if v.endswith("ms") else v)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{s!r} is not off, measure or a number of milliseconds") from None
+        if not math.isfinite(x) or not 0 <= x <= hi:
+            raise argparse.ArgumentTypeError(f"{x:g} ms must be a finite number from 0 to {hi:g}")
+        return x
+    parse.__name__ = "off, measure or milliseconds"
+    return parse
+
+
 def share(s: str) -> float:
     """A share between 0 and 1."""
     try:

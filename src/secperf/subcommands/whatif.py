@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from .argtypes import count, positive, seed
+from .argtypes import count, nonneg, off_measure_or_ms, positive, seed
 from . import argtypes
 
 NAME = "whatif"
@@ -43,6 +43,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "precomputed key share and the fastest group")
     p.add_argument("--coap-random-factor", type=positive(10), default=1.5,
                    help="CoAP ACK_RANDOM_FACTOR (RFC 7252: 1.5; secperf's probe uses 1.0)")
+    p.add_argument("--path-floor", type=nonneg(1000), default=0.0, metavar="MS",
+                   help="one-way latency every flight pays on top of the link's delay: the path's own forwarding "
+                        "(secperf's emulator at delay 0: about 0.2 ms; a real link's delay already holds it: 0, the "
+                        "default)")
+    p.add_argument("--host-scheduling", type=off_measure_or_ms(1000), default="off", metavar="off|measure|MS",
+                   help="lateness of the receiving process waking up for each flight on the host that runs the "
+                        "link: off (default: a device's own stack), measure (sample this host now: 100 sleeps of "
+                        "20 ms) or a fixed number of ms; applies to links of 10 ms RTT or more, as the emulator's "
+                        "relay keeps spinning below that")
     p.add_argument("--n", type=count(100_000_000), default=100_000, help="simulated connections per scenario")
     p.add_argument("--seed", type=seed, default=1)
     p.add_argument("--out", type=argtypes.path, default="results", metavar="DIR")
@@ -67,6 +76,7 @@ def run(args) -> int:
                         keys=_csv(args.key) or ["software"], groups=_csv(args.group) or ["x25519"],
                         certs=_csv(args.cert), handshakes=_csv(args.handshake), sweep=args.sweep,
                         calibrate=args.calibrate, device=args.device, n=args.n, seed=args.seed, s1=args.s1,
-                        coap_random_factor=args.coap_random_factor, json=args.json, out=args.out,
+                        coap_random_factor=args.coap_random_factor, path_floor_ms=args.path_floor,
+                        host_scheduling=args.host_scheduling, json=args.json, out=args.out,
                         no_report=args.no_report, command=["secperf", *sys.argv[1:]])
     return W.run(o)
