@@ -5,6 +5,8 @@ calibration, seeds. No timing: everything asserted is model arithmetic."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -349,6 +351,32 @@ def test_device_costs_are_instructions_times_cpi_over_clock():
     pl = P.plan(F.Scenario("tls1.3"), t, N.parse("delay=10ms"))
     client = sum(fp.compute_us for fp in pl.flights[2:] if fp is not None and fp.sender == "client")
     assert client == pytest.approx(7_000_000 * cpi / core.clock_mhz, rel=1e-6)
+
+
+def test_a_device_table_takes_one_stacks_counts():
+    from secperf.spec import devices as D
+    core = D.core("cortex-a9-400")
+    cpi = sum(core.cpi) / 2
+    doc = _device_doc(True)
+    # the same Result also counted Mbed TLS, whose X25519 is ten times slower
+    for s in list(doc["series"]):
+        if s["kind"] == "device_crypto":
+            m = json.loads(json.dumps(s))
+            m["id"] = m["id"].replace("wolfssl", "mbedtls3")
+            m["labels"]["stack"] = "mbedtls3"
+            m["derived"]["instructions_median"] *= 10
+            doc["series"].append(m)
+    with pytest.raises(C.CalibrationError, match="--stack"):
+        C.device_stack([{**doc, "series": [s for s in doc["series"] if s["kind"] == "device_crypto"]}], None,
+                       core.name)
+    stack = C.device_stack([doc], None, core.name)          # the handshake rows name the stack
+    assert stack == "wolfssl"
+    t = C.from_device(doc, core, C.load_table(), stack=stack)
+    assert t.get("client", "keygen:x25519").us == pytest.approx(1_200_000 * cpi / core.clock_mhz)
+    t = C.from_device(doc, core, C.load_table(), stack=C.device_stack([doc], "mbedtls3", core.name))
+    assert t.get("client", "keygen:x25519").us == pytest.approx(12_000_000 * cpi / core.clock_mhz)
+    with pytest.raises(C.CalibrationError, match="not 'openssl'"):
+        C.device_stack([doc], "openssl", core.name)
 
 
 def test_host_scheduling_adds_wakeups_per_flight():

@@ -36,6 +36,7 @@ class WhatifOptions:
     sweep: str | None = None
     calibrate: str | None = None
     device: str | None = None
+    stack: str | None = None               # the device Result's library, when it counted several
     n: int = 100_000
     seed: int = 1
     s1: bool = False
@@ -60,8 +61,11 @@ def cost_table(o: WhatifOptions) -> C.CostTable:
                              f"give --calibrate results/X/result.json from `secperf device --device {o.device} "
                              f"--crypto` (and handshake rows), or a cost table: {', '.join(C.table_names())}")
         table = C.load_table()
-        for path in [x for x in o.calibrate.split(",") if x.strip()]:   # crypto counts, handshake rows
-            table = C.from_device(R.load(path.strip()), D.core(o.device), table, where=f"--calibrate {path}")
+        paths = [x.strip() for x in o.calibrate.split(",") if x.strip()]   # crypto counts, handshake rows
+        docs = [R.load(p) for p in paths]
+        stack = C.device_stack(docs, o.stack, o.device)
+        for path, doc in zip(paths, docs):
+            table = C.from_device(doc, D.core(o.device), table, where=f"--calibrate {path}", stack=stack)
         return table
     table = C.load_table(o.device or "host-default")
     if o.calibrate:
@@ -219,7 +223,7 @@ def run(o: WhatifOptions) -> int:
     o.wakeup_samples_ms = host_wakeups(o)
     params = {"protocols": o.protocols, "networks": o.networks, "keys": o.keys, "groups": o.groups,
               "certs": o.certs, "handshakes": o.handshakes, "sweep": o.sweep, "calibrate": o.calibrate,
-              "device": o.device, "n": o.n, "seed": o.seed, "s1": o.s1, "coap_random_factor": o.coap_random_factor,
+              "device": o.device, "stack": o.stack, "n": o.n, "seed": o.seed, "s1": o.s1, "coap_random_factor": o.coap_random_factor,
               "path_floor_ms": o.path_floor_ms, "host_scheduling": o.host_scheduling}
     # validate every cell before creating a run directory, so bad input leaves nothing behind
     preds = [predict_cell(c, table, o) for c in cells]

@@ -259,7 +259,37 @@ def device_us(instructions: float, core) -> tuple[float, str]:
                 f"(range {lo:,.0f}-{hi:,.0f} µs)")
 
 
-def from_device(doc: dict, core, base: CostTable | None = None, where: str = "--calibrate") -> CostTable:
+def _row_stack(s: dict) -> str | None:
+    lab = s.get("labels", {})
+    return lab.get("stack") or lab.get("library")
+
+
+def device_stack(docs: list[dict], stack: str | None, core_name: str) -> str | None:
+    """The one TLS stack whose counts make a device cost table: `stack` if given (it must have rows),
+    else the only stack of the Results' handshake rows, else the only stack of their crypto rows. A
+    table never mixes libraries: wolfSSL's P-256 and Mbed TLS's X25519 would be no device's."""
+    rows = [s for d in docs if d.get("kind") == "device" for s in d.get("series", [])
+            if s.get("status") in ("ok", "partial") and (s.get("derived") or {}).get("instructions_median")]
+    have = sorted({_row_stack(s) for s in rows if _row_stack(s)})
+    if stack:
+        if stack not in have:
+            raise CalibrationError(f"--stack: the device Results hold counts of {', '.join(have) or 'no stack'}, "
+                                   f"not {stack!r}")
+        return stack
+    hs = sorted({_row_stack(s) for s in rows if s.get("kind") == "device" and _row_stack(s)})
+    cr = sorted({_row_stack(s) for s in rows if s.get("kind") == "device_crypto" and _row_stack(s)})
+    for found in (hs, cr):
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            raise CalibrationError(f"--device {core_name}: the Results hold counts of several stacks "
+                                   f"({', '.join(found)}); a cost table takes one: give --stack "
+                                   f"{' or --stack '.join(found)}")
+    return None
+
+
+def from_device(doc: dict, core, base: CostTable | None = None, where: str = "--calibrate",
+                stack: str | None = None) -> CostTable:
     """The client's costs on an emulated device from a `secperf device` Result: its primitive counts
     (device_crypto rows) become client operations, its warm handshake rows the client's measured
     handshake CPU (model.predict fits the client's `base:` residual from them, as for a loopback
@@ -287,6 +317,8 @@ def from_device(doc: dict, core, base: CostTable | None = None, where: str = "--
         lab, dv = s.get("labels", {}), s.get("derived") or {}
         if s.get("status") not in ("ok", "partial") or not dv.get("instructions_median"):
             continue
+        if stack and _row_stack(s) not in (None, stack):
+            continue                  # another library's counts (see device_stack)
         if lab.get("device") not in (None, core.name):
             raise CalibrationError(f"{where}: row {s['id']} counted on {lab.get('device')!r}, not {core.name!r}; "
                                    f"give --device {lab.get('device')}")

@@ -35,6 +35,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", metavar="PROFILE", help="the client's device: a cost table (host-default, "
                    "cortex-m4-120mhz) or an emulated core of `secperf device` (cortex-a9-400, ...) whose instruction "
                    "counts --calibrate gives (a `secperf device` Result): cost = instructions x CPI / clock")
+    p.add_argument("--stack", type=argtypes.name_list, metavar="STACK",
+                   help="with --device CORE: the library whose counts to use when the device Results hold several "
+                        "(wolfssl, mbedtls, mbedtls3, ...)")
     p.add_argument("--sweep", metavar="GRID", help="grid over inputs, e.g. 'rtt=0..300:25,loss=0,1,5' or "
                    "'group=x25519,ml-kem-768'")
     p.add_argument("--calibrate", metavar="RESULT", help="a result.json measured on this host (crypto, handshake "
@@ -70,12 +73,15 @@ def run(args) -> int:
         return 0
     if not args.protocol:
         raise InputError("PROTOCOL: give a protocol (tls1.3, tls1.2, dtls1.2, https, mqtt, coap, openvpn, jwt)")
+    if args.stack and not args.device:
+        raise InputError("--stack: names the library of a device's counts; give it with --device CORE --calibrate "
+                         "DEVICE_RESULT")
     if not 1.0 <= args.coap_random_factor <= 4.0:
         raise InputError(f"--coap-random-factor: {args.coap_random_factor} must be between 1.0 and 4.0 (RFC 7252: 1.5)")
     o = W.WhatifOptions(protocols=_csv([args.protocol]), networks=args.network or ["loopback"],
                         keys=_csv(args.key) or ["software"], groups=_csv(args.group) or ["x25519"],
                         certs=_csv(args.cert), handshakes=_csv(args.handshake), sweep=args.sweep,
-                        calibrate=args.calibrate, device=args.device, n=args.n, seed=args.seed, s1=args.s1,
+                        calibrate=args.calibrate, device=args.device, stack=args.stack, n=args.n, seed=args.seed, s1=args.s1,
                         coap_random_factor=args.coap_random_factor, path_floor_ms=args.path_floor,
                         host_scheduling=args.host_scheduling, json=args.json, out=args.out,
                         no_report=args.no_report, command=["secperf", *sys.argv[1:]])

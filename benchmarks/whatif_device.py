@@ -1,0 +1,128 @@
+"""A device what-if across groups and suites against the device's own measurement (issues 13 and 18).
+
+For each emulated core and TLS stack: count the primitives (`secperf device crypto`) and the TLS
+handshakes (`secperf device handshake`, X25519 and P-256 x AES-128-GCM and ChaCha20-Poly1305, warm
+rows). Calibrate the what-if's device cost table on the primitive counts and ONE handshake row (X25519,
+AES-128-GCM), then predict the client's handshake compute of every other row (another group, another
+suite) and print it next to the measured count turned into time the same way (instructions x mid CPI /
+clock). Both sides are derived from instruction counts; the comparison tests the cost model (which
+operations a handshake does and what each costs), not the CPI estimate, which cancels.
+
+    .venv/bin/python benchmarks/whatif_device.py [--devices cortex-a9-400,cortex-m4-120]
+        [--stacks wolfssl:1.3,mbedtls3:1.3,mbedtls:1.2] [--results DIR] [--reuse]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+from secperf.model import costs as C
+from secperf.model import flights as F
+from secperf.model import network as N
+from secperf.model import predict as P
+from secperf.sim import montecarlo as M
+from secperf.spec import devices as D
+
+SECPERF = str(Path(sys.executable).with_name("secperf"))
+CAL = ("x25519", "aes128gcm")          # the one handshake row the table is calibrated on
+
+
+def run(argv: list[str], out: Path, name: str, reuse: bool) -> dict:
+    f = out / f"{name}.json"
+    if reuse and f.exists():
+        return json.loads(f.read_text())
+    p = subprocess.run([SECPERF, *argv, "--json", "--no-report", "--out", str(out / "results")],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=1800)
+    if p.returncode not in (0, 1):
+        raise SystemExit(f"secperf {' '.join(argv)} exited {p.returncode}: {p.stderr.strip()[-400:]}")
+    f.write_text(p.stdout)
+    print(f"  {' '.join(argv)}: exit {p.returncode}", file=sys.stderr)
+    return json.loads(p.stdout)
+
+
+def warm_rows(doc: dict) -> list[dict]:
+    return [s for s in doc["series"] if s.get("kind") == "device" and s["labels"].get("phase") == "warm"
+            and s.get("status") in ("ok", "partial") and (s.get("derived") or {}).get("instructions_median")]
+
+
+def only(doc: dict, rows: list[dict]) -> dict:
+    return {**doc, "series": rows}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--devices", default="cortex-a9-400,cortex-m4-120")
+    ap.add_argument("--stacks", default="wolfssl:1.3,mbedtls3:1.3,mbedtls:1.2", help="STACK:TLS, comma list")
+    ap.add_argument("--n", type=int, default=3, help="warm handshakes per configuration")
+    ap.add_argument("--results", default="/tmp/secperf-whatif-device")
+    ap.add_argument("--reuse", action="store_true", help="predict again from the Results in DIR")
+    ap.add_argument("--sim-n", type=int, default=20_000)
+    args = ap.parse_args()
+    out = Path(args.results)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for dev in [d.strip() for d in args.devices.split(",") if d.strip()]:
+        core = D.core(dev)
+        stacks = [x.split(":") for x in args.stacks.split(",") if x.strip()]
+        crypto = run(["device", "crypto", "--device", dev, "--stack", ",".join(s for s, _ in stacks)], out,
+                     f"crypto-{dev}", args.reuse)
+        for stack, tls in stacks:
+            hs = run(["device", "handshake", "--device", dev, "--stack", stack, "--tls", tls, "--group",
+                      "x25519,p-256", "--suite", "aes128gcm,chacha20", "--n", str(args.n)], out,
+                     f"handshake-{dev}-{stack}-{tls}", args.reuse)
+            warm = warm_rows(hs)
+            cal = [s for s in warm if (s["labels"]["group"], s["labels"]["suite"]) == CAL]
+            if not cal:
+                rows.append({"device": dev, "stack": stack, "tls": tls, "missing": "no X25519/AES-GCM warm row"})
+                continue
+            try:
+                table = C.from_device(crypto, core, C.load_table(), where=f"crypto-{dev}", stack=stack)
+                table = C.from_device(only(hs, cal), core, table, where=f"handshake-{dev}-{stack}", stack=stack)
+            except C.CalibrationError as exc:
+                rows.append({"device": dev, "stack": stack, "tls": tls, "missing": str(exc)})
+                continue
+            for s in warm:
+                lab = s["labels"]
+                measured_us, _ = C.device_us(float(s["derived"]["instructions_median"]), core)
+                sc = F.Scenario(f"tls{tls}", "full", group=C.DEVICE_GROUPS[lab["group"]],
+                                cert=lab.get("server_cert") or "rsa-2048")
+                try:
+                    r = M.simulate(P.plan(sc, table, N.parse("loopback")), args.sim_n, 1)
+                except C.MissingCost as exc:
+                    rows.append({"device": dev, "stack": stack, "tls": tls, "group": lab["group"],
+                                 "suite": lab["suite"], "missing": str(exc)})
+                    continue
+                pred_us = r["breakdown_mean_us"]["client_compute"]
+                rows.append({"device": dev, "stack": stack, "library": lab.get("library"), "tls": tls,
+                             "group": lab["group"], "suite": lab["suite"],
+                             "calibration": (lab["group"], lab["suite"]) == CAL,
+                             "instructions": s["derived"]["instructions_median"], "measured_ms": measured_us / 1e3,
+                             "predicted_ms": pred_us / 1e3, "err": (pred_us - measured_us) / measured_us})
+    print(f"{'device':15} {'stack':9} {'TLS':>3} {'group':7} {'suite':10} {'instructions':>13} {'measured ms':>12} "
+          f"{'predicted ms':>13} {'err':>7}")
+    for r in rows:
+        if "missing" in r:
+            print(f"{r['device']:15} {r['stack']:9} {r['tls']:>3} {r.get('group', ''):7} {r.get('suite', ''):10} "
+                  f"(not predicted: {r['missing'][:120]})")
+            continue
+        tag = "  (calibration row)" if r["calibration"] else ""
+        print(f"{r['device']:15} {r['stack']:9} {r['tls']:>3} {r['group']:7} {r['suite']:10} {r['instructions']:13,.0f} "
+              f"{r['measured_ms']:12.2f} {r['predicted_ms']:13.2f} {r['err'] * 100:+6.1f}%{tag}")
+    val = [r for r in rows if "err" in r and not r["calibration"]]
+    if val:
+        e = [abs(r["err"]) for r in val]
+        worst = max(val, key=lambda r: abs(r["err"]))
+        print(f"\n{len(val)} predicted rows (calibration rows excluded): median |error| {statistics.median(e) * 100:.1f}%, "
+              f"worst {max(e) * 100:.1f}% ({worst['device']} {worst['stack']} {worst['group']} {worst['suite']}); "
+              f"times are derived: instructions x mid CPI / clock on both sides")
+    (out / "validation.json").write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
