@@ -82,6 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
     hs.add_argument("--server", action="append", metavar="NAMES",
                     help="probe (default), s_server, nginx; comma-separated or repeated")
     hs.add_argument("--mtls", action="store_true", help="mutual TLS with a lab client certificate")
+    hs.add_argument("--stack", action="append", metavar="STACKS",
+                    help="client libraries: openssl (the probe, default), wolfssl, mbedtls (Mbed TLS 2.28: TLS 1.2); "
+                         "the others run the `secperf device` client built for this host against openssl s_server, "
+                         "with the same per-message client CPU breakdown (loopback, TLS over TCP, full or resumed)")
     hs.add_argument("--timeout-ms", type=count(3_600_000), default=5000,
                     help="per-connection stage timeout (over an emulated link, plus ten of its round trips, "
                          "and 7 s of retransmission back-off if it loses packets)")
@@ -272,7 +276,8 @@ def cmd_crypto(args) -> int:
 def cmd_handshake(args) -> int:
     from .app import commands
     return commands.handshake(args.experiment, _csv(args.server, ["probe"], "--server"), args.network, args.mtls,
-                              _opts(args), _output(args), **shared.target_kwargs(args))
+                              _opts(args), _output(args), stacks=_csv(args.stack, ["openssl"], "--stack"),
+                              **shared.target_kwargs(args))
 
 
 def cmd_signer(args) -> int:

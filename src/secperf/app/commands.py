@@ -37,8 +37,10 @@ def crypto(algs, ops, sizes, strength, opts: MeasureOptions, output: Output, lib
 
 
 def handshake(experiment: str, servers: list[str], networks, mtls: bool, opts: MeasureOptions,
-              output: Output, target: dict | None = None) -> int:
+              output: Output, target: dict | None = None, stacks: list[str] | None = None) -> int:
     from ..measure import handshake as H
+    from ..measure import stack_host as SH
+    stacks = SH.check_stacks(stacks or ["openssl"])
     nets = links.networks(networks)
     known_names("--server", servers, H.SERVERS)
     try:
@@ -72,9 +74,45 @@ def handshake(experiment: str, servers: list[str], networks, mtls: bool, opts: M
               f"certificates only (no DTLS, PSK or 0-RTT)", file=sys.stderr)
     hp = handshake_params(opts, {})
     hp.target = tgt
-    return measure_and_write("handshake", {"experiment": experiment, "servers": servers,
+    phases = [P.handshake_phase(configs, hp, opts.seed)] if "openssl" in stacks else []
+    others = [s for s in stacks if s != "openssl"]
+    if others:
+        phases.append(P.stack_phase(_stack_items(others, experiment, base, nets, tgt, mtls), hp))
+    return measure_and_write("handshake", {"experiment": experiment, "servers": servers, "stacks": stacks,
                                            "networks": [n.as_dict() for n in nets], **hp.as_dict()},
-                             [P.handshake_phase(configs, hp, opts.seed)], output)
+                             phases, output)
+
+
+def _stack_items(stacks: list[str], experiment: str, base, nets, tgt, mtls: bool) -> list:
+    """(stack, config) for the experiment's configurations another client library can run: on
+    loopback, against secperf's own s_server, TLS over TCP, server authentication, full or resumed."""
+    from ..measure import stack_host as SH
+    if tgt is not None or mtls or any(n.name != "loopback" for n in nets):
+        raise InputError("--stack wolfssl/mbedtls: the other libraries' clients run on loopback against secperf's own "
+                         "server with server authentication only; drop --network, --target and --mtls, or use "
+                         "--stack openssl")
+    items = [(st, c) for st in stacks for c in base if SH.stack_config(c) is not None]
+    skipped = []
+    for st in stacks:
+        offers = SH.offers(st)
+        mine = [(s_, c) for s_, c in items if s_ == st]
+        ok = [(s_, c) for s_, c in mine if SH.offered(SH.stack_config(c), offers)]
+        if mine and not ok:
+            o = offers.get("offers", {})
+            raise InputError(f"--stack {st}: {offers.get('library')} runs none of handshake {experiment}'s "
+                             f"configurations; it offers TLS {', '.join(o.get('tls', ()))}, groups "
+                             f"{', '.join(o.get('groups', ()))}, suites {', '.join(o.get('suites', ()))}")
+        skipped += [f"{c.label} ({st})" for s_, c in mine if (s_, c) not in ok]
+        items = [it for it in items if it[0] != st or it in ok]
+    if skipped:
+        import sys
+        print(f"secperf handshake: note: skipped what the library does not offer: {', '.join(skipped)}", file=sys.stderr)
+    if not items:
+        raise InputError(f"--stack {','.join(stacks)}: handshake {experiment} has no configuration these clients run "
+                         f"(TLS 1.2/1.3 over TCP, full or ticket-resumed, groups x25519/p-256/p-384, AES-128-GCM or "
+                         f"ChaCha20-Poly1305, rsa-2048 or ecdsa-p256 certificate of depth 1); try `handshake versions` "
+                         f"or `handshake groups`")
+    return items
 
 
 def _target(target: dict | None, nets):

@@ -21,6 +21,13 @@ def handshake_phase(configs, hp, seed: int = 1) -> Phase:
                  lambda items, doc, run, progress: H.run_handshakes(items, hp, doc, run, progress, seed))
 
 
+def stack_phase(items, hp) -> Phase:
+    """Handshakes of other client libraries built for this host (measure/stack_host.py)."""
+    from ..measure import stack_host as SH
+    return Phase(items, lambda it: f"{it[1].label} @ {it[0]}",
+                 lambda its, doc, run, progress: SH.run_stacks(its, hp, doc, run, progress))
+
+
 def signer_phase(profiles, keys, modes, sp) -> Phase:
     from ..measure import signer as S
     items = [(pr, kt, m) for pr in profiles for kt in keys for m in modes]

@@ -87,7 +87,8 @@ def section(series: list[dict]) -> str:
     parts = ["<h2>TLS/DTLS handshakes</h2>",
              "<p>Each connection is timed by <code>secperf-probe client</code> inside one process after "
              "warm-up connections. <b>Handshake</b>: wall time from the established TCP connection to "
-             "handshake completion. <b>Client CPU</b>: the client thread's CPU time inside OpenSSL during "
+             "handshake completion. <b>Client CPU</b>: the client thread's CPU time inside OpenSSL (rows marked (wolfssl) or "
+             "(mbedtls): the same client, native/device, built for this host against that library) during "
              "the handshake; <b>waiting</b> is the rest (network and server). <b>App write/read</b>: wall time "
              "of the library's write call for the request and of the read calls until the whole response is in. The per-message split "
              "attributes that CPU to the message being built (sent) or processed (received); the parts "

@@ -160,7 +160,7 @@ def handshake_tables(doc: dict) -> list[Table]:
     if not series:
         return []
     t = Table(title="TLS/DTLS handshakes (per connection)", title_justify="left", header_style="bold",
-              caption="handshake: TCP connected → handshake complete; CPU: client thread inside OpenSSL",
+              caption="handshake: TCP connected → handshake complete; CPU: client thread inside its TLS library (OpenSSL for the probe)",
               caption_justify="left")
     for c, j in (("configuration", "left"), ("server", "left"), ("n", "right"), ("handshake P50", "right"),
                  ("P90", "right"), ("client CPU P50", "right"), ("waiting P50", "right"),
