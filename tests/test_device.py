@@ -146,6 +146,9 @@ def test_wolfssl_handshake_rows_sum_to_total_for_x25519_and_p256(tmp_path):
             assert smp["instructions"] > 0 and smp["parts_sum"] == smp["instructions"]
             assert all(m["instructions"] > 0 for m in smp["messages"])
             assert smp["version"] == "TLSv1.3"
+            # the painted stack: the handshake's frames went kilobytes deep, well inside the painted 256 KB
+            assert 1024 < smp["stack_bytes"] < 256 * 1024
+        assert s["derived"]["stack_bytes_max"] == max(x["stack_bytes"] for x in s["samples"])
         names = [m["message"] for m in s["derived"]["messages"]]
         assert names[:2] == ["ClientHello", "ServerHello"] and "CertificateVerify" in names
         d = s["derived"]["derived_ms"]
@@ -221,19 +224,23 @@ def test_mac_table_has_the_shipped_libraries_next_to_secperf_kernels():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("stack, tls", [("wolfssl", "1.3"), ("mbedtls", "1.2")])
-def test_cortex_m4_build_runs_handshakes_split_per_message(tmp_path, stack, tls):
-    """The Cortex-M4 builds (compiled from Debian's source packages at first use: slow the first
-    time) complete handshakes under qemu-arm -cpu max, split per message, with their footprint."""
-    b = _build_or_skip(stack, "cortex-m4")
+@pytest.mark.parametrize("stack, tls, target, device", [("wolfssl", "1.3", "cortex-m4", "cortex-m4-120"),
+                                                          ("mbedtls", "1.2", "cortex-m4", "cortex-m4-120"),
+                                                          ("wolfssl", "1.3", "cortex-m33", "cortex-m33-128")])
+def test_cortex_m_build_runs_handshakes_split_per_message(tmp_path, stack, tls, target, device):
+    """The Cortex-M4 and M33 builds (compiled from Debian's source packages at first use: slow the
+    first time) complete handshakes under qemu-arm -cpu max, split per message, with their footprint
+    and their painted stack depth."""
+    b = _build_or_skip(stack, target)
     assert b.run_cpu == "max" and b.footprint["text"] > 10_000
-    p = run_cli("device", "handshake", "--device", "cortex-m4-120", "--stack", stack, "--tls", tls, "--group", "p-256",
+    p = run_cli("device", "handshake", "--device", device, "--stack", stack, "--tls", tls, "--group", "p-256",
                 "--suite", "chacha20", "--n", "1", "--warmup", "0", "--out", str(tmp_path), "--json", timeout=600)
     assert p.returncode == 0, p.stderr
     warm = [s for s in json.loads(p.stdout)["series"] if s["labels"]["phase"] == "warm"][0]
-    assert warm["status"] == "ok" and warm["labels"]["build_target"] == "cortex-m4"
+    assert warm["status"] == "ok" and warm["labels"]["build_target"] == target
     smp = warm["samples"][0]
     assert smp["parts_sum"] == smp["instructions"] > 0 and len(smp["messages"]) >= 5
+    assert 1024 < smp["stack_bytes"] < 256 * 1024
     assert warm["derived"]["footprint"]["flash"] > warm["derived"]["footprint"]["ram_static"] > 0
 
 

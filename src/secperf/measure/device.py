@@ -80,8 +80,8 @@ def check_device(name: str) -> Core:
         raise InputError(str(exc)) from None
 
 
-# the build a core runs: profile A cores Debian's armhf libraries, Cortex-M4 cores a Cortex-M4 build
-CPU_TARGETS = {"cortex-m4": "cortex-m4"}
+# the build a core runs: profile A cores Debian's armhf libraries, Cortex-M4 and M33 cores their own build
+CPU_TARGETS = {"cortex-m4": "cortex-m4", "cortex-m33": "cortex-m33"}
 
 
 def target_for(dev: Core) -> str:
@@ -231,7 +231,7 @@ def make_series(cfg: Config, dev: Core, build: Build, phase: str, hss: list[A.Ha
                              "records_in": h.records_in, "records_out": h.records_out,
                              "messages_per_record": h.messages_per_record, "version": c.get("version"),
                              "negotiated_suite": c.get("suite"), "negotiated_group": c.get("group"),
-                             "resumed": bool(c.get("resumed"))})
+                             "resumed": bool(c.get("resumed")), "stack_bytes": c.get("stack_bytes")})
     good = [x for x in s["samples"]]
     if good:
         ins = [x["instructions"] for x in good]
@@ -244,6 +244,8 @@ def make_series(cfg: Config, dev: Core, build: Build, phase: str, hss: list[A.Ha
             "instructions_median": med, "instructions_min": min(ins), "instructions_max": max(ins),
             "spread": (max(ins) - min(ins)) / med if med else 0.0,
             "parts_sum_max_error": worst, "messages": rows,
+            # worst-case stack of the handshake call, measured by painting (native/device/client.c)
+            "stack_bytes_max": max((x["stack_bytes"] for x in good if x.get("stack_bytes")), default=None),
             "app_instructions_median": statistics.median([x["app_instructions"] for x in good
                                                           if x["app_instructions"] is not None] or [0]),
             "derived_ms": {**_derive(dev, med), "clock_mhz": dev.clock_mhz, "cpi": list(dev.cpi),

@@ -57,7 +57,15 @@ TARGETS = {
     "cortex-m4": ("-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16",
                   "built from Debian's source package for Cortex-M4 (Thumb-2, -O2, embedded configuration "
                   "native/device/mcu), linked statically with armhf glibc"),
+    # ARMv8-M Mainline with the DSP extension and single-precision FPv5: the same embedded
+    # configuration, code generated for the M33's pipeline
+    "cortex-m33": ("-mcpu=cortex-m33 -mthumb -mfloat-abi=hard -mfpu=fpv5-sp-d16",
+                   "built from Debian's source package for Cortex-M33 (ARMv8-M Mainline, Thumb-2, -O2, embedded "
+                   "configuration native/device/mcu), linked statically with armhf glibc"),
 }
+# No Cortex-M0+ (ARMv6-M) target: it has no FPU, so its code takes the soft-float ABI, which the
+# linker refuses to join with armhf glibc (hard-float); a bare-metal build would need its own C
+# library and socket layer.
 # Debian source packages of the microcontroller builds: stack -> (source package, directory glob)
 SOURCES = {"wolfssl": ("Debian's source package wolfssl (apt-get source)", "wolfssl-[0-9]*"),
            "mbedtls": ("Debian's source package mbedtls (apt-get source)", "mbedtls-[0-9]*"),

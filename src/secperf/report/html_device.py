@@ -21,6 +21,8 @@ def _table(series: list[dict]) -> str:
         f"<td class='muted'>{_e(V.ms_range(s))}</td>" for s in series) + "</tr>")
     rows.append("<tr><td class='l'>library footprint (linked)</td>" + "".join(
         f"<td class='muted'>{_e(V.footprint(s))}</td>" for s in series) + "</tr>")
+    rows.append("<tr><td class='l'>handshake stack (worst, painted)</td>" + "".join(
+        f"<td class='muted'>{_e(V.stack(s))}</td>" for s in series) + "</tr>")
     rows.append("<tr><td class='l'>checks</td>" + "".join(
         f"<td class='l muted'>{_e('; '.join(V.checks(s)))}</td>" for s in series) + "</tr>")
     return f"<table>{head}{''.join(rows)}</table>"

@@ -26,6 +26,7 @@ def tables(doc: dict) -> list[Table]:
         t.add_row("derived time (range)", *[V.ms_range(s) for s in series])
         t.add_row("application data", *[V.fmt_count(s["derived"].get("app_instructions_median")) for s in series])
         t.add_row("library footprint (linked)", *[V.footprint(s) for s in series])
+        t.add_row("handshake stack (worst, painted)", *[V.stack(s) for s in series])
         t.add_row("checks", *["; ".join(V.checks(s)) for s in series])
         out.append(t)
     cs = V.crypto_series(doc)

@@ -97,3 +97,9 @@ def footprint(s: dict) -> str:
     if not fp:
         return "–"
     return f"{fp['flash'] / 1024:.0f} KB flash, {fp['ram_static'] / 1024:.0f} KB static RAM"
+
+
+def stack(s: dict) -> str:
+    """'9.8 KB' — the deepest stack any handshake of the row used (painted and scanned), or '–'."""
+    b = s["derived"].get("stack_bytes_max")
+    return f"{b / 1024:.1f} KB" if b else "–"
