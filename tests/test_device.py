@@ -112,6 +112,8 @@ def test_core_profiles_have_clock_cpi_range_and_sources():
     (["--group", "x448"], ["unknown group", "x25519", "p-256"]),
     (["--suite", "rc4"], ["unknown suite", "aes128gcm", "chacha20"]),
     (["--device", "cortex-m0plus-64"], ["no cortex-m0 build", "cortex-a9-400", "cortex-m4-120"]),
+    (["--device", "cortex-m4-120", "--stack", "openssl"], ["no cortex-m4 build of openssl", "cortex-a9-400",
+                                                           "wolfssl, mbedtls, mbedtls3"]),
 ])
 def test_bad_device_stack_or_group_exits_2_naming_the_options(tmp_path, args, names):
     p = run_cli("device", "handshake", *args, "--out", str(tmp_path), timeout=120)
@@ -156,6 +158,28 @@ def test_wolfssl_handshake_rows_sum_to_total_for_x25519_and_p256(tmp_path):
     assert len(series[("x25519", "warm")]["samples"]) == 2
     # the negotiated group is the one asked for
     assert series[("p-256", "warm")]["samples"][0]["negotiated_group"] == "SECP256R1"
+
+
+def test_openssl_build_splits_full_and_resumed_handshakes_per_message(tmp_path):
+    """Debian's armhf OpenSSL on the A9 profile: sent messages found by the constructors' watch
+    points, TLS 1.3 resumption by ticket (each connection after the first resumes), parts = total."""
+    _build_or_skip("openssl")
+    for mode, n in (("full", 1), ("resumed", 2)):
+        p = run_cli("device", "handshake", "--device", "cortex-a9-400", "--stack", "openssl", "--group", "x25519",
+                    "--suite", "aes128gcm", "--mode", mode, "--n", str(n), "--warmup", "0", "--out", str(tmp_path),
+                    "--json", timeout=300)
+        assert p.returncode == 0, p.stderr
+        warm = [s for s in json.loads(p.stdout)["series"] if s["labels"]["phase"] == "warm"][0]
+        assert warm["status"] == "ok", warm["failures"]
+        assert warm["labels"]["library"].startswith("OpenSSL 3")
+        names = [m["message"] for m in warm["derived"]["messages"]]
+        assert names[:2] == ["ClientHello", "ServerHello"] and "Finished" in names
+        # a full handshake checks the chain and the server's signature; a resumed one does neither
+        assert ("CertificateVerify" in names) == (mode == "full")
+        for smp in warm["samples"]:
+            assert smp["parts_sum"] == smp["instructions"] > 0
+            assert smp["resumed"] == (mode == "resumed")
+            assert smp["version"] == "TLSv1.3"
 
 
 def test_mbedtls_tls13_is_refused_naming_tls12(tmp_path):

@@ -78,6 +78,9 @@ static __attribute__((noinline)) void stack_paint(void)
         frame[i] = SP_PAINT;
 }
 
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 static __attribute__((noinline)) size_t stack_used(void)
 {
     volatile uint32_t frame[SP_PAINT_WORDS];   /* same place as stack_paint's: read, never written */
@@ -86,6 +89,7 @@ static __attribute__((noinline)) size_t stack_used(void)
         i++;
     return (SP_PAINT_WORDS - i) * 4u;
 }
+#pragma GCC diagnostic pop
 
 static int run_connections(const struct sp_config *cfg)
 {

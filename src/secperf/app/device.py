@@ -75,9 +75,9 @@ def run_crypto(device: str, stacks: str, ops: str | None, n: int, output: Output
     from ..measure import device as D
     from ..measure.device_build import ensure_built
     _check_counts(n, 0)
-    D.check_device(device)
-    stack_l = D.check_stacks(stacks)
-    target = D.target_for(D.check_device(device))
+    dev = D.check_device(device)
+    stack_l = D.check_stacks(stacks, dev)
+    target = D.target_for(dev)
     builds = {s: ensure_built(s, target) for s in stack_l}
     if ops is not None:  # every operation checked against what the builds count, before anything runs
         for s, b in builds.items():
@@ -96,10 +96,13 @@ def run_crypto(device: str, stacks: str, ops: str | None, n: int, output: Output
 
 def build(stacks: str, targets: str = "armhf,cortex-m4") -> int:
     from ..measure import device as D
-    from ..measure.device_build import TARGETS, ensure_built
+    from ..measure.device_build import STACK_TARGETS, TARGETS, ensure_built
     tl = D._split(targets, "target", tuple(TARGETS))
     for t in tl:
         for s in D.check_stacks(stacks):
+            if t not in STACK_TARGETS.get(s, (t,)):
+                print(f"{s} [{t}]: not built (built for {', '.join(STACK_TARGETS[s])} only)")
+                continue
             b = ensure_built(s, t)
             fp = b.footprint or {}
             size = (f"\n  library {fp['text']:,} B text, {fp['rodata']:,} B rodata, {fp['data']:,} B data, "

@@ -30,7 +30,7 @@ from ..core.errors import InputError, MeasurementError
 from ..lab import registry
 from ..spec.devices import Core, DeviceError, core as core_profile, cores
 from . import device_attrib as A
-from .device_build import STACKS, TARGETS, Build, ensure_built
+from .device_build import STACK_TARGETS, STACKS, TARGETS, Build, ensure_built
 
 GROUPS = ("x25519", "p-256", "p-384")
 SUITES = {"aes128gcm": "aes128gcm", "aes-128-gcm": "aes128gcm", "chacha20": "chacha20",
@@ -99,14 +99,23 @@ def qemu_cpu(dev: Core, build: Build) -> str:
     return build.run_cpu or dev.qemu_cpu
 
 
-def check_stacks(value) -> list[str]:
-    return _split(value, "stack", tuple(STACKS))
+def check_stacks(value, dev: Core | None = None) -> list[str]:
+    """--stack values, each one built for the device's target (InputError naming the devices it runs on)."""
+    stacks = _split(value, "stack", tuple(STACKS))
+    if dev is not None:
+        target = target_for(dev)
+        for s in stacks:
+            if target not in STACK_TARGETS.get(s, (target,)):
+                on = ", ".join(n for n in cores() if core_profile(n).profile == "A")
+                raise InputError(f"--stack {s}: there is no {target} build of {s} (Debian's armhf package runs on "
+                                 f"the A-profile cores only: {on}); the M-profile cores run wolfssl, mbedtls, mbedtls3")
+    return stacks
 
 
 def plan(device: str, stacks, tls, groups, suites, modes="full", server_certs="rsa-2048") -> list[Config]:
     """The configurations to run, with every name checked (InputError names what is known)."""
     dev = check_device(device)
-    stacks = check_stacks(stacks)
+    stacks = check_stacks(stacks, dev)
     tls_l = [TLS_VERSIONS.get(t, t) for t in _split(tls, "tls", tuple(TLS_VERSIONS))]
     groups = _split(groups, "group", GROUPS, {"p256": "p-256", "secp256r1": "p-256", "p384": "p-384",
                                               "secp384r1": "p-384"})
@@ -310,6 +319,7 @@ def check_ops(ops, build: Build, stack: str) -> list[str]:
 def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build: Build | None = None) -> list[dict]:
     """Instruction counts of single primitive operations (keygen, derive, sign, verify, AEAD, hash)."""
     dev = check_device(device)
+    check_stacks(stack, dev)
     build = build or ensure_built(stack, target_for(dev))
     known = list(build.crypto_ops)
     if not known:

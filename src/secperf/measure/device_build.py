@@ -41,7 +41,12 @@ STACKS = {  # stack -> (make target, binary, static libraries it needs, Debian p
                 "libmbedtls-dev:armhf"),
     # Mbed TLS 3.6 (TLS 1.3): no Debian package here; built from source for every target
     "mbedtls3": ("mbedtls3", "sp-device-mbedtls3", (), None),
+    # OpenSSL 3.0 (Debian's armhf libssl-dev): the host's library on the emulated core, for comparison
+    # with the host probe; Debian's armhf build only (A profile: its assembly is ARMv7-A/NEON code)
+    "openssl": ("openssl", "sp-device-openssl", ("libssl.a", "libcrypto.a"), "libssl-dev:armhf"),
 }
+# stacks built for some targets only: stack -> targets
+STACK_TARGETS = {"openssl": ("armhf",)}
 # compiler flags of a source build for the A profile (the same as Debian's armhf packages)
 ARMHF_SOURCE_FLAGS = "-march=armv7-a -mthumb -mfloat-abi=hard -mfpu=vfpv3-d16"
 # library functions whose first instruction marks an event (wolfSSL): id -> function
@@ -51,6 +56,14 @@ WATCH = {
     7: "SendCertificateVerify", 8: "SendClientKeyExchange", 9: "SendChangeCipher", 10: "SendFinished",
     11: "DoTls13HandShakeMsgType", 12: "DoHandShakeMsgType",
 }
+# OpenSSL 3.0: the client's message constructors (ids as wolfSSL's, same labels) and its dispatcher
+# of received messages (called once per message, so a record with several messages is split)
+WATCH_OPENSSL = {
+    2: "tls_construct_client_hello", 6: "tls_construct_client_certificate", 7: "tls_construct_cert_verify",
+    8: "tls_construct_client_key_exchange", 9: "tls_construct_change_cipher_spec", 10: "tls_construct_finished",
+    12: "ossl_statem_client_process_message",
+}
+WATCH_BY_STACK = {"wolfssl": WATCH, "openssl": WATCH_OPENSSL}
 # build targets: name -> (compiler flags or None for Debian's prebuilt armhf libraries, description)
 TARGETS = {
     "armhf": (None, "Debian's armhf package (ARMv7-A, Thumb-2, VFPv3-D16), linked statically"),
@@ -72,7 +85,8 @@ SOURCES = {"wolfssl": ("Debian's source package wolfssl (apt-get source)", "wolf
            "mbedtls3": ("the mbedtls-rs-sys crate from crates.io (cargo fetch)", "mbedtls-rs-sys-*/mbedtls")}
 # archive of the library in the link map: (target kind, stack) -> archive names
 ARCHIVES = {"wolfssl": ("libwolfssl.a",), "mbedtls": ("libmbedtls.a", "libmbedx509.a", "libmbedcrypto.a",
-                                                      "libmbedall.a"), "mbedtls3": ("libmbedtls3.a",)}
+                                                      "libmbedall.a"), "mbedtls3": ("libmbedtls3.a",),
+            "openssl": ("libssl.a", "libcrypto.a")}
 MARKER_NR = 1516
 BUILD_TIMEOUT_S = 300
 
@@ -209,13 +223,14 @@ def footprint(map_text: str, archives: tuple[str, ...]) -> dict:
                     "flash = text + rodata + data, static RAM = data + bss (stack and heap not included)"}
 
 
-def watch_lines(client: Path, nm: str) -> str:
-    """'0xADDR ID' for each watched function present in the static client's symbol table."""
+def watch_lines(client: Path, nm: str, stack: str = "wolfssl") -> str:
+    """'0xADDR ID' for each watched function of the stack present in the static client's symbol table."""
+    watch = WATCH_BY_STACK.get(stack, {})
     out = _run([nm, str(client)], "reading the client's symbols", 60)
     addr = {}
     for m in re.finditer(r"^([0-9a-fA-F]+) [Tt] (\w+)$", out, re.M):
         addr.setdefault(m.group(2), int(m.group(1), 16))
-    return "".join(f"{addr[f]:#x} {i}\n" for i, f in WATCH.items() if f in addr)
+    return "".join(f"{addr[f]:#x} {i}\n" for i, f in watch.items() if f in addr)
 
 
 def _make(out: Path, src: Path, decls: Path, inc: Path | None, extra: list[str], stack: str, target: str,
@@ -226,7 +241,7 @@ def _make(out: Path, src: Path, decls: Path, inc: Path | None, extra: list[str],
     if inc is not None:
         args.append(f"QEMU_PLUGIN_INCLUDE={inc}")
     _run(args, f"building the {stack} guest client for {target} (native/device/Makefile)", BUILD_TIMEOUT_S)
-    watch.write_text(watch_lines(client, nm) if stack == "wolfssl" else "")
+    watch.write_text(watch_lines(client, nm, stack) if stack in WATCH_BY_STACK else "")
     info = _run([qemu, *(["-cpu", run_cpu] if run_cpu else []), str(client), "--offers"],
                 f"asking the {stack} client what it offers", 60)
     meta.write_text(info)
@@ -238,6 +253,8 @@ def ensure_built(stack: str, target: str = "armhf") -> Build:
         raise DeviceSetupError(f"no build recipe for stack {stack!r}")
     if target not in TARGETS:
         raise DeviceSetupError(f"no build target {target!r}; known: {', '.join(TARGETS)}")
+    if target not in STACK_TARGETS.get(stack, (target,)):
+        raise DeviceSetupError(f"no {target} build of {stack} (it is built for {', '.join(STACK_TARGETS[stack])})")
     flags, note = TARGETS[target]
     make_target, binary, libs, _pkg = STACKS[stack]
     cc = tool("arm-linux-gnueabihf-gcc", "gcc-arm-linux-gnueabihf")
