@@ -112,6 +112,8 @@ def test_core_profiles_have_clock_cpi_range_and_sources():
     (["--group", "x448"], ["unknown group", "x25519", "p-256"]),
     (["--suite", "rc4"], ["unknown suite", "aes128gcm", "chacha20"]),
     (["--device", "cortex-m0plus-64"], ["no cortex-m0 build", "cortex-a9-400", "cortex-m4-120"]),
+    (["--mode", "psk", "--tls", "1.2"], ["--mode psk", "TLS 1.3"]),
+    (["--client-cert", "dsa-1024"], ["unknown client-cert", "ecdsa-p256", "rsa-2048"]),
     (["--device", "cortex-m4-120", "--stack", "openssl"], ["no cortex-m4 build of openssl", "cortex-a9-400",
                                                            "wolfssl, mbedtls, mbedtls3"]),
 ])
@@ -180,6 +182,28 @@ def test_openssl_build_splits_full_and_resumed_handshakes_per_message(tmp_path):
             assert smp["parts_sum"] == smp["instructions"] > 0
             assert smp["resumed"] == (mode == "resumed")
             assert smp["version"] == "TLSv1.3"
+
+
+@pytest.mark.parametrize("stack", ["wolfssl", "openssl"])
+def test_psk_handshake_has_no_certificate_and_mutual_tls_sends_one(tmp_path, stack):
+    """--mode psk: the server accepts the external PSK, so no Certificate or CertificateVerify is
+    received; --client-cert: the server asks (CertificateRequest) and the client sends its
+    certificate and signs (Certificate and CertificateVerify sent). Parts = total in both."""
+    _build_or_skip(stack)
+    for extra, want, absent in ((["--mode", "psk"], {("received", "ServerHello"), ("received", "Finished")},
+                                 {("received", "Certificate"), ("received", "CertificateVerify")}),
+                                (["--client-cert", "ecdsa-p256"],
+                                 {("received", "CertificateRequest"), ("sent", "Certificate"),
+                                  ("sent", "CertificateVerify")}, set())):
+        p = run_cli("device", "handshake", "--device", "cortex-a9-400", "--stack", stack, "--group", "x25519",
+                    "--suite", "aes128gcm", "--n", "1", "--warmup", "0", *extra, "--out", str(tmp_path), "--json",
+                    timeout=300)
+        assert p.returncode == 0, p.stderr
+        warm = [s for s in json.loads(p.stdout)["series"] if s["labels"]["phase"] == "warm"][0]
+        assert warm["status"] == "ok", warm["failures"]
+        got = {(m["dir"], m["message"]) for m in warm["samples"][0]["messages"]}
+        assert want <= got and not (absent & got), got
+        assert warm["samples"][0]["parts_sum"] == warm["samples"][0]["instructions"] > 0
 
 
 def test_mbedtls_tls13_is_refused_naming_tls12(tmp_path):

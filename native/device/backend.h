@@ -17,6 +17,10 @@ struct sp_config {
     const char *group;       /* x25519 | p-256 | p-384 */
     const char *suite;       /* aes128gcm | chacha20 */
     int resume;              /* 1: resume every connection after the first with the last session */
+    /* TLS 1.3 external PSK (psk_dhe_ke: the PSK and an ECDHE share of `group`), or psk_len 0 */
+    char psk_identity[64];
+    unsigned char psk[64];
+    size_t psk_len;
     int n;                   /* connections */
     int marks;               /* record-at-a-time I/O with markers (0: plain I/O, markers only around) */
     int app;                 /* after the handshake: HTTP/1.0 GET, response read to the end */

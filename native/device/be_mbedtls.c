@@ -38,8 +38,8 @@ struct mbed_state {
     mbedtls_ssl_context ssl;
     mbedtls_ssl_session session;
     int have_session, saw_certificate;
-    mbedtls_ecp_group_id curves[2];
-    uint16_t groups[2];
+    mbedtls_ecp_group_id curves[3];
+    uint16_t groups[3];
     int suites[3];
 };
 
@@ -66,7 +66,11 @@ static const char *mbed_offers(void)
 {
 #if MBEDTLS_VERSION_MAJOR >= 3
     return "{\"tls\":[\"1.3\",\"1.2\"],\"groups\":[\"x25519\",\"p-256\",\"p-384\"],"
-           "\"suites\":[\"aes128gcm\",\"chacha20\"],\"modes\":[\"full\",\"resumed\"],\"mtls\":true}";
+           "\"suites\":[\"aes128gcm\",\"chacha20\"],\"modes\":[\"full\",\"resumed\""
+#if defined(MBEDTLS_SSL_TLS1_3_KEY_EXCHANGE_MODE_PSK_EPHEMERAL_ENABLED)
+           ",\"psk\""
+#endif
+           "],\"mtls\":true}";
 #endif
     return "{\"tls\":[\"1.2\"],\"groups\":[\"x25519\",\"p-256\",\"p-384\"],"
            "\"suites\":[\"aes128gcm\",\"chacha20\"],\"modes\":[\"full\",\"resumed\"],\"mtls\":true}";
@@ -117,6 +121,13 @@ static void *mbed_setup(const struct sp_config *cfg, char *err, size_t errlen)
     }
     st.curves[1] = MBEDTLS_ECP_DP_NONE;
     st.groups[1] = 0;
+    /* TLS 1.2: the supported groups also bound the curve of an ECDSA certificate (the server's, and
+     * the client's own under mutual TLS), so P-256 follows the configured group; the server takes
+     * the client's first shared group for ECDHE. TLS 1.3 keeps one group: one key share. */
+    if (cfg->tls == 12 && st.groups[0] != 23) {
+        st.curves[1] = MBEDTLS_ECP_DP_SECP256R1, st.groups[1] = 23;
+        st.curves[2] = MBEDTLS_ECP_DP_NONE, st.groups[2] = 0;
+    }
 #if MBEDTLS_VERSION_MAJOR >= 3
     if (cfg->tls == 13 && strcmp(cfg->suite, "aes128gcm") == 0) {
         st.suites[0] = MBEDTLS_TLS1_3_AES_128_GCM_SHA256;
@@ -181,6 +192,18 @@ static void *mbed_setup(const struct sp_config *cfg, char *err, size_t errlen)
     /* 3.6 clients drop TLS 1.3 tickets unless asked to hand them over (needed for resumption) */
     mbedtls_ssl_conf_tls13_enable_signal_new_session_tickets(&st.conf,
                                                              MBEDTLS_SSL_TLS1_3_SIGNAL_NEW_SESSION_TICKETS_ENABLED);
+#endif
+#if MBEDTLS_VERSION_MAJOR >= 3 && defined(MBEDTLS_SSL_TLS1_3_KEY_EXCHANGE_MODE_PSK_EPHEMERAL_ENABLED)
+    /* TLS 1.3 external PSK with an ECDHE share (psk_dhe_ke) only: a server that refuses the PSK fails
+     * the handshake instead of falling back to certificates */
+    if (cfg->psk_len > 0) {
+        if ((rc = mbedtls_ssl_conf_psk(&st.conf, cfg->psk, cfg->psk_len, (const unsigned char *)cfg->psk_identity,
+                                       strlen(cfg->psk_identity))) != 0) {
+            set_err(err, errlen, "setting the PSK", rc);
+            return NULL;
+        }
+        mbedtls_ssl_conf_tls13_key_exchange_modes(&st.conf, MBEDTLS_SSL_TLS1_3_KEY_EXCHANGE_MODE_PSK_EPHEMERAL);
+    }
 #endif
     mbedtls_ssl_session_init(&st.session);
     return &st;

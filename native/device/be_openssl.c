@@ -51,6 +51,29 @@ static int bio_create(BIO *b)
     return 1;
 }
 
+/* TLS 1.3 external PSK: a session holding the key, for the configured suite (its hash, SHA-256 for
+ * both suites, must match the server's PSK); made while the ClientHello is built, inside the count */
+static const struct sp_config *g_cfg;
+
+static int psk_use_session(SSL *ssl, const EVP_MD *md, const unsigned char **id, size_t *idlen, SSL_SESSION **sess)
+{
+    static const unsigned char AES[2] = {0x13, 0x01}, CHACHA[2] = {0x13, 0x03};
+    const SSL_CIPHER *c = SSL_CIPHER_find(ssl, strcmp(g_cfg->suite, "chacha20") == 0 ? CHACHA : AES);
+    *sess = NULL;
+    if (c == NULL || (md != NULL && md != SSL_CIPHER_get_handshake_digest(c)))
+        return 1; /* no PSK for this hash: a full handshake */
+    SSL_SESSION *s = SSL_SESSION_new();
+    if (s == NULL || !SSL_SESSION_set1_master_key(s, g_cfg->psk, g_cfg->psk_len) || !SSL_SESSION_set_cipher(s, c) ||
+        !SSL_SESSION_set_protocol_version(s, TLS1_3_VERSION)) {
+        SSL_SESSION_free(s);
+        return 0;
+    }
+    *sess = s;
+    *id = (const unsigned char *)g_cfg->psk_identity;
+    *idlen = strlen(g_cfg->psk_identity);
+    return 1;
+}
+
 static const char *ossl_library(void)
 {
     return OPENSSL_VERSION_TEXT;
@@ -59,7 +82,7 @@ static const char *ossl_library(void)
 static const char *ossl_offers(void)
 {
     return "{\"tls\":[\"1.3\",\"1.2\"],\"groups\":[\"x25519\",\"p-256\",\"p-384\"],"
-           "\"suites\":[\"aes128gcm\",\"chacha20\"],\"modes\":[\"full\",\"resumed\"],\"mtls\":true}";
+           "\"suites\":[\"aes128gcm\",\"chacha20\"],\"modes\":[\"full\",\"resumed\",\"psk\"],\"mtls\":true}";
 }
 
 static void set_err(char *err, size_t errlen, const char *what)
@@ -130,6 +153,9 @@ static void *ossl_setup(const struct sp_config *cfg, char *err, size_t errlen)
         return NULL;
     }
     SSL_CTX_set_verify(st.ctx, SSL_VERIFY_PEER, NULL);
+    g_cfg = cfg;
+    if (cfg->psk_len > 0)
+        SSL_CTX_set_psk_use_session_callback(st.ctx, psk_use_session);
     SSL_CTX_set_session_cache_mode(st.ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
     st.meth = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "secperf record I/O");
     if (st.meth == NULL || !BIO_meth_set_read(st.meth, bio_read) || !BIO_meth_set_write(st.meth, bio_write) ||

@@ -37,6 +37,26 @@ static int cb_send(WOLFSSL *ssl, char *buf, int sz, void *ctx)
     return r > 0 ? (int)r : WOLFSSL_CBIO_ERR_CONN_CLOSE;
 }
 
+#ifndef NO_PSK
+/* TLS 1.3 external PSK (psk_dhe_ke: wolfSSL still sends the key share of the one group set) */
+static const struct sp_config *g_cfg;
+
+static unsigned int psk_client13(WOLFSSL *ssl, const char *hint, char *identity, unsigned int id_max,
+                                 unsigned char *key, unsigned int key_max, const char **suite)
+{
+    (void)ssl, (void)hint;
+    if (strlen(g_cfg->psk_identity) >= id_max || g_cfg->psk_len > key_max)
+        return 0;
+    strcpy(identity, g_cfg->psk_identity);
+    memcpy(key, g_cfg->psk, g_cfg->psk_len);
+    *suite = strcmp(g_cfg->suite, "chacha20") == 0 ? "TLS13-CHACHA20-POLY1305-SHA256" : "TLS13-AES128-GCM-SHA256";
+    return (unsigned int)g_cfg->psk_len;
+}
+#define SP_WOLF_MODES "[\"full\",\"resumed\",\"psk\"]"
+#else
+#define SP_WOLF_MODES "[\"full\",\"resumed\"]"
+#endif
+
 static const char *wolf_library(void)
 {
     return "wolfSSL " LIBWOLFSSL_VERSION_STRING;
@@ -45,7 +65,7 @@ static const char *wolf_library(void)
 static const char *wolf_offers(void)
 {
     return "{\"tls\":[\"1.3\",\"1.2\"],\"groups\":[\"x25519\",\"p-256\",\"p-384\"],"
-           "\"suites\":[\"aes128gcm\",\"chacha20\"],\"modes\":[\"full\",\"resumed\"],\"mtls\":true}";
+           "\"suites\":[\"aes128gcm\",\"chacha20\"],\"modes\":" SP_WOLF_MODES ",\"mtls\":true}";
 }
 
 static void set_err(char *err, size_t errlen, const char *what, int code)
@@ -104,6 +124,11 @@ static void *wolf_setup(const struct sp_config *cfg, char *err, size_t errlen)
         }
     }
     wolfSSL_CTX_set_verify(st.ctx, WOLFSSL_VERIFY_PEER, NULL);
+#ifndef NO_PSK
+    g_cfg = cfg;
+    if (cfg->psk_len > 0 && cfg->tls == 13)
+        wolfSSL_CTX_set_psk_client_tls13_callback(st.ctx, psk_client13);
+#endif
     wolfSSL_CTX_SetIORecv(st.ctx, cb_recv);
     wolfSSL_CTX_SetIOSend(st.ctx, cb_send);
     if ((rc = wolfSSL_CTX_set_cipher_list(st.ctx, st.ciphers)) != WOLFSSL_SUCCESS) {
@@ -126,6 +151,14 @@ static int wolf_prepare(void *p, struct sp_recio *io, char *err, size_t errlen)
     int rc;
     if ((rc = wolfSSL_UseSupportedCurve(st->ssl, (word16)st->group_id)) != WOLFSSL_SUCCESS) {
         set_err(err, errlen, "setting the group", rc);
+        return -1;
+    }
+    /* TLS 1.2: the supported groups also bound an ECDSA certificate's curve (the server's, and the
+     * client's own under mutual TLS), so P-256 follows the configured group (the server takes the
+     * client's first shared group for ECDHE); TLS 1.3 keeps one group: one key share */
+    if (st->cfg->tls == 12 && st->group_id != WOLFSSL_ECC_SECP256R1 &&
+        (rc = wolfSSL_UseSupportedCurve(st->ssl, WOLFSSL_ECC_SECP256R1)) != WOLFSSL_SUCCESS) {
+        set_err(err, errlen, "adding P-256 to the groups", rc);
         return -1;
     }
     if (st->cfg->tls == 13) {

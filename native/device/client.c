@@ -27,7 +27,8 @@
 static void usage(void)
 {
     fprintf(stderr, "usage: sp-device-%s --port N --ca FILE [--host ADDR] [--tls 13|12] [--group G] [--suite S]\n"
-                    "       [--n N] [--resume] [--cert F --key F] [--no-record-marks] [--no-app] [--timeout S]\n"
+                    "       [--n N] [--resume] [--cert F --key F] [--psk-file F] [--no-record-marks] [--no-app]\n"
+                    "       [--timeout S]\n"
                     "       | --offers | --crypto OP [--n N] | --crypto-ops\n", sp_backend.name);
 }
 
@@ -43,6 +44,31 @@ static void json_str(const char *s)
             putchar(*s);
     }
     putchar('"');
+}
+
+/* --psk-file: the identity on the first line, the key in hex on the second (a private file the
+ * caller wrote with mode 0600; the key never appears on a command line of the client) */
+static int read_psk(const char *path, struct sp_config *cfg)
+{
+    FILE *f = fopen(path, "r");
+    char id[sizeof cfg->psk_identity + 2] = "", hex[2 * sizeof cfg->psk + 2] = "";
+    int ok = f != NULL && fgets(id, sizeof id, f) != NULL && fgets(hex, sizeof hex, f) != NULL;
+    if (f != NULL)
+        fclose(f);
+    id[strcspn(id, "\r\n")] = '\0';
+    hex[strcspn(hex, "\r\n")] = '\0';
+    size_t n = strlen(hex);
+    if (!ok || id[0] == '\0' || strlen(id) >= sizeof cfg->psk_identity || n == 0 || n % 2 || n / 2 > sizeof cfg->psk)
+        return -1;
+    for (size_t i = 0; i < n / 2; i++) {
+        unsigned v;
+        if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+            return -1;
+        cfg->psk[i] = (unsigned char)v;
+    }
+    snprintf(cfg->psk_identity, sizeof cfg->psk_identity, "%s", id);
+    cfg->psk_len = n / 2;
+    return 0;
 }
 
 static int dial(const struct sp_config *cfg)
@@ -176,6 +202,12 @@ int main(int argc, char **argv)
         else if (ARG("--n")) cfg.n = atoi(v);
         else if (ARG("--timeout")) cfg.timeout_s = atoi(v);
         else if (ARG("--crypto")) crypto = v;
+        else if (ARG("--psk-file")) {
+            if (read_psk(v, &cfg) != 0) {
+                printf("{\"error\":\"--psk-file: expected an identity line and a hex key line (at most 64 bytes)\"}\n");
+                return 2;
+            }
+        }
         else if (strcmp(a, "--resume") == 0) cfg.resume = 1;
         else if (strcmp(a, "--no-record-marks") == 0) cfg.marks = 0;
         else if (strcmp(a, "--no-app") == 0) cfg.app = 0;

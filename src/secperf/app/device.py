@@ -10,7 +10,8 @@ from ..core.errors import InputError
 from .runner import Output, Phase, measure_and_write
 
 DEFAULTS = {"device": "cortex-a9-400", "stack": "wolfssl", "tls": "1.3", "group": "x25519,p-256",
-            "suite": "aes128gcm,chacha20", "mode": "full", "server_cert": "rsa-2048", "n": 5, "warmup": 2}
+            "suite": "aes128gcm,chacha20", "mode": "full", "server_cert": "rsa-2048", "client_cert": "none", "n": 5,
+            "warmup": 2}
 
 
 @dataclass
@@ -22,6 +23,7 @@ class HandshakeOptions:
     suite: str = DEFAULTS["suite"]
     mode: str = DEFAULTS["mode"]
     server_cert: str = DEFAULTS["server_cert"]
+    client_cert: str = DEFAULTS["client_cert"]
     n: int = DEFAULTS["n"]
     warmup: int = DEFAULTS["warmup"]
 
@@ -39,23 +41,26 @@ def handshake_phase(opts: HandshakeOptions) -> tuple[Phase, dict]:
     from ..measure import device as D
     from ..measure.device_build import ensure_built
     _check_counts(opts.n, opts.warmup)
-    configs = D.plan(opts.device, opts.stack, opts.tls, opts.group, opts.suite, opts.mode, opts.server_cert)
+    configs = D.plan(opts.device, opts.stack, opts.tls, opts.group, opts.suite, opts.mode, opts.server_cert,
+                     opts.client_cert)
     target = D.target_for(D.check_device(opts.device))
     builds = {s: ensure_built(s, target) for s in dict.fromkeys(c.stack for c in configs)}
     for c in configs:  # every combination checked before anything runs
         D.check_offers(c, builds[c.stack])
     params = {"device": opts.device, "stacks": list(builds), "tls": opts.tls, "groups": opts.group,
-              "suites": opts.suite, "modes": opts.mode, "server_cert": opts.server_cert, "n": opts.n,
+              "suites": opts.suite, "modes": opts.mode, "server_cert": opts.server_cert,
+              "client_cert": opts.client_cert, "n": opts.n,
               "warmup": opts.warmup, "libraries": {s: b.library for s, b in builds.items()}}
 
     def runner(items, doc, run, progress):
-        servers: dict[str, D.Server] = {}
+        servers: dict[tuple, D.Server] = {}
         try:
             for i, cfg in enumerate(items):
                 progress("start", cfg, i, len(items), None)
-                if cfg.server_cert not in servers:
-                    servers[cfg.server_cert] = D.Server(cfg.server_cert).__enter__()
-                for s in D.measure_config(cfg, opts.n, opts.warmup, builds[cfg.stack], servers[cfg.server_cert]):
+                sk = (cfg.server_cert, cfg.client_cert)
+                if sk not in servers:
+                    servers[sk] = D.Server(*sk).__enter__()
+                for s in D.measure_config(cfg, opts.n, opts.warmup, builds[cfg.stack], servers[sk]):
                     doc["series"].append(s)
                 run.save(doc)
                 progress("done", cfg, i, len(items), None)

@@ -19,6 +19,7 @@ Milliseconds are DERIVED, never measured: instructions x the core's CPI range / 
 from __future__ import annotations
 
 import json
+import secrets
 import statistics
 import subprocess
 import tempfile
@@ -36,8 +37,9 @@ GROUPS = ("x25519", "p-256", "p-384")
 SUITES = {"aes128gcm": "aes128gcm", "aes-128-gcm": "aes128gcm", "chacha20": "chacha20",
           "chacha20-poly1305": "chacha20"}
 TLS_VERSIONS = {"1.3": "1.3", "13": "1.3", "tls1.3": "1.3", "1.2": "1.2", "12": "1.2", "tls1.2": "1.2"}
-MODES = ("full", "resumed")
+MODES = ("full", "resumed", "psk")
 SERVER_CERTS = ("rsa-2048", "ecdsa-p256")
+CLIENT_CERTS = ("none", "ecdsa-p256", "rsa-2048")   # mutual TLS: the client's certificate (lab client CA)
 RUN_TIMEOUT_S = 120
 TIMER = {"name": "guest instructions per handshake",
          "start": "client about to call the library's handshake function (marker HS_BEGIN)",
@@ -54,10 +56,12 @@ class Config:
     suite: str
     mode: str
     server_cert: str
+    client_cert: str = "none"
 
     @property
     def key(self) -> str:
-        return f"{self.stack}/tls{self.tls}/{self.group}/{self.suite}/{self.mode}/{self.server_cert}"
+        mtls = "" if self.client_cert == "none" else f"/client-{self.client_cert}"
+        return f"{self.stack}/tls{self.tls}/{self.group}/{self.suite}/{self.mode}/{self.server_cert}{mtls}"
 
 
 def _split(value, what: str, known, aliases: dict | None = None) -> list[str]:
@@ -112,7 +116,8 @@ def check_stacks(value, dev: Core | None = None) -> list[str]:
     return stacks
 
 
-def plan(device: str, stacks, tls, groups, suites, modes="full", server_certs="rsa-2048") -> list[Config]:
+def plan(device: str, stacks, tls, groups, suites, modes="full", server_certs="rsa-2048",
+         client_certs="none") -> list[Config]:
     """The configurations to run, with every name checked (InputError names what is known)."""
     dev = check_device(device)
     stacks = check_stacks(stacks, dev)
@@ -122,9 +127,12 @@ def plan(device: str, stacks, tls, groups, suites, modes="full", server_certs="r
     suites = _split(suites, "suite", tuple(SUITES), SUITES)
     modes = _split(modes, "mode", MODES)
     certs = _split(server_certs, "server-cert", SERVER_CERTS)
+    ccerts = _split(client_certs, "client-cert", CLIENT_CERTS)
+    if "psk" in modes and "1.2" in tls_l:
+        raise InputError("--mode psk: an external PSK is a TLS 1.3 mode here; use --tls 1.3")
     target_for(dev)
-    return [Config(device, s, t, g, su, m, c) for s in stacks for t in tls_l for g in groups for su in suites
-            for m in modes for c in certs]
+    return [Config(device, s, t, g, su, m, c, cc) for s in stacks for t in tls_l for g in groups for su in suites
+            for m in modes for c in certs for cc in ccerts]
 
 
 def check_offers(cfg: Config, build: Build) -> None:
@@ -140,23 +148,41 @@ def check_offers(cfg: Config, build: Build) -> None:
         raise InputError(f"--suite {cfg.suite}: {what} offers {', '.join(off.get('suites', ()))}")
     if cfg.mode not in off.get("modes", ()):
         raise InputError(f"--mode {cfg.mode}: {what} offers {', '.join(off.get('modes', ()))}")
+    if cfg.client_cert != "none" and not off.get("mtls"):
+        raise InputError(f"--client-cert {cfg.client_cert}: {what} has no client certificates")
 
 
 class Server:
-    """`openssl s_server` on loopback for one server certificate type (lab/services.SServer)."""
+    """`openssl s_server` on loopback for one server certificate type (lab/services.SServer), asking
+    for a client certificate of the lab client CA when client_cert is not "none", and holding a TLS 1.3
+    external PSK made for this server (32 random bytes): s_server takes it on its command line (a
+    loopback lab server of one run, never logged); the guest client reads it from a private file."""
 
-    def __init__(self, cert_type: str):
+    PSK_IDENTITY = "secperf-device"
+
+    def __init__(self, cert_type: str, client_cert: str = "none"):
+        from ..core.paths import private_dir, write_private
         from ..lab.pki import LabPKI
         from ..lab.services import SServer
-        self.certs = LabPKI().ensure().server(cert_type)
-        self.svc = SServer(self.certs)
+        pki = LabPKI().ensure()
+        self.certs = pki.server(cert_type)
+        self.client = None if client_cert == "none" else pki.client(client_cert)
+        psk = secrets.token_hex(32)
+        self._tmp = tempfile.TemporaryDirectory(prefix="secperf-device-psk-")
+        self.psk_file = Path(private_dir(Path(self._tmp.name))) / "psk"
+        write_private(self.psk_file, f"{self.PSK_IDENTITY}\n{psk}\n".encode())
+        self.svc = SServer(self.certs, args=["-psk", psk, "-psk_identity", self.PSK_IDENTITY],
+                           client_ca=self.client.ca if self.client else None)
 
     def __enter__(self) -> "Server":
         self.svc.start()
         return self
 
     def __exit__(self, *exc) -> None:
-        self.svc.stop()
+        try:
+            self.svc.stop()
+        finally:
+            self._tmp.cleanup()
 
     @property
     def port(self) -> int:
@@ -164,7 +190,8 @@ class Server:
 
 
 def run_client(build: Build, dev: Core, cfg: Config, port: int, ca: Path, n: int, *, marks: bool = True,
-               app: bool = True, work: Path | None = None) -> tuple[list[dict], list[A.Event], int]:
+               app: bool = True, work: Path | None = None, server: Server | None = None
+               ) -> tuple[list[dict], list[A.Event], int]:
     """One guest process making n connections: its JSON lines, the plugin's events, total count."""
     tmp = Path(work or tempfile.mkdtemp(prefix="secperf-device-"))
     ev = tmp / f"events-{abs(hash((cfg, marks, n))) % 10**8}.txt"
@@ -173,6 +200,10 @@ def run_client(build: Build, dev: Core, cfg: Config, port: int, ca: Path, n: int
             "--group", cfg.group, "--suite", cfg.suite, "--n", str(n)]
     if cfg.mode == "resumed":
         argv.append("--resume")
+    if cfg.mode == "psk" and server is not None:
+        argv += ["--psk-file", str(server.psk_file)]
+    if cfg.client_cert != "none" and server is not None and server.client is not None:
+        argv += ["--cert", str(server.client.cert), "--key", str(server.client.key)]
     if not marks:
         argv.append("--no-record-marks")
     if not app:
@@ -203,6 +234,7 @@ def run_client(build: Build, dev: Core, cfg: Config, port: int, ca: Path, n: int
 def _labels(cfg: Config, dev: Core, build: Build, phase: str) -> dict:
     return {"device": cfg.device, "stack": cfg.stack, "library": build.library, "tls": cfg.tls,
             "group": cfg.group, "suite": cfg.suite, "mode": cfg.mode, "server_cert": cfg.server_cert,
+            "client_cert": cfg.client_cert,
             "phase": phase, "qemu_cpu": qemu_cpu(dev, build), "core_profile": dev.profile,
             "build_target": build.target, "build": build.build_note,
             "server": "openssl s_server (host, loopback)"}
@@ -278,19 +310,27 @@ def measure_config(cfg: Config, n: int, warmup: int, build: Build | None = None,
     prime = 1 if cfg.mode == "resumed" else 0   # a full handshake that obtains the ticket
     total_n = prime + 1 + warmup + n
     own = server is None
-    srv = server or Server(cfg.server_cert).__enter__()
+    srv = server or Server(cfg.server_cert, cfg.client_cert).__enter__()
     try:
-        conns, events, _ = run_client(build, dev, cfg, srv.port, srv.certs.ca, total_n)
+        conns, events, _ = run_client(build, dev, cfg, srv.port, srv.certs.ca, total_n, server=srv)
     finally:
         if own:
             srv.__exit__(None, None, None)
     by = {c["conn"]: c for c in conns}
-    hss = A.handshakes(events, conns, cfg.tls)
+    mtls = cfg.client_cert != "none"
+    hss = A.handshakes(events, conns, cfg.tls, mtls, psk=cfg.mode == "psk")
     failures = [f"handshake {c['conn']}: {c.get('stage')}: {c.get('error')}" for c in conns if not c.get("ok")]
     if cfg.mode == "resumed":
         failures += [f"handshake {h.index}: the session was not resumed" for h in hss
                      if h.index >= prime and not by.get(h.index, {}).get("resumed")]
-    ok = [h for h in hss if h.ok and by.get(h.index, {}).get("ok")
+    # a PSK handshake authenticates by the key: a server Certificate means the PSK was refused
+    psk_refused = {h.index for h in hss if cfg.mode == "psk" and
+                   any(m["dir"] == "received" and m["message"] == "Certificate" for m in h.messages)}
+    failures += [f"handshake {i}: the server refused the PSK (it sent a certificate)" for i in sorted(psk_refused)]
+    if mtls:
+        failures += [f"handshake {h.index}: no client Certificate was sent" for h in hss if h.ok and not any(
+            m["dir"] == "sent" and m["message"] == "Certificate" for m in h.messages)]
+    ok = [h for h in hss if h.ok and by.get(h.index, {}).get("ok") and h.index not in psk_refused
           and (cfg.mode != "resumed" or by[h.index].get("resumed"))]
     cold = [h for h in ok if h.index == prime]
     warm = [h for h in ok if h.index >= prime + 1 + warmup]

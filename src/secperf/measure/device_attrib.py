@@ -161,6 +161,8 @@ def attribute(events: list[Event], tls: str, resumed: bool, mtls: bool = False) 
             else:
                 table, state = MBEDTLS_STATES, e.a2
             owner = table.get(state, ("sent", f"state {state}"))
+            if mtls and table is MBEDTLS3_TLS13 and state == 5:  # asked for a certificate: the state reads its request
+                owner = ("received", "CertificateRequest")
             if owner is None:  # flush and wrap-up steps: part of the message before
                 continue
             if pending is not None:  # that step's write never came: it was silent after all
@@ -243,8 +245,9 @@ def partition(bounds: list[tuple[int, tuple]], end: int) -> list[dict]:
     return rows
 
 
-def handshakes(events: list[Event], conns: list[dict], tls: str, mtls: bool = False) -> list[Handshake]:
-    """One Handshake per HS_BEGIN..HS_END window, matched with the client's JSON line for it."""
+def handshakes(events: list[Event], conns: list[dict], tls: str, mtls: bool = False, psk: bool = False) -> list[Handshake]:
+    """One Handshake per HS_BEGIN..HS_END window, matched with the client's JSON line for it. A PSK
+    handshake's encrypted flight is named as a resumed one's (no certificate, no signature)."""
     out: list[Handshake] = []
     by_index = {c["conn"]: c for c in conns}
     i = 0
@@ -258,7 +261,7 @@ def handshakes(events: list[Event], conns: list[dict], tls: str, mtls: bool = Fa
                 break
             window = events[i:j + 1]
             conn = by_index.get(e.a2, {})
-            bounds, end = attribute(window, tls, bool(conn.get("resumed")), mtls)
+            bounds, end = attribute(window, tls, psk or bool(conn.get("resumed")), mtls and not psk)
             hs = Handshake(index=e.a2, ok=bool(events[j].a2), instructions=events[j].count - e.count,
                            messages=partition(bounds, end))
             hs.records_in = sum(1 for x in window if x.kind == "M" and x.a1 == RECV_BEGIN)

@@ -327,9 +327,11 @@ def from_device(doc: dict, core, base: CostTable | None = None, where: str = "--
             t.party_ops[("client", DEVICE_OPS[lab["op"]])] = Figure(
                 us, f"run {doc['run_id']} series {s['id']} ({lab.get('library', lab.get('stack'))}): {rule}")
             used += 1
-        elif s.get("kind") == "device" and lab.get("phase") == "warm" and lab.get("group") in DEVICE_GROUPS:
-            key = scenario_key(f"tls{lab.get('tls')}", "resumed" if lab.get("mode") == "resumed" else "full",
-                               "software")
+        elif s.get("kind") == "device" and lab.get("phase") == "warm" and lab.get("group") in DEVICE_GROUPS \
+                and lab.get("client_cert", "none") == "none":   # a mutual-TLS row is another scenario
+            # the device's external PSK mode is psk_dhe_ke (a key share with the PSK)
+            hs = {"resumed": "resumed", "psk": "psk-dhe"}.get(lab.get("mode"), "full")
+            key = scenario_key(f"tls{lab.get('tls')}", hs, "software")
             # one row per protocol and handshake: the model's default configuration (x25519, AES-GCM) first
             rank = (lab["group"] == "x25519") + (lab.get("suite") == "aes128gcm")
             if key in t.measured and t.measured[key].get("rank", -1) >= rank:

@@ -149,9 +149,16 @@ def connect_settings(scn: dict) -> dict | None:
     if unknown:
         raise ScenarioError(f"scenario {scn.get('name', '?')}: [connect] has unknown keys {sorted(unknown)}; "
                             f"allowed: {', '.join(sorted(allowed))}")
-    return {"protocols": list(sec.get("protocols", ["https", "mqtt", "coap"])),
-            "keys": list(sec.get("keys", ["software", "se:iot-safe-sim"])),
-            "handshakes": list(sec.get("handshakes", ["full", "resumed"])),
+    lists = {"protocols": ["https", "mqtt", "coap"], "keys": ["software", "se:iot-safe-sim"],
+             "handshakes": ["full", "resumed"]}
+    for field, default in lists.items():
+        v = sec.get(field, default)
+        if not isinstance(v, list) or not v or not all(isinstance(x, str) and x.strip() for x in v):
+            raise ScenarioError(f"scenario {scn.get('name', '?')}: [connect] {field} must be a non-empty list of "
+                                f"names, e.g. {default!r}")
+    return {"protocols": list(sec.get("protocols", lists["protocols"])),
+            "keys": list(sec.get("keys", lists["keys"])),
+            "handshakes": list(sec.get("handshakes", lists["handshakes"])),
             "n": int(sec.get("n", 10)), "warmup": int(sec.get("warmup", 1)),
             "networks": networks_setting(scn, "connect"), "key_sessions": key_sessions_setting(scn, "connect")}
 

@@ -31,8 +31,11 @@ def add_arguments(p) -> None:
     hs.add_argument("--tls", default=DEFAULTS["tls"], help="1.3, 1.2 (comma list; default 1.3)")
     hs.add_argument("--group", default=DEFAULTS["group"], help=f"x25519, p-256, p-384 (default {DEFAULTS['group']})")
     hs.add_argument("--suite", default=DEFAULTS["suite"], help=f"aes128gcm, chacha20 (default {DEFAULTS['suite']})")
-    hs.add_argument("--mode", default=DEFAULTS["mode"], help="full, resumed (comma list; default full)")
+    hs.add_argument("--mode", default=DEFAULTS["mode"], help="full, resumed (ticket), psk (TLS 1.3 external PSK "
+                    "with an ECDHE share); comma list; default full")
     hs.add_argument("--server-cert", default=DEFAULTS["server_cert"], help="rsa-2048, ecdsa-p256 (default rsa-2048)")
+    hs.add_argument("--client-cert", default=DEFAULTS["client_cert"], help="mutual TLS: none, ecdsa-p256, rsa-2048 "
+                    "(a certificate of the lab client CA; default none)")
     hs.add_argument("--n", type=count(1000), default=DEFAULTS["n"], help="warm handshakes per configuration (default 5)")
     hs.add_argument("--warmup", type=count(100, lo=0), default=DEFAULTS["warmup"],
                     help="handshakes between the cold one and the warm ones, not summarised (default 2)")
@@ -61,7 +64,8 @@ def run(args) -> int:
     from ..app import device as app
     if args.device_cmd == "handshake":
         opts = app.HandshakeOptions(device=args.device, stack=args.stack, tls=args.tls, group=args.group,
-                                    suite=args.suite, mode=args.mode, server_cert=args.server_cert, n=args.n,
+                                    suite=args.suite, mode=args.mode, server_cert=args.server_cert,
+                                    client_cert=args.client_cert, n=args.n,
                                     warmup=args.warmup)
         return app.run_handshakes(opts, _output(args))
     if args.device_cmd == "crypto":
