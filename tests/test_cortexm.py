@@ -33,6 +33,20 @@ def test_counts_grow_with_length_and_chaskey_is_cheaper_than_aes_cmac(table):
             assert by[("chaskey", n)] < by[("aes-128-cmac", n)], (tname, n)
 
 
+def test_each_mac_has_its_code_size_and_painted_stack(table):
+    """Footprint next to speed: every MAC row carries the stack its tag computation wrote (painted,
+    the empty region's depth subtracted) and every MAC its code size; Chaskey's state is four words,
+    SHA-256's message schedule alone is 64, so HMAC-SHA256 goes deeper than Chaskey."""
+    for tname, t in table["targets"].items():
+        rows = [r for r in t["rows"] if r["op"] == "mac"]
+        assert all(0 < r["stack_bytes"] < 3 * 1024 for r in rows), (tname, rows)
+        deepest = {mac: max(r["stack_bytes"] for r in rows if r["mac"] == mac) for mac in C.MACS}
+        assert deepest["hmac-sha256"] > deepest["chaskey"] + 64 * 4 // 2, (tname, deepest)
+        assert set(t["code"]) == set(C.MACS)
+        assert all(c["text"] > 0 for c in t["code"].values())
+        assert t["code"]["chaskey"] == t["code"]["chaskey-12"]   # one source, two round counts
+
+
 def test_m0_needs_more_instructions_than_m3_for_the_same_code(table):
     m0 = {(r["mac"], r["bytes"]): r["instructions"] for r in table["targets"]["m0"]["rows"] if r["op"] == "mac"}
     m3 = {(r["mac"], r["bytes"]): r["instructions"] for r in table["targets"]["m3"]["rows"] if r["op"] == "mac"}

@@ -301,6 +301,8 @@ def test_mbedtls_primitive_counts_include_macs(tmp_path):
     assert set(rows) == {"x25519-keygen", "aes-128-cmac-64", "hmac-sha256-64"}
     for s in rows.values():
         assert s["status"] == "ok" and s["derived"]["instructions_median"] > 0
+        # the operation's painted stack: some bytes, far from the 256 KiB painted
+        assert 16 < s["derived"]["stack_bytes_max"] < 64 * 1024
     # a 64-byte CMAC is four AES blocks plus the subkey work; X25519 is a whole scalar multiplication
     assert rows["x25519-keygen"]["derived"]["instructions_median"] > 50 * rows["aes-128-cmac-64"]["derived"]["instructions_median"]
 

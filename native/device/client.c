@@ -23,6 +23,7 @@
 
 #include "backend.h"
 #include "marker.h"
+#include "stackpaint.h"
 
 static void usage(void)
 {
@@ -89,33 +90,6 @@ static int dial(const struct sp_config *cfg)
     return fd;
 }
 
-/* Worst-case stack of a handshake, measured by painting: before the handshake a function with a
- * large frame fills that frame (which lies below the caller's stack pointer, where the handshake's
- * frames will go) with a pattern; after it a function with the same frame finds the deepest word
- * the handshake overwrote. Both run outside the HS markers, so the counts do not include them.
- * Resolution: one word; a handshake deeper than the painted region reports the region's size. */
-#define SP_PAINT_WORDS (256u * 1024u / 4u)
-#define SP_PAINT 0xa5c35a3cu
-
-static __attribute__((noinline)) void stack_paint(void)
-{
-    volatile uint32_t frame[SP_PAINT_WORDS] __attribute__((unused));
-    for (size_t i = 0; i < SP_PAINT_WORDS; i++)
-        frame[i] = SP_PAINT;
-}
-
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-static __attribute__((noinline)) size_t stack_used(void)
-{
-    volatile uint32_t frame[SP_PAINT_WORDS];   /* same place as stack_paint's: read, never written */
-    size_t i = 0;
-    while (i < SP_PAINT_WORDS && frame[i] == SP_PAINT)
-        i++;
-    return (SP_PAINT_WORDS - i) * 4u;
-}
-#pragma GCC diagnostic pop
 
 static int run_connections(const struct sp_config *cfg)
 {
@@ -144,11 +118,11 @@ static int run_connections(const struct sp_config *cfg)
             stage = "prepare";
             if (sp_backend.prepare(st, &io, err, sizeof err) == 0) {
                 stage = "handshake";
-                stack_paint();
+                sp_stack_paint();
                 sp_mark(SP_MARK_HS_BEGIN, (unsigned)i);
                 int rc = sp_backend.handshake(st, err, sizeof err);
                 sp_mark(SP_MARK_HS_END, rc == 0);
-                stack_bytes = stack_used();
+                stack_bytes = sp_stack_used();
                 if (rc == 0 && cfg->app) {
                     stage = "app";
                     sp_mark(SP_MARK_APP_BEGIN, (unsigned)i);
@@ -227,7 +201,7 @@ int main(int argc, char **argv)
         int rc = st ? sp_backend.crypto(st, crypto, cfg.n, err, sizeof err) : 2;
         printf("{\"crypto\":");
         json_str(crypto);
-        printf(",\"ok\":%d,\"n\":%d,\"error\":", rc == 0, cfg.n);
+        printf(",\"ok\":%d,\"n\":%d,\"stack_bytes\":%zu,\"error\":", rc == 0, cfg.n, sp_op_stack_max);
         json_str(err);
         printf("}\n");
         return rc;

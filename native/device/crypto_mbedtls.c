@@ -24,6 +24,7 @@
 
 #include "crypto_mbedtls.h"
 #include "marker.h"
+#include "stackpaint.h"
 
 #define MSG 1024
 static const char *const OPS[] = {"x25519-keygen", "x25519-derive", "p256-keygen", "p256-derive",
@@ -77,12 +78,14 @@ static int run_mac(int kind, unsigned n, int reps, char *err, size_t errlen)
     for (int r = 0; r < reps && rc == 0; r++) {
         if (r > 0)
             rc = kind == 1 ? mbedtls_cipher_cmac_reset(&cm) : mbedtls_md_hmac_reset(&md);
+        SP_OP_STACK_BEGIN();
         sp_mark(SP_MARK_OP_BEGIN, id);
         if (kind == 1)
             rc |= mbedtls_cipher_cmac_update(&cm, in, n) | mbedtls_cipher_cmac_finish(&cm, tag);
         else
             rc |= mbedtls_md_hmac_update(&md, in, n) | mbedtls_md_hmac_finish(&md, tag);
         sp_mark(SP_MARK_OP_END, id);
+        SP_OP_STACK_END();
     }
     mbedtls_cipher_free(&cm);
     mbedtls_md_free(&md);
@@ -150,6 +153,7 @@ int sp_mbedcrypto_op(void *st, const char *op, int reps, char *err, size_t errle
             mbedtls_ecp_group_init(&fresh);
             rc = rc || mbedtls_ecp_group_load(&fresh, grp.id);
         }
+        SP_OP_STACK_BEGIN();
         sp_mark(SP_MARK_OP_BEGIN, id);
         switch (id) {
         case 0: case 2: rc = mbedtls_ecp_gen_keypair(&fresh, &dp, &Qp, mbedtls_ctr_drbg_random, &drbg); break;
@@ -162,6 +166,7 @@ int sp_mbedcrypto_op(void *st, const char *op, int reps, char *err, size_t errle
         case 8: rc = mbedtls_sha256_ret(in, MSG, hash, 0); break;
         }
         sp_mark(SP_MARK_OP_END, id);
+        SP_OP_STACK_END();
     }
     mbedtls_gcm_free(&gcm);
     mbedtls_chachapoly_free(&cp);

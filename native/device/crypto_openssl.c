@@ -15,6 +15,7 @@
 
 #include "crypto_openssl.h"
 #include "marker.h"
+#include "stackpaint.h"
 
 #define MSG 1024
 static const char *const OPS[] = {"x25519-keygen", "x25519-derive", "p256-keygen", "p256-derive",
@@ -83,9 +84,11 @@ static int run_mac(const char *op, int reps, char *err, size_t errlen)
     for (int r = 0; r < reps && ok; r++) {
         EVP_MAC_CTX *c = EVP_MAC_CTX_dup(c0);
         size_t tl = 0;
+        SP_OP_STACK_BEGIN();
         sp_mark(SP_MARK_OP_BEGIN, cmac ? 101u : 102u);
         ok = c != NULL && EVP_MAC_update(c, in, n) && EVP_MAC_final(c, hash, &tl, sizeof hash);
         sp_mark(SP_MARK_OP_END, cmac ? 101u : 102u);
+        SP_OP_STACK_END();
         EVP_MAC_CTX_free(c);
     }
     EVP_MAC_CTX_free(c0);
@@ -133,6 +136,7 @@ int sp_openssl_op(void *st, const char *op, int reps, char *err, size_t errlen)
             EVP_PKEY_free(peer);
             ok = (peer = keygen(1)) != NULL;
         }
+        SP_OP_STACK_BEGIN();
         sp_mark(SP_MARK_OP_BEGIN, id);
         switch (id) {
         case 0: case 2: EVP_PKEY_free(k); ok = (k = keygen(ec)) != NULL; break;
@@ -154,6 +158,7 @@ int sp_openssl_op(void *st, const char *op, int reps, char *err, size_t errlen)
         case 8: ok = EVP_Digest(in, MSG, hash, NULL, EVP_sha256(), NULL); break;
         }
         sp_mark(SP_MARK_OP_END, id);
+        SP_OP_STACK_END();
     }
     EVP_PKEY_free(own);
     EVP_PKEY_free(peer);

@@ -17,6 +17,7 @@
 
 #include "crypto_wolfssl.h"
 #include "marker.h"
+#include "stackpaint.h"
 
 #define MSG 1024
 static const char *const OPS[] = {"x25519-keygen", "x25519-derive", "p256-keygen", "p256-derive",
@@ -69,12 +70,14 @@ static int run_mac(int kind, unsigned n, int reps, char *err, size_t errlen)
             memcpy(&cmac, &cmac0, sizeof cmac);
         else
             memcpy(&hmac, &hmac0, sizeof hmac);
+        SP_OP_STACK_BEGIN();
         sp_mark(SP_MARK_OP_BEGIN, id);
         if (kind == 1)
             rc = wc_CmacUpdate(&cmac, in, n) | wc_CmacFinal(&cmac, tag, &tlen);
         else
             rc = wc_HmacUpdate(&hmac, in, n) | wc_HmacFinal(&hmac, hash);
         sp_mark(SP_MARK_OP_END, id);
+        SP_OP_STACK_END();
     }
     if (rc != 0)
         snprintf(err, errlen, "%s over %u bytes failed (%d)", kind == 1 ? "AES-CMAC" : "HMAC-SHA256", n, rc);
@@ -133,6 +136,7 @@ int sp_wolfcrypt_op(void *st, const char *op, int reps, char *err, size_t errlen
             wc_ecc_init(&eb);
             rc = wc_ecc_make_key_ex(&rng, 32, &eb, ECC_SECP256R1);
         }
+        SP_OP_STACK_BEGIN();
         sp_mark(SP_MARK_OP_BEGIN, id);
         switch (id) {
         case 0: wc_curve25519_free(&xa); wc_curve25519_init(&xa); rc = wc_curve25519_make_key(&rng, 32, &xa); break;
@@ -146,6 +150,7 @@ int sp_wolfcrypt_op(void *st, const char *op, int reps, char *err, size_t errlen
         case 8: rc = wc_Sha256Hash(in, MSG, hash); break;
         }
         sp_mark(SP_MARK_OP_END, id);
+        SP_OP_STACK_END();
     }
     wc_curve25519_free(&xa);
     wc_curve25519_free(&xb);

@@ -38,6 +38,9 @@ CFLAGS = ("-mthumb", "-O2", "-std=c11", "-ffreestanding", "-fno-common", "-fno-p
 LDFLAGS = ("-nostdlib",)
 FIRMWARE_SOURCES = ("cortexm/startup.c", "cortexm/bench.c", "cortexm/aes128.c", "cortexm/cmac.c",
                     "cortexm/sha256.c", "chaskey.c")
+# the sources holding each MAC's implementation (its code size: text, data, bss of their objects)
+MAC_SOURCES = {"chaskey": ("chaskey.c",), "chaskey-12": ("chaskey.c",), "aes-128-cmac": ("cortexm/aes128.c", "cortexm/cmac.c"),
+               "hmac-sha256": ("cortexm/sha256.c",)}
 PLUGIN_CFLAGS = ("-O2", "-Wall", "-Wextra", "-shared", "-fPIC", "-fvisibility=hidden")
 RUN_TIMEOUT_S = 120
 
@@ -125,6 +128,24 @@ def build_firmware(target: Target, work: Path) -> tuple[Path, int]:
     return elf, int(m.group(1), 16) & ~1
 
 
+def code_sizes(target: Target, work: Path) -> dict:
+    """{mac: {"text", "data", "bss"}}: the MAC's sources compiled alone for the target with the
+    firmware's flags, sizes from arm-none-eabi-size (read-only data counts as text, as size reports it)."""
+    src = sources_dir()
+    gcc = _tool("arm-none-eabi-gcc", "gcc-arm-none-eabi")
+    size = _tool("arm-none-eabi-size", "binutils-arm-none-eabi")
+    per_file = {}
+    for f in sorted({f for fs in MAC_SOURCES.values() for f in fs}):
+        obj = work / f"{target.name}-{Path(f).stem}.o"
+        _run([gcc, f"-mcpu={target.cpu}", *CFLAGS, "-c", "-o", str(obj), str(src / f)],
+             f"compiling {f} for {target.cpu} (code size)")
+        out = _run([size, str(obj)], "arm-none-eabi-size").splitlines()
+        text, data, bss = (int(x) for x in out[-1].split()[:3])
+        per_file[f] = {"text": text, "data": data, "bss": bss}
+    return {mac: {k: sum(per_file[f][k] for f in fs) for k in ("text", "data", "bss")}
+            for mac, fs in MAC_SOURCES.items()}
+
+
 def run_firmware(target: Target, elf: Path, mark: int, plugin: Path, work: Path) -> tuple[list[str], list[int]]:
     """QEMU run: the firmware's console lines and the plugin's counter at every mark."""
     console, counts = work / f"console-{target.name}.txt", work / f"counts-{target.name}.txt"
@@ -168,20 +189,23 @@ def parse_rows(lines: list[str], counts: list[int]) -> list[dict]:
     """Pair console rows with mark pairs; subtract the marks' own cost; check each tag."""
     if len(counts) != 2 * len(lines):
         raise CortexMError(f"{len(lines)} rows but {len(counts)} marks (expected two per row)")
-    rows, overhead = [], None
+    rows, overhead, depth0 = [], None, 0
     for i, line in enumerate(lines):
         parts = line.split()
-        if len(parts) != 5 or parts[0] != "mac":
+        if len(parts) not in (5, 6) or parts[0] != "mac":
             raise CortexMError(f"unexpected firmware line {line!r}")
-        _, mac, op, nbytes, tag = parts
+        _, mac, op, nbytes, tag = parts[:5]
+        depth = int(parts[5]) if len(parts) == 6 else None
         delta = counts[2 * i + 1] - counts[2 * i]
         if mac == "marks":
-            overhead = delta
+            overhead, depth0 = delta, depth or 0
             continue
         if overhead is None:
             raise CortexMError("the firmware measured no empty mark pair first")
         n = int(nbytes)
         row = {"mac": mac, "op": op, "bytes": n, "instructions": delta - overhead}
+        if depth is not None:  # painted stack depth of the region, minus the empty region's (the marks')
+            row["stack_bytes"] = max(0, depth - depth0)
         if op == "mac":
             want = host_tag(mac, firmware_message(n))
             row["tag_ok"] = bytes.fromhex(tag) == want
@@ -212,7 +236,10 @@ def measure(targets=DEFAULT_TARGETS) -> dict:
             elf, mark = build_firmware(t, work)
             lines, counts = run_firmware(t, elf, mark, plugin, work)
             out["targets"][name] = {"cpu": t.cpu, "machine": t.machine, "description": t.description,
-                                    "rows": parse_rows(lines, counts)}
+                                    "rows": parse_rows(lines, counts), "code": code_sizes(t, work),
+                                    "footprint_rule": "code: the MAC's sources compiled alone (arm-none-eabi-size: "
+                                    "text incl. read-only data, data, bss); stack: painted under QEMU, the deepest "
+                                    "word a tag computation overwrote, minus the empty region's"}
     return out
 
 

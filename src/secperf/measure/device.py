@@ -389,7 +389,10 @@ def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build
                 med = statistics.median(warm)
                 s["samples"] = [{"i": i, "instructions": c, "phase": "cold" if i == 0 else "warm"}
                                 for i, c in enumerate(counts)]
+                line = next((json.loads(x) for x in p.stdout.splitlines() if x.startswith('{"crypto"')), {})
                 s["derived"] = {"instructions_cold": counts[0], "instructions_median": med,
+                                # the deepest stack the operation's repetitions wrote (painted, marker call incl.)
+                                "stack_bytes_max": line.get("stack_bytes"),
                                 "derived_ms": {**_derive(dev, med), "clock_mhz": dev.clock_mhz, "cpi": list(dev.cpi),
                                                "cpi_estimate": dev.cpi_estimate}}
                 s["status"] = "partial" if s["failures"] else "ok"

@@ -32,12 +32,13 @@ def _crypto_table(series: list[dict]) -> str:
     if not series:
         return ""
     head = ("<tr><th class='l'>device</th><th class='l'>stack</th><th class='l'>operation</th><th>cold</th>"
-            "<th>warm</th><th>derived time (range)</th></tr>")
+            "<th>warm</th><th>derived time (range)</th><th>stack (painted)</th></tr>")
     trs = []
     for s in series:
         d, lab = s["derived"], s["labels"]
         cells = (f"<td>{_e(V.fmt_count(d['instructions_cold']))}</td><td>{_e(V.fmt_count(d['instructions_median']))}</td>"
-                 f"<td class='muted'>{_e(V.ms_range(s))}</td>") if d else "<td class='fail' colspan='3'>failed</td>"
+                 f"<td class='muted'>{_e(V.ms_range(s))}</td><td>{_e(V.op_stack(s))}</td>"
+                 ) if d else "<td class='fail' colspan='4'>failed</td>"
         trs.append(f"<tr><td class='l'>{_e(lab['device'])}</td><td class='l'>{_e(lab['stack'])}</td>"
                    f"<td class='l'>{_e(lab['op'])}</td>{cells}</tr>")
     return (f"<h3>Primitive operations</h3><p class='muted'>{_e(V.profile_note(series))}</p>"

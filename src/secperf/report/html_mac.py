@@ -24,7 +24,8 @@ def cortexm_section(table: dict | None) -> str:
     sizes = table["sizes"]
     head = ("<tr><th class='l'>target</th><th class='l'>MAC</th>" +
             "".join(f"<th>{n} B: instr (instr/B)</th>" for n in sizes) +
-            "<th>long-message instr/B</th><th>published cycles/B</th><th>tags checked</th></tr>")
+            "<th>long-message instr/B</th><th>published cycles/B</th><th>code B</th><th>stack B</th>"
+            "<th>tags checked</th></tr>")
     rows = []
     for tname, t in table["targets"].items():
         pub = devs.get(PUBLISHED.get(tname, ""), {}).get("macs", {})
@@ -36,10 +37,15 @@ def cortexm_section(table: dict | None) -> str:
             marg = next(iter(mr.values()), {}).get("marginal_instructions_per_byte")
             cpb = pub.get(mac, {}).get("cycles_per_byte")
             ok = all(r.get("tag_ok") for r in mr.values())
+            code = (t.get("code") or {}).get(mac)
+            stacks = [r["stack_bytes"] for r in t["rows"] if r["mac"] == mac and "stack_bytes" in r]
+            code_s = f"{code['text'] + code['data']:,}" if code else "–"
+            stack_s = f"{max(stacks):,}" if stacks else "–"
             rows.append(f"<tr><td class='l'>{_e(t['cpu'])}</td><td class='l'>{_e(mac)}"
                         + (f" <span class='muted'>(key setup {setup[0]['instructions']:,})</span>" if setup else "")
                         + f"</td>{cells}<td>{'–' if marg is None else f'{marg:.1f}'}</td>"
                         f"<td>{'–' if cpb is None else _e(cpb)}</td>"
+                        f"<td>{code_s}</td><td>{stack_s}</td>"
                         f"<td class='{'' if ok else 'fail'}'>{'yes' if ok else 'MISMATCH'}</td></tr>")
     tc = table["toolchain"]
     intro = (f"Executed instructions per tag with a prepared key, counted under QEMU by secperf's TCG plugin "
@@ -47,7 +53,9 @@ def cortexm_section(table: dict | None) -> str:
              f"<b>Instructions are a lower bound for cycles</b>: loads, taken branches and flash wait states "
              f"cost more than one cycle on real cores. The published cycles/byte (Mouha et al. 2014, study S4) "
              f"are for assembly-optimised code on real M0/M3/M4 cores; our AES is plain byte-oriented C. "
-             f"Every tag the firmware computed was checked against a host implementation.")
+             f"Every tag the firmware computed was checked against a host implementation. Code: the MAC's "
+             f"sources compiled alone (text incl. read-only data, plus data); stack: the deepest a tag "
+             f"computation wrote, painted under QEMU, without the caller's own frame.")
     return (f"<h2>Cortex-M cost without a board</h2><p>{intro}</p><table>{head}{''.join(rows)}</table>")
 
 

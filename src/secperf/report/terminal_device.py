@@ -33,14 +33,14 @@ def tables(doc: dict) -> list[Table]:
     if cs:
         t = Table(title="Guest instructions per primitive operation (warm median; first call as cold)",
                   title_justify="left", header_style="bold", caption=V.profile_note(cs), caption_justify="left")
-        for c in ("device", "stack", "operation", "cold", "warm", "derived time (range)"):
+        for c in ("device", "stack", "operation", "cold", "warm", "derived time (range)", "stack (painted)"):
             t.add_column(c, justify="left" if c in ("device", "stack", "operation") else "right")
         for s in cs:
             d = s["derived"]
             if not d:
-                t.add_row(s["labels"]["device"], s["labels"]["stack"], s["labels"]["op"], "[red]failed[/red]", "", "")
+                t.add_row(s["labels"]["device"], s["labels"]["stack"], s["labels"]["op"], "[red]failed[/red]", "", "", "")
                 continue
             t.add_row(s["labels"]["device"], s["labels"]["stack"], s["labels"]["op"], V.fmt_count(d["instructions_cold"]),
-                      V.fmt_count(d["instructions_median"]), V.ms_range(s))
+                      V.fmt_count(d["instructions_median"]), V.ms_range(s), V.op_stack(s))
         out.append(t)
     return out

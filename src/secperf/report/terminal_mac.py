@@ -9,14 +9,17 @@ def cortexm_table(table: dict) -> Table:
     sizes = table["sizes"]
     t = Table(title="Cortex-M instructions per tag under QEMU (a lower bound for cycles)", title_justify="left",
               header_style="bold")
-    for c in ("target", "MAC", *[f"{n} B" for n in sizes], "instr/B (long)", "tags ok"):
+    for c in ("target", "MAC", *[f"{n} B" for n in sizes], "instr/B (long)", "code B", "stack B", "tags ok"):
         t.add_column(c, justify="left" if c in ("target", "MAC") else "right")
     for tname, tg in table["targets"].items():
         for mac in dict.fromkeys(r["mac"] for r in tg["rows"]):
             mr = {r["bytes"]: r for r in tg["rows"] if r["mac"] == mac and r["op"] == "mac"}
             marg = next(iter(mr.values()), {}).get("marginal_instructions_per_byte")
+            code = (tg.get("code") or {}).get(mac)
+            stacks = [r["stack_bytes"] for r in tg["rows"] if r["mac"] == mac and "stack_bytes" in r]
             t.add_row(tg["cpu"], mac, *[f"{mr[n]['instructions']:,}" if n in mr else "–" for n in sizes],
                       "–" if marg is None else f"{marg:.1f}",
+                      f"{code['text'] + code['data']:,}" if code else "–", f"{max(stacks):,}" if stacks else "–",
                       "yes" if all(r.get("tag_ok") for r in mr.values()) else "[red]NO[/red]")
     return t
 

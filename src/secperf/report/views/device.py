@@ -87,6 +87,12 @@ def profile_note(series: list[dict]) -> str:
             f"{d['clock_mhz']:g} MHz ({series[0]['labels']['device']}); instructions are the measured figure")
 
 
+def op_stack(s: dict) -> str:
+    """The deepest stack a primitive's repetitions wrote (painted), or – when not measured."""
+    b = (s.get("derived") or {}).get("stack_bytes_max")
+    return "–" if not b else (f"{b / 1024:.1f} KB" if b >= 1024 else f"{b} B")
+
+
 def crypto_series(doc: dict) -> list[dict]:
     return [s for s in doc["series"] if s.get("kind") == "device_crypto"]
 
