@@ -8,8 +8,12 @@ suite) and print it next to the measured count turned into time the same way (in
 clock). Both sides are derived from instruction counts; the comparison tests the cost model (which
 operations a handshake does and what each costs), not the CPI estimate, which cancels.
 
+--psk adds study S1's accelerated handshake: for each TLS 1.3 stack that offers it, the external-PSK
+handshake with an ECDHE share (`--mode psk`, psk_dhe_ke) is measured and predicted from the same table
+(calibrated on the FULL handshake row only) as the model's `psk-dhe` handshake.
+
     .venv/bin/python benchmarks/whatif_device.py [--devices cortex-a9-400,cortex-m4-120]
-        [--stacks wolfssl:1.3,mbedtls3:1.3,mbedtls:1.2] [--results DIR] [--reuse]
+        [--stacks wolfssl:1.3,mbedtls3:1.3,mbedtls:1.2] [--psk] [--results DIR] [--reuse]
 """
 
 from __future__ import annotations
@@ -62,6 +66,7 @@ def main() -> int:
     ap.add_argument("--results", default="/tmp/secperf-whatif-device")
     ap.add_argument("--reuse", action="store_true", help="predict again from the Results in DIR")
     ap.add_argument("--sim-n", type=int, default=20_000)
+    ap.add_argument("--psk", action="store_true", help="also measure and predict the TLS 1.3 external-PSK handshake")
     args = ap.parse_args()
     out = Path(args.results)
     out.mkdir(parents=True, exist_ok=True)
@@ -77,6 +82,11 @@ def main() -> int:
                      f"handshake-{dev}-{stack}-{tls}", args.reuse)
             warm = warm_rows(hs)
             cal = [s for s in warm if (s["labels"]["group"], s["labels"]["suite"]) == CAL]
+            if args.psk and tls == "1.3":
+                psk = run(["device", "handshake", "--device", dev, "--stack", stack, "--tls", tls, "--mode", "psk",
+                           "--group", "x25519,p-256", "--suite", "aes128gcm", "--n", str(args.n)], out,
+                          f"handshake-{dev}-{stack}-{tls}-psk", args.reuse)
+                warm = warm + warm_rows(psk)
             if not cal:
                 rows.append({"device": dev, "stack": stack, "tls": tls, "missing": "no X25519/AES-GCM warm row"})
                 continue
@@ -89,7 +99,8 @@ def main() -> int:
             for s in warm:
                 lab = s["labels"]
                 measured_us, _ = C.device_us(float(s["derived"]["instructions_median"]), core)
-                sc = F.Scenario(f"tls{tls}", "full", group=C.DEVICE_GROUPS[lab["group"]],
+                mode = "psk-dhe" if lab.get("mode") == "psk" else "full"
+                sc = F.Scenario(f"tls{tls}", mode, group=C.DEVICE_GROUPS[lab["group"]],
                                 cert=lab.get("server_cert") or "rsa-2048")
                 try:
                     r = M.simulate(P.plan(sc, table, N.parse("loopback")), args.sim_n, 1)
@@ -98,11 +109,22 @@ def main() -> int:
                                  "suite": lab["suite"], "missing": str(exc)})
                     continue
                 pred_us = r["breakdown_mean_us"]["client_compute"]
+                s1 = None
+                if mode != "full":
+                    # study S1's own estimate: the measured full handshake (same group and suite) without
+                    # the messages a PSK handshake does not have (the server's Certificate and its check)
+                    fr = [x for x in warm if x["labels"].get("mode", "full") == "full" and
+                          (x["labels"]["group"], x["labels"]["suite"]) == (lab["group"], lab["suite"])]
+                    if fr:
+                        drop = sum(m["instructions"] for m in fr[0]["derived"]["messages"] if m["dir"] == "received"
+                                   and m["message"] in ("Certificate", "CertificateVerify"))
+                        s1 = C.device_us(float(fr[0]["derived"]["instructions_median"] - drop), core)[0]
                 rows.append({"device": dev, "stack": stack, "library": lab.get("library"), "tls": tls,
-                             "group": lab["group"], "suite": lab["suite"],
-                             "calibration": (lab["group"], lab["suite"]) == CAL,
+                             "group": lab["group"], "suite": lab["suite"] + ("/psk" if mode != "full" else ""),
+                             "calibration": (lab["group"], lab["suite"]) == CAL and mode == "full",
                              "instructions": s["derived"]["instructions_median"], "measured_ms": measured_us / 1e3,
-                             "predicted_ms": pred_us / 1e3, "err": (pred_us - measured_us) / measured_us})
+                             "predicted_ms": pred_us / 1e3, "err": (pred_us - measured_us) / measured_us,
+                             **({"s1_ms": s1 / 1e3, "s1_err": (s1 - measured_us) / measured_us} if s1 else {})})
     print(f"{'device':15} {'stack':9} {'TLS':>3} {'group':7} {'suite':10} {'instructions':>13} {'measured ms':>12} "
           f"{'predicted ms':>13} {'err':>7}")
     for r in rows:
@@ -111,6 +133,8 @@ def main() -> int:
                   f"(not predicted: {r['missing'][:120]})")
             continue
         tag = "  (calibration row)" if r["calibration"] else ""
+        if "s1_ms" in r:
+            tag = f"  | S1 per-message (full - Certificate - CertificateVerify): {r['s1_ms']:.2f} ms {r['s1_err'] * 100:+.1f}%"
         print(f"{r['device']:15} {r['stack']:9} {r['tls']:>3} {r['group']:7} {r['suite']:10} {r['instructions']:13,.0f} "
               f"{r['measured_ms']:12.2f} {r['predicted_ms']:13.2f} {r['err'] * 100:+6.1f}%{tag}")
     val = [r for r in rows if "err" in r and not r["calibration"]]
@@ -120,6 +144,12 @@ def main() -> int:
         print(f"\n{len(val)} predicted rows (calibration rows excluded): median |error| {statistics.median(e) * 100:.1f}%, "
               f"worst {max(e) * 100:.1f}% ({worst['device']} {worst['stack']} {worst['group']} {worst['suite']}); "
               f"times are derived: instructions x mid CPI / clock on both sides")
+    s1 = [r for r in rows if "s1_err" in r]
+    if s1:
+        print(f"{len(s1)} PSK rows: the model (named operations + the full handshake's residual) median |error| "
+              f"{statistics.median(abs(r['err']) for r in s1) * 100:.1f}%, worst {max(abs(r['err']) for r in s1) * 100:.1f}%; "
+              f"S1's per-message estimate median {statistics.median(abs(r['s1_err']) for r in s1) * 100:.1f}%, "
+              f"worst {max(abs(r['s1_err']) for r in s1) * 100:.1f}%")
     (out / "validation.json").write_text(json.dumps(rows, indent=1))
     return 0
 

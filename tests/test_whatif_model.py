@@ -353,6 +353,29 @@ def test_device_costs_are_instructions_times_cpi_over_clock():
     assert client == pytest.approx(7_000_000 * cpi / core.clock_mhz, rel=1e-6)
 
 
+def test_a_device_psk_handshake_takes_the_full_handshakes_residual():
+    """With only a full handshake row, a PSK (psk_dhe_ke) prediction on the device keeps the key
+    exchange and the full row's unnamed residual, and drops the named certificate work."""
+    from secperf.spec import devices as D
+    core = D.core("cortex-a9-400")
+    cpi = sum(core.cpi) / 2
+    doc = _device_doc(True)
+    for op, ins in (("rsa-2048-verify", 1_500_000), ("x509-parse", 50_000)):
+        s = json.loads(json.dumps([x for x in doc["series"] if x["kind"] == "device_crypto"][0]))
+        s["id"], s["labels"]["op"], s["derived"]["instructions_median"] = s["id"].rsplit("/", 1)[0] + "/" + op, op, ins
+        doc["series"].append(s)
+    t = C.from_device(doc, core, C.load_table())
+    us = lambda ins: ins * cpi / core.clock_mhz
+    pl = P.plan(F.Scenario("tls1.3", "psk-dhe"), t, N.parse("delay=10ms"))
+    client = sum(fp.compute_us for fp in pl.flights if fp is not None and fp.sender == "client")
+    # full = keygen + derive + parse + 2 RSA verifications + residual; PSK = keygen + derive + residual
+    residual = 7_000_000 - 1_200_000 - 1_100_000 - 50_000 - 2 * 1_500_000
+    assert client == pytest.approx(us(1_200_000 + 1_100_000 + residual), rel=1e-6)
+    from secperf.model.predict import _residual_from_full
+    f = _residual_from_full(t, F.Scenario("tls1.3", "psk-dhe")).get("client", "base:tls1.3:psk-dhe:software:client")
+    assert f.us == pytest.approx(us(residual), rel=1e-6) and "full handshake's client residual" in f.source
+
+
 def test_a_device_table_takes_one_stacks_counts():
     from secperf.spec import devices as D
     core = D.core("cortex-a9-400")

@@ -52,4 +52,10 @@ struct sp_backend {
 
 extern const struct sp_backend sp_backend;
 
+/* crypto mode: a PEM certificate and its RSA private key for the RSA and certificate operations
+ * (`--cert`, `--key`), or NULL (those operations then fail naming the options) */
+extern const char *sp_crypto_cert, *sp_crypto_key;
+/* the whole file in a buffer that stays allocated (NUL-terminated), its length in *len; NULL on error */
+unsigned char *sp_read_file(const char *path, size_t *len);
+
 #endif

@@ -49,6 +49,36 @@ static void json_str(const char *s)
 
 /* --psk-file: the identity on the first line, the key in hex on the second (a private file the
  * caller wrote with mode 0600; the key never appears on a command line of the client) */
+const char *sp_crypto_cert, *sp_crypto_key;
+
+unsigned char *sp_read_file(const char *path, size_t *len)
+{
+    FILE *f = path ? fopen(path, "rb") : NULL;
+    if (f == NULL)
+        return NULL;
+    size_t cap = 8192, n = 0;
+    unsigned char *buf = malloc(cap + 1);
+    size_t got;
+    while (buf != NULL && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            unsigned char *b2 = realloc(buf, 2 * cap + 1);
+            if (b2 == NULL) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = b2, cap *= 2;
+        }
+    }
+    fclose(f);
+    if (buf != NULL) {
+        buf[n] = 0;
+        *len = n;
+    }
+    return buf;
+}
+
 static int read_psk(const char *path, struct sp_config *cfg)
 {
     FILE *f = fopen(path, "r");
@@ -197,6 +227,7 @@ int main(int argc, char **argv)
             printf("{\"error\":\"this backend has no crypto mode\"}\n");
             return 2;
         }
+        sp_crypto_cert = cfg.cert, sp_crypto_key = cfg.key;
         void *st = sp_backend.setup(NULL, err, sizeof err);
         int rc = st ? sp_backend.crypto(st, crypto, cfg.n, err, sizeof err) : 2;
         printf("{\"crypto\":");

@@ -17,11 +17,14 @@
 #include <mbedtls/gcm.h>
 #include <mbedtls/md.h>
 #include <mbedtls/sha256.h>
+#include <mbedtls/pk.h>
+#include <mbedtls/x509_crt.h>
 
 #if MBEDTLS_VERSION_MAJOR >= 3
 #define mbedtls_sha256_ret mbedtls_sha256
 #endif
 
+#include "backend.h"
 #include "crypto_mbedtls.h"
 #include "marker.h"
 #include "stackpaint.h"
@@ -35,8 +38,8 @@ static const char *const OPS[] = {"x25519-keygen", "x25519-derive", "p256-keygen
 const char *sp_mbedcrypto_ops(void)
 {
     return "[\"x25519-keygen\",\"x25519-derive\",\"p256-keygen\",\"p256-derive\",\"ecdsa-p256-sign\","
-           "\"ecdsa-p256-verify\",\"aes-128-gcm-1024\",\"chacha20-poly1305-1024\",\"sha256-1024\","
-           "\"aes-128-cmac-8\",\"aes-128-cmac-16\",\"aes-128-cmac-64\",\"aes-128-cmac-256\",\"aes-128-cmac-1024\","
+           "\"ecdsa-p256-verify\",\"rsa-2048-verify\",\"x509-parse\",\"aes-128-gcm-1024\",\"chacha20-poly1305-1024\","
+           "\"sha256-1024\",\"aes-128-cmac-8\",\"aes-128-cmac-16\",\"aes-128-cmac-64\",\"aes-128-cmac-256\",\"aes-128-cmac-1024\","
            "\"hmac-sha256-8\",\"hmac-sha256-16\",\"hmac-sha256-64\",\"hmac-sha256-256\",\"hmac-sha256-1024\"]";
 }
 
@@ -95,9 +98,81 @@ static int run_mac(int kind, unsigned n, int reps, char *err, size_t errlen)
     return rc != 0;
 }
 
+/* "rsa-2048-verify": a PKCS#1 v1.5 signature over a SHA-256 hash checked with the public half of
+ * --key (signed outside the markers); "x509-parse": parsing --cert (DER), as the handshake parses
+ * each certificate of the chain (the chain check itself is not in it). -1 if op is neither. */
+static int run_pki(const char *op, int reps, char *err, size_t errlen)
+{
+    int verify = strcmp(op, "rsa-2048-verify") == 0, parse = strcmp(op, "x509-parse") == 0;
+    if (!verify && !parse)
+        return -1;
+    size_t plen = 0;
+    unsigned char *pem = sp_read_file(parse ? sp_crypto_cert : sp_crypto_key, &plen);
+    if (pem == NULL) {
+        snprintf(err, errlen, "%s needs --%s (a PEM %s)", op, parse ? "cert" : "key", parse ? "certificate" : "RSA key");
+        return 2;
+    }
+    mbedtls_entropy_context entropy;
+    mbedtls_ctr_drbg_context drbg;
+    mbedtls_x509_crt pemcrt, crt;
+    mbedtls_pk_context pk;
+    mbedtls_entropy_init(&entropy);
+    mbedtls_ctr_drbg_init(&drbg);
+    mbedtls_x509_crt_init(&pemcrt);
+    mbedtls_pk_init(&pk);
+    int rc = mbedtls_ctr_drbg_seed(&drbg, mbedtls_entropy_func, &entropy, (const unsigned char *)"secperf-pki", 11);
+    static unsigned char sig[MBEDTLS_PK_SIGNATURE_MAX_SIZE];
+    size_t slen = 0;
+    if (rc == 0 && parse) {
+        rc = mbedtls_x509_crt_parse(&pemcrt, pem, plen + 1);   /* PEM to DER, outside the markers */
+        for (int r = 0; r < reps && rc == 0; r++) {
+            mbedtls_x509_crt_init(&crt);
+            SP_OP_STACK_BEGIN();
+            sp_mark(SP_MARK_OP_BEGIN, 200);
+            rc = mbedtls_x509_crt_parse_der(&crt, pemcrt.raw.p, pemcrt.raw.len);
+            mbedtls_x509_crt_free(&crt);
+            sp_mark(SP_MARK_OP_END, 200);
+            SP_OP_STACK_END();
+        }
+    } else if (rc == 0) {
+        memset(hash, 0x33, sizeof hash);
+#if MBEDTLS_VERSION_MAJOR >= 3
+        rc = mbedtls_pk_parse_key(&pk, pem, plen + 1, NULL, 0, mbedtls_ctr_drbg_random, &drbg);
+        rc = rc || mbedtls_pk_sign(&pk, MBEDTLS_MD_SHA256, hash, sizeof hash, sig, sizeof sig, &slen,
+                                   mbedtls_ctr_drbg_random, &drbg);
+#else
+        rc = mbedtls_pk_parse_key(&pk, pem, plen + 1, NULL, 0);
+        rc = rc || mbedtls_pk_sign(&pk, MBEDTLS_MD_SHA256, hash, sizeof hash, sig, &slen, mbedtls_ctr_drbg_random,
+                                   &drbg);
+#endif
+        if (rc == 0 && (mbedtls_pk_get_type(&pk) != MBEDTLS_PK_RSA || slen != 256)) {
+            snprintf(err, errlen, "%s: --key is not an RSA-2048 key", op);
+            rc = 1;
+        }
+        for (int r = 0; r < reps && rc == 0; r++) {
+            SP_OP_STACK_BEGIN();
+            sp_mark(SP_MARK_OP_BEGIN, 201);
+            rc = mbedtls_pk_verify(&pk, MBEDTLS_MD_SHA256, hash, sizeof hash, sig, slen);
+            sp_mark(SP_MARK_OP_END, 201);
+            SP_OP_STACK_END();
+        }
+    }
+    free(pem);
+    mbedtls_x509_crt_free(&pemcrt);
+    mbedtls_pk_free(&pk);
+    mbedtls_ctr_drbg_free(&drbg);
+    mbedtls_entropy_free(&entropy);
+    if (rc != 0 && err[0] == '\0')
+        snprintf(err, errlen, "%s failed (-0x%04x)", op, (unsigned)-rc);
+    return rc != 0;
+}
+
 int sp_mbedcrypto_op(void *st, const char *op, int reps, char *err, size_t errlen)
 {
     (void)st;
+    int pki = run_pki(op, reps, err, errlen);
+    if (pki >= 0)
+        return pki;
     memset(in, 0x5a, sizeof in);
     memset(key, 0x4b, sizeof key);
     unsigned id = 0, mlen = 0;

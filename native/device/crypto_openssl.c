@@ -12,6 +12,10 @@
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/params.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include "backend.h"
 
 #include "crypto_openssl.h"
 #include "marker.h"
@@ -28,8 +32,8 @@ static unsigned char in[MSG], out[MSG], tag[16], key[32], iv[12], aad[13], hash[
 const char *sp_openssl_ops(void)
 {
     return "[\"x25519-keygen\",\"x25519-derive\",\"p256-keygen\",\"p256-derive\",\"ecdsa-p256-sign\","
-           "\"ecdsa-p256-verify\",\"aes-128-gcm-1024\",\"chacha20-poly1305-1024\",\"sha256-1024\","
-           "\"aes-128-cmac-8\",\"aes-128-cmac-16\",\"aes-128-cmac-64\",\"aes-128-cmac-256\",\"aes-128-cmac-1024\","
+           "\"ecdsa-p256-verify\",\"rsa-2048-verify\",\"x509-parse\",\"aes-128-gcm-1024\",\"chacha20-poly1305-1024\","
+           "\"sha256-1024\",\"aes-128-cmac-8\",\"aes-128-cmac-16\",\"aes-128-cmac-64\",\"aes-128-cmac-256\",\"aes-128-cmac-1024\","
            "\"hmac-sha256-8\",\"hmac-sha256-16\",\"hmac-sha256-64\",\"hmac-sha256-256\",\"hmac-sha256-1024\"]";
 }
 
@@ -98,12 +102,77 @@ static int run_mac(const char *op, int reps, char *err, size_t errlen)
     return !ok;
 }
 
+/* "rsa-2048-verify": a PKCS#1 v1.5 signature over a SHA-256 hash checked with the public half of
+ * --key (signed outside the markers, a verify context made inside as the handshake makes one);
+ * "x509-parse": decoding --cert (DER), as the handshake decodes each certificate. -1 if neither. */
+static int run_pki(const char *op, int reps, char *err, size_t errlen)
+{
+    int verify = strcmp(op, "rsa-2048-verify") == 0, parse = strcmp(op, "x509-parse") == 0;
+    if (!verify && !parse)
+        return -1;
+    const char *path = parse ? sp_crypto_cert : sp_crypto_key;
+    BIO *b = path ? BIO_new_file(path, "r") : NULL;
+    if (b == NULL) {
+        snprintf(err, errlen, "%s needs --%s (a PEM %s)", op, parse ? "cert" : "key", parse ? "certificate" : "RSA key");
+        return 2;
+    }
+    int ok = 1;
+    if (parse) {
+        X509 *x = PEM_read_bio_X509(b, NULL, NULL, NULL);
+        unsigned char *der = NULL;
+        int dlen = x ? i2d_X509(x, &der) : -1;
+        ok = dlen > 0;
+        for (int r = 0; r < reps && ok; r++) {
+            const unsigned char *p = der;
+            SP_OP_STACK_BEGIN();
+            sp_mark(SP_MARK_OP_BEGIN, 200);
+            X509 *y = d2i_X509(NULL, &p, dlen);
+            ok = y != NULL;
+            X509_free(y);
+            sp_mark(SP_MARK_OP_END, 200);
+            SP_OP_STACK_END();
+        }
+        OPENSSL_free(der);
+        X509_free(x);
+    } else {
+        EVP_PKEY *k = PEM_read_bio_PrivateKey(b, NULL, NULL, NULL);
+        static unsigned char rsig[512];
+        size_t slen = sizeof rsig;
+        memset(hash, 0x33, sizeof hash);
+        EVP_PKEY_CTX *s = k ? EVP_PKEY_CTX_new_from_pkey(NULL, k, NULL) : NULL;
+        ok = s != NULL && EVP_PKEY_get_base_id(k) == EVP_PKEY_RSA && EVP_PKEY_sign_init(s) > 0 &&
+             EVP_PKEY_CTX_set_signature_md(s, EVP_sha256()) > 0 && EVP_PKEY_sign(s, rsig, &slen, hash, 32) > 0 &&
+             slen == 256;
+        EVP_PKEY_CTX_free(s);
+        if (!ok)
+            snprintf(err, errlen, "%s: --key is not an RSA-2048 key", op);
+        for (int r = 0; r < reps && ok; r++) {
+            SP_OP_STACK_BEGIN();
+            sp_mark(SP_MARK_OP_BEGIN, 201);
+            EVP_PKEY_CTX *v = EVP_PKEY_CTX_new_from_pkey(NULL, k, NULL);
+            ok = v != NULL && EVP_PKEY_verify_init(v) > 0 && EVP_PKEY_CTX_set_signature_md(v, EVP_sha256()) > 0 &&
+                 EVP_PKEY_verify(v, rsig, slen, hash, 32) == 1;
+            EVP_PKEY_CTX_free(v);
+            sp_mark(SP_MARK_OP_END, 201);
+            SP_OP_STACK_END();
+        }
+        EVP_PKEY_free(k);
+    }
+    BIO_free(b);
+    if (!ok && err[0] == '\0')
+        snprintf(err, errlen, "%s failed", op);
+    return !ok;
+}
+
 int sp_openssl_op(void *st, const char *op, int reps, char *err, size_t errlen)
 {
     (void)st;
     memset(in, 0x5a, sizeof in);
     memset(key, 0x4b, sizeof key);
-    int rc = run_mac(op, reps, err, errlen);
+    int rc = run_pki(op, reps, err, errlen);
+    if (rc >= 0)
+        return rc;
+    rc = run_mac(op, reps, err, errlen);
     if (rc >= 0)
         return rc;
     unsigned id = 0;

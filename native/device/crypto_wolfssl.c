@@ -14,6 +14,11 @@
 #include <wolfssl/wolfcrypt/ecc.h>
 #include <wolfssl/wolfcrypt/random.h>
 #include <wolfssl/wolfcrypt/sha256.h>
+#include <wolfssl/wolfcrypt/rsa.h>
+#include <wolfssl/wolfcrypt/asn.h>
+#include <wolfssl/wolfcrypt/asn_public.h>
+
+#include "backend.h"
 
 #include "crypto_wolfssl.h"
 #include "marker.h"
@@ -34,7 +39,75 @@ static unsigned char in[MSG], out[MSG], tag[16], key[32], iv[12], aad[13], hash[
 const char *sp_wolfcrypt_ops(void)
 {
     return "[\"x25519-keygen\",\"x25519-derive\",\"p256-keygen\",\"p256-derive\",\"ecdsa-p256-sign\","
-           "\"ecdsa-p256-verify\",\"aes-128-gcm-1024\",\"chacha20-poly1305-1024\",\"sha256-1024\"," MAC_OPS "]";
+           "\"ecdsa-p256-verify\",\"rsa-2048-verify\",\"x509-parse\",\"aes-128-gcm-1024\",\"chacha20-poly1305-1024\","
+           "\"sha256-1024\"," MAC_OPS "]";
+}
+
+/* "rsa-2048-verify": a PKCS#1 v1.5 signature over a SHA-256 hash checked with the public half of
+ * --key (signed outside the markers): the public-exponent operation a handshake does for the chain
+ * and for an RSA CertificateVerify. "x509-parse": decoding --cert (DER, no signature check), as the
+ * handshake parses each certificate of the chain. -1 if op is neither. */
+static int run_pki(const char *op, int reps, char *err, size_t errlen)
+{
+    int verify = strcmp(op, "rsa-2048-verify") == 0, parse = strcmp(op, "x509-parse") == 0;
+    if (!verify && !parse)
+        return -1;
+    size_t plen = 0;
+    unsigned char *pem = sp_read_file(parse ? sp_crypto_cert : sp_crypto_key, &plen);
+    if (pem == NULL) {
+        snprintf(err, errlen, "%s needs --%s (a PEM %s)", op, parse ? "cert" : "key", parse ? "certificate" : "RSA key");
+        return 2;
+    }
+    static unsigned char der[8192];
+    int dlen = parse ? wc_CertPemToDer(pem, (int)plen, der, sizeof der, CERT_TYPE)
+                     : wc_KeyPemToDer(pem, (int)plen, der, sizeof der, NULL);
+    free(pem);
+    if (dlen <= 0) {
+        snprintf(err, errlen, "%s: the PEM file did not decode (%d)", op, dlen);
+        return 1;
+    }
+    int rc = 0;
+    if (parse) {
+        for (int r = 0; r < reps && rc == 0; r++) {
+            DecodedCert dc;
+            SP_OP_STACK_BEGIN();
+            sp_mark(SP_MARK_OP_BEGIN, 200);
+            InitDecodedCert(&dc, der, (word32)dlen, NULL);
+            rc = ParseCert(&dc, CERT_TYPE, NO_VERIFY, NULL);
+            FreeDecodedCert(&dc);
+            sp_mark(SP_MARK_OP_END, 200);
+            SP_OP_STACK_END();
+        }
+    } else {
+        RsaKey key;
+        WC_RNG rng;
+        word32 idx = 0;
+        static byte rs[512], ro[512];
+        rc = wc_InitRng(&rng) | wc_InitRsaKey(&key, NULL);
+        rc = rc || wc_RsaPrivateKeyDecode(der, &idx, &key, (word32)dlen);
+#ifdef WC_RSA_BLINDING
+        rc = rc || wc_RsaSetRNG(&key, &rng);
+#endif
+        memset(hash, 0x33, sizeof hash);
+        int slen = rc ? -1 : wc_RsaSSL_Sign(hash, sizeof hash, rs, sizeof rs, &key, &rng);
+        if (slen != 256) {
+            snprintf(err, errlen, "%s: --key is not an RSA-2048 key this build can sign with (%d)", op, slen);
+            rc = 1;
+        }
+        for (int r = 0; r < reps && rc == 0; r++) {
+            SP_OP_STACK_BEGIN();
+            sp_mark(SP_MARK_OP_BEGIN, 201);
+            int v = wc_RsaSSL_Verify(rs, (word32)slen, ro, sizeof ro, &key);
+            sp_mark(SP_MARK_OP_END, 201);
+            SP_OP_STACK_END();
+            rc = v != (int)sizeof hash || memcmp(ro, hash, sizeof hash) != 0;
+        }
+        wc_FreeRsaKey(&key);
+        wc_FreeRng(&rng);
+    }
+    if (rc != 0 && err[0] == '\0')
+        snprintf(err, errlen, "%s failed", op);
+    return rc != 0;
 }
 
 /* "aes-128-cmac-N" / "hmac-sha256-N": one tag over N bytes with a prepared key (key schedule and
@@ -91,6 +164,9 @@ int sp_wolfcrypt_op(void *st, const char *op, int reps, char *err, size_t errlen
     unsigned id = 0;
     while (id < N_OPS && strcmp(OPS[id], op) != 0)
         id++;
+    int pki = run_pki(op, reps, err, errlen);
+    if (pki >= 0)
+        return pki;
     unsigned mlen = 0;
     int mkind = id == N_OPS ? mac_op(op, &mlen) : 0;
     if (mkind != 0) {

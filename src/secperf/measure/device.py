@@ -366,11 +366,13 @@ def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build
         raise InputError(f"--stack {stack}: this build has no primitive counts")
     ops = _split(ops, "op", known) if ops else known
     out = []
+    from ..lab.pki import LabPKI
+    pem = LabPKI().ensure().server("rsa-2048")   # the RSA and certificate operations' inputs (the lab leaf)
     with tempfile.TemporaryDirectory(prefix="secperf-device-") as tmp:
         for op in ops:
             ev = Path(tmp) / f"ops-{op}.txt"
             argv = [build.qemu, "-cpu", qemu_cpu(dev, build), "-plugin", f"{build.plugin},out={ev}", str(build.client),
-                    "--crypto", op, "--n", str(n + 1)]
+                    "--crypto", op, "--n", str(n + 1), "--cert", str(pem.cert), "--key", str(pem.key)]
             p = registry.run(argv, "qemu device emulator", capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
             s = R.new_series(f"device-crypto/{device}/{stack}/{op}", kind="device_crypto",
                              labels={"device": device, "stack": stack, "library": build.library, "op": op,

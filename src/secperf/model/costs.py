@@ -244,7 +244,7 @@ DEVICE_OPS = {"x25519-keygen": "keygen:x25519", "x25519-derive": "derive:x25519"
               "ecdsa-p256-sign": "sign:ecdsa-p256", "ecdsa-p256-verify": "verify:ecdsa-p256",
               "ecdsa-p384-sign": "sign:ecdsa-p384", "ecdsa-p384-verify": "verify:ecdsa-p384",
               "rsa-2048-sign": "sign:rsa-2048", "rsa-2048-verify": "verify:rsa-2048",
-              "ed25519-sign": "sign:ed25519", "ed25519-verify": "verify:ed25519"}
+              "ed25519-sign": "sign:ed25519", "ed25519-verify": "verify:ed25519", "x509-parse": "parse_cert"}
 DEVICE_GROUPS = {"x25519": "x25519", "p-256": "p-256", "p-384": "p-384"}
 
 

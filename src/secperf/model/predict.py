@@ -93,7 +93,7 @@ def fit_residuals(table: CostTable, sc: F.Scenario) -> tuple[CostTable, dict | N
     if meas is None and not key.endswith(":software"):
         meas = table.measured.get(key.rsplit(":", 1)[0] + ":software")
     if meas is None:
-        return table, None
+        return _residual_from_full(table, sc), None
     cal_sc = replace(sc, group=_norm_group(meas.get("group")), cert=meas.get("cert") or sc.cert,
                      depth=int(meas.get("depth") or 1), precomputed_keyshare=False,
                      key=sc.key if meas["se_us"] > 0 else "software")
@@ -130,6 +130,29 @@ def fit_residuals(table: CostTable, sc: F.Scenario) -> tuple[CostTable, dict | N
         t.party_ops[(party, f"base:{sc.protocol}:{sc.handshake}:{kind}:{party}")] = \
             Figure(max(0.0, measured - named), src)
     return t, meas
+
+
+def _residual_from_full(table: CostTable, sc: F.Scenario) -> CostTable:
+    """A device table with no row of this abbreviated handshake (resumed, PSK) takes the client's
+    residual of its FULL handshake row: with the certificate work named (parse_cert and the
+    signature checks, counted by `secperf device crypto`), what is left of a full handshake is the
+    transcript, key-schedule and record work an abbreviated handshake also does. The source says so;
+    a host table, or a device table without a full row, is returned unchanged (its own figures, or a
+    named missing cost)."""
+    if sc.handshake not in ("resumed", "psk", "psk-dhe", "0rtt"):
+        return table
+    full = replace(sc, handshake="full")
+    fkey = scenario_key(sc.protocol, "full", sc.key)
+    fm = table.measured.get(fkey) or table.measured.get(fkey.rsplit(":", 1)[0] + ":software")
+    if not fm or not fm.get("client_only"):
+        return table
+    t, _ = fit_residuals(table, replace(full, group=_norm_group(fm.get("group")), cert=fm.get("cert") or sc.cert))
+    kind = "se" if sc.key.startswith("se:") else "software"
+    f = t.get("client", f"base:{sc.protocol}:full:{kind}:client")
+    t.party_ops[("client", f"base:{sc.protocol}:{sc.handshake}:{kind}:client")] = Figure(
+        f.us, f"the full handshake's client residual, for a {sc.handshake} handshake (same transcript, key "
+              f"schedule and record work; the certificate operations are named): {f.source}")
+    return t
 
 
 def _scale_party(t: CostTable, party: str, f: float, series: str) -> None:
