@@ -18,6 +18,8 @@
 #define HAVE_EXTENDED_MASTER
 #define HAVE_ENCRYPT_THEN_MAC
 #define HAVE_HKDF
+/* TLS 1.3 external PSK (psk_dhe_ke), the accelerated handshake of study S1 */
+#define WOLFSSL_PSK_ONE_ID
 #define WOLFSSL_VERBOSE_ERRORS
 
 /* public key: ECC P-256/P-384 and X25519, RSA verification, SP maths in Cortex-M assembly */
@@ -52,7 +54,6 @@
 #define NO_RC4
 #define NO_MD4
 #define NO_DES3
-#define NO_PSK
 #define WOLFSSL_NO_SHAKE256
 
 #endif
