@@ -274,7 +274,8 @@ def test_mac_table_has_the_shipped_libraries_next_to_secperf_kernels():
 @pytest.mark.slow
 @pytest.mark.parametrize("stack, tls, target, device", [("wolfssl", "1.3", "cortex-m4", "cortex-m4-120"),
                                                           ("mbedtls", "1.2", "cortex-m4", "cortex-m4-120"),
-                                                          ("wolfssl", "1.3", "cortex-m33", "cortex-m33-128")])
+                                                          ("wolfssl", "1.3", "cortex-m33", "cortex-m33-128"),
+                                                          ("wolfssl59", "1.3", "cortex-m4", "cortex-m4-120")])
 def test_cortex_m_build_runs_handshakes_split_per_message(tmp_path, stack, tls, target, device):
     """The Cortex-M4 and M33 builds (compiled from Debian's source packages at first use: slow the
     first time) complete handshakes under qemu-arm -cpu max, split per message, with their footprint
@@ -290,6 +291,24 @@ def test_cortex_m_build_runs_handshakes_split_per_message(tmp_path, stack, tls, 
     assert smp["parts_sum"] == smp["instructions"] > 0 and len(smp["messages"]) >= 5
     assert 1024 < smp["stack_bytes"] < 256 * 1024
     assert warm["derived"]["footprint"]["flash"] > warm["derived"]["footprint"]["ram_static"] > 0
+
+
+@pytest.mark.slow
+def test_wolfssl59_from_the_crate_runs_on_the_a_profile_next_to_debians(tmp_path):
+    """wolfSSL 5.9 (the wolfssl-sys crate's sources, built at first use) on the A9: its own library
+    name, a source build for ARMv7-A, the handshake split per message like Debian's 5.5."""
+    b = _build_or_skip("wolfssl59", "armhf")
+    assert b.library.startswith("wolfSSL 5.9") and "wolfssl-sys" in b.build_note
+    p = run_cli("device", "handshake", "--device", "cortex-a9-400", "--stack", "wolfssl59,wolfssl", "--group", "x25519",
+                "--suite", "aes128gcm", "--n", "1", "--warmup", "0", "--out", str(tmp_path), "--json", timeout=600)
+    assert p.returncode == 0, p.stderr
+    warm = {s["labels"]["stack"]: s for s in json.loads(p.stdout)["series"] if s["labels"]["phase"] == "warm"}
+    assert set(warm) == {"wolfssl59", "wolfssl"}
+    assert warm["wolfssl59"]["labels"]["library"] != warm["wolfssl"]["labels"]["library"]
+    for s in warm.values():
+        smp = s["samples"][0]
+        assert smp["parts_sum"] == smp["instructions"] > 0
+        assert [m["message"] for m in s["derived"]["messages"]][:2] == ["ClientHello", "ServerHello"]
 
 
 def test_mbedtls_primitive_counts_include_macs(tmp_path):

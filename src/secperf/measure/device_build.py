@@ -44,7 +44,17 @@ STACKS = {  # stack -> (make target, binary, static libraries it needs, Debian p
     # OpenSSL 3.0 (Debian's armhf libssl-dev): the host's library on the emulated core, for comparison
     # with the host probe; Debian's armhf build only (A profile: its assembly is ARMv7-A/NEON code)
     "openssl": ("openssl", "sp-device-openssl", ("libssl.a", "libcrypto.a"), "libssl-dev:armhf"),
+    # wolfSSL 5.9 (sources from the wolfssl-sys crate): the embedded configuration of the M builds,
+    # built from source for every target, next to Debian's 5.5
+    "wolfssl59": ("wolfssl", "sp-device-wolfssl", (), None),
 }
+# source builds: stack -> (make variable naming its sources, make target of the build, sources' origin)
+SOURCE_BUILDS = {"wolfssl": ("WOLFSSL_SRC", "mcu-wolfssl", "Debian's source package"),
+                 "mbedtls": ("MBEDTLS_SRC", "mcu-mbedtls", "Debian's source package"),
+                 "mbedtls3": ("MBED3_SRC", "mcu-mbedtls3", "the mbedtls-rs-sys crate's Mbed TLS sources"),
+                 "wolfssl59": ("WOLFSSL_SRC", "mcu-wolfssl", "the wolfssl-sys crate's wolfSSL sources")}
+# stacks with no Debian armhf package: their A-profile build is a source build too
+SOURCE_ONLY = ("mbedtls3", "wolfssl59")
 # stacks built for some targets only: stack -> targets
 STACK_TARGETS = {"openssl": ("armhf",)}
 # compiler flags of a source build for the A profile (the same as Debian's armhf packages)
@@ -63,7 +73,7 @@ WATCH_OPENSSL = {
     8: "tls_construct_client_key_exchange", 9: "tls_construct_change_cipher_spec", 10: "tls_construct_finished",
     12: "ossl_statem_client_process_message",
 }
-WATCH_BY_STACK = {"wolfssl": WATCH, "openssl": WATCH_OPENSSL}
+WATCH_BY_STACK = {"wolfssl": WATCH, "wolfssl59": WATCH, "openssl": WATCH_OPENSSL}
 # build targets: name -> (compiler flags or None for Debian's prebuilt armhf libraries, description)
 TARGETS = {
     "armhf": (None, "Debian's armhf package (ARMv7-A, Thumb-2, VFPv3-D16), linked statically"),
@@ -82,11 +92,12 @@ TARGETS = {
 # Debian source packages of the microcontroller builds: stack -> (source package, directory glob)
 SOURCES = {"wolfssl": ("Debian's source package wolfssl (apt-get source)", "wolfssl-[0-9]*"),
            "mbedtls": ("Debian's source package mbedtls (apt-get source)", "mbedtls-[0-9]*"),
-           "mbedtls3": ("the mbedtls-rs-sys crate from crates.io (cargo fetch)", "mbedtls-rs-sys-*/mbedtls")}
+           "mbedtls3": ("the mbedtls-rs-sys crate from crates.io (cargo fetch)", "mbedtls-rs-sys-*/mbedtls"),
+           "wolfssl59": ("the wolfssl-sys crate from crates.io (cargo fetch)", "wolfssl-sys-*/wolfssl-src")}
 # archive of the library in the link map: (target kind, stack) -> archive names
 ARCHIVES = {"wolfssl": ("libwolfssl.a",), "mbedtls": ("libmbedtls.a", "libmbedx509.a", "libmbedcrypto.a",
                                                       "libmbedall.a"), "mbedtls3": ("libmbedtls3.a",),
-            "openssl": ("libssl.a", "libcrypto.a")}
+            "openssl": ("libssl.a", "libcrypto.a"), "wolfssl59": ("libwolfssl.a",)}
 MARKER_NR = 1516
 BUILD_TIMEOUT_S = 300
 
@@ -269,11 +280,12 @@ def ensure_built(stack: str, target: str = "armhf") -> Build:
     decls = shared_decls_dir(src)
     inc = qemu_plugin_include()
     cc_line = _version_line([cc, "--version"])
-    if flags is None and stack == "mbedtls3":
+    if flags is None and stack in SOURCE_ONLY:
         flags = ARMHF_SOURCE_FLAGS
-        note = "built from the mbedtls-rs-sys crate's Mbed TLS sources for ARMv7-A (Thumb-2, -O2), linked statically"
-    elif flags is not None and stack == "mbedtls3":
-        note = note.replace("Debian's source package", "the mbedtls-rs-sys crate's Mbed TLS sources")
+        note = (f"built from {SOURCE_BUILDS[stack][2]} for ARMv7-A (Thumb-2, -O2, embedded configuration "
+                f"native/device/mcu), linked statically")
+    elif flags is not None:
+        note = note.replace("Debian's source package", SOURCE_BUILDS[stack][2])
     if flags is None:
         root = sysroot_for(stack)
         libdir = root / "usr" / "lib" / "arm-linux-gnueabihf"
@@ -283,12 +295,12 @@ def ensure_built(stack: str, target: str = "armhf") -> Build:
         root = source_dir(stack)
         binary = f"{binary}-src"
         parts = [stack, target, flags, cc_line, str(root), str(inc)]
-        var = {"wolfssl": "WOLFSSL_SRC", "mbedtls": "MBEDTLS_SRC", "mbedtls3": "MBED3_SRC"}[stack]
+        var, mk, _origin = SOURCE_BUILDS[stack]
         # the library objects are cached apart from the clients: keyed by compiler, flags, sources, config
         lib_key = hashlib.sha256("|".join(parts + [p.read_text() for p in sorted((src / "mcu").rglob("*.h"))])
                                  .encode()).hexdigest()[:16]
         extra = [f"{var}={root}", f"MCU_FLAGS={flags}", f"MCU={device_home() / 'build' / f'lib-{stack}-{target}-{lib_key}'}",
-                 f"mcu-{stack}", "-j2"]
+                 mk, "-j2"]
     out = device_home() / "build" / _fingerprint(src, parts + [(decls / "qemu_plugin_api.h").read_text()])
     client, plugin, watch, meta = out / binary, out / "libinsn_events.so", out / f"watch-{stack}.txt", out / f"{stack}.json"
     run_cpu = "max" if target != "armhf" else None

@@ -27,7 +27,7 @@ def add_arguments(p) -> None:
     hs = sub.add_parser("handshake", help="per-message instruction counts of TLS handshakes, cold and warm")
     hs.add_argument("--device", default=DEFAULTS["device"], help=f"core profile (default {DEFAULTS['device']}; "
                     "`secperf device list`)")
-    hs.add_argument("--stack", default=DEFAULTS["stack"], help="wolfssl, mbedtls (2.28, TLS 1.2), mbedtls3 (3.6, TLS 1.3 and 1.2), openssl (3.0, A-profile cores); comma list")
+    hs.add_argument("--stack", default=DEFAULTS["stack"], help="wolfssl, mbedtls (2.28, TLS 1.2), mbedtls3 (3.6, TLS 1.3 and 1.2), wolfssl59 (5.9, built from the crate), openssl (3.0, A-profile cores); comma list")
     hs.add_argument("--tls", default=DEFAULTS["tls"], help="1.3, 1.2 (comma list; default 1.3)")
     hs.add_argument("--group", default=DEFAULTS["group"], help=f"x25519, p-256, p-384 (default {DEFAULTS['group']})")
     hs.add_argument("--suite", default=DEFAULTS["suite"], help=f"aes128gcm, chacha20 (default {DEFAULTS['suite']})")
@@ -42,13 +42,13 @@ def add_arguments(p) -> None:
     _output_args(hs)
     cr = sub.add_parser("crypto", help="instruction counts of primitives (keygen, derive, sign, verify, AEAD, hash)")
     cr.add_argument("--device", default=DEFAULTS["device"], help="core profile")
-    cr.add_argument("--stack", default="wolfssl", help="wolfssl, mbedtls (2.28, TLS 1.2), mbedtls3 (3.6, TLS 1.3 and 1.2), openssl (3.0, A-profile cores); comma list")
+    cr.add_argument("--stack", default="wolfssl", help="wolfssl, mbedtls (2.28, TLS 1.2), mbedtls3 (3.6, TLS 1.3 and 1.2), wolfssl59 (5.9, built from the crate), openssl (3.0, A-profile cores); comma list")
     cr.add_argument("--op", help="operations, comma list (default: all the build knows)")
     cr.add_argument("--n", type=count(1000), default=3, help="warm repetitions per operation (default 3)")
     _output_args(cr)
     sub.add_parser("list", help="core profiles with their sources, and the stacks")
     b = sub.add_parser("build", help="build the guest clients and the counting plugin now (else at first use)")
-    b.add_argument("--stack", default="wolfssl,mbedtls,mbedtls3")
+    b.add_argument("--stack", default="wolfssl,mbedtls,mbedtls3,wolfssl59")
     b.add_argument("--target", default="armhf,cortex-m4", help="armhf (Debian's libraries), cortex-m4 "
                    "(built from Debian's source packages); comma list")
 
