@@ -113,6 +113,7 @@ def test_core_profiles_have_clock_cpi_range_and_sources():
     (["--suite", "rc4"], ["unknown suite", "aes128gcm", "chacha20"]),
     (["--device", "cortex-m0plus-64"], ["no cortex-m0 build", "cortex-a9-400", "cortex-m4-120"]),
     (["--mode", "psk", "--tls", "1.2"], ["--mode psk", "TLS 1.3"]),
+    (["--tls", "dtls1.2", "--mode", "resumed"], ["--tls dtls1.2", "--mode full"]),
     (["--client-cert", "dsa-1024"], ["unknown client-cert", "ecdsa-p256", "rsa-2048"]),
     (["--device", "cortex-m4-120", "--stack", "openssl"], ["no cortex-m4 build of openssl", "cortex-a9-400",
                                                            "wolfssl, mbedtls, mbedtls3"]),
@@ -204,6 +205,31 @@ def test_psk_handshake_has_no_certificate_and_mutual_tls_sends_one(tmp_path, sta
         got = {(m["dir"], m["message"]) for m in warm["samples"][0]["messages"]}
         assert want <= got and not (absent & got), got
         assert warm["samples"][0]["parts_sum"] == warm["samples"][0]["instructions"] > 0
+
+
+@pytest.mark.parametrize("stack", ["wolfssl", "mbedtls", "openssl"])
+def test_dtls12_handshake_over_udp_is_split_per_message(tmp_path, stack):
+    """DTLS 1.2 over UDP against s_server -dtls: the cookie exchange (HelloVerifyRequest) is there,
+    the messages of a datagram get their own rows (ServerHelloDone apart from ServerKeyExchange, the
+    server's Finished apart from its ChangeCipherSpec), and the parts add up to the handshake."""
+    _build_or_skip(stack)
+    p = run_cli("device", "handshake", "--device", "cortex-a9-400", "--stack", stack, "--tls", "dtls1.2",
+                "--group", "x25519", "--suite", "aes128gcm", "--n", "1", "--warmup", "0", "--out", str(tmp_path),
+                "--json", timeout=300)
+    assert p.returncode == 0, p.stderr
+    warm = [s for s in json.loads(p.stdout)["series"] if s["labels"]["phase"] == "warm"][0]
+    assert warm["status"] == "ok", warm["failures"]
+    assert "/dtls1.2/" in warm["id"] and warm["labels"]["tls"] == "dtls1.2"
+    smp = warm["samples"][0]
+    assert smp["parts_sum"] == smp["instructions"] > 0 and smp["version"].startswith("DTLS")
+    got = [(m["dir"], m["message"]) for m in warm["derived"]["messages"]]
+    for want in (("received", "HelloVerifyRequest"), ("received", "ServerKeyExchange"),
+                 ("received", "ServerHelloDone"), ("sent", "ClientKeyExchange"), ("received", "Finished"),
+                 ("sent", "Finished")):
+        assert want in got, (want, got)
+    # the big parts are where the work is: the ECDHE share and the server's signature check
+    by = {k: m["instructions"] for k, m in zip(got, warm["derived"]["messages"])}
+    assert by[("sent", "ClientKeyExchange")] > 10 * by[("received", "ServerHelloDone")]
 
 
 def test_mbedtls_tls13_is_refused_naming_tls12(tmp_path):

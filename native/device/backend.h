@@ -14,6 +14,7 @@ struct sp_config {
     const char *ca;          /* CA file that verifies the server chain */
     const char *cert, *key;  /* client certificate and key (mutual TLS), or NULL */
     int tls;                 /* 13 or 12 */
+    int dtls;                /* 1: DTLS 1.2 over UDP (tls is 12) */
     const char *group;       /* x25519 | p-256 | p-384 */
     const char *suite;       /* aes128gcm | chacha20 */
     int resume;              /* 1: resume every connection after the first with the last session */

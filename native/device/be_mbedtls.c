@@ -12,6 +12,7 @@
 #include <mbedtls/error.h>
 #include <mbedtls/net_sockets.h>
 #include <mbedtls/ssl.h>
+#include <mbedtls/timing.h>
 #include <mbedtls/version.h>
 #include <mbedtls/x509_crt.h>
 
@@ -37,6 +38,9 @@ struct mbed_state {
     mbedtls_pk_context key;
     mbedtls_ssl_context ssl;
     mbedtls_ssl_session session;
+#if defined(MBEDTLS_SSL_PROTO_DTLS) && defined(MBEDTLS_TIMING_C)
+    mbedtls_timing_delay_context timer; /* DTLS retransmission timer */
+#endif
     int have_session, saw_certificate;
     mbedtls_ecp_group_id curves[3];
     uint16_t groups[3];
@@ -64,15 +68,20 @@ static const char *mbed_library(void)
 
 static const char *mbed_offers(void)
 {
+#if defined(MBEDTLS_SSL_PROTO_DTLS) && defined(MBEDTLS_TIMING_C)
+#define SP_MBED_DTLS ",\"dtls1.2\""
+#else
+#define SP_MBED_DTLS ""
+#endif
 #if MBEDTLS_VERSION_MAJOR >= 3
-    return "{\"tls\":[\"1.3\",\"1.2\"],\"groups\":[\"x25519\",\"p-256\",\"p-384\"],"
+    return "{\"tls\":[\"1.3\",\"1.2\"" SP_MBED_DTLS "],\"groups\":[\"x25519\",\"p-256\",\"p-384\"],"
            "\"suites\":[\"aes128gcm\",\"chacha20\"],\"modes\":[\"full\",\"resumed\""
 #if defined(MBEDTLS_SSL_TLS1_3_KEY_EXCHANGE_MODE_PSK_EPHEMERAL_ENABLED)
            ",\"psk\""
 #endif
            "],\"mtls\":true}";
 #endif
-    return "{\"tls\":[\"1.2\"],\"groups\":[\"x25519\",\"p-256\",\"p-384\"],"
+    return "{\"tls\":[\"1.2\"" SP_MBED_DTLS "],\"groups\":[\"x25519\",\"p-256\",\"p-384\"],"
            "\"suites\":[\"aes128gcm\",\"chacha20\"],\"modes\":[\"full\",\"resumed\"],\"mtls\":true}";
 }
 
@@ -149,7 +158,16 @@ static void *mbed_setup(const struct sp_config *cfg, char *err, size_t errlen)
     mbedtls_x509_crt_init(&st.ca);
     mbedtls_x509_crt_init(&st.own);
     mbedtls_pk_init(&st.key);
-    if ((rc = mbedtls_ssl_config_defaults(&st.conf, MBEDTLS_SSL_IS_CLIENT, MBEDTLS_SSL_TRANSPORT_STREAM,
+#if defined(MBEDTLS_SSL_PROTO_DTLS) && defined(MBEDTLS_TIMING_C)
+    int transport = cfg->dtls ? MBEDTLS_SSL_TRANSPORT_DATAGRAM : MBEDTLS_SSL_TRANSPORT_STREAM;
+#else
+    int transport = MBEDTLS_SSL_TRANSPORT_STREAM;
+    if (cfg->dtls) {
+        snprintf(err, errlen, "this Mbed TLS build has no DTLS");
+        return NULL;
+    }
+#endif
+    if ((rc = mbedtls_ssl_config_defaults(&st.conf, MBEDTLS_SSL_IS_CLIENT, transport,
                                           MBEDTLS_SSL_PRESET_DEFAULT)) != 0) {
         set_err(err, errlen, "config defaults", rc);
         return NULL;
@@ -219,6 +237,10 @@ static int mbed_prepare(void *p, struct sp_recio *io, char *err, size_t errlen)
         return -1;
     }
     mbedtls_ssl_set_bio(&st->ssl, io, cb_send, cb_recv, NULL);
+#if defined(MBEDTLS_SSL_PROTO_DTLS) && defined(MBEDTLS_TIMING_C)
+    if (st->cfg->dtls) /* DTLS needs its timer (retransmissions; none on loopback) */
+        mbedtls_ssl_set_timer_cb(&st->ssl, &st->timer, mbedtls_timing_set_delay, mbedtls_timing_get_delay);
+#endif
 #if MBEDTLS_VERSION_MAJOR >= 3
     /* the chain is verified against the lab CA; like the 2.28 and wolfSSL clients, no host name is
      * checked (3.6 refuses to verify without one unless told so explicitly) */
@@ -292,6 +314,8 @@ static void mbed_finish(void *p, struct sp_conn_info *info)
         mbedtls_ssl_session_init(&st->session);
         st->have_session = mbedtls_ssl_get_session(&st->ssl, &st->session) == 0;
     }
+    if (st->cfg->dtls)
+        mbedtls_ssl_close_notify(&st->ssl); /* DTLS: so the server takes the next client */
     mbedtls_ssl_free(&st->ssl);
 }
 

@@ -81,7 +81,7 @@ static const char *ossl_library(void)
 
 static const char *ossl_offers(void)
 {
-    return "{\"tls\":[\"1.3\",\"1.2\"],\"groups\":[\"x25519\",\"p-256\",\"p-384\"],"
+    return "{\"tls\":[\"1.3\",\"1.2\",\"dtls1.2\"],\"groups\":[\"x25519\",\"p-256\",\"p-384\"],"
            "\"suites\":[\"aes128gcm\",\"chacha20\"],\"modes\":[\"full\",\"resumed\",\"psk\"],\"mtls\":true}";
 }
 
@@ -119,12 +119,12 @@ static void *ossl_setup(const struct sp_config *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "unknown suite %s (this build offers aes128gcm, chacha20)", cfg->suite);
         return NULL;
     }
-    st.ctx = SSL_CTX_new(TLS_client_method());
+    st.ctx = SSL_CTX_new(cfg->dtls ? DTLS_client_method() : TLS_client_method());
     if (st.ctx == NULL) {
         set_err(err, errlen, "SSL_CTX_new");
         return NULL;
     }
-    int v = cfg->tls == 13 ? TLS1_3_VERSION : TLS1_2_VERSION;
+    int v = cfg->dtls ? DTLS1_2_VERSION : cfg->tls == 13 ? TLS1_3_VERSION : TLS1_2_VERSION;
     /* TLS 1.2: the supported groups also bound the curve of an ECDSA server certificate, so P-256
      * follows the configured group (the server takes the client's first shared group for ECDHE);
      * TLS 1.3 keeps one group: one key share, and certificates are not bound by the groups */
@@ -177,6 +177,10 @@ static int ossl_prepare(void *p, struct sp_recio *io, char *err, size_t errlen)
     }
     BIO_set_data(b, io);
     SSL_set_bio(st->ssl, b, b);
+    if (st->cfg->dtls) { /* our BIO answers no datagram queries: a fixed MTU, as over a typical path */
+        SSL_set_options(st->ssl, SSL_OP_NO_QUERY_MTU);
+        SSL_set_mtu(st->ssl, 1400);
+    }
     if (st->cfg->resume && st->session != NULL && SSL_set_session(st->ssl, st->session) != 1) {
         set_err(err, errlen, "SSL_set_session");
         return -1;
@@ -245,7 +249,10 @@ static void ossl_finish(void *p, struct sp_conn_info *info)
     }
     /* the exchange ran to the server's close: mark the connection shut down without writing, else
      * SSL_free takes it for a broken one and removes its session, which is then not resumable */
-    SSL_set_shutdown(st->ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
+    if (st->cfg->dtls)
+        SSL_shutdown(st->ssl); /* DTLS: close_notify, so the server takes the next client */
+    else
+        SSL_set_shutdown(st->ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
     SSL_free(st->ssl);
     st->ssl = NULL;
     ERR_clear_error();

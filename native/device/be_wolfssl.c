@@ -64,7 +64,12 @@ static const char *wolf_library(void)
 
 static const char *wolf_offers(void)
 {
-    return "{\"tls\":[\"1.3\",\"1.2\"],\"groups\":[\"x25519\",\"p-256\",\"p-384\"],"
+#ifdef WOLFSSL_DTLS
+#define SP_WOLF_DTLS ",\"dtls1.2\""
+#else
+#define SP_WOLF_DTLS ""
+#endif
+    return "{\"tls\":[\"1.3\",\"1.2\"" SP_WOLF_DTLS "],\"groups\":[\"x25519\",\"p-256\",\"p-384\"],"
            "\"suites\":[\"aes128gcm\",\"chacha20\"],\"modes\":" SP_WOLF_MODES ",\"mtls\":true}";
 }
 
@@ -106,7 +111,16 @@ static void *wolf_setup(const struct sp_config *cfg, char *err, size_t errlen)
     else
         st.ciphers = aes ? "ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES128-GCM-SHA256"
                          : "ECDHE-RSA-CHACHA20-POLY1305:ECDHE-ECDSA-CHACHA20-POLY1305";
+#ifdef WOLFSSL_DTLS
+    st.ctx = wolfSSL_CTX_new(cfg->dtls ? wolfDTLSv1_2_client_method()
+                             : cfg->tls == 13 ? wolfTLSv1_3_client_method() : wolfTLSv1_2_client_method());
+#else
+    if (cfg->dtls) {
+        snprintf(err, errlen, "this wolfSSL build has no DTLS");
+        return NULL;
+    }
     st.ctx = wolfSSL_CTX_new(cfg->tls == 13 ? wolfTLSv1_3_client_method() : wolfTLSv1_2_client_method());
+#endif
     if (st.ctx == NULL) {
         snprintf(err, errlen, "wolfSSL_CTX_new failed");
         return NULL;
@@ -229,6 +243,8 @@ static void wolf_finish(void *p, struct sp_conn_info *info)
             st->session = s1;
         }
     }
+    if (st->cfg->dtls)
+        wolfSSL_shutdown(st->ssl); /* DTLS: close_notify, so the server takes the next client */
     wolfSSL_free(st->ssl);
     st->ssl = NULL;
 }

@@ -28,7 +28,7 @@
 static void usage(void)
 {
     fprintf(stderr, "usage: sp-device-%s --port N --ca FILE [--host ADDR] [--tls 13|12] [--group G] [--suite S]\n"
-                    "       [--n N] [--resume] [--cert F --key F] [--psk-file F] [--no-record-marks] [--no-app]\n"
+                    "       [--n N] [--resume] [--dtls] [--cert F --key F] [--psk-file F] [--no-record-marks] [--no-app]\n"
                     "       [--timeout S]\n"
                     "       | --offers | --crypto OP [--n N] | --crypto-ops\n", sp_backend.name);
 }
@@ -104,11 +104,12 @@ static int read_psk(const char *path, struct sp_config *cfg)
 
 static int dial(const struct sp_config *cfg)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    int fd = socket(AF_INET, cfg->dtls ? SOCK_DGRAM : SOCK_STREAM, 0);
     if (fd < 0)
         return -1;
     int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (!cfg->dtls)
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     struct timeval tv = {cfg->timeout_s, 0};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
@@ -142,9 +143,10 @@ static int run_connections(const struct sp_config *cfg)
         size_t app_bytes = 0, stack_bytes = 0;
         int fd = dial(cfg);
         if (fd < 0) {
-            snprintf(err, sizeof err, "TCP connect: %s", strerror(errno));
+            snprintf(err, sizeof err, "%s connect: %s", cfg->dtls ? "UDP" : "TCP", strerror(errno));
         } else {
             sp_recio_init(&io, fd, cfg->marks);
+            io.dgram = cfg->dtls;
             stage = "prepare";
             if (sp_backend.prepare(st, &io, err, sizeof err) == 0) {
                 stage = "handshake";
@@ -213,6 +215,7 @@ int main(int argc, char **argv)
             }
         }
         else if (strcmp(a, "--resume") == 0) cfg.resume = 1;
+        else if (strcmp(a, "--dtls") == 0) cfg.dtls = 1;
         else if (strcmp(a, "--no-record-marks") == 0) cfg.marks = 0;
         else if (strcmp(a, "--no-app") == 0) cfg.app = 0;
         else {
@@ -237,7 +240,7 @@ int main(int argc, char **argv)
         printf("}\n");
         return rc;
     }
-    if (cfg.port <= 0 || cfg.ca == NULL || cfg.n < 1 || (cfg.tls != 12 && cfg.tls != 13)) {
+    if (cfg.port <= 0 || cfg.ca == NULL || cfg.n < 1 || (cfg.tls != 12 && cfg.tls != 13) || (cfg.dtls && cfg.tls != 12)) {
         usage();
         return 2;
     }

@@ -2,7 +2,8 @@
  * most the rest of one TLS record per read, so it must finish processing a record before it can
  * ask for the next one; the first byte of each record is preceded by a RECV_BEGIN marker, which
  * therefore closes the processing of the previous record. Every write is preceded by a SEND
- * marker describing the records written. Records of DTLS are not handled (stream only). */
+ * marker describing the records written. DTLS (dgram): the library is handed one datagram (which may
+ * carry several records) per read, announced like a record; writes are one datagram each. */
 #ifndef SP_RECIO_H
 #define SP_RECIO_H
 
@@ -15,6 +16,7 @@
 struct sp_recio {
     int fd;
     int marks;            /* 0: plain I/O (no markers, whatever size the library asks) */
+    int dgram;            /* 1: DTLS over a connected UDP socket: one datagram per read and write */
     size_t have, pos;     /* bytes of the current record in rec[] and bytes already handed out */
     uint8_t rec[SP_RECORD_MAX];
     unsigned long records_in, records_out;

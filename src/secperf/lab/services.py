@@ -220,12 +220,12 @@ class Service:
     def start(self) -> "Service":
         raise NotImplementedError
 
-    def _spawn(self, argv: list[str], stdout=None, cwd: Path | None = None) -> subprocess.Popen:
+    def _spawn(self, argv: list[str], stdout=None, cwd: Path | None = None, stdin=subprocess.DEVNULL) -> subprocess.Popen:
         log = open(self.log_path, "ab")
         # its own session, the parent-death signal, listed in the run registry (lab/registry)
         env = {**os.environ, "OPENSSL_CONF": str(self.openssl_conf)} if self.openssl_conf else None
         self.proc = registry.spawn(self.prefix + argv, self.name, stdout=stdout if stdout is not None else log,
-                                   stderr=log, stdin=subprocess.DEVNULL, cwd=cwd or self.workdir,
+                                   stderr=log, stdin=stdin, cwd=cwd or self.workdir,
                                    start_new_session=True, text=stdout is not None, env=env)
         log.close()
         _LIVE.add(self)
@@ -322,13 +322,18 @@ class SServer(Service):
             argv += ["-cert_chain", str(self.workdir / "intermediates.pem")]
         if self.proto == "dtls":
             argv[2:4] = ["-dtls", "-accept", f"{self.bind}:{free_port(socket.SOCK_DGRAM)}"]
+            # s_server refuses -www with DTLS: its echo mode, which reads its stdin (a pipe kept open,
+            # or it quits at end of input) and takes the next client after a close_notify
+            argv.remove("-www")
         if self.client_ca:
             argv += ["-CAfile", str(self.client_ca), "-Verify", "1"]
-        proc = self._spawn(argv + self.args, stdout=subprocess.PIPE)
-        found = watch_stdout(proc, lambda line: re.search(r"ACCEPT\s+\S+:(\d+)", line), 10)
+        proc = self._spawn(argv + self.args, stdout=subprocess.PIPE,
+                           stdin=subprocess.PIPE if self.proto == "dtls" else subprocess.DEVNULL)
+        # a DTLS s_server prints a bare ACCEPT: its port is the one chosen above
+        found = watch_stdout(proc, lambda line: re.search(r"ACCEPT(?:\s+\S+:(\d+))?", line), 10)
         if found is None:
             raise self.fail("did not print its ACCEPT address within 10 s")
-        port = int(found.group(1))
+        port = int(found.group(1) or argv[argv.index("-accept") + 1].rsplit(":", 1)[1])
         self.port = port
         if self.proto == "tls" and not wait_tcp(port, 10, proc, self.bind, self.make_socket):
             raise self.fail(f"not accepting on port {port}")

@@ -36,7 +36,8 @@ from .device_build import STACK_TARGETS, STACKS, TARGETS, Build, ensure_built
 GROUPS = ("x25519", "p-256", "p-384")
 SUITES = {"aes128gcm": "aes128gcm", "aes-128-gcm": "aes128gcm", "chacha20": "chacha20",
           "chacha20-poly1305": "chacha20"}
-TLS_VERSIONS = {"1.3": "1.3", "13": "1.3", "tls1.3": "1.3", "1.2": "1.2", "12": "1.2", "tls1.2": "1.2"}
+TLS_VERSIONS = {"1.3": "1.3", "13": "1.3", "tls1.3": "1.3", "1.2": "1.2", "12": "1.2", "tls1.2": "1.2",
+                "dtls1.2": "dtls1.2", "dtls": "dtls1.2"}
 MODES = ("full", "resumed", "psk")
 SERVER_CERTS = ("rsa-2048", "ecdsa-p256")
 CLIENT_CERTS = ("none", "ecdsa-p256", "rsa-2048")   # mutual TLS: the client's certificate (lab client CA)
@@ -61,7 +62,12 @@ class Config:
     @property
     def key(self) -> str:
         mtls = "" if self.client_cert == "none" else f"/client-{self.client_cert}"
-        return f"{self.stack}/tls{self.tls}/{self.group}/{self.suite}/{self.mode}/{self.server_cert}{mtls}"
+        proto = self.tls if self.dtls else f"tls{self.tls}"
+        return f"{self.stack}/{proto}/{self.group}/{self.suite}/{self.mode}/{self.server_cert}{mtls}"
+
+    @property
+    def dtls(self) -> bool:
+        return self.tls == "dtls1.2"
 
 
 def _split(value, what: str, known, aliases: dict | None = None) -> list[str]:
@@ -128,8 +134,10 @@ def plan(device: str, stacks, tls, groups, suites, modes="full", server_certs="r
     modes = _split(modes, "mode", MODES)
     certs = _split(server_certs, "server-cert", SERVER_CERTS)
     ccerts = _split(client_certs, "client-cert", CLIENT_CERTS)
-    if "psk" in modes and "1.2" in tls_l:
+    if "psk" in modes and ("1.2" in tls_l or "dtls1.2" in tls_l):
         raise InputError("--mode psk: an external PSK is a TLS 1.3 mode here; use --tls 1.3")
+    if "dtls1.2" in tls_l and set(modes) != {"full"}:
+        raise InputError("--tls dtls1.2: full handshakes only here (with the cookie exchange); use --mode full")
     target_for(dev)
     return [Config(device, s, t, g, su, m, c, cc) for s in stacks for t in tls_l for g in groups for su in suites
             for m in modes for c in certs for cc in ccerts]
@@ -160,7 +168,7 @@ class Server:
 
     PSK_IDENTITY = "secperf-device"
 
-    def __init__(self, cert_type: str, client_cert: str = "none"):
+    def __init__(self, cert_type: str, client_cert: str = "none", proto: str = "tls"):
         from ..core.paths import private_dir, write_private
         from ..lab.pki import LabPKI
         from ..lab.services import SServer
@@ -172,7 +180,7 @@ class Server:
         self.psk_file = Path(private_dir(Path(self._tmp.name))) / "psk"
         write_private(self.psk_file, f"{self.PSK_IDENTITY}\n{psk}\n".encode())
         self.svc = SServer(self.certs, args=["-psk", psk, "-psk_identity", self.PSK_IDENTITY],
-                           client_ca=self.client.ca if self.client else None)
+                           client_ca=self.client.ca if self.client else None, proto=proto)
 
     def __enter__(self) -> "Server":
         self.svc.start()
@@ -196,10 +204,12 @@ def run_client(build: Build, dev: Core, cfg: Config, port: int, ca: Path, n: int
     tmp = Path(work or tempfile.mkdtemp(prefix="secperf-device-"))
     ev = tmp / f"events-{abs(hash((cfg, marks, n))) % 10**8}.txt"
     argv = [build.qemu, "-cpu", qemu_cpu(dev, build), "-plugin", f"{build.plugin},out={ev},watch={build.watch}",
-            str(build.client), "--port", str(port), "--ca", str(ca), "--tls", cfg.tls.replace(".", ""),
+            str(build.client), "--port", str(port), "--ca", str(ca), "--tls", "12" if cfg.dtls else cfg.tls.replace(".", ""),
             "--group", cfg.group, "--suite", cfg.suite, "--n", str(n)]
     if cfg.mode == "resumed":
         argv.append("--resume")
+    if cfg.dtls:  # over UDP; s_server's -www answers no DTLS application exchange, so none is made
+        argv += ["--dtls", "--no-app"]
     if cfg.mode == "psk" and server is not None:
         argv += ["--psk-file", str(server.psk_file)]
     if cfg.client_cert != "none" and server is not None and server.client is not None:
@@ -310,7 +320,7 @@ def measure_config(cfg: Config, n: int, warmup: int, build: Build | None = None,
     prime = 1 if cfg.mode == "resumed" else 0   # a full handshake that obtains the ticket
     total_n = prime + 1 + warmup + n
     own = server is None
-    srv = server or Server(cfg.server_cert, cfg.client_cert).__enter__()
+    srv = server or Server(cfg.server_cert, cfg.client_cert, "dtls" if cfg.dtls else "tls").__enter__()
     try:
         conns, events, _ = run_client(build, dev, cfg, srv.port, srv.certs.ca, total_n, server=srv)
     finally:
@@ -318,7 +328,7 @@ def measure_config(cfg: Config, n: int, warmup: int, build: Build | None = None,
             srv.__exit__(None, None, None)
     by = {c["conn"]: c for c in conns}
     mtls = cfg.client_cert != "none"
-    hss = A.handshakes(events, conns, cfg.tls, mtls, psk=cfg.mode == "psk")
+    hss = A.handshakes(events, conns, cfg.tls, mtls, psk=cfg.mode == "psk", ccs_message=cfg.stack == "openssl")
     failures = [f"handshake {c['conn']}: {c.get('stage')}: {c.get('error')}" for c in conns if not c.get("ok")]
     if cfg.mode == "resumed":
         failures += [f"handshake {h.index}: the session was not resumed" for h in hss

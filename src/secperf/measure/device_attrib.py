@@ -39,11 +39,12 @@ from ..core.errors import MeasurementError
 
 # marker kinds (native/device/marker.h)
 HS_BEGIN, HS_END, RECV_BEGIN, RECV_INFO, SEND, STEP, APP_BEGIN, APP_END, OP_BEGIN, OP_END = range(1, 11)
-HS_TYPES = {0: "HelloRequest", 1: "ClientHello", 2: "ServerHello", 4: "NewSessionTicket", 8: "EncryptedExtensions",
+HS_TYPES = {0: "HelloRequest", 1: "ClientHello", 2: "ServerHello", 3: "HelloVerifyRequest", 4: "NewSessionTicket", 8: "EncryptedExtensions",
             11: "Certificate", 12: "ServerKeyExchange", 13: "CertificateRequest", 14: "ServerHelloDone",
             15: "CertificateVerify", 16: "ClientKeyExchange", 20: "Finished"}
 WATCH_SENT = {1: "ClientHello", 2: "ClientHello", 3: "Certificate", 4: "CertificateVerify", 5: "Finished",
-              6: "Certificate", 7: "CertificateVerify", 8: "ClientKeyExchange", 9: "ChangeCipherSpec", 10: "Finished"}
+              6: "Certificate", 7: "CertificateVerify", 8: "ClientKeyExchange", 9: "ChangeCipherSpec", 10: "Finished",
+              13: "ChangeCipherSpec"}
 WATCH_MSG = (11, 12)
 DEFERRED_FLUSH_MAX = 5000  # instructions from a step's start to a write that belongs to the step before
 # Mbed TLS 2.28 client states (mbedtls/ssl.h, mbedtls_ssl_states): state -> (direction, message)
@@ -114,7 +115,7 @@ def read_events(path: Path) -> tuple[int, list[Event]]:
 
 
 def _expected_encrypted(tls: str, resumed: bool, mtls: bool) -> list[str]:
-    if tls == "1.2":
+    if tls in ("1.2", "dtls1.2"):
         return ["Finished"]
     if resumed:
         return ["EncryptedExtensions", "Finished"]
@@ -133,11 +134,17 @@ def _writes(send_arg: int, message: str) -> bool:
     return ctype == 23 and message != "ChangeCipherSpec"
 
 
-def attribute(events: list[Event], tls: str, resumed: bool, mtls: bool = False) -> tuple[list[tuple[int, tuple]], int]:
+def attribute(events: list[Event], tls: str, resumed: bool, mtls: bool = False,
+              ccs_message: bool = False) -> tuple[list[tuple[int, tuple]], int]:
     """Boundaries [(count, (dir, message))] of one handshake's events (HS_BEGIN first, HS_END
     last) and the end count. Owners None are resolved to the next owner."""
     begin, end = events[0].count, events[-1].count
     steps = any(e.kind == "M" and e.a1 == STEP for e in events)
+    dgram = tls.startswith("dtls")   # one read is a datagram: several records, one RECV_INFO each
+    dg_names: list[str] = []         # the names of a datagram's further records, for its further messages
+    info_seen = False
+    first_is_hs = True               # the read's first record holds handshake messages (not a CCS)
+    last_state = None                # the state of the step before (Mbed TLS)
     pending = None
     enc_names = iter(_expected_encrypted(tls, resumed, mtls))
     enc_n = 0
@@ -152,9 +159,15 @@ def attribute(events: list[Event], tls: str, resumed: bool, mtls: bool = False) 
             cur_dir = "sent"
         elif e.kind == "W" and e.a1 in WATCH_MSG and not steps:
             msgs_in_record += 1
-            if msgs_in_record > 1:  # a further message in the same record
-                enc_n += 1
-                bounds.append([e.count, ("received", next(enc_names, f"message {enc_n} (received)"))])
+            # a further message in the same record (DTLS: datagram, whose first record may be a CCS)
+            # (OpenSSL dispatches a ChangeCipherSpec like a message, ccs_message; wolfSSL does not)
+            if msgs_in_record > (1 if first_is_hs or ccs_message else 0):
+                if dg_names:
+                    name = dg_names.pop(0)
+                else:
+                    enc_n += 1
+                    name = next(enc_names, f"message {enc_n} (received)")
+                bounds.append([e.count, ("received", name)])
         elif e.kind == "M" and e.a1 == STEP:
             if e.a2 >= 0x100:
                 table, state = (MBEDTLS3_TLS13 if tls == "1.3" else MBEDTLS3_TLS12), e.a2 - 0x100
@@ -168,19 +181,24 @@ def attribute(events: list[Event], tls: str, resumed: bool, mtls: bool = False) 
             if pending is not None:  # that step's write never came: it was silent after all
                 bounds[pending][1] = "prev"
                 pending = None
-            if not step_io and len(bounds) > 1:
+            # DTLS: a flight is written, and a datagram's records read, in steps after the message's own
+            # step, so a step without I/O keeps its message there -- except the client-authentication
+            # states (CertificateRequest, client Certificate, CertificateVerify), silent without it
+            if not step_io and len(bounds) > 1 and (not dgram or (not mtls and last_state in (5, 7, 9))):
                 if e.a2 >= 0x100 and bounds[-1][1] not in (None, "prev") and bounds[-1][1][0] == "sent":
                     pending = len(bounds) - 1  # 3.x: its write may come at the start of this step (rule 5)
                 else:
                     bounds[-1][1] = "prev"  # the previous step neither sent nor received: fold it back
             bounds.append([e.count, owner])
             step_io = False
+            last_state = state
         elif e.kind == "M" and e.a1 == RECV_BEGIN:
             if pending is not None:
                 bounds[pending][1] = "prev"
                 pending = None
             step_io = True
             msgs_in_record = 0
+            dg_names, info_seen = [], False
             if not steps:
                 bounds.append([e.count, ("received", "?")])
                 cur_dir = "received"
@@ -198,6 +216,11 @@ def attribute(events: list[Event], tls: str, resumed: bool, mtls: bool = False) 
                 name = "Alert"
             else:
                 name = f"record type {ctype}"
+            if dgram and info_seen:   # a further record of the same datagram
+                dg_names.append(name)
+                continue
+            info_seen = True
+            first_is_hs = ctype in (22, 23)
             if not steps:
                 bounds[-1][1] = ("received", name)
             elif bounds[-1][1] not in (None, "prev") and bounds[-1][1][0] == "received" and (
@@ -218,7 +241,7 @@ def attribute(events: list[Event], tls: str, resumed: bool, mtls: bool = False) 
                 cur_dir = "sent"
     if pending is not None:
         bounds[pending][1] = "prev"
-    if steps and not step_io and len(bounds) > 1:
+    if steps and not step_io and len(bounds) > 1 and (not dgram or (not mtls and last_state in (5, 7, 9))):
         bounds[-1][1] = "prev"
     # "prev": fold into the previous part; None/"?": into the next one (rule 3), else the previous
     for i in range(1, len(bounds)):
@@ -245,7 +268,8 @@ def partition(bounds: list[tuple[int, tuple]], end: int) -> list[dict]:
     return rows
 
 
-def handshakes(events: list[Event], conns: list[dict], tls: str, mtls: bool = False, psk: bool = False) -> list[Handshake]:
+def handshakes(events: list[Event], conns: list[dict], tls: str, mtls: bool = False, psk: bool = False,
+               ccs_message: bool = False) -> list[Handshake]:
     """One Handshake per HS_BEGIN..HS_END window, matched with the client's JSON line for it. A PSK
     handshake's encrypted flight is named as a resumed one's (no certificate, no signature)."""
     out: list[Handshake] = []
@@ -261,7 +285,7 @@ def handshakes(events: list[Event], conns: list[dict], tls: str, mtls: bool = Fa
                 break
             window = events[i:j + 1]
             conn = by_index.get(e.a2, {})
-            bounds, end = attribute(window, tls, psk or bool(conn.get("resumed")), mtls and not psk)
+            bounds, end = attribute(window, tls, psk or bool(conn.get("resumed")), mtls and not psk, ccs_message)
             hs = Handshake(index=e.a2, ok=bool(events[j].a2), instructions=events[j].count - e.count,
                            messages=partition(bounds, end))
             hs.records_in = sum(1 for x in window if x.kind == "M" and x.a1 == RECV_BEGIN)

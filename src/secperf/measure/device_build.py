@@ -71,7 +71,7 @@ WATCH = {
 WATCH_OPENSSL = {
     2: "tls_construct_client_hello", 6: "tls_construct_client_certificate", 7: "tls_construct_cert_verify",
     8: "tls_construct_client_key_exchange", 9: "tls_construct_change_cipher_spec", 10: "tls_construct_finished",
-    12: "ossl_statem_client_process_message",
+    12: "ossl_statem_client_process_message", 13: "dtls_construct_change_cipher_spec",
 }
 WATCH_BY_STACK = {"wolfssl": WATCH, "wolfssl59": WATCH, "openssl": WATCH_OPENSSL}
 # build targets: name -> (compiler flags or None for Debian's prebuilt armhf libraries, description)

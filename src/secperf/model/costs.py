@@ -331,7 +331,8 @@ def from_device(doc: dict, core, base: CostTable | None = None, where: str = "--
                 and lab.get("client_cert", "none") == "none":   # a mutual-TLS row is another scenario
             # the device's external PSK mode is psk_dhe_ke (a key share with the PSK)
             hs = {"resumed": "resumed", "psk": "psk-dhe"}.get(lab.get("mode"), "full")
-            key = scenario_key(f"tls{lab.get('tls')}", hs, "software")
+            proto = lab["tls"] if str(lab.get("tls")).startswith("dtls") else f"tls{lab.get('tls')}"
+            key = scenario_key(proto, hs, "software")
             # one row per protocol and handshake: the model's default configuration (x25519, AES-GCM) first
             rank = (lab["group"] == "x25519") + (lab.get("suite") == "aes128gcm")
             if key in t.measured and t.measured[key].get("rank", -1) >= rank:

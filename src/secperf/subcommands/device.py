@@ -28,7 +28,7 @@ def add_arguments(p) -> None:
     hs.add_argument("--device", default=DEFAULTS["device"], help=f"core profile (default {DEFAULTS['device']}; "
                     "`secperf device list`)")
     hs.add_argument("--stack", default=DEFAULTS["stack"], help="wolfssl, mbedtls (2.28, TLS 1.2), mbedtls3 (3.6, TLS 1.3 and 1.2), wolfssl59 (5.9, built from the crate), openssl (3.0, A-profile cores); comma list")
-    hs.add_argument("--tls", default=DEFAULTS["tls"], help="1.3, 1.2 (comma list; default 1.3)")
+    hs.add_argument("--tls", default=DEFAULTS["tls"], help="1.3, 1.2, dtls1.2 (comma list; default 1.3)")
     hs.add_argument("--group", default=DEFAULTS["group"], help=f"x25519, p-256, p-384 (default {DEFAULTS['group']})")
     hs.add_argument("--suite", default=DEFAULTS["suite"], help=f"aes128gcm, chacha20 (default {DEFAULTS['suite']})")
     hs.add_argument("--mode", default=DEFAULTS["mode"], help="full, resumed (ticket), psk (TLS 1.3 external PSK "
