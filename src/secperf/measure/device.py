@@ -117,8 +117,9 @@ def check_stacks(value, dev: Core | None = None) -> list[str]:
         for s in stacks:
             if target not in STACK_TARGETS.get(s, (target,)):
                 on = ", ".join(n for n in cores() if core_profile(n).profile == "A")
+                m_stacks = ", ".join(x for x in STACKS if target in STACK_TARGETS.get(x, (target,)))
                 raise InputError(f"--stack {s}: there is no {target} build of {s} (Debian's armhf package runs on "
-                                 f"the A-profile cores only: {on}); the M-profile cores run wolfssl, mbedtls, mbedtls3")
+                                 f"the A-profile cores only: {on}); this core runs {m_stacks}")
     return stacks
 
 
