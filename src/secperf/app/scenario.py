@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..core.errors import InputError
 from ..spec import scenario as SC
 from . import links, phases as P
 from .connect import connect_configs
@@ -74,8 +75,13 @@ def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> int
         phases.append(P.jwt_phase(jw["profiles"], jw["keys"], jp, jw["lifetime_s"], jw["networks"], jw["key_sessions"]))
         extra["jwt"] = {**jw, **jp.as_dict()}
     if cs:
-        cfgs = connect_configs(cs["protocols"], cs["keys"], cs["handshakes"], [], ["mtls"], networks=cs["networks"],
-                               key_sessions=cs["key_sessions"])
+        try:
+            cfgs = connect_configs(cs["protocols"], cs["keys"], cs["handshakes"], [], ["mtls"], networks=cs["networks"],
+                                   key_sessions=cs["key_sessions"])
+        except SC.ScenarioError:
+            raise
+        except InputError as exc:  # a name the connect command refuses: say it came from the scenario file
+            raise SC.ScenarioError(f"scenario {scn.get('name', name_or_path)}: [connect]: {exc}") from None
         cp = C.ConnectParams(n=opts.n or cs["n"], warmup=cs["warmup"], seed=opts.seed)
         phases.append(P.connect_phase(cfgs, cp))
         extra["connect"] = {**cs, **cp.as_dict()}
