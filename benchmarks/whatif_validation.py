@@ -167,17 +167,19 @@ def measure(args, cells: list[str], nets_by_rtt: dict[float, list[str]], out: Pa
 
 def _measure(args, cells, nets_by_rtt, out, log, docs):
     windows = {}
-    common = ["--json", "--no-report", "--out", str(out / "results"), "--seed", "1"]
+    common = ["--json", "--no-report", "--out", str(out / "results")]
     rtts = list(nets_by_rtt)
     n_hs, n_conn = per_rtt(args.n, rtts, "--n"), per_rtt(args.n_connect, rtts, "--n-connect")
     k = args.rounds
     share = lambda n: max(1, -(-n // k))   # noqa: E731  (ceil: every round measures its share)
     runs = []
     for i in range(1, k + 1):
-        runs.append((f"cal{round_suffix(i)}", share(args.n_cal), share(args.n_cal_connect), []))
+        # round i runs with --seed i: the emulator's loss draws come from the seed, and rounds
+        # with one seed replayed the same losses (the same connections slow in every round)
+        runs.append((f"cal{round_suffix(i)}", share(args.n_cal), share(args.n_cal_connect), ["--seed", str(i)]))
         runs += [(f"grid-rtt{r:g}{round_suffix(i)}", share(n_hs[r]), share(n_conn[r]),
-                  [a for n in nets for a in ("--network", n)]) for r, nets in nets_by_rtt.items()]
-    runs += [("calafter", share(args.n_cal), share(args.n_cal_connect), [])]
+                  ["--seed", str(i)] + [a for n in nets for a in ("--network", n)]) for r, nets in nets_by_rtt.items()]
+    runs += [("calafter", share(args.n_cal), share(args.n_cal_connect), ["--seed", str(k + 1)])]
     if args.cal_after_only:
         runs = runs[-1:]
         windows.update(json.loads((out / "windows.json").read_text()) if (out / "windows.json").exists() else {})
