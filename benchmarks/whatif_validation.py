@@ -194,6 +194,13 @@ def _measure(args, cells, nets_by_rtt, out, log, docs):
     return docs
 
 
+def load_docs(out: Path) -> dict[str, dict]:
+    """The Results a measuring run saved in `out`, by part name ('versions-cal', 'connect-grid-rtt0.r2'...);
+    a cell finds its series by part, round and command, so their order does not matter."""
+    return {p.stem: json.loads(p.read_text()) for p in sorted(out.glob("*-*.json"))
+            if p.stem not in ("validation", "windows")}
+
+
 def round_suffix(i: int) -> str:
     """Part names of round i: 'cal', 'grid-rtt0' in round 1, 'cal.r2', 'grid-rtt0.r2' in round 2..."""
     return "" if i == 1 else f".r{i}"
@@ -286,17 +293,12 @@ def main() -> int:
             nets_by_rtt.setdefault(rtt, []).append(f"delay={rtt / 2:g}ms" + (f",loss={loss:g}%" if loss else ""))
     nets = [n for ns in nets_by_rtt.values() for n in ns]
     if args.reuse:
-        # the order a measuring run builds: the loopback row shown (and the CPU ratio's base) is the
-        # calibration measured before the grid, as when measuring; glob order would pick either
-        docs = {p.stem: json.loads(p.read_text()) for p in sorted(
-            out.glob("*-*.json"), key=lambda p: (p.stem.endswith("-calafter"), not p.stem.endswith("-cal"), p.stem))
-            if p.stem not in ("validation", "windows")}
+        docs = load_docs(out)
     else:
         print(f"measuring on loopback and over {len(nets)} links ...", file=sys.stderr)
         docs = measure(args, cells, nets_by_rtt, out)
         if args.cal_after_only:
-            docs = {p.stem: json.loads(p.read_text()) for p in out.glob("*-*.json")
-                    if p.stem not in ("validation", "windows")}
+            docs = load_docs(out)
     for k in sorted(docs):
         la = docs[k].get("host", {}).get("loadavg_at_start")
         print(f"{k}: run {docs[k].get('run_id')}, load average at start {la}", file=sys.stderr)
@@ -422,23 +424,14 @@ def predict(plans, metric: str, sim_n: int, n_meas: int, seed: int = 1) -> dict:
             "p95_range_us": [float(x) for x in np.percentile(p95s, [5, 95])]}
 
 
-def calibrate_all(docs: dict, rnd: int | None = None) -> C.CostTable:
+def calibrate_all(docs: dict, rnd: int) -> C.CostTable:
     """The cost table of round `rnd` from the loopback rows measured right before that round's grid
     (its -cal) and right after it (the next round's -cal, or -calafter): each loopback figure (client
     CPU, server, secure element, total, spread) is the mean of the two runs' P50s, so one burst of
-    load on this shared host during one calibration run moves the table by half as much. rnd None:
-    every loopback run of the directory."""
-    rounds = rounds_in(docs)
-    if rnd is None:
-        want = None
-    else:
-        nxt = [r for r in rounds if r > rnd]
-        want = {("cal", rnd), ("cal", nxt[0]) if nxt else ("calafter", 0)}
+    load on this shared host during one calibration run moves the table by half as much."""
+    nxt = [r for r in rounds_in(docs) if r > rnd]
     tables = []
-    for part in sorted({split_key(k)[1:] for k in docs if split_key(k)[1] in ("cal", "calafter")},
-                       key=lambda pr: (pr[0] == "calafter", pr[1])):
-        if want is not None and part not in want:
-            continue
+    for part in (("cal", rnd), ("cal", nxt[0]) if nxt else ("calafter", 0)):
         t = None
         for k in sorted(docs):
             if split_key(k)[1:] == part:
