@@ -303,6 +303,9 @@ def main() -> int:
         la = docs[k].get("host", {}).get("loadavg_at_start")
         print(f"{k}: run {docs[k].get('run_id')}, load average at start {la}", file=sys.stderr)
     rounds = rounds_in(docs)
+    if not rounds:
+        ap.error(f"--results {out}: no loopback calibration Results (*-cal.json) there; measure first (without "
+                 f"--reuse) or name the directory of a measuring run")
     tables = {r: calibrate_all(docs, r) for r in rounds}
     print(f"rounds: {len(rounds)} (each round's grid predicted from the loopback runs right before and after it; "
           f"a cell pools its rounds' measured and predicted connections)", file=sys.stderr)
