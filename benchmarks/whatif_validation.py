@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -137,10 +138,11 @@ def run(cmd: list[str], log: Path, timeout_s: float) -> dict:
 
 
 WAKEUP_PROBE = """
-import sys, time
+import os, sys, time
 out = open(sys.argv[1], "a", buffering=1)
 end = time.time() + float(sys.argv[2])
-while time.time() < end:
+parent = int(sys.argv[3])
+while time.time() < end and os.getppid() == parent:   # ends with the bench, also when it is killed
     t = time.perf_counter()
     time.sleep(0.02)
     out.write(f"{time.time():.3f} {(time.perf_counter() - t - 0.02) * 1e3:.4f}\\n")
@@ -150,7 +152,8 @@ while time.time() < end:
 def start_wakeup_probe(out: Path, seconds: float) -> subprocess.Popen:
     """The host's scheduling lateness while the grid runs: a process that sleeps 20 ms (a process
     waiting for a flight) and records how late it woke up, with the time; stopped by PID."""
-    return subprocess.Popen([sys.executable, "-c", WAKEUP_PROBE, str(out / "wakeups.txt"), str(seconds)])
+    return subprocess.Popen([sys.executable, "-c", WAKEUP_PROBE, str(out / "wakeups.txt"), str(seconds),
+                             str(os.getpid())])
 
 
 def measure(args, cells: list[str], nets_by_rtt: dict[float, list[str]], out: Path) -> dict[str, dict]:
