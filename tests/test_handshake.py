@@ -122,6 +122,23 @@ def test_silent_server_times_out_as_a_failed_sample(pki):
     assert took < 20
 
 
+def test_server_side_reason_of_a_failed_connection_is_kept(pki, params, monkeypatch):
+    """A connection the server refused keeps the server's stage and reason next to the client's."""
+    from dataclasses import replace
+    real = H.client_args
+
+    def without_client_cert(*a, **k):   # the server asks for a client certificate; none comes
+        args = real(*a, **k)
+        i = args.index("--cert")
+        return args[:i] + args[i + 4:]
+    monkeypatch.setattr(H, "client_args", without_client_cert)
+    s = H.measure_config(replace(H.V13, label="mtls without a client certificate", mtls=True), params, pki)
+    assert s["status"] == "failed" and s["failures"]
+    srv = s["derived"]["server_failures"]
+    assert srv and all(f["stage"] == "handshake" for f in srv), srv
+    assert all("certificate" in f["reason"].lower() for f in srv), srv
+
+
 def test_failed_configuration_does_not_stop_the_run(pki, params):
     from dataclasses import replace
     doc = R.new_result(kind="handshake", command=[], params={}, host={}, run_id="x")

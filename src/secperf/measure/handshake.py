@@ -402,6 +402,11 @@ def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI, doc: d
         flights = [f for f in ok[0].get("flights", [])]
         d["flights_first_conn"] = flights
     srv_ok = [c for c in server_conns if c.get("ok")]
+    srv_failed = [c for c in server_conns if not c.get("ok")]
+    if srv_failed:
+        # the server's side of a failed connection (its stage and reason) says which party gave up
+        d["server_failures"] = [{k: c.get(k) for k in ("stage", "reason", "hs_wall_us") if k in c}
+                                for c in srv_failed[:20]]
     if srv_ok:
         d["server_cpu_p50_us"] = stats.median([float(c["handshake_cpu_us"]) for c in srv_ok])
     R.finalize_series(series)
