@@ -114,6 +114,25 @@ def test_loss_adds_whole_timer_periods_to_the_dtls_tail():
     assert r["usable"]["p50_us"] < 1e6
 
 
+def test_a_resent_dtls_flight_has_one_datagram_per_message():
+    table = C.load_table()
+    p = P.plan(F.Scenario("dtls1.2"), table, N.parse("delay=25ms,loss=5%"))
+    server = next(f for f in p.flights if f and f.sender == "server" and f.name.startswith("ServerHello"))
+    assert (server.packets, server.resend_packets) == (1, 4)   # ServerHello, Certificate, ServerKeyExchange, Done
+    assert server.resend_wire_bytes > server.wire_bytes          # three more UDP/IP headers
+    tcp = next(f for f in P.plan(F.Scenario("tls1.2"), table, N.parse("delay=25ms,loss=5%")).flights
+               if f and f.sender == "server" and f.name.startswith("ServerHello"))
+    assert tcp.resend_packets == tcp.packets                     # TCP resends segments, not messages
+    # the exchange of ClientHello and that flight: 2 datagrams the first time, 5 each time after;
+    # so a second failure is (1 - 0.95^5) / (1 - 0.95^2) = 2.3x likelier than the first
+    legs = [f for f in p.flights if f and f.exchange == server.exchange]
+    f = M._exchange_failures(np.random.default_rng(4), M.Chains(np.random.default_rng(5), p.link, 200_000),
+                             p.link, legs, 200_000, "dtls")
+    first, second = float(np.mean(f >= 1)), float(np.mean(f >= 2)) / float(np.mean(f >= 1))
+    assert abs(first - (1 - 0.95 ** 2)) < 0.005
+    assert abs(second - (1 - 0.95 ** 5)) < 0.01
+
+
 def test_propagation_is_round_trips_times_rtt_without_jitter():
     table = C.load_table()
     m = F.build(F.Scenario("tls1.3"))

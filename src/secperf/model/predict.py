@@ -35,6 +35,16 @@ class FlightPlan:
     wire_bytes: int
     extra_rounds: int               # slow-start rounds beyond the initial window
     handshake_done: bool
+    retry_packets: int = 0          # a resent DTLS flight (0: as the first send)
+    retry_wire_bytes: int = 0
+
+    @property
+    def resend_packets(self) -> int:
+        return self.retry_packets or self.packets
+
+    @property
+    def resend_wire_bytes(self) -> int:
+        return self.retry_wire_bytes or self.wire_bytes
 
 
 @dataclass(frozen=True)
@@ -196,8 +206,9 @@ def plan(sc: F.Scenario, table: CostTable, link: N.LinkModel) -> Plan:
                 wire += (f.writes - pk) * F.TCP_HDR
                 pk = f.writes
             extra = N.extra_window_rounds(pk) if e.transport == "tcp" else 0
+            rpk, rwire = N.dtls_resend(f.msgs, link.mtu) if e.transport == "dtls" else (0, 0)
             out.append(FlightPlan(i, e.transport, f.sender, f.names(), sum(o[1] for o in ops), ops, f.se_sign,
-                                  pk, wire, extra, f.handshake_done))
+                                  pk, wire, extra, f.handshake_done, rpk, rwire))
     fin = tuple((op, table.get("client", op).us, table.get("client", op).source) for op in model.final_ops)
     sig_c = sig_s = table.sigma
     if meas is not None:

@@ -346,11 +346,11 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
                 w = t0 * (np.exp2(np.minimum(f, 20)) - 1.0)
                 comp["retransmission_wait"] += w
                 t += w
-                up_bytes += f * legs[0].wire_bytes
-                up_pk += f * legs[0].packets
+                up_bytes += f * legs[0].resend_wire_bytes
+                up_pk += f * legs[0].resend_packets
                 if len(legs) > 1:
-                    down_bytes += f * legs[1].wire_bytes
-                    down_pk += f * legs[1].packets
+                    down_bytes += f * legs[1].resend_wire_bytes
+                    down_pk += f * legs[1].resend_packets
     if p.final_us:
         c = p.final_us * 1e-6 * zc
         comp["client_compute"] += c
@@ -376,13 +376,16 @@ def _exchange_failures(rng, chains: Chains, link: N.LinkModel, legs, n: int, tra
     if all(d.loss <= 0 for d in dirs):
         return None
     if not any(d.ge for d in dirs):
-        ok = 1.0
+        ok = ok_again = 1.0
         for fp, d in zip(legs, dirs):
             ok *= (1.0 - d.loss) ** fp.packets
-        return _geometric_failures(rng, n, 1.0 - ok)
+            ok_again *= (1.0 - d.loss) ** fp.resend_packets   # a resent DTLS flight: one datagram per message
+        again = _geometric_failures(rng, n, 1.0 - ok_again)
+        first = rng.random(n) < 1.0 - ok
+        return first * (1.0 + (again if again is not None else 0.0))
     f = np.zeros(n)
     alive = np.arange(n)
-    for _ in range(_RETRY_LIMIT[transport] + 2):
+    for attempt in range(_RETRY_LIMIT[transport] + 2):
         if not alive.size:
             break
         lost = np.zeros(alive.size, dtype=bool)
@@ -390,7 +393,8 @@ def _exchange_failures(rng, chains: Chains, link: N.LinkModel, legs, n: int, tra
             todo = np.nonzero(~lost)[0]             # the answer is sent only if the flight arrived
             if not todo.size:
                 break
-            lk, _ = chains.send(rng, fp.sender, d, fp.packets, alive[todo], todo.size)
+            lk, _ = chains.send(rng, fp.sender, d, fp.packets if attempt == 0 else fp.resend_packets,
+                                alive[todo], todo.size)
             lost[todo[lk]] = True
         f[alive[lost]] += 1
         alive = alive[lost]
