@@ -139,6 +139,38 @@ def test_server_side_reason_of_a_failed_connection_is_kept(pki, params, monkeypa
     assert all("certificate" in f["reason"].lower() for f in srv), srv
 
 
+def test_dtls_server_moves_on_when_a_client_leaves_before_its_request(pki, tmp_path):
+    """A DTLS client that finishes its handshake and vanishes (no request, no close_notify) is a
+    failed connection on the server as soon as the next client knocks, not after --timeout-ms."""
+    import subprocess
+    certs = pki.server("rsa-2048", 1)
+    with ProbeServer(certs, ["--timeout-ms", "60000"], proto="dtls", workdir=tmp_path / "s") as s:
+        sc = subprocess.Popen(["openssl", "s_client", "-dtls1_2", "-connect", f"127.0.0.1:{s.port}",
+                               "-CAfile", str(certs.ca)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+        import threading
+        done = threading.Event()
+
+        def watch():                                   # until s_client reports the handshake
+            for line in sc.stdout:
+                if "Verify return code" in line:
+                    done.set()
+                    return
+        threading.Thread(target=watch, daemon=True).start()
+        try:
+            assert done.wait(20), "openssl s_client did not finish a DTLS handshake"
+        finally:
+            sc.kill()
+            sc.wait()
+        conns, err, took = _client(pki, s.port, "--proto", "dtls")   # 2 s per connection at most
+        time.sleep(0.2)
+        lines = s.drain()
+    assert err is None and len(conns) == 2 and all(c["ok"] for c in conns), [c.get("reason") for c in conns]
+    gone = [c for c in lines if not c.get("ok")]
+    assert len(gone) == 1 and "went away before its request" in gone[0]["reason"], lines
+    assert sum(1 for c in lines if c.get("ok")) == 2
+
+
 def test_failed_configuration_does_not_stop_the_run(pki, params):
     from dataclasses import replace
     doc = R.new_result(kind="handshake", command=[], params={}, host={}, run_id="x")

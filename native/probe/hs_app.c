@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
 
 #include <openssl/err.h>
 
@@ -340,11 +342,42 @@ void hs_app_close(SSL *ssl, int fd, uint64_t timeout_ns)
     ERR_clear_error();
 }
 
-/* 1 when a datagram waits on fd (never blocks; -1: none). */
-static int datagram_waiting(int fd)
+static int same_address(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
 {
-    struct pollfd p = {.fd = fd, .events = POLLIN};
-    return fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+    if (a->ss_family != b->ss_family)
+        return 0;
+    if (a->ss_family == AF_INET) {
+        const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
+        return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
+    }
+    if (a->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
+        return x->sin6_port == y->sin6_port && memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) == 0;
+    }
+    return 0;
+}
+
+/* 1 when another client's datagram waits on the listening socket (never blocks). A datagram there
+ * from this connection's own peer (one it sent before the server connected its socket, e.g. a
+ * resent ClientHello) is stale: it is dropped and does not count. */
+static int other_client_waiting(int listen_fd, int fd)
+{
+    if (listen_fd < 0)
+        return 0;
+    for (int i = 0; i < 16; i++) {
+        struct pollfd p = {.fd = listen_fd, .events = POLLIN};
+        if (poll(&p, 1, 0) != 1 || !(p.revents & POLLIN))
+            return 0;
+        struct sockaddr_storage from, peer;
+        socklen_t fl = sizeof(from), pl = sizeof(peer);
+        char b;
+        if (recvfrom(listen_fd, &b, 1, MSG_PEEK | MSG_DONTWAIT, (struct sockaddr *)&from, &fl) < 0)
+            return 0;
+        if (getpeername(fd, (struct sockaddr *)&peer, &pl) != 0 || !same_address(&from, &peer))
+            return 1;
+        recv(listen_fd, &b, 1, MSG_DONTWAIT);   /* our own peer's stale datagram */
+    }
+    return 0;
 }
 
 int hs_app_serve(SSL *ssl, int fd, int listen_fd, const char *early, size_t early_len,
@@ -370,9 +403,22 @@ int hs_app_serve(SSL *ssl, int fd, int listen_fd, const char *early, size_t earl
             head_feed(&head, buf, (size_t)n);
             continue;
         }
-        int rc = hs_io_after(ssl, fd, n, deadline, NULL, reason, rlen);
+        /* Over DTLS, waits of at most 20 ms, between which the listening socket is looked at:
+         * another client there means this one gave up on its handshake (its last flight from us
+         * never arrived) and will not send a request; waiting out the timeout would hold that
+         * next client off for seconds. */
+        uint64_t until = listen_fd >= 0 ? hs_now_ns() + 20000000u : deadline;
+        int rc = hs_io_after(ssl, fd, n, until < deadline ? until : deadline, NULL, reason, rlen);
         if (rc == HS_IO_RETRY)
             continue;
+        if (rc == HS_IO_TIMEOUT && hs_now_ns() < deadline) {
+            if (!other_client_waiting(listen_fd, fd))
+                continue;
+            snprintf(reason, rlen, "the client went away before its request (%zu bytes received): "
+                     "another client arrived %u ms after the handshake", r->request_bytes,
+                     ms(hs_now_ns() + timeout_ns - deadline));
+            return 0;
+        }
         if (rc == HS_IO_TIMEOUT) {
             snprintf(reason, rlen, "timed out after %u ms waiting for the request (%zu bytes "
                      "received)", ms(timeout_ns), r->request_bytes);
@@ -418,7 +464,7 @@ int hs_app_serve(SSL *ssl, int fd, int listen_fd, const char *early, size_t earl
         if (rc == HS_IO_RETRY)
             continue;
         if (rc == HS_IO_TIMEOUT && hs_now_ns() < deadline) {
-            if (!datagram_waiting(listen_fd))
+            if (!other_client_waiting(listen_fd, fd))
                 continue;
             r->closed_by = "next-client";
             break;

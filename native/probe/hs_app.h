@@ -69,8 +69,9 @@ void hs_app_close(SSL *ssl, int fd, uint64_t timeout_ns);
 
 /* Server: reads one request (after `early` bytes of early data), answers resp, then waits for
  * the client to close (bounded), and sends close_notify. Over DTLS it answers a resent request
- * again, and stops waiting when a datagram arrives on `listen_fd` (the next client: this one's
- * close_notify was lost); -1 for none. 1: ok; 0: reason filled. */
+ * again, and stops waiting when another client's datagram arrives on `listen_fd` (the next
+ * client: this one's close_notify was lost, or before the request: this one gave up on its
+ * handshake); -1 for none. 1: ok; 0: reason filled. */
 int hs_app_serve(SSL *ssl, int fd, int listen_fd, const char *early, size_t early_len,
                  const char *resp, size_t resp_len, uint64_t timeout_ns, hs_serve_result *r,
                  char *reason, size_t rlen);
