@@ -380,6 +380,21 @@ static int other_client_waiting(int listen_fd, int fd)
     return 0;
 }
 
+#define NEXT_CLIENT 2 /* serve_wait: another client's datagram waits on the listening socket */
+
+/* hs_io_after for the server's waits on one client. Over DTLS (listen_fd >= 0) it waits at most
+ * 20 ms, then looks at the listening socket: another client there means this one is done (it gave
+ * up on its handshake, or its close_notify was lost) and waiting out the deadline would hold the
+ * next client off for seconds. HS_IO_* or NEXT_CLIENT. */
+static int serve_wait(SSL *ssl, int fd, int listen_fd, int n, uint64_t deadline, char *reason, size_t rlen)
+{
+    uint64_t until = listen_fd >= 0 ? hs_now_ns() + 20000000u : deadline;
+    int rc = hs_io_after(ssl, fd, n, until < deadline ? until : deadline, NULL, reason, rlen);
+    if (rc == HS_IO_TIMEOUT && hs_now_ns() < deadline)
+        return other_client_waiting(listen_fd, fd) ? NEXT_CLIENT : HS_IO_RETRY;
+    return rc;
+}
+
 int hs_app_serve(SSL *ssl, int fd, int listen_fd, const char *early, size_t early_len,
                  const char *resp, size_t resp_len, uint64_t timeout_ns, hs_serve_result *r,
                  char *reason, size_t rlen)
@@ -403,17 +418,10 @@ int hs_app_serve(SSL *ssl, int fd, int listen_fd, const char *early, size_t earl
             head_feed(&head, buf, (size_t)n);
             continue;
         }
-        /* Over DTLS, waits of at most 20 ms, between which the listening socket is looked at:
-         * another client there means this one gave up on its handshake (its last flight from us
-         * never arrived) and will not send a request; waiting out the timeout would hold that
-         * next client off for seconds. */
-        uint64_t until = listen_fd >= 0 ? hs_now_ns() + 20000000u : deadline;
-        int rc = hs_io_after(ssl, fd, n, until < deadline ? until : deadline, NULL, reason, rlen);
+        int rc = serve_wait(ssl, fd, listen_fd, n, deadline, reason, rlen);
         if (rc == HS_IO_RETRY)
             continue;
-        if (rc == HS_IO_TIMEOUT && hs_now_ns() < deadline) {
-            if (!other_client_waiting(listen_fd, fd))
-                continue;
+        if (rc == NEXT_CLIENT) { /* its last handshake flight from us never arrived */
             snprintf(reason, rlen, "the client went away before its request (%zu bytes received): "
                      "another client arrived %u ms after the handshake", r->request_bytes,
                      ms(hs_now_ns() + timeout_ns - deadline));
@@ -458,14 +466,10 @@ int hs_app_serve(SSL *ssl, int fd, int listen_fd, const char *early, size_t earl
         }
         if (n > 0)
             continue;
-        /* Over DTLS, waits of at most 20 ms, between which the listening socket is looked at. */
-        uint64_t until = listen_fd >= 0 ? hs_now_ns() + 20000000u : deadline;
-        int rc = hs_io_after(ssl, fd, n, until < deadline ? until : deadline, NULL, reason, rlen);
+        int rc = serve_wait(ssl, fd, listen_fd, n, deadline, reason, rlen);
         if (rc == HS_IO_RETRY)
             continue;
-        if (rc == HS_IO_TIMEOUT && hs_now_ns() < deadline) {
-            if (!other_client_waiting(listen_fd, fd))
-                continue;
+        if (rc == NEXT_CLIENT) {
             r->closed_by = "next-client";
             break;
         }
