@@ -122,10 +122,21 @@ def per_rtt(text: str, rtts: list[float], what: str) -> dict[float, int]:
             for r in rtts:
                 out[r] = given.get(r) or given[min(given, key=lambda g: abs(g - r))]
     except (ValueError, KeyError):
-        raise SystemExit(f"{what}: {text!r} must be N or RTT:N,RTT:N,... (e.g. 0:100,300:20)") from None
+        raise ValueError(f"{what}: {text!r} must be N or RTT:N,RTT:N,... (e.g. 0:100,300:20)") from None
     if any(not 1 <= v <= 1000 for v in out.values()):
-        raise SystemExit(f"{what}: every N must be 1..1000")
+        raise ValueError(f"{what}: every N must be 1..1000")
     return out
+
+
+def number_list(text: str, what: str, lo: float, hi: float) -> list[float]:
+    """'0,20,100' -> [0.0, 20.0, 100.0], every value finite and lo <= v < hi."""
+    try:
+        vals = [float(x) for x in text.split(",")]
+    except ValueError:
+        raise ValueError(f"{what}: {text!r} must be a comma list of numbers (e.g. 0,20,100)") from None
+    if not all(lo <= v < hi for v in vals):   # also refuses nan and inf
+        raise ValueError(f"{what}: every value must be at least {lo:g} and below {hi:g}")
+    return vals
 
 
 def _term_with_parent() -> None:
@@ -309,9 +320,17 @@ def main() -> int:
         ap.error("--n-cal and --n-cal-connect must be 1..1000")
     if not 1 <= args.rounds <= 10:
         ap.error("--rounds must be 1..10")
+    try:
+        rtts, losses = number_list(args.rtt, "--rtt", 0, 10_000), number_list(args.loss, "--loss", 0, 100)
+        per_rtt(args.n, rtts, "--n")
+        per_rtt(args.n_connect, rtts, "--n-connect")
+        if args.path_floor != "auto":
+            path_floor({}, args.path_floor)   # checked before an hour of measuring, not after
+    except ValueError as exc:
+        ap.error(str(exc))
     nets_by_rtt: dict[float, list[str]] = {}
-    for rtt in [float(x) for x in args.rtt.split(",")]:
-        for loss in [float(x) for x in args.loss.split(",")]:
+    for rtt in rtts:
+        for loss in losses:
             nets_by_rtt.setdefault(rtt, []).append(f"delay={rtt / 2:g}ms" + (f",loss={loss:g}%" if loss else ""))
     nets = [n for ns in nets_by_rtt.values() for n in ns]
     if args.reuse:
@@ -331,7 +350,10 @@ def main() -> int:
     tables = {r: calibrate_all(docs, r) for r in rounds}
     print(f"rounds: {len(rounds)} (each round's grid predicted from the loopback runs right before and after it; "
           f"a cell pools its rounds' measured and predicted connections)", file=sys.stderr)
-    floors, floor_how = path_floor(docs, args.path_floor, nets)
+    try:
+        floors, floor_how = path_floor(docs, args.path_floor, nets)
+    except ValueError as exc:
+        ap.error(str(exc))
     print(f"path floor (one-way, every flight over an emulated link): {floor_how}", file=sys.stderr)
     rows = []
     for label, sid, sc, metric, cmd in rows_for(cells, args.keys.split(",")):
@@ -520,7 +542,9 @@ def path_floor(docs: dict, given: str, nets: list[str] = ()) -> tuple[dict, str]
         try:
             v = float(given)
         except ValueError:
-            raise SystemExit(f"--path-floor: {given!r} must be auto or a number of ms") from None
+            v = -1.0
+        if not 0 <= v < 1000:   # also refuses nan and inf
+            raise ValueError(f"--path-floor: {given!r} must be auto or a number of ms from 0 to below 1000")
         return {n: v for n in nets}, "given"
     loop = _tcp_connect_p50s(docs, "cal", None) + _tcp_connect_p50s(docs, "calafter", None)
     over = _tcp_connect_p50s(docs, "grid-rtt0", "delay=0ms")
