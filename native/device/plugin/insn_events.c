@@ -30,6 +30,8 @@
 #include "qemu_plugin_api.h"
 #endif
 
+#include "timing.h"
+
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = 1;
 
 #define MAX_WATCH 64
@@ -38,6 +40,15 @@ struct event {
     unsigned long long count;
     char kind; /* 'M' marker syscall, 'W' watched address */
     unsigned long long a1, a2;
+    double cycles[TIMING_SETS];  /* with timing=FILE: the model's cycles so far (low, point, high) */
+    uint64_t *classes;           /* and its class counters (TC_N) */
+};
+
+/* a watched instruction inside a block whose whole cost the timing model added at the block's start */
+struct watch_at {
+    unsigned long long id;
+    const void *tb;
+    size_t index;
 };
 
 static unsigned long long count;
@@ -50,6 +61,18 @@ static struct event *events;
 static size_t n_events, cap_events;
 static int oom;
 static char out_path[4096];
+static int timing_on;
+
+static void snapshot(struct event *e, const double *less)
+{
+    for (int s = 0; s < TIMING_SETS; s++)
+        e->cycles[s] = timing_cycles[s] - (less ? less[s] : 0);
+    e->classes = malloc(sizeof(uint64_t) * TC_N);
+    if (e->classes == NULL)
+        oom = 1;
+    else
+        memcpy(e->classes, timing_counts, sizeof(uint64_t) * TC_N);
+}
 
 static void record(char kind, unsigned long long a1, unsigned long long a2)
 {
@@ -63,13 +86,25 @@ static void record(char kind, unsigned long long a1, unsigned long long a2)
         events = e;
         cap_events = cap;
     }
-    events[n_events++] = (struct event){count, kind, a1, a2};
+    events[n_events++] = (struct event){count, kind, a1, a2, {0}, NULL};
+    if (timing_on && kind == 'M')
+        snapshot(&events[n_events - 1], NULL);
 }
 
 static void on_watch(unsigned int vcpu, void *udata)
 {
     (void)vcpu;
-    record('W', (unsigned long long)(size_t)udata, 0);
+    if (!timing_on) {
+        record('W', (unsigned long long)(size_t)udata, 0);
+        return;
+    }
+    const struct watch_at *w = udata;
+    record('W', w->id, 0);
+    if (n_events > 0 && events[n_events - 1].kind == 'W' && !oom) {
+        double rest[TIMING_SETS];
+        timing_remaining(w->tb, w->index, rest);
+        snapshot(&events[n_events - 1], rest);
+    }
 }
 
 static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1, uint64_t a2,
@@ -84,6 +119,8 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
     (void)id;
     size_t n = qemu_plugin_tb_n_insns(tb);
+    if (timing_on)
+        timing_translate(tb);
     int watched = 0;
     for (size_t i = 0; i < n && n_watch > 0; i++) {
         unsigned long long va = qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, i));
@@ -99,25 +136,53 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
         qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &count, 1);
         unsigned long long va = qemu_plugin_insn_vaddr(insn);
         for (size_t w = 0; w < n_watch; w++)
-            if (watch_addr[w] == va)
-                qemu_plugin_register_vcpu_insn_exec_cb(insn, on_watch, QEMU_PLUGIN_CB_NO_REGS,
-                                                       (void *)(size_t)watch_id[w]);
+            if (watch_addr[w] == va) {
+                void *udata = (void *)(size_t)watch_id[w];
+                if (timing_on) {
+                    struct watch_at *at = malloc(sizeof *at);
+                    if (at == NULL) {
+                        oom = 1;
+                        continue;
+                    }
+                    *at = (struct watch_at){watch_id[w], timing_last_tb(), i};
+                    udata = at;
+                }
+                qemu_plugin_register_vcpu_insn_exec_cb(insn, on_watch, QEMU_PLUGIN_CB_NO_REGS, udata);
+            }
     }
 }
 
 static void on_plugin_exit(qemu_plugin_id_t id, void *udata)
 {
     (void)id, (void)udata;
+    timing_set_trace(NULL); /* closes the trace file, if any */
     FILE *f = fopen(out_path, "w");
     if (f == NULL)
         return;
-    fprintf(f, "# insn_events v1 total=%llu events=%zu%s\n", count, n_events, oom ? " oom" : "");
+    if (!timing_on)
+        fprintf(f, "# insn_events v1 total=%llu events=%zu%s\n", count, n_events, oom ? " oom" : "");
+    else {
+        fprintf(f, "# insn_events v2 total=%llu events=%zu%s cycles=%.1f,%.1f,%.1f classes=", count, n_events,
+                oom ? " oom" : "", timing_cycles[0], timing_cycles[1], timing_cycles[2]);
+        for (int c = 0; c < TC_N; c++)
+            fprintf(f, "%s%s", c ? "," : "", timing_class_names[c]);
+        fprintf(f, " totals=");
+        for (int c = 0; c < TC_N; c++)
+            fprintf(f, "%s%llu", c ? "," : "", (unsigned long long)timing_counts[c]);
+        fprintf(f, "\n");
+    }
     for (size_t i = 0; i < n_events; i++) {
         const struct event *e = &events[i];
         if (e->kind == 'M')
-            fprintf(f, "%llu M %llu %llu\n", e->count, e->a1, e->a2);
+            fprintf(f, "%llu M %llu %llu", e->count, e->a1, e->a2);
         else
-            fprintf(f, "%llu W %llu\n", e->count, e->a1);
+            fprintf(f, "%llu W %llu", e->count, e->a1);
+        if (timing_on && e->classes) {
+            fprintf(f, " | %.1f %.1f %.1f |", e->cycles[0], e->cycles[1], e->cycles[2]);
+            for (int c = 0; c < TC_N; c++)
+                fprintf(f, " %llu", (unsigned long long)e->classes[c]);
+        }
+        fprintf(f, "\n");
     }
     fclose(f);
 }
@@ -154,8 +219,20 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
         else if (strncmp(argv[i], "watch=", 6) == 0) {
             if (read_watch(argv[i] + 6) != 0)
                 return -1;
+        } else if (strncmp(argv[i], "timing=", 7) == 0) {
+            if (timing_load(argv[i] + 7) != 0)
+                return -1;
+            timing_on = 1;
+        } else if (strncmp(argv[i], "trace=", 6) == 0) {
+            FILE *t = fopen(argv[i] + 6, "w");
+            if (t == NULL) {
+                fprintf(stderr, "insn_events: cannot write trace file %s\n", argv[i] + 6);
+                return -1;
+            }
+            timing_set_trace(t);
         } else {
-            fprintf(stderr, "insn_events: unknown argument %s (known: out=FILE, marker=N, watch=FILE, count=tb|insn)\n", argv[i]);
+            fprintf(stderr, "insn_events: unknown argument %s (known: out=FILE, marker=N, watch=FILE, count=tb|insn, "
+                    "timing=FILE, trace=FILE)\n", argv[i]);
             return -1;
         }
     }

@@ -31,6 +31,7 @@ from ..core.errors import InputError, MeasurementError
 from ..lab import registry
 from ..spec.devices import Core, DeviceError, core as core_profile, cores
 from . import device_attrib as A
+from . import device_timing as T
 from .device_build import STACK_TARGETS, STACKS, TARGETS, Build, ensure_built
 
 GROUPS = ("x25519", "p-256", "p-384")
@@ -199,12 +200,14 @@ class Server:
 
 
 def run_client(build: Build, dev: Core, cfg: Config, port: int, ca: Path, n: int, *, marks: bool = True,
-               app: bool = True, work: Path | None = None, server: Server | None = None
+               app: bool = True, work: Path | None = None, server: Server | None = None, timed: bool = True
                ) -> tuple[list[dict], list[A.Event], int]:
-    """One guest process making n connections: its JSON lines, the plugin's events, total count."""
+    """One guest process making n connections: its JSON lines, the plugin's events, total count.
+    With `timed` (and a core with a timing model) every event also carries the model's cycles."""
     tmp = Path(work or tempfile.mkdtemp(prefix="secperf-device-"))
     ev = tmp / f"events-{abs(hash((cfg, marks, n))) % 10**8}.txt"
-    argv = [build.qemu, "-cpu", qemu_cpu(dev, build), "-plugin", f"{build.plugin},out={ev},watch={build.watch}",
+    argv = [build.qemu, "-cpu", qemu_cpu(dev, build), "-plugin",
+            f"{build.plugin},out={ev},watch={build.watch}{_timing_arg(dev, build, tmp, timed)}",
             str(build.client), "--port", str(port), "--ca", str(ca), "--tls", "12" if cfg.dtls else cfg.tls.replace(".", ""),
             "--group", cfg.group, "--suite", cfg.suite, "--n", str(n)]
     if cfg.mode == "resumed":
@@ -242,6 +245,29 @@ def run_client(build: Build, dev: Core, cfg: Config, port: int, ca: Path, n: int
     return conns, events, total
 
 
+def _timing_arg(dev: Core, build: Build, tmp: Path, timed: bool) -> str:
+    """The plugin argument that turns the timing model on for this core and binary ('' when off)."""
+    if not timed or dev.timing is None:
+        return ""
+    return f",timing={T.write_params(dev, build.client, tmp / 'timing.txt')}"
+
+
+def _timed_handshakes(events: list[A.Event], conns: list[dict], cfg: Config, mtls: bool) -> dict[int, dict]:
+    """Handshake index -> the timing model's cycles (low, point, high) of the whole handshake and of
+    each message, attributed by the same rule as the instruction counts."""
+    if not events or events[0].timed is None:
+        return {}
+    sets = [A.handshakes(A.in_cycles(events, k), conns, cfg.tls, mtls, psk=cfg.mode == "psk",
+                         ccs_message=cfg.stack == "openssl") for k in range(3)]
+    out = {}
+    for lo, mid, hi in zip(*sets):
+        out[mid.index] = {"cycles": (lo.instructions, mid.instructions, hi.instructions),
+                          "messages": [(a["instructions"], b["instructions"], c["instructions"])
+                                       for a, b, c in zip(lo.messages, mid.messages, hi.messages)],
+                          "app": (lo.app_instructions, mid.app_instructions, hi.app_instructions)}
+    return out
+
+
 def _labels(cfg: Config, dev: Core, build: Build, phase: str) -> dict:
     return {"device": cfg.device, "stack": cfg.stack, "library": build.library, "tls": cfg.tls,
             "group": cfg.group, "suite": cfg.suite, "mode": cfg.mode, "server_cert": cfg.server_cert,
@@ -270,16 +296,37 @@ def _derive(dev: Core, instructions: float) -> dict:
     return {"ms_low": lo, "ms_high": hi}
 
 
+def _timed_rows(samples: list[dict]) -> dict[tuple, tuple]:
+    """(dir, message) -> median cycles (low, point, high) over the samples that carry cycles."""
+    acc: dict[tuple, list[tuple]] = {}
+    for s in samples:
+        seen: dict[tuple, list[float]] = {}
+        for m in s["messages"]:
+            if "cycles" in m:
+                v = seen.setdefault((m["dir"], m["message"]), [0.0, 0.0, 0.0])
+                for k in range(3):
+                    v[k] += m["cycles"][k]
+        for key, v in seen.items():
+            acc.setdefault(key, []).append(tuple(v))
+    return {key: tuple(statistics.median(x[k] for x in vals) for k in range(3)) for key, vals in acc.items()}
+
+
 def make_series(cfg: Config, dev: Core, build: Build, phase: str, hss: list[A.Handshake], conns: dict,
-                failures: list[str]) -> dict:
+                failures: list[str], timed: dict | None = None) -> dict:
     s = R.new_series(f"device/{cfg.device}/{cfg.key}/{phase}", kind="device", labels=_labels(cfg, dev, build, phase),
                      timer=TIMER)
     for reason in failures:
         R.add_failure(s, reason)
     for h in hss:
         c = conns.get(h.index, {})
+        t = (timed or {}).get(h.index)
+        messages = [dict(m) for m in h.messages]
+        if t and len(t["messages"]) == len(messages):
+            for m, cyc in zip(messages, t["messages"]):
+                m["cycles"] = list(cyc)
         s["samples"].append({"handshake": h.index, "instructions": h.instructions, "parts_sum": h.parts_sum,
-                             "messages": h.messages, "app_instructions": h.app_instructions,
+                             **({"cycles": list(t["cycles"])} if t else {}),
+                             "messages": messages, "app_instructions": h.app_instructions,
                              "records_in": h.records_in, "records_out": h.records_out,
                              "messages_per_record": h.messages_per_record, "version": c.get("version"),
                              "negotiated_suite": c.get("suite"), "negotiated_group": c.get("group"),
@@ -290,8 +337,11 @@ def make_series(cfg: Config, dev: Core, build: Build, phase: str, hss: list[A.Ha
         med = statistics.median(ins)
         worst = max(abs(x["parts_sum"] - x["instructions"]) / x["instructions"] for x in good)
         rows = _message_rows(good)
+        trows = _timed_rows(good)
         for r in rows:
             r.update(_derive(dev, r["instructions"]))
+            if (r["dir"], r["message"]) in trows:
+                r["time"] = T.figure(trows[(r["dir"], r["message"])], dev)
         s["derived"] = {
             "instructions_median": med, "instructions_min": min(ins), "instructions_max": max(ins),
             "spread": (max(ins) - min(ins)) / med if med else 0.0,
@@ -302,8 +352,12 @@ def make_series(cfg: Config, dev: Core, build: Build, phase: str, hss: list[A.Ha
                                                           if x["app_instructions"] is not None] or [0]),
             "derived_ms": {**_derive(dev, med), "clock_mhz": dev.clock_mhz, "cpi": list(dev.cpi),
                            "cpi_estimate": dev.cpi_estimate,
-                           "rule": "instructions x CPI / clock: DERIVED from the core profile, not measured"},
+                           "rule": "instructions x CPI / clock: the earlier CPI range, kept for comparison"},
         }
+        cyc = [x["cycles"] for x in good if "cycles" in x]
+        if cyc and dev.timing is not None:
+            s["derived"]["time"] = {**T.figure(tuple(statistics.median(c[k] for c in cyc) for k in range(3)), dev),
+                                    **T.model_note(dev)}
         s["status"] = "partial" if s["failures"] else "ok"
     else:
         s["status"] = "failed"
@@ -345,8 +399,9 @@ def measure_config(cfg: Config, n: int, warmup: int, build: Build | None = None,
           and (cfg.mode != "resumed" or by[h.index].get("resumed"))]
     cold = [h for h in ok if h.index == prime]
     warm = [h for h in ok if h.index >= prime + 1 + warmup]
-    out = [make_series(cfg, dev, build, "cold", cold, by, failures if not cold else []),
-           make_series(cfg, dev, build, "warm", warm, by, failures)]
+    timed = _timed_handshakes(events, conns, cfg, mtls)
+    out = [make_series(cfg, dev, build, "cold", cold, by, failures if not cold else [], timed),
+           make_series(cfg, dev, build, "warm", warm, by, failures, timed)]
     for s in out:
         s["labels"]["warmup_handshakes"] = warmup
         s["labels"]["qemu"] = build.qemu_version
@@ -382,7 +437,8 @@ def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build
     with tempfile.TemporaryDirectory(prefix="secperf-device-") as tmp:
         for op in ops:
             ev = Path(tmp) / f"ops-{op}.txt"
-            argv = [build.qemu, "-cpu", qemu_cpu(dev, build), "-plugin", f"{build.plugin},out={ev}", str(build.client),
+            argv = [build.qemu, "-cpu", qemu_cpu(dev, build), "-plugin",
+                    f"{build.plugin},out={ev}{_timing_arg(dev, build, Path(tmp), True)}", str(build.client),
                     "--crypto", op, "--n", str(n + 1), "--cert", str(pem.cert), "--key", str(pem.key)]
             p = registry.run(argv, "qemu device emulator", capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
             s = R.new_series(f"device-crypto/{device}/{stack}/{op}", kind="device_crypto",
@@ -390,8 +446,13 @@ def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build
                                      "qemu_cpu": qemu_cpu(dev, build), "build_target": build.target},
                              timer={"name": "guest instructions per operation", "start": "marker OP_BEGIN",
                                     "end": "marker OP_END", "unit": "instructions"})
+            cycles: list[tuple] = []
             try:
-                counts = [c for _, c in A.op_counts(A.read_events(ev)[1])]
+                events = A.read_events(ev)[1]
+                counts = [c for _, c in A.op_counts(events)]
+                if events and events[0].timed is not None:
+                    per_set = [[c for _, c in A.op_counts(A.in_cycles(events, k))] for k in range(3)]
+                    cycles = list(zip(*per_set))
             except MeasurementError as exc:
                 counts = []
                 R.add_failure(s, str(exc))
@@ -400,7 +461,8 @@ def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build
             if counts:
                 warm = counts[1:] or counts
                 med = statistics.median(warm)
-                s["samples"] = [{"i": i, "instructions": c, "phase": "cold" if i == 0 else "warm"}
+                s["samples"] = [{"i": i, "instructions": c, "phase": "cold" if i == 0 else "warm",
+                                 **({"cycles": list(cycles[i])} if i < len(cycles) else {})}
                                 for i, c in enumerate(counts)]
                 line = next((json.loads(x) for x in p.stdout.splitlines() if x.startswith('{"crypto"')), {})
                 s["derived"] = {"instructions_cold": counts[0], "instructions_median": med,
@@ -408,6 +470,11 @@ def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build
                                 "stack_bytes_max": line.get("stack_bytes"),
                                 "derived_ms": {**_derive(dev, med), "clock_mhz": dev.clock_mhz, "cpi": list(dev.cpi),
                                                "cpi_estimate": dev.cpi_estimate}}
+                warm_cyc = cycles[1:] or cycles
+                if warm_cyc:
+                    s["derived"]["time"] = {**T.figure(tuple(statistics.median(c[k] for c in warm_cyc)
+                                                             for k in range(3)), dev), **T.model_note(dev)}
+                    s["derived"]["time_cold"] = T.figure(cycles[0], dev)
                 s["status"] = "partial" if s["failures"] else "ok"
             else:
                 s["status"] = "failed"

@@ -78,6 +78,7 @@ class Event:
     kind: str      # "M" marker, "W" watched function
     a1: int
     a2: int = 0
+    timed: object = None   # device_timing.Timed: the timing model's cycles and class counters here
 
 
 @dataclass
@@ -97,21 +98,33 @@ class Handshake:
 
 
 def read_events(path: Path) -> tuple[int, list[Event]]:
-    """(total instructions of the process, events in order) from the plugin's file."""
+    """(total instructions of the process, events in order) from the plugin's file; with the
+    timing model on (a v2 file), every event carries its cycles and class counters."""
+    from .device_timing import parse_tail
     try:
         lines = Path(path).read_text().splitlines()
     except OSError as exc:
         raise MeasurementError(f"the counting plugin wrote no event file ({exc}); did qemu-arm load it?") from None
-    if not lines or not lines[0].startswith("# insn_events v1"):
+    if not lines or not lines[0].startswith(("# insn_events v1", "# insn_events v2")):
         raise MeasurementError(f"unexpected event file header: {lines[:1]}")
     if " oom" in lines[0]:
         raise MeasurementError("the counting plugin ran out of memory for events")
     total = int(lines[0].split("total=")[1].split()[0])
     events = []
     for ln in lines[1:]:
-        f = ln.split()
-        events.append(Event(int(f[0]), f[1], int(f[2]), int(f[3]) if len(f) > 3 else 0))
+        head, bar, tail = ln.partition("|")
+        f = head.split()
+        events.append(Event(int(f[0]), f[1], int(f[2]), int(f[3]) if len(f) > 3 else 0,
+                            parse_tail(bar + tail) if bar else None))
     return total, events
+
+
+def in_cycles(events: list[Event], k: int) -> list[Event]:
+    """The same events with the timing model's cycles of set k (0 low, 1 point, 2 high) as their count,
+    so the attribution rule partitions cycles exactly as it partitions instructions."""
+    if any(e.timed is None for e in events):
+        raise MeasurementError("the plugin's event file has no cycles (the timing model was off)")
+    return [Event(int(round(e.timed.cycles[k])), e.kind, e.a1, e.a2) for e in events]
 
 
 def _expected_encrypted(tls: str, resumed: bool, mtls: bool) -> list[str]:

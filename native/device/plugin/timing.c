@@ -1,0 +1,661 @@
+/* timing: the per-class cycle model of the counting plugin (see timing.h for what it models). */
+#include "timing.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef SECPERF_QEMU_PLUGIN_HEADER
+#include <qemu-plugin.h>
+#else
+#include "qemu_plugin_api.h"
+#endif
+
+const char *const timing_class_names[TC_N] = {
+    "alu", "load", "load_pipelined", "store", "ldrd", "strd", "ldm", "stm", "ldstm_regs",
+    "mul", "mla", "mull", "div", "branch", "branch_taken", "branch_not_taken", "pc_write",
+    "it", "vfp", "vfp_mem", "vdiv", "neon", "neon_mem", "other",
+    "ifetch_miss", "ifetch_seq_stall", "dflash_miss", "l1i_miss", "l1d_miss", "l2_miss", "mispredict",
+};
+
+double timing_cycles[TIMING_SETS];
+uint64_t timing_counts[TC_N];
+
+/* ---- parameters ------------------------------------------------------------------------------- */
+
+enum cost {
+    C_ALU, C_LOAD, C_LOAD_PIPELINED, C_STORE, C_LDRD, C_STRD, C_LDM_BASE, C_LDM_PER_REG, C_STM_BASE,
+    C_STM_PER_REG, C_MUL, C_MLA, C_MULL, C_DIV, C_BRANCH, C_BRANCH_TAKEN_EXTRA, C_MISPREDICT, C_IT,
+    C_VFP, C_VFP_MEM, C_VDIV, C_NEON, C_NEON_MEM, C_OTHER, C_FLASH_WS, C_L1_MISS, C_L2_MISS, C_N
+};
+static const char *const cost_names[C_N] = {
+    "alu", "load", "load_pipelined", "store", "ldrd", "strd", "ldm_base", "ldm_per_reg", "stm_base",
+    "stm_per_reg", "mul", "mla", "mull", "div", "branch", "branch_taken_extra", "mispredict", "it",
+    "vfp", "vfp_mem", "vdiv", "neon", "neon_mem", "other", "flash_ws", "l1_miss", "l2_miss",
+};
+static double cost[C_N][TIMING_SETS];
+
+enum geom {
+    G_FLASH_LO, G_FLASH_HI, G_FETCH_BYTES, G_ICACHE_ENTRIES, G_ICACHE_WAYS, G_PREFETCH, G_DCACHE_ENTRIES,
+    G_DCACHE_WAYS, G_DFETCH_BYTES, G_L1I_BYTES, G_L1I_LINE, G_L1I_WAYS, G_L1D_BYTES, G_L1D_LINE, G_L1D_WAYS,
+    G_L2_BYTES, G_L2_LINE, G_L2_WAYS, G_BP_ENTRIES, G_N
+};
+static const char *const geom_names[G_N] = {
+    "flash_lo", "flash_hi", "fetch_bytes", "icache_entries", "icache_ways", "prefetch", "dcache_entries",
+    "dcache_ways", "dfetch_bytes", "l1i_bytes", "l1i_line", "l1i_ways", "l1d_bytes", "l1d_line", "l1d_ways",
+    "l2_bytes", "l2_line", "l2_ways", "bp_entries",
+};
+static unsigned long long geom[G_N];
+
+/* ---- caches: set-associative, LRU by a use stamp ----------------------------------------------- */
+
+struct cache {
+    unsigned sets, ways, shift; /* shift: log2 of the line (granule) size */
+    unsigned long long *tag;    /* sets * ways, tag = line number + 1 (0 = empty) */
+    unsigned long long *stamp;
+    unsigned long long clock;
+};
+
+static int log2u(unsigned long long v)
+{
+    int s = 0;
+    while ((1ull << s) < v)
+        s++;
+    return (1ull << s) == v ? s : -1;
+}
+
+static int cache_init(struct cache *c, unsigned long long entries, unsigned long long ways,
+                      unsigned long long line, const char *what)
+{
+    memset(c, 0, sizeof *c);
+    if (entries == 0)
+        return 0;
+    if (ways == 0 || entries % ways || log2u(line) < 0 || log2u(entries / ways) < 0) {
+        fprintf(stderr, "timing: %s: %llu entries of %llu bytes in %llu ways is not a power-of-two geometry\n",
+                what, entries, line, ways);
+        return -1;
+    }
+    c->sets = (unsigned)(entries / ways);
+    c->ways = (unsigned)ways;
+    c->shift = (unsigned)log2u(line);
+    c->tag = calloc(entries, sizeof *c->tag);
+    c->stamp = calloc(entries, sizeof *c->stamp);
+    return c->tag && c->stamp ? 0 : -1;
+}
+
+/* 1 on a hit; on a miss the line is filled (the least recently used way is replaced) */
+static int cache_access(struct cache *c, unsigned long long line_no)
+{
+    unsigned set = (unsigned)(line_no & (c->sets - 1));
+    unsigned long long *tag = c->tag + (size_t)set * c->ways, *st = c->stamp + (size_t)set * c->ways;
+    unsigned victim = 0;
+    c->clock++;
+    for (unsigned w = 0; w < c->ways; w++) {
+        if (tag[w] == line_no + 1) {
+            st[w] = c->clock;
+            return 1;
+        }
+        if (st[w] < st[victim])
+            victim = w;
+    }
+    tag[victim] = line_no + 1;
+    st[victim] = c->clock;
+    return 0;
+}
+
+static struct cache icache, dcache, l1i, l1d, l2;
+static unsigned char *bp;           /* 2-bit counters */
+static int mcu_flash;               /* code and read-only data in flash (microcontrollers) */
+
+int timing_load(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        fprintf(stderr, "timing: cannot open parameter file %s\n", path);
+        return -1;
+    }
+    int have_cost[C_N] = {0}, have_geom[G_N] = {0};
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        char key[64];
+        double v[TIMING_SETS];
+        if (line[0] == '#' || sscanf(line, "%63s", key) != 1)
+            continue;
+        int done = 0;
+        for (int i = 0; i < C_N && !done; i++)
+            if (strcmp(key, cost_names[i]) == 0) {
+                if (sscanf(line, "%*s %lf %lf %lf", &v[0], &v[1], &v[2]) != 3) {
+                    fprintf(stderr, "timing: %s needs three values (low point high)\n", key);
+                    fclose(f);
+                    return -1;
+                }
+                memcpy(cost[i], v, sizeof v);
+                have_cost[i] = done = 1;
+            }
+        for (int i = 0; i < G_N && !done; i++)
+            if (strcmp(key, geom_names[i]) == 0) {
+                if (sscanf(line, "%*s %lli", (long long *)&geom[i]) != 1) {
+                    fprintf(stderr, "timing: %s needs one integer\n", key);
+                    fclose(f);
+                    return -1;
+                }
+                have_geom[i] = done = 1;
+            }
+        if (!done) {
+            fprintf(stderr, "timing: unknown parameter %s\n", key);
+            fclose(f);
+            return -1;
+        }
+    }
+    fclose(f);
+    for (int i = 0; i < C_N; i++)
+        if (!have_cost[i]) {
+            fprintf(stderr, "timing: missing parameter %s\n", cost_names[i]);
+            return -1;
+        }
+    for (int i = 0; i < G_N; i++)
+        if (!have_geom[i]) {
+            fprintf(stderr, "timing: missing parameter %s\n", geom_names[i]);
+            return -1;
+        }
+    mcu_flash = geom[G_FLASH_HI] > geom[G_FLASH_LO];
+    if (mcu_flash && log2u(geom[G_FETCH_BYTES]) < 0) {
+        fprintf(stderr, "timing: fetch_bytes must be a power of two\n");
+        return -1;
+    }
+    if (cache_init(&icache, geom[G_ICACHE_ENTRIES], geom[G_ICACHE_WAYS], geom[G_FETCH_BYTES], "icache") ||
+        cache_init(&dcache, geom[G_DCACHE_ENTRIES], geom[G_DCACHE_WAYS], geom[G_DFETCH_BYTES], "dcache") ||
+        cache_init(&l1i, geom[G_L1I_LINE] ? geom[G_L1I_BYTES] / geom[G_L1I_LINE] : 0, geom[G_L1I_WAYS],
+                   geom[G_L1I_LINE], "l1i") ||
+        cache_init(&l1d, geom[G_L1D_LINE] ? geom[G_L1D_BYTES] / geom[G_L1D_LINE] : 0, geom[G_L1D_WAYS],
+                   geom[G_L1D_LINE], "l1d") ||
+        cache_init(&l2, geom[G_L2_LINE] ? geom[G_L2_BYTES] / geom[G_L2_LINE] : 0, geom[G_L2_WAYS],
+                   geom[G_L2_LINE], "l2"))
+        return -1;
+    if (geom[G_BP_ENTRIES]) {
+        if (log2u(geom[G_BP_ENTRIES]) < 0) {
+            fprintf(stderr, "timing: bp_entries must be a power of two\n");
+            return -1;
+        }
+        bp = malloc(geom[G_BP_ENTRIES]);
+        if (bp == NULL)
+            return -1;
+        memset(bp, 1, geom[G_BP_ENTRIES]); /* weakly not taken */
+    }
+    return 0;
+}
+
+/* ---- classification ----------------------------------------------------------------------------- */
+
+static const char *const CONDS[] = {"eq", "ne", "cs", "hs", "cc", "lo", "mi", "pl", "vs", "vc",
+                                    "hi", "ls", "ge", "lt", "gt", "le", NULL};
+
+static int is_cond(const char *s)
+{
+    for (int i = 0; CONDS[i]; i++)
+        if (strcmp(s, CONDS[i]) == 0)
+            return 1;
+    return strcmp(s, "al") == 0 ? 2 : 0;
+}
+
+static int in_list(const char *s, const char *const *list)
+{
+    for (int i = 0; list[i]; i++)
+        if (strcmp(s, list[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* base mnemonic without a condition code or flag-setting "s"; *cond 1 when a condition was stripped */
+static int strip(const char *base, const char *const *list, int *cond)
+{
+    char tmp[32];
+    size_t n = strlen(base);
+    if (in_list(base, list))
+        return 1;
+    if (n > 2 && n < sizeof tmp && is_cond(base + n - 2)) {
+        memcpy(tmp, base, n - 2);
+        tmp[n - 2] = 0;
+        if (in_list(tmp, list)) {
+            *cond = is_cond(base + n - 2) == 1;
+            return 1;
+        }
+        if (n > 3 && tmp[n - 3] == 's') { /* e.g. "addseq" */
+            tmp[n - 3] = 0;
+            if (in_list(tmp, list)) {
+                *cond = 1;
+                return 1;
+            }
+        }
+    }
+    if (n > 1 && base[n - 1] == 's' && n < sizeof tmp) {
+        memcpy(tmp, base, n - 1);
+        tmp[n - 1] = 0;
+        if (in_list(tmp, list))
+            return 1;
+    }
+    return 0;
+}
+
+static const char *const LOADS[] = {"ldr", "ldrb", "ldrh", "ldrsb", "ldrsh", "ldrex", "ldrexb", "ldrexh", "ldrt",
+                                    "ldrbt", "ldrht", "ldrsbt", "ldrsht", "lda", "ldab", "ldah", "ldaex", "pld",
+                                    "pli", NULL};
+static const char *const LOADD[] = {"ldrd", "ldrexd", NULL};
+static const char *const STORES[] = {"str", "strb", "strh", "strex", "strexb", "strexh", "strt", "strbt", "strht",
+                                     "stl", "stlb", "stlh", "stlex", NULL};
+static const char *const STORED[] = {"strd", "strexd", NULL};
+static const char *const LDMS[] = {"ldm", "ldmia", "ldmib", "ldmda", "ldmdb", "ldmfd", "pop", NULL};
+static const char *const STMS[] = {"stm", "stmia", "stmib", "stmda", "stmdb", "stmfd", "push", NULL};
+static const char *const MULS[] = {"mul", "smulbb", "smulbt", "smultb", "smultt", "smulwb", "smulwt", "smmul",
+                                   "smmulr", "smuad", "smuadx", "smusd", "smusdx", "usad8", NULL};
+static const char *const MLAS[] = {"mla", "mls", "smlabb", "smlabt", "smlatb", "smlatt", "smlawb", "smlawt",
+                                   "smmla", "smmlar", "smmls", "smmlsr", "smlad", "smladx", "smlsd", "smlsdx",
+                                   "usada8", NULL};
+static const char *const MULLS[] = {"umull", "smull", "umlal", "smlal", "umaal", "smlalbb", "smlalbt", "smlaltb",
+                                    "smlaltt", "smlald", "smlaldx", "smlsld", "smlsldx", NULL};
+static const char *const DIVS[] = {"sdiv", "udiv", NULL};
+static const char *const BRANCHES[] = {"b", "bl", "blx", "bx", "bxj", NULL};
+static const char *const OTHERS[] = {"svc", "udf", "bkpt", "mrc", "mcr", "mrc2", "mcr2", "mrs", "msr", "cps", "cpsid",
+                                     "cpsie", "dmb", "dsb", "isb", "wfi", "wfe", "sev", "clrex", "setend", NULL};
+
+/* count of registers in the first {...} of the operands ("r4-r7" counts 4) */
+static int reg_list(const char *ops)
+{
+    const char *p = strchr(ops, '{');
+    if (p == NULL)
+        return 1;
+    int n = 0;
+    for (p++; *p && *p != '}';) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        if (*p == '}' || !*p)
+            break;
+        char a[8] = {0}, b[8] = {0};
+        int k = 0;
+        while (*p && *p != ',' && *p != '}' && *p != '-' && k < 7)
+            a[k++] = *p++;
+        if (*p == '-') {
+            p++;
+            k = 0;
+            while (*p && *p != ',' && *p != '}' && k < 7)
+                b[k++] = *p++;
+            int x = atoi(a + 1), y = atoi(b + 1);
+            n += y >= x ? y - x + 1 : 1;
+        } else
+            n++;
+        while (*p && *p != ',' && *p != '}')
+            p++;
+    }
+    return n ? n : 1;
+}
+
+/* whether the operands name pc as the destination (first operand) or in a register list */
+static int writes_pc(const char *base, const char *ops, int ldm)
+{
+    if (ldm) {
+        const char *l = strchr(ops, '{');
+        return l && strstr(l, "pc") != NULL;
+    }
+    while (*ops == ' ')
+        ops++;
+    return strncmp(ops, "pc,", 3) == 0 && strcmp(base, "str") != 0 && strncmp(base, "cmp", 3) != 0 &&
+           strncmp(base, "tst", 3) != 0;
+}
+
+int timing_classify(const char *disas, int *nregs, int *branch, int *mem)
+{
+    char mn[32];
+    size_t k = 0;
+    const char *p = disas;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    while (*p && !isspace((unsigned char)*p) && k < sizeof mn - 1)
+        mn[k++] = (char)tolower((unsigned char)*p++);
+    mn[k] = 0;
+    const char *ops = p;
+    char base[32];
+    snprintf(base, sizeof base, "%s", mn);
+    char *dot = strchr(base, '.');
+    const char *dtype = dot ? strchr(mn, '.') + 1 : "";
+    if (dot)
+        *dot = 0;
+    *nregs = 1, *branch = 0, *mem = 0;
+    int cond = 0;
+
+    /* branches */
+    if (strcmp(base, "cbz") == 0 || strcmp(base, "cbnz") == 0) {
+        *branch = 2;
+        return TC_BRANCH;
+    }
+    if (strcmp(base, "tbb") == 0 || strcmp(base, "tbh") == 0) {
+        *branch = 1;
+        *mem = 1;
+        return TC_BRANCH;
+    }
+    if (strip(base, BRANCHES, &cond)) {
+        *branch = cond ? 2 : 1;
+        return TC_BRANCH;
+    }
+    /* IT blocks: it, itt, ite, ittee, ... */
+    if (base[0] == 'i' && base[1] == 't' && strspn(base + 2, "te") == strlen(base + 2))
+        return TC_IT;
+    if (base[0] == 'v') {
+        static const char *const VMEM[] = {"vldr", "vstr", NULL};
+        static const char *const VMULTI[] = {"vldm", "vldmia", "vldmdb", "vstm", "vstmia", "vstmdb", "vpush", "vpop", NULL};
+        static const char *const VDIV[] = {"vdiv", "vsqrt", NULL};
+        int neon = strchr(ops, 'q') != NULL || (dtype[0] && dtype[0] != 'f' && strncmp(dtype, "32", 2) != 0 &&
+                                               strncmp(base, "vmov", 4) != 0 && strncmp(base, "vcvt", 4) != 0);
+        if (strip(base, VMEM, &cond)) {
+            *mem = 1;
+            return TC_VFP_MEM;
+        }
+        if (strip(base, VMULTI, &cond)) {
+            *mem = 1;
+            *nregs = reg_list(ops);
+            return TC_VFP_MEM;
+        }
+        if (strncmp(base, "vld", 3) == 0 || strncmp(base, "vst", 3) == 0) {
+            *mem = 1;
+            return TC_NEON_MEM;
+        }
+        if (strip(base, VDIV, &cond))
+            return TC_VDIV;
+        return neon ? TC_NEON : TC_VFP;
+    }
+    if (strip(base, LDMS, &cond)) {
+        *nregs = reg_list(ops);
+        *mem = 1;
+        if (writes_pc(base, ops, 1))
+            *branch = cond ? 2 : 1;
+        return TC_LDM;
+    }
+    if (strip(base, STMS, &cond)) {
+        *nregs = reg_list(ops);
+        *mem = 2;
+        return TC_STM;
+    }
+    if (strip(base, LOADD, &cond)) {
+        *mem = 1;
+        return TC_LDRD;
+    }
+    if (strip(base, STORED, &cond)) {
+        *mem = 2;
+        return TC_STRD;
+    }
+    if (strip(base, LOADS, &cond)) {
+        *mem = 1;
+        if (writes_pc(base, ops, 0))
+            *branch = cond ? 2 : 1;
+        return TC_LOAD;
+    }
+    if (strip(base, STORES, &cond)) {
+        *mem = 2;
+        return TC_STORE;
+    }
+    if (strip(base, MULLS, &cond))
+        return TC_MULL;
+    if (strip(base, MLAS, &cond))
+        return TC_MLA;
+    if (strip(base, MULS, &cond))
+        return TC_MUL;
+    if (strip(base, DIVS, &cond))
+        return TC_DIV;
+    if (strip(base, OTHERS, &cond))
+        return TC_OTHER;
+    /* data processing; one that writes pc (mov pc, lr / add pc, ...) is a branch */
+    if (writes_pc(base, ops, 0)) {
+        size_t n = strlen(base);
+        *branch = n > 2 && is_cond(base + n - 2) == 1 ? 2 : 1;
+        return TC_PC_WRITE;
+    }
+    return TC_ALU;
+}
+
+/* ---- per block --------------------------------------------------------------------------------- */
+
+struct tbinfo {
+    unsigned long long start, end;   /* [start, end) bytes of the block */
+    unsigned long long br_pc;        /* address of the last instruction */
+    int br_kind;                     /* 0 none, 1 always taken, 2 conditional */
+    unsigned n_cls;                  /* (class, count) pairs */
+    unsigned char cls[TC_N];
+    unsigned short cnt[TC_N];
+    double base[TIMING_SETS];        /* class costs of the whole block */
+    double *prefix;                  /* (n_insns + 1) * TIMING_SETS: base cost before instruction i */
+};
+
+static struct tbinfo *last_tb;
+static const struct tbinfo *prev_tb;   /* the block executed before the current one */
+static unsigned long long cur_fetch = ~0ull;   /* the flash granule the core is executing from */
+static double line_elapsed[TIMING_SETS];      /* cycles spent in it so far */
+static unsigned long long cur_l1i = ~0ull;
+static FILE *trace;
+
+void timing_set_trace(FILE *f)
+{
+    if (trace && trace != f)
+        fclose(trace);
+    trace = f;
+}
+
+const void *timing_last_tb(void)
+{
+    return last_tb;
+}
+
+void timing_remaining(const void *tbinfo, size_t insn_index, double out[TIMING_SETS])
+{
+    const struct tbinfo *t = tbinfo;
+    for (int s = 0; s < TIMING_SETS; s++)
+        out[s] = t->base[s] - t->prefix[insn_index * TIMING_SETS + s];
+}
+
+static void cost_of(int cls, int nregs, double out[TIMING_SETS])
+{
+    for (int s = 0; s < TIMING_SETS; s++) {
+        double c;
+        switch (cls) {
+        case TC_LOAD: c = cost[C_LOAD][s]; break;
+        case TC_LOAD_PIPELINED: c = cost[C_LOAD_PIPELINED][s]; break;
+        case TC_STORE: c = cost[C_STORE][s]; break;
+        case TC_LDRD: c = cost[C_LDRD][s]; break;
+        case TC_STRD: c = cost[C_STRD][s]; break;
+        case TC_LDM: c = cost[C_LDM_BASE][s] + nregs * cost[C_LDM_PER_REG][s]; break;
+        case TC_STM: c = cost[C_STM_BASE][s] + nregs * cost[C_STM_PER_REG][s]; break;
+        case TC_MUL: c = cost[C_MUL][s]; break;
+        case TC_MLA: c = cost[C_MLA][s]; break;
+        case TC_MULL: c = cost[C_MULL][s]; break;
+        case TC_DIV: c = cost[C_DIV][s]; break;
+        case TC_BRANCH: c = cost[C_BRANCH][s]; break;
+        case TC_IT: c = cost[C_IT][s]; break;
+        case TC_VFP: c = cost[C_VFP][s]; break;
+        case TC_VFP_MEM: c = cost[C_VFP_MEM][s] * nregs; break;
+        case TC_VDIV: c = cost[C_VDIV][s]; break;
+        case TC_NEON: c = cost[C_NEON][s]; break;
+        case TC_NEON_MEM: c = cost[C_NEON_MEM][s]; break;
+        case TC_OTHER: c = cost[C_OTHER][s]; break;
+        default: c = cost[C_ALU][s]; break; /* ALU, PC_WRITE (its refill is charged as a taken branch) */
+        }
+        out[s] = c;
+    }
+}
+
+static void add_stall(int set_cost, double scale)
+{
+    for (int s = 0; s < TIMING_SETS; s++)
+        timing_cycles[s] += cost[set_cost][s] * scale;
+}
+
+/* the previous block's last branch, resolved by where execution went */
+static void resolve_branch(unsigned long long start)
+{
+    const struct tbinfo *p = prev_tb;
+    if (p == NULL || p->br_kind == 0)
+        return;
+    int taken = p->br_kind == 1 || start != p->end;
+    timing_counts[taken ? TC_BRANCH_TAKEN : TC_BRANCH_NOT_TAKEN]++;
+    if (bp) {
+        unsigned char *c = &bp[(p->br_pc >> 1) & (geom[G_BP_ENTRIES] - 1)];
+        int predicted = p->br_kind == 1 || *c >= 2; /* unconditional: the target buffer knows it */
+        if (predicted != taken) {
+            timing_counts[TC_MISPREDICT]++;
+            add_stall(C_MISPREDICT, 1.0);
+        }
+        if (p->br_kind == 2)
+            *c = taken ? (*c < 3 ? *c + 1 : 3) : (*c > 0 ? *c - 1 : 0);
+    } else if (taken)
+        add_stall(C_BRANCH_TAKEN_EXTRA, 1.0);
+}
+
+/* instruction fetch of the block's bytes: microcontroller flash behind prefetch and cache */
+static void fetch_flash(const struct tbinfo *t)
+{
+    unsigned long long fb = geom[G_FETCH_BYTES];
+    if (t->start < geom[G_FLASH_LO] || t->start >= geom[G_FLASH_HI])
+        return;
+    unsigned long long first = t->start / fb, last = (t->end - 1) / fb;
+    double bytes = (double)(t->end - t->start);
+    for (unsigned long long g = first; g <= last; g++) {
+        unsigned long long lo = g * fb > t->start ? g * fb : t->start;
+        unsigned long long hi = (g + 1) * fb < t->end ? (g + 1) * fb : t->end;
+        double share = (double)(hi - lo) / bytes;
+        if (g != cur_fetch) {
+            int hit = icache.sets ? cache_access(&icache, g) : 0;
+            if (!hit) {
+                timing_counts[TC_IFETCH_MISS]++;
+                int sequential = geom[G_PREFETCH] && g == cur_fetch + 1;
+                for (int s = 0; s < TIMING_SETS; s++) {
+                    double stall = sequential ? cost[C_FLASH_WS][s] + 1.0 - line_elapsed[s] : cost[C_FLASH_WS][s];
+                    if (stall > 0)
+                        timing_cycles[s] += stall;
+                    if (sequential && s == 1 && stall > 0)
+                        timing_counts[TC_IFETCH_SEQ_STALL]++;
+                }
+            }
+            cur_fetch = g;
+            for (int s = 0; s < TIMING_SETS; s++)
+                line_elapsed[s] = 0;
+        }
+        for (int s = 0; s < TIMING_SETS; s++)
+            line_elapsed[s] += t->base[s] * share;
+    }
+}
+
+/* A-profile: L1 instruction cache over the block's lines, L2 behind it */
+static void fetch_l1(const struct tbinfo *t)
+{
+    unsigned long long first = t->start >> l1i.shift, last = (t->end - 1) >> l1i.shift;
+    for (unsigned long long g = first; g <= last; g++) {
+        if (g == cur_l1i)
+            continue;
+        cur_l1i = g;
+        if (cache_access(&l1i, g))
+            continue;
+        timing_counts[TC_L1I_MISS]++;
+        add_stall(C_L1_MISS, 1.0);
+        if (l2.sets && !cache_access(&l2, (g << l1i.shift) >> l2.shift)) {
+            timing_counts[TC_L2_MISS]++;
+            add_stall(C_L2_MISS, 1.0);
+        }
+    }
+}
+
+static void on_tb_exec(unsigned int vcpu, void *udata)
+{
+    (void)vcpu;
+    const struct tbinfo *t = udata;
+    resolve_branch(t->start);
+    for (unsigned i = 0; i < t->n_cls; i++)
+        timing_counts[t->cls[i]] += t->cnt[i];
+    for (int s = 0; s < TIMING_SETS; s++)
+        timing_cycles[s] += t->base[s];
+    if (mcu_flash)
+        fetch_flash(t);
+    else if (l1i.sets)
+        fetch_l1(t);
+    prev_tb = t;
+}
+
+static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
+{
+    (void)vcpu, (void)udata;
+    int store = qemu_plugin_mem_is_store(info);
+    if (mcu_flash) {
+        /* constants read from flash (literal pools, tables in .rodata) behind the data cache */
+        if (store || vaddr < geom[G_FLASH_LO] || vaddr >= geom[G_FLASH_HI])
+            return;
+        if (dcache.sets && cache_access(&dcache, vaddr >> dcache.shift))
+            return;
+        timing_counts[TC_DFLASH_MISS]++;
+        add_stall(C_FLASH_WS, 1.0);
+        return;
+    }
+    if (!l1d.sets || cache_access(&l1d, vaddr >> l1d.shift))
+        return;
+    timing_counts[TC_L1D_MISS]++;
+    if (store)  /* write-allocate behind a store buffer: the miss fills the line without a stall */
+        return;
+    add_stall(C_L1_MISS, 1.0);
+    if (l2.sets && !cache_access(&l2, vaddr >> l2.shift)) {
+        timing_counts[TC_L2_MISS]++;
+        add_stall(C_L2_MISS, 1.0);
+    }
+}
+
+void timing_translate(struct qemu_plugin_tb *tb)
+{
+    size_t n = qemu_plugin_tb_n_insns(tb);
+    struct tbinfo *t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return;
+    t->prefix = calloc((n + 1) * TIMING_SETS, sizeof *t->prefix);
+    unsigned counts[TC_N] = {0};
+    int prev_mem = 0;
+    t->start = qemu_plugin_tb_vaddr(tb);
+    for (size_t i = 0; i < n; i++) {
+        struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+        unsigned long long va = qemu_plugin_insn_vaddr(insn);
+        size_t size = qemu_plugin_insn_size(insn);
+        char *d = qemu_plugin_insn_disas(insn);
+        int nregs, branch, mem;
+        int cls = timing_classify(d ? d : "", &nregs, &branch, &mem);
+        /* a single load right after another single load or store pipelines (Cortex-M TRM) */
+        if (cls == TC_LOAD && prev_mem == 1)
+            cls = TC_LOAD_PIPELINED;
+        prev_mem = (cls == TC_LOAD || cls == TC_LOAD_PIPELINED || cls == TC_STORE) ? 1 : 0;
+        double c[TIMING_SETS];
+        cost_of(cls, nregs, c);
+        if (t->prefix)
+            for (int s = 0; s < TIMING_SETS; s++)
+                t->prefix[(i + 1) * TIMING_SETS + s] = t->prefix[i * TIMING_SETS + s] + c[s];
+        for (int s = 0; s < TIMING_SETS; s++)
+            t->base[s] += c[s];
+        counts[cls]++;
+        if (cls == TC_LDM || cls == TC_STM)
+            counts[TC_LDSTM_REGS] += (unsigned)nregs;
+        if (branch && cls != TC_BRANCH)
+            counts[TC_PC_WRITE] += cls != TC_PC_WRITE;
+        if (trace)
+            fprintf(trace, "%llx %s %d %s\n", va, timing_class_names[cls], nregs, d ? d : "?");
+        /* memory callbacks: microcontrollers only need loads that may read flash (not stack-relative);
+         * A-profile caches see every load and store */
+        if (mem && (mcu_flash ? (mem == 1 && !(d && strstr(d, "[sp"))) : l1d.sets != 0))
+            qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS,
+                                             mcu_flash ? QEMU_PLUGIN_MEM_R : QEMU_PLUGIN_MEM_RW, NULL);
+        free(d);
+        if (i == n - 1) {
+            t->end = va + size;
+            t->br_pc = va;
+            t->br_kind = branch;
+        }
+    }
+    if (n == 0)
+        t->end = t->start + 1;
+    for (int c = 0; c < TC_N; c++)
+        if (counts[c]) {
+            t->cls[t->n_cls] = (unsigned char)c;
+            t->cnt[t->n_cls++] = (unsigned short)counts[c];
+        }
+    last_tb = t;
+    qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb_exec, QEMU_PLUGIN_CB_NO_REGS, t);
+}

@@ -1,0 +1,64 @@
+/* timing: a per-instruction-class cycle model for the counting plugin (insn_events.c).
+ *
+ * Every translated instruction is classified once from QEMU's disassembly (capstone's text:
+ * "mnemonic operands") into a class (data processing, load, store, load/store multiple by register
+ * count, multiply, long multiply, divide, branch, IT, VFP, NEON, ...). Each class is charged cycles
+ * from the core's Technical Reference Manual; the parameters come from a file written by
+ * secperf.model.device_timing from data/devices.toml, in three sets (low, point, high) that run
+ * side by side, so one emulation gives a point and a band.
+ *
+ * What moves time beyond the class costs, simulated on the guest's addresses:
+ *   - taken vs not-taken branches (the next block's address tells), with the pipeline refill, or
+ *     a 2-bit branch predictor with a misprediction penalty (A-profile cores);
+ *   - instruction fetch from flash with wait states behind a prefetch buffer and an instruction
+ *     cache (ST's ART accelerator and the like) over the fetched addresses, and loads of constants
+ *     from flash behind a small data cache (microcontrollers: code and read-only data in flash,
+ *     everything else in zero-wait-state SRAM);
+ *   - L1 instruction and data caches and a unified L2 over fetch and load/store addresses, with
+ *     the next level's latency (A-profile cores).
+ * Not modelled: operand-dependent timings (divide and early-terminating multiplies take the
+ * parameter's value), register dependencies and dual issue (folded into the class costs), bus
+ * contention, DMA, interrupts. */
+#ifndef SECPERF_DEVICE_TIMING_H
+#define SECPERF_DEVICE_TIMING_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define TIMING_SETS 3
+
+/* counted classes (the order of the "classes=" list in the event file) */
+enum tclass {
+    TC_ALU, TC_LOAD, TC_LOAD_PIPELINED, TC_STORE, TC_LDRD, TC_STRD, TC_LDM, TC_STM, TC_LDSTM_REGS,
+    TC_MUL, TC_MLA, TC_MULL, TC_DIV, TC_BRANCH, TC_BRANCH_TAKEN, TC_BRANCH_NOT_TAKEN, TC_PC_WRITE,
+    TC_IT, TC_VFP, TC_VFP_MEM, TC_VDIV, TC_NEON, TC_NEON_MEM, TC_OTHER,
+    /* memory and predictor events (counts, not instructions) */
+    TC_IFETCH_MISS, TC_IFETCH_SEQ_STALL, TC_DFLASH_MISS, TC_L1I_MISS, TC_L1D_MISS, TC_L2_MISS,
+    TC_MISPREDICT,
+    TC_N
+};
+
+extern const char *const timing_class_names[TC_N];
+
+/* the running state the event records snapshot */
+extern double timing_cycles[TIMING_SETS];
+extern uint64_t timing_counts[TC_N];
+
+struct qemu_plugin_tb;
+
+/* parse the parameter file; 0 on success, -1 with a message on stderr */
+int timing_load(const char *path);
+/* instrument one translated block (after the instruction counter's own registration) */
+void timing_translate(struct qemu_plugin_tb *tb);
+/* base cycles of the instructions from `insn_index` to the block's end, per set (for events at a
+ * watched instruction in the middle of a block, whose whole base was added at the block's start) */
+void timing_remaining(const void *tbinfo, size_t insn_index, double out[TIMING_SETS]);
+/* the block info of the last translated block (valid inside timing_translate's caller) */
+const void *timing_last_tb(void);
+/* one line per translated instruction, "vaddr class nregs disassembly" (debugging); NULL closes the file */
+void timing_set_trace(FILE *f);
+/* classify one disassembly line (exposed for the unit test): returns the class, *nregs the register
+ * count of a load/store multiple, *branch 0 none, 1 unconditional, 2 conditional */
+int timing_classify(const char *disas, int *nregs, int *branch, int *mem);
+
+#endif

@@ -1,0 +1,116 @@
+"""The timing model's side of `secperf device`: the parameter file the counting plugin reads
+(native/device/plugin/timing.c) and the cycles it records at every event.
+
+How a cycle count is made: the plugin classifies every executed instruction from its disassembly
+and charges the class's cycles from the core's Technical Reference Manual (data/devices.toml
+[timing_models]); it resolves every branch as taken or not from where execution went next; on a
+microcontroller it simulates instruction fetch from flash (wait states behind the prefetch buffer
+and the instruction cache of the part, on the fetched addresses) and constant loads from flash
+behind the part's data cache, with everything else in zero-wait-state SRAM; on an A-profile core it
+simulates L1 instruction and data caches, a unified L2 and a 2-bit branch predictor. Three
+parameter sets (every value's low, point and high) run side by side in one emulation, so each
+figure is a point with a band. What the band does not cover: timings that depend on operands
+(divide), register dependencies, bus contention and what the guest's C library does that firmware
+would not (its code is ARMv7-A glibc on the M builds).
+
+Flash on a microcontroller holds the code and read-only data: the guest's first loadable segment
+(text, rodata) is taken as flash, the rest (data, bss, heap, stack) as SRAM.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core.errors import MeasurementError
+from ..spec.devices import COST_NAMES, GEOMETRY_NAMES, MEMORY_COSTS, Core, DeviceError
+
+SETS = ("low", "point", "high")
+RULE = ("cycles from the per-class timing model (instruction classes x the core's TRM cycle costs, branches "
+        "resolved taken or not, flash wait states behind the part's prefetch buffer and caches or L1/L2 caches "
+        "simulated on the guest's addresses) / clock; band: every parameter at its low and high value")
+
+
+def flash_range(binary: Path) -> tuple[int, int]:
+    """[start, end) of the first loadable, executable segment of an ELF32 ARM executable: its code and
+    read-only data, which a microcontroller keeps in flash."""
+    try:
+        data = Path(binary).read_bytes()[:1 << 16]
+    except OSError as exc:
+        raise MeasurementError(f"cannot read the guest binary {binary}: {exc.strerror}") from None
+    if data[:4] != b"\x7fELF" or data[4] != 1:
+        raise MeasurementError(f"{binary} is not an ELF32 executable")
+    phoff, = struct.unpack_from("<I", data, 28)
+    phentsize, phnum = struct.unpack_from("<HH", data, 42)
+    for i in range(phnum):
+        p_type, _off, vaddr, _pa, _filesz, memsz, flags, _al = struct.unpack_from("<8I", data, phoff + i * phentsize)
+        if p_type == 1 and flags & 1:   # PT_LOAD, executable
+            return vaddr, vaddr + memsz
+    raise MeasurementError(f"{binary} has no executable loadable segment")
+
+
+def write_params(dev: Core, binary: Path, path: Path) -> Path:
+    """The plugin's parameter file for `dev` running `binary` (DeviceError when the core has no model)."""
+    t = dev.timing
+    if t is None:
+        raise DeviceError(f"core {dev.name} has no timing model in devices.toml (timing_model and a memory table)")
+    lo, hi = flash_range(binary) if dev.profile == "M" else (0, 0)
+    lines = [f"# secperf timing parameters: core {dev.name}, model {t.model}; sets {' '.join(SETS)}"]
+    lines += [f"{k} {' '.join(repr(x) for x in t.costs[k])}" for k in COST_NAMES + MEMORY_COSTS]
+    lines += [f"flash_lo {lo:#x}", f"flash_hi {hi:#x}"]
+    lines += [f"{k} {t.geometry[k]}" for k in GEOMETRY_NAMES]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@dataclass(frozen=True)
+class Timed:
+    """Cycles (low, point, high) and class counters at one event of the plugin's file."""
+    cycles: tuple[float, float, float]
+    classes: tuple[int, ...]
+
+
+def read_header(line: str) -> tuple[tuple[float, ...] | None, list[str], list[int]]:
+    """(total cycles, class names, class totals) of a v2 header line; (None, [], []) for v1."""
+    if not line.startswith("# insn_events v2"):
+        return None, [], []
+    fields = dict(f.split("=", 1) for f in line.split()[3:] if "=" in f)
+    try:
+        cyc = tuple(float(x) for x in fields["cycles"].split(","))
+        return cyc, fields["classes"].split(","), [int(x) for x in fields["totals"].split(",")]
+    except (KeyError, ValueError):
+        raise MeasurementError(f"malformed timing header in the plugin's event file: {line[:200]}") from None
+
+
+def parse_tail(tail: str) -> Timed:
+    """The ' | c_low c_point c_high | k0 k1 ...' part of a v2 event line."""
+    parts = tail.split("|")
+    try:
+        cyc = tuple(float(x) for x in parts[1].split())
+        cls = tuple(int(x) for x in parts[2].split())
+    except (IndexError, ValueError):
+        raise MeasurementError(f"malformed timing fields in the plugin's event file: {tail[:200]}") from None
+    if len(cyc) != 3:
+        raise MeasurementError(f"the plugin's event file has {len(cyc)} cycle sets, expected 3")
+    return Timed(cyc, cls)
+
+
+def ms(cycles: float, dev: Core) -> float:
+    return cycles / (dev.clock_mhz * 1e3)
+
+
+def figure(cycles: tuple[float, float, float], dev: Core) -> dict:
+    """A cycles figure with its band and milliseconds at the core's clock."""
+    lo, mid, hi = cycles
+    return {"cycles": mid, "cycles_low": lo, "cycles_high": hi,
+            "ms": ms(mid, dev), "ms_low": ms(lo, dev), "ms_high": ms(hi, dev)}
+
+
+def model_note(dev: Core) -> dict:
+    """What produced a timed figure: the model, its sources and the parameters that carry a band."""
+    t = dev.timing
+    return {"model": t.model, "clock_mhz": dev.clock_mhz, "rule": RULE, "sources": t.sources,
+            "banded": {k: list(t.costs[k]) for k in t.banded()},
+            "memory": {k: t.geometry[k] for k in GEOMETRY_NAMES if t.geometry[k]} |
+                      {k: list(t.costs[k]) for k in MEMORY_COSTS if t.costs[k][2]}}
