@@ -9,7 +9,7 @@ int main(void)
 {
     const test_case *const suites[] = {opts_tests, probe_args_tests, profile_tests, netem_args_tests,
                                         pktq_tests, rng_tests, loadgen_storm_tests,
-                                        loadgen_args_tests};
+                                        loadgen_args_tests, timing_tests};
     int run = 0, failed = 0;
     for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++) {
         for (const test_case *t = suites[s]; t->name; t++) {

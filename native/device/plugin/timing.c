@@ -431,6 +431,15 @@ static double line_elapsed[TIMING_SETS];      /* cycles spent in it so far */
 static unsigned long long cur_l1i = ~0ull;
 static FILE *trace;
 
+void timing_reset(void)
+{
+    memset(timing_cycles, 0, sizeof timing_cycles);
+    memset(timing_counts, 0, sizeof timing_counts);
+    memset(line_elapsed, 0, sizeof line_elapsed);
+    prev_tb = NULL;
+    cur_fetch = cur_l1i = ~0ull;
+}
+
 void timing_set_trace(FILE *f)
 {
     if (trace && trace != f)

@@ -48,6 +48,8 @@ struct qemu_plugin_tb;
 
 /* parse the parameter file; 0 on success, -1 with a message on stderr */
 int timing_load(const char *path);
+/* forget the running state (cycles, counters, the previous block, the fetch position); caches stay */
+void timing_reset(void);
 /* instrument one translated block (after the instruction counter's own registration) */
 void timing_translate(struct qemu_plugin_tb *tb);
 /* base cycles of the instructions from `insn_index` to the block's end, per set (for events at a

@@ -17,8 +17,14 @@ def _table(series: list[dict]) -> str:
             for msg, vals in zip(order, mat)]
     rows.append("<tr><td class='l'><b>handshake total</b></td>" + "".join(
         f"<td><b>{_e(V.fmt_count(s['derived']['instructions_median']))}</b></td>" for s in series) + "</tr>")
-    rows.append("<tr><td class='l'>derived time (range)</td>" + "".join(
+    rows.append("<tr><td class='l'>cycles (timing model)</td>" + "".join(
+        f"<td>{_e(V.cycles(s['derived'].get('time')))}</td>" for s in series) + "</tr>")
+    rows.append("<tr><td class='l'><b>time (band)</b></td>" + "".join(
+        f"<td><b>{_e(V.time_band(s['derived'].get('time')))}</b></td>" for s in series) + "</tr>")
+    rows.append("<tr><td class='l'>old CPI range (for comparison)</td>" + "".join(
         f"<td class='muted'>{_e(V.ms_range(s))}</td>" for s in series) + "</tr>")
+    rows.append("<tr><td class='l'>build</td>" + "".join(
+        f"<td class='muted'>{_e(V.build_label(s))}</td>" for s in series) + "</tr>")
     rows.append("<tr><td class='l'>library footprint (linked)</td>" + "".join(
         f"<td class='muted'>{_e(V.footprint(s))}</td>" for s in series) + "</tr>")
     rows.append("<tr><td class='l'>handshake stack (worst, painted)</td>" + "".join(
@@ -31,15 +37,16 @@ def _table(series: list[dict]) -> str:
 def _crypto_table(series: list[dict]) -> str:
     if not series:
         return ""
-    head = ("<tr><th class='l'>device</th><th class='l'>stack</th><th class='l'>operation</th><th>cold</th>"
-            "<th>warm</th><th>derived time (range)</th><th>stack (painted)</th></tr>")
+    head = ("<tr><th class='l'>device</th><th class='l'>build</th><th class='l'>operation</th><th>instr. cold</th>"
+            "<th>instr. warm</th><th>cycles</th><th>time (band)</th><th>old CPI range</th><th>stack (painted)</th></tr>")
     trs = []
     for s in series:
         d, lab = s["derived"], s["labels"]
         cells = (f"<td>{_e(V.fmt_count(d['instructions_cold']))}</td><td>{_e(V.fmt_count(d['instructions_median']))}</td>"
+                 f"<td>{_e(V.cycles(d.get('time')))}</td><td><b>{_e(V.time_band(d.get('time')))}</b></td>"
                  f"<td class='muted'>{_e(V.ms_range(s))}</td><td>{_e(V.op_stack(s))}</td>"
-                 ) if d else "<td class='fail' colspan='4'>failed</td>"
-        trs.append(f"<tr><td class='l'>{_e(lab['device'])}</td><td class='l'>{_e(lab['stack'])}</td>"
+                 ) if d else "<td class='fail' colspan='6'>failed</td>"
+        trs.append(f"<tr><td class='l'>{_e(lab['device'])}</td><td class='l'>{_e(V.build_label(s))}</td>"
                    f"<td class='l'>{_e(lab['op'])}</td>{cells}</tr>")
     return (f"<h3>Primitive operations</h3><p class='muted'>{_e(V.profile_note(series))}</p>"
             f"<table>{head}{''.join(trs)}</table>")

@@ -23,7 +23,10 @@ def tables(doc: dict) -> list[Table]:
             t.add_row(msg, *[V.fmt_count(v) for v in vals])
         t.add_row("[bold]handshake total[/bold]", *[f"[bold]{V.fmt_count(s['derived']['instructions_median'])}[/bold]"
                                                     for s in series])
-        t.add_row("derived time (range)", *[V.ms_range(s) for s in series])
+        t.add_row("cycles (timing model)", *[V.cycles(s["derived"].get("time")) for s in series])
+        t.add_row("[bold]time (band)[/bold]", *[V.time_band(s["derived"].get("time")) for s in series])
+        t.add_row("old CPI range (for comparison)", *[V.ms_range(s) for s in series])
+        t.add_row("build", *[V.build_label(s) for s in series])
         t.add_row("application data", *[V.fmt_count(s["derived"].get("app_instructions_median")) for s in series])
         t.add_row("library footprint (linked)", *[V.footprint(s) for s in series])
         t.add_row("handshake stack (worst, painted)", *[V.stack(s) for s in series])
@@ -31,16 +34,21 @@ def tables(doc: dict) -> list[Table]:
         out.append(t)
     cs = V.crypto_series(doc)
     if cs:
-        t = Table(title="Guest instructions per primitive operation (warm median; first call as cold)",
-                  title_justify="left", header_style="bold", caption=V.profile_note(cs), caption_justify="left")
-        for c in ("device", "stack", "operation", "cold", "warm", "derived time (range)", "stack (painted)"):
-            t.add_column(c, justify="left" if c in ("device", "stack", "operation") else "right")
+        t = Table(title="Guest instructions and modelled time per primitive operation (warm median; first call as "
+                        "cold)", title_justify="left", header_style="bold", caption=V.profile_note(cs),
+                  caption_justify="left")
+        cols = ("device", "build", "operation", "instr. cold", "instr. warm", "cycles", "time (band)",
+                "old CPI range", "stack (painted)")
+        for c in cols:
+            t.add_column(c, justify="left" if c in ("device", "build", "operation") else "right")
         for s in cs:
             d = s["derived"]
             if not d:
-                t.add_row(s["labels"]["device"], s["labels"]["stack"], s["labels"]["op"], "[red]failed[/red]", "", "", "")
+                t.add_row(s["labels"]["device"], V.build_label(s), s["labels"]["op"], "[red]failed[/red]",
+                          *[""] * (len(cols) - 4))
                 continue
-            t.add_row(s["labels"]["device"], s["labels"]["stack"], s["labels"]["op"], V.fmt_count(d["instructions_cold"]),
-                      V.fmt_count(d["instructions_median"]), V.ms_range(s), V.op_stack(s))
+            t.add_row(s["labels"]["device"], V.build_label(s), s["labels"]["op"], V.fmt_count(d["instructions_cold"]),
+                      V.fmt_count(d["instructions_median"]), V.cycles(d.get("time")), V.time_band(d.get("time")),
+                      V.ms_range(s), V.op_stack(s))
         out.append(t)
     return out

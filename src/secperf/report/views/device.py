@@ -62,6 +62,24 @@ def ms_range(s: dict) -> str:
     return f"{_ms(d['ms_low'])}–{_ms(d['ms_high'])} ms"
 
 
+def time_band(t: dict | None) -> str:
+    """'98.7 ms (97.6–104)': the timing model's point and band, or '–' without it."""
+    if not t:
+        return "–"
+    return f"{_ms(t['ms'])} ms ({_ms(t['ms_low'])}–{_ms(t['ms_high'])})"
+
+
+def cycles(t: dict | None) -> str:
+    return "–" if not t else fmt_count(t["cycles"])
+
+
+def build_label(s: dict) -> str:
+    """The library build a figure comes from: 'wolfSSL 5.9.4 (cortex-m4 build), config sp-asm'."""
+    lab = s["labels"]
+    cfg = lab.get("config")
+    return f"{lab.get('library', lab.get('stack'))}" + (f", config {cfg}" if cfg else "")
+
+
 def _ms(x: float) -> str:
     return f"{x:.3g}" if x < 100 else f"{x:.0f}"
 
@@ -81,7 +99,16 @@ def checks(s: dict) -> list[str]:
 def profile_note(series: list[dict]) -> str:
     if not series:
         return ""
-    d = series[0]["derived"]["derived_ms"]
+    t = next((s["derived"]["time"] for s in series if (s.get("derived") or {}).get("time")), None)
+    d = next((s["derived"]["derived_ms"] for s in series if (s.get("derived") or {}).get("derived_ms")), None)
+    if t:
+        banded = ", ".join(t.get("banded", {})) or "none"
+        return (f"time: cycles of the {t['model']} timing model / {t['clock_mhz']:g} MHz "
+                f"({series[0]['labels']['device']}): instruction classes at the TRM's cycle costs, branches, "
+                f"flash or cache stalls simulated; band: parameters at their low and high values ({banded}); "
+                f"instructions are the exact count")
+    if not d:
+        return ""
     est = " (an estimate)" if d.get("cpi_estimate") else ""
     return (f"milliseconds are DERIVED: instructions x CPI {d['cpi'][0]:g}–{d['cpi'][1]:g}{est} / "
             f"{d['clock_mhz']:g} MHz ({series[0]['labels']['device']}); instructions are the measured figure")
