@@ -422,6 +422,10 @@ struct tbinfo {
     unsigned short cnt[TC_N];
     double base[TIMING_SETS];        /* class costs of the whole block */
     double *prefix;                  /* (n_insns + 1) * TIMING_SETS: base cost before instruction i */
+    int in_flash;                    /* fetched from flash (microcontrollers) */
+    unsigned long long first_line;   /* first fetch granule (flash) or L1 line (A profile) */
+    unsigned n_lines;
+    double *line_cost;               /* n_lines * TIMING_SETS: the block's base cycles spent in each granule */
 };
 
 static struct tbinfo *last_tb;
@@ -519,42 +523,42 @@ static void resolve_branch(unsigned long long start)
 /* instruction fetch of the block's bytes: microcontroller flash behind prefetch and cache */
 static void fetch_flash(const struct tbinfo *t)
 {
-    unsigned long long fb = geom[G_FETCH_BYTES];
-    if (t->start < geom[G_FLASH_LO] || t->start >= geom[G_FLASH_HI])
+    if (!t->in_flash)
         return;
-    unsigned long long first = t->start / fb, last = (t->end - 1) / fb;
-    double bytes = (double)(t->end - t->start);
-    for (unsigned long long g = first; g <= last; g++) {
-        unsigned long long lo = g * fb > t->start ? g * fb : t->start;
-        unsigned long long hi = (g + 1) * fb < t->end ? (g + 1) * fb : t->end;
-        double share = (double)(hi - lo) / bytes;
+    for (unsigned k = 0; k < t->n_lines; k++) {
+        unsigned long long g = t->first_line + k;
+        const double *share = t->line_cost + (size_t)k * TIMING_SETS;
         if (g != cur_fetch) {
             int hit = icache.sets ? cache_access(&icache, g) : 0;
             if (!hit) {
                 timing_counts[TC_IFETCH_MISS]++;
-                int sequential = geom[G_PREFETCH] && g == cur_fetch + 1;
-                for (int s = 0; s < TIMING_SETS; s++) {
-                    double stall = sequential ? cost[C_FLASH_WS][s] + 1.0 - line_elapsed[s] : cost[C_FLASH_WS][s];
+                if (geom[G_PREFETCH] && g == cur_fetch + 1) {
+                    /* the prefetch buffer started this read when the core entered the previous granule */
+                    double stall = cost[C_FLASH_WS][1] + 1.0 - line_elapsed[1];
                     if (stall > 0)
-                        timing_cycles[s] += stall;
-                    if (sequential && s == 1 && stall > 0)
                         timing_counts[TC_IFETCH_SEQ_STALL]++;
-                }
+                    for (int s = 0; s < TIMING_SETS; s++) {
+                        stall = cost[C_FLASH_WS][s] + 1.0 - line_elapsed[s];
+                        if (stall > 0)
+                            timing_cycles[s] += stall;
+                    }
+                } else
+                    for (int s = 0; s < TIMING_SETS; s++)
+                        timing_cycles[s] += cost[C_FLASH_WS][s];
             }
             cur_fetch = g;
             for (int s = 0; s < TIMING_SETS; s++)
-                line_elapsed[s] = 0;
-        }
-        for (int s = 0; s < TIMING_SETS; s++)
-            line_elapsed[s] += t->base[s] * share;
+                line_elapsed[s] = share[s];
+        } else
+            for (int s = 0; s < TIMING_SETS; s++)
+                line_elapsed[s] += share[s];
     }
 }
 
 /* A-profile: L1 instruction cache over the block's lines, L2 behind it */
 static void fetch_l1(const struct tbinfo *t)
 {
-    unsigned long long first = t->start >> l1i.shift, last = (t->end - 1) >> l1i.shift;
-    for (unsigned long long g = first; g <= last; g++) {
+    for (unsigned long long g = t->first_line; g < t->first_line + t->n_lines; g++) {
         if (g == cur_l1i)
             continue;
         cur_l1i = g;
@@ -660,6 +664,27 @@ void timing_translate(struct qemu_plugin_tb *tb)
     }
     if (n == 0)
         t->end = t->start + 1;
+    /* the granules the block is fetched in, and its base cycles spent in each (by bytes) */
+    if (mcu_flash) {
+        unsigned long long fb = geom[G_FETCH_BYTES];
+        t->in_flash = t->start >= geom[G_FLASH_LO] && t->start < geom[G_FLASH_HI];
+        t->first_line = t->start / fb;
+        t->n_lines = (unsigned)((t->end - 1) / fb - t->first_line + 1);
+        t->line_cost = calloc((size_t)t->n_lines * TIMING_SETS, sizeof *t->line_cost);
+        double bytes = (double)(t->end - t->start);
+        for (unsigned k = 0; t->line_cost && k < t->n_lines; k++) {
+            unsigned long long g = t->first_line + k;
+            unsigned long long lo = g * fb > t->start ? g * fb : t->start;
+            unsigned long long hi = (g + 1) * fb < t->end ? (g + 1) * fb : t->end;
+            for (int s = 0; s < TIMING_SETS; s++)
+                t->line_cost[k * TIMING_SETS + s] = t->base[s] * (double)(hi - lo) / bytes;
+        }
+        if (t->line_cost == NULL)
+            t->in_flash = 0;
+    } else if (l1i.sets) {
+        t->first_line = t->start >> l1i.shift;
+        t->n_lines = (unsigned)(((t->end - 1) >> l1i.shift) - t->first_line + 1);
+    }
     for (int c = 0; c < TC_N; c++)
         if (counts[c]) {
             t->cls[t->n_cls] = (unsigned char)c;
