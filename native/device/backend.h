@@ -56,6 +56,9 @@ extern const struct sp_backend sp_backend;
 /* crypto mode: a PEM certificate and its RSA private key for the RSA and certificate operations
  * (`--cert`, `--key`), or NULL (those operations then fail naming the options) */
 extern const char *sp_crypto_cert, *sp_crypto_key;
+/* crypto mode: what the backend checked of its operations' results outside the markers (e.g. that
+ * decapsulation gave the encapsulated secret), printed as the crypto line's "check"; NULL if nothing */
+extern const char *sp_crypto_check;
 /* the whole file in a buffer that stays allocated (NUL-terminated), its length in *len; NULL on error */
 unsigned char *sp_read_file(const char *path, size_t *len);
 

@@ -50,6 +50,7 @@ static void json_str(const char *s)
 /* --psk-file: the identity on the first line, the key in hex on the second (a private file the
  * caller wrote with mode 0600; the key never appears on a command line of the client) */
 const char *sp_crypto_cert, *sp_crypto_key;
+const char *sp_crypto_check;
 
 unsigned char *sp_read_file(const char *path, size_t *len)
 {
@@ -237,6 +238,10 @@ int main(int argc, char **argv)
         json_str(crypto);
         printf(",\"ok\":%d,\"n\":%d,\"stack_bytes\":%zu,\"error\":", rc == 0, cfg.n, sp_op_stack_max);
         json_str(err);
+        if (sp_crypto_check != NULL) {
+            printf(",\"check\":");
+            json_str(sp_crypto_check);
+        }
         printf("}\n");
         return rc;
     }

@@ -475,6 +475,12 @@ def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build
                     s["derived"]["time"] = {**T.figure(tuple(statistics.median(c[k] for c in warm_cyc)
                                                              for k in range(3)), dev), **T.model_note(dev)}
                     s["derived"]["time_cold"] = T.figure(cycles[0], dev)
+                if line.get("check"):   # what the guest checked of the results outside the markers
+                    s["derived"]["check"] = line["check"]
+                from .device_build import op_footprint
+                fp = op_footprint(build, op) or build.footprint   # the scheme's code (PQClean), else the library's
+                if fp:
+                    s["derived"]["footprint"] = fp
                 s["status"] = "partial" if s["failures"] else "ok"
             else:
                 s["status"] = "failed"

@@ -47,14 +47,18 @@ STACKS = {  # stack -> (make target, binary, static libraries it needs, Debian p
     # wolfSSL 5.9 (sources from the wolfssl-sys crate): the embedded configuration of the M builds,
     # built from source for every target, next to Debian's 5.5
     "wolfssl59": ("wolfssl", "sp-device-wolfssl", (), None),
+    # PQClean's portable "clean" ML-KEM and ML-DSA (sources from the pqcrypto-mlkem and pqcrypto-mldsa
+    # crates), built from source for every target; primitives only (no TLS)
+    "pqclean": ("pqclean", "sp-device-pqclean", (), None),
 }
 # source builds: stack -> (make variable naming its sources, make target of the build, sources' origin)
 SOURCE_BUILDS = {"wolfssl": ("WOLFSSL_SRC", "mcu-wolfssl", "Debian's source package"),
                  "mbedtls": ("MBEDTLS_SRC", "mcu-mbedtls", "Debian's source package"),
                  "mbedtls3": ("MBED3_SRC", "mcu-mbedtls3", "the mbedtls-rs-sys crate's Mbed TLS sources"),
-                 "wolfssl59": ("WOLFSSL_SRC", "mcu-wolfssl", "the wolfssl-sys crate's wolfSSL sources")}
+                 "wolfssl59": ("WOLFSSL_SRC", "mcu-wolfssl", "the wolfssl-sys crate's wolfSSL sources"),
+                 "pqclean": ("PQCLEAN_SRC", "mcu-pqclean", "the pqcrypto-mlkem and pqcrypto-mldsa crates' PQClean sources")}
 # stacks with no Debian armhf package: their A-profile build is a source build too
-SOURCE_ONLY = ("mbedtls3", "wolfssl59")
+SOURCE_ONLY = ("mbedtls3", "wolfssl59", "pqclean")
 # stacks built for some targets only: stack -> targets
 STACK_TARGETS = {"openssl": ("armhf",)}
 # compiler flags of a source build for the A profile (the same as Debian's armhf packages)
@@ -93,11 +97,15 @@ TARGETS = {
 SOURCES = {"wolfssl": ("Debian's source package wolfssl (apt-get source)", "wolfssl-[0-9]*"),
            "mbedtls": ("Debian's source package mbedtls (apt-get source)", "mbedtls-[0-9]*"),
            "mbedtls3": ("the mbedtls-rs-sys crate from crates.io (cargo fetch)", "mbedtls-rs-sys-*/mbedtls"),
-           "wolfssl59": ("the wolfssl-sys crate from crates.io (cargo fetch)", "wolfssl-sys-*/wolfssl-src")}
+           "wolfssl59": ("the wolfssl-sys crate from crates.io (cargo fetch)", "wolfssl-sys-*/wolfssl-src"),
+           "pqclean": ("the pqcrypto-mlkem and pqcrypto-mldsa crates from crates.io (cargo fetch)",
+                       "pqclean-mlkem-*-mldsa-*")}
 # archive of the library in the link map: (target kind, stack) -> archive names
 ARCHIVES = {"wolfssl": ("libwolfssl.a",), "mbedtls": ("libmbedtls.a", "libmbedx509.a", "libmbedcrypto.a",
                                                       "libmbedall.a"), "mbedtls3": ("libmbedtls3.a",),
-            "openssl": ("libssl.a", "libcrypto.a"), "wolfssl59": ("libwolfssl.a",)}
+            "openssl": ("libssl.a", "libcrypto.a"), "wolfssl59": ("libwolfssl.a",),
+            "pqclean": tuple(f"libpq-{s}.a" for s in ("ml-kem-512", "ml-kem-768", "ml-kem-1024", "ml-dsa-44",
+                                                      "ml-dsa-65", "common"))}
 MARKER_NR = 1516
 BUILD_TIMEOUT_S = 300
 
@@ -234,6 +242,18 @@ def footprint(map_text: str, archives: tuple[str, ...]) -> dict:
                     "flash = text + rodata + data, static RAM = data + bss (stack and heap not included)"}
 
 
+def op_footprint(build: "Build", op: str) -> dict | None:
+    """The code of one operation's scheme (PQClean: its parameter set's archive and the shared Keccak
+    code) from the client's link map; None for stacks whose library is one archive (Build.footprint)."""
+    m = re.match(r"(ml-kem-\d+|ml-dsa-\d+)-", op)
+    mp = Path(f"{build.client}.map")
+    if build.stack != "pqclean" or m is None or not mp.is_file():
+        return None
+    fp = footprint(mp.read_text(errors="replace"), (f"libpq-{m.group(1)}.a", "libpq-common.a"))
+    fp["rule"] = f"{m.group(1)}'s code and the shared Keccak (FIPS 202) code; " + fp["rule"]
+    return fp
+
+
 def watch_lines(client: Path, nm: str, stack: str = "wolfssl") -> str:
     """'0xADDR ID' for each watched function of the stack present in the static client's symbol table."""
     watch = WATCH_BY_STACK.get(stack, {})
@@ -301,6 +321,8 @@ def ensure_built(stack: str, target: str = "armhf") -> Build:
                                  .encode()).hexdigest()[:16]
         extra = [f"{var}={root}", f"MCU_FLAGS={flags}", f"MCU={device_home() / 'build' / f'lib-{stack}-{target}-{lib_key}'}",
                  mk, "-j2"]
+    if stack == "pqclean":  # no embedded configuration of ours: PQClean's code at its own -O3
+        note = note.replace("-O2, embedded configuration native/device/mcu", "PQClean's C at -O3, client -O2")
     out = device_home() / "build" / _fingerprint(src, parts + [(decls / "qemu_plugin_api.h").read_text()])
     client, plugin, watch, meta = out / binary, out / "libinsn_events.so", out / f"watch-{stack}.txt", out / f"{stack}.json"
     run_cpu = "max" if target != "armhf" else None
