@@ -91,8 +91,9 @@ def check_device(name: str) -> Core:
         raise InputError(str(exc)) from None
 
 
-# the build a core runs: profile A cores Debian's armhf libraries, Cortex-M4 and M33 cores their own build
-CPU_TARGETS = {"cortex-m4": "cortex-m4", "cortex-m33": "cortex-m33"}
+# the build a core runs: profile A cores Debian's armhf libraries, Cortex-M4, M33 and M0+ cores their own
+# build (M0+: linked with newlib, for the stacks in device_build.NEWLIB_STACKS)
+CPU_TARGETS = {"cortex-m4": "cortex-m4", "cortex-m33": "cortex-m33", "cortex-m0": "cortex-m0plus"}
 
 
 def target_for(dev: Core) -> str:
@@ -119,6 +120,9 @@ def check_stacks(value, dev: Core | None = None) -> list[str]:
             if target not in STACK_TARGETS.get(s, (target,)):
                 on = ", ".join(n for n in cores() if core_profile(n).profile == "A")
                 m_stacks = ", ".join(x for x in STACKS if target in STACK_TARGETS.get(x, (target,)))
+                if target == "cortex-m0plus":
+                    raise InputError(f"--stack {s}: there is no Cortex-M0+ build of {s} (the M0+ builds are "
+                                     f"linked with newlib; built for it: {m_stacks})")
                 raise InputError(f"--stack {s}: there is no {target} build of {s} (Debian's armhf package runs on "
                                  f"the A-profile cores only: {on}); this core runs {m_stacks}")
     return stacks

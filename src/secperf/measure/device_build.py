@@ -90,9 +90,22 @@ TARGETS = {
                    "built from Debian's source package for Cortex-M33 (ARMv8-M Mainline, Thumb-2, -O2, embedded "
                    "configuration native/device/mcu), linked statically with armhf glibc"),
 }
-# No Cortex-M0+ (ARMv6-M) target: it has no FPU, so its code takes the soft-float ABI, which the
-# linker refuses to join with armhf glibc (hard-float); a bare-metal build would need its own C
-# library and socket layer.
+# Cortex-M0+ (ARMv6-M, Thumb-1, no FPU): its code takes the soft-float ABI, which cannot be linked
+# with armhf glibc (hard-float), so this target is linked with newlib (arm-none-eabi) and a system-call
+# layer of ours (native/device/m0: process entry, newlib's stubs, sockets as Linux system calls); it
+# runs under `qemu-arm -cpu max` like the other M builds, every instruction ARMv6-M code.
+TARGETS["cortex-m0plus"] = (
+    "-mcpu=cortex-m0plus -mthumb -mfloat-abi=soft",
+    "built from Debian's source package for Cortex-M0+ (ARMv6-M, Thumb-1, soft float, -O2, embedded "
+    "configuration native/device/mcu with Thumb-1 SP maths), linked statically with newlib")
+# targets linked with newlib instead of armhf glibc: target -> (make target prefix, binary suffix)
+NEWLIB_TARGETS = {"cortex-m0plus": ("m0-", "-m0")}
+# the stacks built for a newlib target (the others are not: STACK_TARGETS leaves the target out)
+NEWLIB_STACKS = {"cortex-m0plus": ("wolfssl59",)}
+for _s in STACKS:
+    for _t, _built in NEWLIB_STACKS.items():
+        if _s not in _built:
+            STACK_TARGETS[_s] = tuple(t for t in STACK_TARGETS.get(_s, tuple(TARGETS)) if t != _t)
 # Debian source packages of the microcontroller builds: stack -> (source package, directory glob)
 SOURCES = {"wolfssl": ("Debian's source package wolfssl (apt-get source)", "wolfssl-[0-9]*"),
            "mbedtls": ("Debian's source package mbedtls (apt-get source)", "mbedtls-[0-9]*"),
@@ -293,6 +306,10 @@ def ensure_built(stack: str, target: str = "armhf") -> Build:
     qemu = tool("qemu-arm", "qemu-user")
     tool("gcc", "build-essential")
     tool("make", "make")
+    if target in NEWLIB_TARGETS:
+        cc = tool("arm-none-eabi-gcc", "gcc-arm-none-eabi")
+        if not Path("/usr/lib/arm-none-eabi/newlib/libc.a").is_file() and not Path("/usr/lib/arm-none-eabi/lib/libc.a").is_file():
+            raise DeviceSetupError("newlib for arm-none-eabi is missing: install the Debian package libnewlib-arm-none-eabi")
     if not Path("/usr/arm-linux-gnueabihf/lib/libc.a").is_file():
         raise DeviceSetupError("the armhf C library (/usr/arm-linux-gnueabihf/lib/libc.a) is missing: "
                                "install the Debian package libc6-dev-armhf-cross")
@@ -316,6 +333,10 @@ def ensure_built(stack: str, target: str = "armhf") -> Build:
         binary = f"{binary}-src"
         parts = [stack, target, flags, cc_line, str(root), str(inc)]
         var, mk, _origin = SOURCE_BUILDS[stack]
+        if target in NEWLIB_TARGETS:  # native/device/m0: its own make targets, binary and system layer
+            prefix, suffix = NEWLIB_TARGETS[target]
+            mk, binary = mk.replace("mcu-", prefix), f"{STACKS[stack][1]}{suffix}"
+            parts += [p.read_text() for p in sorted((src / "m0").rglob("*")) if p.is_file()]
         # the library objects are cached apart from the clients: keyed by compiler, flags, sources, config
         lib_key = hashlib.sha256("|".join(parts + [p.read_text() for p in sorted((src / "mcu").rglob("*.h"))])
                                  .encode()).hexdigest()[:16]

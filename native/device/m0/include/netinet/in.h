@@ -1,0 +1,2 @@
+/* M0+ build (newlib): see m0_net.h */
+#include "m0_net.h"
