@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -32,7 +33,8 @@ from ..lab import registry
 from ..spec.devices import Core, DeviceError, core as core_profile, cores
 from . import device_attrib as A
 from . import device_timing as T
-from .device_build import STACK_TARGETS, STACKS, TARGETS, Build, ensure_built
+from .device_build import (STACK_TARGETS, STACKS, TARGETS, Build, check_config, configs_for, default_config,
+                           ensure_built)
 
 GROUPS = ("x25519", "p-256", "p-384")
 SUITES = {"aes128gcm": "aes128gcm", "aes-128-gcm": "aes128gcm", "chacha20": "chacha20",
@@ -59,12 +61,14 @@ class Config:
     mode: str
     server_cert: str
     client_cert: str = "none"
+    build_config: str | None = None   # library build configuration (data/device_builds.toml); None: the default
 
     @property
     def key(self) -> str:
         mtls = "" if self.client_cert == "none" else f"/client-{self.client_cert}"
         proto = self.tls if self.dtls else f"tls{self.tls}"
-        return f"{self.stack}/{proto}/{self.group}/{self.suite}/{self.mode}/{self.server_cert}{mtls}"
+        stack = self.stack if self.build_config is None else f"{self.stack}[{self.build_config}]"
+        return f"{stack}/{proto}/{self.group}/{self.suite}/{self.mode}/{self.server_cert}{mtls}"
 
     @property
     def dtls(self) -> bool:
@@ -128,11 +132,45 @@ def check_stacks(value, dev: Core | None = None) -> list[str]:
     return stacks
 
 
+def check_build_configs(value, stacks: list[str], dev: Core) -> dict[str, list[str | None]]:
+    """--config names per stack for the device's core (None: the stack's default build). Each stack
+    runs the named configurations it has; a name no stack has, or a stack none of the names apply
+    to, is an InputError naming the stack's configurations."""
+    if value is None:
+        return {s: [None] for s in stacks}
+    target = target_for(dev)
+    names = list(dict.fromkeys(v.strip().lower() for v in (value.split(",") if isinstance(value, str) else value)
+                               if v.strip()))
+    if not names:
+        raise InputError("--config: give at least one configuration name (`secperf device list` shows them)")
+    for n in names:
+        if not any(n in configs_for(s, target) for s in stacks):
+            if len(stacks) == 1:
+                check_config(stacks[0], target, n)   # raises, naming the stack's configurations
+            raise InputError(f"--config {n}: none of the stacks has it here; configurations: " + "; ".join(
+                f"{s}: {', '.join(configs_for(s, target))}" for s in stacks))
+    out = {}
+    for s in stacks:
+        mine = [n for n in names if n in configs_for(s, target)]
+        if not mine:
+            check_config(s, target, names[0])   # raises, naming the stack's configurations
+        default = default_config(s, target)
+        out[s] = [None if n == default else n for n in mine]
+    return out
+
+
+def stack_tag(stack: str, build: Build) -> str:
+    """The stack as series ids name it: with its build configuration when that is not the default."""
+    return stack if build.config == default_config(stack, build.target) else f"{stack}[{build.config}]"
+
+
 def plan(device: str, stacks, tls, groups, suites, modes="full", server_certs="rsa-2048",
-         client_certs="none") -> list[Config]:
-    """The configurations to run, with every name checked (InputError names what is known)."""
+         client_certs="none", build_configs=None) -> list[Config]:
+    """The configurations to run, with every name checked (InputError names what is known).
+    build_configs: library build configurations (comma list; None: each stack's default)."""
     dev = check_device(device)
     stacks = check_stacks(stacks, dev)
+    bconf = check_build_configs(build_configs, stacks, dev)
     tls_l = [TLS_VERSIONS.get(t, t) for t in _split(tls, "tls", tuple(TLS_VERSIONS))]
     groups = _split(groups, "group", GROUPS, {"p256": "p-256", "secp256r1": "p-256", "p384": "p-384",
                                               "secp384r1": "p-384"})
@@ -145,8 +183,8 @@ def plan(device: str, stacks, tls, groups, suites, modes="full", server_certs="r
     if "dtls1.2" in tls_l and set(modes) != {"full"}:
         raise InputError("--tls dtls1.2: full handshakes only here (with the cookie exchange); use --mode full")
     target_for(dev)
-    return [Config(device, s, t, g, su, m, c, cc) for s in stacks for t in tls_l for g in groups for su in suites
-            for m in modes for c in certs for cc in ccerts]
+    return [Config(device, s, t, g, su, m, c, cc, b) for s in stacks for b in bconf[s] for t in tls_l for g in groups
+            for su in suites for m in modes for c in certs for cc in ccerts]
 
 
 def check_offers(cfg: Config, build: Build) -> None:
@@ -208,7 +246,17 @@ def run_client(build: Build, dev: Core, cfg: Config, port: int, ca: Path, n: int
                ) -> tuple[list[dict], list[A.Event], int]:
     """One guest process making n connections: its JSON lines, the plugin's events, total count.
     With `timed` (and a core with a timing model) every event also carries the model's cycles."""
+    own_tmp = work is None
     tmp = Path(work or tempfile.mkdtemp(prefix="secperf-device-"))
+    try:
+        return _run_client(build, dev, cfg, port, ca, n, marks=marks, app=app, tmp=tmp, server=server, timed=timed)
+    finally:
+        if own_tmp:   # the events and the timing parameters; nothing of a run stays in the temporary directory
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _run_client(build: Build, dev: Core, cfg: Config, port: int, ca: Path, n: int, *, marks: bool, app: bool,
+                tmp: Path, server: Server | None, timed: bool) -> tuple[list[dict], list[A.Event], int]:
     ev = tmp / f"events-{abs(hash((cfg, marks, n))) % 10**8}.txt"
     argv = [build.qemu, "-cpu", qemu_cpu(dev, build), "-plugin",
             f"{build.plugin},out={ev},watch={build.watch}{_timing_arg(dev, build, tmp, timed)}",
@@ -277,8 +325,13 @@ def _labels(cfg: Config, dev: Core, build: Build, phase: str) -> dict:
             "group": cfg.group, "suite": cfg.suite, "mode": cfg.mode, "server_cert": cfg.server_cert,
             "client_cert": cfg.client_cert,
             "phase": phase, "qemu_cpu": qemu_cpu(dev, build), "core_profile": dev.profile,
-            "build_target": build.target, "build": build.build_note,
+            "build_target": build.target, "build": build.build_note, **build_labels(build),
             "server": "openssl s_server (host, loopback)"}
+
+
+def build_labels(build: Build) -> dict:
+    """The library build configuration a series ran (data/device_builds.toml)."""
+    return {"config": build.config, "config_description": build.config_note}
 
 
 def _message_rows(samples: list[dict]) -> list[dict]:
@@ -374,7 +427,7 @@ def measure_config(cfg: Config, n: int, warmup: int, build: Build | None = None,
                    server: Server | None = None) -> list[dict]:
     """Cold and warm series of one configuration: one guest process with 1 + warmup + n handshakes."""
     dev = check_device(cfg.device)
-    build = build or ensure_built(cfg.stack, target_for(dev))
+    build = build or ensure_built(cfg.stack, target_for(dev), cfg.build_config)
     check_offers(cfg, build)
     prime = 1 if cfg.mode == "resumed" else 0   # a full handshake that obtains the ticket
     total_n = prime + 1 + warmup + n
@@ -426,11 +479,12 @@ def check_ops(ops, build: Build, stack: str) -> list[str]:
     return _split(ops, "op", known)
 
 
-def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build: Build | None = None) -> list[dict]:
+def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build: Build | None = None,
+                   build_config: str | None = None) -> list[dict]:
     """Instruction counts of single primitive operations (keygen, derive, sign, verify, AEAD, hash)."""
     dev = check_device(device)
     check_stacks(stack, dev)
-    build = build or ensure_built(stack, target_for(dev))
+    build = build or ensure_built(stack, target_for(dev), build_config)
     known = list(build.crypto_ops)
     if not known:
         raise InputError(f"--stack {stack}: this build has no primitive counts")
@@ -445,9 +499,10 @@ def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build
                     f"{build.plugin},out={ev}{_timing_arg(dev, build, Path(tmp), True)}", str(build.client),
                     "--crypto", op, "--n", str(n + 1), "--cert", str(pem.cert), "--key", str(pem.key)]
             p = registry.run(argv, "qemu device emulator", capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
-            s = R.new_series(f"device-crypto/{device}/{stack}/{op}", kind="device_crypto",
+            s = R.new_series(f"device-crypto/{device}/{stack_tag(stack, build)}/{op}", kind="device_crypto",
                              labels={"device": device, "stack": stack, "library": build.library, "op": op,
-                                     "qemu_cpu": qemu_cpu(dev, build), "build_target": build.target},
+                                     "qemu_cpu": qemu_cpu(dev, build), "build_target": build.target,
+                                     **build_labels(build)},
                              timer={"name": "guest instructions per operation", "start": "marker OP_BEGIN",
                                     "end": "marker OP_END", "unit": "instructions"})
             cycles: list[tuple] = []
