@@ -191,6 +191,9 @@ def check_offers(cfg: Config, build: Build) -> None:
     """InputError when the build cannot do cfg, naming what it offers."""
     off = build.offers
     what = f"{cfg.stack} ({build.library}, {build.target} build)"
+    if not off.get("tls"):   # a primitives-only build (pqclean)
+        raise InputError(f"--stack {cfg.stack}: {build.library} has no TLS; count its primitives with "
+                         f"`secperf device crypto --stack {cfg.stack}`")
     if cfg.tls not in off.get("tls", ()):
         raise InputError(f"--tls {cfg.tls}: {what} offers TLS {', '.join(off.get('tls', ()))} only"
                          + ("; Mbed TLS 2.28 has no TLS 1.3: use --tls 1.2, or --stack mbedtls3 (Mbed TLS 3.6, TLS 1.3)" if cfg.stack == "mbedtls" else ""))
