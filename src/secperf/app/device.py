@@ -26,6 +26,7 @@ class HandshakeOptions:
     client_cert: str = DEFAULTS["client_cert"]
     n: int = DEFAULTS["n"]
     warmup: int = DEFAULTS["warmup"]
+    config: str | None = None   # library build configurations, comma list (None: each stack's default)
 
 
 def _check_counts(n: int, warmup: int) -> None:
@@ -42,15 +43,16 @@ def handshake_phase(opts: HandshakeOptions) -> tuple[Phase, dict]:
     from ..measure.device_build import ensure_built
     _check_counts(opts.n, opts.warmup)
     configs = D.plan(opts.device, opts.stack, opts.tls, opts.group, opts.suite, opts.mode, opts.server_cert,
-                     opts.client_cert)
+                     opts.client_cert, opts.config)
     target = D.target_for(D.check_device(opts.device))
-    builds = {s: ensure_built(s, target) for s in dict.fromkeys(c.stack for c in configs)}
+    builds = {k: ensure_built(k[0], target, k[1]) for k in dict.fromkeys((c.stack, c.build_config) for c in configs)}
     for c in configs:  # every combination checked before anything runs
-        D.check_offers(c, builds[c.stack])
-    params = {"device": opts.device, "stacks": list(builds), "tls": opts.tls, "groups": opts.group,
-              "suites": opts.suite, "modes": opts.mode, "server_cert": opts.server_cert,
-              "client_cert": opts.client_cert, "n": opts.n,
-              "warmup": opts.warmup, "libraries": {s: b.library for s, b in builds.items()}}
+        D.check_offers(c, builds[(c.stack, c.build_config)])
+    params = {"device": opts.device, "stacks": list(dict.fromkeys(s for s, _ in builds)), "tls": opts.tls,
+              "groups": opts.group, "suites": opts.suite, "modes": opts.mode, "server_cert": opts.server_cert,
+              "client_cert": opts.client_cert, "n": opts.n, "warmup": opts.warmup,
+              "configs": {f"{s}:{b.config}": b.config_note for (s, _), b in builds.items()},
+              "libraries": {s if c is None else f"{s}[{c}]": b.library for (s, c), b in builds.items()}}
 
     def runner(items, doc, run, progress):
         servers: dict[tuple, D.Server] = {}
@@ -60,7 +62,8 @@ def handshake_phase(opts: HandshakeOptions) -> tuple[Phase, dict]:
                 sk = (cfg.server_cert, cfg.client_cert, "dtls" if cfg.dtls else "tls")
                 if sk not in servers:
                     servers[sk] = D.Server(*sk).__enter__()
-                for s in D.measure_config(cfg, opts.n, opts.warmup, builds[cfg.stack], servers[sk]):
+                for s in D.measure_config(cfg, opts.n, opts.warmup, builds[(cfg.stack, cfg.build_config)],
+                                          servers[sk]):
                     doc["series"].append(s)
                 run.save(doc)
                 progress("done", cfg, i, len(items), None)
@@ -68,7 +71,8 @@ def handshake_phase(opts: HandshakeOptions) -> tuple[Phase, dict]:
             for srv in servers.values():
                 srv.__exit__(None, None, None)
 
-    return Phase(configs, lambda c: f"{c.stack} TLS {c.tls} {c.group} {c.suite} {c.mode}", runner), params
+    return Phase(configs, lambda c: f"{c.stack}{f' [{c.build_config}]' if c.build_config else ''} TLS {c.tls} "
+                                    f"{c.group} {c.suite} {c.mode}", runner), params
 
 
 def run_handshakes(opts: HandshakeOptions, output: Output) -> int:
@@ -76,46 +80,60 @@ def run_handshakes(opts: HandshakeOptions, output: Output) -> int:
     return measure_and_write("device", params, [phase], output)
 
 
-def run_crypto(device: str, stacks: str, ops: str | None, n: int, output: Output) -> int:
+def run_crypto(device: str, stacks: str, ops: str | None, n: int, output: Output, config: str | None = None) -> int:
     from ..measure import device as D
     from ..measure.device_build import ensure_built
     _check_counts(n, 0)
     dev = D.check_device(device)
     stack_l = D.check_stacks(stacks, dev)
     target = D.target_for(dev)
-    builds = {s: ensure_built(s, target) for s in stack_l}
+    per_stack = D.check_build_configs(config, stack_l, dev)
+    items = [(s, c) for s in stack_l for c in per_stack[s]]
+    builds = {(s, c): ensure_built(s, target, c) for s, c in items}
     if ops is not None:  # every operation checked against what the builds count, before anything runs
-        for s, b in builds.items():
+        for (s, _), b in builds.items():
             D.check_ops(ops, b, s)
-    params = {"device": device, "stacks": stack_l, "ops": ops, "n": n}
+    params = {"device": device, "stacks": stack_l, "ops": ops, "n": n,
+              "configs": {f"{s}:{b.config}": b.config_note for (s, _), b in builds.items()}}
 
     def runner(items, doc, run, progress):
-        for i, s in enumerate(items):
+        for i, (s, c) in enumerate(items):
             progress("start", s, i, len(items), None)
-            doc["series"] += D.measure_crypto(device, s, ops.split(",") if ops else None, n, builds[s])
+            doc["series"] += D.measure_crypto(device, s, ops.split(",") if ops else None, n, builds[(s, c)])
             run.save(doc)
             progress("done", s, i, len(items), None)
 
-    return measure_and_write("device", params, [Phase(stack_l, lambda s: f"{s} primitives", runner)], output)
+    return measure_and_write("device", params, [Phase(items, lambda sc: f"{sc[0]}{f' [{sc[1]}]' if sc[1] else ''} "
+                                                             f"primitives", runner)], output)
 
 
-def build(stacks: str, targets: str = "armhf,cortex-m4") -> int:
+def build(stacks: str, targets: str = "armhf,cortex-m4", config: str | None = None) -> int:
     from ..measure import device as D
-    from ..measure.device_build import STACK_TARGETS, TARGETS, ensure_built
+    from ..measure.device_build import STACK_TARGETS, TARGETS, build_configs, configs_for
     tl = D._split(targets, "target", tuple(TARGETS))
+    names = None if config is None else D._split(config, "config", tuple(build_configs()))
     for t in tl:
         for s in D.check_stacks(stacks):
             if t not in STACK_TARGETS.get(s, (t,)):
                 print(f"{s} [{t}]: not built (built for {', '.join(STACK_TARGETS[s])} only)")
                 continue
-            b = ensure_built(s, t)
-            fp = b.footprint or {}
-            size = (f"\n  library {fp['text']:,} B text, {fp['rodata']:,} B rodata, {fp['data']:,} B data, "
-                    f"{fp['bss']:,} B bss (linked)") if fp else ""
-            print(f"{s} [{t}]: {b.library}\n  build   {b.build_note}\n  client  {b.client}\n"
-                  f"  plugin  {b.plugin} ({b.plugin_header})\n  qemu    {b.qemu_version}"
-                  f"{' -cpu ' + b.run_cpu if b.run_cpu else ''}\n  offers  {b.offers}{size}")
+            for c in names or [None]:
+                if c is not None and c not in configs_for(s, t):
+                    print(f"{s} [{t}, {c}]: not built (its configurations there: {', '.join(configs_for(s, t))})")
+                    continue
+                _build_one(s, t, c)
     return 0
+
+
+def _build_one(s: str, t: str, c: str | None) -> None:
+    from ..measure.device_build import ensure_built
+    b = ensure_built(s, t, c)
+    fp = b.footprint or {}
+    size = (f"\n  library {fp['text']:,} B text, {fp['rodata']:,} B rodata, {fp['data']:,} B data, "
+            f"{fp['bss']:,} B bss (linked)") if fp else ""
+    print(f"{s} [{t}, {b.config}]: {b.library}\n  build   {b.build_note}\n  config  {b.config_note}\n"
+          f"  client  {b.client}\n  plugin  {b.plugin} ({b.plugin_header})\n  qemu    {b.qemu_version}"
+          f"{' -cpu ' + b.run_cpu if b.run_cpu else ''}\n  offers  {b.offers}{size}")
 
 
 def list_devices() -> int:
@@ -131,4 +149,30 @@ def list_devices() -> int:
             print(f"{'':18}   {what}: {src}")
     print(f"stacks: {', '.join(STACKS)} (Debian's armhf builds on profile A cores; builds from Debian's "
           f"source packages for Cortex-M4 on the cortex-m4-* profiles)", file=sys.stdout)
+    _list_configs()
     return 0
+
+
+def _list_configs() -> None:
+    """Build configurations per stack and target, with the cores each target runs on."""
+    from ..measure import device as D
+    from ..measure.device_build import STACK_TARGETS, STACKS, TARGETS, build_configs, configs_for, default_config
+    from ..spec.devices import core, cores
+    on: dict[str, list[str]] = {}
+    for name in cores():
+        try:
+            on.setdefault(D.target_for(core(name)), []).append(name)
+        except InputError:
+            pass
+    print("\nbuild configurations (--config NAME[,NAME]; src/secperf/data/device_builds.toml):")
+    for s in STACKS:
+        rows: dict[tuple, list[str]] = {}
+        for t in TARGETS:
+            if t in STACK_TARGETS.get(s, (t,)) and on.get(t):
+                rows.setdefault((tuple(configs_for(s, t)), default_config(s, t)), []).append(t)
+        for (names, default), ts in rows.items():
+            cores_l = [c for t in ts for c in on[t]]
+            print(f"  {s:10} {', '.join(f'{n} (default)' if n == default else n for n in names)}\n"
+                  f"  {'':10}   targets {', '.join(ts)}: {', '.join(cores_l)}")
+    for n, c in build_configs().items():
+        print(f"  {n:17} {c.description}\n  {'':17} source: {c.source}")

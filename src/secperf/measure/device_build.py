@@ -29,10 +29,13 @@ import os
 import re
 import shutil
 import subprocess
+import tomllib
 from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 
-from ..core.errors import SetupError
+from ..core.errors import InputError, SetupError
 from ..core.paths import secperf_home
 
 STACKS = {  # stack -> (make target, binary, static libraries it needs, Debian package)
@@ -121,6 +124,103 @@ ARCHIVES = {"wolfssl": ("libwolfssl.a",), "mbedtls": ("libmbedtls.a", "libmbedx5
                                                       "ml-dsa-65", "common"))}
 MARKER_NR = 1516
 BUILD_TIMEOUT_S = 300
+# configuration headers a build configuration's `undef` names must be guarded in (SECPERF_NO_<NAME>)
+CONFIG_HEADERS = {"wolfssl": "mcu/wolfssl/user_settings.h", "wolfssl59": "mcu/wolfssl/user_settings.h",
+                  "mbedtls": "mcu/mbedtls_user_config.h", "mbedtls3": "mcu/mbedtls_user_config.h"}
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    """A named library build configuration (data/device_builds.toml)."""
+    name: str
+    stacks: tuple[str, ...]
+    description: str
+    source: str
+    define: tuple[str, ...] = ()
+    undef: tuple[str, ...] = ()
+    opt: str = "-O2"
+    prebuilt: bool = False   # Debian's armhf package as it is (no flags of ours)
+
+    @property
+    def make_defs(self) -> str:
+        """MCU_DEFS of native/device/Makefile: the -D flags, removals as -DSECPERF_NO_<NAME>."""
+        return " ".join([f"-D{d}" for d in self.define] + [f"-DSECPERF_NO_{u}" for u in self.undef])
+
+
+@lru_cache(maxsize=1)
+def build_configs() -> dict[str, BuildConfig]:
+    """Every named configuration of data/device_builds.toml, checked."""
+    raw = tomllib.loads(resources.files("secperf.data").joinpath("device_builds.toml").read_text(encoding="utf-8"))
+    out = {}
+    for name, c in raw["configs"].items():
+        unknown = set(c) - {"stacks", "description", "source", "define", "undef", "opt", "prebuilt"}
+        if unknown or not set(c.get("stacks", ())) <= set(STACKS) or not c.get("description") or not c.get("source"):
+            raise DeviceSetupError(f"data/device_builds.toml: configuration {name!r} needs stacks (of {', '.join(STACKS)}), "
+                                   f"description and source{'; unknown keys ' + ', '.join(sorted(unknown)) if unknown else ''}")
+        out[name] = BuildConfig(name, tuple(c["stacks"]), c["description"], c["source"], tuple(c.get("define", ())),
+                                tuple(c.get("undef", ())), c.get("opt", "-O2"), bool(c.get("prebuilt", False)))
+    for stack, name in raw["defaults"].items():
+        if name not in out or stack not in out[name].stacks:
+            raise DeviceSetupError(f"data/device_builds.toml: default {name!r} of {stack} is no configuration of it")
+    return out
+
+
+@lru_cache(maxsize=1)
+def default_configs() -> dict[str, str]:
+    raw = tomllib.loads(resources.files("secperf.data").joinpath("device_builds.toml").read_text(encoding="utf-8"))
+    return dict(raw["defaults"])
+
+
+def is_prebuilt(stack: str, target: str) -> bool:
+    """Debian's armhf package (A profile) rather than a build from source."""
+    return TARGETS.get(target, (None,))[0] is None and stack not in SOURCE_ONLY
+
+
+def configs_for(stack: str, target: str | None = None) -> list[str]:
+    """The configuration names of a stack: of its build for target, or of any of its builds (None)."""
+    cfgs = build_configs()
+    if target is not None and is_prebuilt(stack, target):
+        return [n for n, c in cfgs.items() if c.prebuilt and stack in c.stacks]
+    return [n for n, c in cfgs.items() if stack in c.stacks and (target is None or not c.prebuilt)]
+
+
+def default_config(stack: str, target: str) -> str:
+    """The configuration a stack's build for target has when none is named."""
+    return configs_for(stack, target)[0] if is_prebuilt(stack, target) else default_configs()[stack]
+
+
+def check_config(stack: str, target: str, name: str | None) -> BuildConfig:
+    """The named configuration of the stack's build for target (its default when None); InputError
+    naming the configurations there are otherwise."""
+    if name is None:
+        name = default_config(stack, target)
+    cfgs = build_configs()
+    here = configs_for(stack, target)
+    if name not in cfgs or stack not in cfgs[name].stacks:
+        raise InputError(f"--config {name}: no configuration {name!r} of {stack}; its configurations: "
+                         f"{', '.join(configs_for(stack))} (`secperf device list`)")
+    if name not in here:
+        kind = ("Debian's prebuilt armhf package" if is_prebuilt(stack, target)
+                else f"the {target} build from source")
+        raise InputError(f"--config {name}: {stack} on this core is {kind}, whose configurations are "
+                         f"{', '.join(here)}; {name} applies to "
+                         + ("Debian's prebuilt armhf packages (A-profile cores)" if cfgs[name].prebuilt
+                            else "source builds (M-profile cores; wolfssl59 and mbedtls3 on every core)"))
+    return cfgs[name]
+
+
+def check_config_guards(src: Path, stack: str, cfg: BuildConfig) -> None:
+    """Every default a configuration removes is guarded in the stack's configuration header (else the
+    build would silently keep it)."""
+    if not cfg.undef:
+        return
+    # the M0+ build's header (native/device/m0) adds its own defaults on top of the M one
+    text = "".join(p.read_text() for p in (src / CONFIG_HEADERS[stack], src / "m0" / CONFIG_HEADERS[stack].split("/", 1)[1])
+                   if p.is_file())
+    missing = [u for u in cfg.undef if f"SECPERF_NO_{u}" not in text]
+    if missing:
+        raise DeviceSetupError(f"build configuration {cfg.name}: {CONFIG_HEADERS[stack]} has no SECPERF_NO_ guard for "
+                               f"{', '.join(missing)} (data/device_builds.toml)")
 
 
 class DeviceSetupError(SetupError):
@@ -145,6 +245,8 @@ class Build:
     run_cpu: str | None = None    # qemu -cpu for this build (None: the core profile's)
     build_note: str = ""          # how the library was built
     footprint: dict | None = None  # library bytes linked: text, rodata, data, bss (link map)
+    config: str = "debian"         # build configuration (data/device_builds.toml)
+    config_note: str = ""          # its description
 
 
 def sources_dir() -> Path:
@@ -291,14 +393,16 @@ def _make(out: Path, src: Path, decls: Path, inc: Path | None, extra: list[str],
     meta.write_text(info)
 
 
-def ensure_built(stack: str, target: str = "armhf") -> Build:
-    """The build of `stack` for `target`, made now if the sources, flags or libraries changed."""
+def ensure_built(stack: str, target: str = "armhf", config: str | None = None) -> Build:
+    """The build of `stack` for `target` in the named configuration (data/device_builds.toml; the
+    stack's default when None), made now if the sources, flags, configuration or libraries changed."""
     if stack not in STACKS:
         raise DeviceSetupError(f"no build recipe for stack {stack!r}")
     if target not in TARGETS:
         raise DeviceSetupError(f"no build target {target!r}; known: {', '.join(TARGETS)}")
     if target not in STACK_TARGETS.get(stack, (target,)):
         raise DeviceSetupError(f"no {target} build of {stack} (it is built for {', '.join(STACK_TARGETS[stack])})")
+    bcfg = check_config(stack, target, config)
     flags, note = TARGETS[target]
     make_target, binary, libs, _pkg = STACKS[stack]
     cc = tool("arm-linux-gnueabihf-gcc", "gcc-arm-linux-gnueabihf")
@@ -332,6 +436,9 @@ def ensure_built(stack: str, target: str = "armhf") -> Build:
         root = source_dir(stack)
         binary = f"{binary}-src"
         parts = [stack, target, flags, cc_line, str(root), str(inc)]
+        if bcfg.name != default_configs()[stack]:  # the default keeps its key; another one gets its own
+            check_config_guards(src, stack, bcfg)
+            parts += [f"config={bcfg.name}", bcfg.make_defs, bcfg.opt]
         var, mk, _origin = SOURCE_BUILDS[stack]
         if target in NEWLIB_TARGETS:  # native/device/m0: its own make targets, binary and system layer
             prefix, suffix = NEWLIB_TARGETS[target]
@@ -340,8 +447,10 @@ def ensure_built(stack: str, target: str = "armhf") -> Build:
         # the library objects are cached apart from the clients: keyed by compiler, flags, sources, config
         lib_key = hashlib.sha256("|".join(parts + [p.read_text() for p in sorted((src / "mcu").rglob("*.h"))])
                                  .encode()).hexdigest()[:16]
-        extra = [f"{var}={root}", f"MCU_FLAGS={flags}", f"MCU={device_home() / 'build' / f'lib-{stack}-{target}-{lib_key}'}",
-                 mk, "-j2"]
+        extra = [f"{var}={root}", f"MCU_FLAGS={flags}", f"MCU_DEFS={bcfg.make_defs}", f"MCU_OPT={bcfg.opt}",
+                 f"MCU={device_home() / 'build' / f'lib-{stack}-{target}-{lib_key}'}", mk, "-j2"]
+        if bcfg.opt != "-O2":
+            note = note.replace("-O2", f"{bcfg.opt} library, -O2 client")
     if stack == "pqclean":  # no embedded configuration of ours: PQClean's code at its own -O3
         note = note.replace("-O2, embedded configuration native/device/mcu", "PQClean's C at -O3, client -O2")
     out = device_home() / "build" / _fingerprint(src, parts + [(decls / "qemu_plugin_api.h").read_text()])
@@ -355,10 +464,11 @@ def ensure_built(stack: str, target: str = "armhf") -> Build:
     info = json.loads(meta.read_text().splitlines()[0])
     mp = Path(f"{client}.map")
     fp = footprint(mp.read_text(errors="replace"), ARCHIVES[stack]) if mp.is_file() else None
-    label = info["library"] + ("" if target == "armhf" else f" ({target} build)")
+    label = info["library"] + ("" if target == "armhf" else f" ({target} build)")  # the config: labels' "config"
     return Build(stack=stack, client=client, plugin=plugin, watch=watch, library=label,
                  offers=info["offers"], crypto_ops=tuple(info.get("crypto_ops", ())), qemu=qemu,
                  qemu_version=_version_line([qemu, "--version"]), cross_cc=cc_line,
                  plugin_header="qemu-plugin.h from Debian's qemu source package" if inc
                  else "declarations shared with native/mac/cortexm (qemu_plugin_api.h)", sysroot=root,
-                 target=target, run_cpu=run_cpu, build_note=note, footprint=fp)
+                 target=target, run_cpu=run_cpu, build_note=note, footprint=fp, config=bcfg.name,
+                 config_note=bcfg.description)

@@ -36,6 +36,9 @@ def add_arguments(p) -> None:
     hs.add_argument("--server-cert", default=DEFAULTS["server_cert"], help="rsa-2048, ecdsa-p256 (default rsa-2048)")
     hs.add_argument("--client-cert", default=DEFAULTS["client_cert"], help="mutual TLS: none, ecdsa-p256, rsa-2048 "
                     "(a certificate of the lab client CA; default none)")
+    hs.add_argument("--config", help="library build configurations, comma list (default: each stack's default; "
+                    "`secperf device list` shows them per stack, e.g. sp-asm,sp-c,sp-small,bigint for wolfSSL, "
+                    "default,no-asm,ecp-window-2 for Mbed TLS); each is another series")
     hs.add_argument("--n", type=count(1000), default=DEFAULTS["n"], help="warm handshakes per configuration (default 5)")
     hs.add_argument("--warmup", type=count(100, lo=0), default=DEFAULTS["warmup"],
                     help="handshakes between the cold one and the warm ones, not summarised (default 2)")
@@ -43,6 +46,9 @@ def add_arguments(p) -> None:
     cr = sub.add_parser("crypto", help="instruction counts of primitives (keygen, derive, sign, verify, AEAD, hash)")
     cr.add_argument("--device", default=DEFAULTS["device"], help="core profile")
     cr.add_argument("--stack", default="wolfssl", help="wolfssl, mbedtls (2.28, TLS 1.2), mbedtls3 (3.6, TLS 1.3 and 1.2), wolfssl59 (5.9, built from the crate), openssl (3.0, A-profile cores); comma list")
+    cr.add_argument("--config", help="library build configurations, comma list (default: each stack's default; "
+                    "`secperf device list` shows them per stack, e.g. sp-asm,sp-c,sp-small,bigint for wolfSSL, "
+                    "default,no-asm,ecp-window-2 for Mbed TLS); each is another series")
     cr.add_argument("--op", help="operations, comma list (default: all the build knows)")
     cr.add_argument("--n", type=count(1000), default=3, help="warm repetitions per operation (default 3)")
     _output_args(cr)
@@ -51,6 +57,7 @@ def add_arguments(p) -> None:
     b.add_argument("--stack", default="wolfssl,mbedtls,mbedtls3,wolfssl59")
     b.add_argument("--target", default="armhf,cortex-m4", help="armhf (Debian's libraries), cortex-m4 "
                    "(built from Debian's source packages); comma list")
+    b.add_argument("--config", help="library build configurations, comma list (default: each stack's default)")
 
 
 def _output(args):
@@ -66,13 +73,13 @@ def run(args) -> int:
         opts = app.HandshakeOptions(device=args.device, stack=args.stack, tls=args.tls, group=args.group,
                                     suite=args.suite, mode=args.mode, server_cert=args.server_cert,
                                     client_cert=args.client_cert, n=args.n,
-                                    warmup=args.warmup)
+                                    warmup=args.warmup, config=args.config)
         return app.run_handshakes(opts, _output(args))
     if args.device_cmd == "crypto":
-        return app.run_crypto(args.device, args.stack, args.op, args.n, _output(args))
+        return app.run_crypto(args.device, args.stack, args.op, args.n, _output(args), args.config)
     if args.device_cmd == "list":
         return app.list_devices()
     if args.device_cmd == "build":
-        return app.build(args.stack, args.target)
+        return app.build(args.stack, args.target, args.config)
     print("secperf device: choose handshake, crypto, list or build (secperf device -h)", file=sys.stderr)
     return 2

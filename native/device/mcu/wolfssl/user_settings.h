@@ -31,11 +31,24 @@
 #define WC_RSA_PSS
 #define WC_RSA_BLINDING
 #define TFM_TIMING_RESISTANT
+/* The maths defaults below can be left out by a build configuration (src/secperf/data/
+ * device_builds.toml, `secperf device --config`): it passes -DSECPERF_NO_<NAME>. Without one,
+ * every guard is true and the build is the default one (sp-asm). */
+#ifndef SECPERF_NO_WOLFSSL_SP_MATH_ALL
 #define WOLFSSL_SP_MATH_ALL
+#endif
+#ifndef SECPERF_NO_WOLFSSL_HAVE_SP_RSA
 #define WOLFSSL_HAVE_SP_RSA
+#endif
+#ifndef SECPERF_NO_WOLFSSL_HAVE_SP_ECC
 #define WOLFSSL_HAVE_SP_ECC
+#endif
+#ifndef SECPERF_NO_WOLFSSL_SP_384
 #define WOLFSSL_SP_384
+#endif
+#ifndef SECPERF_NO_WOLFSSL_SP_ARM_CORTEX_M_ASM
 #define WOLFSSL_SP_ARM_CORTEX_M_ASM
+#endif
 #define WOLFSSL_KEY_GEN
 
 /* symmetric */

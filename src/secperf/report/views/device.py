@@ -22,7 +22,7 @@ def column_name(s: dict, varying: list[str]) -> str:
 
 def varying_labels(series: list[dict]) -> list[str]:
     """The label keys that differ between the series (so column names stay short)."""
-    keys = ("device", "stack", "tls", "group", "suite", "mode", "server_cert")
+    keys = ("device", "stack", "config", "tls", "group", "suite", "mode", "server_cert")
     out = [k for k in keys if len({s["labels"].get(k) for s in series}) > 1]
     return out or ["group", "suite"]
 
