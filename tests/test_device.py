@@ -111,7 +111,8 @@ def test_core_profiles_have_clock_cpi_range_and_sources():
     (["--stack", "boringssl"], ["unknown stack", "wolfssl", "mbedtls"]),
     (["--group", "x448"], ["unknown group", "x25519", "p-256"]),
     (["--suite", "rc4"], ["unknown suite", "aes128gcm", "chacha20"]),
-    (["--device", "cortex-m0plus-64", "--stack", "mbedtls3"], ["no Cortex-M0+ build of mbedtls3", "wolfssl59"]),
+    (["--device", "cortex-m0plus-64", "--stack", "mbedtls"], ["no Cortex-M0+ build of mbedtls",
+                                                              "wolfssl, mbedtls3, wolfssl59"]),
     (["--device", "cortex-m0plus-64", "--stack", "openssl"], ["no Cortex-M0+ build of openssl", "wolfssl59"]),
     (["--mode", "psk", "--tls", "1.2"], ["--mode psk", "TLS 1.3"]),
     (["--tls", "dtls1.2", "--mode", "resumed"], ["--tls dtls1.2", "--mode full"]),
@@ -384,13 +385,14 @@ def test_mbedtls3_tls13_handshake_is_split_per_message(tmp_path):
 
 
 @pytest.mark.slow
-def test_cortex_m0plus_build_is_armv6m_code_and_runs_handshakes_and_primitives(tmp_path):
+@pytest.mark.parametrize("stack", ["wolfssl59", "mbedtls3"])
+def test_cortex_m0plus_build_is_armv6m_code_and_runs_handshakes_and_primitives(tmp_path, stack):
     """The Cortex-M0+ build (newlib and our Linux system-call layer, built at first use): ARMv6-M code
     without floating point, a handshake per group split per message with its footprint and stack, and
     primitive counts; a stack not built for the M0+ exits 2 naming the one that is."""
     import shutil
     import subprocess
-    b = _build_or_skip("wolfssl59", "cortex-m0plus")
+    b = _build_or_skip(stack, "cortex-m0plus")
     assert b.run_cpu == "max" and b.footprint["text"] > 10_000 and "newlib" in b.build_note
     readelf = shutil.which("arm-none-eabi-readelf") or shutil.which("arm-linux-gnueabihf-readelf")
     if readelf:
@@ -400,7 +402,7 @@ def test_cortex_m0plus_build_is_armv6m_code_and_runs_handshakes_and_primitives(t
         assert "Tag_FP_arch" not in attrs and "VFP" not in attrs, attrs
         hdr = subprocess.run([readelf, "-h", str(b.client)], capture_output=True, text=True, check=True).stdout
         assert "soft-float ABI" in hdr, hdr
-    p = run_cli("device", "handshake", "--device", "cortex-m0plus-64", "--stack", "wolfssl59", "--group", "x25519,p-256",
+    p = run_cli("device", "handshake", "--device", "cortex-m0plus-64", "--stack", stack, "--group", "x25519,p-256",
                 "--suite", "aes128gcm", "--n", "1", "--warmup", "0", "--out", str(tmp_path / "hs"), "--json", timeout=600)
     assert p.returncode == 0, p.stderr
     warm = {s["labels"]["group"]: s for s in json.loads(p.stdout)["series"] if s["labels"]["phase"] == "warm"}
@@ -413,12 +415,12 @@ def test_cortex_m0plus_build_is_armv6m_code_and_runs_handshakes_and_primitives(t
         assert 1024 < smp["stack_bytes"] < 256 * 1024
         assert s["derived"]["footprint"]["flash"] > s["derived"]["footprint"]["ram_static"] > 0
         assert [m["message"] for m in s["derived"]["messages"]][:2] == ["ClientHello", "ServerHello"]
-    p = run_cli("device", "crypto", "--device", "cortex-m0plus-64", "--stack", "wolfssl59", "--n", "1",
+    p = run_cli("device", "crypto", "--device", "cortex-m0plus-64", "--stack", stack, "--n", "1",
                 "--out", str(tmp_path / "crypto"), "--json", timeout=600)
     assert p.returncode == 0, p.stderr
     ops = {s["labels"]["op"]: s for s in json.loads(p.stdout)["series"]}
     for op in ("x25519-keygen", "p256-derive", "ecdsa-p256-verify", "aes-128-gcm-1024"):
         assert ops[op]["status"] == "ok" and ops[op]["samples"][0]["instructions"] > 0
-    p = run_cli("device", "crypto", "--device", "cortex-m0plus-64", "--stack", "wolfssl", "--out", str(tmp_path / "no"),
+    p = run_cli("device", "crypto", "--device", "cortex-m0plus-64", "--stack", "openssl", "--out", str(tmp_path / "no"),
                 timeout=120)
-    assert p.returncode == 2 and "no Cortex-M0+ build of wolfssl" in p.stderr and "wolfssl59" in p.stderr, p.stderr
+    assert p.returncode == 2 and "no Cortex-M0+ build of openssl" in p.stderr and "wolfssl59" in p.stderr, p.stderr
