@@ -117,7 +117,7 @@ def test_bad_path_floor_or_host_scheduling_exits_2(tmp_path, args, field):
 
 def test_calibration_result_of_the_wrong_kind_or_without_rows_exits_2(tmp_path):
     from secperf.core import result as R
-    doc = R.new_result(kind="signer", command=["x"], params={}, host={}, run_id="r1")
+    doc = R.finish(R.new_result(kind="signer", command=["x"], params={}, host={}, run_id="r1"))
     f = tmp_path / "signer.json"
     f.write_text(R.dumps(doc))
     p = _whatif(tmp_path, "mqtt", "--calibrate", str(f), "--n", "100")

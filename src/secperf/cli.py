@@ -135,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("-o", "--output", type=argtypes.path, help="where to write the HTML (default: report.html next to the result)")
     rp.add_argument("--figures", type=argtypes.path, metavar="DIR",
                     help="also write every plot as PNG (300 dpi) and PDF into DIR, one file pair per plot")
+    shared.allow_partial_option(rp)
 
     cp = sub.add_parser("compare", help="per series: is B faster, slower, or not significantly different from A?")
     cp.add_argument("a", help="baseline result.json")
@@ -143,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--min-change", type=share, default=0.02,
                     help="smallest relative median change that counts (default 0.02)")
     cp.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    shared.allow_partial_option(cp)
     _netem_parser(sub)
     from . import subcommands
     shared.add_options(sub.choices)
@@ -341,12 +343,12 @@ def cmd_netem(args) -> int:
 
 def cmd_report(args) -> int:
     from .app.reading import report
-    return report(args.result, args.output, getattr(args, "figures", None))
+    return report(args.result, args.output, getattr(args, "figures", None), args.allow_partial)
 
 
 def cmd_compare(args) -> int:
     from .app.reading import compare
-    return compare(args.a, args.b, args.alpha, args.min_change, args.json)
+    return compare(args.a, args.b, args.alpha, args.min_change, args.json, args.allow_partial)
 
 
 COMMANDS = {"run": cmd_run, "crypto": cmd_crypto, "handshake": cmd_handshake, "signer": cmd_signer, "jwt": cmd_jwt,
@@ -373,6 +375,7 @@ def main(argv: list[str] | None = None) -> int:
     from . import subcommands
     handlers = {**COMMANDS, **{m.NAME: m.run for m in subcommands.load()}}
     try:
+        shared.check_outputs(args)  # no output overwrites an input, a Result or another output
         return handlers[args.command](args)
     except SecperfError as exc:  # anticipated: one line naming what was wrong and what to do
         print(f"secperf {args.command}: error: {exc}", file=sys.stderr)

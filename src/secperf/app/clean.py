@@ -9,17 +9,21 @@ from pathlib import Path
 from ..core.errors import EXIT_OK
 
 
-def clean(as_json: bool = False) -> int:
-    from ..core.store import RunStore
+def clean(as_json: bool = False, results: list[str] | None = None) -> int:
+    from ..core.store import RunStore, known_roots
     from ..lab import netns, registry, vpn
     runs = registry.clean_dead()
     # namespaces of dead owners that no registry lists (older versions, a registry file lost)
     swept = netns.sweep_stale() + (vpn.sweep_stale() if not netns.rootless() else [])
+    # results directories: those of the dead runs' registries, every one a run was ever written to
+    # (noted in $SECPERF_HOME: found after the watchdog removed the registry), ./results, --results
+    roots = {Path(d).parent.resolve() for run in runs for d in run.get("run_dirs", [])}
+    roots |= {r.resolve() for r in known_roots()} | {Path(r).resolve() for r in (results or [])}
+    roots.add(Path("results").resolve())
     abandoned = []
-    for run in runs:
-        for d in run.get("run_dirs", []):
-            if Path(d).parent.is_dir():
-                abandoned += [str(p) for p in RunStore(Path(d).parent).sweep_abandoned()]
+    for root in sorted(roots):
+        if root.is_dir():
+            abandoned += [str(p) for p in RunStore(root).abandoned()]
     summary = {"runs": runs, "namespaces_swept": swept, "results_abandoned": abandoned}
     if as_json:
         print(json.dumps(summary, indent=1))
@@ -27,7 +31,9 @@ def clean(as_json: bool = False) -> int:
     procs = sum(len(r["processes"]) for r in runs)
     nss = sum(len(r["namespaces"]) for r in runs) + len(swept)
     print(f"dead runs cleaned: {len(runs)}; processes stopped: {procs}; namespaces removed: {nss}; "
-          f"results marked abandoned: {len(abandoned)}")
+          f"abandoned results: {len(abandoned)}")
+    for p in abandoned:
+        print(f"  abandoned (its process died before it finished): {p}")
     for r in runs:
         owner = r.get("owner") or {}
         ports = ", ".join(f"{p.get('what')} {p.get('proto')}/{p.get('port')}" for p in r.get("ports", []))

@@ -73,7 +73,7 @@ def cortexm_phase(targets: list[str], table_file: str | None) -> Phase:
             run.write_text("cortexm.json", text)
             if table_file:
                 from ..core.store import atomic_write
-                atomic_write(Path(table_file), text)
+                atomic_write(Path(table_file), text, what="--cortexm-table")
         run.save(doc)
         for t in items:
             progress("done", t, 0, len(items), None)

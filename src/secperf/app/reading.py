@@ -9,21 +9,43 @@ from pathlib import Path
 from ..core.errors import EXIT_OK
 
 
-def report(result: str, output: str | None, figures: str | None = None) -> int:
+def read_result(path: str | Path, option: str = "", allow_partial: bool = False) -> dict:
+    """A Result for a reader: validated (core/result.py) and complete. A run still `running` (its
+    writer alive) or `abandoned` (its writer died: the owner record in the run's result.json names a
+    process that is gone) is refused unless `allow_partial`, and then a note says so on stderr."""
     from ..core import result as R
+    from ..core.store import is_abandoned, mark_abandoned
+    doc = R.load(path)
+    where = f"{option} {path}".strip()
+    state = "abandoned" if is_abandoned(doc) else doc["status"]
+    if state in ("running", "abandoned"):
+        why = ("is still being written by a running secperf (pid "
+               f"{(doc.get('owner') or {}).get('pid')})" if state == "running"
+               else "was abandoned: the process writing it died before it finished")
+        if not allow_partial:
+            raise R.ResultError(f"{where}: the run {why}; its series may be incomplete. Wait for it to finish, "
+                                f"or pass --allow-partial to read the {len(doc['series'])} series it has")
+        if state == "abandoned" and doc["status"] == "running":
+            mark_abandoned(doc)  # in memory: the report says so; the reader never rewrites its input
+        print(f"note: {where}: the run {why}; reading its {len(doc['series'])} series as they are "
+              f"(--allow-partial): figures from it are partial", file=sys.stderr)
+    return doc
+
+
+def report(result: str, output: str | None, figures: str | None = None, allow_partial: bool = False) -> int:
     from ..core.store import atomic_write
     from ..report.html import render
-    from ..core.store import is_abandoned, mark_abandoned
     from .runner import check_output_file
-    check_output_file(output, "-o/--output")
-    doc = R.load(result)
     src = Path(result)
-    if is_abandoned(doc):  # its process died while running: say so, in the file and the report
-        mark_abandoned(doc)
-        atomic_write(src / "result.json" if src.is_dir() else src, R.dumps(doc))
-        print(f"note: {result}: the run's process died before it finished; marked abandoned", file=sys.stderr)
-    out = Path(output) if output else (src if src.is_dir() else src.parent) / "report.html"
-    atomic_write(out, render(doc))
+    default_out = (src if src.is_dir() else src.parent) / "report.html"
+    check_output_file(output or str(default_out), "-o/--output",
+                      inputs=[src, src / "result.json"] if src.is_dir() else [src])
+    if figures:  # a bad figures directory is said before the report is written, not after
+        from ..report.figures import figures_directory
+        figures_directory(Path(figures))
+    doc = read_result(result, "", allow_partial)
+    out = Path(output) if output else default_out
+    atomic_write(out, render(doc), what="-o/--output")
     print(f"report: {out}", file=sys.stderr)
     if figures:
         from ..report.figures import write_figures
@@ -32,11 +54,11 @@ def report(result: str, output: str | None, figures: str | None = None) -> int:
     return EXIT_OK
 
 
-def compare(a: str, b: str, alpha: float, min_change: float, as_json: bool) -> int:
-    from ..core import result as R
+def compare(a: str, b: str, alpha: float, min_change: float, as_json: bool, allow_partial: bool = False) -> int:
     from ..core.compare import compare as compare_results
     from ..report import terminal
-    cmp = compare_results(R.load(a), R.load(b), alpha=alpha, min_change=min_change)
+    cmp = compare_results(read_result(a, "A", allow_partial), read_result(b, "B", allow_partial), alpha=alpha,
+                          min_change=min_change)
     if as_json:
         sys.stdout.write(json.dumps(cmp, indent=1) + "\n")
         return EXIT_OK

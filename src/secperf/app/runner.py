@@ -105,20 +105,11 @@ def measure_and_write(kind: str, params: dict, phases: list[Phase], output: Outp
     return EXIT_OK
 
 
-def check_output_file(path: str | None, option: str) -> None:
+def check_output_file(path: str | None, option: str, inputs=()) -> None:
     """A file the run will write at its end must be writable now, so a run never measures for an
-    hour and then fails to save: a directory, a missing or read-only parent is an input error."""
-    import os
-    if not path:
-        return
-    p = Path(path)
-    if p.is_dir():
-        raise InputError(f"{option} {path}: is a directory; name a file")
-    parent = p.parent if str(p.parent) else Path(".")
-    if not parent.is_dir():
-        raise InputError(f"{option} {path}: the directory {parent} does not exist; create it or name another file")
-    if p.exists() and p.is_file() and not os.access(p, os.W_OK) or not os.access(parent, os.W_OK | os.X_OK):
-        raise InputError(f"{option} {path}: not writable; name a file in a directory you can write to")
+    hour and then fails to save; it must not be an input nor a Result (core/store.py)."""
+    from ..core.store import check_output_path
+    check_output_path(path, option, inputs)
 
 
 def output_store(output: Output) -> RunStore:
@@ -127,6 +118,12 @@ def output_store(output: Output) -> RunStore:
 
 def write_outputs(doc: dict, run, output: Output) -> None:
     """The CSV copy, the HTML report and the figures, as the options ask."""
+    own = {run.result_path, run.report_path}
+    for opt, path in (("--csv", output.csv), ("--metrics", output.metrics)):
+        if path and any(_same(Path(path), p) for p in own):  # the run's own files are not outputs to overwrite
+            from ..core.errors import OutputError
+            raise OutputError(f"{opt} {path}: is this run's own {Path(path).name}; name a file outside the run "
+                              f"directory")
     if output.csv:
         from ..report.export import write_csv
         write_csv(doc, Path(output.csv))
@@ -139,6 +136,11 @@ def write_outputs(doc: dict, run, output: Output) -> None:
     if output.figures:
         from ..report.figures import write_figures
         write_figures(doc, Path(output.figures))
+
+
+def _same(a: Path, b: Path) -> bool:
+    import os
+    return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _server_tables(doc: dict) -> list:

@@ -142,6 +142,7 @@ class FleetOptions:
     seed: int = 1
     abandoned_work: bool = False           # the model: the server also serves attempts whose client gave up
     replay: int | None = None              # replay a storm of this many clients against nginx and compare
+    allow_partial: bool = False            # --from may name a running or abandoned run
 
 
 MAX_REPLAY = 5000
@@ -208,9 +209,9 @@ def _given_capacity(o: FleetOptions) -> tuple[float, float, str]:
         if o.capacity <= 0:
             raise InputError(f"--capacity {o.capacity}: handshakes per second must be > 0")
         return o.capacity, o.resumed_capacity or o.capacity, "given (--capacity)"
-    from ..core import result as R
     from ..model.fleet import capacity_from_result
-    doc = R.load(Path(o.from_result))
+    from .reading import read_result
+    doc = read_result(Path(o.from_result), "--from", o.allow_partial)
     caps = capacity_from_result(doc)
     full = [v for k, v in caps.items() if k.endswith("/0.0")]
     res = [v for k, v in caps.items() if k.endswith("/1.0")]

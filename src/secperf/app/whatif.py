@@ -48,10 +48,12 @@ class WhatifOptions:
     out: str = "results"
     no_report: bool = False
     command: list[str] = field(default_factory=lambda: ["secperf", "whatif"])
+    allow_partial: bool = False            # --calibrate may name a running or abandoned run
 
 
 def cost_table(o: WhatifOptions) -> C.CostTable:
     from ..spec import devices as D
+    from .reading import read_result
     if o.device and o.device not in C.table_names():
         if o.device not in D.cores():
             raise InputError(f"--device: unknown device {o.device!r}; cost tables: {', '.join(C.table_names())}; "
@@ -62,7 +64,7 @@ def cost_table(o: WhatifOptions) -> C.CostTable:
                              f"--crypto` (and handshake rows), or a cost table: {', '.join(C.table_names())}")
         table = C.load_table()
         paths = [x.strip() for x in o.calibrate.split(",") if x.strip()]   # crypto counts, handshake rows
-        docs = [R.load(p) for p in paths]
+        docs = [read_result(p, "--calibrate", o.allow_partial) for p in paths]
         stack = C.device_stack(docs, o.stack, o.device)
         for path, doc in zip(paths, docs):
             table = C.from_device(doc, D.core(o.device), table, where=f"--calibrate {path}", stack=stack)
@@ -72,7 +74,8 @@ def cost_table(o: WhatifOptions) -> C.CostTable:
         if o.device:
             raise InputError("--calibrate and --device exclude each other: a calibration run measures this host, "
                              "a device table describes another machine; give one")
-        table = C.calibrate(R.load(o.calibrate), table, where=f"--calibrate {o.calibrate}")
+        table = C.calibrate(read_result(o.calibrate, "--calibrate", o.allow_partial), table,
+                            where=f"--calibrate {o.calibrate}")
     return table
 
 

@@ -27,6 +27,11 @@ class InputError(SecperfError, ValueError):
     exit_code = EXIT_BAD_INPUT
 
 
+class OutputError(InputError):
+    """A file secperf was told to write cannot be written there (no space, no permission, a name too
+    long, a read-only file system) or would destroy an input; exit 2, nothing half-written is left."""
+
+
 class SetupError(SecperfError, RuntimeError):
     """Something to install, build or enable on this machine; exit 1."""
 

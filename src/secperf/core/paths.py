@@ -41,13 +41,5 @@ def private_dir(path: Path) -> Path:
 
 def write_private(path: Path, data: bytes) -> None:
     """Write a file created with mode 0600 (never world-readable, even for a moment), atomically."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    from .store import atomic_write  # the one writer: its temp file is created 0600 (mkstemp)
+    atomic_write(Path(path), data, mode=0o600)

@@ -4,13 +4,14 @@ atomically (temp file + rename) and incrementally, and `latest` points at the ne
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import json
 import os
 import tempfile
 from pathlib import Path
 
 from . import result as _result
-from .errors import InputError
+from .errors import InputError, OutputError
 
 
 def process_start_ticks(pid: int) -> int | None:
@@ -48,22 +49,48 @@ def mark_abandoned(doc: dict) -> dict:
     return doc
 
 
-def atomic_write(path: Path, text: str, mode: int = 0o644) -> None:
-    """Write text to path through a temp file and a rename, so a reader never sees half a file.
-    A path that exists and is not a regular file (/dev/null, /dev/stdout, a FIFO) is written into
-    as it is: renaming over it would replace the device with a regular file (as root, `-o /dev/null`
-    once turned the machine's /dev/null into one)."""
+def atomic_write(path: Path, data: str | bytes, mode: int = 0o644, *, what: str | None = None) -> None:
+    """The one way secperf writes a file: into a temp file in the same directory, fsync, rename into
+    place, so a reader never sees half a file and a failed write (no space, no permission, a name too
+    long, a read-only file system) leaves nothing behind and raises OutputError (exit 2) naming the
+    file and the reason. `what` is the option that named the file, for the message.
+
+    A path that exists and is not a regular file (/dev/null, /dev/stdout) is written into as it is:
+    renaming over it would replace the device with a regular file (as root, `-o /dev/null` once
+    turned the machine's /dev/null into one); a FIFO nobody reads is refused, not waited on."""
     path = Path(path)
+    raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    try:
+        _write_replacing(path, raw, mode)
+    except OSError as exc:
+        raise OutputError(f"{what + ' ' if what else ''}{path}: cannot write ({_os_reason(exc)}); "
+                          f"name a file on a writable file system with free space") from None
+
+
+def _os_reason(exc: OSError) -> str:
+    reasons = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded",
+               errno.EACCES: "permission denied", errno.EPERM: "operation not permitted",
+               errno.EROFS: "read-only file system", errno.ENAMETOOLONG: "a name in the path is too long",
+               errno.ENOENT: "the directory does not exist", errno.ENOTDIR: "a part of the path is not a directory",
+               errno.EISDIR: "it is a directory", errno.ENXIO: "a FIFO or socket with no reader",
+               errno.EFBIG: "file too large", errno.EIO: "input/output error"}
+    return reasons.get(exc.errno, exc.strerror or type(exc).__name__)
+
+
+def _write_replacing(path: Path, raw: bytes, mode: int) -> None:
     if path.exists() and not path.is_file():
         if path.is_dir():
-            raise IsADirectoryError(f"{path} is a directory: name a file to write")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
+            raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+        fd = _open_special(path)
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
         return
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    # the temp name stays short: a long (but legal) target name must not make the temp name illegal
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:64]}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
@@ -74,6 +101,81 @@ def atomic_write(path: Path, text: str, mode: int = 0o644) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+FIFO_READER_WAIT_S = 2.0
+
+
+def _open_special(path: Path) -> int:
+    """Open a device or FIFO for writing without blocking: a FIFO gets FIFO_READER_WAIT_S for its
+    reader to appear (ENXIO until then), then the write is refused instead of hanging forever."""
+    import time
+    deadline = time.monotonic() + FIFO_READER_WAIT_S
+    while True:
+        try:
+            return os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as exc:
+            if exc.errno != errno.ENXIO or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
+NAME_MAX = 255
+
+
+def is_result_file(path: Path) -> bool:
+    """Whether a regular file holds a secperf Result (its first bytes name the schema)."""
+    try:
+        if not Path(path).is_file():
+            return False
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    return b'"secperf.result"' in head
+
+
+def check_output_path(path: str | Path | None, option: str, inputs=()) -> None:
+    """Before anything runs: a file secperf will write must be writable where it is named and must
+    not be any input (`inputs`: paths the command reads) nor a secperf Result (a run's own file).
+    Raises OutputError (exit 2) naming the option and what to do."""
+    if not path:
+        return
+    p = Path(path)
+    if any(len(os.fsencode(part)) > NAME_MAX for part in p.parts):
+        raise OutputError(f"{option} {path}: a name in the path is longer than {NAME_MAX} bytes; name a shorter file")
+    if p.is_dir():
+        raise OutputError(f"{option} {path}: is a directory; name a file")
+    for src in inputs:
+        if src and _same_file(p, Path(src)):
+            raise OutputError(f"{option} {path}: is also an input of this command ({src}); secperf never writes "
+                              f"over what it reads: name another file")
+    if is_result_file(p):
+        raise OutputError(f"{option} {path}: holds a secperf Result; writing there would destroy it: name "
+                          f"another file")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise OutputError(f"{option} {path}: the directory {parent} does not exist; create it or name another file")
+    if p.exists() and not p.is_file():
+        return  # a device or FIFO is written into as it is (atomic_write says why it failed, if it does)
+    if p.exists() and not os.access(p, os.W_OK):
+        raise OutputError(f"{option} {path}: not writable; name a file in a directory you can write to")
+    try:  # a real probe: root passes os.access even on /sys and read-only mounts
+        fd, tmp = tempfile.mkstemp(prefix=".secperf-write-test.", dir=parent)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise OutputError(f"{option} {path}: cannot write in {parent} ({_os_reason(exc)}); name a file in a "
+                          f"directory you can write to") from None
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+    except OSError:
+        pass
+    return os.path.realpath(a) == os.path.realpath(b)
 
 
 class Run:
@@ -101,6 +203,37 @@ class Run:
         return p
 
 
+MAX_ROOTS = 200
+
+
+def _roots_file() -> Path:
+    from .paths import secperf_home
+    return secperf_home() / "result_roots"
+
+
+def remember_root(root: Path) -> None:
+    """Note a results directory in $SECPERF_HOME, so `secperf clean` finds the runs killed there even
+    after the watchdog removed their registry file (best effort: a run never fails for it)."""
+    try:
+        path = _roots_file()
+        roots = known_roots()
+        me = Path(root).resolve()
+        if me in roots:
+            return
+        lines = [str(r) for r in roots[-(MAX_ROOTS - 1):]] + [str(me)]
+        atomic_write(path, "\n".join(lines) + "\n", mode=0o600)
+    except Exception:  # noqa: BLE001 -- the note is a convenience, never a reason to stop a run
+        pass
+
+
+def known_roots() -> list[Path]:
+    try:
+        text = _roots_file().read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError, Exception):  # noqa: BLE001
+        return []
+    return [Path(x) for x in text.splitlines() if x.strip().startswith("/")]
+
+
 class RunStore:
     def __init__(self, root: str | Path = "results"):
         self.root = Path(root)
@@ -117,6 +250,7 @@ class RunStore:
             raise InputError(f"--out {self.root}: cannot create or write the results directory "
                              f"({exc.strerror or exc}); choose another with --out") from None
         self.sweep_abandoned()
+        remember_root(self.root)
         stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
         base = f"{stamp}-{kind}"
         for k in range(1, 1000):
@@ -129,6 +263,20 @@ class RunStore:
             self._point_latest(name)
             return run
         raise OSError(f"could not allocate a run directory under {self.root}")
+
+    def abandoned(self) -> list[Path]:
+        """Every result.json under this root whose run was abandoned (marked now or earlier)."""
+        self.sweep_abandoned()
+        out = []
+        for res in sorted(self.root.glob("*/result.json")):
+            try:
+                with open(res, "rb") as f:
+                    head = f.read(1 << 16)
+            except OSError:
+                continue
+            if b'"status": "abandoned"' in head:
+                out.append(res)
+        return out
 
     def sweep_abandoned(self) -> list[Path]:
         """Mark the runs under this root whose process died while `running` as `abandoned`."""

@@ -42,5 +42,8 @@ def to_csv(doc: dict) -> str:
 
 
 def write_csv(doc: dict, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, to_csv(doc))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        pass  # atomic_write names the reason
+    atomic_write(path, to_csv(doc), what="--csv")

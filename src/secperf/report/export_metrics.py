@@ -32,4 +32,4 @@ def exposition(doc: dict) -> str:
 
 def write_metrics(doc: dict, path: str | Path) -> None:
     from ..core.store import atomic_write
-    atomic_write(Path(path), exposition(doc))
+    atomic_write(Path(path), exposition(doc), what="--metrics")

@@ -3,7 +3,12 @@ per plot, named after what it shows (``crypto-distribution-rsa.png``), the same 
 
 from __future__ import annotations
 
+import io
+import os
+import tempfile
 from pathlib import Path
+
+from ..core.store import atomic_write
 
 from ..core.errors import InputError
 from .html import plots_of
@@ -19,8 +24,11 @@ def figures_directory(directory: Path) -> Path:
                          f"the figures into")
     try:
         directory.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".secperf-write-test.", dir=directory)  # root passes os.access on /sys
+        os.close(fd)
+        os.unlink(probe)
     except OSError as exc:
-        raise InputError(f"--figures {directory}: cannot create the directory ({exc.strerror or exc}); "
+        raise InputError(f"--figures {directory}: cannot create or write the directory ({exc.strerror or exc}); "
                          f"name a writable directory") from None
     return directory
 
@@ -38,10 +46,8 @@ def write_figures(doc: dict, directory: Path) -> list[Path]:
         with style():
             for ext, kw in (("png", {"dpi": PNG_DPI}), ("pdf", {})):
                 path = directory / f"{stem}.{ext}"
-                try:
-                    fig.savefig(path, format=ext, metadata={"CreationDate": None} if ext == "pdf" else None, **kw)
-                except OSError as exc:
-                    raise InputError(f"--figures {directory}: cannot write {path.name} "
-                                     f"({exc.strerror or exc}); name a writable directory") from None
+                buf = io.BytesIO()  # rendered in memory, then written through the one atomic writer
+                fig.savefig(buf, format=ext, metadata={"CreationDate": None} if ext == "pdf" else None, **kw)
+                atomic_write(path, buf.getvalue(), what="--figures")
                 written.append(path)
     return written

@@ -9,8 +9,10 @@ HELP = ("stop processes and delete network namespaces left by secperf runs that 
 
 def add_arguments(p) -> None:
     p.add_argument("--json", action="store_true", help="print what was removed as JSON")
+    p.add_argument("--results", action="append", metavar="DIR", help="also look for abandoned runs in this results "
+                   "directory (default: ./results and every directory secperf has written runs to)")
 
 
 def run(args) -> int:
     from ..app.clean import clean
-    return clean(args.json)
+    return clean(args.json, args.results)

@@ -43,6 +43,8 @@ def add_arguments(p) -> None:
     p.add_argument("--seed", type=seed, default=1)
     g = p.add_argument_group("output")
     g.add_argument("--out", type=argtypes.path, default="results")
+    from .shared import allow_partial_option
+    allow_partial_option(p)
     g.add_argument("--json", action="store_true")
     g.add_argument("--no-report", action="store_true")
 
@@ -66,6 +68,6 @@ def run(args) -> int:
                          backlog=args.backlog, spread_s=args.spread, device_handshake_s=args.device_handshake,
                          horizon_s=args.horizon, from_result=args.from_result, server=args.server, key=args.key,
                          measure_s=args.measure_seconds, seed=args.seed, abandoned_work=args.abandoned_work,
-                         replay=args.replay)
+                         replay=args.replay, allow_partial=args.allow_partial)
     out = Output(out=args.out, json=args.json, no_report=args.no_report, command=["secperf", *sys.argv[1:]])
     return app.run_fleet(o, out)

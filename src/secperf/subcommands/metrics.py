@@ -13,20 +13,25 @@ HELP = "operational metrics of a Result (signing, session reuse, SE errors, auth
 def add_arguments(p) -> None:
     p.add_argument("result", help="a result.json (or its run directory)")
     p.add_argument("-o", "--output", type=argtypes.path, metavar="FILE", help="write to FILE instead of stdout")
+    from .shared import allow_partial_option
+    allow_partial_option(p)
 
 
 def run(args) -> int:
     import sys
     from pathlib import Path
-    from ..core import result as R
+    from ..app.reading import read_result
+    from ..app.runner import check_output_file
     from ..report.export_metrics import exposition
     path = Path(args.result)
     if path.is_dir():
         path = path / "result.json"
-    doc = R.load(str(path))
+    check_output_file(args.output, "-o/--output", inputs=[path])
+    doc = read_result(str(path), "", args.allow_partial)
     text = exposition(doc)
     if args.output:
-        Path(args.output).write_text(text)
+        from ..core.store import atomic_write
+        atomic_write(Path(args.output), text, what="-o/--output")
     else:
         sys.stdout.write(text)
     return 0

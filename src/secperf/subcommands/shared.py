@@ -58,3 +58,59 @@ def target_kwargs(args) -> dict:
         return {}
     return {"target": {"connect": args.connect, "ca": args.ca, "servername": args.servername,
                        "client_cert": args.client_cert, "client_key": args.client_key}}
+
+
+def allow_partial_option(p) -> None:
+    p.add_argument("--allow-partial", action="store_true",
+                   help="read a Result whose run is still running or was abandoned (killed before it finished); "
+                        "a note says its figures are partial")
+
+
+# options naming a file or directory secperf writes; every other string option naming an existing
+# path is an input, and no output may be one (nor a secperf Result, nor another output)
+OUTPUT_FILES = {"output": "-o/--output", "csv": "--csv", "metrics": "--metrics", "cortexm_table": "--cortexm-table"}
+OUTPUT_DIRS = {"out": "--out", "figures": "--figures"}
+
+
+def input_paths(args) -> list[str]:
+    """Every string value of the parsed options that names an existing path, outputs excepted (a
+    directory given as a Result stands for its result.json)."""
+    import os
+    out: list[str] = []
+    for dest, value in vars(args).items():
+        if dest in OUTPUT_FILES or dest in OUTPUT_DIRS:
+            continue
+        for v in value if isinstance(value, list) else [value]:
+            if isinstance(v, str) and v and len(v) < 4096 and "\0" not in v:
+                try:
+                    if os.path.isfile(v):
+                        out.append(v)
+                    elif os.path.isdir(v) and os.path.isfile(os.path.join(v, "result.json")):
+                        out.append(os.path.join(v, "result.json"))
+                except (OSError, ValueError):
+                    pass
+    return out
+
+
+def check_outputs(args) -> None:
+    """Before a command does anything: no output file is an input, a Result, or another output's
+    file, and each can be written where it is named (core/store.check_output_path)."""
+    import os
+    from ..core.errors import OutputError
+    from ..core.store import check_output_path
+    inputs = input_paths(args)
+    seen: dict[str, str] = {}
+    for dest, option in OUTPUT_FILES.items():
+        path = getattr(args, dest, None)
+        if not isinstance(path, str) or not path:
+            continue
+        check_output_path(path, option, inputs)
+        real = os.path.realpath(path)
+        if real in seen and not os.path.exists(real) or real in seen and os.path.isfile(real):
+            raise OutputError(f"{option} {path}: also named by {seen[real]}; one would overwrite the other: name "
+                              f"two files")
+        seen[real] = option
+    for dest, option in OUTPUT_DIRS.items():
+        path = getattr(args, dest, None)
+        if isinstance(path, str) and path and any(os.path.realpath(path) == os.path.realpath(i) for i in inputs):
+            raise OutputError(f"{option} {path}: is also an input of this command; name a directory")

@@ -58,6 +58,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n", type=count(100_000_000), default=100_000, help="simulated connections per scenario")
     p.add_argument("--seed", type=seed, default=1)
     p.add_argument("--out", type=argtypes.path, default="results", metavar="DIR")
+    from .shared import allow_partial_option
+    allow_partial_option(p)
     p.add_argument("--json", action="store_true", help="print the Result JSON on stdout and nothing else")
     p.add_argument("--no-report", action="store_true", help="skip writing report.html")
 
@@ -84,5 +86,6 @@ def run(args) -> int:
                         calibrate=args.calibrate, device=args.device, stack=args.stack, n=args.n, seed=args.seed, s1=args.s1,
                         coap_random_factor=args.coap_random_factor, path_floor_ms=args.path_floor,
                         host_scheduling=args.host_scheduling, json=args.json, out=args.out,
-                        no_report=args.no_report, command=["secperf", *sys.argv[1:]])
+                        no_report=args.no_report, command=["secperf", *sys.argv[1:]],
+                        allow_partial=args.allow_partial)
     return W.run(o)
