@@ -8,7 +8,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <mbedtls/version.h>
+#if MBEDTLS_VERSION_MAJOR >= 3
 #include <mbedtls/platform_time.h>
+#endif
 
 int mbedtls_hardware_poll(void *data, unsigned char *output, size_t len, size_t *olen)
 {
@@ -27,12 +30,14 @@ int mbedtls_hardware_poll(void *data, unsigned char *output, size_t len, size_t 
     return *olen == len ? 0 : -1;
 }
 
+#if MBEDTLS_VERSION_MAJOR >= 3
 mbedtls_ms_time_t mbedtls_ms_time(void)
 {
     struct timespec ts;
     clock_gettime(1 /* CLOCK_MONOTONIC */, &ts);
     return (mbedtls_ms_time_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+#endif
 
 DIR *opendir(const char *path)
 {

@@ -104,7 +104,7 @@ TARGETS["cortex-m0plus"] = (
 # targets linked with newlib instead of armhf glibc: target -> (make target prefix, binary suffix)
 NEWLIB_TARGETS = {"cortex-m0plus": ("m0-", "-m0")}
 # the stacks built for a newlib target (the others are not: STACK_TARGETS leaves the target out)
-NEWLIB_STACKS = {"cortex-m0plus": ("wolfssl59", "wolfssl", "mbedtls3")}
+NEWLIB_STACKS = {"cortex-m0plus": ("wolfssl59", "wolfssl", "mbedtls3", "mbedtls")}
 for _s in STACKS:
     for _t, _built in NEWLIB_STACKS.items():
         if _s not in _built:
