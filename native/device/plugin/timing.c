@@ -346,16 +346,16 @@ int timing_classify(const char *disas, int *nregs, int *branch, int *mem)
         int neon = strchr(ops, 'q') != NULL || (dtype[0] && dtype[0] != 'f' && strncmp(dtype, "32", 2) != 0 &&
                                                strncmp(base, "vmov", 4) != 0 && strncmp(base, "vcvt", 4) != 0);
         if (strip(base, VMEM, &cond)) {
-            *mem = 1;
+            *mem = strncmp(base, "vst", 3) == 0 ? 2 : 1;
             return TC_VFP_MEM;
         }
         if (strip(base, VMULTI, &cond)) {
-            *mem = 1;
+            *mem = strncmp(base, "vst", 3) == 0 || strncmp(base, "vpush", 5) == 0 ? 2 : 1;
             *nregs = reg_list(ops);
             return TC_VFP_MEM;
         }
         if (strncmp(base, "vld", 3) == 0 || strncmp(base, "vst", 3) == 0) {
-            *mem = 1;
+            *mem = base[1] == 'l' ? 1 : 2;
             return TC_NEON_MEM;
         }
         if (strip(base, VDIV, &cond))
@@ -652,9 +652,10 @@ void timing_translate(struct qemu_plugin_tb *tb)
             fprintf(trace, "%llx %s %d %s\n", va, timing_class_names[cls], nregs, d ? d : "?");
         /* memory callbacks: microcontrollers only need loads that may read flash (not stack-relative);
          * A-profile caches see every load and store */
+        /* always QEMU_PLUGIN_MEM_RW: QEMU 7.2's code generator tests a read-only registration against
+         * the access direction off by one and attaches it to stores only; on_mem tells them apart */
         if (mem && (mcu_flash ? (mem == 1 && !(d && strstr(d, "[sp"))) : l1d.sets != 0))
-            qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS,
-                                             mcu_flash ? QEMU_PLUGIN_MEM_R : QEMU_PLUGIN_MEM_RW, NULL);
+            qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, NULL);
         free(d);
         if (i == n - 1) {
             t->end = va + size;

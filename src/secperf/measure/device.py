@@ -412,7 +412,7 @@ def make_series(cfg: Config, dev: Core, build: Build, phase: str, hss: list[A.Ha
                                                           if x["app_instructions"] is not None] or [0]),
             "derived_ms": {**_derive(dev, med), "clock_mhz": dev.clock_mhz, "cpi": list(dev.cpi),
                            "cpi_estimate": dev.cpi_estimate,
-                           "rule": "instructions x CPI / clock: the earlier CPI range, kept for comparison"},
+                           "rule": "instructions x CPI / clock: DERIVED from the core profile's CPI range (the earlier estimate, kept for comparison)"},
         }
         cyc = [x["cycles"] for x in good if "cycles" in x]
         if cyc and dev.timing is not None:

@@ -53,15 +53,19 @@ STACKS = {  # stack -> (make target, binary, static libraries it needs, Debian p
     # PQClean's portable "clean" ML-KEM and ML-DSA (sources from the pqcrypto-mlkem and pqcrypto-mldsa
     # crates), built from source for every target; primitives only (no TLS)
     "pqclean": ("pqclean", "sp-device-pqclean", (), None),
+    # p256-m (Mbed TLS 3.6's 3rdparty/p256-m, from the mbedtls-rs-sys crate): P-256 primitives only,
+    # the one code base with its author's published timings on a Cortex-M0, a Cortex-M4 and a Cortex-A7
+    "p256m": ("p256m", "sp-device-p256m", (), None),
 }
 # source builds: stack -> (make variable naming its sources, make target of the build, sources' origin)
 SOURCE_BUILDS = {"wolfssl": ("WOLFSSL_SRC", "mcu-wolfssl", "Debian's source package"),
                  "mbedtls": ("MBEDTLS_SRC", "mcu-mbedtls", "Debian's source package"),
                  "mbedtls3": ("MBED3_SRC", "mcu-mbedtls3", "the mbedtls-rs-sys crate's Mbed TLS sources"),
                  "wolfssl59": ("WOLFSSL_SRC", "mcu-wolfssl", "the wolfssl-sys crate's wolfSSL sources"),
-                 "pqclean": ("PQCLEAN_SRC", "mcu-pqclean", "the pqcrypto-mlkem and pqcrypto-mldsa crates' PQClean sources")}
+                 "pqclean": ("PQCLEAN_SRC", "mcu-pqclean", "the pqcrypto-mlkem and pqcrypto-mldsa crates' PQClean sources"),
+                 "p256m": ("P256M_SRC", "mcu-p256m", "the mbedtls-rs-sys crate's Mbed TLS 3.6 3rdparty/p256-m")}
 # stacks with no Debian armhf package: their A-profile build is a source build too
-SOURCE_ONLY = ("mbedtls3", "wolfssl59", "pqclean")
+SOURCE_ONLY = ("mbedtls3", "wolfssl59", "pqclean", "p256m")
 # stacks built for some targets only: stack -> targets
 STACK_TARGETS = {"openssl": ("armhf",)}
 # compiler flags of a source build for the A profile (the same as Debian's armhf packages)
@@ -104,7 +108,7 @@ TARGETS["cortex-m0plus"] = (
 # targets linked with newlib instead of armhf glibc: target -> (make target prefix, binary suffix)
 NEWLIB_TARGETS = {"cortex-m0plus": ("m0-", "-m0")}
 # the stacks built for a newlib target (the others are not: STACK_TARGETS leaves the target out)
-NEWLIB_STACKS = {"cortex-m0plus": ("wolfssl59", "wolfssl", "mbedtls3", "mbedtls")}
+NEWLIB_STACKS = {"cortex-m0plus": ("wolfssl59", "wolfssl", "mbedtls3", "mbedtls", "p256m")}
 for _s in STACKS:
     for _t, _built in NEWLIB_STACKS.items():
         if _s not in _built:
@@ -114,12 +118,15 @@ SOURCES = {"wolfssl": ("Debian's source package wolfssl (apt-get source)", "wolf
            "mbedtls": ("Debian's source package mbedtls (apt-get source)", "mbedtls-[0-9]*"),
            "mbedtls3": ("the mbedtls-rs-sys crate from crates.io (cargo fetch)", "mbedtls-rs-sys-*/mbedtls"),
            "wolfssl59": ("the wolfssl-sys crate from crates.io (cargo fetch)", "wolfssl-sys-*/wolfssl-src"),
+           "p256m": ("the mbedtls-rs-sys crate from crates.io (cargo fetch)",
+                     "mbedtls-rs-sys-*/mbedtls/3rdparty/p256-m/p256-m"),
            "pqclean": ("the pqcrypto-mlkem and pqcrypto-mldsa crates from crates.io (cargo fetch)",
                        "pqclean-mlkem-*-mldsa-*")}
 # archive of the library in the link map: (target kind, stack) -> archive names
 ARCHIVES = {"wolfssl": ("libwolfssl.a",), "mbedtls": ("libmbedtls.a", "libmbedx509.a", "libmbedcrypto.a",
                                                       "libmbedall.a"), "mbedtls3": ("libmbedtls3.a",),
             "openssl": ("libssl.a", "libcrypto.a"), "wolfssl59": ("libwolfssl.a",),
+            "p256m": ("libp256m.a",),
             "pqclean": tuple(f"libpq-{s}.a" for s in ("ml-kem-512", "ml-kem-768", "ml-kem-1024", "ml-dsa-44",
                                                       "ml-dsa-65", "common"))}
 MARKER_NR = 1516
