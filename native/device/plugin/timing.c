@@ -632,10 +632,11 @@ void timing_translate(struct qemu_plugin_tb *tb)
         char *d = qemu_plugin_insn_disas(insn);
         int nregs, branch, mem;
         int cls = timing_classify(d ? d : "", &nregs, &branch, &mem);
-        /* a single load right after another single load or store pipelines (Cortex-M TRM) */
+        /* a single load right after another single load pipelines its address phase (Cortex-M TRM);
+         * after a store it does not: the store's data phase, which its one cycle hides, takes the bus */
         if (cls == TC_LOAD && prev_mem == 1)
             cls = TC_LOAD_PIPELINED;
-        prev_mem = (cls == TC_LOAD || cls == TC_LOAD_PIPELINED || cls == TC_STORE) ? 1 : 0;
+        prev_mem = (cls == TC_LOAD || cls == TC_LOAD_PIPELINED) ? 1 : 0;
         double c[TIMING_SETS];
         cost_of(cls, nregs, c);
         if (t->prefix)
