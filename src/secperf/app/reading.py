@@ -57,8 +57,10 @@ def report(result: str, output: str | None, figures: str | None = None, allow_pa
 def compare(a: str, b: str, alpha: float, min_change: float, as_json: bool, allow_partial: bool = False) -> int:
     from ..core.compare import compare as compare_results
     from ..report import terminal
-    cmp = compare_results(read_result(a, "A", allow_partial), read_result(b, "B", allow_partial), alpha=alpha,
-                          min_change=min_change)
+    from ..core.result import reading
+    da, db = read_result(a, "A", allow_partial), read_result(b, "B", allow_partial)
+    with reading(f"{a} vs {b}", "a series' values or labels"):
+        cmp = compare_results(da, db, alpha=alpha, min_change=min_change)
     if as_json:
         sys.stdout.write(json.dumps(cmp, indent=1) + "\n")
         return EXIT_OK

@@ -211,8 +211,10 @@ def _given_capacity(o: FleetOptions) -> tuple[float, float, str]:
         return o.capacity, o.resumed_capacity or o.capacity, "given (--capacity)"
     from ..model.fleet import capacity_from_result
     from .reading import read_result
+    from ..core.result import reading
     doc = read_result(Path(o.from_result), "--from", o.allow_partial)
-    caps = capacity_from_result(doc)
+    with reading(f"--from {o.from_result}", "the server rows (series labels and derived rates)"):
+        caps = capacity_from_result(doc)
     full = [v for k, v in caps.items() if k.endswith("/0.0")]
     res = [v for k, v in caps.items() if k.endswith("/1.0")]
     if not full:

@@ -65,17 +65,19 @@ def cost_table(o: WhatifOptions) -> C.CostTable:
         table = C.load_table()
         paths = [x.strip() for x in o.calibrate.split(",") if x.strip()]   # crypto counts, handshake rows
         docs = [read_result(p, "--calibrate", o.allow_partial) for p in paths]
-        stack = C.device_stack(docs, o.stack, o.device)
-        for path, doc in zip(paths, docs):
-            table = C.from_device(doc, D.core(o.device), table, where=f"--calibrate {path}", stack=stack)
+        with R.reading(f"--calibrate {o.calibrate}", "the device rows"):
+            stack = C.device_stack(docs, o.stack, o.device)
+            for path, doc in zip(paths, docs):
+                table = C.from_device(doc, D.core(o.device), table, where=f"--calibrate {path}", stack=stack)
         return table
     table = C.load_table(o.device or "host-default")
     if o.calibrate:
         if o.device:
             raise InputError("--calibrate and --device exclude each other: a calibration run measures this host, "
                              "a device table describes another machine; give one")
-        table = C.calibrate(read_result(o.calibrate, "--calibrate", o.allow_partial), table,
-                            where=f"--calibrate {o.calibrate}")
+        doc = read_result(o.calibrate, "--calibrate", o.allow_partial)
+        with R.reading(f"--calibrate {o.calibrate}", "the measured rows (series labels and values)"):
+            table = C.calibrate(doc, table, where=f"--calibrate {o.calibrate}")
     return table
 
 

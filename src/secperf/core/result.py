@@ -14,6 +14,7 @@ Schema history (bump SCHEMA_VERSION on any change a reader must know about):
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import math
@@ -25,7 +26,7 @@ from .errors import InputError
 SCHEMA = "secperf.result"
 SCHEMA_VERSION = 2
 
-from .result_schema import RUN_STATUSES, SERIES_STATUSES  # noqa: E402  (declared once, with the schema)
+from .result_schema import MAX_US, OBJECT_ANALYSES, RUN_KINDS, RUN_STATUSES, SERIES_STATUSES  # noqa: E402  (declared once, with the schema)
 
 
 class ResultError(InputError):
@@ -123,8 +124,8 @@ def validate(doc, where: str = "result") -> dict:
         raise ResultError(f"{where}: not a secperf Result (field 'schema' is {doc.get('schema')!r}, "
                           f"expected {SCHEMA!r})")
     version = doc.get("schema_version")
-    if not isinstance(version, int):
-        raise ResultError(f"{where}: 'schema_version' missing or not an integer")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise ResultError(f"{where}: 'schema_version' must be a positive whole number (got {version!r})")
     if version > SCHEMA_VERSION:
         raise ResultError(f"{where}: schema_version {version} is newer than this secperf understands "
                           f"({SCHEMA_VERSION}); upgrade secperf to read it")
@@ -134,6 +135,14 @@ def validate(doc, where: str = "result") -> dict:
             raise ResultError(f"{where}: field {key!r} missing or not a {typ.__name__}")
     if doc["status"] not in RUN_STATUSES:
         raise ResultError(f"{where}: unknown status {doc['status']!r}")
+    if doc["kind"] not in RUN_KINDS:
+        raise ResultError(f"{where}: unknown kind {doc['kind'][:40]!r}; known: {', '.join(RUN_KINDS)}")
+    analysis = doc.get("analysis", {})
+    if not isinstance(analysis, dict):
+        raise ResultError(f"{where}: field 'analysis' must be an object")
+    for key in OBJECT_ANALYSES:
+        if key in analysis and not isinstance(analysis[key], dict):
+            raise ResultError(f"{where}: analysis.{key} must be an object, got {type(analysis[key]).__name__}")
     seen = set()
     for i, s in enumerate(doc["series"]):
         w = f"{where}: series[{i}]"
@@ -147,8 +156,10 @@ def validate(doc, where: str = "result") -> dict:
         for key in ("values_us", "cpu_values_us", "samples", "failures"):
             if not isinstance(s.get(key), list):
                 raise ResultError(f"{w} ({s['id']}): field {key!r} missing or not a list")
-        if not all(_finite_number(v) for v in s["values_us"]):
-            raise ResultError(f"{w} ({s['id']}): 'values_us' must hold finite numbers")
+        for key in ("values_us", "cpu_values_us"):
+            if not all(_finite_number(v) and 0 <= v <= MAX_US for v in s[key]):
+                raise ResultError(f"{w} ({s['id']}): {key!r} must hold finite, non-negative times of at most "
+                                  f"{MAX_US:g} µs")
         if not isinstance(s.get("timer"), dict) or not s["timer"].get("start") or not s["timer"].get("end"):
             raise ResultError(f"{w} ({s['id']}): 'timer' must name its start and end boundaries")
     if version >= 2:
@@ -169,6 +180,24 @@ def check_schema(doc: dict, where: str = "result") -> None:
         raise ResultError(f"{where}: {path}: {err['msg']} ({len(exc.errors())} problem(s) in all)") from None
 
 
+# what a reader's code raises on a field of the wrong type or shape inside the open bags (analysis,
+# derived, labels, host) that the schema leaves to each experiment
+MALFORMED = (TypeError, KeyError, ValueError, AttributeError, IndexError, OverflowError, ZeroDivisionError)
+
+
+@contextlib.contextmanager
+def reading(where: str, part: str):
+    """Read or render `part` of a validated Result: a malformed field there becomes a ResultError
+    (exit 2) naming the file and the part, never a traceback; nothing of it is shown."""
+    try:
+        yield
+    except InputError:
+        raise
+    except MALFORMED as exc:
+        raise ResultError(f"{where}: {part} is malformed and cannot be read ({type(exc).__name__}: "
+                          f"{str(exc)[:160]}); was the file changed after secperf wrote it?") from None
+
+
 def dumps(doc: dict) -> str:
     return json.dumps(doc, indent=1, sort_keys=False, allow_nan=False) + "\n"
 
@@ -177,13 +206,16 @@ def load(path: str | Path) -> dict:
     p = Path(path)
     if p.is_dir():
         p = p / "result.json"
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    from .files import read_text_input
+    if not p.exists():
         raise ResultError(f"{path}: no such file; pass a result.json written by `secperf run` "
-                          f"(e.g. results/latest/result.json)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ResultError(f"{path}: cannot read: {exc}") from None
+                          f"(e.g. results/latest/result.json)")
+    try:
+        text = read_text_input(p, "result", str(path))
+    except ResultError:
+        raise
+    except InputError as exc:
+        raise ResultError(str(exc)) from None
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -9,6 +9,7 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core.files import read_input
 from ..core.errors import InputError
 
 
@@ -50,7 +51,8 @@ def parse_target(connect: str, ca: str | None = None, servername: str | None = N
     text = (connect or "").strip()
     host, sep, port_s = text.rpartition(":")
     host = host.strip("[]")
-    if not sep or not host or not port_s.isdigit() or not 0 < int(port_s) < 65536:
+    # isascii: '²'.isdigit() is True but int('²') fails; a port is ASCII digits only
+    if not sep or not host or not (port_s.isascii() and port_s.isdigit()) or not 0 < int(port_s) < 65536:
         raise InputError(f"--connect {connect!r}: give HOST:PORT with a port between 1 and 65535, "
                          f"e.g. --connect 127.0.0.1:8443")
     try:
@@ -61,20 +63,21 @@ def parse_target(connect: str, ca: str | None = None, servername: str | None = N
     if not v4:
         raise InputError(f"--connect {connect!r}: {host!r} has no IPv4 address (the probe dials IPv4)")
     for opt, path in (("--ca", ca), ("--client-cert", client_cert)):
-        if path is not None and not Path(path).is_file():
+        if path is not None and not Path(path).exists():
             raise InputError(f"{opt} {path}: no such file")
     if (client_cert is None) != (client_key is None):
         raise InputError("--client-cert and --client-key go together: give both (or neither)")
     for opt, path in (("--ca", ca), ("--client-cert", client_cert)):
         if path is not None:
             _pem_certificates(opt, Path(path))
-    if client_key is not None and not client_key.startswith("pkcs11:") and not Path(client_key).is_file():
+    if client_key is not None and not client_key.startswith("pkcs11:") and not Path(client_key).exists():
         raise InputError(f"--client-key {client_key}: no such file (give a PEM key file or a pkcs11: URI)")
     if client_key is not None and not client_key.startswith("pkcs11:"):
-        head = Path(client_key).read_bytes()[:1 << 16]
+        head = read_input(client_key, "pem", f"--client-key {client_key}")
         if b"PRIVATE KEY-----" not in head:
             raise InputError(f"--client-key {client_key}: not a PEM private key (no '-----BEGIN ... PRIVATE KEY-----'); "
                              "give a PEM key file or a pkcs11: URI")
+        _key_matches_certificate(client_cert, client_key, head)
     if servername is not None and not servername.strip():
         raise InputError("--servername: give a name (the server certificate's DNS name)")
     return Target(host=host, addr=v4[0], port=int(port_s), ca=Path(ca).resolve() if ca else None,
@@ -86,10 +89,27 @@ def parse_target(connect: str, ca: str | None = None, servername: str | None = N
 def _pem_certificates(opt: str, path: Path) -> None:
     """The file holds at least one PEM certificate, else an InputError naming the option."""
     from cryptography import x509
+    pem = read_input(path, "pem", f"{opt} {path}")  # its own errors name the limit; not caught below
     try:
-        certs = x509.load_pem_x509_certificates(path.read_bytes()[:1 << 22])
+        certs = x509.load_pem_x509_certificates(pem)
     except (ValueError, OSError):
         raise InputError(f"{opt} {path}: not a PEM certificate file (no readable '-----BEGIN CERTIFICATE-----' "
                          "block); give the certificate(s) in PEM") from None
     if not certs:
         raise InputError(f"{opt} {path}: holds no PEM certificate")
+
+
+def _key_matches_certificate(cert_path: str, key_path: str, key_pem: bytes) -> None:
+    """A client key that is not the certificate's is said now (exit 2), not as a failed handshake
+    per connection (exit 1). An encrypted key cannot be checked here and is left to the probe."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+    try:
+        key = serialization.load_pem_private_key(key_pem, None)
+        cert = x509.load_pem_x509_certificates(read_input(cert_path, "pem", f"--client-cert {cert_path}"))[0]
+    except (TypeError, ValueError, IndexError):
+        return  # encrypted or unusual: the probe says what it makes of it
+    fmt = (serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    if key.public_key().public_bytes(*fmt) != cert.public_key().public_bytes(*fmt):
+        raise InputError(f"--client-key {key_path}: is not the key of --client-cert {cert_path} (their public keys "
+                         f"differ); give the key the certificate was issued for")

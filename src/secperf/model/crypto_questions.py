@@ -51,7 +51,7 @@ def loglog_slope(points: list[tuple[float, float]]) -> float | None:
 def _rsa_sizes(t, labels, suffix="") -> list[int]:
     sizes = []
     for (alg, _op) in t:
-        if alg.startswith("rsa-") and alg.removeprefix("rsa-").isdigit() and not suffix:
+        if alg.startswith("rsa-") and alg.removeprefix("rsa-").isascii() and alg.removeprefix("rsa-").isdigit() and not suffix:
             sizes.append(int(alg.removeprefix("rsa-")))
     return sorted(set(sizes))
 
@@ -149,7 +149,7 @@ def answers(doc: dict, library: str = "openssl") -> list[dict]:
     # Q5: RSA vs ECDSA at equal strength
     rows = []
     for strength in STRENGTH_ROWS:
-        rs = [a for a in labels if a.startswith("rsa-") and a.removeprefix("rsa-").isdigit()
+        rs = [a for a in labels if a.startswith("rsa-") and a.removeprefix("rsa-").isascii() and a.removeprefix("rsa-").isdigit()
               and labels[a]["security_bits"] == strength and (a, "sign") in t]
         es = [a for a in labels if a.startswith("ecdsa-") and labels[a]["security_bits"] == strength
               and (a, "sign") in t]

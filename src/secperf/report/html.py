@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from ..core.result import reading
 from .plots import Plot, slug
 from .svg import figure
 from .units import esc as e, fmt_bytes_per_s, fmt_rate, fmt_time_us
@@ -137,7 +138,7 @@ def growth_plots(series: list[dict]) -> list[Plot]:
     rsa: dict[str, list] = {}
     for s in series:
         lab = s["labels"]
-        if lab["family"] == "rsa" and lab["alg"].removeprefix("rsa-").isdigit() and s["summary"] \
+        if lab["family"] == "rsa" and lab["alg"].removeprefix("rsa-").isascii() and lab["alg"].removeprefix("rsa-").isdigit() and s["summary"] \
                 and lab["op"] in ("sign", "verify"):
             rsa.setdefault(f"RSA {lab['op']}", []).append((lab["key_bits"], s["summary"]["p50_us"]))
     ec: dict[str, list] = {}
@@ -254,28 +255,42 @@ def render(doc: dict) -> str:
     from .html_whatif import section as whatif_section
     from .html_plan import section as plan_section
     from .html_libraries import section as libraries_section
-    series_all = _crypto(doc)
-    # one library per plot: other libraries' rows are in the cross-library section
-    series = [s for s in series_all if (s["labels"].get("backend") or "openssl") == "openssl"]
+    where = f"Result {doc.get('run_id', '')}".strip()
+    with reading(where, "the crypto series (series of kind crypto, analysis.s5, analysis.strength)"):
+        series_all = _crypto(doc)
+        # one library per plot: other libraries' rows are in the cross-library section
+        series = [s for s in series_all if (s["labels"].get("backend") or "openssl") == "openssl"]
     from .html_device import section as device_section
     handshakes = [s for s in doc["series"] if s.get("kind") == "handshake"]
     parts: list[tuple[str, str]] = []  # (section id, html): each part becomes a <section> in the contents
     if series_all:
-        parts += [("crypto", "".join([_section("Crypto primitives: what this report shows", explainer()),
-                                       answers_section(doc), strength_section(doc),
-                                       _plots_section("Cost at equal security strength", strength_plots(series)),
-                                       _plots_section("Distributions", distribution_plots(series)),
-                                       _plots_section("Growth with key and message size", growth_plots(series)),
-                                       libraries_section(doc), series_table(series_all)]))]
-    parts += [("handshake", handshake_section(handshakes)), ("netem", netem_section(handshakes)),
-              ("signer", signer_section([s for s in doc["series"] if s.get("kind") == "signer"])),
-              ("jwt", signer_section([s for s in doc["series"] if s.get("kind") == "jwt"], "JWT authentication")),
-              ("connect", connect_section(doc)), ("mac", mac_section(doc)), ("whatif", whatif_section(doc)),
-              ("plan", plan_section(doc)),
-              ("device", device_section(doc)), ("server", _server_section(doc)), ("failures", failures_section(doc))]
+        with reading(where, "the crypto series (series of kind crypto, analysis.s5, analysis.strength)"):
+            parts += [("crypto", "".join([_section("Crypto primitives: what this report shows", explainer()),
+                                           answers_section(doc), strength_section(doc),
+                                           _plots_section("Cost at equal security strength", strength_plots(series)),
+                                           _plots_section("Distributions", distribution_plots(series)),
+                                           _plots_section("Growth with key and message size", growth_plots(series)),
+                                           libraries_section(doc), series_table(series_all)]))]
+    # each section is rendered from what validated; a malformed part names itself (exit 2)
+    for sid, part, make in (
+            ("handshake", "the handshake series", lambda: handshake_section(handshakes)),
+            ("netem", "the handshake series' link figures", lambda: netem_section(handshakes)),
+            ("signer", "the signer series", lambda: signer_section([s for s in doc["series"] if s.get("kind") == "signer"])),
+            ("jwt", "the jwt series", lambda: signer_section([s for s in doc["series"] if s.get("kind") == "jwt"],
+                                                             "JWT authentication")),
+            ("connect", "the connect series", lambda: connect_section(doc)),
+            ("mac", "the MAC and CAN figures (analysis.can, analysis.cortexm)", lambda: mac_section(doc)),
+            ("whatif", "the what-if figures (analysis.whatif, whatif series)", lambda: whatif_section(doc)),
+            ("plan", "the plan (analysis.plan)", lambda: plan_section(doc)),
+            ("device", "the device series", lambda: device_section(doc)),
+            ("server", "the server and fleet figures (analysis.fleet, server series)", lambda: _server_section(doc)),
+            ("failures", "the failures of the series", lambda: failures_section(doc))):
+        with reading(where, part):
+            parts.append((sid, make()))
     parts = [(sid, html) for sid, html in parts if html]
-    body = [f"<h1>secperf report</h1><p class='muted'>{e(doc['run_id'])} — {e(doc['kind'])}</p>",
-            at_a_glance(doc, {sid for sid, _ in parts}), contents(parts), header(doc)]
+    with reading(where, "its host metadata or key findings (host, analysis)"):
+        body = [f"<h1>secperf report</h1><p class='muted'>{e(doc['run_id'])} — {e(doc['kind'])}</p>",
+                at_a_glance(doc, {sid for sid, _ in parts}), contents(parts), header(doc)]
     body += [f"<section id='sec-{sid}'>{html}</section>" for sid, html in parts]
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta name='viewport' content='width=device-width'><title>secperf — {e(doc['run_id'])}</title>"

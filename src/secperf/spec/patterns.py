@@ -238,13 +238,16 @@ def validate_pattern(doc: dict, where: str = "pattern") -> Pattern:
     try:
         return Pattern.model_validate(doc)
     except ValidationError as exc:
-        problems = []
-        for err in exc.errors():
+        shown: list[str] = []
+        more = 0
+        for err in exc.errors():  # only the shown ones are described (a set, not a scan of a list)
+            if len(shown) >= 6:
+                more += 1
+                continue
             text = _describe(err)
-            if text not in problems:
-                problems.append(text)
-        raise InputError(f"{where}: " + "; ".join(problems[:6]) +
-                         (f" (and {len(problems) - 6} more)" if len(problems) > 6 else "")) from None
+            if text not in shown:
+                shown.append(text)
+        raise InputError(f"{where}: " + "; ".join(shown) + (f" (and {more} more)" if more else "")) from None
 
 
 STUDY_ORDER = ("periodic-collection", "event-driven", "real-time-control", "remote-management", "bulk-transfer",
@@ -272,12 +275,11 @@ def load_pattern(ref: str) -> Pattern:
         if not p.is_file():
             raise InputError(f"--pattern {ref!r}: neither a built-in pattern ({', '.join(builtin_names())}, or "
                              f"'study' for all six) nor a readable TOML file")
-        try:
-            text, where = p.read_text(encoding="utf-8"), str(p)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"--pattern {ref}: cannot read it as UTF-8 TOML text ({exc})") from None
+        from ..core.files import read_text_input
+        text, where = read_text_input(p, "pattern", f"--pattern {ref}"), str(p)
+    from ..core.files import parse_toml
     try:
-        doc = tomllib.loads(text)
+        doc = parse_toml(text, where)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{where}: not valid TOML: {exc}") from None
     return validate_pattern(doc, where)

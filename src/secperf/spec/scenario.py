@@ -23,23 +23,24 @@ def builtin_names() -> list[str]:
 def load(name_or_path: str) -> dict:
     p = Path(name_or_path)
     if p.suffix == ".toml" or p.exists():
+        from ..core.files import read_text_input
         try:
-            text = p.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ScenarioError(f"cannot read scenario {name_or_path}: {exc.strerror or exc}") from None
-        except UnicodeDecodeError as exc:
-            raise ScenarioError(f"scenario {name_or_path}: not UTF-8 text (byte {exc.start}): a scenario is a "
-                                "TOML file") from None
+            text = read_text_input(p, "scenario", f"scenario {name_or_path}")
+        except InputError as exc:
+            raise ScenarioError(str(exc)) from None
     else:
         res = resources.files("secperf.scenarios").joinpath(f"{name_or_path}.toml")
         if not res.is_file():
             raise ScenarioError(f"unknown scenario {name_or_path!r}; built in: {', '.join(builtin_names())} "
                                 f"(or pass a path to a .toml file)")
         text = res.read_text(encoding="utf-8")
+    from ..core.files import parse_toml
     try:
-        doc = tomllib.loads(text)
+        doc = parse_toml(text, f"scenario {name_or_path}")
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"scenario {name_or_path}: invalid TOML: {exc}") from None
+    except InputError as exc:
+        raise ScenarioError(str(exc)) from None
     try:
         validate_scenario(doc)
     except InputError as exc:

@@ -171,17 +171,34 @@ def _allowed(loc: tuple) -> list[str]:
     return sorted(model.model_fields)
 
 
+SHOWN_PROBLEMS = 6
+
+
+def _first_problems(errors: list[dict], limit: int) -> tuple[list[str], int]:
+    """The first `limit` distinct problems and how many more there are. Only those shown are
+    described (a file with 300 000 unknown keys once took minutes: each new message was looked up
+    in the list of all earlier ones)."""
+    shown: list[str] = []
+    seen: set[str] = set()
+    more = 0
+    for err in errors:
+        if len(shown) >= limit:
+            more += 1
+            continue
+        text = _describe(err)
+        if text not in seen:
+            seen.add(text)
+            shown.append(text)
+    return shown, more
+
+
 def validate_scenario(doc: dict) -> Scenario:
     """The parsed TOML checked against the schema; InputError naming every problem's key path."""
     try:
         scn = Scenario.model_validate(doc)
     except ValidationError as exc:
-        problems = []
-        for err in exc.errors():
-            text = _describe(err)
-            if text not in problems:
-                problems.append(text)
-        raise InputError("; ".join(problems[:6]) + (f" (and {len(problems) - 6} more)" if len(problems) > 6 else ""))
+        shown, more = _first_problems(exc.errors(), SHOWN_PROBLEMS)
+        raise InputError("; ".join(shown) + (f" (and {more} more)" if more else "")) from None
     if not any(getattr(scn, s) is not None for s in SECTIONS):
         raise InputError(f"nothing to run: give at least one of the tables {', '.join(f'[{s}]' for s in SECTIONS)}")
     return scn

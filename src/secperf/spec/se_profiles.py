@@ -371,12 +371,16 @@ def load_profiles(path: str | Path | None = None) -> dict[str, Profile]:
         text = resources.files("secperf.data").joinpath("secure_elements.toml").read_text(encoding="utf-8")
     else:
         origin = str(path)
+        from ..core.files import read_text_input
         try:
-            text = Path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ProfileError(f"cannot read secure-element profiles {path}: {exc.strerror or exc}") from None
+            text = read_text_input(path, "profiles", f"secure-element profiles {path}")
+        except ProfileError:
+            raise
+        except Exception as exc:  # InputError: said as a profile error
+            raise ProfileError(str(exc)) from None
+    from ..core.files import parse_toml
     try:
-        doc = tomllib.loads(text)
+        doc = parse_toml(text, origin)
     except tomllib.TOMLDecodeError as exc:
         raise ProfileError(f"{origin}: invalid TOML: {exc}") from None
     unknown = sorted(set(doc) - {"profiles"})

@@ -28,7 +28,9 @@ def run(args) -> int:
         path = path / "result.json"
     check_output_file(args.output, "-o/--output", inputs=[path])
     doc = read_result(str(path), "", args.allow_partial)
-    text = exposition(doc)
+    from ..core.result import reading
+    with reading(str(path), "a series or analysis.plan read for the metrics"):
+        text = exposition(doc)
     if args.output:
         from ..core.store import atomic_write
         atomic_write(Path(args.output), text, what="-o/--output")
