@@ -509,12 +509,14 @@ def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build
                              timer={"name": "guest instructions per operation", "start": "marker OP_BEGIN",
                                     "end": "marker OP_END", "unit": "instructions"})
             cycles: list[tuple] = []
+            classes: list[dict] = []
             try:
                 events = A.read_events(ev)[1]
                 counts = [c for _, c in A.op_counts(events)]
                 if events and events[0].timed is not None:
                     per_set = [[c for _, c in A.op_counts(A.in_cycles(events, k))] for k in range(3)]
                     cycles = list(zip(*per_set))
+                    classes = A.op_classes(events)
             except MeasurementError as exc:
                 counts = []
                 R.add_failure(s, str(exc))
@@ -537,6 +539,8 @@ def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build
                     s["derived"]["time"] = {**T.figure(tuple(statistics.median(c[k] for c in warm_cyc)
                                                              for k in range(3)), dev), **T.model_note(dev)}
                     s["derived"]["time_cold"] = T.figure(cycles[0], dev)
+                    # where the cycles come from: the last (warm) operation's classes and stall events
+                    s["derived"]["time"]["counters"] = classes[-1] if classes else {}
                 if line.get("check"):   # what the guest checked of the results outside the markers
                     s["derived"]["check"] = line["check"]
                 from .device_build import op_footprint

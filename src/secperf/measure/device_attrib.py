@@ -329,6 +329,20 @@ def handshakes(events: list[Event], conns: list[dict], tls: str, mtls: bool = Fa
     return out
 
 
+def op_classes(events: list[Event]) -> list[dict]:
+    """The timing model's counters (instruction classes, memory events) of each OP_BEGIN..OP_END pair."""
+    from .device_timing import class_deltas
+    out, start = [], None
+    for e in events:
+        if e.kind == "M" and e.a1 == OP_BEGIN:
+            start = e
+        elif e.kind == "M" and e.a1 == OP_END and start is not None:
+            if start.timed is not None and e.timed is not None:
+                out.append(class_deltas(start.timed, e.timed))
+            start = None
+    return out
+
+
 def op_counts(events: list[Event]) -> list[tuple[int, int]]:
     """(operation id, instructions) for each OP_BEGIN..OP_END pair (crypto mode)."""
     out, start = [], None

@@ -27,6 +27,12 @@ from ..core.errors import MeasurementError
 from ..spec.devices import COST_NAMES, GEOMETRY_NAMES, MEMORY_COSTS, Core, DeviceError
 
 SETS = ("low", "point", "high")
+# the plugin's counters, in the order of its "classes=" header (native/device/plugin/timing.c):
+# instruction classes, then memory and predictor events
+CLASS_NAMES = ("alu", "load", "load_pipelined", "store", "ldrd", "strd", "ldm", "stm", "ldstm_regs", "mul", "mla",
+               "mull", "div", "branch", "branch_taken", "branch_not_taken", "pc_write", "it", "vfp", "vfp_mem",
+               "vdiv", "neon", "neon_mem", "other", "ifetch_miss", "ifetch_seq_stall", "dflash_miss", "l1i_miss",
+               "l1d_miss", "l2_miss", "mispredict")
 RULE = ("cycles from the per-class timing model (instruction classes x the core's TRM cycle costs, branches "
         "resolved taken or not, flash wait states behind the part's prefetch buffer and caches or L1/L2 caches "
         "simulated on the guest's addresses) / clock; band: every parameter at its low and high value")
@@ -83,6 +89,11 @@ def read_header(line: str) -> tuple[tuple[float, ...] | None, list[str], list[in
         raise MeasurementError(f"malformed timing header in the plugin's event file: {line[:200]}") from None
 
 
+def class_deltas(start: Timed, end: Timed) -> dict:
+    """Counter name -> how many between two events (only the non-zero ones)."""
+    return {n: b - a for n, a, b in zip(CLASS_NAMES, start.classes, end.classes) if b - a}
+
+
 def parse_tail(tail: str) -> Timed:
     """The ' | c_low c_point c_high | k0 k1 ...' part of a v2 event line."""
     parts = tail.split("|")
@@ -93,6 +104,9 @@ def parse_tail(tail: str) -> Timed:
         raise MeasurementError(f"malformed timing fields in the plugin's event file: {tail[:200]}") from None
     if len(cyc) != 3:
         raise MeasurementError(f"the plugin's event file has {len(cyc)} cycle sets, expected 3")
+    if len(cls) != len(CLASS_NAMES):
+        raise MeasurementError(f"the plugin's event file has {len(cls)} counters, expected {len(CLASS_NAMES)} "
+                               f"(plugin and secperf from different versions?)")
     return Timed(cyc, cls)
 
 

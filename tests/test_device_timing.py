@@ -1,0 +1,106 @@
+"""Device time from the timing model (native/device/plugin/timing.c, measure/device_timing.py).
+
+Structure, never wall time: cycles repeat exactly, the band orders low <= point <= high, flash wait
+states and caches add cycles where the model says they must, the parts of a handshake add up in
+cycles as in instructions, and a profile missing a timing parameter is refused naming it.
+"""
+
+import copy
+import os
+
+import pytest
+
+from conftest import run_cli
+from secperf.core.errors import InputError
+from secperf.measure import device as D
+from secperf.spec import devices as S
+
+
+def _crypto(device, stack, ops, n=2, config=None):
+    return {s["labels"]["op"]: s for s in D.measure_crypto(device, stack, ops, n, build_config=config)}
+
+
+def test_cycles_repeat_and_the_band_orders_low_point_high():
+    """Counts and cycles repeat within 0.5 % (keys are fresh per process: ECDSA verification is not
+    constant-count, and where a table lookup's address depends on the key the flash interface's data
+    cache sees other lines, as on a real board), and exactly for data-independent code (SHA-256)."""
+    a = _crypto("cortex-m4-80", "wolfssl59", ["sha256-1024", "ecdsa-p256-verify"])
+    b = _crypto("cortex-m4-80", "wolfssl59", ["sha256-1024", "ecdsa-p256-verify"])
+    assert a["sha256-1024"]["derived"]["time"]["cycles"] == b["sha256-1024"]["derived"]["time"]["cycles"]
+    for op in a:
+        ta, tb = a[op]["derived"]["time"], b[op]["derived"]["time"]
+        assert a[op]["derived"]["instructions_median"] == pytest.approx(b[op]["derived"]["instructions_median"],
+                                                                        rel=0.005)
+        assert ta["cycles"] == pytest.approx(tb["cycles"], rel=0.005)
+        assert 0 < ta["cycles_low"] <= ta["cycles"] <= ta["cycles_high"]
+        assert ta["ms"] == pytest.approx(ta["cycles"] / 80e3)
+        # a Cortex-M4 retires at most one instruction a cycle: the model never goes below the count
+        assert ta["cycles_low"] >= a[op]["derived"]["instructions_median"]
+
+
+def test_flash_wait_states_cost_cycles_on_the_same_instructions():
+    """The same build and operation at 4 wait states (STM32L4, 80 MHz) and at 0 (the same core at
+    20 MHz): identical instruction counts, more cycles with the wait states, and the extra cycles
+    come with instruction-fetch misses."""
+    slow = _crypto("cortex-m4-80", "wolfssl59", ["aes-128-cbc-1024"])["aes-128-cbc-1024"]["derived"]
+    fast = _crypto("cortex-m4-20", "wolfssl59", ["aes-128-cbc-1024"])["aes-128-cbc-1024"]["derived"]
+    assert slow["instructions_median"] == fast["instructions_median"]
+    assert slow["time"]["cycles"] > fast["time"]["cycles"]
+    assert slow["time"]["counters"].get("ifetch_miss", 0) > 0
+    # AES's tables live in flash: their loads miss the small data cache of the flash interface
+    assert slow["time"]["counters"].get("dflash_miss", 0) > 0
+
+
+def test_a_profile_core_simulates_its_data_cache_and_branch_predictor():
+    t = _crypto("cortex-a9-400", "wolfssl59", ["aes-128-cbc-1024"])["aes-128-cbc-1024"]["derived"]["time"]
+    assert t["counters"].get("l1d_miss", 0) > 0
+    assert t["counters"].get("branch_taken", 0) > 0
+    assert "mispredict" in t["counters"]
+    assert t["model"] == "cortex-a9" and t["sources"]["memory"]
+
+
+def test_handshake_messages_partition_the_cycles_as_they_partition_instructions():
+    cfg = D.Config("cortex-m4-80", "wolfssl59", "1.3", "x25519", "aes128gcm", "full", "rsa-2048")
+    series = D.measure_config(cfg, n=2, warmup=1)
+    warm = next(s for s in series if s["labels"]["phase"] == "warm")
+    for sample in warm["samples"]:
+        assert sum(m["cycles"][1] for m in sample["messages"]) == sample["cycles"][1]
+        assert sample["cycles"][0] <= sample["cycles"][1] <= sample["cycles"][2]
+    rows = {(r["dir"], r["message"]): r for r in warm["derived"]["messages"]}
+    assert rows[("sent", "ClientHello")]["time"]["cycles"] > 0
+    assert warm["derived"]["time"]["ms"] > 0 and warm["derived"]["time"]["model"] == "cortex-m4"
+
+
+def test_a_profile_missing_a_timing_parameter_is_refused_naming_it(monkeypatch):
+    orig = copy.deepcopy(S.raw())
+    data = copy.deepcopy(orig)
+    del data["timing_models"]["cortex-m4"]["div"]
+    monkeypatch.setattr(S, "raw", lambda: data)
+    with pytest.raises(S.DeviceError, match=r"'div'.*it has .*alu"):
+        S.core("cortex-m4-80")
+    data2 = copy.deepcopy(orig)
+    data2["timing_models"]["cortex-m4"]["div"] = [12, 7, 2]   # low > high
+    monkeypatch.setattr(S, "raw", lambda: data2)
+    with pytest.raises(S.DeviceError, match=r"div.*low <= point <= high"):
+        S.core("cortex-m4-80")
+
+
+def test_every_core_profile_has_a_complete_timing_model_with_sources():
+    for name in S.cores():
+        t = S.core(name).timing
+        assert t is not None, name
+        assert set(t.costs) >= set(S.COST_NAMES) | set(S.MEMORY_COSTS)
+        assert t.sources["model"] and t.sources["memory"]
+
+
+def test_device_crypto_prints_cycles_time_band_and_build(tmp_path):
+    p = run_cli("device", "crypto", "--device", "cortex-m4-80", "--stack", "wolfssl59", "--op", "sha256-1024",
+                "--n", "1", "--out", str(tmp_path), env=dict(os.environ, COLUMNS="220"))
+    assert p.returncode == 0, p.stderr
+    text = p.stdout + p.stderr
+    assert "cycles" in text and "time (band)" in text and "wolfSSL 5.9" in text and " ms (" in text
+
+
+def test_unknown_config_is_refused_naming_the_known_ones():
+    with pytest.raises(InputError, match="sp-asm"):
+        D.measure_crypto("cortex-m4-80", "wolfssl59", ["sha256-1024"], 1, build_config="turbo")
