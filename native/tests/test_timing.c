@@ -20,6 +20,9 @@ struct qemu_plugin_tb {
     struct qemu_plugin_insn insn[16];
     qemu_plugin_vcpu_udata_cb_t cb;
     void *udata;
+    uint64_t *inline_ptr[40];
+    uint64_t inline_imm[40];
+    int n_inline;
 };
 
 size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb) { return tb->n; }
@@ -37,6 +40,13 @@ void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb, qemu_plugin
     (void)flags;
     tb->cb = cb;
     tb->udata = udata;
+}
+void qemu_plugin_register_vcpu_tb_exec_inline(struct qemu_plugin_tb *tb, enum qemu_plugin_op op, void *ptr,
+                                              uint64_t imm)
+{
+    (void)op;
+    tb->inline_ptr[tb->n_inline] = ptr;
+    tb->inline_imm[tb->n_inline++] = imm;
 }
 void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn, qemu_plugin_vcpu_mem_cb_t cb,
                                       enum qemu_plugin_cb_flags flags, enum qemu_plugin_mem_rw rw, void *udata)
@@ -80,7 +90,13 @@ static void block(struct qemu_plugin_tb *tb, unsigned long long va, size_t n, co
     timing_translate(tb);
 }
 
-static void run(struct qemu_plugin_tb *tb) { tb->cb(0, tb->udata); }
+/* "execute" a block: its inline additions, then its callback, as QEMU does at the block's start */
+static void run(struct qemu_plugin_tb *tb)
+{
+    for (int i = 0; i < tb->n_inline; i++)
+        *tb->inline_ptr[i] += tb->inline_imm[i];
+    tb->cb(0, tb->udata);
+}
 
 static void classifier_names_thumb2_classes(void)
 {
@@ -125,13 +141,13 @@ static void straight_line_code_from_flash_stalls_on_every_fetch_the_prefetch_can
     struct qemu_plugin_tb tb;
     block(&tb, 0x10000, 16, "add r0, r0, r1", NULL);
     run(&tb);
-    CHECK(timing_cycles[1] == 16 + 4 + 7 * 3);
+    CHECK(timing_now(1) == 16 + 4 + 7 * 3);
     CHECK(timing_counts[TC_ALU] == 16 && timing_counts[TC_IFETCH_MISS] == 8);
     /* at zero wait states the same block costs its instructions only */
     CHECK(load_m4(0, 0) == 0);
     block(&tb, 0x10000, 16, "add r0, r0, r1", NULL);
     run(&tb);
-    CHECK(timing_cycles[1] == 16);
+    CHECK(timing_now(1) == 16);
 }
 
 static void a_loop_that_fits_the_instruction_cache_stops_stalling_after_its_first_pass(void)
@@ -140,12 +156,26 @@ static void a_loop_that_fits_the_instruction_cache_stops_stalling_after_its_firs
     struct qemu_plugin_tb tb;
     block(&tb, 0x10000, 8, "add r0, r0, r1", "bne #0x10000");
     run(&tb);
-    double first = timing_cycles[1];
+    double first = timing_now(1);
     run(&tb); /* taken back edge: 1 + 2 refill, then all lines hit */
-    double second = timing_cycles[1] - first;
+    double second = timing_now(1) - first;
     CHECK(first == 8 + 4 + 3 * 3);
     CHECK(second == 8 + 2);
     CHECK(timing_counts[TC_BRANCH_TAKEN] == 1 && timing_counts[TC_IFETCH_MISS] == 4);
+}
+
+static void a_loop_bigger_than_the_instruction_cache_keeps_missing(void)
+{
+    /* 8 blocks of 64 bytes (512 bytes) over a cache of 32 granules (256 bytes): LRU evicts every
+     * granule before it is used again, so every pass misses on every granule */
+    CHECK(load_m4(4, 32) == 0);
+    static struct qemu_plugin_tb tb[8];
+    for (int b = 0; b < 8; b++)
+        block(&tb[b], 0x10000 + 64ull * b, 16, "add r0, r0, r1", NULL);
+    for (int pass = 0; pass < 3; pass++)
+        for (int b = 0; b < 8; b++)
+            run(&tb[b]);
+    CHECK(timing_counts[TC_IFETCH_MISS] == 3 * 64);
 }
 
 static void a_conditional_branch_costs_its_refill_only_when_taken(void)
@@ -157,12 +187,12 @@ static void a_conditional_branch_costs_its_refill_only_when_taken(void)
     block(&c, 0x10100, 2, "add r0, r0, r1", NULL); /* the target */
     run(&a);
     run(&b);
-    CHECK(timing_counts[TC_BRANCH_NOT_TAKEN] == 1 && timing_cycles[1] == 4);
+    CHECK(timing_counts[TC_BRANCH_NOT_TAKEN] == 1 && timing_now(1) == 4);
     run(&a);
     run(&c);
     CHECK(timing_counts[TC_BRANCH_TAKEN] == 1);
     /* low/point/high refill 1/2/3 */
-    CHECK(timing_cycles[0] == 9 && timing_cycles[1] == 10 && timing_cycles[2] == 11);
+    CHECK(timing_now(0) == 9 && timing_now(1) == 10 && timing_now(2) == 11);
 }
 
 static void a_parameter_file_missing_a_value_is_refused_naming_it(void)
@@ -183,6 +213,8 @@ const test_case timing_tests[] = {
      straight_line_code_from_flash_stalls_on_every_fetch_the_prefetch_cannot_hide},
     {"timing a loop that fits the instruction cache stops stalling after its first pass",
      a_loop_that_fits_the_instruction_cache_stops_stalling_after_its_first_pass},
+    {"timing a loop bigger than the instruction cache keeps missing",
+     a_loop_bigger_than_the_instruction_cache_keeps_missing},
     {"timing a conditional branch costs its refill only when taken",
      a_conditional_branch_costs_its_refill_only_when_taken},
     {"timing a parameter file missing a value is refused", a_parameter_file_missing_a_value_is_refused_naming_it},

@@ -66,7 +66,7 @@ static int timing_on;
 static void snapshot(struct event *e, const double *less)
 {
     for (int s = 0; s < TIMING_SETS; s++)
-        e->cycles[s] = timing_cycles[s] - (less ? less[s] : 0);
+        e->cycles[s] = timing_now(s) - (less ? less[s] : 0);
     e->classes = malloc(sizeof(uint64_t) * TC_N);
     if (e->classes == NULL)
         oom = 1;
@@ -163,7 +163,7 @@ static void on_plugin_exit(qemu_plugin_id_t id, void *udata)
         fprintf(f, "# insn_events v1 total=%llu events=%zu%s\n", count, n_events, oom ? " oom" : "");
     else {
         fprintf(f, "# insn_events v2 total=%llu events=%zu%s cycles=%.1f,%.1f,%.1f classes=", count, n_events,
-                oom ? " oom" : "", timing_cycles[0], timing_cycles[1], timing_cycles[2]);
+                oom ? " oom" : "", timing_now(0), timing_now(1), timing_now(2));
         for (int c = 0; c < TC_N; c++)
             fprintf(f, "%s%s", c ? "," : "", timing_class_names[c]);
         fprintf(f, " totals=");

@@ -18,8 +18,17 @@ const char *const timing_class_names[TC_N] = {
     "ifetch_miss", "ifetch_seq_stall", "dflash_miss", "l1i_miss", "l1d_miss", "l2_miss", "mispredict",
 };
 
-double timing_cycles[TIMING_SETS];
+double timing_cycles[TIMING_SETS];   /* stalls and branch penalties, added by the callbacks */
 uint64_t timing_counts[TC_N];
+/* the blocks' class costs, added by inline operations at each block's start (no callback), in
+ * 1/TIMING_FIX cycles */
+#define TIMING_FIX 4096.0
+static uint64_t timing_fixed[TIMING_SETS];
+
+double timing_now(int set)
+{
+    return (double)timing_fixed[set] / TIMING_FIX + timing_cycles[set];
+}
 
 /* ---- parameters ------------------------------------------------------------------------------- */
 
@@ -54,6 +63,8 @@ struct cache {
     unsigned long long *tag;    /* sets * ways, tag = line number + 1 (0 = empty) */
     unsigned long long *stamp;
     unsigned long long clock;
+    unsigned long long fills;   /* misses so far: while it stands still, every present line stays */
+    unsigned last_slot;         /* where the last access hit or filled */
 };
 
 static int log2u(unsigned long long v)
@@ -93,6 +104,7 @@ static int cache_access(struct cache *c, unsigned long long line_no)
     for (unsigned w = 0; w < c->ways; w++) {
         if (tag[w] == line_no + 1) {
             st[w] = c->clock;
+            c->last_slot = set * c->ways + w;
             return 1;
         }
         if (st[w] < st[victim])
@@ -100,6 +112,8 @@ static int cache_access(struct cache *c, unsigned long long line_no)
     }
     tag[victim] = line_no + 1;
     st[victim] = c->clock;
+    c->last_slot = set * c->ways + victim;
+    c->fills++;
     return 0;
 }
 
@@ -426,6 +440,8 @@ struct tbinfo {
     unsigned long long first_line;   /* first fetch granule (flash) or L1 line (A profile) */
     unsigned n_lines;
     double *line_cost;               /* n_lines * TIMING_SETS: the block's base cycles spent in each granule */
+    unsigned long long valid_fills;  /* the cache's fill count when all its granules were last seen present */
+    unsigned *slot;                  /* n_lines: where each granule sits in the instruction cache */
 };
 
 static struct tbinfo *last_tb;
@@ -438,6 +454,7 @@ static FILE *trace;
 void timing_reset(void)
 {
     memset(timing_cycles, 0, sizeof timing_cycles);
+    memset(timing_fixed, 0, sizeof timing_fixed);
     memset(timing_counts, 0, sizeof timing_counts);
     memset(line_elapsed, 0, sizeof line_elapsed);
     prev_tb = NULL;
@@ -521,37 +538,63 @@ static void resolve_branch(unsigned long long start)
 }
 
 /* instruction fetch of the block's bytes: microcontroller flash behind prefetch and cache */
-static void fetch_flash(const struct tbinfo *t)
+static void fetch_flash(struct tbinfo *t)
 {
     if (!t->in_flash)
         return;
+    if (t->slot && t->valid_fills == icache.fills) {
+        /* nothing was filled since the block's granules were all present: they still are; only
+         * their use is recorded (LRU), and there is no fetch stall */
+        for (unsigned k = 0; k < t->n_lines; k++)
+            icache.stamp[t->slot[k]] = ++icache.clock;
+        const double *last = t->line_cost + (size_t)(t->n_lines - 1) * TIMING_SETS;
+        unsigned long long g = t->first_line + t->n_lines - 1;
+        for (int s = 0; s < TIMING_SETS; s++)
+            line_elapsed[s] = (t->n_lines == 1 && g == cur_fetch ? line_elapsed[s] : 0.0) + last[s];
+        cur_fetch = g;
+        return;
+    }
     for (unsigned k = 0; k < t->n_lines; k++) {
         unsigned long long g = t->first_line + k;
         const double *share = t->line_cost + (size_t)k * TIMING_SETS;
-        if (g != cur_fetch) {
-            int hit = icache.sets ? cache_access(&icache, g) : 0;
-            if (!hit) {
-                timing_counts[TC_IFETCH_MISS]++;
-                if (geom[G_PREFETCH] && g == cur_fetch + 1) {
-                    /* the prefetch buffer started this read when the core entered the previous granule */
-                    double stall = cost[C_FLASH_WS][1] + 1.0 - line_elapsed[1];
-                    if (stall > 0)
-                        timing_counts[TC_IFETCH_SEQ_STALL]++;
-                    for (int s = 0; s < TIMING_SETS; s++) {
-                        stall = cost[C_FLASH_WS][s] + 1.0 - line_elapsed[s];
-                        if (stall > 0)
-                            timing_cycles[s] += stall;
-                    }
-                } else
-                    for (int s = 0; s < TIMING_SETS; s++)
-                        timing_cycles[s] += cost[C_FLASH_WS][s];
-            }
-            cur_fetch = g;
-            for (int s = 0; s < TIMING_SETS; s++)
-                line_elapsed[s] = share[s];
-        } else
+        if (g == cur_fetch) {   /* still executing from the granule last fetched: no new fetch */
+            if (t->slot && !cache_access(&icache, g))
+                timing_counts[TC_IFETCH_MISS]++;   /* evicted meanwhile (refilled, its bytes already in) */
+            if (t->slot)
+                t->slot[k] = icache.last_slot;
             for (int s = 0; s < TIMING_SETS; s++)
                 line_elapsed[s] += share[s];
+            continue;
+        }
+        int hit = icache.sets ? cache_access(&icache, g) : 0;
+        if (t->slot)
+            t->slot[k] = icache.last_slot;
+        if (!hit) {
+            timing_counts[TC_IFETCH_MISS]++;
+            if (geom[G_PREFETCH] && g == cur_fetch + 1) {
+                /* the prefetch buffer started this read when the core entered the previous granule */
+                if (cost[C_FLASH_WS][1] + 1.0 - line_elapsed[1] > 0)
+                    timing_counts[TC_IFETCH_SEQ_STALL]++;
+                for (int s = 0; s < TIMING_SETS; s++) {
+                    double stall = cost[C_FLASH_WS][s] + 1.0 - line_elapsed[s];
+                    if (stall > 0)
+                        timing_cycles[s] += stall;
+                }
+            } else
+                for (int s = 0; s < TIMING_SETS; s++)
+                    timing_cycles[s] += cost[C_FLASH_WS][s];
+        }
+        cur_fetch = g;
+        for (int s = 0; s < TIMING_SETS; s++)
+            line_elapsed[s] = share[s];
+    }
+    /* remember that all the block's granules are present now, if they still are (the block's own
+     * fills may have evicted one of its earlier granules) */
+    if (t->slot) {
+        int present = 1;
+        for (unsigned k = 0; k < t->n_lines && present; k++)
+            present = icache.tag[t->slot[k]] == t->first_line + k + 1;
+        t->valid_fills = present ? icache.fills : ~0ull;
     }
 }
 
@@ -576,12 +619,8 @@ static void fetch_l1(const struct tbinfo *t)
 static void on_tb_exec(unsigned int vcpu, void *udata)
 {
     (void)vcpu;
-    const struct tbinfo *t = udata;
+    struct tbinfo *t = udata;
     resolve_branch(t->start);
-    for (unsigned i = 0; i < t->n_cls; i++)
-        timing_counts[t->cls[i]] += t->cnt[i];
-    for (int s = 0; s < TIMING_SETS; s++)
-        timing_cycles[s] += t->base[s];
     if (mcu_flash)
         fetch_flash(t);
     else if (l1i.sets)
@@ -692,6 +731,18 @@ void timing_translate(struct qemu_plugin_tb *tb)
             t->cls[t->n_cls] = (unsigned char)c;
             t->cnt[t->n_cls++] = (unsigned short)counts[c];
         }
+    if (mcu_flash && icache.sets && t->in_flash) {
+        t->slot = calloc(t->n_lines, sizeof *t->slot);
+        t->valid_fills = ~0ull;
+    }
     last_tb = t;
+    /* the static part (class counters, class costs) as inline additions; the callback does the rest */
+    for (unsigned i = 0; i < t->n_cls; i++)
+        qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &timing_counts[t->cls[i]], t->cnt[i]);
+    for (int s = 0; s < TIMING_SETS; s++) {
+        uint64_t fixed = (uint64_t)(t->base[s] * TIMING_FIX + 0.5);
+        if (fixed)
+            qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &timing_fixed[s], fixed);
+    }
     qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb_exec, QEMU_PLUGIN_CB_NO_REGS, t);
 }

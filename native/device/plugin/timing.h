@@ -40,7 +40,9 @@ enum tclass {
 
 extern const char *const timing_class_names[TC_N];
 
-/* the running state the event records snapshot */
+/* the running state the event records snapshot: cycles so far of set s (low, point, high) and the
+ * counters (timing_cycles holds the dynamic part only: stalls and branch penalties) */
+double timing_now(int set);
 extern double timing_cycles[TIMING_SETS];
 extern uint64_t timing_counts[TC_N];
 
