@@ -88,8 +88,9 @@ def pick_stack(row: dict) -> tuple[str | None, str]:
             major, minor = int(parts[0]), int(parts[1])
         except (ValueError, IndexError):
             return "wolfssl59", "old"
-        # within the 5.x series the maths code is the same design (sp_int.c, sp_cortexm.c); 4.x is older code
-        return ("wolfssl" if (major, minor) <= (5, 5) else "wolfssl59"), "nearest" if major == 5 else "old"
+        # the release nearest in time: 5.5.4 (Dec 2022) for 5.0-5.7, 5.9.4 for 5.8 and later; within the
+        # 5.x series the maths code is the same design (sp_int.c, sp_cortexm.c); 4.x is older code
+        return ("wolfssl" if (major, minor) <= (5, 7) else "wolfssl59"), "nearest" if major == 5 else "old"
     if low.startswith("mbed"):
         if ver.startswith("2.28"):
             return "mbedtls", "exact"
@@ -203,7 +204,7 @@ def measure(rows: list[dict], n: int) -> None:
             built = ensure_built(stack, D.target_for(core_profile(profile)), config)
         except (InputError, SecperfError) as exc:
             for r in rs:
-                r["failed"] = str(exc)
+                r["failed"] = str(exc).splitlines()[0][:200]
             continue
         for r in rs:
             if r["op"] not in built.crypto_ops:
@@ -217,7 +218,7 @@ def measure(rows: list[dict], n: int) -> None:
             series = D.measure_crypto(profile, stack, ops, n, build_config=config)
         except (InputError, SecperfError) as exc:
             for r in rs:
-                r["failed"] = str(exc)
+                r["failed"] = str(exc).splitlines()[0][:200]
             continue
         by_op = {s["labels"]["op"]: s for s in series}
         for r in rs:

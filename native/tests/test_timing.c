@@ -67,8 +67,8 @@ static int load_m4(int ws, int icache_entries)
                "ldm_base 1 1 1\nldm_per_reg 1 1 1\nstm_base 1 1 1\nstm_per_reg 1 1 1\nmul 1 1 1\nmla 2 2 2\n"
                "mull 1 1 1\ndiv 2 7 12\nbranch 1 1 1\nbranch_taken_extra 1 2 3\nmispredict 0 0 0\nit 0 0 1\n"
                "vfp 1 1 1\nvfp_mem 2 2 2\nvdiv 14 14 14\nneon 1 1 1\nneon_mem 2 2 2\nother 1 1 1\n"
-               "flash_ws %d %d %d\nl1_miss 0 0 0\nl2_miss 0 0 0\nflash_lo 0x10000\nflash_hi 0x20000\n"
-               "fetch_bytes 8\nicache_entries %d\nicache_ways %d\nprefetch 1\ndcache_entries 0\ndcache_ways 0\n"
+               "flash_ws %d %d %d\nl1_miss 0 0 0\nl2_miss 0 0 0\nno_prefetch 0 0 0\nflash_lo 0x10000\nflash_hi 0x20000\n"
+               "fetch_bytes 8\nicache_entries %d\nicache_ways %d\ndcache_entries 0\ndcache_ways 0\n"
                "dfetch_bytes 8\nl1i_bytes 0\nl1i_line 0\nl1i_ways 0\nl1d_bytes 0\nl1d_line 0\nl1d_ways 0\n"
                "l2_bytes 0\nl2_line 0\nl2_ways 0\nbp_entries 0\n",
             ws, ws, ws, icache_entries, icache_entries ? 8 : 0);

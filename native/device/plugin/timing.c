@@ -35,22 +35,22 @@ double timing_now(int set)
 enum cost {
     C_ALU, C_LOAD, C_LOAD_PIPELINED, C_STORE, C_LDRD, C_STRD, C_LDM_BASE, C_LDM_PER_REG, C_STM_BASE,
     C_STM_PER_REG, C_MUL, C_MLA, C_MULL, C_DIV, C_BRANCH, C_BRANCH_TAKEN_EXTRA, C_MISPREDICT, C_IT,
-    C_VFP, C_VFP_MEM, C_VDIV, C_NEON, C_NEON_MEM, C_OTHER, C_FLASH_WS, C_L1_MISS, C_L2_MISS, C_N
+    C_VFP, C_VFP_MEM, C_VDIV, C_NEON, C_NEON_MEM, C_OTHER, C_FLASH_WS, C_L1_MISS, C_L2_MISS, C_NO_PREFETCH, C_N
 };
 static const char *const cost_names[C_N] = {
     "alu", "load", "load_pipelined", "store", "ldrd", "strd", "ldm_base", "ldm_per_reg", "stm_base",
     "stm_per_reg", "mul", "mla", "mull", "div", "branch", "branch_taken_extra", "mispredict", "it",
-    "vfp", "vfp_mem", "vdiv", "neon", "neon_mem", "other", "flash_ws", "l1_miss", "l2_miss",
+    "vfp", "vfp_mem", "vdiv", "neon", "neon_mem", "other", "flash_ws", "l1_miss", "l2_miss", "no_prefetch",
 };
 static double cost[C_N][TIMING_SETS];
 
 enum geom {
-    G_FLASH_LO, G_FLASH_HI, G_FETCH_BYTES, G_ICACHE_ENTRIES, G_ICACHE_WAYS, G_PREFETCH, G_DCACHE_ENTRIES,
+    G_FLASH_LO, G_FLASH_HI, G_FETCH_BYTES, G_ICACHE_ENTRIES, G_ICACHE_WAYS, G_DCACHE_ENTRIES,
     G_DCACHE_WAYS, G_DFETCH_BYTES, G_L1I_BYTES, G_L1I_LINE, G_L1I_WAYS, G_L1D_BYTES, G_L1D_LINE, G_L1D_WAYS,
     G_L2_BYTES, G_L2_LINE, G_L2_WAYS, G_BP_ENTRIES, G_N
 };
 static const char *const geom_names[G_N] = {
-    "flash_lo", "flash_hi", "fetch_bytes", "icache_entries", "icache_ways", "prefetch", "dcache_entries",
+    "flash_lo", "flash_hi", "fetch_bytes", "icache_entries", "icache_ways", "dcache_entries",
     "dcache_ways", "dfetch_bytes", "l1i_bytes", "l1i_line", "l1i_ways", "l1d_bytes", "l1d_line", "l1d_ways",
     "l2_bytes", "l2_line", "l2_ways", "bp_entries",
 };
@@ -571,18 +571,17 @@ static void fetch_flash(struct tbinfo *t)
             t->slot[k] = icache.last_slot;
         if (!hit) {
             timing_counts[TC_IFETCH_MISS]++;
-            if (geom[G_PREFETCH] && g == cur_fetch + 1) {
-                /* the prefetch buffer started this read when the core entered the previous granule */
-                if (cost[C_FLASH_WS][1] + 1.0 - line_elapsed[1] > 0)
+            int sequential = g == cur_fetch + 1;
+            for (int s = 0; s < TIMING_SETS; s++) {
+                /* with the prefetch buffer on (no_prefetch 0), this read started when the core entered
+                 * the previous granule; without it, a miss waits the whole read */
+                double stall = sequential && cost[C_NO_PREFETCH][s] < 0.5
+                                   ? cost[C_FLASH_WS][s] + 1.0 - line_elapsed[s] : cost[C_FLASH_WS][s];
+                if (stall > 0)
+                    timing_cycles[s] += stall;
+                if (s == 1 && sequential && stall > 0)
                     timing_counts[TC_IFETCH_SEQ_STALL]++;
-                for (int s = 0; s < TIMING_SETS; s++) {
-                    double stall = cost[C_FLASH_WS][s] + 1.0 - line_elapsed[s];
-                    if (stall > 0)
-                        timing_cycles[s] += stall;
-                }
-            } else
-                for (int s = 0; s < TIMING_SETS; s++)
-                    timing_cycles[s] += cost[C_FLASH_WS][s];
+            }
         }
         cur_fetch = g;
         for (int s = 0; s < TIMING_SETS; s++)

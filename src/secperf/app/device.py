@@ -143,8 +143,15 @@ def list_devices() -> int:
         c = core(name)
         est = "estimate" if c.cpi_estimate else "measured"
         ws = "" if c.flash_wait_states is None else f", {c.flash_wait_states} flash wait states"
-        print(f"{name:18} {c.description}\n{'':18} {c.clock_mhz:g} MHz, CPI {c.cpi[0]:g}-{c.cpi[1]:g} ({est}){ws}; "
-              f"qemu -cpu {c.qemu_cpu}; profile {c.profile}")
+        print(f"{name:18} {c.description}\n{'':18} {c.clock_mhz:g} MHz{ws}; qemu -cpu {c.qemu_cpu}; profile {c.profile}; "
+              f"old CPI range {c.cpi[0]:g}-{c.cpi[1]:g} ({est}, kept for comparison)")
+        if c.timing is not None:
+            t = c.timing
+            banded = ", ".join(f"{k} {lo:g}/{mid:g}/{hi:g}" for k, (lo, mid, hi) in t.costs.items() if lo != hi)
+            mem = ", ".join(f"{k} {v}" for k, v in t.geometry.items() if v)
+            print(f"{'':18}   timing model {t.model}: {t.sources['model'][:110]}...")
+            print(f"{'':18}   memory: {mem or 'no cache simulated'}; {t.sources['memory'][:90]}...")
+            print(f"{'':18}   band (low/point/high): {banded or 'none (every parameter exact)'}")
         for what, src in c.sources.items():
             print(f"{'':18}   {what}: {src}")
     print(f"stacks: {', '.join(STACKS)} (Debian's armhf builds on profile A cores; builds from Debian's "

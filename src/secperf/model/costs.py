@@ -259,6 +259,18 @@ def device_us(instructions: float, core) -> tuple[float, str]:
                 f"(range {lo:,.0f}-{hi:,.0f} µs)")
 
 
+def device_row_us(dv: dict, core) -> tuple[float, str]:
+    """µs of a device row: the timing model's cycles / clock when the row carries them (its point,
+    with the band in the rule), else the instruction count at the middle of the old CPI range."""
+    t = dv.get("time")
+    if t and t.get("cycles"):
+        us = t["cycles"] / core.clock_mhz
+        return us, (f"{t['cycles']:,.0f} cycles (timing model {t.get('model', '?')}, band {t['cycles_low']:,.0f}-"
+                    f"{t['cycles_high']:,.0f}; {float(dv['instructions_median']):,.0f} instructions) / "
+                    f"{core.clock_mhz:g} MHz = {us:,.0f} µs")
+    return device_us(float(dv["instructions_median"]), core)
+
+
 def _row_stack(s: dict) -> str | None:
     lab = s.get("labels", {})
     return lab.get("stack") or lab.get("library")
@@ -293,8 +305,9 @@ def from_device(doc: dict, core, base: CostTable | None = None, where: str = "--
     """The client's costs on an emulated device from a `secperf device` Result: its primitive counts
     (device_crypto rows) become client operations, its warm handshake rows the client's measured
     handshake CPU (model.predict fits the client's `base:` residual from them, as for a loopback
-    row); the server stays the base table's (this host). Every figure is instructions × CPI / clock —
-    derived, not measured; its source names the run, the row and the rule."""
+    row); the server stays the base table's (this host). Every figure is the timing model's cycles /
+    clock (instructions × the old CPI range's middle for Results made before it) — modelled, not
+    measured; its source names the run, the row and the rule."""
     from ..core.result import ResultError, validate
     try:
         validate(doc, where)
@@ -322,7 +335,7 @@ def from_device(doc: dict, core, base: CostTable | None = None, where: str = "--
         if lab.get("device") not in (None, core.name):
             raise CalibrationError(f"{where}: row {s['id']} counted on {lab.get('device')!r}, not {core.name!r}; "
                                    f"give --device {lab.get('device')}")
-        us, rule = device_us(float(dv["instructions_median"]), core)
+        us, rule = device_row_us(dv, core)
         if s.get("kind") == "device_crypto" and lab.get("op") in DEVICE_OPS:
             t.party_ops[("client", DEVICE_OPS[lab["op"]])] = Figure(
                 us, f"run {doc['run_id']} series {s['id']} ({lab.get('library', lab.get('stack'))}): {rule}")

@@ -139,8 +139,8 @@ def core(name: str) -> Core:
 COST_NAMES = ("alu", "load", "load_pipelined", "store", "ldrd", "strd", "ldm_base", "ldm_per_reg", "stm_base",
               "stm_per_reg", "mul", "mla", "mull", "div", "branch", "branch_taken_extra", "mispredict", "it",
               "vfp", "vfp_mem", "vdiv", "neon", "neon_mem", "other")
-MEMORY_COSTS = ("flash_ws", "l1_miss", "l2_miss")
-GEOMETRY_NAMES = ("fetch_bytes", "icache_entries", "icache_ways", "prefetch", "dcache_entries", "dcache_ways",
+MEMORY_COSTS = ("flash_ws", "l1_miss", "l2_miss", "no_prefetch")
+GEOMETRY_NAMES = ("fetch_bytes", "icache_entries", "icache_ways", "dcache_entries", "dcache_ways",
                   "dfetch_bytes", "l1i_bytes", "l1i_line", "l1i_ways", "l1d_bytes", "l1d_line", "l1d_ways",
                   "l2_bytes", "l2_line", "l2_ways", "bp_entries")
 
