@@ -244,8 +244,15 @@ DEVICE_OPS = {"x25519-keygen": "keygen:x25519", "x25519-derive": "derive:x25519"
               "ecdsa-p256-sign": "sign:ecdsa-p256", "ecdsa-p256-verify": "verify:ecdsa-p256",
               "ecdsa-p384-sign": "sign:ecdsa-p384", "ecdsa-p384-verify": "verify:ecdsa-p384",
               "rsa-2048-sign": "sign:rsa-2048", "rsa-2048-verify": "verify:rsa-2048",
-              "ed25519-sign": "sign:ed25519", "ed25519-verify": "verify:ed25519", "x509-parse": "parse_cert"}
+              "ed25519-sign": "sign:ed25519", "ed25519-verify": "verify:ed25519", "x509-parse": "parse_cert",
+              # post-quantum primitives counted on the device (the pqclean stack): ML-KEM as the hybrid
+              # groups' KEM half, ML-DSA as a signature
+              **{f"ml-kem-{k}-{o}": f"{o}:ml-kem-{k}" for k in (512, 768, 1024) for o in ("keygen", "encaps", "decaps")},
+              **{f"ml-dsa-{k}-{o}": f"{o}:ml-dsa-{k}" for k in (44, 65) for o in ("sign", "verify")}}
 DEVICE_GROUPS = {"x25519": "x25519", "p-256": "p-256", "p-384": "p-384"}
+# primitives-only stacks whose counts join any TLS stack's table for the operations it lacks (the TLS
+# stacks built here have no ML-KEM): PQClean's portable ML-KEM/ML-DSA
+ADDON_STACKS = ("pqclean",)
 
 
 def device_us(instructions: float, core) -> tuple[float, str]:
@@ -281,7 +288,8 @@ def device_stack(docs: list[dict], stack: str | None, core_name: str) -> str | N
     else the only stack of the Results' handshake rows, else the only stack of their crypto rows. A
     table never mixes libraries: wolfSSL's P-256 and Mbed TLS's X25519 would be no device's."""
     rows = [s for d in docs if d.get("kind") == "device" for s in d.get("series", [])
-            if s.get("status") in ("ok", "partial") and (s.get("derived") or {}).get("instructions_median")]
+            if s.get("status") in ("ok", "partial") and (s.get("derived") or {}).get("instructions_median")
+            and _row_stack(s) not in ADDON_STACKS]
     have = sorted({_row_stack(s) for s in rows if _row_stack(s)})
     if stack:
         if stack not in have:
@@ -330,7 +338,8 @@ def from_device(doc: dict, core, base: CostTable | None = None, where: str = "--
         lab, dv = s.get("labels", {}), s.get("derived") or {}
         if s.get("status") not in ("ok", "partial") or not dv.get("instructions_median"):
             continue
-        if stack and _row_stack(s) not in (None, stack):
+        addon = s.get("labels", {}).get("stack") in ADDON_STACKS
+        if stack and _row_stack(s) not in (None, stack) and not addon:
             continue                  # another library's counts (see device_stack)
         if lab.get("device") not in (None, core.name):
             raise CalibrationError(f"{where}: row {s['id']} counted on {lab.get('device')!r}, not {core.name!r}; "
