@@ -178,6 +178,19 @@ static void a_loop_bigger_than_the_instruction_cache_keeps_missing(void)
     CHECK(timing_counts[TC_IFETCH_MISS] == 3 * 64);
 }
 
+static void a_load_pipelines_behind_a_load_unless_it_needs_that_loads_result(void)
+{
+    CHECK(load_m4(0, 0) == 0);
+    struct qemu_plugin_tb a, b;
+    block(&a, 0x10000, 2, "ldr r3, [r2, #4]", "ldr r4, [r2, #8]");   /* independent: 2 + 1 */
+    block(&b, 0x10100, 2, "ldr r3, [r2, #4]", "ldr r4, [r3]");       /* needs r3: 2 + 2 */
+    run(&a);
+    CHECK(timing_now(1) == 3 && timing_counts[TC_LOAD_PIPELINED] == 1);
+    timing_reset();
+    run(&b);
+    CHECK(timing_now(1) == 4 && timing_counts[TC_LOAD_PIPELINED] == 0);
+}
+
 static void a_conditional_branch_costs_its_refill_only_when_taken(void)
 {
     CHECK(load_m4(0, 0) == 0);
@@ -215,6 +228,8 @@ const test_case timing_tests[] = {
      a_loop_that_fits_the_instruction_cache_stops_stalling_after_its_first_pass},
     {"timing a loop bigger than the instruction cache keeps missing",
      a_loop_bigger_than_the_instruction_cache_keeps_missing},
+    {"timing a load pipelines behind a load unless it needs that load's result",
+     a_load_pipelines_behind_a_load_unless_it_needs_that_loads_result},
     {"timing a conditional branch costs its refill only when taken",
      a_conditional_branch_costs_its_refill_only_when_taken},
     {"timing a parameter file missing a value is refused", a_parameter_file_missing_a_value_is_refused_naming_it},

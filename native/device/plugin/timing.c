@@ -425,6 +425,26 @@ int timing_classify(const char *disas, int *nregs, int *branch, int *mem)
     return TC_ALU;
 }
 
+/* destination and base register of a single load ("ldr r3, [r2, #4]" -> "r3", "r2"), empty if not found */
+static void load_regs(const char *disas, char dest[8], char base[8])
+{
+    const char *p = disas;
+    while (*p && !isspace((unsigned char)*p))
+        p++;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    size_t k = 0;
+    while (*p && *p != ',' && !isspace((unsigned char)*p) && k < 7)
+        dest[k++] = *p++;
+    dest[k] = 0;
+    const char *b = strchr(p, '[');
+    k = 0;
+    if (b)
+        for (b++; *b && *b != ',' && *b != ']' && !isspace((unsigned char)*b) && k < 7;)
+            base[k++] = *b++;
+    base[k] = 0;
+}
+
 /* ---- per block --------------------------------------------------------------------------------- */
 
 struct tbinfo {
@@ -662,6 +682,7 @@ void timing_translate(struct qemu_plugin_tb *tb)
     t->prefix = calloc((n + 1) * TIMING_SETS, sizeof *t->prefix);
     unsigned counts[TC_N] = {0};
     int prev_mem = 0;
+    char prev_dest[8] = "";
     t->start = qemu_plugin_tb_vaddr(tb);
     for (size_t i = 0; i < n; i++) {
         struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
@@ -670,11 +691,16 @@ void timing_translate(struct qemu_plugin_tb *tb)
         char *d = qemu_plugin_insn_disas(insn);
         int nregs, branch, mem;
         int cls = timing_classify(d ? d : "", &nregs, &branch, &mem);
-        /* a single load right after another single load pipelines its address phase (Cortex-M TRM);
-         * after a store it does not: the store's data phase, which its one cycle hides, takes the bus */
-        if (cls == TC_LOAD && prev_mem == 1)
+        /* a single load right after another single load pipelines its address phase (Cortex-M TRM),
+         * unless its address register is the one the previous load writes; after a store it does not:
+         * the store's data phase, which its one cycle hides, takes the bus */
+        char dest[8] = "", base[8] = "";
+        if (cls == TC_LOAD && d)
+            load_regs(d, dest, base);
+        if (cls == TC_LOAD && prev_mem == 1 && strcmp(base, prev_dest) != 0)
             cls = TC_LOAD_PIPELINED;
         prev_mem = (cls == TC_LOAD || cls == TC_LOAD_PIPELINED) ? 1 : 0;
+        memcpy(prev_dest, dest, sizeof prev_dest);
         double c[TIMING_SETS];
         cost_of(cls, nregs, c);
         if (t->prefix)
