@@ -27,6 +27,7 @@ class HandshakeOptions:
     n: int = DEFAULTS["n"]
     warmup: int = DEFAULTS["warmup"]
     config: str | None = None   # library build configurations, comma list (None: each stack's default)
+    timing: bool = True          # the timing model on (cycles, ms, band) or instruction counts only
 
 
 def _check_counts(n: int, warmup: int) -> None:
@@ -63,7 +64,7 @@ def handshake_phase(opts: HandshakeOptions) -> tuple[Phase, dict]:
                 if sk not in servers:
                     servers[sk] = D.Server(*sk).__enter__()
                 for s in D.measure_config(cfg, opts.n, opts.warmup, builds[(cfg.stack, cfg.build_config)],
-                                          servers[sk]):
+                                          servers[sk], timed=opts.timing):
                     doc["series"].append(s)
                 run.save(doc)
                 progress("done", cfg, i, len(items), None)
@@ -80,7 +81,8 @@ def run_handshakes(opts: HandshakeOptions, output: Output) -> int:
     return measure_and_write("device", params, [phase], output)
 
 
-def run_crypto(device: str, stacks: str, ops: str | None, n: int, output: Output, config: str | None = None) -> int:
+def run_crypto(device: str, stacks: str, ops: str | None, n: int, output: Output, config: str | None = None,
+               timing: bool = True) -> int:
     from ..measure import device as D
     from ..measure.device_build import ensure_built
     _check_counts(n, 0)
@@ -99,7 +101,8 @@ def run_crypto(device: str, stacks: str, ops: str | None, n: int, output: Output
     def runner(items, doc, run, progress):
         for i, (s, c) in enumerate(items):
             progress("start", s, i, len(items), None)
-            doc["series"] += D.measure_crypto(device, s, ops.split(",") if ops else None, n, builds[(s, c)])
+            doc["series"] += D.measure_crypto(device, s, ops.split(",") if ops else None, n, builds[(s, c)],
+                                              timed=timing)
             run.save(doc)
             progress("done", s, i, len(items), None)
 

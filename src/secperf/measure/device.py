@@ -427,7 +427,7 @@ def make_series(cfg: Config, dev: Core, build: Build, phase: str, hss: list[A.Ha
 
 
 def measure_config(cfg: Config, n: int, warmup: int, build: Build | None = None,
-                   server: Server | None = None) -> list[dict]:
+                   server: Server | None = None, timed: bool = True) -> list[dict]:
     """Cold and warm series of one configuration: one guest process with 1 + warmup + n handshakes."""
     dev = check_device(cfg.device)
     build = build or ensure_built(cfg.stack, target_for(dev), cfg.build_config)
@@ -437,7 +437,7 @@ def measure_config(cfg: Config, n: int, warmup: int, build: Build | None = None,
     own = server is None
     srv = server or Server(cfg.server_cert, cfg.client_cert, "dtls" if cfg.dtls else "tls").__enter__()
     try:
-        conns, events, _ = run_client(build, dev, cfg, srv.port, srv.certs.ca, total_n, server=srv)
+        conns, events, _ = run_client(build, dev, cfg, srv.port, srv.certs.ca, total_n, server=srv, timed=timed)
     finally:
         if own:
             srv.__exit__(None, None, None)
@@ -483,7 +483,7 @@ def check_ops(ops, build: Build, stack: str) -> list[str]:
 
 
 def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build: Build | None = None,
-                   build_config: str | None = None) -> list[dict]:
+                   build_config: str | None = None, timed: bool = True) -> list[dict]:
     """Instruction counts of single primitive operations (keygen, derive, sign, verify, AEAD, hash)."""
     dev = check_device(device)
     check_stacks(stack, dev)
@@ -499,7 +499,7 @@ def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build
         for op in ops:
             ev = Path(tmp) / f"ops-{op}.txt"
             argv = [build.qemu, "-cpu", qemu_cpu(dev, build), "-plugin",
-                    f"{build.plugin},out={ev}{_timing_arg(dev, build, Path(tmp), True)}", str(build.client),
+                    f"{build.plugin},out={ev}{_timing_arg(dev, build, Path(tmp), timed)}", str(build.client),
                     "--crypto", op, "--n", str(n + 1), "--cert", str(pem.cert), "--key", str(pem.key)]
             p = registry.run(argv, "qemu device emulator", capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
             s = R.new_series(f"device-crypto/{device}/{stack_tag(stack, build)}/{op}", kind="device_crypto",
