@@ -145,3 +145,25 @@ def test_cli_run_scenario_with_a_bad_jwt_network_exits_2(tmp_path):
     p = run_cli("run", "--scenario", str(scn), "--out", str(tmp_path / "out"))
     assert p.returncode == 2, p.stderr
     assert "[jwt] networks" in p.stderr and "'rate'" in p.stderr
+
+
+def test_a_short_lived_token_from_a_slow_signer_arrives_valid(monkeypatch):
+    """--lifetime 1 with a 0.6 s signature: exp was int(start) + 1, so a token signed at x.95 was
+    expired when the signature ended. Now it is valid for the lifetime from the signature's end."""
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from secperf.lab.jwt_server import verify_jwt
+    from secperf.measure import jwt as J
+    clock = [1000.95]
+    monkeypatch.setattr(J.time, "time", lambda: clock[0])
+    key = ec.generate_private_key(ec.SECP256R1())
+    alg, real_sign = J.software_signer(key)
+
+    def slow_sign(data):
+        clock[0] += 0.6  # a secure element's signature
+        return real_sign(data)
+    for i in range(3):
+        token = J.make_jwt(alg, slow_sign, "dev", 1)
+        claims = verify_jwt(token, [key.public_key()], now=clock[0])  # raises "token expired" on the old code
+        if i:  # once the signer's time is known, the whole lifetime is left at the signature's end
+            assert claims["exp"] - clock[0] >= 1
+        clock[0] += 0.3

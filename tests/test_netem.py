@@ -63,6 +63,7 @@ def test_spec_fields_and_directions():
     ("mtu=40", "mtu"), ("up.mtu=1400", "up.mtu"), ("sideways.delay=1ms", "sideways.delay"),
     ("bandwidth=1mbit", "bandwidth"), ("ge=1%", "ge"), ("ge=5%/0%", "ge"), ("loss=1%,ge=1%/20%", "ge"),
     ("jitter-dist=cauchy", "jitter-dist"), ("dup=2", "dup"), ("reorder=x", "reorder"),
+    ("delay=50ms,delay=5ms", "delay"), ("lte-m,loss=1%,LOSS=2%", "loss"), ("up.rate=1mbit,up.rate=2mbit", "up.rate"),
 ])
 def test_bad_specs_fail_naming_the_field(spec, field):
     with pytest.raises(NS.NetSpecError) as ei:
@@ -272,6 +273,18 @@ def test_loss_makes_the_kernel_retransmit():
 
 
 @needs_links
+def test_gilbert_elliott_that_never_leaves_the_good_state_loses_at_its_good_rate():
+    """ge=0%/0%/100%/100%: P(good→bad) 0 keeps the chain good, losing GOOD (here all). The relay
+    ran GE only for P > 0 and lost nothing while the Result said 100 %."""
+    d = NS.parse("ge=0%/0%/100%/100%").up
+    assert d.mean_loss == 1.0
+    assert "loss=1.0" in d.relay_arg(1500).split(",") and "ge_p" not in d.relay_arg(1500)
+    d = NS.parse("ge=0%/50%/100%/20%").up
+    assert d.mean_loss == pytest.approx(0.2) and "loss=0.2" in d.relay_arg(1500).split(",")
+    g = NS.parse("ge=1%/25%").up.relay_arg(1500)
+    assert "ge_p=0.01" in g.split(",") and "loss=0.0" in g.split(",")
+
+
 def test_bernoulli_loss_rate_and_gilbert_elliott_bursts():
     def bursts(got, n):
         lost = sorted(set(range(n)) - set(got))

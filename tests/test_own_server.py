@@ -165,3 +165,29 @@ def test_the_1998_rsa_card_signs_with_an_rsa_1024_key_made_in_the_token(tmp_path
     assert s["status"] == "ok" and s["labels"]["key_type"] == "rsa-1024"
     key = LabToken().ensure().key("rsa-1024")
     assert x509.load_pem_x509_certificate(open(key["cert_path"], "rb").read()).public_key().key_size == 1024
+
+
+def test_a_long_servername_gets_a_request_big_enough_for_its_host_header(pki, tmp_path):
+    """Any --servername over 14 characters made every series fail ("--request-bytes 40 too small"):
+    the GET is now as large as its Host line needs."""
+    certs = pki.server("rsa-2048", 1)
+    name = "gateway-17.devices.example.org"
+    with SServer(certs, workdir=tmp_path / "srv") as srv:
+        doc = _result(run_cli("handshake", "versions", "--connect", f"127.0.0.1:{srv.port}", "--servername", name,
+                              "--n", "2", "--warmup", "0", "--json", "--out", str(tmp_path / "res")))
+    for s in doc["series"]:
+        assert s["status"] == "ok", s["failures"]
+        assert s["labels"]["servername"] == name
+
+
+@pytest.mark.parametrize("port", ["44\u00b3", "\u0664\u0664\u0663", "４４３"])
+def test_a_port_with_non_ascii_digits_is_a_named_input_error(port, tmp_path):
+    p = run_cli("handshake", "versions", "--connect", f"127.0.0.1:{port}", "--out", str(tmp_path / "res"))
+    assert p.returncode == 2 and "--connect" in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+def test_a_client_key_that_is_not_the_certificates_is_refused_up_front(pki, tmp_path):
+    a, b = pki.client("ecdsa-p256"), pki.client("rsa-2048")
+    p = run_cli("handshake", "versions", "--connect", "127.0.0.1:443", "--client-cert", str(a.cert),
+                "--client-key", str(b.key), "--out", str(tmp_path / "res"))
+    assert p.returncode == 2 and "is not the key of --client-cert" in p.stderr, p.stderr

@@ -25,6 +25,9 @@ def _measure_options(p: argparse.ArgumentParser, links: bool = False, no_network
     g.add_argument("--seed", type=seed, default=1, help="seed for generated messages and keys' inputs")
     g.add_argument("--min-sample-us", type=positive(10_000_000), default=1000.0,
                    help="batch operations until a sample lasts this long, so timer overhead stays < 1%%")
+    g.add_argument("--max-hours", type=positive(10_000), default=24.0, metavar="H",
+                   help="refuse options whose product plans a longer run (series x samples x sample length; "
+                        "default 24)")
     if links:
         g.add_argument("--network", action="append", metavar="NETWORK",
                        help="emulated link: a profile (`secperf netem list`), a spec like "
@@ -235,7 +238,8 @@ def _opts(args):
     from .app.options import MeasureOptions
     return MeasureOptions(n=args.n, duration_s=args.duration, warmup=args.warmup, seed=args.seed,
                           min_sample_us=args.min_sample_us, hash=getattr(args, "hash", "sha256"),
-                          prehashed=getattr(args, "prehashed", False), timeout_ms=getattr(args, "timeout_ms", None))
+                          prehashed=getattr(args, "prehashed", False), timeout_ms=getattr(args, "timeout_ms", None),
+                          max_hours=getattr(args, "max_hours", 24.0))
 
 
 def _output(args):

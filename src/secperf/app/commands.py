@@ -10,7 +10,7 @@ from . import links, phases as P
 from .can import (CAN_DEFAULT_DEVICES, CAN_DEFAULT_MACS, MAC_DEFAULT_ALGS, MAC_DEFAULT_SIZES, CanOptions,
                   can_analysis, csv_list)
 from .connect import connect_configs
-from .options import MeasureOptions, crypto_params, handshake_params
+from .options import MeasureOptions, check_time_budget, crypto_params, handshake_params
 from .runner import Output, measure_and_write
 
 SIGNER_KEYS = ("ecdsa-p256", "ecdsa-brainpoolp256r1", "rsa-2048", "rsa-1024")
@@ -32,6 +32,7 @@ def crypto(algs, ops, sizes, strength, opts: MeasureOptions, output: Output, lib
     rows = for_libraries(select(algs, ops, sizes, strength), libs)
     check_available(libs)
     params = crypto_params(opts, {})
+    check_time_budget(len(rows), params, opts.max_hours)
     extra = {"alg": algs, "op": ops, "size": sizes, "strength": strength, "libraries": libs}
     return measure_and_write("crypto", {**params.as_dict(), **extra}, [P.crypto_phase(rows, params)], output)
 
@@ -209,7 +210,9 @@ def mac(algs, sizes, cortexm: str, cortexm_only: bool, cortexm_table: str | None
             if a in cat and cat[a].family != "mac":
                 raise InputError(f"--alg {a}: not a MAC; MACs: "
                                  f"{', '.join(n for n, x in cat.items() if x.family == 'mac')}")
-        phases.append(P.crypto_phase(select(alg_list, ["mac"], sizes or [MAC_DEFAULT_SIZES]), params))
+        mac_rows = select(alg_list, ["mac"], sizes or [MAC_DEFAULT_SIZES])
+        check_time_budget(len(mac_rows), params, opts.max_hours)
+        phases.append(P.crypto_phase(mac_rows, params))
     if targets:
         phases.append(P.cortexm_phase(targets, cortexm_table))
     phases.append(P.analysis_phase("CAN bus load model", "can", can_result))

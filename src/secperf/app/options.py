@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from ..core.errors import InputError
 
 
+DEFAULT_MAX_HOURS = 24.0
+
+
 @dataclass
 class MeasureOptions:
     n: int | None = None              # samples per series (None: the command's or scenario's default)
@@ -18,6 +21,7 @@ class MeasureOptions:
     hash: str = "sha256"
     prehashed: bool = False
     timeout_ms: int | None = None     # per-connection stage timeout (handshake, connect)
+    max_hours: float = DEFAULT_MAX_HOURS  # the longest run the options may plan (--max-hours)
 
     def pick_n(self, default: int) -> int:
         return self.n or default
@@ -49,3 +53,16 @@ def handshake_params(opts: MeasureOptions, defaults: dict):
     hp.warmup = opts.warmup if opts.warmup is not None else defaults.get("warmup", hp.warmup)
     hp.timeout_ms = opts.timeout_ms or defaults.get("timeout_ms", hp.timeout_ms)
     return hp
+
+
+def check_time_budget(series: int, params, max_hours: float) -> None:
+    """Each bound alone can be fine and their product not: rows x min(--duration, (--n + --warmup) x
+    --min-sample-us) is the least time the run takes; over --max-hours it is refused before anything
+    runs (crypto --n 1000000 --min-sample-us 10000000 --duration 86400 planned months)."""
+    per_series_s = min(params.duration_s, (params.n + params.warmup) * params.min_sample_us / 1e6)
+    total_h = series * max(per_series_s, params.min_sample_us / 1e6) / 3600
+    if total_h > max_hours:
+        raise InputError(f"{series} series x {per_series_s:g} s each (the least of --duration {params.duration_s:g} s "
+                         f"and (--n {params.n} + --warmup {params.warmup}) x --min-sample-us {params.min_sample_us:g}) "
+                         f"is {total_h:.3g} h, over --max-hours {max_hours:g}; lower one of them, or raise --max-hours "
+                         f"if you mean it")

@@ -49,6 +49,8 @@ class WhatifOptions:
     no_report: bool = False
     command: list[str] = field(default_factory=lambda: ["secperf", "whatif"])
     allow_partial: bool = False            # --calibrate may name a running or abandoned run
+    max_draws: int = SW.DEFAULT_MAX_DRAWS  # cells x n at most (--max-draws)
+    max_cells: int = SW.DEFAULT_MAX_CELLS  # cells at most (--max-cells)
 
 
 def cost_table(o: WhatifOptions) -> C.CostTable:
@@ -197,6 +199,7 @@ def _cells(o: WhatifOptions, table: C.CostTable):
     if o.s1:
         scs = [sc for _, sc in S1.scenarios(table, o.protocols[0] if o.protocols[0] in ("tls1.3", "https", "mqtt")
                                             else "tls1.3")]
+    SW.check_draws(len(scs), len(nets), sweep, o.n, o.max_draws, o.max_cells)  # before the cells are made
     return SW.expand(scs, nets, sweep), sweep
 
 

@@ -396,7 +396,8 @@ def probe_client_args(cfg: ConnectConfig, port: int, p: ConnectParams, pki: LabP
             a += ["--groups", "x25519:P-256"]
         a += ["--mode", "resume-ticket" if cfg.handshake == "resumed" else "full"]
         if cfg.protocol == "https":
-            a += ["--request-bytes", "40"]
+            from .target import request_bytes
+            a += ["--request-bytes", str(request_bytes(40, t.sni if t is not None else "localhost"))]
     if t is not None and cfg.key_source == "software":  # the user's client certificate, if any
         return a + (["--cert", str(t.client_cert), "--key", str(t.client_key)] if t.client_cert else [])
     return a + km.probe_args()

@@ -224,12 +224,15 @@ def client_args(cfg: HandshakeConfig, port: int, p: HandshakeParams, pki: LabPKI
     else:
         certs = pki.server(cfg.cert_type, cfg.depth)
         a = ["--host", host, "--port", str(port), "--ca", str(certs.ca), "--servername", "localhost"]
+    from .target import request_bytes
+    host_header = p.target.sni if p.target is not None else "localhost"
     a += ["--mode", cfg.mode, "--n", str(p.n), "--warmup", str(p.warmup),
          "--timeout-ms", str(timeout_ms or p.timeout_ms),
-         "--request-bytes", str(cfg.request_bytes), "--response-bytes", str(cfg.response_bytes)]
+         "--request-bytes", str(request_bytes(cfg.request_bytes, host_header)),
+         "--response-bytes", str(cfg.response_bytes)]
     a += _tls_args(cfg) + _psk_args(cfg)
     if cfg.mode == "0rtt":
-        a += ["--early-data-bytes", str(cfg.early_data_bytes)]
+        a += ["--early-data-bytes", str(request_bytes(cfg.early_data_bytes, host_header))]
     if cfg.mtls and p.target is None:
         c = pki.client(cfg.client_key_type)
         a += ["--cert", str(c.cert), "--key", str(c.key)]

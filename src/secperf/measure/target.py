@@ -45,6 +45,15 @@ class Target:
                 "server_verified": self.ca is not None, "client_certificate": str(self.client_cert or "") or None}
 
 
+HTTP_GET_OVERHEAD = len("GET / HTTP/1.1\r\nHost: \r\n\r\n")
+
+
+def request_bytes(wanted: int, host_header: str) -> int:
+    """The size of the probe's HTTP GET: `wanted`, or more when the Host header needs it (the probe
+    refuses a request too small for its Host line: any --servername over 14 characters failed)."""
+    return max(wanted, HTTP_GET_OVERHEAD + len(host_header.encode("utf-8")))
+
+
 def parse_target(connect: str, ca: str | None = None, servername: str | None = None,
                  client_cert: str | None = None, client_key: str | None = None) -> Target:
     """--connect HOST:PORT (IPv6 as [ADDR]:PORT) and its companions; InputError naming the option."""

@@ -20,8 +20,25 @@ FAMILY_TITLES = {
 }
 
 
+MIN_WIDTH = 20
+
+
+def _columns_width() -> int | None:
+    """COLUMNS when it is a usable width; None when unset. COLUMNS=0 (or junk) made rich print
+    nothing at all, not even the result path: such a value counts as 80 columns."""
+    v = os.environ.get("COLUMNS")
+    if v is None:
+        return None
+    try:
+        w = int(v.strip()) if v.strip().isascii() else 0
+    except ValueError:
+        w = 0
+    return w if w >= MIN_WIDTH else 80
+
+
 def err_console() -> Console:
-    return Console(stderr=True)
+    w = _columns_width()
+    return Console(stderr=True, width=w) if w else Console(stderr=True)
 
 
 PIPED_WIDTH = 160
@@ -31,8 +48,11 @@ def out_console() -> Console:
     """Tables on stdout at the terminal's width. Piped or redirected (a log, CI, `| tee`) rich
     assumes 80 columns and wraps every cell of a ten-column table over several lines; decision:
     PIPED_WIDTH columns there, unless COLUMNS says otherwise."""
+    w = _columns_width()
+    if w:
+        return Console(width=w)
     c = Console()
-    if not c.is_terminal and "COLUMNS" not in os.environ:
+    if not c.is_terminal:
         c = Console(width=PIPED_WIDTH)
     return c
 

@@ -152,11 +152,11 @@ def tables(doc: dict) -> list[Table]:
 
 
 def listing() -> None:
-    from rich.console import Console
+    from .terminal import out_console
     from ..model import energy as E
     from ..plan.measures import CATALOGUE
     from ..spec import patterns as PS
-    con = Console()
+    con = out_console()
     t = Table(title="built-in patterns (secperf plan --pattern NAME)", title_justify="left")
     for c in ("pattern", "protocol", "schedule", "description"):
         t.add_column(c)

@@ -125,10 +125,10 @@ def tables(doc: dict) -> list[Table]:
 
 
 def listing() -> None:
-    from rich.console import Console
+    from .terminal import out_console
     from ..model import costs as C
     from ..model import flights as F
-    con = Console()
+    con = out_console()
     t = Table(title="what-if protocols", title_justify="left")
     t.add_column("protocol", justify="left")
     t.add_column("handshakes", justify="left")

@@ -10,6 +10,7 @@ protocol, handshake, key, group, cert.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, replace
 
 from ..core.errors import InputError
@@ -26,11 +27,39 @@ class SweepError(InputError):
     pass
 
 
+MAX_VALUES = 1000  # values of one swept input
+DEFAULT_MAX_DRAWS = 200_000_000  # cells x --n: simulated connections of one what-if (--max-draws)
+DEFAULT_MAX_CELLS = 20_000  # cells of one what-if, each a row of the Result and the report (--max-cells)
+
+
+def cell_count(scenarios: int, networks: int, sweep: dict[str, list]) -> int:
+    """An upper bound of the cells expand() makes, computed without making them."""
+    n = scenarios * networks
+    for vals in sweep.values():
+        n *= max(1, len(vals))
+    return n
+
+
+def check_draws(scenarios: int, networks: int, sweep: dict[str, list], n: int, max_draws: int,
+                max_cells: int = DEFAULT_MAX_CELLS) -> None:
+    """Each bound alone is fine, their product is not: rtt=0..999:1,loss=0..99:0.1 is 10^6 cells."""
+    cells = cell_count(scenarios, networks, sweep)
+    if cells > max_cells:
+        raise SweepError(f"{cells} cells (scenarios x networks x --sweep values) is over --max-cells {max_cells}; "
+                         f"narrow the sweep, or raise --max-cells if you mean it")
+    if cells * n > max_draws:
+        raise SweepError(f"{cells} cells (scenarios x networks x --sweep values) x --n {n} = {cells * n:.3g} simulated "
+                         f"connections, over --max-draws {max_draws:g}; narrow the sweep, lower --n, or raise "
+                         f"--max-draws if you mean it")
+
+
 def _num(key: str, v: str) -> float:
     try:
         x = float(v)
     except ValueError:
         raise SweepError(f"--sweep: {key}={v!r} is not a number") from None
+    if not math.isfinite(x):  # rtt=0..inf:1 was cut to 0..999 without a word
+        raise SweepError(f"--sweep: {key}={v} is not a finite number")
     if x < 0:
         raise SweepError(f"--sweep: {key}={v} is negative; {key} must be 0 or more")
     return x
@@ -43,11 +72,11 @@ def _range(key: str, v: str) -> list[float]:
     st = _num(key, step) if step else (hi - lo) / 10 or 1.0
     if st <= 0 or hi < lo:
         raise SweepError(f"--sweep: {key}={v!r} needs A..B:STEP with A <= B and STEP > 0")
-    out, x = [], lo
-    while x <= hi + 1e-9 and len(out) < 1000:
-        out.append(round(x, 9))
-        x += st
-    return out
+    count = math.floor((hi - lo) / st + 1e-9) + 1
+    if count > MAX_VALUES:
+        raise SweepError(f"--sweep: {key}={v} has {count:.0f} values, over {MAX_VALUES} per input; take a larger "
+                         f"STEP or a narrower range")
+    return [round(lo + i * st, 9) for i in range(int(count))]
 
 
 def parse(text: str | None) -> dict[str, list]:

@@ -70,12 +70,20 @@ class Direction:
             return (p * bad + r * good) / (p + r) if p + r > 0 else good
         return self.loss
 
+    def _relay_loss(self) -> float:
+        """With P (good→bad) 0 the chain never leaves the good state: its loss is GOOD. The relay runs
+        Gilbert-Elliott only for P > 0 and fell back to loss=0 (ge=0%/0%/100%/100% lost nothing while
+        the Result said 100 %)."""
+        if self.ge and self.ge[0] == 0:
+            return self.ge[3]
+        return self.loss
+
     def relay_arg(self, mtu: int) -> str:
         """The canonical form the native relay reads (ns, probabilities 0..1, bit/s)."""
         a = [f"delay_ns={round(self.delay_ms * 1e6)}", f"jitter_ns={round(self.jitter_ms * 1e6)}",
-             f"jitter_dist={self.jitter_dist}", f"loss={self.loss!r}", f"dup={self.dup!r}",
+             f"jitter_dist={self.jitter_dist}", f"loss={self._relay_loss()!r}", f"dup={self.dup!r}",
              f"reorder={self.reorder!r}", f"rate_bps={self.rate_bps!r}", f"queue={self.queue}", f"mtu={mtu}"]
-        if self.ge:
+        if self.ge and self.ge[0] > 0:
             p, r, bad, good = self.ge
             a += [f"ge_p={p!r}", f"ge_r={r!r}", f"ge_bad_loss={bad!r}", f"ge_good_loss={good!r}"]
         return ",".join(a)
@@ -249,6 +257,7 @@ def parse(text: str, profiles: dict[str, str] | None = None) -> NetSpec:
     tokens = [t.strip() for t in text.split(",")]
     d: dict[str, dict] = {"up": {}, "down": {}, "_": {}}
     user_models: dict[str, set] = {"up": set(), "down": set()}
+    written: set[str] = set()  # keys the user wrote (a profile's own fields may be overridden once)
     for i, tok in enumerate(tokens):
         if not tok:
             raise NetSpecError(f"empty field in network spec {text!r} (two commas in a row?)")
@@ -262,6 +271,9 @@ def parse(text: str, profiles: dict[str, str] | None = None) -> NetSpec:
             raise NetSpecError(f"field {tok!r}: expected key=value")
         k, v = tok.split("=", 1)
         k = k.strip().lower()
+        if k in written:  # the later one silently won: delay=50ms,...,delay=5ms measured 5 ms
+            raise NetSpecError(f"field {k!r}: given twice in {text!r}; give each field once")
+        written.add(k)
         base = k.split(".", 1)[-1]
         if base in ("loss", "ge"):
             # an explicit loss model replaces the profile's; both models given here is an error

@@ -373,7 +373,7 @@ def load_profiles(path: str | Path | None = None) -> dict[str, Profile]:
         origin = str(path)
         from ..core.files import read_text_input
         try:
-            text = read_text_input(path, "profiles", f"secure-element profiles {path}")
+            text = read_text_input(path, "profiles", f"cannot read secure-element profiles {path}")
         except ProfileError:
             raise
         except Exception as exc:  # InputError: said as a profile error

@@ -56,6 +56,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "20 ms) or a fixed number of ms; applies to links of 10 ms RTT or more, as the emulator's "
                         "relay keeps spinning below that")
     p.add_argument("--n", type=count(100_000_000), default=100_000, help="simulated connections per scenario")
+    p.add_argument("--max-draws", type=count(10 ** 12), default=200_000_000, metavar="N",
+                   help="refuse a what-if whose cells x --n exceed N simulated connections (default 2e8)")
+    p.add_argument("--max-cells", type=count(10 ** 9), default=20_000, metavar="N",
+                   help="refuse a what-if with more than N cells (scenarios x networks x sweep values; default 20000)")
     p.add_argument("--seed", type=seed, default=1)
     p.add_argument("--out", type=argtypes.path, default="results", metavar="DIR")
     from .shared import allow_partial_option
@@ -87,5 +91,6 @@ def run(args) -> int:
                         coap_random_factor=args.coap_random_factor, path_floor_ms=args.path_floor,
                         host_scheduling=args.host_scheduling, json=args.json, out=args.out,
                         no_report=args.no_report, command=["secperf", *sys.argv[1:]],
-                        allow_partial=args.allow_partial)
+                        allow_partial=args.allow_partial, max_draws=args.max_draws,
+                        max_cells=args.max_cells)
     return W.run(o)
