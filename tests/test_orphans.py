@@ -288,3 +288,37 @@ def test_registry_files_are_private_and_grandchildren_die_too(tmp_path):
         time.sleep(0.05)
     assert not any(_running(p, t) for p, t in tree.items())
     assert not Path(path).exists()
+
+
+def test_a_services_key_file_is_removed_at_stop_and_by_the_watchdog_after_a_kill(tmp_path):
+    """Californium's server.p8.pem stayed in results/ after a failure or a kill: a key file a
+    service writes is listed in the run registry, removed at stop(), and by the watchdog when
+    secperf is killed with SIGKILL."""
+    from secperf.lab.services import Service
+    svc = Service(workdir=tmp_path / "svc")
+    key = svc.write_secret(tmp_path / "svc" / "server.p8.pem", b"-----BEGIN PRIVATE KEY-----\n")
+    assert key.exists() and oct(key.stat().st_mode & 0o777) == "0o600"
+    svc.stop()
+    assert not key.exists()
+    # a secperf process writing a secret, then killed hard: its watchdog removes the file
+    script = (f"import time, pathlib\nfrom secperf.lab import registry\nfrom secperf.lab.services import Service\n"
+              f"registry.start()\ns = Service(workdir=pathlib.Path({str(tmp_path / 'k')!r}))\n"
+              f"s.write_secret(pathlib.Path({str(tmp_path / 'k' / 'server.p8.pem')!r}), b'key')\n"
+              f"print('ready', flush=True)\ntime.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    assert (tmp_path / "k" / "server.p8.pem").exists()
+    proc.kill()
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while (tmp_path / "k" / "server.p8.pem").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not (tmp_path / "k" / "server.p8.pem").exists()
+
+
+def test_a_service_without_a_working_directory_removes_its_temporary_one():
+    from secperf.lab.services import Service
+    svc = Service()
+    assert svc.workdir.is_dir() and svc.workdir.name.startswith("secperf-svc-")
+    svc.stop()
+    assert not svc.workdir.exists()

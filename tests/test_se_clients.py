@@ -46,6 +46,18 @@ def test_mosquitto_pub_gets_the_pin_from_its_file_not_its_argv(pki, tmp_path):
     assert km.token.pin() not in key_id
     assert os.stat(d).st_mode & 0o777 == 0o700 and (d / key_id).is_file()
     assert (d / "user.pin").resolve() == km.token.pin_path.resolve()
+    assert tmp_path not in d.parents  # never inside the run's directory (an archive would copy the PIN)
+
+
+def test_a_token_run_with_mosquitto_pub_leaves_no_link_to_the_pin_in_results(tmp_path):
+    """`connect mqtt --key token --client mosquitto_pub` left results/.../user.pin, a link to the
+    token's PIN file: `tar -h` or `zip` of results/ copied the PIN."""
+    from conftest import run_cli
+    p = run_cli("connect", "mqtt", "--key", "token", "--client", "mosquitto_pub", "--handshake", "full", "--n", "1",
+                "--warmup", "0", "--out", str(tmp_path / "res"))
+    assert p.returncode == 0, p.stderr[-1500:]
+    found = [q for q in (tmp_path / "res").rglob("*") if q.is_symlink() and q.name != "latest" or "pin" in q.name]
+    assert found == []
 
 
 def test_only_the_weak_card_lowers_the_security_level(pki, tmp_path):

@@ -19,7 +19,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..core.paths import write_private
 from .pki import CertSet
 from .services import Service, ServiceError, await_listening, drain_queue
 
@@ -71,8 +70,7 @@ class CaliforniumServer(Service):
         self.handshakes: "queue.Queue[dict]" = queue.Queue()
 
     def start(self) -> "CaliforniumServer":
-        key = self.workdir / "server.p8.pem"
-        write_private(key, pkcs8_pem(self.certs.key))
+        key = self.write_secret(self.workdir / "server.p8.pem", pkcs8_pem(self.certs.key))
         argv = [java_exe(), "-jar", str(find_jar()), "server", "--bind", self.bind, "--port", "0",
                 "--cert", str(self.certs.chain), "--key", str(key), "--client-ca", str(self.client_ca),
                 "--cid-length", str(self.cid_length)]

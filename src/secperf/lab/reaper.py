@@ -135,12 +135,26 @@ def clean(doc: dict, registry_path: str | None = None, quiet_scans: int = 2) -> 
     """Remove what a run left: its processes, then its namespaces, then its registry file."""
     pids = stop_processes(doc, doc.get("mark"), quiet_scans=quiet_scans)
     removed = remove_namespaces(doc)
+    remove_secrets(doc)
     if registry_path:
         try:
             os.unlink(registry_path)
         except OSError:
             pass
     return {"processes": pids, "namespaces": removed}
+
+
+def remove_secrets(doc: dict) -> list[str]:
+    """Delete the key files the run listed (regular files only: never a directory or a link's target)."""
+    gone = []
+    for p in doc.get("secrets") or []:
+        try:
+            if isinstance(p, str) and os.path.isfile(p) and not os.path.islink(p):
+                os.unlink(p)
+                gone.append(p)
+        except OSError:
+            pass
+    return gone
 
 
 def read(path: str) -> dict:

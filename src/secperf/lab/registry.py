@@ -112,6 +112,19 @@ class Registry:
             self.doc["ports"] = [p for p in self.doc["ports"] if p.get("pid") != pid]
             self._save()
 
+    def add_secret(self, path: Path) -> None:
+        """A key file written for a child (e.g. a server's PKCS#8 copy of its key): removed on any
+        exit -- by its owner, at close, or by the watchdog or `secperf clean` after a kill."""
+        with _LOCK:
+            self.doc.setdefault("secrets", []).append(str(Path(path).resolve()))
+            self._save()
+
+    def remove_secret(self, path: Path) -> None:
+        with _LOCK:
+            p = str(Path(path).resolve())
+            self.doc["secrets"] = [x for x in self.doc.get("secrets", []) if x != p]
+            self._save()
+
     def add_run_dir(self, path: Path) -> None:
         with _LOCK:
             self.doc["run_dirs"].append(str(Path(path).resolve()))
@@ -121,6 +134,7 @@ class Registry:
         """At a clean exit: everything has been stopped; drop the file and let the watchdog go
         (it still stops anything carrying the mark that something leaked)."""
         with _LOCK:
+            reaper.remove_secrets(self.doc)  # whatever its owner did not remove already
             if not self.doc["processes"] and not self.doc["namespaces"]:
                 self.path.unlink(missing_ok=True)
             if self._pipe_w is not None:
@@ -141,6 +155,22 @@ def current() -> Registry:
             _CURRENT = Registry()
             atexit.register(_CURRENT.close)
         return _CURRENT
+
+
+def track_secret(path: Path) -> None:
+    """List a secret file in this process's registry, if it has one (a run); else nothing to do."""
+    if _CURRENT is not None and _CURRENT.owner["pid"] == os.getpid():
+        _CURRENT.add_secret(path)
+
+
+def forget_secret(path: Path) -> None:
+    """Remove a secret file and its listing."""
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+    if _CURRENT is not None and _CURRENT.owner["pid"] == os.getpid():
+        _CURRENT.remove_secret(path)
 
 
 def start(run_dir: Path | None = None) -> Registry:

@@ -184,6 +184,7 @@ class Service:
     def __init__(self, workdir: Path | None = None):
         # absolute: servers run with their work directory as cwd and get paths inside it
         self.workdir = private_dir(Path(workdir).resolve() if workdir else Path(tempfile.mkdtemp(prefix="secperf-svc-")))
+        self._own_workdir = workdir is None  # a temporary directory of its own: removed at stop()
         self.proc: subprocess.Popen | None = None
         self._port: int | None = None
         self.log_path = self.workdir / f"{self.name}.log"
@@ -238,9 +239,18 @@ class Service:
             return ""
 
     def fail(self, what: str) -> ServiceError:
+        tail = self.log_tail()  # before stop(): a temporary working directory goes with it
         self.stop()
-        tail = self.log_tail()
         return ServiceError(f"{self.name}: {what} (log: {self.log_path})" + (f"\n{tail}" if tail else ""))
+
+    def write_secret(self, path: Path, data: bytes) -> Path:
+        """A key file for this service (0600), listed in the run registry and removed at stop(), or
+        after a kill by the watchdog or `secperf clean`: never left in a results directory."""
+        from ..core.paths import write_private
+        write_private(path, data)
+        registry.track_secret(path)
+        self.__dict__.setdefault("_secrets", []).append(Path(path))
+        return Path(path)
 
     def stop(self, timeout_s: float = 5.0) -> None:
         proc, self.proc = self.proc, None
@@ -248,6 +258,10 @@ class Service:
         if proc is not None:
             stop_process(proc, timeout_s)
             registry.forget(proc)
+        for p in self.__dict__.pop("_secrets", []):
+            registry.forget_secret(p)
+        if self.__dict__.get("_own_workdir"):
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
     def describe(self) -> dict:
         return {"server": self.name, "port": self.port, "proto": self.proto}

@@ -739,6 +739,8 @@ def _curl_run(cfg, p, port, certs, km, s, dial: Dial) -> float | None:
 
 
 def _mosquitto_pub_run(cfg, p, port, certs, km, s, dial: Dial) -> float | None:
+    """mosquitto_pub per connection; with the token key from a private temporary directory that is
+    removed at the end (it links to the token's PIN file, so it never lies inside results/)."""
     exe = shutil.which("mosquitto_pub")
     if exe is None:
         R.add_failure(s, "mosquitto_pub is not installed: run scripts/bootstrap (mosquitto-clients)")
@@ -752,6 +754,14 @@ def _mosquitto_pub_run(cfg, p, port, certs, km, s, dial: Dial) -> float | None:
         base += ["--keyform", "engine", "--tls-engine", "pkcs11", "--key", key_id]
     else:
         base += ["--key", str(km.key)]
+    try:
+        return _mosquitto_pub_loop(cfg, p, km, s, dial, exe, base, cwd)
+    finally:
+        if cwd is not None:
+            shutil.rmtree(cwd, ignore_errors=True)
+
+
+def _mosquitto_pub_loop(cfg, p, km, s, dial: Dial, exe: str, base: list[str], cwd) -> float:
     if cfg.tls in ("1.2", "1.3"):
         base += ["--tls-version", f"tlsv{cfg.tls}"]
     startup = _median_startup(dial.argv([exe, "--help"]), p.n, km.env)
@@ -780,7 +790,9 @@ def engine_key_dir(km: KeyMaterial) -> tuple[Path, str]:
     `user.pin`, a link to the token's 0600 PIN file -- and an empty file of that very name sits in a
     0700 directory the client runs in: the file check passes, and libp11 gets the URI (and reads
     the PIN from its file, never from argv)."""
-    d = private_dir(Path(km.shim_dir) / "mosquitto-engine-key")
+    import tempfile
+    # outside the run directory: an archive of results/ (tar -h, zip) would copy the PIN through the link
+    d = Path(tempfile.mkdtemp(prefix="secperf-engine-key-"))  # 0700
     pin = d / "user.pin"
     if not pin.is_symlink():
         pin.symlink_to(km.token.pin_path)
@@ -963,8 +975,7 @@ def measure_californium(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: 
                         "--pkcs11-label", unquote(label)]
             s["labels"]["client_key_provider"] = "SunPKCS11 (JDK) on the secure-element shim"
         else:
-            key = Path(server.workdir) / "client.p8.pem"
-            write_private(key, pkcs8_pem(km.key))
+            key = server.write_secret(Path(server.workdir) / "client.p8.pem", pkcs8_pem(km.key))
             key_args = ["--key", str(key)]
         argv = dial.argv([java_exe(), "-jar", str(find_jar()), "client", "--host", dial.host, "--port", str(server.port),
                           "--ca", str(certs.ca), "--cert", str(km.cert), *key_args, "--n", str(p.n),
