@@ -315,7 +315,7 @@ def _version_line(cmd: list[str]) -> str:
 def _fingerprint(src: Path, parts: list[str]) -> str:
     h = hashlib.sha256()
     for p in sorted(src.rglob("*")):
-        if p.is_file() and p.suffix in (".c", ".h") or p.name == "Makefile":
+        if p.is_file() and p.suffix in (".c", ".h", ".mk") or p.name == "Makefile":
             h.update(str(p.relative_to(src)).encode())
             h.update(p.read_bytes())
     for part in parts:
