@@ -377,16 +377,20 @@ def main(argv: list[str] | None = None) -> int:
         ap.print_help(sys.stderr)
         return EXIT_BAD_INPUT
     from . import subcommands
+    from .app.signals import on_sigterm_raise
     handlers = {**COMMANDS, **{m.NAME: m.run for m in subcommands.load()}}
     try:
-        shared.check_outputs(args)  # no output overwrites an input, a Result or another output
-        return handlers[args.command](args)
+        with on_sigterm_raise():  # SIGTERM anywhere ends the command like Ctrl-C: unwound, said, 143
+            shared.check_outputs(args)  # no output overwrites an input, a Result or another output
+            return handlers[args.command](args)
     except SecperfError as exc:  # anticipated: one line naming what was wrong and what to do
         print(f"secperf {args.command}: error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print(f"secperf {args.command}: interrupted; partial results were kept", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        from .app.signals import interruption_note
+        code, note = interruption_note(exc)
+        print(f"secperf {args.command}: {note}", file=sys.stderr)
+        return code
 
 
 if __name__ == "__main__":

@@ -37,3 +37,31 @@ def interruptible():
     finally:
         for s, h in old.items():
             signal.signal(s, h)
+
+
+@contextmanager
+def on_sigterm_raise():
+    """SIGTERM raises `Interrupted` for the whole command (the default ended the process without a
+    word: `whatif` killed with SIGTERM wrote nothing and said nothing). Only in the main thread."""
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGTERM, _raise)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def interruption_note(exc: BaseException) -> tuple[int, str]:
+    """Exit code and one line for an interruption that reached the CLI: which signal, and whether
+    a partial Result exists (no run directory yet means nothing was kept, and it says so)."""
+    from ..core.store import created_runs
+    signum = getattr(exc, "signum", signal.SIGINT)
+    code = EXIT_SIGTERM if signum == signal.SIGTERM else EXIT_SIGINT
+    name = signal.Signals(signum).name
+    runs = [r for r in created_runs() if (r / "result.json").exists()]
+    if runs:
+        return code, f"interrupted ({name}); the partial result is in {runs[-1] / 'result.json'}"
+    return code, f"interrupted ({name}) before any result was written; nothing was kept"

@@ -204,6 +204,12 @@ class Run:
 
 
 MAX_ROOTS = 200
+_CREATED: list[Path] = []  # run directories this process made, newest last
+
+
+def created_runs() -> list[Path]:
+    """The run directories this process has created (what an interruption may have left)."""
+    return list(_CREATED)
 
 
 def _roots_file() -> Path:
@@ -261,6 +267,7 @@ class RunStore:
                 continue
             run = Run(self.root / name)
             self._point_latest(name)
+            _CREATED.append(run.dir)
             return run
         raise OSError(f"could not allocate a run directory under {self.root}")
 

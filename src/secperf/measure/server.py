@@ -200,8 +200,11 @@ def process_cpu_s(pid: int) -> float:
         pass
     if seen:
         return total
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:  # the server is gone (stopped by a signal, or it died): a named error, no traceback
+        raise MeasurementError(f"the server process {pid} is gone; its CPU time cannot be read") from None
     return (int(fields[11]) + int(fields[12])) / _TICK
 
 
@@ -351,7 +354,10 @@ def run_level(argv: list[str], server_pid: int, timeout_s: float) -> dict:
             if m is None:
                 continue
             if m.get("type") == "interval" and m.get("proc", 0) == 0:
-                readings.append((time.monotonic(), process_cpu_s(server_pid)))
+                try:
+                    readings.append((time.monotonic(), process_cpu_s(server_pid)))
+                except MeasurementError:
+                    pass  # the server stopped (a signal ends the run): this thread just stops reading it
             if m.get("type") == "meta":
                 meta_seen.set()
             lines.append(m)
