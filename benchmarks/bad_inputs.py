@@ -8,6 +8,17 @@ each run as the user would run it -- `secperf ...` in its own process -- and cou
   wrong code exit 1 or another non-zero code, no traceback (a bad input counted as a measurement
              failure), or an empty run directory left behind
   silent     exit 0: the bad input was accepted
+  hang       still running at the time-out (a FIFO read forever, a grid of a million cells)
+  data loss  a file the case named as input changed (an output written over an input)
+  leak       a file left in the case's TMPDIR, or a link or key file left in its results
+  read       (generated hostile Results only) exit 0: the document validated and was rendered;
+             counted as fine, since a mutation may leave a document valid
+
+Round three added, as a generated corpus: hostile Results (real Results of five kinds with fields
+replaced by wrong types and extreme values) for every reader; unbounded inputs (FIFO, /dev/zero, a
+3 GiB sparse file, deep TOML) for every file option; outputs naming inputs or Results; writes that
+cannot succeed (/dev/full, /sys, a name over 255 bytes); running and abandoned Results; ports with
+non-ASCII digits, duplicate link fields, endless sweeps and run budgets over their limits.
 
 Everything before the measuring step is the real code; the measuring itself is replaced (as in
 tests/test_cli_fuzz.py) so an accepted bad input is seen at once instead of starting an hour of
@@ -149,6 +160,203 @@ def _fixtures(d: Path) -> None:
     }
     for name, text in patterns.items():
         (d / f"{name}.toml").write_text(text)
+
+
+SEEDS = {"can": ["can"], "whatif": ["whatif", "https", "--n", "200"],
+         "plan": ["plan", "--pattern", "periodic-collection", "--n", "200"],
+         "fleet": ["fleet", "--capacity", "100", "--devices", "100"],
+         "crypto": ["crypto", "--alg", "sha256,ecdsa-p256", "--size", "16", "--n", "3", "--duration", "0.05"]}
+EXTREME = [None, "", "x" * 300, "nope-unknown", -1, -1e308, 1e308, 0, True, [], {}, [None], {"a": None},
+           2 ** 70, 1e15 + 1, "rsa-\u00b2"]
+HOSTILE_PER_SEED = 5
+READERS = {"report": lambda f: ["report", f, "-o", "{O}/r.html"], "compare": lambda f: ["compare", f, f],
+           "metrics": lambda f: ["metrics", f, "-o", "{O}/m.prom"],
+           "whatif --calibrate": lambda f: ["whatif", "https", "--calibrate", f, "--n", "50", "--no-report"],
+           "fleet --from": lambda f: ["fleet", "--from", f, "--devices", "50", "--no-report"]}
+
+
+def _leaves(v, p=()):
+    if isinstance(v, dict) and v:
+        for k, x in v.items():
+            yield from _leaves(x, p + (k,))
+    elif isinstance(v, list) and v:
+        for i, x in enumerate(v[:3]):
+            yield from _leaves(x, p + (i,))
+    elif p:
+        yield p
+
+
+def hostile_docs(seeds: dict[str, dict]) -> dict[str, dict]:
+    """HOSTILE_PER_SEED documents per seed Result, each with 1-3 fields replaced (deterministic), plus
+    the header variants every reader must refuse."""
+    import copy
+    import random
+    out = {}
+    for kind, seed in sorted(seeds.items()):
+        rnd = random.Random(kind)
+        paths = list(_leaves(seed))
+        for i in range(HOSTILE_PER_SEED):
+            doc = copy.deepcopy(seed)
+            for _ in range(rnd.randint(1, 3)):
+                node, p = doc, rnd.choice(paths)
+                try:
+                    for k in p[:-1]:
+                        node = node[k]
+                    node[p[-1]] = copy.deepcopy(rnd.choice(EXTREME))
+                except (KeyError, IndexError, TypeError):
+                    pass
+            out[f"hostile-{kind}-{i}"] = doc
+    base = seeds["crypto"]
+    for name, change in {"version-true": {"schema_version": True}, "version-0": {"schema_version": 0},
+                         "version-neg": {"schema_version": -1}, "kind-unknown": {"kind": "telepathy"},
+                         "plan-str": {"kind": "plan", "analysis": {"plan": "everything is fine"}},
+                         "fleet-list": {"kind": "fleet", "analysis": {"fleet": [1, 2]}},
+                         "whatif-str": {"kind": "whatif", "analysis": {"whatif": "x"}}}.items():
+        out[f"header-{name}"] = {**copy.deepcopy(base), **change}
+    neg = copy.deepcopy(base)
+    neg["series"][0]["values_us"] = [-5.0, 3.0]
+    out["header-negative-time"] = neg
+    return out
+
+
+def _fixtures_round3(d: Path, real_exe: list[str]) -> None:
+    """Round three's fixtures: real Results as seeds and the hostile corpus made from them, partial
+    runs, unbounded inputs (FIFO, sparse file), deep and huge TOML, key material."""
+    seeds = {}
+    for kind, argv in SEEDS.items():
+        p = subprocess.run([*real_exe, *argv, "--out", str(d / "seedruns"), "--json", "--no-report"],
+                           capture_output=True, text=True, timeout=300)
+        seeds[kind] = json.loads(p.stdout)
+    (d / "good.json").write_text(json.dumps(seeds["crypto"]))
+    (d / "good2.json").write_text(json.dumps(seeds["can"]))
+    for name, doc in hostile_docs(seeds).items():
+        (d / f"{name}.json").write_text(json.dumps(doc))
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    for name, owner in (("running", {"pid": os.getpid(), "start_ticks": _ticks(os.getpid())}),
+                        ("abandoned", {"pid": gone.pid, "start_ticks": 1})):
+        doc = {**seeds["fleet"], "status": "running", "finished": None, "owner": owner}
+        (d / f"{name}.json").write_text(json.dumps(doc))
+    os.mkfifo(d / "fifo.json")
+    with open(d / "sparse.json", "wb") as f:
+        f.truncate(3 << 30)
+    (d / "deep.toml").write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
+    (d / "deep-tables.toml").write_text("[" + ".".join(["t"] * 80) + "]\nx = 1\n")
+    (d / "many-keys.toml").write_text("[crypto]\n" + "".join(f"k{i} = 1\n" for i in range(90_000)))
+    (d / "scenario.toml").write_text('[crypto]\n[[crypto.select]]\nalg = ["sha256"]\nsize = [16]\n')
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    import datetime as dt
+    def pair(cn):
+        k = ec.generate_private_key(ec.SECP256R1())
+        name = x509.Name([x509.NameAttribute(x509.oid.NameOID.COMMON_NAME, cn)])
+        now = dt.datetime.now(dt.timezone.utc)
+        c = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(k.public_key())
+             .serial_number(1).not_valid_before(now).not_valid_after(now + dt.timedelta(days=1)).sign(k, hashes.SHA256()))
+        return (c.public_bytes(serialization.Encoding.PEM),
+                k.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption()))
+    (ca, ka), (_cb, kb) = pair("a"), pair("b")
+    (d / "a.pem").write_bytes(ca)
+    (d / "a.key").write_bytes(ka)
+    (d / "b.key").write_bytes(kb)
+
+
+def _ticks(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    except OSError:
+        return None
+
+
+def cases_round3() -> list[tuple[str, list[str], dict]]:
+    """Round three: at least 200 cases in the classes of the third adversarial run."""
+    out: list[tuple[str, list[str], dict]] = []
+
+    def add(argv, env=None, name=None):
+        n = name or " ".join(argv)
+        out.append((n if n.startswith("R3 ") else f"R3 {n}", argv, env or {}))
+    # hostile Results, every reader (a generated corpus: 5 per seed kind + header variants)
+    names = [f"hostile-{k}-{i}" for k in sorted(SEEDS) for i in range(HOSTILE_PER_SEED)]
+    names += ["header-version-true", "header-version-0", "header-version-neg", "header-kind-unknown",
+              "header-plan-str", "header-fleet-list", "header-whatif-str", "header-negative-time"]
+    for n in names:
+        for reader, argv in READERS.items():
+            add(argv(f"{{D}}/{n}.json"), name=f"R3 {reader} {n}")
+    # unbounded inputs for every file option
+    file_options = {
+        **{r: (lambda a: lambda f: a(f))(argv) for r, argv in READERS.items()},
+        "run --scenario": lambda f: ["run", "--scenario", f],
+        "plan --pattern": lambda f: ["plan", "--pattern", f],
+        "handshake --ca": lambda f: ["handshake", "versions", "--connect", "127.0.0.1:443", "--ca", f],
+        "connect --client-cert": lambda f: ["connect", "https", "--connect", "127.0.0.1:443", "--client-cert", f,
+                                            "--client-key", "{D}/a.key"],
+        "connect --client-key": lambda f: ["connect", "https", "--connect", "127.0.0.1:443", "--client-cert",
+                                           "{D}/a.pem", "--client-key", f],
+    }
+    for what, argv in file_options.items():
+        for src in ("{D}/fifo.json", "/dev/zero", "{D}/sparse.json", "/dev/null"):
+            add(argv(src), name=f"R3 {what} {src.replace('{D}/', '')}")
+    for what in ("run --scenario", "plan --pattern"):
+        for src in ("deep.toml", "deep-tables.toml", "many-keys.toml"):
+            add(file_options[what](f"{{D}}/{src}"), name=f"R3 {what} {src}")
+    # outputs naming inputs, Results or each other
+    for argv in (["report", "{D}/good.json", "-o", "{D}/good.json"], ["metrics", "{D}/good.json", "-o", "{D}/good.json"],
+                 ["report", "{D}/good.json", "-o", "{D}/good2.json"], ["metrics", "{D}/good.json", "-o", "{D}/good2.json"],
+                 ["crypto", "--alg", "sha256", "--size", "16", "--csv", "{D}/good.json"],
+                 ["crypto", "--alg", "sha256", "--size", "16", "--metrics", "{D}/good.json"],
+                 ["crypto", "--alg", "sha256", "--size", "16", "--csv", "{O}/x", "--metrics", "{O}/x"],
+                 ["mac", "--alg", "chaskey", "--cortexm-table", "{D}/good.json"],
+                 ["plan", "--metrics", "{D}/good.json"], ["server", "--csv", "{D}/good.json"],
+                 ["run", "--scenario", "{D}/scenario.toml", "--csv", "{D}/scenario.toml"],
+                 ["run", "--scenario", "{D}/scenario.toml", "--metrics", "{D}/scenario.toml"],
+                 ["handshake", "versions", "--connect", "127.0.0.1:443", "--ca", "{D}/a.pem", "--csv", "{D}/a.pem"],
+                 ["connect", "https", "--connect", "127.0.0.1:443", "--client-cert", "{D}/a.pem", "--client-key",
+                  "{D}/a.key", "--metrics", "{D}/a.key"],
+                 ["whatif", "https", "--calibrate", "{D}/good.json", "--out", "{D}/good.json"]):
+        add(argv, name="R3 overwrite " + " ".join(argv))
+    # writes that cannot succeed
+    long = "{O}/" + "n" * 300
+    writers = {"report -o": lambda t: ["report", "{D}/good.json", "-o", t],
+               "metrics -o": lambda t: ["metrics", "{D}/good.json", "-o", t],
+               "crypto --csv": lambda t: ["crypto", "--alg", "sha256", "--size", "16", "--csv", t],
+               "crypto --metrics": lambda t: ["crypto", "--alg", "sha256", "--size", "16", "--metrics", t],
+               "mac --cortexm-table": lambda t: ["mac", "--alg", "chaskey", "--cortexm", "m3", "--cortexm-table", t],
+               "report --figures": lambda t: ["report", "{D}/good.json", "-o", "{O}/r.html", "--figures", t],
+               "plan --metrics": lambda t: ["plan", "--metrics", t],
+               "server --csv": lambda t: ["server", "--csv", t]}
+    for what, argv in writers.items():
+        for target in ("/dev/full", "/sys/kernel/secperf-out", long, "/proc/self/secperf-out", "{O}/no/such/dir/f",
+                       "/dev/zero"):
+            if what == "report --figures" and target.startswith("{O}/no/"):
+                continue  # a figures directory is created with its parents: not a bad input
+            add(argv(target), name=f"R3 {what} {target.replace('{O}/', '')[:40]}")
+    # running and abandoned Results
+    for state in ("running", "abandoned"):
+        for reader, argv in READERS.items():
+            add(argv(f"{{D}}/{state}.json"), name=f"R3 {reader} {state} run")
+    # ports, link specs, sweeps, budgets
+    for port in ("44\u00b3", "\u0664\u0664\u0663", "\uff14\uff14\uff13", "4\u00b943"):
+        add(["handshake", "versions", "--connect", f"127.0.0.1:{port}"])
+        add(["connect", "https", "--connect", f"127.0.0.1:{port}"])
+    for spec in ("delay=50ms,delay=5ms", "loss=1%,LOSS=2%", "lte-m,rate=1mbit,rate=2mbit", "up.delay=1ms,up.delay=2ms",
+                 "ge=1%/20%,ge=2%/20%"):
+        add(["handshake", "versions", "--network", spec])
+        add(["whatif", "https", "--network", spec, "--n", "100"])
+        add(["netem", "run", spec, "--", "true"])
+    for sweep in ("rtt=0..inf:1", "rtt=nan", "loss=0..1e12:1", "rtt=0..999:1,loss=0..99:0.1", "rtt=0..inf",
+                  "jitter=0..1e300:1e-300"):
+        add(["whatif", "https", "--sweep", sweep, "--n", "1"])
+    add(["whatif", "https", "--sweep", "rtt=0..400:1,loss=0..40:1", "--n", "100000"], name="R3 whatif draws over limit")
+    for argv in (["crypto", "--alg", "sha256", "--size", "16,64", "--n", "1000000", "--min-sample-us", "10000000",
+                  "--duration", "86400"],
+                 ["crypto", "--n", "1000000", "--min-sample-us", "10000000", "--duration", "86400"],
+                 ["mac", "--alg", "chaskey", "--size", "16,64", "--n", "1000000", "--min-sample-us", "10000000",
+                  "--duration", "86400"],
+                 ["crypto", "--alg", "sha256", "--size", "16", "--max-hours", "0"]):
+        add(argv, name="R3 budget " + " ".join(argv))
+    return out
 
 
 def cases() -> list[tuple[str, list[str], dict]]:
@@ -332,19 +540,31 @@ def cases() -> list[tuple[str, list[str], dict]]:
         name="non-UTF-8 terminal, non-ASCII bad value")
     add(["report", "{D}/values-huge.json", "-o", "{O}/r.html"], {"PYTHONIOENCODING": "latin-1", "LC_ALL": "C"},
         name="latin-1 terminal, report of extreme values")
-    return out
+    return out + cases_round3()
 
 
 def _fill(argv: list[str], d: Path, o: Path) -> list[str]:
     return [a.replace("{D}", str(d)).replace("{O}", str(o)) for a in argv]
 
 
-def classify(rc: int | None, err: str, out_dir: Path) -> str:
+VERDICTS = ("named", "read", "traceback", "hang", "data loss", "leak", "wrong code", "silent")
+FINE = ("named", "read")
+
+
+def classify(rc: int | None, err: str, out_dir: Path, *, name: str = "", changed: list[str] = (),
+             leaked: list[str] = (), measured: bool = False) -> str:
     if "Traceback (most recent call last)" in err:
         return "traceback"
+    if changed:
+        return "data loss"
+    if leaked:
+        return "leak"
     if rc is None:
-        return "silent"  # still running at the time-out: it was measuring
-    empty = [p for p in out_dir.rglob("*") if p.is_dir() and not any(p.iterdir())]
+        # still running at the time-out: a round-three case hangs (FIFO, a huge grid); an older one was measuring
+        return "hang" if name.startswith("R3 ") or not measured else "silent"
+    if name.startswith("R3 ") and "hostile-" in name and rc == 0:
+        return "read"  # a mutation may leave a Result valid: read and rendered is the right outcome
+    empty = [p for p in out_dir.rglob("*") if p.is_dir() and not any(p.iterdir()) and p != out_dir / "tmp"]
     if rc == 0:
         return "silent"
     if rc != 2 or not err.strip() or empty:
@@ -352,17 +572,42 @@ def classify(rc: int | None, err: str, out_dir: Path) -> str:
     return "named"
 
 
+def _digest(path: str) -> str | None:
+    import hashlib
+    try:
+        if not os.path.isfile(path) or os.path.getsize(path) > 64 << 20:
+            return None
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def _leftovers(o: Path) -> list[str]:
+    """What a case must not leave: anything in its TMPDIR, links (other than `latest`) and key or
+    PIN files in its results."""
+    out = [str(p) for p in (o / "tmp").rglob("*")] if (o / "tmp").is_dir() else []
+    for p in o.rglob("*"):
+        if "tmp" in p.relative_to(o).parts[:1]:
+            continue
+        if (p.is_symlink() and p.name != "latest") or p.name.endswith((".pin", ".p8.pem", ".key")):
+            out.append(str(p))
+    return out
+
+
 def run_case(case, d: Path, exe: list[str], timeout_s: float) -> dict:
     name, argv, env_extra = case
     o = Path(tempfile.mkdtemp(prefix="case-", dir=d / "out"))
+    (o / "tmp").mkdir()
     argv = _fill(argv, d, o)
+    inputs = {a: _digest(a) for a in argv if a.startswith(str(d)) and "/out/" not in a}
     # every case writes its results into its own directory unless it names --out itself
     if argv and argv[0] not in ("report", "compare", "metrics", "schema", "clean", "netem", "device") \
             and "--out" not in argv and "--list" not in argv:
         argv = argv + ["--out", str(o / "res")]
     if argv[:2] in (["device", "handshake"], ["device", "crypto"]) and "--out" not in argv:
         argv = argv + ["--out", str(o / "res")]
-    env = {**os.environ, **{k: _fill([v], d, o)[0] for k, v in env_extra.items()}}
+    env = {**os.environ, "TMPDIR": str(o / "tmp"), **{k: _fill([v], d, o)[0] for k, v in env_extra.items()}}
     t0 = time.monotonic()
     proc = subprocess.Popen([*exe, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             errors="replace", env=env, cwd=o, stdin=subprocess.DEVNULL, start_new_session=True)
@@ -377,9 +622,13 @@ def run_case(case, d: Path, exe: list[str], timeout_s: float) -> dict:
             proc.kill()
             _out, err = proc.communicate()
         rc = None
-    verdict = classify(rc, err, o)
+    changed = [a for a, h in inputs.items() if h is not None and _digest(a) != h]
+    leaked = _leftovers(o)
+    verdict = classify(rc, err, o, name=name, changed=changed, leaked=leaked, measured=MARK in err)
     line = next((ln for ln in reversed(err.strip().splitlines()) if ln.strip()), "")
     shutil.rmtree(o, ignore_errors=True)
+    if changed or leaked:
+        line = f"changed {changed[:2]} left {leaked[:2]} | {line}"
     return {"case": name, "argv": argv, "rc": rc, "verdict": verdict, "stderr_last": line[:300],
             "seconds": round(time.monotonic() - t0, 2)}
 
@@ -409,6 +658,8 @@ def main() -> int:
     d = Path(tempfile.mkdtemp(prefix="secperf-bad-inputs-"))
     (d / "out").mkdir()
     _fixtures(d)
+    if any(c[0].startswith("R3 ") for c in chosen):
+        _fixtures_round3(d, [sys.executable, "-m", "secperf"])
     os.chmod(d / "ro", 0o500)
     if a.real:
         exe = [shutil.which("secperf", path=str(Path(sys.executable).parent)) or "secperf"]
@@ -420,16 +671,18 @@ def main() -> int:
     with cf.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
         for r in pool.map(lambda c: run_case(c, d, exe, a.timeout), chosen):
             results.append(r)
-            if a.verbose or r["verdict"] != "named":
+            if a.verbose or r["verdict"] not in FINE:
                 print(f"{r['verdict']:10} rc={r['rc']!s:4} {r['case']}  | {r['stderr_last']}", flush=True)
     os.chmod(d / "ro", 0o700)
     shutil.rmtree(d, ignore_errors=True)
-    counts = {k: sum(1 for r in results if r["verdict"] == k) for k in ("named", "traceback", "wrong code", "silent")}
-    print(f"\ntried {len(results)}: named exit 2 {counts['named']}, traceback {counts['traceback']}, "
-          f"wrong code {counts['wrong code']}, silent {counts['silent']}")
+    counts = {k: sum(1 for r in results if r["verdict"] == k) for k in VERDICTS}
+    r3 = sum(1 for r in results if r["case"].startswith("R3 "))
+    print(f"\ntried {len(results)} ({r3} of round three): named exit 2 {counts['named']}, hostile Result read "
+          f"{counts['read']}, traceback {counts['traceback']}, hang {counts['hang']}, data loss {counts['data loss']}, "
+          f"leak {counts['leak']}, wrong code {counts['wrong code']}, silent {counts['silent']}")
     if a.json:
         Path(a.json).write_text(json.dumps({"counts": {"tried": len(results), **counts}, "cases": results}, indent=1))
-    return 0 if counts["named"] == len(results) else 1
+    return 0 if counts["named"] + counts["read"] == len(results) else 1
 
 
 if __name__ == "__main__":

@@ -76,6 +76,22 @@ def test_a_write_that_cannot_succeed_exits_2_with_one_line(tmp_path, capsys, tar
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]  # nothing half-written beside it
 
 
+@pytest.mark.parametrize("device", ["/dev/full", "/dev/zero"])
+def test_an_output_that_is_a_device_other_than_dev_null_is_refused(tmp_path, capsys, device):
+    """Even an empty metrics text 'succeeded' on /dev/full; as root a disk device would be written."""
+    r = _complete(tmp_path)
+    assert main(["metrics", str(r), "-o", device]) == 2
+    assert "is a device" in _one_line_error(capsys)
+    assert main(["metrics", str(r), "-o", "/dev/null"]) == 0
+
+
+def test_report_with_a_figures_name_too_long_is_refused(tmp_path, capsys):
+    r = _complete(tmp_path)
+    assert main(["report", str(r), "--figures", str(tmp_path / ("f" * 300))]) == 2
+    assert "--figures" in _one_line_error(capsys)
+    assert not (tmp_path / "report.html").exists()
+
+
 def test_report_with_unwritable_figures_writes_no_report(tmp_path, capsys):
     r = _complete(tmp_path)
     assert main(["report", str(r), "--figures", "/dev/full"]) == 2

@@ -32,7 +32,7 @@ def test_the_override_lets_a_large_grid_through(tmp_path, capsys):
     assert main(argv + ["--max-cells", "31"]) == 0
 
 
-@pytest.mark.parametrize("sweep", ["rtt=0..inf:1", "rtt=nan", "loss=0..1e12:1"])
+@pytest.mark.parametrize("sweep", ["rtt=0..inf:1", "rtt=nan", "loss=0..1e12:1", "jitter=0..1e300:1e-300"])
 def test_a_sweep_with_no_end_is_refused_not_cut(tmp_path, capsys, sweep):
     assert main(["whatif", "https", "--sweep", sweep, "--n", "100", "--out", str(tmp_path)]) == 2
     assert "--sweep" in _err(capsys)

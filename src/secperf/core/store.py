@@ -78,7 +78,10 @@ def _os_reason(exc: OSError) -> str:
 
 
 def _write_replacing(path: Path, raw: bytes, mode: int) -> None:
-    if path.exists() and not path.is_file():
+    # /dev/stdout redirected to a file is a regular file behind a link in /dev: renaming over it
+    # would replace the machine's /dev/stdout link; such paths are written into, like devices
+    in_place = str(path).startswith("/dev/") or os.path.realpath(path).startswith("/proc/")
+    if path.exists() and (in_place or not path.is_file()):
         if path.is_dir():
             raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
         fd = _open_special(path)
@@ -157,7 +160,8 @@ def check_output_path(path: str | Path | None, option: str, inputs=()) -> None:
     if not parent.is_dir():
         raise OutputError(f"{option} {path}: the directory {parent} does not exist; create it or name another file")
     if p.exists() and not p.is_file():
-        return  # a device or FIFO is written into as it is (atomic_write says why it failed, if it does)
+        _check_special_output(p, option, path)
+        return  # /dev/null, a terminal or a FIFO is written into as it is (atomic_write says why it failed)
     if p.exists() and not os.access(p, os.W_OK):
         raise OutputError(f"{option} {path}: not writable; name a file in a directory you can write to")
     try:  # a real probe: root passes os.access even on /sys and read-only mounts
@@ -167,6 +171,19 @@ def check_output_path(path: str | Path | None, option: str, inputs=()) -> None:
     except OSError as exc:
         raise OutputError(f"{option} {path}: cannot write in {parent} ({_os_reason(exc)}); name a file in a "
                           f"directory you can write to") from None
+
+
+TTY_MAJORS = {4, 5} | set(range(136, 144))  # virtual consoles, /dev/tty, pseudo-terminals
+
+
+def _check_special_output(p: Path, option: str, path) -> None:
+    """Of the files that are not regular, secperf writes only into /dev/null, a terminal, a FIFO or
+    a socket: any other device (/dev/full, /dev/zero, a disk as root) is refused up front."""
+    import stat
+    st = os.stat(p)
+    if stat.S_ISBLK(st.st_mode) or stat.S_ISCHR(st.st_mode) and not (
+            os.path.realpath(p) == "/dev/null" or os.major(st.st_rdev) in TTY_MAJORS):
+        raise OutputError(f"{option} {path}: is a device, not a file; name a file (or /dev/null to discard)")
 
 
 def _same_file(a: Path, b: Path) -> bool:

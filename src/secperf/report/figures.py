@@ -19,6 +19,8 @@ PNG_DPI = 300
 
 def figures_directory(directory: Path) -> Path:
     """The figures directory, created if needed; a file there or no way to create it is bad input."""
+    if any(len(os.fsencode(part)) > 255 for part in directory.parts):
+        raise InputError(f"--figures {directory}: a name in the path is longer than 255 bytes; name a shorter one")
     if directory.exists() and not directory.is_dir():
         raise InputError(f"--figures {directory}: is a file, not a directory; name a directory to write "
                          f"the figures into")

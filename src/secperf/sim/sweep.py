@@ -72,10 +72,11 @@ def _range(key: str, v: str) -> list[float]:
     st = _num(key, step) if step else (hi - lo) / 10 or 1.0
     if st <= 0 or hi < lo:
         raise SweepError(f"--sweep: {key}={v!r} needs A..B:STEP with A <= B and STEP > 0")
-    count = math.floor((hi - lo) / st + 1e-9) + 1
-    if count > MAX_VALUES:
-        raise SweepError(f"--sweep: {key}={v} has {count:.0f} values, over {MAX_VALUES} per input; take a larger "
+    steps = (hi - lo) / st  # a float: 0..1e300:1e-300 is inf steps, not a number to floor
+    if not math.isfinite(steps) or steps + 1 > MAX_VALUES:
+        raise SweepError(f"--sweep: {key}={v} has {steps + 1:.3g} values, over {MAX_VALUES} per input; take a larger "
                          f"STEP or a narrower range")
+    count = math.floor(steps + 1e-9) + 1
     return [round(lo + i * st, 9) for i in range(int(count))]
 
 

@@ -112,5 +112,7 @@ def check_outputs(args) -> None:
         seen[real] = option
     for dest, option in OUTPUT_DIRS.items():
         path = getattr(args, dest, None)
+        if isinstance(path, str) and any(len(os.fsencode(part)) > 255 for part in path.split("/")):
+            raise OutputError(f"{option} {path}: a name in the path is longer than 255 bytes; name a shorter one")
         if isinstance(path, str) and path and any(os.path.realpath(path) == os.path.realpath(i) for i in inputs):
             raise OutputError(f"{option} {path}: is also an input of this command; name a directory")
