@@ -164,3 +164,12 @@ def test_clean_lists_abandoned_runs_after_the_registry_is_gone(tmp_path, monkeyp
     assert json.loads(run.result_path.read_text())["status"] == "abandoned"
     assert clean(as_json=True) == 0  # listed again on the next clean, not only when first marked
     assert str(run.result_path.resolve()) in json.loads(capsys.readouterr().out)["results_abandoned"]
+
+
+def test_a_home_that_cannot_hold_secperf_state_is_an_input_error(tmp_path):
+    env = {**os.environ, "HOME": "/dev/null", "XDG_CACHE_HOME": ""}
+    env.pop("SECPERF_HOME", None)
+    import sys
+    p = subprocess.run([sys.executable, "-m", "secperf", "signer", "--n", "1", "--out", str(tmp_path)], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and "HOME" in p.stderr and "Traceback" not in p.stderr, p.stderr

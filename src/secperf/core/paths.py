@@ -32,10 +32,10 @@ def private_dir(path: Path) -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True)
         os.chmod(path, 0o700)
-    except OSError as exc:
-        from .errors import SetupError
-        raise SetupError(f"cannot create the private directory {path}: {exc.strerror or exc}; check SECPERF_HOME "
-                         f"(or --out) points at a writable place") from None
+    except OSError as exc:  # where it lies is the user's choice (SECPERF_HOME, HOME, --out): bad input, exit 2
+        from .errors import InputError
+        raise InputError(f"cannot create the private directory {path}: {exc.strerror or exc}; check SECPERF_HOME "
+                         f"(or HOME, or --out) points at a writable place") from None
     return path
 
 
