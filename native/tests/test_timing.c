@@ -91,6 +91,16 @@ static void block(struct qemu_plugin_tb *tb, unsigned long long va, size_t n, co
 }
 
 /* "execute" a block: its inline additions, then its callback, as QEMU does at the block's start */
+/* free what the blocks and the parameter file made (LeakSanitizer runs over these tests) */
+static void release(struct qemu_plugin_tb *tbs, int n)
+{
+    for (int i = 0; i < n; i++) {
+        timing_release(tbs[i].udata);
+        tbs[i].udata = NULL;
+    }
+    timing_unload();
+}
+
 static void run(struct qemu_plugin_tb *tb)
 {
     for (int i = 0; i < tb->n_inline; i++)
@@ -141,13 +151,18 @@ static void straight_line_code_from_flash_stalls_on_every_fetch_the_prefetch_can
     struct qemu_plugin_tb tb;
     block(&tb, 0x10000, 16, "add r0, r0, r1", NULL);
     run(&tb);
-    CHECK(timing_now(1) == 16 + 4 + 7 * 3);
-    CHECK(timing_counts[TC_ALU] == 16 && timing_counts[TC_IFETCH_MISS] == 8);
+    double slow = timing_now(1);
+    uint64_t alu = timing_counts[TC_ALU], miss = timing_counts[TC_IFETCH_MISS];
+    release(&tb, 1);
+    CHECK(slow == 16 + 4 + 7 * 3);
+    CHECK(alu == 16 && miss == 8);
     /* at zero wait states the same block costs its instructions only */
     CHECK(load_m4(0, 0) == 0);
     block(&tb, 0x10000, 16, "add r0, r0, r1", NULL);
     run(&tb);
-    CHECK(timing_now(1) == 16);
+    double fast = timing_now(1);
+    release(&tb, 1);
+    CHECK(fast == 16);
 }
 
 static void a_loop_that_fits_the_instruction_cache_stops_stalling_after_its_first_pass(void)
@@ -159,9 +174,11 @@ static void a_loop_that_fits_the_instruction_cache_stops_stalling_after_its_firs
     double first = timing_now(1);
     run(&tb); /* taken back edge: 1 + 2 refill, then all lines hit */
     double second = timing_now(1) - first;
+    uint64_t taken = timing_counts[TC_BRANCH_TAKEN], miss = timing_counts[TC_IFETCH_MISS];
+    release(&tb, 1);
     CHECK(first == 8 + 4 + 3 * 3);
     CHECK(second == 8 + 2);
-    CHECK(timing_counts[TC_BRANCH_TAKEN] == 1 && timing_counts[TC_IFETCH_MISS] == 4);
+    CHECK(taken == 1 && miss == 4);
 }
 
 static void a_loop_bigger_than_the_instruction_cache_keeps_missing(void)
@@ -175,37 +192,49 @@ static void a_loop_bigger_than_the_instruction_cache_keeps_missing(void)
     for (int pass = 0; pass < 3; pass++)
         for (int b = 0; b < 8; b++)
             run(&tb[b]);
-    CHECK(timing_counts[TC_IFETCH_MISS] == 3 * 64);
+    uint64_t miss = timing_counts[TC_IFETCH_MISS];
+    release(tb, 8);
+    CHECK(miss == 3 * 64);
 }
 
 static void a_load_pipelines_behind_a_load_unless_it_needs_that_loads_result(void)
 {
     CHECK(load_m4(0, 0) == 0);
-    struct qemu_plugin_tb a, b;
-    block(&a, 0x10000, 2, "ldr r3, [r2, #4]", "ldr r4, [r2, #8]");   /* independent: 2 + 1 */
-    block(&b, 0x10100, 2, "ldr r3, [r2, #4]", "ldr r4, [r3]");       /* needs r3: 2 + 2 */
-    run(&a);
-    CHECK(timing_now(1) == 3 && timing_counts[TC_LOAD_PIPELINED] == 1);
+    struct qemu_plugin_tb tb[2];
+    block(&tb[0], 0x10000, 2, "ldr r3, [r2, #4]", "ldr r4, [r2, #8]");   /* independent: 2 + 1 */
+    block(&tb[1], 0x10100, 2, "ldr r3, [r2, #4]", "ldr r4, [r3]");       /* needs r3: 2 + 2 */
+    run(&tb[0]);
+    double independent = timing_now(1);
+    uint64_t piped = timing_counts[TC_LOAD_PIPELINED];
     timing_reset();
-    run(&b);
-    CHECK(timing_now(1) == 4 && timing_counts[TC_LOAD_PIPELINED] == 0);
+    run(&tb[1]);
+    double dependent = timing_now(1);
+    uint64_t piped2 = timing_counts[TC_LOAD_PIPELINED];
+    release(tb, 2);
+    CHECK(independent == 3 && piped == 1);
+    CHECK(dependent == 4 && piped2 == 0);
 }
 
 static void a_conditional_branch_costs_its_refill_only_when_taken(void)
 {
     CHECK(load_m4(0, 0) == 0);
-    struct qemu_plugin_tb a, b, c;
-    block(&a, 0x10000, 2, "add r0, r0, r1", "bne #0x10100");
-    block(&b, 0x10008, 2, "add r0, r0, r1", NULL); /* the fall-through */
-    block(&c, 0x10100, 2, "add r0, r0, r1", NULL); /* the target */
-    run(&a);
-    run(&b);
-    CHECK(timing_counts[TC_BRANCH_NOT_TAKEN] == 1 && timing_now(1) == 4);
-    run(&a);
-    run(&c);
-    CHECK(timing_counts[TC_BRANCH_TAKEN] == 1);
+    struct qemu_plugin_tb tb[3];
+    block(&tb[0], 0x10000, 2, "add r0, r0, r1", "bne #0x10100");
+    block(&tb[1], 0x10008, 2, "add r0, r0, r1", NULL); /* the fall-through */
+    block(&tb[2], 0x10100, 2, "add r0, r0, r1", NULL); /* the target */
+    run(&tb[0]);
+    run(&tb[1]);
+    uint64_t not_taken = timing_counts[TC_BRANCH_NOT_TAKEN];
+    double after_fall_through = timing_now(1);
+    run(&tb[0]);
+    run(&tb[2]);
+    uint64_t taken = timing_counts[TC_BRANCH_TAKEN];
+    double lo = timing_now(0), mid = timing_now(1), hi = timing_now(2);
+    release(tb, 3);
+    CHECK(not_taken == 1 && after_fall_through == 4);
+    CHECK(taken == 1);
     /* low/point/high refill 1/2/3 */
-    CHECK(timing_now(0) == 9 && timing_now(1) == 10 && timing_now(2) == 11);
+    CHECK(lo == 9 && mid == 10 && hi == 11);
 }
 
 static void a_parameter_file_missing_a_value_is_refused_naming_it(void)

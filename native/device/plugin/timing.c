@@ -121,8 +121,27 @@ static struct cache icache, dcache, l1i, l1d, l2;
 static unsigned char *bp;           /* 2-bit counters */
 static int mcu_flash;               /* code and read-only data in flash (microcontrollers) */
 
+static void cache_free(struct cache *c)
+{
+    free(c->tag);
+    free(c->stamp);
+    memset(c, 0, sizeof *c);
+}
+
+void timing_unload(void)
+{
+    cache_free(&icache);
+    cache_free(&dcache);
+    cache_free(&l1i);
+    cache_free(&l1d);
+    cache_free(&l2);
+    free(bp);
+    bp = NULL;
+}
+
 int timing_load(const char *path)
 {
+    timing_unload();   /* a second load replaces the first */
     FILE *f = fopen(path, "r");
     if (f == NULL) {
         fprintf(stderr, "timing: cannot open parameter file %s\n", path);
@@ -491,6 +510,21 @@ void timing_set_trace(FILE *f)
 const void *timing_last_tb(void)
 {
     return last_tb;
+}
+
+void timing_release(void *tbinfo)
+{
+    struct tbinfo *t = tbinfo;
+    if (t == NULL)
+        return;
+    if (prev_tb == t)
+        prev_tb = NULL;
+    if (last_tb == t)
+        last_tb = NULL;
+    free(t->prefix);
+    free(t->line_cost);
+    free(t->slot);
+    free(t);
 }
 
 void timing_remaining(const void *tbinfo, size_t insn_index, double out[TIMING_SETS])

@@ -50,6 +50,10 @@ struct qemu_plugin_tb;
 
 /* parse the parameter file; 0 on success, -1 with a message on stderr */
 int timing_load(const char *path);
+/* free the caches and predictor timing_load made (a plugin keeps them until the process ends) */
+void timing_unload(void);
+/* free one block's information (a plugin keeps it: QEMU may run the block until the process ends) */
+void timing_release(void *tbinfo);
 /* forget the running state (cycles, counters, the previous block, the fetch position); caches stay */
 void timing_reset(void);
 /* instrument one translated block (after the instruction counter's own registration) */
