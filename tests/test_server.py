@@ -396,3 +396,11 @@ def test_server_cli_dtls_with_a_tls_server_exits_2(tmp_path):
     r = subprocess.run([sys.executable, "-m", "secperf", "server", "--protocol", "dtls", "--server", "nginx",
                         "--out", str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "coap-server" in r.stderr, r.stderr
+
+
+def test_an_empty_server_list_is_a_named_input_error(capsys, tmp_path):
+    """`--server ''` fell back to nginx and measured it."""
+    from secperf.cli import main
+    assert main(["server", "--server", "", "--out", str(tmp_path)]) == 2
+    assert "--server: empty" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())

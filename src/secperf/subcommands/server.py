@@ -69,6 +69,8 @@ def run(args) -> int:
         auth.append(a == "on")
     if not 1 <= args.procs <= 64:
         raise InputError(f"--procs {args.procs}: give 1..64")
+    if args.server is not None and not _csv(args.server):  # '' fell back to the default server silently
+        raise InputError("--server: empty; name a server (nginx, probe, mosquitto, coap-server) or drop --server")
     servers = _csv(args.server) if args.server else (["coap-server"] if args.protocol == "dtls" else ["nginx"])
     tls = "1.2" if args.protocol == "dtls" and args.tls == "1.3" else args.tls   # DTLS is 1.2 here
     o = app.ServerOptions(servers=servers, protocol=args.protocol, keys=_csv(args.key), sources=_csv(args.key_source),
