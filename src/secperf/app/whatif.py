@@ -62,8 +62,9 @@ def cost_table(o: WhatifOptions) -> C.CostTable:
                              f"emulated cores (with --calibrate DEVICE_RESULT): {', '.join(D.cores())}")
         if not o.calibrate:
             raise InputError(f"--device {o.device}: an emulated core has no costs without its instruction counts; "
-                             f"give --calibrate results/X/result.json from `secperf device --device {o.device} "
-                             f"--crypto` (and handshake rows), or a cost table: {', '.join(C.table_names())}")
+                             f"give --calibrate results/X/result.json from `secperf device crypto --device {o.device}` "
+                             f"(and `secperf device handshake --device {o.device}`), or a cost table: "
+                             f"{', '.join(C.table_names())}")
         table = C.load_table()
         paths = [x.strip() for x in o.calibrate.split(",") if x.strip()]   # crypto counts, handshake rows
         docs = [read_result(p, "--calibrate", o.allow_partial) for p in paths]

@@ -57,8 +57,8 @@ class CostTable:
             return self.party_ops[(party, op)]
         if party in self.strict:
             raise MissingCost(f"cost table {self.name!r}: the device Result counted no {party} cost for {op!r}; "
-                              f"count it (`secperf device --crypto`, or handshake rows of this protocol and "
-                              f"handshake) or predict with a cost table that has it")
+                              f"count it (`secperf device crypto --device CORE`, or `secperf device handshake --device CORE` "
+                              f"rows of this protocol and handshake) or predict with a cost table that has it")
         if op in self.ops:
             return self.ops[op]
         if op.startswith("base:"):
@@ -366,5 +366,5 @@ def from_device(doc: dict, core, base: CostTable | None = None, where: str = "--
             used += 1
     if not used:
         raise CalibrationError(f"{where}: Result {doc['run_id']} has no instruction counts the model can use "
-                               f"(`secperf device --device {core.name} --crypto` or handshake rows)")
+                               f"(`secperf device crypto --device {core.name}` or `secperf device handshake --device {core.name}`)")
     return t
