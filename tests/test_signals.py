@@ -16,6 +16,8 @@ from secperf.cli import main
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_an_interruption_before_any_run_directory_says_nothing_was_kept(monkeypatch, capsys, signum, code):
     from secperf.app import whatif
+    from secperf.core import store
+    monkeypatch.setattr(store, "_CREATED", [])  # this process's earlier runs (other tests) are not this command's
     def interrupted(o):
         raise Interrupted(signum)
     monkeypatch.setattr(whatif, "run", interrupted)
@@ -27,7 +29,9 @@ def test_an_interruption_before_any_run_directory_says_nothing_was_kept(monkeypa
 
 def test_an_interruption_after_the_run_directory_names_the_partial_result(monkeypatch, capsys, tmp_path):
     from secperf.app import whatif
+    from secperf.core import store
     from secperf.core.store import RunStore
+    monkeypatch.setattr(store, "_CREATED", [])
     def interrupted(o):
         run = RunStore(tmp_path).create("whatif")
         run.save({"schema": "secperf.result"})
