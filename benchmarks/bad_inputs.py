@@ -526,7 +526,7 @@ def cases() -> list[tuple[str, list[str], dict]]:
               ["device", "handshake", "--suite", "rot13"], ["device", "handshake", "--mode", "half"],
               ["device", "handshake", "--server-cert", "dsa"], ["device", "handshake", "--n", "0"],
               ["device", "handshake", "--warmup", "-1"], ["device", "handshake", "--out", "{D}/afile"],
-              ["device", "handshake", "--csv", "{D}/adir"], ["device", "handshake", "--device", "cortex-m0plus-64"],
+              ["device", "handshake", "--csv", "{D}/adir"], ["device", "handshake", "--device", "cortex-m0plus-64", "--stack", "openssl"],
               ["device", "crypto", "--op", "fly"], ["device", "crypto", "--stack", ""], ["device", "crypto", "--n", "-1"],
               ["device", "build", "--stack", "nope"], ["device", "build", "--stack", ""]):
         add(v)

@@ -324,8 +324,11 @@ def _fingerprint(src: Path, parts: list[str]) -> str:
 
 
 def _run(cmd: list[str], what: str, timeout: float, cwd: Path | None = None) -> str:
+    from ..lab import registry
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+        # in the run registry, under the parent-death signal: a build started at first use dies with
+        # secperf (kill -9 included) and `secperf clean` finds it
+        p = registry.run(cmd, what, timeout=timeout, capture_output=True, text=True, cwd=cwd)
     except subprocess.TimeoutExpired:
         raise DeviceSetupError(f"{what} did not finish within {timeout:.0f} s") from None
     if p.returncode != 0:
