@@ -37,6 +37,18 @@ def connect_configs(protocols, keys, handshakes, clients, auths, tls="1.3", nagl
     base = C.configs_for(protocols, keys, handshakes, clients or None, auths, tls=tls, nodelay=not nagle,
                          coap_security=coap_security, key_sessions=list(key_sessions),
                          coap_servers=list(coap_servers))
+    # an option that cannot act on anything chosen is refused, naming both (it used to be dropped
+    # silently: `--key software --key-session cold` measured warm rows)
+    if "cold" in key_sessions and not any(c.key_session == "cold" for c in base):
+        raise InputError(f"--key-session cold: acts on the probe's full handshakes with a token or secure-element key; "
+                         f"--key {','.join(keys)} with --handshake {','.join(handshakes)} has none: add --key token or "
+                         f"--key se:PROFILE, or drop --key-session cold")
+    if nagle and not any(p in ("mqtt", "https", "vpn") for p in protocols):
+        raise InputError(f"--nagle: acts on TCP connections (mqtt, https, vpn); protocol {','.join(protocols)} runs over "
+                         f"UDP: drop --nagle")
+    if coap_security and "coap" not in protocols and any(x != "pki" for x in coap_security):   # pki: the default
+        raise InputError(f"--coap-security {','.join(coap_security)}: protocol {','.join(protocols)} has no CoAP; add coap "
+                         f"to the protocols or drop --coap-security")
     for client in (clients or []) if explicit else []:
         served = [p for p in protocols if client in C.CLIENTS.get(p, ())]
         if served and not any(c.client == client for c in base):
