@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "crypto_only.h"
 #include "marker.h"
 #include "stackpaint.h"
 
@@ -21,8 +22,6 @@
 #ifndef SP_P256M_VERSION
 #define SP_P256M_VERSION "Mbed TLS 3.6 3rdparty/p256-m"
 #endif
-
-static uint64_t rng_state;
 
 /* Mbed TLS's copy of p256-m draws its randomness through PSA and wipes secrets with Mbed TLS's
  * zeroize: these two are all of Mbed TLS it needs here (the rest of the library is not linked). */
@@ -38,14 +37,7 @@ void mbedtls_platform_zeroize(void *buf, size_t len)
 
 int32_t psa_generate_random(uint8_t *output, size_t output_size)
 {
-    while (output_size > 0) {
-        uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        z ^= z >> 31;
-        for (int i = 0; i < 8 && output_size > 0; i++, output_size--)
-            *output++ = (uint8_t)(z >> (8 * i));
-    }
+    sp_fixed_random(output, output_size);
     return 0; /* PSA_SUCCESS */
 }
 
@@ -53,12 +45,12 @@ static const char *const OPS[] = {"p256-keygen", "p256-derive", "ecdsa-p256-sign
 #define N_OPS (sizeof OPS / sizeof OPS[0])
 static char check[96];
 
-static const char *p256m_ops(void)
+const char *sp_only_ops(void)
 {
     return "[\"p256-keygen\",\"p256-derive\",\"ecdsa-p256-sign\",\"ecdsa-p256-verify\"]";
 }
 
-static int p256m_op(void *st, const char *op, int reps, char *err, size_t errlen)
+int sp_only_op(void *st, const char *op, int reps, char *err, size_t errlen)
 {
     (void)st;
     unsigned id = 0;
@@ -68,7 +60,7 @@ static int p256m_op(void *st, const char *op, int reps, char *err, size_t errlen
         snprintf(err, errlen, "unknown operation %s", op);
         return 2;
     }
-    rng_state = 0x256aull;
+    sp_fixed_rng = 0x256aull;
     static uint8_t priv_a[32], pub_a[64], priv_b[32], pub_b[64], s1[32], s2[32], sig[64], hash[32];
     memset(hash, 0x33, sizeof hash);
     int rc = p256_gen_keypair(priv_a, pub_a) | p256_gen_keypair(priv_b, pub_b);
@@ -103,46 +95,6 @@ static int p256m_op(void *st, const char *op, int reps, char *err, size_t errlen
     return 0;
 }
 
-static const char *p256m_library(void) { return "p256-m (" SP_P256M_VERSION ")"; }
-static const char *p256m_offers(void) { return "{\"tls\":[],\"groups\":[],\"suites\":[],\"modes\":[],\"mtls\":0}"; }
-static int st_dummy;
-static void *p256m_setup(const struct sp_config *cfg, char *err, size_t errlen)
-{
-    if (cfg != NULL) {
-        snprintf(err, errlen, "the p256-m build has no TLS: use --crypto");
-        return NULL;
-    }
-    return &st_dummy;
-}
-static int p256m_none(void *st, char *err, size_t errlen)
-{
-    (void)st;
-    snprintf(err, errlen, "the p256-m build has no TLS");
-    return -1;
-}
-static int p256m_prepare(void *st, struct sp_recio *io, char *err, size_t errlen)
-{
-    (void)io;
-    return p256m_none(st, err, errlen);
-}
-static int p256m_app(void *st, size_t *n, char *err, size_t errlen)
-{
-    (void)n;
-    return p256m_none(st, err, errlen);
-}
-static void p256m_finish(void *st, struct sp_conn_info *info) { (void)st, (void)info; }
-static void p256m_cleanup(void *st) { (void)st; }
-
-const struct sp_backend sp_backend = {
-    .name = "p256m",
-    .library = p256m_library,
-    .offers = p256m_offers,
-    .setup = p256m_setup,
-    .prepare = p256m_prepare,
-    .handshake = p256m_none,
-    .app = p256m_app,
-    .finish = p256m_finish,
-    .cleanup = p256m_cleanup,
-    .crypto = p256m_op,
-    .crypto_ops = p256m_ops,
-};
+/* --- no TLS in this build: crypto_only.c's backend ------------------------------------------- */
+const char sp_only_name[] = "p256m", sp_only_display[] = "p256-m";
+const char *sp_only_library(void) { return "p256-m (" SP_P256M_VERSION ")"; }

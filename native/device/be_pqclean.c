@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "crypto_only.h"
 #include "marker.h"
 #include "stackpaint.h"
 
@@ -28,21 +29,11 @@
 #define SP_PQCLEAN_VERSION "pqcrypto-mlkem, pqcrypto-mldsa crates"
 #endif
 
-/* --- deterministic randomness (splitmix64 from a fixed seed) --------------------------------- */
-static uint64_t rng_state;
-static void rng_seed(uint64_t s) { rng_state = s; }
-
+/* --- deterministic randomness (crypto_only.c's fixed-seed generator) ------------------------- */
 int PQCLEAN_randombytes(uint8_t *out, size_t n);
 int PQCLEAN_randombytes(uint8_t *out, size_t n)
 {
-    while (n > 0) {
-        uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        z ^= z >> 31;
-        for (int i = 0; i < 8 && n > 0; i++, n--)
-            *out++ = (uint8_t)(z >> (8 * i));
-    }
+    sp_fixed_random(out, n);
     return 0;
 }
 
@@ -94,7 +85,7 @@ static uint8_t sig[PQCLEAN_MLDSA65_CLEAN_CRYPTO_BYTES];
 static uint8_t msg[MLEN];
 static char check[160];
 
-static const char *pq_ops(void)
+const char *sp_only_ops(void)
 {
     return "[\"ml-kem-512-keygen\",\"ml-kem-512-encaps\",\"ml-kem-512-decaps\","
            "\"ml-kem-768-keygen\",\"ml-kem-768-encaps\",\"ml-kem-768-decaps\","
@@ -174,12 +165,12 @@ static int run_sig(const struct sig *s, unsigned id, int kind, int reps, char *e
     return 0;
 }
 
-static int pq_op(void *st, const char *op, int reps, char *err, size_t errlen)
+int sp_only_op(void *st, const char *op, int reps, char *err, size_t errlen)
 {
     (void)st;
     static const char *const KEM_KINDS[] = {"-keygen", "-encaps", "-decaps"};
     static const char *const SIG_KINDS[] = {"-keygen", "-sign", "-verify"};
-    rng_seed(0x5ec9e4f2025ull);   /* fixed: every process draws the same keys and coins */
+    sp_fixed_rng = 0x5ec9e4f2025ull;   /* fixed: every process draws the same keys and coins */
     sp_crypto_check = check;
     for (unsigned i = 0; i < N_KEMS; i++) {
         size_t n = strlen(KEMS[i].name);
@@ -198,39 +189,6 @@ static int pq_op(void *st, const char *op, int reps, char *err, size_t errlen)
     return 2;
 }
 
-/* --- no TLS in this build -------------------------------------------------------------------- */
-static const char *pq_library(void) { return "PQClean clean (" SP_PQCLEAN_VERSION ")"; }
-static const char *pq_offers(void) { return "{\"tls\":[],\"groups\":[],\"suites\":[],\"modes\":[],\"mtls\":0}"; }
-static int st_dummy;
-static void *pq_setup(const struct sp_config *cfg, char *err, size_t errlen)
-{
-    if (cfg != NULL) {
-        snprintf(err, errlen, "the PQClean build has no TLS: use --crypto");
-        return NULL;
-    }
-    return &st_dummy;
-}
-static int pq_none(void *st, char *err, size_t errlen)
-{
-    (void)st;
-    snprintf(err, errlen, "the PQClean build has no TLS");
-    return -1;
-}
-static int pq_prepare(void *st, struct sp_recio *io, char *err, size_t errlen) { (void)io; return pq_none(st, err, errlen); }
-static int pq_app(void *st, size_t *n, char *err, size_t errlen) { (void)n; return pq_none(st, err, errlen); }
-static void pq_finish(void *st, struct sp_conn_info *info) { (void)st, (void)info; }
-static void pq_cleanup(void *st) { (void)st; }
-
-const struct sp_backend sp_backend = {
-    .name = "pqclean",
-    .library = pq_library,
-    .offers = pq_offers,
-    .setup = pq_setup,
-    .prepare = pq_prepare,
-    .handshake = pq_none,
-    .app = pq_app,
-    .finish = pq_finish,
-    .cleanup = pq_cleanup,
-    .crypto = pq_op,
-    .crypto_ops = pq_ops,
-};
+/* --- no TLS in this build: crypto_only.c's backend ------------------------------------------- */
+const char sp_only_name[] = "pqclean", sp_only_display[] = "PQClean";
+const char *sp_only_library(void) { return "PQClean clean (" SP_PQCLEAN_VERSION ")"; }

@@ -16,7 +16,7 @@ $(MCU)/p256m/p256-m.o: $(P256M_SRC)/p256-m.c $(P256M_SRC)/p256-m.h $(SRC)p256m.m
 $(MCU)/libp256m.a: $(MCU)/p256m/p256-m.o
 	rm -f $@ && $(CROSS)ar rcs $@ $^
 
-P256M_CLIENT_O := $(addprefix $(OUT)/mcu-p256m-client/,client.o recio.o marker.o stackpaint.o be_p256m.o)
+P256M_CLIENT_O := $(addprefix $(OUT)/mcu-p256m-client/,client.o recio.o marker.o stackpaint.o be_p256m.o crypto_only.o)
 $(OUT)/mcu-p256m-client/%.o: $(SRC)%.c $(SRC)*.h
 	@mkdir -p $(dir $@)
 	$(CROSS)gcc $(MCU_CFLAGS) -I$(P256M_SRC) -I$(SRC) -c -o $@ $<
@@ -41,6 +41,6 @@ $(OUT)/m0-p256m-client/%.o: $(SRC)%.c $(SRC)*.h
 	$(M0_CROSS)gcc $(M0_CFLAGS) -I$(P256M_SRC) -I$(SRC) -c -o $@ $<
 
 m0-p256m: $(OUT)/sp-device-p256m-m0
-$(OUT)/sp-device-p256m-m0: $(addprefix $(OUT)/m0-p256m-client/,client.o recio.o marker.o stackpaint.o be_p256m.o sys.o) \
+$(OUT)/sp-device-p256m-m0: $(addprefix $(OUT)/m0-p256m-client/,client.o recio.o marker.o stackpaint.o be_p256m.o crypto_only.o sys.o) \
                            $(MCU)/m0/libp256m.a
 	$(M0_CROSS)gcc $(M0_LDFLAGS) -o $@ $^ -lm
