@@ -23,6 +23,22 @@ TIMER = {"name": "connection set-up (predicted)",
          "end": "the protocol's answer processed (HTTP response, CONNACK, CoAP ACK, PUSH_REPLY + tun)",
          "value": "simulated: values_us holds a reservoir of the first 2000 draws; summary covers all n",
          "clock": "model time"}
+# --until handshake: the same start, the clock stops at the client's handshake completion (TCP
+# connect inside, as `openssl s_time`; `secperf handshake`'s own window, from TCP connected, is
+# derived.handshake in every row)
+TIMER_HANDSHAKE = {**TIMER, "name": "connection set-up until the handshake completes (predicted)",
+                   "end": "the client's handshake complete (TLS 1.3: its Finished built; TLS 1.2/DTLS: the server's "
+                          "Finished verified; OpenVPN: control-channel key exchange done; no security: TCP "
+                          "connected, UDP at once); nothing after it is counted"}
+
+
+def timer(until: str) -> dict:
+    return TIMER_HANDSHAKE if until == "handshake" else TIMER
+
+
+# --baseline: the reference rows of each scenario row, and what they mean (README "What security costs")
+ROLE_BASELINE = "without security"
+ROLE_SOFTWARE = "software key"
 
 
 @dataclass
@@ -51,6 +67,8 @@ class WhatifOptions:
     allow_partial: bool = False            # --calibrate may name a running or abandoned run
     max_draws: int = SW.DEFAULT_MAX_DRAWS  # cells x n at most (--max-draws)
     max_cells: int = SW.DEFAULT_MAX_CELLS  # cells at most (--max-cells)
+    baseline: bool = False                 # --baseline: each row next to no security and a software key
+    until: str = "response"                # --until: the end point (response | handshake)
 
 
 def cost_table(o: WhatifOptions) -> C.CostTable:
@@ -152,19 +170,146 @@ def link_of(cell: SW.Cell, o: WhatifOptions) -> N.LinkModel:
 
 def predict_cell(cell: SW.Cell, table: C.CostTable, o: WhatifOptions) -> dict:
     link = link_of(cell, o)
-    pl = P.plan(cell.scenario, table, link)
+    pl = P.plan(cell.scenario, table, link, until=o.until)
     r = M.simulate(pl, o.n, o.seed)
     return {"plan": pl, "sim": r, "link": link}
 
 
-def _series(cell: SW.Cell, pred: dict, table: C.CostTable) -> dict:
+def reference_cells(cells: list, o: WhatifOptions) -> list[list[tuple[str, SW.Cell]]]:
+    """Per cell, its --baseline reference cells: (role, cell) for the same exchange without security
+    (flights.no_security: one per protocol, network and swept network input) and, when the row's key
+    is a secure element, the same scenario with a software key. A row with a software key is its own
+    software-key reference. Empty lists without --baseline."""
+    if not o.baseline:
+        return [[] for _ in cells]
+    out = []
+    for c in cells:
+        refs = [(ROLE_BASELINE, SW.Cell(F.no_security(c.scenario), c.network, c.inputs))]
+        if c.scenario.key != "software":
+            refs.append((ROLE_SOFTWARE, SW.Cell(F.software_key(c.scenario), c.network, c.inputs)))
+        out.append(refs)
+    return out
+
+
+def _cell_key(c: SW.Cell) -> tuple:
+    return (c.scenario, c.network.canonical(), repr(sorted(c.inputs.items())))
+
+
+def predict_references(cells: list, table: C.CostTable, o: WhatifOptions, known: dict | None = None) -> dict:
+    """Predictions of every reference cell, once each (a baseline is shared by the rows of a protocol
+    and link; a software-key reference that is also a row of the run is not predicted again)."""
+    preds = dict(known or {})
+    for refs in reference_cells(cells, o):
+        for _, rc in refs:
+            k = _cell_key(rc)
+            if k not in preds:
+                preds[k] = predict_cell(rc, table, o)
+    return preds
+
+
+def _sid(cell: SW.Cell, sc: F.Scenario) -> str:
+    return f"whatif/{sc.label()} @ {cell.network.name}"
+
+
+def connection_energy(d: dict, network: str, device: str | None, se_profile: str | None) -> dict:
+    """Joules of one isolated connection (model/energy.py: promotion, airtime, the radio connected
+    while waiting, the full inactivity tail; the client CPU and the secure element at their active
+    power) from a row's simulated means, when the link has a radio energy profile (a named network:
+    lte-m, nb-iot, ...); otherwise {"note": why not}."""
+    from ..model import energy as E
+    if network not in E.radio_names():
+        return {"note": f"no radio energy profile for link {network!r} (energy needs a named network: "
+                        f"{', '.join(E.radio_names())})"}
+    radio = E.radio(network)
+    notes = []
+    try:
+        cpu = E.cpu(device or "host-default")
+    except E.EnergyError:
+        cpu = E.Power("none", 0.0, "")
+        notes.append(f"no CPU power figure for {device!r}: CPU energy not counted")
+    try:
+        se = E.se(se_profile)
+    except E.EnergyError:
+        se = E.Power("none", 0.0, "")
+        notes.append(f"no active power for {se_profile!r}: secure-element energy not counted")
+    b = d["breakdown_mean_us"]
+    a = E.Activity(on_s=d["usable"]["mean_us"] / 1e6, tx_s=d["radio"]["airtime_tx_mean_us"] / 1e6,
+                   rx_s=d["radio"]["airtime_rx_mean_us"] / 1e6, cpu_s=b["client_compute"] / 1e6,
+                   se_s=b["secure_element"] / 1e6, bytes=d["bytes_up_mean"] + d["bytes_down_mean"])
+    e = E.activity_energy(a, radio, cpu, se, None)
+    return {"total_mj": e.total_j * 1e3, "radio_mj": e.radio_j * 1e3, "cpu_mj": e.cpu_j * 1e3,
+            "se_mj": e.se_j * 1e3, "radio_s": e.radio_s, "radio_profile": radio.name, "cpu": cpu.name,
+            "note": "; ".join(["one isolated connection: radio promotion and full inactivity tail included"]
+                              + notes)}
+
+
+def _adds(secured: float | None, without: float | None) -> dict | None:
+    if secured is None or without is None:
+        return None
+    return {"secured": secured, "without": without, "adds": secured - without,
+            "share": (secured - without) / secured if secured > 0 else None}
+
+
+def fmt_adds(x: dict | None, fmt) -> str:
+    """'4.10 s of 5.88 s (70 %)' from an _adds dict."""
+    if x is None:
+        return "–"
+    share = "" if x["share"] is None else f" ({x['share'] * 100:.0f} %)"
+    return f"{fmt(x['adds'])} of {fmt(x['secured'])}{share}"
+
+
+def security_cost(s: dict, base: dict, soft: dict | None, until: str) -> dict:
+    """What security adds to a row (README "What security costs"): the row against the same exchange
+    without security, in time (difference of the two rows' P50s and of their means: both simulated
+    with the same seed and draws, not a P50 of differences), bytes (mean wire bytes up + down),
+    radio-on time (mean, first packet to the end point) and energy per connection; and what the key
+    source adds against a software key (secure-element rows)."""
+    from ..report.units import fmt_time_us
+    d, b = s["derived"], base["derived"]
+    byt = lambda x: x["bytes_up_mean"] + x["bytes_down_mean"]  # noqa: E731
+    out = {"end_point": until, "baseline_series": base["id"],
+           "software_key_series": soft["id"] if soft is not None else None,
+           "time_p50_us": _adds(d["usable"]["p50_us"], b["usable"]["p50_us"]),
+           "time_p95_us": _adds(d["usable"]["p95_us"], b["usable"]["p95_us"]),
+           "time_mean_us": _adds(d["usable"]["mean_us"], b["usable"]["mean_us"]),
+           "bytes": _adds(byt(d), byt(b)),
+           "packets": _adds(d["packets_up_mean"] + d["packets_down_mean"],
+                            b["packets_up_mean"] + b["packets_down_mean"]),
+           "radio_on_us": _adds(d["radio"]["on_mean_us"], b["radio"]["on_mean_us"]),
+           "crypto_ops": {"secured": sum(1 for c in d["costs"] if not c["op"].startswith("base:")
+                                         and c["party"] != "secure element" and c["op"] != "tun_setup"),
+                          "without": sum(1 for c in b["costs"] if c["op"] != "tun_setup")}}
+    eb, es = b.get("energy") or {}, d.get("energy") or {}
+    out["energy_mj"] = _adds(es.get("total_mj"), eb.get("total_mj"))
+    out["energy_note"] = es.get("note")
+    if soft is not None:
+        sd = soft["derived"]
+        out["key_vs_software"] = {"time_p50_us": _adds(d["usable"]["p50_us"], sd["usable"]["p50_us"]),
+                                  "time_mean_us": _adds(d["usable"]["mean_us"], sd["usable"]["mean_us"]),
+                                  "energy_mj": _adds(es.get("total_mj"), (sd.get("energy") or {}).get("total_mj"))}
+    line = f"security adds {fmt_adds(out['time_p50_us'], fmt_time_us)} at P50"
+    line += f"; {fmt_adds(out['bytes'], lambda v: f'{v:,.0f} B')}"
+    line += f"; radio on {fmt_adds(out['radio_on_us'], fmt_time_us)} (mean)"
+    if out["energy_mj"]:
+        line += f"; energy {fmt_adds(out['energy_mj'], lambda v: f'{v:.1f} mJ')} per connection"
+    if soft is not None:
+        line += f"; the key source adds {fmt_adds(out['key_vs_software']['time_p50_us'], fmt_time_us)} over a " \
+                f"software key"
+    out["line"] = line + f" (until {'the handshake completes' if until == 'handshake' else 'the response'})"
+    return out
+
+
+def _series(cell: SW.Cell, pred: dict, table: C.CostTable, until: str = "response", role: str | None = None,
+            device: str | None = None) -> dict:
     pl, r, link = pred["plan"], pred["sim"], pred["link"]
     sc = pl.model.scenario
-    sid = f"whatif/{sc.label()} @ {cell.network.name}"
+    sid = _sid(cell, sc)
     labels = {**{k: v for k, v in asdict(sc).items()}, "network": cell.network.name,
               "network_spec": cell.network.canonical(), "link": link.as_dict(), "inputs": cell.inputs,
-              "cost_table": table.name}
-    s = R.new_series(sid, kind="whatif", labels=labels, timer=TIMER)
+              "cost_table": table.name, "until": until}
+    if role:
+        labels["role"] = role
+    s = R.new_series(sid, kind="whatif", labels=labels, timer=timer(until))
     s["values_us"] = r["reservoir_us"]
     u = r["usable"]
     s["summary"] = {k: u[k] for k in ("n", "mean_us", "sd_us", "min_us", "p50_us", "p90_us", "p95_us", "p99_us",
@@ -178,7 +323,12 @@ def _series(cell: SW.Cell, pred: dict, table: C.CostTable) -> dict:
         "bytes_up_mean": r["bytes_up_mean"], "bytes_down_mean": r["bytes_down_mean"],
         "packets_up_mean": r["packets_up_mean"], "packets_down_mean": r["packets_down_mean"],
         "radio": r["radio"], "failed_share": r["failed_share"],
-        "round_trips": pl.model.round_trips, "round_trips_to_handshake_done": pl.model.round_trips_to_handshake_done(),
+        "end_point": until, "end_point_description": P.UNTIL[until],
+        "round_trips": pl.model.round_trips_to_handshake_done() if until == "handshake" else pl.model.round_trips,
+        "round_trips_to_response": pl.model.round_trips,
+        "round_trips_to_handshake_done": pl.model.round_trips_to_handshake_done(),
+        "security": "none" if sc.security == "none" else "on",
+        "no_security": F.PLAIN[sc.protocol][1] if sc.security == "none" else None,
         "flights": [dict(row, packets=fp.packets, wire_bytes=fp.wire_bytes, extra_window_rounds=fp.extra_rounds)
                     for row, fp in zip(pl.model.table(), [f for f in pl.flights if f is not None])],
         "crosses": {"initial_window": any(f.extra_rounds for f in pl.flights if f),
@@ -190,6 +340,7 @@ def _series(cell: SW.Cell, pred: dict, table: C.CostTable) -> dict:
                         | {"spread_values": len(pl.calibration.get("ratios") or ())} if pl.calibration else None),
         "seed": r["seed"],
     }
+    s["derived"]["energy"] = connection_energy(s["derived"], cell.network.name, device, sc.se_profile)
     return s
 
 
@@ -200,26 +351,55 @@ def _cells(o: WhatifOptions, table: C.CostTable):
     if o.s1:
         scs = [sc for _, sc in S1.scenarios(table, o.protocols[0] if o.protocols[0] in ("tls1.3", "https", "mqtt")
                                             else "tls1.3")]
-    SW.check_draws(len(scs), len(nets), sweep, o.n, o.max_draws, o.max_cells)  # before the cells are made
+    # --baseline: up to three rows per scenario (itself, without security, with a software key),
+    # counted against the work limits before anything is simulated
+    per = (3 if any(k != "software" for k in o.keys) else 2) if o.baseline else 1
+    SW.check_draws(len(scs) * per, len(nets), sweep, o.n, o.max_draws, o.max_cells)  # before the cells are made
     return SW.expand(scs, nets, sweep), sweep
 
 
-def predict_into(doc: dict, o: WhatifOptions, table: C.CostTable, cells=None, sweep=None, preds=None) -> None:
+def predict_into(doc: dict, o: WhatifOptions, table: C.CostTable, cells=None, sweep=None, preds=None,
+                 refs=None) -> None:
     """Append one `whatif` series per scenario and link to `doc`, and the cost table, tornado and
     S1 estimate to doc["analysis"]["whatif"] (used by `secperf whatif` and by a scenario's
-    [whatif] block, which predicts next to the rows it measured)."""
+    [whatif] block, which predicts next to the rows it measured). With o.baseline each row is
+    followed by its reference rows (labels.role) the first time one is used, and carries
+    derived.security: what security adds (security_cost)."""
+    P.check_until(o.until)
     if cells is None:
         cells, sweep = _cells(o, table)
     preds = preds if preds is not None else [predict_cell(c, table, o) for c in cells]
+    ref_preds = refs if refs is not None else predict_references(
+        cells, table, o, {_cell_key(c): p for c, p in zip(cells, preds)})
     rows = []
-    for c, pr in zip(cells, preds):
-        s = _series(c, pr, table)
+    by_key: dict = {}
+    main = [_series(c, pr, table, o.until, device=o.device) for c, pr in zip(cells, preds)]
+    for c, s in zip(cells, main):
+        by_key.setdefault(_cell_key(c), s)
+    summary = []
+    for c, s, refs_c in zip(cells, main, reference_cells(cells, o)):
         doc["series"].append(s)
         rows.append({"inputs": c.inputs, "usable": s["derived"]["usable"]})
+        got = {}
+        for role, rc in refs_c:
+            k = _cell_key(rc)
+            if k not in by_key:
+                by_key[k] = _series(rc, ref_preds[k], table, o.until, role=role, device=o.device)
+                doc["series"].append(by_key[k])
+            got[role] = by_key[k]
+        if got:
+            sec = security_cost(s, got[ROLE_BASELINE], got.get(ROLE_SOFTWARE), o.until)
+            s["derived"]["security_cost"] = sec
+            summary.append({"series": s["id"], "line": sec["line"]})
     doc["analysis"]["whatif"] = {"cost_table": {"name": table.name, "source": table.source,
                                                 "description": table.description, "rows": table.rows()},
                                  "tornado": SW.tornado(rows, sweep) if sweep else [],
-                                 "sweep": sweep}
+                                 "sweep": sweep, "end_point": o.until, "end_point_description": P.UNTIL[o.until]}
+    if o.baseline:
+        doc["analysis"]["whatif"]["security_cost"] = {
+            "rows": summary,
+            "without_security": {p: F.PLAIN[p][1] for p in dict.fromkeys(c.scenario.protocol for c in cells)},
+            "rule": " ".join((security_cost.__doc__ or "").split())}
     if o.s1:
         doc["analysis"]["whatif"]["s1"] = S1.per_message(table)
 
@@ -233,12 +413,14 @@ def run(o: WhatifOptions) -> int:
     params = {"protocols": o.protocols, "networks": o.networks, "keys": o.keys, "groups": o.groups,
               "certs": o.certs, "handshakes": o.handshakes, "sweep": o.sweep, "calibrate": o.calibrate,
               "device": o.device, "stack": o.stack, "n": o.n, "seed": o.seed, "s1": o.s1, "coap_random_factor": o.coap_random_factor,
-              "path_floor_ms": o.path_floor_ms, "host_scheduling": o.host_scheduling}
+              "path_floor_ms": o.path_floor_ms, "host_scheduling": o.host_scheduling, "baseline": o.baseline,
+              "until": o.until}
     # validate every cell before creating a run directory, so bad input leaves nothing behind
     preds = [predict_cell(c, table, o) for c in cells]
+    refs = predict_references(cells, table, o, {_cell_key(c): p for c, p in zip(cells, preds)})
     run_ = RunStore(o.out).create("whatif")
     doc = R.new_result(kind="whatif", command=o.command, params=params, host=host.collect(), run_id=run_.run_id)
-    predict_into(doc, o, table, cells, sweep, preds)
+    predict_into(doc, o, table, cells, sweep, preds, refs)
     R.finish(doc)
     run_.save(doc)
     if not o.no_report:

@@ -80,6 +80,43 @@ class ModelError(InputError):
     pass
 
 
+# --- what "no security" means per protocol -------------------------------------------------------
+# The baseline of "what security costs" (issue 29): the same application exchange over the same
+# transport with no security layer at all — no handshake, no record protection, no certificate,
+# key or token, zero cryptographic operations; the application messages keep their plaintext sizes
+# (the constants above without TLS/DTLS record overhead). Per protocol (transport, what is sent):
+PLAIN = {
+    "tls1.3": ("TCP", "TCP connect, then the same HTTP/1.1 GET (40 B) -> response (846 B) in clear"),
+    "tls1.2": ("TCP", "TCP connect, then the same HTTP/1.1 GET (40 B) -> response (846 B) in clear"),
+    "https": ("TCP", "plain HTTP: TCP connect, then GET (40 B) -> response (846 B), one write (no session "
+                     "tickets)"),
+    "jwt": ("TCP", "plain HTTP without a token: TCP connect, then GET (40 B) -> response (846 B); the JWT "
+                   "(its signature, its 380 bytes in the request, its verification) is security"),
+    "mqtt": ("TCP", "MQTT 3.1.1 over plain TCP (port 1883): TCP connect, CONNECT (30 B) -> CONNACK (4 B)"),
+    "dtls1.2": ("UDP", "the same request (40 B) -> response (846 B) as one plain UDP exchange on the same "
+                       "confirmable retransmission timer"),
+    "coap": ("UDP", "CoAP without DTLS (coap://, port 5683): CON GET (20 B) -> piggybacked ACK (40 B)"),
+    "openvpn": ("UDP", "a tunnel without security (no TLS control channel, no reset exchange, no keys): the "
+                       "configuration request/response OpenVPN carries (PUSH_REQUEST 100 B -> PUSH_REPLY "
+                       "300 B) as one plain UDP exchange on OpenVPN's retransmission timer, then the same "
+                       "tun set-up (not a security cost)"),
+}
+SECURITY = ("on", "none")
+
+
+def no_security(s: "Scenario") -> "Scenario":
+    """The scenario's baseline without security (PLAIN): one per protocol, so the inputs that only
+    shape the security (handshake, group, certificate, key, key share) are set to their defaults —
+    every secured row of a protocol shares one baseline row."""
+    return Scenario(protocol=s.protocol, handshake=HANDSHAKES[s.protocol][0] if s.protocol in HANDSHAKES else
+                    s.handshake, security="none")
+
+
+def software_key(s: "Scenario") -> "Scenario":
+    """The same secured scenario with the client key in software (the reference for a secure element)."""
+    return replace(s, key="software")
+
+
 @lru_cache(maxsize=1)
 def sizes() -> dict:
     return tomllib.loads(resources.files("secperf.data").joinpath("whatif_sizes.toml").read_text())
@@ -128,6 +165,7 @@ class Scenario:
     client_key_type: str = "ecdsa-p256"
     mtls: bool | None = None                 # default: True for https/mqtt/coap/openvpn, False otherwise
     precomputed_keyshare: bool = False       # S1: key share generated ahead of time (off the clock)
+    security: str = "on"                     # on | none: the same application messages without security
 
     def resolved(self) -> "Scenario":
         cert = self.cert or ("rsa-2048" if self.protocol in ("tls1.3", "tls1.2", "dtls1.2") else "ecdsa-p256")
@@ -144,6 +182,8 @@ class Scenario:
 
     def label(self) -> str:
         s = self.resolved()
+        if s.security == "none":
+            return f"{s.protocol} without security (plain {PLAIN[s.protocol][0]})"
         parts = [s.protocol, s.handshake, s.group, f"cert {s.cert}" + (f"x{s.depth}" if s.depth > 1 else ""),
                  f"key {s.key}"]
         if s.precomputed_keyshare:
@@ -377,10 +417,48 @@ def _tls12(s: Scenario, app_out: tuple, app_back: tuple, dtls: bool, app_server_
 SYN = Exchange(Flight("client", (("SYN", SYN_BYTES - TCP_HDR),)), Flight("server", (("SYN-ACK", SYN_BYTES - TCP_HDR),)), "tcp-syn")
 
 
+def _plain(s: Scenario) -> FlightModel:
+    """The flight model without security (PLAIN): zero operations on either side, plaintext sizes.
+    The client's "handshake" is done when it can send its first application message: after the
+    SYN-ACK over TCP, at once over UDP — so the handshake end point of a baseline is TCP connect
+    (UDP: nothing), and the probe's window (TCP connected -> handshake done) is 0."""
+    p = s.protocol
+    if p in ("tls1.3", "tls1.2", "https", "jwt"):
+        app = Exchange(Flight("client", (("GET request", HTTP_REQ),), handshake_done=True),
+                       Flight("server", (("HTTP response", HTTP_RESP),)), "tcp")
+        return FlightModel(s, "tcp", (SYN, app), start_mark=("back_recv", 0), notes=(PLAIN[p][1],))
+    if p == "mqtt":
+        app = Exchange(Flight("client", (("CONNECT", MQTT_CONNECT),), handshake_done=True),
+                       Flight("server", (("CONNACK", MQTT_CONNACK),)), "tcp")
+        return FlightModel(s, "tcp", (SYN, app), start_mark=("back_recv", 0), notes=(PLAIN[p][1],))
+    if p == "dtls1.2":
+        app = Exchange(Flight("client", (("request", HTTP_REQ),), handshake_done=True),
+                       Flight("server", (("response", HTTP_RESP),)), "coap")
+        return FlightModel(s, "udp", (app,), notes=(PLAIN[p][1],))
+    if p == "coap":
+        app = Exchange(Flight("client", (("CoAP CON GET", COAP_REQ),), handshake_done=True),
+                       Flight("server", (("CoAP ACK + response", COAP_RESP),)), "coap")
+        return FlightModel(s, "udp", (app,), notes=(PLAIN[p][1],))
+    if p == "openvpn":
+        app = Exchange(Flight("client", (("PUSH_REQUEST", 100),), handshake_done=True),
+                       Flight("server", (("PUSH_REPLY", 300),)), "ovpn")
+        return FlightModel(s, "udp", (app,), final_ops=("tun_setup",), notes=(PLAIN[p][1],))
+    raise AssertionError(p)
+
+
+def baseline(s: Scenario) -> FlightModel:
+    """The flight model of the scenario's exchange without security (no_security, PLAIN)."""
+    return build(no_security(s))
+
+
 def build(s: Scenario) -> FlightModel:
     """The flight model of a scenario; bad combinations raise ModelError naming the option."""
     if s.protocol not in PROTOCOLS:
         raise ModelError(f"PROTOCOL: unknown protocol {s.protocol!r}; known: {', '.join(PROTOCOLS)}")
+    if s.security not in SECURITY:
+        raise ModelError(f"security: {s.security!r} must be one of {', '.join(SECURITY)}")
+    if s.security == "none":
+        return _plain(s.resolved())
     if s.handshake not in HANDSHAKES[s.protocol]:
         raise ModelError(f"--handshake: {s.protocol} has no {s.handshake!r} handshake; known: "
                          f"{', '.join(HANDSHAKES[s.protocol])}")

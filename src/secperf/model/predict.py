@@ -7,6 +7,24 @@ Calibration rule: a loopback row of the same protocol and handshake (a `secperf 
 `secperf connect` row) fixes the residual `base:` cost of each party as measured − named operations
 of that row's own configuration (its group, certificate, depth), inside the row's own timer window.
 A what-if that changes the group, certificate or key then changes only the named operations.
+
+No security (Scenario.security == "none", flights.PLAIN): the flights carry no operation, so both
+parties' compute is 0 — the application's own work (parsing a 30-byte CONNECT, building an HTTP
+response) is not charged. Why zero and not a small figure: the loopback rows measure a party's whole
+handshake and application step as one residual (`base:`), which cannot be split into TLS and
+application work, and the application step of these tiny messages is microseconds next to the
+milliseconds of the handshake. So "security adds X" is slightly overstated by that application work
+(it sits in the secured row's residual), never understated. No residual is fitted, no secure element
+is called, and the plan carries no calibration row.
+
+End points (`until`): "response" (the default) stops the clock when the protocol's answer is
+processed (HTTP response, CONNACK, CoAP ACK, PUSH_REPLY + tun set-up); "handshake" stops it when the
+client's handshake completes — the flight marked `handshake_done` is built (its compute done,
+nothing of it sent): TLS 1.3 after the client's Finished, TLS 1.2/DTLS 1.2 after the server's
+Finished is verified, OpenVPN after the control channel's key exchange. Both start at the client's
+first packet, so TCP connect is inside, as in `openssl s_time`; the probe's own window (`secperf
+handshake`: TCP connected -> handshake complete) is the simulator's `handshake` figure either way.
+Flights after the end point, their bytes and their loss recovery are not counted.
 """
 
 from __future__ import annotations
@@ -20,6 +38,21 @@ from .costs import CostTable, Figure, scenario_key
 
 SE_WARM_CALLS = SE.SIGN_ONLY_CALLS
 SE_COLD_CALLS = SE.TOTAL_CALLS
+UNTIL = {"response": "the first application response processed (HTTP response, CONNACK, CoAP ACK, "
+                     "PUSH_REPLY + tun set-up)",
+         "handshake": "the client's handshake complete (its Finished built; TLS 1.2/DTLS: the server's Finished "
+                      "verified; OpenVPN: the control channel's key exchange done), as `secperf handshake` and "
+                      "`openssl s_time` stop"}
+
+
+class EndPointError(F.ModelError):
+    pass
+
+
+def check_until(until: str, opt: str = "--until") -> str:
+    if until not in UNTIL:
+        raise EndPointError(f"{opt}: {until!r} is not an end point; known: {', '.join(UNTIL)}")
+    return until
 
 
 @dataclass(frozen=True)
@@ -64,6 +97,7 @@ class Plan:
     # the calibration row's own spread (values over its P50): one draw per connection scales both
     # parties' compute; None: independent lognormals with sigma_client / sigma_server
     spread: tuple[float, ...] | None = None
+    until: str = "response"         # the end point: response | handshake (UNTIL)
 
     @property
     def exchanges(self) -> int:
@@ -180,11 +214,15 @@ def _scale_party(t: CostTable, party: str, f: float, series: str) -> None:
                                                     f"handshake faster than the table's operations add up to")
 
 
-def plan(sc: F.Scenario, table: CostTable, link: N.LinkModel) -> Plan:
+def plan(sc: F.Scenario, table: CostTable, link: N.LinkModel, until: str = "response") -> Plan:
+    check_until(until)
     model = F.build(sc)
     N.check_mtu(model, link)
     sc = model.scenario
-    table, meas = fit_residuals(table, sc)
+    if sc.security == "none":          # no base: residual to fit (module docstring)
+        meas = None
+    else:
+        table, meas = fit_residuals(table, sc)
     prof = None
     calls: tuple[str, ...] = ()
     se_host = Figure(0.0, "no calibration row for this key source: the profile's figures only")
@@ -218,15 +256,19 @@ def plan(sc: F.Scenario, table: CostTable, link: N.LinkModel) -> Plan:
     if meas is not None and not meas.get("client_only") and not meas.get("se_us") and meas.get("ratios"):
         spread = tuple(meas["ratios"])
     return Plan(model, link, tuple(out), sum(o[1] for o in fin), fin, sig_c, sig_s, prof, calls,
-                se_host.us, se_host.source, meas, spread)
+                se_host.us, se_host.source, meas, spread, until)
 
 
 def compute_breakdown(p: Plan) -> list[dict]:
-    """Every operation the plan charges, per flight and party, with its source (the cost table)."""
+    """Every operation the plan charges, per flight and party, with its source (the cost table);
+    with the handshake end point only up to the client's completing flight (whose work is done
+    before the clock stops)."""
     rows = []
+    done = False
     for fp in p.flights:
-        if fp is None:
+        if fp is None or done:
             continue
+        done = p.until == "handshake" and fp.handshake_done
         for op, us, src in fp.ops:
             rows.append({"exchange": fp.exchange, "flight": fp.name, "party": fp.sender, "op": op, "us": us,
                          "source": src})
@@ -235,7 +277,7 @@ def compute_breakdown(p: Plan) -> list[dict]:
                          "op": " + ".join(p.se_calls),
                          "us": sum(p.se_profile.dist(c).mean() if p.se_profile.dist(c) else 0.0 for c in p.se_calls) * 1e3,
                          "source": f"profile {p.se_profile.name} (mean): {p.se_profile.source}"})
-    for op, us, src in p.final_ops:
+    for op, us, src in (() if done else p.final_ops):
         rows.append({"exchange": None, "flight": "(after the last answer)", "party": "client", "op": op, "us": us,
                      "source": src})
     return rows

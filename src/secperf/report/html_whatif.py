@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .plots import Plot
 from .svg import figure
-from .terminal_whatif import components
+from .terminal_whatif import END_TITLE, components, end_point
 from .views.whatif import predicted_vs_measured, whatif_series
 from .units import esc as e, fmt_time_us
 
@@ -71,10 +71,11 @@ def section(doc: dict) -> str:
     if not series:
         return ""
     a = doc.get("analysis", {}).get("whatif", {})
-    out = ["<h2>What-if: predicted connection set-up</h2>",
+    out = [f"<h2>What-if: predicted connection set-up {e(END_TITLE[end_point(series)])}</h2>",
            "<p>Predictions, not measurements: flight models (messages, bytes, work per side) over the network "
            "model of each link, with costs from the cost table below, simulated by Monte Carlo (README: "
-           "&ldquo;How a prediction is made&rdquo;).</p>"]
+           "&ldquo;How a prediction is made&rdquo;). The clock starts at the client's first packet and stops at "
+           f"{e(series[0]['derived'].get('end_point_description') or 'the first application response')}.</p>"]
     rows = []
     comps = components(series)
     for s in series:
@@ -89,6 +90,33 @@ def section(doc: dict) -> str:
     out.append(_table(["scenario", "network", "round trips", "P50", "P90", "P95", "P99",
                        *(f"{v} (mean)" for v in comps.values()), "bytes up / down", "crosses",
                        "gave up"], rows))
+    sec = [s for s in series if s["derived"].get("security_cost")]
+    if sec:
+        def adds(x, fmt):
+            if not x:
+                return "–"
+            share = "" if x["share"] is None else f" ({x['share'] * 100:.0f}&nbsp;%)"
+            return f"{fmt(x['adds'])} of {fmt(x['secured'])}{share}"
+        mj = lambda v: f"{v:.1f} mJ"  # noqa: E731
+        byt = lambda v: f"{v:,.0f} B"  # noqa: E731
+        notes = (a.get("security_cost") or {}).get("without_security") or {}
+        out.append("<h3>What security costs</h3><p>Each row against the same exchange without security: "
+                   + "; ".join(f"<b>{e(p)}</b>: {e(w)}" for p, w in notes.items())
+                   + ". Time is the difference of the two rows' P50s (same seed), bytes and radio-on time of their "
+                     "means, energy of one isolated connection (radio promotion and tail included) where the link "
+                     "has a radio energy profile. Secure-element rows also show what the key source adds over a "
+                     "software key.</p>" + _table(
+                         ["scenario", "network", "no security P50", "security adds (P50)", "bytes added",
+                          "radio on added (mean)", "energy added / connection", "key vs software (P50)"],
+                         [[e(_name(s)), e(s["labels"]["network"]),
+                           fmt_time_us(s["derived"]["security_cost"]["time_p50_us"]["without"]),
+                           adds(s["derived"]["security_cost"]["time_p50_us"], fmt_time_us),
+                           adds(s["derived"]["security_cost"]["bytes"], byt),
+                           adds(s["derived"]["security_cost"]["radio_on_us"], fmt_time_us),
+                           adds(s["derived"]["security_cost"].get("energy_mj"), mj),
+                           adds((s["derived"]["security_cost"].get("key_vs_software") or {}).get("time_p50_us"),
+                                fmt_time_us) if s["derived"]["security_cost"].get("key_vs_software")
+                           else "(software key)"] for s in sec]))
     pvm = [r for r in predicted_vs_measured(doc) if r["measured_p50_us"] is not None]
     if pvm:
         out.append("<h3>Predicted next to measured (this run)</h3><p>Each prediction is calibrated on this run's "

@@ -26,9 +26,19 @@ def _whatif(doc: dict) -> list[dict]:
     return [s for s in doc["series"] if s.get("kind") == "whatif" and (s.get("derived") or {}).get("usable")]
 
 
+END_TITLE = {"response": "until the first application response",
+             "handshake": "until the client's handshake completes (TCP connect included, as openssl s_time)"}
+
+
+def end_point(series: list[dict]) -> str:
+    """The end point of these rows (older Results: response)."""
+    ends = {s["labels"].get("until", "response") for s in series}
+    return ends.pop() if len(ends) == 1 else "response"
+
+
 def prediction_table(series: list[dict]) -> Table:
-    t = Table(title="what-if: predicted connection set-up (Monte Carlo; components are means)",
-              title_justify="left")
+    t = Table(title=f"what-if: predicted connection set-up {END_TITLE[end_point(series)]} (Monte Carlo; "
+                    f"components are means)", title_justify="left")
     for c in ("scenario", "network", "RTT", "P50", "P95", "P99", "handshake P50"):
         t.add_column(c, justify="left" if c in ("scenario", "network") else "right",
                      no_wrap=c in ("scenario", "network"))
@@ -47,6 +57,38 @@ def prediction_table(series: list[dict]) -> Table:
                   *(fmt_time_us(d["breakdown_mean_us"].get(k, 0.0)) for k in comps),
                   f"{d['bytes_up_mean']:.0f}/{d['bytes_down_mean']:.0f}",
                   f"{d['failed_share'] * 100:.2g}%")
+    return t
+
+
+def _pct(x: dict | None, fmt) -> str:
+    if x is None:
+        return "–"
+    share = "" if x["share"] is None else f" ({x['share'] * 100:.0f} %)"
+    return f"{fmt(x['adds'])} of {fmt(x['secured'])}{share}"
+
+
+def security_table(series: list[dict]) -> Table | None:
+    """--baseline: per row, what security adds against the same exchange without it (and what the key
+    source adds against a software key): P50 time, mean bytes, mean radio-on time, energy per connection."""
+    rows = [s for s in series if (s["derived"].get("security_cost"))]
+    if not rows:
+        return None
+    lines = [x["derived"]["security_cost"]["line"] for x in rows[:6]]
+    t = Table(title=f"what security costs, {END_TITLE[end_point(series)]}: each row against the same exchange "
+                    f"without security (plain TCP/UDP, same application messages)", title_justify="left",
+              caption="\n".join(lines), caption_justify="left")
+    for c in ("scenario", "network", "no security P50", "security adds (P50)", "bytes added", "radio on added (mean)",
+              "energy added / connection", "key vs software key (P50)"):
+        t.add_column(c, justify="left" if c in ("scenario", "network") else "right", no_wrap=c == "network")
+    mj = lambda v: f"{v:.1f} mJ"  # noqa: E731
+    for s in rows:
+        x = s["derived"]["security_cost"]
+        kv = (x.get("key_vs_software") or {}).get("time_p50_us")
+        t.add_row(s["id"].split("/", 1)[1].rsplit(" @ ", 1)[0], s["labels"]["network"],
+                  fmt_time_us(x["time_p50_us"]["without"]), _pct(x["time_p50_us"], fmt_time_us),
+                  _pct(x["bytes"], lambda v: f"{v:,.0f} B"), _pct(x["radio_on_us"], fmt_time_us),
+                  _pct(x["energy_mj"], mj) if x.get("energy_mj") else "– (no radio profile)",
+                  _pct(kv, fmt_time_us) if kv else "(software key)")
     return t
 
 
@@ -107,6 +149,9 @@ def tables(doc: dict) -> list[Table]:
     if not series:
         return []
     out = [prediction_table(series)]
+    sec = security_table(series)
+    if sec is not None:
+        out.append(sec)
     pvm = side_by_side_table(doc)
     if pvm is not None:
         out.append(pvm)

@@ -286,7 +286,10 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
     chains = Chains(rng, link, n)
     wake = (np.asarray(link.host_wakeup_ms) * 1e-3 if link.host_wakeup_ms and link.rtt_s >= N.HOST_SPIN_WINDOW_S
             else None)
+    stop = False
     for i, e in enumerate(p.model.exchanges):
+        if stop:
+            break
         out, back = fl[2 * i], fl[2 * i + 1]
         if p.model.start_mark in (("out_start", i), ("back_recv", i - 1)):
             t_start = t.copy()
@@ -304,6 +307,9 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
                 t += s
             if fp.handshake_done:
                 t_done = t.copy()
+                if p.until == "handshake":      # the end point: nothing of this flight is sent
+                    stop = True
+                    break
             d = link.direction(fp.sender)
             prop = _propagation(rng, d, n, fp.extra_rounds, rtt, fp.packets)
             ser = fp.wire_bytes * 8.0 / d.rate_bps if d.rate_bps > 0 else 0.0
@@ -331,6 +337,8 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
                     if e.transport == "tcp-syn":
                         failed |= extra > N.TCP_SYN_RETRIES
             legs.append(fp)
+        if stop:
+            break
         if e.transport in ("dtls", "coap", "ovpn"):
             # the client's timer covers its flight and the answer: any loss costs one timer period
             f = _exchange_failures(rng, chains, link, legs, n, e.transport)
@@ -351,7 +359,7 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
                 if len(legs) > 1:
                     down_bytes += f * legs[1].resend_wire_bytes
                     down_pk += f * legs[1].resend_packets
-    if p.final_us:
+    if p.final_us and not stop:
         c = p.final_us * 1e-6 * zc
         comp["client_compute"] += c
         t += c
@@ -404,7 +412,8 @@ def _exchange_failures(rng, chains: Chains, link: N.LinkModel, legs, n: int, tra
 # --- the run ---------------------------------------------------------------------------------
 def simulate(p: Plan, n: int, seed: int = 1, chunk: int = CHUNK) -> dict:
     """n simulated connections: summaries of the set-up time ('usable': from the first packet to
-    the protocol answer) and of the handshake timer window, the mean breakdown, bytes, packets,
+    the plan's end point — the protocol answer, or with Plan.until == "handshake" the client's
+    handshake complete) and of the handshake timer window, the mean breakdown, bytes, packets,
     radio time and the share of connections that gave up; a reservoir of raw samples for plots."""
     if n < 1:
         raise ValueError("n must be at least 1")

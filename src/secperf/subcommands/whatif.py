@@ -55,6 +55,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "link: off (default: a device's own stack), measure (sample this host now: 100 sleeps of "
                         "20 ms) or a fixed number of ms; applies to links of 10 ms RTT or more, as the emulator's "
                         "relay keeps spinning below that")
+    p.add_argument("--baseline", action="store_true",
+                   help="what security costs: each row next to the same exchange without security (plain TCP/UDP, "
+                        "the same application messages, no crypto) and, for a secure-element key, with a software "
+                        "key; prints 'security adds X of Y' in time, bytes, radio-on time and energy")
+    p.add_argument("--until", choices=("response", "handshake"), default="response",
+                   help="end point of the clock: response (default: the first application response, CONNACK, CoAP "
+                        "ACK...) or handshake (the client's handshake complete, as `secperf handshake` and openssl "
+                        "s_time stop; TCP connect included)")
     p.add_argument("--n", type=count(100_000_000), default=100_000, help="simulated connections per scenario")
     p.add_argument("--max-draws", type=count(10 ** 12), default=200_000_000, metavar="N",
                    help="refuse a what-if whose cells x --n exceed N simulated connections (default 2e8)")
@@ -92,5 +100,5 @@ def run(args) -> int:
                         host_scheduling=args.host_scheduling, json=args.json, out=args.out,
                         no_report=args.no_report, command=["secperf", *sys.argv[1:]],
                         allow_partial=args.allow_partial, max_draws=args.max_draws,
-                        max_cells=args.max_cells)
+                        max_cells=args.max_cells, baseline=args.baseline, until=args.until)
     return W.run(o)

@@ -33,6 +33,8 @@ def predicted_vs_measured(doc: dict) -> list[dict]:
     rows = []
     for s in whatif_series(doc):
         lb, u = s["labels"], s["derived"]["usable"]
+        if lb.get("security") == "none" or lb.get("until", "response") != "response":
+            continue          # measured connect rows have security and stop at the response
         key = (lb.get("protocol"), lb.get("key"), lb.get("handshake"), lb.get("network"))
         m = measured.get(key)
         sm = (m or {}).get("summary") or {}
