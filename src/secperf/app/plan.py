@@ -6,10 +6,11 @@ pattern's emulated link (app/plan_verify.py)."""
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 
 from ..core import host, result as R
-from ..core.errors import EXIT_OK
+from ..core.errors import EXIT_OK, InputError
 from ..core.store import RunStore
 from ..plan import planner as PL
 from ..plan.verdict import __doc__ as RULE
@@ -20,7 +21,7 @@ from ..spec import patterns as PS
 class PlanOptions:
     patterns: list[str]
     device: str | None = None
-    se: str | None = None
+    se: str | None = None                  # the client key: software | se:PROFILE[:cold] (`--key`; old `--se`)
     network: str | None = None
     radio: str | None = None
     n: int = 20_000
@@ -32,6 +33,10 @@ class PlanOptions:
     no_report: bool = False
     metrics: str | None = None
     command: list[str] = field(default_factory=lambda: ["secperf", "plan"])
+    system: str | None = None              # the --system file the inputs came from
+    resolved: list = field(default_factory=list)   # patterns made from a --system file (spec.system.pattern)
+    stack: str | None = None               # the system file's [device].stack and .config, for the planner's
+    config: str | None = None              # device costs (passed on when plan.planner.Overrides takes them)
 
 
 def _clean(x):
@@ -45,23 +50,77 @@ def _clean(x):
     return x
 
 
-def _overrides(o: PlanOptions) -> PL.Overrides:
-    return PL.Overrides(device=o.device, se=o.se, network=o.network, radio=o.radio, n=o.n, seed=o.seed)
+def _overrides(o: PlanOptions, table=None) -> PL.Overrides:
+    from ..spec.devices import resolve_device
+    return PL.Overrides(device=resolve_device(o.device), se=o.se, network=o.network, radio=o.radio, n=o.n, seed=o.seed, table=table)
 
 
-def check(o: PlanOptions) -> list:
-    """Every input checked (patterns, profiles, link, measures) without simulating anything."""
+# the scenarios a plan can cost (plan/evaluate.py: each pattern's protocol with its handshakes and
+# measures, HTTPS without a client certificate under a JWT), counted once per core
+PLAN_PROTOCOLS = {"mqtt": ("mqtt",), "https": ("https", "jwt"), "coap": ("coap",), "vpn": ("openvpn",)}
+
+
+def _device_tables(o: PlanOptions, pats: list) -> dict:
+    """Per pattern, the emulated core's cost table when its device is one (`--device CORE`, a system
+    file's [device], or the pattern's [stack].device): the client's costs counted now or from the
+    cache (app/device_counts.py) with the stack and build configuration asked, the server's this
+    host's; None for a cost-table name."""
+    from ..model import costs as C
+    from ..model import flights as F
+    from ..spec import devices as D
+    from .device_counts import device_counts
+    from ..spec.devices import resolve_device
+    out, made = {}, {}
+    for p in pats:
+        dev = resolve_device(o.device or p.stack.device)
+        if dev in C.table_names() or dev not in D.cores():
+            if o.stack or o.config:
+                raise InputError(f"--{'stack' if o.stack else 'config'}: picks the library of an emulated core's "
+                                 f"counts; pattern {p.name}'s device {dev!r} is a cost table")
+            out[p.name] = None
+            continue
+        if dev not in made:
+            protos = {x for q in pats if resolve_device(o.device or q.stack.device) == dev
+                      for x in PLAN_PROTOCOLS.get(q.stack.protocol, ())} | {"https", "jwt"}
+            scs = [F.Scenario(pr, h) for pr in sorted(protos) for h in F.HANDSHAKES[pr]
+                   if h in ("full", "resumed", "psk-dhe", "fresh")]
+            scs.append(F.Scenario("https", "resumed", mtls=False))
+            counts = device_counts(dev, scs, o.stack, o.config, quiet=o.json)
+            print(f"{dev}: {counts.note()}", file=sys.stderr)
+            made[dev] = C.from_device(counts.doc, D.core(dev), C.load_table(),
+                                      where=f"device counts {counts.doc['run_id']}", stack=counts.stack)
+        out[p.name] = made[dev]
+    return out
+
+
+def _patterns(o: PlanOptions) -> list:
+    return list(o.resolved) if o.resolved else PS.load_patterns(o.patterns)
+
+
+def check(o: PlanOptions, tables: dict | None = None) -> list:
+    """Every input checked (patterns, profiles, link, measures) without simulating anything; with
+    `tables` (from _device_tables), each pattern against its device's costs."""
     from .runner import check_output_file
     check_output_file(o.metrics, "--metrics")  # a file written at the end: said before anything runs
-    pats = PS.load_patterns(o.patterns)
+    from dataclasses import replace
+    from ..model import costs as C
+    from ..spec import devices as D
+    from ..spec.devices import resolve_device
+    pats = _patterns(o)
     for p in pats:
-        PL.check(p, _overrides(o))
+        ov = _overrides(o, (tables or {}).get(p.name))
+        dev = resolve_device(o.device or p.stack.device)
+        if ov.table is None and dev in D.cores() and dev not in C.table_names():
+            # the core's counts come later (_device_tables): the rest is checked against the host table
+            ov = replace(ov, device="host-default")
+        PL.check(p, ov)
     return pats
 
 
 def plan_all(o: PlanOptions) -> list[dict]:
-    pats = check(o)
-    return [_clean(PL.plan_pattern(p, _overrides(o))) for p in pats]
+    pats = check(o)            # names, profiles and links first: a bad one stops before any counting
+    tables = _device_tables(o, pats)
+    return [_clean(PL.plan_pattern(p, _overrides(o, tables.get(p.name)))) for p in pats]
 
 
 def run(o: PlanOptions) -> int:
@@ -70,7 +129,7 @@ def run(o: PlanOptions) -> int:
     plans = plan_all(o)                      # bad input stops here, before a run directory exists
     run_ = RunStore(o.out).create("plan")
     params = {"patterns": o.patterns, "device": o.device, "se": o.se, "network": o.network, "radio": o.radio, "n": o.n,
-              "seed": o.seed, "verify": o.verify}
+              "seed": o.seed, "verify": o.verify, "system": o.system, "stack": o.stack, "config": o.config}
     doc = R.new_result(kind="plan", command=o.command, params=params, host=host.collect(), run_id=run_.run_id)
     doc["analysis"]["plan"] = {"patterns": plans, "rule": " ".join(RULE.split())}
     if o.verify:

@@ -17,7 +17,13 @@ def add_arguments(p) -> None:
                         "(default: study)")
     p.add_argument("--list", action="store_true", help="the built-in patterns, measures and energy profiles")
     p.add_argument("--device", metavar="TABLE", help="device cost table and CPU power (host-default, cortex-m4-120mhz)")
-    p.add_argument("--se", metavar="PROFILE", help="secure-element profile for the client key (or 'software')")
+    p.add_argument("--key", metavar="SOURCE", help="the client key instead of each pattern's: software, se:PROFILE "
+                   "(warm: session kept) or se:PROFILE:cold (session opened and key found per connection); profiles: "
+                   "`secperf signer --profile list`")
+    p.add_argument("--se", metavar="PROFILE", help="old name: --se PROFILE is --key se:PROFILE; accepted for this release")
+    p.add_argument("--system", type=argtypes.path, metavar="FILE.toml",
+                   help="a system file: core, key, network and radio, protocol, the pattern and its budgets in one "
+                        "file (`secperf schema system`; examples/); options given here override the file's, with a note")
     p.add_argument("--network", metavar="NETWORK", help="link profile instead of each pattern's (lte-m, nb-iot, lte, wifi...)")
     p.add_argument("--radio", metavar="PROFILE", help="radio energy profile (default: the network's; needed for a "
                    "network given as a spec such as 'delay=50ms')")
@@ -34,14 +40,55 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    import sys
     from ..app import plan as A
     if args.list:
         from ..report.terminal_plan import listing
         listing()
         return 0
-    pats = [x.strip() for v in args.pattern or ["study"] for x in v.split(",") if x.strip()]
-    o = A.PlanOptions(patterns=pats, device=args.device, se=args.se, network=args.network, radio=args.radio, n=args.n, seed=args.seed,
-                      verify=args.verify, verify_n=args.verify_n, json=args.json, out=args.out,
-                      no_report=args.no_report, metrics=args.metrics, command=["secperf", *sys.argv[1:]])
-    return A.run(o)
+    return A.run(options(args))
+
+
+def options(args):
+    """The PlanOptions of the parsed arguments, with a --system file's values under them (the command
+    line overrides the file, with a note: subcommands/system_args.py)."""
+    import sys
+    from ..app import plan as A
+    from ..core.errors import InputError
+    from ..spec import vocabulary as V
+    key = args.key
+    if args.se is not None:
+        if key is not None:
+            raise InputError(f"--se {args.se} and --key {key}: --se is the old name of --key se:PROFILE; give --key only")
+        key = V.key_from_se(args.se)
+        V.note(f"--se is renamed --key se:PROFILE (here --key {key}); accepted for this release")
+    if key is not None:
+        key = V.key(key, "--key" if args.se is None else "--se")
+    pats = [x.strip() for v in args.pattern or [] for x in v.split(",") if x.strip()]
+    device, network, radio, resolved, system = args.device, args.network, args.radio, [], None
+    stack = config = None
+    if args.system:
+        from ..spec.system import load_system, pattern
+        from .system_args import Merge
+        ls = load_system(args.system)
+        s, system = ls.system, args.system
+        m = Merge(args.system)
+        device = m.pick("--device", device, "[device].core", s.device.core)
+        key = m.pick("--key", key, "[security].key", s.security.key)
+        network = m.pick("--network", network, "[network].link", s.network.link)
+        radio = m.pick("--radio", radio, "[network].radio", s.network.radio)
+        if pats:
+            what = "[pattern] and [budgets]" if s.budgets is not None else "[pattern]"
+            V.note(f"--pattern {','.join(pats)} replaces the {what} of {args.system}")
+        else:
+            resolved = [pattern(ls)]
+            pats = [resolved[0].name]
+        if "--device" not in m.overridden:
+            stack, config = s.device.stack, s.device.config
+        elif s.device.stack or s.device.config:
+            V.note(f"[device].stack/config of {args.system} belong to its core {s.device.core}; not used with "
+                   f"--device {device}")
+    o = A.PlanOptions(patterns=pats or ["study"], device=device, se=key, network=network, radio=radio, n=args.n,
+                      seed=args.seed, verify=args.verify, verify_n=args.verify_n, json=args.json, out=args.out,
+                      no_report=args.no_report, metrics=args.metrics, command=["secperf", *sys.argv[1:]],
+                      system=system, resolved=resolved, stack=stack, config=config)
+    return o

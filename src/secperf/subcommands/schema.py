@@ -1,4 +1,5 @@
-"""`secperf schema result|scenario`: the JSON Schema of a Result or of a scenario file."""
+"""`secperf schema result|scenario|system`: the JSON Schema of a Result, a scenario file or a system
+file (`--system FILE.toml` of whatif and plan)."""
 
 from __future__ import annotations
 
@@ -6,16 +7,20 @@ import json
 import sys
 
 NAME = "schema"
-HELP = "print the JSON Schema of a Result (result.json) or of a scenario file"
+HELP = "print the JSON Schema of a Result (result.json), a scenario file or a system file (--system)"
 
 
 def add_arguments(p) -> None:
-    p.add_argument("what", choices=("result", "scenario"), help="result: result.json; scenario: a scenario TOML file")
+    p.add_argument("what", choices=("result", "scenario", "system"),
+                   help="result: result.json; scenario: a scenario TOML file; system: a system file (whatif/plan --system)")
 
 
 def run(args) -> int:
     if args.what == "result":
         from ..core.result_schema import json_schema
+        doc = json_schema()
+    elif args.what == "system":
+        from ..spec.system import json_schema
         doc = json_schema()
     else:
         from ..spec.schema import scenario_json_schema

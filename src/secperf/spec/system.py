@@ -1,0 +1,382 @@
+"""A described system (`--system FILE.toml`): the device, its secure element and key policy, the
+network, the protocol and its handshake policy, the communication pattern and its budgets in ONE
+validated file, read by `secperf whatif --system FILE` and `secperf plan --system FILE`
+(`secperf schema system` prints its JSON Schema).
+
+    name = "stm32l4-nbiot-mqtt"
+    [device]     core = "cortex-m4-80", stack = "wolfssl", config = "sp-asm"
+    [security]   key = "se:iot-safe-sim:cold"             # software | se:PROFILE | se:PROFILE:cold
+    [network]    link = "nb-iot", radio = "nb-iot"        # a profile or a spec; radio: energy profile
+    [protocol]   name = "mqtt", handshakes = ["full", "resumed"], groups = ["x25519"], server_cert = "ecdsa-p256"
+    [pattern]    use = "periodic-collection"             # and/or inline [pattern.traffic], [pattern.connection]
+    [budgets]    latency = "3 s", latency_percentile = 95, energy_per_day = "9 J"
+
+Decisions:
+
+- Names are those of the command line, checked against the same catalogues, with the key path in
+  every error (`[device].core: unknown core 'm4'; known: ...`): the core is a `secperf device list`
+  profile (or a cost table such as host-default), the stack and configuration are
+  data/device_builds.toml's, the key is `--key`'s vocabulary (spec/vocabulary.py), the link is a
+  `secperf netem list` profile or a spec string, the protocol and handshakes are whatif's.
+- Unknown keys are errors naming the key path and the keys allowed there (a misspelt `budget`
+  table would otherwise be ignored and the verdict judged against the pattern's own numbers).
+- The pattern is a built-in one (`use`), inline tables as a pattern file writes them (traffic,
+  connection, requirements, name, description, source, measures, battery ...), or both: inline
+  tables replace the built-in's table of that name. Its [stack] is not written here: it is made
+  from [protocol], [security], [network] and [device], so the file says each thing once.
+  [budgets] replace the pattern's requirements key by key (latency, its percentile, determinism,
+  energy per day).
+- The file is read like every other input: a regular file of at most 1 MiB, TOML nested at most
+  32 levels (core/files.py).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..core.errors import InputError
+from . import vocabulary as V
+
+# whatif's protocols (model/flights.py PROTOCOLS) and their handshakes; kept here as data of the
+# input so the spec layer need not import the model (tests/test_system_file.py checks they agree)
+PROTOCOLS = ("tls1.3", "tls1.2", "dtls1.2", "https", "mqtt", "coap", "openvpn", "jwt")
+HANDSHAKES = {
+    "tls1.3": ("full", "hrr", "resumed", "psk", "psk-dhe", "0rtt"),
+    "tls1.2": ("full", "resumed", "psk"),
+    "dtls1.2": ("full", "nocookie", "resumed", "psk"),
+    "https": ("full", "resumed", "psk", "psk-dhe", "0rtt"),
+    "mqtt": ("full", "resumed", "psk", "psk-dhe"),
+    "coap": ("full", "nocookie", "resumed", "psk"),
+    "openvpn": ("full",),
+    "jwt": ("fresh", "cached"),
+}
+# a what-if protocol as a pattern's [stack] protocol and authentication (plan/design.py's table read
+# backwards); the bare (D)TLS protocols carry no application messages, so no pattern judges them
+PLAN_PROTOCOL = {"mqtt": ("mqtt", "mtls"), "https": ("https", "mtls"), "coap": ("coap", "mtls"),
+                 "openvpn": ("vpn", "mtls"), "jwt": ("https", "jwt")}
+
+Name = Annotated[str, Field(min_length=1, max_length=200)]
+Source = Annotated[str, Field(min_length=3, max_length=2000)]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class DeviceSection(_Section):
+    """The client's core and TLS library build."""
+    core: Name = Field(description="a core profile of `secperf device list` (e.g. cortex-m4-80) or a cost table "
+                                   "(host-default)")
+    stack: Name | None = Field(None, description="the TLS library (wolfssl, mbedtls, mbedtls3, wolfssl59, ...)")
+    config: Name | None = Field(None, description="the library's build configuration (e.g. sp-asm; `secperf "
+                                                  "device list`); default: the stack's default")
+    source: Source | None = None
+
+
+class SecuritySection(_Section):
+    """Where the client's key lives and how its session is kept."""
+    key: Name = Field("software", description="software, se:PROFILE (warm: session kept) or se:PROFILE:cold "
+                                              "(session opened, login, key found and signed per connection)")
+    source: Source | None = None
+
+
+class NetworkSection(_Section):
+    link: Name = Field(description="a link profile (`secperf netem list`: nb-iot, lte-m, ...) or a spec such as "
+                                   "'delay=50ms,loss=1%,rate=250kbit'")
+    radio: Name | None = Field(None, description="radio energy profile (default: the link profile's own)")
+    source: Source | None = None
+
+
+class ProtocolSection(_Section):
+    name: Literal["tls1.3", "tls1.2", "dtls1.2", "https", "mqtt", "coap", "openvpn", "jwt"]
+    handshakes: list[Name] = Field(default_factory=lambda: [], description="the handshake policy: full, resumed, "
+                                   "psk, ... (default: the protocol's first, full)")
+    groups: list[Name] = Field(default_factory=lambda: ["x25519"], description="key-exchange groups (x25519, "
+                                                                                "p-256, ml-kem-768, ...)")
+    server_cert: Name | None = Field(None, description="the server certificate's key type and chain depth, "
+                                                       "e.g. ecdsa-p256 or rsa-2048:2")
+    source: Source | None = None
+
+
+class BudgetsSection(_Section):
+    """The requirements the pattern must meet; each replaces the pattern's own."""
+    latency: str | None = Field(None, description="e.g. \"3 s\": the percentile below must stay under it")
+    latency_percentile: Annotated[float, Field(ge=50, le=99.9)] | None = None
+    determinism: str | None = None
+    energy_per_day: str | None = Field(None, description="e.g. \"9 J\"")
+    source: Source | None = None
+
+
+class PatternSection(BaseModel):
+    """A built-in pattern (`use`) and/or a pattern's own tables (as a pattern file writes them,
+    without [stack]); checked by spec/patterns.py once the stack is made from the system."""
+    model_config = ConfigDict(extra="forbid", strict=True)
+    use: Name | None = Field(None, description="a built-in pattern: periodic-collection, event-driven, ...")
+    name: Name | None = None
+    description: str | None = None
+    source: Source | None = None
+    traffic: dict[str, Any] | None = None
+    connection: dict[str, Any] | None = None
+    requirements: dict[str, Any] | None = None
+    measures: list[Name] | None = Field(None, description="the design measures the planner may use (default all)")
+    jwt_lifetime_s: float | None = None
+    battery: str | None = Field(None, description="e.g. \"2600 mAh\"")
+    battery_voltage_v: float | None = None
+
+
+class System(_Section):
+    name: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=100)]
+    description: str = ""
+    source: Source | None = None
+    device: DeviceSection
+    security: SecuritySection = Field(default_factory=SecuritySection)
+    network: NetworkSection
+    protocol: ProtocolSection
+    pattern: PatternSection | None = None
+    budgets: BudgetsSection | None = None
+
+
+SECTIONS = ("device", "security", "network", "protocol", "pattern", "budgets")
+_MODELS = {"device": DeviceSection, "security": SecuritySection, "network": NetworkSection,
+           "protocol": ProtocolSection, "pattern": PatternSection, "budgets": BudgetsSection}
+SHOWN_PROBLEMS = 6
+
+
+@dataclass(frozen=True)
+class LoadedSystem:
+    """A system file checked: the model plus where it came from (for messages and the Result)."""
+    system: System
+    path: str
+
+    @property
+    def s(self) -> System:
+        return self.system
+
+
+# --- messages ------------------------------------------------------------------------------------
+def _path(loc: tuple) -> str:
+    out = ""
+    for i, part in enumerate(loc):
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif i == 0 and part in SECTIONS:
+            out += f"[{part}]"
+        elif "[" in str(part) or str(part).startswith(("function-", "constrained-")):
+            continue
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "(top level)"
+
+
+def _describe(err: dict) -> str:
+    kind, loc = err["type"], tuple(err["loc"])
+    if kind == "extra_forbidden":
+        parent = loc[:-1]
+        model = _MODELS.get(parent[0]) if parent else System
+        where = _path(parent) if parent else "the top level"
+        return f"{where} has unknown key {loc[-1]!r}; allowed: {', '.join(model.model_fields)}"
+    if kind == "missing":
+        return f"{_path(loc)}: missing (required)"
+    if kind == "literal_error":
+        allowed = ", ".join(PROTOCOLS) if loc[-1] == "name" and loc[0] == "protocol" else err["msg"]
+        return f"{_path(loc)}: {err.get('input')!r} is not allowed; allowed: {allowed}"
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return f"{_path(loc)}: must be a table ([{_path(loc).strip('[]')}])"
+    msg = err["msg"].removeprefix("Value error, ")
+    got = err.get("input")
+    shown = "a table" if isinstance(got, dict) else repr(got)
+    return f"{_path(loc)}: {msg[0].lower() + msg[1:]} (got {shown})"
+
+
+def _validate(doc: dict, where: str) -> System:
+    try:
+        return System.model_validate(doc)
+    except ValidationError as exc:
+        shown: list[str] = []
+        more = 0
+        for err in exc.errors():
+            if len(shown) >= SHOWN_PROBLEMS:
+                more += 1
+                continue
+            text = _describe(err)
+            if text not in shown:
+                shown.append(text)
+        raise InputError(f"{where}: " + "; ".join(shown) + (f" (and {more} more)" if more else "")) from None
+
+
+# --- catalogues (data files read directly: the spec layer imports no model) ----------------------
+@lru_cache(maxsize=8)
+def _data(name: str) -> dict:
+    return tomllib.loads(resources.files("secperf.data").joinpath(name).read_text(encoding="utf-8"))
+
+
+def cost_tables() -> list[str]:
+    return list(_data("whatif_costs.toml").get("tables", {}))
+
+
+def radios() -> list[str]:
+    return list(_data("energy.toml").get("links", {}))
+
+
+def stacks() -> list[str]:
+    b = _data("device_builds.toml")
+    names = list(b.get("defaults", {}))
+    for c in b.get("configs", {}).values():
+        names += [s for s in c.get("stacks", ()) if s not in names]
+    return names
+
+
+def configs(stack: str) -> list[str]:
+    return [n for n, c in _data("device_builds.toml").get("configs", {}).items() if stack in c.get("stacks", ())]
+
+
+def _check_names(s: System, where: str) -> System:
+    """Every name checked against its catalogue, the key path in the message; old spellings
+    (groups) mapped with a note."""
+    from . import devices as D
+    from . import netspec as NS
+    problems: list[str] = []
+    cores = list(D.cores())
+    if s.device.core not in cores and s.device.core not in cost_tables():
+        problems.append(f"[device].core: unknown core {s.device.core!r}; cores (`secperf device list`): "
+                        f"{', '.join(cores)}; cost tables: {', '.join(cost_tables())}")
+    if s.device.stack is not None and s.device.stack not in stacks():
+        problems.append(f"[device].stack: unknown stack {s.device.stack!r}; known: {', '.join(stacks())}")
+    if s.device.config is not None:
+        if s.device.stack is None:
+            problems.append(f"[device].config: {s.device.config!r} is a build of a stack: give [device].stack too")
+        elif s.device.stack in stacks() and s.device.config not in configs(s.device.stack):
+            problems.append(f"[device].config: {s.device.stack} has no configuration {s.device.config!r}; "
+                            f"known: {', '.join(configs(s.device.stack))}")
+    if (s.device.stack or s.device.config) and s.device.core not in cores:
+        problems.append(f"[device].stack/config: {s.device.core} is a cost table, not an emulated core; a stack and "
+                        f"its build apply to a core of `secperf device list`")
+    try:
+        V.key(s.security.key, "[security].key")
+    except InputError as exc:
+        problems.append(str(exc))
+    try:
+        specs = NS.parse_networks([s.network.link])
+        if len(specs) != 1:
+            problems.append(f"[network].link: {s.network.link!r} names {len(specs)} links; a system has one")
+    except InputError as exc:
+        problems.append(f"[network].link: {exc}")
+    if s.network.radio is not None and s.network.radio not in radios():
+        problems.append(f"[network].radio: unknown radio energy profile {s.network.radio!r}; known: {', '.join(radios())}")
+    p = s.protocol
+    bad = [h for h in p.handshakes if h not in HANDSHAKES[p.name]]
+    if bad:
+        problems.append(f"[protocol].handshakes: {p.name} has no {', '.join(bad)} handshake; known: "
+                        f"{', '.join(HANDSHAKES[p.name])}")
+    if s.pattern is not None and p.name not in PLAN_PROTOCOL:
+        problems.append(f"[pattern]: a pattern judges application messages; {p.name} carries none: name one of "
+                        f"{', '.join(PLAN_PROTOCOL)} in [protocol].name, or drop [pattern]")
+    b = s.budgets
+    if b is not None:
+        from .patterns import ENERGY_UNITS, TIME_UNITS, parse_quantity
+        for k, units, what in (("latency", TIME_UNITS, "time"), ("determinism", TIME_UNITS, "time"),
+                               ("energy_per_day", ENERGY_UNITS, "energy")):
+            if getattr(b, k) is not None:
+                try:
+                    parse_quantity(getattr(b, k), units, what)
+                except ValueError as exc:
+                    problems.append(f"[budgets].{k}: {exc}")
+    if s.budgets is not None and s.pattern is None:
+        problems.append("[budgets]: budgets are a pattern's requirements; add [pattern] (use = \"NAME\" or its "
+                        "tables)")
+    if problems:
+        raise InputError(f"{where}: " + "; ".join(problems))
+    groups = V.groups(p.groups, "[protocol].groups")
+    return s.model_copy(update={"protocol": p.model_copy(update={"groups": groups})})
+
+
+def validate_system(doc: dict, where: str = "system") -> System:
+    """Parsed TOML checked: structure, then every name against its catalogue."""
+    return _check_names(_validate(doc, where), where)
+
+
+def load_system(path: str | Path, where: str | None = None) -> LoadedSystem:
+    """A system file read with the input bounds and validated; InputError naming the key path."""
+    from ..core.files import parse_toml, read_text_input
+    where = where or f"--system {path}"
+    text = read_text_input(path, "system", where)
+    try:
+        doc = parse_toml(text, where)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{where}: not valid TOML: {exc}") from None
+    return LoadedSystem(validate_system(doc, where), str(path))
+
+
+# --- the pattern the planner judges --------------------------------------------------------------
+def plan_auth(s: System) -> tuple[str, str]:
+    """The pattern's [stack] protocol and authentication: the protocol's own (mutual TLS, a JWT),
+    or psk when the handshake policy is PSK only."""
+    proto, auth = PLAN_PROTOCOL[s.protocol.name]
+    if s.protocol.handshakes and set(s.protocol.handshakes) == {"psk"} and auth == "mtls":
+        auth = "psk"
+    return proto, auth
+
+
+def pattern_doc(ls: LoadedSystem) -> dict:
+    """The pattern as a pattern file would write it: the built-in's tables (if `use`), the inline
+    tables over them, [stack] from the system, [budgets] over the requirements."""
+    from . import patterns as PS
+    s, where = ls.system, f"--system {ls.path}"
+    ps = s.pattern
+    if ps is None:
+        raise InputError(f"{where}: no [pattern]: `plan` judges a pattern; add [pattern] use = \"NAME\" "
+                         f"({', '.join(PS.builtin_names())}) or its tables, with [budgets]")
+    doc: dict[str, Any] = {}
+    if ps.use is not None:
+        if ps.use not in PS.builtin_names():
+            raise InputError(f"{where}: [pattern].use: unknown pattern {ps.use!r}; built-in: "
+                             f"{', '.join(PS.builtin_names())}")
+        from ..core.files import parse_toml
+        doc = parse_toml(PS._builtin_text(ps.use), f"pattern {ps.use}")
+    base_stack = doc.get("stack", {})
+    for k in ("name", "description", "source", "traffic", "connection", "requirements"):
+        v = getattr(ps, k)
+        if v is not None:
+            doc[k] = v
+    doc.setdefault("name", s.name)
+    doc.setdefault("source", s.source or f"system file {s.name}")
+    proto, auth = plan_auth(s)
+    stack = {k: base_stack[k] for k in ("measures", "jwt_lifetime_s", "battery", "battery_voltage_v")
+             if k in base_stack}
+    for k in ("measures", "jwt_lifetime_s", "battery", "battery_voltage_v"):
+        if getattr(ps, k) is not None:
+            stack[k] = getattr(ps, k)
+    stack.update(protocol=proto, auth=auth, key=s.security.key, network=s.network.link,
+                 source=f"system file {s.name}: [protocol], [security], [network], [device]")
+    if s.network.radio:
+        stack["radio"] = s.network.radio
+    doc["stack"] = stack
+    if s.budgets is not None:
+        req = dict(doc.get("requirements") or {})
+        for k in ("latency", "latency_percentile", "determinism", "energy_per_day"):
+            v = getattr(s.budgets, k)
+            if v is not None:
+                req[k] = v
+        req["source"] = s.budgets.source or req.get("source") or f"system file {s.name}: [budgets]"
+        doc["requirements"] = req
+    return doc
+
+
+def pattern(ls: LoadedSystem):
+    """The system's pattern validated as spec/patterns.py validates a pattern file."""
+    from . import patterns as PS
+    return PS.validate_pattern(pattern_doc(ls), f"--system {ls.path} [pattern]")
+
+
+def json_schema() -> dict:
+    doc = System.model_json_schema()
+    doc["$id"] = "secperf.system"
+    doc["title"] = "secperf system file (--system FILE.toml)"
+    return doc
