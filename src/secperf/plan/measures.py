@@ -6,7 +6,7 @@ or a number: the evaluator computes what it buys.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..core.errors import InputError
 from ..spec.patterns import MEASURES, Pattern
@@ -30,12 +30,34 @@ def _resumption_na(p: Pattern, d: Design) -> str | None:
     return None
 
 
+# The NAT/firewall idle time-out. Decision: a pattern states its own ([connection].nat_timeout_s)
+# and the planner does not invent one per network: NAT time-outs are set by whoever runs the path
+# (the operator's carrier-grade NAT, a site firewall), not by the radio technology, and they differ
+# by transport. What the planner does instead is say, wherever it matters, that it assumed none:
+# in the keep-alive measure's reason for not applying, in what it transforms, and it refuses to
+# cost a keep-alive that has no ping interval (it would keep the session for free).
+NAT_TYPICAL = ("real paths drop idle mappings (estimate): UDP after about 30-120 s on carrier-grade NATs and home gateways "
+               "(RFC 4787 REQ-5 asks at least 2 min, many use less), TCP after minutes to tens of minutes on mobile "
+               "networks (RFC 5382 REQ-5 asks at least 2 h 4 min for established connections; cellular middleboxes "
+               "use far less: Wang et al., 'An Untold Story of Middleboxes in Cellular Networks', SIGCOMM 2011)")
+NO_NAT_ASSUMPTION = ("assumes no NAT or firewall idle time-out: the pattern gives no [connection].nat_timeout_s, so "
+                     "an idle session survives; " + NAT_TYPICAL + "; give nat_timeout_s to model it")
+
+
+def nat_assumption(p: Pattern) -> str | None:
+    """What the plan assumes about NAT/firewall idle time-outs for this pattern (None: it states one)."""
+    return NO_NAT_ASSUMPTION if p.connection.nat_timeout_s is None else None
+
+
 def _keepalive_na(p: Pattern, d: Design) -> str | None:
     c = p.connection
     if c.mode == "always-on" and c.nat_timeout_s is None:
-        return "the session already survives idle periods (always-on, no NAT/idle time-out)"
+        return "the session already survives idle periods (always-on); this " + NO_NAT_ASSUMPTION
     if p.traffic.schedule == "bulk":
         return "a monthly transfer gains nothing from keeping a session for weeks"
+    if c.keepalive_s is None and c.nat_timeout_s is None:
+        return ("no ping interval to cost: the pattern gives neither [connection].keepalive_s nor nat_timeout_s "
+                "(the keep-alive would keep the session for free); " + NAT_TYPICAL)
     return None
 
 
@@ -85,7 +107,8 @@ CATALOGUE: dict[str, Measure] = {m.name: m for m in (
             "request with its token rides on the resumed session (with token-cache: token cached + session resumed)",
             _resumption_na, lambda d: d.with_measure("resumption", resumption=True)),
     Measure("keepalive", "keep-alive", "the session is kept across idle periods by a ping every keepalive_s "
-            "(default 0.9 x the NAT time-out): no reconnection, but a radio wake-up per ping",
+            "(default 0.9 x the pattern's NAT time-out, nat_timeout_s): no reconnection, but a radio wake-up per "
+            "ping",
             _keepalive_na, lambda d: d.with_measure("keepalive", keepalive=True)),
     Measure("pooling", "connection pooling", "the messages of a batch share one connection (one set-up per batch)",
             _pooling_na, lambda d: d.with_measure("pooling", pooling=True)),
@@ -123,5 +146,7 @@ def applicable(p: Pattern, d: Design) -> tuple[list[Measure], dict[str, str]]:
                                  f"{d.auth}): {reason}; allowed here: {', '.join(ok)}")
             why[name] = reason
             continue
+        if name == "keepalive" and p.connection.nat_timeout_s is None:   # pings at keepalive_s, no NAT: say so
+            m = replace(m, transforms=f"{m.transforms}; this pattern {NO_NAT_ASSUMPTION}")
         out.append(m)
     return out, why
