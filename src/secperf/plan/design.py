@@ -30,6 +30,7 @@ class Design:
     preauth: bool = False         # sessions are set up off the request path, ahead of the message
     backoff: bool = False         # exponential back-off on SE/network errors
     measures: tuple[str, ...] = ()
+    security: bool = True         # False: the same traffic with no security at all (without_security)
 
     @property
     def whatif_protocol(self) -> str:
@@ -47,6 +48,13 @@ class Design:
         if resumed and self.resumption:
             return "resumed"
         return "full"
+
+    def without_security(self) -> "Design":
+        """The pattern as written with no security at all: the same messages, schedule and connection
+        behaviour over plain TCP/UDP (flights.no_security: no handshake, no record overhead, no key,
+        no token, no signature). It is the reference that tells a requirement security breaks from one
+        the pattern breaks by itself (the radio alone, the network alone). No measure applies to it."""
+        return Design(protocol=self.protocol, auth=self.auth, key="software", security=False)
 
     def with_measure(self, name: str, **fields) -> "Design":
         return replace(self, measures=self.measures + (name,), **fields)

@@ -40,6 +40,11 @@ PING = {"mqtt": (2 + TLS13_ENC, 2 + TLS13_ENC), "https": (0, 0), "jwt": (0, 0), 
 PING_WHAT = {"mqtt": "MQTT PINGREQ/PINGRESP", "https": "TCP keep-alive probe and its ACK",
              "jwt": "TCP keep-alive probe and its ACK", "coap": "CoAP ping (empty CON) and RST",
              "openvpn": "OpenVPN ping"}
+# the same framing and pings without security (Design.security False): no TLS/DTLS record expansion,
+# no token in the request (JWT: a plain HTTPS-less REST request), no OpenVPN data-channel header (the
+# inner TCP/IP headers of a tunnel remain; an OpenVPN ping is its 16-byte magic)
+FRAMING_PLAIN = {"mqtt": (22, 4), "https": (150, 120), "jwt": (150, 120), "coap": (12, 6), "openvpn": (52, 52)}
+PING_PLAIN = {"mqtt": (2, 2), "https": (0, 0), "jwt": (0, 0), "coap": (4, 4), "openvpn": (16, 16)}
 COAP_BLOCK = 1024
 KEEPALIVE_NAT_SHARE = 0.9
 
@@ -56,6 +61,9 @@ class Context:
     n: int = 20_000
     seed: int = 1
     cache: dict = field(default_factory=dict)
+    # requirements the pattern breaks with no security at all (planner: judged apart, never as a
+    # security verdict); checks_of marks them `judged: False`
+    broken: frozenset = frozenset()
 
 
 @dataclass(frozen=True)
@@ -114,6 +122,12 @@ def jwt_resumed_plan(ctx: Context, d: Design, fresh: bool) -> P.Plan:
 
 
 def setup_draws(ctx: Context, d: Design, handshake: str) -> Draws:
+    if not d.security:                              # the plain connection set-up (flights.no_security)
+        sc = F.no_security(F.Scenario(protocol=d.whatif_protocol))
+        key = ("setup", sc)
+        if key in ctx.cache:
+            return ctx.cache[key]
+        return _draws(ctx, P.plan(sc, ctx.table, ctx.link), key, 0)
     if handshake.startswith("resumed+"):            # JWT on a resumed session (jwt_resumed_plan)
         key = ("setup", d.whatif_protocol, handshake, d.key)
         if key in ctx.cache:
@@ -150,21 +164,24 @@ def _exchange_plan(ctx: Context, d: Design, legs: list[tuple[int, int]], what: s
 def message_draws(ctx: Context, d: Design) -> Draws:
     t = ctx.pattern.traffic
     proto = d.whatif_protocol
-    fu, fd = FRAMING[proto]
+    fu, fd = (FRAMING if d.security else FRAMING_PLAIN)[proto]
+    enc = DTLS_ENC if d.security else 0
     if t.schedule == "bulk" and proto == "coap":
         blocks = max(1, math.ceil(t.payload_down_bytes / COAP_BLOCK))
-        legs = [(fu + 4, 4 + 8 + min(COAP_BLOCK, t.payload_down_bytes - i * COAP_BLOCK) + DTLS_ENC) for i in range(blocks)]
-        return _draws(ctx, _exchange_plan(ctx, d, legs, "CoAP block"), ("msg", proto, "bulk"), 0, n=min(ctx.n, 4000))
+        legs = [(fu + 4, 4 + 8 + min(COAP_BLOCK, t.payload_down_bytes - i * COAP_BLOCK) + enc) for i in range(blocks)]
+        return _draws(ctx, _exchange_plan(ctx, d, legs, "CoAP block"), ("msg", proto, "bulk", d.security), 0,
+                      n=min(ctx.n, 4000))
     down = t.payload_down_bytes + fd
-    if t.schedule == "bulk" and proto in ("https", "jwt", "mqtt"):
+    if t.schedule == "bulk" and proto in ("https", "jwt", "mqtt") and d.security:
         down += math.ceil(t.payload_down_bytes / 16384) * TLS13_ENC     # one TLS record per 16 KiB
     return _draws(ctx, _exchange_plan(ctx, d, [(t.payload_up_bytes + fu, down)], "message"),
-                  ("msg", proto, t.schedule), 0)
+                  ("msg", proto, t.schedule, d.security), 0)
 
 
 def ping_draws(ctx: Context, d: Design) -> Draws:
-    up, down = PING[d.whatif_protocol]
-    return _draws(ctx, _exchange_plan(ctx, d, [(up, down)], PING_WHAT[d.whatif_protocol]), ("ping", d.whatif_protocol), 0)
+    up, down = (PING if d.security else PING_PLAIN)[d.whatif_protocol]
+    return _draws(ctx, _exchange_plan(ctx, d, [(up, down)], PING_WHAT[d.whatif_protocol]),
+                  ("ping", d.whatif_protocol, d.security), 0)
 
 
 # --- the day -----------------------------------------------------------------------------------
@@ -253,7 +270,8 @@ class Outcome:
 
     @property
     def passes(self) -> bool:
-        return all(c["ok"] for c in self.checks)
+        """Every judged requirement holds (one the pattern breaks without security is not judged)."""
+        return all(c["ok"] for c in self.checks if c.get("judged", True))
 
     def as_dict(self) -> dict:
         return {"measures": list(self.design.measures), "numbers": self.numbers, "checks": self.checks,
@@ -268,7 +286,9 @@ def evaluate(ctx: Context, d: Design) -> Outcome:
     setups_day = s_act * day.activities
     msgs_day = day.activities * day.per_activity
     # the set-up kinds and their shares
-    if d.whatif_protocol == "jwt":
+    if not d.security:
+        mix = [("none", 1.0)]
+    elif d.whatif_protocol == "jwt":
         f = token_fresh_share(p, d, day, setups_day)
         r = cc["resumed_share"] if d.resumption else 0.0
         # a token expires after an idle spell, when the session has usually expired too: fresh
@@ -357,11 +377,13 @@ def evaluate(ctx: Context, d: Design) -> Outcome:
         "se_sign_mean_ms": (sum(setups[h].se_s * w for h, w in merged.items()) /
                             max(1e-12, sum(w for h, w in merged.items() if setups[h].se_s > 0))) * 1e3,
     }
-    return Outcome(d, numbers, checks_of(p, numbers))
+    return Outcome(d, numbers, checks_of(p, numbers, ctx.broken))
 
 
-def checks_of(p: Pattern, x: dict) -> list[dict]:
-    """The pattern's requirements against the numbers (what the verdict rule reads)."""
+def checks_of(p: Pattern, x: dict, broken: frozenset = frozenset()) -> list[dict]:
+    """The pattern's requirements against the numbers (what the verdict rule reads). A requirement
+    in `broken` fails without any security (the planner's plain reference): it is kept, with its
+    value, but marked `judged: False` — the security verdict does not read it (Outcome.passes)."""
     q = p.requirements.latency_percentile
     out = [{"check": "latency", "what": f"P{q:g} latency", "value": x["latency_pq_ms"], "limit": p.latency_s * 1e3,
             "unit": "ms", "ok": x["latency_pq_ms"] <= p.latency_s * 1e3}]
@@ -371,4 +393,6 @@ def checks_of(p: Pattern, x: dict) -> list[dict]:
     if p.energy_budget_j is not None:
         out.append({"check": "energy", "what": "energy per day", "value": x["energy_per_day_j"],
                     "limit": p.energy_budget_j, "unit": "J", "ok": x["energy_per_day_j"] <= p.energy_budget_j})
+    for c in out:
+        c["judged"] = c["check"] not in broken
     return out

@@ -66,6 +66,18 @@ def context(p: Pattern, o: Overrides) -> Context:
                    seed=o.seed)
 
 
+def requirement_sources(p: Pattern) -> dict[str, str]:
+    """Where each stated requirement comes from: its own source ([requirements].latency_source, ...)
+    or, for a file that gives only one, the section's source."""
+    r = p.requirements
+    out = {"latency": r.latency_source or r.source}
+    if p.determinism_s is not None:
+        out["determinism"] = r.determinism_source or r.source
+    if p.energy_budget_j is not None:
+        out["energy"] = r.energy_source or r.source
+    return out
+
+
 def profile_sign_ms(key: str) -> float | None:
     if not key.startswith("se:"):
         return None
@@ -85,6 +97,9 @@ def plan_pattern(p: Pattern, o: Overrides = Overrides()) -> dict:
     radio_name = ctx.radio.name
     base = D.baseline(p, key_of(p, o))
     usable, not_applicable = MS.applicable(p, base)
+    # the reference without any security: a requirement it breaks is the pattern's, not security's
+    plain = evaluate(ctx, base.without_security())
+    ctx.broken = frozenset(c["check"] for c in plain.checks if not c["ok"])
     before = evaluate(ctx, base)
     singles = [evaluate(ctx, m.apply(base)) for m in usable]
     combos = []
@@ -97,6 +112,8 @@ def plan_pattern(p: Pattern, o: Overrides = Overrides()) -> dict:
     best = V.best_of(combos)
     verdict = V.verdict(before, best)
     chosen = before if before.passes else (best or before)
+    sources = requirement_sources(p)
+    why = V.explain(before, plain, best, singles, verdict, sources)
     return {
         "pattern": p.name, "description": p.description, "source": p.source,
         "inputs": {"protocol": p.stack.protocol, "auth": p.stack.auth, "key": base.key,
@@ -106,7 +123,8 @@ def plan_pattern(p: Pattern, o: Overrides = Overrides()) -> dict:
                    "payload_up_bytes": p.traffic.payload_up_bytes, "payload_down_bytes": p.traffic.payload_down_bytes},
         "requirements": {"latency_ms": p.latency_s * 1e3, "latency_percentile": p.requirements.latency_percentile,
                          "determinism_ms": None if p.determinism_s is None else p.determinism_s * 1e3,
-                         "energy_per_day_j": p.energy_budget_j, "source": p.requirements.source},
+                         "energy_per_day_j": p.energy_budget_j, "source": p.requirements.source,
+                         "sources": sources},
         "power": {"radio": {k: getattr(ctx.radio, k) for k in E.RADIO_FIELDS} | {"profile": ctx.radio.name},
                   "radio_sources": ctx.radio.sources, "cpu_mw": ctx.cpu.active_mw, "cpu_source": ctx.cpu.source,
                   "se_mw": ctx.se.active_mw, "se_source": ctx.se.source},
@@ -120,6 +138,12 @@ def plan_pattern(p: Pattern, o: Overrides = Overrides()) -> dict:
         "shown_combinations": {"+".join(c.design.measures): c.as_dict() for c in combos
                                if tuple(sorted(c.design.measures)) in SHOWN_COMBOS},
         "verdict": verdict,
+        "verdict_reason": why["sentence"],
+        "deciding_requirement": why["deciding"],
+        "moving_measure": why["measure"],
+        "pattern_breaks": why["pattern_breaks"],
+        "without_security": plain.as_dict(),
+        "security_adds": V.security_adds(before, plain),
         "deciding": [c for c in (best or before).checks] if not before.passes else before.checks,
         "ranking": V.ranking(before, singles),
         "alerts": V.alert_thresholds(chosen, profile_sign_ms(base.key)),

@@ -10,6 +10,15 @@ Rule, applied to the numbers of evaluate.py:
 Best combination: among the combinations that meet the pattern, the fewest measures, then the
 least energy per day, then the lowest latency percentile; when none meets it, the one with the
 smallest worst ratio value / limit.
+
+The verdict judges security (issue 29): the planner first evaluates the pattern as written with no
+security at all (Design.without_security: the same messages over plain TCP/UDP). A requirement
+that fails there is broken by the pattern itself — the radio alone exceeds the energy budget, the
+network alone the latency limit — and is reported as such (`pattern_breaks`), never as a security
+verdict: it is left out of "meets" above (its check carries `judged: false`). Every judged
+requirement shows what security adds to it (value with security − value without). The verdict
+names the deciding requirement (the failing one furthest over its limit; when all hold, the one
+closest to its limit) with its source, and the measure that moves it most.
 """
 
 from __future__ import annotations
@@ -23,12 +32,16 @@ AS_IS, WITH_MEASURES, HARD = "suitable as is", "suitable with design measures", 
 NO_EFFECT = ("backoff",)
 
 
+def _judged(o: Outcome) -> list[dict]:
+    return [c for c in o.checks if c.get("judged", True)] or o.checks
+
+
 def worst_ratio(o: Outcome) -> float:
-    return max(c["value"] / c["limit"] if c["limit"] else float("inf") for c in o.checks)
+    return max(c["value"] / c["limit"] if c["limit"] else float("inf") for c in _judged(o))
 
 
 def failing(o: Outcome) -> list[str]:
-    return [c["check"] for c in o.checks if not c["ok"]]
+    return [c["check"] for c in o.checks if not c["ok"] and c.get("judged", True)]
 
 
 def verdict(before: Outcome, best: Outcome | None) -> str:
@@ -100,3 +113,100 @@ def alert_thresholds(chosen: Outcome, profile_sign_ms: float | None) -> list[dic
                 "alert_above": max(2.0 * x["auth_gave_up_share"], 0.001),
                 "why": "set-ups that give up (TCP SYN retries, DTLS/CoAP retransmissions) as the link model predicts"})
     return out
+
+
+# --- what security does to each requirement ------------------------------------------------------
+ALONE = {"energy": "the radio alone exceeds the energy budget",
+         "latency": "the network alone exceeds the latency limit",
+         "determinism": "the network alone exceeds the determinism limit"}
+
+
+def _fmt(v: float, unit: str) -> str:
+    if unit == "ms":
+        return f"{v / 1e3:.2f} s" if abs(v) >= 1000 else f"{v:.0f} ms" if abs(v) >= 10 else f"{v:.1f} ms"
+    if unit == "J":
+        return f"{v:.1f} J/day" if abs(v) >= 10 else f"{v:.2f} J/day"
+    return f"{v:.3g} {unit}"
+
+
+def security_adds(before: Outcome, plain: Outcome) -> list[dict]:
+    """Per requirement: its value with security (the pattern as written), without any security, what
+    security adds, the limit, and whether the pattern breaks it without security."""
+    pv = {c["check"]: c for c in plain.checks}
+    out = []
+    for c in before.checks:
+        p = pv[c["check"]]
+        out.append({"check": c["check"], "what": c["what"], "unit": c["unit"], "limit": c["limit"],
+                    "with_security": c["value"], "without_security": p["value"],
+                    "adds": c["value"] - p["value"], "breaks_without_security": not p["ok"]})
+    return out
+
+
+def pattern_breaks(plain: Outcome, before: Outcome | None = None) -> list[dict]:
+    """The requirements the pattern breaks with no security at all, each with its sentence (and what
+    security adds on top, given the pattern as written)."""
+    out = []
+    with_sec = {c["check"]: c["value"] for c in before.checks} if before is not None else {}
+    for c in plain.checks:
+        if not c["ok"]:
+            what = ALONE.get(c["check"], f"without security the pattern breaks {c['what']}")
+            extra = ""
+            if c["check"] == "energy":
+                extra = f" (radio {_fmt(plain.numbers['energy_radio_j'], 'J')})"
+            if c["check"] in with_sec:
+                extra += f"; security adds {_fmt(with_sec[c['check']] - c['value'], c['unit'])}"
+            out.append({"check": c["check"], "value": c["value"], "limit": c["limit"], "unit": c["unit"],
+                        "adds": with_sec.get(c["check"], c["value"]) - c["value"],
+                        "sentence": f"{what}: {_fmt(c['value'], c['unit'])} of {_fmt(c['limit'], c['unit'])}"
+                                    f" with no security at all{extra} — not a security verdict"})
+    return out
+
+
+def _moving_measure(before: Outcome, singles: list[Outcome], check: str) -> tuple[str | None, float | None]:
+    """The single measure that lowers `check` most, and its value then (None: none lowers it)."""
+    b = next(c["value"] for c in before.checks if c["check"] == check)
+    best, val = None, None
+    for o in singles:
+        v = next(c["value"] for c in o.checks if c["check"] == check)
+        if v < b and (val is None or v < val):
+            best, val = o.design.measures[0], v
+    return best, val
+
+
+def explain(before: Outcome, plain: Outcome, best: Outcome | None, singles: list[Outcome], verdict_: str,
+            sources: dict[str, str]) -> dict:
+    """The verdict in words: the deciding requirement (with its source), what security adds to it,
+    the measure that moves it; plus the requirements the pattern breaks by itself."""
+    adds = {a["check"]: a for a in security_adds(before, plain)}
+    judged = [c for c in before.checks if c.get("judged", True)]
+    breaks = pattern_breaks(plain, before)
+    if not judged:
+        return {"deciding": None, "measure": None, "sentence": "; ".join(b["sentence"] for b in breaks)
+                + ": security is not what decides this pattern", "pattern_breaks": breaks}
+    fails = [c for c in judged if not c["ok"]]
+    pool = fails or judged
+    dec = max(pool, key=lambda c: c["value"] / c["limit"] if c["limit"] else float("inf"))
+    a = adds[dec["check"]]
+    unit = dec["unit"]
+    head = (f"{dec['what']} {_fmt(dec['value'], unit)} of {_fmt(dec['limit'], unit)}"
+            f" (security adds {_fmt(a['adds'], unit)}; without security {_fmt(a['without_security'], unit)})")
+    measure, moved = _moving_measure(before, singles, dec["check"])
+    if verdict_ == AS_IS:
+        s = f"every requirement holds with security; the closest: {head}"
+        measure = None
+    elif verdict_ == WITH_MEASURES:
+        combo = "+".join(best.design.measures) if best else "?"
+        after = next(c["value"] for c in best.checks if c["check"] == dec["check"]) if best else None
+        s = f"security breaks {head}; {combo} brings it to {_fmt(after, unit)}"
+        if measure and combo != measure:
+            s += f" (alone, {measure} moves it most: {_fmt(moved, unit)})"
+        measure = combo
+    else:
+        s = f"security breaks {head}; no combination of the applicable measures meets it"
+        if measure:
+            s += f"; {measure} moves it most: {_fmt(moved, unit)}"
+    if sources.get(dec["check"]):
+        s += f" [requirement: {sources[dec['check']]}]"
+    if breaks:
+        s += "; " + "; ".join(b["sentence"] for b in breaks)
+    return {"deciding": dec["check"], "measure": measure, "sentence": s, "pattern_breaks": breaks}

@@ -67,7 +67,8 @@ def section(doc: dict) -> str:
                      f"{e(p['inputs']['key'])} @ {e(p['inputs']['network'])}", req, _cell(p["before"]),
                      *(_cell(by[m]) if m in by else "<span class='muted'>n/a</span>" for m in used),
                      (e("+".join(SHORT[m] for m in best["measures"])) + "<br>" + _cell(best)) if best else "–",
-                     f"<b>{e(p['verdict'])}</b>"])
+                     f"<b>{e(p['verdict'])}</b>" + "".join(f"<br>⚠ without security: {e(b['check'])}"
+                                                          for b in p.get("pattern_breaks") or [])])
     out.append("<div class='plan-matrix'>" + _table(["pattern", "requires", "before", *(SHORT[m] for m in used),
                                                      "best combination", "verdict"], rows, left=2) + "</div>")
     figs = {pl.name: pl for pl in plots(doc)}
@@ -75,6 +76,19 @@ def section(doc: dict) -> str:
         out.append(f"<h3>{e(p['pattern'])}: {e(p['verdict'])}</h3><p>{e(p['description'])}. "
                    f"<span class='muted'>Source: {e(p['source'])}. Requirements: {e(p['requirements']['source'])}"
                    f"</span></p>")
+        if p.get("verdict_reason"):
+            out.append(f"<p><b>Why:</b> {e(p['verdict_reason'])}</p>")
+        if p.get("security_adds"):
+            unit = lambda v, u: fmt_ms(v) if u == "ms" else fmt_j(v) + "/day"  # noqa: E731
+            srcs = p["requirements"].get("sources") or {}
+            out.append("<p>What security does to each requirement (the pattern as written against the same traffic "
+                       "with no security at all; a requirement broken without security is not judged):</p>" + _table(
+                           ["requirement", "limit", "without security", "with security", "security adds", "judged",
+                            "source"],
+                           [[e(r["what"]), unit(r["limit"], r["unit"]), unit(r["without_security"], r["unit"]),
+                             unit(r["with_security"], r["unit"]), unit(r["adds"], r["unit"]),
+                             "⚠ no: broken without security" if r["breaks_without_security"] else "yes",
+                             e(srcs.get(r["check"], ""))] for r in p["security_adds"]]))
         rows = []
         states = [("as written", p["before"])] + [(x["measure"], x) for x in p["measures"]]
         states += [(name, o) for name, o in (p.get("shown_combinations") or {}).items()]

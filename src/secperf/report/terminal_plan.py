@@ -36,14 +36,30 @@ def fmt_bytes(v: float) -> str:
     return f"{v:.0f} B"
 
 
+ALONE = "⚠"     # a requirement the pattern breaks with no security at all (not judged)
+
+
+def _mark(o: dict, check: str) -> str:
+    c = next((c for c in o["checks"] if c["check"] == check), None)
+    return f" {ALONE}" if c is not None and not c["ok"] and not c.get("judged", True) else ""
+
+
 def cell(o: dict) -> str:
     x = o["numbers"]
-    s = f"P{x['latency_percentile']:g} {fmt_ms(x['latency_pq_ms'])}"
+    s = f"P{x['latency_percentile']:g} {fmt_ms(x['latency_pq_ms'])}{_mark(o, 'latency')}"
     checks = {c["check"]: c for c in o["checks"]}
     if "determinism" in checks:
-        s += f"\nspread {fmt_ms(x['spread_ms'])}"
-    s += f"\n{fmt_j(x['energy_per_day_j'])}/day"
+        s += f"\nspread {fmt_ms(x['spread_ms'])}{_mark(o, 'determinism')}"
+    s += f"\n{fmt_j(x['energy_per_day_j'])}/day{_mark(o, 'energy')}"
     return s + " " + MARK[o["passes"]]
+
+
+def verdict_cell(p: dict) -> str:
+    """The security verdict, and what the pattern breaks by itself (⚠: not a security verdict)."""
+    s = p["verdict"]
+    for b in p.get("pattern_breaks") or []:
+        s += f"\n{ALONE} without security: {b['check']}"
+    return s
 
 
 def requirement(p: dict) -> str:
@@ -58,7 +74,9 @@ def requirement(p: dict) -> str:
 
 def matrix_table(ps: list[dict]) -> Table:
     t = Table(title="suitability matrix (study S2, computed): before, after each measure alone, after the best "
-                    "combination; ✓ meets every requirement", title_justify="left", show_lines=True)
+                    "combination; ✓ meets every requirement security is judged on; ⚠ broken with no security at "
+                    "all (the radio or the network alone: not a security verdict)", title_justify="left",
+              show_lines=True)
     t.add_column("pattern", no_wrap=True)
     t.add_column("requires")
     t.add_column("before")
@@ -74,7 +92,7 @@ def matrix_table(ps: list[dict]) -> Table:
                   f"@ {p['inputs']['network']}", requirement(p), cell(p["before"]),
                   *(cell(by[m]) if m in by else "n/a" for m in used),
                   ("+".join(SHORT[m] for m in best["measures"]) + "\n" + cell(best)) if best else "–",
-                  p["verdict"])
+                  verdict_cell(p))
     return t
 
 
@@ -98,6 +116,27 @@ def detail_table(p: dict) -> Table:
                   "–" if bat is None else f"{bat / 365:.1f} y", fmt_bytes(x["bytes_per_day"]),
                   MARK[o["passes"]] + (" " + ",".join(c["check"] for c in o["checks"] if not c["ok"])
                                        if not o["passes"] else ""))
+    return t
+
+
+def security_table(p: dict) -> Table | None:
+    """What security does to each requirement: the pattern as written against the same traffic with no
+    security at all; the verdict's reason as the caption."""
+    rows = p.get("security_adds")
+    if not rows:
+        return None
+    t = Table(title=f"{p['pattern']}: what security does to each requirement (as written, against the same traffic "
+                    f"without security)", title_justify="left", caption=p.get("verdict_reason"),
+              caption_justify="left")
+    for c in ("requirement", "limit", "without security", "with security", "security adds", "judged", "source"):
+        t.add_column(c, justify="left" if c in ("requirement", "judged", "source") else "right")
+    src = (p["requirements"].get("sources") or {})
+    f = lambda v, u: fmt_ms(v) if u == "ms" else fmt_j(v) + "/day"  # noqa: E731
+    for r in rows:
+        t.add_row(r["what"], f(r["limit"], r["unit"]), f(r["without_security"], r["unit"]),
+                  f(r["with_security"], r["unit"]), f(r["adds"], r["unit"]),
+                  f"{ALONE} no: broken without security" if r["breaks_without_security"] else "yes",
+                  src.get(r["check"], ""))
     return t
 
 
@@ -143,7 +182,8 @@ def tables(doc: dict) -> list[Table]:
         return []
     out = [matrix_table(ps)]
     for p in ps:
-        out += [detail_table(p), ranking_table(p)]
+        sec = security_table(p)
+        out += [detail_table(p)] + ([sec] if sec is not None else []) + [ranking_table(p)]
     out.append(alerts_table(ps))
     v = doc["analysis"]["plan"].get("verify")
     if v:

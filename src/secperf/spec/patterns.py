@@ -106,6 +106,11 @@ class Requirements(_Section):
     determinism: str | int | float | None = None             # e.g. "50 ms": worst regular message - P50
     energy_per_day: str | int | float | None = None          # e.g. "9 J"
     source: Source
+    # where each requirement comes from (study S2's pattern table, REFERENCE.md; an issue; or
+    # "example: ..."); the planner's verdict cites the deciding one. Optional: `source` otherwise.
+    latency_source: Source | None = None
+    determinism_source: Source | None = None
+    energy_source: Source | None = None
 
     @field_validator("latency", "determinism")
     @classmethod
