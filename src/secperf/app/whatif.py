@@ -3,6 +3,7 @@ kind `whatif` through the run store (one series per scenario and link), print it
 
 from __future__ import annotations
 
+import sys
 from dataclasses import asdict, dataclass, field
 
 from ..core import host, result as R
@@ -53,6 +54,7 @@ class WhatifOptions:
     calibrate: str | None = None
     device: str | None = None
     stack: str | None = None               # the device Result's library, when it counted several
+    config: str | None = None              # with --device CORE: the library's build configuration
     n: int = 100_000
     seed: int = 1
     s1: bool = False
@@ -72,34 +74,60 @@ class WhatifOptions:
 
 
 def cost_table(o: WhatifOptions) -> C.CostTable:
+    """The costs a what-if draws from. A cost table by name (host-default), optionally calibrated on
+    this host's Results; or an emulated core (`--device CORE`): the client's costs from its emulated
+    counts — run now or taken from the cache (app/device_counts.py), or from the `secperf device`
+    Results --calibrate names — and the server's from the host: host-default, or the host Results
+    --calibrate also names (a `handshake`/`connect`/`crypto` Result next to the device Results)."""
     from ..spec import devices as D
     from .reading import read_result
-    if o.device and o.device not in C.table_names():
-        if o.device not in D.cores():
-            raise InputError(f"--device: unknown device {o.device!r}; cost tables: {', '.join(C.table_names())}; "
-                             f"emulated cores (with --calibrate DEVICE_RESULT): {', '.join(D.cores())}")
-        if not o.calibrate:
-            raise InputError(f"--device {o.device}: an emulated core has no costs without its instruction counts; "
-                             f"give --calibrate results/X/result.json from `secperf device crypto --device {o.device}` "
-                             f"(and `secperf device handshake --device {o.device}`), or a cost table: "
-                             f"{', '.join(C.table_names())}")
-        table = C.load_table()
-        paths = [x.strip() for x in o.calibrate.split(",") if x.strip()]   # crypto counts, handshake rows
+    device = D.resolve_device(o.device)
+    if device and device not in C.table_names():
+        if device not in D.cores():
+            raise InputError(f"--device: unknown device {device!r}; emulated cores: {', '.join(D.cores())}; "
+                             f"cost tables: {', '.join(C.table_names())}")
+        paths = [x.strip() for x in (o.calibrate or "").split(",") if x.strip()]
         docs = [read_result(p, "--calibrate", o.allow_partial) for p in paths]
+        table = C.load_table()
+        for path, doc in zip(paths, docs):           # the host's own rows: the server side
+            if doc.get("kind") != "device":
+                with R.reading(f"--calibrate {path}", "the measured rows (series labels and values)"):
+                    table = C.calibrate(doc, table, where=f"--calibrate {path}")
+        dev_docs = [(p, d) for p, d in zip(paths, docs) if d.get("kind") == "device"]
+        if not dev_docs:
+            from .device_counts import device_counts
+            counts = device_counts(device, _count_scenarios(o), o.stack, o.config, quiet=o.json)
+            print(f"{device}: {counts.note()}", file=sys.stderr)
+            dev_docs = [(f"device counts {counts.doc['run_id']}", counts.doc)]
+        elif o.config:
+            raise InputError(f"--config {o.config}: the build configuration is the one the --calibrate device "
+                             f"Results were counted with; give --config without device Results to count it")
         with R.reading(f"--calibrate {o.calibrate}", "the device rows"):
-            stack = C.device_stack(docs, o.stack, o.device)
-            for path, doc in zip(paths, docs):
-                table = C.from_device(doc, D.core(o.device), table, where=f"--calibrate {path}", stack=stack)
+            stack = C.device_stack([d for _, d in dev_docs], o.stack, device)
+            for path, doc in dev_docs:
+                table = C.from_device(doc, D.core(device), table, where=path, stack=stack)
         return table
-    table = C.load_table(o.device or "host-default")
+    if o.stack or o.config:
+        raise InputError(f"--{'stack' if o.stack else 'config'} picks the device's library; it needs --device CORE "
+                         f"(an emulated core: {', '.join(D.cores())})")
+    table = C.load_table(device or "host-default")
     if o.calibrate:
-        if o.device:
+        if device and device != "host-default":
             raise InputError("--calibrate and --device exclude each other: a calibration run measures this host, "
                              "a device table describes another machine; give one")
         doc = read_result(o.calibrate, "--calibrate", o.allow_partial)
         with R.reading(f"--calibrate {o.calibrate}", "the measured rows (series labels and values)"):
             table = C.calibrate(doc, table, where=f"--calibrate {o.calibrate}")
     return table
+
+
+def _count_scenarios(o: WhatifOptions) -> list[F.Scenario]:
+    """The scenarios whose client costs a device prediction needs counted (S1 adds its PSK handshake)."""
+    scs = scenarios(o)
+    if o.s1:
+        scs += [F.Scenario(sc.protocol, "psk-dhe", sc.group, sc.cert, sc.depth, sc.key) for sc in scs
+                if "psk-dhe" in F.HANDSHAKES.get(sc.protocol, ())]
+    return scs
 
 
 def _keys(keys: list[str]) -> list[str]:
@@ -121,6 +149,30 @@ def _keys(keys: list[str]) -> list[str]:
     return out
 
 
+# protocols whose client presents no certificate: a client key (software or in a secure element)
+# signs nothing there (DESIGN.md, known traps); jwt signs its token with the key, so it is not here
+NO_CLIENT_AUTH = ("tls1.3", "tls1.2", "dtls1.2")
+CLIENT_AUTH_HINT = "https, mqtt or coap (mutual TLS, the client signs CertificateVerify) or jwt (the key signs the token)"
+
+
+def _client_keys(protocol: str, keys: list[str], protocols: list[str]) -> list[str]:
+    """The keys a protocol's rows use. A secure-element key on a protocol without client
+    authentication would change nothing and still stand in the row's label (a silent no-op): with
+    that protocol alone it is an input error naming both; next to protocols that do use it, that
+    protocol's rows take the software key, with a note."""
+    se = [k for k in keys if k.startswith("se:")]
+    if protocol not in NO_CLIENT_AUTH or not se:
+        return keys
+    if all(p in NO_CLIENT_AUTH for p in protocols):
+        raise InputError(f"--key {','.join(se)}: {protocol} has no client certificate, so the client's key signs "
+                         f"nothing and the secure element would add 0 µs; use --key software, or a protocol whose "
+                         f"client signs: {CLIENT_AUTH_HINT}")
+    rest = [k for k in keys if not k.startswith("se:")] or ["software"]
+    print(f"note: --key {','.join(se)}: {protocol} has no client certificate (the key signs nothing); its rows use "
+          f"the software key only", file=sys.stderr)
+    return rest
+
+
 def scenarios(o: WhatifOptions) -> list[F.Scenario]:
     for p in o.protocols:
         if p not in F.PROTOCOLS:
@@ -131,7 +183,8 @@ def scenarios(o: WhatifOptions) -> list[F.Scenario]:
     certs = [SW.parse_cert(c) for c in o.certs] or [(None, 1)]
     for t, d in certs:
         if t is not None and t not in F.key_types():
-            raise InputError(f"--cert: unknown key type {t!r}; known: {', '.join(F.key_types())}")
+            raise InputError(f"--server-cert: unknown key type {t!r}; known: {', '.join(F.key_types())}")
+    keys = _keys(o.keys)
     out = []
     for p in o.protocols:
         hss = o.handshakes or [F.HANDSHAKES[p][0]]
@@ -139,7 +192,7 @@ def scenarios(o: WhatifOptions) -> list[F.Scenario]:
         if not known and len(o.protocols) == 1:
             raise InputError(f"--handshake: {p} has no {', '.join(hss)} handshake; known: {', '.join(F.HANDSHAKES[p])}")
         for h in known:
-            for k in _keys(o.keys):
+            for k in _client_keys(p, keys, o.protocols):
                 for g in o.groups:
                     for t, d in certs:
                         out.append(F.Scenario(p, h, g, t, d, k))

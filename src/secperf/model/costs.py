@@ -249,7 +249,61 @@ DEVICE_OPS = {"x25519-keygen": "keygen:x25519", "x25519-derive": "derive:x25519"
               # groups' KEM half, ML-DSA as a signature
               **{f"ml-kem-{k}-{o}": f"{o}:ml-kem-{k}" for k in (512, 768, 1024) for o in ("keygen", "encaps", "decaps")},
               **{f"ml-dsa-{k}-{o}": f"{o}:ml-dsa-{k}" for k in (44, 65) for o in ("sign", "verify")}}
+DEVICE_OPS.update({"aes-128-gcm-1024": "aead:aes-128-gcm-1024",
+                   "chacha20-poly1305-1024": "aead:chacha20-poly1305-1024"})
 DEVICE_GROUPS = {"x25519": "x25519", "p-256": "p-256", "p-384": "p-384"}
+
+
+def device_row_protocols(lab: dict) -> tuple[str, ...]:
+    """The what-if protocols whose client handshake a device row counts: a TLS 1.3 row with a client
+    certificate is the handshake of HTTPS, MQTT and OpenVPN's control channel (all mutual TLS 1.3 in
+    the model), one without it that of plain TLS 1.3 and of the JWT request (server-authenticated);
+    a DTLS 1.2 row with a client certificate is CoAP's, without it plain DTLS 1.2's. The model's TLS
+    1.2 is server-authenticated, so a mutual TLS 1.2 row serves none."""
+    tls = str(lab.get("tls"))
+    mtls = lab.get("client_cert", "none") not in ("none", None)
+    if tls.startswith("dtls"):
+        return ("coap",) if mtls else ("dtls1.2",)
+    if tls == "1.2":
+        return () if mtls else ("tls1.2",)
+    return ("https", "mqtt", "openvpn") if mtls else ("tls1.3", "jwt")
+
+
+def _app_bytes() -> dict[str, tuple[int, str]]:
+    """Plaintext bytes the client's record layer seals and opens for each protocol's application
+    exchange, with what they are (model/flights.py's sizes; TLS 1.3 servers send two session
+    tickets after a full handshake, OpenSSL's default)."""
+    from . import flights as F
+    nst = 2 * F.NST13
+    return {"tls1.3": (F.HTTP_REQ + F.HTTP_RESP + nst, "GET + response + 2 tickets"),
+            "tls1.2": (F.HTTP_REQ + F.HTTP_RESP, "GET + response"),
+            "dtls1.2": (F.HTTP_REQ + F.HTTP_RESP, "request + response"),
+            "https": (F.HTTP_REQ + F.HTTP_RESP + nst, "GET + response + 2 tickets"),
+            "jwt": (F.JWT_REQ + F.HTTP_RESP + nst, "GET with the JWT + response + 2 tickets"),
+            "mqtt": (F.MQTT_CONNECT + F.MQTT_CONNACK + nst, "CONNECT + CONNACK + 2 tickets"),
+            "coap": (F.COAP_REQ + F.COAP_RESP, "CoAP CON + ACK"),
+            "openvpn": (2 * 300 + 100 + 300, "key-method data both ways + PUSH_REQUEST + PUSH_REPLY")}
+
+
+def _device_app_costs(t: CostTable, core) -> None:
+    """The client's application exchange on the device (`app:PROTOCOL`, charged after the last
+    answer): costed from a counted primitive, the suite's AEAD over 1024 bytes, per byte sealed or
+    opened. Decision: the device client's own application exchange (a GET to `openssl s_server -www`,
+    whose status page is several KB) is no protocol's, so its count is not used; the record's fixed
+    work per message (header, nonce) is left out, the AEAD's own per-call cost is inside the 1024-byte
+    row. An OpenVPN client's tun set-up is an operating-system call, not counted: an A-profile core
+    takes the host table's figure for it (named); a microcontroller runs no OpenVPN client."""
+    aead = next((t.party_ops[("client", f"aead:{a}")] for a in ("aes-128-gcm-1024", "chacha20-poly1305-1024")
+                 if ("client", f"aead:{a}") in t.party_ops), None)
+    if aead is not None:
+        for proto, (n, what) in _app_bytes().items():
+            t.party_ops[("client", f"app:{proto}")] = Figure(
+                aead.us * n / 1024, f"costed from a counted primitive: {n} B ({what}) x the AEAD's {aead.us:,.0f} µs "
+                                   f"per 1024 B ({aead.source})")
+    if getattr(core, "profile", "M") == "A" and "tun_setup" in t.ops:
+        f = t.ops["tun_setup"]
+        t.party_ops[("client", "tun_setup")] = Figure(f.us, f"not counted on the device (an operating-system "
+                                                            f"call): the host table's figure, {f.source}")
 # primitives-only stacks whose counts join any TLS stack's table for the operations it lacks (the TLS
 # stacks built here have no ML-KEM): PQClean's portable ML-KEM/ML-DSA
 ADDON_STACKS = ("pqclean",)
@@ -349,21 +403,28 @@ def from_device(doc: dict, core, base: CostTable | None = None, where: str = "--
             t.party_ops[("client", DEVICE_OPS[lab["op"]])] = Figure(
                 us, f"run {doc['run_id']} series {s['id']} ({lab.get('library', lab.get('stack'))}): {rule}")
             used += 1
-        elif s.get("kind") == "device" and lab.get("phase") == "warm" and lab.get("group") in DEVICE_GROUPS \
-                and lab.get("client_cert", "none") == "none":   # a mutual-TLS row is another scenario
+        elif s.get("kind") == "device" and lab.get("phase") == "warm" and lab.get("group") in DEVICE_GROUPS:
             # the device's external PSK mode is psk_dhe_ke (a key share with the PSK)
             hs = {"resumed": "resumed", "psk": "psk-dhe"}.get(lab.get("mode"), "full")
-            proto = lab["tls"] if str(lab.get("tls")).startswith("dtls") else f"tls{lab.get('tls')}"
-            key = scenario_key(proto, hs, "software")
-            # one row per protocol and handshake: the model's default configuration (x25519, AES-GCM) first
+            client_cert = lab.get("client_cert", "none")
+            # one row per model protocol and handshake: the model's default configuration (x25519,
+            # AES-GCM) first
             rank = (lab["group"] == "x25519") + (lab.get("suite") == "aes128gcm")
-            if key in t.measured and t.measured[key].get("rank", -1) >= rank:
-                continue
-            t.measured[key] = {"rank": rank, "metric": "handshake", "total_us": us, "client_us": us, "se_us": 0.0,
-                               "server_us": None, "client_only": True, "sigma": 0.02, "series": s["id"],
-                               "group": DEVICE_GROUPS[lab["group"]], "cert": lab.get("server_cert"), "depth": 1,
-                               "source": f"run {doc['run_id']} series {s['id']}: {rule}"}
+            for proto in device_row_protocols(lab):
+                key = scenario_key(proto, hs, "software")
+                old = t.measured.get(key)
+                if old is not None and old.get("client_only") and old.get("rank", -1) >= rank:
+                    continue
+                t.measured[key] = {"rank": rank, "metric": "handshake", "total_us": us, "client_us": us, "se_us": 0.0,
+                                   "server_us": None, "client_only": True, "sigma": 0.02, "series": s["id"],
+                                   "group": DEVICE_GROUPS[lab["group"]], "cert": lab.get("server_cert"), "depth": 1,
+                                   **({"client_key": client_cert} if client_cert != "none" else {}),
+                                   # a host row of the same scenario keeps the server's measured side
+                                   **({"server_row": old} if old is not None and not old.get("client_only") else
+                                      {"server_row": old["server_row"]} if old and old.get("server_row") else {}),
+                                   "source": f"run {doc['run_id']} series {s['id']}: {rule}"}
             used += 1
+    _device_app_costs(t, core)
     if not used:
         raise CalibrationError(f"{where}: Result {doc['run_id']} has no instruction counts the model can use "
                                f"(`secperf device crypto --device {core.name}` or `secperf device handshake --device {core.name}`)")

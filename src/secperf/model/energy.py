@@ -108,10 +108,21 @@ def radio(name: str) -> Radio:
 
 
 def cpu(name: str) -> Power:
+    """Active CPU power of a cost table's device, or of an emulated core (its class's mW per MHz x
+    its clock, data/energy.toml [cpu_per_mhz])."""
     table = _data()["cpu"]
-    if name not in table:
-        raise EnergyError(f"energy: no CPU power for device {name!r}; known: {', '.join(table)}")
-    return Power(name, float(table[name]["active_mw"]), table[name]["source"])
+    if name in table:
+        return Power(name, float(table[name]["active_mw"]), table[name]["source"])
+    from ..spec import devices as D
+    if name in D.cores():
+        core = D.core(name)
+        fam = core.timing.model if core.timing is not None else core.qemu_cpu
+        per = _data().get("cpu_per_mhz", {}).get(fam)
+        if per is not None:
+            mw = float(per["mw_per_mhz"]) * core.clock_mhz
+            return Power(name, mw, f"{per['mw_per_mhz']} mW/MHz x {core.clock_mhz:g} MHz: {per['source']}")
+    raise EnergyError(f"energy: no CPU power for device {name!r}; known: {', '.join(table)} and the emulated "
+                      f"cores of `secperf device list`")
 
 
 def se(name: str | None) -> Power:

@@ -132,7 +132,8 @@ def _window(model: F.FlightModel, metric: str) -> list[tuple[int, str]]:
 
 def fit_residuals(table: CostTable, sc: F.Scenario) -> tuple[CostTable, dict | None]:
     """The table with this scenario's `base:` costs fitted to a matching calibration row, if any."""
-    key = scenario_key(sc.protocol, sc.handshake, sc.key)
+    hs = _fit_handshake(sc)
+    key = scenario_key(sc.protocol, hs, sc.key)
     meas = table.measured.get(key)
     if meas is None and not key.endswith(":software"):
         meas = table.measured.get(key.rsplit(":", 1)[0] + ":software")
@@ -141,6 +142,8 @@ def fit_residuals(table: CostTable, sc: F.Scenario) -> tuple[CostTable, dict | N
     cal_sc = replace(sc, group=_norm_group(meas.get("group")), cert=meas.get("cert") or sc.cert,
                      depth=int(meas.get("depth") or 1), precomputed_keyshare=False,
                      key=sc.key if meas["se_us"] > 0 else "software")
+    if meas.get("client_key") in F.key_types():     # the row's own client key (a device's mutual-TLS row)
+        cal_sc = replace(cal_sc, client_key_type=meas["client_key"])
     model = F.build(cal_sc)
     t = replace(table, party_ops=dict(table.party_ops))
     client_only = bool(meas.get("client_only"))
@@ -164,16 +167,33 @@ def fit_residuals(table: CostTable, sc: F.Scenario) -> tuple[CostTable, dict | N
             server_named += _named(t, "server", f.ops)
     src = f"residual of {meas['series']} ({'device' if client_only else 'loopback'} P50 {meas['metric']}) after the " \
           f"named operations" + (f"; {meas['source']}" if meas.get("source") else "")
-    kind = "se" if sc.key.startswith("se:") else "software"
+    kind = _fit_kind(sc)
+    if client_only and meas.get("server_row"):
+        # a device row over a host calibration: the server's residual from the host's own row
+        host_t, _ = fit_residuals(replace(table, measured={**table.measured, key: meas["server_row"]}), sc)
+        sb = f"base:{sc.protocol}:{hs}:{kind}:server"
+        if (("server", sb)) in host_t.party_ops:
+            t.party_ops[("server", sb)] = host_t.party_ops[("server", sb)]
     sides = (("client", meas["client_us"], client_named),) + (() if client_only else
                                                               (("server", meas["server_us"], server_named),))
     for party, measured, named in sides:
         if named > measured > 0:
             _scale_party(t, party, measured / named, meas["series"])
             named = measured
-        t.party_ops[(party, f"base:{sc.protocol}:{sc.handshake}:{kind}:{party}")] = \
+        t.party_ops[(party, f"base:{sc.protocol}:{hs}:{kind}:{party}")] = \
             Figure(max(0.0, measured - named), src)
     return t, meas
+
+
+def _fit_handshake(sc: F.Scenario) -> str:
+    """The handshake whose residual a scenario uses: a JWT request rides a full TLS 1.3 handshake
+    (its fresh/cached is about the token), as flights.build names its base: costs."""
+    return "full" if sc.protocol == "jwt" else sc.handshake
+
+
+def _fit_kind(sc: F.Scenario) -> str:
+    """software | se, as flights._base names it (the JWT's TLS client has no client key)."""
+    return "se" if sc.key.startswith("se:") and sc.protocol != "jwt" else "software"
 
 
 def _residual_from_full(table: CostTable, sc: F.Scenario) -> CostTable:
@@ -183,7 +203,7 @@ def _residual_from_full(table: CostTable, sc: F.Scenario) -> CostTable:
     transcript, key-schedule and record work an abbreviated handshake also does. The source says so;
     a host table, or a device table without a full row, is returned unchanged (its own figures, or a
     named missing cost)."""
-    if sc.handshake not in ("resumed", "psk", "psk-dhe", "0rtt"):
+    if sc.handshake not in ("resumed", "psk", "psk-dhe", "0rtt", "nocookie", "hrr"):
         return table
     full = replace(sc, handshake="full")
     fkey = scenario_key(sc.protocol, "full", sc.key)
@@ -191,7 +211,7 @@ def _residual_from_full(table: CostTable, sc: F.Scenario) -> CostTable:
     if not fm or not fm.get("client_only"):
         return table
     t, _ = fit_residuals(table, replace(full, group=_norm_group(fm.get("group")), cert=fm.get("cert") or sc.cert))
-    kind = "se" if sc.key.startswith("se:") else "software"
+    kind = _fit_kind(sc)
     f = t.get("client", f"base:{sc.protocol}:full:{kind}:client")
     t.party_ops[("client", f"base:{sc.protocol}:{sc.handshake}:{kind}:client")] = Figure(
         f.us, f"the full handshake's client residual, for a {sc.handshake} handshake (same transcript, key "
@@ -247,7 +267,10 @@ def plan(sc: F.Scenario, table: CostTable, link: N.LinkModel, until: str = "resp
             rpk, rwire = N.dtls_resend(f.msgs, link.mtu) if e.transport == "dtls" else (0, 0)
             out.append(FlightPlan(i, e.transport, f.sender, f.names(), sum(o[1] for o in ops), ops, f.se_sign,
                                   pk, wire, extra, f.handshake_done, rpk, rwire))
-    fin = tuple((op, table.get("client", op).us, table.get("client", op).source) for op in model.final_ops)
+    # a device table's application exchange (app:PROTOCOL, costed from its counted AEAD) after the last answer
+    app = (f"app:{sc.protocol}",) if ("client", f"app:{sc.protocol}") in table.party_ops \
+        and sc.security != "none" else ()
+    fin = tuple((op, table.get("client", op).us, table.get("client", op).source) for op in model.final_ops + app)
     sig_c = sig_s = table.sigma
     if meas is not None:
         sig_c = float(meas.get("sigma", table.sigma))

@@ -35,6 +35,7 @@ class Overrides:
     radio: str | None = None       # radio energy profile (default: the pattern's, else the network's)
     n: int = 20_000
     seed: int = 1
+    table: C.CostTable | None = None   # a device's costs made by the caller (app/plan.py: an emulated core)
 
 
 def key_of(p: Pattern, o: Overrides) -> str:
@@ -46,9 +47,10 @@ def key_of(p: Pattern, o: Overrides) -> str:
 
 
 def context(p: Pattern, o: Overrides) -> Context:
-    device = o.device or p.stack.device
+    from ..spec.devices import resolve_device
+    device = resolve_device(o.device or p.stack.device)
     network = o.network or p.stack.network
-    table = C.load_table(device)
+    table = o.table if o.table is not None else C.load_table(device)
     specs = NS.parse_networks([network])
     if len(specs) != 1:
         raise InputError(f"--network {network!r}: a plan needs one link, not a sweep")

@@ -212,3 +212,23 @@ def timing(name: str, c: dict) -> Timing:
     notes = {k.removesuffix("_note"): v for tab in (m, mem) for k, v in tab.items() if k.endswith("_note")}
     return Timing(model=model, costs=costs, geometry=geometry,
                   sources={"model": tsrc[m["source"]], "memory": tsrc[mem["source"]]}, notes=notes)
+
+
+# old device names, accepted for one release with a note: the hand-written Cortex-M4 cost table
+# became the emulated core's own counts
+DEVICE_ALIASES = {"cortex-m4-120mhz": "cortex-m4-120"}
+_NOTED: set[str] = set()
+
+
+def resolve_device(name: str | None) -> str | None:
+    """A --device value with an old spelling mapped to today's name (a note on stderr, once)."""
+    if name in DEVICE_ALIASES:
+        new = DEVICE_ALIASES[name]
+        if name not in _NOTED:
+            _NOTED.add(name)
+            import sys
+            print(f"note: --device {name} is now the emulated core {new} (its client costs are counted on the "
+                  f"emulator; the server keeps this host's); the old name is accepted for this release",
+                  file=sys.stderr)
+        return new
+    return name

@@ -28,20 +28,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "session, log in, find key, sign per connection); comma list")
     p.add_argument("--group", action="append", type=argtypes.name_list, metavar="GROUPS", help="key-exchange group(s) (default x25519), "
                    "e.g. p-256, ml-kem-768, x25519mlkem768")
-    p.add_argument("--cert", action="append", metavar="TYPE[:DEPTH]",
+    p.add_argument("--server-cert", action="append", metavar="TYPE[:DEPTH]", dest="server_cert",
                    help="server certificate key type and chain depth, e.g. ecdsa-p256, rsa-2048:2, ml-dsa-44")
+    p.add_argument("--cert", action="append", metavar="TYPE[:DEPTH]", dest="old_cert",
+                   help="old name of --server-cert, accepted for this release")
+    p.add_argument("--system", type=argtypes.path, metavar="FILE.toml",
+                   help="a system file: core, stack and build, key, network, protocol and handshakes in one file "
+                        "(`secperf schema system`; examples/); options given here override the file's, with a note")
     p.add_argument("--handshake", action="append", metavar="KINDS",
                    help="full, resumed, psk, psk-dhe, 0rtt, hrr, nocookie (DTLS), fresh/cached (jwt); comma list")
-    p.add_argument("--device", metavar="PROFILE", help="the client's device: a cost table (host-default, "
-                   "cortex-m4-120mhz) or an emulated core of `secperf device` (cortex-a9-400, ...) whose instruction "
-                   "counts --calibrate gives (a `secperf device` Result): cost = instructions x CPI / clock")
+    p.add_argument("--device", metavar="CORE", help="the client's device: an emulated core of `secperf device list` "
+                   "(cortex-m4-80, cortex-m33-128, cortex-a9-400, ...): its client costs are counted on the emulator "
+                   "now or taken from the cache (each side keeps its own costs: the server's stay this host's); or "
+                   "the cost table host-default")
     p.add_argument("--stack", type=argtypes.name_list, metavar="STACK",
-                   help="with --device CORE: the library whose counts to use when the device Results hold several "
-                        "(wolfssl, mbedtls, mbedtls3, ...)")
+                   help="with --device CORE: the TLS library counted (default wolfssl; mbedtls3, mbedtls, wolfssl59, "
+                        "openssl on A-profile cores), or the one of several in --calibrate device Results")
+    p.add_argument("--config", metavar="CONFIG",
+                   help="with --device CORE: the library's build configuration (default: the stack's; "
+                        "`secperf device list` shows them, e.g. sp-asm, sp-c, sp-small for wolfSSL)")
     p.add_argument("--sweep", metavar="GRID", help="grid over inputs, e.g. 'rtt=0..300:25,loss=0,1,5' or "
                    "'group=x25519,ml-kem-768'")
-    p.add_argument("--calibrate", metavar="RESULT", help="a result.json measured on this host (crypto, handshake "
-                   "or connect rows) to take costs from; with --device CORE, a `secperf device` Result")
+    p.add_argument("--calibrate", metavar="RESULT", help="result.json file(s), comma list, measured on this host (crypto, handshake "
+                   "or connect rows) to take costs from; with --device CORE, `secperf device` Results for the client "
+                   "(instead of counting now) and host Results for the server")
     p.add_argument("--s1", action="store_true", help="study S1's acceleration estimate: full vs PSK with a "
                    "precomputed key share and the fastest group")
     p.add_argument("--coap-random-factor", type=positive(10), default=1.5,
@@ -85,20 +95,77 @@ def run(args) -> int:
         from ..report.terminal_whatif import listing
         listing()
         return 0
-    if not args.protocol:
-        raise InputError("PROTOCOL: give a protocol (tls1.3, tls1.2, dtls1.2, https, mqtt, coap, openvpn, jwt)")
-    if args.stack and not args.device:
-        raise InputError("--stack: names the library of a device's counts; give it with --device CORE --calibrate "
-                         "DEVICE_RESULT")
+    return W.run(options(args))
+
+
+def _server_certs(args) -> list[str]:
+    """--server-cert, and the old --cert with a note (accepted for this release)."""
+    from ..spec.vocabulary import note
+    if args.old_cert:
+        note("--cert is renamed --server-cert (the name `secperf device handshake` uses); accepted for this release")
+    return _csv((args.server_cert or []) + (args.old_cert or []))
+
+
+def options(args):
+    """The WhatifOptions of the parsed arguments, with a --system file's values under them (the
+    command line overrides the file, with a note: subcommands/system_args.py)."""
+    import sys
+
+    from ..app import whatif as W
+    from ..core.errors import InputError
+    from ..spec import vocabulary as V
+    protocols, networks, keys = _csv([args.protocol]) if args.protocol else [], args.network, _csv(args.key)
+    groups = V.groups(_csv(args.group)) if args.group else []
+    certs, handshakes = _server_certs(args), _csv(args.handshake)
+    device, stack, config = args.device, args.stack, args.config
+    if args.system:
+        from ..spec.system import load_system
+        from .system_args import Merge
+        s = load_system(args.system).system
+        m = Merge(args.system)
+        protocols = m.pick("PROTOCOL", protocols, "[protocol].name", [s.protocol.name])
+        networks = m.pick("--network", networks, "[network].link", [s.network.link])
+        keys = m.pick("--key", keys, "[security].key", [s.security.key])
+        groups = m.pick("--group", groups, "[protocol].groups", s.protocol.groups)
+        certs = m.pick("--server-cert", certs, "[protocol].server_cert",
+                       [s.protocol.server_cert] if s.protocol.server_cert else [])
+        handshakes = m.pick("--handshake", handshakes, "[protocol].handshakes", s.protocol.handshakes)
+        device = m.pick("--device", device, "[device].core", s.device.core)
+        if "--device" in m.overridden:     # the file's build belongs to the file's core
+            dropped = [f"[device].{k}" for k in ("stack", "config") if getattr(s.device, k) is not None]
+            if dropped and not (stack or config):
+                V.note(f"{' and '.join(dropped)} of {args.system} belong to its core {s.device.core}; not used with "
+                       f"--device {device}")
+        else:
+            stack = m.pick("--stack", stack, "[device].stack", s.device.stack)
+            config = m.pick("--config", config, "[device].config", s.device.config)
+        unused = [t for t, v in (("[network].radio", s.network.radio), ("[pattern]", s.pattern),
+                                 ("[budgets]", s.budgets)) if v is not None]
+        if unused:
+            V.note(f"{', '.join(unused)} of {args.system}: judged by `secperf plan --system {args.system}`; "
+                   f"whatif predicts the connection set-up")
+    if not protocols:
+        raise InputError("PROTOCOL: give a protocol (tls1.3, tls1.2, dtls1.2, https, mqtt, coap, openvpn, jwt) "
+                         "or --system FILE.toml")
+    if (stack or config) and not device:
+        raise InputError(f"--{'stack' if stack else 'config'}: picks the library of a device's counts; give it "
+                         f"with --device CORE (`secperf device list`)")
     if not 1.0 <= args.coap_random_factor <= 4.0:
         raise InputError(f"--coap-random-factor: {args.coap_random_factor} must be between 1.0 and 4.0 (RFC 7252: 1.5)")
-    o = W.WhatifOptions(protocols=_csv([args.protocol]), networks=args.network or ["loopback"],
-                        keys=_csv(args.key) or ["software"], groups=_csv(args.group) or ["x25519"],
-                        certs=_csv(args.cert), handshakes=_csv(args.handshake), sweep=args.sweep,
-                        calibrate=args.calibrate, device=args.device, stack=args.stack, n=args.n, seed=args.seed, s1=args.s1,
-                        coap_random_factor=args.coap_random_factor, path_floor_ms=args.path_floor,
-                        host_scheduling=args.host_scheduling, json=args.json, out=args.out,
-                        no_report=args.no_report, command=["secperf", *sys.argv[1:]],
-                        allow_partial=args.allow_partial, max_draws=args.max_draws,
-                        max_cells=args.max_cells, baseline=args.baseline, until=args.until)
-    return W.run(o)
+    return W.WhatifOptions(protocols=protocols, networks=networks or ["loopback"],
+                           keys=keys or ["software"], groups=groups or ["x25519"],
+                           certs=certs, handshakes=handshakes, sweep=args.sweep,
+                           calibrate=args.calibrate, device=device, stack=stack, config=config, n=args.n,
+                           seed=args.seed, s1=args.s1,
+                           coap_random_factor=args.coap_random_factor, path_floor_ms=args.path_floor,
+                           host_scheduling=args.host_scheduling, json=args.json, out=args.out,
+                           no_report=args.no_report, command=["secperf", *sys.argv[1:]],
+                           allow_partial=args.allow_partial, max_draws=args.max_draws,
+                           max_cells=args.max_cells, **_passed_on(args, W.WhatifOptions))
+
+
+def _passed_on(args, cls) -> dict:
+    """Options parsed here whose WhatifOptions field has the same name (--baseline, --until), passed
+    as they are, once the dataclass has the field."""
+    fields = getattr(cls, "__dataclass_fields__", {})
+    return {k: getattr(args, k) for k in ("baseline", "until") if k in fields and hasattr(args, k)}
