@@ -117,8 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "OpenVPN) with software, token and secure-element keys, full and resumed (study S2)")
     cn.add_argument("protocol", help="https, mqtt, coap, vpn or all (comma-separated allowed)")
     cn.add_argument("--key", action="append", metavar="SOURCES",
-                    help="key sources: software, token (SoftHSM2, no added delay), se:PROFILE "
-                         "(default: software,se:iot-safe-sim)")
+                    help="key sources: software, token (SoftHSM2, no added delay), se:PROFILE, se:PROFILE:cold "
+                         "(as --key-session cold) (default: software,se:iot-safe-sim)")
     cn.add_argument("--handshake", action="append", metavar="KINDS", help="full, resumed (default: both)")
     cn.add_argument("--client", action="append", metavar="NAMES",
                     help="probe (default), curl, mosquitto_pub, paho, coap-client, openvpn, or 'all' "

@@ -12,6 +12,20 @@ AUTHS = ("mtls", "jwt_fresh", "jwt_cached")
 COAP_SECURITY = ("pki", "psk")
 
 
+def _cold_keys(keys: list[str], sessions: list[str]) -> tuple[list[str], list[str]]:
+    """`--key se:PROFILE:cold`, the key vocabulary of whatif and plan (spec/vocabulary.py), as
+    connect's matrix writes it: key se:PROFILE with key session cold. When every secure-element or
+    token key is written :cold, the default warm session is replaced by cold; otherwise both run."""
+    cold = [k for k in keys if k.startswith("se:") and k.count(":") == 2 and k.endswith(":cold")]
+    if not cold:
+        return keys, sessions
+    out = list(dict.fromkeys(k.removesuffix(":cold") if k in cold else k for k in keys))
+    only_cold = all(k in cold for k in keys if k != "software")
+    if only_cold and sessions == ["warm"]:
+        return out, ["cold"]
+    return out, list(dict.fromkeys([*sessions, "cold"]))
+
+
 def connect_configs(protocols, keys, handshakes, clients, auths, tls="1.3", nagle=False, coap_security=None,
                     networks=("loopback",), key_sessions=("warm",), coap_servers=("libcoap",)):
     """The `connect` matrix from command-line style lists; bad names raise InputError."""
@@ -19,6 +33,7 @@ def connect_configs(protocols, keys, handshakes, clients, auths, tls="1.3", nagl
     from ..spec.se_profiles import load_profiles
     if protocols == ["all"]:
         protocols = list(C.PROTOCOLS)
+    keys, key_sessions = _cold_keys(list(keys), list(key_sessions))
     _known("protocol", protocols, [*C.PROTOCOLS, "all"])
     _known("--handshake", handshakes, HANDSHAKES)
     _known("--auth", auths, AUTHS)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -137,7 +138,7 @@ class FleetOptions:
     horizon_s: float = 7200.0
     from_result: str | None = None
     server: str = "nginx"
-    key: str = "rsa-2048"
+    key: str | None = None                 # the server key; None: not chosen (DEFAULT_FLEET_KEY when measured)
     measure_s: float = 2.0
     seed: int = 1
     abandoned_work: bool = False           # the model: the server also serves attempts whose client gave up
@@ -146,6 +147,7 @@ class FleetOptions:
 
 
 MAX_REPLAY = 5000
+DEFAULT_FLEET_KEY = "rsa-2048"            # the key measured when --key is not given (the most common TLS server key)
 
 
 def _fleet_runs(o: FleetOptions, full: float, resumed: float, source: str) -> dict:
@@ -170,6 +172,16 @@ def run_fleet(o: FleetOptions, output: Output) -> int:
         for pol in o.policies:
             FleetModel(devices=n, policy=pol, base_s=o.base_s, cap_s=o.cap_s, timeout_s=o.timeout_s,
                        resumed_share=o.resumed_share, horizon_s=o.horizon_s).check()
+    if o.capacity is not None and o.from_result:
+        raise InputError(f"--capacity {o.capacity:g} and --from {o.from_result}: both give the server's capacity; "
+                         f"give one")
+    if o.capacity is not None and o.key is not None:
+        raise InputError(f"--key {o.key}: picks the server key whose capacity is measured or taken from --from; "
+                         f"--capacity {o.capacity:g} gives the capacity itself, so the key would change nothing: "
+                         f"drop --key")
+    if not o.from_result and o.key is None:
+        from dataclasses import replace
+        o = replace(o, key=DEFAULT_FLEET_KEY)
     params = {k: v for k, v in o.__dict__.items()}
     if o.replay is not None:
         return _run_replay(o, params, output)
@@ -209,18 +221,32 @@ def _given_capacity(o: FleetOptions) -> tuple[float, float, str]:
         if o.capacity <= 0:
             raise InputError(f"--capacity {o.capacity}: handshakes per second must be > 0")
         return o.capacity, o.resumed_capacity or o.capacity, "given (--capacity)"
-    from ..model.fleet import capacity_from_result
+    from ..model.fleet import capacity_from_result, server_keys
     from .reading import read_result
     from ..core.result import reading
     doc = read_result(Path(o.from_result), "--from", o.allow_partial)
     with reading(f"--from {o.from_result}", "the server rows (series labels and derived rates)"):
-        caps = capacity_from_result(doc)
+        keys = server_keys(doc)
+        key = o.key
+        # a capacity belongs to one server key: never another key's rows in place of the one asked for
+        if key is None and len(keys) > 1:
+            raise InputError(f"--from {o.from_result}: holds the capacity of several server keys ({', '.join(keys)}); "
+                             f"name the one to use with --key")
+        if key is None and keys:
+            key = keys[0]
+            print(f"note: --from {o.from_result}: the capacity of its only server key, {key} (--key to name it)",
+                  file=sys.stderr)
+        elif key is not None and keys and key not in keys:
+            raise InputError(f"--key {key}: --from {o.from_result} holds no capacity for it; it holds "
+                             f"{', '.join(keys)}: give one of those with --key, or measure {key} "
+                             f"(`secperf server --key {key}`, or fleet without --from)")
+        caps = capacity_from_result(doc, key)
     full = [v for k, v in caps.items() if k.endswith("/0.0")]
     res = [v for k, v in caps.items() if k.endswith("/1.0")]
     if not full:
         raise InputError(f"--from {o.from_result}: no `secperf server` rows with full handshakes "
-                         "(resume ratio 0) in it")
-    return max(full), max(res) if res else max(full), f"from {o.from_result}"
+                         f"(resume ratio 0){f' for --key {key}' if key else ''} in it")
+    return max(full), max(res) if res else max(full), f"from {o.from_result} ({key})"
 
 
 def replay_compare(o: FleetOptions, policy: str, measured: dict) -> dict:

@@ -188,13 +188,23 @@ def simulate(m: FleetModel, points: int = 400) -> dict:
     }
 
 
-def capacity_from_result(doc: dict) -> dict:
-    """The highest handshakes/s per (server, key, source, resume ratio) in a `secperf server` Result."""
+def server_keys(doc: dict) -> list[str]:
+    """The server keys of the capacity rows (with a measured rate) of a `secperf server` Result."""
+    return list(dict.fromkeys(s["labels"]["key"] for s in doc.get("series", [])
+                              if s.get("kind") == "server" and s.get("derived", {}).get("handshakes_per_s")))
+
+
+def capacity_from_result(doc: dict, key: str | None = None) -> dict:
+    """The highest handshakes/s per (server, key, source, resume ratio) in a `secperf server` Result;
+    with `key`, only that key's rows (a capacity is a property of the key: an RSA-2048 server signs
+    several times slower than an ECDSA P-256 one)."""
     best: dict[tuple, float] = {}
     for s in doc.get("series", []):
         if s.get("kind") != "server" or not s.get("derived", {}).get("handshakes_per_s"):
             continue
         lb = s["labels"]
+        if key is not None and lb["key"] != key:
+            continue
         k = (lb["server"], lb["key"], lb["key_source"], float(lb["resume_ratio"]))
         best[k] = max(best.get(k, 0.0), s["derived"]["handshakes_per_s"])
     return {"/".join(str(x) for x in k): v for k, v in best.items()}

@@ -360,11 +360,17 @@ def pattern_doc(ls: LoadedSystem) -> dict:
     doc["stack"] = stack
     if s.budgets is not None:
         req = dict(doc.get("requirements") or {})
+        budget_source = s.budgets.source or f"system file {s.name}: [budgets]"
+        # a requirement's own source (latency_source, ...), where patterns carry one, follows its value
+        own = {"latency": "latency_source", "latency_percentile": "latency_source",
+               "determinism": "determinism_source", "energy_per_day": "energy_source"}
         for k in ("latency", "latency_percentile", "determinism", "energy_per_day"):
             v = getattr(s.budgets, k)
             if v is not None:
                 req[k] = v
-        req["source"] = s.budgets.source or req.get("source") or f"system file {s.name}: [budgets]"
+                if own[k] in PS.Requirements.model_fields:
+                    req[own[k]] = budget_source
+        req["source"] = req.get("source") or budget_source
         doc["requirements"] = req
     return doc
 

@@ -75,7 +75,9 @@ def _output(args):
 def run(args) -> int:
     from ..app import device as app
     if args.device_cmd == "handshake":
-        opts = app.HandshakeOptions(device=args.device, stack=args.stack, tls=args.tls, group=args.group,
+        from ..spec.vocabulary import groups
+        group = ",".join(groups([g for g in args.group.split(",") if g.strip()])) or args.group  # one spelling
+        opts = app.HandshakeOptions(device=args.device, stack=args.stack, tls=args.tls, group=group,
                                     suite=args.suite, mode=args.mode, server_cert=args.server_cert,
                                     client_cert=args.client_cert, n=args.n,
                                     warmup=args.warmup, config=args.config, timing=args.timing == "on")
