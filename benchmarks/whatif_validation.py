@@ -79,11 +79,20 @@ HS = {
 CELLS = ("tls1.2", "tls1.3", "tls1.3-resumed", "dtls1.2", "mqtt", "coap")
 
 
+# The handshake end point (issue 29, `whatif --until handshake`): every `secperf handshake` cell is
+# also compared from the client's first packet to its handshake complete — the probe's TCP connect
+# plus its handshake timer, per connection (samples' tcp_connect_us + handshake_wall_us; DTLS: no TCP
+# connect) — against the prediction whose clock stops at the handshake (Plan.until = "handshake").
+# The cell's own row keeps the probe's window (TCP connected -> handshake complete).
+UNTIL_HS = "until_handshake"
+
+
 def rows_for(cells: list[str], keys: list[str]):
     rows = []
     for c in cells:
         if c in HS:
             rows.append(HS[c][:4] + (HS[c][4],))
+            rows.append((HS[c][0] + " -> hs end", HS[c][1], HS[c][2], UNTIL_HS, HS[c][4]))
         elif c in ("mqtt", "coap"):
             for key in keys:
                 rows.append((f"{'MQTT/TLS' if c == 'mqtt' else 'CoAP/DTLS'} {key}", f"connect/{c}/probe/{key}/full",
@@ -364,7 +373,10 @@ def main() -> int:
             if not got:
                 rows.append({"cell": label, "network": net, "missing": True})
                 continue
-            vals = [v for _, x in got for v in x["values_us"]]
+            vals = [v for _, x in got for v in measured_values(x, metric)]
+            if not vals:
+                rows.append({"cell": label, "network": net, "missing": True})
+                continue
             m50, m95 = float(np.percentile(vals, 50)), _p95(vals)
             row = {"cell": label, "network": net, "n": len(vals), "rounds": len(got), "measured_p50_ms": m50 / 1e3,
                    "measured_p95_ms": m95 / 1e3, "calibration": net == "loopback",
@@ -377,13 +389,13 @@ def main() -> int:
             per = max(1000, args.sim_n // len(got))
             if any(wakes.values()):
                 # for comparison: the model without host scheduling (the network model alone)
-                r0 = predict([P.plan(sc, tables[r], base) for r, _ in got], metric, per, row["n"])
+                r0 = predict([plan_for(sc, tables[r], base, metric) for r, _ in got], metric, per, row["n"])
                 w_all = [v for w in wakes.values() if w for v in w]
                 row.update(nohost_p50_ms=r0["p50_us"] / 1e3, err_p50_nohost=(r0["p50_us"] - m50) / m50,
                            nohost_p95_ms=r0["p95_us"] / 1e3, err_p95_nohost=(r0["p95_us"] - m95) / m95,
                            wakeup_ms={"n": len(w_all), "p50": float(np.percentile(w_all, 50)),
                                       "p90": float(np.percentile(w_all, 90)), "mean": float(np.mean(w_all))})
-            r = predict([P.plan(sc, tables[k], links[k]) for k, _ in got], metric, per, row["n"])
+            r = predict([plan_for(sc, tables[k], links[k], metric) for k, _ in got], metric, per, row["n"])
             row.update(predicted_p50_ms=r["p50_us"] / 1e3, err_p50=(r["p50_us"] - m50) / m50,
                        predicted_p95_ms=r["p95_us"] / 1e3, err_p95=(r["p95_us"] - m95) / m95,
                        p50_range_ms=[x / 1e3 for x in r["p50_range_us"]],
@@ -395,7 +407,7 @@ def main() -> int:
             # lateness per round trip at that moment (a ping, not a TLS figure)
             rtts = {k: (None if net == "loopback" else measured_rtt_ms(docs, x, net)) for k, x in got}
             if net != "loopback" and all(v is not None for v in rtts.values()):
-                r2 = predict([P.plan(sc, tables[k], N.parse(_with_rtt(net, rtts[k]), coap_random_factor=1.0))
+                r2 = predict([plan_for(sc, tables[k], N.parse(_with_rtt(net, rtts[k]), coap_random_factor=1.0), metric)
                               for k, _ in got], metric, per, row["n"])    # no host scheduling: in the RTT
                 rtt = statistics.median(rtts.values())
                 row.update(measured_rtt_ms=rtt, predicted_p50_mrtt_ms=r2["p50_us"] / 1e3,
@@ -429,8 +441,13 @@ def main() -> int:
         print(f"{r['cell']:24} {r['network']:20} {r['n']:>3} {r['measured_p50_ms']:9.1f} {r['predicted_p50_ms']:9.1f} "
               f"{r['err_p50'] * 100:+6.1f}% {r['measured_p95_ms']:9.1f} {r['predicted_p95_ms']:9.1f} "
               f"{r['err_p95'] * 100:+6.1f}%{inr}{alt}{tag}")
-    val = [r for r in rows if not r.get("missing") and not r["calibration"]]
-    if val:
+    val_all = [r for r in rows if not r.get("missing") and not r["calibration"]]
+    groups = [("", [r for r in val_all if not r["cell"].endswith(" -> hs end")]),
+              (" [handshake end point: first packet -> client's handshake complete]",
+               [r for r in val_all if r["cell"].endswith(" -> hs end")])]
+    for tag_, val in groups:
+        if not val:
+            continue
         for what, k in (("the configured link and the host's wake-up lateness (THE PREDICTION)", ""),
                         ("the configured link without host scheduling", "_nohost"),
                         ("the link's measured RTT (TCP connect P50 of the same command and link), no host "
@@ -442,7 +459,7 @@ def main() -> int:
             e95 = [abs(r[f"err_p95{k}"]) for r in vv if f"err_p95{k}" in r]
             worst = max(vv, key=lambda r: abs(r[f"err_p50{k}"]))
             ok = statistics.median(e50) <= 0.10 and statistics.median(e95) <= 0.25 and max(e50) <= 0.30
-            print(f"\npredicted from {what}: {len(vv)} validation cells (loopback rows are the calibration and "
+            print(f"\npredicted from {what}{tag_}: {len(vv)} validation cells (loopback rows are the calibration and "
                   f"excluded): median |error| P50 {statistics.median(e50) * 100:.1f}% (target <= 10%), "
                   f"P95 {statistics.median(e95) * 100:.1f}% (target <= 25%); worst P50 {max(e50) * 100:.1f}% "
                   f"({worst['cell']} @ {worst['network']}; target <= 30%); cells worse than 30% at P50: "
@@ -455,6 +472,21 @@ def main() -> int:
     return 0
 
 
+def measured_values(s: dict, metric: str) -> list[float]:
+    """A measured series' values (µs) for a metric: its own values, or for the handshake end point
+    each successful connection's TCP connect + handshake timer (connections without the fields are
+    left out; a DTLS row has no TCP connect: 0)."""
+    if metric != UNTIL_HS:
+        return list(s["values_us"])
+    return [float(c.get("tcp_connect_us") or 0.0) + float(c["handshake_wall_us"])
+            for c in s.get("samples") or [] if c.get("ok") and c.get("handshake_wall_us") is not None]
+
+
+def plan_for(sc, table, link, metric: str):
+    """The plan of a cell: the clock stops at the handshake for the handshake end point."""
+    return P.plan(sc, table, link, until="handshake" if metric == UNTIL_HS else "response")
+
+
 def predict(plans, metric: str, sim_n: int, n_meas: int, seed: int = 1) -> dict:
     """P50 and P95 of `metric` over sim_n simulated connections per plan (one plan per measuring
     round, pooled as the cell pools its rounds' connections), and the range (5th-95th percentile) a
@@ -462,6 +494,7 @@ def predict(plans, metric: str, sim_n: int, n_meas: int, seed: int = 1) -> dict:
     measured cell has only n_meas connections, and a lossy cell's P95 from 20 of them lands on
     either side of a 1 s timer by chance."""
     rng = np.random.default_rng(seed)
+    metric = "usable" if metric == UNTIL_HS else metric      # the plan's own end point
     v = np.concatenate([M.simulate_chunk(pl, rng, sim_n)[metric] * 1e6 for pl in plans])
     draws = rng.choice(v, size=(1000, n_meas))
     p50s = np.percentile(draws, 50, axis=1)
