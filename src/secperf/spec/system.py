@@ -298,8 +298,12 @@ def _check_names(s: System, where: str) -> System:
 
 
 def validate_system(doc: dict, where: str = "system") -> System:
-    """Parsed TOML checked: structure, then every name against its catalogue."""
-    return _check_names(_validate(doc, where), where)
+    """Parsed TOML checked: structure, every name against its catalogue, and the pattern it makes
+    (whichever command reads the file: one file, validated once and whole)."""
+    s = _check_names(_validate(doc, where), where)
+    if s.pattern is not None:
+        _pattern(s, where)
+    return s
 
 
 def load_system(path: str | Path, where: str | None = None) -> LoadedSystem:
@@ -327,8 +331,11 @@ def plan_auth(s: System) -> tuple[str, str]:
 def pattern_doc(ls: LoadedSystem) -> dict:
     """The pattern as a pattern file would write it: the built-in's tables (if `use`), the inline
     tables over them, [stack] from the system, [budgets] over the requirements."""
+    return _pattern_doc(ls.system, f"--system {ls.path}")
+
+
+def _pattern_doc(s: System, where: str) -> dict:
     from . import patterns as PS
-    s, where = ls.system, f"--system {ls.path}"
     ps = s.pattern
     if ps is None:
         raise InputError(f"{where}: no [pattern]: `plan` judges a pattern; add [pattern] use = \"NAME\" "
@@ -377,8 +384,12 @@ def pattern_doc(ls: LoadedSystem) -> dict:
 
 def pattern(ls: LoadedSystem):
     """The system's pattern validated as spec/patterns.py validates a pattern file."""
+    return _pattern(ls.system, f"--system {ls.path}")
+
+
+def _pattern(s: System, where: str):
     from . import patterns as PS
-    return PS.validate_pattern(pattern_doc(ls), f"--system {ls.path} [pattern]")
+    return PS.validate_pattern(_pattern_doc(s, where), f"{where} [pattern]")
 
 
 def json_schema() -> dict:
