@@ -131,7 +131,43 @@ class Counts:
         n, r = len(self.counted), len(self.reused)
         how = ("counted now on the emulator" if not r else "taken from the cache" if not n else
                f"{n} counted now, {r} from the cache")
-        return f"device counts ({self.library}, build {self.config}): {n + r} rows {how}"
+        return f"device counts ({self.library}, build {self.config}): {n + r} rows, {how}"
+
+
+STACK_ORDER = ("wolfssl", "mbedtls3", "mbedtls", "wolfssl59", "openssl")
+
+
+def _check_rows(core: str, stack: str, conf, build, want: list[Need]) -> None:
+    from ..measure import device as D
+    for n in want:      # every row checked against what the build offers before anything runs
+        D.check_offers(D.Config(core, stack, n.tls, n.group, "aes128gcm", n.mode, n.server_cert, n.client_cert,
+                                conf), build)
+
+
+def _default_stack(core: str, dev, target: str, config: str | None, want: list[Need]):
+    """Without --stack: the first stack of STACK_ORDER built for the core whose build runs every
+    row the scenarios need (wolfSSL's Cortex-M builds have no DTLS, so CoAP there is Mbed TLS's);
+    one stack for the whole table, never a mix. The note names the stack taken."""
+    from ..measure import device as D
+    from ..measure.device_build import STACK_TARGETS, ensure_built
+    why = []
+    for st in STACK_ORDER:
+        if target not in STACK_TARGETS.get(st, (target,)):
+            continue
+        try:
+            conf = D.check_build_configs(config, [st], dev)[st]
+        except InputError as exc:
+            why.append(f"{st}: {exc}")
+            continue
+        build = ensure_built(st, target, conf[0])
+        try:
+            _check_rows(core, st, conf[0], build, want)
+        except InputError as exc:
+            why.append(f"{st}: {exc}")
+            continue
+        return st, build, conf
+    raise InputError(f"--device {core}: no stack built for it runs every handshake these scenarios need ("
+                     f"{'; '.join(why)})")
 
 
 def device_counts(core: str, scenarios, stack: str | None = None, config: str | None = None,
@@ -142,22 +178,27 @@ def device_counts(core: str, scenarios, stack: str | None = None, config: str | 
     from ..measure.device_build import ensure_built
     from ..report import terminal
     dev = D.check_device(core)
-    stack = stack or DEFAULT_STACK
-    stacks = D.check_stacks(stack, dev)
-    if len(stacks) != 1:
-        raise InputError(f"--stack {stack}: a prediction takes one TLS stack; give one of {', '.join(stacks)}")
-    stack = stacks[0]
+    if dev.profile != "A" and any(sc.protocol == "openvpn" for sc in scenarios):
+        from ..spec.devices import core as core_profile, cores
+        a_cores = ", ".join(n for n in cores() if core_profile(n).profile == "A")
+        raise InputError(f"openvpn --device {core}: OpenVPN's client needs an operating system with a tun device; "
+                         f"a microcontroller runs none. Predict it on an application core ({a_cores})")
     target = D.target_for(dev)
-    conf = D.check_build_configs(config, [stack], dev)[stack]
-    if len(conf) != 1:
-        raise InputError(f"--config {config}: a prediction takes one build configuration")
-    build = ensure_built(stack, target, conf[0])
-    if not build.offers.get("tls"):
-        raise InputError(f"--stack {stack}: {build.library} has no TLS; give a TLS stack (wolfssl, mbedtls3, ...)")
     want = needs(scenarios)
-    for n in want:      # every row checked against what the build offers before anything runs
-        D.check_offers(D.Config(core, stack, n.tls, n.group, "aes128gcm", n.mode, n.server_cert, n.client_cert,
-                                conf[0]), build)
+    if stack is None:
+        stack, build, conf = _default_stack(core, dev, target, config, want)
+    else:
+        stacks = D.check_stacks(stack, dev)
+        if len(stacks) != 1:
+            raise InputError(f"--stack {stack}: a prediction takes one TLS stack; give one of {', '.join(stacks)}")
+        stack = stacks[0]
+        conf = D.check_build_configs(config, [stack], dev)[stack]
+        if len(conf) != 1:
+            raise InputError(f"--config {config}: a prediction takes one build configuration")
+        build = ensure_built(stack, target, conf[0])
+        if not build.offers.get("tls"):
+            raise InputError(f"--stack {stack}: {build.library} has no TLS; give a TLS stack (wolfssl, mbedtls3, ...)")
+        _check_rows(core, stack, conf[0], build, want)
     fp = f"{build.client.parent.name}|{_core_key(dev)}|secperf {__version__}|timing on"
     path = _cache_file(core, stack, build.config)
     rows = _load(path, fp)
