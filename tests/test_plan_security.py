@@ -100,3 +100,25 @@ def test_every_built_in_requirement_has_its_own_source(name):
     assert (r.determinism_source is not None) == (r.determinism is not None)
     for s in (r.latency_source, r.energy_source, r.determinism_source):
         assert s is None or s.startswith(("study S2", "example:"))
+
+
+def test_a_limit_the_network_alone_breaks_is_still_judged_when_a_measure_meets_it(tmp_path):
+    """The README's question (NB-IoT, 3 s at P95): the link alone is over 3 s without security, but
+    keep-alive / pre-authentication avoid the set-up: the verdict names the measure that gets under
+    the limit instead of calling the pattern 'suitable as is'."""
+    import json as _json
+    import subprocess as _sp
+    import sys as _sys
+    from pathlib import Path as _P
+    exe = str(_P(_sys.executable).with_name("secperf"))
+    example = _P(__file__).resolve().parents[1] / "examples" / "stm32l4-nbiot-mqtt.toml"
+    p = _sp.run([exe, "plan", "--system", str(example), "--n", "2000", "--json", "--no-report", "--out",
+                 str(tmp_path / "r")], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-800:]
+    pat = _json.loads(p.stdout)["analysis"]["plan"]["patterns"][0]
+    lat = next(c for c in pat["before"]["checks"] if c["check"] == "latency")
+    assert not lat["ok"] and lat["judged"]
+    assert any(b["check"] == "latency" for b in pat["pattern_breaks"])      # still said: without security too
+    assert pat["verdict"] == "suitable with design measures"
+    assert set(pat["moving_measure"].split("+")) & {"keepalive", "preauth"}
+    assert "connection set-up breaks" in pat["verdict_reason"]

@@ -413,9 +413,16 @@ def from_device(doc: dict, core, base: CostTable | None = None, where: str = "--
             for proto in device_row_protocols(lab):
                 key = scenario_key(proto, hs, "software")
                 old = t.measured.get(key)
+                alts = list(old.get("alternatives", [])) if old is not None and old.get("client_only") else []
+                row = {"group": DEVICE_GROUPS[lab["group"]], "cert": lab.get("server_cert"),
+                       "client_key": client_cert if client_cert != "none" else None, "suite": lab.get("suite"),
+                       "client_us": us, "total_us": us, "series": s["id"],
+                       "source": f"run {doc['run_id']} series {s['id']}: {rule}"}
+                alts.append(row)
                 if old is not None and old.get("client_only") and old.get("rank", -1) >= rank:
+                    old["alternatives"] = alts
                     continue
-                t.measured[key] = {"rank": rank, "metric": "handshake", "total_us": us, "client_us": us, "se_us": 0.0,
+                t.measured[key] = {"alternatives": alts, "rank": rank, "metric": "handshake", "total_us": us, "client_us": us, "se_us": 0.0,
                                    "server_us": None, "client_only": True, "sigma": 0.02, "series": s["id"],
                                    "group": DEVICE_GROUPS[lab["group"]], "cert": lab.get("server_cert"), "depth": 1,
                                    **({"client_key": client_cert} if client_cert != "none" else {}),

@@ -15,7 +15,10 @@ The verdict judges security (issue 29): the planner first evaluates the pattern 
 security at all (Design.without_security: the same messages over plain TCP/UDP). A requirement
 that fails there is broken by the pattern itself — the radio alone exceeds the energy budget, the
 network alone the latency limit — and is reported as such (`pattern_breaks`), never as a security
-verdict: it is left out of "meets" above (its check carries `judged: false`). Every judged
+verdict: it is left out of "meets" above (its check carries `judged: false`) — unless some
+combination of measures meets it (keep-alive or pre-authentication avoids the connection set-up the
+network alone makes too slow): then it is judged, so the verdict names the measure that gets the
+pattern under its limit, and the pattern-breaks line still says it fails without security. Every judged
 requirement shows what security adds to it (value with security − value without). The verdict
 names the deciding requirement (the failing one furthest over its limit; when all hold, the one
 closest to its limit) with its source, and the measure that moves it most.
@@ -147,6 +150,7 @@ def pattern_breaks(plain: Outcome, before: Outcome | None = None) -> list[dict]:
     security adds on top, given the pattern as written)."""
     out = []
     with_sec = {c["check"]: c["value"] for c in before.checks} if before is not None else {}
+    judged = {c["check"] for c in before.checks if c.get("judged", True)} if before is not None else set()
     for c in plain.checks:
         if not c["ok"]:
             what = ALONE.get(c["check"], f"without security the pattern breaks {c['what']}")
@@ -158,7 +162,9 @@ def pattern_breaks(plain: Outcome, before: Outcome | None = None) -> list[dict]:
             out.append({"check": c["check"], "value": c["value"], "limit": c["limit"], "unit": c["unit"],
                         "adds": with_sec.get(c["check"], c["value"]) - c["value"],
                         "sentence": f"{what}: {_fmt(c['value'], c['unit'])} of {_fmt(c['limit'], c['unit'])}"
-                                    f" with no security at all{extra} — not a security verdict"})
+                                    f" with no security at all{extra} — "
+                                    + ("judged all the same: a design measure meets it" if c["check"] in judged
+                                       else "not a security verdict")})
     return out
 
 
@@ -191,18 +197,20 @@ def explain(before: Outcome, plain: Outcome, best: Outcome | None, singles: list
     head = (f"{dec['what']} {_fmt(dec['value'], unit)} of {_fmt(dec['limit'], unit)}"
             f" (security adds {_fmt(a['adds'], unit)}; without security {_fmt(a['without_security'], unit)})")
     measure, moved = _moving_measure(before, singles, dec["check"])
+    # the pattern breaks it without security too (judged because a measure meets it): not security alone
+    culprit = "the connection set-up breaks" if a["breaks_without_security"] else "security breaks"
     if verdict_ == AS_IS:
         s = f"every requirement holds with security; the closest: {head}"
         measure = None
     elif verdict_ == WITH_MEASURES:
         combo = "+".join(best.design.measures) if best else "?"
         after = next(c["value"] for c in best.checks if c["check"] == dec["check"]) if best else None
-        s = f"security breaks {head}; {combo} brings it to {_fmt(after, unit)}"
+        s = f"{culprit} {head}; {combo} brings it to {_fmt(after, unit)}"
         if measure and combo != measure:
             s += f" (alone, {measure} moves it most: {_fmt(moved, unit)})"
         measure = combo
     else:
-        s = f"security breaks {head}; no combination of the applicable measures meets it"
+        s = f"{culprit} {head}; no combination of the applicable measures meets it"
         if measure:
             s += f"; {measure} moves it most: {_fmt(moved, unit)}"
     if sources.get(dec["check"]):
