@@ -16,7 +16,13 @@ def add_arguments(p) -> None:
                         "bulk-transfer, batch-collection; 'study' = all six) or a TOML file; comma list, repeatable "
                         "(default: study)")
     p.add_argument("--list", action="store_true", help="the built-in patterns, measures and energy profiles")
-    p.add_argument("--device", metavar="TABLE", help="device cost table and CPU power (host-default, cortex-m4-120mhz)")
+    p.add_argument("--device", metavar="CORE", help="the client's device: an emulated core of `secperf device list` "
+                   "(cortex-m4-80, cortex-m33-128, ...; its client costs counted on the emulator now or taken from "
+                   "the cache, its CPU power from its class and clock), or the cost table host-default")
+    p.add_argument("--stack", metavar="STACK", help="with --device CORE: the TLS library counted (default: wolfSSL, "
+                   "or the first stack built for the core that runs every handshake needed)")
+    p.add_argument("--config", metavar="CONFIG", help="with --device CORE: the library's build configuration "
+                   "(`secperf device list`)")
     p.add_argument("--key", metavar="SOURCE", help="the client key instead of each pattern's: software, se:PROFILE "
                    "(warm: session kept) or se:PROFILE:cold (session opened and key found per connection); profiles: "
                    "`secperf signer --profile list`")
@@ -65,7 +71,10 @@ def options(args):
         key = V.key(key, "--key" if args.se is None else "--se")
     pats = [x.strip() for v in args.pattern or [] for x in v.split(",") if x.strip()]
     device, network, radio, resolved, system = args.device, args.network, args.radio, [], None
-    stack = config = None
+    stack, config = args.stack, args.config
+    if (stack or config) and not (device or args.system):
+        raise InputError(f"--{'stack' if stack else 'config'}: picks the library of a device's counts; give it with "
+                         f"--device CORE (`secperf device list`)")
     if args.system:
         from ..spec.system import load_system, pattern
         from .system_args import Merge
@@ -83,7 +92,8 @@ def options(args):
             resolved = [pattern(ls)]
             pats = [resolved[0].name]
         if "--device" not in m.overridden:
-            stack, config = s.device.stack, s.device.config
+            stack = m.pick("--stack", stack, "[device].stack", s.device.stack)
+            config = m.pick("--config", config, "[device].config", s.device.config)
         elif s.device.stack or s.device.config:
             V.note(f"[device].stack/config of {args.system} belong to its core {s.device.core}; not used with "
                    f"--device {device}")
