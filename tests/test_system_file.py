@@ -122,6 +122,8 @@ def test_the_question_becomes_the_whatif_options():
     assert o.protocols == ["mqtt"] and o.networks == ["nb-iot"] and o.keys == ["se:iot-safe-sim:cold"]
     assert o.device == "cortex-m4-80" and o.stack == "wolfssl" and o.config == "sp-asm"
     assert o.handshakes == ["full", "resumed"] and o.groups == ["x25519"] and o.certs == ["ecdsa-p256"]
+    assert o.baseline      # "how much of it is security": the no-security rows come with the file
+    assert not whatif.options(_args("whatif", "mqtt")).baseline
 
 
 def test_the_question_becomes_the_plan_options_and_pattern():

@@ -168,4 +168,9 @@ def _passed_on(args, cls) -> dict:
     """Options parsed here whose WhatifOptions field has the same name (--baseline, --until), passed
     as they are, once the dataclass has the field."""
     fields = getattr(cls, "__dataclass_fields__", {})
-    return {k: getattr(args, k) for k in ("baseline", "until") if k in fields and hasattr(args, k)}
+    out = {k: getattr(args, k) for k in ("baseline", "until") if k in fields and hasattr(args, k)}
+    if getattr(args, "system", None) and "baseline" in fields:
+        # a system file asks the whole question ("how much of it is security"): the baseline rows
+        # come with it, decided so that one command answers it
+        out["baseline"] = True
+    return out
