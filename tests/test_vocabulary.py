@@ -207,3 +207,10 @@ def test_keepalive_without_a_ping_interval_is_not_free():
     usable, why = MS.applicable(p, D.baseline(p))
     assert "keepalive" not in [m.name for m in usable]
     assert "ping interval" in why["keepalive"]
+
+
+def test_a_swept_group_takes_the_same_spellings_as_group(capsys):
+    from secperf.sim import sweep as SW
+    assert SW.parse("group=secp256r1,x25519,ECDH-P384") == {"group": ["p-256", "x25519", "p-384"]}
+    err = capsys.readouterr().err
+    assert "--sweep group secp256r1" in err and "p-256" in err

@@ -103,6 +103,9 @@ def parse(text: str | None) -> dict[str, list]:
             v = tok
         if cur in NETWORK_INPUTS:
             out[cur] += _range(cur, v) if ".." in v else [_num(cur, v)]
+        elif cur == "group":         # one vocabulary: old spellings (secp256r1, ecdh-p256) mapped with a note
+            from ..spec.vocabulary import group
+            out[cur].append(group(v, "--sweep group"))
         else:
             out[cur].append(v)
     return out
