@@ -15,6 +15,7 @@ from ..core.store import RunStore
 from ..plan import planner as PL
 from ..plan.verdict import __doc__ as RULE
 from ..spec import patterns as PS
+from ..spec.devices import resolve_device
 
 
 @dataclass
@@ -51,7 +52,6 @@ def _clean(x):
 
 
 def _overrides(o: PlanOptions, table=None) -> PL.Overrides:
-    from ..spec.devices import resolve_device
     return PL.Overrides(device=resolve_device(o.device), se=o.se, network=o.network, radio=o.radio, n=o.n, seed=o.seed, table=table)
 
 
@@ -69,7 +69,6 @@ def _device_tables(o: PlanOptions, pats: list) -> dict:
     from ..model import flights as F
     from ..spec import devices as D
     from .device_counts import device_counts
-    from ..spec.devices import resolve_device
     out, made = {}, {}
     for p in pats:
         dev = resolve_device(o.device or p.stack.device)
@@ -105,7 +104,6 @@ def check(o: PlanOptions, tables: dict | None = None) -> list:
     from dataclasses import replace
     from ..model import costs as C
     from ..spec import devices as D
-    from ..spec.devices import resolve_device
     pats = _patterns(o)
     for p in pats:
         ov = _overrides(o, (tables or {}).get(p.name))

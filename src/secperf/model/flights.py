@@ -19,6 +19,7 @@ from functools import lru_cache
 from importlib import resources
 
 from ..core.errors import InputError
+from ..spec import vocabulary as V
 
 PROTOCOLS = {
     "tls1.3": "TLS 1.3 handshake then an HTTP/1.1 GET (40 B) -> 846 B, as `secperf handshake`",
@@ -30,16 +31,7 @@ PROTOCOLS = {
     "openvpn": "OpenVPN over UDP: reset exchange, TLS 1.3 control channel with key exchange, PUSH_REQUEST -> PUSH_REPLY",
     "jwt": "HTTPS request authenticated by an ES256 JWT (TLS 1.3 without a client certificate)",
 }
-HANDSHAKES = {
-    "tls1.3": ("full", "hrr", "resumed", "psk", "psk-dhe", "0rtt"),
-    "tls1.2": ("full", "resumed", "psk"),
-    "dtls1.2": ("full", "nocookie", "resumed", "psk"),
-    "https": ("full", "resumed", "psk", "psk-dhe", "0rtt"),
-    "mqtt": ("full", "resumed", "psk", "psk-dhe"),
-    "coap": ("full", "nocookie", "resumed", "psk"),
-    "openvpn": ("full",),
-    "jwt": ("fresh", "cached"),
-}
+HANDSHAKES = V.HANDSHAKES                 # per protocol, the handshakes modelled (spec/vocabulary.py)
 # the smallest MTU a protocol's model accepts, and why
 MTU_MIN = {"tcp": (576, "RFC 1122 3.3.3: every IPv4 host must accept 576-byte datagrams; the model's MSS "
                         "assumes at least that"),

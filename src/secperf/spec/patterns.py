@@ -20,6 +20,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..core.errors import InputError
+from .field_errors import describe
 
 SCHEDULES = ("periodic", "events", "batch", "bulk")
 MODES = ("always-on", "per-message", "after-sleep")
@@ -190,20 +191,6 @@ SECTIONS = ("traffic", "connection", "requirements", "stack")
 _MODELS = {"traffic": Traffic, "connection": Connection, "requirements": Requirements, "stack": Stack}
 
 
-def _path(loc: tuple) -> str:
-    out = ""
-    for i, part in enumerate(loc):
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif i == 0 and part in SECTIONS:
-            out += f"[{part}]"
-        elif str(part).startswith(("literal[", "function-", "constrained-")) or "[" in str(part):
-            continue
-        else:
-            out += f".{part}" if out else str(part)
-    return out or "(top level)"
-
-
 def _allowed_values(loc: tuple) -> str:
     model = Pattern
     for part in loc:
@@ -219,23 +206,8 @@ def _allowed_values(loc: tuple) -> str:
 
 
 def _describe(err: dict) -> str:
-    kind, loc = err["type"], tuple(err["loc"])
-    if kind == "extra_forbidden":
-        parent = loc[:-1]
-        model = _MODELS.get(parent[0]) if parent else Pattern
-        where = _path(parent) if parent else "the top level"
-        return f"{where} has unknown key {loc[-1]!r}; allowed: {', '.join(sorted(model.model_fields))}"
-    if kind == "missing":
-        return f"{_path(loc)}: missing (required)"
-    if kind == "literal_error":
-        return f"{_path(loc)}: {err.get('input')!r} is not allowed; allowed: {_allowed_values(loc) or err['msg']}"
-    if kind in ("model_type", "model_attributes_type", "dict_type"):
-        return f"{_path(loc)}: must be a table ([{_path(loc).strip('[]')}])"
-    msg = err["msg"]
-    msg = msg.removeprefix("Value error, ")
-    got = err.get("input")
-    shown = "a table" if isinstance(got, dict) else repr(got)
-    return f"{_path(loc)}: {msg[0].lower() + msg[1:]} (got {shown})"
+    return describe(err, root=Pattern, models=_MODELS, sections=SECTIONS, allowed_values=_allowed_values,
+                    sort_fields=True)
 
 
 def validate_pattern(doc: dict, where: str = "pattern") -> Pattern:

@@ -42,21 +42,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..core.errors import InputError
+from .field_errors import describe
 from . import vocabulary as V
 
-# whatif's protocols (model/flights.py PROTOCOLS) and their handshakes; kept here as data of the
-# input so the spec layer need not import the model (tests/test_system_file.py checks they agree)
-PROTOCOLS = ("tls1.3", "tls1.2", "dtls1.2", "https", "mqtt", "coap", "openvpn", "jwt")
-HANDSHAKES = {
-    "tls1.3": ("full", "hrr", "resumed", "psk", "psk-dhe", "0rtt"),
-    "tls1.2": ("full", "resumed", "psk"),
-    "dtls1.2": ("full", "nocookie", "resumed", "psk"),
-    "https": ("full", "resumed", "psk", "psk-dhe", "0rtt"),
-    "mqtt": ("full", "resumed", "psk", "psk-dhe"),
-    "coap": ("full", "nocookie", "resumed", "psk"),
-    "openvpn": ("full",),
-    "jwt": ("fresh", "cached"),
-}
+# whatif's protocols and their handshakes: the one table in spec/vocabulary.py (model/flights.py
+# reads it too), so the spec layer need not import the model
+HANDSHAKES = V.HANDSHAKES
+PROTOCOLS = tuple(HANDSHAKES)
 # a what-if protocol as a pattern's [stack] protocol and authentication (plan/design.py's table read
 # backwards); the bare (D)TLS protocols carry no application messages, so no pattern judges them
 PLAN_PROTOCOL = {"mqtt": ("mqtt", "mtls"), "https": ("https", "mtls"), "coap": ("coap", "mtls"),
@@ -161,38 +153,12 @@ class LoadedSystem:
 
 
 # --- messages ------------------------------------------------------------------------------------
-def _path(loc: tuple) -> str:
-    out = ""
-    for i, part in enumerate(loc):
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif i == 0 and part in SECTIONS:
-            out += f"[{part}]"
-        elif "[" in str(part) or str(part).startswith(("function-", "constrained-")):
-            continue
-        else:
-            out += f".{part}" if out else str(part)
-    return out or "(top level)"
+def _allowed_values(loc: tuple) -> str:
+    return ", ".join(PROTOCOLS) if loc[-1] == "name" and loc[0] == "protocol" else ""
 
 
 def _describe(err: dict) -> str:
-    kind, loc = err["type"], tuple(err["loc"])
-    if kind == "extra_forbidden":
-        parent = loc[:-1]
-        model = _MODELS.get(parent[0]) if parent else System
-        where = _path(parent) if parent else "the top level"
-        return f"{where} has unknown key {loc[-1]!r}; allowed: {', '.join(model.model_fields)}"
-    if kind == "missing":
-        return f"{_path(loc)}: missing (required)"
-    if kind == "literal_error":
-        allowed = ", ".join(PROTOCOLS) if loc[-1] == "name" and loc[0] == "protocol" else err["msg"]
-        return f"{_path(loc)}: {err.get('input')!r} is not allowed; allowed: {allowed}"
-    if kind in ("model_type", "model_attributes_type", "dict_type"):
-        return f"{_path(loc)}: must be a table ([{_path(loc).strip('[]')}])"
-    msg = err["msg"].removeprefix("Value error, ")
-    got = err.get("input")
-    shown = "a table" if isinstance(got, dict) else repr(got)
-    return f"{_path(loc)}: {msg[0].lower() + msg[1:]} (got {shown})"
+    return describe(err, root=System, models=_MODELS, sections=SECTIONS, allowed_values=_allowed_values)
 
 
 def _validate(doc: dict, where: str) -> System:

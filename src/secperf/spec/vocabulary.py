@@ -25,6 +25,19 @@ import sys
 
 from ..core.errors import InputError
 
+# the what-if's protocols and the handshakes each models (model/flights.py builds them; a system
+# file and the what-if's options are checked against this one table)
+HANDSHAKES = {
+    "tls1.3": ("full", "hrr", "resumed", "psk", "psk-dhe", "0rtt"),
+    "tls1.2": ("full", "resumed", "psk"),
+    "dtls1.2": ("full", "nocookie", "resumed", "psk"),
+    "https": ("full", "resumed", "psk", "psk-dhe", "0rtt"),
+    "mqtt": ("full", "resumed", "psk", "psk-dhe"),
+    "coap": ("full", "nocookie", "resumed", "psk"),
+    "openvpn": ("full",),
+    "jwt": ("fresh", "cached"),
+}
+
 # old or foreign spellings of a key-exchange group -> the group's name
 GROUP_ALIASES = {
     "ecdh-p256": "p-256", "p256": "p-256", "secp256r1": "p-256", "prime256v1": "p-256",

@@ -10,19 +10,14 @@ HELP = "judge communication patterns (periodic, events, real-time, management, b
 
 def add_arguments(p) -> None:
     from .argtypes import count, seed
-    from . import argtypes
+    from . import argtypes, shared
     p.add_argument("--pattern", action="append", type=argtypes.name_list, metavar="NAME|FILE",
                    help="a built-in pattern (periodic-collection, event-driven, real-time-control, remote-management, "
                         "bulk-transfer, batch-collection; 'study' = all six) or a TOML file; comma list, repeatable "
                         "(default: study)")
     p.add_argument("--list", action="store_true", help="the built-in patterns, measures and energy profiles")
-    p.add_argument("--device", metavar="CORE", help="the client's device: an emulated core of `secperf device list` "
-                   "(cortex-m4-80, cortex-m33-128, ...; its client costs counted on the emulator now or taken from "
-                   "the cache, its CPU power from its class and clock), or the cost table host-default")
-    p.add_argument("--stack", metavar="STACK", help="with --device CORE: the TLS library counted (default: wolfSSL, "
-                   "or the first stack built for the core that runs every handshake needed)")
-    p.add_argument("--config", metavar="CONFIG", help="with --device CORE: the library's build configuration "
-                   "(`secperf device list`)")
+    shared.add_device_options(p, "its client costs counted on the emulator now or taken from the cache, its CPU "
+                                 "power from its class and clock")
     p.add_argument("--key", metavar="SOURCE", help="the client key instead of each pattern's: software, se:PROFILE "
                    "(warm: session kept) or se:PROFILE:cold (session opened and key found per connection); profiles: "
                    "`secperf signer --profile list`")
@@ -72,9 +67,8 @@ def options(args):
     pats = [x.strip() for v in args.pattern or [] for x in v.split(",") if x.strip()]
     device, network, radio, resolved, system = args.device, args.network, args.radio, [], None
     stack, config = args.stack, args.config
-    if (stack or config) and not (device or args.system):
-        raise InputError(f"--{'stack' if stack else 'config'}: picks the library of a device's counts; give it with "
-                         f"--device CORE (`secperf device list`)")
+    from . import shared
+    shared.check_device_build(device or args.system, stack, config)
     if args.system:
         from ..spec.system import load_system, pattern
         from .system_args import Merge

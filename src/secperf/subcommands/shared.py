@@ -116,3 +116,24 @@ def check_outputs(args) -> None:
             raise OutputError(f"{option} {path}: a name in the path is longer than 255 bytes; name a shorter one")
         if isinstance(path, str) and path and any(os.path.realpath(path) == os.path.realpath(i) for i in inputs):
             raise OutputError(f"{option} {path}: is also an input of this command; name a directory")
+
+
+def add_device_options(p, device_help: str, stack_help: str = "") -> None:
+    """--device CORE with its library choices (--stack, --config), as `whatif` and `plan` take them."""
+    p.add_argument("--device", metavar="CORE", help="the client's device: an emulated core of `secperf device list` "
+                   f"(cortex-m4-80, cortex-m33-128, cortex-a9-400, ...): {device_help}; or the cost table host-default")
+    p.add_argument("--stack", type=argtypes.name_list, metavar="STACK",
+                   help="with --device CORE: the TLS library counted (default: wolfSSL, or the first stack built for "
+                        f"the core that runs every handshake needed; mbedtls3, mbedtls, wolfssl59, openssl){stack_help}")
+    p.add_argument("--config", metavar="CONFIG",
+                   help="with --device CORE: the library's build configuration (default: the stack's; "
+                        "`secperf device list` shows them, e.g. sp-asm, sp-c, sp-small for wolfSSL)")
+
+
+def check_device_build(device, stack, config) -> None:
+    """--stack and --config choose the library of a core's counts: without a device they would act on
+    nothing (exit 2 naming both)."""
+    from ..core.errors import InputError
+    if (stack or config) and not device:
+        raise InputError(f"--{'stack' if stack else 'config'}: picks the library of a device's counts; give it "
+                         f"with --device CORE (`secperf device list`)")

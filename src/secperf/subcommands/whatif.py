@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from .argtypes import count, nonneg, off_measure_or_ms, positive, seed
-from . import argtypes
+from . import argtypes, shared
 
 NAME = "whatif"
 HELP = "predict connection set-up for a protocol, key source, group, certificate and network (Monte Carlo)"
@@ -37,16 +37,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(`secperf schema system`; examples/); options given here override the file's, with a note")
     p.add_argument("--handshake", action="append", metavar="KINDS",
                    help="full, resumed, psk, psk-dhe, 0rtt, hrr, nocookie (DTLS), fresh/cached (jwt); comma list")
-    p.add_argument("--device", metavar="CORE", help="the client's device: an emulated core of `secperf device list` "
-                   "(cortex-m4-80, cortex-m33-128, cortex-a9-400, ...): its client costs are counted on the emulator "
-                   "now or taken from the cache (each side keeps its own costs: the server's stay this host's); or "
-                   "the cost table host-default")
-    p.add_argument("--stack", type=argtypes.name_list, metavar="STACK",
-                   help="with --device CORE: the TLS library counted (default wolfssl; mbedtls3, mbedtls, wolfssl59, "
-                        "openssl on A-profile cores), or the one of several in --calibrate device Results")
-    p.add_argument("--config", metavar="CONFIG",
-                   help="with --device CORE: the library's build configuration (default: the stack's; "
-                        "`secperf device list` shows them, e.g. sp-asm, sp-c, sp-small for wolfSSL)")
+    shared.add_device_options(p, "its client costs are counted on the emulator now or taken from the cache "
+                                 "(each side keeps its own costs: the server's stay this host's)",
+                              ", or the one of several in --calibrate device Results")
     p.add_argument("--sweep", metavar="GRID", help="grid over inputs, e.g. 'rtt=0..300:25,loss=0,1,5' or "
                    "'group=x25519,ml-kem-768'")
     p.add_argument("--calibrate", metavar="RESULT", help="result.json file(s), comma list, measured on this host (crypto, handshake "
@@ -147,9 +140,7 @@ def options(args):
     if not protocols:
         raise InputError("PROTOCOL: give a protocol (tls1.3, tls1.2, dtls1.2, https, mqtt, coap, openvpn, jwt) "
                          "or --system FILE.toml")
-    if (stack or config) and not device:
-        raise InputError(f"--{'stack' if stack else 'config'}: picks the library of a device's counts; give it "
-                         f"with --device CORE (`secperf device list`)")
+    shared.check_device_build(device, stack, config)
     if not 1.0 <= args.coap_random_factor <= 4.0:
         raise InputError(f"--coap-random-factor: {args.coap_random_factor} must be between 1.0 and 4.0 (RFC 7252: 1.5)")
     return W.WhatifOptions(protocols=protocols, networks=networks or ["loopback"],
