@@ -167,3 +167,20 @@ def test_whatif_device_counts_once_then_reuses_and_agrees_with_device_handshake(
     hs_client = sum(c["us"] for c in json.loads(sw.stdout)["series"][0]["derived"]["costs"]
                     if c["party"] == "client" and not c["op"].startswith("app:"))
     assert hs_client == pytest.approx(row_us, rel=0.05)
+
+
+@pytest.mark.parametrize("args,named", [
+    (("whatif", "mqtt", "--device", ""), "--device"),            # empty: would silently be the host table
+    (("plan", "--device", ""), "--device"),
+    (("whatif", "mqtt", "--device", "cortex-m4-80,cortex-a9-400"), "one name"),
+    (("plan", "--device", "pdp-11"), "emulated cores"),           # the error lists the cores, not only tables
+    (("plan", "--stack", "wolfssl"), "--device CORE"),            # a library choice with no device acts on nothing
+    (("whatif", "mqtt", "--config", "sp-c"), "--device CORE"),
+    (("whatif", "openvpn", "--device", "cortex-m4-80"), "application core"),
+])
+def test_bad_device_choices_exit_2_naming_them(tmp_path, args, named):
+    p = subprocess.run([SECPERF, *args, "--n", "100", "--no-report", "--out", str(tmp_path / "r")],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 2, (p.returncode, p.stderr[-400:])
+    assert named in p.stderr and "Traceback" not in p.stderr
+    assert not (tmp_path / "r").exists()

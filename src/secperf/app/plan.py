@@ -108,6 +108,9 @@ def check(o: PlanOptions, tables: dict | None = None) -> list:
     for p in pats:
         ov = _overrides(o, (tables or {}).get(p.name))
         dev = resolve_device(o.device or p.stack.device)
+        if dev not in C.table_names() and dev not in D.cores():
+            raise InputError(f"--device: unknown device {dev!r}; emulated cores: {', '.join(D.cores())}; "
+                             f"cost tables: {', '.join(C.table_names())}")
         if ov.table is None and dev in D.cores() and dev not in C.table_names():
             # the core's counts come later (_device_tables): the rest is checked against the host table
             ov = replace(ov, device="host-default")

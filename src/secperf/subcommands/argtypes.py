@@ -118,3 +118,12 @@ def name_list(s: str) -> str:
     if not [x for x in s.split(",") if x.strip()]:
         raise argparse.ArgumentTypeError(f"{s!r} names nothing: give one or more names, comma-separated")
     return s
+
+
+def name(s: str) -> str:
+    """One name (a device, a profile): an empty value would silently select the default."""
+    if not s.strip():
+        raise argparse.ArgumentTypeError("an empty name: give one, e.g. cortex-m4-80 (`secperf device list`)")
+    if "," in s:
+        raise argparse.ArgumentTypeError(f"{s!r}: give one name, not a list")
+    return s.strip()

@@ -120,7 +120,7 @@ def check_outputs(args) -> None:
 
 def add_device_options(p, device_help: str, stack_help: str = "") -> None:
     """--device CORE with its library choices (--stack, --config), as `whatif` and `plan` take them."""
-    p.add_argument("--device", metavar="CORE", help="the client's device: an emulated core of `secperf device list` "
+    p.add_argument("--device", type=argtypes.name, metavar="CORE", help="the client's device: an emulated core of `secperf device list` "
                    f"(cortex-m4-80, cortex-m33-128, cortex-a9-400, ...): {device_help}; or the cost table host-default")
     p.add_argument("--stack", type=argtypes.name_list, metavar="STACK",
                    help="with --device CORE: the TLS library counted (default: wolfSSL, or the first stack built for "
