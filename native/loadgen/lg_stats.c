@@ -51,6 +51,42 @@ void lg_samples_free(lg_samples *s)
     memset(s, 0, sizeof(*s));
 }
 
+unsigned lg_hist_index(uint32_t us)
+{
+    if (us < LG_HIST_LINEAR)
+        return us;
+    unsigned b = 31u - (unsigned)__builtin_clz(us); /* floor(log2 us), 7..31 */
+    unsigned sub = (us >> (b - LG_HIST_SUB_BITS)) - (1u << LG_HIST_SUB_BITS);
+    return LG_HIST_LINEAR + (b - 7u) * (1u << LG_HIST_SUB_BITS) + sub;
+}
+
+uint32_t lg_hist_lower(unsigned index)
+{
+    if (index < LG_HIST_LINEAR)
+        return index;
+    unsigned k = index - LG_HIST_LINEAR;
+    unsigned b = 7u + (k >> LG_HIST_SUB_BITS), sub = k & ((1u << LG_HIST_SUB_BITS) - 1u);
+    return (uint32_t)(((1u << LG_HIST_SUB_BITS) + sub) << (b - LG_HIST_SUB_BITS));
+}
+
+void lg_hist_write(FILE *f, lg_samples *s)
+{
+    lg_samples_sort(s);
+    fputc('[', f);
+    size_t i = 0;
+    int first = 1;
+    while (i < s->n) {
+        unsigned idx = lg_hist_index(s->v[i]);
+        size_t j = i;
+        while (j < s->n && lg_hist_index(s->v[j]) == idx)
+            j++;
+        fprintf(f, "%s[%u,%zu]", first ? "" : ",", (unsigned)lg_hist_lower(idx), j - i);
+        first = 0;
+        i = j;
+    }
+    fputc(']', f);
+}
+
 void lg_reasons_add(lg_reasons *r, const char *reason)
 {
     for (unsigned i = 0; i < r->n; i++) {

@@ -139,6 +139,11 @@ static void write_end(run *r, uint64_t now, double cpu_s, const char *stopped)
     json_obj_fixed(&o, "cpu_us_per_handshake", 2, r->total.ok ? cpu_s * 1e6 / r->total.ok : 0);
     write_quantiles(&o, "", &r->lat_total);
     write_quantiles(&o, "hs_", &r->lat_hs);
+    /* the latencies' log-linear bins: several generators' runs merge exactly, bin by bin */
+    json_obj_key(&o, "hist_us");
+    lg_hist_write(stdout, &r->lat_total);
+    json_obj_key(&o, "hs_hist_us");
+    lg_hist_write(stdout, &r->lat_hs);
     json_obj_key(&o, "errors");
     json_obj e;
     json_obj_begin(&e, stdout);
