@@ -1,0 +1,317 @@
+"""Every number of a Result as tidy observations: one record per (series or analysis row, metric,
+statistic), in the vocabulary of the Result's kind. The CSV export, the Prometheus export and
+`secperf compare` all read Results through this one module, so the three never disagree on what a
+kind's numbers are or what they are called.
+
+A record is a dict:
+  kind       the series kind (crypto, handshake, signer, jwt, connect, server, whatif, device,
+             cortexm) or the analysis it comes from (can, fleet, plan)
+  id         the series id, or a stable id of the analysis row (fleet/100/exponential, plan/PATTERN/best)
+  labels     the identifying columns of that kind (ID_COLUMNS[kind]), in that order; a value the
+             Result does not state is ""
+  metric     what was measured or predicted, in the kind's words (handshake_wall, server_cpu_per_handshake)
+  statistic  n, mean, sd, min, p50, p90, p95, p99, max, p50_ci95_lo, p50_ci95_hi, value (a single
+             number), median (of deterministic counts), low/high (a model's band)
+  value      a finite float, never None: a number the Result does not hold gives no record
+  unit       us, ms, s, 1/s, bytes, bytes/s, ns/byte, J, mJ, ratio, count, instructions, cycles, bool
+  counter    True for counts of events that only grow during a run (handshakes, failures, samples)
+
+Units stay the Result's own (µs for measured times, ms for the plan's numbers, s for a fleet);
+the Prometheus export converts to base units. "netem" is not a kind of its own: handshake,
+connect and jwt series over an emulated link carry the link in their `network` column.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+ID_COLUMNS: dict[str, tuple[str, ...]] = {
+    "crypto": ("alg", "op", "size_bytes", "library"),
+    "handshake": ("server", "tls", "proto", "mode", "ciphersuites", "groups", "cert_type", "mtls", "network"),
+    "signer": ("profile", "key_type", "mode"),
+    "jwt": ("profile", "key_type", "mode", "key_session", "network"),
+    "connect": ("protocol", "client", "key_source", "handshake", "auth", "tls", "server", "network"),
+    "server": ("server", "protocol", "tls", "key", "key_source", "client_auth", "resume_ratio", "chain_depth",
+               "concurrency", "offered_per_s"),
+    "whatif": ("protocol", "handshake", "group", "cert", "key", "network", "until"),
+    "device": ("device", "stack", "tls", "group", "suite", "mode", "server_cert", "client_cert", "phase", "config"),
+    "device_crypto": ("device", "stack", "alg", "op", "config"),
+    "cortexm": ("target", "mac", "op", "size_bytes"),
+    "can": ("device", "mac", "fd", "k"),
+    "fleet": ("devices", "policy", "capacity_per_s", "resumed_share", "timeout_s"),
+    "plan": ("pattern", "design", "measures", "verdict"),
+}
+# the name of the timed quantity of a measured series, per kind (its timer in the Result)
+TIMED = {"crypto": "time_per_op", "handshake": "handshake_wall", "signer": "sign_time", "jwt": "request_time",
+         "connect": "establishment", "server": "server_cpu_per_handshake", "whatif": "connection_setup",
+         "device_crypto": "time_per_op"}
+CPU = {"crypto": "cpu_per_op", "handshake": "client_cpu", "connect": "client_cpu", "jwt": "cpu"}
+SUMMARY_STATS = ("n", "mean", "sd", "min", "p50", "p90", "p95", "p99", "max")
+MEASURED = ("crypto", "handshake", "signer", "jwt", "connect", "server", "device_crypto")
+
+
+def _num(v) -> float | None:
+    if isinstance(v, bool):
+        return float(v)
+    if isinstance(v, (int, float)) and math.isfinite(v):
+        return float(v)
+    return None
+
+
+def _labels(kind: str, lab: dict) -> dict:
+    out = {}
+    for c in ID_COLUMNS.get(kind, ()):
+        v = lab.get(c)
+        out[c] = "" if v is None else ("true" if v is True else "false" if v is False else str(v))
+    return out
+
+
+class _Rows:
+    def __init__(self, kind: str, sid: str, labels: dict):
+        self.kind, self.sid, self.labels, self.out = kind, sid, labels, []
+
+    def add(self, metric: str, statistic: str, value, unit: str, counter: bool = False) -> None:
+        v = _num(value)
+        if v is not None:
+            self.out.append({"kind": self.kind, "id": self.sid, "labels": self.labels, "metric": metric,
+                             "statistic": statistic, "value": v, "unit": unit, "counter": counter})
+
+    def summary(self, metric: str, sm: dict | None, unit_key: str = "us") -> None:
+        if not sm:
+            return
+        self.add(metric, "n", sm.get("n"), "count", counter=True)
+        for st in SUMMARY_STATS[1:]:
+            self.add(metric, st, sm.get(f"{st}_{unit_key}"), unit_key)
+        ci = sm.get(f"median_ci95_{unit_key}") or [None, None]
+        if isinstance(ci, list) and len(ci) == 2:
+            self.add(metric, "p50_ci95_lo", ci[0], unit_key)
+            self.add(metric, "p50_ci95_hi", ci[1], unit_key)
+
+
+def _measured(s: dict, r: _Rows) -> None:
+    kind = s["kind"]
+    r.summary(TIMED.get(kind, "time"), s.get("summary"))
+    if kind in CPU:
+        r.summary(CPU[kind], s.get("cpu_summary"))
+    d = s.get("derived") or {}
+    for k, unit in (("ops_per_s", "1/s"), ("bytes_per_s", "bytes/s"), ("ns_per_byte", "ns/byte")):
+        r.add(k, "value", d.get(k), unit)
+    if kind == "handshake":
+        for k in ("tcp_connect_p50_us", "wait_p50_us", "server_cpu_p50_us"):
+            r.add(k.removesuffix("_p50_us"), "p50", d.get(k), "us")
+    if kind == "connect":
+        for ph in d.get("phases_p50_us") or []:
+            if isinstance(ph, dict):
+                name = "phase_" + "".join(ch if ch.isalnum() else "_" for ch in str(ph.get("phase", ""))).strip("_")
+                r.add(name.replace("__", "_"), "p50", ph.get("p50_us"), "us")
+        r.add("resumed", "value", d.get("resumed"), "count", counter=True)
+    if kind == "jwt":
+        for k in ("sign_p50_us", "request_p50_us"):
+            r.add(k.removesuffix("_p50_us"), "p50", d.get(k), "us")
+    r.add("failures", "value", len(s.get("failures") or []), "count", counter=True)
+
+
+def _server(s: dict, r: _Rows) -> None:
+    d = s.get("derived") or {}
+    r.add("handshakes_per_s", "value", d.get("handshakes_per_s"), "1/s")
+    r.add("started_per_s", "value", d.get("started_per_s"), "1/s")
+    r.add("handshakes", "value", d.get("handshakes"), "count", counter=True)
+    r.add("resumed", "value", d.get("resumed"), "count", counter=True)
+    r.add("failed", "value", d.get("failed"), "count", counter=True)
+    r.add("resumed_share", "value", d.get("resumed_share"), "ratio")
+    r.add("server_utilisation", "value", d.get("server_utilisation"), "ratio")
+    r.add("server_cpu_per_handshake", "value", d.get("server_cpu_us_per_handshake"), "us")
+    r.add("loadgen_cpu_per_handshake", "value", d.get("loadgen_cpu_us_per_handshake"), "us")
+    for metric, src in (("latency", d.get("latency_ms")), ("handshake_latency", d.get("handshake_ms"))):
+        for k, v in (src or {}).items():
+            r.add(metric, k.removesuffix("_ms"), v, "ms")
+    sp = d.get("split") or {}
+    for k in ("key_op_us", "rest_us"):
+        r.add("server_cpu_" + k.removesuffix("_us"), "value", sp.get(k), "us")
+    # per counting interval (the sample a comparison uses): CPU per handshake and the rate
+    r.summary("server_cpu_per_handshake_interval", s.get("summary"))
+    rates = interval_rates(s)
+    if rates:
+        r.add("handshakes_per_s_interval", "n", len(rates), "count", counter=True)
+        r.add("handshakes_per_s_interval", "mean", sum(rates) / len(rates), "1/s")
+        r.add("handshakes_per_s_interval", "min", min(rates), "1/s")
+        r.add("handshakes_per_s_interval", "max", max(rates), "1/s")
+    r.add("failures", "value", len(s.get("failures") or []), "count", counter=True)
+
+
+def interval_rates(s: dict) -> list[float]:
+    """Handshakes per second in each of a server series' counting intervals (all generator
+    processes' counts added per interval; the interval length from consecutive interval times)."""
+    per: dict[float, int] = {}
+    for m in s.get("samples") or []:
+        if m.get("type") == "interval" and _num(m.get("t_s")) is not None and _num(m.get("handshakes")) is not None:
+            t = round(m["t_s"], 1)
+            per[t] = per.get(t, 0) + m["handshakes"]
+    out, prev = [], 0.0
+    for t in sorted(per):
+        if t > prev:
+            out.append(per[t] / (t - prev))
+        prev = t
+    return out
+
+
+def _whatif(s: dict, r: _Rows) -> None:
+    r.summary("connection_setup", s.get("summary"))
+    d = s.get("derived") or {}
+    if isinstance(d.get("handshake"), dict):
+        r.summary("handshake", d["handshake"])
+    for k, v in (d.get("breakdown_mean_us") or {}).items():
+        r.add(f"breakdown_{k}", "mean", v, "us")
+    for k in ("bytes_up_mean", "bytes_down_mean"):
+        r.add(k.removesuffix("_mean"), "mean", d.get(k), "bytes")
+    for k in ("packets_up_mean", "packets_down_mean"):
+        r.add(k.removesuffix("_mean"), "mean", d.get(k), "count")
+    r.add("round_trips", "value", d.get("round_trips"), "count")
+    r.add("failed_share", "value", d.get("failed_share"), "ratio")
+    en = d.get("energy") or {}
+    for k in ("total_mj", "radio_mj", "cpu_mj", "se_mj"):
+        r.add("energy_" + k.removesuffix("_mj"), "mean", en.get(k), "mJ")
+
+
+def _device(s: dict, r: _Rows) -> None:
+    d = s.get("derived") or {}
+    r.add("handshakes_counted", "value", len(s.get("samples") or []), "count", counter=True)
+    for st in ("median", "min", "max"):
+        r.add("instructions", st, d.get(f"instructions_{st}"), "instructions")
+    r.add("app_instructions", "median", d.get("app_instructions_median"), "instructions")
+    t = d.get("time") or {}
+    r.add("cycles", "value", t.get("cycles"), "cycles")
+    r.add("cycles", "low", t.get("cycles_low"), "cycles")
+    r.add("cycles", "high", t.get("cycles_high"), "cycles")
+    r.add("handshake_time", "value", t.get("ms"), "ms")
+    r.add("handshake_time", "low", t.get("ms_low"), "ms")
+    r.add("handshake_time", "high", t.get("ms_high"), "ms")
+    r.add("stack", "max", d.get("stack_bytes_max"), "bytes")
+    fp = d.get("footprint") or {}
+    for k in ("flash", "ram_static"):
+        r.add(k, "value", fp.get(k), "bytes")
+    r.add("failures", "value", len(s.get("failures") or []), "count", counter=True)
+
+
+def _cortexm(s: dict, r: _Rows) -> None:
+    d = s.get("derived") or {}
+    r.add("instructions", "value", d.get("instructions"), "instructions")
+    r.add("instructions_per_byte", "value", d.get("instructions_per_byte"), "instructions")
+    r.add("stack", "max", d.get("stack_bytes"), "bytes")
+
+
+def series_observations(s: dict) -> list[dict]:
+    kind = s.get("kind", "")
+    r = _Rows(kind, s["id"], _labels(kind, s.get("labels") or {}))
+    if kind == "server":
+        _server(s, r)
+    elif kind in MEASURED:
+        _measured(s, r)
+    elif kind == "whatif":
+        _whatif(s, r)
+    elif kind == "device":
+        _device(s, r)
+    elif kind == "cortexm":
+        _cortexm(s, r)
+    else:  # a kind this module does not know yet: its timed summary, if any
+        r.summary("time", s.get("summary"))
+    return r.out
+
+
+def _can(can: dict) -> list[dict]:
+    out = []
+    for an in (can, can.get("fd") or {}):
+        for sw in an.get("sweeps") or []:
+            for row in sw.get("rows") or []:
+                lab = {"device": row.get("device"), "mac": row.get("mac"), "fd": row.get("fd"), "k": row.get("k")}
+                r = _Rows("can", f"can/{lab['device']}/{lab['mac']}/{'fd' if lab['fd'] else 'classic'}/k{lab['k']}",
+                          _labels("can", lab))
+                r.add("cpu_load", "value", row.get("cpu_load"), "ratio")
+                r.add("bus_load", "value", row.get("bus_load"), "ratio")
+                r.add("extra_bus_load", "value", row.get("extra_bus_load"), "ratio")
+                r.add("mac_cycles_per_period", "value", row.get("mac_cycles_per_period"), "cycles")
+                r.add("frames_per_period", "value", row.get("frames_per_period"), "count")
+                r.add("fits_period", "value", row.get("fits_period"), "bool")
+                r.add("fits_bus", "value", row.get("fits_bus"), "bool")
+                r.add("within_cpu_budget", "value", row.get("within_cpu_budget"), "bool")
+                out += r.out
+            lab = {"device": sw.get("device"), "mac": sw.get("mac"), "fd": sw.get("fd"), "k": ""}
+            r = _Rows("can", f"can/{lab['device']}/{lab['mac']}/{'fd' if lab['fd'] else 'classic'}", _labels("can", lab))
+            r.add("best_k", "value", sw.get("best_k"), "count")
+            out += r.out
+    return out
+
+
+def _fleet(fleet: dict) -> list[dict]:
+    out = []
+    for run in fleet.get("runs") or []:
+        m = run.get("model") or {}
+        r = _Rows("fleet", f"fleet/{m.get('devices')}/{m.get('policy')}", _labels("fleet", m))
+        r.add("time_all_back", "value", run.get("time_all_back_s"), "s")
+        r.add("devices_back", "value", run.get("devices_back"), "count")
+        r.add("gave_up", "value", run.get("gave_up"), "count")
+        r.add("failed_attempts", "value", run.get("failed_attempts"), "count")
+        r.add("peak_queue", "value", run.get("peak_queue"), "count")
+        for st, v in (run.get("wait_s") or {}).items():
+            r.add("wait", st, v, "s")
+        out += r.out
+    return out
+
+
+_PLAN_UNITS = (("bytes_per_day", "bytes/day"), ("_per_day", "1/day"), ("_ms", "ms"), ("_j", "J"), ("_mj", "mJ"),
+               ("_share", "ratio"), ("_bytes", "bytes"), ("_days", "days"), ("_s", "s"))
+_PCT = re.compile(r"^(.+)_p(\d+)_ms$")
+
+
+def _plan(plan: dict) -> list[dict]:
+    out = []
+    for p in plan.get("patterns") or []:
+        for design in ("before", "best", "without_security"):
+            d = p.get(design)
+            if not isinstance(d, dict):
+                continue
+            lab = {"pattern": p.get("pattern"), "design": design, "measures": "+".join(d.get("measures") or []),
+                   "verdict": p.get("verdict") if design != "without_security" else ""}
+            r = _Rows("plan", f"plan/{p.get('pattern')}/{design}", _labels("plan", lab))
+            nums = d.get("numbers") or {}
+            for k, v in nums.items():
+                if k == "latency_pq_ms":  # the requirement's percentile: latency / p<q>
+                    q = nums.get("latency_percentile")
+                    r.add("latency", f"p{float(q):g}".replace(".", "_") if _num(q) is not None else "pq", v, "ms")
+                    continue
+                m = _PCT.match(k)
+                if m:  # latency_p50_ms -> latency / p50; p999 -> p99_9
+                    digits = m.group(2)
+                    r.add(m.group(1), "p" + (digits[:2] + "_" + digits[2:] if len(digits) > 2 else digits), v, "ms")
+                    continue
+                for suffix, unit in _PLAN_UNITS:
+                    if k.endswith(suffix):
+                        r.add(k if "per_day" in suffix else k[: -len(suffix)], "value", v, unit)
+                        break
+            r.add("passes", "value", d.get("passes"), "bool")
+            out += r.out
+    return out
+
+
+def observations(doc: dict) -> list[dict]:
+    """Every number of the Result, series first, then its analyses (can, fleet, plan)."""
+    out = []
+    for s in doc.get("series") or []:
+        out += series_observations(s)
+    an = doc.get("analysis") or {}
+    if isinstance(an.get("can"), dict):
+        out += _can(an["can"])
+    if isinstance(an.get("fleet"), dict):
+        out += _fleet(an["fleet"])
+    if isinstance(an.get("plan"), dict):
+        out += _plan(an["plan"])
+    return out
+
+
+def verdicts(doc: dict) -> dict[str, str]:
+    """The judgements a Result states in words: a plan's verdict per pattern."""
+    plan = (doc.get("analysis") or {}).get("plan")
+    if not isinstance(plan, dict):
+        return {}
+    return {str(p.get("pattern")): str(p.get("verdict")) for p in plan.get("patterns") or [] if p.get("verdict")}
