@@ -103,8 +103,8 @@ def _measured(s: dict, r: _Rows) -> None:
     if kind == "connect":
         for ph in d.get("phases_p50_us") or []:
             if isinstance(ph, dict):
-                name = "phase_" + "".join(ch if ch.isalnum() else "_" for ch in str(ph.get("phase", ""))).strip("_")
-                r.add(name.replace("__", "_"), "p50", ph.get("p50_us"), "us")
+                name = "phase_" + "".join(ch if ch.isalnum() else "_" for ch in str(ph.get("phase", "")).lower()).strip("_")
+                r.add(re.sub("_+", "_", name), "p50", ph.get("p50_us"), "us")
         r.add("resumed", "value", d.get("resumed"), "count", counter=True)
     if kind == "jwt":
         for k in ("sign_p50_us", "request_p50_us"):

@@ -1,13 +1,16 @@
-"""`secperf metrics RESULT`: study S2's operational metrics of a Result (signing success rate and
+"""`secperf metrics RESULT`: a Result of any kind in the Prometheus text exposition format: the
+kind's headline numbers (report/export_metrics.py: latencies, rates, CPU per handshake, instruction
+counts, a plan's or fleet's numbers) and study S2's operational metrics (signing success rate and
 mean time, session reuse, secure-element errors and time-outs, authentication time-outs; a plan's
-alert thresholds) in the Prometheus text exposition format."""
+alert thresholds). A Result with nothing to export exits 2 naming why."""
 
 from __future__ import annotations
 
 from . import argtypes
 
 NAME = "metrics"
-HELP = "operational metrics of a Result (signing, session reuse, SE errors, auth time-outs) as Prometheus text"
+HELP = ("a Result's headline numbers and operational metrics (signing, session reuse, SE errors, auth time-outs) "
+        "as Prometheus text")
 
 
 def add_arguments(p) -> None:
@@ -29,7 +32,7 @@ def run(args) -> int:
     check_output_file(args.output, "-o/--output", inputs=[path])
     doc = read_result(str(path), "", args.allow_partial)
     from ..core.result import reading
-    with reading(str(path), "a series or analysis.plan read for the metrics"):
+    with reading(str(path), "a series or analysis read for the metrics"):
         text = exposition(doc)
     if args.output:
         from ..core.store import atomic_write
