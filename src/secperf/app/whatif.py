@@ -71,6 +71,7 @@ class WhatifOptions:
     max_cells: int = SW.DEFAULT_MAX_CELLS  # cells at most (--max-cells)
     baseline: bool = False                 # --baseline: each row next to no security and a software key
     until: str = "response"                # --until: the end point (response | handshake)
+    cluster: str | None = None             # --cluster: the cells as Ray tasks (app/cluster.py); same Result
 
 
 def cost_table(o: WhatifOptions) -> C.CostTable:
@@ -248,16 +249,34 @@ def _cell_key(c: SW.Cell) -> tuple:
     return (c.scenario, c.network.canonical(), repr(sorted(c.inputs.items())))
 
 
-def predict_references(cells: list, table: C.CostTable, o: WhatifOptions, known: dict | None = None) -> dict:
+def predict_references(cells: list, table: C.CostTable, o: WhatifOptions, known: dict | None = None,
+                       cluster=None) -> dict:
     """Predictions of every reference cell, once each (a baseline is shared by the rows of a protocol
     and link; a software-key reference that is also a row of the run is not predicted again)."""
     preds = dict(known or {})
+    todo: dict = {}
     for refs in reference_cells(cells, o):
         for _, rc in refs:
             k = _cell_key(rc)
             if k not in preds:
-                preds[k] = predict_cell(rc, table, o)
+                todo.setdefault(k, rc)
+    preds.update(zip(todo, predict_cells(list(todo.values()), table, o, cluster)))
     return preds
+
+
+def predict_shared(shared: tuple, cell: SW.Cell) -> dict:
+    """predict_cell with the table and options shipped once per worker (a Ray task's item)."""
+    table, o = shared
+    return predict_cell(cell, table, o)
+
+
+def predict_cells(cells: list, table: C.CostTable, o: WhatifOptions, cluster=None) -> list[dict]:
+    """Every cell's prediction, here or as Ray tasks on `cluster` (app/cluster.py); the same either
+    way: a cell's draws depend on the seed only, not on where or when it ran."""
+    if cluster is None:
+        return [predict_cell(c, table, o) for c in cells]
+    from .cluster import map_items
+    return map_items(predict_shared, (table, o), cells, cluster, "what-if cells")
 
 
 def _sid(cell: SW.Cell, sc: F.Scenario) -> str:
@@ -469,10 +488,18 @@ def run(o: WhatifOptions) -> int:
               "path_floor_ms": o.path_floor_ms, "host_scheduling": o.host_scheduling, "baseline": o.baseline,
               "until": o.until}
     # validate every cell before creating a run directory, so bad input leaves nothing behind
-    preds = [predict_cell(c, table, o) for c in cells]
-    refs = predict_references(cells, table, o, {_cell_key(c): p for c, p in zip(cells, preds)})
+    from contextlib import nullcontext
+    from .cluster import connect
+    with (connect(o.cluster, quiet=o.json) if o.cluster else nullcontext()) as cl:
+        preds = predict_cells(cells, table, o, cl)
+        refs = predict_references(cells, table, o, {_cell_key(c): p for c, p in zip(cells, preds)}, cl)
+    if cl is not None:
+        params["cluster"] = o.cluster
     run_ = RunStore(o.out).create("whatif")
     doc = R.new_result(kind="whatif", command=o.command, params=params, host=host.collect(), run_id=run_.run_id)
+    if cl is not None:
+        doc["analysis"]["cluster"] = {**cl.as_dict(), "predictions": len(refs),
+                                      "rule": "cells as Ray tasks; each cell's draws depend on --seed only"}
     predict_into(doc, o, table, cells, sweep, preds, refs)
     R.finish(doc)
     run_.save(doc)

@@ -137,3 +137,11 @@ def check_device_build(device, stack, config) -> None:
     if (stack or config) and not device:
         raise InputError(f"--{'stack' if stack else 'config'}: picks the library of a device's counts; give it "
                          f"with --device CORE (`secperf device list`)")
+
+
+def cluster_option(p, what: str) -> None:
+    """--cluster auto|local|ADDRESS (app/cluster.py; Ray is the optional extra secperf[cluster])."""
+    p.add_argument("--cluster", metavar="auto|local|ADDRESS",
+                   help=f"run on a Ray cluster: {what}; auto: the cluster this machine joined (`ray start`), "
+                        "local: a private Ray on this machine, HOST:PORT: a head's address (needs "
+                        "`pip install 'secperf[cluster]'`; docs/how-to/cluster.md)")

@@ -72,6 +72,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-cells", type=count(10 ** 9), default=20_000, metavar="N",
                    help="refuse a what-if with more than N cells (scenarios x networks x sweep values; default 20000)")
     p.add_argument("--seed", type=seed, default=1)
+    shared.cluster_option(p, "the cells as Ray tasks; the Result equals a local run's with the same --seed")
     p.add_argument("--out", type=argtypes.path, default="results", metavar="DIR")
     from .shared import allow_partial_option
     allow_partial_option(p)
@@ -88,6 +89,8 @@ def run(args) -> int:
         from ..report.terminal_whatif import listing
         listing()
         return 0
+    from ..app.cluster import require
+    require(args.cluster)                 # Ray missing or a malformed address: exit 2 before any work
     return W.run(options(args))
 
 
@@ -159,7 +162,7 @@ def _passed_on(args, cls) -> dict:
     """Options parsed here whose WhatifOptions field has the same name (--baseline, --until), passed
     as they are, once the dataclass has the field."""
     fields = getattr(cls, "__dataclass_fields__", {})
-    out = {k: getattr(args, k) for k in ("baseline", "until") if k in fields and hasattr(args, k)}
+    out = {k: getattr(args, k) for k in ("baseline", "until", "cluster") if k in fields and hasattr(args, k)}
     if getattr(args, "system", None) and "baseline" in fields:
         # a system file asks the whole question ("how much of it is security"): the baseline rows
         # come with it, decided so that one command answers it

@@ -1,0 +1,243 @@
+"""The one adapter between secperf and a Ray cluster (`--cluster auto|local|ADDRESS`).
+
+measure/ and sim/ stay unaware of where they run: this module connects to Ray, ships work to it
+as tasks (what-if cells, plan patterns) or actors (load generators, app/cluster_load.py), and
+brings back exactly what the local path would have computed. Ray is an optional extra
+(`pip install 'secperf[cluster]'`) imported only here and only when --cluster is given; without
+it --cluster is an input error (exit 2) naming what to install.
+
+Addresses:
+  auto          the cluster this machine belongs to (RAY_ADDRESS, or the one `ray start` started here)
+  local         a private Ray instance on this machine for this run only (all its cores)
+  HOST:PORT     a cluster's GCS address (`ray start --head` prints it); ray://HOST:PORT for Ray Client
+
+Determinism: a what-if cell's random draws depend on the run's --seed only (every cell draws with
+numpy's generator seeded with --seed: common random numbers, so that two cells differ by their
+inputs, not by their luck; `--baseline` relies on it), never on which worker ran it or in which
+order; a fanned-out run therefore gives the series a local run gives, bit for bit. Tasks a lost
+worker was running are run again by Ray (max_retries), so a sweep survives a worker's loss.
+
+Where the driver runs from a source tree (PYTHONPATH=src), the workers get the same PYTHONPATH
+through the runtime environment; on other machines secperf must be installed (the same version:
+checked, a mismatch is named).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import __version__
+from ..core.errors import InputError, MeasurementError, SecperfError
+
+INSTALL_HINT = "pip install 'secperf[cluster]' (Ray 2.40 or later)"
+ADDRESS_HELP = ("auto (the cluster this machine joined with `ray start`), local (a private Ray on this machine "
+                "for this run) or HOST:PORT of a cluster's head (ray://HOST:PORT for Ray Client)")
+CHUNKS_PER_CPU = 4          # tasks per worker CPU: enough to balance uneven cells, few enough to amortise a task
+
+
+class ClusterError(InputError):
+    """--cluster cannot be used: Ray missing, a malformed address, no cluster there (exit 2)."""
+
+
+class ClusterRunError(MeasurementError):
+    """The cluster failed as a whole during a run (every worker lost, a task failing on all retries)."""
+
+
+_ADDRESS = re.compile(r"^(ray://)?[A-Za-z0-9_.\-\[\]:]+:\d{1,5}$")
+
+
+def check_address(text: str | None) -> str | None:
+    """The --cluster value checked (None: no cluster). Raises ClusterError naming the accepted forms."""
+    if text is None:
+        return None
+    t = text.strip()
+    if t in ("auto", "local") or _ADDRESS.match(t):
+        if _ADDRESS.match(t) and not 1 <= int(t.rsplit(":", 1)[1]) <= 65535:
+            raise ClusterError(f"--cluster {text}: port {t.rsplit(':', 1)[1]} is not 1..65535")
+        return t
+    raise ClusterError(f"--cluster {text!r}: give {ADDRESS_HELP}")
+
+
+def ray_module():
+    """Ray, imported now (never at secperf's import); a ClusterError naming the extra when missing."""
+    try:
+        import ray  # noqa: PLC0415 (lazy on purpose: the extra is optional)
+    except ImportError:
+        raise ClusterError(f"--cluster needs Ray, which is not installed here: {INSTALL_HINT}") from None
+    return ray
+
+
+def require(address: str | None) -> str | None:
+    """Check --cluster before anything runs: the address's form and that Ray can be imported."""
+    a = check_address(address)
+    if a is not None:
+        ray_module()
+    return a
+
+
+def _source_tree() -> str | None:
+    """The directory holding the secperf package when it is not installed (a source tree)."""
+    pkg = Path(__file__).resolve().parents[1]
+    if any(part in ("site-packages", "dist-packages") for part in pkg.parts):
+        return None
+    return str(pkg.parent)
+
+
+def runtime_env() -> dict:
+    env = {"RAY_DEDUP_LOGS": "0"}
+    src = _source_tree()
+    if src:
+        env["PYTHONPATH"] = os.pathsep.join(x for x in (src, os.environ.get("PYTHONPATH")) if x)
+    return {"env_vars": env}
+
+
+@dataclass
+class Cluster:
+    """What the run connected to: the address, the alive nodes and their CPUs."""
+    address: str
+    nodes: list[dict] = field(default_factory=list)    # {"node_id", "name", "ip", "cpus"}
+
+    @property
+    def cpus(self) -> int:
+        return sum(n["cpus"] for n in self.nodes)
+
+    def as_dict(self) -> dict:
+        return {"address": self.address, "nodes": self.nodes, "cpus": self.cpus, "ray": _ray_version()}
+
+
+def _ray_version() -> str | None:
+    try:
+        from importlib.metadata import version
+        return version("ray")
+    except Exception:   # noqa: BLE001 (metadata absent: the version is only a label)
+        return None
+
+
+def _alive_nodes(ray) -> list[dict]:
+    out = []
+    for n in ray.nodes():
+        if not n.get("Alive"):
+            continue
+        cpus = int(n.get("Resources", {}).get("CPU", 0))
+        if cpus <= 0:
+            continue
+        out.append({"node_id": n["NodeID"], "ip": n.get("NodeManagerAddress"),
+                    "name": n.get("NodeName") or n.get("NodeManagerHostname") or n.get("NodeManagerAddress"),
+                    "cpus": cpus})
+    return out
+
+
+def _worker_version() -> str:
+    from .. import __version__ as v
+    return v
+
+
+@contextlib.contextmanager
+def connect(address: str, quiet: bool = True):
+    """Connect to the cluster for the length of a run (a `local` one is started and stopped here)."""
+    ray = ray_module()
+    logging.getLogger("ray").setLevel(logging.WARNING)
+    kw = {"runtime_env": runtime_env(), "log_to_driver": not quiet, "logging_level": logging.WARNING,
+          "configure_logging": True}
+    owned = not ray.is_initialized()
+    if owned:
+        try:
+            if address == "local":
+                ray.init(include_dashboard=False, _node_ip_address="127.0.0.1", **kw)  # loopback only
+            else:
+                ray.init(address=address, **kw)
+        except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
+            raise ClusterError(f"--cluster {address}: no Ray cluster reachable there ({str(exc).splitlines()[0]}); "
+                               f"start one with `ray start --head` (see docs/how-to/cluster.md) or give "
+                               f"{ADDRESS_HELP}") from None
+    try:
+        nodes = _alive_nodes(ray)
+        if not nodes:
+            raise ClusterError(f"--cluster {address}: the cluster has no node with a CPU")
+        cl = Cluster(address, nodes)
+        if not quiet:
+            print(f"cluster {address}: {len(nodes)} node(s), {cl.cpus} CPU(s)", file=sys.stderr)
+        _check_versions(ray, cl)
+        yield cl
+    finally:
+        if owned:
+            ray.shutdown()
+
+
+def _check_versions(ray, cl: Cluster) -> None:
+    """Every node runs the driver's secperf version (a worker with another one computes another thing)."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+    probe = ray.remote(num_cpus=0)(_worker_version)
+    refs = {n["name"]: probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["node_id"], soft=False))
+            .remote() for n in cl.nodes}
+    for name, ref in refs.items():
+        try:
+            v = ray.get(ref, timeout=120)
+        except Exception as exc:  # noqa: BLE001 (any worker failure here: secperf not importable there)
+            raise ClusterError(f"--cluster {cl.address}: node {name} cannot run secperf ({_cause(exc)}); install "
+                               f"secperf {__version__} with its cluster extra there") from None
+        if v != __version__:
+            raise ClusterError(f"--cluster {cl.address}: node {name} runs secperf {v}, this driver {__version__}; "
+                               f"install the same version on every node")
+
+
+def _cause(exc: BaseException) -> str:
+    cause = getattr(exc, "cause", None)
+    text = str(cause if cause is not None else exc).strip().splitlines()
+    return text[-1] if text else type(exc).__name__
+
+
+def _run_chunk(fn, shared, chunk: list) -> list:
+    """On a worker: fn over one chunk of items (results in the chunk's order)."""
+    return [fn(shared, item) for item in chunk]
+
+
+def chunks(items: list, parts: int) -> list[list]:
+    """`items` cut into at most `parts` contiguous chunks of near-equal length (order kept)."""
+    parts = max(1, min(parts, len(items)))
+    q, r = divmod(len(items), parts)
+    out, i = [], 0
+    for k in range(parts):
+        n = q + (1 if k < r else 0)
+        out.append(items[i:i + n])
+        i += n
+    return out
+
+
+def map_items(fn, shared, items: list, cl: Cluster, label: str = "items", progress=None) -> list:
+    """fn(shared, item) for every item, as Ray tasks (one CPU each, several items per task), results
+    in the items' order. `shared` is put in the object store once. A SecperfError raised on a worker
+    is raised here as itself; tasks of a lost worker are retried by Ray."""
+    if not items:
+        return []
+    ray = ray_module()
+    task = ray.remote(num_cpus=1, max_retries=3, retry_exceptions=False)(_run_chunk)
+    ref = ray.put(shared)
+    parts = chunks(list(items), cl.cpus * CHUNKS_PER_CPU)
+    refs = [task.remote(fn, ref, ch) for ch in parts]
+    done: dict = {}
+    pending = list(refs)
+    while pending:
+        ready, pending = ray.wait(pending, num_returns=1)
+        for r in ready:
+            try:
+                done[r] = ray.get(r)
+            except Exception as exc:  # noqa: BLE001 (Ray wraps the worker's exception)
+                raise _unwrap(exc, label) from None
+        if progress:
+            progress(len(done), len(refs))
+    return [x for r in refs for x in done[r]]
+
+
+def _unwrap(exc: BaseException, label: str) -> BaseException:
+    """The worker's own SecperfError when it raised one; else a ClusterRunError naming the failure."""
+    cause = getattr(exc, "cause", None)
+    if isinstance(cause, SecperfError):
+        return cause
+    return ClusterRunError(f"cluster: computing the {label} failed on a worker: {_cause(exc)}")
