@@ -140,12 +140,14 @@ def build_parser() -> argparse.ArgumentParser:
                     help="also write every plot as PNG (300 dpi) and PDF into DIR, one file pair per plot")
     shared.allow_partial_option(rp)
 
-    cp = sub.add_parser("compare", help="per series: is B faster, slower, or not significantly different from A?")
+    cp = sub.add_parser("compare", help="what changed from A to B: measured differences with their interval, "
+                        "predicted percentiles with their sampling error, changed numbers and verdicts")
     cp.add_argument("a", help="baseline result.json")
     cp.add_argument("b", help="result.json to judge against A")
     cp.add_argument("--alpha", type=share, default=0.01, help="significance level (default 0.01)")
     cp.add_argument("--min-change", type=share, default=0.02,
                     help="smallest relative median change that counts (default 0.02)")
+    cp.add_argument("--power", type=share, default=0.8, help="power for the smallest detectable change (default 0.8)")
     cp.add_argument("--json", action="store_true", help="print the comparison as JSON")
     shared.allow_partial_option(cp)
     _netem_parser(sub)
@@ -352,7 +354,7 @@ def cmd_report(args) -> int:
 
 def cmd_compare(args) -> int:
     from .app.reading import compare
-    return compare(args.a, args.b, args.alpha, args.min_change, args.json, args.allow_partial)
+    return compare(args.a, args.b, args.alpha, args.min_change, args.json, args.allow_partial, args.power)
 
 
 COMMANDS = {"run": cmd_run, "crypto": cmd_crypto, "handshake": cmd_handshake, "signer": cmd_signer, "jwt": cmd_jwt,

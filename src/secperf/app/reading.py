@@ -54,21 +54,26 @@ def report(result: str, output: str | None, figures: str | None = None, allow_pa
     return EXIT_OK
 
 
-def compare(a: str, b: str, alpha: float, min_change: float, as_json: bool, allow_partial: bool = False) -> int:
+def compare(a: str, b: str, alpha: float, min_change: float, as_json: bool, allow_partial: bool = False,
+            power: float = 0.8) -> int:
+    """Two Results of the same kind judged as core/compare.py says; the tables on stdout (or the
+    comparison as JSON). Different kinds, or Results sharing nothing, are input errors (exit 2)."""
     from ..core.compare import compare as compare_results
+    from ..core.errors import InputError
     from ..report import terminal
+    from ..report.terminal_compare import tables
     from ..core.result import reading
+    if not 0.0 < power < 1.0:
+        raise InputError(f"--power {power:g}: give a probability between 0 and 1 (exclusive), e.g. 0.8")
     da, db = read_result(a, "A", allow_partial), read_result(b, "B", allow_partial)
     with reading(f"{a} vs {b}", "a series' values or labels"):
-        cmp = compare_results(da, db, alpha=alpha, min_change=min_change)
+        cmp = compare_results(da, db, alpha=alpha, min_change=min_change, power=power)
     if as_json:
         sys.stdout.write(json.dumps(cmp, indent=1) + "\n")
         return EXIT_OK
     con = terminal.out_console()
-    if not cmp["rows"]:
-        con.print("[yellow]the two results share no series; nothing to compare[/yellow]")
-    else:
-        con.print(terminal.compare_table(cmp))
+    for t in tables(cmp):
+        con.print(t)
     for w in cmp["warnings"]:
         con.print(f"[yellow]warning:[/yellow] {w}")
     for side in ("a", "b"):

@@ -1,49 +1,251 @@
-"""`secperf compare A B`: per series, is B faster, slower, or not significantly different from A?
+"""`secperf compare A B`: what changed from A to B, judged the way each kind of number allows.
 
-A difference counts only if it is both statistically significant (two-sided Mann-Whitney U test on
-the raw per-operation values, p < alpha) and at least `min_change` in relative median terms: with
-many samples, tiny systematic shifts (a different CPU frequency) become "significant" without
-mattering. Both thresholds are reported with the verdicts.
+Both Results must be of the same kind (a handshake run against a plan means nothing: an input
+error naming both kinds). Three kinds of numbers, three rules:
+
+1. Measured samples (crypto, handshake, signer, jwt, connect, server; the measured series of a
+   scenario run): the difference B − A with its (1 − alpha) confidence interval, absolute and
+   relative to A, and the smallest change the two sample sizes could have detected at that alpha
+   with the chosen power.
+   - estimate and interval: with at least MIN_BOOTSTRAP samples on each side, the difference of
+     medians with a percentile-bootstrap interval (both samples resampled independently, seeded);
+     with fewer, the bootstrap of a median is degenerate (it can only return sample values), so the
+     difference of means with Welch's t interval (unequal variances, Welch-Satterthwaite degrees of
+     freedom). The row names its method.
+   - smallest detectable change: (t_{1−alpha/2} + t_{power}) × the standard error of the difference
+     (normal quantiles for the bootstrap rows), relative to A.
+   - verdict, from the interval and `min_change` (the smallest relative change that matters):
+     interval excludes 0 and |change| ≥ min_change → faster/slower (higher/lower for a rate);
+     interval excludes 0 but |change| < min_change → "negligible difference";
+     interval includes 0 and lies within ±min_change → "no significant difference" (the data rule
+     out a change that matters); interval includes 0 and reaches beyond ±min_change → "too few
+     samples to decide" (a change that matters is still possible: the row says how large a change
+     these sample sizes can detect).
+   A server series is compared on three per-interval samples: server CPU per handshake, handshakes
+   per second and P95 latency (one value per counting interval, typically n = 3).
+2. Monte Carlo draws (whatif): the difference of the predicted percentiles (P50, P95, P99, from the
+   summaries over all n draws) with its sampling interval, estimated by bootstrapping the stored
+   draws of each side (values_us keeps the first draws) and scaled to all n draws (a percentile's
+   sampling error shrinks as 1/sqrt(n)). No significance test: draws are the model's, their number
+   is the user's choice, and any difference becomes "significant" with enough of them. The verdict
+   says whether the difference exceeds the simulation's own sampling error.
+3. Deterministic numbers (device instruction counts, Cortex-M counts, the CAN model, fleet
+   models, plans): every headline number (core/observations.py) present in both, with A, B and the
+   change; a plan's verdict per pattern, changed or not. "Identical" is an answer too.
+
+Results that share nothing (no series id, no row) are an input error naming a few ids of each,
+never an empty "nothing to compare".
 """
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from . import stats
+from .errors import InputError
+from .observations import MEASURED, interval_rates, observations, verdicts
 
 METADATA_KEYS = ("cpu_model", "kernel", "openssl", "secperf_version", "cpu_governor")
+MIN_BOOTSTRAP = 10
+RESAMPLES = 4000
+PREDICTED_STATS = (("p50", 50.0), ("p95", 95.0), ("p99", 99.0))
+DETERMINISTIC = ("device", "cortexm", "can", "fleet", "plan")
+TOO_FEW = "too few samples to decide"
 
 
-def compare(a: dict, b: dict, alpha: float = 0.01, min_change: float = 0.02) -> dict:
-    sa = {s["id"]: s for s in a["series"]}
-    sb = {s["id"]: s for s in b["series"]}
+class CompareError(InputError):
+    """Two Results that cannot be compared (different kinds, nothing in common)."""
+
+
+def _difference(a: list[float], b: list[float], alpha: float, power: float, seed: int) -> dict:
+    """B − A: estimate, (1 − alpha) interval, standard error and the smallest detectable change."""
+    from scipy import stats as sp
+    xa, xb = np.asarray(a, float), np.asarray(b, float)
+    na, nb = xa.size, xb.size
+    if min(na, nb) >= MIN_BOOTSTRAP:
+        rng = np.random.default_rng(seed)
+        ma = np.median(xa[rng.integers(0, na, (RESAMPLES, na))], axis=1)
+        mb = np.median(xb[rng.integers(0, nb, (RESAMPLES, nb))], axis=1)
+        d = mb - ma
+        lo, hi = np.percentile(d, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+        se = float(np.std(d, ddof=1))
+        mde = (sp.norm.ppf(1 - alpha / 2) + sp.norm.ppf(power)) * se
+        return {"method": "bootstrap of the difference of medians", "a": float(np.median(xa)),
+                "b": float(np.median(xb)), "diff": float(np.median(xb) - np.median(xa)),
+                "diff_ci": [float(lo), float(hi)], "se": se, "mde": float(mde)}
+    va, vb = xa.var(ddof=1) / na, xb.var(ddof=1) / nb
+    se = math.sqrt(va + vb)
+    diff = float(xb.mean() - xa.mean())
+    if se == 0.0:  # every value equal on both sides: the interval is the point
+        df, lo, hi, mde = float(na + nb - 2), diff, diff, 0.0
+    else:
+        df = (va + vb) ** 2 / (va ** 2 / (na - 1) + vb ** 2 / (nb - 1))
+        t = float(sp.t.ppf(1 - alpha / 2, df))
+        lo, hi = diff - t * se, diff + t * se
+        mde = (t + float(sp.t.ppf(power, df))) * se
+    return {"method": f"Welch t on the difference of means (n < {MIN_BOOTSTRAP}; df {df:.1f})",
+            "a": float(xa.mean()), "b": float(xb.mean()), "diff": diff, "diff_ci": [float(lo), float(hi)],
+            "se": se, "mde": float(mde)}
+
+
+def _verdict(change: float, ci: list[float], min_change: float, lower_is_better: bool) -> str:
+    lo, hi = ci
+    if lo > 0 or hi < 0:
+        if abs(change) < min_change:
+            return "negligible difference"
+        up = change > 0
+        if lower_is_better:
+            return "slower" if up else "faster"
+        return "higher" if up else "lower"
+    if -min_change <= lo and hi <= min_change:
+        return "no significant difference"
+    return TOO_FEW
+
+
+def measured_row(sid: str, metric: str, unit: str, a: list[float], b: list[float], alpha: float,
+                 min_change: float, power: float, lower_is_better: bool = True, seed: int = 1) -> dict:
+    row: dict = {"id": sid, "metric": metric, "unit": unit, "n_a": len(a), "n_b": len(b)}
+    if not a or not b:
+        return {**row, "verdict": "not comparable", "reason": "no samples in " + ("A" if not a else "B")}
+    if min(len(a), len(b)) < 2:
+        return {**row, "a": float(np.mean(a)), "b": float(np.mean(b)), "verdict": TOO_FEW,
+                "reason": "one sample on a side gives no interval; measure longer (--n, --duration)"}
+    d = _difference(a, b, alpha, power, seed)
+    base = d["a"]
+    rel = (lambda x: x / base) if base else (lambda x: math.nan)
+    change, ci = rel(d["diff"]), [rel(x) for x in d["diff_ci"]]
+    verdict = _verdict(change, ci, min_change, lower_is_better) if base else TOO_FEW
+    row.update({"method": d["method"], "a": d["a"], "b": d["b"], "diff": d["diff"], "diff_ci": d["diff_ci"],
+                "change": change, "change_ci": ci, "detectable": d["mde"], "detectable_change": rel(d["mde"]),
+                "verdict": verdict})
+    if d["a"] is not None and unit == "us":  # the old field names, for readers of earlier comparisons
+        row["a_p50_us"], row["b_p50_us"] = d["a"], d["b"]
+    return row
+
+
+def _server_samples(s: dict) -> list[tuple[str, str, list[float], bool]]:
+    p95 = [m["p95_ms"] for m in s.get("samples") or [] if m.get("type") == "interval"
+           and isinstance(m.get("p95_ms"), (int, float)) and m.get("handshakes")]
+    return [("server_cpu_per_handshake", "us", list(s.get("values_us") or []), True),
+            ("handshakes_per_s", "1/s", interval_rates(s), False),
+            ("latency_p95", "ms", p95, True)]
+
+
+def _measured_rows(a: dict, b: dict, alpha, min_change, power, seed) -> list[dict]:
+    sa = {s["id"]: s for s in a["series"] if s.get("kind") in MEASURED}
+    sb = {s["id"]: s for s in b["series"] if s.get("kind") in MEASURED}
     rows = []
     for sid, x in sa.items():
         y = sb.get(sid)
         if y is None:
             continue
-        if not x["values_us"] or not y["values_us"]:
-            rows.append({"id": sid, "verdict": "not comparable",
-                         "reason": "no samples in " + ("A" if not x["values_us"] else "B")})
+        if x.get("kind") == "server":
+            for (metric, unit, va, low), (_, _, vb, _) in zip(_server_samples(x), _server_samples(y)):
+                if va or vb:
+                    rows.append(measured_row(sid, metric, unit, va, vb, alpha, min_change, power, low, seed))
             continue
-        ma, mb = stats.median(x["values_us"]), stats.median(y["values_us"])
-        p = stats.mann_whitney_p(x["values_us"], y["values_us"])
-        change = mb / ma - 1.0 if ma > 0 else 0.0
-        if p < alpha and abs(change) >= min_change:
-            verdict = "faster" if mb < ma else "slower"
-        else:
-            verdict = "no significant difference"
-        rows.append({"id": sid, "a_p50_us": ma, "b_p50_us": mb, "change": change, "p_value": p,
-                     "n_a": len(x["values_us"]), "n_b": len(y["values_us"]), "verdict": verdict})
+        metric = {"crypto": "time per operation", "handshake": "handshake wall time", "signer": "signing time",
+                  "jwt": "request time", "connect": "establishment"}.get(x["kind"], "time")
+        rows.append(measured_row(sid, metric, "us", x.get("values_us") or [], y.get("values_us") or [],
+                                 alpha, min_change, power, True, seed))
+    return rows
+
+
+def _percentile_interval(xa, xb, q: float, alpha: float, scale: float, seed: int) -> list[float] | None:
+    xa, xb = np.asarray(xa, float), np.asarray(xb, float)
+    if xa.size < 2 or xb.size < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    pa = np.percentile(xa[rng.integers(0, xa.size, (1000, xa.size))], q, axis=1)
+    pb = np.percentile(xb[rng.integers(0, xb.size, (1000, xb.size))], q, axis=1)
+    d = pb - pa
+    centre = float(np.percentile(xb, q) - np.percentile(xa, q))
+    lo, hi = np.percentile(d, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    return [float(lo - centre) * scale, float(hi - centre) * scale]
+
+
+def _predicted_rows(a: dict, b: dict, alpha: float, seed: int) -> list[dict]:
+    sa = {s["id"]: s for s in a["series"] if s.get("kind") == "whatif"}
+    sb = {s["id"]: s for s in b["series"] if s.get("kind") == "whatif"}
+    rows = []
+    for sid, x in sa.items():
+        y = sb.get(sid)
+        if y is None:
+            continue
+        smx, smy = x.get("summary") or {}, y.get("summary") or {}
+        dx, dy = x.get("values_us") or [], y.get("values_us") or []
+        nx, ny = smx.get("n") or len(dx), smy.get("n") or len(dy)
+        for st, q in PREDICTED_STATS:
+            va, vb = smx.get(f"{st}_us"), smy.get(f"{st}_us")
+            if va is None or vb is None:
+                continue
+            diff = vb - va
+            # the stored draws' interval, scaled to the summaries' n (a percentile's error ~ 1/sqrt(n))
+            scale = math.sqrt((len(dx) + len(dy)) / (nx + ny)) if nx + ny else 1.0
+            half = _percentile_interval(dx, dy, q, alpha, scale, seed)
+            iv = [diff + half[0], diff + half[1]] if half else None
+            if iv is None:
+                verdict = "no stored draws: the difference's sampling error is unknown"
+            elif iv[0] > 0 or iv[1] < 0:
+                verdict = "B predicts slower" if diff > 0 else "B predicts faster"
+            else:
+                verdict = "within sampling error (raise --n)"
+            rows.append({"id": sid, "metric": "connection set-up", "statistic": st, "unit": "us", "a": va, "b": vb,
+                         "diff": diff, "diff_interval": iv, "change": diff / va if va else None,
+                         "draws_a": nx, "draws_b": ny, "stored_draws": [len(dx), len(dy)], "verdict": verdict})
+    return rows
+
+
+def _changes(a: dict, b: dict, kinds: tuple[str, ...]) -> tuple[list[dict], int]:
+    def index(doc):
+        return {(o["id"], o["metric"], o["statistic"]): o for o in observations(doc) if o["kind"] in kinds}
+    ia, ib = index(a), index(b)
+    changed, same = [], 0
+    for key, oa in ia.items():
+        ob = ib.get(key)
+        if ob is None:
+            continue
+        if ob["value"] == oa["value"]:
+            same += 1
+            continue
+        va, vb = oa["value"], ob["value"]
+        changed.append({"id": key[0], "metric": key[1], "statistic": key[2], "unit": oa["unit"], "a": va, "b": vb,
+                        "diff": vb - va, "change": (vb - va) / abs(va) if va else None})
+    return changed, same
+
+
+def _ids(doc: dict) -> set[str]:
+    return {s["id"] for s in doc["series"]} | {o["id"] for o in observations(doc)
+                                               if o["kind"] in DETERMINISTIC}
+
+
+def compare(a: dict, b: dict, alpha: float = 0.01, min_change: float = 0.02, power: float = 0.8,
+            seed: int = 1) -> dict:
+    if a.get("kind") != b.get("kind"):
+        raise CompareError(f"A is a {a.get('kind')} Result and B a {b.get('kind')} Result: compare two Results "
+                           f"of the same kind (two {a.get('kind')} runs, or two {b.get('kind')} runs)")
+    ida, idb = _ids(a), _ids(b)
+    if not ida & idb:
+        raise CompareError(f"the two {a.get('kind')} Results share no series or row: A has "
+                           f"{', '.join(sorted(ida)[:3]) or 'none'}{' ...' if len(ida) > 3 else ''}; B has "
+                           f"{', '.join(sorted(idb)[:3]) or 'none'}{' ...' if len(idb) > 3 else ''}. Compare runs "
+                           "of the same configurations")
+    rows = _measured_rows(a, b, alpha, min_change, power, seed)
+    predictions = _predicted_rows(a, b, alpha, seed)
+    changes, unchanged = _changes(a, b, DETERMINISTIC)
+    va, vb = verdicts(a), verdicts(b)
+    verdict_rows = [{"pattern": p, "a": va[p], "b": vb[p], "changed": va[p] != vb[p]} for p in va if p in vb]
     warnings = []
     for key in METADATA_KEYS:
-        va, vb = a["host"].get(key), b["host"].get(key)
-        if va != vb:
-            warnings.append(f"host {key} differs: A {va!r}, B {vb!r} — differences may come from the "
+        ha, hb = (a.get("host") or {}).get(key), (b.get("host") or {}).get(key)
+        if ha != hb:
+            warnings.append(f"host {key} differs: A {ha!r}, B {hb!r} — differences may come from the "
                             f"machine or library, not the change under test")
+    sa, sb = {s["id"] for s in a["series"]}, {s["id"] for s in b["series"]}
     return {
-        "a": a["run_id"], "b": b["run_id"], "alpha": alpha, "min_change": min_change,
-        "rows": rows,
-        "only_in_a": sorted(set(sa) - set(sb)),
-        "only_in_b": sorted(set(sb) - set(sa)),
-        "warnings": warnings,
+        "a": a["run_id"], "b": b["run_id"], "kind": a["kind"], "alpha": alpha, "min_change": min_change,
+        "power": power, "rows": rows, "predictions": predictions, "changes": changes, "unchanged": unchanged,
+        "verdicts": verdict_rows, "only_in_a": sorted(sa - sb), "only_in_b": sorted(sb - sa), "warnings": warnings,
     }

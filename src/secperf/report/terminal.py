@@ -159,20 +159,9 @@ def strength_table(rows: list[dict], strength: int) -> Table:
 
 
 def compare_table(cmp: dict) -> Table:
-    t = Table(title=f"B ({cmp['b']}) against A ({cmp['a']})", title_justify="left", header_style="bold",
-              caption=f"significant: Mann-Whitney p < {cmp['alpha']} and |change| ≥ {cmp['min_change']:.0%}")
-    for c in ("series", "A P50", "B P50", "change", "p", "verdict"):
-        t.add_column(c, justify="left" if c in ("series", "verdict") else "right")
-    colour = {"faster": "green", "slower": "red"}
-    for r in cmp["rows"]:
-        if "a_p50_us" not in r:
-            t.add_row(r["id"], "", "", "", "", f"[yellow]{r['verdict']}: {r['reason']}[/yellow]")
-            continue
-        c = colour.get(r["verdict"])
-        verdict = f"[{c}]{r['verdict']}[/{c}]" if c else r["verdict"]
-        t.add_row(r["id"], fmt_time_us(r["a_p50_us"]), fmt_time_us(r["b_p50_us"]),
-                  f"{r['change']:+.1%}", f"{r['p_value']:.3g}", verdict)
-    return t
+    """The measured rows of `secperf compare` (every table of a comparison: terminal_compare.tables)."""
+    from .terminal_compare import measured_table
+    return measured_table(cmp)
 
 
 def handshake_tables(doc: dict) -> list[Table]:

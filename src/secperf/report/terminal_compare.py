@@ -1,0 +1,115 @@
+"""Terminal tables of `secperf compare` (core/compare.py): measured differences with their
+intervals, predicted percentiles with their sampling intervals, changed headline numbers and
+changed verdicts. Each table says in its caption how its rows were judged."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from .terminal import fmt_time_us
+
+COLOURS = {"faster": "green", "higher": "green", "slower": "red", "lower": "red", "B predicts faster": "green",
+           "B predicts slower": "red", "too few samples to decide": "yellow", "not comparable": "yellow"}
+
+
+def fmt(v: float | None, unit: str) -> str:
+    if v is None:
+        return ""
+    if unit in ("us", "ms", "s"):
+        return fmt_time_us(v * {"us": 1.0, "ms": 1e3, "s": 1e6}[unit]) if v >= 0 else "−" + fmt(-v, unit)
+    if unit == "ratio":
+        return f"{v:.3g}"
+    if unit == "1/s":
+        return f"{v:.4g}/s"
+    return f"{v:.4g} {unit}" if unit not in ("count", "bool") else f"{v:.6g}"
+
+
+def signed(v: float | None, unit: str) -> str:
+    if v is None:
+        return ""
+    return ("+" if v >= 0 else "−") + fmt(abs(v), unit)
+
+
+def pct(v: float | None) -> str:
+    return "" if v is None or v != v else f"{v:+.1%}"
+
+
+def _verdict(text: str) -> str:
+    c = COLOURS.get(text)
+    return f"[{c}]{text}[/{c}]" if c else text
+
+
+def measured_table(cmp: dict) -> Table:
+    conf = 1 - cmp["alpha"]
+    t = Table(title=f"B ({cmp['b']}) against A ({cmp['a']}): measured", title_justify="left", header_style="bold",
+              caption=f"B − A with its {conf:.0%} interval; 'detectable': the smallest change these sample sizes "
+                      f"find at alpha {cmp['alpha']:g} with {cmp.get('power', 0.8):.0%} power; a change counts from "
+                      f"{cmp['min_change']:.0%}; 'too few samples to decide': the interval reaches past ±"
+                      f"{cmp['min_change']:.0%}", caption_justify="left")
+    for c in ("series", "metric", "n A/B", "A", "B", "B − A", "change [interval]", "detectable", "verdict"):
+        t.add_column(c, justify="left" if c in ("series", "metric", "verdict") else "right")
+    for r in cmp["rows"]:
+        n = f"{r['n_a']}/{r['n_b']}"
+        if "diff" not in r:
+            t.add_row(r["id"], r["metric"], n, fmt(r.get("a"), r["unit"]), fmt(r.get("b"), r["unit"]), "", "", "",
+                      _verdict(r["verdict"]) + (f": {r['reason']}" if r.get("reason") else ""))
+            continue
+        ci = r["change_ci"]
+        t.add_row(r["id"], r["metric"], n, fmt(r["a"], r["unit"]), fmt(r["b"], r["unit"]), signed(r["diff"], r["unit"]),
+                  f"{pct(r['change'])} [{pct(ci[0])}, {pct(ci[1])}]", f"±{abs(r['detectable_change']):.1%}"
+                  if r["detectable_change"] == r["detectable_change"] else "", _verdict(r["verdict"]))
+    return t
+
+
+def predicted_table(cmp: dict) -> Table:
+    t = Table(title=f"B ({cmp['b']}) against A ({cmp['a']}): predicted (Monte Carlo)", title_justify="left",
+              header_style="bold", caption="percentiles over all draws; the interval is the simulation's sampling "
+              f"error ({1 - cmp['alpha']:.0%}, bootstrap of the stored draws scaled to all draws); no significance "
+              "test on draws", caption_justify="left")
+    for c in ("series", "", "A", "B", "B − A [interval]", "change", "draws A/B", "verdict"):
+        t.add_column(c, justify="left" if c in ("series", "verdict") else "right")
+    for r in cmp["predictions"]:
+        iv = r["diff_interval"]
+        t.add_row(r["id"], r["statistic"].upper(), fmt(r["a"], r["unit"]), fmt(r["b"], r["unit"]),
+                  signed(r["diff"], r["unit"]) + (f" [{signed(iv[0], r['unit'])}, {signed(iv[1], r['unit'])}]"
+                                                   if iv else ""),
+                  pct(r["change"]), f"{r['draws_a']:,}/{r['draws_b']:,}", _verdict(r["verdict"]))
+    return t
+
+
+def changes_table(cmp: dict) -> Table:
+    t = Table(title=f"B ({cmp['b']}) against A ({cmp['a']}): changed numbers", title_justify="left",
+              header_style="bold", caption=f"{cmp['unchanged']} numbers identical; deterministic numbers (models, "
+              "instruction counts): any difference is a change", caption_justify="left")
+    for c in ("row", "number", "A", "B", "B − A", "change"):
+        t.add_column(c, justify="left" if c in ("row", "number") else "right")
+    for r in cmp["changes"]:
+        name = r["metric"] + ("" if r["statistic"] == "value" else f" {r['statistic']}")
+        t.add_row(r["id"], name, fmt(r["a"], r["unit"]), fmt(r["b"], r["unit"]), signed(r["diff"], r["unit"]),
+                  pct(r["change"]))
+    return t
+
+
+def verdicts_table(cmp: dict) -> Table:
+    t = Table(title="verdicts", title_justify="left", header_style="bold")
+    for c in ("pattern", "A", "B", ""):
+        t.add_column(c)
+    for r in cmp["verdicts"]:
+        t.add_row(r["pattern"], r["a"], r["b"], "[yellow]changed[/yellow]" if r["changed"] else "same")
+    return t
+
+
+def tables(cmp: dict) -> list:
+    """Every table the comparison has rows for; identical deterministic numbers get one line."""
+    out: list = []
+    if cmp["rows"]:
+        out.append(measured_table(cmp))
+    if cmp["predictions"]:
+        out.append(predicted_table(cmp))
+    if cmp["verdicts"]:
+        out.append(verdicts_table(cmp))
+    if cmp["changes"]:
+        out.append(changes_table(cmp))
+    elif cmp["unchanged"]:
+        out.append(f"all {cmp['unchanged']} headline numbers of the {cmp['kind']} Results are identical")
+    return out
