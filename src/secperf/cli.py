@@ -115,11 +115,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     cn = sub.add_parser("connect", help="connection establishment on real servers (nginx, mosquitto, coap-server, "
                         "OpenVPN) with software, token and secure-element keys, full and resumed (study S2)")
-    cn.add_argument("protocol", help="https, mqtt, coap, vpn or all (comma-separated allowed)")
+    cn.add_argument("protocol", help="https, mqtt, coap, vpn or all; quic, dtls13, dtls12 (secperf's own aioquic and "
+                    "wolfSSL 5.9 pairs) (comma-separated allowed)")
     cn.add_argument("--key", action="append", metavar="SOURCES",
                     help="key sources: software, token (SoftHSM2, no added delay), se:PROFILE, se:PROFILE:cold "
                          "(as --key-session cold) (default: software,se:iot-safe-sim)")
-    cn.add_argument("--handshake", action="append", metavar="KINDS", help="full, resumed (default: both)")
+    cn.add_argument("--handshake", action="append", metavar="KINDS", help="full, resumed (default: both); 0rtt (quic)")
+    cn.add_argument("--lost", action="append", metavar="KINDS",
+                    help="quic: none (default), client-initial, server-initial (that Initial datagram is not sent)")
+    cn.add_argument("--cid", action="append", metavar="ON_OFF", help="dtls13: connection IDs off, on (default: both)")
     cn.add_argument("--client", action="append", metavar="NAMES",
                     help="probe (default), curl, mosquitto_pub, paho, coap-client, openvpn, or 'all' "
                          "for every client of each protocol")
@@ -130,6 +134,14 @@ def build_parser() -> argparse.ArgumentParser:
     cn.add_argument("--nagle", action="store_true",
                     help="mosquitto without set_tcp_nodelay (shows Nagle + delayed ACK on CONNACK)")
     cn.add_argument("--timeout-ms", type=count(3_600_000), default=5000, help="per-connection stage timeout")
+    cn.add_argument("--edhoc-method", action="append", metavar="N", help="edhoc: EDHOC method(s) (default 3)")
+    cn.add_argument("--edhoc-suite", action="append", metavar="N", help="edhoc: cipher suite(s) (default 2)")
+    cn.add_argument("--edhoc-cred", action="append", metavar="KINDS",
+                    help="edhoc: credentials by kid (default) or by value")
+    cn.add_argument("--edhoc-flow", action="append", metavar="KINDS",
+                    help="edhoc: separate (message_3 on its own, default) or combined (with the first OSCORE request)")
+    cn.add_argument("--oscore-requests", type=count(1000), default=None,
+                    help="edhoc: OSCORE-protected requests per handshake (default 1)")
     _measure_options(cn, links=True)
     _mac_can_parsers(sub)
 
@@ -202,6 +214,7 @@ def _mac_can_parsers(sub) -> None:
     cn.add_argument("--list-devices", action="store_true", help="list device profiles with their MAC figures")
     cn.add_argument("--out", type=argtypes.path, default="results", metavar="DIR", help="results directory (default: results)")
     cn.add_argument("--json", action="store_true", help="print the Result JSON on stdout and nothing else")
+    cn.add_argument("--csv", type=argtypes.path, metavar="FILE", help="also write every number as CSV (one row each)")
     cn.add_argument("--no-report", action="store_true", help="skip writing report.html")
 
 
@@ -306,13 +319,18 @@ def cmd_jwt(args) -> int:
 
 
 def cmd_connect(args) -> int:
-    from .app import commands
+    from .app import commands, connect_edhoc
+    if "edhoc" in [p.strip() for p in args.protocol.split(",")]:
+        return connect_edhoc.from_args(args, _opts(args), _output(args))
+    connect_edhoc.check_not_edhoc(args)
     return commands.connect(_csv([args.protocol], [], "protocol"), _csv(args.key, ["software", "se:iot-safe-sim"], "--key"),
                             _csv(args.handshake, ["full", "resumed"], "--handshake"), _csv(args.client, [], "--client"),
                             _csv(args.auth, ["mtls", "jwt_fresh", "jwt_cached"], "--auth"),
                             _csv(args.coap_security, ["pki"], "--coap-security"),
                             args.network, args.tls, args.nagle, _opts(args), _output(args),
-                            **shared.session_kwargs(args), **shared.target_kwargs(args))
+                            **shared.session_kwargs(args), **shared.target_kwargs(args),
+                            beyond={"lost": _csv(args.lost, [], "--lost"), "cid": _csv(args.cid, [], "--cid") or None,
+                                    "keys_given": args.key is not None})
 
 
 def cmd_mac(args) -> int:

@@ -164,8 +164,16 @@ def jwt(profiles, keys, networks, lifetime_s: int, requests_per_hour: float, opt
 
 def connect(protocols, keys, handshakes, clients, auths, coap_security, networks, tls: str, nagle: bool,
             opts: MeasureOptions, output: Output, key_sessions=("warm",), target: dict | None = None,
-            coap_servers=("libcoap",)) -> int:
+            coap_servers=("libcoap",), beyond: dict | None = None, phases_only: bool = False):
     from ..measure import connect as C
+    from . import connect_beyond as CB
+    mine, protocols = CB.split(protocols)
+    if mine:  # quic, dtls13, dtls12: secperf's own pairs (app/connect_beyond.py)
+        return CB.connect(mine, protocols, keys, handshakes, clients, networks, opts, output, target, beyond or {},
+                          lambda ps, hs: connect(ps, keys, hs, clients, auths, coap_security, networks, tls, nagle,
+                                                 opts, output, key_sessions, target, coap_servers, phases_only=True))
+    if not phases_only:
+        CB.check_unused(beyond, protocols)
     nets = links.networks(networks)
     tgt = _target(target, nets)
     if tgt is not None:
@@ -183,6 +191,8 @@ def connect(protocols, keys, handshakes, clients, auths, coap_security, networks
               "auth": auths, "tls": tls, "set_tcp_nodelay": not nagle, "key_sessions": list(key_sessions),
               "coap_servers": list(coap_servers),
               "networks": [n.as_dict() for n in nets], **cp.as_dict()}
+    if phases_only:
+        return params, [P.connect_phase(configs, cp)]
     return measure_and_write("connect", params, [P.connect_phase(configs, cp)], output)
 
 

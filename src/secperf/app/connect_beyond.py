@@ -1,0 +1,116 @@
+"""`secperf connect quic|dtls13|dtls12`: the protocols beyond TLS over TCP, measured by secperf's own
+client/server pairs (aioquic for QUIC, a wolfSSL 5.9 pair for DTLS 1.3 and DTLS 1.2 on the same
+server), validated here so a bad choice is an input error (exit 2) before anything starts.
+
+Decisions: these rows authenticate as the connect rows of CoAP do -- the lab's server certificate
+(ECDSA P-256), and for DTLS the client's software certificate (mutual authentication); QUIC runs
+server-authenticated only (aioquic's server does not request client certificates). Neither
+implementation can reach a PKCS#11 key, so `--key` other than software is refused naming that; the
+default key list of `connect` (software,se:iot-safe-sim) means software here, with a note.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..core.errors import InputError
+
+BEYOND = ("quic", "dtls13", "dtls12")
+DEFAULT_KEYS = ["software", "se:iot-safe-sim"]
+
+
+def split(protocols: list[str]) -> tuple[list[str], list[str]]:
+    """(the protocols handled here, the others)."""
+    return [p for p in protocols if p in BEYOND], [p for p in protocols if p not in BEYOND]
+
+
+def check_unused(beyond: dict | None, protocols) -> None:
+    """--lost and --cid act on quic and dtls13 only: refused, naming them, for the other protocols."""
+    for opt, key in (("--lost", "lost"), ("--cid", "cid")):
+        if (beyond or {}).get(key):
+            raise InputError(f"{opt}: acts on {'quic' if key == 'lost' else 'dtls13'}; protocol "
+                             f"{','.join(protocols)} has none: drop {opt}")
+
+
+def configs(protocols, keys, handshakes, clients, networks, lost=("none",), cid=None, keys_given=True) -> list:
+    """QuicConfig / Dtls13Config rows for the chosen protocols × handshakes × options × networks."""
+    from ..measure import quic as Q
+    if keys != ["software"]:
+        if keys_given:
+            raise InputError(f"--key {','.join(keys)}: {', '.join(protocols)} run with a software key only "
+                             "(aioquic and the wolfSSL DTLS tool load PEM keys, no PKCS#11): use --key software")
+        print(f"secperf connect: note: {', '.join(protocols)}: software key only (the secure-element default "
+              "applies to the TLS/DTLS 1.2 rows)", file=sys.stderr)
+    if clients and clients not in (["all"], ["probe"]):
+        raise InputError(f"--client {','.join(clients)}: {', '.join(protocols)} are measured by secperf's own "
+                         "client (aioquic; the wolfSSL DTLS tool): drop --client")
+    lost = list(lost or ["none"])
+    out = []
+    for p in protocols:
+        if p == "quic":
+            for h in handshakes:
+                if h not in Q.HANDSHAKES:
+                    raise InputError(f"quic: unknown --handshake {h!r}; known: {', '.join(Q.HANDSHAKES)}")
+            for x in lost:
+                if x not in Q.LOSSES:
+                    raise InputError(f"--lost {x!r}: unknown; known: {', '.join(Q.LOSSES)}")
+            if cid and "on" in cid and protocols == ["quic"]:
+                raise InputError("--cid: QUIC always carries connection IDs; --cid acts on dtls13 (drop it)")
+            out += [Q.QuicConfig(handshake=h, network=n, lost=x) for n in networks for h in handshakes for x in lost]
+        else:
+            from ..measure import dtls13 as D
+            version = "1.3" if p == "dtls13" else "1.2"
+            for h in handshakes:
+                if h not in D.HANDSHAKES:
+                    hint = " (0-RTT: QUIC only here; wolfSSL's DTLS 1.3 early data is not measured)" if h == "0rtt" else ""
+                    raise InputError(f"{p}: unknown --handshake {h!r}; known: {', '.join(D.HANDSHAKES)}{hint}")
+            cids = list(cid or (["off", "on"] if p == "dtls13" else ["off"]))
+            for c in cids:
+                if c not in ("off", "on"):
+                    raise InputError(f"--cid {c!r}: known: off, on")
+            if any(x != "none" for x in lost) and protocols == [p]:
+                raise InputError(f"--lost: acts on QUIC's Initial packets; {p} has none here (drop --lost)")
+            out += [D.Dtls13Config(version=version, handshake=h, cid=c == "on", network=n)
+                    for n in networks for h in handshakes for c in cids]
+    return out
+
+
+def phase(items, n: int, warmup: int, timeout_ms: int, seed: int):
+    from .runner import Phase
+    from ..measure import quic as Q
+
+    def runner(its, doc, run, progress):
+        q = [c for c in its if isinstance(c, Q.QuicConfig)]
+        d = [c for c in its if not isinstance(c, Q.QuicConfig)]
+        if q:
+            Q.run(q, n, warmup, timeout_ms, seed, doc, run, progress)
+        if d:
+            from ..measure import dtls13 as D
+            D.run(d, n, warmup, timeout_ms, seed, doc, run, progress)
+
+    return Phase(items, lambda c: c.label, runner)
+
+
+def connect(mine, others, keys, handshakes, clients, networks, opts, output, target, beyond: dict, others_phases) -> int:
+    """Measure `mine` (and, in the same Result, the other protocols through `others_phases(protocols,
+    handshakes)`, which returns the ordinary connect rows' params and phases)."""
+    from . import links
+    from .runner import measure_and_write
+    if target:
+        raise InputError(f"--connect HOST:PORT: {', '.join(mine)} are measured against secperf's own server only")
+    nets = links.networks(networks)
+    rows = configs(mine, keys, handshakes, clients, [n.name for n in nets], lost=beyond.get("lost") or ["none"],
+                   cid=beyond.get("cid"), keys_given=beyond.get("keys_given", True))
+    n, warmup, timeout_ms = opts.pick_n(20), opts.pick_warmup(2), opts.timeout_ms or 5000
+    params = {"protocols": mine, "handshakes": handshakes, "keys": ["software"], "lost": beyond.get("lost") or ["none"],
+              "cid": beyond.get("cid"), "networks": [x.as_dict() for x in nets], "n": n, "warmup": warmup,
+              "timeout_ms": timeout_ms, "seed": opts.seed}
+    phases = [phase(rows, n, warmup, timeout_ms, opts.seed)]
+    if others:
+        ordinary = [h for h in handshakes if h in ("full", "resumed")]
+        if not ordinary:
+            raise InputError(f"--handshake {','.join(handshakes)}: nothing for {', '.join(others)} (full, resumed)")
+        other_params, other_phases = others_phases(others, ordinary)
+        params = {**other_params, **params, "protocols": [*others, *mine]}
+        phases = other_phases + phases
+    return measure_and_write("connect", params, phases, output)

@@ -1,0 +1,115 @@
+"""QUIC through aioquic over real kernel UDP (measure/quic.py) and `secperf connect quic`: the
+handshake kinds' round trips and flights, the client's padded Initial and the server's
+anti-amplification bound, 0-RTT, loss of an Initial, and the input errors."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import check_results_written, needs_links
+from secperf.lab.pki import LabPKI
+from secperf.measure import quic as Q
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory):
+    return LabPKI(tmp_path_factory.mktemp("pki")).ensure()
+
+
+def _cli(*args, timeout=300):
+    """secperf from this source tree, as a user runs it."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    p = subprocess.run([sys.executable, "-m", "secperf", *map(str, args)], capture_output=True, text=True,
+                       timeout=timeout, env=env)
+    check_results_written(args, p)
+    return p
+
+
+def _ok(series):
+    assert series["status"] == "ok", series["failures"]
+    return [c for c in series["samples"] if c["ok"]]
+
+
+def test_full_handshake_takes_two_round_trips_with_padded_initial_and_amplification_bound(pki):
+    s = Q.measure(Q.QuicConfig("full"), 2, 0, pki)
+    for c in _ok(s):
+        assert c["round_trips"] == 2 and not c["resumed"]
+        first, answer = c["flights"][0], c["flights"][1]
+        assert first["dir"] == "c2s" and first["packets"].get("Initial") == 1
+        assert first["bytes"] >= Q.CLIENT_INITIAL_MIN * first["datagrams"]
+        # before the client's address is validated the server sends at most 3x what it received
+        assert answer["dir"] == "s2c" and answer["bytes"] <= Q.AMPLIFICATION_FACTOR * first["bytes"]
+        assert answer["packets"].get("Handshake", 0) >= 1
+        assert c["bytes_c2s"] == sum(f["bytes"] for f in c["flights"] if f["dir"] == "c2s")
+        assert sum(x["cpu_us"] for x in c["cpu_segments"]) == pytest.approx(c["lib_cpu_us"], rel=1e-6, abs=0.01)
+
+
+def test_resumed_handshake_is_verified_resumed_per_connection(pki):
+    s = Q.measure(Q.QuicConfig("resumed"), 2, 0, pki)
+    assert all(c["resumed"] and c["zero_rtt_packets"] == 0 and c["round_trips"] == 2 for c in _ok(s))
+    assert s["derived"]["resumed"] == 2
+
+
+def test_0rtt_sends_the_request_in_the_first_flight_and_answers_in_one_round_trip(pki):
+    s = Q.measure(Q.QuicConfig("0rtt"), 2, 0, pki)
+    for c in _ok(s):
+        assert c["early_data_accepted"] and c["round_trips"] == 1 and c["request_sent_us"] == 0.0
+        assert c["flights"][0]["packets"].get("0-RTT") == 1
+
+
+def test_lost_client_initial_is_recovered_by_the_probe_timeout(pki):
+    s = Q.measure(Q.QuicConfig("full", lost="client-initial"), 1, 0, pki)
+    c = _ok(s)[0]
+    assert c["dropped"] == 1
+    first = c["flights"][0]
+    assert first["datagrams"] == 2 and first["packets"]["Initial"] == 2 and first["dropped"] == 1
+    # the retransmission waits one PTO: 2 x the initial RTT before any RTT sample (RFC 9002 6.2.2)
+    assert c["usable_us"] >= 2 * Q.INITIAL_RTT_S * 1e6
+
+
+def test_packet_types_reads_coalesced_long_headers_and_padding():
+    # an Initial (type 0) with a 2-byte payload, then a Handshake (type 2) with 1 byte, then zeros
+    initial = bytes([0xC0]) + (1).to_bytes(4, "big") + b"\x01a" + b"\x01b" + b"\x00" + b"\x02" + b"xx"
+    handshake = bytes([0xE0]) + (1).to_bytes(4, "big") + b"\x00" + b"\x00" + b"\x01" + b"y"
+    assert Q.packet_types(initial + handshake + bytes(10)) == ["Initial", "Handshake", "padding"]
+    assert Q.packet_types(b"\x40" + bytes(20)) == ["1-RTT"]
+
+
+def test_connect_quic_cli_writes_one_series_per_handshake_kind(tmp_path):
+    p = _cli("connect", "quic", "--handshake", "full,0rtt", "--key", "software", "--n", "2", "--warmup", "0",
+             "--json", "--out", tmp_path)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    ids = [s["id"] for s in doc["series"]]
+    assert ids == ["connect/quic/aioquic/full", "connect/quic/aioquic/0rtt"]
+    assert [s["derived"]["round_trips_p50"] for s in doc["series"]] == [2, 1]
+
+
+@pytest.mark.parametrize("args, words", [
+    (("quic", "--key", "se:iot-safe-sim"), "software key only"),
+    (("quic", "--handshake", "1rtt"), "unknown --handshake '1rtt'"),
+    (("quic", "--lost", "server-handshake"), "--lost 'server-handshake'"),
+    (("https", "--lost", "client-initial"), "--lost: acts on quic"),
+    (("quic", "--client", "curl"), "drop --client"),
+    (("quic", "--connect", "127.0.0.1:4433"), "secperf's own server only"),
+])
+def test_connect_quic_bad_inputs_exit_2_naming_them(args, words):
+    p = _cli("connect", *args, "--n", "1")
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert words in p.stderr and "Traceback" not in p.stderr
+
+
+@needs_links
+def test_quic_over_an_emulated_link_pays_its_round_trips(pki):
+    from secperf.lab.netns import Link
+    with Link("delay=20ms", seed=1) as link:
+        s = Q.measure(Q.QuicConfig("full", network="delay=20ms"), 2, 0, pki, link)
+    for c in _ok(s):
+        assert c["round_trips"] == 2 and c["usable_us"] >= 2 * 40_000
+    assert s["labels"]["network_rtt_ms"] == 40.0 and s["derived"]["link"]["up"]
