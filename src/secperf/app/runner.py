@@ -132,10 +132,10 @@ def write_outputs(doc: dict, run, output: Output) -> None:
         write_metrics(doc, output.metrics)
     if not output.no_report:
         from ..report.html import render
-        run.write_text("report.html", render(doc))
+        run.write_text("report.html", render(doc, log=run.dir / "secperf.log"))  # drawing warnings: the log, not the terminal
     if output.figures:
         from ..report.figures import write_figures
-        write_figures(doc, Path(output.figures))
+        write_figures(doc, Path(output.figures), log=run.dir / "secperf.log")
 
 
 def _same(a: Path, b: Path) -> bool:
@@ -150,38 +150,35 @@ def _server_tables(doc: dict) -> list:
 
 def show_result(doc: dict, run, *, json_out: bool, no_report: bool, tables: list) -> None:
     """The end of a run that computes rather than measures (can, whatif, plan): the Result on stdout
-    with --json, else its tables and where the result and the report are."""
+    with --json, else "At a glance" and its tables, and where the result and the report are."""
     from ..report import terminal
     if json_out:
         sys.stdout.write(R.dumps(doc))
         return
-    out = terminal.out_console()
-    for t in tables:
-        out.print(t)
+    terminal.print_result(terminal.out_console(), doc, tables)
     terminal.err_console().print(f"result: {run.result_path}" + ("" if no_report else f"\nreport: {run.report_path}"))
 
 
-def print_tables(doc: dict, params: dict) -> None:
-    """Every terminal table the Result has rows for."""
+def result_tables(doc: dict, params: dict) -> list:
+    """Every terminal table the Result has rows for, in the order they print."""
     from ..report import terminal, terminal_device, terminal_libraries, terminal_mac, terminal_plan, terminal_whatif
-    from ..report.views.answers import key_findings
-    out = terminal.out_console()
-    findings = key_findings(doc)
-    if findings:  # the answer first; the tables after it hold the details
-        out.print("[bold]At a glance[/bold]")
-        for f in findings:
-            out.print(f"  • {f['text']}", highlight=False, markup=False)
-        out.print()
-    for t in (terminal.crypto_tables(terminal_libraries.openssl_only(doc)) + terminal_libraries.tables(doc)
-              + terminal.handshake_tables(doc) + terminal.signer_tables(doc)
-              + terminal.connect_tables(doc) + terminal_device.tables(doc) + terminal_whatif.tables(doc)
-              + _server_tables(doc) + terminal_plan.tables(doc)):
-        out.print(t)
+    out = (terminal.crypto_tables(terminal_libraries.openssl_only(doc)) + terminal_libraries.tables(doc)
+           + terminal.handshake_tables(doc) + terminal.signer_tables(doc)
+           + terminal.connect_tables(doc) + terminal_device.tables(doc) + terminal_whatif.tables(doc)
+           + _server_tables(doc) + terminal_plan.tables(doc))
     if doc["analysis"].get("strength"):
-        out.print(terminal.strength_table(doc["analysis"]["strength"]["rows"], params["strength"]))
+        out.append(terminal.strength_table(doc["analysis"]["strength"]["rows"], params["strength"]))
     if doc["analysis"].get("s5"):
-        out.print(terminal.answers_table(doc["analysis"]["s5"]))
+        out.append(terminal.answers_table(doc["analysis"]["s5"]))
     if doc["analysis"].get("cortexm"):
-        out.print(terminal_mac.cortexm_table(doc["analysis"]["cortexm"]))
-    for t in terminal_mac.can_tables(doc["analysis"]["can"]) if doc["analysis"].get("can") else []:
-        out.print(t)
+        out.append(terminal_mac.cortexm_table(doc["analysis"]["cortexm"]))
+    if doc["analysis"].get("can"):
+        out += terminal_mac.can_tables(doc["analysis"]["can"])
+    return out
+
+
+def print_tables(doc: dict, params: dict) -> None:
+    """"At a glance" first (once), then every terminal table the Result has rows for, fitted to the
+    terminal's width."""
+    from ..report import terminal
+    terminal.print_result(terminal.out_console(), doc, result_tables(doc, params))

@@ -322,3 +322,26 @@ def phase_names(rows: list[dict]) -> list[str]:
             if p["phase"] not in names:
                 names.append(p["phase"])
     return names
+
+
+GLANCE_TITLE = "At a glance"
+
+
+def glance_lines(doc: dict) -> list[str]:
+    """The Result's answer in a few sentences (views/answers.py key_findings), one per line."""
+    from .views.answers import key_findings
+    return [f["text"] for f in key_findings(doc)]
+
+
+def print_result(console: Console, doc: dict, tables: list) -> None:
+    """What every command prints for a Result: "At a glance" first and once (when its rows allow a
+    finding), then its tables fitted to the console's width (report/fit.py)."""
+    from .fit import print_table
+    lines = glance_lines(doc)
+    if lines:
+        console.print(f"[bold]{GLANCE_TITLE}[/bold]")
+        for line in lines:
+            console.print(f"  • {line}", highlight=False, markup=False)
+        console.print()
+    for t in tables:
+        print_table(console, t)

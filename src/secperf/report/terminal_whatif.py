@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from .units import fmt_time_us
+from .units import axis_label, fmt_time_us
 
 COMPONENT_LABELS = {"client_compute": "client", "server_compute": "server", "secure_element": "SE",
                     "propagation": "propagation", "serialisation": "serialisation",
@@ -52,7 +52,7 @@ def prediction_table(series: list[dict]) -> Table:
         u = d["usable"]
         lab = s["labels"]
         name = s["id"].split("/", 1)[1].rsplit(" @ ", 1)[0]
-        t.add_row(name, lab["network"], f"{d['round_trips']}", *(fmt_time_us(u[k]) for k in
+        t.add_row(name, axis_label(lab["network"]), f"{d['round_trips']}", *(fmt_time_us(u[k]) for k in
                   ("p50_us", "p95_us", "p99_us")), fmt_time_us(d["handshake"]["p50_us"]),
                   *(fmt_time_us(d["breakdown_mean_us"].get(k, 0.0)) for k in comps),
                   f"{d['bytes_up_mean']:.0f}/{d['bytes_down_mean']:.0f}",
@@ -84,7 +84,7 @@ def security_table(series: list[dict]) -> Table | None:
     for s in rows:
         x = s["derived"]["security_cost"]
         kv = (x.get("key_vs_software") or {}).get("time_p50_us")
-        t.add_row(s["id"].split("/", 1)[1].rsplit(" @ ", 1)[0], s["labels"]["network"],
+        t.add_row(s["id"].split("/", 1)[1].rsplit(" @ ", 1)[0], axis_label(s["labels"]["network"]),
                   fmt_time_us(x["time_p50_us"]["without"]), _pct(x["time_p50_us"], fmt_time_us),
                   _pct(x["bytes"], lambda v: f"{v:,.0f} B"), _pct(x["radio_on_us"], fmt_time_us),
                   _pct(x["energy_mj"], mj) if x.get("energy_mj") else "– (no radio profile)",
@@ -103,14 +103,27 @@ def flights_table(s: dict) -> Table:
     return t
 
 
+BAR = 20  # the tornado's longest bar, in characters (fits beside the numbers at 80 columns)
+
+
+def sweep_value(axis: str, v) -> str:
+    """A swept input's value with its unit (rtt 200 ms, loss 1 %, rate 64 kbit/s); names as given."""
+    from ..sim.sweep import NETWORK_INPUTS
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        unit = NETWORK_INPUTS.get(axis)
+        return f"{v:g} {unit}" if unit else f"{v:g}"
+    return str(v)
+
+
 def tornado_table(rows: list[dict]) -> Table:
     t = Table(title="sensitivity: which input moves P95 most (others at their first value)", title_justify="left")
     for c in ("input", "low", "P95 low", "high", "P95 high", "swing", ""):
         t.add_column(c, justify="left" if c in ("input", "") else "right")
     top = max((r["swing_us"] for r in rows), default=0) or 1
     for r in rows:
-        t.add_row(r["input"], str(r["low_value"]), fmt_time_us(r["low_us"]), str(r["high_value"]),
-                  fmt_time_us(r["high_us"]), fmt_time_us(r["swing_us"]), "█" * max(1, round(30 * r["swing_us"] / top)))
+        t.add_row(r["input"], sweep_value(r["input"], r["low_value"]), fmt_time_us(r["low_us"]),
+                  sweep_value(r["input"], r["high_value"]), fmt_time_us(r["high_us"]), fmt_time_us(r["swing_us"]),
+                  "█" * max(1, round(BAR * r["swing_us"] / top)))
     return t
 
 
@@ -138,7 +151,7 @@ def side_by_side_table(doc: dict) -> Table | None:
         t.add_column(c, justify="left" if c in ("protocol", "key", "handshake", "network") else "right")
     pct = lambda x: "–" if x is None else f"{x * 100:+.1f}%"  # noqa: E731
     for r in rows:
-        t.add_row(r["protocol"], r["key"], r["handshake"], r["network"], fmt_time_us(r["measured_p50_us"]),
+        t.add_row(r["protocol"], r["key"], r["handshake"], axis_label(r["network"]), fmt_time_us(r["measured_p50_us"]),
                   fmt_time_us(r["predicted_p50_us"]), pct(r["p50_error"]), fmt_time_us(r["measured_p95_us"]),
                   fmt_time_us(r["predicted_p95_us"]), pct(r["p95_error"]))
     return t

@@ -4,6 +4,8 @@ formatter: fmt_value)."""
 from __future__ import annotations
 
 import html
+import re
+from decimal import Decimal
 import math
 
 MISSING = "–"
@@ -98,3 +100,127 @@ def fmt_bytes_per_s(x: float | None) -> str:
 def esc(x) -> str:
     """Text for HTML (content and attribute values): every report string goes through this."""
     return html.escape("" if x is None else str(x), quote=True)
+
+
+# ---- one unit per table column (report/fit.py) ----------------------------------------------------
+
+# unit -> (family, factor to the family's base unit); display order small to large per family
+UNIT_FAMILIES = {
+    "ns": ("time", Decimal("1e-9")), "\u00b5s": ("time", Decimal("1e-6")), "\u03bcs": ("time", Decimal("1e-6")),
+    "us": ("time", Decimal("1e-6")), "ms": ("time", Decimal("1e-3")), "s": ("time", Decimal(1)),
+    "B": ("bytes", Decimal(1)), "kB": ("bytes", Decimal("1e3")), "MB": ("bytes", Decimal("1e6")),
+    "GB": ("bytes", Decimal("1e9")),
+    "B/s": ("rate", Decimal(1)), "kB/s": ("rate", Decimal("1e3")), "MB/s": ("rate", Decimal("1e6")),
+    "GB/s": ("rate", Decimal("1e9")),
+    "\u00b5J": ("energy", Decimal("1e-6")), "mJ": ("energy", Decimal("1e-3")), "J": ("energy", Decimal(1)),
+    "kJ": ("energy", Decimal("1e3")),
+}
+DISPLAY_UNITS = {"time": ("ns", "\u00b5s", "ms", "s"), "bytes": ("B", "kB", "MB", "GB"),
+                 "rate": ("B/s", "kB/s", "MB/s", "GB/s"), "energy": ("\u00b5J", "mJ", "J", "kJ")}
+_UNIT_ALT = "|".join(re.escape(u) for u in sorted(UNIT_FAMILIES, key=len, reverse=True))
+_NUM = r"(?P<sign>[-+\u2212]?)(?P<num>\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?)"
+QUANTITY = re.compile(rf"(?<![\w.]){_NUM}\s?(?P<unit>{_UNIT_ALT})(?![\w])")
+_PURE = re.compile(rf"\s*{_NUM}\s?(?P<unit>{_UNIT_ALT})\s*")
+
+
+def decimal_text(d: Decimal) -> str:
+    """A Decimal as plain digits (no exponent, no trailing zeros)."""
+    if d == 0:
+        return "0"
+    s = format(d.normalize(), "f")
+    if "." in s:
+        s = s.rstrip("0").rstrip(".")
+    return s
+
+
+def _in_unit(num: str, unit: str, to: str) -> str:
+    d = Decimal(num.replace(",", "")) * UNIT_FAMILIES[unit][1] / UNIT_FAMILIES[to][1]
+    return decimal_text(d)
+
+
+def column_unit(quantities: list[tuple[str, str]]) -> str:
+    """The one unit for a column's (number, unit) quantities, all of one family: the one whose
+    numbers are shortest (the widest of them first, then all together); a tie goes to the larger
+    unit (fewer digits before the point to read)."""
+    fam = UNIT_FAMILIES[quantities[0][1]][0]
+    if all(Decimal(n.replace(",", "")) == 0 for n, _ in quantities):
+        return max(((sum(1 for _, u in quantities if u == x), x) for x in {u for _, u in quantities}))[1]
+
+    def score(to):
+        lens = [len(_in_unit(n, u, to)) for n, u in quantities]
+        return (max(lens), sum(lens), -DISPLAY_UNITS[fam].index(to))
+    return min(DISPLAY_UNITS[fam], key=score)
+
+
+def _cell_plain(cell) -> str | None:
+    from rich.text import Text
+    if isinstance(cell, str):
+        try:
+            return Text.from_markup(cell).plain
+        except Exception:  # noqa: BLE001
+            return cell
+    if isinstance(cell, Text):
+        return cell.plain
+    return None
+
+
+def _rewrite(cell, fam: str, to: str, keep_unit: bool):
+    """The cell with every quantity of `fam` in unit `to` (the unit dropped when not keep_unit)."""
+    from rich.text import Text
+
+    def sub(m):
+        u = m.group("unit")
+        if UNIT_FAMILIES[u][0] != fam:
+            return m.group(0)
+        sign = "-" if m.group("sign") in ("-", "\u2212") else m.group("sign")
+        num = m.group("num") if u == to or (u in ("us", "\u03bcs") and to == "\u00b5s") else _in_unit(m.group("num"), u, to)
+        if u == to and "e" in num.lower():
+            num = decimal_text(Decimal(num))
+        return f"{sign}{num}" + (f" {to}" if keep_unit else "")
+    if isinstance(cell, str):
+        return QUANTITY.sub(sub, cell)
+    if isinstance(cell, Text):
+        return Text(QUANTITY.sub(sub, cell.plain), style=cell.style, justify=cell.justify)
+    return cell
+
+
+def unify_column(cells: list) -> tuple[list, str | None]:
+    """One unit per column: (new cells, unit for the header or None).
+
+    Pure column (every cell holding a digit is one quantity, all of one family): the numbers in one
+    unit chosen by column_unit, the unit returned for the header. Otherwise, each family whose
+    quantities come in more than one unit in the column is rewritten to one unit, kept inline."""
+    plains = [_cell_plain(c) for c in cells]
+    digits = [p for p in plains if p is not None and any(ch.isdigit() for ch in p)]
+    if not digits:
+        return cells, None
+    pure = [_PURE.fullmatch(p) for p in digits]
+    if all(pure) and len({UNIT_FAMILIES[m.group("unit")][0] for m in pure}) == 1:
+        fam = UNIT_FAMILIES[pure[0].group("unit")][0]
+        to = column_unit([(m.group("num"), m.group("unit")) for m in pure])
+        return [_rewrite(c, fam, to, keep_unit=False) for c in cells], to
+    found: dict[str, list[tuple[str, str]]] = {}
+    for p in digits:
+        for m in QUANTITY.finditer(p):
+            found.setdefault(UNIT_FAMILIES[m.group("unit")][0], []).append((m.group("num"), m.group("unit")))
+    out = list(cells)
+    for fam, qs in found.items():
+        units = {"\u00b5s" if u in ("us", "\u03bcs") else u for _, u in qs}
+        if len(units) > 1 or any("e" in n.lower() for n, _ in qs):
+            to = column_unit(qs)
+            out = [_rewrite(c, fam, to, keep_unit=True) for c in out]
+    return out, None
+
+
+def axis_label(name: str | None) -> str:
+    """A link named by a sweep (`rtt=200`, `lte-m,loss=1`) with each swept input's unit:
+    `rtt=200 ms`, `lte-m, loss=1 %` (units as `--sweep` takes them: sim/sweep.py NETWORK_INPUTS)."""
+    if not name or "=" not in name:
+        return name or ""
+    from ..sim.sweep import NETWORK_INPUTS
+    parts = []
+    for p in name.split(","):
+        k, eq, v = p.partition("=")
+        unit = NETWORK_INPUTS.get(k.strip()) if eq else None
+        parts.append(f"{p} {unit}" if unit else p)
+    return ", ".join(parts)

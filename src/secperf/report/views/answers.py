@@ -4,12 +4,16 @@ and what makes it faster?" from whatever the Result holds, each naming the secti
 Findings, in order: connection set-up per protocol with the software key against the secure
 element, per network (S2's question); what resumption saves with the secure element; what a cached
 JWT saves; TLS 1.3 against TLS 1.2; the costliest handshake message; signing on the secure element
-(kept session vs a device waking cold); the cheapest signature at 128-bit strength. A finding whose
-rows are missing is left out, never guessed."""
+(kept session vs a device waking cold); the cheapest signature at 128-bit strength; the cheapest MAC
+and what it does to a CAN bus; an emulated core's handshake; predictions (what-if) with their range
+and what security adds; each pattern's verdict (plan); server capacity; how long a reconnect storm
+takes (fleet). A finding whose rows are missing is left out, never guessed.
+
+key_findings(doc) is the one entry point (the terminal's "At a glance" and the HTML report's)."""
 
 from __future__ import annotations
 
-from ..units import fmt_time_us
+from ..units import axis_label, fmt_time_us
 from .connect import summary as connect_summary
 
 PROTO_NAMES = {"https": "HTTPS", "mqtt": "MQTT/TLS", "coap": "CoAP/DTLS", "vpn": "TLS VPN"}
@@ -162,7 +166,151 @@ def device_findings(doc: dict) -> list[dict]:
                      + "; ".join(parts) + ".")]
 
 
+def jwt_findings(doc: dict) -> list[dict]:
+    """JWT: a fresh token (signed now) against a cached one, per key source and network."""
+    js = [s for s in doc["series"] if s.get("kind") == "jwt" and s.get("summary")
+          and s["labels"].get("key_session", "warm") == "warm"]
+    out = []
+    for (profile, net) in dict.fromkeys((s["labels"].get("profile"), s["labels"].get("network") or "loopback")
+                                        for s in js):
+        mine = {s["labels"].get("mode"): s for s in js
+                if s["labels"].get("profile") == profile and (s["labels"].get("network") or "loopback") == net}
+        fresh, cached = mine.get("jwt_fresh"), mine.get("jwt_cached")
+        if fresh and cached:
+            out.append(_finding("jwt", f"JWT with the key in {profile} over {net}: {fmt_time_us(_p50(fresh))} per request "
+                                f"signing a fresh token, {fmt_time_us(_p50(cached))} with a cached one (P50)."))
+    return out
+
+
+def mac_findings(doc: dict) -> list[dict]:
+    """The cheapest MAC per byte at the longest message measured, and the CAN sweep's answer."""
+    out = []
+    macs = [s for s in doc["series"] if s.get("kind") == "crypto" and s.get("summary")
+            and s["labels"].get("family") == "mac" and (s.get("derived") or {}).get("ns_per_byte")]
+    if macs:
+        size = max(s["labels"].get("size_bytes") or 0 for s in macs)
+        at = sorted((s for s in macs if (s["labels"].get("size_bytes") or 0) == size),
+                    key=lambda s: s["derived"]["ns_per_byte"])
+        text = (f"Cheapest MAC here at {size} B messages: {at[0]['labels'].get('alg')} "
+                f"({at[0]['derived']['ns_per_byte']:.2f} ns/byte)")
+        if len(at) > 1:
+            text += f"; dearest {at[-1]['labels'].get('alg')} ({at[-1]['derived']['ns_per_byte']:.2f} ns/byte)"
+        out.append(_finding("mac", text + "."))
+    return out + can_findings(doc)
+
+
+def can_findings(doc: dict) -> list[dict]:
+    """Per device and MAC: the smallest k (a tag every k frames) within the CPU budget, or none."""
+    can = (doc.get("analysis") or {}).get("can")
+    out = []
+    for label, part in (("CAN", can), ("CAN FD", (can or {}).get("fd"))):
+        sweeps = (part or {}).get("sweeps") or []
+        if not sweeps:
+            continue
+        budget = (part.get("params") or {}).get("cpu_budget")
+        ok = [f"{s['mac']} on {s['device']} k={s['best_k']}" for s in sweeps if s.get("best_k")]
+        no = [f"{s['mac']} on {s['device']}" for s in sweeps if not s.get("best_k")]
+        lim = f"a {budget * 100:g} % CPU budget" if budget is not None else "the CPU budget"
+        text = f"{label}: smallest k (one tag every k frames) within {lim}: " + (", ".join(ok) if ok else "none")
+        if no:
+            text += f"; no k up to {max(len(s.get('rows') or []) for s in sweeps) or 8} fits for " + ", ".join(no)
+        out.append(_finding("can", text + "."))
+    return out
+
+
+def prediction_findings(doc: dict) -> list[dict]:
+    """A what-if without measurements: per link the fastest and slowest prediction (P95), the range
+    over a sweep, and what security adds where a baseline was predicted."""
+    ws = [s for s in doc["series"] if s.get("kind") == "whatif" and (s.get("derived") or {}).get("usable")
+          and s["labels"].get("security", "on") != "off"]
+    if not ws:
+        return []
+    out = []
+    p95 = lambda s: s["derived"]["usable"]["p95_us"]  # noqa: E731
+    name = lambda s: s["id"].split("/", 1)[1].rsplit(" @ ", 1)[0]  # noqa: E731
+    nets = list(dict.fromkeys(s["labels"].get("network") for s in ws))
+    swept = bool(((doc.get("analysis") or {}).get("whatif") or {}).get("sweep"))
+    if swept or len(nets) > 4:
+        lo, hi = min(ws, key=p95), max(ws, key=p95)
+        out.append(_finding("whatif", f"Predicted connection set-up P95 ranges from {fmt_time_us(p95(lo))} "
+                            f"({name(lo)} @ {axis_label(lo['labels'].get('network'))}) to {fmt_time_us(p95(hi))} "
+                            f"({name(hi)} @ {axis_label(hi['labels'].get('network'))}) over {len(ws)} cells."))
+    else:
+        for net in nets:
+            mine = sorted((s for s in ws if s["labels"].get("network") == net), key=p95)
+            text = f"Predicted set-up over {axis_label(net)}, P95: {fmt_time_us(p95(mine[0]))} ({name(mine[0])})"
+            if len(mine) > 1:
+                text += f" to {fmt_time_us(p95(mine[-1]))} ({name(mine[-1])})"
+            out.append(_finding("whatif", text + "."))
+    adds = [(s, s["derived"]["security_cost"]) for s in ws if (s["derived"].get("security_cost") or {}).get("time_p50_us")]
+    if adds:
+        s, x = max(adds, key=lambda a: a[1]["time_p50_us"].get("adds") or 0)
+        t = x["time_p50_us"]
+        if t.get("adds") is not None and t.get("secured") is not None:
+            out.append(_finding("whatif", f"Security adds at most {fmt_time_us(t['adds'])} of {fmt_time_us(t['secured'])} "
+                                f"(P50) to set-up: {name(s)} @ {axis_label(s['labels'].get('network'))}, against the same exchange "
+                                f"without security."))
+    return out
+
+
+def plan_findings(doc: dict) -> list[dict]:
+    """Each pattern's verdict and the best combination of measures."""
+    ps = ((doc.get("analysis") or {}).get("plan") or {}).get("patterns") or []
+    groups: dict[str, list[str]] = {}
+    for p in ps:
+        best = p.get("best") or {}
+        what = p["pattern"] + (f" (best: {'+'.join(best['measures'])})" if best.get("measures") else "")
+        groups.setdefault(p.get("verdict") or "no verdict", []).append(what)
+    return [_finding("plan", f"{verdict[0].upper()}{verdict[1:]}: " + ", ".join(names) + ".")
+            for verdict, names in groups.items()]
+
+
+def server_findings(doc: dict) -> list[dict]:
+    """Per server configuration: the highest rate measured and the server's CPU per handshake there."""
+    from ..terminal_server import capacity_row, configs
+    out = []
+    parts = []
+    for cfg, series in configs(doc).items():
+        r = capacity_row(series)
+        if r.get("handshakes_per_s"):
+            cpu = f", {fmt_time_us(r['cpu_us'])} server CPU each" if r.get("cpu_us") else ""
+            parts.append(f"{cfg} {r['handshakes_per_s']:,.0f}/s{cpu}")
+    if parts:
+        out.append(_finding("server", "Server capacity (highest rate measured, full handshakes): " + "; ".join(parts) + "."))
+    return out
+
+
+def fleet_findings(doc: dict) -> list[dict]:
+    """How long every device takes to be back after an outage, per fleet size and policy."""
+    fl = (doc.get("analysis") or {}).get("fleet") or {}
+    parts = []
+    for r in fl.get("runs") or []:
+        m = r.get("model") or {}
+        if r.get("time_all_back_s") is None or not m:
+            gone = f"; {r['gave_up']:,.0f} gave up" if r.get("gave_up") else ""
+            if m and r.get("devices_back") is not None:
+                parts.append(f"{m.get('devices', 0):,} devices ({m.get('policy')}): {r['devices_back']:,.0f} back{gone}")
+            continue
+        gone = f", {r['gave_up']:,.0f} gave up" if r.get("gave_up") else ""
+        parts.append(f"{m['devices']:,} devices ({m.get('policy')}) all back after {fmt_time_us(r['time_all_back_s'] * 1e6)}"
+                     f"{gone}")
+    if not parts:
+        return []
+    cap = (fl.get("runs") or [{}])[0].get("model", {}).get("capacity_per_s")
+    at = f" at {cap:,.0f} handshakes/s" if cap else ""
+    return [_finding("fleet", f"Reconnect storm{at}: " + "; ".join(parts) + ".")]
+
+
+def _whatif(doc: dict) -> list[dict]:
+    """Predictions next to this run's measurements when it measured any, else the predictions alone."""
+    from .whatif import predicted_vs_measured
+    measured = any(r["measured_p50_us"] is not None for r in predicted_vs_measured(doc))
+    return whatif_findings(doc) if measured else prediction_findings(doc)
+
+
 def key_findings(doc: dict) -> list[dict]:
-    """The answer first: [{"section": anchor id, "text": sentence}], most important first."""
-    return (connect_findings(doc) + handshake_findings(doc) + signer_findings(doc) + crypto_findings(doc)
-            + device_findings(doc) + whatif_findings(doc))
+    """The answer first: [{"section": anchor id, "text": sentence}], most important first; every
+    Result kind has its findings (a kind whose rows are missing has none)."""
+    return (connect_findings(doc) + handshake_findings(doc) + signer_findings(doc) + jwt_findings(doc)
+            + crypto_findings(doc) + mac_findings(doc) + device_findings(doc) + _whatif(doc) + plan_findings(doc)
+            + server_findings(doc) + fleet_findings(doc))

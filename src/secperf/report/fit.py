@@ -1,0 +1,292 @@
+"""Tables that fit the terminal: every rich Table secperf prints goes through `print_table` (or
+`fitted`), which makes it readable at the console's width without ever cutting a number.
+
+What it does to a table, in order:
+
+1. One unit per column (`units.unify_column`): a column whose cells are all quantities of one kind
+   (times, bytes, throughput, energy) gets one unit, chosen for the column's range, stated once in
+   the header ("P50 (ms)"); the cells keep only the number. A column of composite cells
+   ("P95 8621 ms ✓", "1.2 mJ of 3.4 mJ") keeps its units inline, but they are all the same one.
+2. Widths computed here, not by rich: no column is narrower than its longest word (header words
+   included), so a number or a unit is never cut and rich never prints its ellipsis; text columns
+   wrap at spaces. Fixed widths are handed to rich.
+3. Too wide for the console, a long key column (the first one, e.g. a what-if scenario label) becomes
+   short keys (the words that differ between rows, else A, B, C...) with a legend printed under it.
+4. Still too wide: column groups, each repeating the key columns (the first column, and the second
+   when it is text too), "(part 1 of 2)" in the title, the caption under the last part.
+5. Even one key column plus one other column too wide: a stacked layout, one block per row, each
+   cell on its own line as "header: value".
+
+Decision: one generic fitter applied at print time, not per-table layouts, so every table kind
+(also ones added later, e.g. new protocols') is covered by the same rules and the same test.
+A builder may set `table.secperf_keys = N` to name how many leading columns identify a row."""
+
+from __future__ import annotations
+
+import copy
+import re
+
+from rich.console import Console, Group
+from rich.measure import Measurement
+from rich.table import Table
+from rich.text import Text
+
+from .units import unify_column
+
+TEXT_COMFORT = 12     # a text column is not squeezed below this (or its longest word) before splitting
+LONG_KEY = 24         # a key column with labels longer than this gets short keys when the table is too wide
+MAX_KEY_SHARE = 0.4   # the repeated key columns take at most this share of the width
+
+
+def _plain(cell) -> str:
+    if isinstance(cell, str):
+        try:
+            return Text.from_markup(cell).plain
+        except Exception:  # noqa: BLE001 - a cell that is not valid markup prints as written
+            return cell
+    if isinstance(cell, Text):
+        return cell.plain
+    return ""
+
+
+def cell_text(cell) -> str:
+    """The text a cell shows (markup removed); '' for renderables that are not text."""
+    return _plain(cell)
+
+
+def _measure(console: Console, cell) -> tuple[int, int]:
+    """(longest word, longest line) of a cell as rich renders it."""
+    if cell is None or cell == "":
+        return 0, 0
+    m = Measurement.get(console, console.options, cell)
+    return m.minimum, m.maximum
+
+
+def normalise(table: Table) -> Table:
+    """Step 1 on a copy of the table: one unit per column, the unit in the header of pure columns."""
+    t = _copy(table)
+    for col in t.columns:
+        header = col.header if isinstance(col.header, str) else None
+        cells, unit = unify_column(list(col._cells))
+        col._cells = cells
+        if unit and header is not None:
+            col.header = f"{header} ({unit})" if header else unit
+    return t
+
+
+def _copy(table: Table, columns=None) -> Table:
+    t = copy.copy(table)
+    cols = table.columns if columns is None else columns
+    t.columns = []
+    for i, c in enumerate(cols):
+        nc = copy.copy(c)
+        nc._cells = list(c._cells)
+        nc._index = i
+        t.columns.append(nc)
+    t.rows = list(table.rows)
+    return t
+
+
+def _ranges(console: Console, table: Table) -> list[tuple[int, int]]:
+    out = []
+    for col in table.columns:
+        lo, hi = _measure(console, col.header) if table.show_header else (0, 0)
+        for cell in col._cells:
+            a, b = _measure(console, cell)
+            lo, hi = max(lo, a), max(hi, b)
+        out.append((max(1, lo), max(1, hi)))
+    return out
+
+
+def _chrome(table: Table) -> int:
+    """Borders and padding around the cells."""
+    return table._extra_width + sum(table._get_padding_width(i) for i in range(len(table.columns)))
+
+
+def _allocate(console: Console, table: Table, width: int, comfort: bool) -> list[int] | None:
+    """Column widths (without padding) that fit `width`, or None: start at each column's longest
+    line, shrink the widest shrinkable column one character at a time, never below its longest word
+    (with `comfort`, never below TEXT_COMFORT either)."""
+    ranges = _ranges(console, table)
+    avail = width - _chrome(table)
+    widths = [hi for _, hi in ranges]
+    floors = [max(lo, min(hi, TEXT_COMFORT)) if comfort and _is_text_column(c) else lo
+              for (lo, hi), c in zip(ranges, table.columns)]
+    if sum(floors) > avail:
+        return None
+    excess = sum(widths) - avail
+    while excess > 0:
+        i = max((i for i in range(len(widths)) if widths[i] > floors[i]), key=lambda i: widths[i])
+        widths[i] -= 1
+        excess -= 1
+    return widths
+
+
+def _fix(table: Table, widths: list[int]) -> Table:
+    for col, w in zip(table.columns, widths):
+        col.width = w
+        col.min_width = col.max_width = None
+        col.overflow = "fold"  # never the ellipsis (widths already keep every word whole)
+        col.no_wrap = False
+    table.expand = False
+    table.min_width = None
+    return table
+
+
+def _is_text_column(col) -> bool:
+    vals = [cell_text(c).strip() for c in col._cells]
+    vals = [v for v in vals if v]
+    return bool(vals) and not all(re.fullmatch(r"[-+−±≥≤<>~≈]?\s?[\d.,]+\S*", v) for v in vals)
+
+
+def _key_count(table: Table, console: Console, width: int) -> int:
+    n = getattr(table, "secperf_keys", None)
+    if n is not None:
+        return max(1, min(int(n), len(table.columns) - 1))
+    if len(table.columns) > 2 and _is_text_column(table.columns[0]) and _is_text_column(table.columns[1]):
+        r = _ranges(console, table)
+        if r[0][1] + r[1][1] + 6 <= width * MAX_KEY_SHARE:
+            return 2
+    return 1
+
+
+def short_keys(labels: list[str]) -> tuple[list[str], list[str]] | None:
+    """Short row keys for long labels and the legend lines that explain them: the words that differ
+    between labels of the same word count when those are short and unique, else A, B, C..."""
+    distinct = list(dict.fromkeys(labels))
+    if len(distinct) < 1:
+        return None
+    words = [d.split() for d in distinct]
+    if len(distinct) > 1 and len({len(w) for w in words}) == 1:
+        same = [i for i in range(len(words[0])) if len({w[i] for w in words}) == 1]
+        keys = [" ".join(x for i, x in enumerate(w) if i not in same) for w in words]
+        if same and len(set(keys)) == len(keys) and max(len(k) for k in keys) <= LONG_KEY // 2:
+            common = " ".join(words[0][i] for i in same)
+            m = dict(zip(distinct, keys))
+            return [m[x] for x in labels], [f"every row: {common}"] if common else []
+    letters = [_letter(i) for i in range(len(distinct))]
+    m = dict(zip(distinct, letters))
+    return [m[x] for x in labels], [f"{k} = {d}" for k, d in zip(letters, distinct)]
+
+
+def _letter(i: int) -> str:
+    s = ""
+    i += 1
+    while i:
+        i, r = divmod(i - 1, 26)
+        s = chr(65 + r) + s
+    return s
+
+
+def _shorten_keys(table: Table, console: Console) -> tuple[Table, list[str]]:
+    col = table.columns[0]
+    labels = [cell_text(c) for c in col._cells]
+    if not labels or max(len(x) for x in labels) <= LONG_KEY or any(isinstance(c, str) and "[" in c
+                                                                     for c in col._cells):
+        return table, []
+    got = short_keys(labels)
+    if not got:
+        return table, []
+    keys, legend = got
+    t = _copy(table)
+    t.columns[0]._cells = keys
+    name = t.columns[0].header if isinstance(t.columns[0].header, str) else ""
+    return t, [f"{name}: " + legend[0]] + legend[1:] if name and legend else legend
+
+
+def _groups(console: Console, table: Table, width: int, keys: int) -> list[Table] | None:
+    """Column groups that each fit, every one repeating the key columns; None when one cannot."""
+    key_cols, rest = table.columns[:keys], table.columns[keys:]
+    groups: list[list] = []
+    cur: list = []
+    for col in rest:
+        trial = _copy(table, key_cols + cur + [col])
+        if _allocate(console, trial, width, comfort=True) is not None:
+            cur.append(col)
+            continue
+        if not cur:
+            return None
+        groups.append(cur)
+        cur = [col]
+        if _allocate(console, _copy(table, key_cols + cur), width, comfort=True) is None:
+            return None
+    if cur:
+        groups.append(cur)
+    out = []
+    title = table.title if isinstance(table.title, str) else None
+    for i, g in enumerate(groups):
+        part = _copy(table, key_cols + g)
+        if len(groups) > 1:
+            if title is not None:
+                part.title = f"{title} (part {i + 1} of {len(groups)})"
+            if i < len(groups) - 1:
+                part.caption = None
+        out.append(_fix(part, _allocate(console, part, width, comfort=True)))
+    return out
+
+
+def _stacked(console: Console, table: Table, width: int) -> list:
+    """One block per row: its key in bold, then every other cell as "header: value"."""
+    out: list = []
+    if table.title:
+        out.append(Text.from_markup(table.title) if isinstance(table.title, str) else table.title)
+    heads = [cell_text(c.header) if not isinstance(c.header, str) else c.header for c in table.columns]
+    for r in range(len(table.rows)):
+        g = Table.grid(padding=(0, 1))
+        g.add_column(overflow="fold")
+        g.add_column(overflow="fold")
+        first = table.columns[0]._cells[r]
+        out.append(Text.from_markup(first, style="bold") if isinstance(first, str) else first)
+        for h, col in zip(heads[1:], table.columns[1:]):
+            g.add_row(Text(f"  {h}:"), col._cells[r])
+        out.append(g)
+    if table.caption:
+        out.append(table.caption)
+    return out
+
+
+def fitted(table: Table, console: Console) -> list:
+    """The renderables that show `table` within console.width (steps 1–5 of the module's doc)."""
+    width = console.width
+    t = normalise(table)
+    if not t.columns:
+        return [table]
+    widths = _allocate(console, t, width, comfort=True)
+    if widths is not None:
+        return [_fix(t, widths)]
+    legend: list[str] = []
+    if len(t.columns) > 1:
+        t, legend = _shorten_keys(t, console)
+        widths = _allocate(console, t, width, comfort=True)
+        if widths is not None:
+            return [_fix(t, widths)] + _legend(legend)
+        parts = _groups(console, t, width, _key_count(t, console, width)) if len(t.columns) > 2 else None
+        if parts:
+            return parts + _legend(legend)
+    widths = _allocate(console, t, width, comfort=False)
+    if widths is not None:
+        return [_fix(t, widths)] + _legend(legend)
+    return _stacked(console, t, width) + _legend(legend)
+
+
+def _legend(lines: list[str]) -> list:
+    return [Text(line, style="dim") for line in lines]
+
+
+def print_table(console: Console, table) -> None:
+    """Print a table fitted to the console (anything else is printed as it is)."""
+    if not isinstance(table, Table):
+        console.print(table)
+        return
+    for r in fitted(table, console):
+        console.print(r)
+
+
+def print_tables(console: Console, tables) -> None:
+    for t in tables:
+        print_table(console, t)
+
+
+def group(table: Table, console: Console) -> Group:
+    """The fitted table as one renderable (for callers that nest it)."""
+    return Group(*fitted(table, console))
