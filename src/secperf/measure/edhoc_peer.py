@@ -39,6 +39,11 @@ REPLY = b"21.5 C"
 C_I = b"\x37"  # the initiator's connection identifier -24 (one byte on the wire), as in RFC 9529 trace 2
 
 
+def _origin(host: str, port: int) -> str:
+    """The origin as aiocoap spells a request's URI (the default port 5683 is left out)."""
+    return f"coap://{host}" if port == 5683 else f"coap://{host}:{port}"
+
+
 def _cpu() -> int:
     return time.thread_time_ns()
 
@@ -79,7 +84,7 @@ async def _serve(a) -> None:
     site = resource.Site()
     site.add_resource(PATH, Temp())
     creds = credentials.CredentialsMap()
-    creds.load_from_dict({f"coap://{a.host}:{a.port}/*": {"edhoc-oscore": {
+    creds.load_from_dict({f"{_origin(a.host, a.port)}/*": {"edhoc-oscore": {
         "suite": 2, "method": 3, "own_cred_style": _cred_style(a.cred_style),
         "own_cred": ccs, "private_key": key, "peer_cred": peer}}})
     ctx = await aiocoap.Context.create_server_context(Pruning(site, creds), bind=(a.host, a.port))
@@ -227,7 +232,7 @@ async def _client(a) -> int:
     import aiocoap
     key, ccs = _load(Path(a.keys), "client")
     _, peer = _load(Path(a.keys), "server")
-    uri = f"coap://{a.host}:{a.port}"
+    uri = _origin(a.host, a.port)
     # aiocoap leaves its OSCORE transport out when ge25519 (group OSCORE's signatures) is missing;
     # pairwise OSCORE does not need it, so it is named here
     ctx = await aiocoap.Context.create_client_context(transports=["oscore", "udp6"])

@@ -1,0 +1,97 @@
+"""`secperf connect edhoc`: EDHOC (RFC 9528) then OSCORE-protected CoAP (RFC 8613), measured with
+lakers and aiocoap over real UDP (measure/edhoc.py), with connect's options where they mean
+something: --key, --handshake, --network, --n, --warmup, --timeout-ms, --json, --out.
+
+Decisions (stated here and in the series' labels):
+- EDHOC has no session resumption: the reuse is the kept OSCORE context, so `--handshake` takes
+  full only; `--oscore-requests K` measures K protected requests on each new context.
+- lakers holds its keys in memory (no PKCS#11): `--key` takes software only; a secure element's
+  cost is the what-if model's (model/flights_edhoc.py), charged from its profile. When --key is
+  not given, connect's default list (software,se:iot-safe-sim) means software here, with a note.
+- `edhoc` runs alone in a Result (compare it with `secperf connect coap|dtls12` runs through
+  `secperf compare`); mixing it with other protocols in one command is refused, naming this.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..core.errors import InputError
+
+OPTIONS = ("edhoc_method", "edhoc_suite", "edhoc_cred", "edhoc_flow", "oscore_requests")
+
+
+def _ints(values, option: str) -> list[int]:
+    out = []
+    for v in values:
+        try:
+            out.append(int(v))
+        except ValueError:
+            raise InputError(f"{option} {v!r}: a number (e.g. 3)") from None
+    return out
+
+
+def _csv(values, default):
+    out = [x.strip() for v in (values or []) for x in str(v).split(",") if x.strip()]
+    return out or list(default)
+
+
+def configs(methods, suites, creds, flows, requests: int, networks) -> list:
+    from ..measure import edhoc as E
+    rows = [E.EdhocConfig(method=m, suite=s, cred=c, flow=f, requests=requests, network=n)
+            for n in networks for m in methods for s in suites for c in creds for f in flows]
+    for r in rows:
+        E.validate(r)
+    return rows
+
+
+def check_not_edhoc(args) -> None:
+    """The EDHOC options given to another protocol: refused, naming them."""
+    given = [o for o in OPTIONS if getattr(args, o, None) not in (None, [])]
+    if given:
+        names = ", ".join("--" + o.replace("_", "-") for o in given)
+        raise InputError(f"{names}: act on protocol edhoc; protocol {args.protocol} has none: drop them")
+
+
+def from_args(args, opts, output) -> int:
+    from . import links
+    from .runner import Phase, measure_and_write
+    protocols = _csv([args.protocol], [])
+    if protocols != ["edhoc"]:
+        raise InputError(f"protocol {args.protocol}: edhoc runs on its own (`secperf connect edhoc`); measure the "
+                         "others in their own run and put them side by side with `secperf compare`")
+    if args.key is not None and _csv(args.key, []) != ["software"]:
+        raise InputError(f"--key {','.join(_csv(args.key, []))}: EDHOC runs with a software key only (lakers keeps "
+                         "its keys in memory, no PKCS#11); a secure element's cost is modelled: secperf whatif "
+                         "--protocol edhoc --key se:PROFILE. Use --key software")
+    if args.key is None and not args.json:
+        print("secperf connect: note: edhoc: software key only (lakers has no PKCS#11)", file=sys.stderr)
+    hs = _csv(args.handshake, ["full"])
+    if hs != ["full"]:
+        raise InputError(f"--handshake {','.join(hs)}: EDHOC has full handshakes only (no resumption; the kept "
+                         "OSCORE context is the reuse: --oscore-requests K)")
+    for opt, val, default in (("--client", args.client, None), ("--auth", args.auth, None),
+                              ("--coap-security", args.coap_security, None),
+                              ("--lost", getattr(args, "lost", None), None), ("--cid", getattr(args, "cid", None), None)):
+        if val not in (None, [], default):
+            raise InputError(f"{opt}: does not act on edhoc (lakers + aiocoap are its only client and server): "
+                             f"drop {opt}")
+    if args.nagle:
+        raise InputError("--nagle: acts on TCP connections; EDHOC runs over CoAP/UDP: drop --nagle")
+    nets = links.networks(args.network)
+    requests = args.oscore_requests if args.oscore_requests is not None else 1
+    rows = configs(_ints(_csv(args.edhoc_method, ["3"]), "--edhoc-method"),
+                   _ints(_csv(args.edhoc_suite, ["2"]), "--edhoc-suite"),
+                   _csv(args.edhoc_cred, ["kid"]), _csv(args.edhoc_flow, ["separate"]), requests,
+                   [n.name for n in nets])
+    n, warmup, timeout_ms = opts.pick_n(20), opts.pick_warmup(2), opts.timeout_ms or 5000
+    params = {"protocols": ["edhoc"], "handshakes": ["full"], "keys": ["software"],
+              "edhoc": [r.label for r in rows], "oscore_requests": requests,
+              "networks": [x.as_dict() for x in nets], "n": n, "warmup": warmup, "timeout_ms": timeout_ms,
+              "seed": opts.seed}
+
+    def runner(items, doc, run, progress):
+        from ..measure import edhoc as E
+        E.run(items, n, warmup, timeout_ms, opts.seed, doc, run, progress)
+
+    return measure_and_write("connect", params, [Phase(rows, lambda c: c.label, runner)], output)
