@@ -33,6 +33,7 @@ class PlanOptions:
     out: str = "results"
     no_report: bool = False
     metrics: str | None = None
+    csv: str | None = None                 # --csv FILE: every number in tidy long format (report/export.py)
     command: list[str] = field(default_factory=lambda: ["secperf", "plan"])
     system: str | None = None              # the --system file the inputs came from
     resolved: list = field(default_factory=list)   # patterns made from a --system file (spec.system.pattern)
@@ -101,6 +102,7 @@ def check(o: PlanOptions, tables: dict | None = None) -> list:
     `tables` (from _device_tables), each pattern against its device's costs."""
     from .runner import check_output_file
     check_output_file(o.metrics, "--metrics")  # a file written at the end: said before anything runs
+    check_output_file(o.csv, "--csv")
     from dataclasses import replace
     from ..model import costs as C
     from ..spec import devices as D
@@ -144,5 +146,9 @@ def run(o: PlanOptions) -> int:
     if o.metrics:
         from ..report.export_metrics import write_metrics
         write_metrics(doc, o.metrics)
+    if o.csv:
+        from pathlib import Path
+        from ..report.export import write_csv
+        write_csv(doc, Path(o.csv))
     show_result(doc, run_, json_out=o.json, no_report=o.no_report, tables=terminal_plan.tables(doc))
     return EXIT_OK

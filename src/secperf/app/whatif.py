@@ -70,6 +70,7 @@ class WhatifOptions:
     max_draws: int = SW.DEFAULT_MAX_DRAWS  # cells x n at most (--max-draws)
     max_cells: int = SW.DEFAULT_MAX_CELLS  # cells at most (--max-cells)
     baseline: bool = False                 # --baseline: each row next to no security and a software key
+    csv: str | None = None                 # --csv FILE: every number in tidy long format (report/export.py)
     until: str = "response"                # --until: the end point (response | handshake)
     cluster: str | None = None             # --cluster: the cells as Ray tasks (app/cluster.py); same Result
 
@@ -488,6 +489,8 @@ def run(o: WhatifOptions) -> int:
               "path_floor_ms": o.path_floor_ms, "host_scheduling": o.host_scheduling, "baseline": o.baseline,
               "until": o.until}
     # validate every cell before creating a run directory, so bad input leaves nothing behind
+    from .runner import check_output_file
+    check_output_file(o.csv, "--csv")
     from contextlib import nullcontext
     from .cluster import connect
     with (connect(o.cluster, quiet=o.json) if o.cluster else nullcontext()) as cl:
@@ -506,5 +509,9 @@ def run(o: WhatifOptions) -> int:
     if not o.no_report:
         from ..report.html import render
         run_.write_text("report.html", render(doc))
+    if o.csv:
+        from pathlib import Path
+        from ..report.export import write_csv
+        write_csv(doc, Path(o.csv))
     show_result(doc, run_, json_out=o.json, no_report=o.no_report, tables=terminal_whatif.tables(doc))
     return EXIT_OK

@@ -47,6 +47,8 @@ def add_arguments(p) -> None:
     from .shared import allow_partial_option
     allow_partial_option(p)
     g.add_argument("--json", action="store_true")
+    g.add_argument("--csv", type=argtypes.path, metavar="FILE",
+                   help="also write every number of the fleet model as CSV (tidy: one row per number)")
     g.add_argument("--no-report", action="store_true")
 
 
@@ -70,5 +72,5 @@ def run(args) -> int:
                          horizon_s=args.horizon, from_result=args.from_result, server=args.server, key=args.key,
                          measure_s=args.measure_seconds, seed=args.seed, abandoned_work=args.abandoned_work,
                          replay=args.replay, allow_partial=args.allow_partial)
-    out = Output(out=args.out, json=args.json, no_report=args.no_report, command=["secperf", *sys.argv[1:]])
+    out = Output(out=args.out, json=args.json, csv=args.csv, no_report=args.no_report, command=["secperf", *sys.argv[1:]])
     return app.run_fleet(o, out)

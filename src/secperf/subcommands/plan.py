@@ -36,6 +36,8 @@ def add_arguments(p) -> None:
     p.add_argument("--verify-n", type=count(1000), default=10, help="connections per verified row (default 10)")
     p.add_argument("--metrics", type=argtypes.path, metavar="FILE", help="also write the plan's operational metrics (Prometheus text)")
     p.add_argument("--out", type=argtypes.path, default="results", metavar="DIR")
+    p.add_argument("--csv", type=argtypes.path, metavar="FILE",
+                   help="also write every number of the plan as CSV (tidy: one row per number)")
     p.add_argument("--json", action="store_true", help="print the Result JSON on stdout and nothing else")
     p.add_argument("--no-report", action="store_true", help="skip writing report.html")
 
@@ -93,6 +95,6 @@ def options(args):
                    f"--device {device}")
     o = A.PlanOptions(patterns=pats or ["study"], device=device, se=key, network=network, radio=radio, n=args.n,
                       seed=args.seed, verify=args.verify, verify_n=args.verify_n, json=args.json, out=args.out,
-                      no_report=args.no_report, metrics=args.metrics, command=["secperf", *sys.argv[1:]],
+                      no_report=args.no_report, metrics=args.metrics, csv=args.csv, command=["secperf", *sys.argv[1:]],
                       system=system, resolved=resolved, stack=stack, config=config)
     return o

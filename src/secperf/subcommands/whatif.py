@@ -78,6 +78,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     allow_partial_option(p)
     p.add_argument("--json", action="store_true", help="print the Result JSON on stdout and nothing else")
     p.add_argument("--no-report", action="store_true", help="skip writing report.html")
+    p.add_argument("--csv", type=argtypes.path, metavar="FILE",
+                   help="also write every predicted number as CSV (tidy: one row per number)")
 
 
 def run(args) -> int:
@@ -162,7 +164,7 @@ def _passed_on(args, cls) -> dict:
     """Options parsed here whose WhatifOptions field has the same name (--baseline, --until), passed
     as they are, once the dataclass has the field."""
     fields = getattr(cls, "__dataclass_fields__", {})
-    out = {k: getattr(args, k) for k in ("baseline", "until", "cluster") if k in fields and hasattr(args, k)}
+    out = {k: getattr(args, k) for k in ("baseline", "until", "cluster", "csv") if k in fields and hasattr(args, k)}
     if getattr(args, "system", None) and "baseline" in fields:
         # a system file asks the whole question ("how much of it is security"): the baseline rows
         # come with it, decided so that one command answers it
