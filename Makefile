@@ -5,7 +5,7 @@ BOOT := $(VENV)/.secperf-bootstrap
 BUILT := $(VENV)/.secperf-built
 SOURCES := $(shell find src native -type f \( -name '*.py' -o -name '*.c' -o -name '*.h' -o -name '*.toml' -o -name 'CMakeLists.txt' \) 2>/dev/null) CMakeLists.txt pyproject.toml
 
-.PHONY: bootstrap build tools device demo test test-slow test-all test-asan bench clean
+.PHONY: bootstrap build tools device demo test test-slow test-all test-asan bench clean docs docs-build docs-figures
 
 $(BOOT): scripts/bootstrap pyproject.toml java/californium/pom.xml $(shell find java/californium/src -type f 2>/dev/null)
 	scripts/bootstrap
@@ -32,9 +32,14 @@ $(GO_TOOL): $(BOOT) $(wildcard go/*.go) go/go.mod
 	@if [ -n "$(GO)" ]; then cd go && GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0 $(GO) build -trimpath -o $(abspath $(GO_TOOL)) . || echo "build: secperf-go needs Go 1.21+ (crypto/ecdh; crypto/mlkem from 1.24): --library go unavailable"; \
 	else echo "build: no Go toolchain: secperf crypto --library go is unavailable (scripts/bootstrap installs one)"; fi
 
+# offline first (the local Maven repository usually has everything); its misses are not errors, so its
+# output is kept only if the online attempt fails too
 $(JMH_JAR): $(BOOT) java/pom.xml $(wildcard java/src/main/java/secperf/jmh/*.java)
 	@if command -v mvn >/dev/null && command -v javac >/dev/null; then \
-	  (cd java && (mvn -q -B -o package 2>/dev/null || mvn -q -B package)) && mkdir -p $(dir $(JMH_JAR)) && \
+	  log=$$(mktemp) && \
+	  { (cd java && mvn -q -B -o package) >$$log 2>&1 || (cd java && mvn -q -B package) >$$log 2>&1 || \
+	    { echo "build: mvn package in java/ failed:"; cat $$log; rm -f $$log; false; }; } && rm -f $$log && \
+	  mkdir -p $(dir $(JMH_JAR)) && \
 	  rm -rf $(dir $(JMH_JAR))lib.new && cp -r java/target/lib $(dir $(JMH_JAR))lib.new && \
 	  rm -rf $(dir $(JMH_JAR))lib && mv $(dir $(JMH_JAR))lib.new $(dir $(JMH_JAR))lib && \
 	  cp java/target/secperf-jmh.jar $(JMH_JAR).new && mv -f $(JMH_JAR).new $(JMH_JAR); \
@@ -86,6 +91,18 @@ test-asan: build
 # every benchmark always runs; the target fails if any misses its band (netem: root, or rootless with a usable TUN node)
 bench: build
 	@$(PY) benchmarks/fidelity.py; a=$$?; $(PY) benchmarks/handshake_cpu.py; b=$$?; $(PY) benchmarks/shim_overhead.py; c=$$?; $(PY) benchmarks/netem.py; d=$$?; $(PY) benchmarks/mac_speed.py; e=$$?; $(PY) benchmarks/connect_clients.py; f=$$?; $(PY) benchmarks/libraries.py; g=$$?; $(PY) benchmarks/device.py; h=$$?; exit $$((a | b | c | d | e | f | g | h))
+
+# the documentation site (MkDocs + Material; mkdocs.yml). docs/reference/ is generated from the code
+# by the hook docs/hooks/reference.py at every build; docs/figures/ by `make docs-figures` (committed).
+docs: $(BOOT)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve
+
+docs-build: $(BOOT)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir site
+
+# re-measure the small runs behind the tutorials' and the validation page's figures (about a minute)
+docs-figures: build
+	$(PY) scripts/docs_figures.py
 
 clean:
 	rm -rf build $(BUILT)
