@@ -14,6 +14,7 @@ from .runner import Output, Phase, measure_and_write
 @dataclass
 class ServerOptions:
     servers: list[str] = field(default_factory=lambda: ["nginx"])
+    cluster: str | None = None          # --cluster: the load generators on a Ray cluster (app/cluster_load.py)
     keys: list[str] = field(default_factory=lambda: ["rsa-2048"])
     sources: list[str] = field(default_factory=lambda: ["software"])
     client_auth: list[bool] = field(default_factory=lambda: [False])
@@ -105,6 +106,9 @@ def dtls_matrix_plan() -> list:
 
 
 def run(o: ServerOptions, output: Output) -> int:
+    if o.cluster:
+        from .cluster_load import run_server
+        return run_server(o, output)
     from ..measure import server as S
     configs = plan(o)
     S.find_loadgen()

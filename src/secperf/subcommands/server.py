@@ -34,6 +34,9 @@ def add_arguments(p) -> None:
     p.add_argument("--concurrency", default="1,4,16", help="concurrent clients per level (comma list; closed loop)")
     p.add_argument("--rates", help="open loop instead: offered new connections/s per level (comma list, e.g. "
                    "100,200,400,800); gives the capacity curve with its knee")
+    from .shared import cluster_option
+    cluster_option(p, "one secperf-loadgen per worker CPU (pinned) against the server; counts added, latency "
+                      "histograms merged bin by bin")
     p.add_argument("--matrix", action="store_true", help="the whole capacity table in one run: every server key "
                    "(RSA-1024..4096 with and without CRT, ECDSA P-256/P-384, Ed25519) in software, the token's keys "
                    "offloaded busy-poll and sleep, client auth, resumption 0/50/100 %%, chain depth 1-3, mosquitto "
@@ -79,6 +82,8 @@ def run(args) -> int:
                           concurrency=_numbers("--concurrency", args.concurrency, int), duration_s=args.duration,
                           rates=_numbers("--rates", args.rates, float) if args.rates else [], matrix=args.matrix,
                           warmup_s=args.warmup, core=args.core, procs=args.procs, seed=args.seed)
+    from ..app.cluster import require
+    o.cluster = require(args.cluster)     # Ray missing or a malformed address: exit 2 before anything runs
     out = Output(out=args.out, json=args.json, csv=args.csv, no_report=args.no_report,
                  command=["secperf", *sys.argv[1:]])
     return app.run(o, out)

@@ -1,0 +1,413 @@
+"""Load generation on a Ray cluster (`secperf server --cluster`, `secperf fleet --replay --cluster`).
+
+One `secperf-loadgen` per worker CPU: a Ray actor holding one CPU starts it, pinned to one core of
+its node (never the server's core on the server's node), and returns its JSON lines. The driver
+splits the level's load over the generators (concurrency, rate or storm clients, as the generator
+splits over its own processes), aligns their clocks and merges what they report:
+
+- Clock: before a level the driver pings each actor over Ray (3 pings, the shortest kept) and takes
+  offset = worker wall clock - the midpoint of the driver's send and receive. Every generator gets
+  the same start instant on the driver's clock (converted with its offset), so their warm-up and
+  counting windows line up; each worker's offset, ping and how late it really started are kept.
+- Counts add up: the end lines of every generator are summed (measure.server.summarize_level);
+  the latencies merge as histograms, bin by bin (core/histogram.py), never as averaged percentiles.
+- The server's CPU is read by the driver at the window's start, every interval and its end, on the
+  server's node, as the local path does.
+- A worker lost mid-run (its actor or node dead) is named in the series (derived.cluster.lost) and
+  the series marked partial; the others still merge.
+- Nothing outlives the run: each generator is spawned through the run registry of the actor's
+  process (parent-death signal and a watchdog on that node, lab/registry.py), so it dies with the
+  actor; Ray ends the actors with the run, or with the driver however it died.
+
+The servers secperf starts listen on loopback, so generators must run on the server's node; a
+multi-node cluster's other nodes are refused by name rather than sent to a port they cannot reach.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+
+from ..core.errors import InputError
+from ..core.histogram import SCHEME, Histogram
+from ..core.jsonlines import parse_line
+from .cluster import Cluster, ClusterError, ClusterRunError, ray_module
+
+LEAD_S = 1.0            # the start instant lies this far ahead of the last ping (each worker's spawn fits in it)
+PINGS = 3
+
+
+class LoadgenWorker:
+    """The actor's body (made a Ray actor with one CPU in `place`): starts one generator at a time."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def where(self) -> dict:
+        import socket
+        ray = ray_module()
+        return {"name": self.name, "pid": os.getpid(), "host": socket.gethostname(),
+                "node_id": ray.get_runtime_context().get_node_id(), "ip": ray.util.get_node_ip_address(),
+                "cores": sorted(os.sched_getaffinity(0)),
+                "main_thread": threading.current_thread() is threading.main_thread()}
+
+    def now(self) -> float:
+        return time.time()
+
+    def run(self, argv: list[str], start_wall_s: float, core: int, timeout_s: float, exe_hint: str | None) -> dict:
+        """Wait for the start instant, run the generator pinned to `core`, return its lines."""
+        from ..lab import registry
+        from ..lab.services import stop_process
+        from ..measure.server import find_loadgen
+        exe = exe_hint if exe_hint and os.path.isfile(exe_hint) and os.access(exe_hint, os.X_OK) \
+            else str(find_loadgen())
+        delay = start_wall_s - time.time()
+        if delay > 0:
+            time.sleep(delay)
+        started = time.time()
+        proc = registry.spawn([exe, *argv[1:]], f"secperf-loadgen ({self.name})", stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True,
+                              preexec_fn=lambda: os.sched_setaffinity(0, {core}))
+        try:
+            out, err = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            stop_process(proc)
+            out, err = "", f"did not finish within {timeout_s:.0f} s"
+        registry.forget(proc)
+        lines = [m for m in map(parse_line, out.splitlines()) if m]
+        return {"lines": lines, "stderr": err.strip(), "returncode": proc.returncode, "pid": proc.pid,
+                "started_wall_s": started, "late_s": started - start_wall_s, "core": core}
+
+
+@dataclass
+class Generators:
+    """The placed actors, their places, cores and clock offsets."""
+    cluster: Cluster
+    actors: list = field(default_factory=list)
+    places: list[dict] = field(default_factory=list)    # where() of each actor, plus "core"
+    exe_hint: str | None = None
+
+    def names(self) -> list[str]:
+        return [p["name"] for p in self.places]
+
+    def stop(self) -> None:
+        ray = ray_module()
+        for a in self.actors:
+            try:
+                ray.kill(a, no_restart=True)
+            except Exception:   # noqa: BLE001 (already gone)
+                pass
+        self.actors = []
+
+
+def place(cl: Cluster, server_core: int | None, max_generators: int | None = None,
+          on_placed=None) -> Generators:
+    """One actor per CPU of the cluster (at most max_generators), each with a core of its node.
+    Generators must share the server's node (loopback): other nodes are refused by name."""
+    ray = ray_module()
+    from ..measure.server import find_loadgen
+    n = cl.cpus if max_generators is None else max(1, min(cl.cpus, max_generators))
+    Actor = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(LoadgenWorker)
+    actors = [Actor.remote(f"generator-{i}") for i in range(n)]
+    g = Generators(cl, actors)
+    try:
+        places = ray.get([a.where.remote() for a in actors], timeout=120)
+    except Exception as exc:  # noqa: BLE001
+        g.stop()
+        raise ClusterRunError(f"cluster: the generators could not be placed: {exc}") from None
+    here = ray.get_runtime_context().get_node_id()
+    away = sorted({p["ip"] for p in places if p["node_id"] != here})
+    if away:
+        g.stop()
+        raise ClusterError(f"--cluster {cl.address}: generators landed on node(s) {', '.join(away)}, which cannot reach "
+                           f"the server secperf starts here (it listens on loopback); run the driver on a node of "
+                           f"a one-machine cluster, or use the cluster for sweeps (docs/how-to/cluster.md)")
+    by_node: dict[str, int] = {}
+    for p in places:
+        cores = [c for c in p["cores"] if c != server_core] or p["cores"]
+        rank = by_node.get(p["node_id"], 0)
+        by_node[p["node_id"]] = rank + 1
+        p["core"] = cores[rank % len(cores)]
+    g.places = places
+    g.exe_hint = str(find_loadgen())
+    if on_placed:
+        on_placed(g)
+    return g
+
+
+def clock_offsets(g: Generators) -> list[dict]:
+    """Per actor: offset (worker wall clock - driver's) and the round trip of the best of PINGS pings."""
+    ray = ray_module()
+    out = []
+    for a in g.actors:
+        best = None
+        for _ in range(PINGS):
+            t0 = time.time()
+            w = ray.get(a.now.remote(), timeout=60)
+            t1 = time.time()
+            if best is None or t1 - t0 < best[1]:
+                best = (w - (t0 + t1) / 2, t1 - t0)
+        out.append({"offset_s": best[0], "ping_s": best[1]})
+    return out
+
+
+def shares(total: int, parts: int) -> list[int]:
+    """`total` split over `parts` as the generator splits over its processes (the first get one more)."""
+    return [total // parts + (1 if i < total % parts else 0) for i in range(parts)]
+
+
+def _with(argv: list[str], opt: str, value: str) -> list[str]:
+    a = list(argv)
+    if opt in a:
+        a[a.index(opt) + 1] = value
+    else:
+        a += [opt, value]
+    return a
+
+
+def worker_argvs(argv: list[str], n: int) -> list[list[str]]:
+    """The generator's command line cut over n generators: --concurrency, --rate or --storm shared
+    out, one process each, distinct seeds. Generators whose share would be empty are left out."""
+    seed = int(argv[argv.index("--seed") + 1]) if "--seed" in argv else 1
+    if "--storm" in argv:
+        key, total, kind = "--storm", int(argv[argv.index("--storm") + 1]), int
+    elif "--rate" in argv:
+        key, total, kind = "--rate", float(argv[argv.index("--rate") + 1]), float
+    else:
+        key, total, kind = "--concurrency", int(argv[argv.index("--concurrency") + 1]), int
+    parts = [total / n] * n if kind is float else shares(total, n)
+    out = []
+    for i, part in enumerate(parts):
+        if not part:
+            continue
+        a = _with(argv, key, f"{part:g}" if kind is float else str(part))
+        if "--procs" in a:
+            a = _with(a, "--procs", "1")
+        out.append(_with(a, "--seed", str(seed + 64 * i)))   # a generator's processes take seed + proc
+    return out
+
+
+def _lost(exc: BaseException) -> str:
+    text = str(getattr(exc, "cause", None) or exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".strip()
+
+
+def run_level(g: Generators, argv: list[str], server_pid: int | None, warmup_s: float, duration_s: float,
+              timeout_s: float, interval_s: float = 1.0) -> dict:
+    """One load level on every generator; returns the local path's run dict (lines of every generator
+    with distinct proc numbers, the server's CPU at the window's start, each interval and its end)
+    plus "cluster": workers, lost workers, merged histograms."""
+    from ..measure.server import process_cpu_s
+    ray = ray_module()
+    argvs = worker_argvs(argv, len(g.actors))
+    use = list(range(len(argvs)))
+    clocks = clock_offsets(g)
+    start = time.time() + LEAD_S + max(c["ping_s"] for c in clocks)
+    refs = {g.actors[i].run.remote(argvs[i], start + clocks[i]["offset_s"], g.places[i]["core"], timeout_s,
+                                   g.exe_hint): i for i in use}
+    # the server's CPU on the driver's clock, over the window the generators count in
+    readings: list[tuple[float, float]] = []
+    cpu = (lambda: process_cpu_s(server_pid)) if server_pid else (lambda: 0.0)
+    t_measure = start + warmup_s
+    time.sleep(max(0.0, t_measure - time.time()))
+    first = (time.monotonic(), cpu())
+    k = 1
+    while k * interval_s < duration_s - 1e-9:
+        time.sleep(max(0.0, t_measure + k * interval_s - time.time()))
+        readings.append((time.monotonic(), cpu()))
+        k += 1
+    time.sleep(max(0.0, t_measure + duration_s - time.time()))
+    last = (time.monotonic(), cpu())
+    results, lost = {}, []
+    pending = list(refs)
+    deadline = time.time() + timeout_s + 30
+    while pending and time.time() < deadline:
+        ready, pending = ray.wait(pending, num_returns=len(pending), timeout=max(1.0, deadline - time.time()))
+        for r in ready:
+            i = refs[r]
+            try:
+                results[i] = ray.get(r)
+            except Exception as exc:  # noqa: BLE001 (the actor, its process or its node died)
+                lost.append({**_place(g, i), "reason": _lost(exc)})
+    for r in pending:
+        lost.append({**_place(g, refs[r]), "reason": f"no answer within {timeout_s + 30:.0f} s"})
+    if not results:
+        why = "; ".join(f"{x['name']}: {x['reason']}" for x in lost)
+        raise ClusterRunError(f"cluster: every generator was lost ({why})")
+    return _merge(g, results, clocks, lost, first, last, readings, start)
+
+
+def _place(g: Generators, i: int) -> dict:
+    p = g.places[i]
+    return {"name": p["name"], "node": p["ip"], "host": p["host"], "actor_pid": p["pid"], "core": p["core"]}
+
+
+def _merge(g: Generators, results: dict, clocks: list, lost: list, first, last, readings, start) -> dict:
+    lines, workers, stderr = [], [], []
+    hists, hs_hists = [], []
+    for i in sorted(results):
+        r = results[i]
+        ends = [m for m in r["lines"] if m.get("type") == "end"]
+        for m in r["lines"]:
+            if "proc" in m:
+                m = {**m, "proc": i * 64 + m["proc"], "worker": g.places[i]["name"]}
+            lines.append(m)
+        if r["stderr"]:
+            stderr.append(f"{g.places[i]['name']}: {r['stderr']}")
+        h = Histogram.merged(Histogram.from_pairs(e.get("hist_us", []), f"{g.places[i]['name']} hist_us")
+                             for e in ends)
+        hh = Histogram.merged(Histogram.from_pairs(e.get("hs_hist_us", []), f"{g.places[i]['name']} hs_hist_us")
+                              for e in ends)
+        hists.append(h)
+        hs_hists.append(hh)
+        hs = sum(e.get("handshakes", 0) for e in ends)
+        cpu_s = sum(e.get("cpu_s", 0.0) for e in ends)
+        workers.append({**_place(g, i), "generator_pid": r["pid"], "returncode": r["returncode"],
+                        "handshakes": hs, "failed": sum(e.get("failed", 0) for e in ends),
+                        "cpu_s": cpu_s, "cpu_us_per_handshake": cpu_s * 1e6 / hs if hs else None,
+                        "clock_offset_ms": clocks[i]["offset_s"] * 1e3, "ping_ms": clocks[i]["ping_s"] * 1e3,
+                        "start_late_ms": r["late_s"] * 1e3, "latency_ms": h.summary_ms(),
+                        "hist_us": h.to_pairs()})
+    merged, merged_hs = Histogram.merged(hists), Histogram.merged(hs_hists)
+    return {"lines": lines, "start": first, "end": last, "readings": readings, "stderr": "\n".join(stderr),
+            "returncode": max((r["returncode"] or 0) for r in results.values()),
+            "cluster": {"workers": workers, "lost": lost, "hist": merged, "hs_hist": merged_hs,
+                        "start_wall_s": start}}
+
+
+def cluster_level(run: dict) -> dict:
+    """What a cluster level adds to the local summary: merged latency percentiles (replacing the
+    busiest process's), the per-worker figures, the lost workers and the merge rule."""
+    c = run["cluster"]
+    hs = c["hs_hist"].summary_ms()
+    out = {"latency_ms": c["hist"].summary_ms(), "handshake_ms": {k: hs[k] for k in ("p50_ms", "p95_ms", "p99_ms")},
+           "latency_hist_us": c["hist"].to_pairs(),
+           "cluster": {"generators": len(c["workers"]) + len(c["lost"]), "workers": c["workers"], "lost": c["lost"],
+                       "merge": "counts summed over the generators' end lines; latency percentiles from their "
+                                f"histograms merged bin by bin ({SCHEME}), nearest rank, the bin's highest value",
+                       "clock": "start instant on the driver's wall clock, shifted by each worker's measured offset "
+                                "(best of 3 pings over Ray)"}}
+    return out
+
+
+def check_options(o) -> None:
+    """What --cluster cannot do with the server options given (exit 2)."""
+    if getattr(o, "procs", None) not in (None, 1):
+        raise InputError(f"--procs {o.procs} with --cluster: the cluster runs one generator process per worker CPU; "
+                         f"drop --procs")
+
+
+# --- secperf server --cluster ------------------------------------------------------------------------
+def measure_config(cfg, p, pki, g: Generators, on_series=None) -> list[dict]:
+    """measure.server.measure_config with the load levels on the cluster's generators: the same
+    server set-up (started here, pinned to p.core), one series per level."""
+    from pathlib import Path
+
+    from ..core import result as R
+    from ..core.errors import MeasurementError, SetupError
+    from ..core.paths import private_dir
+    from ..measure import server as S
+    workdir = private_dir((p.workdir or Path("/tmp")) /
+                          "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in cfg.series_id(0)))
+    off, op, out = None, None, []
+    first_level = (None, p.rates[0]) if p.rates else (p.concurrency[0], None)
+    try:
+        if cfg.offload:
+            off = S.Offload(*cfg.offload, cfg.key_type, workdir, p.seed)
+        op = S.private_op_us(cfg.key, p.op_n, p.seed)
+    except (MeasurementError, SetupError, subprocess.TimeoutExpired, OSError) as exc:
+        s = S._series(cfg, first_level[0], p, None, first_level[1])
+        R.add_failure(s, f"set-up: {exc}")
+        return [R.finalize_series(s)]
+    client_pair = None
+    if cfg.client_auth or cfg.server == "mosquitto":
+        cs = pki.client("ecdsa-p256")
+        client_pair = (cs.cert, cs.key)
+    srv = None
+    try:
+        srv = S.start_server(cfg, pki, workdir, p.seed, off)
+        pid = srv.proc.pid
+        affinity = S.pin(pid, p.core)
+        levels = [(None, r) for r in p.rates] if p.rates else [(c, None) for c in p.concurrency]
+        for conc, rate in levels:
+            s = S._series(cfg, conc, p, off, rate)
+            s["labels"].update(server_pid=pid, pinned_to=affinity, cluster=g.cluster.address,
+                               generators=len(g.actors), generator_nodes=sorted({x["ip"] for x in g.places}))
+            t0_ns = time.monotonic_ns()
+            try:
+                argv = S.loadgen_argv(srv.port, cfg, conc or 1, p, client_pair, rate=rate)
+                run = run_level(g, argv, pid, p.warmup_s, p.duration_s, p.warmup_s + p.duration_s + 30)
+                level = S.summarize_level(run)
+            except (S.ServerMeasureError, ClusterRunError) as exc:
+                R.add_failure(s, str(exc))
+                out.append(R.finalize_series(s))
+                continue
+            level.update(cluster_level(run))
+            s["derived"].update(level)
+            if hasattr(S, "rate_limit"):
+                s["derived"].update(S.rate_limit(level, open_loop=bool(rate)))
+            calls = off.calls(t0_ns) if off else None
+            s["derived"]["split"] = S.split(level, op, calls, off.profile.wait if off else None)
+            if op:
+                s["derived"]["private_op"] = op
+            per_iv = S.interval_cpu_per_hs(run)
+            s["values_us"] = per_iv or ([level["server_cpu_us_per_handshake"]]
+                                        if level["server_cpu_us_per_handshake"] else [])
+            s["samples"] = [m for m in run["lines"] if m.get("type") == "interval"]
+            for x in level["cluster"]["lost"]:
+                R.add_failure(s, f"generator {x['name']} (node {x['node']}, core {x['core']}) lost mid-run: "
+                                 f"{x['reason']}; the counts are the other generators'")
+            for reason, count in level["errors"].items():
+                R.add_failure(s, f"{count}× {reason}")
+            if level["handshakes"] == 0:
+                R.add_failure(s, "no handshake completed: is the server reachable and does it accept this "
+                                 "configuration?")
+            out.append(R.finalize_series(s))
+            if on_series:
+                on_series(out[-1])
+    except MeasurementError as exc:
+        s = S._series(cfg, first_level[0], p, off, first_level[1])
+        R.add_failure(s, str(exc))
+        out.append(R.finalize_series(s))
+    finally:
+        if srv is not None:
+            srv.stop()
+    return out
+
+
+def run_server(o, output) -> int:
+    """`secperf server --cluster`: app/server.run's plan and Result, the levels on the cluster."""
+    from ..core.paths import private_dir
+    from ..measure import server as S
+    from .cluster import connect
+    from .runner import Phase, measure_and_write
+    from .server import plan
+    check_options(o)
+    configs = plan(o)
+    S.find_loadgen()
+    p = S.LoadParams(concurrency=o.concurrency, rates=o.rates, duration_s=o.duration_s, warmup_s=o.warmup_s,
+                     seed=o.seed, core=o.core, loadgen_procs=1)
+    params = {"servers": o.servers, "keys": o.keys, "sources": o.sources, "client_auth": o.client_auth,
+              "resume_ratios": o.resume_ratios, "depths": o.depths, "tls": o.tls, "protocol": o.protocol,
+              "concurrency": o.concurrency, "rates": o.rates, "matrix": o.matrix, "duration_s": o.duration_s,
+              "warmup_s": o.warmup_s, "core": o.core, "seed": o.seed, "cluster": o.cluster}
+    with connect(o.cluster, quiet=output.json) as cl:
+        g = place(cl, o.core)
+        try:
+            def runner(items, doc, run, progress):
+                from ..lab.pki import LabPKI
+                pki = LabPKI().ensure()
+                if p.workdir is None and run is not None:
+                    p.workdir = private_dir(run.dir / "server")
+                doc["analysis"]["cluster"] = {**cl.as_dict(), "generators": g.places}
+                for i, cfg in enumerate(items):
+                    progress("start", cfg, i, len(items), None)
+                    doc["series"] += measure_config(cfg, p, pki, g)
+                    run.save(doc)
+                    progress("done", cfg, i, len(items), None)
+            return measure_and_write("server", params, [Phase(configs, lambda c: c.label(), runner)], output)
+        finally:
+            g.stop()
