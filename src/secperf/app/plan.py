@@ -142,7 +142,7 @@ def run(o: PlanOptions) -> int:
     run_.save(doc)
     if not o.no_report:
         from ..report.html import render
-        run_.write_text("report.html", render(doc))
+        run_.write_text("report.html", render(doc, log=run_.dir / "secperf.log"))
     if o.metrics:
         from ..report.export_metrics import write_metrics
         write_metrics(doc, o.metrics)

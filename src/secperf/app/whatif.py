@@ -508,7 +508,7 @@ def run(o: WhatifOptions) -> int:
     run_.save(doc)
     if not o.no_report:
         from ..report.html import render
-        run_.write_text("report.html", render(doc))
+        run_.write_text("report.html", render(doc, log=run_.dir / "secperf.log"))
     if o.csv:
         from pathlib import Path
         from ..report.export import write_csv

@@ -11,7 +11,7 @@ from pathlib import Path
 from ..core.store import atomic_write
 
 from ..core.errors import InputError
-from .html import plots_of
+from .html import library_warnings, plots_of
 from .plots import style
 
 PNG_DPI = 300
@@ -35,10 +35,16 @@ def figures_directory(directory: Path) -> Path:
     return directory
 
 
-def write_figures(doc: dict, directory: Path) -> list[Path]:
+def write_figures(doc: dict, directory: Path, log: Path | None = None) -> list[Path]:
     """Write every plot of ``doc`` as NAME.png (300 dpi) and NAME.pdf into ``directory``; returns
-    the paths written, PNG then PDF per plot, in the report's order."""
+    the paths written, PNG then PDF per plot, in the report's order. Library warnings raised while
+    drawing go to `log` (the run's log), not the terminal."""
     directory = figures_directory(Path(directory))
+    with library_warnings(log):
+        return _write(doc, directory)
+
+
+def _write(doc: dict, directory: Path) -> list[Path]:
     written: list[Path] = []
     seen: dict[str, int] = {}
     for plot in plots_of(doc):
