@@ -132,10 +132,10 @@ def write_outputs(doc: dict, run, output: Output) -> None:
         write_metrics(doc, output.metrics)
     if not output.no_report:
         from ..report.html import render
-        run.write_text("report.html", render(doc))
+        run.write_text("report.html", render(doc, log=run.dir / "secperf.log"))  # drawing warnings: the log, not the terminal
     if output.figures:
         from ..report.figures import write_figures
-        write_figures(doc, Path(output.figures))
+        write_figures(doc, Path(output.figures), log=run.dir / "secperf.log")
 
 
 def _same(a: Path, b: Path) -> bool:

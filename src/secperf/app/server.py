@@ -28,8 +28,16 @@ class ServerOptions:
     duration_s: float = 3.0
     warmup_s: float = 0.5
     core: int = 0
-    procs: int = 1
+    procs: int | None = None            # None: one generator process per core other than the server's
     seed: int = 1
+
+
+def _canonical(values: list, order: tuple) -> list:
+    """A list option in one fixed order, repeats dropped: `--key rsa-2048,ecdsa-p256` and
+    `--key ecdsa-p256,rsa-2048` measure and show the same rows in the same order, so two runs' tables
+    line up (names outside `order` keep their place after the known ones; validation names them)."""
+    seen = list(dict.fromkeys(values))
+    return sorted(seen, key=lambda v: (order.index(v) if v in order else len(order) + seen.index(v)))
 
 
 def plan(o: ServerOptions):
@@ -51,9 +59,9 @@ def plan(o: ServerOptions):
     if o.matrix:
         return dtls_matrix_plan() if o.protocol == "dtls" else matrix_plan(o.tls)
     out = []
-    for server in o.servers:
-        for key in o.keys:
-            for src in o.sources:
+    for server in _canonical(o.servers, S.SERVERS):
+        for key in _canonical(o.keys, S.KEYS):
+            for src in list(dict.fromkeys(o.sources)):
                 if key.endswith("-nocrt") and server != "probe" and len(o.servers) > 1:
                     continue  # the no-CRT key runs on the probe server only: skip it for the others
                 if src != "software" and server != "nginx" and len(o.servers) > 1:
@@ -118,7 +126,8 @@ def run(o: ServerOptions, output: Output) -> int:
               "resume_ratios": o.resume_ratios, "depths": o.depths, "tls": o.tls, "protocol": o.protocol,
               "concurrency": o.concurrency,
               "rates": o.rates, "matrix": o.matrix,
-              "duration_s": o.duration_s, "warmup_s": o.warmup_s, "core": o.core, "seed": o.seed}
+              "duration_s": o.duration_s, "warmup_s": o.warmup_s, "core": o.core, "seed": o.seed,
+              "loadgen_procs": S.generator_procs(p), "loadgen_cores": S.generator_cores(o.core)}
 
     def runner(items, doc, run, progress):
         S.run_server(items, p, doc, run, progress)

@@ -35,7 +35,7 @@ from ..core.native import find_native, find_probe, find_shim
 from ..core.paths import private_dir, write_private
 from ..lab import registry
 from ..lab.token import openssl_engine_conf
-from ..lab.services import Nginx, ProbeServer, stop_process
+from ..lab.services import Nginx, ProbeServer, server_software, stop_process
 
 SERVERS = ("nginx", "probe", "mosquitto", "coap-server")
 PROTOCOLS = ("tls", "dtls")
@@ -117,7 +117,7 @@ class LoadParams:
     warmup_s: float = 0.5
     seed: int = 1
     core: int = 0                       # the core the server is pinned to
-    loadgen_procs: int = 1
+    loadgen_procs: int | None = None    # None: one per core the generator runs on (generator_cores)
     op_n: int = 30                      # private-key operations timed side by side
     workdir: Path | None = None
 
@@ -216,6 +216,103 @@ def pin(pid: int, core: int) -> list[int]:
     for t in os.listdir(f"/proc/{pid}/task"):
         os.sched_setaffinity(int(t), {core})
     return sorted(os.sched_getaffinity(pid))
+
+
+# --- the load generator's side ----------------------------------------------------------------------
+BUSY = 0.9   # a side at or above this share of its cores is the one that limits the rate
+MAX_AUTO_PROCS = 8
+
+
+def generator_cores(server_core: int) -> list[int]:
+    """The cores the load generator runs on: every core secperf may use except the server's, so the
+    two never share one (as tls-perf and h2load are run: client and server on separate cores); the
+    server's core itself only on a machine with no other."""
+    usable = sorted(os.sched_getaffinity(0))
+    return [c for c in usable if c != server_core] or usable
+
+
+def generator_procs(p: "LoadParams") -> int:
+    """Generator processes: as asked, else one per generator core (at most MAX_AUTO_PROCS)."""
+    return p.loadgen_procs or min(MAX_AUTO_PROCS, len(generator_cores(p.core)))
+
+
+def core_times() -> dict[int, tuple[int, int]]:
+    """Per core: (busy, total) clock ticks since boot from /proc/stat (busy: all but idle and iowait),
+    whoever ran there; {} when it cannot be read."""
+    out = {}
+    try:
+        with open("/proc/stat") as f:
+            for line in f:
+                if line.startswith("cpu") and line[3:4].isdigit():
+                    name, *vals = line.split()
+                    v = [int(x) for x in vals[:8]]
+                    out[int(name[3:])] = (sum(v) - v[3] - v[4], sum(v))
+    except (OSError, ValueError, IndexError):
+        return {}
+    return out
+
+
+def cores_busy(before: dict, after: dict, cores) -> float | None:
+    """The share of the time `cores` were busy (any process) between two core_times() readings."""
+    busy = total = 0
+    for c in cores:
+        if c in before and c in after:
+            busy += after[c][0] - before[c][0]
+            total += after[c][1] - before[c][1]
+    return busy / total if total > 0 else None
+
+
+def rate_limit(level: dict, open_loop: bool = False) -> dict:
+    """Which side limited the rate at one load level, from both sides' CPU in the counting window:
+    the server (its core at least BUSY busy), the load generator (its cores at least BUSY busy while
+    the server is not: the capacity shown is then the generator's, a lower bound of the server's),
+    or neither (closed loop: too few clients in flight; open loop: the offered rate)."""
+    srv, gen = level.get("server_utilisation") or 0.0, level.get("loadgen_busy")
+    if srv >= BUSY:
+        return {"limited_by": "server", "limit_note": None}
+    if gen is not None and gen >= BUSY:
+        return {"limited_by": "load generator", "limit_note": (
+            f"the load generator limited the rate, not the server: the server was {srv:.0%} busy while the "
+            f"generator's {level.get('loadgen_cores_n', 1)} core(s) were {gen:.0%} busy "
+            f"({level.get('loadgen_cpu_us_per_handshake') or 0:.0f} µs of generator CPU per handshake); "
+            f"the server's capacity is above the handshakes/s shown. Run the generator on more cores "
+            f"(--procs, or a machine with more cores) to reach it")}
+    crowded = [(what, b) for what, b in (("server's core was", level.get("server_core_busy")),
+                                         ("generator's cores were", level.get("loadgen_cores_busy")))
+               if b is not None and b >= BUSY]
+    if crowded:
+        what, b = crowded[0]
+        return {"limited_by": "other work on this machine", "limit_note": (
+            f"other processes limited the rate: the {what} {b:.0%} busy in all while the server used "
+            f"{srv:.0%} and the generator {gen or 0:.0%} of theirs; the figures are not the server's capacity. "
+            f"Rerun on a quiet machine")}
+    why = "the offered rate" if open_loop else "too few clients in flight"
+    return {"limited_by": "neither", "limit_note": None, "limited_by_why": why}
+
+
+def negotiated(port: int, cfg: "ServerConfig", client_pair=None) -> dict:
+    """What a handshake with this server negotiates (protocol, suite, group): one `secperf-probe
+    client` handshake with the load generator's settings (the same system OpenSSL, its default
+    groups and suites, no certificate verification). A failure is recorded, not raised."""
+    app = {"nginx": "http", "probe": "http", "mosquitto": "mqtt", "coap-server": "none"}[cfg.server]
+    args = ["client", "--port", str(port), "--n", "1", "--warmup", "0", "--timeout-ms", "5000", "--app", app,
+            *(["--proto", "dtls", "--tls", "1.2"] if cfg.protocol == "dtls" else ["--tls", cfg.tls])]
+    if cfg.key_type == "rsa-1024":
+        args += ["--ciphers", "DEFAULT:@SECLEVEL=0"]
+    if client_pair:
+        args += ["--cert", str(client_pair[0]), "--key", str(client_pair[1])]
+    source = "one secperf-probe client handshake with the load generator's settings"
+    try:
+        r = registry.run([str(find_probe()), *args], "probe client (negotiated)", capture_output=True, text=True,
+                         timeout=30)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return {"error": f"secperf-probe client: {exc}", "source": source}
+    conn = next((m for m in map(parse_line, r.stdout.splitlines()) if m and m.get("type") == "conn"), None)
+    if conn is None or not conn.get("version"):
+        why = (conn or {}).get("error") or (r.stderr or r.stdout).strip()[-200:] or "no connection line"
+        return {"error": f"secperf-probe client: {why}", "source": source}
+    return {"version": conn.get("version"), "cipher": conn.get("cipher"), "group": conn.get("group"),
+            "source": source}
 
 
 # --- servers -----------------------------------------------------------------------------------------
@@ -327,8 +424,9 @@ def loadgen_argv(port: int, cfg: ServerConfig, concurrency: int, p: LoadParams, 
     new connections per second (then `concurrency` is ignored)."""
     if app == "auto":
         app = {"nginx": "http", "probe": "http", "mosquitto": "mqtt", "coap-server": "none"}[cfg.server]
-    load = (["--rate", f"{rate:g}", "--max-inflight", "4000", "--procs", str(p.loadgen_procs)] if rate
-            else ["--concurrency", str(concurrency), "--procs", str(min(p.loadgen_procs, concurrency))])
+    procs = generator_procs(p)
+    load = (["--rate", f"{rate:g}", "--max-inflight", "4000", "--procs", str(procs)] if rate
+            else ["--concurrency", str(concurrency), "--procs", str(min(procs, concurrency))])
     argv = [str(find_loadgen()), "--port", str(port), *load,
             "--duration", f"{p.duration_s:g}", "--warmup", f"{p.warmup_s:g}",
             *(["--dtls", "--tls", "1.2"] if cfg.protocol == "dtls" else ["--tls", cfg.tls]),
@@ -340,10 +438,18 @@ def loadgen_argv(port: int, cfg: ServerConfig, concurrency: int, p: LoadParams, 
     return argv
 
 
-def run_level(argv: list[str], server_pid: int, timeout_s: float) -> dict:
-    """Run the generator; read the server's CPU when counting starts (first interval boundary is
-    warm-up + interval) and after the run. Returns the generator's lines and the CPU readings."""
-    proc = registry.spawn(argv, "secperf-loadgen", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def run_level(argv: list[str], server_pid: int, timeout_s: float, cores: list[int] | None = None) -> dict:
+    """Run the generator (pinned to `cores`, default: every core but the server's); read the
+    server's CPU when counting starts (first interval boundary is warm-up + interval) and after the
+    run. Returns the generator's lines and the CPU readings."""
+    if cores is None:
+        usable, server = os.sched_getaffinity(0), os.sched_getaffinity(server_pid)
+        cores = sorted(usable - server) or sorted(usable)
+
+    def pin_generator():
+        os.sched_setaffinity(0, cores)   # inherited by the generator's forked processes
+    proc = registry.spawn(argv, "secperf-loadgen", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          preexec_fn=pin_generator)
     lines: list[dict] = []
     readings: list[tuple[float, float]] = []   # (monotonic s, server cpu s) per interval line
     meta_seen = threading.Event()
@@ -368,6 +474,7 @@ def run_level(argv: list[str], server_pid: int, timeout_s: float) -> dict:
     warm = next((m.get("warmup_s", 0) for m in lines if m.get("type") == "meta"), 0)
     time.sleep(warm)
     start = (time.monotonic(), process_cpu_s(server_pid))
+    cores0 = core_times()
     try:
         proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
@@ -376,11 +483,23 @@ def run_level(argv: list[str], server_pid: int, timeout_s: float) -> dict:
     t.join(5)
     registry.forget(proc)
     end = (time.monotonic(), process_cpu_s(server_pid))
+    cores1 = core_times()
     err = proc.stderr.read().strip()
     if proc.returncode == 2:
         raise InputError(f"secperf-loadgen: {err}")
     return {"lines": lines, "start": start, "end": end, "readings": readings, "stderr": err,
-            "returncode": proc.returncode}
+            "returncode": proc.returncode, "cores": list(cores),
+            "server_core_busy": cores_busy(cores0, cores1, sorted(os.sched_getaffinity(server_pid))
+                                           if _alive(server_pid) else []),
+            "loadgen_cores_busy": cores_busy(cores0, cores1, cores)}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.sched_getaffinity(pid)
+        return True
+    except OSError:
+        return False
 
 
 def summarize_level(run: dict) -> dict:
@@ -403,6 +522,9 @@ def summarize_level(run: dict) -> dict:
     hs = tot["handshakes"]
     # latency: the busiest process's percentiles (each process sees the same server)
     lat = max(ends, key=lambda e: e.get("handshakes", 0))
+    # the generator's own CPU (getrusage inside its counting window) over the cores it could use
+    gen_cores = min(len(ends), len(run.get("cores") or [])) or len(ends)
+    meta = next((m for m in run["lines"] if m.get("type") == "meta"), {})
     return {
         "handshakes": hs, "full": tot["full"], "resumed": tot["resumed"], "resume_missed": tot["resume_missed"],
         "failed": tot["failed"], "errors": reasons, "elapsed_s": elapsed,
@@ -416,6 +538,12 @@ def summarize_level(run: dict) -> dict:
         "server_utilisation": cpu_s / wall_s if wall_s else 0.0,
         "server_cpu_us_per_handshake": cpu_s * 1e6 / hs if hs else None,
         "loadgen_cpu_us_per_handshake": tot["cpu_s"] * 1e6 / hs if hs else None,
+        "loadgen_cpu_s": tot["cpu_s"],
+        "loadgen_busy": tot["cpu_s"] / (elapsed * gen_cores) if elapsed else None,
+        "loadgen_cores_n": gen_cores,
+        "server_core_busy": run.get("server_core_busy"), "loadgen_cores_busy": run.get("loadgen_cores_busy"),
+        "loadgen": {"procs": len(ends), "cores": run.get("cores"), "library": meta.get("library"),
+                    "verify": "off (load, not authentication: as openssl s_time, tls-perf and h2load)"},
         "latency_ms": {k: lat.get(k) for k in ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms")},
         "handshake_ms": {k[3:]: lat.get(k) for k in ("hs_p50_ms", "hs_p95_ms", "hs_p99_ms")},
     }
@@ -502,14 +630,18 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki, doc: dict | None = Non
         srv = start_server(cfg, pki, workdir, p.seed, off)
         pid = srv.proc.pid
         affinity = pin(pid, p.core)
+        gen_cores = generator_cores(p.core)
+        software = server_software(cfg.server)
+        agreed = negotiated(srv.port, cfg, client_pair)
         levels = [(None, r) for r in p.rates] if p.rates else [(c, None) for c in p.concurrency]
         for conc, rate in levels:
             s = _series(cfg, conc, p, off, rate)
-            s["labels"].update(server_pid=pid, pinned_to=affinity)
+            s["labels"].update(server_pid=pid, pinned_to=affinity, loadgen_cores=gen_cores,
+                               loadgen_procs=generator_procs(p), server_software=software)
             t0_ns = time.monotonic_ns()
             try:
                 argv = loadgen_argv(srv.port, cfg, conc or 1, p, client_pair, rate=rate)
-                run = run_level(argv, pid, p.warmup_s + p.duration_s + 30)
+                run = run_level(argv, pid, p.warmup_s + p.duration_s + 30, gen_cores)
                 level = summarize_level(run)
             except ServerMeasureError as exc:
                 R.add_failure(s, str(exc))
@@ -517,6 +649,8 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki, doc: dict | None = Non
                 continue
             calls = off.calls(t0_ns) if off else None
             s["derived"].update(level)
+            s["derived"]["negotiated"] = agreed
+            s["derived"].update(rate_limit(level, open_loop=bool(rate)))
             if rate and level["started_per_s"] < 0.95 * rate:
                 # the generator could not start connections at the asked rate: a warning with what it did
                 s["derived"]["warning"] = (f"the load generator started {level['started_per_s']:.0f} connections/s "

@@ -3,7 +3,12 @@ plots and tables. Every piece of text from a Result is escaped before it reaches
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+import time
+import warnings
+from pathlib import Path
 
 from ..core.result import reading
 from .plots import Plot, slug
@@ -11,18 +16,21 @@ from .svg import figure
 from .units import esc as e, fmt_bytes_per_s, fmt_rate, fmt_time_us
 
 CSS = """
-body{font-family:system-ui,sans-serif;margin:0 auto;max-width:1100px;padding:1.2em;color:#222}
+body{font-family:system-ui,sans-serif;margin:0 auto;max-width:1500px;padding:1.2em 1.6em;color:#222;line-height:1.45}
 h1{font-size:1.5em;margin-bottom:.2em} h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ddd}
-h3{font-size:1.05em;margin-top:1.4em}
-table{border-collapse:collapse;margin:.6em 0;font-size:12.5px} th,td{padding:3px 7px;border-bottom:1px solid #eee;text-align:right;vertical-align:top}
-th{background:#f5f5f5} td.l,th.l{text-align:left}
-.meta td{text-align:left} .muted{color:#777} .fail{color:#b00020} .warn{color:#a65f00}
+h3{font-size:1.05em;margin-top:1.4em} p{max-width:110ch}
+table{border-collapse:collapse;margin:.6em 0;font-size:13px;display:block;overflow-x:auto;max-width:100%}
+th,td{padding:3px 8px;border-bottom:1px solid #eee;text-align:right;vertical-align:top}
+th{background:#f5f5f5;white-space:nowrap} td.l,th.l{text-align:left} td.l:first-child{white-space:nowrap}
+.meta td{text-align:left;white-space:normal} .meta th{width:13em}
+.muted{color:#777} .fail{color:#b00020} .warn{color:#a65f00}
 .status-complete{color:#067d17} .status-interrupted,.status-running,.status-abandoned{color:#a65f00} .status-failed{color:#b00020}
-figure{margin:1em 0} figcaption{font-size:12px;color:#555;max-width:760px}
-.answers td{text-align:left} .answers td:first-child{font-weight:600;width:28%}
+figure{margin:1em 0} figure svg{width:100%;height:auto} figcaption{font-size:12.5px;color:#555;max-width:110ch}
+.answers td{text-align:left;white-space:normal} .answers td:first-child{font-weight:600;width:28%}
 code{background:#f3f3f3;padding:0 3px}
-.glance{background:#f6f9fc;border-left:4px solid #2f6fb0;padding:.6em 1.2em .6em 2em;font-size:14px}
-.glance li{margin:.25em 0} nav.toc{font-size:13px;margin:1em 0} nav.toc ol{margin:.2em 0;columns:2}
+.glance{background:#f6f9fc;border-left:4px solid #2f6fb0;padding:.6em 1.2em .6em 2em;font-size:15px;max-width:130ch}
+.glance li{margin:.25em 0} nav.toc{font-size:13px;margin:1em 0} nav.toc ol{margin:.2em 0;columns:3}
+p.warn{border-left:4px solid #a65f00;padding:.3em .8em;background:#fff8ef}
 """
 
 BULK = ("aead", "mac", "hash")
@@ -38,6 +46,9 @@ def _section(title: str, body: str, intro: str = "") -> str:
 
 
 def header(doc: dict) -> str:
+    """The run's metadata. A line is shown only where it applies to this Result: the probe's
+    libcrypto only when the probe ran, the post-quantum library only with post-quantum rows, the
+    servers' software and the load generator only for server runs."""
     h = doc["host"]
     probe = h.get("probe") or {}
     crypto_lib = h.get("cryptography") or {}
@@ -47,9 +58,17 @@ def header(doc: dict) -> str:
         ("CPU", f"{h.get('cpu_model')} — {h.get('cpu_count')} cores ({h.get('cpu_affinity')} usable), "
                 f"governor {h.get('cpu_governor') or 'n/a'}"),
         ("system", f"{h.get('os')}, kernel {h.get('kernel')}, {h.get('machine')}"),
-        ("libcrypto (probe)", f"{h.get('openssl') or 'not run'}; timer overhead "
-                              f"{probe.get('timer_overhead_ns', 'n/a')} ns per sample boundary"),
-        ("post-quantum library", f"cryptography {crypto_lib.get('version')} with {crypto_lib.get('openssl')}"),
+    ]
+    if h.get("openssl"):
+        rows.append(("libcrypto (probe)", f"{h['openssl']}; timer overhead "
+                                          f"{probe.get('timer_overhead_ns', 'n/a')} ns per sample boundary"))
+    pq = any(s.get("kind") == "crypto" and str((s.get("labels") or {}).get("family", "")).startswith("pq-")
+             for s in doc.get("series", []))
+    if pq and crypto_lib:
+        rows.append(("post-quantum library", f"cryptography {crypto_lib.get('version')} with {crypto_lib.get('openssl')}"))
+    from .html_server import provenance_rows
+    rows += provenance_rows(doc)
+    rows += [
         ("secperf", f"{h.get('secperf_version')} (git {h.get('secperf_git') or 'unknown'}), "
                     f"Python {h.get('python')}"),
         ("load average at start", ", ".join(f"{x:.2f}" for x in h.get("loadavg_at_start") or []) or "n/a"),
@@ -246,7 +265,40 @@ def _server_section(doc: dict) -> str:
     return section(doc)
 
 
-def render(doc: dict) -> str:
+LOG = logging.getLogger("secperf.report")
+
+
+@contextlib.contextmanager
+def library_warnings(log: Path | None):
+    """Warnings that matplotlib and other libraries raise while the report is drawn (e.g.
+    constrained_layout giving up on a crowded figure) go into the run's log, not the terminal:
+    they concern the drawing, not the measurement. Without a log they go to the `secperf.report`
+    logger at INFO (silent unless a caller configures logging)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    lines = [f"{time.strftime('%Y-%m-%dT%H:%M:%S')} report: {w.category.__name__}: {w.message} "
+             f"({Path(w.filename).name}:{w.lineno})" for w in caught]
+    if not lines:
+        return
+    if log is not None:
+        try:
+            with open(log, "a", encoding="utf-8") as f:
+                f.write("".join(line + "\n" for line in lines))
+            return
+        except OSError:
+            pass  # an unwritable log loses the drawing warnings, never the report
+    for line in lines:
+        LOG.info(line)
+
+
+def render(doc: dict, log: Path | None = None) -> str:
+    """The report page; library warnings raised while drawing go to `log` (the run's log file)."""
+    with library_warnings(log):
+        return _render(doc)
+
+
+def _render(doc: dict) -> str:
     from .html_handshake import section as handshake_section
     from .html_connect import section as connect_section
     from .html_netem import section as netem_section

@@ -6,8 +6,86 @@ from __future__ import annotations
 from .plots import Plot, slug
 from .svg import figure
 from ..model.fleet import KNEE_RULE, open_loop_knee
-from .terminal_server import PIVOT_HEAD, capacity_row, configs, open_curve, pivot, pivot_cell
+from .terminal_server import PIVOT_HEAD, capacity_row, configs, limit_warnings, open_curve, pivot, pivot_cell, server_series
 from .units import esc as _e
+
+
+def _software(sw: dict | None) -> str:
+    if not sw:
+        return "not recorded"
+    text = f"{sw.get('server')} {sw.get('version') or '(version not printed)'}"
+    if sw.get("tls_library"):
+        text += f", TLS: {sw['tls_library']}"
+    if sw.get("build") and sw.get("build") != sw.get("tls_library"):
+        text += f" (built with {sw['build']})"
+    return text
+
+
+def _agreed(n: dict | None) -> str:
+    if not n:
+        return "not recorded"
+    if n.get("error"):
+        return f"unknown ({n['error']})"
+    return " · ".join(str(n[k]) for k in ("version", "cipher", "group") if n.get(k))
+
+
+def provenance_rows(doc: dict) -> list[tuple[str, str]]:
+    """Header lines of a server Result: each server's software (version, TLS library and build, as
+    the program reports them), what the handshakes negotiated, and where the load generator ran."""
+    ss = server_series(doc)
+    if not ss:
+        return []
+    rows, seen = [], {}
+    for s in ss:
+        sw = s["labels"].get("server_software")
+        seen.setdefault(s["labels"].get("server"), sw)
+    for name, sw in seen.items():
+        rows.append((f"server: {name}", _software(sw)))
+    agreed = list(dict.fromkeys(_agreed((s.get("derived") or {}).get("negotiated")) for s in ss
+                                if (s.get("derived") or {}).get("negotiated")))
+    if agreed:
+        rows.append(("negotiated (one handshake per configuration)", "; ".join(agreed)))
+    gen = next(((s.get("derived") or {}).get("loadgen") for s in ss if (s.get("derived") or {}).get("loadgen")), None)
+    if gen:
+        rows.append(("load generator", f"secperf-loadgen ({gen.get('library') or 'library not printed'}), "
+                     f"{gen.get('procs')} process(es) on core(s) {', '.join(map(str, gen.get('cores') or [])) or '?'}; "
+                     f"server on core {ss[0]['labels'].get('core')}; certificate verification "
+                     f"{gen.get('verify', 'off')}"))
+    return rows
+
+
+def provenance_table(doc: dict) -> str:
+    """Per configuration at its best level: software, negotiated parameters, and which side limited
+    the rate (server and generator CPU)."""
+    groups = {**configs(doc), **configs(doc, "open")}
+    if not groups:
+        return ""
+    head = ("<tr><th class='l'>configuration</th><th class='l'>server software</th><th class='l'>negotiated</th>"
+            "<th>handshakes/s</th><th>server busy</th><th>generator busy</th><th>generator CPU µs/hs</th>"
+            "<th class='l'>rate limited by</th></tr>")
+    trs = []
+    for name, series in groups.items():
+        ok = [s for s in series if s["derived"].get("handshakes_per_s")]
+        if not ok:
+            continue
+        best = max(ok, key=lambda s: s["derived"]["handshakes_per_s"])
+        d = best["derived"]
+        lim = d.get("limited_by") or "not recorded"
+        if lim == "neither" and d.get("limited_by_why"):
+            lim += f" ({d['limited_by_why']})"
+        pct = lambda v: "–" if v is None else f"{v:.0%}"  # noqa: E731
+        gen_us = "–" if d.get("loadgen_cpu_us_per_handshake") is None else f"{d['loadgen_cpu_us_per_handshake']:.0f}"
+        cls = " class='l warn'" if d.get("limited_by") == "load generator" else " class='l'"
+        trs.append(f"<tr><td class='l'>{_e(name)}</td><td class='l'>{_e(_software(best['labels'].get('server_software')))}</td>"
+                   f"<td class='l'>{_e(_agreed(d.get('negotiated')))}</td><td>{d['handshakes_per_s']:.0f}</td>"
+                   f"<td>{pct(d.get('server_utilisation'))}</td><td>{pct(d.get('loadgen_busy'))}</td>"
+                   f"<td>{_e(gen_us)}</td>"
+                   f"<td{cls}>{_e(lim)}</td></tr>")
+    return ("<h3>Who limited the rate, and what was measured</h3><p>At each configuration's best level: the "
+            "server's and the load generator's CPU over the counting window (a side at 90% or more of its "
+            "cores limits the rate), and what one handshake negotiated.</p>"
+            f"<table>{head}{''.join(trs)}</table>") if trs else ""
+
 
 
 def plots(doc: dict) -> list[Plot]:
@@ -86,6 +164,7 @@ def section(doc: dict) -> str:
              "time). The private-key operation is measured side by side (software) or read from the shim's "
              "log (offload). Study S3: a busy-polled accelerator keeps the CPU busy; an interrupt-driven one "
              "(wait = sleep) frees it, while capacity stays bounded by the card.</p>")
+    warn = "".join(f"<p class='warn'>{_e(w)}</p>" for w in limit_warnings(doc))
     pv = pivot(doc)
     table = ""
     if pv:
@@ -95,4 +174,4 @@ def section(doc: dict) -> str:
         table = ("<h3>Capacity by server key and key source</h3><p>Handshakes/s at saturation · server CPU per "
                  "handshake · CPU-bound capacity (1 / CPU per handshake: the rate with the core to itself).</p>"
                  f"<table>{head}{rows}</table>")
-    return intro + table + "".join(f"<h3>{_e(p.title)}</h3>{figure(p)}" for p in ps)
+    return intro + warn + table + provenance_table(doc) + "".join(f"<h3>{_e(p.title)}</h3>{figure(p)}" for p in ps)

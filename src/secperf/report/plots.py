@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -30,8 +31,8 @@ PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#0
 TEXT, MUTED, GRID = "#222222", "#666666", "#e5e5e5"
 
 MAX_DOTS = 400          # raw-sample dots per box-plot row (evenly thinned beyond this): keeps the SVG small
-LABEL_CHARS = 42        # row labels longer than this are shortened with an ellipsis
-WIDTH_IN = 7.6          # 760 px at 100 dpi: the report's column width
+LABEL_CHARS = 64        # row labels longer than this are shortened with an ellipsis (kept distinct: see labels())
+WIDTH_IN = 14.0         # 1,400 px at 100 dpi: the report's column width (the page is 1,500 px at most)
 _GOLDEN = 0.6180339887498949
 
 # Everything that makes the output reproducible and self-contained: text stays text (no embedded
@@ -73,6 +74,32 @@ def text(s: object, limit: int | None = None) -> str:
     if limit is not None and len(s) > limit:
         s = s[: limit - 1].rstrip() + "\u2026"
     return s.replace("$", r"\$")
+
+
+def labels(raw: list[object], limit: int = LABEL_CHARS) -> list[str]:
+    """Row or legend labels as drawn: each cut to `limit` characters with an ellipsis, except that
+    two different labels never come out the same. Labels the plain cut would merge
+    (``... key se:iot-safe-sim`` and ``... key se:iot-safe-sim:cold``) are cut in the middle
+    instead, keeping the tail that tells them apart; if even that merges them they are shown
+    whole, wrapped over lines of `limit` characters."""
+    raw = ["" if r is None else str(r) for r in raw]
+
+    def merged(shown: list[str]) -> set[int]:
+        seen: dict[str, set[str]] = {}
+        for r, s in zip(raw, shown):
+            seen.setdefault(s, set()).add(r)
+        return {i for i, s in enumerate(shown) if len(seen[s]) > 1}
+
+    out = [text(r, limit) for r in raw]
+    bad = merged(out)
+    if bad:
+        head = max(1, (limit - 1) // 3)
+        for i in bad:
+            r = raw[i]
+            out[i] = text(r[:head].rstrip() + "\u2026" + r[-(limit - 1 - head):]) if len(r) > limit else text(r)
+        for i in merged(out):
+            out[i] = text(textwrap.fill(raw[i], max(limit, 8), break_on_hyphens=False))
+    return out
 
 
 def _finite(v, log: bool) -> bool:
@@ -159,7 +186,7 @@ def box_plot(groups: list[tuple[str, list[float]]], *, title: str, unit: str, lo
                         textcoords="offset points", va="center", color=MUTED, style="italic")
     if not rows:
         _no_data(ax)
-    ax.set_yticks(ys, [text(lab, LABEL_CHARS) for lab, _ in rows])
+    ax.set_yticks(ys, labels([lab for lab, _ in rows]))
     ax.set_ylim(-0.6, max(n, 1) - 0.4)
     ax.grid(False, axis="y")
     if log and filled:
@@ -188,10 +215,9 @@ def grouped_bars(groups: list[tuple[str, list[tuple[str, float, float | None, fl
         ax.set_xscale("log")
     base = 10 ** math.floor(math.log10(min(values))) if log and values else 0.0
     n = len(rows)
-    labels = []
+    shown = labels([label for label, *_ in rows])
     for i, (label, kind, j, bar) in enumerate(rows):
         y = n - 1 - i
-        labels.append(text(label, LABEL_CHARS))
         if kind == "group":
             continue
         _lab, v, lo, hi = bar
@@ -211,7 +237,7 @@ def grouped_bars(groups: list[tuple[str, list[tuple[str, float, float | None, fl
             end = max(v, a, b)
         ax.annotate(text(fmt_value(v, unit)), xy=(end, y), xytext=(4, 0), textcoords="offset points",
                     va="center", fontsize=8)
-    ax.set_yticks(range(n - 1, -1, -1), labels)
+    ax.set_yticks(range(n - 1, -1, -1), shown)
     for tick, (_, kind, _, _) in zip(ax.get_yticklabels(), rows):
         if kind == "group":
             tick.set_fontweight("bold")
@@ -241,7 +267,7 @@ def stacked_bars(rows: list[tuple[str, list[tuple[str, float]]]], *, title: str,
         clean.append((str(label), kept))
         names += [s for s, _ in kept if s not in names]
     colour = {s: PALETTE[i % len(PALETTE)] for i, s in enumerate(names)}
-    legend_rows = math.ceil(len(names) / 4)
+    legend_rows = math.ceil(len(names) / 6)
     fig = _figure(0.9 + 0.3 * max(len(rows), 1) + 0.2 * legend_rows, title)
     ax = fig.add_subplot()
     n = len(clean)
@@ -256,14 +282,14 @@ def stacked_bars(rows: list[tuple[str, list[tuple[str, float]]]], *, title: str,
             acc += v
         ax.annotate(text(fmt_value(acc, unit)), xy=(acc, y), xytext=(4, 0), textcoords="offset points",
                     va="center", fontsize=8)
-    ax.set_yticks(range(n - 1, -1, -1), [text(lab, LABEL_CHARS) for lab, _ in clean])
+    ax.set_yticks(range(n - 1, -1, -1), labels([lab for lab, _ in clean]))
     ax.set_ylim(-0.6, max(n, 1) - 0.4)
     ax.grid(False, axis="y")
     ax.set_xlim(0, max([sum(v for _, v in segs) for _, segs in clean] + [1e-9]) * 1.15)  # room for the totals
     if not rows:
         _no_data(ax)
     elif legend_rows:
-        _legend(ax, 4, handlelength=1.0)
+        _legend(ax, 6, handlelength=1.0)
     _value_axis(ax.xaxis, unit, False)
     return fig
 
@@ -276,13 +302,14 @@ def line_plot(series: list[tuple[str, list[tuple[float, float]]]], *, title: str
     non-finite (or non-positive on a log axis) are left out. The legend sits under the title."""
     clean = [(str(name), [(float(x), float(y)) for x, y in pts if _finite(x, log_x) and _finite(y, log_y)])
              for name, pts in series]
-    legend_rows = math.ceil(len(clean) / 2)
-    fig = _figure(3.4 + 0.2 * legend_rows, title)
+    legend_rows = math.ceil(len(clean) / 3)
+    fig = _figure(4.2 + 0.2 * legend_rows, title)
     ax = fig.add_subplot()
+    names = labels([name for name, _ in clean], 90)
     for i, (name, pts) in enumerate(clean):
         ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", markersize=4, linewidth=1.7,
                 color=PALETTE[i % len(PALETTE)], markeredgecolor="white", markeredgewidth=0.6,
-                label=text(name, 60), gid=f"series-{i}")
+                label=names[i], gid=f"series-{i}")
     if log_x:
         ax.set_xscale("log")
     if log_y:
@@ -294,7 +321,7 @@ def line_plot(series: list[tuple[str, list[tuple[float, float]]]], *, title: str
     if not any(pts for _, pts in clean):
         _no_data(ax)
     if clean:
-        _legend(ax, 2, handlelength=1.6)
+        _legend(ax, 3, handlelength=1.6)
     return fig
 
 

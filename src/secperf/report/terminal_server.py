@@ -117,6 +117,7 @@ def tables(doc: dict) -> list[Table]:
                       _f(r["p95_ms"], "{:.1f}"), _f(r["resumed_share"], "{:.0%}"),
                       "no" if r["extractable"] is False else "yes (file)")
         out.append(t)
+        t.caption = "\n".join([t.caption, *limit_warnings(doc)])  # the generator, not the server, set the rate
         pv = pivot(doc)
         if pv:
             t2 = Table(title="Capacity by server key and key source: handshakes/s at saturation · server CPU per "
@@ -200,4 +201,18 @@ def tables(doc: dict) -> list[Table]:
                                _f(m["time_all_back_s"], "{:.1f}"), _f(m["wait_p99_s"], "{:.1f}"),
                                _f(m.get("ratio_time_all_back_s"), "{:.2f}"), _f(m.get("ratio_wait_p99_s"), "{:.2f}"))
             out.append(rp)
+    return out
+
+
+def limit_warnings(doc: dict) -> list[str]:
+    """One line per configuration whose best level (the capacity shown) was not limited by the server:
+    the load generator or other work on the machine set the rate (measure/server.rate_limit), so
+    that figure is a lower bound of the server's capacity."""
+    out = []
+    for loop in ("closed", "open"):
+        for name, series in configs(doc, loop).items():
+            ok = [s for s in series if s["derived"].get("handshakes_per_s")]
+            d = max(ok, key=lambda s: s["derived"]["handshakes_per_s"])["derived"] if ok else {}
+            if d.get("limited_by") in ("load generator", "other work on this machine") and d.get("limit_note"):
+                out.append(f"⚠ {name}, {d['handshakes_per_s']:.0f}/s: {d['limit_note']}")
     return out

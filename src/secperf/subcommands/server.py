@@ -44,7 +44,8 @@ def add_arguments(p) -> None:
     p.add_argument("--duration", type=positive(3600), default=3.0, help="seconds counted per level (default 3)")
     p.add_argument("--warmup", type=nonneg(600), default=0.5, help="seconds not counted before each level")
     p.add_argument("--core", type=count(4095, lo=0), default=0, help="the core the server is pinned to (default 0)")
-    p.add_argument("--procs", type=count(64), default=1, help="load generator processes (default 1)")
+    p.add_argument("--procs", type=count(64), default=None, help="load generator processes (default: one per core "
+                   "other than the server's; the generator runs on those cores)")
     p.add_argument("--seed", type=seed, default=1)
     g = p.add_argument_group("output")
     g.add_argument("--out", type=argtypes.path, default="results")
@@ -70,7 +71,7 @@ def run(args) -> int:
         if a not in ("on", "off"):
             raise InputError(f"--client-auth {a!r}: give on, off or off,on")
         auth.append(a == "on")
-    if not 1 <= args.procs <= 64:
+    if args.procs is not None and not 1 <= args.procs <= 64:
         raise InputError(f"--procs {args.procs}: give 1..64")
     if args.server is not None and not _csv(args.server):  # '' fell back to the default server silently
         raise InputError("--server: empty; name a server (nginx, probe, mosquitto, coap-server) or drop --server")
