@@ -90,7 +90,7 @@ def validate(cfg: EdhocConfig) -> None:
     if cfg.method not in LAKERS_METHODS:
         raise EdhocError(f"EDHOC method {cfg.method} ({METHODS[cfg.method]}): lakers 0.6 implements method 3 "
                          f"(static DH / static DH) only; method {cfg.method} is in the what-if model "
-                         f"(secperf whatif --protocol edhoc)")
+                         f"(secperf whatif edhoc --handshake m{cfg.method}-kid)")
     if cfg.suite not in SUITES:
         raise EdhocError(f"EDHOC cipher suite {cfg.suite}: not registered; suites: {', '.join(map(str, SUITES))}")
     if cfg.suite not in LAKERS_SUITES:

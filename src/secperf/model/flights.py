@@ -30,6 +30,7 @@ PROTOCOLS = {
     "coap": "CoAP confirmable GET over DTLS 1.2 with a client certificate -> piggybacked ACK",
     "openvpn": "OpenVPN over UDP: reset exchange, TLS 1.3 control channel with key exchange, PUSH_REQUEST -> PUSH_REPLY",
     "jwt": "HTTPS request authenticated by an ES256 JWT (TLS 1.3 without a client certificate)",
+    "edhoc": "EDHOC over CoAP (RFC 9528 A.2), then an OSCORE-protected CoAP GET -> response (model/flights_edhoc.py)",
 }
 HANDSHAKES = V.HANDSHAKES                 # per protocol, the handshakes modelled (spec/vocabulary.py)
 # the smallest MTU a protocol's model accepts, and why
@@ -88,6 +89,7 @@ PLAIN = {
     "dtls1.2": ("UDP", "the same request (40 B) -> response (846 B) as one plain UDP exchange on the same "
                        "confirmable retransmission timer"),
     "coap": ("UDP", "CoAP without DTLS (coap://, port 5683): CON GET (20 B) -> piggybacked ACK (40 B)"),
+    "edhoc": ("UDP", "CoAP without EDHOC or OSCORE: CON GET (20 B) -> piggybacked ACK (40 B)"),
     "openvpn": ("UDP", "a tunnel without security (no TLS control channel, no reset exchange, no keys): the "
                        "configuration request/response OpenVPN carries (PUSH_REQUEST 100 B -> PUSH_REPLY "
                        "300 B) as one plain UDP exchange on OpenVPN's retransmission timer, then the same "
@@ -427,7 +429,7 @@ def _plain(s: Scenario) -> FlightModel:
         app = Exchange(Flight("client", (("request", HTTP_REQ),), handshake_done=True),
                        Flight("server", (("response", HTTP_RESP),)), "coap")
         return FlightModel(s, "udp", (app,), notes=(PLAIN[p][1],))
-    if p == "coap":
+    if p in ("coap", "edhoc"):
         app = Exchange(Flight("client", (("CoAP CON GET", COAP_REQ),), handshake_done=True),
                        Flight("server", (("CoAP ACK + response", COAP_RESP),)), "coap")
         return FlightModel(s, "udp", (app,), notes=(PLAIN[p][1],))
@@ -463,6 +465,9 @@ def build(s: Scenario) -> FlightModel:
     _key(s.cert)
     _key(s.client_key_type, "--key")
     p = s.protocol
+    if p == "edhoc":
+        from .flights_edhoc import flight_model
+        return flight_model(s)
     http = ((("GET request", HTTP_REQ + TLS13_ENC),), (("HTTP response", HTTP_RESP + TLS13_ENC),))
     if p == "tls1.3":
         ex = [SYN] + _tls13(s, *http)

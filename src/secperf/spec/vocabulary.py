@@ -36,6 +36,9 @@ HANDSHAKES = {
     "coap": ("full", "nocookie", "resumed", "psk"),
     "openvpn": ("full",),
     "jwt": ("fresh", "cached"),
+    # EDHOC + OSCORE (model/flights_edhoc.py): m<METHOD>-<CREDENTIAL>[-combined]
+    "edhoc": tuple(f"m{m}-{c}{x}" for m in (3, 0, 1, 2) for c in ("kid", "value", "x5t", "x5chain")
+                   for x in ("", "-combined")),
 }
 
 # old or foreign spellings of a key-exchange group -> the group's name
