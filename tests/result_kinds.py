@@ -80,7 +80,7 @@ def connect(run_id="c", n=30, shift=1.0, seed=1) -> dict:
     return R.finish(doc)
 
 
-def server(run_id="v", shift=1.0, intervals=3, seed=1) -> dict:
+def server(run_id="v", shift=1.0, intervals=3, seed=1, noise=0.01) -> dict:
     """A server series as measure/server.py writes it: per-interval CPU per handshake in values_us,
     the generator's interval lines in samples, the level's totals in derived."""
     doc = _doc("server", run_id)
@@ -91,13 +91,13 @@ def server(run_id="v", shift=1.0, intervals=3, seed=1) -> dict:
     s = R.new_series("server/nginx/rsa-2048/software/auth-off/resume-0/d1@c4", kind="server", labels=lab, timer=TIMER)
     hs_total, lines = 0, []
     for i in range(intervals):
-        hs = int(rng.gauss(400, 8) / shift)
+        hs = int(rng.gauss(400, 400 * noise) / shift)
         hs_total += hs
-        p95 = rng.gauss(20.0, 0.4) * shift
+        p95 = rng.gauss(20.0, 20.0 * noise) * shift
         lines.append({"type": "interval", "proc": 0, "t_s": float(i + 1), "handshakes": hs, "failed": 0,
                       "p50_ms": p95 * 0.6, "p95_ms": p95, "p99_ms": p95 * 1.2})
     s["samples"] = lines
-    s["values_us"] = [rng.gauss(2500.0, 25.0) * shift for _ in range(intervals)]
+    s["values_us"] = [rng.gauss(2500.0, 2500.0 * noise) * shift for _ in range(intervals)]
     s["derived"].update({"handshakes": hs_total, "full": hs_total, "resumed": 0, "failed": 0, "errors": {},
                          "elapsed_s": float(intervals), "handshakes_per_s": hs_total / intervals,
                          "started_per_s": hs_total / intervals, "resumed_share": 0.0, "server_utilisation": 0.97,
