@@ -239,20 +239,17 @@ def fig_validation_whatif(run: Runner, out: Path) -> None:
                 pairs.append((f"{proto} {lab.get('network')}", m, p50_ms(s)))
     if not pairs:
         raise SystemExit("docs_figures: no predicted row matched a measured one")
-    fig, ax = plt.subplots(figsize=(5.2, 4.4))
-    lo = min(min(p[1], p[2]) for p in pairs) * 0.8
-    hi = max(max(p[1], p[2]) for p in pairs) * 1.2
-    ax.plot([lo, hi], [lo, hi], color="grey", linewidth=1, label="predicted = measured")
-    ax.fill_between([lo, hi], [lo * 0.9, hi * 0.9], [lo * 1.1, hi * 1.1], color="grey", alpha=0.15, label="±10 %")
-    for name, m, p in pairs:
-        ax.scatter(m, p, s=25)
-        ax.annotate(f"{name} ({100 * (p - m) / m:+.0f} %)", (m, p), fontsize=6, xytext=(4, -3),
-                    textcoords="offset points")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("measured P50, ms: TCP connect + handshake (secperf handshake)")
-    ax.set_ylabel("predicted P50, ms (secperf whatif --until handshake)")
-    ax.legend(fontsize=7, loc="upper left")
+    fig, ax = plt.subplots(figsize=(7.5, 3.4))
+    ys = list(range(len(pairs)))
+    ax.barh([y + 0.2 for y in ys], [m for _, m, _ in pairs], 0.4, label="measured (secperf handshake)")
+    ax.barh([y - 0.2 for y in ys], [p for _, _, p in pairs], 0.4, label="predicted (secperf whatif)")
+    for y, (_, m, p) in zip(ys, pairs):
+        ax.text(max(m, p) * 1.01, y, f"{100 * (p - m) / m:+.0f} %", va="center", fontsize=8)
+    ax.set_yticks(ys, [name for name, _, _ in pairs], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("P50, ms: first packet to the end of the client's handshake (TCP connect included)")
+    ax.set_xlim(0, max(max(m, p) for _, m, p in pairs) * 1.15)
+    ax.legend(fontsize=7, loc="upper right")
     save(fig, "validation-whatif")
     (FIGURES / "validation-whatif.json").write_text(json.dumps(
         [{"cell": n, "measured_p50_ms": round(m, 3), "predicted_p50_ms": round(p, 3),
