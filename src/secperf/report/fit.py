@@ -156,6 +156,10 @@ def short_keys(labels: list[str]) -> tuple[list[str], list[str]] | None:
     distinct = list(dict.fromkeys(labels))
     if len(distinct) < 1:
         return None
+    firsts = [d.split("\n", 1)[0].strip() for d in distinct]
+    if all("\n" in d for d in distinct) and len(set(firsts)) == len(firsts) and max(map(len, firsts)) <= LONG_KEY:
+        m = dict(zip(distinct, firsts))  # a multi-line label: its first line is the key, the rest the legend
+        return [m[x] for x in labels], [f"{f}: " + " ".join(d.split("\n", 1)[1].split()) for f, d in zip(firsts, distinct)]
     words = [d.split() for d in distinct]
     if len(distinct) > 1 and len({len(w) for w in words}) == 1:
         same = [i for i in range(len(words[0])) if len({w[i] for w in words}) == 1]
@@ -191,7 +195,9 @@ def _shorten_keys(table: Table, console: Console) -> tuple[Table, list[str]]:
     t = _copy(table)
     t.columns[0]._cells = keys
     name = t.columns[0].header if isinstance(t.columns[0].header, str) else ""
-    return t, [f"{name}: " + legend[0]] + legend[1:] if name and legend else legend
+    if name and legend and legend[0].startswith("every row"):
+        legend = [f"{name}, {legend[0]}"] + legend[1:]
+    return t, legend
 
 
 def _groups(console: Console, table: Table, width: int, keys: int) -> list[Table] | None:
@@ -226,20 +232,27 @@ def _groups(console: Console, table: Table, width: int, keys: int) -> list[Table
 
 
 def _stacked(console: Console, table: Table, width: int) -> list:
-    """One block per row: its key in bold, then every other cell as "header: value"."""
+    """One block per row: its key in bold, then every other cell as "header: value", the value on a
+    line of its own when both do not fit on one (a number is never folded when the width allows it)."""
+    from rich.cells import cell_len
     out: list = []
     if table.title:
         out.append(Text.from_markup(table.title) if isinstance(table.title, str) else table.title)
-    heads = [cell_text(c.header) if not isinstance(c.header, str) else c.header for c in table.columns]
+    heads = [c.header if isinstance(c.header, str) else cell_text(c.header) for c in table.columns]
     for r in range(len(table.rows)):
-        g = Table.grid(padding=(0, 1))
-        g.add_column(overflow="fold")
-        g.add_column(overflow="fold")
         first = table.columns[0]._cells[r]
         out.append(Text.from_markup(first, style="bold") if isinstance(first, str) else first)
         for h, col in zip(heads[1:], table.columns[1:]):
-            g.add_row(Text(f"  {h}:"), col._cells[r])
-        out.append(g)
+            cell = col._cells[r]
+            v = Text.from_markup(cell) if isinstance(cell, str) else cell if isinstance(cell, Text) else None
+            if v is None:
+                out += [Text(f"  {h}:"), cell]
+            elif "\n" not in v.plain and cell_len(h) + cell_len(v.plain) + 4 <= width:
+                out.append(Text.assemble(f"  {h}: ", v))
+            else:
+                out.append(Text(f"  {h}:"))
+                for line in v.split("\n"):
+                    out.append(Text.assemble("    ", line))
     if table.caption:
         out.append(table.caption)
     return out
