@@ -159,7 +159,7 @@ def cli(argv: list[str], out) -> dict:
 REAL = {
     "crypto": ["crypto", "--alg", "sha256", "--op", "hash", "--size", "16", "--n", "3", "--duration", "0.2"],
     "whatif": ["whatif", "https", "--n", "300"],
-    "plan": ["plan", "--n", "100"],
+    "plan": ["plan", "--n", "100", "--pattern", "periodic-collection,real-time-control"],
     "fleet": ["fleet", "--devices", "100", "--capacity", "100"],
     "can": ["can"],
 }

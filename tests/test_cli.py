@@ -105,12 +105,15 @@ def test_report_rerenders_and_compare_judges_two_runs(small_run, tmp_path):
                                if "p_value" in r)
 
 
-def test_csv_export_has_one_row_per_series(small_run, tmp_path):
+def test_csv_export_is_tidy_and_covers_every_series(small_run, tmp_path):
+    import csv
+    import io
     from secperf.report.export import to_csv
     doc = json.loads(small_run[1].stdout)
-    lines = to_csv(doc).splitlines()
-    assert len(lines) == 1 + len(doc["series"])
-    assert lines[0].startswith("id,alg,op")
+    rows = list(csv.DictReader(io.StringIO(to_csv(doc))))
+    assert {r["id"] for r in rows} == {s["id"] for s in doc["series"]}
+    p50 = {r["id"]: float(r["value"]) for r in rows if r["metric"] == "time_per_op" and r["statistic"] == "p50"}
+    assert p50 == {s["id"]: pytest.approx(s["summary"]["p50_us"]) for s in doc["series"] if s["summary"]}
 
 
 def test_failing_probe_becomes_failed_series_run_goes_on_and_exit_1(tmp_path):

@@ -41,7 +41,7 @@ def _measure_options(p: argparse.ArgumentParser, links: bool = False, no_network
     o.add_argument("--out", type=argtypes.path, default="results", metavar="DIR",
                    help="results directory; each run gets its own sub-directory (default: results)")
     o.add_argument("--json", action="store_true", help="print the Result JSON on stdout and nothing else")
-    o.add_argument("--csv", type=argtypes.path, metavar="FILE", help="also write one CSV row per series")
+    o.add_argument("--csv", type=argtypes.path, metavar="FILE", help="also write every number as CSV (tidy: one row per number)")
     o.add_argument("--metrics", type=argtypes.path, metavar="FILE", help="also write S2's operational metrics (Prometheus text format)")
     o.add_argument("--no-report", action="store_true", help="skip writing report.html")
     o.add_argument("--figures", type=argtypes.path, metavar="DIR",
