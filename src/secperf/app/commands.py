@@ -266,7 +266,8 @@ def list_algorithms() -> int:
         t.add_column(c)
     for a in catalog().values():
         t.add_row(a.name, a.family, ", ".join(a.ops), str(a.security_bits), a.engine, a.note)
-    out_console().print(t)
+    from ..report.fit import print_table
+    print_table(out_console(), t)
     return EXIT_OK
 
 

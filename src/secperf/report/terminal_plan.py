@@ -192,6 +192,7 @@ def tables(doc: dict) -> list[Table]:
 
 
 def listing() -> None:
+    from .fit import print_table
     from .terminal import out_console
     from ..model import energy as E
     from ..plan.measures import CATALOGUE
@@ -203,11 +204,11 @@ def listing() -> None:
     for n in PS.builtin_names():
         p = PS.load_pattern(n)
         t.add_row(n, f"{p.stack.protocol}/{p.stack.auth}", p.traffic.schedule, p.description)
-    con.print(t)
+    print_table(con, t)
     m = Table(title="design measures", title_justify="left")
     m.add_column("measure")
     m.add_column("what it changes in the what-if inputs")
     for name, x in CATALOGUE.items():
         m.add_row(name, x.transforms)
-    con.print(m)
+    print_table(con, m)
     con.print("radio energy profiles: " + ", ".join(E.radio_names()))

@@ -183,6 +183,7 @@ def tables(doc: dict) -> list[Table]:
 
 
 def listing() -> None:
+    from .fit import print_table
     from .terminal import out_console
     from ..model import costs as C
     from ..model import flights as F
@@ -193,17 +194,17 @@ def listing() -> None:
     t.add_column("what", justify="left")
     for p, what in F.PROTOCOLS.items():
         t.add_row(p, ", ".join(F.HANDSHAKES[p]), what)
-    con.print(t)
+    print_table(con, t)
     g = Table(title="groups (key share bytes client/server)", title_justify="left")
     for c in ("group", "client", "server", "source"):
         g.add_column(c, justify="left")
     for name, v in F.groups().items():
         g.add_row(name, str(v["client"]), str(v["server"]), v["source"])
-    con.print(g)
+    print_table(con, g)
     k = Table(title="certificate key types (bytes)", title_justify="left")
     for c in ("type", "SPKI", "signature", "certificate", "source"):
         k.add_column(c, justify="left")
     for name, v in F.key_types().items():
         k.add_row(name, str(v["spki"]), str(v["sig"]), str(F.cert_der(name)), v["source"])
-    con.print(k)
+    print_table(con, k)
     con.print("cost tables (--device): " + ", ".join(C.table_names()))

@@ -41,7 +41,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                  "(each side keeps its own costs: the server's stay this host's)",
                               ", or the one of several in --calibrate device Results")
     p.add_argument("--sweep", metavar="GRID", help="grid over inputs, e.g. 'rtt=0..300:25,loss=0,1,5' or "
-                   "'group=x25519,ml-kem-768'")
+                   "'group=x25519,ml-kem-768'; units: rtt, delay, jitter in ms, loss in %%, rate in kbit/s, "
+                   "mtu in bytes; also protocol, handshake, key, group, cert")
     p.add_argument("--calibrate", metavar="RESULT", help="result.json file(s), comma list, measured on this host (crypto, handshake "
                    "or connect rows) to take costs from; with --device CORE, `secperf device` Results for the client "
                    "(instead of counting now) and host Results for the server")
