@@ -80,6 +80,9 @@ def test_a_write_that_cannot_succeed_exits_2_with_one_line(tmp_path, capsys, tar
 def test_an_output_that_is_a_device_other_than_dev_null_is_refused(tmp_path, capsys, device):
     """Even an empty metrics text 'succeeded' on /dev/full; as root a disk device would be written."""
     r = _complete(tmp_path)
+    doc = R.load(r)  # a Result with a number to export (an empty one is refused for that reason alone)
+    doc["analysis"]["fleet"] = {"runs": [{"model": {"devices": 10, "policy": "none"}, "time_all_back_s": 1.0}]}
+    r.write_text(R.dumps(doc))
     assert main(["metrics", str(r), "-o", device]) == 2
     assert "is a device" in _one_line_error(capsys)
     assert main(["metrics", str(r), "-o", "/dev/null"]) == 0
