@@ -31,6 +31,7 @@ class Design:
     backoff: bool = False         # exponential back-off on SE/network errors
     measures: tuple[str, ...] = ()
     security: bool = True         # False: the same traffic with no security at all (without_security)
+    edhoc: bool = False           # CoAP set up by EDHOC and protected by OSCORE instead of DTLS 1.2
 
     @property
     def whatif_protocol(self) -> str:
@@ -40,6 +41,12 @@ class Design:
         """The what-if handshake of one connection set-up of this design. A JWT design with
         resumption has two more kinds, `resumed+fresh` and `resumed+cached`: the JWT request on a
         resumed TLS session (evaluate.jwt_resumed_plan composes them from what-if plans)."""
+        if self.edhoc:
+            # EDHOC has no resumption (a kept OSCORE context is keep-alive's business). Decision: a
+            # certificate design (mtls) becomes signature/signature EDHOC with the certificates known
+            # to the peer (x5t: enrolled at provisioning, as the device's certificate is for IoT SAFE);
+            # a PSK design becomes static DH with key IDs (the shortest EDHOC, no signature)
+            return "m3-kid" if (self.psk or self.auth == "psk") else "m0-x5t"
         if self.whatif_protocol == "jwt":
             token = "fresh" if fresh_token else "cached"
             return f"resumed+{token}" if resumed and self.resumption else token

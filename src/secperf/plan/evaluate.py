@@ -98,6 +98,8 @@ def _draws(ctx: Context, pl: P.Plan, key, signs: int, n: int | None = None) -> D
 
 
 def setup_scenario(d: Design, handshake: str) -> F.Scenario:
+    if d.edhoc:   # EDHOC + OSCORE instead of DTLS: suite 2 (P-256, ES256), the algorithms of an IoT SAFE key
+        return F.Scenario(protocol="edhoc", handshake=handshake, group="p-256", key=d.key)
     return F.Scenario(protocol=d.whatif_protocol, handshake=handshake, key=d.key,
                       precomputed_keyshare=d.precomputed_keyshare)
 
@@ -165,6 +167,10 @@ def message_draws(ctx: Context, d: Design) -> Draws:
     t = ctx.pattern.traffic
     proto = d.whatif_protocol
     fu, fd = (FRAMING if d.security else FRAMING_PLAIN)[proto]
+    if d.edhoc:   # OSCORE's option, inner code and tag instead of a DTLS record (model/flights_edhoc.py)
+        from ..model.flights_edhoc import oscore_overhead
+        ov = oscore_overhead(2)
+        fu, fd = FRAMING_PLAIN[proto][0] + ov["request"], FRAMING_PLAIN[proto][1] + ov["response"]
     enc = DTLS_ENC if d.security else 0
     if t.schedule == "bulk" and proto == "coap":
         blocks = max(1, math.ceil(t.payload_down_bytes / COAP_BLOCK))

@@ -97,6 +97,13 @@ def _keyshare_na(p: Pattern, d: Design) -> str | None:
     return None
 
 
+def _edhoc_na(p: Pattern, d: Design) -> str | None:
+    if d.protocol != "coap":
+        return (f"EDHOC + OSCORE protect CoAP; {d.protocol} would have to become CoAP first (judge a CoAP "
+                "pattern to see that)")
+    return None
+
+
 def _never(p: Pattern, d: Design) -> str | None:
     return None
 
@@ -125,6 +132,11 @@ CATALOGUE: dict[str, Measure] = {m.name: m for m in (
     Measure("backoff", "exponential back-off", "retries after SE or network errors wait 1, 2, 4... s instead of "
             "retrying at once: no change in one device's latency or energy at the modelled error rates (it "
             "protects servers from reconnect storms)", _never, lambda d: d.with_measure("backoff", backoff=True)),
+    Measure("edhoc-oscore", "EDHOC + OSCORE instead of DTLS", "the CoAP session is set up by EDHOC (RFC 9528; "
+            "m0-x5t: signatures, certificates known to the peer, the device's signature on its secure element; "
+            "m3-kid for a PSK design) and messages are protected by OSCORE (RFC 8613) instead of DTLS 1.2 records; "
+            "no resumption exists (a kept OSCORE context is what keep-alive keeps)",
+            _edhoc_na, lambda d: d.with_measure("edhoc-oscore", edhoc=True)),
 )}
 assert tuple(CATALOGUE) == MEASURES
 

@@ -10,7 +10,8 @@ from ..spec.patterns import MEASURES
 
 MARK = {True: "✓", False: "✗"}
 SHORT = {"resumption": "resumption", "keepalive": "keep-alive", "pooling": "pooling", "token-cache": "JWT cache",
-         "preauth": "pre-auth", "psk": "PSK", "precomputed-keyshare": "key share", "backoff": "back-off"}
+         "preauth": "pre-auth", "psk": "PSK", "precomputed-keyshare": "key share", "backoff": "back-off",
+         "edhoc-oscore": "EDHOC+OSCORE"}
 
 
 def plans(doc: dict) -> list[dict]:
