@@ -7,6 +7,7 @@ import argparse
 import importlib.util
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -126,3 +127,42 @@ def test_the_device_question_command_parses(page):
     argv = line.split("#")[0].split()[1:]
     args = HOOK.build_parser().parse_args(argv)
     assert args.command == "whatif" and args.device == "cortex-m4-80"
+
+
+PLACEHOLDERS = ("|", "[", "...", ";", "PROTOCOLS", "CORE", "NET", "FILE", "PROFILE", "NAME", "DIR", "CMD", "A/", "B/")
+
+
+def _documented_commands() -> list[tuple[str, str]]:
+    found = []
+    for page in _markdown_files():
+        fence = False
+        for line in page.read_text().splitlines():
+            if line.lstrip().startswith("```"):
+                fence = not fence
+                continue
+            if fence and line.startswith(".venv/bin/secperf "):
+                command = line.split(" #")[0].strip()
+                if not any(p in command for p in PLACEHOLDERS) and not command.endswith("\\"):
+                    found.append((str(page.relative_to(ROOT)), command))
+    return found
+
+
+def test_every_documented_command_line_parses():
+    """A reader copies these: each must be accepted by the parser (options, choices, value types)."""
+    commands = _documented_commands()
+    assert len(commands) > 50
+    parser = HOOK.build_parser()
+    rejected = []
+    for page, command in commands:
+        argv = shlex.split(command)[1:]
+        for i, token in enumerate(argv):
+            if token in (">", ">>", "2>", "<", "&&"):      # the shell's, not secperf's
+                argv = argv[:i]
+                break
+        if argv[:2] == ["netem", "run"] and "--" in argv:    # the CLI hands what follows -- to the command
+            argv = argv[:argv.index("--")]
+        try:
+            parser.parse_args(argv)
+        except SystemExit:
+            rejected.append(f"{page}: {command}")
+    assert not rejected, "rejected by the parser: " + "; ".join(rejected)
