@@ -90,7 +90,9 @@ def _source_tree() -> str | None:
 
 
 def runtime_env() -> dict:
-    env = {"RAY_DEDUP_LOGS": "0"}
+    # the driver's PID on every worker process (and so on every generator they start): a test, or a
+    # person, finds what a run started on a node by it
+    env = {"RAY_DEDUP_LOGS": "0", "SECPERF_CLUSTER_DRIVER": str(os.getpid())}
     src = _source_tree()
     if src:
         env["PYTHONPATH"] = os.pathsep.join(x for x in (src, os.environ.get("PYTHONPATH")) if x)
@@ -128,7 +130,7 @@ def _alive_nodes(ray) -> list[dict]:
         if cpus <= 0:
             continue
         out.append({"node_id": n["NodeID"], "ip": n.get("NodeManagerAddress"),
-                    "name": n.get("NodeName") or n.get("NodeManagerHostname") or n.get("NodeManagerAddress"),
+                    "name": f"{n.get('NodeManagerAddress')} ({n['NodeID'][:8]})",
                     "cpus": cpus})
     return out
 

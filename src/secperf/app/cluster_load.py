@@ -36,7 +36,7 @@ from ..core.histogram import SCHEME, Histogram
 from ..core.jsonlines import parse_line
 from .cluster import Cluster, ClusterError, ClusterRunError, ray_module
 
-LEAD_S = 1.0            # the start instant lies this far ahead of the last ping (each worker's spawn fits in it)
+LEAD_S = 1.5            # the start instant lies this far ahead of the last ping (each worker's spawn fits in it)
 PINGS = 3
 
 
@@ -48,6 +48,11 @@ class LoadgenWorker:
 
     def where(self) -> dict:
         import socket
+
+        from ..lab import registry
+        from ..lab.services import stop_process  # noqa: F401 (imported now: the first level starts on time)
+        from ..measure.server import find_loadgen  # noqa: F401
+        registry.current()      # this worker's registry and watchdog, before the first generator
         ray = ray_module()
         return {"name": self.name, "pid": os.getpid(), "host": socket.gethostname(),
                 "node_id": ray.get_runtime_context().get_node_id(), "ip": ray.util.get_node_ip_address(),
@@ -118,18 +123,18 @@ def place(cl: Cluster, server_core: int | None, max_generators: int | None = Non
     except Exception as exc:  # noqa: BLE001
         g.stop()
         raise ClusterRunError(f"cluster: the generators could not be placed: {exc}") from None
-    here = ray.get_runtime_context().get_node_id()
-    away = sorted({p["ip"] for p in places if p["node_id"] != here})
+    here = ray.util.get_node_ip_address()      # the server's machine (several Ray nodes may share it)
+    away = sorted({p["ip"] for p in places if p["ip"] != here})
     if away:
         g.stop()
         raise ClusterError(f"--cluster {cl.address}: generators landed on node(s) {', '.join(away)}, which cannot reach "
                            f"the server secperf starts here (it listens on loopback); run the driver on a node of "
                            f"a one-machine cluster, or use the cluster for sweeps (docs/how-to/cluster.md)")
-    by_node: dict[str, int] = {}
+    by_machine: dict[str, int] = {}
     for p in places:
         cores = [c for c in p["cores"] if c != server_core] or p["cores"]
-        rank = by_node.get(p["node_id"], 0)
-        by_node[p["node_id"]] = rank + 1
+        rank = by_machine.get(p["ip"], 0)
+        by_machine[p["ip"]] = rank + 1
         p["core"] = cores[rank % len(cores)]
     g.places = places
     g.exe_hint = str(find_loadgen())
@@ -242,7 +247,8 @@ def run_level(g: Generators, argv: list[str], server_pid: int | None, warmup_s: 
 
 def _place(g: Generators, i: int) -> dict:
     p = g.places[i]
-    return {"name": p["name"], "node": p["ip"], "host": p["host"], "actor_pid": p["pid"], "core": p["core"]}
+    return {"name": p["name"], "node": f"{p['ip']} ({p['node_id'][:8]})", "host": p["host"], "actor_pid": p["pid"],
+            "core": p["core"]}
 
 
 def _merge(g: Generators, results: dict, clocks: list, lost: list, first, last, readings, start) -> dict:

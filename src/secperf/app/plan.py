@@ -34,6 +34,7 @@ class PlanOptions:
     no_report: bool = False
     metrics: str | None = None
     csv: str | None = None                 # --csv FILE: every number in tidy long format (report/export.py)
+    cluster: str | None = None             # --cluster: each pattern's judgement as a Ray task (app/cluster.py)
     command: list[str] = field(default_factory=lambda: ["secperf", "plan"])
     system: str | None = None              # the --system file the inputs came from
     resolved: list = field(default_factory=list)   # patterns made from a --system file (spec.system.pattern)
@@ -123,7 +124,17 @@ def check(o: PlanOptions, tables: dict | None = None) -> list:
 def plan_all(o: PlanOptions) -> list[dict]:
     pats = check(o)            # names, profiles and links first: a bad one stops before any counting
     tables = _device_tables(o, pats)
-    return [_clean(PL.plan_pattern(p, _overrides(o, tables.get(p.name)))) for p in pats]
+    jobs = [(p, _overrides(o, tables.get(p.name))) for p in pats]
+    if o.cluster:      # the same judgements, as Ray tasks: each draws with its Overrides' seed, wherever it runs
+        from .cluster import connect, map_items
+        with connect(o.cluster, quiet=o.json) as cl:
+            return [_clean(x) for x in map_items(plan_job, None, jobs, cl, "plan patterns")]
+    return [_clean(PL.plan_pattern(p, ov)) for p, ov in jobs]
+
+
+def plan_job(_shared, job: tuple) -> dict:
+    """One pattern's judgement (a Ray task's item): plan_pattern(pattern, overrides)."""
+    return PL.plan_pattern(*job)
 
 
 def run(o: PlanOptions) -> int:

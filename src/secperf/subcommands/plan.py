@@ -30,6 +30,8 @@ def add_arguments(p) -> None:
                    "network given as a spec such as 'delay=50ms')")
     p.add_argument("--n", type=count(1_000_000, lo=100), default=20_000, help="simulated draws per exchange kind")
     p.add_argument("--seed", type=seed, default=1)
+    from .shared import cluster_option
+    cluster_option(p, "each pattern's judgement as a Ray task; the same matrix as a local run")
     p.add_argument("--verify", action="store_true",
                    help="run each measure the emulator can run (resumption, JWT caching, PSK) before/after on the "
                         "real servers over the pattern's emulated link; predicted vs measured P50 (needs root)")
@@ -48,7 +50,11 @@ def run(args) -> int:
         from ..report.terminal_plan import listing
         listing()
         return 0
-    return A.run(options(args))
+    from ..app.cluster import require
+    require(args.cluster)                 # Ray missing or a malformed address: exit 2 before any work
+    o = options(args)
+    o.cluster = args.cluster
+    return A.run(o)
 
 
 def options(args):
