@@ -31,7 +31,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from .units import unify_column
+from .units import UNIT_FAMILIES, unify_column
 
 TEXT_COMFORT = 12     # a text column is not squeezed below this (or its longest word) before splitting
 LONG_KEY = 24         # a key column with labels longer than this gets short keys when the table is too wide
@@ -65,9 +65,15 @@ def _measure(console: Console, cell) -> tuple[int, int]:
 def normalise(table: Table) -> Table:
     """Step 1 on a copy of the table: one unit per column, the unit in the header of pure columns."""
     t = _copy(table)
+    chosen = [unify_column(list(col._cells))[1] for col in t.columns]
+    counts: dict[str, dict[str, int]] = {}
+    for u in filter(None, chosen):
+        fam = UNIT_FAMILIES[u][0]
+        counts.setdefault(fam, {})[u] = counts.get(fam, {}).get(u, 0) + 1
+    prefer = {fam: max(c, key=c.get) for fam, c in counts.items()}  # the unit most columns chose
     for col in t.columns:
         header = col.header if isinstance(col.header, str) else None
-        cells, unit = unify_column(list(col._cells))
+        cells, unit = unify_column(list(col._cells), prefer)
         col._cells = cells
         if unit and header is not None:
             col.header = f"{header} ({unit})" if header else unit
@@ -160,7 +166,7 @@ def short_keys(labels: list[str]) -> tuple[list[str], list[str]] | None:
     if all("\n" in d for d in distinct) and len(set(firsts)) == len(firsts) and max(map(len, firsts)) <= LONG_KEY:
         m = dict(zip(distinct, firsts))  # a multi-line label: its first line is the key, the rest the legend
         return [m[x] for x in labels], [f"{f}: " + " ".join(d.split("\n", 1)[1].split()) for f, d in zip(firsts, distinct)]
-    words = [d.split() for d in distinct]
+    words = [[w for w in re.split(r"[\s,;]+", d) if w] for d in distinct]
     if len(distinct) > 1 and len({len(w) for w in words}) == 1:
         same = [i for i in range(len(words[0])) if len({w[i] for w in words}) == 1]
         keys = [" ".join(x for i, x in enumerate(w) if i not in same) for w in words]
@@ -265,9 +271,9 @@ def fitted(table: Table, console: Console) -> list:
     if not t.columns:
         return [table]
     widths = _allocate(console, t, width, comfort=True)
-    if widths is not None:
+    if widths is not None and (len(t.columns) < 2 or widths[0] >= _ranges(console, t)[0][1]):
         return [_fix(t, widths)]
-    legend: list[str] = []
+    legend: list[str] = []  # too wide, or its key column would wrap: long labels become short keys
     if len(t.columns) > 1:
         t, legend = _shorten_keys(t, console)
         widths = _allocate(console, t, width, comfort=True)

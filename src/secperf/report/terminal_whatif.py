@@ -63,7 +63,7 @@ def prediction_table(series: list[dict]) -> Table:
 def _pct(x: dict | None, fmt) -> str:
     if x is None:
         return "–"
-    share = "" if x["share"] is None else f" ({x['share'] * 100:.0f} %)"
+    share = "" if x["share"] is None else f" ({x['share'] * 100:.0f}%)"  # no space: the share never wraps away
     return f"{fmt(x['adds'])} of {fmt(x['secured'])}{share}"
 
 

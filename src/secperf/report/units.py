@@ -184,12 +184,14 @@ def _rewrite(cell, fam: str, to: str, keep_unit: bool):
     return cell
 
 
-def unify_column(cells: list) -> tuple[list, str | None]:
+def unify_column(cells: list, prefer: dict[str, str] | None = None) -> tuple[list, str | None]:
     """One unit per column: (new cells, unit for the header or None).
 
     Pure column (every cell holding a digit is one quantity, all of one family): the numbers in one
-    unit chosen by column_unit, the unit returned for the header. Otherwise, each family whose
-    quantities come in more than one unit in the column is rewritten to one unit, kept inline."""
+    unit chosen by column_unit, the unit returned for the header; `prefer` (family -> unit, the unit
+    most of the table's columns use) wins when its numbers are at most one character longer, so
+    neighbouring columns read in the same unit. Otherwise, each family whose quantities come in more
+    than one unit in the column is rewritten to one unit, kept inline."""
     plains = [_cell_plain(c) for c in cells]
     digits = [p for p in plains if p is not None and any(ch.isdigit() for ch in p)]
     if not digits:
@@ -197,7 +199,13 @@ def unify_column(cells: list) -> tuple[list, str | None]:
     pure = [_PURE.fullmatch(p) for p in digits]
     if all(pure) and len({UNIT_FAMILIES[m.group("unit")][0] for m in pure}) == 1:
         fam = UNIT_FAMILIES[pure[0].group("unit")][0]
-        to = column_unit([(m.group("num"), m.group("unit")) for m in pure])
+        qs = [(m.group("num"), m.group("unit")) for m in pure]
+        to = column_unit(qs)
+        want = (prefer or {}).get(fam)
+        if want and want != to:
+            width = lambda u: max(len(_in_unit(n, x, u)) for n, x in qs)  # noqa: E731
+            if width(want) <= max(width(to) + 1, 4):
+                to = want
         return [_rewrite(c, fam, to, keep_unit=False) for c in cells], to
     found: dict[str, list[tuple[str, str]]] = {}
     for p in digits:

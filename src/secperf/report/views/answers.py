@@ -150,20 +150,25 @@ def whatif_findings(doc: dict) -> list[dict]:
 
 
 def device_findings(doc: dict) -> list[dict]:
-    """Study S1's question on an emulated core: what a handshake costs per group (warm handshakes)."""
+    """Study S1's question on an emulated core: what a handshake costs per configuration (warm
+    handshakes); each row named by what differs between them (group/suite, certificates, mode, build)."""
     warm = [s for s in doc["series"] if s.get("kind") == "device" and (s.get("derived") or {}).get("messages")
             and s["labels"].get("phase") == "warm"]
     if not warm:
         return []
     lb = warm[0]["labels"]
+    varying = [k for k in ("mode", "server_cert", "client_cert", "config")
+               if len({str(s["labels"].get(k)) for s in warm}) > 1]
     parts = []
     for s in warm:
         d = s["derived"]
         ms = d["derived_ms"]
-        parts.append(f"{s['labels'].get('group')}/{s['labels'].get('suite')} {d['instructions_median'] / 1e6:.1f} M "
+        extra = "".join(f" {s['labels'].get(k)}" for k in varying)
+        parts.append(f"{s['labels'].get('group')}/{s['labels'].get('suite')}{extra} {d['instructions_median'] / 1e6:.1f} M "
                      f"instructions (≈{ms['ms_low']:.0f}–{ms['ms_high']:.0f} ms, derived)")
-    return [_finding("device", f"A TLS handshake of {lb.get('stack')} on the emulated {lb.get('device')} costs: "
-                     + "; ".join(parts) + ".")]
+    mode = "" if "mode" in varying or lb.get("mode", "full") == "full" else f" ({lb.get('mode')})"
+    return [_finding("device", f"A TLS handshake{mode} of {lb.get('stack')} on the emulated {lb.get('device')} costs: "
+                     + "; ".join(dict.fromkeys(parts)) + ".")]
 
 
 def jwt_findings(doc: dict) -> list[dict]:
