@@ -122,7 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "(as --key-session cold) (default: software,se:iot-safe-sim)")
     cn.add_argument("--handshake", action="append", metavar="KINDS", help="full, resumed (default: both); 0rtt (quic)")
     cn.add_argument("--lost", action="append", metavar="KINDS",
-                    help="quic: none (default), client-initial, server-initial (that Initial datagram is not sent)")
+                    help="quic: none (default), client-initial, server-initial; dtls13/dtls12: client-hello "
+                         "(that first datagram is not sent: recovery by the protocol's own timer)")
     cn.add_argument("--cid", action="append", metavar="ON_OFF", help="dtls13: connection IDs off, on (default: both)")
     cn.add_argument("--client", action="append", metavar="NAMES",
                     help="probe (default), curl, mosquitto_pub, paho, coap-client, openvpn, or 'all' "

@@ -169,7 +169,8 @@ def connect(protocols, keys, handshakes, clients, auths, coap_security, networks
     from . import connect_beyond as CB
     mine, protocols = CB.split(protocols)
     if mine:  # quic, dtls13, dtls12: secperf's own pairs (app/connect_beyond.py)
-        return CB.connect(mine, protocols, keys, handshakes, clients, networks, opts, output, target, beyond or {},
+        return CB.connect(mine, protocols, keys, handshakes, clients, networks, opts, output, target,
+                          {**(beyond or {}), "tls": tls, "nagle": nagle},
                           lambda ps, hs: connect(ps, keys, hs, clients, auths, coap_security, networks, tls, nagle,
                                                  opts, output, key_sessions, target, coap_servers, phases_only=True))
     if not phases_only:

@@ -53,7 +53,7 @@ def configs(protocols, keys, handshakes, clients, networks, lost=("none",), cid=
                     raise InputError(f"quic: unknown --handshake {h!r}; known: {', '.join(Q.HANDSHAKES)}")
             for x in lost:
                 if x not in Q.LOSSES:
-                    raise InputError(f"--lost {x!r}: unknown; known: {', '.join(Q.LOSSES)}")
+                    raise InputError(f"--lost {x!r}: unknown for quic; known: {', '.join(Q.LOSSES)}")
             if cid and "on" in cid and protocols == ["quic"]:
                 raise InputError("--cid: QUIC always carries connection IDs; --cid acts on dtls13 (drop it)")
             out += [Q.QuicConfig(handshake=h, network=n, lost=x) for n in networks for h in handshakes for x in lost]
@@ -68,10 +68,11 @@ def configs(protocols, keys, handshakes, clients, networks, lost=("none",), cid=
             for c in cids:
                 if c not in ("off", "on"):
                     raise InputError(f"--cid {c!r}: known: off, on")
-            if any(x != "none" for x in lost) and protocols == [p]:
-                raise InputError(f"--lost: acts on QUIC's Initial packets; {p} has none here (drop --lost)")
-            out += [D.Dtls13Config(version=version, handshake=h, cid=c == "on", network=n)
-                    for n in networks for h in handshakes for c in cids]
+            for x in lost:
+                if x not in D.LOSSES:
+                    raise InputError(f"--lost {x!r}: unknown for {p}; known: {', '.join(D.LOSSES)}")
+            out += [D.Dtls13Config(version=version, handshake=h, cid=c == "on", network=n, lost=x)
+                    for n in networks for h in handshakes for c in cids for x in lost]
     return out
 
 
@@ -98,6 +99,12 @@ def connect(mine, others, keys, handshakes, clients, networks, opts, output, tar
     from .runner import measure_and_write
     if target:
         raise InputError(f"--connect HOST:PORT: {', '.join(mine)} are measured against secperf's own server only")
+    if beyond.get("tls", "1.3") != "1.3" and (not others or set(others) <= {"coap", "vpn"}):
+        v = beyond["tls"]
+        raise InputError(f"--tls {v}: acts on https and mqtt; " + ("QUIC carries TLS 1.3 only (RFC 9001)" if "quic" in mine
+                         else "the DTLS version is in the protocol's name") + ": for DTLS 1.2 name dtls12, drop --tls")
+    if beyond.get("nagle") and not set(others) & {"mqtt", "https", "vpn"}:
+        raise InputError(f"--nagle: acts on TCP connections (mqtt, https, vpn); {', '.join(mine)} run over UDP: drop --nagle")
     nets = links.networks(networks)
     rows = configs(mine, keys, handshakes, clients, [n.name for n in nets], lost=beyond.get("lost") or ["none"],
                    cid=beyond.get("cid"), keys_given=beyond.get("keys_given", True))

@@ -439,6 +439,9 @@ def _derive(s: dict) -> None:
     d["bytes_c2s_p50"] = stats.median([c["bytes_c2s"] for c in ok])
     d["bytes_s2c_p50"] = stats.median([c["bytes_s2c"] for c in ok])
     d["resumed"] = sum(1 for c in ok if c["resumed"])
+    # as the probe's connect rows name it, so `whatif --calibrate` takes the client's CPU from here (the
+    # whole connection's: handshake and request/response; the rest of the time is server + network)
+    d["phases_p50_us"] = [{"phase": "handshake: client CPU", "p50_us": stats.median([c["lib_cpu_us"] for c in ok])}]
     d["early_data_accepted"] = sum(1 for c in ok if c["early_data_accepted"])
     d["cpu_segments_p50_us"] = [{"segment": n, "p50_us": stats.median([c["cpu_segments"][k]["cpu_us"] for c in ok])}
                                 for k, n in enumerate(CPU_SEGMENTS)]

@@ -157,6 +157,10 @@ def handshake_row_scenario(labels: dict) -> tuple[str, str] | None:
 
 def connect_row_scenario(labels: dict) -> tuple[str, str, str] | None:
     proto, hs, key = labels.get("protocol"), labels.get("handshake"), labels.get("key_source", "software")
+    if (labels.get("client"), proto) in (("aioquic", "quic"), ("wolfssl", "dtls13")):   # connect quic|dtls13
+        if labels.get("lost", "none") != "none":
+            return None
+        return ("quic", hs, key) if proto == "quic" else ("dtls1.3", hs + ("-cid" if labels.get("cid") else ""), key)
     if labels.get("client") != "probe" or proto not in ("https", "mqtt", "coap"):
         return None
     if labels.get("auth", "mtls") not in ("mtls", None) or labels.get("security", "pki") != "pki":

@@ -31,12 +31,17 @@ PROTOCOLS = {
     "openvpn": "OpenVPN over UDP: reset exchange, TLS 1.3 control channel with key exchange, PUSH_REQUEST -> PUSH_REPLY",
     "jwt": "HTTPS request authenticated by an ES256 JWT (TLS 1.3 without a client certificate)",
     "edhoc": "EDHOC over CoAP (RFC 9528 A.2), then an OSCORE-protected CoAP GET -> response (model/flights_edhoc.py)",
+    "quic": "QUIC with TLS 1.3 (aioquic), then a request (40 B) -> response (846 B) on a stream (model/flights_quic.py)",
+    "dtls1.3": "DTLS 1.3 as wolfSSL 5.9 runs it, mutual authentication, cookie, then request -> response "
+               "(model/flights_dtls13.py)",
 }
 HANDSHAKES = V.HANDSHAKES                 # per protocol, the handshakes modelled (spec/vocabulary.py)
 # the smallest MTU a protocol's model accepts, and why
 MTU_MIN = {"tcp": (576, "RFC 1122 3.3.3: every IPv4 host must accept 576-byte datagrams; the model's MSS "
                         "assumes at least that"),
-           "udp": (256, "OpenSSL's smallest DTLS path MTU (256 bytes; smaller handshake fragments are refused)")}
+           "udp": (256, "OpenSSL's smallest DTLS path MTU (256 bytes; smaller handshake fragments are refused)"),
+           "quic": (1228, "RFC 9000 14: QUIC needs a path that carries 1200-byte UDP payloads (1228 with IPv4 and "
+                          "UDP headers)")}
 
 TCP_HDR, UDP_HDR = 52, 28         # IPv4 + TCP with timestamps (Linux default) / IPv4 + UDP
 SYN_BYTES, ACK_BYTES = 60, 52     # SYN / SYN-ACK with options; a bare ACK
@@ -90,6 +95,10 @@ PLAIN = {
                        "confirmable retransmission timer"),
     "coap": ("UDP", "CoAP without DTLS (coap://, port 5683): CON GET (20 B) -> piggybacked ACK (40 B)"),
     "edhoc": ("UDP", "CoAP without EDHOC or OSCORE: CON GET (20 B) -> piggybacked ACK (40 B)"),
+    "quic": ("UDP", "the same request (40 B) -> response (846 B) as one plain UDP exchange on the same "
+                    "confirmable retransmission timer (no QUIC: its transport is inseparable from TLS 1.3)"),
+    "dtls1.3": ("UDP", "the same request (40 B) -> response (846 B) as one plain UDP exchange on the same "
+                       "confirmable retransmission timer"),
     "openvpn": ("UDP", "a tunnel without security (no TLS control channel, no reset exchange, no keys): the "
                        "configuration request/response OpenVPN carries (PUSH_REQUEST 100 B -> PUSH_REPLY "
                        "300 B) as one plain UDP exchange on OpenVPN's retransmission timer, then the same "
@@ -425,7 +434,7 @@ def _plain(s: Scenario) -> FlightModel:
         app = Exchange(Flight("client", (("CONNECT", MQTT_CONNECT),), handshake_done=True),
                        Flight("server", (("CONNACK", MQTT_CONNACK),)), "tcp")
         return FlightModel(s, "tcp", (SYN, app), start_mark=("back_recv", 0), notes=(PLAIN[p][1],))
-    if p == "dtls1.2":
+    if p in ("dtls1.2", "dtls1.3", "quic"):
         app = Exchange(Flight("client", (("request", HTTP_REQ),), handshake_done=True),
                        Flight("server", (("response", HTTP_RESP),)), "coap")
         return FlightModel(s, "udp", (app,), notes=(PLAIN[p][1],))
@@ -467,6 +476,12 @@ def build(s: Scenario) -> FlightModel:
     p = s.protocol
     if p == "edhoc":
         from .flights_edhoc import flight_model
+        return flight_model(s)
+    if p == "quic":
+        from .flights_quic import flight_model
+        return flight_model(s)
+    if p == "dtls1.3":
+        from .flights_dtls13 import flight_model
         return flight_model(s)
     http = ((("GET request", HTTP_REQ + TLS13_ENC),), (("HTTP response", HTTP_RESP + TLS13_ENC),))
     if p == "tls1.3":

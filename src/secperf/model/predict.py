@@ -279,8 +279,8 @@ def plan(sc: F.Scenario, table: CostTable, link: N.LinkModel, until: str = "resp
             ops = tuple((op, table.get(f.sender, op).us, table.get(f.sender, op).source) for op in f.ops)
             tr = "tcp" if e.transport in ("tcp", "tcp-syn") else "udp"
             pk, wire = N.packets(f.payload, tr, link.mtu)
-            if tr == "tcp" and f.writes > pk:          # each write its own segment (TCP_NODELAY)
-                wire += (f.writes - pk) * F.TCP_HDR
+            if f.writes > pk:          # each write its own segment (TCP_NODELAY) or datagram (a record each)
+                wire += (f.writes - pk) * (F.TCP_HDR if tr == "tcp" else F.UDP_HDR)
                 pk = f.writes
             extra = N.extra_window_rounds(pk) if e.transport == "tcp" else 0
             rpk, rwire = N.dtls_resend(f.msgs, link.mtu) if e.transport == "dtls" else (0, 0)

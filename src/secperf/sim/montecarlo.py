@@ -339,7 +339,7 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
             legs.append(fp)
         if stop:
             break
-        if e.transport in ("dtls", "coap", "ovpn"):
+        if e.transport in ("dtls", "coap", "ovpn", "quic-initial", "quic"):
             # the client's timer covers its flight and the answer: any loss costs one timer period
             f = _exchange_failures(rng, chains, link, legs, n, e.transport)
             if f is not None:
@@ -349,6 +349,10 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
                 elif e.transport == "dtls":
                     t0 = N.DTLS_TIMER_S
                     failed |= f > N.DTLS_MAX_RETRIES
+                elif e.transport.startswith("quic"):       # QUIC's probe timeout (model/flights_quic.py)
+                    from ..model import flights_quic as FQ
+                    t0 = FQ.pto_s(e.transport, rtt)
+                    failed |= f > FQ.MAX_PTO
                 else:
                     t0 = N.OVPN_TLS_TIMEOUT_S
                 w = t0 * (np.exp2(np.minimum(f, 20)) - 1.0)
@@ -374,7 +378,8 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
             "failed": failed}
 
 
-_RETRY_LIMIT = {"dtls": N.DTLS_MAX_RETRIES, "coap": N.COAP_MAX_RETRANSMIT, "ovpn": N.DTLS_MAX_RETRIES}
+_RETRY_LIMIT = {"dtls": N.DTLS_MAX_RETRIES, "coap": N.COAP_MAX_RETRANSMIT, "ovpn": N.DTLS_MAX_RETRIES,
+                "quic-initial": 8, "quic": 8}   # flights_quic.MAX_PTO
 
 
 def _exchange_failures(rng, chains: Chains, link: N.LinkModel, legs, n: int, transport: str):

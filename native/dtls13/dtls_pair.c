@@ -1,0 +1,343 @@
+/* secperf-dtls: a timed DTLS 1.3 / DTLS 1.2 client and server on wolfSSL 5.9 (RFC 9147, RFC 6347),
+ * with or without connection IDs (RFC 9146 / RFC 9147 section 9), full or resumed handshakes.
+ *
+ * Both ends are this program so DTLS 1.3 and DTLS 1.2 run on the same server code and library.
+ * The client logs every datagram it sends or receives (time, size, the records in it) by wrapping
+ * wolfSSL's own UDP callbacks, so wolfSSL's retransmission timers stay its own; it reads its thread's
+ * CPU time at message boundaries: the ClientHello written, the handshake done, the response read.
+ *
+ *   server: dtls_pair --role server --version 1.3 --host ADDR --ca CA --cert C --key K [--cid]
+ *           prints {"ready":PORT} and serves connections one after another until killed
+ *   client: dtls_pair --role client --version 1.3 --host ADDR --port P --ca CA --cert C --key K
+ *           --n N --warmup W --mode full|resumed [--cid] [--drop-first] prints one JSON line a connection
+ *
+ * Keys are read from their files (never from the command line). */
+#define _GNU_SOURCE
+#include <wolfssl/options.h>
+#include <wolfssl/ssl.h>
+#include <wolfssl/wolfio.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_DGRAMS 128
+#define SERVER_CID_LEN 8
+
+typedef struct {
+    const char *role, *version, *host, *ca, *cert, *key, *mode;
+    int port, n, warmup, cid, drop_first, request_bytes, response_bytes, timeout_ms;
+} options;
+
+typedef struct {
+    char dir;           /* 's' sent by the client, 'r' received */
+    double t_us;
+    int bytes;
+    int dropped;
+    char what[96];      /* the records in the datagram */
+} dgram;
+
+typedef struct {        /* one client connection's log */
+    double t0_ns, cpu0_ns, cpu_hello_ns;
+    int ndg, sent, drop_left;
+    dgram dg[MAX_DGRAMS];
+} conn_log;
+
+static conn_log g_log;
+
+static double now_ns(clockid_t c) {
+    struct timespec ts;
+    clock_gettime(c, &ts);
+    return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static const char *hs_name(int t) {
+    switch (t) {
+    case 1: return "ClientHello";
+    case 2: return "ServerHello";
+    case 3: return "HelloVerifyRequest";
+    case 4: return "NewSessionTicket";
+    case 11: return "Certificate";
+    case 12: return "ServerKeyExchange";
+    case 13: return "CertificateRequest";
+    case 14: return "ServerHelloDone";
+    case 15: return "CertificateVerify";
+    case 16: return "ClientKeyExchange";
+    case 20: return "Finished";
+    default: return "handshake";
+    }
+}
+
+/* The records of one datagram, by kind: plaintext records name their first handshake message,
+ * DTLS 1.3's unified header (first bits 001) is "encrypted", 1.2 records after CCS are "encrypted". */
+static void describe(const unsigned char *b, int n, int cid_len, char *out, size_t cap) {
+    int i = 0;
+    out[0] = 0;
+    while (i < n) {
+        const char *w;
+        int len;
+        if ((b[i] & 0xE0) == 0x20) {             /* DTLS 1.3 unified header */
+            int j = i + 1;
+            if (b[i] & 0x10) j += cid_len;        /* C: connection ID present */
+            j += (b[i] & 0x08) ? 2 : 1;           /* S: 16- or 8-bit sequence number */
+            if (b[i] & 0x04) {                    /* L: length present */
+                if (j + 2 > n) break;
+                len = (b[j] << 8) | b[j + 1];
+                j += 2;
+            } else {
+                len = n - j;
+            }
+            w = "encrypted";
+            i = j + len;
+        } else {
+            if (i + 13 > n) break;
+            int type = b[i], epoch = (b[i + 3] << 8) | b[i + 4];
+            int hdr = 13 + (type == 25 ? cid_len : 0);   /* tls12_cid records carry the CID */
+            if (i + hdr > n) break;
+            len = (b[i + hdr - 2] << 8) | b[i + hdr - 1];
+            if (type == 22 && epoch == 0 && i + hdr < n) w = hs_name(b[i + hdr]);
+            else if (type == 20) w = "ChangeCipherSpec";
+            else if (type == 21) w = epoch == 0 ? "alert" : "encrypted-alert";
+            else if (type == 23 || type == 25) w = "application";
+            else w = "encrypted";
+            i += hdr + len;
+        }
+        size_t used = strlen(out);
+        snprintf(out + used, cap - used, "%s%s", used ? "," : "", w);
+    }
+}
+
+static int log_send(WOLFSSL *ssl, char *buf, int sz, void *ctx) {
+    conn_log *L = &g_log;
+    if (L->sent == 0) L->cpu_hello_ns = now_ns(CLOCK_THREAD_CPUTIME_ID);
+    L->sent++;
+    int dropped = 0, ret = sz;
+    if (L->drop_left > 0) { L->drop_left--; dropped = 1; }   /* a lost datagram: never reaches the wire */
+    else ret = EmbedSendTo(ssl, buf, sz, ctx);
+    if (ret > 0 && L->ndg < MAX_DGRAMS) {
+        dgram *d = &L->dg[L->ndg++];
+        d->dir = 's'; d->t_us = (now_ns(CLOCK_MONOTONIC) - L->t0_ns) / 1e3; d->bytes = sz; d->dropped = dropped;
+        describe((unsigned char *)buf, sz, SERVER_CID_LEN, d->what, sizeof d->what);
+    }
+    return ret;
+}
+
+static int log_recv(WOLFSSL *ssl, char *buf, int sz, void *ctx) {
+    int ret = EmbedReceiveFrom(ssl, buf, sz, ctx);
+    conn_log *L = &g_log;
+    if (ret > 0 && L->ndg < MAX_DGRAMS) {
+        dgram *d = &L->dg[L->ndg++];
+        d->dir = 'r'; d->t_us = (now_ns(CLOCK_MONOTONIC) - L->t0_ns) / 1e3; d->bytes = ret; d->dropped = 0;
+        describe((unsigned char *)buf, ret, 0, d->what, sizeof d->what);
+    }
+    return ret;
+}
+
+static WOLFSSL_CTX *make_ctx(const options *o, int server) {
+    WOLFSSL_METHOD *m;
+    if (strcmp(o->version, "1.3") == 0)
+        m = server ? wolfDTLSv1_3_server_method() : wolfDTLSv1_3_client_method();
+    else
+        m = server ? wolfDTLSv1_2_server_method() : wolfDTLSv1_2_client_method();
+    WOLFSSL_CTX *ctx = wolfSSL_CTX_new(m);
+    if (!ctx) return NULL;
+    if (wolfSSL_CTX_load_verify_locations(ctx, o->ca, NULL) != WOLFSSL_SUCCESS ||
+        wolfSSL_CTX_use_certificate_chain_file(ctx, o->cert) != WOLFSSL_SUCCESS ||
+        wolfSSL_CTX_use_PrivateKey_file(ctx, o->key, WOLFSSL_FILETYPE_PEM) != WOLFSSL_SUCCESS) {
+        fprintf(stderr, "dtls_pair: cannot load the CA, certificate or key\n");
+        wolfSSL_CTX_free(ctx);
+        return NULL;
+    }
+    /* mutual authentication, as the lab's CoAP rows: the server verifies the client's certificate */
+    wolfSSL_CTX_set_verify(ctx, WOLFSSL_VERIFY_PEER | (server ? WOLFSSL_VERIFY_FAIL_IF_NO_PEER_CERT : 0), NULL);
+    wolfSSL_CTX_UseSessionTicket(ctx);   /* DTLS 1.2: RFC 5077 tickets; DTLS 1.3 resumes by ticket anyway */
+    wolfSSL_CTX_set_cipher_list(ctx, strcmp(o->version, "1.3") == 0 ? "TLS13-AES128-GCM-SHA256"
+                                                                     : "ECDHE-ECDSA-AES128-GCM-SHA256");
+    /* one group, X25519, as the QUIC and TLS 1.3 rows: the ClientHello carries one key share (5.9's
+     * default list would add a hybrid ML-KEM share of over a kilobyte) */
+    int groups[] = {WOLFSSL_ECC_X25519};
+    if (wolfSSL_CTX_set_groups(ctx, groups, 1) != WOLFSSL_SUCCESS) {
+        fprintf(stderr, "dtls_pair: cannot restrict the groups to X25519\n");
+        wolfSSL_CTX_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+static int is_client_hello(const unsigned char *b, int n) {
+    return n > 13 && b[0] == 22 && b[13] == 1 && b[3] == 0 && b[4] == 0;
+}
+
+static int run_server(const options *o) {
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_port = htons((unsigned short)o->port);
+    inet_pton(AF_INET, o->host, &a.sin_addr);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        fprintf(stderr, "dtls_pair: bind %s: %s\n", o->host, strerror(errno));
+        return 1;
+    }
+    socklen_t al = sizeof a;
+    getsockname(fd, (struct sockaddr *)&a, &al);
+    WOLFSSL_CTX *ctx = make_ctx(o, 1);
+    if (!ctx) return 1;
+    printf("{\"ready\":%d}\n", ntohs(a.sin_port));
+    fflush(stdout);
+    unsigned char peek[2048];
+    char *resp = malloc((size_t)o->response_bytes);
+    memset(resp, 'R', (size_t)o->response_bytes);
+    for (;;) {
+        struct sockaddr_in peer;
+        socklen_t pl = sizeof peer;
+        int got = (int)recvfrom(fd, peek, sizeof peek, MSG_PEEK, (struct sockaddr *)&peer, &pl);
+        if (got < 0) continue;
+        if (!is_client_hello(peek, got)) {   /* a late datagram of an earlier connection */
+            recv(fd, peek, sizeof peek, 0);
+            continue;
+        }
+        WOLFSSL *ssl = wolfSSL_new(ctx);
+        wolfSSL_set_fd(ssl, fd);
+        wolfSSL_dtls_set_peer(ssl, &peer, pl);
+        if (o->cid) {
+            unsigned char cid[SERVER_CID_LEN];
+            for (int i = 0; i < SERVER_CID_LEN; i++) cid[i] = (unsigned char)(0xC0 + i);
+            wolfSSL_dtls_cid_use(ssl);
+            wolfSSL_dtls_cid_set(ssl, cid, SERVER_CID_LEN);
+        }
+        int r = wolfSSL_accept(ssl);
+        if (r == WOLFSSL_SUCCESS) {
+            char req[4096];
+            int rd = wolfSSL_read(ssl, req, sizeof req);
+            if (rd > 0) wolfSSL_write(ssl, resp, o->response_bytes);
+            /* wait for the client's close_notify so its last records do not reach the next connection */
+            wolfSSL_read(ssl, req, sizeof req);
+        } else {
+            char e[80];
+            wolfSSL_ERR_error_string_n(wolfSSL_get_error(ssl, r), e, sizeof e);
+            fprintf(stderr, "dtls_pair server: handshake failed: %s\n", e);
+        }
+        wolfSSL_free(ssl);
+    }
+}
+
+static void print_conn(int i, int ok, const char *stage, const char *reason, double hs_us, double usable_us,
+                       double cpu_hello, double cpu_hs, double cpu_resp, int resumed, int cid) {
+    printf("{\"i\":%d,\"ok\":%s", i, ok ? "true" : "false");
+    if (!ok) printf(",\"stage\":\"%s\",\"reason\":\"%s\"", stage, reason);
+    else
+        printf(",\"handshake_us\":%.3f,\"usable_us\":%.3f,\"cpu_hello_us\":%.3f,\"cpu_handshake_us\":%.3f,"
+               "\"cpu_response_us\":%.3f,\"resumed\":%s,\"cid\":%s",
+               hs_us, usable_us, cpu_hello, cpu_hs, cpu_resp, resumed ? "true" : "false", cid ? "true" : "false");
+    printf(",\"wire\":[");
+    for (int k = 0; k < g_log.ndg; k++) {
+        dgram *d = &g_log.dg[k];
+        printf("%s{\"dir\":\"%s\",\"t_us\":%.3f,\"bytes\":%d,\"records\":\"%s\"%s}", k ? "," : "",
+               d->dir == 's' ? "c2s" : "s2c", d->t_us, d->bytes, d->what, d->dropped ? ",\"dropped\":true" : "");
+    }
+    printf("]}\n");
+    fflush(stdout);
+}
+
+static int run_client(const options *o) {
+    WOLFSSL_CTX *ctx = make_ctx(o, 0);
+    if (!ctx) return 1;
+    wolfSSL_CTX_SetIOSend(ctx, log_send);
+    wolfSSL_CTX_SetIORecv(ctx, log_recv);
+    struct sockaddr_in srv = {0};
+    srv.sin_family = AF_INET;
+    srv.sin_port = htons((unsigned short)o->port);
+    inet_pton(AF_INET, o->host, &srv.sin_addr);
+    WOLFSSL_SESSION *session = NULL;
+    char *req = malloc((size_t)o->request_bytes);
+    memset(req, 'G', (size_t)o->request_bytes);
+    int resume = strcmp(o->mode, "resumed") == 0;
+    for (int i = -o->warmup - (resume ? 1 : 0); i < o->n; i++) {
+        int fd = socket(AF_INET, SOCK_DGRAM, 0);
+        WOLFSSL *ssl = wolfSSL_new(ctx);
+        wolfSSL_set_fd(ssl, fd);
+        wolfSSL_dtls_set_peer(ssl, &srv, sizeof srv);
+        if (o->cid) wolfSSL_dtls_cid_use(ssl);   /* we ask for the server's CID; ours is empty */
+        if (resume && session) wolfSSL_set_session(ssl, session);
+        memset(&g_log, 0, sizeof g_log);
+        g_log.drop_left = (o->drop_first && i >= 0) ? 1 : 0;
+        g_log.t0_ns = now_ns(CLOCK_MONOTONIC);
+        g_log.cpu0_ns = now_ns(CLOCK_THREAD_CPUTIME_ID);
+        int r = wolfSSL_connect(ssl);
+        double t_hs = now_ns(CLOCK_MONOTONIC), c_hs = now_ns(CLOCK_THREAD_CPUTIME_ID);
+        if (r != WOLFSSL_SUCCESS) {
+            char e[80];
+            wolfSSL_ERR_error_string_n(wolfSSL_get_error(ssl, r), e, sizeof e);
+            if (i >= 0) print_conn(i, 0, "handshake", e, 0, 0, 0, 0, 0, 0, 0);
+            wolfSSL_free(ssl);
+            close(fd);
+            continue;
+        }
+        int got = 0, w = wolfSSL_write(ssl, req, o->request_bytes);
+        char buf[4096];
+        while (w > 0 && got < o->response_bytes) {
+            int rd = wolfSSL_read(ssl, buf, sizeof buf);
+            if (rd <= 0) break;
+            got += rd;
+        }
+        double t_done = now_ns(CLOCK_MONOTONIC), c_done = now_ns(CLOCK_THREAD_CPUTIME_ID);
+        int reused = wolfSSL_session_reused(ssl);
+        unsigned int cid_size = 0;
+        int cid_on = o->cid && wolfSSL_dtls_cid_get_tx_size(ssl, &cid_size) == WOLFSSL_SUCCESS && cid_size > 0;
+        if (got < o->response_bytes) {
+            if (i >= 0) print_conn(i, 0, "response", "response incomplete", 0, 0, 0, 0, 0, 0, 0);
+        } else if (i >= 0) {
+            print_conn(i, 1, "", "", (t_hs - g_log.t0_ns) / 1e3, (t_done - g_log.t0_ns) / 1e3,
+                       (g_log.cpu_hello_ns - g_log.cpu0_ns) / 1e3, (c_hs - g_log.cpu_hello_ns) / 1e3,
+                       (c_done - c_hs) / 1e3, reused, cid_on);
+        }
+        if (resume) {
+            if (session) wolfSSL_SESSION_free(session);
+            session = wolfSSL_get1_session(ssl);
+        }
+        wolfSSL_shutdown(ssl);
+        wolfSSL_free(ssl);
+        close(fd);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    options o = {"client", "1.3", "127.0.0.1", NULL, NULL, NULL, "full", 0, 10, 1, 0, 0, 40, 846, 10000};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--cid")) { o.cid = 1; continue; }
+        if (!strcmp(a, "--drop-first")) { o.drop_first = 1; continue; }
+        if (!v) { fprintf(stderr, "dtls_pair: %s needs a value\n", a); return 2; }
+        i++;
+        if (!strcmp(a, "--role")) o.role = v;
+        else if (!strcmp(a, "--version")) o.version = v;
+        else if (!strcmp(a, "--host")) o.host = v;
+        else if (!strcmp(a, "--port")) o.port = atoi(v);
+        else if (!strcmp(a, "--ca")) o.ca = v;
+        else if (!strcmp(a, "--cert")) o.cert = v;
+        else if (!strcmp(a, "--key")) o.key = v;
+        else if (!strcmp(a, "--mode")) o.mode = v;
+        else if (!strcmp(a, "--n")) o.n = atoi(v);
+        else if (!strcmp(a, "--warmup")) o.warmup = atoi(v);
+        else if (!strcmp(a, "--request-bytes")) o.request_bytes = atoi(v);
+        else if (!strcmp(a, "--response-bytes")) o.response_bytes = atoi(v);
+        else { fprintf(stderr, "dtls_pair: unknown option %s\n", a); return 2; }
+    }
+    if (!o.ca || !o.cert || !o.key || (strcmp(o.version, "1.3") && strcmp(o.version, "1.2")) ||
+        o.request_bytes < 1 || o.request_bytes > 4096 || o.response_bytes < 1 || o.response_bytes > 16384) {
+        fprintf(stderr, "dtls_pair: --ca, --cert, --key needed; --version 1.2 or 1.3; sizes 1..4096/16384\n");
+        return 2;
+    }
+    wolfSSL_Init();
+    int rc = strcmp(o.role, "server") == 0 ? run_server(&o) : run_client(&o);
+    wolfSSL_Cleanup();
+    return rc;
+}
