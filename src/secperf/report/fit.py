@@ -85,22 +85,27 @@ def _copy(table: Table, columns=None) -> Table:
     cols = table.columns if columns is None else columns
     t.columns = []
     for i, c in enumerate(cols):
-        nc = copy.copy(c)
-        nc._cells = list(c._cells)
+        nc = copy.copy(c)  # the cells list is shared: nothing here changes it in place
         nc._index = i
         t.columns.append(nc)
     t.rows = list(table.rows)
     return t
 
 
+_RANGES: dict = {}  # (cells list, header) -> (longest word, longest line), for one fitted() call
+
+
 def _ranges(console: Console, table: Table) -> list[tuple[int, int]]:
     out = []
     for col in table.columns:
-        lo, hi = _measure(console, col.header) if table.show_header else (0, 0)
-        for cell in col._cells:
-            a, b = _measure(console, cell)
-            lo, hi = max(lo, a), max(hi, b)
-        out.append((max(1, lo), max(1, hi)))
+        key = (id(col._cells), id(col.header), table.show_header)
+        if key not in _RANGES:
+            lo, hi = _measure(console, col.header) if table.show_header else (0, 0)
+            for cell in col._cells:
+                a, b = _measure(console, cell)
+                lo, hi = max(lo, a), max(hi, b)
+            _RANGES[key] = (col._cells, col.header, (max(1, lo), max(1, hi)))  # keeps the keys' objects alive
+        out.append(_RANGES[key][2])
     return out
 
 
@@ -267,6 +272,7 @@ def _stacked(console: Console, table: Table, width: int) -> list:
 def fitted(table: Table, console: Console) -> list:
     """The renderables that show `table` within console.width (steps 1–5 of the module's doc)."""
     width = console.width
+    _RANGES.clear()
     t = normalise(table)
     if not t.columns:
         return [table]
