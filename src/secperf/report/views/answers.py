@@ -110,6 +110,12 @@ def signer_findings(doc: dict) -> list[dict]:
         if local:
             text += f"; in software {fmt_time_us(_p50(local))}"
         out.append(_finding("signer", text + " (P50)."))
+    soft = {m: by.get(("software", m)) for m in ("local_sw", "local_sw_cmd")}
+    if not out and soft["local_sw"]:  # no secure-element row measured: software signing alone
+        text = f"Signing in software: {fmt_time_us(_p50(soft['local_sw']))} in the process"
+        if soft["local_sw_cmd"]:
+            text += f", {fmt_time_us(_p50(soft['local_sw_cmd']))} as an openssl command per signature (process start included)"
+        out.append(_finding("signer", text + " (P50)."))
     return out
 
 
