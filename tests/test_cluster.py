@@ -103,7 +103,7 @@ def test_a_malformed_cluster_address_is_an_input_error(value):
 
 
 @pytest.mark.parametrize("argv", [["whatif", "tls1.3", "--cluster", "auto"],
-                                  ["plan", "periodic-collection", "--cluster", "auto"],
+                                  ["plan", "--pattern", "periodic-collection", "--cluster", "auto"],
                                   ["server", "--cluster", "auto"],
                                   ["fleet", "--replay", "20", "--cluster", "auto"]])
 def test_without_ray_cluster_exits_2_naming_the_extra(argv, monkeypatch, capsys, tmp_path):
@@ -231,7 +231,7 @@ def test_a_sweep_on_the_cluster_equals_the_local_run_with_the_same_seed(ray_clus
 
 @pytest.mark.slow
 def test_a_plan_on_the_cluster_equals_the_local_plan(ray_cluster, tmp_path):
-    args = ["plan", "periodic-collection,event-driven,remote-management", "--n", "2000", "--seed", "3", "--json",
+    args = ["plan", "--pattern", "periodic-collection,event-driven,remote-management", "--n", "2000", "--seed", "3", "--json",
             "--no-report", "--out", str(tmp_path)]
     local = _secperf(*args, env=ray_cluster["env"])
     remote = _secperf(*args, "--cluster", ray_cluster["address"], env=ray_cluster["env"])

@@ -257,6 +257,9 @@ int lg_storm_run(const lg_args *a, volatile sig_atomic_t *stop)
         if (waits.n > 0 && rank <= (double)waits.n)
             json_obj_fixed(&o, qs[i].k, 4, lg_samples_quantile(&waits, rank / waits.n) / 1e6);
     }
+    /* the clients' waits in log-linear bins (µs): several generators' storms merge exactly */
+    json_obj_key(&o, "wait_hist_us");
+    lg_hist_write(stdout, &waits);
     json_obj_fixed(&o, "cpu_s", 6, cpu);
     json_obj_key(&o, "errors");
     json_obj e;

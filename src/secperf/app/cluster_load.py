@@ -258,8 +258,9 @@ def _merge(g: Generators, results: dict, clocks: list, lost: list, first, last, 
         r = results[i]
         ends = [m for m in r["lines"] if m.get("type") == "end"]
         for m in r["lines"]:
+            m = {**m, "worker": g.places[i]["name"]}
             if "proc" in m:
-                m = {**m, "proc": i * 64 + m["proc"], "worker": g.places[i]["name"]}
+                m["proc"] = i * 64 + m["proc"]     # distinct over the generators (each numbers its own from 0)
             lines.append(m)
         if r["stderr"]:
             stderr.append(f"{g.places[i]['name']}: {r['stderr']}")
@@ -415,5 +416,112 @@ def run_server(o, output) -> int:
                     run.save(doc)
                     progress("done", cfg, i, len(items), None)
             return measure_and_write("server", params, [Phase(configs, lambda c: c.label(), runner)], output)
+        finally:
+            g.stop()
+
+
+# --- secperf fleet --replay --cluster ----------------------------------------------------------------
+def merge_storm(run: dict) -> dict:
+    """The storm's end line over every generator: clients, returns, attempts and failures added; the
+    time until all are back is the latest generator's (all started at the same instant, each one's
+    lateness added); wait percentiles from the merged wait histograms, ranked over all clients (one
+    that never came back counts as not yet back, as the generator does)."""
+    ends = [m for m in run["lines"] if m.get("type") == "end"]
+    late = {w["name"]: w["start_late_ms"] / 1e3 for w in run["cluster"]["workers"]}
+    out: dict = {"loop": "storm", "generators": len(ends)}
+    for k in ("clients", "back", "gave_up", "attempts", "failed_attempts"):
+        out[k] = sum(e.get(k, 0) for e in ends)
+    out["elapsed_s"] = max(e.get("elapsed_s", 0.0) + late.get(e.get("worker"), 0.0) for e in ends)
+    out["stopped"] = ",".join(sorted({e.get("stopped", "?") for e in ends}))
+    if out["back"] == out["clients"] and all("time_all_back_s" in e for e in ends):
+        out["time_all_back_s"] = max(e["time_all_back_s"] + late.get(e.get("worker"), 0.0) for e in ends)
+    waits = Histogram.merged(Histogram.from_pairs(e.get("wait_hist_us", []), f"{e.get('worker')} wait_hist_us")
+                             for e in ends)
+    for k, q in (("wait_p50_s", 0.5), ("wait_p90_s", 0.9), ("wait_p99_s", 0.99), ("wait_max_s", 1.0)):
+        rank = q * out["clients"]
+        if waits.n and rank <= waits.n:
+            out[k] = waits.quantile_us(rank / waits.n) / 1e6
+    out["wait_hist_us"] = waits.to_pairs()
+    out["cpu_s"] = sum(e.get("cpu_s", 0.0) for e in ends)
+    errors: dict[str, int] = {}
+    for e in ends:
+        for r, c in (e.get("errors") or {}).items():
+            errors[r] = errors.get(r, 0) + c
+    out["errors"] = errors
+    return out
+
+
+def replay_storm(pki, g: Generators, clients: int, policy: str, base_s: float, cap_s: float, timeout_s: float,
+                 key: str, core: int, capacity_s: float, duration_s: float, workdir, seed: int) -> dict:
+    """measure.server.replay_storm with the capacity runs and the storm on the cluster's generators:
+    nginx here (pinned to `core`), capacity at 32 clients before and after, the storm's clients
+    spread over the generators, all starting at the same instant."""
+    from ..core.paths import private_dir
+    from ..measure import server as S
+    wd = private_dir(workdir / f"storm-{clients}")
+    cfg = S.ServerConfig("nginx", key)
+    srv = S.start_server(cfg, pki, wd, seed, backlog=max(512, clients + 64))
+    try:
+        S.pin(srv.proc.pid, core)
+        p = S.LoadParams(concurrency=[32], duration_s=capacity_s, warmup_s=0.3, seed=seed, core=core,
+                         loadgen_procs=1)
+        cap_argv = S.loadgen_argv(srv.port, cfg, 32, p)
+        before = S.summarize_level(run_level(g, cap_argv, srv.proc.pid, 0.3, capacity_s, capacity_s + 30))
+        time.sleep(1.0)
+        from ..measure.server import process_cpu_s
+        cpu0 = process_cpu_s(srv.proc.pid)
+        argv = S.storm_argv(srv.port, clients, policy, base_s, cap_s, timeout_s, duration_s, seed=seed)
+        run = run_level(g, argv, None, 0.0, 0.0, duration_s + 60)
+        cpu = process_cpu_s(srv.proc.pid) - cpu0
+        time.sleep(1.0)
+        after = S.summarize_level(run_level(g, cap_argv, srv.proc.pid, 0.3, capacity_s, capacity_s + 30))
+    finally:
+        srv.stop()
+    if not any(m.get("type") == "end" for m in run["lines"]):
+        raise S.ServerMeasureError(f"secperf-loadgen --storm gave no end line on any generator: {run['stderr'][-300:]}")
+    end = merge_storm(run)
+    return {"server": "nginx", "key": key, "clients": clients, "policy": policy, "base_s": base_s, "cap_s": cap_s,
+            "timeout_s": timeout_s,
+            "capacity_per_s": (before["handshakes_per_s"] + after["handshakes_per_s"]) / 2,
+            "capacity_before_after_per_s": [before["handshakes_per_s"], after["handshakes_per_s"]],
+            "capacity_cpu_us_per_handshake": before["server_cpu_us_per_handshake"], "storm": end,
+            "server_cpu_s": cpu, "intervals": [m for m in run["lines"] if m.get("type") == "interval"],
+            "cluster": {"workers": [{k: v for k, v in w.items() if k != "hist_us"} for w in run["cluster"]["workers"]],
+                        "lost": run["cluster"]["lost"]}}
+
+
+def run_replay(o, params: dict, output) -> int:
+    """`secperf fleet --replay N --cluster`: app/server._run_replay with the storm on the cluster."""
+    from ..core.errors import SetupError
+    from ..measure import server as S
+    from .cluster import connect
+    from .runner import Phase, measure_and_write
+    from .server import replay_compare
+    params = {**params, "cluster": o.cluster}
+    with connect(o.cluster, quiet=output.json) as cl:
+        g = place(cl, 0)
+        try:
+            def runner(items, doc, run, progress):
+                from ..lab.pki import LabPKI
+                pki = LabPKI().ensure()
+                replays = []
+                doc["analysis"]["cluster"] = {**cl.as_dict(), "generators": g.places}
+                for i, pol in enumerate(items):
+                    progress("start", pol, i, len(items), None)
+                    try:
+                        m = replay_storm(pki, g, o.replay, pol, o.base_s, o.cap_s, o.timeout_s, o.key, 0,
+                                         o.measure_s, min(o.horizon_s, 600.0), run.dir / "replay", o.seed)
+                        r = replay_compare(o, pol, m)
+                        r["cluster"] = m["cluster"]
+                        replays.append(r)
+                    except (S.ServerMeasureError, SetupError, ClusterRunError) as exc:
+                        replays.append({"clients": o.replay, "policy": pol, "failed": str(exc)})
+                    doc["analysis"]["fleet"] = {"capacity_source": "measured just before and after each replay "
+                                                                   "(mean): nginx, 32 clients over the cluster's "
+                                                                   "generators", "runs": [], "replays": replays}
+                    run.save(doc)
+                    progress("done", pol, i, len(items), None)
+            return measure_and_write("fleet", params, [Phase(o.policies, lambda p: f"storm replay: {p}", runner)],
+                                     output)
         finally:
             g.stop()

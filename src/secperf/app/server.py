@@ -138,6 +138,7 @@ def run(o: ServerOptions, output: Output) -> int:
 @dataclass
 class FleetOptions:
     devices: list[int] = field(default_factory=lambda: [100_000])
+    cluster: str | None = None             # --cluster: a --replay storm's clients over a Ray cluster's generators
     policies: list[str] = field(default_factory=lambda: ["exponential"])
     capacity: float | None = None          # full handshakes/s; None: measure
     resumed_capacity: float | None = None
@@ -299,6 +300,9 @@ def _run_replay(o: FleetOptions, params: dict, output: Output) -> int:
                          "--resumed-share and --device-handshake at 0")
     S.validate(S.ServerConfig("nginx", o.key))
     S.find_loadgen()
+    if o.cluster:
+        from .cluster_load import run_replay
+        return run_replay(o, params, output)
 
     def runner(items, doc, run, progress):
         from ..lab.pki import LabPKI

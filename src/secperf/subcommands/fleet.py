@@ -42,6 +42,8 @@ def add_arguments(p) -> None:
                    "against nginx with secperf-loadgen --storm and compare with the model at the capacity "
                    "measured just before")
     p.add_argument("--seed", type=seed, default=1)
+    from .shared import cluster_option
+    cluster_option(p, "with --replay, the storm's clients spread over one secperf-loadgen per worker CPU")
     g = p.add_argument_group("output")
     g.add_argument("--out", type=argtypes.path, default="results")
     from .shared import allow_partial_option
@@ -72,5 +74,10 @@ def run(args) -> int:
                          horizon_s=args.horizon, from_result=args.from_result, server=args.server, key=args.key,
                          measure_s=args.measure_seconds, seed=args.seed, abandoned_work=args.abandoned_work,
                          replay=args.replay, allow_partial=args.allow_partial)
+    from ..app.cluster import require
+    o.cluster = require(args.cluster)     # Ray missing or a malformed address: exit 2 before anything runs
+    if o.cluster and o.replay is None:
+        raise InputError("--cluster with fleet: only a --replay storm runs on the cluster (the model runs here in "
+                         "seconds); add --replay N or drop --cluster")
     out = Output(out=args.out, json=args.json, csv=args.csv, no_report=args.no_report, command=["secperf", *sys.argv[1:]])
     return app.run_fleet(o, out)
