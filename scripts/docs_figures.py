@@ -81,9 +81,14 @@ def fig_device(run: Runner) -> None:
         if s["id"] not in seen:
             seen.add(s["id"])
             uniq.append(s)
-    labels = [s["id"].split("/", 1)[1].replace(" @ nb-iot", "").replace("mqtt full x25519 cert ecdsa-p256 ", "")
-              for s in uniq]
-    fig, ax = plt.subplots(figsize=(8, 2.8))
+    def label(s: dict) -> str:
+        lab = s["labels"]
+        if lab.get("security") == "none":
+            return "MQTT without security\n(plain TCP)"
+        key = "software key" if lab["key"] == "software" else lab["key"].replace("se:", "secure element ")
+        return f"MQTT over TLS 1.3\n{key}"
+    labels = [label(s) for s in uniq]
+    fig, ax = plt.subplots(figsize=(8, 3.3))
     left = [0.0] * len(uniq)
     for key, name in BREAKDOWN:
         vals = [s["derived"]["breakdown_mean_us"].get(key, 0.0) / 1e6 for s in uniq]
@@ -91,9 +96,9 @@ def fig_device(run: Runner) -> None:
         left = [a + b for a, b in zip(left, vals)]
     for i, s in enumerate(uniq):
         ax.text(left[i] + 0.05, i, f"P50 {p50_ms(s) / 1e3:.2f} s", va="center", fontsize=8)
-    ax.set_xlabel("mean connection set-up, s (MQTT CONNECT → CONNACK, NB-IoT, Cortex-M4 80 MHz)")
-    ax.set_xlim(0, max(left) * 1.25)
-    ax.legend(fontsize=7, ncol=3, loc="lower right")
+    ax.set_xlabel("mean set-up until CONNACK, s (Cortex-M4 at 80 MHz, NB-IoT)")
+    ax.set_xlim(0, max(left) * 1.22)
+    ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.45, -0.32), frameon=False)
     save(fig, "device-mqtt-nbiot")
 
 
@@ -149,9 +154,10 @@ def fig_s2(run: Runner) -> None:
         ys = [by.get((p, k), 0.0) for p in protocols]
         bars = ax.bar(xs, ys, width, label=k)
         ax.bar_label(bars, fmt="%.0f", fontsize=7)
-    ax.set_xticks(range(len(protocols)), [p.upper() for p in protocols])
+    ax.set_xticks(range(len(protocols)), [{"coap": "CoAP"}.get(p, p.upper()) for p in protocols])
     ax.set_ylabel("predicted set-up P50, ms (LTE-M)")
-    ax.legend(fontsize=8)
+    ax.set_ylim(0, max(by.values()) * 1.3)
+    ax.legend(fontsize=8, ncol=3, loc="upper left")
     save(fig, "s2-secure-element")
 
 
@@ -176,7 +182,7 @@ def fig_s3(run: Runner) -> None:
 def fig_s4(run: Runner) -> None:
     """Study S4: CPU load of frame authentication on the RL78 for a tag every k frames."""
     doc = run("can", "--device", "rl78,rh850", "--mac", "chaskey,aes-128-cmac")
-    fig, ax = plt.subplots(figsize=(6.5, 3.2))
+    fig, ax = plt.subplots(figsize=(7.5, 3.2))
     for sweep in doc["analysis"]["can"]["sweeps"]:
         if sweep.get("fd"):       # CAN FD carries the tag in the frame: same CPU load, no extra frame
             continue
@@ -189,7 +195,7 @@ def fig_s4(run: Runner) -> None:
     ax.set_yscale("log")
     ax.set_xlabel("one tag every k frames")
     ax.set_ylabel("CPU load of MAC processing, %")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     save(fig, "s4-can-load")
 
 
