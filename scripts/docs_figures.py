@@ -218,12 +218,12 @@ def fig_s5(run: Runner) -> None:
     save(fig, "s5-signatures")
 
 
-def fig_validation_whatif(run: Runner, out: Path) -> None:
+def fig_validation_whatif(run: Runner) -> None:
     """Predicted against measured: the what-if model, calibrated on a loopback run, against the same
     handshakes measured over emulated links (P50 from the first packet to the handshake's end)."""
     links = ["delay=5ms", "delay=25ms", "delay=25ms,loss=2%"]
     cal = run("handshake", "versions", "--n", "40")
-    cal_path = out / "calibration.json"
+    cal_path = run.out / "calibration.json"
     cal_path.write_text(json.dumps(cal))
     measured = run("handshake", "versions", "--n", "15", *sum((["--network", n] for n in links), []))
     predicted = run("whatif", "tls1.3,tls1.2", *sum((["--network", n] for n in links), []),
@@ -291,7 +291,7 @@ def fig_validation_boards(files: list[Path]) -> None:
 
 
 FIGS = {"device": fig_device, "s1": fig_s1, "s2": fig_s2, "s3": fig_s3, "s4": fig_s4, "s5": fig_s5,
-        "validation-whatif": None}
+        "validation-whatif": fig_validation_whatif}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -310,11 +310,7 @@ def main(argv: list[str] | None = None) -> int:
         out.mkdir(parents=True, exist_ok=True)
         run = Runner(out)
         for name, draw in FIGS.items():
-            if name not in only:
-                continue
-            if name == "validation-whatif":
-                fig_validation_whatif(run, out)
-            else:
+            if name in only:
                 draw(run)
         if "validation-boards" in only:
             if not args.boards_json:

@@ -64,7 +64,7 @@ def test_every_option_of_every_subcommand_is_in_the_cli_reference():
     commands = list(HOOK.subparsers(HOOK.build_parser()))
     assert len(commands) > 20                      # the walk reached the subcommands and their actions
     missing = []
-    for command, parser in commands:
+    for command, parser, _ in commands:
         assert command in sections, f"{command} has no section in the CLI reference"
         section = sections[command]
         for action in parser._actions:

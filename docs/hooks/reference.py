@@ -40,13 +40,14 @@ def build_parser() -> argparse.ArgumentParser:
     return build()
 
 
-def subparsers(parser: argparse.ArgumentParser, prefix: str = "secperf"):
-    """(command line, parser) for the parser and every sub-parser below it, depth first."""
-    yield prefix, parser
+def subparsers(parser: argparse.ArgumentParser, prefix: str = "secperf", summary: str = ""):
+    """(command line, parser, its one-line help) for the parser and every sub-parser below it, depth first."""
+    yield prefix, parser, summary
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
+            helps = {choice.dest: choice.help or "" for choice in action._choices_actions}
             for name, sub in action.choices.items():
-                yield from subparsers(sub, f"{prefix} {name}")
+                yield from subparsers(sub, f"{prefix} {name}", helps.get(name, ""))
 
 
 def _help_of(action: argparse.Action, parser: argparse.ArgumentParser) -> str:
@@ -93,22 +94,12 @@ def cli_page() -> str:
              "failures beyond the allowed share, 2 bad input.", ""]
     commands = list(subparsers(parser))
     lines += ["| command | what it does |", "|---|---|"]
-    helps = {}
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for choice in action._choices_actions:
-                helps[f"secperf {choice.dest}"] = choice.help or ""
-            for name, sub in action.choices.items():
-                for sub_action in sub._actions:
-                    if isinstance(sub_action, argparse._SubParsersAction):
-                        for choice in sub_action._choices_actions:
-                            helps[f"secperf {name} {choice.dest}"] = choice.help or ""
-    for command, _ in commands[1:]:
-        lines.append(f"| [`{command}`](#{_anchor(command)}) | {_cell(helps.get(command, ''))} |")
+    for command, _, summary in commands[1:]:
+        lines.append(f"| [`{command}`](#{_anchor(command)}) | {_cell(summary)} |")
     lines.append("")
-    for command, sub in commands:
+    for command, sub, summary in commands:
         lines += [f"## `{command}` {{#{_anchor(command)}}}", ""]
-        description = sub.description or helps.get(command, "")
+        description = sub.description or summary
         if description:
             lines += [_cell(description), ""]
         lines += ["```text", sub.format_usage().strip(), "```", ""]
