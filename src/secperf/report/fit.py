@@ -3,6 +3,7 @@
 
 What it does to a table, in order:
 
+0. A column that is empty in every row is left out (a "note" column with no notes).
 1. One unit per column (`units.unify_column`): a column whose cells are all quantities of one kind
    (times, bytes, throughput, energy) gets one unit, chosen for the column's range, stated once in
    the header ("P50 (ms)"); the cells keep only the number. A column of composite cells
@@ -276,6 +277,11 @@ def fitted(table: Table, console: Console) -> list:
     t = normalise(table)
     if not t.columns:
         return [table]
+    if t.rows and len(t.columns) > 1:  # a column no row has anything in says nothing: not printed
+        keep = [c for i, c in enumerate(t.columns) if i == 0 or any(cell_text(x).strip() or not isinstance(x, (str, Text))
+                                                                     for x in c._cells)]
+        if len(keep) < len(t.columns):
+            t = _copy(t, keep)
     widths = _allocate(console, t, width, comfort=True)
     if widths is not None and (len(t.columns) < 2 or widths[0] >= _ranges(console, t)[0][1]):
         return [_fix(t, widths)]
