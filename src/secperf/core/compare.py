@@ -125,9 +125,12 @@ def measured_row(sid: str, metric: str, unit: str, a: list[float], b: list[float
                 "reason": "one sample on a side gives no interval; measure longer (--n, --duration)"}
     d = _difference(a, b, alpha, power, seed)
     base = d["a"]
-    rel = (lambda x: x / base) if base else (lambda x: math.nan)
+    rel = (lambda x: x / base) if base else (lambda x: None)  # A at 0: no relative change (and no NaN in JSON)
     change, ci = rel(d["diff"]), [rel(x) for x in d["diff_ci"]]
-    verdict = _verdict(change, ci, min_change, lower_is_better) if base else TOO_FEW
+    # A at 0 (a count of nothing): no relative change; the absolute interval alone decides
+    verdict = (_verdict(change, ci, min_change, lower_is_better) if base else
+               _verdict(d["diff"], d["diff_ci"], 0.0, lower_is_better) if d["diff_ci"][0] > 0 or d["diff_ci"][1] < 0
+               else TOO_FEW)
     row.update({"method": d["method"], "a": d["a"], "b": d["b"], "diff": d["diff"], "diff_ci": d["diff_ci"],
                 "change": change, "change_ci": ci, "detectable": d["mde"], "detectable_change": rel(d["mde"]),
                 "verdict": verdict})

@@ -146,7 +146,7 @@ def interval_rates(s: dict) -> list[float]:
     per: dict[float, int] = {}
     for m in s.get("samples") or []:
         if m.get("type") == "interval" and _num(m.get("t_s")) is not None and _num(m.get("handshakes")) is not None:
-            t = round(m["t_s"], 1)
+            t = round(m["t_s"])  # the interval rule of measure/server.py (interval_cpu_per_hs)
             per[t] = per.get(t, 0) + m["handshakes"]
     out, prev = [], 0.0
     for t in sorted(per):

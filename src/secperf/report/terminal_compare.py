@@ -56,8 +56,8 @@ def measured_table(cmp: dict) -> Table:
             continue
         ci = r["change_ci"]
         t.add_row(r["id"], r["metric"], n, fmt(r["a"], r["unit"]), fmt(r["b"], r["unit"]), signed(r["diff"], r["unit"]),
-                  f"{pct(r['change'])} [{pct(ci[0])}, {pct(ci[1])}]", f"±{abs(r['detectable_change']):.1%}"
-                  if r["detectable_change"] == r["detectable_change"] else "", _verdict(r["verdict"]))
+                  f"{pct(r['change'])} [{pct(ci[0])}, {pct(ci[1])}]" if r["change"] is not None else "", f"±{abs(r['detectable_change']):.1%}"
+                  if r["detectable_change"] is not None else "", _verdict(r["verdict"]))
     return t
 
 
