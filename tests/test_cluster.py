@@ -224,7 +224,7 @@ def test_a_sweep_on_the_cluster_equals_the_local_run_with_the_same_seed(ray_clus
     assert a["series"] == b["series"]
     assert a["analysis"]["whatif"] == b["analysis"]["whatif"]
     assert b["analysis"]["cluster"]["cpus"] == 2 and len(b["analysis"]["cluster"]["nodes"]) == 2
-    other = _secperf(*args[:-5], "--seed", "12", "--json", "--no-report", "--out", str(tmp_path),
+    other = _secperf(*args[:-6], "--seed", "12", "--json", "--no-report", "--out", str(tmp_path),
                      "--cluster", ray_cluster["address"], env=ray_cluster["env"])
     assert json.loads(other.stdout)["series"] != b["series"]          # the seed, not luck, decides
 

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""A what-if sweep on Ray: throughput with two worker CPUs against one, side by side in one run.
+
+The sweep is a real `secperf whatif` grid (tls1.3, rtt 0..999 ms step 1 x loss 0..9 % step 1:
+10,000 cells, --n 300 by default), predicted through the same code `whatif --cluster` uses
+(app/whatif.predict_cells -> app/cluster.map_items). For each worker count a private Ray instance
+on this machine gets exactly that many CPUs (ray.init(num_cpus=K), loopback); the rounds alternate
+1, 2, 1, 2, ... and the medians are compared. A local run (no Ray, this process) is timed once as
+the reference the fan-out must reproduce: every worker count's predictions are checked equal to it
+(the same seed gives the same draws wherever a cell runs).
+
+Target: two workers >= 1.8x one worker's cells per second. The work is CPU-bound, so the ratio
+needs two free cores: the load average before and after each round is printed next to it (a host
+shared with other work cannot show 1.8x, and says so).
+
+Usage: python benchmarks/cluster_sweep.py [--n 300] [--rounds 2] [--cells 10000] [--json OUT]
+Exit status: 0 when the target holds, 1 otherwise, 2 when Ray is not installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import statistics
+import sys
+import time
+
+
+def sweep_cells(n: int, cells: int):
+    from secperf.app import whatif as W
+    loss = max(1, min(10, cells // 1000))
+    rtt_hi = max(1, cells // loss) - 1
+    o = W.WhatifOptions(protocols=["tls1.3"], sweep=f"rtt=0..{rtt_hi}:1,loss=0..{loss - 1}:1", n=n, seed=7,
+                        max_cells=max(20_000, cells))
+    table = W.cost_table(o)
+    cs, _ = W._cells(o, table)
+    return o, table, cs
+
+
+def fingerprint(preds: list[dict]) -> list:
+    return [(p["sim"]["usable"]["p50_us"], p["sim"]["usable"]["p95_us"], p["sim"]["usable"]["mean_us"])
+            for p in preds]
+
+
+def timed_on_ray(k: int, o, table, cells) -> tuple[float, list]:
+    import ray
+    from secperf.app import cluster as C
+    from secperf.app.whatif import predict_cells
+    ray.init(num_cpus=k, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
+             logging_level=logging.WARNING, runtime_env=C.runtime_env())
+    try:
+        cl = C.Cluster("local", C._alive_nodes(ray))
+        predict_cells(cells[: 4 * k], table, o, cl)          # workers started and secperf imported on each
+        t0 = time.perf_counter()
+        preds = predict_cells(cells, table, o, cl)
+        return time.perf_counter() - t0, preds
+    finally:
+        ray.shutdown()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=300, help="simulated connections per cell")
+    ap.add_argument("--cells", type=int, default=10_000)
+    ap.add_argument("--rounds", type=int, default=2, help="rounds of (1 worker, 2 workers)")
+    ap.add_argument("--json", help="also write the figures as JSON here")
+    args = ap.parse_args()
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        print("Ray is not installed: pip install 'secperf[cluster]'", file=sys.stderr)
+        return 2
+    from secperf.app.whatif import predict_cells
+    o, table, cells = sweep_cells(args.n, args.cells)
+    print(f"host: {os.cpu_count()} CPUs; sweep: {len(cells):,} cells x n {args.n} (tls1.3, rtt x loss)")
+    load0 = os.getloadavg()
+    t0 = time.perf_counter()
+    ref = fingerprint(predict_cells(cells, table, o))
+    local_s = time.perf_counter() - t0
+    print(f"local (no Ray, one process): {len(cells) / local_s:,.0f} cells/s ({local_s:.1f} s); "
+          f"load {load0[0]:.2f} -> {os.getloadavg()[0]:.2f}")
+    rates: dict[int, list[float]] = {1: [], 2: []}
+    loads = []
+    same = True
+    for r in range(args.rounds):
+        for k in (1, 2):
+            la = os.getloadavg()[0]
+            wall, preds = timed_on_ray(k, o, table, cells)
+            lb = os.getloadavg()[0]
+            same = same and fingerprint(preds) == ref
+            rates[k].append(len(cells) / wall)
+            loads.append((k, la, lb))
+            print(f"round {r + 1}: {k} worker(s): {len(cells) / wall:,.0f} cells/s ({wall:.1f} s); load {la:.2f} -> "
+                  f"{lb:.2f}")
+    one, two = statistics.median(rates[1]), statistics.median(rates[2])
+    ratio = two / one
+    ok = ratio >= 1.8 and same
+    print(f"two workers / one worker: {ratio:.2f}x (target >= 1.8x); cells equal to the local run at every worker "
+          f"count: {same}")
+    busy = max(la for _, la, _ in loads)
+    if ratio < 1.8:
+        print(f"note: the load average reached {busy:.1f} on {os.cpu_count()} CPUs during the rounds: two workers "
+              f"had {'no' if busy >= (os.cpu_count() or 1) else 'not'} two free cores; run it on a quiet host")
+    out = {"cells": len(cells), "n": args.n, "local_cells_per_s": len(cells) / local_s,
+           "one_worker_cells_per_s": rates[1], "two_workers_cells_per_s": rates[2], "ratio": ratio,
+           "equal_to_local": same, "load": loads, "cpus": os.cpu_count()}
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
