@@ -3,7 +3,7 @@ and what makes it faster?" from whatever the Result holds, each naming the secti
 
 Findings, in order: connection set-up per protocol with the software key against the secure
 element, per network (S2's question); what resumption saves with the secure element; what a cached
-JWT saves; TLS 1.3 against TLS 1.2; the costliest handshake message; signing on the secure element
+JWT saves; TLS 1.3 against TLS 1.2; what an emulated link adds; the costliest handshake message; signing on the secure element
 (kept session vs a device waking cold); the cheapest signature at 128-bit strength; the cheapest MAC
 and what it does to a CAN bus; an emulated core's handshake; predictions (what-if) with their range
 and what security adds; each pattern's verdict (plan); server capacity; how long a reconnect storm
@@ -93,6 +93,24 @@ def handshake_findings(doc: dict) -> list[dict]:
         s, m = worst
         out.append(_finding("handshake", f"The costliest step of the client's handshake is {m['message']}: "
                             f"{fmt_time_us(m['p50_cpu_us'])} of CPU (P50) in {s['labels'].get('label', s['id'])}."))
+    return out
+
+
+def netem_findings(doc: dict) -> list[dict]:
+    """What each emulated link adds to a handshake: the same configuration over the link against
+    loopback (P50), the first configuration measured both ways."""
+    hs = [s for s in doc["series"] if s.get("kind") == "handshake" and s.get("summary")]
+    key = lambda s: (s["labels"].get("label"), s["labels"].get("server"))  # noqa: E731
+    base = {key(s): s for s in hs if (s["labels"].get("network") or "loopback") == "loopback"}
+    out = []
+    for net in dict.fromkeys(s["labels"].get("network") for s in hs
+                             if (s["labels"].get("network") or "loopback") != "loopback"):
+        pair = next(((s, base[key(s)]) for s in hs if s["labels"].get("network") == net and key(s) in base), None)
+        if pair:
+            s, b = pair
+            out.append(_finding("netem", f"The {net} link adds {fmt_time_us(_p50(s) - _p50(b))} to a handshake "
+                                f"({s['labels'].get('label')}: {fmt_time_us(_p50(b))} on loopback, "
+                                f"{fmt_time_us(_p50(s))} over {net}, P50)."))
     return out
 
 
@@ -225,7 +243,7 @@ def can_findings(doc: dict) -> list[dict]:
         text = f"{label}: smallest k (one tag every k frames) within {lim}: " + (", ".join(ok) if ok else "none")
         if no:
             text += f"; no k up to {max(len(s.get('rows') or []) for s in sweeps) or 8} fits for " + ", ".join(no)
-        out.append(_finding("can", text + "."))
+        out.append(_finding("mac", text + "."))  # the report's MAC section holds the CAN figures
     return out
 
 
@@ -309,7 +327,7 @@ def fleet_findings(doc: dict) -> list[dict]:
         return []
     cap = (fl.get("runs") or [{}])[0].get("model", {}).get("capacity_per_s")
     at = f" at {cap:,.0f} handshakes/s" if cap else ""
-    return [_finding("fleet", f"Reconnect storm{at}: " + "; ".join(parts) + ".")]
+    return [_finding("server", f"Reconnect storm{at}: " + "; ".join(parts) + ".")]  # the report's server section
 
 
 def _whatif(doc: dict) -> list[dict]:
@@ -322,6 +340,6 @@ def _whatif(doc: dict) -> list[dict]:
 def key_findings(doc: dict) -> list[dict]:
     """The answer first: [{"section": anchor id, "text": sentence}], most important first; every
     Result kind has its findings (a kind whose rows are missing has none)."""
-    return (connect_findings(doc) + handshake_findings(doc) + signer_findings(doc) + jwt_findings(doc)
+    return (connect_findings(doc) + handshake_findings(doc) + netem_findings(doc) + signer_findings(doc) + jwt_findings(doc)
             + crypto_findings(doc) + mac_findings(doc) + device_findings(doc) + _whatif(doc) + plan_findings(doc)
             + server_findings(doc) + fleet_findings(doc))
