@@ -11,8 +11,9 @@ What it does to a table, in order:
 2. Widths computed here, not by rich: no column is narrower than its longest word (header words
    included), so a number or a unit is never cut and rich never prints its ellipsis; text columns
    wrap at spaces. Fixed widths are handed to rich.
-3. Too wide for the console, a long key column (the first one, e.g. a what-if scenario label) becomes
-   short keys (the words that differ between rows, else A, B, C...) with a legend printed under it.
+3. Too wide for the console, or its key column (the first one, e.g. a what-if scenario label) would
+   wrap: long labels become short keys (a multi-line label's first line, else the words that differ
+   between rows, else A, B, C...) with a legend printed under the table.
 4. Still too wide: column groups, each repeating the key columns (the first column, and the second
    when it is text too), "(part 1 of 2)" in the title, the caption under the last part.
 5. Even one key column plus one other column too wide: a stacked layout, one block per row, each
@@ -20,7 +21,11 @@ What it does to a table, in order:
 
 Decision: one generic fitter applied at print time, not per-table layouts, so every table kind
 (also ones added later, e.g. new protocols') is covered by the same rules and the same test.
-A builder may set `table.secperf_keys = N` to name how many leading columns identify a row."""
+A builder may set `table.secperf_keys = N` to name how many leading columns identify a row.
+
+For a new table kind: build a plain rich Table (numbers with their unit in each cell, e.g. via
+units.fmt_time_us; left-justified text columns first) and hand it to the command's table list
+(app/runner.py result_tables) or print it with print_table; tests/test_tables_fit.py checks the rules."""
 
 from __future__ import annotations
 
