@@ -142,3 +142,26 @@ def test_results_sharing_nothing_exit_2(tmp_path, capsys):
         s["id"] += "/other"
     assert main(["compare", _write(tmp_path, "a", a), _write(tmp_path, "b", b)]) == 2
     assert "share no series" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_real_server_and_handshake_runs_export_and_compare(tmp_path):
+    """The real measurements (the probe server under the load generator; probe handshakes) go
+    through the same exports and comparison as the constructed Results above."""
+    from prometheus_client.parser import text_string_to_metric_families
+    from secperf.report.export import to_csv
+    from secperf.report.export_metrics import exposition
+    server = ["server", "--server", "probe", "--key", "ecdsa-p256", "--concurrency", "2", "--duration", "3",
+              "--warmup", "0.3"]
+    for argv in (server, ["handshake", "versions", "--n", "12"]):
+        a, b = K.cli(argv, tmp_path / "a"), K.cli(argv, tmp_path / "b")
+        csv_text = to_csv(a)
+        assert csv_text.count("\n") > len(a["series"])
+        assert list(text_string_to_metric_families(exposition(a)))
+        rows = compare(a, b)["rows"]
+        assert rows and all(r.get("diff_ci") for r in rows)
+        assert all(r["verdict"] in ("faster", "slower", "higher", "lower", "negligible difference",
+                                    "no significant difference", TOO_FEW) for r in rows)
+        if argv[0] == "server":
+            assert "handshakes_per_s" in csv_text
+            assert {r["metric"] for r in rows} >= {"server_cpu_per_handshake", "handshakes_per_s"}
