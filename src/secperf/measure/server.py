@@ -272,20 +272,18 @@ def rate_limit(level: dict, open_loop: bool = False) -> dict:
         return {"limited_by": "server", "limit_note": None}
     if gen is not None and gen >= BUSY:
         return {"limited_by": "load generator", "limit_note": (
-            f"the load generator limited the rate, not the server: the server was {srv:.0%} busy while the "
-            f"generator's {level.get('loadgen_cores_n', 1)} core(s) were {gen:.0%} busy "
-            f"({level.get('loadgen_cpu_us_per_handshake') or 0:.0f} µs of generator CPU per handshake); "
-            f"the server's capacity is above the handshakes/s shown. Run the generator on more cores "
-            f"(--procs, or a machine with more cores) to reach it")}
+            f"the load generator limited the rate, not the server: server {srv:.0%} busy, generator {gen:.0%} of "
+            f"its {level.get('loadgen_cores_n', 1)} core(s) at {level.get('loadgen_cpu_us_per_handshake') or 0:.0f} µs "
+            f"per handshake; the server's capacity is higher (a machine with more cores: the generator uses all but the "
+            f"server's)")}
     crowded = [(what, b) for what, b in (("server's core was", level.get("server_core_busy")),
                                          ("generator's cores were", level.get("loadgen_cores_busy")))
                if b is not None and b >= BUSY]
     if crowded:
         what, b = crowded[0]
         return {"limited_by": "other work on this machine", "limit_note": (
-            f"other processes limited the rate: the {what} {b:.0%} busy in all while the server used "
-            f"{srv:.0%} and the generator {gen or 0:.0%} of theirs; the figures are not the server's capacity. "
-            f"Rerun on a quiet machine")}
+            f"other work on this machine limited the rate: the {what} {b:.0%} busy in all (server {srv:.0%}, "
+            f"generator {gen or 0:.0%}); not the server's capacity: rerun on a quiet machine")}
     why = "the offered rate" if open_loop else "too few clients in flight"
     return {"limited_by": "neither", "limit_note": None, "limited_by_why": why}
 
