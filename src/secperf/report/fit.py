@@ -37,7 +37,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from .units import UNIT_FAMILIES, unify_column
+from .units import UNIT_FAMILIES, unify_column, zero_column
 
 TEXT_COMFORT = 12     # a text column is not squeezed below this (or its longest word) before splitting
 LONG_KEY = 24         # a key column with labels longer than this gets short keys when the table is too wide
@@ -71,7 +71,7 @@ def _measure(console: Console, cell) -> tuple[int, int]:
 def normalise(table: Table) -> Table:
     """Step 1 on a copy of the table: one unit per column, the unit in the header of pure columns."""
     t = _copy(table)
-    chosen = [unify_column(list(col._cells))[1] for col in t.columns]
+    chosen = [None if zero_column(col._cells) else unify_column(list(col._cells))[1] for col in t.columns]
     counts: dict[str, dict[str, int]] = {}
     for u in filter(None, chosen):
         fam = UNIT_FAMILIES[u][0]

@@ -184,6 +184,12 @@ def _rewrite(cell, fam: str, to: str, keep_unit: bool):
     return cell
 
 
+def zero_column(cells: list) -> bool:
+    """Every number in the column is 0 (its unit is anyone's: it takes the table's usual one)."""
+    nums = [m.group("num") for c in cells for m in QUANTITY.finditer(_cell_plain(c) or "")]
+    return bool(nums) and all(Decimal(n.replace(",", "")) == 0 for n in nums)
+
+
 def unify_column(cells: list, prefer: dict[str, str] | None = None) -> tuple[list, str | None]:
     """One unit per column: (new cells, unit for the header or None).
 
@@ -200,8 +206,9 @@ def unify_column(cells: list, prefer: dict[str, str] | None = None) -> tuple[lis
     if all(pure) and len({UNIT_FAMILIES[m.group("unit")][0] for m in pure}) == 1:
         fam = UNIT_FAMILIES[pure[0].group("unit")][0]
         qs = [(m.group("num"), m.group("unit")) for m in pure]
-        to = column_unit(qs)
         want = (prefer or {}).get(fam)
+        zero = all(Decimal(n.replace(",", "")) == 0 for n, _ in qs)
+        to = want if zero and want else column_unit(qs)
         if want and want != to:
             width = lambda u: max(len(_in_unit(n, x, u)) for n, x in qs)  # noqa: E731
             if width(want) <= max(width(to) + 1, 4):
