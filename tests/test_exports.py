@@ -80,7 +80,7 @@ def test_csv_holds_each_kinds_headline_numbers_under_its_own_names(docs):
     assert int(r["value"]) == 300
 
     _, rows = _csv_rows(docs["device"])
-    [r] = _pick(rows, "instructions", "median")
+    [r] = _pick(rows, "instructions", "median", kind="device")
     assert int(r["value"]) == 30_000_000 and r["unit"] == "instructions" and r["stack"] == "wolfssl"
 
     _, rows = _csv_rows(docs["plan"])

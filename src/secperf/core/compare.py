@@ -55,7 +55,7 @@ METADATA_KEYS = ("cpu_model", "kernel", "openssl", "secperf_version", "cpu_gover
 MIN_RANKS = 10
 MAX_PAIRS = 1_000_000  # 1000 x 1000 pairwise differences: about 0.1 s per row
 PREDICTED_STATS = (("p50", 50.0), ("p95", 95.0), ("p99", 99.0))
-DETERMINISTIC = ("device", "cortexm", "can", "fleet", "plan")
+DETERMINISTIC = ("device", "device_crypto", "cortexm", "can", "fleet", "plan")
 TOO_FEW = "too few samples to decide"
 
 

@@ -5,7 +5,7 @@ kind's numbers are or what they are called.
 
 A record is a dict:
   kind       the series kind (crypto, handshake, signer, jwt, connect, server, whatif, device,
-             cortexm) or the analysis it comes from (can, fleet, plan)
+             device_crypto, cortexm) or the analysis it comes from (can, fleet, plan)
   id         the series id, or a stable id of the analysis row (fleet/100/exponential, plan/PATTERN/best)
   labels     the identifying columns of that kind (ID_COLUMNS[kind]), in that order; a value the
              Result does not state is ""
@@ -36,7 +36,7 @@ ID_COLUMNS: dict[str, tuple[str, ...]] = {
                "concurrency", "offered_per_s"),
     "whatif": ("protocol", "handshake", "group", "cert", "key", "network", "until"),
     "device": ("device", "stack", "tls", "group", "suite", "mode", "server_cert", "client_cert", "phase", "config"),
-    "device_crypto": ("device", "stack", "alg", "op", "config"),
+    "device_crypto": ("device", "stack", "op", "config"),
     "cortexm": ("target", "mac", "op", "size_bytes"),
     "can": ("device", "mac", "fd", "k"),
     "fleet": ("devices", "policy", "capacity_per_s", "resumed_share", "timeout_s"),
@@ -44,11 +44,10 @@ ID_COLUMNS: dict[str, tuple[str, ...]] = {
 }
 # the name of the timed quantity of a measured series, per kind (its timer in the Result)
 TIMED = {"crypto": "time_per_op", "handshake": "handshake_wall", "signer": "sign_time", "jwt": "request_time",
-         "connect": "establishment", "server": "server_cpu_per_handshake", "whatif": "connection_setup",
-         "device_crypto": "time_per_op"}
+         "connect": "establishment", "server": "server_cpu_per_handshake", "whatif": "connection_setup"}
 CPU = {"crypto": "cpu_per_op", "handshake": "client_cpu", "connect": "client_cpu", "jwt": "cpu"}
 SUMMARY_STATS = ("n", "mean", "sd", "min", "p50", "p90", "p95", "p99", "max")
-MEASURED = ("crypto", "handshake", "signer", "jwt", "connect", "server", "device_crypto")
+MEASURED = ("crypto", "handshake", "signer", "jwt", "connect", "server")
 
 
 def _num(v) -> float | None:
@@ -179,6 +178,7 @@ def _device(s: dict, r: _Rows) -> None:
     r.add("handshakes_counted", "value", len(s.get("samples") or []), "count", counter=True)
     for st in ("median", "min", "max"):
         r.add("instructions", st, d.get(f"instructions_{st}"), "instructions")
+    r.add("instructions", "cold", d.get("instructions_cold"), "instructions")
     r.add("app_instructions", "median", d.get("app_instructions_median"), "instructions")
     t = d.get("time") or {}
     r.add("cycles", "value", t.get("cycles"), "cycles")
@@ -210,7 +210,7 @@ def series_observations(s: dict) -> list[dict]:
         _measured(s, r)
     elif kind == "whatif":
         _whatif(s, r)
-    elif kind == "device":
+    elif kind in ("device", "device_crypto"):  # instruction counts under QEMU: a handshake, or one primitive
         _device(s, r)
     elif kind == "cortexm":
         _cortexm(s, r)
