@@ -21,7 +21,7 @@ h1{font-size:1.5em;margin-bottom:.2em} h2{font-size:1.2em;margin-top:2em;border-
 h3{font-size:1.05em;margin-top:1.4em} p{max-width:110ch}
 table{border-collapse:collapse;margin:.6em 0;font-size:13px;display:block;overflow-x:auto;max-width:100%}
 th,td{padding:3px 8px;border-bottom:1px solid #eee;text-align:right;vertical-align:top}
-th{background:#f5f5f5;white-space:nowrap} td.l,th.l{text-align:left} td.l:first-child{white-space:nowrap}
+th{background:#f5f5f5;white-space:nowrap} td.l,th.l{text-align:left} td.l:first-child,td:not(.l){white-space:nowrap}
 .meta td{text-align:left;white-space:normal} .meta th{width:13em}
 .muted{color:#777} .fail{color:#b00020} .warn{color:#a65f00}
 .status-complete{color:#067d17} .status-interrupted,.status-running,.status-abandoned{color:#a65f00} .status-failed{color:#b00020}
