@@ -201,3 +201,16 @@ def test_csv_option_on_model_commands_writes_and_refuses_an_input(tmp_path, docs
     before = res.read_text()
     assert main([*K.REAL["fleet"], "--no-report", "--out", str(tmp_path / "r"), "--csv", str(res)]) == 2
     assert res.read_text() == before  # a Result is never overwritten by an export
+
+
+def test_a_fleet_replay_exports_the_measured_storm_beside_the_model():
+    """`fleet --replay` holds no model runs, only replays (app/server.replay_compare's shape)."""
+    doc = R.new_result(kind="fleet", command=["secperf"], params={}, host={}, run_id="r")
+    doc["analysis"]["fleet"] = {"runs": [], "replays": [{
+        "clients": 50, "policy": "none", "capacity_per_s": 300.0, "timeout_s": 10.0,
+        "measured": {"time_all_back_s": 0.4, "wait_p50_s": 0.1, "wait_p90_s": 0.2, "wait_p99_s": 0.3, "back": 50},
+        "models": {"abandoned work": {"time_all_back_s": 0.35, "ratio_time_all_back_s": 0.4 / 0.35}}}]}
+    _, rows = _csv_rows(doc)
+    back = {r["source"]: float(r["value"]) for r in rows if r["metric"] == "time_all_back"}
+    assert back == {"measured": 0.4, "model: abandoned work": 0.35}
+    assert _sample(_families(doc), "secperf_fleet_time_all_back_seconds", source="measured") == 0.4

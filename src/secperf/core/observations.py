@@ -39,7 +39,7 @@ ID_COLUMNS: dict[str, tuple[str, ...]] = {
     "device_crypto": ("device", "stack", "op", "config"),
     "cortexm": ("target", "mac", "op", "size_bytes"),
     "can": ("device", "mac", "fd", "k"),
-    "fleet": ("devices", "policy", "capacity_per_s", "resumed_share", "timeout_s"),
+    "fleet": ("devices", "policy", "capacity_per_s", "resumed_share", "timeout_s", "source"),
     "plan": ("pattern", "design", "measures", "verdict"),
 }
 # the name of the timed quantity of a measured series, per kind (its timer in the Result)
@@ -247,7 +247,7 @@ def _fleet(fleet: dict) -> list[dict]:
     out = []
     for run in fleet.get("runs") or []:
         m = run.get("model") or {}
-        r = _Rows("fleet", f"fleet/{m.get('devices')}/{m.get('policy')}", _labels("fleet", m))
+        r = _Rows("fleet", f"fleet/{m.get('devices')}/{m.get('policy')}", _labels("fleet", {**m, "source": "model"}))
         r.add("time_all_back", "value", run.get("time_all_back_s"), "s")
         r.add("devices_back", "value", run.get("devices_back"), "count")
         r.add("gave_up", "value", run.get("gave_up"), "count")
@@ -256,6 +256,26 @@ def _fleet(fleet: dict) -> list[dict]:
         for st, v in (run.get("wait_s") or {}).items():
             r.add("wait", st, v, "s")
         out += r.out
+    for rep in fleet.get("replays") or []:  # `fleet --replay`: a real storm beside the model at its capacity
+        lab = {"devices": rep.get("clients"), "policy": rep.get("policy"), "capacity_per_s": rep.get("capacity_per_s"),
+               "timeout_s": rep.get("timeout_s")}
+        base = f"fleet-replay/{rep.get('clients')}/{rep.get('policy')}"
+        sources = [("measured", rep.get("measured") or {})] + [(f"model: {k}", v) for k, v in
+                                                              (rep.get("models") or {}).items()]
+        for source, nums in sources:
+            r = _Rows("fleet", f"{base}/{source}", _labels("fleet", {**lab, "source": source}))
+            r.add("time_all_back", "value", nums.get("time_all_back_s"), "s")
+            for st in ("p50", "p90", "p99"):
+                r.add("wait", st, nums.get(f"wait_{st}_s"), "s")
+            r.add("devices_back", "value", nums.get("back"), "count")
+            r.add("gave_up", "value", nums.get("gave_up"), "count")
+            r.add("failed_attempts", "value", nums.get("failed_attempts"), "count")
+            r.add("time_all_back_measured_over_model", "value", nums.get("ratio_time_all_back_s"), "ratio")
+            out += r.out
+        if rep.get("failed"):
+            r = _Rows("fleet", f"{base}/measured", _labels("fleet", {**lab, "source": "measured"}))
+            r.add("failures", "value", 1, "count", counter=True)
+            out += r.out
     return out
 
 
