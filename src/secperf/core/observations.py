@@ -171,6 +171,17 @@ def _whatif(s: dict, r: _Rows) -> None:
     en = d.get("energy") or {}
     for k in ("total_mj", "radio_mj", "cpu_mj", "se_mj"):
         r.add("energy_" + k.removesuffix("_mj"), "mean", en.get(k), "mJ")
+    # --baseline: what security adds to this row (secured − the same exchange without security)
+    sec = d.get("security_cost") or {}
+    for key, metric, st, unit in (("time_p50_us", "security_adds_time", "p50", "us"),
+                                  ("time_p95_us", "security_adds_time", "p95", "us"),
+                                  ("time_mean_us", "security_adds_time", "mean", "us"),
+                                  ("bytes", "security_adds_bytes", "mean", "bytes"),
+                                  ("radio_on_us", "security_adds_radio_on", "mean", "us"),
+                                  ("energy_mj", "security_adds_energy", "mean", "mJ")):
+        a = sec.get(key)
+        if isinstance(a, dict):
+            r.add(metric, st, a.get("adds"), unit)
 
 
 def _device(s: dict, r: _Rows) -> None:
