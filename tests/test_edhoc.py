@@ -107,10 +107,13 @@ def test_edhoc_then_oscore_over_loopback_udp(flow, tmp_path, monkeypatch):
     assert (keys / "client.key").stat().st_mode & 0o077 == 0
     s = E.measure(cfg, n=2, warmup=0, keys=keys)
     assert s["status"] == "ok", s["failures"]
-    model = FE.coap_datagrams(FE.Variant(combined=flow == "combined"), 0, 0)
+    plain_get = 4 + 2 + 1 + len("temp")   # the same GET without OSCORE: header, aiocoap's 2-byte token, Uri-Path
+    model = FE.coap_datagrams(FE.Variant(combined=flow == "combined"), plain_get, 0)
     for c in s["samples"]:
         assert c["edhoc_bytes"] == {"message_1": 37, "message_2": 45, "message_3": 19}
         assert c["coap_bytes"]["message_1"] == model[0][2] and c["coap_bytes"]["message_2"] == model[1][2]
+        if flow == "combined":   # message_3 inside the first OSCORE request: header, token, options, marker, payload
+            assert c["coap_bytes"]["message_3+request"] == model[2][2]
         msgs = {"message_1", "message_2", "message_3"} | ({"message_4"} if flow == "separate" else set())
         assert set(c["cpu_us"]) == msgs
         assert sum(c["cpu_us"].values()) <= c["cpu_total_us"]

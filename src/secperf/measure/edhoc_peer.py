@@ -36,6 +36,7 @@ from pathlib import Path
 
 PATH = ("temp",)
 REPLY = b"21.5 C"
+COAP_HEADER = 4
 C_I = b"\x37"  # the initiator's connection identifier -24 (one byte on the wire), as in RFC 9529 trace 2
 
 
@@ -209,7 +210,9 @@ async def _handshake(a, ctx, key, ccs, peer_ccs, uri: str) -> dict:
         q["oscore_outer_bytes"] = timed.outer_bytes[i] if i < len(timed.outer_bytes) else None
         q["plain_payload_bytes"] = timed.inner_bytes[i] if i < len(timed.inner_bytes) else None
     if a.flow == "combined" and timed.outer_bytes:
-        wire["message_3+request"] = timed.outer_bytes[0]
+        # the outer message as sent: header 4, a token as long as this context's others (the inner response
+        # does not carry the outer token), options, payload marker, payload
+        wire["message_3+request"] = COAP_HEADER + len(resp.token) + timed.outer_bytes[0] + 1
     first_resp = t_edhoc + int(firsts[0] * 1000) if firsts else t1
     return {"ok": True,
             "edhoc_us": (t_edhoc - t0) / 1000,
