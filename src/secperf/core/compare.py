@@ -35,7 +35,11 @@ error naming both kinds). Three kinds of numbers, three rules:
    says whether the difference exceeds the simulation's own sampling error.
 3. Deterministic numbers (device instruction counts, Cortex-M counts, the CAN model, fleet
    models, plans): every headline number (core/observations.py) present in both, with A, B and the
-   change; a plan's verdict per pattern, changed or not. "Identical" is an answer too.
+   change; a plan's verdict per pattern, changed or not. "Identical" is an answer too. A fleet is
+   a fluid queueing model (no draws: the same inputs give the same numbers). A plan's latencies
+   are Monte Carlo percentiles, but a plan Result keeps no draws: its changes are listed without a
+   sampling interval (rerun both with the same --seed and a larger --n to see what is noise); a
+   `fleet --replay` storm is one measured run per policy, listed the same way.
 
 Results that share nothing (no series id, no row) are an input error naming a few ids of each,
 never an empty "nothing to compare".
