@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,6 +120,9 @@ def run(o: ServerOptions, output: Output) -> int:
         return run_server(o, output)
     from ..measure import server as S
     configs = plan(o)
+    usable = sorted(os.sched_getaffinity(0))
+    if o.core not in usable:  # said before a run directory exists, not when the server is pinned
+        raise InputError(f"--core {o.core}: secperf may use cores {', '.join(map(str, usable))} here; name one")
     S.find_loadgen()
     p = S.LoadParams(concurrency=o.concurrency, rates=o.rates, duration_s=o.duration_s, warmup_s=o.warmup_s, seed=o.seed,
                      core=o.core, loadgen_procs=o.procs)
