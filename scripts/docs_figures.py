@@ -312,6 +312,11 @@ def main(argv: list[str] | None = None) -> int:
     unknown = only - set(FIGS) - {"validation-boards"}
     if unknown:
         ap.error(f"--only: unknown figure(s) {', '.join(sorted(unknown))}")
+    for f in args.boards_json:
+        try:
+            json.loads(f.read_text())
+        except (OSError, UnicodeDecodeError, ValueError) as e:
+            ap.error(f"--boards-json {f}: not a readable JSON file ({e})")
     with tempfile.TemporaryDirectory(prefix="secperf-docs-") as tmp:
         out = args.keep or Path(tmp)
         out.mkdir(parents=True, exist_ok=True)
