@@ -51,7 +51,6 @@ import math
 
 import numpy as np
 
-from . import stats
 from .errors import InputError
 from .observations import MEASURED, interval_rates, observations, verdicts
 

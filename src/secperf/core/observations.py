@@ -102,8 +102,8 @@ def _measured(s: dict, r: _Rows) -> None:
     if kind == "connect":
         for ph in d.get("phases_p50_us") or []:
             if isinstance(ph, dict):
-                name = "phase_" + "".join(ch if ch.isalnum() else "_" for ch in str(ph.get("phase", "")).lower()).strip("_")
-                r.add(re.sub("_+", "_", name), "p50", ph.get("p50_us"), "us")
+                name = re.sub("[^a-z0-9]+", "_", str(ph.get("phase", "")).lower()).strip("_")
+                r.add("phase_" + name, "p50", ph.get("p50_us"), "us")
         r.add("resumed", "value", d.get("resumed"), "count", counter=True)
     if kind == "jwt":
         for k in ("sign_p50_us", "request_p50_us"):
@@ -248,7 +248,8 @@ def _can(can: dict) -> list[dict]:
                 r.add("within_cpu_budget", "value", row.get("within_cpu_budget"), "bool")
                 out += r.out
             lab = {"device": sw.get("device"), "mac": sw.get("mac"), "fd": sw.get("fd"), "k": ""}
-            r = _Rows("can", f"can/{lab['device']}/{lab['mac']}/{'fd' if lab['fd'] else 'classic'}", _labels("can", lab))
+            sid = f"can/{lab['device']}/{lab['mac']}/{'fd' if lab['fd'] else 'classic'}"
+            r = _Rows("can", sid, _labels("can", lab))
             r.add("best_k", "value", sw.get("best_k"), "count")
             out += r.out
     return out

@@ -54,10 +54,10 @@ def measured_table(cmp: dict) -> Table:
             t.add_row(r["id"], r["metric"], n, fmt(r.get("a"), r["unit"]), fmt(r.get("b"), r["unit"]), "", "", "",
                       _verdict(r["verdict"]) + (f": {r['reason']}" if r.get("reason") else ""))
             continue
-        ci = r["change_ci"]
+        ci, det = r["change_ci"], r["detectable_change"]
+        change = f"{pct(r['change'])} [{pct(ci[0])}, {pct(ci[1])}]" if r["change"] is not None else ""
         t.add_row(r["id"], r["metric"], n, fmt(r["a"], r["unit"]), fmt(r["b"], r["unit"]), signed(r["diff"], r["unit"]),
-                  f"{pct(r['change'])} [{pct(ci[0])}, {pct(ci[1])}]" if r["change"] is not None else "", f"±{abs(r['detectable_change']):.1%}"
-                  if r["detectable_change"] is not None else "", _verdict(r["verdict"]))
+                  change, f"±{abs(det):.1%}" if det is not None else "", _verdict(r["verdict"]))
     return t
 
 
