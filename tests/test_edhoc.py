@@ -121,3 +121,25 @@ def test_edhoc_then_oscore_over_loopback_udp(flow, tmp_path, monkeypatch):
         assert len(c["requests"]) == 2 and all(q["protect_cpu_us"] and q["unprotect_cpu_us"] for q in c["requests"])
         assert c["usable_us"] > c["edhoc_us"] > 0
     assert s["derived"]["round_trips_to_first_response"] == (3 if flow == "separate" else 2)
+
+
+def test_whatif_calibrated_from_a_connect_edhoc_result_reproduces_its_loopback_row(tmp_path, monkeypatch, capsys):
+    import json
+
+    import numpy as np
+
+    from secperf import cli
+    from secperf.model import costs as C
+    from secperf.model import network as N
+    from secperf.model import predict as P
+    from secperf.sim import montecarlo as M
+    monkeypatch.setenv("SECPERF_HOME", str(tmp_path))
+    assert cli.main(["connect", "edhoc", "--n", "5", "--warmup", "1", "--json", "--out", str(tmp_path / "r")]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    s = doc["series"][0]
+    table = C.calibrate(doc)
+    assert C.scenario_key("edhoc", "m3-kid", "software") in table.measured
+    plan = P.plan(F.Scenario(protocol="edhoc", handshake="m3-kid", group="p-256"), table, N.parse("loopback"))
+    pred = float(np.median(M.simulate_chunk(plan, np.random.default_rng(1), 4000)["usable"])) * 1e6
+    # the base: residuals are fitted so that the loopback prediction is the calibration row itself
+    assert pred == pytest.approx(s["summary"]["p50_us"], rel=0.15)

@@ -214,6 +214,7 @@ def measure(cfg: EdhocConfig, n: int, warmup: int, keys: Path, link=None, timeou
     validate(cfg)
     s = R.new_series(cfg.series_id, kind="connect",
                      labels={**asdict(cfg), "protocol": "edhoc", "client": "lakers+aiocoap", "key_source": "software",
+                             "group": "p-256" if cfg.suite == 2 else None,
                              "handshake": "full", "implementation": _versions(), "label": cfg.label},
                      timer={"name": "EDHOC + OSCORE set-up", "start": TIMER_START, "end": USABLE,
                             "cpu": "initiator thread CPU over the same span (lakers, CBOR, CoAP, aiocoap)"})
@@ -267,6 +268,9 @@ def derive(samples: list[dict], cfg: EdhocConfig) -> dict:
                           "(message_3 includes the OSCORE key derivation); the rest of the total is CoAP/aiocoap"}
     seg = [sum(v for v in x["cpu_us"].values()) for x in ok]
     out["edhoc_library_cpu_p50_us"] = _median(seg)
+    # the connect rows' phase list, so `whatif --calibrate` fits EDHOC's base: costs from this row
+    # (model/costs.calibrate): the client's compute per set-up is its thread CPU over the whole span
+    out["phases_p50_us"] = [{"phase": "handshake: client CPU", "p50_us": _median([x["cpu_total_us"] for x in ok])}]
     return out
 
 

@@ -161,6 +161,9 @@ def connect_row_scenario(labels: dict) -> tuple[str, str, str] | None:
         if labels.get("lost", "none") != "none":
             return None
         return ("quic", hs, key) if proto == "quic" else ("dtls1.3", hs + ("-cid" if labels.get("cid") else ""), key)
+    if (labels.get("client"), proto) == ("lakers+aiocoap", "edhoc"):   # connect edhoc (measure/edhoc.py)
+        return ("edhoc", f"m{labels.get('method')}-{labels.get('cred')}"
+                + ("-combined" if labels.get("flow") == "combined" else ""), key)
     if labels.get("client") != "probe" or proto not in ("https", "mqtt", "coap"):
         return None
     if labels.get("auth", "mtls") not in ("mtls", None) or labels.get("security", "pki") != "pki":
@@ -227,7 +230,8 @@ def calibrate(doc: dict, base: CostTable | None = None, where: str = "--calibrat
             t.measured[key] = {"metric": "usable", "total_us": p50, "client_us": client, "se_us": se,
                                "server_us": max(0.0, p50 - client - se), "sigma": _sigma(s),
                                "ratios": _ratios(s) if not se else None, "series": s["id"],
-                               "group": "x25519", "cert": lab.get("server_cert", "ecdsa-p256"), "depth": 1,
+                               "group": lab.get("group", "x25519"), "cert": lab.get("server_cert", "ecdsa-p256"),
+                               "depth": 1,
                                "client_key": lab.get("key_type", "ecdsa-p256")}
             calls = s.get("derived", {}).get("se_calls") or {}
             if sc[2].startswith("se:") and calls.get("host_p50_ms") is not None:
