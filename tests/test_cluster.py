@@ -292,7 +292,7 @@ def test_a_worker_lost_mid_run_is_named_and_leaves_no_generator(ray_cluster, tmp
         t.join(90)
         assert not t.is_alive()
         lost = out["cluster"]["lost"]
-        assert [x["name"] for x in lost] == [victim["name"]] and victim["node"].split()[0] in lost[0]["node"]
+        assert [x["name"] for x in lost] == [victim["name"]] and victim["ip"] in lost[0]["node"]
         kept = out["cluster"]["workers"]
         assert [w["name"] for w in kept] == [g.places[0]["name"]]
         level = S.summarize_level(out)
@@ -334,3 +334,26 @@ def test_kill_9_of_the_driver_leaves_no_generator_on_any_worker(ray_cluster, tmp
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_storm_end_lines_merge_counts_and_rank_waits_over_all_clients():
+    from secperf.app.cluster_load import merge_storm
+    w1 = [200_000] * 30                       # 30 clients back after 0.2 s
+    w2 = [900_000] * 9                        # 9 of 10 back after 0.9 s, one never came back
+    ends = [{"type": "end", "worker": "generator-0", "clients": 30, "back": 30, "gave_up": 0, "attempts": 31,
+             "failed_attempts": 1, "elapsed_s": 0.3, "time_all_back_s": 0.2, "stopped": "all back",
+             "wait_hist_us": Histogram.of(w1).to_pairs(), "errors": {"refused": 1}, "cpu_s": 0.1},
+            {"type": "end", "worker": "generator-1", "clients": 10, "back": 9, "gave_up": 1, "attempts": 12,
+             "failed_attempts": 3, "elapsed_s": 1.0, "stopped": "duration",
+             "wait_hist_us": Histogram.of(w2).to_pairs(), "errors": {"refused": 2, "reset": 1}, "cpu_s": 0.2}]
+    run = {"lines": ends, "cluster": {"workers": [{"name": "generator-0", "start_late_ms": 1.0},
+                                                  {"name": "generator-1", "start_late_ms": 2.0}]}}
+    m = merge_storm(run)
+    assert (m["clients"], m["back"], m["gave_up"], m["attempts"], m["failed_attempts"]) == (40, 39, 1, 43, 4)
+    assert m["errors"] == {"refused": 3, "reset": 1}
+    assert "time_all_back_s" not in m                     # one client never came back
+    whole = Histogram.of(w1 + w2)
+    assert m["wait_p50_s"] == whole.quantile_us(0.5) / 1e6
+    assert m["wait_p90_s"] == whole.quantile_us(36 / 39) / 1e6      # rank 36 of the 40 clients
+    assert "wait_max_s" not in m                         # rank 40 > the 39 that came back
+    assert m["elapsed_s"] == pytest.approx(1.002)
