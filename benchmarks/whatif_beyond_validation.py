@@ -136,7 +136,7 @@ def main() -> int:
         sc = CELLS[c][1]
         # each round predicted from the mean of the calibrations before and after it
         rt = [t for r, _ in got for t in tables[r:r + 2]]   # pooled over the calibration before and after
-        link = N.parse(net)
+        link = N.parse(net, coap_random_factor=1.0)   # the pair resends its request without the random factor
         pr = predict(sc, rt, link, len(vals))
         model = F.build(sc)
         ok = [x for _, s in got for x in s["samples"] if x.get("ok") and not x.get("dropped")]

@@ -79,10 +79,12 @@ def test_connection_id_is_carried_by_every_protected_client_record(pki, exe):
     cid = _ok(_run(pki, exe, version="1.3", handshake="full", cid=True))
     assert all(c["cid"] for c in cid)
     with_cid = cid[0]["flights"]
-    # the client's protected flights grow by the server's 8-byte CID per record
+    # the client's protected flights grow by the server's 8-byte CID per record (the certificate flight
+    # give or take an ECDSA signature's DER length, 70-72 bytes)
     for a, b in zip(plain[4:], with_cid[4:]):
         if a["dir"] == "c2s":
-            assert b["bytes"] - a["bytes"] == D.SERVER_CID_BYTES * a["datagrams"]
+            slack = 0 if a["datagrams"] == 1 else 3
+            assert abs(b["bytes"] - a["bytes"] - D.SERVER_CID_BYTES * a["datagrams"]) <= slack
 
 
 def test_dtls12_on_the_same_server_uses_hello_verify_request(pki, exe):
@@ -132,3 +134,38 @@ def test_connect_dtls13_bad_inputs_exit_2_naming_them(args, words):
     p = _cli("connect", *args, "--n", "1")
     assert p.returncode == 2, (p.returncode, p.stderr)
     assert words in p.stderr and "Traceback" not in p.stderr
+
+
+# --- the planner's measure "DTLS 1.3 with connection IDs" (plan/measures.py: dtls13-cid) -------------
+
+def _pattern(name: str, **changes):
+    import tomllib
+    from importlib import resources
+    from secperf.spec import patterns as PS
+    d = tomllib.loads(resources.files("secperf.data").joinpath("patterns", f"{name}.toml").read_text())
+    for path, value in changes.items():
+        section, key = path.split("__")
+        d[section][key] = value
+    return PS.validate_pattern(d)
+
+
+def test_dtls13_cid_measure_keeps_the_session_across_nat_time_outs():
+    from secperf.plan import design as DS, measures as MS
+    from secperf.plan.evaluate import Day, connection_counts, setup_scenario
+    p = _pattern("event-driven", connection__mode="always-on", stack__key="software")
+    base = DS.baseline(p)
+    assert MS.CATALOGUE["dtls13-cid"].not_applicable(p, base) is None
+    cid = MS.CATALOGUE["dtls13-cid"].apply(base)
+    assert setup_scenario(cid, cid.handshake(False)).protocol == "dtls1.3"
+    assert cid.handshake(False) == "full-cid"
+    # idle gaps of twice the NAT time-out: DTLS 1.2 sets up again after each, DTLS 1.3 with CIDs does not
+    day = Day(activities=24.0, per_activity=1, gap_s=2 * p.connection.nat_timeout_s, random=False)
+    assert connection_counts(p, base, day)["setups_per_activity"] > 0.9
+    assert connection_counts(p, cid, day)["setups_per_activity"] < 0.1
+
+
+def test_dtls13_cid_measure_applies_to_coap_only():
+    from secperf.plan import design as DS, measures as MS
+    p = _pattern("remote-management")
+    why = MS.CATALOGUE["dtls13-cid"].not_applicable(p, DS.baseline(p))
+    assert why is not None and "DTLS 1.3 replaces CoAP" in why

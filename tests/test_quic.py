@@ -113,3 +113,66 @@ def test_quic_over_an_emulated_link_pays_its_round_trips(pki):
     for c in _ok(s):
         assert c["round_trips"] == 2 and c["usable_us"] >= 2 * 40_000
     assert s["labels"]["network_rtt_ms"] == 40.0 and s["derived"]["link"]["up"]
+
+
+# --- the flight model (model/flights_quic.py) and the planner's measure "QUIC 0-RTT" ------------------
+
+def test_flight_model_bytes_match_aioquic_on_the_wire(pki):
+    from secperf.model import flights as F
+    for hs in ("full", "resumed", "0rtt"):
+        c = _ok(Q.measure(Q.QuicConfig(hs), 1, 0, pki))[0]
+        m = F.build(F.Scenario("quic", hs))
+        assert m.round_trips == c["round_trips"]
+        # up to the response (0-RTT's Finished leaves after it: transport quic-final)
+        up = sum(e.out.payload for e in m.exchanges if e.transport != "quic-final")
+        assert abs(up - c["bytes_c2s"]) <= 0.03 * c["bytes_c2s"]
+        assert abs(m.bytes("server") - c["bytes_s2c"]) <= 0.03 * c["bytes_s2c"]
+
+
+def test_anti_amplification_limit_costs_a_round_trip_for_a_large_certificate_chain():
+    from secperf.model import flights as F
+    small = F.build(F.Scenario("quic", "full"))
+    big = F.build(F.Scenario("quic", "full", cert="ml-dsa-44", depth=2))
+    first_out, first_back = big.exchanges[0].out, big.exchanges[0].back
+    assert first_back.payload <= Q.AMPLIFICATION_FACTOR * first_out.payload
+    assert big.round_trips == small.round_trips + 1 and any("3x" in n for n in big.notes)
+
+
+def test_pto_recovers_a_lost_initial_after_twice_the_initial_rtt():
+    import numpy as np
+    from secperf.model import costs as C, flights as F, network as N, predict as P
+    from secperf.model import flights_quic as FQ
+    from secperf.sim import montecarlo as M
+    assert FQ.pto_s("quic-initial", 0.05) == pytest.approx(2 * Q.INITIAL_RTT_S)
+    assert FQ.pto_s("quic", 0.05) == pytest.approx(0.15)
+    pl = P.plan(F.Scenario("quic", "full"), C.load_table(), N.parse("delay=25ms,loss=10%"))
+    r = M.simulate_chunk(pl, np.random.default_rng(1), 20000)["usable"]
+    # a connection whose first exchange lost a datagram waits a whole initial PTO
+    slow = r[r > 0.1 + 2 * Q.INITIAL_RTT_S - 0.01]
+    assert 0.1 < slow.size / r.size < 0.5
+    assert np.percentile(r, 50) < 0.2
+
+
+def test_quic_mtu_below_1228_is_refused_naming_rfc_9000():
+    from secperf.model import costs as C, flights as F, network as N, predict as P
+    with pytest.raises(Exception, match="RFC 9000"):
+        P.plan(F.Scenario("quic", "full"), C.load_table(), N.parse("delay=10ms,mtu=1200"))
+
+
+def test_quic_0rtt_measure_reconnects_in_one_round_trip():
+    import tomllib
+    from importlib import resources
+    from secperf.plan import design as DS, measures as MS
+    from secperf.plan.evaluate import setup_scenario
+    from secperf.spec import patterns as PS
+    from secperf.model import flights as F
+    d = tomllib.loads(resources.files("secperf.data").joinpath("patterns", "remote-management.toml").read_text())
+    p = PS.validate_pattern(d)
+    base = DS.baseline(p)
+    assert MS.CATALOGUE["quic-0rtt"].not_applicable(p, base) is None
+    q = MS.CATALOGUE["resumption"].apply(MS.CATALOGUE["quic-0rtt"].apply(base))
+    assert q.handshake(resumed=True) == "0rtt" and q.handshake(resumed=False) == "full"
+    sc = setup_scenario(q, q.handshake(resumed=True))
+    assert sc.protocol == "quic" and F.build(sc).round_trips == 1
+    tls = setup_scenario(base, "resumed")
+    assert F.build(tls).round_trips == 3          # TCP + TLS 1.3 resumed + request

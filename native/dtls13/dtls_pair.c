@@ -19,6 +19,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
@@ -30,6 +31,14 @@
 
 #define MAX_DGRAMS 128
 #define SERVER_CID_LEN 8
+/* DTLS does not retransmit application data: the client resends its request on its own timer, as a
+ * CoAP confirmable request would (RFC 7252 4.8: ACK_TIMEOUT 2 s, doubling, MAX_RETRANSMIT 4; here
+ * without the random factor so runs repeat) */
+#define APP_TIMEOUT_MS 2000
+#define APP_MAX_RETRANSMIT 4
+/* the server serves a connection until its client's close_notify, the next client's ClientHello, or
+ * this long without a datagram */
+#define SERVER_IDLE_MS 10000
 
 typedef struct {
     const char *role, *version, *host, *ca, *cert, *key, *mode;
@@ -171,6 +180,12 @@ static WOLFSSL_CTX *make_ctx(const options *o, int server) {
     return ctx;
 }
 
+static void set_nonblock(WOLFSSL *ssl, int fd, int on) {
+    int fl = fcntl(fd, F_GETFL);
+    fcntl(fd, F_SETFL, on ? (fl | O_NONBLOCK) : (fl & ~O_NONBLOCK));
+    wolfSSL_dtls_set_using_nonblock(ssl, on);
+}
+
 static int is_client_hello(const unsigned char *b, int n) {
     return n > 13 && b[0] == 22 && b[13] == 1 && b[3] == 0 && b[4] == 0;
 }
@@ -214,11 +229,22 @@ static int run_server(const options *o) {
         }
         int r = wolfSSL_accept(ssl);
         if (r == WOLFSSL_SUCCESS) {
+            /* every request (a resent one too) gets the response, until the client's close_notify, another
+             * client's datagram (left for the next accept), or SERVER_IDLE_MS of silence */
             char req[4096];
-            int rd = wolfSSL_read(ssl, req, sizeof req);
-            if (rd > 0) wolfSSL_write(ssl, resp, o->response_bytes);
-            /* wait for the client's close_notify so its last records do not reach the next connection */
-            wolfSSL_read(ssl, req, sizeof req);
+            set_nonblock(ssl, fd, 1);
+            for (;;) {
+                int rd = wolfSSL_read(ssl, req, sizeof req);
+                if (rd > 0) { wolfSSL_write(ssl, resp, o->response_bytes); continue; }
+                if (wolfSSL_get_error(ssl, rd) != WOLFSSL_ERROR_WANT_READ) break;
+                struct pollfd pf = {fd, POLLIN, 0};
+                if (poll(&pf, 1, SERVER_IDLE_MS) <= 0) break;
+                struct sockaddr_in from;
+                socklen_t fl = sizeof from;
+                if (recvfrom(fd, peek, sizeof peek, MSG_PEEK, (struct sockaddr *)&from, &fl) < 0) break;
+                if (from.sin_port != peer.sin_port || from.sin_addr.s_addr != peer.sin_addr.s_addr) break;
+            }
+            set_nonblock(ssl, fd, 0);
         } else {
             char e[80];
             wolfSSL_ERR_error_string_n(wolfSSL_get_error(ssl, r), e, sizeof e);
@@ -280,13 +306,23 @@ static int run_client(const options *o) {
             close(fd);
             continue;
         }
-        int got = 0, w = wolfSSL_write(ssl, req, o->request_bytes);
+        int got = 0, w = wolfSSL_write(ssl, req, o->request_bytes), tries = 0, wait_ms = APP_TIMEOUT_MS;
         char buf[4096];
+        set_nonblock(ssl, fd, 1);
+        double sent_at = now_ns(CLOCK_MONOTONIC);
         while (w > 0 && got < o->response_bytes) {
             int rd = wolfSSL_read(ssl, buf, sizeof buf);
-            if (rd <= 0) break;
-            got += rd;
+            if (rd > 0) { got += rd; continue; }
+            if (wolfSSL_get_error(ssl, rd) != WOLFSSL_ERROR_WANT_READ) break;
+            int left = wait_ms - (int)((now_ns(CLOCK_MONOTONIC) - sent_at) / 1e6);
+            struct pollfd pf = {fd, POLLIN, 0};
+            if (left > 0 && poll(&pf, 1, left) > 0) continue;
+            if (got > 0 || ++tries > APP_MAX_RETRANSMIT) break;    /* a partial response is not re-asked */
+            w = wolfSSL_write(ssl, req, o->request_bytes);           /* the request again, on the app timer */
+            sent_at = now_ns(CLOCK_MONOTONIC);
+            wait_ms *= 2;
         }
+        set_nonblock(ssl, fd, 0);
         double t_done = now_ns(CLOCK_MONOTONIC), c_done = now_ns(CLOCK_THREAD_CPUTIME_ID);
         int reused = wolfSSL_session_reused(ssl);
         unsigned int cid_size = 0;

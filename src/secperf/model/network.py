@@ -181,7 +181,7 @@ def with_path_floor(link: LinkModel, floor_ms: float) -> LinkModel:
 
 
 def check_mtu(model: FlightModel, link: LinkModel) -> None:
-    lo, why = MTU_MIN[model.transport]
+    lo, why = MTU_MIN.get(model.scenario.protocol, MTU_MIN[model.transport])   # a protocol's own minimum (quic)
     if link.mtu < lo:
         raise LinkError(f"--network: mtu={link.mtu} is below {model.scenario.protocol}'s minimum {lo} ({why}); "
                         f"give mtu={lo} or more")

@@ -32,6 +32,8 @@ class Design:
     measures: tuple[str, ...] = ()
     security: bool = True         # False: the same traffic with no security at all (without_security)
     edhoc: bool = False           # CoAP set up by EDHOC and protected by OSCORE instead of DTLS 1.2
+    quic: bool = False            # HTTPS/MQTT over QUIC: reconnections with a ticket send 0-RTT (flights_quic)
+    dtls13_cid: bool = False      # CoAP over DTLS 1.3 with connection IDs instead of DTLS 1.2 (flights_dtls13)
 
     @property
     def whatif_protocol(self) -> str:
@@ -47,6 +49,13 @@ class Design:
             # to the peer (x5t: enrolled at provisioning, as the device's certificate is for IoT SAFE);
             # a PSK design becomes static DH with key IDs (the shortest EDHOC, no signature)
             return "m3-kid" if (self.psk or self.auth == "psk") else "m0-x5t"
+        if self.quic:
+            # a PSK design runs QUIC's psk_ke handshake; otherwise a reconnection with a ticket sends 0-RTT
+            return "psk" if (self.psk or self.auth == "psk") else "0rtt" if resumed and self.resumption else "full"
+        if self.dtls13_cid:
+            # Decision: a PSK design is modelled by the resumed flights (PSK binder, no certificates): the
+            # DTLS 1.3 model has no external-PSK variant, and the two differ only by the identity's bytes
+            return "resumed-cid" if (self.psk or self.auth == "psk" or (resumed and self.resumption)) else "full-cid"
         if self.whatif_protocol == "jwt":
             token = "fresh" if fresh_token else "cached"
             return f"resumed+{token}" if resumed and self.resumption else token

@@ -100,6 +100,11 @@ def _draws(ctx: Context, pl: P.Plan, key, signs: int, n: int | None = None) -> D
 def setup_scenario(d: Design, handshake: str) -> F.Scenario:
     if d.edhoc:   # EDHOC + OSCORE instead of DTLS: suite 2 (P-256, ES256), the algorithms of an IoT SAFE key
         return F.Scenario(protocol="edhoc", handshake=handshake, group="p-256", key=d.key)
+    if d.quic:    # QUIC with TLS 1.3 (model/flights_quic.py), the device's certificate as in the design
+        return F.Scenario(protocol="quic", handshake=handshake, key=d.key, mtls=d.auth == "mtls",
+                          precomputed_keyshare=d.precomputed_keyshare)
+    if d.dtls13_cid:
+        return F.Scenario(protocol="dtls1.3", handshake=handshake, key=d.key)
     return F.Scenario(protocol=d.whatif_protocol, handshake=handshake, key=d.key,
                       precomputed_keyshare=d.precomputed_keyshare)
 
@@ -239,8 +244,9 @@ def connection_counts(p: Pattern, d: Design, day: Day) -> dict:
     elif per_message:
         between, within = 1.0, 0.0
     else:
+        # a DTLS 1.3 session with connection IDs survives a NAT rebinding (RFC 9146/9147): no NAT limit
         limits = [] if d.keepalive else [x for x in (c.sleep_s if c.mode == "after-sleep" else None,
-                                                     c.nat_timeout_s) if x is not None]
+                                                     None if d.dtls13_cid else c.nat_timeout_s) if x is not None]
         between = _p_beyond(day, min(limits)) if limits else 0.0
         within = 0.0
     drops = min(c.drops_per_day / day.activities, 1.0 - between) if day.activities else 0.0

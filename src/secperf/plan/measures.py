@@ -104,6 +104,19 @@ def _edhoc_na(p: Pattern, d: Design) -> str | None:
     return None
 
 
+def _quic_na(p: Pattern, d: Design) -> str | None:
+    if d.protocol not in ("https", "mqtt") or d.auth == "jwt":
+        return (f"QUIC carries HTTP/3 and MQTT-over-QUIC; a {d.protocol} design with {d.auth} is not modelled over QUIC"
+                if d.protocol in ("https", "mqtt") else f"{d.protocol} does not run over QUIC")
+    return None
+
+
+def _dtls13_cid_na(p: Pattern, d: Design) -> str | None:
+    if d.protocol != "coap":
+        return f"DTLS 1.3 replaces CoAP's DTLS 1.2; {d.protocol} runs over TCP (see quic-0rtt)"
+    return None
+
+
 def _never(p: Pattern, d: Design) -> str | None:
     return None
 
@@ -137,6 +150,16 @@ CATALOGUE: dict[str, Measure] = {m.name: m for m in (
             "m3-kid for a PSK design) and messages are protected by OSCORE (RFC 8613) instead of DTLS 1.2 records; "
             "no resumption exists (a kept OSCORE context is what keep-alive keeps)",
             _edhoc_na, lambda d: d.with_measure("edhoc-oscore", edhoc=True)),
+    Measure("quic-0rtt", "QUIC with 0-RTT", "the connection runs QUIC with TLS 1.3 (model/flights_quic.py: padded "
+            "Initials, anti-amplification, probe timeouts) instead of TCP + TLS 1.3: one round trip less for a full "
+            "set-up, and a reconnection with a ticket (with resumption) sends its request as 0-RTT data; the "
+            "NAT limit still applies (QUIC's own idle timeout closes a silent connection too)",
+            _quic_na, lambda d: d.with_measure("quic-0rtt", quic=True)),
+    Measure("dtls13-cid", "DTLS 1.3 with connection IDs", "CoAP runs over DTLS 1.3 with connection IDs "
+            "(model/flights_dtls13.py, as wolfSSL 5.9 runs it: cookie, ACKs) instead of DTLS 1.2: the session "
+            "survives a NAT rebinding, so an idle gap longer than the NAT time-out needs no new handshake; with "
+            "psk the PSK handshake is modelled by the resumed flights",
+            _dtls13_cid_na, lambda d: d.with_measure("dtls13-cid", dtls13_cid=True)),
 )}
 assert tuple(CATALOGUE) == MEASURES
 

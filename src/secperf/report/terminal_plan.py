@@ -11,7 +11,7 @@ from ..spec.patterns import MEASURES
 MARK = {True: "✓", False: "✗"}
 SHORT = {"resumption": "resumption", "keepalive": "keep-alive", "pooling": "pooling", "token-cache": "JWT cache",
          "preauth": "pre-auth", "psk": "PSK", "precomputed-keyshare": "key share", "backoff": "back-off",
-         "edhoc-oscore": "EDHOC+OSCORE"}
+         "edhoc-oscore": "EDHOC+OSCORE", "quic-0rtt": "QUIC 0-RTT", "dtls13-cid": "DTLS 1.3 CID"}
 
 
 def plans(doc: dict) -> list[dict]:

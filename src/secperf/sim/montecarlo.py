@@ -310,6 +310,10 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
                 if p.until == "handshake":      # the end point: nothing of this flight is sent
                     stop = True
                     break
+            if e.transport == "quic-final":     # QUIC 0-RTT's Finished: sent after the answer, nothing waits for it
+                up_bytes += fp.wire_bytes
+                up_pk += fp.packets
+                break
             d = link.direction(fp.sender)
             prop = _propagation(rng, d, n, fp.extra_rounds, rtt, fp.packets)
             ser = fp.wire_bytes * 8.0 / d.rate_bps if d.rate_bps > 0 else 0.0

@@ -27,7 +27,7 @@ MODES = ("always-on", "per-message", "after-sleep")
 PROTOCOLS = ("mqtt", "coap", "https", "vpn")
 AUTHS = ("mtls", "jwt", "psk")
 MEASURES = ("resumption", "keepalive", "pooling", "token-cache", "preauth", "psk", "precomputed-keyshare",
-            "backoff", "edhoc-oscore")
+            "backoff", "edhoc-oscore", "quic-0rtt", "dtls13-cid")
 TIME_UNITS = {"us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
 ENERGY_UNITS = {"mJ": 1e-3, "J": 1.0, "kJ": 1e3, "mWh": 3.6, "Wh": 3600.0}
 CHARGE_UNITS = {"mAh": 1.0, "Ah": 1000.0}

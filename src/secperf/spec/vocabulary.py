@@ -39,7 +39,7 @@ HANDSHAKES = {
     # EDHOC + OSCORE (model/flights_edhoc.py): m<METHOD>-<CREDENTIAL>[-combined]
     "edhoc": tuple(f"m{m}-{c}{x}" for m in (3, 0, 1, 2) for c in ("kid", "value", "x5t", "x5chain")
                    for x in ("", "-combined")),
-    "quic": ("full", "resumed", "0rtt"),                                   # model/flights_quic.py
+    "quic": ("full", "resumed", "0rtt", "psk"),                                   # model/flights_quic.py
     "dtls1.3": ("full", "resumed", "full-cid", "resumed-cid"),             # model/flights_dtls13.py
 }
 
