@@ -57,7 +57,7 @@ def main() -> int:
     pki = LabPKI(work / "pki").ensure()
     cfg = S.ServerConfig("nginx", "ecdsa-p256")
     srv = S.start_server(cfg, pki, work / "nginx", 1)
-    ray.init(num_cpus=1, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
+    ray.init(address="local", num_cpus=1, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
              logging_level=logging.WARNING, runtime_env=C.runtime_env())
     rows: dict[str, list[dict]] = {"local": [], "cluster": []}
     exact = True

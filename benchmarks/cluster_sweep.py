@@ -48,7 +48,7 @@ def timed_on_ray(k: int, o, table, cells) -> tuple[float, list]:
     import ray
     from secperf.app import cluster as C
     from secperf.app.whatif import predict_cells
-    ray.init(num_cpus=k, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
+    ray.init(address="local", num_cpus=k, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
              logging_level=logging.WARNING, runtime_env=C.runtime_env())
     try:
         cl = C.Cluster("local", C._alive_nodes(ray))

@@ -151,7 +151,7 @@ def connect(address: str, quiet: bool = True):
     if owned:
         try:
             if address == "local":
-                ray.init(include_dashboard=False, _node_ip_address="127.0.0.1", **kw)  # loopback only
+                ray.init(address="local", include_dashboard=False, _node_ip_address="127.0.0.1", **kw)  # loopback only
             else:
                 ray.init(address=address, **kw)
         except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
