@@ -29,7 +29,7 @@ figure{margin:1em 0} figure svg{width:100%;height:auto} figcaption{font-size:12.
 .answers td{text-align:left;white-space:normal} .answers td:first-child{font-weight:600;width:28%}
 code{background:#f3f3f3;padding:0 3px}
 .glance{background:#f6f9fc;border-left:4px solid #2f6fb0;padding:.6em 1.2em .6em 2em;font-size:15px;max-width:130ch}
-.glance li{margin:.25em 0} nav.toc{font-size:13px;margin:1em 0} nav.toc ol{margin:.2em 0;column-width:26em}
+.glance li{margin:.25em 0} nav.toc{font-size:13px;margin:1em 0} nav.toc ol{margin:.2em 0;column-width:36em} td.nw{white-space:nowrap}
 p.warn{border-left:4px solid #a65f00;padding:.3em .8em;background:#fff8ef}
 """
 

@@ -44,7 +44,7 @@ def provenance_rows(doc: dict) -> list[tuple[str, str]]:
     agreed = list(dict.fromkeys(_agreed((s.get("derived") or {}).get("negotiated")) for s in ss
                                 if (s.get("derived") or {}).get("negotiated")))
     if agreed:
-        rows.append(("negotiated (one handshake per configuration)", "; ".join(agreed)))
+        rows.append(("negotiated", "; ".join(agreed) + " (one handshake per configuration)"))
     gen = next(((s.get("derived") or {}).get("loadgen") for s in ss if (s.get("derived") or {}).get("loadgen")), None)
     if gen:
         rows.append(("load generator", f"secperf-loadgen ({gen.get('library') or 'library not printed'}), "
@@ -76,8 +76,10 @@ def provenance_table(doc: dict) -> str:
         pct = lambda v: "–" if v is None else f"{v:.0%}"  # noqa: E731
         gen_us = "–" if d.get("loadgen_cpu_us_per_handshake") is None else f"{d['loadgen_cpu_us_per_handshake']:.0f}"
         cls = " class='l warn'" if d.get("limited_by") == "load generator" else " class='l'"
-        trs.append(f"<tr><td class='l'>{_e(name)}</td><td class='l'>{_e(_software(best['labels'].get('server_software')))}</td>"
-                   f"<td class='l'>{_e(_agreed(d.get('negotiated')))}</td><td>{d['handshakes_per_s']:.0f}</td>"
+        sw = best["labels"].get("server_software") or {}
+        short = f"{sw.get('server')} {sw.get('version') or ''}".strip() if sw else "not recorded"  # in full: the header
+        trs.append(f"<tr><td class='l'>{_e(name)}</td><td class='l nw'>{_e(short)}</td>"
+                   f"<td class='l nw'>{_e(_agreed(d.get('negotiated')))}</td><td>{d['handshakes_per_s']:.0f}</td>"
                    f"<td>{pct(d.get('server_utilisation'))}</td><td>{pct(d.get('loadgen_busy'))}</td>"
                    f"<td>{_e(gen_us)}</td>"
                    f"<td{cls}>{_e(lim)}</td></tr>")
