@@ -14,8 +14,8 @@ What it does to a table, in order:
 3. Too wide for the console, or its key column (the first one, e.g. a what-if scenario label) would
    wrap: long labels become short keys (a multi-line label's first line, else the words that differ
    between rows, else A, B, C...) with a legend printed under the table.
-4. Still too wide: column groups, each repeating the key columns (the first column, and the second
-   when it is text too), "(part 1 of 2)" in the title, the caption under the last part.
+4. Still too wide: column groups, each repeating the key columns (the fewest leading text columns
+   that tell the rows apart), "(part 1 of 2)" in the title, the caption under the last part.
 5. Even one key column plus one other column too wide: a stacked layout, one block per row, each
    cell on its own line as "header: value".
 
@@ -41,7 +41,7 @@ from .units import UNIT_FAMILIES, unify_column, zero_column
 
 TEXT_COMFORT = 12     # a text column is not squeezed below this (or its longest word) before splitting
 LONG_KEY = 24         # a key column with labels longer than this gets short keys when the table is too wide
-MAX_KEY_SHARE = 0.4   # the repeated key columns take at most this share of the width
+MAX_KEY_SHARE = 0.5   # the repeated key columns take at most this share of the width
 
 
 def _plain(cell) -> str:
@@ -157,14 +157,23 @@ def _is_text_column(col) -> bool:
 
 
 def _key_count(table: Table, console: Console, width: int) -> int:
+    """How many leading columns identify a row (repeated in every column group): the fewest leading
+    text columns whose values tell every row apart, within MAX_KEY_SHARE of the width; the table's
+    own `secperf_keys` when set."""
     n = getattr(table, "secperf_keys", None)
     if n is not None:
         return max(1, min(int(n), len(table.columns) - 1))
-    if len(table.columns) > 2 and _is_text_column(table.columns[0]) and _is_text_column(table.columns[1]):
-        r = _ranges(console, table)
-        if r[0][1] + r[1][1] + 6 <= width * MAX_KEY_SHARE:
-            return 2
-    return 1
+    r = _ranges(console, table)
+    best = 1
+    for k in range(1, min(4, len(table.columns) - 1) + 1):
+        if k > 1 and (not _is_text_column(table.columns[k - 1])
+                      or sum(max(lo, min(hi, TEXT_COMFORT)) for lo, hi in r[:k]) + 3 * k > width * MAX_KEY_SHARE):
+            break
+        best = k
+        rows = list(zip(*(tuple(cell_text(c) for c in col._cells) for col in table.columns[:k])))
+        if len(set(rows)) == len(rows):
+            break
+    return best
 
 
 def short_keys(labels: list[str]) -> tuple[list[str], list[str]] | None:
