@@ -46,6 +46,9 @@ def test_cores_busy_with_other_work_are_not_passed_off_as_capacity():
     got = S.rate_limit({"server_utilisation": 0.30, "loadgen_busy": 0.40, "server_core_busy": 0.99,
                         "loadgen_cores_busy": 0.5})
     assert got["limited_by"] == "other work on this machine" and "server's core was 99%" in got["limit_note"]
+    shared = S.rate_limit({"server_utilisation": 0.59, "loadgen_busy": 0.45, "server_core_busy": 0.89,
+                           "loadgen_cores_busy": 0.86})   # under 90%, but others took 30-40% of both sides
+    assert shared["limited_by"] == "other work on this machine" and "generator's cores were 86%" in shared["limit_note"]
     calm = S.rate_limit({"server_utilisation": 0.30, "loadgen_busy": 0.40, "server_core_busy": 0.35,
                          "loadgen_cores_busy": 0.45})
     assert calm["limited_by"] == "neither" and calm["limited_by_why"] == "too few clients in flight"
