@@ -281,7 +281,8 @@ def rate_limit(level: dict, open_loop: bool = False) -> dict:
     # taking a quarter of them (the run's own loopback softirq work, charged to no process, was ~1% here)
     crowded = []
     for what, busy, own in (("server's core was", level.get("server_core_busy"), srv),
-                            ("generator's cores were", level.get("loadgen_cores_busy"), gen or 0.0)):
+                            ("generator's cores were", level.get("loadgen_cores_busy"),
+                             level.get("loadgen_share_of_cores", gen) or 0.0)):
         if busy is not None and (busy >= BUSY or busy - own >= OTHERS):
             crowded.append((what, busy, own))
     if crowded:
@@ -544,6 +545,8 @@ def summarize_level(run: dict) -> dict:
         "loadgen_cpu_s": tot["cpu_s"],
         "loadgen_busy": tot["cpu_s"] / (elapsed * gen_cores) if elapsed else None,
         "loadgen_cores_n": gen_cores,
+        # the same CPU over every core it was pinned to (what the cores' own busy share compares with)
+        "loadgen_share_of_cores": tot["cpu_s"] / (elapsed * len(run.get("cores") or ends)) if elapsed else None,
         "server_core_busy": run.get("server_core_busy"), "loadgen_cores_busy": run.get("loadgen_cores_busy"),
         "loadgen": {"procs": len(ends), "cores": run.get("cores"), "library": meta.get("library"),
                     "verify": "off (load, not authentication: as openssl s_time, tls-perf and h2load)"},
