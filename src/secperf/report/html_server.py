@@ -85,7 +85,11 @@ def provenance_table(doc: dict) -> str:
                    f"<td{cls}>{_e(lim)}</td></tr>")
     return ("<h3>Who limited the rate, and what was measured</h3><p>At each configuration's best level: the "
             "server's and the load generator's CPU over the counting window (a side at 90% or more of its "
-            "cores limits the rate), and what one handshake negotiated.</p>"
+            "cores limits the rate), and what one handshake negotiated. The generator does not verify certificates "
+            "(as openssl s_time, tls-perf and h2load) and runs on the cores the server does not use, one process per "
+            "core; still, an OpenSSL 3.0 client spends about as much CPU per handshake as the server (decoding the "
+            "server's certificate alone costs a few hundred µs there), so saturating one server core takes at "
+            "least one generator core of the same speed, usually more.</p>"
             f"<table>{head}{''.join(trs)}</table>") if trs else ""
 
 
