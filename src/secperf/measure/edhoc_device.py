@@ -75,7 +75,7 @@ def plugin() -> Path:
 def build() -> Path:
     """The guest binary (built once per source version into $SECPERF_HOME/device/build/edhoc-HASH)."""
     src = _src()
-    digest = hashlib.sha256(b"".join((src / f).read_bytes() for f in ("Cargo.toml", "main.c", "src/lib.rs"))
+    digest = hashlib.sha256(b"".join((src / f).read_bytes() for f in ("Cargo.toml", "Cargo.lock", "main.c", "src/lib.rs"))
                             + " ".join(M_FLAGS).encode()).hexdigest()[:16]
     out = _home() / "build" / f"edhoc-{digest}"
     binary = out / "sp-edhoc-m4"
