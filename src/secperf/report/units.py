@@ -195,8 +195,8 @@ def unify_column(cells: list, prefer: dict[str, str] | None = None) -> tuple[lis
 
     Pure column (every cell holding a digit is one quantity, all of one family): the numbers in one
     unit chosen by column_unit, the unit returned for the header; `prefer` (family -> unit, the unit
-    most of the table's columns use) wins when its numbers are at most one character longer, so
-    neighbouring columns read in the same unit. Otherwise, each family whose quantities come in more
+    most of the table's columns use) wins when its numbers are no longer, so neighbouring columns
+    read in the same unit. Otherwise, each family whose quantities come in more
     than one unit in the column is rewritten to one unit, kept inline."""
     plains = [_cell_plain(c) for c in cells]
     digits = [p for p in plains if p is not None and any(ch.isdigit() for ch in p)]
@@ -211,7 +211,7 @@ def unify_column(cells: list, prefer: dict[str, str] | None = None) -> tuple[lis
         to = want if zero and want else column_unit(qs)
         if want and want != to:
             width = lambda u: max(len(_in_unit(n, x, u)) for n, x in qs)  # noqa: E731
-            if width(want) <= max(width(to) + 1, 4):
+            if width(want) <= width(to):
                 to = want
         return [_rewrite(c, fam, to, keep_unit=False) for c in cells], to
     found: dict[str, list[tuple[str, str]]] = {}
