@@ -46,21 +46,29 @@ def configs(protocols, keys, handshakes, clients, networks, lost=("none",), cid=
                          "client (aioquic; the wolfSSL DTLS tool): drop --client")
     lost = list(lost or ["none"])
     out = []
+    known = {p: (Q.HANDSHAKES if p == "quic" else ("full", "resumed")) for p in protocols}
+    if len(protocols) > 1:   # several protocols: a kind runs where it exists (0rtt: QUIC), said in a note
+        skipped = [f"{h} ({p})" for p in protocols for h in handshakes if h not in known[p]
+                   and any(h in known[o] for o in protocols)]
+        if skipped:
+            print(f"secperf connect: note: not measured, no such handshake: {', '.join(skipped)}", file=sys.stderr)
     for p in protocols:
+        hs_p = [h for h in handshakes if h in known[p] or not any(h in known[o] for o in protocols)]
         if p == "quic":
-            for h in handshakes:
+            for h in hs_p:
                 if h not in Q.HANDSHAKES:
                     raise InputError(f"quic: unknown --handshake {h!r}; known: {', '.join(Q.HANDSHAKES)}")
             for x in lost:
-                if x not in Q.LOSSES:
+                if x not in Q.LOSSES and not (set(protocols) - {"quic"} and x in ("client-hello",)):
                     raise InputError(f"--lost {x!r}: unknown for quic; known: {', '.join(Q.LOSSES)}")
             if cid and "on" in cid and protocols == ["quic"]:
                 raise InputError("--cid: QUIC always carries connection IDs; --cid acts on dtls13 (drop it)")
-            out += [Q.QuicConfig(handshake=h, network=n, lost=x) for n in networks for h in handshakes for x in lost]
+            out += [Q.QuicConfig(handshake=h, network=n, lost=x) for n in networks for h in hs_p for x in lost
+                    if x in Q.LOSSES]
         else:
             from ..measure import dtls13 as D
             version = "1.3" if p == "dtls13" else "1.2"
-            for h in handshakes:
+            for h in hs_p:
                 if h not in D.HANDSHAKES:
                     hint = " (0-RTT: QUIC only here; wolfSSL's DTLS 1.3 early data is not measured)" if h == "0rtt" else ""
                     raise InputError(f"{p}: unknown --handshake {h!r}; known: {', '.join(D.HANDSHAKES)}{hint}")
@@ -69,10 +77,10 @@ def configs(protocols, keys, handshakes, clients, networks, lost=("none",), cid=
                 if c not in ("off", "on"):
                     raise InputError(f"--cid {c!r}: known: off, on")
             for x in lost:
-                if x not in D.LOSSES:
+                if x not in D.LOSSES and not ("quic" in protocols and x in Q.LOSSES):
                     raise InputError(f"--lost {x!r}: unknown for {p}; known: {', '.join(D.LOSSES)}")
             out += [D.Dtls13Config(version=version, handshake=h, cid=c == "on", network=n, lost=x)
-                    for n in networks for h in handshakes for c in cids for x in lost]
+                    for n in networks for h in hs_p for c in cids for x in lost if x in D.LOSSES]
     return out
 
 

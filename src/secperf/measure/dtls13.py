@@ -288,6 +288,8 @@ def _derive(s: dict) -> None:
     d = s["derived"]
     for k in ("handshake_us", "round_trips", "handshake_round_trips", "bytes_c2s", "bytes_s2c", "datagrams"):
         d[f"{k.removesuffix('_us')}_p50" + ("_us" if k.endswith("_us") else "")] = stats.median([c[k] for c in ok])
+    d["round_trips_note"] = ("round trips count the wire's client-to-server turns up to the response: with DTLS 1.3 "
+                             "the server's ticket and the client's request cross, so 5 turns are 4 waits")
     d["resumed"] = sum(1 for c in ok if c["resumed"])
     # as the probe's connect rows name it, so `whatif --calibrate` takes the client's CPU from here
     d["phases_p50_us"] = [{"phase": "handshake: client CPU", "p50_us": stats.median([c["lib_cpu_us"] for c in ok])}]

@@ -22,9 +22,10 @@ The application is HTTP/0.9 over QUIC (ALPN "hq-interop", the interop runner's):
 bytes by default: the GET and response of study S1). The initial RTT is RFC 9002's 333 ms (aioquic
 defaults to 100 ms, which would fire spurious probes on every cellular link).
 
-A CPU figure for a C implementation is not measured here: Debian 12 packages no QUIC library with a
-usable C API (no ngtcp2, no picoquic, no msquic/lsquic packages), and the registries secperf builds
-from carry none as C sources; aioquic's CPU is Python's and is reported as such.
+aioquic's CPU is Python's and is reported as such. A C implementation for CPU figures exists in
+Debian 12: ngtcp2 0.12.1 with its GnuTLS crypto back end (libngtcp2-dev, libngtcp2-crypto-gnutls-dev,
+and the ngtcp2-client/-server example programs). It is not wired in yet (a timed client on ngtcp2's
+callback API is a native tool of its own); picoquic, lsquic, msquic and quiche are not packaged.
 """
 
 from __future__ import annotations

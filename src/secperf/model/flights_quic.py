@@ -95,12 +95,14 @@ def flight_model(s: F.Scenario) -> F.FlightModel:
     first, later = [], []
     for d in server_dgrams:                        # the server sends up to 3x what it received
         (first if sum(first) + d <= budget else later).append(d)
-    out0 = F.Flight("client", tuple(("Initial: ClientHello" if i == 0 else "Initial", b) for i, b in enumerate(client_dgrams))
-                    + ((("0-RTT: request", 0),) if hs == "0rtt" else ()), ch.ops, writes=len(client_dgrams))
-    back0 = F.Flight("server", tuple(("Initial + Handshake: ServerHello..Finished" if i == 0 else "Handshake", b)
-                                     for i, b in enumerate(first)) +
-                     ((("1-RTT: response", 0),) if hs == "0rtt" and not later else ()),
-                     server.ops, writes=len(first))
+    out0 = F.Flight("client", tuple(("Initial: ClientHello" + (" + 0-RTT: request" if hs == "0rtt" else "") if i == 0
+                                     else "Initial", b) for i, b in enumerate(client_dgrams)), ch.ops,
+                    writes=len(client_dgrams))
+    names = ["Initial + Handshake: ServerHello..Finished"] + ["Handshake"] * (len(server_dgrams) - 1)
+    if hs == "0rtt":
+        names[0] += " + 1-RTT: response"
+        names[-1] = "1-RTT: ACK, NewSessionTicket"
+    back0 = F.Flight("server", tuple((names[i], b) for i, b in enumerate(first)), server.ops, writes=len(first))
     ex.append(F.Exchange(out0, back0, "quic-initial"))
     if later:                                      # anti-amplification: the rest waits for the client's next datagram
         notes.append(f"server flight of {sum(server_dgrams)} bytes exceeds {AMPLIFICATION}x the client's "
