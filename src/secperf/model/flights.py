@@ -172,7 +172,7 @@ class Scenario:
 
     def resolved(self) -> "Scenario":
         cert = self.cert or ("rsa-2048" if self.protocol in ("tls1.3", "tls1.2", "dtls1.2") else "ecdsa-p256")
-        mtls = self.mtls if self.mtls is not None else self.protocol in ("https", "mqtt", "coap", "openvpn")
+        mtls = self.mtls if self.mtls is not None else self.protocol in ("https", "mqtt", "coap", "openvpn", "dtls1.3")
         return replace(self, cert=cert, mtls=mtls)
 
     @property

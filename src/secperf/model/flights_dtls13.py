@@ -64,7 +64,7 @@ def flight_model(s: F.Scenario) -> F.FlightModel:
     hs = s.handshake
     cid = hs.endswith("-cid")
     resumed = hs.startswith("resumed")
-    s13 = replace(s, handshake="resumed" if resumed else "full", mtls=True)
+    s13 = replace(s, handshake="resumed" if resumed else "full")   # mutual by default (Scenario.resolved), as measured
     g = F._group(s.group)
     tls = [F.Exchange(_own_base(e.out, s13.handshake, hs), e.back and _own_base(e.back, s13.handshake, hs), e.transport)
            for e in F._tls13(s13, (("request", 0),), (("response", 0),))]   # operations per flight
@@ -76,14 +76,15 @@ def flight_model(s: F.Scenario) -> F.FlightModel:
     server = [("ServerHello", SH_BASE + ks_s + (6 if resumed else 0) + (CID_EXT_SH if cid else 0)),
               ("EncryptedExtensions", _enc(6))]
     if not resumed:
-        server += [("CertificateRequest", _enc(CERT_REQUEST)),
+        server += [("CertificateRequest", _enc(CERT_REQUEST))] if s13.mtls else []
+        server += [
                    ("Certificate", _enc(8 + 3 + F.cert_der(s.cert) + 2)),
                    ("CertificateVerify", _enc(8 + F._key(s.cert)["sig"]))]
     server.append(("Finished", _enc(36)))
     ex.append(F.Exchange(F.Flight("client", (("ClientHello + cookie", ch + COOKIE_EXT),)),
                          F.Flight("server", tuple(server), tls[0].back.ops, writes=len(server)), "dtls"))
     client = []
-    if not resumed:
+    if not resumed and s13.mtls:
         client += [("Certificate", _enc(8 + 3 + F.cert_der(s.client_key_type) + 2) + c_cid),
                    ("CertificateVerify", _enc(8 + F._key(s.client_key_type, "--key")["sig"]) + c_cid)]
     client.append(("Finished", _enc(36) + c_cid))
