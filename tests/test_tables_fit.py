@@ -34,7 +34,7 @@ COMMANDS = {
     "plan": ["plan", "--pattern", "periodic-collection,real-time-control", "--n", "2000"],
     "can": ["can"],
     "fleet": ["fleet", "--capacity", "500", "--devices", "1000,10000"],
-    "crypto": ["crypto", "--alg", "ed25519,ecdsa-p256,rsa-2048", "--n", "3", "--duration", "0.05"],
+    "crypto": ["crypto", "--alg", "ed25519,ecdsa-p256,x25519", "--n", "3", "--duration", "0.05"],
 }
 
 
