@@ -134,7 +134,7 @@ def test_whatif_calibrated_from_a_connect_edhoc_result_reproduces_its_loopback_r
     from secperf.model import predict as P
     from secperf.sim import montecarlo as M
     monkeypatch.setenv("SECPERF_HOME", str(tmp_path))
-    assert cli.main(["connect", "edhoc", "--n", "5", "--warmup", "1", "--json", "--out", str(tmp_path / "r")]) == 0
+    assert cli.main(["connect", "edhoc", "--n", "3", "--warmup", "1", "--json", "--out", str(tmp_path / "r")]) == 0
     doc = json.loads(capsys.readouterr().out)
     s = doc["series"][0]
     table = C.calibrate(doc)
