@@ -337,9 +337,23 @@ def _whatif(doc: dict) -> list[dict]:
     return whatif_findings(doc) if measured else prediction_findings(doc)
 
 
+FINDERS = ("connect", "handshake", "netem", "signer", "jwt", "crypto", "mac", "device", "whatif", "plan", "server",
+           "fleet")
+
+
 def key_findings(doc: dict) -> list[dict]:
     """The answer first: [{"section": anchor id, "text": sentence}], most important first; every
-    Result kind has its findings (a kind whose rows are missing has none)."""
-    return (connect_findings(doc) + handshake_findings(doc) + netem_findings(doc) + signer_findings(doc) + jwt_findings(doc)
-            + crypto_findings(doc) + mac_findings(doc) + device_findings(doc) + _whatif(doc) + plan_findings(doc)
-            + server_findings(doc) + fleet_findings(doc))
+    Result kind has its findings (a kind whose rows are missing has none). A finder that meets a
+    Result whose rows lack what it reads (an older or hand-edited file) is left out, like missing
+    rows: the glance never stops a command from printing its tables."""
+    finders = {"connect": connect_findings, "handshake": handshake_findings, "netem": netem_findings,
+               "signer": signer_findings, "jwt": jwt_findings, "crypto": crypto_findings, "mac": mac_findings,
+               "device": device_findings, "whatif": _whatif, "plan": plan_findings, "server": server_findings,
+               "fleet": fleet_findings}
+    out: list[dict] = []
+    for name in FINDERS:
+        try:
+            out += finders[name](doc)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError, ZeroDivisionError):
+            continue
+    return out
