@@ -37,7 +37,7 @@ def timer(until: str) -> dict:
     return TIMER_HANDSHAKE if until == "handshake" else TIMER
 
 
-# --baseline: the reference rows of each scenario row, and what they mean (README "What security costs")
+# --baseline: the reference rows of each scenario row, and what they mean (docs/how-to/whatif.md, "What security costs")
 ROLE_BASELINE = "without security"
 ROLE_SOFTWARE = "software key"
 
@@ -332,7 +332,7 @@ def fmt_adds(x: dict | None, fmt) -> str:
 
 
 def security_cost(s: dict, base: dict, soft: dict | None, until: str) -> dict:
-    """What security adds to a row (README "What security costs"): the row against the same exchange
+    """What security adds to a row (docs/how-to/whatif.md, "What security costs"): the row against the same exchange
     without security, in time (difference of the two rows' P50s and of their means: both simulated
     with the same seed and draws, not a P50 of differences), bytes (mean wire bytes up + down),
     radio-on time (mean, first packet to the end point) and energy per connection; and what the key

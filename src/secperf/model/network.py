@@ -1,6 +1,6 @@
 """Network model of the what-if: a link profile (spec/netspec.py, the same specs `secperf netem`
 emulates) turned into per-flight packets, serialisation, propagation and the retransmission timers
-of each transport. Constants carry their source; README "How a prediction is made" lists them.
+of each transport. Constants carry their source; docs/explanation/whatif-model.md lists them.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ bytes per day, set-ups, signatures and keep-alive pings per day.
 Everything is drawn from the what-if: connection set-ups are `model.predict` plans simulated by
 `sim.montecarlo`; a message on an established session is a one-exchange flight model on the same
 link (same simulator: propagation, jitter, serialisation, loss recovery). The day is counted as
-activities (a message, or a batch) separated by the pattern's gaps; README "How a plan is made"
+activities (a message, or a batch) separated by the pattern's gaps; docs/explanation/planner.md
 states every rule used here.
 """
 

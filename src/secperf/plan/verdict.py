@@ -1,4 +1,4 @@
-"""The verdict rule (README "How a plan is made: the verdict rule"), the best combination of
+"""The verdict rule (docs/explanation/planner.md, the verdict rule), the best combination of
 measures, the ranking of measures by gain, and the alert thresholds a verdict assumes.
 
 Rule, applied to the numbers of evaluate.py:

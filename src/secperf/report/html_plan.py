@@ -50,7 +50,7 @@ def section(doc: dict) -> str:
     a = doc["analysis"]["plan"]
     used = [m for m in MEASURES if any(any(x["measure"] == m for x in p["measures"]) for p in ps)]
     out = ["<h2>Communication patterns: verdicts before and after design measures</h2>",
-           "<p>Computed from the what-if model (README: &ldquo;How a plan is made&rdquo;): each measure is a "
+           "<p>Computed from the what-if model (docs: explanation, &ldquo;The planner and the energy model&rdquo;): each measure is a "
            "transformation of the what-if inputs; ✓ means every stated requirement holds.</p>",
            f"<p class='muted'>{e(a.get('rule', ''))}</p>"]
     rows = []

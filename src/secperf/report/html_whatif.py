@@ -73,8 +73,8 @@ def section(doc: dict) -> str:
     a = doc.get("analysis", {}).get("whatif", {})
     out = [f"<h2>What-if: predicted connection set-up {e(END_TITLE[end_point(series)])}</h2>",
            "<p>Predictions, not measurements: flight models (messages, bytes, work per side) over the network "
-           "model of each link, with costs from the cost table below, simulated by Monte Carlo (README: "
-           "&ldquo;How a prediction is made&rdquo;). The clock starts at the client's first packet and stops at "
+           "model of each link, with costs from the cost table below, simulated by Monte Carlo (docs: "
+           "explanation, &ldquo;The what-if model&rdquo;). The clock starts at the client's first packet and stops at "
            f"{e(series[0]['derived'].get('end_point_description') or 'the first application response')}.</p>"]
     rows = []
     comps = components(series)

@@ -1,5 +1,5 @@
 """`secperf device handshake|crypto|list|build`: real embedded TLS stacks on emulated ARM cores,
-instructions per handshake message and per primitive (README, "Devices we don't have")."""
+instructions per handshake message and per primitive (docs/how-to/devices.md)."""
 
 from __future__ import annotations
 
