@@ -214,6 +214,9 @@ def _shorten_keys(table: Table, console: Console) -> tuple[Table, list[str]]:
     if not labels or max(len(x) for x in labels) <= LONG_KEY or any(isinstance(c, str) and "[" in c
                                                                      for c in col._cells):
         return table, []
+    name = table.columns[0].header if isinstance(table.columns[0].header, str) else ""
+    if len(set(labels)) == 1 and len(table.columns) > 2:  # one label for every row: said once, not a column
+        return _copy(table, table.columns[1:]), [f"{name + ', ' if name else ''}every row: {labels[0]}"]
     got = short_keys(labels)
     if not got:
         return table, []

@@ -227,9 +227,12 @@ def unify_column(cells: list, prefer: dict[str, str] | None = None) -> tuple[lis
     return out, None
 
 
+AXIS_UNITS = {"ms": "ms", "%": "%", "kbit/s": "kbit/s", "bytes": "B"}
+
+
 def axis_label(name: str | None) -> str:
-    """A link named by a sweep (`rtt=200`, `lte-m,loss=1`) with each swept input's unit:
-    `rtt=200 ms`, `lte-m, loss=1 %` (units as `--sweep` takes them: sim/sweep.py NETWORK_INPUTS)."""
+    """A link named by a sweep (`rtt=200`, `lte-m,loss=1`) with each swept input's unit, written as
+    `--network` takes them: `rtt=200ms`, `lte-m, loss=1%` (units: sim/sweep.py NETWORK_INPUTS)."""
     if not name or "=" not in name:
         return name or ""
     from ..sim.sweep import NETWORK_INPUTS
@@ -237,5 +240,5 @@ def axis_label(name: str | None) -> str:
     for p in name.split(","):
         k, eq, v = p.partition("=")
         unit = NETWORK_INPUTS.get(k.strip()) if eq else None
-        parts.append(f"{p} {unit}" if unit else p)
+        parts.append(f"{p}{AXIS_UNITS.get(unit, unit)}" if unit else p)
     return ", ".join(parts)
