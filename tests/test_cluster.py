@@ -357,3 +357,13 @@ def test_storm_end_lines_merge_counts_and_rank_waits_over_all_clients():
     assert m["wait_p90_s"] == whole.quantile_us(36 / 39) / 1e6      # rank 36 of the 40 clients
     assert "wait_max_s" not in m                         # rank 40 > the 39 that came back
     assert m["elapsed_s"] == pytest.approx(1.002)
+
+
+@pytest.mark.parametrize("argv,word", [(["server", "--procs", "2"], "--procs 2 with --cluster"),
+                                       (["fleet", "--capacity", "100"], "--replay")])
+def test_cluster_options_that_cannot_apply_exit_2(argv, word, capsys, tmp_path):
+    pytest.importorskip("ray")
+    from secperf.cli import main
+    assert main([*argv, "--cluster", "auto", "--out", str(tmp_path)]) == 2
+    assert word in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
