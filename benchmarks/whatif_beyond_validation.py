@@ -145,7 +145,11 @@ def main() -> int:
         row = {"cell": c, "network": net, "n": len(vals), "measured_p50_ms": m50 / 1e3, "measured_p95_ms": m95 / 1e3,
                "predicted_p50_ms": pr["p50_us"] / 1e3, "predicted_p95_ms": pr["p95_us"] / 1e3,
                "err_p50": (pr["p50_us"] - m50) / m50, "err_p95": (pr["p95_us"] - m95) / m95,
-               "bytes_measured": mb, "bytes_model": (model.bytes("client"), model.bytes("server")),
+               "bytes_measured": mb,
+               # up to the response (QUIC 0-RTT's Finished leaves after it: transport quic-final)
+               "bytes_model": tuple(sum(f.payload for e in model.exchanges if e.transport != "quic-final"
+                                        for f in (e.out, e.back) if f is not None and f.sender == side)
+                                    for side in ("client", "server")),
                "failures": sum(len(s["failures"]) for _, s in got)}
         rows.append(row)
         print(f"{c:20} {net:22} {row['n']:>3} {m50 / 1e3:9.1f} {pr['p50_us'] / 1e3:9.1f} {row['err_p50'] * 100:+6.1f}% "
