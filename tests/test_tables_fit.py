@@ -197,8 +197,11 @@ def test_too_narrow_for_any_group_stacks_rows():
 @pytest.mark.slow
 def test_every_measuring_kind_fits_and_answers_first(tmp_path):
     """`secperf run` (the quick scenario: crypto, handshakes, signer, JWT, connect, device, what-if)
-    and `secperf mac`, `secperf handshake`: "At a glance" first and once, nothing cut, at 80 and 160."""
-    for args in (["run", "--n", "3"], ["mac", "--n", "3", "--duration", "0.05", "--cortexm", "none"], ["handshake", "versions", "--n", "3"]):
+    and `secperf mac`, `secperf handshake`, `secperf server`: "At a glance" first and once, nothing
+    cut, at 80 and 160."""
+    for args in (["run", "--n", "3"], ["mac", "--n", "3", "--duration", "0.05", "--cortexm", "none"],
+                 ["handshake", "versions", "--n", "3"],
+                 ["server", "--key", "ecdsa-p256", "--concurrency", "2", "--duration", "0.5", "--warmup", "0.1"]):
         out = tmp_path / args[0]
         p = secperf_cmd(args, out, 80)
         assert p.returncode in (0, 1), p.stderr[-2000:]
@@ -210,6 +213,8 @@ def test_every_measuring_kind_fits_and_answers_first(tmp_path):
         for k in kinds & {"crypto", "handshake", "signer", "jwt", "connect", "device", "whatif"}:
             if any(s.get("summary") or (s.get("derived") or {}).get("usable") for s in doc["series"] if s["kind"] == k):
                 assert k in sections or (k == "crypto" and "mac" in sections), f"{args[0]}: no finding for {k}"
+        if args[0] == "server":
+            assert "server" in sections, "server: no capacity finding"
         text = render(doc, 160)
         check_fits(text, 160, args[0])
         check_glance_first_once(text, args[0])

@@ -16,8 +16,8 @@ What it does to a table, in order:
    between rows, else A, B, C...) with a legend printed under the table.
 4. Still too wide: column groups, each repeating the key columns (the fewest leading text columns
    that tell the rows apart), "(part 1 of 2)" in the title, the caption under the last part.
-5. Even one key column plus one other column too wide: a stacked layout, one block per row, each
-   cell on its own line as "header: value".
+5. Even one key column plus one other column too wide, or a single row too wide: a stacked layout,
+   one block per row, each cell on its own line as "header: value".
 
 Decision: one generic fitter applied at print time, not per-table layouts, so every table kind
 (also ones added later, e.g. new protocols') is covered by the same rules and the same test.
@@ -303,7 +303,9 @@ def fitted(table: Table, console: Console) -> list:
     if widths is not None and (len(t.columns) < 2 or widths[0] >= _ranges(console, t)[0][1]):
         return [_fix(t, widths)]
     legend: list[str] = []  # too wide, or its key column would wrap: long labels become short keys
-    if len(t.columns) > 1:
+    if len(t.rows) == 1 and widths is None:  # one row too wide: each cell on its own line reads best
+        return _stacked(console, t, width)
+    if len(t.columns) > 1 and len(t.rows) > 1:
         t, legend = _shorten_keys(t, console)
         widths = _allocate(console, t, width, comfort=True)
         if widths is not None:
@@ -311,7 +313,8 @@ def fitted(table: Table, console: Console) -> list:
         parts = _groups(console, t, width, _key_count(t, console, width)) if len(t.columns) > 2 else None
         if parts:
             return parts + _legend(legend)
-    widths = _allocate(console, t, width, comfort=False)
+    if len(t.rows) > 1 or widths is None:
+        widths = _allocate(console, t, width, comfort=False)
     if widths is not None:
         return [_fix(t, widths)] + _legend(legend)
     return _stacked(console, t, width) + _legend(legend)
