@@ -137,6 +137,15 @@ def fit_residuals(table: CostTable, sc: F.Scenario) -> tuple[CostTable, dict | N
     meas = table.measured.get(key)
     if meas is None and not key.endswith(":software"):
         meas = table.measured.get(key.rsplit(":", 1)[0] + ":software")
+    for alt in (_tls13_stand_ins(sc, hs) if meas is None else ()):
+        # QUIC and DTLS 1.3 run TLS 1.3's handshake: on a table with no row of their own (a device's),
+        # a measured TLS 1.3 row of the same kind gives the residual, fitted against their own flights
+        alt_key = scenario_key(alt, _STAND_IN_HS.get(hs, hs), sc.key)
+        meas = table.measured.get(alt_key) or table.measured.get(alt_key.rsplit(":", 1)[0] + ":software")
+        if meas is not None:
+            meas = {**meas, "source": f"{meas.get('source') or ''} TLS 1.3 row ({alt}) standing in for "
+                                      f"{sc.protocol}".strip()}
+            break
     if meas is None:
         return _residual_from_full(table, sc), None
     if meas.get("alternatives"):
@@ -187,6 +196,16 @@ def fit_residuals(table: CostTable, sc: F.Scenario) -> tuple[CostTable, dict | N
     return t, meas
 
 
+_STAND_IN_HS = {"0rtt": "resumed", "full-cid": "full", "resumed-cid": "resumed"}
+
+
+def _tls13_stand_ins(sc: F.Scenario, hs: str) -> tuple[str, ...]:
+    """Protocols whose measured TLS 1.3 handshake stands in for a QUIC or DTLS 1.3 row (none for others)."""
+    if sc.protocol not in ("quic", "dtls1.3"):
+        return ()
+    return ("https", "mqtt") if sc.resolved().mtls else ("tls1.3", "jwt", "https")
+
+
 def _closest_row(meas: dict, sc: F.Scenario) -> dict:
     """A device table holds every warm row it counted for a protocol and handshake: the residual is
     fitted on the row of the scenario's own group, server certificate and client key when the device
@@ -227,6 +246,11 @@ def _residual_from_full(table: CostTable, sc: F.Scenario) -> CostTable:
     full = replace(sc, handshake="full")
     fkey = scenario_key(sc.protocol, "full", sc.key)
     fm = table.measured.get(fkey) or table.measured.get(fkey.rsplit(":", 1)[0] + ":software")
+    for alt in (_tls13_stand_ins(sc, "full") if not fm else ()):   # QUIC / DTLS 1.3: a TLS 1.3 full row
+        akey = scenario_key(alt, "full", sc.key)
+        fm = table.measured.get(akey) or table.measured.get(akey.rsplit(":", 1)[0] + ":software")
+        if fm:
+            break
     if not fm or not fm.get("client_only"):
         return table
     t, _ = fit_residuals(table, replace(full, group=_norm_group(fm.get("group")), cert=fm.get("cert") or sc.cert))
