@@ -179,3 +179,18 @@ def test_quic_0rtt_measure_reconnects_in_one_round_trip():
     assert sc.protocol == "quic" and F.build(sc).round_trips == 1
     tls = setup_scenario(base, "resumed")
     assert F.build(tls).round_trips == 3          # TCP + TLS 1.3 resumed + request
+
+
+def test_a_table_without_quic_rows_fits_quic_on_a_measured_tls13_row():
+    """A device table counts TLS 1.3 handshakes, not QUIC: the TLS 1.3 row of the same kind gives QUIC's
+    base: residual (fitted against QUIC's own flights), and the figure's source says so."""
+    from dataclasses import replace
+    from secperf.model import costs as C, flights as F, network as N, predict as P
+    t = C.load_table()
+    row = {"metric": "usable", "total_us": 9000.0, "client_us": 4000.0, "se_us": 0.0, "server_us": 5000.0,
+           "sigma": 0.05, "series": "connect/https/probe/software/full", "group": "x25519", "cert": "ecdsa-p256",
+           "depth": 1}
+    t = replace(t, measured={C.scenario_key("https", "full", "software"): row})
+    pl = P.plan(F.Scenario("quic", "full", mtls=True), t, N.parse("delay=10ms"))
+    base = [(op, src) for fp in pl.flights if fp for op, _, src in fp.ops if op.startswith("base:quic:full")]
+    assert base and all("standing in for quic" in src for _, src in base)
