@@ -38,7 +38,9 @@ def connect_findings(doc: dict) -> list[dict]:
             name = PROTO_NAMES.get(r["protocol"], r["protocol"])
             if r.get("key_session", "warm") == "cold":  # the cold row adds to its protocol's warm one
                 if r["se_p50_us"] is not None and parts:
-                    parts[-1] += f", {fmt_time_us(r['se_p50_us'])} when the device wakes cold (new session, login, key search)"
+                    said = any("wakes cold" in x for x in parts)  # the why once per sentence
+                    parts[-1] += (f", {fmt_time_us(r['se_p50_us'])} when the device wakes cold"
+                                  + ("" if said else " (new session, login, key search)"))
                 continue
             if r["software_p50_us"] is not None and r["se_p50_us"] is not None:
                 parts.append(f"{name} {fmt_time_us(r['software_p50_us'])} with a software key, "
