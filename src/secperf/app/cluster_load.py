@@ -19,14 +19,16 @@ splits over its own processes), aligns their clocks and merges what they report:
   process (parent-death signal and a watchdog on that node, lab/registry.py), so it dies with the
   actor; Ray ends the actors with the run, or with the driver however it died.
 
-The servers secperf starts listen on loopback, so generators must run on the server's node; a
-multi-node cluster's other nodes are refused by name rather than sent to a port they cannot reach.
+The servers secperf starts listen on loopback, so generators run on the cluster's nodes on the
+server's machine only; nodes on other machines are left out and named (analysis.cluster), rather
+than sent to a port they cannot reach.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -94,6 +96,7 @@ class Generators:
     actors: list = field(default_factory=list)
     places: list[dict] = field(default_factory=list)    # where() of each actor, plus "core"
     exe_hint: str | None = None
+    left_out: list[str] = field(default_factory=list)   # nodes on other machines (cannot reach a loopback server)
 
     def names(self) -> list[str]:
         return [p["name"] for p in self.places]
@@ -110,26 +113,33 @@ class Generators:
 
 def place(cl: Cluster, server_core: int | None, max_generators: int | None = None,
           on_placed=None) -> Generators:
-    """One actor per CPU of the cluster (at most max_generators), each with a core of its node.
-    Generators must share the server's node (loopback): other nodes are refused by name."""
+    """One actor per CPU of the cluster's nodes on the server's machine (at most max_generators),
+    each with a core of its machine. The server secperf starts listens on loopback, so nodes on
+    other machines cannot reach it: they are left out, named in Generators.left_out; a cluster with
+    no node on this machine is an input error."""
     ray = ray_module()
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
     from ..measure.server import find_loadgen
-    n = cl.cpus if max_generators is None else max(1, min(cl.cpus, max_generators))
+    here = ray.util.get_node_ip_address()      # the server's machine (several Ray nodes may share it)
+    local = [n for n in cl.nodes if n["ip"] == here]
+    if not local:
+        raise ClusterError(f"--cluster {cl.address}: no node of the cluster runs on this machine ({here}), and the "
+                           f"server secperf starts here listens on loopback; run secperf on a cluster node, or use "
+                           f"the cluster for sweeps (docs/how-to/cluster.md)")
+    slots = [n for n in local for _ in range(n["cpus"])]
+    if max_generators is not None:
+        slots = slots[:max(1, max_generators)]
     Actor = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(LoadgenWorker)
-    actors = [Actor.remote(f"generator-{i}") for i in range(n)]
+    actors = [Actor.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["node_id"], soft=False))
+              .remote(f"generator-{i}") for i, n in enumerate(slots)]
     g = Generators(cl, actors)
+    g.left_out = [n["name"] for n in cl.nodes if n["ip"] != here]
     try:
         places = ray.get([a.where.remote() for a in actors], timeout=120)
     except Exception as exc:  # noqa: BLE001
         g.stop()
         raise ClusterRunError(f"cluster: the generators could not be placed: {exc}") from None
-    here = ray.util.get_node_ip_address()      # the server's machine (several Ray nodes may share it)
-    away = sorted({p["ip"] for p in places if p["ip"] != here})
-    if away:
-        g.stop()
-        raise ClusterError(f"--cluster {cl.address}: generators landed on node(s) {', '.join(away)}, which cannot reach "
-                           f"the server secperf starts here (it listens on loopback); run the driver on a node of "
-                           f"a one-machine cluster, or use the cluster for sweeps (docs/how-to/cluster.md)")
     by_machine: dict[str, int] = {}
     for p in places:
         cores = [c for c in p["cores"] if c != server_core] or p["cores"]
@@ -342,7 +352,8 @@ def measure_config(cfg, p, pki, g: Generators, on_series=None) -> list[dict]:
         for conc, rate in levels:
             s = S._series(cfg, conc, p, off, rate)
             s["labels"].update(server_pid=pid, pinned_to=affinity, cluster=g.cluster.address,
-                               generators=len(g.actors), generator_nodes=sorted({x["ip"] for x in g.places}))
+                               generators=len(g.actors), generator_nodes=sorted({x["ip"] for x in g.places}),
+                               nodes_left_out=g.left_out)
             t0_ns = time.monotonic_ns()
             try:
                 argv = S.loadgen_argv(srv.port, cfg, conc or 1, p, client_pair, rate=rate)
@@ -409,7 +420,10 @@ def run_server(o, output) -> int:
                 pki = LabPKI().ensure()
                 if p.workdir is None and run is not None:
                     p.workdir = private_dir(run.dir / "server")
-                doc["analysis"]["cluster"] = {**cl.as_dict(), "generators": g.places}
+                doc["analysis"]["cluster"] = {**cl.as_dict(), "generators": g.places, "nodes_left_out": g.left_out}
+                if g.left_out:
+                    print(f"note: --cluster: node(s) {', '.join(g.left_out)} run on other machines and cannot reach "
+                          f"the server started here (loopback): no generator there", file=sys.stderr)
                 for i, cfg in enumerate(items):
                     progress("start", cfg, i, len(items), None)
                     doc["series"] += measure_config(cfg, p, pki, g)
@@ -505,7 +519,7 @@ def run_replay(o, params: dict, output) -> int:
                 from ..lab.pki import LabPKI
                 pki = LabPKI().ensure()
                 replays = []
-                doc["analysis"]["cluster"] = {**cl.as_dict(), "generators": g.places}
+                doc["analysis"]["cluster"] = {**cl.as_dict(), "generators": g.places, "nodes_left_out": g.left_out}
                 for i, pol in enumerate(items):
                     progress("start", pol, i, len(items), None)
                     try:
