@@ -60,6 +60,16 @@ typedef struct {        /* one client connection's log */
 } conn_log;
 
 static conn_log g_log;
+static int g_ticket_seen;   /* a NewSessionTicket arrived in this connection */
+
+/* A session is kept for resumption only from a connection that received its own ticket: wolfSSL's
+ * session object holds this connection's resumption secret, so one taken after a lost ticket pairs it
+ * with the previous ticket and the server refuses the binder ("binder does not verify"). */
+static int on_ticket(WOLFSSL *ssl, const unsigned char *t, int len, void *ctx) {
+    (void)ssl; (void)t; (void)len; (void)ctx;
+    g_ticket_seen = 1;
+    return 0;
+}
 
 static double now_ns(clockid_t c) {
     struct timespec ts;
@@ -292,6 +302,8 @@ static int run_client(const options *o) {
         wolfSSL_dtls_set_peer(ssl, &srv, sizeof srv);
         if (o->cid) wolfSSL_dtls_cid_use(ssl);   /* we ask for the server's CID; ours is empty */
         if (resume && session) wolfSSL_set_session(ssl, session);
+        g_ticket_seen = 0;
+        wolfSSL_set_SessionTicket_cb(ssl, on_ticket, NULL);
         memset(&g_log, 0, sizeof g_log);
         g_log.drop_left = (o->drop_first && i >= 0) ? 1 : 0;
         g_log.t0_ns = now_ns(CLOCK_MONOTONIC);
@@ -334,7 +346,7 @@ static int run_client(const options *o) {
                        (g_log.cpu_hello_ns - g_log.cpu0_ns) / 1e3, (c_hs - g_log.cpu_hello_ns) / 1e3,
                        (c_done - c_hs) / 1e3, reused, cid_on);
         }
-        if (resume) {
+        if (resume && g_ticket_seen) {
             if (session) wolfSSL_SESSION_free(session);
             session = wolfSSL_get1_session(ssl);
         }

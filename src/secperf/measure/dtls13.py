@@ -255,6 +255,7 @@ def measure(cfg: Dtls13Config, n: int, warmup: int, pki, link=None, timeout_s: f
         server.kill()
         server.wait()
         registry.forget(server)
+        server_err = server.stderr.read() if server.stderr else ""
     for line in out.splitlines():
         try:
             c = sample(json.loads(line))
@@ -276,6 +277,8 @@ def measure(cfg: Dtls13Config, n: int, warmup: int, pki, link=None, timeout_s: f
         s["cpu_values_us"].append(float(c["lib_cpu_us"]))
     if rc not in (0, None):
         R.add_failure(s, f"client exited with {rc}: {(err.strip().splitlines() or [''])[-1]}")
+    if s["failures"] and server_err.strip():   # the server's own word on failed handshakes
+        s["labels"]["server_errors"] = server_err.strip().splitlines()[-5:]
     _derive(s)
     return R.finalize_series(s)
 
