@@ -322,3 +322,24 @@ def test_a_kept_session_times_each_message_as_one_round_trip(tmp_path, monkeypat
     from secperf.model.opmetrics import measured
     reuse = [r for r in measured(doc) if r["metric"] == "secperf_session_reuse_ratio" and r["labels"]["series"] == s["id"]]
     assert [r["value"] for r in reuse] == [1.0]               # every message reused the kept session
+
+
+def test_a_measure_the_cost_table_cannot_price_is_set_aside_with_the_tables_reason(monkeypatch):
+    """A device's counted table has no rows for a protocol a measure switches to (EDHOC on a Cortex-M):
+    the plan judges the other measures and names why that one was left out, instead of stopping."""
+    from secperf.model import costs as C
+    p = PS.load_pattern("event-driven")
+    real = PL.evaluate
+
+    def evaluate_without_edhoc(ctx, d):
+        if "edhoc-oscore" in d.measures:
+            raise C.MissingCost("cost table 'device:test' counted no client cost for 'base:edhoc:m0-x5t:se:client'")
+        return real(ctx, d)
+
+    monkeypatch.setattr(PL, "evaluate", evaluate_without_edhoc)
+    out = PL.plan_pattern(p, PL.Overrides(n=300))
+    assert "base:edhoc" in out["not_applicable"]["edhoc-oscore"]
+    assert out["not_applicable"]["edhoc-oscore"].startswith("not costed on this table")
+    judged = {m["measure"] for m in out["measures"]}
+    assert "edhoc-oscore" not in judged and "resumption" in judged
+    assert all("edhoc-oscore" not in c["measures"] for c in out["combinations"])

@@ -94,11 +94,29 @@ def check(p: Pattern, o: Overrides = Overrides()) -> None:
     MS.applicable(p, D.baseline(p, key_of(p, o)))
 
 
+def _costed(ctx: Context, base, usable: list, not_applicable: dict[str, str]) -> list:
+    """The measures the cost table can price. A measure that needs a cost the table does not have (a
+    device's counted table without rows for the protocol the measure switches to, e.g. EDHOC on a
+    Cortex-M) is set aside with the table's own reason, like a measure that does not apply: the other
+    measures are still judged instead of the whole plan stopping on one missing row. The baseline
+    itself still needs every cost (a missing one there is the user's input error)."""
+    out = []
+    for m in usable:
+        try:
+            evaluate(ctx, m.apply(base))
+        except C.MissingCost as exc:
+            not_applicable[m.name] = f"not costed on this table: {exc}"
+            continue
+        out.append(m)
+    return out
+
+
 def plan_pattern(p: Pattern, o: Overrides = Overrides()) -> dict:
     ctx = context(p, o)
     radio_name = ctx.radio.name
     base = D.baseline(p, key_of(p, o))
     usable, not_applicable = MS.applicable(p, base)
+    usable = _costed(ctx, base, usable, not_applicable)
     # the reference without any security: a requirement it breaks is the pattern's, not security's
     plain = evaluate(ctx, base.without_security())
     broken = frozenset(c["check"] for c in plain.checks if not c["ok"])
