@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from .argtypes import count, nonneg, off_measure_or_ms, positive, seed
+from ..spec.vocabulary import HANDSHAKES
 from . import argtypes, shared
 
 NAME = "whatif"
@@ -17,8 +18,8 @@ def _csv(values: list[str] | None) -> list[str]:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("protocol", nargs="?", help="tls1.3, tls1.2, dtls1.2, https, mqtt, coap, openvpn, jwt "
-                   "(comma list allowed); `--list` shows them with their handshakes")
+    p.add_argument("protocol", nargs="?", help=f"{', '.join(HANDSHAKES)} (comma list allowed); `--list` shows them with "
+                   "their handshakes")
     p.add_argument("--list", action="store_true", help="protocols, handshakes, groups, certificate types, cost tables")
     p.add_argument("--network", action="append", metavar="NETWORK",
                    help="a link profile (`secperf netem list`), a spec like 'delay=50ms,loss=1%%,rate=250kbit', a "
