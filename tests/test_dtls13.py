@@ -49,6 +49,8 @@ def _run(pki, exe, **kw):
     return D.measure(D.Dtls13Config(**kw), 2, 1, pki, None, 10.0, exe)
 
 
+# slow: the first use builds wolfSSL 5.9 from source (minutes on a fresh machine)
+@pytest.mark.slow
 def test_dtls13_full_handshake_has_a_cookie_round_trip_and_mutual_authentication(pki, exe):
     s = _run(pki, exe, version="1.3", handshake="full")
     assert s["labels"]["library"].startswith("wolfSSL 5.9")
@@ -65,6 +67,8 @@ def test_dtls13_full_handshake_has_a_cookie_round_trip_and_mutual_authentication
         assert sum(x["cpu_us"] for x in c["cpu_segments"]) == pytest.approx(c["lib_cpu_us"])
 
 
+# slow: the first use builds wolfSSL 5.9 from source (minutes on a fresh machine)
+@pytest.mark.slow
 def test_dtls13_resumed_is_verified_and_sends_no_certificates(pki, exe):
     full = _run(pki, exe, version="1.3", handshake="full")
     res = _run(pki, exe, version="1.3", handshake="resumed")
@@ -74,6 +78,8 @@ def test_dtls13_resumed_is_verified_and_sends_no_certificates(pki, exe):
     assert all(c["flights"][4]["records"] == ["encrypted"] for c in ok)            # client Finished only
 
 
+# slow: the first use builds wolfSSL 5.9 from source (minutes on a fresh machine)
+@pytest.mark.slow
 def test_connection_id_is_carried_by_every_protected_client_record(pki, exe):
     plain = _ok(_run(pki, exe, version="1.3", handshake="full"))[0]["flights"]
     cid = _ok(_run(pki, exe, version="1.3", handshake="full", cid=True))
@@ -87,6 +93,8 @@ def test_connection_id_is_carried_by_every_protected_client_record(pki, exe):
             assert abs(b["bytes"] - a["bytes"] - D.SERVER_CID_BYTES * a["datagrams"]) <= slack
 
 
+# slow: the first use builds wolfSSL 5.9 from source (minutes on a fresh machine)
+@pytest.mark.slow
 def test_dtls12_on_the_same_server_uses_hello_verify_request(pki, exe):
     s = _run(pki, exe, version="1.2", handshake="full")
     for c in _ok(s):
@@ -95,6 +103,8 @@ def test_dtls12_on_the_same_server_uses_hello_verify_request(pki, exe):
     assert s["id"] == "connect/dtls12/wolfssl/full"
 
 
+# slow: the first use builds wolfSSL 5.9 from source (minutes on a fresh machine)
+@pytest.mark.slow
 def test_lost_client_hello_waits_for_wolfssl_retransmission_timer(pki, exe):
     s = D.measure(D.Dtls13Config("1.3", "resumed", lost="client-hello"), 1, 1, pki, None, 10.0, exe)
     c = _ok(s)[0]
@@ -102,6 +112,8 @@ def test_lost_client_hello_waits_for_wolfssl_retransmission_timer(pki, exe):
     assert c["usable_us"] >= D.INITIAL_RTX_S * 1e6 * 0.99
 
 
+# slow: the first use builds wolfSSL 5.9 from source (minutes on a fresh machine)
+@pytest.mark.slow
 def test_flight_model_matches_the_measured_datagrams(pki, exe):
     for hs, cfg in (("full", {}), ("resumed", {"handshake": "resumed"}), ("full-cid", {"cid": True})):
         c = _ok(_run(pki, exe, **{"version": "1.3", **cfg}))[0]

@@ -3,8 +3,8 @@
 
 Why a native pair (native/dtls13/dtls_pair.c) on wolfSSL 5.9: OpenSSL 3.0 (the probe's library) has
 no DTLS 1.3, and Debian 12's libwolfssl 5.5.4 is built without --enable-dtls13. wolfSSL 5.9.4's
-sources come with the wolfssl-sys crate that scripts/bootstrap fetches for `secperf device --stack
-wolfssl59`; this module builds them for the host at first use (CMake: DTLS, DTLS 1.3, connection
+sources come with the wolfssl-sys crate that scripts/bootstrap fetches for the device stack
+`wolfssl59` (`secperf device handshake --stack wolfssl59`); this module builds them for the host at first use (CMake: DTLS, DTLS 1.3, connection
 IDs, session tickets, HRR cookie) into $SECPERF_HOME/dtls/<fingerprint>/ together with the pair,
 keyed by a hash of the sources and flags -- as the device builds are (measure/device_build.py).
 
@@ -37,7 +37,11 @@ from ..core.paths import private_dir, secperf_home
 
 HANDSHAKES = ("full", "resumed")
 LOSSES = ("none", "client-hello")
-SOURCE = Path(__file__).resolve().parents[3] / "native" / "dtls13" / "dtls_pair.c"
+_PKG = Path(__file__).resolve().parents[1]
+# the installed package's copy (CMake installs it into share/dtls13), else the source tree's
+SOURCE = next((c for c in (_PKG / "share" / "dtls13" / "dtls_pair.c",
+                           _PKG.parents[1] / "native" / "dtls13" / "dtls_pair.c") if c.is_file()),
+              _PKG / "share" / "dtls13" / "dtls_pair.c")
 USABLE = "response received (response_bytes read)"
 TIMER_START = "client: first datagram built (wolfSSL_connect started)"
 CPU_SEGMENTS = ("ClientHello", "server flight → client Finished", "request → response")
