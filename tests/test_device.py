@@ -164,6 +164,7 @@ def test_wolfssl_handshake_rows_sum_to_total_for_x25519_and_p256(tmp_path):
     assert series[("p-256", "warm")]["samples"][0]["negotiated_group"] == "SECP256R1"
 
 
+@pytest.mark.slow   # over 10 s here: a fidelity check for the slow run
 def test_openssl_build_splits_full_and_resumed_handshakes_per_message(tmp_path):
     """Debian's armhf OpenSSL on the A9 profile: sent messages found by the constructors' watch
     points, TLS 1.3 resumption by ticket (each connection after the first resumes), parts = total."""

@@ -20,6 +20,7 @@ def _crypto(device, stack, ops, n=2, config=None):
     return {s["labels"]["op"]: s for s in D.measure_crypto(device, stack, ops, n, build_config=config)}
 
 
+@pytest.mark.slow   # over 10 s here: a fidelity check for the slow run
 def test_cycles_repeat_and_the_band_orders_low_point_high():
     """Counts and cycles repeat within 0.5 % (keys are fresh per process: ECDSA verification is not
     constant-count, and where a table lookup's address depends on the key the flash interface's data

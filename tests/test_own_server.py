@@ -76,6 +76,7 @@ def test_bad_target_options_are_named_input_errors(args, names, tmp_path):
     assert p.returncode == 2 and names in p.stderr and "Traceback" not in p.stderr, p.stderr
 
 
+@pytest.mark.slow   # over 10 s here: a fidelity check for the slow run
 def test_nothing_listening_at_the_target_is_a_failed_series_with_the_reason(tmp_path):
     from secperf.lab.services import free_port
     p = run_cli("handshake", "versions", "--connect", f"127.0.0.1:{free_port()}", "--n", "2", "--json",

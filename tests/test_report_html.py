@@ -61,6 +61,7 @@ def test_hostile_plot_labels_never_reach_the_page_unescaped(real_doc):
     assert page.count("&lt;script&gt;alert(1)&lt;/script&gt;") > len(doc["series"])  # tables and plots
 
 
+@pytest.mark.slow   # over 10 s here: a fidelity check for the slow run
 def test_figures_are_print_quality_png_and_pdf_pairs(real_doc, tmp_path):
     from secperf.report.figures import write_figures
     from secperf.report.html import plots_of
