@@ -374,25 +374,11 @@ def measure_config(cfg, p, pki, g: Generators, on_series=None) -> list[dict]:
                 out.append(R.finalize_series(s))
                 continue
             level.update(cluster_level(run))
-            s["derived"].update(level)
-            if hasattr(S, "rate_limit"):
-                s["derived"].update(S.rate_limit(level, open_loop=bool(rate)))
-            calls = off.calls(t0_ns) if off else None
-            s["derived"]["split"] = S.split(level, op, calls, off.profile.wait if off else None)
-            if op:
-                s["derived"]["private_op"] = op
-            per_iv = S.interval_cpu_per_hs(run)
-            s["values_us"] = per_iv or ([level["server_cpu_us_per_handshake"]]
-                                        if level["server_cpu_us_per_handshake"] else [])
-            s["samples"] = [m for m in run["lines"] if m.get("type") == "interval"]
+            S.fill_level(s, level, run, op, off.calls(t0_ns) if off else None, off, rate)
             for x in level["cluster"]["lost"]:
                 R.add_failure(s, f"generator {x['name']} (node {x['node']}, core {x['core']}) lost mid-run: "
                                  f"{x['reason']}; the counts are the other generators'")
-            for reason, count in level["errors"].items():
-                R.add_failure(s, f"{count}× {reason}")
-            if level["handshakes"] == 0:
-                R.add_failure(s, "no handshake completed: is the server reachable and does it accept this "
-                                 "configuration?")
+            S.level_failures(s, level)
             out.append(R.finalize_series(s))
             if on_series:
                 on_series(out[-1])

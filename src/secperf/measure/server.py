@@ -653,27 +653,14 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki, doc: dict | None = Non
                 R.add_failure(s, str(exc))
                 series_out.append(R.finalize_series(s))
                 continue
-            calls = off.calls(t0_ns) if off else None
-            s["derived"].update(level)
+            fill_level(s, level, run, op, off.calls(t0_ns) if off else None, off, rate)
             s["derived"]["negotiated"] = agreed
-            s["derived"].update(rate_limit(level, open_loop=bool(rate)))
             if rate and level["started_per_s"] < 0.95 * rate:
                 # the generator could not start connections at the asked rate: a warning with what it did
                 s["derived"]["warning"] = (f"the load generator started {level['started_per_s']:.0f} connections/s "
                                            f"of the {rate:g}/s asked ({level['not_started']} arrivals found no free "
                                            "slot or came late): the achieved rate is reported, not the asked one")
-            s["derived"]["split"] = split(level, op, calls, off.profile.wait if off else None)
-            if op:
-                s["derived"]["private_op"] = op
-            per_iv = interval_cpu_per_hs(run)
-            s["values_us"] = per_iv or ([level["server_cpu_us_per_handshake"]]
-                                        if level["server_cpu_us_per_handshake"] else [])
-            s["samples"] = [m for m in run["lines"] if m.get("type") == "interval"]
-            for reason, count in level["errors"].items():
-                R.add_failure(s, f"{count}× {reason}")
-            if level["handshakes"] == 0:
-                R.add_failure(s, "no handshake completed: is the server reachable and does it accept this "
-                                 "configuration?")
+            level_failures(s, level)
             series_out.append(R.finalize_series(s))
             if on_series:
                 on_series(series_out[-1])
@@ -685,6 +672,29 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki, doc: dict | None = Non
         if srv is not None:
             srv.stop()
     return series_out
+
+
+def fill_level(s: dict, level: dict, run: dict, op, calls, off, rate) -> None:
+    """One load level's numbers into its series (local generators or a cluster's merged ones): the
+    level's summary, which side limited the rate, the server CPU split, and the per-interval samples."""
+    s["derived"].update(level)
+    s["derived"].update(rate_limit(level, open_loop=bool(rate)))
+    s["derived"]["split"] = split(level, op, calls, off.profile.wait if off else None)
+    if op:
+        s["derived"]["private_op"] = op
+    per_iv = interval_cpu_per_hs(run)
+    s["values_us"] = per_iv or ([level["server_cpu_us_per_handshake"]]
+                                if level["server_cpu_us_per_handshake"] else [])
+    s["samples"] = [m for m in run["lines"] if m.get("type") == "interval"]
+
+
+def level_failures(s: dict, level: dict) -> None:
+    """The generators' errors of one level as failures, and a level where no handshake completed."""
+    for reason, count in level["errors"].items():
+        R.add_failure(s, f"{count}× {reason}")
+    if level["handshakes"] == 0:
+        R.add_failure(s, "no handshake completed: is the server reachable and does it accept this "
+                         "configuration?")
 
 
 def accounting_check(pki, key: str = "rsa-2048", rounds: int = 5, seconds: float = 1.5, share: float = 0.5,
