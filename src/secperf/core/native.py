@@ -41,6 +41,17 @@ def find_native(name: str, kind: str = "bin", env: str | None = None, build_subd
     raise ProbeNotFound(f"{name} not found: build it with `make build`" + (f" (or set {env})" if env else ""))
 
 
+def shipped_sources(share: str, tree: str, *required: str) -> Path | None:
+    """Native sources the package ships to build at first use: the installed copy (secperf/share/SHARE,
+    put there by CMake's install rules), else the source tree's (TREE, relative to the checkout) — the
+    first that holds every REQUIRED file; None when neither does (the caller names what is missing)."""
+    pkg = Path(__file__).resolve().parents[1]
+    for cand in (pkg / "share" / share, pkg.parents[1] / tree):
+        if all((cand / r).is_file() for r in required):
+            return cand
+    return None
+
+
 def find_probe() -> Path:
     """$SECPERF_PROBE, else the copy installed inside the package, else a local CMake build."""
     return find_native(PROBE_NAME, "bin", "SECPERF_PROBE")

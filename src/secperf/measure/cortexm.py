@@ -29,6 +29,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from ..core.native import shipped_sources
 from ..core.errors import SetupError
 from ..lab import registry
 
@@ -70,10 +71,9 @@ class CortexMError(SetupError):
 
 def sources_dir() -> Path:
     """native/mac as installed inside the package (secperf/share/mac), else the source tree."""
-    pkg = Path(__file__).resolve().parents[1]
-    for cand in (pkg / "share" / "mac", pkg.parents[1] / "native" / "mac"):
-        if (cand / "cortexm" / "bench.c").is_file() and (cand / "chaskey.c").is_file():
-            return cand
+    found = shipped_sources("mac", "native/mac", "cortexm/bench.c", "chaskey.c")
+    if found:
+        return found
     raise CortexMError("the Cortex-M kernel sources (native/mac) were not found: reinstall with `make build`")
 
 

@@ -35,6 +35,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+from ..core.native import shipped_sources
 from ..core.errors import InputError, SetupError
 from ..core.paths import secperf_home
 
@@ -258,10 +259,9 @@ class Build:
 
 def sources_dir() -> Path:
     """native/device as installed in the package (secperf/share/device), else the source tree."""
-    pkg = Path(__file__).resolve().parents[1]
-    for cand in (pkg / "share" / "device", pkg.parents[1] / "native" / "device"):
-        if (cand / "client.c").is_file() and (cand / "Makefile").is_file():
-            return cand
+    found = shipped_sources("device", "native/device", "client.c", "Makefile")
+    if found:
+        return found
     raise DeviceSetupError("the device client sources (native/device) were not found: reinstall with `make build`")
 
 

@@ -32,16 +32,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..core import result as R
+from ..core.native import shipped_sources
 from ..core.errors import InputError
 from ..core.paths import private_dir, secperf_home
 
 HANDSHAKES = ("full", "resumed")
 LOSSES = ("none", "client-hello")
-_PKG = Path(__file__).resolve().parents[1]
 # the installed package's copy (CMake installs it into share/dtls13), else the source tree's
-SOURCE = next((c for c in (_PKG / "share" / "dtls13" / "dtls_pair.c",
-                           _PKG.parents[1] / "native" / "dtls13" / "dtls_pair.c") if c.is_file()),
-              _PKG / "share" / "dtls13" / "dtls_pair.c")
+SOURCE = (shipped_sources("dtls13", "native/dtls13", "dtls_pair.c")
+          or Path(__file__).resolve().parents[1] / "share" / "dtls13") / "dtls_pair.c"
 USABLE = "response received (response_bytes read)"
 TIMER_START = "client: first datagram built (wolfSSL_connect started)"
 CPU_SEGMENTS = ("ClientHello", "server flight → client Finished", "request → response")

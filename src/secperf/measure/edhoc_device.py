@@ -29,6 +29,7 @@ import statistics
 import subprocess
 from pathlib import Path
 
+from ..core.native import shipped_sources
 from ..core.errors import InputError
 from ..lab import registry
 
@@ -44,10 +45,9 @@ class EdhocDeviceError(InputError):
 
 
 def _src() -> Path:
-    pkg = Path(__file__).resolve().parents[1]
-    for cand in (pkg / "share" / "device" / "edhoc", pkg.parents[1] / "native" / "device" / "edhoc"):
-        if (cand / "Cargo.toml").is_file() and (cand / "main.c").is_file():
-            return cand
+    found = shipped_sources("device/edhoc", "native/device/edhoc", "Cargo.toml", "main.c")
+    if found:
+        return found
     raise EdhocDeviceError("the EDHOC device sources (native/device/edhoc) were not found: reinstall with `make build`")
 
 
