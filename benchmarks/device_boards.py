@@ -40,7 +40,7 @@ from importlib import resources
 from secperf.core.errors import InputError, SecperfError
 from secperf.measure import device as D
 from secperf.measure.device_build import ensure_built
-from secperf.spec.devices import core as core_profile
+from secperf.inputs.devices import core as core_profile
 
 # our stacks and the versions they build
 STACK_VERSIONS = {"wolfssl": ("wolfSSL", "5.5.4"), "wolfssl59": ("wolfSSL", "5.9.4"),

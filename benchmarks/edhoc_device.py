@@ -16,7 +16,7 @@ import sys
 
 from secperf.measure import edhoc_device as D
 from secperf.model.costs import device_us
-from secperf.spec.devices import core
+from secperf.inputs.devices import core
 
 
 def main() -> int:

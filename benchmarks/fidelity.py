@@ -26,7 +26,7 @@ from pathlib import Path
 
 from secperf.core import host
 from secperf.measure import crypto as C
-from secperf.spec.algorithms import Row, catalog
+from secperf.inputs.algorithms import Row, catalog
 
 # (label, secperf alg, op, size, openssl speed args, how to read the -mr line)
 CASES = [

@@ -50,7 +50,7 @@ from pathlib import Path
 from secperf.core.errors import SetupError
 from secperf.measure import backends
 from secperf.measure.crypto import CryptoParams, measure_row
-from secperf.spec.algorithms import for_libraries, select
+from secperf.inputs.algorithms import for_libraries, select
 
 CASES = (("rsa-2048", "sign"), ("rsa-2048", "verify"), ("ecdsa-p256", "sign"), ("ecdsa-p256", "verify"))
 BAND = (0.95, 1.05)

@@ -21,7 +21,7 @@ from pathlib import Path
 from secperf.core import host
 from secperf.lab.token import LabToken
 from secperf.core.native import find_native, find_shim
-from secperf.spec.se_profiles import get_profile, write_shim_config
+from secperf.inputs.se_profiles import get_profile, write_shim_config
 
 TARGET_NS = 50_000
 

@@ -30,7 +30,7 @@ from secperf.model import flights as F
 from secperf.model import network as N
 from secperf.model import predict as P
 from secperf.sim import montecarlo as M
-from secperf.spec import devices as D
+from secperf.inputs import devices as D
 
 SECPERF = str(Path(sys.executable).with_name("secperf"))
 CAL = ("x25519", "aes128gcm")          # the one handshake row the table is calibrated on

@@ -29,7 +29,7 @@ from secperf.model import costs as C
 from secperf.model import flights as F
 from secperf.model import network as N
 from secperf.model import predict as P
-from secperf.spec import devices as D
+from secperf.inputs import devices as D
 
 SECPERF = str(Path(sys.executable).with_name("secperf"))
 # (device handshake's --tls, --mode, --client-cert) -> the what-if protocol and handshake it is

@@ -210,7 +210,7 @@ def test_float_options_refuse_infinity(flag, tmp_path):
 
 
 def test_every_builtin_scenario_matches_the_schema():
-    from secperf.spec import scenario as SC
+    from secperf.inputs import scenario as SC
     names = SC.builtin_names()
     assert {"quick", "s5"} <= set(names)
     for name in names:

@@ -66,7 +66,7 @@ def test_series_carry_the_lower_bound_label(table):
 
 def test_device_profiles_hold_the_counts_this_toolchain_measures(table):
     """data/devices.toml's *-qemu profiles must be what `secperf mac --cortexm-only` measures now."""
-    from secperf.spec.devices import devices
+    from secperf.inputs.devices import devices
     for tname in ("m0", "m3"):
         prof = devices()[f"cortex-{tname}-qemu"]["macs"]
         for mac in C.MACS:

@@ -3,7 +3,7 @@
 import pytest
 
 from secperf.core import result as R
-from secperf.spec.algorithms import catalog
+from secperf.inputs.algorithms import catalog
 from secperf.model import crypto_questions as Q
 
 

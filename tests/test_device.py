@@ -88,7 +88,7 @@ def test_mbedtls3_tls13_steps_take_their_deferred_writes():
 # --- profiles --------------------------------------------------------------------------------------
 
 def test_core_profiles_have_clock_cpi_range_and_sources():
-    from secperf.spec.devices import core, cores, mac_cost
+    from secperf.inputs.devices import core, cores, mac_cost
     names = set(cores())
     assert {"cortex-a9-400", "cortex-a7-800", "cortex-m4-80", "cortex-m4-120", "cortex-m4-168",
             "cortex-m0plus-64", "cortex-m33-128"} <= names
@@ -291,7 +291,7 @@ Linker script and memory map
 
 
 def test_mac_table_has_the_shipped_libraries_next_to_secperf_kernels():
-    from secperf.spec.devices import mac_cost
+    from secperf.inputs.devices import mac_cost
     for dev in ("cortex-m4-wolfcrypt", "cortex-m4-mbedtls"):
         for mac in ("aes-128-cmac", "hmac-sha256"):
             c = mac_cost(dev, mac)

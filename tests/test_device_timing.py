@@ -13,7 +13,7 @@ import pytest
 from conftest import run_cli
 from secperf.core.errors import InputError
 from secperf.measure import device as D
-from secperf.spec import devices as S
+from secperf.inputs import devices as S
 
 
 def _crypto(device, stack, ops, n=2, config=None):

@@ -158,7 +158,7 @@ def test_connect_dtls13_bad_inputs_exit_2_naming_them(args, words, capsys):
 def _pattern(name: str, **changes):
     import tomllib
     from importlib import resources
-    from secperf.spec import patterns as PS
+    from secperf.inputs import patterns as PS
     d = tomllib.loads(resources.files("secperf.data").joinpath("patterns", f"{name}.toml").read_text())
     for path, value in changes.items():
         section, key = path.split("__")

@@ -131,7 +131,7 @@ TOML_VALUES = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 def test_scenario_documents_validate_or_name_the_key(doc):
     from secperf.core.errors import InputError
-    from secperf.spec.schema import validate_scenario
+    from secperf.inputs.schema import validate_scenario
     try:
         validate_scenario(doc)
     except InputError as exc:
@@ -143,7 +143,7 @@ def test_scenario_documents_validate_or_name_the_key(doc):
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 def test_pattern_documents_validate_or_name_the_key(doc):
     from secperf.core.errors import InputError
-    from secperf.spec.patterns import validate_pattern
+    from secperf.inputs.patterns import validate_pattern
     try:
         validate_pattern(doc, "p.toml")
     except InputError as exc:

@@ -78,7 +78,7 @@ def test_deeply_nested_toml_is_an_input_error(tmp_path, capsys, text):
 
 
 def test_many_unknown_keys_are_reported_as_the_first_few_and_a_count():
-    from secperf.spec import schema
+    from secperf.inputs import schema
     calls = []
     real = schema._describe
 

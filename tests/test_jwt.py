@@ -9,7 +9,7 @@ import pytest
 
 from secperf.core import result as R
 from secperf.lab import netns
-from secperf.spec import scenario as SC
+from secperf.inputs import scenario as SC
 from secperf.measure import signer as S
 from conftest import needs_links
 

@@ -14,8 +14,8 @@ from secperf.core.errors import InputError, SetupError
 from secperf.measure import backends
 from secperf.measure.crypto import CryptoParams, measure_row
 from secperf.model import crypto_questions as Q
-from secperf.spec.algorithms import for_libraries, parse_libraries, select
-from secperf.spec import scenario as SC
+from secperf.inputs.algorithms import for_libraries, parse_libraries, select
+from secperf.inputs import scenario as SC
 
 FAST = dict(n=3, warmup=1, duration_s=5, min_sample_us=500)
 

@@ -20,7 +20,7 @@ import pytest
 from conftest import alive as _alive, needs_links
 from secperf.lab import netns
 from secperf.lab.netns import SO_TIMESTAMPNS, Link, kernel_rx_ns
-from secperf.spec import netspec as NS
+from secperf.inputs import netspec as NS
 
 
 
@@ -673,7 +673,7 @@ HS_SCENARIO = ('name = "s"\n[crypto]\n[[crypto.select]]\nalg = ["sha256"]\nsize 
 
 def test_scenario_handshake_section_takes_networks():
     from secperf.app.scenario import handshake_configs
-    from secperf.spec import scenario as SC
+    from secperf.inputs import scenario as SC
     base = {"name": "t", "crypto": {}}
     cfgs = handshake_configs({**base, "handshake": {"experiments": ["versions"], "networks": ["loopback", "lte"]}})
     assert [(c.tls, c.network) for c in cfgs] == [("1.3", "loopback"), ("1.2", "loopback"), ("1.3", "lte"),

@@ -19,8 +19,8 @@ from secperf.plan import measures as MS
 from secperf.plan import planner as PL
 from secperf.plan import verdict as V
 from secperf.plan.evaluate import Outcome, evaluate
-from secperf.spec import patterns as PS
-from secperf.spec import se_profiles as SE
+from secperf.inputs import patterns as PS
+from secperf.inputs import se_profiles as SE
 
 N = 4000
 

@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, padding, rsa
 
 from secperf.measure import probe
-from secperf.spec.algorithms import catalog
+from secperf.inputs.algorithms import catalog
 
 MSG = bytes(range(32))
 

@@ -167,7 +167,7 @@ def test_quic_0rtt_measure_reconnects_in_one_round_trip():
     from importlib import resources
     from secperf.plan import design as DS, measures as MS
     from secperf.plan.evaluate import setup_scenario
-    from secperf.spec import patterns as PS
+    from secperf.inputs import patterns as PS
     from secperf.model import flights as F
     d = tomllib.loads(resources.files("secperf.data").joinpath("patterns", "remote-management.toml").read_text())
     p = PS.validate_pattern(d)

@@ -9,7 +9,7 @@ from PIL import Image
 from conftest import run_chromium
 from secperf.core import host, result as R
 from secperf.measure import crypto as C
-from secperf.spec.algorithms import select
+from secperf.inputs.algorithms import select
 from secperf.model import crypto_questions as Q
 from secperf.report.html import render
 

@@ -7,8 +7,8 @@ import random
 import numpy as np
 import pytest
 
-from secperf.spec import se_profiles as SP
-from secperf.spec.se_profiles import ProfileError, load_profiles, simulate_modes
+from secperf.inputs import se_profiles as SP
+from secperf.inputs.se_profiles import ProfileError, load_profiles, simulate_modes
 
 S2 = {"sign_only_p50": 475.1, "total_p50": 642.2}
 CHIPS = ("atecc608", "optiga-trust-m", "tpm2", "yubikey-piv")

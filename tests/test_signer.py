@@ -15,7 +15,7 @@ from secperf.lab.services import ProbeServer
 from secperf.lab.token import LabToken
 from secperf.measure import signer as S
 from secperf.core.native import find_probe, find_shim
-from secperf.spec.se_profiles import get_profile, load_profiles, ks_distance
+from secperf.inputs.se_profiles import get_profile, load_profiles, ks_distance
 from conftest import SLOW_SIGN
 
 FAST = """
@@ -146,7 +146,7 @@ def test_jwt_cached_token_does_not_touch_the_secure_element(lab, tmp_path, monke
     monkeypatch.setenv("SECPERF_HOME", str(root))  # run_jwt uses the default lab locations
     prof_path = root / "fast.toml"
     prof_path.write_text(FAST)
-    import secperf.spec.se_profiles as SP
+    import secperf.inputs.se_profiles as SP
     real = SP.load_profiles
     monkeypatch.setattr(SP, "load_profiles", lambda path=None: {**real(), **real(prof_path)})
     doc = R.new_result(kind="jwt", command=[], params={}, host={}, run_id="x")

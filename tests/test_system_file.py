@@ -1,4 +1,4 @@
-"""A described system in one file (`--system FILE.toml`, spec/system.py): every file in examples/
+"""A described system in one file (`--system FILE.toml`, inputs/system.py): every file in examples/
 loads, validates and matches `secperf schema system`; the file becomes the right whatif and plan
 options; the command line overrides it with a note; every bad input exits 2 naming the key path."""
 
@@ -10,7 +10,7 @@ import pytest
 
 from conftest import run_cli
 from secperf.cli import build_parser
-from secperf.spec import system as S
+from secperf.inputs import system as S
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
@@ -127,7 +127,7 @@ def test_the_question_becomes_the_whatif_options():
 
 
 def test_the_question_becomes_the_plan_options_and_pattern():
-    from secperf.spec.patterns import parse_quantity, TIME_UNITS
+    from secperf.inputs.patterns import parse_quantity, TIME_UNITS
     from secperf.subcommands import plan
     o = plan.options(_args("plan", "--system", str(QUESTION)))
     assert o.device == "cortex-m4-80" and o.se == "se:iot-safe-sim:cold"

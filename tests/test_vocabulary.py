@@ -82,7 +82,7 @@ def test_every_subcommand_names_the_server_certificate_option_the_same():
                                      ("p256", "p-256"), ("P-384", "p-384"), ("ecdh-p384", "p-384"),
                                      ("x25519", "x25519"), ("p-256", "p-256")])
 def test_group_spellings_map_to_one_name(old, new, capsys):
-    from secperf.spec.vocabulary import group
+    from secperf.inputs.vocabulary import group
     assert group(old) == new
     err = capsys.readouterr().err
     assert (old == new) == (err == "")
@@ -189,7 +189,7 @@ def test_fleet_key_with_a_given_capacity_exits_2(tmp_path):
 # --- plan's keep-alive and NAT time-outs ----------------------------------------------------------
 def test_keepalive_says_it_assumes_no_nat_time_out():
     from secperf.plan import design as D, measures as MS
-    from secperf.spec.patterns import load_pattern
+    from secperf.inputs.patterns import load_pattern
     rt = load_pattern("real-time-control")               # always-on, no nat_timeout_s
     assert rt.connection.nat_timeout_s is None
     _, why = MS.applicable(rt, D.baseline(rt))
@@ -201,7 +201,7 @@ def test_keepalive_says_it_assumes_no_nat_time_out():
 
 def test_keepalive_without_a_ping_interval_is_not_free():
     from secperf.plan import design as D, measures as MS
-    from secperf.spec.patterns import load_pattern
+    from secperf.inputs.patterns import load_pattern
     p = load_pattern("batch-collection")                  # per-message, neither keepalive_s nor nat_timeout_s
     assert p.connection.keepalive_s is None and p.connection.nat_timeout_s is None
     usable, why = MS.applicable(p, D.baseline(p))

@@ -14,7 +14,7 @@ from secperf.model import flights as F
 from secperf.model import network as N
 from secperf.model import predict as P
 from secperf.sim import montecarlo as M
-from secperf.spec import netspec as NS
+from secperf.inputs import netspec as NS
 
 
 def _link(spec: str) -> N.LinkModel:

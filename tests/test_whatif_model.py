@@ -271,7 +271,7 @@ def test_sweep_grammar_and_tornado():
         SW.parse("rttt=1")
     with pytest.raises(SW.SweepError, match="negative"):
         SW.parse("rtt=-5")
-    from secperf.spec import netspec as NS
+    from secperf.inputs import netspec as NS
     cells = SW.expand([F.Scenario("tls1.3")], [NS.parse("loopback")], sw)
     assert len(cells) == 12
     rows = []
@@ -356,7 +356,7 @@ def _device_doc(with_handshake: bool):
 
 
 def test_device_costs_are_instructions_times_cpi_over_clock():
-    from secperf.spec import devices as D
+    from secperf.inputs import devices as D
     core = D.core("cortex-a9-400")
     cpi = sum(core.cpi) / 2
     t = C.from_device(_device_doc(False), core, C.load_table())
@@ -376,7 +376,7 @@ def test_device_costs_are_instructions_times_cpi_over_clock():
 def test_a_device_psk_handshake_takes_the_full_handshakes_residual():
     """With only a full handshake row, a PSK (psk_dhe_ke) prediction on the device keeps the key
     exchange and the full row's unnamed residual, and drops the named certificate work."""
-    from secperf.spec import devices as D
+    from secperf.inputs import devices as D
     core = D.core("cortex-a9-400")
     cpi = sum(core.cpi) / 2
     doc = _device_doc(True)
@@ -397,7 +397,7 @@ def test_a_device_psk_handshake_takes_the_full_handshakes_residual():
 
 
 def test_a_device_table_takes_one_stacks_counts():
-    from secperf.spec import devices as D
+    from secperf.inputs import devices as D
     core = D.core("cortex-a9-400")
     cpi = sum(core.cpi) / 2
     doc = _device_doc(True)

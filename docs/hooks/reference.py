@@ -127,8 +127,8 @@ def cli_page() -> str:
 def schemas_page() -> str:
     _import_secperf()
     from secperf.core.result_schema import json_schema as result_schema
-    from secperf.spec.schema import scenario_json_schema
-    from secperf.spec.system import json_schema as system_schema
+    from secperf.inputs.schema import scenario_json_schema
+    from secperf.inputs.system import json_schema as system_schema
     parts = [("Result (`result.json`)", "result", result_schema(),
               "What every measuring command writes (`results/<run>/result.json`) and prints with `--json`."),
              ("Scenario file", "scenario", scenario_json_schema(),
@@ -136,8 +136,8 @@ def schemas_page() -> str:
              ("System file", "system", system_schema(),
               "A described system for `secperf whatif --system FILE.toml` and `secperf plan --system FILE.toml`.")]
     lines = [GENERATED, "# JSON Schemas", "",
-             "Generated from the pydantic models (`secperf/core/result_schema.py`, `secperf/spec/schema.py`, "
-             "`secperf/spec/system.py`). `secperf schema result|scenario|system` prints each one.", ""]
+             "Generated from the pydantic models (`secperf/core/result_schema.py`, `secperf/inputs/schema.py`, "
+             "`secperf/inputs/system.py`). `secperf schema result|scenario|system` prints each one.", ""]
     for title, what, schema, text in parts:
         lines += [f"## {title}", "", text, "", f"`secperf schema {what}`:", "",
                   "```json", json.dumps(schema, indent=1, sort_keys=True), "```", ""]

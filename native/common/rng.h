@@ -46,7 +46,7 @@ static inline uint64_t xoshiro256_next(xoshiro256 *r)
 static inline double xoshiro256_uniform(xoshiro256 *r) { return (double)(xoshiro256_next(r) >> 11) * 0x1.0p-53; }
 
 /* Uniform in the open interval (0, 1): the [0, 1) grid moved by half a step, so log() of it is
- * always finite (the shim's Box-Muller; secperf.spec.se_profiles mirrors it). */
+ * always finite (the shim's Box-Muller; secperf.inputs.se_profiles mirrors it). */
 static inline double xoshiro256_uniform_open(xoshiro256 *r)
 {
     return ((double)(xoshiro256_next(r) >> 11) + 0.5) * 0x1.0p-53;

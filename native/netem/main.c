@@ -8,7 +8,7 @@
  *                       --up SPEC --down SPEC
  *   secperf-netem flood --dst IP [--port 9] [--size 18] [--count N] [--pps R] [--max-seconds S]
  *
- * SPEC is the canonical form written by secperf's Python side (secperf.spec.netspec):
+ * SPEC is the canonical form written by secperf's Python side (secperf.inputs.netspec):
  * delay_ns, jitter_ns, jitter_dist=normal|pareto, loss, ge_p, ge_r, ge_bad_loss, ge_good_loss,
  * dup, reorder (probabilities 0..1), rate_bps, queue (packets), mtu.
  *

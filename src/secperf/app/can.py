@@ -100,7 +100,7 @@ CAN_FRAME_OVERHEAD_BITS = 44
 
 def _check_macs(macs: list[str], given_cycles: bool) -> None:
     """A MAC no device profile knows (md5, a typo) is an input error, not an empty table."""
-    from ..spec.devices import devices
+    from ..inputs.devices import devices
     known = sorted({m for d in devices().values() for m in d.get("macs", {})})
     for m in macs:
         if m not in known and not given_cycles:

@@ -27,7 +27,7 @@ def known_names(option: str, values, allowed) -> None:
 
 def crypto(algs, ops, sizes, strength, opts: MeasureOptions, output: Output, libraries=None) -> int:
     from ..measure.backends import check_available
-    from ..spec.algorithms import for_libraries, parse_libraries, select
+    from ..inputs.algorithms import for_libraries, parse_libraries, select
     libs = parse_libraries(libraries)
     rows = for_libraries(select(algs, ops, sizes, strength), libs)
     check_available(libs)
@@ -128,7 +128,7 @@ def _target(target: dict | None, nets):
 
 
 def _profiles(names: list[str]) -> list[str]:
-    from ..spec.se_profiles import load_profiles
+    from ..inputs.se_profiles import load_profiles
     known_names("profile", names, list(load_profiles()))
     return names
 
@@ -200,7 +200,7 @@ def connect(protocols, keys, handshakes, clients, auths, coap_security, networks
 def mac(algs, sizes, cortexm: str, cortexm_only: bool, cortexm_table: str | None, can: CanOptions,
         opts: MeasureOptions, output: Output) -> int:
     from ..measure import cortexm as CM
-    from ..spec.algorithms import catalog, select
+    from ..inputs.algorithms import catalog, select
     targets = [] if cortexm == "none" else csv_list([cortexm], [])
     for t in targets:
         if t not in CM.TARGETS:
@@ -249,7 +249,7 @@ def can(options: CanOptions, output: Output) -> int:
 
 
 def list_devices() -> int:
-    from ..spec.devices import devices, raw
+    from ..inputs.devices import devices, raw
     for name, d in devices().items():
         print(f"{name:16} {d.get('description', '')}")
         for m, e in d.get("macs", {}).items():
@@ -261,7 +261,7 @@ def list_devices() -> int:
 def list_algorithms() -> int:
     from rich.table import Table
     from ..report.terminal import out_console
-    from ..spec.algorithms import catalog
+    from ..inputs.algorithms import catalog
     t = Table(title="secperf crypto: algorithms", title_justify="left", header_style="bold")
     for c in ("algorithm", "family", "operations", "bits", "engine", "strength note"):
         t.add_column(c)
@@ -273,7 +273,7 @@ def list_algorithms() -> int:
 
 
 def list_profiles() -> int:
-    from ..spec.se_profiles import load_profiles
+    from ..inputs.se_profiles import load_profiles
     for name, pr in load_profiles().items():
         print(f"{name:16} {pr.description}  [source: {pr.source}]")
     return EXIT_OK

@@ -13,7 +13,7 @@ COAP_SECURITY = ("pki", "psk")
 
 
 def _cold_keys(keys: list[str], sessions: list[str]) -> tuple[list[str], list[str]]:
-    """`--key se:PROFILE:cold`, the key vocabulary of whatif and plan (spec/vocabulary.py), as
+    """`--key se:PROFILE:cold`, the key vocabulary of whatif and plan (inputs/vocabulary.py), as
     connect's matrix writes it: key se:PROFILE with key session cold. When every secure-element or
     token key is written :cold, the default warm session is replaced by cold; otherwise both run."""
     cold = [k for k in keys if k.startswith("se:") and k.count(":") == 2 and k.endswith(":cold")]
@@ -30,7 +30,7 @@ def connect_configs(protocols, keys, handshakes, clients, auths, tls="1.3", nagl
                     networks=("loopback",), key_sessions=("warm",), coap_servers=("libcoap",)):
     """The `connect` matrix from command-line style lists; bad names raise InputError."""
     from ..measure import connect as C
-    from ..spec.se_profiles import load_profiles
+    from ..inputs.se_profiles import load_profiles
     if protocols == ["all"]:
         protocols = list(C.PROTOCOLS)
     keys, key_sessions = _cold_keys(list(keys), list(key_sessions))

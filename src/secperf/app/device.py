@@ -140,7 +140,7 @@ def _build_one(s: str, t: str, c: str | None) -> None:
 
 
 def list_devices() -> int:
-    from ..spec.devices import core, cores
+    from ..inputs.devices import core, cores
     from ..measure.device_build import STACKS
     for name in cores():
         c = core(name)
@@ -167,7 +167,7 @@ def _list_configs() -> None:
     """Build configurations per stack and target, with the cores each target runs on."""
     from ..measure import device as D
     from ..measure.device_build import STACK_TARGETS, STACKS, TARGETS, build_configs, configs_for, default_config
-    from ..spec.devices import core, cores
+    from ..inputs.devices import core, cores
     on: dict[str, list[str]] = {}
     for name in cores():
         try:

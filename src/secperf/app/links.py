@@ -19,7 +19,7 @@ def check_no_network(network: str, why: str | None = None) -> None:
 def networks(values: list[str] | None):
     """--network values -> NetSpecs; a bad spec is bad input naming the field; a link that cannot
     be built here (no root, no TUN) is said plainly with its fix before anything runs."""
-    from ..spec import netspec as NS
+    from ..inputs import netspec as NS
     try:
         nets = NS.parse_networks(values)
     except NS.NetSpecError as exc:
@@ -31,7 +31,7 @@ def networks(values: list[str] | None):
 def link_problem(names) -> str | None:
     """Why links cannot be built here, if any of `names` needs one (is not loopback); else None."""
     from ..lab import netns
-    from ..spec import netspec as NS
+    from ..inputs import netspec as NS
     return netns.check() if any(n not in NS.LOOPBACK_NAMES for n in names) else None
 
 
@@ -50,7 +50,7 @@ def links_unavailable(names) -> dict | None:
     meant to run anywhere, so a missing capability of the machine skips its link rows instead of
     failing the run; `--network` on handshake/connect/jwt, where the user asked for a link, stops
     with the reason and the fix instead."""
-    from ..spec import netspec as NS
+    from ..inputs import netspec as NS
     links = list(dict.fromkeys(n for n in names if n not in NS.LOOPBACK_NAMES))
     problem = link_problem(links)
     if not problem:

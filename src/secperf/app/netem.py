@@ -14,7 +14,7 @@ from .signals import Interrupted, interruptible
 
 
 def list_links() -> int:
-    from ..spec import netspec as NS
+    from ..inputs import netspec as NS
     table, sweeps = NS.profile_table(), NS.load_sweeps()
     for name, pr in table.items():
         print(f"{name:14} {pr.spec or '(no emulation)'}\n{'':14} {pr.description}")
@@ -73,7 +73,7 @@ def run(network: str, cmd: list[str], server: str | None, seed: int, poll: str, 
     until it is ready: `wait_port` accepts TCP, else it listens on some port); the exit code is the
     command's; on a signal everything started here is stopped by PID."""
     from ..lab import netns
-    from ..spec import netspec as NS
+    from ..inputs import netspec as NS
     if not cmd:
         raise InputError("netem run: give the command after --, e.g. secperf netem run lte -- ping -c 3 10.77.0.2")
     if wait_port is not None and not (server and 0 < wait_port < 65536):

@@ -14,8 +14,8 @@ from ..core.errors import EXIT_OK, InputError
 from ..core.store import RunStore
 from ..plan import planner as PL
 from ..plan.verdict import __doc__ as RULE
-from ..spec import patterns as PS
-from ..spec.devices import resolve_device
+from ..inputs import patterns as PS
+from ..inputs.devices import resolve_device
 
 
 @dataclass
@@ -69,7 +69,7 @@ def _device_tables(o: PlanOptions, pats: list) -> dict:
     host's; None for a cost-table name."""
     from ..model import costs as C
     from ..model import flights as F
-    from ..spec import devices as D
+    from ..inputs import devices as D
     from .device_counts import device_counts
     out, made = {}, {}
     for p in pats:
@@ -106,7 +106,7 @@ def check(o: PlanOptions, tables: dict | None = None) -> list:
     check_output_file(o.csv, "--csv")
     from dataclasses import replace
     from ..model import costs as C
-    from ..spec import devices as D
+    from ..inputs import devices as D
     pats = _patterns(o)
     for p in pats:
         ov = _overrides(o, (tables or {}).get(p.name))

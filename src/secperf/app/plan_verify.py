@@ -22,7 +22,7 @@ from ..model import network as N
 from ..model import predict as P
 from ..model import flights as F
 from ..sim import montecarlo as M
-from ..spec import netspec as NS
+from ..inputs import netspec as NS
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ def predicted_p50_ms(protocol: str, handshake: str, key: str, network: str, n: i
     # the verified connections run on this host's CPU: an emulated core's plan is checked against
     # the host table's prediction of the same exchange (the device's own counts are checked by
     # benchmarks/whatif_device_counts.py)
-    from ..spec.devices import resolve_device
+    from ..inputs.devices import resolve_device
     device = resolve_device(device)
     pl = P.plan(sc, C.load_table(device if device in C.table_names() else "host-default"), link)
     if no_cookie:

@@ -1,11 +1,11 @@
-"""`secperf run`: a scenario (spec/scenario.py validates it) turned into measuring phases."""
+"""`secperf run`: a scenario (inputs/scenario.py validates it) turned into measuring phases."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 from ..core.errors import InputError
-from ..spec import scenario as SC
+from ..inputs import scenario as SC
 from . import links, phases as P
 from .connect import connect_configs
 from .options import MeasureOptions, crypto_params, handshake_params
@@ -128,7 +128,7 @@ def device_phase(sec: dict) -> P.Phase:
     recorded as failed with the reason (the package to install) and the run goes on."""
     from ..core import result as R
     from ..core.errors import SecperfError
-    from ..spec.schema import DeviceSection
+    from ..inputs.schema import DeviceSection
     from .device import HandshakeOptions, handshake_phase
     d = DeviceSection.model_validate(sec)
     opts = HandshakeOptions(device=d.device, stack=d.stack, group=",".join(d.groups), suite=",".join(d.suites),

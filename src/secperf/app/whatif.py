@@ -16,8 +16,8 @@ from ..model import s1 as S1
 from ..model import network as N
 from ..sim import montecarlo as M
 from ..sim import sweep as SW
-from ..spec import netspec as NS
-from ..spec import se_profiles as SE
+from ..inputs import netspec as NS
+from ..inputs import se_profiles as SE
 
 TIMER = {"name": "connection set-up (predicted)",
          "start": "the client's first packet (TCP SYN; DTLS/OpenVPN: first datagram)",
@@ -81,7 +81,7 @@ def cost_table(o: WhatifOptions) -> C.CostTable:
     counts — run now or taken from the cache (app/device_counts.py), or from the `secperf device`
     Results --calibrate names — and the server's from the host: host-default, or the host Results
     --calibrate also names (a `handshake`/`connect`/`crypto` Result next to the device Results)."""
-    from ..spec import devices as D
+    from ..inputs import devices as D
     from .reading import read_result
     device = D.resolve_device(o.device)
     if device and device not in C.table_names():

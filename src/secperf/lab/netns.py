@@ -67,7 +67,7 @@ from pathlib import Path
 from ..core.paths import private_dir, secperf_home
 from ..core.jsonlines import parse_lines
 from ..core.native import find_native
-from ..spec import netspec as NS
+from ..inputs import netspec as NS
 from .nsholder import netns_pids  # the holder's own scan (it runs stdlib-only, as a script)
 from . import registry
 from .services import stop_process

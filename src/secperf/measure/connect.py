@@ -202,7 +202,7 @@ def validate(cfg: ConnectConfig, known_profiles) -> None:
 
 
 def _profiles(path: Path | None) -> dict:
-    from ..spec.se_profiles import load_profiles
+    from ..inputs.se_profiles import load_profiles
     return {**load_profiles(), **(load_profiles(path) if path else {})}
 
 
@@ -225,7 +225,7 @@ class KeyMaterial:
             self.cert, self.key, self.uri = cs.cert, cs.key, None
             return
         from ..lab.token import LabToken
-        from ..spec.se_profiles import get_profile
+        from ..inputs.se_profiles import get_profile
         from .signer import shim_env
         from .signer import key_type_for
         self.token = LabToken(pki=pki).ensure()

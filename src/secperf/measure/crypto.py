@@ -11,7 +11,7 @@ from pathlib import Path
 from ..core import host, result as R
 from ..core.store import Run
 from . import backends, pq, probe
-from ..spec.algorithms import Row
+from ..inputs.algorithms import Row
 
 TIMER = {
     "name": "per operation",

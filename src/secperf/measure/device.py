@@ -13,7 +13,7 @@ wolfSSL's FP_ECC tables are built on the second use of a point), warm rows come 
 handshakes that are counted but not summarised.
 
 Milliseconds are DERIVED, never measured: instructions x the core's CPI range / its clock
-(spec/devices.py, data/devices.toml), always shown as a range and labelled.
+(inputs/devices.py, data/devices.toml), always shown as a range and labelled.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pathlib import Path
 from ..core import result as R
 from ..core.errors import InputError, MeasurementError
 from ..lab import registry
-from ..spec.devices import Core, DeviceError, core as core_profile, cores
+from ..inputs.devices import Core, DeviceError, core as core_profile, cores
 from . import device_attrib as A
 from . import device_timing as T
 from .device_build import (STACK_TARGETS, STACKS, TARGETS, Build, check_config, configs_for, default_config,

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.errors import MeasurementError
-from ..spec.devices import COST_NAMES, GEOMETRY_NAMES, MEMORY_COSTS, Core, DeviceError
+from ..inputs.devices import COST_NAMES, GEOMETRY_NAMES, MEMORY_COSTS, Core, DeviceError
 
 SETS = ("low", "point", "high")
 # the plugin's counters, in the order of its "classes=" header (native/device/plugin/timing.c):

@@ -23,7 +23,7 @@ value (kccs). Method 0 (signatures), suites 0/1/3-6 and X.509 credentials (x5t, 
 implemented there; asking for them is an input error naming what lakers has. The what-if flight
 model (model/flights_edhoc.py) covers them, sized from RFC 9528's encodings and checked against
 RFC 9529's traces. lakers keeps its keys in memory (no PKCS#11): a secure-element key cannot be
-measured here; the model charges the secure element's operation from its profile (spec/se_profiles).
+measured here; the model charges the secure element's operation from its profile (inputs/se_profiles).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from ..core.jsonlines import parse_lines
 from ..lab import registry
 from ..lab.pki import LabPKI
 from ..lab.services import Nginx, ProbeServer, SServer, ServiceError
-from ..spec import netspec as NS
+from ..inputs import netspec as NS
 from .probe import find_probe
 from ..core.errors import InputError
 

@@ -153,7 +153,7 @@ def validate(cfg: ServerConfig) -> None:
         if len(parts) != 3 or parts[0] != "offload" or parts[2] not in WAITS:
             raise InputError(f"--key-source {cfg.source!r}: give software or offload:PROFILE:busy|sleep "
                              "(e.g. offload:rsa-card-1998:busy)")
-        from ..spec.se_profiles import get_profile
+        from ..inputs.se_profiles import get_profile
         get_profile(parts[1])  # an unknown profile is an InputError naming the known ones
         if cfg.server != "nginx":
             raise InputError(f"--key-source {cfg.source}: offload runs with --server nginx (OpenSSL's pkcs11 engine)")
@@ -329,7 +329,7 @@ class Offload:
 
     def __init__(self, profile_name: str, wait: str, key_type: str, workdir: Path, seed: int):
         from ..lab.token import LabToken
-        from ..spec.se_profiles import get_profile
+        from ..inputs.se_profiles import get_profile
         from .signer import shim_env
         self.token = LabToken().ensure()
         key = self.token.key(key_type)

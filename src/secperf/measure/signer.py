@@ -193,7 +193,7 @@ def _run_worker(job: dict, env: dict, s: dict, prefix: list[str] | None = None) 
 
 def shim_env(token, profile, workdir: Path, seed: int) -> tuple[dict, Path]:
     """Environment for a process that loads the shim with `profile` in front of the token."""
-    from ..spec.se_profiles import write_shim_config
+    from ..inputs.se_profiles import write_shim_config
     log, conf = workdir / "calls.jsonl", workdir / "shim.conf"
     log.unlink(missing_ok=True)
     write_shim_config(profile, token.module_path, log, seed, conf)
@@ -219,7 +219,7 @@ def run_signer(profiles: list[str], key_types: list[str], modes: list[str], p: S
                run=None, progress=None) -> dict:
     from ..lab.pki import LabPKI
     from ..lab.token import LabToken
-    from ..spec.se_profiles import load_profiles
+    from ..inputs.se_profiles import load_profiles
     known = load_profiles()
     for name in profiles:
         if name not in known:
@@ -263,7 +263,7 @@ JWT_TIMEOUT_MS = 10_000  # per request over loopback; over a link plus ten of it
 
 
 def _loopback(network: str) -> bool:
-    from ..spec.netspec import LOOPBACK_NAMES
+    from ..inputs.netspec import LOOPBACK_NAMES
     return network in LOOPBACK_NAMES
 
 
@@ -275,7 +275,7 @@ def jwt_items(profiles: list[str], key_types: list[str], networks: list[str] | N
     """What `run_jwt` measures, in order: (signer, key type, mode, network, key session). A cold key
     session (a new PKCS#11 session, login and key search for every token signature) only changes
     the token's fresh rows: software keys have no session, a cached JWT signs once."""
-    from ..spec.se_profiles import load_profiles
+    from ..inputs.se_profiles import load_profiles
     known = load_profiles()
     out = []
     for net in networks or ["loopback"]:
@@ -334,7 +334,7 @@ def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: dic
     from ..lab.pki import LabPKI
     from ..lab.services import JwtServer
     from ..lab.token import LabToken
-    from ..spec.se_profiles import load_profiles
+    from ..inputs.se_profiles import load_profiles
     from .handshake import link_counters, link_timeout_ms
     from .jwt import jwt_loop, software_signer
     known = load_profiles()

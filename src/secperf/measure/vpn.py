@@ -117,7 +117,7 @@ def measure_vpn(key_source: str, n: int, warmup: int, workdir: Path, seed: int =
         raise ValueError(f"server_key_type {server_key_type!r} must be one of {', '.join(V.SERVER_KEY_TYPES)}")
     profile = None
     if kind in ("token", "se"):
-        from ..spec.se_profiles import get_profile
+        from ..inputs.se_profiles import get_profile
         profile = get_profile(prof_name, profiles_path if kind == "se" else None)  # ProfileError is a ValueError
     own_link = None
     if link is not None and not hasattr(link, "spec"):   # a network spec: parse it before anything runs

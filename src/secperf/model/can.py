@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, replace
 
-from ..spec.devices import DeviceError, mac_cost
+from ..inputs.devices import DeviceError, mac_cost
 from ..core.errors import InputError
 
 CLASSIC_MAX_PAYLOAD = 8

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from importlib import resources
 
 from ..core.errors import InputError
-from ..spec import netspec as NS
+from ..inputs import netspec as NS
 
 PARTIES = ("client", "server")
 

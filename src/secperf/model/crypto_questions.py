@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from ..core import stats
-from ..spec.algorithms import STRENGTH_ROWS
+from ..inputs.algorithms import STRENGTH_ROWS
 
 
 def backend_of(series: dict) -> str:

@@ -113,7 +113,7 @@ def cpu(name: str) -> Power:
     table = _data()["cpu"]
     if name in table:
         return Power(name, float(table[name]["active_mw"]), table[name]["source"])
-    from ..spec import devices as D
+    from ..inputs import devices as D
     if name in D.cores():
         core = D.core(name)
         fam = core.timing.model if core.timing is not None else core.qemu_cpu

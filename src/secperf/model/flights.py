@@ -19,7 +19,7 @@ from functools import lru_cache
 from importlib import resources
 
 from ..core.errors import InputError
-from ..spec import vocabulary as V
+from ..inputs import vocabulary as V
 
 PROTOCOLS = {
     "tls1.3": "TLS 1.3 handshake then an HTTP/1.1 GET (40 B) -> 846 B, as `secperf handshake`",
@@ -35,7 +35,7 @@ PROTOCOLS = {
     "dtls1.3": "DTLS 1.3 as wolfSSL 5.9 runs it, mutual authentication, cookie, then request -> response "
                "(model/flights_dtls13.py)",
 }
-HANDSHAKES = V.HANDSHAKES                 # per protocol, the handshakes modelled (spec/vocabulary.py)
+HANDSHAKES = V.HANDSHAKES                 # per protocol, the handshakes modelled (inputs/vocabulary.py)
 # the smallest MTU a protocol's model accepts, and why
 MTU_MIN = {"tcp": (576, "RFC 1122 3.3.3: every IPv4 host must accept 576-byte datagrams; the model's MSS "
                         "assumes at least that"),

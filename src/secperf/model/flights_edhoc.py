@@ -165,7 +165,7 @@ def se_op(v: Variant) -> str:
 
 
 # --- the what-if's handshake names --------------------------------------------------------------
-from ..spec.vocabulary import HANDSHAKES as _HS  # noqa: E402 - the one table of handshake names
+from ..inputs.vocabulary import HANDSHAKES as _HS  # noqa: E402 - the one table of handshake names
 HANDSHAKES = _HS["edhoc"]
 
 

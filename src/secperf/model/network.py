@@ -1,4 +1,4 @@
-"""Network model of the what-if: a link profile (spec/netspec.py, the same specs `secperf netem`
+"""Network model of the what-if: a link profile (inputs/netspec.py, the same specs `secperf netem`
 emulates) turned into per-flight packets, serialisation, propagation and the retransmission timers
 of each transport. Constants carry their source; docs/explanation/whatif-model.md lists them.
 """
@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 
 from ..core.errors import InputError
-from ..spec import netspec as NS
+from ..inputs import netspec as NS
 from .flights import MTU_MIN, TCP_HDR, UDP_HDR, FlightModel
 
 TCP_INITIAL_WINDOW = 10          # segments (RFC 6928, Linux default initcwnd)

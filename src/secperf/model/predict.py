@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..spec import se_profiles as SE
+from ..inputs import se_profiles as SE
 from . import flights as F
 from . import network as N
 from .costs import CostTable, Figure, scenario_key

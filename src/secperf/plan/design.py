@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..core.errors import InputError
-from ..spec.patterns import Pattern
+from ..inputs.patterns import Pattern
 
 # the what-if protocol that models a pattern's protocol and authentication
 WHATIF_PROTOCOL = {("mqtt", "mtls"): "mqtt", ("mqtt", "psk"): "mqtt", ("https", "mtls"): "https",

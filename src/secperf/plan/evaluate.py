@@ -23,7 +23,7 @@ from ..model import flights as F
 from ..model import network as N
 from ..model import predict as P
 from ..sim import montecarlo as M
-from ..spec.patterns import Pattern
+from ..inputs.patterns import Pattern
 from .design import Design
 
 DAY_S = E.DAY_S

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..core.errors import InputError
-from ..spec.patterns import MEASURES, Pattern
+from ..inputs.patterns import MEASURES, Pattern
 from .design import Design
 
 

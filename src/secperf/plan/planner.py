@@ -10,9 +10,9 @@ from ..core.errors import InputError
 from ..model import costs as C
 from ..model import energy as E
 from ..model import network as N
-from ..spec import netspec as NS
-from ..spec import se_profiles as SE
-from ..spec.patterns import Pattern
+from ..inputs import netspec as NS
+from ..inputs import se_profiles as SE
+from ..inputs.patterns import Pattern
 from . import design as D
 from . import measures as MS
 from . import verdict as V
@@ -47,7 +47,7 @@ def key_of(p: Pattern, o: Overrides) -> str:
 
 
 def context(p: Pattern, o: Overrides) -> Context:
-    from ..spec.devices import resolve_device
+    from ..inputs.devices import resolve_device
     device = resolve_device(o.device or p.stack.device)
     network = o.network or p.stack.network
     table = o.table if o.table is not None else C.load_table(device)

@@ -19,7 +19,7 @@ def _pct(x: float) -> str:
 def cortexm_section(table: dict | None) -> str:
     if not table:
         return ""
-    from ..spec.devices import devices
+    from ..inputs.devices import devices
     devs = devices()
     sizes = table["sizes"]
     head = ("<tr><th class='l'>target</th><th class='l'>MAC</th>" +

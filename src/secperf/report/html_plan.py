@@ -9,7 +9,7 @@ from .plots import Plot, slug
 from .svg import figure
 from .terminal_plan import MARK, SHORT, fmt_bytes, fmt_j, fmt_ms, plans
 from .units import esc as e
-from ..spec.patterns import MEASURES
+from ..inputs.patterns import MEASURES
 
 
 def _table(head: list[str], rows: list[list[str]], left: int = 1) -> str:

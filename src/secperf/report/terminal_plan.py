@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from ..spec.patterns import MEASURES
+from ..inputs.patterns import MEASURES
 
 MARK = {True: "✓", False: "✗"}
 SHORT = {"resumption": "resumption", "keepalive": "keep-alive", "pooling": "pooling", "token-cache": "JWT cache",
@@ -197,7 +197,7 @@ def listing() -> None:
     from .terminal import out_console
     from ..model import energy as E
     from ..plan.measures import CATALOGUE
-    from ..spec import patterns as PS
+    from ..inputs import patterns as PS
     con = out_console()
     t = Table(title="built-in patterns (secperf plan --pattern NAME)", title_justify="left")
     for c in ("pattern", "protocol", "schedule", "description"):

@@ -17,7 +17,7 @@ from scipy.special import ndtri
 
 from ..model import network as N
 from ..model.predict import Plan
-from ..spec import se_profiles as SE
+from ..inputs import se_profiles as SE
 
 CHUNK = 1 << 18
 COMPONENTS = ("client_compute", "server_compute", "secure_element", "propagation", "serialisation",

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from ..core.errors import InputError
 from ..model import flights as F
 from ..model import network as N
-from ..spec import netspec as NS
+from ..inputs import netspec as NS
 
 NETWORK_INPUTS = {"rtt": "ms", "delay": "ms", "jitter": "ms", "loss": "%", "rate": "kbit/s", "mtu": "bytes"}
 SCENARIO_INPUTS = ("protocol", "handshake", "key", "group", "cert")
@@ -104,7 +104,7 @@ def parse(text: str | None) -> dict[str, list]:
         if cur in NETWORK_INPUTS:
             out[cur] += _range(cur, v) if ".." in v else [_num(cur, v)]
         elif cur == "group":         # one vocabulary: old spellings (secp256r1, ecdh-p256) mapped with a note
-            from ..spec.vocabulary import group
+            from ..inputs.vocabulary import group
             out[cur].append(group(v, "--sweep group"))
         else:
             out[cur].append(v)

@@ -75,7 +75,7 @@ def _output(args):
 def run(args) -> int:
     from ..app import device as app
     if args.device_cmd == "handshake":
-        from ..spec.vocabulary import groups
+        from ..inputs.vocabulary import groups
         group = ",".join(groups([g for g in args.group.split(",") if g.strip()])) or args.group  # one spelling
         opts = app.HandshakeOptions(device=args.device, stack=args.stack, tls=args.tls, group=group,
                                     suite=args.suite, mode=args.mode, server_cert=args.server_cert,

@@ -63,7 +63,7 @@ def options(args):
     import sys
     from ..app import plan as A
     from ..core.errors import InputError
-    from ..spec import vocabulary as V
+    from ..inputs import vocabulary as V
     key = args.key
     if args.se is not None:
         if key is not None:
@@ -78,7 +78,7 @@ def options(args):
     from . import shared
     shared.check_device_build(device or args.system, stack, config)
     if args.system:
-        from ..spec.system import load_system, pattern
+        from ..inputs.system import load_system, pattern
         from .system_args import Merge
         ls = load_system(args.system)
         s, system = ls.system, args.system

@@ -20,10 +20,10 @@ def run(args) -> int:
         from ..core.result_schema import json_schema
         doc = json_schema()
     elif args.what == "system":
-        from ..spec.system import json_schema
+        from ..inputs.system import json_schema
         doc = json_schema()
     else:
-        from ..spec.schema import scenario_json_schema
+        from ..inputs.schema import scenario_json_schema
         doc = scenario_json_schema()
     sys.stdout.write(json.dumps(doc, indent=1, sort_keys=True) + "\n")
     return 0

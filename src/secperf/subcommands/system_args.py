@@ -8,7 +8,7 @@ subcommand (not in subcommands.MODULES)."""
 
 from __future__ import annotations
 
-from ..spec.vocabulary import note
+from ..inputs.vocabulary import note
 
 
 def _shown(v) -> str:

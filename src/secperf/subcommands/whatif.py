@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from .argtypes import count, nonneg, off_measure_or_ms, positive, seed
-from ..spec.vocabulary import HANDSHAKES
+from ..inputs.vocabulary import HANDSHAKES
 from . import argtypes, shared
 
 NAME = "whatif"
@@ -100,7 +100,7 @@ def run(args) -> int:
 
 def _server_certs(args) -> list[str]:
     """--server-cert, and the old --cert with a note (accepted for this release)."""
-    from ..spec.vocabulary import note
+    from ..inputs.vocabulary import note
     if args.old_cert:
         note("--cert is renamed --server-cert (the name `secperf device handshake` uses); accepted for this release")
     return _csv((args.server_cert or []) + (args.old_cert or []))
@@ -113,13 +113,13 @@ def options(args):
 
     from ..app import whatif as W
     from ..core.errors import InputError
-    from ..spec import vocabulary as V
+    from ..inputs import vocabulary as V
     protocols, networks, keys = _csv([args.protocol]) if args.protocol else [], args.network, _csv(args.key)
     groups = V.groups(_csv(args.group)) if args.group else []
     certs, handshakes = _server_certs(args), _csv(args.handshake)
     device, stack, config = args.device, args.stack, args.config
     if args.system:
-        from ..spec.system import load_system
+        from ..inputs.system import load_system
         from .system_args import Merge
         s = load_system(args.system).system
         m = Merge(args.system)

@@ -16,7 +16,7 @@ Decisions:
 - Names are those of the command line, checked against the same catalogues, with the key path in
   every error (`[device].core: unknown core 'm4'; known: ...`): the core is a `secperf device list`
   profile (or a cost table such as host-default), the stack and configuration are
-  data/device_builds.toml's, the key is `--key`'s vocabulary (spec/vocabulary.py), the link is a
+  data/device_builds.toml's, the key is `--key`'s vocabulary (inputs/vocabulary.py), the link is a
   `secperf netem list` profile or a spec string, the protocol and handshakes are whatif's.
 - Unknown keys are errors naming the key path and the keys allowed there (a misspelt `budget`
   table would otherwise be ignored and the verdict judged against the pattern's own numbers).
@@ -45,7 +45,7 @@ from ..core.errors import InputError
 from .field_errors import describe
 from . import vocabulary as V
 
-# whatif's protocols and their handshakes: the one table in spec/vocabulary.py (model/flights.py
+# whatif's protocols and their handshakes: the one table in inputs/vocabulary.py (model/flights.py
 # reads it too), so the spec layer need not import the model
 HANDSHAKES = V.HANDSHAKES
 PROTOCOLS = tuple(HANDSHAKES)
@@ -108,7 +108,7 @@ class BudgetsSection(_Section):
 
 class PatternSection(BaseModel):
     """A built-in pattern (`use`) and/or a pattern's own tables (as a pattern file writes them,
-    without [stack]); checked by spec/patterns.py once the stack is made from the system."""
+    without [stack]); checked by inputs/patterns.py once the stack is made from the system."""
     model_config = ConfigDict(extra="forbid", strict=True)
     use: Name | None = Field(None, description="a built-in pattern: periodic-collection, event-driven, ...")
     name: Name | None = None
@@ -349,7 +349,7 @@ def _pattern_doc(s: System, where: str) -> dict:
 
 
 def pattern(ls: LoadedSystem):
-    """The system's pattern validated as spec/patterns.py validates a pattern file."""
+    """The system's pattern validated as inputs/patterns.py validates a pattern file."""
     return _pattern(ls.system, f"--system {ls.path}")
 
 
