@@ -166,7 +166,7 @@ def test_server_stopped_mid_run_gives_failed_samples_and_the_run_continues(lab, 
     def kill_soon(srv):
         pids.append(srv.proc.pid)
         if len(pids) == 1:
-            C._kill_later(srv, 0.4)
+            C.kill_later(srv, 0.4)
     configs = [C.ConnectConfig("https"), C.ConnectConfig("mqtt")]
     doc, by = _run(lab, tmp_path, configs, n=200, on_server=kill_soon)
     first = by[configs[0].series_id]

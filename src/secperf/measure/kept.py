@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..core import result as R
+from ..core.jsonlines import parse_lines
 from ..core.paths import private_dir
 from ..lab import registry
 from ..lab.pki import LabPKI
@@ -36,7 +37,7 @@ def measure_kept_mqtt(network: str, p: C.ConnectParams, doc: dict, run=None, mes
     per-message latencies, appended to doc["series"] and returned."""
     from ..lab.netns import LinkPerNetwork
     cfg = C.ConnectConfig("mqtt", "software", "full", client="paho", network=network)
-    s = C._series(cfg, TIMER[0], TIMER[1], "time.perf_counter_ns (in-process)")
+    s = C.new_series(cfg, TIMER[0], TIMER[1], "time.perf_counter_ns (in-process)")
     s["id"] = kept_series_id(network)
     s["labels"].update(kept_messages=messages, payload_bytes=payload_bytes, gap_ms=gap_ms, topic=TOPIC)
     try:
@@ -55,7 +56,7 @@ def measure_kept_mqtt(network: str, p: C.ConnectParams, doc: dict, run=None, mes
             R.add_failure(s, f"network {network}: {err}")
             doc["series"].append(R.finalize_series(s))
             return s
-        ready = C._start(cfg, p, pki, s, link)
+        ready = C.start_server(cfg, p, pki, s, link)
         if ready is None:
             doc["series"].append(R.finalize_series(s))
             return s
@@ -79,7 +80,7 @@ def measure_kept_mqtt(network: str, p: C.ConnectParams, doc: dict, run=None, mes
         finally:
             server.stop()
     if r is not None:
-        for line in C.parse_lines(r.stdout):
+        for line in parse_lines(r.stdout):
             if line.get("type") != "msg" or line.get("warmup"):
                 continue
             sample = {k: v for k, v in line.items() if k in ("ok", "reason", "usable_us", "t0_ns", "t1_ns", "k")}
@@ -95,6 +96,6 @@ def measure_kept_mqtt(network: str, p: C.ConnectParams, doc: dict, run=None, mes
         # every timed message rides on a session kept from before (the metrics' session reuse counts it)
         s["derived"]["resumed"] = len(s["values_us"])
         s["derived"]["kept_session"] = True
-    C._finish(s, server)
+    C.finish_series(s, server)
     doc["series"].append(s)
     return s

@@ -1,0 +1,50 @@
+"""The protocols' own clients as `secperf connect` cross-checks (curl, mosquitto_pub, paho-mqtt,
+coap-client) against the same server as the probe; each client's driver is in its protocol's module."""
+
+from __future__ import annotations
+
+from ..core import result as R
+from ..lab.pki import LabPKI
+from .connect_coap import coap_client_run
+from .connect_config import USABLE, ConnectConfig, ConnectParams
+from .connect_https import curl_run
+from .connect_mqtt import mosquitto_pub_run, paho_run
+from .connect_series import derive_series, new_series
+from .connect_servers import dial_for, finish_series, start_server
+from .handshake import link_counters
+
+
+def measure_external(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict | None = None, link=None) -> dict:
+    """curl, mosquitto_pub, paho-mqtt or coap-client against the same server as the probe. With
+    `link` (lab/netns.Link) the server runs in the link's server namespace and the client in its
+    device namespace (see Dial), and the link's counters for the run are recorded."""
+    certs = pki.server(cfg.server_cert, 1)
+    timer_end = USABLE[cfg.protocol]
+    if cfg.client == "curl":
+        s = new_series(cfg, "curl's own timer: transfer start", f"{timer_end} (curl time_total)", "curl -w timers")
+    elif cfg.client == "paho":
+        s = new_series(cfg, "paho-mqtt client.connect() called", "on_connect callback (CONNACK received)",
+                    "time.perf_counter_ns (in-process)")
+    else:
+        s = new_series(cfg, "process spawned, minus the client's median process start-up (reported apart)",
+                    timer_end, "time.perf_counter_ns around the process")
+    ready = start_server(cfg, p, pki, s, link)
+    if ready is None:
+        return R.finalize_series(s)
+    km, server = ready
+    dial = dial_for(link, p)
+    try:
+        runner = {"curl": curl_run, "mosquitto_pub": mosquitto_pub_run, "paho": paho_run,
+                  "coap-client": coap_client_run}[cfg.client]
+        with link_counters(s["derived"], dial.link):
+            startup = runner(cfg, p, server.port, certs, km, s, dial)
+    finally:
+        server.stop()
+    if startup is not None:
+        s["derived"]["startup_p50_us"] = startup
+    calls = km.calls()
+    derive_series(s, cfg, calls, km)
+    if km.shim_log is not None:
+        # a new process loads the token each time: every PKCS#11 call of the run counts
+        s["derived"]["se_calls_per_run"] = len(calls) / max(1, p.n + p.warmup)
+    return finish_series(s, server)
