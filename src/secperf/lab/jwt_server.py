@@ -1,7 +1,7 @@
 """A small HTTPS endpoint that accepts a request only with a valid JWT (ES256 or RS256) signed by
-one of the configured device keys: the verifying server of `secperf jwt`. Run by secperf as its
-own process on an ephemeral port on loopback (or, with --bind, on the server side of an emulated
-link, run inside its namespace):
+one of the configured device keys (verified with PyJWT): the verifying server of `secperf jwt`. Run
+by secperf as its own process on an ephemeral port on loopback (or, with --bind, on the server side
+of an emulated link, run inside its namespace):
 
   python -m secperf.lab.jwt_server --cert CHAIN --key KEY --pubkey DEVICE.pem [--pubkey ...] [--bind ADDR]
 
@@ -11,61 +11,84 @@ It prints {"type":"listening","port":P} once ready, checks signature, `exp` and 
 from __future__ import annotations
 
 import argparse
-import base64
 import json
 import socket
 import ssl
 import sys
-import time
+import warnings
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
+import jwt
 from cryptography import x509
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
-from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
+from secperf.core.errors import InputError
 
 
-def b64url_decode(s: str) -> bytes:
-    return base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
+class TokenRejected(InputError):
+    """A request's token is not accepted; the endpoint answers 401 with this message as the reason."""
+
+
+# the JWS algorithms secperf signs with (measure/jwt.py: software and PKCS#11 token signers), per
+# device-key type; a token is checked only against keys of its algorithm's type, so an RSA key is
+# never used as an HMAC secret (no algorithm confusion) and "none" is never accepted
+_KEY_ALGORITHMS: tuple[tuple[type, str], ...] = ((ec.EllipticCurvePublicKey, "ES256"), (rsa.RSAPublicKey, "RS256"))
+
+# what PyJWT checks beyond the signature: exp and nbf with no leeway, as the endpoint always did;
+# not iat (a token's iat is the expected end of its signature, which can be a little ahead of the
+# verifier's clock), aud or iss (secperf's tokens carry neither)
+_OPTIONS = {"verify_iat": False, "verify_aud": False, "verify_iss": False, "require": []}
+_NO_CLOCK = {**_OPTIONS, "verify_exp": False, "verify_nbf": False}
+
+
+def _algorithm(key) -> str | None:
+    return next((alg for kind, alg in _KEY_ALGORITHMS if isinstance(key, kind)), None)
 
 
 def verify_jwt(token: str, keys: list, now: float | None = None) -> dict:
-    """The claims of a valid token; ValueError naming what is wrong otherwise."""
+    """The claims of a token signed (ES256 or RS256) by one of `keys`, not expired and not before
+    its `nbf`; TokenRejected naming what is wrong otherwise. `now` (seconds since the epoch) checks
+    the times against another clock than the wall clock (PyJWT has no clock to pass): PyJWT then
+    verifies the signature and the same two comparisons are made here."""
     try:
-        h64, p64, s64 = token.split(".")
-        header, claims, sig = json.loads(b64url_decode(h64)), json.loads(b64url_decode(p64)), b64url_decode(s64)
-    except Exception:
-        raise ValueError("malformed token") from None
-    signed = f"{h64}.{p64}".encode()
-    alg = header.get("alg")
-    ok = False
-    for k in keys:
-        try:
-            if alg == "ES256" and isinstance(k, ec.EllipticCurvePublicKey) and len(sig) == 64:
-                der = encode_dss_signature(int.from_bytes(sig[:32], "big"), int.from_bytes(sig[32:], "big"))
-                k.verify(der, signed, ec.ECDSA(hashes.SHA256()))
-            elif alg == "RS256" and isinstance(k, rsa.RSAPublicKey):
-                k.verify(sig, signed, padding.PKCS1v15(), hashes.SHA256())
-            else:
-                continue
-            ok = True
-            break
-        except InvalidSignature:
+        alg = jwt.get_unverified_header(token).get("alg")
+    except jwt.InvalidTokenError:
+        raise TokenRejected("malformed token") from None
+    claims = None
+    for key in keys:
+        key_alg = _algorithm(key)
+        if key_alg is None or key_alg != alg:
             continue
-    if not ok:
-        raise ValueError(f"signature not valid for any device key (alg {alg})")
-    now = time.time() if now is None else now
-    if "exp" in claims and now >= claims["exp"]:
-        raise ValueError("token expired")
-    if "nbf" in claims and now < claims["nbf"]:
-        raise ValueError("token not yet valid")
+        try:
+            with warnings.catch_warnings():
+                # an RSA-1024 device key is a choice being measured, not a mistake to warn about per request
+                warnings.simplefilter("ignore", jwt.warnings.InsecureKeyLengthWarning)
+                claims = jwt.decode(token, key, algorithms=[key_alg], options=_OPTIONS if now is None else _NO_CLOCK,
+                                    leeway=0)
+            break
+        except jwt.InvalidSignatureError:
+            continue
+        except jwt.ExpiredSignatureError:
+            raise TokenRejected("token expired") from None
+        except jwt.ImmatureSignatureError:
+            raise TokenRejected("token not yet valid") from None
+        except jwt.InvalidTokenError as exc:  # not JSON, not base64url, a claim of the wrong type
+            raise TokenRejected(f"malformed token: {exc}") from None
+    if claims is None:
+        raise TokenRejected(f"signature not valid for any device key (alg {alg})")
+    if now is not None:  # PyJWT's comparisons (integer claims, no leeway) against the given clock
+        if "exp" in claims and int(claims["exp"]) <= now:
+            raise TokenRejected("token expired")
+        if "nbf" in claims and int(claims["nbf"]) > now:
+            raise TokenRejected("token not yet valid")
     return claims
 
 
 def load_public(path: str):
     """A public key from a PEM public key or certificate file."""
-    data = open(path, "rb").read()
+    with open(path, "rb") as f:
+        data = f.read()
     if b"BEGIN CERTIFICATE" in data:
         return x509.load_pem_x509_certificate(data).public_key()
     return serialization.load_pem_public_key(data)
@@ -96,10 +119,10 @@ def main(argv=None) -> int:
             auth = self.headers.get("Authorization", "")
             try:
                 if not auth.startswith("Bearer "):
-                    raise ValueError("no bearer token")
+                    raise TokenRejected("no bearer token")
                 claims = verify_jwt(auth[7:], keys)
                 code, body = 200, json.dumps({"ok": True, "sub": claims.get("sub")}).encode()
-            except ValueError as exc:
+            except TokenRejected as exc:
                 code, body = 401, json.dumps({"ok": False, "reason": str(exc)}).encode()
             self.send_response(code)
             self.send_header("Content-Type", "application/json")
