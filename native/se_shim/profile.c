@@ -17,6 +17,9 @@ const char *const se_fn_names[SE_FN_COUNT] = {
 
 /* ---- delay distributions ------------------------------------------------------------- */
 
+/* The delay sampler: the same definition as secperf.inputs.se_profiles (Dist.sample_ms, numpy),
+ * stated in profile.h; tests/test_delay_sampler.py compares the two distributions. */
+
 /* Uniform in the open interval (0, 1). */
 static double uniform01(xoshiro256 *r)
 {
@@ -31,6 +34,7 @@ static double std_normal(xoshiro256 *r)
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
+/* One draw of a body or tail distribution, before the clamp. */
 static double draw_ms(const se_dist *d, xoshiro256 *r)
 {
     switch (d->kind) {
@@ -39,13 +43,15 @@ static double draw_ms(const se_dist *d, xoshiro256 *r)
     case SE_DIST_NORMAL:
         if (d->b <= 0.0)
             return d->a;
-        for (int i = 0; i < 1000; i++) {
+        for (int i = 0; i < SE_REDRAW_LIMIT; i++) {
             double v = d->a + d->b * std_normal(r);
             if (v >= 0.0)
                 return v;
         }
         return 0.0; /* unreachable in practice: mean >= 0 accepts half the draws */
     case SE_DIST_LOGNORMAL:
+        if (d->b <= 0.0)
+            return d->a;
         return d->a * exp(d->b * std_normal(r));
     case SE_DIST_EMPIRICAL: {
         /* Lemire's multiply-shift: uniform index in [0, n). */
@@ -57,18 +63,20 @@ static double draw_ms(const se_dist *d, xoshiro256 *r)
     }
 }
 
-int64_t se_draw_delay_ns(const se_fn_profile *fp, xoshiro256 *r)
+double se_draw_delay_ms(const se_fn_profile *fp, xoshiro256 *r)
 {
     const se_dist *d = &fp->body;
     if (fp->has_tail && uniform01(r) < fp->tail_p)
         d = &fp->tail;
     double ms = draw_ms(d, r);
-    if (!(ms > 0.0))
-        return 0;
-    double ns = ms * 1e6;
-    if (ns > 9.0e18)
-        ns = 9.0e18;
-    return (int64_t)llround(ns);
+    if (!(ms > 0.0)) /* also NaN */
+        return 0.0;
+    return ms > SE_DELAY_MAX_MS ? SE_DELAY_MAX_MS : ms;
+}
+
+int64_t se_draw_delay_ns(const se_fn_profile *fp, xoshiro256 *r)
+{
+    return (int64_t)llround(se_draw_delay_ms(fp, r) * 1e6);
 }
 
 /* ---- parser -------------------------------------------------------------------------- */

@@ -38,6 +38,21 @@ extern const char *const se_fn_names[SE_FN_COUNT];
 
 enum se_dist_kind { SE_DIST_NONE = 0, SE_DIST_FIXED, SE_DIST_NORMAL, SE_DIST_LOGNORMAL, SE_DIST_EMPIRICAL };
 
+/* The delay sampler: ONE definition, written here (se_draw_delay_ms, on the common xoshiro256**)
+ * and in secperf.inputs.se_profiles (Dist.sample_ms, on numpy); each names the other, and
+ * tests/test_delay_sampler.py draws from both (this side through secperf-se-sample) and checks that
+ * their distributions agree.
+ *   fixed V                 V
+ *   normal MEAN SD          MEAN + SD*z, z standard normal; a negative draw is drawn again, at most
+ *                           SE_REDRAW_LIMIT draws per delay, then 0 (needs MEAN far below 0, which
+ *                           a profile cannot set); SD = 0: MEAN
+ *   lognormal MEDIAN SIGMA  MEDIAN * exp(SIGMA*z); SIGMA = 0: MEDIAN
+ *   empirical V1 V2 ...     one of the values, uniformly
+ *   tail P DIST             first a uniform u; u < P: the tail's draw instead of the body's
+ *   clamp                   every delay ends in [0, SE_DELAY_MAX_MS] (one hour) */
+#define SE_REDRAW_LIMIT 64
+#define SE_DELAY_MAX_MS 3600000.0
+
 /* One distribution, all values in milliseconds. fixed: a; normal: mean a, sd b (truncated at 0
  * by redrawing); lognormal: median a, sigma b; empirical: samples[0..nsamples). */
 typedef struct se_dist {
@@ -70,7 +85,10 @@ typedef struct se_profile {
 int se_profile_load(const char *path, se_profile *out, char *err, size_t errlen);
 void se_profile_free(se_profile *p);
 
-/* Draws the delay of one call of a function with this profile, in nanoseconds (>= 0). */
+/* Draws the delay of one call of a function with this profile, in milliseconds, in
+ * [0, SE_DELAY_MAX_MS] (the sampler above). */
+double se_draw_delay_ms(const se_fn_profile *fp, xoshiro256 *r);
+/* The same draw in whole nanoseconds (rounded). */
 int64_t se_draw_delay_ns(const se_fn_profile *fp, xoshiro256 *r);
 
 #endif

@@ -5,19 +5,26 @@ The native shim (a PKCS#11 module wrapping SoftHSM2) sleeps or busy-waits for th
 every call; this module loads and validates the profiles, writes the shim's plain-text config, and
 simulates study S2's two token modes without hardware so a profile's calibration can be checked.
 
-Sampling semantics (the shim implements the same):
+Sampling semantics: ONE definition, written here (``Dist.sample_ms``, numpy) and in the shim
+(``se_draw_delay_ms`` in native/se_shim/profile.c, on the native tools' xoshiro256**); both say so,
+and tests/test_delay_sampler.py draws from both and checks that their distributions agree.
 
 - ``fixed V``: always V.
-- ``normal MEAN SD``: a normal draw truncated at 0: a negative draw is redrawn (a delay cannot be
-  negative; the shim gives up after 1000 tries and uses 0, which needs MEAN far below 0).
+- ``normal MEAN SD``: MEAN + SD * z, z standard normal, truncated at 0 by redrawing: a negative
+  draw is drawn again, at most ``REDRAW_LIMIT`` (64) draws per delay; if all are negative (only
+  possible with MEAN far below 0, which profiles cannot set) the delay is 0. SD = 0: MEAN.
 - ``lognormal MEDIAN SIGMA``: MEDIAN * exp(SIGMA * z), z standard normal (SIGMA = sd of ln).
 - ``empirical V1 V2 ...``: one of the values, uniformly.
 - a tail ``P DIST ...``: with probability P the delay is drawn from the tail distribution
   *instead of* the body (first a uniform draw u; u < P -> tail).
+- the clamp: every delay, body or tail, ends in [0, ``DELAY_MAX_MS``] (one hour; far above any
+  secure element's call, it keeps a wide lognormal's rare draw from overflowing the shim's
+  nanosecond clock arithmetic).
 
-All figures are milliseconds. The samplers above stay plain Python on a seeded ``random.Random``
-(reproducible draws, no numpy needed to run the shim's profile); the distribution functions (CDF,
-quantile, mean) are scipy.stats distributions of the same semantics, and the KS checks use
+All figures are milliseconds. The draws come from a numpy ``Generator`` (``Dist.sample_ms``,
+vectorised; the Monte Carlo of sim/montecarlo.py uses it too); ``Dist.sample`` draws one value and
+also takes a seeded ``random.Random`` (it seeds a Generator from it). The distribution functions
+(CDF, quantile, mean) are scipy.stats distributions of the same semantics, and the KS checks use
 scipy.stats.kstest / ks_2samp. The tests check the samplers against those scipy CDFs.
 """
 
@@ -82,6 +89,11 @@ TOTAL_OPTIONAL_CALLS = ("C_Logout", "C_CloseSession")   # counted only when the 
 _PROFILE_KEYS = {"description", "wait", "source", "notes", "algorithm", "calibrated_to"}
 
 
+# the delay sampler's two constants (native/se_shim/profile.h: SE_REDRAW_LIMIT, SE_DELAY_MAX_MS)
+REDRAW_LIMIT = 64                    # draws of a truncated normal per delay before it is 0
+DELAY_MAX_MS = 3_600_000.0           # every delay is clamped into [0, one hour]
+
+
 class ProfileError(InputError):
     """A secure-element profile that cannot be used; the message names profile, function, field."""
 
@@ -104,22 +116,25 @@ class Dist:
     tail: Tail | None = None
 
     # body ------------------------------------------------------------------------------------------
-    def sample_body(self, rng: random.Random) -> float:
+    def sample_body_ms(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` draws of the body (ms), before the clamp (see the module's sampling semantics)."""
         k, p = self.kind, self.params
-        if k == "fixed":
-            return p[0]
+        if k == "fixed" or (k in ("normal", "lognormal") and p[1] <= 0):
+            return np.full(n, float(p[0]))
         if k == "normal":
-            if p[1] <= 0:
-                return p[0]
-            for _ in range(1000):
-                v = rng.gauss(p[0], p[1])
-                if v >= 0.0:
-                    return v
-            return 0.0
+            x = p[0] + p[1] * rng.standard_normal(n)
+            bad = np.flatnonzero(x < 0.0)
+            for _ in range(REDRAW_LIMIT - 1):  # each delay gets at most REDRAW_LIMIT draws
+                if bad.size == 0:
+                    break
+                x[bad] = p[0] + p[1] * rng.standard_normal(bad.size)
+                bad = bad[x[bad] < 0.0]
+            x[bad] = 0.0
+            return x
         if k == "lognormal":
-            return p[0] * math.exp(p[1] * rng.gauss(0.0, 1.0)) if p[1] > 0 else p[0]
+            return p[0] * np.exp(p[1] * rng.standard_normal(n))
         if k == "empirical":
-            return p[rng.randrange(len(p))]
+            return np.asarray(p, dtype=float)[rng.integers(0, len(p), n)]
         raise AssertionError(k)
 
     @functools.cached_property
@@ -162,10 +177,21 @@ class Dist:
         return float(self.body_rv.mean())
 
     # with the tail ---------------------------------------------------------------------------------
-    def sample(self, rng: random.Random) -> float:
-        if self.tail is not None and self.tail.p > 0 and rng.random() < self.tail.p:
-            return self.tail.dist.sample_body(rng)
-        return self.sample_body(rng)
+    def sample_ms(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` delays (ms): body or tail per draw, clamped into [0, DELAY_MAX_MS] — the one
+        sampler; native/se_shim/profile.c's se_draw_delay_ms is the same definition."""
+        x = self.sample_body_ms(rng, n)
+        if self.tail is not None and self.tail.p > 0:
+            t = np.flatnonzero(rng.random(n) < self.tail.p)
+            if t.size:
+                x[t] = self.tail.dist.sample_body_ms(rng, t.size)
+        return np.clip(x, 0.0, DELAY_MAX_MS)
+
+    def sample(self, rng: np.random.Generator | random.Random) -> float:
+        """One delay (ms) by ``sample_ms``; a ``random.Random`` seeds the Generator it draws from."""
+        if isinstance(rng, random.Random):
+            rng = np.random.default_rng(rng.getrandbits(128))
+        return float(self.sample_ms(rng, 1)[0])
 
     @property
     def has_atoms(self) -> bool:
@@ -232,10 +258,15 @@ class Profile:
             raise ProfileError(f"{fn!r} is not a PKCS#11 v2.40 function name")
         return self.functions.get(fn)
 
-    def sample(self, fn: str, rng: random.Random) -> float:
+    def sample(self, fn: str, rng: np.random.Generator | random.Random) -> float:
         """One delay (ms) for a call of ``fn``: body or tail; 0 for a function the profile leaves alone."""
         d = self.dist(fn)
         return 0.0 if d is None else d.sample(rng)
+
+    def sample_ms(self, fn: str, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` delays (ms) for calls of ``fn`` (Dist.sample_ms); zeros for a function the profile leaves alone."""
+        d = self.dist(fn)
+        return np.zeros(n) if d is None else d.sample_ms(rng, n)
 
     def sampler(self, fn: str):
         """A function rng -> delay (ms) for ``fn``."""
@@ -254,9 +285,7 @@ class Profile:
 
     def distribution_samples(self, fn: str, n: int, seed: int = 0) -> list[float]:
         """``n`` delays for ``fn`` from a seeded generator (for KS tests against the shim's log)."""
-        rng = random.Random(seed)
-        s = self.sampler(fn)
-        return [s(rng) for _ in range(n)]
+        return self.sample_ms(fn, np.random.default_rng(seed), n).tolist()
 
 
 def _where(profile: str, fn: str | None, fld: str | None, origin: str) -> str:
@@ -456,10 +485,11 @@ def simulate_modes(profile: Profile, n: int = 20000, seed: int = 0,
             raise ProfileError(f"base_ms: {fn!r} is not a PKCS#11 v2.40 function name")
     out = {}
     for i, (mode, calls) in enumerate(mode_calls(profile).items()):
-        rng = random.Random(f"{seed}:{mode}")
-        samplers = [(profile.sampler(fn), per_call.get(fn, 0.0)) for fn in calls]
-        runs = [per_run + sum(s(rng) + b for s, b in samplers) for _ in range(n)]
-        out[mode] = _summary(runs) | {"calls": list(calls)}
+        rng = np.random.default_rng(random.Random(f"{seed}:{mode}").getrandbits(128))
+        runs = np.full(n, per_run)
+        for fn in calls:
+            runs += profile.sample_ms(fn, rng, n) + per_call.get(fn, 0.0)
+        out[mode] = _summary(runs.tolist()) | {"calls": list(calls)}
     return out
 
 

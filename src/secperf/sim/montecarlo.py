@@ -94,39 +94,12 @@ class Stream:
 
 
 # --- samplers --------------------------------------------------------------------------------
-def _dist_body(d: SE.Dist, rng: np.random.Generator, n: int) -> np.ndarray:
-    k, p = d.kind, d.params
-    if k == "fixed":
-        return np.full(n, p[0])
-    if k == "lognormal":
-        return p[0] * np.exp(p[1] * rng.standard_normal(n))
-    if k == "normal":
-        x = p[0] + p[1] * rng.standard_normal(n)
-        for _ in range(50):
-            bad = x < 0
-            if not bad.any():
-                break
-            x[bad] = p[0] + p[1] * rng.standard_normal(int(bad.sum()))
-        return np.maximum(x, 0.0)
-    if k == "empirical":
-        return np.asarray(p)[rng.integers(0, len(p), n)]
-    raise AssertionError(k)
-
-
 def se_delays_ms(profile: SE.Profile, calls: tuple[str, ...], rng: np.random.Generator, n: int) -> np.ndarray:
-    """Total delay (ms) of `calls` on the profile, n draws (body or tail per call, as the shim)."""
+    """Total delay (ms) of `calls` on the profile, n draws each by the one delay sampler
+    (inputs/se_profiles.py Dist.sample_ms: body or tail per call, truncation, clamp, as the shim)."""
     tot = np.zeros(n)
     for fn in calls:
-        d = profile.dist(fn)
-        if d is None:
-            continue
-        x = _dist_body(d, rng, n)
-        if d.tail is not None and d.tail.p > 0:
-            t = rng.random(n) < d.tail.p
-            m = int(t.sum())
-            if m:
-                x[t] = _dist_body(d.tail.dist, rng, m)
-        tot += x
+        tot += profile.sample_ms(fn, rng, n)
     return tot
 
 
