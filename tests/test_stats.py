@@ -111,3 +111,22 @@ def test_non_numeric_samples_are_rejected():
         stats.mean(["fast", "slow"])
     with pytest.raises(stats.StatsError, match="confidence"):
         stats.bootstrap_median_ci([1.0, 2.0], confidence=1.5)
+
+
+def test_ratio_interval_is_seeded_brackets_the_ratio_and_takes_single_values():
+    rng = np.random.default_rng(5)
+    a, b = rng.lognormal(3.0, 0.3, 400), rng.lognormal(2.0, 0.3, 300)
+    lo, hi = stats.bootstrap_ratio_ci(a, b, seed=7)
+    assert lo < np.median(a) / np.median(b) < hi
+    assert stats.bootstrap_ratio_ci(a.tolist(), b.tolist(), seed=7) == (lo, hi)   # the seed fixes it
+    assert stats.bootstrap_ratio_ci(a, b, seed=8) != (lo, hi)
+    narrow = stats.bootstrap_ratio_ci(a, b, seed=7, confidence=0.5)
+    assert lo < narrow[0] < narrow[1] < hi
+    # a single value is its own median in every resample: only the other sample varies
+    lo1, hi1 = stats.bootstrap_ratio_ci([40.0], b)
+    assert 40.0 / b.max() <= lo1 < 40.0 / np.median(b) < hi1 <= 40.0 / b.min()
+    assert stats.bootstrap_ratio_ci([6.0], [3.0]) == (2.0, 2.0)
+    with pytest.raises(stats.StatsError, match="resamples"):
+        stats.bootstrap_ratio_ci(a, b, resamples=0)
+    with pytest.raises(stats.StatsError, match="positive"):
+        stats.bootstrap_ratio_ci(a, [1.0, -1.0])

@@ -81,24 +81,32 @@ def bootstrap_median_ci(values: Sequence[float], confidence: float = 0.95,
 def bootstrap_ratio_ci(numerator: Sequence[float], denominator: Sequence[float], confidence: float = 0.95,
                        resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> tuple[float, float]:
     """Percentile-bootstrap interval of median(numerator) / median(denominator), the two samples
-    resampled independently (deterministic for a given seed): how sure "library A takes 1.5x
-    library B's time" is."""
+    resampled independently by scipy.stats.bootstrap (deterministic for a given seed): how sure
+    "library A takes 1.5x library B's time" is."""
     a, b = _checked(numerator), _checked(denominator)
     if not 0.0 < confidence < 1.0:
         raise StatsError(f"confidence must be between 0 and 1, got {confidence}")
     if np.median(b) <= 0 or np.any(b <= 0):
         raise StatsError("the denominator's samples must be positive")
-    rng = np.random.default_rng(seed)
-    batch = max(1, _BOOTSTRAP_CELLS // max(a.size, b.size))
-    ratios = []
-    for start in range(0, resamples, batch):
-        k = min(batch, resamples - start)
-        ma = np.median(a[rng.integers(0, a.size, (k, a.size))], axis=1)
-        mb = np.median(b[rng.integers(0, b.size, (k, b.size))], axis=1)
-        ratios.append(ma / mb)
-    r = np.concatenate(ratios)
-    tail = (1.0 - confidence) / 2 * 100
-    lo, hi = np.percentile(r, [tail, 100 - tail])
+    if resamples < 1:
+        raise StatsError(f"resamples must be at least 1, got {resamples}")
+    from scipy import stats as _sp  # lazily, as in bootstrap_median_ci
+    # scipy resamples a sample of two or more values; a single value is its median in every
+    # resample, so the ratio is bootstrapped over the other sample alone
+    if a.size == 1 and b.size == 1:
+        return float(a[0] / b[0]), float(a[0] / b[0])
+    if a.size == 1:
+        data, statistic = (b,), lambda y, axis=-1: a[0] / np.median(y, axis=axis)
+    elif b.size == 1:
+        data, statistic = (a,), lambda x, axis=-1: np.median(x, axis=axis) / b[0]
+    else:
+        data, statistic = (a, b), lambda x, y, axis=-1: np.median(x, axis=axis) / np.median(y, axis=axis)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", _sp.DegenerateDataWarning)  # as in bootstrap_median_ci
+        res = _sp.bootstrap(data, statistic, n_resamples=resamples, confidence_level=confidence,
+                            method="percentile", vectorized=True, paired=False,
+                            batch=max(1, _BOOTSTRAP_CELLS // max(a.size, b.size)), rng=np.random.default_rng(seed))
+    lo, hi = res.confidence_interval
     return float(lo), float(hi)
 
 
