@@ -1,0 +1,69 @@
+"""A reconnect storm replayed on a real server: nginx's capacity just before and after, and in
+between many clients connecting at once and retrying after a back-off policy."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from ..core.errors import InputError
+from ..core.jsonlines import parse_line
+from ..core.paths import private_dir
+from .server_config import LoadParams, ServerConfig, ServerMeasureError, find_loadgen
+from .server_cpu import pin, process_cpu_s
+from .server_load import loadgen_argv, run_level, summarize_level
+from .server_start import start_server
+
+
+def storm_argv(port: int, clients: int, policy: str, base_s: float, cap_s: float, timeout_s: float,
+               duration_s: float, tls: str = "1.3", app: str = "http", spread_s: float = 0.0, seed: int = 1,
+               max_attempts: int = 100) -> list[str]:
+    return [str(find_loadgen()), "--port", str(port), "--storm", str(clients), "--backoff", policy,
+            "--backoff-base-ms", f"{base_s * 1000:g}", "--backoff-cap-ms", f"{cap_s * 1000:g}",
+            "--timeout-ms", str(int(timeout_s * 1000)), "--max-attempts", str(max_attempts),
+            "--spread-ms", f"{spread_s * 1000:g}", "--duration", f"{duration_s:g}", "--tls", tls,
+            "--app", app, "--seed", str(seed)]
+
+
+def replay_storm(pki, clients: int, policy: str = "exponential", base_s: float = 0.5, cap_s: float = 8.0,
+                 timeout_s: float = 10.0, key: str = "rsa-2048", core: int = 0, capacity_s: float = 2.0,
+                 duration_s: float = 120.0, workdir: Path | None = None, seed: int = 1) -> dict:
+    """A small reconnect storm on a real server: nginx (pinned to `core`, listen backlog and
+    worker_connections above `clients`) measured at saturation (closed loop, 32 clients) just before
+    and just after the storm (the model gets their mean: other work on the machine moves what the
+    server gets), and in between `clients` clients of `secperf-loadgen --storm` connecting at once,
+    each retrying after the back-off policy until it is back. Returns the capacity, the storm's end
+    line (time until all are back, wait percentiles, failed attempts) and the server's CPU during it."""
+    wd = private_dir((workdir or Path(tempfile.mkdtemp(prefix="secperf-storm-"))) / f"storm-{clients}")
+    cfg = ServerConfig("nginx", key)
+    srv = start_server(cfg, pki, wd, seed, backlog=max(512, clients + 64))
+    try:
+        pin(srv.proc.pid, core)
+        p = LoadParams(concurrency=[32], duration_s=capacity_s, warmup_s=0.3, seed=seed, core=core)
+        before = summarize_level(run_level(loadgen_argv(srv.port, cfg, 32, p), srv.proc.pid, capacity_s + 30))
+        time.sleep(1.0)   # the capacity run's connections are gone before the storm starts
+        cpu0 = process_cpu_s(srv.proc.pid)
+        try:
+            r = subprocess.run(storm_argv(srv.port, clients, policy, base_s, cap_s, timeout_s, duration_s, seed=seed),
+                               capture_output=True, text=True, timeout=duration_s + 60)
+        except subprocess.TimeoutExpired:
+            raise ServerMeasureError(f"secperf-loadgen --storm did not end within {duration_s + 60:.0f} s") from None
+        cpu = process_cpu_s(srv.proc.pid) - cpu0
+        time.sleep(1.0)
+        after = summarize_level(run_level(loadgen_argv(srv.port, cfg, 32, p), srv.proc.pid, capacity_s + 30))
+    finally:
+        srv.stop()
+    if r.returncode == 2:
+        raise InputError(f"secperf-loadgen --storm: {r.stderr.strip()}")
+    lines = [m for m in map(parse_line, r.stdout.splitlines()) if m]
+    end = next((m for m in lines if m.get("type") == "end"), None)
+    if end is None:
+        raise ServerMeasureError(f"secperf-loadgen --storm gave no end line: {(r.stderr or r.stdout).strip()[-300:]}")
+    return {"server": "nginx", "key": key, "clients": clients, "policy": policy, "base_s": base_s, "cap_s": cap_s,
+            "timeout_s": timeout_s,
+            "capacity_per_s": (before["handshakes_per_s"] + after["handshakes_per_s"]) / 2,
+            "capacity_before_after_per_s": [before["handshakes_per_s"], after["handshakes_per_s"]],
+            "capacity_cpu_us_per_handshake": before["server_cpu_us_per_handshake"], "storm": end,
+            "server_cpu_s": cpu, "intervals": [m for m in lines if m.get("type") == "interval"]}
