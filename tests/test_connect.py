@@ -18,7 +18,7 @@ from secperf.lab import services as SV
 from secperf.lab.pki import LabPKI
 from secperf.measure import connect as C
 from secperf.report.views.connect import se_categories, summary
-from conftest import LINK_PROBLEM, SLOW_SIGN, needs_links
+from conftest import LINK_PROBLEM, SLOW_SIGN, needs_links, skip
 
 
 
@@ -302,7 +302,7 @@ LINK_CLIENTS = {"curl": ("https", 3), "mosquitto_pub": ("mqtt", 4), "paho": ("mq
 def clients_over_link(lab, tmp_path_factory):
     """Each reference client over loopback and over delay=20ms (one link for the four), n=3."""
     if LINK_PROBLEM:
-        pytest.skip(f"cannot emulate links here: {LINK_PROBLEM}")
+        skip("needs-links", f"cannot emulate links here: {LINK_PROBLEM}")
     tmp = tmp_path_factory.mktemp("clients-link")
     configs = [C.ConnectConfig(proto, client=client, network=net)
                for net in ("loopback", "delay=20ms") for client, (proto, _trips) in LINK_CLIENTS.items()]

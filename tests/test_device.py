@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli, skip
 from secperf.core.errors import InputError, SetupError
 from secperf.measure import device_attrib as A
 
@@ -17,8 +17,8 @@ def _build_or_skip(stack="wolfssl", target="armhf"):
     from secperf.measure.device_build import ensure_built
     try:
         return ensure_built(stack, target)
-    except SetupError:
-        pytest.skip("the emulated-device toolchain is unavailable (run scripts/bootstrap; `secperf device build` says what is missing)")
+    except SetupError as exc:   # built through the project's own function; what it lacks, bootstrap installs
+        skip("needs-bootstrap", f"the emulated-device toolchain is unavailable (run scripts/bootstrap): {exc}")
 
 
 # --- attribution (pure) ----------------------------------------------------------------------------

@@ -7,7 +7,7 @@ a number.
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli, skip
 from secperf.core.errors import InputError, SetupError
 from secperf.measure import device as D
 from secperf.measure import device_build as B
@@ -86,9 +86,8 @@ def test_unknown_or_inapplicable_config_exits_2_naming_the_known_ones(tmp_path, 
 def _build_or_skip(stack, target, config=None):
     try:
         return B.ensure_built(stack, target, config)
-    except SetupError:
-        pytest.skip("the emulated-device toolchain is unavailable (run scripts/bootstrap; `secperf device build` "
-                    "says what is missing)")
+    except SetupError as exc:   # built through the project's own function; what it lacks, bootstrap installs
+        skip("needs-bootstrap", f"the emulated-device toolchain is unavailable (run scripts/bootstrap): {exc}")
 
 
 @pytest.mark.slow   # a cold cache compiles wolfSSL twice (about 20 s each)

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli, skip
 from secperf.core.errors import SetupError
 
 KEM_OPS = [f"ml-kem-{k}-{op}" for k in (512, 768, 1024) for op in ("keygen", "encaps", "decaps")]
@@ -20,7 +20,7 @@ def _build_or_skip(target):
     try:
         return ensure_built("pqclean", target)
     except SetupError as exc:
-        pytest.skip(f"the PQClean device build is unavailable (run scripts/bootstrap): {exc}")
+        skip("needs-bootstrap", f"the PQClean device build is unavailable (run scripts/bootstrap): {exc}")
 
 
 @pytest.mark.parametrize("target", ["cortex-m4", "armhf"])

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import import_or_skip
 from secperf.model import flights as F
 from secperf.model import flights_edhoc as FE
 
-lakers = pytest.importorskip("lakers")
-pytest.importorskip("aiocoap")
+lakers = import_or_skip("lakers", "protocols")
+import_or_skip("aiocoap", "protocols")
 
 
 # RFC 9529 (Traces of EDHOC), the message_N (CBOR Sequence) sizes it prints:

@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from conftest import skip
 from secperf.core.errors import InputError, SetupError
 from secperf.measure import backends
 from secperf.measure.crypto import CryptoParams, measure_row
@@ -20,12 +21,12 @@ from secperf.inputs import scenario as SC
 FAST = dict(n=3, warmup=1, duration_s=5, min_sample_us=500)
 
 
-def _available(lib: str) -> bool:
+def _require(lib: str) -> None:
+    """The library's tool, built by `make build` (native/libs by CMake, the Go tool, the JMH jar)."""
     try:
         backends.command(lib)
-        return True
-    except SetupError:
-        return False
+    except SetupError as exc:
+        skip("needs-build", f"the {lib} tool is not built: run `make build` ({exc})")
 
 
 def _row(alg: str, op: str, lib: str, size: int | None = None):
@@ -67,8 +68,7 @@ def test_missing_tool_is_a_setup_error_naming_the_package(monkeypatch, tmp_path)
 
 @pytest.mark.parametrize("lib", ["wolfcrypt", "mbedtls", "go"])
 def test_native_and_go_rows_follow_the_timing_rules(lib):
-    if not _available(lib):
-        pytest.skip(f"{lib} tool not built")
+    _require(lib)
     s, _ = measure_row(_row("ecdsa-p256", "sign", lib), CryptoParams(**FAST))
     assert s["status"] == "ok", s["failures"]
     lab = s["labels"]
@@ -87,8 +87,7 @@ def test_native_and_go_rows_follow_the_timing_rules(lib):
     ("go", "chacha20-poly1305", "encrypt", "golang.org/x/crypto"),
 ])
 def test_an_algorithm_the_library_lacks_is_an_unsupported_row_with_its_reason(lib, alg, op, needle):
-    if not _available(lib):
-        pytest.skip(f"{lib} tool not built")
+    _require(lib)
     s, _ = measure_row(_row(alg, op, lib, 64 if op == "encrypt" else None), CryptoParams(**FAST))
     assert s["status"] == "unsupported" and not s["samples"]
     reason = s["failures"][-1]["reason"]
@@ -96,8 +95,8 @@ def test_an_algorithm_the_library_lacks_is_an_unsupported_row_with_its_reason(li
 
 
 def test_aead_rows_and_prehashed_and_sha1():
-    if not _available("wolfcrypt"):
-        pytest.skip("wolfcrypt tool not built")
+    _require("wolfcrypt")
+    _require("mbedtls")
     s, _ = measure_row(_row("chacha20-poly1305", "decrypt", "wolfcrypt", 256), CryptoParams(**FAST))
     assert s["status"] == "ok" and s["derived"]["ns_per_byte"] > 0
     s, _ = measure_row(_row("rsa-1024", "verify", "mbedtls"), CryptoParams(**FAST, hash="sha1", prehashed=True))
@@ -154,8 +153,7 @@ def test_s5_libraries_scenario_selects_s5_rows_in_every_library():
 
 
 def test_crypto_command_with_two_libraries_writes_rows_and_the_cross_library_view(tmp_path):
-    if not _available("go"):
-        pytest.skip("go tool not built")
+    _require("go")
     p = subprocess.run([sys.executable, "-m", "secperf", "crypto", "--library", "openssl,go", "--alg", "x25519",
                         "--op", "derive", "--n", "3", "--out", str(tmp_path), "--json"],
                        capture_output=True, text=True, timeout=120)
@@ -172,8 +170,7 @@ def test_crypto_command_with_two_libraries_writes_rows_and_the_cross_library_vie
 @pytest.mark.slow
 @pytest.mark.parametrize("lib", ["jce", "bouncycastle"])
 def test_jvm_rows_come_from_jmh_measurement_iterations(lib):
-    if not _available(lib):
-        pytest.skip("JMH jar not built")
+    _require(lib)
     p = CryptoParams(**{**FAST, "n": 4}, jmh_iteration_ms=50, jmh_warmup_ms=300)   # two forks by default
     s, _ = measure_row(_row("ecdsa-p256", "verify", lib), p)
     assert s["status"] == "ok", s["failures"]

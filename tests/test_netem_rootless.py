@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import secperf
-from conftest import alive as _alive
+from conftest import alive as _alive, skip_if
 from secperf.lab import netns
 
 NOBODY = 65534
@@ -59,22 +59,24 @@ def _nobody_python() -> str | None:
     return None
 
 
-def _skip_reason() -> str | None:
+def _skip_reason() -> tuple[str, str] | None:
+    """(category, reason) when the rootless tests cannot run here, else None."""
     if os.geteuid() != 0:
-        return "runs as root (makes a TUN node and switches to user nobody)"
+        return "needs-root", "runs as root (makes a TUN node and switches to user nobody)"
     if not shutil.which("setpriv"):
-        return "setpriv (util-linux) is missing"
+        return "needs-bootstrap", "setpriv (util-linux) is missing"
+    # where the checkout and the virtualenv lie (a private directory, mode 0700), not the set-up
     py = _nobody_python()
     if py is None:
-        return f"no Python {sys.version_info[0]}.{sys.version_info[1]} that user nobody can run"
+        return "checkout-location", f"no Python {sys.version_info[0]}.{sys.version_info[1]} that user nobody can run"
     p = _as_nobody([py, "-c", "import secperf.lab.netns"], env={**os.environ, "PYTHONPATH": str(SITE)})
     if p.returncode != 0:
-        return f"user nobody cannot import the installed package from {SITE}: {p.stderr.strip()[-200:]}"
+        return "checkout-location", f"user nobody cannot import the installed package from {SITE}: {p.stderr.strip()[-200:]}"
     return None
 
 
 SKIP = _skip_reason()
-as_nobody = pytest.mark.skipif(SKIP is not None, reason=f"rootless tests: {SKIP}")
+as_nobody = skip_if(SKIP is not None, *(SKIP or ("needs-root", "")))
 
 
 @pytest.fixture
@@ -255,8 +257,8 @@ def test_rootless_netem_run_leaves_nothing_after_a_signal(sandbox, sig):
 
 
 @as_nobody
-@pytest.mark.skipif(not (shutil.which("nginx") or os.path.exists("/usr/sbin/nginx")) or not shutil.which("mosquitto"),
-                    reason="nginx and mosquitto are installed by scripts/bootstrap")
+@skip_if(not (shutil.which("nginx") or os.path.exists("/usr/sbin/nginx")) or not shutil.which("mosquitto"),
+         "needs-bootstrap", "nginx and mosquitto are installed by scripts/bootstrap")
 def test_rootless_link_runs_servers_that_drop_privileges(sandbox):
     """nginx and mosquitto, started as (namespace) root, would switch to a user the user namespace
     does not map: they are told to stay the user they are (Link.server_user). Every client runs
@@ -349,7 +351,8 @@ def test_disabled_user_namespaces_name_the_switch():
     assert "seccomp" in netns.userns_fix("x", {}.get)  # no known switch is off: all named, and containers
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or netns.check() is not None, reason="root mode with TUN needed")
+@skip_if(os.geteuid() != 0, "needs-root", "the root mode of the relay needs root")
+@skip_if(netns.check() is not None, "needs-links", f"the root mode needs TUN: {netns.check()}")
 def test_root_mode_relay_opens_the_configured_tun_node(sandbox, monkeypatch):
     tun = sandbox.node(0o600)
     monkeypatch.setenv(netns.TUN_ENV, str(tun))

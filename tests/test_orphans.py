@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CAPABLE, needs_links
+from conftest import CAPABLE, needs_links, skip, skip_if
 
 SECPERF = shutil.which("secperf", path=str(Path(sys.executable).parent)) or "secperf"
 GONE_WITHIN_S = 5.0
@@ -226,19 +226,19 @@ def test_kill_9_during_a_device_run_leaves_no_emulator(tmp_path):
     stack = next(iter(STACKS))
     try:
         ensure_built(stack)
-    except SetupError as exc:  # the device lab's own tests say why it cannot build
-        pytest.skip(f"the device stack cannot be built here: {exc}")
+    except SetupError as exc:  # built through the project's own function; what it lacks, bootstrap installs
+        skip("needs-bootstrap", f"the device stack cannot be built here (run scripts/bootstrap): {exc}")
     _kill_hard_and_check(["device", "handshake", "--stack", stack, "--n", "500"],
                          lambda d: _has(d, "qemu device emulator"), tmp_path)
 
 
-@pytest.mark.skipif(not CAPABLE, reason="the OpenVPN lab needs root and /dev/net/tun")
+@skip_if(not CAPABLE, "needs-root", "the OpenVPN lab needs root and /dev/net/tun")
 def test_kill_9_during_vpn_leaves_nothing(tmp_path):
     _kill_hard_and_check(["connect", "vpn", "--key", "software", "--n", "500"],
                          lambda d: len(d.get("namespaces", [])) >= 2 and _has(d, "openvpn-server"), tmp_path)
 
 
-@pytest.mark.skipif(not CAPABLE, reason="the OpenVPN lab needs root and /dev/net/tun")
+@skip_if(not CAPABLE, "needs-root", "the OpenVPN lab needs root and /dev/net/tun")
 def test_secperf_clean_removes_what_a_run_and_its_watchdog_left(tmp_path):
     """Both secperf and its watchdog killed hard (as when a whole process group is): the run's
     OpenVPN, namespaces and registry file stay until `secperf clean`, which removes them."""

@@ -14,11 +14,15 @@ from secperf.lab import vpn as V
 from secperf.lab.pki import LabPKI
 from secperf.lab.token import LabToken
 from secperf.measure.vpn import measure_vpn, parse_key_source
-from conftest import SLOW_SIGN, alive, needs_links, run_cli
+from conftest import IS_ROOT, SLOW_SIGN, alive, needs_links, run_cli, skip_if
 
-IS_ROOT = os.geteuid() == 0
-needs_root = pytest.mark.skipif(not IS_ROOT or not shutil.which("openvpn") and not os.path.exists("/usr/sbin/openvpn"),
-                                reason="needs root (network namespaces, veth, tun) and openvpn installed")
+HAS_OPENVPN = bool(shutil.which("openvpn")) or os.path.exists("/usr/sbin/openvpn")
+
+
+def needs_root(test):
+    """Root (network namespaces, veth, tun) and OpenVPN (scripts/bootstrap installs it)."""
+    test = skip_if(not HAS_OPENVPN, "needs-bootstrap", "openvpn is not installed (scripts/bootstrap installs it)")(test)
+    return skip_if(not IS_ROOT, "needs-root", "needs root (network namespaces, veth, tun)")(test)
 
 
 STARTED_PIDS: list[int] = []
