@@ -28,6 +28,15 @@ static void set_name(opt_parser *p, const char *text)
     p->name[n] = '\0';
 }
 
+/* Index of the long option spelled name in full, or -1. */
+static int find_long(const opt_parser *p, const char *name)
+{
+    for (int i = 0; p->longopts[i].name != NULL; i++)
+        if (strcmp(p->longopts[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
 int opt_next(opt_parser *p, char *err, size_t errlen)
 {
     if (!p->started) {
@@ -47,6 +56,10 @@ int opt_next(opt_parser *p, char *err, size_t errlen)
         return 0;
     }
     const char *text = p->argv[optind - 1];
+    /* newlib's getopt_long (the device client on the Cortex-M0+) leaves optind on an unknown long
+     * option, where glibc's moves past it: then the option is the argument at optind */
+    if (c == '?' && (optind < 2 || text[0] != '-') && optind < p->argc)
+        text = p->argv[optind];
     if (c == ':') {
         set_name(p, text);
         snprintf(err, errlen, "missing value for %s", p->name);
@@ -55,12 +68,16 @@ int opt_next(opt_parser *p, char *err, size_t errlen)
     if (c == '?') {
         if (strncmp(text, "--", 2) == 0) {
             set_name(p, text);
-            if (optopt != 0)
+            /* decided from the text, not optopt: newlib does not set optopt as glibc does */
+            if (strchr(text, '=') != NULL && find_long(p, p->name + 2) >= 0)
                 snprintf(err, errlen, "option %s takes no value", p->name);
             else
                 snprintf(err, errlen, "unknown option '%s'", p->name);
         } else {
-            snprintf(err, errlen, "unknown option '-%c'", optopt ? optopt : '?');
+            char shortopt = (char)optopt;
+            if (shortopt == 0 || shortopt == '?')
+                shortopt = text[0] == '-' && text[1] != '\0' ? text[1] : '?';
+            snprintf(err, errlen, "unknown option '-%c'", shortopt);
         }
         return -1;
     }
@@ -72,6 +89,11 @@ int opt_next(opt_parser *p, char *err, size_t errlen)
         /* getopt_long takes unique abbreviations; the interface is the full spelling only */
         if (strncmp(p->name, "--", 2) != 0 || strcmp(p->name + 2, p->longopts[idx].name) != 0) {
             snprintf(err, errlen, "unknown option '%s'", p->name);
+            return -1;
+        }
+        /* glibc refuses "--flag=value" itself; newlib drops the value silently */
+        if (p->longopts[idx].has_arg == no_argument && strchr(text, '=') != NULL) {
+            snprintf(err, errlen, "option %s takes no value", p->name);
             return -1;
         }
     } else {

@@ -24,27 +24,26 @@
 #include "backend.h"
 #include "marker.h"
 #include "stackpaint.h"
+/* native/common (the Makefile's COMMON_DIR): the options and the JSON string escaper of every
+ * native tool. Both build for every target the client has: armhf and M-profile glibc, the host, and
+ * newlib on the Cortex-M0+ (its getopt_long, with m0/sys.c beneath). Of json.c the client uses only
+ * json_str: the number writers print 64-bit integers with PRId64, which newlib as Debian builds it
+ * does not format (no C99 length modifiers; see m0/sys.c), so numbers stay with printf here. */
+#include "json.h"
+#include "opts.h"
 
-static void usage(void)
+static void usage(FILE *f)
 {
-    fprintf(stderr, "usage: sp-device-%s --port N --ca FILE [--host ADDR] [--tls 13|12] [--group G] [--suite S]\n"
+    fprintf(f, "usage: sp-device-%s --port N --ca FILE [--host ADDR] [--tls 13|12] [--group G] [--suite S]\n"
                     "       [--n N] [--resume] [--dtls] [--cert F --key F] [--psk-file F] [--no-record-marks] [--no-app]\n"
                     "       [--timeout S]\n"
-                    "       | --offers | --crypto OP [--n N] | --crypto-ops\n", sp_backend.name);
+                    "       | --offers | --crypto OP [--n N]\n", sp_backend.name);
 }
 
-static void json_str(const char *s)
+/* a JSON string (null for NULL) on stdout, through the common escaper */
+static void json_out(const char *s)
 {
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            printf("\\u%04x", *s);
-        else
-            putchar(*s);
-    }
-    putchar('"');
+    json_str(stdout, s);
 }
 
 /* --psk-file: the identity on the first line, the key in hex on the second (a private file the
@@ -129,7 +128,7 @@ static int run_connections(const struct sp_config *cfg)
     void *st = sp_backend.setup(cfg, err, sizeof err);
     if (st == NULL) {
         printf("{\"error\":");
-        json_str(err);
+        json_out(err);
         printf("}\n");
         return 2;
     }
@@ -169,15 +168,15 @@ static int run_connections(const struct sp_config *cfg)
         }
         failures += !ok;
         printf("{\"conn\":%d,\"ok\":%d,\"stage\":\"%s\",\"version\":", i, ok, ok ? "done" : stage);
-        json_str(info.version);
+        json_out(info.version);
         printf(",\"suite\":");
-        json_str(info.suite);
+        json_out(info.suite);
         printf(",\"group\":");
-        json_str(info.group);
+        json_out(info.group);
         printf(",\"resumed\":%d,\"records_in\":%lu,\"records_out\":%lu,\"bytes_in\":%lu,\"bytes_out\":%lu,"
                "\"app_bytes\":%zu,\"stack_bytes\":%zu,\"error\":",
                info.resumed, io.records_in, io.records_out, io.bytes_in, io.bytes_out, app_bytes, stack_bytes);
-        json_str(err);
+        json_out(err);
         printf("}\n");
         fflush(stdout);
     }
@@ -185,45 +184,116 @@ static int run_connections(const struct sp_config *cfg)
     return failures ? 1 : 0;
 }
 
+enum {
+    OPT_HOST = 256, OPT_PORT, OPT_CA, OPT_CERT, OPT_KEY, OPT_TLS, OPT_GROUP, OPT_SUITE, OPT_N, OPT_TIMEOUT,
+    OPT_CRYPTO, OPT_PSK_FILE, OPT_RESUME, OPT_DTLS, OPT_NO_RECORD_MARKS, OPT_NO_APP, OPT_OFFERS, OPT_HELP
+};
+
+static const struct option client_options[] = {
+    {"host", required_argument, NULL, OPT_HOST},
+    {"port", required_argument, NULL, OPT_PORT},
+    {"ca", required_argument, NULL, OPT_CA},
+    {"cert", required_argument, NULL, OPT_CERT},
+    {"key", required_argument, NULL, OPT_KEY},
+    {"tls", required_argument, NULL, OPT_TLS},
+    {"group", required_argument, NULL, OPT_GROUP},
+    {"suite", required_argument, NULL, OPT_SUITE},
+    {"n", required_argument, NULL, OPT_N},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"crypto", required_argument, NULL, OPT_CRYPTO},
+    {"psk-file", required_argument, NULL, OPT_PSK_FILE},
+    {"resume", no_argument, NULL, OPT_RESUME},
+    {"dtls", no_argument, NULL, OPT_DTLS},
+    {"no-record-marks", no_argument, NULL, OPT_NO_RECORD_MARKS},
+    {"no-app", no_argument, NULL, OPT_NO_APP},
+    {"offers", no_argument, NULL, OPT_OFFERS},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+/* An int option in [min, max]: 0, or -1 with a message naming it in err. */
+static int opt_int(const char *name, const char *val, int min, int max, int *out, char *err, size_t errlen)
+{
+    uint64_t v;
+    if (opt_u64(name, val, (uint64_t)min, (uint64_t)max, &v, err, errlen) != 0)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* One option into cfg (or *crypto, *offers): 0, or -1 with a message naming the option in err. */
+static int apply_option(int opt, const char *name, const char *val, struct sp_config *cfg, const char **crypto,
+                        int *offers, char *err, size_t errlen)
+{
+    static const char *const tls_versions[] = {"12", "13", NULL};
+    switch (opt) {
+    case OPT_HOST: return opt_nonempty(name, val, &cfg->host, err, errlen);
+    case OPT_PORT: return opt_int(name, val, 1, 65535, &cfg->port, err, errlen);
+    case OPT_CA: return opt_nonempty(name, val, &cfg->ca, err, errlen);
+    case OPT_CERT: return opt_nonempty(name, val, &cfg->cert, err, errlen);
+    case OPT_KEY: return opt_nonempty(name, val, &cfg->key, err, errlen);
+    case OPT_TLS: {
+        int i = opt_choice(name, val, tls_versions, err, errlen);
+        if (i < 0)
+            return -1;
+        cfg->tls = i == 0 ? 12 : 13;
+        return 0;
+    }
+    case OPT_GROUP: return opt_nonempty(name, val, &cfg->group, err, errlen);
+    case OPT_SUITE: return opt_nonempty(name, val, &cfg->suite, err, errlen);
+    case OPT_N: return opt_int(name, val, 1, 10000000, &cfg->n, err, errlen);
+    case OPT_TIMEOUT: return opt_int(name, val, 1, 86400, &cfg->timeout_s, err, errlen);
+    case OPT_CRYPTO: return opt_nonempty(name, val, crypto, err, errlen);
+    case OPT_PSK_FILE:
+        if (read_psk(val, cfg) != 0) {
+            snprintf(err, errlen, "%s: expected an identity line and a hex key line (at most 64 bytes)", name);
+            return -1;
+        }
+        return 0;
+    case OPT_RESUME: cfg->resume = 1; return 0;
+    case OPT_DTLS: cfg->dtls = 1; return 0;
+    case OPT_NO_RECORD_MARKS: cfg->marks = 0; return 0;
+    case OPT_NO_APP: cfg->app = 0; return 0;
+    case OPT_OFFERS: *offers = 1; return 0;
+    default: return -1; /* opt_next's message */
+    }
+}
+
+/* A bad command line: one JSON error line on stdout (what the driver reads), the usage on stderr. */
+static int bad_input(const char *msg)
+{
+    printf("{\"error\":");
+    json_out(msg);
+    printf("}\n");
+    usage(stderr);
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
     struct sp_config cfg = {.host = "127.0.0.1", .tls = 13, .group = "x25519", .suite = "aes128gcm",
                             .n = 1, .marks = 1, .app = 1, .timeout_s = 20};
     const char *crypto = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define ARG(name) (strcmp(a, name) == 0 && v != NULL && ++i)
-        if (strcmp(a, "--offers") == 0) {
-            printf("{\"backend\":\"%s\",\"library\":\"%s\",\"offers\":%s,\"crypto_ops\":%s}\n", sp_backend.name,
-                   sp_backend.library(), sp_backend.offers(), sp_backend.crypto_ops ? sp_backend.crypto_ops() : "[]");
+    int offers = 0, opt;
+    char perr[256] = "";
+    opt_parser p;
+    opt_init(&p, argc, argv, "h", client_options);
+    while ((opt = opt_next(&p, perr, sizeof perr)) != 0) {
+        if (opt == 'h' || opt == OPT_HELP) {
+            usage(stdout);
             return 0;
-        } else if (ARG("--host")) cfg.host = v;
-        else if (ARG("--port")) cfg.port = atoi(v);
-        else if (ARG("--ca")) cfg.ca = v;
-        else if (ARG("--cert")) cfg.cert = v;
-        else if (ARG("--key")) cfg.key = v;
-        else if (ARG("--tls")) cfg.tls = atoi(v);
-        else if (ARG("--group")) cfg.group = v;
-        else if (ARG("--suite")) cfg.suite = v;
-        else if (ARG("--n")) cfg.n = atoi(v);
-        else if (ARG("--timeout")) cfg.timeout_s = atoi(v);
-        else if (ARG("--crypto")) crypto = v;
-        else if (ARG("--psk-file")) {
-            if (read_psk(v, &cfg) != 0) {
-                printf("{\"error\":\"--psk-file: expected an identity line and a hex key line (at most 64 bytes)\"}\n");
-                return 2;
-            }
         }
-        else if (strcmp(a, "--resume") == 0) cfg.resume = 1;
-        else if (strcmp(a, "--dtls") == 0) cfg.dtls = 1;
-        else if (strcmp(a, "--no-record-marks") == 0) cfg.marks = 0;
-        else if (strcmp(a, "--no-app") == 0) cfg.app = 0;
-        else {
-            usage();
-            return 2;
-        }
-#undef ARG
+        if (opt < 0 || apply_option(opt, p.name, p.arg, &cfg, &crypto, &offers, perr, sizeof perr) != 0)
+            return bad_input(perr);
+    }
+    if (offers) {
+        printf("{\"backend\":");
+        json_out(sp_backend.name);
+        printf(",\"library\":");
+        json_out(sp_backend.library());
+        printf(",\"offers\":%s,\"crypto_ops\":%s}\n", sp_backend.offers(),
+               sp_backend.crypto_ops ? sp_backend.crypto_ops() : "[]");
+        return 0;
     }
     if (crypto != NULL) {
         char err[256] = "";
@@ -235,19 +305,21 @@ int main(int argc, char **argv)
         void *st = sp_backend.setup(NULL, err, sizeof err);
         int rc = st ? sp_backend.crypto(st, crypto, cfg.n, err, sizeof err) : 2;
         printf("{\"crypto\":");
-        json_str(crypto);
+        json_out(crypto);
         printf(",\"ok\":%d,\"n\":%d,\"stack_bytes\":%zu,\"error\":", rc == 0, cfg.n, sp_op_stack_max);
-        json_str(err);
+        json_out(err);
         if (sp_crypto_check != NULL) {
             printf(",\"check\":");
-            json_str(sp_crypto_check);
+            json_out(sp_crypto_check);
         }
         printf("}\n");
         return rc;
     }
-    if (cfg.port <= 0 || cfg.ca == NULL || cfg.n < 1 || (cfg.tls != 12 && cfg.tls != 13) || (cfg.dtls && cfg.tls != 12)) {
-        usage();
-        return 2;
-    }
+    if (cfg.port == 0)
+        return bad_input("missing --port");
+    if (cfg.ca == NULL)
+        return bad_input("missing --ca");
+    if (cfg.dtls && cfg.tls != 12)
+        return bad_input("--dtls needs --tls 12");
     return run_connections(&cfg);
 }

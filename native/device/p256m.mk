@@ -16,10 +16,10 @@ $(MCU)/p256m/p256-m.o: $(P256M_SRC)/p256-m.c $(P256M_SRC)/p256-m.h $(SRC)p256m.m
 $(MCU)/libp256m.a: $(MCU)/p256m/p256-m.o
 	rm -f $@ && $(CROSS)ar rcs $@ $^
 
-P256M_CLIENT_O := $(addprefix $(OUT)/mcu-p256m-client/,client.o recio.o marker.o stackpaint.o be_p256m.o crypto_only.o)
+P256M_CLIENT_O := $(addprefix $(OUT)/mcu-p256m-client/,client.o recio.o marker.o stackpaint.o opts.o json.o be_p256m.o crypto_only.o)
 $(OUT)/mcu-p256m-client/%.o: $(SRC)%.c $(SRC)*.h
 	@mkdir -p $(dir $@)
-	$(CROSS)gcc $(MCU_CFLAGS) -I$(P256M_SRC) -I$(SRC) -c -o $@ $<
+	$(CROSS)gcc $(MCU_CFLAGS) -I$(P256M_SRC) -I$(SRC) -I$(COMMON_DIR) -c -o $@ $<
 	$(OBJCOPY) $(NOATTR) $@
 
 .PHONY: mcu-p256m m0-p256m
@@ -38,9 +38,9 @@ $(MCU)/m0/libp256m.a: $(MCU)/m0-p256m/p256-m.o
 
 $(OUT)/m0-p256m-client/%.o: $(SRC)%.c $(SRC)*.h
 	@mkdir -p $(dir $@)
-	$(M0_CROSS)gcc $(M0_CFLAGS) -I$(P256M_SRC) -I$(SRC) -c -o $@ $<
+	$(M0_CROSS)gcc $(M0_CFLAGS) -I$(P256M_SRC) -I$(SRC) -I$(COMMON_DIR) -c -o $@ $<
 
 m0-p256m: $(OUT)/sp-device-p256m-m0
-$(OUT)/sp-device-p256m-m0: $(addprefix $(OUT)/m0-p256m-client/,client.o recio.o marker.o stackpaint.o be_p256m.o crypto_only.o sys.o) \
+$(OUT)/sp-device-p256m-m0: $(addprefix $(OUT)/m0-p256m-client/,client.o recio.o marker.o stackpaint.o opts.o json.o be_p256m.o crypto_only.o sys.o) \
                            $(MCU)/m0/libp256m.a
 	$(M0_CROSS)gcc $(M0_LDFLAGS) -o $@ $^ -lm

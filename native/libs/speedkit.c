@@ -1,9 +1,11 @@
 /* speedkit: options, clocks, batch calibration, warm-up/sample loop and JSON lines, following
  * native/probe (timing.c, speed.c) so every library's row is made by the same rules. */
 #include "speedkit.h"
+#include "json.h"
+#include "opts.h"
 #include "rng.h"
 
-#include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,20 +45,6 @@ int sk_not_implemented(char *err, const sk_args *a, const char *backend_name)
              a->alg, a->op);
     return SK_UNSUPPORTED;
 }
-
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
-}
-
-static void end_line(FILE *f) { fputs("}\n", f); fflush(f); }
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -115,71 +103,143 @@ static int calibrate(const sk_op *op, double min_sample_us, uint64_t *batch, cha
 
 static void print_error(const char *type, const char *reason)
 {
-    printf("{\"type\":\"%s\",\"reason\":", type);
-    json_str(stdout, reason);
-    end_line(stdout);
+    json_obj o;
+    json_obj_begin(&o, stdout);
+    json_obj_str(&o, "type", type);
+    json_obj_str(&o, "reason", reason);
+    json_end_line(stdout);
 }
 
-static int usage(const char *tool)
+static void usage(FILE *f, const char *tool)
 {
-    fprintf(stderr, "usage: %s speed --alg NAME --op OP [--size N] [--n N] [--warmup N] "
+    fprintf(f, "usage: %s speed --alg NAME --op OP [--size N] [--n N] [--warmup N] "
             "[--min-sample-us US] [--max-seconds S] [--hash sha256|sha1] [--prehashed] [--seed N]\n"
             "       %s --version\n", tool, tool);
-    return 2;
 }
 
-static int parse(int argc, char **argv, sk_args *a)
+enum {
+    OPT_ALG = 256, OPT_OP, OPT_SIZE, OPT_N, OPT_WARMUP, OPT_MIN_SAMPLE_US, OPT_MAX_SECONDS, OPT_HASH,
+    OPT_PREHASHED, OPT_SEED, OPT_KEY_CACHE, OPT_HELP
+};
+
+/* the probe's speed options (native/probe/args.c), with the same ranges */
+static const struct option sk_options[] = {
+    {"alg", required_argument, NULL, OPT_ALG},
+    {"op", required_argument, NULL, OPT_OP},
+    {"size", required_argument, NULL, OPT_SIZE},
+    {"n", required_argument, NULL, OPT_N},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"min-sample-us", required_argument, NULL, OPT_MIN_SAMPLE_US},
+    {"max-seconds", required_argument, NULL, OPT_MAX_SECONDS},
+    {"hash", required_argument, NULL, OPT_HASH},
+    {"prehashed", no_argument, NULL, OPT_PREHASHED},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"key-cache", required_argument, NULL, OPT_KEY_CACHE},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+/* One option into *a: 0, or -1 with a message naming the option in err. */
+static int apply_option(int opt, const char *name, const char *val, sk_args *a, char *err, size_t errlen)
+{
+    static const char *const hashes[] = {"sha256", "sha1", NULL};
+    uint64_t v;
+    switch (opt) {
+    case OPT_ALG: return opt_nonempty(name, val, &a->alg, err, errlen);
+    case OPT_OP: return opt_nonempty(name, val, &a->op, err, errlen);
+    case OPT_SIZE:
+        if (opt_u64(name, val, 1, (uint64_t)1 << 31, &v, err, errlen) != 0)
+            return -1;
+        a->size = (long long)v;
+        return 0;
+    case OPT_N: return opt_u64(name, val, 1, UINT64_MAX, &a->n, err, errlen);
+    case OPT_WARMUP: return opt_u64(name, val, 0, UINT64_MAX, &a->warmup, err, errlen);
+    case OPT_SEED: return opt_u64(name, val, 0, UINT64_MAX, &a->seed, err, errlen);
+    case OPT_MIN_SAMPLE_US: return opt_double(name, val, 0, 0, HUGE_VAL, &a->min_sample_us, err, errlen);
+    /* at most 1e9 s: the budget in ns must fit 64 bits */
+    case OPT_MAX_SECONDS: return opt_double(name, val, 0, 1, 1e9, &a->max_seconds, err, errlen);
+    case OPT_HASH: {
+        int i = opt_choice(name, val, hashes, err, errlen);
+        if (i < 0)
+            return -1;
+        a->hash = hashes[i];
+        return 0;
+    }
+    case OPT_PREHASHED: a->prehashed = 1; return 0;
+    case OPT_KEY_CACHE: return 0; /* keys are made in-process here: never timed */
+    default: return -1; /* opt_next's message */
+    }
+}
+
+/* argv[1] is "speed". 1: parsed; 0: --help (usage on stdout); -1: bad input, message in err. */
+static int parse(int argc, char **argv, sk_args *a, char *err, size_t errlen)
 {
     *a = (sk_args){.size = 32, .n = 30, .warmup = 2, .min_sample_us = 1000.0, .max_seconds = 10.0,
                    .hash = "sha256", .seed = 1};
-    for (int i = 2; i < argc; i++) {
-        const char *k = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(k, "--prehashed")) { a->prehashed = 1; continue; }
-        if (!v) { fprintf(stderr, "%s needs a value\n", k); return 0; }
-        if (!strcmp(k, "--alg")) a->alg = v;
-        else if (!strcmp(k, "--op")) a->op = v;
-        else if (!strcmp(k, "--size")) a->size = atoll(v);
-        else if (!strcmp(k, "--n")) a->n = strtoull(v, NULL, 10);
-        else if (!strcmp(k, "--warmup")) a->warmup = strtoull(v, NULL, 10);
-        else if (!strcmp(k, "--min-sample-us")) a->min_sample_us = atof(v);
-        else if (!strcmp(k, "--max-seconds")) a->max_seconds = atof(v);
-        else if (!strcmp(k, "--hash")) a->hash = v;
-        else if (!strcmp(k, "--seed")) a->seed = strtoull(v, NULL, 10);
-        else if (!strcmp(k, "--key-cache")) { /* keys are made in-process here: never timed */ }
-        else { fprintf(stderr, "unknown option %s\n", k); return 0; }
-        i++;
+    opt_parser p;
+    opt_init(&p, argc - 1, argv + 1, "h", sk_options);
+    int opt;
+    while ((opt = opt_next(&p, err, errlen)) != 0) {
+        if (opt == 'h' || opt == OPT_HELP)
+            return 0;
+        if (opt < 0 || apply_option(opt, p.name, p.arg, a, err, errlen) != 0)
+            return -1;
     }
-    if (!a->alg || !a->op) { fprintf(stderr, "--alg and --op are required\n"); return 0; }
-    if (a->size <= 0) { fprintf(stderr, "--size must be at least 1\n"); return 0; }
-    if (strcmp(a->hash, "sha256") && strcmp(a->hash, "sha1")) {
-        fprintf(stderr, "--hash %s: use sha256 or sha1\n", a->hash);
-        return 0;
+    if (!a->alg || !a->op) {
+        snprintf(err, errlen, "--alg and --op are required");
+        return -1;
     }
     return 1;
+}
+
+static void json_version(const char *tool)
+{
+    json_obj o;
+    json_obj_begin(&o, stdout);
+    json_obj_str(&o, "type", "version");
+    json_obj_str(&o, "tool", tool);
+    json_obj_str(&o, "library", backend_library());
+    json_end_line(stdout);
 }
 
 int sk_main(int argc, char **argv)
 {
     const char *tool = backend_tool();
     if (argc >= 2 && !strcmp(argv[1], "--version")) {
-        printf("{\"type\":\"version\",\"tool\":");
-        json_str(stdout, tool);
-        printf(",\"library\":");
-        json_str(stdout, backend_library());
-        end_line(stdout);
+        if (argc > 2) {
+            fprintf(stderr, "%s: unexpected argument '%s' after --version\n", tool, argv[2]);
+            return 2;
+        }
+        json_version(tool);
         return 0;
     }
     sk_args a;
-    if (argc < 2 || strcmp(argv[1], "speed") || !parse(argc, argv, &a))
-        return usage(tool);
+    char perr[SK_ERR_LEN] = "";
+    if (argc < 2 || strcmp(argv[1], "speed")) {
+        if (argc >= 2)
+            fprintf(stderr, "%s: unknown command '%s'; known: speed, --version\n", tool, argv[1]);
+        usage(stderr, tool);
+        return 2;
+    }
+    int parsed = parse(argc, argv, &a, perr, sizeof perr);
+    if (parsed == 0) {
+        usage(stdout, tool);
+        return 0;
+    }
+    if (parsed < 0) {
+        fprintf(stderr, "%s: %s\n", tool, perr);
+        usage(stderr, tool);
+        return 2;
+    }
 
-    printf("{\"type\":\"meta\",\"tool\":");
-    json_str(stdout, tool);
-    printf(",\"library\":");
-    json_str(stdout, backend_library());
-    printf(",\"timer_overhead_ns\":%.1f,\"clock\":\"CLOCK_MONOTONIC\"", overhead_ns());
-    end_line(stdout);
+    json_obj o;
+    json_obj_begin(&o, stdout);
+    json_obj_str(&o, "type", "meta");
+    json_obj_str(&o, "tool", tool);
+    json_obj_str(&o, "library", backend_library());
+    json_obj_fixed(&o, "timer_overhead_ns", 1, overhead_ns());
+    json_obj_str(&o, "clock", "CLOCK_MONOTONIC");
+    json_end_line(stdout);
 
     char err[SK_ERR_LEN] = "";
     sk_op op = {0};
@@ -195,17 +255,19 @@ int sk_main(int argc, char **argv)
         int bulk = !strcmp(a.op, "encrypt") || !strcmp(a.op, "decrypt") || !strcmp(a.op, "mac")
                    || !strcmp(a.op, "hash");
         int sig = !strcmp(a.op, "sign") || !strcmp(a.op, "verify");
-        printf("{\"type\":\"row\",\"alg\":");
-        json_str(stdout, a.alg);
-        printf(",\"op\":");
-        json_str(stdout, a.op);
-        printf(",\"size_bytes\":%lld,\"hash\":", a.size);
-        if (sig && strncmp(a.alg, "ed", 2)) json_str(stdout, a.hash); else fputs("null", stdout);
-        printf(",\"prehashed\":%s,\"batch\":%" PRIu64 ",\"key_bits\":%d,\"detail\":",
-               a.prehashed ? "true" : "false", batch, op.key_bits);
-        json_str(stdout, op.detail);
-        printf(",\"key_source\":\"generated in-process before timing\",\"bulk\":%s", bulk ? "true" : "false");
-        end_line(stdout);
+        json_obj_begin(&o, stdout);
+        json_obj_str(&o, "type", "row");
+        json_obj_str(&o, "alg", a.alg);
+        json_obj_str(&o, "op", a.op);
+        json_obj_i64(&o, "size_bytes", a.size);
+        json_obj_str(&o, "hash", sig && strncmp(a.alg, "ed", 2) ? a.hash : NULL);
+        json_obj_bool(&o, "prehashed", a.prehashed);
+        json_obj_u64(&o, "batch", batch);
+        json_obj_i64(&o, "key_bits", op.key_bits);
+        json_obj_str(&o, "detail", op.detail);
+        json_obj_str(&o, "key_source", "generated in-process before timing");
+        json_obj_bool(&o, "bulk", bulk);
+        json_end_line(stdout);
 
         sample s;
         for (uint64_t i = 0; ok && i < a.warmup; i++)
@@ -216,15 +278,21 @@ int sk_main(int argc, char **argv)
         while (ok && taken < a.n) {
             if (!(ok = timed_batch(&op, batch, &s, err))) break;
             taken++;
-            printf("{\"type\":\"sample\",\"wall_ns\":%" PRIu64 ",\"cpu_ns\":%" PRIu64 ",\"ops\":%" PRIu64,
-                   s.wall_ns, s.cpu_ns, s.ops);
-            end_line(stdout);
+            json_obj_begin(&o, stdout);
+            json_obj_str(&o, "type", "sample");
+            json_obj_u64(&o, "wall_ns", s.wall_ns);
+            json_obj_u64(&o, "cpu_ns", s.cpu_ns);
+            json_obj_u64(&o, "ops", s.ops);
+            json_end_line(stdout);
             if (taken < a.n && now_ns(WALL_CLOCK) - start >= budget) { by_time = 1; break; }
         }
         if (ok) {
-            printf("{\"type\":\"end\",\"samples\":%" PRIu64 ",\"stopped\":\"%s\",\"elapsed_s\":%.6f",
-                   taken, by_time ? "time" : "n", (double)(now_ns(WALL_CLOCK) - start) / 1e9);
-            end_line(stdout);
+            json_obj_begin(&o, stdout);
+            json_obj_str(&o, "type", "end");
+            json_obj_u64(&o, "samples", taken);
+            json_obj_str(&o, "stopped", by_time ? "time" : "n");
+            json_obj_fixed(&o, "elapsed_s", 6, (double)(now_ns(WALL_CLOCK) - start) / 1e9);
+            json_end_line(stdout);
         }
     }
     if (!ok)
