@@ -12,13 +12,15 @@ import json
 import pytest
 
 import result_kinds as K
+
+from secperf.core import result as R
 from secperf.cli import main
 from secperf.core.compare import TOO_FEW, CompareError, compare
 
 
 def _write(tmp_path, name, doc):
     f = tmp_path / f"{name}.json"
-    f.write_text(json.dumps(doc))
+    f.write_text(R.dumps(doc))
     return str(f)
 
 

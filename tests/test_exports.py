@@ -165,7 +165,7 @@ def test_prometheus_names_follow_the_conventions_and_use_base_units(docs):
 @pytest.mark.parametrize("kind", ["server", "fleet", "device", "whatif"])
 def test_metrics_command_writes_every_kind(docs, kind, tmp_path):
     f = tmp_path / "r.json"
-    f.write_text(json.dumps(docs[kind]))
+    f.write_text(R.dumps(docs[kind]))
     out = tmp_path / "m.prom"
     assert main(["metrics", str(f), "-o", str(out)]) == 0
     text = out.read_text()
@@ -175,7 +175,7 @@ def test_metrics_command_writes_every_kind(docs, kind, tmp_path):
 def test_a_result_with_nothing_to_export_exits_2_naming_why(tmp_path, capsys):
     doc = R.finish(R.new_result(kind="server", command=["secperf"], params={}, host={}, run_id="empty"))
     f = tmp_path / "r.json"
-    f.write_text(json.dumps(doc))
+    f.write_text(R.dumps(doc))
     assert main(["metrics", str(f)]) == 2
     err = capsys.readouterr()
     assert "nothing to export" in err.err and "no series" in err.err and not err.out
@@ -197,7 +197,7 @@ def test_csv_option_on_model_commands_writes_and_refuses_an_input(tmp_path, docs
         head, rows = dest.read_text().splitlines()[0], dest.read_text().splitlines()[1:]
         assert head.startswith("kind,id,") and rows
     res = tmp_path / "kept.json"
-    res.write_text(json.dumps(docs["fleet"]))
+    res.write_text(R.dumps(docs["fleet"]))
     before = res.read_text()
     assert main([*K.REAL["fleet"], "--no-report", "--out", str(tmp_path / "r"), "--csv", str(res)]) == 2
     assert res.read_text() == before  # a Result is never overwritten by an export

@@ -272,7 +272,7 @@ def test_metrics_export_is_prometheus_text_written_by_the_client_library(tmp_pat
     assert [x.value for x in fams["secperf_se_error_ratio"].samples if x.labels["series"] == s["id"]] == [0.2]
     assert [x.value for x in fams["secperf_se_timeout_ratio"].samples if x.labels["series"] == s["id"]] == [0.2]
     f = tmp_path / "r.json"
-    f.write_text(json.dumps(R.finish(doc)))
+    f.write_text(R.dumps(R.finish(doc)))
     assert main(["metrics", str(f), "-o", str(tmp_path / "out.prom")]) == 0
     assert "# TYPE secperf_signing_success_ratio gauge" in (tmp_path / "out.prom").read_text()
 

@@ -381,7 +381,7 @@ def test_a_device_psk_handshake_takes_the_full_handshakes_residual():
     cpi = sum(core.cpi) / 2
     doc = _device_doc(True)
     for op, ins in (("rsa-2048-verify", 1_500_000), ("x509-parse", 50_000)):
-        s = json.loads(json.dumps([x for x in doc["series"] if x["kind"] == "device_crypto"][0]))
+        s = [x for x in doc["series"] if x["kind"] == "device_crypto"][0].model_copy(deep=True)
         s["id"], s["labels"]["op"], s["derived"]["instructions_median"] = s["id"].rsplit("/", 1)[0] + "/" + op, op, ins
         doc["series"].append(s)
     t = C.from_device(doc, core, C.load_table())
@@ -404,7 +404,7 @@ def test_a_device_table_takes_one_stacks_counts():
     # the same Result also counted Mbed TLS, whose X25519 is ten times slower
     for s in list(doc["series"]):
         if s["kind"] == "device_crypto":
-            m = json.loads(json.dumps(s))
+            m = s.model_copy(deep=True)
             m["id"] = m["id"].replace("wolfssl", "mbedtls3")
             m["labels"]["stack"] = "mbedtls3"
             m["derived"]["instructions_median"] *= 10

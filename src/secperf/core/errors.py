@@ -32,6 +32,11 @@ class OutputError(InputError):
     long, a read-only file system) or would destroy an input; exit 2, nothing half-written is left."""
 
 
+class ResultError(InputError):
+    """A Result document (or a field set on one) that cannot be read or is not valid; the message
+    says what and where."""
+
+
 class SetupError(SecperfError, RuntimeError):
     """Something to install, build or enable on this machine; exit 1."""
 

@@ -17,28 +17,28 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import json
-import math
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from . import stats
-from .errors import InputError
+from .errors import InputError, ResultError
 
 SCHEMA = "secperf.result"
 SCHEMA_VERSION = 2
 
-from .result_schema import MAX_US, OBJECT_ANALYSES, RUN_KINDS, RUN_STATUSES, SERIES_STATUSES  # noqa: E402  (declared once, with the schema)
-
-
-class ResultError(InputError):
-    """A Result document that cannot be read or is not valid; the message says what and where."""
+from .result_schema import (  # noqa: E402  (declared once, with the schema)
+    MAX_US, OBJECT_ANALYSES, RUN_KINDS, RUN_STATUSES, SERIES_STATUSES, Failure, Result, Series, Summary, Timer, _Record, problem,
+)
 
 
 def now_iso() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
 
 
-def new_result(*, kind: str, command: list[str], params: dict, host: dict, run_id: str) -> dict:
-    return {
+def new_result(*, kind: str, command: list[str], params: dict[str, Any], host: dict[str, Any],
+               run_id: str) -> Result:
+    return Result.model_validate({
         "schema": SCHEMA,
         "schema_version": SCHEMA_VERSION,
         "run_id": run_id,
@@ -52,15 +52,15 @@ def new_result(*, kind: str, command: list[str], params: dict, host: dict, run_i
         "owner": _owner(),
         "series": [],
         "analysis": {},
-    }
+    })
 
 
-def _owner() -> dict:
+def _owner() -> dict[str, Any]:
     from .store import owner_stamp
     return owner_stamp()
 
 
-def new_series(series_id: str, *, kind: str, labels: dict, timer: dict) -> dict:
+def new_series(series_id: str, *, kind: str, labels: dict[str, Any], timer: dict[str, Any]) -> Series:
     """A series is one measured thing (e.g. ecdsa-p256 sign of 32 bytes).
 
     ``timer`` names its boundaries: {"name", "start", "end", ...}; values are in µs.
@@ -68,56 +68,47 @@ def new_series(series_id: str, *, kind: str, labels: dict, timer: dict) -> dict:
     for key in ("name", "start", "end"):
         if not timer.get(key):
             raise ResultError(f"series {series_id!r}: timer needs a '{key}' boundary description")
-    return {
-        "id": series_id,
-        "kind": kind,
-        "labels": dict(labels),
-        "timer": dict(timer),
-        "samples": [],
-        "values_us": [],
-        "cpu_values_us": [],
-        "summary": None,
-        "cpu_summary": None,
-        "derived": {},
-        "failures": [],
-        "status": "failed",
-    }
+    return Series(id=series_id, kind=kind, labels=dict(labels), timer=Timer.model_validate(timer), samples=[],
+                  values_us=[], cpu_values_us=[], summary=None, cpu_summary=None, derived={}, failures=[],
+                  status="failed")
 
 
-def add_failure(series: dict, reason: str) -> None:
-    series["failures"].append({"reason": str(reason), "time": now_iso()})
+def add_failure(series: Series, reason: str) -> None:
+    series.failures.append(Failure(reason=str(reason), time=now_iso()))
 
 
-def finalize_series(series: dict, threshold_us: float | None = None) -> dict:
+def finalize_series(series: Series, threshold_us: float | None = None) -> Series:
     """Compute summaries from the values and set the status (ok / partial / failed)."""
-    vals = series["values_us"]
+    series = as_series(series)
+    vals = series.values_us
     if vals:
-        series["summary"] = stats.summarize(vals, "us", threshold_us)
-        if series["cpu_values_us"]:
-            series["cpu_summary"] = stats.summarize(series["cpu_values_us"], "us")
-        series["status"] = "partial" if series["failures"] else "ok"
+        series.summary = Summary.model_validate(stats.summarize(vals, "us", threshold_us))
+        if series.cpu_values_us:
+            series.cpu_summary = Summary.model_validate(stats.summarize(series.cpu_values_us, "us"))
+        series.status = "partial" if series.failures else "ok"
     else:
-        series["summary"] = None
-        series["status"] = "failed"
-        if not series["failures"]:
+        series.summary = None
+        series.status = "failed"
+        if not series.failures:
             add_failure(series, "no samples were taken")
     return series
 
 
-def finish(doc: dict, status: str = "complete") -> dict:
+def finish(doc: Result, status: str = "complete") -> Result:
     if status not in RUN_STATUSES:
         raise ResultError(f"unknown run status {status!r}; known: {', '.join(RUN_STATUSES)}")
-    doc["status"] = status
-    doc["finished"] = now_iso()
+    doc.status = status
+    doc.finished = now_iso()
     return doc
 
 
-def _finite_number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def validate(doc, where: str = "result") -> dict:
-    """Check the structure a reader relies on; raise ResultError naming the first problem."""
+def validate(doc: object, where: str = "result") -> Result:
+    """A JSON document (already parsed) as a Result, or a ResultError naming the first problem and
+    where it is. The typed schema (core/result_schema.py) is the one check: every named field with
+    its type and range, known kinds and statuses, unique series ids, timers with both boundaries."""
+    from pydantic import ValidationError
+    if isinstance(doc, _Record):   # an object in memory: check it again as the file would be read
+        doc = doc.model_dump(mode="python", by_alias=True, warnings=False)
     if not isinstance(doc, dict):
         raise ResultError(f"{where}: expected a JSON object at the top level, got {type(doc).__name__}")
     if doc.get("schema") != SCHEMA:
@@ -129,55 +120,27 @@ def validate(doc, where: str = "result") -> dict:
     if version > SCHEMA_VERSION:
         raise ResultError(f"{where}: schema_version {version} is newer than this secperf understands "
                           f"({SCHEMA_VERSION}); upgrade secperf to read it")
-    for key, typ in (("run_id", str), ("kind", str), ("status", str), ("host", dict),
-                     ("params", dict), ("series", list)):
-        if not isinstance(doc.get(key), typ):
-            raise ResultError(f"{where}: field {key!r} missing or not a {typ.__name__}")
-    if doc["status"] not in RUN_STATUSES:
-        raise ResultError(f"{where}: unknown status {doc['status']!r}")
-    if doc["kind"] not in RUN_KINDS:
-        raise ResultError(f"{where}: unknown kind {doc['kind'][:40]!r}; known: {', '.join(RUN_KINDS)}")
-    analysis = doc.get("analysis", {})
-    if not isinstance(analysis, dict):
-        raise ResultError(f"{where}: field 'analysis' must be an object")
-    for key in OBJECT_ANALYSES:
-        if key in analysis and not isinstance(analysis[key], dict):
-            raise ResultError(f"{where}: analysis.{key} must be an object, got {type(analysis[key]).__name__}")
-    seen = set()
-    for i, s in enumerate(doc["series"]):
-        w = f"{where}: series[{i}]"
-        if not isinstance(s, dict) or not isinstance(s.get("id"), str):
-            raise ResultError(f"{w}: needs an object with a string 'id'")
-        if s["id"] in seen:
-            raise ResultError(f"{w}: duplicate series id {s['id']!r}")
-        seen.add(s["id"])
-        if s.get("status") not in SERIES_STATUSES:
-            raise ResultError(f"{w} ({s['id']}): unknown status {s.get('status')!r}")
-        for key in ("values_us", "cpu_values_us", "samples", "failures"):
-            if not isinstance(s.get(key), list):
-                raise ResultError(f"{w} ({s['id']}): field {key!r} missing or not a list")
-        for key in ("values_us", "cpu_values_us"):
-            if not all(_finite_number(v) and 0 <= v <= MAX_US for v in s[key]):
-                raise ResultError(f"{w} ({s['id']}): {key!r} must hold finite, non-negative times of at most "
-                                  f"{MAX_US:g} µs")
-        if not isinstance(s.get("timer"), dict) or not s["timer"].get("start") or not s["timer"].get("end"):
-            raise ResultError(f"{w} ({s['id']}): 'timer' must name its start and end boundaries")
-    if version >= 2:
-        check_schema(doc, where)
-    return doc
-
-
-def check_schema(doc: dict, where: str = "result") -> None:
-    """The typed schema (core/result_schema.py): every named field with its type and range."""
-    from pydantic import ValidationError
-
-    from .result_schema import Result
     try:
-        Result.model_validate(doc)
+        return Result.model_validate(doc)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        path = ".".join(str(p) for p in err["loc"])
-        raise ResultError(f"{where}: {path}: {err['msg']} ({len(exc.errors())} problem(s) in all)") from None
+        loc = exc.errors()[0]["loc"]
+        known = f"; known: {', '.join(RUN_KINDS)}" if loc and loc[-1] == "kind" else ""
+        raise ResultError(f"{where}: {problem(exc)}{known} ({len(exc.errors())} problem(s) in all)") from None
+
+
+def check_schema(doc: object, where: str = "result") -> None:
+    """The typed schema (core/result_schema.py): every named field with its type and range."""
+    validate(doc, where)
+
+
+def as_result(doc: Result | Mapping[str, Any], where: str = "result") -> Result:
+    """The boundary: a Result object as it is, a JSON object (a loaded file, a test's literal, a row
+    from a cluster worker) validated into one."""
+    return doc if isinstance(doc, Result) else validate(dict(doc), where)
+
+
+def as_series(s: Series | Mapping[str, Any]) -> Series:
+    return s if isinstance(s, Series) else Series.model_validate(dict(s))
 
 
 # what a reader's code raises on a field of the wrong type or shape inside the open bags (analysis,
@@ -186,7 +149,7 @@ MALFORMED = (TypeError, KeyError, ValueError, AttributeError, IndexError, Overfl
 
 
 @contextlib.contextmanager
-def reading(where: str, part: str):
+def reading(where: str, part: str) -> Iterator[None]:
     """Read or render `part` of a validated Result: a malformed field there becomes a ResultError
     (exit 2) naming the file and the part, never a traceback; nothing of it is shown."""
     try:
@@ -198,11 +161,17 @@ def reading(where: str, part: str):
                           f"{str(exc)[:160]}); was the file changed after secperf wrote it?") from None
 
 
-def dumps(doc: dict) -> str:
-    return json.dumps(doc, indent=1, sort_keys=False, allow_nan=False) + "\n"
+def to_json(doc: Result | Mapping[str, Any]) -> dict[str, Any]:
+    """The Result as its JSON object (the file's content); refuses NaN and infinities."""
+    out: dict[str, Any] = as_result(doc).model_dump(mode="json", by_alias=True, warnings=False)
+    return out
 
 
-def load(path: str | Path) -> dict:
+def dumps(doc: Result | Mapping[str, Any]) -> str:
+    return json.dumps(to_json(doc), indent=1, sort_keys=False, allow_nan=False) + "\n"
+
+
+def load(path: str | Path) -> Result:
     p = Path(path)
     if p.is_dir():
         p = p / "result.json"
@@ -229,5 +198,5 @@ def load(path: str | Path) -> dict:
         raise ResultError(f"{path}: JSON nested too deeply to be a Result") from None
 
 
-def series_by_id(doc: dict) -> dict[str, dict]:
-    return {s["id"]: s for s in doc["series"]}
+def series_by_id(doc: Result) -> dict[str, Series]:
+    return {s.id: s for s in as_result(doc).series}

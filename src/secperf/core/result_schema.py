@@ -1,13 +1,105 @@
-"""The Result's schema as pydantic v2 models: what every reader may rely on, published as JSON
-Schema by `secperf schema result`. Open bags (`params`, `labels`, `derived`, `analysis`, a sample's
-extra fields) stay open on purpose: each experiment adds its own, documented where it writes them;
-the fields named here are typed and checked."""
+"""The Result as pydantic v2 models: the objects secperf's code builds and reads (measure builds
+them with `core.result.new_result` / `new_series`, model/report/plan read their attributes), and the
+schema every reader may rely on, published as JSON Schema by `secperf schema result`. Dicts exist only
+at the JSON boundary: `core.result.load` validates a file into a `Result`, `core.result.dumps` writes
+one. Open bags (`params`, `labels`, `derived`, `analysis`, a sample's extra fields) stay open on
+purpose: each experiment adds its own, documented where it writes them; the fields named here are
+typed and checked, on load and on assignment (`validate_assignment`).
+
+`_Record` also answers the mapping protocol (`doc["series"]`, `s.get("summary")`, `"x" in s`,
+`{**s}`): a bridge for the code that still reads the open bags and the extra fields by key, and for
+callers (tests, the cluster's pickled rows) that hand a plain dict where a Result is expected, which
+`core.result.as_result` / `as_series` turn into objects at the boundary."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
+
+from .errors import ResultError
+
+
+def problem(exc: ValidationError) -> str:
+    """The first problem of a validation as `path: what is wrong` (times said in the Result's words)."""
+    err = exc.errors()[0]
+    loc = [str(p) for p in err["loc"]]
+    msg = err["msg"][:200]
+    if any(p in ("values_us", "cpu_values_us") for p in loc) or (loc and loc[-1].endswith("_us")):
+        msg = f"must hold finite, non-negative times of at most {MAX_US:g} µs ({msg})"
+    return f"{'.'.join(loc)}: {msg}"
+
+
+class _Record(BaseModel):
+    """A typed record that also reads and writes by key (the JSON field name, aliases included)."""
+    model_config = ConfigDict(extra="allow", validate_assignment=True, populate_by_name=True)
+
+    @classmethod
+    def _attr(cls, key: str) -> str:
+        return "schema_" if key == "schema" and "schema_" in cls.model_fields else key
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        try:
+            super().__setattr__(name, value)
+        except ValidationError as exc:   # a wrongly typed field set in memory: named, never a traceback
+            raise ResultError(f"{type(self).__name__.lower()} field {problem(exc)}") from None
+
+    def _has(self, key: str) -> bool:
+        return self._attr(key) in type(self).model_fields or key in (self.__pydantic_extra__ or {})
+
+    def __getitem__(self, key: str) -> Any:
+        if not self._has(key):
+            raise KeyError(key)
+        name = self._attr(key)
+        if name in type(self).model_fields:
+            return getattr(self, name)
+        return (self.__pydantic_extra__ or {})[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        name = self._attr(key)
+        if name in type(self).model_fields or not key.startswith("_"):
+            setattr(self, name, value)
+        else:   # a private, underscore-led extra key: pydantic keeps those off attributes
+            assert self.__pydantic_extra__ is not None
+            self.__pydantic_extra__[key] = value
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self._has(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if self._has(key) else default
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        if not self._has(key):
+            self[key] = default
+        return self[key]
+
+    def pop(self, key: str, *default: Any) -> Any:
+        extra = self.__pydantic_extra__ or {}
+        if key in extra:
+            return extra.pop(key)
+        if default:
+            return default[0]
+        raise KeyError(key)
+
+    def update(self, other: Any = (), **more: Any) -> None:
+        pairs = other.items() if hasattr(other, "items") else other
+        for k, v in [*pairs, *more.items()]:
+            self[k] = v
+
+    def keys(self) -> list[str]:
+        names = [info.alias or name for name, info in type(self).model_fields.items()]
+        return names + list(self.__pydantic_extra__ or {})
+
+    def items(self) -> list[tuple[str, Any]]:
+        return [(k, self[k]) for k in self.keys()]
+
+    def __iter__(self) -> Iterator[str]:  # type: ignore[override]  # iterate keys, as a mapping does
+        return iter(self.keys())
+
+    def __len__(self) -> int:
+        return len(self.keys())
 
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 MAX_US = 1e15  # 31 years: no timer of secperf's measures longer; larger is a damaged or forged file
@@ -23,23 +115,20 @@ RUN_KINDS = ("run", "crypto", "handshake", "signer", "jwt", "connect", "mac", "c
 OBJECT_ANALYSES = ("plan", "fleet", "whatif")
 
 
-class Timer(BaseModel):
+class Timer(_Record):
     """A timer's named boundaries: what the first and the last instant of a value are."""
-    model_config = ConfigDict(extra="allow")
     name: str = Field(min_length=1)
     start: str = Field(min_length=1)
     end: str = Field(min_length=1)
 
 
-class Failure(BaseModel):
-    model_config = ConfigDict(extra="allow")
+class Failure(_Record):
     reason: str
     time: str | None = None
 
 
-class Summary(BaseModel):
+class Summary(_Record):
     """n, mean, sd, min, P50, P90, P99, max and the median's bootstrap 95% interval, in µs."""
-    model_config = ConfigDict(extra="allow")
     n: int = Field(ge=1)
     mean_us: Duration
     sd_us: Duration
@@ -53,8 +142,7 @@ class Summary(BaseModel):
     over_threshold: int | None = None
 
 
-class Series(BaseModel):
-    model_config = ConfigDict(extra="allow")
+class Series(_Record):
     id: str = Field(min_length=1)
     kind: str
     labels: dict[str, Any]
@@ -69,9 +157,8 @@ class Series(BaseModel):
     status: Literal[SERIES_STATUSES]  # type: ignore[valid-type]
 
 
-class Result(BaseModel):
+class Result(_Record):
     """A whole run: header, host metadata, parameters, series, analyses."""
-    model_config = ConfigDict(extra="allow")
     schema_: Literal["secperf.result"] = Field(alias="schema")
     schema_version: StrictInt = Field(ge=1)
     run_id: str = Field(min_length=1)
