@@ -4,11 +4,12 @@ compared (CPU model, cores, kernel, library versions, secperf version and git re
 from __future__ import annotations
 
 import datetime as _dt
-import os
 import platform
 import ssl
 import subprocess
 from pathlib import Path
+
+import psutil
 
 from .. import __version__
 
@@ -21,6 +22,7 @@ def _read(path: str) -> str | None:
 
 
 def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo: psutil has no model name)."""
     info = _read("/proc/cpuinfo") or ""
     for line in info.splitlines():
         if line.lower().startswith(("model name", "hardware", "cpu model")):
@@ -71,17 +73,24 @@ def cpu_governor() -> str | None:
 
 def collect(probe_meta: dict | None = None) -> dict:
     """Everything needed to trust or compare a Result later."""
+    cpus = psutil.cpu_count(logical=True)
     try:
-        affinity = len(os.sched_getaffinity(0))
-    except AttributeError:
-        affinity = os.cpu_count()
-    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+        affinity = len(psutil.Process().cpu_affinity())
+    except (AttributeError, psutil.Error):  # a platform without affinity
+        affinity = cpus
+    try:
+        load = psutil.getloadavg()
+    except (AttributeError, OSError):
+        load = None
+    memory = psutil.virtual_memory()
     meta = {
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "hostname": platform.node(),
         "cpu_model": cpu_model(),
-        "cpu_count": os.cpu_count(),
+        "cpu_count": cpus,
         "cpu_affinity": affinity,
+        "memory_total_bytes": int(memory.total),
+        "memory_available_bytes_at_start": int(memory.available),
         "cpu_governor": cpu_governor(),
         "machine": platform.machine(),
         "kernel": platform.release(),

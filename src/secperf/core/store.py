@@ -16,7 +16,9 @@ from .errors import InputError, OutputError
 
 def process_start_ticks(pid: int) -> int | None:
     """The process's start time in clock ticks since boot (/proc/PID/stat field 22), or None if
-    there is no such process. A PID with the same start time is the same process, not a reused PID."""
+    there is no such process. A PID with the same start time is the same process, not a reused PID.
+    Read by hand, not with psutil: its create_time() adds the boot time in wall-clock seconds, which
+    moves when the clock is stepped, and this value is compared for equality by later runs."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:

@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 import shutil
 import socket
-import time
 from pathlib import Path
 
 from ..core.paths import write_private
+from ..core.wait import wait_until
 from .pki import CertSet
 from .services import LOOPBACK, Service, ServiceError, free_port, wait_tcp
 
@@ -106,9 +106,12 @@ def tls_answers(port: int, timeout_s: float, proc=None, host: str = LOOPBACK, ma
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
+
+    def exited() -> bool:
+        return proc is not None and proc.poll() is not None
+
+    def answers() -> bool:
+        if exited():
             return False
         try:
             with _socket(make_socket, socket.SOCK_STREAM) as raw:
@@ -118,12 +121,10 @@ def tls_answers(port: int, timeout_s: float, proc=None, host: str = LOOPBACK, ma
                     tls.version()
                     return True
         except ssl.SSLError as exc:
-            if "alert" in str(exc).lower():
-                return True
+            return "alert" in str(exc).lower()
         except OSError:
-            pass
-        time.sleep(0.05)
-    return False
+            return False
+    return bool(wait_until(answers, timeout_s, interval_s=0.05, give_up=exited))
 
 
 def _current_user() -> str:
@@ -184,12 +185,14 @@ class CoapServer(Service):
                 # lives in the private run directory, never a device's real key.
                 argv += ["-k", self.psk.decode("latin-1"), "-h", self.psk_hint]
             proc = self._spawn(argv)
-            deadline = time.monotonic() + 10
-            while time.monotonic() < deadline and proc.poll() is None:
-                if coap_ping(base, host=self.bind, make_socket=self.make_socket):
-                    self.plain_port, self.port = base, base + 1
-                    return self
-                time.sleep(0.05)
+            def exited(proc=proc) -> bool:
+                return proc.poll() is not None
+
+            def answers(base=base) -> bool:
+                return not exited() and coap_ping(base, host=self.bind, make_socket=self.make_socket)
+            if wait_until(answers, 10, interval_s=0.05, give_up=exited):
+                self.plain_port, self.port = base, base + 1
+                return self
             self.stop()
             if self.fixed_port:
                 break

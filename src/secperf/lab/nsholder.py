@@ -1,4 +1,5 @@
-"""Holder of a rootless link's namespaces (lab/netns.Link without root); run as a script, stdlib only.
+"""Holder of a rootless link's namespaces (lab/netns.Link without root); run as a script on the
+standard library and the same source tree's ``secperf.core.wait``.
 
     python -I nsholder.py --parent PID [--join-userns PATH]   # fd 0: a SOCK_SEQPACKET control socket
     python -I nsholder.py --probe                              # may this user make user namespaces? (3: no)
@@ -31,6 +32,12 @@ import socket
 import struct
 import sys
 import time
+
+if __package__:
+    from ..core.wait import wait_until
+else:  # run as a script (python -I .../secperf/lab/nsholder.py): this tree's package, not an installed one
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    from secperf.core.wait import wait_until
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET = 0x00020000, 0x10000000, 0x40000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 0x4000, 1 << 18
@@ -96,7 +103,8 @@ def net_defaults() -> None:
 
 def netns_pids(ident: str) -> list[int]:
     """Processes (those this user may inspect) whose network namespace is `ident` (``net:[inode]``,
-    as /proc/PID/ns/net reads). Also lab/netns's, for a rootless Link's close()."""
+    as /proc/PID/ns/net reads). Also lab/netns's, for a rootless Link's close(). Read from /proc by
+    hand: psutil has no view of a process's namespaces."""
     out = []
     for d in os.listdir("/proc"):
         if d.isdigit():
@@ -115,8 +123,10 @@ def stop_others(quiet_scans: int = 3, limit_s: float = 5.0) -> None:
     ident = os.readlink("/proc/self/ns/net")
     me = os.getpid()
     first_seen: dict[int, float] = {}
-    quiet, deadline = 0, time.monotonic() + limit_s
-    while quiet < quiet_scans and time.monotonic() < deadline:
+    quiet = 0
+
+    def scan_quiet() -> bool:
+        nonlocal quiet
         pids = [p for p in netns_pids(ident) if p != me]
         quiet = 0 if pids else quiet + 1
         now = time.monotonic()
@@ -126,7 +136,8 @@ def stop_others(quiet_scans: int = 3, limit_s: float = 5.0) -> None:
                 os.kill(p, sig)
             except OSError:
                 pass
-        time.sleep(0.05)
+        return quiet >= quiet_scans
+    wait_until(scan_quiet, limit_s, interval_s=0.05)
 
 
 def serve(ctl: socket.socket, wake: socket.socket) -> None:

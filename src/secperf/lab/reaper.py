@@ -1,5 +1,6 @@
-"""The watchdog of one secperf process, and the clean-up of a dead run; stdlib only (it runs as a
-script, ``python -I reaper.py``, so it starts fast and needs nothing of the package).
+"""The watchdog of one secperf process, and the clean-up of a dead run. It runs as a script,
+``python -I reaper.py``, and starts on the standard library alone (fast, at every run's start); only
+the clean-up imports psutil (process scan) and the same source tree's ``secperf.core.wait``.
 
     python -I reaper.py --registry FILE --mark MARK     # fd 0: the read end of a pipe from the owner
 
@@ -28,11 +29,22 @@ import subprocess
 import sys
 import time
 
+if __package__:
+    from ..core.wait import wait_until
+else:  # run as a script (python -I .../secperf/lab/reaper.py): this tree's package, not an installed one
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    from secperf.core.wait import wait_until
+
 ENV = "SECPERF_RUN_MARK"
 
 
 def start_ticks(pid: int) -> int | None:
-    """/proc/PID/stat field 22 (start time in clock ticks since boot); None if gone or a zombie."""
+    """/proc/PID/stat field 22 (start time in clock ticks since boot); None if gone or a zombie.
+
+    Not psutil's create_time(): that is boot time + these ticks in wall-clock seconds, with the boot
+    time re-read from /proc/stat, which moves when the system clock is stepped. This value is kept
+    in registry files and compared for equality by other processes and later runs (the same PID
+    with the same start is the same process, not a reused PID), so it must be the exact tick count."""
     try:
         stat = open(f"/proc/{pid}/stat").read()
     except OSError:
@@ -43,18 +55,16 @@ def start_ticks(pid: int) -> int | None:
 
 def marked_pids(mark: str) -> list[int]:
     """Processes whose environment (as they were exec'd) carries this run's mark."""
-    needle = f"{ENV}={mark}".encode()
+    import psutil  # here, not at the top: the watchdog imports it only once its owner is gone
     me, out = os.getpid(), []
-    for d in os.listdir("/proc"):
-        if not d.isdigit() or int(d) == me:
+    for proc in psutil.process_iter():
+        if proc.pid == me:
             continue
         try:
-            with open(f"/proc/{d}/environ", "rb") as f:
-                env = f.read()
-        except OSError:
+            if proc.environ().get(ENV) == mark:
+                out.append(proc.pid)
+        except psutil.Error:  # gone meanwhile, or not ours to read
             continue
-        if needle in env.split(b"\0"):
-            out.append(int(d))
     return out
 
 
@@ -82,16 +92,18 @@ def stop_processes(doc: dict, mark: str | None, limit_s: float = 3.0, term_s: fl
     in a row find nothing or `limit_s` is over (a child forked but not yet exec'd shows the mark only
     once it execs). Returns the PIDs signalled."""
     first: dict[int, float] = {}
-    quiet, deadline = 0, time.monotonic() + limit_s
-    while quiet < quiet_scans and time.monotonic() < deadline:
+    quiet = 0
+
+    def scan_quiet() -> bool:
+        nonlocal quiet
         pids = set(listed_pids(doc)) | (set(marked_pids(mark)) if mark else set())
         pids.discard(os.getpid())
         quiet = 0 if pids else quiet + 1
         now = time.monotonic()
         for pid in pids:
             _signal([pid], signal.SIGKILL if now - first.setdefault(pid, now) >= term_s else signal.SIGTERM)
-        if quiet < quiet_scans:
-            time.sleep(0.05)
+        return quiet >= quiet_scans
+    wait_until(scan_quiet, limit_s, interval_s=0.05)
     return sorted(first)
 
 

@@ -17,8 +17,9 @@ import socket
 import subprocess
 import tempfile
 import threading
-import time
 from pathlib import Path
+
+import psutil
 
 from ..core.paths import private_dir
 from ..core.jsonlines import parse_line
@@ -26,6 +27,7 @@ from ..core.native import find_probe
 from . import registry
 from .pki import CertSet
 from ..core.errors import MeasurementError
+from ..core.wait import wait_until
 
 LOOPBACK = "127.0.0.1"
 _LIVE: set["Service"] = set()
@@ -73,47 +75,46 @@ def free_port(kind: int = socket.SOCK_STREAM) -> int:
         return s.getsockname()[1]
 
 
+def _accepts_tcp(host: str, port: int, make_socket=None) -> bool:
+    """One attempt: does host:port accept a TCP connection (on a socket from make_socket())?"""
+    try:
+        if make_socket is None:
+            with socket.create_connection((host, port), timeout=0.2):
+                return True
+        with make_socket() as s:
+            s.settimeout(0.2)
+            s.connect((host, port))
+            return True
+    except OSError:
+        return False
+
+
 def wait_tcp(port: int, timeout_s: float, proc: subprocess.Popen | None = None, host: str = LOOPBACK,
              make_socket=None) -> bool:
-    """True once host:port accepts TCP; make_socket() makes the socket (e.g. inside a namespace)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            return False
-        try:
-            if make_socket is None:
-                with socket.create_connection((host, port), timeout=0.2):
-                    return True
-            with make_socket() as s:
-                s.settimeout(0.2)
-                s.connect((host, port))
-                return True
-        except OSError:
-            time.sleep(0.02)
-    return False
+    """True once host:port accepts TCP; make_socket() makes the socket (e.g. inside a namespace).
+    False when `proc` exits first (never checked against a port someone else took meanwhile)."""
+    def exited() -> bool:
+        return proc is not None and proc.poll() is not None
+    return bool(wait_until(lambda: not exited() and _accepts_tcp(host, port, make_socket), timeout_s,
+                           give_up=exited))
 
 
 def _tree(pid: int) -> list[int]:
-    """pid and its descendants (by parent PID)."""
-    kids: dict[int, list[int]] = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                ppid = int(Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            kids.setdefault(ppid, []).append(int(d))
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo += kids.get(p, [])
-    return out
+    """pid and its descendants; [] if there is no such process."""
+    try:
+        proc = psutil.Process(pid)
+        return [pid] + [c.pid for c in proc.children(recursive=True)]
+    except psutil.Error:
+        return []
 
 
 def listening_ports(pid: int) -> set[tuple[str, int]]:
     """(tcp|udp, port) of the TCP listeners and bound UDP sockets held by a process or its
-    descendants, read in the process's own network namespace (/proc/PID/net)."""
+    descendants, read in the process's own network namespace (/proc/PID/net).
+
+    psutil finds the tree, but not the sockets: its net_connections() matches a process's socket
+    inodes against /proc/net/*, the *caller's* namespace, and a server secperf placed in a link's
+    server namespace has its sockets only in that namespace's tables, which /proc/PID/net shows."""
     out = set()
     for p in _tree(pid):
         inodes = set()
@@ -146,14 +147,14 @@ def wait_listening(proc: subprocess.Popen, timeout_s: float, port: int | None = 
     if port is not None:
         ok = wait_tcp(port, timeout_s, proc, host, make_socket)
         return ok, f"TCP port {port} accepts" if ok else f"TCP port {port} did not accept"
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            return False, f"the server exited with code {proc.returncode} before listening"
-        ports = listening_ports(proc.pid)
-        if ports:
-            return True, "listening on " + ", ".join(f"{k}/{n}" for k, n in sorted(ports))
-        time.sleep(0.02)
+
+    def exited() -> bool:
+        return proc.poll() is not None
+    ports = wait_until(lambda: set() if exited() else listening_ports(proc.pid), timeout_s, give_up=exited)
+    if ports:
+        return True, "listening on " + ", ".join(f"{k}/{n}" for k, n in sorted(ports))
+    if exited():
+        return False, f"the server exited with code {proc.returncode} before listening"
     return False, "no listening socket"
 
 

@@ -29,6 +29,19 @@ import ssl
 import sys
 import time
 
+from secperf.core.wait import wait_until
+
+
+def _drive(c, done, timeout_ms: int, step_s: float) -> bool:
+    """Run paho's network loop (`step_s` at most per call, waiting on the socket) until done()
+    holds or timeout_ms pass; whether it holds."""
+    def step() -> bool:
+        if done():
+            return True
+        c.loop(timeout=step_s)
+        return done()
+    return bool(wait_until(step, timeout_ms / 1000, interval_s=0))
+
 
 def _one(mqtt, a, i: int) -> dict:
     got: dict = {}
@@ -45,9 +58,7 @@ def _one(mqtt, a, i: int) -> dict:
     try:
         c.connect(a.host, a.port, keepalive=60)
         t_hs = time.perf_counter_ns()
-        deadline = time.monotonic() + a.timeout_ms / 1000
-        while "t1" not in got and time.monotonic() < deadline:
-            c.loop(timeout=0.05)
+        _drive(c, lambda: "t1" in got, a.timeout_ms, 0.05)
     except (OSError, ssl.SSLError) as exc:
         return {"ok": False, "reason": f"paho connect: {exc}", "t0_ns": m0, "t1_ns": time.monotonic_ns()}
     finally:
@@ -77,9 +88,7 @@ def _kept(mqtt, a, i: int) -> list[dict]:
         sock = c.socket()
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        deadline = time.monotonic() + a.timeout_ms / 1000
-        while "rc" not in got and time.monotonic() < deadline:
-            c.loop(timeout=0.05)
+        _drive(c, lambda: "rc" in got, a.timeout_ms, 0.05)
         if got.get("rc") != 0:
             return [{"ok": False, "reason": f"no CONNACK accepted within {a.timeout_ms} ms (rc={got.get('rc')})"}]
         payload = b"m" * a.payload_bytes
@@ -88,9 +97,7 @@ def _kept(mqtt, a, i: int) -> list[dict]:
             m0 = time.monotonic_ns()
             t0 = time.perf_counter_ns()
             info = c.publish(a.topic, payload, qos=1)
-            deadline = time.monotonic() + a.timeout_ms / 1000
-            while info.mid not in got.get("acked", {}) and time.monotonic() < deadline:
-                c.loop(timeout=0.01)
+            _drive(c, lambda mid=info.mid: mid in got.get("acked", {}), a.timeout_ms, 0.01)
             t1 = got.get("acked", {}).get(info.mid)
             if t1 is None:
                 out.append({"ok": False, "k": k, "reason": f"no PUBACK within {a.timeout_ms} ms"})
