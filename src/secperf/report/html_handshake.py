@@ -5,9 +5,9 @@ table with resumption / early-data verification and the server's CPU."""
 from __future__ import annotations
 
 from .plots import Plot
-from .svg import figure as _figure
+from .html_env import cell, figure_view, hcell
 from .views.handshake import message_matrix, verifications
-from .units import esc as _e, fmt_time_us
+from .units import fmt_time_us
 
 
 def _name(s: dict) -> str:
@@ -16,46 +16,40 @@ def _name(s: dict) -> str:
     return f"{lab['label']} @ {lab['server']}" + ("" if net == "loopback" else f" / {net}")
 
 
-def summary_table(series: list[dict]) -> str:
-    head = ("<tr><th class='l'>configuration</th><th class='l'>server</th><th>n ok</th><th>failed</th>"
-            "<th>handshake P50</th><th>P90</th><th>P99</th><th>client CPU P50</th><th>waiting P50</th>"
-            "<th>TCP connect P50</th><th>server CPU P50</th><th>app write P50</th><th>app read P50</th>"
-            "<th class='l'>negotiated</th>"
-            "<th class='l'>verified</th></tr>")
-    trs = []
+def summary_view(series: list[dict]) -> dict:
+    head = ["configuration", "server", "n ok", "failed", "handshake P50", "P90", "P99", "client CPU P50",
+            "waiting P50", "TCP connect P50", "server CPU P50", "app write P50", "app read P50",
+            hcell("negotiated"), hcell("verified")]
+    rows = []
     for s in series:
         lab, sm, d = s["labels"], s["summary"], s["derived"]
         nfail = len([f for f in s["failures"]])
         neg = d.get("negotiated") or {}
         checks = verifications(s)
+        server = _name(s).split(" @ ", 1)[1]
         if not sm:
             reason = s["failures"][-1]["reason"] if s["failures"] else s["status"]
-            trs.append(f"<tr><td class='l'>{_e(lab['label'])}</td><td class='l'>{_e(_name(s).split(' @ ', 1)[1])}</td>"
-                       f"<td>0</td><td>{nfail}</td><td class='l fail' colspan='11'>{_e(reason)}</td></tr>")
+            rows.append([lab["label"], server, 0, nfail, cell(reason, cls="l fail", colspan=11)])
             continue
         cpu = (s.get("cpu_summary") or {}).get("p50_us")
-        cells = [sm["n"], nfail, fmt_time_us(sm["p50_us"]), fmt_time_us(sm["p90_us"]), fmt_time_us(sm["p99_us"]),
-                 fmt_time_us(cpu), fmt_time_us(d.get("wait_p50_us")), fmt_time_us(d.get("tcp_connect_p50_us")),
-                 fmt_time_us(d.get("server_cpu_p50_us")), fmt_time_us(d.get("app_write_p50_us")),
-                 fmt_time_us(d.get("app_read_p50_us"))]
-        trs.append(f"<tr><td class='l'>{_e(lab['label'])}</td><td class='l'>{_e(_name(s).split(' @ ', 1)[1])}</td>"
-                   + "".join(f"<td>{_e(c)}</td>" for c in cells)
-                   + f"<td class='l muted'>{_e(' '.join(str(v) for v in neg.values() if v))}</td>"
-                   + f"<td class='l'>{_e('; '.join(checks))}</td></tr>")
-    return f"<table>{head}{''.join(trs)}</table>"
+        rows.append([lab["label"], server, sm["n"], nfail, fmt_time_us(sm["p50_us"]), fmt_time_us(sm["p90_us"]),
+                     fmt_time_us(sm["p99_us"]), fmt_time_us(cpu), fmt_time_us(d.get("wait_p50_us")),
+                     fmt_time_us(d.get("tcp_connect_p50_us")), fmt_time_us(d.get("server_cpu_p50_us")),
+                     fmt_time_us(d.get("app_write_p50_us")), fmt_time_us(d.get("app_read_p50_us")),
+                     cell(" ".join(str(v) for v in neg.values() if v), cls="l muted"),
+                     cell("; ".join(checks), cls="l")])
+    return {"head": head, "rows": rows}
 
 
-def message_table(series: list[dict]) -> str:
+def message_view(series: list[dict]) -> dict | None:
+    """Client CPU per handshake message (P50), one column per configuration."""
     cols, order, matrix = message_matrix(series)
     if not cols:
-        return ""
-    head = "<tr><th class='l'>message</th>" + "".join(f"<th>{_e(_name(s))}</th>" for s in cols) + "</tr>"
-    rows = [f"<tr><td class='l'>{_e(msg)}</td>"
-            + "".join(f"<td>{_e(fmt_time_us(v) if v is not None else '–')}</td>" for v in vals) + "</tr>"
-            for msg, vals in zip(order, matrix)]
-    total = "".join(f"<td><b>{_e(fmt_time_us((s.get('cpu_summary') or {}).get('p50_us')))}</b></td>" for s in cols)
-    rows.append(f"<tr><td class='l'><b>client CPU in the library (P50)</b></td>{total}</tr>")
-    return f"<table>{head}{''.join(rows)}</table>"
+        return None
+    rows = [[msg, *(fmt_time_us(v) if v is not None else "–" for v in vals)] for msg, vals in zip(order, matrix)]
+    rows.append([cell("client CPU in the library (P50)", b=True),
+                 *(cell(fmt_time_us((s.get("cpu_summary") or {}).get("p50_us")), b=True) for s in cols)])
+    return {"head": ["message", *(_name(s) for s in cols)], "rows": rows}
 
 
 def plots(series: list[dict]) -> list[Plot]:
@@ -81,26 +75,14 @@ def _by_name(plots: list[Plot]) -> dict[str, Plot]:
     return {p.name: p for p in plots}
 
 
-def section(series: list[dict]) -> str:
+def view(series: list[dict]) -> dict | None:
+    """The handshake part: the summary table, the wall and CPU distributions, the CPU per message."""
     if not series:
-        return ""
-    parts = ["<h2>TLS/DTLS handshakes</h2>",
-             "<p>Each connection is timed by <code>secperf-probe client</code> inside one process after "
-             "warm-up connections. <b>Handshake</b>: wall time from the established TCP connection to "
-             "handshake completion. <b>Client CPU</b>: the client thread's CPU time inside OpenSSL (rows marked (wolfssl) or "
-             "(mbedtls): the same client, native/device, built for this host against that library) during "
-             "the handshake; <b>waiting</b> is the rest (network and server). <b>App write/read</b>: wall time "
-             "of the library's write call for the request and of the read calls until the whole response is in. The per-message split "
-             "attributes that CPU to the message being built (sent) or processed (received); the parts "
-             "add up to the total on every connection.</p>",
-             summary_table(series)]
-    wall, cpu, stacked = (_by_name(plots(series)).get(k) for k in
-                          ("handshake-wall-time", "handshake-client-cpu", "handshake-cpu-per-message"))
-    for p in (wall, cpu):
-        if p:
-            parts.append(_figure(p))
-    if stacked:
-        parts.append("<h3>Client CPU per handshake message</h3>")
-        parts.append(_figure(stacked))
-        parts.append(message_table(series))
-    return "".join(parts)
+        return None
+    by = _by_name(plots(series))
+    wall, cpu, stacked = (by.get(k) for k in ("handshake-wall-time", "handshake-client-cpu",
+                                              "handshake-cpu-per-message"))
+    return {"template": "handshake.html.j2", "title": "TLS/DTLS handshakes", "summary": summary_view(series),
+            "figures": [figure_view(p) for p in (wall, cpu) if p],
+            "stacked": figure_view(stacked) if stacked else None,
+            "messages": message_view(series) if stacked else None}

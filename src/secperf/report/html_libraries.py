@@ -4,9 +4,9 @@ with each library's ratio to the fastest; S5's questions answered across librari
 
 from __future__ import annotations
 
+from .html_env import cell, figure_view, frag, hcell
 from .plots import Plot, slug
-from .svg import figure
-from .units import esc as e, fmt_time_us
+from .units import fmt_time_us
 
 BULK = ("aead", "mac", "hash")
 
@@ -25,34 +25,32 @@ def _bars(table: list[dict], ops: tuple[str, ...], bulk: bool) -> list:
     return [(f"{bits}-bit security", bars) for bits, bars in sorted(groups.items())]
 
 
-def _table(lib: dict) -> str:
+def _table(lib: dict) -> dict:
+    """Per row and library: P50 and × the fastest (bold), with hover details; n/a or failed with the reason."""
     libs = lib["libraries"]
-    head = ("<tr><th>bits</th><th class='l'>algorithm</th><th class='l'>op</th><th>bytes</th>"
-            + "".join(f"<th>{e(n)}</th>" for n in libs) + "</tr>")
-    trs = []
+    rows = []
     for r in lib["table"]:
         cells = []
         for n in libs:
             c = r["cells"].get(n)
             if c is None:
-                cells.append("<td></td>")
+                cells.append("")
             elif c.get("p50_us"):
                 lo, hi = c["ci95_us"]
-                best = " style='font-weight:600'" if c.get("ratio_to_fastest") == 1.0 else ""
                 rci = c.get("ratio_ci95")
                 ratio = f"×{c['ratio_to_fastest']:.2f}" + (f" ({rci[0]:.2f}–{rci[1]:.2f})" if rci else "")
                 cpu = (f"; CPU {fmt_time_us(c['cpu_p50_us'])} per op ({c['cpu_share']:.0%} of the wall time on a CPU)"
                        if c.get("cpu_p50_us") else "")
-                busy = " <span class='warn'>⚠</span>" if c.get("cpu_share", 1.0) < 0.8 else ""
-                cells.append(f"<td{best} title='P50 95% CI {e(fmt_time_us(lo))}–{e(fmt_time_us(hi))}{e(cpu)}'>"
-                             f"{e(fmt_time_us(c['p50_us']))} <span class='muted'>{e(ratio)}</span>{busy}</td>")
+                parts = [fmt_time_us(c["p50_us"]), " ", frag(ratio, span="muted")]
+                if c.get("cpu_share", 1.0) < 0.8:
+                    parts += [" ", frag("⚠", span="warn")]
+                cells.append(cell(parts=parts, b=c.get("ratio_to_fastest") == 1.0,  # the fastest library in bold
+                                  title=f"P50 95% CI {fmt_time_us(lo)}–{fmt_time_us(hi)}{cpu}"))
             else:
-                cls = "warn" if c["status"] == "unsupported" else "fail"
-                cells.append(f"<td class='{cls}' title='{e(c.get('reason', ''))}'>"
-                             f"{'n/a' if c['status'] == 'unsupported' else 'failed'}</td>")
-        trs.append(f"<tr><td>{r['security_bits']}</td><td class='l'>{e(r['alg'])}</td><td class='l'>{e(r['op'])}</td>"
-                   f"<td>{r['size_bytes'] or ''}</td>{''.join(cells)}</tr>")
-    return f"<table>{head}{''.join(trs)}</table>"
+                cells.append(cell("n/a" if c["status"] == "unsupported" else "failed",
+                                  cls="warn" if c["status"] == "unsupported" else "fail", title=c.get("reason", "")))
+        rows.append([r["security_bits"], cell(r["alg"], cls="l"), cell(r["op"], cls="l"), r["size_bytes"] or "", *cells])
+    return {"head": ["bits", hcell("algorithm"), hcell("op"), "bytes", *libs], "rows": rows}
 
 
 PLOTS = ((("sign",), "Signing by library and strength", False),
@@ -76,33 +74,17 @@ def plots(doc: dict) -> list[Plot]:
     return out
 
 
-def section(doc: dict) -> str:
+def view(doc: dict) -> dict | None:
+    """The libraries side by side (part of the crypto section)."""
     lib = doc.get("analysis", {}).get("libraries")
     if not lib:
-        return ""
-    parts = ["<h2>Libraries side by side</h2>",
-             "<p>Each library ran the same catalogue rows by the same rules (warm-up, batches long enough "
-             "for the clock, wall and thread CPU per sample, keys made before timing, hashing inside "
-             "signatures unless prehashed). Cells: P50 per operation and × the fastest library (bold), "
-             "with the bootstrap 95% interval of that ratio (both libraries' samples resampled); hover "
-             "for the P50's own interval, the CPU time per operation, or the reason a library lacks a row. "
-             "⚠: the row's thread was on a CPU for less than 80% of its wall time (a busy machine), so its "
-             "wall time includes waiting.</p>", _table(lib)]
-    versions = {}
+        return None
+    versions: dict = {}
     for r in lib["table"]:
         for n, c in r["cells"].items():
             if c.get("library"):
                 versions.setdefault(n, c["library"])
-    parts.append("<p class='muted'>" + "; ".join(f"{e(n)} = {e(v)}" for n, v in versions.items()) + "</p>")
-    parts += [figure(p) for p in plots(doc)]
-    if lib.get("answers"):
-        trs = "".join(f"<tr><td>{e(a['question'])}</td><td>{e(a['answer'])}</td></tr>" for a in lib["answers"])
-        parts.append("<h3>Study S5 across libraries</h3><table class='answers'><tr><th class='l'>question</th>"
-                     f"<th class='l'>answer</th></tr>{trs}</table>")
-    for name, ans in (lib.get("per_library") or {}).items():
-        if name == "openssl" or not ans:
-            continue
-        trs = "".join(f"<tr><td>{e(a['question'])}</td><td>{e(a['answer'])}</td></tr>" for a in ans)
-        parts.append(f"<h3>Study S5 answered for {e(name)}</h3><table class='answers'><tr><th class='l'>question</th>"
-                     f"<th class='l'>answer</th></tr>{trs}</table>")
-    return "".join(parts)
+    per_library = [(name, ans) for name, ans in (lib.get("per_library") or {}).items() if name != "openssl" and ans]
+    return {"table": _table(lib), "versions": list(versions.items()),
+            "figures": [figure_view(p) for p in plots(doc)], "answers": lib.get("answers") or [],
+            "per_library": per_library}

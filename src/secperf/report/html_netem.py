@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from ..core import stats
 from .plots import Plot
-from .svg import figure
-from .units import esc as _e, fmt_time_us
+from .html_env import figure_view, hcell, macro
+from .units import fmt_time_us
 
 
 def _networked(series: list[dict], kind: str = "handshake", loopback: bool = False) -> list[dict]:
@@ -34,9 +34,15 @@ def _connect_name(s: dict) -> str:
     return s["labels"]["label"].split(" @ ")[0]  # connect's label ends in "@ NETWORK"
 
 
+def sweep_figures(series: list[dict], kind: str = "handshake") -> list[dict]:
+    """The sweep plot as the page's figure (none when the Result has none)."""
+    return [figure_view(p, data_plot="network-sweep") for p in sweep_plots(series, kind)]
+
+
 def sweep_plot(series: list[dict], kind: str = "handshake") -> str:
-    """The sweep plot as the page's figure ("" when the Result has none)."""
-    return "".join(figure(p, data_plot="network-sweep") for p in sweep_plots(series, kind))
+    """The sweep plot's HTML on its own ("" when the Result has none)."""
+    figs = sweep_figures(series, kind)
+    return macro("netem.html.j2", "sweep", figs) if figs else ""
 
 
 def sweep_plots(series: list[dict], kind: str = "handshake") -> list[Plot]:
@@ -94,19 +100,19 @@ def sweep_plots(series: list[dict], kind: str = "handshake") -> list[Plot]:
     return [Plot(f"{kind}-network-sweep", "line", title, data, caption, {"x_label": xlabel, "y_label": ylabel})]
 
 
-def table(series: list[dict]) -> str:
+def table_view(series: list[dict]) -> dict | None:
     nets = _networked(series)
     if not nets:
-        return ""
-    head = ("<tr><th class='l'>configuration</th><th class='l'>network</th><th>RTT (configured)</th><th>loss</th>"
-            "<th>n ok</th><th>connect+handshake P50</th><th>P95</th><th>round trips (P50/RTT)</th>"
-            "<th>link drops up/down</th><th>device TCP retransmissions</th>"
-            "<th title='DTLS resends only handshake flights: the probe sends a request that got no answer "
-            "again after 2, 4, 8 s (RFC 7252 timer); times sent again, over all connections'>"
-            "requests sent again (DTLS)</th>"
-            "<th title='spin windows the relay ended because tasks waited for a CPU: the machine was loaded "
-            "during this run, and times may include waiting for a CPU'>machine loaded (relay)</th></tr>")
-    trs = []
+        return None
+    head = ["configuration", "network", "RTT (configured)", "loss", "n ok", "connect+handshake P50", "P95",
+            "round trips (P50/RTT)", "link drops up/down", "device TCP retransmissions",
+            hcell("requests sent again (DTLS)", left=False,
+                  title="DTLS resends only handshake flights: the probe sends a request that got no answer "
+                        "again after 2, 4, 8 s (RFC 7252 timer); times sent again, over all connections"),
+            hcell("machine loaded (relay)", left=False,
+                  title="spin windows the relay ended because tasks waited for a CPU: the machine was loaded "
+                        "during this run, and times may include waiting for a CPU")]
+    rows = []
     for s in nets:
         lab, d = s["labels"], s["derived"]
         vals = _total_us(s)
@@ -115,26 +121,27 @@ def table(series: list[dict]) -> str:
                          for x in ("up", "down")) if link else ""
         rtt = lab["network_rtt_ms"]
         p50 = stats.median(vals) if vals else None
-        cells = [f"{rtt:g} ms", f"{lab['network_loss'] * 100:g}%", len(vals), fmt_time_us(p50),
-                 fmt_time_us(stats.percentile(vals, 95) if vals else None),
-                 f"{p50 / 1000 / rtt:.2f}" if p50 and rtt > 0 else "", drops,
-                 link.get("device_Tcp_RetransSegs", ""),
-                 sum((c.get("app") or {}).get("resent", 0) for c in s.get("samples", []))
-                 if lab.get("proto") == "dtls" else "",
-                 link.get("relay_load_sleeps", "")]
-        trs.append(f"<tr><td class='l'>{_e(lab['label'])} @ {_e(lab['server'])}</td>"
-                   f"<td class='l'>{_e(lab['network'])}</td>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>")
-    return f"<table>{head}{''.join(trs)}</table>"
+        rows.append([f"{lab['label']} @ {lab['server']}", lab["network"],
+                     f"{rtt:g} ms", f"{lab['network_loss'] * 100:g}%", len(vals), fmt_time_us(p50),
+                     fmt_time_us(stats.percentile(vals, 95) if vals else None),
+                     f"{p50 / 1000 / rtt:.2f}" if p50 and rtt > 0 else "", drops,
+                     link.get("device_Tcp_RetransSegs", ""),
+                     sum((c.get("app") or {}).get("resent", 0) for c in s.get("samples", []))
+                     if lab.get("proto") == "dtls" else "",
+                     link.get("relay_load_sleeps", "")])
+    return {"head": head, "rows": rows}
 
 
-def section(series: list[dict]) -> str:
-    nets = _networked(series)
-    if not nets:
-        return ""
-    return ("<h2>Handshakes over emulated links</h2>"
-            "<p>Client and server ran in two network namespaces joined by secperf’s link emulator "
-            "(<code>secperf-netem</code>): the kernels’ own TCP, with the link’s delay, jitter, loss and "
-            "rate applied per direction. Times here are TCP connect + handshake per connection. "
-            "“Machine loaded” counts the times the relay found tasks waiting for a CPU during the run: "
-            "then it sleeps instead of spinning, and the times may include waiting for a CPU.</p>"
-            + sweep_plot(series) + table(series))
+def table(series: list[dict]) -> str:
+    """The link table's HTML on its own ("" without emulated links)."""
+    t = table_view(series)
+    return macro("netem.html.j2", "table", t) if t else ""
+
+
+def view(series: list[dict]) -> dict | None:
+    """Handshakes over emulated links: the sweep plot and the table of what the link saw."""
+    t = table_view(series)
+    if not t:
+        return None
+    return {"template": "netem.html.j2", "title": "Handshakes over emulated links", "sweep": sweep_figures(series),
+            "table": t}

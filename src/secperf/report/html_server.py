@@ -3,11 +3,10 @@ CPU split bars (private-key operation vs the rest), storm recovery plots."""
 
 from __future__ import annotations
 
+from .html_env import cell, figure_view, hcell
 from .plots import Plot, slug
-from .svg import figure
 from ..model.fleet import KNEE_RULE, open_loop_knee
 from .terminal_server import PIVOT_HEAD, capacity_row, configs, limit_warnings, open_curve, pivot, pivot_cell, server_series
-from .units import esc as _e
 
 
 def _software(sw: dict | None) -> str:
@@ -54,16 +53,13 @@ def provenance_rows(doc: dict) -> list[tuple[str, str]]:
     return rows
 
 
-def provenance_table(doc: dict) -> str:
+def provenance_table(doc: dict) -> dict | None:
     """Per configuration at its best level: software, negotiated parameters, and which side limited
     the rate (server and generator CPU)."""
     groups = {**configs(doc), **configs(doc, "open")}
     if not groups:
-        return ""
-    head = ("<tr><th class='l'>configuration</th><th class='l'>server software</th><th class='l'>negotiated</th>"
-            "<th>handshakes/s</th><th>server busy</th><th>generator busy</th><th>generator CPU µs/hs</th>"
-            "<th class='l'>rate limited by</th></tr>")
-    trs = []
+        return None
+    rows = []
     for name, series in groups.items():
         ok = [s for s in series if s["derived"].get("handshakes_per_s")]
         if not ok:
@@ -75,23 +71,15 @@ def provenance_table(doc: dict) -> str:
             lim += f" ({d['limited_by_why']})"
         pct = lambda v: "–" if v is None else f"{v:.0%}"  # noqa: E731
         gen_us = "–" if d.get("loadgen_cpu_us_per_handshake") is None else f"{d['loadgen_cpu_us_per_handshake']:.0f}"
-        cls = " class='l warn'" if d.get("limited_by") == "load generator" else " class='l'"
         sw = best["labels"].get("server_software") or {}
         short = f"{sw.get('server')} {sw.get('version') or ''}".strip() if sw else "not recorded"  # in full: the header
-        trs.append(f"<tr><td class='l'>{_e(name)}</td><td class='l nw'>{_e(short)}</td>"
-                   f"<td class='l nw'>{_e(_agreed(d.get('negotiated')))}</td><td>{d['handshakes_per_s']:.0f}</td>"
-                   f"<td>{pct(d.get('server_utilisation'))}</td><td>{pct(d.get('loadgen_busy'))}</td>"
-                   f"<td>{_e(gen_us)}</td>"
-                   f"<td{cls}>{_e(lim)}</td></tr>")
-    return ("<h3>Who limited the rate, and what was measured</h3><p>At each configuration's best level: the "
-            "server's and the load generator's CPU over the counting window (a side at 90% or more of its "
-            "cores limits the rate), and what one handshake negotiated. The generator does not verify certificates "
-            "(as openssl s_time, tls-perf and h2load) and runs on the cores the server does not use, one process per "
-            "core; still, an OpenSSL 3.0 client spends about as much CPU per handshake as the server (decoding the "
-            "server's certificate alone costs a few hundred µs there), so saturating one server core takes at "
-            "least one generator core of the same speed, usually more.</p>"
-            f"<table>{head}{''.join(trs)}</table>") if trs else ""
-
+        rows.append([name, cell(short, cls="nw"), cell(_agreed(d.get("negotiated")), cls="nw"),
+                     f"{d['handshakes_per_s']:.0f}", pct(d.get("server_utilisation")), pct(d.get("loadgen_busy")),
+                     gen_us, cell(lim, cls="l warn" if d.get("limited_by") == "load generator" else "l")])
+    if not rows:
+        return None
+    return {"head": ["configuration", "server software", "negotiated", "handshakes/s", "server busy",
+                     "generator busy", "generator CPU µs/hs", hcell("rate limited by")], "rows": rows}
 
 
 def plots(doc: dict) -> list[Plot]:
@@ -160,24 +148,17 @@ def plots(doc: dict) -> list[Plot]:
     return out
 
 
-def section(doc: dict) -> str:
+def view(doc: dict) -> dict | None:
+    """The server part: warnings about what limited the rate, capacity by key and key source, who
+    limited the rate, then every plot under its title."""
     ps = plots(doc)
     if not ps:
-        return ""
-    intro = ("<h2>The server side: handshake capacity, private-key offload, reconnect storms</h2>"
-             "<p>A real server started by secperf is pinned to one core and driven by "
-             "<code>secperf-loadgen</code>; its CPU comes from its own accounting (the kernel's per-thread run "
-             "time). The private-key operation is measured side by side (software) or read from the shim's "
-             "log (offload). Study S3: a busy-polled accelerator keeps the CPU busy; an interrupt-driven one "
-             "(wait = sleep) frees it, while capacity stays bounded by the card.</p>")
-    warn = "".join(f"<p class='warn'>{_e(w)}</p>" for w in limit_warnings(doc))
+        return None
     pv = pivot(doc)
-    table = ""
-    if pv:
-        head = "<tr><th class='l'>server key</th>" + "".join(f"<th>{_e(h)}</th>" for h in PIVOT_HEAD) + "</tr>"
-        rows = "".join(f"<tr><td class='l'>{_e(k)}</td>" + "".join(f"<td>{_e(pivot_cell(c))}</td>" for c in cells)
-                       + "</tr>" for k, cells in pv)
-        table = ("<h3>Capacity by server key and key source</h3><p>Handshakes/s at saturation · server CPU per "
-                 "handshake · CPU-bound capacity (1 / CPU per handshake: the rate with the core to itself).</p>"
-                 f"<table>{head}{rows}</table>")
-    return intro + warn + table + provenance_table(doc) + "".join(f"<h3>{_e(p.title)}</h3>{figure(p)}" for p in ps)
+    return {"template": "server.html.j2",
+            "title": "The server side: handshake capacity, private-key offload, reconnect storms",
+            "warnings": list(limit_warnings(doc)),
+            "pivot": {"head": ["server key", *PIVOT_HEAD], "rows": [[k, *(pivot_cell(c) for c in cells)]
+                                                                   for k, cells in pv]} if pv else None,
+            "provenance": provenance_table(doc),
+            "figures": [(p.title, figure_view(p)) for p in ps]}

@@ -3,10 +3,9 @@ the distributions per mode, and the secure element's per-PKCS#11-call breakdown.
 
 from __future__ import annotations
 
-
+from .html_env import cell, figure_view, frag, macro
 from .plots import Plot
-from .svg import figure
-from .units import esc as _e, fmt_time_us
+from .units import fmt_time_us
 
 MODE_TEXT = {"local_sw": "local_sw (in-process)", "local_sw_cmd": "local_sw (openssl dgst command)",
              "sign_only": "sign_only", "total": "total", "jwt_fresh": "JWT fresh", "jwt_cached": "JWT cached"}
@@ -22,53 +21,56 @@ def _name(s: dict) -> str:
     return f"{lab['profile']} {lab['key_type']} {MODE_TEXT.get(lab['mode'], lab['mode'])}{at}"
 
 
-def s2_table(series: list[dict]) -> str:
+def s2_view(series: list[dict]) -> dict:
+    """Study S2's table: mode × statistics, runs over 1 s, token calls, signing and request time."""
     networked = any(_network(s) != "loopback" for s in series)  # JWT over emulated links: a network column
-    net_th = "<th class='l'>network</th>" if networked else ""
-    head = ("<tr><th class='l'>profile</th><th class='l'>key</th><th class='l'>mode</th>" + net_th +
-            "<th class='l'>timed section</th>"
-            "<th>n</th><th>mean</th><th>sd</th><th>P50</th><th>P90</th><th>P99</th><th>runs &gt; 1 s</th>"
-            "<th>token calls / op</th><th>signing P50</th><th>request P50</th></tr>")
+    head = ["profile", "key", "mode", *(["network"] if networked else []), "timed section", "n", "mean", "sd",
+            "P50", "P90", "P99", "runs > 1 s", "token calls / op", "signing P50", "request P50"]
+    left = 5 if networked else 4
     rows = []
     for s in series:
         lab, sm = s["labels"], s["summary"]
         pc = s["derived"].get("per_call")
-        net_td = f"<td class='l'>{_e(_network(s))}</td>" if networked else ""
+        net = [_network(s)] if networked else []
         if not sm:
             reason = s["failures"][-1]["reason"] if s["failures"] else s["status"]
-            rows.append(f"<tr><td class='l'>{_e(lab['profile'])}</td><td class='l'>{_e(lab['key_type'])}</td>"
-                        f"<td class='l'>{_e(lab['mode'])}</td>{net_td}<td class='l fail' colspan='11'>{_e(reason)}</td></tr>")
+            rows.append([lab["profile"], lab["key_type"], lab["mode"], *net, cell(reason, cls="fail", colspan=11)])
             continue
         cells = [sm["n"]] + [fmt_time_us(sm[k]) for k in ("mean_us", "sd_us", "p50_us", "p90_us", "p99_us")]
         cells += [sm.get("over_threshold", 0), f"{pc['token_calls_per_op']:.1f}" if pc else "–",
                   fmt_time_us(s["derived"].get("sign_p50_us")), fmt_time_us(s["derived"].get("request_p50_us"))]
-        rows.append(f"<tr><td class='l'>{_e(lab['profile'])}</td><td class='l'>{_e(lab['key_type'])}</td>"
-                    f"<td class='l'>{_e(MODE_TEXT.get(lab['mode'], lab['mode']))}</td>{net_td}"
-                    f"<td class='l muted'>{_e(lab['what'])}</td>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>")
-    return f"<table>{head}{''.join(rows)}</table>"
+        rows.append([lab["profile"], lab["key_type"], MODE_TEXT.get(lab["mode"], lab["mode"]), *net,
+                     cell(lab["what"], cls="muted"), *cells])
+    return {"head": head, "rows": rows, "left": left}
 
 
-def per_call_table(series: list[dict]) -> str:
+def per_call_view(series: list[dict]) -> list[dict]:
+    """Per signer: the PKCS#11 calls per operation from the shim's log, and the whole operation."""
     out = []
     for s in series:
         pc = s["derived"].get("per_call")
         if not pc or not pc["calls"]:
             continue
-        rows = "".join(f"<tr><td class='l'>{_e(c['fn'])}</td><td>{c['calls_per_op']:.2f}</td>"
-                       f"<td>{_e(fmt_time_us(c['p50_ms'] * 1000))}</td><td>{_e(fmt_time_us(c['delay_p50_ms'] * 1000))}</td></tr>"
-                       for c in pc["calls"])
+        rows = [[c["fn"], f"{c['calls_per_op']:.2f}", fmt_time_us(c["p50_ms"] * 1000),
+                 fmt_time_us(c["delay_p50_ms"] * 1000)] for c in pc["calls"]]
         if pc.get("injected_p50_ms") is not None:  # the whole operation: profile + host
-            rows += (f"<tr><td class='l'><b>whole operation</b> (host: {_e(fmt_time_us(pc['host_p50_ms'] * 1000))} "
-                     f"P50 beyond the injected delay)</td><td>{pc['token_calls_per_op']:.2f}</td>"
-                     f"<td>{_e(fmt_time_us(s['summary'].get('p50_us') if s.get('summary') else None))}</td>"
-                     f"<td>{_e(fmt_time_us(pc['injected_p50_ms'] * 1000))}</td></tr>")
-        out.append(f"<h3>{_e(_name(s))}: per PKCS#11 call</h3><table><tr><th class='l'>function</th>"
-                   f"<th>calls per operation</th><th>time per operation (P50)</th><th>of which injected (P50)</th>"
-                   f"</tr>{rows}</table>")
-    return "".join(out)
+            rows.append([cell(parts=[frag("whole operation", b=True),
+                                     f" (host: {fmt_time_us(pc['host_p50_ms'] * 1000)} P50 beyond the injected delay)"]),
+                         f"{pc['token_calls_per_op']:.2f}",
+                         fmt_time_us(s["summary"].get("p50_us") if s.get("summary") else None),
+                         fmt_time_us(pc["injected_p50_ms"] * 1000)])
+        out.append({"title": f"{_name(s)}: per PKCS#11 call", "rows": rows,
+                    "head": ["function", "calls per operation", "time per operation (P50)",
+                             "of which injected (P50)"]})
+    return out
 
 
-def lifetime_table(series: list[dict], requests_per_hour: float = 3600.0) -> str:
+def per_call_table(series: list[dict]) -> str:
+    """The per-call tables' HTML on their own."""
+    return macro("signer.html.j2", "per_call", per_call_view(series))
+
+
+def lifetime_view(series: list[dict], requests_per_hour: float = 3600.0) -> dict | None:
     """Signatures per hour and signing time per hour against token lifetime, for a device making
     one request per second, from each signer's measured fresh-JWT signing time."""
     from ..model.tokens import signatures_per_hour
@@ -80,9 +82,8 @@ def lifetime_table(series: list[dict], requests_per_hour: float = 3600.0) -> str
             seen.add(key)
             fresh.append(s)
     if not fresh:
-        return ""
+        return None
     lifetimes = (1, 60, 300, 900, 3600, 86400)
-    head = "<tr><th class='l'>signer</th>" + "".join(f"<th>lifetime {lt} s</th>" for lt in lifetimes) + "</tr>"
     rows = []
     for s in fresh:
         sign_us = s["derived"]["sign_p50_us"]
@@ -90,10 +91,8 @@ def lifetime_table(series: list[dict], requests_per_hour: float = 3600.0) -> str
         for lt in lifetimes:
             n = signatures_per_hour(lt, requests_per_hour)
             cells.append(f"{n:g} sig/h, {fmt_time_us(n * sign_us)} signing/h")
-        rows.append(f"<tr><td class='l'>{_e(s['labels']['profile'])} {_e(s['labels']['key_type'])}</td>"
-                    + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>")
-    return (f"<h3>Token lifetime: signatures and signing time per hour (one request per second)</h3>"
-            f"<table>{head}{''.join(rows)}</table>")
+        rows.append([f"{s['labels']['profile']} {s['labels']['key_type']}", *cells])
+    return {"head": ["signer", *(f"lifetime {lt} s" for lt in lifetimes)], "rows": rows}
 
 
 def plots(series: list[dict]) -> list[Plot]:
@@ -105,25 +104,13 @@ def plots(series: list[dict]) -> list[Plot]:
                  [(_name(s), s["values_us"]) for s in ok], "Log scale; dots are signatures.", {"unit": "µs"})]
 
 
-def section(series: list[dict], title: str = "Signing with a secure element") -> str:
+def view(series: list[dict], title: str = "Signing with a secure element") -> dict | None:
+    """Signer or JWT series: the S2 table, the lifetime table (JWT), the distributions (signer) and
+    the per-call tables."""
     if not series:
-        return ""
-    if series[0].get("kind") == "jwt":
-        return "".join([f"<h2>{_e(title)}</h2>",
-                        "<p>A JWT signed in software or by the token (through the secure-element profile) "
-                        "authenticates HTTPS requests to an endpoint that verifies it. <b>Fresh</b>: a new JWT "
-                        "per request; <b>cached</b>: one JWT reused within its lifetime, so the secure element "
-                        "is not touched per request (token calls / op shows it). Every request opens a new "
-                        "TCP connection and TLS 1.3 session, so over an emulated link (network column) it "
-                        "costs three round trips: TCP connect, TLS handshake, HTTP request and response.</p>",
-                        s2_table(series), lifetime_table(series), per_call_table(series)])
-    parts = [f"<h2>{_e(title)}</h2>",
-             "<p>Study S2's three modes. <b>local_sw</b>: a software key (in-process, and the "
-             "<code>openssl dgst -sha256 -sign</code> command timed whole, process start included). "
-             "<b>sign_only</b>: C_SignInit + C_Sign on a kept session and key handle. <b>total</b>: a "
-             "session opened, logged in, the key searched and the signature made every time. Token modes "
-             "run against SoftHSM2 behind secperf's latency shim with the named profile; the per-call "
-             "table comes from the shim's own log.</p>", s2_table(series)]
-    parts += [figure(p) for p in plots(series)]
-    parts.append(per_call_table(series))
-    return "".join(parts)
+        return None
+    jwt = series[0].get("kind") == "jwt"
+    return {"template": "signer.html.j2", "title": title, "jwt": jwt, "s2": s2_view(series),
+            "lifetime": lifetime_view(series) if jwt else None,
+            "figures": [] if jwt else [figure_view(p) for p in plots(series)],
+            "per_call": per_call_view(series)}

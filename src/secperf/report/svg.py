@@ -59,10 +59,3 @@ def plot_svg(plot: Plot) -> str:
     """One Plot of a Result as inline SVG."""
     return inline(plot.figure(), plot.kind, plot.title)
 
-
-def figure(plot: Plot, data_plot: str | None = None) -> str:
-    """The plot as the page's ``<figure>`` with its caption (escaped); ``data_plot`` marks the figure
-    for readers that look for one section's plot."""
-    mark = f' data-plot="{html.escape(data_plot, quote=True)}"' if data_plot else ""
-    cap = f"<figcaption>{html.escape(plot.caption, quote=True)}</figcaption>" if plot.caption else ""
-    return f"<figure{mark}>{plot_svg(plot)}{cap}</figure>"
