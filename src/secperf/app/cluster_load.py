@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from ..core.errors import InputError
 from ..core.histogram import SCHEME, Histogram
 from ..core.jsonlines import parse_line
+from ..core.wait import wait_until
 from .cluster import Cluster, ClusterError, ClusterRunError, ray_module
 
 LEAD_S = 1.5            # the start instant lies this far ahead of the last ping (each worker's spawn fits in it)
@@ -248,15 +249,19 @@ def run_level(g: Generators, argv: list[str], server_pid: int | None, warmup_s: 
     last = (time.monotonic(), cpu())
     results, lost = {}, []
     pending = list(refs)
-    deadline = time.time() + timeout_s + 30
-    while pending and time.time() < deadline:
-        ready, pending = ray.wait(pending, num_returns=len(pending), timeout=max(1.0, deadline - time.time()))
-        for r in ready:
-            i = refs[r]
-            try:
-                results[i] = ray.get(r)
-            except Exception as exc:  # noqa: BLE001 (the actor, its process or its node died)
-                lost.append({**_place(g, i), "reason": _lost(exc)})
+
+    def all_answered() -> bool:
+        nonlocal pending
+        if pending:  # each call returns as soon as every generator answered, or after a second
+            ready, pending = ray.wait(pending, num_returns=len(pending), timeout=1.0)
+            for r in ready:
+                i = refs[r]
+                try:
+                    results[i] = ray.get(r)
+                except Exception as exc:  # noqa: BLE001 (the actor, its process or its node died)
+                    lost.append({**_place(g, i), "reason": _lost(exc)})
+        return not pending
+    wait_until(all_answered, timeout_s + 30, interval_s=0)
     for r in pending:
         lost.append({**_place(g, refs[r]), "reason": f"no answer within {timeout_s + 30:.0f} s"})
     if not results:
