@@ -156,6 +156,11 @@ class Series(_Record):
     failures: list[Failure]
     status: Literal[SERIES_STATUSES]  # type: ignore[valid-type]
 
+    @property
+    def p50_us(self) -> float | None:
+        """The series' median in µs (its summary's P50), or None for a series without samples."""
+        return self.summary.p50_us if self.summary is not None else None
+
 
 class Result(_Record):
     """A whole run: header, host metadata, parameters, series, analyses."""
