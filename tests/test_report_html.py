@@ -147,3 +147,60 @@ def test_report_opens_with_findings_and_a_table_of_contents(real_doc):
     assert glance < toc < first_table
     assert "href='#sec-crypto'" in page and "id='sec-crypto'" in page
     assert "cheapest signature here is" in page
+
+
+# --- the templates -----------------------------------------------------------------------------------
+EVIL = "<script>alert(1)</script>' onmouseover='x"
+EVIL_ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;&#39; onmouseover=&#39;x"
+
+
+@pytest.fixture(scope="module")
+def whatif_doc(tmp_path_factory):
+    import result_kinds as K
+    return K.cli(["whatif", "mqtt", "--network", "lte-m,nb-iot", "--n", "100", "--baseline"],
+                 tmp_path_factory.mktemp("whatif"))
+
+
+def test_a_script_in_a_label_or_a_failure_reason_is_escaped_in_the_report(whatif_doc):
+    """A real what-if Result with a hostile network label and a hostile failure reason: the templates
+    escape both wherever they land (the predictions table, the security table, the failures table,
+    a hover title), also in single-quoted attributes, so neither the raw string nor a bare quote
+    reaches the page."""
+    doc = copy.deepcopy(whatif_doc)
+    first = doc["series"][0]
+    first["labels"]["network"] = EVIL
+    first["failures"].append({"reason": EVIL, "time": "now"})
+    page = render(doc)
+    assert "<script" not in page and EVIL not in page
+    assert "onmouseover='x" not in page
+    # the label in the predictions and security tables, the reason in the failures table
+    assert page.count(EVIL_ESCAPED) >= 3, page.count(EVIL_ESCAPED)
+    failures = page[page.index("id='sec-failures'"):]
+    assert EVIL_ESCAPED in failures
+
+
+def test_every_report_template_compiles_and_a_missing_value_is_an_error():
+    from jinja2 import UndefinedError
+    from secperf.report.html_env import ENV, render_page
+    names = ENV.list_templates(extensions=["j2"])
+    assert {"page.html.j2", "macros.html.j2", "crypto.html.j2", "whatif.html.j2"} <= set(names)
+    for name in names:
+        ENV.get_template(name)  # a syntax error would raise here
+    with pytest.raises(UndefinedError):  # StrictUndefined: a view that forgets a value fails loudly
+        render_page("page.html.j2", run_id="r", kind="k", header=[], sections=[])
+
+
+def test_report_templates_ship_inside_the_package():
+    """The templates load relative to the installed package (never the source tree), and the wheel's
+    file selection (scikit-build-core, wheel.packages = src/secperf) takes them."""
+    from pathlib import Path
+    from secperf.report import html_env
+    sk = pytest.importorskip("scikit_build_core.build._pathutil")
+    loader = html_env.ENV.loader
+    assert loader.package_name == "secperf.report"
+    src = Path(html_env.__file__).resolve().parents[2]  # the directory holding the secperf package
+    shipped = {str(t) for _, t in sk.iter_package_files(
+        packages={"secperf": str(src / "secperf")}, include=[], src_exclude=[], target_exclude=[],
+        build_dir="build/x", mode="default")}
+    for name in html_env.ENV.list_templates(extensions=["j2"]):
+        assert f"secperf/report/templates/{name}" in shipped, name
