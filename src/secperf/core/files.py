@@ -4,6 +4,8 @@ a wrong path is an input error (exit 2) naming the limit, never a hang or all th
 
 from __future__ import annotations
 
+from typing import Any
+
 import os
 import stat
 import tomllib
@@ -62,7 +64,7 @@ def read_text_input(path: str | Path, kind: str, where: str | None = None) -> st
         raise InputError(f"{where}: not UTF-8 text (byte {exc.start}); name a {kind} file") from None
 
 
-def toml_depth(value, depth: int = 0) -> int:
+def toml_depth(value: object, depth: int = 0) -> int:
     """The nesting depth of parsed TOML (tables and arrays), iteratively."""
     deepest, stack = depth, [(value, depth)]
     while stack:
@@ -75,7 +77,7 @@ def toml_depth(value, depth: int = 0) -> int:
     return deepest
 
 
-def parse_toml(text: str, where: str) -> dict:
+def parse_toml(text: str, where: str) -> dict[str, Any]:
     """TOML with its nesting bounded; a syntax error, or nesting deeper than MAX_TOML_DEPTH, is an
     InputError naming the file (tomllib recurses: 1000 levels of [[[ was a RecursionError)."""
     if _bracket_depth(text) > 4 * MAX_TOML_DEPTH:

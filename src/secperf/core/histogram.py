@@ -66,7 +66,7 @@ class Histogram:
         return h
 
     @classmethod
-    def from_pairs(cls, pairs, where: str = "histogram") -> "Histogram":
+    def from_pairs(cls, pairs: object, where: str = "histogram") -> Histogram:
         """From the generator's [[lower_us, count], ...] (its end line's hist_us)."""
         h = cls()
         if not isinstance(pairs, list):
@@ -118,15 +118,15 @@ class Histogram:
                 return bin_lower(i) + bin_width(i) - 1
         return None  # not reached
 
-    def summary_ms(self, prefix: str = "") -> dict:
+    def summary_ms(self, prefix: str = "") -> dict[str, float | None]:
         """p50/p90/p95/p99/max in ms, the generator's own keys."""
-        out = {}
+        out: dict[str, float | None] = {}
         for name, q in (("p50_ms", 0.5), ("p90_ms", 0.9), ("p95_ms", 0.95), ("p99_ms", 0.99), ("max_ms", 1.0)):
             v = self.quantile_us(q)
             out[prefix + name] = None if v is None else v / 1000.0
         return out
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Histogram) and {k: v for k, v in self.counts.items() if v} == \
             {k: v for k, v in other.counts.items() if v}
 

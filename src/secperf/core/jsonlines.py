@@ -6,6 +6,8 @@ secperf-netem (the link relay), the secure-element shim's call log (one object p
 
 from __future__ import annotations
 
+from typing import Any
+
 import json
 from collections.abc import Iterable, Iterator
 
@@ -30,7 +32,7 @@ MESSAGE_TYPES = {
 }
 
 
-def parse_line(line: str | bytes) -> dict | None:
+def parse_line(line: str | bytes) -> dict[str, Any] | None:
     """One line as a JSON object, or None for a blank or non-JSON line (a tool's stray output)."""
     if isinstance(line, bytes):
         line = line.decode("utf-8", errors="replace")
@@ -44,7 +46,7 @@ def parse_line(line: str | bytes) -> dict | None:
     return msg if isinstance(msg, dict) else None
 
 
-def parse_lines(lines: str | Iterable[str]) -> Iterator[dict]:
+def parse_lines(lines: str | Iterable[str]) -> Iterator[dict[str, Any]]:
     """Every JSON object in a text (or an iterable of lines), in order; other lines are skipped."""
     for line in lines.splitlines() if isinstance(lines, str) else lines:
         msg = parse_line(line)
@@ -52,7 +54,7 @@ def parse_lines(lines: str | Iterable[str]) -> Iterator[dict]:
             yield msg
 
 
-def of_type(lines: str | Iterable[str], *types: str) -> Iterator[dict]:
+def of_type(lines: str | Iterable[str], *types: str) -> Iterator[dict[str, Any]]:
     """The objects whose "type" is one of `types`."""
     for msg in parse_lines(lines):
         if msg.get("type") in types:

@@ -179,7 +179,7 @@ class Result(_Record):
 
     @field_validator("analysis")
     @classmethod
-    def _analyses_are_objects(cls, v):
+    def _analyses_are_objects(cls, v: dict[str, Any]) -> dict[str, Any]:
         for key in OBJECT_ANALYSES:
             if key in v and not isinstance(v[key], dict):
                 raise ValueError(f"analysis.{key} must be an object, got {type(v[key]).__name__}")
@@ -187,8 +187,8 @@ class Result(_Record):
 
     @field_validator("series")
     @classmethod
-    def _unique_ids(cls, v):
-        seen = set()
+    def _unique_ids(cls, v: list[Series]) -> list[Series]:
+        seen: set[str] = set()
         for s in v:
             if s.id in seen:
                 raise ValueError(f"duplicate series id {s.id!r}")
@@ -196,7 +196,7 @@ class Result(_Record):
         return v
 
 
-def json_schema() -> dict:
+def json_schema() -> dict[str, Any]:
     out = Result.model_json_schema(by_alias=True)
     out["title"] = "secperf Result"
     return out
