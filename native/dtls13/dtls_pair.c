@@ -29,6 +29,12 @@
 #include <time.h>
 #include <unistd.h>
 
+/* native/common's option parser and JSON writer, compiled into this file: the pair is built at first
+ * use with one compiler line from the package's share/dtls13 (secperf.measure.dtls13), next to which
+ * share/common is installed (native/common in the source tree) */
+#include "../common/json.c" /* NOLINT(bugprone-suspicious-include): one-file build, see above */
+#include "../common/opts.c" /* NOLINT(bugprone-suspicious-include) */
+
 #define MAX_DGRAMS 128
 #define SERVER_CID_LEN 8
 /* DTLS does not retransmit application data: the client resends its request on its own timer, as a
@@ -266,20 +272,40 @@ static int run_server(const options *o) {
 
 static void print_conn(int i, int ok, const char *stage, const char *reason, double hs_us, double usable_us,
                        double cpu_hello, double cpu_hs, double cpu_resp, int resumed, int cid) {
-    printf("{\"i\":%d,\"ok\":%s", i, ok ? "true" : "false");
-    if (!ok) printf(",\"stage\":\"%s\",\"reason\":\"%s\"", stage, reason);
-    else
-        printf(",\"handshake_us\":%.3f,\"usable_us\":%.3f,\"cpu_hello_us\":%.3f,\"cpu_handshake_us\":%.3f,"
-               "\"cpu_response_us\":%.3f,\"resumed\":%s,\"cid\":%s",
-               hs_us, usable_us, cpu_hello, cpu_hs, cpu_resp, resumed ? "true" : "false", cid ? "true" : "false");
-    printf(",\"wire\":[");
+    json_obj o;
+    json_obj_begin(&o, stdout);
+    json_obj_i64(&o, "i", i);
+    json_obj_bool(&o, "ok", ok);
+    if (!ok) {
+        json_obj_str(&o, "stage", stage);
+        json_obj_str(&o, "reason", reason);
+    } else {
+        json_obj_fixed(&o, "handshake_us", 3, hs_us);
+        json_obj_fixed(&o, "usable_us", 3, usable_us);
+        json_obj_fixed(&o, "cpu_hello_us", 3, cpu_hello);
+        json_obj_fixed(&o, "cpu_handshake_us", 3, cpu_hs);
+        json_obj_fixed(&o, "cpu_response_us", 3, cpu_resp);
+        json_obj_bool(&o, "resumed", resumed);
+        json_obj_bool(&o, "cid", cid);
+    }
+    json_obj_key(&o, "wire");
+    fputc('[', stdout);
     for (int k = 0; k < g_log.ndg; k++) {
         dgram *d = &g_log.dg[k];
-        printf("%s{\"dir\":\"%s\",\"t_us\":%.3f,\"bytes\":%d,\"records\":\"%s\"%s}", k ? "," : "",
-               d->dir == 's' ? "c2s" : "s2c", d->t_us, d->bytes, d->what, d->dropped ? ",\"dropped\":true" : "");
+        json_obj w;
+        if (k)
+            fputc(',', stdout);
+        json_obj_begin(&w, stdout);
+        json_obj_str(&w, "dir", d->dir == 's' ? "c2s" : "s2c");
+        json_obj_fixed(&w, "t_us", 3, d->t_us);
+        json_obj_i64(&w, "bytes", d->bytes);
+        json_obj_str(&w, "records", d->what);
+        if (d->dropped)
+            json_obj_bool(&w, "dropped", 1);
+        json_obj_close(&w);
     }
-    printf("]}\n");
-    fflush(stdout);
+    fputc(']', stdout);
+    json_end_line(stdout);
 }
 
 static int run_client(const options *o) {
@@ -357,31 +383,77 @@ static int run_client(const options *o) {
     return 0;
 }
 
+enum {
+    OPT_ROLE = 256, OPT_VERSION, OPT_HOST, OPT_PORT, OPT_CA, OPT_CERT, OPT_KEY, OPT_MODE, OPT_N, OPT_WARMUP,
+    OPT_REQUEST_BYTES, OPT_RESPONSE_BYTES, OPT_CID, OPT_DROP_FIRST
+};
+
+static const struct option pair_options[] = {
+    {"role", required_argument, NULL, OPT_ROLE},
+    {"version", required_argument, NULL, OPT_VERSION},
+    {"host", required_argument, NULL, OPT_HOST},
+    {"port", required_argument, NULL, OPT_PORT},
+    {"ca", required_argument, NULL, OPT_CA},
+    {"cert", required_argument, NULL, OPT_CERT},
+    {"key", required_argument, NULL, OPT_KEY},
+    {"mode", required_argument, NULL, OPT_MODE},
+    {"n", required_argument, NULL, OPT_N},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"request-bytes", required_argument, NULL, OPT_REQUEST_BYTES},
+    {"response-bytes", required_argument, NULL, OPT_RESPONSE_BYTES},
+    {"cid", no_argument, NULL, OPT_CID},
+    {"drop-first", no_argument, NULL, OPT_DROP_FIRST},
+    {NULL, 0, NULL, 0},
+};
+
+/* An int option in [min, max]: 0, or -1 with a message naming it. */
+static int int_opt(const char *name, const char *val, int min, int max, int *out, char *err, size_t errlen) {
+    uint64_t v;
+    if (opt_u64(name, val, (uint64_t)min, (uint64_t)max, &v, err, errlen) != 0) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int apply_option(int opt, const char *name, const char *val, options *o, char *err, size_t errlen) {
+    static const char *const roles[] = {"client", "server", NULL}, *const versions[] = {"1.3", "1.2", NULL},
+                             *const modes[] = {"full", "resumed", NULL};
+    int i;
+    switch (opt) {
+    case OPT_ROLE: if ((i = opt_choice(name, val, roles, err, errlen)) < 0) return -1; o->role = roles[i]; return 0;
+    case OPT_VERSION:
+        if ((i = opt_choice(name, val, versions, err, errlen)) < 0) return -1;
+        o->version = versions[i];
+        return 0;
+    case OPT_MODE: if ((i = opt_choice(name, val, modes, err, errlen)) < 0) return -1; o->mode = modes[i]; return 0;
+    case OPT_HOST: return opt_nonempty(name, val, &o->host, err, errlen);
+    case OPT_PORT: return int_opt(name, val, 0, 65535, &o->port, err, errlen);
+    case OPT_CA: return opt_nonempty(name, val, &o->ca, err, errlen);
+    case OPT_CERT: return opt_nonempty(name, val, &o->cert, err, errlen);
+    case OPT_KEY: return opt_nonempty(name, val, &o->key, err, errlen);
+    case OPT_N: return int_opt(name, val, 1, 10000000, &o->n, err, errlen);
+    case OPT_WARMUP: return int_opt(name, val, 0, 1000000, &o->warmup, err, errlen);
+    case OPT_REQUEST_BYTES: return int_opt(name, val, 1, 4096, &o->request_bytes, err, errlen);
+    case OPT_RESPONSE_BYTES: return int_opt(name, val, 1, 16384, &o->response_bytes, err, errlen);
+    case OPT_CID: o->cid = 1; return 0;
+    case OPT_DROP_FIRST: o->drop_first = 1; return 0;
+    default: return -1; /* opt_next's message */
+    }
+}
+
 int main(int argc, char **argv) {
     options o = {"client", "1.3", "127.0.0.1", NULL, NULL, NULL, "full", 0, 10, 1, 0, 0, 40, 846, 10000};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--cid")) { o.cid = 1; continue; }
-        if (!strcmp(a, "--drop-first")) { o.drop_first = 1; continue; }
-        if (!v) { fprintf(stderr, "dtls_pair: %s needs a value\n", a); return 2; }
-        i++;
-        if (!strcmp(a, "--role")) o.role = v;
-        else if (!strcmp(a, "--version")) o.version = v;
-        else if (!strcmp(a, "--host")) o.host = v;
-        else if (!strcmp(a, "--port")) o.port = atoi(v);
-        else if (!strcmp(a, "--ca")) o.ca = v;
-        else if (!strcmp(a, "--cert")) o.cert = v;
-        else if (!strcmp(a, "--key")) o.key = v;
-        else if (!strcmp(a, "--mode")) o.mode = v;
-        else if (!strcmp(a, "--n")) o.n = atoi(v);
-        else if (!strcmp(a, "--warmup")) o.warmup = atoi(v);
-        else if (!strcmp(a, "--request-bytes")) o.request_bytes = atoi(v);
-        else if (!strcmp(a, "--response-bytes")) o.response_bytes = atoi(v);
-        else { fprintf(stderr, "dtls_pair: unknown option %s\n", a); return 2; }
+    char err[256] = "";
+    opt_parser p;
+    opt_init(&p, argc, argv, "", pair_options);
+    int opt;
+    while ((opt = opt_next(&p, err, sizeof err)) != 0) {
+        if (opt < 0 || apply_option(opt, p.name, p.arg, &o, err, sizeof err) != 0) {
+            fprintf(stderr, "dtls_pair: %s\n", err);
+            return 2;
+        }
     }
-    if (!o.ca || !o.cert || !o.key || (strcmp(o.version, "1.3") && strcmp(o.version, "1.2")) ||
-        o.request_bytes < 1 || o.request_bytes > 4096 || o.response_bytes < 1 || o.response_bytes > 16384) {
-        fprintf(stderr, "dtls_pair: --ca, --cert, --key needed; --version 1.2 or 1.3; sizes 1..4096/16384\n");
+    if (!o.ca || !o.cert || !o.key) {
+        fprintf(stderr, "dtls_pair: --ca, --cert and --key are required\n");
         return 2;
     }
     wolfSSL_Init();
