@@ -45,7 +45,7 @@ def test_run_directory_holds_result_and_report(small_run):
     out, p = small_run
     run_dir = (out / "latest").resolve()
     doc = R.load(run_dir / "result.json")
-    assert doc == json.loads(p.stdout)
+    assert R.to_json(doc) == json.loads(p.stdout)
     html = (run_dir / "report.html").read_text()
     assert "<svg" in html and "<script" not in html
 
