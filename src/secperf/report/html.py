@@ -294,7 +294,8 @@ def _render(doc: dict) -> str:
     with reading(where, "its host metadata or key findings (host, analysis)"):
         context = {"run_id": doc["run_id"], "kind": doc["kind"], "header": header(doc),
                    "glance": at_a_glance(doc, {v["id"] for v in sections})}
-    return render_page("page.html.j2", sections=sections, **context)
+    with reading(where, "the values the report shows"):  # a value of a hostile type met in a template
+        return render_page("page.html.j2", sections=sections, **context)
 
 
 def at_a_glance(doc: dict, present: set[str]) -> list[dict]:

@@ -3,7 +3,7 @@
 Autoescape is on for every template (``*.html.j2``), so any text from a Result is escaped where it
 meets the page; an undefined variable is an error (StrictUndefined), never an empty string. The
 Python side (``html*.py``) computes plain values: rows of strings formatted with ``units``, and,
-for a table cell that carries markup, a small mapping the ``cell`` macro understands:
+for a table cell that carries markup, a small object the ``td`` macro understands:
 
 - ``cell(text, cls=..., colspan=..., title=..., b=...)``: a ``<td>`` (class, colspan, hover title,
   bold text);
@@ -17,6 +17,7 @@ The only markup that enters a template as markup is the SVG that secperf draws i
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
@@ -47,16 +48,56 @@ def macro(template: str, name: str, *args: Any, **kwargs: Any) -> str:
     return str(getattr(ENV.get_template(template).module, name)(*args, **kwargs))
 
 
-def cell(text: Any = None, *, cls: str = "", colspan: int = 0, title: str = "", b: bool = False,
-         parts: list | None = None) -> dict:
+@dataclass(frozen=True)
+class Cell:
     """A table cell with attributes or mixed content (see the module docstring)."""
-    return {"text": text, "cls": cls, "colspan": colspan, "title": title, "b": b, "parts": parts}
+    text: Any = None
+    cls: str = ""
+    colspan: int = 0
+    title: str = ""
+    b: bool = False
+    parts: list | None = None
 
 
-def frag(text: Any, *, span: str = "", b: bool = False, br: bool = False) -> dict:
+@dataclass(frozen=True)
+class Frag:
+    """A piece of a cell's content."""
+    text: Any
+    span: str = ""
+    b: bool = False
+    br: bool = False
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A column heading that is left-aligned or has a hover title."""
+    text: Any
+    left: bool = True
+    title: str = ""
+
+
+def cell(text: Any = None, *, cls: str = "", colspan: int = 0, title: str = "", b: bool = False,
+         parts: list | None = None) -> Cell:
+    """A table cell with attributes or mixed content (see the module docstring)."""
+    return Cell(text, cls, colspan, title, b, parts)
+
+
+def frag(text: Any, *, span: str = "", b: bool = False, br: bool = False) -> Frag:
     """A piece of a cell's content: plain text (or a list of fragments), in a span of class `span`,
     bold, after a line break."""
-    return {"text": text, "span": span, "b": b, "br": br}
+    return Frag(text, span, b, br)
+
+
+def hcell(text: Any, *, left: bool = True, title: str = "") -> Heading:
+    """A column heading that is left-aligned (text columns) or has a hover title."""
+    return Heading(text, left, title)
+
+
+# The templates tell these apart from a Result's own values by type (a label that is a JSON object
+# is text to show, never a cell to interpret): `c is cell`, `f is frag`, `h is heading`.
+ENV.tests.update(cell=lambda x: isinstance(x, Cell), frag=lambda x: isinstance(x, Frag),
+                 heading=lambda x: isinstance(x, Heading),
+                 frags=lambda x: isinstance(x, list) and all(isinstance(f, Frag) for f in x))
 
 
 def figure_view(plot: Plot, data_plot: str | None = None) -> dict:
@@ -66,7 +107,3 @@ def figure_view(plot: Plot, data_plot: str | None = None) -> dict:
     svg = Markup(plot_svg(plot))
     return {"svg": svg, "caption": plot.caption, "data_plot": data_plot}
 
-
-def hcell(text: Any, *, left: bool = True, title: str = "") -> dict:
-    """A column heading that is left-aligned (text columns) or has a hover title."""
-    return {"text": text, "left": left, "title": title}
