@@ -62,7 +62,8 @@ def recorded(monkeypatch, tmp_path):
     def record(kind, params, phases, output):
         json.dumps(params, default=str)  # parameters must be serialisable into the Result
         calls.append((kind, sum(len(p.items) for p in phases)))
-        return 0
+        from secperf.subcommands.output import Exited
+        return Exited(0)  # a command's run returns what the CLI shows; here nothing
     from secperf.app import device, server
     for mod in (commands, scenario, server, device):  # server, fleet and device would load real servers or QEMU
         monkeypatch.setattr(mod, "measure_and_write", record)

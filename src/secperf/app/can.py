@@ -15,8 +15,8 @@ CAN_DEFAULT_MACS = "chaskey,chaskey-12,aes-128-cmac,hmac-sha256"
 
 @dataclass
 class CanOptions:
-    device: str | None = None
-    mac: str | None = None
+    device: list[str] | None = None     # device profiles (None: the command's default list)
+    mac: list[str] | None = None        # MACs (None: the command's default list)
     bitrate_kbps: float = 1000.0
     usable_share: float = 0.5
     frame_bits: int | None = None
@@ -36,17 +36,13 @@ class CanOptions:
         return cls(**{f: getattr(ns, f) for f in cls.__dataclass_fields__})
 
 
-def csv_list(values, default: list[str]) -> list[str]:
-    out = [x.strip() for v in (values or []) for x in v.split(",") if x.strip()]
-    return out or default
-
-
 def can_analysis(o: CanOptions, devices: str, macs: str) -> dict:
+    """The CAN load analysis of `o`; `devices` and `macs` (comma lists) where o names none."""
     from ..model import can as CAN
     for opt in ("device", "mac"):
-        if getattr(o, opt) is not None and not csv_list([getattr(o, opt)], []):
+        if getattr(o, opt) is not None and not getattr(o, opt):
             raise InputError(f"--{opt}: empty; name at least one value or drop --{opt} for the default")
-    devs, mac_list = csv_list([o.device or devices], []), csv_list([o.mac or macs], [])
+    devs, mac_list = list(o.device or devices.split(",")), list(o.mac or macs.split(","))
     if o.k is not None and o.k not in CAN.K_RANGE:
         raise InputError(f"--k {o.k}: outside 1..8; send a tag at least once every 8 frames and at most once "
                          f"per frame (k = 1), or drop --k to see all of 1..8")

@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..core.errors import EXIT_OK
+from .reporter import Lines
 
 
-def clean(as_json: bool = False, results: list[str] | None = None) -> int:
+def clean(as_json: bool = False, results: list[str] | None = None) -> str:
+    """Remove what dead runs left; what was removed, as JSON or as lines for a person."""
     from ..core.store import RunStore, known_roots
     from ..lab import netns, registry, vpn
     runs = registry.clean_dead()
@@ -26,19 +27,19 @@ def clean(as_json: bool = False, results: list[str] | None = None) -> int:
             abandoned += [str(p) for p in RunStore(root).abandoned()]
     summary = {"runs": runs, "namespaces_swept": swept, "results_abandoned": abandoned}
     if as_json:
-        print(json.dumps(summary, indent=1))
-        return EXIT_OK
+        return json.dumps(summary, indent=1) + "\n"
+    say = Lines()
     procs = sum(len(r["processes"]) for r in runs)
     nss = sum(len(r["namespaces"]) for r in runs) + len(swept)
-    print(f"dead runs cleaned: {len(runs)}; processes stopped: {procs}; namespaces removed: {nss}; "
+    say(f"dead runs cleaned: {len(runs)}; processes stopped: {procs}; namespaces removed: {nss}; "
           f"abandoned results: {len(abandoned)}")
     for p in abandoned:
-        print(f"  abandoned (its process died before it finished): {p}")
+        say(f"  abandoned (its process died before it finished): {p}")
     for r in runs:
         owner = r.get("owner") or {}
         ports = ", ".join(f"{p.get('what')} {p.get('proto')}/{p.get('port')}" for p in r.get("ports", []))
-        print(f"  run of pid {owner.get('pid')}: stopped {r['processes'] or 'nothing'}, namespaces "
+        say(f"  run of pid {owner.get('pid')}: stopped {r['processes'] or 'nothing'}, namespaces "
               f"{r['namespaces'] or 'none'}" + (f"; its ports were {ports}" if ports else ""))
     for name in swept:
-        print(f"  stale namespace removed: {name}")
-    return EXIT_OK
+        say(f"  stale namespace removed: {name}")
+    return say.text()

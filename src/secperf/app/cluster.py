@@ -28,12 +28,12 @@ import contextlib
 import logging
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import __version__
 from ..core.errors import InputError, MeasurementError, SecperfError
+from .reporter import reporter
 
 INSTALL_HINT = "pip install 'secperf[cluster]' (Ray 2.40 or later)"
 ADDRESS_HELP = ("auto (the cluster this machine joined with `ray start`), local (a private Ray on this machine "
@@ -164,7 +164,7 @@ def connect(address: str, quiet: bool = True):
             raise ClusterError(f"--cluster {address}: the cluster has no node with a CPU")
         cl = Cluster(address, nodes)
         if not quiet:
-            print(f"cluster {address}: {len(nodes)} node(s), {cl.cpus} CPU(s)", file=sys.stderr)
+            reporter().note(f"cluster {address}: {len(nodes)} node(s), {cl.cpus} CPU(s)")
         _check_versions(ray, cl)
         yield cl
     finally:

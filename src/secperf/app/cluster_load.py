@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -397,7 +396,7 @@ def measure_config(cfg, p, pki, g: Generators, on_series=None) -> list[dict]:
     return out
 
 
-def run_server(o, output) -> int:
+def run_server(o, output):
     """`secperf server --cluster`: app/server.run's plan and Result, the levels on the cluster."""
     from ..core.paths import private_dir
     from ..measure import server as S
@@ -423,8 +422,9 @@ def run_server(o, output) -> int:
                     p.workdir = private_dir(run.dir / "server")
                 doc["analysis"]["cluster"] = {**cl.as_dict(), "generators": g.places, "nodes_left_out": g.left_out}
                 if g.left_out:
-                    print(f"note: --cluster: node(s) {', '.join(g.left_out)} run on other machines and cannot reach "
-                          f"the server started here (loopback): no generator there", file=sys.stderr)
+                    from .reporter import reporter
+                    reporter().note(f"note: --cluster: node(s) {', '.join(g.left_out)} run on other machines and "
+                                    f"cannot reach the server started here (loopback): no generator there")
                 for i, cfg in enumerate(items):
                     progress("start", cfg, i, len(items), None)
                     doc["series"] += measure_config(cfg, p, pki, g)
@@ -505,7 +505,7 @@ def replay_storm(pki, g: Generators, clients: int, policy: str, base_s: float, c
                         "lost": run["cluster"]["lost"]}}
 
 
-def run_replay(o, params: dict, output) -> int:
+def run_replay(o, params: dict, output):
     """`secperf fleet --replay N --cluster`: app/server._run_replay with the storm on the cluster."""
     from ..core.errors import SetupError
     from ..measure import server as S

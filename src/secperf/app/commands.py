@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..core.errors import EXIT_OK, InputError
+from ..core.errors import InputError
 from . import links, phases as P
 from .can import (CAN_DEFAULT_DEVICES, CAN_DEFAULT_MACS, MAC_DEFAULT_ALGS, MAC_DEFAULT_SIZES, CanOptions,
-                  can_analysis, csv_list)
+                  can_analysis)
 from .connect import connect_configs
-from .options import MeasureOptions, check_time_budget, crypto_params, handshake_params
+from .options import ConnectOptions, MeasureOptions, check_time_budget, crypto_params, handshake_params
 from .runner import Output, measure_and_write
+from .reporter import Lines, reporter
 
 SIGNER_KEYS = ("ecdsa-p256", "ecdsa-brainpoolp256r1", "rsa-2048", "rsa-1024")
 SIGNER_MODES = ("local_sw", "sign_only", "total")
@@ -25,7 +26,7 @@ def known_names(option: str, values, allowed) -> None:
             raise InputError(f"unknown {option} {v!r}; known: {', '.join(allowed)}")
 
 
-def crypto(algs, ops, sizes, strength, opts: MeasureOptions, output: Output, libraries=None) -> int:
+def crypto(algs, ops, sizes, strength, opts: MeasureOptions, output: Output, libraries=None):
     from ..measure.backends import check_available
     from ..inputs.algorithms import for_libraries, parse_libraries, select
     libs = parse_libraries(libraries)
@@ -38,7 +39,7 @@ def crypto(algs, ops, sizes, strength, opts: MeasureOptions, output: Output, lib
 
 
 def handshake(experiment: str, servers: list[str], networks, mtls: bool, opts: MeasureOptions,
-              output: Output, target: dict | None = None, stacks: list[str] | None = None) -> int:
+              output: Output, target: dict | None = None, stacks: list[str] | None = None):
     from ..measure import handshake as H
     from ..measure import stack_host as SH
     stacks = SH.check_stacks(stacks or ["openssl"])
@@ -70,9 +71,8 @@ def handshake(experiment: str, servers: list[str], networks, mtls: bool, opts: M
                          f"the experiment's {len(base)} configurations (it serves TLS over TCP with certificates "
                          "only: no DTLS, PSK or 0-RTT); choose --server probe or s_server")
     if dropped:
-        import sys
-        print(f"secperf handshake: note: {dropped} configuration(s) skipped: nginx serves TLS over TCP with "
-              f"certificates only (no DTLS, PSK or 0-RTT)", file=sys.stderr)
+        reporter().note(f"secperf handshake: note: {dropped} configuration(s) skipped: nginx serves TLS over TCP with "
+              f"certificates only (no DTLS, PSK or 0-RTT)")
     hp = handshake_params(opts, {})
     hp.target = tgt
     phases = [P.handshake_phase(configs, hp, opts.seed)] if "openssl" in stacks else []
@@ -106,8 +106,7 @@ def _stack_items(stacks: list[str], experiment: str, base, nets, tgt, mtls: bool
         skipped += [f"{c.label} ({st})" for s_, c in mine if (s_, c) not in ok]
         items = [it for it in items if it[0] != st or it in ok]
     if skipped:
-        import sys
-        print(f"secperf handshake: note: skipped what the library does not offer: {', '.join(skipped)}", file=sys.stderr)
+        reporter().note(f"secperf handshake: note: skipped what the library does not offer: {', '.join(skipped)}")
     if not items:
         raise InputError(f"--stack {','.join(stacks)}: handshake {experiment} has no configuration these clients run "
                          f"(TLS 1.2/1.3 over TCP, full or ticket-resumed, groups x25519/p-256/p-384, AES-128-GCM or "
@@ -133,7 +132,7 @@ def _profiles(names: list[str]) -> list[str]:
     return names
 
 
-def signer(profiles, keys, modes, opts: MeasureOptions, output: Output) -> int:
+def signer(profiles, keys, modes, opts: MeasureOptions, output: Output):
     from ..measure import signer as S
     _profiles(profiles)
     known_names("key type", keys, SIGNER_KEYS)
@@ -144,7 +143,7 @@ def signer(profiles, keys, modes, opts: MeasureOptions, output: Output) -> int:
 
 
 def jwt(profiles, keys, networks, lifetime_s: int, requests_per_hour: float, opts: MeasureOptions,
-        output: Output, key_sessions=("warm",)) -> int:
+        output: Output, key_sessions=("warm",)):
     from ..measure import signer as S
     from ..model.tokens import signatures_per_hour
     nets = links.networks(networks)
@@ -162,34 +161,43 @@ def jwt(profiles, keys, networks, lifetime_s: int, requests_per_hour: float, opt
     return measure_and_write("jwt", params, [phase], output)
 
 
-def connect(protocols, keys, handshakes, clients, auths, coap_security, networks, tls: str, nagle: bool,
-            opts: MeasureOptions, output: Output, key_sessions=("warm",), target: dict | None = None,
-            coap_servers=("libcoap",), beyond: dict | None = None, phases_only: bool = False):
+def connect(o: ConnectOptions, output: Output, phases_only: bool = False):
+    """Connection set-up on real servers (and secperf's own QUIC, DTLS 1.3/1.2 and EDHOC pairs) as
+    `o` selects; with `phases_only`, (params, phases) for another command's Result instead."""
     from ..measure import connect as C
-    from . import connect_beyond as CB
-    mine, protocols = CB.split(protocols)
+    from . import connect_beyond as CB, connect_edhoc
+    if "edhoc" in o.protocols:
+        return connect_edhoc.measure(o, output)
+    connect_edhoc.check_not_edhoc(o)
+    keys = o.keys or ["software", "se:iot-safe-sim"]
+    handshakes = o.handshakes or ["full", "resumed"]
+    clients, auths = o.clients or [], o.auths or ["mtls", "jwt_fresh", "jwt_cached"]
+    key_sessions, coap_servers = o.key_sessions or ["warm"], o.coap_servers or ["libcoap"]
+    beyond = {"lost": o.lost or [], "cid": o.cid or None, "keys_given": o.keys is not None}
+    mine, protocols = CB.split(o.protocols)
     if mine:  # quic, dtls13, dtls12: secperf's own pairs (app/connect_beyond.py)
-        return CB.connect(mine, protocols, keys, handshakes, clients, networks, opts, output, target,
-                          {**(beyond or {}), "tls": tls, "nagle": nagle},
-                          lambda ps, hs: connect(ps, keys, hs, clients, auths, coap_security, networks, tls, nagle,
-                                                 opts, output, key_sessions, target, coap_servers, phases_only=True))
+        return CB.connect(mine, protocols, keys, handshakes, clients, o.networks, o.measure, output, o.target,
+                          {**beyond, "tls": o.tls, "nagle": o.nagle},
+                          lambda ps, hs: connect(replace(o, protocols=ps, handshakes=hs, lost=None, cid=None),
+                                                 output, phases_only=True))
     if not phases_only:
         CB.check_unused(beyond, protocols)
-    nets = links.networks(networks)
-    tgt = _target(target, nets)
+    nets = links.networks(o.networks)
+    tgt = _target(o.target, nets)
     if tgt is not None:
         if protocols == ["all"] or len(protocols) != 1 or protocols[0] not in ("https", "mqtt", "coap"):
             raise InputError("--connect HOST:PORT measures one server: name its protocol, https, mqtt or coap")
         if clients and clients != ["probe"]:
             raise InputError("--connect: the probe is the client against your own server (drop --client)")
         auths = ["mtls"]  # the JWT endpoint is secperf's own
-    configs = connect_configs(protocols, keys, handshakes, clients, auths, tls=tls, nagle=nagle,
-                              coap_security=coap_security, networks=[n.name for n in nets],
+    configs = connect_configs(protocols, keys, handshakes, clients, auths, tls=o.tls, nagle=o.nagle,
+                              coap_security=o.coap_security or ["pki"], networks=[n.name for n in nets],
                               key_sessions=key_sessions, coap_servers=coap_servers)
+    opts = o.measure
     cp = C.ConnectParams(n=opts.pick_n(20), warmup=opts.pick_warmup(2), timeout_ms=opts.timeout_ms or 5000,
                          seed=opts.seed, target=tgt)
     params = {"protocols": protocols, "keys": keys, "handshakes": handshakes, "clients": clients or ["probe"],
-              "auth": auths, "tls": tls, "set_tcp_nodelay": not nagle, "key_sessions": list(key_sessions),
+              "auth": auths, "tls": o.tls, "set_tcp_nodelay": not o.nagle, "key_sessions": list(key_sessions),
               "coap_servers": list(coap_servers),
               "networks": [n.as_dict() for n in nets], **cp.as_dict()}
     if phases_only:
@@ -197,11 +205,12 @@ def connect(protocols, keys, handshakes, clients, auths, coap_security, networks
     return measure_and_write("connect", params, [P.connect_phase(configs, cp)], output)
 
 
-def mac(algs, sizes, cortexm: str, cortexm_only: bool, cortexm_table: str | None, can: CanOptions,
-        opts: MeasureOptions, output: Output) -> int:
+def mac(algs, sizes, cortexm: list[str], cortexm_only: bool, cortexm_table: str | None, can: CanOptions,
+        opts: MeasureOptions, output: Output):
+    """Host MAC speed, Cortex-M instruction counts (`cortexm` targets, or ["none"]) and the CAN model."""
     from ..measure import cortexm as CM
     from ..inputs.algorithms import catalog, select
-    targets = [] if cortexm == "none" else csv_list([cortexm], [])
+    targets = [] if list(cortexm) == ["none"] else list(cortexm)
     for t in targets:
         if t not in CM.TARGETS:
             raise InputError(f"--cortexm {t!r}: unknown target; known: {', '.join(CM.TARGETS)} (or none)")
@@ -214,7 +223,7 @@ def mac(algs, sizes, cortexm: str, cortexm_only: bool, cortexm_table: str | None
     can_result = can_analysis(can, CAN_DEFAULT_DEVICES, CAN_DEFAULT_MACS)
     phases = []
     params = crypto_params(opts, {})
-    alg_list = csv_list(algs, MAC_DEFAULT_ALGS.split(","))
+    alg_list = list(algs or MAC_DEFAULT_ALGS.split(","))
     if not cortexm_only:
         cat = catalog()
         for a in alg_list:
@@ -231,11 +240,10 @@ def mac(algs, sizes, cortexm: str, cortexm_only: bool, cortexm_table: str | None
                                      "cortexm_only": cortexm_only}, phases, output)
 
 
-def can(options: CanOptions, output: Output) -> int:
+def can(options: CanOptions, output: Output):
     """The CAN model alone: no measurement, one Result of kind `can`."""
     from ..core import host, result as R
-    from ..report import terminal_mac
-    from .runner import output_store, show_result, write_outputs
+    from .runner import output_store, write_outputs
     result = can_analysis(options, "rl78", "chaskey,aes-128-cmac")
     run = output_store(output).create("can")
     doc = R.new_result(kind="can", command=output.command, params=result["params"], host=host.collect(),
@@ -244,36 +252,37 @@ def can(options: CanOptions, output: Output) -> int:
     R.finish(doc, "complete")
     run.save(doc)
     write_outputs(doc, run, output)
-    show_result(doc, run, json_out=output.json, no_report=output.no_report, tables=terminal_mac.can_tables(result))
-    return EXIT_OK
+    return doc
 
 
-def list_devices() -> int:
+def list_devices() -> str:
+    """The CAN device profiles with their MAC figures and sources."""
     from ..inputs.devices import devices, raw
+    say = Lines()
     for name, d in devices().items():
-        print(f"{name:16} {d.get('description', '')}")
+        say(f"{name:16} {d.get('description', '')}")
         for m, e in d.get("macs", {}).items():
             fig = {k: v for k, v in e.items() if k not in ("source", "note")}
-            print(f"{'':16}   {m}: {fig}  [source: {raw()['sources'].get(e.get('source'), e.get('source'))}]")
-    return EXIT_OK
+            say(f"{'':16}   {m}: {fig}  [source: {raw()['sources'].get(e.get('source'), e.get('source'))}]")
+    return say.text()
 
 
-def list_algorithms() -> int:
+def list_algorithms():
+    """The algorithm catalogue as a table (the CLI fits it to the terminal)."""
     from rich.table import Table
-    from ..report.terminal import out_console
     from ..inputs.algorithms import catalog
     t = Table(title="secperf crypto: algorithms", title_justify="left", header_style="bold")
     for c in ("algorithm", "family", "operations", "bits", "engine", "strength note"):
         t.add_column(c)
     for a in catalog().values():
         t.add_row(a.name, a.family, ", ".join(a.ops), str(a.security_bits), a.engine, a.note)
-    from ..report.fit import print_table
-    print_table(out_console(), t)
-    return EXIT_OK
+    return t
 
 
-def list_profiles() -> int:
+def list_profiles() -> str:
+    """The secure-element profiles with their sources."""
     from ..inputs.se_profiles import load_profiles
+    say = Lines()
     for name, pr in load_profiles().items():
-        print(f"{name:16} {pr.description}  [source: {pr.source}]")
-    return EXIT_OK
+        say(f"{name:16} {pr.description}  [source: {pr.source}]")
+    return say.text()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..core.errors import InputError
+from .reporter import reporter
 
 HANDSHAKES = ("full", "resumed")
 AUTHS = ("mtls", "jwt_fresh", "jwt_cached")
@@ -89,8 +90,7 @@ def connect_configs(protocols, keys, handshakes, clients, auths, tls="1.3", nagl
             raise InputError(str(exc)) from None
         kept.append(cfg)
     if skipped:
-        import sys
-        print(f"secperf connect: note: {len(skipped)} combination(s) skipped, e.g. {skipped[0]}", file=sys.stderr)
+        reporter().note(f"secperf connect: note: {len(skipped)} combination(s) skipped, e.g. {skipped[0]}")
     unserved = [p for p in protocols if clients and not set(clients) & set(C.CLIENTS.get(p, ()))]
     if unserved:
         raise InputError(f"--client {','.join(clients)}: serves none of {', '.join(unserved)}; clients per protocol: "

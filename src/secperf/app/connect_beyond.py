@@ -11,9 +11,9 @@ default key list of `connect` (software,se:iot-safe-sim) means software here, wi
 
 from __future__ import annotations
 
-import sys
 
 from ..core.errors import InputError
+from .reporter import reporter
 
 BEYOND = ("quic", "dtls13", "dtls12")
 DEFAULT_KEYS = ["software", "se:iot-safe-sim"]
@@ -39,8 +39,8 @@ def configs(protocols, keys, handshakes, clients, networks, lost=("none",), cid=
         if keys_given:
             raise InputError(f"--key {','.join(keys)}: {', '.join(protocols)} run with a software key only "
                              "(aioquic and the wolfSSL DTLS tool load PEM keys, no PKCS#11): use --key software")
-        print(f"secperf connect: note: {', '.join(protocols)}: software key only (the secure-element default "
-              "applies to the TLS/DTLS 1.2 rows)", file=sys.stderr)
+        reporter().note(f"secperf connect: note: {', '.join(protocols)}: software key only (the secure-element default "
+              "applies to the TLS/DTLS 1.2 rows)")
     if clients and clients not in (["all"], ["probe"]):
         raise InputError(f"--client {','.join(clients)}: {', '.join(protocols)} are measured by secperf's own "
                          "client (aioquic; the wolfSSL DTLS tool): drop --client")
@@ -51,7 +51,7 @@ def configs(protocols, keys, handshakes, clients, networks, lost=("none",), cid=
         skipped = [f"{h} ({p})" for p in protocols for h in handshakes if h not in known[p]
                    and any(h in known[o] for o in protocols)]
         if skipped:
-            print(f"secperf connect: note: not measured, no such handshake: {', '.join(skipped)}", file=sys.stderr)
+            reporter().note(f"secperf connect: note: not measured, no such handshake: {', '.join(skipped)}")
     for p in protocols:
         hs_p = [h for h in handshakes if h in known[p] or not any(h in known[o] for o in protocols)]
         if p == "quic":
@@ -100,7 +100,7 @@ def phase(items, n: int, warmup: int, timeout_ms: int, seed: int):
     return Phase(items, lambda c: c.label, runner)
 
 
-def connect(mine, others, keys, handshakes, clients, networks, opts, output, target, beyond: dict, others_phases) -> int:
+def connect(mine, others, keys, handshakes, clients, networks, opts, output, target, beyond: dict, others_phases):
     """Measure `mine` (and, in the same Result, the other protocols through `others_phases(protocols,
     handshakes)`, which returns the ordinary connect rows' params and phases)."""
     from . import links

@@ -14,8 +14,6 @@ Decisions (stated here and in the series' labels):
 
 from __future__ import annotations
 
-import sys
-
 from ..core.errors import InputError
 
 OPTIONS = ("edhoc_method", "edhoc_suite", "edhoc_cred", "edhoc_flow", "oscore_requests")
@@ -32,8 +30,8 @@ def _ints(values, option: str) -> list[int]:
 
 
 def _csv(values, default):
-    out = [x.strip() for v in (values or []) for x in str(v).split(",") if x.strip()]
-    return out or list(default)
+    """A list option's values (split by the CLI's comma_list), or the default when not given."""
+    return list(values) if values else list(default)
 
 
 def configs(methods, suites, creds, flows, requests: int, networks) -> list:
@@ -45,44 +43,46 @@ def configs(methods, suites, creds, flows, requests: int, networks) -> list:
     return rows
 
 
-def check_not_edhoc(args) -> None:
+def check_not_edhoc(o) -> None:
     """The EDHOC options given to another protocol: refused, naming them."""
-    given = [o for o in OPTIONS if getattr(args, o, None) not in (None, [])]
+    given = [opt for opt in OPTIONS if getattr(o, opt, None) not in (None, [])]
     if given:
-        names = ", ".join("--" + o.replace("_", "-") for o in given)
-        raise InputError(f"{names}: act on protocol edhoc; protocol {args.protocol} has none: drop them")
+        names = ", ".join("--" + opt.replace("_", "-") for opt in given)
+        raise InputError(f"{names}: act on protocol edhoc; protocol {','.join(o.protocols)} has none: drop them")
 
 
-def from_args(args, opts, output) -> int:
+def measure(o, output):
+    """`secperf connect edhoc` (o: app.options.ConnectOptions): EDHOC then OSCORE over CoAP/UDP."""
     from . import links
+    from .reporter import reporter
     from .runner import Phase, measure_and_write
-    protocols = _csv([args.protocol], [])
+    protocols = list(o.protocols)
     if protocols != ["edhoc"]:
-        raise InputError(f"protocol {args.protocol}: edhoc runs on its own (`secperf connect edhoc`); measure the "
-                         "others in their own run and put them side by side with `secperf compare`")
-    if args.key is not None and _csv(args.key, []) != ["software"]:
-        raise InputError(f"--key {','.join(_csv(args.key, []))}: EDHOC runs with a software key only (lakers keeps "
+        raise InputError(f"protocol {','.join(protocols)}: edhoc runs on its own (`secperf connect edhoc`); measure "
+                         "the others in their own run and put them side by side with `secperf compare`")
+    if o.keys is not None and list(o.keys) != ["software"]:
+        raise InputError(f"--key {','.join(o.keys)}: EDHOC runs with a software key only (lakers keeps "
                          "its keys in memory, no PKCS#11); a secure element's cost is modelled: secperf whatif "
                          "--protocol edhoc --key se:PROFILE. Use --key software")
-    if args.key is None and not args.json:
-        print("secperf connect: note: edhoc: software key only (lakers has no PKCS#11)", file=sys.stderr)
-    hs = _csv(args.handshake, ["full"])
+    if o.keys is None and not output.json:
+        reporter().note("secperf connect: note: edhoc: software key only (lakers has no PKCS#11)")
+    hs = _csv(o.handshakes, ["full"])
     if hs != ["full"]:
         raise InputError(f"--handshake {','.join(hs)}: EDHOC has full handshakes only (no resumption; the kept "
                          "OSCORE context is the reuse: --oscore-requests K)")
-    for opt, val, default in (("--client", args.client, None), ("--auth", args.auth, None),
-                              ("--coap-security", args.coap_security, None),
-                              ("--lost", getattr(args, "lost", None), None), ("--cid", getattr(args, "cid", None), None)):
-        if val not in (None, [], default):
+    for opt, val in (("--client", o.clients), ("--auth", o.auths), ("--coap-security", o.coap_security),
+                     ("--lost", o.lost), ("--cid", o.cid)):
+        if val not in (None, []):
             raise InputError(f"{opt}: does not act on edhoc (lakers + aiocoap are its only client and server): "
                              f"drop {opt}")
-    if args.nagle:
+    if o.nagle:
         raise InputError("--nagle: acts on TCP connections; EDHOC runs over CoAP/UDP: drop --nagle")
-    nets = links.networks(args.network)
-    requests = args.oscore_requests if args.oscore_requests is not None else 1
-    rows = configs(_ints(_csv(args.edhoc_method, ["3"]), "--edhoc-method"),
-                   _ints(_csv(args.edhoc_suite, ["2"]), "--edhoc-suite"),
-                   _csv(args.edhoc_cred, ["kid"]), _csv(args.edhoc_flow, ["separate"]), requests,
+    opts = o.measure
+    nets = links.networks(o.networks)
+    requests = o.oscore_requests if o.oscore_requests is not None else 1
+    rows = configs(_ints(_csv(o.edhoc_method, ["3"]), "--edhoc-method"),
+                   _ints(_csv(o.edhoc_suite, ["2"]), "--edhoc-suite"),
+                   _csv(o.edhoc_cred, ["kid"]), _csv(o.edhoc_flow, ["separate"]), requests,
                    [n.name for n in nets])
     n, warmup, timeout_ms = opts.pick_n(20), opts.pick_warmup(2), opts.timeout_ms or 5000
     params = {"protocols": ["edhoc"], "handshakes": ["full"], "keys": ["software"],

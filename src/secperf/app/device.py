@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 
 from ..core.errors import InputError
+from .reporter import Lines, reporter
 from .runner import Output, Phase, measure_and_write
 
 DEFAULTS = {"device": "cortex-a9-400", "stack": "wolfssl", "tls": "1.3", "group": "x25519,p-256",
@@ -76,13 +76,13 @@ def handshake_phase(opts: HandshakeOptions) -> tuple[Phase, dict]:
                                     f"{c.group} {c.suite} {c.mode}", runner), params
 
 
-def run_handshakes(opts: HandshakeOptions, output: Output) -> int:
+def run_handshakes(opts: HandshakeOptions, output: Output):
     phase, params = handshake_phase(opts)
     return measure_and_write("device", params, [phase], output)
 
 
 def run_crypto(device: str, stacks: str, ops: str | None, n: int, output: Output, config: str | None = None,
-               timing: bool = True) -> int:
+               timing: bool = True):
     from ..measure import device as D
     from ..measure.device_build import ensure_built
     _check_counts(n, 0)
@@ -110,7 +110,10 @@ def run_crypto(device: str, stacks: str, ops: str | None, n: int, output: Output
                                                              f"primitives", runner)], output)
 
 
-def build(stacks: str, targets: str = "armhf,cortex-m4", config: str | None = None) -> int:
+def build(stacks: str, targets: str = "armhf,cortex-m4", config: str | None = None) -> None:
+    """Build the guest clients and the counting plugin now; each build's description is said as it
+    is done (the reporter's lines: stdout in the CLI)."""
+    say = reporter().line
     from ..measure import device as D
     from ..measure.device_build import STACK_TARGETS, TARGETS, build_configs, configs_for
     tl = D._split(targets, "target", tuple(TARGETS))
@@ -118,52 +121,54 @@ def build(stacks: str, targets: str = "armhf,cortex-m4", config: str | None = No
     for t in tl:
         for s in D.check_stacks(stacks):
             if t not in STACK_TARGETS.get(s, (t,)):
-                print(f"{s} [{t}]: not built (built for {', '.join(STACK_TARGETS[s])} only)")
+                say(f"{s} [{t}]: not built (built for {', '.join(STACK_TARGETS[s])} only)")
                 continue
             for c in names or [None]:
                 if c is not None and c not in configs_for(s, t):
-                    print(f"{s} [{t}, {c}]: not built (its configurations there: {', '.join(configs_for(s, t))})")
+                    say(f"{s} [{t}, {c}]: not built (its configurations there: {', '.join(configs_for(s, t))})")
                     continue
                 _build_one(s, t, c)
-    return 0
 
 
 def _build_one(s: str, t: str, c: str | None) -> None:
     from ..measure.device_build import ensure_built
     b = ensure_built(s, t, c)
+    say = reporter().line
     fp = b.footprint or {}
     size = (f"\n  library {fp['text']:,} B text, {fp['rodata']:,} B rodata, {fp['data']:,} B data, "
             f"{fp['bss']:,} B bss (linked)") if fp else ""
-    print(f"{s} [{t}, {b.config}]: {b.library}\n  build   {b.build_note}\n  config  {b.config_note}\n"
+    say(f"{s} [{t}, {b.config}]: {b.library}\n  build   {b.build_note}\n  config  {b.config_note}\n"
           f"  client  {b.client}\n  plugin  {b.plugin} ({b.plugin_header})\n  qemu    {b.qemu_version}"
           f"{' -cpu ' + b.run_cpu if b.run_cpu else ''}\n  offers  {b.offers}{size}")
 
 
-def list_devices() -> int:
+def list_devices() -> str:
+    """The core profiles with their sources, the stacks and their build configurations."""
+    say = Lines()
     from ..inputs.devices import core, cores
     from ..measure.device_build import STACKS
     for name in cores():
         c = core(name)
         est = "estimate" if c.cpi_estimate else "measured"
         ws = "" if c.flash_wait_states is None else f", {c.flash_wait_states} flash wait states"
-        print(f"{name:18} {c.description}\n{'':18} {c.clock_mhz:g} MHz{ws}; qemu -cpu {c.qemu_cpu}; profile {c.profile}; "
+        say(f"{name:18} {c.description}\n{'':18} {c.clock_mhz:g} MHz{ws}; qemu -cpu {c.qemu_cpu}; profile {c.profile}; "
               f"old CPI range {c.cpi[0]:g}-{c.cpi[1]:g} ({est}, kept for comparison)")
         if c.timing is not None:
             t = c.timing
             banded = ", ".join(f"{k} {lo:g}/{mid:g}/{hi:g}" for k, (lo, mid, hi) in t.costs.items() if lo != hi)
             mem = ", ".join(f"{k} {v}" for k, v in t.geometry.items() if v)
-            print(f"{'':18}   timing model {t.model}: {t.sources['model'][:110]}...")
-            print(f"{'':18}   memory: {mem or 'no cache simulated'}; {t.sources['memory'][:90]}...")
-            print(f"{'':18}   band (low/point/high): {banded or 'none (every parameter exact)'}")
+            say(f"{'':18}   timing model {t.model}: {t.sources['model'][:110]}...")
+            say(f"{'':18}   memory: {mem or 'no cache simulated'}; {t.sources['memory'][:90]}...")
+            say(f"{'':18}   band (low/point/high): {banded or 'none (every parameter exact)'}")
         for what, src in c.sources.items():
-            print(f"{'':18}   {what}: {src}")
-    print(f"stacks: {', '.join(STACKS)} (Debian's armhf builds on profile A cores; builds from Debian's "
-          f"source packages for Cortex-M4 on the cortex-m4-* profiles)", file=sys.stdout)
-    _list_configs()
-    return 0
+            say(f"{'':18}   {what}: {src}")
+    say(f"stacks: {', '.join(STACKS)} (Debian's armhf builds on profile A cores; builds from Debian's "
+          f"source packages for Cortex-M4 on the cortex-m4-* profiles)")
+    _list_configs(say)
+    return say.text()
 
 
-def _list_configs() -> None:
+def _list_configs(say) -> None:
     """Build configurations per stack and target, with the cores each target runs on."""
     from ..measure import device as D
     from ..measure.device_build import STACK_TARGETS, STACKS, TARGETS, build_configs, configs_for, default_config
@@ -174,7 +179,7 @@ def _list_configs() -> None:
             on.setdefault(D.target_for(core(name)), []).append(name)
         except InputError:
             pass
-    print("\nbuild configurations (--config NAME[,NAME]; src/secperf/data/device_builds.toml):")
+    say("\nbuild configurations (--config NAME[,NAME]; src/secperf/data/device_builds.toml):")
     for s in STACKS:
         rows: dict[tuple, list[str]] = {}
         for t in TARGETS:
@@ -182,7 +187,7 @@ def _list_configs() -> None:
                 rows.setdefault((tuple(configs_for(s, t)), default_config(s, t)), []).append(t)
         for (names, default), ts in rows.items():
             cores_l = [c for t in ts for c in on[t]]
-            print(f"  {s:10} {', '.join(f'{n} (default)' if n == default else n for n in names)}\n"
+            say(f"  {s:10} {', '.join(f'{n} (default)' if n == default else n for n in names)}\n"
                   f"  {'':10}   targets {', '.join(ts)}: {', '.join(cores_l)}")
     for n, c in build_configs().items():
-        print(f"  {n:17} {c.description}\n  {'':17} source: {c.source}")
+        say(f"  {n:17} {c.description}\n  {'':17} source: {c.source}")

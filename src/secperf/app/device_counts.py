@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 from dataclasses import asdict, dataclass
 
 from .. import __version__
 from ..core import result as R
 from ..core.errors import InputError
+from .reporter import reporter
 
 DEFAULT_STACK = "wolfssl"
 CERTS_ON_DEVICE = ("rsa-2048", "ecdsa-p256")
@@ -178,7 +178,6 @@ def device_counts(core: str, scenarios, stack: str | None = None, config: str | 
     from ..lab import registry
     from ..measure import device as D
     from ..measure.device_build import ensure_built
-    from ..report import terminal
     dev = D.check_device(core)
     if dev.profile != "A" and any(sc.protocol == "openvpn" for sc in scenarios):
         from ..inputs.devices import core as core_profile, cores
@@ -222,14 +221,12 @@ def device_counts(core: str, scenarios, stack: str | None = None, config: str | 
     counted = [k for k, _ in jobs]
     if jobs:
         registry.start()   # every emulator under the run registry: none outlives a killed secperf
-        con = terminal.err_console()
-        con.quiet = quiet
         if not quiet:
-            con.print(f"[bold]counting on {core}[/bold] ({build.library}, build {build.config}): {len(jobs)} rows "
-                      f"(cached for the next prediction)")
+            reporter().status(f"[bold]counting on {core}[/bold] ({build.library}, build {build.config}): "
+                              f"{len(jobs)} rows (cached for the next prediction)")
         servers: dict[tuple, D.Server] = {}
         try:
-            with terminal.progress_bar(con, len(jobs), "counting") as update:
+            with reporter().progress(len(jobs), "counting", quiet=quiet) as update:
                 for k, job in jobs:
                     if isinstance(job, Need):
                         update(job.label())
@@ -259,6 +256,6 @@ def device_counts(core: str, scenarios, stack: str | None = None, config: str | 
     failed = [s for k in keys for s in rows.get(k, []) if s.get("status") == "failed"]
     if failed:
         why = "; ".join(f"{s['id']}: {_reason(s)}" for s in failed[:3])
-        print(f"note: {len(failed)} device rows failed to count ({why}); their costs are missing", file=sys.stderr)
+        reporter().note(f"note: {len(failed)} device rows failed to count ({why}); their costs are missing")
     R.finish(doc)
     return Counts(doc, counted, [k for k in keys if k not in counted], stack, build.config, build.library)

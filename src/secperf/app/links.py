@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 
 from ..core.errors import InputError
+from .reporter import reporter
 
 
 def check_no_network(network: str, why: str | None = None) -> None:
@@ -55,6 +55,6 @@ def links_unavailable(names) -> dict | None:
     problem = link_problem(links)
     if not problem:
         return None
-    print(f"secperf: note: skipping the scenario's rows over emulated links ({', '.join(links)}): links cannot "
-          f"be built here: {problem}", file=sys.stderr)
+    reporter().note(f"secperf: note: skipping the scenario's rows over emulated links ({', '.join(links)}): links cannot "
+          f"be built here: {problem}")
     return {"networks": links, "reason": problem}

@@ -7,46 +7,52 @@ import json
 import os
 import shlex
 import subprocess
-import sys
 
-from ..core.errors import EXIT_FAILURES, EXIT_OK, InputError
+from ..core.errors import InputError
+from .reporter import Lines, reporter
 from .signals import Interrupted, interruptible
 
 
-def list_links() -> int:
+def list_links() -> str:
+    """The link profiles and sweeps with their figures and sources."""
+    say = Lines()
     from ..inputs import netspec as NS
     table, sweeps = NS.profile_table(), NS.load_sweeps()
     for name, pr in table.items():
-        print(f"{name:14} {pr.spec or '(no emulation)'}\n{'':14} {pr.description}")
+        say(f"{name:14} {pr.spec or '(no emulation)'}\n{'':14} {pr.description}")
         for k, src in pr.sources.items():
-            print(f"{'':16}{k}: {src}")
+            say(f"{'':16}{k}: {src}")
     for name, sw in sweeps.items():
-        print(f"sweep {name}: {'; '.join(sw)}")
-    return EXIT_OK
+        say(f"sweep {name}: {'; '.join(sw)}")
+    return say.text()
 
 
-def check() -> int:
+def check() -> tuple[bool, str]:
+    """Can links be emulated here: (yes or no, what was found)."""
+    say = Lines()
     from ..lab import netns
     problem = netns.check()
-    print(f"mode: {netns.mode()}")
+    say(f"mode: {netns.mode()}")
     if problem:
-        print(f"emulated links: not available here: {problem}")
-        return EXIT_FAILURES
+        say(f"emulated links: not available here: {problem}")
+        return False, say.text()
     needs = "user and network namespaces, nsenter" if netns.rootless() else "network namespaces"
-    print(f"emulated links: ok (TUN device {netns.tun_device()}, {needs}, secperf-netem)")
-    return EXIT_OK
+    say(f"emulated links: ok (TUN device {netns.tun_device()}, {needs}, secperf-netem)")
+    return True, say.text()
 
 
-def sweep() -> int:
+def sweep() -> str:
+    """Delete link namespaces left by dead secperf processes; what was removed."""
+    say = Lines()
     from ..lab import netns
     if netns.rootless():
-        print("mode: rootless (user namespace): links have no named namespaces (they end with their "
+        say("mode: rootless (user namespace): links have no named namespaces (they end with their "
               "holder processes); nothing to sweep")
-        return EXIT_OK
+        return say.text()
     from ..lab import vpn
     removed = netns.sweep_stale() + vpn.sweep_stale()  # link and VPN namespaces of dead owners
-    print(f"removed {len(removed)} stale namespace(s)" + (": " + ", ".join(removed) if removed else ""))
-    return EXIT_OK
+    say(f"removed {len(removed)} stale namespace(s)" + (": " + ", ".join(removed) if removed else ""))
+    return say.text()
 
 
 def _start_server(link, server: str, env: dict, wait_port: int | None, timeout_s: float) -> None:
@@ -99,7 +105,7 @@ def run(network: str, cmd: list[str], server: str | None, seed: int, poll: str, 
             rc = child.wait()
             child = None
         if stats and link.final_stats:
-            print(json.dumps(link.final_stats), file=sys.stderr)
+            reporter().note(json.dumps(link.final_stats))
         return rc
     except Interrupted as sig:
         return sig.exit_code

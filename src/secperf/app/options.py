@@ -3,7 +3,7 @@ plain data the library functions read; the CLI fills it from its arguments."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..core.errors import InputError
 
@@ -66,3 +66,29 @@ def check_time_budget(series: int, params, max_hours: float) -> None:
                          f"and (--n {params.n} + --warmup {params.warmup}) x --min-sample-us {params.min_sample_us:g}) "
                          f"is {total_h:.3g} h, over --max-hours {max_hours:g}; lower one of them, or raise --max-hours "
                          f"if you mean it")
+
+
+@dataclass
+class ConnectOptions:
+    """What `secperf connect` takes. A list left None was not given: the command's default applies
+    (and for edhoc, "not given" and "given" differ: --key software is accepted, another key is not)."""
+    protocols: list[str]
+    keys: list[str] | None = None
+    handshakes: list[str] | None = None
+    clients: list[str] | None = None
+    auths: list[str] | None = None
+    coap_security: list[str] | None = None
+    networks: list[str] | None = None
+    tls: str = "1.3"
+    nagle: bool = False
+    key_sessions: list[str] | None = None
+    coap_servers: list[str] | None = None
+    target: dict | None = None          # the user's own server (--connect HOST:PORT and its options)
+    lost: list[str] | None = None       # quic, dtls13, dtls12
+    cid: list[str] | None = None        # dtls13
+    edhoc_method: list[str] | None = None
+    edhoc_suite: list[str] | None = None
+    edhoc_cred: list[str] | None = None
+    edhoc_flow: list[str] | None = None
+    oscore_requests: int | None = None
+    measure: MeasureOptions = field(default_factory=MeasureOptions)

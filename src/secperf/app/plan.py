@@ -6,16 +6,16 @@ pattern's emulated link (app/plan_verify.py)."""
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass, field
 
 from ..core import host, result as R
-from ..core.errors import EXIT_OK, InputError
+from ..core.errors import InputError
 from ..core.store import RunStore
 from ..plan import planner as PL
 from ..plan.verdict import __doc__ as RULE
 from ..inputs import patterns as PS
 from ..inputs.devices import resolve_device
+from .reporter import reporter
 
 
 @dataclass
@@ -87,7 +87,7 @@ def _device_tables(o: PlanOptions, pats: list) -> dict:
                    if h in ("full", "resumed", "psk-dhe", "fresh")]
             scs.append(F.Scenario("https", "resumed", mtls=False))
             counts = device_counts(dev, scs, o.stack, o.config, quiet=o.json)
-            print(f"{dev}: {counts.note()}", file=sys.stderr)
+            reporter().note(f"{dev}: {counts.note()}")
             made[dev] = C.from_device(counts.doc, D.core(dev), C.load_table(),
                                       where=f"device counts {counts.doc['run_id']}", stack=counts.stack)
         out[p.name] = made[dev]
@@ -137,9 +137,8 @@ def plan_job(_shared, job: tuple) -> dict:
     return PL.plan_pattern(*job)
 
 
-def run(o: PlanOptions) -> int:
-    from ..report import terminal_plan
-    from .runner import show_result
+def run(o: PlanOptions):
+    """The plan's Result, written to its run directory (and --metrics, --csv); the caller shows it."""
     plans = plan_all(o)                      # bad input stops here, before a run directory exists
     run_ = RunStore(o.out).create("plan")
     params = {"patterns": o.patterns, "device": o.device, "se": o.se, "network": o.network, "radio": o.radio, "n": o.n,
@@ -161,5 +160,4 @@ def run(o: PlanOptions) -> int:
         from pathlib import Path
         from ..report.export import write_csv
         write_csv(doc, Path(o.csv))
-    show_result(doc, run_, json_out=o.json, no_report=o.no_report, tables=terminal_plan.tables(doc))
-    return EXIT_OK
+    return doc

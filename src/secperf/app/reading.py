@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
-from ..core.errors import EXIT_OK
+from .reporter import reporter
 
 
 def read_result(path: str | Path, option: str = "", allow_partial: bool = False) -> dict:
@@ -27,12 +25,15 @@ def read_result(path: str | Path, option: str = "", allow_partial: bool = False)
                                 f"or pass --allow-partial to read the {len(doc['series'])} series it has")
         if state == "abandoned" and doc["status"] == "running":
             mark_abandoned(doc)  # in memory: the report says so; the reader never rewrites its input
-        print(f"note: {where}: the run {why}; reading its {len(doc['series'])} series as they are "
-              f"(--allow-partial): figures from it are partial", file=sys.stderr)
+        reporter().note(f"note: {where}: the run {why}; reading its {len(doc['series'])} series as they are "
+              f"(--allow-partial): figures from it are partial")
     return doc
 
 
-def report(result: str, output: str | None, figures: str | None = None, allow_partial: bool = False) -> int:
+def report(result: str, output: str | None, figures: str | None = None,
+           allow_partial: bool = False) -> list[tuple[str, Path]]:
+    """Write the HTML report of a Result (and its figures); what was written: ("report", path),
+    then ("figure", path) per file."""
     from ..core.store import atomic_write
     from ..report.html import render
     from .runner import check_output_file
@@ -46,37 +47,23 @@ def report(result: str, output: str | None, figures: str | None = None, allow_pa
     doc = read_result(result, "", allow_partial)
     out = Path(output) if output else default_out
     atomic_write(out, render(doc), what="-o/--output")
-    print(f"report: {out}", file=sys.stderr)
+    written = [("report", out)]
     if figures:
         from ..report.figures import write_figures
-        for p in write_figures(doc, Path(figures)):
-            print(f"figure: {p}", file=sys.stderr)
-    return EXIT_OK
+        written += [("figure", p) for p in write_figures(doc, Path(figures))]
+    return written
 
 
-def compare(a: str, b: str, alpha: float, min_change: float, as_json: bool, allow_partial: bool = False,
-            power: float = 0.8) -> int:
-    """Two Results of the same kind judged as core/compare.py says; the tables on stdout (or the
-    comparison as JSON). Different kinds, or Results sharing nothing, are input errors (exit 2)."""
+def compare(a: str, b: str, alpha: float, min_change: float, allow_partial: bool = False,
+            power: float = 0.8) -> dict:
+    """Two Results of the same kind judged as core/compare.py says: the comparison (report/
+    terminal_compare.py shows it). Different kinds, or Results sharing nothing, are input errors
+    (exit 2)."""
     from ..core.compare import compare as compare_results
     from ..core.errors import InputError
-    from ..report import terminal
-    from ..report.terminal_compare import tables
     from ..core.result import reading
     if not 0.0 < power < 1.0:
         raise InputError(f"--power {power:g}: give a probability between 0 and 1 (exclusive), e.g. 0.8")
     da, db = read_result(a, "A", allow_partial), read_result(b, "B", allow_partial)
     with reading(f"{a} vs {b}", "a series' values or labels"):
-        cmp = compare_results(da, db, alpha=alpha, min_change=min_change, power=power)
-    if as_json:
-        sys.stdout.write(json.dumps(cmp, indent=1) + "\n")
-        return EXIT_OK
-    con = terminal.out_console()
-    for t in tables(cmp):
-        con.print(t)
-    for w in cmp["warnings"]:
-        con.print(f"[yellow]warning:[/yellow] {w}")
-    for side in ("a", "b"):
-        if cmp[f"only_in_{side}"]:
-            con.print(f"only in {side.upper()}: {', '.join(cmp[f'only_in_{side}'])}")
-    return EXIT_OK
+        return compare_results(da, db, alpha=alpha, min_change=min_change, power=power)

@@ -7,14 +7,13 @@ measured)."""
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from ..core import host, result as R
-from ..core.errors import EXIT_FAILURES, EXIT_OK, InputError
 from ..core.store import RunStore
+from .reporter import reporter
 from .signals import Interrupted, interruptible
 
 
@@ -52,12 +51,11 @@ def add_analyses(doc: dict, params: dict) -> None:
                                            "rows": Q.strength_table(doc, params["strength"])}
 
 
-def measure_and_write(kind: str, params: dict, phases: list[Phase], output: Output) -> int:
+def measure_and_write(kind: str, params: dict, phases: list[Phase], output: Output):
     """Run the phases into a new run directory; write result.json (after every series), the CSV,
-    the HTML report and figures; print the tables. Returns the exit code."""
-    from ..report import terminal
-
-    con = terminal.err_console()
+    the HTML report and figures. Returns the Result; the caller shows it and judges its failed
+    series. Interrupted, the partial Result is saved and written out first, then the
+    interruption is raised again carrying it (`exc.result`)."""
     check_output_file(output.csv, "--csv")
     check_output_file(output.metrics, "--metrics")
     if output.figures:  # a bad figures directory is said before measuring, not after
@@ -70,11 +68,10 @@ def measure_and_write(kind: str, params: dict, phases: list[Phase], output: Outp
     run.save(doc)
     total = sum(len(ph.items) for ph in phases)
     if not output.json:
-        con.print(f"[bold]secperf {kind}[/bold]: {total} series → {run.dir}")
-
-    status, code = "complete", EXIT_OK
+        reporter().status(f"[bold]secperf {kind}[/bold]: {total} series → {run.dir}")
+    status, interrupted = "complete", None
     try:
-        with interruptible(), terminal.progress_bar(con, total, "measuring") as update:
+        with interruptible(), reporter().progress(total, "measuring") as update:
             for ph in phases:
                 def progress(event, item, i, n, series, ph=ph):
                     if event == "start":
@@ -83,26 +80,15 @@ def measure_and_write(kind: str, params: dict, phases: list[Phase], output: Outp
                         update(advance=1)
                 ph.runner(ph.items, doc, run, progress)
     except Interrupted as sig:
-        status, code = "interrupted", sig.exit_code
+        status, interrupted = "interrupted", sig
     add_analyses(doc, params)
-    failed = [s for s in doc["series"] if s["status"] in ("failed", "partial")]
     R.finish(doc, status)
     run.save(doc)
     write_outputs(doc, run, output)
-    if output.json:
-        sys.stdout.write(R.dumps(doc))
-    else:
-        print_tables(doc, params)
-        con.print(f"result: {run.result_path}" + ("" if output.no_report else f"\nreport: {run.report_path}"))
-    if status == "interrupted":
-        con.print(f"[yellow]run interrupted[/yellow]; the partial result is in {run.result_path}")
-        return code
-    share = len(failed) / max(1, len(doc["series"]))
-    if failed and share > output.max_failure_share:
-        con.print(f"[red]{len(failed)} of {len(doc['series'])} series had failures[/red] "
-                  f"(first: {failed[0]['id']}: {failed[0]['failures'][-1]['reason']})")
-        return EXIT_FAILURES
-    return EXIT_OK
+    if interrupted is not None:
+        interrupted.result = doc
+        raise interrupted
+    return doc
 
 
 def check_output_file(path: str | None, option: str, inputs=()) -> None:
@@ -148,17 +134,6 @@ def _server_tables(doc: dict) -> list:
     return terminal_server.tables(doc)
 
 
-def show_result(doc: dict, run, *, json_out: bool, no_report: bool, tables: list) -> None:
-    """The end of a run that computes rather than measures (can, whatif, plan): the Result on stdout
-    with --json, else "At a glance" and its tables, and where the result and the report are."""
-    from ..report import terminal
-    if json_out:
-        sys.stdout.write(R.dumps(doc))
-        return
-    terminal.print_result(terminal.out_console(), doc, tables)
-    terminal.err_console().print(f"result: {run.result_path}" + ("" if no_report else f"\nreport: {run.report_path}"))
-
-
 def result_tables(doc: dict, params: dict) -> list:
     """Every terminal table the Result has rows for, in the order they print."""
     from ..report import terminal, terminal_device, terminal_libraries, terminal_mac, terminal_plan, terminal_whatif
@@ -177,8 +152,3 @@ def result_tables(doc: dict, params: dict) -> list:
     return out
 
 
-def print_tables(doc: dict, params: dict) -> None:
-    """"At a glance" first (once), then every terminal table the Result has rows for, fitted to the
-    terminal's width."""
-    from ..report import terminal
-    terminal.print_result(terminal.out_console(), doc, result_tables(doc, params))

@@ -40,7 +40,7 @@ def handshake_configs(scn: dict) -> list:
     return out
 
 
-def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> int:
+def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output):
     """Measure everything a scenario names, in one Result; links this machine cannot build are
     skipped with their reason (see links.links_unavailable)."""
     from ..measure import connect as C, signer as S

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.errors import InputError, SetupError
 from .runner import Output, Phase, measure_and_write
+from .reporter import reporter
 
 
 @dataclass
@@ -114,7 +114,7 @@ def dtls_matrix_plan() -> list:
     return out
 
 
-def run(o: ServerOptions, output: Output) -> int:
+def run(o: ServerOptions, output: Output):
     if o.cluster:
         from .cluster_load import run_server
         return run_server(o, output)
@@ -183,7 +183,7 @@ def _fleet_runs(o: FleetOptions, full: float, resumed: float, source: str) -> di
     return {"capacity_source": source, "runs": runs}
 
 
-def run_fleet(o: FleetOptions, output: Output) -> int:
+def run_fleet(o: FleetOptions, output: Output):
     from ..model.fleet import FleetModel
     # the model's inputs are checked before anything is measured
     for n in o.devices:
@@ -258,8 +258,7 @@ def _given_capacity(o: FleetOptions) -> tuple[float, float, str]:
                              f"name the one to use with --key")
         if key is None and keys:
             key = keys[0]
-            print(f"note: --from {o.from_result}: the capacity of its only server key, {key} (--key to name it)",
-                  file=sys.stderr)
+            reporter().note(f"note: --from {o.from_result}: the capacity of its only server key, {key} (--key to name it)")
         elif key is not None and keys and key not in keys:
             raise InputError(f"--key {key}: --from {o.from_result} holds no capacity for it; it holds "
                              f"{', '.join(keys)}: give one of those with --key, or measure {key} "
@@ -299,7 +298,7 @@ def replay_compare(o: FleetOptions, policy: str, measured: dict) -> dict:
     return out
 
 
-def _run_replay(o: FleetOptions, params: dict, output: Output) -> int:
+def _run_replay(o: FleetOptions, params: dict, output: Output):
     from ..measure import server as S
     if not 10 <= o.replay <= MAX_REPLAY:
         raise InputError(f"--replay {o.replay}: give 10..{MAX_REPLAY} clients (one process, one socket each)")

@@ -3,11 +3,10 @@ kind `whatif` through the run store (one series per scenario and link), print it
 
 from __future__ import annotations
 
-import sys
 from dataclasses import asdict, dataclass, field
 
 from ..core import host, result as R
-from ..core.errors import EXIT_OK, InputError
+from ..core.errors import InputError
 from ..core.store import RunStore
 from ..model import costs as C
 from ..model import flights as F
@@ -18,6 +17,7 @@ from ..sim import montecarlo as M
 from ..sim import sweep as SW
 from ..inputs import netspec as NS
 from ..inputs import se_profiles as SE
+from .reporter import reporter
 
 TIMER = {"name": "connection set-up (predicted)",
          "start": "the client's first packet (TCP SYN; DTLS/OpenVPN: first datagram)",
@@ -99,7 +99,7 @@ def cost_table(o: WhatifOptions) -> C.CostTable:
         if not dev_docs:
             from .device_counts import device_counts
             counts = device_counts(device, _count_scenarios(o), o.stack, o.config, quiet=o.json)
-            print(f"{device}: {counts.note()}", file=sys.stderr)
+            reporter().note(f"{device}: {counts.note()}")
             dev_docs = [(f"device counts {counts.doc['run_id']}", counts.doc)]
         elif o.config:
             raise InputError(f"--config {o.config}: the build configuration is the one the --calibrate device "
@@ -170,8 +170,8 @@ def _client_keys(protocol: str, keys: list[str], protocols: list[str]) -> list[s
                          f"nothing and the secure element would add 0 µs; use --key software, or a protocol whose "
                          f"client signs: {CLIENT_AUTH_HINT}")
     rest = [k for k in keys if not k.startswith("se:")] or ["software"]
-    print(f"note: --key {','.join(se)}: {protocol} has no client certificate (the key signs nothing); its rows use "
-          f"the software key only", file=sys.stderr)
+    reporter().note(f"note: --key {','.join(se)}: {protocol} has no client certificate (the key signs nothing); its rows use "
+          f"the software key only")
     return rest
 
 
@@ -477,9 +477,8 @@ def predict_into(doc: dict, o: WhatifOptions, table: C.CostTable, cells=None, sw
         doc["analysis"]["whatif"]["s1"] = S1.per_message(table)
 
 
-def run(o: WhatifOptions) -> int:
-    from ..report import terminal_whatif
-    from .runner import show_result
+def run(o: WhatifOptions):
+    """The what-if Result, written to its run directory (and --csv); the caller shows it."""
     table = cost_table(o)
     cells, sweep = _cells(o, table)
     o.wakeup_samples_ms = host_wakeups(o)
@@ -513,5 +512,4 @@ def run(o: WhatifOptions) -> int:
         from pathlib import Path
         from ..report.export import write_csv
         write_csv(doc, Path(o.csv))
-    show_result(doc, run_, json_out=o.json, no_report=o.no_report, tables=terminal_whatif.tables(doc))
-    return EXIT_OK
+    return doc

@@ -114,9 +114,9 @@ def path(s: str) -> str:
 
 def name_list(s: str) -> str:
     """A comma list of names that must name at least one (an empty value would silently select the
-    default or everything)."""
-    if not [x for x in s.split(",") if x.strip()]:
-        raise argparse.ArgumentTypeError(f"{s!r} names nothing: give one or more names, comma-separated")
+    default or everything); kept as the text given (the options whose consumers take it as one
+    string, e.g. --stack of whatif and plan)."""
+    comma_list()(s)
     return s
 
 
@@ -127,3 +127,36 @@ def name(s: str) -> str:
     if "," in s:
         raise argparse.ArgumentTypeError(f"{s!r}: give one name, not a list")
     return s.strip()
+
+
+class _CommaList:
+    """The argparse type of an option that takes a comma-separated list (see `comma_list`)."""
+
+    def __init__(self, item_type=None, choices=None):
+        self.item_type, self.choices = item_type, tuple(choices) if choices else None
+        self.__name__ = "comma list"  # argparse names the type in its "invalid ... value" message
+
+    def __call__(self, s: str) -> list:
+        items = [x.strip() for x in str(s).split(",") if x.strip()]
+        if not items:
+            raise argparse.ArgumentTypeError(f"{s!r} names nothing: give one or more values, comma-separated")
+        out = []
+        for x in items:
+            if self.choices is not None and x not in self.choices:
+                raise argparse.ArgumentTypeError(f"{x!r} is not one of {', '.join(map(str, self.choices))}")
+            if self.item_type is not None:
+                try:
+                    x = self.item_type(x)
+                except (argparse.ArgumentTypeError, ValueError, TypeError) as exc:
+                    why = str(exc) if isinstance(exc, argparse.ArgumentTypeError) else "not a valid value"
+                    raise argparse.ArgumentTypeError(f"{x!r} in {s!r}: {why}") from None
+            out.append(x)
+        return out
+
+
+def comma_list(item_type=None, choices=None) -> _CommaList:
+    """The one type of every option that takes a comma-separated list: 'a,b' becomes ['a', 'b']
+    (blank items dropped), each item checked against `choices` and converted by `item_type`. A value
+    naming nothing, or a bad item, is an argparse error (exit 2) naming the option and the item.
+    With `action="extend"` a repeated option adds to the same flat list."""
+    return _CommaList(item_type, choices)

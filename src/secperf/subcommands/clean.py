@@ -13,6 +13,7 @@ def add_arguments(p) -> None:
                    "directory (default: ./results and every directory secperf has written runs to)")
 
 
-def run(args) -> int:
+def run(args):
     from ..app.clean import clean
-    return clean(args.json, args.results)
+    from .output import Text
+    return Text(clean(args.json, args.results))

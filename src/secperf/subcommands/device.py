@@ -3,10 +3,7 @@ instructions per handshake message and per primitive (docs/how-to/devices.md).""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-from .argtypes import count
+from .argtypes import comma_list, count
 from . import argtypes
 
 NAME = "device"
@@ -29,7 +26,7 @@ def add_arguments(p) -> None:
                     "`secperf device list`)")
     hs.add_argument("--stack", default=DEFAULTS["stack"], help="wolfssl, mbedtls (2.28, TLS 1.2), mbedtls3 (3.6, TLS 1.3 and 1.2), wolfssl59 (5.9, built from the crate), openssl (3.0, A-profile cores); comma list")
     hs.add_argument("--tls", default=DEFAULTS["tls"], help="1.3, 1.2, dtls1.2 (comma list; default 1.3)")
-    hs.add_argument("--group", default=DEFAULTS["group"], help=f"x25519, p-256, p-384 (default {DEFAULTS['group']})")
+    hs.add_argument("--group", type=comma_list(), default=DEFAULTS["group"], help=f"x25519, p-256, p-384 (default {DEFAULTS['group']})")
     hs.add_argument("--suite", default=DEFAULTS["suite"], help=f"aes128gcm, chacha20 (default {DEFAULTS['suite']})")
     hs.add_argument("--mode", default=DEFAULTS["mode"], help="full, resumed (ticket), psk (TLS 1.3 external PSK "
                     "with an ECDHE share); comma list; default full")
@@ -66,17 +63,16 @@ def add_arguments(p) -> None:
 
 
 def _output(args):
-    from ..app.runner import Output
-    cli = Path(sys.argv[0]).name in ("secperf", "__main__.py")
-    return Output(out=args.out, json=args.json, csv=args.csv, no_report=args.no_report,
-                  command=["secperf", *sys.argv[1:]] if cli else ["secperf", "device", args.device_cmd])
+    from .measuring import output
+    return output(args, "device", args.device_cmd)
 
 
-def run(args) -> int:
+def run(args):
     from ..app import device as app
+    from .output import Exited, Text
     if args.device_cmd == "handshake":
         from ..inputs.vocabulary import groups
-        group = ",".join(groups([g for g in args.group.split(",") if g.strip()])) or args.group  # one spelling
+        group = ",".join(groups(args.group))  # one spelling
         opts = app.HandshakeOptions(device=args.device, stack=args.stack, tls=args.tls, group=group,
                                     suite=args.suite, mode=args.mode, server_cert=args.server_cert,
                                     client_cert=args.client_cert, n=args.n,
@@ -86,8 +82,9 @@ def run(args) -> int:
         return app.run_crypto(args.device, args.stack, args.op, args.n, _output(args), args.config,
                               timing=args.timing == "on")
     if args.device_cmd == "list":
-        return app.list_devices()
+        return Text(app.list_devices())
     if args.device_cmd == "build":
-        return app.build(args.stack, args.target, args.config)
-    print("secperf device: choose handshake, crypto, list or build (secperf device -h)", file=sys.stderr)
-    return 2
+        app.build(args.stack, args.target, args.config)
+        return Exited(0)
+    return Text("secperf device: choose handshake, crypto, list or build (secperf device -h)\n", stream="stderr",
+                exit_code=2)

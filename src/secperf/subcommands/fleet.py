@@ -4,9 +4,7 @@ millions of devices. Parsing only."""
 
 from __future__ import annotations
 
-import sys
-
-from .argtypes import count, nonneg, positive, seed, share
+from .argtypes import comma_list, count, nonneg, positive, seed, share
 from . import argtypes
 
 MAX_DEVICES = 100_000_000
@@ -15,8 +13,8 @@ HELP = "reconnect storms: N devices reconnecting after an outage (measured capac
 
 
 def add_arguments(p) -> None:
-    p.add_argument("--devices", default="100000", help="devices (comma list, up to 100,000,000)")
-    p.add_argument("--policy", default="exponential", help="none, fixed, exponential (full jitter), "
+    p.add_argument("--devices", type=comma_list(count(MAX_DEVICES)), default="100000", help="devices (comma list, up to 100,000,000)")
+    p.add_argument("--policy", type=comma_list(), default="exponential", help="none, fixed, exponential (full jitter), "
                    "decorrelated (comma list)")
     p.add_argument("--capacity", type=positive(1e9), help="full handshakes/s of the server (default: measure it here)")
     p.add_argument("--resumed-capacity", type=positive(1e9), help="resumed handshakes/s (default: as --capacity)")
@@ -54,20 +52,11 @@ def add_arguments(p) -> None:
     g.add_argument("--no-report", action="store_true")
 
 
-def run(args) -> int:
+def run(args):
     from ..app import server as app
-    from ..app.runner import Output
     from ..core.errors import InputError
-    try:
-        devices = [int(x) for x in args.devices.split(",") if x.strip()]
-    except ValueError:
-        raise InputError(f"--devices {args.devices!r}: give a comma list of whole numbers") from None
-    if not devices or any(not 1 <= n <= MAX_DEVICES for n in devices):
-        raise InputError(f"--devices {args.devices!r}: give one or more whole numbers from 1 to {MAX_DEVICES:,}")
-    policies = [x.strip() for x in args.policy.split(",") if x.strip()]
-    if not policies:
-        raise InputError("--policy: empty; name none, fixed, exponential or decorrelated")
-    o = app.FleetOptions(devices=devices, policies=policies,
+    from .measuring import output
+    o = app.FleetOptions(devices=args.devices, policies=args.policy,
                          capacity=args.capacity, resumed_capacity=args.resumed_capacity,
                          resumed_share=args.resumed_share, base_s=args.base, cap_s=args.cap, timeout_s=args.timeout,
                          backlog=args.backlog, spread_s=args.spread, device_handshake_s=args.device_handshake,
@@ -79,5 +68,4 @@ def run(args) -> int:
     if o.cluster and o.replay is None:
         raise InputError("--cluster with fleet: only a --replay storm runs on the cluster (the model runs here in "
                          "seconds); add --replay N or drop --cluster")
-    out = Output(out=args.out, json=args.json, csv=args.csv, no_report=args.no_report, command=["secperf", *sys.argv[1:]])
-    return app.run_fleet(o, out)
+    return app.run_fleet(o, output(args))

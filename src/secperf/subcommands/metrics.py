@@ -20,8 +20,7 @@ def add_arguments(p) -> None:
     allow_partial_option(p)
 
 
-def run(args) -> int:
-    import sys
+def run(args):
     from pathlib import Path
     from ..app.reading import read_result
     from ..app.runner import check_output_file
@@ -34,9 +33,9 @@ def run(args) -> int:
     from ..core.result import reading
     with reading(str(path), "a series or analysis read for the metrics"):
         text = exposition(doc)
+    from .output import Exited, Text
     if args.output:
         from ..core.store import atomic_write
         atomic_write(Path(args.output), text, what="-o/--output")
-    else:
-        sys.stdout.write(text)
-    return 0
+        return Exited(0)
+    return Text(text)

@@ -4,6 +4,7 @@ latency, energy and bytes. Parsing only; secperf.app.plan runs it."""
 from __future__ import annotations
 
 NAME = "plan"
+JUDGES_FAILURES = False   # a plan's Result is judged by its verdicts, not by failed rows
 HELP = "judge communication patterns (periodic, events, real-time, management, bulk, batch): verdicts before " \
        "and after design measures, energy per day"
 
@@ -11,7 +12,7 @@ HELP = "judge communication patterns (periodic, events, real-time, management, b
 def add_arguments(p) -> None:
     from .argtypes import count, seed
     from . import argtypes, shared
-    p.add_argument("--pattern", action="append", type=argtypes.name_list, metavar="NAME|FILE",
+    p.add_argument("--pattern", action="extend", type=argtypes.comma_list(), metavar="NAME|FILE",
                    help="a built-in pattern (periodic-collection, event-driven, real-time-control, remote-management, "
                         "bulk-transfer, batch-collection; 'study' = all six) or a TOML file; comma list, repeatable "
                         "(default: study)")
@@ -44,12 +45,13 @@ def add_arguments(p) -> None:
     p.add_argument("--no-report", action="store_true", help="skip writing report.html")
 
 
-def run(args) -> int:
+def run(args):
     from ..app import plan as A
+    from .output import Exited
     if args.list:
         from ..report.terminal_plan import listing
         listing()
-        return 0
+        return Exited(0)
     from ..app.cluster import require
     require(args.cluster)                 # Ray missing or a malformed address: exit 2 before any work
     o = options(args)
@@ -72,7 +74,7 @@ def options(args):
         V.note(f"--se is renamed --key se:PROFILE (here --key {key}); accepted for this release")
     if key is not None:
         key = V.key(key, "--key" if args.se is None else "--se")
-    pats = [x.strip() for v in args.pattern or [] for x in v.split(",") if x.strip()]
+    pats = list(args.pattern or [])
     device, network, radio, resolved, system = args.device, args.network, args.radio, [], None
     stack, config = args.stack, args.config
     from . import shared

@@ -4,7 +4,6 @@ file (`--system FILE.toml` of whatif and plan)."""
 from __future__ import annotations
 
 import json
-import sys
 
 NAME = "schema"
 HELP = "print the JSON Schema of a Result (result.json), a scenario file or a system file (--system)"
@@ -15,7 +14,8 @@ def add_arguments(p) -> None:
                    help="result: result.json; scenario: a scenario TOML file; system: a system file (whatif/plan --system)")
 
 
-def run(args) -> int:
+def run(args):
+    from .output import Text
     if args.what == "result":
         from ..core.result_schema import json_schema
         doc = json_schema()
@@ -25,5 +25,4 @@ def run(args) -> int:
     else:
         from ..inputs.schema import scenario_json_schema
         doc = scenario_json_schema()
-    sys.stdout.write(json.dumps(doc, indent=1, sort_keys=True) + "\n")
-    return 0
+    return Text(json.dumps(doc, indent=1, sort_keys=True) + "\n")

@@ -4,35 +4,29 @@ offloaded to the token behind the latency shim, busy-poll or sleep). Parsing onl
 
 from __future__ import annotations
 
-import sys
-
-from .argtypes import count, nonneg, positive, seed
+from .argtypes import comma_list, count, nonneg, positive, seed
 from . import argtypes
 
 NAME = "server"
 HELP = "server CPU per handshake and capacity (nginx, probe, mosquitto), private-key offload busy vs sleep"
 
 
-def _csv(v: str) -> list[str]:
-    return [x.strip() for x in v.split(",") if x.strip()]
-
-
 def add_arguments(p) -> None:
     p.add_argument("--protocol", choices=("tls", "dtls"), default="tls",
                    help="tls (TCP) or dtls (DTLS 1.2 over UDP against libcoap's coap-server, which serves "
                         "concurrent DTLS clients; handshake only, cookie exchange always on)")
-    p.add_argument("--server", default=None, help="nginx, probe, mosquitto with --protocol tls (default nginx); "
+    p.add_argument("--server", type=comma_list(), default=None, help="nginx, probe, mosquitto with --protocol tls (default nginx); "
                    "coap-server with --protocol dtls (the default there) (comma list)")
-    p.add_argument("--key", default="rsa-2048", help="server key: rsa-2048|3072|4096, rsa-N-nocrt (probe server), "
+    p.add_argument("--key", type=comma_list(), default="rsa-2048", help="server key: rsa-2048|3072|4096, rsa-N-nocrt (probe server), "
                    "ecdsa-p256, ecdsa-p384, ed25519 (comma list)")
-    p.add_argument("--key-source", default="software", help="software, offload:PROFILE:busy|sleep, e.g. "
+    p.add_argument("--key-source", type=comma_list(), default="software", help="software, offload:PROFILE:busy|sleep, e.g. "
                    "offload:rsa-card-1998:busy,offload:rsa-card-1998:sleep (nginx; comma list)")
-    p.add_argument("--client-auth", default="off", help="off, on or off,on")
-    p.add_argument("--resume-ratio", default="0", help="share of resumed handshakes 0..1 (comma list)")
-    p.add_argument("--chain-depth", default="1", help="1..3 (comma list)")
+    p.add_argument("--client-auth", type=comma_list(choices=("on", "off")), default="off", help="off, on or off,on")
+    p.add_argument("--resume-ratio", type=comma_list(float), default="0", help="share of resumed handshakes 0..1 (comma list)")
+    p.add_argument("--chain-depth", type=comma_list(int), default="1", help="1..3 (comma list)")
     p.add_argument("--tls", default="1.3", help="1.3 or 1.2")
-    p.add_argument("--concurrency", default="1,4,16", help="concurrent clients per level (comma list; closed loop)")
-    p.add_argument("--rates", help="open loop instead: offered new connections/s per level (comma list, e.g. "
+    p.add_argument("--concurrency", type=comma_list(int), default="1,4,16", help="concurrent clients per level (comma list; closed loop)")
+    p.add_argument("--rates", type=comma_list(float), help="open loop instead: offered new connections/s per level (comma list, e.g. "
                    "100,200,400,800); gives the capacity curve with its knee")
     from .shared import cluster_option
     cluster_option(p, "one secperf-loadgen per worker CPU (pinned) against the server; counts added, latency "
@@ -54,37 +48,20 @@ def add_arguments(p) -> None:
     g.add_argument("--no-report", action="store_true")
 
 
-def _numbers(opt: str, v: str, kind):
-    from ..core.errors import InputError
-    try:
-        return [kind(x) for x in _csv(v)]
-    except ValueError:
-        raise InputError(f"{opt} {v!r}: give a comma list of numbers") from None
-
-
-def run(args) -> int:
+def run(args):
     from ..app import server as app
-    from ..app.runner import Output
     from ..core.errors import InputError
-    auth = []
-    for a in _csv(args.client_auth):
-        if a not in ("on", "off"):
-            raise InputError(f"--client-auth {a!r}: give on, off or off,on")
-        auth.append(a == "on")
+    from .measuring import output
+    auth = [a == "on" for a in args.client_auth]
     if args.procs is not None and not 1 <= args.procs <= 64:
         raise InputError(f"--procs {args.procs}: give 1..64")
-    if args.server is not None and not _csv(args.server):  # '' fell back to the default server silently
-        raise InputError("--server: empty; name a server (nginx, probe, mosquitto, coap-server) or drop --server")
-    servers = _csv(args.server) if args.server else (["coap-server"] if args.protocol == "dtls" else ["nginx"])
+    servers = args.server or (["coap-server"] if args.protocol == "dtls" else ["nginx"])
     tls = "1.2" if args.protocol == "dtls" and args.tls == "1.3" else args.tls   # DTLS is 1.2 here
-    o = app.ServerOptions(servers=servers, protocol=args.protocol, keys=_csv(args.key), sources=_csv(args.key_source),
-                          client_auth=auth, resume_ratios=_numbers("--resume-ratio", args.resume_ratio, float),
-                          depths=_numbers("--chain-depth", args.chain_depth, int), tls=tls,
-                          concurrency=_numbers("--concurrency", args.concurrency, int), duration_s=args.duration,
-                          rates=_numbers("--rates", args.rates, float) if args.rates else [], matrix=args.matrix,
+    o = app.ServerOptions(servers=servers, protocol=args.protocol, keys=args.key, sources=args.key_source,
+                          client_auth=auth, resume_ratios=args.resume_ratio, depths=args.chain_depth, tls=tls,
+                          concurrency=args.concurrency, duration_s=args.duration, rates=args.rates or [],
+                          matrix=args.matrix,
                           warmup_s=args.warmup, core=args.core, procs=args.procs, seed=args.seed)
     from ..app.cluster import require
     o.cluster = require(args.cluster)     # Ray missing or a malformed address: exit 2 before anything runs
-    out = Output(out=args.out, json=args.json, csv=args.csv, no_report=args.no_report,
-                 command=["secperf", *sys.argv[1:]])
-    return app.run(o, out)
+    return app.run(o, output(args))

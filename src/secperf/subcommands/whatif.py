@@ -10,33 +10,31 @@ from ..inputs.vocabulary import HANDSHAKES
 from . import argtypes, shared
 
 NAME = "whatif"
+JUDGES_FAILURES = False   # a prediction's Result: its failed rows do not make the command fail
 HELP = "predict connection set-up for a protocol, key source, group, certificate and network (Monte Carlo)"
 
 
-def _csv(values: list[str] | None) -> list[str]:
-    return [x.strip() for v in values or [] for x in v.split(",") if x.strip()]
-
-
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("protocol", nargs="?", help=f"{', '.join(HANDSHAKES)} (comma list allowed); `--list` shows them with "
+    p.add_argument("protocol", nargs="?", type=argtypes.comma_list(), help=f"{', '.join(HANDSHAKES)} (comma list allowed); `--list` shows them with "
                    "their handshakes")
     p.add_argument("--list", action="store_true", help="protocols, handshakes, groups, certificate types, cost tables")
     p.add_argument("--network", action="append", metavar="NETWORK",
                    help="a link profile (`secperf netem list`), a spec like 'delay=50ms,loss=1%%,rate=250kbit', a "
                         "sweep or a comma list of profiles; repeatable (default: loopback)")
-    p.add_argument("--key", action="append", type=argtypes.name_list, metavar="SOURCES",
+    p.add_argument("--key", action="extend", type=argtypes.comma_list(), metavar="SOURCES",
                    help="client key: software, se:PROFILE (warm: session kept) or se:PROFILE:cold (open "
                         "session, log in, find key, sign per connection); comma list")
-    p.add_argument("--group", action="append", type=argtypes.name_list, metavar="GROUPS", help="key-exchange group(s) (default x25519), "
+    p.add_argument("--group", action="extend", type=argtypes.comma_list(), metavar="GROUPS", help="key-exchange group(s) (default x25519), "
                    "e.g. p-256, ml-kem-768, x25519mlkem768")
-    p.add_argument("--server-cert", action="append", metavar="TYPE[:DEPTH]", dest="server_cert",
+    p.add_argument("--server-cert", action="extend", type=argtypes.comma_list(), metavar="TYPE[:DEPTH]",
+                   dest="server_cert",
                    help="server certificate key type and chain depth, e.g. ecdsa-p256, rsa-2048:2, ml-dsa-44")
-    p.add_argument("--cert", action="append", metavar="TYPE[:DEPTH]", dest="old_cert",
+    p.add_argument("--cert", action="extend", type=argtypes.comma_list(), metavar="TYPE[:DEPTH]", dest="old_cert",
                    help="old name of --server-cert, accepted for this release")
     p.add_argument("--system", type=argtypes.path, metavar="FILE.toml",
                    help="a system file: core, stack and build, key, network, protocol and handshakes in one file "
                         "(`secperf schema system`; examples/); options given here override the file's, with a note")
-    p.add_argument("--handshake", action="append", metavar="KINDS",
+    p.add_argument("--handshake", action="extend", type=argtypes.comma_list(), metavar="KINDS",
                    help="full, resumed, psk, psk-dhe, 0rtt, hrr, nocookie (DTLS), fresh/cached (jwt); comma list")
     shared.add_device_options(p, "its client costs are counted on the emulator now or taken from the cache "
                                  "(each side keeps its own costs: the server's stay this host's)",
@@ -84,15 +82,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="also write every predicted number as CSV (tidy: one row per number)")
 
 
-def run(args) -> int:
-    import sys
-
+def run(args):
     from ..app import whatif as W
-    from ..core.errors import InputError
+    from .output import Exited
     if args.list:
         from ..report.terminal_whatif import listing
         listing()
-        return 0
+        return Exited(0)
     from ..app.cluster import require
     require(args.cluster)                 # Ray missing or a malformed address: exit 2 before any work
     return W.run(options(args))
@@ -103,7 +99,7 @@ def _server_certs(args) -> list[str]:
     from ..inputs.vocabulary import note
     if args.old_cert:
         note("--cert is renamed --server-cert (the name `secperf device handshake` uses); accepted for this release")
-    return _csv((args.server_cert or []) + (args.old_cert or []))
+    return (args.server_cert or []) + (args.old_cert or [])
 
 
 def options(args):
@@ -114,9 +110,9 @@ def options(args):
     from ..app import whatif as W
     from ..core.errors import InputError
     from ..inputs import vocabulary as V
-    protocols, networks, keys = _csv([args.protocol]) if args.protocol else [], args.network, _csv(args.key)
-    groups = V.groups(_csv(args.group)) if args.group else []
-    certs, handshakes = _server_certs(args), _csv(args.handshake)
+    protocols, networks, keys = args.protocol or [], args.network, args.key or []
+    groups = V.groups(args.group) if args.group else []
+    certs, handshakes = _server_certs(args), args.handshake or []
     device, stack, config = args.device, args.stack, args.config
     if args.system:
         from ..inputs.system import load_system

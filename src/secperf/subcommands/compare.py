@@ -1,0 +1,36 @@
+"""`secperf compare A B`: what changed from A to B (core/compare.py judges, report/ shows)."""
+
+from __future__ import annotations
+
+from . import shared
+from .argtypes import share
+
+NAME = "compare"
+HELP = ("what changed from A to B: measured differences with their interval, predicted percentiles with their "
+        "sampling error, changed numbers and verdicts")
+
+
+def add_arguments(p) -> None:
+    p.add_argument("a", help="baseline result.json")
+    p.add_argument("b", help="result.json to judge against A")
+    p.add_argument("--alpha", type=share, default=0.01, help="significance level (default 0.01)")
+    p.add_argument("--min-change", type=share, default=0.02,
+                   help="smallest relative median change that counts (default 0.02)")
+    p.add_argument("--power", type=share, default=0.8, help="power for the smallest detectable change (default 0.8)")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    shared.allow_partial_option(p)
+
+
+def run(args):
+    import json
+
+    from ..app.reading import compare
+    from ..report.terminal_compare import tables
+    from .output import Rich, Text
+    cmp = compare(args.a, args.b, args.alpha, args.min_change, args.allow_partial, args.power)
+    if args.json:
+        return Text(json.dumps(cmp, indent=1) + "\n")
+    lines = [f"[yellow]warning:[/yellow] {w}" for w in cmp["warnings"]]
+    lines += [f"only in {side.upper()}: {', '.join(cmp[f'only_in_{side}'])}" for side in ("a", "b")
+              if cmp[f"only_in_{side}"]]
+    return Rich([*tables(cmp), *lines])

@@ -1,0 +1,23 @@
+"""`secperf report`: re-render the HTML report (and the figures) of a result.json."""
+
+from __future__ import annotations
+
+from . import argtypes, shared
+
+NAME = "report"
+HELP = "re-render the HTML report of a result.json"
+
+
+def add_arguments(p) -> None:
+    p.add_argument("result", help="result.json (or its run directory)")
+    p.add_argument("-o", "--output", type=argtypes.path, help="where to write the HTML (default: report.html next to the result)")
+    p.add_argument("--figures", type=argtypes.path, metavar="DIR",
+                   help="also write every plot as PNG (300 dpi) and PDF into DIR, one file pair per plot")
+    shared.allow_partial_option(p)
+
+
+def run(args):
+    from ..app.reading import report
+    from .output import Text
+    written = report(args.result, args.output, getattr(args, "figures", None), args.allow_partial)
+    return Text("".join(f"{what}: {path}\n" for what, path in written), stream="stderr")
