@@ -20,11 +20,12 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..core import result as R
 from ..core import stats
+from ..core.errors import InputError
 from ..core.paths import private_dir
 from ..lab import vpn as V
 from .handshake import link_counters, link_timeout_ms
@@ -39,16 +40,16 @@ RESUMPTION = ("not applicable: OpenVPN's control channel does not resume TLS ses
 
 
 def parse_key_source(key_source: str, profile_name: str | None = None) -> tuple[str, str | None]:
-    """(kind, profile): kind is software, token or se. ValueError names what is wrong."""
+    """(kind, profile): kind is software, token or se. InputError names what is wrong."""
     if not isinstance(key_source, str) or not key_source:
-        raise ValueError(f"key_source {key_source!r} must be 'software', 'token' or 'se:<profile>'")
+        raise InputError(f"key_source {key_source!r} must be 'software', 'token' or 'se:<profile>'")
     if key_source == "software":
         if profile_name not in (None, "software"):
-            raise ValueError(f"key_source 'software' takes no secure-element profile (got {profile_name!r})")
+            raise InputError(f"key_source 'software' takes no secure-element profile (got {profile_name!r})")
         return "software", None
     if key_source == "token":
         if profile_name not in (None, "softhsm"):
-            raise ValueError(f"key_source 'token' is SoftHSM2 with no added delay (profile 'softhsm'); "
+            raise InputError(f"key_source 'token' is SoftHSM2 with no added delay (profile 'softhsm'); "
                              f"use key_source 'se:{profile_name}' for profile {profile_name!r}")
         return "token", "softhsm"
     if key_source == "se" and profile_name:
@@ -56,10 +57,28 @@ def parse_key_source(key_source: str, profile_name: str | None = None) -> tuple[
     if key_source.startswith("se:") and key_source[3:]:
         prof = key_source[3:]
         if profile_name not in (None, prof):
-            raise ValueError(f"key_source {key_source!r} and profile_name {profile_name!r} disagree")
+            raise InputError(f"key_source {key_source!r} and profile_name {profile_name!r} disagree")
         return "se", prof
-    raise ValueError(f"key_source {key_source!r} must be 'software', 'token' or 'se:<profile>' "
+    raise InputError(f"key_source {key_source!r} must be 'software', 'token' or 'se:<profile>' "
                      f"(e.g. 'se:iot-safe-sim')")
+
+
+@dataclass(frozen=True)
+class VpnParams:
+    """What one OpenVPN series measures, as measure_vpn checked it."""
+    key_source: str               # software | token | se:PROFILE
+    kind: str                     # software | token | se
+    profile_name: str | None      # the secure-element profile's name (token: softhsm)
+    n: int                        # counted runs
+    warmup: int
+    workdir: Path
+    seed: int = 1
+    proto: str = "udp"            # udp | tcp
+    timeout_s: float = 20.0       # per run, before the link's round trips are added
+    server_key_type: str = "ecdsa-p256"
+    client_cert: Path | None = None  # another software client certificate and key (e.g. one to reject)
+    client_key: Path | None = None
+    profile: object = None        # the loaded secure-element profile (token and se sources)
 
 
 def run_seed(seed: int, i: int) -> int:
@@ -101,20 +120,20 @@ def measure_vpn(key_source: str, n: int, warmup: int, workdir: Path, seed: int =
     if kind == "se":
         key_source = f"se:{prof_name}"
     if not isinstance(n, int) or n < 1:
-        raise ValueError(f"n = {n!r}: the number of counted runs must be an integer >= 1")
+        raise InputError(f"n = {n!r}: the number of counted runs must be an integer >= 1")
     if not isinstance(warmup, int) or warmup < 0:
-        raise ValueError(f"warmup = {warmup!r} must be an integer >= 0")
+        raise InputError(f"warmup = {warmup!r} must be an integer >= 0")
     if proto not in V.PROTOS:
-        raise ValueError(f"proto {proto!r} must be one of {', '.join(V.PROTOS)}")
+        raise InputError(f"proto {proto!r} must be one of {', '.join(V.PROTOS)}")
     if not timeout_s or timeout_s <= 0:
-        raise ValueError(f"timeout_s = {timeout_s!r} must be > 0")
+        raise InputError(f"timeout_s = {timeout_s!r} must be > 0")
     if (client_cert is None) != (client_key is None) or (client_cert is not None and kind != "software"):
-        raise ValueError("client_cert and client_key go together, and only with key_source 'software'")
+        raise InputError("client_cert and client_key go together, and only with key_source 'software'")
     for what, p in (("client_cert", client_cert), ("client_key", client_key)):
         if p is not None and not Path(p).is_file():
-            raise ValueError(f"{what} {p} is not a file")
+            raise InputError(f"{what} {p} is not a file")
     if server_key_type not in V.SERVER_KEY_TYPES:
-        raise ValueError(f"server_key_type {server_key_type!r} must be one of {', '.join(V.SERVER_KEY_TYPES)}")
+        raise InputError(f"server_key_type {server_key_type!r} must be one of {', '.join(V.SERVER_KEY_TYPES)}")
     profile = None
     if kind in ("token", "se"):
         from ..inputs.se_profiles import get_profile
@@ -128,24 +147,24 @@ def measure_vpn(key_source: str, n: int, warmup: int, workdir: Path, seed: int =
     if own_link is not None:
         link = own_link.open()   # a Link that fails to open has closed itself
     try:
-        return _measure(kind, prof_name, key_source, n, warmup, workdir, seed, profile, proto, timeout_s,
-                        server_key_type, client_cert, client_key,
-                        link if link is not None and not link.loopback else None)
+        vp = VpnParams(key_source, kind, prof_name, n, warmup, Path(workdir), seed, proto, timeout_s, server_key_type,
+                       client_cert, client_key, profile)
+        return _measure(vp, link if link is not None and not link.loopback else None)
     finally:
         if own_link is not None:
             own_link.close()
 
 
-def _measure(kind, prof_name, key_source, n, warmup, workdir, seed, profile, proto, timeout_s, server_key_type,
-             client_cert, client_key, link) -> dict:
+def _measure(vp: VpnParams, link) -> dict:
+    kind, prof_name, key_source, n, warmup, proto = vp.kind, vp.profile_name, vp.key_source, vp.n, vp.warmup, vp.proto
     spec = link.spec if link is not None else None
     # over a link every wait grows by ten configured round trips (as a handshake's stages do)
-    timeout_s = link_timeout_ms(int(timeout_s * 1000), spec) / 1000
+    timeout_s = link_timeout_ms(int(vp.timeout_s * 1000), spec) / 1000
     ping_timeout_s = link_timeout_ms(2000, spec) / 1000
 
     from ..lab.pki import LabPKI
     pki = LabPKI().ensure()
-    server_certs = pki.server(server_key_type, 1)
+    server_certs = pki.server(vp.server_key_type, 1)
     client_sw = pki.client("ecdsa-p256")
 
     labels = {"protocol": "vpn", "client": "openvpn", "server": "openvpn", "key_source": key_source,
@@ -160,7 +179,7 @@ def _measure(kind, prof_name, key_source, n, warmup, workdir, seed, profile, pro
                      kind="connect", labels=labels, timer=dict(TIMER))
     s["derived"] = {"phases_p50_us": [], "startup_p50_us": None, "init_p50_us": None, "se_calls": None,
                     "resumed": 0, "resumption": RESUMPTION}
-    work = private_dir(Path(workdir) / f"openvpn-{key_source.replace(':', '-')}-{os.getpid()}-{time.monotonic_ns()}")
+    work = private_dir(vp.workdir / f"openvpn-{key_source.replace(':', '-')}-{os.getpid()}-{time.monotonic_ns()}")
     shim_logs: list[Path] = []
     token = None
     iters: list[dict] = []
@@ -168,7 +187,8 @@ def _measure(kind, prof_name, key_source, n, warmup, workdir, seed, profile, pro
     resumed = 0
     key = None
     if kind == "software":
-        key = V.ClientKey("software", cert=Path(client_cert or client_sw.cert), key=Path(client_key or client_sw.key))
+        key = V.ClientKey("software", cert=Path(vp.client_cert or client_sw.cert),
+                          key=Path(vp.client_key or client_sw.key))
     else:
         from ..lab.token import LabToken, TokenError
         from .probe import find_shim
@@ -200,8 +220,8 @@ def _measure(kind, prof_name, key_source, n, warmup, workdir, seed, profile, pro
                         if token is not None:
                             # each run is a new process that loads the shim afresh: a seed per run, or every
                             # run would draw the same delays
-                            env, log = shim_env(token, profile, private_dir(work / "shim" / f"run-{i}"),
-                                                run_seed(seed, i))
+                            env, log = shim_env(token, vp.profile, private_dir(work / "shim" / f"run-{i}"),
+                                                run_seed(vp.seed, i))
                             shim_logs.append(log)
                             run_key = replace(key, env={k: env[k] for k in ("SOFTHSM2_CONF", "SECPERF_SE_PROFILE")})
                         sample = _one_run(ns, server, server_certs.ca, run_key, proto, work / f"client-{i}", timeout_s,
