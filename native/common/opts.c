@@ -76,7 +76,7 @@ int opt_next(opt_parser *p, char *err, size_t errlen)
         } else {
             char shortopt = (char)optopt;
             if (shortopt == 0 || shortopt == '?')
-                shortopt = text[0] == '-' && text[1] != '\0' ? text[1] : '?';
+                shortopt = text[0] == '-' && text[1] != '\0' ? text[1] : (char)'?';
             snprintf(err, errlen, "unknown option '-%c'", shortopt);
         }
         return -1;

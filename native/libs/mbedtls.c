@@ -307,7 +307,7 @@ int backend_setup(const sk_args *a, sk_op *op, char *err)
             return SK_OK;
         }
         if (ecdh || x) {
-            if (strcmp(o, "derive")) return sk_not_implemented(err, a, "Mbed TLS");
+            if (strcmp(o, "derive") != 0) return sk_not_implemented(err, a, "Mbed TLS");
             mbedtls_mpi pd;
             mbedtls_mpi_init(&pd);
             rc = mbedtls_ecp_gen_keypair(&s->grp, &s->d, &s->q, mbedtls_ctr_drbg_random, &s->drbg);
@@ -332,8 +332,8 @@ int backend_setup(const sk_args *a, sk_op *op, char *err)
     int gcm = !strcmp(alg, "aes-128-gcm") || !strcmp(alg, "aes-256-gcm");
     int ccm = !strcmp(alg, "aes-128-ccm"), cc = !strcmp(alg, "chacha20-poly1305");
     if (gcm || ccm || cc) {
-        int enc = !strcmp(o, "encrypt");
-        if (!enc && strcmp(o, "decrypt")) return sk_not_implemented(err, a, "Mbed TLS");
+        int enc = strcmp(o, "encrypt") == 0;
+        if (!enc && strcmp(o, "decrypt") != 0) return sk_not_implemented(err, a, "Mbed TLS");
         s->kind = gcm ? K_GCM_ENC : ccm ? K_CCM_ENC : K_CC_ENC;
         if (!one(s, err)) return SK_FAIL;
         if (!enc) { memcpy(s->msg, s->out, s->len); s->kind += 1; }

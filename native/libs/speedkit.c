@@ -215,7 +215,7 @@ int sk_main(int argc, char **argv)
     }
     sk_args a;
     char perr[SK_ERR_LEN] = "";
-    if (argc < 2 || strcmp(argv[1], "speed")) {
+    if (argc < 2 || strcmp(argv[1], "speed") != 0) {
         if (argc >= 2)
             fprintf(stderr, "%s: unknown command '%s'; known: speed, --version\n", tool, argv[1]);
         usage(stderr, tool);
@@ -260,7 +260,7 @@ int sk_main(int argc, char **argv)
         json_obj_str(&o, "alg", a.alg);
         json_obj_str(&o, "op", a.op);
         json_obj_i64(&o, "size_bytes", a.size);
-        json_obj_str(&o, "hash", sig && strncmp(a.alg, "ed", 2) ? a.hash : NULL);
+        json_obj_str(&o, "hash", sig && strncmp(a.alg, "ed", 2) != 0 ? a.hash : NULL);
         json_obj_bool(&o, "prehashed", a.prehashed);
         json_obj_u64(&o, "batch", batch);
         json_obj_i64(&o, "key_bits", op.key_bits);

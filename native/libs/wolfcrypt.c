@@ -27,7 +27,7 @@
 
 #include "speedkit.h"
 
-#define MAX_MSG (64 * 1024 * 1024)
+#define MAX_MSG ((size_t)64 << 20)
 
 typedef struct st {
     const sk_args *a;
@@ -342,7 +342,7 @@ int backend_setup(const sk_args *a, sk_op *op, char *err)
             return SK_OK;
         }
         if (alg[2] == 'd' && alg[3] == 'h') {   /* ecdh-* */
-            if (strcmp(o, "derive")) return sk_not_implemented(err, a, "wolfCrypt");
+            if (strcmp(o, "derive") != 0) return sk_not_implemented(err, a, "wolfCrypt");
             if (!make_ecc(s, &s->ecc_peer, err)) return SK_UNSUPPORTED;
             s->keys |= HAS_PEER;
             s->kind = K_ECDH;
@@ -385,8 +385,8 @@ int backend_setup(const sk_args *a, sk_op *op, char *err)
     int gcm = !strcmp(alg, "aes-128-gcm") || !strcmp(alg, "aes-256-gcm");
     int ccm = !strcmp(alg, "aes-128-ccm"), cc = !strcmp(alg, "chacha20-poly1305");
     if (gcm || ccm || cc) {
-        int enc = !strcmp(o, "encrypt");
-        if (!enc && strcmp(o, "decrypt")) return sk_not_implemented(err, a, "wolfCrypt");
+        int enc = strcmp(o, "encrypt") == 0;
+        if (!enc && strcmp(o, "decrypt") != 0) return sk_not_implemented(err, a, "wolfCrypt");
         if (gcm || ccm) {
             wc_AesInit(&s->aes, NULL, INVALID_DEVID);
             s->keys |= HAS_AES;

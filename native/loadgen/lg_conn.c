@@ -352,11 +352,17 @@ static int http_progress(lg_conn *c, const char *p, size_t n)
         return 0;
     c->head_done = 1;
     c->status = 0;
-    sscanf(c->rbuf, "HTTP/1.%*d %d", &c->status);
+    const char *sp = strncmp(c->rbuf, "HTTP/1.", 7) == 0 ? strchr(c->rbuf, ' ') : NULL;
+    if (sp != NULL) {
+        long code = strtol(sp + 1, NULL, 10);
+        c->status = code >= 100 && code <= 999 ? (int)code : 0;
+    }
     size_t head_len = (size_t)(end + 4 - c->rbuf);
     for (char *line = strstr(c->rbuf, "\r\n"); line && line < end; line = strstr(line + 2, "\r\n")) {
         if (strncasecmp(line + 2, "content-length:", 15) == 0) {
-            c->body_need = atoll(line + 17);
+            errno = 0;
+            long long need = strtoll(line + 17, NULL, 10);
+            c->body_need = errno == 0 && need > 0 ? need : 0;
             c->has_len = 1;
         }
     }

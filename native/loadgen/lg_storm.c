@@ -49,7 +49,7 @@ static ev heap_pop(heap *h)
         if (l < h->n && h->v[l].t < mv->t)
             m = l, mv = &h->v[l];
         if (r < h->n && h->v[r].t < mv->t)
-            m = r, mv = &h->v[r];
+            m = r;
         if (m == i)
             break;
         h->v[i] = h->v[m];
@@ -67,7 +67,7 @@ uint64_t lg_backoff_ns(const lg_args *a, unsigned attempt, uint64_t prev_ns, dou
     case LG_BACKOFF_NONE: return 0;
     case LG_BACKOFF_FIXED: return (uint64_t)base;
     case LG_BACKOFF_EXPONENTIAL: /* full jitter: uniform(0, min(cap, base * 2^(attempt-1))) */
-        d = base * (attempt > 60 ? 1e18 : (double)(1ull << (attempt - 1)));
+        d = base * (attempt > 60 ? 1e18 : attempt < 2 ? 1.0 : (double)(1ull << (attempt - 1)));
         return (uint64_t)(u * (d < cap ? d : cap));
     default: { /* decorrelated jitter: min(cap, uniform(base, 3 * previous)) */
         double prev = prev_ns ? (double)prev_ns : base, hi = 3 * prev;
@@ -110,6 +110,11 @@ int lg_storm_run(const lg_args *a, volatile sig_atomic_t *stop)
     memset(&reasons, 0, sizeof(reasons));
     if (sh.epfd < 0 || !conns || !cl || !h.v) {
         json_error_line(stdout, "out of memory or epoll_create1 failed");
+        if (sh.epfd >= 0)
+            close(sh.epfd);
+        free(conns);
+        free(cl);
+        free(h.v);
         return 1;
     }
     xoshiro256 rng;

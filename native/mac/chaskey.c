@@ -42,7 +42,7 @@ static void times_two(uint32_t out[4], const uint32_t in[4])
 
 static void absorb(uint32_t v[4], const uint8_t block[16], unsigned rounds)
 {
-    for (int i = 0; i < 4; i++)
+    for (size_t i = 0; i < 4; i++)
         v[i] ^= load_le32(block + 4 * i);
     permute(v, rounds);
 }
@@ -78,7 +78,7 @@ int chaskey_init(chaskey_ctx *c, const uint8_t key[CHASKEY_KEY_BYTES], unsigned 
     if (rounds != 8 && rounds != 12)
         return -1;
     uint32_t k[4];
-    for (int i = 0; i < 4; i++)
+    for (size_t i = 0; i < 4; i++)
         k[i] = load_le32(key + 4 * i);
     times_two(c->k1, k);
     times_two(c->k2, c->k1);
@@ -129,11 +129,11 @@ int chaskey_final(chaskey_ctx *c, uint8_t *tag, size_t tag_len)
             for (unsigned i = c->buf_len + 1; i < CHASKEY_BLOCK_BYTES; i++)
                 c->buf[i] = 0;
         }
-        for (int i = 0; i < 4; i++)
+        for (size_t i = 0; i < 4; i++)
             c->v[i] ^= load_le32(c->buf + 4 * i) ^ l[i];
         permute(c->v, c->rounds);
         uint8_t full[CHASKEY_TAG_MAX];
-        for (int i = 0; i < 4; i++)
+        for (size_t i = 0; i < 4; i++)
             store_le32(full + 4 * i, c->v[i] ^ l[i]);
         for (size_t i = 0; i < tag_len; i++)
             tag[i] = full[i];

@@ -62,7 +62,7 @@ int link_parse(link_cfg *c, const char *spec, char *err, int errlen)
         snprintf(err, errlen, "spec too long");
         return -1;
     }
-    strcpy(buf, spec);
+    memcpy(buf, spec, strlen(spec) + 1);
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(tok, '=');
         if (!eq) {

@@ -78,7 +78,9 @@ static int cpus_contended(int fd, long ncpu)
     }
     if (!p)
         return -1;
-    return atol(p) > ncpu;
+    char *end = NULL;
+    long runnable = strtol(p, &end, 10);
+    return end == p ? -1 : runnable > ncpu;
 }
 
 static void print_dir(json_obj *parent, const char *name, const link_state *l)

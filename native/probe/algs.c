@@ -11,6 +11,9 @@
 #define KEX_OPS (B(OP_KEYGEN) | B(OP_DERIVE))
 #define AEAD_OPS (B(OP_ENCRYPT) | B(OP_DECRYPT))
 
+/* designated-initializer rows: the arguments are string pieces glued to literals and initializers,
+ * which parentheses would break */
+/* NOLINTBEGIN(bugprone-macro-parentheses) */
 #define RSA_ROW(bits, suffix, ops_, v)                                                    \
     {.name = "rsa-" #bits suffix, .family = FAM_RSA, .ops = ops_, .ossl_name = "RSA",     \
      .key_file = "rsa-" #bits, .key_bits = bits, .variant = v}
@@ -34,6 +37,7 @@
      .param = param_, .sym_key_len = keylen}
 #define HASH_ROW(name_, md) \
     {.name = name_, .family = FAM_HASH, .ops = B(OP_HASH), .ossl_name = md}
+/* NOLINTEND(bugprone-macro-parentheses) */
 
 /* key_bits for curves is the field size (EVP_PKEY_get_bits would give the group order's). */
 static const alg_info ALGS[] = {

@@ -14,6 +14,8 @@
 #include "hs_io.h"
 #include "hs_net.h"
 
+static int http_status(const char *line);
+
 #define HEAD_MAX 16384
 #define RESPONSE_HEAD_FMT "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n\r\n"
 
@@ -37,7 +39,7 @@ int hs_app_request(const char *host, size_t bytes, char **out, probe_err *err)
     if (p == NULL)
         return err_fail(err, "out of memory");
     size_t pad = bytes - min;
-    memcpy(p, "GET /", 5);
+    memcpy(p, "GET /", 5); /* NOLINT(bugprone-not-null-terminated-result): the snprintf below ends the string */
     memset(p + 5, 'x', pad);
     snprintf(p + 5 + pad, bytes - 5 - pad + 1, " HTTP/1.1\r\nHost: %s\r\n\r\n", host);
     *out = p;
@@ -257,8 +259,8 @@ int hs_app_client(SSL *ssl, int fd, const char *req, size_t req_len, int already
             head_feed(&head, buf, (size_t)n);
             if (!had_head && head.head_len != 0) {
                 r->content_length = parse_content_length(head.buf, head.head_len);
-                int major, minor, code;
-                if (sscanf(head.buf, "HTTP/%d.%d %d", &major, &minor, &code) == 3)
+                int code = http_status(head.buf);
+                if (code >= 0)
                     r->status = code;
             }
             if (head.head_len != 0 && r->content_length >= 0
@@ -342,6 +344,19 @@ void hs_app_close(SSL *ssl, int fd, uint64_t timeout_ns)
     ERR_clear_error();
 }
 
+/* The status code of an "HTTP/x.y NNN ..." status line, or -1. */
+static int http_status(const char *line)
+{
+    if (strncmp(line, "HTTP/", 5) != 0)
+        return -1;
+    const char *sp = strchr(line, ' ');
+    if (sp == NULL || sp[1] < '0' || sp[1] > '9')
+        return -1;
+    char *end = NULL;
+    long code = strtol(sp + 1, &end, 10);
+    return end == sp + 4 && code >= 100 && code <= 999 ? (int)code : -1;
+}
+
 static int same_address(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
 {
     if (a->ss_family != b->ss_family)
@@ -368,7 +383,7 @@ static int other_client_waiting(int listen_fd, int fd)
         struct pollfd p = {.fd = listen_fd, .events = POLLIN};
         if (poll(&p, 1, 0) != 1 || !(p.revents & POLLIN))
             return 0;
-        struct sockaddr_storage from, peer;
+        struct sockaddr_storage from = {0}, peer = {0}; /* filled by recvfrom / getpeername */
         socklen_t fl = sizeof(from), pl = sizeof(peer);
         char b;
         if (recvfrom(listen_fd, &b, 1, MSG_PEEK | MSG_DONTWAIT, (struct sockaddr *)&from, &fl) < 0)

@@ -27,7 +27,7 @@ size_t hs_mqtt_connect(const char *client_id, unsigned char *out, size_t cap)
     i += sizeof(head);
     out[i++] = (unsigned char)(id_len >> 8);
     out[i++] = (unsigned char)id_len;
-    memcpy(out + i, client_id, id_len);
+    memcpy(out + i, client_id, id_len); /* NOLINT(bugprone-not-null-terminated-result): a binary MQTT frame */
     return i + id_len;
 }
 
@@ -63,7 +63,7 @@ size_t hs_coap_get(const char *path, uint16_t message_id, uint32_t token, unsign
             return 0; /* long segments would need extended lengths: not needed here */
         out[i++] = (unsigned char)(((11 - last) << 4) | len);
         last = 11;
-        memcpy(out + i, p, len);
+        memcpy(out + i, p, len); /* NOLINT(bugprone-not-null-terminated-result): a binary CoAP option */
         i += len;
         p += len;
         while (*p == '/')

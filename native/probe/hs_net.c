@@ -117,7 +117,7 @@ int hs_udp_connect(const hs_addr *addr, int *fd, char *reason, size_t rlen)
 int hs_listen_socket(int dgram, const char *bind_host, unsigned port, int *fd,
                      unsigned *bound_port, probe_err *err)
 {
-    hs_addr addr;
+    hs_addr addr = {0}; /* filled by hs_resolve */
     if (!hs_resolve(bind_host, port, dgram, &addr, err))
         return 0;
     *fd = socket(addr.ss.ss_family, (dgram ? SOCK_DGRAM : SOCK_STREAM) | SOCK_CLOEXEC, 0);
@@ -133,7 +133,7 @@ int hs_listen_socket(int dgram, const char *bind_host, unsigned port, int *fd,
         return err_fail(err, "listen: %s", strerror(errno));
     if (!set_nonblocking(*fd))
         return err_fail(err, "fcntl O_NONBLOCK: %s", strerror(errno));
-    struct sockaddr_storage ss;
+    struct sockaddr_storage ss = {0}; /* filled by getsockname */
     socklen_t sl = sizeof(ss);
     if (getsockname(*fd, (struct sockaddr *)&ss, &sl) != 0)
         return err_fail(err, "getsockname: %s", strerror(errno));
@@ -147,7 +147,7 @@ int hs_listen_socket(int dgram, const char *bind_host, unsigned port, int *fd,
 int hs_udp_peer_socket(int listen_fd, const struct sockaddr_storage *peer, socklen_t peer_len,
                        int *fd, char *reason, size_t rlen)
 {
-    struct sockaddr_storage local;
+    struct sockaddr_storage local = {0}; /* filled by getsockname */
     socklen_t ll = sizeof(local);
     if (getsockname(listen_fd, (struct sockaddr *)&local, &ll) != 0) {
         snprintf(reason, rlen, "getsockname: %s", strerror(errno));

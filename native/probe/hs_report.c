@@ -37,7 +37,8 @@ static double cpu_clock_read_ns(void)
         d[i] = hs_now_ns() - w0;
     }
     qsort(d, N, sizeof(d[0]), cmp_u64);
-    return (double)d[N / 2];
+    size_t mid = N / 2;
+    return (double)d[mid];
 }
 
 void hs_report_meta(FILE *f, const hs_client_args *a)

@@ -266,7 +266,7 @@ static int one_dtls(server *s, hs_server_conn *r)
     SSL *ssl = NULL;
     int cfd = -1;
     int reported = 0;
-    struct sockaddr_storage ss;
+    struct sockaddr_storage ss = {0}; /* filled by recvfrom / the cookie exchange */
     socklen_t sl = 0;
     uint64_t t0 = hs_now_ns();
     if (!a->dtls_cookie && !peek_client_hello(s->fd, &ss, &sl))

@@ -151,7 +151,7 @@ static int any_number(struct parse *ps, const char *what, const char *s, double 
 /* A finite, non-negative number in the C locale. */
 static int number(struct parse *ps, const char *what, const char *s, double *out)
 {
-    double v;
+    double v = 0.0;
     if (any_number(ps, what, s, &v) != 0)
         return -1;
     if (v < 0.0)
@@ -311,7 +311,7 @@ static int parse_line(struct parse *ps, char *line, se_profile *p, int *seen_lin
         tail_line[fn] = ps->line;
         if (n < 1)
             return fail(ps, "%s: expected PROBABILITY DIST PARAMS", key);
-        double prob;
+        double prob = 0.0;
         char what[160];
         snprintf(what, sizeof what, "%s probability", key);
         if (any_number(ps, what, tok[0], &prob) != 0)

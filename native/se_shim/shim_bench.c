@@ -218,6 +218,8 @@ int main(int argc, char **argv)
         s[k] = calloc(total, sizeof(int64_t));
         if (!s[k]) {
             fprintf(stderr, "secperf-shim-bench: out of memory\n");
+            while (k-- > 0)
+                free(s[k]);
             return 1;
         }
     }

@@ -99,7 +99,31 @@ static void fixed_delays_are_drawn_exactly_and_seeded_draws_repeat(void)
     se_profile_free(&p);
 }
 
+static void delays_are_clamped_to_one_hour_and_truncated_normals_never_negative(void)
+{
+    se_profile p;
+    char err[512];
+    CHECK(load("module = m\nC_Sign = fixed 9e9\nC_Login = normal 0 10\nC_Logout = lognormal 1000 8\n", &p, err,
+               sizeof err) == 0);
+    xoshiro256 r;
+    xoshiro256_seed(&r, 3);
+    CHECK(se_draw_delay_ms(&p.fn[SE_FN_C_Sign], &r) == SE_DELAY_MAX_MS);
+    CHECK(se_draw_delay_ns(&p.fn[SE_FN_C_Sign], &r) == (int64_t)(SE_DELAY_MAX_MS * 1e6));
+    int at_ceiling = 0;
+    for (int i = 0; i < 10000; i++) {
+        double v = se_draw_delay_ms(&p.fn[SE_FN_C_Login], &r);
+        CHECK(v > 0.0 && v < 100.0); /* redrawn while negative, no mass at 0 */
+        double w = se_draw_delay_ms(&p.fn[SE_FN_C_Logout], &r);
+        CHECK(w >= 0.0 && w <= SE_DELAY_MAX_MS);
+        at_ceiling += w == SE_DELAY_MAX_MS;
+    }
+    CHECK(at_ceiling > 1000 && at_ceiling < 2000); /* P(1000 e^(8z) > 3.6e6) = P(z > 1.02) = 0.15 */
+    se_profile_free(&p);
+}
+
 const test_case profile_tests[] = {
+    {"shim profile: delays are clamped to one hour and truncated normals are never negative",
+     delays_are_clamped_to_one_hour_and_truncated_normals_never_negative},
     {"shim profile: reads module, seed, wait and each distribution", reads_module_seed_wait_and_distributions},
     {"shim profile: errors carry the file's line number", errors_carry_the_line_number},
     {"shim profile: rejects unknown functions and wrong parameter counts",

@@ -194,7 +194,7 @@ static void a_loop_bigger_than_the_instruction_cache_keeps_missing(void)
             run(&tb[b]);
     uint64_t miss = timing_counts[TC_IFETCH_MISS];
     release(tb, 8);
-    CHECK(miss == 3 * 64);
+    CHECK(miss == (uint64_t)3 * 64);
 }
 
 static void a_load_pipelines_behind_a_load_unless_it_needs_that_loads_result(void)

@@ -2,6 +2,7 @@
 #include "timing.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,6 +140,42 @@ void timing_unload(void)
     bp = NULL;
 }
 
+/* The line's first word is its key: up to max numbers after it (strtod, so a malformed one is seen);
+ * returns how many were read before the end of the line or the first that is not a number. */
+static int numbers_after_key(const char *line, double *v, int max)
+{
+    const char *p = line + strspn(line, " \t");
+    p += strcspn(p, " \t\r\n");
+    int n = 0;
+    while (n < max) {
+        char *end = NULL;
+        double x = strtod(p, &end);
+        if (end == p)
+            break;
+        v[n++] = x;
+        p = end;
+    }
+    p += strspn(p, " \t\r\n");
+    return *p == '\0' ? n : -1;
+}
+
+/* One whole number after the key (decimal, or hex with 0x): 0, else -1. */
+static int integer_after_key(const char *line, unsigned long long *out)
+{
+    const char *p = line + strspn(line, " \t");
+    p += strcspn(p, " \t\r\n");
+    p += strspn(p, " \t");
+    if (*p < '0' || *p > '9')
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long x = strtoull(p, &end, 0);
+    if (errno != 0 || end == p || end[strspn(end, " \t\r\n")] != '\0')
+        return -1;
+    *out = x;
+    return 0;
+}
+
 int timing_load(const char *path)
 {
     timing_unload();   /* a second load replaces the first */
@@ -157,7 +194,7 @@ int timing_load(const char *path)
         int done = 0;
         for (int i = 0; i < C_N && !done; i++)
             if (strcmp(key, cost_names[i]) == 0) {
-                if (sscanf(line, "%*s %lf %lf %lf", &v[0], &v[1], &v[2]) != 3) {
+                if (numbers_after_key(line, v, 3) != 3) {
                     fprintf(stderr, "timing: %s needs three values (low point high)\n", key);
                     fclose(f);
                     return -1;
@@ -167,7 +204,7 @@ int timing_load(const char *path)
             }
         for (int i = 0; i < G_N && !done; i++)
             if (strcmp(key, geom_names[i]) == 0) {
-                if (sscanf(line, "%*s %lli", (long long *)&geom[i]) != 1) {
+                if (integer_after_key(line, &geom[i]) != 0) {
                     fprintf(stderr, "timing: %s needs one integer\n", key);
                     fclose(f);
                     return -1;
@@ -312,8 +349,8 @@ static int reg_list(const char *ops)
             k = 0;
             while (*p && *p != ',' && *p != '}' && k < 7)
                 b[k++] = *p++;
-            int x = atoi(a + 1), y = atoi(b + 1);
-            n += y >= x ? y - x + 1 : 1;
+            long x = strtol(a + 1, NULL, 10), y = strtol(b + 1, NULL, 10); /* r4-r7: 4, 7 */
+            n += y >= x ? (int)(y - x + 1) : 1;
         } else
             n++;
         while (*p && *p != ',' && *p != '}')
