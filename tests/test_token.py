@@ -138,12 +138,18 @@ def test_subprocess_sees_the_token_through_env(tok):
 
 
 # --- idempotent and fresh --------------------------------------------------------------------------
-def test_ensure_again_is_fast_and_reuses_keys(tok):
+def test_ensure_again_is_fast_and_reuses_keys(tmp_path, pki):
+    """Ensuring an existing token again costs a small part of making it (no key generation, no
+    certificates): both measured here, side by side (about 3 s against under 1 ms)."""
+    t0 = time.perf_counter()
+    tok = LabToken(tmp_path / "token", pki=pki).ensure()
+    create_s = time.perf_counter() - t0
     before = {lb: _spki(tok.public_key(lb)) for lb in LABELS}
     pin = tok.pin()
     t0 = time.perf_counter()
     again = LabToken(tok.root, pki=tok.pki).ensure()
-    assert time.perf_counter() - t0 < 0.5
+    again_s = time.perf_counter() - t0
+    assert again_s < create_s / 10, (again_s, create_s)
     assert again.pin() == pin
     assert {lb: _spki(again.public_key(lb)) for lb in LABELS} == before
 
@@ -227,8 +233,9 @@ def test_softhsm2_util_missing(tmp_path, pki, monkeypatch):
 
 def test_module_missing_names_the_package(monkeypatch):
     monkeypatch.delenv("SECPERF_SOFTHSM2_MODULE", raising=False)
-    monkeypatch.setattr(T, "MODULE_CANDIDATES", ())
-    monkeypatch.setattr(T.glob, "glob", lambda *a, **k: [])
+    from secperf.lab import token_module
+    monkeypatch.setattr(token_module, "MODULE_CANDIDATES", ())  # the module search lives there
+    monkeypatch.setattr(token_module.glob, "glob", lambda *a, **k: [])
     with pytest.raises(TokenError, match="libsofthsm2.so.*Debian package softhsm2"):
         T.find_module()
 
