@@ -156,8 +156,12 @@ def test_jwt_cached_token_does_not_touch_the_secure_element(lab, tmp_path, monke
     fresh, cached = by[("fast", "jwt_fresh")], by[("fast", "jwt_cached")]
     assert {c["fn"] for c in fresh["derived"]["per_call"]["calls"]} >= {"C_Sign"}
     assert cached["derived"]["per_call"]["token_calls_per_op"] == 0
-    assert fresh["derived"]["sign_p50_us"] > 15_000 > cached["derived"].get("sign_p50_us", 0)
-    assert by[("software", "jwt_fresh")]["derived"]["sign_p50_us"] < 5_000
+    # the profile's 20 ms median signature shows in a fresh token; a cached one and a software key's
+    # signature cost a small part of it (measured side by side)
+    fresh_us = fresh["derived"]["sign_p50_us"]
+    assert fresh_us > 15_000
+    assert cached["derived"].get("sign_p50_us", 0) < fresh_us / 4
+    assert by[("software", "jwt_fresh")]["derived"]["sign_p50_us"] < fresh_us / 4
 
 
 def test_bad_signer_input_exits_2(tmp_path):
