@@ -1,0 +1,74 @@
+"""The command registry (subcommands/): one module per command, cli.py only assembles; the app
+returns Results and prints nothing; one type parses every comma-list option."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from secperf import cli, subcommands
+
+SRC = Path(cli.__file__).parent
+
+
+def test_every_registered_command_module_declares_name_help_arguments_and_run():
+    mods = subcommands.load()
+    assert len(mods) == len(subcommands.MODULES) >= 19
+    for m in mods:
+        assert isinstance(m.NAME, str) and m.NAME, m.__name__
+        assert isinstance(m.HELP, str) and m.HELP, m.__name__
+        assert callable(m.add_arguments) and callable(m.run), m.__name__
+    assert len({m.NAME for m in mods}) == len(mods)  # no command registered twice
+
+
+def test_the_parser_has_exactly_the_registered_commands():
+    ap = cli.build_parser()
+    sub = next(a for a in ap._actions if a.__class__.__name__ == "_SubParsersAction")
+    assert list(sub.choices) == [m.NAME for m in subcommands.load()]
+
+
+def test_cli_py_stays_an_assembler_of_at_most_200_lines():
+    assert len((SRC / "cli.py").read_text().splitlines()) <= 200
+
+
+def test_the_app_layer_prints_nothing():
+    calls = []
+    for f in sorted((SRC / "app").glob("*.py")):
+        for i, line in enumerate(f.read_text().splitlines(), 1):
+            code = line.split("#", 1)[0]
+            if re.search(r"(?<![.\w])print\(", code):
+                calls.append(f"{f.name}:{i}")
+    assert calls == []
+
+
+def test_the_app_returns_a_result_and_writes_nothing_on_the_terminal(tmp_path, capsys):
+    from secperf.app import commands
+    from secperf.app.can import CanOptions
+    from secperf.app.runner import Output
+    doc = commands.can(CanOptions(), Output(out=str(tmp_path), no_report=True))
+    assert doc["kind"] == "can" and doc["analysis"]["can"]["sweeps"]
+    assert (tmp_path / doc["run_id"] / "result.json").is_file()
+    out = capsys.readouterr()
+    assert out.out == "" and out.err == ""
+
+
+def test_a_repeated_comma_list_option_is_one_flat_list():
+    args = cli.build_parser().parse_args(["signer", "--profile", "a,b", "--profile", " c ,,"])
+    assert args.profile == ["a", "b", "c"]
+    args = cli.build_parser().parse_args(["server", "--concurrency", "1,4", "--resume-ratio", "0,0.5"])
+    assert args.concurrency == [1, 4] and args.resume_ratio == [0.0, 0.5]
+
+
+@pytest.mark.parametrize("argv, option, item", [
+    (["server", "--client-auth", "on,maybe"], "--client-auth", "maybe"),
+    (["server", "--concurrency", "1,x"], "--concurrency", "'x'"),
+    (["fleet", "--devices", "10,0"], "--devices", "0"),
+    (["crypto", "--alg", ","], "--alg", "names nothing"),
+    (["connect", "https", "--key", ""], "--key", "names nothing"),
+])
+def test_a_bad_comma_list_item_exits_2_naming_the_option_and_the_item(argv, option, item, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert option in err and item in err, err
