@@ -47,6 +47,7 @@ def inline(fig: Figure, kind: str, title: str, css_class: str = "") -> str:
                      body)
     body = _ID.sub(lambda m: f'id="{prefix}{m.group(1)}"', body)
     body = _REF.sub(lambda m: f"{m.group(1)}{prefix}{m.group(2)}", body)
+    # the root's attributes are escaped here: this SVG enters the page as markup (html_env.figure_view)
     t = html.escape(title, quote=True)
     cls = html.escape(css_class or f"plot {_ROOT_CLASS.get(kind, kind + '-plot')}", quote=True)
     head = (f'<svg data-plot="{html.escape(kind, quote=True)}" class="{cls}" role="img" aria-label="{t}"')
