@@ -74,6 +74,7 @@ def cpu_governor() -> str | None:
 def collect(probe_meta: dict | None = None) -> dict:
     """Everything needed to trust or compare a Result later."""
     cpus = psutil.cpu_count(logical=True)
+    affinity: int | None
     try:
         affinity = len(psutil.Process().cpu_affinity())
     except (AttributeError, psutil.Error):  # a platform without affinity

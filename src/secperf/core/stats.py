@@ -91,16 +91,16 @@ def bootstrap_ratio_ci(numerator: Sequence[float], denominator: Sequence[float],
     if resamples < 1:
         raise StatsError(f"resamples must be at least 1, got {resamples}")
     from scipy import stats as _sp  # lazily, as in bootstrap_median_ci
-    # scipy resamples a sample of two or more values; a single value is its median in every
-    # resample, so the ratio is bootstrapped over the other sample alone
+    # scipy resamples only samples of two or more values; a single value is its own median in every
+    # resample, so it stays fixed and the ratio is bootstrapped over the other sample alone
     if a.size == 1 and b.size == 1:
         return float(a[0] / b[0]), float(a[0] / b[0])
-    if a.size == 1:
-        data, statistic = (b,), lambda y, axis=-1: a[0] / np.median(y, axis=axis)
-    elif b.size == 1:
-        data, statistic = (a,), lambda x, axis=-1: np.median(x, axis=axis) / b[0]
-    else:
-        data, statistic = (a, b), lambda x, y, axis=-1: np.median(x, axis=axis) / np.median(y, axis=axis)
+    data: tuple[np.ndarray, ...] = tuple(x for x in (a, b) if x.size > 1)
+
+    def statistic(*resampled: np.ndarray, axis: int = -1) -> np.ndarray:
+        drawn = iter(resampled)  # in the order of `data`
+        ma, mb = (float(x[0]) if x.size == 1 else np.median(next(drawn), axis=axis) for x in (a, b))
+        return np.asarray(ma / mb)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", _sp.DegenerateDataWarning)  # as in bootstrap_median_ci
         res = _sp.bootstrap(data, statistic, n_resamples=resamples, confidence_level=confidence,
