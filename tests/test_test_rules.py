@@ -12,6 +12,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 import secperf
 from conftest import IS_ROOT, SKIP_CATEGORIES, skip
 
@@ -20,8 +22,8 @@ TESTS = Path(__file__).resolve().parent
 
 # --- the skip plugin, run on a small test file -----------------------------------------------------
 
-def _run_pytest(tmp_path: Path, body: str, ci: bool = False) -> subprocess.CompletedProcess:
-    """pytest on one test file, with tests/conftest.py's plugin loaded through a local conftest."""
+def _run_pytest(tmp_path: Path, files: dict[str, str], ci: bool = False) -> subprocess.CompletedProcess:
+    """pytest on a few test files, with tests/conftest.py's plugin loaded through a local conftest."""
     (tmp_path / "conftest.py").write_text(textwrap.dedent(f"""
         import importlib.util
         _spec = importlib.util.spec_from_file_location("secperf_tests_conftest", {str(TESTS / "conftest.py")!r})
@@ -32,76 +34,81 @@ def _run_pytest(tmp_path: Path, body: str, ci: bool = False) -> subprocess.Compl
         pytest_terminal_summary = _mod.pytest_terminal_summary
         skip, skip_if = _mod.skip, _mod.skip_if
     """))
-    (tmp_path / "test_sample.py").write_text(textwrap.dedent(body))
+    for name, body in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(body))
     env = {k: v for k, v in os.environ.items() if k not in ("SECPERF_CI", "PYTEST_ADDOPTS")}
     env["PYTHONPATH"] = str(Path(secperf.__file__).resolve().parents[1])
     if ci:
         env["SECPERF_CI"] = "1"
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs", str(tmp_path)],
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfEs",
+                           "--continue-on-collection-errors", str(tmp_path)],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
 
 
-def test_an_uncategorised_skip_fails_the_run_and_categorised_ones_are_counted(tmp_path):
-    p = _run_pytest(tmp_path, """
-        import pytest
-        from conftest import skip, skip_if
+SAMPLE = """
+    import pytest
+    from conftest import skip, skip_if
 
-        def test_bare():
-            pytest.skip("no reason category")
+    def test_bare():
+        pytest.skip("no reason category")
 
-        def test_root():
-            skip("needs-root", "needs root here")
+    def test_made_up():
+        skip("feels-slow", "no such category")
 
-        @skip_if(True, "needs-root", "marker form")
-        def test_root_marker():
-            pass
+    def test_root():
+        skip("needs-root", "needs root here")
 
-        def test_load():
-            skip("host-load", "busy")
+    @skip_if(True, "needs-root", "marker form")
+    def test_root_marker():
+        pass
 
-        def test_runs():
-            assert True
-    """)
-    out = p.stdout
-    assert p.returncode == 1, out
-    assert "1 failed" in out and "1 passed" in out and "3 skipped" in out, out
-    assert "test_bare" in out and "skipped without a known category" in out, out
-    assert "skipped needs-root: 2" in out and "skipped host-load: 1" in out, out
-    assert "skipped uncategorised: 1 (failed: uncategorised)" in out, out
+    def test_load():
+        skip("host-load", "busy")
 
+    def test_not_built():
+        skip("needs-build", "the tool is not built")
 
-def test_only_categorised_skips_pass_and_an_unknown_category_is_an_error(tmp_path):
-    p = _run_pytest(tmp_path, """
-        from conftest import skip
+    def test_runs():
+        assert True
+"""
+MODULE_SKIP = """
+    import pytest
+    pytest.importorskip("secperf_no_such_module")
 
-        def test_toolchain():
-            skip("optional-toolchain", "rustup target")
-    """)
-    assert p.returncode == 0 and "1 skipped" in p.stdout and "skipped optional-toolchain: 1" in p.stdout, p.stdout
-    p = _run_pytest(tmp_path, """
-        from conftest import skip
-
-        def test_made_up():
-            skip("feels-slow", "no such category")
-    """)
-    assert p.returncode == 1 and "unknown skip category 'feels-slow'" in p.stdout, p.stdout
+    def test_never():
+        pass
+"""
 
 
-def test_a_module_level_importorskip_without_a_category_fails_collection(tmp_path):
-    p = _run_pytest(tmp_path, """
-        import pytest
-        pytest.importorskip("secperf_no_such_module")
-
-        def test_never():
-            pass
-    """)
-    assert p.returncode != 0 and "skipped without a known category" in p.stdout, p.stdout
+@pytest.fixture(scope="module")
+def plain_run(tmp_path_factory):
+    """One pytest run of SAMPLE and MODULE_SKIP without SECPERF_CI."""
+    return _run_pytest(tmp_path_factory.mktemp("skips"), {"test_sample.py": SAMPLE, "test_modskip.py": MODULE_SKIP})
 
 
-def test_in_ci_as_root_a_skip_the_set_up_should_prevent_fails_and_an_allowed_one_does_not(tmp_path):
+def test_an_uncategorised_skip_fails_the_run_and_categorised_ones_are_counted(plain_run):
+    out = plain_run.stdout
+    assert plain_run.returncode == 1, out
+    assert "2 failed, 1 passed, 4 skipped, 1 error" in out, out
+    assert "test_sample.py::test_bare skipped without a known category" in out, out
+    assert "skipped needs-root: 2" in out and "skipped host-load: 1" in out and "skipped needs-build: 1" in out, out
+    assert "skipped uncategorised: 2 (failed: uncategorised)" in out, out
+
+
+def test_a_skip_with_an_unknown_category_fails(plain_run):
+    assert "FAILED test_sample.py::test_made_up" in plain_run.stdout, plain_run.stdout
+    assert "unknown skip category 'feels-slow'" in plain_run.stdout, plain_run.stdout
+
+
+def test_a_module_level_importorskip_without_a_category_fails_collection(plain_run):
+    assert "ERROR test_modskip.py" in plain_run.stdout, plain_run.stdout
+    assert "test_modskip.py skipped without a known category" in plain_run.stdout, plain_run.stdout
+
+
+def test_in_ci_as_root_a_skip_the_set_up_should_prevent_fails_and_an_allowed_one_does_not(tmp_path, plain_run):
     if not IS_ROOT:
         skip("needs-root", "SECPERF_CI judges skips only when the tests run as root")
-    body = """
+    p = _run_pytest(tmp_path, {"test_ci.py": """
         from conftest import skip
 
         def test_not_built():
@@ -109,13 +116,15 @@ def test_in_ci_as_root_a_skip_the_set_up_should_prevent_fails_and_an_allowed_one
 
         def test_rootless_only():
             skip("needs-non-root", "as a normal user only")
-    """
-    p = _run_pytest(tmp_path, body, ci=True)
-    assert p.returncode == 1 and "1 failed" in p.stdout and "1 skipped" in p.stdout, p.stdout
-    assert "skipped in CI as root (SECPERF_CI=1)" in p.stdout and "test_not_built" in p.stdout, p.stdout
+    """}, ci=True)
+    assert p.returncode == 1 and "1 failed, 1 skipped" in p.stdout, p.stdout
+    assert "test_ci.py::test_not_built skipped in CI as root (SECPERF_CI=1)" in p.stdout, p.stdout
     assert "skipped needs-build: 1 (failed: 1 not allowed in CI as root)" in p.stdout, p.stdout
-    p = _run_pytest(tmp_path, body, ci=False)
-    assert p.returncode == 0 and "2 skipped" in p.stdout, p.stdout
+    assert "skipped needs-non-root: 1\n" in p.stdout, p.stdout
+    # without SECPERF_CI the same needs-build skip is a skip
+    summary = plain_run.stdout.split("short test summary info")[-1]
+    assert "SKIPPED" in summary and "[needs-build] the tool is not built" in summary, plain_run.stdout
+    assert "test_sample.py::test_not_built" not in plain_run.stdout, plain_run.stdout   # neither failed nor named
 
 
 def test_every_skip_category_is_described_and_named_in_lower_case_with_dashes():
