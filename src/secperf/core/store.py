@@ -288,7 +288,8 @@ class RunStore:
             self._point_latest(name)
             _CREATED.append(run.dir)
             return run
-        raise OSError(f"could not allocate a run directory under {self.root}")
+        raise OutputError(f"--out {self.root}: could not allocate a run directory (all 999 names of this "
+                          "second are taken); choose another with --out")
 
     def abandoned(self) -> list[Path]:
         """Every result.json under this root whose run was abandoned (marked now or earlier)."""

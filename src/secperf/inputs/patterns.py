@@ -44,18 +44,18 @@ def parse_quantity(text, units: dict[str, float], what: str) -> float:
     """'100 ms' -> 0.1 (in the base unit of `units`); a number without a unit is an error."""
     ex = EXAMPLE_UNIT.get(what, next(iter(units)))
     if not isinstance(text, str):
-        raise ValueError(f"{text!r} has no unit: write a {what} as a string such as \"{text} {ex}\"; "
+        raise InputError(f"{text!r} has no unit: write a {what} as a string such as \"{text} {ex}\"; "
                          f"units: {', '.join(units)}")
     m = _QTY.match(text)
     if not m:
-        raise ValueError(f"{text!r} is not {'an' if what[0] in 'aeiou' else 'a'} {what} with a unit; write e.g. \"100 {ex}\"; "
+        raise InputError(f"{text!r} is not {'an' if what[0] in 'aeiou' else 'a'} {what} with a unit; write e.g. \"100 {ex}\"; "
                          f"units: {', '.join(units)}")
     num, unit = float(m.group(1)), m.group(2)
     if unit not in units:
-        raise ValueError(f"unknown unit {unit!r} in {text!r}; units: {', '.join(units)}")
+        raise InputError(f"unknown unit {unit!r} in {text!r}; units: {', '.join(units)}")
     v = num * units[unit]
     if not math.isfinite(v) or v <= 0:
-        raise ValueError(f"{text!r} must be greater than 0")
+        raise InputError(f"{text!r} must be greater than 0")
     return v
 
 

@@ -11,6 +11,7 @@ import shutil
 import socket
 from pathlib import Path
 
+from ..core.errors import InputError
 from ..core.paths import write_private
 from ..core.wait import wait_until
 from .pki import CertSet
@@ -161,7 +162,7 @@ class CoapServer(Service):
                  port: int | None = None):
         super().__init__(workdir)
         if certs is None and psk is None:
-            raise ValueError("coap-server needs certificates (PKI) or a PSK")
+            raise InputError("coap-server needs certificates (PKI) or a PSK")
         self.certs, self.client_ca, self.psk, self.psk_hint = certs, client_ca, psk, psk_hint
         self.verbosity, self.fixed_port = verbosity, port
         self.plain_port: int | None = None

@@ -60,6 +60,7 @@ import subprocess
 import threading
 from pathlib import Path
 
+from ..core.errors import InputError
 from ..core.jsonlines import parse_lines
 from ..core.paths import private_dir, secperf_home
 from ..core.wait import wait_until
@@ -136,7 +137,7 @@ class Link:
                  spin_us: float = 10000.0):
         self.spec = network if isinstance(network, NS.NetSpec) else NS.parse(network)
         if poll not in ("adaptive", "busy"):
-            raise ValueError(f"poll must be adaptive or busy, not {poll!r}")
+            raise InputError(f"poll must be adaptive or busy, not {poll!r}")
         self.seed, self.poll, self.spin_us = seed, poll, spin_us
         self.loopback = self.spec.loopback
         self.dev_ns = self.srv_ns = None

@@ -13,6 +13,8 @@ from __future__ import annotations
 import ctypes
 from functools import lru_cache
 
+from ..core.errors import InputError
+
 LIB_NAME = "libsecperf_mac.so"
 KEY_BYTES = 16
 ROUNDS = (8, 12)
@@ -46,11 +48,11 @@ def _lib() -> ctypes.CDLL:
 def _check(key: bytes, rounds: int, tag_len: int) -> bytes:
     key = bytes(key)
     if len(key) != KEY_BYTES:
-        raise ValueError(f"Chaskey key must be {KEY_BYTES} bytes, got {len(key)}")
+        raise InputError(f"Chaskey key must be {KEY_BYTES} bytes, got {len(key)}")
     if rounds not in ROUNDS:
-        raise ValueError(f"rounds must be 8 (Chaskey) or 12 (Chaskey-12), got {rounds}")
+        raise InputError(f"rounds must be 8 (Chaskey) or 12 (Chaskey-12), got {rounds}")
     if not TAG_MIN <= tag_len <= TAG_MAX:
-        raise ValueError(f"tag_len must be {TAG_MIN}..{TAG_MAX} bytes, got {tag_len}")
+        raise InputError(f"tag_len must be {TAG_MIN}..{TAG_MAX} bytes, got {tag_len}")
     return key
 
 
@@ -60,7 +62,7 @@ def chaskey(key: bytes, msg: bytes, rounds: int = 8, tag_len: int = 16) -> bytes
     msg = bytes(msg)
     out = ctypes.create_string_buffer(tag_len)
     if _lib().chaskey_mac(out, tag_len, msg, len(msg), key, rounds) != 0:
-        raise ValueError("chaskey_mac rejected its arguments")
+        raise InputError("chaskey_mac rejected its arguments")
     return out.raw
 
 
@@ -73,21 +75,21 @@ class Chaskey:
         self._tag_len = tag_len
         self._done = False
         if _lib().chaskey_init(ctypes.byref(self._ctx), key, rounds) != 0:
-            raise ValueError("chaskey_init rejected its arguments")
+            raise InputError("chaskey_init rejected its arguments")
 
     def update(self, data: bytes) -> "Chaskey":
         if self._done:
-            raise ValueError("update() after digest()")
+            raise InputError("update() after digest()")
         data = bytes(data)
         _lib().chaskey_update(ctypes.byref(self._ctx), data, len(data))
         return self
 
     def digest(self) -> bytes:
         if self._done:
-            raise ValueError("digest() was already taken (the context is wiped)")
+            raise InputError("digest() was already taken (the context is wiped)")
         out = ctypes.create_string_buffer(self._tag_len)
         rc = _lib().chaskey_final(ctypes.byref(self._ctx), out, self._tag_len)
         self._done = True
         if rc != 0:
-            raise ValueError("chaskey_final rejected its arguments")
+            raise InputError("chaskey_final rejected its arguments")
         return out.raw

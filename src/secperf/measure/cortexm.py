@@ -30,7 +30,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from ..core.native import shipped_sources
-from ..core.errors import SetupError
+from ..core.errors import InputError, SetupError
 from ..lab import registry
 
 SIZES = (8, 16, 64, 256, 1024)
@@ -178,7 +178,7 @@ def host_tag(mac: str, data: bytes) -> bytes:
         return c.finalize()
     if mac == "hmac-sha256":
         return _hmac.new(key, data, hashlib.sha256).digest()
-    raise ValueError(mac)
+    raise InputError(f"unknown MAC {mac!r}")
 
 
 def firmware_message(n: int) -> bytes:

@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..core import result as R
-from ..core.errors import InputError
+from ..core.errors import InputError, MeasurementError
 from ..core.jsonlines import parse_lines
 from ..core.paths import private_dir, write_private
 from ..lab import registry
@@ -153,7 +153,7 @@ def message_sizes(cred: str = "kid") -> dict[str, int]:
     id_cred_i, _ = res.parse_message_3(m3)
     prk_r = res.verify_message_3(lakers.credential_check_or_fetch(id_cred_i, keys["i"][1]))
     if bytes(prk_i) != bytes(prk_r):
-        raise RuntimeError("lakers: initiator and responder derived different PRK_out")
+        raise MeasurementError("lakers: initiator and responder derived different PRK_out")
     return {"message_1": len(m1), "message_2": len(m2), "message_3": len(m3)}
 
 
@@ -187,7 +187,7 @@ def _start_server(cfg: EdhocConfig, keys: Path, link, port: int):
     if line.strip() != "ready":
         err = proc.stderr.read() if proc.poll() is not None else ""
         _stop(proc)
-        raise RuntimeError(f"the EDHOC server did not start: {(err or line).strip()[-300:]}")
+        raise MeasurementError(f"the EDHOC server did not start: {(err or line).strip()[-300:]}")
     return proc, host
 
 

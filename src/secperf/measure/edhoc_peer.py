@@ -34,6 +34,8 @@ import sys
 import time
 from pathlib import Path
 
+from ..core.errors import MeasurementError
+
 PATH = ("temp",)
 REPLY = b"21.5 C"
 COAP_HEADER = 4
@@ -199,7 +201,7 @@ async def _handshake(a, ctx, key, ccs, peer_ccs, uri: str) -> dict:
         tq = time.perf_counter_ns()
         r = await ctx.request(aiocoap.Message(code=aiocoap.GET, uri=f"{uri}/temp")).response_raising
         if r.payload != REPLY or not r.code.is_successful():
-            raise RuntimeError(f"protected GET /temp: {r.code} {r.payload!r}")
+            raise MeasurementError(f"protected GET /temp: {r.code} {r.payload!r}")
         firsts.append((time.perf_counter_ns() - tq) / 1000)
         reqs.append({"rtt_us": firsts[-1]})
     t1 = time.perf_counter_ns()

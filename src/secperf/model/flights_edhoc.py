@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core.errors import InputError
+
 # suite -> (key exchange op alg, signature alg, x-coordinate / public key bytes, AEAD tag bytes,
 # static-DH MAC length, signature bytes) (RFC 9528 section 10.2 and IANA's EDHOC cipher suites)
 SUITES = {
@@ -65,7 +67,7 @@ def _id_cred(cred: str, ccs_bytes: int, cert_bytes: int) -> int:
         return 14                                       # {34: [-15, h'8 bytes']}
     if cred == "x5chain":
         return 3 + _bstr_hdr(cert_bytes) + cert_bytes   # {33: bstr(DER)}
-    raise ValueError(cred)
+    raise InputError(cred)
 
 
 @dataclass(frozen=True)
@@ -80,11 +82,11 @@ class Variant:
 
     def check(self) -> "Variant":
         if self.method not in METHODS:
-            raise ValueError(f"EDHOC method {self.method}: methods are 0-3")
+            raise InputError(f"EDHOC method {self.method}: methods are 0-3")
         if self.suite not in SUITES:
-            raise ValueError(f"EDHOC cipher suite {self.suite}: modelled suites {', '.join(map(str, SUITES))}")
+            raise InputError(f"EDHOC cipher suite {self.suite}: modelled suites {', '.join(map(str, SUITES))}")
         if self.cred not in CREDS:
-            raise ValueError(f"EDHOC credential {self.cred!r}: known {', '.join(CREDS)}")
+            raise InputError(f"EDHOC credential {self.cred!r}: known {', '.join(CREDS)}")
         return self
 
 
@@ -170,16 +172,16 @@ HANDSHAKES = _HS["edhoc"]
 
 
 def variant(handshake: str, group: str) -> Variant:
-    """The variant a what-if handshake name and group mean (ValueError naming what is wrong)."""
+    """The variant a what-if handshake name and group mean (InputError naming what is wrong)."""
     combined = handshake.endswith("-combined")
     core = handshake.removesuffix("-combined")
     try:
         m, cred = core.split("-", 1)
         method = int(m.removeprefix("m"))
     except ValueError:
-        raise ValueError(f"EDHOC handshake {handshake!r}: m<METHOD>-<CRED>[-combined], e.g. m3-kid, m0-x5chain") from None
+        raise InputError(f"EDHOC handshake {handshake!r}: m<METHOD>-<CRED>[-combined], e.g. m3-kid, m0-x5chain") from None
     if group not in GROUP_SUITE:
-        raise ValueError(f"EDHOC over group {group!r}: the suites modelled follow x25519 (suite 0), p-256 (suite 2), "
+        raise InputError(f"EDHOC over group {group!r}: the suites modelled follow x25519 (suite 0), p-256 (suite 2), "
                          f"p-384 (suite 24)")
     return Variant(method=method, suite=GROUP_SUITE[group], cred=cred, combined=combined).check()
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import ndtri
 
+from ..core.errors import InputError
 from ..model import network as N
 from ..model.predict import Plan
 from ..inputs import se_profiles as SE
@@ -398,7 +399,7 @@ def simulate(p: Plan, n: int, seed: int = 1, chunk: int = CHUNK) -> dict:
     handshake complete) and of the handshake timer window, the mean breakdown, bytes, packets,
     radio time and the share of connections that gave up; a reservoir of raw samples for plots."""
     if n < 1:
-        raise ValueError("n must be at least 1")
+        raise InputError("n must be at least 1")
     rng = np.random.default_rng(seed)
     usable, hs = Stream(), Stream()
     sums = {k: 0.0 for k in COMPONENTS + ("bytes_up", "bytes_down", "packets_up", "packets_down",

@@ -61,7 +61,7 @@ def _find_exe(name: str, env: str) -> Path:
     which = shutil.which(name)
     if which:
         return Path(which)
-    raise FileNotFoundError(name)
+    raise ProbeNotFound(f"{name} not found (set {env} or put it on PATH)")
 
 
 def jmh_jar() -> Path:
