@@ -96,7 +96,7 @@ LINT_DIR := $(CURDIR)/build/lint
 lint-c:
 	cmake -S . -B $(LINT_DIR) -DSECPERF_NATIVE_TESTS=ON -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
 	run-clang-tidy -p $(LINT_DIR) -quiet -j2 '$(CURDIR)/native/' >$(LINT_DIR)/clang-tidy.log 2>&1 || \
-	  { grep -E 'warning:|error:' $(LINT_DIR)/clang-tidy.log | sort -u; echo "lint-c: clang-tidy found the above (full log: $(LINT_DIR)/clang-tidy.log)"; exit 1; }
+	  { sed 's/\x1b\[[0-9;]*m//g' $(LINT_DIR)/clang-tidy.log | grep -E 'warning:|error:' | sort -u; echo "lint-c: clang-tidy found the above (full log: $(LINT_DIR)/clang-tidy.log)"; exit 1; }
 	@echo "lint-c: clang-tidy clean ($$(grep -c '"file"' $(LINT_DIR)/compile_commands.json) sources)"
 
 # every benchmark always runs; the target fails if any misses its band (netem: root, or rootless with a usable TUN node)

@@ -75,8 +75,11 @@ int opt_next(opt_parser *p, char *err, size_t errlen)
                 snprintf(err, errlen, "unknown option '%s'", p->name);
         } else {
             char shortopt = (char)optopt;
-            if (shortopt == 0 || shortopt == '?')
-                shortopt = text[0] == '-' && text[1] != '\0' ? text[1] : (char)'?';
+            if (shortopt == 0 || shortopt == '?') {
+                shortopt = '?';
+                if (text[0] == '-' && text[1] != '\0')
+                    shortopt = text[1];
+            }
             snprintf(err, errlen, "unknown option '-%c'", shortopt);
         }
         return -1;

@@ -8,9 +8,9 @@ int sched_init(sched *s, int cap, int bufsize)
     s->n = 0;
     s->cap = cap;
     s->seq = 0;
-    s->heap = calloc((size_t)cap, sizeof *s->heap);
+    s->heap = calloc((size_t)cap, sizeof *s->heap); /* NOLINT(bugprone-sizeof-expression): an array of pkt pointers */
     s->slots = calloc((size_t)cap, sizeof *s->slots);
-    s->free_list = calloc((size_t)cap, sizeof *s->free_list);
+    s->free_list = calloc((size_t)cap, sizeof *s->free_list); /* NOLINT(bugprone-sizeof-expression): an array of pkt pointers */
     unsigned char *mem = s->mem = malloc((size_t)cap * (size_t)bufsize);
     if (!s->heap || !s->slots || !s->free_list || !mem)
         return -1;

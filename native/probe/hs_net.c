@@ -137,10 +137,16 @@ int hs_listen_socket(int dgram, const char *bind_host, unsigned port, int *fd,
     socklen_t sl = sizeof(ss);
     if (getsockname(*fd, (struct sockaddr *)&ss, &sl) != 0)
         return err_fail(err, "getsockname: %s", strerror(errno));
-    if (ss.ss_family == AF_INET6)
-        *bound_port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-    else
-        *bound_port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    /* copied out, not cast: the address family's struct read without type punning */
+    if (ss.ss_family == AF_INET6) {
+        struct sockaddr_in6 s6;
+        memcpy(&s6, &ss, sizeof s6);
+        *bound_port = ntohs(s6.sin6_port);
+    } else {
+        struct sockaddr_in s4;
+        memcpy(&s4, &ss, sizeof s4);
+        *bound_port = ntohs(s4.sin_port);
+    }
     return 1;
 }
 

@@ -206,12 +206,15 @@ static BIO_ADDR *bio_addr_of(const struct sockaddr_storage *ss)
     if (b == NULL)
         return NULL;
     int ok;
+    /* copied out, not cast: the address family's struct read without type punning */
     if (ss->ss_family == AF_INET6) {
-        const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
-        ok = BIO_ADDR_rawmake(b, AF_INET6, &s6->sin6_addr, sizeof(s6->sin6_addr), s6->sin6_port);
+        struct sockaddr_in6 s6;
+        memcpy(&s6, ss, sizeof s6);
+        ok = BIO_ADDR_rawmake(b, AF_INET6, &s6.sin6_addr, sizeof(s6.sin6_addr), s6.sin6_port);
     } else {
-        const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
-        ok = BIO_ADDR_rawmake(b, AF_INET, &s4->sin_addr, sizeof(s4->sin_addr), s4->sin_port);
+        struct sockaddr_in s4;
+        memcpy(&s4, ss, sizeof s4);
+        ok = BIO_ADDR_rawmake(b, AF_INET, &s4.sin_addr, sizeof(s4.sin_addr), s4.sin_port);
     }
     if (!ok) {
         BIO_ADDR_free(b);
