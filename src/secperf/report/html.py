@@ -176,7 +176,7 @@ def series_rows(series: list[dict]) -> list[list]:
 
 def failures_view(doc: dict) -> dict | None:
     """Every failure of every series with its reason."""
-    rows = [[s["id"], s["status"], cell(f["reason"], cls="l fail")] for s in doc["series"] if s["failures"]
+    rows = [[s["id"], s["status"], cell(f["reason"], cls="fail")] for s in doc["series"] if s["failures"]
             for f in s["failures"]]
     if not rows:
         return None
