@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import math
 import tomllib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
+from typing import Any
 
-from ..core.errors import InputError
+from ..core.errors import InputError, ResultError
+from ..core.result import as_result, validate
+from ..core.result_schema import Derived, Result, Series
 from ..inputs import netspec as NS
+from ..inputs.devices import Core
 
 PARTIES = ("client", "server")
 
@@ -45,8 +50,8 @@ class CostTable:
     ops: dict[str, Figure] = field(default_factory=dict)          # same for both parties
     party_ops: dict[tuple[str, str], Figure] = field(default_factory=dict)  # (party, op) overrides
     se_host: dict[str, Figure] = field(default_factory=dict)      # key source -> host work around a token call
-    breakdowns: dict[str, list[dict]] = field(default_factory=dict)  # scenario key -> measured per-message CPU
-    measured: dict[str, dict] = field(default_factory=dict)       # scenario key -> loopback P50s (for tables)
+    breakdowns: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # scenario key -> measured per-message CPU
+    measured: dict[str, dict[str, Any]] = field(default_factory=dict)       # scenario key -> loopback P50s (for tables)
     strict: tuple[str, ...] = ()      # parties whose costs never fall back to the shared ops (a device)
 
     def has(self, party: str, op: str) -> bool:
@@ -77,14 +82,14 @@ class CostTable:
                           f"that measured it (`--calibrate results/X/result.json`, e.g. from `secperf crypto "
                           f"--alg {op.split(':')[-1]}`) or pick a --device table that has it")
 
-    def rows(self) -> list[dict]:
+    def rows(self) -> list[dict[str, Any]]:
         out = [{"party": "both", "op": k, "us": f.us, "source": f.source} for k, f in sorted(self.ops.items())]
         out += [{"party": p, "op": k, "us": f.us, "source": f.source} for (p, k), f in sorted(self.party_ops.items())]
         out += [{"party": "client", "op": f"se-host:{k}", "us": f.us, "source": f.source} for k, f in self.se_host.items()]
         return out
 
 
-def _tables_toml() -> dict:
+def _tables_toml() -> dict[str, Any]:
     return tomllib.loads(resources.files("secperf.data").joinpath("whatif_costs.toml").read_text())
 
 
@@ -108,14 +113,10 @@ def load_table(name: str = "host-default") -> CostTable:
 
 
 # --- calibration from a Result ---------------------------------------------------------------------
-def _p50(s: dict) -> float | None:
-    sm = s.get("summary") or {}
-    return sm.get("p50_us")
-
-
-def _sigma(s: dict) -> float:
-    sm = s.get("summary") or {}
-    p50, p90 = sm.get("p50_us"), sm.get("p90_us")
+def _sigma(s: Series) -> float:
+    if s.summary is None:
+        return 0.1
+    p50, p90 = s.summary.p50_us, s.summary.p90_us
     if p50 and p90 and p90 > p50 > 0:
         return min(1.0, math.log(p90 / p50) / 1.2816)
     return 0.1
@@ -124,13 +125,13 @@ def _sigma(s: dict) -> float:
 RATIOS_MAX = 500
 
 
-def _ratios(s: dict) -> list[float] | None:
+def _ratios(s: Series) -> list[float] | None:
     """The row's own spread: each measured value over the row's P50, sorted (at most RATIOS_MAX,
     evenly picked); the simulator draws a connection's compute factor from these instead of a
     lognormal, so a calibration row's tail (a slow scheduling moment, a cache miss) keeps its real
     shape. None below 20 values."""
-    vals = sorted(v for v in (s.get("values_us") or []) if v and v > 0)
-    p50 = _p50(s)
+    vals = sorted(v for v in s.values_us if v and v > 0)
+    p50 = s.p50_us
     if len(vals) < 20 or not p50:
         return None
     if len(vals) > RATIOS_MAX:
@@ -143,11 +144,11 @@ def scenario_key(protocol: str, handshake: str, key: str) -> str:
     return f"{protocol}:{handshake}:{kind}"
 
 
-def handshake_row_scenario(labels: dict) -> tuple[str, str] | None:
+def handshake_row_scenario(labels: Mapping[str, Any]) -> tuple[str, str] | None:
     """(model protocol, handshake) a `secperf handshake` row measured, or None if the model has none."""
     proto, tls, mode = labels.get("proto"), labels.get("tls"), labels.get("mode")
     hs = {"full": "full", "resume-ticket": "resumed", "resume-id": "resumed", "psk": "psk", "psk-dhe": "psk-dhe",
-          "0rtt": "0rtt"}.get(mode)
+          "0rtt": "0rtt"}.get(str(mode))
     if hs is None or labels.get("server") != "probe":
         return None
     if proto == "dtls":
@@ -155,8 +156,10 @@ def handshake_row_scenario(labels: dict) -> tuple[str, str] | None:
     return (f"tls{tls}", hs)
 
 
-def connect_row_scenario(labels: dict) -> tuple[str, str, str] | None:
-    proto, hs, key = labels.get("protocol"), labels.get("handshake"), labels.get("key_source", "software")
+def connect_row_scenario(labels: Mapping[str, Any]) -> tuple[str, str, str] | None:
+    proto: Any = labels.get("protocol")
+    hs: Any = labels.get("handshake")
+    key: Any = labels.get("key_source", "software")
     if (labels.get("client"), proto) in (("aioquic", "quic"), ("wolfssl", "dtls13")):   # connect quic|dtls13
         if labels.get("lost", "none") != "none":
             return None
@@ -171,57 +174,61 @@ def connect_row_scenario(labels: dict) -> tuple[str, str, str] | None:
     return (proto, hs, key)
 
 
-def calibrate(doc: dict, base: CostTable | None = None, where: str = "--calibrate") -> CostTable:
+def _checked(doc: Result | Mapping[str, Any], where: str) -> Result:
+    """The Result a calibration reads, checked as its file would be (a CalibrationError if not one)."""
+    try:
+        return validate(doc, where)
+    except ResultError as exc:
+        raise CalibrationError(str(exc)) from None
+
+
+def calibrate(doc: Result | Mapping[str, Any], base: CostTable | None = None, where: str = "--calibrate") -> CostTable:
     """A cost table from a Result's own rows: crypto P50s per operation, and per loopback handshake or
     connect row the measured client CPU, secure-element time and the rest (server + host), kept as
     the scenario's measured components; `model.predict` fits the `base:` residuals from them."""
-    from ..core.result import ResultError, validate
-    try:
-        validate(doc, where)
-    except ResultError as exc:
-        raise CalibrationError(str(exc)) from None
-    if doc.get("kind") == "whatif":
+    doc = _checked(doc, where)
+    if doc.kind == "whatif":
         raise CalibrationError(f"{where}: a whatif Result is a prediction, not a measurement; pass a Result of "
                                f"`secperf run`, `crypto`, `handshake` or `connect`")
     t = base or load_table()
-    t = CostTable(name=f"calibrated:{doc['run_id']}", description=f"calibrated from run {doc['run_id']} "
-                  f"({doc.get('kind')}) over {t.name}", source=f"run {doc['run_id']}", sigma=t.sigma,
+    t = CostTable(name=f"calibrated:{doc.run_id}", description=f"calibrated from run {doc.run_id} "
+                  f"({doc.kind}) over {t.name}", source=f"run {doc.run_id}", sigma=t.sigma,
                   ops=dict(t.ops), party_ops=dict(t.party_ops), se_host=dict(t.se_host),
                   breakdowns=dict(t.breakdowns), measured=dict(t.measured), strict=t.strict)
     used = 0
-    for s in doc["series"]:
-        if s.get("status") not in ("ok", "partial"):
+    for s in doc.series:
+        if s.status not in ("ok", "partial"):
             continue
-        lab = s.get("labels", {})
-        p50 = _p50(s)
+        lab = s.labels
+        p50 = s.p50_us
         if p50 is None:
             continue
-        if s.get("kind") == "crypto" and lab.get("op") in ("keygen", "derive", "sign", "verify", "encaps", "decaps"):
-            t.ops[f"{lab['op']}:{lab['alg']}"] = Figure(p50, f"run {doc['run_id']} series {s['id']} (P50)")
+        if s.kind == "crypto" and lab.get("op") in ("keygen", "derive", "sign", "verify", "encaps", "decaps"):
+            t.ops[f"{lab['op']}:{lab['alg']}"] = Figure(p50, f"run {doc.run_id} series {s.id} (P50)")
             used += 1
             continue
         if lab.get("network", "loopback") not in NS.LOOPBACK_NAMES:
             continue
-        if s.get("kind") == "handshake":
-            sc = handshake_row_scenario(lab)
-            if not sc or lab.get("mtls"):
+        if s.kind == "handshake":
+            hs_sc = handshake_row_scenario(lab)
+            if not hs_sc or lab.get("mtls"):
                 continue
-            client = (s.get("cpu_summary") or {}).get("p50_us")
+            client = s.cpu_summary.p50_us if s.cpu_summary is not None else None
             if client is None:
                 continue
-            key = scenario_key(sc[0], sc[1], "software")
+            key = scenario_key(hs_sc[0], hs_sc[1], "software")
             t.measured[key] = {"metric": "handshake", "total_us": p50, "client_us": client, "se_us": 0.0,
                                "server_us": max(0.0, p50 - client), "sigma": _sigma(s), "ratios": _ratios(s),
-                               "series": s["id"],
+                               "series": s.id,
                                "group": lab.get("groups"), "cert": lab.get("cert_type"), "depth": lab.get("depth", 1)}
-            if s.get("derived", {}).get("breakdown"):
-                t.breakdowns[key] = s["derived"]["breakdown"]["messages"]
+            if s.derived.get("breakdown"):
+                t.breakdowns[key] = s.derived["breakdown"]["messages"]
             used += 1
-        elif s.get("kind") == "connect":
+        elif s.kind == "connect":
             sc = connect_row_scenario(lab)
             if not sc:
                 continue
-            phases = {p["phase"]: p["p50_us"] for p in s.get("derived", {}).get("phases_p50_us", [])}
+            phases = {p["phase"]: p["p50_us"] for p in s.derived.get("phases_p50_us", [])}
             client = phases.get("handshake: client CPU")
             if client is None:
                 continue
@@ -229,18 +236,18 @@ def calibrate(doc: dict, base: CostTable | None = None, where: str = "--calibrat
             key = scenario_key(*sc)
             t.measured[key] = {"metric": "usable", "total_us": p50, "client_us": client, "se_us": se,
                                "server_us": max(0.0, p50 - client - se), "sigma": _sigma(s),
-                               "ratios": _ratios(s) if not se else None, "series": s["id"],
+                               "ratios": _ratios(s) if not se else None, "series": s.id,
                                "group": lab.get("group", "x25519"), "cert": lab.get("server_cert", "ecdsa-p256"),
                                "depth": 1,
                                "client_key": lab.get("key_type", "ecdsa-p256")}
-            calls = s.get("derived", {}).get("se_calls") or {}
+            calls = s.derived.get("se_calls") or {}
             if sc[2].startswith("se:") and calls.get("host_p50_ms") is not None:
                 t.se_host[sc[2]] = Figure(calls["host_p50_ms"] * 1000.0,
-                                          f"run {doc['run_id']} series {s['id']}: token host work around the "
+                                          f"run {doc.run_id} series {s.id}: token host work around the "
                                           f"injected delay (SoftHSM2 + engine), P50")
             used += 1
     if not used:
-        raise CalibrationError(f"{where}: Result {doc['run_id']} (kind {doc.get('kind')!r}) has no rows the model "
+        raise CalibrationError(f"{where}: Result {doc.run_id} (kind {doc.kind!r}) has no rows the model "
                                f"can use: it needs crypto rows (secperf crypto) or loopback handshake/connect rows "
                                f"(secperf handshake versions, secperf connect https,mqtt,coap)")
     return t
@@ -262,7 +269,7 @@ DEVICE_OPS.update({"aes-128-gcm-1024": "aead:aes-128-gcm-1024",
 DEVICE_GROUPS = {"x25519": "x25519", "p-256": "p-256", "p-384": "p-384"}
 
 
-def device_row_protocols(lab: dict) -> tuple[str, ...]:
+def device_row_protocols(lab: Mapping[str, Any]) -> tuple[str, ...]:
     """The what-if protocols whose client handshake a device row counts: a TLS 1.3 row with a client
     certificate is the handshake of HTTPS, MQTT and OpenVPN's control channel (all mutual TLS 1.3 in
     the model), one without it that of plain TLS 1.3 and of the JWT request (server-authenticated);
@@ -293,7 +300,7 @@ def _app_bytes() -> dict[str, tuple[int, str]]:
             "openvpn": (2 * 300 + 100 + 300, "key-method data both ways + PUSH_REQUEST + PUSH_REPLY")}
 
 
-def _device_app_costs(t: CostTable, core) -> None:
+def _device_app_costs(t: CostTable, core: Core) -> None:
     """The client's application exchange on the device (`app:PROTOCOL`, charged after the last
     answer): costed from a counted primitive, the suite's AEAD over 1024 bytes, per byte sealed or
     opened. Decision: the device client's own application exchange (a GET to `openssl s_server -www`,
@@ -317,7 +324,7 @@ def _device_app_costs(t: CostTable, core) -> None:
 ADDON_STACKS = ("pqclean",)
 
 
-def device_us(instructions: float, core) -> tuple[float, str]:
+def device_us(instructions: float, core: Core) -> tuple[float, str]:
     """µs of `instructions` on a core: instructions × CPI / clock with the middle of the core's CPI
     range (IPC = 1 / CPI), and the rule with the range for the source."""
     cpi = (core.cpi[0] + core.cpi[1]) / 2
@@ -328,38 +335,38 @@ def device_us(instructions: float, core) -> tuple[float, str]:
                 f"(range {lo:,.0f}-{hi:,.0f} µs)")
 
 
-def device_row_us(dv: dict, core) -> tuple[float, str]:
+def device_row_us(dv: Derived, core: Core) -> tuple[float, str]:
     """µs of a device row: the timing model's cycles / clock when the row carries them (its point,
     with the band in the rule), else the instruction count at the middle of the old CPI range."""
     t = dv.get("time")
     if t and t.get("cycles"):
-        us = t["cycles"] / core.clock_mhz
+        us = float(t["cycles"]) / core.clock_mhz
         return us, (f"{t['cycles']:,.0f} cycles (timing model {t.get('model', '?')}, band {t['cycles_low']:,.0f}-"
                     f"{t['cycles_high']:,.0f}; {float(dv['instructions_median']):,.0f} instructions) / "
                     f"{core.clock_mhz:g} MHz = {us:,.0f} µs")
     return device_us(float(dv["instructions_median"]), core)
 
 
-def _row_stack(s: dict) -> str | None:
-    lab = s.get("labels", {})
-    return lab.get("stack") or lab.get("library")
+def _row_stack(s: Series) -> str | None:
+    stack: str | None = s.labels.get("stack") or s.labels.get("library")
+    return stack
 
 
-def device_stack(docs: list[dict], stack: str | None, core_name: str) -> str | None:
+def device_stack(docs: Sequence[Result | Mapping[str, Any]], stack: str | None, core_name: str) -> str | None:
     """The one TLS stack whose counts make a device cost table: `stack` if given (it must have rows),
     else the only stack of the Results' handshake rows, else the only stack of their crypto rows. A
     table never mixes libraries: wolfSSL's P-256 and Mbed TLS's X25519 would be no device's."""
-    rows = [s for d in docs if d.get("kind") == "device" for s in d.get("series", [])
-            if s.get("status") in ("ok", "partial") and (s.get("derived") or {}).get("instructions_median")
+    rows = [s for d in map(as_result, docs) if d.kind == "device" for s in d.series
+            if s.status in ("ok", "partial") and s.derived.get("instructions_median")
             and _row_stack(s) not in ADDON_STACKS]
-    have = sorted({_row_stack(s) for s in rows if _row_stack(s)})
+    have = sorted({st for s in rows if (st := _row_stack(s))})
     if stack:
         if stack not in have:
             raise CalibrationError(f"--stack: the device Results hold counts of {', '.join(have) or 'no stack'}, "
                                    f"not {stack!r}")
         return stack
-    hs = sorted({_row_stack(s) for s in rows if s.get("kind") == "device" and _row_stack(s)})
-    cr = sorted({_row_stack(s) for s in rows if s.get("kind") == "device_crypto" and _row_stack(s)})
+    hs = sorted({st for s in rows if s.kind == "device" and (st := _row_stack(s))})
+    cr = sorted({st for s in rows if s.kind == "device_crypto" and (st := _row_stack(s))})
     for found in (hs, cr):
         if len(found) == 1:
             return found[0]
@@ -370,7 +377,7 @@ def device_stack(docs: list[dict], stack: str | None, core_name: str) -> str | N
     return None
 
 
-def from_device(doc: dict, core, base: CostTable | None = None, where: str = "--calibrate",
+def from_device(doc: Result | Mapping[str, Any], core: Core, base: CostTable | None = None, where: str = "--calibrate",
                 stack: str | None = None) -> CostTable:
     """The client's costs on an emulated device from a `secperf device` Result: its primitive counts
     (device_crypto rows) become client operations, its warm handshake rows the client's measured
@@ -378,42 +385,38 @@ def from_device(doc: dict, core, base: CostTable | None = None, where: str = "--
     row); the server stays the base table's (this host). Every figure is the timing model's cycles /
     clock (instructions × the old CPI range's middle for Results made before it) — modelled, not
     measured; its source names the run, the row and the rule."""
-    from ..core.result import ResultError, validate
-    try:
-        validate(doc, where)
-    except ResultError as exc:
-        raise CalibrationError(str(exc)) from None
-    if doc.get("kind") != "device":
+    doc = _checked(doc, where)
+    if doc.kind != "device":
         raise CalibrationError(f"{where}: --device {core.name} takes a Result of `secperf device` (its instruction "
-                               f"counts); this one is of kind {doc.get('kind')!r}")
+                               f"counts); this one is of kind {doc.kind!r}")
     t = base or load_table()
     if t.strict:                      # a second device Result adds to the first
-        t = replace(t, name=f"{t.name}+{doc['run_id']}", party_ops=dict(t.party_ops), measured=dict(t.measured))
+        t = replace(t, name=f"{t.name}+{doc.run_id}", party_ops=dict(t.party_ops), measured=dict(t.measured))
     else:
-        t = CostTable(name=f"device:{core.name}:{doc['run_id']}",
-                      description=f"client on {core.name} ({core.description}) from run {doc['run_id']}'s instruction "
-                              f"counts; server: {t.name}", source=f"run {doc['run_id']} (secperf device)",
+        t = CostTable(name=f"device:{core.name}:{doc.run_id}",
+                      description=f"client on {core.name} ({core.description}) from run {doc.run_id}'s instruction "
+                              f"counts; server: {t.name}", source=f"run {doc.run_id} (secperf device)",
                       sigma=t.sigma, ops=dict(t.ops), party_ops=dict(t.party_ops), se_host=dict(t.se_host),
                       breakdowns=dict(t.breakdowns), measured=dict(t.measured), strict=("client",))
     used = 0
-    for s in doc["series"]:
-        lab, dv = s.get("labels", {}), s.get("derived") or {}
-        if s.get("status") not in ("ok", "partial") or not dv.get("instructions_median"):
+    for s in doc.series:
+        lab, dv = s.labels, s.derived
+        if s.status not in ("ok", "partial") or not dv.get("instructions_median"):
             continue
-        addon = s.get("labels", {}).get("stack") in ADDON_STACKS
+        addon = lab.get("stack") in ADDON_STACKS
         if stack and _row_stack(s) not in (None, stack) and not addon:
             continue                  # another library's counts (see device_stack)
         if lab.get("device") not in (None, core.name):
-            raise CalibrationError(f"{where}: row {s['id']} counted on {lab.get('device')!r}, not {core.name!r}; "
+            raise CalibrationError(f"{where}: row {s.id} counted on {lab.get('device')!r}, not {core.name!r}; "
                                    f"give --device {lab.get('device')}")
         us, rule = device_row_us(dv, core)
-        if s.get("kind") == "device_crypto" and lab.get("op") in DEVICE_OPS:
+        if s.kind == "device_crypto" and lab.get("op") in DEVICE_OPS:
             t.party_ops[("client", DEVICE_OPS[lab["op"]])] = Figure(
-                us, f"run {doc['run_id']} series {s['id']} ({lab.get('library', lab.get('stack'))}): {rule}")
+                us, f"run {doc.run_id} series {s.id} ({lab.get('library', lab.get('stack'))}): {rule}")
             used += 1
-        elif s.get("kind") == "device" and lab.get("phase") == "warm" and lab.get("group") in DEVICE_GROUPS:
+        elif s.kind == "device" and lab.get("phase") == "warm" and lab.get("group") in DEVICE_GROUPS:
             # the device's external PSK mode is psk_dhe_ke (a key share with the PSK)
-            hs = {"resumed": "resumed", "psk": "psk-dhe"}.get(lab.get("mode"), "full")
+            hs = {"resumed": "resumed", "psk": "psk-dhe"}.get(str(lab.get("mode")), "full")
             client_cert = lab.get("client_cert", "none")
             # one row per model protocol and handshake: the model's default configuration (x25519,
             # AES-GCM) first
@@ -422,10 +425,10 @@ def from_device(doc: dict, core, base: CostTable | None = None, where: str = "--
                 key = scenario_key(proto, hs, "software")
                 old = t.measured.get(key)
                 alts = list(old.get("alternatives", [])) if old is not None and old.get("client_only") else []
-                row = {"group": DEVICE_GROUPS[lab["group"]], "cert": lab.get("server_cert"),
+                row: dict[str, Any] = {"group": DEVICE_GROUPS[lab["group"]], "cert": lab.get("server_cert"),
                        "client_key": client_cert if client_cert != "none" else None, "suite": lab.get("suite"),
                        "client_us": us, "total_us": us, "series": s["id"],
-                       "source": f"run {doc['run_id']} series {s['id']}: {rule}"}
+                       "source": f"run {doc.run_id} series {s.id}: {rule}"}
                 alts.append(row)
                 if old is not None and old.get("client_only") and old.get("rank", -1) >= rank:
                     old["alternatives"] = alts
@@ -437,10 +440,10 @@ def from_device(doc: dict, core, base: CostTable | None = None, where: str = "--
                                    # a host row of the same scenario keeps the server's measured side
                                    **({"server_row": old} if old is not None and not old.get("client_only") else
                                       {"server_row": old["server_row"]} if old and old.get("server_row") else {}),
-                                   "source": f"run {doc['run_id']} series {s['id']}: {rule}"}
+                                   "source": f"run {doc.run_id} series {s.id}: {rule}"}
             used += 1
     _device_app_costs(t, core)
     if not used:
-        raise CalibrationError(f"{where}: Result {doc['run_id']} has no instruction counts the model can use "
+        raise CalibrationError(f"{where}: Result {doc.run_id} has no instruction counts the model can use "
                                f"(`secperf device crypto --device {core.name}` or `secperf device handshake --device {core.name}`)")
     return t
