@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from conftest import skip
+from secperf.core import result as R
 from secperf.core.errors import InputError, SetupError
 from secperf.measure import backends
 from secperf.measure.crypto import CryptoParams, measure_row
@@ -105,15 +106,25 @@ def test_aead_rows_and_prehashed_and_sha1():
 
 def test_cross_library_table_ratios_and_answers():
     def series(lib, alg, op, p50, status="ok"):
-        return {"kind": "crypto", "status": status, "failures": [] if status == "ok" else [{"reason": f"unsupported by {lib}"}],
-                "summary": {"p50_us": p50, "median_ci95_us": [p50 * 0.9, p50 * 1.1], "n": 5} if p50 else None,
-                "values_us": [p50 * f for f in (0.9, 0.95, 1.0, 1.05, 1.1)] if p50 else [],
-                "cpu_summary": {"p50_us": p50 * (0.5 if lib == "go" else 1.0)} if p50 else None,
-                "labels": {"alg": alg, "op": op, "family": alg.split("-")[0], "size_bytes": 32, "security_bits": 128,
-                           "key_bits": 256, "backend": lib, "library": lib, "version": "1"}}
-    doc = {"series": [series("openssl", "ecdsa-p256", "sign", 20.0), series("go", "ecdsa-p256", "sign", 30.0),
-                      series("mbedtls", "ecdsa-p256", "sign", None, "unsupported"),
-                      series("openssl", "ecdsa-p256", "verify", 60.0), series("go", "ecdsa-p256", "verify", 45.0)]}
+        s = R.new_series(f"crypto/{alg}/{op}/32@{lib}", kind="crypto", timer={"name": "t", "start": "a", "end": "b"},
+                         labels={"alg": alg, "op": op, "family": alg.split("-")[0], "size_bytes": 32,
+                                 "security_bits": 128, "key_bits": 256, "backend": lib, "library": lib, "version": "1"})
+        if p50:
+            s.values_us = [p50 * f for f in (0.9, 0.95, 1.0, 1.05, 1.1)]
+            s.cpu_values_us = [v * (0.5 if lib == "go" else 1.0) for v in s.values_us]
+        else:
+            R.add_failure(s, f"unsupported by {lib}")
+        R.finalize_series(s)
+        s.status = status
+        return s
+
+    def result(*series):
+        doc = R.new_result(kind="crypto", command=[], params={}, host={}, run_id="t")
+        doc.series.extend(series)
+        return doc
+    doc = result(series("openssl", "ecdsa-p256", "sign", 20.0), series("go", "ecdsa-p256", "sign", 30.0),
+                 series("mbedtls", "ecdsa-p256", "sign", None, "unsupported"),
+                 series("openssl", "ecdsa-p256", "verify", 60.0), series("go", "ecdsa-p256", "verify", 45.0))
     an = Q.libraries_analysis(doc)
     row = next(r for r in an["table"] if r["op"] == "sign")
     assert row["fastest"] == "openssl" and row["cells"]["go"]["ratio_to_fastest"] == pytest.approx(1.5)
@@ -130,7 +141,7 @@ def test_cross_library_table_ratios_and_answers():
     assert "not offered by mbedtls" in by_id["libraries-sign-128"]["answer"]
     # S5's single-library answers use OpenSSL's rows only
     assert Q.p50_table(doc) == {("ecdsa-p256", "sign"): 20.0, ("ecdsa-p256", "verify"): 60.0}
-    assert Q.libraries_analysis({"series": [series("openssl", "ecdsa-p256", "sign", 1.0)]}) is None
+    assert Q.libraries_analysis(result(series("openssl", "ecdsa-p256", "sign", 1.0))) is None
 
 
 def test_bootstrap_interval_of_a_ratio_of_medians():

@@ -5,37 +5,43 @@ S3's CRT speed-up. Every answer lists the figures it rests on (P50 per operation
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..core import stats
+from ..core.result import as_result
+from ..core.result_schema import Result, Series
 from ..inputs.algorithms import STRENGTH_ROWS
 
+Doc = Result | Mapping[str, Any]   # a Result, or its JSON object (converted once, at the entry point)
 
-def backend_of(series: dict) -> str:
+
+def backend_of(series: Series) -> str:
     """The --library a crypto series ran in (results from before --library: openssl)."""
-    return series.get("labels", {}).get("backend") or "openssl"
+    return str(series.labels.get("backend") or "openssl")
 
 
-def p50_table(doc: dict, library: str = "openssl") -> dict[tuple[str, str], float]:
+def p50_table(doc: Doc, library: str = "openssl") -> dict[tuple[str, str], float]:
     """(alg, op) -> P50 µs per operation, for one library's non-bulk series that produced data."""
     out = {}
-    for s in doc["series"]:
-        lab = s.get("labels", {})
-        if (s.get("kind") == "crypto" and s.get("summary") and lab.get("family") not in ("aead", "mac", "hash")
+    for s in as_result(doc).series:
+        lab = s.labels
+        if (s.kind == "crypto" and s.summary and lab.get("family") not in ("aead", "mac", "hash")
                 and backend_of(s) == library):
-            out[(lab["alg"], lab["op"])] = s["summary"]["p50_us"]
+            out[(lab["alg"], lab["op"])] = s.summary.p50_us
     return out
 
 
-def _labels(doc: dict, library: str = "openssl") -> dict[str, dict]:
-    return {s["labels"]["alg"]: s["labels"] for s in doc["series"]
-            if s.get("kind") == "crypto" and backend_of(s) == library}
+def _labels(doc: Result, library: str = "openssl") -> dict[str, dict[str, Any]]:
+    return {s.labels["alg"]: s.labels for s in doc.series
+            if s.kind == "crypto" and backend_of(s) == library}
 
 
 def _fmt_ratio(x: float) -> str:
     return f"{x:.1f}×" if x < 100 else f"{x:.0f}×"
 
 
-def loglog_slope(points: list[tuple[float, float]]) -> float | None:
+def loglog_slope(points: Sequence[tuple[float, float]]) -> float | None:
     """Least-squares slope of log(y) against log(x): cost ∝ x^slope."""
     pts = [(math.log(x), math.log(y)) for x, y in points if x > 0 and y > 0]
     if len(pts) < 2:
@@ -48,7 +54,7 @@ def loglog_slope(points: list[tuple[float, float]]) -> float | None:
     return sum((p[0] - mx) * (p[1] - my) for p in pts) / sxx
 
 
-def _rsa_sizes(t, labels, suffix="") -> list[int]:
+def _rsa_sizes(t: Mapping[tuple[str, str], float], labels: Mapping[str, Any], suffix: str = "") -> list[int]:
     sizes = []
     for (alg, _op) in t:
         if alg.startswith("rsa-") and alg.removeprefix("rsa-").isascii() and alg.removeprefix("rsa-").isdigit() and not suffix:
@@ -56,11 +62,12 @@ def _rsa_sizes(t, labels, suffix="") -> list[int]:
     return sorted(set(sizes))
 
 
-def answers(doc: dict, library: str = "openssl") -> list[dict]:
+def answers(doc: Doc, library: str = "openssl") -> list[dict[str, Any]]:
     """S5's answers from one library's rows (default: OpenSSL, as before --library existed)."""
+    doc = as_result(doc)
     t = p50_table(doc, library)
     labels = _labels(doc, library)
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
 
     # Q1: RSA sign vs verify
     rsa = [b for b in _rsa_sizes(t, labels) if (f"rsa-{b}", "sign") in t and (f"rsa-{b}", "verify") in t]
@@ -85,10 +92,10 @@ def answers(doc: dict, library: str = "openssl") -> list[dict]:
                     key=lambda a: labels.get(a, {}).get("key_bits", 0))
     ec = [a for a in curves if (a, "sign") in t and (a, "verify") in t]
     if ec:
-        ratios = [(a, t[(a, "verify")] / t[(a, "sign")]) for a in ec]
-        sign_faster = [a for a, r in ratios if r > 1]
-        verify_faster = [a for a, r in ratios if r <= 1]
-        lo, hi = min(r for _, r in ratios), max(r for _, r in ratios)
+        ec_ratios = [(a, t[(a, "verify")] / t[(a, "sign")]) for a in ec]
+        sign_faster = [a for a, r in ec_ratios if r > 1]
+        verify_faster = [a for a, r in ec_ratios if r <= 1]
+        lo, hi = min(r for _, r in ec_ratios), max(r for _, r in ec_ratios)
         if not verify_faster:
             verdict = (f"Signing is faster on every curve measured: a verification costs {lo:.1f}–{hi:.1f}× "
                        f"a signature (two scalar multiplications against one with a fixed base point) — "
@@ -104,7 +111,7 @@ def answers(doc: dict, library: str = "openssl") -> list[dict]:
             "question": "ECDSA: which is faster, signing or verifying?",
             "answer": verdict,
             "evidence": [{"alg": a, "sign_p50_us": t[(a, "sign")], "verify_p50_us": t[(a, "verify")],
-                          "verify_over_sign": r} for a, r in ratios],
+                          "verify_over_sign": r} for a, r in ec_ratios],
         })
 
     # Q3: growth with RSA size
@@ -147,7 +154,7 @@ def answers(doc: dict, library: str = "openssl") -> list[dict]:
         })
 
     # Q5: RSA vs ECDSA at equal strength
-    rows = []
+    rows: list[dict[str, Any]] = []
     for strength in STRENGTH_ROWS:
         rs = [a for a in labels if a.startswith("rsa-") and a.removeprefix("rsa-").isascii() and a.removeprefix("rsa-").isdigit()
               and labels[a]["security_bits"] == strength and (a, "sign") in t]
@@ -157,7 +164,7 @@ def answers(doc: dict, library: str = "openssl") -> list[dict]:
             continue
         r = min(rs, key=lambda a: labels[a]["key_bits"])
         e = "ecdsa-p256" if "ecdsa-p256" in es else min(es, key=lambda a: t[(a, "sign")])
-        row = {"security_bits": strength, "rsa": r, "ecdsa": e,
+        row: dict[str, Any] = {"security_bits": strength, "rsa": r, "ecdsa": e,
                "rsa_sign_p50_us": t[(r, "sign")], "ecdsa_sign_p50_us": t[(e, "sign")],
                "sign_rsa_over_ecdsa": t[(r, "sign")] / t[(e, "sign")]}
         if (r, "verify") in t and (e, "verify") in t:
@@ -167,11 +174,11 @@ def answers(doc: dict, library: str = "openssl") -> list[dict]:
     if rows:
         parts = []
         for row in rows:
-            r = row["sign_rsa_over_ecdsa"]
-            s = (f"{row['security_bits']}-bit: {row['rsa']} signs {_fmt_ratio(r if r >= 1 else 1 / r)} "
-                 f"{'slower' if r >= 1 else 'faster'} than {row['ecdsa']}")
+            ratio: float = row["sign_rsa_over_ecdsa"]
+            s = (f"{row['security_bits']}-bit: {row['rsa']} signs {_fmt_ratio(ratio if ratio >= 1 else 1 / ratio)} "
+                 f"{'slower' if ratio >= 1 else 'faster'} than {row['ecdsa']}")
             if "verify_rsa_over_ecdsa" in row:
-                v = row["verify_rsa_over_ecdsa"]
+                v: float = row["verify_rsa_over_ecdsa"]
                 s += f" and verifies {_fmt_ratio(1 / v if v < 1 else v)} {'faster' if v < 1 else 'slower'}"
             parts.append(s)
         out.append({
@@ -199,8 +206,9 @@ def answers(doc: dict, library: str = "openssl") -> list[dict]:
     return out
 
 
-def strength_table(doc: dict, strength: int, library: str = "openssl") -> list[dict]:
+def strength_table(doc: Doc, strength: int, library: str = "openssl") -> list[dict[str, Any]]:
     """Every measured non-bulk algorithm at one strength, fastest sign/derive first."""
+    doc = as_result(doc)
     t = p50_table(doc, library)
     labels = _labels(doc, library)
     rows = []
@@ -211,53 +219,54 @@ def strength_table(doc: dict, strength: int, library: str = "openssl") -> list[d
         if ops:
             rows.append({"alg": alg, "family": lab["family"], "key_bits": lab.get("key_bits"),
                          **{f"{op}_p50_us": v for op, v in ops.items()}})
-    key = lambda r: r.get("sign_p50_us") or r.get("derive_p50_us") or r.get("encaps_p50_us") or math.inf
+    def key(r: dict[str, Any]) -> float:
+        return float(r.get("sign_p50_us") or r.get("derive_p50_us") or r.get("encaps_p50_us") or math.inf)
     return sorted(rows, key=key)
 
 
 # --- across libraries (`secperf crypto --library`) ---
 
-def libraries_in(doc: dict) -> list[str]:
+def libraries_in(doc: Doc) -> list[str]:
     """The libraries of a Result's crypto series, in the order they first appear."""
     seen: dict[str, None] = {}
-    for s in doc["series"]:
-        if s.get("kind") == "crypto":
+    for s in as_result(doc).series:
+        if s.kind == "crypto":
             seen.setdefault(backend_of(s), None)
     return list(seen)
 
 
-def library_table(doc: dict) -> list[dict]:
+def library_table(doc: Doc) -> list[dict[str, Any]]:
     """One row per (algorithm, operation, size) with a cell per library: P50 and its bootstrap 95%
     interval, or the status and reason (unsupported rows say which library lacks what), and each
     library's ratio to the fastest. Rows in SP 800-57 strength order."""
-    rows: dict[tuple, dict] = {}
-    values: dict[tuple, dict[str, list]] = {}
-    for s in doc["series"]:
-        if s.get("kind") != "crypto":
+    rows: dict[tuple[str, str, int | None], dict[str, Any]] = {}
+    values: dict[tuple[str, str, int | None], dict[str, list[float]]] = {}
+    for s in as_result(doc).series:
+        if s.kind != "crypto":
             continue
-        lab, sm = s["labels"], s.get("summary")
+        lab, sm = s.labels, s.summary
         key = (lab["alg"], lab["op"], lab["size_bytes"] if lab["family"] in ("aead", "mac", "hash") else None)
         row = rows.setdefault(key, {"alg": lab["alg"], "op": lab["op"], "family": lab["family"],
                                     "size_bytes": key[2], "security_bits": lab["security_bits"],
                                     "key_bits": lab.get("key_bits"), "cells": {}})
-        cell = {"status": s["status"], "library": lab.get("library"), "version": lab.get("version")}
+        cell: dict[str, Any] = {"status": s.status, "library": lab.get("library"), "version": lab.get("version")}
         if sm:
-            cell.update(p50_us=sm["p50_us"], ci95_us=list(sm["median_ci95_us"]), n=sm["n"])
-            cpu = (s.get("cpu_summary") or {}).get("p50_us")
-            if cpu and sm["p50_us"] > 0:
+            cell.update(p50_us=sm.p50_us, ci95_us=list(sm.median_ci95_us), n=sm.n)
+            cpu = s.cpu_summary.p50_us if s.cpu_summary is not None else None
+            if cpu and sm.p50_us > 0:
                 # thread CPU per operation, and the share of the wall time the thread was on a CPU:
                 # well below 1 means the machine was busy and the wall time includes waiting
-                cell.update(cpu_p50_us=cpu, cpu_share=min(1.0, cpu / sm["p50_us"]))
-        if s.get("failures"):
-            cell["reason"] = s["failures"][-1]["reason"]
+                cell.update(cpu_p50_us=cpu, cpu_share=min(1.0, cpu / sm.p50_us))
+        if s.failures:
+            cell["reason"] = s.failures[-1].reason
         rows[key]["cells"][backend_of(s)] = cell
-        if sm and s.get("values_us"):
-            values.setdefault(key, {})[backend_of(s)] = s["values_us"]
+        if sm and s.values_us:
+            values.setdefault(key, {})[backend_of(s)] = s.values_us
     out = []
     for key, row in rows.items():
         measured = {lib: c["p50_us"] for lib, c in row["cells"].items() if c.get("p50_us")}
         if measured:
-            fastest = min(measured, key=measured.get)
+            fastest = min(measured, key=lambda lib: measured[lib])
             row["fastest"] = fastest
             vals = values.get(key, {})
             for lib, v in measured.items():
@@ -266,11 +275,11 @@ def library_table(doc: dict) -> list[dict]:
                 # bootstrap 95% interval of the ratio of medians (each library's samples resampled)
                 if lib != fastest and lib in vals and fastest in vals:
                     cell["ratio_ci95"] = list(stats.bootstrap_ratio_ci(vals[lib], vals[fastest]))
-            cpu = {lib: c["cpu_p50_us"] for lib, c in row["cells"].items() if c.get("p50_us") and c.get("cpu_p50_us")}
-            if cpu:
-                row["fastest_cpu"] = min(cpu, key=cpu.get)
-                for lib, v in cpu.items():
-                    row["cells"][lib]["cpu_ratio_to_fastest"] = v / cpu[row["fastest_cpu"]]
+            cpus = {lib: c["cpu_p50_us"] for lib, c in row["cells"].items() if c.get("p50_us") and c.get("cpu_p50_us")}
+            if cpus:
+                row["fastest_cpu"] = min(cpus, key=lambda lib: cpus[lib])
+                for lib, v in cpus.items():
+                    row["cells"][lib]["cpu_ratio_to_fastest"] = v / cpus[row["fastest_cpu"]]
         out.append(row)
     fam_order = ["rsa", "ecdsa", "eddsa", "kex", "pq-kem", "pq-sig", "aead", "mac", "hash"]
     out.sort(key=lambda r: (r["security_bits"], fam_order.index(r["family"]) if r["family"] in fam_order else 99,
@@ -278,18 +287,19 @@ def library_table(doc: dict) -> list[dict]:
     return out
 
 
-def library_answers(doc: dict) -> list[dict]:
+def library_answers(doc: Doc) -> list[dict[str, Any]]:
     """S5's question across libraries: per strength and operation, which library signs (verifies)
     fastest and by how much, for each signature algorithm measured in more than one library."""
     table = [r for r in library_table(doc) if r["family"] in ("rsa", "ecdsa", "eddsa") and r["op"] in ("sign", "verify")]
     out = []
     for op in ("sign", "verify"):
-        by_strength: dict[int, list[dict]] = {}
+        by_strength: dict[int, list[dict[str, Any]]] = {}
         for r in table:
             if r["op"] == op and len([c for c in r["cells"].values() if c.get("p50_us")]) >= 2:
                 by_strength.setdefault(r["security_bits"], []).append(r)
         for bits, rows in sorted(by_strength.items()):
-            parts, evidence = [], []
+            parts: list[str] = []
+            evidence: list[dict[str, Any]] = []
             for r in rows:
                 cells = sorted(((lib, c) for lib, c in r["cells"].items() if c.get("p50_us")), key=lambda x: x[1]["p50_us"])
                 best_lib, best = cells[0]
@@ -304,7 +314,7 @@ def library_answers(doc: dict) -> list[dict]:
             wins: dict[str, int] = {}
             for ev in evidence:
                 wins[ev["fastest"]] = wins.get(ev["fastest"], 0) + 1
-            lead = max(wins, key=wins.get)
+            lead = max(wins, key=lambda lib: wins[lib])
             out.append({
                 "id": f"libraries-{op}-{bits}",
                 "question": f"Which library is fastest at {'signing' if op == 'sign' else 'verifying'} at {bits}-bit strength, and by how much?",
@@ -315,9 +325,10 @@ def library_answers(doc: dict) -> list[dict]:
     return out
 
 
-def libraries_analysis(doc: dict) -> dict | None:
+def libraries_analysis(doc: Doc) -> dict[str, Any] | None:
     """The cross-library view of a Result: the table, the answers across libraries and S5's
     answers per library. None when only OpenSSL ran."""
+    doc = as_result(doc)
     libs = libraries_in(doc)
     if libs in ([], ["openssl"]):
         return None
