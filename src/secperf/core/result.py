@@ -108,7 +108,7 @@ def validate(doc: object, where: str = "result") -> Result:
     its type and range, known kinds and statuses, unique series ids, timers with both boundaries."""
     from pydantic import ValidationError
     if isinstance(doc, _Record):   # an object in memory: check it again as the file would be read
-        doc = doc.model_dump(mode="python", by_alias=True, warnings=False)
+        doc = doc.model_dump(mode="python", by_alias=True, exclude_unset=True, warnings=False)
     if not isinstance(doc, dict):
         raise ResultError(f"{where}: expected a JSON object at the top level, got {type(doc).__name__}")
     if doc.get("schema") != SCHEMA:
@@ -163,7 +163,7 @@ def reading(where: str, part: str) -> Iterator[None]:
 
 def to_json(doc: Result | Mapping[str, Any]) -> dict[str, Any]:
     """The Result as its JSON object (the file's content); refuses NaN and infinities."""
-    out: dict[str, Any] = as_result(doc).model_dump(mode="json", by_alias=True, warnings=False)
+    out: dict[str, Any] = as_result(doc).model_dump(mode="json", by_alias=True, exclude_unset=True, warnings=False)
     return out
 
 

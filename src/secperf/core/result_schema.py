@@ -14,9 +14,9 @@ callers (tests, the cluster's pickled rows) that hand a plain dict where a Resul
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
 
 from .errors import ResultError
 
@@ -28,7 +28,7 @@ def problem(exc: ValidationError) -> str:
     msg = err["msg"][:200]
     if any(p in ("values_us", "cpu_values_us") for p in loc) or (loc and loc[-1].endswith("_us")):
         msg = f"must hold finite, non-negative times of at most {MAX_US:g} µs ({msg})"
-    return f"{'.'.join(loc)}: {msg}"
+    return f"{'.'.join(loc)}: {msg}" if loc else msg
 
 
 class _Record(BaseModel):
@@ -46,7 +46,9 @@ class _Record(BaseModel):
             raise ResultError(f"{type(self).__name__.lower()} field {problem(exc)}") from None
 
     def _has(self, key: str) -> bool:
-        return self._attr(key) in type(self).model_fields or key in (self.__pydantic_extra__ or {})
+        """Set on this record: a declared field given a value (not left to its default) or an extra
+        key, as a JSON object has a key or not."""
+        return self._attr(key) in self.model_fields_set or key in (self.__pydantic_extra__ or {})
 
     def __getitem__(self, key: str) -> Any:
         if not self._has(key):
@@ -58,7 +60,7 @@ class _Record(BaseModel):
 
     def __setitem__(self, key: str, value: Any) -> None:
         name = self._attr(key)
-        if name in type(self).model_fields or not key.startswith("_"):
+        if name in type(self).model_fields or not key.startswith("_"):   # declared or public: typed, checked
             setattr(self, name, value)
         else:   # a private, underscore-led extra key: pydantic keeps those off attributes
             assert self.__pydantic_extra__ is not None
@@ -89,7 +91,7 @@ class _Record(BaseModel):
             self[k] = v
 
     def keys(self) -> list[str]:
-        names = [info.alias or name for name, info in type(self).model_fields.items()]
+        names = [info.alias or name for name, info in type(self).model_fields.items() if name in self.model_fields_set]
         return names + list(self.__pydantic_extra__ or {})
 
     def items(self) -> list[tuple[str, Any]]:
@@ -142,6 +144,117 @@ class Summary(_Record):
     over_threshold: int | None = None
 
 
+Millis = Annotated[float, Field(allow_inf_nan=False, ge=0)]
+
+
+class Percentiles(_Record):
+    """A what-if percentile summary of simulated draws (µs); `percentiles_from` says whether the
+    percentiles come from every draw ("exact") or the stored reservoir."""
+    n: int | None = None
+    mean_us: Duration | None = None
+    sd_us: Duration | None = None
+    min_us: Duration | None = None
+    max_us: Duration | None = None
+    p50_us: Duration | None = None
+    p90_us: Duration | None = None
+    p95_us: Duration | None = None
+    p99_us: Duration | None = None
+    median_ci95_us: list[Duration] | None = None
+    percentiles_from: str | None = None
+
+
+class WhatifDerived(_Record):
+    """A what-if series' derived fields (app/whatif.py writes them): the usable-connection and
+    handshake percentiles, where the mean time goes, bytes and packets, round trips, the flights with
+    their operations and costs, the secure element, the calibration, the seed and the energy."""
+    usable: Percentiles | None = None
+    handshake: Percentiles | None = None
+    handshake_timer: str | None = None
+    breakdown_mean_us: dict[str, FiniteFloat] | None = None
+    bytes_up_mean: FiniteFloat | None = None
+    bytes_down_mean: FiniteFloat | None = None
+    packets_up_mean: FiniteFloat | None = None
+    packets_down_mean: FiniteFloat | None = None
+    radio: dict[str, Any] | None = None
+    failed_share: FiniteFloat | None = Field(default=None, ge=0, le=1)
+    end_point: str | None = None
+    end_point_description: str | None = None
+    round_trips: int | None = None
+    round_trips_to_response: int | None = None
+    round_trips_to_handshake_done: int | None = None
+    security: str | None = None
+    no_security: Any = None
+    flights: list[dict[str, Any]] | None = None
+    crosses: dict[str, bool] | None = None
+    costs: list[dict[str, Any]] | None = None
+    se: dict[str, Any] | None = None
+    calibration: dict[str, Any] | None = None
+    seed: int | None = None
+    energy: dict[str, Any] | None = None
+
+
+class LatencyMs(_Record):
+    """The load generator's latency percentiles, in ms."""
+    p50_ms: Millis | None = None
+    p90_ms: Millis | None = None
+    p95_ms: Millis | None = None
+    p99_ms: Millis | None = None
+    max_ms: Millis | None = None
+
+
+class ServerDerived(_Record):
+    """A server load level's derived fields (measure/server.py): handshake counts and rate, both
+    sides' CPU per handshake, latency percentiles, what limited the rate, the key operation's split."""
+    handshakes: int | None = Field(default=None, ge=0)
+    full: int | None = Field(default=None, ge=0)
+    resumed: int | None = Field(default=None, ge=0)
+    failed: int | None = Field(default=None, ge=0)
+    errors: dict[str, Any] | None = None
+    elapsed_s: FiniteFloat | None = None
+    handshakes_per_s: FiniteFloat | None = Field(default=None, ge=0)
+    started_per_s: FiniteFloat | None = Field(default=None, ge=0)
+    resumed_share: FiniteFloat | None = None
+    server_utilisation: FiniteFloat | None = None
+    server_cpu_us_per_handshake: FiniteFloat | None = None
+    loadgen_cpu_us_per_handshake: FiniteFloat | None = None
+    latency_ms: LatencyMs | None = None
+    handshake_ms: LatencyMs | None = None
+    split: dict[str, Any] | None = None
+    limited_by: str | None = None
+    limit_note: str | None = None
+    negotiated: dict[str, Any] | None = None
+    warning: str | None = None
+    private_op: dict[str, Any] | None = None
+
+
+class DeviceTime(_Record):
+    """The timing model's cycles and milliseconds for a counted handshake, with their band."""
+    cycles: FiniteFloat | None = None
+    cycles_low: FiniteFloat | None = None
+    cycles_high: FiniteFloat | None = None
+    ms: FiniteFloat | None = None
+    ms_low: FiniteFloat | None = None
+    ms_high: FiniteFloat | None = None
+
+
+class DeviceDerived(_Record):
+    """A device series' derived fields (measure/device.py): instructions counted under QEMU, the
+    application's share, the stack high-water mark, the timing model's time and the footprint."""
+    instructions_median: FiniteFloat | None = Field(default=None, ge=0)
+    instructions_min: FiniteFloat | None = Field(default=None, ge=0)
+    instructions_max: FiniteFloat | None = Field(default=None, ge=0)
+    app_instructions_median: FiniteFloat | None = Field(default=None, ge=0)
+    stack_bytes_max: int | None = Field(default=None, ge=0)
+    time: DeviceTime | None = None
+    footprint: dict[str, Any] | None = None
+
+
+# the series kinds whose derived fields are typed; the others keep an open, documented bag
+DERIVED_BY_KIND: dict[str, type[_Record]] = {"whatif": WhatifDerived, "server": ServerDerived, "device": DeviceDerived}
+Derived = WhatifDerived | ServerDerived | DeviceDerived | dict[str, Any]
+D = TypeVar("D", bound=_Record)
+
+
 class Series(_Record):
     id: str = Field(min_length=1)
     kind: str
@@ -152,9 +265,28 @@ class Series(_Record):
     cpu_values_us: list[Duration]
     summary: Summary | None
     cpu_summary: Summary | None = None
-    derived: dict[str, Any]
+    derived: Derived
     failures: list[Failure]
     status: Literal[SERIES_STATUSES]  # type: ignore[valid-type]
+
+    @model_validator(mode="after")
+    def _typed_derived(self) -> Series:
+        """A kind with a derived model gets its derived fields as that model (checked), however set."""
+        cls = DERIVED_BY_KIND.get(self.kind)
+        if cls is not None and not isinstance(self.derived, cls):
+            try:
+                typed = cls.model_validate(dict(self.derived))
+            except ValidationError as exc:
+                raise ValueError(f"derived: {problem(exc)}") from None
+            self.__dict__["derived"] = typed
+        return self
+
+    def derived_as(self, cls: type[D]) -> D:
+        """The derived fields as the kind's model (e.g. `s.derived_as(ServerDerived).handshakes_per_s`);
+        a ResultError when the series is of another kind."""
+        if not isinstance(self.derived, cls):
+            raise ResultError(f"series {self.id!r} ({self.kind}) has no {cls.__name__} fields")
+        return self.derived
 
     @property
     def p50_us(self) -> float | None:
