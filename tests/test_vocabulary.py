@@ -183,9 +183,13 @@ def test_fleet_from_takes_the_named_keys_capacity_and_asks_when_several(tmp_path
 
 def test_fleet_capacity_model_filters_by_key():
     from secperf.model.fleet import capacity_from_result, server_keys
-    doc = {"series": [{"kind": "server", "labels": {"server": "nginx", "key": k, "key_source": "software",
-                                                    "resume_ratio": 0.0}, "derived": {"handshakes_per_s": v}}
-                      for k, v in (("rsa-2048", 700.0), ("ecdsa-p256", 5000.0))]}
+    from secperf.core import result as R
+    doc = R.new_result(kind="server", command=[], params={}, host={}, run_id="t")
+    for k, v in (("rsa-2048", 700.0), ("ecdsa-p256", 5000.0)):
+        s = R.new_series(f"server/{k}", kind="server", timer={"name": "t", "start": "a", "end": "b"},
+                         labels={"server": "nginx", "key": k, "key_source": "software", "resume_ratio": 0.0})
+        s.derived = {"handshakes_per_s": v}
+        doc.series.append(s)
     assert server_keys(doc) == ["rsa-2048", "ecdsa-p256"]
     assert list(capacity_from_result(doc, "rsa-2048").values()) == [700.0]
 

@@ -21,9 +21,14 @@ with N: 10 million devices take the same time as 1,000."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
+
+from ..core.result import as_result
+from ..core.result_schema import Result, Series, ServerDerived
 
 POLICIES = ("none", "fixed", "exponential", "decorrelated")
 
@@ -81,7 +86,7 @@ def _delay_spread(m: FleetModel, attempt: int) -> tuple[float, float]:
     return m.base_s, min(m.cap_s, max(m.base_s, 3 * prev))
 
 
-def simulate(m: FleetModel, points: int = 400) -> dict:
+def simulate(m: FleetModel, points: int = 400) -> dict[str, Any]:
     """Recovery of the fleet: time until every device is back, queue and utilisation over time,
     device wait percentiles, failed attempts."""
     m.check()
@@ -98,7 +103,7 @@ def simulate(m: FleetModel, points: int = 400) -> dict:
     q_limit = min(float(m.backlog), m.capacity_per_s * m.timeout_s)
     q = 0.0
     from collections import deque
-    fifo: deque = deque()               # [amount, useful amount] per admitting step (abandoned_work)
+    fifo: deque[list[float]] = deque()               # [amount, useful amount] per admitting step (abandoned_work)
     q_timeout = m.capacity_per_s * m.timeout_s
     queue = np.zeros(steps)
     served = np.zeros(steps)
@@ -188,25 +193,30 @@ def simulate(m: FleetModel, points: int = 400) -> dict:
     }
 
 
-def server_keys(doc: dict) -> list[str]:
+def _rate(s: Series) -> float | None:
+    """A capacity row's measured handshakes/s (None for a row of another kind or without a rate)."""
+    return s.derived_as(ServerDerived).handshakes_per_s if s.kind == "server" else None
+
+
+def server_keys(doc: Result | Mapping[str, Any]) -> list[str]:
     """The server keys of the capacity rows (with a measured rate) of a `secperf server` Result."""
-    return list(dict.fromkeys(s["labels"]["key"] for s in doc.get("series", [])
-                              if s.get("kind") == "server" and s.get("derived", {}).get("handshakes_per_s")))
+    return list(dict.fromkeys(s.labels["key"] for s in as_result(doc).series if _rate(s)))
 
 
-def capacity_from_result(doc: dict, key: str | None = None) -> dict:
+def capacity_from_result(doc: Result | Mapping[str, Any], key: str | None = None) -> dict[str, float]:
     """The highest handshakes/s per (server, key, source, resume ratio) in a `secperf server` Result;
     with `key`, only that key's rows (a capacity is a property of the key: an RSA-2048 server signs
     several times slower than an ECDSA P-256 one)."""
-    best: dict[tuple, float] = {}
-    for s in doc.get("series", []):
-        if s.get("kind") != "server" or not s.get("derived", {}).get("handshakes_per_s"):
+    best: dict[tuple[Any, ...], float] = {}
+    for s in as_result(doc).series:
+        rate = _rate(s)
+        if not rate:
             continue
-        lb = s["labels"]
+        lb = s.labels
         if key is not None and lb["key"] != key:
             continue
         k = (lb["server"], lb["key"], lb["key_source"], float(lb["resume_ratio"]))
-        best[k] = max(best.get(k, 0.0), s["derived"]["handshakes_per_s"])
+        best[k] = max(best.get(k, 0.0), rate)
     return {"/".join(str(x) for x in k): v for k, v in best.items()}
 
 
@@ -235,9 +245,9 @@ def open_loop_knee(points: list[tuple[float, float | None, float | None]], p95_f
         return None
     low = min(lows) if lows else None
 
-    def past(o, a, p):
+    def past(o: float, a: float | None, p: float | None) -> bool:
         return (a or 0) < share * o or bool(low and p and p > p95_factor * low)
-    knee = None
+    knee: float | None = None
     for o, a, p in reversed(pts):
         if not past(o, a, p):
             break

@@ -8,6 +8,11 @@ in the Prometheus text format.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..core.result import as_result
+from ..core.result_schema import Result, Series, WhatifDerived
 
 HELP = {
     "secperf_signing_success_ratio": "signatures that succeeded / signatures attempted",
@@ -22,38 +27,37 @@ _TIMEOUT = re.compile(r"time ?out|timed out|deadline", re.I)
 _SE_ERR = re.compile(r"CKR_|pkcs ?#?11|token|secure element|shim|C_Sign", re.I)
 
 
-def _row(metric_name: str, value: float, **labels) -> dict:
+def _row(metric_name: str, value: float, **labels: object) -> dict[str, Any]:
     return {"metric": metric_name, "value": float(value), "labels": {k: str(v) for k, v in labels.items()}}
 
 
-def _attempts(s: dict) -> tuple[int, int, list[str]]:
-    ok = len(s.get("values_us") or [])
-    reasons = [f.get("reason", "") for f in s.get("failures") or []]
+def _attempts(s: Series) -> tuple[int, int, list[str]]:
+    ok = len(s.values_us)
+    reasons = [f.reason for f in s.failures]
     return ok, len(reasons), reasons
 
 
-def _uses_se(s: dict) -> bool:
-    lab = s.get("labels", {})
+def _uses_se(s: Series) -> bool:
+    lab = s.labels
     src = str(lab.get("key_source") or lab.get("profile") or lab.get("mode") or "")
-    return src.startswith("se:") or src in ("token",) or s.get("kind") == "signer" and lab.get("mode") != "local_sw"
+    return src.startswith("se:") or src in ("token",) or s.kind == "signer" and lab.get("mode") != "local_sw"
 
 
-def measured(doc: dict) -> list[dict]:
-    rows: list[dict] = []
+def measured(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
     tot = {"sign_ok": 0, "sign_n": 0, "conn": 0, "reused": 0, "auth_n": 0, "auth_to": 0, "se_n": 0, "se_err": 0,
            "se_to": 0}
-    for s in doc.get("series", []):
-        kind, sid = s.get("kind"), s["id"]
+    for s in as_result(doc).series:
+        kind, sid = s.kind, s.id
         ok, bad, reasons = _attempts(s)
         n = ok + bad
         if not n:
             continue
         timeouts = sum(1 for r in reasons if _TIMEOUT.search(r))
-        sm = s.get("summary") or {}
         if kind in ("signer", "jwt"):
             rows.append(_row("secperf_signing_success_ratio", ok / n, series=sid, kind=kind))
-            if sm.get("mean_us") is not None:
-                rows.append(_row("secperf_signing_mean_seconds", sm["mean_us"] / 1e6, series=sid, kind=kind))
+            if s.summary is not None:
+                rows.append(_row("secperf_signing_mean_seconds", s.summary.mean_us / 1e6, series=sid, kind=kind))
             tot["sign_ok"] += ok
             tot["sign_n"] += n
         if kind in ("connect", "handshake", "jwt"):
@@ -61,11 +65,11 @@ def measured(doc: dict) -> list[dict]:
             tot["auth_n"] += n
             tot["auth_to"] += timeouts
         if kind in ("connect", "handshake"):
-            reused = int((s.get("derived") or {}).get("resumed") or 0)
+            reused = int(s.derived.get("resumed") or 0)
             rows.append(_row("secperf_session_reuse_ratio", reused / n, series=sid, kind=kind))
             tot["conn"] += n
             tot["reused"] += reused
-            se = [c["se"]["se_us"] for c in s.get("samples", []) if isinstance(c.get("se"), dict) and
+            se = [c["se"]["se_us"] for c in s.samples if isinstance(c.get("se"), dict) and
                   c["se"].get("calls")]
             if se:
                 rows.append(_row("secperf_signing_mean_seconds", sum(se) / len(se) / 1e6, series=sid, kind=kind))
@@ -90,16 +94,18 @@ def measured(doc: dict) -> list[dict]:
     return rows
 
 
-def predicted(doc: dict) -> list[dict]:
-    rows: list[dict] = []
-    for s in doc.get("series", []):
-        if s.get("kind") == "whatif":
-            d = s.get("derived") or {}
-            rows.append(_row("secperf_auth_timeout_ratio", d.get("failed_share", 0.0), series=s["id"], kind="whatif"))
-            hs = s.get("labels", {}).get("handshake")
+def predicted(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    doc = as_result(doc)
+    for s in doc.series:
+        if s.kind == "whatif":
+            d = s.derived_as(WhatifDerived)
+            failed = d.failed_share if d.failed_share is not None else 0.0
+            rows.append(_row("secperf_auth_timeout_ratio", failed, series=s.id, kind="whatif"))
+            hs = s.labels.get("handshake")
             rows.append(_row("secperf_session_reuse_ratio", 1.0 if hs in ("resumed", "cached") else 0.0,
-                             series=s["id"], kind="whatif"))
-    for p in (doc.get("analysis", {}).get("plan") or {}).get("patterns", []):
+                             series=s.id, kind="whatif"))
+    for p in (doc.analysis.get("plan") or {}).get("patterns", []):
         for a in p.get("alerts", []):
             rows.append(_row(a["metric"], a["assumed"], series=f"plan/{p['pattern']}", kind="plan"))
             direction = "above" if "alert_above" in a else "below"
@@ -108,6 +114,7 @@ def predicted(doc: dict) -> list[dict]:
     return rows
 
 
-def metrics(doc: dict) -> list[dict]:
+def metrics(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every operational metric the Result can give, one row per metric and series."""
+    doc = as_result(doc)
     return measured(doc) + predicted(doc)
