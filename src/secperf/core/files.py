@@ -4,12 +4,11 @@ a wrong path is an input error (exit 2) naming the limit, never a hang or all th
 
 from __future__ import annotations
 
-from typing import Any
-
 import os
 import stat
 import tomllib
 from pathlib import Path
+from typing import Any
 
 from .errors import InputError
 

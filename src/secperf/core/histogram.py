@@ -59,7 +59,7 @@ class Histogram:
         self.counts: dict[int, int] = dict(counts or {})
 
     @classmethod
-    def of(cls, values_us: Iterable[float]) -> "Histogram":
+    def of(cls, values_us: Iterable[float]) -> Histogram:
         h = cls()
         for v in values_us:
             h.add(v)
@@ -88,14 +88,14 @@ class Histogram:
         i = bin_index(round(us))
         self.counts[i] = self.counts.get(i, 0) + count
 
-    def merge(self, other: "Histogram") -> "Histogram":
+    def merge(self, other: Histogram) -> Histogram:
         """In place: the bin-by-bin sum (returns self)."""
         for i, c in other.counts.items():
             self.counts[i] = self.counts.get(i, 0) + c
         return self
 
     @classmethod
-    def merged(cls, hists: Iterable["Histogram"]) -> "Histogram":
+    def merged(cls, hists: Iterable[Histogram]) -> Histogram:
         out = cls()
         for h in hists:
             out.merge(h)

@@ -8,10 +8,14 @@ import platform
 import ssl
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import psutil
 
 from .. import __version__
+
+if TYPE_CHECKING:
+    from .result_schema import Result
 
 
 def _read(path: str) -> str | None:
@@ -58,7 +62,7 @@ def git_revision(start: Path | None = None) -> str | None:
     return None
 
 
-def _cryptography_info() -> dict:
+def _cryptography_info() -> dict[str, Any]:
     try:
         import cryptography
         from cryptography.hazmat.backends.openssl.backend import backend
@@ -71,7 +75,7 @@ def cpu_governor() -> str | None:
     return _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
 
 
-def collect(probe_meta: dict | None = None) -> dict:
+def collect(probe_meta: dict[str, Any] | None = None) -> dict[str, Any]:
     """Everything needed to trust or compare a Result later."""
     cpus = psutil.cpu_count(logical=True)
     affinity: int | None
@@ -85,7 +89,7 @@ def collect(probe_meta: dict | None = None) -> dict:
         load = None
     memory = psutil.virtual_memory()
     meta = {
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "hostname": platform.node(),
         "cpu_model": cpu_model(),
         "cpu_count": cpus,
@@ -108,7 +112,7 @@ def collect(probe_meta: dict | None = None) -> dict:
     return meta
 
 
-def record_probe_meta(doc: dict, meta: dict | None) -> None:
+def record_probe_meta(doc: Result | dict[str, Any], meta: dict[str, Any] | None) -> None:
     """Put the native probe's library and timer facts into a Result's host block (first time only)."""
     if meta and "probe" not in doc["host"]:
         doc["host"]["probe"] = {k: meta.get(k) for k in ("tool", "version", "openssl_version",

@@ -6,10 +6,9 @@ secperf-netem (the link relay), the secure-element shim's call log (one object p
 
 from __future__ import annotations
 
-from typing import Any
-
 import json
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 # type -> who writes it and what it carries
 MESSAGE_TYPES = {

@@ -28,12 +28,20 @@ SCHEMA = "secperf.result"
 SCHEMA_VERSION = 2
 
 from .result_schema import (  # noqa: E402  (declared once, with the schema)
-    MAX_US, OBJECT_ANALYSES, RUN_KINDS, RUN_STATUSES, SERIES_STATUSES, Failure, Result, Series, Summary, Timer, _Record, problem,
+    RUN_KINDS,
+    RUN_STATUSES,
+    Failure,
+    Result,
+    Series,
+    Summary,
+    Timer,
+    _Record,
+    problem,
 )
 
 
 def now_iso() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds")
 
 
 def new_result(*, kind: str, command: list[str], params: dict[str, Any], host: dict[str, Any],

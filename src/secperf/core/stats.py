@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from typing import Any, Union
 
 import numpy as np
 
@@ -24,7 +25,11 @@ class StatsError(InputError):
     """Raised for input no statistic can be computed from."""
 
 
-def _checked(values: Sequence[float]) -> np.ndarray:
+# samples as given by callers: a sequence of numbers or a numpy array of them
+Samples = Union[Sequence[float], "np.ndarray[Any, Any]"]
+
+
+def _checked(values: Samples) -> np.ndarray:
     try:
         xs = np.asarray(values, dtype=float).ravel()
     except (TypeError, ValueError):
@@ -36,28 +41,28 @@ def _checked(values: Sequence[float]) -> np.ndarray:
     return xs
 
 
-def percentile(values: Sequence[float], q: float) -> float:
+def percentile(values: Samples, q: float) -> float:
     """The q-th percentile (0..100), linear interpolation between closest ranks."""
     if not 0.0 <= q <= 100.0:
         raise StatsError(f"percentile must be within 0..100, got {q}")
     return float(np.percentile(_checked(values), q))
 
 
-def mean(values: Sequence[float]) -> float:
+def mean(values: Samples) -> float:
     return float(np.mean(_checked(values)))
 
 
-def stdev(values: Sequence[float]) -> float:
+def stdev(values: Samples) -> float:
     """Sample standard deviation (n - 1 in the denominator); 0.0 for a single value."""
     xs = _checked(values)
     return float(np.std(xs, ddof=1)) if xs.size > 1 else 0.0
 
 
-def median(values: Sequence[float]) -> float:
+def median(values: Samples) -> float:
     return percentile(values, 50.0)
 
 
-def bootstrap_median_ci(values: Sequence[float], confidence: float = 0.95,
+def bootstrap_median_ci(values: Samples, confidence: float = 0.95,
                         resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> tuple[float, float]:
     """Percentile-bootstrap interval of the median (deterministic for a given seed)."""
     xs = _checked(values)
@@ -110,7 +115,7 @@ def bootstrap_ratio_ci(numerator: Sequence[float], denominator: Sequence[float],
     return float(lo), float(hi)
 
 
-def summarize(values: Sequence[float], unit: str, threshold: float | None = None) -> dict:
+def summarize(values: Samples, unit: str, threshold: float | None = None) -> dict[str, Any]:
     """n, mean, sd, min, P50, P90, P99, max, count over a threshold, bootstrap 95% CI of the median.
 
     Keys carry the unit (``p50_us`` for unit ``us``), as every Result field does.
@@ -119,7 +124,7 @@ def summarize(values: Sequence[float], unit: str, threshold: float | None = None
     lo, hi = bootstrap_median_ci(xs)
     p50, p90, p99 = (float(v) for v in np.percentile(xs, [50.0, 90.0, 99.0]))
     u = unit
-    out = {
+    out: dict[str, Any] = {
         "n": int(xs.size),
         f"mean_{u}": mean(xs),
         f"sd_{u}": stdev(xs),

@@ -8,10 +8,13 @@ import errno
 import json
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from . import result as _result
 from .errors import InputError, OutputError
+from .result_schema import Result
 
 
 def process_start_ticks(pid: int) -> int | None:
@@ -27,12 +30,12 @@ def process_start_ticks(pid: int) -> int | None:
     return None if fields[0] == "Z" else int(fields[19])
 
 
-def owner_stamp() -> dict:
+def owner_stamp() -> dict[str, Any]:
     """Who writes a run: this process, so a later run can tell whether it is still alive."""
     return {"pid": os.getpid(), "start_ticks": process_start_ticks(os.getpid())}
 
 
-def is_abandoned(doc: dict) -> bool:
+def is_abandoned(doc: Result | dict[str, Any]) -> bool:
     """A result still marked `running` whose writing process is gone (killed hard, OOM, power)."""
     if doc.get("status") != "running":
         return False
@@ -43,7 +46,7 @@ def is_abandoned(doc: dict) -> bool:
     return process_start_ticks(pid) != owner.get("start_ticks")
 
 
-def mark_abandoned(doc: dict) -> dict:
+def mark_abandoned(doc: Result | dict[str, Any]) -> Result | dict[str, Any]:
     """Status `abandoned`, keeping every series measured so far."""
     doc["status"] = "abandoned"
     doc.setdefault("notes", []).append("the process writing this run died before finishing; the series "
@@ -76,7 +79,7 @@ def _os_reason(exc: OSError) -> str:
                errno.ENOENT: "the directory does not exist", errno.ENOTDIR: "a part of the path is not a directory",
                errno.EISDIR: "it is a directory", errno.ENXIO: "a FIFO or socket with no reader",
                errno.EFBIG: "file too large", errno.EIO: "input/output error"}
-    return reasons.get(exc.errno, exc.strerror or type(exc).__name__)
+    return reasons.get(exc.errno or 0, exc.strerror or type(exc).__name__)
 
 
 def _write_replacing(path: Path, raw: bytes, mode: int) -> None:
@@ -140,7 +143,7 @@ def is_result_file(path: Path) -> bool:
     return b'"secperf.result"' in head
 
 
-def check_output_path(path: str | Path | None, option: str, inputs=()) -> None:
+def check_output_path(path: str | Path | None, option: str, inputs: Iterable[str | Path | None] = ()) -> None:
     """Before anything runs: a file secperf will write must be writable where it is named and must
     not be any input (`inputs`: paths the command reads) nor a secperf Result (a run's own file).
     Raises OutputError (exit 2) naming the option and what to do."""
@@ -178,7 +181,7 @@ def check_output_path(path: str | Path | None, option: str, inputs=()) -> None:
 TTY_MAJORS = {4, 5} | set(range(136, 144))  # virtual consoles, /dev/tty, pseudo-terminals
 
 
-def _check_special_output(p: Path, option: str, path) -> None:
+def _check_special_output(p: Path, option: str, path: str | Path) -> None:
     """Of the files that are not regular, secperf writes only into /dev/null, a terminal, a FIFO or
     a socket: any other device (/dev/full, /dev/zero, a disk as root) is refused up front."""
     import stat
@@ -212,7 +215,7 @@ class Run:
     def report_path(self) -> Path:
         return self.dir / "report.html"
 
-    def save(self, doc: dict) -> Path:
+    def save(self, doc: Result) -> Path:
         atomic_write(self.result_path, _result.dumps(doc))
         return self.result_path
 
@@ -276,7 +279,7 @@ class RunStore:
                              f"({exc.strerror or exc}); choose another with --out") from None
         self.sweep_abandoned()
         remember_root(self.root)
-        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+        stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%d-%H%M%S")
         base = f"{stamp}-{kind}"
         for k in range(1, 1000):
             name = base if k == 1 else f"{base}-{k}"
