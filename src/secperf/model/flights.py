@@ -17,6 +17,7 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 from ..core.errors import InputError
 from ..inputs import vocabulary as V
@@ -64,7 +65,7 @@ PSK_EXT_TICKET = 230               # pre_shared_key extension carrying a ticket 
 TICKET_PEER_CERT_PREFIX = 4
 
 
-def ticket_growth(s) -> int:
+def ticket_growth(s: Scenario) -> int:
     """Bytes a session ticket carries for the client's certificate (0 without mutual TLS)."""
     return cert_der(s.client_key_type) + TICKET_PEER_CERT_PREFIX if s.mtls else 0
 PSK_EXT_EXTERNAL = 60              # ... carrying a short external identity + binder (estimate)
@@ -121,16 +122,18 @@ def software_key(s: "Scenario") -> "Scenario":
 
 
 @lru_cache(maxsize=1)
-def sizes() -> dict:
+def sizes() -> dict[str, Any]:
     return tomllib.loads(resources.files("secperf.data").joinpath("whatif_sizes.toml").read_text())
 
 
-def groups() -> dict:
-    return sizes()["groups"]
+def groups() -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = sizes()["groups"]
+    return out
 
 
-def key_types() -> dict:
-    return sizes()["keys"]
+def key_types() -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = sizes()["keys"]
+    return out
 
 
 @dataclass(frozen=True)
@@ -156,6 +159,13 @@ class Exchange:
     back: Flight | None
     transport: str                           # tcp-syn | tcp | dtls | coap | ovpn
 
+    @property
+    def answer(self) -> Flight:
+        """The answering flight of an exchange that has one (a TLS 1.3 exchange built with its answer)."""
+        if self.back is None:
+            raise AttributeError(f"the exchange of {self.out.names()} has no answer")
+        return self.back
+
 
 @dataclass(frozen=True)
 class Scenario:
@@ -170,10 +180,14 @@ class Scenario:
     precomputed_keyshare: bool = False       # S1: key share generated ahead of time (off the clock)
     security: str = "on"                     # on | none: the same application messages without security
 
+    @property
+    def cert_type(self) -> str:
+        """The server certificate's key type: the one given, else the protocol's default."""
+        return self.cert or ("rsa-2048" if self.protocol in ("tls1.3", "tls1.2", "dtls1.2") else "ecdsa-p256")
+
     def resolved(self) -> "Scenario":
-        cert = self.cert or ("rsa-2048" if self.protocol in ("tls1.3", "tls1.2", "dtls1.2") else "ecdsa-p256")
         mtls = self.mtls if self.mtls is not None else self.protocol in ("https", "mqtt", "coap", "openvpn", "dtls1.3")
-        return replace(self, cert=cert, mtls=mtls)
+        return replace(self, cert=self.cert_type, mtls=mtls)
 
     @property
     def se_profile(self) -> str | None:
@@ -220,7 +234,7 @@ class FlightModel:
     def bytes(self, sender: str) -> int:
         return sum(f.payload for e in self.exchanges for f in (e.out, e.back) if f is not None and f.sender == sender)
 
-    def table(self) -> list[dict]:
+    def table(self) -> list[dict[str, Any]]:
         rows = []
         for i, e in enumerate(self.exchanges):
             for f in (e.out, e.back):
@@ -232,14 +246,14 @@ class FlightModel:
 
 
 # --- the pieces --------------------------------------------------------------------------------
-def _group(name: str) -> dict:
+def _group(name: str) -> dict[str, Any]:
     g = groups()
     if name not in g:
         raise ModelError(f"--group: unknown group {name!r}; known: {', '.join(g)}")
     return g[name]
 
 
-def _key(name: str, opt: str = "--cert") -> dict:
+def _key(name: str, opt: str = "--cert") -> dict[str, Any]:
     k = key_types()
     if name not in k:
         raise ModelError(f"{opt}: unknown key type {name!r}; known: {', '.join(k)}")
@@ -248,7 +262,7 @@ def _key(name: str, opt: str = "--cert") -> dict:
 
 def cert_der(key_type: str) -> int:
     k = _key(key_type)
-    return int(sizes()["certificate"]["base"]) + k["spki"] + k["sig"]
+    return int(sizes()["certificate"]["base"]) + int(k["spki"]) + int(k["sig"])
 
 
 def _kx_client_ops(group: str, precomputed: bool) -> tuple[str, ...]:
@@ -296,7 +310,11 @@ def _client_sign(s: Scenario) -> tuple[tuple[str, ...], bool]:
 
 
 # --- TLS 1.3 -----------------------------------------------------------------------------------
-def _tls13(s: Scenario, app_out: tuple, app_back: tuple, app_server_ops: tuple = (),
+Msgs = tuple[tuple[str, int], ...]   # (message, bytes) as a Flight carries them
+Ops = tuple[str, ...]
+
+
+def _tls13(s: Scenario, app_out: Msgs, app_back: Msgs, app_server_ops: Ops = (),
            app_back_writes: int = 1) -> list[Exchange]:
     hs = s.handshake
     g = _group(s.group)
@@ -312,7 +330,7 @@ def _tls13(s: Scenario, app_out: tuple, app_back: tuple, app_server_ops: tuple =
         # first ClientHello offers a share the server does not want (no share computed for it here)
         ex.append(Exchange(Flight("client", (("ClientHello (no acceptable share)", TLS_REC + CH13_BASE),), ()),
                            Flight("server", (("HelloRetryRequest", TLS_REC + 88),)), "tcp"))
-    early = ()
+    early: Msgs = ()
     if hs == "0rtt":
         early = tuple((f"{n} (early data)", b) for n, b in app_out)
     server_msgs = [("ServerHello", TLS_REC + SH13_BASE + ks_s + (6 if resumed else 0) - (0 if dhe else 4)),
@@ -321,21 +339,21 @@ def _tls13(s: Scenario, app_out: tuple, app_back: tuple, app_server_ops: tuple =
     if not resumed:
         if s.mtls:
             server_msgs.append(("CertificateRequest", CERT_REQUEST + TLS13_ENC))
-        cert_msg = 8 + sum(3 + cert_der(s.cert) + 2 for _ in range(s.depth))
+        cert_msg = 8 + sum(3 + cert_der(s.cert_type) + 2 for _ in range(s.depth))
         server_msgs += [("Certificate", cert_msg + TLS13_ENC),
-                        ("CertificateVerify", 8 + _key(s.cert)["sig"] + TLS13_ENC)]
-        server_ops += (f"sign:{s.cert}",)
+                        ("CertificateVerify", 8 + _key(s.cert_type)["sig"] + TLS13_ENC)]
+        server_ops += (f"sign:{s.cert_type}",)
     server_msgs.append(("Finished", 36 + TLS13_ENC))
     if hs == "0rtt":
         server_msgs += [(n, b) for n, b in app_back]
         server_ops += app_server_ops
     ex.append(Exchange(Flight("client", (ch,) + early, ch_ops), Flight("server", tuple(server_msgs), server_ops), "tcp"))
     # client's second flight
-    c_ops = (_kx_client_finish(s.group) if dhe else ())
+    c_ops: Ops = (_kx_client_finish(s.group) if dhe else ())
     c_msgs = [("ChangeCipherSpec", CCS13)]
     se = False
     if not resumed:
-        c_ops += _chain_verify(s.cert, s.depth) + (f"verify:{s.cert}",)
+        c_ops += _chain_verify(s.cert_type, s.depth) + (f"verify:{s.cert_type}",)
         if s.mtls:
             sign_ops, se = _client_sign(s)
             c_ops += sign_ops
@@ -356,7 +374,7 @@ def _tls13(s: Scenario, app_out: tuple, app_back: tuple, app_server_ops: tuple =
 
 
 # --- TLS 1.2 / DTLS 1.2 ------------------------------------------------------------------------
-def _tls12(s: Scenario, app_out: tuple, app_back: tuple, dtls: bool, app_server_ops: tuple = ()) -> list[Exchange]:
+def _tls12(s: Scenario, app_out: Msgs, app_back: Msgs, dtls: bool, app_server_ops: Ops = ()) -> list[Exchange]:
     hs = s.handshake
     g = _group(s.group)
     if g["kind"] != "ecdhe":
@@ -385,18 +403,20 @@ def _tls12(s: Scenario, app_out: tuple, app_back: tuple, dtls: bool, app_server_
     smsgs = [("ServerHello", rec + mh + 65)]
     sops: tuple[str, ...] = (_base(s, "server"),)
     if not psk:
-        smsgs += [("Certificate", rec + mh + 7 + sum(3 + cert_der(s.cert) for _ in range(s.depth))),
-                  ("ServerKeyExchange", rec + mh + 4 + 4 + g["server"] + 4 + _key(s.cert)["sig"])]
-        sops += (f"keygen:{g['alg']}", f"sign:{s.cert}")
+        smsgs += [("Certificate", rec + mh + 7 + sum(3 + cert_der(s.cert_type) for _ in range(s.depth))),
+                  ("ServerKeyExchange", rec + mh + 4 + 4 + g["server"] + 4 + _key(s.cert_type)["sig"])]
+        sops += (f"keygen:{g['alg']}", f"sign:{s.cert_type}")
         if s.mtls:
             smsgs.append(("CertificateRequest", rec + mh + 40))
     smsgs.append(("ServerHelloDone", rec + mh + 4))
     ex.append(Exchange(Flight("client", (ch,)), Flight("server", tuple(smsgs), sops), tr))
-    cmsgs, cops, se = [], (), False
+    cmsgs: list[tuple[str, int]] = []
+    cops: Ops = ()
+    se = False
     if psk:
         cmsgs.append(("ClientKeyExchange (PSK identity)", rec + mh + 4 + 2 + 16))
     else:
-        cops = _chain_verify(s.cert, s.depth) + (f"verify:{s.cert}", f"keygen:{g['alg']}", f"derive:{g['alg']}")
+        cops = _chain_verify(s.cert_type, s.depth) + (f"verify:{s.cert_type}", f"keygen:{g['alg']}", f"derive:{g['alg']}")
         if s.mtls:
             cmsgs.append(("Certificate", rec + mh + 7 + 3 + cert_der(s.client_key_type)))
         cmsgs.append(("ClientKeyExchange", rec + mh + 4 + 1 + g["client"]))
@@ -471,7 +491,7 @@ def build(s: Scenario) -> FlightModel:
         raise ModelError(f"--key: {s.key!r} must be software or se:PROFILE[:cold]")
     s = s.resolved()
     _group(s.group)
-    _key(s.cert)
+    _key(s.cert_type)
     _key(s.client_key_type, "--key")
     p = s.protocol
     if p == "edhoc":

@@ -78,11 +78,11 @@ def flight_model(s: F.Scenario) -> F.FlightModel:
     if not resumed:
         server += [("CertificateRequest", _enc(CERT_REQUEST))] if s13.mtls else []
         server += [
-                   ("Certificate", _enc(8 + 3 + F.cert_der(s.cert) + 2)),
-                   ("CertificateVerify", _enc(8 + F._key(s.cert)["sig"]))]
+                   ("Certificate", _enc(8 + 3 + F.cert_der(s.cert_type) + 2)),
+                   ("CertificateVerify", _enc(8 + F._key(s.cert_type)["sig"]))]
     server.append(("Finished", _enc(36)))
     ex.append(F.Exchange(F.Flight("client", (("ClientHello + cookie", ch + COOKIE_EXT),)),
-                         F.Flight("server", tuple(server), tls[0].back.ops, writes=len(server)), "dtls"))
+                         F.Flight("server", tuple(server), tls[0].answer.ops, writes=len(server)), "dtls"))
     client = []
     if not resumed and s13.mtls:
         client += [("Certificate", _enc(8 + 3 + F.cert_der(s.client_key_type) + 2) + c_cid),
@@ -91,7 +91,7 @@ def flight_model(s: F.Scenario) -> F.FlightModel:
     fin = tls[1].out
     ex.append(F.Exchange(F.Flight("client", tuple(client), fin.ops, fin.se_sign, writes=len(client)),
                          F.Flight("server", (("ACK", ACK_SHORT if resumed else ACK_FULL), ("NewSessionTicket", NST)),
-                                  tls[1].back.ops, writes=2), "dtls"))
+                                  tls[1].answer.ops, writes=2), "dtls"))
     ex.append(F.Exchange(F.Flight("client", (("request", F.HTTP_REQ + ENC_REC + c_cid), ("ACK", ACK_SHORT + c_cid)),
                                   handshake_done=True, writes=2),
                          F.Flight("server", (("response", F.HTTP_RESP + ENC_REC),)), "coap"))

@@ -26,8 +26,12 @@ profiles give signing times only, so the model charges that ECDH at the profile'
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..core.errors import InputError
+
+if TYPE_CHECKING:   # flights imports this module when it builds an EDHOC model
+    from .flights import FlightModel, Scenario
 
 # suite -> (key exchange op alg, signature alg, x-coordinate / public key bytes, AEAD tag bytes,
 # static-DH MAC length, signature bytes) (RFC 9528 section 10.2 and IANA's EDHOC cipher suites)
@@ -142,8 +146,8 @@ def ops(v: Variant) -> dict[str, tuple[str, ...]]:
     kx, sig, *_ = SUITES[v.suite]
     i_auth, r_auth = METHODS[v.method]
     chain = ("parse_cert", f"verify:{sig}") if v.cred == "x5chain" else ()
-    c_m3 = (f"derive:{kx}",)                                   # G_XY
-    s_m2 = (f"keygen:{kx}", f"derive:{kx}")
+    c_m3: tuple[str, ...] = (f"derive:{kx}",)                  # G_XY
+    s_m2: tuple[str, ...] = (f"keygen:{kx}", f"derive:{kx}")
     if r_auth == "sig":
         c_m3 += chain + (f"verify:{sig}",)
         s_m2 += (f"sign:{sig}",)
@@ -186,7 +190,7 @@ def variant(handshake: str, group: str) -> Variant:
     return Variant(method=method, suite=GROUP_SUITE[group], cred=cred, combined=combined).check()
 
 
-def flight_model(s):
+def flight_model(s: Scenario) -> FlightModel:
     """The what-if FlightModel of an EDHOC + OSCORE scenario (model/flights.build calls this)."""
     from . import flights as F
     try:

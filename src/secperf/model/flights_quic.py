@@ -47,7 +47,7 @@ def pto_s(transport: str, rtt_s: float) -> float:
     return max(3 * rtt_s, 0.001)
 
 
-def _tls_bytes(msgs) -> int:
+def _tls_bytes(msgs: F.Msgs | list[tuple[str, int]]) -> int:
     """TLS handshake bytes of a TLS-over-TCP flight without its record framing and without the
     middlebox ChangeCipherSpec (QUIC carries handshake messages in CRYPTO frames, RFC 9001 4)."""
     out = 0
@@ -77,7 +77,7 @@ def flight_model(s: F.Scenario) -> F.FlightModel:
     req = (("request", F.HTTP_REQ + F.TLS13_ENC),)
     resp = (("response", F.HTTP_RESP + F.TLS13_ENC),)
     tls = F._tls13(s13, req, resp)                 # the TLS 1.3 messages and each side's operations
-    ch, server = tls[0].out, tls[0].back
+    ch, server = tls[0].out, tls[0].answer
     ch_tls = _tls_bytes(ch.msgs[:1]) + TRANSPORT_PARAMS - LEGACY_SESSION_ID
     client_dgrams = _datagrams(ch_tls + INITIAL_OVERHEAD + (F.HTTP_REQ + SHORT_OVERHEAD if hs == "0rtt" else 0), True)
     sh = _tls_bytes(server.msgs[:1]) - LEGACY_SESSION_ID
@@ -92,7 +92,8 @@ def flight_model(s: F.Scenario) -> F.FlightModel:
     ex: list[F.Exchange] = []
     client_sent = sum(client_dgrams)
     budget = AMPLIFICATION * client_sent
-    first, later = [], []
+    first: list[int] = []
+    later: list[int] = []
     for d in server_dgrams:                        # the server sends up to 3x what it received
         (first if sum(first) + d <= budget else later).append(d)
     out0 = F.Flight("client", tuple(("Initial: ClientHello" + (" + 0-RTT: request" if hs == "0rtt" else "") if i == 0
@@ -123,6 +124,6 @@ def flight_model(s: F.Scenario) -> F.FlightModel:
                                      + " + 1-RTT: request" if i == 0 else "Handshake", b) for i, b in enumerate(c1)),
                     fin.ops, fin.se_sign, handshake_done=True, writes=len(c1))
     back1 = F.Flight("server", (("1-RTT: response + HANDSHAKE_DONE + NewSessionTicket",
-                                 F.HTTP_RESP + SHORT_OVERHEAD + POST_HANDSHAKE),), tls[1].back.ops)
+                                 F.HTTP_RESP + SHORT_OVERHEAD + POST_HANDSHAKE),), tls[1].answer.ops)
     ex.append(F.Exchange(out1, back1, "quic"))
     return F.FlightModel(s, "udp", tuple(ex), notes=tuple(notes))
