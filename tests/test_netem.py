@@ -562,6 +562,18 @@ def _network_waits_ms(conn: dict, rtt_ms: float) -> list[float]:
 
 @needs_links
 def test_tls13_two_and_tls12_three_round_trips_over_50ms(tmp_path):
+    """The round trips counted, with a margin over the measured computation of a tenth of the round
+    trip (a wrong count is a whole one): see _round_trips_over_50ms."""
+    _round_trips_over_50ms(tmp_path, margin_ms=10.0)
+
+
+@pytest.mark.slow   # the 2 ms margin over the measured computation is a fidelity check of the relay
+@needs_links
+def test_tls13_two_and_tls12_three_round_trips_over_50ms_within_2ms_of_computation(tmp_path):
+    _round_trips_over_50ms(tmp_path, margin_ms=2.0)
+
+
+def _round_trips_over_50ms(tmp_path, margin_ms):
     """TCP connect + handshake over a 50 ms one-way link = 2 (TLS 1.3) or 3 (TLS 1.2) round trips
     plus computation. An attempt (6 connections) is clean when:
     - structure: the probe's message times show exactly that many waits of half a round trip or
@@ -569,7 +581,7 @@ def test_tls13_two_and_tls12_three_round_trips_over_50ms(tmp_path):
       1 ms: a sent message's time is the library's write callback, which a descheduled client may
       take just after its bytes left) and 1.5 RTT;
     - time: the fastest connection's total - trips x RTT lies between -0.5 ms and the measured
-      computation (client and server CPU) + 2 ms for the relay and scheduling.
+      computation (client and server CPU) + margin_ms for the relay and scheduling.
     The link never delivers early (tested above with kernel timestamps), so contention on this
     shared host can only add time, and it does: CI runs measured a 6.9 ms median excess against
     3.9 ms of CPU, and a 157 ms wait for a 100 ms round trip. So the checks get up to three attempts,
@@ -603,7 +615,7 @@ def test_tls13_two_and_tls12_three_round_trips_over_50ms(tmp_path):
                 assert extra >= -0.5, (cfg.label, seen)  # never faster than the round trips
                 if (statistics.median_low(counts) == trips and len(waits) == trips
                         and all(rtt_ms - 1.0 <= w < 1.5 * rtt_ms for w in waits)
-                        and extra <= compute_ms + 2.0):
+                        and extra <= compute_ms + margin_ms):
                     break
             else:
                 raise AssertionError(f"{cfg.label}: {trips} round trips expected; per attempt {seen}")
