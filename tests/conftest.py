@@ -103,6 +103,9 @@ def pytest_runtest_makereport(item, call):
     rep = outcome.get_result()
     if rep.skipped and not hasattr(rep, "wasxfail"):
         _judge_skip(rep, item.nodeid)
+        if rep.skipped and isinstance(rep.longrepr, tuple) and rep.longrepr[0] == __file__:
+            # raised inside skip() here: report the test's own place instead of this file's
+            rep.longrepr = (str(item.path), (item.location[1] or 0) + 1, rep.longrepr[2])
 
 
 @pytest.hookimpl(hookwrapper=True)
