@@ -21,9 +21,11 @@ Costs in instructions (measured QEMU profiles) are used as cycles and labelled l
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
+from typing import Any, NoReturn
 
-from ..inputs.devices import DeviceError, mac_cost
+from ..inputs.devices import DeviceError, MacCost, mac_cost
 from ..core.errors import InputError
 
 CLASSIC_MAX_PAYLOAD = 8
@@ -62,18 +64,18 @@ class CanParams:
     fd: bool = False                      # CAN FD: 64-byte frames, tag inside the frame
     cycles_per_block: float | None = None  # override the device profile's cost
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def fd_defaults(**overrides) -> CanParams:
+def fd_defaults(**overrides: Any) -> CanParams:
     """S4's bus with CAN FD frames: 64-byte payload, tag inside it, 56 data bytes beside an 8-byte tag."""
     p = CanParams(fd=True, data_bytes=FD_MAX_PAYLOAD - 8, frame_bits=canfd_frame_bits(FD_MAX_PAYLOAD))
     return replace(p, **overrides)
 
 
 def _check(p: CanParams) -> None:
-    def bad(field_: str, msg: str):
+    def bad(field_: str, msg: str) -> NoReturn:
         raise CanInputError(f"{field_}: {msg}")
     if not p.bitrate_bps > 0:
         bad("bitrate", f"{p.bitrate_bps} must be greater than 0 bit/s")
@@ -123,7 +125,7 @@ def frames_per_period(p: CanParams) -> int:
     return n
 
 
-def _cost(p: CanParams):
+def _cost(p: CanParams) -> MacCost | None:
     if p.cycles_per_block is not None:
         return None
     try:
@@ -132,7 +134,7 @@ def _cost(p: CanParams):
         raise CanInputError(f"device: {exc}") from None
 
 
-def evaluate(p: CanParams) -> dict:
+def evaluate(p: CanParams) -> dict[str, Any]:
     """One configuration (one k): CPU load, bus load, whether it fits."""
     _check(p)
     cost = _cost(p)
@@ -140,6 +142,7 @@ def evaluate(p: CanParams) -> dict:
     k = p.mac_every
     tag_over = k * p.data_bytes
     if cost is None:
+        assert p.cycles_per_block is not None   # _cost gives no profile figure only when cycles are given
         per_tag = p.cycles_per_block * max(1, math.ceil(tag_over / 16))
         unit, basis, source = "cycles", "given cycles per 16-byte block x blocks", "given on the command line"
     else:
@@ -171,7 +174,7 @@ def evaluate(p: CanParams) -> dict:
     }
 
 
-def sweep(p: CanParams, ks=K_RANGE) -> dict:
+def sweep(p: CanParams, ks: Iterable[int] = K_RANGE) -> dict[str, Any]:
     """Every k for one MAC and device, and the smallest k that fits the CPU budget and the bus."""
     rows = [evaluate(replace(p, mac_every=k)) for k in ks]
     ok = [r["k"] for r in rows if r["within_cpu_budget"] and r["fits_bus"]]
@@ -179,18 +182,20 @@ def sweep(p: CanParams, ks=K_RANGE) -> dict:
             "cpu_budget": p.cpu_budget, "usable_share": p.usable_share}
 
 
-def analysis(base: CanParams, devices: list[str], macs: list[str]) -> dict:
+def analysis(base: CanParams, devices: list[str], macs: list[str]) -> dict[str, Any]:
     """The report's CAN section: a sweep per device and MAC (pairs the profile lacks are skipped
     and listed), for the classic bus and for CAN FD."""
-    out = {"params": base.as_dict(), "sweeps": [], "skipped": []}
+    sweeps: list[dict[str, Any]] = []
+    skipped: list[dict[str, str]] = []
+    out = {"params": base.as_dict(), "sweeps": sweeps, "skipped": skipped}
     for dev in devices:
         for mac in macs:
             p = replace(base, device=dev, mac=mac)
             try:
-                out["sweeps"].append(sweep(p))
+                sweeps.append(sweep(p))
             except CanInputError as exc:
                 if "has no figure" in str(exc):
-                    out["skipped"].append({"device": dev, "mac": mac, "reason": str(exc)})
+                    skipped.append({"device": dev, "mac": mac, "reason": str(exc)})
                 else:
                     raise
     return out

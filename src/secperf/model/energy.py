@@ -15,6 +15,7 @@ import math
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 from importlib import resources
 
 from ..core.errors import InputError
@@ -41,7 +42,7 @@ class Radio:
     promotion_mw: float
     idle_mw: float
     psm_mw: float
-    sources: dict
+    sources: dict[str, Any]
 
     def floor_mw(self, reachable: bool) -> float:
         return self.idle_mw if reachable else self.psm_mw
@@ -79,7 +80,7 @@ class ActivityEnergy:
 
 
 @lru_cache(maxsize=1)
-def _data() -> dict:
+def _data() -> dict[str, Any]:
     return tomllib.loads(resources.files("secperf.data").joinpath("energy.toml").read_text())
 
 

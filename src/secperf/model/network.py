@@ -6,11 +6,17 @@ of each transport. Constants carry their source; docs/explanation/whatif-model.m
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError
 from ..inputs import netspec as NS
 from .flights import MTU_MIN, TCP_HDR, UDP_HDR, FlightModel
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 TCP_INITIAL_WINDOW = 10          # segments (RFC 6928, Linux default initcwnd)
 TCP_SYN_RTO_S = 1.0              # initial RTO for SYN / SYN-ACK (RFC 6298 2.1, Linux TCP_TIMEOUT_INIT)
@@ -34,14 +40,15 @@ HOST_SPIN_WINDOW_S = 0.010       # the emulator's relay spins (stays awake) 10 m
 OVPN_TLS_TIMEOUT_S = 2.0         # OpenVPN --tls-timeout default; its reliability layer doubles it
 
 
-def syn_wait_s(failures):
+def syn_wait_s(failures: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """Seconds a connection waits for `failures` lost SYN (or SYN-ACK) attempts: 1 s for each of
     the first TCP_SYN_LINEAR_TIMEOUTS, then 2 s, 4 s, ... (Linux tcp_syn_linear_timeouts)."""
     import numpy as np
     f = np.asarray(failures, dtype=float)
     lin = np.minimum(f, TCP_SYN_LINEAR_TIMEOUTS)
     exp = np.maximum(f - TCP_SYN_LINEAR_TIMEOUTS, 0.0)
-    return TCP_SYN_RTO_S * (lin + np.exp2(exp + 1.0) - 2.0)
+    out: npt.NDArray[np.float64] = TCP_SYN_RTO_S * (lin + np.exp2(exp + 1.0) - 2.0)
+    return out
 
 
 def tcp_rto(rtt_s: float) -> float:
@@ -72,8 +79,8 @@ class Direction:
         p, r = self.ge[0], self.ge[1]
         return p / (p + r) if p + r > 0 else 0.0
 
-    def as_dict(self) -> dict:
-        d = {"delay_ms": self.delay_s * 1e3, "jitter_ms": self.jitter_s * 1e3, "loss": self.loss,
+    def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"delay_ms": self.delay_s * 1e3, "jitter_ms": self.jitter_s * 1e3, "loss": self.loss,
              "rate_bps": self.rate_bps}
         if self.ge:
             d["gilbert_elliott"] = {"p": self.ge[0], "r": self.ge[1], "bad_loss": self.ge[2], "good_loss": self.ge[3]}
@@ -111,7 +118,7 @@ class LinkModel:
     def direction(self, sender: str) -> Direction:
         return self.up if sender == "client" else self.down
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "rtt_ms": self.rtt_s * 1e3, "mtu": self.mtu,
                 "up": self.up.as_dict(), "down": self.down.as_dict(),
                 "coap_ack_random_factor": self.coap_random_factor,
@@ -130,7 +137,7 @@ def _dir(d: NS.Direction, where: str) -> Direction:
     if d.ge and d.ge[2] >= 1.0 and d.ge[1] <= 0.0:
         raise LinkError(f"{where}: Gilbert-Elliott r=0 with 100% loss in the bad state never recovers; give r > 0")
     return Direction(d.delay_ms / 1e3, d.jitter_ms / 1e3, d.jitter_dist, loss, d.rate_bps,
-                     tuple(d.ge) if d.ge else None, d.reorder)
+                     d.ge or None, d.reorder)
 
 
 def from_spec(spec: NS.NetSpec, coap_random_factor: float = COAP_ACK_RANDOM_FACTOR) -> LinkModel:
@@ -154,7 +161,7 @@ def parse(text: str, coap_random_factor: float = COAP_ACK_RANDOM_FACTOR) -> Link
     return from_spec(NS.parse(text), coap_random_factor)
 
 
-def with_host_wakeups(link: LinkModel, samples_ms, per_flight: int = HOST_WAKEUPS_PER_FLIGHT) -> LinkModel:
+def with_host_wakeups(link: LinkModel, samples_ms: Iterable[float], per_flight: int = HOST_WAKEUPS_PER_FLIGHT) -> LinkModel:
     """The link with host scheduling: every flight (RTT >= the relay's spin window) waits `per_flight` draws from the measured
     wake-up lateness of processes on the host that emulates the link (a loaded host wakes a process
     that slept for a flight late; on loopback the calibration already holds the short ping-pong
@@ -200,7 +207,7 @@ def packets(payload: int, transport: str, mtu: int) -> tuple[int, int]:
     return n, payload + extra + n * UDP_HDR
 
 
-def dtls_resend(msgs, mtu: int) -> tuple[int, int]:
+def dtls_resend(msgs: Sequence[tuple[str, int]], mtu: int) -> tuple[int, int]:
     """(datagrams, wire bytes) of a DTLS flight when it is sent again. OpenSSL (the probe's client and
     server, libcoap's OpenSSL build) packs a flight's records into one datagram the first time but
     resends it one message per datagram: a packet capture over `delay=10ms,loss=5%` shows the

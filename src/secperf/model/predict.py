@@ -30,6 +30,7 @@ Flights after the end point, their bytes and their loss recovery are not counted
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ..inputs import se_profiles as SE
 from . import flights as F
@@ -93,7 +94,7 @@ class Plan:
     se_calls: tuple[str, ...]
     se_host_us: float
     se_host_source: str
-    calibration: dict | None
+    calibration: dict[str, Any] | None
     # the calibration row's own spread (values over its P50): one draw per connection scales both
     # parties' compute; None: independent lognormals with sigma_client / sigma_server
     spread: tuple[float, ...] | None = None
@@ -130,7 +131,7 @@ def _window(model: F.FlightModel, metric: str) -> list[tuple[int, str]]:
     return inside
 
 
-def fit_residuals(table: CostTable, sc: F.Scenario) -> tuple[CostTable, dict | None]:
+def fit_residuals(table: CostTable, sc: F.Scenario) -> tuple[CostTable, dict[str, Any] | None]:
     """The table with this scenario's `base:` costs fitted to a matching calibration row, if any."""
     hs = _fit_handshake(sc)
     key = scenario_key(sc.protocol, hs, sc.key)
@@ -206,7 +207,7 @@ def _tls13_stand_ins(sc: F.Scenario, hs: str) -> tuple[str, ...]:
     return ("https", "mqtt") if sc.resolved().mtls else ("tls1.3", "jwt", "https")
 
 
-def _closest_row(meas: dict, sc: F.Scenario) -> dict:
+def _closest_row(meas: dict[str, Any], sc: F.Scenario) -> dict[str, Any]:
     """A device table holds every warm row it counted for a protocol and handshake: the residual is
     fitted on the row of the scenario's own group, server certificate and client key when the device
     ran it (then the prediction is that count), else on the nearest one (group first, then the
@@ -214,7 +215,7 @@ def _closest_row(meas: dict, sc: F.Scenario) -> dict:
     can differ from the same work inside the handshake (Debian's armhf wolfSSL verifies ECDSA P-256
     about 20x slower in its primitive client than in the handshake), so a counted handshake always
     beats a swapped primitive."""
-    def score(r: dict) -> tuple:
+    def score(r: dict[str, Any]) -> tuple[bool, bool, bool, bool]:
         return (_norm_group(r.get("group")) == _norm_group(sc.group), r.get("cert") == sc.cert,
                 (r.get("client_key") or None) == (sc.client_key_type if sc.mtls else None),
                 r.get("suite") == "aes128gcm")
@@ -325,7 +326,7 @@ def plan(sc: F.Scenario, table: CostTable, link: N.LinkModel, until: str = "resp
                 se_host.us, se_host.source, meas, spread, until)
 
 
-def compute_breakdown(p: Plan) -> list[dict]:
+def compute_breakdown(p: Plan) -> list[dict[str, Any]]:
     """Every operation the plan charges, per flight and party, with its source (the cost table);
     with the handshake end point only up to the client's completing flight (whose work is done
     before the clock stops)."""
@@ -339,10 +340,12 @@ def compute_breakdown(p: Plan) -> list[dict]:
             rows.append({"exchange": fp.exchange, "flight": fp.name, "party": fp.sender, "op": op, "us": us,
                          "source": src})
         if fp.se:
+            prof = p.se_profile
+            assert prof is not None, "only a plan with a secure-element profile has a flight that signs in one"
             rows.append({"exchange": fp.exchange, "flight": fp.name, "party": "secure element",
                          "op": " + ".join(p.se_calls),
-                         "us": sum(p.se_profile.dist(c).mean() if p.se_profile.dist(c) else 0.0 for c in p.se_calls) * 1e3,
-                         "source": f"profile {p.se_profile.name} (mean): {p.se_profile.source}"})
+                         "us": sum(d.mean() if (d := prof.dist(c)) else 0.0 for c in p.se_calls) * 1e3,
+                         "source": f"profile {prof.name} (mean): {prof.source}"})
     for op, us, src in (() if done else p.final_ops):
         rows.append({"exchange": None, "flight": "(after the last answer)", "party": "client", "op": op, "us": us,
                      "source": src})

@@ -7,6 +7,8 @@ for full and accelerated handshakes over any link."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from .costs import CostTable, scenario_key
 from . import flights as F
 
@@ -26,7 +28,7 @@ def fastest_group(table: CostTable) -> str:
     return best
 
 
-def per_message(table: CostTable, group: str = "x25519", cert: str = "rsa-2048") -> dict:
+def per_message(table: CostTable, group: str = "x25519", cert: str = "rsa-2048") -> dict[str, Any]:
     """Rows {message, full_us, accelerated_us, source} and totals."""
     key = scenario_key("tls1.3", "full", "software")
     measured = table.breakdowns.get(key)
@@ -37,7 +39,8 @@ def per_message(table: CostTable, group: str = "x25519", cert: str = "rsa-2048")
                 for m in measured]
     else:
         g = F.groups()[group]
-        t = lambda op: table.get("client", op).us
+        def t(op: str) -> float:
+            return table.get("client", op).us
         base = table.get("client", "base:client").us if table.has("client", "base:client") else 0.0
         rows = [
             {"message": "ClientHello (sent)", "full_us": t(f"keygen:{g['alg']}") + base * 0.1},
