@@ -64,14 +64,14 @@ def skip_if(condition: bool, category: str, reason: str) -> pytest.MarkDecorator
     return pytest.mark.skipif(condition, reason=_reason(category, reason))
 
 
-def import_or_skip(module: str, extra: str):
-    """The module, or a needs-bootstrap skip naming the pyproject extra scripts/bootstrap installs."""
+def import_or_skip(module: str, installed_by: str):
+    """The module, or a needs-bootstrap skip saying what installs it (e.g. "scripts/bootstrap installs
+    the 'cluster' extra")."""
     import importlib
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        skip("needs-bootstrap", f"{module} is not installed (scripts/bootstrap installs the {extra!r} extra): {exc}",
-             allow_module_level=True)
+        skip("needs-bootstrap", f"{module} is not installed ({installed_by}): {exc}", allow_module_level=True)
 
 
 def _skip_text(rep) -> str:

@@ -177,7 +177,7 @@ def _loadgens_of(driver_pid: int) -> list[int]:
 @pytest.fixture(scope="module")
 def ray_cluster(tmp_path_factory):
     """A head (no CPU) and two worker nodes (one CPU each) on loopback, each with its own temp dir."""
-    import_or_skip("ray", "cluster")
+    import_or_skip("ray", "scripts/bootstrap installs the 'cluster' extra")
     base = tmp_path_factory.mktemp("ray")
     ray_exe = str(Path(sys.executable).parent / "ray")
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_DISABLE_USAGE_STATS": "1",
@@ -362,7 +362,7 @@ def test_storm_end_lines_merge_counts_and_rank_waits_over_all_clients():
 @pytest.mark.parametrize("argv,word", [(["server", "--procs", "2"], "--procs 2 with --cluster"),
                                        (["fleet", "--capacity", "100"], "--replay")])
 def test_cluster_options_that_cannot_apply_exit_2(argv, word, capsys, tmp_path):
-    import_or_skip("ray", "cluster")
+    import_or_skip("ray", "scripts/bootstrap installs the 'cluster' extra")
     from secperf.cli import main
     assert main([*argv, "--cluster", "auto", "--out", str(tmp_path)]) == 2
     assert word in capsys.readouterr().err

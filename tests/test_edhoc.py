@@ -9,8 +9,8 @@ from conftest import import_or_skip
 from secperf.model import flights as F
 from secperf.model import flights_edhoc as FE
 
-lakers = import_or_skip("lakers", "protocols")
-import_or_skip("aiocoap", "protocols")
+lakers = import_or_skip("lakers", "scripts/bootstrap installs the 'protocols' extra")
+import_or_skip("aiocoap", "scripts/bootstrap installs the 'protocols' extra")
 
 
 # RFC 9529 (Traces of EDHOC), the message_N (CBOR Sequence) sizes it prints:

@@ -6,7 +6,7 @@ import re
 import pytest
 from PIL import Image
 
-from conftest import run_chromium
+from conftest import import_or_skip, run_chromium
 from secperf.core import host, result as R
 from secperf.measure import crypto as C
 from secperf.inputs.algorithms import select
@@ -195,7 +195,7 @@ def test_report_templates_ship_inside_the_package():
     file selection (scikit-build-core, wheel.packages = src/secperf) takes them."""
     from pathlib import Path
     from secperf.report import html_env
-    sk = pytest.importorskip("scikit_build_core.build._pathutil")
+    sk = import_or_skip("scikit_build_core.build._pathutil", "scripts/bootstrap installs the build backend")
     loader = html_env.ENV.loader
     assert loader.package_name == "secperf.report"
     src = Path(html_env.__file__).resolve().parents[2]  # the directory holding the secperf package
