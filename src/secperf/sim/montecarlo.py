@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any, TypedDict
 
 import numpy as np
 from scipy.special import ndtri
 
 from ..core.errors import InputError
 from ..model import network as N
-from ..model.predict import Plan
+from ..model.predict import FlightPlan, Plan
 from ..inputs import se_profiles as SE
 
 CHUNK = 1 << 18
@@ -33,7 +34,7 @@ RESERVOIR = 2000
 class Histogram:
     """Log-spaced histogram of positive values in µs; percentiles at the bin's geometric centre."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.counts = np.zeros(NBINS, dtype=np.int64)
         self.n = 0
 
@@ -50,11 +51,26 @@ class Histogram:
         return 10 ** ((k + 0.5) / BINS_PER_DECADE)
 
 
+class DrawSummary(TypedDict):
+    """A Stream's summary of simulated draws (µs), as a what-if series' derived percentiles."""
+    n: int
+    mean_us: float
+    min_us: float
+    max_us: float
+    percentiles_from: str
+    p50_us: float
+    p90_us: float
+    p95_us: float
+    p99_us: float
+    sd_us: float
+    median_ci95_us: list[float]
+
+
 @dataclass
 class Stream:
     """Running statistics of one metric."""
     hist: Histogram = field(default_factory=Histogram)
-    exact: list = field(default_factory=list)
+    exact: list[np.ndarray] = field(default_factory=list)
     total: float = 0.0
     total_sq: float = 0.0
     n: int = 0
@@ -71,27 +87,25 @@ class Stream:
         self.vmin = min(self.vmin, float(x.min()))
         self.vmax = max(self.vmax, float(x.max()))
 
-    def summary(self, exact: bool) -> dict:
-        out = {"n": self.n, "mean_us": self.total / self.n, "min_us": self.vmin, "max_us": self.vmax,
-               "percentiles_from": "exact" if exact else f"histogram ({BINS_PER_DECADE} log bins per decade)"}
-        if exact:
-            xs = np.concatenate(self.exact)
-            vals = np.percentile(xs, PERCENTILES)
-        else:
-            vals = [self.hist.percentile(q) for q in PERCENTILES]
-        for q, v in zip(PERCENTILES, vals):
-            out[f"p{int(q)}_us"] = float(v)
-        mean = out["mean_us"]
-        out["sd_us"] = math.sqrt(max(0.0, (self.total_sq - self.n * mean * mean) / max(1, self.n - 1)))
+    def summary(self, exact: bool) -> DrawSummary:
         # the median's 95% interval from order statistics (normal approximation of the binomial
         # rank): ranks n/2 ± 1.96·sqrt(n)/2, i.e. the 50 ± 98/sqrt(n) percentiles
         half = min(49.0, 98.0 / math.sqrt(self.n))
         if exact:
+            xs = np.concatenate(self.exact)
+            vals = [float(v) for v in np.percentile(xs, PERCENTILES)]
             lo, hi = np.percentile(xs, [50 - half, 50 + half])
         else:
+            vals = [self.hist.percentile(q) for q in PERCENTILES]
             lo, hi = self.hist.percentile(50 - half), self.hist.percentile(50 + half)
-        out["median_ci95_us"] = [float(lo), float(hi)]
-        return out
+        p50, p90, p95, p99 = vals      # PERCENTILES' order
+        mean = self.total / self.n
+        return DrawSummary(
+            n=self.n, mean_us=mean, min_us=self.vmin, max_us=self.vmax,
+            percentiles_from="exact" if exact else f"histogram ({BINS_PER_DECADE} log bins per decade)",
+            p50_us=p50, p90_us=p90, p95_us=p95, p99_us=p99,
+            sd_us=math.sqrt(max(0.0, (self.total_sq - self.n * mean * mean) / max(1, self.n - 1))),
+            median_ci95_us=[float(lo), float(hi)])
 
 
 # --- samplers --------------------------------------------------------------------------------
@@ -124,7 +138,8 @@ class Chains:
             if d.ge:
                 self.bad[sender] = rng.random(n) < d.ge_bad_share
 
-    def send(self, rng, sender: str, d: N.Direction, packets: int, idx: np.ndarray | None, m: int):
+    def send(self, rng: np.random.Generator, sender: str, d: N.Direction, packets: int, idx: np.ndarray | None,
+             m: int) -> tuple[np.ndarray, np.ndarray]:
         """Send `packets` packets for the connections `idx` (None: all m); returns (lost any,
         position of the first lost packet, -1 if none)."""
         if not d.ge:
@@ -146,7 +161,7 @@ class Chains:
             self.bad[sender][idx] = st
         return pos >= 0, pos
 
-    def retries(self, rng, sender: str, d: N.Direction, packets: int, idx: np.ndarray, limit: int) -> np.ndarray:
+    def retries(self, rng: np.random.Generator, sender: str, d: N.Direction, packets: int, idx: np.ndarray, limit: int) -> np.ndarray:
         """Further failed attempts of a lost transmission of `packets` packets (each attempt sends
         them all again), for the connections idx; at most limit + 1 (then the connection gave up)."""
         if not d.ge:
@@ -163,8 +178,9 @@ class Chains:
         return g
 
 
-def _propagation(rng, d: N.Direction, n: int, extra_rounds: int, rtt: float, packets: int = 1) -> np.ndarray | float:
+def _propagation(rng: np.random.Generator, d: N.Direction, n: int, extra_rounds: int, rtt: float, packets: int = 1) -> np.ndarray | float:
     base = d.delay_s + extra_rounds * rtt
+    prop: np.ndarray | float
     if d.jitter_s <= 0:
         prop = base
     else:
@@ -207,10 +223,12 @@ def tcp_first_wait(rtt: float, packets: int, pos: np.ndarray) -> np.ndarray:
     return np.where(later >= 3, rtt, np.where(later >= 1, min(rto, rtt * 1.25), tlp))
 
 
-def _tcp_wait(rng, chains: Chains, sender: str, d: N.Direction, n: int, packets: int, rtt: float, syn: bool):
-    """Retransmission wait of one TCP flight (seconds) and the extra segments sent."""
+def _tcp_wait(rng: np.random.Generator, chains: Chains, sender: str, d: N.Direction, n: int, packets: int, rtt: float,
+              syn: bool) -> tuple[np.ndarray, np.ndarray] | None:
+    """Retransmission wait of one TCP flight (seconds) and the extra segments sent; None on a
+    link that loses nothing."""
     if d.loss <= 0:
-        return None, None
+        return None
     if syn:
         # SYN or SYN-ACK: the client's SYN timer, 1 s for the first four retries, then doubling
         # (a lost SYN-ACK is answered by the client's retransmitted SYN at the same moment)
@@ -305,8 +323,9 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
             (up_bytes if fp.sender == "client" else down_bytes).__iadd__(fp.wire_bytes)
             (up_pk if fp.sender == "client" else down_pk).__iadd__(fp.packets)
             if e.transport in ("tcp", "tcp-syn"):
-                w, extra = _tcp_wait(rng, chains, fp.sender, d, n, fp.packets, rtt, e.transport == "tcp-syn")
-                if w is not None:
+                waited = _tcp_wait(rng, chains, fp.sender, d, n, fp.packets, rtt, e.transport == "tcp-syn")
+                if waited is not None:
+                    w, extra = waited
                     comp["retransmission_wait"] += w
                     t += w
                     seg = fp.wire_bytes / fp.packets
@@ -321,6 +340,7 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
             # the client's timer covers its flight and the answer: any loss costs one timer period
             f = _exchange_failures(rng, chains, link, legs, n, e.transport)
             if f is not None:
+                t0: np.ndarray | float
                 if e.transport == "coap":
                     t0 = N.COAP_ACK_TIMEOUT_S * (1.0 + (link.coap_random_factor - 1.0) * rng.random(n))
                     failed |= f > N.COAP_MAX_RETRANSMIT
@@ -360,7 +380,8 @@ _RETRY_LIMIT = {"dtls": N.DTLS_MAX_RETRIES, "coap": N.COAP_MAX_RETRANSMIT, "ovpn
                 "quic-initial": 8, "quic": 8}   # flights_quic.MAX_PTO
 
 
-def _exchange_failures(rng, chains: Chains, link: N.LinkModel, legs, n: int, transport: str):
+def _exchange_failures(rng: np.random.Generator, chains: Chains, link: N.LinkModel, legs: list[FlightPlan], n: int,
+                       transport: str) -> np.ndarray | None:
     """Failed attempts of a datagram exchange (the client's flight and the answer, resent together
     on the client's timer) before one gets through; None when nothing can be lost."""
     dirs = [link.direction(fp.sender) for fp in legs]
@@ -393,7 +414,7 @@ def _exchange_failures(rng, chains: Chains, link: N.LinkModel, legs, n: int, tra
 
 
 # --- the run ---------------------------------------------------------------------------------
-def simulate(p: Plan, n: int, seed: int = 1, chunk: int = CHUNK) -> dict:
+def simulate(p: Plan, n: int, seed: int = 1, chunk: int = CHUNK) -> dict[str, Any]:
     """n simulated connections: summaries of the set-up time ('usable': from the first packet to
     the plan's end point — the protocol answer, or with Plan.until == "handshake" the client's
     handshake complete) and of the handshake timer window, the mean breakdown, bytes, packets,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ..core.errors import InputError
 from ..model import flights as F
@@ -27,12 +28,16 @@ class SweepError(InputError):
     pass
 
 
+# {input: [values]}: numbers for the network inputs (NETWORK_INPUTS' units), names for the scenario's
+Sweep = dict[str, list[Any]]
+
+
 MAX_VALUES = 1000  # values of one swept input
 DEFAULT_MAX_DRAWS = 200_000_000  # cells x --n: simulated connections of one what-if (--max-draws)
 DEFAULT_MAX_CELLS = 20_000  # cells of one what-if, each a row of the Result and the report (--max-cells)
 
 
-def cell_count(scenarios: int, networks: int, sweep: dict[str, list]) -> int:
+def cell_count(scenarios: int, networks: int, sweep: Sweep) -> int:
     """An upper bound of the cells expand() makes, computed without making them."""
     n = scenarios * networks
     for vals in sweep.values():
@@ -40,7 +45,7 @@ def cell_count(scenarios: int, networks: int, sweep: dict[str, list]) -> int:
     return n
 
 
-def check_draws(scenarios: int, networks: int, sweep: dict[str, list], n: int, max_draws: int,
+def check_draws(scenarios: int, networks: int, sweep: Sweep, n: int, max_draws: int,
                 max_cells: int = DEFAULT_MAX_CELLS) -> None:
     """Each bound alone is fine, their product is not: rtt=0..999:1,loss=0..99:0.1 is 10^6 cells."""
     cells = cell_count(scenarios, networks, sweep)
@@ -80,11 +85,11 @@ def _range(key: str, v: str) -> list[float]:
     return [round(lo + i * st, 9) for i in range(int(count))]
 
 
-def parse(text: str | None) -> dict[str, list]:
+def parse(text: str | None) -> Sweep:
     """{input: [values]} in the order given."""
     if not text:
         return {}
-    out: dict[str, list] = {}
+    out: Sweep = {}
     cur = None
     for tok in (t.strip() for t in text.split(",")):
         if not tok:
@@ -143,7 +148,7 @@ def apply_network(base: NS.NetSpec, values: dict[str, float]) -> NS.NetSpec:
 class Cell:
     scenario: F.Scenario
     network: NS.NetSpec
-    inputs: dict              # the swept inputs' values of this cell
+    inputs: dict[str, Any]    # the swept inputs' values of this cell
 
 
 def parse_cert(v: str) -> tuple[str, int]:
@@ -162,10 +167,11 @@ def with_input(sc: F.Scenario, k: str, v: str) -> F.Scenario:
     if k == "cert":
         t, d = parse_cert(v)
         return replace(sc, cert=t, depth=d)
-    return replace(sc, **{k: v})
+    changes: dict[str, Any] = {k: v}
+    return replace(sc, **changes)
 
 
-def expand(scenarios: list[F.Scenario], networks: list[NS.NetSpec], sweep: dict[str, list]) -> list[Cell]:
+def expand(scenarios: list[F.Scenario], networks: list[NS.NetSpec], sweep: Sweep) -> list[Cell]:
     net_keys = [k for k in sweep if k in NETWORK_INPUTS]
     sc_keys = [k for k in sweep if k in SCENARIO_INPUTS]
     cells = []
@@ -186,7 +192,7 @@ def expand(scenarios: list[F.Scenario], networks: list[NS.NetSpec], sweep: dict[
     return cells
 
 
-def tornado(rows: list[dict], sweep: dict[str, list], metric: str = "p95_us") -> list[dict]:
+def tornado(rows: list[dict[str, Any]], sweep: Sweep, metric: str = "p95_us") -> list[dict[str, Any]]:
     """Per swept input: the P95 range over its values with every other input at its first value."""
     out = []
     for k, vals in sweep.items():
