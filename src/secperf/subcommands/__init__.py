@@ -1,5 +1,5 @@
-"""The command registry: every `secperf` command is one module here, listed in MODULES in the order
-`secperf -h` shows them.
+"""The command registry: every secperf command is one module here, listed in MODULES in the order
+the top-level help lists them.
 
 A command module declares
 - NAME and HELP: the command and its one-line help;

@@ -76,7 +76,3 @@ def no_network(args, why: str | None = None) -> None:
     from ..app.links import check_no_network
     check_no_network(args.network, why)
 
-
-def csv(values, default: list[str], option: str = "") -> list[str]:
-    """A list option's values (already split by argtypes.comma_list) or the default when not given."""
-    return list(values) if values else list(default)
