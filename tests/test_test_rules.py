@@ -127,6 +127,24 @@ def test_in_ci_as_root_a_skip_the_set_up_should_prevent_fails_and_an_allowed_one
     assert "test_sample.py::test_not_built" not in plain_run.stdout, plain_run.stdout   # neither failed nor named
 
 
+def bare_skips(source: str) -> list[str]:
+    """pytest.skip, pytest.mark.skip(if), pytest.importorskip and unittest.skip in a test file's source."""
+    return [f"{node.lineno} {ast.unparse(node)}" for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Attribute) and node.attr in ("skip", "skipif", "importorskip")
+            and ast.unparse(node.value) in ("pytest", "pytest.mark", "unittest")]
+
+
+def test_no_test_file_skips_past_the_categories():
+    """A bare pytest skip that never fires on this machine (say, only as a normal user) would still
+    be uncategorised where it does: every skip in tests/*.py goes through conftest's helpers."""
+    sample = textwrap.dedent(SAMPLE) + textwrap.dedent(MODULE_SKIP)
+    assert sorted(line.split()[1] for line in bare_skips(sample)) == ["pytest.importorskip", "pytest.skip"]
+    bare = {path.name: found for path in sorted(TESTS.glob("*.py"))
+            if path.name not in ("conftest.py", "test_test_rules.py")     # the helpers; the samples above
+            and (found := bare_skips(path.read_text()))}
+    assert not bare, bare
+
+
 def test_every_skip_category_is_described_and_named_in_lower_case_with_dashes():
     assert SKIP_CATEGORIES and all(re.fullmatch(r"[a-z]+(-[a-z]+)*", c) and len(d) > 20
                                    for c, d in SKIP_CATEGORIES.items())
