@@ -72,3 +72,48 @@ def test_a_bad_comma_list_item_exits_2_naming_the_option_and_the_item(argv, opti
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert option in err and item in err, err
+
+
+def _fake_crypto(monkeypatch, runner):
+    """crypto's measuring step replaced by `runner(items, doc, run, progress)` (no native tool)."""
+    from secperf.app import phases
+    from secperf.app.runner import Phase
+    monkeypatch.setattr(phases, "crypto_phase", lambda rows, params: Phase(rows, lambda r: r.alg.name, runner))
+
+
+def test_an_interrupted_measurement_shows_its_partial_result_and_exits_143(monkeypatch, tmp_path, capsys):
+    import signal
+
+    from secperf.app.signals import Interrupted
+    from secperf.core import result as R
+
+    def runner(items, doc, run, progress):
+        s = R.new_series("crypto/x", kind="test", labels={}, timer={"name": "op", "start": "-", "end": "-"})
+        R.add_failure(s, "stopped")
+        doc["series"].append(s)
+        run.save(doc)
+        raise Interrupted(signal.SIGTERM)
+    _fake_crypto(monkeypatch, runner)
+    code = cli.main(["crypto", "--alg", "x25519", "--op", "derive", "--out", str(tmp_path), "--no-report"])
+    assert code == 143
+    err = capsys.readouterr().err
+    assert "run interrupted" in err and "result.json" in err
+    (run_dir,) = [d for d in tmp_path.iterdir() if d.is_dir() and not d.is_symlink()]
+    assert R.load(run_dir / "result.json")["status"] == "interrupted"
+
+
+@pytest.mark.parametrize("share, code", [("0", 1), ("1", 0)])
+def test_failed_series_beyond_the_allowed_share_exit_1_naming_the_first(monkeypatch, tmp_path, capsys, share, code):
+    from secperf.core import result as R
+
+    def runner(items, doc, run, progress):
+        s = R.new_series("crypto/x", kind="test", labels={}, timer={"name": "op", "start": "-", "end": "-"})
+        R.add_failure(s, "no such tool")
+        doc["series"].append(s)
+        run.save(doc)
+    _fake_crypto(monkeypatch, runner)
+    argv = ["crypto", "--alg", "x25519", "--op", "derive", "--out", str(tmp_path), "--no-report",
+            "--max-failure-share", share]
+    assert cli.main(argv) == code
+    err = capsys.readouterr().err
+    assert ("crypto/x: no such tool" in err) == (code == 1)
