@@ -15,8 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # --- skips: every one names its category ----------------------------------------------------------
 #
 # A test that cannot run here says why with one of these categories: `skip(category, reason)` inside
-# a test or fixture, `skip_if(condition, category, reason)` as a marker, `import_or_skip(module)` for
-# a Python package. The reason reads "[category] reason". A skip without a known category (a bare
+# a test or fixture, `skip_if(condition, category, reason)` as a marker, `import_or_skip(module, installed_by)`
+# for a Python package. The reason reads "[category] reason". A skip without a known category (a bare
 # pytest.skip, pytest.importorskip, a skipif mark of its own) fails the test, so nothing skips
 # silently; the end of the run prints how many tests skipped in each category.
 SKIP_CATEGORIES = {
@@ -43,7 +43,7 @@ CI_ROOT_ALLOWED = {
     "host-load",            # a busy shared host is a moment, not a set-up; the skip says what it measured
 }
 CI_AS_ROOT = os.environ.get("SECPERF_CI") == "1" and os.geteuid() == 0
-_REASON_RE = re.compile(r"\[([a-z-]+)\] ")
+_REASON_RE = re.compile(r"(?:Skipped: )?\[([a-z-]+)\] ")   # at the start of the reason
 SKIP_COUNTS: Counter = Counter()
 CI_FAILED: Counter = Counter()
 
@@ -81,7 +81,7 @@ def _skip_text(rep) -> str:
 def _judge_skip(rep, where: str) -> None:
     """Count a skip by category; an uncategorised one, or one CI as root must not see, becomes a failure."""
     text = _skip_text(rep)
-    m = _REASON_RE.search(text)
+    m = _REASON_RE.match(text)
     category = m.group(1) if m and m.group(1) in SKIP_CATEGORIES else None
     if category is None:
         SKIP_COUNTS["uncategorised"] += 1

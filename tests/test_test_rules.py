@@ -52,6 +52,9 @@ SAMPLE = """
     def test_bare():
         pytest.skip("no reason category")
 
+    def test_bracket_inside():
+        pytest.skip("not at the start: [needs-root] ")
+
     def test_made_up():
         skip("feels-slow", "no such category")
 
@@ -89,10 +92,11 @@ def plain_run(tmp_path_factory):
 def test_an_uncategorised_skip_fails_the_run_and_categorised_ones_are_counted(plain_run):
     out = plain_run.stdout
     assert plain_run.returncode == 1, out
-    assert "2 failed, 1 passed, 4 skipped, 1 error" in out, out
+    assert "3 failed, 1 passed, 4 skipped, 1 error" in out, out
     assert "test_sample.py::test_bare skipped without a known category" in out, out
+    assert "test_sample.py::test_bracket_inside skipped without a known category" in out, out
     assert "skipped needs-root: 2" in out and "skipped host-load: 1" in out and "skipped needs-build: 1" in out, out
-    assert "skipped uncategorised: 2 (failed: uncategorised)" in out, out
+    assert "skipped uncategorised: 3 (failed: uncategorised)" in out, out
 
 
 def test_a_skip_with_an_unknown_category_fails(plain_run):
@@ -138,7 +142,7 @@ def test_no_test_file_skips_past_the_categories():
     """A bare pytest skip that never fires on this machine (say, only as a normal user) would still
     be uncategorised where it does: every skip in tests/*.py goes through conftest's helpers."""
     sample = textwrap.dedent(SAMPLE) + textwrap.dedent(MODULE_SKIP)
-    assert sorted(line.split()[1] for line in bare_skips(sample)) == ["pytest.importorskip", "pytest.skip"]
+    assert sorted(line.split()[1] for line in bare_skips(sample)) == ["pytest.importorskip", "pytest.skip", "pytest.skip"]
     bare = {path.name: found for path in sorted(TESTS.glob("*.py"))
             if path.name not in ("conftest.py", "test_test_rules.py")     # the helpers; the samples above
             and (found := bare_skips(path.read_text()))}
