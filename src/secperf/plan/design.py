@@ -6,6 +6,7 @@ measures are transformations of a Design (measures.py); the evaluator turns a De
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ..core.errors import InputError
 from ..inputs.patterns import Pattern
@@ -72,7 +73,7 @@ class Design:
         the pattern breaks by itself (the radio alone, the network alone). No measure applies to it."""
         return Design(protocol=self.protocol, auth=self.auth, key="software", security=False)
 
-    def with_measure(self, name: str, **fields) -> "Design":
+    def with_measure(self, name: str, **fields: Any) -> "Design":
         return replace(self, measures=self.measures + (name,), **fields)
 
 

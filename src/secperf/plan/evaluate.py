@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import zlib
 from dataclasses import dataclass, field, replace
+from typing import Any, TypedDict, TypeVar
 
 import numpy as np
 
@@ -60,10 +61,10 @@ class Context:
     se: E.Power
     n: int = 20_000
     seed: int = 1
-    cache: dict = field(default_factory=dict)
+    cache: dict[tuple[Any, ...], Draws] = field(default_factory=dict)   # draws per kind of exchange
     # requirements the pattern breaks with no security at all (planner: judged apart, never as a
     # security verdict); checks_of marks them `judged: False`
-    broken: frozenset = frozenset()
+    broken: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,7 @@ class Draws:
                           cpu_s=self.cpu_s * times, se_s=self.se_s * times, bytes=self.bytes * times)
 
 
-def _draws(ctx: Context, pl: P.Plan, key, signs: int, n: int | None = None) -> Draws:
+def _draws(ctx: Context, pl: P.Plan, key: tuple[Any, ...], signs: int, n: int | None = None) -> Draws:
     if key in ctx.cache:
         return ctx.cache[key]
     n = n or ctx.n
@@ -120,6 +121,7 @@ def jwt_resumed_plan(ctx: Context, d: Design, fresh: bool) -> P.Plan:
     jwt = P.plan(F.Scenario(protocol="jwt", handshake="fresh" if fresh else "cached", key=d.key), ctx.table, ctx.link)
     fl = list(base.flights)
     req = fl[-2]
+    assert req is not None, "a resumed HTTPS plan ends with its request and its response"
     wire = req.wire_bytes + (F.JWT_REQ - F.HTTP_REQ)
     fl[-2] = replace(req, name=req.name.replace("GET request", "GET + JWT"), wire_bytes=wire,
                      packets=max(req.packets, math.ceil(wire / ctx.link.mtu)))
@@ -129,6 +131,7 @@ def jwt_resumed_plan(ctx: Context, d: Design, fresh: bool) -> P.Plan:
 
 
 def setup_draws(ctx: Context, d: Design, handshake: str) -> Draws:
+    key: tuple[Any, ...]
     if not d.security:                              # the plain connection set-up (flights.no_security)
         sc = F.no_security(F.Scenario(protocol=d.whatif_protocol))
         key = ("setup", sc)
@@ -161,7 +164,7 @@ def _exchange_plan(ctx: Context, d: Design, legs: list[tuple[int, int]], what: s
     model = F.FlightModel(sc, transport, ex, start_mark=("out_start", 0))
     fps = []
     for i, e in enumerate(ex):
-        for f in (e.out, e.back):
+        for f in (e.out, e.answer):
             pk, wire = N.packets(f.payload, transport, ctx.link.mtu)
             extra = N.extra_window_rounds(pk) if tr == "tcp" else 0
             fps.append(P.FlightPlan(i, tr, f.sender, f.names(), 0.0, (), False, pk, wire, extra, False))
@@ -204,15 +207,29 @@ class Day:
     random: bool             # exponential gaps (events) or fixed
 
 
+T = TypeVar("T")
+
+
+def _given(v: T | None, what: str) -> T:
+    """A traffic field the pattern's schedule needs (inputs/patterns.Traffic checks it is there)."""
+    if v is None:
+        raise AssertionError(f"traffic.{what} is missing: the pattern was not validated")
+    return v
+
+
 def day_of(p: Pattern) -> Day:
     t = p.traffic
     if t.schedule == "periodic":
-        return Day(DAY_S / t.interval_s, 1, t.interval_s, False)
+        interval = _given(t.interval_s, "interval_s")
+        return Day(DAY_S / interval, 1, interval, False)
     if t.schedule == "events":
-        return Day(t.events_per_day, 1, DAY_S / t.events_per_day, True)
+        events = _given(t.events_per_day, "events_per_day")
+        return Day(events, 1, DAY_S / events, True)
     if t.schedule == "batch":
-        return Day(t.batches_per_day, t.messages_per_batch, DAY_S / t.batches_per_day, False)
-    return Day(t.transfers_per_day, 1, DAY_S / t.transfers_per_day, False)
+        batches = _given(t.batches_per_day, "batches_per_day")
+        return Day(batches, _given(t.messages_per_batch, "messages_per_batch"), DAY_S / batches, False)
+    transfers = _given(t.transfers_per_day, "transfers_per_day")
+    return Day(transfers, 1, DAY_S / transfers, False)
 
 
 def _p_beyond(day: Day, x: float | None) -> float:
@@ -233,7 +250,15 @@ def keepalive_interval(p: Pattern) -> float | None:
     return None
 
 
-def connection_counts(p: Pattern, d: Design, day: Day) -> dict:
+class ConnectionCounts(TypedDict):
+    setups_per_activity: float
+    resumed_share: float
+    pings_per_day: float
+    keepalive_s: float | None
+    drops_per_activity: float
+
+
+def connection_counts(p: Pattern, d: Design, day: Day) -> ConnectionCounts:
     """Set-ups per activity, the share of them that can resume, and pings per day."""
     c = p.connection
     k = day.per_activity
@@ -260,8 +285,8 @@ def connection_counts(p: Pattern, d: Design, day: Day) -> dict:
             pings = day.activities / math.expm1(ka / day.gap_s)
         else:
             pings = day.activities * math.floor(day.gap_s / ka)
-    return {"setups_per_activity": setups, "resumed_share": resumed, "pings_per_day": pings,
-            "keepalive_s": ka, "drops_per_activity": drops}
+    return ConnectionCounts(setups_per_activity=setups, resumed_share=resumed, pings_per_day=pings,
+                            keepalive_s=ka, drops_per_activity=drops)
 
 
 def token_fresh_share(p: Pattern, d: Design, day: Day, setups_per_day: float) -> float:
@@ -277,15 +302,15 @@ def token_fresh_share(p: Pattern, d: Design, day: Day, setups_per_day: float) ->
 @dataclass
 class Outcome:
     design: Design
-    numbers: dict
-    checks: list[dict]
+    numbers: dict[str, Any]
+    checks: list[dict[str, Any]]
 
     @property
     def passes(self) -> bool:
         """Every judged requirement holds (one the pattern breaks without security is not judged)."""
         return all(c["ok"] for c in self.checks if c.get("judged", True))
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"measures": list(self.design.measures), "numbers": self.numbers, "checks": self.checks,
                 "passes": self.passes}
 
@@ -392,7 +417,7 @@ def evaluate(ctx: Context, d: Design) -> Outcome:
     return Outcome(d, numbers, checks_of(p, numbers, ctx.broken))
 
 
-def checks_of(p: Pattern, x: dict, broken: frozenset = frozenset()) -> list[dict]:
+def checks_of(p: Pattern, x: dict[str, Any], broken: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
     """The pattern's requirements against the numbers (what the verdict rule reads). A requirement
     in `broken` fails without any security (the planner's plain reference): it is kept, with its
     value, but marked `judged: False` — the security verdict does not read it (Outcome.passes)."""

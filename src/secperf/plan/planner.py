@@ -5,6 +5,7 @@ alert thresholds the verdict assumes. Returns plain dicts (the Result's `analysi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..core.errors import InputError
 from ..model import costs as C
@@ -85,7 +86,7 @@ def profile_sign_ms(key: str) -> float | None:
         return None
     prof = SE.get_profile(key.split(":")[1])
     calls = SE.TOTAL_CALLS if key.endswith(":cold") else SE.SIGN_ONLY_CALLS
-    return sum(prof.dist(c).mean() if prof.dist(c) else 0.0 for c in calls)
+    return sum(d.mean() if (d := prof.dist(c)) else 0.0 for c in calls)
 
 
 def check(p: Pattern, o: Overrides = Overrides()) -> None:
@@ -94,7 +95,7 @@ def check(p: Pattern, o: Overrides = Overrides()) -> None:
     MS.applicable(p, D.baseline(p, key_of(p, o)))
 
 
-def _costed(ctx: Context, base, usable: list, not_applicable: dict[str, str]) -> list:
+def _costed(ctx: Context, base: D.Design, usable: list[MS.Measure], not_applicable: dict[str, str]) -> list[MS.Measure]:
     """The measures the cost table can price. A measure that needs a cost the table does not have (a
     device's counted table without rows for the protocol the measure switches to, e.g. EDHOC on a
     Cortex-M) is set aside with the table's own reason, like a measure that does not apply: the other
@@ -111,7 +112,7 @@ def _costed(ctx: Context, base, usable: list, not_applicable: dict[str, str]) ->
     return out
 
 
-def plan_pattern(p: Pattern, o: Overrides = Overrides()) -> dict:
+def plan_pattern(p: Pattern, o: Overrides = Overrides()) -> dict[str, Any]:
     ctx = context(p, o)
     radio_name = ctx.radio.name
     base = D.baseline(p, key_of(p, o))

@@ -27,6 +27,7 @@ closest to its limit) with its source, and the measure that moves it most.
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 from .evaluate import Outcome
 
@@ -35,7 +36,7 @@ AS_IS, WITH_MEASURES, HARD = "suitable as is", "suitable with design measures", 
 NO_EFFECT = ("backoff",)
 
 
-def _judged(o: Outcome) -> list[dict]:
+def _judged(o: Outcome) -> list[dict[str, Any]]:
     return [c for c in o.checks if c.get("judged", True)] or o.checks
 
 
@@ -70,7 +71,7 @@ def best_of(outcomes: list[Outcome]) -> Outcome | None:
     return min(outcomes, key=lambda o: (worst_ratio(o), len(o.design.measures)))
 
 
-def gain(before: Outcome, after: Outcome) -> dict:
+def gain(before: Outcome, after: Outcome) -> dict[str, Any]:
     """What a measure buys against the pattern as written (positive = better)."""
     b, a = before.numbers, after.numbers
     g = {"latency_pq_ms": b["latency_pq_ms"] - a["latency_pq_ms"],
@@ -86,13 +87,13 @@ def gain(before: Outcome, after: Outcome) -> dict:
     return g
 
 
-def ranking(before: Outcome, singles: list[Outcome]) -> list[dict]:
+def ranking(before: Outcome, singles: list[Outcome]) -> list[dict[str, Any]]:
     rows = [{"measure": o.design.measures[0], **gain(before, o), "meets": o.passes, "failing": failing(o)}
             for o in singles]
     return sorted(rows, key=lambda r: -r["score"])
 
 
-def alert_thresholds(chosen: Outcome, profile_sign_ms: float | None) -> list[dict]:
+def alert_thresholds(chosen: Outcome, profile_sign_ms: float | None) -> list[dict[str, Any]]:
     """The operational metrics (study S2) and the values the verdict assumes for them, with the
     threshold at which to alert: past it, the plan's numbers no longer hold."""
     x = chosen.numbers
@@ -132,7 +133,7 @@ def _fmt(v: float, unit: str) -> str:
     return f"{v:.3g} {unit}"
 
 
-def security_adds(before: Outcome, plain: Outcome) -> list[dict]:
+def security_adds(before: Outcome, plain: Outcome) -> list[dict[str, Any]]:
     """Per requirement: its value with security (the pattern as written), without any security, what
     security adds, the limit, and whether the pattern breaks it without security."""
     pv = {c["check"]: c for c in plain.checks}
@@ -145,7 +146,7 @@ def security_adds(before: Outcome, plain: Outcome) -> list[dict]:
     return out
 
 
-def pattern_breaks(plain: Outcome, before: Outcome | None = None) -> list[dict]:
+def pattern_breaks(plain: Outcome, before: Outcome | None = None) -> list[dict[str, Any]]:
     """The requirements the pattern breaks with no security at all, each with its sentence (and what
     security adds on top, given the pattern as written)."""
     out = []
@@ -180,7 +181,7 @@ def _moving_measure(before: Outcome, singles: list[Outcome], check: str) -> tupl
 
 
 def explain(before: Outcome, plain: Outcome, best: Outcome | None, singles: list[Outcome], verdict_: str,
-            sources: dict[str, str]) -> dict:
+            sources: dict[str, str]) -> dict[str, Any]:
     """The verdict in words: the deciding requirement (with its source), what security adds to it,
     the measure that moves it; plus the requirements the pattern breaks by itself."""
     adds = {a["check"]: a for a in security_adds(before, plain)}
@@ -205,13 +206,13 @@ def explain(before: Outcome, plain: Outcome, best: Outcome | None, singles: list
     elif verdict_ == WITH_MEASURES:
         combo = "+".join(best.design.measures) if best else "?"
         after = next(c["value"] for c in best.checks if c["check"] == dec["check"]) if best else None
-        s = f"{culprit} {head}; {combo} brings it to {_fmt(after, unit)}"
-        if measure and combo != measure:
+        s = f"{culprit} {head}; {combo} brings it to {_fmt(after, unit) if after is not None else '?'}"
+        if measure and moved is not None and combo != measure:
             s += f" (alone, {measure} moves it most: {_fmt(moved, unit)})"
         measure = combo
     else:
         s = f"{culprit} {head}; no combination of the applicable measures meets it"
-        if measure:
+        if measure and moved is not None:
             s += f"; {measure} moves it most: {_fmt(moved, unit)}"
     if sources.get(dec["check"]):
         s += f" [requirement: {sources[dec['check']]}]"
