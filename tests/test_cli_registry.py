@@ -46,8 +46,8 @@ def test_the_app_returns_a_result_and_writes_nothing_on_the_terminal(tmp_path, c
     from secperf.app.can import CanOptions
     from secperf.app.runner import Output
     doc = commands.can(CanOptions(), Output(out=str(tmp_path), no_report=True))
-    assert doc["kind"] == "can" and doc["analysis"]["can"]["sweeps"]
-    assert (tmp_path / doc["run_id"] / "result.json").is_file()
+    assert doc.kind == "can" and doc.analysis["can"]["sweeps"]
+    assert (tmp_path / doc.run_id / "result.json").is_file()
     out = capsys.readouterr()
     assert out.out == "" and out.err == ""
 

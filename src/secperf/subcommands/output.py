@@ -12,7 +12,7 @@ Decision: `run` returns one of
 - `Exited`: an exit status and nothing to show (`netem run`: the command's own).
 While a command works, the app speaks through its Reporter (app/reporter.py); the CLI installs
 `TerminalReporter` (notes on stderr, rich progress bars) for the length of the command.
-A Result is recognised by being none of the three classes above (it may be a dict or a Result model)."""
+A Result (secperf.core.result_schema.Result) is recognised by being none of the three classes above."""
 
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ def show(value, args, judges_failures: bool = True) -> int:
 
 def run_paths(doc, args) -> tuple[Path, Path]:
     """Where the Result and its report were written: --out / the run's id."""
-    d = Path(getattr(args, "out", "results")) / doc["run_id"]
+    d = Path(getattr(args, "out", "results")) / doc.run_id
     return d / "result.json", d / "report.html"
 
 
@@ -95,11 +95,11 @@ def failure_exit(doc, max_failure_share: float = 0.0) -> tuple[int, str | None]:
     """Exit code of a finished measurement and, when it is 1, the line that says why: more than
     `max_failure_share` of its series failed (or are partial)."""
     from ..core.errors import EXIT_FAILURES, EXIT_OK
-    failed = [s for s in doc["series"] if s["status"] in ("failed", "partial")]
-    share = len(failed) / max(1, len(doc["series"]))
+    failed = [s for s in doc.series if s.status in ("failed", "partial")]
+    share = len(failed) / max(1, len(doc.series))
     if failed and share > max_failure_share:
-        return EXIT_FAILURES, (f"[red]{len(failed)} of {len(doc['series'])} series had failures[/red] "
-                               f"(first: {failed[0]['id']}: {failed[0]['failures'][-1]['reason']})")
+        return EXIT_FAILURES, (f"[red]{len(failed)} of {len(doc.series)} series had failures[/red] "
+                               f"(first: {failed[0].id}: {failed[0].failures[-1].reason})")
     return EXIT_OK, None
 
 
@@ -111,7 +111,7 @@ def show_result(doc, args, judges_failures: bool = True) -> int:
     if getattr(args, "json", False):
         sys.stdout.write(R.dumps(doc))
     else:
-        terminal.print_result(terminal.out_console(), doc, result_tables(doc, doc["params"]))
+        terminal.print_result(terminal.out_console(), doc, result_tables(doc, doc.params))
         terminal.err_console().print(f"result: {result_path}"
                                      + ("" if getattr(args, "no_report", False) else f"\nreport: {report_path}"))
     if not judges_failures:
