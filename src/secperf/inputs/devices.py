@@ -9,6 +9,8 @@ import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from typing import Any, overload
+
 from ..core.errors import InputError
 
 BLOCK_BYTES = 16
@@ -220,6 +222,10 @@ DEVICE_ALIASES = {"cortex-m4-120mhz": "cortex-m4-120"}
 _NOTED: set[str] = set()
 
 
+@overload
+def resolve_device(name: str) -> str: ...
+@overload
+def resolve_device(name: None) -> None: ...
 def resolve_device(name: str | None) -> str | None:
     """A --device value with an old spelling mapped to today's name (a note on stderr, once)."""
     if name in DEVICE_ALIASES:

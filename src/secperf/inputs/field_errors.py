@@ -4,10 +4,15 @@ mqtt, coap, ...`, `[device] has unknown key 'cpu'; allowed: core, stack, config`
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable, Mapping
+
+from pydantic import BaseModel
+from pydantic_core import ErrorDetails
+
+Loc = tuple[int | str, ...]   # a pydantic error's location
 
 
-def key_path(loc: tuple, sections: tuple[str, ...]) -> str:
+def key_path(loc: Loc, sections: tuple[str, ...]) -> str:
     """`[section].key[0].sub` for a pydantic location; pydantic's own branch names (union, literal,
     function and constrained validators) are not keys and are left out."""
     out = ""
@@ -23,18 +28,19 @@ def key_path(loc: tuple, sections: tuple[str, ...]) -> str:
     return out or "(top level)"
 
 
-def describe(err: dict, *, root, models: dict, sections: tuple[str, ...],
-             allowed_values: Callable[[tuple], str] = lambda loc: "", sort_fields: bool = False) -> str:
+def describe(err: ErrorDetails, *, root: type[BaseModel], models: Mapping[str, type[BaseModel]],
+             sections: tuple[str, ...], allowed_values: Callable[[Loc], str] = lambda loc: "",
+             sort_fields: bool = False) -> str:
     """The line for one error of `root.model_validate`: `models` maps a section to its model (for the
     keys an unknown key could have been), `allowed_values` names a literal's choices where the
     message's own list is not the one to show."""
     kind, loc = err["type"], tuple(err["loc"])
 
-    def path(x: tuple) -> str:
+    def path(x: Loc) -> str:
         return key_path(x, sections)
     if kind == "extra_forbidden":
         parent = loc[:-1]
-        model = models.get(parent[0]) if parent else root
+        model = models[str(parent[0])] if parent else root
         where = path(parent) if parent else "the top level"
         fields = sorted(model.model_fields) if sort_fields else list(model.model_fields)
         return f"{where} has unknown key {loc[-1]!r}; allowed: {', '.join(fields)}"

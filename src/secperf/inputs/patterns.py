@@ -15,12 +15,14 @@ import tomllib
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import ErrorDetails
 
 from ..core.errors import InputError
-from .field_errors import describe
+from .field_errors import Loc, describe
 
 SCHEDULES = ("periodic", "events", "batch", "bulk")
 MODES = ("always-on", "per-message", "after-sleep")
@@ -40,7 +42,7 @@ Source = Annotated[str, Field(min_length=3)]
 EXAMPLE_UNIT = {"time": "ms", "energy": "J", "charge": "mAh"}
 
 
-def parse_quantity(text, units: dict[str, float], what: str) -> float:
+def parse_quantity(text: object, units: dict[str, float], what: str) -> float:
     """'100 ms' -> 0.1 (in the base unit of `units`); a number without a unit is an error."""
     ex = EXAMPLE_UNIT.get(what, next(iter(units)))
     if not isinstance(text, str):
@@ -76,7 +78,7 @@ class Traffic(_Section):
     source: Source
 
     @model_validator(mode="after")
-    def _rate(self):
+    def _rate(self) -> Traffic:
         need = {"periodic": ("interval_s",), "events": ("events_per_day",),
                 "batch": ("batches_per_day", "messages_per_batch"), "bulk": ("transfers_per_day",)}[self.schedule]
         for k in need:
@@ -95,7 +97,7 @@ class Connection(_Section):
     source: Source
 
     @model_validator(mode="after")
-    def _sleep(self):
+    def _sleep(self) -> Connection:
         if self.mode == "after-sleep" and self.sleep_s is None:
             raise ValueError("mode 'after-sleep' needs sleep_s (seconds idle before the modem sleeps)")
         return self
@@ -115,14 +117,14 @@ class Requirements(_Section):
 
     @field_validator("latency", "determinism")
     @classmethod
-    def _time(cls, v):
+    def _time(cls, v: str | int | float | None) -> str | int | float | None:
         if v is not None:
             parse_quantity(v, TIME_UNITS, "time")
         return v
 
     @field_validator("energy_per_day")
     @classmethod
-    def _energy(cls, v):
+    def _energy(cls, v: str | int | float | None) -> str | int | float | None:
         if v is not None:
             parse_quantity(v, ENERGY_UNITS, "energy")
         return v
@@ -144,14 +146,14 @@ class Stack(_Section):
 
     @field_validator("battery")
     @classmethod
-    def _battery(cls, v):
+    def _battery(cls, v: str | int | float | None) -> str | int | float | None:
         if v is not None:
             parse_quantity(v, CHARGE_UNITS, "charge")
         return v
 
     @field_validator("key")
     @classmethod
-    def _key(cls, v):
+    def _key(cls, v: str) -> str:
         if v != "software" and not re.fullmatch(r"se:[a-z0-9-]+(:cold)?", v):
             raise ValueError("must be software, se:PROFILE or se:PROFILE:cold")
         return v
@@ -188,32 +190,33 @@ class Pattern(_Section):
 
 
 SECTIONS = ("traffic", "connection", "requirements", "stack")
-_MODELS = {"traffic": Traffic, "connection": Connection, "requirements": Requirements, "stack": Stack}
+_MODELS: dict[str, type[BaseModel]] = {"traffic": Traffic, "connection": Connection,
+                                       "requirements": Requirements, "stack": Stack}
 
 
-def _allowed_values(loc: tuple) -> str:
-    model = Pattern
+def _allowed_values(loc: Loc) -> str:
+    model: type[BaseModel] = Pattern
     for part in loc:
         if isinstance(part, str) and part in _MODELS and model is Pattern:
             model = _MODELS[part]
             continue
         if isinstance(part, str) and part in getattr(model, "model_fields", {}):
             ann = model.model_fields[part].annotation
-            vals = re.findall(r"Literal\[([^\]]*)\]", str(ann))
+            vals: list[str] = re.findall(r"Literal\[([^\]]*)\]", str(ann))
             if vals:
                 return vals[0].replace("'", "")
     return ""
 
 
-def _describe(err: dict) -> str:
+def _describe(err: ErrorDetails) -> str:
     return describe(err, root=Pattern, models=_MODELS, sections=SECTIONS, allowed_values=_allowed_values,
                     sort_fields=True)
 
 
-def validate_pattern(doc: dict, where: str = "pattern") -> Pattern:
+def validate_pattern(raw: Mapping[str, Any], where: str = "pattern") -> Pattern:
     """The parsed TOML checked against the schema; InputError naming every problem's key path."""
     try:
-        return Pattern.model_validate(doc)
+        return Pattern.model_validate(raw)
     except ValidationError as exc:
         shown: list[str] = []
         more = 0
@@ -272,5 +275,5 @@ def load_patterns(refs: list[str]) -> list[Pattern]:
     return out
 
 
-def pattern_json_schema() -> dict:
+def pattern_json_schema() -> dict[str, Any]:
     return Pattern.model_json_schema()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import tomllib
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from ..core.errors import InputError
 from .algorithms import Row, SelectionError, select
@@ -15,12 +16,15 @@ class ScenarioError(InputError):
     pass
 
 
+ScenarioDoc = dict[str, Any]   # a scenario file's parsed TOML, checked by schema.validate_scenario
+
+
 def builtin_names() -> list[str]:
     files = resources.files("secperf.scenarios").iterdir()
     return sorted(f.name.removesuffix(".toml") for f in files if f.name.endswith(".toml"))
 
 
-def load(name_or_path: str) -> dict:
+def load(name_or_path: str) -> ScenarioDoc:
     p = Path(name_or_path)
     if p.suffix == ".toml" or p.exists():
         from ..core.files import read_text_input
@@ -48,7 +52,7 @@ def load(name_or_path: str) -> dict:
     return doc
 
 
-def crypto_rows(scn: dict, strength: int | None = None) -> list[Row]:
+def crypto_rows(scn: ScenarioDoc, strength: int | None = None) -> list[Row]:
     """The [crypto] selection's rows (none when the scenario has no [crypto] table)."""
     if "crypto" not in scn:
         return []
@@ -88,7 +92,7 @@ def crypto_rows(scn: dict, strength: int | None = None) -> list[Row]:
     return rows
 
 
-def check_keys(scn: dict, section: str, allowed: set[str]) -> None:
+def check_keys(scn: ScenarioDoc, section: str, allowed: set[str]) -> None:
     """A section's keys must all be known: a misspelt key is an input error, never ignored."""
     unknown = set(scn.get(section) or {}) - allowed
     if unknown:
@@ -96,7 +100,7 @@ def check_keys(scn: dict, section: str, allowed: set[str]) -> None:
                             f"allowed: {', '.join(sorted(allowed))}")
 
 
-def networks_setting(scn: dict, section: str) -> list[str]:
+def networks_setting(scn: ScenarioDoc, section: str) -> list[str]:
     """`networks = [...]` of a [handshake], [jwt] or [connect] section: --network values (profiles, specs, sweeps,
     comma lists), expanded and checked; a bad one names its section and field. Default: loopback."""
     from . import netspec as NS
@@ -112,7 +116,7 @@ def networks_setting(scn: dict, section: str) -> list[str]:
         raise ScenarioError(f"scenario {scn.get('name', '?')}: [{section}] networks: {exc}") from None
 
 
-def signer_settings(scn: dict, section: str) -> dict | None:
+def signer_settings(scn: ScenarioDoc, section: str) -> dict[str, Any] | None:
     """[signer] / [jwt]: profiles, keys, (modes), n, warmup, ([jwt] networks) — validated names, or
     None if absent."""
     sec = scn.get(section)
@@ -139,7 +143,7 @@ def signer_settings(scn: dict, section: str) -> dict | None:
     return out
 
 
-def connect_settings(scn: dict) -> dict | None:
+def connect_settings(scn: ScenarioDoc) -> dict[str, Any] | None:
     """[connect]: protocols, keys, handshakes, n, warmup, networks — or None if absent. Names are
     checked by the connect command's own validation when the configurations are built."""
     sec = scn.get("connect")
@@ -164,7 +168,7 @@ def connect_settings(scn: dict) -> dict | None:
             "networks": networks_setting(scn, "connect"), "key_sessions": key_sessions_setting(scn, "connect")}
 
 
-def key_sessions_setting(scn: dict, section: str) -> list[str]:
+def key_sessions_setting(scn: ScenarioDoc, section: str) -> list[str]:
     """`key_sessions = ["warm", "cold"]` of [jwt] / [connect]: how the token's key session is held
     (warm: once per client; cold: opened, logged in and searched per connection). Default warm."""
     raw = scn.get(section, {}).get("key_sessions", ["warm"])
@@ -174,7 +178,7 @@ def key_sessions_setting(scn: dict, section: str) -> list[str]:
     return list(dict.fromkeys(raw))
 
 
-def whatif_settings(scn: dict) -> dict | None:
+def whatif_settings(scn: ScenarioDoc) -> dict[str, Any] | None:
     """[whatif]: protocols, keys, handshakes, networks, n (simulated connections per cell), or None."""
     sec = scn.get("whatif")
     if not sec:

@@ -8,9 +8,11 @@ them, with the catalogue's own message."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import ErrorDetails
 
 from ..core.errors import InputError
 
@@ -44,7 +46,7 @@ class CryptoSection(_Section):
 
     @field_validator("duration_s")
     @classmethod
-    def _finite(cls, v):
+    def _finite(cls, v: float | None) -> float | None:
         if v is not None and not (math.isfinite(v) and 0 < v <= MAX_DURATION_S):
             raise ValueError(f"must be a finite number of seconds in (0, {MAX_DURATION_S:g}]")
         return v
@@ -121,7 +123,7 @@ class Scenario(_Section):
 SECTIONS = ("crypto", "handshake", "signer", "jwt", "connect", "whatif", "device")
 
 
-def _path(loc: tuple) -> str:
+def _path(loc: tuple[int | str, ...]) -> str:
     """('handshake', 'n') -> [handshake].n ; ('crypto', 'select', 0, 'alg') -> [crypto].select[0].alg"""
     out = ""
     for i, part in enumerate(loc):
@@ -136,7 +138,7 @@ def _path(loc: tuple) -> str:
     return out or "(top level)"
 
 
-def _describe(err: dict) -> str:
+def _describe(err: ErrorDetails) -> str:
     kind, loc = err["type"], tuple(err["loc"])
     if kind == "extra_forbidden":
         parent, key = _path(loc[:-1]), loc[-1]
@@ -150,7 +152,7 @@ def _describe(err: dict) -> str:
     return f"{_path(loc)}: {err['msg'].lower()} (got {shown})"
 
 
-def _allowed(loc: tuple) -> list[str]:
+def _allowed(loc: tuple[int | str, ...]) -> list[str]:
     model: Any = Scenario
     for part in loc:
         if isinstance(part, int):
@@ -174,7 +176,7 @@ def _allowed(loc: tuple) -> list[str]:
 SHOWN_PROBLEMS = 6
 
 
-def _first_problems(errors: list[dict], limit: int) -> tuple[list[str], int]:
+def _first_problems(errors: list[ErrorDetails], limit: int) -> tuple[list[str], int]:
     """The first `limit` distinct problems and how many more there are. Only those shown are
     described (a file with 300 000 unknown keys once took minutes: each new message was looked up
     in the list of all earlier ones)."""
@@ -192,10 +194,10 @@ def _first_problems(errors: list[dict], limit: int) -> tuple[list[str], int]:
     return shown, more
 
 
-def validate_scenario(doc: dict) -> Scenario:
+def validate_scenario(raw: Mapping[str, Any]) -> Scenario:
     """The parsed TOML checked against the schema; InputError naming every problem's key path."""
     try:
-        scn = Scenario.model_validate(doc)
+        scn = Scenario.model_validate(raw)
     except ValidationError as exc:
         shown, more = _first_problems(exc.errors(), SHOWN_PROBLEMS)
         raise InputError("; ".join(shown) + (f" (and {more} more)" if more else "")) from None
@@ -204,5 +206,5 @@ def validate_scenario(doc: dict) -> Scenario:
     return scn
 
 
-def scenario_json_schema() -> dict:
+def scenario_json_schema() -> dict[str, Any]:
     return Scenario.model_json_schema()

@@ -37,13 +37,18 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import ErrorDetails
 
 from ..core.errors import InputError
-from .field_errors import describe
+from .field_errors import Loc, describe
 from . import vocabulary as V
+
+if TYPE_CHECKING:   # read lazily: a system file without [pattern] never loads the pattern schema
+    from .patterns import Pattern
 
 # whatif's protocols and their handshakes: the one table in inputs/vocabulary.py (model/flights.py
 # reads it too), so the spec layer need not import the model
@@ -136,7 +141,7 @@ class System(_Section):
 
 
 SECTIONS = ("device", "security", "network", "protocol", "pattern", "budgets")
-_MODELS = {"device": DeviceSection, "security": SecuritySection, "network": NetworkSection,
+_MODELS: dict[str, type[BaseModel]] = {"device": DeviceSection, "security": SecuritySection, "network": NetworkSection,
            "protocol": ProtocolSection, "pattern": PatternSection, "budgets": BudgetsSection}
 SHOWN_PROBLEMS = 6
 
@@ -153,17 +158,17 @@ class LoadedSystem:
 
 
 # --- messages ------------------------------------------------------------------------------------
-def _allowed_values(loc: tuple) -> str:
+def _allowed_values(loc: Loc) -> str:
     return ", ".join(PROTOCOLS) if loc[-1] == "name" and loc[0] == "protocol" else ""
 
 
-def _describe(err: dict) -> str:
+def _describe(err: ErrorDetails) -> str:
     return describe(err, root=System, models=_MODELS, sections=SECTIONS, allowed_values=_allowed_values)
 
 
-def _validate(doc: dict, where: str) -> System:
+def _validate(raw: Mapping[str, Any], where: str) -> System:
     try:
-        return System.model_validate(doc)
+        return System.model_validate(raw)
     except ValidationError as exc:
         shown: list[str] = []
         more = 0
@@ -179,7 +184,7 @@ def _validate(doc: dict, where: str) -> System:
 
 # --- catalogues (data files read directly: the spec layer imports no model) ----------------------
 @lru_cache(maxsize=8)
-def _data(name: str) -> dict:
+def _data(name: str) -> dict[str, Any]:
     return tomllib.loads(resources.files("secperf.data").joinpath(name).read_text(encoding="utf-8"))
 
 
@@ -263,10 +268,10 @@ def _check_names(s: System, where: str) -> System:
     return s.model_copy(update={"protocol": p.model_copy(update={"groups": groups})})
 
 
-def validate_system(doc: dict, where: str = "system") -> System:
+def validate_system(raw: Mapping[str, Any], where: str = "system") -> System:
     """Parsed TOML checked: structure, every name against its catalogue, and the pattern it makes
     (whichever command reads the file: one file, validated once and whole)."""
-    s = _check_names(_validate(doc, where), where)
+    s = _check_names(_validate(raw, where), where)
     if s.pattern is not None:
         _pattern(s, where)
     return s
@@ -294,13 +299,13 @@ def plan_auth(s: System) -> tuple[str, str]:
     return proto, auth
 
 
-def pattern_doc(ls: LoadedSystem) -> dict:
+def pattern_doc(ls: LoadedSystem) -> dict[str, Any]:
     """The pattern as a pattern file would write it: the built-in's tables (if `use`), the inline
     tables over them, [stack] from the system, [budgets] over the requirements."""
     return _pattern_doc(ls.system, f"--system {ls.path}")
 
 
-def _pattern_doc(s: System, where: str) -> dict:
+def _pattern_doc(s: System, where: str) -> dict[str, Any]:
     from . import patterns as PS
     ps = s.pattern
     if ps is None:
@@ -348,17 +353,17 @@ def _pattern_doc(s: System, where: str) -> dict:
     return doc
 
 
-def pattern(ls: LoadedSystem):
+def pattern(ls: LoadedSystem) -> Pattern:
     """The system's pattern validated as inputs/patterns.py validates a pattern file."""
     return _pattern(ls.system, f"--system {ls.path}")
 
 
-def _pattern(s: System, where: str):
+def _pattern(s: System, where: str) -> Pattern:
     from . import patterns as PS
     return PS.validate_pattern(_pattern_doc(s, where), f"{where} [pattern]")
 
 
-def json_schema() -> dict:
+def json_schema() -> dict[str, Any]:
     doc = System.model_json_schema()
     doc["$id"] = "secperf.system"
     doc["title"] = "secperf system file (--system FILE.toml)"
