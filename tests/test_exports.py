@@ -78,6 +78,8 @@ def test_csv_holds_each_kinds_headline_numbers_under_its_own_names(docs):
     assert float(r["value"]) == pytest.approx(s["summary"]["p95_us"]) and r["protocol"] == "https"
     [r] = _pick(rows, "connection_setup", "n")
     assert int(r["value"]) == 300
+    [r] = _pick(rows, "handshake", "p50")  # the typed handshake percentiles (derived.handshake) are exported
+    assert float(r["value"]) == pytest.approx(s["derived"]["handshake"]["p50_us"]) and r["unit"] == "us"
 
     _, rows = _csv_rows(docs["device"])
     [r] = _pick(rows, "instructions", "median", kind="device")

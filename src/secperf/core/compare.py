@@ -48,11 +48,15 @@ never an empty "nothing to compare".
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from .errors import InputError
-from .observations import MEASURED, interval_rates, observations, verdicts
+from .observations import MEASURED, Observation, interval_rates, observations, verdicts
+from .result import as_result
+from .result_schema import Result, Series
 
 METADATA_KEYS = ("cpu_model", "kernel", "openssl", "secperf_version", "cpu_governor")
 MIN_RANKS = 10
@@ -66,7 +70,7 @@ class CompareError(InputError):
     """Two Results that cannot be compared (different kinds, nothing in common)."""
 
 
-def _difference(a: list[float], b: list[float], alpha: float, power: float, seed: int) -> dict:
+def _difference(a: list[float], b: list[float], alpha: float, power: float, seed: int) -> dict[str, Any]:
     """B − A: estimate, (1 − alpha) interval, standard error and the smallest detectable change."""
     from scipy import stats as sp
     xa, xb = np.asarray(a, float), np.asarray(b, float)
@@ -119,19 +123,20 @@ def _verdict(change: float, ci: list[float], min_change: float, lower_is_better:
 
 
 def measured_row(sid: str, metric: str, unit: str, a: list[float], b: list[float], alpha: float,
-                 min_change: float, power: float, lower_is_better: bool = True, seed: int = 1) -> dict:
-    row: dict = {"id": sid, "metric": metric, "unit": unit, "n_a": len(a), "n_b": len(b)}
+                 min_change: float, power: float, lower_is_better: bool = True, seed: int = 1) -> dict[str, Any]:
+    row: dict[str, Any] = {"id": sid, "metric": metric, "unit": unit, "n_a": len(a), "n_b": len(b)}
     if not a or not b:
         return {**row, "verdict": "not comparable", "reason": "no samples in " + ("A" if not a else "B")}
     if min(len(a), len(b)) < 2:
         return {**row, "a": float(np.mean(a)), "b": float(np.mean(b)), "verdict": TOO_FEW,
                 "reason": "one sample on a side gives no interval; measure longer (--n, --duration)"}
     d = _difference(a, b, alpha, power, seed)
-    base = d["a"]
-    rel = (lambda x: x / base) if base else (lambda x: None)  # A at 0: no relative change (and no NaN in JSON)
+    base: float = d["a"]
+    # A at 0: no relative change (and no NaN in JSON)
+    rel: Callable[[float], float | None] = (lambda x: x / base) if base else (lambda x: None)
     change, ci = rel(d["diff"]), [rel(x) for x in d["diff_ci"]]
     # A at 0 (a count of nothing): no relative change; the absolute interval alone decides
-    verdict = (_verdict(change, ci, min_change, lower_is_better) if base else
+    verdict = (_verdict(d["diff"] / base, [x / base for x in d["diff_ci"]], min_change, lower_is_better) if base else
                _verdict(d["diff"], d["diff_ci"], 0.0, lower_is_better) if d["diff_ci"][0] > 0 or d["diff_ci"][1] < 0
                else TOO_FEW)
     row.update({"method": d["method"], "a": d["a"], "b": d["b"], "diff": d["diff"], "diff_ci": d["diff_ci"],
@@ -142,36 +147,38 @@ def measured_row(sid: str, metric: str, unit: str, a: list[float], b: list[float
     return row
 
 
-def _server_samples(s: dict) -> list[tuple[str, str, list[float], bool]]:
-    p95 = [m["p95_ms"] for m in s.get("samples") or [] if m.get("type") == "interval"
+def _server_samples(s: Series) -> list[tuple[str, str, list[float], bool]]:
+    p95 = [float(m["p95_ms"]) for m in s.samples if m.get("type") == "interval"
            and isinstance(m.get("p95_ms"), (int, float)) and m.get("handshakes")]
-    return [("server_cpu_per_handshake", "us", list(s.get("values_us") or []), True),
+    return [("server_cpu_per_handshake", "us", list(s.values_us), True),
             ("handshakes_per_s", "1/s", interval_rates(s), False),
             ("latency_p95", "ms", p95, True)]
 
 
-def _measured_rows(a: dict, b: dict, alpha, min_change, power, seed) -> list[dict]:
-    sa = {s["id"]: s for s in a["series"] if s.get("kind") in MEASURED}
-    sb = {s["id"]: s for s in b["series"] if s.get("kind") in MEASURED}
+def _measured_rows(a: Result, b: Result, alpha: float, min_change: float, power: float,
+                   seed: int) -> list[dict[str, Any]]:
+    sa = {s.id: s for s in a.series if s.kind in MEASURED}
+    sb = {s.id: s for s in b.series if s.kind in MEASURED}
     rows = []
     for sid, x in sa.items():
         y = sb.get(sid)
         if y is None:
             continue
-        if x.get("kind") == "server":
+        if x.kind == "server":
             for (metric, unit, va, low), (_, _, vb, _) in zip(_server_samples(x), _server_samples(y)):
                 if va or vb:
                     rows.append(measured_row(sid, metric, unit, va, vb, alpha, min_change, power, low, seed))
             continue
         metric = {"crypto": "time per operation", "handshake": "handshake wall time", "signer": "signing time",
-                  "jwt": "request time", "connect": "establishment"}.get(x["kind"], "time")
-        rows.append(measured_row(sid, metric, "us", x.get("values_us") or [], y.get("values_us") or [],
+                  "jwt": "request time", "connect": "establishment"}.get(x.kind, "time")
+        rows.append(measured_row(sid, metric, "us", list(x.values_us), list(y.values_us),
                                  alpha, min_change, power, True, seed))
     return rows
 
 
-def _percentile_interval(xa, xb, q: float, alpha: float, scale: float, seed: int) -> list[float] | None:
-    xa, xb = np.asarray(xa, float), np.asarray(xb, float)
+def _percentile_interval(a: Sequence[float], b: Sequence[float], q: float, alpha: float, scale: float,
+                         seed: int) -> list[float] | None:
+    xa, xb = np.asarray(a, float), np.asarray(b, float)
     if xa.size < 2 or xb.size < 2:
         return None
     rng = np.random.default_rng(seed)
@@ -183,19 +190,21 @@ def _percentile_interval(xa, xb, q: float, alpha: float, scale: float, seed: int
     return [float(lo - centre) * scale, float(hi - centre) * scale]
 
 
-def _predicted_rows(a: dict, b: dict, alpha: float, seed: int) -> list[dict]:
-    sa = {s["id"]: s for s in a["series"] if s.get("kind") == "whatif"}
-    sb = {s["id"]: s for s in b["series"] if s.get("kind") == "whatif"}
+def _predicted_rows(a: Result, b: Result, alpha: float, seed: int) -> list[dict[str, Any]]:
+    sa = {s.id: s for s in a.series if s.kind == "whatif"}
+    sb = {s.id: s for s in b.series if s.kind == "whatif"}
     rows = []
     for sid, x in sa.items():
         y = sb.get(sid)
         if y is None:
             continue
-        smx, smy = x.get("summary") or {}, y.get("summary") or {}
-        dx, dy = x.get("values_us") or [], y.get("values_us") or []
-        nx, ny = smx.get("n") or len(dx), smy.get("n") or len(dy)
+        dx, dy = x.values_us, y.values_us
+        nx = x.summary.n if x.summary is not None else len(dx)
+        ny = y.summary.n if y.summary is not None else len(dy)
         for st, q in PREDICTED_STATS:
-            va, vb = smx.get(f"{st}_us"), smy.get(f"{st}_us")
+            # P95 is no field of a Summary: a what-if summary carries it as an extra key
+            va = x.summary.get(f"{st}_us") if x.summary is not None else None
+            vb = y.summary.get(f"{st}_us") if y.summary is not None else None
             if va is None or vb is None:
                 continue
             diff = vb - va
@@ -215,11 +224,12 @@ def _predicted_rows(a: dict, b: dict, alpha: float, seed: int) -> list[dict]:
     return rows
 
 
-def _changes(a: dict, b: dict, kinds: tuple[str, ...]) -> tuple[list[dict], int]:
-    def index(doc):
+def _changes(a: Result, b: Result, kinds: tuple[str, ...]) -> tuple[list[dict[str, Any]], int]:
+    def index(doc: Result) -> dict[tuple[str, str, str], Observation]:
         return {(o["id"], o["metric"], o["statistic"]): o for o in observations(doc) if o["kind"] in kinds}
     ia, ib = index(a), index(b)
-    changed, same = [], 0
+    changed: list[dict[str, Any]] = []
+    same = 0
     for key, oa in ia.items():
         ob = ib.get(key)
         if ob is None:
@@ -233,19 +243,20 @@ def _changes(a: dict, b: dict, kinds: tuple[str, ...]) -> tuple[list[dict], int]
     return changed, same
 
 
-def _ids(doc: dict) -> set[str]:
-    return {s["id"] for s in doc["series"]} | {o["id"] for o in observations(doc)
+def _ids(doc: Result) -> set[str]:
+    return {s.id for s in doc.series} | {o["id"] for o in observations(doc)
                                                if o["kind"] in DETERMINISTIC}
 
 
-def compare(a: dict, b: dict, alpha: float = 0.01, min_change: float = 0.02, power: float = 0.8,
-            seed: int = 1) -> dict:
-    if a.get("kind") != b.get("kind"):
-        raise CompareError(f"A is a {a.get('kind')} Result and B a {b.get('kind')} Result: compare two Results "
-                           f"of the same kind (two {a.get('kind')} runs, or two {b.get('kind')} runs)")
+def compare(doc_a: Result | Mapping[str, Any], doc_b: Result | Mapping[str, Any], alpha: float = 0.01,
+            min_change: float = 0.02, power: float = 0.8, seed: int = 1) -> dict[str, Any]:
+    a, b = as_result(doc_a, "A"), as_result(doc_b, "B")
+    if a.kind != b.kind:
+        raise CompareError(f"A is a {a.kind} Result and B a {b.kind} Result: compare two Results "
+                           f"of the same kind (two {a.kind} runs, or two {b.kind} runs)")
     ida, idb = _ids(a), _ids(b)
     if not ida & idb:
-        raise CompareError(f"the two {a.get('kind')} Results share no series or row: A has "
+        raise CompareError(f"the two {a.kind} Results share no series or row: A has "
                            f"{', '.join(sorted(ida)[:3]) or 'none'}{' ...' if len(ida) > 3 else ''}; B has "
                            f"{', '.join(sorted(idb)[:3]) or 'none'}{' ...' if len(idb) > 3 else ''}. Compare runs "
                            "of the same configurations")
@@ -256,13 +267,13 @@ def compare(a: dict, b: dict, alpha: float = 0.01, min_change: float = 0.02, pow
     verdict_rows = [{"pattern": p, "a": va[p], "b": vb[p], "changed": va[p] != vb[p]} for p in va if p in vb]
     warnings = []
     for key in METADATA_KEYS:
-        ha, hb = (a.get("host") or {}).get(key), (b.get("host") or {}).get(key)
+        ha, hb = a.host.get(key), b.host.get(key)
         if ha != hb:
             warnings.append(f"host {key} differs: A {ha!r}, B {hb!r} — differences may come from the "
                             f"machine or library, not the change under test")
-    sa, sb = {s["id"] for s in a["series"]}, {s["id"] for s in b["series"]}
+    sa, sb = {s.id for s in a.series}, {s.id for s in b.series}
     return {
-        "a": a["run_id"], "b": b["run_id"], "kind": a["kind"], "alpha": alpha, "min_change": min_change,
+        "a": a.run_id, "b": b.run_id, "kind": a.kind, "alpha": alpha, "min_change": min_change,
         "power": power, "rows": rows, "predictions": predictions, "changes": changes, "unchanged": unchanged,
         "verdicts": verdict_rows, "only_in_a": sorted(sa - sb), "only_in_b": sorted(sb - sa), "warnings": warnings,
     }

@@ -25,6 +25,27 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
+from typing import Any, TypedDict
+
+from .result import as_result
+from .result_schema import Percentiles, Result, Series, Summary
+
+
+class Observation(TypedDict):
+    """One number of a Result (the fields of the module's docstring)."""
+    kind: str
+    id: str
+    labels: dict[str, str]
+    metric: str
+    statistic: str
+    value: float
+    unit: str
+    counter: bool
+
+
+# what `_Rows.summary` reads: a series' Summary, a what-if Percentiles, or an analysis' plain summary
+SummaryLike = Summary | Percentiles | Mapping[str, Any]
 
 ID_COLUMNS: dict[str, tuple[str, ...]] = {
     "crypto": ("alg", "op", "size_bytes", "library"),
@@ -50,7 +71,7 @@ SUMMARY_STATS = ("n", "mean", "sd", "min", "p50", "p90", "p95", "p99", "max")
 MEASURED = ("crypto", "handshake", "signer", "jwt", "connect", "server")
 
 
-def _num(v) -> float | None:
+def _num(v: object) -> float | None:
     if isinstance(v, bool):
         return float(v)
     if isinstance(v, (int, float)) and math.isfinite(v):
@@ -58,8 +79,8 @@ def _num(v) -> float | None:
     return None
 
 
-def _labels(kind: str, lab: dict) -> dict:
-    out = {}
+def _labels(kind: str, lab: Mapping[str, Any]) -> dict[str, str]:
+    out: dict[str, str] = {}
     for c in ID_COLUMNS.get(kind, ()):
         v = lab.get(c)
         out[c] = "" if v is None else ("true" if v is True else "false" if v is False else str(v))
@@ -67,16 +88,17 @@ def _labels(kind: str, lab: dict) -> dict:
 
 
 class _Rows:
-    def __init__(self, kind: str, sid: str, labels: dict):
-        self.kind, self.sid, self.labels, self.out = kind, sid, labels, []
+    def __init__(self, kind: str, sid: str, labels: dict[str, str]):
+        self.kind, self.sid, self.labels = kind, sid, labels
+        self.out: list[Observation] = []
 
-    def add(self, metric: str, statistic: str, value, unit: str, counter: bool = False) -> None:
+    def add(self, metric: str, statistic: str, value: object, unit: str, counter: bool = False) -> None:
         v = _num(value)
         if v is not None:
             self.out.append({"kind": self.kind, "id": self.sid, "labels": self.labels, "metric": metric,
                              "statistic": statistic, "value": v, "unit": unit, "counter": counter})
 
-    def summary(self, metric: str, sm: dict | None, unit_key: str = "us") -> None:
+    def summary(self, metric: str, sm: SummaryLike | None, unit_key: str = "us") -> None:
         if not sm:
             return
         self.add(metric, "n", sm.get("n"), "count", counter=True)
@@ -88,12 +110,12 @@ class _Rows:
             self.add(metric, "p50_ci95_hi", ci[1], unit_key)
 
 
-def _measured(s: dict, r: _Rows) -> None:
-    kind = s["kind"]
-    r.summary(TIMED.get(kind, "time"), s.get("summary"))
+def _measured(s: Series, r: _Rows) -> None:
+    kind = s.kind
+    r.summary(TIMED.get(kind, "time"), s.summary)
     if kind in CPU:
-        r.summary(CPU[kind], s.get("cpu_summary"))
-    d = s.get("derived") or {}
+        r.summary(CPU[kind], s.cpu_summary)
+    d = s.derived
     for k, unit in (("ops_per_s", "1/s"), ("bytes_per_s", "bytes/s"), ("ns_per_byte", "ns/byte")):
         r.add(k, "value", d.get(k), unit)
     if kind == "handshake":
@@ -108,11 +130,11 @@ def _measured(s: dict, r: _Rows) -> None:
     if kind == "jwt":
         for k in ("sign_p50_us", "request_p50_us"):
             r.add(k.removesuffix("_p50_us"), "p50", d.get(k), "us")
-    r.add("failures", "value", len(s.get("failures") or []), "count", counter=True)
+    r.add("failures", "value", len(s.failures), "count", counter=True)
 
 
-def _server(s: dict, r: _Rows) -> None:
-    d = s.get("derived") or {}
+def _server(s: Series, r: _Rows) -> None:
+    d = s.derived
     r.add("handshakes_per_s", "value", d.get("handshakes_per_s"), "1/s")
     r.add("started_per_s", "value", d.get("started_per_s"), "1/s")
     r.add("handshakes", "value", d.get("handshakes"), "count", counter=True)
@@ -129,25 +151,27 @@ def _server(s: dict, r: _Rows) -> None:
     for k in ("key_op_us", "rest_us"):
         r.add("server_cpu_" + k.removesuffix("_us"), "value", sp.get(k), "us")
     # per counting interval (the sample a comparison uses): CPU per handshake and the rate
-    r.summary("server_cpu_per_handshake_interval", s.get("summary"))
+    r.summary("server_cpu_per_handshake_interval", s.summary)
     rates = interval_rates(s)
     if rates:
         r.add("handshakes_per_s_interval", "n", len(rates), "count", counter=True)
         r.add("handshakes_per_s_interval", "mean", sum(rates) / len(rates), "1/s")
         r.add("handshakes_per_s_interval", "min", min(rates), "1/s")
         r.add("handshakes_per_s_interval", "max", max(rates), "1/s")
-    r.add("failures", "value", len(s.get("failures") or []), "count", counter=True)
+    r.add("failures", "value", len(s.failures), "count", counter=True)
 
 
-def interval_rates(s: dict) -> list[float]:
+def interval_rates(s: Series) -> list[float]:
     """Handshakes per second in each of a server series' counting intervals (all generator
     processes' counts added per interval; the interval length from consecutive interval times)."""
-    per: dict[float, int] = {}
-    for m in s.get("samples") or []:
-        if m.get("type") == "interval" and _num(m.get("t_s")) is not None and _num(m.get("handshakes")) is not None:
-            t = round(m["t_s"])  # the interval rule of measure/server.py (interval_cpu_per_hs)
-            per[t] = per.get(t, 0) + m["handshakes"]
-    out, prev = [], 0.0
+    per: dict[int, float] = {}
+    for m in s.samples:
+        t_s, count = _num(m.get("t_s")), _num(m.get("handshakes"))
+        if m.get("type") == "interval" and t_s is not None and count is not None:
+            t = round(t_s)  # the interval rule of measure/server.py (interval_cpu_per_hs)
+            per[t] = per.get(t, 0) + count
+    out: list[float] = []
+    prev = 0.0
     for t in sorted(per):
         if t > prev:
             out.append(per[t] / (t - prev))
@@ -155,11 +179,12 @@ def interval_rates(s: dict) -> list[float]:
     return out
 
 
-def _whatif(s: dict, r: _Rows) -> None:
-    r.summary("connection_setup", s.get("summary"))
-    d = s.get("derived") or {}
-    if isinstance(d.get("handshake"), dict):
-        r.summary("handshake", d["handshake"])
+def _whatif(s: Series, r: _Rows) -> None:
+    r.summary("connection_setup", s.summary)
+    d = s.derived
+    hs = d.get("handshake")
+    if isinstance(hs, (Percentiles, Mapping)):  # typed on load (WhatifDerived), a plain object in older code
+        r.summary("handshake", hs)
     for k, v in (d.get("breakdown_mean_us") or {}).items():
         r.add(f"breakdown_{k}", "mean", v, "us")
     for k in ("bytes_up_mean", "bytes_down_mean"):
@@ -184,9 +209,9 @@ def _whatif(s: dict, r: _Rows) -> None:
             r.add(metric, st, a.get("adds"), unit)
 
 
-def _device(s: dict, r: _Rows) -> None:
-    d = s.get("derived") or {}
-    r.add("handshakes_counted", "value", len(s.get("samples") or []), "count", counter=True)
+def _device(s: Series, r: _Rows) -> None:
+    d = s.derived
+    r.add("handshakes_counted", "value", len(s.samples), "count", counter=True)
     for st in ("median", "min", "max"):
         r.add("instructions", st, d.get(f"instructions_{st}"), "instructions")
     r.add("instructions", "cold", d.get("instructions_cold"), "instructions")
@@ -202,19 +227,19 @@ def _device(s: dict, r: _Rows) -> None:
     fp = d.get("footprint") or {}
     for k in ("flash", "ram_static"):
         r.add(k, "value", fp.get(k), "bytes")
-    r.add("failures", "value", len(s.get("failures") or []), "count", counter=True)
+    r.add("failures", "value", len(s.failures), "count", counter=True)
 
 
-def _cortexm(s: dict, r: _Rows) -> None:
-    d = s.get("derived") or {}
+def _cortexm(s: Series, r: _Rows) -> None:
+    d = s.derived
     r.add("instructions", "value", d.get("instructions"), "instructions")
     r.add("instructions_per_byte", "value", d.get("instructions_per_byte"), "instructions")
     r.add("stack", "max", d.get("stack_bytes"), "bytes")
 
 
-def series_observations(s: dict) -> list[dict]:
-    kind = s.get("kind", "")
-    r = _Rows(kind, s["id"], _labels(kind, s.get("labels") or {}))
+def series_observations(s: Series) -> list[Observation]:
+    kind = s.kind
+    r = _Rows(kind, s.id, _labels(kind, s.labels))
     if kind == "server":
         _server(s, r)
     elif kind in MEASURED:
@@ -226,12 +251,12 @@ def series_observations(s: dict) -> list[dict]:
     elif kind == "cortexm":
         _cortexm(s, r)
     else:  # a kind this module does not know yet: its timed summary, if any
-        r.summary("time", s.get("summary"))
+        r.summary("time", s.summary)
     return r.out
 
 
-def _can(can: dict) -> list[dict]:
-    out = []
+def _can(can: dict[str, Any]) -> list[Observation]:
+    out: list[Observation] = []
     for an in (can, can.get("fd") or {}):
         for sw in an.get("sweeps") or []:
             for row in sw.get("rows") or []:
@@ -255,8 +280,8 @@ def _can(can: dict) -> list[dict]:
     return out
 
 
-def _fleet(fleet: dict) -> list[dict]:
-    out = []
+def _fleet(fleet: dict[str, Any]) -> list[Observation]:
+    out: list[Observation] = []
     for run in fleet.get("runs") or []:
         m = run.get("model") or {}
         r = _Rows("fleet", f"fleet/{m.get('devices')}/{m.get('policy')}", _labels("fleet", {**m, "source": "model"}))
@@ -272,7 +297,7 @@ def _fleet(fleet: dict) -> list[dict]:
         lab = {"devices": rep.get("clients"), "policy": rep.get("policy"), "capacity_per_s": rep.get("capacity_per_s"),
                "timeout_s": rep.get("timeout_s")}
         base = f"fleet-replay/{rep.get('clients')}/{rep.get('policy')}"
-        sources = [("measured", rep.get("measured") or {})] + [(f"model: {k}", v) for k, v in
+        sources: list[tuple[str, dict[str, Any]]] = [("measured", rep.get("measured") or {})] + [(f"model: {k}", v) for k, v in
                                                               (rep.get("models") or {}).items()]
         for source, nums in sources:
             r = _Rows("fleet", f"{base}/{source}", _labels("fleet", {**lab, "source": source}))
@@ -296,8 +321,8 @@ _PLAN_UNITS = (("bytes_per_day", "bytes/day"), ("_per_day", "1/day"), ("_ms", "m
 _PCT = re.compile(r"^(.+)_p(\d+)_ms$")
 
 
-def _plan(plan: dict) -> list[dict]:
-    out = []
+def _plan(plan: dict[str, Any]) -> list[Observation]:
+    out: list[Observation] = []
     for p in plan.get("patterns") or []:
         for design in ("before", "best", "without_security"):
             d = p.get(design)
@@ -310,7 +335,8 @@ def _plan(plan: dict) -> list[dict]:
             for k, v in nums.items():
                 if k == "latency_pq_ms":  # the requirement's percentile: latency / p<q>
                     q = nums.get("latency_percentile")
-                    r.add("latency", f"p{float(q):g}".replace(".", "_") if _num(q) is not None else "pq", v, "ms")
+                    qn = _num(q)
+                    r.add("latency", f"p{qn:g}".replace(".", "_") if qn is not None else "pq", v, "ms")
                     continue
                 m = _PCT.match(k)
                 if m:  # latency_p50_ms -> latency / p50; p999 -> p99_9
@@ -326,12 +352,13 @@ def _plan(plan: dict) -> list[dict]:
     return out
 
 
-def observations(doc: dict) -> list[dict]:
+def observations(doc: Result | Mapping[str, Any]) -> list[Observation]:
     """Every number of the Result, series first, then its analyses (can, fleet, plan)."""
-    out = []
-    for s in doc.get("series") or []:
+    doc = as_result(doc)
+    out: list[Observation] = []
+    for s in doc.series:
         out += series_observations(s)
-    an = doc.get("analysis") or {}
+    an = doc.analysis
     if isinstance(an.get("can"), dict):
         out += _can(an["can"])
     if isinstance(an.get("fleet"), dict):
@@ -341,9 +368,9 @@ def observations(doc: dict) -> list[dict]:
     return out
 
 
-def verdicts(doc: dict) -> dict[str, str]:
+def verdicts(doc: Result | Mapping[str, Any]) -> dict[str, str]:
     """The judgements a Result states in words: a plan's verdict per pattern."""
-    plan = (doc.get("analysis") or {}).get("plan")
+    plan = as_result(doc).analysis.get("plan")
     if not isinstance(plan, dict):
         return {}
     return {str(p.get("pattern")): str(p.get("verdict")) for p in plan.get("patterns") or [] if p.get("verdict")}
