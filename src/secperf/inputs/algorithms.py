@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import fnmatch
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
+from typing import Any
+
 from ..core.errors import InputError
 
 STRENGTH_ROWS = (80, 112, 128, 192, 256)
@@ -34,7 +37,7 @@ class Alg:
 
 
 @lru_cache(maxsize=1)
-def raw_table() -> dict:
+def raw_table() -> dict[str, Any]:
     text = resources.files("secperf.data").joinpath("algorithms.toml").read_text(encoding="utf-8")
     return tomllib.loads(text)
 
@@ -100,7 +103,7 @@ LIBRARIES = {
 DEFAULT_LIBRARY = "openssl"
 
 
-def parse_libraries(values) -> list[str]:
+def parse_libraries(values: Values) -> list[str]:
     """--library values (comma lists, repeatable) in order, checked; default: openssl only."""
     names = [v.lower() for v in _split(values)] or [DEFAULT_LIBRARY]
     out: list[str] = []
@@ -141,7 +144,11 @@ def for_libraries(rows: list[Row], libraries: list[str]) -> list[Row]:
 SIGNED_MESSAGE_BYTES = 32  # the message signed per operation (S2 signed 32 bytes)
 
 
-def _split(values) -> list[str]:
+# option values as they arrive: None, one value (a TOML scalar too) or a list of comma lists
+Values = str | int | Iterable[str | int] | None
+
+
+def _split(values: Values) -> list[str]:
     """Comma lists, given once or repeated: "a,b" or ["a,b", "c"] (also a scalar from TOML)."""
     if values is None:
         return []
@@ -153,7 +160,7 @@ def _split(values) -> list[str]:
     return out
 
 
-def parse_sizes(values) -> list[int]:
+def parse_sizes(values: Values) -> list[int]:
     sizes = []
     for s in _split(values):
         try:
@@ -168,7 +175,7 @@ def parse_sizes(values) -> list[int]:
     return sizes
 
 
-def select(algs=None, ops=None, sizes=None, strength: int | None = None,
+def select(algs: Values = None, ops: Values = None, sizes: Values = None, strength: int | None = None,
            exclude_slow: bool = True) -> list[Row]:
     """Rows for the given filters. Names may be globs (`rsa-*`, `ecdsa-p*`).
 

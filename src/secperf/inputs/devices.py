@@ -49,13 +49,14 @@ class MacCost:
 
 
 @lru_cache(maxsize=1)
-def raw() -> dict:
+def raw() -> dict[str, Any]:
     text = resources.files("secperf.data").joinpath("devices.toml").read_text(encoding="utf-8")
     return tomllib.loads(text)
 
 
-def devices() -> dict[str, dict]:
-    return raw()["devices"]
+def devices() -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = raw()["devices"]
+    return out
 
 
 def mac_cost(device: str, mac: str) -> MacCost:
@@ -95,7 +96,7 @@ class Core:
     cpi: tuple[float, float]  # cycles per instruction, low and high
     cpi_estimate: bool        # True: the range is secperf's estimate, not a measurement
     cpi_note: str
-    sources: dict             # what -> source text (clock, cpi, core)
+    sources: dict[str, str]   # what -> source text (clock, cpi, core)
     flash_wait_states: int | None = None
     timing: "Timing | None" = None   # the per-class timing model (data/devices.toml [timing_models])
 
@@ -105,8 +106,9 @@ class Core:
         return instructions * self.cpi[0] / hz * 1e3, instructions * self.cpi[1] / hz * 1e3
 
 
-def cores() -> dict[str, dict]:
-    return raw().get("cores", {})
+def cores() -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = raw().get("cores", {})
+    return out
 
 
 def core(name: str) -> Core:
@@ -152,16 +154,16 @@ class Timing:
     """A core's timing model: cycles per instruction class and memory stalls as (low, point, high),
     cache and predictor geometry, and where each figure comes from."""
     model: str
-    costs: dict               # name -> (low, point, high) cycles
-    geometry: dict            # name -> int
-    sources: dict             # "model" / "memory" -> source text
-    notes: dict               # name -> why the value has a band or is an estimate
+    costs: dict[str, tuple[float, float, float]]   # name -> (low, point, high) cycles
+    geometry: dict[str, int]  # name -> int
+    sources: dict[str, str]   # "model" / "memory" -> source text
+    notes: dict[str, str]     # name -> why the value has a band or is an estimate
 
     def banded(self) -> list[str]:
         return [k for k, v in self.costs.items() if v[0] != v[2]]
 
 
-def _triple(where: str, key: str, v) -> tuple[float, float, float]:
+def _triple(where: str, key: str, v: Any) -> tuple[float, float, float]:
     vals = v if isinstance(v, list) else [v]
     if len(vals) == 1:
         vals = vals * 3
@@ -174,11 +176,11 @@ def _triple(where: str, key: str, v) -> tuple[float, float, float]:
     return lo, mid, hi
 
 
-def timing(name: str, c: dict) -> Timing:
+def timing(name: str, c: dict[str, Any]) -> Timing:
     """The timing model of core `name` (its [cores] entry `c`), every parameter checked."""
     models = raw().get("timing_models", {})
     model = c.get("timing_model")
-    if model not in models:
+    if not isinstance(model, str) or model not in models:
         raise DeviceError(f"devices.toml: cores.{name}: timing_model {model!r} is unknown; known: "
                           f"{', '.join(models)}")
     m, mem = models[model], c.get("memory")

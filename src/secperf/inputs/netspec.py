@@ -38,8 +38,11 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from importlib import resources
+from typing import Any
+
 from ..core.errors import InputError
 
 LOOPBACK_NAMES = ("loopback", "none")
@@ -133,7 +136,7 @@ class NetSpec:
         parts.append(f"mtu={self.mtu}")
         return ",".join(parts)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "spec": self.canonical(), "rtt_ms": self.rtt_ms, "loss": self.loss,
                 "mtu": self.mtu, "up_rate_bps": self.up.rate_bps, "down_rate_bps": self.down.rate_bps}
 
@@ -209,18 +212,25 @@ def _ge(key: str, v: str) -> tuple[float, float, float, float]:
     return (p, r, bad, good)
 
 
-DIRECTION_FIELDS = {
+def _jitter_dist(key: str, v: str) -> str:
+    if v not in ("normal", "pareto"):
+        raise NetSpecError(f"field {key!r}: {v!r} must be normal or pareto")
+    return v
+
+
+# a direction's field -> (Direction attribute, converter of its text)
+DIRECTION_FIELDS: dict[str, tuple[str, Callable[[str, str], object]]] = {
     "delay": ("delay_ms", _time_ms), "jitter": ("jitter_ms", _time_ms),
-    "jitter-dist": ("jitter_dist", None), "loss": ("loss", _prob), "ge": ("ge", _ge),
+    "jitter-dist": ("jitter_dist", _jitter_dist), "loss": ("loss", _prob), "ge": ("ge", _ge),
     "dup": ("dup", _prob), "reorder": ("reorder", _prob), "rate": ("rate_bps", _rate),
     "queue": ("queue", lambda k, v: _int(k, v, 1, QUEUE_MAX)),
 }
 FIELDS = tuple(DIRECTION_FIELDS) + ("mtu",)
 
 
-def _apply(d: dict[str, dict], key: str, value: str) -> None:
+def _apply(d: dict[str, dict[str, Any]], key: str, value: str) -> None:
     """Set one field (with optional up./down. prefix) in the per-direction dicts."""
-    dirs = ("up", "down")
+    dirs: tuple[str, ...] = ("up", "down")
     base = key
     if "." in key:
         pre, base = key.split(".", 1)
@@ -235,12 +245,7 @@ def _apply(d: dict[str, dict], key: str, value: str) -> None:
     if base not in DIRECTION_FIELDS:
         raise NetSpecError(f"unknown field {key!r}; known: {', '.join(FIELDS)} (optionally prefixed up. or down.)")
     attr, conv = DIRECTION_FIELDS[base]
-    if base == "jitter-dist":
-        if value not in ("normal", "pareto"):
-            raise NetSpecError(f"field {key!r}: {value!r} must be normal or pareto")
-        v = value
-    else:
-        v = conv(key, value)
+    v = conv(key, value)
     for x in dirs:
         d[x][attr] = v
 
@@ -255,8 +260,8 @@ def parse(text: str, profiles: dict[str, str] | None = None) -> NetSpec:
         return NetSpec(name="loopback", loopback=True)
     profiles = load_profiles() if profiles is None else profiles
     tokens = [t.strip() for t in text.split(",")]
-    d: dict[str, dict] = {"up": {}, "down": {}, "_": {}}
-    user_models: dict[str, set] = {"up": set(), "down": set()}
+    d: dict[str, dict[str, Any]] = {"up": {}, "down": {}, "_": {}}
+    user_models: dict[str, set[str]] = {"up": set(), "down": set()}
     written: set[str] = set()  # keys the user wrote (a profile's own fields may be overridden once)
     for i, tok in enumerate(tokens):
         if not tok:
@@ -307,7 +312,7 @@ class Profile:
     sources: dict[str, str]
 
 
-def _load_toml() -> dict:
+def _load_toml() -> dict[str, Any]:
     return tomllib.loads(resources.files("secperf.data").joinpath("networks.toml").read_text())
 
 

@@ -34,10 +34,11 @@ import functools
 import math
 import random
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import Any, TypedDict, overload
 
 import numpy as np
 
@@ -138,7 +139,7 @@ class Dist:
         raise AssertionError(k)
 
     @functools.cached_property
-    def body_rv(self):
+    def body_rv(self) -> Any:   # a frozen scipy.stats distribution (scipy ships no types for it)
         """The body as a frozen scipy.stats distribution: a point mass for ``fixed`` (and a spread of
         0), ``truncnorm`` on [0, inf) for ``normal``, ``lognorm`` for ``lognormal``, the samples'
         frequencies for ``empirical``."""
@@ -159,7 +160,11 @@ class Dist:
     def body_is_discrete(self) -> bool:
         return self.kind in ("fixed", "empirical") or self.params[1:2] == (0.0,)
 
-    def cdf_body(self, x, left: bool = False):
+    @overload
+    def cdf_body(self, x: float, left: bool = False) -> float: ...
+    @overload
+    def cdf_body(self, x: np.ndarray, left: bool = False) -> np.ndarray: ...
+    def cdf_body(self, x: float | np.ndarray, left: bool = False) -> float | np.ndarray:
         """P(X <= x) of the body (P(X < x) with left=True); vectorised over an array ``x``."""
         rv = self.body_rv
         f = rv.cdf(x)
@@ -198,7 +203,11 @@ class Dist:
         """True when the CDF jumps (a fixed or empirical body or tail)."""
         return self.body_is_discrete or (self.tail is not None and self.tail.p > 0 and self.tail.dist.body_is_discrete)
 
-    def cdf(self, x, left: bool = False):
+    @overload
+    def cdf(self, x: float, left: bool = False) -> float: ...
+    @overload
+    def cdf(self, x: np.ndarray, left: bool = False) -> np.ndarray: ...
+    def cdf(self, x: float | np.ndarray, left: bool = False) -> float | np.ndarray:
         """P(X <= x) of body and tail (P(X < x) with left=True); vectorised over an array ``x``."""
         if self.tail is None:
             return self.cdf_body(x, left)
@@ -251,7 +260,7 @@ class Profile:
     functions: dict[str, Dist] = field(default_factory=dict)
     notes: str = ""
     algorithm: str = ""
-    calibrated_to: dict = field(default_factory=dict)
+    calibrated_to: dict[str, Any] = field(default_factory=dict)
 
     def dist(self, fn: str) -> Dist | None:
         if fn not in _FUNCTION_SET:
@@ -268,7 +277,7 @@ class Profile:
         d = self.dist(fn)
         return np.zeros(n) if d is None else d.sample_ms(rng, n)
 
-    def sampler(self, fn: str):
+    def sampler(self, fn: str) -> Callable[[np.random.Generator | random.Random], float]:
         """A function rng -> delay (ms) for ``fn``."""
         d = self.dist(fn)
         if d is None:
@@ -285,7 +294,8 @@ class Profile:
 
     def distribution_samples(self, fn: str, n: int, seed: int = 0) -> list[float]:
         """``n`` delays for ``fn`` from a seeded generator (for KS tests against the shim's log)."""
-        return self.sample_ms(fn, np.random.default_rng(seed), n).tolist()
+        out: list[float] = self.sample_ms(fn, np.random.default_rng(seed), n).tolist()
+        return out
 
 
 def _where(profile: str, fn: str | None, fld: str | None, origin: str) -> str:
@@ -297,19 +307,19 @@ def _where(profile: str, fn: str | None, fld: str | None, origin: str) -> str:
     return ", ".join(parts) + (f" ({origin})" if origin else "")
 
 
-def _number(v, profile, fn, fld, origin, *, positive=False) -> float:
+def _number(v: object, profile: str, fn: str | None, fld: str | None, origin: str, *, positive: bool = False) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise ProfileError(f"{_where(profile, fn, fld, origin)}: must be a number, got {v!r}")
-    v = float(v)
-    if not math.isfinite(v):
-        raise ProfileError(f"{_where(profile, fn, fld, origin)}: must be finite, got {v}")
-    if v < 0 or (positive and v == 0):
+    x = float(v)
+    if not math.isfinite(x):
+        raise ProfileError(f"{_where(profile, fn, fld, origin)}: must be finite, got {x}")
+    if x < 0 or (positive and x == 0):
         need = "> 0" if positive else ">= 0"
-        raise ProfileError(f"{_where(profile, fn, fld, origin)}: must be {need} (milliseconds or a spread), got {v:g}")
-    return v
+        raise ProfileError(f"{_where(profile, fn, fld, origin)}: must be {need} (milliseconds or a spread), got {x:g}")
+    return x
 
 
-def _parse_dist(tbl, profile: str, fn: str, prefix: str, origin: str, allow_tail: bool) -> Dist:
+def _parse_dist(tbl: object, profile: str, fn: str, prefix: str, origin: str, allow_tail: bool) -> Dist:
     if not isinstance(tbl, Mapping):
         raise ProfileError(f"{_where(profile, fn, prefix.rstrip('.') or None, origin)}: must be a table like "
                            f"{{dist = \"fixed\", value = 5}}, got {tbl!r}")
@@ -361,7 +371,7 @@ def _parse_dist(tbl, profile: str, fn: str, prefix: str, origin: str, allow_tail
     return Dist(kind, params, source, tail)
 
 
-def parse_profile(name: str, tbl, origin: str = "") -> Profile:
+def parse_profile(name: str, tbl: object, origin: str = "") -> Profile:
     if not isinstance(tbl, Mapping):
         raise ProfileError(f"{_where(name, None, None, origin)}: must be a table")
     for key in tbl:
@@ -452,15 +462,30 @@ def write_shim_config(profile: Profile, module_path: str | Path, log_path: str |
 
 
 # --- Monte Carlo of S2's token modes -------------------------------------------------------------
-def _summary(xs: Sequence[float], over_ms: float = OVER_MS) -> dict:
+class MsSummary(TypedDict):
+    """Simulated runs of one token mode, in ms, and how many exceed the threshold."""
+    n: int
+    mean_ms: float
+    sd_ms: float
+    min_ms: float
+    p50_ms: float
+    p90_ms: float
+    p99_ms: float
+    max_ms: float
+    threshold_ms: float
+    over_threshold: int
+    share_over_threshold: float
+
+
+def _summary(xs: Sequence[float], over_ms: float = OVER_MS) -> MsSummary:
     over = sum(1 for x in xs if x > over_ms)
-    return {
-        "n": len(xs),
-        "mean_ms": _mean(xs), "sd_ms": _stdev(xs), "min_ms": min(xs),
-        "p50_ms": _percentile(xs, 50.0), "p90_ms": _percentile(xs, 90.0), "p99_ms": _percentile(xs, 99.0),
-        "max_ms": max(xs),
-        "threshold_ms": over_ms, "over_threshold": over, "share_over_threshold": over / len(xs),
-    }
+    return MsSummary(
+        n=len(xs),
+        mean_ms=_mean(xs), sd_ms=_stdev(xs), min_ms=min(xs),
+        p50_ms=_percentile(xs, 50.0), p90_ms=_percentile(xs, 90.0), p99_ms=_percentile(xs, 99.0),
+        max_ms=max(xs),
+        threshold_ms=over_ms, over_threshold=over, share_over_threshold=over / len(xs),
+    )
 
 
 def mode_calls(profile: Profile) -> dict[str, tuple[str, ...]]:
@@ -469,7 +494,7 @@ def mode_calls(profile: Profile) -> dict[str, tuple[str, ...]]:
 
 
 def simulate_modes(profile: Profile, n: int = 20000, seed: int = 0,
-                   base_ms: float | Mapping[str, float] | None = None) -> dict:
+                   base_ms: float | Mapping[str, float] | None = None) -> dict[str, dict[str, Any]]:
     """Simulate S2's two modes ``n`` times each: ``sign_only`` (C_SignInit + C_Sign on a kept session)
     and ``total`` (open session, log in, find the key, sign; plus C_Logout/C_CloseSession when the
     profile sets them). ``base_ms`` is what the host and the underlying token cost without the
@@ -489,11 +514,11 @@ def simulate_modes(profile: Profile, n: int = 20000, seed: int = 0,
         runs = np.full(n, per_run)
         for fn in calls:
             runs += profile.sample_ms(fn, rng, n) + per_call.get(fn, 0.0)
-        out[mode] = _summary(runs.tolist()) | {"calls": list(calls)}
+        out[mode] = {**_summary(runs.tolist()), "calls": list(calls)}
     return out
 
 
-def calibration_check(profile: Profile, n: int = 20000, seed: int = 0) -> list[dict]:
+def calibration_check(profile: Profile, n: int = 20000, seed: int = 0) -> list[dict[str, Any]]:
     """Simulated vs the study figures in the profile's ``calibrated_to`` table, per mode and statistic:
     rows {mode, stat, study, simulated, rel_error}. Empty when the profile is not calibrated."""
     cal = profile.calibrated_to
@@ -541,7 +566,7 @@ def ks_distance(samples: Sequence[float], profile: Profile, fn: str, *, n_ref: i
     return float(max(np.max(np.abs(d.cdf(values) - upto)), np.max(np.abs(d.cdf(values, left=True) - before))))
 
 
-def ks_two_sample(a: Sequence[float], b: Sequence[float]) -> float:
+def ks_two_sample(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float:
     """Two-sample KS distance (scipy.stats.ks_2samp; exact with ties)."""
     from scipy import stats as sps
     if len(a) == 0 or len(b) == 0:

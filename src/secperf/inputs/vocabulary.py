@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Collection
 
 from ..core.errors import InputError
 
@@ -79,7 +80,7 @@ def groups(names: list[str], opt: str = "--group", notes: bool = True) -> list[s
     return list(dict.fromkeys(group(n, opt, notes) for n in names))
 
 
-def key(value: str, opt: str = "--key", profiles=None) -> str:
+def key(value: str, opt: str = "--key", profiles: Collection[str] | None = None) -> str:
     """A client key source checked: software, se:PROFILE or se:PROFILE:cold with a known profile
     (`profiles`: the known profile names; default the secure-element catalogue)."""
     v = value.strip()
