@@ -106,18 +106,24 @@ def _load(path, fingerprint: str) -> dict:
     if doc.get("fingerprint") != fingerprint:
         return {}
     # a row that failed to count (a handshake error under emulation) is counted again next time
-    return {k: v for k, v in doc.get("rows", {}).items()
-            if isinstance(v, list) and v and all(s.get("status") in ("ok", "partial") for s in v)}
+    rows = {k: v for k, v in doc.get("rows", {}).items()
+            if isinstance(v, list) and v and all(isinstance(s, dict) and s.get("status") in ("ok", "partial")
+                                                 for s in v)}
+    try:
+        return {k: [R.as_series(s) for s in v] for k, v in rows.items()}
+    except ValueError:   # a cache an older secperf wrote in another shape: counted again
+        return {}
 
 
 def _save(path, fingerprint: str, rows: dict) -> None:
     from ..core.store import atomic_write
-    atomic_write(path, json.dumps({"fingerprint": fingerprint, "rows": rows}))
+    data = {k: [R.as_series(s).model_dump(mode="json", by_alias=True, exclude_unset=True) for s in v]
+            for k, v in rows.items()}
+    atomic_write(path, json.dumps({"fingerprint": fingerprint, "rows": data}))
 
 
-def _reason(s: dict) -> str:
-    f = (s.get("failures") or ["no reason recorded"])[0]
-    return f.get("reason", str(f)) if isinstance(f, dict) else str(f)
+def _reason(s) -> str:
+    return s.failures[0].reason if s.failures else "no reason recorded"
 
 
 @dataclass
@@ -236,7 +242,7 @@ def device_counts(core: str, scenarios, stack: str | None = None, config: str | 
                         if sk not in servers:
                             servers[sk] = D.Server(*sk).__enter__()
                         series = D.measure_config(cfg, 1, 1, build, servers[sk], timed=True)
-                        rows[k] = [s for s in series if s["labels"].get("phase") == "warm"]
+                        rows[k] = [s for s in series if s.labels.get("phase") == "warm"]
                     else:
                         _, st, b = job
                         update(f"{st} primitives")
@@ -252,10 +258,10 @@ def device_counts(core: str, scenarios, stack: str | None = None, config: str | 
                        params={"device": core, "stacks": [stack], "config": build.config},
                        host={}, run_id=f"counts-{core}-{stack}-{build.config}")
     for k in keys:
-        doc["series"] += [s for s in rows.get(k, []) if s.get("status") in ("ok", "partial")]
-    failed = [s for k in keys for s in rows.get(k, []) if s.get("status") == "failed"]
+        doc.series += [s for s in rows.get(k, []) if s.status in ("ok", "partial")]
+    failed = [s for k in keys for s in rows.get(k, []) if s.status == "failed"]
     if failed:
-        why = "; ".join(f"{s['id']}: {_reason(s)}" for s in failed[:3])
+        why = "; ".join(f"{s.id}: {_reason(s)}" for s in failed[:3])
         reporter().note(f"note: {len(failed)} device rows failed to count ({why}); their costs are missing")
     R.finish(doc)
     return Counts(doc, counted, [k for k in keys if k not in counted], stack, build.config, build.library)
