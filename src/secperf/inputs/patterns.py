@@ -12,10 +12,10 @@ from __future__ import annotations
 import math
 import re
 import tomllib
+from collections.abc import Mapping
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator

@@ -15,8 +15,8 @@ import math
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 from importlib import resources
+from typing import Any
 
 from ..core.errors import InputError
 
