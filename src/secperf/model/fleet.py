@@ -203,7 +203,11 @@ def server_keys(doc: Result | Mapping[str, Any]) -> list[str]:
     return list(dict.fromkeys(s.labels["key"] for s in as_result(doc).series if _rate(s)))
 
 
-def capacity_from_result(doc: Result | Mapping[str, Any], key: str | None = None) -> dict[str, float]:
+# "server/key/key source/resume ratio" -> the highest handshakes/s a `secperf server` Result measured
+Capacities = dict[str, float]
+
+
+def capacity_from_result(doc: Result | Mapping[str, Any], key: str | None = None) -> Capacities:
     """The highest handshakes/s per (server, key, source, resume ratio) in a `secperf server` Result;
     with `key`, only that key's rows (a capacity is a property of the key: an RSA-2048 server signs
     several times slower than an ECDSA P-256 one)."""
