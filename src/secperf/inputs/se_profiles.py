@@ -190,7 +190,8 @@ class Dist:
             t = np.flatnonzero(rng.random(n) < self.tail.p)
             if t.size:
                 x[t] = self.tail.dist.sample_body_ms(rng, t.size)
-        return np.clip(x, 0.0, DELAY_MAX_MS)
+        clamped: np.ndarray = np.clip(x, 0.0, DELAY_MAX_MS)
+        return clamped
 
     def sample(self, rng: np.random.Generator | random.Random) -> float:
         """One delay (ms) by ``sample_ms``; a ``random.Random`` seeds the Generator it draws from."""
