@@ -161,9 +161,10 @@ class Exchange:
 
     @property
     def answer(self) -> Flight:
-        """The answering flight of an exchange that has one (a TLS 1.3 exchange built with its answer)."""
+        """The answering flight of an exchange that has one (a TLS 1.3 exchange built with its answer);
+        asking it of one without is the model's own slip."""
         if self.back is None:
-            raise AttributeError(f"the exchange of {self.out.names()} has no answer")
+            raise AssertionError(f"the exchange of {self.out.names()} has no answer")
         return self.back
 
 
