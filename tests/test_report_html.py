@@ -85,8 +85,13 @@ def test_figures_handshake_rows_and_bad_directories(tmp_path):
     from secperf.core.errors import InputError
     from secperf.report.figures import write_figures
     msgs = [{"message": m, "p50_cpu_us": v} for m, v in (("ClientHello (sent)", 80.0), ("Finished (received)", 30.0))]
-    doc = {"series": [{"kind": "handshake", "labels": {"label": "tls13", "server": "probe"}, "values_us": [900.0, 1100.0],
-                       "cpu_values_us": [300.0, 320.0], "derived": {"breakdown": {"messages": msgs}}}]}
+    s = R.new_series("handshake/probe/tls13", kind="handshake", labels={"label": "tls13", "server": "probe"},
+                     timer={"name": "handshake", "start": "connected", "end": "handshake complete"})
+    s.values_us.extend([900.0, 1100.0])
+    s.cpu_values_us.extend([300.0, 320.0])
+    s.derived["breakdown"] = {"messages": msgs}
+    doc = R.new_result(kind="handshake", command=["test"], params={}, host={}, run_id="t")
+    doc.series.append(R.finalize_series(s))
     names = [p.name for p in write_figures(doc, tmp_path / "hs")]
     assert names == [f"{n}.{e}" for n in ("handshake-wall-time", "handshake-client-cpu",
                                            "handshake-cpu-per-message") for e in ("png", "pdf")]
@@ -125,16 +130,21 @@ def test_report_renders_plots_in_headless_chromium(real_doc, tmp_path):
 
 
 def _connect_row(net, ks, hsk, p50):
-    return {"id": f"connect/https/{ks}/{hsk}/{net}", "kind": "connect", "summary": {"p50_us": p50, "n": 3},
-            "derived": {"resumed": 3} if hsk == "resumed" else {}, "status": "ok", "failures": [],
-            "labels": {"protocol": "https", "key_source": ks, "handshake": hsk, "client": "probe", "network": net}}
+    s = R.new_series(f"connect/https/{ks}/{hsk}/{net}", kind="connect",
+                     labels={"protocol": "https", "key_source": ks, "handshake": hsk, "client": "probe", "network": net},
+                     timer={"name": "establishment", "start": "connect", "end": "usable"})
+    s.values_us.extend([p50 * 0.99, p50, p50 * 1.01])  # P50 = p50
+    if hsk == "resumed":
+        s.derived["resumed"] = 3
+    return R.finalize_series(s)
 
 
 def test_the_answer_comes_first_and_links_to_its_section():
     from secperf.report.views.answers import key_findings
-    doc = {"series": [_connect_row("loopback", "software", "full", 4_000.0),
-                      _connect_row("loopback", "se:iot-safe-sim", "full", 480_000.0),
-                      _connect_row("loopback", "se:iot-safe-sim", "resumed", 3_000.0)]}
+    doc = R.new_result(kind="connect", command=["test"], params={}, host={}, run_id="t")
+    doc.series.extend([_connect_row("loopback", "software", "full", 4_000.0),
+                       _connect_row("loopback", "se:iot-safe-sim", "full", 480_000.0),
+                       _connect_row("loopback", "se:iot-safe-sim", "resumed", 3_000.0)])
     found = key_findings(doc)
     assert found[0]["section"] == "connect"
     assert "HTTPS 4 ms with a software key, 480 ms with the key in iot-safe-sim (+476 ms)" in found[0]["text"]

@@ -6,8 +6,11 @@ from __future__ import annotations
 import io
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
+from ..core.result import Result, as_result
 from ..core.store import atomic_write
 
 from ..core.errors import InputError
@@ -35,16 +38,17 @@ def figures_directory(directory: Path) -> Path:
     return directory
 
 
-def write_figures(doc: dict, directory: Path, log: Path | None = None) -> list[Path]:
+def write_figures(doc: Result | Mapping[str, Any], directory: Path, log: Path | None = None) -> list[Path]:
     """Write every plot of ``doc`` as NAME.png (300 dpi) and NAME.pdf into ``directory``; returns
     the paths written, PNG then PDF per plot, in the report's order. Library warnings raised while
     drawing go to `log` (the run's log), not the terminal."""
+    doc = as_result(doc)
     directory = figures_directory(Path(directory))
     with library_warnings(log):
         return _write(doc, directory)
 
 
-def _write(doc: dict, directory: Path) -> list[Path]:
+def _write(doc: Result, directory: Path) -> list[Path]:
     written: list[Path] = []
     seen: dict[str, int] = {}
     for plot in plots_of(doc):

@@ -3,50 +3,54 @@ private-key split) and `secperf fleet` (reconnect storm recovery)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from rich.table import Table
 
+from ..core.result import Result, Series, as_result
 from ..model.fleet import KNEE_RULE, knee, open_loop_knee
 
 
-def server_series(doc: dict) -> list[dict]:
-    return [s for s in doc.get("series", []) if s.get("kind") == "server"]
+def server_series(doc: Result | Mapping[str, Any]) -> list[Series]:
+    return [s for s in as_result(doc).series if s.kind == "server"]
 
 
-def configs(doc: dict, loop: str = "closed") -> dict[str, list[dict]]:
+def configs(doc: Result | Mapping[str, Any], loop: str = "closed") -> dict[str, list[Series]]:
     """Series grouped by configuration (everything but the load level), in measuring order; closed
     loop (levels: concurrent clients) or open loop (levels: offered connections/s)."""
-    out: dict[str, list[dict]] = {}
+    out: dict[str, list[Series]] = {}
     for s in server_series(doc):
-        if s["labels"].get("loop", "closed") == loop:
-            out.setdefault(s["labels"]["config"], []).append(s)
+        if s.labels.get("loop", "closed") == loop:
+            out.setdefault(s.labels["config"], []).append(s)
     return out
 
 
-def open_curve(series: list[dict]) -> list[tuple[float, float | None, float | None]]:
+def open_curve(series: Sequence[Series]) -> list[tuple[float, float | None, float | None]]:
     """(offered/s, achieved handshakes/s, P95 ms) per open-loop level."""
-    return [(s["labels"]["offered_per_s"], s["derived"].get("handshakes_per_s"),
-             (s["derived"].get("latency_ms") or {}).get("p95_ms")) for s in series if s["labels"].get("offered_per_s")]
+    return [(s.labels["offered_per_s"], s.derived.get("handshakes_per_s"),
+             (s.derived.get("latency_ms") or {}).get("p95_ms")) for s in series if s.labels.get("offered_per_s")]
 
 
-def _f(v, fmt="{:.0f}") -> str:
+def _f(v: object, fmt: str = "{:.0f}") -> str:
     return "–" if v is None else fmt.format(v)
 
 
-def capacity_row(series: list[dict]) -> dict:
+def capacity_row(series: Sequence[Series]) -> dict[str, Any]:
     """At saturation: the level with the highest handshakes/s; its CPU per handshake and latency."""
-    ok = [s for s in series if s["derived"].get("handshakes_per_s")]
+    ok = [s for s in series if s.derived.get("handshakes_per_s")]
     if not ok:
         return {}
-    best = max(ok, key=lambda s: s["derived"]["handshakes_per_s"])
-    d = best["derived"]
+    best = max(ok, key=lambda s: s.derived["handshakes_per_s"])
+    d = best.derived
     sp = d.get("split", {})
-    return {"handshakes_per_s": d["handshakes_per_s"], "concurrency": best["labels"]["concurrency"],
+    return {"handshakes_per_s": d["handshakes_per_s"], "concurrency": best.labels["concurrency"],
             "cpu_us": d.get("server_cpu_us_per_handshake"), "utilisation": d.get("server_utilisation"),
             "p95_ms": d.get("latency_ms", {}).get("p95_ms"), "key_op_us": sp.get("key_op_us"),
             "key_op_wall_us": sp.get("key_op_wall_us"), "rest_us": sp.get("rest_us"),
             "resumed_share": d.get("resumed_share"), "card_bound_per_s": sp.get("card_bound_per_s"),
-            "card_host_cpu_us": sp.get("card_host_cpu_us"), "extractable": best["labels"].get("key_extractable"),
-            "knee": knee([(s["labels"]["concurrency"], s["derived"].get("handshakes_per_s")) for s in ok])}
+            "card_host_cpu_us": sp.get("card_host_cpu_us"), "extractable": best.labels.get("key_extractable"),
+            "knee": knee([(s.labels["concurrency"], s.derived.get("handshakes_per_s")) for s in ok])}
 
 
 PIVOT_COLUMNS = (("nginx", "software", False), ("probe", "software", False), ("probe", "software", True),
@@ -55,14 +59,14 @@ PIVOT_HEAD = ("software CRT (nginx)", "software CRT (probe)", "software no-CRT (
               "offload sleep (nginx)")
 
 
-def pivot(doc: dict) -> list[tuple[str, list[dict | None]]]:
+def pivot(doc: Result | Mapping[str, Any]) -> list[tuple[str, list[dict[str, Any] | None]]]:
     """The capacity table by server key (rows) and key source (columns: PIVOT_COLUMNS), from the
     plain configurations (no client auth, no resumption, chain depth 1); each cell the capacity row
     at saturation, its offload profile and the CPU-bound capacity (1 / server CPU per handshake: what
     the server would reach with the core to itself)."""
-    rows: dict[str, list[dict | None]] = {}
+    rows: dict[str, list[dict[str, Any] | None]] = {}
     for series in configs(doc).values():
-        lb = series[0]["labels"]
+        lb = series[0].labels
         if lb["client_auth"] or lb["resume_ratio"] or lb["chain_depth"] != 1 or lb["server"] == "mosquitto":
             continue
         src = lb["key_source"]
@@ -81,7 +85,7 @@ def pivot(doc: dict) -> list[tuple[str, list[dict | None]]]:
     return sorted(rows.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99)
 
 
-def pivot_cell(r: dict | None) -> str:
+def pivot_cell(r: Mapping[str, Any] | None) -> str:
     if r is None:
         return "–"
     if r.get("failed"):
@@ -93,7 +97,8 @@ def pivot_cell(r: dict | None) -> str:
     return out + (f" · CPU-bound {r['cpu_bound_per_s']:.0f}/s" if r.get("cpu_bound_per_s") else "")
 
 
-def tables(doc: dict) -> list[Table]:
+def tables(doc: Result | Mapping[str, Any]) -> list[Table]:
+    doc = as_result(doc)
     groups = configs(doc)
     out = []
     if groups:
@@ -141,8 +146,8 @@ def tables(doc: dict) -> list[Table]:
             c.add_column(col, justify="left" if col == "configuration" else "right")
         for name, series in groups.items():
             for s in series:
-                d = s["derived"]
-                c.add_row(name, str(s["labels"]["concurrency"]), _f(d.get("handshakes_per_s"), "{:.1f}"),
+                d = s.derived
+                c.add_row(name, str(s.labels["concurrency"]), _f(d.get("handshakes_per_s"), "{:.1f}"),
                           _f(d.get("server_cpu_us_per_handshake")), _f(d.get("latency_ms", {}).get("p50_ms"), "{:.1f}"),
                           _f(d.get("latency_ms", {}).get("p95_ms"), "{:.1f}"), str(d.get("failed", "–")))
         out.append(c)
@@ -157,13 +162,13 @@ def tables(doc: dict) -> list[Table]:
         for name, series in og.items():
             k = open_loop_knee(open_curve(series))
             for s in series:
-                d, off = s["derived"], s["labels"]["offered_per_s"]
+                d, off = s.derived, s.labels["offered_per_s"]
                 o.add_row(name, _f(off), _f(d.get("started_per_s")), _f(d.get("handshakes_per_s"), "{:.1f}"),
                           _f(d.get("server_cpu_us_per_handshake")), _f((d.get("latency_ms") or {}).get("p50_ms"), "{:.1f}"),
                           _f((d.get("latency_ms") or {}).get("p95_ms"), "{:.1f}"), str(d.get("failed", "–")),
                           "◀ knee" if k is not None and off == k else "", d.get("warning", ""))
         out.append(o)
-    fl = doc.get("analysis", {}).get("fleet")
+    fl = doc.analysis.get("fleet")
     if fl:
         f = Table(title="Reconnect storm (fluid queueing model over the measured capacity)", title_justify="left",
                   header_style="bold", caption=f"capacity source: {fl.get('capacity_source', 'given')}",
@@ -204,15 +209,15 @@ def tables(doc: dict) -> list[Table]:
     return out
 
 
-def limit_warnings(doc: dict) -> list[str]:
+def limit_warnings(doc: Result | Mapping[str, Any]) -> list[str]:
     """One line per configuration whose best level (the capacity shown) was not limited by the server:
     the load generator or other work on the machine set the rate (measure/server.rate_limit), so
     that figure is a lower bound of the server's capacity."""
     out = []
     for loop in ("closed", "open"):
         for name, series in configs(doc, loop).items():
-            ok = [s for s in series if s["derived"].get("handshakes_per_s")]
-            d = max(ok, key=lambda s: s["derived"]["handshakes_per_s"])["derived"] if ok else {}
+            ok = [s for s in series if s.derived.get("handshakes_per_s")]
+            d = max(ok, key=lambda s: s.derived["handshakes_per_s"]).derived if ok else {}
             if d.get("limited_by") in ("load generator", "other work on this machine") and d.get("limit_note"):
                 out.append(f"⚠ {name}, {d['handshakes_per_s']:.0f}/s: {d['limit_note']}")
     return out

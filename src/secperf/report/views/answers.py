@@ -13,27 +13,46 @@ key_findings(doc) is the one entry point (the terminal's "At a glance" and the H
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any, TypedDict
+
+from ...core.result import as_result
+from ...core.result_schema import Result, Series, WhatifDerived
 from ..units import axis_label, fmt_time_us
 from .connect import summary as connect_summary
 
 PROTO_NAMES = {"https": "HTTPS", "mqtt": "MQTT/TLS", "coap": "CoAP/DTLS", "vpn": "TLS VPN"}
 
 
-def _p50(s: dict | None) -> float | None:
-    return ((s or {}).get("summary") or {}).get("p50_us")
+class Finding(TypedDict):
+    section: str   # the report section's anchor id
+    text: str      # one sentence
 
 
-def _finding(section: str, text: str) -> dict:
+def _p50(s: Series) -> float:
+    """A series' median; the finders keep series with a summary, so one is always there."""
+    p50 = s.p50_us
+    if p50 is None:
+        raise ValueError(f"series {s.id!r} has no summary")  # a finder meeting it is left out (key_findings)
+    return p50
+
+
+def _finding(section: str, text: str) -> Finding:
     return {"section": section, "text": text}
 
 
-def connect_findings(doc: dict) -> list[dict]:
+def _summarised(doc: Result, kind: str) -> list[Series]:
+    """The series of a kind that hold a summary (a failed series has none)."""
+    return [s for s in doc.series if s.kind == kind and s.summary is not None]
+
+
+def connect_findings(doc: Result) -> list[Finding]:
     sm = connect_summary(doc)
-    out = []
+    out: list[Finding] = []
     se = (sm.get("se_source") or "").removeprefix("se:")
     full = [r for r in sm["rows"] if r["auth"] == "mtls" and r["handshake"] == "full"]
     for net in sm["networks"]:
-        parts = []
+        parts: list[str] = []
         for r in (r for r in full if r["network"] == net):
             name = PROTO_NAMES.get(r["protocol"], r["protocol"])
             if r.get("key_session", "warm") == "cold":  # the cold row adds to its protocol's warm one
@@ -73,53 +92,55 @@ def connect_findings(doc: dict) -> list[dict]:
     return out
 
 
-def handshake_findings(doc: dict) -> list[dict]:
-    hs = [s for s in doc["series"] if s.get("kind") == "handshake" and s.get("summary")]
-    out = []
-    nets = list(dict.fromkeys((s["labels"].get("network") or "loopback") for s in hs))
+def handshake_findings(doc: Result) -> list[Finding]:
+    hs = _summarised(doc, "handshake")
+    out: list[Finding] = []
+    nets = list(dict.fromkeys((s.labels.get("network") or "loopback") for s in hs))
     for net in nets:
-        def pick(version):
-            return next((s for s in hs if (s["labels"].get("network") or "loopback") == net
-                         and s["labels"].get("proto", "tls") == "tls" and str(s["labels"].get("tls")) == version
-                         and s["labels"].get("mode", "full") == "full"), None)
+        def pick(version: str) -> Series | None:
+            return next((s for s in hs if (s.labels.get("network") or "loopback") == net
+                         and s.labels.get("proto", "tls") == "tls" and str(s.labels.get("tls")) == version
+                         and s.labels.get("mode", "full") == "full"), None)
         t13, t12 = pick("1.3"), pick("1.2")
         if t13 and t12:
             out.append(_finding("handshake", f"Full handshake over {net}: TLS 1.3 {fmt_time_us(_p50(t13))}, "
                                 f"TLS 1.2 {fmt_time_us(_p50(t12))} (P50)."))
-    worst = None
+    worst: tuple[Series, dict[str, Any]] | None = None
     for s in hs:
-        for m in ((s.get("derived") or {}).get("breakdown") or {}).get("messages", []):
+        for m in (s.derived.get("breakdown") or {}).get("messages", []):
             if worst is None or m["p50_cpu_us"] > worst[1]["p50_cpu_us"]:
                 worst = (s, m)
     if worst:
         s, m = worst
         out.append(_finding("handshake", f"The costliest step of the client's handshake is {m['message']}: "
-                            f"{fmt_time_us(m['p50_cpu_us'])} of CPU (P50) in {s['labels'].get('label', s['id'])}."))
+                            f"{fmt_time_us(m['p50_cpu_us'])} of CPU (P50) in {s.labels.get('label', s.id)}."))
     return out
 
 
-def netem_findings(doc: dict) -> list[dict]:
+def netem_findings(doc: Result) -> list[Finding]:
     """What each emulated link adds to a handshake: the same configuration over the link against
     loopback (P50), the first configuration measured both ways."""
-    hs = [s for s in doc["series"] if s.get("kind") == "handshake" and s.get("summary")]
-    key = lambda s: (s["labels"].get("label"), s["labels"].get("server"))  # noqa: E731
-    base = {key(s): s for s in hs if (s["labels"].get("network") or "loopback") == "loopback"}
-    out = []
-    for net in dict.fromkeys(s["labels"].get("network") for s in hs
-                             if (s["labels"].get("network") or "loopback") != "loopback"):
-        pair = next(((s, base[key(s)]) for s in hs if s["labels"].get("network") == net and key(s) in base), None)
+    hs = _summarised(doc, "handshake")
+
+    def key(s: Series) -> tuple[Any, Any]:
+        return s.labels.get("label"), s.labels.get("server")
+    base = {key(s): s for s in hs if (s.labels.get("network") or "loopback") == "loopback"}
+    out: list[Finding] = []
+    for net in dict.fromkeys(s.labels.get("network") for s in hs
+                             if (s.labels.get("network") or "loopback") != "loopback"):
+        pair = next(((s, base[key(s)]) for s in hs if s.labels.get("network") == net and key(s) in base), None)
         if pair:
             s, b = pair
             out.append(_finding("netem", f"The {net} link adds {fmt_time_us(_p50(s) - _p50(b))} to a handshake "
-                                f"({s['labels'].get('label')}: {fmt_time_us(_p50(b))} on loopback, "
+                                f"({s.labels.get('label')}: {fmt_time_us(_p50(b))} on loopback, "
                                 f"{fmt_time_us(_p50(s))} over {net}, P50)."))
     return out
 
 
-def signer_findings(doc: dict) -> list[dict]:
-    sg = [s for s in doc["series"] if s.get("kind") == "signer" and s.get("summary")]
-    by = {(s["labels"].get("profile"), s["labels"].get("mode")): s for s in sg}
-    out = []
+def signer_findings(doc: Result) -> list[Finding]:
+    sg = _summarised(doc, "signer")
+    by = {(s.labels.get("profile"), s.labels.get("mode")): s for s in sg}
+    out: list[Finding] = []
     for (profile, mode), s in by.items():
         if mode != "sign_only":
             continue
@@ -131,34 +152,35 @@ def signer_findings(doc: dict) -> list[dict]:
             text += f"; in software {fmt_time_us(_p50(local))}"
         out.append(_finding("signer", text + " (P50)."))
     soft = {m: by.get(("software", m)) for m in ("local_sw", "local_sw_cmd")}
-    if not out and soft["local_sw"]:  # no secure-element row measured: software signing alone
-        text = f"Signing in software: {fmt_time_us(_p50(soft['local_sw']))} in the process"
-        if soft["local_sw_cmd"]:
-            text += f", {fmt_time_us(_p50(soft['local_sw_cmd']))} as an openssl command per signature (process start included)"
+    local_sw, local_cmd = soft["local_sw"], soft["local_sw_cmd"]
+    if not out and local_sw:  # no secure-element row measured: software signing alone
+        text = f"Signing in software: {fmt_time_us(_p50(local_sw))} in the process"
+        if local_cmd:
+            text += f", {fmt_time_us(_p50(local_cmd))} as an openssl command per signature (process start included)"
         out.append(_finding("signer", text + " (P50)."))
     return out
 
 
-def crypto_findings(doc: dict) -> list[dict]:
-    rows = [s for s in doc["series"] if s.get("kind") == "crypto" and s.get("summary")
-            and s["labels"].get("op") == "sign" and s["labels"].get("security_bits") == 128]
+def crypto_findings(doc: Result) -> list[Finding]:
+    rows = [s for s in _summarised(doc, "crypto")
+            if s.labels.get("op") == "sign" and s.labels.get("security_bits") == 128]
     if not rows:
         return []
     best = min(rows, key=_p50)
     worst = max(rows, key=_p50)
-    text = f"At 128-bit strength the cheapest signature here is {best['labels'].get('alg')} ({fmt_time_us(_p50(best))})"
+    text = f"At 128-bit strength the cheapest signature here is {best.labels.get('alg')} ({fmt_time_us(_p50(best))})"
     if worst is not best:
-        text += f", the dearest {worst['labels'].get('alg')} ({fmt_time_us(_p50(worst))})"
+        text += f", the dearest {worst.labels.get('alg')} ({fmt_time_us(_p50(worst))})"
     return [_finding("crypto", text + ".")]
 
 
-def whatif_findings(doc: dict) -> list[dict]:
+def whatif_findings(doc: Result) -> list[Finding]:
     """How far the predictions were from this run's measurements, and what they say beyond them."""
     from .whatif import predicted_vs_measured
     rows = predicted_vs_measured(doc)
     if not rows:
         return []
-    out = []
+    out: list[Finding] = []
     checked = [abs(r["p50_error"]) for r in rows if r["p50_error"] is not None and r["network"] != "loopback"]
     if checked:
         checked.sort()
@@ -175,37 +197,36 @@ def whatif_findings(doc: dict) -> list[dict]:
     return out
 
 
-def device_findings(doc: dict) -> list[dict]:
+def device_findings(doc: Result) -> list[Finding]:
     """Study S1's question on an emulated core: what a handshake costs per configuration (warm
     handshakes); each row named by what differs between them (group/suite, certificates, mode, build)."""
-    warm = [s for s in doc["series"] if s.get("kind") == "device" and (s.get("derived") or {}).get("messages")
-            and s["labels"].get("phase") == "warm"]
+    warm = [s for s in doc.series if s.kind == "device" and s.derived.get("messages")
+            and s.labels.get("phase") == "warm"]
     if not warm:
         return []
-    lb = warm[0]["labels"]
+    lb = warm[0].labels
     varying = [k for k in ("mode", "server_cert", "client_cert", "config")
-               if len({str(s["labels"].get(k)) for s in warm}) > 1]
+               if len({str(s.labels.get(k)) for s in warm}) > 1]
     parts = []
     for s in warm:
-        d = s["derived"]
+        d = s.derived
         ms = d["derived_ms"]
-        extra = "".join(f" {s['labels'].get(k)}" for k in varying)
-        parts.append(f"{s['labels'].get('group')}/{s['labels'].get('suite')}{extra} {d['instructions_median'] / 1e6:.1f} M "
+        extra = "".join(f" {s.labels.get(k)}" for k in varying)
+        parts.append(f"{s.labels.get('group')}/{s.labels.get('suite')}{extra} {d['instructions_median'] / 1e6:.1f} M "
                      f"instructions (≈{ms['ms_low']:.0f}–{ms['ms_high']:.0f} ms, derived)")
     mode = "" if "mode" in varying or lb.get("mode", "full") == "full" else f" ({lb.get('mode')})"
     return [_finding("device", f"A TLS handshake{mode} of {lb.get('stack')} on the emulated {lb.get('device')} costs: "
                      + "; ".join(dict.fromkeys(parts)) + ".")]
 
 
-def jwt_findings(doc: dict) -> list[dict]:
+def jwt_findings(doc: Result) -> list[Finding]:
     """JWT: a fresh token (signed now) against a cached one, per key source and network."""
-    js = [s for s in doc["series"] if s.get("kind") == "jwt" and s.get("summary")
-          and s["labels"].get("key_session", "warm") == "warm"]
-    out = []
-    for (profile, net) in dict.fromkeys((s["labels"].get("profile"), s["labels"].get("network") or "loopback")
+    js = [s for s in _summarised(doc, "jwt") if s.labels.get("key_session", "warm") == "warm"]
+    out: list[Finding] = []
+    for (profile, net) in dict.fromkeys((s.labels.get("profile"), s.labels.get("network") or "loopback")
                                         for s in js):
-        mine = {s["labels"].get("mode"): s for s in js
-                if s["labels"].get("profile") == profile and (s["labels"].get("network") or "loopback") == net}
+        mine = {s.labels.get("mode"): s for s in js
+                if s.labels.get("profile") == profile and (s.labels.get("network") or "loopback") == net}
         fresh, cached = mine.get("jwt_fresh"), mine.get("jwt_cached")
         if fresh and cached:
             out.append(_finding("jwt", f"JWT with the key in {profile} over {net}: {fmt_time_us(_p50(fresh))} per request "
@@ -213,31 +234,32 @@ def jwt_findings(doc: dict) -> list[dict]:
     return out
 
 
-def mac_findings(doc: dict) -> list[dict]:
+def mac_findings(doc: Result) -> list[Finding]:
     """The cheapest MAC per byte at the longest message measured, and the CAN sweep's answer."""
-    out = []
-    macs = [s for s in doc["series"] if s.get("kind") == "crypto" and s.get("summary")
-            and s["labels"].get("family") == "mac" and (s.get("derived") or {}).get("ns_per_byte")]
+    out: list[Finding] = []
+    macs = [s for s in _summarised(doc, "crypto")
+            if s.labels.get("family") == "mac" and s.derived.get("ns_per_byte")]
     if macs:
-        size = max(s["labels"].get("size_bytes") or 0 for s in macs)
-        at = sorted((s for s in macs if (s["labels"].get("size_bytes") or 0) == size),
-                    key=lambda s: s["derived"]["ns_per_byte"])
-        text = (f"Cheapest MAC here at {size} B messages: {at[0]['labels'].get('alg')} "
-                f"({at[0]['derived']['ns_per_byte']:.2f} ns/byte)")
+        size = max(s.labels.get("size_bytes") or 0 for s in macs)
+        at = sorted((s for s in macs if (s.labels.get("size_bytes") or 0) == size),
+                    key=lambda s: float(s.derived["ns_per_byte"]))
+        text = (f"Cheapest MAC here at {size} B messages: {at[0].labels.get('alg')} "
+                f"({at[0].derived['ns_per_byte']:.2f} ns/byte)")
         if len(at) > 1:
-            text += f"; dearest {at[-1]['labels'].get('alg')} ({at[-1]['derived']['ns_per_byte']:.2f} ns/byte)"
+            text += f"; dearest {at[-1].labels.get('alg')} ({at[-1].derived['ns_per_byte']:.2f} ns/byte)"
         out.append(_finding("mac", text + "."))
     return out + can_findings(doc)
 
 
-def can_findings(doc: dict) -> list[dict]:
+def can_findings(doc: Result) -> list[Finding]:
     """Per device and MAC: the smallest k (a tag every k frames) within the CPU budget, or none."""
-    can = (doc.get("analysis") or {}).get("can")
-    out = []
-    for label, part in (("CAN", can), ("CAN FD", (can or {}).get("fd"))):
-        sweeps = (part or {}).get("sweeps") or []
-        if not sweeps:
+    can = doc.analysis.get("can")
+    out: list[Finding] = []
+    parts: tuple[tuple[str, dict[str, Any] | None], ...] = (("CAN", can), ("CAN FD", (can or {}).get("fd")))
+    for label, part in parts:
+        if not part or not part.get("sweeps"):
             continue
+        sweeps = part["sweeps"]
         budget = (part.get("params") or {}).get("cpu_budget")
         ok = [f"{s['mac']} on {s['device']} k={s['best_k']}" for s in sweeps if s.get("best_k")]
         no = [f"{s['mac']} on {s['device']}" for s in sweeps if not s.get("best_k")]
@@ -249,44 +271,57 @@ def can_findings(doc: dict) -> list[dict]:
     return out
 
 
-def prediction_findings(doc: dict) -> list[dict]:
+def _usable_p95(s: Series) -> float:
+    """A what-if series' predicted P95 of a usable connection (µs)."""
+    u = s.derived_as(WhatifDerived).usable
+    if u is None or u.p95_us is None:
+        raise ValueError(f"series {s.id!r} holds no predicted P95")  # a finder meeting it is left out
+    return u.p95_us
+
+
+def _scenario(s: Series) -> str:
+    """A what-if series' scenario: its id without the kind and the link."""
+    return s.id.split("/", 1)[1].rsplit(" @ ", 1)[0]
+
+
+def prediction_findings(doc: Result) -> list[Finding]:
     """A what-if without measurements: per link the fastest and slowest prediction (P95), the range
     over a sweep, and what security adds where a baseline was predicted."""
-    ws = [s for s in doc["series"] if s.get("kind") == "whatif" and (s.get("derived") or {}).get("usable")
-          and s["labels"].get("security", "on") != "off"]
+    from .whatif import whatif_series
+    ws = [s for s in whatif_series(doc) if s.labels.get("security", "on") != "off"]
     if not ws:
         return []
-    out = []
-    p95 = lambda s: s["derived"]["usable"]["p95_us"]  # noqa: E731
-    name = lambda s: s["id"].split("/", 1)[1].rsplit(" @ ", 1)[0]  # noqa: E731
-    nets = list(dict.fromkeys(s["labels"].get("network") for s in ws))
-    swept = bool(((doc.get("analysis") or {}).get("whatif") or {}).get("sweep"))
+    out: list[Finding] = []
+    p95: Callable[[Series], float] = _usable_p95
+    name: Callable[[Series], str] = _scenario
+    nets = list(dict.fromkeys(s.labels.get("network") for s in ws))
+    swept = bool((doc.analysis.get("whatif") or {}).get("sweep"))
     if swept or len(nets) > 4:
         lo, hi = min(ws, key=p95), max(ws, key=p95)
         out.append(_finding("whatif", f"Predicted connection set-up P95 ranges from {fmt_time_us(p95(lo))} "
-                            f"({name(lo)} @ {axis_label(lo['labels'].get('network'))}) to {fmt_time_us(p95(hi))} "
-                            f"({name(hi)} @ {axis_label(hi['labels'].get('network'))}) over {len(ws)} cells."))
+                            f"({name(lo)} @ {axis_label(lo.labels.get('network'))}) to {fmt_time_us(p95(hi))} "
+                            f"({name(hi)} @ {axis_label(hi.labels.get('network'))}) over {len(ws)} cells."))
     else:
         for net in nets:
-            mine = sorted((s for s in ws if s["labels"].get("network") == net), key=p95)
+            mine = sorted((s for s in ws if s.labels.get("network") == net), key=p95)
             text = f"Predicted set-up over {axis_label(net)}, P95: {fmt_time_us(p95(mine[0]))} ({name(mine[0])})"
             if len(mine) > 1:
                 text += f" to {fmt_time_us(p95(mine[-1]))} ({name(mine[-1])})"
             out.append(_finding("whatif", text + "."))
-    adds = [(s, s["derived"]["security_cost"]) for s in ws if (s["derived"].get("security_cost") or {}).get("time_p50_us")]
+    adds = [(s, s.derived["security_cost"]) for s in ws if (s.derived.get("security_cost") or {}).get("time_p50_us")]
     if adds:
         s, x = max(adds, key=lambda a: a[1]["time_p50_us"].get("adds") or 0)
         t = x["time_p50_us"]
         if t.get("adds") is not None and t.get("secured") is not None:
             out.append(_finding("whatif", f"Security adds at most {fmt_time_us(t['adds'])} of {fmt_time_us(t['secured'])} "
-                                f"(P50) to set-up: {name(s)} @ {axis_label(s['labels'].get('network'))}, against the same exchange "
+                                f"(P50) to set-up: {name(s)} @ {axis_label(s.labels.get('network'))}, against the same exchange "
                                 f"without security."))
     return out
 
 
-def plan_findings(doc: dict) -> list[dict]:
+def plan_findings(doc: Result) -> list[Finding]:
     """Each pattern's verdict and the best combination of measures."""
-    ps = ((doc.get("analysis") or {}).get("plan") or {}).get("patterns") or []
+    ps = (doc.analysis.get("plan") or {}).get("patterns") or []
     groups: dict[str, list[str]] = {}
     for p in ps:
         best = p.get("best") or {}
@@ -296,10 +331,10 @@ def plan_findings(doc: dict) -> list[dict]:
             for verdict, names in groups.items()]
 
 
-def server_findings(doc: dict) -> list[dict]:
+def server_findings(doc: Result) -> list[Finding]:
     """Per server configuration: the highest rate measured and the server's CPU per handshake there."""
     from ..terminal_server import capacity_row, configs
-    out = []
+    out: list[Finding] = []
     parts = []
     for cfg, series in configs(doc).items():
         r = capacity_row(series)
@@ -311,9 +346,9 @@ def server_findings(doc: dict) -> list[dict]:
     return out
 
 
-def fleet_findings(doc: dict) -> list[dict]:
+def fleet_findings(doc: Result) -> list[Finding]:
     """How long every device takes to be back after an outage, per fleet size and policy."""
-    fl = (doc.get("analysis") or {}).get("fleet") or {}
+    fl = doc.analysis.get("fleet") or {}
     parts = []
     for r in fl.get("runs") or []:
         m = r.get("model") or {}
@@ -332,7 +367,7 @@ def fleet_findings(doc: dict) -> list[dict]:
     return [_finding("server", f"Reconnect storm{at}: " + "; ".join(parts) + ".")]  # the report's server section
 
 
-def _whatif(doc: dict) -> list[dict]:
+def _whatif(doc: Result) -> list[Finding]:
     """Predictions next to this run's measurements when it measured any, else the predictions alone."""
     from .whatif import predicted_vs_measured
     measured = any(r["measured_p50_us"] is not None for r in predicted_vs_measured(doc))
@@ -343,16 +378,17 @@ FINDERS = ("connect", "handshake", "netem", "signer", "jwt", "crypto", "mac", "d
            "fleet")
 
 
-def key_findings(doc: dict) -> list[dict]:
+def key_findings(doc: Result | Mapping[str, Any]) -> list[Finding]:
     """The answer first: [{"section": anchor id, "text": sentence}], most important first; every
     Result kind has its findings (a kind whose rows are missing has none). A finder that meets a
     Result whose rows lack what it reads (an older or hand-edited file) is left out, like missing
     rows: the glance never stops a command from printing its tables."""
-    finders = {"connect": connect_findings, "handshake": handshake_findings, "netem": netem_findings,
+    doc = as_result(doc)
+    finders: dict[str, Callable[[Result], list[Finding]]] = {"connect": connect_findings, "handshake": handshake_findings, "netem": netem_findings,
                "signer": signer_findings, "jwt": jwt_findings, "crypto": crypto_findings, "mac": mac_findings,
                "device": device_findings, "whatif": _whatif, "plan": plan_findings, "server": server_findings,
                "fleet": fleet_findings}
-    out: list[dict] = []
+    out: list[Finding] = []
     for name in FINDERS:
         try:
             out += finders[name](doc)

@@ -4,43 +4,53 @@ DERIVED millisecond ranges, and the checks (sum rule, spread, messages per recor
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ...core.result import as_result
+from ...core.result_schema import DeviceTime, Result, Series
+
+# the timing model's figures: typed on a device series (DeviceTime), a plain object on a primitive's
+Time = DeviceTime | Mapping[str, Any]
+
 MESSAGE_DIR_SUFFIX = {"sent": " (sent)", "received": ""}
 AMBIGUOUS = ("Certificate", "CertificateVerify", "Finished", "ChangeCipherSpec")
 
 
-def message_label(m: dict) -> str:
+def message_label(m: Mapping[str, Any]) -> str:
     """'Finished (sent)' vs 'Finished (received)'; unambiguous names stay bare."""
     if m["message"] in AMBIGUOUS:
         return f"{m['message']} ({m['dir']})"
-    return m["message"]
+    return str(m["message"])
 
 
-def column_name(s: dict, varying: list[str]) -> str:
-    lab = s["labels"]
-    return " ".join(str(lab[k]) for k in varying) or lab["stack"]
+def column_name(s: Series, varying: list[str]) -> str:
+    lab = s.labels
+    return " ".join(str(lab[k]) for k in varying) or str(lab["stack"])
 
 
-def varying_labels(series: list[dict]) -> list[str]:
+def varying_labels(series: Sequence[Series]) -> list[str]:
     """The label keys that differ between the series (so column names stay short)."""
     keys = ("device", "stack", "config", "tls", "group", "suite", "mode", "server_cert")
-    out = [k for k in keys if len({s["labels"].get(k) for s in series}) > 1]
+    out = [k for k in keys if len({s.labels.get(k) for s in series}) > 1]
     return out or ["group", "suite"]
 
 
-def handshake_series(doc: dict) -> list[dict]:
-    return [s for s in doc["series"] if s.get("kind") == "device" and s["derived"].get("messages")]
+def handshake_series(doc: Result | Mapping[str, Any]) -> list[Series]:
+    return [s for s in as_result(doc).series if s.kind == "device" and s.derived.get("messages")]
 
 
-def phases(doc: dict) -> dict[str, list[dict]]:
-    out: dict[str, list[dict]] = {}
+def phases(doc: Result | Mapping[str, Any]) -> dict[str, list[Series]]:
+    out: dict[str, list[Series]] = {}
     for s in handshake_series(doc):
-        out.setdefault(s["labels"]["phase"], []).append(s)
+        out.setdefault(s.labels["phase"], []).append(s)
     return out
 
 
-def matrix(series: list[dict]) -> tuple[list[str], list[list[int | None]]]:
+def matrix(series: Sequence[Series]) -> tuple[list[str], list[list[int | None]]]:
     """(message labels in first-seen order, median instructions per [message][series])."""
-    per = [{message_label(m): m["instructions"] for m in s["derived"]["messages"]} for s in series]
+    per: list[dict[str, int]] = [{message_label(m): m["instructions"] for m in s.derived["messages"]}
+                                 for s in series]
     order: list[str] = []
     for p in per:
         order += [m for m in p if m not in order]
@@ -57,25 +67,25 @@ def fmt_count(n: float | None) -> str:
     return f"{n:.0f}"
 
 
-def ms_range(s: dict) -> str:
-    d = s["derived"]["derived_ms"]
+def ms_range(s: Series) -> str:
+    d = s.derived["derived_ms"]
     return f"{_ms(d['ms_low'])}–{_ms(d['ms_high'])} ms"
 
 
-def time_band(t: dict | None) -> str:
+def time_band(t: Time | None) -> str:
     """'98.7 ms (97.6–104)': the timing model's point and band, or '–' without it."""
     if not t:
         return "–"
     return f"{_ms(t['ms'])} ms ({_ms(t['ms_low'])}–{_ms(t['ms_high'])})"
 
 
-def cycles(t: dict | None) -> str:
+def cycles(t: Time | None) -> str:
     return "–" if not t else fmt_count(t["cycles"])
 
 
-def build_label(s: dict) -> str:
+def build_label(s: Series) -> str:
     """The library build a figure comes from: 'wolfSSL 5.9.4 (cortex-m4 build), config sp-asm'."""
-    lab = s["labels"]
+    lab = s.labels
     cfg = lab.get("config")
     return f"{lab.get('library', lab.get('stack'))}" + (f", config {cfg}" if cfg else "")
 
@@ -84,55 +94,55 @@ def _ms(x: float) -> str:
     return f"{x:.3g}" if x < 100 else f"{x:.0f}"
 
 
-def checks(s: dict) -> list[str]:
-    d = s["derived"]
+def checks(s: Series) -> list[str]:
+    d = s.derived
     out = [f"parts sum to total within {d['parts_sum_max_error']:.2%}",
-           f"spread {d['spread']:.2%} over {len(s['samples'])}"]
-    per = [n for x in s["samples"] for n in x.get("messages_per_record", [])]
+           f"spread {d['spread']:.2%} over {len(s.samples)}"]
+    per = [n for x in s.samples for n in x.get("messages_per_record", [])]
     if per and any(per):
         out.append("one message per record" if all(n == 1 for n in per) else "records with several messages")
-    if s["labels"].get("mode") == "resumed":
-        out.append(f"resumed {sum(1 for x in s['samples'] if x.get('resumed'))}/{len(s['samples'])}")
+    if s.labels.get("mode") == "resumed":
+        out.append(f"resumed {sum(1 for x in s.samples if x.get('resumed'))}/{len(s.samples)}")
     return out
 
 
-def profile_note(series: list[dict]) -> str:
+def profile_note(series: Sequence[Series]) -> str:
     if not series:
         return ""
-    t = next((s["derived"]["time"] for s in series if (s.get("derived") or {}).get("time")), None)
-    d = next((s["derived"]["derived_ms"] for s in series if (s.get("derived") or {}).get("derived_ms")), None)
+    t: Time | None = next((s.derived["time"] for s in series if s.derived.get("time")), None)
+    d: Mapping[str, Any] | None = next((s.derived["derived_ms"] for s in series if s.derived.get("derived_ms")), None)
     if t:
         banded = ", ".join(t.get("banded", {})) or "none"
         return (f"time: cycles of the {t['model']} timing model / {t['clock_mhz']:g} MHz "
-                f"({series[0]['labels']['device']}): instruction classes at the TRM's cycle costs, branches, "
+                f"({series[0].labels['device']}): instruction classes at the TRM's cycle costs, branches, "
                 f"flash or cache stalls simulated; band: parameters at their low and high values ({banded}); "
                 f"instructions are the exact count")
     if not d:
         return ""
     est = " (an estimate)" if d.get("cpi_estimate") else ""
     return (f"milliseconds are DERIVED: instructions x CPI {d['cpi'][0]:g}–{d['cpi'][1]:g}{est} / "
-            f"{d['clock_mhz']:g} MHz ({series[0]['labels']['device']}); instructions are the measured figure")
+            f"{d['clock_mhz']:g} MHz ({series[0].labels['device']}); instructions are the measured figure")
 
 
-def op_stack(s: dict) -> str:
+def op_stack(s: Series) -> str:
     """The deepest stack a primitive's repetitions wrote (painted), or – when not measured."""
-    b = (s.get("derived") or {}).get("stack_bytes_max")
+    b = s.derived.get("stack_bytes_max")
     return "–" if not b else (f"{b / 1024:.1f} KB" if b >= 1024 else f"{b} B")
 
 
-def crypto_series(doc: dict) -> list[dict]:
-    return [s for s in doc["series"] if s.get("kind") == "device_crypto"]
+def crypto_series(doc: Result | Mapping[str, Any]) -> list[Series]:
+    return [s for s in as_result(doc).series if s.kind == "device_crypto"]
 
 
-def footprint(s: dict) -> str:
+def footprint(s: Series) -> str:
     """'248 KB flash, 31 KB RAM (library linked)' from the link map, or '–'."""
-    fp = s["derived"].get("footprint")
+    fp = s.derived.get("footprint")
     if not fp:
         return "–"
     return f"{fp['flash'] / 1024:.0f} KB flash, {fp['ram_static'] / 1024:.0f} KB static RAM"
 
 
-def stack(s: dict) -> str:
+def stack(s: Series) -> str:
     """'9.8 KB' — the deepest stack any handshake of the row used (painted and scanned), or '–'."""
-    b = s["derived"].get("stack_bytes_max")
+    b = s.derived.get("stack_bytes_max")
     return f"{b / 1024:.1f} KB" if b else "–"

@@ -4,18 +4,27 @@ series of the same protocol, key source, handshake and network in the same Resul
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
 
-def whatif_series(doc: dict) -> list[dict]:
+from ...core.result import as_result
+from ...core.result_schema import Result, Series, WhatifDerived
+
+Cell = tuple[Any, Any, Any, Any]   # (protocol, key source, handshake, network) as the labels state them
+
+
+def whatif_series(doc: Result | Mapping[str, Any]) -> list[Series]:
     """The what-if series that hold a prediction (a failed prediction is listed with the failures)."""
-    return [s for s in doc["series"] if s.get("kind") == "whatif" and (s.get("derived") or {}).get("usable")]
+    return [s for s in as_result(doc).series
+            if s.kind == "whatif" and s.derived_as(WhatifDerived).usable is not None]
 
 
-def _measured(doc: dict) -> dict[tuple, dict]:
-    out = {}
-    for s in doc["series"]:
-        if s.get("kind") != "connect" or not s.get("summary"):
+def _measured(doc: Result) -> dict[Cell, Series]:
+    out: dict[Cell, Series] = {}
+    for s in doc.series:
+        if s.kind != "connect" or s.summary is None:
             continue
-        lb = s["labels"]
+        lb = s.labels
         if lb.get("client", "probe") != "probe" or lb.get("auth", "mtls") != "mtls":
             continue
         out[(lb["protocol"], lb["key_source"], lb["handshake"], lb.get("network") or "loopback")] = s
@@ -26,24 +35,27 @@ def _err(pred: float | None, meas: float | None) -> float | None:
     return None if pred is None or not meas else (pred - meas) / meas
 
 
-def predicted_vs_measured(doc: dict) -> list[dict]:
+def predicted_vs_measured(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
     """Rows of (protocol, key, handshake, network, measured P50/P95, predicted P50/P95, errors);
     measured values are None where the run did not measure that cell."""
+    doc = as_result(doc)
     measured = _measured(doc)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for s in whatif_series(doc):
-        lb, u = s["labels"], s["derived"]["usable"]
+        lb, u = s.labels, s.derived_as(WhatifDerived).usable
+        assert u is not None  # whatif_series keeps the series with a prediction
         if lb.get("security") == "none" or lb.get("until", "response") != "response":
             continue          # measured connect rows have security and stop at the response
-        key = (lb.get("protocol"), lb.get("key"), lb.get("handshake"), lb.get("network"))
+        key: Cell = (lb.get("protocol"), lb.get("key"), lb.get("handshake"), lb.get("network"))
         m = measured.get(key)
-        sm = (m or {}).get("summary") or {}
+        p50 = m.p50_us if m is not None else None
         p95 = None
-        if m and m.get("values_us"):
+        if m is not None and m.values_us:
             import numpy as np
-            p95 = float(np.percentile(m["values_us"], 95))
+            p95 = float(np.percentile(m.values_us, 95))
         rows.append({"protocol": key[0], "key": key[1], "handshake": key[2], "network": key[3],
-                     "measured_p50_us": sm.get("p50_us"), "measured_p95_us": p95, "measured_n": sm.get("n"),
-                     "predicted_p50_us": u["p50_us"], "predicted_p95_us": u["p95_us"],
-                     "p50_error": _err(u["p50_us"], sm.get("p50_us")), "p95_error": _err(u["p95_us"], p95)})
+                     "measured_p50_us": p50, "measured_p95_us": p95,
+                     "measured_n": m.summary.n if m is not None and m.summary is not None else None,
+                     "predicted_p50_us": u.p50_us, "predicted_p95_us": u.p95_us,
+                     "p50_error": _err(u.p50_us, p50), "p95_error": _err(u.p95_us, p95)})
     return rows
