@@ -176,8 +176,7 @@ def connect(o: ConnectOptions, output: Output, phases_only: bool = False):
     beyond = {"lost": o.lost or [], "cid": o.cid or None, "keys_given": o.keys is not None}
     mine, protocols = CB.split(o.protocols)
     if mine:  # quic, dtls13, dtls12: secperf's own pairs (app/connect_beyond.py)
-        return CB.connect(mine, protocols, keys, handshakes, clients, o.networks, o.measure, output, o.target,
-                          {**beyond, "tls": o.tls, "nagle": o.nagle},
+        return CB.connect(o, mine, protocols, output,
                           lambda ps, hs: connect(replace(o, protocols=ps, handshakes=hs, lost=None, cid=None),
                                                  output, phases_only=True))
     if not phases_only:

@@ -100,26 +100,30 @@ def phase(items, n: int, warmup: int, timeout_ms: int, seed: int):
     return Phase(items, lambda c: c.label, runner)
 
 
-def connect(mine, others, keys, handshakes, clients, networks, opts, output, target, beyond: dict, others_phases):
-    """Measure `mine` (and, in the same Result, the other protocols through `others_phases(protocols,
-    handshakes)`, which returns the ordinary connect rows' params and phases)."""
+def connect(o, mine: list[str], others: list[str], output, others_phases):
+    """Measure `mine` as `o` (app.options.ConnectOptions) selects (and, in the same Result, the other
+    protocols through `others_phases(protocols, handshakes)`, which returns the ordinary connect rows'
+    params and phases)."""
     from . import links
     from .runner import measure_and_write
-    if target:
+    keys, handshakes = o.keys or ["software", "se:iot-safe-sim"], o.handshakes or ["full", "resumed"]
+    opts = o.measure
+    if o.target:
         raise InputError(f"--connect HOST:PORT: {', '.join(mine)} are measured against secperf's own server only")
-    if beyond.get("tls", "1.3") != "1.3" and (not others or set(others) <= {"coap", "vpn"}):
-        v = beyond["tls"]
+    if o.tls != "1.3" and (not others or set(others) <= {"coap", "vpn"}):
+        v = o.tls
         raise InputError(f"--tls {v}: acts on https and mqtt; " + ("QUIC carries TLS 1.3 only (RFC 9001)" if "quic" in mine
                          else "the DTLS version is in the protocol's name") + ": for DTLS 1.2 name dtls12, drop --tls")
-    if beyond.get("nagle") and not set(others) & {"mqtt", "https", "vpn"}:
+    if o.nagle and not set(others) & {"mqtt", "https", "vpn"}:
         raise InputError(f"--nagle: acts on TCP connections (mqtt, https, vpn); {', '.join(mine)} run over UDP: drop --nagle")
-    nets = links.networks(networks)
-    rows = configs(mine, keys, handshakes, clients, [n.name for n in nets], lost=beyond.get("lost") or ["none"],
-                   cid=beyond.get("cid"), keys_given=beyond.get("keys_given", True))
+    lost, cid = o.lost or ["none"], o.cid or None
+    nets = links.networks(o.networks)
+    rows = configs(mine, keys, handshakes, o.clients or [], [n.name for n in nets], lost=lost, cid=cid,
+                   keys_given=o.keys is not None)
     n, warmup, timeout_ms = opts.pick_n(20), opts.pick_warmup(2), opts.timeout_ms or 5000
-    params = {"protocols": mine, "handshakes": handshakes, "keys": ["software"], "lost": beyond.get("lost") or ["none"],
-              "cid": beyond.get("cid"), "networks": [x.as_dict() for x in nets], "n": n, "warmup": warmup,
-              "timeout_ms": timeout_ms, "seed": opts.seed}
+    params = {"protocols": mine, "handshakes": handshakes, "keys": ["software"], "lost": lost, "cid": cid,
+              "networks": [x.as_dict() for x in nets], "n": n, "warmup": warmup, "timeout_ms": timeout_ms,
+              "seed": opts.seed}
     phases = [phase(rows, n, warmup, timeout_ms, opts.seed)]
     if others:
         ordinary = [h for h in handshakes if h in ("full", "resumed")]
