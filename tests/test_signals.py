@@ -34,7 +34,8 @@ def test_an_interruption_after_the_run_directory_names_the_partial_result(monkey
     monkeypatch.setattr(store, "_CREATED", [])
     def interrupted(o):
         run = RunStore(tmp_path).create("whatif")
-        run.save({"schema": "secperf.result"})
+        from secperf.core import result as R
+        run.save(R.new_result(kind="whatif", command=["secperf"], params={}, host={}, run_id=run.run_id))
         raise Interrupted(signal.SIGTERM)
     monkeypatch.setattr(whatif, "run", interrupted)
     assert main(["whatif", "https", "--n", "100"]) == 143
