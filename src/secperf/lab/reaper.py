@@ -68,10 +68,10 @@ def marked_pids(mark: str) -> list[int]:
     return out
 
 
-def listed_pids(doc: dict) -> list[int]:
+def listed_pids(registry: dict) -> list[int]:
     """The registry's processes that are still the same processes (PID and start time match)."""
     out = []
-    for p in doc.get("processes", []):
+    for p in registry.get("processes", []):
         pid, ticks = p.get("pid"), p.get("start_ticks")
         if isinstance(pid, int) and pid != os.getpid() and ticks is not None and start_ticks(pid) == ticks:
             out.append(pid)
@@ -86,7 +86,7 @@ def _signal(pids, sig) -> None:
             pass
 
 
-def stop_processes(doc: dict, mark: str | None, limit_s: float = 3.0, term_s: float = 1.0,
+def stop_processes(registry: dict, mark: str | None, limit_s: float = 3.0, term_s: float = 1.0,
                    quiet_scans: int = 2) -> list[int]:
     """SIGTERM every process of the run, SIGKILL after `term_s`; rescan (50 ms apart) until two scans
     in a row find nothing or `limit_s` is over (a child forked but not yet exec'd shows the mark only
@@ -96,7 +96,7 @@ def stop_processes(doc: dict, mark: str | None, limit_s: float = 3.0, term_s: fl
 
     def scan_quiet() -> bool:
         nonlocal quiet
-        pids = set(listed_pids(doc)) | (set(marked_pids(mark)) if mark else set())
+        pids = set(listed_pids(registry)) | (set(marked_pids(mark)) if mark else set())
         pids.discard(os.getpid())
         quiet = 0 if pids else quiet + 1
         now = time.monotonic()
@@ -111,12 +111,12 @@ def _ip(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["ip", *args], capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
 
 
-def remove_namespaces(doc: dict) -> list[str]:
+def remove_namespaces(registry: dict) -> list[str]:
     """Delete the run's named network namespaces (veth pairs inside vanish with them), after
     killing what still runs inside. Returns the names deleted."""
     removed = []
     existing = None
-    for ns in doc.get("namespaces", []):
+    for ns in registry.get("namespaces", []):
         name = ns.get("name") if isinstance(ns, dict) else ns
         if not isinstance(name, str) or not name.startswith("secperf-"):
             continue  # never anything but secperf's own namespaces
@@ -143,11 +143,11 @@ def remove_namespaces(doc: dict) -> list[str]:
     return removed
 
 
-def clean(doc: dict, registry_path: str | None = None, quiet_scans: int = 2) -> dict:
+def clean(registry: dict, registry_path: str | None = None, quiet_scans: int = 2) -> dict:
     """Remove what a run left: its processes, then its namespaces, then its registry file."""
-    pids = stop_processes(doc, doc.get("mark"), quiet_scans=quiet_scans)
-    removed = remove_namespaces(doc)
-    remove_secrets(doc)
+    pids = stop_processes(registry, registry.get("mark"), quiet_scans=quiet_scans)
+    removed = remove_namespaces(registry)
+    remove_secrets(registry)
     if registry_path:
         try:
             os.unlink(registry_path)
@@ -156,10 +156,10 @@ def clean(doc: dict, registry_path: str | None = None, quiet_scans: int = 2) -> 
     return {"processes": pids, "namespaces": removed}
 
 
-def remove_secrets(doc: dict) -> list[str]:
+def remove_secrets(registry: dict) -> list[str]:
     """Delete the key files the run listed (regular files only: never a directory or a link's target)."""
     gone = []
-    for p in doc.get("secrets") or []:
+    for p in registry.get("secrets") or []:
         try:
             if isinstance(p, str) and os.path.isfile(p) and not os.path.islink(p):
                 os.unlink(p)
@@ -191,11 +191,11 @@ def main(argv: list[str]) -> int:
             continue
         except OSError:
             break
-    doc = read(path) if path else {}
+    registry = read(path) if path else {}
     # no file: the owner exited cleanly and stopped everything; one scan for anything leaked
-    clean_exit = not doc
-    doc.setdefault("mark", mark)
-    clean(doc, path, quiet_scans=1 if clean_exit else 2)
+    clean_exit = not registry
+    registry.setdefault("mark", mark)
+    clean(registry, path, quiet_scans=1 if clean_exit else 2)
     return 0
 
 

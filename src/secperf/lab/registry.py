@@ -261,25 +261,25 @@ def dead_runs() -> list[tuple[Path, dict]]:
     """Registry files whose owner is gone (PID dead, or reused by another process)."""
     out = []
     for path in sorted(runs_dir().glob("*.json")):
-        doc = reaper.read(str(path))
-        owner = doc.get("owner") or {}
+        registry = reaper.read(str(path))
+        owner = registry.get("owner") or {}
         pid = owner.get("pid")
         if not isinstance(pid, int):
-            out.append((path, doc))
+            out.append((path, registry))
             continue
         if reaper.start_ticks(pid) != owner.get("start_ticks"):
-            out.append((path, doc))
+            out.append((path, registry))
     return out
 
 
 def clean_dead() -> list[dict]:
     """Clean up after every dead run (processes, namespaces, registry file); what was removed, per run."""
     done = []
-    for path, doc in dead_runs():
-        wd = doc.get("watchdog") or {}
+    for path, registry in dead_runs():
+        wd = registry.get("watchdog") or {}
         if isinstance(wd.get("pid"), int) and reaper.start_ticks(wd["pid"]) == wd.get("start_ticks"):
             continue  # its watchdog is at work right now
-        res = reaper.clean(doc, str(path))
-        done.append({"registry": str(path), "owner": doc.get("owner"), "run_dirs": doc.get("run_dirs", []),
-                     "ports": doc.get("ports", []), **res})
+        res = reaper.clean(registry, str(path))
+        done.append({"registry": str(path), "owner": registry.get("owner"), "run_dirs": registry.get("run_dirs", []),
+                     "ports": registry.get("ports", []), **res})
     return done

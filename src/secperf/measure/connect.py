@@ -33,6 +33,7 @@ from pathlib import Path
 
 from ..core import result as R
 from ..core.paths import private_dir
+from ..core.result_schema import Result, Series
 from ..lab.pki import LabPKI
 from .connect_californium import measure_californium
 from .connect_config import (
@@ -80,7 +81,7 @@ __all__ = ["CF_HANDSHAKES", "CF_WARMUP", "CLIENTS", "COAP_PSK", "COAP_PSK_IDENTI
            "start_server", "validate"]
 
 
-def measure(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict | None = None, link=None) -> list[dict]:
+def measure(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: Result | None = None, link=None) -> list[Series]:
     """Every series one configuration produces (JWT configurations go through `signer.run_jwt`)."""
     if cfg.protocol == "vpn":
         return [_measure_vpn(cfg, p, link)]
@@ -91,7 +92,7 @@ def measure(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict | None 
     return [measure_external(cfg, p, pki, doc, link)]
 
 
-def _measure_vpn(cfg: ConnectConfig, p: ConnectParams, link=None) -> dict:
+def _measure_vpn(cfg: ConnectConfig, p: ConnectParams, link=None) -> Series:
     """OpenVPN in server mode inside namespaces secperf creates (secperf.measure.vpn), or inside the
     emulated `link`'s namespaces; a set-up problem (not root, no openvpn) is a failed series with the
     reason, not an exception."""
@@ -106,7 +107,7 @@ def _measure_vpn(cfg: ConnectConfig, p: ConnectParams, link=None) -> dict:
         return R.finalize_series(s)
 
 
-def run_connect(configs: list[ConnectConfig], p: ConnectParams, doc: dict, run=None, progress=None) -> dict:
+def run_connect(configs: list[ConnectConfig], p: ConnectParams, doc: Result, run=None, progress=None) -> Result:
     known = all_profiles(p.profiles_path)
     for cfg in configs:
         if cfg.client != "jwt-client":
@@ -131,10 +132,10 @@ def run_connect(configs: list[ConnectConfig], p: ConnectParams, doc: dict, run=N
             elif link_err:
                 s = new_series(cfg, "socket connect() started", USABLE[cfg.protocol], "CLOCK_MONOTONIC")
                 R.add_failure(s, f"network {cfg.network}: {link_err}")
-                doc["series"].append(R.finalize_series(s))
+                doc.series.append(R.finalize_series(s))
             else:
                 for s in measure(cfg, p, pki, doc, link):
-                    doc["series"].append(s)
+                    doc.series.append(s)
             if run is not None:
                 run.save(doc)
             if progress:
@@ -142,7 +143,7 @@ def run_connect(configs: list[ConnectConfig], p: ConnectParams, doc: dict, run=N
     return doc
 
 
-def _run_jwt_rows(configs: list[ConnectConfig], p: ConnectParams, doc: dict, run, links) -> None:
+def _run_jwt_rows(configs: list[ConnectConfig], p: ConnectParams, doc: Result, run, links) -> None:
     from .signer import SignerParams, run_jwt
     jwt = [c for c in configs if c.client == "jwt-client"]
     profiles = sorted({c.profile for c in jwt if c.profile})

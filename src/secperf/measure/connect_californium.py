@@ -11,6 +11,7 @@ from ..core import result as R
 from ..core import stats
 from ..core.jsonlines import parse_lines
 from ..core.paths import write_private
+from ..core.result_schema import Result, Series
 from ..lab import registry
 from ..lab.pki import LabPKI
 from ..lab.services import ServiceError
@@ -30,7 +31,8 @@ CF_TIMER = {"full": ("CoapClient.get() on a new DTLS connector (no session)", "2
                            "(no handshake)")}
 
 
-def measure_californium(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict | None = None, link=None) -> dict:
+def measure_californium(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: Result | None = None,
+                        link=None) -> Series:
     """Californium's own client against the Californium server: full handshakes, resumed sessions,
     and requests after a NAT rebinding carried by the connection ID. Every connection is verified:
     handshakes the client started (none for cid-rebind) and whether it resumed (resumed rows)."""
@@ -49,7 +51,7 @@ def measure_californium(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: 
         sunpkcs11_config,
     )
     warmup = max(p.warmup, CF_WARMUP)
-    s["labels"]["warmup"] = warmup
+    s.labels["warmup"] = warmup
     try:
         certs = pki.server(cfg.server_cert, 1)
         if km.uri:  # the token key: SunPKCS11 on the shim, the PIN read from its 0600 file by the client
@@ -58,7 +60,7 @@ def measure_californium(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: 
             label = km.uri.split("object=", 1)[1].split(";", 1)[0].split("?", 1)[0]
             key_args = ["--pkcs11-config", str(conf), "--pkcs11-pin-file", str(km.token.pin_path),
                         "--pkcs11-label", unquote(label)]
-            s["labels"]["client_key_provider"] = "SunPKCS11 (JDK) on the secure-element shim"
+            s.labels["client_key_provider"] = "SunPKCS11 (JDK) on the secure-element shim"
         else:
             key = server.write_secret(Path(server.workdir) / "client.p8.pem", pkcs8_pem(km.key))
             key_args = ["--key", str(key)]
@@ -67,7 +69,7 @@ def measure_californium(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: 
                           "--warmup", str(warmup), "--row", cfg.handshake, "--cid-length", str(CID_LENGTH),
                           "--timeout-ms", str(dial.timeout_ms)])
         budget = (p.n + warmup + 2) * (dial.timeout_ms / 1000 + 2) + 60
-        with link_counters(s["derived"], dial.link):
+        with link_counters(s.derived, dial.link):
             try:
                 r = registry.run(argv, "californium client", capture_output=True, text=True, timeout=budget,
                                  env=km.env)
@@ -98,10 +100,10 @@ def measure_californium(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: 
             c["phases"] = ([{"phase": "secure element", "us": round(se_us, 3)}] if km.shim_log else []) + \
                 [{"phase": rest, "us": round(max(0.0, c["usable_us"] - se_us), 3)}]
         record_run(s, c["i"], False, c)
-    if r is not None and r.returncode != 0 and not s["failures"]:
+    if r is not None and r.returncode != 0 and not s.failures:
         R.add_failure(s, f"the Californium client exited {r.returncode}: {r.stderr.strip()[-300:]}")
-    d = s["derived"]
-    ok = [c for c in s["samples"] if c.get("ok")]
+    d = s.derived
+    ok = [c for c in s.samples if c.get("ok")]
     d["resumed"] = sum(1 for c in ok if c.get("resumed"))
     d["handshakes_per_request"] = (sum(c.get("handshakes", 0) for c in ok) / len(ok)) if ok else None
     d["server_handshakes"] = {"total": len(hs), "resumed": sum(1 for h in hs if h.get("resumed"))}
@@ -120,9 +122,9 @@ def _token_us(conn: dict, calls: list[dict]) -> float:
     return sum(x.get("duration_ns", 0) for x in calls if t0 <= x.get("start_ns", -1) <= t1) / 1000
 
 
-def _derive_se(s: dict, ok: list[dict], calls: list[dict], km: KeyMaterial) -> None:
+def _derive_se(s: Series, ok: list[dict], calls: list[dict], km: KeyMaterial) -> None:
     """The token's part in the Californium client's connections: per call kind, per connection."""
-    d = s["derived"]
+    d = s.derived
     for c in ok:
         mine = [x for x in calls if c["t0_ns"] <= x.get("start_ns", -1) <= c["t1_ns"]]
         c["se"] = {"calls": len(mine), "se_us": round(sum(x.get("duration_ns", 0) for x in mine) / 1000, 3),
@@ -132,6 +134,6 @@ def _derive_se(s: dict, ok: list[dict], calls: list[dict], km: KeyMaterial) -> N
     d["se_p50_us"] = stats.median([c["se"]["se_us"] for c in ok])
     d["token_sign_per_connection"] = sum(c["se"]["sign"] for c in ok) / len(ok)
     d["token_verify_per_connection"] = sum(c["se"]["verify"] for c in ok) / len(ok)
-    s["labels"]["shim_log"] = str(km.shim_log)
-    s["labels"]["note"] = ("the JDK's SunPKCS11 signs with the token key and also verifies the server's signatures "
-                           "on the token (C_Verify, not delayed by the profile; counted in derived)")
+    s.labels["shim_log"] = str(km.shim_log)
+    s.labels["note"] = ("the JDK's SunPKCS11 signs with the token key and also verifies the server's signatures "
+                        "on the token (C_Verify, not delayed by the profile; counted in derived)")

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 from ..core import result as R
+from ..core.result_schema import Series
 from ..core.paths import private_dir
 from .connect_config import COAP_PSK, COAP_PSK_IDENTITY
 from .connect_series import record_run
@@ -14,7 +15,7 @@ from .connect_servers import Dial
 from .connect_spawn import median_startup, timed_run
 
 
-def coap_client_run(cfg, p, port, certs, km, s, dial: Dial) -> float | None:
+def coap_client_run(cfg, p, port, certs, km, s: Series, dial: Dial) -> float | None:
     exe = shutil.which("coap-client-openssl")
     if exe is None:
         R.add_failure(s, "coap-client-openssl is not installed: run scripts/bootstrap (libcoap3-bin)")

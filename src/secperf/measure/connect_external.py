@@ -4,6 +4,7 @@ coap-client) against the same server as the probe; each client's driver is in it
 from __future__ import annotations
 
 from ..core import result as R
+from ..core.result_schema import Result, Series
 from ..lab.pki import LabPKI
 from .connect_coap import coap_client_run
 from .connect_config import USABLE, ConnectConfig, ConnectParams
@@ -14,7 +15,8 @@ from .connect_servers import dial_for, finish_series, start_server
 from .handshake import link_counters
 
 
-def measure_external(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict | None = None, link=None) -> dict:
+def measure_external(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: Result | None = None,
+                     link=None) -> Series:
     """curl, mosquitto_pub, paho-mqtt or coap-client against the same server as the probe. With
     `link` (lab/netns.Link) the server runs in the link's server namespace and the client in its
     device namespace (see Dial), and the link's counters for the run are recorded."""
@@ -36,15 +38,15 @@ def measure_external(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dic
     try:
         runner = {"curl": curl_run, "mosquitto_pub": mosquitto_pub_run, "paho": paho_run,
                   "coap-client": coap_client_run}[cfg.client]
-        with link_counters(s["derived"], dial.link):
+        with link_counters(s.derived, dial.link):
             startup = runner(cfg, p, server.port, certs, km, s, dial)
     finally:
         server.stop()
     if startup is not None:
-        s["derived"]["startup_p50_us"] = startup
+        s.derived["startup_p50_us"] = startup
     calls = km.calls()
     derive_series(s, cfg, calls, km)
     if km.shim_log is not None:
         # a new process loads the token each time: every PKCS#11 call of the run counts
-        s["derived"]["se_calls_per_run"] = len(calls) / max(1, p.n + p.warmup)
+        s.derived["se_calls_per_run"] = len(calls) / max(1, p.n + p.warmup)
     return finish_series(s, server)

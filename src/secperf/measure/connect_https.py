@@ -8,13 +8,14 @@ import os
 import shutil
 
 from ..core import result as R
+from ..core.result_schema import Series
 from ..core import stats
 from .connect_series import record_run
 from .connect_servers import Dial
 from .connect_spawn import timed_run
 
 
-def curl_run(cfg, p, port, certs, km, s, dial: Dial) -> float | None:
+def curl_run(cfg, p, port, certs, km, s: Series, dial: Dial) -> float | None:
     exe = shutil.which("curl")
     if exe is None:
         R.add_failure(s, "curl is not installed: run scripts/bootstrap")

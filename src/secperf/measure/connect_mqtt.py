@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from ..core import result as R
+from ..core.result_schema import Series
 from ..core.jsonlines import parse_lines
 from ..core.paths import write_private
 from ..lab import registry
@@ -21,7 +22,7 @@ from .connect_servers import Dial
 from .connect_spawn import median_startup, stamp_lines
 
 
-def mosquitto_pub_run(cfg, p, port, certs, km, s, dial: Dial) -> float | None:
+def mosquitto_pub_run(cfg, p, port, certs, km, s: Series, dial: Dial) -> float | None:
     """mosquitto_pub per connection; with the token key from a private temporary directory that is
     removed at the end (it links to the token's PIN file, so it never lies inside results/)."""
     exe = shutil.which("mosquitto_pub")
@@ -86,7 +87,7 @@ def engine_key_dir(km: KeyMaterial) -> tuple[Path, str]:
     return d, key_id
 
 
-def paho_run(cfg, p, port, certs, km, s, dial: Dial) -> None:
+def paho_run(cfg, p, port, certs, km, s: Series, dial: Dial) -> None:
     """paho-mqtt in a worker process (secperf.measure.paho_client) making all connections, under the
     link's device-namespace prefix over an emulated link (why a process: see that module)."""
     try:

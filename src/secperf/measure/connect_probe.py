@@ -5,6 +5,7 @@ connection."""
 from __future__ import annotations
 
 from ..core import result as R
+from ..core.result_schema import Result, Series
 from ..lab.pki import LabPKI
 from ..lab.services import LOOPBACK
 from .connect_config import (
@@ -50,7 +51,8 @@ def probe_client_args(cfg: ConnectConfig, port: int, p: ConnectParams, pki: LabP
     return a + km.probe_args()
 
 
-def measure_probe(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict | None = None, link=None) -> dict:
+def measure_probe(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: Result | None = None,
+                  link=None) -> Series:
     """One configuration with the probe as client. With `link` (lab/netns.Link) the server runs in
     the link's server namespace and the probe in its device namespace, over the emulated link."""
     s = new_series(cfg, "socket connect() started (TCP SYN / DTLS socket set-up)", USABLE[cfg.protocol],
@@ -63,30 +65,30 @@ def measure_probe(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict |
     if cfg.coap_server == "californium" and p.warmup < CF_WARMUP:
         from dataclasses import replace as _replace
         p = _replace(p, warmup=CF_WARMUP)  # a JVM server: warm its hot paths first (the series says so)
-        s["labels"]["warmup"] = CF_WARMUP
+        s.labels["warmup"] = CF_WARMUP
     try:
         if cfg.key_session == "cold":
-            with link_counters(s["derived"], dial.link):
+            with link_counters(s.derived, dial.link):
                 meta, conns, err, calls = _cold_runs(cfg, p, pki, km, server.port, dial)
         else:
             budget = (p.n + p.warmup + 2) * (dial.timeout_ms / 1000.0) * 3 + 30
             args = probe_client_args(cfg, server.port, p, pki, km, dial.host, dial.timeout_ms)
-            with link_counters(s["derived"], dial.link):
+            with link_counters(s.derived, dial.link):
                 meta, conns, err = run_client(args, budget, prefix=list(dial.prefix), env=km.env)
             calls = None
         if hasattr(server, "drain") and cfg.coap_server == "californium":
             hs = server.drain()[-p.n:]  # the server's own word on each counted handshake
-            s["derived"]["server_resumed"] = sum(1 for h in hs if h.get("resumed"))
+            s.derived["server_resumed"] = sum(1 for h in hs if h.get("resumed"))
     finally:
         server.stop()
     record_client_run(s, doc, meta, err)
     if cfg.key_session == "cold":
-        s["timer"]["start"] = COLD_START
+        s.timer.start = COLD_START
     calls = km.calls() if calls is None else calls
     for c in conns:
         if not c.get("ok"):
             R.add_failure(s, f"connection {c.get('i')}: {c.get('stage', '?')}: {c.get('reason', 'failed')}")
-            s["samples"].append(c)
+            s.samples.append(c)
             continue
         phases, se = probe_phases(c, calls, busy=getattr(getattr(km, "profile", None), "wait", "") == "busy")
         if "cold" in c:
@@ -95,9 +97,9 @@ def measure_probe(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: dict |
             se["calls"] += c["cold"]["calls"]
             se["se_us"] = round(se["se_us"] + c["cold"]["token_us"], 3)
         c["phases"], c["se"] = phases, se
-        s["samples"].append(c)
-        s["values_us"].append(float(c["usable_us"]))
-        s["cpu_values_us"].append(float(c["lib_cpu_us"]))
+        s.samples.append(c)
+        s.values_us.append(float(c["usable_us"]))
+        s.cpu_values_us.append(float(c["lib_cpu_us"]))
     derive_series(s, cfg, calls, km)
     return finish_series(s, server)
 

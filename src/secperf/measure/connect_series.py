@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..core import result as R
 from ..core import stats
+from ..core.result_schema import Series
 from .connect_config import RESUMPTION_REFUSED, ConnectConfig
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ def phase_medians(samples: list[dict]) -> list[dict]:
     return [{"phase": k, "p50_us": stats.median(per[k])} for k in order]
 
 
-def new_series(cfg: ConnectConfig, timer_start: str, timer_end: str, clock: str) -> dict:
+def new_series(cfg: ConnectConfig, timer_start: str, timer_end: str, clock: str) -> Series:
     labels = {k: v for k, v in asdict(cfg).items()}
     labels["profile"] = cfg.profile
     labels["label"] = cfg.label
@@ -76,9 +77,9 @@ def se_breakdown(samples: list[dict], calls: list[dict]) -> dict:
     return per_call_breakdown(iters, calls)
 
 
-def derive_series(s: dict, cfg: ConnectConfig, calls: list[dict], km: KeyMaterial | None) -> None:
-    ok = [c for c in s["samples"] if c.get("ok")]
-    d = s["derived"]
+def derive_series(s: Series, cfg: ConnectConfig, calls: list[dict], km: KeyMaterial | None) -> None:
+    ok = [c for c in s.samples if c.get("ok")]
+    d = s.derived
     if not ok:
         return
     d["phases_p50_us"] = phase_medians(ok)
@@ -89,7 +90,7 @@ def derive_series(s: dict, cfg: ConnectConfig, calls: list[dict], km: KeyMateria
         # the server never resumes: a property of the server, measured and said, not a failed run;
         # every reconnection here is a full handshake (the table shows resumed 0/n)
         d["resumption_note"] = RESUMPTION_REFUSED.get(cfg.protocol, "the server resumed no session")
-        s["labels"]["note"] = d["resumption_note"]
+        s.labels["note"] = d["resumption_note"]
     elif cfg.handshake == "resumed" and d["resumed"] < len(ok):
         R.add_failure(s, f"resumption did not happen on {len(ok) - d['resumed']} of {len(ok)} connections")
     if km is not None and km.shim_log is not None:
@@ -101,19 +102,19 @@ def derive_series(s: dict, cfg: ConnectConfig, calls: list[dict], km: KeyMateria
         se = [c["se"]["se_us"] for c in ok if "se" in c]
         if se:
             d["se_p50_us"] = stats.median(se)
-        s["labels"]["shim_log"] = str(km.shim_log)
+        s.labels["shim_log"] = str(km.shim_log)
 
 
 def slug(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in text)[:100]
 
 
-def record_run(s: dict, i: int, warm: bool, sample: dict) -> None:
+def record_run(s: Series, i: int, warm: bool, sample: dict) -> None:
     if warm:
         return
     sample["i"] = i
-    s["samples"].append(sample)
+    s.samples.append(sample)
     if sample.get("ok"):
-        s["values_us"].append(sample["usable_us"])
+        s.values_us.append(sample["usable_us"])
     else:
         R.add_failure(s, f"run {sample['i']}: {sample.get('reason', 'failed')}")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..core import result as R
 from ..core.paths import private_dir, write_private
+from ..core.result_schema import Series
 from ..lab.pki import LabPKI
 from ..lab.services import LOOPBACK, Nginx, ServiceError
 from ..lab.token import openssl_seclevel_conf
@@ -73,7 +74,7 @@ def kill_later(server, after_s: float) -> threading.Timer:
     return t
 
 
-def start_server(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, s: dict, link=None):
+def start_server(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, s: Series, link=None):
     """The key material and the configuration's server, started and checked ready (inside the
     link's server namespace when `link` emulates one). Returns (km, server), or None with the
     reason recorded in series `s` (the run goes on)."""
@@ -88,16 +89,16 @@ def start_server(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, s: dict, lin
             from ..lab.services import RemoteServer
             server = RemoteServer(p.target.addr, p.target.port, "dtls" if cfg.protocol == "coap" else "tls",
                                   workdir / "server")
-            s["labels"].update(p.target.labels())
+            s.labels.update(p.target.labels())
         else:
             server = server_for(cfg, pki, workdir / "server", p.server_port)
     except ConnectError as exc:
         R.add_failure(s, f"server: {exc}")
         return None
     if km.security_level is not None:
-        s["labels"]["openssl_security_level"] = km.security_level
-        s["labels"]["note"] = (f"client and server at OpenSSL security level {km.security_level}: the 1998 card's "
-                               "RSA-1024 key is refused at the default level 2")
+        s.labels["openssl_security_level"] = km.security_level
+        s.labels["note"] = (f"client and server at OpenSSL security level {km.security_level}: the 1998 card's "
+                            "RSA-1024 key is refused at the default level 2")
         if p.target is None:
             conf = private_dir(workdir / "server-openssl") / "openssl.cnf"
             write_private(conf, openssl_seclevel_conf(km.security_level).encode())
@@ -105,26 +106,26 @@ def start_server(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, s: dict, lin
     if link is not None and not link.loopback:
         server.place(link.srv_prefix(), link.server_addr,
                      lambda kind=socket.SOCK_STREAM: link.socket("srv", type=kind), user=link.server_user)
-        s["labels"].update(network_spec=link.spec.canonical(), network_rtt_ms=link.spec.rtt_ms,
-                           network_loss=link.spec.loss)
+        s.labels.update(network_spec=link.spec.canonical(), network_rtt_ms=link.spec.rtt_ms,
+                        network_loss=link.spec.loss)
     try:
         server.start()
     except (ServiceError, OSError) as exc:
         R.add_failure(s, f"server: {exc}")
-        s["labels"]["server_log"] = str(server.log_path)
+        s.labels["server_log"] = str(server.log_path)
         return None
-    s["labels"]["server"] = server.name
-    s["labels"]["server_settings"] = server.describe()
+    s.labels["server"] = server.name
+    s.labels["server_settings"] = server.describe()
     if callable(p.on_server):
         p.on_server(server)
     return km, server
 
 
-def finish_series(s: dict, server) -> dict:
+def finish_series(s: Series, server) -> Series:
     """Summaries and status; the server's directory goes when all went well, else its log is named."""
     R.finalize_series(s, OVER_US)
-    if s["status"] == "ok":
+    if s.status == "ok":
         shutil.rmtree(server.workdir, ignore_errors=True)
     else:
-        s["labels"]["server_log"] = str(server.log_path)
+        s.labels["server_log"] = str(server.log_path)
     return s

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from ..core.native import shipped_sources
 from ..core.errors import InputError, SetupError
+from ..core.result_schema import Series
 from ..lab import registry
 
 SIZES = (8, 16, 64, 256, 1024)
@@ -243,7 +244,7 @@ def measure(targets=DEFAULT_TARGETS) -> dict:
     return out
 
 
-def to_series(table: dict) -> list[dict]:
+def to_series(table: dict) -> list[Series]:
     """Result series (kind "cortexm"): one per target, MAC and length; the count is the value."""
     from ..core import result as R
     timer = {"name": "instructions per tag", "start": "secperf_mark() before the tag computation",
@@ -256,11 +257,11 @@ def to_series(table: dict) -> list[dict]:
                              labels={"target": tname, "cpu": t["cpu"], "machine": t["machine"], "mac": r["mac"],
                                      "op": r["op"], "size_bytes": r["bytes"], "unit": "instructions",
                                      "note": table["label"]}, timer=timer)
-            s["derived"] = {k: v for k, v in r.items() if k not in ("mac", "op", "bytes")}
+            s.derived = {k: v for k, v in r.items() if k not in ("mac", "op", "bytes")}
             if r.get("tag_ok") is False:
                 R.add_failure(s, "the firmware's tag differs from the host implementation's")
-                s["status"] = "failed"
+                s.status = "failed"
             else:
-                s["status"] = "ok"
+                s.status = "ok"
             series.append(s)
     return series

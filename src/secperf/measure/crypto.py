@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core import host, result as R
+from ..core.result_schema import Result, Series
 from ..core.store import Run
 from . import backends, pq, probe
 from ..inputs.algorithms import Row
@@ -55,21 +56,21 @@ def _labels(row: Row, hash_name: str) -> dict:
             "engine": a.engine}
 
 
-def _fill(series: dict, samples: list[dict], size_bytes: int, bulk: bool,
+def _fill(series: Series, samples: list[dict], size_bytes: int, bulk: bool,
           timer_overhead_ns: float | None) -> None:
     for s in samples:
         ops = max(1, int(s["ops"]))
         sample = {"wall_ns": s["wall_ns"], "cpu_ns": s["cpu_ns"], "ops": ops}
         if "fork" in s:   # JVM rows: which forked JVM made the sample
             sample["fork"] = s["fork"]
-        series["samples"].append(sample)
-        series["values_us"].append(s["wall_ns"] / ops / 1000.0)
-        series["cpu_values_us"].append(s["cpu_ns"] / ops / 1000.0)
+        series.samples.append(sample)
+        series.values_us.append(s["wall_ns"] / ops / 1000.0)
+        series.cpu_values_us.append(s["cpu_ns"] / ops / 1000.0)
     if not samples:
         return
     tot_ops = sum(max(1, int(s["ops"])) for s in samples)
     tot_ns = sum(s["wall_ns"] for s in samples)
-    d = series["derived"]
+    d = series.derived
     d["ops_per_s"] = tot_ops / tot_ns * 1e9 if tot_ns > 0 else None
     # CPU-based rate: what `openssl speed` reports by default (it times user CPU, not wall time)
     tot_cpu = sum(s["cpu_ns"] for s in samples)
@@ -82,10 +83,10 @@ def _fill(series: dict, samples: list[dict], size_bytes: int, bulk: bool,
         d["timer_overhead_share"] = timer_overhead_ns / sample_ns if sample_ns else None
 
 
-def _finish_rates(series: dict, size_bytes: int, bulk: bool) -> None:
-    if bulk and series["summary"]:
-        series["derived"]["ns_per_byte"] = series["summary"]["p50_us"] * 1000.0 / size_bytes
-    share = series["derived"].get("timer_overhead_share")
+def _finish_rates(series: Series, size_bytes: int, bulk: bool) -> None:
+    if bulk and series.summary:
+        series.derived["ns_per_byte"] = series.summary.p50_us * 1000.0 / size_bytes
+    share = series.derived.get("timer_overhead_share")
     if share is not None and share > MAX_TIMER_OVERHEAD_SHARE:
         series.setdefault("warnings", []).append(
             f"timer overhead is {share:.1%} of a sample (target < 1%): raise --min-sample-us")
@@ -113,76 +114,80 @@ def _tool_args(row: Row, p: CryptoParams) -> list[str]:
     return args
 
 
-def _measure_in_tool(row: Row, p: CryptoParams, series: dict, on_sample) -> dict | None:
-    """A row in another library's tool; returns its meta line (library name and version)."""
+def _measure_in_tool(row: Row, p: CryptoParams, series: Series, on_sample) -> tuple[dict | None, bool]:
+    """A row in another library's tool; returns its meta line (library name and version) and
+    whether the library said it lacks the row (unsupported)."""
     try:
         cmd = backends.command(row.library)
     except backends.LibraryUnavailable as exc:
         R.add_failure(series, str(exc))
-        return None
+        return None, False
     jvm = row.library in ("jce", "bouncycastle")
     budget = p.duration_s * 3 + 120 + (p.jmh_forks * (p.jmh_warmup_ms / 1000 + 5) if jvm else 0)
     run = probe.run_speed(_tool_args(row, p), setup_timeout_s=900, run_timeout_s=budget,
                           on_sample=on_sample, command=cmd)
     meta = run.meta or {}
-    series["labels"]["library"] = meta.get("library") or backends.TOOLS[row.library].title
-    series["labels"]["version"] = meta.get("version") or backends.version_of(meta.get("library"))
+    series.labels["library"] = meta.get("library") or backends.TOOLS[row.library].title
+    series.labels["version"] = meta.get("version") or backends.version_of(meta.get("library"))
     if run.unsupported:
         R.add_failure(series, run.unsupported)
-        series["status_hint"] = "unsupported"
-        return meta
+        return meta, True
     if run.row:
-        series["timer"].update(batch=run.row.get("batch"), detail=run.row.get("detail"),
-                               key_source=run.row.get("key_source"), tool=meta.get("tool"))
+        series.timer.update(batch=run.row.get("batch"), detail=run.row.get("detail"),
+                            key_source=run.row.get("key_source"), tool=meta.get("tool"))
         if meta.get("clock"):
-            series["timer"]["clock"] = meta["clock"]
+            series.timer["clock"] = meta["clock"]
         if run.row.get("jmh"):
-            series["timer"]["jmh"] = run.row["jmh"]
+            series.timer["jmh"] = run.row["jmh"]
         if run.row.get("key_bits"):
-            series["labels"]["key_bits"] = run.row["key_bits"]
+            series.labels["key_bits"] = run.row["key_bits"]
     if run.end:
-        series["timer"]["stopped"] = run.end.get("stopped")
+        series.timer["stopped"] = run.end.get("stopped")
         if run.end.get("jmh_score_us") is not None:
-            series["derived"]["jmh_score_us"] = run.end["jmh_score_us"]
-            series["derived"]["jmh_error_us"] = run.end.get("jmh_error_us")
+            series.derived["jmh_score_us"] = run.end["jmh_score_us"]
+            series.derived["jmh_error_us"] = run.end.get("jmh_error_us")
     _fill(series, run.samples, row.size_bytes, row.alg.bulk, meta.get("timer_overhead_ns"))
     if run.error:
         R.add_failure(series, run.error)
-    return meta
+    return meta, False
 
 
-def measure_row(row: Row, p: CryptoParams, on_sample=None) -> tuple[dict, dict | None]:
+def measure_row(row: Row, p: CryptoParams, on_sample=None) -> tuple[Series, dict | None]:
     """Measure one row; returns (series, probe meta). Failures become series failures; a row its
     library lacks is "unsupported" with the library's reason, never measured elsewhere."""
+    series, meta, _ = _measure_row(row, p, on_sample)
+    return series, meta
+
+
+def _measure_row(row: Row, p: CryptoParams, on_sample=None) -> tuple[Series, dict | None, dict | None]:
+    """measure_row, also returning another library's tool meta line (None for the probe's rows)."""
     series = R.new_series(row.series_id, kind="crypto", labels=_labels(row, p.hash), timer=TIMER)
-    series["labels"]["backend"] = row.library
+    series.labels["backend"] = row.library
     meta = None
     if row.library != "openssl":
-        tool_meta = _measure_in_tool(row, p, series, on_sample)
-        unsupported = series.pop("status_hint", None) == "unsupported"
+        tool_meta, unsupported = _measure_in_tool(row, p, series, on_sample)
         R.finalize_series(series)
         if unsupported:
-            series["status"] = "unsupported"
-            return series, None
+            series.status = "unsupported"
+            return series, None, None
         _finish_rates(series, row.size_bytes, row.alg.bulk)
-        series["_tool_meta"] = tool_meta
-        return series, None
+        return series, None, tool_meta
     if row.alg.engine == "cryptography":
         try:
-            series["labels"]["library"] = pq.library_label()
-            series["labels"]["version"] = backends.version_of(pq.openssl_text())
+            series.labels["library"] = pq.library_label()
+            series.labels["version"] = backends.version_of(pq.openssl_text())
             fn, detail = pq.make_op(row.alg.name, row.op)
             samples, batch, stopped = pq.sample_batches(
                 fn, n=p.n, warmup=p.warmup, min_sample_us=p.min_sample_us,
                 max_seconds=p.duration_s, on_sample=on_sample)
-            series["timer"].update(batch=batch, detail=detail, stopped=stopped,
-                                   clock="time.perf_counter_ns (wall), time.thread_time_ns (CPU)")
+            series.timer.update(batch=batch, detail=detail, stopped=stopped,
+                                clock="time.perf_counter_ns (wall), time.thread_time_ns (CPU)")
             _fill(series, samples, row.size_bytes, False, None)
         except pq.PQUnavailable as exc:
             R.add_failure(series, str(exc))
             R.finalize_series(series)
-            series["status"] = "unsupported"
-            return series, None
+            series.status = "unsupported"
+            return series, None, None
         except Exception as exc:  # a failing library call is a failed sample, not a crash
             R.add_failure(series, f"{type(exc).__name__}: {exc}")
     else:
@@ -190,26 +195,26 @@ def measure_row(row: Row, p: CryptoParams, on_sample=None) -> tuple[dict, dict |
                               run_timeout_s=p.duration_s * 3 + 120, on_sample=on_sample)
         meta = run.meta
         if meta:
-            series["labels"]["library"] = f"{meta.get('openssl_version')} (system libcrypto)"
-            series["labels"]["version"] = backends.version_of(meta.get("openssl_version"))
+            series.labels["library"] = f"{meta.get('openssl_version')} (system libcrypto)"
+            series.labels["version"] = backends.version_of(meta.get("openssl_version"))
         if run.row:
-            series["timer"].update(batch=run.row.get("batch"), detail=run.row.get("detail"),
-                                   key_source=run.row.get("key_source"))
+            series.timer.update(batch=run.row.get("batch"), detail=run.row.get("detail"),
+                                key_source=run.row.get("key_source"))
             if run.row.get("key_bits"):
-                series["labels"]["key_bits"] = run.row["key_bits"]
+                series.labels["key_bits"] = run.row["key_bits"]
         if run.end:
-            series["timer"]["stopped"] = run.end.get("stopped")
+            series.timer["stopped"] = run.end.get("stopped")
         _fill(series, run.samples, row.size_bytes, row.alg.bulk,
               meta.get("timer_overhead_ns") if meta else None)
         if run.error:
             R.add_failure(series, run.error)
     R.finalize_series(series)
     _finish_rates(series, row.size_bytes, row.alg.bulk)
-    return series, meta
+    return series, meta, None
 
 
-def run_crypto(rows: list[Row], p: CryptoParams, doc: dict, run: Run | None = None,
-               progress=None) -> dict:
+def run_crypto(rows: list[Row], p: CryptoParams, doc: Result, run: Run | None = None,
+               progress=None) -> Result:
     """Measure every row in order, saving the Result after each one.
 
     progress(event, row, index, total, series) is called with event 'start' and 'done'.
@@ -218,13 +223,12 @@ def run_crypto(rows: list[Row], p: CryptoParams, doc: dict, run: Run | None = No
     for i, row in enumerate(rows):
         if progress:
             progress("start", row, i, total, None)
-        series, meta = measure_row(row, p)
+        series, meta, tool_meta = _measure_row(row, p)
         host.record_probe_meta(doc, meta)
-        tool_meta = series.pop("_tool_meta", None)
         if tool_meta:
-            doc["host"].setdefault("libraries", {})[row.library] = {
+            doc.host.setdefault("libraries", {})[row.library] = {
                 k: tool_meta.get(k) for k in ("tool", "library", "version", "clock", "timer_overhead_ns")}
-        doc["series"].append(series)
+        doc.series.append(series)
         if run is not None:
             run.save(doc)
         if progress:
@@ -232,5 +236,5 @@ def run_crypto(rows: list[Row], p: CryptoParams, doc: dict, run: Run | None = No
     return doc
 
 
-def measurement_failures(doc: dict) -> list[dict]:
-    return [s for s in doc["series"] if s["status"] in ("failed", "partial")]
+def measurement_failures(doc: Result) -> list[Series]:
+    return [s for s in doc.series if s.status in ("failed", "partial")]

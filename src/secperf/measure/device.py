@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core import result as R
+from ..core.result_schema import DeviceDerived, DeviceTime, Series
 from ..core.errors import InputError, MeasurementError
 from ..lab import registry
 from ..inputs.devices import Core, DeviceError, core as core_profile, cores
@@ -372,7 +373,7 @@ def _timed_rows(samples: list[dict]) -> dict[tuple, tuple]:
 
 
 def make_series(cfg: Config, dev: Core, build: Build, phase: str, hss: list[A.Handshake], conns: dict,
-                failures: list[str], timed: dict | None = None) -> dict:
+                failures: list[str], timed: dict | None = None) -> Series:
     s = R.new_series(f"device/{cfg.device}/{cfg.key}/{phase}", kind="device", labels=_labels(cfg, dev, build, phase),
                      timer=TIMER)
     for reason in failures:
@@ -384,14 +385,14 @@ def make_series(cfg: Config, dev: Core, build: Build, phase: str, hss: list[A.Ha
         if t and len(t["messages"]) == len(messages):
             for m, cyc in zip(messages, t["messages"]):
                 m["cycles"] = list(cyc)
-        s["samples"].append({"handshake": h.index, "instructions": h.instructions, "parts_sum": h.parts_sum,
-                             **({"cycles": list(t["cycles"])} if t else {}),
-                             "messages": messages, "app_instructions": h.app_instructions,
-                             "records_in": h.records_in, "records_out": h.records_out,
-                             "messages_per_record": h.messages_per_record, "version": c.get("version"),
-                             "negotiated_suite": c.get("suite"), "negotiated_group": c.get("group"),
-                             "resumed": bool(c.get("resumed")), "stack_bytes": c.get("stack_bytes")})
-    good = [x for x in s["samples"]]
+        s.samples.append({"handshake": h.index, "instructions": h.instructions, "parts_sum": h.parts_sum,
+                          **({"cycles": list(t["cycles"])} if t else {}),
+                          "messages": messages, "app_instructions": h.app_instructions,
+                          "records_in": h.records_in, "records_out": h.records_out,
+                          "messages_per_record": h.messages_per_record, "version": c.get("version"),
+                          "negotiated_suite": c.get("suite"), "negotiated_group": c.get("group"),
+                          "resumed": bool(c.get("resumed")), "stack_bytes": c.get("stack_bytes")})
+    good = [x for x in s.samples]
     if good:
         ins = [x["instructions"] for x in good]
         med = statistics.median(ins)
@@ -402,7 +403,7 @@ def make_series(cfg: Config, dev: Core, build: Build, phase: str, hss: list[A.Ha
             r.update(_derive(dev, r["instructions"]))
             if (r["dir"], r["message"]) in trows:
                 r["time"] = T.figure(trows[(r["dir"], r["message"])], dev)
-        s["derived"] = {
+        s.derived = {
             "instructions_median": med, "instructions_min": min(ins), "instructions_max": max(ins),
             "spread": (max(ins) - min(ins)) / med if med else 0.0,
             "parts_sum_max_error": worst, "messages": rows,
@@ -416,18 +417,18 @@ def make_series(cfg: Config, dev: Core, build: Build, phase: str, hss: list[A.Ha
         }
         cyc = [x["cycles"] for x in good if "cycles" in x]
         if cyc and dev.timing is not None:
-            s["derived"]["time"] = {**T.figure(tuple(statistics.median(c[k] for c in cyc) for k in range(3)), dev),
-                                    **T.model_note(dev)}
-        s["status"] = "partial" if s["failures"] else "ok"
+            s.derived_as(DeviceDerived).time = DeviceTime.model_validate(
+                {**T.figure(tuple(statistics.median(c[k] for c in cyc) for k in range(3)), dev), **T.model_note(dev)})
+        s.status = "partial" if s.failures else "ok"
     else:
-        s["status"] = "failed"
-        if not s["failures"]:
+        s.status = "failed"
+        if not s.failures:
             R.add_failure(s, "no handshake completed")
     return s
 
 
 def measure_config(cfg: Config, n: int, warmup: int, build: Build | None = None,
-                   server: Server | None = None, timed: bool = True) -> list[dict]:
+                   server: Server | None = None, timed: bool = True) -> list[Series]:
     """Cold and warm series of one configuration: one guest process with 1 + warmup + n handshakes."""
     dev = check_device(cfg.device)
     build = build or ensure_built(cfg.stack, target_for(dev), cfg.build_config)
@@ -463,12 +464,12 @@ def measure_config(cfg: Config, n: int, warmup: int, build: Build | None = None,
     out = [make_series(cfg, dev, build, "cold", cold, by, failures if not cold else [], timed),
            make_series(cfg, dev, build, "warm", warm, by, failures, timed)]
     for s in out:
-        s["labels"]["warmup_handshakes"] = warmup
-        s["labels"]["qemu"] = build.qemu_version
-        s["labels"]["cross_cc"] = build.cross_cc
-        s["labels"]["plugin_header"] = build.plugin_header
-        if build.footprint and s["status"] != "failed":
-            s["derived"]["footprint"] = build.footprint
+        s.labels["warmup_handshakes"] = warmup
+        s.labels["qemu"] = build.qemu_version
+        s.labels["cross_cc"] = build.cross_cc
+        s.labels["plugin_header"] = build.plugin_header
+        if build.footprint and s.status != "failed":
+            s.derived_as(DeviceDerived).footprint = build.footprint
     return out
 
 
@@ -483,7 +484,7 @@ def check_ops(ops, build: Build, stack: str) -> list[str]:
 
 
 def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build: Build | None = None,
-                   build_config: str | None = None, timed: bool = True) -> list[dict]:
+                   build_config: str | None = None, timed: bool = True) -> list[Series]:
     """Instruction counts of single primitive operations (keygen, derive, sign, verify, AEAD, hash)."""
     dev = check_device(device)
     check_stacks(stack, dev)
@@ -525,30 +526,30 @@ def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build
             if counts:
                 warm = counts[1:] or counts
                 med = statistics.median(warm)
-                s["samples"] = [{"i": i, "instructions": c, "phase": "cold" if i == 0 else "warm",
-                                 **({"cycles": list(cycles[i])} if i < len(cycles) else {})}
+                s.samples = [{"i": i, "instructions": c, "phase": "cold" if i == 0 else "warm",
+                              **({"cycles": list(cycles[i])} if i < len(cycles) else {})}
                                 for i, c in enumerate(counts)]
                 line = next((json.loads(x) for x in p.stdout.splitlines() if x.startswith('{"crypto"')), {})
-                s["derived"] = {"instructions_cold": counts[0], "instructions_median": med,
-                                # the deepest stack the operation's repetitions wrote (painted, marker call incl.)
-                                "stack_bytes_max": line.get("stack_bytes"),
-                                "derived_ms": {**_derive(dev, med), "clock_mhz": dev.clock_mhz, "cpi": list(dev.cpi),
-                                               "cpi_estimate": dev.cpi_estimate}}
+                s.derived = {"instructions_cold": counts[0], "instructions_median": med,
+                             # the deepest stack the operation's repetitions wrote (painted, marker call incl.)
+                             "stack_bytes_max": line.get("stack_bytes"),
+                             "derived_ms": {**_derive(dev, med), "clock_mhz": dev.clock_mhz, "cpi": list(dev.cpi),
+                                            "cpi_estimate": dev.cpi_estimate}}
                 warm_cyc = cycles[1:] or cycles
                 if warm_cyc:
-                    s["derived"]["time"] = {**T.figure(tuple(statistics.median(c[k] for c in warm_cyc)
-                                                             for k in range(3)), dev), **T.model_note(dev)}
-                    s["derived"]["time_cold"] = T.figure(cycles[0], dev)
+                    s.derived["time"] = {**T.figure(tuple(statistics.median(c[k] for c in warm_cyc)
+                                                          for k in range(3)), dev), **T.model_note(dev)}
+                    s.derived["time_cold"] = T.figure(cycles[0], dev)
                     # where the cycles come from: the last (warm) operation's classes and stall events
-                    s["derived"]["time"]["counters"] = classes[-1] if classes else {}
+                    s.derived["time"]["counters"] = classes[-1] if classes else {}
                 if line.get("check"):   # what the guest checked of the results outside the markers
-                    s["derived"]["check"] = line["check"]
+                    s.derived["check"] = line["check"]
                 from .device_build import op_footprint
                 fp = op_footprint(build, op) or build.footprint   # the scheme's code (PQClean), else the library's
                 if fp:
-                    s["derived"]["footprint"] = fp
-                s["status"] = "partial" if s["failures"] else "ok"
+                    s.derived["footprint"] = fp
+                s.status = "partial" if s.failures else "ok"
             else:
-                s["status"] = "failed"
+                s.status = "failed"
             out.append(s)
     return out

@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..core import result as R
+from ..core.result_schema import Result, Series
 from ..core.native import shipped_sources
 from ..core.errors import InputError
 from ..core.paths import private_dir, secperf_home
@@ -203,7 +204,7 @@ def sample(conn: dict) -> dict:
 
 
 def measure(cfg: Dtls13Config, n: int, warmup: int, pki, link=None, timeout_s: float = 10.0, exe: Path | None = None,
-            doc: dict | None = None) -> dict:
+            doc: Result | None = None) -> Series:
     validate(cfg)
     from ..lab import registry
     from .handshake import link_counters
@@ -219,11 +220,11 @@ def measure(cfg: Dtls13Config, n: int, warmup: int, pki, link=None, timeout_s: f
     except DtlsSetupError as exc:
         R.add_failure(s, f"build: {exc}")
         return R.finalize_series(s)
-    s["labels"]["library"] = library_version(exe)
+    s.labels["library"] = library_version(exe)
     emulated = link is not None and not link.loopback
     if emulated:
-        s["labels"].update(network_spec=link.spec.canonical(), network_rtt_ms=link.spec.rtt_ms,
-                           network_loss=link.spec.loss)
+        s.labels.update(network_spec=link.spec.canonical(), network_rtt_ms=link.spec.rtt_ms,
+                        network_loss=link.spec.loss)
     srv_certs, cli_certs = pki.server("ecdsa-p256", 1), pki.client("ecdsa-p256")
     host = link.server_addr if emulated else "127.0.0.1"
     common = ["--version", cfg.version] + (["--cid"] if cfg.cid else [])
@@ -245,7 +246,7 @@ def measure(cfg: Dtls13Config, n: int, warmup: int, pki, link=None, timeout_s: f
                     "--response-bytes", str(cfg.response_bytes), *common]
         cli_argv += ["--drop-first"] if cfg.lost == "client-hello" else []
         budget = (n + warmup + 2) * timeout_s + 30
-        with link_counters(s["derived"], link):
+        with link_counters(s.derived, link):
             try:
                 p = registry.run([*(link.dev_prefix() if emulated else []), *cli_argv], "DTLS client (wolfSSL)",
                                  capture_output=True, text=True, timeout=budget)
@@ -264,7 +265,7 @@ def measure(cfg: Dtls13Config, n: int, warmup: int, pki, link=None, timeout_s: f
             c = sample(json.loads(line))
         except (ValueError, KeyError):
             continue
-        s["samples"].append(c)
+        s.samples.append(c)
         if not c.get("ok"):
             R.add_failure(s, f"connection {c.get('i')}: {c.get('stage')}: {c.get('reason')}")
             continue
@@ -276,22 +277,22 @@ def measure(cfg: Dtls13Config, n: int, warmup: int, pki, link=None, timeout_s: f
             c["ok"] = False
             R.add_failure(s, f"connection {c['i']}: connection ID: not negotiated")
             continue
-        s["values_us"].append(float(c["usable_us"]))
-        s["cpu_values_us"].append(float(c["lib_cpu_us"]))
+        s.values_us.append(float(c["usable_us"]))
+        s.cpu_values_us.append(float(c["lib_cpu_us"]))
     if rc not in (0, None):
         R.add_failure(s, f"client exited with {rc}: {(err.strip().splitlines() or [''])[-1]}")
-    if s["failures"] and server_err.strip():   # the server's own word on failed handshakes
-        s["labels"]["server_errors"] = server_err.strip().splitlines()[-5:]
+    if s.failures and server_err.strip():   # the server's own word on failed handshakes
+        s.labels["server_errors"] = server_err.strip().splitlines()[-5:]
     _derive(s)
     return R.finalize_series(s)
 
 
-def _derive(s: dict) -> None:
+def _derive(s: Series) -> None:
     from ..core import stats
-    ok = [c for c in s["samples"] if c.get("ok")]
+    ok = [c for c in s.samples if c.get("ok")]
     if not ok:
         return
-    d = s["derived"]
+    d = s.derived
     for k in ("handshake_us", "round_trips", "handshake_round_trips", "bytes_c2s", "bytes_s2c", "datagrams"):
         d[f"{k.removesuffix('_us')}_p50" + ("_us" if k.endswith("_us") else "")] = stats.median([c[k] for c in ok])
     d["round_trips_note"] = ("round trips count the wire's client-to-server turns up to the response: with DTLS 1.3 "
@@ -306,8 +307,8 @@ def _derive(s: dict) -> None:
     d["flights"] = clean[0]["flights"]
 
 
-def run(configs: list[Dtls13Config], n: int, warmup: int, timeout_ms: int, seed: int, doc: dict, run=None,
-        progress=None) -> dict:
+def run(configs: list[Dtls13Config], n: int, warmup: int, timeout_ms: int, seed: int, doc: Result, run=None,
+        progress=None) -> Result:
     from ..lab.netns import LinkPerNetwork
     from ..lab.pki import LabPKI
     from .handshake import link_timeout_ms
@@ -327,10 +328,10 @@ def run(configs: list[Dtls13Config], n: int, warmup: int, timeout_ms: int, seed:
                                                                          "label": cfg.label},
                                  timer={"name": "establishment", "start": TIMER_START, "end": USABLE})
                 R.add_failure(s, f"network {cfg.network}: {err}" if err else f"build: {build_error}")
-                doc["series"].append(R.finalize_series(s))
+                doc.series.append(R.finalize_series(s))
             else:
                 t_ms = link_timeout_ms(timeout_ms, link.spec) if link is not None else timeout_ms
-                doc["series"].append(measure(cfg, n, warmup, pki, link, t_ms / 1000.0, exe, doc))
+                doc.series.append(measure(cfg, n, warmup, pki, link, t_ms / 1000.0, exe, doc))
             if run is not None:
                 run.save(doc)
             if progress:

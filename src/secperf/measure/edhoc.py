@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..core import result as R
+from ..core.result_schema import Result, Series
 from ..core.errors import InputError, MeasurementError
 from ..core.jsonlines import parse_lines
 from ..core.paths import private_dir, write_private
@@ -209,7 +210,7 @@ def _median(xs):
     return statistics.median(xs) if xs else None
 
 
-def measure(cfg: EdhocConfig, n: int, warmup: int, keys: Path, link=None, timeout_ms: int = 5000) -> dict:
+def measure(cfg: EdhocConfig, n: int, warmup: int, keys: Path, link=None, timeout_ms: int = 5000) -> Series:
     """One configuration: n timed handshakes (+ warm-up) in one client process; a series."""
     validate(cfg)
     s = R.new_series(cfg.series_id, kind="connect",
@@ -236,17 +237,17 @@ def measure(cfg: EdhocConfig, n: int, warmup: int, keys: Path, link=None, timeou
         for ln in lines:
             if ln.get("warm"):
                 continue
-            s["samples"].append(ln)
+            s.samples.append(ln)
             if ln.get("ok"):
-                s["values_us"].append(ln["usable_us"])
-                s["cpu_values_us"].append(ln["cpu_total_us"])
+                s.values_us.append(ln["usable_us"])
+                s.cpu_values_us.append(ln["cpu_total_us"])
             else:
                 R.add_failure(s, f"handshake {ln.get('i')}: {ln.get('reason', 'failed')}")
     except Exception as exc:  # noqa: BLE001 - a configuration that fails is a failed series with its reason
         R.add_failure(s, f"{type(exc).__name__}: {exc}")
     finally:
         _stop(server)
-    s["derived"] = derive(s["samples"], cfg)
+    s.derived = derive(s.samples, cfg)
     return R.finalize_series(s)
 
 
@@ -285,8 +286,8 @@ def _versions() -> str:
     return ", ".join(parts)
 
 
-def run(configs: list[EdhocConfig], n: int, warmup: int, timeout_ms: int, seed: int, doc: dict, run=None,
-        progress=None) -> dict:
+def run(configs: list[EdhocConfig], n: int, warmup: int, timeout_ms: int, seed: int, doc: Result, run=None,
+        progress=None) -> Result:
     """Every configuration in turn over its network (one emulated link per network); series into doc."""
     from ..lab.netns import LinkPerNetwork
     from ..core.paths import secperf_home
@@ -303,10 +304,10 @@ def run(configs: list[EdhocConfig], n: int, warmup: int, timeout_ms: int, seed: 
                                      labels={**asdict(cfg), "protocol": "edhoc", "label": cfg.label},
                                      timer={"name": "EDHOC + OSCORE set-up", "start": TIMER_START, "end": USABLE})
                     R.add_failure(s, f"network {cfg.network}: {err}")
-                    doc["series"].append(R.finalize_series(s))
+                    doc.series.append(R.finalize_series(s))
                 else:
                     t_ms = link_timeout_ms(timeout_ms, link.spec) if link is not None else timeout_ms
-                    doc["series"].append(measure(cfg, n, warmup, keys, link, int(t_ms)))
+                    doc.series.append(measure(cfg, n, warmup, keys, link, int(t_ms)))
                 if run is not None:
                     run.save(doc)
                 if progress:

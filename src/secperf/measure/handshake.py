@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ..core import host, result as R
 from ..core import stats
+from ..core.result_schema import Derived, Result, Series
 from ..core.jsonlines import parse_lines
 from ..lab import registry
 from ..lab.pki import LabPKI
@@ -266,11 +267,11 @@ def run_client(args: list[str], timeout_s: float, prefix: list[str] | None = Non
     return meta, conns, err
 
 
-def record_client_run(series: dict, doc: dict | None, meta: dict | None, err: str | None) -> None:
+def record_client_run(series: Series, doc: Result | None, meta: dict | None, err: str | None) -> None:
     """What a probe client run says beyond its connections: the library it used (in the series,
     and in the run's host record) and a client-level error as a failure."""
     if meta:
-        series["labels"]["library"] = meta.get("openssl_version")
+        series.labels["library"] = meta.get("openssl_version")
         if doc is not None:
             host.record_probe_meta(doc, meta)
     if err:
@@ -343,8 +344,8 @@ def link_timeout_ms(timeout_ms: int, spec: NS.NetSpec | None) -> int:
                + backoff_ms)
 
 
-def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI, doc: dict | None = None,
-                   link=None) -> dict:
+def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI, doc: Result | None = None,
+                   link=None) -> Series:
     """Start the server, run the client, stop the server; server logs stay only if something failed.
     With `link` (lab/netns.Link) the server runs in its server namespace and the client in its
     device namespace, dialing link.server_addr; the link's counters for the run are recorded."""
@@ -356,7 +357,7 @@ def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI, doc: d
     workdir = (p.workdir / _slug(f"{cfg.server}-{cfg.label}-{cfg.network}")) if p.workdir else None
     emulated = link is not None and not link.loopback
     if p.target is not None:
-        series["labels"].update(p.target.labels())
+        series.labels.update(p.target.labels())
     try:
         server = server_for(cfg, pki, workdir, link, p.target)
     except HandshakeError as exc:
@@ -366,12 +367,12 @@ def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI, doc: d
         server.start()
     except (ServiceError, OSError) as exc:
         R.add_failure(series, f"server: {exc}")
-        series["labels"]["server_log"] = str(server.log_path)
+        series.labels["server_log"] = str(server.log_path)
         return R.finalize_series(series)
     try:
         tmo = link_timeout_ms(p.timeout_ms, spec)
         budget = (p.n + p.warmup + 2) * (tmo / 1000.0) * 3 + 30
-        with link_counters(series["derived"], link):
+        with link_counters(series.derived, link):
             meta, conns, err = run_client(client_args(cfg, server.port, p, pki, host=link.server_addr if emulated
                                                       else "127.0.0.1", timeout_ms=tmo), budget,
                                           link.dev_prefix() if emulated else None)
@@ -381,14 +382,14 @@ def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI, doc: d
         server.stop()
     record_client_run(series, doc, meta, err)
     for c in conns:
-        series["samples"].append(c)
+        series.samples.append(c)
         if c.get("ok"):
-            series["values_us"].append(float(c["handshake_wall_us"]))
-            series["cpu_values_us"].append(float(c["lib_cpu_us"]))
+            series.values_us.append(float(c["handshake_wall_us"]))
+            series.cpu_values_us.append(float(c["lib_cpu_us"]))
         else:
             R.add_failure(series, f"connection {c.get('i')}: {c.get('stage', '?')}: {c.get('reason', 'failed')}")
     ok = [c for c in conns if c.get("ok")]
-    d = series["derived"]
+    d = series.derived
     if ok:
         d["breakdown"] = breakdown(ok)
         d["tcp_connect_p50_us"] = _median_of(ok, ("tcp_connect_us",))
@@ -413,15 +414,15 @@ def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI, doc: d
     if srv_ok:
         d["server_cpu_p50_us"] = stats.median([float(c["handshake_cpu_us"]) for c in srv_ok])
     R.finalize_series(series)
-    if series["status"] == "ok":
+    if series.status == "ok":
         shutil.rmtree(server.workdir, ignore_errors=True)
     else:
-        series["labels"]["server_log"] = str(server.log_path)
+        series.labels["server_log"] = str(server.log_path)
     return series
 
 
 @contextmanager
-def link_counters(derived: dict, link):
+def link_counters(derived: Derived, link):
     """Record in derived["link"] what an emulated link (its relay's counters per direction) and the
     device's kernel (TCP segments and retransmissions, UDP datagrams) saw during the block; nothing
     without a link or over loopback, and nothing if the block raised."""
@@ -448,8 +449,8 @@ def _link_delta(before, after) -> dict:
     return out
 
 
-def run_handshakes(configs: list[HandshakeConfig], p: HandshakeParams, doc: dict, run=None,
-                   progress=None, seed: int = 1) -> dict:
+def run_handshakes(configs: list[HandshakeConfig], p: HandshakeParams, doc: Result, run=None,
+                   progress=None, seed: int = 1) -> Result:
     """Measure every configuration; configurations over the same --network share one emulated
     link (opened when the network changes, closed after its last configuration, also on errors
     and interrupts). A link that cannot be built fails its configurations with the reason."""
@@ -468,7 +469,7 @@ def run_handshakes(configs: list[HandshakeConfig], p: HandshakeParams, doc: dict
                 R.finalize_series(series)
             else:
                 series = measure_config(cfg, p, pki, doc, link)
-            doc["series"].append(series)
+            doc.series.append(series)
             if run is not None:
                 run.save(doc)
             if progress:

@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..core import result as R
+from ..core.result_schema import Result, Series
 from ..core.jsonlines import parse_lines
 from ..core.paths import private_dir
 from ..lab import registry
@@ -31,20 +32,20 @@ def kept_series_id(network: str) -> str:
     return f"connect/mqtt/paho/software/kept{'' if network in ('loopback', 'none') else '@' + network}"
 
 
-def measure_kept_mqtt(network: str, p: C.ConnectParams, doc: dict, run=None, messages: int = 5,
-                      payload_bytes: int = 64, gap_ms: int = 250) -> dict:
+def measure_kept_mqtt(network: str, p: C.ConnectParams, doc: Result, run=None, messages: int = 5,
+                      payload_bytes: int = 64, gap_ms: int = 250) -> Series:
     """p.n kept connections (after p.warmup warm-up ones), `messages` publishes each: one series of
-    per-message latencies, appended to doc["series"] and returned."""
+    per-message latencies, appended to doc.series and returned."""
     from ..lab.netns import LinkPerNetwork
     cfg = C.ConnectConfig("mqtt", "software", "full", client="paho", network=network)
     s = C.new_series(cfg, TIMER[0], TIMER[1], "time.perf_counter_ns (in-process)")
-    s["id"] = kept_series_id(network)
-    s["labels"].update(kept_messages=messages, payload_bytes=payload_bytes, gap_ms=gap_ms, topic=TOPIC)
+    s.id = kept_series_id(network)
+    s.labels.update(kept_messages=messages, payload_bytes=payload_bytes, gap_ms=gap_ms, topic=TOPIC)
     try:
         import paho.mqtt.client  # noqa: F401 - the worker runs with this interpreter
     except ImportError:
         R.add_failure(s, "paho-mqtt is not installed: run scripts/bootstrap")
-        doc["series"].append(R.finalize_series(s))
+        doc.series.append(R.finalize_series(s))
         return s
     pki = LabPKI(p.pki_root).ensure()
     if p.workdir is None:
@@ -54,11 +55,11 @@ def measure_kept_mqtt(network: str, p: C.ConnectParams, doc: dict, run=None, mes
         link, err = links.get(network)
         if err:
             R.add_failure(s, f"network {network}: {err}")
-            doc["series"].append(R.finalize_series(s))
+            doc.series.append(R.finalize_series(s))
             return s
         ready = C.start_server(cfg, p, pki, s, link)
         if ready is None:
-            doc["series"].append(R.finalize_series(s))
+            doc.series.append(R.finalize_series(s))
             return s
         km, server = ready
         dial = C.dial_for(link, p)
@@ -71,7 +72,7 @@ def measure_kept_mqtt(network: str, p: C.ConnectParams, doc: dict, run=None, mes
                           "--gap-ms", str(gap_ms)])
         budget = (p.n + p.warmup) * (messages + 1) * (dial.timeout_ms / 1000 + gap_ms / 1000 + 1) + 30
         try:
-            with link_counters(s["derived"], dial.link):
+            with link_counters(s.derived, dial.link):
                 r = registry.run(argv, "paho kept worker", capture_output=True, text=True, env=km.env,
                                  timeout=budget)
         except subprocess.TimeoutExpired:
@@ -85,17 +86,17 @@ def measure_kept_mqtt(network: str, p: C.ConnectParams, doc: dict, run=None, mes
                 continue
             sample = {k: v for k, v in line.items() if k in ("ok", "reason", "usable_us", "t0_ns", "t1_ns", "k")}
             sample["conn"] = line.get("i")
-            s["samples"].append(sample)
+            s.samples.append(sample)
             if line.get("ok"):
-                s["values_us"].append(float(line["usable_us"]))
+                s.values_us.append(float(line["usable_us"]))
             else:
                 R.add_failure(s, f"connection {line.get('i')} message {line.get('k', '-')}: "
                                  f"{line.get('reason', 'failed')}")
         if r.returncode != 0:
             R.add_failure(s, f"paho-mqtt kept worker exited {r.returncode}: {r.stderr.strip()[-300:]}")
         # every timed message rides on a session kept from before (the metrics' session reuse counts it)
-        s["derived"]["resumed"] = len(s["values_us"])
-        s["derived"]["kept_session"] = True
+        s.derived["resumed"] = len(s.values_us)
+        s.derived["kept_session"] = True
     C.finish_series(s, server)
-    doc["series"].append(s)
+    doc.series.append(s)
     return s

@@ -36,6 +36,7 @@ import time
 from dataclasses import asdict, dataclass
 
 from ..core import result as R
+from ..core.result_schema import Result, Series
 from ..core.errors import InputError
 
 HANDSHAKES = ("full", "resumed", "0rtt")
@@ -386,7 +387,7 @@ def _priming(lab: QuicLab) -> dict | None:
     return None if lab.ticket is not None else c
 
 
-def measure(cfg: QuicConfig, n: int, warmup: int, pki, link=None, timeout_s: float = 10.0) -> dict:
+def measure(cfg: QuicConfig, n: int, warmup: int, pki, link=None, timeout_s: float = 10.0) -> Series:
     """One configuration as a connect series: establishment time per connection, client CPU, and the
     flights, bytes and round trips of every connection in its sample."""
     validate(cfg)
@@ -397,12 +398,12 @@ def measure(cfg: QuicConfig, n: int, warmup: int, pki, link=None, timeout_s: flo
                             "clock": "time.perf_counter (CLOCK_MONOTONIC), thread_time for client CPU"})
     try:
         import aioquic
-        s["labels"]["library"] = f"aioquic {aioquic.__version__}"
+        s.labels["library"] = f"aioquic {aioquic.__version__}"
     except ImportError:
         R.add_failure(s, "aioquic is not installed (scripts/bootstrap installs it)")
         return R.finalize_series(s)
     if link is not None and not link.loopback:
-        s["labels"].update(network_spec=link.spec.canonical(), network_rtt_ms=link.spec.rtt_ms, network_loss=link.spec.loss)
+        s.labels.update(network_spec=link.spec.canonical(), network_rtt_ms=link.spec.rtt_ms, network_loss=link.spec.loss)
     lab = QuicLab(cfg, pki, link, timeout_s)
     from .handshake import link_counters
     try:
@@ -411,30 +412,30 @@ def measure(cfg: QuicConfig, n: int, warmup: int, pki, link=None, timeout_s: flo
             if bad is not None:
                 R.add_failure(s, f"priming connection: {bad.get('stage')}: {bad.get('reason')}")
                 return R.finalize_series(s)
-        with link_counters(s["derived"], link):
+        with link_counters(s.derived, link):
             for i in range(-warmup, n):
                 c = lab.connection(i)
                 if i < 0:
                     continue
                 if not c.get("ok"):
                     R.add_failure(s, f"connection {i}: {c.get('stage')}: {c.get('reason')}")
-                    s["samples"].append(c)
+                    s.samples.append(c)
                     continue
-                s["samples"].append(c)
-                s["values_us"].append(float(c["usable_us"]))
-                s["cpu_values_us"].append(float(c["lib_cpu_us"]))
+                s.samples.append(c)
+                s.values_us.append(float(c["usable_us"]))
+                s.cpu_values_us.append(float(c["lib_cpu_us"]))
     finally:
         lab.close()
     _derive(s)
     return R.finalize_series(s)
 
 
-def _derive(s: dict) -> None:
+def _derive(s: Series) -> None:
     from ..core import stats
-    ok = [c for c in s["samples"] if c.get("ok")]
+    ok = [c for c in s.samples if c.get("ok")]
     if not ok:
         return
-    d = s["derived"]
+    d = s.derived
     d["handshake_p50_us"] = stats.median([c["handshake_us"] for c in ok])
     d["round_trips_p50"] = stats.median([c["round_trips"] for c in ok])
     d["bytes_c2s_p50"] = stats.median([c["bytes_c2s"] for c in ok])
@@ -449,12 +450,12 @@ def _derive(s: dict) -> None:
     # the first clean connection's flights (no random loss): the shape a flight model is checked against
     clean = [c for c in ok if all(not f.get("dropped") for f in c["flights"])] or ok
     d["flights"] = [{k: v for k, v in f.items() if k != "t_us"} for f in clean[0]["flights"]]
-    for c in s["samples"]:
+    for c in s.samples:
         c.pop("wire", None)  # flights keep what the Result needs; the datagram log would bloat it
 
 
-def run(configs: list[QuicConfig], n: int, warmup: int, timeout_ms: int, seed: int, doc: dict, run=None,
-        progress=None) -> dict:
+def run(configs: list[QuicConfig], n: int, warmup: int, timeout_ms: int, seed: int, doc: Result, run=None,
+        progress=None) -> Result:
     """Every configuration in turn, each over its network (configurations over one network share one
     emulated link); series go into `doc` as they finish."""
     from ..lab.netns import LinkPerNetwork
@@ -470,10 +471,10 @@ def run(configs: list[QuicConfig], n: int, warmup: int, timeout_ms: int, seed: i
                 s = R.new_series(cfg.series_id, kind="connect", labels={**asdict(cfg), "protocol": "quic", "label": cfg.label},
                                  timer={"name": "establishment", "start": TIMER_START, "end": USABLE})
                 R.add_failure(s, f"network {cfg.network}: {err}")
-                doc["series"].append(R.finalize_series(s))
+                doc.series.append(R.finalize_series(s))
             else:
                 t_ms = link_timeout_ms(timeout_ms, link.spec) if link is not None else timeout_ms
-                doc["series"].append(measure(cfg, n, warmup, pki, link, t_ms / 1000.0))
+                doc.series.append(measure(cfg, n, warmup, pki, link, t_ms / 1000.0))
             if run is not None:
                 run.save(doc)
             if progress:

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from ..core import result as R
+from ..core.result_schema import Result, Series, ServerDerived
 from ..core.errors import MeasurementError, SetupError
 from ..core.paths import private_dir
 from ..lab.services import server_software
@@ -84,7 +85,8 @@ __all__ = ["BUSY", "DTLS_SERVERS", "KEYS", "LOADGEN_NAME", "MAX_AUTO_PROCS", "OF
            "validate"]
 
 
-def measure_config(cfg: ServerConfig, p: LoadParams, pki, doc: dict | None = None, on_series=None) -> list[dict]:
+def measure_config(cfg: ServerConfig, p: LoadParams, pki, doc: Result | None = None,
+                   on_series=None) -> list[Series]:
     """One server set-up at every concurrency level; one series per level."""
     workdir = private_dir((p.workdir or Path("/tmp")) / "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in cfg.series_id(0)))
     off = None
@@ -114,8 +116,8 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki, doc: dict | None = Non
         levels = [(None, r) for r in p.rates] if p.rates else [(c, None) for c in p.concurrency]
         for conc, rate in levels:
             s = _series(cfg, conc, p, off, rate)
-            s["labels"].update(server_pid=pid, pinned_to=affinity, loadgen_cores=gen_cores,
-                               loadgen_procs=generator_procs(p), server_software=software)
+            s.labels.update(server_pid=pid, pinned_to=affinity, loadgen_cores=gen_cores,
+                            loadgen_procs=generator_procs(p), server_software=software)
             t0_ns = time.monotonic_ns()
             try:
                 argv = loadgen_argv(srv.port, cfg, conc or 1, p, client_pair, rate=rate)
@@ -126,12 +128,13 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki, doc: dict | None = Non
                 series_out.append(R.finalize_series(s))
                 continue
             fill_level(s, level, run, op, off.calls(t0_ns) if off else None, off, rate)
-            s["derived"]["negotiated"] = agreed
+            d = s.derived_as(ServerDerived)
+            d.negotiated = agreed
             if rate and level["started_per_s"] < 0.95 * rate:
                 # the generator could not start connections at the asked rate: a warning with what it did
-                s["derived"]["warning"] = (f"the load generator started {level['started_per_s']:.0f} connections/s "
-                                           f"of the {rate:g}/s asked ({level['not_started']} arrivals found no free "
-                                           "slot or came late): the achieved rate is reported, not the asked one")
+                d.warning = (f"the load generator started {level['started_per_s']:.0f} connections/s "
+                             f"of the {rate:g}/s asked ({level['not_started']} arrivals found no free "
+                             "slot or came late): the achieved rate is reported, not the asked one")
             level_failures(s, level)
             series_out.append(R.finalize_series(s))
             if on_series:
@@ -146,21 +149,22 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki, doc: dict | None = Non
     return series_out
 
 
-def fill_level(s: dict, level: dict, run: dict, op, calls, off, rate) -> None:
+def fill_level(s: Series, level: dict, run: dict, op, calls, off, rate) -> None:
     """One load level's numbers into its series (local generators or a cluster's merged ones): the
     level's summary, which side limited the rate, the server CPU split, and the per-interval samples."""
-    s["derived"].update(level)
-    s["derived"].update(rate_limit(level, open_loop=bool(rate)))
-    s["derived"]["split"] = split(level, op, calls, off.profile.wait if off else None)
+    d = s.derived_as(ServerDerived)
+    d.update(level)
+    d.update(rate_limit(level, open_loop=bool(rate)))
+    d.split = split(level, op, calls, off.profile.wait if off else None)
     if op:
-        s["derived"]["private_op"] = op
+        d.private_op = op
     per_iv = interval_cpu_per_hs(run)
-    s["values_us"] = per_iv or ([level["server_cpu_us_per_handshake"]]
-                                if level["server_cpu_us_per_handshake"] else [])
-    s["samples"] = [m for m in run["lines"] if m.get("type") == "interval"]
+    s.values_us = per_iv or ([level["server_cpu_us_per_handshake"]]
+                             if level["server_cpu_us_per_handshake"] else [])
+    s.samples = [m for m in run["lines"] if m.get("type") == "interval"]
 
 
-def level_failures(s: dict, level: dict) -> None:
+def level_failures(s: Series, level: dict) -> None:
     """The generators' errors of one level as failures, and a level where no handshake completed."""
     for reason, count in level["errors"].items():
         R.add_failure(s, f"{count}× {reason}")
@@ -170,7 +174,7 @@ def level_failures(s: dict, level: dict) -> None:
 
 
 def _series(cfg: ServerConfig, conc: int | None, p: LoadParams, off: Offload | None,
-            rate: float | None = None) -> dict:
+            rate: float | None = None) -> Series:
     labels = {"server": cfg.server, "key": cfg.key, "key_source": cfg.source, "client_auth": cfg.client_auth,
               "resume_ratio": cfg.resume_ratio, "chain_depth": cfg.depth,
               "tls": "dtls1.2" if cfg.protocol == "dtls" else cfg.tls, "protocol": cfg.protocol,
@@ -189,7 +193,7 @@ def _series(cfg: ServerConfig, conc: int | None, p: LoadParams, off: Offload | N
         "clock": "/proc/PID/task/*/schedstat (run time, ns)"})
 
 
-def run_server(configs: list[ServerConfig], p: LoadParams, doc: dict, run=None, progress=None) -> dict:
+def run_server(configs: list[ServerConfig], p: LoadParams, doc: Result, run=None, progress=None) -> Result:
     from ..lab.pki import LabPKI
     pki = LabPKI().ensure()
     if p.workdir is None and run is not None:
@@ -197,7 +201,7 @@ def run_server(configs: list[ServerConfig], p: LoadParams, doc: dict, run=None, 
     for i, cfg in enumerate(configs):
         if progress:
             progress("start", cfg, i, len(configs), None)
-        doc["series"] += measure_config(cfg, p, pki, doc)
+        doc.series += measure_config(cfg, p, pki, doc)
         if run is not None:
             run.save(doc)
         if progress:

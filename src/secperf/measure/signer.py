@@ -26,6 +26,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, padding
 
 from ..core import result as R
+from ..core.result_schema import Result, Series
 from ..core.jsonlines import parse_lines
 from ..core import stats
 from ..core.paths import private_dir
@@ -62,7 +63,7 @@ class SignerParams:
         return {"n": self.n, "warmup": self.warmup, "seed": self.seed}
 
 
-def _series(profile: str, key: dict, mode: str) -> dict:
+def _series(profile: str, key: dict, mode: str) -> Series:
     what, start, end = TIMERS[mode]
     return R.new_series(f"signer/{profile}/{key['key_type']}/{mode}", kind="signer",
                         labels={"profile": profile, "key_type": key["key_type"], "key_label": key["label"],
@@ -85,7 +86,7 @@ def software_key(key_type: str, pki) -> tuple[object, Path]:
     return serialization.load_pem_private_key(cs.key.read_bytes(), None), cs.key
 
 
-def measure_local(profile: str, key: dict, p: SignerParams, pki) -> list[dict]:
+def measure_local(profile: str, key: dict, p: SignerParams, pki) -> list[Series]:
     out = []
     if key["key_type"] == "ecdsa-brainpoolp256r1":
         return out  # no brainpool software key in the lab PKI: local_sw is shown for P-256 and RSA
@@ -98,7 +99,7 @@ def measure_local(profile: str, key: dict, p: SignerParams, pki) -> list[dict]:
         sign()
         t1 = time.perf_counter_ns()
         if i >= p.warmup:
-            s["values_us"].append((t1 - t0) / 1000)
+            s.values_us.append((t1 - t0) / 1000)
     out.append(R.finalize_series(s, OVER_S_US))
     s = _series(profile, key, "local_sw_cmd")
     msg = (p.workdir or path.parent) / "message.bin"
@@ -111,7 +112,7 @@ def measure_local(profile: str, key: dict, p: SignerParams, pki) -> list[dict]:
         if r.returncode != 0:
             R.add_failure(s, f"openssl dgst exited {r.returncode}: {r.stderr.decode(errors='replace')[-200:]}")
         elif i >= p.warmup:
-            s["values_us"].append((t1 - t0) / 1000)
+            s.values_us.append((t1 - t0) / 1000)
     out.append(R.finalize_series(s, OVER_S_US))
     return out
 
@@ -165,7 +166,7 @@ def per_call_breakdown(iters: list[dict], calls: list[dict]) -> dict:
             "host_p50_ms": stats.median(host) if host else None}
 
 
-def _run_worker(job: dict, env: dict, s: dict, prefix: list[str] | None = None) -> list[dict]:
+def _run_worker(job: dict, env: dict, s: Series, prefix: list[str] | None = None) -> list[dict]:
     """Run the worker (under an argv prefix, e.g. a link's device namespace); add its iterations to
     series `s` (values in µs); return the good ones."""
     budget = (job["n"] + job["warmup"]) * (10 + job.get("timeout_s", 0)) + 60
@@ -182,12 +183,12 @@ def _run_worker(job: dict, env: dict, s: dict, prefix: list[str] | None = None) 
         elif msg["type"] == "iter" and not msg["warmup"]:
             if msg["ok"]:
                 iters.append(msg)
-                s["values_us"].append((msg["end_ns"] - msg["start_ns"]) / 1000)
+                s.values_us.append((msg["end_ns"] - msg["start_ns"]) / 1000)
             else:
                 R.add_failure(s, f"iteration {msg['i']}: {msg['reason']}")
-    if proc.returncode != 0 and not s["failures"]:
+    if proc.returncode != 0 and not s.failures:
         R.add_failure(s, (proc.stderr.strip().splitlines() or [f"worker exited {proc.returncode}"])[-1])
-    s["samples"] = [{k: it[k] for k in ("start_ns", "end_ns", "sign_ns", "request_ns") if k in it} for it in iters]
+    s.samples = [{k: it[k] for k in ("start_ns", "end_ns", "sign_ns", "request_ns") if k in it} for it in iters]
     return iters
 
 
@@ -201,22 +202,22 @@ def shim_env(token, profile, workdir: Path, seed: int) -> tuple[dict, Path]:
 
 
 def measure_token(profile_name: str, key: dict, mode: str, p: SignerParams, token, profile,
-                  extra: dict | None = None, series: dict | None = None, prefix: list[str] | None = None,
-                  tag: str = "") -> dict:
-    s = series or _series(profile_name, key, mode)
+                  extra: dict | None = None, series: Series | None = None, prefix: list[str] | None = None,
+                  tag: str = "") -> Series:
+    s = series if series is not None else _series(profile_name, key, mode)
     work = private_dir((p.workdir or Path(token.root)) / f"{mode}-{profile_name}-{key['key_type']}{tag}")
     env, log = shim_env(token, profile, work, p.seed)
     job = {"module": str(find_shim()), "token_label": token.label, "key_label": key["label"],
            "key_type": key["key_type"], "mode": mode, "n": p.n, "warmup": p.warmup,
            "pin_file": str(token.pin_path), **(extra or {})}
     iters = _run_worker(job, env, s, prefix)
-    s["derived"]["per_call"] = per_call_breakdown(iters, read_log(log))
-    s["labels"]["shim_log"] = str(log)
+    s.derived["per_call"] = per_call_breakdown(iters, read_log(log))
+    s.labels["shim_log"] = str(log)
     return R.finalize_series(s, OVER_S_US)
 
 
-def run_signer(profiles: list[str], key_types: list[str], modes: list[str], p: SignerParams, doc: dict,
-               run=None, progress=None) -> dict:
+def run_signer(profiles: list[str], key_types: list[str], modes: list[str], p: SignerParams, doc: Result,
+               run=None, progress=None) -> Result:
     from ..lab.pki import LabPKI
     from ..lab.token import LabToken
     from ..inputs.se_profiles import load_profiles
@@ -243,10 +244,10 @@ def run_signer(profiles: list[str], key_types: list[str], modes: list[str], p: S
             progress("start", (pr, kt, mode), i, len(items), None)
         if mode in ("local_sw", "local_sw_cmd"):
             if kt not in done_local and mode == "local_sw":
-                doc["series"] += measure_local("software", keys[kt], p, pki)
+                doc.series += measure_local("software", keys[kt], p, pki)
                 done_local.add(kt)
         else:
-            doc["series"].append(measure_token(pr, keys[kt], mode, p, token, known[pr]))
+            doc.series.append(measure_token(pr, keys[kt], mode, p, token, known[pr]))
         if run is not None:
             run.save(doc)
         if progress:
@@ -293,7 +294,7 @@ def jwt_item_label(item: tuple) -> str:
 
 
 def _jwt_series(signer: str, key_type: str, mode: str, lifetime_s: int, network: str = "loopback",
-                spec=None, key_session: str = "warm") -> dict:
+                spec=None, key_session: str = "warm") -> Series:
     what, start, end = JWT_TIMER[mode]
     if key_session == "cold":
         what += " (cold key session: C_OpenSession, C_Login, C_FindObjects before each signature)"
@@ -308,20 +309,20 @@ def _jwt_series(signer: str, key_type: str, mode: str, lifetime_s: int, network:
                         timer={"name": mode, "start": start, "end": end, "clock": "CLOCK_MONOTONIC"})
 
 
-def _jwt_parts(s: dict) -> None:
+def _jwt_parts(s: Series) -> None:
     for part in ("sign_ns", "request_ns"):
-        vals = [x[part] / 1000 for x in s["samples"] if part in x]
+        vals = [x[part] / 1000 for x in s.samples if part in x]
         if vals:
-            s["derived"][part.replace("_ns", "_p50_us")] = stats.median(vals)
+            s.derived[part.replace("_ns", "_p50_us")] = stats.median(vals)
 
 
 def _slug(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in text)[:80]
 
 
-def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: dict, run=None, progress=None,
+def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: Result, run=None, progress=None,
             lifetime_s: int = 3600, networks: list[str] | None = None, links=None,
-            key_sessions: list[str] | None = None) -> dict:
+            key_sessions: list[str] | None = None) -> Result:
     """Software-signed and token-signed (per profile) JWTs, fresh and cached, against the verifying
     HTTPS endpoint; every series records signing and request time separately.
 
@@ -361,7 +362,7 @@ def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: dic
                         progress("start", items[i], i, len(items), None)
                     s = _jwt_series(sg, kt, mode, lifetime_s, net, key_session=ksess)
                     R.add_failure(s, f"network {net}: {link_err}")
-                    doc["series"].append(R.finalize_series(s, OVER_S_US))
+                    doc.series.append(R.finalize_series(s, OVER_S_US))
                     if progress:
                         progress("done", items[i], i, len(items), None)
                 continue
@@ -377,24 +378,24 @@ def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: dic
                     if progress:
                         progress("start", items[i], i, len(items), None)
                     s = _jwt_series(sg, kt, mode, lifetime_s, net, spec, key_session=ksess)
-                    with link_counters(s["derived"], link):
+                    with link_counters(s.derived, link):
                         if sg == "software":
                             alg, sign = software_signer(soft[kt][0])
                             iters = []
 
-                            def emit(msg, s=s, iters=iters):
+                            def emit(msg: dict, s: Series = s, iters: list[dict] = iters) -> None:
                                 if msg["warmup"]:
                                     return
                                 if msg["ok"]:
                                     iters.append(msg)
-                                    s["values_us"].append((msg["end_ns"] - msg["start_ns"]) / 1000)
+                                    s.values_us.append((msg["end_ns"] - msg["start_ns"]) / 1000)
                                 else:
                                     R.add_failure(s, f"iteration {msg['i']}: {msg['reason']}")
                             jwt_loop(alg, sign, fresh=mode == "jwt_fresh", port=srv.port, ca_file=str(srv_certs.ca),
                                      n=p.n, warmup=p.warmup, lifetime_s=lifetime_s, emit=emit, addr=addr,
                                      timeout_s=timeout_s, make_socket=(lambda: link.socket("dev")) if emulated else None)
-                            s["samples"] = [{k: it[k] for k in ("start_ns", "end_ns", "sign_ns", "request_ns")}
-                                            for it in iters]
+                            s.samples = [{k: it[k] for k in ("start_ns", "end_ns", "sign_ns", "request_ns")}
+                                         for it in iters]
                             R.finalize_series(s, OVER_S_US)
                         else:
                             measure_token(sg, keys[kt], mode, p, token, known[sg],
@@ -403,7 +404,7 @@ def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: dic
                                           series=s, prefix=link.dev_prefix() if emulated else None,
                                           tag=("" if not emulated else f"-{_slug(net)}") + ("-cold" if ksess == "cold" else ""))
                     _jwt_parts(s)
-                    doc["series"].append(s)
+                    doc.series.append(s)
                     if run is not None:
                         run.save(doc)
                     if progress:

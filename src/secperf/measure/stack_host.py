@@ -29,6 +29,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ..core import result as R
+from ..core.result_schema import Result, Series
 from ..core.errors import InputError, MeasurementError
 from ..lab import registry
 from . import device_attrib as A
@@ -139,13 +140,13 @@ def _name(m: dict, tls: str, resumed: bool) -> str:
     return f"{msg} ({m['dir']})"
 
 
-def measure(stack: str, cfg, n: int, warmup: int, server) -> dict:
+def measure(stack: str, cfg, n: int, warmup: int, server) -> Series:
     """One series: n warm handshakes of the host-built `stack` client (after warmup), each with its
     wall time, client thread CPU and per-message CPU partition."""
     sc = stack_config(cfg)
     s = R.new_series(f"handshake/{stack}/{cfg.label}", kind="handshake", labels=_labels(stack, cfg), timer=TIMER)
     client, offers = ensure_host_built(stack)
-    s["labels"]["library"] = offers.get("library")
+    s.labels["library"] = offers.get("library")
     tls, group, suite = sc
     off = offers.get("offers", {})
     for what, v, have in (("TLS", tls, off.get("tls", ())), ("group", group, off.get("groups", ())),
@@ -194,8 +195,8 @@ def measure(stack: str, cfg, n: int, warmup: int, server) -> dict:
         if resumed and not c.get("resumed"):
             R.add_failure(s, f"handshake {h.index}: the session was not resumed")
             continue
-        s["values_us"].append(wall[h.index] / 1e3)
-        s["cpu_values_us"].append(h.instructions / 1e3)
+        s.values_us.append(wall[h.index] / 1e3)
+        s.cpu_values_us.append(h.instructions / 1e3)
         worst = max(worst, abs(h.parts_sum - h.instructions) / h.instructions if h.instructions else 0.0)
         seen: dict[str, float] = {}
         for m in h.messages:
@@ -204,7 +205,7 @@ def measure(stack: str, cfg, n: int, warmup: int, server) -> dict:
         for k, v in seen.items():
             per_msg.setdefault(k, []).append(v)
     if per_msg:
-        s["derived"] = {"breakdown": {
+        s.derived = {"breakdown": {
             "messages": [{"message": k, "p50_cpu_us": statistics.median(v), "n": len(v)} for k, v in per_msg.items()],
             "sum_rule_worst_error": worst, "sum_rule_ok": worst <= SUM_RULE_TOLERANCE,
             "rule": "thread CPU between the client's markers (native/device/marker_host.c), attributed as on the "
@@ -213,7 +214,7 @@ def measure(stack: str, cfg, n: int, warmup: int, server) -> dict:
     return R.finalize_series(s)
 
 
-def run_stacks(items, hp, doc: dict, run=None, progress=None) -> dict:
+def run_stacks(items, hp, doc: Result, run=None, progress=None) -> Result:
     """items: (stack, HandshakeConfig); one s_server per certificate type, stopped by PID."""
     from .device import Server
     by_cert: dict[str, list] = {}
@@ -232,7 +233,7 @@ def run_stacks(items, hp, doc: dict, run=None, progress=None) -> dict:
                                      timer=TIMER)
                     R.add_failure(s, str(exc))
                     R.finalize_series(s)
-                doc["series"].append(s)
+                doc.series.append(s)
                 if run is not None:
                     run.save(doc)
                 if progress:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..core import result as R
+from ..core.result_schema import Series
 from ..core import stats
 from ..core.errors import InputError
 from ..core.paths import private_dir
@@ -106,7 +107,7 @@ def _median_or_none(xs: list) -> float | None:
 def measure_vpn(key_source: str, n: int, warmup: int, workdir: Path, seed: int = 1,
                 profile_name: str | None = None, proto: str = "udp", timeout_s: float = 20,
                 server_key_type: str = "ecdsa-p256", profiles_path: Path | None = None,
-                client_cert: Path | None = None, client_key: Path | None = None, link=None) -> dict:
+                client_cert: Path | None = None, client_key: Path | None = None, link=None) -> Series:
     """One Result series ``connect/vpn/openvpn/{key_source}/full``: ``n`` counted runs after
     ``warmup``, each a new OpenVPN client process bringing the tunnel up against one OpenVPN server
     (set up and torn down here, in namespaces created here). Failed runs are failures with a
@@ -155,7 +156,7 @@ def measure_vpn(key_source: str, n: int, warmup: int, workdir: Path, seed: int =
             own_link.close()
 
 
-def _measure(vp: VpnParams, link) -> dict:
+def _measure(vp: VpnParams, link) -> Series:
     kind, prof_name, key_source, n, warmup, proto = vp.kind, vp.profile_name, vp.key_source, vp.n, vp.warmup, vp.proto
     spec = link.spec if link is not None else None
     # over a link every wait grows by ten configured round trips (as a handshake's stages do)
@@ -177,8 +178,8 @@ def _measure(vp: VpnParams, link) -> dict:
     labels["label"] = f"vpn openvpn {key_source} full" + (f" @ {spec.name}" if spec is not None else "")
     s = R.new_series(f"connect/vpn/openvpn/{key_source}/full" + (f"@{spec.name}" if spec is not None else ""),
                      kind="connect", labels=labels, timer=dict(TIMER))
-    s["derived"] = {"phases_p50_us": [], "startup_p50_us": None, "init_p50_us": None, "se_calls": None,
-                    "resumed": 0, "resumption": RESUMPTION}
+    s.derived = {"phases_p50_us": [], "startup_p50_us": None, "init_p50_us": None, "se_calls": None,
+                 "resumed": 0, "resumption": RESUMPTION}
     work = private_dir(vp.workdir / f"openvpn-{key_source.replace(':', '-')}-{os.getpid()}-{time.monotonic_ns()}")
     shim_logs: list[Path] = []
     token = None
@@ -207,13 +208,13 @@ def _measure(vp: VpnParams, link) -> dict:
             server = V.OpenVpnServer(ns, server_certs, client_sw.ca, proto=proto, workdir=work / "server")
             try:
                 server.start()
-                s["labels"]["server_address"] = f"{ns.server_ip}:{server.port}"
-                s["derived"]["server_pid"] = server.proc.pid
+                s.labels["server_address"] = f"{ns.server_ip}:{server.port}"
+                s.derived["server_pid"] = server.proc.pid
             except V.ServiceError as exc:
                 R.add_failure(s, f"OpenVPN server did not start: {exc}")
             try:
                 # every run's packets (warm-up runs and tunnel pings included), as handshake rows count theirs
-                with link_counters(s["derived"], link if server.proc is not None else None):
+                with link_counters(s.derived, link if server.proc is not None else None):
                     for i in range(warmup + n if server.proc is not None else 0):
                         counted = i >= warmup
                         run_key = key
@@ -230,33 +231,33 @@ def _measure(vp: VpnParams, link) -> dict:
                             tls_seen.append(sample["tls"])
                         if not counted:
                             continue
-                        s["samples"].append(sample)
+                        s.samples.append(sample)
                         if sample["ok"]:
-                            s["values_us"].append(sample["usable_us"])
+                            s.values_us.append(sample["usable_us"])
                             iters.append({"start_ns": sample["start_ns"], "end_ns": sample["end_ns"]})
                             if not sample.get("peer_cert_verified"):
                                 resumed += 1
                         else:
                             R.add_failure(s, f"run {sample['i']}: {sample['reason']}")
-                if "link" in s["derived"]:
-                    s["derived"]["link"]["runs"] = warmup + n
+                if "link" in s.derived:
+                    s.derived["link"]["runs"] = warmup + n
             finally:
                 server.stop()
-    ok = [x for x in s["samples"] if x["ok"]]
-    s["labels"]["tls"] = tls_seen[-1] if tls_seen else None
-    s["derived"].update(
+    ok = [x for x in s.samples if x["ok"]]
+    s.labels["tls"] = tls_seen[-1] if tls_seen else None
+    s.derived.update(
         phases_p50_us=_phase_p50(ok),
-        startup_p50_us=_median_or_none([x["startup_us"] for x in s["samples"]]),
-        init_p50_us=_median_or_none([x["init_us"] for x in s["samples"]]),
+        startup_p50_us=_median_or_none([x["startup_us"] for x in s.samples]),
+        init_p50_us=_median_or_none([x["init_us"] for x in s.samples]),
         resumed=resumed,
-        tunnel_ping_ok=sum(1 for x in s["samples"] if x.get("tunnel_ping_ok")),
+        tunnel_ping_ok=sum(1 for x in s.samples if x.get("tunnel_ping_ok")),
     )
     if token is not None:
         from .signer import per_call_breakdown, read_log
         calls = [c for log in shim_logs for c in read_log(log)]
-        s["derived"]["se_calls"] = per_call_breakdown(iters, calls)
-    if s["failures"]:
-        s["labels"]["logs"] = str(work)
+        s.derived["se_calls"] = per_call_breakdown(iters, calls)
+    if s.failures:
+        s.labels["logs"] = str(work)
     else:
         shutil.rmtree(work, ignore_errors=True)
     return R.finalize_series(s, OVER_S_US)
