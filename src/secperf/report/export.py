@@ -30,17 +30,21 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from ..core.errors import OutputError
-from ..core.observations import ID_COLUMNS, observations
+from ..core.observations import ID_COLUMNS, Observation, observations
+from ..core.result import as_result
+from ..core.result_schema import Result
 from ..core.store import atomic_write
 
 HEAD = ["kind", "id"]
 TAIL = ["metric", "statistic", "value", "unit"]
 
 
-def columns(obs: list[dict]) -> list[str]:
+def columns(obs: list[Observation]) -> list[str]:
     cols: list[str] = []
     for kind in dict.fromkeys(o["kind"] for o in obs):
         for c in ID_COLUMNS.get(kind, ()):
@@ -49,8 +53,8 @@ def columns(obs: list[dict]) -> list[str]:
     return HEAD + cols + TAIL
 
 
-def rows(doc: dict) -> list[dict]:
-    out = []
+def rows(doc: Result | Mapping[str, Any]) -> list[dict[str, str]]:
+    out: list[dict[str, str]] = []
     for o in observations(doc):
         out.append({"kind": o["kind"], "id": o["id"], **o["labels"], "metric": o["metric"],
                     "statistic": o["statistic"], "value": repr(o["value"]) if o["value"] != int(o["value"])
@@ -58,17 +62,19 @@ def rows(doc: dict) -> list[dict]:
     return out
 
 
-def nothing_to_export(doc: dict) -> str:
+def nothing_to_export(doc: Result | Mapping[str, Any]) -> str:
     """Why a Result holds no number, in one line (failed series name their reason)."""
-    failed = [s for s in doc.get("series") or [] if s.get("failures")]
+    doc = as_result(doc)
+    failed = [s for s in doc.series if s.failures]
     if failed:
         s = failed[0]
-        return (f"every series of this {doc.get('kind')} Result failed before its first sample "
-                f"(first: {s['id']}: {s['failures'][-1].get('reason', '?')[:200]})")
-    return f"this {doc.get('kind')} Result holds no series and no analysis with numbers"
+        return (f"every series of this {doc.kind} Result failed before its first sample "
+                f"(first: {s.id}: {s.failures[-1].reason[:200]})")
+    return f"this {doc.kind} Result holds no series and no analysis with numbers"
 
 
-def to_csv(doc: dict) -> str:
+def to_csv(doc: Result | Mapping[str, Any]) -> str:
+    doc = as_result(doc)
     obs = rows(doc)
     if not obs:
         raise OutputError(f"--csv: nothing to export: {nothing_to_export(doc)}")
@@ -80,7 +86,7 @@ def to_csv(doc: dict) -> str:
     return buf.getvalue()
 
 
-def write_csv(doc: dict, path: Path) -> None:
+def write_csv(doc: Result | Mapping[str, Any], path: Path) -> None:
     text = to_csv(doc)  # an empty export is said before anything is written
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

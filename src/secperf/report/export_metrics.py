@@ -21,13 +21,17 @@ A Result with nothing to export is an error naming why (exit 2), never an empty 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from ..core.errors import OutputError
-from ..core.observations import ID_COLUMNS, observations
+from ..core.observations import ID_COLUMNS, Observation, observations
+from ..core.result import as_result
+from ..core.result_schema import Result
 from ..model.opmetrics import HELP, metrics
 
 # unit of an observation -> (name suffix, factor to the base unit)
@@ -49,7 +53,7 @@ def _clean(name: str) -> str:
     return re.sub("_+", "_", _NAME.sub("_", name)).strip("_")
 
 
-def family_name(o: dict) -> tuple[str, str | None]:
+def family_name(o: Observation) -> tuple[str, str | None]:
     """(metric family name, quantile label or None) of an observation."""
     unit, _ = BASE_UNITS.get(o["unit"], (_clean(o["unit"]), 1.0))
     st, q = o["statistic"], QUANTILES.get(o["statistic"])
@@ -67,11 +71,11 @@ def family_name(o: dict) -> tuple[str, str | None]:
 
 
 class _Collector:
-    def __init__(self, doc: dict):
+    def __init__(self, doc: Result):
         self.doc = doc
 
-    def collect(self):
-        fams: dict[str, object] = {}
+    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
+        fams: dict[str, CounterMetricFamily | GaugeMetricFamily] = {}
         for o in observations(self.doc):
             if o["statistic"] in SKIPPED_STATS:
                 continue
@@ -93,7 +97,7 @@ class _Collector:
         yield from _operational(self.doc)
 
 
-def _operational(doc: dict):
+def _operational(doc: Result) -> Iterator[GaugeMetricFamily]:
     fams: dict[str, GaugeMetricFamily] = {}
     for r in metrics(doc):
         names = ["run_id", *sorted(r["labels"])]
@@ -102,17 +106,18 @@ def _operational(doc: dict):
             fam = fams[r["metric"]] = GaugeMetricFamily(r["metric"], HELP.get(r["metric"], r["metric"]), labels=names)
         elif list(fam._labelnames) != names:  # type: ignore[attr-defined]
             continue  # one label set per metric name (the exposition format's rule)
-        fam.add_metric([doc.get("run_id", ""), *(r["labels"][k] for k in sorted(r["labels"]))], r["value"])
+        fam.add_metric([doc.run_id, *(r["labels"][k] for k in sorted(r["labels"]))], r["value"])
     yield from fams.values()
 
 
-def registry_of(doc: dict) -> CollectorRegistry:
+def registry_of(doc: Result | Mapping[str, Any]) -> CollectorRegistry:
     reg = CollectorRegistry(auto_describe=False)
-    reg.register(_Collector(doc))
+    reg.register(_Collector(as_result(doc)))
     return reg
 
 
-def exposition(doc: dict) -> str:
+def exposition(doc: Result | Mapping[str, Any]) -> str:
+    doc = as_result(doc)
     text = generate_latest(registry_of(doc)).decode("utf-8")
     if not text.strip():
         from .export import nothing_to_export
@@ -120,6 +125,6 @@ def exposition(doc: dict) -> str:
     return text
 
 
-def write_metrics(doc: dict, path: str | Path) -> None:
+def write_metrics(doc: Result | Mapping[str, Any], path: str | Path) -> None:
     from ..core.store import atomic_write
     atomic_write(Path(path), exposition(doc), what="--metrics")

@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..core.result import Result, as_result
-from ..core.store import atomic_write
-
 from ..core.errors import InputError
+from ..core.result import as_result
+from ..core.result_schema import Result
+from ..core.store import atomic_write
 from .html import library_warnings, plots_of
 from .plots import style
 

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                           TimeRemainingColumn)
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from .views.handshake import message_matrix, verifications
+from ..core.result import as_result
+from ..core.result_schema import Result, Series
 from .units import fmt_bytes_per_s, fmt_rate, fmt_time_us
+from .views.handshake import message_matrix, verifications
 
 FAMILY_TITLES = {
     "rsa": "RSA signatures", "ecdsa": "ECDSA signatures", "eddsa": "EdDSA signatures",
@@ -58,28 +61,28 @@ def out_console() -> Console:
 
 
 @contextmanager
-def progress_bar(console: Console, total: int, label: str):
+def progress_bar(console: Console, total: int, label: str) -> Iterator[Callable[..., None]]:
     """A progress bar with a running time estimate; yields an update(description) callable."""
     cols = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
             TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn())
     with Progress(*cols, console=console, transient=False) as prog:
         task = prog.add_task(label, total=total)
 
-        def update(description: str | None = None, advance: int = 0):
+        def update(description: str | None = None, advance: int = 0) -> None:
             prog.update(task, description=description or label, advance=advance)
 
         yield update
 
 
-def crypto_tables(doc: dict) -> list[Table]:
-    fams: dict[str, list[dict]] = {}
-    for s in doc["series"]:
-        if s.get("kind") == "crypto":
-            fams.setdefault(s["labels"]["family"], []).append(s)
+def crypto_tables(doc: Result | Mapping[str, Any]) -> list[Table]:
+    fams: dict[str, list[Series]] = {}
+    for s in as_result(doc).series:
+        if s.kind == "crypto":
+            fams.setdefault(s.labels["family"], []).append(s)
     tables = []
     for fam, series in fams.items():
         bulk = fam in ("aead", "mac", "hash")
-        libs = sorted({s["labels"].get("library") for s in series if s["labels"].get("library")})
+        libs = sorted({s.labels.get("library") for s in series if s.labels.get("library")})
         t = Table(title=FAMILY_TITLES.get(fam, fam), title_justify="left", header_style="bold",
                   caption=("library: " + "; ".join(libs)) if libs else None, caption_justify="left")
         t.add_column("algorithm")
@@ -97,32 +100,32 @@ def crypto_tables(doc: dict) -> list[Table]:
         t.add_column("n", justify="right")
         t.add_column("note")
         for s in series:
-            lab, sm, d = s["labels"], s["summary"], s["derived"]
+            lab, sm, d = s.labels, s.summary, s.derived
             row = [lab["alg"], lab["op"]]
             if bulk:
                 row.append(str(lab["size_bytes"]))
             row.append(str(lab["security_bits"]))
-            if sm:
-                lo, hi = sm["median_ci95_us"]
-                half = (hi - lo) / 2 / sm["p50_us"] if sm["p50_us"] else 0.0
-                row += [fmt_time_us(sm["p50_us"]), f"±{half:.1%}",
-                        fmt_time_us(sm["p99_us"]), fmt_rate(d.get("ops_per_s"))]
+            if sm is not None:
+                lo, hi = sm.median_ci95_us
+                half = (hi - lo) / 2 / sm.p50_us if sm.p50_us else 0.0
+                row += [fmt_time_us(sm.p50_us), f"±{half:.1%}",
+                        fmt_time_us(sm.p99_us), fmt_rate(d.get("ops_per_s"))]
                 if bulk:
                     row += [fmt_bytes_per_s(d.get("bytes_per_s")), f"{d.get('ns_per_byte', 0):.2f}"]
-                row.append(str(sm["n"]))
+                row.append(str(sm.n))
             else:
-                row += ["[red]failed[/red]" if s["status"] != "unsupported" else "[yellow]n/a[/yellow]",
+                row += ["[red]failed[/red]" if s.status != "unsupported" else "[yellow]n/a[/yellow]",
                         "", "", ""] + (["", ""] if bulk else []) + ["0"]
-            note = "; ".join(s.get("warnings", []))
-            if s["failures"]:
-                note = f"[red]{s['failures'][-1]['reason']}[/red]"
+            note = "; ".join(s.get("warnings", []))  # an extra field of some crypto series
+            if s.failures:
+                note = f"[red]{s.failures[-1].reason}[/red]"
             row.append(note)
             t.add_row(*row)
         tables.append(t)
     return tables
 
 
-def answers_table(answers: list[dict]) -> Table:
+def answers_table(answers: list[dict[str, Any]]) -> Table:
     t = Table(title="Study S5, answered from this run", title_justify="left", show_lines=True,
               header_style="bold")
     t.add_column("question", ratio=1)
@@ -132,7 +135,7 @@ def answers_table(answers: list[dict]) -> Table:
     return t
 
 
-def strength_table(rows: list[dict], strength: int) -> Table:
+def strength_table(rows: list[dict[str, Any]], strength: int) -> Table:
     t = Table(title=f"Algorithms at {strength}-bit security (NIST SP 800-57), fastest first",
               title_justify="left", header_style="bold")
     ops = []
@@ -158,14 +161,14 @@ def strength_table(rows: list[dict], strength: int) -> Table:
     return t
 
 
-def compare_table(cmp: dict) -> Table:
+def compare_table(cmp: dict[str, Any]) -> Table:
     """The measured rows of `secperf compare` (every table of a comparison: terminal_compare.tables)."""
     from .terminal_compare import measured_table
     return measured_table(cmp)
 
 
-def handshake_tables(doc: dict) -> list[Table]:
-    series = [s for s in doc["series"] if s.get("kind") == "handshake"]
+def handshake_tables(doc: Result | Mapping[str, Any]) -> list[Table]:
+    series = [s for s in as_result(doc).series if s.kind == "handshake"]
     if not series:
         return []
     t = Table(title="TLS/DTLS handshakes (per connection)", title_justify="left", header_style="bold",
@@ -176,15 +179,15 @@ def handshake_tables(doc: dict) -> list[Table]:
                  ("server CPU P50", "right"), ("app write / read P50", "right"), ("check", "left")):
         t.add_column(c, justify=j)
     for s in series:
-        lab, sm, d = s["labels"], s["summary"], s["derived"]
+        lab, sm, d = s.labels, s.summary, s.derived
         checks = verifications(s)
-        if s["failures"]:
-            checks.append(f"[red]{len(s['failures'])} failed: {s['failures'][-1]['reason']}[/red]")
-        if not sm:
+        if s.failures:
+            checks.append(f"[red]{len(s.failures)} failed: {s.failures[-1].reason}[/red]")
+        if sm is None:
             t.add_row(lab["label"], lab["server"] + ("" if lab.get("network", "loopback") == "loopback" else f" / {lab['network']}"), "0", "", "", "", "", "", "", "; ".join(checks))
             continue
-        t.add_row(lab["label"], lab["server"] + ("" if lab.get("network", "loopback") == "loopback" else f" / {lab['network']}"), str(sm["n"]), fmt_time_us(sm["p50_us"]), fmt_time_us(sm["p90_us"]),
-                  fmt_time_us((s.get("cpu_summary") or {}).get("p50_us")), fmt_time_us(d.get("wait_p50_us")),
+        t.add_row(lab["label"], lab["server"] + ("" if lab.get("network", "loopback") == "loopback" else f" / {lab['network']}"), str(sm.n), fmt_time_us(sm.p50_us), fmt_time_us(sm.p90_us),
+                  fmt_time_us(_cpu_p50(s)), fmt_time_us(d.get("wait_p50_us")),
                   fmt_time_us(d.get("server_cpu_p50_us")),
                   f"{fmt_time_us(d.get('app_write_p50_us'))} / {fmt_time_us(d.get('app_read_p50_us'))}",
                   "; ".join(checks))
@@ -193,54 +196,60 @@ def handshake_tables(doc: dict) -> list[Table]:
     if cols:
         m = Table(title="Client CPU per handshake message (P50)", title_justify="left", header_style="bold")
         m.add_column("message")
-        several = len({s["labels"]["server"] for s in cols}) > 1
+        several = len({s.labels["server"] for s in cols}) > 1
         for s in cols:
-            m.add_column(s["labels"]["label"] + (f" @ {s['labels']['server']}" if several else ""), justify="right")
+            m.add_column(s.labels["label"] + (f" @ {s.labels['server']}" if several else ""), justify="right")
         for msg, vals in zip(order, matrix):
             m.add_row(msg, *[fmt_time_us(v) if v is not None else "–" for v in vals])
         m.add_row("[bold]total (library CPU)[/bold]",
-                  *[f"[bold]{fmt_time_us((s.get('cpu_summary') or {}).get('p50_us'))}[/bold]" for s in cols])
+                  *[f"[bold]{fmt_time_us(_cpu_p50(s))}[/bold]" for s in cols])
         out.append(m)
     return out
 
 
-def signer_tables(doc: dict) -> list[Table]:
+def _cpu_p50(s: Series) -> float | None:
+    """The median CPU time of a series (its cpu_summary's P50), None when not measured."""
+    return s.cpu_summary.p50_us if s.cpu_summary is not None else None
+
+
+def signer_tables(doc: Result | Mapping[str, Any]) -> list[Table]:
+    doc = as_result(doc)
     out = []
     for kind, title in (("signer", "Signing (study S2's modes)"), ("jwt", "JWT authentication")):
-        series = [s for s in doc["series"] if s.get("kind") == kind]
+        series = [s for s in doc.series if s.kind == kind]
         if series:
             out += _signer_tables(series, title)
     return out
 
 
-def _network(s: dict) -> str:
-    return s["labels"].get("network", "loopback")
+def _network(s: Series) -> str:
+    return str(s.labels.get("network", "loopback"))
 
 
-def _signer_tables(series: list[dict], title: str) -> list[Table]:
+def _signer_tables(series: Sequence[Series], title: str) -> list[Table]:
     networked = any(_network(s) != "loopback" for s in series)  # JWT over emulated links: a network column
     t = Table(title=title, title_justify="left", header_style="bold")
     left = ("profile", "key", "mode") + (("network",) if networked else ())
     for c in (*left, "n", "mean", "sd", "P50", "P90", "P99", "> 1 s", "token calls/op"):
         t.add_column(c, justify="left" if c in left else "right")
     for s in series:
-        lab, sm = s["labels"], s["summary"]
-        pc = s["derived"].get("per_call")
+        lab, sm = s.labels, s.summary
+        pc = s.derived.get("per_call")
         names = [lab["profile"], lab["key_type"], lab["mode"]] + ([_network(s)] if networked else [])
-        if not sm:
-            t.add_row(*names, "0", f"[red]{s['failures'][-1]['reason'] if s['failures'] else s['status']}[/red]")
+        if sm is None:
+            t.add_row(*names, "0", f"[red]{s.failures[-1].reason if s.failures else s.status}[/red]")
             continue
-        t.add_row(*names, str(sm["n"]),
-                  *[fmt_time_us(sm[k]) for k in ("mean_us", "sd_us", "p50_us", "p90_us", "p99_us")],
+        t.add_row(*names, str(sm.n),
+                  *[fmt_time_us(v) for v in (sm.mean_us, sm.sd_us, sm.p50_us, sm.p90_us, sm.p99_us)],
                   str(sm.get("over_threshold", 0)), f"{pc['token_calls_per_op']:.1f}" if pc else "–")
     out = [t]
     for s in series:
-        pc = s["derived"].get("per_call")
+        pc = s.derived.get("per_call")
         if not pc or not pc["calls"]:
             continue
         at = "" if _network(s) == "loopback" else f" @ {_network(s)}"
-        cold = " cold" if s["labels"].get("key_session") == "cold" else ""
-        m = Table(title=f"{s['labels']['profile']} {s['labels']['key_type']} {s['labels']['mode']}{cold}{at}: per PKCS#11 call",
+        cold = " cold" if s.labels.get("key_session") == "cold" else ""
+        m = Table(title=f"{s.labels['profile']} {s.labels['key_type']} {s.labels['mode']}{cold}{at}: per PKCS#11 call",
                   title_justify="left", header_style="bold")
         for c in ("function", "calls/op", "time/op P50", "injected P50"):
             m.add_column(c, justify="left" if c == "function" else "right")
@@ -249,15 +258,16 @@ def _signer_tables(series: list[dict], title: str) -> list[Table]:
                       fmt_time_us(c["delay_p50_ms"] * 1000))
         if pc.get("injected_p50_ms") is not None:  # the whole operation: profile + host
             m.add_row(f"[bold]whole operation[/bold] (host {fmt_time_us(pc['host_p50_ms'] * 1000)})",
-                      f"{pc['token_calls_per_op']:.2f}", fmt_time_us((s.get("summary") or {}).get("p50_us")),
+                      f"{pc['token_calls_per_op']:.2f}", fmt_time_us(s.p50_us),
                       fmt_time_us(pc["injected_p50_ms"] * 1000))
         out.append(m)
     return out
 
 
-def connect_tables(doc: dict) -> list[Table]:
+def connect_tables(doc: Result | Mapping[str, Any]) -> list[Table]:
     """`secperf connect`: the S2-shaped summary, then every series with its phase medians."""
     from .views.connect import series_rows, summary
+    doc = as_result(doc)
     rows = series_rows(doc)
     if not rows:
         return []
@@ -315,7 +325,7 @@ def connect_tables(doc: dict) -> list[Table]:
     return out
 
 
-def phase_names(rows: list[dict]) -> list[str]:
+def phase_names(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     names: list[str] = []
     for r in rows:
         for p in r["phases"]:
@@ -327,13 +337,13 @@ def phase_names(rows: list[dict]) -> list[str]:
 GLANCE_TITLE = "At a glance"
 
 
-def glance_lines(doc: dict) -> list[str]:
+def glance_lines(doc: Result | Mapping[str, Any]) -> list[str]:
     """The Result's answer in a few sentences (views/answers.py key_findings), one per line."""
     from .views.answers import key_findings
     return [f["text"] for f in key_findings(doc)]
 
 
-def print_result(console: Console, doc: dict, tables: list) -> None:
+def print_result(console: Console, doc: Result | Mapping[str, Any], tables: Sequence[Table | str]) -> None:
     """What every command prints for a Result: "At a glance" first and once (when its rows allow a
     finding), then its tables fitted to the console's width (report/fit.py)."""
     from .fit import print_table

@@ -3,17 +3,23 @@ derived millisecond range labelled as such."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from rich.table import Table
 
+from ..core.result import as_result
+from ..core.result_schema import Result
 from .views import device as V
 
 
-def tables(doc: dict) -> list[Table]:
+def tables(doc: Result | Mapping[str, Any]) -> list[Table]:
+    doc = as_result(doc)
     out = []
     for phase, series in V.phases(doc).items():
         varying = V.varying_labels(series)
         t = Table(title=f"Guest instructions per handshake message, {phase} "
-                        f"({series[0]['labels']['device']}, {series[0]['labels']['library']}, median)",
+                        f"({series[0].labels['device']}, {series[0].labels['library']}, median)",
                   title_justify="left", header_style="bold", caption=V.profile_note(series), caption_justify="left")
         t.add_column("message")
         for s in series:
@@ -23,11 +29,11 @@ def tables(doc: dict) -> list[Table]:
             t.add_row(msg, *[V.fmt_count(v) for v in vals])
         t.add_row("[bold]handshake total[/bold]", *[f"[bold]{V.fmt_count(s['derived']['instructions_median'])}[/bold]"
                                                     for s in series])
-        t.add_row("cycles (timing model)", *[V.cycles(s["derived"].get("time")) for s in series])
-        t.add_row("[bold]time (band)[/bold]", *[V.time_band(s["derived"].get("time")) for s in series])
+        t.add_row("cycles (timing model)", *[V.cycles(s.derived.get("time")) for s in series])
+        t.add_row("[bold]time (band)[/bold]", *[V.time_band(s.derived.get("time")) for s in series])
         t.add_row("old CPI range (for comparison)", *[V.ms_range(s) for s in series])
         t.add_row("build", *[V.build_label(s) for s in series])
-        t.add_row("application data", *[V.fmt_count(s["derived"].get("app_instructions_median")) for s in series])
+        t.add_row("application data", *[V.fmt_count(s.derived.get("app_instructions_median")) for s in series])
         t.add_row("library footprint (linked)", *[V.footprint(s) for s in series])
         t.add_row("handshake stack (worst, painted)", *[V.stack(s) for s in series])
         t.add_row("checks", *["; ".join(V.checks(s)) for s in series])
@@ -42,12 +48,12 @@ def tables(doc: dict) -> list[Table]:
         for c in cols:
             t.add_column(c, justify="left" if c in ("device", "build", "operation") else "right")
         for s in cs:
-            d = s["derived"]
+            d = s.derived
             if not d:
-                t.add_row(s["labels"]["device"], V.build_label(s), s["labels"]["op"], "[red]failed[/red]",
+                t.add_row(s.labels["device"], V.build_label(s), s.labels["op"], "[red]failed[/red]",
                           *[""] * (len(cols) - 4))
                 continue
-            t.add_row(s["labels"]["device"], V.build_label(s), s["labels"]["op"], V.fmt_count(d["instructions_cold"]),
+            t.add_row(s.labels["device"], V.build_label(s), s.labels["op"], V.fmt_count(d["instructions_cold"]),
                       V.fmt_count(d["instructions_median"]), V.cycles(d.get("time")), V.time_band(d.get("time")),
                       V.ms_range(s), V.op_stack(s))
         out.append(t)

@@ -4,24 +4,30 @@ by SP 800-57 strength; then S5's questions answered across libraries."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from rich.table import Table
 
+from ..core.result import as_result
+from ..core.result_schema import Result
 from .units import fmt_time_us
 
 
-def openssl_only(doc: dict) -> dict:
+def openssl_only(doc: Result | Mapping[str, Any]) -> Result:
     """The Result with only its OpenSSL crypto series (the per-family tables show one library)."""
-    if not doc.get("analysis", {}).get("libraries"):
+    doc = as_result(doc)
+    if not doc.analysis.get("libraries"):
         return doc
-    keep = [s for s in doc["series"]
-            if s.get("kind") != "crypto" or (s.get("labels", {}).get("backend") or "openssl") == "openssl"]
-    return {**doc, "series": keep}
+    keep = [s for s in doc.series
+            if s.kind != "crypto" or (s.labels.get("backend") or "openssl") == "openssl"]
+    return doc.model_copy(update={"series": keep})
 
 
 BUSY = 0.8   # below this share of a CPU during a row, its wall time is mostly waiting for the CPU
 
 
-def _cell(c: dict | None) -> str:
+def _cell(c: Mapping[str, Any] | None) -> str:
     if c is None:
         return ""
     if c.get("p50_us"):
@@ -36,7 +42,7 @@ def _cell(c: dict | None) -> str:
     return "[yellow]n/a[/yellow]" if c["status"] == "unsupported" else "[red]failed[/red]"
 
 
-def libraries_table(lib: dict) -> Table:
+def libraries_table(lib: Mapping[str, Any]) -> Table:
     libs = lib["libraries"]
     bulk = any(r["size_bytes"] for r in lib["table"])
     t = Table(title="Libraries side by side: P50 per operation, × the fastest library (bootstrap 95% interval of "
@@ -77,7 +83,7 @@ def libraries_table(lib: dict) -> Table:
     return t
 
 
-def answers_table(answers: list[dict]) -> Table:
+def answers_table(answers: list[dict[str, Any]]) -> Table:
     t = Table(title="Study S5 across libraries", title_justify="left", show_lines=True, header_style="bold")
     t.add_column("question", ratio=1)
     t.add_column("answer", ratio=3)
@@ -86,8 +92,8 @@ def answers_table(answers: list[dict]) -> Table:
     return t
 
 
-def tables(doc: dict) -> list[Table]:
-    lib = doc.get("analysis", {}).get("libraries")
+def tables(doc: Result | Mapping[str, Any]) -> list[Table]:
+    lib = as_result(doc).analysis.get("libraries")
     if not lib:
         return []
     out = [libraries_table(lib)]

@@ -11,7 +11,7 @@ def cortexm_table(table: dict) -> Table:
               header_style="bold")
     for c in ("target", "MAC", *[f"{n} B" for n in sizes], "instr/B (long)", "code B", "stack B", "tags ok"):
         t.add_column(c, justify="left" if c in ("target", "MAC") else "right")
-    for tname, tg in table["targets"].items():
+    for tg in table["targets"].values():
         for mac in dict.fromkeys(r["mac"] for r in tg["rows"]):
             mr = {r["bytes"]: r for r in tg["rows"] if r["mac"] == mac and r["op"] == "mac"}
             marg = next(iter(mr.values()), {}).get("marginal_instructions_per_byte")

@@ -4,8 +4,13 @@ ranking of measures, the alert thresholds, and `--verify`'s predicted vs measure
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from rich.table import Table
 
+from ..core.result import as_result
+from ..core.result_schema import Result
 from ..inputs.patterns import MEASURES
 
 MARK = {True: "✓", False: "✗"}
@@ -14,8 +19,9 @@ SHORT = {"resumption": "resumption", "keepalive": "keep-alive", "pooling": "pool
          "edhoc-oscore": "EDHOC+OSCORE", "quic-0rtt": "QUIC 0-RTT", "dtls13-cid": "DTLS 1.3 CID"}
 
 
-def plans(doc: dict) -> list[dict]:
-    return (doc.get("analysis", {}).get("plan") or {}).get("patterns", [])
+def plans(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
+    patterns: list[dict[str, Any]] = (as_result(doc).analysis.get("plan") or {}).get("patterns", [])
+    return patterns
 
 
 def fmt_ms(v: float | None) -> str:
@@ -177,7 +183,8 @@ def verify_table(rows: list[dict]) -> Table:
     return t
 
 
-def tables(doc: dict) -> list[Table]:
+def tables(doc: Result | Mapping[str, Any]) -> list[Table]:
+    doc = as_result(doc)
     ps = plans(doc)
     if not ps:
         return []
@@ -186,18 +193,18 @@ def tables(doc: dict) -> list[Table]:
         sec = security_table(p)
         out += [detail_table(p)] + ([sec] if sec is not None else []) + [ranking_table(p)]
     out.append(alerts_table(ps))
-    v = doc["analysis"]["plan"].get("verify")
+    v = doc.analysis["plan"].get("verify")
     if v:
         out.append(verify_table(v))
     return out
 
 
 def listing() -> None:
-    from .fit import print_table
-    from .terminal import out_console
+    from ..inputs import patterns as PS
     from ..model import energy as E
     from ..plan.measures import CATALOGUE
-    from ..inputs import patterns as PS
+    from .fit import print_table
+    from .terminal import out_console
     con = out_console()
     t = Table(title="built-in patterns (secperf plan --pattern NAME)", title_justify="left")
     for c in ("pattern", "protocol", "schedule", "description"):

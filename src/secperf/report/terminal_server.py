@@ -8,7 +8,8 @@ from typing import Any
 
 from rich.table import Table
 
-from ..core.result import Result, Series, as_result
+from ..core.result import as_result
+from ..core.result_schema import Result, Series
 from ..model.fleet import KNEE_RULE, knee, open_loop_knee
 
 

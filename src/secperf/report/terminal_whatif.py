@@ -3,8 +3,13 @@ breakdown, the flights of each protocol, the sensitivity (tornado) of P95, S1's 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
 from rich.table import Table
 
+from ..core.result import as_result
+from ..core.result_schema import Result, Series
 from .units import axis_label, fmt_time_us
 
 COMPONENT_LABELS = {"client_compute": "client", "server_compute": "server", "secure_element": "SE",
@@ -14,29 +19,30 @@ COMPONENT_LABELS = {"client_compute": "client", "server_compute": "server", "sec
 OPTIONAL_COMPONENTS = ("host_scheduling", "path_floor")   # shown when a series has them
 
 
-def components(series: list[dict]) -> dict[str, str]:
+def components(series: Sequence[Series]) -> dict[str, str]:
     """The breakdown columns of these series: every core component, and host scheduling and the
     path floor when any series spent time on them (older Results lack the keys: 0)."""
     return {k: v for k, v in COMPONENT_LABELS.items()
             if k not in OPTIONAL_COMPONENTS
-            or any(s["derived"]["breakdown_mean_us"].get(k, 0) > 0 for s in series)}
+            or any(s.derived["breakdown_mean_us"].get(k, 0) > 0 for s in series)}
 
 
-def _whatif(doc: dict) -> list[dict]:
-    return [s for s in doc["series"] if s.get("kind") == "whatif" and (s.get("derived") or {}).get("usable")]
+def _whatif(doc: Result | Mapping[str, Any]) -> list[Series]:
+    from .views.whatif import whatif_series
+    return whatif_series(doc)
 
 
 END_TITLE = {"response": "until the first application response",
              "handshake": "until the client's handshake completes (TCP connect included, as openssl s_time)"}
 
 
-def end_point(series: list[dict]) -> str:
+def end_point(series: Sequence[Series]) -> str:
     """The end point of these rows (older Results: response)."""
-    ends = {s["labels"].get("until", "response") for s in series}
+    ends = {s.labels.get("until", "response") for s in series}
     return ends.pop() if len(ends) == 1 else "response"
 
 
-def prediction_table(series: list[dict]) -> Table:
+def prediction_table(series: Sequence[Series]) -> Table:
     t = Table(title=f"what-if: predicted connection set-up {END_TITLE[end_point(series)]} (Monte Carlo; "
                     f"components are means)", title_justify="left")
     for c in ("scenario", "network", "RTT", "P50", "P95", "P99", "handshake P50"):
@@ -48,10 +54,10 @@ def prediction_table(series: list[dict]) -> Table:
     t.add_column("bytes up/down", justify="right")
     t.add_column("failed", justify="right")
     for s in series:
-        d = s["derived"]
+        d = s.derived
         u = d["usable"]
-        lab = s["labels"]
-        name = s["id"].split("/", 1)[1].rsplit(" @ ", 1)[0]
+        lab = s.labels
+        name = s.id.split("/", 1)[1].rsplit(" @ ", 1)[0]
         t.add_row(name, axis_label(lab["network"]), f"{d['round_trips']}", *(fmt_time_us(u[k]) for k in
                   ("p50_us", "p95_us", "p99_us")), fmt_time_us(d["handshake"]["p50_us"]),
                   *(fmt_time_us(d["breakdown_mean_us"].get(k, 0.0)) for k in comps),
@@ -60,20 +66,20 @@ def prediction_table(series: list[dict]) -> Table:
     return t
 
 
-def _pct(x: dict | None, fmt) -> str:
+def _pct(x: Mapping[str, Any] | None, fmt: Callable[[float], str]) -> str:
     if x is None:
         return "–"
     share = "" if x["share"] is None else f" ({x['share'] * 100:.0f}%)"  # no space: the share never wraps away
     return f"{fmt(x['adds'])} of {fmt(x['secured'])}{share}"
 
 
-def security_table(series: list[dict]) -> Table | None:
+def security_table(series: Sequence[Series]) -> Table | None:
     """--baseline: per row, what security adds against the same exchange without it (and what the key
     source adds against a software key): P50 time, mean bytes, mean radio-on time, energy per connection."""
-    rows = [s for s in series if (s["derived"].get("security_cost"))]
+    rows = [s for s in series if (s.derived.get("security_cost"))]
     if not rows:
         return None
-    lines = [x["derived"]["security_cost"]["line"] for x in rows[:6]]
+    lines = [x.derived["security_cost"]["line"] for x in rows[:6]]
     t = Table(title=f"what security costs, {END_TITLE[end_point(series)]}: each row against the same exchange "
                     f"without security (plain TCP/UDP, same application messages)", title_justify="left",
               caption="\n".join(lines), caption_justify="left")
@@ -82,9 +88,9 @@ def security_table(series: list[dict]) -> Table | None:
         t.add_column(c, justify="left" if c in ("scenario", "network") else "right", no_wrap=c == "network")
     mj = lambda v: f"{v:.1f} mJ"  # noqa: E731
     for s in rows:
-        x = s["derived"]["security_cost"]
+        x = s.derived["security_cost"]
         kv = (x.get("key_vs_software") or {}).get("time_p50_us")
-        t.add_row(s["id"].split("/", 1)[1].rsplit(" @ ", 1)[0], axis_label(s["labels"]["network"]),
+        t.add_row(s.id.split("/", 1)[1].rsplit(" @ ", 1)[0], axis_label(s.labels["network"]),
                   fmt_time_us(x["time_p50_us"]["without"]), _pct(x["time_p50_us"], fmt_time_us),
                   _pct(x["bytes"], lambda v: f"{v:,.0f} B"), _pct(x["radio_on_us"], fmt_time_us),
                   _pct(x["energy_mj"], mj) if x.get("energy_mj") else "– (no radio profile)",
@@ -92,12 +98,12 @@ def security_table(series: list[dict]) -> Table | None:
     return t
 
 
-def flights_table(s: dict) -> Table:
-    t = Table(title=f"flights: {s['id'].split('/', 1)[1].rsplit(' @ ', 1)[0]} (mtu {s['labels']['link']['mtu']})",
+def flights_table(s: Series) -> Table:
+    t = Table(title=f"flights: {s.id.split('/', 1)[1].rsplit(' @ ', 1)[0]} (mtu {s.labels['link']['mtu']})",
               title_justify="left")
     for c in ("#", "transport", "sender", "messages", "bytes", "packets", "extra RTT (IW)", "work before sending"):
         t.add_column(c, justify="left" if c in ("messages", "work before sending", "sender", "transport") else "right")
-    for f in s["derived"]["flights"]:
+    for f in s.derived["flights"]:
         t.add_row(str(f["exchange"]), f["transport"], f["sender"], f["messages"] + (" [handshake done]" if f["handshake_done"] else ""),
                   str(f["bytes"]), str(f["packets"]), str(f["extra_window_rounds"] or ""), ", ".join(f["ops"]))
     return t
@@ -106,7 +112,7 @@ def flights_table(s: dict) -> Table:
 BAR = 20  # the tornado's longest bar, in characters (fits beside the numbers at 80 columns)
 
 
-def sweep_value(axis: str, v) -> str:
+def sweep_value(axis: str, v: object) -> str:
     """A swept input's value with its unit (rtt 200 ms, loss 1 %, rate 64 kbit/s); names as given."""
     from ..sim.sweep import NETWORK_INPUTS
     if isinstance(v, (int, float)) and not isinstance(v, bool):
@@ -115,7 +121,7 @@ def sweep_value(axis: str, v) -> str:
     return str(v)
 
 
-def tornado_table(rows: list[dict]) -> Table:
+def tornado_table(rows: list[dict[str, Any]]) -> Table:
     t = Table(title="sensitivity: which input moves P95 most (others at their first value)", title_justify="left")
     for c in ("input", "low", "P95 low", "high", "P95 high", "swing", ""):
         t.add_column(c, justify="left" if c in ("input", "") else "right")
@@ -127,7 +133,7 @@ def tornado_table(rows: list[dict]) -> Table:
     return t
 
 
-def s1_table(s1: dict) -> Table:
+def s1_table(s1: Mapping[str, Any]) -> Table:
     t = Table(title=f"study S1's acceleration estimate: client CPU per message ({s1['method']})", title_justify="left")
     for c in ("message", "full", "accelerated"):
         t.add_column(c, justify="left" if c == "message" else "right")
@@ -138,7 +144,7 @@ def s1_table(s1: dict) -> Table:
     return t
 
 
-def side_by_side_table(doc: dict) -> Table | None:
+def side_by_side_table(doc: Result | Mapping[str, Any]) -> Table | None:
     """Predicted next to measured, for the cells this run measured too."""
     from .views.whatif import predicted_vs_measured
     rows = [r for r in predicted_vs_measured(doc) if r["measured_p50_us"] is not None]
@@ -157,7 +163,8 @@ def side_by_side_table(doc: dict) -> Table | None:
     return t
 
 
-def tables(doc: dict) -> list[Table]:
+def tables(doc: Result | Mapping[str, Any]) -> list[Table]:
+    doc = as_result(doc)
     series = _whatif(doc)
     if not series:
         return []
@@ -170,11 +177,11 @@ def tables(doc: dict) -> list[Table]:
         out.append(pvm)
     seen = set()
     for s in series:
-        key = s["id"].rsplit(" @ ", 1)[0]
+        key = s.id.rsplit(" @ ", 1)[0]
         if key not in seen and len(seen) < 3:
             seen.add(key)
             out.append(flights_table(s))
-    a = doc.get("analysis", {}).get("whatif", {})
+    a = doc.analysis.get("whatif", {})
     if a.get("tornado"):
         out.append(tornado_table(a["tornado"]))
     if a.get("s1"):
@@ -183,10 +190,10 @@ def tables(doc: dict) -> list[Table]:
 
 
 def listing() -> None:
-    from .fit import print_table
-    from .terminal import out_console
     from ..model import costs as C
     from ..model import flights as F
+    from .fit import print_table
+    from .terminal import out_console
     con = out_console()
     t = Table(title="what-if protocols", title_justify="left")
     t.add_column("protocol", justify="left")

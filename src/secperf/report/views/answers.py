@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypedDict
 
+from ...core.errors import ResultError
 from ...core.result import as_result
 from ...core.result_schema import Result, Series, WhatifDerived
 from ..units import axis_label, fmt_time_us
@@ -33,7 +34,7 @@ def _p50(s: Series) -> float:
     """A series' median; the finders keep series with a summary, so one is always there."""
     p50 = s.p50_us
     if p50 is None:
-        raise ValueError(f"series {s.id!r} has no summary")  # a finder meeting it is left out (key_findings)
+        raise ResultError(f"series {s.id!r} has no summary")  # a finder meeting it is left out (key_findings)
     return p50
 
 
@@ -96,12 +97,13 @@ def handshake_findings(doc: Result) -> list[Finding]:
     hs = _summarised(doc, "handshake")
     out: list[Finding] = []
     nets = list(dict.fromkeys((s.labels.get("network") or "loopback") for s in hs))
+
+    def pick(net: str, version: str) -> Series | None:
+        return next((s for s in hs if (s.labels.get("network") or "loopback") == net
+                     and s.labels.get("proto", "tls") == "tls" and str(s.labels.get("tls")) == version
+                     and s.labels.get("mode", "full") == "full"), None)
     for net in nets:
-        def pick(version: str) -> Series | None:
-            return next((s for s in hs if (s.labels.get("network") or "loopback") == net
-                         and s.labels.get("proto", "tls") == "tls" and str(s.labels.get("tls")) == version
-                         and s.labels.get("mode", "full") == "full"), None)
-        t13, t12 = pick("1.3"), pick("1.2")
+        t13, t12 = pick(net, "1.3"), pick(net, "1.2")
         if t13 and t12:
             out.append(_finding("handshake", f"Full handshake over {net}: TLS 1.3 {fmt_time_us(_p50(t13))}, "
                                 f"TLS 1.2 {fmt_time_us(_p50(t12))} (P50)."))
@@ -275,7 +277,7 @@ def _usable_p95(s: Series) -> float:
     """A what-if series' predicted P95 of a usable connection (µs)."""
     u = s.derived_as(WhatifDerived).usable
     if u is None or u.p95_us is None:
-        raise ValueError(f"series {s.id!r} holds no predicted P95")  # a finder meeting it is left out
+        raise ResultError(f"series {s.id!r} holds no predicted P95")  # a finder meeting it is left out
     return u.p95_us
 
 
@@ -392,6 +394,6 @@ def key_findings(doc: Result | Mapping[str, Any]) -> list[Finding]:
     for name in FINDERS:
         try:
             out += finders[name](doc)
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError, ZeroDivisionError):
+        except (ResultError, KeyError, TypeError, ValueError, AttributeError, IndexError, ZeroDivisionError):
             continue
     return out
