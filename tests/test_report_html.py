@@ -40,7 +40,7 @@ def test_report_escapes_hostile_text(real_doc):
     doc["run_id"] = evil
     doc["host"]["cpu_model"] = evil
     doc["series"][0]["labels"]["alg"] = evil
-    doc["series"][0]["failures"].append({"reason": evil, "time": "now"})
+    doc.series[0].failures.append(R.Failure(reason=evil, time="now"))
     doc["analysis"]["s5"][0]["answer"] = evil
     page = render(doc)
     assert "<script" not in page
