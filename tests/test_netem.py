@@ -747,6 +747,16 @@ def test_scenario_runs_its_handshakes_over_its_links(tmp_path):
     assert hs["1.3"]["summary"]["min_us"] >= 20_000 and hs["1.2"]["summary"]["min_us"] >= 40_000
 
 
+def _series(kind, labels, samples=(), values_us=()):
+    """A series of `kind` as the measure modules write it (the report's link helpers read only these fields)."""
+    from secperf.core import result as R
+    s = R.new_series(f"{kind}/{labels['label']} @ {labels['network']}", kind=kind, labels=labels,
+                     timer={"name": "t", "start": "a named start", "end": "a named end"})
+    s.samples.extend(samples)
+    s.values_us.extend(values_us)
+    return s
+
+
 def test_sweep_plot_of_a_grid_keeps_one_line_per_configuration_and_loss():
     """Round trips and losses both varied: a line per configuration and loss, plotted against the
     round trip (points of different losses joined into one line would zigzag meaninglessly)."""
@@ -755,9 +765,8 @@ def test_sweep_plot_of_a_grid_keeps_one_line_per_configuration_and_loss():
     def series(label, rtt, loss, ms):
         samples = [{"ok": True, "tcp_connect_us": rtt * 500, "handshake_wall_us": (ms + i) * 1000 - rtt * 500}
                    for i in range(5)]
-        return {"kind": "handshake", "samples": samples,
-                "labels": {"label": label, "server": "s_server", "network": f"d={rtt},l={loss}",
-                           "network_rtt_ms": rtt, "network_loss": loss}}
+        return _series("handshake", {"label": label, "server": "s_server", "network": f"d={rtt},l={loss}",
+                                     "network_rtt_ms": rtt, "network_loss": loss}, samples=samples)
     nets = [series(lab, rtt, loss, rtt * k + 1000 * loss)
             for lab, k in (("tls1.3", 2), ("tls1.2", 3)) for rtt in (20.0, 100.0) for loss in (0.0, 0.05)]
     html = html_netem.sweep_plot(nets)
@@ -780,7 +789,7 @@ def test_sweep_plot_of_connect_rows_draws_a_line_per_configuration_across_networ
         labels = {"label": "https probe software full" + ("" if rtt is None else f" @ {net}"), "network": net}
         if rtt is not None:
             labels.update(network_rtt_ms=rtt, network_loss=0.0)
-        return {"kind": "connect", "values_us": [ms * 1000 + i for i in range(5)], "labels": labels}
+        return _series("connect", labels, values_us=[ms * 1000 + i for i in range(5)])
     series = [row(None, 4.0), row(20.0, 64.0), row(100.0, 304.0)]
     html = html_netem.sweep_plot(series, kind="connect")
     assert 'data-plot="network-sweep"' in html and "Connection establishment against the link" in html
@@ -799,7 +808,7 @@ def test_sweep_plot_of_profiles_and_of_a_loss_sweep_with_loopback():
         labels = {"label": "https probe software full" + ("" if rtt is None else f" @ {net}"), "network": net}
         if rtt is not None:
             labels.update(network_rtt_ms=rtt, network_loss=loss)
-        return {"kind": "connect", "values_us": [ms * 1000 + i for i in range(5)], "labels": labels}
+        return _series("connect", labels, values_us=[ms * 1000 + i for i in range(5)])
     profiles = html_netem.sweep_plot([row("loopback", None, 0, 4.0), row("lte", 50.0, 0.005, 160.0)], kind="connect")
     assert "https probe software full P50" in profiles and "loss" not in profiles.split("<figcaption>")[0]
     assert "round-trip time" in profiles

@@ -10,31 +10,38 @@ import json
 import logging
 import time
 import warnings
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-from ..core.result import reading
-from .plots import Plot, slug
+from ..core.result import Result, Series, as_result, reading
 from .html_env import cell, figure_view, hcell, render_page
+from .plots import Plot, slug
 from .units import fmt_bytes_per_s, fmt_rate, fmt_time_us
 
 BULK = ("aead", "mac", "hash")
 SIG_FAMILIES = ("rsa", "ecdsa", "eddsa", "pq-sig")
 
 
-def _crypto(doc: dict) -> list[dict]:
-    return [s for s in doc["series"] if s.get("kind") == "crypto"]
+def _crypto(doc: Result) -> list[Series]:
+    return [s for s in doc.series if s.kind == "crypto"]
 
 
-def header(doc: dict) -> list[tuple[str, object]]:
+def _openssl(series: Sequence[Series]) -> list[Series]:
+    """The series measured with OpenSSL (one library per plot: the others are in the cross-library section)."""
+    return [s for s in series if (s.labels.get("backend") or "openssl") == "openssl"]
+
+
+def header(doc: Result) -> list[tuple[str, object]]:
     """The run's metadata lines (name, value). A line is shown only where it applies to this Result: the probe's
     libcrypto only when the probe ran, the post-quantum library only with post-quantum rows, the
     servers' software and the load generator only for server runs."""
-    h = doc["host"]
+    h = doc.host
     probe = h.get("probe") or {}
     crypto_lib = h.get("cryptography") or {}
     rows = [
-        ("run", doc["run_id"]), ("command", " ".join(doc.get("command", []))),
-        ("status", doc["status"]), ("started", doc.get("started")), ("finished", doc.get("finished")),
+        ("run", doc.run_id), ("command", " ".join(doc.command)),
+        ("status", doc.status), ("started", doc.started), ("finished", doc.finished),
         ("CPU", f"{h.get('cpu_model')} — {h.get('cpu_count')} cores ({h.get('cpu_affinity')} usable), "
                 f"governor {h.get('cpu_governor') or 'n/a'}"),
         ("system", f"{h.get('os')}, kernel {h.get('kernel')}, {h.get('machine')}"),
@@ -42,8 +49,7 @@ def header(doc: dict) -> list[tuple[str, object]]:
     if h.get("openssl"):
         rows.append(("libcrypto (probe)", f"{h['openssl']}; timer overhead "
                                           f"{probe.get('timer_overhead_ns', 'n/a')} ns per sample boundary"))
-    pq = any(s.get("kind") == "crypto" and str((s.get("labels") or {}).get("family", "")).startswith("pq-")
-             for s in doc.get("series", []))
+    pq = any(s.kind == "crypto" and str(s.labels.get("family", "")).startswith("pq-") for s in doc.series)
     if pq and crypto_lib:
         rows.append(("post-quantum library", f"cryptography {crypto_lib.get('version')} with {crypto_lib.get('openssl')}"))
     from .html_server import provenance_rows
@@ -52,32 +58,32 @@ def header(doc: dict) -> list[tuple[str, object]]:
         ("secperf", f"{h.get('secperf_version')} (git {h.get('secperf_git') or 'unknown'}), "
                     f"Python {h.get('python')}"),
         ("load average at start", ", ".join(f"{x:.2f}" for x in h.get("loadavg_at_start") or []) or "n/a"),
-        ("parameters", json.dumps(doc.get("params", {}), sort_keys=True)),
+        ("parameters", json.dumps(doc.params, sort_keys=True)),
     ]
-    skipped = (doc.get("params") or {}).get("skipped_links")
+    skipped = doc.params.get("skipped_links")
     if skipped:  # a scenario's link rows left out because links cannot be built on this machine
         rows.append(("emulated links skipped", f"{', '.join(skipped['networks'])}: {skipped['reason']}"))
     return rows
 
 
-def answers(doc: dict) -> list[dict]:
+def answers(doc: Result) -> list[dict[str, Any]]:
     """Study S5's questions and answers computed from this run (analysis.s5)."""
-    return [{"question": a["question"], "answer": a["answer"]} for a in doc.get("analysis", {}).get("s5") or []]
+    return [{"question": a["question"], "answer": a["answer"]} for a in doc.analysis.get("s5") or []]
 
 
-def strength_plots(series: list[dict]) -> list[Plot]:
+def strength_plots(series: Sequence[Series]) -> list[Plot]:
     out = []
     for ops, title in ((("sign",), "Signing time by security strength"),
                        (("verify",), "Verification time by security strength"),
                        (("derive", "encaps"), "Key agreement / encapsulation by security strength")):
-        groups: dict[int, list] = {}
+        groups: dict[int, list[tuple[str, float, float, float]]] = {}
         for s in series:
-            lab, sm = s["labels"], s["summary"]
-            if lab["family"] in BULK or lab["op"] not in ops or not sm:
+            lab, sm = s.labels, s.summary
+            if lab["family"] in BULK or lab["op"] not in ops or sm is None:
                 continue
-            lo, hi = sm["median_ci95_us"]
+            lo, hi = sm.median_ci95_us
             groups.setdefault(lab["security_bits"], []).append(
-                (f"{lab['alg']} {lab['op']}", sm["p50_us"], lo, hi))
+                (f"{lab['alg']} {lab['op']}", sm.p50_us, lo, hi))
         if not groups:
             continue
         g = [(f"{bits}-bit security", sorted(bars, key=lambda b: b[1])) for bits, bars in sorted(groups.items())]
@@ -87,53 +93,53 @@ def strength_plots(series: list[dict]) -> list[Plot]:
     return out
 
 
-def distribution_plots(series: list[dict]) -> list[Plot]:
+def distribution_plots(series: Sequence[Series]) -> list[Plot]:
     out = []
-    fams: dict[str, list] = {}
+    fams: dict[str, list[tuple[str, list[float]]]] = {}
     for s in series:
-        lab = s["labels"]
+        lab = s.labels
         if lab["family"] in BULK:
             continue
-        fams.setdefault(lab["family"], []).append((f"{lab['alg']} {lab['op']}", s["values_us"]))
+        fams.setdefault(lab["family"], []).append((f"{lab['alg']} {lab['op']}", s.values_us))
     titles = {"rsa": "RSA", "ecdsa": "ECDSA", "eddsa": "EdDSA", "kex": "Key agreement",
               "pq-kem": "ML-KEM", "pq-sig": "ML-DSA"}
     for fam, groups in fams.items():
         out.append(Plot(slug("crypto-distribution", fam), "box", f"{titles.get(fam, fam)}: time per operation",
                         groups, "Each dot is one sample (a batch's time per operation); box: P25–P75, line: "
                         "median, whiskers: 1.5 IQR.", {"unit": "µs"}))
-    bulk: dict[str, list] = {}
+    bulk: dict[str, list[tuple[str, list[float]]]] = {}
     for s in series:
-        lab = s["labels"]
-        if lab["family"] in BULK and s["values_us"]:
-            bulk.setdefault(f"{lab['size_bytes']} bytes", []).append((f"{lab['alg']} {lab['op']}", s["values_us"]))
+        lab = s.labels
+        if lab["family"] in BULK and s.values_us:
+            bulk.setdefault(f"{lab['size_bytes']} bytes", []).append((f"{lab['alg']} {lab['op']}", s.values_us))
     for size, groups in sorted(bulk.items(), key=lambda kv: int(kv[0].split()[0])):
         out.append(Plot(slug("crypto-bulk", size), "box", f"AEAD, MAC and hash on {size}", groups,
                         "Per-message time including set-up (IV, key schedule re-use, tag).", {"unit": "µs"}))
     return out
 
 
-def growth_plots(series: list[dict]) -> list[Plot]:
+def growth_plots(series: Sequence[Series]) -> list[Plot]:
     out = []
-    rsa: dict[str, list] = {}
+    rsa: dict[str, list[tuple[int, float]]] = {}
     for s in series:
-        lab = s["labels"]
-        if lab["family"] == "rsa" and lab["alg"].removeprefix("rsa-").isascii() and lab["alg"].removeprefix("rsa-").isdigit() and s["summary"] \
-                and lab["op"] in ("sign", "verify"):
-            rsa.setdefault(f"RSA {lab['op']}", []).append((lab["key_bits"], s["summary"]["p50_us"]))
-    ec: dict[str, list] = {}
+        lab, p50 = s.labels, s.p50_us
+        if lab["family"] == "rsa" and lab["alg"].removeprefix("rsa-").isascii() and lab["alg"].removeprefix("rsa-").isdigit() \
+                and p50 is not None and lab["op"] in ("sign", "verify"):
+            rsa.setdefault(f"RSA {lab['op']}", []).append((lab["key_bits"], p50))
+    ec: dict[str, list[tuple[int, float]]] = {}
     for s in series:
-        lab = s["labels"]
-        if lab["family"] == "ecdsa" and s["summary"] and lab["op"] in ("sign", "verify"):
-            ec.setdefault(f"ECDSA {lab['op']}", []).append((lab["key_bits"], s["summary"]["p50_us"]))
+        lab, p50 = s.labels, s.p50_us
+        if lab["family"] == "ecdsa" and p50 is not None and lab["op"] in ("sign", "verify"):
+            ec.setdefault(f"ECDSA {lab['op']}", []).append((lab["key_bits"], p50))
     lines = [(k, sorted(v)) for k, v in list(rsa.items()) + list(ec.items()) if len(v) >= 2]
     if lines:
         out.append(Plot("crypto-growth-key-size", "line", "Cost against key size", lines,
                         "RSA modulus bits and EC field bits on the same axis; log-log, so a straight line "
                         "is a power law.", {"x_label": "key size (bits)", "y_label": "P50 per operation (µs)",
                                             "log_x": True, "log_y": True}))
-    bulk: dict[str, list] = {}
+    bulk: dict[str, list[tuple[int, float]]] = {}
     for s in series:
-        lab, d = s["labels"], s["derived"]
+        lab, d = s.labels, s.derived
         if lab["family"] in BULK and d.get("ns_per_byte"):
             bulk.setdefault(f"{lab['alg']} {lab['op']}", []).append((lab["size_bytes"], d["ns_per_byte"]))
     blines = [(k, sorted(v)) for k, v in bulk.items() if len(v) >= 2]
@@ -145,47 +151,54 @@ def growth_plots(series: list[dict]) -> list[Plot]:
     return out
 
 
-def series_head() -> list:
+def series_head() -> list[Any]:
     return ["algorithm", "op", "bytes", "bits", "n", "mean", "sd", "min", "P50", "95% CI of P50", "P90", "P99",
             "max", "CPU P50", "ops/s", "throughput", "ns/byte", hcell("library")]
 
 
-def series_rows(series: list[dict]) -> list[list]:
+def failure_reason(s: Series) -> str:
+    """Why a series has no summary: its last failure's reason, else its status."""
+    return s.failures[-1].reason if s.failures else s.status
+
+
+def cpu_p50_us(s: Series) -> float | None:
+    """The series' CPU-time median in µs (None without CPU values)."""
+    return s.cpu_summary.p50_us if s.cpu_summary is not None else None
+
+
+def series_rows(series: Sequence[Series]) -> list[list[Any]]:
     """The table of every crypto series: times per operation, or the reason a row has none."""
     rows = []
     for s in series:
-        lab, sm, d = s["labels"], s["summary"], s["derived"]
+        lab, sm, d = s.labels, s.summary, s.derived
         size = lab["size_bytes"] if lab["family"] in BULK else ""
-        if not sm:
-            reason = s["failures"][-1]["reason"] if s["failures"] else s["status"]
+        if sm is None:
             rows.append([lab["alg"], lab["op"], size, lab["security_bits"], 0,
-                         cell(f"{s['status']}: {reason}", cls="l fail", colspan=13)])
+                         cell(f"{s.status}: {failure_reason(s)}", cls="l fail", colspan=13)])
             continue
-        cpu = (s.get("cpu_summary") or {}).get("p50_us")
-        lo, hi = sm["median_ci95_us"]
-        cells = [fmt_time_us(sm[k]) for k in ("mean_us", "sd_us", "min_us", "p50_us")]
+        lo, hi = sm.median_ci95_us
+        cells = [fmt_time_us(v) for v in (sm.mean_us, sm.sd_us, sm.min_us, sm.p50_us)]
         cells += [f"{fmt_time_us(lo)}–{fmt_time_us(hi)}"]
-        cells += [fmt_time_us(sm[k]) for k in ("p90_us", "p99_us", "max_us")]
-        cells += [fmt_time_us(cpu), fmt_rate(d.get("ops_per_s")),
+        cells += [fmt_time_us(v) for v in (sm.p90_us, sm.p99_us, sm.max_us)]
+        cells += [fmt_time_us(cpu_p50_us(s)), fmt_rate(d.get("ops_per_s")),
                   fmt_bytes_per_s(d.get("bytes_per_s")) if d.get("bytes_per_s") else "",
                   f"{d['ns_per_byte']:.2f}" if d.get("ns_per_byte") else ""]
-        rows.append([lab["alg"], lab["op"], size, lab["security_bits"], sm["n"], *cells,
+        rows.append([lab["alg"], lab["op"], size, lab["security_bits"], sm.n, *cells,
                      cell(lab.get("library"), cls="l muted")])
     return rows
 
 
-def failures_view(doc: dict) -> dict | None:
+def failures_view(doc: Result) -> dict[str, Any] | None:
     """Every failure of every series with its reason."""
-    rows = [[s["id"], s["status"], cell(f["reason"], cls="fail")] for s in doc["series"] if s["failures"]
-            for f in s["failures"]]
+    rows = [[s.id, s.status, cell(f.reason, cls="fail")] for s in doc.series for f in s.failures]
     if not rows:
         return None
     return {"template": "failures.html.j2", "title": "Failures and unsupported rows",
             "head": ["series", "status", "reason"], "rows": rows}
 
 
-def strength_view(doc: dict) -> dict | None:
-    st = doc.get("analysis", {}).get("strength")
+def strength_view(doc: Result) -> dict[str, Any] | None:
+    st = doc.analysis.get("strength")
     if not st or not st.get("rows"):
         return None
     ops = sorted({k for r in st["rows"] for k in r if k.endswith("_p50_us")})
@@ -194,15 +207,14 @@ def strength_view(doc: dict) -> dict | None:
             "rows": [[r["alg"], r["family"], *(fmt_time_us(r.get(o)) for o in ops)] for r in st["rows"]]}
 
 
-def crypto_view(doc: dict) -> dict | None:
+def crypto_view(doc: Result) -> dict[str, Any] | None:
     """The crypto primitives' part: S5's answers, the strength table, the plots, the libraries side
     by side and every series."""
     from .html_libraries import view as libraries_view
     series_all = _crypto(doc)
     if not series_all:
         return None
-    # one library per plot: other libraries' rows are in the cross-library section
-    series = [s for s in series_all if (s["labels"].get("backend") or "openssl") == "openssl"]
+    series = _openssl(series_all)
     groups = [(title, [figure_view(p) for p in make(series)]) for title, make in (
         ("Cost at equal security strength", strength_plots), ("Distributions", distribution_plots),
         ("Growth with key and message size", growth_plots))]
@@ -212,17 +224,31 @@ def crypto_view(doc: dict) -> dict | None:
             "series_head": series_head(), "series_rows": series_rows(series_all)}
 
 
-def plots_of(doc: dict) -> list[Plot]:
+def _of_kind(doc: Result, kind: str) -> list[Series]:
+    return [s for s in doc.series if s.kind == kind]
+
+
+def plots_of(doc: Result | Mapping[str, Any]) -> list[Plot]:
     """Every plot of the report, in the report's order (what `--figures` writes)."""
-    from . import (html_connect, html_device, html_handshake, html_libraries, html_mac, html_netem, html_plan,
-                   html_signer, html_whatif)
-    series = [s for s in _crypto(doc) if (s["labels"].get("backend") or "openssl") == "openssl"]
+    from . import (
+        html_connect,
+        html_device,
+        html_handshake,
+        html_libraries,
+        html_mac,
+        html_netem,
+        html_plan,
+        html_signer,
+        html_whatif,
+    )
+    doc = as_result(doc)
+    series = _openssl(_crypto(doc))
     out = strength_plots(series) + distribution_plots(series) + growth_plots(series) if series else []
     out += html_libraries.plots(doc)
-    handshakes = [s for s in doc["series"] if s.get("kind") == "handshake"]
+    handshakes = _of_kind(doc, "handshake")
     if handshakes:
         out += html_handshake.plots(handshakes) + html_netem.sweep_plots(handshakes)
-    out += html_signer.plots([s for s in doc["series"] if s.get("kind") == "signer"])
+    out += html_signer.plots(_of_kind(doc, "signer"))
     out += html_connect.plots(doc) + html_mac.plots(doc) + html_whatif.plots(doc) + html_device.plots(doc)
     from . import html_server
     out += html_server.plots(doc)
@@ -234,7 +260,7 @@ LOG = logging.getLogger("secperf.report")
 
 
 @contextlib.contextmanager
-def library_warnings(log: Path | None):
+def library_warnings(log: Path | None) -> Iterator[None]:
     """Warnings that matplotlib and other libraries raise while the report is drawn (e.g.
     constrained_layout giving up on a crowded figure) go into the run's log, not the terminal:
     they concern the drawing, not the measurement. Without a log they go to the `secperf.report`
@@ -257,29 +283,39 @@ def library_warnings(log: Path | None):
         LOG.info(line)
 
 
-def render(doc: dict, log: Path | None = None) -> str:
-    """The report page; library warnings raised while drawing go to `log` (the run's log file)."""
+def render(doc: Result | Mapping[str, Any], log: Path | None = None) -> str:
+    """The report page of a Result (or of its JSON object, validated here); library warnings raised
+    while drawing go to `log` (the run's log file)."""
+    result = as_result(doc)
     with library_warnings(log):
-        return _render(doc)
+        return _render(result)
 
 
-def _render(doc: dict) -> str:
-    from . import (html_connect, html_device, html_handshake, html_mac, html_netem, html_plan, html_server,
-                   html_signer, html_whatif)
-    where = f"Result {doc.get('run_id', '')}".strip()
-    sections: list[dict] = []  # each a view: its template, its id and its first heading (the contents)
+def _render(doc: Result) -> str:
+    from . import (
+        html_connect,
+        html_device,
+        html_handshake,
+        html_mac,
+        html_netem,
+        html_plan,
+        html_server,
+        html_signer,
+        html_whatif,
+    )
+    where = f"Result {doc.run_id}".strip()
+    sections: list[dict[str, Any]] = []  # each a view: its template, its id and its first heading (the contents)
     with reading(where, "the crypto series (series of kind crypto, analysis.s5, analysis.strength)"):
         crypto = crypto_view(doc)
     if crypto:
         sections.append({**crypto, "id": "crypto"})
-    handshakes = [s for s in doc["series"] if s.get("kind") == "handshake"]
+    handshakes = _of_kind(doc, "handshake")
     # each section is made from what validated; a malformed part names itself (exit 2)
     for sid, part, make in (
             ("handshake", "the handshake series", lambda: html_handshake.view(handshakes)),
             ("netem", "the handshake series' link figures", lambda: html_netem.view(handshakes)),
-            ("signer", "the signer series", lambda: html_signer.view([s for s in doc["series"] if s.get("kind") == "signer"])),
-            ("jwt", "the jwt series", lambda: html_signer.view([s for s in doc["series"] if s.get("kind") == "jwt"],
-                                                               "JWT authentication")),
+            ("signer", "the signer series", lambda: html_signer.view(_of_kind(doc, "signer"))),
+            ("jwt", "the jwt series", lambda: html_signer.view(_of_kind(doc, "jwt"), "JWT authentication")),
             ("connect", "the connect series", lambda: html_connect.view(doc)),
             ("mac", "the MAC and CAN figures (analysis.can, analysis.cortexm)", lambda: html_mac.view(doc)),
             ("whatif", "the what-if figures (analysis.whatif, whatif series)", lambda: html_whatif.view(doc)),
@@ -292,13 +328,13 @@ def _render(doc: dict) -> str:
         if v:
             sections.append({**v, "id": sid})
     with reading(where, "its host metadata or key findings (host, analysis)"):
-        context = {"run_id": doc["run_id"], "kind": doc["kind"], "header": header(doc),
+        context = {"run_id": doc.run_id, "kind": doc.kind, "header": header(doc),
                    "glance": at_a_glance(doc, {v["id"] for v in sections})}
     with reading(where, "the values the report shows"):  # a value of a hostile type met in a template
         return render_page("page.html.j2", sections=sections, **context)
 
 
-def at_a_glance(doc: dict, present: set[str]) -> list[dict]:
+def at_a_glance(doc: Result, present: set[str]) -> list[dict[str, Any]]:
     """The answer first: the run's key findings, each linking to the section it comes from (when
     the page has that section)."""
     from .views.answers import key_findings

@@ -4,26 +4,30 @@ configuration (stacked phases), the distributions, and the secure element's call
 
 from __future__ import annotations
 
-from .views.connect import series_label, series_rows, summary
+from collections.abc import Sequence
+from typing import Any
+
+from ..core.result import Result
 from . import html_netem
 from .html_env import cell, figure_view, frag
 from .plots import Plot
 from .units import fmt_time_us
+from .views.connect import ConnectRow, series_label, series_rows, summary
 
 
-def _t(v) -> str:
+def _t(v: float | None) -> str:
     return fmt_time_us(v) if v is not None else "–"
 
 
-def _calls(v) -> str:
+def _calls(v: float | None) -> str:
     return f"{v:.1f}" if v is not None else "–"
 
 
-def _resumed(r: dict) -> str:
+def _resumed(r: dict[str, Any]) -> str:
     return f"{r['resumed']}/{r['n']}" if r.get("resumed") is not None and r.get("n") else "–"
 
 
-def summary_view(doc: dict) -> dict | None:
+def s2_view(doc: Result) -> dict[str, Any] | None:
     """Study S2's summary: software vs token vs secure element per protocol and handshake."""
     sm = summary(doc)
     if not sm["rows"]:
@@ -44,15 +48,15 @@ def summary_view(doc: dict) -> dict | None:
     return {"head": head, "rows": rows, "left": 3 if by_net else 2}
 
 
-def series_view(rows: list[dict]) -> dict:
+def configurations_view(rows: Sequence[ConnectRow]) -> dict[str, Any]:
     """Per configuration: what was timed, the percentiles, resumption, token calls, start-up."""
-    out = []
+    out: list[list[Any]] = []
     for r in rows:
-        timer = f"{r['timer'].get('start', '')} → {r['timer'].get('end', '')}"
+        timer = f"{r['timer'].start} → {r['timer'].end}"
         if not r["n"]:
             out.append([r["label"], cell(timer, cls="muted"), cell(r["failure"] or r["status"], cls="l fail", colspan=8)])
             continue
-        label = [r["label"]]
+        label: list[Any] = [r["label"]]
         if r["status"] != "ok":
             label.append(frag(f" ({r['status']}: {r['failure'] if r['failure'] is not None else ''})", span="fail"))
         if r.get("note"):
@@ -64,12 +68,12 @@ def series_view(rows: list[dict]) -> dict:
                      "token calls", "process start-up"], "rows": out}
 
 
-def se_call_view(doc: dict) -> dict | None:
+def se_call_view(doc: Result) -> dict[str, Any] | None:
     """The secure element's PKCS#11 calls per connection, from the shim's log."""
     rows = []
-    for s in doc["series"]:
-        per = (s.get("derived") or {}).get("se_calls")
-        if s.get("kind") != "connect" or not per or not per.get("calls"):
+    for s in doc.series:
+        per = s.derived.get("se_calls")
+        if s.kind != "connect" or not per or not per.get("calls"):
             continue
         for c in per["calls"]:
             rows.append([series_label(s), c["fn"], f"{c['calls_per_op']:.2f}",
@@ -81,34 +85,34 @@ def se_call_view(doc: dict) -> dict | None:
                      "injected delay P50"], "rows": rows}
 
 
-def _own_plots(doc: dict, rows: list[dict]) -> list[Plot]:
+def _own_plots(doc: Result, rows: Sequence[ConnectRow]) -> list[Plot]:
     out = []
     stacked = [(r["label"], [(p["phase"], p["p50_us"]) for p in r["phases"]]) for r in rows if r["phases"]]
     if stacked:
         out.append(Plot("connect-phases", "stacked", "Where the establishment time went (phase medians)", stacked,
                         "Medians per phase; they need not add up to the median total.", {"unit": "µs"}))
-    dist = [(r["label"], s["values_us"]) for r, s in zip(rows, [x for x in doc["series"] if x.get("kind") == "connect"])
-            if s["values_us"]]
+    dist = [(r["label"], s.values_us) for r, s in zip(rows, [x for x in doc.series if x.kind == "connect"])
+            if s.values_us]
     if dist:
         out.append(Plot("connect-time-per-connection", "box", "Establishment time per connection", dist,
                         "Log scale; dots are connections.", {"unit": "µs"}))
     return out
 
 
-def plots(doc: dict) -> list[Plot]:
+def plots(doc: Result) -> list[Plot]:
     """Phases as stacked bars, the distribution per configuration, the time against the link."""
     rows = series_rows(doc)
     if not rows:
         return []
-    return _own_plots(doc, rows) + html_netem.sweep_plots(doc["series"], kind="connect")
+    return _own_plots(doc, rows) + html_netem.sweep_plots(doc.series, kind="connect")
 
 
-def view(doc: dict) -> dict | None:
+def view(doc: Result) -> dict[str, Any] | None:
     """The connection-establishment part."""
     rows = series_rows(doc)
     if not rows:
         return None
     return {"template": "connect.html.j2", "title": "Connection establishment on real servers",
-            "summary": summary_view(doc), "figures": [figure_view(p) for p in _own_plots(doc, rows)],
-            "sweep": html_netem.sweep_figures(doc["series"], kind="connect"), "series": series_view(rows),
+            "summary": s2_view(doc), "figures": [figure_view(p) for p in _own_plots(doc, rows)],
+            "sweep": html_netem.sweep_figures(doc.series, kind="connect"), "series": configurations_view(rows),
             "se_calls": se_call_view(doc)}

@@ -4,6 +4,9 @@ with each library's ratio to the fastest; S5's questions answered across librari
 
 from __future__ import annotations
 
+from typing import Any
+
+from ..core.result import Result
 from .html_env import cell, figure_view, frag, hcell
 from .plots import Plot, slug
 from .units import fmt_time_us
@@ -11,8 +14,8 @@ from .units import fmt_time_us
 BULK = ("aead", "mac", "hash")
 
 
-def _bars(table: list[dict], ops: tuple[str, ...], bulk: bool) -> list:
-    groups: dict[int, list] = {}
+def _bars(table: list[dict[str, Any]], ops: tuple[str, ...], bulk: bool) -> list[tuple[str, list[Any]]]:
+    groups: dict[int, list[Any]] = {}
     for r in table:
         if r["op"] not in ops or (r["family"] in BULK) != bulk:
             continue
@@ -25,12 +28,12 @@ def _bars(table: list[dict], ops: tuple[str, ...], bulk: bool) -> list:
     return [(f"{bits}-bit security", bars) for bits, bars in sorted(groups.items())]
 
 
-def _table(lib: dict) -> dict:
+def _table(lib: dict[str, Any]) -> dict[str, Any]:
     """Per row and library: P50 and × the fastest (bold), with hover details; n/a or failed with the reason."""
     libs = lib["libraries"]
     rows = []
     for r in lib["table"]:
-        cells = []
+        cells: list[Any] = []
         for n in libs:
             c = r["cells"].get(n)
             if c is None:
@@ -41,7 +44,7 @@ def _table(lib: dict) -> dict:
                 ratio = f"×{c['ratio_to_fastest']:.2f}" + (f" ({rci[0]:.2f}–{rci[1]:.2f})" if rci else "")
                 cpu = (f"; CPU {fmt_time_us(c['cpu_p50_us'])} per op ({c['cpu_share']:.0%} of the wall time on a CPU)"
                        if c.get("cpu_p50_us") else "")
-                parts = [fmt_time_us(c["p50_us"]), " ", frag(ratio, span="muted")]
+                parts: list[Any] = [fmt_time_us(c["p50_us"]), " ", frag(ratio, span="muted")]
                 if c.get("cpu_share", 1.0) < 0.8:
                     parts += [" ", frag("⚠", span="warn")]
                 cells.append(cell(parts=parts, b=c.get("ratio_to_fastest") == 1.0,  # the fastest library in bold
@@ -59,9 +62,9 @@ PLOTS = ((("sign",), "Signing by library and strength", False),
          (("encrypt", "decrypt"), "AEAD by library", True))
 
 
-def plots(doc: dict) -> list[Plot]:
+def plots(doc: Result) -> list[Plot]:
     """One grouped-bar plot per operation kind: a bar per library, groups by SP 800-57 strength."""
-    lib = doc.get("analysis", {}).get("libraries")
+    lib = doc.analysis.get("libraries")
     if not lib:
         return []
     out = []
@@ -74,12 +77,12 @@ def plots(doc: dict) -> list[Plot]:
     return out
 
 
-def view(doc: dict) -> dict | None:
+def view(doc: Result) -> dict[str, Any] | None:
     """The libraries side by side (part of the crypto section)."""
-    lib = doc.get("analysis", {}).get("libraries")
+    lib = doc.analysis.get("libraries")
     if not lib:
         return None
-    versions: dict = {}
+    versions: dict[str, Any] = {}
     for r in lib["table"]:
         for n, c in r["cells"].items():
             if c.get("library"):

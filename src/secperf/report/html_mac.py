@@ -3,6 +3,9 @@ and the CAN bus load model (table per device and MAC, CPU load against k)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from ..core.result import Result
 from .html_env import cell, figure_view, frag, hcell
 from .plots import Plot
 
@@ -15,7 +18,7 @@ def _pct(x: float) -> str:
     return f"{100 * x:.2f} %"
 
 
-def cortexm_view(table: dict | None) -> dict | None:
+def cortexm_view(table: dict[str, Any] | None) -> dict[str, Any] | None:
     """Instructions per tag on the Cortex-M targets, next to the published cycles/byte."""
     if not table:
         return None
@@ -37,7 +40,7 @@ def cortexm_view(table: dict | None) -> dict | None:
             ok = all(r.get("tag_ok") for r in mr.values())
             code = (t.get("code") or {}).get(mac)
             stacks = [r["stack_bytes"] for r in t["rows"] if r["mac"] == mac and "stack_bytes" in r]
-            name = [mac] + ([" ", frag(f"(key setup {setup[0]['instructions']:,})", span="muted")] if setup else [])
+            name: list[Any] = [mac] + ([" ", frag(f"(key setup {setup[0]['instructions']:,})", span="muted")] if setup else [])
             rows.append([t["cpu"], cell(parts=name), *cells, "–" if marg is None else f"{marg:.1f}",
                          "–" if cpb is None else cpb, f"{code['text'] + code['data']:,}" if code else "–",
                          f"{max(stacks):,}" if stacks else "–",
@@ -46,7 +49,7 @@ def cortexm_view(table: dict | None) -> dict | None:
     return {"head": head, "rows": rows, "qemu": tc["qemu"], "gcc": f"{tc['arm_gcc']} {' '.join(table['cflags'])}"}
 
 
-def _can_plot(can: dict, name: str = "can-cpu-load") -> Plot:
+def _can_plot(can: dict[str, Any], name: str = "can-cpu-load") -> Plot:
     lines = [(f"{sw['mac']} on {sw['device']}", [(r["k"], 100 * r["cpu_load"]) for r in sw["rows"]])
              for sw in can["sweeps"]]
     return Plot(name, "line", "CPU load of MAC computation against k (one tag every k frames)", lines,
@@ -54,9 +57,9 @@ def _can_plot(can: dict, name: str = "can-cpu-load") -> Plot:
                 {"x_label": "k (frames per tag)", "y_label": "CPU load (%)", "log_y": True})
 
 
-def plots(doc: dict) -> list[Plot]:
+def plots(doc: Result) -> list[Plot]:
     """The CAN model's CPU load against k (and the same for CAN FD when the Result has it)."""
-    can = doc.get("analysis", {}).get("can")
+    can = doc.analysis.get("can")
     if not can or not can.get("sweeps"):
         return []
     out = [_can_plot(can)]
@@ -65,7 +68,7 @@ def plots(doc: dict) -> list[Plot]:
     return out
 
 
-def can_view(can: dict | None) -> dict | None:
+def can_view(can: dict[str, Any] | None) -> dict[str, Any] | None:
     """The CAN bus model (study S4): the parameters, the smallest k per device and MAC, every row;
     CAN FD's the same way when the Result has it."""
     if not can or not can.get("sweeps"):
@@ -92,9 +95,9 @@ def can_view(can: dict | None) -> dict | None:
             "skipped": skipped, "fd": can_view({**can["fd"], "fd": None}) if can.get("fd") else None}
 
 
-def view(doc: dict) -> dict | None:
+def view(doc: Result) -> dict[str, Any] | None:
     """The MAC part: Cortex-M counts and the CAN bus model (either may be absent)."""
-    a = doc.get("analysis", {})
+    a = doc.analysis
     cm, can = cortexm_view(a.get("cortexm")), can_view(a.get("can"))
     if not cm and not can:
         return None

@@ -4,83 +4,97 @@ and a table with what the link and the device's kernel saw (drops, TCP retransmi
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
 from ..core import stats
-from .plots import Plot
+from ..core.result import Series, as_series
 from .html_env import figure_view, hcell, macro
+from .plots import Plot
 from .units import fmt_time_us
 
 
-def _networked(series: list[dict], kind: str = "handshake", loopback: bool = False) -> list[dict]:
+def _series(series: Sequence[Series | Mapping[str, Any]]) -> list[Series]:
+    """The helpers that return HTML on their own take series as objects or as their JSON."""
+    return [as_series(s) for s in series]
+
+
+def _networked(series: Sequence[Series], kind: str = "handshake", loopback: bool = False) -> list[Series]:
     """Series of `kind` over an emulated link (and with `loopback`, those over loopback: a link of
     no delay and no loss on the plot)."""
-    return [s for s in series if s.get("kind") == kind and ("network_rtt_ms" in s.get("labels", {}) or (
-        loopback and s.get("labels", {}).get("network", "loopback") in ("loopback", "none")))]
+    return [s for s in series if s.kind == kind and ("network_rtt_ms" in s.labels or (
+        loopback and s.labels.get("network", "loopback") in ("loopback", "none")))]
 
 
-def _total_us(s: dict) -> list[float]:
+def _total_us(s: Series) -> list[float]:
     """Per connection: TCP connect + handshake (what a device waits for before sending data)."""
     out = []
-    for c in s.get("samples", []):
+    for c in s.samples:
         if c.get("ok") and c.get("handshake_wall_us") is not None:
             out.append(float(c.get("tcp_connect_us") or 0.0) + float(c["handshake_wall_us"]))
     return out
 
 
-def _handshake_name(s: dict) -> str:
-    return f"{s['labels']['label']} @ {s['labels']['server']}"
+def _handshake_name(s: Series) -> str:
+    return f"{s.labels['label']} @ {s.labels['server']}"
 
 
-def _connect_name(s: dict) -> str:
-    return s["labels"]["label"].split(" @ ")[0]  # connect's label ends in "@ NETWORK"
+def _connect_name(s: Series) -> str:
+    return str(s.labels["label"].split(" @ ")[0])  # connect's label ends in "@ NETWORK"
 
 
-def sweep_figures(series: list[dict], kind: str = "handshake") -> list[dict]:
+def _values_us(s: Series) -> list[float]:
+    return [float(v) for v in s.values_us]
+
+
+def sweep_figures(series: Sequence[Series], kind: str = "handshake") -> list[dict[str, Any]]:
     """The sweep plot as the page's figure (none when the Result has none)."""
     return [figure_view(p, data_plot="network-sweep") for p in sweep_plots(series, kind)]
 
 
-def sweep_plot(series: list[dict], kind: str = "handshake") -> str:
+def sweep_plot(series: Sequence[Series | Mapping[str, Any]], kind: str = "handshake") -> str:
     """The sweep plot's HTML on its own ("" when the Result has none)."""
-    figs = sweep_figures(series, kind)
+    figs = sweep_figures(_series(series), kind)
     return macro("netem.html.j2", "sweep", figs) if figs else ""
 
 
-def sweep_plots(series: list[dict], kind: str = "handshake") -> list[Plot]:
+def sweep_plots(series: Sequence[Series], kind: str = "handshake") -> list[Plot]:
     """Time per connection against the link's configured round trip (or loss, when the round trip
     does not vary), P50 and P95, one line per configuration: handshake rows (TCP connect +
     handshake) or connect rows (connection establishment until the protocol is usable)."""
     emulated = _networked(series, kind)
     if not emulated:
         return []
-    values, name_of = ((_total_us, _handshake_name) if kind == "handshake"
-                       else (lambda s: [float(v) for v in s.get("values_us", [])], _connect_name))
-    rtt = lambda s: s["labels"].get("network_rtt_ms", 0.0)  # noqa: E731
-    loss = lambda s: s["labels"].get("network_loss", 0.0)  # noqa: E731
+    values: Callable[[Series], list[float]]
+    name_of: Callable[[Series], str]
+    values, name_of = ((_total_us, _handshake_name) if kind == "handshake" else (_values_us, _connect_name))
+    rtt = lambda s: s.labels.get("network_rtt_ms", 0.0)  # noqa: E731
+    loss = lambda s: s.labels.get("network_loss", 0.0)  # noqa: E731
     # the axis: loss when every link has the same round trip and the losses differ (a loss sweep),
     # else the round trip, with loopback rows drawn at 0 (a link of no delay and no loss)
     by_loss = len({rtt(s) for s in emulated}) == 1 and len({loss(s) for s in emulated}) > 1
     nets = emulated if by_loss else emulated + [s for s in _networked(series, kind, loopback=True)
-                                                if "network_rtt_ms" not in s["labels"]]
-    if len({s["labels"].get("network", "loopback") for s in nets}) < 2:
+                                                if "network_rtt_ms" not in s.labels]
+    if len({s.labels.get("network", "loopback") for s in nets}) < 2:
         return []
     xkey, xlabel = (("network_loss", "configured one-way loss (%)") if by_loss
                     else ("network_rtt_ms", "configured round-trip time (ms)"))
     # a grid (some round trip measured at several losses) gets a line per configuration and loss, so
     # points of different losses never join one line; profiles (each its own round trip and loss,
     # e.g. loopback, wifi, lte) stay one line per configuration
-    losses_at: dict[float, set] = {}
+    losses_at: dict[float, set[float]] = {}
     for s in emulated:
         losses_at.setdefault(rtt(s), set()).add(loss(s))
     per_loss = not by_loss and any(len(v) > 1 for v in losses_at.values())
-    lines: dict[str, list] = {}
+    lines: dict[str, list[tuple[float, float]]] = {}
     for s in nets:
         vals = values(s)
         if not vals:
             continue
-        x = s["labels"].get(xkey, 0.0) * (100 if by_loss else 1)
+        x = s.labels.get(xkey, 0.0) * (100 if by_loss else 1)
         name = name_of(s)
         if per_loss:
-            name += f", loss {s['labels'].get('network_loss', 0.0) * 100:g}%"
+            name += f", loss {s.labels.get('network_loss', 0.0) * 100:g}%"
         lines.setdefault(f"{name} P50", []).append((x, stats.median(vals) / 1000))
         lines.setdefault(f"{name} P95", []).append((x, stats.percentile(vals, 95) / 1000))
     data = [(k, sorted(v)) for k, v in lines.items() if len(v) >= 2]
@@ -100,7 +114,7 @@ def sweep_plots(series: list[dict], kind: str = "handshake") -> list[Plot]:
     return [Plot(f"{kind}-network-sweep", "line", title, data, caption, {"x_label": xlabel, "y_label": ylabel})]
 
 
-def table_view(series: list[dict]) -> dict | None:
+def table_view(series: Sequence[Series]) -> dict[str, Any] | None:
     nets = _networked(series)
     if not nets:
         return None
@@ -114,7 +128,7 @@ def table_view(series: list[dict]) -> dict | None:
                         "during this run, and times may include waiting for a CPU")]
     rows = []
     for s in nets:
-        lab, d = s["labels"], s["derived"]
+        lab, d = s.labels, s.derived
         vals = _total_us(s)
         link = d.get("link") or {}
         drops = "/".join(str(sum(v for k, v in (link.get(x) or {}).items() if k.startswith("dropped_")))
@@ -126,19 +140,19 @@ def table_view(series: list[dict]) -> dict | None:
                      fmt_time_us(stats.percentile(vals, 95) if vals else None),
                      f"{p50 / 1000 / rtt:.2f}" if p50 and rtt > 0 else "", drops,
                      link.get("device_Tcp_RetransSegs", ""),
-                     sum((c.get("app") or {}).get("resent", 0) for c in s.get("samples", []))
+                     sum((c.get("app") or {}).get("resent", 0) for c in s.samples)
                      if lab.get("proto") == "dtls" else "",
                      link.get("relay_load_sleeps", "")])
     return {"head": head, "rows": rows}
 
 
-def table(series: list[dict]) -> str:
+def table(series: Sequence[Series | Mapping[str, Any]]) -> str:
     """The link table's HTML on its own ("" without emulated links)."""
-    t = table_view(series)
+    t = table_view(_series(series))
     return macro("netem.html.j2", "table", t) if t else ""
 
 
-def view(series: list[dict]) -> dict | None:
+def view(series: Sequence[Series]) -> dict[str, Any] | None:
     """Handshakes over emulated links: the sweep plot and the table of what the link saw."""
     t = table_view(series)
     if not t:

@@ -5,22 +5,25 @@ thresholds, `--verify`'s predicted vs measured rows, and the verdict rule."""
 
 from __future__ import annotations
 
-from .html_env import cell, figure_view, frag
+from typing import Any
+
+from ..core.result import Result
+from ..inputs.patterns import MEASURES
+from .html_env import Frag, cell, figure_view, frag
 from .plots import Plot, slug
 from .terminal_plan import MARK, SHORT, fmt_bytes, fmt_j, fmt_ms, plans
-from ..inputs.patterns import MEASURES
 
 
-def _table(head: list[str], rows: list[list], left: int = 1) -> dict:
+def _table(head: list[str], rows: list[list[Any]], left: int = 1) -> dict[str, Any]:
     return {"head": head, "rows": rows, "left": left}
 
 
-def _lines(lines: list[str]) -> list[dict]:
+def _lines(lines: list[str]) -> list[Frag]:
     """Fragments: one per line, each after a line break but the first."""
     return [frag(x, br=i > 0) for i, x in enumerate(lines)]
 
 
-def _outcome(o: dict) -> dict:
+def _outcome(o: dict[str, Any]) -> Frag:
     """A design's deciding numbers and its mark, in the pass/fail colour."""
     x = o["numbers"]
     lines = [f"P{x['latency_percentile']:g} {fmt_ms(x['latency_pq_ms'])}"]
@@ -30,7 +33,7 @@ def _outcome(o: dict) -> dict:
     return frag(_lines(lines), span="ok" if o["passes"] else "fail")
 
 
-def plots(doc: dict) -> list[Plot]:
+def plots(doc: Result) -> list[Plot]:
     out = []
     for p in plans(doc):
         rows = [("as written", p["before"])] + [(x["measure"], x) for x in p["measures"]]
@@ -44,13 +47,13 @@ def plots(doc: dict) -> list[Plot]:
     return out
 
 
-def view(doc: dict) -> dict | None:
+def view(doc: Result) -> dict[str, Any] | None:
     """The plan part: the suitability matrix, per pattern its designs, energy, measures ranked; the
     alert thresholds; --verify's cross-check."""
     ps = plans(doc)
     if not ps:
         return None
-    a = doc["analysis"]["plan"]
+    a = doc.analysis["plan"]
     used = [m for m in MEASURES if any(any(x["measure"] == m for x in p["measures"]) for p in ps)]
     rows = []
     for p in ps:
@@ -75,7 +78,7 @@ def view(doc: dict) -> dict | None:
     figs = {pl.name: pl for pl in plots(doc)}
     patterns = []
     for p in ps:
-        v: dict = {"pattern": p["pattern"], "verdict": p["verdict"], "description": p["description"],
+        v: dict[str, Any] = {"pattern": p["pattern"], "verdict": p["verdict"], "description": p["description"],
                    "source": p["source"], "requirements_source": p["requirements"]["source"],
                    "why": p.get("verdict_reason"), "security": None}
         if p.get("security_adds"):

@@ -3,13 +3,36 @@ CPU split bars (private-key operation vs the rest), storm recovery plots."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from ..core.result import Result, Series
+from ..core.result_schema import ServerDerived
+from ..model.fleet import KNEE_RULE, open_loop_knee
 from .html_env import cell, figure_view, hcell
 from .plots import Plot, slug
-from ..model.fleet import KNEE_RULE, open_loop_knee
-from .terminal_server import PIVOT_HEAD, capacity_row, configs, limit_warnings, open_curve, pivot, pivot_cell, server_series
+from .terminal_server import (
+    PIVOT_HEAD,
+    capacity_row,
+    configs,
+    limit_warnings,
+    open_curve,
+    pivot,
+    pivot_cell,
+    server_series,
+)
 
 
-def _software(sw: dict | None) -> str:
+def _d(s: Series) -> ServerDerived:
+    return s.derived_as(ServerDerived)
+
+
+def _p95_ms(s: Series) -> float | None:
+    lat = _d(s).latency_ms
+    return lat.p95_ms if lat is not None else None
+
+
+def _software(sw: Mapping[str, Any] | None) -> str:
     if not sw:
         return "not recorded"
     text = f"{sw.get('server')} {sw.get('version') or '(version not printed)'}"
@@ -20,7 +43,7 @@ def _software(sw: dict | None) -> str:
     return text
 
 
-def _agreed(n: dict | None) -> str:
+def _agreed(n: Mapping[str, Any] | None) -> str:
     if not n:
         return "not recorded"
     if n.get("error"):
@@ -28,32 +51,31 @@ def _agreed(n: dict | None) -> str:
     return " · ".join(str(n[k]) for k in ("version", "cipher", "group") if n.get(k))
 
 
-def provenance_rows(doc: dict) -> list[tuple[str, str]]:
+def provenance_rows(doc: Result) -> list[tuple[str, str]]:
     """Header lines of a server Result: each server's software (version, TLS library and build, as
     the program reports them), what the handshakes negotiated, and where the load generator ran."""
     ss = server_series(doc)
     if not ss:
         return []
-    rows, seen = [], {}
+    rows: list[tuple[str, str]] = []
+    seen: dict[Any, Any] = {}
     for s in ss:
-        sw = s["labels"].get("server_software")
-        seen.setdefault(s["labels"].get("server"), sw)
+        seen.setdefault(s.labels.get("server"), s.labels.get("server_software"))
     for name, sw in seen.items():
         rows.append((f"server: {name}", _software(sw)))
-    agreed = list(dict.fromkeys(_agreed((s.get("derived") or {}).get("negotiated")) for s in ss
-                                if (s.get("derived") or {}).get("negotiated")))
+    agreed = list(dict.fromkeys(_agreed(_d(s).negotiated) for s in ss if _d(s).negotiated))
     if agreed:
         rows.append(("negotiated", "; ".join(agreed) + " (one handshake per configuration)"))
-    gen = next(((s.get("derived") or {}).get("loadgen") for s in ss if (s.get("derived") or {}).get("loadgen")), None)
+    gen = next((_d(s).get("loadgen") for s in ss if _d(s).get("loadgen")), None)
     if gen:
         rows.append(("load generator", f"secperf-loadgen ({gen.get('library') or 'library not printed'}), "
                      f"{gen.get('procs')} process(es) on core(s) {', '.join(map(str, gen.get('cores') or [])) or '?'}; "
-                     f"server on core {ss[0]['labels'].get('core')}; certificate verification "
+                     f"server on core {ss[0].labels.get('core')}; certificate verification "
                      f"{gen.get('verify', 'off')}"))
     return rows
 
 
-def provenance_table(doc: dict) -> dict | None:
+def provenance_table(doc: Result) -> dict[str, Any] | None:
     """Per configuration at its best level: software, negotiated parameters, and which side limited
     the rate (server and generator CPU)."""
     groups = {**configs(doc), **configs(doc, "open")}
@@ -61,38 +83,37 @@ def provenance_table(doc: dict) -> dict | None:
         return None
     rows = []
     for name, series in groups.items():
-        ok = [s for s in series if s["derived"].get("handshakes_per_s")]
+        ok = [s for s in series if _d(s).handshakes_per_s]
         if not ok:
             continue
-        best = max(ok, key=lambda s: s["derived"]["handshakes_per_s"])
-        d = best["derived"]
-        lim = d.get("limited_by") or "not recorded"
+        best = max(ok, key=lambda s: _d(s).handshakes_per_s or 0.0)
+        d = _d(best)
+        lim = d.limited_by or "not recorded"
         if lim == "neither" and d.get("limited_by_why"):
             lim += f" ({d['limited_by_why']})"
         pct = lambda v: "–" if v is None else f"{v:.0%}"  # noqa: E731
-        gen_us = "–" if d.get("loadgen_cpu_us_per_handshake") is None else f"{d['loadgen_cpu_us_per_handshake']:.0f}"
-        sw = best["labels"].get("server_software") or {}
+        gen_us = "–" if d.loadgen_cpu_us_per_handshake is None else f"{d.loadgen_cpu_us_per_handshake:.0f}"
+        sw = best.labels.get("server_software") or {}
         short = f"{sw.get('server')} {sw.get('version') or ''}".strip() if sw else "not recorded"  # in full: the header
-        rows.append([name, cell(short, cls="nw"), cell(_agreed(d.get("negotiated")), cls="nw"),
-                     f"{d['handshakes_per_s']:.0f}", pct(d.get("server_utilisation")), pct(d.get("loadgen_busy")),
-                     gen_us, cell(lim, cls="l warn" if d.get("limited_by") == "load generator" else "l")])
+        rows.append([name, cell(short, cls="nw"), cell(_agreed(d.negotiated), cls="nw"),
+                     f"{d.handshakes_per_s:.0f}", pct(d.server_utilisation), pct(d.get("loadgen_busy")),
+                     gen_us, cell(lim, cls="l warn" if d.limited_by == "load generator" else "l")])
     if not rows:
         return None
     return {"head": ["configuration", "server software", "negotiated", "handshakes/s", "server busy",
                      "generator busy", "generator CPU µs/hs", hcell("rate limited by")], "rows": rows}
 
 
-def plots(doc: dict) -> list[Plot]:
+def plots(doc: Result) -> list[Plot]:
     out = []
     groups = configs(doc)
     if groups:
-        curves = [(name, [(s["labels"]["concurrency"], s["derived"].get("handshakes_per_s"))
-                          for s in series if s["derived"].get("handshakes_per_s")]) for name, series in groups.items()]
+        curves = [(name, [(s.labels["concurrency"], _d(s).handshakes_per_s) for s in series if _d(s).handshakes_per_s])
+                  for name, series in groups.items()]
         out.append(Plot("server-capacity", "line", "Handshakes/s against concurrent clients", curves,
                         "Closed loop: each client starts a new connection when its last one ends.",
                         {"x_label": "concurrent clients", "y_label": "handshakes/s", "log_x": True}))
-        p95 = [(name, [(s["labels"]["concurrency"], s["derived"].get("latency_ms", {}).get("p95_ms"))
-                       for s in series if s["derived"].get("latency_ms", {}).get("p95_ms")])
+        p95 = [(name, [(s.labels["concurrency"], _p95_ms(s)) for s in series if _p95_ms(s)])
                for name, series in groups.items()]
         out.append(Plot("server-p95", "line", "P95 connection latency against concurrent clients", p95, "",
                         {"x_label": "concurrent clients", "y_label": "P95 ms", "log_x": True, "log_y": True}))
@@ -127,7 +148,7 @@ def plots(doc: dict) -> list[Plot]:
         out.append(Plot("server-open-p95", "line", "P95 connection latency against offered load",
                         p95 + knees_p, cap,
                         {"x_label": "offered connections/s", "y_label": "P95 ms", "log_y": True}))
-    fl = doc.get("analysis", {}).get("fleet")
+    fl = doc.analysis.get("fleet")
     if fl and fl.get("replays"):
         rp = [(f"{r['clients']:,} clients, {r['policy']}, timeout {r['timeout_s']:g} s (measured)",
                [(iv["t_s"], iv["back_total"] / r["clients"]) for iv in r.get("intervals", [])])
@@ -148,7 +169,7 @@ def plots(doc: dict) -> list[Plot]:
     return out
 
 
-def view(doc: dict) -> dict | None:
+def view(doc: Result) -> dict[str, Any] | None:
     """The server part: warnings about what limited the rate, capacity by key and key source, who
     limited the rate, then every plot under its title."""
     ps = plots(doc)

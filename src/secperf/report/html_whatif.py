@@ -5,18 +5,37 @@ every figure's source."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from ..core.result import Result, Series
+from ..core.result_schema import WhatifDerived
 from .html_env import figure_view
 from .plots import Plot
 from .terminal_whatif import END_TITLE, components, end_point
-from .views.whatif import predicted_vs_measured, whatif_series
 from .units import fmt_time_us
+from .views.whatif import predicted_vs_measured, whatif_series
+
+T = TypeVar("T")
 
 
-def _name(s: dict) -> str:
-    return s["id"].split("/", 1)[1].rsplit(" @ ", 1)[0]
+def _d(s: Series) -> WhatifDerived:
+    return s.derived_as(WhatifDerived)
 
 
-def _table(head: list[str], rows: list[list], left: int = 2) -> dict:
+def _given(v: T | None, field: str) -> T:
+    """A derived field every prediction has; missing, the Result is malformed (a KeyError, named by
+    the part being read)."""
+    if v is None:
+        raise KeyError(field)
+    return v
+
+
+def _name(s: Series) -> str:
+    return s.id.split("/", 1)[1].rsplit(" @ ", 1)[0]
+
+
+def _table(head: list[str], rows: list[list[Any]], left: int = 2) -> dict[str, Any]:
     return {"head": head, "rows": rows, "left": left}
 
 
@@ -24,33 +43,39 @@ def _pct(x: float | None) -> str:
     return "–" if x is None else f"{x * 100:+.1f}%"
 
 
-def _vs_plot(series: list[dict], key: str, label: str) -> Plot | None:
-    groups: dict[str, list] = {}
+def _vs_plot(series: Sequence[Series], key: str, label: str) -> Plot | None:
+    groups: dict[str, list[tuple[float, float]]] = {}
     for s in series:
-        x = s["labels"].get("inputs", {}).get(key)
+        x = s.labels.get("inputs", {}).get(key)
         if x is None:
             continue
-        groups.setdefault(_name(s) + " P50", []).append((x, s["derived"]["usable"]["p50_us"] / 1e3))
-        groups.setdefault(_name(s) + " P95", []).append((x, s["derived"]["usable"]["p95_us"] / 1e3))
+        u = _given(_d(s).usable, "usable")
+        groups.setdefault(_name(s) + " P50", []).append((x, _given(u.p50_us, "usable.p50_us") / 1e3))
+        groups.setdefault(_name(s) + " P95", []).append((x, _given(u.p95_us, "usable.p95_us") / 1e3))
     lines = [(k, sorted(v)) for k, v in groups.items() if len(v) > 1]
     if not lines:
         return None
     return Plot(f"whatif-against-{key}", "line", f"predicted set-up time against {label}", lines,
-                f"P50 and P95 of {series[0]['derived']['usable']['n']} simulated connections per point.",
+                f"P50 and P95 of {_given(_d(series[0]).usable, 'usable').n} simulated connections per point.",
                 {"x_label": label, "y_label": "ms"})
 
 
-def _components_plot(series: list[dict]) -> Plot:
+def _breakdown(s: Series) -> dict[str, float]:
+    """Where the mean set-up time goes (µs per component)."""
+    return _given(_d(s).breakdown_mean_us, "breakdown_mean_us")
+
+
+def _components_plot(series: Sequence[Series]) -> Plot:
     comps = components(series[:24])
-    bars = [(f"{_name(s)} @ {s['labels']['network']}",
-             [(v, s["derived"]["breakdown_mean_us"].get(k, 0.0) / 1e3) for k, v in comps.items()])
+    bars = [(f"{_name(s)} @ {s.labels['network']}",
+             [(v, _breakdown(s).get(k, 0.0) / 1e3) for k, v in comps.items()])
             for s in series[:24]]
     return Plot("whatif-components", "stacked", "mean set-up time by component", bars,
                 "Means add up to the mean set-up time; the tail (P95, P99) is mostly retransmission waits and "
                 "secure-element tails.", {"unit": "ms"})
 
 
-def plots(doc: dict) -> list[Plot]:
+def plots(doc: Result) -> list[Plot]:
     """The what-if plots in report order (what --figures writes)."""
     series = whatif_series(doc)
     if not series:
@@ -63,7 +88,7 @@ def plots(doc: dict) -> list[Plot]:
     return out
 
 
-def _adds(x: dict | None, fmt) -> str:
+def _adds(x: Mapping[str, Any] | None, fmt: Callable[[float], str]) -> str:
     """'12 ms of 340 ms (4 %)': what security adds of the secured total."""
     if not x:
         return "–"
@@ -71,31 +96,33 @@ def _adds(x: dict | None, fmt) -> str:
     return f"{fmt(x['adds'])} of {fmt(x['secured'])}{share}"
 
 
-def view(doc: dict) -> dict | None:
+def view(doc: Result) -> dict[str, Any] | None:
     """The what-if part: predictions per scenario and link, what security costs, predicted next to
     measured, the plots, the tornado, S1's estimate, the first scenario's flights, the cost table."""
     series = whatif_series(doc)
     if not series:
         return None
-    a = doc.get("analysis", {}).get("whatif", {})
+    a = doc.analysis.get("whatif", {})
     rows = []
     comps = components(series)
     for s in series:
-        d = s["derived"]
-        u = d["usable"]
-        rows.append([_name(s), s["labels"]["network"], str(d["round_trips"]),
-                     *(fmt_time_us(u[k]) for k in ("p50_us", "p90_us", "p95_us", "p99_us")),
-                     *(fmt_time_us(d["breakdown_mean_us"].get(k, 0.0)) for k in comps),
-                     f"{d['bytes_up_mean']:.0f} / {d['bytes_down_mean']:.0f}",
-                     ("IW " if d["crosses"]["initial_window"] else "") + ("MTU" if d["crosses"]["mtu"] else ""),
-                     f"{d['failed_share'] * 100:.2g}%"])
-    v: dict = {"template": "whatif.html.j2",
-               "title": f"What-if: predicted connection set-up {END_TITLE[end_point(series)]}",
-               "end": series[0]["derived"].get("end_point_description") or "the first application response",
-               "main": _table(["scenario", "network", "round trips", "P50", "P90", "P95", "P99",
-                               *(f"{v} (mean)" for v in comps.values()), "bytes up / down", "crosses",
-                               "gave up"], rows)}
-    sec = [s for s in series if s["derived"].get("security_cost")]
+        d = _d(s)
+        u = _given(d.usable, "usable")
+        crosses = _given(d.crosses, "crosses")
+        rows.append([_name(s), s.labels["network"], str(_given(d.round_trips, "round_trips")),
+                     *(fmt_time_us(x) for x in (u.p50_us, u.p90_us, u.p95_us, u.p99_us)),
+                     *(fmt_time_us(_breakdown(s).get(k, 0.0)) for k in comps),
+                     f"{_given(d.bytes_up_mean, 'bytes_up_mean'):.0f} / {_given(d.bytes_down_mean, 'bytes_down_mean'):.0f}",
+                     ("IW " if crosses["initial_window"] else "") + ("MTU" if crosses["mtu"] else ""),
+                     f"{_given(d.failed_share, 'failed_share') * 100:.2g}%"])
+    v: dict[str, Any] = {
+        "template": "whatif.html.j2",
+        "title": f"What-if: predicted connection set-up {END_TITLE[end_point(series)]}",
+        "end": _d(series[0]).end_point_description or "the first application response",
+        "main": _table(["scenario", "network", "round trips", "P50", "P90", "P95", "P99",
+                        *(f"{v} (mean)" for v in comps.values()), "bytes up / down", "crosses",
+                        "gave up"], rows)}
+    sec = [s for s in series if _d(s).get("security_cost")]
     v["security"] = None
     if sec:
         mj = lambda x: f"{x:.1f} mJ"  # noqa: E731
@@ -103,8 +130,8 @@ def view(doc: dict) -> dict | None:
         notes = (a.get("security_cost") or {}).get("without_security") or {}
         srows = []
         for s in sec:
-            sc = s["derived"]["security_cost"]
-            srows.append([_name(s), s["labels"]["network"], fmt_time_us(sc["time_p50_us"]["without"]),
+            sc = _d(s)["security_cost"]
+            srows.append([_name(s), s.labels["network"], fmt_time_us(sc["time_p50_us"]["without"]),
                           _adds(sc["time_p50_us"], fmt_time_us), _adds(sc["bytes"], byt),
                           _adds(sc["radio_on_us"], fmt_time_us), _adds(sc.get("energy_mj"), mj),
                           _adds((sc.get("key_vs_software") or {}).get("time_p50_us"), fmt_time_us)
@@ -137,7 +164,7 @@ def view(doc: dict) -> dict | None:
     v["flights"] = {"name": _name(first), "table": _table(
         ["exchange", "sender", "messages", "bytes", "packets", "extra RTT (initial window)", "work before sending"],
         [[str(f["exchange"]), f["sender"], f["messages"], str(f["bytes"]), str(f["packets"]),
-          str(f["extra_window_rounds"]), ", ".join(f["ops"])] for f in first["derived"]["flights"]], left=3)}
+          str(f["extra_window_rounds"]), ", ".join(f["ops"])] for f in _given(_d(first).flights, "flights")], left=3)}
     ct = a.get("cost_table") or {}
     v["cost_table"] = {"name": ct.get("name"), "description": ct.get("description"), "table": _table(
         ["party", "operation", "µs", "source"],
