@@ -3,7 +3,6 @@ formatter: fmt_value)."""
 
 from __future__ import annotations
 
-import html
 import re
 from decimal import Decimal
 import math
@@ -95,11 +94,6 @@ def fmt_bytes_per_s(x: float | None) -> str:
         if x >= div:
             return fmt_value(x / div, unit)
     return fmt_value(x, "B/s")
-
-
-def esc(x) -> str:
-    """Text for HTML (content and attribute values): every report string goes through this."""
-    return html.escape("" if x is None else str(x), quote=True)
 
 
 # ---- one unit per table column (report/fit.py) ----------------------------------------------------
