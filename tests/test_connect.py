@@ -267,11 +267,14 @@ def test_summary_compares_software_and_secure_element_within_one_network():
     """With rows over two networks, the S2 summary has a block per network (loopback first) and
     never takes the software figure from one network and the secure element's from another."""
     def row(net, ks, p50):
-        return {"kind": "connect", "summary": {"p50_us": p50, "n": 3}, "derived": {},
-                "labels": {"protocol": "https", "key_source": ks, "handshake": "full", "client": "probe",
-                           "network": net}}
-    doc = {"series": [row("lte", "software", 120_000.0), row("lte", "se:slow-sign", 230_000.0),
-                      row("loopback", "software", 4_000.0), row("loopback", "se:slow-sign", 105_000.0)]}
+        s = R.new_series(f"connect/https/{ks}/full/{net}", kind="connect",
+                         labels={"protocol": "https", "key_source": ks, "handshake": "full", "client": "probe",
+                                 "network": net}, timer={"name": "establishment", "start": "connect", "end": "usable"})
+        s.values_us.extend([p50 * 0.99, p50, p50 * 1.01])  # P50 = p50
+        return R.finalize_series(s)
+    doc = R.new_result(kind="connect", command=[], params={}, host={}, run_id="t")
+    doc.series.extend([row("lte", "software", 120_000.0), row("lte", "se:slow-sign", 230_000.0),
+                       row("loopback", "software", 4_000.0), row("loopback", "se:slow-sign", 105_000.0)])
     sm = summary(doc)
     assert sm["networks"] == ["loopback", "lte"]
     got = [(r["network"], r["software_p50_us"], r["se_p50_us"], r["difference_us"]) for r in sm["rows"]]
