@@ -31,12 +31,18 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError
 from ..core.histogram import SCHEME, Histogram
 from ..core.jsonlines import parse_line
 from ..core.wait import wait_until
 from .cluster import Cluster, ClusterError, ClusterRunError, ray_module
+
+if TYPE_CHECKING:
+    from ..core.result import Result
+    from ..core.store import Run
+    from .runner import Progress
 
 LEAD_S = 1.5            # the start instant lies this far ahead of the last ping (each worker's spawn fits in it)
 PINGS = 3
@@ -415,19 +421,19 @@ def run_server(o, output):
     with connect(o.cluster, quiet=output.json) as cl:
         g = place(cl, o.core)
         try:
-            def runner(items, doc, run, progress):
+            def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
                 from ..lab.pki import LabPKI
                 pki = LabPKI().ensure()
                 if p.workdir is None and run is not None:
                     p.workdir = private_dir(run.dir / "server")
-                doc["analysis"]["cluster"] = {**cl.as_dict(), "generators": g.places, "nodes_left_out": g.left_out}
+                doc.analysis["cluster"] = {**cl.as_dict(), "generators": g.places, "nodes_left_out": g.left_out}
                 if g.left_out:
                     from .reporter import reporter
                     reporter().note(f"note: --cluster: node(s) {', '.join(g.left_out)} run on other machines and "
                                     f"cannot reach the server started here (loopback): no generator there")
                 for i, cfg in enumerate(items):
                     progress("start", cfg, i, len(items), None)
-                    doc["series"] += measure_config(cfg, p, pki, g)
+                    doc.series += measure_config(cfg, p, pki, g)
                     run.save(doc)
                     progress("done", cfg, i, len(items), None)
             return measure_and_write("server", params, [Phase(configs, lambda c: c.label(), runner)], output)
@@ -516,11 +522,11 @@ def run_replay(o, params: dict, output):
     with connect(o.cluster, quiet=output.json) as cl:
         g = place(cl, 0)
         try:
-            def runner(items, doc, run, progress):
+            def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
                 from ..lab.pki import LabPKI
                 pki = LabPKI().ensure()
                 replays = []
-                doc["analysis"]["cluster"] = {**cl.as_dict(), "generators": g.places, "nodes_left_out": g.left_out}
+                doc.analysis["cluster"] = {**cl.as_dict(), "generators": g.places, "nodes_left_out": g.left_out}
                 for i, pol in enumerate(items):
                     progress("start", pol, i, len(items), None)
                     try:
@@ -531,7 +537,7 @@ def run_replay(o, params: dict, output):
                         replays.append(r)
                     except (S.ServerMeasureError, SetupError, ClusterRunError) as exc:
                         replays.append({"clients": o.replay, "policy": pol, "failed": str(exc)})
-                    doc["analysis"]["fleet"] = {"capacity_source": "measured just before and after each replay "
+                    doc.analysis["fleet"] = {"capacity_source": "measured just before and after each replay "
                                                                    "(mean): nginx, 32 clients over the cluster's "
                                                                    "generators", "runs": [], "replays": replays}
                     run.save(doc)

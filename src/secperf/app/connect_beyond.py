@@ -11,9 +11,15 @@ default key list of `connect` (software,se:iot-safe-sim) means software here, wi
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError
 from .reporter import reporter
+
+if TYPE_CHECKING:
+    from ..core.result import Result
+    from ..core.store import Run
+    from .runner import Progress
 
 BEYOND = ("quic", "dtls13", "dtls12")
 DEFAULT_KEYS = ["software", "se:iot-safe-sim"]
@@ -85,10 +91,10 @@ def configs(protocols, keys, handshakes, clients, networks, lost=("none",), cid=
 
 
 def phase(items, n: int, warmup: int, timeout_ms: int, seed: int):
-    from .runner import Phase
     from ..measure import quic as Q
+    from .runner import Phase
 
-    def runner(its, doc, run, progress):
+    def runner(its: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         q = [c for c in its if isinstance(c, Q.QuicConfig)]
         d = [c for c in its if not isinstance(c, Q.QuicConfig)]
         if q:

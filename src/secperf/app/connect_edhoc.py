@@ -14,7 +14,14 @@ Decisions (stated here and in the series' labels):
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..core.errors import InputError
+
+if TYPE_CHECKING:
+    from ..core.result import Result
+    from ..core.store import Run
+    from .runner import Progress
 
 OPTIONS = ("edhoc_method", "edhoc_suite", "edhoc_cred", "edhoc_flow", "oscore_requests")
 
@@ -90,7 +97,7 @@ def measure(o, output):
               "networks": [x.as_dict() for x in nets], "n": n, "warmup": warmup, "timeout_ms": timeout_ms,
               "seed": opts.seed}
 
-    def runner(items, doc, run, progress):
+    def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         from ..measure import edhoc as E
         E.run(items, n, warmup, timeout_ms, opts.seed, doc, run, progress)
 

@@ -4,10 +4,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError
 from .reporter import Lines, reporter
 from .runner import Output, Phase, measure_and_write
+
+if TYPE_CHECKING:
+    from ..core.result import Result
+    from ..core.store import Run
+    from .runner import Progress
 
 DEFAULTS = {"device": "cortex-a9-400", "stack": "wolfssl", "tls": "1.3", "group": "x25519,p-256",
             "suite": "aes128gcm,chacha20", "mode": "full", "server_cert": "rsa-2048", "client_cert": "none", "n": 5,
@@ -55,7 +61,7 @@ def handshake_phase(opts: HandshakeOptions) -> tuple[Phase, dict]:
               "configs": {f"{s}:{b.config}": b.config_note for (s, _), b in builds.items()},
               "libraries": {s if c is None else f"{s}[{c}]": b.library for (s, c), b in builds.items()}}
 
-    def runner(items, doc, run, progress):
+    def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         servers: dict[tuple, D.Server] = {}
         try:
             for i, cfg in enumerate(items):
@@ -65,7 +71,7 @@ def handshake_phase(opts: HandshakeOptions) -> tuple[Phase, dict]:
                     servers[sk] = D.Server(*sk).__enter__()
                 for s in D.measure_config(cfg, opts.n, opts.warmup, builds[(cfg.stack, cfg.build_config)],
                                           servers[sk], timed=opts.timing):
-                    doc["series"].append(s)
+                    doc.series.append(s)
                 run.save(doc)
                 progress("done", cfg, i, len(items), None)
         finally:
@@ -98,10 +104,10 @@ def run_crypto(device: str, stacks: str, ops: str | None, n: int, output: Output
     params = {"device": device, "stacks": stack_l, "ops": ops, "n": n,
               "configs": {f"{s}:{b.config}": b.config_note for (s, _), b in builds.items()}}
 
-    def runner(items, doc, run, progress):
+    def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         for i, (s, c) in enumerate(items):
             progress("start", s, i, len(items), None)
-            doc["series"] += D.measure_crypto(device, s, ops.split(",") if ops else None, n, builds[(s, c)],
+            doc.series += D.measure_crypto(device, s, ops.split(",") if ops else None, n, builds[(s, c)],
                                               timed=timing)
             run.save(doc)
             progress("done", s, i, len(items), None)
@@ -170,9 +176,9 @@ def list_devices() -> str:
 
 def _list_configs(say) -> None:
     """Build configurations per stack and target, with the cores each target runs on."""
+    from ..inputs.devices import core, cores
     from ..measure import device as D
     from ..measure.device_build import STACK_TARGETS, STACKS, TARGETS, build_configs, configs_for, default_config
-    from ..inputs.devices import core, cores
     on: dict[str, list[str]] = {}
     for name in cores():
         try:

@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .runner import Phase
+
+if TYPE_CHECKING:
+    from ..core.result import Result
+    from ..core.store import Run
+    from .runner import Progress
 
 
 def crypto_phase(rows, params) -> Phase:
@@ -54,7 +60,7 @@ def cortexm_phase(targets: list[str], table_file: str | None) -> Phase:
     cross compiler) becomes a failed series per target with its reason."""
     from ..measure import cortexm as CM
 
-    def runner(items, doc, run, progress):
+    def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         for t in items:
             progress("start", t, 0, len(items), None)
         try:
@@ -65,10 +71,10 @@ def cortexm_phase(targets: list[str], table_file: str | None) -> Phase:
                 s = R.new_series(f"cortexm/{t}", kind="cortexm", labels={"target": t, "note": CM.LABEL},
                                  timer={"name": "instructions per tag", "start": "mark", "end": "mark"})
                 R.add_failure(s, str(exc))
-                doc["series"].append(s)
+                doc.series.append(s)
         else:
-            doc["series"] += CM.to_series(table)
-            doc["analysis"]["cortexm"] = table
+            doc.series += CM.to_series(table)
+            doc.analysis["cortexm"] = table
             text = json.dumps(table, indent=1, sort_keys=True) + "\n"
             run.write_text("cortexm.json", text)
             if table_file:
@@ -83,8 +89,8 @@ def cortexm_phase(targets: list[str], table_file: str | None) -> Phase:
 
 def analysis_phase(label: str, key: str, value) -> Phase:
     """A phase that only stores a computed analysis (e.g. the CAN bus model) in the Result."""
-    def runner(items, doc, run, progress):
+    def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         progress("start", items[0], 0, 1, None)
-        doc["analysis"][key] = value
+        doc.analysis[key] = value
         progress("done", items[0], 0, 1, None)
     return Phase([label], lambda x: x, runner)

@@ -137,17 +137,17 @@ def plan_job(_shared, job: tuple) -> dict:
     return PL.plan_pattern(*job)
 
 
-def run(o: PlanOptions):
+def run(o: PlanOptions) -> R.Result:
     """The plan's Result, written to its run directory (and --metrics, --csv); the caller shows it."""
     plans = plan_all(o)                      # bad input stops here, before a run directory exists
     run_ = RunStore(o.out).create("plan")
     params = {"patterns": o.patterns, "device": o.device, "se": o.se, "network": o.network, "radio": o.radio, "n": o.n,
               "seed": o.seed, "verify": o.verify, "system": o.system, "stack": o.stack, "config": o.config}
     doc = R.new_result(kind="plan", command=o.command, params=params, host=host.collect(), run_id=run_.run_id)
-    doc["analysis"]["plan"] = {"patterns": plans, "rule": " ".join(RULE.split())}
+    doc.analysis["plan"] = {"patterns": plans, "rule": " ".join(RULE.split())}
     if o.verify:
         from .plan_verify import verify
-        doc["analysis"]["plan"]["verify"] = verify(plans, o, doc, run_)
+        doc.analysis["plan"]["verify"] = verify(plans, o, doc, run_)
     R.finish(doc)
     run_.save(doc)
     if not o.no_report:

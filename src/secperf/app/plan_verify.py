@@ -16,13 +16,20 @@ Lives in app/ because it drives the lab; plan/ never imports measure or lab."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
+from ..inputs import netspec as NS
 from ..model import costs as C
+from ..model import flights as F
 from ..model import network as N
 from ..model import predict as P
-from ..model import flights as F
 from ..sim import montecarlo as M
-from ..inputs import netspec as NS
+
+if TYPE_CHECKING:
+    from ..core.result import Result, Series
+    from ..core.store import Run
+    from ..measure.connect_config import ConnectConfig
+    from .plan import PlanOptions
 
 
 @dataclass(frozen=True)
@@ -115,19 +122,20 @@ def predicted_p50_ms(protocol: str, handshake: str, key: str, network: str, n: i
     return M.simulate(pl, n, seed)["usable"]["p50_us"] / 1e3
 
 
-def _measured(doc: dict, start: int, cfg) -> dict | None:
-    for s in doc["series"][start:]:
+def _measured(doc: Result, start: int, cfg: ConnectConfig) -> Series | None:
+    for s in doc.series[start:]:
         if cfg.client == "jwt-client":
-            if (s.get("kind") == "jwt" and s["labels"].get("mode") == cfg.auth
-                    and s["labels"].get("profile") == (cfg.profile or "software")
-                    and s["labels"].get("network") == cfg.network):
+            if (s.kind == "jwt" and s.labels.get("mode") == cfg.auth
+                    and s.labels.get("profile") == (cfg.profile or "software")
+                    and s.labels.get("network") == cfg.network):
                 return s
-        elif s["id"] == cfg.series_id:
+        elif s.id == cfg.series_id:
             return s
     return None
 
 
-def _run_row(job: dict, r: Row, o, doc: dict, run):
+def _run_row(job: dict[str, Any], r: Row, o: PlanOptions, doc: Result,
+             run: Run) -> tuple[Series | None, str, float | None]:
     """Measure one row; (series or None, key used, predicted P50 ms)."""
     from ..measure import connect as MC
     from .connect import connect_configs
@@ -146,7 +154,7 @@ def _run_row(job: dict, r: Row, o, doc: dict, run):
     # the JWT client measures fresh and cached tokens in one run: the second row finds its series
     s = _measured(doc, 0, cfgs[0]) if want == "jwt-client" else None
     if s is None:
-        start = len(doc["series"])
+        start = len(doc.series)
         MC.run_connect(cfgs[:1], cp, doc, run)
         s = _measured(doc, start, cfgs[0])
     pred = predicted_p50_ms(r.whatif_protocol, r.whatif_handshake, key, job["network"], 20_000, o.seed,
@@ -154,7 +162,7 @@ def _run_row(job: dict, r: Row, o, doc: dict, run):
     return s, key, pred
 
 
-def verify(plans: list[dict], o, doc: dict, run) -> list[dict]:
+def verify(plans: list[dict[str, Any]], o: PlanOptions, doc: Result, run: Run) -> list[dict[str, Any]]:
     rows = []
     done: dict = {}   # a row measured once per run (e.g. the full set-up before resumption and before keep-alive)
     for job in jobs(plans):
@@ -167,20 +175,20 @@ def verify(plans: list[dict], o, doc: dict, run) -> list[dict]:
             if k not in done:
                 done[k] = _run_row(job, r, o, doc, run)
             s, key, pred = done[k]
-            meas = (s.get("summary") or {}).get("p50_us") if s else None
+            meas = s.p50_us if s is not None else None
             note = ""
             if s is None:
                 note = "no measured series"
-            elif s.get("status") not in ("ok", "partial"):
-                note = (s.get("failures") or [{}])[-1].get("reason", s.get("status", ""))[:120]
-            elif s["labels"].get("note"):
-                note = s["labels"]["note"][:120]
+            elif s.status not in ("ok", "partial"):
+                note = (s.failures[-1].reason if s.failures else s.status)[:120]
+            elif s.labels.get("note"):
+                note = s.labels["note"][:120]
             if r.kept and s is not None:
                 note = note or (f"{KEPT_MESSAGES} QoS 1 messages of {job['payload_up_bytes']} B per kept connection "
                                 f"(paho-mqtt, software key)")
             rows.append({"pattern": job["pattern"], "measure": job["measure"], "row": r.row, "network": job["network"],
-                         "key": key, "series": s["id"] if s else None, "predicted_p50_ms": pred,
+                         "key": key, "series": s.id if s is not None else None, "predicted_p50_ms": pred,
                          "measured_p50_ms": None if meas is None else meas / 1e3,
                          "error_share": None if meas is None or pred is None else pred / (meas / 1e3) - 1.0,
-                         "n": len(s.get("values_us") or []) if s else 0, "note": note})
+                         "n": len(s.values_us) if s is not None else 0, "note": note})
     return rows

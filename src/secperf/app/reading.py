@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .reporter import reporter
 
+if TYPE_CHECKING:
+    from ..core.result import Result
 
-def read_result(path: str | Path, option: str = "", allow_partial: bool = False) -> dict:
+
+def read_result(path: str | Path, option: str = "", allow_partial: bool = False) -> Result:
     """A Result for a reader: validated (core/result.py) and complete. A run still `running` (its
     writer alive) or `abandoned` (its writer died: the owner record in the run's result.json names a
     process that is gone) is refused unless `allow_partial`, and then a note says so on stderr."""
@@ -15,17 +19,17 @@ def read_result(path: str | Path, option: str = "", allow_partial: bool = False)
     from ..core.store import is_abandoned, mark_abandoned
     doc = R.load(path)
     where = f"{option} {path}".strip()
-    state = "abandoned" if is_abandoned(doc) else doc["status"]
+    state = "abandoned" if is_abandoned(doc) else doc.status
     if state in ("running", "abandoned"):
         why = ("is still being written by a running secperf (pid "
                f"{(doc.get('owner') or {}).get('pid')})" if state == "running"
                else "was abandoned: the process writing it died before it finished")
         if not allow_partial:
             raise R.ResultError(f"{where}: the run {why}; its series may be incomplete. Wait for it to finish, "
-                                f"or pass --allow-partial to read the {len(doc['series'])} series it has")
-        if state == "abandoned" and doc["status"] == "running":
+                                f"or pass --allow-partial to read the {len(doc.series)} series it has")
+        if state == "abandoned" and doc.status == "running":
             mark_abandoned(doc)  # in memory: the report says so; the reader never rewrites its input
-        reporter().note(f"note: {where}: the run {why}; reading its {len(doc['series'])} series as they are "
+        reporter().note(f"note: {where}: the run {why}; reading its {len(doc.series)} series as they are "
               f"(--allow-partial): figures from it are partial")
     return doc
 
@@ -55,7 +59,7 @@ def report(result: str, output: str | None, figures: str | None = None,
 
 
 def compare(a: str, b: str, alpha: float, min_change: float, allow_partial: bool = False,
-            power: float = 0.8) -> dict:
+            power: float = 0.8) -> dict[str, Any]:
     """Two Results of the same kind judged as core/compare.py says: the comparison (report/
     terminal_compare.py shows it). Different kinds, or Results sharing nothing, are input errors
     (exit 2)."""

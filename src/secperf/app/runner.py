@@ -7,12 +7,15 @@ measured)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any
 
-from ..core import host, result as R
-from ..core.store import RunStore
+from ..core import host
+from ..core import result as R
+from ..core.result import Result, Series
+from ..core.store import Run, RunStore
 from .reporter import reporter
 from .signals import Interrupted, interruptible
 
@@ -31,27 +34,35 @@ class Output:
     command: list[str] = field(default_factory=lambda: ["secperf"])
 
 
+# progress(event, item, index, total, series): event "start" before an item and "done" after it; series is
+# the one measured for the item when the measure hands it back, else None
+Progress = Callable[[str, Any, int, int, "Series | None"], None]
+# a phase's runner(items, doc, run, progress): measures the items into the Result, appending its series
+# and saving the Result through the run after each one
+PhaseRunner = Callable[[list[Any], Result, Run, Progress], None]
+
+
 class Phase:
     """One measuring step of a command: items to measure, how to label one, and the runner."""
 
-    def __init__(self, items, label: Callable, runner: Callable):
+    def __init__(self, items: Iterable[Any], label: Callable[[Any], str], runner: PhaseRunner):
         self.items, self.label, self.runner = list(items), label, runner
 
 
-def add_analyses(doc: dict, params: dict) -> None:
+def add_analyses(doc: Result, params: dict[str, Any]) -> None:
     """Answers computed from the measured rows (study S5's questions, the strength table)."""
     from ..model import crypto_questions as Q
-    if any(s.get("kind") == "crypto" for s in doc["series"]):
-        doc["analysis"]["s5"] = Q.answers(doc)
+    if any(s.kind == "crypto" for s in doc.series):
+        doc.analysis["s5"] = Q.answers(doc)
         libs = Q.libraries_analysis(doc)
         if libs:
-            doc["analysis"]["libraries"] = libs
+            doc.analysis["libraries"] = libs
         if params.get("strength"):
-            doc["analysis"]["strength"] = {"security_bits": params["strength"],
-                                           "rows": Q.strength_table(doc, params["strength"])}
+            doc.analysis["strength"] = {"security_bits": params["strength"],
+                                        "rows": Q.strength_table(doc, params["strength"])}
 
 
-def measure_and_write(kind: str, params: dict, phases: list[Phase], output: Output):
+def measure_and_write(kind: str, params: dict[str, Any], phases: list[Phase], output: Output) -> Result:
     """Run the phases into a new run directory; write result.json (after every series), the CSV,
     the HTML report and figures. Returns the Result; the caller shows it and judges its failed
     series. Interrupted, the partial Result is saved and written out first, then the
@@ -73,7 +84,7 @@ def measure_and_write(kind: str, params: dict, phases: list[Phase], output: Outp
     try:
         with interruptible(), reporter().progress(total, "measuring") as update:
             for ph in phases:
-                def progress(event, item, i, n, series, ph=ph):
+                def progress(event: str, item: Any, i: int, n: int, series: Series | None, ph: Phase = ph) -> None:
                     if event == "start":
                         update(ph.label(item))
                     else:
@@ -91,7 +102,7 @@ def measure_and_write(kind: str, params: dict, phases: list[Phase], output: Outp
     return doc
 
 
-def check_output_file(path: str | None, option: str, inputs=()) -> None:
+def check_output_file(path: str | None, option: str, inputs: Iterable[str | Path | None] = ()) -> None:
     """A file the run will write at its end must be writable now, so a run never measures for an
     hour and then fails to save; it must not be an input nor a Result (core/store.py)."""
     from ..core.store import check_output_path
@@ -102,7 +113,7 @@ def output_store(output: Output) -> RunStore:
     return RunStore(output.out)
 
 
-def write_outputs(doc: dict, run, output: Output) -> None:
+def write_outputs(doc: Result, run: Run, output: Output) -> None:
     """The CSV copy, the HTML report and the figures, as the options ask."""
     own = {run.result_path, run.report_path}
     for opt, path in (("--csv", output.csv), ("--metrics", output.metrics)):
@@ -129,26 +140,27 @@ def _same(a: Path, b: Path) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
 
-def _server_tables(doc: dict) -> list:
+def _server_tables(doc: Result) -> list[Any]:
     from ..report import terminal_server
     return terminal_server.tables(doc)
 
 
-def result_tables(doc: dict, params: dict) -> list:
+def result_tables(doc: Result, params: dict[str, Any]) -> list[Any]:
     """Every terminal table the Result has rows for, in the order they print."""
     from ..report import terminal, terminal_device, terminal_libraries, terminal_mac, terminal_plan, terminal_whatif
     out = (terminal.crypto_tables(terminal_libraries.openssl_only(doc)) + terminal_libraries.tables(doc)
            + terminal.handshake_tables(doc) + terminal.signer_tables(doc)
            + terminal.connect_tables(doc) + terminal_device.tables(doc) + terminal_whatif.tables(doc)
            + _server_tables(doc) + terminal_plan.tables(doc))
-    if doc["analysis"].get("strength"):
-        out.append(terminal.strength_table(doc["analysis"]["strength"]["rows"], params["strength"]))
-    if doc["analysis"].get("s5"):
-        out.append(terminal.answers_table(doc["analysis"]["s5"]))
-    if doc["analysis"].get("cortexm"):
-        out.append(terminal_mac.cortexm_table(doc["analysis"]["cortexm"]))
-    if doc["analysis"].get("can"):
-        out += terminal_mac.can_tables(doc["analysis"]["can"])
+    analysis = doc.analysis
+    if analysis.get("strength"):
+        out.append(terminal.strength_table(analysis["strength"]["rows"], params["strength"]))
+    if analysis.get("s5"):
+        out.append(terminal.answers_table(analysis["s5"]))
+    if analysis.get("cortexm"):
+        out.append(terminal_mac.cortexm_table(analysis["cortexm"]))
+    if analysis.get("can"):
+        out += terminal_mac.can_tables(analysis["can"])
     return out
 
 

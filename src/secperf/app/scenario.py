@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError
 from ..inputs import scenario as SC
-from . import links, phases as P
+from . import links
+from . import phases as P
 from .connect import connect_configs
 from .options import MeasureOptions, crypto_params, handshake_params
 from .runner import Output, measure_and_write
+
+if TYPE_CHECKING:
+    from ..core.result import Result
+    from ..core.store import Run
+    from .runner import Progress
 
 
 def handshake_configs(scn: dict) -> list:
@@ -43,7 +50,8 @@ def handshake_configs(scn: dict) -> list:
 def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output):
     """Measure everything a scenario names, in one Result; links this machine cannot build are
     skipped with their reason (see links.links_unavailable)."""
-    from ..measure import connect as C, signer as S
+    from ..measure import connect as C
+    from ..measure import signer as S
     scn = SC.load(name_or_path)
     rows = SC.crypto_rows(scn)
     params = crypto_params(opts, scn.get("crypto") or {})
@@ -104,7 +112,7 @@ def whatif_phase(ws: dict, seed: int) -> P.Phase:
     from ..model import costs as C
     from .whatif import WhatifOptions, predict_into
 
-    def runner(items, doc, run, progress):
+    def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         progress("start", items[0], 0, 1, None)
         o = WhatifOptions(protocols=ws["protocols"], networks=ws["networks"], keys=ws["keys"],
                           handshakes=ws["handshakes"], n=ws["n"], seed=seed)
@@ -115,7 +123,7 @@ def whatif_phase(ws: dict, seed: int) -> P.Phase:
             s = R.new_series("whatif/calibration", kind="whatif", labels={"network": "loopback"},
                              timer={"name": "prediction", "start": "-", "end": "-"})
             R.add_failure(s, f"no prediction: {exc}")
-            doc["series"].append(s)
+            doc.series.append(s)
         run.save(doc)
         progress("done", items[0], 0, 1, None)
 
@@ -141,13 +149,13 @@ def device_phase(sec: dict) -> P.Phase:
             raise SC.ScenarioError(f"[device]: {exc}") from None
         reason = str(exc)
 
-    def failed(items, doc, run, progress):
+    def failed(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         progress("start", items[0], 0, 1, None)
         s = R.new_series(f"device/{d.device}/{d.stack}", kind="device",
                          labels={"device": d.device, "stack": d.stack},
                          timer={"name": "instructions per handshake", "start": "ClientHello", "end": "Finished"})
         R.add_failure(s, f"emulated device unavailable here: {reason}")
-        doc["series"].append(s)
+        doc.series.append(s)
         run.save(doc)
         progress("done", items[0], 0, 1, None)
     return P.Phase([f"{d.device} {d.stack}"], lambda x: x, failed)

@@ -6,10 +6,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError, SetupError
-from .runner import Output, Phase, measure_and_write
 from .reporter import reporter
+from .runner import Output, Phase, measure_and_write
+
+if TYPE_CHECKING:
+    from ..core.result import Result
+    from ..core.store import Run
+    from .runner import Progress
 
 
 @dataclass
@@ -133,7 +139,7 @@ def run(o: ServerOptions, output: Output):
               "duration_s": o.duration_s, "warmup_s": o.warmup_s, "core": o.core, "seed": o.seed,
               "loadgen_procs": S.generator_procs(p), "loadgen_cores": S.generator_cores(o.core)}
 
-    def runner(items, doc, run, progress):
+    def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         S.run_server(items, p, doc, run, progress)
 
     return measure_and_write("server", params, [Phase(configs, lambda c: c.label(), runner)], output)
@@ -206,9 +212,9 @@ def run_fleet(o: FleetOptions, output: Output):
     if o.capacity is not None or o.from_result:
         full, resumed, source = _given_capacity(o)
 
-        def runner(items, doc, run, progress):
+        def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
             progress("start", "model", 0, 1, None)
-            doc["analysis"]["fleet"] = _fleet_runs(o, full, resumed, source)
+            doc.analysis["fleet"] = _fleet_runs(o, full, resumed, source)
             run.save(doc)
             progress("done", "model", 0, 1, None)
         return measure_and_write("fleet", params, [Phase(["model"], lambda _: "reconnect storm model", runner)], output)
@@ -219,21 +225,21 @@ def run_fleet(o: FleetOptions, output: Output):
         S.validate(c)
     p = S.LoadParams(concurrency=[8, 32], duration_s=o.measure_s, warmup_s=0.5, seed=o.seed)
 
-    def measure_runner(items, doc, run, progress):
+    def measure_runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         S.run_server(items, p, doc, run, progress)
-        caps = [max((s["derived"].get("handshakes_per_s") or 0) for s in doc["series"]
-                    if s["kind"] == "server" and s["labels"]["resume_ratio"] == r) for r in (0.0, 1.0)]
+        from ..core.result_schema import ServerDerived
+        rows = [(s.labels["resume_ratio"], s.derived_as(ServerDerived)) for s in doc.series if s.kind == "server"]
+        caps = [max((d.handshakes_per_s or 0) for ratio, d in rows if ratio == r) for r in (0.0, 1.0)]
         if not caps[0]:
             raise InputError(f"fleet: the capacity of {o.server} with {o.key} could not be measured "
                              "(see the failed series); give --capacity instead")
         src = f"measured here: {o.server} {o.key}, 8 and 32 clients, {o.measure_s:g} s per level (secperf-loadgen)"
-        full = [s for s in doc["series"] if s["kind"] == "server" and s["labels"]["resume_ratio"] == 0.0
-                and s["derived"].get("handshakes_per_s")]
-        best = max(full, key=lambda s: s["derived"]["handshakes_per_s"])["derived"] if full else {}
-        if best.get("limited_by") in ("load generator", "other work on this machine"):
+        full = [d for ratio, d in rows if ratio == 0.0 and d.handshakes_per_s]
+        best = max(full, key=lambda d: d.handshakes_per_s or 0) if full else None
+        if best is not None and best.limited_by in ("load generator", "other work on this machine"):
             # the model then runs on a lower bound of the server's capacity: said where the capacity is named
-            src += f"; a lower bound: {best['limited_by']} limited the rate, not the server"
-        doc["analysis"]["fleet"] = _fleet_runs(o, caps[0], caps[1] or caps[0], src)
+            src += f"; a lower bound: {best.limited_by} limited the rate, not the server"
+        doc.analysis["fleet"] = _fleet_runs(o, caps[0], caps[1] or caps[0], src)
         run.save(doc)
 
     return measure_and_write("fleet", params, [Phase(cfgs, lambda c: f"capacity: {c.label()}", measure_runner)],
@@ -245,9 +251,9 @@ def _given_capacity(o: FleetOptions) -> tuple[float, float, str]:
         if o.capacity <= 0:
             raise InputError(f"--capacity {o.capacity}: handshakes per second must be > 0")
         return o.capacity, o.resumed_capacity or o.capacity, "given (--capacity)"
+    from ..core.result import reading
     from ..model.fleet import capacity_from_result, server_keys
     from .reading import read_result
-    from ..core.result import reading
     doc = read_result(Path(o.from_result), "--from", o.allow_partial)
     with reading(f"--from {o.from_result}", "the server rows (series labels and derived rates)"):
         keys = server_keys(doc)
@@ -313,7 +319,7 @@ def _run_replay(o: FleetOptions, params: dict, output: Output):
         from .cluster_load import run_replay
         return run_replay(o, params, output)
 
-    def runner(items, doc, run, progress):
+    def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         from ..lab.pki import LabPKI
         pki = LabPKI().ensure()
         replays = []
@@ -326,7 +332,7 @@ def _run_replay(o: FleetOptions, params: dict, output: Output):
                 replays.append(replay_compare(o, pol, m))
             except (S.ServerMeasureError, SetupError) as exc:
                 replays.append({"clients": o.replay, "policy": pol, "failed": str(exc)})
-            doc["analysis"]["fleet"] = {"capacity_source": "measured just before and after each replay (mean): nginx, 32 clients",
+            doc.analysis["fleet"] = {"capacity_source": "measured just before and after each replay (mean): nginx, 32 clients",
                                         "runs": [], "replays": replays}
             run.save(doc)
             progress("done", pol, i, len(items), None)

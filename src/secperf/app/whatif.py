@@ -4,19 +4,23 @@ kind `whatif` through the run store (one series per scenario and link), print it
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
-from ..core import host, result as R
+from ..core import host
+from ..core import result as R
 from ..core.errors import InputError
+from ..core.result import Result, Series, Summary
+from ..core.result_schema import Percentiles, WhatifDerived
 from ..core.store import RunStore
-from ..model import costs as C
-from ..model import flights as F
-from ..model import predict as P
-from ..model import s1 as S1
-from ..model import network as N
-from ..sim import montecarlo as M
-from ..sim import sweep as SW
 from ..inputs import netspec as NS
 from ..inputs import se_profiles as SE
+from ..model import costs as C
+from ..model import flights as F
+from ..model import network as N
+from ..model import predict as P
+from ..model import s1 as S1
+from ..sim import montecarlo as M
+from ..sim import sweep as SW
 from .reporter import reporter
 
 TIMER = {"name": "connection set-up (predicted)",
@@ -331,35 +335,36 @@ def fmt_adds(x: dict | None, fmt) -> str:
     return f"{fmt(x['adds'])} of {fmt(x['secured'])}{share}"
 
 
-def security_cost(s: dict, base: dict, soft: dict | None, until: str) -> dict:
+def security_cost(s: Series, base: Series, soft: Series | None, until: str) -> dict[str, Any]:
     """What security adds to a row (docs/how-to/whatif.md, "What security costs"): the row against the same exchange
     without security, in time (difference of the two rows' P50s and of their means: both simulated
     with the same seed and draws, not a P50 of differences), bytes (mean wire bytes up + down),
     radio-on time (mean, first packet to the end point) and energy per connection; and what the key
     source adds against a software key (secure-element rows)."""
     from ..report.units import fmt_time_us
-    d, b = s["derived"], base["derived"]
-    byt = lambda x: x["bytes_up_mean"] + x["bytes_down_mean"]  # noqa: E731
-    out = {"end_point": until, "baseline_series": base["id"],
-           "software_key_series": soft["id"] if soft is not None else None,
-           "time_p50_us": _adds(d["usable"]["p50_us"], b["usable"]["p50_us"]),
-           "time_p95_us": _adds(d["usable"]["p95_us"], b["usable"]["p95_us"]),
-           "time_mean_us": _adds(d["usable"]["mean_us"], b["usable"]["mean_us"]),
-           "bytes": _adds(byt(d), byt(b)),
-           "packets": _adds(d["packets_up_mean"] + d["packets_down_mean"],
-                            b["packets_up_mean"] + b["packets_down_mean"]),
-           "radio_on_us": _adds(d["radio"]["on_mean_us"], b["radio"]["on_mean_us"]),
-           "crypto_ops": {"secured": sum(1 for c in d["costs"] if not c["op"].startswith("base:")
+    d, b = _derived(s), _derived(base)
+    du, bu = _usable(d), _usable(b)
+    out = {"end_point": until, "baseline_series": base.id,
+           "software_key_series": soft.id if soft is not None else None,
+           "time_p50_us": _adds(du.p50_us, bu.p50_us),
+           "time_p95_us": _adds(du.p95_us, bu.p95_us),
+           "time_mean_us": _adds(du.mean_us, bu.mean_us),
+           "bytes": _adds(_sum(d.bytes_up_mean, d.bytes_down_mean), _sum(b.bytes_up_mean, b.bytes_down_mean)),
+           "packets": _adds(_sum(d.packets_up_mean, d.packets_down_mean),
+                            _sum(b.packets_up_mean, b.packets_down_mean)),
+           "radio_on_us": _adds((d.radio or {}).get("on_mean_us"), (b.radio or {}).get("on_mean_us")),
+           "crypto_ops": {"secured": sum(1 for c in d.costs or [] if not c["op"].startswith("base:")
                                          and c["party"] != "secure element" and c["op"] != "tun_setup"),
-                          "without": sum(1 for c in b["costs"] if c["op"] != "tun_setup")}}
-    eb, es = b.get("energy") or {}, d.get("energy") or {}
+                          "without": sum(1 for c in b.costs or [] if c["op"] != "tun_setup")}}
+    eb, es = b.energy or {}, d.energy or {}
     out["energy_mj"] = _adds(es.get("total_mj"), eb.get("total_mj"))
     out["energy_note"] = es.get("note")
     if soft is not None:
-        sd = soft["derived"]
-        out["key_vs_software"] = {"time_p50_us": _adds(d["usable"]["p50_us"], sd["usable"]["p50_us"]),
-                                  "time_mean_us": _adds(d["usable"]["mean_us"], sd["usable"]["mean_us"]),
-                                  "energy_mj": _adds(es.get("total_mj"), (sd.get("energy") or {}).get("total_mj"))}
+        sd = _derived(soft)
+        su = _usable(sd)
+        out["key_vs_software"] = {"time_p50_us": _adds(du.p50_us, su.p50_us),
+                                  "time_mean_us": _adds(du.mean_us, su.mean_us),
+                                  "energy_mj": _adds(es.get("total_mj"), (sd.energy or {}).get("total_mj"))}
     line = f"security adds {fmt_adds(out['time_p50_us'], fmt_time_us)} at P50"
     line += f"; {fmt_adds(out['bytes'], lambda v: f'{v:,.0f} B')}"
     line += f"; radio on {fmt_adds(out['radio_on_us'], fmt_time_us)} (mean)"
@@ -372,8 +377,23 @@ def security_cost(s: dict, base: dict, soft: dict | None, until: str) -> dict:
     return out
 
 
-def _series(cell: SW.Cell, pred: dict, table: C.CostTable, until: str = "response", role: str | None = None,
-            device: str | None = None) -> dict:
+def _derived(s: Series) -> WhatifDerived:
+    return s.derived_as(WhatifDerived)
+
+
+def _usable(d: WhatifDerived) -> Percentiles:
+    """A predicted row's usable-time percentiles (every row _series builds has them)."""
+    if d.usable is None:
+        raise AssertionError("a what-if row without its usable-time percentiles")
+    return d.usable
+
+
+def _sum(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a + b
+
+
+def _series(cell: SW.Cell, pred: dict[str, Any], table: C.CostTable, until: str = "response",
+            role: str | None = None, device: str | None = None) -> Series:
     pl, r, link = pred["plan"], pred["sim"], pred["link"]
     sc = pl.model.scenario
     sid = _sid(cell, sc)
@@ -383,13 +403,14 @@ def _series(cell: SW.Cell, pred: dict, table: C.CostTable, until: str = "respons
     if role:
         labels["role"] = role
     s = R.new_series(sid, kind="whatif", labels=labels, timer=timer(until))
-    s["values_us"] = r["reservoir_us"]
+    s.values_us = r["reservoir_us"]
     u = r["usable"]
-    s["summary"] = {k: u[k] for k in ("n", "mean_us", "sd_us", "min_us", "p50_us", "p90_us", "p95_us", "p99_us",
-                                      "max_us", "median_ci95_us")}
-    s["summary"]["percentiles_from"] = u["percentiles_from"]
-    s["status"] = "ok"
-    s["derived"] = {
+    # the summary's fields and, an extra key, where its percentiles come from (every draw or the reservoir)
+    s.summary = Summary.model_validate({k: u[k] for k in ("n", "mean_us", "sd_us", "min_us", "p50_us", "p90_us",
+                                                          "p95_us", "p99_us", "max_us", "median_ci95_us",
+                                                          "percentiles_from")})
+    s.status = "ok"
+    derived = {
         "usable": u, "handshake": r["handshake"],
         "handshake_timer": "from TCP connected (DTLS/OpenVPN: the first datagram) to the client's handshake complete",
         "breakdown_mean_us": r["breakdown_mean_us"],
@@ -413,7 +434,8 @@ def _series(cell: SW.Cell, pred: dict, table: C.CostTable, until: str = "respons
                         | {"spread_values": len(pl.calibration.get("ratios") or ())} if pl.calibration else None),
         "seed": r["seed"],
     }
-    s["derived"]["energy"] = connection_energy(s["derived"], cell.network.name, device, sc.se_profile)
+    derived["energy"] = connection_energy(derived, cell.network.name, device, sc.se_profile)
+    s.derived = WhatifDerived.model_validate(derived)
     return s
 
 
@@ -431,7 +453,7 @@ def _cells(o: WhatifOptions, table: C.CostTable):
     return SW.expand(scs, nets, sweep), sweep
 
 
-def predict_into(doc: dict, o: WhatifOptions, table: C.CostTable, cells=None, sweep=None, preds=None,
+def predict_into(doc: Result, o: WhatifOptions, table: C.CostTable, cells=None, sweep=None, preds=None,
                  refs=None) -> None:
     """Append one `whatif` series per scenario and link to `doc`, and the cost table, tornado and
     S1 estimate to doc["analysis"]["whatif"] (used by `secperf whatif` and by a scenario's
@@ -445,39 +467,39 @@ def predict_into(doc: dict, o: WhatifOptions, table: C.CostTable, cells=None, sw
     ref_preds = refs if refs is not None else predict_references(
         cells, table, o, {_cell_key(c): p for c, p in zip(cells, preds)})
     rows = []
-    by_key: dict = {}
+    by_key: dict[Any, Series] = {}
     main = [_series(c, pr, table, o.until, device=o.device) for c, pr in zip(cells, preds)]
     for c, s in zip(cells, main):
         by_key.setdefault(_cell_key(c), s)
     summary = []
     for c, s, refs_c in zip(cells, main, reference_cells(cells, o)):
-        doc["series"].append(s)
-        rows.append({"inputs": c.inputs, "usable": s["derived"]["usable"]})
+        doc.series.append(s)
+        rows.append({"inputs": c.inputs, "usable": _usable(_derived(s))})
         got = {}
         for role, rc in refs_c:
             k = _cell_key(rc)
             if k not in by_key:
                 by_key[k] = _series(rc, ref_preds[k], table, o.until, role=role, device=o.device)
-                doc["series"].append(by_key[k])
+                doc.series.append(by_key[k])
             got[role] = by_key[k]
         if got:
             sec = security_cost(s, got[ROLE_BASELINE], got.get(ROLE_SOFTWARE), o.until)
-            s["derived"]["security_cost"] = sec
-            summary.append({"series": s["id"], "line": sec["line"]})
-    doc["analysis"]["whatif"] = {"cost_table": {"name": table.name, "source": table.source,
+            s.derived["security_cost"] = sec   # an extra derived field of a --baseline row
+            summary.append({"series": s.id, "line": sec["line"]})
+    doc.analysis["whatif"] = {"cost_table": {"name": table.name, "source": table.source,
                                                 "description": table.description, "rows": table.rows()},
                                  "tornado": SW.tornado(rows, sweep) if sweep else [],
                                  "sweep": sweep, "end_point": o.until, "end_point_description": P.UNTIL[o.until]}
     if o.baseline:
-        doc["analysis"]["whatif"]["security_cost"] = {
+        doc.analysis["whatif"]["security_cost"] = {
             "rows": summary,
             "without_security": {p: F.PLAIN[p][1] for p in dict.fromkeys(c.scenario.protocol for c in cells)},
             "rule": " ".join((security_cost.__doc__ or "").split())}
     if o.s1:
-        doc["analysis"]["whatif"]["s1"] = S1.per_message(table)
+        doc.analysis["whatif"]["s1"] = S1.per_message(table)
 
 
-def run(o: WhatifOptions):
+def run(o: WhatifOptions) -> Result:
     """The what-if Result, written to its run directory (and --csv); the caller shows it."""
     table = cost_table(o)
     cells, sweep = _cells(o, table)
@@ -491,6 +513,7 @@ def run(o: WhatifOptions):
     from .runner import check_output_file
     check_output_file(o.csv, "--csv")
     from contextlib import nullcontext
+
     from .cluster import connect
     with (connect(o.cluster, quiet=o.json) if o.cluster else nullcontext()) as cl:
         preds = predict_cells(cells, table, o, cl)
@@ -500,7 +523,7 @@ def run(o: WhatifOptions):
     run_ = RunStore(o.out).create("whatif")
     doc = R.new_result(kind="whatif", command=o.command, params=params, host=host.collect(), run_id=run_.run_id)
     if cl is not None:
-        doc["analysis"]["cluster"] = {**cl.as_dict(), "predictions": len(refs),
+        doc.analysis["cluster"] = {**cl.as_dict(), "predictions": len(refs),
                                       "rule": "cells as Ray tasks; each cell's draws depend on --seed only"}
     predict_into(doc, o, table, cells, sweep, preds, refs)
     R.finish(doc)
@@ -510,6 +533,7 @@ def run(o: WhatifOptions):
         run_.write_text("report.html", render(doc, log=run_.dir / "secperf.log"))
     if o.csv:
         from pathlib import Path
+
         from ..report.export import write_csv
         write_csv(doc, Path(o.csv))
     return doc

@@ -16,12 +16,18 @@ A Result (secperf.core.result_schema.Result) is recognised by being none of the 
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..app.reporter import Reporter
+
+if TYPE_CHECKING:
+    from ..app.signals import Interrupted
+    from ..core.result import Result
 
 
 @dataclass
@@ -65,7 +71,7 @@ class TerminalReporter(Reporter):
             yield update
 
 
-def show(value, args, judges_failures: bool = True) -> int:
+def show(value: Result | Text | Rich | Exited, args: argparse.Namespace, judges_failures: bool = True) -> int:
     """Show what `run` returned; the command's exit code."""
     if isinstance(value, Exited):
         return value.code
@@ -85,13 +91,13 @@ def show(value, args, judges_failures: bool = True) -> int:
     return show_result(value, args, judges_failures)
 
 
-def run_paths(doc, args) -> tuple[Path, Path]:
+def run_paths(doc: Result, args: argparse.Namespace) -> tuple[Path, Path]:
     """Where the Result and its report were written: --out / the run's id."""
     d = Path(getattr(args, "out", "results")) / doc.run_id
     return d / "result.json", d / "report.html"
 
 
-def failure_exit(doc, max_failure_share: float = 0.0) -> tuple[int, str | None]:
+def failure_exit(doc: Result, max_failure_share: float = 0.0) -> tuple[int, str | None]:
     """Exit code of a finished measurement and, when it is 1, the line that says why: more than
     `max_failure_share` of its series failed (or are partial)."""
     from ..core.errors import EXIT_FAILURES, EXIT_OK
@@ -103,7 +109,7 @@ def failure_exit(doc, max_failure_share: float = 0.0) -> tuple[int, str | None]:
     return EXIT_OK, None
 
 
-def show_result(doc, args, judges_failures: bool = True) -> int:
+def show_result(doc: Result, args: argparse.Namespace, judges_failures: bool = True) -> int:
     from ..app.runner import result_tables
     from ..core import result as R
     from ..report import terminal
@@ -122,7 +128,7 @@ def show_result(doc, args, judges_failures: bool = True) -> int:
     return code
 
 
-def show_interrupted(exc, args) -> int:
+def show_interrupted(exc: Interrupted, args: argparse.Namespace) -> int:
     """An interrupted measurement: its partial Result as a finished one is shown, then where it is."""
     from ..report.terminal import err_console
     doc = exc.result
