@@ -10,11 +10,12 @@ import json
 import logging
 import time
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..core.result import Result, Series, as_result, reading
+from ..core.result import as_result, reading
+from ..core.result_schema import Result, Series
 from .html_env import cell, figure_view, hcell, render_page
 from .plots import Plot, slug
 from .units import fmt_bytes_per_s, fmt_rate, fmt_time_us
@@ -311,7 +312,7 @@ def _render(doc: Result) -> str:
         sections.append({**crypto, "id": "crypto"})
     handshakes = _of_kind(doc, "handshake")
     # each section is made from what validated; a malformed part names itself (exit 2)
-    for sid, part, make in (
+    makers: tuple[tuple[str, str, Callable[[], dict[str, Any] | None]], ...] = (
             ("handshake", "the handshake series", lambda: html_handshake.view(handshakes)),
             ("netem", "the handshake series' link figures", lambda: html_netem.view(handshakes)),
             ("signer", "the signer series", lambda: html_signer.view(_of_kind(doc, "signer"))),
@@ -322,7 +323,8 @@ def _render(doc: Result) -> str:
             ("plan", "the plan (analysis.plan)", lambda: html_plan.view(doc)),
             ("device", "the device series", lambda: html_device.view(doc)),
             ("server", "the server and fleet figures (analysis.fleet, server series)", lambda: html_server.view(doc)),
-            ("failures", "the failures of the series", lambda: failures_view(doc))):
+            ("failures", "the failures of the series", lambda: failures_view(doc)))
+    for sid, part, make in makers:
         with reading(where, part):
             v = make()
         if v:

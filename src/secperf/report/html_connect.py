@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.result import Result
+from ..core.result_schema import Result
 from . import html_netem
 from .html_env import cell, figure_view, frag
 from .plots import Plot

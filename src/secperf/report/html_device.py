@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.result import Result, Series
-from ..core.result_schema import DeviceDerived
+from ..core.result_schema import DeviceDerived, Result, Series
 from .html_env import cell, figure_view
 from .plots import Plot, slug
 from .views import device as V

@@ -56,7 +56,7 @@ class Cell:
     colspan: int = 0
     title: str = ""
     b: bool = False
-    parts: list | None = None
+    parts: list[Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ class Heading:
 
 
 def cell(text: Any = None, *, cls: str = "", colspan: int = 0, title: str = "", b: bool = False,
-         parts: list | None = None) -> Cell:
+         parts: list[Any] | None = None) -> Cell:
     """A table cell with attributes or mixed content (see the module docstring)."""
     return Cell(text, cls, colspan, title, b, parts)
 
@@ -100,7 +100,7 @@ ENV.tests.update(cell=lambda x: isinstance(x, Cell), frag=lambda x: isinstance(x
                  frags=lambda x: isinstance(x, list) and all(isinstance(f, Frag) for f in x))
 
 
-def figure_view(plot: Plot, data_plot: str | None = None) -> dict:
+def figure_view(plot: Plot, data_plot: str | None = None) -> dict[str, Any]:
     """What the `figure` macro needs: the plot's SVG, its caption and an optional data-plot mark."""
     # The SVG is markup secperf draws itself (matplotlib's SVG writer, with every label and the title
     # escaped by matplotlib and svg.inline); it is the one value the templates take as markup.

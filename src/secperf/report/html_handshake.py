@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.result import Series
+from ..core.result_schema import Series
 from .html import cpu_p50_us, failure_reason
 from .html_env import cell, figure_view, hcell
 from .plots import Plot

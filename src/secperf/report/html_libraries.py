@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.result import Result
+from ..core.result_schema import Result
 from .html_env import cell, figure_view, frag, hcell
 from .plots import Plot, slug
 from .units import fmt_time_us

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.result import Result
+from ..core.result_schema import Result
 from .html_env import cell, figure_view, frag, hcell
 from .plots import Plot
 
@@ -16,6 +16,10 @@ PUBLISHED = {  # device profile used for the "published cycles/byte" column, per
 
 def _pct(x: float) -> str:
     return f"{100 * x:.2f} %"
+
+
+def _yes(x: object) -> str:
+    return "yes" if x else "no"
 
 
 def cortexm_view(table: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -35,7 +39,8 @@ def cortexm_view(table: dict[str, Any] | None) -> dict[str, Any] | None:
             setup = [r for r in t["rows"] if r["mac"] == mac and r["op"] == "setup"]
             cells = [f"{mr[n]['instructions']:,} ({mr[n]['instructions_per_byte']:.1f})" if n in mr else "–"
                      for n in sizes]
-            marg = next(iter(mr.values()), {}).get("marginal_instructions_per_byte")
+            first: dict[str, Any] = next(iter(mr.values()), {})
+            marg = first.get("marginal_instructions_per_byte")
             cpb = pub.get(mac, {}).get("cycles_per_byte")
             ok = all(r.get("tag_ok") for r in mr.values())
             code = (t.get("code") or {}).get(mac)
@@ -82,11 +87,10 @@ def can_view(can: dict[str, Any] | None) -> dict[str, Any] | None:
               + f"; {p['tag_bytes']}-byte tag {'inside the frame' if p['fd'] else 'in an extra frame'}; "
               f"CPU budget {_pct(p['cpu_budget'])}. A tag every k frames covers those k frames' data. "
               f"Rows marked ≥ use measured instruction counts (a lower bound for cycles).")
-    yes = lambda x: "yes" if x else "no"  # noqa: E731
     rows = [[r["device"], r["mac"], r["k"], r["frames_per_period"], f"{r['cost_per_tag']:,.0f} {r['cost_unit']}",
              f"{'≥ ' if r['lower_bound'] else ''}{_pct(r['cpu_load'])}", _pct(r["extra_bus_load"]),
-             _pct(r["bus_load"]), cell(yes(r["fits_period"]), cls="l"), cell(yes(r["within_cpu_budget"]), cls="l"),
-             cell(yes(r["fits_bus"]), cls="l")] for sw in can["sweeps"] for r in sw["rows"]]
+             _pct(r["bus_load"]), cell(_yes(r["fits_period"]), cls="l"), cell(_yes(r["within_cpu_budget"]), cls="l"),
+             cell(_yes(r["fits_bus"]), cls="l")] for sw in can["sweeps"] for r in sw["rows"]]
     best = [[sw["device"], sw["mac"], sw["best_k"] if sw["best_k"] else "none of 1..8"] for sw in can["sweeps"]]
     skipped = "; ".join(f"{s['mac']} on {s['device']}" for s in can.get("skipped") or [])
     return {"params": params, "figure": figure_view(_can_plot(can)), "best": best, "rows": rows,

@@ -8,7 +8,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..core import stats
-from ..core.result import Series, as_series
+from ..core.result import as_series
+from ..core.result_schema import Series
 from .html_env import figure_view, hcell, macro
 from .plots import Plot
 from .units import fmt_time_us
@@ -47,6 +48,14 @@ def _values_us(s: Series) -> list[float]:
     return [float(v) for v in s.values_us]
 
 
+def _rtt(s: Series) -> float:
+    return float(s.labels.get("network_rtt_ms", 0.0))
+
+
+def _loss(s: Series) -> float:
+    return float(s.labels.get("network_loss", 0.0))
+
+
 def sweep_figures(series: Sequence[Series], kind: str = "handshake") -> list[dict[str, Any]]:
     """The sweep plot as the page's figure (none when the Result has none)."""
     return [figure_view(p, data_plot="network-sweep") for p in sweep_plots(series, kind)]
@@ -68,11 +77,9 @@ def sweep_plots(series: Sequence[Series], kind: str = "handshake") -> list[Plot]
     values: Callable[[Series], list[float]]
     name_of: Callable[[Series], str]
     values, name_of = ((_total_us, _handshake_name) if kind == "handshake" else (_values_us, _connect_name))
-    rtt = lambda s: s.labels.get("network_rtt_ms", 0.0)  # noqa: E731
-    loss = lambda s: s.labels.get("network_loss", 0.0)  # noqa: E731
     # the axis: loss when every link has the same round trip and the losses differ (a loss sweep),
     # else the round trip, with loopback rows drawn at 0 (a link of no delay and no loss)
-    by_loss = len({rtt(s) for s in emulated}) == 1 and len({loss(s) for s in emulated}) > 1
+    by_loss = len({_rtt(s) for s in emulated}) == 1 and len({_loss(s) for s in emulated}) > 1
     nets = emulated if by_loss else emulated + [s for s in _networked(series, kind, loopback=True)
                                                 if "network_rtt_ms" not in s.labels]
     if len({s.labels.get("network", "loopback") for s in nets}) < 2:
@@ -84,7 +91,7 @@ def sweep_plots(series: Sequence[Series], kind: str = "handshake") -> list[Plot]
     # e.g. loopback, wifi, lte) stay one line per configuration
     losses_at: dict[float, set[float]] = {}
     for s in emulated:
-        losses_at.setdefault(rtt(s), set()).add(loss(s))
+        losses_at.setdefault(_rtt(s), set()).add(_loss(s))
     per_loss = not by_loss and any(len(v) > 1 for v in losses_at.values())
     lines: dict[str, list[tuple[float, float]]] = {}
     for s in nets:

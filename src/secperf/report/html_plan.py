@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.result import Result
+from ..core.result_schema import Result
 from ..inputs.patterns import MEASURES
 from .html_env import Frag, cell, figure_view, frag
 from .plots import Plot, slug
@@ -21,6 +21,11 @@ def _table(head: list[str], rows: list[list[Any]], left: int = 1) -> dict[str, A
 def _lines(lines: list[str]) -> list[Frag]:
     """Fragments: one per line, each after a line break but the first."""
     return [frag(x, br=i > 0) for i, x in enumerate(lines)]
+
+
+def _in_unit(x: float | None, unit: str) -> str:
+    """A requirement's figure in its unit: milliseconds, or joules per day."""
+    return fmt_ms(x) if unit == "ms" else fmt_j(x) + "/day"
 
 
 def _outcome(o: dict[str, Any]) -> Frag:
@@ -82,12 +87,11 @@ def view(doc: Result) -> dict[str, Any] | None:
                    "source": p["source"], "requirements_source": p["requirements"]["source"],
                    "why": p.get("verdict_reason"), "security": None}
         if p.get("security_adds"):
-            unit = lambda x, u: fmt_ms(x) if u == "ms" else fmt_j(x) + "/day"  # noqa: E731
             srcs = p["requirements"].get("sources") or {}
             v["security"] = _table(
                 ["requirement", "limit", "without security", "with security", "security adds", "judged", "source"],
-                [[r["what"], unit(r["limit"], r["unit"]), unit(r["without_security"], r["unit"]),
-                  unit(r["with_security"], r["unit"]), unit(r["adds"], r["unit"]),
+                [[r["what"], _in_unit(r["limit"], r["unit"]), _in_unit(r["without_security"], r["unit"]),
+                  _in_unit(r["with_security"], r["unit"]), _in_unit(r["adds"], r["unit"]),
                   "⚠ no: broken without security" if r["breaks_without_security"] else "yes",
                   srcs.get(r["check"], "")] for r in p["security_adds"]])
         states = [("as written", p["before"])] + [(x["measure"], x) for x in p["measures"]]

@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..core.result import Result, Series
-from ..core.result_schema import ServerDerived
+from ..core.result_schema import Result, Series, ServerDerived
 from ..model.fleet import KNEE_RULE, open_loop_knee
 from .html_env import cell, figure_view, hcell
 from .plots import Plot, slug
@@ -30,6 +29,10 @@ def _d(s: Series) -> ServerDerived:
 def _p95_ms(s: Series) -> float | None:
     lat = _d(s).latency_ms
     return lat.p95_ms if lat is not None else None
+
+
+def _pct(v: float | None) -> str:
+    return "–" if v is None else f"{v:.0%}"
 
 
 def _software(sw: Mapping[str, Any] | None) -> str:
@@ -91,12 +94,11 @@ def provenance_table(doc: Result) -> dict[str, Any] | None:
         lim = d.limited_by or "not recorded"
         if lim == "neither" and d.get("limited_by_why"):
             lim += f" ({d['limited_by_why']})"
-        pct = lambda v: "–" if v is None else f"{v:.0%}"  # noqa: E731
         gen_us = "–" if d.loadgen_cpu_us_per_handshake is None else f"{d.loadgen_cpu_us_per_handshake:.0f}"
         sw = best.labels.get("server_software") or {}
         short = f"{sw.get('server')} {sw.get('version') or ''}".strip() if sw else "not recorded"  # in full: the header
         rows.append([name, cell(short, cls="nw"), cell(_agreed(d.negotiated), cls="nw"),
-                     f"{d.handshakes_per_s:.0f}", pct(d.server_utilisation), pct(d.get("loadgen_busy")),
+                     f"{d.handshakes_per_s:.0f}", _pct(d.server_utilisation), _pct(d.get("loadgen_busy")),
                      gen_us, cell(lim, cls="l warn" if d.limited_by == "load generator" else "l")])
     if not rows:
         return None

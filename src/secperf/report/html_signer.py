@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..core.result import Series, as_series
+from ..core.result import as_series
+from ..core.result_schema import Series
 from .html import failure_reason
 from .html_env import cell, figure_view, frag, macro
 from .plots import Plot

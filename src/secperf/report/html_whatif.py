@@ -8,8 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from ..core.result import Result, Series
-from ..core.result_schema import WhatifDerived
+from ..core.result_schema import Result, Series, WhatifDerived
 from .html_env import figure_view
 from .plots import Plot
 from .terminal_whatif import END_TITLE, components, end_point
