@@ -4,6 +4,8 @@ changed verdicts. Each table says in its caption how its rows were judged."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.table import Table
 
 from .terminal import fmt_time_us
@@ -39,7 +41,7 @@ def _verdict(text: str) -> str:
     return f"[{c}]{text}[/{c}]" if c else text
 
 
-def measured_table(cmp: dict) -> Table:
+def measured_table(cmp: dict[str, Any]) -> Table:
     conf = 1 - cmp["alpha"]
     t = Table(title=f"B ({cmp['b']}) against A ({cmp['a']}): measured", title_justify="left", header_style="bold",
               caption=f"B − A with its {conf:.0%} interval; 'detectable': the smallest change these sample sizes "
@@ -61,7 +63,7 @@ def measured_table(cmp: dict) -> Table:
     return t
 
 
-def predicted_table(cmp: dict) -> Table:
+def predicted_table(cmp: dict[str, Any]) -> Table:
     t = Table(title=f"B ({cmp['b']}) against A ({cmp['a']}): predicted (Monte Carlo)", title_justify="left",
               header_style="bold", caption="percentiles over all draws; the interval is the simulation's sampling "
               f"error ({1 - cmp['alpha']:.0%}, bootstrap of the stored draws scaled to all draws); no significance "
@@ -77,7 +79,7 @@ def predicted_table(cmp: dict) -> Table:
     return t
 
 
-def changes_table(cmp: dict) -> Table:
+def changes_table(cmp: dict[str, Any]) -> Table:
     t = Table(title=f"B ({cmp['b']}) against A ({cmp['a']}): changed numbers", title_justify="left",
               header_style="bold", caption=f"{cmp['unchanged']} numbers identical; deterministic numbers (models, "
               "instruction counts): any difference is a change", caption_justify="left")
@@ -90,7 +92,7 @@ def changes_table(cmp: dict) -> Table:
     return t
 
 
-def verdicts_table(cmp: dict) -> Table:
+def verdicts_table(cmp: dict[str, Any]) -> Table:
     t = Table(title="verdicts", title_justify="left", header_style="bold")
     for c in ("pattern", "A", "B", ""):
         t.add_column(c)
@@ -99,9 +101,9 @@ def verdicts_table(cmp: dict) -> Table:
     return t
 
 
-def tables(cmp: dict) -> list:
+def tables(cmp: dict[str, Any]) -> list[Table | str]:
     """Every table the comparison has rows for; identical deterministic numbers get one line."""
-    out: list = []
+    out: list[Table | str] = []
     if cmp["rows"]:
         out.append(measured_table(cmp))
     if cmp["predictions"]:

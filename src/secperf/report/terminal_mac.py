@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from rich.table import Table
 
 
-def cortexm_table(table: dict) -> Table:
+def cortexm_table(table: Mapping[str, Any]) -> Table:
     sizes = table["sizes"]
     t = Table(title="Cortex-M instructions per tag under QEMU (a lower bound for cycles)", title_justify="left",
               header_style="bold")
@@ -24,7 +27,7 @@ def cortexm_table(table: dict) -> Table:
     return t
 
 
-def can_tables(can: dict) -> list[Table]:
+def can_tables(can: Mapping[str, Any]) -> list[Table]:
     out = []
     for label, part in (("", can), (" (CAN FD, tag in frame)", can.get("fd"))):
         if not part or not part.get("sweeps"):
