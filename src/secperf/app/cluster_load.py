@@ -306,7 +306,7 @@ def _merge(g: Generators, results: dict, clocks: list, lost: list, first, last, 
                         "handshakes": hs, "failed": sum(e.get("failed", 0) for e in ends),
                         "cpu_s": cpu_s, "cpu_us_per_handshake": cpu_s * 1e6 / hs if hs else None,
                         "clock_offset_ms": clocks[i]["offset_s"] * 1e3, "ping_ms": clocks[i]["ping_s"] * 1e3,
-                        "start_late_ms": r["late_s"] * 1e3, "nice": r.get("nice"), "latency_ms": h.summary_ms(),
+                        "start_late_ms": r["late_s"] * 1e3, "nice": r.get("nice"), "latency_ms": h.percentiles_ms(),
                         "hist_us": h.to_pairs()})
     merged, merged_hs = Histogram.merged(hists), Histogram.merged(hs_hists)
     return {"lines": lines, "start": first, "end": last, "readings": readings, "stderr": "\n".join(stderr),
@@ -319,8 +319,8 @@ def cluster_level(run: dict) -> dict:
     """What a cluster level adds to the local summary: merged latency percentiles (replacing the
     busiest process's), the per-worker figures, the lost workers and the merge rule."""
     c = run["cluster"]
-    hs = c["hs_hist"].summary_ms()
-    out = {"latency_ms": c["hist"].summary_ms(), "handshake_ms": {k: hs[k] for k in ("p50_ms", "p95_ms", "p99_ms")},
+    hs = c["hs_hist"].percentiles_ms()
+    out = {"latency_ms": c["hist"].percentiles_ms(), "handshake_ms": {k: hs[k] for k in ("p50_ms", "p95_ms", "p99_ms")},
            "latency_hist_us": c["hist"].to_pairs(),
            "cluster": {"generators": len(c["workers"]) + len(c["lost"]), "workers": c["workers"], "lost": c["lost"],
                        "merge": "counts summed over the generators' end lines; latency percentiles from their "

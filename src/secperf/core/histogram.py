@@ -118,7 +118,7 @@ class Histogram:
                 return bin_lower(i) + bin_width(i) - 1
         return None  # not reached
 
-    def summary_ms(self, prefix: str = "") -> dict[str, float | None]:
+    def percentiles_ms(self, prefix: str = "") -> dict[str, float | None]:
         """p50/p90/p95/p99/max in ms, the generator's own keys."""
         out: dict[str, float | None] = {}
         for name, q in (("p50_ms", 0.5), ("p90_ms", 0.9), ("p95_ms", 0.95), ("p99_ms", 0.99), ("max_ms", 1.0)):
