@@ -1,18 +1,29 @@
 """One function per measuring command: validate the selection, build the phases, run them.
-Each takes plain values (lists of names, MeasureOptions, Output) so it is usable without the CLI."""
+Each takes its command's options dataclass (app/options.py; a few small commands plain lists of names
+and MeasureOptions) and the Output, and returns the Result, so it is usable without the CLI."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 from ..core.errors import InputError
-from . import links, phases as P
-from .can import (CAN_DEFAULT_DEVICES, CAN_DEFAULT_MACS, MAC_DEFAULT_ALGS, MAC_DEFAULT_SIZES, CanOptions,
-                  can_analysis)
+from ..core.result import Result
+from . import links
+from . import phases as P
+from .can import CAN_DEFAULT_DEVICES, CAN_DEFAULT_MACS, MAC_DEFAULT_ALGS, MAC_DEFAULT_SIZES, CanOptions, can_analysis
 from .connect import connect_configs
-from .options import ConnectOptions, MeasureOptions, check_time_budget, crypto_params, handshake_params
-from .runner import Output, measure_and_write
+from .options import (
+    ConnectOptions,
+    HandshakeExperimentOptions,
+    JwtOptions,
+    MacOptions,
+    MeasureOptions,
+    check_time_budget,
+    crypto_params,
+    handshake_params,
+)
 from .reporter import Lines, reporter
+from .runner import Output, measure_and_write
 
 SIGNER_KEYS = ("ecdsa-p256", "ecdsa-brainpoolp256r1", "rsa-2048", "rsa-1024")
 SIGNER_MODES = ("local_sw", "sign_only", "total")
@@ -26,9 +37,9 @@ def known_names(option: str, values, allowed) -> None:
             raise InputError(f"unknown {option} {v!r}; known: {', '.join(allowed)}")
 
 
-def crypto(algs, ops, sizes, strength, opts: MeasureOptions, output: Output, libraries=None):
-    from ..measure.backends import check_available
+def crypto(algs, ops, sizes, strength, opts: MeasureOptions, output: Output, libraries=None) -> Result:
     from ..inputs.algorithms import for_libraries, parse_libraries, select
+    from ..measure.backends import check_available
     libs = parse_libraries(libraries)
     rows = for_libraries(select(algs, ops, sizes, strength), libs)
     check_available(libs)
@@ -38,18 +49,20 @@ def crypto(algs, ops, sizes, strength, opts: MeasureOptions, output: Output, lib
     return measure_and_write("crypto", {**params.as_dict(), **extra}, [P.crypto_phase(rows, params)], output)
 
 
-def handshake(experiment: str, servers: list[str], networks, mtls: bool, opts: MeasureOptions,
-              output: Output, target: dict | None = None, stacks: list[str] | None = None):
+def handshake(o: HandshakeExperimentOptions, output: Output) -> Result:
+    """TLS and DTLS handshakes of one experiment as `o` selects, with the per-message client CPU
+    breakdown; against the user's own server when `o.target` names one."""
     from ..measure import handshake as H
     from ..measure import stack_host as SH
-    stacks = SH.check_stacks(stacks or ["openssl"])
-    nets = links.networks(networks)
+    experiment, servers, mtls, opts = o.experiment, list(o.servers), o.mtls, o.measure
+    stacks = SH.check_stacks(o.stacks or ["openssl"])
+    nets = links.networks(o.networks)
     known_names("--server", servers, H.SERVERS)
     try:
         base = H.experiment(experiment)
     except H.HandshakeError as exc:
         raise InputError(str(exc)) from None
-    tgt = _target(target, nets)
+    tgt = _target(o.target, nets)
     if tgt is not None:  # the user's own server: the experiment's client side against it
         servers = [H.REMOTE]
         mtls = mtls or tgt.client_cert is not None
@@ -132,7 +145,7 @@ def _profiles(names: list[str]) -> list[str]:
     return names
 
 
-def signer(profiles, keys, modes, opts: MeasureOptions, output: Output):
+def signer(profiles, keys, modes, opts: MeasureOptions, output: Output) -> Result:
     from ..measure import signer as S
     _profiles(profiles)
     known_names("key type", keys, SIGNER_KEYS)
@@ -142,11 +155,14 @@ def signer(profiles, keys, modes, opts: MeasureOptions, output: Output):
                              [P.signer_phase(profiles, keys, modes, sp)], output)
 
 
-def jwt(profiles, keys, networks, lifetime_s: int, requests_per_hour: float, opts: MeasureOptions,
-        output: Output, key_sessions=("warm",)):
+def jwt(o: JwtOptions, output: Output) -> Result:
+    """JWT device authentication as `o` selects: tokens signed in software or by the secure element,
+    fresh and cached, against the verifying HTTPS endpoint."""
     from ..measure import signer as S
     from ..model.tokens import signatures_per_hour
-    nets = links.networks(networks)
+    profiles, keys, key_sessions, opts = o.profiles, o.keys, o.key_sessions, o.measure
+    lifetime_s, requests_per_hour = o.lifetime_s, o.requests_per_hour
+    nets = links.networks(o.networks)
     _profiles(profiles)
     for kt in keys:
         if kt not in JWT_KEYS:
@@ -165,7 +181,8 @@ def connect(o: ConnectOptions, output: Output, phases_only: bool = False):
     """Connection set-up on real servers (and secperf's own QUIC, DTLS 1.3/1.2 and EDHOC pairs) as
     `o` selects; with `phases_only`, (params, phases) for another command's Result instead."""
     from ..measure import connect as C
-    from . import connect_beyond as CB, connect_edhoc
+    from . import connect_beyond as CB
+    from . import connect_edhoc
     if "edhoc" in o.protocols:
         return connect_edhoc.measure(o, output)
     connect_edhoc.check_not_edhoc(o)
@@ -204,12 +221,12 @@ def connect(o: ConnectOptions, output: Output, phases_only: bool = False):
     return measure_and_write("connect", params, [P.connect_phase(configs, cp)], output)
 
 
-def mac(algs, sizes, cortexm: list[str], cortexm_only: bool, cortexm_table: str | None, can: CanOptions,
-        opts: MeasureOptions, output: Output):
-    """Host MAC speed, Cortex-M instruction counts (`cortexm` targets, or ["none"]) and the CAN model."""
-    from ..measure import cortexm as CM
+def mac(o: MacOptions, output: Output) -> Result:
+    """Host MAC speed, Cortex-M instruction counts (`o.cortexm` targets, or ["none"]) and the CAN model."""
     from ..inputs.algorithms import catalog, select
-    targets = [] if list(cortexm) == ["none"] else list(cortexm)
+    from ..measure import cortexm as CM
+    sizes, cortexm_only, cortexm_table, opts = o.sizes, o.cortexm_only, o.cortexm_table, o.measure
+    targets = [] if list(o.cortexm) == ["none"] else list(o.cortexm)
     for t in targets:
         if t not in CM.TARGETS:
             raise InputError(f"--cortexm {t!r}: unknown target; known: {', '.join(CM.TARGETS)} (or none)")
@@ -219,10 +236,10 @@ def mac(algs, sizes, cortexm: list[str], cortexm_only: bool, cortexm_table: str 
         raise InputError("--cortexm-table needs at least one --cortexm target")
     from .runner import check_output_file
     check_output_file(cortexm_table, "--cortexm-table")
-    can_result = can_analysis(can, CAN_DEFAULT_DEVICES, CAN_DEFAULT_MACS)
+    can_result = can_analysis(o.can, CAN_DEFAULT_DEVICES, CAN_DEFAULT_MACS)
     phases = []
     params = crypto_params(opts, {})
-    alg_list = list(algs or MAC_DEFAULT_ALGS.split(","))
+    alg_list = list(o.algs or MAC_DEFAULT_ALGS.split(","))
     if not cortexm_only:
         cat = catalog()
         for a in alg_list:
@@ -239,9 +256,10 @@ def mac(algs, sizes, cortexm: list[str], cortexm_only: bool, cortexm_table: str 
                                      "cortexm_only": cortexm_only}, phases, output)
 
 
-def can(options: CanOptions, output: Output):
+def can(options: CanOptions, output: Output) -> Result:
     """The CAN model alone: no measurement, one Result of kind `can`."""
-    from ..core import host, result as R
+    from ..core import host
+    from ..core import result as R
     from .runner import output_store, write_outputs
     result = can_analysis(options, "rl78", "chaskey,aes-128-cmac")
     run = output_store(output).create("can")
@@ -269,6 +287,7 @@ def list_devices() -> str:
 def list_algorithms():
     """The algorithm catalogue as a table (the CLI fits it to the terminal)."""
     from rich.table import Table
+
     from ..inputs.algorithms import catalog
     t = Table(title="secperf crypto: algorithms", title_justify="left", header_style="bold")
     for c in ("algorithm", "family", "operations", "bits", "engine", "strength note"):

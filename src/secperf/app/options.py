@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..core.errors import InputError
-
+from .can import CanOptions
 
 DEFAULT_MAX_HOURS = 24.0
 
@@ -91,4 +91,44 @@ class ConnectOptions:
     edhoc_cred: list[str] | None = None
     edhoc_flow: list[str] | None = None
     oscore_requests: int | None = None
+    measure: MeasureOptions = field(default_factory=MeasureOptions)
+
+
+@dataclass
+class HandshakeExperimentOptions:
+    """What `secperf handshake` takes: one experiment (its configurations) against the servers, over
+    the links, with the client libraries; `target` is the user's own server (--connect HOST:PORT and
+    its options), which replaces the servers."""
+    experiment: str
+    servers: list[str] = field(default_factory=lambda: ["probe"])
+    networks: list[str] | None = None   # None: loopback
+    mtls: bool = False
+    stacks: list[str] = field(default_factory=lambda: ["openssl"])
+    target: dict | None = None
+    measure: MeasureOptions = field(default_factory=MeasureOptions)
+
+
+@dataclass
+class JwtOptions:
+    """What `secperf jwt` takes: tokens signed with each profile's keys, fresh and cached, over the
+    links, and the request rate and lifetime of the signatures-per-hour estimate."""
+    profiles: list[str] = field(default_factory=lambda: ["iot-safe-sim"])
+    keys: list[str] = field(default_factory=lambda: ["ecdsa-p256"])
+    networks: list[str] | None = None   # None: loopback
+    lifetime_s: int = 3600
+    requests_per_hour: float = 60.0
+    key_sessions: list[str] = field(default_factory=lambda: ["warm"])
+    measure: MeasureOptions = field(default_factory=MeasureOptions)
+
+
+@dataclass
+class MacOptions:
+    """What `secperf mac` takes: the MACs and sizes timed on the host (None: the command's default
+    lists), the Cortex-M targets counted under QEMU (["none"]: no target), and the CAN model's options."""
+    algs: list[str] | None = None
+    sizes: list[str] | None = None
+    cortexm: list[str] = field(default_factory=lambda: ["m0", "m3"])
+    cortexm_only: bool = False
+    cortexm_table: str | None = None    # write the instruction-count table here as JSON
+    can: CanOptions = field(default_factory=CanOptions)
     measure: MeasureOptions = field(default_factory=MeasureOptions)

@@ -27,8 +27,14 @@ def add_arguments(p) -> None:
     shared.own_server_options(p)
 
 
+def options(args):
+    """The app's HandshakeExperimentOptions of the parsed arguments."""
+    from ..app.options import HandshakeExperimentOptions
+    return HandshakeExperimentOptions(experiment=args.experiment, servers=args.server or ["probe"],
+                                      networks=args.network, mtls=args.mtls, stacks=args.stack or ["openssl"],
+                                      target=shared.target_kwargs(args).get("target"), measure=measure_options(args))
+
+
 def run(args):
     from ..app import commands
-    return commands.handshake(args.experiment, args.server or ["probe"], args.network, args.mtls,
-                              measure_options(args), output(args), stacks=args.stack or ["openssl"],
-                              **shared.target_kwargs(args))
+    return commands.handshake(options(args), output(args))

@@ -23,8 +23,14 @@ def add_arguments(p) -> None:
     add_measure_options(p, links=True)
 
 
+def options(args):
+    """The app's JwtOptions of the parsed arguments."""
+    from ..app.options import JwtOptions
+    return JwtOptions(profiles=args.profile or ["iot-safe-sim"], keys=args.key or ["ecdsa-p256"], networks=args.network,
+                      lifetime_s=args.lifetime, requests_per_hour=args.requests_per_hour,
+                      key_sessions=args.key_session or ["warm"], measure=measure_options(args))
+
+
 def run(args):
     from ..app import commands
-    return commands.jwt(args.profile or ["iot-safe-sim"], args.key or ["ecdsa-p256"], args.network,
-                        args.lifetime, args.requests_per_hour, measure_options(args), output(args),
-                        key_sessions=args.key_session or ["warm"])
+    return commands.jwt(options(args), output(args))

@@ -28,9 +28,16 @@ def add_arguments(p) -> None:
     add_measure_options(p)
 
 
+def options(args):
+    """The app's MacOptions of the parsed arguments (a list not given stays None: the default)."""
+    from ..app.can import CanOptions
+    from ..app.options import MacOptions
+    return MacOptions(algs=args.alg, sizes=args.size, cortexm=args.cortexm, cortexm_only=args.cortexm_only,
+                      cortexm_table=args.cortexm_table, can=CanOptions.from_namespace(args),
+                      measure=measure_options(args))
+
+
 def run(args):
     from ..app import commands
-    from ..app.can import CanOptions
     no_network(args)
-    return commands.mac(args.alg, args.size, args.cortexm, args.cortexm_only, args.cortexm_table,
-                        CanOptions.from_namespace(args), measure_options(args), output(args))
+    return commands.mac(options(args), output(args))
