@@ -46,12 +46,12 @@ def fmt_bytes(v: float) -> str:
 ALONE = "⚠"     # a requirement the pattern breaks with no security at all (not judged)
 
 
-def _mark(o: dict, check: str) -> str:
+def _mark(o: dict[str, Any], check: str) -> str:
     c = next((c for c in o["checks"] if c["check"] == check), None)
     return f" {ALONE}" if c is not None and not c["ok"] and not c.get("judged", True) else ""
 
 
-def cell(o: dict) -> str:
+def cell(o: dict[str, Any]) -> str:
     x = o["numbers"]
     s = f"P{x['latency_percentile']:g} {fmt_ms(x['latency_pq_ms'])}{_mark(o, 'latency')}"
     checks = {c["check"]: c for c in o["checks"]}
@@ -61,15 +61,15 @@ def cell(o: dict) -> str:
     return s + " " + MARK[o["passes"]]
 
 
-def verdict_cell(p: dict) -> str:
+def verdict_cell(p: dict[str, Any]) -> str:
     """The security verdict, and what the pattern breaks by itself (⚠: not a security verdict)."""
-    s = p["verdict"]
+    s = str(p["verdict"])
     for b in p.get("pattern_breaks") or []:
         s += f"\n{ALONE} without security: {b['check']}"
     return s
 
 
-def requirement(p: dict) -> str:
+def requirement(p: dict[str, Any]) -> str:
     r = p["requirements"]
     s = f"P{r['latency_percentile']:g} ≤ {fmt_ms(r['latency_ms'])}"
     if r.get("determinism_ms") is not None:
@@ -79,7 +79,7 @@ def requirement(p: dict) -> str:
     return s
 
 
-def matrix_table(ps: list[dict]) -> Table:
+def matrix_table(ps: list[dict[str, Any]]) -> Table:
     t = Table(title="suitability matrix (study S2, computed): before, after each measure alone, after the best "
                     "combination; ✓ meets every requirement security is judged on; ⚠ broken with no security at "
                     "all (the radio or the network alone: not a security verdict)", title_justify="left",
@@ -103,7 +103,7 @@ def matrix_table(ps: list[dict]) -> Table:
     return t
 
 
-def detail_table(p: dict) -> Table:
+def detail_table(p: dict[str, Any]) -> Table:
     t = Table(title=f"{p['pattern']}: {p['verdict']} — {p['description']}", title_justify="left")
     cols = ("design", "P50", f"P{p['requirements']['latency_percentile']:g}", "worst−P50", "set-ups/day",
             "signatures/day", "pings/day", "energy/day", "radio", "CPU", "SE", "per msg", "battery", "bytes/day", "")
@@ -126,7 +126,7 @@ def detail_table(p: dict) -> Table:
     return t
 
 
-def security_table(p: dict) -> Table | None:
+def security_table(p: dict[str, Any]) -> Table | None:
     """What security does to each requirement: the pattern as written against the same traffic with no
     security at all; the verdict's reason as the caption."""
     rows = p.get("security_adds")
@@ -147,7 +147,7 @@ def security_table(p: dict) -> Table | None:
     return t
 
 
-def ranking_table(p: dict) -> Table:
+def ranking_table(p: dict[str, Any]) -> Table:
     t = Table(title=f"{p['pattern']}: measures ranked by gain (score = gains as shares of each limit, summed)",
               title_justify="left")
     for c in ("measure", "score", "Δ latency", "Δ spread", "Δ energy/day", "Δ bytes/day", "Δ signatures/day", "meets"):
@@ -159,7 +159,7 @@ def ranking_table(p: dict) -> Table:
     return t
 
 
-def alerts_table(ps: list[dict]) -> Table:
+def alerts_table(ps: list[dict[str, Any]]) -> Table:
     t = Table(title="alert thresholds the verdicts assume (secperf metrics names)", title_justify="left")
     for c in ("pattern", "metric", "assumed", "alert", "why"):
         t.add_column(c, justify="left")
@@ -170,7 +170,7 @@ def alerts_table(ps: list[dict]) -> Table:
     return t
 
 
-def verify_table(rows: list[dict]) -> Table:
+def verify_table(rows: list[dict[str, Any]]) -> Table:
     t = Table(title="--verify: predicted vs measured P50 over the pattern's emulated link (set-ups; 'kept msg': one "
                     "message on a kept session)", title_justify="left")
     for c in ("pattern", "measure", "row", "network", "predicted P50", "measured P50", "error", "n", "note"):
