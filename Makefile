@@ -5,7 +5,7 @@ BOOT := $(VENV)/.secperf-bootstrap
 BUILT := $(VENV)/.secperf-built
 SOURCES := $(shell find src native -type f \( -name '*.py' -o -name '*.c' -o -name '*.h' -o -name '*.toml' -o -name 'CMakeLists.txt' \) 2>/dev/null) CMakeLists.txt pyproject.toml
 
-.PHONY: bootstrap build tools device demo test test-slow test-all test-asan bench clean docs docs-build docs-figures lint-c
+.PHONY: bootstrap build tools device demo test test-slow test-all test-asan bench clean docs docs-build docs-figures lint-c lint
 
 $(BOOT): scripts/bootstrap pyproject.toml java/californium/pom.xml $(shell find java/californium/src -type f 2>/dev/null)
 	scripts/bootstrap
@@ -90,11 +90,19 @@ test-asan: build
 	cd $(ASAN_DIR) && $(ASAN_ENV) ctest --output-on-failure
 	$(ASAN_ENV) $(PY) -m pytest -q $(ASAN_PYTESTS) $(ASAN_DESELECT)
 
+# the Python checks: ruff (lint, then format) over src/ and tests/, and mypy --strict over the typed core
+# (core, inputs, model, sim, plan, report/views; configuration in pyproject.toml)
+lint: $(BOOT)
+	$(VENV)/bin/ruff check src tests
+	$(VENV)/bin/ruff format --check src tests
+	$(VENV)/bin/mypy
+
 # clang-tidy over every C source of the CMake build (the check set and why: .clang-tidy), from the
 # compile_commands.json of a configure-only build directory (no binaries: find_native never sees it);
 # any warning fails. The device client and the DTLS pair are built at first use by other compilers
 # (native/device/Makefile, measure/dtls13.py) and are not in that database.
 LINT_DIR := $(CURDIR)/build/lint
+
 lint-c:
 	cmake -S . -B $(LINT_DIR) -DSECPERF_NATIVE_TESTS=ON -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
 	run-clang-tidy -p $(LINT_DIR) -quiet -j2 '$(CURDIR)/native/' >$(LINT_DIR)/clang-tidy.log 2>&1 || \
