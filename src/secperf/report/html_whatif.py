@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from ..core.errors import ResultError
 from ..core.result_schema import Result, Series, WhatifDerived
 from .html_env import figure_view
 from .plots import Plot
@@ -22,11 +23,11 @@ def _d(s: Series) -> WhatifDerived:
     return s.derived_as(WhatifDerived)
 
 
-def _given(v: T | None, field: str) -> T:
-    """A derived field every prediction has; missing, the Result is malformed (a KeyError, named by
-    the part being read)."""
+def _given(v: T | None, field: str, s: Series) -> T:
+    """A derived field every prediction has; a Result without it is malformed."""
     if v is None:
-        raise KeyError(field)
+        raise ResultError(f"what-if series {s.id!r} has no derived.{field}; was the file changed after secperf "
+                          f"wrote it?")
     return v
 
 
@@ -48,20 +49,20 @@ def _vs_plot(series: Sequence[Series], key: str, label: str) -> Plot | None:
         x = s.labels.get("inputs", {}).get(key)
         if x is None:
             continue
-        u = _given(_d(s).usable, "usable")
-        groups.setdefault(_name(s) + " P50", []).append((x, _given(u.p50_us, "usable.p50_us") / 1e3))
-        groups.setdefault(_name(s) + " P95", []).append((x, _given(u.p95_us, "usable.p95_us") / 1e3))
+        u = _given(_d(s).usable, "usable", s)
+        groups.setdefault(_name(s) + " P50", []).append((x, _given(u.p50_us, "usable.p50_us", s) / 1e3))
+        groups.setdefault(_name(s) + " P95", []).append((x, _given(u.p95_us, "usable.p95_us", s) / 1e3))
     lines = [(k, sorted(v)) for k, v in groups.items() if len(v) > 1]
     if not lines:
         return None
     return Plot(f"whatif-against-{key}", "line", f"predicted set-up time against {label}", lines,
-                f"P50 and P95 of {_given(_d(series[0]).usable, 'usable').n} simulated connections per point.",
+                f"P50 and P95 of {_given(_d(series[0]).usable, 'usable', series[0]).n} simulated connections per point.",
                 {"x_label": label, "y_label": "ms"})
 
 
 def _breakdown(s: Series) -> dict[str, float]:
     """Where the mean set-up time goes (µs per component)."""
-    return _given(_d(s).breakdown_mean_us, "breakdown_mean_us")
+    return _given(_d(s).breakdown_mean_us, "breakdown_mean_us", s)
 
 
 def _components_plot(series: Sequence[Series]) -> Plot:
@@ -106,14 +107,14 @@ def view(doc: Result) -> dict[str, Any] | None:
     comps = components(series)
     for s in series:
         d = _d(s)
-        u = _given(d.usable, "usable")
-        crosses = _given(d.crosses, "crosses")
-        rows.append([_name(s), s.labels["network"], str(_given(d.round_trips, "round_trips")),
+        u = _given(d.usable, "usable", s)
+        crosses = _given(d.crosses, "crosses", s)
+        rows.append([_name(s), s.labels["network"], str(_given(d.round_trips, "round_trips", s)),
                      *(fmt_time_us(x) for x in (u.p50_us, u.p90_us, u.p95_us, u.p99_us)),
                      *(fmt_time_us(_breakdown(s).get(k, 0.0)) for k in comps),
-                     f"{_given(d.bytes_up_mean, 'bytes_up_mean'):.0f} / {_given(d.bytes_down_mean, 'bytes_down_mean'):.0f}",
+                     f"{_given(d.bytes_up_mean, 'bytes_up_mean', s):.0f} / {_given(d.bytes_down_mean, 'bytes_down_mean', s):.0f}",
                      ("IW " if crosses["initial_window"] else "") + ("MTU" if crosses["mtu"] else ""),
-                     f"{_given(d.failed_share, 'failed_share') * 100:.2g}%"])
+                     f"{_given(d.failed_share, 'failed_share', s) * 100:.2g}%"])
     v: dict[str, Any] = {
         "template": "whatif.html.j2",
         "title": f"What-if: predicted connection set-up {END_TITLE[end_point(series)]}",
@@ -163,7 +164,7 @@ def view(doc: Result) -> dict[str, Any] | None:
     v["flights"] = {"name": _name(first), "table": _table(
         ["exchange", "sender", "messages", "bytes", "packets", "extra RTT (initial window)", "work before sending"],
         [[str(f["exchange"]), f["sender"], f["messages"], str(f["bytes"]), str(f["packets"]),
-          str(f["extra_window_rounds"]), ", ".join(f["ops"])] for f in _given(_d(first).flights, "flights")], left=3)}
+          str(f["extra_window_rounds"]), ", ".join(f["ops"])] for f in _given(_d(first).flights, "flights", first)], left=3)}
     ct = a.get("cost_table") or {}
     v["cost_table"] = {"name": ct.get("name"), "description": ct.get("description"), "table": _table(
         ["party", "operation", "µs", "source"],
