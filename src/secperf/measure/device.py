@@ -27,9 +27,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from ..core import result as R
-from ..core.result_schema import DeviceDerived, DeviceTime, Series
-from ..core.errors import InputError, MeasurementError
+from ..core.result_schema import DeviceDerived, DeviceTime, Series, problem
+from ..core.errors import InputError, MeasurementError, ResultError
 from ..lab import registry
 from ..inputs.devices import Core, DeviceError, core as core_profile, cores
 from . import device_attrib as A
@@ -372,6 +374,15 @@ def _timed_rows(samples: list[dict]) -> dict[tuple, tuple]:
     return {key: tuple(statistics.median(x[k] for x in vals) for k in range(3)) for key, vals in acc.items()}
 
 
+def _device_time(figure: dict) -> DeviceTime:
+    """The timing model's figure as the series' typed time (a malformed one is a ResultError, as any
+    field set on a series)."""
+    try:
+        return DeviceTime.model_validate(figure)
+    except ValidationError as exc:
+        raise ResultError(f"device series field derived.time: {problem(exc)}") from None
+
+
 def make_series(cfg: Config, dev: Core, build: Build, phase: str, hss: list[A.Handshake], conns: dict,
                 failures: list[str], timed: dict | None = None) -> Series:
     s = R.new_series(f"device/{cfg.device}/{cfg.key}/{phase}", kind="device", labels=_labels(cfg, dev, build, phase),
@@ -417,7 +428,7 @@ def make_series(cfg: Config, dev: Core, build: Build, phase: str, hss: list[A.Ha
         }
         cyc = [x["cycles"] for x in good if "cycles" in x]
         if cyc and dev.timing is not None:
-            s.derived_as(DeviceDerived).time = DeviceTime.model_validate(
+            s.derived_as(DeviceDerived).time = _device_time(
                 {**T.figure(tuple(statistics.median(c[k] for c in cyc) for k in range(3)), dev), **T.model_note(dev)})
         s.status = "partial" if s.failures else "ok"
     else:
