@@ -313,11 +313,15 @@ def _version_line(cmd: list[str]) -> str:
 
 
 def _fingerprint(src: Path, parts: list[str]) -> str:
+    """The build's cache key: every source of the device directory and of the common parts its
+    Makefile compiles in (../common: options, JSON), and the build's own parameters."""
     h = hashlib.sha256()
-    for p in sorted(src.rglob("*")):
-        if p.is_file() and p.suffix in (".c", ".h", ".mk") or p.name == "Makefile":
-            h.update(str(p.relative_to(src)).encode())
-            h.update(p.read_bytes())
+    common = src.parent / "common"
+    for base in (src, common):
+        for p in sorted(base.rglob("*")) if base.is_dir() else ():
+            if p.is_file() and p.suffix in (".c", ".h", ".mk") or p.name == "Makefile":
+                h.update(str(p.relative_to(base.parent)).encode())
+                h.update(p.read_bytes())
     for part in parts:
         h.update(part.encode())
     return h.hexdigest()[:16]

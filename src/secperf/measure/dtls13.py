@@ -142,7 +142,9 @@ def ensure_tool() -> Path:
         _run_steps([["cmake", "-S", str(src), "-B", str(build), f"-DCMAKE_INSTALL_PREFIX={inst}", *WOLFSSL_CMAKE],
                     ["cmake", "--build", str(build), "-j2"], ["cmake", "--install", str(build)]], log)
         shutil.rmtree(build, ignore_errors=True)
-    exe = lib_dir / f"dtls_pair-{_fingerprint(SOURCE.read_bytes())}"
+    # the pair includes ../common's option parser and JSON writer: they are part of its cache key
+    common = [c.read_bytes() for c in sorted((SOURCE.parent.parent / "common").glob("*.[ch]"))]
+    exe = lib_dir / f"dtls_pair-{_fingerprint(SOURCE.read_bytes(), *common)}"
     if not exe.exists():
         tmp = exe.with_suffix(".tmp")
         _run_steps([["cc", "-O2", "-std=gnu11", "-Wall", "-o", str(tmp), str(SOURCE), f"-I{inst / 'include'}",
