@@ -6,7 +6,6 @@ output starts with "At a glance", printed exactly once, for every Result kind.""
 from __future__ import annotations
 
 import io
-import json
 import os
 import re
 import subprocess
@@ -19,6 +18,7 @@ from rich.table import Table
 
 import secperf
 from secperf.app.runner import result_tables
+from secperf.core import result as R
 from secperf.report import fit, terminal
 from secperf.report.units import QUANTITY, UNIT_FAMILIES
 from secperf.report.views.answers import key_findings
@@ -58,11 +58,11 @@ def runs(tmp_path_factory):
         stdout, stderr = p.communicate(timeout=300)
         assert p.returncode == 0, f"{name}: {stderr[-2000:]}"
         res = next(d for d in out.iterdir() if d.name != "latest") / "result.json"
-        got[name] = (stdout, json.loads(res.read_text()))
+        got[name] = (stdout, R.load(res))
     return got
 
 
-def render(doc: dict, width: int) -> str:
+def render(doc: R.Result, width: int) -> str:
     """What a command prints for this Result at this width (the same function the commands call)."""
     buf = io.StringIO()
     con = Console(file=buf, width=width, force_terminal=False, color_system=None)
@@ -207,7 +207,7 @@ def test_every_measuring_kind_fits_and_answers_first(tmp_path):
         assert p.returncode in (0, 1), p.stderr[-2000:]
         check_fits(p.stdout, 80, args[0])
         check_glance_first_once(p.stdout, args[0])
-        doc = json.loads((next(d for d in out.iterdir() if d.name != "latest") / "result.json").read_text())
+        doc = R.load(next(d for d in out.iterdir() if d.name != "latest") / "result.json")
         kinds = {s["kind"] for s in doc["series"]}
         sections = {f["section"] for f in key_findings(doc)}
         for k in kinds & {"crypto", "handshake", "signer", "jwt", "connect", "device", "whatif"}:
