@@ -18,21 +18,31 @@ if TYPE_CHECKING:
 DEFAULTS = {"device": "cortex-a9-400", "stack": "wolfssl", "tls": "1.3", "group": "x25519,p-256",
             "suite": "aes128gcm,chacha20", "mode": "full", "server_cert": "rsa-2048", "client_cert": "none", "n": 5,
             "warmup": 2}
+BUILD_DEFAULTS = {"stack": "wolfssl,mbedtls,mbedtls3,wolfssl59", "target": "armhf,cortex-m4"}
+
+# a list of names, or the same as one comma list (the defaults above, a scenario file's text):
+# measure/device.py checks either against what it knows
+Names = str | list[str]
+
+
+def _text(names: Names) -> str:
+    """The names as the Result's parameters record them: one comma list."""
+    return names if isinstance(names, str) else ",".join(names)
 
 
 @dataclass
 class HandshakeOptions:
     device: str = DEFAULTS["device"]
-    stack: str = DEFAULTS["stack"]
-    tls: str = DEFAULTS["tls"]
-    group: str = DEFAULTS["group"]
-    suite: str = DEFAULTS["suite"]
-    mode: str = DEFAULTS["mode"]
-    server_cert: str = DEFAULTS["server_cert"]
-    client_cert: str = DEFAULTS["client_cert"]
+    stack: Names = DEFAULTS["stack"]
+    tls: Names = DEFAULTS["tls"]
+    group: Names = DEFAULTS["group"]
+    suite: Names = DEFAULTS["suite"]
+    mode: Names = DEFAULTS["mode"]
+    server_cert: Names = DEFAULTS["server_cert"]
+    client_cert: Names = DEFAULTS["client_cert"]
     n: int = DEFAULTS["n"]
     warmup: int = DEFAULTS["warmup"]
-    config: str | None = None   # library build configurations, comma list (None: each stack's default)
+    config: Names | None = None  # library build configurations (None: each stack's default)
     timing: bool = True          # the timing model on (cycles, ms, band) or instruction counts only
 
 
@@ -55,9 +65,10 @@ def handshake_phase(opts: HandshakeOptions) -> tuple[Phase, dict]:
     builds = {k: ensure_built(k[0], target, k[1]) for k in dict.fromkeys((c.stack, c.build_config) for c in configs)}
     for c in configs:  # every combination checked before anything runs
         D.check_offers(c, builds[(c.stack, c.build_config)])
-    params = {"device": opts.device, "stacks": list(dict.fromkeys(s for s, _ in builds)), "tls": opts.tls,
-              "groups": opts.group, "suites": opts.suite, "modes": opts.mode, "server_cert": opts.server_cert,
-              "client_cert": opts.client_cert, "n": opts.n, "warmup": opts.warmup,
+    params = {"device": opts.device, "stacks": list(dict.fromkeys(s for s, _ in builds)), "tls": _text(opts.tls),
+              "groups": _text(opts.group), "suites": _text(opts.suite), "modes": _text(opts.mode),
+              "server_cert": _text(opts.server_cert), "client_cert": _text(opts.client_cert), "n": opts.n,
+              "warmup": opts.warmup,
               "configs": {f"{s}:{b.config}": b.config_note for (s, _), b in builds.items()},
               "libraries": {s if c is None else f"{s}[{c}]": b.library for (s, c), b in builds.items()}}
 
@@ -82,13 +93,13 @@ def handshake_phase(opts: HandshakeOptions) -> tuple[Phase, dict]:
                                     f"{c.group} {c.suite} {c.mode}", runner), params
 
 
-def run_handshakes(opts: HandshakeOptions, output: Output):
+def run_handshakes(opts: HandshakeOptions, output: Output) -> Result:
     phase, params = handshake_phase(opts)
     return measure_and_write("device", params, [phase], output)
 
 
-def run_crypto(device: str, stacks: str, ops: str | None, n: int, output: Output, config: str | None = None,
-               timing: bool = True):
+def run_crypto(device: str, stacks: Names, ops: list[str] | None, n: int, output: Output, config: Names | None = None,
+               timing: bool = True) -> Result:
     from ..measure import device as D
     from ..measure.device_build import ensure_built
     _check_counts(n, 0)
@@ -101,14 +112,13 @@ def run_crypto(device: str, stacks: str, ops: str | None, n: int, output: Output
     if ops is not None:  # every operation checked against what the builds count, before anything runs
         for (s, _), b in builds.items():
             D.check_ops(ops, b, s)
-    params = {"device": device, "stacks": stack_l, "ops": ops, "n": n,
+    params = {"device": device, "stacks": stack_l, "ops": None if ops is None else _text(ops), "n": n,
               "configs": {f"{s}:{b.config}": b.config_note for (s, _), b in builds.items()}}
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         for i, (s, c) in enumerate(items):
             progress("start", s, i, len(items), None)
-            doc.series += D.measure_crypto(device, s, ops.split(",") if ops else None, n, builds[(s, c)],
-                                              timed=timing)
+            doc.series += D.measure_crypto(device, s, ops, n, builds[(s, c)], timed=timing)
             run.save(doc)
             progress("done", s, i, len(items), None)
 
@@ -116,7 +126,7 @@ def run_crypto(device: str, stacks: str, ops: str | None, n: int, output: Output
                                                              f"primitives", runner)], output)
 
 
-def build(stacks: str, targets: str = "armhf,cortex-m4", config: str | None = None) -> None:
+def build(stacks: Names, targets: Names = BUILD_DEFAULTS["target"], config: Names | None = None) -> None:
     """Build the guest clients and the counting plugin now; each build's description is said as it
     is done (the reporter's lines: stdout in the CLI)."""
     say = reporter().line

@@ -139,8 +139,8 @@ def device_phase(sec: dict) -> P.Phase:
     from ..inputs.schema import DeviceSection
     from .device import HandshakeOptions, handshake_phase
     d = DeviceSection.model_validate(sec)
-    opts = HandshakeOptions(device=d.device, stack=d.stack, group=",".join(d.groups), suite=",".join(d.suites),
-                            n=d.n, warmup=d.warmup)
+    opts = HandshakeOptions(device=d.device, stack=d.stack, group=list(d.groups), suite=list(d.suites), n=d.n,
+                            warmup=d.warmup)
     try:
         phase, _params = handshake_phase(opts)
         return phase

@@ -1,10 +1,14 @@
 """`secperf device handshake|crypto|list|build`: real embedded TLS stacks on emulated ARM cores,
-instructions per handshake message and per primitive (docs/how-to/devices.md)."""
+instructions per handshake message and per primitive (docs/how-to/devices.md).
+
+The list options are comma lists (`argtypes.comma_list`, repeatable); a list not given is None here
+and the app's default applies. The names themselves are checked by the measure layer
+(measure/device.py), which knows the aliases and says what each build offers."""
 
 from __future__ import annotations
 
-from .argtypes import comma_list, count
 from . import argtypes
+from .argtypes import comma_list, count
 
 NAME = "device"
 HELP = "TLS stacks compiled for ARM under QEMU: instructions per handshake message and per primitive"
@@ -18,24 +22,34 @@ def _output_args(p) -> None:
     g.add_argument("--no-report", action="store_true", help="do not write report.html")
 
 
+STACKS_HELP = ("wolfssl, mbedtls (2.28, TLS 1.2), mbedtls3 (3.6, TLS 1.3 and 1.2), wolfssl59 (5.9, built from the "
+               "crate), openssl (3.0, A-profile cores)")
+CONFIG_HELP = ("library build configurations, comma list (default: each stack's default; `secperf device list` shows "
+               "them per stack, e.g. sp-asm,sp-c,sp-small,bigint for wolfSSL, default,no-asm,ecp-window-2 for Mbed "
+               "TLS); each is another series")
+
+
 def add_arguments(p) -> None:
-    from ..app.device import DEFAULTS
+    from ..app.device import BUILD_DEFAULTS, DEFAULTS
     sub = p.add_subparsers(dest="device_cmd", metavar="{handshake,crypto,list,build}")
     hs = sub.add_parser("handshake", help="per-message instruction counts of TLS handshakes, cold and warm")
     hs.add_argument("--device", default=DEFAULTS["device"], help=f"core profile (default {DEFAULTS['device']}; "
                     "`secperf device list`)")
-    hs.add_argument("--stack", default=DEFAULTS["stack"], help="wolfssl, mbedtls (2.28, TLS 1.2), mbedtls3 (3.6, TLS 1.3 and 1.2), wolfssl59 (5.9, built from the crate), openssl (3.0, A-profile cores); comma list")
-    hs.add_argument("--tls", default=DEFAULTS["tls"], help="1.3, 1.2, dtls1.2 (comma list; default 1.3)")
-    hs.add_argument("--group", type=comma_list(), default=DEFAULTS["group"], help=f"x25519, p-256, p-384 (default {DEFAULTS['group']})")
-    hs.add_argument("--suite", default=DEFAULTS["suite"], help=f"aes128gcm, chacha20 (default {DEFAULTS['suite']})")
-    hs.add_argument("--mode", default=DEFAULTS["mode"], help="full, resumed (ticket), psk (TLS 1.3 external PSK "
-                    "with an ECDHE share); comma list; default full")
+    hs.add_argument("--stack", action="extend", type=comma_list(), metavar="STACKS",
+                    help=f"{STACKS_HELP}; comma list (default {DEFAULTS['stack']})")
+    hs.add_argument("--tls", action="extend", type=comma_list(), metavar="VERSIONS",
+                    help="1.3, 1.2, dtls1.2 (comma list; default 1.3)")
+    hs.add_argument("--group", action="extend", type=comma_list(), metavar="GROUPS",
+                    help=f"x25519, p-256, p-384 (default {DEFAULTS['group']})")
+    hs.add_argument("--suite", action="extend", type=comma_list(), metavar="SUITES",
+                    help=f"aes128gcm, chacha20 (default {DEFAULTS['suite']})")
+    hs.add_argument("--mode", action="extend", type=comma_list(), metavar="MODES",
+                    help="full, resumed (ticket), psk (TLS 1.3 external PSK with an ECDHE share); comma list; "
+                         "default full")
     hs.add_argument("--server-cert", default=DEFAULTS["server_cert"], help="rsa-2048, ecdsa-p256 (default rsa-2048)")
     hs.add_argument("--client-cert", default=DEFAULTS["client_cert"], help="mutual TLS: none, ecdsa-p256, rsa-2048 "
                     "(a certificate of the lab client CA; default none)")
-    hs.add_argument("--config", help="library build configurations, comma list (default: each stack's default; "
-                    "`secperf device list` shows them per stack, e.g. sp-asm,sp-c,sp-small,bigint for wolfSSL, "
-                    "default,no-asm,ecp-window-2 for Mbed TLS); each is another series")
+    hs.add_argument("--config", action="extend", type=comma_list(), metavar="CONFIGS", help=CONFIG_HELP)
     hs.add_argument("--n", type=count(1000), default=DEFAULTS["n"], help="warm handshakes per configuration (default 5)")
     hs.add_argument("--timing", choices=("on", "off"), default="on",
                     help="the timing model (cycles and ms with their band; default on); off: instruction counts only, "
@@ -45,21 +59,24 @@ def add_arguments(p) -> None:
     _output_args(hs)
     cr = sub.add_parser("crypto", help="instruction counts of primitives (keygen, derive, sign, verify, AEAD, hash)")
     cr.add_argument("--device", default=DEFAULTS["device"], help="core profile")
-    cr.add_argument("--stack", default="wolfssl", help="wolfssl, mbedtls (2.28, TLS 1.2), mbedtls3 (3.6, TLS 1.3 and 1.2), wolfssl59 (5.9, built from the crate), openssl (3.0, A-profile cores); comma list")
-    cr.add_argument("--config", help="library build configurations, comma list (default: each stack's default; "
-                    "`secperf device list` shows them per stack, e.g. sp-asm,sp-c,sp-small,bigint for wolfSSL, "
-                    "default,no-asm,ecp-window-2 for Mbed TLS); each is another series")
-    cr.add_argument("--op", help="operations, comma list (default: all the build knows)")
+    cr.add_argument("--stack", action="extend", type=comma_list(), metavar="STACKS",
+                    help=f"{STACKS_HELP}; comma list (default {DEFAULTS['stack']})")
+    cr.add_argument("--config", action="extend", type=comma_list(), metavar="CONFIGS", help=CONFIG_HELP)
+    cr.add_argument("--op", action="extend", type=comma_list(), metavar="OPS",
+                    help="operations, comma list (default: all the build knows)")
     cr.add_argument("--n", type=count(1000), default=3, help="warm repetitions per operation (default 3)")
     cr.add_argument("--timing", choices=("on", "off"), default="on",
                     help="the timing model (cycles and ms with their band; default on); off: instruction counts only")
     _output_args(cr)
     sub.add_parser("list", help="core profiles with their sources, and the stacks")
     b = sub.add_parser("build", help="build the guest clients and the counting plugin now (else at first use)")
-    b.add_argument("--stack", default="wolfssl,mbedtls,mbedtls3,wolfssl59")
-    b.add_argument("--target", default="armhf,cortex-m4", help="armhf (Debian's libraries), cortex-m4 "
-                   "(built from Debian's source packages); comma list")
-    b.add_argument("--config", help="library build configurations, comma list (default: each stack's default)")
+    b.add_argument("--stack", action="extend", type=comma_list(), metavar="STACKS",
+                   help=f"comma list (default {BUILD_DEFAULTS['stack']})")
+    b.add_argument("--target", action="extend", type=comma_list(), metavar="TARGETS",
+                   help=f"armhf (Debian's libraries), cortex-m4 (built from Debian's source packages); comma list "
+                        f"(default {BUILD_DEFAULTS['target']})")
+    b.add_argument("--config", action="extend", type=comma_list(), metavar="CONFIGS",
+                   help="library build configurations, comma list (default: each stack's default)")
 
 
 def _output(args):
@@ -70,21 +87,22 @@ def _output(args):
 def run(args):
     from ..app import device as app
     from .output import Exited, Text
+    d = app.DEFAULTS
     if args.device_cmd == "handshake":
         from ..inputs.vocabulary import groups
-        group = ",".join(groups(args.group))  # one spelling
-        opts = app.HandshakeOptions(device=args.device, stack=args.stack, tls=args.tls, group=group,
-                                    suite=args.suite, mode=args.mode, server_cert=args.server_cert,
-                                    client_cert=args.client_cert, n=args.n,
+        opts = app.HandshakeOptions(device=args.device, stack=args.stack or d["stack"], tls=args.tls or d["tls"],
+                                    group=groups(args.group) if args.group else d["group"],  # one spelling
+                                    suite=args.suite or d["suite"], mode=args.mode or d["mode"],
+                                    server_cert=args.server_cert, client_cert=args.client_cert, n=args.n,
                                     warmup=args.warmup, config=args.config, timing=args.timing == "on")
         return app.run_handshakes(opts, _output(args))
     if args.device_cmd == "crypto":
-        return app.run_crypto(args.device, args.stack, args.op, args.n, _output(args), args.config,
+        return app.run_crypto(args.device, args.stack or d["stack"], args.op, args.n, _output(args), args.config,
                               timing=args.timing == "on")
     if args.device_cmd == "list":
         return Text(app.list_devices())
     if args.device_cmd == "build":
-        app.build(args.stack, args.target, args.config)
+        app.build(args.stack or app.BUILD_DEFAULTS["stack"], args.target or app.BUILD_DEFAULTS["target"], args.config)
         return Exited(0)
     return Text("secperf device: choose handshake, crypto, list or build (secperf device -h)\n", stream="stderr",
                 exit_code=2)
