@@ -147,8 +147,15 @@ def as_result(doc: Result | Mapping[str, Any], where: str = "result") -> Result:
     return doc if isinstance(doc, Result) else validate(dict(doc), where)
 
 
-def as_series(s: Series | Mapping[str, Any]) -> Series:
-    return s if isinstance(s, Series) else Series.model_validate(dict(s))
+def as_series(s: Series | Mapping[str, Any], where: str = "series") -> Series:
+    """A series object as it is, a JSON object validated into one (a ResultError naming the field)."""
+    from pydantic import ValidationError
+    if isinstance(s, Series):
+        return s
+    try:
+        return Series.model_validate(dict(s))
+    except ValidationError as exc:
+        raise ResultError(f"{where}: {problem(exc)} ({len(exc.errors())} problem(s) in all)") from None
 
 
 # what a reader's code raises on a field of the wrong type or shape inside the open bags (analysis,
