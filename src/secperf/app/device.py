@@ -146,14 +146,14 @@ def build(stacks: Names, targets: Names = BUILD_DEFAULTS["target"], config: Name
                 _build_one(s, t, c)
 
 
-def _build_one(s: str, t: str, c: str | None) -> None:
+def _build_one(stack: str, target: str, config: str | None) -> None:
     from ..measure.device_build import ensure_built
-    b = ensure_built(s, t, c)
+    b = ensure_built(stack, target, config)
     say = reporter().line
     fp = b.footprint or {}
     size = (f"\n  library {fp['text']:,} B text, {fp['rodata']:,} B rodata, {fp['data']:,} B data, "
             f"{fp['bss']:,} B bss (linked)") if fp else ""
-    say(f"{s} [{t}, {b.config}]: {b.library}\n  build   {b.build_note}\n  config  {b.config_note}\n"
+    say(f"{stack} [{target}, {b.config}]: {b.library}\n  build   {b.build_note}\n  config  {b.config_note}\n"
           f"  client  {b.client}\n  plugin  {b.plugin} ({b.plugin_header})\n  qemu    {b.qemu_version}"
           f"{' -cpu ' + b.run_cpu if b.run_cpu else ''}\n  offers  {b.offers}{size}")
 

@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass
 from .. import __version__
 from ..core import result as R
 from ..core.errors import InputError
+from ..core.result import Result, Series
 from .reporter import reporter
 
 DEFAULT_STACK = "wolfssl"
@@ -98,15 +99,16 @@ def _core_key(dev) -> str:
     return hashlib.sha256(repr(dev).encode()).hexdigest()[:16]
 
 
-def _load(path, fingerprint: str) -> dict:
+def _load(path, fingerprint: str) -> dict[str, list[Series]]:
+    """The cached rows (JSON objects in the cache file, series here), or {} when the cache is another's."""
     try:
-        doc = json.loads(path.read_text())
+        cache = json.loads(path.read_text())
     except (OSError, ValueError):
         return {}
-    if doc.get("fingerprint") != fingerprint:
+    if not isinstance(cache, dict) or cache.get("fingerprint") != fingerprint:
         return {}
     # a row that failed to count (a handshake error under emulation) is counted again next time
-    rows = {k: v for k, v in doc.get("rows", {}).items()
+    rows = {k: v for k, v in (cache.get("rows") or {}).items()
             if isinstance(v, list) and v and all(isinstance(s, dict) and s.get("status") in ("ok", "partial")
                                                  for s in v)}
     try:
@@ -115,20 +117,20 @@ def _load(path, fingerprint: str) -> dict:
         return {}
 
 
-def _save(path, fingerprint: str, rows: dict) -> None:
+def _save(path, fingerprint: str, rows: dict[str, list[Series]]) -> None:
     from ..core.store import atomic_write
     data = {k: [R.as_series(s).model_dump(mode="json", by_alias=True, exclude_unset=True) for s in v]
             for k, v in rows.items()}
     atomic_write(path, json.dumps({"fingerprint": fingerprint, "rows": data}))
 
 
-def _reason(s) -> str:
+def _reason(s: Series) -> str:
     return s.failures[0].reason if s.failures else "no reason recorded"
 
 
 @dataclass
 class Counts:
-    doc: dict              # a `device` Result holding the rows (validated like a user's)
+    doc: Result            # a `device` Result holding the rows (validated like a user's)
     counted: list[str]     # rows counted now
     reused: list[str]      # rows taken from the cache
     stack: str

@@ -55,14 +55,14 @@ def handshake_params(opts: MeasureOptions, defaults: dict):
     return hp
 
 
-def check_time_budget(series: int, params, max_hours: float) -> None:
+def check_time_budget(n_series: int, params, max_hours: float) -> None:
     """Each bound alone can be fine and their product not: rows x min(--duration, (--n + --warmup) x
     --min-sample-us) is the least time the run takes; over --max-hours it is refused before anything
     runs (crypto --n 1000000 --min-sample-us 10000000 --duration 86400 planned months)."""
     per_series_s = min(params.duration_s, (params.n + params.warmup) * params.min_sample_us / 1e6)
-    total_h = series * max(per_series_s, params.min_sample_us / 1e6) / 3600
+    total_h = n_series * max(per_series_s, params.min_sample_us / 1e6) / 3600
     if total_h > max_hours:
-        raise InputError(f"{series} series x {per_series_s:g} s each (the least of --duration {params.duration_s:g} s "
+        raise InputError(f"{n_series} series x {per_series_s:g} s each (the least of --duration {params.duration_s:g} s "
                          f"and (--n {params.n} + --warmup {params.warmup}) x --min-sample-us {params.min_sample_us:g}) "
                          f"is {total_h:.3g} h, over --max-hours {max_hours:g}; lower one of them, or raise --max-hours "
                          f"if you mean it")

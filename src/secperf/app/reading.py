@@ -34,21 +34,21 @@ def read_result(path: str | Path, option: str = "", allow_partial: bool = False)
     return doc
 
 
-def report(result: str, output: str | None, figures: str | None = None,
+def report(result_path: str, output: str | None, figures: str | None = None,
            allow_partial: bool = False) -> list[tuple[str, Path]]:
-    """Write the HTML report of a Result (and its figures); what was written: ("report", path),
-    then ("figure", path) per file."""
+    """Write the HTML report of the Result at `result_path` (a result.json or its run directory) and
+    its figures; what was written: ("report", path), then ("figure", path) per file."""
     from ..core.store import atomic_write
     from ..report.html import render
     from .runner import check_output_file
-    src = Path(result)
+    src = Path(result_path)
     default_out = (src if src.is_dir() else src.parent) / "report.html"
     check_output_file(output or str(default_out), "-o/--output",
                       inputs=[src, src / "result.json"] if src.is_dir() else [src])
     if figures:  # a bad figures directory is said before the report is written, not after
         from ..report.figures import figures_directory
         figures_directory(Path(figures))
-    doc = read_result(result, "", allow_partial)
+    doc = read_result(result_path, "", allow_partial)
     out = Path(output) if output else default_out
     atomic_write(out, render(doc), what="-o/--output")
     written = [("report", out)]

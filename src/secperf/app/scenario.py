@@ -47,7 +47,7 @@ def handshake_configs(scn: dict) -> list:
     return out
 
 
-def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output):
+def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> Result:
     """Measure everything a scenario names, in one Result; links this machine cannot build are
     skipped with their reason (see links.links_unavailable)."""
     from ..measure import connect as C

@@ -120,7 +120,7 @@ def dtls_matrix_plan() -> list:
     return out
 
 
-def run(o: ServerOptions, output: Output):
+def run(o: ServerOptions, output: Output) -> Result:
     if o.cluster:
         from .cluster_load import run_server
         return run_server(o, output)
@@ -189,7 +189,7 @@ def _fleet_runs(o: FleetOptions, full: float, resumed: float, source: str) -> di
     return {"capacity_source": source, "runs": runs}
 
 
-def run_fleet(o: FleetOptions, output: Output):
+def run_fleet(o: FleetOptions, output: Output) -> Result:
     from ..model.fleet import FleetModel
     # the model's inputs are checked before anything is measured
     for n in o.devices:
@@ -304,7 +304,7 @@ def replay_compare(o: FleetOptions, policy: str, measured: dict) -> dict:
     return out
 
 
-def _run_replay(o: FleetOptions, params: dict, output: Output):
+def _run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Result:
     from ..measure import server as S
     if not 10 <= o.replay <= MAX_REPLAY:
         raise InputError(f"--replay {o.replay}: give 10..{MAX_REPLAY} clients (one process, one socket each)")

@@ -12,24 +12,24 @@ import math
 MAX_SEED = 2**63 - 1
 
 
-def _int(s: str) -> int:
+def _int(text: str) -> int:
     try:
-        return int(s)
+        return int(text)
     except ValueError:
         pass
     try:  # 1e6 is a whole number too
-        f = float(s)
+        f = float(text)
     except ValueError:
         f = math.nan
     if math.isfinite(f) and f == int(f):
         return int(f)
-    raise argparse.ArgumentTypeError(f"{s!r} is not a whole number")
+    raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
 
 
 def count(hi: int, lo: int = 1):
     """A whole number in [lo, hi]."""
-    def parse(s: str) -> int:
-        v = _int(s)
+    def parse(text: str) -> int:
+        v = _int(text)
         if v < lo:
             raise argparse.ArgumentTypeError(f"{v} must be at least {lo}")
         if v > hi:
@@ -41,11 +41,11 @@ def count(hi: int, lo: int = 1):
 
 def positive(hi: float):
     """A finite number in (0, hi]."""
-    def parse(s: str) -> float:
+    def parse(text: str) -> float:
         try:
-            v = float(s)
+            v = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{s!r} is not a number") from None
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
         if not math.isfinite(v) or not 0 < v <= hi:
             raise argparse.ArgumentTypeError(f"{v} must be a finite number greater than 0 and at most {hi:g}")
         return v
@@ -55,11 +55,11 @@ def positive(hi: float):
 
 def nonneg(hi: float):
     """A finite number in [0, hi]."""
-    def parse(s: str) -> float:
+    def parse(text: str) -> float:
         try:
-            v = float(s)
+            v = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{s!r} is not a number") from None
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
         if not math.isfinite(v) or not 0 <= v <= hi:
             raise argparse.ArgumentTypeError(f"{v} must be a finite number from 0 to {hi:g}")
         return v
@@ -69,14 +69,14 @@ def nonneg(hi: float):
 
 def off_measure_or_ms(hi: float):
     """'off', 'measure', or a finite number of milliseconds in [0, hi] (returned as a float)."""
-    def parse(s: str) -> str | float:
-        v = s.strip().lower()
+    def parse(text: str) -> str | float:
+        v = text.strip().lower()
         if v in ("off", "measure"):
             return v
         try:
             x = float(v[:-2] if v.endswith("ms") else v)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{s!r} is not off, measure or a number of milliseconds") from None
+            raise argparse.ArgumentTypeError(f"{text!r} is not off, measure or a number of milliseconds") from None
         if not math.isfinite(x) or not 0 <= x <= hi:
             raise argparse.ArgumentTypeError(f"{x:g} ms must be a finite number from 0 to {hi:g}")
         return x
@@ -84,49 +84,49 @@ def off_measure_or_ms(hi: float):
     return parse
 
 
-def share(s: str) -> float:
+def share(text: str) -> float:
     """A share between 0 and 1."""
     try:
-        v = float(s)
+        v = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{s!r} is not a number") from None
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
     if not 0 <= v <= 1:
         raise argparse.ArgumentTypeError(f"{v} must be a share between 0 and 1")
     return v
 
 
-def seed(s: str) -> int:
-    v = _int(s)
+def seed(text: str) -> int:
+    v = _int(text)
     if not 0 <= v <= MAX_SEED:
         raise argparse.ArgumentTypeError(f"{v} must be between 0 and 2^63-1")
     return v
 
 
-def path(s: str) -> str:
+def path(text: str) -> str:
     """A file or directory name: not empty (an empty name would silently mean the current
     directory), no NUL byte."""
-    if not s.strip():
+    if not text.strip():
         raise argparse.ArgumentTypeError("an empty name: give a file or directory path")
-    if "\0" in s:
+    if "\0" in text:
         raise argparse.ArgumentTypeError("a path cannot contain a NUL byte")
-    return s
+    return text
 
 
-def name_list(s: str) -> str:
+def name_list(text: str) -> str:
     """A comma list of names that must name at least one (an empty value would silently select the
     default or everything); kept as the text given (the options whose consumers take it as one
     string, e.g. --stack of whatif and plan)."""
-    comma_list()(s)
-    return s
+    comma_list()(text)
+    return text
 
 
-def name(s: str) -> str:
+def name(text: str) -> str:
     """One name (a device, a profile): an empty value would silently select the default."""
-    if not s.strip():
+    if not text.strip():
         raise argparse.ArgumentTypeError("an empty name: give one, e.g. cortex-m4-80 (`secperf device list`)")
-    if "," in s:
-        raise argparse.ArgumentTypeError(f"{s!r}: give one name, not a list")
-    return s.strip()
+    if "," in text:
+        raise argparse.ArgumentTypeError(f"{text!r}: give one name, not a list")
+    return text.strip()
 
 
 class _CommaList:
@@ -136,10 +136,10 @@ class _CommaList:
         self.item_type, self.choices = item_type, tuple(choices) if choices else None
         self.__name__ = "comma list"  # argparse names the type in its "invalid ... value" message
 
-    def __call__(self, s: str) -> list:
-        items = [x.strip() for x in str(s).split(",") if x.strip()]
+    def __call__(self, text: str) -> list:
+        items = [x.strip() for x in str(text).split(",") if x.strip()]
         if not items:
-            raise argparse.ArgumentTypeError(f"{s!r} names nothing: give one or more values, comma-separated")
+            raise argparse.ArgumentTypeError(f"{text!r} names nothing: give one or more values, comma-separated")
         out = []
         for x in items:
             if self.choices is not None and x not in self.choices:
@@ -149,7 +149,7 @@ class _CommaList:
                     x = self.item_type(x)
                 except (argparse.ArgumentTypeError, ValueError, TypeError) as exc:
                     why = str(exc) if isinstance(exc, argparse.ArgumentTypeError) else "not a valid value"
-                    raise argparse.ArgumentTypeError(f"{x!r} in {s!r}: {why}") from None
+                    raise argparse.ArgumentTypeError(f"{x!r} in {text!r}: {why}") from None
             out.append(x)
         return out
 
