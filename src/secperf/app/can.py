@@ -32,7 +32,7 @@ class CanOptions:
     fd: bool = False
 
     @classmethod
-    def from_namespace(cls, ns) -> "CanOptions":
+    def from_namespace(cls, ns) -> CanOptions:
         return cls(**{f: getattr(ns, f) for f in cls.__dataclass_fields__})
 
 

@@ -30,8 +30,8 @@ def _cold_keys(keys: list[str], sessions: list[str]) -> tuple[list[str], list[st
 def connect_configs(protocols, keys, handshakes, clients, auths, tls="1.3", nagle=False, coap_security=None,
                     networks=("loopback",), key_sessions=("warm",), coap_servers=("libcoap",)):
     """The `connect` matrix from command-line style lists; bad names raise InputError."""
-    from ..measure import connect as C
     from ..inputs.se_profiles import load_profiles
+    from ..measure import connect as C
     if protocols == ["all"]:
         protocols = list(C.PROTOCOLS)
     keys, key_sessions = _cold_keys(list(keys), list(key_sessions))

@@ -188,7 +188,8 @@ def device_counts(core: str, scenarios, stack: str | None = None, config: str | 
     from ..measure.device_build import ensure_built
     dev = D.check_device(core)
     if dev.profile != "A" and any(sc.protocol == "openvpn" for sc in scenarios):
-        from ..inputs.devices import core as core_profile, cores
+        from ..inputs.devices import core as core_profile
+        from ..inputs.devices import cores
         a_cores = ", ".join(n for n in cores() if core_profile(n).profile == "A")
         raise InputError(f"openvpn --device {core}: OpenVPN's client needs an operating system with a tun device; "
                          f"a microcontroller runs none. Predict it on an application core ({a_cores})")

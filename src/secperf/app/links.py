@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from ..core.errors import InputError
 from .reporter import reporter
 
@@ -30,8 +29,8 @@ def networks(values: list[str] | None):
 
 def link_problem(names) -> str | None:
     """Why links cannot be built here, if any of `names` needs one (is not loopback); else None."""
-    from ..lab import netns
     from ..inputs import netspec as NS
+    from ..lab import netns
     return netns.check() if any(n not in NS.LOOPBACK_NAMES for n in names) else None
 
 

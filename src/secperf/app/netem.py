@@ -78,8 +78,8 @@ def run(network: str, cmd: list[str], server: str | None, seed: int, poll: str, 
     """Run `cmd` in the device namespace of a link (and `server` in its server namespace, waited for
     until it is ready: `wait_port` accepts TCP, else it listens on some port); the exit code is the
     command's; on a signal everything started here is stopped by PID."""
-    from ..lab import netns
     from ..inputs import netspec as NS
+    from ..lab import netns
     if not cmd:
         raise InputError("netem run: give the command after --, e.g. secperf netem run lte -- ping -c 3 10.77.0.2")
     if wait_port is not None and not (server and 0 < wait_port < 65536):

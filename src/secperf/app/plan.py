@@ -8,13 +8,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ..core import host, result as R
+from ..core import host
+from ..core import result as R
 from ..core.errors import InputError
 from ..core.store import RunStore
-from ..plan import planner as PL
-from ..plan.verdict import __doc__ as RULE
 from ..inputs import patterns as PS
 from ..inputs.devices import resolve_device
+from ..plan import planner as PL
+from ..plan.verdict import __doc__ as RULE
 from .reporter import reporter
 
 
@@ -67,9 +68,9 @@ def _device_tables(o: PlanOptions, pats: list) -> dict:
     file's [device], or the pattern's [stack].device): the client's costs counted now or from the
     cache (app/device_counts.py) with the stack and build configuration asked, the server's this
     host's; None for a cost-table name."""
+    from ..inputs import devices as D
     from ..model import costs as C
     from ..model import flights as F
-    from ..inputs import devices as D
     from .device_counts import device_counts
     out, made = {}, {}
     for p in pats:
@@ -105,8 +106,9 @@ def check(o: PlanOptions, tables: dict | None = None) -> list:
     check_output_file(o.metrics, "--metrics")  # a file written at the end: said before anything runs
     check_output_file(o.csv, "--csv")
     from dataclasses import replace
-    from ..model import costs as C
+
     from ..inputs import devices as D
+    from ..model import costs as C
     pats = _patterns(o)
     for p in pats:
         ov = _overrides(o, (tables or {}).get(p.name))
@@ -158,6 +160,7 @@ def run(o: PlanOptions) -> R.Result:
         write_metrics(doc, o.metrics)
     if o.csv:
         from pathlib import Path
+
         from ..report.export import write_csv
         write_csv(doc, Path(o.csv))
     return doc

@@ -10,7 +10,7 @@ front end installs its own (e.g. one that collects the notes)."""
 from __future__ import annotations
 
 import contextlib
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 
 class Reporter:

@@ -187,7 +187,7 @@ def scenarios(o: WhatifOptions) -> list[F.Scenario]:
         if g not in F.groups():
             raise InputError(f"--group: unknown group {g!r}; known: {', '.join(F.groups())}")
     certs = [SW.parse_cert(c) for c in o.certs] or [(None, 1)]
-    for t, d in certs:
+    for t, _depth in certs:
         if t is not None and t not in F.key_types():
             raise InputError(f"--server-cert: unknown key type {t!r}; known: {', '.join(F.key_types())}")
     keys = _keys(o.keys)

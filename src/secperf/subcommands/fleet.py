@@ -4,8 +4,8 @@ millions of devices. Parsing only."""
 
 from __future__ import annotations
 
-from .argtypes import comma_list, count, nonneg, positive, seed, share
 from . import argtypes
+from .argtypes import comma_list, count, nonneg, positive, seed, share
 
 MAX_DEVICES = 100_000_000
 NAME = "fleet"

@@ -22,6 +22,7 @@ def add_arguments(p) -> None:
 
 def run(args):
     from pathlib import Path
+
     from ..app.reading import read_result
     from ..app.runner import check_output_file
     from ..report.export_metrics import exposition

@@ -10,8 +10,8 @@ HELP = "judge communication patterns (periodic, events, real-time, management, b
 
 
 def add_arguments(p) -> None:
-    from .argtypes import count, seed
     from . import argtypes, shared
+    from .argtypes import count, seed
     p.add_argument("--pattern", action="extend", type=argtypes.comma_list(), metavar="NAME|FILE",
                    help="a built-in pattern (periodic-collection, event-driven, real-time-control, remote-management, "
                         "bulk-transfer, batch-collection; 'study' = all six) or a TOML file; comma list, repeatable "
@@ -63,6 +63,7 @@ def options(args):
     """The PlanOptions of the parsed arguments, with a --system file's values under them (the command
     line overrides the file, with a note: subcommands/system_args.py)."""
     import sys
+
     from ..app import plan as A
     from ..core.errors import InputError
     from ..inputs import vocabulary as V

@@ -4,8 +4,8 @@ offloaded to the token behind the latency shim, busy-poll or sleep). Parsing onl
 
 from __future__ import annotations
 
-from .argtypes import comma_list, count, nonneg, positive, seed
 from . import argtypes
+from .argtypes import comma_list, count, nonneg, positive, seed
 
 NAME = "server"
 HELP = "server CPU per handshake and capacity (nginx, probe, mosquitto), private-key offload busy vs sleep"

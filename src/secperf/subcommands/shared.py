@@ -82,6 +82,7 @@ def check_outputs(args) -> None:
     """Before a command does anything: no output file is an input, a Result, or another output's
     file, and each can be written where it is named (core/store.check_output_path)."""
     import os
+
     from ..core.errors import OutputError
     from ..core.store import check_output_path
     inputs = input_paths(args)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import argparse
 
-from .argtypes import count, nonneg, off_measure_or_ms, positive, seed
 from ..inputs.vocabulary import HANDSHAKES
 from . import argtypes, shared
+from .argtypes import count, nonneg, off_measure_or_ms, positive, seed
 
 NAME = "whatif"
 JUDGES_FAILURES = False   # a prediction's Result: its failed rows do not make the command fail
