@@ -85,14 +85,14 @@ class _Collector:
             key = name + ("_total" if counter else "")
             fam = fams.get(key)
             if fam is None:
-                doc = f"{o['kind']} {o['metric']} ({o['statistic']}, from {o['unit']})"
-                fam = (CounterMetricFamily if counter else GaugeMetricFamily)(name, doc, labels=labels)
+                help_text = f"{o['kind']} {o['metric']} ({o['statistic']}, from {o['unit']})"
+                fam = (CounterMetricFamily if counter else GaugeMetricFamily)(name, help_text, labels=labels)
                 fams[key] = fam
-            elif len(fam._labelnames) != len(labels):  # type: ignore[attr-defined]
+            elif len(fam._labelnames) != len(labels):
                 continue  # one label set per family (the format's rule); cannot happen within one kind
             _, factor = BASE_UNITS.get(o["unit"], ("", 1.0))
             values = [o["id"], *o["labels"].values()] + ([q] if q is not None else [])
-            fam.add_metric(values, o["value"] * factor)  # type: ignore[attr-defined]
+            fam.add_metric(values, o["value"] * factor)
         yield from fams.values()
         yield from _operational(self.doc)
 
@@ -104,7 +104,7 @@ def _operational(doc: Result) -> Iterator[GaugeMetricFamily]:
         fam = fams.get(r["metric"])
         if fam is None:
             fam = fams[r["metric"]] = GaugeMetricFamily(r["metric"], HELP.get(r["metric"], r["metric"]), labels=names)
-        elif list(fam._labelnames) != names:  # type: ignore[attr-defined]
+        elif list(fam._labelnames) != names:
             continue  # one label set per metric name (the exposition format's rule)
         fam.add_metric([doc.run_id, *(r["labels"][k] for k in sorted(r["labels"]))], r["value"])
     yield from fams.values()

@@ -180,7 +180,7 @@ def box_plot(groups: list[tuple[str, list[float]]], *, title: str, unit: str, lo
                        zorder=1, gid=f"samples-{y}")
             ax.annotate(text(fmt_value(float(np.median(vals)), unit)), xy=(1.0, y), xycoords=("axes fraction", "data"),
                         xytext=(4, 0), textcoords="offset points", va="center", color=MUTED, fontsize=8)
-    for y, (label, vals) in zip(ys, rows):
+    for y, (_label, vals) in zip(ys, rows):
         if not vals:
             ax.annotate("no data", xy=(0.0, y), xycoords=("axes fraction", "data"), xytext=(6, 0),
                         textcoords="offset points", va="center", color=MUTED, style="italic")
@@ -216,7 +216,7 @@ def grouped_bars(groups: list[tuple[str, list[tuple[str, float, float | None, fl
     base = 10 ** math.floor(math.log10(min(values))) if log and values else 0.0
     n = len(rows)
     shown = labels([label for label, *_ in rows])
-    for i, (label, kind, j, bar) in enumerate(rows):
+    for i, (_label, kind, j, bar) in enumerate(rows):
         y = n - 1 - i
         if kind == "group":
             continue
@@ -271,7 +271,7 @@ def stacked_bars(rows: list[tuple[str, list[tuple[str, float]]]], *, title: str,
     fig = _figure(0.9 + 0.3 * max(len(rows), 1) + 0.2 * legend_rows, title)
     ax = fig.add_subplot()
     n = len(clean)
-    for i, (label, segs) in enumerate(clean):
+    for i, (_label, segs) in enumerate(clean):
         y = n - 1 - i
         acc = 0.0
         for j, (s, v) in enumerate(segs):
@@ -306,7 +306,7 @@ def line_plot(series: list[tuple[str, list[tuple[float, float]]]], *, title: str
     fig = _figure(4.2 + 0.2 * legend_rows, title)
     ax = fig.add_subplot()
     names = labels([name for name, _ in clean], 90)
-    for i, (name, pts) in enumerate(clean):
+    for i, (_name, pts) in enumerate(clean):
         ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", markersize=4, linewidth=1.7,
                 color=PALETTE[i % len(PALETTE)], markeredgecolor="white", markeredgewidth=0.6,
                 label=names[i], gid=f"series-{i}")

@@ -67,7 +67,7 @@ def libraries_table(lib: Mapping[str, Any]) -> Table:
             if c.get("reason") and not c.get("p50_us"):
                 reasons.setdefault(c["reason"], name)
         t.add_row(*row)
-    versions = {}
+    versions: dict[str, str] = {}
     for r in lib["table"]:
         for name, c in r["cells"].items():
             if c.get("library"):

@@ -155,7 +155,8 @@ def side_by_side_table(doc: Result | Mapping[str, Any]) -> Table | None:
     for c in ("protocol", "key", "handshake", "network", "measured P50", "predicted P50", "error",
               "measured P95", "predicted P95", "error"):
         t.add_column(c, justify="left" if c in ("protocol", "key", "handshake", "network") else "right")
-    pct = lambda x: "–" if x is None else f"{x * 100:+.1f}%"  # noqa: E731
+    def pct(x: float | None) -> str:
+        return "–" if x is None else f"{x * 100:+.1f}%"
     for r in rows:
         t.add_row(r["protocol"], r["key"], r["handshake"], axis_label(r["network"]), fmt_time_us(r["measured_p50_us"]),
                   fmt_time_us(r["predicted_p50_us"]), pct(r["p50_error"]), fmt_time_us(r["measured_p95_us"]),
@@ -175,7 +176,7 @@ def tables(doc: Result | Mapping[str, Any]) -> list[Table]:
     pvm = side_by_side_table(doc)
     if pvm is not None:
         out.append(pvm)
-    seen = set()
+    seen: set[str] = set()
     for s in series:
         key = s.id.rsplit(" @ ", 1)[0]
         if key not in seen and len(seen) < 3:

@@ -3,9 +3,9 @@ formatter: fmt_value)."""
 
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal
-import math
 
 MISSING = "–"
 
@@ -138,7 +138,7 @@ def column_unit(quantities: list[tuple[str, str]]) -> str:
     unit (fewer digits before the point to read)."""
     fam = UNIT_FAMILIES[quantities[0][1]][0]
     if all(Decimal(n.replace(",", "")) == 0 for n, _ in quantities):
-        return max(((sum(1 for _, u in quantities if u == x), x) for x in {u for _, u in quantities}))[1]
+        return max((sum(1 for _, u in quantities if u == x), x) for x in {u for _, u in quantities})[1]
 
     def score(to):
         lens = [len(_in_unit(n, u, to)) for n, u in quantities]
