@@ -40,8 +40,12 @@ from ..core.wait import wait_until
 from .cluster import Cluster, ClusterError, ClusterRunError, ray_module
 
 if TYPE_CHECKING:
-    from ..core.result import Result
+    from collections.abc import Callable
+
+    from ..core.result import Result, Series
     from ..core.store import Run
+    from ..lab.pki import LabPKI
+    from ..measure.server import LoadParams, ServerConfig
     from .runner import Progress
 
 LEAD_S = 1.5            # the start instant lies this far ahead of the last ping (each worker's spawn fits in it)
@@ -338,7 +342,8 @@ def check_options(o) -> None:
 
 
 # --- secperf server --cluster ------------------------------------------------------------------------
-def measure_config(cfg, p, pki, g: Generators, on_series=None) -> list[dict]:
+def measure_config(cfg: ServerConfig, p: LoadParams, pki: LabPKI, g: Generators,
+                   on_series: Callable[[Series], None] | None = None) -> list[Series]:
     """measure.server.measure_config with the load levels on the cluster's generators: the same
     server set-up (started here, pinned to p.core), one series per level."""
     from pathlib import Path
@@ -371,9 +376,9 @@ def measure_config(cfg, p, pki, g: Generators, on_series=None) -> list[dict]:
         levels = [(None, r) for r in p.rates] if p.rates else [(c, None) for c in p.concurrency]
         for conc, rate in levels:
             s = S._series(cfg, conc, p, off, rate)
-            s["labels"].update(server_pid=pid, pinned_to=affinity, cluster=g.cluster.address,
-                               generators=len(g.actors), generator_nodes=sorted({x["ip"] for x in g.places}),
-                               nodes_left_out=g.left_out)
+            s.labels.update(server_pid=pid, pinned_to=affinity, cluster=g.cluster.address,
+                            generators=len(g.actors), generator_nodes=sorted({x["ip"] for x in g.places}),
+                            nodes_left_out=g.left_out)
             t0_ns = time.monotonic_ns()
             try:
                 argv = S.loadgen_argv(srv.port, cfg, conc or 1, p, client_pair, rate=rate)

@@ -96,15 +96,15 @@ def cost_table(o: WhatifOptions) -> C.CostTable:
         docs = [read_result(p, "--calibrate", o.allow_partial) for p in paths]
         table = C.load_table()
         for path, doc in zip(paths, docs):           # the host's own rows: the server side
-            if doc.get("kind") != "device":
+            if doc.kind != "device":
                 with R.reading(f"--calibrate {path}", "the measured rows (series labels and values)"):
                     table = C.calibrate(doc, table, where=f"--calibrate {path}")
-        dev_docs = [(p, d) for p, d in zip(paths, docs) if d.get("kind") == "device"]
+        dev_docs = [(p, d) for p, d in zip(paths, docs) if d.kind == "device"]
         if not dev_docs:
             from .device_counts import device_counts
             counts = device_counts(device, _count_scenarios(o), o.stack, o.config, quiet=o.json)
             reporter().note(f"{device}: {counts.note()}")
-            dev_docs = [(f"device counts {counts.doc['run_id']}", counts.doc)]
+            dev_docs = [(f"device counts {counts.doc.run_id}", counts.doc)]
         elif o.config:
             raise InputError(f"--config {o.config}: the build configuration is the one the --calibrate device "
                              f"Results were counted with; give --config without device Results to count it")
@@ -456,7 +456,7 @@ def _cells(o: WhatifOptions, table: C.CostTable):
 def predict_into(doc: Result, o: WhatifOptions, table: C.CostTable, cells=None, sweep=None, preds=None,
                  refs=None) -> None:
     """Append one `whatif` series per scenario and link to `doc`, and the cost table, tornado and
-    S1 estimate to doc["analysis"]["whatif"] (used by `secperf whatif` and by a scenario's
+    S1 estimate to doc.analysis["whatif"] (used by `secperf whatif` and by a scenario's
     [whatif] block, which predicts next to the rows it measured). With o.baseline each row is
     followed by its reference rows (labels.role) the first time one is used, and carries
     derived.security: what security adds (security_cost)."""
