@@ -56,7 +56,8 @@ def _write(doc: Result, directory: Path) -> list[Path]:
         stem = plot.name if seen[plot.name] == 1 else f"{plot.name}-{seen[plot.name]}"  # never overwrite a plot
         fig = plot.figure()
         with style():
-            for ext, kw in (("png", {"dpi": PNG_DPI}), ("pdf", {})):
+            formats: tuple[tuple[str, dict[str, Any]], ...] = (("png", {"dpi": PNG_DPI}), ("pdf", {}))
+            for ext, kw in formats:
                 path = directory / f"{stem}.{ext}"
                 buf = io.BytesIO()  # rendered in memory, then written through the one atomic writer
                 fig.savefig(buf, format=ext, metadata={"CreationDate": None} if ext == "pdf" else None, **kw)

@@ -82,7 +82,7 @@ def crypto_tables(doc: Result | Mapping[str, Any]) -> list[Table]:
     tables = []
     for fam, series in fams.items():
         bulk = fam in ("aead", "mac", "hash")
-        libs = sorted({s.labels.get("library") for s in series if s.labels.get("library")})
+        libs = sorted({str(s.labels["library"]) for s in series if s.labels.get("library")})
         t = Table(title=FAMILY_TITLES.get(fam, fam), title_justify="left", header_style="bold",
                   caption=("library: " + "; ".join(libs)) if libs else None, caption_justify="left")
         t.add_column("algorithm")
@@ -282,17 +282,17 @@ def connect_tables(doc: Result | Mapping[str, Any]) -> list[Table]:
                 "protocol", "handshake / auth", "software", "token", "secure element", "difference",
                 "SE signing", "SE session+login+search", "token calls/conn", "resumed"):
             t.add_column(c, justify="left" if c in ("network", "protocol", "handshake / auth") else "right")
-        for r in sm["rows"]:
-            parts = r["se_parts_us"]
-            t.add_row(*((r["network"],) if by_net else ()),
-                      r["protocol"], (r["handshake"] if r["auth"] == "mtls" else r["auth"])
-                      + (", cold key session" if r.get("key_session") == "cold" else ""),
-                      *[fmt_time_us(r[k]) if r[k] is not None else "–"
+        for row in sm["rows"]:
+            parts = row["se_parts_us"]
+            t.add_row(*((row["network"],) if by_net else ()),
+                      row["protocol"], (row["handshake"] if row["auth"] == "mtls" else row["auth"])
+                      + (", cold key session" if row.get("key_session") == "cold" else ""),
+                      *[fmt_time_us(row[k]) if row[k] is not None else "–"
                         for k in ("software_p50_us", "token_p50_us", "se_p50_us", "difference_us")],
                       fmt_time_us(parts["signing"]) if parts else "–",
                       fmt_time_us(parts["session set-up"] + parts["login"] + parts["key search"]) if parts else "–",
-                      f"{r['se_calls_per_conn']:.1f}" if r["se_calls_per_conn"] is not None else "–",
-                      f"{r['resumed']}/{r['n']}" if r["resumed"] is not None and r["n"] else "–")
+                      f"{row['se_calls_per_conn']:.1f}" if row["se_calls_per_conn"] is not None else "–",
+                      f"{row['resumed']}/{row['n']}" if row["resumed"] is not None and row["n"] else "–")
         out.append(t)
     t = Table(title="Connection establishment per configuration", title_justify="left", header_style="bold")
     for c in ("configuration", "n", "P50", "P90", "P99", "> 1 s", "resumed", "token calls", "start-up"):

@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.table import Table
 
-from .terminal import fmt_time_us
+from .units import fmt_time_us
 
 COLOURS = {"faster": "green", "higher": "green", "slower": "red", "lower": "red", "B predicts faster": "green",
            "B predicts slower": "red", "too few samples to decide": "yellow", "not comparable": "yellow"}

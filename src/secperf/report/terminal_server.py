@@ -141,17 +141,17 @@ def tables(doc: Result | Mapping[str, Any]) -> list[Table]:
             for key, cells in pv:
                 t2.add_row(key, *[pivot_cell(c) for c in cells])
             out.append(t2)
-        c = Table(title="Capacity curve: handshakes/s and latency against concurrent clients", title_justify="left",
+        curve = Table(title="Capacity curve: handshakes/s and latency against concurrent clients", title_justify="left",
                   header_style="bold")
         for col in ("configuration", "clients", "handshakes/s", "server CPU µs/hs", "P50 ms", "P95 ms", "failed"):
-            c.add_column(col, justify="left" if col == "configuration" else "right")
+            curve.add_column(col, justify="left" if col == "configuration" else "right")
         for name, series in groups.items():
             for s in series:
                 d = s.derived
-                c.add_row(name, str(s.labels["concurrency"]), _f(d.get("handshakes_per_s"), "{:.1f}"),
+                curve.add_row(name, str(s.labels["concurrency"]), _f(d.get("handshakes_per_s"), "{:.1f}"),
                           _f(d.get("server_cpu_us_per_handshake")), _f(d.get("latency_ms", {}).get("p50_ms"), "{:.1f}"),
                           _f(d.get("latency_ms", {}).get("p95_ms"), "{:.1f}"), str(d.get("failed", "–")))
-        out.append(c)
+        out.append(curve)
     og = configs(doc, "open")
     if og:
         o = Table(title="Open-loop capacity curve: achieved handshakes/s and P95 latency against offered load",
