@@ -3,7 +3,7 @@ statistic), in the vocabulary of the Result's kind. The CSV export, the Promethe
 `secperf compare` all read Results through this one module, so the three never disagree on what a
 kind's numbers are or what they are called.
 
-A record is a dict:
+A record is an `Observation` (a TypedDict: a plain dict with these keys):
   kind       the series kind (crypto, handshake, signer, jwt, connect, server, whatif, device,
              device_crypto, cortexm) or the analysis it comes from (can, fleet, plan)
   id         the series id, or a stable id of the analysis row (fleet/100/exponential, plan/PATTERN/best)
