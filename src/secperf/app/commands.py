@@ -5,6 +5,7 @@ and MeasureOptions) and the Output, and returns the Result, so it is usable with
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from ..core.errors import InputError
 from ..core.result import Result
@@ -23,7 +24,7 @@ from .options import (
     handshake_params,
 )
 from .reporter import Lines, reporter
-from .runner import Output, measure_and_write
+from .runner import Output, Phase, measure_and_write
 
 SIGNER_KEYS = ("ecdsa-p256", "ecdsa-brainpoolp256r1", "rsa-2048", "rsa-1024")
 SIGNER_MODES = ("local_sw", "sign_only", "total")
@@ -177,7 +178,8 @@ def jwt(o: JwtOptions, output: Output) -> Result:
     return measure_and_write("jwt", params, [phase], output)
 
 
-def connect(o: ConnectOptions, output: Output, phases_only: bool = False):
+def connect(o: ConnectOptions, output: Output,
+            phases_only: bool = False) -> Result | tuple[dict[str, Any], list[Phase]]:
     """Connection set-up on real servers (and secperf's own QUIC, DTLS 1.3/1.2 and EDHOC pairs) as
     `o` selects; with `phases_only`, (params, phases) for another command's Result instead."""
     from ..measure import connect as C

@@ -17,9 +17,12 @@ from ..core.errors import InputError
 from .reporter import reporter
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..core.result import Result
     from ..core.store import Run
-    from .runner import Progress
+    from .options import ConnectOptions
+    from .runner import Output, Phase, Progress
 
 BEYOND = ("quic", "dtls13", "dtls12")
 DEFAULT_KEYS = ["software", "se:iot-safe-sim"]
@@ -90,7 +93,7 @@ def configs(protocols, keys, handshakes, clients, networks, lost=("none",), cid=
     return out
 
 
-def phase(items, n: int, warmup: int, timeout_ms: int, seed: int):
+def phase(items: list[Any], n: int, warmup: int, timeout_ms: int, seed: int) -> Phase:
     from ..measure import quic as Q
     from .runner import Phase
 
@@ -106,7 +109,8 @@ def phase(items, n: int, warmup: int, timeout_ms: int, seed: int):
     return Phase(items, lambda c: c.label, runner)
 
 
-def connect(o, mine: list[str], others: list[str], output, others_phases):
+def connect(o: ConnectOptions, mine: list[str], others: list[str], output: Output,
+            others_phases: Callable[[list[str], list[str]], tuple[dict[str, Any], list[Phase]]]) -> Result:
     """Measure `mine` as `o` (app.options.ConnectOptions) selects (and, in the same Result, the other
     protocols through `others_phases(protocols, handshakes)`, which returns the ordinary connect rows'
     params and phases)."""

@@ -21,7 +21,8 @@ from ..core.errors import InputError
 if TYPE_CHECKING:
     from ..core.result import Result
     from ..core.store import Run
-    from .runner import Progress
+    from .options import ConnectOptions
+    from .runner import Output, Progress
 
 OPTIONS = ("edhoc_method", "edhoc_suite", "edhoc_cred", "edhoc_flow", "oscore_requests")
 
@@ -50,7 +51,7 @@ def configs(methods, suites, creds, flows, requests: int, networks) -> list:
     return rows
 
 
-def check_not_edhoc(o) -> None:
+def check_not_edhoc(o: ConnectOptions) -> None:
     """The EDHOC options given to another protocol: refused, naming them."""
     given = [opt for opt in OPTIONS if getattr(o, opt, None) not in (None, [])]
     if given:
@@ -58,7 +59,7 @@ def check_not_edhoc(o) -> None:
         raise InputError(f"{names}: act on protocol edhoc; protocol {','.join(o.protocols)} has none: drop them")
 
 
-def measure(o, output):
+def measure(o: ConnectOptions, output: Output) -> Result:
     """`secperf connect edhoc` (o: app.options.ConnectOptions): EDHOC then OSCORE over CoAP/UDP."""
     from . import links
     from .reporter import reporter
