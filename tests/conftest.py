@@ -192,6 +192,7 @@ def run_cli(*args, cwd=None, timeout=600, env=None):
 def check_results_written(args, p, cwd=None) -> None:
     """Every Result a test produces must match the published schema (secperf schema result)."""
     import json
+
     from secperf.core.result import check_schema
     args = [str(a) for a in args]
     if "--out" in args:

@@ -34,8 +34,8 @@ def test_a_broken_contract_is_reported(tmp_path):
 
 
 def test_every_anticipated_error_is_a_secperf_error():
-    from secperf.core.errors import SecperfError
     import secperf
+    from secperf.core.errors import SecperfError
     found = []
     for m in pkgutil.walk_packages(secperf.__path__, "secperf."):
         if m.name.endswith(("__main__", "nsholder", "paho_client", "signer_worker")):

@@ -108,6 +108,7 @@ def test_report_rerenders_and_compare_judges_two_runs(small_run, tmp_path):
 def test_csv_export_is_tidy_and_covers_every_series(small_run, tmp_path):
     import csv
     import io
+
     from secperf.report.export import to_csv
     doc = json.loads(small_run[1].stdout)
     rows = list(csv.DictReader(io.StringIO(to_csv(doc))))

@@ -20,9 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from secperf.core.histogram import Histogram, HistogramError, bin_index, bin_lower, bin_width
-
 from conftest import alive, import_or_skip
+from secperf.core.histogram import Histogram, HistogramError, bin_index, bin_lower, bin_width
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -262,6 +261,7 @@ def test_server_on_the_cluster_adds_counts_and_merges_histograms(ray_cluster, tm
 @pytest.mark.slow
 def test_a_worker_lost_mid_run_is_named_and_leaves_no_generator(ray_cluster, tmp_path):
     import ray
+
     from secperf.app import cluster as C
     from secperf.app import cluster_load as CL
     from secperf.lab.pki import LabPKI

@@ -12,9 +12,8 @@ import json
 import pytest
 
 import result_kinds as K
-
-from secperf.core import result as R
 from secperf.cli import main
+from secperf.core import result as R
 from secperf.core.compare import TOO_FEW, CompareError, compare
 
 
@@ -152,6 +151,7 @@ def test_real_server_and_handshake_runs_export_and_compare(tmp_path):
     """The real measurements (the probe server under the load generator; probe handshakes) go
     through the same exports and comparison as the constructed Results above."""
     from prometheus_client.parser import text_string_to_metric_families
+
     from secperf.report.export import to_csv
     from secperf.report.export_metrics import exposition
     server = ["server", "--server", "probe", "--key", "ecdsa-p256", "--concurrency", "2", "--duration", "3",

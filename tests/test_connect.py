@@ -12,14 +12,13 @@ import subprocess
 
 import pytest
 
+from conftest import LINK_PROBLEM, SLOW_SIGN, needs_links, skip
 from secperf.core import result as R
 from secperf.lab import netns
 from secperf.lab import services as SV
 from secperf.lab.pki import LabPKI
 from secperf.measure import connect as C
 from secperf.report.views.connect import se_categories, summary
-from conftest import LINK_PROBLEM, SLOW_SIGN, needs_links, skip
-
 
 
 @pytest.fixture(scope="module")
@@ -362,8 +361,9 @@ def test_every_client_is_accepted_over_a_link():
 
 @needs_links
 def test_cli_connect_curl_over_a_link(tmp_path):
-    from conftest import run_cli
     import json
+
+    from conftest import run_cli
     p = run_cli("connect", "https", "--client", "curl", "--network", "delay=10ms", "--key", "software",
                 "--handshake", "full", "--auth", "mtls", "--n", "2", "--warmup", "0", "--out", str(tmp_path),
                 "--no-report", "--json")

@@ -12,7 +12,6 @@ from secperf.core.errors import InputError, SetupError
 from secperf.measure import device as D
 from secperf.measure import device_build as B
 
-
 # --- the table (pure) -----------------------------------------------------------------------------
 
 def test_every_source_stack_has_a_default_and_every_removal_a_guard():
@@ -24,7 +23,7 @@ def test_every_source_stack_has_a_default_and_every_removal_a_guard():
         # the default adds nothing: the build it names is the one without a configuration
         name = B.default_configs()[stack]
         assert cfgs[name].make_defs == "" and cfgs[name].opt == "-O2"
-    for name, c in cfgs.items():
+    for c in cfgs.values():
         assert c.description and c.source
         for stack in c.stacks:
             if c.undef:

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from secperf.core import result as R
+from secperf.inputs import devices as D
 from secperf.model import costs as C
 from secperf.model import flights as F
 from secperf.model import network as N
 from secperf.model import predict as P
-from secperf.inputs import devices as D
 
 CORE = "cortex-m4-80"
 SECPERF = str(Path(sys.executable).with_name("secperf"))

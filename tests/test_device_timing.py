@@ -12,8 +12,8 @@ import pytest
 
 from conftest import run_cli
 from secperf.core.errors import InputError
-from secperf.measure import device as D
 from secperf.inputs import devices as S
+from secperf.measure import device as D
 
 
 def _crypto(device, stack, ops, n=2, config=None):

@@ -158,6 +158,7 @@ def test_connect_dtls13_bad_inputs_exit_2_naming_them(args, words, capsys):
 def _pattern(name: str, **changes):
     import tomllib
     from importlib import resources
+
     from secperf.inputs import patterns as PS
     d = tomllib.loads(resources.files("secperf.data").joinpath("patterns", f"{name}.toml").read_text())
     for path, value in changes.items():
@@ -167,7 +168,8 @@ def _pattern(name: str, **changes):
 
 
 def test_dtls13_cid_measure_keeps_the_session_across_nat_time_outs():
-    from secperf.plan import design as DS, measures as MS
+    from secperf.plan import design as DS
+    from secperf.plan import measures as MS
     from secperf.plan.evaluate import Day, connection_counts, setup_scenario
     p = _pattern("event-driven", connection__mode="always-on", stack__key="software")
     base = DS.baseline(p)
@@ -182,7 +184,8 @@ def test_dtls13_cid_measure_keeps_the_session_across_nat_time_outs():
 
 
 def test_dtls13_cid_measure_applies_to_coap_only():
-    from secperf.plan import design as DS, measures as MS
+    from secperf.plan import design as DS
+    from secperf.plan import measures as MS
     p = _pattern("remote-management")
     why = MS.CATALOGUE["dtls13-cid"].not_applicable(p, DS.baseline(p))
     assert why is not None and "DTLS 1.3 replaces CoAP" in why

@@ -7,11 +7,11 @@ from importlib import resources
 
 import pytest
 
+from secperf.inputs import patterns as PS
 from secperf.plan import design as D
 from secperf.plan import measures as MS
 from secperf.plan import planner as PL
 from secperf.plan.evaluate import evaluate
-from secperf.inputs import patterns as PS
 
 
 def _pattern(name: str, **changes) -> PS.Pattern:

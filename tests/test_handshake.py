@@ -8,7 +8,7 @@ import pytest
 
 from secperf.core import result as R
 from secperf.lab.pki import LabPKI
-from secperf.lab.services import ProbeServer, SServer, free_port
+from secperf.lab.services import ProbeServer, free_port
 from secperf.measure import handshake as H
 
 
@@ -188,6 +188,7 @@ def test_failed_configuration_does_not_stop_the_run(pki, params):
 
 def test_cli_breakdown_prints_json_result_and_report_with_stacked_bars(tmp_path):
     import json
+
     from conftest import run_cli
     p = run_cli("handshake", "breakdown", "--n", "5", "--warmup", "1", "--out", str(tmp_path), "--json")
     assert p.returncode == 0, p.stderr

@@ -25,7 +25,7 @@ def test_wolfssl_and_mbedtls_rows_partition_their_client_cpu_per_message(tmp_pat
     by = {(s["labels"].get("stack", "openssl"), s["labels"]["tls"]): s for s in doc["series"]}
     assert set(by) == {("openssl", "1.3"), ("openssl", "1.2"), ("wolfssl", "1.3"), ("wolfssl", "1.2"),
                        ("mbedtls", "1.2")}
-    for (stack, tls), s in by.items():
+    for (stack, _tls), s in by.items():
         assert s["status"] == "ok", s["failures"]
         b = s["derived"]["breakdown"]
         assert b["sum_rule_ok"]

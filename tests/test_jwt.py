@@ -7,11 +7,11 @@ import os
 
 import pytest
 
-from secperf.core import result as R
-from secperf.lab import netns
-from secperf.inputs import scenario as SC
-from secperf.measure import signer as S
 from conftest import needs_links
+from secperf.core import result as R
+from secperf.inputs import scenario as SC
+from secperf.lab import netns
+from secperf.measure import signer as S
 
 ONE_WAY_MS = 20.0
 RTT_US = 2 * ONE_WAY_MS * 1000
@@ -151,6 +151,7 @@ def test_a_short_lived_token_from_a_slow_signer_arrives_valid(monkeypatch):
     """--lifetime 1 with a 0.6 s signature: exp was int(start) + 1, so a token signed at x.95 was
     expired when the signature ended. Now it is valid for the lifetime from the signature's end."""
     from cryptography.hazmat.primitives.asymmetric import ec
+
     from secperf.lab.jwt_server import verify_jwt
     from secperf.measure import jwt as J
     clock = [1000.95]

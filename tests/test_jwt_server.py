@@ -57,6 +57,7 @@ def test_tokens_signed_by_the_pkcs11_token_verify(tmp_path):
     certificate, as run_jwt passes it."""
     import pkcs11
     from pkcs11 import ObjectClass
+
     from secperf.lab.jwt_server import load_public
     from secperf.lab.pki import LabPKI
     from secperf.lab.token import LabToken

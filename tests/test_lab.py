@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from secperf.lab.pki import LabPKI, PKIError, SERVER_KEY_TYPES
+from secperf.lab.pki import SERVER_KEY_TYPES, LabPKI, PKIError
 from secperf.lab.services import Nginx, SServer
 
 

@@ -13,11 +13,11 @@ import pytest
 from conftest import skip
 from secperf.core import result as R
 from secperf.core.errors import InputError, SetupError
+from secperf.inputs import scenario as SC
+from secperf.inputs.algorithms import for_libraries, parse_libraries, select
 from secperf.measure import backends
 from secperf.measure.crypto import CryptoParams, measure_row
 from secperf.model import crypto_questions as Q
-from secperf.inputs.algorithms import for_libraries, parse_libraries, select
-from secperf.inputs import scenario as SC
 
 FAST = dict(n=3, warmup=1, duration_s=5, min_sample_us=500)
 

@@ -3,11 +3,11 @@
 import struct
 
 import pytest
-from hypothesis import given, settings, strategies as st
-
-from secperf.mac import Chaskey, chaskey
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chaskey_vectors import KEY_WORDS, VECTORS_8, VECTORS_12
+from secperf.mac import Chaskey, chaskey
 
 KEY = struct.pack("<4I", *KEY_WORDS)
 MSG = bytes(range(64))
@@ -68,6 +68,7 @@ def test_digest_twice_is_refused():
 
 def test_secperf_mac_times_chaskey_next_to_openssl_macs(tmp_path):
     import json as _json
+
     from conftest import run_cli
     p = run_cli("mac", "--alg", "chaskey,aes-128-cmac", "--size", "16", "--cortexm", "none", "--n", "2",
                 "--duration", "0.2", "--out", str(tmp_path), "--json", "--no-report")

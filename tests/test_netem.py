@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import alive as _alive, needs_links, skip
+from conftest import alive as _alive
+from conftest import needs_links, skip
+from secperf.inputs import netspec as NS
 from secperf.lab import netns
 from secperf.lab.netns import SO_TIMESTAMPNS, Link, kernel_rx_ns
-from secperf.inputs import netspec as NS
-
 
 
 @pytest.fixture(autouse=True)
@@ -485,8 +485,9 @@ def test_nothing_remains_after_normal_exit_and_after_an_error():
 @needs_links
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_nothing_remains_after_a_signal_to_netem_run(sig, tmp_path):
-    from conftest import run_cli  # noqa: F401  (the installed console script)
     import shutil
+
+    from conftest import run_cli  # noqa: F401  (the installed console script)
     exe = shutil.which("secperf", path=str(Path(sys.executable).parent))
     p = subprocess.Popen([exe, "netem", "run", "delay=1ms", "--server", "sleep 60", "--", "sleep", "60"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -588,9 +589,10 @@ def _round_trips_over_50ms(tmp_path, margin_ms):
     each its own measurement, and pass on a clean one; a wrong round-trip count (100 ms more or
     less on every connection) fails all three. Never faster than the round trips is checked on
     every attempt."""
+    from dataclasses import replace
+
     from secperf.lab.pki import LabPKI
     from secperf.measure import handshake as H
-    from dataclasses import replace
     pki = LabPKI(tmp_path / "pki").ensure()
     p = H.HandshakeParams(n=6, warmup=1, timeout_ms=3000, workdir=tmp_path / "svc")
     rtt_ms = 100.0
@@ -640,9 +642,10 @@ def test_dtls_over_a_lossy_link_measures_slow_handshakes_and_resends_lost_reques
     its request went three times without an answer. Before, 2 of 8 connections at 5%
     loss failed: the server waited out its timeout for a lost close_notify while the next client's
     ClientHello waited, and a lost request ended its exchange."""
+    from dataclasses import replace
+
     from secperf.lab.pki import LabPKI
     from secperf.measure import handshake as H
-    from dataclasses import replace
     pki = LabPKI(tmp_path / "pki").ensure()
     p = H.HandshakeParams(n=12, warmup=0, timeout_ms=3000, workdir=tmp_path / "svc")
     net = "delay=5ms,loss=10%"

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 import secperf
-from conftest import alive as _alive, skip_if
+from conftest import alive as _alive
+from conftest import skip_if
 from secperf.lab import netns
 
 NOBODY = 65534

@@ -159,6 +159,7 @@ def test_netem_run_says_when_the_server_never_gets_ready(tmp_path):
 
 def test_the_1998_rsa_card_signs_with_an_rsa_1024_key_made_in_the_token(tmp_path):
     from cryptography import x509
+
     from secperf.lab.token import LabToken
     doc = _result(run_cli("signer", "--profile", "rsa-card-1998", "--mode", "sign_only", "--n", "2", "--warmup", "0",
                           "--json", "--out", str(tmp_path / "res")))

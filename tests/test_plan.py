@@ -3,7 +3,6 @@ verdict rule on constructed inputs, bad pattern files, the Prometheus export. St
 
 from __future__ import annotations
 
-import copy
 import json
 import tomllib
 from importlib import resources
@@ -13,14 +12,13 @@ import pytest
 from conftest import needs_links
 from secperf.cli import main
 from secperf.core import result as R
+from secperf.inputs import patterns as PS
 from secperf.model import energy as E
 from secperf.plan import design as D
 from secperf.plan import measures as MS
 from secperf.plan import planner as PL
 from secperf.plan import verdict as V
 from secperf.plan.evaluate import Outcome, evaluate
-from secperf.inputs import patterns as PS
-from secperf.inputs import se_profiles as SE
 
 N = 4000
 
@@ -254,6 +252,7 @@ def test_the_six_pattern_plan_gives_a_verdict_each_with_its_deciding_numbers(tmp
 # --- metrics --------------------------------------------------------------------------------------
 def test_metrics_export_is_prometheus_text_written_by_the_client_library(tmp_path):
     from prometheus_client.parser import text_string_to_metric_families
+
     from secperf.report.export_metrics import exposition
     doc = R.new_result(kind="signer", command=["secperf"], params={}, host={}, run_id="t1")
     s = R.new_series("signer/iot-safe-sim/sign_only", kind="signer", labels={"profile": "iot-safe-sim",

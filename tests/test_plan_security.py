@@ -10,11 +10,11 @@ from importlib import resources
 
 import pytest
 
+from secperf.inputs import patterns as PS
 from secperf.plan import design as D
 from secperf.plan import planner as PL
 from secperf.plan import verdict as V
 from secperf.plan.evaluate import evaluate
-from secperf.inputs import patterns as PS
 
 N = 3000
 

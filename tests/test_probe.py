@@ -11,8 +11,8 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, padding, rsa
 
-from secperf.measure import probe
 from secperf.inputs.algorithms import catalog
+from secperf.measure import probe
 
 MSG = bytes(range(32))
 

@@ -143,8 +143,12 @@ def test_anti_amplification_limit_costs_a_round_trip_for_a_large_certificate_cha
 
 def test_pto_recovers_a_lost_initial_after_twice_the_initial_rtt():
     import numpy as np
-    from secperf.model import costs as C, flights as F, network as N, predict as P
+
+    from secperf.model import costs as C
+    from secperf.model import flights as F
     from secperf.model import flights_quic as FQ
+    from secperf.model import network as N
+    from secperf.model import predict as P
     from secperf.sim import montecarlo as M
     assert FQ.pto_s("quic-initial", 0.05) == pytest.approx(2 * Q.INITIAL_RTT_S)
     assert FQ.pto_s("quic", 0.05) == pytest.approx(0.15)
@@ -157,7 +161,10 @@ def test_pto_recovers_a_lost_initial_after_twice_the_initial_rtt():
 
 
 def test_quic_mtu_below_1228_is_refused_naming_rfc_9000():
-    from secperf.model import costs as C, flights as F, network as N, predict as P
+    from secperf.model import costs as C
+    from secperf.model import flights as F
+    from secperf.model import network as N
+    from secperf.model import predict as P
     with pytest.raises(Exception, match="RFC 9000"):
         P.plan(F.Scenario("quic", "full"), C.load_table(), N.parse("delay=10ms,mtu=1200"))
 
@@ -165,10 +172,12 @@ def test_quic_mtu_below_1228_is_refused_naming_rfc_9000():
 def test_quic_0rtt_measure_reconnects_in_one_round_trip():
     import tomllib
     from importlib import resources
-    from secperf.plan import design as DS, measures as MS
-    from secperf.plan.evaluate import setup_scenario
+
     from secperf.inputs import patterns as PS
     from secperf.model import flights as F
+    from secperf.plan import design as DS
+    from secperf.plan import measures as MS
+    from secperf.plan.evaluate import setup_scenario
     d = tomllib.loads(resources.files("secperf.data").joinpath("patterns", "remote-management.toml").read_text())
     p = PS.validate_pattern(d)
     base = DS.baseline(p)
@@ -185,7 +194,11 @@ def test_a_table_without_quic_rows_fits_quic_on_a_measured_tls13_row():
     """A device table counts TLS 1.3 handshakes, not QUIC: the TLS 1.3 row of the same kind gives QUIC's
     base: residual (fitted against QUIC's own flights), and the figure's source says so."""
     from dataclasses import replace
-    from secperf.model import costs as C, flights as F, network as N, predict as P
+
+    from secperf.model import costs as C
+    from secperf.model import flights as F
+    from secperf.model import network as N
+    from secperf.model import predict as P
     t = C.load_table()
     row = {"metric": "usable", "total_us": 9000.0, "client_us": 4000.0, "se_us": 0.0, "server_us": 5000.0,
            "sigma": 0.05, "series": "connect/https/probe/software/full", "group": "x25519", "cert": "ecdsa-p256",

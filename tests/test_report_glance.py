@@ -15,7 +15,8 @@ import pytest
 from matplotlib.figure import Figure
 
 from conftest import run_chromium, run_cli
-from secperf.core import host, result as R
+from secperf.core import host
+from secperf.core import result as R
 from secperf.report import plots
 from secperf.report.html import library_warnings, render
 from secperf.report.svg import plot_svg

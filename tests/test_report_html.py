@@ -7,9 +7,10 @@ import pytest
 from PIL import Image
 
 from conftest import import_or_skip, run_chromium
-from secperf.core import host, result as R
-from secperf.measure import crypto as C
+from secperf.core import host
+from secperf.core import result as R
 from secperf.inputs.algorithms import select
+from secperf.measure import crypto as C
 from secperf.model import crypto_questions as Q
 from secperf.report.html import render
 
@@ -191,6 +192,7 @@ def test_a_script_in_a_label_or_a_failure_reason_is_escaped_in_the_report(whatif
 
 def test_every_report_template_compiles_and_a_missing_value_is_an_error():
     from jinja2 import UndefinedError
+
     from secperf.report.html_env import ENV, render_page
     names = ENV.list_templates(extensions=["j2"])
     assert {"page.html.j2", "macros.html.j2", "crypto.html.j2", "whatif.html.j2"} <= set(names)
@@ -204,6 +206,7 @@ def test_report_templates_ship_inside_the_package():
     """The templates load relative to the installed package (never the source tree), and the wheel's
     file selection (scikit-build-core, wheel.packages = src/secperf) takes them."""
     from pathlib import Path
+
     from secperf.report import html_env
     sk = import_or_skip("scikit_build_core.build._pathutil", "scripts/bootstrap installs the build backend")
     loader = html_env.ENV.loader

@@ -2,12 +2,13 @@
 
 import json
 import os
-
-import pytest
 from pathlib import Path
 
+import pytest
+
+from secperf.core import compare, host
+from secperf.core import result as R
 from secperf.core.errors import OutputError
-from secperf.core import compare, host, result as R
 from secperf.core.store import RunStore
 
 
@@ -99,6 +100,7 @@ def test_writing_to_a_fifo_or_device_writes_into_it_and_keeps_it(tmp_path):
     over: `secperf report ... -o /dev/null` as root once replaced the device with a regular file."""
     import stat
     import threading
+
     from secperf.core.store import atomic_write
     fifo = tmp_path / "out.fifo"
     os.mkfifo(fifo)
@@ -154,6 +156,7 @@ def test_published_schema_accepts_a_real_result_and_names_its_fields():
 def test_a_run_whose_process_died_is_marked_abandoned_by_the_next_run(tmp_path):
     import subprocess
     import sys
+
     from secperf.core.store import RunStore
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
                           text=True).stdout.strip()
@@ -176,6 +179,7 @@ def test_a_run_whose_process_died_is_marked_abandoned_by_the_next_run(tmp_path):
 @pytest.mark.parametrize("make", ["file", "unwritable"])
 def test_out_that_cannot_hold_results_is_an_input_error_naming_out(tmp_path, make):
     import os
+
     from secperf.core.errors import InputError
     from secperf.core.store import RunStore
     target = tmp_path / "x"

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from secperf.inputs import se_profiles as SP
-from secperf.inputs.se_profiles import ProfileError, load_profiles, simulate_modes
+from secperf.inputs import se_runs as SR
+from secperf.inputs.se_profiles import ProfileError, load_profiles
+from secperf.inputs.se_runs import simulate_modes
 
 S2 = {"sign_only_p50": 475.1, "total_p50": 642.2}
 CHIPS = ("atecc608", "optiga-trust-m", "tpm2", "yubikey-piv")
@@ -108,19 +110,19 @@ def test_iot_safe_sim_matches_s2(profiles):
 
 
 def test_calibration_check_rows(profiles):
-    rows = SP.calibration_check(profiles["iot-safe-sim"], n=20000, seed=3)
+    rows = SR.calibration_check(profiles["iot-safe-sim"], n=20000, seed=3)
     got = {(r["mode"], r["stat"]): r for r in rows}
     assert abs(got[("sign_only", "p50")]["rel_error"]) < 0.05
     assert abs(got[("total", "p50")]["rel_error"]) < 0.05
     assert got[("total", "p50")]["study"] == 642.2
-    assert SP.calibration_check(profiles["softhsm"]) == []
+    assert SR.calibration_check(profiles["softhsm"]) == []
 
 
 def test_simulation_percentiles_agree_with_numpy(profiles):
     pr = profiles["iot-safe-sim"]
     rng = random.Random(11)
     xs = [sum(pr.sample(fn, rng) for fn in SP.TOTAL_CALLS) for _ in range(5000)]
-    s = SP._summary(xs)
+    s = SR._summary(xs)
     assert s["p50_ms"] == pytest.approx(float(np.percentile(xs, 50)))
     assert s["p99_ms"] == pytest.approx(float(np.percentile(xs, 99)))
     assert s["sd_ms"] == pytest.approx(float(np.std(xs, ddof=1)))
@@ -139,8 +141,8 @@ def test_simulate_modes_base_ms_and_empty_profile(profiles):
 def test_logout_close_counted_only_when_set(tmp_path):
     text = GOOD + '\n[profiles.demo.C_CloseSession]\ndist = "fixed"\nvalue = 7\n'
     pr = load_profiles(_write(tmp_path, text))["demo"]
-    assert SP.mode_calls(pr)["total"][-1] == "C_CloseSession"
-    assert "C_Logout" not in SP.mode_calls(pr)["total"]
+    assert SR.mode_calls(pr)["total"][-1] == "C_CloseSession"
+    assert "C_Logout" not in SR.mode_calls(pr)["total"]
 
 
 # --- sampling semantics ----------------------------------------------------------------------------
@@ -157,7 +159,7 @@ C_Sign = { dist = "fixed", value = 10, tail = { p = 0.3, dist = "fixed", value =
     pr = load_profiles(_write(tmp_path, text))["s"]
     login = pr.distribution_samples("C_Login", 4000, seed=1)
     assert min(login) > 0.0 and max(login) > 10               # truncated at zero: redrawn, never negative
-    assert SP.ks_distance(login, pr, "C_Login") < 1.63 / math.sqrt(len(login))
+    assert SR.ks_distance(login, pr, "C_Login") < 1.63 / math.sqrt(len(login))
     assert pr.functions["C_Login"].mean() == pytest.approx(sum(login) / len(login), rel=0.05)
     assert set(pr.distribution_samples("C_Logout", 200, seed=1)) == {3.0, 5.0}
     sign = pr.distribution_samples("C_Sign", 20000, seed=2)
@@ -250,7 +252,7 @@ def _parse_shim(text: str) -> dict:
 
 
 def test_shim_config_roundtrip_builtin(profiles, tmp_path):
-    for name, pr in profiles.items():
+    for pr in profiles.values():
         text = SP.shim_config_text(pr, "/m.so", "/l.jsonl", 42)
         kv = _parse_shim(text)
         assert list(kv)[:4] == ["module", "log", "seed", "wait"] and kv["wait"] == pr.wait
@@ -274,11 +276,11 @@ def test_ks_same_profile_small_shifted_large(profiles, name, fn):
     pr = profiles[name]
     xs = pr.distribution_samples(fn, 3000, seed=123)
     crit = 1.63 / math.sqrt(len(xs))                                  # alpha = 0.01
-    assert SP.ks_distance(xs, pr, fn) < crit
-    assert SP.ks_distance(xs, pr, fn, n_ref=20000, seed=5) < 1.63 * math.sqrt(1 / 3000 + 1 / 20000)
+    assert SR.ks_distance(xs, pr, fn) < crit
+    assert SR.ks_distance(xs, pr, fn, n_ref=20000, seed=5) < 1.63 * math.sqrt(1 / 3000 + 1 / 20000)
     shifted = [x * 2 + 2 for x in xs]                             # twice as slow
-    assert SP.ks_distance(shifted, pr, fn) > 0.3
-    assert SP.ks_distance(shifted, pr, fn, n_ref=20000) > 0.3
+    assert SR.ks_distance(shifted, pr, fn) > 0.3
+    assert SR.ks_distance(shifted, pr, fn, n_ref=20000) > 0.3
 
 
 def test_ks_two_sample_matches_numpy():
@@ -287,16 +289,16 @@ def test_ks_two_sample_matches_numpy():
     grid = np.concatenate([a, b])
     ref = np.max(np.abs(np.searchsorted(np.sort(a), grid, side="right") / len(a)
                         - np.searchsorted(np.sort(b), grid, side="right") / len(b)))
-    assert SP.ks_two_sample(a.tolist(), b.tolist()) == pytest.approx(float(ref))
+    assert SR.ks_two_sample(a.tolist(), b.tolist()) == pytest.approx(float(ref))
 
 
 def test_ks_on_discrete_distributions(profiles):
     pr = profiles["rsa-card-1998"]
-    assert SP.ks_distance([27.0] * 50, pr, "C_Sign") == 0.0
-    assert SP.ks_distance([27.0] * 25 + [30.0] * 25, pr, "C_Sign") == pytest.approx(0.5)
-    assert SP.ks_distance([0.0] * 10, profiles["softhsm"], "C_Sign") == 0.0
+    assert SR.ks_distance([27.0] * 50, pr, "C_Sign") == 0.0
+    assert SR.ks_distance([27.0] * 25 + [30.0] * 25, pr, "C_Sign") == pytest.approx(0.5)
+    assert SR.ks_distance([0.0] * 10, profiles["softhsm"], "C_Sign") == 0.0
     with pytest.raises(ProfileError):
-        SP.ks_distance([], pr, "C_Sign")
+        SR.ks_distance([], pr, "C_Sign")
 
 
 # --- the samplers (mirrored by the shim) follow the scipy distributions ---------------------------
@@ -355,7 +357,7 @@ def test_ks_distance_uses_kstest_for_continuous_and_sees_atoms(profiles):
     pr = profiles["iot-safe-sim"]
     xs = pr.distribution_samples("C_Sign", 500, seed=4)
     assert not pr.functions["C_Sign"].has_atoms
-    assert SP.ks_distance(xs, pr, "C_Sign") == pytest.approx(sps.kstest(xs, pr.functions["C_Sign"].cdf).statistic)
+    assert SR.ks_distance(xs, pr, "C_Sign") == pytest.approx(sps.kstest(xs, pr.functions["C_Sign"].cdf).statistic)
     # a fixed delay matched exactly: distance 0, where kstest (continuous CDF assumed) would say 1
     assert sps.kstest([27.0] * 5, lambda x: np.where(np.asarray(x) >= 27.0, 1.0, 0.0)).statistic == 1.0
-    assert SP.ks_distance([27.0] * 5, profiles["rsa-card-1998"], "C_Sign") == 0.0
+    assert SR.ks_distance([27.0] * 5, profiles["rsa-card-1998"], "C_Sign") == 0.0

@@ -4,8 +4,8 @@ structure, not speed (short loads on loopback; performance claims live in benchm
 from __future__ import annotations
 
 import json
-import sys
 import subprocess
+import sys
 import time
 
 import pytest
@@ -329,6 +329,7 @@ def test_loadgen_dtls_handshakes_concurrently_with_cookies(coap_server):
 
 def test_loadgen_dtls_retransmits_on_its_timer_then_gives_a_reason():
     import socket
+
     from secperf.lab.services import LOOPBACK
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as mute:   # bound, never answers
         mute.bind((LOOPBACK, 0))
@@ -342,8 +343,9 @@ def test_loadgen_dtls_retransmits_on_its_timer_then_gives_a_reason():
 
 
 def test_loadgen_dtls_to_a_closed_port_names_the_error():
-    from secperf.lab.services import free_port
     import socket
+
+    from secperf.lab.services import free_port
     r = loadgen("--port", str(free_port(socket.SOCK_DGRAM)), "--dtls", "--concurrency", "1", "--duration", "0.3",
                 "--warmup", "0")
     end = next(of_type(r.stdout, "end"))

@@ -9,7 +9,8 @@ import subprocess
 import pytest
 
 from secperf.app import server as app
-from secperf.core import host, result as R
+from secperf.core import host
+from secperf.core import result as R
 from secperf.lab.pki import LabPKI
 from secperf.lab.services import server_software
 from secperf.measure import server as S

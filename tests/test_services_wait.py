@@ -9,11 +9,11 @@ import subprocess
 import sys
 import time
 
+from conftest import needs_links
 from secperf.core.wait import wait_until
 from secperf.lab import reaper
 from secperf.lab.iot_services import tls_answers
 from secperf.lab.services import listening_ports, wait_listening, wait_tcp
-from conftest import needs_links
 
 LISTEN_IN_CHILD = ("import socket, subprocess, sys, time\n"
                    "child = subprocess.Popen([sys.executable, '-c', \"import socket, time; "

@@ -9,14 +9,15 @@ import subprocess
 
 import pytest
 
+from conftest import SLOW_SIGN
 from secperf.core import result as R
+from secperf.core.native import find_probe, find_shim
+from secperf.inputs.se_profiles import get_profile, load_profiles
+from secperf.inputs.se_runs import ks_distance
 from secperf.lab.pki import LabPKI
 from secperf.lab.services import ProbeServer
 from secperf.lab.token import LabToken
 from secperf.measure import signer as S
-from secperf.core.native import find_probe, find_shim
-from secperf.inputs.se_profiles import get_profile, load_profiles, ks_distance
-from conftest import SLOW_SIGN
 
 FAST = """
 [profiles.fast]

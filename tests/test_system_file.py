@@ -127,7 +127,7 @@ def test_the_question_becomes_the_whatif_options():
 
 
 def test_the_question_becomes_the_plan_options_and_pattern():
-    from secperf.inputs.patterns import parse_quantity, TIME_UNITS
+    from secperf.inputs.patterns import TIME_UNITS, parse_quantity
     from secperf.subcommands import plan
     o = plan.options(_args("plan", "--system", str(QUESTION)))
     assert o.device == "cortex-m4-80" and o.se == "se:iot-safe-sim:cold"
@@ -143,7 +143,7 @@ def test_the_question_becomes_the_plan_options_and_pattern():
 
 
 def test_the_command_line_overrides_the_file_with_a_note(capsys):
-    from secperf.subcommands import whatif, plan
+    from secperf.subcommands import plan, whatif
     o = whatif.options(_args("whatif", "--system", str(QUESTION), "--network", "lte-m", "--key", "software"))
     err = capsys.readouterr().err
     assert o.networks == ["lte-m"] and o.keys == ["software"]

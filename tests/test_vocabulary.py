@@ -10,7 +10,6 @@ import pytest
 
 from conftest import run_cli
 from secperf.cli import build_parser
-from secperf.core.errors import InputError
 
 
 def _args(*argv):
@@ -182,8 +181,8 @@ def test_fleet_from_takes_the_named_keys_capacity_and_asks_when_several(tmp_path
 
 
 def test_fleet_capacity_model_filters_by_key():
-    from secperf.model.fleet import capacity_from_result, server_keys
     from secperf.core import result as R
+    from secperf.model.fleet import capacity_from_result, server_keys
     doc = R.new_result(kind="server", command=[], params={}, host={}, run_id="t")
     for k, v in (("rsa-2048", 700.0), ("ecdsa-p256", 5000.0)):
         s = R.new_series(f"server/{k}", kind="server", timer={"name": "t", "start": "a", "end": "b"},
@@ -201,8 +200,9 @@ def test_fleet_key_with_a_given_capacity_exits_2(tmp_path):
 
 # --- plan's keep-alive and NAT time-outs ----------------------------------------------------------
 def test_keepalive_says_it_assumes_no_nat_time_out():
-    from secperf.plan import design as D, measures as MS
     from secperf.inputs.patterns import load_pattern
+    from secperf.plan import design as D
+    from secperf.plan import measures as MS
     rt = load_pattern("real-time-control")               # always-on, no nat_timeout_s
     assert rt.connection.nat_timeout_s is None
     _, why = MS.applicable(rt, D.baseline(rt))
@@ -213,8 +213,9 @@ def test_keepalive_says_it_assumes_no_nat_time_out():
 
 
 def test_keepalive_without_a_ping_interval_is_not_free():
-    from secperf.plan import design as D, measures as MS
     from secperf.inputs.patterns import load_pattern
+    from secperf.plan import design as D
+    from secperf.plan import measures as MS
     p = load_pattern("batch-collection")                  # per-message, neither keepalive_s nor nat_timeout_s
     assert p.connection.keepalive_s is None and p.connection.nat_timeout_s is None
     usable, why = MS.applicable(p, D.baseline(p))

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from conftest import IS_ROOT, SLOW_SIGN, alive, needs_links, run_cli, skip_if
 from secperf.lab import vpn as V
 from secperf.lab.pki import LabPKI
 from secperf.lab.token import LabToken
 from secperf.measure.vpn import measure_vpn, parse_key_source
-from conftest import IS_ROOT, SLOW_SIGN, alive, needs_links, run_cli, skip_if
 
 HAS_OPENVPN = bool(shutil.which("openvpn")) or os.path.exists("/usr/sbin/openvpn")
 
@@ -182,6 +182,7 @@ def test_namespaces_are_deleted_on_keyboard_interrupt():
 def _secperf_namespaces():
     """The VPN lab's and the emulated links' namespaces that exist now: {name: owner pid}."""
     import re
+
     from secperf.lab import netns
     out = {}
     for n in netns.list_namespaces():

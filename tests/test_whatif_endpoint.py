@@ -12,12 +12,12 @@ import pytest
 
 from conftest import run_cli
 from secperf.core.errors import InputError
+from secperf.inputs import netspec as NS
 from secperf.model import costs as C
 from secperf.model import flights as F
 from secperf.model import network as N
 from secperf.model import predict as P
 from secperf.sim import montecarlo as M
-from secperf.inputs import netspec as NS
 
 
 def _link(spec: str) -> N.LinkModel:

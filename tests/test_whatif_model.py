@@ -5,8 +5,6 @@ calibration, seeds. No timing: everything asserted is model arithmetic."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
@@ -335,7 +333,8 @@ def test_tcp_recovery_follows_linux_timers():
 
 
 def _device_doc(with_handshake: bool):
-    from secperf.core import host, result as R
+    from secperf.core import host
+    from secperf.core import result as R
     doc = R.new_result(kind="device", command=["secperf", "device"], params={}, host=host.collect(), run_id="dev-test")
     for op, ins in (("x25519-keygen", 1_200_000), ("x25519-derive", 1_100_000), ("ecdsa-p256-sign", 1_900_000)):
         s = R.new_series(f"device-crypto/cortex-a9-400/wolfssl/{op}", kind="device_crypto",

@@ -73,6 +73,7 @@ class CompareError(InputError):
 def _difference(a: list[float], b: list[float], alpha: float, power: float, seed: int) -> dict[str, Any]:
     """B − A: estimate, (1 − alpha) interval, standard error and the smallest detectable change."""
     from scipy import stats as sp
+
     xa, xb = np.asarray(a, float), np.asarray(b, float)
     na, nb = xa.size, xb.size
     if min(na, nb) >= MIN_RANKS:
@@ -91,21 +92,34 @@ def _difference(a: list[float], b: list[float], alpha: float, power: float, seed
         lo, hi = float(d[c]), float(d[d.size - 1 - c])
         se = (hi - lo) / (2 * z)
         mde = (z + float(sp.norm.ppf(power))) * se
-        return {"method": "Hodges-Lehmann shift with its Mann-Whitney interval", "a": float(np.median(xa)),
-                "b": float(np.median(xb)), "diff": float(np.median(d)), "diff_ci": [lo, hi], "se": se, "mde": mde}
+        return {
+            "method": "Hodges-Lehmann shift with its Mann-Whitney interval",
+            "a": float(np.median(xa)),
+            "b": float(np.median(xb)),
+            "diff": float(np.median(d)),
+            "diff_ci": [lo, hi],
+            "se": se,
+            "mde": mde,
+        }
     va, vb = xa.var(ddof=1) / na, xb.var(ddof=1) / nb
     se = math.sqrt(va + vb)
     diff = float(xb.mean() - xa.mean())
     if se == 0.0:  # every value equal on both sides: the interval is the point
         df, lo, hi, mde = float(na + nb - 2), diff, diff, 0.0
     else:
-        df = (va + vb) ** 2 / (va ** 2 / (na - 1) + vb ** 2 / (nb - 1))
+        df = (va + vb) ** 2 / (va**2 / (na - 1) + vb**2 / (nb - 1))
         t = float(sp.t.ppf(1 - alpha / 2, df))
         lo, hi = diff - t * se, diff + t * se
         mde = (t + float(sp.t.ppf(power, df))) * se
-    return {"method": f"Welch t on the difference of means (n < {MIN_RANKS}; df {df:.1f})",
-            "a": float(xa.mean()), "b": float(xb.mean()), "diff": diff, "diff_ci": [float(lo), float(hi)],
-            "se": se, "mde": float(mde)}
+    return {
+        "method": f"Welch t on the difference of means (n < {MIN_RANKS}; df {df:.1f})",
+        "a": float(xa.mean()),
+        "b": float(xb.mean()),
+        "diff": diff,
+        "diff_ci": [float(lo), float(hi)],
+        "se": se,
+        "mde": float(mde),
+    }
 
 
 def _verdict(change: float, ci: list[float], min_change: float, lower_is_better: bool) -> str:
@@ -122,41 +136,77 @@ def _verdict(change: float, ci: list[float], min_change: float, lower_is_better:
     return TOO_FEW
 
 
-def measured_row(sid: str, metric: str, unit: str, a: list[float], b: list[float], alpha: float,
-                 min_change: float, power: float, lower_is_better: bool = True, seed: int = 1) -> dict[str, Any]:
+def measured_row(
+    sid: str,
+    metric: str,
+    unit: str,
+    a: list[float],
+    b: list[float],
+    alpha: float,
+    min_change: float,
+    power: float,
+    lower_is_better: bool = True,
+    seed: int = 1,
+) -> dict[str, Any]:
     row: dict[str, Any] = {"id": sid, "metric": metric, "unit": unit, "n_a": len(a), "n_b": len(b)}
     if not a or not b:
         return {**row, "verdict": "not comparable", "reason": "no samples in " + ("A" if not a else "B")}
     if min(len(a), len(b)) < 2:
-        return {**row, "a": float(np.mean(a)), "b": float(np.mean(b)), "verdict": TOO_FEW,
-                "reason": "one sample on a side gives no interval; measure longer (--n, --duration)"}
+        return {
+            **row,
+            "a": float(np.mean(a)),
+            "b": float(np.mean(b)),
+            "verdict": TOO_FEW,
+            "reason": "one sample on a side gives no interval; measure longer (--n, --duration)",
+        }
     d = _difference(a, b, alpha, power, seed)
     base: float = d["a"]
     # A at 0: no relative change (and no NaN in JSON)
     rel: Callable[[float], float | None] = (lambda x: x / base) if base else (lambda x: None)
     change, ci = rel(d["diff"]), [rel(x) for x in d["diff_ci"]]
     # A at 0 (a count of nothing): no relative change; the absolute interval alone decides
-    verdict = (_verdict(d["diff"] / base, [x / base for x in d["diff_ci"]], min_change, lower_is_better) if base else
-               _verdict(d["diff"], d["diff_ci"], 0.0, lower_is_better) if d["diff_ci"][0] > 0 or d["diff_ci"][1] < 0
-               else TOO_FEW)
-    row.update({"method": d["method"], "a": d["a"], "b": d["b"], "diff": d["diff"], "diff_ci": d["diff_ci"],
-                "change": change, "change_ci": ci, "detectable": d["mde"], "detectable_change": rel(d["mde"]),
-                "verdict": verdict})
+    verdict = (
+        _verdict(d["diff"] / base, [x / base for x in d["diff_ci"]], min_change, lower_is_better)
+        if base
+        else _verdict(d["diff"], d["diff_ci"], 0.0, lower_is_better)
+        if d["diff_ci"][0] > 0 or d["diff_ci"][1] < 0
+        else TOO_FEW
+    )
+    row.update(
+        {
+            "method": d["method"],
+            "a": d["a"],
+            "b": d["b"],
+            "diff": d["diff"],
+            "diff_ci": d["diff_ci"],
+            "change": change,
+            "change_ci": ci,
+            "detectable": d["mde"],
+            "detectable_change": rel(d["mde"]),
+            "verdict": verdict,
+        }
+    )
     if d["a"] is not None and unit == "us":  # the old field names, for readers of earlier comparisons
         row["a_p50_us"], row["b_p50_us"] = d["a"], d["b"]
     return row
 
 
 def _server_samples(s: Series) -> list[tuple[str, str, list[float], bool]]:
-    p95 = [float(m["p95_ms"]) for m in s.samples if m.get("type") == "interval"
-           and isinstance(m.get("p95_ms"), (int, float)) and m.get("handshakes")]
-    return [("server_cpu_per_handshake", "us", list(s.values_us), True),
-            ("handshakes_per_s", "1/s", interval_rates(s), False),
-            ("latency_p95", "ms", p95, True)]
+    p95 = [
+        float(m["p95_ms"])
+        for m in s.samples
+        if m.get("type") == "interval" and isinstance(m.get("p95_ms"), (int, float)) and m.get("handshakes")
+    ]
+    return [
+        ("server_cpu_per_handshake", "us", list(s.values_us), True),
+        ("handshakes_per_s", "1/s", interval_rates(s), False),
+        ("latency_p95", "ms", p95, True),
+    ]
 
 
-def _measured_rows(a: Result, b: Result, alpha: float, min_change: float, power: float,
-                   seed: int) -> list[dict[str, Any]]:
+def _measured_rows(
+    a: Result, b: Result, alpha: float, min_change: float, power: float, seed: int
+) -> list[dict[str, Any]]:
     sa = {s.id: s for s in a.series if s.kind in MEASURED}
     sb = {s.id: s for s in b.series if s.kind in MEASURED}
     rows = []
@@ -169,15 +219,22 @@ def _measured_rows(a: Result, b: Result, alpha: float, min_change: float, power:
                 if va or vb:
                     rows.append(measured_row(sid, metric, unit, va, vb, alpha, min_change, power, low, seed))
             continue
-        metric = {"crypto": "time per operation", "handshake": "handshake wall time", "signer": "signing time",
-                  "jwt": "request time", "connect": "establishment"}.get(x.kind, "time")
-        rows.append(measured_row(sid, metric, "us", list(x.values_us), list(y.values_us),
-                                 alpha, min_change, power, True, seed))
+        metric = {
+            "crypto": "time per operation",
+            "handshake": "handshake wall time",
+            "signer": "signing time",
+            "jwt": "request time",
+            "connect": "establishment",
+        }.get(x.kind, "time")
+        rows.append(
+            measured_row(sid, metric, "us", list(x.values_us), list(y.values_us), alpha, min_change, power, True, seed)
+        )
     return rows
 
 
-def _percentile_interval(a: Sequence[float], b: Sequence[float], q: float, alpha: float, scale: float,
-                         seed: int) -> list[float] | None:
+def _percentile_interval(
+    a: Sequence[float], b: Sequence[float], q: float, alpha: float, scale: float, seed: int
+) -> list[float] | None:
     xa, xb = np.asarray(a, float), np.asarray(b, float)
     if xa.size < 2 or xb.size < 2:
         return None
@@ -218,15 +275,30 @@ def _predicted_rows(a: Result, b: Result, alpha: float, seed: int) -> list[dict[
                 verdict = "B predicts slower" if diff > 0 else "B predicts faster"
             else:
                 verdict = "within sampling error (raise --n)"
-            rows.append({"id": sid, "metric": "connection set-up", "statistic": st, "unit": "us", "a": va, "b": vb,
-                         "diff": diff, "diff_interval": iv, "change": diff / va if va else None,
-                         "draws_a": nx, "draws_b": ny, "stored_draws": [len(dx), len(dy)], "verdict": verdict})
+            rows.append(
+                {
+                    "id": sid,
+                    "metric": "connection set-up",
+                    "statistic": st,
+                    "unit": "us",
+                    "a": va,
+                    "b": vb,
+                    "diff": diff,
+                    "diff_interval": iv,
+                    "change": diff / va if va else None,
+                    "draws_a": nx,
+                    "draws_b": ny,
+                    "stored_draws": [len(dx), len(dy)],
+                    "verdict": verdict,
+                }
+            )
     return rows
 
 
 def _changes(a: Result, b: Result, kinds: tuple[str, ...]) -> tuple[list[dict[str, Any]], int]:
     def index(doc: Result) -> dict[tuple[str, str, str], Observation]:
         return {(o["id"], o["metric"], o["statistic"]): o for o in observations(doc) if o["kind"] in kinds}
+
     ia, ib = index(a), index(b)
     changed: list[dict[str, Any]] = []
     same = 0
@@ -238,28 +310,47 @@ def _changes(a: Result, b: Result, kinds: tuple[str, ...]) -> tuple[list[dict[st
             same += 1
             continue
         va, vb = oa["value"], ob["value"]
-        changed.append({"id": key[0], "metric": key[1], "statistic": key[2], "unit": oa["unit"], "a": va, "b": vb,
-                        "diff": vb - va, "change": (vb - va) / abs(va) if va else None})
+        changed.append(
+            {
+                "id": key[0],
+                "metric": key[1],
+                "statistic": key[2],
+                "unit": oa["unit"],
+                "a": va,
+                "b": vb,
+                "diff": vb - va,
+                "change": (vb - va) / abs(va) if va else None,
+            }
+        )
     return changed, same
 
 
 def _ids(doc: Result) -> set[str]:
-    return {s.id for s in doc.series} | {o["id"] for o in observations(doc)
-                                               if o["kind"] in DETERMINISTIC}
+    return {s.id for s in doc.series} | {o["id"] for o in observations(doc) if o["kind"] in DETERMINISTIC}
 
 
-def compare(doc_a: Result | Mapping[str, Any], doc_b: Result | Mapping[str, Any], alpha: float = 0.01,
-            min_change: float = 0.02, power: float = 0.8, seed: int = 1) -> dict[str, Any]:
+def compare(
+    doc_a: Result | Mapping[str, Any],
+    doc_b: Result | Mapping[str, Any],
+    alpha: float = 0.01,
+    min_change: float = 0.02,
+    power: float = 0.8,
+    seed: int = 1,
+) -> dict[str, Any]:
     a, b = as_result(doc_a, "A"), as_result(doc_b, "B")
     if a.kind != b.kind:
-        raise CompareError(f"A is a {a.kind} Result and B a {b.kind} Result: compare two Results "
-                           f"of the same kind (two {a.kind} runs, or two {b.kind} runs)")
+        raise CompareError(
+            f"A is a {a.kind} Result and B a {b.kind} Result: compare two Results "
+            f"of the same kind (two {a.kind} runs, or two {b.kind} runs)"
+        )
     ida, idb = _ids(a), _ids(b)
     if not ida & idb:
-        raise CompareError(f"the two {a.kind} Results share no series or row: A has "
-                           f"{', '.join(sorted(ida)[:3]) or 'none'}{' ...' if len(ida) > 3 else ''}; B has "
-                           f"{', '.join(sorted(idb)[:3]) or 'none'}{' ...' if len(idb) > 3 else ''}. Compare runs "
-                           "of the same configurations")
+        raise CompareError(
+            f"the two {a.kind} Results share no series or row: A has "
+            f"{', '.join(sorted(ida)[:3]) or 'none'}{' ...' if len(ida) > 3 else ''}; B has "
+            f"{', '.join(sorted(idb)[:3]) or 'none'}{' ...' if len(idb) > 3 else ''}. Compare runs "
+            "of the same configurations"
+        )
     rows = _measured_rows(a, b, alpha, min_change, power, seed)
     predictions = _predicted_rows(a, b, alpha, seed)
     changes, unchanged = _changes(a, b, DETERMINISTIC)
@@ -269,11 +360,24 @@ def compare(doc_a: Result | Mapping[str, Any], doc_b: Result | Mapping[str, Any]
     for key in METADATA_KEYS:
         ha, hb = a.host.get(key), b.host.get(key)
         if ha != hb:
-            warnings.append(f"host {key} differs: A {ha!r}, B {hb!r} — differences may come from the "
-                            f"machine or library, not the change under test")
+            warnings.append(
+                f"host {key} differs: A {ha!r}, B {hb!r} — differences may come from the "
+                f"machine or library, not the change under test"
+            )
     sa, sb = {s.id for s in a.series}, {s.id for s in b.series}
     return {
-        "a": a.run_id, "b": b.run_id, "kind": a.kind, "alpha": alpha, "min_change": min_change,
-        "power": power, "rows": rows, "predictions": predictions, "changes": changes, "unchanged": unchanged,
-        "verdicts": verdict_rows, "only_in_a": sorted(sa - sb), "only_in_b": sorted(sb - sa), "warnings": warnings,
+        "a": a.run_id,
+        "b": b.run_id,
+        "kind": a.kind,
+        "alpha": alpha,
+        "min_change": min_change,
+        "power": power,
+        "rows": rows,
+        "predictions": predictions,
+        "changes": changes,
+        "unchanged": unchanged,
+        "verdicts": verdict_rows,
+        "only_in_a": sorted(sa - sb),
+        "only_in_b": sorted(sb - sa),
+        "warnings": warnings,
     }

@@ -15,8 +15,14 @@ from .errors import InputError
 MiB = 1 << 20
 # the largest file of each kind secperf reads; far above any real one (a day-long crypto run's
 # Result is a few MiB), far below what would exhaust memory
-LIMITS = {"result": 256 * MiB, "scenario": 1 * MiB, "pattern": 1 * MiB, "system": 1 * MiB,
-          "profiles": 1 * MiB, "pem": 1 * MiB}
+LIMITS = {
+    "result": 256 * MiB,
+    "scenario": 1 * MiB,
+    "pattern": 1 * MiB,
+    "system": 1 * MiB,
+    "profiles": 1 * MiB,
+    "pem": 1 * MiB,
+}
 MAX_TOML_DEPTH = 32
 
 
@@ -41,8 +47,10 @@ def read_input(path: str | Path, kind: str, where: str | None = None) -> bytes:
         if not stat.S_ISREG(st.st_mode):
             raise InputError(f"{where}: not a regular file (a device, FIFO or socket); name a {kind} file")
         if st.st_size > limit:
-            raise InputError(f"{where}: {_size_text(st.st_size)} is over the {_size_text(limit)} limit for a "
-                             f"{kind} file; is this the right file?")
+            raise InputError(
+                f"{where}: {_size_text(st.st_size)} is over the {_size_text(limit)} limit for a "
+                f"{kind} file; is this the right file?"
+            )
         os.set_blocking(fd, True)
         with os.fdopen(fd, "rb", closefd=False) as f:
             data = f.read(limit + 1)  # a file that grew since fstat is cut at the limit, never read on
@@ -84,7 +92,9 @@ def parse_toml(text: str, where: str) -> dict[str, Any]:
     try:
         doc = tomllib.loads(text)
     except RecursionError:
-        raise InputError(f"{where}: nested more than {MAX_TOML_DEPTH} levels deep; no secperf file needs that") from None
+        raise InputError(
+            f"{where}: nested more than {MAX_TOML_DEPTH} levels deep; no secperf file needs that"
+        ) from None
     if toml_depth(doc) > MAX_TOML_DEPTH:
         raise InputError(f"{where}: nested more than {MAX_TOML_DEPTH} levels deep; no secperf file needs that")
     return doc

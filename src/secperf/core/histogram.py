@@ -20,8 +20,8 @@ from collections.abc import Iterable
 
 from .errors import MeasurementError
 
-LINEAR = 128          # values below have a bin each
-SUB_BITS = 6          # 64 bins per power of two above
+LINEAR = 128  # values below have a bin each
+SUB_BITS = 6  # 64 bins per power of two above
 SCHEME = "log-linear: 1 µs bins below 128 µs, then 64 bins per power of two (lg_hist_index)"
 
 
@@ -76,8 +76,9 @@ class Histogram:
                 raise HistogramError(f"{where}: {p!r} is not a [lower_us, count] pair of whole numbers")
             i = bin_index(p[0])
             if bin_lower(i) != p[0]:
-                raise HistogramError(f"{where}: {p[0]} µs is not a bin's lower edge ({SCHEME}); the generator "
-                                     f"binned with another rule")
+                raise HistogramError(
+                    f"{where}: {p[0]} µs is not a bin's lower edge ({SCHEME}); the generator binned with another rule"
+                )
             h.counts[i] = h.counts.get(i, 0) + p[1]
         return h
 
@@ -127,8 +128,9 @@ class Histogram:
         return out
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Histogram) and {k: v for k, v in self.counts.items() if v} == \
-            {k: v for k, v in other.counts.items() if v}
+        return isinstance(other, Histogram) and {k: v for k, v in self.counts.items() if v} == {
+            k: v for k, v in other.counts.items() if v
+        }
 
     def __repr__(self) -> str:
         return f"Histogram(n={self.n}, bins={len(self.counts)})"

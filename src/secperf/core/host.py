@@ -50,12 +50,17 @@ def git_revision(start: Path | None = None) -> str | None:
         if not (c / "pyproject.toml").is_file():
             continue
         try:
-            rev = subprocess.run(["git", "-C", str(c), "rev-parse", "--short=12", "HEAD"],
-                                 capture_output=True, text=True, timeout=5)
+            rev = subprocess.run(
+                ["git", "-C", str(c), "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, timeout=5
+            )
             if rev.returncode != 0:
                 continue
-            dirty = subprocess.run(["git", "-C", str(c), "status", "--porcelain", "--untracked-files=no"],
-                                   capture_output=True, text=True, timeout=5)
+            dirty = subprocess.run(
+                ["git", "-C", str(c), "status", "--porcelain", "--untracked-files=no"],
+                capture_output=True,
+                text=True,
+                timeout=5,
+            )
             return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
         except (OSError, subprocess.SubprocessError):
             continue
@@ -66,6 +71,7 @@ def _cryptography_info() -> dict[str, Any]:
     try:
         import cryptography
         from cryptography.hazmat.backends.openssl.backend import backend
+
         return {"version": cryptography.__version__, "openssl": backend.openssl_version_text()}
     except Exception as exc:  # an optional library: record why it is missing
         return {"version": None, "error": str(exc)}
@@ -115,6 +121,8 @@ def collect(probe_meta: dict[str, Any] | None = None) -> dict[str, Any]:
 def record_probe_meta(doc: Result | dict[str, Any], meta: dict[str, Any] | None) -> None:
     """Put the native probe's library and timer facts into a Result's host block (first time only)."""
     if meta and "probe" not in doc["host"]:
-        doc["host"]["probe"] = {k: meta.get(k) for k in ("tool", "version", "openssl_version",
-                                                          "openssl_version_num", "timer_overhead_ns", "clock")}
+        doc["host"]["probe"] = {
+            k: meta.get(k)
+            for k in ("tool", "version", "openssl_version", "openssl_version_num", "timer_overhead_ns", "clock")
+        }
         doc["host"]["openssl"] = meta.get("openssl_version")

@@ -30,7 +30,11 @@ def find_native(name: str, kind: str = "bin", env: str | None = None, build_subd
     pkg = Path(__file__).resolve().parents[1]
     # a local build, never the sanitizer one (build/asan): its shared libraries cannot load into a
     # process without libasan first, and `make test-asan` reaches its tools through the $ENV overrides
-    local = [c for c in sorted(pkg.parents[1].glob(f"build/*/{build_subdir}/{name}")) if c.parts[-len(Path(build_subdir).parts) - 2] != "asan"]
+    local = [
+        c
+        for c in sorted(pkg.parents[1].glob(f"build/*/{build_subdir}/{name}"))
+        if c.parts[-len(Path(build_subdir).parts) - 2] != "asan"
+    ]
     candidates = [pkg / kind / name] + local
     for c in candidates:
         if c.is_file() and (kind != "bin" or os.access(c, os.X_OK)):

@@ -34,6 +34,7 @@ from .result_schema import Percentiles, Result, Series, Summary
 
 class Observation(TypedDict):
     """One number of a Result (the fields of the module's docstring)."""
+
     kind: str
     id: str
     labels: dict[str, str]
@@ -53,8 +54,18 @@ ID_COLUMNS: dict[str, tuple[str, ...]] = {
     "signer": ("profile", "key_type", "mode"),
     "jwt": ("profile", "key_type", "mode", "key_session", "network"),
     "connect": ("protocol", "client", "key_source", "handshake", "auth", "tls", "server", "network"),
-    "server": ("server", "protocol", "tls", "key", "key_source", "client_auth", "resume_ratio", "chain_depth",
-               "concurrency", "offered_per_s"),
+    "server": (
+        "server",
+        "protocol",
+        "tls",
+        "key",
+        "key_source",
+        "client_auth",
+        "resume_ratio",
+        "chain_depth",
+        "concurrency",
+        "offered_per_s",
+    ),
     "whatif": ("protocol", "handshake", "group", "cert", "key", "network", "until"),
     "device": ("device", "stack", "tls", "group", "suite", "mode", "server_cert", "client_cert", "phase", "config"),
     "device_crypto": ("device", "stack", "op", "config"),
@@ -64,8 +75,15 @@ ID_COLUMNS: dict[str, tuple[str, ...]] = {
     "plan": ("pattern", "design", "measures", "verdict"),
 }
 # the name of the timed quantity of a measured series, per kind (its timer in the Result)
-TIMED = {"crypto": "time_per_op", "handshake": "handshake_wall", "signer": "sign_time", "jwt": "request_time",
-         "connect": "establishment", "server": "server_cpu_per_handshake", "whatif": "connection_setup"}
+TIMED = {
+    "crypto": "time_per_op",
+    "handshake": "handshake_wall",
+    "signer": "sign_time",
+    "jwt": "request_time",
+    "connect": "establishment",
+    "server": "server_cpu_per_handshake",
+    "whatif": "connection_setup",
+}
 CPU = {"crypto": "cpu_per_op", "handshake": "client_cpu", "connect": "client_cpu", "jwt": "cpu"}
 SUMMARY_STATS = ("n", "mean", "sd", "min", "p50", "p90", "p95", "p99", "max")
 MEASURED = ("crypto", "handshake", "signer", "jwt", "connect", "server")
@@ -95,8 +113,18 @@ class _Rows:
     def add(self, metric: str, statistic: str, value: object, unit: str, counter: bool = False) -> None:
         v = _num(value)
         if v is not None:
-            self.out.append({"kind": self.kind, "id": self.sid, "labels": self.labels, "metric": metric,
-                             "statistic": statistic, "value": v, "unit": unit, "counter": counter})
+            self.out.append(
+                {
+                    "kind": self.kind,
+                    "id": self.sid,
+                    "labels": self.labels,
+                    "metric": metric,
+                    "statistic": statistic,
+                    "value": v,
+                    "unit": unit,
+                    "counter": counter,
+                }
+            )
 
     def summary(self, metric: str, sm: SummaryLike | None, unit_key: str = "us") -> None:
         if not sm:
@@ -198,12 +226,14 @@ def _whatif(s: Series, r: _Rows) -> None:
         r.add("energy_" + k.removesuffix("_mj"), "mean", en.get(k), "mJ")
     # --baseline: what security adds to this row (secured − the same exchange without security)
     sec = d.get("security_cost") or {}
-    for key, metric, st, unit in (("time_p50_us", "security_adds_time", "p50", "us"),
-                                  ("time_p95_us", "security_adds_time", "p95", "us"),
-                                  ("time_mean_us", "security_adds_time", "mean", "us"),
-                                  ("bytes", "security_adds_bytes", "mean", "bytes"),
-                                  ("radio_on_us", "security_adds_radio_on", "mean", "us"),
-                                  ("energy_mj", "security_adds_energy", "mean", "mJ")):
+    for key, metric, st, unit in (
+        ("time_p50_us", "security_adds_time", "p50", "us"),
+        ("time_p95_us", "security_adds_time", "p95", "us"),
+        ("time_mean_us", "security_adds_time", "mean", "us"),
+        ("bytes", "security_adds_bytes", "mean", "bytes"),
+        ("radio_on_us", "security_adds_radio_on", "mean", "us"),
+        ("energy_mj", "security_adds_energy", "mean", "mJ"),
+    ):
         a = sec.get(key)
         if isinstance(a, dict):
             r.add(metric, st, a.get("adds"), unit)
@@ -261,8 +291,11 @@ def _can(can: dict[str, Any]) -> list[Observation]:
         for sw in an.get("sweeps") or []:
             for row in sw.get("rows") or []:
                 lab = {"device": row.get("device"), "mac": row.get("mac"), "fd": row.get("fd"), "k": row.get("k")}
-                r = _Rows("can", f"can/{lab['device']}/{lab['mac']}/{'fd' if lab['fd'] else 'classic'}/k{lab['k']}",
-                          _labels("can", lab))
+                r = _Rows(
+                    "can",
+                    f"can/{lab['device']}/{lab['mac']}/{'fd' if lab['fd'] else 'classic'}/k{lab['k']}",
+                    _labels("can", lab),
+                )
                 r.add("cpu_load", "value", row.get("cpu_load"), "ratio")
                 r.add("bus_load", "value", row.get("bus_load"), "ratio")
                 r.add("extra_bus_load", "value", row.get("extra_bus_load"), "ratio")
@@ -294,11 +327,16 @@ def _fleet(fleet: dict[str, Any]) -> list[Observation]:
             r.add("wait", st, v, "s")
         out += r.out
     for rep in fleet.get("replays") or []:  # `fleet --replay`: a real storm beside the model at its capacity
-        lab = {"devices": rep.get("clients"), "policy": rep.get("policy"), "capacity_per_s": rep.get("capacity_per_s"),
-               "timeout_s": rep.get("timeout_s")}
+        lab = {
+            "devices": rep.get("clients"),
+            "policy": rep.get("policy"),
+            "capacity_per_s": rep.get("capacity_per_s"),
+            "timeout_s": rep.get("timeout_s"),
+        }
         base = f"fleet-replay/{rep.get('clients')}/{rep.get('policy')}"
-        sources: list[tuple[str, dict[str, Any]]] = [("measured", rep.get("measured") or {})] + [(f"model: {k}", v) for k, v in
-                                                              (rep.get("models") or {}).items()]
+        sources: list[tuple[str, dict[str, Any]]] = [("measured", rep.get("measured") or {})] + [
+            (f"model: {k}", v) for k, v in (rep.get("models") or {}).items()
+        ]
         for source, nums in sources:
             r = _Rows("fleet", f"{base}/{source}", _labels("fleet", {**lab, "source": source}))
             r.add("time_all_back", "value", nums.get("time_all_back_s"), "s")
@@ -316,8 +354,17 @@ def _fleet(fleet: dict[str, Any]) -> list[Observation]:
     return out
 
 
-_PLAN_UNITS = (("bytes_per_day", "bytes/day"), ("_per_day", "1/day"), ("_ms", "ms"), ("_j", "J"), ("_mj", "mJ"),
-               ("_share", "ratio"), ("_bytes", "bytes"), ("_days", "days"), ("_s", "s"))
+_PLAN_UNITS = (
+    ("bytes_per_day", "bytes/day"),
+    ("_per_day", "1/day"),
+    ("_ms", "ms"),
+    ("_j", "J"),
+    ("_mj", "mJ"),
+    ("_share", "ratio"),
+    ("_bytes", "bytes"),
+    ("_days", "days"),
+    ("_s", "s"),
+)
 _PCT = re.compile(r"^(.+)_p(\d+)_ms$")
 
 
@@ -328,8 +375,12 @@ def _plan(plan: dict[str, Any]) -> list[Observation]:
             d = p.get(design)
             if not isinstance(d, dict):
                 continue
-            lab = {"pattern": p.get("pattern"), "design": design, "measures": "+".join(d.get("measures") or []),
-                   "verdict": p.get("verdict") if design != "without_security" else ""}
+            lab = {
+                "pattern": p.get("pattern"),
+                "design": design,
+                "measures": "+".join(d.get("measures") or []),
+                "verdict": p.get("verdict") if design != "without_security" else "",
+            }
             r = _Rows("plan", f"plan/{p.get('pattern')}/{design}", _labels("plan", lab))
             nums = d.get("numbers") or {}
             for k, v in nums.items():

@@ -12,15 +12,21 @@ def secperf_home() -> Path:
     if env:
         if os.path.exists(env) and not os.path.isdir(env):
             from .errors import InputError
-            raise InputError(f"SECPERF_HOME={env} is not a directory; point it at a directory (it holds the lab "
-                             f"PKI, the token and the key cache) or unset it")
+
+            raise InputError(
+                f"SECPERF_HOME={env} is not a directory; point it at a directory (it holds the lab "
+                f"PKI, the token and the key cache) or unset it"
+            )
         if not os.path.exists(env):
             try:
                 os.makedirs(env, mode=0o700, exist_ok=True)
             except OSError as exc:
                 from .errors import InputError
-                raise InputError(f"SECPERF_HOME={env} cannot be created ({exc.strerror or exc}); point it at a "
-                                 f"writable directory or unset it") from None
+
+                raise InputError(
+                    f"SECPERF_HOME={env} cannot be created ({exc.strerror or exc}); point it at a "
+                    f"writable directory or unset it"
+                ) from None
         return Path(env)
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "secperf"
@@ -34,12 +40,16 @@ def private_dir(path: Path) -> Path:
         os.chmod(path, 0o700)
     except OSError as exc:  # where it lies is the user's choice (SECPERF_HOME, HOME, --out): bad input, exit 2
         from .errors import InputError
-        raise InputError(f"cannot create the private directory {path}: {exc.strerror or exc}; check SECPERF_HOME "
-                         f"(or HOME, or --out) points at a writable place") from None
+
+        raise InputError(
+            f"cannot create the private directory {path}: {exc.strerror or exc}; check SECPERF_HOME "
+            f"(or HOME, or --out) points at a writable place"
+        ) from None
     return path
 
 
 def write_private(path: Path, data: bytes) -> None:
     """Write a file created with mode 0600 (never world-readable, even for a moment), atomically."""
     from .store import atomic_write  # the one writer: its temp file is created 0600 (mkstemp)
+
     atomic_write(Path(path), data, mode=0o600)

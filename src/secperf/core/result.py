@@ -27,44 +27,36 @@ from .errors import InputError, ResultError
 SCHEMA = "secperf.result"
 SCHEMA_VERSION = 2
 
-from .result_schema import (  # noqa: E402  (declared once, with the schema)
-    RUN_KINDS,
-    RUN_STATUSES,
-    Failure,
-    Result,
-    Series,
-    Summary,
-    Timer,
-    _Record,
-    problem,
-)
+from .result_schema import RUN_KINDS, RUN_STATUSES, Failure, Result, Series, Summary, Timer, _Record, problem  # noqa: E402  (declared once, with the schema)
 
 
 def now_iso() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds")
 
 
-def new_result(*, kind: str, command: list[str], params: dict[str, Any], host: dict[str, Any],
-               run_id: str) -> Result:
-    return Result.model_validate({
-        "schema": SCHEMA,
-        "schema_version": SCHEMA_VERSION,
-        "run_id": run_id,
-        "kind": kind,
-        "command": list(command),
-        "started": now_iso(),
-        "finished": None,
-        "status": "running",
-        "params": dict(params),
-        "host": dict(host),
-        "owner": _owner(),
-        "series": [],
-        "analysis": {},
-    })
+def new_result(*, kind: str, command: list[str], params: dict[str, Any], host: dict[str, Any], run_id: str) -> Result:
+    return Result.model_validate(
+        {
+            "schema": SCHEMA,
+            "schema_version": SCHEMA_VERSION,
+            "run_id": run_id,
+            "kind": kind,
+            "command": list(command),
+            "started": now_iso(),
+            "finished": None,
+            "status": "running",
+            "params": dict(params),
+            "host": dict(host),
+            "owner": _owner(),
+            "series": [],
+            "analysis": {},
+        }
+    )
 
 
 def _owner() -> dict[str, Any]:
     from .store import owner_stamp
+
     return owner_stamp()
 
 
@@ -76,9 +68,20 @@ def new_series(series_id: str, *, kind: str, labels: dict[str, Any], timer: dict
     for key in ("name", "start", "end"):
         if not timer.get(key):
             raise ResultError(f"series {series_id!r}: timer needs a '{key}' boundary description")
-    return Series(id=series_id, kind=kind, labels=dict(labels), timer=Timer.model_validate(timer), samples=[],
-                  values_us=[], cpu_values_us=[], summary=None, cpu_summary=None, derived={}, failures=[],
-                  status="failed")
+    return Series(
+        id=series_id,
+        kind=kind,
+        labels=dict(labels),
+        timer=Timer.model_validate(timer),
+        samples=[],
+        values_us=[],
+        cpu_values_us=[],
+        summary=None,
+        cpu_summary=None,
+        derived={},
+        failures=[],
+        status="failed",
+    )
 
 
 def add_failure(series: Series, reason: str) -> None:
@@ -115,19 +118,23 @@ def validate(doc: object, where: str = "result") -> Result:
     where it is. The typed schema (core/result_schema.py) is the one check: every named field with
     its type and range, known kinds and statuses, unique series ids, timers with both boundaries."""
     from pydantic import ValidationError
-    if isinstance(doc, _Record):   # an object in memory: check it again as the file would be read
+
+    if isinstance(doc, _Record):  # an object in memory: check it again as the file would be read
         doc = doc.model_dump(mode="python", by_alias=True, exclude_unset=True, warnings=False)
     if not isinstance(doc, dict):
         raise ResultError(f"{where}: expected a JSON object at the top level, got {type(doc).__name__}")
     if doc.get("schema") != SCHEMA:
-        raise ResultError(f"{where}: not a secperf Result (field 'schema' is {doc.get('schema')!r}, "
-                          f"expected {SCHEMA!r})")
+        raise ResultError(
+            f"{where}: not a secperf Result (field 'schema' is {doc.get('schema')!r}, expected {SCHEMA!r})"
+        )
     version = doc.get("schema_version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise ResultError(f"{where}: 'schema_version' must be a positive whole number (got {version!r})")
     if version > SCHEMA_VERSION:
-        raise ResultError(f"{where}: schema_version {version} is newer than this secperf understands "
-                          f"({SCHEMA_VERSION}); upgrade secperf to read it")
+        raise ResultError(
+            f"{where}: schema_version {version} is newer than this secperf understands "
+            f"({SCHEMA_VERSION}); upgrade secperf to read it"
+        )
     try:
         return Result.model_validate(doc)
     except ValidationError as exc:
@@ -150,6 +157,7 @@ def as_result(doc: Result | Mapping[str, Any], where: str = "result") -> Result:
 def as_series(s: Series | Mapping[str, Any], where: str = "series") -> Series:
     """A series object as it is, a JSON object validated into one (a ResultError naming the field)."""
     from pydantic import ValidationError
+
     if isinstance(s, Series):
         return s
     try:
@@ -172,8 +180,10 @@ def reading(where: str, part: str) -> Iterator[None]:
     except InputError:
         raise
     except MALFORMED as exc:
-        raise ResultError(f"{where}: {part} is malformed and cannot be read ({type(exc).__name__}: "
-                          f"{str(exc)[:160]}); was the file changed after secperf wrote it?") from None
+        raise ResultError(
+            f"{where}: {part} is malformed and cannot be read ({type(exc).__name__}: "
+            f"{str(exc)[:160]}); was the file changed after secperf wrote it?"
+        ) from None
 
 
 def to_json(doc: Result | Mapping[str, Any]) -> dict[str, Any]:
@@ -191,9 +201,11 @@ def load(path: str | Path) -> Result:
     if p.is_dir():
         p = p / "result.json"
     from .files import read_text_input
+
     if not p.exists():
-        raise ResultError(f"{path}: no such file; pass a result.json written by `secperf run` "
-                          f"(e.g. results/latest/result.json)")
+        raise ResultError(
+            f"{path}: no such file; pass a result.json written by `secperf run` (e.g. results/latest/result.json)"
+        )
     try:
         text = read_text_input(p, "result", str(path))
     except ResultError:
@@ -203,8 +215,7 @@ def load(path: str | Path) -> Result:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ResultError(f"{path}: malformed JSON at line {exc.lineno}, column {exc.colno}: "
-                          f"{exc.msg}") from None
+        raise ResultError(f"{path}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     except RecursionError:
         raise ResultError(f"{path}: JSON nested too deeply to be a Result") from None
     try:

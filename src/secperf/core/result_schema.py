@@ -33,6 +33,7 @@ def problem(exc: ValidationError) -> str:
 
 class _Record(BaseModel):
     """A typed record that also reads and writes by key (the JSON field name, aliases included)."""
+
     model_config = ConfigDict(extra="allow", validate_assignment=True, populate_by_name=True)
 
     @classmethod
@@ -42,7 +43,7 @@ class _Record(BaseModel):
     def __setattr__(self, name: str, value: Any) -> None:
         try:
             super().__setattr__(name, value)
-        except ValidationError as exc:   # a wrongly typed field set in memory: named, never a traceback
+        except ValidationError as exc:  # a wrongly typed field set in memory: named, never a traceback
             raise ResultError(f"{type(self).__name__.lower()} field {problem(exc)}") from None
 
     def _has(self, key: str) -> bool:
@@ -60,9 +61,9 @@ class _Record(BaseModel):
 
     def __setitem__(self, key: str, value: Any) -> None:
         name = self._attr(key)
-        if name in type(self).model_fields or not key.startswith("_"):   # declared or public: typed, checked
+        if name in type(self).model_fields or not key.startswith("_"):  # declared or public: typed, checked
             setattr(self, name, value)
-        else:   # a private, underscore-led extra key: pydantic keeps those off attributes
+        else:  # a private, underscore-led extra key: pydantic keeps those off attributes
             assert self.__pydantic_extra__ is not None
             self.__pydantic_extra__[key] = value
 
@@ -103,6 +104,7 @@ class _Record(BaseModel):
     def __len__(self) -> int:
         return len(self.keys())
 
+
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 MAX_US = 1e15  # 31 years: no timer of secperf's measures longer; larger is a damaged or forged file
 Duration = Annotated[float, Field(allow_inf_nan=False, ge=0, le=MAX_US)]  # a time: finite, never negative
@@ -111,14 +113,28 @@ SCHEMA_ID = "secperf.result"
 RUN_STATUSES = ("running", "complete", "failed", "interrupted", "abandoned")
 SERIES_STATUSES = ("ok", "partial", "failed", "unsupported")
 # what wrote the run (the command); a reader dispatches on it, so an unknown one is refused
-RUN_KINDS = ("run", "crypto", "handshake", "signer", "jwt", "connect", "mac", "can", "whatif", "plan", "server",
-             "fleet", "device")
+RUN_KINDS = (
+    "run",
+    "crypto",
+    "handshake",
+    "signer",
+    "jwt",
+    "connect",
+    "mac",
+    "can",
+    "whatif",
+    "plan",
+    "server",
+    "fleet",
+    "device",
+)
 # analyses a reader renders as tables: each is an object when present
 OBJECT_ANALYSES = ("plan", "fleet", "whatif")
 
 
 class Timer(_Record):
     """A timer's named boundaries: what the first and the last instant of a value are."""
+
     name: str = Field(min_length=1)
     start: str = Field(min_length=1)
     end: str = Field(min_length=1)
@@ -131,6 +147,7 @@ class Failure(_Record):
 
 class Summary(_Record):
     """n, mean, sd, min, P50, P90, P99, max and the median's bootstrap 95% interval, in µs."""
+
     n: int = Field(ge=1)
     mean_us: Duration
     sd_us: Duration
@@ -150,6 +167,7 @@ Millis = Annotated[float, Field(allow_inf_nan=False, ge=0)]
 class Percentiles(_Record):
     """A what-if percentile summary of simulated draws (µs); `percentiles_from` says whether the
     percentiles come from every draw ("exact") or the stored reservoir."""
+
     n: int | None = None
     mean_us: Duration | None = None
     sd_us: Duration | None = None
@@ -167,6 +185,7 @@ class WhatifDerived(_Record):
     """A what-if series' derived fields (app/whatif.py writes them): the usable-connection and
     handshake percentiles, where the mean time goes, bytes and packets, round trips, the flights with
     their operations and costs, the secure element, the calibration, the seed and the energy."""
+
     usable: Percentiles | None = None
     handshake: Percentiles | None = None
     handshake_timer: str | None = None
@@ -195,6 +214,7 @@ class WhatifDerived(_Record):
 
 class LatencyMs(_Record):
     """The load generator's latency percentiles, in ms."""
+
     p50_ms: Millis | None = None
     p90_ms: Millis | None = None
     p95_ms: Millis | None = None
@@ -205,6 +225,7 @@ class LatencyMs(_Record):
 class ServerDerived(_Record):
     """A server load level's derived fields (measure/server.py): handshake counts and rate, both
     sides' CPU per handshake, latency percentiles, what limited the rate, the key operation's split."""
+
     handshakes: int | None = Field(default=None, ge=0)
     full: int | None = Field(default=None, ge=0)
     resumed: int | None = Field(default=None, ge=0)
@@ -229,6 +250,7 @@ class ServerDerived(_Record):
 
 class DeviceTime(_Record):
     """The timing model's cycles and milliseconds for a counted handshake, with their band."""
+
     cycles: FiniteFloat | None = None
     cycles_low: FiniteFloat | None = None
     cycles_high: FiniteFloat | None = None
@@ -240,6 +262,7 @@ class DeviceTime(_Record):
 class DeviceDerived(_Record):
     """A device series' derived fields (measure/device.py): instructions counted under QEMU, the
     application's share, the stack high-water mark, the timing model's time and the footprint."""
+
     instructions_median: FiniteFloat | None = Field(default=None, ge=0)
     instructions_min: FiniteFloat | None = Field(default=None, ge=0)
     instructions_max: FiniteFloat | None = Field(default=None, ge=0)
@@ -296,6 +319,7 @@ class Series(_Record):
 
 class Result(_Record):
     """A whole run: header, host metadata, parameters, series, analyses."""
+
     schema_: Literal["secperf.result"] = Field(alias="schema")
     schema_version: StrictInt = Field(ge=1)
     run_id: str = Field(min_length=1)

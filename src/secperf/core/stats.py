@@ -62,8 +62,9 @@ def median(values: Samples) -> float:
     return percentile(values, 50.0)
 
 
-def bootstrap_median_ci(values: Samples, confidence: float = 0.95,
-                        resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> tuple[float, float]:
+def bootstrap_median_ci(
+    values: Samples, confidence: float = 0.95, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0
+) -> tuple[float, float]:
     """Percentile-bootstrap interval of the median (deterministic for a given seed)."""
     xs = _checked(values)
     if not 0.0 < confidence < 1.0:
@@ -71,20 +72,33 @@ def bootstrap_median_ci(values: Samples, confidence: float = 0.95,
     if resamples < 1:
         raise StatsError(f"resamples must be at least 1, got {resamples}")
     from scipy import stats as _sp  # here, not at the top: importing scipy.stats costs ~1 s per command
+
     if xs.size == 1 or np.ptp(xs) == 0:  # every resample has the same median: scipy calls that degenerate
         return float(xs[0]), float(xs[0])
     with warnings.catch_warnings():
         # a few distinct values make a lumpy bootstrap distribution; the percentile interval is still defined
         warnings.simplefilter("ignore", _sp.DegenerateDataWarning)
-        res = _sp.bootstrap((xs,), np.median, n_resamples=resamples, confidence_level=confidence,
-                            method="percentile", vectorized=True,
-                            batch=max(1, _BOOTSTRAP_CELLS // xs.size), rng=np.random.default_rng(seed))
+        res = _sp.bootstrap(
+            (xs,),
+            np.median,
+            n_resamples=resamples,
+            confidence_level=confidence,
+            method="percentile",
+            vectorized=True,
+            batch=max(1, _BOOTSTRAP_CELLS // xs.size),
+            rng=np.random.default_rng(seed),
+        )
     lo, hi = res.confidence_interval
     return float(lo), float(hi)
 
 
-def bootstrap_ratio_ci(numerator: Sequence[float], denominator: Sequence[float], confidence: float = 0.95,
-                       resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> tuple[float, float]:
+def bootstrap_ratio_ci(
+    numerator: Sequence[float],
+    denominator: Sequence[float],
+    confidence: float = 0.95,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = 0,
+) -> tuple[float, float]:
     """Percentile-bootstrap interval of median(numerator) / median(denominator), the two samples
     resampled independently by scipy.stats.bootstrap (deterministic for a given seed): how sure
     "library A takes 1.5x library B's time" is."""
@@ -96,6 +110,7 @@ def bootstrap_ratio_ci(numerator: Sequence[float], denominator: Sequence[float],
     if resamples < 1:
         raise StatsError(f"resamples must be at least 1, got {resamples}")
     from scipy import stats as _sp  # lazily, as in bootstrap_median_ci
+
     # scipy resamples only samples of two or more values; a single value is its own median in every
     # resample, so it stays fixed and the ratio is bootstrapped over the other sample alone
     if a.size == 1 and b.size == 1:
@@ -106,11 +121,20 @@ def bootstrap_ratio_ci(numerator: Sequence[float], denominator: Sequence[float],
         drawn = iter(resampled)  # in the order of `data`
         ma, mb = (float(x[0]) if x.size == 1 else np.median(next(drawn), axis=axis) for x in (a, b))
         return np.asarray(ma / mb)
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", _sp.DegenerateDataWarning)  # as in bootstrap_median_ci
-        res = _sp.bootstrap(data, statistic, n_resamples=resamples, confidence_level=confidence,
-                            method="percentile", vectorized=True, paired=False,
-                            batch=max(1, _BOOTSTRAP_CELLS // max(a.size, b.size)), rng=np.random.default_rng(seed))
+        res = _sp.bootstrap(
+            data,
+            statistic,
+            n_resamples=resamples,
+            confidence_level=confidence,
+            method="percentile",
+            vectorized=True,
+            paired=False,
+            batch=max(1, _BOOTSTRAP_CELLS // max(a.size, b.size)),
+            rng=np.random.default_rng(seed),
+        )
     lo, hi = res.confidence_interval
     return float(lo), float(hi)
 
@@ -148,6 +172,7 @@ def mann_whitney_p(a: Sequence[float], b: Sequence[float]) -> float:
     Used by `secperf compare`. Returns 1.0 when the test cannot tell (all values tied).
     """
     from scipy import stats as _sp  # lazily, as in bootstrap_median_ci
+
     xa, xb = _checked(a), _checked(b)
     if np.ptp(np.concatenate([xa, xb])) == 0:
         return 1.0

@@ -49,8 +49,9 @@ def is_abandoned(doc: Result | dict[str, Any]) -> bool:
 def mark_abandoned(doc: Result | dict[str, Any]) -> Result | dict[str, Any]:
     """Status `abandoned`, keeping every series measured so far."""
     doc["status"] = "abandoned"
-    doc.setdefault("notes", []).append("the process writing this run died before finishing; the series "
-                                       "measured until then are kept")
+    doc.setdefault("notes", []).append(
+        "the process writing this run died before finishing; the series measured until then are kept"
+    )
     return doc
 
 
@@ -68,17 +69,27 @@ def atomic_write(path: Path, data: str | bytes, mode: int = 0o644, *, what: str 
     try:
         _write_replacing(path, raw, mode)
     except OSError as exc:
-        raise OutputError(f"{what + ' ' if what else ''}{path}: cannot write ({_os_reason(exc)}); "
-                          f"name a file on a writable file system with free space") from None
+        raise OutputError(
+            f"{what + ' ' if what else ''}{path}: cannot write ({_os_reason(exc)}); "
+            f"name a file on a writable file system with free space"
+        ) from None
 
 
 def _os_reason(exc: OSError) -> str:
-    reasons = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded",
-               errno.EACCES: "permission denied", errno.EPERM: "operation not permitted",
-               errno.EROFS: "read-only file system", errno.ENAMETOOLONG: "a name in the path is too long",
-               errno.ENOENT: "the directory does not exist", errno.ENOTDIR: "a part of the path is not a directory",
-               errno.EISDIR: "it is a directory", errno.ENXIO: "a FIFO or socket with no reader",
-               errno.EFBIG: "file too large", errno.EIO: "input/output error"}
+    reasons = {
+        errno.ENOSPC: "no space left on the device",
+        errno.EDQUOT: "disk quota exceeded",
+        errno.EACCES: "permission denied",
+        errno.EPERM: "operation not permitted",
+        errno.EROFS: "read-only file system",
+        errno.ENAMETOOLONG: "a name in the path is too long",
+        errno.ENOENT: "the directory does not exist",
+        errno.ENOTDIR: "a part of the path is not a directory",
+        errno.EISDIR: "it is a directory",
+        errno.ENXIO: "a FIFO or socket with no reader",
+        errno.EFBIG: "file too large",
+        errno.EIO: "input/output error",
+    }
     return reasons.get(exc.errno or 0, exc.strerror or type(exc).__name__)
 
 
@@ -118,6 +129,7 @@ def _open_special(path: Path) -> int:
     """Open a device or FIFO for writing without blocking: a FIFO gets FIFO_READER_WAIT_S for its
     reader to appear (ENXIO until then), then the write is refused instead of hanging forever."""
     import time
+
     deadline = time.monotonic() + FIFO_READER_WAIT_S
     while True:
         try:
@@ -156,11 +168,12 @@ def check_output_path(path: str | Path | None, option: str, inputs: Iterable[str
         raise OutputError(f"{option} {path}: is a directory; name a file")
     for src in inputs:
         if src and _same_file(p, Path(src)):
-            raise OutputError(f"{option} {path}: is also an input of this command ({src}); secperf never writes "
-                              f"over what it reads: name another file")
+            raise OutputError(
+                f"{option} {path}: is also an input of this command ({src}); secperf never writes "
+                f"over what it reads: name another file"
+            )
     if is_result_file(p):
-        raise OutputError(f"{option} {path}: holds a secperf Result; writing there would destroy it: name "
-                          f"another file")
+        raise OutputError(f"{option} {path}: holds a secperf Result; writing there would destroy it: name another file")
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.is_dir():
         raise OutputError(f"{option} {path}: the directory {parent} does not exist; create it or name another file")
@@ -174,8 +187,10 @@ def check_output_path(path: str | Path | None, option: str, inputs: Iterable[str
         os.close(fd)
         os.unlink(tmp)
     except OSError as exc:
-        raise OutputError(f"{option} {path}: cannot write in {parent} ({_os_reason(exc)}); name a file in a "
-                          f"directory you can write to") from None
+        raise OutputError(
+            f"{option} {path}: cannot write in {parent} ({_os_reason(exc)}); name a file in a "
+            f"directory you can write to"
+        ) from None
 
 
 TTY_MAJORS = {4, 5} | set(range(136, 144))  # virtual consoles, /dev/tty, pseudo-terminals
@@ -185,9 +200,13 @@ def _check_special_output(p: Path, option: str, path: str | Path) -> None:
     """Of the files that are not regular, secperf writes only into /dev/null, a terminal, a FIFO or
     a socket: any other device (/dev/full, /dev/zero, a disk as root) is refused up front."""
     import stat
+
     st = os.stat(p)
-    if stat.S_ISBLK(st.st_mode) or stat.S_ISCHR(st.st_mode) and not (
-            os.path.realpath(p) == "/dev/null" or os.major(st.st_rdev) in TTY_MAJORS):
+    if (
+        stat.S_ISBLK(st.st_mode)
+        or stat.S_ISCHR(st.st_mode)
+        and not (os.path.realpath(p) == "/dev/null" or os.major(st.st_rdev) in TTY_MAJORS)
+    ):
         raise OutputError(f"{option} {path}: is a device, not a file; name a file (or /dev/null to discard)")
 
 
@@ -236,6 +255,7 @@ def created_runs() -> list[Path]:
 
 def _roots_file() -> Path:
     from .paths import secperf_home
+
     return secperf_home() / "result_roots"
 
 
@@ -248,7 +268,7 @@ def remember_root(root: Path) -> None:
         me = Path(root).resolve()
         if me in roots:
             return
-        lines = [str(r) for r in roots[-(MAX_ROOTS - 1):]] + [str(me)]
+        lines = [str(r) for r in roots[-(MAX_ROOTS - 1) :]] + [str(me)]
         atomic_write(path, "\n".join(lines) + "\n", mode=0o600)
     except Exception:  # noqa: BLE001 -- the note is a convenience, never a reason to stop a run
         pass
@@ -275,8 +295,10 @@ class RunStore:
             probe = tempfile.NamedTemporaryFile(dir=self.root, prefix=".secperf-write-test.")
             probe.close()
         except OSError as exc:
-            raise InputError(f"--out {self.root}: cannot create or write the results directory "
-                             f"({exc.strerror or exc}); choose another with --out") from None
+            raise InputError(
+                f"--out {self.root}: cannot create or write the results directory "
+                f"({exc.strerror or exc}); choose another with --out"
+            ) from None
         self.sweep_abandoned()
         remember_root(self.root)
         stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%d-%H%M%S")
@@ -291,8 +313,10 @@ class RunStore:
             self._point_latest(name)
             _CREATED.append(run.dir)
             return run
-        raise OutputError(f"--out {self.root}: could not allocate a run directory (all 999 names of this "
-                          "second are taken); choose another with --out")
+        raise OutputError(
+            f"--out {self.root}: could not allocate a run directory (all 999 names of this "
+            "second are taken); choose another with --out"
+        )
 
     def abandoned(self) -> list[Path]:
         """Every result.json under this root whose run was abandoned (marked now or earlier)."""

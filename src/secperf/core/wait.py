@@ -16,8 +16,13 @@ T = TypeVar("T")
 DEFAULT_INTERVAL_S = 0.02
 
 
-def wait_until(condition: Callable[[], T], timeout_s: float, *, interval_s: float = DEFAULT_INTERVAL_S,
-               give_up: Callable[[], bool] | None = None) -> T | None:
+def wait_until(
+    condition: Callable[[], T],
+    timeout_s: float,
+    *,
+    interval_s: float = DEFAULT_INTERVAL_S,
+    give_up: Callable[[], bool] | None = None,
+) -> T | None:
     """Call `condition` until it returns a true value (returned), `timeout_s` passes, or `give_up`
     returns True (e.g. the process being waited for exited); then None. The condition runs at least
     once, even with a timeout of 0. The last call is made at or after the deadline, so a condition

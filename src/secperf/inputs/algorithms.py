@@ -23,10 +23,10 @@ class SelectionError(InputError):
 @dataclass(frozen=True)
 class Alg:
     name: str
-    family: str            # rsa, ecdsa, eddsa, kex, aead, mac, hash, pq-kem, pq-sig
+    family: str  # rsa, ecdsa, eddsa, kex, aead, mac, hash, pq-kem, pq-sig
     ops: tuple[str, ...]
     security_bits: int
-    engine: str            # "probe" (system libcrypto) or "cryptography" (PyPI package)
+    engine: str  # "probe" (system libcrypto) or "cryptography" (PyPI package)
     key_bits: int = 0
     note: str = ""
     source: str = ""
@@ -53,27 +53,56 @@ def catalog() -> dict[str, Alg]:
         for variant in rsa["variants"]:
             ops = rsa["nocrt_ops"] if variant == "-nocrt" else rsa["ops"]
             note = "private key holds only n, e, d: no CRT" if variant == "-nocrt" else ""
-            algs.append(Alg(f"rsa-{bits}{variant}", "rsa", tuple(ops), strength, "probe", bits,
-                            note, src[rsa["source"]]))
+            algs.append(
+                Alg(f"rsa-{bits}{variant}", "rsa", tuple(ops), strength, "probe", bits, note, src[rsa["source"]])
+            )
     ec = t["ecdsa"]
     for curve, (_group, bits, strength) in ec["curves"].items():
-        algs.append(Alg(f"ecdsa-{curve}", "ecdsa", tuple(ec["ops"]), strength, "probe", bits, "",
-                        src[ec["source"]]))
+        algs.append(Alg(f"ecdsa-{curve}", "ecdsa", tuple(ec["ops"]), strength, "probe", bits, "", src[ec["source"]]))
     ed = t["eddsa"]
     for name, strength in ed["strength"].items():
-        algs.append(Alg(name, "eddsa", tuple(ed["ops"]), strength, "probe",
-                        255 if name == "ed25519" else 448, ed["note"].get(name, ""), src[ed["source"]]))
+        algs.append(
+            Alg(
+                name,
+                "eddsa",
+                tuple(ed["ops"]),
+                strength,
+                "probe",
+                255 if name == "ed25519" else 448,
+                ed["note"].get(name, ""),
+                src[ed["source"]],
+            )
+        )
     for fam in ("kex", "aead", "mac", "hash"):
         sec = t[fam]
         for name, strength in sec["strength"].items():
-            algs.append(Alg(name, fam, tuple(sec["ops"]), strength, "probe", 0,
-                            sec.get("note", {}).get(name, ""), src[sec["source"]]))
+            algs.append(
+                Alg(
+                    name,
+                    fam,
+                    tuple(sec["ops"]),
+                    strength,
+                    "probe",
+                    0,
+                    sec.get("note", {}).get(name, ""),
+                    src[sec["source"]],
+                )
+            )
     pq = t["pq"]
     for name, strength in pq["strength"].items():
         kem = name.startswith("ml-kem")
-        algs.append(Alg(name, "pq-kem" if kem else "pq-sig",
-                        tuple(pq["kem_ops"] if kem else pq["sig_ops"]), strength, "cryptography", 0,
-                        pq["note"].get(name, ""), src["fips203" if kem else "fips204"]))
+        algs.append(
+            Alg(
+                name,
+                "pq-kem" if kem else "pq-sig",
+                tuple(pq["kem_ops"] if kem else pq["sig_ops"]),
+                strength,
+                "cryptography",
+                0,
+                pq["note"].get(name, ""),
+                src["fips203" if kem else "fips204"],
+            )
+        )
     return {a.name: a for a in algs}
 
 
@@ -122,6 +151,7 @@ def parse_libraries(values: Values) -> list[str]:
 class Row:
     """One thing to measure: an algorithm, an operation, (bulk only) a message size, and the
     library that runs it."""
+
     alg: Alg
     op: str
     size_bytes: int
@@ -175,8 +205,13 @@ def parse_sizes(values: Values) -> list[int]:
     return sizes
 
 
-def select(algs: Values = None, ops: Values = None, sizes: Values = None, strength: int | None = None,
-           exclude_slow: bool = True) -> list[Row]:
+def select(
+    algs: Values = None,
+    ops: Values = None,
+    sizes: Values = None,
+    strength: int | None = None,
+    exclude_slow: bool = True,
+) -> list[Row]:
     """Rows for the given filters. Names may be globs (`rsa-*`, `ecdsa-p*`).
 
     exclude_slow drops key generation of RSA-7680 and RSA-15360 (minutes per key) unless an
@@ -204,8 +239,9 @@ def select(algs: Values = None, ops: Values = None, sizes: Values = None, streng
             raise SelectionError(f"unknown operation {o!r}; known: {', '.join(known_ops)}")
     want_sizes = parse_sizes(sizes)
     if strength is not None and strength not in STRENGTH_ROWS:
-        raise SelectionError(f"--strength {strength} is not an SP 800-57 strength row; "
-                             f"use one of {', '.join(map(str, STRENGTH_ROWS))}")
+        raise SelectionError(
+            f"--strength {strength} is not an SP 800-57 strength row; use one of {', '.join(map(str, STRENGTH_ROWS))}"
+        )
     rows: list[Row] = []
     for name in chosen:
         a = cat[name]
@@ -214,15 +250,16 @@ def select(algs: Values = None, ops: Values = None, sizes: Values = None, streng
         for op in a.ops:
             if want_ops and op not in want_ops:
                 continue
-            if (exclude_slow and op == "keygen" and a.family == "rsa" and a.key_bits >= 7680
-                    and name not in explicit):
+            if exclude_slow and op == "keygen" and a.family == "rsa" and a.key_bits >= 7680 and name not in explicit:
                 continue
             if a.bulk:
-                for size in (want_sizes or bulk_sizes()):
+                for size in want_sizes or bulk_sizes():
                     rows.append(Row(a, op, size))
             else:
                 rows.append(Row(a, op, SIGNED_MESSAGE_BYTES))
     if not rows:
-        raise SelectionError("the filters select nothing to measure (check --alg, --op, --strength); "
-                             "`secperf crypto --list` shows every algorithm with its operations")
+        raise SelectionError(
+            "the filters select nothing to measure (check --alg, --op, --strength); "
+            "`secperf crypto --list` shows every algorithm with its operations"
+        )
     return rows

@@ -24,8 +24,8 @@ class DeviceError(InputError):
 class MacCost:
     device: str
     mac: str
-    unit: str                 # "cycles" or "instructions"
-    basis: str                # how a per-message figure is made from the profile
+    unit: str  # "cycles" or "instructions"
+    basis: str  # how a per-message figure is made from the profile
     source: str
     cycles_per_byte: float | None = None
     cycles_per_block: float | None = None
@@ -69,36 +69,56 @@ def mac_cost(device: str, mac: str) -> MacCost:
     e = macs[mac]
     src = raw()["sources"].get(e.get("source", ""), e.get("source", "no source"))
     if "cycles_per_block" in e:
-        return MacCost(device, mac, "cycles", "published cycles per 16-byte block x blocks", src,
-                       cycles_per_block=float(e["cycles_per_block"]))
+        return MacCost(
+            device,
+            mac,
+            "cycles",
+            "published cycles per 16-byte block x blocks",
+            src,
+            cycles_per_block=float(e["cycles_per_block"]),
+        )
     if "cycles_per_byte" in e:
-        return MacCost(device, mac, "cycles", "published long-message cycles/byte x 16 per 16-byte block "
-                       "(short messages cost more in reality)", src, cycles_per_byte=float(e["cycles_per_byte"]))
+        return MacCost(
+            device,
+            mac,
+            "cycles",
+            "published long-message cycles/byte x 16 per 16-byte block (short messages cost more in reality)",
+            src,
+            cycles_per_byte=float(e["cycles_per_byte"]),
+        )
     if "instructions" in e:
         pts = tuple(sorted((int(k), int(v)) for k, v in e["instructions"].items()))
         if len(pts) < 2:
             raise DeviceError(f"devices.toml: {device}/{mac}: instructions needs at least two sizes")
-        return MacCost(device, mac, "instructions", "measured instructions per tag (QEMU), interpolated "
-                       "between measured lengths; a lower bound for cycles", src, instructions=pts)
+        return MacCost(
+            device,
+            mac,
+            "instructions",
+            "measured instructions per tag (QEMU), interpolated between measured lengths; a lower bound for cycles",
+            src,
+            instructions=pts,
+        )
     raise DeviceError(f"devices.toml: {device}/{mac} has no cycles_per_byte, cycles_per_block or instructions")
 
 
 # --- cores for `secperf device` ------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Core:
     """A core secperf emulates: instruction counts are measured on it, milliseconds derived."""
+
     name: str
     description: str
-    profile: str              # "A" (runs Debian's armhf builds) or "M" (needs a Cortex-M build)
+    profile: str  # "A" (runs Debian's armhf builds) or "M" (needs a Cortex-M build)
     qemu_cpu: str
     clock_mhz: float
     cpi: tuple[float, float]  # cycles per instruction, low and high
-    cpi_estimate: bool        # True: the range is secperf's estimate, not a measurement
+    cpi_estimate: bool  # True: the range is secperf's estimate, not a measurement
     cpi_note: str
-    sources: dict[str, str]   # what -> source text (clock, cpi, core)
+    sources: dict[str, str]  # what -> source text (clock, cpi, core)
     flash_wait_states: int | None = None
-    timing: "Timing | None" = None   # the per-class timing model (data/devices.toml [timing_models])
+    timing: Timing | None = None  # the per-class timing model (data/devices.toml [timing_models])
 
     def ms_range(self, instructions: float) -> tuple[float, float]:
         """The DERIVED time range of `instructions` on this core: instructions x CPI / clock."""
@@ -121,14 +141,23 @@ def core(name: str) -> Core:
         lo, hi = (float(x) for x in c["cpi"])
         if not 0 < lo <= hi:
             raise ValueError
-        out = Core(name=name, description=c["description"], profile=c["profile"], qemu_cpu=c["qemu_cpu"],
-                   clock_mhz=float(c["clock_mhz"]), cpi=(lo, hi), cpi_estimate=c["cpi_source"] == "cpi_estimate",
-                   cpi_note=c.get("cpi_note", ""),
-                   sources={k.removesuffix("_source"): srcs.get(c[k], c[k]) for k in c if k.endswith("_source")},
-                   flash_wait_states=c.get("flash_wait_states"))
+        out = Core(
+            name=name,
+            description=c["description"],
+            profile=c["profile"],
+            qemu_cpu=c["qemu_cpu"],
+            clock_mhz=float(c["clock_mhz"]),
+            cpi=(lo, hi),
+            cpi_estimate=c["cpi_source"] == "cpi_estimate",
+            cpi_note=c.get("cpi_note", ""),
+            sources={k.removesuffix("_source"): srcs.get(c[k], c[k]) for k in c if k.endswith("_source")},
+            flash_wait_states=c.get("flash_wait_states"),
+        )
     except (KeyError, ValueError, TypeError) as exc:
-        raise DeviceError(f"devices.toml: cores.{name} is malformed ({exc!r}): it needs description, profile, "
-                          f"qemu_cpu, clock_mhz, cpi = [low, high] and cpi_source") from None
+        raise DeviceError(
+            f"devices.toml: cores.{name} is malformed ({exc!r}): it needs description, profile, "
+            f"qemu_cpu, clock_mhz, cpi = [low, high] and cpi_source"
+        ) from None
     if out.profile not in ("A", "M"):
         raise DeviceError(f"devices.toml: cores.{name}: profile must be A or M, not {out.profile!r}")
     if "timing_model" in c or "memory" in c:
@@ -140,24 +169,63 @@ def core(name: str) -> Core:
 # The names the plugin (native/device/plugin/timing.c) reads: class costs from a core model, memory
 # and predictor parameters from the core's own table. Every one is required: a missing one is a
 # DeviceError naming it and the core.
-COST_NAMES = ("alu", "load", "load_pipelined", "store", "ldrd", "strd", "ldm_base", "ldm_per_reg", "stm_base",
-              "stm_per_reg", "mul", "mla", "mull", "div", "branch", "branch_taken_extra", "mispredict", "it",
-              "vfp", "vfp_mem", "vdiv", "neon", "neon_mem", "other")
+COST_NAMES = (
+    "alu",
+    "load",
+    "load_pipelined",
+    "store",
+    "ldrd",
+    "strd",
+    "ldm_base",
+    "ldm_per_reg",
+    "stm_base",
+    "stm_per_reg",
+    "mul",
+    "mla",
+    "mull",
+    "div",
+    "branch",
+    "branch_taken_extra",
+    "mispredict",
+    "it",
+    "vfp",
+    "vfp_mem",
+    "vdiv",
+    "neon",
+    "neon_mem",
+    "other",
+)
 MEMORY_COSTS = ("flash_ws", "l1_miss", "l2_miss", "no_prefetch")
-GEOMETRY_NAMES = ("fetch_bytes", "icache_entries", "icache_ways", "dcache_entries", "dcache_ways",
-                  "dfetch_bytes", "l1i_bytes", "l1i_line", "l1i_ways", "l1d_bytes", "l1d_line", "l1d_ways",
-                  "l2_bytes", "l2_line", "l2_ways", "bp_entries")
+GEOMETRY_NAMES = (
+    "fetch_bytes",
+    "icache_entries",
+    "icache_ways",
+    "dcache_entries",
+    "dcache_ways",
+    "dfetch_bytes",
+    "l1i_bytes",
+    "l1i_line",
+    "l1i_ways",
+    "l1d_bytes",
+    "l1d_line",
+    "l1d_ways",
+    "l2_bytes",
+    "l2_line",
+    "l2_ways",
+    "bp_entries",
+)
 
 
 @dataclass(frozen=True)
 class Timing:
     """A core's timing model: cycles per instruction class and memory stalls as (low, point, high),
     cache and predictor geometry, and where each figure comes from."""
+
     model: str
-    costs: dict[str, tuple[float, float, float]]   # name -> (low, point, high) cycles
+    costs: dict[str, tuple[float, float, float]]  # name -> (low, point, high) cycles
     geometry: dict[str, int]  # name -> int
-    sources: dict[str, str]   # "model" / "memory" -> source text
-    notes: dict[str, str]     # name -> why the value has a band or is an estimate
+    sources: dict[str, str]  # "model" / "memory" -> source text
+    notes: dict[str, str]  # name -> why the value has a band or is an estimate
 
     def banded(self) -> list[str]:
         return [k for k, v in self.costs.items() if v[0] != v[2]]
@@ -181,29 +249,36 @@ def timing(name: str, c: dict[str, Any]) -> Timing:
     models = raw().get("timing_models", {})
     model = c.get("timing_model")
     if not isinstance(model, str) or model not in models:
-        raise DeviceError(f"devices.toml: cores.{name}: timing_model {model!r} is unknown; known: "
-                          f"{', '.join(models)}")
+        raise DeviceError(f"devices.toml: cores.{name}: timing_model {model!r} is unknown; known: {', '.join(models)}")
     m, mem = models[model], c.get("memory")
     if not isinstance(mem, dict):
-        raise DeviceError(f"devices.toml: cores.{name} has no [cores.{name}.memory] table (the timing model needs "
-                          f"{', '.join(MEMORY_COSTS + GEOMETRY_NAMES)})")
+        raise DeviceError(
+            f"devices.toml: cores.{name} has no [cores.{name}.memory] table (the timing model needs "
+            f"{', '.join(MEMORY_COSTS + GEOMETRY_NAMES)})"
+        )
     costs = {}
     for key in COST_NAMES:
         if key not in m:
-            raise DeviceError(f"devices.toml: timing_models.{model} is missing the timing parameter {key!r}; it has "
-                              f"{', '.join(k for k in m if k in COST_NAMES)}")
+            raise DeviceError(
+                f"devices.toml: timing_models.{model} is missing the timing parameter {key!r}; it has "
+                f"{', '.join(k for k in m if k in COST_NAMES)}"
+            )
         costs[key] = _triple(f"timing_models.{model}", key, m[key])
     for key in MEMORY_COSTS:
         if key not in mem:
-            raise DeviceError(f"devices.toml: cores.{name}.memory is missing the timing parameter {key!r}; it has "
-                              f"{', '.join(k for k in mem if k in MEMORY_COSTS + GEOMETRY_NAMES)}")
+            raise DeviceError(
+                f"devices.toml: cores.{name}.memory is missing the timing parameter {key!r}; it has "
+                f"{', '.join(k for k in mem if k in MEMORY_COSTS + GEOMETRY_NAMES)}"
+            )
         costs[key] = _triple(f"cores.{name}.memory", key, mem[key])
     geometry = {}
     for key in GEOMETRY_NAMES:
         v = mem.get(key)
         if v is None:
-            raise DeviceError(f"devices.toml: cores.{name}.memory is missing the timing parameter {key!r}; it has "
-                              f"{', '.join(k for k in mem if k in MEMORY_COSTS + GEOMETRY_NAMES)}")
+            raise DeviceError(
+                f"devices.toml: cores.{name}.memory is missing the timing parameter {key!r}; it has "
+                f"{', '.join(k for k in mem if k in MEMORY_COSTS + GEOMETRY_NAMES)}"
+            )
         v = v[0] if isinstance(v, list) and len(v) == 1 else v
         if not isinstance(v, int) or isinstance(v, bool) or v < 0:
             raise DeviceError(f"devices.toml: cores.{name}.memory.{key} must be a whole number >= 0, not {v!r}")
@@ -211,11 +286,18 @@ def timing(name: str, c: dict[str, Any]) -> Timing:
     tsrc = raw().get("timing_sources", {})
     for what, tab in (("model", m), ("memory", mem)):
         if tab.get("source") not in tsrc:
-            raise DeviceError(f"devices.toml: the {what} table of cores.{name} names no known source "
-                              f"({tab.get('source')!r}); known: {', '.join(tsrc)}")
+            raise DeviceError(
+                f"devices.toml: the {what} table of cores.{name} names no known source "
+                f"({tab.get('source')!r}); known: {', '.join(tsrc)}"
+            )
     notes = {k.removesuffix("_note"): v for tab in (m, mem) for k, v in tab.items() if k.endswith("_note")}
-    return Timing(model=model, costs=costs, geometry=geometry,
-                  sources={"model": tsrc[m["source"]], "memory": tsrc[mem["source"]]}, notes=notes)
+    return Timing(
+        model=model,
+        costs=costs,
+        geometry=geometry,
+        sources={"model": tsrc[m["source"]], "memory": tsrc[mem["source"]]},
+        notes=notes,
+    )
 
 
 # old device names, accepted for one release with a note: the hand-written Cortex-M4 cost table
@@ -235,8 +317,11 @@ def resolve_device(name: str | None) -> str | None:
         if name not in _NOTED:
             _NOTED.add(name)
             import sys
-            print(f"note: --device {name} is now the emulated core {new} (its client costs are counted on the "
-                  f"emulator; the server keeps this host's); the old name is accepted for this release",
-                  file=sys.stderr)
+
+            print(
+                f"note: --device {name} is now the emulated core {new} (its client costs are counted on the "
+                f"emulator; the server keeps this host's); the old name is accepted for this release",
+                file=sys.stderr,
+            )
         return new
     return name

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from pydantic import BaseModel
 from pydantic_core import ErrorDetails
 
-Loc = tuple[int | str, ...]   # a pydantic error's location
+Loc = tuple[int | str, ...]  # a pydantic error's location
 
 
 def key_path(loc: Loc, sections: tuple[str, ...]) -> str:
@@ -28,9 +28,15 @@ def key_path(loc: Loc, sections: tuple[str, ...]) -> str:
     return out or "(top level)"
 
 
-def describe(err: ErrorDetails, *, root: type[BaseModel], models: Mapping[str, type[BaseModel]],
-             sections: tuple[str, ...], allowed_values: Callable[[Loc], str] = lambda loc: "",
-             sort_fields: bool = False) -> str:
+def describe(
+    err: ErrorDetails,
+    *,
+    root: type[BaseModel],
+    models: Mapping[str, type[BaseModel]],
+    sections: tuple[str, ...],
+    allowed_values: Callable[[Loc], str] = lambda loc: "",
+    sort_fields: bool = False,
+) -> str:
     """The line for one error of `root.model_validate`: `models` maps a section to its model (for the
     keys an unknown key could have been), `allowed_values` names a literal's choices where the
     message's own list is not the one to show."""
@@ -38,6 +44,7 @@ def describe(err: ErrorDetails, *, root: type[BaseModel], models: Mapping[str, t
 
     def path(x: Loc) -> str:
         return key_path(x, sections)
+
     if kind == "extra_forbidden":
         parent = loc[:-1]
         model = models[str(parent[0])] if parent else root

@@ -60,7 +60,7 @@ class Direction:
     jitter_ms: float = 0.0
     jitter_dist: str = "normal"
     loss: float = 0.0
-    ge: tuple[float, float, float, float] | None = None   # p, r, bad_loss, good_loss
+    ge: tuple[float, float, float, float] | None = None  # p, r, bad_loss, good_loss
     dup: float = 0.0
     reorder: float = 0.0
     rate_bps: float = 0.0
@@ -83,9 +83,17 @@ class Direction:
 
     def relay_arg(self, mtu: int) -> str:
         """The canonical form the native relay reads (ns, probabilities 0..1, bit/s)."""
-        a = [f"delay_ns={round(self.delay_ms * 1e6)}", f"jitter_ns={round(self.jitter_ms * 1e6)}",
-             f"jitter_dist={self.jitter_dist}", f"loss={self._relay_loss()!r}", f"dup={self.dup!r}",
-             f"reorder={self.reorder!r}", f"rate_bps={self.rate_bps!r}", f"queue={self.queue}", f"mtu={mtu}"]
+        a = [
+            f"delay_ns={round(self.delay_ms * 1e6)}",
+            f"jitter_ns={round(self.jitter_ms * 1e6)}",
+            f"jitter_dist={self.jitter_dist}",
+            f"loss={self._relay_loss()!r}",
+            f"dup={self.dup!r}",
+            f"reorder={self.reorder!r}",
+            f"rate_bps={self.rate_bps!r}",
+            f"queue={self.queue}",
+            f"mtu={mtu}",
+        ]
         if self.ge and self.ge[0] > 0:
             p, r, bad, good = self.ge
             a += [f"ge_p={p!r}", f"ge_r={r!r}", f"ge_bad_loss={bad!r}", f"ge_good_loss={good!r}"]
@@ -95,6 +103,7 @@ class Direction:
 @dataclass(frozen=True)
 class NetSpec:
     """One emulated link. `name` is what the user wrote (a profile name or the spec text)."""
+
     name: str
     up: Direction = field(default_factory=Direction)
     down: Direction = field(default_factory=Direction)
@@ -137,8 +146,15 @@ class NetSpec:
         return ",".join(parts)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "spec": self.canonical(), "rtt_ms": self.rtt_ms, "loss": self.loss,
-                "mtu": self.mtu, "up_rate_bps": self.up.rate_bps, "down_rate_bps": self.down.rate_bps}
+        return {
+            "name": self.name,
+            "spec": self.canonical(),
+            "rtt_ms": self.rtt_ms,
+            "loss": self.loss,
+            "mtu": self.mtu,
+            "up_rate_bps": self.up.rate_bps,
+            "down_rate_bps": self.down.rate_bps,
+        }
 
 
 def fmt_rate(bps: float) -> str:
@@ -220,9 +236,14 @@ def _jitter_dist(key: str, v: str) -> str:
 
 # a direction's field -> (Direction attribute, converter of its text)
 DIRECTION_FIELDS: dict[str, tuple[str, Callable[[str, str], object]]] = {
-    "delay": ("delay_ms", _time_ms), "jitter": ("jitter_ms", _time_ms),
-    "jitter-dist": ("jitter_dist", _jitter_dist), "loss": ("loss", _prob), "ge": ("ge", _ge),
-    "dup": ("dup", _prob), "reorder": ("reorder", _prob), "rate": ("rate_bps", _rate),
+    "delay": ("delay_ms", _time_ms),
+    "jitter": ("jitter_ms", _time_ms),
+    "jitter-dist": ("jitter_dist", _jitter_dist),
+    "loss": ("loss", _prob),
+    "ge": ("ge", _ge),
+    "dup": ("dup", _prob),
+    "reorder": ("reorder", _prob),
+    "rate": ("rate_bps", _rate),
     "queue": ("queue", lambda k, v: _int(k, v, 1, QUEUE_MAX)),
 }
 FIELDS = tuple(DIRECTION_FIELDS) + ("mtu",)
@@ -254,8 +275,9 @@ def parse(text: str, profiles: dict[str, str] | None = None) -> NetSpec:
     """A NetSpec from a spec string or a profile name (optionally followed by overriding fields)."""
     text = text.strip()
     if not text:
-        raise NetSpecError("empty network spec; give a profile name (see `secperf netem list`) or fields "
-                           "like delay=50ms,loss=1%")
+        raise NetSpecError(
+            "empty network spec; give a profile name (see `secperf netem list`) or fields like delay=50ms,loss=1%"
+        )
     if text in LOOPBACK_NAMES:
         return NetSpec(name="loopback", loopback=True)
     profiles = load_profiles() if profiles is None else profiles
@@ -283,7 +305,7 @@ def parse(text: str, profiles: dict[str, str] | None = None) -> NetSpec:
         if base in ("loss", "ge"):
             # an explicit loss model replaces the profile's; both models given here is an error
             other = "ge" if base == "loss" else "loss"
-            for x in (("up", "down") if "." not in k else (k.split(".")[0],)):
+            for x in ("up", "down") if "." not in k else (k.split(".")[0],):
                 if x not in user_models:
                     continue  # a bad prefix: _apply names it
                 if other in user_models[x]:
@@ -303,6 +325,7 @@ def _fields(spec: str) -> list[tuple[str, str]]:
 
 
 # --- profiles ----------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Profile:

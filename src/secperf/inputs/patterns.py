@@ -28,8 +28,19 @@ SCHEDULES = ("periodic", "events", "batch", "bulk")
 MODES = ("always-on", "per-message", "after-sleep")
 PROTOCOLS = ("mqtt", "coap", "https", "vpn")
 AUTHS = ("mtls", "jwt", "psk")
-MEASURES = ("resumption", "keepalive", "pooling", "token-cache", "preauth", "psk", "precomputed-keyshare",
-            "backoff", "edhoc-oscore", "quic-0rtt", "dtls13-cid")
+MEASURES = (
+    "resumption",
+    "keepalive",
+    "pooling",
+    "token-cache",
+    "preauth",
+    "psk",
+    "precomputed-keyshare",
+    "backoff",
+    "edhoc-oscore",
+    "quic-0rtt",
+    "dtls13-cid",
+)
 TIME_UNITS = {"us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
 ENERGY_UNITS = {"mJ": 1e-3, "J": 1.0, "kJ": 1e3, "mWh": 3.6, "Wh": 3600.0}
 CHARGE_UNITS = {"mAh": 1.0, "Ah": 1000.0}
@@ -46,12 +57,15 @@ def parse_quantity(text: object, units: dict[str, float], what: str) -> float:
     """'100 ms' -> 0.1 (in the base unit of `units`); a number without a unit is an error."""
     ex = EXAMPLE_UNIT.get(what, next(iter(units)))
     if not isinstance(text, str):
-        raise InputError(f"{text!r} has no unit: write a {what} as a string such as \"{text} {ex}\"; "
-                         f"units: {', '.join(units)}")
+        raise InputError(
+            f"{text!r} has no unit: write a {what} as a string such as \"{text} {ex}\"; units: {', '.join(units)}"
+        )
     m = _QTY.match(text)
     if not m:
-        raise InputError(f"{text!r} is not {'an' if what[0] in 'aeiou' else 'a'} {what} with a unit; write e.g. \"100 {ex}\"; "
-                         f"units: {', '.join(units)}")
+        raise InputError(
+            f"{text!r} is not {'an' if what[0] in 'aeiou' else 'a'} {what} with a unit; write e.g. \"100 {ex}\"; "
+            f"units: {', '.join(units)}"
+        )
     num, unit = float(m.group(1)), m.group(2)
     if unit not in units:
         raise InputError(f"unknown unit {unit!r} in {text!r}; units: {', '.join(units)}")
@@ -67,20 +81,24 @@ class _Section(BaseModel):
 
 class Traffic(_Section):
     schedule: Literal["periodic", "events", "batch", "bulk"]
-    interval_s: Positive | None = None          # periodic: one message every interval_s
-    events_per_day: Positive | None = None      # events: Poisson arrivals at this mean rate
-    batches_per_day: Positive | None = None     # batch: this many batches a day ...
-    messages_per_batch: Annotated[int, Field(ge=1, le=1_000_000)] | None = None   # ... of this many messages
-    transfers_per_day: Positive | None = None   # bulk: transfers a day (1/30: monthly)
+    interval_s: Positive | None = None  # periodic: one message every interval_s
+    events_per_day: Positive | None = None  # events: Poisson arrivals at this mean rate
+    batches_per_day: Positive | None = None  # batch: this many batches a day ...
+    messages_per_batch: Annotated[int, Field(ge=1, le=1_000_000)] | None = None  # ... of this many messages
+    transfers_per_day: Positive | None = None  # bulk: transfers a day (1/30: monthly)
     payload_up_bytes: Annotated[int, Field(ge=0, le=1 << 30)] = 64
     payload_down_bytes: Annotated[int, Field(ge=0, le=1 << 30)] = 16
-    reachable: bool = False                     # the device must receive downlink at any time
+    reachable: bool = False  # the device must receive downlink at any time
     source: Source
 
     @model_validator(mode="after")
     def _rate(self) -> Traffic:
-        need = {"periodic": ("interval_s",), "events": ("events_per_day",),
-                "batch": ("batches_per_day", "messages_per_batch"), "bulk": ("transfers_per_day",)}[self.schedule]
+        need = {
+            "periodic": ("interval_s",),
+            "events": ("events_per_day",),
+            "batch": ("batches_per_day", "messages_per_batch"),
+            "bulk": ("transfers_per_day",),
+        }[self.schedule]
         for k in need:
             if getattr(self, k) is None:
                 raise ValueError(f"schedule {self.schedule!r} needs {k} (a rate greater than 0)")
@@ -89,11 +107,11 @@ class Traffic(_Section):
 
 class Connection(_Section):
     mode: Literal["always-on", "per-message", "after-sleep"]
-    sleep_s: Positive | None = None             # after-sleep: the modem is off after this long idle
-    nat_timeout_s: Positive | None = None       # a NAT or server idle time-out that kills sessions
-    drops_per_day: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0   # sessions lost to handovers, resets
-    ticket_lifetime_s: Positive = 7200.0        # how long a session can be resumed
-    keepalive_s: Positive | None = None         # keep-alive interval when that measure is used
+    sleep_s: Positive | None = None  # after-sleep: the modem is off after this long idle
+    nat_timeout_s: Positive | None = None  # a NAT or server idle time-out that kills sessions
+    drops_per_day: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0  # sessions lost to handovers, resets
+    ticket_lifetime_s: Positive = 7200.0  # how long a session can be resumed
+    keepalive_s: Positive | None = None  # keep-alive interval when that measure is used
     source: Source
 
     @model_validator(mode="after")
@@ -104,10 +122,10 @@ class Connection(_Section):
 
 
 class Requirements(_Section):
-    latency: str | int | float                  # e.g. "100 ms": the percentile below must stay under it
+    latency: str | int | float  # e.g. "100 ms": the percentile below must stay under it
     latency_percentile: Annotated[float, Field(ge=50, le=99.9)] = 95.0
-    determinism: str | int | float | None = None             # e.g. "50 ms": worst regular message - P50
-    energy_per_day: str | int | float | None = None          # e.g. "9 J"
+    determinism: str | int | float | None = None  # e.g. "50 ms": worst regular message - P50
+    energy_per_day: str | int | float | None = None  # e.g. "9 J"
     source: Source
     # where each requirement comes from (study S2's pattern table, REFERENCE.md; an issue; or
     # "example: ..."); the planner's verdict cites the deciding one. Optional: `source` otherwise.
@@ -133,14 +151,20 @@ class Requirements(_Section):
 class Stack(_Section):
     protocol: Literal["mqtt", "coap", "https", "vpn"]
     auth: Literal["mtls", "jwt", "psk"] = "mtls"
-    key: str = "se:iot-safe-sim"                # software | se:PROFILE | se:PROFILE:cold
+    key: str = "se:iot-safe-sim"  # software | se:PROFILE | se:PROFILE:cold
     jwt_lifetime_s: Positive = 3600.0
-    measures: list[Literal["resumption", "keepalive", "pooling", "token-cache", "preauth", "psk",
-                           "precomputed-keyshare", "backoff"]] | None = None
+    measures: (
+        list[
+            Literal[
+                "resumption", "keepalive", "pooling", "token-cache", "preauth", "psk", "precomputed-keyshare", "backoff"
+            ]
+        ]
+        | None
+    ) = None
     network: str = "lte-m"
-    radio: str | None = None                    # radio energy profile (default: the network's)
+    radio: str | None = None  # radio energy profile (default: the network's)
     device: str = "host-default"
-    battery: str | int | float | None = None                 # e.g. "2600 mAh"
+    battery: str | int | float | None = None  # e.g. "2600 mAh"
     battery_voltage_v: Positive = 3.6
     source: Source
 
@@ -190,8 +214,12 @@ class Pattern(_Section):
 
 
 SECTIONS = ("traffic", "connection", "requirements", "stack")
-_MODELS: dict[str, type[BaseModel]] = {"traffic": Traffic, "connection": Connection,
-                                       "requirements": Requirements, "stack": Stack}
+_MODELS: dict[str, type[BaseModel]] = {
+    "traffic": Traffic,
+    "connection": Connection,
+    "requirements": Requirements,
+    "stack": Stack,
+}
 
 
 def _allowed_values(loc: Loc) -> str:
@@ -209,8 +237,9 @@ def _allowed_values(loc: Loc) -> str:
 
 
 def _describe(err: ErrorDetails) -> str:
-    return describe(err, root=Pattern, models=_MODELS, sections=SECTIONS, allowed_values=_allowed_values,
-                    sort_fields=True)
+    return describe(
+        err, root=Pattern, models=_MODELS, sections=SECTIONS, allowed_values=_allowed_values, sort_fields=True
+    )
 
 
 def validate_pattern(raw: Mapping[str, Any], where: str = "pattern") -> Pattern:
@@ -230,8 +259,14 @@ def validate_pattern(raw: Mapping[str, Any], where: str = "pattern") -> Pattern:
         raise InputError(f"{where}: " + "; ".join(shown) + (f" (and {more} more)" if more else "")) from None
 
 
-STUDY_ORDER = ("periodic-collection", "event-driven", "real-time-control", "remote-management", "bulk-transfer",
-               "batch-collection")
+STUDY_ORDER = (
+    "periodic-collection",
+    "event-driven",
+    "real-time-control",
+    "remote-management",
+    "bulk-transfer",
+    "batch-collection",
+)
 
 
 def builtin_names() -> list[str]:
@@ -253,11 +288,15 @@ def load_pattern(ref: str) -> Pattern:
     else:
         p = Path(ref)
         if not p.is_file():
-            raise InputError(f"--pattern {ref!r}: neither a built-in pattern ({', '.join(builtin_names())}, or "
-                             f"'study' for all six) nor a readable TOML file")
+            raise InputError(
+                f"--pattern {ref!r}: neither a built-in pattern ({', '.join(builtin_names())}, or "
+                f"'study' for all six) nor a readable TOML file"
+            )
         from ..core.files import read_text_input
+
         text, where = read_text_input(p, "pattern", f"--pattern {ref}"), str(p)
     from ..core.files import parse_toml
+
     try:
         doc = parse_toml(text, where)
     except tomllib.TOMLDecodeError as exc:

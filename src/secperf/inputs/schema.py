@@ -16,7 +16,7 @@ from pydantic_core import ErrorDetails
 
 from ..core.errors import InputError
 
-MAX_N = 1_000_000          # samples per series: beyond this a run would never end on any machine
+MAX_N = 1_000_000  # samples per series: beyond this a run would never end on any machine
 MAX_WARMUP = 100_000
 MAX_DURATION_S = 86_400.0  # a day per series
 MAX_TIMEOUT_MS = 3_600_000
@@ -91,6 +91,7 @@ class ConnectSection(_Section):
 
 class WhatifSection(_Section):
     """Predictions next to the measured rows: calibrated on this run's own loopback rows."""
+
     protocols: Names = ["https", "mqtt", "coap"]
     keys: Names = ["software", "se:iot-safe-sim"]
     handshakes: Names = ["full", "resumed"]
@@ -100,6 +101,7 @@ class WhatifSection(_Section):
 
 class DeviceSection(_Section):
     """An emulated-device handshake comparison (secperf device handshake)."""
+
     device: str = "cortex-a9-400"
     stack: str = "wolfssl"
     groups: Names = ["x25519", "p-256"]
@@ -146,7 +148,9 @@ def _describe(err: ErrorDetails) -> str:
         where = "the top level" if parent == "(top level)" else parent
         return f"{where} has unknown keys [{key!r}]; allowed: {', '.join(allowed)}"
     if kind in ("model_type", "model_attributes_type", "dict_type"):
-        return f"{_path(loc)}: must be a table, e.g. [{_path(loc).strip('[]')}] on its own line (got {err.get('input')!r})"
+        return (
+            f"{_path(loc)}: must be a table, e.g. [{_path(loc).strip('[]')}] on its own line (got {err.get('input')!r})"
+        )
     got = err.get("input")
     shown = repr(got) if not isinstance(got, dict) else "a table"
     return f"{_path(loc)}: {err['msg'].lower()} (got {shown})"

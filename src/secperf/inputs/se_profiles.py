@@ -34,42 +34,91 @@ import functools
 import math
 import random
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, TypedDict, overload
+from typing import Any, overload
 
 import numpy as np
 
-from ..core.stats import mean as _mean
-from ..core.stats import percentile as _percentile
-from ..core.stats import stdev as _stdev
 from ..core.errors import InputError
 
-SHIM_ENV = "SECPERF_SE_PROFILE"      # env var the shim reads at C_Initialize: path of the config file
-WAIT_MODES = ("sleep", "busy")       # busy: spin (a CPU-bound 1998 card driver without interrupts)
-OVER_MS = 1000.0                     # S2 counts runs over 1 s
+SHIM_ENV = "SECPERF_SE_PROFILE"  # env var the shim reads at C_Initialize: path of the config file
+WAIT_MODES = ("sleep", "busy")  # busy: spin (a CPU-bound 1998 card driver without interrupts)
+OVER_MS = 1000.0  # S2 counts runs over 1 s
 
 # Every function of PKCS#11 v2.40 (OASIS, "PKCS #11 Cryptographic Token Interface Base
 # Specification Version 2.40", section 5), in the specification's order.
 PKCS11_FUNCTIONS: tuple[str, ...] = (
-    "C_Initialize", "C_Finalize", "C_GetInfo", "C_GetFunctionList",
-    "C_GetSlotList", "C_GetSlotInfo", "C_GetTokenInfo", "C_WaitForSlotEvent", "C_GetMechanismList",
-    "C_GetMechanismInfo", "C_InitToken", "C_InitPIN", "C_SetPIN",
-    "C_OpenSession", "C_CloseSession", "C_CloseAllSessions", "C_GetSessionInfo", "C_GetOperationState",
-    "C_SetOperationState", "C_Login", "C_Logout",
-    "C_CreateObject", "C_CopyObject", "C_DestroyObject", "C_GetObjectSize", "C_GetAttributeValue",
-    "C_SetAttributeValue", "C_FindObjectsInit", "C_FindObjects", "C_FindObjectsFinal",
-    "C_EncryptInit", "C_Encrypt", "C_EncryptUpdate", "C_EncryptFinal",
-    "C_DecryptInit", "C_Decrypt", "C_DecryptUpdate", "C_DecryptFinal",
-    "C_DigestInit", "C_Digest", "C_DigestUpdate", "C_DigestKey", "C_DigestFinal",
-    "C_SignInit", "C_Sign", "C_SignUpdate", "C_SignFinal", "C_SignRecoverInit", "C_SignRecover",
-    "C_VerifyInit", "C_Verify", "C_VerifyUpdate", "C_VerifyFinal", "C_VerifyRecoverInit", "C_VerifyRecover",
-    "C_DigestEncryptUpdate", "C_DecryptDigestUpdate", "C_SignEncryptUpdate", "C_DecryptVerifyUpdate",
-    "C_GenerateKey", "C_GenerateKeyPair", "C_WrapKey", "C_UnwrapKey", "C_DeriveKey",
-    "C_SeedRandom", "C_GenerateRandom",
-    "C_GetFunctionStatus", "C_CancelFunction",
+    "C_Initialize",
+    "C_Finalize",
+    "C_GetInfo",
+    "C_GetFunctionList",
+    "C_GetSlotList",
+    "C_GetSlotInfo",
+    "C_GetTokenInfo",
+    "C_WaitForSlotEvent",
+    "C_GetMechanismList",
+    "C_GetMechanismInfo",
+    "C_InitToken",
+    "C_InitPIN",
+    "C_SetPIN",
+    "C_OpenSession",
+    "C_CloseSession",
+    "C_CloseAllSessions",
+    "C_GetSessionInfo",
+    "C_GetOperationState",
+    "C_SetOperationState",
+    "C_Login",
+    "C_Logout",
+    "C_CreateObject",
+    "C_CopyObject",
+    "C_DestroyObject",
+    "C_GetObjectSize",
+    "C_GetAttributeValue",
+    "C_SetAttributeValue",
+    "C_FindObjectsInit",
+    "C_FindObjects",
+    "C_FindObjectsFinal",
+    "C_EncryptInit",
+    "C_Encrypt",
+    "C_EncryptUpdate",
+    "C_EncryptFinal",
+    "C_DecryptInit",
+    "C_Decrypt",
+    "C_DecryptUpdate",
+    "C_DecryptFinal",
+    "C_DigestInit",
+    "C_Digest",
+    "C_DigestUpdate",
+    "C_DigestKey",
+    "C_DigestFinal",
+    "C_SignInit",
+    "C_Sign",
+    "C_SignUpdate",
+    "C_SignFinal",
+    "C_SignRecoverInit",
+    "C_SignRecover",
+    "C_VerifyInit",
+    "C_Verify",
+    "C_VerifyUpdate",
+    "C_VerifyFinal",
+    "C_VerifyRecoverInit",
+    "C_VerifyRecover",
+    "C_DigestEncryptUpdate",
+    "C_DecryptDigestUpdate",
+    "C_SignEncryptUpdate",
+    "C_DecryptVerifyUpdate",
+    "C_GenerateKey",
+    "C_GenerateKeyPair",
+    "C_WrapKey",
+    "C_UnwrapKey",
+    "C_DeriveKey",
+    "C_SeedRandom",
+    "C_GenerateRandom",
+    "C_GetFunctionStatus",
+    "C_CancelFunction",
 )
 _FUNCTION_SET = frozenset(PKCS11_FUNCTIONS)
 
@@ -83,16 +132,23 @@ DIST_PARAMS: dict[str, tuple[str, ...]] = {
 
 # Study S2's two token modes: the calls each run makes.
 SIGN_ONLY_CALLS = ("C_SignInit", "C_Sign")
-TOTAL_CALLS = ("C_OpenSession", "C_Login", "C_FindObjectsInit", "C_FindObjects", "C_FindObjectsFinal",
-               "C_SignInit", "C_Sign")
-TOTAL_OPTIONAL_CALLS = ("C_Logout", "C_CloseSession")   # counted only when the profile sets them
+TOTAL_CALLS = (
+    "C_OpenSession",
+    "C_Login",
+    "C_FindObjectsInit",
+    "C_FindObjects",
+    "C_FindObjectsFinal",
+    "C_SignInit",
+    "C_Sign",
+)
+TOTAL_OPTIONAL_CALLS = ("C_Logout", "C_CloseSession")  # counted only when the profile sets them
 
 _PROFILE_KEYS = {"description", "wait", "source", "notes", "algorithm", "calibrated_to"}
 
 
 # the delay sampler's two constants (native/se_shim/profile.h: SE_REDRAW_LIMIT, SE_DELAY_MAX_MS)
-REDRAW_LIMIT = 64                    # draws of a truncated normal per delay before it is 0
-DELAY_MAX_MS = 3_600_000.0           # every delay is clamped into [0, one hour]
+REDRAW_LIMIT = 64  # draws of a truncated normal per delay before it is 0
+DELAY_MAX_MS = 3_600_000.0  # every delay is clamped into [0, one hour]
 
 
 class ProfileError(InputError):
@@ -103,7 +159,7 @@ class ProfileError(InputError):
 @dataclass(frozen=True)
 class Tail:
     p: float
-    dist: "Dist"
+    dist: Dist
     source: str = ""
 
 
@@ -111,6 +167,7 @@ class Tail:
 class Dist:
     """One delay distribution (ms). ``params`` are in the shim's order (see DIST_PARAMS); an
     empirical distribution's params are its samples."""
+
     kind: str
     params: tuple[float, ...]
     source: str = ""
@@ -139,11 +196,12 @@ class Dist:
         raise AssertionError(k)
 
     @functools.cached_property
-    def body_rv(self) -> Any:   # a frozen scipy.stats distribution (scipy ships no types for it)
+    def body_rv(self) -> Any:  # a frozen scipy.stats distribution (scipy ships no types for it)
         """The body as a frozen scipy.stats distribution: a point mass for ``fixed`` (and a spread of
         0), ``truncnorm`` on [0, inf) for ``normal``, ``lognorm`` for ``lognormal``, the samples'
         frequencies for ``empirical``."""
         from scipy import stats as sps  # lazily: scipy.stats takes ~1 s to import, loading profiles must not
+
         k, p = self.kind, self.params
         if k == "fixed" or (k in ("normal", "lognormal") and p[1] == 0):
             return sps.rv_discrete(values=([p[0]], [1.0]))
@@ -322,35 +380,43 @@ def _number(v: object, profile: str, fn: str | None, fld: str | None, origin: st
 
 def _parse_dist(tbl: object, profile: str, fn: str, prefix: str, origin: str, allow_tail: bool) -> Dist:
     if not isinstance(tbl, Mapping):
-        raise ProfileError(f"{_where(profile, fn, prefix.rstrip('.') or None, origin)}: must be a table like "
-                           f"{{dist = \"fixed\", value = 5}}, got {tbl!r}")
+        raise ProfileError(
+            f"{_where(profile, fn, prefix.rstrip('.') or None, origin)}: must be a table like "
+            f"{{dist = \"fixed\", value = 5}}, got {tbl!r}"
+        )
     kind = tbl.get("dist")
     if kind is None:
-        raise ProfileError(f"{_where(profile, fn, prefix + 'dist', origin)}: missing; one of "
-                           f"{', '.join(DIST_PARAMS)}")
+        raise ProfileError(f"{_where(profile, fn, prefix + 'dist', origin)}: missing; one of {', '.join(DIST_PARAMS)}")
     if kind not in DIST_PARAMS:
-        raise ProfileError(f"{_where(profile, fn, prefix + 'dist', origin)}: unknown distribution {kind!r}; "
-                           f"known: {', '.join(DIST_PARAMS)}")
+        raise ProfileError(
+            f"{_where(profile, fn, prefix + 'dist', origin)}: unknown distribution {kind!r}; "
+            f"known: {', '.join(DIST_PARAMS)}"
+        )
     names = DIST_PARAMS[kind]
-    allowed = {"dist", "source", "note", *names} | ({"tail"} if allow_tail else set()) | \
-              ({"p"} if not allow_tail else set())
+    allowed = (
+        {"dist", "source", "note", *names} | ({"tail"} if allow_tail else set()) | ({"p"} if not allow_tail else set())
+    )
     unknown = sorted(set(tbl) - allowed)
     if unknown:
-        raise ProfileError(f"{_where(profile, fn, prefix + unknown[0], origin)}: unknown field for a {kind} "
-                           f"distribution; allowed: {', '.join(sorted(allowed))}")
+        raise ProfileError(
+            f"{_where(profile, fn, prefix + unknown[0], origin)}: unknown field for a {kind} "
+            f"distribution; allowed: {', '.join(sorted(allowed))}"
+        )
     for nm in names:
         if nm not in tbl:
-            raise ProfileError(f"{_where(profile, fn, prefix + nm, origin)}: missing (a {kind} distribution "
-                               f"needs {', '.join(names)})")
+            raise ProfileError(
+                f"{_where(profile, fn, prefix + nm, origin)}: missing (a {kind} distribution needs {', '.join(names)})"
+            )
     if kind == "empirical":
         samples = tbl["samples"]
         if not isinstance(samples, list) or not samples:
-            raise ProfileError(f"{_where(profile, fn, prefix + 'samples', origin)}: must be a non-empty list "
-                               f"of milliseconds, got {samples!r}")
+            raise ProfileError(
+                f"{_where(profile, fn, prefix + 'samples', origin)}: must be a non-empty list "
+                f"of milliseconds, got {samples!r}"
+            )
         params = tuple(_number(v, profile, fn, f"{prefix}samples[{i}]", origin) for i, v in enumerate(samples))
     else:
-        params = tuple(_number(tbl[nm], profile, fn, prefix + nm, origin, positive=(nm == "median"))
-                       for nm in names)
+        params = tuple(_number(tbl[nm], profile, fn, prefix + nm, origin, positive=(nm == "median")) for nm in names)
     source = tbl.get("source", "")
     if not isinstance(source, str):
         raise ProfileError(f"{_where(profile, fn, prefix + 'source', origin)}: must be a string")
@@ -358,15 +424,16 @@ def _parse_dist(tbl: object, profile: str, fn: str, prefix: str, origin: str, al
     if allow_tail and "tail" in tbl:
         t = tbl["tail"]
         if not isinstance(t, Mapping):
-            raise ProfileError(f"{_where(profile, fn, prefix + 'tail', origin)}: must be a table "
-                               f"{{p = 0.04, dist = ..., ...}}")
+            raise ProfileError(
+                f"{_where(profile, fn, prefix + 'tail', origin)}: must be a table {{p = 0.04, dist = ..., ...}}"
+            )
         if "p" not in t:
-            raise ProfileError(f"{_where(profile, fn, prefix + 'tail.p', origin)}: missing (the probability "
-                               f"of a tail draw)")
+            raise ProfileError(
+                f"{_where(profile, fn, prefix + 'tail.p', origin)}: missing (the probability of a tail draw)"
+            )
         p = _number(t["p"], profile, fn, prefix + "tail.p", origin)
         if p > 1:
-            raise ProfileError(f"{_where(profile, fn, prefix + 'tail.p', origin)}: probability {p:g} is "
-                               f"outside [0, 1]")
+            raise ProfileError(f"{_where(profile, fn, prefix + 'tail.p', origin)}: probability {p:g} is outside [0, 1]")
         tdist = _parse_dist(t, profile, fn, prefix + "tail.", origin, allow_tail=False)
         tail = Tail(p=p, dist=Dist(tdist.kind, tdist.params, tdist.source), source=tdist.source)
     return Dist(kind, params, source, tail)
@@ -380,28 +447,41 @@ def parse_profile(name: str, tbl: object, origin: str = "") -> Profile:
             if key not in _FUNCTION_SET:
                 raise ProfileError(f"{_where(name, key, None, origin)}: not a PKCS#11 v2.40 function name")
         elif key not in _PROFILE_KEYS:
-            raise ProfileError(f"{_where(name, None, key, origin)}: unknown field; allowed: "
-                               f"{', '.join(sorted(_PROFILE_KEYS))} and PKCS#11 function names (C_...)")
+            raise ProfileError(
+                f"{_where(name, None, key, origin)}: unknown field; allowed: "
+                f"{', '.join(sorted(_PROFILE_KEYS))} and PKCS#11 function names (C_...)"
+            )
     for key in ("description", "source"):
         v = tbl.get(key)
         if not isinstance(v, str) or not v.strip():
-            raise ProfileError(f"{_where(name, None, key, origin)}: missing or empty (every profile says "
-                               f"what it is and where its figures come from)")
+            raise ProfileError(
+                f"{_where(name, None, key, origin)}: missing or empty (every profile says "
+                f"what it is and where its figures come from)"
+            )
     wait = tbl.get("wait")
     if wait not in WAIT_MODES:
-        raise ProfileError(f"{_where(name, None, 'wait', origin)}: must be one of {', '.join(WAIT_MODES)}, "
-                           f"got {wait!r}")
+        raise ProfileError(
+            f"{_where(name, None, 'wait', origin)}: must be one of {', '.join(WAIT_MODES)}, got {wait!r}"
+        )
     for key in ("notes", "algorithm"):
         if key in tbl and not isinstance(tbl[key], str):
             raise ProfileError(f"{_where(name, None, key, origin)}: must be a string")
     cal = tbl.get("calibrated_to", {})
     if not isinstance(cal, Mapping):
         raise ProfileError(f"{_where(name, None, 'calibrated_to', origin)}: must be a table")
-    functions = {key: _parse_dist(v, name, key, "", origin, allow_tail=True)
-                 for key, v in tbl.items() if key.startswith("C_")}
-    return Profile(name=name, description=tbl["description"], wait=wait, source=tbl["source"],
-                   functions=functions, notes=tbl.get("notes", ""), algorithm=tbl.get("algorithm", ""),
-                   calibrated_to=dict(cal))
+    functions = {
+        key: _parse_dist(v, name, key, "", origin, allow_tail=True) for key, v in tbl.items() if key.startswith("C_")
+    }
+    return Profile(
+        name=name,
+        description=tbl["description"],
+        wait=wait,
+        source=tbl["source"],
+        functions=functions,
+        notes=tbl.get("notes", ""),
+        algorithm=tbl.get("algorithm", ""),
+        calibrated_to=dict(cal),
+    )
 
 
 def load_profiles(path: str | Path | None = None) -> dict[str, Profile]:
@@ -412,6 +492,7 @@ def load_profiles(path: str | Path | None = None) -> dict[str, Profile]:
     else:
         origin = str(path)
         from ..core.files import read_text_input
+
         try:
             text = read_text_input(path, "profiles", f"cannot read secure-element profiles {path}")
         except ProfileError:
@@ -419,6 +500,7 @@ def load_profiles(path: str | Path | None = None) -> dict[str, Profile]:
         except Exception as exc:  # InputError: said as a profile error
             raise ProfileError(str(exc)) from None
     from ..core.files import parse_toml
+
     try:
         doc = parse_toml(text, origin)
     except tomllib.TOMLDecodeError as exc:
@@ -453,8 +535,9 @@ def shim_config_text(profile: Profile, module_path: str | Path, log_path: str | 
     return "\n".join(lines) + "\n"
 
 
-def write_shim_config(profile: Profile, module_path: str | Path, log_path: str | Path, seed: int,
-                      path: str | Path) -> Path:
+def write_shim_config(
+    profile: Profile, module_path: str | Path, log_path: str | Path, seed: int, path: str | Path
+) -> Path:
     """Write the shim's config to ``path``; point the shim at it with ``{SHIM_ENV: str(path)}``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -463,113 +546,3 @@ def write_shim_config(profile: Profile, module_path: str | Path, log_path: str |
 
 
 # --- Monte Carlo of S2's token modes -------------------------------------------------------------
-class MsSummary(TypedDict):
-    """Simulated runs of one token mode, in ms, and how many exceed the threshold."""
-    n: int
-    mean_ms: float
-    sd_ms: float
-    min_ms: float
-    p50_ms: float
-    p90_ms: float
-    p99_ms: float
-    max_ms: float
-    threshold_ms: float
-    over_threshold: int
-    share_over_threshold: float
-
-
-def _summary(xs: Sequence[float], over_ms: float = OVER_MS) -> MsSummary:
-    over = sum(1 for x in xs if x > over_ms)
-    return MsSummary(
-        n=len(xs),
-        mean_ms=_mean(xs), sd_ms=_stdev(xs), min_ms=min(xs),
-        p50_ms=_percentile(xs, 50.0), p90_ms=_percentile(xs, 90.0), p99_ms=_percentile(xs, 99.0),
-        max_ms=max(xs),
-        threshold_ms=over_ms, over_threshold=over, share_over_threshold=over / len(xs),
-    )
-
-
-def mode_calls(profile: Profile) -> dict[str, tuple[str, ...]]:
-    extra = tuple(fn for fn in TOTAL_OPTIONAL_CALLS if fn in profile.functions)
-    return {"sign_only": SIGN_ONLY_CALLS, "total": TOTAL_CALLS + extra}
-
-
-def simulate_modes(profile: Profile, n: int = 20000, seed: int = 0,
-                   base_ms: float | Mapping[str, float] | None = None) -> dict[str, dict[str, Any]]:
-    """Simulate S2's two modes ``n`` times each: ``sign_only`` (C_SignInit + C_Sign on a kept session)
-    and ``total`` (open session, log in, find the key, sign; plus C_Logout/C_CloseSession when the
-    profile sets them). ``base_ms`` is what the host and the underlying token cost without the
-    profile: a number added once per run, or a mapping PKCS#11 function -> ms added to each call.
-    Returns per mode n, mean_ms, sd_ms, min_ms, p50_ms, p90_ms, p99_ms, max_ms, over_threshold (runs
-    over 1000 ms) and share_over_threshold, plus the calls each mode makes."""
-    if n < 1:
-        raise ProfileError(f"simulate_modes needs n >= 1, got {n}")
-    per_call: Mapping[str, float] = base_ms if isinstance(base_ms, Mapping) else {}
-    per_run = float(base_ms) if isinstance(base_ms, (int, float)) else 0.0
-    for fn in per_call:
-        if fn not in _FUNCTION_SET:
-            raise ProfileError(f"base_ms: {fn!r} is not a PKCS#11 v2.40 function name")
-    out = {}
-    for i, (mode, calls) in enumerate(mode_calls(profile).items()):
-        rng = np.random.default_rng(random.Random(f"{seed}:{mode}").getrandbits(128))
-        runs = np.full(n, per_run)
-        for fn in calls:
-            runs += profile.sample_ms(fn, rng, n) + per_call.get(fn, 0.0)
-        out[mode] = {**_summary(runs.tolist()), "calls": list(calls)}
-    return out
-
-
-def calibration_check(profile: Profile, n: int = 20000, seed: int = 0) -> list[dict[str, Any]]:
-    """Simulated vs the study figures in the profile's ``calibrated_to`` table, per mode and statistic:
-    rows {mode, stat, study, simulated, rel_error}. Empty when the profile is not calibrated."""
-    cal = profile.calibrated_to
-    if not cal:
-        return []
-    sim = simulate_modes(profile, n, seed)
-    rows = []
-    keys = {"mean": "mean_ms", "sd": "sd_ms", "p50": "p50_ms", "p90": "p90_ms", "p99": "p99_ms",
-            "share_over_1s": "share_over_threshold"}
-    for mode in ("sign_only", "total"):
-        target = cal.get(mode) or {}
-        for stat, key in keys.items():
-            if stat in target:
-                study, got = float(target[stat]), sim[mode][key]
-                rel = (got - study) / study if study else (got - study)
-                rows.append({"mode": mode, "stat": stat, "study": study, "simulated": got, "rel_error": rel})
-    return rows
-
-
-# --- Kolmogorov-Smirnov ----------------------------------------------------------------------------
-_NO_DELAY = Dist("fixed", (0.0,))  # a function the profile leaves alone: always 0 ms
-
-
-def ks_distance(samples: Sequence[float], profile: Profile, fn: str, *, n_ref: int | None = None,
-                seed: int = 0) -> float:
-    """KS distance between observed delays (ms) and the profile's distribution for ``fn``.
-
-    Default: one-sample, against the exact CDF (body and tail mixture). A continuous CDF goes to
-    scipy.stats.kstest; one with point masses (fixed, empirical) is compared at each distinct value
-    on both sides of the jump, because kstest assumes a continuous CDF and would report a perfect
-    match of a fixed delay as distance 1. With ``n_ref``: two-sample (scipy.stats.ks_2samp) against
-    ``n_ref`` delays simulated with ``seed``."""
-    from scipy import stats as sps
-    xs = np.sort(np.asarray([float(v) for v in samples]))
-    if xs.size == 0:
-        raise ProfileError("ks_distance needs at least one sample")
-    if n_ref is not None:
-        return ks_two_sample(xs, profile.distribution_samples(fn, n_ref, seed))
-    d = profile.dist(fn) or _NO_DELAY
-    if not d.has_atoms:
-        return float(sps.kstest(xs, d.cdf).statistic)
-    values, counts = np.unique(xs, return_counts=True)
-    upto = np.cumsum(counts) / xs.size            # the sample's CDF at each distinct value
-    before = upto - counts / xs.size              # ... and just below it
-    return float(max(np.max(np.abs(d.cdf(values) - upto)), np.max(np.abs(d.cdf(values, left=True) - before))))
-
-
-def ks_two_sample(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float:
-    """Two-sample KS distance (scipy.stats.ks_2samp; exact with ties)."""
-    from scipy import stats as sps
-    if len(a) == 0 or len(b) == 0:
-        raise ProfileError("ks_two_sample needs two non-empty samples")
-    return float(sps.ks_2samp(np.asarray(a, dtype=float), np.asarray(b, dtype=float)).statistic)

@@ -33,21 +33,21 @@ Decisions:
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import ErrorDetails
 
 from ..core.errors import InputError
-from .field_errors import Loc, describe
 from . import vocabulary as V
+from .field_errors import Loc, describe
 
-if TYPE_CHECKING:   # read lazily: a system file without [pattern] never loads the pattern schema
+if TYPE_CHECKING:  # read lazily: a system file without [pattern] never loads the pattern schema
     from .patterns import Pattern
 
 # whatif's protocols and their handshakes: the one table in inputs/vocabulary.py (model/flights.py
@@ -56,8 +56,13 @@ HANDSHAKES = V.HANDSHAKES
 PROTOCOLS = tuple(HANDSHAKES)
 # a what-if protocol as a pattern's [stack] protocol and authentication (plan/design.py's table read
 # backwards); the bare (D)TLS protocols carry no application messages, so no pattern judges them
-PLAN_PROTOCOL = {"mqtt": ("mqtt", "mtls"), "https": ("https", "mtls"), "coap": ("coap", "mtls"),
-                 "openvpn": ("vpn", "mtls"), "jwt": ("https", "jwt")}
+PLAN_PROTOCOL = {
+    "mqtt": ("mqtt", "mtls"),
+    "https": ("https", "mtls"),
+    "coap": ("coap", "mtls"),
+    "openvpn": ("vpn", "mtls"),
+    "jwt": ("https", "jwt"),
+}
 
 Name = Annotated[str, Field(min_length=1, max_length=200)]
 Source = Annotated[str, Field(min_length=3, max_length=2000)]
@@ -69,41 +74,57 @@ class _Section(BaseModel):
 
 class DeviceSection(_Section):
     """The client's core and TLS library build."""
-    core: Name = Field(description="a core profile of `secperf device list` (e.g. cortex-m4-80) or a cost table "
-                                   "(host-default)")
+
+    core: Name = Field(
+        description="a core profile of `secperf device list` (e.g. cortex-m4-80) or a cost table (host-default)"
+    )
     stack: Name | None = Field(None, description="the TLS library (wolfssl, mbedtls, mbedtls3, wolfssl59, ...)")
-    config: Name | None = Field(None, description="the library's build configuration (e.g. sp-asm; `secperf "
-                                                  "device list`); default: the stack's default")
+    config: Name | None = Field(
+        None,
+        description="the library's build configuration (e.g. sp-asm; `secperf "
+        "device list`); default: the stack's default",
+    )
     source: Source | None = None
 
 
 class SecuritySection(_Section):
     """Where the client's key lives and how its session is kept."""
-    key: Name = Field("software", description="software, se:PROFILE (warm: session kept) or se:PROFILE:cold "
-                                              "(session opened, login, key found and signed per connection)")
+
+    key: Name = Field(
+        "software",
+        description="software, se:PROFILE (warm: session kept) or se:PROFILE:cold "
+        "(session opened, login, key found and signed per connection)",
+    )
     source: Source | None = None
 
 
 class NetworkSection(_Section):
-    link: Name = Field(description="a link profile (`secperf netem list`: nb-iot, lte-m, ...) or a spec such as "
-                                   "'delay=50ms,loss=1%,rate=250kbit'")
+    link: Name = Field(
+        description="a link profile (`secperf netem list`: nb-iot, lte-m, ...) or a spec such as "
+        "'delay=50ms,loss=1%,rate=250kbit'"
+    )
     radio: Name | None = Field(None, description="radio energy profile (default: the link profile's own)")
     source: Source | None = None
 
 
 class ProtocolSection(_Section):
     name: Literal["tls1.3", "tls1.2", "dtls1.2", "https", "mqtt", "coap", "openvpn", "jwt"]
-    handshakes: list[Name] = Field(default_factory=lambda: [], description="the handshake policy: full, resumed, "
-                                   "psk, ... (default: the protocol's first, full)")
-    groups: list[Name] = Field(default_factory=lambda: ["x25519"], description="key-exchange groups (x25519, "
-                                                                                "p-256, ml-kem-768, ...)")
-    server_cert: Name | None = Field(None, description="the server certificate's key type and chain depth, "
-                                                       "e.g. ecdsa-p256 or rsa-2048:2")
+    handshakes: list[Name] = Field(
+        default_factory=lambda: [],
+        description="the handshake policy: full, resumed, psk, ... (default: the protocol's first, full)",
+    )
+    groups: list[Name] = Field(
+        default_factory=lambda: ["x25519"], description="key-exchange groups (x25519, p-256, ml-kem-768, ...)"
+    )
+    server_cert: Name | None = Field(
+        None, description="the server certificate's key type and chain depth, e.g. ecdsa-p256 or rsa-2048:2"
+    )
     source: Source | None = None
 
 
 class BudgetsSection(_Section):
     """The requirements the pattern must meet; each replaces the pattern's own."""
+
     latency: str | None = Field(None, description="e.g. \"3 s\": the percentile below must stay under it")
     latency_percentile: Annotated[float, Field(ge=50, le=99.9)] | None = None
     determinism: str | None = None
@@ -114,6 +135,7 @@ class BudgetsSection(_Section):
 class PatternSection(BaseModel):
     """A built-in pattern (`use`) and/or a pattern's own tables (as a pattern file writes them,
     without [stack]); checked by inputs/patterns.py once the stack is made from the system."""
+
     model_config = ConfigDict(extra="forbid", strict=True)
     use: Name | None = Field(None, description="a built-in pattern: periodic-collection, event-driven, ...")
     name: Name | None = None
@@ -141,14 +163,21 @@ class System(_Section):
 
 
 SECTIONS = ("device", "security", "network", "protocol", "pattern", "budgets")
-_MODELS: dict[str, type[BaseModel]] = {"device": DeviceSection, "security": SecuritySection, "network": NetworkSection,
-           "protocol": ProtocolSection, "pattern": PatternSection, "budgets": BudgetsSection}
+_MODELS: dict[str, type[BaseModel]] = {
+    "device": DeviceSection,
+    "security": SecuritySection,
+    "network": NetworkSection,
+    "protocol": ProtocolSection,
+    "pattern": PatternSection,
+    "budgets": BudgetsSection,
+}
 SHOWN_PROBLEMS = 6
 
 
 @dataclass(frozen=True)
 class LoadedSystem:
     """A system file checked: the model plus where it came from (for messages and the Result)."""
+
     system: System
     path: str
 
@@ -213,22 +242,29 @@ def _check_names(s: System, where: str) -> System:
     (groups) mapped with a note."""
     from . import devices as D
     from . import netspec as NS
+
     problems: list[str] = []
     cores = list(D.cores())
     if s.device.core not in cores and s.device.core not in cost_tables():
-        problems.append(f"[device].core: unknown core {s.device.core!r}; cores (`secperf device list`): "
-                        f"{', '.join(cores)}; cost tables: {', '.join(cost_tables())}")
+        problems.append(
+            f"[device].core: unknown core {s.device.core!r}; cores (`secperf device list`): "
+            f"{', '.join(cores)}; cost tables: {', '.join(cost_tables())}"
+        )
     if s.device.stack is not None and s.device.stack not in stacks():
         problems.append(f"[device].stack: unknown stack {s.device.stack!r}; known: {', '.join(stacks())}")
     if s.device.config is not None:
         if s.device.stack is None:
             problems.append(f"[device].config: {s.device.config!r} is a build of a stack: give [device].stack too")
         elif s.device.stack in stacks() and s.device.config not in configs(s.device.stack):
-            problems.append(f"[device].config: {s.device.stack} has no configuration {s.device.config!r}; "
-                            f"known: {', '.join(configs(s.device.stack))}")
+            problems.append(
+                f"[device].config: {s.device.stack} has no configuration {s.device.config!r}; "
+                f"known: {', '.join(configs(s.device.stack))}"
+            )
     if (s.device.stack or s.device.config) and s.device.core not in cores:
-        problems.append(f"[device].stack/config: {s.device.core} is a cost table, not an emulated core; a stack and "
-                        f"its build apply to a core of `secperf device list`")
+        problems.append(
+            f"[device].stack/config: {s.device.core} is a cost table, not an emulated core; a stack and "
+            f"its build apply to a core of `secperf device list`"
+        )
     try:
         V.key(s.security.key, "[security].key")
     except InputError as exc:
@@ -240,28 +276,36 @@ def _check_names(s: System, where: str) -> System:
     except InputError as exc:
         problems.append(f"[network].link: {exc}")
     if s.network.radio is not None and s.network.radio not in radios():
-        problems.append(f"[network].radio: unknown radio energy profile {s.network.radio!r}; known: {', '.join(radios())}")
+        problems.append(
+            f"[network].radio: unknown radio energy profile {s.network.radio!r}; known: {', '.join(radios())}"
+        )
     p = s.protocol
     bad = [h for h in p.handshakes if h not in HANDSHAKES[p.name]]
     if bad:
-        problems.append(f"[protocol].handshakes: {p.name} has no {', '.join(bad)} handshake; known: "
-                        f"{', '.join(HANDSHAKES[p.name])}")
+        problems.append(
+            f"[protocol].handshakes: {p.name} has no {', '.join(bad)} handshake; known: {', '.join(HANDSHAKES[p.name])}"
+        )
     if s.pattern is not None and p.name not in PLAN_PROTOCOL:
-        problems.append(f"[pattern]: a pattern judges application messages; {p.name} carries none: name one of "
-                        f"{', '.join(PLAN_PROTOCOL)} in [protocol].name, or drop [pattern]")
+        problems.append(
+            f"[pattern]: a pattern judges application messages; {p.name} carries none: name one of "
+            f"{', '.join(PLAN_PROTOCOL)} in [protocol].name, or drop [pattern]"
+        )
     b = s.budgets
     if b is not None:
         from .patterns import ENERGY_UNITS, TIME_UNITS, parse_quantity
-        for k, units, what in (("latency", TIME_UNITS, "time"), ("determinism", TIME_UNITS, "time"),
-                               ("energy_per_day", ENERGY_UNITS, "energy")):
+
+        for k, units, what in (
+            ("latency", TIME_UNITS, "time"),
+            ("determinism", TIME_UNITS, "time"),
+            ("energy_per_day", ENERGY_UNITS, "energy"),
+        ):
             if getattr(b, k) is not None:
                 try:
                     parse_quantity(getattr(b, k), units, what)
                 except ValueError as exc:
                     problems.append(f"[budgets].{k}: {exc}")
     if s.budgets is not None and s.pattern is None:
-        problems.append("[budgets]: budgets are a pattern's requirements; add [pattern] (use = \"NAME\" or its "
-                        "tables)")
+        problems.append("[budgets]: budgets are a pattern's requirements; add [pattern] (use = \"NAME\" or its tables)")
     if problems:
         raise InputError(f"{where}: " + "; ".join(problems))
     groups = V.groups(p.groups, "[protocol].groups")
@@ -280,6 +324,7 @@ def validate_system(raw: Mapping[str, Any], where: str = "system") -> System:
 def load_system(path: str | Path, where: str | None = None) -> LoadedSystem:
     """A system file read with the input bounds and validated; InputError naming the key path."""
     from ..core.files import parse_toml, read_text_input
+
     where = where or f"--system {path}"
     text = read_text_input(path, "system", where)
     try:
@@ -307,16 +352,21 @@ def pattern_doc(ls: LoadedSystem) -> dict[str, Any]:
 
 def _pattern_doc(s: System, where: str) -> dict[str, Any]:
     from . import patterns as PS
+
     ps = s.pattern
     if ps is None:
-        raise InputError(f"{where}: no [pattern]: `plan` judges a pattern; add [pattern] use = \"NAME\" "
-                         f"({', '.join(PS.builtin_names())}) or its tables, with [budgets]")
+        raise InputError(
+            f"{where}: no [pattern]: `plan` judges a pattern; add [pattern] use = \"NAME\" "
+            f"({', '.join(PS.builtin_names())}) or its tables, with [budgets]"
+        )
     doc: dict[str, Any] = {}
     if ps.use is not None:
         if ps.use not in PS.builtin_names():
-            raise InputError(f"{where}: [pattern].use: unknown pattern {ps.use!r}; built-in: "
-                             f"{', '.join(PS.builtin_names())}")
+            raise InputError(
+                f"{where}: [pattern].use: unknown pattern {ps.use!r}; built-in: {', '.join(PS.builtin_names())}"
+            )
         from ..core.files import parse_toml
+
         doc = parse_toml(PS._builtin_text(ps.use), f"pattern {ps.use}")
     base_stack = doc.get("stack", {})
     for k in ("name", "description", "source", "traffic", "connection", "requirements"):
@@ -326,13 +376,19 @@ def _pattern_doc(s: System, where: str) -> dict[str, Any]:
     doc.setdefault("name", s.name)
     doc.setdefault("source", s.source or f"system file {s.name}")
     proto, auth = plan_auth(s)
-    stack = {k: base_stack[k] for k in ("measures", "jwt_lifetime_s", "battery", "battery_voltage_v")
-             if k in base_stack}
+    stack = {
+        k: base_stack[k] for k in ("measures", "jwt_lifetime_s", "battery", "battery_voltage_v") if k in base_stack
+    }
     for k in ("measures", "jwt_lifetime_s", "battery", "battery_voltage_v"):
         if getattr(ps, k) is not None:
             stack[k] = getattr(ps, k)
-    stack.update(protocol=proto, auth=auth, key=s.security.key, network=s.network.link,
-                 source=f"system file {s.name}: [protocol], [security], [network], [device]")
+    stack.update(
+        protocol=proto,
+        auth=auth,
+        key=s.security.key,
+        network=s.network.link,
+        source=f"system file {s.name}: [protocol], [security], [network], [device]",
+    )
     if s.network.radio:
         stack["radio"] = s.network.radio
     doc["stack"] = stack
@@ -340,8 +396,12 @@ def _pattern_doc(s: System, where: str) -> dict[str, Any]:
         req = dict(doc.get("requirements") or {})
         budget_source = s.budgets.source or f"system file {s.name}: [budgets]"
         # a requirement's own source (latency_source, ...), where patterns carry one, follows its value
-        own = {"latency": "latency_source", "latency_percentile": "latency_source",
-               "determinism": "determinism_source", "energy_per_day": "energy_source"}
+        own = {
+            "latency": "latency_source",
+            "latency_percentile": "latency_source",
+            "determinism": "determinism_source",
+            "energy_per_day": "energy_source",
+        }
         for k in ("latency", "latency_percentile", "determinism", "energy_per_day"):
             v = getattr(s.budgets, k)
             if v is not None:
@@ -360,6 +420,7 @@ def pattern(ls: LoadedSystem) -> Pattern:
 
 def _pattern(s: System, where: str) -> Pattern:
     from . import patterns as PS
+
     return PS.validate_pattern(_pattern_doc(s, where), f"{where} [pattern]")
 
 

@@ -38,23 +38,35 @@ HANDSHAKES = {
     "openvpn": ("full",),
     "jwt": ("fresh", "cached"),
     # EDHOC + OSCORE (model/flights_edhoc.py): m<METHOD>-<CREDENTIAL>[-combined]
-    "edhoc": tuple(f"m{m}-{c}{x}" for m in (3, 0, 1, 2) for c in ("kid", "value", "x5t", "x5chain")
-                   for x in ("", "-combined")),
-    "quic": ("full", "resumed", "0rtt", "psk"),                                   # model/flights_quic.py
-    "dtls1.3": ("full", "resumed", "full-cid", "resumed-cid"),             # model/flights_dtls13.py
+    "edhoc": tuple(
+        f"m{m}-{c}{x}" for m in (3, 0, 1, 2) for c in ("kid", "value", "x5t", "x5chain") for x in ("", "-combined")
+    ),
+    "quic": ("full", "resumed", "0rtt", "psk"),  # model/flights_quic.py
+    "dtls1.3": ("full", "resumed", "full-cid", "resumed-cid"),  # model/flights_dtls13.py
 }
 
 # old or foreign spellings of a key-exchange group -> the group's name
 GROUP_ALIASES = {
-    "ecdh-p256": "p-256", "p256": "p-256", "secp256r1": "p-256", "prime256v1": "p-256",
-    "ecdh-p384": "p-384", "p384": "p-384", "secp384r1": "p-384",
-    "ecdh-x25519": "x25519", "ecdh-x448": "x448",
-    "mlkem768": "ml-kem-768", "mlkem512": "ml-kem-512", "mlkem1024": "ml-kem-1024",
-    "x25519-mlkem768": "x25519mlkem768", "x25519_mlkem768": "x25519mlkem768",
+    "ecdh-p256": "p-256",
+    "p256": "p-256",
+    "secp256r1": "p-256",
+    "prime256v1": "p-256",
+    "ecdh-p384": "p-384",
+    "p384": "p-384",
+    "secp384r1": "p-384",
+    "ecdh-x25519": "x25519",
+    "ecdh-x448": "x448",
+    "mlkem768": "ml-kem-768",
+    "mlkem512": "ml-kem-512",
+    "mlkem1024": "ml-kem-1024",
+    "x25519-mlkem768": "x25519mlkem768",
+    "x25519_mlkem768": "x25519mlkem768",
 }
 
-KEY_FORM = "software, se:PROFILE (a warm key: session kept) or se:PROFILE:cold (open a session, log in, find the " \
-           "key and sign per connection); profiles: `secperf signer --profile list`"
+KEY_FORM = (
+    "software, se:PROFILE (a warm key: session kept) or se:PROFILE:cold (open a session, log in, find the "
+    "key and sign per connection); profiles: `secperf signer --profile list`"
+)
 
 
 def note(text: str) -> None:
@@ -89,11 +101,17 @@ def key(value: str, opt: str = "--key", profiles: Collection[str] | None = None)
     if not v.startswith("se:"):
         raise InputError(f"{opt}: {value!r} must be {KEY_FORM}")
     parts = v.split(":")
-    if len(parts) > 3 or len(parts) < 2 or not parts[1] or (len(parts) == 3 and parts[2] != "cold") \
-            or not re.fullmatch(r"[a-z0-9][a-z0-9-]*", parts[1]):
+    if (
+        len(parts) > 3
+        or len(parts) < 2
+        or not parts[1]
+        or (len(parts) == 3 and parts[2] != "cold")
+        or not re.fullmatch(r"[a-z0-9][a-z0-9-]*", parts[1])
+    ):
         raise InputError(f"{opt}: {value!r}: write se:PROFILE for a warm key (session kept) or se:PROFILE:cold")
     if profiles is None:
         from . import se_profiles as SE
+
         profiles = SE.load_profiles()
     if parts[1] not in profiles:
         raise InputError(f"{opt}: unknown secure-element profile {parts[1]!r}; known: {', '.join(profiles)}")

@@ -67,9 +67,9 @@ class CaliforniumServer(Service):
     def __init__(self, certs: CertSet, client_ca: Path, workdir: Path | None = None, cid_length: int = CID_LENGTH):
         super().__init__(workdir)
         self.certs, self.client_ca, self.cid_length = certs, client_ca, cid_length
-        self.handshakes: "queue.Queue[dict]" = queue.Queue()
+        self.handshakes: queue.Queue[dict] = queue.Queue()
 
-    def start(self) -> "CaliforniumServer":
+    def start(self) -> CaliforniumServer:
         key = self.write_secret(self.workdir / "server.p8.pem", pkcs8_pem(self.certs.key))
         argv = [java_exe(), "-jar", str(find_jar()), "server", "--bind", self.bind, "--port", "0",
                 "--cert", str(self.certs.chain), "--key", str(key), "--client-ca", str(self.client_ca),

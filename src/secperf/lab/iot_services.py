@@ -63,7 +63,7 @@ class Mosquitto(Service):
         self.certs, self.client_ca, self.nodelay, self.tls_version = certs, client_ca, nodelay, tls_version
         self.fixed_port = port
 
-    def start(self) -> "Mosquitto":
+    def start(self) -> Mosquitto:
         exe = _exe("mosquitto")
         if exe is None:
             raise ServiceError("mosquitto is not installed: run scripts/bootstrap (Debian package mosquitto)")
@@ -167,7 +167,7 @@ class CoapServer(Service):
         self.verbosity, self.fixed_port = verbosity, port
         self.plain_port: int | None = None
 
-    def start(self) -> "CoapServer":
+    def start(self) -> CoapServer:
         exe = _exe("coap-server-openssl")
         if exe is None:
             raise ServiceError("coap-server-openssl is not installed: run scripts/bootstrap "

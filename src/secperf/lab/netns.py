@@ -80,20 +80,9 @@ from .netns_check import (
     userns_fix,
 )
 from .netns_holder import Holder
-from .netns_owners import (
-    NAME_RE,
-    PREFIX,
-    ip,
-    kill_pids,
-    list_namespaces,
-    namespace_pids,
-    proc_start,
-    sweep_stale,
-)
+from .netns_owners import NAME_RE, PREFIX, ip, kill_pids, list_namespaces, namespace_pids, proc_start, sweep_stale
 from .netns_socket import CLONE_NEWNET, SO_TIMESTAMPNS, kernel_rx_ns, netns_socket
-from .nsholder import (
-    netns_pids,  # the holder's own scan (it runs stdlib-only, as a script)
-)
+from .nsholder import netns_pids  # the holder's own scan (it runs stdlib-only, as a script)
 from .services import stop_process
 
 __all__ = ["CLONE_NEWNET", "DEFAULT_TUN", "DEV_ADDR", "HOLDER", "IFNAME", "NAME_RE", "PREFIX", "PREFIX_LEN",
@@ -105,7 +94,7 @@ IFNAME = "sp0"
 DEV_ADDR, SRV_ADDR, PREFIX_LEN = "10.77.0.1", "10.77.0.2", 30
 TUN_TXQUEUELEN = 4096  # as native/netem/tun.h; rootless, set here over netlink (the relay's ioctl needs root)
 _SEQ = itertools.count(1)
-_LIVE: set["Link"] = set()
+_LIVE: set[Link] = set()
 
 
 def _state_dir() -> Path:
@@ -151,19 +140,19 @@ class Link:
         self.relay: subprocess.Popen | None = None
         self.holders: list[Holder] = []   # rootless: the device's holder, then the server's
         self.final_stats: dict | None = None
-        self._lines: "queue.Queue[dict]" = queue.Queue()
+        self._lines: queue.Queue[dict] = queue.Queue()
         self._procs: list[subprocess.Popen] = []
         self._created: list[str] = []
         self._stderr_path: Path | None = None
 
     # -- life cycle --
-    def __enter__(self) -> "Link":
+    def __enter__(self) -> Link:
         return self.open()
 
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def open(self) -> "Link":
+    def open(self) -> Link:
         if self.loopback:
             return self
         problem = check()
@@ -386,7 +375,7 @@ class LinkPerNetwork:
         self.network: str | None = None
         self.error: str | None = None
 
-    def get(self, network: str) -> tuple["Link | None", str | None]:
+    def get(self, network: str) -> tuple[Link | None, str | None]:
         """(link, None) for an emulated network, (None, None) for loopback, (None, reason) on failure."""
         if network != self.network:
             self.close()
@@ -403,7 +392,7 @@ class LinkPerNetwork:
             self.link.close()
         self.link, self.network, self.error = None, None, None
 
-    def __enter__(self) -> "LinkPerNetwork":
+    def __enter__(self) -> LinkPerNetwork:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -70,7 +70,7 @@ def make_userns_netns() -> None:
         with open("/proc/self/gid_map", "w") as f:
             f.write(f"0 {gid} 1")
     except OSError as exc:
-        raise Failed(f"cannot map uid {uid} into the new user namespace: {exc.strerror} (errno {exc.errno})")
+        raise Failed(f"cannot map uid {uid} into the new user namespace: {exc.strerror} (errno {exc.errno})") from None
 
 
 def join_userns_make_netns(userns: str) -> None:

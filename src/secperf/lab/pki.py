@@ -21,15 +21,15 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from ..core.paths import private_dir, secperf_home, write_private
 from ..core.errors import InputError
+from ..core.paths import private_dir, secperf_home, write_private
 
 SERVER_KEY_TYPES = ("rsa-1024", "rsa-2048", "rsa-3072", "rsa-4096", "ecdsa-p256", "ecdsa-p384", "ed25519")
 CLIENT_KEY_TYPES = ("ecdsa-p256", "rsa-2048", "rsa-1024")
 MAX_DEPTH = 3
 SERVER_NAME = "localhost"
-NOT_BEFORE = _dt.datetime(2025, 1, 1, tzinfo=_dt.timezone.utc)
-NOT_AFTER = _dt.datetime(2035, 1, 1, tzinfo=_dt.timezone.utc)
+NOT_BEFORE = _dt.datetime(2025, 1, 1, tzinfo=_dt.UTC)
+NOT_AFTER = _dt.datetime(2035, 1, 1, tzinfo=_dt.UTC)
 
 
 class PKIError(InputError):
@@ -112,7 +112,7 @@ class LabPKI:
     def __init__(self, root: Path | None = None):
         self.root = Path(root) if root else secperf_home() / "pki"
 
-    def ensure(self, fresh: bool = False) -> "LabPKI":
+    def ensure(self, fresh: bool = False) -> LabPKI:
         if fresh and self.root.exists():
             shutil.rmtree(self.root)
         private_dir(self.root)

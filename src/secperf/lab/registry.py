@@ -40,7 +40,7 @@ from . import reaper
 ENV = reaper.ENV
 REAPER = Path(__file__).with_name("reaper.py")
 _LOCK = threading.RLock()
-_CURRENT: "Registry | None" = None
+_CURRENT: Registry | None = None
 
 
 def runs_dir() -> Path:

@@ -21,16 +21,16 @@ from pathlib import Path
 
 import psutil
 
-from ..core.paths import private_dir
+from ..core.errors import MeasurementError
 from ..core.jsonlines import parse_line
 from ..core.native import find_probe
+from ..core.paths import private_dir
+from ..core.wait import wait_until
 from . import registry
 from .pki import CertSet
-from ..core.errors import MeasurementError
-from ..core.wait import wait_until
 
 LOOPBACK = "127.0.0.1"
-_LIVE: set["Service"] = set()
+_LIVE: set[Service] = set()
 
 
 class ServiceError(MeasurementError):
@@ -161,7 +161,7 @@ def wait_listening(proc: subprocess.Popen, timeout_s: float, port: int | None = 
 def watch_stdout(proc: subprocess.Popen, on_line, timeout_s: float):
     """Read the child's stdout in a thread for its whole life (so it never blocks on a full pipe);
     return the first non-None value of on_line(line), or None on exit or after timeout_s."""
-    first: "queue.Queue" = queue.Queue()
+    first: queue.Queue = queue.Queue()
 
     def reader():
         for line in proc.stdout:
@@ -206,7 +206,7 @@ class Service:
         if value is not None and self.proc is not None:
             registry.current().add_port(int(value), self.proto, self.name, self.proc.pid)
 
-    def place(self, prefix: list[str], bind: str, make_socket=None, user: str | None = None) -> "Service":
+    def place(self, prefix: list[str], bind: str, make_socket=None, user: str | None = None) -> Service:
         """Run the server under an argv prefix (a network namespace) bound to `bind`; `user` when the
         namespace sees secperf's user as another (a rootless link's user namespace: "root")."""
         self.prefix, self.bind, self.make_socket, self.user = list(prefix), bind, make_socket, user
@@ -219,7 +219,7 @@ class Service:
     def __exit__(self, *exc):
         self.stop()
 
-    def start(self) -> "Service":
+    def start(self) -> Service:
         raise NotImplementedError
 
     def _spawn(self, argv: list[str], stdout=None, cwd: Path | None = None, stdin=subprocess.DEVNULL) -> subprocess.Popen:
@@ -277,9 +277,9 @@ class ProbeServer(Service):
                  client_ca: Path | None = None, workdir: Path | None = None):
         super().__init__(workdir)
         self.certs, self.args, self.proto, self.client_ca = certs, list(args or []), proto, client_ca
-        self.conns: "queue.Queue[dict]" = queue.Queue()
+        self.conns: queue.Queue[dict] = queue.Queue()
 
-    def start(self) -> "ProbeServer":
+    def start(self) -> ProbeServer:
         argv = [str(find_probe()), "server", "--port", "0", "--bind", self.bind, "--proto", self.proto,
                 "--cert", str(self.certs.chain), "--key", str(self.certs.key)]
         if self.client_ca:
@@ -292,7 +292,7 @@ class ProbeServer(Service):
         return drain_queue(self.conns)
 
 
-def drain_queue(q: "queue.Queue") -> list:
+def drain_queue(q: queue.Queue) -> list:
     """Everything queued so far, without waiting."""
     out = []
     while True:
@@ -302,7 +302,7 @@ def drain_queue(q: "queue.Queue") -> list:
             return out
 
 
-def await_listening(svc: "Service", proc, collect_type: str, into: "queue.Queue", timeout_s: float) -> int:
+def await_listening(svc: Service, proc, collect_type: str, into: queue.Queue, timeout_s: float) -> int:
     """The port a server reports in its `listening` JSON line; its lines of `collect_type` (one per
     connection or handshake) go into `into` as they come. No line in time is the service's failure."""
     def on_line(line: str):
@@ -326,7 +326,7 @@ class SServer(Service):
         super().__init__(workdir)
         self.certs, self.args, self.proto, self.client_ca = certs, list(args or []), proto, client_ca
 
-    def start(self) -> "SServer":
+    def start(self) -> SServer:
         argv = ["openssl", "s_server", "-accept", f"{self.bind}:0", "-cert", str(self.certs.cert),
                 "-key", str(self.certs.key), "-www"]
         # -cert_chain takes the intermediates only: passing the full chain would send the leaf twice
@@ -396,7 +396,7 @@ class Nginx(Service):
         self.certs, self.client_ca, self.body_bytes = certs, client_ca, body_bytes
         self.backlog = backlog           # listen backlog (None: nginx's default, 511 on Linux)
 
-    def start(self) -> "Nginx":
+    def start(self) -> Nginx:
         exe = shutil.which("nginx") or "/usr/sbin/nginx"
         if not os.path.exists(exe):
             raise ServiceError("nginx is not installed: run scripts/bootstrap (Debian package nginx-light)")
@@ -435,7 +435,7 @@ class JwtServer(Service):
         super().__init__(workdir)
         self.certs, self.pubkeys = certs, list(pubkeys)
 
-    def start(self) -> "JwtServer":
+    def start(self) -> JwtServer:
         import sys
         argv = [sys.executable, "-m", "secperf.lab.jwt_server", "--cert", str(self.certs.chain),
                 "--key", str(self.certs.key), "--bind", self.bind]
@@ -465,7 +465,7 @@ class RemoteServer(Service):
         self.host, self.proto, self._port = host, proto, int(port)
         self.bind = host
 
-    def start(self) -> "RemoteServer":
+    def start(self) -> RemoteServer:
         if self.proto == "tls" and not wait_tcp(self._port, 5, None, self.host):
             raise ServiceError(f"nothing accepts TCP connections at {self.host}:{self._port} (tried for 5 s): "
                                f"is the server running, and is --connect HOST:PORT right?")

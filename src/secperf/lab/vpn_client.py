@@ -90,7 +90,7 @@ class OpenVpnClient(Service):
 
     name = "openvpn-client"
 
-    def __init__(self, ns: "NetnsPair | LinkNamespaces", server_ca: Path, key: ClientKey, proto: str = "udp",
+    def __init__(self, ns: NetnsPair | LinkNamespaces, server_ca: Path, key: ClientKey, proto: str = "udp",
                  workdir: Path | None = None, port: int = VPN_PORT):
         if proto not in PROTOS:
             raise VpnConfigError(f"OpenVPN transport {proto!r} must be one of {', '.join(PROTOS)}")
@@ -118,7 +118,7 @@ class OpenVpnClient(Service):
     def start(self):   # Service API: a client is started by connect()
         raise NotImplementedError("use OpenVpnClient.connect()")
 
-    def connect(self, timeout_s: float = 20.0, server: "OpenVpnServer | None" = None) -> ClientRun:
+    def connect(self, timeout_s: float = 20.0, server: OpenVpnServer | None = None) -> ClientRun:
         """Spawn the client and wait (at most ``timeout_s``). With ``server``, a rejection in the
         server's log ends the wait at once: with TLS 1.3 the client learns of a rejected
         certificate only when its handshake window expires."""

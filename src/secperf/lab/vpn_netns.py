@@ -22,7 +22,7 @@ LINK_SRV_IP, LINK_DEV_IP, LINK_PREFIX = "10.200.0.1", "10.200.0.2", 30
 TUN_NET, TUN_MASK, TUN_SERVER_IP = "10.201.0.0", "255.255.255.0", "10.201.0.1"
 _IP_TIMEOUT_S = 10
 
-_LIVE_NS: set["NetnsPair"] = set()
+_LIVE_NS: set[NetnsPair] = set()
 
 
 class VpnError(MeasurementError):
@@ -99,7 +99,7 @@ class NetnsPair:
         self.server_ip, self.device_ip = LINK_SRV_IP, LINK_DEV_IP
         self._created: list[str] = []
 
-    def __enter__(self) -> "NetnsPair":
+    def __enter__(self) -> NetnsPair:
         try:
             self.create()
         except BaseException:
@@ -110,7 +110,7 @@ class NetnsPair:
     def __exit__(self, *exc):
         self.teardown()
 
-    def create(self) -> "NetnsPair":
+    def create(self) -> NetnsPair:
         require_root()
         sweep_stale()
         _LIVE_NS.add(self)
@@ -187,7 +187,7 @@ class LinkNamespaces:
         self.srv, self.dev = str(link.srv_ns), str(link.dev_ns)
         self.server_ip, self.device_ip = link.server_addr, link.dev_addr
 
-    def __enter__(self) -> "LinkNamespaces":
+    def __enter__(self) -> LinkNamespaces:
         return self
 
     def __exit__(self, *exc):

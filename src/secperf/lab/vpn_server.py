@@ -64,7 +64,7 @@ class OpenVpnServer(Service):
 
     name = "openvpn-server"
 
-    def __init__(self, ns: "NetnsPair | LinkNamespaces", certs: CertSet, client_ca: Path, proto: str = "udp",
+    def __init__(self, ns: NetnsPair | LinkNamespaces, certs: CertSet, client_ca: Path, proto: str = "udp",
                  workdir: Path | None = None, port: int = VPN_PORT):
         if proto not in PROTOS:
             raise VpnConfigError(f"OpenVPN transport {proto!r} must be one of {', '.join(PROTOS)}")
@@ -76,7 +76,7 @@ class OpenVpnServer(Service):
         self.reader: LogReader | None = None
         self.conf_path = self.workdir / "server.conf"
 
-    def start(self, timeout_s: float = 10.0) -> "OpenVpnServer":
+    def start(self, timeout_s: float = 10.0) -> OpenVpnServer:
         conf = SERVER_CONF.format(tun_net=TUN_NET, tun_mask=TUN_MASK,
                                   proto="udp" if self.proto == "udp" else "tcp-server",
                                   socket_flags="" if self.proto == "udp" else TCP_SOCKET_FLAGS,

@@ -77,7 +77,7 @@ class Chaskey:
         if _lib().chaskey_init(ctypes.byref(self._ctx), key, rounds) != 0:
             raise InputError("chaskey_init rejected its arguments")
 
-    def update(self, data: bytes) -> "Chaskey":
+    def update(self, data: bytes) -> Chaskey:
         if self._done:
             raise InputError("update() after digest()")
         data = bytes(data)

@@ -63,14 +63,7 @@ from .connect_keys import KeyMaterial
 from .connect_mqtt import engine_key_dir
 from .connect_probe import COLD_START, cold_phases, measure_probe, probe_client_args
 from .connect_series import PHASES, new_series, phase_medians, probe_phases, slug
-from .connect_servers import (
-    Dial,
-    dial_for,
-    finish_series,
-    kill_later,
-    server_for,
-    start_server,
-)
+from .connect_servers import Dial, dial_for, finish_series, kill_later, server_for, start_server
 
 __all__ = ["CF_HANDSHAKES", "CF_WARMUP", "CLIENTS", "COAP_PSK", "COAP_PSK_IDENTITY", "COAP_SERVERS", "COLD_START",
            "KEY_SESSIONS", "KEY_SOURCES_DOC", "OVER_US", "PHASES", "PROTOCOLS", "RESUMPTION_REFUSED", "USABLE",

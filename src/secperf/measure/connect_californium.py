@@ -43,13 +43,7 @@ def measure_californium(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: 
         return R.finalize_series(s)
     km, server = ready
     dial = dial_for(link, p)
-    from ..lab.californium import (
-        CID_LENGTH,
-        find_jar,
-        java_exe,
-        pkcs8_pem,
-        sunpkcs11_config,
-    )
+    from ..lab.californium import CID_LENGTH, find_jar, java_exe, pkcs8_pem, sunpkcs11_config
     warmup = max(p.warmup, CF_WARMUP)
     s.labels["warmup"] = warmup
     try:

@@ -7,8 +7,8 @@ import shutil
 from pathlib import Path
 
 from ..core import result as R
-from ..core.result_schema import Series
 from ..core.paths import private_dir
+from ..core.result_schema import Series
 from .connect_config import COAP_PSK, COAP_PSK_IDENTITY
 from .connect_series import record_run
 from .connect_servers import Dial

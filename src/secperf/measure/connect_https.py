@@ -8,8 +8,8 @@ import os
 import shutil
 
 from ..core import result as R
-from ..core.result_schema import Series
 from ..core import stats
+from ..core.result_schema import Series
 from .connect_series import record_run
 from .connect_servers import Dial
 from .connect_spawn import timed_run

@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 from ..core import result as R
-from ..core.result_schema import Series
 from ..core.jsonlines import parse_lines
 from ..core.paths import write_private
+from ..core.result_schema import Series
 from ..lab import registry
 from .connect_config import ConnectError
 from .connect_keys import KeyMaterial

@@ -8,14 +8,7 @@ from ..core import result as R
 from ..core.result_schema import Result, Series
 from ..lab.pki import LabPKI
 from ..lab.services import LOOPBACK
-from .connect_config import (
-    CF_WARMUP,
-    COAP_PSK,
-    COAP_PSK_IDENTITY,
-    USABLE,
-    ConnectConfig,
-    ConnectParams,
-)
+from .connect_config import CF_WARMUP, COAP_PSK, COAP_PSK_IDENTITY, USABLE, ConnectConfig, ConnectParams
 from .connect_keys import KeyMaterial
 from .connect_series import derive_series, new_series, probe_phases
 from .connect_servers import Dial, dial_for, finish_series, start_server

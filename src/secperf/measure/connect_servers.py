@@ -15,13 +15,7 @@ from ..core.result_schema import Series
 from ..lab.pki import LabPKI
 from ..lab.services import LOOPBACK, Nginx, ServiceError
 from ..lab.token import openssl_seclevel_conf
-from .connect_config import (
-    COAP_PSK,
-    OVER_US,
-    ConnectConfig,
-    ConnectError,
-    ConnectParams,
-)
+from .connect_config import COAP_PSK, OVER_US, ConnectConfig, ConnectError, ConnectParams
 from .connect_keys import KeyMaterial
 from .connect_series import slug
 from .handshake import link_timeout_ms

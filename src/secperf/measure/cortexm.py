@@ -21,16 +21,17 @@ flags below, so the table is byte-identical across runs on the same toolchain.
 
 from __future__ import annotations
 
-import hmac as _hmac
 import hashlib
+import hmac as _hmac
 import re
 import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from ..core.native import shipped_sources
+
 from ..core.errors import InputError, SetupError
+from ..core.native import shipped_sources
 from ..core.result_schema import Series
 from ..lab import registry
 
@@ -172,8 +173,8 @@ def host_tag(mac: str, data: bytes) -> bytes:
         from ..mac import chaskey
         return chaskey(key[:16], data, rounds=8 if mac == "chaskey" else 12)
     if mac == "aes-128-cmac":
-        from cryptography.hazmat.primitives.cmac import CMAC
         from cryptography.hazmat.primitives.ciphers import algorithms
+        from cryptography.hazmat.primitives.cmac import CMAC
         c = CMAC(algorithms.AES(key[:16]))
         c.update(data)
         return c.finalize()

@@ -8,11 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core import host, result as R
+from ..core import host
+from ..core import result as R
 from ..core.result_schema import Result, Series
 from ..core.store import Run
-from . import backends, pq, probe
 from ..inputs.algorithms import Row
+from . import backends, pq, probe
 
 TIMER = {
     "name": "per operation",

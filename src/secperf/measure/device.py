@@ -30,14 +30,14 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..core import result as R
-from ..core.result_schema import DeviceDerived, DeviceTime, Series, problem
 from ..core.errors import InputError, MeasurementError, ResultError
+from ..core.result_schema import DeviceDerived, DeviceTime, Series, problem
+from ..inputs.devices import Core, DeviceError, cores
+from ..inputs.devices import core as core_profile
 from ..lab import registry
-from ..inputs.devices import Core, DeviceError, core as core_profile, cores
 from . import device_attrib as A
 from . import device_timing as T
-from .device_build import (STACK_TARGETS, STACKS, TARGETS, Build, check_config, configs_for, default_config,
-                           ensure_built)
+from .device_build import STACK_TARGETS, STACKS, TARGETS, Build, check_config, configs_for, default_config, ensure_built
 
 GROUPS = ("x25519", "p-256", "p-384")
 SUITES = {"aes128gcm": "aes128gcm", "aes-128-gcm": "aes128gcm", "chacha20": "chacha20",
@@ -232,7 +232,7 @@ class Server:
         self.svc = SServer(self.certs, args=["-psk", psk, "-psk_identity", self.PSK_IDENTITY],
                            client_ca=self.client.ca if self.client else None, proto=proto)
 
-    def __enter__(self) -> "Server":
+    def __enter__(self) -> Server:
         self.svc.start()
         return self
 

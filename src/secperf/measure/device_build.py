@@ -35,8 +35,8 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from ..core.native import shipped_sources
 from ..core.errors import InputError, SetupError
+from ..core.native import shipped_sources
 from ..core.paths import secperf_home
 
 STACKS = {  # stack -> (make target, binary, static libraries it needs, Debian package)
@@ -371,7 +371,7 @@ def footprint(map_text: str, archives: tuple[str, ...]) -> dict:
                     "flash = text + rodata + data, static RAM = data + bss (stack and heap not included)"}
 
 
-def op_footprint(build: "Build", op: str) -> dict | None:
+def op_footprint(build: Build, op: str) -> dict | None:
     """The code of one operation's scheme (PQClean: its parameter set's archive and the shared Keccak
     code) from the client's link map; None for stacks whose library is one archive (Build.footprint)."""
     m = re.match(r"(ml-kem-\d+|ml-dsa-\d+)-", op)

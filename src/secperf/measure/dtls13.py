@@ -32,10 +32,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..core import result as R
-from ..core.result_schema import Result, Series
-from ..core.native import shipped_sources
 from ..core.errors import InputError
+from ..core.native import shipped_sources
 from ..core.paths import private_dir, secperf_home
+from ..core.result_schema import Result, Series
 
 HANDSHAKES = ("full", "resumed")
 LOSSES = ("none", "client-hello")

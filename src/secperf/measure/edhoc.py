@@ -35,10 +35,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..core import result as R
-from ..core.result_schema import Result, Series
 from ..core.errors import InputError, MeasurementError
 from ..core.jsonlines import parse_lines
 from ..core.paths import private_dir, write_private
+from ..core.result_schema import Result, Series
 from ..lab import registry
 
 # RFC 9528 section 3.2 / 3.6 / IANA: what exists, and what lakers implements
@@ -289,8 +289,8 @@ def _versions() -> str:
 def run(configs: list[EdhocConfig], n: int, warmup: int, timeout_ms: int, seed: int, doc: Result, run=None,
         progress=None) -> Result:
     """Every configuration in turn over its network (one emulated link per network); series into doc."""
-    from ..lab.netns import LinkPerNetwork
     from ..core.paths import secperf_home
+    from ..lab.netns import LinkPerNetwork
     from .handshake import link_timeout_ms
     keys = make_keys(secperf_home() / "lab" / "edhoc-keys")
     try:

@@ -26,11 +26,10 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 from pathlib import Path
 
-from ..core.native import shipped_sources
 from ..core.errors import InputError
+from ..core.native import shipped_sources
 from ..lab import registry
 
 RUST_TARGET = "thumbv7em-none-eabihf"

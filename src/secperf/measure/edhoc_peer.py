@@ -197,7 +197,7 @@ async def _handshake(a, ctx, key, ccs, peer_ccs, uri: str) -> dict:
 
     firsts: list[float] = []
     reqs: list[dict] = []
-    for k in range(a.requests):
+    for _ in range(a.requests):
         tq = time.perf_counter_ns()
         r = await ctx.request(aiocoap.Message(code=aiocoap.GET, uri=f"{uri}/temp")).response_raising
         if r.payload != REPLY or not r.code.is_successful():
@@ -245,7 +245,7 @@ async def _client(a) -> int:
         for i in range(a.warmup + a.n):
             try:
                 line = await asyncio.wait_for(_handshake(a, ctx, key, ccs, peer, uri), a.timeout_ms / 1000)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 line = {"ok": False, "reason": f"no protected response within {a.timeout_ms} ms"}
             except Exception as exc:  # noqa: BLE001 - a failed handshake is a sample with its reason
                 line = {"ok": False, "reason": f"{type(exc).__name__}: {exc}"}

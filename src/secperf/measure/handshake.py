@@ -18,16 +18,16 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from ..core import host, result as R
-from ..core import stats
-from ..core.result_schema import Derived, Result, Series
+from ..core import host, stats
+from ..core import result as R
+from ..core.errors import InputError
 from ..core.jsonlines import parse_lines
+from ..core.result_schema import Derived, Result, Series
+from ..inputs import netspec as NS
 from ..lab import registry
 from ..lab.pki import LabPKI
-from ..lab.services import Nginx, ProbeServer, SServer, ServiceError
-from ..inputs import netspec as NS
+from ..lab.services import Nginx, ProbeServer, ServiceError, SServer
 from .probe import find_probe
-from ..core.errors import InputError
 
 TIMER = {
     "name": "handshake",

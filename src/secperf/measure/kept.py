@@ -16,9 +16,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..core import result as R
-from ..core.result_schema import Result, Series
 from ..core.jsonlines import parse_lines
 from ..core.paths import private_dir
+from ..core.result_schema import Result, Series
 from ..lab import registry
 from ..lab.pki import LabPKI
 from . import connect as C

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+
 from ..core.errors import SetupError
 
 MESSAGE = bytes(range(32))

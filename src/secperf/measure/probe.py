@@ -7,11 +7,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core.native import PROBE_NAME, SHIM_NAME, ProbeNotFound, find_native, find_probe, find_shim  # noqa: F401 (re-exported)
 from ..core.errors import MeasurementError
-from ..lab import registry
 from ..core.jsonlines import parse_line, parse_lines
+from ..core.native import PROBE_NAME, SHIM_NAME, ProbeNotFound, find_native, find_probe, find_shim  # noqa: F401 (re-exported)
 from ..core.paths import private_dir, secperf_home
+from ..lab import registry
+
 
 @dataclass
 class ProbeRun:

@@ -36,8 +36,8 @@ import time
 from dataclasses import asdict, dataclass
 
 from ..core import result as R
-from ..core.result_schema import Result, Series
 from ..core.errors import InputError
+from ..core.result_schema import Result, Series
 
 HANDSHAKES = ("full", "resumed", "0rtt")
 LOSSES = ("none", "client-initial", "server-initial")

@@ -27,9 +27,9 @@ import time
 from pathlib import Path
 
 from ..core import result as R
-from ..core.result_schema import Result, Series, ServerDerived
 from ..core.errors import MeasurementError, SetupError
 from ..core.paths import private_dir
+from ..core.result_schema import Result, Series, ServerDerived
 from ..lab.services import server_software
 from .server_accounting import accounting_check
 from .server_config import (
@@ -59,21 +59,8 @@ from .server_cpu import (
     process_cpu_s,
     rate_limit,
 )
-from .server_load import (
-    SLEEP_SPIN_TAIL_US,
-    interval_cpu_per_hs,
-    loadgen_argv,
-    run_level,
-    split,
-    summarize_level,
-)
-from .server_start import (
-    Offload,
-    low_seclevel_conf,
-    negotiated,
-    private_op_us,
-    start_server,
-)
+from .server_load import SLEEP_SPIN_TAIL_US, interval_cpu_per_hs, loadgen_argv, run_level, split, summarize_level
+from .server_start import Offload, low_seclevel_conf, negotiated, private_op_us, start_server
 from .server_storm import replay_storm, storm_argv
 
 __all__ = ["BUSY", "DTLS_SERVERS", "KEYS", "LOADGEN_NAME", "MAX_AUTO_PROCS", "OFFLOAD_PROFILE", "OTHERS", "PROTOCOLS",

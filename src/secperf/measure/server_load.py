@@ -149,7 +149,7 @@ def interval_cpu_per_hs(run: dict) -> list[float]:
         if m.get("type") == "interval":
             ivs[round(m["t_s"])] = ivs.get(round(m["t_s"]), 0) + m["handshakes"]
     out, prev = [], run["start"]
-    for (t, cpu), (k, hs) in zip(run["readings"], sorted(ivs.items())):
+    for (t, cpu), (_k, hs) in zip(run["readings"], sorted(ivs.items())):
         if hs > 0 and cpu > prev[1]:
             out.append((cpu - prev[1]) * 1e6 / hs)
         prev = (t, cpu)

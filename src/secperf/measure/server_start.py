@@ -36,7 +36,7 @@ def low_seclevel_conf(base: str | None = None) -> str:
     return base.replace("[openssl_init]\n", "[openssl_init]\nssl_conf = secperf_ssl\n", 1) + _SSL_CONF
 
 
-def negotiated(port: int, cfg: "ServerConfig", client_pair=None) -> dict:
+def negotiated(port: int, cfg: ServerConfig, client_pair=None) -> dict:
     """What a handshake with this server negotiates (protocol, suite, group): one `secperf-probe
     client` handshake with the load generator's settings (the same system OpenSSL, its default
     groups and suites, no certificate verification). A failure is recorded, not raised."""

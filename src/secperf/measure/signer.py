@@ -26,13 +26,13 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, padding
 
 from ..core import result as R
-from ..core.result_schema import Result, Series
-from ..core.jsonlines import parse_lines
 from ..core import stats
+from ..core.errors import InputError
+from ..core.jsonlines import parse_lines
 from ..core.paths import private_dir
+from ..core.result_schema import Result, Series
 from ..lab import registry
 from .probe import find_shim
-from ..core.errors import InputError
 
 MODES = ("local_sw", "local_sw_cmd", "sign_only", "total")
 OVER_S_US = 1_000_000.0  # S2 counts runs over 1 s
@@ -218,9 +218,9 @@ def measure_token(profile_name: str, key: dict, mode: str, p: SignerParams, toke
 
 def run_signer(profiles: list[str], key_types: list[str], modes: list[str], p: SignerParams, doc: Result,
                run=None, progress=None) -> Result:
+    from ..inputs.se_profiles import load_profiles
     from ..lab.pki import LabPKI
     from ..lab.token import LabToken
-    from ..inputs.se_profiles import load_profiles
     known = load_profiles()
     for name in profiles:
         if name not in known:
@@ -331,11 +331,11 @@ def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: Res
     are made there; the token worker runs there), over real kernel TCP through the emulated link.
     A link that cannot be built fails that network's series with the reason. `links`: a caller's
     LinkPerNetwork to share (connect's JWT rows use its links instead of building a second one)."""
+    from ..inputs.se_profiles import load_profiles
     from ..lab.netns import LinkPerNetwork
     from ..lab.pki import LabPKI
     from ..lab.services import JwtServer
     from ..lab.token import LabToken
-    from ..inputs.se_profiles import load_profiles
     from .handshake import link_counters, link_timeout_ms
     from .jwt import jwt_loop, software_signer
     known = load_profiles()
@@ -372,7 +372,7 @@ def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: Res
             workdir = (p.workdir or Path(token.root)) / ("jwt-server" + ("" if not emulated else f"-{_slug(net)}"))
             srv = JwtServer(srv_certs, pubkeys, workdir=workdir)
             if emulated:
-                srv.place(link.srv_prefix(), link.server_addr, lambda: link.socket("srv"))
+                srv.place(link.srv_prefix(), link.server_addr, lambda link=link: link.socket("srv"))
             with srv:
                 for i, (sg, kt, mode, _n, ksess) in mine:
                     if progress:
@@ -393,7 +393,7 @@ def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: Res
                                     R.add_failure(s, f"iteration {msg['i']}: {msg['reason']}")
                             jwt_loop(alg, sign, fresh=mode == "jwt_fresh", port=srv.port, ca_file=str(srv_certs.ca),
                                      n=p.n, warmup=p.warmup, lifetime_s=lifetime_s, emit=emit, addr=addr,
-                                     timeout_s=timeout_s, make_socket=(lambda: link.socket("dev")) if emulated else None)
+                                     timeout_s=timeout_s, make_socket=(lambda link=link: link.socket("dev")) if emulated else None)
                             s.samples = [{k: it[k] for k in ("start_ns", "end_ns", "sign_ns", "request_ns")}
                                          for it in iters]
                             R.finalize_series(s, OVER_S_US)

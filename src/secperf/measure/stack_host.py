@@ -29,8 +29,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ..core import result as R
-from ..core.result_schema import Result, Series
 from ..core.errors import InputError, MeasurementError
+from ..core.result_schema import Result, Series
 from ..lab import registry
 from . import device_attrib as A
 from .device_build import DeviceSetupError, _fingerprint, _run, device_home, sources_dir, tool

@@ -9,8 +9,8 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.files import read_input
 from ..core.errors import InputError
+from ..core.files import read_input
 
 
 @dataclass(frozen=True)

@@ -24,10 +24,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..core import result as R
-from ..core.result_schema import Series
 from ..core import stats
 from ..core.errors import InputError
 from ..core.paths import private_dir
+from ..core.result_schema import Series
 from ..lab import vpn as V
 from .handshake import link_counters, link_timeout_ms
 

@@ -25,8 +25,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
 from typing import Any, NoReturn
 
-from ..inputs.devices import DeviceError, MacCost, mac_cost
 from ..core.errors import InputError
+from ..inputs.devices import DeviceError, MacCost, mac_cost
 
 CLASSIC_MAX_PAYLOAD = 8
 FD_MAX_PAYLOAD = 64
@@ -48,20 +48,20 @@ def canfd_frame_bits(payload_bytes: int) -> int:
 
 @dataclass
 class CanParams:
-    bitrate_bps: float = 1_000_000        # S4: CAN 1 Mbps
-    usable_share: float = 0.5             # S4: 50% usage margin
-    frame_bits: int = 108                 # S4: a frame is at most 108 bits (8-byte payload)
-    data_bytes: int = 8                   # S4: the 8-byte payload is usually full
-    period_s: float = 0.010               # S4: 10 ms ECU cycle
-    clock_hz: float = 32e6                # S4: RL78 at 32 MHz
+    bitrate_bps: float = 1_000_000  # S4: CAN 1 Mbps
+    usable_share: float = 0.5  # S4: 50% usage margin
+    frame_bits: int = 108  # S4: a frame is at most 108 bits (8-byte payload)
+    data_bytes: int = 8  # S4: the 8-byte payload is usually full
+    period_s: float = 0.010  # S4: 10 ms ECU cycle
+    clock_hz: float = 32e6  # S4: RL78 at 32 MHz
     frames_per_period: int | None = None  # None: the chip's frame-handling limit decides
-    frame_limit_bps: float = 216_000      # S4: RL78 (1 channel, 4 TX / 16 RX buffers) ~216 kbps of frames
+    frame_limit_bps: float = 216_000  # S4: RL78 (1 channel, 4 TX / 16 RX buffers) ~216 kbps of frames
     device: str = "rl78"
     mac: str = "chaskey"
     tag_bytes: int = 8
-    mac_every: int = 1                    # k: one tag every k frames
-    cpu_budget: float = 0.10              # share of the CPU MACs may use (an assumption, not from S4)
-    fd: bool = False                      # CAN FD: 64-byte frames, tag inside the frame
+    mac_every: int = 1  # k: one tag every k frames
+    cpu_budget: float = 0.10  # share of the CPU MACs may use (an assumption, not from S4)
+    fd: bool = False  # CAN FD: 64-byte frames, tag inside the frame
     cycles_per_block: float | None = None  # override the device profile's cost
 
     def as_dict(self) -> dict[str, Any]:
@@ -77,6 +77,7 @@ def fd_defaults(**overrides: Any) -> CanParams:
 def _check(p: CanParams) -> None:
     def bad(field_: str, msg: str) -> NoReturn:
         raise CanInputError(f"{field_}: {msg}")
+
     if not p.bitrate_bps > 0:
         bad("bitrate", f"{p.bitrate_bps} must be greater than 0 bit/s")
     if not 0 < p.usable_share <= 1:
@@ -88,16 +89,25 @@ def _check(p: CanParams) -> None:
     if not 0 < p.cpu_budget <= 1:
         bad("cpu budget", f"{p.cpu_budget} must be a share in (0, 1]")
     if not isinstance(p.mac_every, int) or p.mac_every not in K_RANGE:
-        bad("mac every (k)", f"{p.mac_every} is outside 1..8: send a tag at least once every 8 frames "
-            f"and at most once per frame (k = 1)")
+        bad(
+            "mac every (k)",
+            f"{p.mac_every} is outside 1..8: send a tag at least once every 8 frames "
+            f"and at most once per frame (k = 1)",
+        )
     max_payload = FD_MAX_PAYLOAD if p.fd else CLASSIC_MAX_PAYLOAD
     kind = "CAN FD" if p.fd else "classic CAN"
     if not 1 <= p.data_bytes <= max_payload:
-        bad("data bytes", f"{p.data_bytes} bytes per frame is more than {kind} carries ({max_payload} bytes "
-            f"at most){'' if p.fd else '; use --fd for CAN FD frames of up to 64 bytes'}")
+        bad(
+            "data bytes",
+            f"{p.data_bytes} bytes per frame is more than {kind} carries ({max_payload} bytes "
+            f"at most){'' if p.fd else '; use --fd for CAN FD frames of up to 64 bytes'}",
+        )
     if p.fd and p.data_bytes + p.tag_bytes > FD_MAX_PAYLOAD:
-        bad("tag bytes", f"a {p.tag_bytes}-byte tag beside {p.data_bytes} data bytes does not fit a 64-byte "
-            f"CAN FD frame: lower --data-bytes to {FD_MAX_PAYLOAD - p.tag_bytes} or shorten the tag")
+        bad(
+            "tag bytes",
+            f"a {p.tag_bytes}-byte tag beside {p.data_bytes} data bytes does not fit a 64-byte "
+            f"CAN FD frame: lower --data-bytes to {FD_MAX_PAYLOAD - p.tag_bytes} or shorten the tag",
+        )
     tag_max = TAG_MAX.get(p.mac, 16)
     if not 1 <= p.tag_bytes <= tag_max:
         bad("tag bytes", f"{p.tag_bytes} must be 1..{tag_max} for {p.mac}")
@@ -105,8 +115,11 @@ def _check(p: CanParams) -> None:
         bad("frame bits", f"{p.frame_bits} must be at least 1")
     frame_time = p.frame_bits / p.bitrate_bps
     if frame_time > p.period_s:
-        bad("frame bits", f"one {p.frame_bits}-bit frame takes {frame_time * 1e3:.3f} ms at "
-            f"{p.bitrate_bps:g} bit/s, longer than the {p.period_s * 1e3:g} ms period: the bus cannot carry it")
+        bad(
+            "frame bits",
+            f"one {p.frame_bits}-bit frame takes {frame_time * 1e3:.3f} ms at "
+            f"{p.bitrate_bps:g} bit/s, longer than the {p.period_s * 1e3:g} ms period: the bus cannot carry it",
+        )
     if p.frames_per_period is not None and p.frames_per_period < 1:
         bad("frames per period", f"{p.frames_per_period} must be at least 1")
     if p.frames_per_period is None and not p.frame_limit_bps > 0:
@@ -120,8 +133,10 @@ def frames_per_period(p: CanParams) -> int:
         return p.frames_per_period
     n = math.floor(p.frame_limit_bps * p.period_s / p.frame_bits + 1e-9)
     if n < 1:
-        raise CanInputError(f"frame limit: {p.frame_limit_bps:g} bit/s handles no {p.frame_bits}-bit frame "
-                            f"per {p.period_s * 1e3:g} ms period; give frames per period")
+        raise CanInputError(
+            f"frame limit: {p.frame_limit_bps:g} bit/s handles no {p.frame_bits}-bit frame "
+            f"per {p.period_s * 1e3:g} ms period; give frames per period"
+        )
     return n
 
 
@@ -142,7 +157,7 @@ def evaluate(p: CanParams) -> dict[str, Any]:
     k = p.mac_every
     tag_over = k * p.data_bytes
     if cost is None:
-        assert p.cycles_per_block is not None   # _cost gives no profile figure only when cycles are given
+        assert p.cycles_per_block is not None  # _cost gives no profile figure only when cycles are given
         per_tag = p.cycles_per_block * max(1, math.ceil(tag_over / 16))
         unit, basis, source = "cycles", "given cycles per 16-byte block x blocks", "given on the command line"
     else:
@@ -161,15 +176,29 @@ def evaluate(p: CanParams) -> dict[str, Any]:
     extra_bits = tags * extra_frames_per_tag * p.frame_bits
     bus_load = (base_bits + extra_bits) / bus_capacity_bits
     return {
-        "k": k, "device": p.device, "mac": p.mac,
-        "fd": p.fd, "frames_per_period": n, "tags_per_period": tags, "bytes_per_tag": tag_over,
-        "cost_per_tag": per_tag, "cost_unit": unit, "cost_basis": basis, "cost_source": source,
+        "k": k,
+        "device": p.device,
+        "mac": p.mac,
+        "fd": p.fd,
+        "frames_per_period": n,
+        "tags_per_period": tags,
+        "bytes_per_tag": tag_over,
+        "cost_per_tag": per_tag,
+        "cost_unit": unit,
+        "cost_basis": basis,
+        "cost_source": source,
         "lower_bound": unit == "instructions",
-        "mac_cycles_per_period": mac_cycles, "cycles_per_period": capacity_cycles,
-        "cycles_per_frame_budget": capacity_cycles / n, "mac_cycles_per_frame": mac_cycles / n,
-        "cpu_load": cpu_load, "fits_period": cpu_load <= 1.0, "within_cpu_budget": cpu_load <= p.cpu_budget,
-        "base_bus_load": base_bits / bus_capacity_bits, "extra_bus_load": extra_bits / bus_capacity_bits,
-        "bus_load": bus_load, "fits_bus": bus_load <= p.usable_share,
+        "mac_cycles_per_period": mac_cycles,
+        "cycles_per_period": capacity_cycles,
+        "cycles_per_frame_budget": capacity_cycles / n,
+        "mac_cycles_per_frame": mac_cycles / n,
+        "cpu_load": cpu_load,
+        "fits_period": cpu_load <= 1.0,
+        "within_cpu_budget": cpu_load <= p.cpu_budget,
+        "base_bus_load": base_bits / bus_capacity_bits,
+        "extra_bus_load": extra_bits / bus_capacity_bits,
+        "bus_load": bus_load,
+        "fits_bus": bus_load <= p.usable_share,
         "tag_payload_share": p.tag_bytes / (k * (p.data_bytes + p.tag_bytes)) if p.fd else 0.0,
     }
 
@@ -178,8 +207,15 @@ def sweep(p: CanParams, ks: Iterable[int] = K_RANGE) -> dict[str, Any]:
     """Every k for one MAC and device, and the smallest k that fits the CPU budget and the bus."""
     rows = [evaluate(replace(p, mac_every=k)) for k in ks]
     ok = [r["k"] for r in rows if r["within_cpu_budget"] and r["fits_bus"]]
-    return {"device": p.device, "mac": p.mac, "fd": p.fd, "rows": rows, "best_k": ok[0] if ok else None,
-            "cpu_budget": p.cpu_budget, "usable_share": p.usable_share}
+    return {
+        "device": p.device,
+        "mac": p.mac,
+        "fd": p.fd,
+        "rows": rows,
+        "best_k": ok[0] if ok else None,
+        "cpu_budget": p.cpu_budget,
+        "usable_share": p.usable_share,
+    }
 
 
 def analysis(base: CanParams, devices: list[str], macs: list[str]) -> dict[str, Any]:

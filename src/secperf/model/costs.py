@@ -36,6 +36,7 @@ class CalibrationError(InputError):
 @dataclass(frozen=True)
 class Figure:
     """One cost: P50 in µs and where it comes from; `sigma` is its lognormal spread."""
+
     us: float
     source: str
     sigma: float = 0.0
@@ -47,12 +48,14 @@ class CostTable:
     description: str
     source: str
     sigma: float = 0.15
-    ops: dict[str, Figure] = field(default_factory=dict)          # same for both parties
+    ops: dict[str, Figure] = field(default_factory=dict)  # same for both parties
     party_ops: dict[tuple[str, str], Figure] = field(default_factory=dict)  # (party, op) overrides
-    se_host: dict[str, Figure] = field(default_factory=dict)      # key source -> host work around a token call
-    breakdowns: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # scenario key -> measured per-message CPU
-    measured: dict[str, dict[str, Any]] = field(default_factory=dict)       # scenario key -> loopback P50s (for tables)
-    strict: tuple[str, ...] = ()      # parties whose costs never fall back to the shared ops (a device)
+    se_host: dict[str, Figure] = field(default_factory=dict)  # key source -> host work around a token call
+    breakdowns: dict[str, list[dict[str, Any]]] = field(
+        default_factory=dict
+    )  # scenario key -> measured per-message CPU
+    measured: dict[str, dict[str, Any]] = field(default_factory=dict)  # scenario key -> loopback P50s (for tables)
+    strict: tuple[str, ...] = ()  # parties whose costs never fall back to the shared ops (a device)
 
     def has(self, party: str, op: str) -> bool:
         return (party, op) in self.party_ops or (party not in self.strict and op in self.ops)
@@ -61,9 +64,11 @@ class CostTable:
         if (party, op) in self.party_ops:
             return self.party_ops[(party, op)]
         if party in self.strict:
-            raise MissingCost(f"cost table {self.name!r}: the device Result counted no {party} cost for {op!r}; "
-                              f"count it (`secperf device crypto --device CORE`, or `secperf device handshake --device CORE` "
-                              f"rows of this protocol and handshake) or predict with a cost table that has it")
+            raise MissingCost(
+                f"cost table {self.name!r}: the device Result counted no {party} cost for {op!r}; "
+                f"count it (`secperf device crypto --device CORE`, or `secperf device handshake --device CORE` "
+                f"rows of this protocol and handshake) or predict with a cost table that has it"
+            )
         if op in self.ops:
             return self.ops[op]
         if op.startswith("base:"):
@@ -78,14 +83,18 @@ class CostTable:
             generic = f"base:{party}"
             if generic in self.ops:
                 return self.ops[generic]
-        raise MissingCost(f"cost table {self.name!r} has no {party} cost for {op!r}; calibrate with a Result "
-                          f"that measured it (`--calibrate results/X/result.json`, e.g. from `secperf crypto "
-                          f"--alg {op.split(':')[-1]}`) or pick a --device table that has it")
+        raise MissingCost(
+            f"cost table {self.name!r} has no {party} cost for {op!r}; calibrate with a Result "
+            f"that measured it (`--calibrate results/X/result.json`, e.g. from `secperf crypto "
+            f"--alg {op.split(':')[-1]}`) or pick a --device table that has it"
+        )
 
     def rows(self) -> list[dict[str, Any]]:
         out = [{"party": "both", "op": k, "us": f.us, "source": f.source} for k, f in sorted(self.ops.items())]
         out += [{"party": p, "op": k, "us": f.us, "source": f.source} for (p, k), f in sorted(self.party_ops.items())]
-        out += [{"party": "client", "op": f"se-host:{k}", "us": f.us, "source": f.source} for k, f in self.se_host.items()]
+        out += [
+            {"party": "client", "op": f"se-host:{k}", "us": f.us, "source": f.source} for k, f in self.se_host.items()
+        ]
         return out
 
 
@@ -108,8 +117,9 @@ def load_table(name: str = "host-default") -> CostTable:
     for k, v in {**t.get("estimates", {}), **t.get("ops", {})}.items():
         s = srcs.get(k) or (srcs.get("base") if k.startswith("base") else None) or src
         ops[k] = Figure(float(v), s)
-    return CostTable(name=name, description=t.get("description", ""), source=src,
-                     sigma=float(t.get("sigma", 0.15)), ops=ops)
+    return CostTable(
+        name=name, description=t.get("description", ""), source=src, sigma=float(t.get("sigma", 0.15)), ops=ops
+    )
 
 
 # --- calibration from a Result ---------------------------------------------------------------------
@@ -147,8 +157,14 @@ def scenario_key(protocol: str, handshake: str, key: str) -> str:
 def handshake_row_scenario(labels: Mapping[str, Any]) -> tuple[str, str] | None:
     """(model protocol, handshake) a `secperf handshake` row measured, or None if the model has none."""
     proto, tls, mode = labels.get("proto"), labels.get("tls"), labels.get("mode")
-    hs = {"full": "full", "resume-ticket": "resumed", "resume-id": "resumed", "psk": "psk", "psk-dhe": "psk-dhe",
-          "0rtt": "0rtt"}.get(str(mode))
+    hs = {
+        "full": "full",
+        "resume-ticket": "resumed",
+        "resume-id": "resumed",
+        "psk": "psk",
+        "psk-dhe": "psk-dhe",
+        "0rtt": "0rtt",
+    }.get(str(mode))
     if hs is None or labels.get("server") != "probe":
         return None
     if proto == "dtls":
@@ -160,13 +176,16 @@ def connect_row_scenario(labels: Mapping[str, Any]) -> tuple[str, str, str] | No
     proto: Any = labels.get("protocol")
     hs: Any = labels.get("handshake")
     key: Any = labels.get("key_source", "software")
-    if (labels.get("client"), proto) in (("aioquic", "quic"), ("wolfssl", "dtls13")):   # connect quic|dtls13
+    if (labels.get("client"), proto) in (("aioquic", "quic"), ("wolfssl", "dtls13")):  # connect quic|dtls13
         if labels.get("lost", "none") != "none":
             return None
         return ("quic", hs, key) if proto == "quic" else ("dtls1.3", hs + ("-cid" if labels.get("cid") else ""), key)
-    if (labels.get("client"), proto) == ("lakers+aiocoap", "edhoc"):   # connect edhoc (measure/edhoc.py)
-        return ("edhoc", f"m{labels.get('method')}-{labels.get('cred')}"
-                + ("-combined" if labels.get("flow") == "combined" else ""), key)
+    if (labels.get("client"), proto) == ("lakers+aiocoap", "edhoc"):  # connect edhoc (measure/edhoc.py)
+        return (
+            "edhoc",
+            f"m{labels.get('method')}-{labels.get('cred')}" + ("-combined" if labels.get("flow") == "combined" else ""),
+            key,
+        )
     if labels.get("client") != "probe" or proto not in ("https", "mqtt", "coap"):
         return None
     if labels.get("auth", "mtls") not in ("mtls", None) or labels.get("security", "pki") != "pki":
@@ -188,13 +207,23 @@ def calibrate(doc: Result | Mapping[str, Any], base: CostTable | None = None, wh
     the scenario's measured components; `model.predict` fits the `base:` residuals from them."""
     doc = _checked(doc, where)
     if doc.kind == "whatif":
-        raise CalibrationError(f"{where}: a whatif Result is a prediction, not a measurement; pass a Result of "
-                               f"`secperf run`, `crypto`, `handshake` or `connect`")
+        raise CalibrationError(
+            f"{where}: a whatif Result is a prediction, not a measurement; pass a Result of "
+            f"`secperf run`, `crypto`, `handshake` or `connect`"
+        )
     t = base or load_table()
-    t = CostTable(name=f"calibrated:{doc.run_id}", description=f"calibrated from run {doc.run_id} "
-                  f"({doc.kind}) over {t.name}", source=f"run {doc.run_id}", sigma=t.sigma,
-                  ops=dict(t.ops), party_ops=dict(t.party_ops), se_host=dict(t.se_host),
-                  breakdowns=dict(t.breakdowns), measured=dict(t.measured), strict=t.strict)
+    t = CostTable(
+        name=f"calibrated:{doc.run_id}",
+        description=f"calibrated from run {doc.run_id} ({doc.kind}) over {t.name}",
+        source=f"run {doc.run_id}",
+        sigma=t.sigma,
+        ops=dict(t.ops),
+        party_ops=dict(t.party_ops),
+        se_host=dict(t.se_host),
+        breakdowns=dict(t.breakdowns),
+        measured=dict(t.measured),
+        strict=t.strict,
+    )
     used = 0
     for s in doc.series:
         if s.status not in ("ok", "partial"):
@@ -217,10 +246,19 @@ def calibrate(doc: Result | Mapping[str, Any], base: CostTable | None = None, wh
             if client is None:
                 continue
             key = scenario_key(hs_sc[0], hs_sc[1], "software")
-            t.measured[key] = {"metric": "handshake", "total_us": p50, "client_us": client, "se_us": 0.0,
-                               "server_us": max(0.0, p50 - client), "sigma": _sigma(s), "ratios": _ratios(s),
-                               "series": s.id,
-                               "group": lab.get("groups"), "cert": lab.get("cert_type"), "depth": lab.get("depth", 1)}
+            t.measured[key] = {
+                "metric": "handshake",
+                "total_us": p50,
+                "client_us": client,
+                "se_us": 0.0,
+                "server_us": max(0.0, p50 - client),
+                "sigma": _sigma(s),
+                "ratios": _ratios(s),
+                "series": s.id,
+                "group": lab.get("groups"),
+                "cert": lab.get("cert_type"),
+                "depth": lab.get("depth", 1),
+            }
             if s.derived.get("breakdown"):
                 t.breakdowns[key] = s.derived["breakdown"]["messages"]
             used += 1
@@ -234,38 +272,62 @@ def calibrate(doc: Result | Mapping[str, Any], base: CostTable | None = None, wh
                 continue
             se = phases.get("secure element", 0.0)
             key = scenario_key(*sc)
-            t.measured[key] = {"metric": "usable", "total_us": p50, "client_us": client, "se_us": se,
-                               "server_us": max(0.0, p50 - client - se), "sigma": _sigma(s),
-                               "ratios": _ratios(s) if not se else None, "series": s.id,
-                               "group": lab.get("group", "x25519"), "cert": lab.get("server_cert", "ecdsa-p256"),
-                               "depth": 1,
-                               "client_key": lab.get("key_type", "ecdsa-p256")}
+            t.measured[key] = {
+                "metric": "usable",
+                "total_us": p50,
+                "client_us": client,
+                "se_us": se,
+                "server_us": max(0.0, p50 - client - se),
+                "sigma": _sigma(s),
+                "ratios": _ratios(s) if not se else None,
+                "series": s.id,
+                "group": lab.get("group", "x25519"),
+                "cert": lab.get("server_cert", "ecdsa-p256"),
+                "depth": 1,
+                "client_key": lab.get("key_type", "ecdsa-p256"),
+            }
             calls = s.derived.get("se_calls") or {}
             if sc[2].startswith("se:") and calls.get("host_p50_ms") is not None:
-                t.se_host[sc[2]] = Figure(calls["host_p50_ms"] * 1000.0,
-                                          f"run {doc.run_id} series {s.id}: token host work around the "
-                                          f"injected delay (SoftHSM2 + engine), P50")
+                t.se_host[sc[2]] = Figure(
+                    calls["host_p50_ms"] * 1000.0,
+                    f"run {doc.run_id} series {s.id}: token host work around the "
+                    f"injected delay (SoftHSM2 + engine), P50",
+                )
             used += 1
     if not used:
-        raise CalibrationError(f"{where}: Result {doc.run_id} (kind {doc.kind!r}) has no rows the model "
-                               f"can use: it needs crypto rows (secperf crypto) or loopback handshake/connect rows "
-                               f"(secperf handshake versions, secperf connect https,mqtt,coap)")
+        raise CalibrationError(
+            f"{where}: Result {doc.run_id} (kind {doc.kind!r}) has no rows the model "
+            f"can use: it needs crypto rows (secperf crypto) or loopback handshake/connect rows "
+            f"(secperf handshake versions, secperf connect https,mqtt,coap)"
+        )
     return t
 
 
 # --- a device's instruction counts (`secperf device`) -----------------------------------------------
-DEVICE_OPS = {"x25519-keygen": "keygen:x25519", "x25519-derive": "derive:x25519", "p256-keygen": "keygen:ecdh-p256",
-              "p256-derive": "derive:ecdh-p256", "p384-keygen": "keygen:ecdh-p384", "p384-derive": "derive:ecdh-p384",
-              "ecdsa-p256-sign": "sign:ecdsa-p256", "ecdsa-p256-verify": "verify:ecdsa-p256",
-              "ecdsa-p384-sign": "sign:ecdsa-p384", "ecdsa-p384-verify": "verify:ecdsa-p384",
-              "rsa-2048-sign": "sign:rsa-2048", "rsa-2048-verify": "verify:rsa-2048",
-              "ed25519-sign": "sign:ed25519", "ed25519-verify": "verify:ed25519", "x509-parse": "parse_cert",
-              # post-quantum primitives counted on the device (the pqclean stack): ML-KEM as the hybrid
-              # groups' KEM half, ML-DSA as a signature
-              **{f"ml-kem-{k}-{o}": f"{o}:ml-kem-{k}" for k in (512, 768, 1024) for o in ("keygen", "encaps", "decaps")},
-              **{f"ml-dsa-{k}-{o}": f"{o}:ml-dsa-{k}" for k in (44, 65) for o in ("sign", "verify")}}
-DEVICE_OPS.update({"aes-128-gcm-1024": "aead:aes-128-gcm-1024",
-                   "chacha20-poly1305-1024": "aead:chacha20-poly1305-1024"})
+DEVICE_OPS = {
+    "x25519-keygen": "keygen:x25519",
+    "x25519-derive": "derive:x25519",
+    "p256-keygen": "keygen:ecdh-p256",
+    "p256-derive": "derive:ecdh-p256",
+    "p384-keygen": "keygen:ecdh-p384",
+    "p384-derive": "derive:ecdh-p384",
+    "ecdsa-p256-sign": "sign:ecdsa-p256",
+    "ecdsa-p256-verify": "verify:ecdsa-p256",
+    "ecdsa-p384-sign": "sign:ecdsa-p384",
+    "ecdsa-p384-verify": "verify:ecdsa-p384",
+    "rsa-2048-sign": "sign:rsa-2048",
+    "rsa-2048-verify": "verify:rsa-2048",
+    "ed25519-sign": "sign:ed25519",
+    "ed25519-verify": "verify:ed25519",
+    "x509-parse": "parse_cert",
+    # post-quantum primitives counted on the device (the pqclean stack): ML-KEM as the hybrid
+    # groups' KEM half, ML-DSA as a signature
+    **{f"ml-kem-{k}-{o}": f"{o}:ml-kem-{k}" for k in (512, 768, 1024) for o in ("keygen", "encaps", "decaps")},
+    **{f"ml-dsa-{k}-{o}": f"{o}:ml-dsa-{k}" for k in (44, 65) for o in ("sign", "verify")},
+}
+DEVICE_OPS.update(
+    {"aes-128-gcm-1024": "aead:aes-128-gcm-1024", "chacha20-poly1305-1024": "aead:chacha20-poly1305-1024"}
+)
 DEVICE_GROUPS = {"x25519": "x25519", "p-256": "p-256", "p-384": "p-384"}
 
 
@@ -289,15 +351,18 @@ def _app_bytes() -> dict[str, tuple[int, str]]:
     exchange, with what they are (model/flights.py's sizes; TLS 1.3 servers send two session
     tickets after a full handshake, OpenSSL's default)."""
     from . import flights as F
+
     nst = 2 * F.NST13
-    return {"tls1.3": (F.HTTP_REQ + F.HTTP_RESP + nst, "GET + response + 2 tickets"),
-            "tls1.2": (F.HTTP_REQ + F.HTTP_RESP, "GET + response"),
-            "dtls1.2": (F.HTTP_REQ + F.HTTP_RESP, "request + response"),
-            "https": (F.HTTP_REQ + F.HTTP_RESP + nst, "GET + response + 2 tickets"),
-            "jwt": (F.JWT_REQ + F.HTTP_RESP + nst, "GET with the JWT + response + 2 tickets"),
-            "mqtt": (F.MQTT_CONNECT + F.MQTT_CONNACK + nst, "CONNECT + CONNACK + 2 tickets"),
-            "coap": (F.COAP_REQ + F.COAP_RESP, "CoAP CON + ACK"),
-            "openvpn": (2 * 300 + 100 + 300, "key-method data both ways + PUSH_REQUEST + PUSH_REPLY")}
+    return {
+        "tls1.3": (F.HTTP_REQ + F.HTTP_RESP + nst, "GET + response + 2 tickets"),
+        "tls1.2": (F.HTTP_REQ + F.HTTP_RESP, "GET + response"),
+        "dtls1.2": (F.HTTP_REQ + F.HTTP_RESP, "request + response"),
+        "https": (F.HTTP_REQ + F.HTTP_RESP + nst, "GET + response + 2 tickets"),
+        "jwt": (F.JWT_REQ + F.HTTP_RESP + nst, "GET with the JWT + response + 2 tickets"),
+        "mqtt": (F.MQTT_CONNECT + F.MQTT_CONNACK + nst, "CONNECT + CONNACK + 2 tickets"),
+        "coap": (F.COAP_REQ + F.COAP_RESP, "CoAP CON + ACK"),
+        "openvpn": (2 * 300 + 100 + 300, "key-method data both ways + PUSH_REQUEST + PUSH_REPLY"),
+    }
 
 
 def _device_app_costs(t: CostTable, core: Core) -> None:
@@ -308,17 +373,28 @@ def _device_app_costs(t: CostTable, core: Core) -> None:
     work per message (header, nonce) is left out, the AEAD's own per-call cost is inside the 1024-byte
     row. An OpenVPN client's tun set-up is an operating-system call, not counted: an A-profile core
     takes the host table's figure for it (named); a microcontroller runs no OpenVPN client."""
-    aead = next((t.party_ops[("client", f"aead:{a}")] for a in ("aes-128-gcm-1024", "chacha20-poly1305-1024")
-                 if ("client", f"aead:{a}") in t.party_ops), None)
+    aead = next(
+        (
+            t.party_ops[("client", f"aead:{a}")]
+            for a in ("aes-128-gcm-1024", "chacha20-poly1305-1024")
+            if ("client", f"aead:{a}") in t.party_ops
+        ),
+        None,
+    )
     if aead is not None:
         for proto, (n, what) in _app_bytes().items():
             t.party_ops[("client", f"app:{proto}")] = Figure(
-                aead.us * n / 1024, f"costed from a counted primitive: {n} B ({what}) x the AEAD's {aead.us:,.0f} µs "
-                                   f"per 1024 B ({aead.source})")
+                aead.us * n / 1024,
+                f"costed from a counted primitive: {n} B ({what}) x the AEAD's {aead.us:,.0f} µs "
+                f"per 1024 B ({aead.source})",
+            )
     if getattr(core, "profile", "M") == "A" and "tun_setup" in t.ops:
         f = t.ops["tun_setup"]
-        t.party_ops[("client", "tun_setup")] = Figure(f.us, f"not counted on the device (an operating-system "
-                                                            f"call): the host table's figure, {f.source}")
+        t.party_ops[("client", "tun_setup")] = Figure(
+            f.us, f"not counted on the device (an operating-system call): the host table's figure, {f.source}"
+        )
+
+
 # primitives-only stacks whose counts join any TLS stack's table for the operations it lacks (the TLS
 # stacks built here have no ML-KEM): PQClean's portable ML-KEM/ML-DSA
 ADDON_STACKS = ("pqclean",)
@@ -330,9 +406,11 @@ def device_us(instructions: float, core: Core) -> tuple[float, str]:
     cpi = (core.cpi[0] + core.cpi[1]) / 2
     us = instructions * cpi / core.clock_mhz
     lo, hi = (instructions * c / core.clock_mhz for c in core.cpi)
-    return us, (f"{instructions:,.0f} instructions x CPI {cpi:g} (middle of {core.cpi[0]:g}-{core.cpi[1]:g}"
-                f"{', an estimate' if core.cpi_estimate else ''}) / {core.clock_mhz:g} MHz = {us:,.0f} µs "
-                f"(range {lo:,.0f}-{hi:,.0f} µs)")
+    return us, (
+        f"{instructions:,.0f} instructions x CPI {cpi:g} (middle of {core.cpi[0]:g}-{core.cpi[1]:g}"
+        f"{', an estimate' if core.cpi_estimate else ''}) / {core.clock_mhz:g} MHz = {us:,.0f} µs "
+        f"(range {lo:,.0f}-{hi:,.0f} µs)"
+    )
 
 
 def device_row_us(dv: Derived, core: Core) -> tuple[float, str]:
@@ -341,9 +419,11 @@ def device_row_us(dv: Derived, core: Core) -> tuple[float, str]:
     t = dv.get("time")
     if t and t.get("cycles"):
         us = float(t["cycles"]) / core.clock_mhz
-        return us, (f"{t['cycles']:,.0f} cycles (timing model {t.get('model', '?')}, band {t['cycles_low']:,.0f}-"
-                    f"{t['cycles_high']:,.0f}; {float(dv['instructions_median']):,.0f} instructions) / "
-                    f"{core.clock_mhz:g} MHz = {us:,.0f} µs")
+        return us, (
+            f"{t['cycles']:,.0f} cycles (timing model {t.get('model', '?')}, band {t['cycles_low']:,.0f}-"
+            f"{t['cycles_high']:,.0f}; {float(dv['instructions_median']):,.0f} instructions) / "
+            f"{core.clock_mhz:g} MHz = {us:,.0f} µs"
+        )
     return device_us(float(dv["instructions_median"]), core)
 
 
@@ -356,14 +436,19 @@ def device_stack(docs: Sequence[Result | Mapping[str, Any]], stack: str | None, 
     """The one TLS stack whose counts make a device cost table: `stack` if given (it must have rows),
     else the only stack of the Results' handshake rows, else the only stack of their crypto rows. A
     table never mixes libraries: wolfSSL's P-256 and Mbed TLS's X25519 would be no device's."""
-    rows = [s for d in map(as_result, docs) if d.kind == "device" for s in d.series
-            if s.status in ("ok", "partial") and s.derived.get("instructions_median")
-            and _row_stack(s) not in ADDON_STACKS]
+    rows = [
+        s
+        for d in map(as_result, docs)
+        if d.kind == "device"
+        for s in d.series
+        if s.status in ("ok", "partial") and s.derived.get("instructions_median") and _row_stack(s) not in ADDON_STACKS
+    ]
     have = sorted({st for s in rows if (st := _row_stack(s))})
     if stack:
         if stack not in have:
-            raise CalibrationError(f"--stack: the device Results hold counts of {', '.join(have) or 'no stack'}, "
-                                   f"not {stack!r}")
+            raise CalibrationError(
+                f"--stack: the device Results hold counts of {', '.join(have) or 'no stack'}, not {stack!r}"
+            )
         return stack
     hs = sorted({st for s in rows if s.kind == "device" and (st := _row_stack(s))})
     cr = sorted({st for s in rows if s.kind == "device_crypto" and (st := _row_stack(s))})
@@ -371,14 +456,21 @@ def device_stack(docs: Sequence[Result | Mapping[str, Any]], stack: str | None, 
         if len(found) == 1:
             return found[0]
         if len(found) > 1:
-            raise CalibrationError(f"--device {core_name}: the Results hold counts of several stacks "
-                                   f"({', '.join(found)}); a cost table takes one: give --stack "
-                                   f"{' or --stack '.join(found)}")
+            raise CalibrationError(
+                f"--device {core_name}: the Results hold counts of several stacks "
+                f"({', '.join(found)}); a cost table takes one: give --stack "
+                f"{' or --stack '.join(found)}"
+            )
     return None
 
 
-def from_device(doc: Result | Mapping[str, Any], core: Core, base: CostTable | None = None, where: str = "--calibrate",
-                stack: str | None = None) -> CostTable:
+def from_device(
+    doc: Result | Mapping[str, Any],
+    core: Core,
+    base: CostTable | None = None,
+    where: str = "--calibrate",
+    stack: str | None = None,
+) -> CostTable:
     """The client's costs on an emulated device from a `secperf device` Result: its primitive counts
     (device_crypto rows) become client operations, its warm handshake rows the client's measured
     handshake CPU (model.predict fits the client's `base:` residual from them, as for a loopback
@@ -387,17 +479,27 @@ def from_device(doc: Result | Mapping[str, Any], core: Core, base: CostTable | N
     measured; its source names the run, the row and the rule."""
     doc = _checked(doc, where)
     if doc.kind != "device":
-        raise CalibrationError(f"{where}: --device {core.name} takes a Result of `secperf device` (its instruction "
-                               f"counts); this one is of kind {doc.kind!r}")
+        raise CalibrationError(
+            f"{where}: --device {core.name} takes a Result of `secperf device` (its instruction "
+            f"counts); this one is of kind {doc.kind!r}"
+        )
     t = base or load_table()
-    if t.strict:                      # a second device Result adds to the first
+    if t.strict:  # a second device Result adds to the first
         t = replace(t, name=f"{t.name}+{doc.run_id}", party_ops=dict(t.party_ops), measured=dict(t.measured))
     else:
-        t = CostTable(name=f"device:{core.name}:{doc.run_id}",
-                      description=f"client on {core.name} ({core.description}) from run {doc.run_id}'s instruction "
-                              f"counts; server: {t.name}", source=f"run {doc.run_id} (secperf device)",
-                      sigma=t.sigma, ops=dict(t.ops), party_ops=dict(t.party_ops), se_host=dict(t.se_host),
-                      breakdowns=dict(t.breakdowns), measured=dict(t.measured), strict=("client",))
+        t = CostTable(
+            name=f"device:{core.name}:{doc.run_id}",
+            description=f"client on {core.name} ({core.description}) from run {doc.run_id}'s instruction "
+            f"counts; server: {t.name}",
+            source=f"run {doc.run_id} (secperf device)",
+            sigma=t.sigma,
+            ops=dict(t.ops),
+            party_ops=dict(t.party_ops),
+            se_host=dict(t.se_host),
+            breakdowns=dict(t.breakdowns),
+            measured=dict(t.measured),
+            strict=("client",),
+        )
     used = 0
     for s in doc.series:
         lab, dv = s.labels, s.derived
@@ -405,14 +507,17 @@ def from_device(doc: Result | Mapping[str, Any], core: Core, base: CostTable | N
             continue
         addon = lab.get("stack") in ADDON_STACKS
         if stack and _row_stack(s) not in (None, stack) and not addon:
-            continue                  # another library's counts (see device_stack)
+            continue  # another library's counts (see device_stack)
         if lab.get("device") not in (None, core.name):
-            raise CalibrationError(f"{where}: row {s.id} counted on {lab.get('device')!r}, not {core.name!r}; "
-                                   f"give --device {lab.get('device')}")
+            raise CalibrationError(
+                f"{where}: row {s.id} counted on {lab.get('device')!r}, not {core.name!r}; "
+                f"give --device {lab.get('device')}"
+            )
         us, rule = device_row_us(dv, core)
         if s.kind == "device_crypto" and lab.get("op") in DEVICE_OPS:
             t.party_ops[("client", DEVICE_OPS[lab["op"]])] = Figure(
-                us, f"run {doc.run_id} series {s.id} ({lab.get('library', lab.get('stack'))}): {rule}")
+                us, f"run {doc.run_id} series {s.id} ({lab.get('library', lab.get('stack'))}): {rule}"
+            )
             used += 1
         elif s.kind == "device" and lab.get("phase") == "warm" and lab.get("group") in DEVICE_GROUPS:
             # the device's external PSK mode is psk_dhe_ke (a key share with the PSK)
@@ -425,25 +530,50 @@ def from_device(doc: Result | Mapping[str, Any], core: Core, base: CostTable | N
                 key = scenario_key(proto, hs, "software")
                 old = t.measured.get(key)
                 alts = list(old.get("alternatives", [])) if old is not None and old.get("client_only") else []
-                row: dict[str, Any] = {"group": DEVICE_GROUPS[lab["group"]], "cert": lab.get("server_cert"),
-                       "client_key": client_cert if client_cert != "none" else None, "suite": lab.get("suite"),
-                       "client_us": us, "total_us": us, "series": s["id"],
-                       "source": f"run {doc.run_id} series {s.id}: {rule}"}
+                row: dict[str, Any] = {
+                    "group": DEVICE_GROUPS[lab["group"]],
+                    "cert": lab.get("server_cert"),
+                    "client_key": client_cert if client_cert != "none" else None,
+                    "suite": lab.get("suite"),
+                    "client_us": us,
+                    "total_us": us,
+                    "series": s["id"],
+                    "source": f"run {doc.run_id} series {s.id}: {rule}",
+                }
                 alts.append(row)
                 if old is not None and old.get("client_only") and old.get("rank", -1) >= rank:
                     old["alternatives"] = alts
                     continue
-                t.measured[key] = {"alternatives": alts, "rank": rank, "metric": "handshake", "total_us": us, "client_us": us, "se_us": 0.0,
-                                   "server_us": None, "client_only": True, "sigma": 0.02, "series": s["id"],
-                                   "group": DEVICE_GROUPS[lab["group"]], "cert": lab.get("server_cert"), "depth": 1,
-                                   **({"client_key": client_cert} if client_cert != "none" else {}),
-                                   # a host row of the same scenario keeps the server's measured side
-                                   **({"server_row": old} if old is not None and not old.get("client_only") else
-                                      {"server_row": old["server_row"]} if old and old.get("server_row") else {}),
-                                   "source": f"run {doc.run_id} series {s.id}: {rule}"}
+                t.measured[key] = {
+                    "alternatives": alts,
+                    "rank": rank,
+                    "metric": "handshake",
+                    "total_us": us,
+                    "client_us": us,
+                    "se_us": 0.0,
+                    "server_us": None,
+                    "client_only": True,
+                    "sigma": 0.02,
+                    "series": s["id"],
+                    "group": DEVICE_GROUPS[lab["group"]],
+                    "cert": lab.get("server_cert"),
+                    "depth": 1,
+                    **({"client_key": client_cert} if client_cert != "none" else {}),
+                    # a host row of the same scenario keeps the server's measured side
+                    **(
+                        {"server_row": old}
+                        if old is not None and not old.get("client_only")
+                        else {"server_row": old["server_row"]}
+                        if old and old.get("server_row")
+                        else {}
+                    ),
+                    "source": f"run {doc.run_id} series {s.id}: {rule}",
+                }
             used += 1
     _device_app_costs(t, core)
     if not used:
-        raise CalibrationError(f"{where}: Result {doc.run_id} has no instruction counts the model can use "
-                               f"(`secperf device crypto --device {core.name}` or `secperf device handshake --device {core.name}`)")
+        raise CalibrationError(
+            f"{where}: Result {doc.run_id} has no instruction counts the model can use "
+            f"(`secperf device crypto --device {core.name}` or `secperf device handshake --device {core.name}`)"
+        )
     return t

@@ -21,8 +21,7 @@ from typing import Any
 from ..core.errors import InputError
 
 DAY_S = 86_400.0
-RADIO_FIELDS = ("tx_mw", "rx_mw", "active_mw", "tail_mw", "tail_s", "promotion_s", "promotion_mw", "idle_mw",
-                "psm_mw")
+RADIO_FIELDS = ("tx_mw", "rx_mw", "active_mw", "tail_mw", "tail_s", "promotion_s", "promotion_mw", "idle_mw", "psm_mw")
 
 
 class EnergyError(InputError):
@@ -51,6 +50,7 @@ class Radio:
 @dataclass(frozen=True)
 class Power:
     """Active power of a part (CPU or secure element) with its source."""
+
     name: str
     active_mw: float
     source: str
@@ -59,12 +59,13 @@ class Power:
 @dataclass(frozen=True)
 class Activity:
     """One burst of traffic, as means over simulated draws."""
-    on_s: float            # first packet to the answer processed (radio connected)
-    tx_s: float            # uplink airtime
-    rx_s: float            # downlink airtime
-    cpu_s: float           # device CPU busy (client compute)
-    se_s: float            # secure element busy
-    bytes: float           # wire bytes up + down
+
+    on_s: float  # first packet to the answer processed (radio connected)
+    tx_s: float  # uplink airtime
+    rx_s: float  # downlink airtime
+    cpu_s: float  # device CPU busy (client compute)
+    se_s: float  # secure element busy
+    bytes: float  # wire bytes up + down
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ class ActivityEnergy:
     radio_j: float
     cpu_j: float
     se_j: float
-    radio_s: float         # time the radio spends out of its floor state for this activity
+    radio_s: float  # time the radio spends out of its floor state for this activity
 
     @property
     def total_j(self) -> float:
@@ -92,8 +93,10 @@ def radio(name: str) -> Radio:
     links = _data()["links"]
     key = name
     if key not in links:
-        raise EnergyError(f"energy: no radio profile for link {name!r}; known: {', '.join(links)} "
-                          f"(add one to data/energy.toml with a source per figure, or pick --network from these)")
+        raise EnergyError(
+            f"energy: no radio profile for link {name!r}; known: {', '.join(links)} "
+            f"(add one to data/energy.toml with a source per figure, or pick --network from these)"
+        )
     t = links[key]
     if "alias" in t:
         key = t["alias"]
@@ -115,6 +118,7 @@ def cpu(name: str) -> Power:
     if name in table:
         return Power(name, float(table[name]["active_mw"]), table[name]["source"])
     from ..inputs import devices as D
+
     if name in D.cores():
         core = D.core(name)
         fam = core.timing.model if core.timing is not None else core.qemu_cpu
@@ -122,8 +126,10 @@ def cpu(name: str) -> Power:
         if per is not None:
             mw = float(per["mw_per_mhz"]) * core.clock_mhz
             return Power(name, mw, f"{per['mw_per_mhz']} mW/MHz x {core.clock_mhz:g} MHz: {per['source']}")
-    raise EnergyError(f"energy: no CPU power for device {name!r}; known: {', '.join(table)} and the emulated "
-                      f"cores of `secperf device list`")
+    raise EnergyError(
+        f"energy: no CPU power for device {name!r}; known: {', '.join(table)} and the emulated "
+        f"cores of `secperf device list`"
+    )
 
 
 def se(name: str | None) -> Power:
@@ -151,18 +157,27 @@ def tail_and_promotion(r: Radio, gap_s: float | None, random_gaps: bool) -> tupl
     return (min(gap_s, r.tail_s), 1.0 if gap_s > r.tail_s else 0.0)
 
 
-def activity_energy(a: Activity, r: Radio, cpu_p: Power, se_p: Power, gap_s: float | None,
-                    random_gaps: bool = False) -> ActivityEnergy:
+def activity_energy(
+    a: Activity, r: Radio, cpu_p: Power, se_p: Power, gap_s: float | None, random_gaps: bool = False
+) -> ActivityEnergy:
     """Joules of one activity, split radio / CPU / secure element."""
     tail_s, p_promo = tail_and_promotion(r, gap_s, random_gaps)
     air = min(a.on_s, a.tx_s + a.rx_s)
     waiting = max(0.0, a.on_s - air)
     scale = a.on_s / (a.tx_s + a.rx_s) if a.tx_s + a.rx_s > a.on_s > 0 else 1.0
-    radio_mj = (p_promo * r.promotion_s * r.promotion_mw + a.tx_s / scale * r.tx_mw + a.rx_s / scale * r.rx_mw
-                + waiting * r.active_mw + tail_s * r.tail_mw)
-    return ActivityEnergy(radio_j=radio_mj / 1e3, cpu_j=a.cpu_s * cpu_p.active_mw / 1e3,
-                          se_j=a.se_s * se_p.active_mw / 1e3,
-                          radio_s=p_promo * r.promotion_s + a.on_s + tail_s)
+    radio_mj = (
+        p_promo * r.promotion_s * r.promotion_mw
+        + a.tx_s / scale * r.tx_mw
+        + a.rx_s / scale * r.rx_mw
+        + waiting * r.active_mw
+        + tail_s * r.tail_mw
+    )
+    return ActivityEnergy(
+        radio_j=radio_mj / 1e3,
+        cpu_j=a.cpu_s * cpu_p.active_mw / 1e3,
+        se_j=a.se_s * se_p.active_mw / 1e3,
+        radio_s=p_promo * r.promotion_s + a.on_s + tail_s,
+    )
 
 
 def floor_energy_j(r: Radio, busy_s: float, reachable: bool, period_s: float = DAY_S) -> float:

@@ -36,16 +36,16 @@ POLICIES = ("none", "fixed", "exponential", "decorrelated")
 @dataclass(frozen=True)
 class FleetModel:
     devices: int = 100_000
-    capacity_full_per_s: float = 600.0       # full handshakes/s at saturation
-    capacity_resumed_per_s: float = 1500.0   # resumed handshakes/s at saturation
+    capacity_full_per_s: float = 600.0  # full handshakes/s at saturation
+    capacity_resumed_per_s: float = 1500.0  # resumed handshakes/s at saturation
     resumed_share: float = 0.0
     policy: str = "exponential"
-    base_s: float = 1.0                      # fixed delay, or back-off base
-    cap_s: float = 60.0                      # back-off cap
+    base_s: float = 1.0  # fixed delay, or back-off base
+    cap_s: float = 60.0  # back-off cap
     timeout_s: float = 10.0
-    backlog: int = 4096                      # accept queue beyond which attempts fail at once
+    backlog: int = 4096  # accept queue beyond which attempts fail at once
     max_attempts: int = 100
-    abandoned_work: bool = False             # the server also serves attempts whose client gave up
+    abandoned_work: bool = False  # the server also serves attempts whose client gave up
     spread_s: float = 0.0
     device_handshake_s: float = 0.0
     dt_s: float = 0.05
@@ -53,6 +53,7 @@ class FleetModel:
 
     def check(self) -> None:
         from ..core.errors import InputError
+
         if not 1 <= self.devices <= 100_000_000:
             raise InputError(f"--devices {self.devices}: give 1..100,000,000")
         if self.policy not in POLICIES:
@@ -103,14 +104,15 @@ def simulate(m: FleetModel, points: int = 400) -> dict[str, Any]:
     q_limit = min(float(m.backlog), m.capacity_per_s * m.timeout_s)
     q = 0.0
     from collections import deque
-    fifo: deque[list[float]] = deque()               # [amount, useful amount] per admitting step (abandoned_work)
+
+    fifo: deque[list[float]] = deque()  # [amount, useful amount] per admitting step (abandoned_work)
     q_timeout = m.capacity_per_s * m.timeout_s
     queue = np.zeros(steps)
     served = np.zeros(steps)
     work = np.zeros(steps)
     failed = np.zeros(steps)
     gave_up = 0.0
-    pending = float(m.devices)          # attempts scheduled but not yet arrived
+    pending = float(m.devices)  # attempts scheduled but not yet arrived
     timeout_steps = int(round(m.timeout_s / m.dt_s))
     att = np.arange(1, A + 1)
     lo_hi = np.array([_delay_spread(m, int(a)) for a in att])
@@ -118,7 +120,7 @@ def simulate(m: FleetModel, points: int = 400) -> dict[str, Any]:
     hi_steps = timeout_steps + (lo_hi[:, 1] / m.dt_s).astype(int)
     for t in range(steps):
         rate += diff[:, t]
-        a_now = np.maximum(rate[1:A + 1], 0.0)
+        a_now = np.maximum(rate[1 : A + 1], 0.0)
         total = float(a_now.sum())
         pending -= total
         if total > 0:
@@ -173,6 +175,7 @@ def simulate(m: FleetModel, points: int = 400) -> dict[str, Any]:
     def pct(p: float) -> float | None:
         i = np.searchsorted(back, p * n)
         return float(t_axis[i]) if i < steps else None
+
     stride = max(1, steps // points)
     idx = np.arange(0, steps, stride)
     return {
@@ -184,12 +187,14 @@ def simulate(m: FleetModel, points: int = 400) -> dict[str, Any]:
         "failed_attempts": float(failed.sum()),
         "wait_s": {"p50": pct(0.5), "p90": pct(0.9), "p99": pct(0.99), "max": all_back},
         "peak_queue": float(queue.max()),
-        "series": {"t_s": [round(float(x), 4) for x in t_axis[idx]],
-                   "queue": [float(x) for x in queue[idx]],
-                   "utilisation": [float(min(1.0, x / cap_step)) for x in work[idx]],
-                   "abandoned_per_s": [float((w - x) / m.dt_s) for w, x in zip(work[idx], served[idx])],
-                   "back_share": [float(x / n) for x in back[idx]],
-                   "failed_per_s": [float(x / m.dt_s) for x in failed[idx]]},
+        "series": {
+            "t_s": [round(float(x), 4) for x in t_axis[idx]],
+            "queue": [float(x) for x in queue[idx]],
+            "utilisation": [float(min(1.0, x / cap_step)) for x in work[idx]],
+            "abandoned_per_s": [float((w - x) / m.dt_s) for w, x in zip(work[idx], served[idx])],
+            "back_share": [float(x / n) for x in back[idx]],
+            "failed_per_s": [float(x / m.dt_s) for x in failed[idx]],
+        },
     }
 
 
@@ -234,13 +239,16 @@ def knee(points: list[tuple[float, float]], share: float = 0.95) -> float | None
     return next(x for x, y in pts if y >= share * top)
 
 
-KNEE_RULE = ("the knee is the lowest offered rate from which on every level is past it: its P95 latency exceeds "
-             "twice the lowest P95 of the curve, or its achieved rate falls below 95 % of the offered rate "
-             "(\"from which on\": one noisy level below the knee does not count)")
+KNEE_RULE = (
+    "the knee is the lowest offered rate from which on every level is past it: its P95 latency exceeds "
+    "twice the lowest P95 of the curve, or its achieved rate falls below 95 % of the offered rate "
+    "(\"from which on\": one noisy level below the knee does not count)"
+)
 
 
-def open_loop_knee(points: list[tuple[float, float | None, float | None]], p95_factor: float = 2.0,
-                   share: float = 0.95) -> float | None:
+def open_loop_knee(
+    points: list[tuple[float, float | None, float | None]], p95_factor: float = 2.0, share: float = 0.95
+) -> float | None:
     """The knee of an open-loop capacity curve of (offered/s, achieved/s, P95 ms) points: see
     KNEE_RULE. None when the highest offered rate is not past it (the curve has not bent yet)."""
     pts = sorted((o, a, p) for o, a, p in points if o)
@@ -251,6 +259,7 @@ def open_loop_knee(points: list[tuple[float, float | None, float | None]], p95_f
 
     def past(o: float, a: float | None, p: float | None) -> bool:
         return (a or 0) < share * o or bool(low and p and p > p95_factor * low)
+
     knee: float | None = None
     for o, a, p in reversed(pts):
         if not past(o, a, p):

@@ -34,30 +34,36 @@ PROTOCOLS = {
     "edhoc": "EDHOC over CoAP (RFC 9528 A.2), then an OSCORE-protected CoAP GET -> response (model/flights_edhoc.py)",
     "quic": "QUIC with TLS 1.3 (aioquic), then a request (40 B) -> response (846 B) on a stream (model/flights_quic.py)",
     "dtls1.3": "DTLS 1.3 as wolfSSL 5.9 runs it, mutual authentication, cookie, then request -> response "
-               "(model/flights_dtls13.py)",
+    "(model/flights_dtls13.py)",
 }
-HANDSHAKES = V.HANDSHAKES                 # per protocol, the handshakes modelled (inputs/vocabulary.py)
+HANDSHAKES = V.HANDSHAKES  # per protocol, the handshakes modelled (inputs/vocabulary.py)
 # the smallest MTU a protocol's model accepts, and why
-MTU_MIN = {"tcp": (576, "RFC 1122 3.3.3: every IPv4 host must accept 576-byte datagrams; the model's MSS "
-                        "assumes at least that"),
-           "udp": (256, "OpenSSL's smallest DTLS path MTU (256 bytes; smaller handshake fragments are refused)"),
-           "quic": (1228, "RFC 9000 14: QUIC needs a path that carries 1200-byte UDP payloads (1228 with IPv4 and "
-                          "UDP headers)")}
+MTU_MIN = {
+    "tcp": (
+        576,
+        "RFC 1122 3.3.3: every IPv4 host must accept 576-byte datagrams; the model's MSS assumes at least that",
+    ),
+    "udp": (256, "OpenSSL's smallest DTLS path MTU (256 bytes; smaller handshake fragments are refused)"),
+    "quic": (
+        1228,
+        "RFC 9000 14: QUIC needs a path that carries 1200-byte UDP payloads (1228 with IPv4 and UDP headers)",
+    ),
+}
 
-TCP_HDR, UDP_HDR = 52, 28         # IPv4 + TCP with timestamps (Linux default) / IPv4 + UDP
-SYN_BYTES, ACK_BYTES = 60, 52     # SYN / SYN-ACK with options; a bare ACK
-TLS_REC, TLS13_ENC = 5, 22        # record header; TLS 1.3 AEAD expansion (header 5 + tag 16 + type 1)
-TLS12_ENC = 5 + 8 + 16            # TLS 1.2 AES-GCM record: header, explicit nonce, tag
-DTLS_REC, DTLS_MSG = 13, 12       # DTLS record header; handshake message header
+TCP_HDR, UDP_HDR = 52, 28  # IPv4 + TCP with timestamps (Linux default) / IPv4 + UDP
+SYN_BYTES, ACK_BYTES = 60, 52  # SYN / SYN-ACK with options; a bare ACK
+TLS_REC, TLS13_ENC = 5, 22  # record header; TLS 1.3 AEAD expansion (header 5 + tag 16 + type 1)
+TLS12_ENC = 5 + 8 + 16  # TLS 1.2 AES-GCM record: header, explicit nonce, tag
+DTLS_REC, DTLS_MSG = 13, 12  # DTLS record header; handshake message header
 DTLS_ENC = 13 + 8 + 16
-CCS13 = 6                          # middlebox-compatibility ChangeCipherSpec record
-CH13_BASE = 178                    # TLS 1.3 ClientHello without the key_share entry (216 - 38 measured)
-SH13_BASE = 86                     # ServerHello without the key_share entry (122 - 36 measured)
-CH12 = 141                         # TLS 1.2 ClientHello (measured)
-NST12 = 186                        # TLS 1.2 NewSessionTicket (measured)
-NST13 = 250                        # one TLS 1.3 NewSessionTicket record (estimate: ticket ~ 200 B)
-CERT_REQUEST = 109                 # TLS 1.3 CertificateRequest as nginx sends it (measured)
-PSK_EXT_TICKET = 230               # pre_shared_key extension carrying a ticket + binder (estimate)
+CCS13 = 6  # middlebox-compatibility ChangeCipherSpec record
+CH13_BASE = 178  # TLS 1.3 ClientHello without the key_share entry (216 - 38 measured)
+SH13_BASE = 86  # ServerHello without the key_share entry (122 - 36 measured)
+CH12 = 141  # TLS 1.2 ClientHello (measured)
+NST12 = 186  # TLS 1.2 NewSessionTicket (measured)
+NST13 = 250  # one TLS 1.3 NewSessionTicket record (estimate: ticket ~ 200 B)
+CERT_REQUEST = 109  # TLS 1.3 CertificateRequest as nginx sends it (measured)
+PSK_EXT_TICKET = 230  # pre_shared_key extension carrying a ticket + binder (estimate)
 # An OpenSSL server's ticket is the encrypted session, and with mutual TLS the session holds the
 # client's certificate: the ticket (its NewSessionTicket, and the resumed ClientHello carrying it)
 # grows by that certificate's DER plus its length prefix. Seen in the probe's transcripts: a resumed
@@ -68,11 +74,13 @@ TICKET_PEER_CERT_PREFIX = 4
 def ticket_growth(s: Scenario) -> int:
     """Bytes a session ticket carries for the client's certificate (0 without mutual TLS)."""
     return cert_der(s.client_key_type) + TICKET_PEER_CERT_PREFIX if s.mtls else 0
-PSK_EXT_EXTERNAL = 60              # ... carrying a short external identity + binder (estimate)
+
+
+PSK_EXT_EXTERNAL = 60  # ... carrying a short external identity + binder (estimate)
 HTTP_REQ, HTTP_RESP = 40, 846
 MQTT_CONNECT, MQTT_CONNACK = 30, 4
 COAP_REQ, COAP_RESP = 20, 40
-JWT_REQ = 420                      # GET with an Authorization: Bearer ES256 JWT (estimate)
+JWT_REQ = 420  # GET with an Authorization: Bearer ES256 JWT (estimate)
 
 
 class ModelError(InputError):
@@ -87,36 +95,53 @@ class ModelError(InputError):
 PLAIN = {
     "tls1.3": ("TCP", "TCP connect, then the same HTTP/1.1 GET (40 B) -> response (846 B) in clear"),
     "tls1.2": ("TCP", "TCP connect, then the same HTTP/1.1 GET (40 B) -> response (846 B) in clear"),
-    "https": ("TCP", "plain HTTP: TCP connect, then GET (40 B) -> response (846 B), one write (no session "
-                     "tickets)"),
-    "jwt": ("TCP", "plain HTTP without a token: TCP connect, then GET (40 B) -> response (846 B); the JWT "
-                   "(its signature, its 380 bytes in the request, its verification) is security"),
+    "https": ("TCP", "plain HTTP: TCP connect, then GET (40 B) -> response (846 B), one write (no session tickets)"),
+    "jwt": (
+        "TCP",
+        "plain HTTP without a token: TCP connect, then GET (40 B) -> response (846 B); the JWT "
+        "(its signature, its 380 bytes in the request, its verification) is security",
+    ),
     "mqtt": ("TCP", "MQTT 3.1.1 over plain TCP (port 1883): TCP connect, CONNECT (30 B) -> CONNACK (4 B)"),
-    "dtls1.2": ("UDP", "the same request (40 B) -> response (846 B) as one plain UDP exchange on the same "
-                       "confirmable retransmission timer"),
+    "dtls1.2": (
+        "UDP",
+        "the same request (40 B) -> response (846 B) as one plain UDP exchange on the same "
+        "confirmable retransmission timer",
+    ),
     "coap": ("UDP", "CoAP without DTLS (coap://, port 5683): CON GET (20 B) -> piggybacked ACK (40 B)"),
     "edhoc": ("UDP", "CoAP without EDHOC or OSCORE: CON GET (20 B) -> piggybacked ACK (40 B)"),
-    "quic": ("UDP", "the same request (40 B) -> response (846 B) as one plain UDP exchange on the same "
-                    "confirmable retransmission timer (no QUIC: its transport is inseparable from TLS 1.3)"),
-    "dtls1.3": ("UDP", "the same request (40 B) -> response (846 B) as one plain UDP exchange on the same "
-                       "confirmable retransmission timer"),
-    "openvpn": ("UDP", "a tunnel without security (no TLS control channel, no reset exchange, no keys): the "
-                       "configuration request/response OpenVPN carries (PUSH_REQUEST 100 B -> PUSH_REPLY "
-                       "300 B) as one plain UDP exchange on OpenVPN's retransmission timer, then the same "
-                       "tun set-up (not a security cost)"),
+    "quic": (
+        "UDP",
+        "the same request (40 B) -> response (846 B) as one plain UDP exchange on the same "
+        "confirmable retransmission timer (no QUIC: its transport is inseparable from TLS 1.3)",
+    ),
+    "dtls1.3": (
+        "UDP",
+        "the same request (40 B) -> response (846 B) as one plain UDP exchange on the same "
+        "confirmable retransmission timer",
+    ),
+    "openvpn": (
+        "UDP",
+        "a tunnel without security (no TLS control channel, no reset exchange, no keys): the "
+        "configuration request/response OpenVPN carries (PUSH_REQUEST 100 B -> PUSH_REPLY "
+        "300 B) as one plain UDP exchange on OpenVPN's retransmission timer, then the same "
+        "tun set-up (not a security cost)",
+    ),
 }
 SECURITY = ("on", "none")
 
 
-def no_security(s: "Scenario") -> "Scenario":
+def no_security(s: Scenario) -> Scenario:
     """The scenario's baseline without security (PLAIN): one per protocol, so the inputs that only
     shape the security (handshake, group, certificate, key, key share) are set to their defaults —
     every secured row of a protocol shares one baseline row."""
-    return Scenario(protocol=s.protocol, handshake=HANDSHAKES[s.protocol][0] if s.protocol in HANDSHAKES else
-                    s.handshake, security="none")
+    return Scenario(
+        protocol=s.protocol,
+        handshake=HANDSHAKES[s.protocol][0] if s.protocol in HANDSHAKES else s.handshake,
+        security="none",
+    )
 
 
-def software_key(s: "Scenario") -> "Scenario":
+def software_key(s: Scenario) -> Scenario:
     """The same secured scenario with the client key in software (the reference for a secure element)."""
     return replace(s, key="software")
 
@@ -138,12 +163,12 @@ def key_types() -> dict[str, dict[str, Any]]:
 
 @dataclass(frozen=True)
 class Flight:
-    sender: str                              # client | server
-    msgs: tuple[tuple[str, int], ...]        # (message, bytes on the wire without IP/TCP/UDP headers)
-    ops: tuple[str, ...] = ()                # cost-table operations the sender runs before sending it
-    se_sign: bool = False                    # the client's signature comes from its secure element
-    handshake_done: bool = False             # the client's handshake completes when this flight is built
-    writes: int = 1                          # separate writes (TCP: at least that many segments)
+    sender: str  # client | server
+    msgs: tuple[tuple[str, int], ...]  # (message, bytes on the wire without IP/TCP/UDP headers)
+    ops: tuple[str, ...] = ()  # cost-table operations the sender runs before sending it
+    se_sign: bool = False  # the client's signature comes from its secure element
+    handshake_done: bool = False  # the client's handshake completes when this flight is built
+    writes: int = 1  # separate writes (TCP: at least that many segments)
 
     @property
     def payload(self) -> int:
@@ -157,7 +182,7 @@ class Flight:
 class Exchange:
     out: Flight
     back: Flight | None
-    transport: str                           # tcp-syn | tcp | dtls | coap | ovpn
+    transport: str  # tcp-syn | tcp | dtls | coap | ovpn
 
     @property
     def answer(self) -> Flight:
@@ -173,20 +198,20 @@ class Scenario:
     protocol: str = "tls1.3"
     handshake: str = "full"
     group: str = "x25519"
-    cert: str | None = None                  # server certificate key type (default per protocol)
-    depth: int = 1                           # certificates sent by the server (leaf + intermediates)
-    key: str = "software"                    # client key: software | se:PROFILE | se:PROFILE:cold
+    cert: str | None = None  # server certificate key type (default per protocol)
+    depth: int = 1  # certificates sent by the server (leaf + intermediates)
+    key: str = "software"  # client key: software | se:PROFILE | se:PROFILE:cold
     client_key_type: str = "ecdsa-p256"
-    mtls: bool | None = None                 # default: True for https/mqtt/coap/openvpn, False otherwise
-    precomputed_keyshare: bool = False       # S1: key share generated ahead of time (off the clock)
-    security: str = "on"                     # on | none: the same application messages without security
+    mtls: bool | None = None  # default: True for https/mqtt/coap/openvpn, False otherwise
+    precomputed_keyshare: bool = False  # S1: key share generated ahead of time (off the clock)
+    security: str = "on"  # on | none: the same application messages without security
 
     @property
     def cert_type(self) -> str:
         """The server certificate's key type: the one given, else the protocol's default."""
         return self.cert or ("rsa-2048" if self.protocol in ("tls1.3", "tls1.2", "dtls1.2") else "ecdsa-p256")
 
-    def resolved(self) -> "Scenario":
+    def resolved(self) -> Scenario:
         mtls = self.mtls if self.mtls is not None else self.protocol in ("https", "mqtt", "coap", "openvpn", "dtls1.3")
         return replace(self, cert=self.cert_type, mtls=mtls)
 
@@ -202,8 +227,13 @@ class Scenario:
         s = self.resolved()
         if s.security == "none":
             return f"{s.protocol} without security (plain {PLAIN[s.protocol][0]})"
-        parts = [s.protocol, s.handshake, s.group, f"cert {s.cert}" + (f"x{s.depth}" if s.depth > 1 else ""),
-                 f"key {s.key}"]
+        parts = [
+            s.protocol,
+            s.handshake,
+            s.group,
+            f"cert {s.cert}" + (f"x{s.depth}" if s.depth > 1 else ""),
+            f"key {s.key}",
+        ]
         if s.precomputed_keyshare:
             parts.append("key share precomputed")
         return " ".join(parts)
@@ -212,10 +242,10 @@ class Scenario:
 @dataclass(frozen=True)
 class FlightModel:
     scenario: Scenario
-    transport: str                           # tcp | udp
+    transport: str  # tcp | udp
     exchanges: tuple[Exchange, ...]
-    final_ops: tuple[str, ...] = ()          # client work after the last answer
-    start_mark: tuple[str, int] = ("out_start", 0)   # where the handshake timer starts
+    final_ops: tuple[str, ...] = ()  # client work after the last answer
+    start_mark: tuple[str, int] = ("out_start", 0)  # where the handshake timer starts
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property
@@ -240,9 +270,17 @@ class FlightModel:
         for i, e in enumerate(self.exchanges):
             for f in (e.out, e.back):
                 if f is not None:
-                    rows.append({"exchange": i, "transport": e.transport, "sender": f.sender, "messages": f.names(),
-                                 "bytes": f.payload, "ops": list(f.ops) + (["secure element: sign"] if f.se_sign else []),
-                                 "handshake_done": f.handshake_done})
+                    rows.append(
+                        {
+                            "exchange": i,
+                            "transport": e.transport,
+                            "sender": f.sender,
+                            "messages": f.names(),
+                            "bytes": f.payload,
+                            "ops": list(f.ops) + (["secure element: sign"] if f.se_sign else []),
+                            "handshake_done": f.handshake_done,
+                        }
+                    )
         return rows
 
 
@@ -311,46 +349,59 @@ def _client_sign(s: Scenario) -> tuple[tuple[str, ...], bool]:
 
 
 # --- TLS 1.3 -----------------------------------------------------------------------------------
-Msgs = tuple[tuple[str, int], ...]   # (message, bytes) as a Flight carries them
+Msgs = tuple[tuple[str, int], ...]  # (message, bytes) as a Flight carries them
 Ops = tuple[str, ...]
 
 
-def _tls13(s: Scenario, app_out: Msgs, app_back: Msgs, app_server_ops: Ops = (),
-           app_back_writes: int = 1) -> list[Exchange]:
+def _tls13(
+    s: Scenario, app_out: Msgs, app_back: Msgs, app_server_ops: Ops = (), app_back_writes: int = 1
+) -> list[Exchange]:
     hs = s.handshake
     g = _group(s.group)
     resumed = hs in ("resumed", "psk", "psk-dhe", "0rtt")
-    dhe = hs not in ("psk",)                   # psk = psk_ke: no key exchange at all
+    dhe = hs not in ("psk",)  # psk = psk_ke: no key exchange at all
     psk_ext = PSK_EXT_EXTERNAL if hs in ("psk", "psk-dhe") else PSK_EXT_TICKET + ticket_growth(s) if resumed else 0
     ks_c = (6 + g["client"]) if dhe else 0
     ks_s = (4 + g["server"]) if dhe else 0
     ch = ("ClientHello", TLS_REC + CH13_BASE + ks_c + psk_ext - (6 if not dhe else 0))
     ex: list[Exchange] = []
-    ch_ops = (_kx_client_ops(s.group, s.precomputed_keyshare) if dhe else ())
+    ch_ops = _kx_client_ops(s.group, s.precomputed_keyshare) if dhe else ()
     if hs == "hrr":
         # first ClientHello offers a share the server does not want (no share computed for it here)
-        ex.append(Exchange(Flight("client", (("ClientHello (no acceptable share)", TLS_REC + CH13_BASE),), ()),
-                           Flight("server", (("HelloRetryRequest", TLS_REC + 88),)), "tcp"))
+        ex.append(
+            Exchange(
+                Flight("client", (("ClientHello (no acceptable share)", TLS_REC + CH13_BASE),), ()),
+                Flight("server", (("HelloRetryRequest", TLS_REC + 88),)),
+                "tcp",
+            )
+        )
     early: Msgs = ()
     if hs == "0rtt":
         early = tuple((f"{n} (early data)", b) for n, b in app_out)
-    server_msgs = [("ServerHello", TLS_REC + SH13_BASE + ks_s + (6 if resumed else 0) - (0 if dhe else 4)),
-                   ("ChangeCipherSpec", CCS13), ("EncryptedExtensions", 6 + TLS13_ENC)]
+    server_msgs = [
+        ("ServerHello", TLS_REC + SH13_BASE + ks_s + (6 if resumed else 0) - (0 if dhe else 4)),
+        ("ChangeCipherSpec", CCS13),
+        ("EncryptedExtensions", 6 + TLS13_ENC),
+    ]
     server_ops = (_kx_server_ops(s.group) if dhe else ()) + (_base(s, "server"),)
     if not resumed:
         if s.mtls:
             server_msgs.append(("CertificateRequest", CERT_REQUEST + TLS13_ENC))
         cert_msg = 8 + sum(3 + cert_der(s.cert_type) + 2 for _ in range(s.depth))
-        server_msgs += [("Certificate", cert_msg + TLS13_ENC),
-                        ("CertificateVerify", 8 + _key(s.cert_type)["sig"] + TLS13_ENC)]
+        server_msgs += [
+            ("Certificate", cert_msg + TLS13_ENC),
+            ("CertificateVerify", 8 + _key(s.cert_type)["sig"] + TLS13_ENC),
+        ]
         server_ops += (f"sign:{s.cert_type}",)
     server_msgs.append(("Finished", 36 + TLS13_ENC))
     if hs == "0rtt":
         server_msgs += [(n, b) for n, b in app_back]
         server_ops += app_server_ops
-    ex.append(Exchange(Flight("client", (ch,) + early, ch_ops), Flight("server", tuple(server_msgs), server_ops), "tcp"))
+    ex.append(
+        Exchange(Flight("client", (ch,) + early, ch_ops), Flight("server", tuple(server_msgs), server_ops), "tcp")
+    )
     # client's second flight
-    c_ops: Ops = (_kx_client_finish(s.group) if dhe else ())
+    c_ops: Ops = _kx_client_finish(s.group) if dhe else ()
     c_msgs = [("ChangeCipherSpec", CCS13)]
     se = False
     if not resumed:
@@ -358,8 +409,10 @@ def _tls13(s: Scenario, app_out: Msgs, app_back: Msgs, app_server_ops: Ops = (),
         if s.mtls:
             sign_ops, se = _client_sign(s)
             c_ops += sign_ops
-            c_msgs += [("Certificate", 8 + 3 + cert_der(s.client_key_type) + 2 + TLS13_ENC),
-                       ("CertificateVerify", 8 + _key(s.client_key_type, "--key")["sig"] + TLS13_ENC)]
+            c_msgs += [
+                ("Certificate", 8 + 3 + cert_der(s.client_key_type) + 2 + TLS13_ENC),
+                ("CertificateVerify", 8 + _key(s.client_key_type, "--key")["sig"] + TLS13_ENC),
+            ]
     c_ops += (_base(s, "client"),)
     c_msgs.append(("Finished", 36 + TLS13_ENC))
     if hs == "0rtt":
@@ -369,76 +422,19 @@ def _tls13(s: Scenario, app_out: Msgs, app_back: Msgs, app_server_ops: Ops = (),
     back_ops = app_server_ops
     if not resumed and s.mtls:
         back_ops = ("parse_cert", f"verify:{s.client_key_type}", f"verify:{s.client_key_type}") + back_ops
-    ex.append(Exchange(Flight("client", tuple(c_msgs) + tuple(app_out), c_ops, se, handshake_done=True),
-                       Flight("server", tuple(app_back), back_ops, writes=app_back_writes), "tcp"))
+    ex.append(
+        Exchange(
+            Flight("client", tuple(c_msgs) + tuple(app_out), c_ops, se, handshake_done=True),
+            Flight("server", tuple(app_back), back_ops, writes=app_back_writes),
+            "tcp",
+        )
+    )
     return ex
 
 
-# --- TLS 1.2 / DTLS 1.2 ------------------------------------------------------------------------
-def _tls12(s: Scenario, app_out: Msgs, app_back: Msgs, dtls: bool, app_server_ops: Ops = ()) -> list[Exchange]:
-    hs = s.handshake
-    g = _group(s.group)
-    if g["kind"] != "ecdhe":
-        raise ModelError(f"--group: {s.group!r} is a TLS 1.3 group; (D)TLS 1.2 key exchange needs an ECDHE "
-                         f"group (x25519, x448, p-256, p-384)")
-    rec = DTLS_REC if dtls else TLS_REC
-    mh = DTLS_MSG - 4 if dtls else 0               # extra message-header bytes of DTLS
-    enc = DTLS_ENC if dtls else TLS12_ENC
-    tr = "dtls" if dtls else "tcp"
-    ex: list[Exchange] = []
-    if dtls and hs != "nocookie":
-        ex.append(Exchange(Flight("client", (("ClientHello", rec + mh + CH12 - 40),)),
-                           Flight("server", (("HelloVerifyRequest", rec + DTLS_MSG + 3 + 20),)), tr))
-    cookie = 21 if dtls and hs != "nocookie" else 0
-    resumed = hs == "resumed"
-    ch = ("ClientHello", rec + mh + CH12 + cookie + (176 if resumed else 0))
-    if resumed:
-        ex.append(Exchange(Flight("client", (ch,)),
-                           Flight("server", (("ServerHello", rec + mh + 65), ("ChangeCipherSpec", rec + 1),
-                                             ("Finished", 16 + enc)), (_base(s, "server"),)), tr))
-        ex.append(Exchange(Flight("client", (("ChangeCipherSpec", rec + 1), ("Finished", 16 + enc)) + tuple(app_out),
-                                  (_base(s, "client"),), handshake_done=True),
-                           Flight("server", tuple(app_back), app_server_ops), "coap" if dtls else tr))
-        return ex
-    psk = hs == "psk"
-    smsgs = [("ServerHello", rec + mh + 65)]
-    sops: tuple[str, ...] = (_base(s, "server"),)
-    if not psk:
-        smsgs += [("Certificate", rec + mh + 7 + sum(3 + cert_der(s.cert_type) for _ in range(s.depth))),
-                  ("ServerKeyExchange", rec + mh + 4 + 4 + g["server"] + 4 + _key(s.cert_type)["sig"])]
-        sops += (f"keygen:{g['alg']}", f"sign:{s.cert_type}")
-        if s.mtls:
-            smsgs.append(("CertificateRequest", rec + mh + 40))
-    smsgs.append(("ServerHelloDone", rec + mh + 4))
-    ex.append(Exchange(Flight("client", (ch,)), Flight("server", tuple(smsgs), sops), tr))
-    cmsgs: list[tuple[str, int]] = []
-    cops: Ops = ()
-    se = False
-    if psk:
-        cmsgs.append(("ClientKeyExchange (PSK identity)", rec + mh + 4 + 2 + 16))
-    else:
-        cops = _chain_verify(s.cert_type, s.depth) + (f"verify:{s.cert_type}", f"keygen:{g['alg']}", f"derive:{g['alg']}")
-        if s.mtls:
-            cmsgs.append(("Certificate", rec + mh + 7 + 3 + cert_der(s.client_key_type)))
-        cmsgs.append(("ClientKeyExchange", rec + mh + 4 + 1 + g["client"]))
-        if s.mtls:
-            sign_ops, se = _client_sign(s)
-            cops += sign_ops
-            cmsgs.append(("CertificateVerify", rec + mh + 8 + _key(s.client_key_type, "--key")["sig"]))
-    cmsgs += [("ChangeCipherSpec", rec + 1), ("Finished", 16 + enc)]
-    b_ops: tuple[str, ...] = () if psk else (f"derive:{g['alg']}",)
-    if s.mtls and not psk:
-        b_ops += ("parse_cert", f"verify:{s.client_key_type}", f"verify:{s.client_key_type}")
-    # OpenSSL servers (the probe, libcoap's) send a session ticket before ChangeCipherSpec in DTLS too
-    # (the probe's DTLS transcript: 282 bytes in 3 records)
-    bmsgs = [("NewSessionTicket", rec + mh + NST12), ("ChangeCipherSpec", rec + 1), ("Finished", 16 + enc)]
-    ex.append(Exchange(Flight("client", tuple(cmsgs), cops, se), Flight("server", tuple(bmsgs), b_ops), tr))
-    ex.append(Exchange(Flight("client", tuple(app_out), (_base(s, "client"),), handshake_done=True),
-                       Flight("server", tuple(app_back), app_server_ops), "coap" if dtls else tr))
-    return ex
-
-
-SYN = Exchange(Flight("client", (("SYN", SYN_BYTES - TCP_HDR),)), Flight("server", (("SYN-ACK", SYN_BYTES - TCP_HDR),)), "tcp-syn")
+SYN = Exchange(
+    Flight("client", (("SYN", SYN_BYTES - TCP_HDR),)), Flight("server", (("SYN-ACK", SYN_BYTES - TCP_HDR),)), "tcp-syn"
+)
 
 
 def _plain(s: Scenario) -> FlightModel:
@@ -448,24 +444,39 @@ def _plain(s: Scenario) -> FlightModel:
     (UDP: nothing), and the probe's window (TCP connected -> handshake done) is 0."""
     p = s.protocol
     if p in ("tls1.3", "tls1.2", "https", "jwt"):
-        app = Exchange(Flight("client", (("GET request", HTTP_REQ),), handshake_done=True),
-                       Flight("server", (("HTTP response", HTTP_RESP),)), "tcp")
+        app = Exchange(
+            Flight("client", (("GET request", HTTP_REQ),), handshake_done=True),
+            Flight("server", (("HTTP response", HTTP_RESP),)),
+            "tcp",
+        )
         return FlightModel(s, "tcp", (SYN, app), start_mark=("back_recv", 0), notes=(PLAIN[p][1],))
     if p == "mqtt":
-        app = Exchange(Flight("client", (("CONNECT", MQTT_CONNECT),), handshake_done=True),
-                       Flight("server", (("CONNACK", MQTT_CONNACK),)), "tcp")
+        app = Exchange(
+            Flight("client", (("CONNECT", MQTT_CONNECT),), handshake_done=True),
+            Flight("server", (("CONNACK", MQTT_CONNACK),)),
+            "tcp",
+        )
         return FlightModel(s, "tcp", (SYN, app), start_mark=("back_recv", 0), notes=(PLAIN[p][1],))
     if p in ("dtls1.2", "dtls1.3", "quic"):
-        app = Exchange(Flight("client", (("request", HTTP_REQ),), handshake_done=True),
-                       Flight("server", (("response", HTTP_RESP),)), "coap")
+        app = Exchange(
+            Flight("client", (("request", HTTP_REQ),), handshake_done=True),
+            Flight("server", (("response", HTTP_RESP),)),
+            "coap",
+        )
         return FlightModel(s, "udp", (app,), notes=(PLAIN[p][1],))
     if p in ("coap", "edhoc"):
-        app = Exchange(Flight("client", (("CoAP CON GET", COAP_REQ),), handshake_done=True),
-                       Flight("server", (("CoAP ACK + response", COAP_RESP),)), "coap")
+        app = Exchange(
+            Flight("client", (("CoAP CON GET", COAP_REQ),), handshake_done=True),
+            Flight("server", (("CoAP ACK + response", COAP_RESP),)),
+            "coap",
+        )
         return FlightModel(s, "udp", (app,), notes=(PLAIN[p][1],))
     if p == "openvpn":
-        app = Exchange(Flight("client", (("PUSH_REQUEST", 100),), handshake_done=True),
-                       Flight("server", (("PUSH_REPLY", 300),)), "ovpn")
+        app = Exchange(
+            Flight("client", (("PUSH_REQUEST", 100),), handshake_done=True),
+            Flight("server", (("PUSH_REPLY", 300),)),
+            "ovpn",
+        )
         return FlightModel(s, "udp", (app,), final_ops=("tun_setup",), notes=(PLAIN[p][1],))
     raise AssertionError(p)
 
@@ -484,8 +495,9 @@ def build(s: Scenario) -> FlightModel:
     if s.security == "none":
         return _plain(s.resolved())
     if s.handshake not in HANDSHAKES[s.protocol]:
-        raise ModelError(f"--handshake: {s.protocol} has no {s.handshake!r} handshake; known: "
-                         f"{', '.join(HANDSHAKES[s.protocol])}")
+        raise ModelError(
+            f"--handshake: {s.protocol} has no {s.handshake!r} handshake; known: {', '.join(HANDSHAKES[s.protocol])}"
+        )
     if s.depth < 1 or s.depth > 5:
         raise ModelError(f"--cert: chain depth {s.depth} must be 1..5")
     if not (s.key == "software" or s.key.startswith("se:")):
@@ -497,12 +509,15 @@ def build(s: Scenario) -> FlightModel:
     p = s.protocol
     if p == "edhoc":
         from .flights_edhoc import flight_model
+
         return flight_model(s)
     if p == "quic":
         from .flights_quic import flight_model
+
         return flight_model(s)
     if p == "dtls1.3":
         from .flights_dtls13 import flight_model
+
         return flight_model(s)
     http = ((("GET request", HTTP_REQ + TLS13_ENC),), (("HTTP response", HTTP_RESP + TLS13_ENC),))
     if p == "tls1.3":
@@ -517,36 +532,55 @@ def build(s: Scenario) -> FlightModel:
     if p == "jwt":
         fresh = s.handshake == "fresh"
         s13 = replace(s, handshake="full", mtls=False, key="software")
-        ex = [SYN] + _tls13(s13, (("GET + JWT", JWT_REQ + TLS13_ENC),), http[1],
-                            app_server_ops=("verify:ecdsa-p256",))
+        ex = [SYN] + _tls13(s13, (("GET + JWT", JWT_REQ + TLS13_ENC),), http[1], app_server_ops=("verify:ecdsa-p256",))
         if fresh:  # the token is signed before the connection starts
             sign_ops, se = _client_sign(replace(s, client_key_type="ecdsa-p256"))
             first = ex[0]
             ex[0] = Exchange(replace(first.out, ops=sign_ops + first.out.ops, se_sign=se), first.back, first.transport)
         return FlightModel(s, "tcp", tuple(ex), start_mark=("back_recv", 0))
     if p == "mqtt":
-        app = ((("CONNECT", MQTT_CONNECT + TLS13_ENC),),
-               tuple([("NewSessionTicket", NST13 + ticket_growth(s))] * 2) + (("CONNACK", MQTT_CONNACK + TLS13_ENC),))
+        app = (
+            (("CONNECT", MQTT_CONNECT + TLS13_ENC),),
+            tuple([("NewSessionTicket", NST13 + ticket_growth(s))] * 2) + (("CONNACK", MQTT_CONNACK + TLS13_ENC),),
+        )
         # the server's session tickets leave with the end of its handshake (one write), the
         # CONNACK after mosquitto has read CONNECT (a second write: with TCP_NODELAY, its own segment)
         return FlightModel(s, "tcp", tuple([SYN] + _tls13(s, *app, app_back_writes=2)), start_mark=("back_recv", 0))
+    if p in ("tls1.2", "dtls1.2", "coap"):
+        from .flights_tls12 import tls12
     if p == "tls1.2":
         app = ((("GET request", HTTP_REQ + TLS12_ENC),), (("HTTP response", HTTP_RESP + TLS12_ENC),))
         if s.handshake == "psk":
             s = replace(s, mtls=False)
-        return FlightModel(s, "tcp", tuple([SYN] + _tls12(s, *app, dtls=False)), start_mark=("back_recv", 0))
+        return FlightModel(s, "tcp", tuple([SYN] + tls12(s, *app, dtls=False)), start_mark=("back_recv", 0))
     if p in ("dtls1.2", "coap"):
-        app = ((("CoAP CON GET", COAP_REQ + DTLS_ENC),), (("CoAP ACK + response", COAP_RESP + DTLS_ENC),)) \
-            if p == "coap" else ((("request", HTTP_REQ + DTLS_ENC),), (("response", HTTP_RESP + DTLS_ENC),))
-        return FlightModel(s, "udp", tuple(_tls12(s, *app, dtls=True)))
+        app = (
+            ((("CoAP CON GET", COAP_REQ + DTLS_ENC),), (("CoAP ACK + response", COAP_RESP + DTLS_ENC),))
+            if p == "coap"
+            else ((("request", HTTP_REQ + DTLS_ENC),), (("response", HTTP_RESP + DTLS_ENC),))
+        )
+        return FlightModel(s, "udp", tuple(tls12(s, *app, dtls=True)))
     if p == "openvpn":
         s13 = replace(s, handshake="full")
         tls = _tls13(s13, (("key method 2 data", 300),), (("key method 2 data", 300),))
         tls = [Exchange(e.out, e.back, "ovpn") for e in tls]
         tls[-1] = Exchange(replace(tls[-1].out, handshake_done=False), tls[-1].back, "ovpn")
-        ex = [Exchange(Flight("client", (("P_CONTROL_HARD_RESET_CLIENT_V2", 54),)),
-                       Flight("server", (("P_CONTROL_HARD_RESET_SERVER_V2", 66),)), "ovpn")] + tls + \
-             [Exchange(Flight("client", (("PUSH_REQUEST", 100),), handshake_done=True),
-                       Flight("server", (("PUSH_REPLY", 300),)), "ovpn")]
+        ex = (
+            [
+                Exchange(
+                    Flight("client", (("P_CONTROL_HARD_RESET_CLIENT_V2", 54),)),
+                    Flight("server", (("P_CONTROL_HARD_RESET_SERVER_V2", 66),)),
+                    "ovpn",
+                )
+            ]
+            + tls
+            + [
+                Exchange(
+                    Flight("client", (("PUSH_REQUEST", 100),), handshake_done=True),
+                    Flight("server", (("PUSH_REPLY", 300),)),
+                    "ovpn",
+                )
+            ]
+        )
         return FlightModel(s, "udp", tuple(ex), final_ops=("tun_setup",))
     raise AssertionError(p)

@@ -37,16 +37,16 @@ from dataclasses import replace
 from . import flights as F
 
 PLAIN_REC, ENC_REC, HS_HDR = 13, 22, 12
-CH_BASE = 135                    # DTLS 1.3 ClientHello without its key_share entry (173 - 38 measured)
-SH_BASE = 75                     # ServerHello without its key_share entry (111 - 36 measured)
-COOKIE_EXT = 73                  # the cookie extension echoed in the second ClientHello (246 - 173)
-HRR = 144                        # HelloRetryRequest with the cookie
-PSK_EXT = 253                    # pre_shared_key with wolfSSL's ticket and binder (426 - 173 measured)
-CERT_REQUEST = 39                # wolfSSL's CertificateRequest as a TLS message (69 measured - 30 of DTLS framing)
-ACK_FULL, ACK_SHORT = 72, 40     # ACK record acknowledging several / one record(s)
-NST = 222                        # NewSessionTicket record
-CID_BYTES = 8                    # the server's connection ID, carried by every protected client record
-CID_EXT_CH, CID_EXT_SH = 5, 13   # connection_id extension: empty client CID / the server's 8 bytes
+CH_BASE = 135  # DTLS 1.3 ClientHello without its key_share entry (173 - 38 measured)
+SH_BASE = 75  # ServerHello without its key_share entry (111 - 36 measured)
+COOKIE_EXT = 73  # the cookie extension echoed in the second ClientHello (246 - 173)
+HRR = 144  # HelloRetryRequest with the cookie
+PSK_EXT = 253  # pre_shared_key with wolfSSL's ticket and binder (426 - 173 measured)
+CERT_REQUEST = 39  # wolfSSL's CertificateRequest as a TLS message (69 measured - 30 of DTLS framing)
+ACK_FULL, ACK_SHORT = 72, 40  # ACK record acknowledging several / one record(s)
+NST = 222  # NewSessionTicket record
+CID_BYTES = 8  # the server's connection ID, carried by every protected client record
+CID_EXT_CH, CID_EXT_SH = 5, 13  # connection_id extension: empty client CID / the server's 8 bytes
 
 
 def _enc(body_with_tls_header: int) -> int:
@@ -64,37 +64,74 @@ def flight_model(s: F.Scenario) -> F.FlightModel:
     hs = s.handshake
     cid = hs.endswith("-cid")
     resumed = hs.startswith("resumed")
-    s13 = replace(s, handshake="resumed" if resumed else "full")   # mutual by default (Scenario.resolved), as measured
+    s13 = replace(s, handshake="resumed" if resumed else "full")  # mutual by default (Scenario.resolved), as measured
     g = F._group(s.group)
-    tls = [F.Exchange(_own_base(e.out, s13.handshake, hs), e.back and _own_base(e.back, s13.handshake, hs), e.transport)
-           for e in F._tls13(s13, (("request", 0),), (("response", 0),))]   # operations per flight
+    tls = [
+        F.Exchange(_own_base(e.out, s13.handshake, hs), e.back and _own_base(e.back, s13.handshake, hs), e.transport)
+        for e in F._tls13(s13, (("request", 0),), (("response", 0),))
+    ]  # operations per flight
     c_cid = CID_BYTES if cid else 0
     ks_c, ks_s = 6 + g["client"], 4 + g["server"]
     ch = CH_BASE + ks_c + (PSK_EXT if resumed else 0) + (CID_EXT_CH if cid else 0)
-    ex = [F.Exchange(F.Flight("client", (("ClientHello", ch),), tls[0].out.ops),
-                     F.Flight("server", (("HelloRetryRequest (cookie)", HRR),)), "dtls")]
-    server = [("ServerHello", SH_BASE + ks_s + (6 if resumed else 0) + (CID_EXT_SH if cid else 0)),
-              ("EncryptedExtensions", _enc(6))]
+    ex = [
+        F.Exchange(
+            F.Flight("client", (("ClientHello", ch),), tls[0].out.ops),
+            F.Flight("server", (("HelloRetryRequest (cookie)", HRR),)),
+            "dtls",
+        )
+    ]
+    server = [
+        ("ServerHello", SH_BASE + ks_s + (6 if resumed else 0) + (CID_EXT_SH if cid else 0)),
+        ("EncryptedExtensions", _enc(6)),
+    ]
     if not resumed:
         server += [("CertificateRequest", _enc(CERT_REQUEST))] if s13.mtls else []
         server += [
-                   ("Certificate", _enc(8 + 3 + F.cert_der(s.cert_type) + 2)),
-                   ("CertificateVerify", _enc(8 + F._key(s.cert_type)["sig"]))]
+            ("Certificate", _enc(8 + 3 + F.cert_der(s.cert_type) + 2)),
+            ("CertificateVerify", _enc(8 + F._key(s.cert_type)["sig"])),
+        ]
     server.append(("Finished", _enc(36)))
-    ex.append(F.Exchange(F.Flight("client", (("ClientHello + cookie", ch + COOKIE_EXT),)),
-                         F.Flight("server", tuple(server), tls[0].answer.ops, writes=len(server)), "dtls"))
+    ex.append(
+        F.Exchange(
+            F.Flight("client", (("ClientHello + cookie", ch + COOKIE_EXT),)),
+            F.Flight("server", tuple(server), tls[0].answer.ops, writes=len(server)),
+            "dtls",
+        )
+    )
     client = []
     if not resumed and s13.mtls:
-        client += [("Certificate", _enc(8 + 3 + F.cert_der(s.client_key_type) + 2) + c_cid),
-                   ("CertificateVerify", _enc(8 + F._key(s.client_key_type, "--key")["sig"]) + c_cid)]
+        client += [
+            ("Certificate", _enc(8 + 3 + F.cert_der(s.client_key_type) + 2) + c_cid),
+            ("CertificateVerify", _enc(8 + F._key(s.client_key_type, "--key")["sig"]) + c_cid),
+        ]
     client.append(("Finished", _enc(36) + c_cid))
     fin = tls[1].out
-    ex.append(F.Exchange(F.Flight("client", tuple(client), fin.ops, fin.se_sign, writes=len(client)),
-                         F.Flight("server", (("ACK", ACK_SHORT if resumed else ACK_FULL), ("NewSessionTicket", NST)),
-                                  tls[1].answer.ops, writes=2), "dtls"))
-    ex.append(F.Exchange(F.Flight("client", (("request", F.HTTP_REQ + ENC_REC + c_cid), ("ACK", ACK_SHORT + c_cid)),
-                                  handshake_done=True, writes=2),
-                         F.Flight("server", (("response", F.HTTP_RESP + ENC_REC),)), "coap"))
-    notes = ("one record per datagram (wolfSSL)", "client waits for the ACK of its Finished; server sends the "
-             "response after the ticket's ACK (wolfSSL 5.9)")
+    ex.append(
+        F.Exchange(
+            F.Flight("client", tuple(client), fin.ops, fin.se_sign, writes=len(client)),
+            F.Flight(
+                "server",
+                (("ACK", ACK_SHORT if resumed else ACK_FULL), ("NewSessionTicket", NST)),
+                tls[1].answer.ops,
+                writes=2,
+            ),
+            "dtls",
+        )
+    )
+    ex.append(
+        F.Exchange(
+            F.Flight(
+                "client",
+                (("request", F.HTTP_REQ + ENC_REC + c_cid), ("ACK", ACK_SHORT + c_cid)),
+                handshake_done=True,
+                writes=2,
+            ),
+            F.Flight("server", (("response", F.HTTP_RESP + ENC_REC),)),
+            "coap",
+        )
+    )
+    notes = (
+        "one record per datagram (wolfSSL)",
+        "client waits for the ACK of its Finished; server sends the response after the ticket's ACK (wolfSSL 5.9)",
+    )
     return F.FlightModel(s, "udp", tuple(ex), notes=notes)

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from ..core.errors import InputError
 
-if TYPE_CHECKING:   # flights imports this module when it builds an EDHOC model
+if TYPE_CHECKING:  # flights imports this module when it builds an EDHOC model
     from .flights import FlightModel, Scenario
 
 # suite -> (key exchange op alg, signature alg, x-coordinate / public key bytes, AEAD tag bytes,
@@ -46,16 +46,16 @@ SUITES = {
     24: ("ecdh-p384", "ecdsa-p384", 48, 16, 16, 96),
 }
 GROUP_SUITE = {"x25519": 0, "p-256": 2, "p-384": 24}
-METHODS = {0: ("sig", "sig"), 1: ("sig", "dh"), 2: ("dh", "sig"), 3: ("dh", "dh")}   # (initiator, responder)
+METHODS = {0: ("sig", "sig"), 1: ("sig", "dh"), 2: ("dh", "sig"), 3: ("dh", "dh")}  # (initiator, responder)
 CREDS = ("kid", "value", "x5t", "x5chain")
-CCS_BYTES = 84        # the lab's CWT claim set: P-256 x and y, a one-byte kid, an empty subject (lakers' by-value size)
-CERT_DER = 241        # an EdDSA X.509 certificate as RFC 9529 trace 1's (its CRED_R is 241 bytes)
+CCS_BYTES = 84  # the lab's CWT claim set: P-256 x and y, a one-byte kid, an empty subject (lakers' by-value size)
+CERT_DER = 241  # an EdDSA X.509 certificate as RFC 9529 trace 1's (its CRED_R is 241 bytes)
 # CoAP framing (RFC 7252): header 4, token 2 (aiocoap's), Uri-Path ".well-known" + "edhoc" 18, payload marker 1
 COAP_HDR, COAP_TOKEN, EDHOC_PATH, MARKER = 4, 2, 18, 1
 # OSCORE (RFC 8613 section 6): option = header 1 + flags 1 + PIV 1 + kid 1; inner code 1; AEAD tag
 OSCORE_OPTION = 4
-OSCORE_RESP_OPTION = 1   # a response's OSCORE option: empty (no PIV, no kid)
-EDHOC_OPTION = 1         # RFC 9668's EDHOC option (empty) on the combined request
+OSCORE_RESP_OPTION = 1  # a response's OSCORE option: empty (no PIV, no kid)
+EDHOC_OPTION = 1  # RFC 9668's EDHOC option (empty) on the combined request
 
 
 def _bstr_hdr(n: int) -> int:
@@ -64,13 +64,13 @@ def _bstr_hdr(n: int) -> int:
 
 def _id_cred(cred: str, ccs_bytes: int, cert_bytes: int) -> int:
     if cred == "kid":
-        return 1                                        # a one-byte kid, sent as its CBOR int (compact)
+        return 1  # a one-byte kid, sent as its CBOR int (compact)
     if cred == "value":
-        return 2 + ccs_bytes                            # {14: CCS}
+        return 2 + ccs_bytes  # {14: CCS}
     if cred == "x5t":
-        return 14                                       # {34: [-15, h'8 bytes']}
+        return 14  # {34: [-15, h'8 bytes']}
     if cred == "x5chain":
-        return 3 + _bstr_hdr(cert_bytes) + cert_bytes   # {33: bstr(DER)}
+        return 3 + _bstr_hdr(cert_bytes) + cert_bytes  # {33: bstr(DER)}
     raise InputError(cred)
 
 
@@ -80,11 +80,11 @@ class Variant:
     suite: int = 2
     cred: str = "kid"
     combined: bool = False
-    suites_offered: tuple[int, ...] = ()   # SUITES_I (default: the selected suite alone)
+    suites_offered: tuple[int, ...] = ()  # SUITES_I (default: the selected suite alone)
     ccs_bytes: int = CCS_BYTES
     cert_bytes: int = CERT_DER
 
-    def check(self) -> "Variant":
+    def check(self) -> Variant:
         if self.method not in METHODS:
             raise InputError(f"EDHOC method {self.method}: methods are 0-3")
         if self.suite not in SUITES:
@@ -99,8 +99,13 @@ def message_sizes(v: Variant) -> dict[str, int]:
     v.check()
     _kx, _sig, x_len, tag, mac_len, sig_len = SUITES[v.suite]
     offered = v.suites_offered or (v.suite,)
-    suites_i = 1 if len(offered) == 1 and v.suite < 24 else \
-        2 if len(offered) == 1 else 1 + sum(1 if s < 24 else 2 for s in offered)
+    suites_i = (
+        1
+        if len(offered) == 1 and v.suite < 24
+        else 2
+        if len(offered) == 1
+        else 1 + sum(1 if s < 24 else 2 for s in offered)
+    )
     m1 = 1 + suites_i + 2 + x_len + 1
     i_auth, r_auth = METHODS[v.method]
     sm2 = sig_len if r_auth == "sig" else mac_len
@@ -127,14 +132,20 @@ def coap_datagrams(v: Variant, app_req: int, app_resp: int) -> list[tuple[str, s
     m = message_sizes(v)
     base = COAP_HDR + COAP_TOKEN
     ov = oscore_overhead(v.suite)
-    out = [("client", "EDHOC message_1 (POST /.well-known/edhoc)", base + EDHOC_PATH + MARKER + 1 + m["message_1"]),
-           ("server", "EDHOC message_2 (2.04)", base + MARKER + m["message_2"])]
+    out = [
+        ("client", "EDHOC message_1 (POST /.well-known/edhoc)", base + EDHOC_PATH + MARKER + 1 + m["message_1"]),
+        ("server", "EDHOC message_2 (2.04)", base + MARKER + m["message_2"]),
+    ]
     if v.combined:
-        out.append(("client", "EDHOC message_3 + OSCORE request", app_req + ov["request"] + EDHOC_OPTION + m["message_3"]))
+        out.append(
+            ("client", "EDHOC message_3 + OSCORE request", app_req + ov["request"] + EDHOC_OPTION + m["message_3"])
+        )
     else:
-        out += [("client", "EDHOC message_3 (POST, C_R first)", base + EDHOC_PATH + MARKER + 1 + m["message_3"]),
-                ("server", "EDHOC message_4 (2.04)", base + MARKER + m["message_4"]),
-                ("client", "OSCORE request", app_req + ov["request"])]
+        out += [
+            ("client", "EDHOC message_3 (POST, C_R first)", base + EDHOC_PATH + MARKER + 1 + m["message_3"]),
+            ("server", "EDHOC message_4 (2.04)", base + MARKER + m["message_4"]),
+            ("client", "OSCORE request", app_req + ov["request"]),
+        ]
     out.append(("server", "OSCORE response", app_resp + ov["response"]))
     return out
 
@@ -146,20 +157,20 @@ def ops(v: Variant) -> dict[str, tuple[str, ...]]:
     kx, sig, *_ = SUITES[v.suite]
     i_auth, r_auth = METHODS[v.method]
     chain = ("parse_cert", f"verify:{sig}") if v.cred == "x5chain" else ()
-    c_m3: tuple[str, ...] = (f"derive:{kx}",)                  # G_XY
+    c_m3: tuple[str, ...] = (f"derive:{kx}",)  # G_XY
     s_m2: tuple[str, ...] = (f"keygen:{kx}", f"derive:{kx}")
     if r_auth == "sig":
         c_m3 += chain + (f"verify:{sig}",)
         s_m2 += (f"sign:{sig}",)
     else:
-        c_m3 += (f"derive:{kx}",)                              # G_RX
-        s_m2 += (f"derive:{kx}",)                              # G_RX
+        c_m3 += (f"derive:{kx}",)  # G_RX
+        s_m2 += (f"derive:{kx}",)  # G_RX
     s_m3: tuple[str, ...] = ()
     if i_auth == "sig":
         c_m3 += (f"sign:{sig}",)
         s_m3 += chain + (f"verify:{sig}",)
     else:
-        c_m3 += (f"derive:{kx}",)                              # G_IY with the static key
+        c_m3 += (f"derive:{kx}",)  # G_IY with the static key
         s_m3 += (f"derive:{kx}",)
     return {"client_m1": (f"keygen:{kx}",), "client_m3": c_m3, "server_m2": s_m2, "server_m3": s_m3}
 
@@ -172,6 +183,7 @@ def se_op(v: Variant) -> str:
 
 # --- the what-if's handshake names --------------------------------------------------------------
 from ..inputs.vocabulary import HANDSHAKES as _HS  # noqa: E402 - the one table of handshake names
+
 HANDSHAKES = _HS["edhoc"]
 
 
@@ -183,16 +195,21 @@ def variant(handshake: str, group: str) -> Variant:
         m, cred = core.split("-", 1)
         method = int(m.removeprefix("m"))
     except ValueError:
-        raise InputError(f"EDHOC handshake {handshake!r}: m<METHOD>-<CRED>[-combined], e.g. m3-kid, m0-x5chain") from None
+        raise InputError(
+            f"EDHOC handshake {handshake!r}: m<METHOD>-<CRED>[-combined], e.g. m3-kid, m0-x5chain"
+        ) from None
     if group not in GROUP_SUITE:
-        raise InputError(f"EDHOC over group {group!r}: the suites modelled follow x25519 (suite 0), p-256 (suite 2), "
-                         f"p-384 (suite 24)")
+        raise InputError(
+            f"EDHOC over group {group!r}: the suites modelled follow x25519 (suite 0), p-256 (suite 2), "
+            f"p-384 (suite 24)"
+        )
     return Variant(method=method, suite=GROUP_SUITE[group], cred=cred, combined=combined).check()
 
 
 def flight_model(s: Scenario) -> FlightModel:
     """The what-if FlightModel of an EDHOC + OSCORE scenario (model/flights.build calls this)."""
     from . import flights as F
+
     try:
         v = variant(s.handshake, s.group)
     except ValueError as exc:
@@ -210,17 +227,34 @@ def flight_model(s: Scenario) -> FlightModel:
     m2 = F.Flight("server", ((d[1][1], d[1][2]),), o["server_m2"] + (F._base(s, "server"),))
     ex = [F.Exchange(m1, m2, "coap")]
     if v.combined:
-        ex.append(F.Exchange(F.Flight("client", ((d[2][1], d[2][2]),), c_m3, se, handshake_done=True),
-                             F.Flight("server", ((d[3][1], d[3][2]),), o["server_m3"]), "coap"))
+        ex.append(
+            F.Exchange(
+                F.Flight("client", ((d[2][1], d[2][2]),), c_m3, se, handshake_done=True),
+                F.Flight("server", ((d[3][1], d[3][2]),), o["server_m3"]),
+                "coap",
+            )
+        )
     else:
-        ex.append(F.Exchange(F.Flight("client", ((d[2][1], d[2][2]),), c_m3, se),
-                             F.Flight("server", ((d[3][1], d[3][2]),), o["server_m3"]), "coap"))
-        ex.append(F.Exchange(F.Flight("client", ((d[4][1], d[4][2]),), handshake_done=True),
-                             F.Flight("server", ((d[5][1], d[5][2]),)), "coap"))
-    notes = [f"EDHOC method {v.method} ({'/'.join(METHODS[v.method])}), suite {v.suite}, credentials {v.cred}; "
-             f"messages {message_sizes(v)['message_1']}/{message_sizes(v)['message_2']}/"
-             f"{message_sizes(v)['message_3']} bytes; OSCORE adds {oscore_overhead(v.suite)['request']} bytes "
-             f"to the request, {oscore_overhead(v.suite)['response']} to the response"]
+        ex.append(
+            F.Exchange(
+                F.Flight("client", ((d[2][1], d[2][2]),), c_m3, se),
+                F.Flight("server", ((d[3][1], d[3][2]),), o["server_m3"]),
+                "coap",
+            )
+        )
+        ex.append(
+            F.Exchange(
+                F.Flight("client", ((d[4][1], d[4][2]),), handshake_done=True),
+                F.Flight("server", ((d[5][1], d[5][2]),)),
+                "coap",
+            )
+        )
+    notes = [
+        f"EDHOC method {v.method} ({'/'.join(METHODS[v.method])}), suite {v.suite}, credentials {v.cred}; "
+        f"messages {message_sizes(v)['message_1']}/{message_sizes(v)['message_2']}/"
+        f"{message_sizes(v)['message_3']} bytes; OSCORE adds {oscore_overhead(v.suite)['request']} bytes "
+        f"to the request, {oscore_overhead(v.suite)['response']} to the response"
+    ]
     if se and METHODS[v.method][0] == "dh":
         notes.append("secure element: its static-DH ECDH is charged at the profile's signing latency (estimate)")
     return F.FlightModel(s, "udp", tuple(ex), notes=tuple(notes))

@@ -26,18 +26,18 @@ from dataclasses import replace
 
 from . import flights as F
 
-DATAGRAM = 1200                  # aioquic's max_datagram_size; RFC 9000 14.1 minimum for Initial datagrams
-AMPLIFICATION = 3                # RFC 9000 8.1
-INITIAL_RTT_S = 0.333            # RFC 9002 6.2.2 kInitialRtt
-MAX_PTO = 8                      # probes before the model counts the connection as failed (aioquic: idle timeout)
+DATAGRAM = 1200  # aioquic's max_datagram_size; RFC 9000 14.1 minimum for Initial datagrams
+AMPLIFICATION = 3  # RFC 9000 8.1
+INITIAL_RTT_S = 0.333  # RFC 9002 6.2.2 kInitialRtt
+MAX_PTO = 8  # probes before the model counts the connection as failed (aioquic: idle timeout)
 # QUIC bytes around the TLS messages (measured against aioquic's datagrams, see the module docstring)
-TRANSPORT_PARAMS = 70            # quic_transport_parameters extension (ClientHello and EncryptedExtensions)
-INITIAL_OVERHEAD = 54            # long header (1+4+1+8+1+8+1+2+2) + CRYPTO and ACK frame headers + AEAD tag
-HANDSHAKE_OVERHEAD = 48          # long header without token + CRYPTO frame header + tag, per Handshake packet
-SHORT_OVERHEAD = 30              # 1-RTT short header (1 + 8-byte CID + packet number) + STREAM frame + tag
-POST_HANDSHAKE = 297             # HANDSHAKE_DONE, NewSessionTicket, NEW_CONNECTION_ID frames with the response
-LEGACY_SESSION_ID = 32           # TLS over TCP echoes a 32-byte session ID; QUIC's ClientHello has none (RFC 9001 8.4)
-ZERO_RTT_TAIL = 128              # the server's second datagram after a 0-RTT answer (ACKs, ticket)
+TRANSPORT_PARAMS = 70  # quic_transport_parameters extension (ClientHello and EncryptedExtensions)
+INITIAL_OVERHEAD = 54  # long header (1+4+1+8+1+8+1+2+2) + CRYPTO and ACK frame headers + AEAD tag
+HANDSHAKE_OVERHEAD = 48  # long header without token + CRYPTO frame header + tag, per Handshake packet
+SHORT_OVERHEAD = 30  # 1-RTT short header (1 + 8-byte CID + packet number) + STREAM frame + tag
+POST_HANDSHAKE = 297  # HANDSHAKE_DONE, NewSessionTicket, NEW_CONNECTION_ID frames with the response
+LEGACY_SESSION_ID = 32  # TLS over TCP echoes a 32-byte session ID; QUIC's ClientHello has none (RFC 9001 8.4)
+ZERO_RTT_TAIL = 128  # the server's second datagram after a 0-RTT answer (ACKs, ticket)
 
 
 def pto_s(transport: str, rtt_s: float) -> float:
@@ -76,7 +76,7 @@ def flight_model(s: F.Scenario) -> F.FlightModel:
     s13 = replace(s, mtls=bool(s.mtls))
     req = (("request", F.HTTP_REQ + F.TLS13_ENC),)
     resp = (("response", F.HTTP_RESP + F.TLS13_ENC),)
-    tls = F._tls13(s13, req, resp)                 # the TLS 1.3 messages and each side's operations
+    tls = F._tls13(s13, req, resp)  # the TLS 1.3 messages and each side's operations
     ch, server = tls[0].out, tls[0].answer
     ch_tls = _tls_bytes(ch.msgs[:1]) + TRANSPORT_PARAMS - LEGACY_SESSION_ID
     client_dgrams = _datagrams(ch_tls + INITIAL_OVERHEAD + (F.HTTP_REQ + SHORT_OVERHEAD if hs == "0rtt" else 0), True)
@@ -94,36 +94,68 @@ def flight_model(s: F.Scenario) -> F.FlightModel:
     budget = AMPLIFICATION * client_sent
     first: list[int] = []
     later: list[int] = []
-    for d in server_dgrams:                        # the server sends up to 3x what it received
+    for d in server_dgrams:  # the server sends up to 3x what it received
         (first if sum(first) + d <= budget else later).append(d)
-    out0 = F.Flight("client", tuple(("Initial: ClientHello" + (" + 0-RTT: request" if hs == "0rtt" else "") if i == 0
-                                     else "Initial", b) for i, b in enumerate(client_dgrams)), ch.ops,
-                    writes=len(client_dgrams))
+    out0 = F.Flight(
+        "client",
+        tuple(
+            ("Initial: ClientHello" + (" + 0-RTT: request" if hs == "0rtt" else "") if i == 0 else "Initial", b)
+            for i, b in enumerate(client_dgrams)
+        ),
+        ch.ops,
+        writes=len(client_dgrams),
+    )
     names = ["Initial + Handshake: ServerHello..Finished"] + ["Handshake"] * (len(server_dgrams) - 1)
     if hs == "0rtt":
         names[0] += " + 1-RTT: response"
         names[-1] = "1-RTT: ACK, NewSessionTicket"
     back0 = F.Flight("server", tuple((names[i], b) for i, b in enumerate(first)), server.ops, writes=len(first))
     ex.append(F.Exchange(out0, back0, "quic-initial"))
-    if later:                                      # anti-amplification: the rest waits for the client's next datagram
-        notes.append(f"server flight of {sum(server_dgrams)} bytes exceeds {AMPLIFICATION}x the client's "
-                     f"{client_sent}: the server waits a round trip for the client's ACK (RFC 9000 8.1)")
-        ex.append(F.Exchange(F.Flight("client", (("Initial: ACK", DATAGRAM),)),
-                             F.Flight("server", tuple(("Handshake", b) for b in later), writes=len(later)), "quic"))
+    if later:  # anti-amplification: the rest waits for the client's next datagram
+        notes.append(
+            f"server flight of {sum(server_dgrams)} bytes exceeds {AMPLIFICATION}x the client's "
+            f"{client_sent}: the server waits a round trip for the client's ACK (RFC 9000 8.1)"
+        )
+        ex.append(
+            F.Exchange(
+                F.Flight("client", (("Initial: ACK", DATAGRAM),)),
+                F.Flight("server", tuple(("Handshake", b) for b in later), writes=len(later)),
+                "quic",
+            )
+        )
     fin = tls[1].out
     if hs == "0rtt":
         # the response came with the server's flight; the client's Finished (its handshake complete)
         # leaves after it: transport quic-final, whose flight the Monte Carlo charges bytes, not time
-        out1 = F.Flight("client", (("Initial ACK + Handshake: Finished", DATAGRAM),), fin.ops, fin.se_sign,
-                        handshake_done=True)
+        out1 = F.Flight(
+            "client", (("Initial ACK + Handshake: Finished", DATAGRAM),), fin.ops, fin.se_sign, handshake_done=True
+        )
         ex.append(F.Exchange(out1, None, "quic-final"))
         return F.FlightModel(s, "udp", tuple(ex), notes=tuple(notes))
     client_hs = _tls_bytes([m for m in fin.msgs if m[0] != "request"])
     c1 = _datagrams(INITIAL_OVERHEAD + HANDSHAKE_OVERHEAD + client_hs + F.HTTP_REQ + SHORT_OVERHEAD, True)
-    out1 = F.Flight("client", tuple(("Initial ACK + Handshake: " + ("Certificate..Finished" if s13.mtls else "Finished")
-                                     + " + 1-RTT: request" if i == 0 else "Handshake", b) for i, b in enumerate(c1)),
-                    fin.ops, fin.se_sign, handshake_done=True, writes=len(c1))
-    back1 = F.Flight("server", (("1-RTT: response + HANDSHAKE_DONE + NewSessionTicket",
-                                 F.HTTP_RESP + SHORT_OVERHEAD + POST_HANDSHAKE),), tls[1].answer.ops)
+    out1 = F.Flight(
+        "client",
+        tuple(
+            (
+                "Initial ACK + Handshake: "
+                + ("Certificate..Finished" if s13.mtls else "Finished")
+                + " + 1-RTT: request"
+                if i == 0
+                else "Handshake",
+                b,
+            )
+            for i, b in enumerate(c1)
+        ),
+        fin.ops,
+        fin.se_sign,
+        handshake_done=True,
+        writes=len(c1),
+    )
+    back1 = F.Flight(
+        "server",
+        (("1-RTT: response + HANDSHAKE_DONE + NewSessionTicket", F.HTTP_RESP + SHORT_OVERHEAD + POST_HANDSHAKE),),
+        tls[1].answer.ops,
+    )
     ex.append(F.Exchange(out1, back1, "quic"))
     return F.FlightModel(s, "udp", tuple(ex), notes=tuple(notes))

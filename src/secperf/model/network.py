@@ -18,32 +18,33 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-TCP_INITIAL_WINDOW = 10          # segments (RFC 6928, Linux default initcwnd)
-TCP_SYN_RTO_S = 1.0              # initial RTO for SYN / SYN-ACK (RFC 6298 2.1, Linux TCP_TIMEOUT_INIT)
-TCP_SYN_RETRIES = 6              # Linux net.ipv4.tcp_syn_retries
-TCP_SYN_LINEAR_TIMEOUTS = 4      # Linux >= 6.5 net.ipv4.tcp_syn_linear_timeouts: the first 4 SYN
-                                 # retransmissions wait 1 s each, then the timer doubles
-TCP_RTO_MIN_S = 0.2              # Linux TCP_RTO_MIN / net.ipv4.tcp_rto_min_us (also added to the
-                                 # tail-loss probe with one segment out, for the peer's delayed ACK)
-TCP_TLP_MIN_S = 0.002            # Linux TCP_TIMEOUT_MIN_US: added to 2·SRTT with several segments out
-TCP_MAX_RETRIES = 15             # Linux net.ipv4.tcp_retries2
-DTLS_TIMER_S = 1.0               # RFC 6347 4.2.4.1 initial timer; OpenSSL doubles it per retransmission
-DTLS_MAX_RETRIES = 12            # OpenSSL DTLS1_TMO_ALERT_COUNT
-COAP_ACK_TIMEOUT_S = 2.0         # RFC 7252 4.8
-COAP_ACK_RANDOM_FACTOR = 1.5     # RFC 7252 4.8 (the probe uses 1.0 so its runs repeat)
-COAP_MAX_RETRANSMIT = 4          # RFC 7252 4.8
-HOST_WAKEUPS_PER_FLIGHT = 1      # over secperf's emulator: the receiving process (nice 0); the relay
-                                 # runs at nice -10 (native/netem/relay.c) and preempts normal work
-HOST_SPIN_WINDOW_S = 0.010       # the emulator's relay spins (stays awake) 10 ms after any packet
-                                 # (native/netem/relay.c): below this RTT neither it nor the receiver
-                                 # sleeps long between flights, so no wake-up lateness is drawn
-OVPN_TLS_TIMEOUT_S = 2.0         # OpenVPN --tls-timeout default; its reliability layer doubles it
+TCP_INITIAL_WINDOW = 10  # segments (RFC 6928, Linux default initcwnd)
+TCP_SYN_RTO_S = 1.0  # initial RTO for SYN / SYN-ACK (RFC 6298 2.1, Linux TCP_TIMEOUT_INIT)
+TCP_SYN_RETRIES = 6  # Linux net.ipv4.tcp_syn_retries
+TCP_SYN_LINEAR_TIMEOUTS = 4  # Linux >= 6.5 net.ipv4.tcp_syn_linear_timeouts: the first 4 SYN
+# retransmissions wait 1 s each, then the timer doubles
+TCP_RTO_MIN_S = 0.2  # Linux TCP_RTO_MIN / net.ipv4.tcp_rto_min_us (also added to the
+# tail-loss probe with one segment out, for the peer's delayed ACK)
+TCP_TLP_MIN_S = 0.002  # Linux TCP_TIMEOUT_MIN_US: added to 2·SRTT with several segments out
+TCP_MAX_RETRIES = 15  # Linux net.ipv4.tcp_retries2
+DTLS_TIMER_S = 1.0  # RFC 6347 4.2.4.1 initial timer; OpenSSL doubles it per retransmission
+DTLS_MAX_RETRIES = 12  # OpenSSL DTLS1_TMO_ALERT_COUNT
+COAP_ACK_TIMEOUT_S = 2.0  # RFC 7252 4.8
+COAP_ACK_RANDOM_FACTOR = 1.5  # RFC 7252 4.8 (the probe uses 1.0 so its runs repeat)
+COAP_MAX_RETRANSMIT = 4  # RFC 7252 4.8
+HOST_WAKEUPS_PER_FLIGHT = 1  # over secperf's emulator: the receiving process (nice 0); the relay
+# runs at nice -10 (native/netem/relay.c) and preempts normal work
+HOST_SPIN_WINDOW_S = 0.010  # the emulator's relay spins (stays awake) 10 ms after any packet
+# (native/netem/relay.c): below this RTT neither it nor the receiver
+# sleeps long between flights, so no wake-up lateness is drawn
+OVPN_TLS_TIMEOUT_S = 2.0  # OpenVPN --tls-timeout default; its reliability layer doubles it
 
 
 def syn_wait_s(failures: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """Seconds a connection waits for `failures` lost SYN (or SYN-ACK) attempts: 1 s for each of
     the first TCP_SYN_LINEAR_TIMEOUTS, then 2 s, 4 s, ... (Linux tcp_syn_linear_timeouts)."""
     import numpy as np
+
     f = np.asarray(failures, dtype=float)
     lin = np.minimum(f, TCP_SYN_LINEAR_TIMEOUTS)
     exp = np.maximum(f - TCP_SYN_LINEAR_TIMEOUTS, 0.0)
@@ -66,10 +67,10 @@ class Direction:
     delay_s: float
     jitter_s: float
     jitter_dist: str
-    loss: float                      # mean per-packet loss (Bernoulli, or Gilbert-Elliott's mean)
+    loss: float  # mean per-packet loss (Bernoulli, or Gilbert-Elliott's mean)
     rate_bps: float
-    ge: tuple[float, float, float, float] | None = None   # Gilbert-Elliott p, r, bad loss, good loss
-    reorder: float = 0.0             # P(a packet skips the propagation delay), as the emulator
+    ge: tuple[float, float, float, float] | None = None  # Gilbert-Elliott p, r, bad loss, good loss
+    reorder: float = 0.0  # P(a packet skips the propagation delay), as the emulator
 
     @property
     def ge_bad_share(self) -> float:
@@ -80,8 +81,12 @@ class Direction:
         return p / (p + r) if p + r > 0 else 0.0
 
     def as_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"delay_ms": self.delay_s * 1e3, "jitter_ms": self.jitter_s * 1e3, "loss": self.loss,
-             "rate_bps": self.rate_bps}
+        d: dict[str, Any] = {
+            "delay_ms": self.delay_s * 1e3,
+            "jitter_ms": self.jitter_s * 1e3,
+            "loss": self.loss,
+            "rate_bps": self.rate_bps,
+        }
         if self.ge:
             d["gilbert_elliott"] = {"p": self.ge[0], "r": self.ge[1], "bad_loss": self.ge[2], "good_loss": self.ge[3]}
         if self.reorder:
@@ -119,13 +124,26 @@ class LinkModel:
         return self.up if sender == "client" else self.down
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "rtt_ms": self.rtt_s * 1e3, "mtu": self.mtu,
-                "up": self.up.as_dict(), "down": self.down.as_dict(),
-                "coap_ack_random_factor": self.coap_random_factor,
-                **({"host_wakeup": {"samples": len(self.host_wakeup_ms),
-                                    "mean_ms": sum(self.host_wakeup_ms) / len(self.host_wakeup_ms),
-                                    "per_flight": self.wakeups_per_flight}} if self.host_wakeup_ms else {}),
-                **({"path_floor_ms": self.path_floor_s * 1e3} if self.path_floor_s else {})}
+        return {
+            "name": self.name,
+            "rtt_ms": self.rtt_s * 1e3,
+            "mtu": self.mtu,
+            "up": self.up.as_dict(),
+            "down": self.down.as_dict(),
+            "coap_ack_random_factor": self.coap_random_factor,
+            **(
+                {
+                    "host_wakeup": {
+                        "samples": len(self.host_wakeup_ms),
+                        "mean_ms": sum(self.host_wakeup_ms) / len(self.host_wakeup_ms),
+                        "per_flight": self.wakeups_per_flight,
+                    }
+                }
+                if self.host_wakeup_ms
+                else {}
+            ),
+            **({"path_floor_ms": self.path_floor_s * 1e3} if self.path_floor_s else {}),
+        }
 
 
 def _dir(d: NS.Direction, where: str) -> Direction:
@@ -136,8 +154,7 @@ def _dir(d: NS.Direction, where: str) -> Direction:
         raise LinkError(f"{where}: loss {loss * 100:g}% means nothing arrives; give a loss below 100%")
     if d.ge and d.ge[2] >= 1.0 and d.ge[1] <= 0.0:
         raise LinkError(f"{where}: Gilbert-Elliott r=0 with 100% loss in the bad state never recovers; give r > 0")
-    return Direction(d.delay_ms / 1e3, d.jitter_ms / 1e3, d.jitter_dist, loss, d.rate_bps,
-                     d.ge or None, d.reorder)
+    return Direction(d.delay_ms / 1e3, d.jitter_ms / 1e3, d.jitter_dist, loss, d.rate_bps, d.ge or None, d.reorder)
 
 
 def from_spec(spec: NS.NetSpec, coap_random_factor: float = COAP_ACK_RANDOM_FACTOR) -> LinkModel:
@@ -147,8 +164,13 @@ def from_spec(spec: NS.NetSpec, coap_random_factor: float = COAP_ACK_RANDOM_FACT
     if spec.loopback:
         z = Direction(0.0, 0.0, "normal", 0.0, 0.0)
         return LinkModel("loopback", z, z, 65536, coap_random_factor)
-    return LinkModel(spec.name, _dir(spec.up, f"--network {spec.name!r} (up)"),
-                     _dir(spec.down, f"--network {spec.name!r} (down)"), spec.mtu, coap_random_factor)
+    return LinkModel(
+        spec.name,
+        _dir(spec.up, f"--network {spec.name!r} (up)"),
+        _dir(spec.down, f"--network {spec.name!r} (down)"),
+        spec.mtu,
+        coap_random_factor,
+    )
 
 
 def parse(text: str, coap_random_factor: float = COAP_ACK_RANDOM_FACTOR) -> LinkModel:
@@ -156,17 +178,22 @@ def parse(text: str, coap_random_factor: float = COAP_ACK_RANDOM_FACTOR) -> Link
     would call them "not a duration"."""
     for tok in text.split(","):
         if "=" in tok and tok.split("=", 1)[1].strip().startswith("-"):
-            raise LinkError(f"--network: field {tok.split('=')[0].strip()!r} is negative ({tok.strip()}); "
-                            f"delays, jitter, loss and rates must be 0 or more")
+            raise LinkError(
+                f"--network: field {tok.split('=')[0].strip()!r} is negative ({tok.strip()}); "
+                f"delays, jitter, loss and rates must be 0 or more"
+            )
     return from_spec(NS.parse(text), coap_random_factor)
 
 
-def with_host_wakeups(link: LinkModel, samples_ms: Iterable[float], per_flight: int = HOST_WAKEUPS_PER_FLIGHT) -> LinkModel:
+def with_host_wakeups(
+    link: LinkModel, samples_ms: Iterable[float], per_flight: int = HOST_WAKEUPS_PER_FLIGHT
+) -> LinkModel:
     """The link with host scheduling: every flight (RTT >= the relay's spin window) waits `per_flight` draws from the measured
     wake-up lateness of processes on the host that emulates the link (a loaded host wakes a process
     that slept for a flight late; on loopback the calibration already holds the short ping-pong
     wake-ups)."""
     from dataclasses import replace
+
     xs = tuple(float(x) for x in samples_ms)
     if any(x < 0 for x in xs) or not 1 <= per_flight <= 10:
         raise LinkError("host wake-up lateness must be >= 0 ms, 1..10 per flight")
@@ -181,17 +208,22 @@ def with_path_floor(link: LinkModel, floor_ms: float) -> LinkModel:
     delay (one traversal of the path's forwarding; per flight, not per packet: the packets of a
     flight are forwarded back to back)."""
     from dataclasses import replace
+
     if not 0.0 <= floor_ms <= PATH_FLOOR_MAX_MS:
-        raise LinkError(f"--path-floor: {floor_ms:g} ms must be between 0 and {PATH_FLOOR_MAX_MS:g} ms "
-                        f"(the one-way forwarding latency of the path at delay 0)")
+        raise LinkError(
+            f"--path-floor: {floor_ms:g} ms must be between 0 and {PATH_FLOOR_MAX_MS:g} ms "
+            f"(the one-way forwarding latency of the path at delay 0)"
+        )
     return replace(link, path_floor_s=floor_ms / 1e3)
 
 
 def check_mtu(model: FlightModel, link: LinkModel) -> None:
-    lo, why = MTU_MIN.get(model.scenario.protocol, MTU_MIN[model.transport])   # a protocol's own minimum (quic)
+    lo, why = MTU_MIN.get(model.scenario.protocol, MTU_MIN[model.transport])  # a protocol's own minimum (quic)
     if link.mtu < lo:
-        raise LinkError(f"--network: mtu={link.mtu} is below {model.scenario.protocol}'s minimum {lo} ({why}); "
-                        f"give mtu={lo} or more")
+        raise LinkError(
+            f"--network: mtu={link.mtu} is below {model.scenario.protocol}'s minimum {lo} ({why}); "
+            f"give mtu={lo} or more"
+        )
 
 
 def packets(payload: int, transport: str, mtu: int) -> tuple[int, int]:
@@ -202,7 +234,7 @@ def packets(payload: int, transport: str, mtu: int) -> tuple[int, int]:
         return n, payload + n * TCP_HDR
     room = mtu - UDP_HDR
     n = max(1, math.ceil(payload / room))
-    extra = (n - 1) * 25                     # DTLS record + fragment headers of each further fragment
+    extra = (n - 1) * 25  # DTLS record + fragment headers of each further fragment
     n = max(1, math.ceil((payload + extra) / room))
     return n, payload + extra + n * UDP_HDR
 

@@ -45,8 +45,17 @@ def _uses_se(s: Series) -> bool:
 
 def measured(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    tot = {"sign_ok": 0, "sign_n": 0, "conn": 0, "reused": 0, "auth_n": 0, "auth_to": 0, "se_n": 0, "se_err": 0,
-           "se_to": 0}
+    tot = {
+        "sign_ok": 0,
+        "sign_n": 0,
+        "conn": 0,
+        "reused": 0,
+        "auth_n": 0,
+        "auth_to": 0,
+        "se_n": 0,
+        "se_err": 0,
+        "se_to": 0,
+    }
     for s in as_result(doc).series:
         kind, sid = s.kind, s.id
         ok, bad, reasons = _attempts(s)
@@ -69,8 +78,7 @@ def measured(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
             rows.append(_row("secperf_session_reuse_ratio", reused / n, series=sid, kind=kind))
             tot["conn"] += n
             tot["reused"] += reused
-            se = [c["se"]["se_us"] for c in s.samples if isinstance(c.get("se"), dict) and
-                  c["se"].get("calls")]
+            se = [c["se"]["se_us"] for c in s.samples if isinstance(c.get("se"), dict) and c["se"].get("calls")]
             if se:
                 rows.append(_row("secperf_signing_mean_seconds", sum(se) / len(se) / 1e6, series=sid, kind=kind))
                 rows.append(_row("secperf_signing_success_ratio", ok / n, series=sid, kind=kind))
@@ -103,14 +111,28 @@ def predicted(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
             failed = d.failed_share if d.failed_share is not None else 0.0
             rows.append(_row("secperf_auth_timeout_ratio", failed, series=s.id, kind="whatif"))
             hs = s.labels.get("handshake")
-            rows.append(_row("secperf_session_reuse_ratio", 1.0 if hs in ("resumed", "cached") else 0.0,
-                             series=s.id, kind="whatif"))
+            rows.append(
+                _row(
+                    "secperf_session_reuse_ratio",
+                    1.0 if hs in ("resumed", "cached") else 0.0,
+                    series=s.id,
+                    kind="whatif",
+                )
+            )
     for p in (doc.analysis.get("plan") or {}).get("patterns", []):
         for a in p.get("alerts", []):
             rows.append(_row(a["metric"], a["assumed"], series=f"plan/{p['pattern']}", kind="plan"))
             direction = "above" if "alert_above" in a else "below"
-            rows.append(_row("secperf_alert_threshold", a[f"alert_{direction}"], series=f"plan/{p['pattern']}",
-                             kind="plan", metric=a["metric"], direction=direction))
+            rows.append(
+                _row(
+                    "secperf_alert_threshold",
+                    a[f"alert_{direction}"],
+                    series=f"plan/{p['pattern']}",
+                    kind="plan",
+                    metric=a["metric"],
+                    direction=direction,
+                )
+            )
     return rows
 
 

@@ -39,11 +39,12 @@ from .costs import CostTable, Figure, scenario_key
 
 SE_WARM_CALLS = SE.SIGN_ONLY_CALLS
 SE_COLD_CALLS = SE.TOTAL_CALLS
-UNTIL = {"response": "the first application response processed (HTTP response, CONNACK, CoAP ACK, "
-                     "PUSH_REPLY + tun set-up)",
-         "handshake": "the client's handshake complete (its Finished built; TLS 1.2/DTLS: the server's Finished "
-                      "verified; OpenVPN: the control channel's key exchange done), as `secperf handshake` and "
-                      "`openssl s_time` stop"}
+UNTIL = {
+    "response": "the first application response processed (HTTP response, CONNACK, CoAP ACK, PUSH_REPLY + tun set-up)",
+    "handshake": "the client's handshake complete (its Finished built; TLS 1.2/DTLS: the server's Finished "
+    "verified; OpenVPN: the control channel's key exchange done), as `secperf handshake` and "
+    "`openssl s_time` stop",
+}
 
 
 class EndPointError(F.ModelError):
@@ -59,17 +60,17 @@ def check_until(until: str, opt: str = "--until") -> str:
 @dataclass(frozen=True)
 class FlightPlan:
     exchange: int
-    transport: str                  # the exchange's transport
+    transport: str  # the exchange's transport
     sender: str
     name: str
-    compute_us: float               # sender's median compute before sending
-    ops: tuple[tuple[str, float, str], ...]   # (op, µs, source)
+    compute_us: float  # sender's median compute before sending
+    ops: tuple[tuple[str, float, str], ...]  # (op, µs, source)
     se: bool
     packets: int
     wire_bytes: int
-    extra_rounds: int               # slow-start rounds beyond the initial window
+    extra_rounds: int  # slow-start rounds beyond the initial window
     handshake_done: bool
-    retry_packets: int = 0          # a resent DTLS flight (0: as the first send)
+    retry_packets: int = 0  # a resent DTLS flight (0: as the first send)
     retry_wire_bytes: int = 0
 
     @property
@@ -85,7 +86,7 @@ class FlightPlan:
 class Plan:
     model: F.FlightModel
     link: N.LinkModel
-    flights: tuple[FlightPlan | None, ...]   # per exchange: out, back (None when no answer)
+    flights: tuple[FlightPlan | None, ...]  # per exchange: out, back (None when no answer)
     final_us: float
     final_ops: tuple[tuple[str, float, str], ...]
     sigma_client: float
@@ -98,7 +99,7 @@ class Plan:
     # the calibration row's own spread (values over its P50): one draw per connection scales both
     # parties' compute; None: independent lognormals with sigma_client / sigma_server
     spread: tuple[float, ...] | None = None
-    until: str = "response"         # the end point: response | handshake (UNTIL)
+    until: str = "response"  # the end point: response | handshake (UNTIL)
 
     @property
     def exchanges(self) -> int:
@@ -138,23 +139,30 @@ def fit_residuals(table: CostTable, sc: F.Scenario) -> tuple[CostTable, dict[str
     meas = table.measured.get(key)
     if meas is None and not key.endswith(":software"):
         meas = table.measured.get(key.rsplit(":", 1)[0] + ":software")
-    for alt in (_tls13_stand_ins(sc, hs) if meas is None else ()):
+    for alt in _tls13_stand_ins(sc, hs) if meas is None else ():
         # QUIC and DTLS 1.3 run TLS 1.3's handshake: on a table with no row of their own (a device's),
         # a measured TLS 1.3 row of the same kind gives the residual, fitted against their own flights
         alt_key = scenario_key(alt, _STAND_IN_HS.get(hs, hs), sc.key)
         meas = table.measured.get(alt_key) or table.measured.get(alt_key.rsplit(":", 1)[0] + ":software")
         if meas is not None:
-            meas = {**meas, "source": f"{meas.get('source') or ''} TLS 1.3 row ({alt}) standing in for "
-                                      f"{sc.protocol}".strip()}
+            meas = {
+                **meas,
+                "source": f"{meas.get('source') or ''} TLS 1.3 row ({alt}) standing in for {sc.protocol}".strip(),
+            }
             break
     if meas is None:
         return _residual_from_full(table, sc), None
     if meas.get("alternatives"):
         meas = _closest_row(meas, sc)
-    cal_sc = replace(sc, group=_norm_group(meas.get("group")), cert=meas.get("cert") or sc.cert,
-                     depth=int(meas.get("depth") or 1), precomputed_keyshare=False,
-                     key=sc.key if meas["se_us"] > 0 else "software")
-    if meas.get("client_key") in F.key_types():     # the row's own client key (a device's mutual-TLS row)
+    cal_sc = replace(
+        sc,
+        group=_norm_group(meas.get("group")),
+        cert=meas.get("cert") or sc.cert,
+        depth=int(meas.get("depth") or 1),
+        precomputed_keyshare=False,
+        key=sc.key if meas["se_us"] > 0 else "software",
+    )
+    if meas.get("client_key") in F.key_types():  # the row's own client key (a device's mutual-TLS row)
         cal_sc = replace(cal_sc, client_key_type=meas["client_key"])
     model = F.build(cal_sc)
     t = replace(table, party_ops=dict(table.party_ops))
@@ -166,8 +174,11 @@ def fit_residuals(table: CostTable, sc: F.Scenario) -> tuple[CostTable, dict[str
             if f is not None and f.sender == "client":
                 for op in f.ops:
                     if not op.startswith("base:") and not t.has("client", op):
-                        t.party_ops[("client", op)] = Figure(0.0, f"not counted separately: inside {meas['series']}'s "
-                                                                  f"measured handshake (the client's base: residual)")
+                        t.party_ops[("client", op)] = Figure(
+                            0.0,
+                            f"not counted separately: inside {meas['series']}'s "
+                            f"measured handshake (the client's base: residual)",
+                        )
     client_named = server_named = 0.0
     for i, side in _window(model, meas["metric"]):
         f = getattr(model.exchanges[i], side)
@@ -177,8 +188,10 @@ def fit_residuals(table: CostTable, sc: F.Scenario) -> tuple[CostTable, dict[str
             client_named += _named(t, "client", f.ops)
         elif not client_only:
             server_named += _named(t, "server", f.ops)
-    src = f"residual of {meas['series']} ({'device' if client_only else 'loopback'} P50 {meas['metric']}) after the " \
-          f"named operations" + (f"; {meas['source']}" if meas.get("source") else "")
+    src = (
+        f"residual of {meas['series']} ({'device' if client_only else 'loopback'} P50 {meas['metric']}) after the "
+        f"named operations" + (f"; {meas['source']}" if meas.get("source") else "")
+    )
     kind = _fit_kind(sc)
     if client_only and meas.get("server_row"):
         # a device row over a host calibration: the server's residual from the host's own row
@@ -186,14 +199,14 @@ def fit_residuals(table: CostTable, sc: F.Scenario) -> tuple[CostTable, dict[str
         sb = f"base:{sc.protocol}:{hs}:{kind}:server"
         if (("server", sb)) in host_t.party_ops:
             t.party_ops[("server", sb)] = host_t.party_ops[("server", sb)]
-    sides = (("client", meas["client_us"], client_named),) + (() if client_only else
-                                                              (("server", meas["server_us"], server_named),))
+    sides = (("client", meas["client_us"], client_named),) + (
+        () if client_only else (("server", meas["server_us"], server_named),)
+    )
     for party, measured, named in sides:
         if named > measured > 0:
             _scale_party(t, party, measured / named, meas["series"])
             named = measured
-        t.party_ops[(party, f"base:{sc.protocol}:{hs}:{kind}:{party}")] = \
-            Figure(max(0.0, measured - named), src)
+        t.party_ops[(party, f"base:{sc.protocol}:{hs}:{kind}:{party}")] = Figure(max(0.0, measured - named), src)
     return t, meas
 
 
@@ -215,13 +228,21 @@ def _closest_row(meas: dict[str, Any], sc: F.Scenario) -> dict[str, Any]:
     can differ from the same work inside the handshake (Debian's armhf wolfSSL verifies ECDSA P-256
     about 20x slower in its primitive client than in the handshake), so a counted handshake always
     beats a swapped primitive."""
+
     def score(r: dict[str, Any]) -> tuple[bool, bool, bool, bool]:
-        return (_norm_group(r.get("group")) == _norm_group(sc.group), r.get("cert") == sc.cert,
-                (r.get("client_key") or None) == (sc.client_key_type if sc.mtls else None),
-                r.get("suite") == "aes128gcm")
+        return (
+            _norm_group(r.get("group")) == _norm_group(sc.group),
+            r.get("cert") == sc.cert,
+            (r.get("client_key") or None) == (sc.client_key_type if sc.mtls else None),
+            r.get("suite") == "aes128gcm",
+        )
+
     best = max(meas["alternatives"], key=score)
-    return {**meas, **{k: best[k] for k in ("group", "cert", "client_us", "total_us", "series", "source")},
-            **({"client_key": best["client_key"]} if best.get("client_key") else {})}
+    return {
+        **meas,
+        **{k: best[k] for k in ("group", "cert", "client_us", "total_us", "series", "source")},
+        **({"client_key": best["client_key"]} if best.get("client_key") else {}),
+    }
 
 
 def _fit_handshake(sc: F.Scenario) -> str:
@@ -247,7 +268,7 @@ def _residual_from_full(table: CostTable, sc: F.Scenario) -> CostTable:
     full = replace(sc, handshake="full")
     fkey = scenario_key(sc.protocol, "full", sc.key)
     fm = table.measured.get(fkey) or table.measured.get(fkey.rsplit(":", 1)[0] + ":software")
-    for alt in (_tls13_stand_ins(sc, "full") if not fm else ()):   # QUIC / DTLS 1.3: a TLS 1.3 full row
+    for alt in _tls13_stand_ins(sc, "full") if not fm else ():  # QUIC / DTLS 1.3: a TLS 1.3 full row
         akey = scenario_key(alt, "full", sc.key)
         fm = table.measured.get(akey) or table.measured.get(akey.rsplit(":", 1)[0] + ":software")
         if fm:
@@ -258,8 +279,10 @@ def _residual_from_full(table: CostTable, sc: F.Scenario) -> CostTable:
     kind = _fit_kind(sc)
     f = t.get("client", f"base:{sc.protocol}:full:{kind}:client")
     t.party_ops[("client", f"base:{sc.protocol}:{sc.handshake}:{kind}:client")] = Figure(
-        f.us, f"the full handshake's client residual, for a {sc.handshake} handshake (same transcript, key "
-              f"schedule and record work; the certificate operations are named): {f.source}")
+        f.us,
+        f"the full handshake's client residual, for a {sc.handshake} handshake (same transcript, key "
+        f"schedule and record work; the certificate operations are named): {f.source}",
+    )
     return t
 
 
@@ -274,8 +297,11 @@ def _scale_party(t: CostTable, party: str, f: float, series: str) -> None:
         if op.startswith("base:") or not t.has(party, op):
             continue
         g = t.get(party, op)
-        t.party_ops[(party, op)] = Figure(g.us * f, f"{g.source}; x {f:.3f}: {series} measured the {party}'s "
-                                                    f"handshake faster than the table's operations add up to")
+        t.party_ops[(party, op)] = Figure(
+            g.us * f,
+            f"{g.source}; x {f:.3f}: {series} measured the {party}'s "
+            f"handshake faster than the table's operations add up to",
+        )
 
 
 def plan(sc: F.Scenario, table: CostTable, link: N.LinkModel, until: str = "response") -> Plan:
@@ -283,7 +309,7 @@ def plan(sc: F.Scenario, table: CostTable, link: N.LinkModel, until: str = "resp
     model = F.build(sc)
     N.check_mtu(model, link)
     sc = model.scenario
-    if sc.security == "none":          # no base: residual to fit (module docstring)
+    if sc.security == "none":  # no base: residual to fit (module docstring)
         meas = None
     else:
         table, meas = fit_residuals(table, sc)
@@ -304,16 +330,32 @@ def plan(sc: F.Scenario, table: CostTable, link: N.LinkModel, until: str = "resp
             ops = tuple((op, table.get(f.sender, op).us, table.get(f.sender, op).source) for op in f.ops)
             tr = "tcp" if e.transport in ("tcp", "tcp-syn") else "udp"
             pk, wire = N.packets(f.payload, tr, link.mtu)
-            if f.writes > pk:          # each write its own segment (TCP_NODELAY) or datagram (a record each)
+            if f.writes > pk:  # each write its own segment (TCP_NODELAY) or datagram (a record each)
                 wire += (f.writes - pk) * (F.TCP_HDR if tr == "tcp" else F.UDP_HDR)
                 pk = f.writes
             extra = N.extra_window_rounds(pk) if e.transport == "tcp" else 0
             rpk, rwire = N.dtls_resend(f.msgs, link.mtu) if e.transport == "dtls" else (0, 0)
-            out.append(FlightPlan(i, e.transport, f.sender, f.names(), sum(o[1] for o in ops), ops, f.se_sign,
-                                  pk, wire, extra, f.handshake_done, rpk, rwire))
+            out.append(
+                FlightPlan(
+                    i,
+                    e.transport,
+                    f.sender,
+                    f.names(),
+                    sum(o[1] for o in ops),
+                    ops,
+                    f.se_sign,
+                    pk,
+                    wire,
+                    extra,
+                    f.handshake_done,
+                    rpk,
+                    rwire,
+                )
+            )
     # a device table's application exchange (app:PROTOCOL, costed from its counted AEAD) after the last answer
-    app = (f"app:{sc.protocol}",) if ("client", f"app:{sc.protocol}") in table.party_ops \
-        and sc.security != "none" else ()
+    app = (
+        (f"app:{sc.protocol}",) if ("client", f"app:{sc.protocol}") in table.party_ops and sc.security != "none" else ()
+    )
     fin = tuple((op, table.get("client", op).us, table.get("client", op).source) for op in model.final_ops + app)
     sig_c = sig_s = table.sigma
     if meas is not None:
@@ -322,8 +364,22 @@ def plan(sc: F.Scenario, table: CostTable, link: N.LinkModel, until: str = "resp
     spread = None
     if meas is not None and not meas.get("client_only") and not meas.get("se_us") and meas.get("ratios"):
         spread = tuple(meas["ratios"])
-    return Plan(model, link, tuple(out), sum(o[1] for o in fin), fin, sig_c, sig_s, prof, calls,
-                se_host.us, se_host.source, meas, spread, until)
+    return Plan(
+        model,
+        link,
+        tuple(out),
+        sum(o[1] for o in fin),
+        fin,
+        sig_c,
+        sig_s,
+        prof,
+        calls,
+        se_host.us,
+        se_host.source,
+        meas,
+        spread,
+        until,
+    )
 
 
 def compute_breakdown(p: Plan) -> list[dict[str, Any]]:
@@ -337,16 +393,31 @@ def compute_breakdown(p: Plan) -> list[dict[str, Any]]:
             continue
         done = p.until == "handshake" and fp.handshake_done
         for op, us, src in fp.ops:
-            rows.append({"exchange": fp.exchange, "flight": fp.name, "party": fp.sender, "op": op, "us": us,
-                         "source": src})
+            rows.append(
+                {"exchange": fp.exchange, "flight": fp.name, "party": fp.sender, "op": op, "us": us, "source": src}
+            )
         if fp.se:
             prof = p.se_profile
             assert prof is not None, "only a plan with a secure-element profile has a flight that signs in one"
-            rows.append({"exchange": fp.exchange, "flight": fp.name, "party": "secure element",
-                         "op": " + ".join(p.se_calls),
-                         "us": sum(d.mean() if (d := prof.dist(c)) else 0.0 for c in p.se_calls) * 1e3,
-                         "source": f"profile {prof.name} (mean): {prof.source}"})
-    for op, us, src in (() if done else p.final_ops):
-        rows.append({"exchange": None, "flight": "(after the last answer)", "party": "client", "op": op, "us": us,
-                     "source": src})
+            rows.append(
+                {
+                    "exchange": fp.exchange,
+                    "flight": fp.name,
+                    "party": "secure element",
+                    "op": " + ".join(p.se_calls),
+                    "us": sum(d.mean() if (d := prof.dist(c)) else 0.0 for c in p.se_calls) * 1e3,
+                    "source": f"profile {prof.name} (mean): {prof.source}",
+                }
+            )
+    for op, us, src in () if done else p.final_ops:
+        rows.append(
+            {
+                "exchange": None,
+                "flight": "(after the last answer)",
+                "party": "client",
+                "op": op,
+                "us": us,
+                "source": src,
+            }
+        )
     return rows

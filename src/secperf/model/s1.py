@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .costs import CostTable, scenario_key
 from . import flights as F
+from .costs import CostTable, scenario_key
 
 ZEROED = ("ClientHello (sent)", "Certificate (received)", "CertificateVerify (received)")
 
@@ -34,13 +34,21 @@ def per_message(table: CostTable, group: str = "x25519", cert: str = "rsa-2048")
     measured = table.breakdowns.get(key)
     if measured:
         src = f"measured per-message client CPU ({table.measured.get(key, {}).get('series', 'calibration run')})"
-        rows = [{"message": m["message"], "full_us": m["p50_cpu_us"],
-                 "accelerated_us": 0.0 if m["message"] in ZEROED else m["p50_cpu_us"], "source": src}
-                for m in measured]
+        rows = [
+            {
+                "message": m["message"],
+                "full_us": m["p50_cpu_us"],
+                "accelerated_us": 0.0 if m["message"] in ZEROED else m["p50_cpu_us"],
+                "source": src,
+            }
+            for m in measured
+        ]
     else:
         g = F.groups()[group]
+
         def t(op: str) -> float:
             return table.get("client", op).us
+
         base = table.get("client", "base:client").us if table.has("client", "base:client") else 0.0
         rows = [
             {"message": "ClientHello (sent)", "full_us": t(f"keygen:{g['alg']}") + base * 0.1},
@@ -55,14 +63,22 @@ def per_message(table: CostTable, group: str = "x25519", cert: str = "rsa-2048")
             r["source"] = f"cost table {table.name} (operations per message; no calibration breakdown)"
     full = sum(r["full_us"] for r in rows)
     acc = sum(r["accelerated_us"] for r in rows)
-    return {"rows": rows, "full_us": full, "accelerated_us": acc,
-            "saving": 1 - acc / full if full else 0.0,
-            "method": "S1: ClientHello (key share precomputed), Certificate and CertificateVerify (PSK) set to zero"}
+    return {
+        "rows": rows,
+        "full_us": full,
+        "accelerated_us": acc,
+        "saving": 1 - acc / full if full else 0.0,
+        "method": "S1: ClientHello (key share precomputed), Certificate and CertificateVerify (PSK) set to zero",
+    }
 
 
 def scenarios(table: CostTable, protocol: str = "tls1.3") -> list[tuple[str, F.Scenario]]:
     g = fastest_group(table)
-    return [("full handshake", F.Scenario(protocol, "full")),
-            (f"S1 accelerated: psk_dhe_ke, {g} share precomputed", F.Scenario(protocol, "psk-dhe", group=g,
-                                                                               precomputed_keyshare=True)),
-            ("psk_ke (no key exchange)", F.Scenario(protocol, "psk"))]
+    return [
+        ("full handshake", F.Scenario(protocol, "full")),
+        (
+            f"S1 accelerated: psk_dhe_ke, {g} share precomputed",
+            F.Scenario(protocol, "psk-dhe", group=g, precomputed_keyshare=True),
+        ),
+        ("psk_ke (no key exchange)", F.Scenario(protocol, "psk")),
+    ]

@@ -12,29 +12,36 @@ from ..core.errors import InputError
 from ..inputs.patterns import Pattern
 
 # the what-if protocol that models a pattern's protocol and authentication
-WHATIF_PROTOCOL = {("mqtt", "mtls"): "mqtt", ("mqtt", "psk"): "mqtt", ("https", "mtls"): "https",
-                   ("https", "psk"): "https", ("https", "jwt"): "jwt", ("coap", "mtls"): "coap",
-                   ("coap", "psk"): "coap", ("vpn", "mtls"): "openvpn"}
+WHATIF_PROTOCOL = {
+    ("mqtt", "mtls"): "mqtt",
+    ("mqtt", "psk"): "mqtt",
+    ("https", "mtls"): "https",
+    ("https", "psk"): "https",
+    ("https", "jwt"): "jwt",
+    ("coap", "mtls"): "coap",
+    ("coap", "psk"): "coap",
+    ("vpn", "mtls"): "openvpn",
+}
 
 
 @dataclass(frozen=True)
 class Design:
-    protocol: str                 # pattern protocol: mqtt | coap | https | vpn
-    auth: str                     # mtls | jwt | psk
-    key: str                      # software | se:PROFILE[:cold]
-    resumption: bool = False      # reconnections resume the last session (tickets / session IDs)
-    psk: bool = False             # external pre-shared key: no certificate, no client signature
+    protocol: str  # pattern protocol: mqtt | coap | https | vpn
+    auth: str  # mtls | jwt | psk
+    key: str  # software | se:PROFILE[:cold]
+    resumption: bool = False  # reconnections resume the last session (tickets / session IDs)
+    psk: bool = False  # external pre-shared key: no certificate, no client signature
     precomputed_keyshare: bool = False
-    token_cache: bool = False     # JWT reused for its lifetime
-    keepalive: bool = False       # the session is kept across idle periods by pings
-    pooling: bool = False         # the messages of a batch share one connection
-    preauth: bool = False         # sessions are set up off the request path, ahead of the message
-    backoff: bool = False         # exponential back-off on SE/network errors
+    token_cache: bool = False  # JWT reused for its lifetime
+    keepalive: bool = False  # the session is kept across idle periods by pings
+    pooling: bool = False  # the messages of a batch share one connection
+    preauth: bool = False  # sessions are set up off the request path, ahead of the message
+    backoff: bool = False  # exponential back-off on SE/network errors
     measures: tuple[str, ...] = ()
-    security: bool = True         # False: the same traffic with no security at all (without_security)
-    edhoc: bool = False           # CoAP set up by EDHOC and protected by OSCORE instead of DTLS 1.2
-    quic: bool = False            # HTTPS/MQTT over QUIC: reconnections with a ticket send 0-RTT (flights_quic)
-    dtls13_cid: bool = False      # CoAP over DTLS 1.3 with connection IDs instead of DTLS 1.2 (flights_dtls13)
+    security: bool = True  # False: the same traffic with no security at all (without_security)
+    edhoc: bool = False  # CoAP set up by EDHOC and protected by OSCORE instead of DTLS 1.2
+    quic: bool = False  # HTTPS/MQTT over QUIC: reconnections with a ticket send 0-RTT (flights_quic)
+    dtls13_cid: bool = False  # CoAP over DTLS 1.3 with connection IDs instead of DTLS 1.2 (flights_dtls13)
 
     @property
     def whatif_protocol(self) -> str:
@@ -66,14 +73,14 @@ class Design:
             return "resumed"
         return "full"
 
-    def without_security(self) -> "Design":
+    def without_security(self) -> Design:
         """The pattern as written with no security at all: the same messages, schedule and connection
         behaviour over plain TCP/UDP (flights.no_security: no handshake, no record overhead, no key,
         no token, no signature). It is the reference that tells a requirement security breaks from one
         the pattern breaks by itself (the radio alone, the network alone). No measure applies to it."""
         return Design(protocol=self.protocol, auth=self.auth, key="software", security=False)
 
-    def with_measure(self, name: str, **fields: Any) -> "Design":
+    def with_measure(self, name: str, **fields: Any) -> Design:
         return replace(self, measures=self.measures + (name,), **fields)
 
 

@@ -18,13 +18,13 @@ from typing import Any, TypedDict, TypeVar
 
 import numpy as np
 
+from ..inputs.patterns import Pattern
 from ..model import costs as C
 from ..model import energy as E
 from ..model import flights as F
 from ..model import network as N
 from ..model import predict as P
 from ..sim import montecarlo as M
-from ..inputs.patterns import Pattern
 from .design import Design
 
 DAY_S = E.DAY_S
@@ -33,14 +33,27 @@ DTLS_ENC = F.DTLS_ENC
 # application framing on an established session (bytes beyond the payload; estimates from the
 # protocols' headers: MQTT 3.1.1 PUBLISH QoS 1 with a 16-byte topic, HTTP/1.1 request/response
 # headers of a small REST client, CoAP header + token + options, OpenVPN data channel + inner TCP/IP)
-FRAMING = {"mqtt": (22 + TLS13_ENC, 4 + TLS13_ENC), "https": (150 + TLS13_ENC, 120 + TLS13_ENC),
-           "jwt": (F.JWT_REQ + 110 + TLS13_ENC, 120 + TLS13_ENC), "coap": (12 + DTLS_ENC, 6 + DTLS_ENC),
-           "openvpn": (52 + 41, 52 + 41)}
-PING = {"mqtt": (2 + TLS13_ENC, 2 + TLS13_ENC), "https": (0, 0), "jwt": (0, 0), "coap": (4 + DTLS_ENC, 4 + DTLS_ENC),
-        "openvpn": (57, 57)}
-PING_WHAT = {"mqtt": "MQTT PINGREQ/PINGRESP", "https": "TCP keep-alive probe and its ACK",
-             "jwt": "TCP keep-alive probe and its ACK", "coap": "CoAP ping (empty CON) and RST",
-             "openvpn": "OpenVPN ping"}
+FRAMING = {
+    "mqtt": (22 + TLS13_ENC, 4 + TLS13_ENC),
+    "https": (150 + TLS13_ENC, 120 + TLS13_ENC),
+    "jwt": (F.JWT_REQ + 110 + TLS13_ENC, 120 + TLS13_ENC),
+    "coap": (12 + DTLS_ENC, 6 + DTLS_ENC),
+    "openvpn": (52 + 41, 52 + 41),
+}
+PING = {
+    "mqtt": (2 + TLS13_ENC, 2 + TLS13_ENC),
+    "https": (0, 0),
+    "jwt": (0, 0),
+    "coap": (4 + DTLS_ENC, 4 + DTLS_ENC),
+    "openvpn": (57, 57),
+}
+PING_WHAT = {
+    "mqtt": "MQTT PINGREQ/PINGRESP",
+    "https": "TCP keep-alive probe and its ACK",
+    "jwt": "TCP keep-alive probe and its ACK",
+    "coap": "CoAP ping (empty CON) and RST",
+    "openvpn": "OpenVPN ping",
+}
 # the same framing and pings without security (Design.security False): no TLS/DTLS record expansion,
 # no token in the request (JWT: a plain HTTPS-less REST request), no OpenVPN data-channel header (the
 # inner TCP/IP headers of a tunnel remain; an OpenVPN ping is its 16-byte magic)
@@ -53,6 +66,7 @@ KEEPALIVE_NAT_SHARE = 0.9
 @dataclass
 class Context:
     """What every evaluation of one pattern shares: costs, link, power figures, draws."""
+
     pattern: Pattern
     table: C.CostTable
     link: N.LinkModel
@@ -61,7 +75,7 @@ class Context:
     se: E.Power
     n: int = 20_000
     seed: int = 1
-    cache: dict[tuple[Any, ...], Draws] = field(default_factory=dict)   # draws per kind of exchange
+    cache: dict[tuple[Any, ...], Draws] = field(default_factory=dict)  # draws per kind of exchange
     # requirements the pattern breaks with no security at all (planner: judged apart, never as a
     # security verdict); checks_of marks them `judged: False`
     broken: frozenset[str] = frozenset()
@@ -70,6 +84,7 @@ class Context:
 @dataclass(frozen=True)
 class Draws:
     """n simulated values of one kind of exchange, and their means."""
+
     usable_s: np.ndarray
     on_s: float
     tx_s: float
@@ -78,11 +93,17 @@ class Draws:
     se_s: float
     bytes: float
     failed: float
-    signs: int               # client signatures per occurrence (software or secure element)
+    signs: int  # client signatures per occurrence (software or secure element)
 
     def activity(self, times: float) -> E.Activity:
-        return E.Activity(on_s=self.on_s * times, tx_s=self.tx_s * times, rx_s=self.rx_s * times,
-                          cpu_s=self.cpu_s * times, se_s=self.se_s * times, bytes=self.bytes * times)
+        return E.Activity(
+            on_s=self.on_s * times,
+            tx_s=self.tx_s * times,
+            rx_s=self.rx_s * times,
+            cpu_s=self.cpu_s * times,
+            se_s=self.se_s * times,
+            bytes=self.bytes * times,
+        )
 
 
 def _draws(ctx: Context, pl: P.Plan, key: tuple[Any, ...], signs: int, n: int | None = None) -> Draws:
@@ -90,24 +111,37 @@ def _draws(ctx: Context, pl: P.Plan, key: tuple[Any, ...], signs: int, n: int | 
         return ctx.cache[key]
     n = n or ctx.n
     r = M.simulate_chunk(pl, np.random.default_rng([ctx.seed, zlib.crc32(repr(key).encode())]), n)
-    d = Draws(usable_s=r["usable"], on_s=float(r["usable"].mean()), tx_s=float(np.mean(r["airtime_tx"])),
-              rx_s=float(np.mean(r["airtime_rx"])), cpu_s=float(r["client_compute"].mean()),
-              se_s=float(r["secure_element"].mean()), bytes=float((r["bytes_up"] + r["bytes_down"]).mean()),
-              failed=float(r["failed"].mean()), signs=signs)
+    d = Draws(
+        usable_s=r["usable"],
+        on_s=float(r["usable"].mean()),
+        tx_s=float(np.mean(r["airtime_tx"])),
+        rx_s=float(np.mean(r["airtime_rx"])),
+        cpu_s=float(r["client_compute"].mean()),
+        se_s=float(r["secure_element"].mean()),
+        bytes=float((r["bytes_up"] + r["bytes_down"]).mean()),
+        failed=float(r["failed"].mean()),
+        signs=signs,
+    )
     ctx.cache[key] = d
     return d
 
 
 def setup_scenario(d: Design, handshake: str) -> F.Scenario:
-    if d.edhoc:   # EDHOC + OSCORE instead of DTLS: suite 2 (P-256, ES256), the algorithms of an IoT SAFE key
+    if d.edhoc:  # EDHOC + OSCORE instead of DTLS: suite 2 (P-256, ES256), the algorithms of an IoT SAFE key
         return F.Scenario(protocol="edhoc", handshake=handshake, group="p-256", key=d.key)
-    if d.quic:    # QUIC with TLS 1.3 (model/flights_quic.py), the device's certificate as in the design
-        return F.Scenario(protocol="quic", handshake=handshake, key=d.key, mtls=d.auth == "mtls",
-                          precomputed_keyshare=d.precomputed_keyshare)
+    if d.quic:  # QUIC with TLS 1.3 (model/flights_quic.py), the device's certificate as in the design
+        return F.Scenario(
+            protocol="quic",
+            handshake=handshake,
+            key=d.key,
+            mtls=d.auth == "mtls",
+            precomputed_keyshare=d.precomputed_keyshare,
+        )
     if d.dtls13_cid:
         return F.Scenario(protocol="dtls1.3", handshake=handshake, key=d.key)
-    return F.Scenario(protocol=d.whatif_protocol, handshake=handshake, key=d.key,
-                      precomputed_keyshare=d.precomputed_keyshare)
+    return F.Scenario(
+        protocol=d.whatif_protocol, handshake=handshake, key=d.key, precomputed_keyshare=d.precomputed_keyshare
+    )
 
 
 def jwt_resumed_plan(ctx: Context, d: Design, fresh: bool) -> P.Plan:
@@ -123,22 +157,32 @@ def jwt_resumed_plan(ctx: Context, d: Design, fresh: bool) -> P.Plan:
     req = fl[-2]
     assert req is not None, "a resumed HTTPS plan ends with its request and its response"
     wire = req.wire_bytes + (F.JWT_REQ - F.HTTP_REQ)
-    fl[-2] = replace(req, name=req.name.replace("GET request", "GET + JWT"), wire_bytes=wire,
-                     packets=max(req.packets, math.ceil(wire / ctx.link.mtu)))
+    fl[-2] = replace(
+        req,
+        name=req.name.replace("GET request", "GET + JWT"),
+        wire_bytes=wire,
+        packets=max(req.packets, math.ceil(wire / ctx.link.mtu)),
+    )
     fl[0], fl[-1] = jwt.flights[0], jwt.flights[-1]
-    return replace(base, flights=tuple(fl), se_profile=jwt.se_profile, se_calls=jwt.se_calls,
-                   se_host_us=jwt.se_host_us, se_host_source=jwt.se_host_source)
+    return replace(
+        base,
+        flights=tuple(fl),
+        se_profile=jwt.se_profile,
+        se_calls=jwt.se_calls,
+        se_host_us=jwt.se_host_us,
+        se_host_source=jwt.se_host_source,
+    )
 
 
 def setup_draws(ctx: Context, d: Design, handshake: str) -> Draws:
     key: tuple[Any, ...]
-    if not d.security:                              # the plain connection set-up (flights.no_security)
+    if not d.security:  # the plain connection set-up (flights.no_security)
         sc = F.no_security(F.Scenario(protocol=d.whatif_protocol))
         key = ("setup", sc)
         if key in ctx.cache:
             return ctx.cache[key]
         return _draws(ctx, P.plan(sc, ctx.table, ctx.link), key, 0)
-    if handshake.startswith("resumed+"):            # JWT on a resumed session (jwt_resumed_plan)
+    if handshake.startswith("resumed+"):  # JWT on a resumed session (jwt_resumed_plan)
         key = ("setup", d.whatif_protocol, handshake, d.key)
         if key in ctx.cache:
             return ctx.cache[key]
@@ -149,8 +193,11 @@ def setup_draws(ctx: Context, d: Design, handshake: str) -> Draws:
         if key in ctx.cache:
             return ctx.cache[key]
         pl = P.plan(sc, ctx.table, ctx.link)
-    signs = sum(1 for fp in pl.flights if fp is not None and fp.sender == "client" and
-                (fp.se or any(op.startswith("sign:") for op, _, _ in fp.ops)))
+    signs = sum(
+        1
+        for fp in pl.flights
+        if fp is not None and fp.sender == "client" and (fp.se or any(op.startswith("sign:") for op, _, _ in fp.ops))
+    )
     return _draws(ctx, pl, key, signs)
 
 
@@ -159,8 +206,12 @@ def _exchange_plan(ctx: Context, d: Design, legs: list[tuple[int, int]], what: s
     proto = d.whatif_protocol
     transport, tr = ("udp", "coap") if proto == "coap" else ("tcp", "tcp")
     sc = setup_scenario(d, F.HANDSHAKES[proto][0])
-    ex = tuple(F.Exchange(F.Flight("client", ((f"{what} (request)", up),)),
-                          F.Flight("server", ((f"{what} (answer)", down),)), tr) for up, down in legs)
+    ex = tuple(
+        F.Exchange(
+            F.Flight("client", ((f"{what} (request)", up),)), F.Flight("server", ((f"{what} (answer)", down),)), tr
+        )
+        for up, down in legs
+    )
     model = F.FlightModel(sc, transport, ex, start_mark=("out_start", 0))
     fps = []
     for i, e in enumerate(ex):
@@ -175,36 +226,46 @@ def message_draws(ctx: Context, d: Design) -> Draws:
     t = ctx.pattern.traffic
     proto = d.whatif_protocol
     fu, fd = (FRAMING if d.security else FRAMING_PLAIN)[proto]
-    if d.edhoc:   # OSCORE's option, inner code and tag instead of a DTLS record (model/flights_edhoc.py)
+    if d.edhoc:  # OSCORE's option, inner code and tag instead of a DTLS record (model/flights_edhoc.py)
         from ..model.flights_edhoc import oscore_overhead
+
         ov = oscore_overhead(2)
         fu, fd = FRAMING_PLAIN[proto][0] + ov["request"], FRAMING_PLAIN[proto][1] + ov["response"]
     enc = DTLS_ENC if d.security else 0
     if t.schedule == "bulk" and proto == "coap":
         blocks = max(1, math.ceil(t.payload_down_bytes / COAP_BLOCK))
         legs = [(fu + 4, 4 + 8 + min(COAP_BLOCK, t.payload_down_bytes - i * COAP_BLOCK) + enc) for i in range(blocks)]
-        return _draws(ctx, _exchange_plan(ctx, d, legs, "CoAP block"), ("msg", proto, "bulk", d.security), 0,
-                      n=min(ctx.n, 4000))
+        return _draws(
+            ctx, _exchange_plan(ctx, d, legs, "CoAP block"), ("msg", proto, "bulk", d.security), 0, n=min(ctx.n, 4000)
+        )
     down = t.payload_down_bytes + fd
     if t.schedule == "bulk" and proto in ("https", "jwt", "mqtt") and d.security:
-        down += math.ceil(t.payload_down_bytes / 16384) * TLS13_ENC     # one TLS record per 16 KiB
-    return _draws(ctx, _exchange_plan(ctx, d, [(t.payload_up_bytes + fu, down)], "message"),
-                  ("msg", proto, t.schedule, d.security), 0)
+        down += math.ceil(t.payload_down_bytes / 16384) * TLS13_ENC  # one TLS record per 16 KiB
+    return _draws(
+        ctx,
+        _exchange_plan(ctx, d, [(t.payload_up_bytes + fu, down)], "message"),
+        ("msg", proto, t.schedule, d.security),
+        0,
+    )
 
 
 def ping_draws(ctx: Context, d: Design) -> Draws:
     up, down = (PING if d.security else PING_PLAIN)[d.whatif_protocol]
-    return _draws(ctx, _exchange_plan(ctx, d, [(up, down)], PING_WHAT[d.whatif_protocol]),
-                  ("ping", d.whatif_protocol, d.security), 0)
+    return _draws(
+        ctx,
+        _exchange_plan(ctx, d, [(up, down)], PING_WHAT[d.whatif_protocol]),
+        ("ping", d.whatif_protocol, d.security),
+        0,
+    )
 
 
 # --- the day -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Day:
-    activities: float        # message activities a day (a message, a batch, a transfer)
-    per_activity: int        # messages per activity
-    gap_s: float             # mean time between activities
-    random: bool             # exponential gaps (events) or fixed
+    activities: float  # message activities a day (a message, a batch, a transfer)
+    per_activity: int  # messages per activity
+    gap_s: float  # mean time between activities
+    random: bool  # exponential gaps (events) or fixed
 
 
 T = TypeVar("T")
@@ -265,13 +326,20 @@ def connection_counts(p: Pattern, d: Design, day: Day) -> ConnectionCounts:
     per_message = c.mode == "per-message" and not d.keepalive
     if per_message and not d.pooling:
         between = 1.0
-        within = float(k - 1)               # back-to-back reconnections inside a batch
+        within = float(k - 1)  # back-to-back reconnections inside a batch
     elif per_message:
         between, within = 1.0, 0.0
     else:
         # a DTLS 1.3 session with connection IDs survives a NAT rebinding (RFC 9146/9147): no NAT limit
-        limits = [] if d.keepalive else [x for x in (c.sleep_s if c.mode == "after-sleep" else None,
-                                                     None if d.dtls13_cid else c.nat_timeout_s) if x is not None]
+        limits = (
+            []
+            if d.keepalive
+            else [
+                x
+                for x in (c.sleep_s if c.mode == "after-sleep" else None, None if d.dtls13_cid else c.nat_timeout_s)
+                if x is not None
+            ]
+        )
         between = _p_beyond(day, min(limits)) if limits else 0.0
         within = 0.0
     drops = min(c.drops_per_day / day.activities, 1.0 - between) if day.activities else 0.0
@@ -285,8 +353,9 @@ def connection_counts(p: Pattern, d: Design, day: Day) -> ConnectionCounts:
             pings = day.activities / math.expm1(ka / day.gap_s)
         else:
             pings = day.activities * math.floor(day.gap_s / ka)
-    return ConnectionCounts(setups_per_activity=setups, resumed_share=resumed, pings_per_day=pings,
-                            keepalive_s=ka, drops_per_activity=drops)
+    return ConnectionCounts(
+        setups_per_activity=setups, resumed_share=resumed, pings_per_day=pings, keepalive_s=ka, drops_per_activity=drops
+    )
 
 
 def token_fresh_share(p: Pattern, d: Design, day: Day, setups_per_day: float) -> float:
@@ -311,8 +380,12 @@ class Outcome:
         return all(c["ok"] for c in self.checks if c.get("judged", True))
 
     def as_dict(self) -> dict[str, Any]:
-        return {"measures": list(self.design.measures), "numbers": self.numbers, "checks": self.checks,
-                "passes": self.passes}
+        return {
+            "measures": list(self.design.measures),
+            "numbers": self.numbers,
+            "checks": self.checks,
+            "passes": self.passes,
+        }
 
 
 def evaluate(ctx: Context, d: Design) -> Outcome:
@@ -331,8 +404,12 @@ def evaluate(ctx: Context, d: Design) -> Outcome:
         # a token expires after an idle spell, when the session has usually expired too: fresh
         # tokens fall on full set-ups first, then on resumed ones
         full_fresh = min(f, 1.0 - r)
-        mix = [(d.handshake(False, True), full_fresh), (d.handshake(False, False), 1.0 - r - full_fresh),
-               (d.handshake(True, True), f - full_fresh), (d.handshake(True, False), r - (f - full_fresh))]
+        mix = [
+            (d.handshake(False, True), full_fresh),
+            (d.handshake(False, False), 1.0 - r - full_fresh),
+            (d.handshake(True, True), f - full_fresh),
+            (d.handshake(True, False), r - (f - full_fresh)),
+        ]
     else:
         r = cc["resumed_share"] if d.resumption else 0.0
         mix = [(d.handshake(True), r), (d.handshake(False), 1.0 - r)]
@@ -365,7 +442,8 @@ def evaluate(ctx: Context, d: Design) -> Outcome:
     q = p.requirements.latency_percentile
     p50, pq, p999 = (float(v) for v in np.percentile(lat, [50.0, q, 99.9]))
     setup_p50 = float(np.median(np.concatenate([setups[h].usable_s for h in merged]))) + (
-        float(np.median(msg.usable_s)) if separate else 0.0)
+        float(np.median(msg.usable_s)) if separate else 0.0
+    )
     # a set-up on the request path at least once a day is a regular message too
     worst = max(p999, setup_p50 if onpath > 0 and setups_day >= 1.0 else 0.0)
 
@@ -373,12 +451,14 @@ def evaluate(ctx: Context, d: Design) -> Outcome:
     per_setup = {h: setups[h].activity(w) for h, w in merged.items()}
     x_per_act = day.per_activity - (0.0 if separate else min(s_act, day.per_activity))
     parts = [a for a in per_setup.values()]
-    act = E.Activity(on_s=s_act * sum(a.on_s for a in parts) + x_per_act * msg.on_s,
-                     tx_s=s_act * sum(a.tx_s for a in parts) + x_per_act * msg.tx_s,
-                     rx_s=s_act * sum(a.rx_s for a in parts) + x_per_act * msg.rx_s,
-                     cpu_s=s_act * sum(a.cpu_s for a in parts) + x_per_act * msg.cpu_s,
-                     se_s=s_act * sum(a.se_s for a in parts) + x_per_act * msg.se_s,
-                     bytes=s_act * sum(a.bytes for a in parts) + x_per_act * msg.bytes)
+    act = E.Activity(
+        on_s=s_act * sum(a.on_s for a in parts) + x_per_act * msg.on_s,
+        tx_s=s_act * sum(a.tx_s for a in parts) + x_per_act * msg.tx_s,
+        rx_s=s_act * sum(a.rx_s for a in parts) + x_per_act * msg.rx_s,
+        cpu_s=s_act * sum(a.cpu_s for a in parts) + x_per_act * msg.cpu_s,
+        se_s=s_act * sum(a.se_s for a in parts) + x_per_act * msg.se_s,
+        bytes=s_act * sum(a.bytes for a in parts) + x_per_act * msg.bytes,
+    )
     ka = cc["keepalive_s"]
     gap = min(day.gap_s, ka) if ka else day.gap_s
     ea = E.activity_energy(act, ctx.radio, ctx.cpu, ctx.se, gap, day.random and not ka)
@@ -400,19 +480,36 @@ def evaluate(ctx: Context, d: Design) -> Outcome:
         battery = E.battery_days(E.battery_j(p.battery_mah, p.stack.battery_voltage_v), total)
     gave_up = onpath * sum(setups[h].failed * w for h, w in merged.items())
     numbers = {
-        "latency_p50_ms": p50 * 1e3, "latency_pq_ms": pq * 1e3, "latency_percentile": q,
-        "latency_p999_ms": p999 * 1e3, "worst_regular_ms": worst * 1e3, "spread_ms": (worst - p50) * 1e3,
-        "setup_p50_ms": setup_p50 * 1e3, "setup_on_path_share": onpath,
+        "latency_p50_ms": p50 * 1e3,
+        "latency_pq_ms": pq * 1e3,
+        "latency_percentile": q,
+        "latency_p999_ms": p999 * 1e3,
+        "worst_regular_ms": worst * 1e3,
+        "spread_ms": (worst - p50) * 1e3,
+        "setup_p50_ms": setup_p50 * 1e3,
+        "setup_on_path_share": onpath,
         "kept_message_p50_ms": float(np.median(msg.usable_s)) * 1e3,
-        "messages_per_day": msgs_day, "setups_per_day": setups_day,
-        "setup_mix": {h: w for h, w in merged.items()}, "signatures_per_day": signs_day,
+        "messages_per_day": msgs_day,
+        "setups_per_day": setups_day,
+        "setup_mix": {h: w for h, w in merged.items()},
+        "signatures_per_day": signs_day,
         "session_reuse_share": 1.0 - (setups_day * full_share) / msgs_day if msgs_day else 0.0,
-        "keepalives_per_day": pings, "keepalive_s": ka,
-        "energy_per_day_j": total, "energy_radio_j": radio_j, "energy_radio_floor_j": floor_j, "energy_cpu_j": cpu_j,
-        "energy_se_j": se_j, "energy_per_message_mj": total / msgs_day * 1e3 if msgs_day else 0.0,
-        "battery_days": battery, "bytes_per_day": bytes_day, "auth_gave_up_share": gave_up,
-        "se_sign_mean_ms": (sum(setups[h].se_s * w for h, w in merged.items()) /
-                            max(1e-12, sum(w for h, w in merged.items() if setups[h].se_s > 0))) * 1e3,
+        "keepalives_per_day": pings,
+        "keepalive_s": ka,
+        "energy_per_day_j": total,
+        "energy_radio_j": radio_j,
+        "energy_radio_floor_j": floor_j,
+        "energy_cpu_j": cpu_j,
+        "energy_se_j": se_j,
+        "energy_per_message_mj": total / msgs_day * 1e3 if msgs_day else 0.0,
+        "battery_days": battery,
+        "bytes_per_day": bytes_day,
+        "auth_gave_up_share": gave_up,
+        "se_sign_mean_ms": (
+            sum(setups[h].se_s * w for h, w in merged.items())
+            / max(1e-12, sum(w for h, w in merged.items() if setups[h].se_s > 0))
+        )
+        * 1e3,
     }
     return Outcome(d, numbers, checks_of(p, numbers, ctx.broken))
 
@@ -422,14 +519,38 @@ def checks_of(p: Pattern, x: dict[str, Any], broken: frozenset[str] = frozenset(
     in `broken` fails without any security (the planner's plain reference): it is kept, with its
     value, but marked `judged: False` — the security verdict does not read it (Outcome.passes)."""
     q = p.requirements.latency_percentile
-    out = [{"check": "latency", "what": f"P{q:g} latency", "value": x["latency_pq_ms"], "limit": p.latency_s * 1e3,
-            "unit": "ms", "ok": x["latency_pq_ms"] <= p.latency_s * 1e3}]
+    out = [
+        {
+            "check": "latency",
+            "what": f"P{q:g} latency",
+            "value": x["latency_pq_ms"],
+            "limit": p.latency_s * 1e3,
+            "unit": "ms",
+            "ok": x["latency_pq_ms"] <= p.latency_s * 1e3,
+        }
+    ]
     if p.determinism_s is not None:
-        out.append({"check": "determinism", "what": "worst regular message - P50", "value": x["spread_ms"],
-                    "limit": p.determinism_s * 1e3, "unit": "ms", "ok": x["spread_ms"] <= p.determinism_s * 1e3})
+        out.append(
+            {
+                "check": "determinism",
+                "what": "worst regular message - P50",
+                "value": x["spread_ms"],
+                "limit": p.determinism_s * 1e3,
+                "unit": "ms",
+                "ok": x["spread_ms"] <= p.determinism_s * 1e3,
+            }
+        )
     if p.energy_budget_j is not None:
-        out.append({"check": "energy", "what": "energy per day", "value": x["energy_per_day_j"],
-                    "limit": p.energy_budget_j, "unit": "J", "ok": x["energy_per_day_j"] <= p.energy_budget_j})
+        out.append(
+            {
+                "check": "energy",
+                "what": "energy per day",
+                "value": x["energy_per_day_j"],
+                "limit": p.energy_budget_j,
+                "unit": "J",
+                "ok": x["energy_per_day_j"] <= p.energy_budget_j,
+            }
+        )
     for c in out:
         c["judged"] = c["check"] not in broken
     return out

@@ -17,8 +17,8 @@ from .design import Design
 class Measure:
     name: str
     title: str
-    transforms: str                                  # what it changes in the what-if inputs
-    not_applicable: Callable[[Pattern, Design], str | None]   # why it does not apply, or None
+    transforms: str  # what it changes in the what-if inputs
+    not_applicable: Callable[[Pattern, Design], str | None]  # why it does not apply, or None
     apply: Callable[[Design], Design]
 
 
@@ -36,12 +36,16 @@ def _resumption_na(p: Pattern, d: Design) -> str | None:
 # by transport. What the planner does instead is say, wherever it matters, that it assumed none:
 # in the keep-alive measure's reason for not applying, in what it transforms, and it refuses to
 # cost a keep-alive that has no ping interval (it would keep the session for free).
-NAT_TYPICAL = ("real paths drop idle mappings (estimate): UDP after about 30-120 s on carrier-grade NATs and home gateways "
-               "(RFC 4787 REQ-5 asks at least 2 min, many use less), TCP after minutes to tens of minutes on mobile "
-               "networks (RFC 5382 REQ-5 asks at least 2 h 4 min for established connections; cellular middleboxes "
-               "use far less: Wang et al., 'An Untold Story of Middleboxes in Cellular Networks', SIGCOMM 2011)")
-NO_NAT_ASSUMPTION = ("assumes no NAT or firewall idle time-out: the pattern gives no [connection].nat_timeout_s, so "
-                     "an idle session survives; " + NAT_TYPICAL + "; give nat_timeout_s to model it")
+NAT_TYPICAL = (
+    "real paths drop idle mappings (estimate): UDP after about 30-120 s on carrier-grade NATs and home gateways "
+    "(RFC 4787 REQ-5 asks at least 2 min, many use less), TCP after minutes to tens of minutes on mobile "
+    "networks (RFC 5382 REQ-5 asks at least 2 h 4 min for established connections; cellular middleboxes "
+    "use far less: Wang et al., 'An Untold Story of Middleboxes in Cellular Networks', SIGCOMM 2011)"
+)
+NO_NAT_ASSUMPTION = (
+    "assumes no NAT or firewall idle time-out: the pattern gives no [connection].nat_timeout_s, so "
+    "an idle session survives; " + NAT_TYPICAL + "; give nat_timeout_s to model it"
+)
 
 
 def nat_assumption(p: Pattern) -> str | None:
@@ -56,8 +60,10 @@ def _keepalive_na(p: Pattern, d: Design) -> str | None:
     if p.traffic.schedule == "bulk":
         return "a monthly transfer gains nothing from keeping a session for weeks"
     if c.keepalive_s is None and c.nat_timeout_s is None:
-        return ("no ping interval to cost: the pattern gives neither [connection].keepalive_s nor nat_timeout_s "
-                "(the keep-alive would keep the session for free); " + NAT_TYPICAL)
+        return (
+            "no ping interval to cost: the pattern gives neither [connection].keepalive_s nor nat_timeout_s "
+            "(the keep-alive would keep the session for free); " + NAT_TYPICAL
+        )
     return None
 
 
@@ -99,15 +105,20 @@ def _keyshare_na(p: Pattern, d: Design) -> str | None:
 
 def _edhoc_na(p: Pattern, d: Design) -> str | None:
     if d.protocol != "coap":
-        return (f"EDHOC + OSCORE protect CoAP; {d.protocol} would have to become CoAP first (judge a CoAP "
-                "pattern to see that)")
+        return (
+            f"EDHOC + OSCORE protect CoAP; {d.protocol} would have to become CoAP first (judge a CoAP "
+            "pattern to see that)"
+        )
     return None
 
 
 def _quic_na(p: Pattern, d: Design) -> str | None:
     if d.protocol not in ("https", "mqtt") or d.auth == "jwt":
-        return (f"QUIC carries HTTP/3 and MQTT-over-QUIC; a {d.protocol} design with {d.auth} is not modelled over QUIC"
-                if d.protocol in ("https", "mqtt") else f"{d.protocol} does not run over QUIC")
+        return (
+            f"QUIC carries HTTP/3 and MQTT-over-QUIC; a {d.protocol} design with {d.auth} is not modelled over QUIC"
+            if d.protocol in ("https", "mqtt")
+            else f"{d.protocol} does not run over QUIC"
+        )
     return None
 
 
@@ -121,46 +132,104 @@ def _never(p: Pattern, d: Design) -> str | None:
     return None
 
 
-CATALOGUE: dict[str, Measure] = {m.name: m for m in (
-    Measure("resumption", "session resumption", "reconnections within the ticket lifetime run the `resumed` "
+CATALOGUE: dict[str, Measure] = {
+    m.name: m
+    for m in (
+        Measure(
+            "resumption",
+            "session resumption",
+            "reconnections within the ticket lifetime run the `resumed` "
             "handshake (TLS 1.3 tickets, DTLS session IDs): no certificate, no client signature; for a JWT, the "
             "request with its token rides on the resumed session (with token-cache: token cached + session resumed)",
-            _resumption_na, lambda d: d.with_measure("resumption", resumption=True)),
-    Measure("keepalive", "keep-alive", "the session is kept across idle periods by a ping every keepalive_s "
+            _resumption_na,
+            lambda d: d.with_measure("resumption", resumption=True),
+        ),
+        Measure(
+            "keepalive",
+            "keep-alive",
+            "the session is kept across idle periods by a ping every keepalive_s "
             "(default 0.9 x the pattern's NAT time-out, nat_timeout_s): no reconnection, but a radio wake-up per "
             "ping",
-            _keepalive_na, lambda d: d.with_measure("keepalive", keepalive=True)),
-    Measure("pooling", "connection pooling", "the messages of a batch share one connection (one set-up per batch)",
-            _pooling_na, lambda d: d.with_measure("pooling", pooling=True)),
-    Measure("token-cache", "JWT caching", "the token is signed once per lifetime and reused (`cached` instead of "
-            "`fresh`)", _token_na, lambda d: d.with_measure("token-cache", token_cache=True)),
-    Measure("preauth", "asynchronous pre-authentication", "set-ups (handshake and signature) happen off the "
+            _keepalive_na,
+            lambda d: d.with_measure("keepalive", keepalive=True),
+        ),
+        Measure(
+            "pooling",
+            "connection pooling",
+            "the messages of a batch share one connection (one set-up per batch)",
+            _pooling_na,
+            lambda d: d.with_measure("pooling", pooling=True),
+        ),
+        Measure(
+            "token-cache",
+            "JWT caching",
+            "the token is signed once per lifetime and reused (`cached` instead of `fresh`)",
+            _token_na,
+            lambda d: d.with_measure("token-cache", token_cache=True),
+        ),
+        Measure(
+            "preauth",
+            "asynchronous pre-authentication",
+            "set-ups (handshake and signature) happen off the "
             "request path, before the message is due: latency loses the set-up, energy does not",
-            _preauth_na, lambda d: d.with_measure("preauth", preauth=True)),
-    Measure("psk", "pre-shared key", "handshake `psk` (TLS 1.3 psk_ke / DTLS PSK): no certificates, no secure-"
-            "element signature", _psk_na, lambda d: d.with_measure("psk", psk=True)),
-    Measure("precomputed-keyshare", "precomputed key share", "the client's ECDHE key share is generated ahead "
-            "of time (S1's premise 3)", _keyshare_na,
-            lambda d: d.with_measure("precomputed-keyshare", precomputed_keyshare=True)),
-    Measure("backoff", "exponential back-off", "retries after SE or network errors wait 1, 2, 4... s instead of "
+            _preauth_na,
+            lambda d: d.with_measure("preauth", preauth=True),
+        ),
+        Measure(
+            "psk",
+            "pre-shared key",
+            "handshake `psk` (TLS 1.3 psk_ke / DTLS PSK): no certificates, no secure-element signature",
+            _psk_na,
+            lambda d: d.with_measure("psk", psk=True),
+        ),
+        Measure(
+            "precomputed-keyshare",
+            "precomputed key share",
+            "the client's ECDHE key share is generated ahead of time (S1's premise 3)",
+            _keyshare_na,
+            lambda d: d.with_measure("precomputed-keyshare", precomputed_keyshare=True),
+        ),
+        Measure(
+            "backoff",
+            "exponential back-off",
+            "retries after SE or network errors wait 1, 2, 4... s instead of "
             "retrying at once: no change in one device's latency or energy at the modelled error rates (it "
-            "protects servers from reconnect storms)", _never, lambda d: d.with_measure("backoff", backoff=True)),
-    Measure("edhoc-oscore", "EDHOC + OSCORE instead of DTLS", "the CoAP session is set up by EDHOC (RFC 9528; "
+            "protects servers from reconnect storms)",
+            _never,
+            lambda d: d.with_measure("backoff", backoff=True),
+        ),
+        Measure(
+            "edhoc-oscore",
+            "EDHOC + OSCORE instead of DTLS",
+            "the CoAP session is set up by EDHOC (RFC 9528; "
             "m0-x5t: signatures, certificates known to the peer, the device's signature on its secure element; "
             "m3-kid for a PSK design) and messages are protected by OSCORE (RFC 8613) instead of DTLS 1.2 records; "
             "no resumption exists (a kept OSCORE context is what keep-alive keeps)",
-            _edhoc_na, lambda d: d.with_measure("edhoc-oscore", edhoc=True)),
-    Measure("quic-0rtt", "QUIC with 0-RTT", "the connection runs QUIC with TLS 1.3 (model/flights_quic.py: padded "
+            _edhoc_na,
+            lambda d: d.with_measure("edhoc-oscore", edhoc=True),
+        ),
+        Measure(
+            "quic-0rtt",
+            "QUIC with 0-RTT",
+            "the connection runs QUIC with TLS 1.3 (model/flights_quic.py: padded "
             "Initials, anti-amplification, probe timeouts) instead of TCP + TLS 1.3: one round trip less for a full "
             "set-up, and a reconnection with a ticket (with resumption) sends its request as 0-RTT data; the "
             "NAT limit still applies (QUIC's own idle timeout closes a silent connection too)",
-            _quic_na, lambda d: d.with_measure("quic-0rtt", quic=True)),
-    Measure("dtls13-cid", "DTLS 1.3 with connection IDs", "CoAP runs over DTLS 1.3 with connection IDs "
+            _quic_na,
+            lambda d: d.with_measure("quic-0rtt", quic=True),
+        ),
+        Measure(
+            "dtls13-cid",
+            "DTLS 1.3 with connection IDs",
+            "CoAP runs over DTLS 1.3 with connection IDs "
             "(model/flights_dtls13.py, as wolfSSL 5.9 runs it: cookie, ACKs) instead of DTLS 1.2: the session "
             "survives a NAT rebinding, so an idle gap longer than the NAT time-out needs no new handshake; with "
             "psk the PSK handshake is modelled by the resumed flights",
-            _dtls13_cid_na, lambda d: d.with_measure("dtls13-cid", dtls13_cid=True)),
-)}
+            _dtls13_cid_na,
+            lambda d: d.with_measure("dtls13-cid", dtls13_cid=True),
+        ),
+    )
+}
 assert tuple(CATALOGUE) == MEASURES
 
 
@@ -177,11 +246,13 @@ def applicable(p: Pattern, d: Design) -> tuple[list[Measure], dict[str, str]]:
         if reason:
             if wanted is not None:
                 ok = [n for n, x in CATALOGUE.items() if x.not_applicable(p, d) is None]
-                raise InputError(f"[stack].measures: {name!r} does not apply to {p.name} ({d.protocol}, "
-                                 f"{d.auth}): {reason}; allowed here: {', '.join(ok)}")
+                raise InputError(
+                    f"[stack].measures: {name!r} does not apply to {p.name} ({d.protocol}, "
+                    f"{d.auth}): {reason}; allowed here: {', '.join(ok)}"
+                )
             why[name] = reason
             continue
-        if name == "keepalive" and p.connection.nat_timeout_s is None:   # pings at keepalive_s, no NAT: say so
+        if name == "keepalive" and p.connection.nat_timeout_s is None:  # pings at keepalive_s, no NAT: say so
             m = replace(m, transforms=f"{m.transforms}; this pattern {NO_NAT_ASSUMPTION}")
         out.append(m)
     return out, why

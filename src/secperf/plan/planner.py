@@ -8,21 +8,26 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import InputError
-from ..model import costs as C
-from ..model import energy as E
-from ..model import network as N
 from ..inputs import netspec as NS
 from ..inputs import se_profiles as SE
 from ..inputs.patterns import Pattern
+from ..model import costs as C
+from ..model import energy as E
+from ..model import network as N
 from . import design as D
 from . import measures as MS
 from . import verdict as V
 from .evaluate import Context, evaluate
 
-
 # the numbers kept for every combination of measures (the best one keeps all of them)
-COMBO_NUMBERS = ("latency_pq_ms", "spread_ms", "energy_per_day_j", "bytes_per_day", "signatures_per_day",
-                 "session_reuse_share")
+COMBO_NUMBERS = (
+    "latency_pq_ms",
+    "spread_ms",
+    "energy_per_day_j",
+    "bytes_per_day",
+    "signatures_per_day",
+    "session_reuse_share",
+)
 
 # combinations shown in full next to the single measures (JWT: token cached + session resumed)
 SHOWN_COMBOS = (("resumption", "token-cache"),)
@@ -30,13 +35,13 @@ SHOWN_COMBOS = (("resumption", "token-cache"),)
 
 @dataclass(frozen=True)
 class Overrides:
-    device: str | None = None      # cost table (and CPU power) instead of the pattern's
-    se: str | None = None          # secure-element profile instead of the pattern's key's
-    network: str | None = None     # link profile instead of the pattern's
-    radio: str | None = None       # radio energy profile (default: the pattern's, else the network's)
+    device: str | None = None  # cost table (and CPU power) instead of the pattern's
+    se: str | None = None  # secure-element profile instead of the pattern's key's
+    network: str | None = None  # link profile instead of the pattern's
+    radio: str | None = None  # radio energy profile (default: the pattern's, else the network's)
     n: int = 20_000
     seed: int = 1
-    table: C.CostTable | None = None   # a device's costs made by the caller (app/plan.py: an emulated core)
+    table: C.CostTable | None = None  # a device's costs made by the caller (app/plan.py: an emulated core)
 
 
 def key_of(p: Pattern, o: Overrides) -> str:
@@ -49,6 +54,7 @@ def key_of(p: Pattern, o: Overrides) -> str:
 
 def context(p: Pattern, o: Overrides) -> Context:
     from ..inputs.devices import resolve_device
+
     device = resolve_device(o.device or p.stack.device)
     network = o.network or p.stack.network
     table = o.table if o.table is not None else C.load_table(device)
@@ -58,15 +64,16 @@ def context(p: Pattern, o: Overrides) -> Context:
     link = N.from_spec(specs[0])
     radio_name = o.radio or p.stack.radio or (network if network in E.radio_names() else None)
     if radio_name is None:
-        raise InputError(f"--network {network!r} has no radio energy profile; name one with --radio (or [stack].radio): "
-                         f"{', '.join(E.radio_names())}")
+        raise InputError(
+            f"--network {network!r} has no radio energy profile; name one with --radio (or [stack].radio): "
+            f"{', '.join(E.radio_names())}"
+        )
     radio = E.radio(radio_name)
     key = key_of(p, o)
     prof = key.split(":")[1] if key.startswith("se:") else None
     if prof is not None and prof not in SE.load_profiles():
         raise InputError(f"--se: unknown secure-element profile {prof!r}; known: {', '.join(SE.load_profiles())}")
-    return Context(pattern=p, table=table, link=link, radio=radio, cpu=E.cpu(device), se=E.se(prof), n=o.n,
-                   seed=o.seed)
+    return Context(pattern=p, table=table, link=link, radio=radio, cpu=E.cpu(device), se=E.se(prof), n=o.n, seed=o.seed)
 
 
 def requirement_sources(p: Pattern) -> dict[str, str]:
@@ -144,28 +151,53 @@ def plan_pattern(p: Pattern, o: Overrides = Overrides()) -> dict[str, Any]:
     sources = requirement_sources(p)
     why = V.explain(before, plain, best, singles, verdict, sources)
     return {
-        "pattern": p.name, "description": p.description, "source": p.source,
-        "inputs": {"protocol": p.stack.protocol, "auth": p.stack.auth, "key": base.key,
-                   "network": o.network or p.stack.network, "radio": radio_name, "device": o.device or p.stack.device,
-                   "link": ctx.link.as_dict(), "schedule": p.traffic.schedule,
-                   "connection": p.connection.mode, "cost_table": ctx.table.name,
-                   "payload_up_bytes": p.traffic.payload_up_bytes, "payload_down_bytes": p.traffic.payload_down_bytes},
-        "requirements": {"latency_ms": p.latency_s * 1e3, "latency_percentile": p.requirements.latency_percentile,
-                         "determinism_ms": None if p.determinism_s is None else p.determinism_s * 1e3,
-                         "energy_per_day_j": p.energy_budget_j, "source": p.requirements.source,
-                         "sources": sources},
-        "power": {"radio": {k: getattr(ctx.radio, k) for k in E.RADIO_FIELDS} | {"profile": ctx.radio.name},
-                  "radio_sources": ctx.radio.sources, "cpu_mw": ctx.cpu.active_mw, "cpu_source": ctx.cpu.source,
-                  "se_mw": ctx.se.active_mw, "se_source": ctx.se.source},
+        "pattern": p.name,
+        "description": p.description,
+        "source": p.source,
+        "inputs": {
+            "protocol": p.stack.protocol,
+            "auth": p.stack.auth,
+            "key": base.key,
+            "network": o.network or p.stack.network,
+            "radio": radio_name,
+            "device": o.device or p.stack.device,
+            "link": ctx.link.as_dict(),
+            "schedule": p.traffic.schedule,
+            "connection": p.connection.mode,
+            "cost_table": ctx.table.name,
+            "payload_up_bytes": p.traffic.payload_up_bytes,
+            "payload_down_bytes": p.traffic.payload_down_bytes,
+        },
+        "requirements": {
+            "latency_ms": p.latency_s * 1e3,
+            "latency_percentile": p.requirements.latency_percentile,
+            "determinism_ms": None if p.determinism_s is None else p.determinism_s * 1e3,
+            "energy_per_day_j": p.energy_budget_j,
+            "source": p.requirements.source,
+            "sources": sources,
+        },
+        "power": {
+            "radio": {k: getattr(ctx.radio, k) for k in E.RADIO_FIELDS} | {"profile": ctx.radio.name},
+            "radio_sources": ctx.radio.sources,
+            "cpu_mw": ctx.cpu.active_mw,
+            "cpu_source": ctx.cpu.source,
+            "se_mw": ctx.se.active_mw,
+            "se_source": ctx.se.source,
+        },
         "before": before.as_dict(),
-        "measures": [{"measure": m.name, "title": m.title, "transforms": m.transforms, **o_.as_dict()}
-                     for m, o_ in zip(usable, singles)],
+        "measures": [
+            {"measure": m.name, "title": m.title, "transforms": m.transforms, **o_.as_dict()}
+            for m, o_ in zip(usable, singles)
+        ],
         "not_applicable": not_applicable,
         "best": best.as_dict() if best else None,
-        "combinations": [{"measures": list(c.design.measures), "passes": c.passes,
-                          **{k: c.numbers[k] for k in COMBO_NUMBERS}} for c in combos],
-        "shown_combinations": {"+".join(c.design.measures): c.as_dict() for c in combos
-                               if tuple(sorted(c.design.measures)) in SHOWN_COMBOS},
+        "combinations": [
+            {"measures": list(c.design.measures), "passes": c.passes, **{k: c.numbers[k] for k in COMBO_NUMBERS}}
+            for c in combos
+        ],
+        "shown_combinations": {
+            "+".join(c.design.measures): c.as_dict() for c in combos if tuple(sorted(c.design.measures)) in SHOWN_COMBOS
+        },
         "verdict": verdict,
         "verdict_reason": why["sentence"],
         "deciding_requirement": why["deciding"],
@@ -176,5 +208,6 @@ def plan_pattern(p: Pattern, o: Overrides = Overrides()) -> dict[str, Any]:
         "deciding": [c for c in (best or before).checks] if not before.passes else before.checks,
         "ranking": V.ranking(before, singles),
         "alerts": V.alert_thresholds(chosen, profile_sign_ms(base.key)),
-        "n": ctx.n, "seed": ctx.seed,
+        "n": ctx.n,
+        "seed": ctx.seed,
     }

@@ -66,19 +66,22 @@ def best_of(outcomes: list[Outcome]) -> Outcome | None:
         return None
     ok = [o for o in outcomes if o.passes]
     if ok:
-        return min(ok, key=lambda o: (len(o.design.measures), o.numbers["energy_per_day_j"],
-                                      o.numbers["latency_pq_ms"]))
+        return min(
+            ok, key=lambda o: (len(o.design.measures), o.numbers["energy_per_day_j"], o.numbers["latency_pq_ms"])
+        )
     return min(outcomes, key=lambda o: (worst_ratio(o), len(o.design.measures)))
 
 
 def gain(before: Outcome, after: Outcome) -> dict[str, Any]:
     """What a measure buys against the pattern as written (positive = better)."""
     b, a = before.numbers, after.numbers
-    g = {"latency_pq_ms": b["latency_pq_ms"] - a["latency_pq_ms"],
-         "spread_ms": b["spread_ms"] - a["spread_ms"],
-         "energy_per_day_j": b["energy_per_day_j"] - a["energy_per_day_j"],
-         "bytes_per_day": b["bytes_per_day"] - a["bytes_per_day"],
-         "signatures_per_day": b["signatures_per_day"] - a["signatures_per_day"]}
+    g = {
+        "latency_pq_ms": b["latency_pq_ms"] - a["latency_pq_ms"],
+        "spread_ms": b["spread_ms"] - a["spread_ms"],
+        "energy_per_day_j": b["energy_per_day_j"] - a["energy_per_day_j"],
+        "bytes_per_day": b["bytes_per_day"] - a["bytes_per_day"],
+        "signatures_per_day": b["signatures_per_day"] - a["signatures_per_day"],
+    }
     # one score: the gain on each stated requirement as a share of its limit, summed
     score = 0.0
     for cb, ca in zip(before.checks, after.checks):
@@ -88,8 +91,9 @@ def gain(before: Outcome, after: Outcome) -> dict[str, Any]:
 
 
 def ranking(before: Outcome, singles: list[Outcome]) -> list[dict[str, Any]]:
-    rows = [{"measure": o.design.measures[0], **gain(before, o), "meets": o.passes, "failing": failing(o)}
-            for o in singles]
+    rows = [
+        {"measure": o.design.measures[0], **gain(before, o), "meets": o.passes, "failing": failing(o)} for o in singles
+    ]
     return sorted(rows, key=lambda r: -r["score"])
 
 
@@ -102,27 +106,59 @@ def alert_thresholds(chosen: Outcome, profile_sign_ms: float | None) -> list[dic
     if profile_sign_ms:
         on_path = x["setup_on_path_share"] > 0 and x["signatures_per_day"] > 0
         limit = profile_sign_ms + lat_slack if on_path else profile_sign_ms * 2.0
-        out.append({"metric": "secperf_signing_mean_seconds", "assumed": profile_sign_ms / 1e3,
-                    "alert_above": limit / 1e3,
-                    "why": ("signatures are on the request path: a mean this much higher uses up the latency slack"
-                            if on_path else "signatures are off the request path: alert when they double (energy)")})
-        out.append({"metric": "secperf_signing_success_ratio", "assumed": 1.0, "alert_below": 0.99,
-                    "why": "the plan assumes every signature succeeds; each failure is one more set-up"})
-        out.append({"metric": "secperf_se_error_ratio", "assumed": 0.0, "alert_above": 0.01,
-                    "why": "secure-element errors and time-outs are not modelled beyond the profile's tail"})
-    out.append({"metric": "secperf_session_reuse_ratio", "assumed": x["session_reuse_share"],
-                "alert_below": max(0.0, x["session_reuse_share"] - 0.1),
-                "why": "share of messages sent without a full handshake or fresh token, as planned"})
-    out.append({"metric": "secperf_auth_timeout_ratio", "assumed": x["auth_gave_up_share"],
-                "alert_above": max(2.0 * x["auth_gave_up_share"], 0.001),
-                "why": "set-ups that give up (TCP SYN retries, DTLS/CoAP retransmissions) as the link model predicts"})
+        out.append(
+            {
+                "metric": "secperf_signing_mean_seconds",
+                "assumed": profile_sign_ms / 1e3,
+                "alert_above": limit / 1e3,
+                "why": (
+                    "signatures are on the request path: a mean this much higher uses up the latency slack"
+                    if on_path
+                    else "signatures are off the request path: alert when they double (energy)"
+                ),
+            }
+        )
+        out.append(
+            {
+                "metric": "secperf_signing_success_ratio",
+                "assumed": 1.0,
+                "alert_below": 0.99,
+                "why": "the plan assumes every signature succeeds; each failure is one more set-up",
+            }
+        )
+        out.append(
+            {
+                "metric": "secperf_se_error_ratio",
+                "assumed": 0.0,
+                "alert_above": 0.01,
+                "why": "secure-element errors and time-outs are not modelled beyond the profile's tail",
+            }
+        )
+    out.append(
+        {
+            "metric": "secperf_session_reuse_ratio",
+            "assumed": x["session_reuse_share"],
+            "alert_below": max(0.0, x["session_reuse_share"] - 0.1),
+            "why": "share of messages sent without a full handshake or fresh token, as planned",
+        }
+    )
+    out.append(
+        {
+            "metric": "secperf_auth_timeout_ratio",
+            "assumed": x["auth_gave_up_share"],
+            "alert_above": max(2.0 * x["auth_gave_up_share"], 0.001),
+            "why": "set-ups that give up (TCP SYN retries, DTLS/CoAP retransmissions) as the link model predicts",
+        }
+    )
     return out
 
 
 # --- what security does to each requirement ------------------------------------------------------
-ALONE = {"energy": "the radio alone exceeds the energy budget",
-         "latency": "the network alone exceeds the latency limit",
-         "determinism": "the network alone exceeds the determinism limit"}
+ALONE = {
+    "energy": "the radio alone exceeds the energy budget",
+    "latency": "the network alone exceeds the latency limit",
+    "determinism": "the network alone exceeds the determinism limit",
+}
 
 
 def _fmt(v: float, unit: str) -> str:
@@ -140,9 +176,18 @@ def security_adds(before: Outcome, plain: Outcome) -> list[dict[str, Any]]:
     out = []
     for c in before.checks:
         p = pv[c["check"]]
-        out.append({"check": c["check"], "what": c["what"], "unit": c["unit"], "limit": c["limit"],
-                    "with_security": c["value"], "without_security": p["value"],
-                    "adds": c["value"] - p["value"], "breaks_without_security": not p["ok"]})
+        out.append(
+            {
+                "check": c["check"],
+                "what": c["what"],
+                "unit": c["unit"],
+                "limit": c["limit"],
+                "with_security": c["value"],
+                "without_security": p["value"],
+                "adds": c["value"] - p["value"],
+                "breaks_without_security": not p["ok"],
+            }
+        )
     return out
 
 
@@ -160,12 +205,22 @@ def pattern_breaks(plain: Outcome, before: Outcome | None = None) -> list[dict[s
                 extra = f" (radio {_fmt(plain.numbers['energy_radio_j'], 'J')})"
             if c["check"] in with_sec:
                 extra += f"; security adds {_fmt(with_sec[c['check']] - c['value'], c['unit'])}"
-            out.append({"check": c["check"], "value": c["value"], "limit": c["limit"], "unit": c["unit"],
-                        "adds": with_sec.get(c["check"], c["value"]) - c["value"],
-                        "sentence": f"{what}: {_fmt(c['value'], c['unit'])} of {_fmt(c['limit'], c['unit'])}"
-                                    f" with no security at all{extra} — "
-                                    + ("judged all the same: a design measure meets it" if c["check"] in judged
-                                       else "not a security verdict")})
+            out.append(
+                {
+                    "check": c["check"],
+                    "value": c["value"],
+                    "limit": c["limit"],
+                    "unit": c["unit"],
+                    "adds": with_sec.get(c["check"], c["value"]) - c["value"],
+                    "sentence": f"{what}: {_fmt(c['value'], c['unit'])} of {_fmt(c['limit'], c['unit'])}"
+                    f" with no security at all{extra} — "
+                    + (
+                        "judged all the same: a design measure meets it"
+                        if c["check"] in judged
+                        else "not a security verdict"
+                    ),
+                }
+            )
     return out
 
 
@@ -180,23 +235,35 @@ def _moving_measure(before: Outcome, singles: list[Outcome], check: str) -> tupl
     return best, val
 
 
-def explain(before: Outcome, plain: Outcome, best: Outcome | None, singles: list[Outcome], verdict_: str,
-            sources: dict[str, str]) -> dict[str, Any]:
+def explain(
+    before: Outcome,
+    plain: Outcome,
+    best: Outcome | None,
+    singles: list[Outcome],
+    verdict_: str,
+    sources: dict[str, str],
+) -> dict[str, Any]:
     """The verdict in words: the deciding requirement (with its source), what security adds to it,
     the measure that moves it; plus the requirements the pattern breaks by itself."""
     adds = {a["check"]: a for a in security_adds(before, plain)}
     judged = [c for c in before.checks if c.get("judged", True)]
     breaks = pattern_breaks(plain, before)
     if not judged:
-        return {"deciding": None, "measure": None, "sentence": "; ".join(b["sentence"] for b in breaks)
-                + ": security is not what decides this pattern", "pattern_breaks": breaks}
+        return {
+            "deciding": None,
+            "measure": None,
+            "sentence": "; ".join(b["sentence"] for b in breaks) + ": security is not what decides this pattern",
+            "pattern_breaks": breaks,
+        }
     fails = [c for c in judged if not c["ok"]]
     pool = fails or judged
     dec = max(pool, key=lambda c: c["value"] / c["limit"] if c["limit"] else float("inf"))
     a = adds[dec["check"]]
     unit = dec["unit"]
-    head = (f"{dec['what']} {_fmt(dec['value'], unit)} of {_fmt(dec['limit'], unit)}"
-            f" (security adds {_fmt(a['adds'], unit)}; without security {_fmt(a['without_security'], unit)})")
+    head = (
+        f"{dec['what']} {_fmt(dec['value'], unit)} of {_fmt(dec['limit'], unit)}"
+        f" (security adds {_fmt(a['adds'], unit)}; without security {_fmt(a['without_security'], unit)})"
+    )
     measure, moved = _moving_measure(before, singles, dec["check"])
     # the pattern breaks it without security too (judged because a measure meets it): not security alone
     culprit = "the connection set-up breaks" if a["breaks_without_security"] else "security breaks"

@@ -56,9 +56,17 @@ def columns(obs: list[Observation]) -> list[str]:
 def rows(doc: Result | Mapping[str, Any]) -> list[dict[str, str]]:
     out: list[dict[str, str]] = []
     for o in observations(doc):
-        out.append({"kind": o["kind"], "id": o["id"], **o["labels"], "metric": o["metric"],
-                    "statistic": o["statistic"], "value": repr(o["value"]) if o["value"] != int(o["value"])
-                    else str(int(o["value"])), "unit": o["unit"]})
+        out.append(
+            {
+                "kind": o["kind"],
+                "id": o["id"],
+                **o["labels"],
+                "metric": o["metric"],
+                "statistic": o["statistic"],
+                "value": repr(o["value"]) if o["value"] != int(o["value"]) else str(int(o["value"])),
+                "unit": o["unit"],
+            }
+        )
     return out
 
 
@@ -68,8 +76,10 @@ def nothing_to_export(doc: Result | Mapping[str, Any]) -> str:
     failed = [s for s in doc.series if s.failures]
     if failed:
         s = failed[0]
-        return (f"every series of this {doc.kind} Result failed before its first sample "
-                f"(first: {s.id}: {s.failures[-1].reason[:200]})")
+        return (
+            f"every series of this {doc.kind} Result failed before its first sample "
+            f"(first: {s.id}: {s.failures[-1].reason[:200]})"
+        )
     return f"this {doc.kind} Result holds no series and no analysis with numbers"
 
 

@@ -35,14 +35,35 @@ from ..core.result_schema import Result
 from ..model.opmetrics import HELP, metrics
 
 # unit of an observation -> (name suffix, factor to the base unit)
-BASE_UNITS = {"us": ("seconds", 1e-6), "ms": ("seconds", 1e-3), "s": ("seconds", 1.0), "days": ("seconds", 86400.0),
-              "ns/byte": ("seconds_per_byte", 1e-9), "mJ": ("joules", 1e-3), "J": ("joules", 1.0),
-              "bytes": ("bytes", 1.0), "bytes/s": ("bytes_per_second", 1.0), "1/s": ("per_second", 1.0),
-              "1/day": ("per_day", 1.0), "bytes/day": ("bytes_per_day", 1.0), "ratio": ("ratio", 1.0),
-              "instructions": ("instructions", 1.0), "cycles": ("cycles", 1.0), "count": ("", 1.0),
-              "bool": ("", 1.0)}
-QUANTILES = {"min": "0", "p50": "0.5", "median": "0.5", "p90": "0.9", "p95": "0.95", "p99": "0.99",
-             "p99_9": "0.999", "max": "1"}
+BASE_UNITS = {
+    "us": ("seconds", 1e-6),
+    "ms": ("seconds", 1e-3),
+    "s": ("seconds", 1.0),
+    "days": ("seconds", 86400.0),
+    "ns/byte": ("seconds_per_byte", 1e-9),
+    "mJ": ("joules", 1e-3),
+    "J": ("joules", 1.0),
+    "bytes": ("bytes", 1.0),
+    "bytes/s": ("bytes_per_second", 1.0),
+    "1/s": ("per_second", 1.0),
+    "1/day": ("per_day", 1.0),
+    "bytes/day": ("bytes_per_day", 1.0),
+    "ratio": ("ratio", 1.0),
+    "instructions": ("instructions", 1.0),
+    "cycles": ("cycles", 1.0),
+    "count": ("", 1.0),
+    "bool": ("", 1.0),
+}
+QUANTILES = {
+    "min": "0",
+    "p50": "0.5",
+    "median": "0.5",
+    "p90": "0.9",
+    "p95": "0.95",
+    "p99": "0.99",
+    "p99_9": "0.999",
+    "max": "1",
+}
 SKIPPED_STATS = ("p50_ci95_lo", "p50_ci95_hi")
 # a metric whose name already says its unit: the unit suffix says it once
 RENAMED = {"ops_per_s": "ops", "bytes_per_s": "", "ns_per_byte": "time", "bytes_per_day": ""}
@@ -121,10 +142,12 @@ def exposition(doc: Result | Mapping[str, Any]) -> str:
     text = generate_latest(registry_of(doc)).decode("utf-8")
     if not text.strip():
         from .export import nothing_to_export
+
         raise OutputError(f"nothing to export as metrics: {nothing_to_export(doc)}")
     return text
 
 
 def write_metrics(doc: Result | Mapping[str, Any], path: str | Path) -> None:
     from ..core.store import atomic_write
+
     atomic_write(Path(path), exposition(doc), what="--metrics")

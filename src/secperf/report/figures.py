@@ -25,16 +25,19 @@ def figures_directory(directory: Path) -> Path:
     if any(len(os.fsencode(part)) > 255 for part in directory.parts):
         raise InputError(f"--figures {directory}: a name in the path is longer than 255 bytes; name a shorter one")
     if directory.exists() and not directory.is_dir():
-        raise InputError(f"--figures {directory}: is a file, not a directory; name a directory to write "
-                         f"the figures into")
+        raise InputError(
+            f"--figures {directory}: is a file, not a directory; name a directory to write the figures into"
+        )
     try:
         directory.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(prefix=".secperf-write-test.", dir=directory)  # root passes os.access on /sys
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise InputError(f"--figures {directory}: cannot create or write the directory ({exc.strerror or exc}); "
-                         f"name a writable directory") from None
+        raise InputError(
+            f"--figures {directory}: cannot create or write the directory ({exc.strerror or exc}); "
+            f"name a writable directory"
+        ) from None
     return directory
 
 

@@ -39,9 +39,9 @@ from rich.text import Text
 
 from .units import UNIT_FAMILIES, unify_column, zero_column
 
-TEXT_COMFORT = 12     # a text column is not squeezed below this (or its longest word) before splitting
-LONG_KEY = 24         # a key column with labels longer than this gets short keys when the table is too wide
-MAX_KEY_SHARE = 0.5   # the repeated key columns take at most this share of the width
+TEXT_COMFORT = 12  # a text column is not squeezed below this (or its longest word) before splitting
+LONG_KEY = 24  # a key column with labels longer than this gets short keys when the table is too wide
+MAX_KEY_SHARE = 0.5  # the repeated key columns take at most this share of the width
 
 
 def _plain(cell) -> str:
@@ -127,8 +127,10 @@ def _allocate(console: Console, table: Table, width: int, comfort: bool) -> list
     ranges = _ranges(console, table)
     avail = width - _chrome(table)
     widths = [hi for _, hi in ranges]
-    floors = [max(lo, min(hi, TEXT_COMFORT)) if comfort and _is_text_column(c) else lo
-              for (lo, hi), c in zip(ranges, table.columns)]
+    floors = [
+        max(lo, min(hi, TEXT_COMFORT)) if comfort and _is_text_column(c) else lo
+        for (lo, hi), c in zip(ranges, table.columns)
+    ]
     if sum(floors) > avail:
         return None
     excess = sum(widths) - avail
@@ -166,8 +168,10 @@ def _key_count(table: Table, console: Console, width: int) -> int:
     r = _ranges(console, table)
     best = 1
     for k in range(1, min(4, len(table.columns) - 1) + 1):
-        if k > 1 and (not _is_text_column(table.columns[k - 1])
-                      or sum(max(lo, min(hi, TEXT_COMFORT)) for lo, hi in r[:k]) + 3 * k > width * MAX_KEY_SHARE):
+        if k > 1 and (
+            not _is_text_column(table.columns[k - 1])
+            or sum(max(lo, min(hi, TEXT_COMFORT)) for lo, hi in r[:k]) + 3 * k > width * MAX_KEY_SHARE
+        ):
             break
         best = k
         rows = list(zip(*(tuple(cell_text(c) for c in col._cells) for col in table.columns[:k])))
@@ -185,7 +189,9 @@ def short_keys(labels: list[str]) -> tuple[list[str], list[str]] | None:
     firsts = [d.split("\n", 1)[0].strip() for d in distinct]
     if all("\n" in d for d in distinct) and len(set(firsts)) == len(firsts) and max(map(len, firsts)) <= LONG_KEY:
         m = dict(zip(distinct, firsts))  # a multi-line label: its first line is the key, the rest the legend
-        return [m[x] for x in labels], [f"{f}: " + " ".join(d.split("\n", 1)[1].split()) for f, d in zip(firsts, distinct)]
+        return [m[x] for x in labels], [
+            f"{f}: " + " ".join(d.split("\n", 1)[1].split()) for f, d in zip(firsts, distinct)
+        ]
     words = [[w for w in re.split(r"[\s,;]+", d) if w] for d in distinct]
     if len(distinct) > 1 and len({len(w) for w in words}) == 1:
         same = [i for i in range(len(words[0])) if len({w[i] for w in words}) == 1]
@@ -211,8 +217,11 @@ def _letter(i: int) -> str:
 def _shorten_keys(table: Table, console: Console) -> tuple[Table, list[str]]:
     col = table.columns[0]
     labels = [cell_text(c) for c in col._cells]
-    if not labels or max(len(x) for x in labels) <= LONG_KEY or any(isinstance(c, str) and "[" in c
-                                                                     for c in col._cells):
+    if (
+        not labels
+        or max(len(x) for x in labels) <= LONG_KEY
+        or any(isinstance(c, str) and "[" in c for c in col._cells)
+    ):
         return table, []
     name = table.columns[0].header if isinstance(table.columns[0].header, str) else ""
     if len(set(labels)) == 1 and len(table.columns) > 2:  # one label for every row: said once, not a column
@@ -264,6 +273,7 @@ def _stacked(console: Console, table: Table, width: int) -> list:
     """One block per row: its key in bold, then every other cell as "header: value", the value on a
     line of its own when both do not fit on one (a number is never folded when the width allows it)."""
     from rich.cells import cell_len
+
     out: list = []
     if table.title:
         out.append(Text.from_markup(table.title) if isinstance(table.title, str) else table.title)
@@ -295,8 +305,11 @@ def fitted(table: Table, console: Console) -> list:
     if not t.columns:
         return [table]
     if t.rows and len(t.columns) > 1:  # a column no row has anything in says nothing: not printed
-        keep = [c for i, c in enumerate(t.columns) if i == 0 or any(cell_text(x).strip() or not isinstance(x, (str, Text))
-                                                                     for x in c._cells)]
+        keep = [
+            c
+            for i, c in enumerate(t.columns)
+            if i == 0 or any(cell_text(x).strip() or not isinstance(x, (str, Text)) for x in c._cells)
+        ]
         if len(keep) < len(t.columns):
             t = _copy(t, keep)
     widths = _allocate(console, t, width, comfort=True)

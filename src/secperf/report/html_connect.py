@@ -33,18 +33,38 @@ def s2_view(doc: Result) -> dict[str, Any] | None:
     if not sm["rows"]:
         return None
     by_net = len(sm["networks"]) > 1
-    head = [*(["network"] if by_net else []), "protocol", "handshake / auth", "software", "token",
-            f"secure element ({sm['se_source'] or '–'})", "difference", "SE signing",
-            "SE session, login, key search", "token calls / connection", "resumed"]
+    head = [
+        *(["network"] if by_net else []),
+        "protocol",
+        "handshake / auth",
+        "software",
+        "token",
+        f"secure element ({sm['se_source'] or '–'})",
+        "difference",
+        "SE signing",
+        "SE session, login, key search",
+        "token calls / connection",
+        "resumed",
+    ]
     rows = []
     for r in sm["rows"]:
         parts = r["se_parts_us"]
         rest = parts["session set-up"] + parts["login"] + parts["key search"] if parts else None
         auth = (r["handshake"] if r["auth"] == "mtls" else r["auth"]) + (
-            ", cold key session" if r.get("key_session") == "cold" else "")
-        rows.append([*([r["network"]] if by_net else []), r["protocol"], auth,
-                     *(_t(r[k]) for k in ("software_p50_us", "token_p50_us", "se_p50_us", "difference_us")),
-                     _t(parts["signing"] if parts else None), _t(rest), _calls(r["se_calls_per_conn"]), _resumed(r)])
+            ", cold key session" if r.get("key_session") == "cold" else ""
+        )
+        rows.append(
+            [
+                *([r["network"]] if by_net else []),
+                r["protocol"],
+                auth,
+                *(_t(r[k]) for k in ("software_p50_us", "token_p50_us", "se_p50_us", "difference_us")),
+                _t(parts["signing"] if parts else None),
+                _t(rest),
+                _calls(r["se_calls_per_conn"]),
+                _resumed(r),
+            ]
+        )
     return {"head": head, "rows": rows, "left": 3 if by_net else 2}
 
 
@@ -54,18 +74,44 @@ def configurations_view(rows: Sequence[ConnectRow]) -> dict[str, Any]:
     for r in rows:
         timer = f"{r['timer'].start} → {r['timer'].end}"
         if not r["n"]:
-            out.append([r["label"], cell(timer, cls="muted"), cell(r["failure"] or r["status"], cls="l fail", colspan=8)])
+            out.append(
+                [r["label"], cell(timer, cls="muted"), cell(r["failure"] or r["status"], cls="l fail", colspan=8)]
+            )
             continue
         label: list[Any] = [r["label"]]
         if r["status"] != "ok":
             label.append(frag(f" ({r['status']}: {r['failure'] if r['failure'] is not None else ''})", span="fail"))
         if r.get("note"):
             label.append(frag(r["note"], span="muted", br=True))
-        out.append([cell(parts=label), cell(timer, cls="muted"), r["n"], _t(r["p50_us"]), _t(r["p90_us"]),
-                    _t(r["p99_us"]), r["over_1s"] or 0, r["resumed"] if r["resumed"] is not None else "–",
-                    _calls(r["token_calls"]), _t(r["startup_p50_us"])])
-    return {"head": ["configuration", "timed from → to", "n", "P50", "P90", "P99", "runs > 1 s", "resumed",
-                     "token calls", "process start-up"], "rows": out}
+        out.append(
+            [
+                cell(parts=label),
+                cell(timer, cls="muted"),
+                r["n"],
+                _t(r["p50_us"]),
+                _t(r["p90_us"]),
+                _t(r["p99_us"]),
+                r["over_1s"] or 0,
+                r["resumed"] if r["resumed"] is not None else "–",
+                _calls(r["token_calls"]),
+                _t(r["startup_p50_us"]),
+            ]
+        )
+    return {
+        "head": [
+            "configuration",
+            "timed from → to",
+            "n",
+            "P50",
+            "P90",
+            "P99",
+            "runs > 1 s",
+            "resumed",
+            "token calls",
+            "process start-up",
+        ],
+        "rows": out,
+    }
 
 
 def se_call_view(doc: Result) -> dict[str, Any] | None:
@@ -76,26 +122,57 @@ def se_call_view(doc: Result) -> dict[str, Any] | None:
         if s.kind != "connect" or not per or not per.get("calls"):
             continue
         for c in per["calls"]:
-            rows.append([series_label(s), c["fn"], f"{c['calls_per_op']:.2f}",
-                         _t(c["p50_ms"] * 1000 if c["p50_ms"] is not None else None),
-                         _t(c["delay_p50_ms"] * 1000 if c["delay_p50_ms"] is not None else None)])
+            rows.append(
+                [
+                    series_label(s),
+                    c["fn"],
+                    f"{c['calls_per_op']:.2f}",
+                    _t(c["p50_ms"] * 1000 if c["p50_ms"] is not None else None),
+                    _t(c["delay_p50_ms"] * 1000 if c["delay_p50_ms"] is not None else None),
+                ]
+            )
     if not rows:
         return None
-    return {"head": ["configuration", "PKCS#11 function", "calls / connection", "time / connection P50",
-                     "injected delay P50"], "rows": rows}
+    return {
+        "head": [
+            "configuration",
+            "PKCS#11 function",
+            "calls / connection",
+            "time / connection P50",
+            "injected delay P50",
+        ],
+        "rows": rows,
+    }
 
 
 def _own_plots(doc: Result, rows: Sequence[ConnectRow]) -> list[Plot]:
     out = []
     stacked = [(r["label"], [(p["phase"], p["p50_us"]) for p in r["phases"]]) for r in rows if r["phases"]]
     if stacked:
-        out.append(Plot("connect-phases", "stacked", "Where the establishment time went (phase medians)", stacked,
-                        "Medians per phase; they need not add up to the median total.", {"unit": "µs"}))
-    dist = [(r["label"], s.values_us) for r, s in zip(rows, [x for x in doc.series if x.kind == "connect"])
-            if s.values_us]
+        out.append(
+            Plot(
+                "connect-phases",
+                "stacked",
+                "Where the establishment time went (phase medians)",
+                stacked,
+                "Medians per phase; they need not add up to the median total.",
+                {"unit": "µs"},
+            )
+        )
+    dist = [
+        (r["label"], s.values_us) for r, s in zip(rows, [x for x in doc.series if x.kind == "connect"]) if s.values_us
+    ]
     if dist:
-        out.append(Plot("connect-time-per-connection", "box", "Establishment time per connection", dist,
-                        "Log scale; dots are connections.", {"unit": "µs"}))
+        out.append(
+            Plot(
+                "connect-time-per-connection",
+                "box",
+                "Establishment time per connection",
+                dist,
+                "Log scale; dots are connections.",
+                {"unit": "µs"},
+            )
+        )
     return out
 
 
@@ -112,7 +189,12 @@ def view(doc: Result) -> dict[str, Any] | None:
     rows = series_rows(doc)
     if not rows:
         return None
-    return {"template": "connect.html.j2", "title": "Connection establishment on real servers",
-            "summary": s2_view(doc), "figures": [figure_view(p) for p in _own_plots(doc, rows)],
-            "sweep": html_netem.sweep_figures(doc.series, kind="connect"), "series": configurations_view(rows),
-            "se_calls": se_call_view(doc)}
+    return {
+        "template": "connect.html.j2",
+        "title": "Connection establishment on real servers",
+        "summary": s2_view(doc),
+        "figures": [figure_view(p) for p in _own_plots(doc, rows)],
+        "sweep": html_netem.sweep_figures(doc.series, kind="connect"),
+        "series": configurations_view(rows),
+        "se_calls": se_call_view(doc),
+    }

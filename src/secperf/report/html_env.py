@@ -51,6 +51,7 @@ def macro(template: str, name: str, *args: Any, **kwargs: Any) -> str:
 @dataclass(frozen=True)
 class Cell:
     """A table cell with attributes or mixed content (see the module docstring)."""
+
     text: Any = None
     cls: str = ""
     colspan: int = 0
@@ -62,6 +63,7 @@ class Cell:
 @dataclass(frozen=True)
 class Frag:
     """A piece of a cell's content."""
+
     text: Any
     span: str = ""
     b: bool = False
@@ -71,13 +73,21 @@ class Frag:
 @dataclass(frozen=True)
 class Heading:
     """A column heading that is left-aligned or has a hover title."""
+
     text: Any
     left: bool = True
     title: str = ""
 
 
-def cell(text: Any = None, *, cls: str = "", colspan: int = 0, title: str = "", b: bool = False,
-         parts: list[Any] | None = None) -> Cell:
+def cell(
+    text: Any = None,
+    *,
+    cls: str = "",
+    colspan: int = 0,
+    title: str = "",
+    b: bool = False,
+    parts: list[Any] | None = None,
+) -> Cell:
     """A table cell with attributes or mixed content (see the module docstring)."""
     return Cell(text, cls, colspan, title, b, parts)
 
@@ -95,9 +105,12 @@ def hcell(text: Any, *, left: bool = True, title: str = "") -> Heading:
 
 # The templates tell these apart from a Result's own values by type (a label that is a JSON object
 # is text to show, never a cell to interpret): `c is cell`, `f is frag`, `h is heading`.
-ENV.tests.update(cell=lambda x: isinstance(x, Cell), frag=lambda x: isinstance(x, Frag),
-                 heading=lambda x: isinstance(x, Heading),
-                 frags=lambda x: isinstance(x, list) and all(isinstance(f, Frag) for f in x))
+ENV.tests.update(
+    cell=lambda x: isinstance(x, Cell),
+    frag=lambda x: isinstance(x, Frag),
+    heading=lambda x: isinstance(x, Heading),
+    frags=lambda x: isinstance(x, list) and all(isinstance(f, Frag) for f in x),
+)
 
 
 def figure_view(plot: Plot, data_plot: str | None = None) -> dict[str, Any]:
@@ -106,4 +119,3 @@ def figure_view(plot: Plot, data_plot: str | None = None) -> dict[str, Any]:
     # escaped by matplotlib and svg.inline); it is the one value the templates take as markup.
     svg = Markup(plot_svg(plot))
     return {"svg": svg, "caption": plot.caption, "data_plot": data_plot}
-

@@ -22,9 +22,23 @@ def _name(s: Series) -> str:
 
 
 def table_view(series: Sequence[Series]) -> dict[str, Any]:
-    head = ["configuration", "server", "n ok", "failed", "handshake P50", "P90", "P99", "client CPU P50",
-            "waiting P50", "TCP connect P50", "server CPU P50", "app write P50", "app read P50",
-            hcell("negotiated"), hcell("verified")]
+    head = [
+        "configuration",
+        "server",
+        "n ok",
+        "failed",
+        "handshake P50",
+        "P90",
+        "P99",
+        "client CPU P50",
+        "waiting P50",
+        "TCP connect P50",
+        "server CPU P50",
+        "app write P50",
+        "app read P50",
+        hcell("negotiated"),
+        hcell("verified"),
+    ]
     rows: list[list[Any]] = []
     for s in series:
         lab, sm, d = s.labels, s.summary, s.derived
@@ -35,12 +49,25 @@ def table_view(series: Sequence[Series]) -> dict[str, Any]:
         if sm is None:
             rows.append([lab["label"], server, 0, nfail, cell(failure_reason(s), cls="l fail", colspan=11)])
             continue
-        rows.append([lab["label"], server, sm.n, nfail, fmt_time_us(sm.p50_us), fmt_time_us(sm.p90_us),
-                     fmt_time_us(sm.p99_us), fmt_time_us(cpu_p50_us(s)), fmt_time_us(d.get("wait_p50_us")),
-                     fmt_time_us(d.get("tcp_connect_p50_us")), fmt_time_us(d.get("server_cpu_p50_us")),
-                     fmt_time_us(d.get("app_write_p50_us")), fmt_time_us(d.get("app_read_p50_us")),
-                     cell(" ".join(str(v) for v in neg.values() if v), cls="l muted"),
-                     cell("; ".join(checks), cls="l")])
+        rows.append(
+            [
+                lab["label"],
+                server,
+                sm.n,
+                nfail,
+                fmt_time_us(sm.p50_us),
+                fmt_time_us(sm.p90_us),
+                fmt_time_us(sm.p99_us),
+                fmt_time_us(cpu_p50_us(s)),
+                fmt_time_us(d.get("wait_p50_us")),
+                fmt_time_us(d.get("tcp_connect_p50_us")),
+                fmt_time_us(d.get("server_cpu_p50_us")),
+                fmt_time_us(d.get("app_write_p50_us")),
+                fmt_time_us(d.get("app_read_p50_us")),
+                cell(" ".join(str(v) for v in neg.values() if v), cls="l muted"),
+                cell("; ".join(checks), cls="l"),
+            ]
+        )
     return {"head": head, "rows": rows}
 
 
@@ -49,9 +76,12 @@ def message_view(series: Sequence[Series]) -> dict[str, Any] | None:
     cols, order, matrix = message_matrix(series)
     if not cols:
         return None
-    rows: list[list[Any]] = [[msg, *(fmt_time_us(v) if v is not None else "–" for v in vals)]
-                             for msg, vals in zip(order, matrix)]
-    rows.append([cell("client CPU in the library (P50)", b=True), *(cell(fmt_time_us(cpu_p50_us(s)), b=True) for s in cols)])
+    rows: list[list[Any]] = [
+        [msg, *(fmt_time_us(v) if v is not None else "–" for v in vals)] for msg, vals in zip(order, matrix)
+    ]
+    rows.append(
+        [cell("client CPU in the library (P50)", b=True), *(cell(fmt_time_us(cpu_p50_us(s)), b=True) for s in cols)]
+    )
     return {"head": ["message", *(_name(s) for s in cols)], "rows": rows}
 
 
@@ -60,17 +90,42 @@ def plots(series: Sequence[Series]) -> list[Plot]:
     out = []
     ok = [s for s in series if s.values_us]
     if ok:
-        out.append(Plot("handshake-wall-time", "box", "Handshake wall time per connection",
-                        [(_name(s), s.values_us) for s in ok],
-                        "Box: P25–P75, line: median, dots: connections.", {"unit": "µs", "log": False}))
-        out.append(Plot("handshake-client-cpu", "box", "Client CPU per handshake (inside the TLS library)",
-                        [(_name(s), s.cpu_values_us) for s in ok], "", {"unit": "µs", "log": False}))
-    stacked = [(_name(s), [(m["message"], m["p50_cpu_us"]) for m in s.derived["breakdown"]["messages"]])
-               for s in series if s.derived.get("breakdown")]
+        out.append(
+            Plot(
+                "handshake-wall-time",
+                "box",
+                "Handshake wall time per connection",
+                [(_name(s), s.values_us) for s in ok],
+                "Box: P25–P75, line: median, dots: connections.",
+                {"unit": "µs", "log": False},
+            )
+        )
+        out.append(
+            Plot(
+                "handshake-client-cpu",
+                "box",
+                "Client CPU per handshake (inside the TLS library)",
+                [(_name(s), s.cpu_values_us) for s in ok],
+                "",
+                {"unit": "µs", "log": False},
+            )
+        )
+    stacked = [
+        (_name(s), [(m["message"], m["p50_cpu_us"]) for m in s.derived["breakdown"]["messages"]])
+        for s in series
+        if s.derived.get("breakdown")
+    ]
     if stacked:
-        out.append(Plot("handshake-cpu-per-message", "stacked", "Client CPU per message (P50 per message)", stacked,
-                        "Medians per message, so a bar's length can differ slightly from the median total.",
-                        {"unit": "µs"}))
+        out.append(
+            Plot(
+                "handshake-cpu-per-message",
+                "stacked",
+                "Client CPU per message (P50 per message)",
+                stacked,
+                "Medians per message, so a bar's length can differ slightly from the median total.",
+                {"unit": "µs"},
+            )
+        )
     return out
 
 
@@ -83,9 +138,14 @@ def view(series: Sequence[Series]) -> dict[str, Any] | None:
     if not series:
         return None
     by = _by_name(plots(series))
-    wall, cpu, stacked = (by.get(k) for k in ("handshake-wall-time", "handshake-client-cpu",
-                                              "handshake-cpu-per-message"))
-    return {"template": "handshake.html.j2", "title": "TLS/DTLS handshakes", "summary": table_view(series),
-            "figures": [figure_view(p) for p in (wall, cpu) if p],
-            "stacked": figure_view(stacked) if stacked else None,
-            "messages": message_view(series) if stacked else None}
+    wall, cpu, stacked = (
+        by.get(k) for k in ("handshake-wall-time", "handshake-client-cpu", "handshake-cpu-per-message")
+    )
+    return {
+        "template": "handshake.html.j2",
+        "title": "TLS/DTLS handshakes",
+        "summary": table_view(series),
+        "figures": [figure_view(p) for p in (wall, cpu) if p],
+        "stacked": figure_view(stacked) if stacked else None,
+        "messages": message_view(series) if stacked else None,
+    }

@@ -23,8 +23,12 @@ def _series(series: Sequence[Series | Mapping[str, Any]]) -> list[Series]:
 def _networked(series: Sequence[Series], kind: str = "handshake", loopback: bool = False) -> list[Series]:
     """Series of `kind` over an emulated link (and with `loopback`, those over loopback: a link of
     no delay and no loss on the plot)."""
-    return [s for s in series if s.kind == kind and ("network_rtt_ms" in s.labels or (
-        loopback and s.labels.get("network", "loopback") in ("loopback", "none")))]
+    return [
+        s
+        for s in series
+        if s.kind == kind
+        and ("network_rtt_ms" in s.labels or (loopback and s.labels.get("network", "loopback") in ("loopback", "none")))
+    ]
 
 
 def _total_us(s: Series) -> list[float]:
@@ -76,16 +80,22 @@ def sweep_plots(series: Sequence[Series], kind: str = "handshake") -> list[Plot]
         return []
     values: Callable[[Series], list[float]]
     name_of: Callable[[Series], str]
-    values, name_of = ((_total_us, _handshake_name) if kind == "handshake" else (_values_us, _connect_name))
+    values, name_of = (_total_us, _handshake_name) if kind == "handshake" else (_values_us, _connect_name)
     # the axis: loss when every link has the same round trip and the losses differ (a loss sweep),
     # else the round trip, with loopback rows drawn at 0 (a link of no delay and no loss)
     by_loss = len({_rtt(s) for s in emulated}) == 1 and len({_loss(s) for s in emulated}) > 1
-    nets = emulated if by_loss else emulated + [s for s in _networked(series, kind, loopback=True)
-                                                if "network_rtt_ms" not in s.labels]
+    nets = (
+        emulated
+        if by_loss
+        else emulated + [s for s in _networked(series, kind, loopback=True) if "network_rtt_ms" not in s.labels]
+    )
     if len({s.labels.get("network", "loopback") for s in nets}) < 2:
         return []
-    xkey, xlabel = (("network_loss", "configured one-way loss (%)") if by_loss
-                    else ("network_rtt_ms", "configured round-trip time (ms)"))
+    xkey, xlabel = (
+        ("network_loss", "configured one-way loss (%)")
+        if by_loss
+        else ("network_rtt_ms", "configured round-trip time (ms)")
+    )
     # a grid (some round trip measured at several losses) gets a line per configuration and loss, so
     # points of different losses never join one line; profiles (each its own round trip and loss,
     # e.g. loopback, wifi, lte) stay one line per configuration
@@ -110,14 +120,18 @@ def sweep_plots(series: Sequence[Series], kind: str = "handshake") -> list[Plot]
     what = "loss" if by_loss else "round trip"
     if kind == "handshake":
         title, ylabel = "TCP connect + handshake against the link", "time per connection (ms)"
-        caption = ("Per configuration: median (P50) and 95th percentile (P95) of TCP connect + handshake time "
-                   f"over each emulated link, against the link's configured {what}. The slope counts round trips: "
-                   "TLS 1.3 needs 2 (TCP + one handshake round trip), TLS 1.2 needs 3.")
+        caption = (
+            "Per configuration: median (P50) and 95th percentile (P95) of TCP connect + handshake time "
+            f"over each emulated link, against the link's configured {what}. The slope counts round trips: "
+            "TLS 1.3 needs 2 (TCP + one handshake round trip), TLS 1.2 needs 3."
+        )
     else:
         title, ylabel = "Connection establishment against the link", "establishment time (ms)"
-        caption = ("Per configuration: median (P50) and 95th percentile (P95) of the establishment time (until "
-                   f"the protocol is usable) over each emulated link, against the link's configured {what}. "
-                   "The slope counts the round trips a protocol and its client need before the first useful message.")
+        caption = (
+            "Per configuration: median (P50) and 95th percentile (P95) of the establishment time (until "
+            f"the protocol is usable) over each emulated link, against the link's configured {what}. "
+            "The slope counts the round trips a protocol and its client need before the first useful message."
+        )
     return [Plot(f"{kind}-network-sweep", "line", title, data, caption, {"x_label": xlabel, "y_label": ylabel})]
 
 
@@ -125,31 +139,60 @@ def table_view(series: Sequence[Series]) -> dict[str, Any] | None:
     nets = _networked(series)
     if not nets:
         return None
-    head = ["configuration", "network", "RTT (configured)", "loss", "n ok", "connect+handshake P50", "P95",
-            "round trips (P50/RTT)", "link drops up/down", "device TCP retransmissions",
-            hcell("requests sent again (DTLS)", left=False,
-                  title="DTLS resends only handshake flights: the probe sends a request that got no answer "
-                        "again after 2, 4, 8 s (RFC 7252 timer); times sent again, over all connections"),
-            hcell("machine loaded (relay)", left=False,
-                  title="spin windows the relay ended because tasks waited for a CPU: the machine was loaded "
-                        "during this run, and times may include waiting for a CPU")]
+    head = [
+        "configuration",
+        "network",
+        "RTT (configured)",
+        "loss",
+        "n ok",
+        "connect+handshake P50",
+        "P95",
+        "round trips (P50/RTT)",
+        "link drops up/down",
+        "device TCP retransmissions",
+        hcell(
+            "requests sent again (DTLS)",
+            left=False,
+            title="DTLS resends only handshake flights: the probe sends a request that got no answer "
+            "again after 2, 4, 8 s (RFC 7252 timer); times sent again, over all connections",
+        ),
+        hcell(
+            "machine loaded (relay)",
+            left=False,
+            title="spin windows the relay ended because tasks waited for a CPU: the machine was loaded "
+            "during this run, and times may include waiting for a CPU",
+        ),
+    ]
     rows = []
     for s in nets:
         lab, d = s.labels, s.derived
         vals = _total_us(s)
         link = d.get("link") or {}
-        drops = "/".join(str(sum(v for k, v in (link.get(x) or {}).items() if k.startswith("dropped_")))
-                         for x in ("up", "down")) if link else ""
+        drops = (
+            "/".join(
+                str(sum(v for k, v in (link.get(x) or {}).items() if k.startswith("dropped_"))) for x in ("up", "down")
+            )
+            if link
+            else ""
+        )
         rtt = lab["network_rtt_ms"]
         p50 = stats.median(vals) if vals else None
-        rows.append([f"{lab['label']} @ {lab['server']}", lab["network"],
-                     f"{rtt:g} ms", f"{lab['network_loss'] * 100:g}%", len(vals), fmt_time_us(p50),
-                     fmt_time_us(stats.percentile(vals, 95) if vals else None),
-                     f"{p50 / 1000 / rtt:.2f}" if p50 and rtt > 0 else "", drops,
-                     link.get("device_Tcp_RetransSegs", ""),
-                     sum((c.get("app") or {}).get("resent", 0) for c in s.samples)
-                     if lab.get("proto") == "dtls" else "",
-                     link.get("relay_load_sleeps", "")])
+        rows.append(
+            [
+                f"{lab['label']} @ {lab['server']}",
+                lab["network"],
+                f"{rtt:g} ms",
+                f"{lab['network_loss'] * 100:g}%",
+                len(vals),
+                fmt_time_us(p50),
+                fmt_time_us(stats.percentile(vals, 95) if vals else None),
+                f"{p50 / 1000 / rtt:.2f}" if p50 and rtt > 0 else "",
+                drops,
+                link.get("device_Tcp_RetransSegs", ""),
+                sum((c.get("app") or {}).get("resent", 0) for c in s.samples) if lab.get("proto") == "dtls" else "",
+                link.get("relay_load_sleeps", ""),
+            ]
+        )
     return {"head": head, "rows": rows}
 
 
@@ -164,5 +207,9 @@ def view(series: Sequence[Series]) -> dict[str, Any] | None:
     t = table_view(series)
     if not t:
         return None
-    return {"template": "netem.html.j2", "title": "Handshakes over emulated links", "sweep": sweep_figures(series),
-            "table": t}
+    return {
+        "template": "netem.html.j2",
+        "title": "Handshakes over emulated links",
+        "sweep": sweep_figures(series),
+        "table": t,
+    }

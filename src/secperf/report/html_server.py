@@ -71,10 +71,15 @@ def provenance_rows(doc: Result) -> list[tuple[str, str]]:
         rows.append(("negotiated", "; ".join(agreed) + " (one handshake per configuration)"))
     gen = next((_d(s).get("loadgen") for s in ss if _d(s).get("loadgen")), None)
     if gen:
-        rows.append(("load generator", f"secperf-loadgen ({gen.get('library') or 'library not printed'}), "
-                     f"{gen.get('procs')} process(es) on core(s) {', '.join(map(str, gen.get('cores') or [])) or '?'}; "
-                     f"server on core {ss[0].labels.get('core')}; certificate verification "
-                     f"{gen.get('verify', 'off')}"))
+        rows.append(
+            (
+                "load generator",
+                f"secperf-loadgen ({gen.get('library') or 'library not printed'}), "
+                f"{gen.get('procs')} process(es) on core(s) {', '.join(map(str, gen.get('cores') or [])) or '?'}; "
+                f"server on core {ss[0].labels.get('core')}; certificate verification "
+                f"{gen.get('verify', 'off')}",
+            )
+        )
     return rows
 
 
@@ -97,28 +102,67 @@ def provenance_table(doc: Result) -> dict[str, Any] | None:
         gen_us = "–" if d.loadgen_cpu_us_per_handshake is None else f"{d.loadgen_cpu_us_per_handshake:.0f}"
         sw = best.labels.get("server_software") or {}
         short = f"{sw.get('server')} {sw.get('version') or ''}".strip() if sw else "not recorded"  # in full: the header
-        rows.append([name, cell(short, cls="nw"), cell(_agreed(d.negotiated), cls="nw"),
-                     f"{d.handshakes_per_s:.0f}", _pct(d.server_utilisation), _pct(d.get("loadgen_busy")),
-                     gen_us, cell(lim, cls="l warn" if d.limited_by == "load generator" else "l")])
+        rows.append(
+            [
+                name,
+                cell(short, cls="nw"),
+                cell(_agreed(d.negotiated), cls="nw"),
+                f"{d.handshakes_per_s:.0f}",
+                _pct(d.server_utilisation),
+                _pct(d.get("loadgen_busy")),
+                gen_us,
+                cell(lim, cls="l warn" if d.limited_by == "load generator" else "l"),
+            ]
+        )
     if not rows:
         return None
-    return {"head": ["configuration", "server software", "negotiated", "handshakes/s", "server busy",
-                     "generator busy", "generator CPU µs/hs", hcell("rate limited by")], "rows": rows}
+    return {
+        "head": [
+            "configuration",
+            "server software",
+            "negotiated",
+            "handshakes/s",
+            "server busy",
+            "generator busy",
+            "generator CPU µs/hs",
+            hcell("rate limited by"),
+        ],
+        "rows": rows,
+    }
 
 
 def plots(doc: Result) -> list[Plot]:
     out = []
     groups = configs(doc)
     if groups:
-        curves = [(name, [(s.labels["concurrency"], _d(s).handshakes_per_s) for s in series if _d(s).handshakes_per_s])
-                  for name, series in groups.items()]
-        out.append(Plot("server-capacity", "line", "Handshakes/s against concurrent clients", curves,
-                        "Closed loop: each client starts a new connection when its last one ends.",
-                        {"x_label": "concurrent clients", "y_label": "handshakes/s", "log_x": True}))
-        p95 = [(name, [(s.labels["concurrency"], _p95_ms(s)) for s in series if _p95_ms(s)])
-               for name, series in groups.items()]
-        out.append(Plot("server-p95", "line", "P95 connection latency against concurrent clients", p95, "",
-                        {"x_label": "concurrent clients", "y_label": "P95 ms", "log_x": True, "log_y": True}))
+        curves = [
+            (name, [(s.labels["concurrency"], _d(s).handshakes_per_s) for s in series if _d(s).handshakes_per_s])
+            for name, series in groups.items()
+        ]
+        out.append(
+            Plot(
+                "server-capacity",
+                "line",
+                "Handshakes/s against concurrent clients",
+                curves,
+                "Closed loop: each client starts a new connection when its last one ends.",
+                {"x_label": "concurrent clients", "y_label": "handshakes/s", "log_x": True},
+            )
+        )
+        p95 = [
+            (name, [(s.labels["concurrency"], _p95_ms(s)) for s in series if _p95_ms(s)])
+            for name, series in groups.items()
+        ]
+        out.append(
+            Plot(
+                "server-p95",
+                "line",
+                "P95 connection latency against concurrent clients",
+                p95,
+                "",
+                {"x_label": "concurrent clients", "y_label": "P95 ms", "log_x": True, "log_y": True},
+            )
+        )
         rows = []
         for name, series in groups.items():
             r = capacity_row(series)
@@ -126,9 +170,17 @@ def plots(doc: Result) -> list[Plot]:
                 key = r["key_op_us"] if r["key_op_us"] is not None else 0.0
                 rows.append((name, [("private-key operation", key), ("rest of the handshake", r["cpu_us"] - key)]))
         if rows:
-            out.append(Plot("server-cpu-split", "stacked", "Server CPU per handshake at saturation", rows,
-                            "Offloaded rows show no key-operation CPU segment: the token's time is wall time "
-                            "(busy-poll spends it inside the total; sleep does not).", {"unit": "µs"}))
+            out.append(
+                Plot(
+                    "server-cpu-split",
+                    "stacked",
+                    "Server CPU per handshake at saturation",
+                    rows,
+                    "Offloaded rows show no key-operation CPU segment: the token's time is wall time "
+                    "(busy-poll spends it inside the total; sleep does not).",
+                    {"unit": "µs"},
+                )
+            )
     og = configs(doc, "open")
     if og:
         ach, p95, knees_a, knees_p = [], [], [], []
@@ -144,30 +196,80 @@ def plots(doc: Result) -> list[Plot]:
                         knees_p.append((f"knee: {name}", [(o, p)]))
         ideal = sorted({o for _, pts in ach for o, _ in pts})
         cap = f"Open loop: connections arrive at the offered rate whatever the server does. Marked knee: {KNEE_RULE}."
-        out.append(Plot("server-open-capacity", "line", "Achieved handshakes/s against offered load",
-                        ach + [("offered (ideal)", [(o, o) for o in ideal])] + knees_a,
-                        cap, {"x_label": "offered connections/s", "y_label": "handshakes/s"}))
-        out.append(Plot("server-open-p95", "line", "P95 connection latency against offered load",
-                        p95 + knees_p, cap,
-                        {"x_label": "offered connections/s", "y_label": "P95 ms", "log_y": True}))
+        out.append(
+            Plot(
+                "server-open-capacity",
+                "line",
+                "Achieved handshakes/s against offered load",
+                ach + [("offered (ideal)", [(o, o) for o in ideal])] + knees_a,
+                cap,
+                {"x_label": "offered connections/s", "y_label": "handshakes/s"},
+            )
+        )
+        out.append(
+            Plot(
+                "server-open-p95",
+                "line",
+                "P95 connection latency against offered load",
+                p95 + knees_p,
+                cap,
+                {"x_label": "offered connections/s", "y_label": "P95 ms", "log_y": True},
+            )
+        )
     fl = doc.analysis.get("fleet")
     if fl and fl.get("replays"):
-        rp = [(f"{r['clients']:,} clients, {r['policy']}, timeout {r['timeout_s']:g} s (measured)",
-               [(iv["t_s"], iv["back_total"] / r["clients"]) for iv in r.get("intervals", [])])
-              for r in fl["replays"] if not r.get("failed")]
+        rp = [
+            (
+                f"{r['clients']:,} clients, {r['policy']}, timeout {r['timeout_s']:g} s (measured)",
+                [(iv["t_s"], iv["back_total"] / r["clients"]) for iv in r.get("intervals", [])],
+            )
+            for r in fl["replays"]
+            if not r.get("failed")
+        ]
         if rp:
-            out.append(Plot(slug("fleet-replay"), "line", "Replayed storm against nginx: share of clients back", rp,
-                            "secperf-loadgen --storm: every client connects at once and retries after its back-off "
-                            "until it is back.", {"x_label": "seconds after the start", "y_label": "share back"}))
+            out.append(
+                Plot(
+                    slug("fleet-replay"),
+                    "line",
+                    "Replayed storm against nginx: share of clients back",
+                    rp,
+                    "secperf-loadgen --storm: every client connects at once and retries after its back-off "
+                    "until it is back.",
+                    {"x_label": "seconds after the start", "y_label": "share back"},
+                )
+            )
     if fl and fl.get("runs"):
-        rec = [(f"{r['model']['devices']:,} {r['model']['policy']}",
-                list(zip(r["series"]["t_s"], r["series"]["back_share"]))) for r in fl["runs"]]
-        out.append(Plot(slug("fleet-recovery"), "line", "Share of devices back after the outage", rec, "",
-                        {"x_label": "seconds after the outage", "y_label": "share back"}))
-        q = [(f"{r['model']['devices']:,} {r['model']['policy']}",
-              list(zip(r["series"]["t_s"], r["series"]["queue"]))) for r in fl["runs"]]
-        out.append(Plot(slug("fleet-queue"), "line", "Server queue during the storm", q, "",
-                        {"x_label": "seconds after the outage", "y_label": "handshakes waiting"}))
+        rec = [
+            (
+                f"{r['model']['devices']:,} {r['model']['policy']}",
+                list(zip(r["series"]["t_s"], r["series"]["back_share"])),
+            )
+            for r in fl["runs"]
+        ]
+        out.append(
+            Plot(
+                slug("fleet-recovery"),
+                "line",
+                "Share of devices back after the outage",
+                rec,
+                "",
+                {"x_label": "seconds after the outage", "y_label": "share back"},
+            )
+        )
+        q = [
+            (f"{r['model']['devices']:,} {r['model']['policy']}", list(zip(r["series"]["t_s"], r["series"]["queue"])))
+            for r in fl["runs"]
+        ]
+        out.append(
+            Plot(
+                slug("fleet-queue"),
+                "line",
+                "Server queue during the storm",
+                q,
+                "",
+                {"x_label": "seconds after the outage", "y_label": "handshakes waiting"},
+            )
+        )
     return out
 
 
@@ -178,10 +280,16 @@ def view(doc: Result) -> dict[str, Any] | None:
     if not ps:
         return None
     pv = pivot(doc)
-    return {"template": "server.html.j2",
-            "title": "The server side: handshake capacity, private-key offload, reconnect storms",
-            "warnings": list(limit_warnings(doc)),
-            "pivot": {"head": ["server key", *PIVOT_HEAD], "rows": [[k, *(pivot_cell(c) for c in cells)]
-                                                                   for k, cells in pv]} if pv else None,
-            "provenance": provenance_table(doc),
-            "figures": [(p.title, figure_view(p)) for p in ps]}
+    return {
+        "template": "server.html.j2",
+        "title": "The server side: handshake capacity, private-key offload, reconnect storms",
+        "warnings": list(limit_warnings(doc)),
+        "pivot": {
+            "head": ["server key", *PIVOT_HEAD],
+            "rows": [[k, *(pivot_cell(c) for c in cells)] for k, cells in pv],
+        }
+        if pv
+        else None,
+        "provenance": provenance_table(doc),
+        "figures": [(p.title, figure_view(p)) for p in ps],
+    }

@@ -26,8 +26,9 @@ def _d(s: Series) -> WhatifDerived:
 def _given(v: T | None, field: str, s: Series) -> T:
     """A derived field every prediction has; a Result without it is malformed."""
     if v is None:
-        raise ResultError(f"what-if series {s.id!r} has no derived.{field}; was the file changed after secperf "
-                          f"wrote it?")
+        raise ResultError(
+            f"what-if series {s.id!r} has no derived.{field}; was the file changed after secperf wrote it?"
+        )
     return v
 
 
@@ -55,9 +56,14 @@ def _vs_plot(series: Sequence[Series], key: str, label: str) -> Plot | None:
     lines = [(k, sorted(v)) for k, v in groups.items() if len(v) > 1]
     if not lines:
         return None
-    return Plot(f"whatif-against-{key}", "line", f"predicted set-up time against {label}", lines,
-                f"P50 and P95 of {_given(_d(series[0]).usable, 'usable', series[0]).n} simulated connections per point.",
-                {"x_label": label, "y_label": "ms"})
+    return Plot(
+        f"whatif-against-{key}",
+        "line",
+        f"predicted set-up time against {label}",
+        lines,
+        f"P50 and P95 of {_given(_d(series[0]).usable, 'usable', series[0]).n} simulated connections per point.",
+        {"x_label": label, "y_label": "ms"},
+    )
 
 
 def _breakdown(s: Series) -> dict[str, float]:
@@ -67,12 +73,19 @@ def _breakdown(s: Series) -> dict[str, float]:
 
 def _components_plot(series: Sequence[Series]) -> Plot:
     comps = components(series[:24])
-    bars = [(f"{_name(s)} @ {s.labels['network']}",
-             [(v, _breakdown(s).get(k, 0.0) / 1e3) for k, v in comps.items()])
-            for s in series[:24]]
-    return Plot("whatif-components", "stacked", "mean set-up time by component", bars,
-                "Means add up to the mean set-up time; the tail (P95, P99) is mostly retransmission waits and "
-                "secure-element tails.", {"unit": "ms"})
+    bars = [
+        (f"{_name(s)} @ {s.labels['network']}", [(v, _breakdown(s).get(k, 0.0) / 1e3) for k, v in comps.items()])
+        for s in series[:24]
+    ]
+    return Plot(
+        "whatif-components",
+        "stacked",
+        "mean set-up time by component",
+        bars,
+        "Means add up to the mean set-up time; the tail (P95, P99) is mostly retransmission waits and "
+        "secure-element tails.",
+        {"unit": "ms"},
+    )
 
 
 def plots(doc: Result) -> list[Plot]:
@@ -109,19 +122,39 @@ def view(doc: Result) -> dict[str, Any] | None:
         d = _d(s)
         u = _given(d.usable, "usable", s)
         crosses = _given(d.crosses, "crosses", s)
-        rows.append([_name(s), s.labels["network"], str(_given(d.round_trips, "round_trips", s)),
-                     *(fmt_time_us(x) for x in (u.p50_us, u.p90_us, u.p95_us, u.p99_us)),
-                     *(fmt_time_us(_breakdown(s).get(k, 0.0)) for k in comps),
-                     f"{_given(d.bytes_up_mean, 'bytes_up_mean', s):.0f} / {_given(d.bytes_down_mean, 'bytes_down_mean', s):.0f}",
-                     ("IW " if crosses["initial_window"] else "") + ("MTU" if crosses["mtu"] else ""),
-                     f"{_given(d.failed_share, 'failed_share', s) * 100:.2g}%"])
+        rows.append(
+            [
+                _name(s),
+                s.labels["network"],
+                str(_given(d.round_trips, "round_trips", s)),
+                *(fmt_time_us(x) for x in (u.p50_us, u.p90_us, u.p95_us, u.p99_us)),
+                *(fmt_time_us(_breakdown(s).get(k, 0.0)) for k in comps),
+                f"{_given(d.bytes_up_mean, 'bytes_up_mean', s):.0f} / {_given(d.bytes_down_mean, 'bytes_down_mean', s):.0f}",
+                ("IW " if crosses["initial_window"] else "") + ("MTU" if crosses["mtu"] else ""),
+                f"{_given(d.failed_share, 'failed_share', s) * 100:.2g}%",
+            ]
+        )
     v: dict[str, Any] = {
         "template": "whatif.html.j2",
         "title": f"What-if: predicted connection set-up {END_TITLE[end_point(series)]}",
         "end": _d(series[0]).end_point_description or "the first application response",
-        "main": _table(["scenario", "network", "round trips", "P50", "P90", "P95", "P99",
-                        *(f"{v} (mean)" for v in comps.values()), "bytes up / down", "crosses",
-                        "gave up"], rows)}
+        "main": _table(
+            [
+                "scenario",
+                "network",
+                "round trips",
+                "P50",
+                "P90",
+                "P95",
+                "P99",
+                *(f"{v} (mean)" for v in comps.values()),
+                "bytes up / down",
+                "crosses",
+                "gave up",
+            ],
+            rows,
+        ),
+    }
     sec = [s for s in series if _d(s).get("security_cost")]
     v["security"] = None
     if sec:
@@ -131,42 +164,135 @@ def view(doc: Result) -> dict[str, Any] | None:
         srows = []
         for s in sec:
             sc = _d(s)["security_cost"]
-            srows.append([_name(s), s.labels["network"], fmt_time_us(sc["time_p50_us"]["without"]),
-                          _adds(sc["time_p50_us"], fmt_time_us), _adds(sc["bytes"], byt),
-                          _adds(sc["radio_on_us"], fmt_time_us), _adds(sc.get("energy_mj"), mj),
-                          _adds((sc.get("key_vs_software") or {}).get("time_p50_us"), fmt_time_us)
-                          if sc.get("key_vs_software") else "(software key)"])
-        v["security"] = {"notes": list(notes.items()), "table": _table(
-            ["scenario", "network", "no security P50", "security adds (P50)", "bytes added",
-             "radio on added (mean)", "energy added / connection", "key vs software (P50)"], srows)}
+            srows.append(
+                [
+                    _name(s),
+                    s.labels["network"],
+                    fmt_time_us(sc["time_p50_us"]["without"]),
+                    _adds(sc["time_p50_us"], fmt_time_us),
+                    _adds(sc["bytes"], byt),
+                    _adds(sc["radio_on_us"], fmt_time_us),
+                    _adds(sc.get("energy_mj"), mj),
+                    _adds((sc.get("key_vs_software") or {}).get("time_p50_us"), fmt_time_us)
+                    if sc.get("key_vs_software")
+                    else "(software key)",
+                ]
+            )
+        v["security"] = {
+            "notes": list(notes.items()),
+            "table": _table(
+                [
+                    "scenario",
+                    "network",
+                    "no security P50",
+                    "security adds (P50)",
+                    "bytes added",
+                    "radio on added (mean)",
+                    "energy added / connection",
+                    "key vs software (P50)",
+                ],
+                srows,
+            ),
+        }
     pvm = [r for r in predicted_vs_measured(doc) if r["measured_p50_us"] is not None]
-    v["measured"] = _table(
-        ["protocol", "key", "handshake", "network", "measured P50", "predicted P50", "error",
-         "measured P95", "predicted P95", "error"],
-        [[r["protocol"], r["key"], r["handshake"], r["network"],
-          fmt_time_us(r["measured_p50_us"]), fmt_time_us(r["predicted_p50_us"]), _pct(r["p50_error"]),
-          fmt_time_us(r["measured_p95_us"]), fmt_time_us(r["predicted_p95_us"]), _pct(r["p95_error"])]
-         for r in pvm], left=4) if pvm else None
+    v["measured"] = (
+        _table(
+            [
+                "protocol",
+                "key",
+                "handshake",
+                "network",
+                "measured P50",
+                "predicted P50",
+                "error",
+                "measured P95",
+                "predicted P95",
+                "error",
+            ],
+            [
+                [
+                    r["protocol"],
+                    r["key"],
+                    r["handshake"],
+                    r["network"],
+                    fmt_time_us(r["measured_p50_us"]),
+                    fmt_time_us(r["predicted_p50_us"]),
+                    _pct(r["p50_error"]),
+                    fmt_time_us(r["measured_p95_us"]),
+                    fmt_time_us(r["predicted_p95_us"]),
+                    _pct(r["p95_error"]),
+                ]
+                for r in pvm
+            ],
+            left=4,
+        )
+        if pvm
+        else None
+    )
     v["figures"] = [figure_view(p) for p in plots(doc)]
-    v["tornado"] = _table(
-        ["input", "low", "P95 low", "high", "P95 high", "swing"],
-        [[r["input"], r["low_value"], fmt_time_us(r["low_us"]), r["high_value"],
-          fmt_time_us(r["high_us"]), fmt_time_us(r["swing_us"])] for r in a["tornado"]], left=1
-    ) if a.get("tornado") else None
+    v["tornado"] = (
+        _table(
+            ["input", "low", "P95 low", "high", "P95 high", "swing"],
+            [
+                [
+                    r["input"],
+                    r["low_value"],
+                    fmt_time_us(r["low_us"]),
+                    r["high_value"],
+                    fmt_time_us(r["high_us"]),
+                    fmt_time_us(r["swing_us"]),
+                ]
+                for r in a["tornado"]
+            ],
+            left=1,
+        )
+        if a.get("tornado")
+        else None
+    )
     v["s1"] = None
     if a.get("s1"):
         s1 = a["s1"]
-        v["s1"] = {"method": s1["method"], "table": _table(
-            ["message", "full", "accelerated"],
-            [[r["message"], fmt_time_us(r["full_us"]), fmt_time_us(r["accelerated_us"])] for r in s1["rows"]]
-            + [["total", fmt_time_us(s1["full_us"]), fmt_time_us(s1["accelerated_us"])]], left=1)}
+        v["s1"] = {
+            "method": s1["method"],
+            "table": _table(
+                ["message", "full", "accelerated"],
+                [[r["message"], fmt_time_us(r["full_us"]), fmt_time_us(r["accelerated_us"])] for r in s1["rows"]]
+                + [["total", fmt_time_us(s1["full_us"]), fmt_time_us(s1["accelerated_us"])]],
+                left=1,
+            ),
+        }
     first = series[0]
-    v["flights"] = {"name": _name(first), "table": _table(
-        ["exchange", "sender", "messages", "bytes", "packets", "extra RTT (initial window)", "work before sending"],
-        [[str(f["exchange"]), f["sender"], f["messages"], str(f["bytes"]), str(f["packets"]),
-          str(f["extra_window_rounds"]), ", ".join(f["ops"])] for f in _given(_d(first).flights, "flights", first)], left=3)}
+    v["flights"] = {
+        "name": _name(first),
+        "table": _table(
+            ["exchange", "sender", "messages", "bytes", "packets", "extra RTT (initial window)", "work before sending"],
+            [
+                [
+                    str(f["exchange"]),
+                    f["sender"],
+                    f["messages"],
+                    str(f["bytes"]),
+                    str(f["packets"]),
+                    str(f["extra_window_rounds"]),
+                    ", ".join(f["ops"]),
+                ]
+                for f in _given(_d(first).flights, "flights", first)
+            ],
+            left=3,
+        ),
+    }
     ct = a.get("cost_table") or {}
-    v["cost_table"] = {"name": ct.get("name"), "description": ct.get("description"), "table": _table(
-        ["party", "operation", "µs", "source"],
-        [[r["party"], r["op"], f"{r['us']:.1f}", r["source"]] for r in ct.get("rows", [])], left=2)} if ct else None
+    v["cost_table"] = (
+        {
+            "name": ct.get("name"),
+            "description": ct.get("description"),
+            "table": _table(
+                ["party", "operation", "µs", "source"],
+                [[r["party"], r["op"], f"{r['us']:.1f}", r["source"]] for r in ct.get("rows", [])],
+                left=2,
+            ),
+        }
+        if ct
+        else None
+    )
     return v

@@ -26,13 +26,27 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 from .units import fmt_value
 
 # Okabe-Ito colour-blind-safe palette, ordered for contrast on white (faint yellow last)
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442",
-           "#999999", "#882255", "#44AA99", "#117733", "#332288", "#DDCC77")
+PALETTE = (
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#D55E00",
+    "#CC79A7",
+    "#56B4E9",
+    "#000000",
+    "#F0E442",
+    "#999999",
+    "#882255",
+    "#44AA99",
+    "#117733",
+    "#332288",
+    "#DDCC77",
+)
 TEXT, MUTED, GRID = "#222222", "#666666", "#e5e5e5"
 
-MAX_DOTS = 400          # raw-sample dots per box-plot row (evenly thinned beyond this): keeps the SVG small
-LABEL_CHARS = 64        # row labels longer than this are shortened with an ellipsis (kept distinct: see labels())
-WIDTH_IN = 14.0         # 1,400 px at 100 dpi: the report's column width (the page is 1,500 px at most)
+MAX_DOTS = 400  # raw-sample dots per box-plot row (evenly thinned beyond this): keeps the SVG small
+LABEL_CHARS = 64  # row labels longer than this are shortened with an ellipsis (kept distinct: see labels())
+WIDTH_IN = 14.0  # 1,400 px at 100 dpi: the report's column width (the page is 1,500 px at most)
 _GOLDEN = 0.6180339887498949
 
 # Everything that makes the output reproducible and self-contained: text stays text (no embedded
@@ -40,7 +54,7 @@ _GOLDEN = 0.6180339887498949
 STYLE = {
     "svg.fonttype": "none",
     "svg.hashsalt": "secperf",
-    "pdf.fonttype": 42,          # TrueType in the PDF: text stays text for print and copy
+    "pdf.fonttype": 42,  # TrueType in the PDF: text stays text for print and copy
     "font.family": "sans-serif",
     "font.size": 9,
     "axes.edgecolor": "#999999",
@@ -56,7 +70,7 @@ STYLE = {
     "legend.fontsize": 8.5,
     "figure.dpi": 100,
     "savefig.dpi": 100,
-    "path.simplify": False,      # every sample dot and point is drawn where it is
+    "path.simplify": False,  # every sample dot and point is drawn where it is
 }
 
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -96,7 +110,7 @@ def labels(raw: list[object], limit: int = LABEL_CHARS) -> list[str]:
         head = max(1, (limit - 1) // 3)
         for i in bad:
             r = raw[i]
-            out[i] = text(r[:head].rstrip() + "\u2026" + r[-(limit - 1 - head):]) if len(r) > limit else text(r)
+            out[i] = text(r[:head].rstrip() + "\u2026" + r[-(limit - 1 - head) :]) if len(r) > limit else text(r)
         for i in merged(out):
             out[i] = text(textwrap.fill(raw[i], max(limit, 8), break_on_hyphens=False))
     return out
@@ -132,10 +146,12 @@ def _figure(height_in: float, title: str) -> Figure:
 
 def _styled(draw: Callable[..., Figure]) -> Callable[..., Figure]:
     """Build the figure inside `style()`: some rcParams are read when artists are made."""
+
     @functools.wraps(draw)
     def wrapper(*args, **kwargs) -> Figure:
         with style():
             return draw(*args, **kwargs)
+
     return wrapper
 
 
@@ -145,8 +161,17 @@ def _legend(ax, ncols: int, **kw) -> None:
 
 
 def _no_data(ax) -> None:
-    ax.text(0.5, 0.5, "no data", transform=ax.transAxes, ha="center", va="center", color=MUTED,
-            style="italic", gid="no-data")
+    ax.text(
+        0.5,
+        0.5,
+        "no data",
+        transform=ax.transAxes,
+        ha="center",
+        va="center",
+        color=MUTED,
+        style="italic",
+        gid="no-data",
+    )
 
 
 # --- box plot --------------------------------------------------------------------------------------
@@ -163,27 +188,66 @@ def box_plot(groups: list[tuple[str, list[float]]], *, title: str, unit: str, lo
     ys = [n - 1 - i for i in range(n)]  # first row on top
     filled = [(y, vals) for y, (_, vals) in zip(ys, rows) if vals]
     if filled:
-        parts = ax.boxplot([v for _, v in filled], positions=[y for y, _ in filled], orientation="horizontal",
-                           widths=0.55, whis=1.5, patch_artist=True, manage_ticks=False,
-                           flierprops={"marker": "o", "markerfacecolor": "none", "markeredgecolor": TEXT,
-                                       "markersize": 3.5, "markeredgewidth": 0.7},
-                           medianprops={"color": TEXT, "linewidth": 1.8},
-                           boxprops={"facecolor": PALETTE[0] + "38", "edgecolor": PALETTE[0], "linewidth": 1.1},
-                           whiskerprops={"color": TEXT, "linewidth": 0.9}, capprops={"color": TEXT, "linewidth": 0.9})
+        parts = ax.boxplot(
+            [v for _, v in filled],
+            positions=[y for y, _ in filled],
+            orientation="horizontal",
+            widths=0.55,
+            whis=1.5,
+            patch_artist=True,
+            manage_ticks=False,
+            flierprops={
+                "marker": "o",
+                "markerfacecolor": "none",
+                "markeredgecolor": TEXT,
+                "markersize": 3.5,
+                "markeredgewidth": 0.7,
+            },
+            medianprops={"color": TEXT, "linewidth": 1.8},
+            boxprops={"facecolor": PALETTE[0] + "38", "edgecolor": PALETTE[0], "linewidth": 1.1},
+            whiskerprops={"color": TEXT, "linewidth": 0.9},
+            capprops={"color": TEXT, "linewidth": 0.9},
+        )
         for k, (y, vals) in enumerate(filled):
             parts["boxes"][k].set_gid(f"box-{y}")
             parts["medians"][k].set_gid(f"median-{y}")
             parts["fliers"][k].set_gid(f"outlier-{y}")
-            idx = range(len(vals)) if len(vals) <= MAX_DOTS else [int(j * len(vals) / MAX_DOTS) for j in range(MAX_DOTS)]
+            idx = (
+                range(len(vals)) if len(vals) <= MAX_DOTS else [int(j * len(vals) / MAX_DOTS) for j in range(MAX_DOTS)]
+            )
             jitter = [y + (((j + 1) * _GOLDEN) % 1.0 - 0.5) * 0.6 for j in idx]
-            ax.scatter([vals[j] for j in idx], jitter, s=4, color=PALETTE[0], alpha=0.35, linewidths=0,
-                       zorder=1, gid=f"samples-{y}")
-            ax.annotate(text(fmt_value(float(np.median(vals)), unit)), xy=(1.0, y), xycoords=("axes fraction", "data"),
-                        xytext=(4, 0), textcoords="offset points", va="center", color=MUTED, fontsize=8)
+            ax.scatter(
+                [vals[j] for j in idx],
+                jitter,
+                s=4,
+                color=PALETTE[0],
+                alpha=0.35,
+                linewidths=0,
+                zorder=1,
+                gid=f"samples-{y}",
+            )
+            ax.annotate(
+                text(fmt_value(float(np.median(vals)), unit)),
+                xy=(1.0, y),
+                xycoords=("axes fraction", "data"),
+                xytext=(4, 0),
+                textcoords="offset points",
+                va="center",
+                color=MUTED,
+                fontsize=8,
+            )
     for y, (_label, vals) in zip(ys, rows):
         if not vals:
-            ax.annotate("no data", xy=(0.0, y), xycoords=("axes fraction", "data"), xytext=(6, 0),
-                        textcoords="offset points", va="center", color=MUTED, style="italic")
+            ax.annotate(
+                "no data",
+                xy=(0.0, y),
+                xycoords=("axes fraction", "data"),
+                xytext=(6, 0),
+                textcoords="offset points",
+                va="center",
+                color=MUTED,
+                style="italic",
+            )
     if not rows:
         _no_data(ax)
     ax.set_yticks(ys, labels([lab for lab, _ in rows]))
@@ -198,8 +262,13 @@ def box_plot(groups: list[tuple[str, list[float]]], *, title: str, unit: str, lo
 
 # --- grouped bars ----------------------------------------------------------------------------------
 @_styled
-def grouped_bars(groups: list[tuple[str, list[tuple[str, float, float | None, float | None]]]], *,
-                 title: str, unit: str, log: bool = True) -> Figure:
+def grouped_bars(
+    groups: list[tuple[str, list[tuple[str, float, float | None, float | None]]]],
+    *,
+    title: str,
+    unit: str,
+    log: bool = True,
+) -> Figure:
     """Horizontal bars in labelled groups: ``[(group, [(bar, value, err_lo, err_hi), ...]), ...]``.
     A group's name is a bold row above its bars; bars are coloured by position within the group;
     ``err_lo``/``err_hi`` (either may be None) draw an error bar (e.g. the median's 95% interval);
@@ -222,21 +291,37 @@ def grouped_bars(groups: list[tuple[str, list[tuple[str, float, float | None, fl
             continue
         _lab, v, lo, hi = bar
         if not _finite(v, log):
-            ax.annotate("no data", xy=(0.0, y), xycoords=("axes fraction", "data"), xytext=(6, 0),
-                        textcoords="offset points", va="center", color=MUTED, style="italic")
+            ax.annotate(
+                "no data",
+                xy=(0.0, y),
+                xycoords=("axes fraction", "data"),
+                xytext=(6, 0),
+                textcoords="offset points",
+                va="center",
+                color=MUTED,
+                style="italic",
+            )
             continue
         v = float(v)
-        ax.barh(y, v - base, left=base, height=0.68, color=PALETTE[j % len(PALETTE)], alpha=0.85,
-                gid=f"bar-{y}")
+        ax.barh(y, v - base, left=base, height=0.68, color=PALETTE[j % len(PALETTE)], alpha=0.85, gid=f"bar-{y}")
         end = v
         lo_ok, hi_ok = _finite(lo, log), _finite(hi, log)
         if lo_ok or hi_ok:
             a, b = (float(lo) if lo_ok else v), (float(hi) if hi_ok else v)
-            ax.errorbar([v], [y], xerr=[[max(v - a, 0.0)], [max(b - v, 0.0)]], fmt="none", ecolor=TEXT,
-                        elinewidth=1.1, capsize=3, gid=f"err-{y}")
+            ax.errorbar(
+                [v],
+                [y],
+                xerr=[[max(v - a, 0.0)], [max(b - v, 0.0)]],
+                fmt="none",
+                ecolor=TEXT,
+                elinewidth=1.1,
+                capsize=3,
+                gid=f"err-{y}",
+            )
             end = max(v, a, b)
-        ax.annotate(text(fmt_value(v, unit)), xy=(end, y), xytext=(4, 0), textcoords="offset points",
-                    va="center", fontsize=8)
+        ax.annotate(
+            text(fmt_value(v, unit)), xy=(end, y), xytext=(4, 0), textcoords="offset points", va="center", fontsize=8
+        )
     ax.set_yticks(range(n - 1, -1, -1), shown)
     for tick, (_, kind, _, _) in zip(ax.get_yticklabels(), rows):
         if kind == "group":
@@ -275,13 +360,21 @@ def stacked_bars(rows: list[tuple[str, list[tuple[str, float]]]], *, title: str,
         y = n - 1 - i
         acc = 0.0
         for j, (s, v) in enumerate(segs):
-            ax.barh(y, v, left=acc, height=0.68, color=colour[s], gid=f"segment-{y}-{j}",
-                    label=text(s) if s in names else None)
+            ax.barh(
+                y,
+                v,
+                left=acc,
+                height=0.68,
+                color=colour[s],
+                gid=f"segment-{y}-{j}",
+                label=text(s) if s in names else None,
+            )
             if s in names:
                 names.remove(s)  # one legend entry per segment name
             acc += v
-        ax.annotate(text(fmt_value(acc, unit)), xy=(acc, y), xytext=(4, 0), textcoords="offset points",
-                    va="center", fontsize=8)
+        ax.annotate(
+            text(fmt_value(acc, unit)), xy=(acc, y), xytext=(4, 0), textcoords="offset points", va="center", fontsize=8
+        )
     ax.set_yticks(range(n - 1, -1, -1), labels([lab for lab, _ in clean]))
     ax.set_ylim(-0.6, max(n, 1) - 0.4)
     ax.grid(False, axis="y")
@@ -296,20 +389,38 @@ def stacked_bars(rows: list[tuple[str, list[tuple[str, float]]]], *, title: str,
 
 # --- lines -----------------------------------------------------------------------------------------
 @_styled
-def line_plot(series: list[tuple[str, list[tuple[float, float]]]], *, title: str, x_label: str, y_label: str,
-              log_x: bool = False, log_y: bool = False) -> Figure:
+def line_plot(
+    series: list[tuple[str, list[tuple[float, float]]]],
+    *,
+    title: str,
+    x_label: str,
+    y_label: str,
+    log_x: bool = False,
+    log_y: bool = False,
+) -> Figure:
     """One line with point markers per ``(name, [(x, y), ...])``, in the given order; points that are
     non-finite (or non-positive on a log axis) are left out. The legend sits under the title."""
-    clean = [(str(name), [(float(x), float(y)) for x, y in pts if _finite(x, log_x) and _finite(y, log_y)])
-             for name, pts in series]
+    clean = [
+        (str(name), [(float(x), float(y)) for x, y in pts if _finite(x, log_x) and _finite(y, log_y)])
+        for name, pts in series
+    ]
     legend_rows = math.ceil(len(clean) / 3)
     fig = _figure(4.2 + 0.2 * legend_rows, title)
     ax = fig.add_subplot()
     names = labels([name for name, _ in clean], 90)
     for i, (_name, pts) in enumerate(clean):
-        ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", markersize=4, linewidth=1.7,
-                color=PALETTE[i % len(PALETTE)], markeredgecolor="white", markeredgewidth=0.6,
-                label=names[i], gid=f"series-{i}")
+        ax.plot(
+            [x for x, _ in pts],
+            [y for _, y in pts],
+            marker="o",
+            markersize=4,
+            linewidth=1.7,
+            color=PALETTE[i % len(PALETTE)],
+            markeredgecolor="white",
+            markeredgewidth=0.6,
+            label=names[i],
+            gid=f"series-{i}",
+        )
     if log_x:
         ax.set_xscale("log")
     if log_y:
@@ -326,8 +437,12 @@ def line_plot(series: list[tuple[str, list[tuple[float, float]]]], *, title: str
 
 
 # --- one plot of a Result --------------------------------------------------------------------------
-DRAW: dict[str, Callable[..., Figure]] = {"box": box_plot, "bars": grouped_bars, "stacked": stacked_bars,
-                                          "line": line_plot}
+DRAW: dict[str, Callable[..., Figure]] = {
+    "box": box_plot,
+    "bars": grouped_bars,
+    "stacked": stacked_bars,
+    "line": line_plot,
+}
 
 
 @dataclass(frozen=True)
@@ -336,6 +451,7 @@ class Plot:
 
     ``name`` is the stable file stem (``crypto-distribution-rsa``); ``options`` go to the drawing
     function of ``kind`` (unit, log, axis labels)."""
+
     name: str
     kind: str
     title: str

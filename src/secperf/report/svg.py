@@ -25,8 +25,17 @@ _ID = re.compile(r'\bid="([^"]+)"')
 _REF = re.compile(r'(url\(#|xlink:href="#|href="#)([^")]+)')
 _MARK = re.compile(r'<g id="([a-z-]+?)-(\d+(?:-\d+)*)"')
 _ROOT_CLASS = {"box": "box-plot", "bars": "grouped-bars", "stacked": "stacked-bars", "line": "line-plot"}
-_CLASS_OF = {"box": "box", "median": "median", "outlier": "outlier", "samples": "samples", "bar": "bar",
-             "err": "err", "segment": "segment", "series": "series", "no-data": "no-data"}
+_CLASS_OF = {
+    "box": "box",
+    "median": "median",
+    "outlier": "outlier",
+    "samples": "samples",
+    "bar": "bar",
+    "err": "err",
+    "segment": "segment",
+    "series": "series",
+    "no-data": "no-data",
+}
 
 
 def figure_svg(fig: Figure) -> str:
@@ -40,18 +49,19 @@ def figure_svg(fig: Figure) -> str:
 def inline(fig: Figure, kind: str, title: str, css_class: str = "") -> str:
     """The ``<svg>`` element to place in the HTML page (see the module docstring)."""
     doc = figure_svg(fig)
-    body = doc[doc.index("<svg"):]
+    body = doc[doc.index("<svg") :]
     body = re.sub(r"\s*<metadata>.*?</metadata>", "", body, count=1, flags=re.S)
     prefix = "p" + hashlib.sha256(body.encode("utf-8")).hexdigest()[:8] + "-"
-    body = _MARK.sub(lambda m: f'<g id="{m.group(1)}-{m.group(2)}" class="{_CLASS_OF.get(m.group(1), m.group(1))}"',
-                     body)
+    body = _MARK.sub(
+        lambda m: f'<g id="{m.group(1)}-{m.group(2)}" class="{_CLASS_OF.get(m.group(1), m.group(1))}"', body
+    )
     body = _ID.sub(lambda m: f'id="{prefix}{m.group(1)}"', body)
     body = _REF.sub(lambda m: f"{m.group(1)}{prefix}{m.group(2)}", body)
     # the root's attributes are escaped here: this SVG enters the page as markup (html_env.figure_view)
     t = html.escape(title, quote=True)
     cls = html.escape(css_class or f"plot {_ROOT_CLASS.get(kind, kind + '-plot')}", quote=True)
-    head = (f'<svg data-plot="{html.escape(kind, quote=True)}" class="{cls}" role="img" aria-label="{t}"')
-    body = head + body[len("<svg"):]
+    head = f'<svg data-plot="{html.escape(kind, quote=True)}" class="{cls}" role="img" aria-label="{t}"'
+    body = head + body[len("<svg") :]
     body = re.sub(r"(<svg\b[^>]*>)", lambda m: m.group(1) + f"\n <title>{t}</title>", body, count=1)
     return body.strip() + "\n"
 
@@ -59,4 +69,3 @@ def inline(fig: Figure, kind: str, title: str, css_class: str = "") -> str:
 def plot_svg(plot: Plot) -> str:
     """One Plot of a Result as inline SVG."""
     return inline(plot.figure(), plot.kind, plot.title)
-

@@ -17,9 +17,15 @@ from .units import fmt_bytes_per_s, fmt_rate, fmt_time_us
 from .views.handshake import message_matrix, verifications
 
 FAMILY_TITLES = {
-    "rsa": "RSA signatures", "ecdsa": "ECDSA signatures", "eddsa": "EdDSA signatures",
-    "kex": "Key agreement", "aead": "AEAD", "mac": "MACs", "hash": "Hashes",
-    "pq-kem": "Post-quantum KEM", "pq-sig": "Post-quantum signatures",
+    "rsa": "RSA signatures",
+    "ecdsa": "ECDSA signatures",
+    "eddsa": "EdDSA signatures",
+    "kex": "Key agreement",
+    "aead": "AEAD",
+    "mac": "MACs",
+    "hash": "Hashes",
+    "pq-kem": "Post-quantum KEM",
+    "pq-sig": "Post-quantum signatures",
 }
 
 
@@ -63,8 +69,14 @@ def out_console() -> Console:
 @contextmanager
 def progress_bar(console: Console, total: int, label: str) -> Iterator[Callable[..., None]]:
     """A progress bar with a running time estimate; yields an update(description) callable."""
-    cols = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn())
+    cols = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+    )
     with Progress(*cols, console=console, transient=False) as prog:
         task = prog.add_task(label, total=total)
 
@@ -83,8 +95,13 @@ def crypto_tables(doc: Result | Mapping[str, Any]) -> list[Table]:
     for fam, series in fams.items():
         bulk = fam in ("aead", "mac", "hash")
         libs = sorted({str(s.labels["library"]) for s in series if s.labels.get("library")})
-        t = Table(title=FAMILY_TITLES.get(fam, fam), title_justify="left", header_style="bold",
-                  caption=("library: " + "; ".join(libs)) if libs else None, caption_justify="left")
+        t = Table(
+            title=FAMILY_TITLES.get(fam, fam),
+            title_justify="left",
+            header_style="bold",
+            caption=("library: " + "; ".join(libs)) if libs else None,
+            caption_justify="left",
+        )
         t.add_column("algorithm")
         t.add_column("op")
         if bulk:
@@ -108,14 +125,16 @@ def crypto_tables(doc: Result | Mapping[str, Any]) -> list[Table]:
             if sm is not None:
                 lo, hi = sm.median_ci95_us
                 half = (hi - lo) / 2 / sm.p50_us if sm.p50_us else 0.0
-                row += [fmt_time_us(sm.p50_us), f"±{half:.1%}",
-                        fmt_time_us(sm.p99_us), fmt_rate(d.get("ops_per_s"))]
+                row += [fmt_time_us(sm.p50_us), f"±{half:.1%}", fmt_time_us(sm.p99_us), fmt_rate(d.get("ops_per_s"))]
                 if bulk:
                     row += [fmt_bytes_per_s(d.get("bytes_per_s")), f"{d.get('ns_per_byte', 0):.2f}"]
                 row.append(str(sm.n))
             else:
-                row += ["[red]failed[/red]" if s.status != "unsupported" else "[yellow]n/a[/yellow]",
-                        "", "", ""] + (["", ""] if bulk else []) + ["0"]
+                row += (
+                    ["[red]failed[/red]" if s.status != "unsupported" else "[yellow]n/a[/yellow]", "", "", ""]
+                    + (["", ""] if bulk else [])
+                    + ["0"]
+                )
             note = "; ".join(s.get("warnings", []))  # an extra field of some crypto series
             if s.failures:
                 note = f"[red]{s.failures[-1].reason}[/red]"
@@ -126,8 +145,7 @@ def crypto_tables(doc: Result | Mapping[str, Any]) -> list[Table]:
 
 
 def answers_table(answers: list[dict[str, Any]]) -> Table:
-    t = Table(title="Study S5, answered from this run", title_justify="left", show_lines=True,
-              header_style="bold")
+    t = Table(title="Study S5, answered from this run", title_justify="left", show_lines=True, header_style="bold")
     t.add_column("question", ratio=1)
     t.add_column("answer", ratio=3)
     for a in answers:
@@ -136,8 +154,11 @@ def answers_table(answers: list[dict[str, Any]]) -> Table:
 
 
 def strength_table(rows: list[dict[str, Any]], strength: int) -> Table:
-    t = Table(title=f"Algorithms at {strength}-bit security (NIST SP 800-57), fastest first",
-              title_justify="left", header_style="bold")
+    t = Table(
+        title=f"Algorithms at {strength}-bit security (NIST SP 800-57), fastest first",
+        title_justify="left",
+        header_style="bold",
+    )
     ops = []
     for r in rows:
         for k in r:
@@ -164,6 +185,7 @@ def strength_table(rows: list[dict[str, Any]], strength: int) -> Table:
 def compare_table(cmp: dict[str, Any]) -> Table:
     """The measured rows of `secperf compare` (every table of a comparison: terminal_compare.tables)."""
     from .terminal_compare import measured_table
+
     return measured_table(cmp)
 
 
@@ -171,12 +193,25 @@ def handshake_tables(doc: Result | Mapping[str, Any]) -> list[Table]:
     series = [s for s in as_result(doc).series if s.kind == "handshake"]
     if not series:
         return []
-    t = Table(title="TLS/DTLS handshakes (per connection)", title_justify="left", header_style="bold",
-              caption="handshake: TCP connected → handshake complete; CPU: client thread inside its TLS library (OpenSSL for the probe)",
-              caption_justify="left")
-    for c, j in (("configuration", "left"), ("server", "left"), ("n", "right"), ("handshake P50", "right"),
-                 ("P90", "right"), ("client CPU P50", "right"), ("waiting P50", "right"),
-                 ("server CPU P50", "right"), ("app write / read P50", "right"), ("check", "left")):
+    t = Table(
+        title="TLS/DTLS handshakes (per connection)",
+        title_justify="left",
+        header_style="bold",
+        caption="handshake: TCP connected → handshake complete; CPU: client thread inside its TLS library (OpenSSL for the probe)",
+        caption_justify="left",
+    )
+    for c, j in (
+        ("configuration", "left"),
+        ("server", "left"),
+        ("n", "right"),
+        ("handshake P50", "right"),
+        ("P90", "right"),
+        ("client CPU P50", "right"),
+        ("waiting P50", "right"),
+        ("server CPU P50", "right"),
+        ("app write / read P50", "right"),
+        ("check", "left"),
+    ):
         t.add_column(c, justify=j)
     for s in series:
         lab, sm, d = s.labels, s.summary, s.derived
@@ -184,13 +219,31 @@ def handshake_tables(doc: Result | Mapping[str, Any]) -> list[Table]:
         if s.failures:
             checks.append(f"[red]{len(s.failures)} failed: {s.failures[-1].reason}[/red]")
         if sm is None:
-            t.add_row(lab["label"], lab["server"] + ("" if lab.get("network", "loopback") == "loopback" else f" / {lab['network']}"), "0", "", "", "", "", "", "", "; ".join(checks))
+            t.add_row(
+                lab["label"],
+                lab["server"] + ("" if lab.get("network", "loopback") == "loopback" else f" / {lab['network']}"),
+                "0",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "; ".join(checks),
+            )
             continue
-        t.add_row(lab["label"], lab["server"] + ("" if lab.get("network", "loopback") == "loopback" else f" / {lab['network']}"), str(sm.n), fmt_time_us(sm.p50_us), fmt_time_us(sm.p90_us),
-                  fmt_time_us(_cpu_p50(s)), fmt_time_us(d.get("wait_p50_us")),
-                  fmt_time_us(d.get("server_cpu_p50_us")),
-                  f"{fmt_time_us(d.get('app_write_p50_us'))} / {fmt_time_us(d.get('app_read_p50_us'))}",
-                  "; ".join(checks))
+        t.add_row(
+            lab["label"],
+            lab["server"] + ("" if lab.get("network", "loopback") == "loopback" else f" / {lab['network']}"),
+            str(sm.n),
+            fmt_time_us(sm.p50_us),
+            fmt_time_us(sm.p90_us),
+            fmt_time_us(_cpu_p50(s)),
+            fmt_time_us(d.get("wait_p50_us")),
+            fmt_time_us(d.get("server_cpu_p50_us")),
+            f"{fmt_time_us(d.get('app_write_p50_us'))} / {fmt_time_us(d.get('app_read_p50_us'))}",
+            "; ".join(checks),
+        )
     out = [t]
     cols, order, matrix = message_matrix(series)
     if cols:
@@ -201,8 +254,7 @@ def handshake_tables(doc: Result | Mapping[str, Any]) -> list[Table]:
             m.add_column(s.labels["label"] + (f" @ {s.labels['server']}" if several else ""), justify="right")
         for msg, vals in zip(order, matrix):
             m.add_row(msg, *[fmt_time_us(v) if v is not None else "–" for v in vals])
-        m.add_row("[bold]total (library CPU)[/bold]",
-                  *[f"[bold]{fmt_time_us(_cpu_p50(s))}[/bold]" for s in cols])
+        m.add_row("[bold]total (library CPU)[/bold]", *[f"[bold]{fmt_time_us(_cpu_p50(s))}[/bold]" for s in cols])
         out.append(m)
     return out
 
@@ -239,9 +291,13 @@ def _signer_tables(series: Sequence[Series], title: str) -> list[Table]:
         if sm is None:
             t.add_row(*names, "0", f"[red]{s.failures[-1].reason if s.failures else s.status}[/red]")
             continue
-        t.add_row(*names, str(sm.n),
-                  *[fmt_time_us(v) for v in (sm.mean_us, sm.sd_us, sm.p50_us, sm.p90_us, sm.p99_us)],
-                  str(sm.get("over_threshold", 0)), f"{pc['token_calls_per_op']:.1f}" if pc else "–")
+        t.add_row(
+            *names,
+            str(sm.n),
+            *[fmt_time_us(v) for v in (sm.mean_us, sm.sd_us, sm.p50_us, sm.p90_us, sm.p99_us)],
+            str(sm.get("over_threshold", 0)),
+            f"{pc['token_calls_per_op']:.1f}" if pc else "–",
+        )
     out = [t]
     for s in series:
         pc = s.derived.get("per_call")
@@ -249,17 +305,27 @@ def _signer_tables(series: Sequence[Series], title: str) -> list[Table]:
             continue
         at = "" if _network(s) == "loopback" else f" @ {_network(s)}"
         cold = " cold" if s.labels.get("key_session") == "cold" else ""
-        m = Table(title=f"{s.labels['profile']} {s.labels['key_type']} {s.labels['mode']}{cold}{at}: per PKCS#11 call",
-                  title_justify="left", header_style="bold")
+        m = Table(
+            title=f"{s.labels['profile']} {s.labels['key_type']} {s.labels['mode']}{cold}{at}: per PKCS#11 call",
+            title_justify="left",
+            header_style="bold",
+        )
         for c in ("function", "calls/op", "time/op P50", "injected P50"):
             m.add_column(c, justify="left" if c == "function" else "right")
         for c in pc["calls"]:
-            m.add_row(c["fn"], f"{c['calls_per_op']:.2f}", fmt_time_us(c["p50_ms"] * 1000),
-                      fmt_time_us(c["delay_p50_ms"] * 1000))
+            m.add_row(
+                c["fn"],
+                f"{c['calls_per_op']:.2f}",
+                fmt_time_us(c["p50_ms"] * 1000),
+                fmt_time_us(c["delay_p50_ms"] * 1000),
+            )
         if pc.get("injected_p50_ms") is not None:  # the whole operation: profile + host
-            m.add_row(f"[bold]whole operation[/bold] (host {fmt_time_us(pc['host_p50_ms'] * 1000)})",
-                      f"{pc['token_calls_per_op']:.2f}", fmt_time_us(s.p50_us),
-                      fmt_time_us(pc["injected_p50_ms"] * 1000))
+            m.add_row(
+                f"[bold]whole operation[/bold] (host {fmt_time_us(pc['host_p50_ms'] * 1000)})",
+                f"{pc['token_calls_per_op']:.2f}",
+                fmt_time_us(s.p50_us),
+                fmt_time_us(pc["injected_p50_ms"] * 1000),
+            )
         out.append(m)
     return out
 
@@ -267,6 +333,7 @@ def _signer_tables(series: Sequence[Series], title: str) -> list[Table]:
 def connect_tables(doc: Result | Mapping[str, Any]) -> list[Table]:
     """`secperf connect`: the S2-shaped summary, then every series with its phase medians."""
     from .views.connect import series_rows, summary
+
     doc = as_result(doc)
     rows = series_rows(doc)
     if not rows:
@@ -275,24 +342,41 @@ def connect_tables(doc: Result | Mapping[str, Any]) -> list[Table]:
     sm = summary(doc)
     if sm["rows"]:
         se = sm["se_source"] or "secure element"
-        t = Table(title=f"Connection establishment, P50 (study S2's shape; secure element = {se})",
-                  title_justify="left", header_style="bold")
+        t = Table(
+            title=f"Connection establishment, P50 (study S2's shape; secure element = {se})",
+            title_justify="left",
+            header_style="bold",
+        )
         by_net = len(sm["networks"]) > 1
         for c in (("network",) if by_net else ()) + (
-                "protocol", "handshake / auth", "software", "token", "secure element", "difference",
-                "SE signing", "SE session+login+search", "token calls/conn", "resumed"):
+            "protocol",
+            "handshake / auth",
+            "software",
+            "token",
+            "secure element",
+            "difference",
+            "SE signing",
+            "SE session+login+search",
+            "token calls/conn",
+            "resumed",
+        ):
             t.add_column(c, justify="left" if c in ("network", "protocol", "handshake / auth") else "right")
         for row in sm["rows"]:
             parts = row["se_parts_us"]
-            t.add_row(*((row["network"],) if by_net else ()),
-                      row["protocol"], (row["handshake"] if row["auth"] == "mtls" else row["auth"])
-                      + (", cold key session" if row.get("key_session") == "cold" else ""),
-                      *[fmt_time_us(row[k]) if row[k] is not None else "–"
-                        for k in ("software_p50_us", "token_p50_us", "se_p50_us", "difference_us")],
-                      fmt_time_us(parts["signing"]) if parts else "–",
-                      fmt_time_us(parts["session set-up"] + parts["login"] + parts["key search"]) if parts else "–",
-                      f"{row['se_calls_per_conn']:.1f}" if row["se_calls_per_conn"] is not None else "–",
-                      f"{row['resumed']}/{row['n']}" if row["resumed"] is not None and row["n"] else "–")
+            t.add_row(
+                *((row["network"],) if by_net else ()),
+                row["protocol"],
+                (row["handshake"] if row["auth"] == "mtls" else row["auth"])
+                + (", cold key session" if row.get("key_session") == "cold" else ""),
+                *[
+                    fmt_time_us(row[k]) if row[k] is not None else "–"
+                    for k in ("software_p50_us", "token_p50_us", "se_p50_us", "difference_us")
+                ],
+                fmt_time_us(parts["signing"]) if parts else "–",
+                fmt_time_us(parts["session set-up"] + parts["login"] + parts["key search"]) if parts else "–",
+                f"{row['se_calls_per_conn']:.1f}" if row["se_calls_per_conn"] is not None else "–",
+                f"{row['resumed']}/{row['n']}" if row["resumed"] is not None and row["n"] else "–",
+            )
         out.append(t)
     t = Table(title="Connection establishment per configuration", title_justify="left", header_style="bold")
     for c in ("configuration", "n", "P50", "P90", "P99", "> 1 s", "resumed", "token calls", "start-up"):
@@ -301,11 +385,15 @@ def connect_tables(doc: Result | Mapping[str, Any]) -> list[Table]:
         if not r["n"]:
             t.add_row(r["label"], "0", f"[red]{r['failure'] or r['status']}[/red]")
             continue
-        t.add_row(r["label"] + ("" if r["status"] == "ok" else f" [yellow]({r['status']})[/yellow]"), str(r["n"]),
-                  *[fmt_time_us(r[k]) for k in ("p50_us", "p90_us", "p99_us")], str(r["over_1s"] or 0),
-                  str(r["resumed"]) if r["resumed"] is not None else "–",
-                  f"{r['token_calls']:.1f}" if r["token_calls"] is not None else "–",
-                  fmt_time_us(r["startup_p50_us"]) if r["startup_p50_us"] else "–")
+        t.add_row(
+            r["label"] + ("" if r["status"] == "ok" else f" [yellow]({r['status']})[/yellow]"),
+            str(r["n"]),
+            *[fmt_time_us(r[k]) for k in ("p50_us", "p90_us", "p99_us")],
+            str(r["over_1s"] or 0),
+            str(r["resumed"]) if r["resumed"] is not None else "–",
+            f"{r['token_calls']:.1f}" if r["token_calls"] is not None else "–",
+            fmt_time_us(r["startup_p50_us"]) if r["startup_p50_us"] else "–",
+        )
     notes = sorted({f"{r['protocol']}: {r['note']}" for r in rows if r.get("note")})
     if notes:
         t.caption = "\n".join(notes)
@@ -340,6 +428,7 @@ GLANCE_TITLE = "At a glance"
 def glance_lines(doc: Result | Mapping[str, Any]) -> list[str]:
     """The Result's answer in a few sentences (views/answers.py key_findings), one per line."""
     from .views.answers import key_findings
+
     return [f["text"] for f in key_findings(doc)]
 
 
@@ -347,6 +436,7 @@ def print_result(console: Console, doc: Result | Mapping[str, Any], tables: Sequ
     """What every command prints for a Result: "At a glance" first and once (when its rows allow a
     finding), then its tables fitted to the console's width (report/fit.py)."""
     from .fit import print_table
+
     lines = glance_lines(doc)
     if lines:
         console.print(f"[bold]{GLANCE_TITLE}[/bold]")

@@ -10,8 +10,16 @@ from rich.table import Table
 
 from .units import fmt_time_us
 
-COLOURS = {"faster": "green", "higher": "green", "slower": "red", "lower": "red", "B predicts faster": "green",
-           "B predicts slower": "red", "too few samples to decide": "yellow", "not comparable": "yellow"}
+COLOURS = {
+    "faster": "green",
+    "higher": "green",
+    "slower": "red",
+    "lower": "red",
+    "B predicts faster": "green",
+    "B predicts slower": "red",
+    "too few samples to decide": "yellow",
+    "not comparable": "yellow",
+}
 
 
 def fmt(v: float | None, unit: str) -> str:
@@ -43,52 +51,97 @@ def _verdict(text: str) -> str:
 
 def measured_table(cmp: dict[str, Any]) -> Table:
     conf = 1 - cmp["alpha"]
-    t = Table(title=f"B ({cmp['b']}) against A ({cmp['a']}): measured", title_justify="left", header_style="bold",
-              caption=f"B − A with its {conf:.0%} interval; 'detectable': the smallest change these sample sizes "
-                      f"find at alpha {cmp['alpha']:g} with {cmp.get('power', 0.8):.0%} power; a change counts from "
-                      f"{cmp['min_change']:.0%}; 'too few samples to decide': the interval reaches past ±"
-                      f"{cmp['min_change']:.0%}", caption_justify="left")
+    t = Table(
+        title=f"B ({cmp['b']}) against A ({cmp['a']}): measured",
+        title_justify="left",
+        header_style="bold",
+        caption=f"B − A with its {conf:.0%} interval; 'detectable': the smallest change these sample sizes "
+        f"find at alpha {cmp['alpha']:g} with {cmp.get('power', 0.8):.0%} power; a change counts from "
+        f"{cmp['min_change']:.0%}; 'too few samples to decide': the interval reaches past ±"
+        f"{cmp['min_change']:.0%}",
+        caption_justify="left",
+    )
     for c in ("series", "metric", "n A/B", "A", "B", "B − A", "change [interval]", "detectable", "verdict"):
         t.add_column(c, justify="left" if c in ("series", "metric", "verdict") else "right")
     for r in cmp["rows"]:
         n = f"{r['n_a']}/{r['n_b']}"
         if "diff" not in r:
-            t.add_row(r["id"], r["metric"], n, fmt(r.get("a"), r["unit"]), fmt(r.get("b"), r["unit"]), "", "", "",
-                      _verdict(r["verdict"]) + (f": {r['reason']}" if r.get("reason") else ""))
+            t.add_row(
+                r["id"],
+                r["metric"],
+                n,
+                fmt(r.get("a"), r["unit"]),
+                fmt(r.get("b"), r["unit"]),
+                "",
+                "",
+                "",
+                _verdict(r["verdict"]) + (f": {r['reason']}" if r.get("reason") else ""),
+            )
             continue
         ci, det = r["change_ci"], r["detectable_change"]
         change = f"{pct(r['change'])} [{pct(ci[0])}, {pct(ci[1])}]" if r["change"] is not None else ""
-        t.add_row(r["id"], r["metric"], n, fmt(r["a"], r["unit"]), fmt(r["b"], r["unit"]), signed(r["diff"], r["unit"]),
-                  change, f"±{abs(det):.1%}" if det is not None else "", _verdict(r["verdict"]))
+        t.add_row(
+            r["id"],
+            r["metric"],
+            n,
+            fmt(r["a"], r["unit"]),
+            fmt(r["b"], r["unit"]),
+            signed(r["diff"], r["unit"]),
+            change,
+            f"±{abs(det):.1%}" if det is not None else "",
+            _verdict(r["verdict"]),
+        )
     return t
 
 
 def predicted_table(cmp: dict[str, Any]) -> Table:
-    t = Table(title=f"B ({cmp['b']}) against A ({cmp['a']}): predicted (Monte Carlo)", title_justify="left",
-              header_style="bold", caption="percentiles over all draws; the interval is the simulation's sampling "
-              f"error ({1 - cmp['alpha']:.0%}, bootstrap of the stored draws scaled to all draws); no significance "
-              "test on draws", caption_justify="left")
+    t = Table(
+        title=f"B ({cmp['b']}) against A ({cmp['a']}): predicted (Monte Carlo)",
+        title_justify="left",
+        header_style="bold",
+        caption="percentiles over all draws; the interval is the simulation's sampling "
+        f"error ({1 - cmp['alpha']:.0%}, bootstrap of the stored draws scaled to all draws); no significance "
+        "test on draws",
+        caption_justify="left",
+    )
     for c in ("series", "", "A", "B", "B − A [interval]", "change", "draws A/B", "verdict"):
         t.add_column(c, justify="left" if c in ("series", "verdict") else "right")
     for r in cmp["predictions"]:
         iv = r["diff_interval"]
-        t.add_row(r["id"], r["statistic"].upper(), fmt(r["a"], r["unit"]), fmt(r["b"], r["unit"]),
-                  signed(r["diff"], r["unit"]) + (f" [{signed(iv[0], r['unit'])}, {signed(iv[1], r['unit'])}]"
-                                                   if iv else ""),
-                  pct(r["change"]), f"{r['draws_a']:,}/{r['draws_b']:,}", _verdict(r["verdict"]))
+        t.add_row(
+            r["id"],
+            r["statistic"].upper(),
+            fmt(r["a"], r["unit"]),
+            fmt(r["b"], r["unit"]),
+            signed(r["diff"], r["unit"]) + (f" [{signed(iv[0], r['unit'])}, {signed(iv[1], r['unit'])}]" if iv else ""),
+            pct(r["change"]),
+            f"{r['draws_a']:,}/{r['draws_b']:,}",
+            _verdict(r["verdict"]),
+        )
     return t
 
 
 def changes_table(cmp: dict[str, Any]) -> Table:
-    t = Table(title=f"B ({cmp['b']}) against A ({cmp['a']}): changed numbers", title_justify="left",
-              header_style="bold", caption=f"{cmp['unchanged']} numbers identical; deterministic numbers (models, "
-              "instruction counts): any difference is a change", caption_justify="left")
+    t = Table(
+        title=f"B ({cmp['b']}) against A ({cmp['a']}): changed numbers",
+        title_justify="left",
+        header_style="bold",
+        caption=f"{cmp['unchanged']} numbers identical; deterministic numbers (models, "
+        "instruction counts): any difference is a change",
+        caption_justify="left",
+    )
     for c in ("row", "number", "A", "B", "B − A", "change"):
         t.add_column(c, justify="left" if c in ("row", "number") else "right")
     for r in cmp["changes"]:
         name = r["metric"] + ("" if r["statistic"] == "value" else f" {r['statistic']}")
-        t.add_row(r["id"], name, fmt(r["a"], r["unit"]), fmt(r["b"], r["unit"]), signed(r["diff"], r["unit"]),
-                  pct(r["change"]))
+        t.add_row(
+            r["id"],
+            name,
+            fmt(r["a"], r["unit"]),
+            fmt(r["b"], r["unit"]),
+            signed(r["diff"], r["unit"]),
+            pct(r["change"]),
+        )
     return t
 
 

@@ -18,17 +18,24 @@ def tables(doc: Result | Mapping[str, Any]) -> list[Table]:
     out = []
     for phase, series in V.phases(doc).items():
         varying = V.varying_labels(series)
-        t = Table(title=f"Guest instructions per handshake message, {phase} "
-                        f"({series[0].labels['device']}, {series[0].labels['library']}, median)",
-                  title_justify="left", header_style="bold", caption=V.profile_note(series), caption_justify="left")
+        t = Table(
+            title=f"Guest instructions per handshake message, {phase} "
+            f"({series[0].labels['device']}, {series[0].labels['library']}, median)",
+            title_justify="left",
+            header_style="bold",
+            caption=V.profile_note(series),
+            caption_justify="left",
+        )
         t.add_column("message")
         for s in series:
             t.add_column(V.column_name(s, varying), justify="right")
         order, mat = V.matrix(series)
         for msg, vals in zip(order, mat):
             t.add_row(msg, *[V.fmt_count(v) for v in vals])
-        t.add_row("[bold]handshake total[/bold]", *[f"[bold]{V.fmt_count(s['derived']['instructions_median'])}[/bold]"
-                                                    for s in series])
+        t.add_row(
+            "[bold]handshake total[/bold]",
+            *[f"[bold]{V.fmt_count(s['derived']['instructions_median'])}[/bold]" for s in series],
+        )
         t.add_row("cycles (timing model)", *[V.cycles(s.derived.get("time")) for s in series])
         t.add_row("[bold]time (band)[/bold]", *[V.time_band(s.derived.get("time")) for s in series])
         t.add_row("old CPI range (for comparison)", *[V.ms_range(s) for s in series])
@@ -40,21 +47,43 @@ def tables(doc: Result | Mapping[str, Any]) -> list[Table]:
         out.append(t)
     cs = V.crypto_series(doc)
     if cs:
-        t = Table(title="Guest instructions and modelled time per primitive operation (warm median; first call as "
-                        "cold)", title_justify="left", header_style="bold", caption=V.profile_note(cs),
-                  caption_justify="left")
-        cols = ("device", "build", "operation", "instr. cold", "instr. warm", "cycles", "time (band)",
-                "old CPI range", "stack (painted)")
+        t = Table(
+            title="Guest instructions and modelled time per primitive operation (warm median; first call as cold)",
+            title_justify="left",
+            header_style="bold",
+            caption=V.profile_note(cs),
+            caption_justify="left",
+        )
+        cols = (
+            "device",
+            "build",
+            "operation",
+            "instr. cold",
+            "instr. warm",
+            "cycles",
+            "time (band)",
+            "old CPI range",
+            "stack (painted)",
+        )
         for c in cols:
             t.add_column(c, justify="left" if c in ("device", "build", "operation") else "right")
         for s in cs:
             d = s.derived
             if not d:
-                t.add_row(s.labels["device"], V.build_label(s), s.labels["op"], "[red]failed[/red]",
-                          *[""] * (len(cols) - 4))
+                t.add_row(
+                    s.labels["device"], V.build_label(s), s.labels["op"], "[red]failed[/red]", *[""] * (len(cols) - 4)
+                )
                 continue
-            t.add_row(s.labels["device"], V.build_label(s), s.labels["op"], V.fmt_count(d["instructions_cold"]),
-                      V.fmt_count(d["instructions_median"]), V.cycles(d.get("time")), V.time_band(d.get("time")),
-                      V.ms_range(s), V.op_stack(s))
+            t.add_row(
+                s.labels["device"],
+                V.build_label(s),
+                s.labels["op"],
+                V.fmt_count(d["instructions_cold"]),
+                V.fmt_count(d["instructions_median"]),
+                V.cycles(d.get("time")),
+                V.time_band(d.get("time")),
+                V.ms_range(s),
+                V.op_stack(s),
+            )
         out.append(t)
     return out

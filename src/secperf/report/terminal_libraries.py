@@ -19,12 +19,11 @@ def openssl_only(doc: Result | Mapping[str, Any]) -> Result:
     doc = as_result(doc)
     if not doc.analysis.get("libraries"):
         return doc
-    keep = [s for s in doc.series
-            if s.kind != "crypto" or (s.labels.get("backend") or "openssl") == "openssl"]
+    keep = [s for s in doc.series if s.kind != "crypto" or (s.labels.get("backend") or "openssl") == "openssl"]
     return doc.model_copy(update={"series": keep})
 
 
-BUSY = 0.8   # below this share of a CPU during a row, its wall time is mostly waiting for the CPU
+BUSY = 0.8  # below this share of a CPU during a row, its wall time is mostly waiting for the CPU
 
 
 def _cell(c: Mapping[str, Any] | None) -> str:
@@ -33,10 +32,10 @@ def _cell(c: Mapping[str, Any] | None) -> str:
     if c.get("p50_us"):
         r = c.get("ratio_to_fastest", 1.0)
         busy = " [yellow]⚠[/yellow]" if c.get("cpu_share", 1.0) < BUSY else ""
-        if c.get("ratio_ci95"):   # the ratio's own bootstrap interval
+        if c.get("ratio_ci95"):  # the ratio's own bootstrap interval
             lo, hi = c["ratio_ci95"]
             return f"{fmt_time_us(c['p50_us'])} ×{r:.2f} ({lo:.2f}–{hi:.2f}){busy}"
-        lo, hi = c["ci95_us"]     # the fastest: its P50's interval
+        lo, hi = c["ci95_us"]  # the fastest: its P50's interval
         half = (hi - lo) / 2 / c["p50_us"]
         return f"[bold green]{fmt_time_us(c['p50_us'])}[/bold green] ×{r:.2f} ±{half:.0%}{busy}"
     return "[yellow]n/a[/yellow]" if c["status"] == "unsupported" else "[red]failed[/red]"
@@ -45,9 +44,13 @@ def _cell(c: Mapping[str, Any] | None) -> str:
 def libraries_table(lib: Mapping[str, Any]) -> Table:
     libs = lib["libraries"]
     bulk = any(r["size_bytes"] for r in lib["table"])
-    t = Table(title="Libraries side by side: P50 per operation, × the fastest library (bootstrap 95% interval of "
-                    "the ratio); the fastest in green, ± half its P50's 95% interval",
-              title_justify="left", header_style="bold", caption_justify="left")
+    t = Table(
+        title="Libraries side by side: P50 per operation, × the fastest library (bootstrap 95% interval of "
+        "the ratio); the fastest in green, ± half its P50's 95% interval",
+        title_justify="left",
+        header_style="bold",
+        caption_justify="left",
+    )
     t.add_column("bits", justify="right")
     t.add_column("algorithm")
     t.add_column("op")
@@ -74,8 +77,10 @@ def libraries_table(lib: Mapping[str, Any]) -> Table:
                 versions.setdefault(name, c["library"])
     cap = ["libraries: " + "; ".join(f"{n} = {v}" for n, v in versions.items())]
     if any(c.get("cpu_share", 1.0) < BUSY for r in lib["table"] for c in r["cells"].values()):
-        cap.append(f"⚠ the row's thread was on a CPU for less than {BUSY:.0%} of its wall time (a busy machine): "
-                   "its wall time includes waiting; result.json has its CPU per operation (cpu_p50_us)")
+        cap.append(
+            f"⚠ the row's thread was on a CPU for less than {BUSY:.0%} of its wall time (a busy machine): "
+            "its wall time includes waiting; result.json has its CPU per operation (cpu_p50_us)"
+        )
     cap += [f"n/a: {reason}" for reason in list(reasons)[:12]]
     if len(reasons) > 12:
         cap.append(f"... and {len(reasons) - 12} more (result.json: analysis.libraries)")

@@ -14,9 +14,19 @@ from ..core.result_schema import Result
 from ..inputs.patterns import MEASURES
 
 MARK = {True: "✓", False: "✗"}
-SHORT = {"resumption": "resumption", "keepalive": "keep-alive", "pooling": "pooling", "token-cache": "JWT cache",
-         "preauth": "pre-auth", "psk": "PSK", "precomputed-keyshare": "key share", "backoff": "back-off",
-         "edhoc-oscore": "EDHOC+OSCORE", "quic-0rtt": "QUIC 0-RTT", "dtls13-cid": "DTLS 1.3 CID"}
+SHORT = {
+    "resumption": "resumption",
+    "keepalive": "keep-alive",
+    "pooling": "pooling",
+    "token-cache": "JWT cache",
+    "preauth": "pre-auth",
+    "psk": "PSK",
+    "precomputed-keyshare": "key share",
+    "backoff": "back-off",
+    "edhoc-oscore": "EDHOC+OSCORE",
+    "quic-0rtt": "QUIC 0-RTT",
+    "dtls13-cid": "DTLS 1.3 CID",
+}
 
 
 def plans(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -43,7 +53,7 @@ def fmt_bytes(v: float) -> str:
     return f"{v:.0f} B"
 
 
-ALONE = "⚠"     # a requirement the pattern breaks with no security at all (not judged)
+ALONE = "⚠"  # a requirement the pattern breaks with no security at all (not judged)
 
 
 def _mark(o: dict[str, Any], check: str) -> str:
@@ -80,10 +90,13 @@ def requirement(p: dict[str, Any]) -> str:
 
 
 def matrix_table(ps: list[dict[str, Any]]) -> Table:
-    t = Table(title="suitability matrix (study S2, computed): before, after each measure alone, after the best "
-                    "combination; ✓ meets every requirement security is judged on; ⚠ broken with no security at "
-                    "all (the radio or the network alone: not a security verdict)", title_justify="left",
-              show_lines=True)
+    t = Table(
+        title="suitability matrix (study S2, computed): before, after each measure alone, after the best "
+        "combination; ✓ meets every requirement security is judged on; ⚠ broken with no security at "
+        "all (the radio or the network alone: not a security verdict)",
+        title_justify="left",
+        show_lines=True,
+    )
     t.add_column("pattern", no_wrap=True)
     t.add_column("requires")
     t.add_column("before")
@@ -95,18 +108,37 @@ def matrix_table(ps: list[dict[str, Any]]) -> Table:
     for p in ps:
         by = {x["measure"]: x for x in p["measures"]}
         best = p.get("best")
-        t.add_row(f"{p['pattern']}\n{p['inputs']['protocol']} {p['inputs']['auth']} {p['inputs']['key']}\n"
-                  f"@ {p['inputs']['network']}", requirement(p), cell(p["before"]),
-                  *(cell(by[m]) if m in by else "n/a" for m in used),
-                  ("+".join(SHORT[m] for m in best["measures"]) + "\n" + cell(best)) if best else "–",
-                  verdict_cell(p))
+        t.add_row(
+            f"{p['pattern']}\n{p['inputs']['protocol']} {p['inputs']['auth']} {p['inputs']['key']}\n"
+            f"@ {p['inputs']['network']}",
+            requirement(p),
+            cell(p["before"]),
+            *(cell(by[m]) if m in by else "n/a" for m in used),
+            ("+".join(SHORT[m] for m in best["measures"]) + "\n" + cell(best)) if best else "–",
+            verdict_cell(p),
+        )
     return t
 
 
 def detail_table(p: dict[str, Any]) -> Table:
     t = Table(title=f"{p['pattern']}: {p['verdict']} — {p['description']}", title_justify="left")
-    cols = ("design", "P50", f"P{p['requirements']['latency_percentile']:g}", "worst−P50", "set-ups/day",
-            "signatures/day", "pings/day", "energy/day", "radio", "CPU", "SE", "per msg", "battery", "bytes/day", "")
+    cols = (
+        "design",
+        "P50",
+        f"P{p['requirements']['latency_percentile']:g}",
+        "worst−P50",
+        "set-ups/day",
+        "signatures/day",
+        "pings/day",
+        "energy/day",
+        "radio",
+        "CPU",
+        "SE",
+        "per msg",
+        "battery",
+        "bytes/day",
+        "",
+    )
     for c in cols:
         t.add_column(c, justify="left" if c == "design" else "right", no_wrap=c == "design")
     rows = [("as written", p["before"])] + [(x["measure"], x) for x in p["measures"]]
@@ -116,13 +148,24 @@ def detail_table(p: dict[str, Any]) -> Table:
     for name, o in rows:
         x = o["numbers"]
         bat = x.get("battery_days")
-        t.add_row(name, fmt_ms(x["latency_p50_ms"]), fmt_ms(x["latency_pq_ms"]), fmt_ms(x["spread_ms"]),
-                  f"{x['setups_per_day']:.3g}", f"{x['signatures_per_day']:.3g}", f"{x['keepalives_per_day']:.3g}",
-                  fmt_j(x["energy_per_day_j"]), fmt_j(x["energy_radio_j"]), fmt_j(x["energy_cpu_j"]),
-                  fmt_j(x["energy_se_j"]), f"{x['energy_per_message_mj']:.3g} mJ",
-                  "–" if bat is None else f"{bat / 365:.1f} y", fmt_bytes(x["bytes_per_day"]),
-                  MARK[o["passes"]] + (" " + ",".join(c["check"] for c in o["checks"] if not c["ok"])
-                                       if not o["passes"] else ""))
+        t.add_row(
+            name,
+            fmt_ms(x["latency_p50_ms"]),
+            fmt_ms(x["latency_pq_ms"]),
+            fmt_ms(x["spread_ms"]),
+            f"{x['setups_per_day']:.3g}",
+            f"{x['signatures_per_day']:.3g}",
+            f"{x['keepalives_per_day']:.3g}",
+            fmt_j(x["energy_per_day_j"]),
+            fmt_j(x["energy_radio_j"]),
+            fmt_j(x["energy_cpu_j"]),
+            fmt_j(x["energy_se_j"]),
+            f"{x['energy_per_message_mj']:.3g} mJ",
+            "–" if bat is None else f"{bat / 365:.1f} y",
+            fmt_bytes(x["bytes_per_day"]),
+            MARK[o["passes"]]
+            + (" " + ",".join(c["check"] for c in o["checks"] if not c["ok"]) if not o["passes"] else ""),
+        )
     return t
 
 
@@ -132,30 +175,48 @@ def security_table(p: dict[str, Any]) -> Table | None:
     rows = p.get("security_adds")
     if not rows:
         return None
-    t = Table(title=f"{p['pattern']}: what security does to each requirement (as written, against the same traffic "
-                    f"without security)", title_justify="left", caption=p.get("verdict_reason"),
-              caption_justify="left")
+    t = Table(
+        title=f"{p['pattern']}: what security does to each requirement (as written, against the same traffic "
+        f"without security)",
+        title_justify="left",
+        caption=p.get("verdict_reason"),
+        caption_justify="left",
+    )
     for c in ("requirement", "limit", "without security", "with security", "security adds", "judged", "source"):
         t.add_column(c, justify="left" if c in ("requirement", "judged", "source") else "right")
-    src = (p["requirements"].get("sources") or {})
+    src = p["requirements"].get("sources") or {}
     f = lambda v, u: fmt_ms(v) if u == "ms" else fmt_j(v) + "/day"  # noqa: E731
     for r in rows:
-        t.add_row(r["what"], f(r["limit"], r["unit"]), f(r["without_security"], r["unit"]),
-                  f(r["with_security"], r["unit"]), f(r["adds"], r["unit"]),
-                  f"{ALONE} no: broken without security" if r["breaks_without_security"] else "yes",
-                  src.get(r["check"], ""))
+        t.add_row(
+            r["what"],
+            f(r["limit"], r["unit"]),
+            f(r["without_security"], r["unit"]),
+            f(r["with_security"], r["unit"]),
+            f(r["adds"], r["unit"]),
+            f"{ALONE} no: broken without security" if r["breaks_without_security"] else "yes",
+            src.get(r["check"], ""),
+        )
     return t
 
 
 def ranking_table(p: dict[str, Any]) -> Table:
-    t = Table(title=f"{p['pattern']}: measures ranked by gain (score = gains as shares of each limit, summed)",
-              title_justify="left")
+    t = Table(
+        title=f"{p['pattern']}: measures ranked by gain (score = gains as shares of each limit, summed)",
+        title_justify="left",
+    )
     for c in ("measure", "score", "Δ latency", "Δ spread", "Δ energy/day", "Δ bytes/day", "Δ signatures/day", "meets"):
         t.add_column(c, justify="left" if c == "measure" else "right")
     for r in p["ranking"]:
-        t.add_row(r["measure"], f"{r['score']:+.2f}", fmt_ms(r["latency_pq_ms"]), fmt_ms(r["spread_ms"]),
-                  fmt_j(r["energy_per_day_j"]), fmt_bytes(abs(r["bytes_per_day"])) if r["bytes_per_day"] >= 0 else
-                  "−" + fmt_bytes(-r["bytes_per_day"]), f"{r['signatures_per_day']:.3g}", MARK[r["meets"]])
+        t.add_row(
+            r["measure"],
+            f"{r['score']:+.2f}",
+            fmt_ms(r["latency_pq_ms"]),
+            fmt_ms(r["spread_ms"]),
+            fmt_j(r["energy_per_day_j"]),
+            fmt_bytes(abs(r["bytes_per_day"])) if r["bytes_per_day"] >= 0 else "−" + fmt_bytes(-r["bytes_per_day"]),
+            f"{r['signatures_per_day']:.3g}",
+            MARK[r["meets"]],
+        )
     return t
 
 
@@ -171,15 +232,26 @@ def alerts_table(ps: list[dict[str, Any]]) -> Table:
 
 
 def verify_table(rows: list[dict[str, Any]]) -> Table:
-    t = Table(title="--verify: predicted vs measured P50 over the pattern's emulated link (set-ups; 'kept msg': one "
-                    "message on a kept session)", title_justify="left")
+    t = Table(
+        title="--verify: predicted vs measured P50 over the pattern's emulated link (set-ups; 'kept msg': one "
+        "message on a kept session)",
+        title_justify="left",
+    )
     for c in ("pattern", "measure", "row", "network", "predicted P50", "measured P50", "error", "n", "note"):
         t.add_column(c, justify="left" if c in ("pattern", "measure", "row", "network", "note") else "right")
     for r in rows:
         err = r.get("error_share")
-        t.add_row(r["pattern"], r["measure"], r["row"], r["network"], fmt_ms(r.get("predicted_p50_ms")),
-                  fmt_ms(r.get("measured_p50_ms")), "–" if err is None else f"{err * 100:+.1f}%",
-                  str(r.get("n", "")), r.get("note", ""))
+        t.add_row(
+            r["pattern"],
+            r["measure"],
+            r["row"],
+            r["network"],
+            fmt_ms(r.get("predicted_p50_ms")),
+            fmt_ms(r.get("measured_p50_ms")),
+            "–" if err is None else f"{err * 100:+.1f}%",
+            str(r.get("n", "")),
+            r.get("note", ""),
+        )
     return t
 
 
@@ -205,6 +277,7 @@ def listing() -> None:
     from ..plan.measures import CATALOGUE
     from .fit import print_table
     from .terminal import out_console
+
     con = out_console()
     t = Table(title="built-in patterns (secperf plan --pattern NAME)", title_justify="left")
     for c in ("pattern", "protocol", "schedule", "description"):

@@ -12,28 +12,39 @@ from ..core.result import as_result
 from ..core.result_schema import Result, Series
 from .units import axis_label, fmt_time_us
 
-COMPONENT_LABELS = {"client_compute": "client", "server_compute": "server", "secure_element": "SE",
-                    "propagation": "propagation", "serialisation": "serialisation",
-                    "retransmission_wait": "retx wait", "host_scheduling": "host sched",
-                    "path_floor": "path floor"}
-OPTIONAL_COMPONENTS = ("host_scheduling", "path_floor")   # shown when a series has them
+COMPONENT_LABELS = {
+    "client_compute": "client",
+    "server_compute": "server",
+    "secure_element": "SE",
+    "propagation": "propagation",
+    "serialisation": "serialisation",
+    "retransmission_wait": "retx wait",
+    "host_scheduling": "host sched",
+    "path_floor": "path floor",
+}
+OPTIONAL_COMPONENTS = ("host_scheduling", "path_floor")  # shown when a series has them
 
 
 def components(series: Sequence[Series]) -> dict[str, str]:
     """The breakdown columns of these series: every core component, and host scheduling and the
     path floor when any series spent time on them (older Results lack the keys: 0)."""
-    return {k: v for k, v in COMPONENT_LABELS.items()
-            if k not in OPTIONAL_COMPONENTS
-            or any(s.derived["breakdown_mean_us"].get(k, 0) > 0 for s in series)}
+    return {
+        k: v
+        for k, v in COMPONENT_LABELS.items()
+        if k not in OPTIONAL_COMPONENTS or any(s.derived["breakdown_mean_us"].get(k, 0) > 0 for s in series)
+    }
 
 
 def _whatif(doc: Result | Mapping[str, Any]) -> list[Series]:
     from .views.whatif import whatif_series
+
     return whatif_series(doc)
 
 
-END_TITLE = {"response": "until the first application response",
-             "handshake": "until the client's handshake completes (TCP connect included, as openssl s_time)"}
+END_TITLE = {
+    "response": "until the first application response",
+    "handshake": "until the client's handshake completes (TCP connect included, as openssl s_time)",
+}
 
 
 def end_point(series: Sequence[Series]) -> str:
@@ -43,11 +54,15 @@ def end_point(series: Sequence[Series]) -> str:
 
 
 def prediction_table(series: Sequence[Series]) -> Table:
-    t = Table(title=f"what-if: predicted connection set-up {END_TITLE[end_point(series)]} (Monte Carlo; "
-                    f"components are means)", title_justify="left")
+    t = Table(
+        title=f"what-if: predicted connection set-up {END_TITLE[end_point(series)]} (Monte Carlo; "
+        f"components are means)",
+        title_justify="left",
+    )
     for c in ("scenario", "network", "RTT", "P50", "P95", "P99", "handshake P50"):
-        t.add_column(c, justify="left" if c in ("scenario", "network") else "right",
-                     no_wrap=c in ("scenario", "network"))
+        t.add_column(
+            c, justify="left" if c in ("scenario", "network") else "right", no_wrap=c in ("scenario", "network")
+        )
     comps = components(series)
     for c in comps.values():
         t.add_column(c, justify="right")
@@ -58,11 +73,16 @@ def prediction_table(series: Sequence[Series]) -> Table:
         u = d["usable"]
         lab = s.labels
         name = s.id.split("/", 1)[1].rsplit(" @ ", 1)[0]
-        t.add_row(name, axis_label(lab["network"]), f"{d['round_trips']}", *(fmt_time_us(u[k]) for k in
-                  ("p50_us", "p95_us", "p99_us")), fmt_time_us(d["handshake"]["p50_us"]),
-                  *(fmt_time_us(d["breakdown_mean_us"].get(k, 0.0)) for k in comps),
-                  f"{d['bytes_up_mean']:.0f}/{d['bytes_down_mean']:.0f}",
-                  f"{d['failed_share'] * 100:.2g}%")
+        t.add_row(
+            name,
+            axis_label(lab["network"]),
+            f"{d['round_trips']}",
+            *(fmt_time_us(u[k]) for k in ("p50_us", "p95_us", "p99_us")),
+            fmt_time_us(d["handshake"]["p50_us"]),
+            *(fmt_time_us(d["breakdown_mean_us"].get(k, 0.0)) for k in comps),
+            f"{d['bytes_up_mean']:.0f}/{d['bytes_down_mean']:.0f}",
+            f"{d['failed_share'] * 100:.2g}%",
+        )
     return t
 
 
@@ -80,32 +100,59 @@ def security_table(series: Sequence[Series]) -> Table | None:
     if not rows:
         return None
     lines = [x.derived["security_cost"]["line"] for x in rows[:6]]
-    t = Table(title=f"what security costs, {END_TITLE[end_point(series)]}: each row against the same exchange "
-                    f"without security (plain TCP/UDP, same application messages)", title_justify="left",
-              caption="\n".join(lines), caption_justify="left")
-    for c in ("scenario", "network", "no security P50", "security adds (P50)", "bytes added", "radio on added (mean)",
-              "energy added / connection", "key vs software key (P50)"):
+    t = Table(
+        title=f"what security costs, {END_TITLE[end_point(series)]}: each row against the same exchange "
+        f"without security (plain TCP/UDP, same application messages)",
+        title_justify="left",
+        caption="\n".join(lines),
+        caption_justify="left",
+    )
+    for c in (
+        "scenario",
+        "network",
+        "no security P50",
+        "security adds (P50)",
+        "bytes added",
+        "radio on added (mean)",
+        "energy added / connection",
+        "key vs software key (P50)",
+    ):
         t.add_column(c, justify="left" if c in ("scenario", "network") else "right", no_wrap=c == "network")
     mj = lambda v: f"{v:.1f} mJ"  # noqa: E731
     for s in rows:
         x = s.derived["security_cost"]
         kv = (x.get("key_vs_software") or {}).get("time_p50_us")
-        t.add_row(s.id.split("/", 1)[1].rsplit(" @ ", 1)[0], axis_label(s.labels["network"]),
-                  fmt_time_us(x["time_p50_us"]["without"]), _pct(x["time_p50_us"], fmt_time_us),
-                  _pct(x["bytes"], lambda v: f"{v:,.0f} B"), _pct(x["radio_on_us"], fmt_time_us),
-                  _pct(x["energy_mj"], mj) if x.get("energy_mj") else "– (no radio profile)",
-                  _pct(kv, fmt_time_us) if kv else "(software key)")
+        t.add_row(
+            s.id.split("/", 1)[1].rsplit(" @ ", 1)[0],
+            axis_label(s.labels["network"]),
+            fmt_time_us(x["time_p50_us"]["without"]),
+            _pct(x["time_p50_us"], fmt_time_us),
+            _pct(x["bytes"], lambda v: f"{v:,.0f} B"),
+            _pct(x["radio_on_us"], fmt_time_us),
+            _pct(x["energy_mj"], mj) if x.get("energy_mj") else "– (no radio profile)",
+            _pct(kv, fmt_time_us) if kv else "(software key)",
+        )
     return t
 
 
 def flights_table(s: Series) -> Table:
-    t = Table(title=f"flights: {s.id.split('/', 1)[1].rsplit(' @ ', 1)[0]} (mtu {s.labels['link']['mtu']})",
-              title_justify="left")
+    t = Table(
+        title=f"flights: {s.id.split('/', 1)[1].rsplit(' @ ', 1)[0]} (mtu {s.labels['link']['mtu']})",
+        title_justify="left",
+    )
     for c in ("#", "transport", "sender", "messages", "bytes", "packets", "extra RTT (IW)", "work before sending"):
         t.add_column(c, justify="left" if c in ("messages", "work before sending", "sender", "transport") else "right")
     for f in s.derived["flights"]:
-        t.add_row(str(f["exchange"]), f["transport"], f["sender"], f["messages"] + (" [handshake done]" if f["handshake_done"] else ""),
-                  str(f["bytes"]), str(f["packets"]), str(f["extra_window_rounds"] or ""), ", ".join(f["ops"]))
+        t.add_row(
+            str(f["exchange"]),
+            f["transport"],
+            f["sender"],
+            f["messages"] + (" [handshake done]" if f["handshake_done"] else ""),
+            str(f["bytes"]),
+            str(f["packets"]),
+            str(f["extra_window_rounds"] or ""),
+            ", ".join(f["ops"]),
+        )
     return t
 
 
@@ -115,6 +162,7 @@ BAR = 20  # the tornado's longest bar, in characters (fits beside the numbers at
 def sweep_value(axis: str, v: object) -> str:
     """A swept input's value with its unit (rtt 200 ms, loss 1 %, rate 64 kbit/s); names as given."""
     from ..sim.sweep import NETWORK_INPUTS
+
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         unit = NETWORK_INPUTS.get(axis)
         return f"{v:g} {unit}" if unit else f"{v:g}"
@@ -127,9 +175,15 @@ def tornado_table(rows: list[dict[str, Any]]) -> Table:
         t.add_column(c, justify="left" if c in ("input", "") else "right")
     top = max((r["swing_us"] for r in rows), default=0) or 1
     for r in rows:
-        t.add_row(r["input"], sweep_value(r["input"], r["low_value"]), fmt_time_us(r["low_us"]),
-                  sweep_value(r["input"], r["high_value"]), fmt_time_us(r["high_us"]), fmt_time_us(r["swing_us"]),
-                  "█" * max(1, round(BAR * r["swing_us"] / top)))
+        t.add_row(
+            r["input"],
+            sweep_value(r["input"], r["low_value"]),
+            fmt_time_us(r["low_us"]),
+            sweep_value(r["input"], r["high_value"]),
+            fmt_time_us(r["high_us"]),
+            fmt_time_us(r["swing_us"]),
+            "█" * max(1, round(BAR * r["swing_us"] / top)),
+        )
     return t
 
 
@@ -139,28 +193,52 @@ def s1_table(s1: Mapping[str, Any]) -> Table:
         t.add_column(c, justify="left" if c == "message" else "right")
     for r in s1["rows"]:
         t.add_row(r["message"], fmt_time_us(r["full_us"]), fmt_time_us(r["accelerated_us"]))
-    t.add_row("total", fmt_time_us(s1["full_us"]), fmt_time_us(s1["accelerated_us"]) +
-              f" (-{s1['saving'] * 100:.0f}%)")
+    t.add_row("total", fmt_time_us(s1["full_us"]), fmt_time_us(s1["accelerated_us"]) + f" (-{s1['saving'] * 100:.0f}%)")
     return t
 
 
 def side_by_side_table(doc: Result | Mapping[str, Any]) -> Table | None:
     """Predicted next to measured, for the cells this run measured too."""
     from .views.whatif import predicted_vs_measured
+
     rows = [r for r in predicted_vs_measured(doc) if r["measured_p50_us"] is not None]
     if not rows:
         return None
-    t = Table(title="what-if: predicted next to measured (calibrated on this run's loopback rows)",
-              title_justify="left", header_style="bold")
-    for c in ("protocol", "key", "handshake", "network", "measured P50", "predicted P50", "error",
-              "measured P95", "predicted P95", "error"):
+    t = Table(
+        title="what-if: predicted next to measured (calibrated on this run's loopback rows)",
+        title_justify="left",
+        header_style="bold",
+    )
+    for c in (
+        "protocol",
+        "key",
+        "handshake",
+        "network",
+        "measured P50",
+        "predicted P50",
+        "error",
+        "measured P95",
+        "predicted P95",
+        "error",
+    ):
         t.add_column(c, justify="left" if c in ("protocol", "key", "handshake", "network") else "right")
+
     def pct(x: float | None) -> str:
         return "–" if x is None else f"{x * 100:+.1f}%"
+
     for r in rows:
-        t.add_row(r["protocol"], r["key"], r["handshake"], axis_label(r["network"]), fmt_time_us(r["measured_p50_us"]),
-                  fmt_time_us(r["predicted_p50_us"]), pct(r["p50_error"]), fmt_time_us(r["measured_p95_us"]),
-                  fmt_time_us(r["predicted_p95_us"]), pct(r["p95_error"]))
+        t.add_row(
+            r["protocol"],
+            r["key"],
+            r["handshake"],
+            axis_label(r["network"]),
+            fmt_time_us(r["measured_p50_us"]),
+            fmt_time_us(r["predicted_p50_us"]),
+            pct(r["p50_error"]),
+            fmt_time_us(r["measured_p95_us"]),
+            fmt_time_us(r["predicted_p95_us"]),
+            pct(r["p95_error"]),
+        )
     return t
 
 
@@ -195,6 +273,7 @@ def listing() -> None:
     from ..model import flights as F
     from .fit import print_table
     from .terminal import out_console
+
     con = out_console()
     t = Table(title="what-if protocols", title_justify="left")
     t.add_column("protocol", justify="left")

@@ -76,7 +76,6 @@ def fmt_value(value: float, unit: str) -> str:
     return _with_unit(f"{sign}{_fmt_sig(mag / factor)}{suffix}", unit)
 
 
-
 def fmt_time_us(us: float | None) -> str:
     """A duration given in µs, in the most readable unit, 3 significant digits."""
     return MISSING if us is None else fmt_value(us, "µs")
@@ -100,17 +99,31 @@ def fmt_bytes_per_s(x: float | None) -> str:
 
 # unit -> (family, factor to the family's base unit); display order small to large per family
 UNIT_FAMILIES = {
-    "ns": ("time", Decimal("1e-9")), "\u00b5s": ("time", Decimal("1e-6")), "\u03bcs": ("time", Decimal("1e-6")),
-    "us": ("time", Decimal("1e-6")), "ms": ("time", Decimal("1e-3")), "s": ("time", Decimal(1)),
-    "B": ("bytes", Decimal(1)), "kB": ("bytes", Decimal("1e3")), "MB": ("bytes", Decimal("1e6")),
+    "ns": ("time", Decimal("1e-9")),
+    "\u00b5s": ("time", Decimal("1e-6")),
+    "\u03bcs": ("time", Decimal("1e-6")),
+    "us": ("time", Decimal("1e-6")),
+    "ms": ("time", Decimal("1e-3")),
+    "s": ("time", Decimal(1)),
+    "B": ("bytes", Decimal(1)),
+    "kB": ("bytes", Decimal("1e3")),
+    "MB": ("bytes", Decimal("1e6")),
     "GB": ("bytes", Decimal("1e9")),
-    "B/s": ("rate", Decimal(1)), "kB/s": ("rate", Decimal("1e3")), "MB/s": ("rate", Decimal("1e6")),
+    "B/s": ("rate", Decimal(1)),
+    "kB/s": ("rate", Decimal("1e3")),
+    "MB/s": ("rate", Decimal("1e6")),
     "GB/s": ("rate", Decimal("1e9")),
-    "\u00b5J": ("energy", Decimal("1e-6")), "mJ": ("energy", Decimal("1e-3")), "J": ("energy", Decimal(1)),
+    "\u00b5J": ("energy", Decimal("1e-6")),
+    "mJ": ("energy", Decimal("1e-3")),
+    "J": ("energy", Decimal(1)),
     "kJ": ("energy", Decimal("1e3")),
 }
-DISPLAY_UNITS = {"time": ("ns", "\u00b5s", "ms", "s"), "bytes": ("B", "kB", "MB", "GB"),
-                 "rate": ("B/s", "kB/s", "MB/s", "GB/s"), "energy": ("\u00b5J", "mJ", "J", "kJ")}
+DISPLAY_UNITS = {
+    "time": ("ns", "\u00b5s", "ms", "s"),
+    "bytes": ("B", "kB", "MB", "GB"),
+    "rate": ("B/s", "kB/s", "MB/s", "GB/s"),
+    "energy": ("\u00b5J", "mJ", "J", "kJ"),
+}
 _UNIT_ALT = "|".join(re.escape(u) for u in sorted(UNIT_FAMILIES, key=len, reverse=True))
 _NUM = r"(?P<sign>[-+\u2212]?)(?P<num>\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?)"
 QUANTITY = re.compile(rf"(?<![\w.]){_NUM}\s?(?P<unit>{_UNIT_ALT})(?![\w])")
@@ -143,11 +156,13 @@ def column_unit(quantities: list[tuple[str, str]]) -> str:
     def score(to):
         lens = [len(_in_unit(n, u, to)) for n, u in quantities]
         return (max(lens), sum(lens), -DISPLAY_UNITS[fam].index(to))
+
     return min(DISPLAY_UNITS[fam], key=score)
 
 
 def _cell_plain(cell) -> str | None:
     from rich.text import Text
+
     if isinstance(cell, str):
         try:
             return Text.from_markup(cell).plain
@@ -167,10 +182,15 @@ def _rewrite(cell, fam: str, to: str, keep_unit: bool):
         if UNIT_FAMILIES[u][0] != fam:
             return m.group(0)
         sign = "-" if m.group("sign") in ("-", "\u2212") else m.group("sign")
-        num = m.group("num") if u == to or (u in ("us", "\u03bcs") and to == "\u00b5s") else _in_unit(m.group("num"), u, to)
+        num = (
+            m.group("num")
+            if u == to or (u in ("us", "\u03bcs") and to == "\u00b5s")
+            else _in_unit(m.group("num"), u, to)
+        )
         if u == to and "e" in num.lower():
             num = decimal_text(Decimal(num))
         return f"{sign}{num}" + (f" {to}" if keep_unit else "")
+
     if isinstance(cell, str):
         return QUANTITY.sub(sub, cell)
     if isinstance(cell, Text):
@@ -230,6 +250,7 @@ def axis_label(name: str | None) -> str:
     if not name or "=" not in name:
         return name or ""
     from ..sim.sweep import NETWORK_INPUTS
+
     parts = []
     for p in name.split(","):
         k, eq, v = p.partition("=")

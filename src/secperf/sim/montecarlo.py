@@ -17,16 +17,24 @@ import numpy as np
 from scipy.special import ndtri
 
 from ..core.errors import InputError
+from ..inputs import se_profiles as SE
 from ..model import network as N
 from ..model.predict import FlightPlan, Plan
-from ..inputs import se_profiles as SE
 
 CHUNK = 1 << 18
-COMPONENTS = ("client_compute", "server_compute", "secure_element", "propagation", "serialisation",
-              "retransmission_wait", "host_scheduling", "path_floor")
+COMPONENTS = (
+    "client_compute",
+    "server_compute",
+    "secure_element",
+    "propagation",
+    "serialisation",
+    "retransmission_wait",
+    "host_scheduling",
+    "path_floor",
+)
 PERCENTILES = (50.0, 90.0, 95.0, 99.0)
 BINS_PER_DECADE = 2000
-DECADES = 10                      # 1 µs .. 10^10 µs
+DECADES = 10  # 1 µs .. 10^10 µs
 NBINS = BINS_PER_DECADE * DECADES
 RESERVOIR = 2000
 
@@ -53,6 +61,7 @@ class Histogram:
 
 class DrawSummary(TypedDict):
     """A Stream's summary of simulated draws (µs), as a what-if series' derived percentiles."""
+
     n: int
     mean_us: float
     min_us: float
@@ -69,6 +78,7 @@ class DrawSummary(TypedDict):
 @dataclass
 class Stream:
     """Running statistics of one metric."""
+
     hist: Histogram = field(default_factory=Histogram)
     exact: list[np.ndarray] = field(default_factory=list)
     total: float = 0.0
@@ -98,14 +108,21 @@ class Stream:
         else:
             vals = [self.hist.percentile(q) for q in PERCENTILES]
             lo, hi = self.hist.percentile(50 - half), self.hist.percentile(50 + half)
-        p50, p90, p95, p99 = vals      # PERCENTILES' order
+        p50, p90, p95, p99 = vals  # PERCENTILES' order
         mean = self.total / self.n
         return DrawSummary(
-            n=self.n, mean_us=mean, min_us=self.vmin, max_us=self.vmax,
+            n=self.n,
+            mean_us=mean,
+            min_us=self.vmin,
+            max_us=self.vmax,
             percentiles_from="exact" if exact else f"histogram ({BINS_PER_DECADE} log bins per decade)",
-            p50_us=p50, p90_us=p90, p95_us=p95, p99_us=p99,
+            p50_us=p50,
+            p90_us=p90,
+            p95_us=p95,
+            p99_us=p99,
             sd_us=math.sqrt(max(0.0, (self.total_sq - self.n * mean * mean) / max(1, self.n - 1))),
-            median_ci95_us=[float(lo), float(hi)])
+            median_ci95_us=[float(lo), float(hi)],
+        )
 
 
 # --- samplers --------------------------------------------------------------------------------
@@ -138,8 +155,9 @@ class Chains:
             if d.ge:
                 self.bad[sender] = rng.random(n) < d.ge_bad_share
 
-    def send(self, rng: np.random.Generator, sender: str, d: N.Direction, packets: int, idx: np.ndarray | None,
-             m: int) -> tuple[np.ndarray, np.ndarray]:
+    def send(
+        self, rng: np.random.Generator, sender: str, d: N.Direction, packets: int, idx: np.ndarray | None, m: int
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Send `packets` packets for the connections `idx` (None: all m); returns (lost any,
         position of the first lost packet, -1 if none)."""
         if not d.ge:
@@ -161,7 +179,9 @@ class Chains:
             self.bad[sender][idx] = st
         return pos >= 0, pos
 
-    def retries(self, rng: np.random.Generator, sender: str, d: N.Direction, packets: int, idx: np.ndarray, limit: int) -> np.ndarray:
+    def retries(
+        self, rng: np.random.Generator, sender: str, d: N.Direction, packets: int, idx: np.ndarray, limit: int
+    ) -> np.ndarray:
         """Further failed attempts of a lost transmission of `packets` packets (each attempt sends
         them all again), for the connections idx; at most limit + 1 (then the connection gave up)."""
         if not d.ge:
@@ -178,7 +198,9 @@ class Chains:
         return g
 
 
-def _propagation(rng: np.random.Generator, d: N.Direction, n: int, extra_rounds: int, rtt: float, packets: int = 1) -> np.ndarray | float:
+def _propagation(
+    rng: np.random.Generator, d: N.Direction, n: int, extra_rounds: int, rtt: float, packets: int = 1
+) -> np.ndarray | float:
     base = d.delay_s + extra_rounds * rtt
     prop: np.ndarray | float
     if d.jitter_s <= 0:
@@ -190,7 +212,7 @@ def _propagation(rng: np.random.Generator, d: N.Direction, n: int, extra_rounds:
         # statistic, F^-1(V^(1/k)). Packets of an earlier flight are an RTT ahead and do not hold
         # a flight back; a pure ACK sent just before a flight is not counted (an assumption).
         k = max(int(packets), 1)
-        if d.jitter_dist == "pareto":      # shape 3, mean 1.5 xm, sd 0.866 xm: shifted to mean 0
+        if d.jitter_dist == "pareto":  # shape 3, mean 1.5 xm, sd 0.866 xm: shifted to mean 0
             xm = d.jitter_s / math.sqrt(0.75)
             u = rng.random(n) if k == 1 else 1.0 - rng.random(n) ** (1.0 / k)
             j = xm * (np.maximum(u, 1e-300) ** (-1.0 / 3.0)) - 1.5 * xm
@@ -202,7 +224,7 @@ def _propagation(rng: np.random.Generator, d: N.Direction, n: int, extra_rounds:
     if d.reorder > 0 and d.delay_s > 0:
         # the emulator releases a reordered packet without its propagation delay; a flight has
         # arrived when its last packet has, so it skips the delay only if every packet was reordered
-        skip = rng.random(n) < d.reorder ** packets
+        skip = rng.random(n) < d.reorder**packets
         prop = np.where(skip, extra_rounds * rtt, prop)
     return prop
 
@@ -223,8 +245,9 @@ def tcp_first_wait(rtt: float, packets: int, pos: np.ndarray) -> np.ndarray:
     return np.where(later >= 3, rtt, np.where(later >= 1, min(rto, rtt * 1.25), tlp))
 
 
-def _tcp_wait(rng: np.random.Generator, chains: Chains, sender: str, d: N.Direction, n: int, packets: int, rtt: float,
-              syn: bool) -> tuple[np.ndarray, np.ndarray] | None:
+def _tcp_wait(
+    rng: np.random.Generator, chains: Chains, sender: str, d: N.Direction, n: int, packets: int, rtt: float, syn: bool
+) -> tuple[np.ndarray, np.ndarray] | None:
     """Retransmission wait of one TCP flight (seconds) and the extra segments sent; None on a
     link that loses nothing."""
     if d.loss <= 0:
@@ -245,7 +268,7 @@ def _tcp_wait(rng: np.random.Generator, chains: Chains, sender: str, d: N.Direct
     if not idx.size:
         return wait, extra
     first = tcp_first_wait(rtt, packets, pos[idx])
-    g = chains.retries(rng, sender, d, 1, idx, N.TCP_MAX_RETRIES)   # the retransmission lost again
+    g = chains.retries(rng, sender, d, 1, idx, N.TCP_MAX_RETRIES)  # the retransmission lost again
     wait[idx] = first + N.tcp_rto(rtt) * (np.exp2(g) - 1.0)
     extra[idx] = 1.0 + g
     return wait, extra
@@ -253,7 +276,7 @@ def _tcp_wait(rng: np.random.Generator, chains: Chains, sender: str, d: N.Direct
 
 def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
     link = p.link
-    rtt = link.path_rtt_s             # what the transports' timers and slow start see
+    rtt = link.path_rtt_s  # what the transports' timers and slow start see
     floor = link.path_floor_s
     if p.spread:
         # the calibration row's measured spread: one factor per connection for both parties, as
@@ -276,8 +299,9 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
         se_ms = se_delays_ms(p.se_profile, p.se_calls, rng, n) + p.se_host_us / 1e3
     fl = p.flights
     chains = Chains(rng, link, n)
-    wake = (np.asarray(link.host_wakeup_ms) * 1e-3 if link.host_wakeup_ms and link.rtt_s >= N.HOST_SPIN_WINDOW_S
-            else None)
+    wake = (
+        np.asarray(link.host_wakeup_ms) * 1e-3 if link.host_wakeup_ms and link.rtt_s >= N.HOST_SPIN_WINDOW_S else None
+    )
     stop = False
     for i, e in enumerate(p.model.exchanges):
         if stop:
@@ -299,10 +323,10 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
                 t += s
             if fp.handshake_done:
                 t_done = t.copy()
-                if p.until == "handshake":      # the end point: nothing of this flight is sent
+                if p.until == "handshake":  # the end point: nothing of this flight is sent
                     stop = True
                     break
-            if e.transport == "quic-final":     # QUIC 0-RTT's Finished: sent after the answer, nothing waits for it
+            if e.transport == "quic-final":  # QUIC 0-RTT's Finished: sent after the answer, nothing waits for it
                 up_bytes += fp.wire_bytes
                 up_pk += fp.packets
                 break
@@ -347,8 +371,9 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
                 elif e.transport == "dtls":
                     t0 = N.DTLS_TIMER_S
                     failed |= f > N.DTLS_MAX_RETRIES
-                elif e.transport.startswith("quic"):       # QUIC's probe timeout (model/flights_quic.py)
+                elif e.transport.startswith("quic"):  # QUIC's probe timeout (model/flights_quic.py)
                     from ..model import flights_quic as FQ
+
                     t0 = FQ.pto_s(e.transport, rtt)
                     failed |= f > FQ.MAX_PTO
                 else:
@@ -371,17 +396,32 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
         t_done = t
     up_air = up_bytes * 8.0 / link.up.rate_bps if link.up.rate_bps > 0 else np.zeros(n)
     down_air = down_bytes * 8.0 / link.down.rate_bps if link.down.rate_bps > 0 else np.zeros(n)
-    return {"usable": t, "handshake": t_done - t_start, **comp, "bytes_up": up_bytes, "bytes_down": down_bytes,
-            "packets_up": up_pk, "packets_down": down_pk, "airtime_tx": up_air, "airtime_rx": down_air,
-            "failed": failed}
+    return {
+        "usable": t,
+        "handshake": t_done - t_start,
+        **comp,
+        "bytes_up": up_bytes,
+        "bytes_down": down_bytes,
+        "packets_up": up_pk,
+        "packets_down": down_pk,
+        "airtime_tx": up_air,
+        "airtime_rx": down_air,
+        "failed": failed,
+    }
 
 
-_RETRY_LIMIT = {"dtls": N.DTLS_MAX_RETRIES, "coap": N.COAP_MAX_RETRANSMIT, "ovpn": N.DTLS_MAX_RETRIES,
-                "quic-initial": 8, "quic": 8}   # flights_quic.MAX_PTO
+_RETRY_LIMIT = {
+    "dtls": N.DTLS_MAX_RETRIES,
+    "coap": N.COAP_MAX_RETRANSMIT,
+    "ovpn": N.DTLS_MAX_RETRIES,
+    "quic-initial": 8,
+    "quic": 8,
+}  # flights_quic.MAX_PTO
 
 
-def _exchange_failures(rng: np.random.Generator, chains: Chains, link: N.LinkModel, legs: list[FlightPlan], n: int,
-                       transport: str) -> np.ndarray | None:
+def _exchange_failures(
+    rng: np.random.Generator, chains: Chains, link: N.LinkModel, legs: list[FlightPlan], n: int, transport: str
+) -> np.ndarray | None:
     """Failed attempts of a datagram exchange (the client's flight and the answer, resent together
     on the client's timer) before one gets through; None when nothing can be lost."""
     dirs = [link.direction(fp.sender) for fp in legs]
@@ -391,7 +431,7 @@ def _exchange_failures(rng: np.random.Generator, chains: Chains, link: N.LinkMod
         ok = ok_again = 1.0
         for fp, d in zip(legs, dirs):
             ok *= (1.0 - d.loss) ** fp.packets
-            ok_again *= (1.0 - d.loss) ** fp.resend_packets   # a resent DTLS flight: one datagram per message
+            ok_again *= (1.0 - d.loss) ** fp.resend_packets  # a resent DTLS flight: one datagram per message
         again = _geometric_failures(rng, n, 1.0 - ok_again)
         first = rng.random(n) < 1.0 - ok
         return first * (1.0 + (again if again is not None else 0.0))
@@ -402,11 +442,12 @@ def _exchange_failures(rng: np.random.Generator, chains: Chains, link: N.LinkMod
             break
         lost = np.zeros(alive.size, dtype=bool)
         for fp, d in zip(legs, dirs):
-            todo = np.nonzero(~lost)[0]             # the answer is sent only if the flight arrived
+            todo = np.nonzero(~lost)[0]  # the answer is sent only if the flight arrived
             if not todo.size:
                 break
-            lk, _ = chains.send(rng, fp.sender, d, fp.packets if attempt == 0 else fp.resend_packets,
-                                alive[todo], todo.size)
+            lk, _ = chains.send(
+                rng, fp.sender, d, fp.packets if attempt == 0 else fp.resend_packets, alive[todo], todo.size
+            )
             lost[todo[lk]] = True
         f[alive[lost]] += 1
         alive = alive[lost]
@@ -423,8 +464,10 @@ def simulate(p: Plan, n: int, seed: int = 1, chunk: int = CHUNK) -> dict[str, An
         raise InputError("n must be at least 1")
     rng = np.random.default_rng(seed)
     usable, hs = Stream(), Stream()
-    sums = {k: 0.0 for k in COMPONENTS + ("bytes_up", "bytes_down", "packets_up", "packets_down",
-                                          "airtime_tx", "airtime_rx")}
+    sums = {
+        k: 0.0
+        for k in COMPONENTS + ("bytes_up", "bytes_down", "packets_up", "packets_down", "airtime_tx", "airtime_rx")
+    }
     failed = 0
     exact = n <= chunk
     reservoir = None
@@ -442,13 +485,24 @@ def simulate(p: Plan, n: int, seed: int = 1, chunk: int = CHUNK) -> dict[str, An
             reservoir = u_us[:RESERVOIR].round(1).tolist()
         done += m
     su = usable.summary(exact)
-    out = {"n": n, "seed": seed, "usable": su, "handshake": hs.summary(exact),
-           "breakdown_mean_us": {k: sums[k] / n * 1e6 for k in COMPONENTS},
-           "bytes_up_mean": sums["bytes_up"] / n, "bytes_down_mean": sums["bytes_down"] / n,
-           "packets_up_mean": sums["packets_up"] / n, "packets_down_mean": sums["packets_down"] / n,
-           "radio": {"on_mean_us": su["mean_us"], "airtime_tx_mean_us": sums["airtime_tx"] / n * 1e6,
-                     "airtime_rx_mean_us": sums["airtime_rx"] / n * 1e6,
-                     "assumption": "the radio stays on from the first packet to the answer (no sleep between "
-                                   "flights); airtime = wire bytes / link rate per direction"},
-           "failed_share": failed / n, "reservoir_us": reservoir}
+    out = {
+        "n": n,
+        "seed": seed,
+        "usable": su,
+        "handshake": hs.summary(exact),
+        "breakdown_mean_us": {k: sums[k] / n * 1e6 for k in COMPONENTS},
+        "bytes_up_mean": sums["bytes_up"] / n,
+        "bytes_down_mean": sums["bytes_down"] / n,
+        "packets_up_mean": sums["packets_up"] / n,
+        "packets_down_mean": sums["packets_down"] / n,
+        "radio": {
+            "on_mean_us": su["mean_us"],
+            "airtime_tx_mean_us": sums["airtime_tx"] / n * 1e6,
+            "airtime_rx_mean_us": sums["airtime_rx"] / n * 1e6,
+            "assumption": "the radio stays on from the first packet to the answer (no sleep between "
+            "flights); airtime = wire bytes / link rate per direction",
+        },
+        "failed_share": failed / n,
+        "reservoir_us": reservoir,
+    }
     return out

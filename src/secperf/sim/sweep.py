@@ -15,9 +15,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core.errors import InputError
+from ..inputs import netspec as NS
 from ..model import flights as F
 from ..model import network as N
-from ..inputs import netspec as NS
 
 NETWORK_INPUTS = {"rtt": "ms", "delay": "ms", "jitter": "ms", "loss": "%", "rate": "kbit/s", "mtu": "bytes"}
 SCENARIO_INPUTS = ("protocol", "handshake", "key", "group", "cert")
@@ -45,17 +45,22 @@ def cell_count(scenarios: int, networks: int, sweep: Sweep) -> int:
     return n
 
 
-def check_draws(scenarios: int, networks: int, sweep: Sweep, n: int, max_draws: int,
-                max_cells: int = DEFAULT_MAX_CELLS) -> None:
+def check_draws(
+    scenarios: int, networks: int, sweep: Sweep, n: int, max_draws: int, max_cells: int = DEFAULT_MAX_CELLS
+) -> None:
     """Each bound alone is fine, their product is not: rtt=0..999:1,loss=0..99:0.1 is 10^6 cells."""
     cells = cell_count(scenarios, networks, sweep)
     if cells > max_cells:
-        raise SweepError(f"{cells} cells (scenarios x networks x --sweep values) is over --max-cells {max_cells}; "
-                         f"narrow the sweep, or raise --max-cells if you mean it")
+        raise SweepError(
+            f"{cells} cells (scenarios x networks x --sweep values) is over --max-cells {max_cells}; "
+            f"narrow the sweep, or raise --max-cells if you mean it"
+        )
     if cells * n > max_draws:
-        raise SweepError(f"{cells} cells (scenarios x networks x --sweep values) x --n {n} = {cells * n:.3g} simulated "
-                         f"connections, over --max-draws {max_draws:g}; narrow the sweep, lower --n, or raise "
-                         f"--max-draws if you mean it")
+        raise SweepError(
+            f"{cells} cells (scenarios x networks x --sweep values) x --n {n} = {cells * n:.3g} simulated "
+            f"connections, over --max-draws {max_draws:g}; narrow the sweep, lower --n, or raise "
+            f"--max-draws if you mean it"
+        )
 
 
 def _num(key: str, v: str) -> float:
@@ -79,8 +84,10 @@ def _range(key: str, v: str) -> list[float]:
         raise SweepError(f"--sweep: {key}={v!r} needs A..B:STEP with A <= B and STEP > 0")
     steps = (hi - lo) / st  # a float: 0..1e300:1e-300 is inf steps, not a number to floor
     if not math.isfinite(steps) or steps + 1 > MAX_VALUES:
-        raise SweepError(f"--sweep: {key}={v} has {steps + 1:.3g} values, over {MAX_VALUES} per input; take a larger "
-                         f"STEP or a narrower range")
+        raise SweepError(
+            f"--sweep: {key}={v} has {steps + 1:.3g} values, over {MAX_VALUES} per input; take a larger "
+            f"STEP or a narrower range"
+        )
     count = math.floor(steps + 1e-9) + 1
     return [round(lo + i * st, 9) for i in range(int(count))]
 
@@ -108,8 +115,9 @@ def parse(text: str | None) -> Sweep:
             v = tok
         if cur in NETWORK_INPUTS:
             out[cur] += _range(cur, v) if ".." in v else [_num(cur, v)]
-        elif cur == "group":         # one vocabulary: old spellings (secp256r1, ecdh-p256) mapped with a note
+        elif cur == "group":  # one vocabulary: old spellings (secp256r1, ecdh-p256) mapped with a note
             from ..inputs.vocabulary import group
+
             out[cur].append(group(v, "--sweep group"))
         else:
             out[cur].append(v)
@@ -148,7 +156,7 @@ def apply_network(base: NS.NetSpec, values: dict[str, float]) -> NS.NetSpec:
 class Cell:
     scenario: F.Scenario
     network: NS.NetSpec
-    inputs: dict[str, Any]    # the swept inputs' values of this cell
+    inputs: dict[str, Any]  # the swept inputs' values of this cell
 
 
 def parse_cert(v: str) -> tuple[str, int]:
@@ -157,8 +165,9 @@ def parse_cert(v: str) -> tuple[str, int]:
         try:
             depth = int(d)
         except ValueError:
-            raise SweepError(f"--cert: depth {d!r} in {v!r} is not a whole number (write TYPE[:DEPTH], e.g. "
-                             f"ecdsa-p256:2)") from None
+            raise SweepError(
+                f"--cert: depth {d!r} in {v!r} is not a whole number (write TYPE[:DEPTH], e.g. ecdsa-p256:2)"
+            ) from None
         return t, depth
     return t, 1
 
@@ -187,8 +196,9 @@ def expand(scenarios: list[F.Scenario], networks: list[NS.NetSpec], sweep: Sweep
                     vals = dict(zip(net_keys, ncombo))
                     cells.append(Cell(s2, apply_network(net, vals), {**dict(zip(sc_keys, combo)), **vals}))
     if not cells:
-        raise SweepError("no scenario left: every --handshake value is unknown to every PROTOCOL given; see "
-                         "`secperf whatif --list`")
+        raise SweepError(
+            "no scenario left: every --handshake value is unknown to every PROTOCOL given; see `secperf whatif --list`"
+        )
     return cells
 
 
@@ -199,14 +209,25 @@ def tornado(rows: list[dict[str, Any]], sweep: Sweep, metric: str = "p95_us") ->
         if len(vals) < 2:
             continue
         others = {j: sweep[j][0] for j in sweep if j != k}
-        pts = [(r["inputs"][k], r["usable"][metric]) for r in rows
-               if all(r["inputs"].get(j) == v for j, v in others.items())]
+        pts = [
+            (r["inputs"][k], r["usable"][metric])
+            for r in rows
+            if all(r["inputs"].get(j) == v for j, v in others.items())
+        ]
         if len(pts) < 2:
             continue
         lo = min(pts, key=lambda p: p[1])
         hi = max(pts, key=lambda p: p[1])
-        out.append({"input": k, "low_value": lo[0], "low_us": lo[1], "high_value": hi[0], "high_us": hi[1],
-                    "swing_us": hi[1] - lo[1]})
+        out.append(
+            {
+                "input": k,
+                "low_value": lo[0],
+                "low_us": lo[1],
+                "high_value": hi[0],
+                "high_us": hi[1],
+                "swing_us": hi[1] - lo[1],
+            }
+        )
     return sorted(out, key=lambda r: -r["swing_us"])
 
 

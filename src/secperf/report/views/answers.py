@@ -26,8 +26,8 @@ PROTO_NAMES = {"https": "HTTPS", "mqtt": "MQTT/TLS", "coap": "CoAP/DTLS", "vpn":
 
 
 class Finding(TypedDict):
-    section: str   # the report section's anchor id
-    text: str      # one sentence
+    section: str  # the report section's anchor id
+    text: str  # one sentence
 
 
 def _p50(s: Series) -> float:
@@ -59,37 +59,67 @@ def connect_findings(doc: Result) -> list[Finding]:
             if r.get("key_session", "warm") == "cold":  # the cold row adds to its protocol's warm one
                 if r["se_p50_us"] is not None and parts:
                     said = any("wakes cold" in x for x in parts)  # the why once per sentence
-                    parts[-1] += (f", {fmt_time_us(r['se_p50_us'])} when the device wakes cold"
-                                  + ("" if said else " (new session, login, key search)"))
+                    parts[-1] += f", {fmt_time_us(r['se_p50_us'])} when the device wakes cold" + (
+                        "" if said else " (new session, login, key search)"
+                    )
                 continue
             if r["software_p50_us"] is not None and r["se_p50_us"] is not None:
-                parts.append(f"{name} {fmt_time_us(r['software_p50_us'])} with a software key, "
-                             f"{fmt_time_us(r['se_p50_us'])} with the key in {se} "
-                             f"(+{fmt_time_us(r['difference_us'])})")
+                parts.append(
+                    f"{name} {fmt_time_us(r['software_p50_us'])} with a software key, "
+                    f"{fmt_time_us(r['se_p50_us'])} with the key in {se} "
+                    f"(+{fmt_time_us(r['difference_us'])})"
+                )
             elif r["software_p50_us"] is not None:
                 parts.append(f"{name} {fmt_time_us(r['software_p50_us'])} with a software key")
         if parts:
-            out.append(_finding("connect", f"Connection set-up (P50, connect → usable) over {net}: "
-                                + "; ".join(parts) + "."))
+            out.append(
+                _finding("connect", f"Connection set-up (P50, connect → usable) over {net}: " + "; ".join(parts) + ".")
+            )
     for net in sm["networks"]:
         saves = []
         for proto in PROTO_NAMES:
-            f = next((r for r in full if r["network"] == net and r["protocol"] == proto
-                      and r.get("key_session", "warm") == "warm"), None)
-            rs = next((r for r in sm["rows"] if r["network"] == net and r["protocol"] == proto
-                       and r["handshake"] == "resumed" and r["auth"] == "mtls"
-                       and r.get("key_session", "warm") == "warm"), None)
+            f = next(
+                (
+                    r
+                    for r in full
+                    if r["network"] == net and r["protocol"] == proto and r.get("key_session", "warm") == "warm"
+                ),
+                None,
+            )
+            rs = next(
+                (
+                    r
+                    for r in sm["rows"]
+                    if r["network"] == net
+                    and r["protocol"] == proto
+                    and r["handshake"] == "resumed"
+                    and r["auth"] == "mtls"
+                    and r.get("key_session", "warm") == "warm"
+                ),
+                None,
+            )
             # a "resumed" row whose server resumed nothing (libcoap with a client certificate) saves nothing
             if f and rs and f["se_p50_us"] is not None and rs["se_p50_us"] is not None and rs.get("resumed"):
                 saves.append(f"{PROTO_NAMES[proto]} {fmt_time_us(f['se_p50_us'] - rs['se_p50_us'])}")
         if saves:
-            out.append(_finding("connect", f"Session resumption with the secure-element key saves, over {net}: "
-                                + ", ".join(saves) + " per connection (the token is not touched)."))
+            out.append(
+                _finding(
+                    "connect",
+                    f"Session resumption with the secure-element key saves, over {net}: "
+                    + ", ".join(saves)
+                    + " per connection (the token is not touched).",
+                )
+            )
         fresh = next((r for r in sm["rows"] if r["network"] == net and r["auth"] == "jwt_fresh"), None)
         cached = next((r for r in sm["rows"] if r["network"] == net and r["auth"] == "jwt_cached"), None)
         if fresh and cached and fresh["se_p50_us"] is not None and cached["se_p50_us"] is not None:
-            out.append(_finding("connect", f"A cached JWT saves {fmt_time_us(fresh['se_p50_us'] - cached['se_p50_us'])} "
-                                f"per request over {net} against signing a fresh one in {se}."))
+            out.append(
+                _finding(
+                    "connect",
+                    f"A cached JWT saves {fmt_time_us(fresh['se_p50_us'] - cached['se_p50_us'])} "
+                    f"per request over {net} against signing a fresh one in {se}.",
+                )
+            )
     return out
 
 
@@ -99,14 +129,28 @@ def handshake_findings(doc: Result) -> list[Finding]:
     nets = list(dict.fromkeys((s.labels.get("network") or "loopback") for s in hs))
 
     def pick(net: str, version: str) -> Series | None:
-        return next((s for s in hs if (s.labels.get("network") or "loopback") == net
-                     and s.labels.get("proto", "tls") == "tls" and str(s.labels.get("tls")) == version
-                     and s.labels.get("mode", "full") == "full"), None)
+        return next(
+            (
+                s
+                for s in hs
+                if (s.labels.get("network") or "loopback") == net
+                and s.labels.get("proto", "tls") == "tls"
+                and str(s.labels.get("tls")) == version
+                and s.labels.get("mode", "full") == "full"
+            ),
+            None,
+        )
+
     for net in nets:
         t13, t12 = pick(net, "1.3"), pick(net, "1.2")
         if t13 and t12:
-            out.append(_finding("handshake", f"Full handshake over {net}: TLS 1.3 {fmt_time_us(_p50(t13))}, "
-                                f"TLS 1.2 {fmt_time_us(_p50(t12))} (P50)."))
+            out.append(
+                _finding(
+                    "handshake",
+                    f"Full handshake over {net}: TLS 1.3 {fmt_time_us(_p50(t13))}, "
+                    f"TLS 1.2 {fmt_time_us(_p50(t12))} (P50).",
+                )
+            )
     worst: tuple[Series, dict[str, Any]] | None = None
     for s in hs:
         for m in (s.derived.get("breakdown") or {}).get("messages", []):
@@ -114,8 +158,13 @@ def handshake_findings(doc: Result) -> list[Finding]:
                 worst = (s, m)
     if worst:
         s, m = worst
-        out.append(_finding("handshake", f"The costliest step of the client's handshake is {m['message']}: "
-                            f"{fmt_time_us(m['p50_cpu_us'])} of CPU (P50) in {s.labels.get('label', s.id)}."))
+        out.append(
+            _finding(
+                "handshake",
+                f"The costliest step of the client's handshake is {m['message']}: "
+                f"{fmt_time_us(m['p50_cpu_us'])} of CPU (P50) in {s.labels.get('label', s.id)}.",
+            )
+        )
     return out
 
 
@@ -126,16 +175,23 @@ def netem_findings(doc: Result) -> list[Finding]:
 
     def key(s: Series) -> tuple[Any, Any]:
         return s.labels.get("label"), s.labels.get("server")
+
     base = {key(s): s for s in hs if (s.labels.get("network") or "loopback") == "loopback"}
     out: list[Finding] = []
-    for net in dict.fromkeys(s.labels.get("network") for s in hs
-                             if (s.labels.get("network") or "loopback") != "loopback"):
+    for net in dict.fromkeys(
+        s.labels.get("network") for s in hs if (s.labels.get("network") or "loopback") != "loopback"
+    ):
         pair = next(((s, base[key(s)]) for s in hs if s.labels.get("network") == net and key(s) in base), None)
         if pair:
             s, b = pair
-            out.append(_finding("netem", f"The {net} link adds {fmt_time_us(_p50(s) - _p50(b))} to a handshake "
-                                f"({s.labels.get('label')}: {fmt_time_us(_p50(b))} on loopback, "
-                                f"{fmt_time_us(_p50(s))} over {net}, P50)."))
+            out.append(
+                _finding(
+                    "netem",
+                    f"The {net} link adds {fmt_time_us(_p50(s) - _p50(b))} to a handshake "
+                    f"({s.labels.get('label')}: {fmt_time_us(_p50(b))} on loopback, "
+                    f"{fmt_time_us(_p50(s))} over {net}, P50).",
+                )
+            )
     return out
 
 
@@ -164,8 +220,9 @@ def signer_findings(doc: Result) -> list[Finding]:
 
 
 def crypto_findings(doc: Result) -> list[Finding]:
-    rows = [s for s in _summarised(doc, "crypto")
-            if s.labels.get("op") == "sign" and s.labels.get("security_bits") == 128]
+    rows = [
+        s for s in _summarised(doc, "crypto") if s.labels.get("op") == "sign" and s.labels.get("security_bits") == 128
+    ]
     if not rows:
         return []
     best = min(rows, key=_p50)
@@ -179,6 +236,7 @@ def crypto_findings(doc: Result) -> list[Finding]:
 def whatif_findings(doc: Result) -> list[Finding]:
     """How far the predictions were from this run's measurements, and what they say beyond them."""
     from .whatif import predicted_vs_measured
+
     rows = predicted_vs_measured(doc)
     if not rows:
         return []
@@ -187,66 +245,97 @@ def whatif_findings(doc: Result) -> list[Finding]:
     if checked:
         checked.sort()
         med = checked[len(checked) // 2]
-        out.append(_finding("whatif", f"Predictions over the emulated links were {med * 100:.0f}% from the measured "
-                            f"P50 (median over {len(checked)} cells, calibrated on this run's loopback rows)."))
+        out.append(
+            _finding(
+                "whatif",
+                f"Predictions over the emulated links were {med * 100:.0f}% from the measured "
+                f"P50 (median over {len(checked)} cells, calibrated on this run's loopback rows).",
+            )
+        )
     unmeasured = [r for r in rows if r["measured_p50_us"] is None and r["handshake"] == "full"]
     if unmeasured:
         nets = list(dict.fromkeys(r["network"] for r in unmeasured))
-        parts = [f"{PROTO_NAMES.get(r['protocol'], r['protocol'])} {r['key']} {fmt_time_us(r['predicted_p50_us'])}"
-                 for r in unmeasured if r["network"] == nets[0]]
-        out.append(_finding("whatif", f"Predicted for {nets[0]} (not measured here), full handshake P50: "
-                            + ", ".join(parts) + "."))
+        parts = [
+            f"{PROTO_NAMES.get(r['protocol'], r['protocol'])} {r['key']} {fmt_time_us(r['predicted_p50_us'])}"
+            for r in unmeasured
+            if r["network"] == nets[0]
+        ]
+        out.append(
+            _finding(
+                "whatif", f"Predicted for {nets[0]} (not measured here), full handshake P50: " + ", ".join(parts) + "."
+            )
+        )
     return out
 
 
 def device_findings(doc: Result) -> list[Finding]:
     """Study S1's question on an emulated core: what a handshake costs per configuration (warm
     handshakes); each row named by what differs between them (group/suite, certificates, mode, build)."""
-    warm = [s for s in doc.series if s.kind == "device" and s.derived.get("messages")
-            and s.labels.get("phase") == "warm"]
+    warm = [
+        s for s in doc.series if s.kind == "device" and s.derived.get("messages") and s.labels.get("phase") == "warm"
+    ]
     if not warm:
         return []
     lb = warm[0].labels
-    varying = [k for k in ("mode", "server_cert", "client_cert", "config")
-               if len({str(s.labels.get(k)) for s in warm}) > 1]
+    varying = [
+        k for k in ("mode", "server_cert", "client_cert", "config") if len({str(s.labels.get(k)) for s in warm}) > 1
+    ]
     parts = []
     for s in warm:
         d = s.derived
         ms = d["derived_ms"]
         extra = "".join(f" {s.labels.get(k)}" for k in varying)
-        parts.append(f"{s.labels.get('group')}/{s.labels.get('suite')}{extra} {d['instructions_median'] / 1e6:.1f} M "
-                     f"instructions (≈{ms['ms_low']:.0f}–{ms['ms_high']:.0f} ms, derived)")
+        parts.append(
+            f"{s.labels.get('group')}/{s.labels.get('suite')}{extra} {d['instructions_median'] / 1e6:.1f} M "
+            f"instructions (≈{ms['ms_low']:.0f}–{ms['ms_high']:.0f} ms, derived)"
+        )
     mode = "" if "mode" in varying or lb.get("mode", "full") == "full" else f" ({lb.get('mode')})"
-    return [_finding("device", f"A TLS handshake{mode} of {lb.get('stack')} on the emulated {lb.get('device')} costs: "
-                     + "; ".join(dict.fromkeys(parts)) + ".")]
+    return [
+        _finding(
+            "device",
+            f"A TLS handshake{mode} of {lb.get('stack')} on the emulated {lb.get('device')} costs: "
+            + "; ".join(dict.fromkeys(parts))
+            + ".",
+        )
+    ]
 
 
 def jwt_findings(doc: Result) -> list[Finding]:
     """JWT: a fresh token (signed now) against a cached one, per key source and network."""
     js = [s for s in _summarised(doc, "jwt") if s.labels.get("key_session", "warm") == "warm"]
     out: list[Finding] = []
-    for (profile, net) in dict.fromkeys((s.labels.get("profile"), s.labels.get("network") or "loopback")
-                                        for s in js):
-        mine = {s.labels.get("mode"): s for s in js
-                if s.labels.get("profile") == profile and (s.labels.get("network") or "loopback") == net}
+    for profile, net in dict.fromkeys((s.labels.get("profile"), s.labels.get("network") or "loopback") for s in js):
+        mine = {
+            s.labels.get("mode"): s
+            for s in js
+            if s.labels.get("profile") == profile and (s.labels.get("network") or "loopback") == net
+        }
         fresh, cached = mine.get("jwt_fresh"), mine.get("jwt_cached")
         if fresh and cached:
-            out.append(_finding("jwt", f"JWT with the key in {profile} over {net}: {fmt_time_us(_p50(fresh))} per request "
-                                f"signing a fresh token, {fmt_time_us(_p50(cached))} with a cached one (P50)."))
+            out.append(
+                _finding(
+                    "jwt",
+                    f"JWT with the key in {profile} over {net}: {fmt_time_us(_p50(fresh))} per request "
+                    f"signing a fresh token, {fmt_time_us(_p50(cached))} with a cached one (P50).",
+                )
+            )
     return out
 
 
 def mac_findings(doc: Result) -> list[Finding]:
     """The cheapest MAC per byte at the longest message measured, and the CAN sweep's answer."""
     out: list[Finding] = []
-    macs = [s for s in _summarised(doc, "crypto")
-            if s.labels.get("family") == "mac" and s.derived.get("ns_per_byte")]
+    macs = [s for s in _summarised(doc, "crypto") if s.labels.get("family") == "mac" and s.derived.get("ns_per_byte")]
     if macs:
         size = max(s.labels.get("size_bytes") or 0 for s in macs)
-        at = sorted((s for s in macs if (s.labels.get("size_bytes") or 0) == size),
-                    key=lambda s: float(s.derived["ns_per_byte"]))
-        text = (f"Cheapest MAC here at {size} B messages: {at[0].labels.get('alg')} "
-                f"({at[0].derived['ns_per_byte']:.2f} ns/byte)")
+        at = sorted(
+            (s for s in macs if (s.labels.get("size_bytes") or 0) == size),
+            key=lambda s: float(s.derived["ns_per_byte"]),
+        )
+        text = (
+            f"Cheapest MAC here at {size} B messages: {at[0].labels.get('alg')} "
+            f"({at[0].derived['ns_per_byte']:.2f} ns/byte)"
+        )
         if len(at) > 1:
             text += f"; dearest {at[-1].labels.get('alg')} ({at[-1].derived['ns_per_byte']:.2f} ns/byte)"
         out.append(_finding("mac", text + "."))
@@ -290,6 +379,7 @@ def prediction_findings(doc: Result) -> list[Finding]:
     """A what-if without measurements: per link the fastest and slowest prediction (P95), the range
     over a sweep, and what security adds where a baseline was predicted."""
     from .whatif import whatif_series
+
     ws = [s for s in whatif_series(doc) if s.labels.get("security", "on") != "off"]
     if not ws:
         return []
@@ -300,9 +390,14 @@ def prediction_findings(doc: Result) -> list[Finding]:
     swept = bool((doc.analysis.get("whatif") or {}).get("sweep"))
     if swept or len(nets) > 4:
         lo, hi = min(ws, key=p95), max(ws, key=p95)
-        out.append(_finding("whatif", f"Predicted connection set-up P95 ranges from {fmt_time_us(p95(lo))} "
-                            f"({name(lo)} @ {axis_label(lo.labels.get('network'))}) to {fmt_time_us(p95(hi))} "
-                            f"({name(hi)} @ {axis_label(hi.labels.get('network'))}) over {len(ws)} cells."))
+        out.append(
+            _finding(
+                "whatif",
+                f"Predicted connection set-up P95 ranges from {fmt_time_us(p95(lo))} "
+                f"({name(lo)} @ {axis_label(lo.labels.get('network'))}) to {fmt_time_us(p95(hi))} "
+                f"({name(hi)} @ {axis_label(hi.labels.get('network'))}) over {len(ws)} cells.",
+            )
+        )
     else:
         for net in nets:
             mine = sorted((s for s in ws if s.labels.get("network") == net), key=p95)
@@ -315,9 +410,14 @@ def prediction_findings(doc: Result) -> list[Finding]:
         s, x = max(adds, key=lambda a: a[1]["time_p50_us"].get("adds") or 0)
         t = x["time_p50_us"]
         if t.get("adds") is not None and t.get("secured") is not None:
-            out.append(_finding("whatif", f"Security adds at most {fmt_time_us(t['adds'])} of {fmt_time_us(t['secured'])} "
-                                f"(P50) to set-up: {name(s)} @ {axis_label(s.labels.get('network'))}, against the same exchange "
-                                f"without security."))
+            out.append(
+                _finding(
+                    "whatif",
+                    f"Security adds at most {fmt_time_us(t['adds'])} of {fmt_time_us(t['secured'])} "
+                    f"(P50) to set-up: {name(s)} @ {axis_label(s.labels.get('network'))}, against the same exchange "
+                    f"without security.",
+                )
+            )
     return out
 
 
@@ -329,13 +429,16 @@ def plan_findings(doc: Result) -> list[Finding]:
         best = p.get("best") or {}
         what = p["pattern"] + (f" (best: {'+'.join(best['measures'])})" if best.get("measures") else "")
         groups.setdefault(p.get("verdict") or "no verdict", []).append(what)
-    return [_finding("plan", f"{verdict[0].upper()}{verdict[1:]}: " + ", ".join(names) + ".")
-            for verdict, names in groups.items()]
+    return [
+        _finding("plan", f"{verdict[0].upper()}{verdict[1:]}: " + ", ".join(names) + ".")
+        for verdict, names in groups.items()
+    ]
 
 
 def server_findings(doc: Result) -> list[Finding]:
     """Per server configuration: the highest rate measured and the server's CPU per handshake there."""
     from ..terminal_server import capacity_row, configs
+
     out: list[Finding] = []
     parts = []
     for cfg, series in configs(doc).items():
@@ -344,7 +447,9 @@ def server_findings(doc: Result) -> list[Finding]:
             cpu = f", {fmt_time_us(r['cpu_us'])} server CPU each" if r.get("cpu_us") else ""
             parts.append(f"{cfg} {r['handshakes_per_s']:,.0f}/s{cpu}")
     if parts:
-        out.append(_finding("server", "Server capacity (highest rate measured, full handshakes): " + "; ".join(parts) + "."))
+        out.append(
+            _finding("server", "Server capacity (highest rate measured, full handshakes): " + "; ".join(parts) + ".")
+        )
     return out
 
 
@@ -357,11 +462,15 @@ def fleet_findings(doc: Result) -> list[Finding]:
         if r.get("time_all_back_s") is None or not m:
             gone = f"; {r['gave_up']:,.0f} gave up" if r.get("gave_up") else ""
             if m and r.get("devices_back") is not None:
-                parts.append(f"{m.get('devices', 0):,} devices ({m.get('policy')}): {r['devices_back']:,.0f} back{gone}")
+                parts.append(
+                    f"{m.get('devices', 0):,} devices ({m.get('policy')}): {r['devices_back']:,.0f} back{gone}"
+                )
             continue
         gone = f", {r['gave_up']:,.0f} gave up" if r.get("gave_up") else ""
-        parts.append(f"{m['devices']:,} devices ({m.get('policy')}) all back after {fmt_time_us(r['time_all_back_s'] * 1e6)}"
-                     f"{gone}")
+        parts.append(
+            f"{m['devices']:,} devices ({m.get('policy')}) all back after {fmt_time_us(r['time_all_back_s'] * 1e6)}"
+            f"{gone}"
+        )
     if not parts:
         return []
     cap = (fl.get("runs") or [{}])[0].get("model", {}).get("capacity_per_s")
@@ -372,12 +481,25 @@ def fleet_findings(doc: Result) -> list[Finding]:
 def _whatif(doc: Result) -> list[Finding]:
     """Predictions next to this run's measurements when it measured any, else the predictions alone."""
     from .whatif import predicted_vs_measured
+
     measured = any(r["measured_p50_us"] is not None for r in predicted_vs_measured(doc))
     return whatif_findings(doc) if measured else prediction_findings(doc)
 
 
-FINDERS = ("connect", "handshake", "netem", "signer", "jwt", "crypto", "mac", "device", "whatif", "plan", "server",
-           "fleet")
+FINDERS = (
+    "connect",
+    "handshake",
+    "netem",
+    "signer",
+    "jwt",
+    "crypto",
+    "mac",
+    "device",
+    "whatif",
+    "plan",
+    "server",
+    "fleet",
+)
 
 
 def key_findings(doc: Result | Mapping[str, Any]) -> list[Finding]:
@@ -386,10 +508,20 @@ def key_findings(doc: Result | Mapping[str, Any]) -> list[Finding]:
     Result whose rows lack what it reads (an older or hand-edited file) is left out, like missing
     rows: the glance never stops a command from printing its tables."""
     doc = as_result(doc)
-    finders: dict[str, Callable[[Result], list[Finding]]] = {"connect": connect_findings, "handshake": handshake_findings, "netem": netem_findings,
-               "signer": signer_findings, "jwt": jwt_findings, "crypto": crypto_findings, "mac": mac_findings,
-               "device": device_findings, "whatif": _whatif, "plan": plan_findings, "server": server_findings,
-               "fleet": fleet_findings}
+    finders: dict[str, Callable[[Result], list[Finding]]] = {
+        "connect": connect_findings,
+        "handshake": handshake_findings,
+        "netem": netem_findings,
+        "signer": signer_findings,
+        "jwt": jwt_findings,
+        "crypto": crypto_findings,
+        "mac": mac_findings,
+        "device": device_findings,
+        "whatif": _whatif,
+        "plan": plan_findings,
+        "server": server_findings,
+        "fleet": fleet_findings,
+    }
     out: list[Finding] = []
     for name in FINDERS:
         try:

@@ -13,6 +13,7 @@ from ...core.result_schema import Result, Series, Timer
 
 class ConnectRow(TypedDict):
     """One connect series as its tables show it."""
+
     id: str
     label: str
     protocol: str
@@ -36,16 +37,19 @@ class ConnectRow(TypedDict):
 
 class S2Table(TypedDict):
     """S2's table: the secure element it compares with, its rows, their networks in order."""
+
     se_source: str | None
     rows: list[dict[str, Any]]
     networks: list[str]
 
 
 PROTOCOL_ORDER = ("https", "mqtt", "coap", "vpn")
-CATEGORIES = (("signing", ("C_SignInit", "C_Sign", "C_SignUpdate", "C_SignFinal")),
-              ("session set-up", ("C_OpenSession", "C_CloseSession", "C_CloseAllSessions", "C_GetSessionInfo")),
-              ("login", ("C_Login", "C_Logout")),
-              ("key search", ("C_FindObjectsInit", "C_FindObjects", "C_FindObjectsFinal", "C_GetAttributeValue")))
+CATEGORIES = (
+    ("signing", ("C_SignInit", "C_Sign", "C_SignUpdate", "C_SignFinal")),
+    ("session set-up", ("C_OpenSession", "C_CloseSession", "C_CloseAllSessions", "C_GetSessionInfo")),
+    ("login", ("C_Login", "C_Logout")),
+    ("key search", ("C_FindObjectsInit", "C_FindObjects", "C_FindObjectsFinal", "C_GetAttributeValue")),
+)
 
 
 def _p50(s: Series | None) -> float | None:
@@ -77,16 +81,29 @@ def series_rows(doc: Result | Mapping[str, Any]) -> list[ConnectRow]:
     rows: list[ConnectRow] = []
     for s in connect_series(doc):
         lb, sm, d = s.labels, s.summary, s.derived
-        rows.append({"id": s.id, "label": series_label(s), "protocol": lb["protocol"],
-                     "client": lb.get("client"), "key_source": lb["key_source"], "handshake": lb["handshake"],
-                     "status": s.status, "n": sm.n if sm else 0, "p50_us": sm.p50_us if sm else None,
-                     "p90_us": sm.p90_us if sm else None, "p99_us": sm.p99_us if sm else None,
-                     "over_1s": sm.over_threshold if sm else None, "resumed": d.get("resumed"),
-                     "token_calls": (d.get("se_calls") or {}).get("token_calls_per_op"),
-                     "startup_p50_us": d.get("startup_p50_us"), "phases": d.get("phases_p50_us") or [],
-                     "failure": s.failures[-1].reason if s.failures else None,
-                     "note": d.get("resumption_note"),
-                     "timer": s.timer})
+        rows.append(
+            {
+                "id": s.id,
+                "label": series_label(s),
+                "protocol": lb["protocol"],
+                "client": lb.get("client"),
+                "key_source": lb["key_source"],
+                "handshake": lb["handshake"],
+                "status": s.status,
+                "n": sm.n if sm else 0,
+                "p50_us": sm.p50_us if sm else None,
+                "p90_us": sm.p90_us if sm else None,
+                "p99_us": sm.p99_us if sm else None,
+                "over_1s": sm.over_threshold if sm else None,
+                "resumed": d.get("resumed"),
+                "token_calls": (d.get("se_calls") or {}).get("token_calls_per_op"),
+                "startup_p50_us": d.get("startup_p50_us"),
+                "phases": d.get("phases_p50_us") or [],
+                "failure": s.failures[-1].reason if s.failures else None,
+                "note": d.get("resumption_note"),
+                "timer": s.timer,
+            }
+        )
     return rows
 
 
@@ -106,28 +123,43 @@ def summary(doc: Result | Mapping[str, Any], se_source: str | None = None) -> S2
     networks = sorted(dict.fromkeys(seen), key=lambda n: (n != "loopback", seen.index(n)))
     rows: list[dict[str, Any]] = []
 
-    def find(proto: str, ks: str | None, hsk: str, client: str, net: str, ksess: str = "warm",
-             server: str = "libcoap") -> Series | None:
+    def find(
+        proto: str, ks: str | None, hsk: str, client: str, net: str, ksess: str = "warm", server: str = "libcoap"
+    ) -> Series | None:
         for s in conn:
             lb = s.labels
-            if (lb["protocol"], lb["key_source"], lb["handshake"], lb.get("client"), lb.get("auth", "mtls"),
-                    lb.get("security", "pki"), lb.get("nodelay", True), _network(s), lb.get("key_session", "warm"),
-                    lb.get("coap_server", "libcoap")) == \
-                    (proto, ks, hsk, client, "mtls", "pki", True, net, ksess, server):
+            if (
+                lb["protocol"],
+                lb["key_source"],
+                lb["handshake"],
+                lb.get("client"),
+                lb.get("auth", "mtls"),
+                lb.get("security", "pki"),
+                lb.get("nodelay", True),
+                _network(s),
+                lb.get("key_session", "warm"),
+                lb.get("coap_server", "libcoap"),
+            ) == (proto, ks, hsk, client, "mtls", "pki", True, net, ksess, server):
                 return s
         return None
 
     # CoAP once per CoAP/DTLS server measured (libcoap first; Californium resumes, libcoap does not)
-    servers = {"coap": sorted({s.labels.get("coap_server", "libcoap") for s in conn
-                               if s.labels["protocol"] == "coap"}, key=lambda x: x != "libcoap")}
+    servers = {
+        "coap": sorted(
+            {s.labels.get("coap_server", "libcoap") for s in conn if s.labels["protocol"] == "coap"},
+            key=lambda x: x != "libcoap",
+        )
+    }
     for net in networks:
         for proto, server in ((p, sv) for p in PROTOCOL_ORDER for sv in servers.get(p, ["libcoap"])):
             client = "openvpn" if proto == "vpn" else "probe"
             # a cold key session (session, login, key search per connection) next to the warm one;
             # the software key has no session: its figure is the same in both rows
             for hsk, ksess in (("full", "warm"), ("full", "cold"), ("resumed", "warm")):
-                sw, tok = (find(proto, "software", hsk, client, net, server=server),
-                           find(proto, "token", hsk, client, net, ksess, server))
+                sw, tok = (
+                    find(proto, "software", hsk, client, net, server=server),
+                    find(proto, "token", hsk, client, net, ksess, server),
+                )
                 se = find(proto, se_source, hsk, client, net, ksess, server) if se_source else None
                 if ksess == "cold" and not (se or tok):
                     continue
@@ -136,32 +168,59 @@ def summary(doc: Result | Mapping[str, Any], se_source: str | None = None) -> S2
                 per = se.derived.get("se_calls") if se is not None else None
                 a, b = _p50(sw), _p50(se)
                 either = se or sw
-                rows.append({"network": net, "protocol": proto if server == "libcoap" else f"{proto} ({server})",
-                             "handshake": hsk, "auth": "mtls", "key_session": ksess,
-                             "software_p50_us": a, "token_p50_us": _p50(tok), "se_p50_us": b,
-                             "difference_us": (b - a) if a is not None and b is not None else None,
-                             "se_parts_us": se_categories(per) if per else None,
-                             "se_calls_per_conn": per.get("token_calls_per_op") if per else None,
-                             "resumed": either.derived.get("resumed") if either is not None else None,
-                             "n": _n(either)})
+                rows.append(
+                    {
+                        "network": net,
+                        "protocol": proto if server == "libcoap" else f"{proto} ({server})",
+                        "handshake": hsk,
+                        "auth": "mtls",
+                        "key_session": ksess,
+                        "software_p50_us": a,
+                        "token_p50_us": _p50(tok),
+                        "se_p50_us": b,
+                        "difference_us": (b - a) if a is not None and b is not None else None,
+                        "se_parts_us": se_categories(per) if per else None,
+                        "se_calls_per_conn": per.get("token_calls_per_op") if per else None,
+                        "resumed": either.derived.get("resumed") if either is not None else None,
+                        "n": _n(either),
+                    }
+                )
         jwt = [s for s in jwt_all if _network(s) == net]
         for mode, ksess in (("jwt_fresh", "warm"), ("jwt_fresh", "cold"), ("jwt_cached", "warm")):
             sw = next((s for s in jwt if s.labels["mode"] == mode and s.labels["profile"] == "software"), None)
-            se = next((s for s in jwt if s.labels["mode"] == mode and s.labels["profile"] != "software"
-                       and s.labels.get("key_session", "warm") == ksess
-                       and (se_source is None or f"se:{s.labels['profile']}" == se_source)), None)
+            se = next(
+                (
+                    s
+                    for s in jwt
+                    if s.labels["mode"] == mode
+                    and s.labels["profile"] != "software"
+                    and s.labels.get("key_session", "warm") == ksess
+                    and (se_source is None or f"se:{s.labels['profile']}" == se_source)
+                ),
+                None,
+            )
             if not (sw or se) or (ksess == "cold" and not se):
                 continue
             per = se.derived.get("per_call") if se is not None else None
             a, b = _p50(sw), _p50(se)
-            rows.append({"network": net, "protocol": "https", "handshake": "full", "auth": mode, "key_session": ksess,
-                         "software_p50_us": a, "token_p50_us": None, "se_p50_us": b,
-                         "difference_us": (b - a) if a is not None and b is not None else None,
-                         "se_parts_us": se_categories(per) if per else None,
-                         "se_calls_per_conn": per.get("token_calls_per_op") if per else None, "resumed": None,
-                         "n": _n(se or sw)})
-    return {"se_source": se_source, "rows": rows,
-            "networks": list(dict.fromkeys(r["network"] for r in rows))}
+            rows.append(
+                {
+                    "network": net,
+                    "protocol": "https",
+                    "handshake": "full",
+                    "auth": mode,
+                    "key_session": ksess,
+                    "software_p50_us": a,
+                    "token_p50_us": None,
+                    "se_p50_us": b,
+                    "difference_us": (b - a) if a is not None and b is not None else None,
+                    "se_parts_us": se_categories(per) if per else None,
+                    "se_calls_per_conn": per.get("token_calls_per_op") if per else None,
+                    "resumed": None,
+                    "n": _n(se or sw),
+                }
+            )
+    return {"se_source": se_source, "rows": rows, "networks": list(dict.fromkeys(r["network"] for r in rows))}
 
 
 def _n(s: Series | None) -> int | None:

@@ -49,8 +49,7 @@ def phases(doc: Result | Mapping[str, Any]) -> dict[str, list[Series]]:
 
 def matrix(series: Sequence[Series]) -> tuple[list[str], list[list[int | None]]]:
     """(message labels in first-seen order, median instructions per [message][series])."""
-    per: list[dict[str, int]] = [{message_label(m): m["instructions"] for m in s.derived["messages"]}
-                                 for s in series]
+    per: list[dict[str, int]] = [{message_label(m): m["instructions"] for m in s.derived["messages"]} for s in series]
     order: list[str] = []
     for p in per:
         order += [m for m in p if m not in order]
@@ -96,8 +95,10 @@ def _ms(x: float) -> str:
 
 def checks(s: Series) -> list[str]:
     d = s.derived
-    out = [f"parts sum to total within {d['parts_sum_max_error']:.2%}",
-           f"spread {d['spread']:.2%} over {len(s.samples)}"]
+    out = [
+        f"parts sum to total within {d['parts_sum_max_error']:.2%}",
+        f"spread {d['spread']:.2%} over {len(s.samples)}",
+    ]
     per = [n for x in s.samples for n in x.get("messages_per_record", [])]
     if per and any(per):
         out.append("one message per record" if all(n == 1 for n in per) else "records with several messages")
@@ -113,15 +114,19 @@ def profile_note(series: Sequence[Series]) -> str:
     d: Mapping[str, Any] | None = next((s.derived["derived_ms"] for s in series if s.derived.get("derived_ms")), None)
     if t:
         banded = ", ".join(t.get("banded", {})) or "none"
-        return (f"time: cycles of the {t['model']} timing model / {t['clock_mhz']:g} MHz "
-                f"({series[0].labels['device']}): instruction classes at the TRM's cycle costs, branches, "
-                f"flash or cache stalls simulated; band: parameters at their low and high values ({banded}); "
-                f"instructions are the exact count")
+        return (
+            f"time: cycles of the {t['model']} timing model / {t['clock_mhz']:g} MHz "
+            f"({series[0].labels['device']}): instruction classes at the TRM's cycle costs, branches, "
+            f"flash or cache stalls simulated; band: parameters at their low and high values ({banded}); "
+            f"instructions are the exact count"
+        )
     if not d:
         return ""
     est = " (an estimate)" if d.get("cpi_estimate") else ""
-    return (f"milliseconds are DERIVED: instructions x CPI {d['cpi'][0]:g}–{d['cpi'][1]:g}{est} / "
-            f"{d['clock_mhz']:g} MHz ({series[0].labels['device']}); instructions are the measured figure")
+    return (
+        f"milliseconds are DERIVED: instructions x CPI {d['cpi'][0]:g}–{d['cpi'][1]:g}{est} / "
+        f"{d['clock_mhz']:g} MHz ({series[0].labels['device']}); instructions are the measured figure"
+    )
 
 
 def op_stack(s: Series) -> str:

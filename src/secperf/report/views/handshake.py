@@ -25,8 +25,9 @@ def verifications(s: Series) -> list[str]:
 def message_matrix(series: Sequence[Series]) -> tuple[list[Series], list[str], list[list[float | None]]]:
     """(series with a breakdown, message names in first-seen order, P50 µs per [message][series])."""
     cols = [s for s in series if s.derived.get("breakdown")]
-    per: list[dict[str, float]] = [{m["message"]: m["p50_cpu_us"] for m in s.derived["breakdown"]["messages"]}
-                                   for s in cols]
+    per: list[dict[str, float]] = [
+        {m["message"]: m["p50_cpu_us"] for m in s.derived["breakdown"]["messages"]} for s in cols
+    ]
     order: list[str] = []
     for p in per:
         order += [m for m in p if m not in order]

@@ -10,13 +10,12 @@ from typing import Any
 from ...core.result import as_result
 from ...core.result_schema import Result, Series, WhatifDerived
 
-Cell = tuple[Any, Any, Any, Any]   # (protocol, key source, handshake, network) as the labels state them
+Cell = tuple[Any, Any, Any, Any]  # (protocol, key source, handshake, network) as the labels state them
 
 
 def whatif_series(doc: Result | Mapping[str, Any]) -> list[Series]:
     """The what-if series that hold a prediction (a failed prediction is listed with the failures)."""
-    return [s for s in as_result(doc).series
-            if s.kind == "whatif" and s.derived_as(WhatifDerived).usable is not None]
+    return [s for s in as_result(doc).series if s.kind == "whatif" and s.derived_as(WhatifDerived).usable is not None]
 
 
 def _measured(doc: Result) -> dict[Cell, Series]:
@@ -45,17 +44,28 @@ def predicted_vs_measured(doc: Result | Mapping[str, Any]) -> list[dict[str, Any
         lb, u = s.labels, s.derived_as(WhatifDerived).usable
         assert u is not None  # whatif_series keeps the series with a prediction
         if lb.get("security") == "none" or lb.get("until", "response") != "response":
-            continue          # measured connect rows have security and stop at the response
+            continue  # measured connect rows have security and stop at the response
         key: Cell = (lb.get("protocol"), lb.get("key"), lb.get("handshake"), lb.get("network"))
         m = measured.get(key)
         p50 = m.p50_us if m is not None else None
         p95 = None
         if m is not None and m.values_us:
             import numpy as np
+
             p95 = float(np.percentile(m.values_us, 95))
-        rows.append({"protocol": key[0], "key": key[1], "handshake": key[2], "network": key[3],
-                     "measured_p50_us": p50, "measured_p95_us": p95,
-                     "measured_n": m.summary.n if m is not None and m.summary is not None else None,
-                     "predicted_p50_us": u.p50_us, "predicted_p95_us": u.p95_us,
-                     "p50_error": _err(u.p50_us, p50), "p95_error": _err(u.p95_us, p95)})
+        rows.append(
+            {
+                "protocol": key[0],
+                "key": key[1],
+                "handshake": key[2],
+                "network": key[3],
+                "measured_p50_us": p50,
+                "measured_p95_us": p95,
+                "measured_n": m.summary.n if m is not None and m.summary is not None else None,
+                "predicted_p50_us": u.p50_us,
+                "predicted_p95_us": u.p95_us,
+                "p50_error": _err(u.p50_us, p50),
+                "p95_error": _err(u.p95_us, p95),
+            }
+        )
     return rows
