@@ -112,9 +112,15 @@ def test_edhoc_then_oscore_over_loopback_udp(flow, tmp_path, monkeypatch):
     model = FE.coap_datagrams(FE.Variant(combined=flow == "combined"), plain_get, 0)
     for c in s["samples"]:
         assert c["edhoc_bytes"] == {"message_1": 37, "message_2": 45, "message_3": 19}
-        assert c["coap_bytes"]["message_1"] == model[0][2] and c["coap_bytes"]["message_2"] == model[1][2]
+        # the model counts aiocoap's usual 2-byte token; its token counter starts at a random value
+        # below 65536 and drops leading zero bytes, so one exchange in 256 carries a 1-byte token (and
+        # one in 65536 a 3-byte one): the response echoes the request's token, byte for byte
+        short = model[0][2] - c["coap_bytes"]["message_1"]
+        assert short in (-1, 0, 1), c["coap_bytes"]
+        assert c["coap_bytes"]["message_2"] == model[1][2] - short
         if flow == "combined":   # message_3 inside the first OSCORE request: header, token, options, marker, payload
-            assert c["coap_bytes"]["message_3+request"] == model[2][2]
+            # (a request of its own: the next token, which may be one byte longer or shorter)
+            assert abs(c["coap_bytes"]["message_3+request"] - model[2][2]) <= 1, c["coap_bytes"]
         msgs = {"message_1", "message_2", "message_3"} | ({"message_4"} if flow == "separate" else set())
         assert set(c["cpu_us"]) == msgs
         assert sum(c["cpu_us"].values()) <= c["cpu_total_us"]

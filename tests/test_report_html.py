@@ -211,9 +211,11 @@ def test_report_templates_ship_inside_the_package():
     sk = import_or_skip("scikit_build_core.build._pathutil", "scripts/bootstrap installs the build backend")
     loader = html_env.ENV.loader
     assert loader.package_name == "secperf.report"
-    src = Path(html_env.__file__).resolve().parents[2]  # the directory holding the secperf package
+    src = Path(__file__).resolve().parents[1] / "src"  # the checkout's package, which the wheel is built from
     shipped = {str(t) for _, t in sk.iter_package_files(
         packages={"secperf": str(src / "secperf")}, include=[], src_exclude=[], target_exclude=[],
         build_dir="build/x", mode="default")}
-    for name in html_env.ENV.list_templates(extensions=["j2"]):
+    names = html_env.ENV.list_templates(extensions=["j2"])   # what the installed package loads
+    assert "page.html.j2" in names
+    for name in names:
         assert f"secperf/report/templates/{name}" in shipped, name
