@@ -51,11 +51,26 @@ class CostTable:
     ops: dict[str, Figure] = field(default_factory=dict)  # same for both parties
     party_ops: dict[tuple[str, str], Figure] = field(default_factory=dict)  # (party, op) overrides
     se_host: dict[str, Figure] = field(default_factory=dict)  # key source -> host work around a token call
-    breakdowns: dict[str, list[dict[str, Any]]] = field(
-        default_factory=dict
-    )  # scenario key -> measured per-message CPU
+    # scenario key -> measured per-message CPU
+    breakdowns: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     measured: dict[str, dict[str, Any]] = field(default_factory=dict)  # scenario key -> loopback P50s (for tables)
     strict: tuple[str, ...] = ()  # parties whose costs never fall back to the shared ops (a device)
+
+    def derived(self, name: str, description: str, source: str, strict: tuple[str, ...] | None = None) -> CostTable:
+        """A table built on this one (calibrated from a run, a device's counts): its own name and
+        source, its own copies of the figures to change, the same spread; `strict` as given or kept."""
+        return CostTable(
+            name=name,
+            description=description,
+            source=source,
+            sigma=self.sigma,
+            ops=dict(self.ops),
+            party_ops=dict(self.party_ops),
+            se_host=dict(self.se_host),
+            breakdowns=dict(self.breakdowns),
+            measured=dict(self.measured),
+            strict=self.strict if strict is None else strict,
+        )
 
     def has(self, party: str, op: str) -> bool:
         return (party, op) in self.party_ops or (party not in self.strict and op in self.ops)
@@ -212,17 +227,8 @@ def calibrate(doc: Result | Mapping[str, Any], base: CostTable | None = None, wh
             f"`secperf run`, `crypto`, `handshake` or `connect`"
         )
     t = base or load_table()
-    t = CostTable(
-        name=f"calibrated:{doc.run_id}",
-        description=f"calibrated from run {doc.run_id} ({doc.kind}) over {t.name}",
-        source=f"run {doc.run_id}",
-        sigma=t.sigma,
-        ops=dict(t.ops),
-        party_ops=dict(t.party_ops),
-        se_host=dict(t.se_host),
-        breakdowns=dict(t.breakdowns),
-        measured=dict(t.measured),
-        strict=t.strict,
+    t = t.derived(
+        f"calibrated:{doc.run_id}", f"calibrated from run {doc.run_id} ({doc.kind}) over {t.name}", f"run {doc.run_id}"
     )
     used = 0
     for s in doc.series:
@@ -487,17 +493,10 @@ def from_device(
     if t.strict:  # a second device Result adds to the first
         t = replace(t, name=f"{t.name}+{doc.run_id}", party_ops=dict(t.party_ops), measured=dict(t.measured))
     else:
-        t = CostTable(
-            name=f"device:{core.name}:{doc.run_id}",
-            description=f"client on {core.name} ({core.description}) from run {doc.run_id}'s instruction "
-            f"counts; server: {t.name}",
-            source=f"run {doc.run_id} (secperf device)",
-            sigma=t.sigma,
-            ops=dict(t.ops),
-            party_ops=dict(t.party_ops),
-            se_host=dict(t.se_host),
-            breakdowns=dict(t.breakdowns),
-            measured=dict(t.measured),
+        t = t.derived(
+            f"device:{core.name}:{doc.run_id}",
+            f"client on {core.name} ({core.description}) from run {doc.run_id}'s instruction counts; server: {t.name}",
+            f"run {doc.run_id} (secperf device)",
             strict=("client",),
         )
     used = 0
