@@ -1,0 +1,185 @@
+/* harness: runs a user's own function on the emulated core (`secperf device crypto --source`).
+ *
+ * secperf compiles the user's files with the core's flags and links them with this file, marker.c,
+ * stackpaint.c and a one-line stub naming the entry function (sp_user_entry). What the user
+ * described in the harness TOML arrives as a plan file (--plan) and the bytes of the input buffers
+ * (--data), both written by secperf (measure/device_user.py):
+ *
+ *   calls N        counted calls after the warm-up (the first call of all is the cold one)
+ *   warmup W       calls between the cold one and the counted ones
+ *   empty E        calls of an empty function (one `bx lr`) first: the harness's own instructions
+ *   arg in B       a buffer of B bytes, filled from the next B bytes of the data file
+ *   arg out B      a buffer of B bytes, zeroed
+ *   arg int V      a 32-bit word
+ *
+ * Each call is one OP_BEGIN..OP_END pair (marker arg 0: the empty function, 1: the entry). Before
+ * every call, outside the markers, input buffers are restored from their copies (a function that
+ * works in place sees the same input each time), output buffers zeroed and the stack painted.
+ * Every argument is passed as a 32-bit word (AAPCS: r0-r3, then the stack): pointers, int,
+ * unsigned, size_t; up to 8. One JSON line per call on stdout as it returns, and a summary line. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "marker.h"
+#include "stackpaint.h"
+
+#define MAX_ARGS 8
+#define MAX_CALLS 100000
+#define SHOW_BYTES 64
+
+typedef uint32_t (*sp_word_fn)(uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t);
+
+extern void *const sp_user_entry;   /* the stub: the entry function's address */
+
+/* the harness's empty function: one return instruction */
+__attribute__((naked, noinline)) static void sp_user_empty(void) { __asm__ volatile("bx lr"); }
+
+enum kind { ARG_IN, ARG_OUT, ARG_INT };
+struct arg {
+    enum kind kind;
+    uint32_t len;       /* bytes (buffers) */
+    uint32_t value;     /* the word (int) */
+    uint8_t *buf, *orig;
+};
+
+static struct arg args[MAX_ARGS];
+static int n_args;
+
+static void fail(const char *what, const char *detail)
+{
+    printf("{\"user\":\"harness\",\"ok\":0,\"error\":\"%s%s\"}\n", what, detail ? detail : "");
+    fflush(stdout);
+    exit(3);
+}
+
+/* the call site both functions share, so the harness's instructions are the same for either */
+__attribute__((noinline)) static uint32_t sp_call(sp_word_fn fn, const uint32_t *w, unsigned id)
+{
+    sp_mark(SP_MARK_OP_BEGIN, id);
+    uint32_t r = fn(w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]);
+    sp_mark(SP_MARK_OP_END, id);
+    return r;
+}
+
+static void prepare(uint32_t *w)
+{
+    for (int i = 0; i < n_args; i++) {
+        struct arg *a = &args[i];
+        if (a->kind == ARG_IN)
+            memcpy(a->buf, a->orig, a->len);
+        else if (a->kind == ARG_OUT)
+            memset(a->buf, 0, a->len);
+        w[i] = a->kind == ARG_INT ? a->value : (uint32_t)(uintptr_t)a->buf;
+    }
+    for (int i = n_args; i < MAX_ARGS; i++)
+        w[i] = 0;
+}
+
+static size_t one_call(sp_word_fn fn, unsigned id, uint32_t *ret)
+{
+    uint32_t w[MAX_ARGS];
+    prepare(w);
+    SP_OP_STACK_BEGIN();
+    *ret = sp_call(fn, w, id);
+    size_t used = sp_stack_used();
+    return used;
+}
+
+static void print_hex(const uint8_t *p, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        printf("%02x", (unsigned)p[i]);
+}
+
+int main(int argc, char **argv)
+{
+    const char *plan = NULL, *data = NULL;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--plan") == 0)
+            plan = argv[i + 1];
+        else if (strcmp(argv[i], "--data") == 0)
+            data = argv[i + 1];
+    }
+    if (plan == NULL)
+        fail("usage: harness --plan FILE [--data FILE]", NULL);
+    FILE *pf = fopen(plan, "r");
+    if (pf == NULL)
+        fail("cannot open the plan file ", plan);
+    FILE *df = data ? fopen(data, "rb") : NULL;
+    if (data != NULL && df == NULL)
+        fail("cannot open the data file ", data);
+    unsigned long calls = 1, warmup = 0, empty = 2;
+    char line[256], word[16];
+    while (fgets(line, sizeof line, pf) != NULL) {
+        unsigned long v;
+        if (sscanf(line, "calls %lu", &v) == 1)
+            calls = v;
+        else if (sscanf(line, "warmup %lu", &v) == 1)
+            warmup = v;
+        else if (sscanf(line, "empty %lu", &v) == 1)
+            empty = v;
+        else if (sscanf(line, "arg %15s %lu", word, &v) == 2) {
+            if (n_args == MAX_ARGS)
+                fail("more than 8 arguments", NULL);
+            struct arg *a = &args[n_args++];
+            if (strcmp(word, "int") == 0) {
+                a->kind = ARG_INT;
+                a->value = (uint32_t)v;
+                continue;
+            }
+            a->kind = strcmp(word, "in") == 0 ? ARG_IN : ARG_OUT;
+            if (a->kind == ARG_OUT && strcmp(word, "out") != 0)
+                fail("unknown argument kind ", word);
+            a->len = (uint32_t)v;
+            a->buf = malloc(v ? v : 1);
+            a->orig = malloc(v ? v : 1);
+            if (a->buf == NULL || a->orig == NULL)
+                fail("out of memory for a buffer", NULL);
+            memset(a->orig, 0, v ? v : 1);
+            if (a->kind == ARG_IN && (df == NULL || fread(a->orig, 1, v, df) != v))
+                fail("the data file is shorter than the input buffers", NULL);
+        }
+    }
+    fclose(pf);
+    if (df != NULL)
+        fclose(df);
+    if (calls < 1 || calls + warmup + 1 > MAX_CALLS)
+        fail("calls out of range", NULL);
+
+    uint32_t ret = 0;
+    size_t empty_stack = 0;
+    for (unsigned long i = 0; i < empty; i++) {   /* the harness's own cost: an empty function */
+        size_t used = one_call((sp_word_fn)(uintptr_t)sp_user_empty, 0, &ret);
+        if (used > empty_stack)
+            empty_stack = used;
+    }
+    printf("{\"empty\":%lu,\"stack_bytes\":%lu}\n", empty, (unsigned long)empty_stack);
+    fflush(stdout);
+    sp_word_fn fn = (sp_word_fn)(uintptr_t)sp_user_entry;
+    unsigned long total = 1 + warmup + calls;
+    size_t stack_max = 0;
+    for (unsigned long i = 0; i < total; i++) {
+        size_t used = one_call(fn, 1, &ret);
+        if (used > stack_max)
+            stack_max = used;
+        printf("{\"call\":%lu,\"ret\":%lu,\"stack_bytes\":%lu}\n", i, (unsigned long)ret, (unsigned long)used);
+        fflush(stdout);   /* a fault in the next call leaves this line behind */
+    }
+    /* what the last call left: its return value and the first bytes of each output buffer */
+    printf("{\"user\":\"done\",\"ok\":1,\"calls\":%lu,\"ret\":%lu,\"stack_bytes\":%lu,\"outputs\":[", total,
+           (unsigned long)ret, (unsigned long)stack_max);
+    int first = 1;
+    for (int i = 0; i < n_args; i++) {
+        if (args[i].kind != ARG_OUT)
+            continue;
+        printf("%s{\"arg\":%d,\"bytes\":%lu,\"hex\":\"", first ? "" : ",", i, (unsigned long)args[i].len);
+        print_hex(args[i].buf, args[i].len < SHOW_BYTES ? args[i].len : SHOW_BYTES);
+        printf("\"}");
+        first = 0;
+    }
+    printf("]}\n");
+    fflush(stdout);
+    return 0;
+}
