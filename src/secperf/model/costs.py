@@ -402,8 +402,9 @@ def _device_app_costs(t: CostTable, core: Core) -> None:
 
 
 # primitives-only stacks whose counts join any TLS stack's table for the operations it lacks (the TLS
-# stacks built here have no ML-KEM): PQClean's portable ML-KEM/ML-DSA
-ADDON_STACKS = ("pqclean",)
+# stacks built here have no ML-KEM): PQClean's portable ML-KEM/ML-DSA; and the user's own code
+# (`device crypto --source`), whose op replaces the library's when its Result comes later in --calibrate
+ADDON_STACKS = ("pqclean", "user")
 
 
 def device_us(instructions: float, core: Core) -> tuple[float, str]:
