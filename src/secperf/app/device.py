@@ -109,21 +109,59 @@ def run_crypto(device: str, stacks: Names, ops: list[str] | None, n: int, output
     per_stack = D.check_build_configs(config, stack_l, dev)
     items = [(s, c) for s in stack_l for c in per_stack[s]]
     builds = {(s, c): ensure_built(s, target, c) for s, c in items}
-    if ops is not None:  # every operation checked against what the builds count, before anything runs
-        for (s, _), b in builds.items():
-            D.check_ops(ops, b, s)
+    # every operation routed to the builds that count it, before anything runs (an operation no
+    # stack counts is an error naming each stack's operations; a stack with none of them runs nothing)
+    routed = D.route_ops(ops, builds) if ops is not None else {k: None for k in items}
+    skipped = [k for k in items if routed[k] == []]
+    if skipped:
+        reporter().note("note: " + ", ".join(D.stack_tag(s, builds[(s, c)]) for s, c in skipped)
+                        + " counts none of the operations asked; nothing runs there")
+        items = [k for k in items if k not in skipped]
     params = {"device": device, "stacks": stack_l, "ops": None if ops is None else _text(ops), "n": n,
               "configs": {f"{s}:{b.config}": b.config_note for (s, _), b in builds.items()}}
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         for i, (s, c) in enumerate(items):
             progress("start", s, i, len(items), None)
-            doc.series += D.measure_crypto(device, s, ops, n, builds[(s, c)], timed=timing)
+            doc.series += D.measure_crypto(device, s, routed[(s, c)], n, builds[(s, c)], timed=timing)
             run.save(doc)
             progress("done", s, i, len(items), None)
 
     return measure_and_write("device", params, [Phase(items, lambda sc: f"{sc[0]}{f' [{sc[1]}]' if sc[1] else ''} "
                                                              f"primitives", runner)], output)
+
+
+def run_user_code(device: str, sources: Names, entry: str | None, output: Output, harness: str | None = None,
+                  name: str | None = None, timing: bool = True) -> Result:
+    """The user's own function (`device crypto --source FILES --entry FUNCTION`): built and linked with
+    the harness before anything runs (code that does not build is bad input, exit 2), then counted as
+    one device_crypto series (a fault or a run past the time limit: its failure, exit 1)."""
+    import tempfile
+    from pathlib import Path
+
+    from ..measure import device as D
+    from ..measure import device_user as U
+    dev = D.check_device(device)
+    target = D.target_for(dev)
+    srcs = U.check_sources(sources)
+    fn = U.check_entry(entry)
+    op = U.check_name(name, fn)
+    h = U.load_harness(harness)
+    run_cpu = dev.qemu_cpu if target == "armhf" else "max"
+    params = {"device": device, "sources": [s.name for s in srcs], "entry": fn, "name": op, "harness": harness,
+              "calls": h.calls, "warmup": h.warmup, "arguments": h.describe()}
+    with tempfile.TemporaryDirectory(prefix="secperf-user-") as tmp:
+        b = U.build_user(srcs, fn, target, h, Path(tmp))
+        params["library"] = b.library
+
+        def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
+            progress("start", op, 0, 1, None)
+            doc.series.append(U.measure_user(device, dev, b, fn, op, h, Path(tmp), timed=timing, run_cpu=run_cpu))
+            run.save(doc)
+            progress("done", op, 0, 1, None)
+
+        return measure_and_write("device", params, [Phase([op], lambda o: f"{o} (user code on {device})", runner)],
+                                 output)
 
 
 def build(stacks: Names, targets: Names = BUILD_DEFAULTS["target"], config: Names | None = None) -> None:

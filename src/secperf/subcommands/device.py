@@ -31,7 +31,7 @@ CONFIG_HELP = ("library build configurations, comma list (default: each stack's 
 
 def add_arguments(p) -> None:
     from ..app.device import BUILD_DEFAULTS, DEFAULTS
-    sub = p.add_subparsers(dest="device_cmd", metavar="{handshake,crypto,list,build}")
+    sub = p.add_subparsers(dest="device_cmd", metavar="{handshake,crypto,calibrate,list,build}")
     hs = sub.add_parser("handshake", help="per-message instruction counts of TLS handshakes, cold and warm")
     hs.add_argument("--device", default=DEFAULTS["device"], help=f"core profile (default {DEFAULTS['device']}; "
                     "`secperf device list`)")
@@ -67,7 +67,17 @@ def add_arguments(p) -> None:
     cr.add_argument("--n", type=count(1000), default=3, help="warm repetitions per operation (default 3)")
     cr.add_argument("--timing", choices=("on", "off"), default="on",
                     help="the timing model (cycles and ms with their band; default on); off: instruction counts only")
+    u = cr.add_argument_group("your own code (instead of a library's primitives)")
+    u.add_argument("--source", action="extend", type=comma_list(), metavar="FILES",
+                   help="your C (.c) and assembly (.S, .s) files, comma list: built with the core's flags and counted")
+    u.add_argument("--entry", metavar="FUNCTION", help="the function to count (its C name); needs --source")
+    u.add_argument("--harness", type=argtypes.path, metavar="FILE.toml",
+                   help="its arguments (input/output buffers, words), calls and warm-up, build flags, time limit "
+                        "(default: no arguments, 3 calls); docs/how-to/devices.md 'Count your own code'")
+    u.add_argument("--name", metavar="OP", help="the op name the row carries (default: the entry's name); a name "
+                   "the model knows (e.g. ecdsa-p256-sign) lets `whatif --calibrate` use it")
     _output_args(cr)
+    _calibrate_args(sub)
     sub.add_parser("list", help="core profiles with their sources, and the stacks")
     b = sub.add_parser("build", help="build the guest clients and the counting plugin now (else at first use)")
     b.add_argument("--stack", action="extend", type=comma_list(), metavar="STACKS",
@@ -77,6 +87,28 @@ def add_arguments(p) -> None:
                         f"(default {BUILD_DEFAULTS['target']})")
     b.add_argument("--config", action="extend", type=comma_list(), metavar="CONFIGS",
                    help="library build configurations, comma list (default: each stack's default)")
+
+
+def _calibrate_args(sub) -> None:
+    ca = sub.add_parser("calibrate", help="fit a core profile to a board's own benchmark log and save it as a "
+                        "named device profile (--device NAME)")
+    ca.add_argument("log", metavar="LOG", help="the board's benchmark output as captured from its UART: wolfCrypt's "
+                    "benchmark, Mbed TLS's benchmark or pqm4's benchmarks")
+    ca.add_argument("--board-clock", type=float, required=True, metavar="MHZ", help="the CPU clock the log ran at")
+    ca.add_argument("--wait-states", type=int, required=True, metavar="N",
+                    help="flash wait states at that clock (the part's reference manual)")
+    ca.add_argument("--name", required=True, help="the new profile's name (not a shipped profile's)")
+    ca.add_argument("--core", default="cortex-m4", help="core model (cortex-m4, cortex-m33, cortex-m0plus, ...) or a "
+                    "shipped profile whose memory is the board's, e.g. cortex-m4-168 (default cortex-m4)")
+    ca.add_argument("--stack", help="the library the log's build is: wolfssl (5.5.4), wolfssl59, mbedtls, mbedtls3 "
+                    "(default: by the log's format and version line)")
+    ca.add_argument("--config", help="the build configuration closest to the log's build (`secperf device list`), "
+                    "e.g. sp-small-os")
+    ca.add_argument("--scheme", help="pqm4's raw speed output: the scheme it ran (e.g. ml-kem-768), when the log "
+                    "does not name it")
+    ca.add_argument("--tolerance", type=float, default=0.15,
+                    help="a row further than this from the fit disagrees (fraction; default 0.15)")
+    ca.add_argument("--json", action="store_true", help="the calibration as JSON on stdout")
 
 
 def _output(args):
@@ -96,13 +128,29 @@ def run(args):
                                     server_cert=args.server_cert, client_cert=args.client_cert, n=args.n,
                                     warmup=args.warmup, config=args.config, timing=args.timing == "on")
         return app.run_handshakes(opts, _output(args))
+    if args.device_cmd == "crypto" and (args.source or args.entry or args.harness or args.name):
+        from ..core.errors import InputError
+        if not args.source or not args.entry:
+            raise InputError("--source FILES and --entry FUNCTION go together (your own code); "
+                             "--harness and --name need them")
+        for opt, v in (("--stack", args.stack), ("--op", args.op), ("--config", args.config)):
+            if v:
+                raise InputError(f"{opt}: picks a library's primitives; your own code (--source) is counted alone")
+        return app.run_user_code(args.device, args.source, args.entry, _output(args), args.harness, args.name,
+                                 timing=args.timing == "on")
     if args.device_cmd == "crypto":
         return app.run_crypto(args.device, args.stack or d["stack"], args.op, args.n, _output(args), args.config,
                               timing=args.timing == "on")
+    if args.device_cmd == "calibrate":
+        from ..app.device_calibrate import CalibrateOptions
+        from ..app.device_calibrate import run as calibrate
+        out, code = calibrate(CalibrateOptions(args.log, args.board_clock, args.wait_states, args.name, args.core,
+                                               args.stack, args.config, args.scheme, args.tolerance), args.json)
+        return Text(out, exit_code=code)
     if args.device_cmd == "list":
         return Text(app.list_devices())
     if args.device_cmd == "build":
         app.build(args.stack or app.BUILD_DEFAULTS["stack"], args.target or app.BUILD_DEFAULTS["target"], args.config)
         return Exited(0)
-    return Text("secperf device: choose handshake, crypto, list or build (secperf device -h)\n", stream="stderr",
+    return Text("secperf device: choose handshake, crypto, calibrate, list or build (secperf device -h)\n", stream="stderr",
                 exit_code=2)
