@@ -59,6 +59,8 @@ def handshake_phase(opts: HandshakeOptions) -> tuple[Phase, dict]:
     from ..measure import device as D
     from ..measure.device_build import ensure_built
     _check_counts(opts.n, opts.warmup)
+    if "quic" in [t.strip().lower() for t in (opts.tls.split(",") if isinstance(opts.tls, str) else opts.tls)]:
+        return _quic_phase(opts)
     configs = D.plan(opts.device, opts.stack, opts.tls, opts.group, opts.suite, opts.mode, opts.server_cert,
                      opts.client_cert, opts.config)
     target = D.target_for(D.check_device(opts.device))
@@ -91,6 +93,47 @@ def handshake_phase(opts: HandshakeOptions) -> tuple[Phase, dict]:
 
     return Phase(configs, lambda c: f"{c.stack}{f' [{c.build_config}]' if c.build_config else ''} TLS {c.tls} "
                                     f"{c.group} {c.suite} {c.mode}", runner), params
+
+
+def _quic_phase(opts: HandshakeOptions) -> tuple[Phase, dict]:
+    """`--tls quic`: ngtcp2 + GnuTLS on an A-profile core against aioquic on loopback
+    (measure/quic_device.py), in a run of its own. The stack and suite defaults of the TLS rows
+    (wolfssl; aes128gcm,chacha20) stand for ngtcp2 and aes128gcm here."""
+    from ..measure import quic_device as QD
+    tls = [t.strip().lower() for t in (opts.tls.split(",") if isinstance(opts.tls, str) else opts.tls) if t.strip()]
+    if set(tls) != {"quic"}:
+        raise InputError(f"--tls {','.join(tls)}: count QUIC in a run of its own (its stack is ngtcp2, the TLS "
+                         f"versions' are the embedded TLS stacks): --tls quic")
+    stack = QD.STACK if opts.stack == DEFAULTS["stack"] else opts.stack
+    suite = "aes128gcm" if opts.suite == DEFAULTS["suite"] else opts.suite
+    configs = QD.plan(opts.device, stack, opts.mode, opts.group, suite, opts.server_cert)
+    if _text(opts.client_cert) != "none":
+        raise InputError(f"--client-cert {_text(opts.client_cert)}: the QUIC rows authenticate the server only "
+                         f"(--client-cert none)")
+    if opts.config:
+        raise InputError(f"--config {_text(opts.config)}: QUIC runs Debian's armhf ngtcp2 and GnuTLS as packaged "
+                         f"(no build configurations)")
+    build = QD.ensure_built()
+    params = {"device": opts.device, "stacks": [QD.STACK], "tls": "quic", "groups": _text(opts.group),
+              "suites": _text(suite), "modes": _text(opts.mode), "server_cert": _text(opts.server_cert),
+              "client_cert": "none", "n": opts.n, "warmup": opts.warmup, "libraries": {QD.STACK: build.library}}
+
+    def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
+        servers: dict[str, QD.LoopbackServer] = {}
+        try:
+            for i, cfg in enumerate(items):
+                progress("start", cfg, i, len(items), None)
+                if cfg.server_cert not in servers:
+                    servers[cfg.server_cert] = QD.LoopbackServer(cfg.server_cert).__enter__()
+                doc.series += QD.measure_config(cfg, opts.n, opts.warmup, build, servers[cfg.server_cert],
+                                                timed=opts.timing)
+                run.save(doc)
+                progress("done", cfg, i, len(items), None)
+        finally:
+            for srv in servers.values():
+                srv.__exit__(None, None, None)
+
+    return Phase(configs, lambda c: f"ngtcp2 QUIC {c.group} {c.mode} ({c.server_cert})", runner), params
 
 
 def run_handshakes(opts: HandshakeOptions, output: Output) -> Result:

@@ -23,7 +23,7 @@ def _output_args(p) -> None:
 
 
 STACKS_HELP = ("wolfssl, mbedtls (2.28, TLS 1.2), mbedtls3 (3.6, TLS 1.3 and 1.2), wolfssl59 (5.9, built from the "
-               "crate), openssl (3.0, A-profile cores)")
+               "crate), openssl (3.0, A-profile cores), ngtcp2 (QUIC: --tls quic, A-profile cores)")
 CONFIG_HELP = ("library build configurations, comma list (default: each stack's default; `secperf device list` shows "
                "them per stack, e.g. sp-asm,sp-c,sp-small,bigint for wolfSSL, default,no-asm,ecp-window-2 for Mbed "
                "TLS); each is another series")
@@ -38,14 +38,15 @@ def add_arguments(p) -> None:
     hs.add_argument("--stack", action="extend", type=comma_list(), metavar="STACKS",
                     help=f"{STACKS_HELP}; comma list (default {DEFAULTS['stack']})")
     hs.add_argument("--tls", action="extend", type=comma_list(), metavar="VERSIONS",
-                    help="1.3, 1.2, dtls1.2 (comma list; default 1.3)")
+                    help="1.3, 1.2, dtls1.2 (comma list; default 1.3); quic: ngtcp2 + GnuTLS on the A-profile cores "
+                         "against aioquic, in a run of its own (--mode full,resumed,0rtt)")
     hs.add_argument("--group", action="extend", type=comma_list(), metavar="GROUPS",
                     help=f"x25519, p-256, p-384 (default {DEFAULTS['group']})")
     hs.add_argument("--suite", action="extend", type=comma_list(), metavar="SUITES",
                     help=f"aes128gcm, chacha20 (default {DEFAULTS['suite']})")
     hs.add_argument("--mode", action="extend", type=comma_list(), metavar="MODES",
-                    help="full, resumed (ticket), psk (TLS 1.3 external PSK with an ECDHE share); comma list; "
-                         "default full")
+                    help="full, resumed (ticket), psk (TLS 1.3 external PSK with an ECDHE share), 0rtt (--tls quic); "
+                         "comma list; default full")
     hs.add_argument("--server-cert", default=DEFAULTS["server_cert"], help="rsa-2048, ecdsa-p256 (default rsa-2048)")
     hs.add_argument("--client-cert", default=DEFAULTS["client_cert"], help="mutual TLS: none, ecdsa-p256, rsa-2048 "
                     "(a certificate of the lab client CA; default none)")
