@@ -6,9 +6,12 @@ from __future__ import annotations
 import dataclasses
 import math
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 from typing import Any, overload
 
 from ..core.errors import InputError
@@ -126,16 +129,32 @@ class Core:
         return instructions * self.cpi[0] / hz * 1e3, instructions * self.cpi[1] / hz * 1e3
 
 
-def cores() -> dict[str, dict[str, Any]]:
+def shipped_cores() -> dict[str, dict[str, Any]]:
+    """The core profiles secperf ships (data/devices.toml)."""
     out: dict[str, dict[str, Any]] = raw().get("cores", {})
     return out
 
 
+def cores() -> dict[str, dict[str, Any]]:
+    """Every core profile `--device` takes: the shipped ones, then the user's saved (calibrated)
+    profiles under $SECPERF_HOME/devices (their entry names the file; core() reads it)."""
+    out = dict(shipped_cores())
+    for name, path in saved_profiles().items():
+        out.setdefault(name, {"saved_profile": str(path)})
+    return out
+
+
 def core(name: str) -> Core:
+    if name in _TEMPORARY:
+        return _TEMPORARY[name]
     known = cores()
     if name not in known:
         raise DeviceError(f"unknown device {name!r}; known: {', '.join(known)}")
     c = known[name]
+    if "saved_profile" in c:
+        from . import device_profiles
+
+        return device_profiles.load(name, c["saved_profile"])
     srcs = raw().get("core_sources", {})
     try:
         lo, hi = (float(x) for x in c["cpi"])
@@ -298,6 +317,33 @@ def timing(name: str, c: dict[str, Any]) -> Timing:
         sources={"model": tsrc[m["source"]], "memory": tsrc[mem["source"]]},
         notes=notes,
     )
+
+
+# --- saved profiles (secperf device calibrate) ---------------------------------------------------
+# A saved profile is a shipped core profile with the board's clock and wait states and fitted timing
+# parameters, read from $SECPERF_HOME/devices/NAME.toml (inputs/device_profiles.py). A temporary core
+# is one a calibration counts on (its parameter sets are the fit's, not a profile's): known to core()
+# in this process only, while the `temporary_core` block runs.
+_TEMPORARY: dict[str, Core] = {}
+
+
+def saved_profiles() -> dict[str, Path]:
+    """name -> file of the saved device profiles (none when the directory does not exist)."""
+    from . import device_profiles
+
+    return device_profiles.saved()
+
+
+@contextmanager
+def temporary_core(dev: Core) -> Iterator[str]:
+    """`dev` known to core() by its name inside the block (a calibration's counting runs)."""
+    if dev.name in shipped_cores():
+        raise DeviceError(f"a temporary core may not take the shipped profile's name {dev.name!r}")
+    _TEMPORARY[dev.name] = dev
+    try:
+        yield dev.name
+    finally:
+        _TEMPORARY.pop(dev.name, None)
 
 
 # old device names, accepted for one release with a note: the hand-written Cortex-M4 cost table

@@ -1,0 +1,216 @@
+"""`secperf device calibrate LOG`: a board's own benchmark log fitted into a named device profile.
+
+Steps: read the log (inputs/board_log.py: wolfCrypt's, Mbed TLS's or pqm4's benchmark output), map
+each line to secperf operations (lines it cannot map are listed with the reason), count those
+operations on the emulated core with the board's clock and wait states (measure/device_calibrate.py,
+cached), fit the core's banded timing parameters inside their sourced bounds, print every row's
+published and predicted figure with its leave-one-out error, and save the profile as
+$SECPERF_HOME/devices/NAME.toml, which `--device NAME` then takes everywhere.
+
+Decisions:
+- `--core` is a shipped profile (its memory geometry and model are the board's: cortex-m4-168 for an
+  STM32F4) or a core model name (cortex-m4, cortex-m33, ...): then the shipped profile of that model
+  with the board's wait states and the nearest clock (else the nearest clock).
+- The library: wolfCrypt rows count on wolfSSL (the build nearest the log's version line: 5.5.4 up to
+  5.7, 5.9 after; `--stack` overrides), Mbed TLS rows on Mbed TLS 3.6 (`--stack mbedtls` for 2.28),
+  pqm4 rows on PQClean's clean code. `--config` names the build configuration (default: the stack's).
+- A fit "fits" when every row is within `--tolerance` (default 15 %) of the fitted prediction; then
+  the profile is saved (exit 0). Otherwise nothing is saved, the rows outside are named with the
+  parameters that ended at a bound (exit 1): no parameters within their sourced bounds fit the log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import InputError
+from .reporter import reporter
+
+
+@dataclass
+class CalibrateOptions:
+    log: str
+    board_clock: float
+    wait_states: int
+    name: str
+    core: str = "cortex-m4"
+    stack: str | None = None
+    config: str | None = None
+    scheme: str | None = None
+    tolerance: float = 0.15
+
+
+def base_core(value: str, clock: float, ws: int):
+    """The shipped profile a calibration starts from (see the module's decisions)."""
+    from ..inputs.devices import core, shipped_cores
+    shipped = shipped_cores()
+    if value in shipped:
+        return core(value)
+    cands = [core(n) for n in shipped]
+    cands = [c for c in cands if c.timing is not None and (c.timing.model == value or c.qemu_cpu == value)]
+    if not cands:
+        models = sorted({core(n).timing.model for n in shipped if core(n).timing is not None})  # type: ignore[union-attr]
+        raise InputError(f"--core {value}: give a core model ({', '.join(models)}) or a shipped profile "
+                         f"({', '.join(shipped)})")
+    return min(cands, key=lambda c: (c.flash_wait_states != ws, abs(c.clock_mhz - clock), c.name))
+
+
+def stack_for(fmt: str, version: str | None, given: str | None) -> str:
+    if fmt == "pqm4":
+        return "pqclean"
+    if given:
+        return given
+    if fmt == "mbedtls":
+        return "mbedtls3"
+    try:
+        major, minor = (int(x) for x in (version or "").split(".")[:2])
+    except ValueError:
+        return "wolfssl59"
+    return "wolfssl" if (major, minor) <= (5, 7) else "wolfssl59"
+
+
+def _check(o: CalibrateOptions) -> None:
+    from ..inputs.device_profiles import check_name
+    if not o.board_clock or o.board_clock <= 0:
+        raise InputError(f"--board-clock {o.board_clock:g}: give the board's CPU clock in MHz (> 0)")
+    if o.wait_states is None or o.wait_states < 0 or o.wait_states > 15:
+        raise InputError(f"--wait-states {o.wait_states}: give the flash wait states at that clock (0..15, from "
+                         f"the part's reference manual)")
+    if not 0 < o.tolerance < 1:
+        raise InputError(f"--tolerance {o.tolerance:g}: give a fraction between 0 and 1 (0.15 = 15 %)")
+    check_name(o.name)
+
+
+def calibrate(o: CalibrateOptions) -> tuple[dict[str, Any], int]:
+    """The calibration's record (rows, fit, leave-one-out errors, the saved profile) and exit code."""
+    from ..inputs import board_log as B
+    from ..inputs import device_profiles as P
+    from ..measure import device_calibrate as C
+    _check(o)
+    log, data = B.read(o.log, o.scheme)
+    sha = hashlib.sha256(data).hexdigest()
+    base = base_core(o.core, o.board_clock, o.wait_states)
+    if base.timing is None:
+        raise InputError(f"--core {base.name}: it has no timing model to calibrate")
+    dev = C.board_core(base, o.name, o.board_clock, o.wait_states)
+    groups: dict[tuple[str, str | None], list[B.LogRow]] = {}
+    for r in log.rows:
+        st = stack_for(r.fmt, log.version, o.stack)
+        groups.setdefault((st, o.config if st != "pqclean" or o.stack == "pqclean" else None), []).append(r)
+    from ..lab import registry
+    registry.start()   # every emulator under the run registry
+    rows: list[C.Row] = []
+    not_counted: list[dict[str, Any]] = []
+    for (st, conf), lrows in groups.items():
+        from ..measure import device as D
+        D.check_stacks(st, dev)
+        if conf is not None:
+            D.check_build_configs(conf, [st], dev)
+        ops = sorted({op for r in lrows for op in r.ops})
+        reporter().status(f"counting {len(ops)} operations of {st}[{conf or 'default'}] on {base.name} at "
+                          f"{o.board_clock:g} MHz, {o.wait_states} wait states (cached for the next run)")
+        counts, missing = C.count_ops(dev, st, conf, ops, progress=lambda s: reporter().note(f"  counting {s}"))
+        for r in lrows:
+            why = [missing[op] for op in r.ops if op in missing]
+            info = {"line": r.line_no, "text": r.text.strip(), "operation": r.operation, "value": r.value,
+                    "unit": r.unit, "stack": st, "config": conf or "default"}
+            if why:
+                not_counted.append({**info, "reason": "; ".join(why)})
+                continue
+            rows.append(C.Row(f"{r.operation} (line {r.line_no})", r.cycles(o.board_clock), r.ops,
+                              [counts[op] for op in r.ops], info))
+    if not rows:
+        raise InputError(f"LOG {o.log}: none of its {len(log.rows)} operations could be counted here ("
+                         f"{'; '.join(x['reason'] for x in not_counted[:3])})")
+    t = dev.timing
+    assert t is not None
+    f = C.fit(rows, t)
+    loo = C.leave_one_out(rows, t)
+    bad = C.disagreeing(rows, f, o.tolerance)
+    mhz = o.board_clock * 1e3
+    out_rows = [{**r.info, "published_ms": r.published_cycles / mhz, "shipped_ms": r.point / mhz,
+                 "shipped_error": r.point / r.published_cycles - 1,
+                 "predicted_ms": C.predict(r, f.params, t) / mhz, "error": e, "loo_error": le}
+                for r, e, le in zip(rows, f.errors, loo)]
+    loo_abs = [abs(x) for x in loo if x is not None]
+    doc: dict[str, Any] = {
+        "log": str(o.log), "log_sha256": sha, "formats": log.formats, "version": log.version,
+        "core": base.name, "board_clock_mhz": o.board_clock, "wait_states": o.wait_states, "name": o.name,
+        "rows": out_rows, "not_counted": not_counted,
+        "unmapped": [{"line": u.line_no, "text": u.text.strip(), "reason": u.reason} for u in log.unmapped],
+        "parameters": {k: {"shipped": f.bounds[k][1], "fitted": v, "low": f.bounds[k][0], "high": f.bounds[k][2]}
+                       for k, v in f.params.items()},
+        "not_fitted": f.fixed, "at_bounds": C.at_bounds(f),
+        "median_abs_error": f.median_abs_error,
+        "shipped_median_abs_error": statistics.median(abs(x["shipped_error"]) for x in out_rows),
+        "loo_median_abs_error": statistics.median(loo_abs) if loo_abs else None,
+        "surrogate_error": C.surrogate_error(rows, t), "tolerance": o.tolerance,
+        "fits": not bad, "disagree": [{"row": r.label, "error": e} for r, e in bad], "profile": None,
+    }
+    if bad:
+        return doc, 1
+    stacks = sorted({f"{st}[{conf or 'default'}]" for st, conf in groups})
+    desc = (f"board calibrated to {Path(o.log).name} (sha256 {sha[:12]}): {base.qemu_cpu} at {o.board_clock:g} MHz, "
+            f"{o.wait_states} flash wait states, timing model and memory of {base.name}")
+    path = P.save(o.name, base.name, o.board_clock, o.wait_states, desc,
+                  {"log": Path(o.log).name, "log_sha256": sha, "stack": ",".join(stacks),
+                   "config": o.config or "default", "rows": len(rows), "secperf": _version()},
+                  {k: v for k, v in f.params.items() if v != f.bounds[k][1]},
+                  {"median_abs_error": round(f.median_abs_error, 5),
+                   "loo_median_abs_error": None if doc["loo_median_abs_error"] is None
+                   else round(doc["loo_median_abs_error"], 5)})
+    doc["profile"] = str(path)
+    return doc, 0
+
+
+def _version() -> str:
+    from .. import __version__
+    return __version__
+
+
+def text(doc: dict[str, Any]) -> str:
+    """The calibration for the terminal."""
+    out = [f"board log {doc['log']} (sha256 {doc['log_sha256'][:12]}; {', '.join(doc['formats'])}"
+           f"{', wolfSSL ' + doc['version'] if doc['version'] else ''}) on {doc['core']} at "
+           f"{doc['board_clock_mhz']:g} MHz, {doc['wait_states']} wait states", "",
+           f"{'line':>5} {'operation':24} {'build':26} {'published':>11} {'shipped':>9} {'fitted':>11} {'error':>7} "
+           f"{'held out':>8}"]
+    for r in doc["rows"]:
+        loo = "" if r["loo_error"] is None else f"{r['loo_error']:+8.1%}"
+        out.append(f"{r['line']:>5} {r['operation']:24} {(r['stack'] + '[' + r['config'] + ']')[:26]:26} "
+                   f"{r['published_ms']:9.3f}ms {r['shipped_error']:+9.1%} {r['predicted_ms']:9.3f}ms "
+                   f"{r['error']:+7.1%} {loo:>8}")
+    out.append(f"\nmedian |error|: shipped profile {doc['shipped_median_abs_error']:.1%}, fitted "
+               f"{doc['median_abs_error']:.1%}; held out (leave one row out) "
+               + ("n/a (one row)" if doc["loo_median_abs_error"] is None else f"{doc['loo_median_abs_error']:.1%}"))
+    out.append("parameters (shipped -> fitted, sourced bounds):")
+    for k, p in doc["parameters"].items():
+        out.append(f"  {k:20} {p['shipped']:g} -> {p['fitted']:.3g}   [{p['low']:g}, {p['high']:g}]")
+    if doc["not_fitted"]:
+        out.append(f"  not fitted (no row depends on them): {', '.join(doc['not_fitted'])}")
+    out.append(f"  the fit's linear cycle model vs the plugin at every parameter's high end: "
+               f"{doc['surrogate_error']:.2%} at most")
+    if doc["not_counted"]:
+        out.append("rows not counted:")
+        out += [f"  line {x['line']}: {x['operation']}: {x['reason']}" for x in doc["not_counted"]]
+    if doc["unmapped"]:
+        out.append(f"lines not mapped to a secperf operation ({len(doc['unmapped'])}):")
+        out += [f"  line {u['line']}: {u['reason']}" for u in doc["unmapped"]]
+    if doc["fits"]:
+        out.append(f"\nsaved device profile {doc['name']}: {doc['profile']} (use --device {doc['name']})")
+    else:
+        out.append(f"\nno parameters within their sourced bounds fit this log (tolerance {doc['tolerance']:.0%}); "
+                   f"rows that disagree: " + "; ".join(f"{d['row']} {d['error']:+.1%}" for d in doc["disagree"])
+                   + (f"; {', '.join(doc['at_bounds'])}" if doc["at_bounds"] else "")
+                   + ". Nothing saved: check the clock, wait states, --stack and --config of the log's build.")
+    return "\n".join(out) + "\n"
+
+
+def run(o: CalibrateOptions, as_json: bool) -> tuple[str, int]:
+    doc, code = calibrate(o)
+    return (json.dumps(doc, indent=1, default=str) + "\n" if as_json else text(doc)), code
