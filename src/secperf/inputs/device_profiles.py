@@ -74,7 +74,16 @@ def save(name: str, base: str, clock_mhz: float, wait_states: int, description: 
     """Write the profile (atomically) and return its path; the profile is checked by reading it back."""
     from ..core.store import atomic_write
 
+    from . import devices as D
+
     check_name(name)
+    b = D.core(base)
+    for k, v in points.items():   # checked before anything is written: no invalid profile on disk
+        lo, _mid, hi = b.timing.costs.get(k, (1.0, 0.0, -1.0)) if b.timing else (1.0, 0.0, -1.0)
+        if not lo <= float(v) <= hi:
+            raise D.DeviceError(f"profile {name}: {k} = {v:g} is outside its sourced band "
+                                f"{lo:g}..{hi:g} of {base}" if lo <= hi else
+                                f"profile {name}: {k} is no timing parameter of {base}")
     lines = ["# secperf device profile, made by `secperf device calibrate` from a board's benchmark log",
              "[profile]", f"name = {_q(name)}", f"base = {_q(base)}", f"clock_mhz = {_q(float(clock_mhz))}",
              f"flash_wait_states = {_q(int(wait_states))}", f"description = {_q(description)}", "", "[source]"]
