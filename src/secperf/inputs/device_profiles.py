@@ -73,7 +73,6 @@ def save(name: str, base: str, clock_mhz: float, wait_states: int, description: 
          points: dict[str, float], fit: dict[str, Any]) -> Path:
     """Write the profile (atomically) and return its path; the profile is checked by reading it back."""
     from ..core.store import atomic_write
-
     from . import devices as D
 
     check_name(name)
