@@ -122,12 +122,23 @@ _WC_ASYM = re.compile(
     r"(?:,\s*(?P<rate>[\d.]+)\s+ops/sec)?"
 )
 _WC_BULK_NAMES = {
-    "aes-128-gcm-enc": "aes-128-gcm", "aes-128-cbc-enc": "aes-128-cbc", "aes-128-cmac": "aes-128-cmac",
-    "aes-cmac": "aes-128-cmac", "cmac": "aes-128-cmac", "chacha": "chacha20", "cha-poly": "chacha20-poly1305",
-    "poly1305": "poly1305", "sha-256": "sha256", "sha256": "sha256", "hmac-sha256": "hmac-sha256",
+    "aes-128-gcm-enc": "aes-128-gcm",
+    "aes-128-cbc-enc": "aes-128-cbc",
+    "aes-128-cmac": "aes-128-cmac",
+    "aes-cmac": "aes-128-cmac",
+    "cmac": "aes-128-cmac",
+    "chacha": "chacha20",
+    "cha-poly": "chacha20-poly1305",
+    "poly1305": "poly1305",
+    "sha-256": "sha256",
+    "sha256": "sha256",
+    "hmac-sha256": "hmac-sha256",
 }
-_WC_HEADER = re.compile(r"^(?:-{5,}|=+|wolfCrypt Benchmark.*|Benchmark complete|Benchmark Test:.*|wolfSSL version.*"
-                        r"|Math:.*|wolfCrypt_Init.*)$", re.I)
+_WC_HEADER = re.compile(
+    r"^(?:-{5,}|=+|wolfCrypt Benchmark.*|Benchmark complete|Benchmark Test:.*|wolfSSL version.*"
+    r"|Math:.*|wolfCrypt_Init.*)$",
+    re.I,
+)
 
 
 def _wolf_asym(name: str) -> str | None:
@@ -135,12 +146,19 @@ def _wolf_asym(name: str) -> str | None:
     w = n.split()
     if w[:2] == ["rsa", "2048"]:
         return {"public": "rsa-2048-verify", "private": "rsa-2048-sign"}.get(" ".join(w[2:]))
-    curve = "secp256r1" if "256" in w and not any(x.startswith("secp") or x.startswith("brainpool") for x in w) \
+    curve = (
+        "secp256r1"
+        if "256" in w and not any(x.startswith("secp") or x.startswith("brainpool") for x in w)
         else next((x for x in w if x.startswith("secp") or x.startswith("brainpool")), "")
+    )
     what = " ".join(x for x in w[1:] if x not in (curve, "256", "25519"))
     if w[0] in ("ecc", "ecdhe", "ecdsa") and curve == "secp256r1":
-        return {"key gen": "p256-keygen", "agree": "p256-derive", "sign": "ecdsa-p256-sign",
-                "verify": "ecdsa-p256-verify"}.get(what)
+        return {
+            "key gen": "p256-keygen",
+            "agree": "p256-derive",
+            "sign": "ecdsa-p256-sign",
+            "verify": "ecdsa-p256-verify",
+        }.get(what)
     if w[0] == "curve" and "25519" in w:
         return {"key gen": "x25519-keygen", "agree": "x25519-derive"}.get(what)
     return None
@@ -153,9 +171,13 @@ def _wolfcrypt(line: str, block: int) -> tuple[str, LogRow | str] | None:
         name = m["name"].strip().lower()
         op = _WC_BULK_NAMES.get(name)
         if op is None:
-            why = ("the decrypt direction (secperf compares the encrypt direction)" if name.endswith("-dec") else
-                   "192/256-bit AES (secperf counts AES-128)" if re.match(r"aes-(192|256)", name) else
-                   "no secperf operation for it")
+            why = (
+                "the decrypt direction (secperf compares the encrypt direction)"
+                if name.endswith("-dec")
+                else "192/256-bit AES (secperf counts AES-128)"
+                if re.match(r"aes-(192|256)", name)
+                else "no secperf operation for it"
+            )
             return "unmapped", f"wolfCrypt {m['name'].strip()}: {why}"
         return "row", LogRow(0, line, "wolfcrypt", op, float(m["rate"]), m["unit"], block)
     m = _WC_ASYM.match(line)
@@ -173,9 +195,16 @@ _MB = re.compile(r"^\s*(?P<name>[A-Za-z0-9][A-Za-z0-9_\-()/ ]*?)\s*:\s*(?P<rest>
 _MB_BULK = re.compile(r"^(?P<rate>[\d.]+)\s*(?P<unit>KiB/s|Kb/s|KB/s)\b")
 _MB_MS = re.compile(r"^(?P<ms>[\d.]+)\s*ms/\s*(?P<what>public|private|sign|verify|handshake)\b")
 _MB_RATE = re.compile(r"^(?P<rate>[\d.]+)\s+(?P<what>public|private|sign|verify|handshake)/s\b")
-_MB_BULK_NAMES = {"sha-256": "sha256", "aes-cbc-128": "aes-128-cbc", "aes-gcm-128": "aes-128-gcm",
-                  "aes-cmac-128": "aes-128-cmac", "chacha20": "chacha20", "chacha20-poly1305": "chacha20-poly1305",
-                  "poly1305": "poly1305", "hmac-sha256": "hmac-sha256"}
+_MB_BULK_NAMES = {
+    "sha-256": "sha256",
+    "aes-cbc-128": "aes-128-cbc",
+    "aes-gcm-128": "aes-128-gcm",
+    "aes-cmac-128": "aes-128-cmac",
+    "chacha20": "chacha20",
+    "chacha20-poly1305": "chacha20-poly1305",
+    "poly1305": "poly1305",
+    "hmac-sha256": "hmac-sha256",
+}
 
 
 def _mbed_asym(name: str, what: str) -> str | None:
@@ -185,9 +214,14 @@ def _mbed_asym(name: str, what: str) -> str | None:
     if n == "ecdsa-secp256r1":
         return {"sign": "ecdsa-p256-sign", "verify": "ecdsa-p256-verify"}.get(what)
     if what == "handshake":
-        return {"ecdhe-secp256r1": "ecdhe-p256-handshake", "ecdh-secp256r1": "ecdh-p256-handshake",
-                "ecdhe-curve25519": "ecdhe-x25519-handshake", "ecdh-curve25519": "ecdh-x25519-handshake",
-                "ecdhe-x25519": "ecdhe-x25519-handshake", "ecdh-x25519": "ecdh-x25519-handshake"}.get(n)
+        return {
+            "ecdhe-secp256r1": "ecdhe-p256-handshake",
+            "ecdh-secp256r1": "ecdh-p256-handshake",
+            "ecdhe-curve25519": "ecdhe-x25519-handshake",
+            "ecdh-curve25519": "ecdh-x25519-handshake",
+            "ecdhe-x25519": "ecdhe-x25519-handshake",
+            "ecdh-x25519": "ecdh-x25519-handshake",
+        }.get(n)
     return None
 
 
@@ -217,12 +251,22 @@ def _mbedtls(line: str) -> tuple[str, LogRow | str] | None:
 
 _PQ_SCHEME = re.compile(r"\b(ml-kem-(?:512|768|1024)|ml-dsa-(?:44|65|87)|kyber\d+|dilithium\d|[a-z][a-z0-9-]*\d)\b")
 _PQ_RAW = re.compile(r"^(?P<what>keypair|encaps|decaps|sign|verify) cycles:\s*(?P<n>\d+)?\s*$")
-_PQ_TABLE = re.compile(r"^\|\s*(?P<scheme>[a-z0-9-]+)(?:\s*\(\d+ executions\))?\s*\|\s*(?P<impl>[a-z0-9_-]+)\s*\|"
-                       r"(?P<cols>.+)\|\s*$")
+_PQ_TABLE = re.compile(
+    r"^\|\s*(?P<scheme>[a-z0-9-]+)(?:\s*\(\d+ executions\))?\s*\|\s*(?P<impl>[a-z0-9_-]+)\s*\|"
+    r"(?P<cols>.+)\|\s*$"
+)
 _PQ_HEADER = re.compile(r"^\|\s*scheme\s*\|\s*implementation\s*\|(?P<cols>.+)\|\s*$", re.I)
 _PQ_AVG = re.compile(r"AVG:\s*([\d,]+)")
-_PQ_OPS = {"keypair": "keygen", "key generation": "keygen", "encaps": "encaps", "encapsulation": "encaps",
-           "decaps": "decaps", "decapsulation": "decaps", "sign": "sign", "verify": "verify"}
+_PQ_OPS = {
+    "keypair": "keygen",
+    "key generation": "keygen",
+    "encaps": "encaps",
+    "encapsulation": "encaps",
+    "decaps": "decaps",
+    "decapsulation": "decaps",
+    "sign": "sign",
+    "verify": "verify",
+}
 
 
 def _pq_op(scheme: str, impl: str, what: str) -> tuple[str, LogRow | str]:
@@ -230,8 +274,10 @@ def _pq_op(scheme: str, impl: str, what: str) -> tuple[str, LogRow | str]:
     if op not in OPS:
         return "unmapped", f"pqm4 {scheme} {what}: no secperf operation for it (secperf counts ML-KEM and ML-DSA)"
     if impl not in ("clean", ""):
-        return "unmapped", (f"pqm4 {scheme} {impl}: pqm4's own implementation; secperf builds PQClean's clean "
-                            f"code (compare like builds only)")
+        return "unmapped", (
+            f"pqm4 {scheme} {impl}: pqm4's own implementation; secperf builds PQClean's clean "
+            f"code (compare like builds only)"
+        )
     return "row", LogRow(0, "", "pqm4", op, 0.0, "cycles")
 
 
@@ -259,8 +305,14 @@ def parse(text: str, scheme: str | None = None) -> BoardLog:
             pno, ptext, what = pending
             pending = None
             if pq_scheme is None:
-                out.unmapped.append(Unmapped(pno, ptext, "pqm4 figure without a scheme: give the scheme (--scheme "
-                                                         "ml-kem-768) or keep the line naming it"))
+                out.unmapped.append(
+                    Unmapped(
+                        pno,
+                        ptext,
+                        "pqm4 figure without a scheme: give the scheme (--scheme "
+                        "ml-kem-768) or keep the line naming it",
+                    )
+                )
                 continue
             got = _pq_op(pq_scheme, pq_impl, what)
             if got[0] == "row":
@@ -274,27 +326,39 @@ def parse(text: str, scheme: str | None = None) -> BoardLog:
             block = int(m[1])
         if m := re.match(r"^wolfSSL version\s+(\S+)", line, re.I):
             out.version = m[1]
-        if (got := _wolfcrypt(line, block)) is not None:
-            add(no, raw, got)
+        if (wc := _wolfcrypt(line, block)) is not None:
+            add(no, raw, wc)
             continue
-        if (got := _mbedtls(line)) is not None:
-            add(no, raw, got)
+        if (mb := _mbedtls(line)) is not None:
+            add(no, raw, mb)
             continue
         if m := _PQ_HEADER.match(line):
             pq_cols = [c.strip().lower().removesuffix("[cycles]").strip() for c in m["cols"].split("|")]
             continue
         if m := _PQ_TABLE.match(line):
             cols = [c.strip() for c in m["cols"].split("|")]
-            names = pq_cols or (["key generation", "encapsulation", "decapsulation"] if "kem" in m["scheme"]
-                                else ["key generation", "sign", "verify"])
+            names = pq_cols or (
+                ["key generation", "encapsulation", "decapsulation"]
+                if "kem" in m["scheme"]
+                else ["key generation", "sign", "verify"]
+            )
             for what, cell in zip(names, cols):
                 avg = _PQ_AVG.search(cell)
                 if avg is None or what not in _PQ_OPS:
                     continue
                 got = _pq_op(m["scheme"], m["impl"], what)
                 if got[0] == "row":
-                    got = ("row", LogRow(0, "", "pqm4", got[1].operation,  # type: ignore[union-attr]
-                                         float(avg[1].replace(",", "")), "cycles"))
+                    got = (
+                        "row",
+                        LogRow(
+                            0,
+                            "",
+                            "pqm4",
+                            got[1].operation,  # type: ignore[union-attr]
+                            float(avg[1].replace(",", "")),
+                            "cycles",
+                        ),
+                    )
                 add(no, f"{raw.rstrip()} [{what}]", got)
             continue
         if m := _PQ_RAW.match(line):
@@ -309,7 +373,9 @@ def parse(text: str, scheme: str | None = None) -> BoardLog:
             else:
                 pending = (no, raw.rstrip(), m["what"])
             continue
-        if re.fullmatch(r"[-=#| ]*|DONE|OK KEYS|OK SIG|ERROR KEYS|ERROR SIG|\|[ -|]+\|", line) or _WC_HEADER.match(line):
+        if re.fullmatch(r"[-=#| ]*|DONE|OK KEYS|OK SIG|ERROR KEYS|ERROR SIG|\|[ -|]+\|", line) or _WC_HEADER.match(
+            line
+        ):
             continue
         if m := re.search(r"crypto_(?:kem|sign)/([a-z0-9-]+)/([a-z0-9_-]+)", line):
             pq_scheme, pq_impl = m[1], m[2]
@@ -317,8 +383,9 @@ def parse(text: str, scheme: str | None = None) -> BoardLog:
         if scheme is None and (m := _PQ_SCHEME.fullmatch(line.lower())):
             pq_scheme, pq_impl = m[1], "clean"
             continue
-        out.unmapped.append(Unmapped(no, raw.rstrip(), "not a result line of wolfCrypt's, Mbed TLS's or pqm4's "
-                                                       "benchmark"))
+        out.unmapped.append(
+            Unmapped(no, raw.rstrip(), "not a result line of wolfCrypt's, Mbed TLS's or pqm4's benchmark")
+        )
     if pending is not None:
         out.unmapped.append(Unmapped(pending[0], pending[1], "pqm4 cycles line without its number"))
     out.formats = sorted(seen)
@@ -337,6 +404,7 @@ def read(path: str | Path, scheme: str | None = None) -> tuple[BoardLog, bytes]:
     log = parse(text, scheme)
     if not log.rows:
         why = "; ".join(f"line {u.line_no}: {u.reason}" for u in log.unmapped[:3]) or "the file is empty"
-        raise BoardLogError(f"LOG {path}: no line of wolfCrypt's, Mbed TLS's or pqm4's benchmark that secperf counts "
-                            f"({why})")
+        raise BoardLogError(
+            f"LOG {path}: no line of wolfCrypt's, Mbed TLS's or pqm4's benchmark that secperf counts ({why})"
+        )
     return log, data

@@ -22,9 +22,12 @@ import dataclasses
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError
+
+if TYPE_CHECKING:
+    from .devices import Core
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 
@@ -50,11 +53,15 @@ def check_name(name: str) -> str:
     from .devices import DEVICE_ALIASES, shipped_cores
 
     if not NAME_RE.match(name or ""):
-        raise InputError(f"--name {name!r}: give a profile name of lower-case letters, digits, '.', '-' and '_' "
-                         f"(up to 64 characters), e.g. my-stm32l4-board")
+        raise InputError(
+            f"--name {name!r}: give a profile name of lower-case letters, digits, '.', '-' and '_' "
+            f"(up to 64 characters), e.g. my-stm32l4-board"
+        )
     if name in shipped_cores() or name in DEVICE_ALIASES:
-        raise InputError(f"--name {name}: that is a shipped core profile's name; give the board's own name "
-                         f"(shipped: {', '.join(shipped_cores())})")
+        raise InputError(
+            f"--name {name}: that is a shipped core profile's name; give the board's own name "
+            f"(shipped: {', '.join(shipped_cores())})"
+        )
     return name
 
 
@@ -69,23 +76,41 @@ def _q(v: Any) -> str:
     return json.dumps(str(v), ensure_ascii=False)
 
 
-def save(name: str, base: str, clock_mhz: float, wait_states: int, description: str, source: dict[str, Any],
-         points: dict[str, float], fit: dict[str, Any]) -> Path:
+def save(
+    name: str,
+    base: str,
+    clock_mhz: float,
+    wait_states: int,
+    description: str,
+    source: dict[str, Any],
+    points: dict[str, float],
+    fit: dict[str, Any],
+) -> Path:
     """Write the profile (atomically) and return its path; the profile is checked by reading it back."""
     from ..core.store import atomic_write
     from . import devices as D
 
     check_name(name)
     b = D.core(base)
-    for k, v in points.items():   # checked before anything is written: no invalid profile on disk
+    for k, v in points.items():  # checked before anything is written: no invalid profile on disk
         lo, _mid, hi = b.timing.costs.get(k, (1.0, 0.0, -1.0)) if b.timing else (1.0, 0.0, -1.0)
         if not lo <= float(v) <= hi:
-            raise D.DeviceError(f"profile {name}: {k} = {v:g} is outside its sourced band "
-                                f"{lo:g}..{hi:g} of {base}" if lo <= hi else
-                                f"profile {name}: {k} is no timing parameter of {base}")
-    lines = ["# secperf device profile, made by `secperf device calibrate` from a board's benchmark log",
-             "[profile]", f"name = {_q(name)}", f"base = {_q(base)}", f"clock_mhz = {_q(float(clock_mhz))}",
-             f"flash_wait_states = {_q(int(wait_states))}", f"description = {_q(description)}", "", "[source]"]
+            raise D.DeviceError(
+                f"profile {name}: {k} = {v:g} is outside its sourced band {lo:g}..{hi:g} of {base}"
+                if lo <= hi
+                else f"profile {name}: {k} is no timing parameter of {base}"
+            )
+    lines = [
+        "# secperf device profile, made by `secperf device calibrate` from a board's benchmark log",
+        "[profile]",
+        f"name = {_q(name)}",
+        f"base = {_q(base)}",
+        f"clock_mhz = {_q(float(clock_mhz))}",
+        f"flash_wait_states = {_q(int(wait_states))}",
+        f"description = {_q(description)}",
+        "",
+        "[source]",
+    ]
     lines += [f"{k} = {_q(v)}" for k, v in source.items()]
     lines += ["", "# fitted points, each inside the base profile's sourced band", "[timing]"]
     lines += [f"{k} = {_q(float(v))}" for k, v in points.items()]
@@ -101,7 +126,7 @@ def save(name: str, base: str, clock_mhz: float, wait_states: int, description: 
     return path
 
 
-def load(name: str, path: str | Path):  # -> Core (devices.Core; imported late: devices imports this module)
+def load(name: str, path: str | Path) -> Core:
     """The saved profile `name` at `path` as a Core; DeviceError naming the file and the key otherwise."""
     from . import devices as D
 
@@ -117,39 +142,52 @@ def load(name: str, path: str | Path):  # -> Core (devices.Core; imported late: 
         raise D.DeviceError(f"{where}: needs the tables [profile], [source] and [timing]")
     base_name = prof.get("base")
     if base_name not in D.shipped_cores():
-        raise D.DeviceError(f"{where}: [profile].base {base_name!r} is no shipped core profile; known: "
-                            f"{', '.join(D.shipped_cores())}")
+        raise D.DeviceError(
+            f"{where}: [profile].base {base_name!r} is no shipped core profile; known: {', '.join(D.shipped_cores())}"
+        )
     base = D.core(base_name)
     try:
         clock = float(prof["clock_mhz"])
         ws = int(prof["flash_wait_states"])
         desc = str(prof["description"])
     except (KeyError, TypeError, ValueError) as exc:
-        raise D.DeviceError(f"{where}: [profile] needs clock_mhz, flash_wait_states and description ({exc!r})") \
-            from None
+        raise D.DeviceError(
+            f"{where}: [profile] needs clock_mhz, flash_wait_states and description ({exc!r})"
+        ) from None
     if clock <= 0 or ws < 0:
         raise D.DeviceError(f"{where}: clock_mhz must be > 0 and flash_wait_states >= 0 (got {clock:g}, {ws})")
     log = f"board log {src.get('log', '?')} (sha256 {src.get('log_sha256', '?')})"
-    sources = {**base.sources, "calibration": f"fitted by secperf device calibrate to {log}; "
-                                              f"{src.get('stack', '?')}[{src.get('config', '?')}], "
-                                              f"{src.get('rows', '?')} rows"}
+    sources = {
+        **base.sources,
+        "calibration": f"fitted by secperf device calibrate to {log}; "
+        f"{src.get('stack', '?')}[{src.get('config', '?')}], "
+        f"{src.get('rows', '?')} rows",
+    }
     timing = base.timing
     if timing is not None:
         costs = dict(timing.costs)
         for k, v in tim.items():
             if k not in costs:
-                raise D.DeviceError(f"{where}: [timing].{k} is no timing parameter of {base_name}; known: "
-                                    f"{', '.join(costs)}")
+                raise D.DeviceError(
+                    f"{where}: [timing].{k} is no timing parameter of {base_name}; known: {', '.join(costs)}"
+                )
             lo, _mid, hi = costs[k]
             if not isinstance(v, (int, float)) or isinstance(v, bool) or not lo <= float(v) <= hi:
                 raise D.DeviceError(f"{where}: [timing].{k} = {v!r} is outside its sourced band {lo:g}..{hi:g}")
             costs[k] = (lo, float(v), hi)
         if "flash_ws" in costs and (base.profile == "M" or costs["flash_ws"][2]):
             costs["flash_ws"] = (float(ws),) * 3
-        timing = dataclasses.replace(timing, costs=costs,
-                                     sources={**timing.sources, "calibration": sources["calibration"]})
+        timing = dataclasses.replace(
+            timing, costs=costs, sources={**timing.sources, "calibration": sources["calibration"]}
+        )
     elif tim:
         raise D.DeviceError(f"{where}: the base profile {base_name} has no timing model to calibrate")
-    return dataclasses.replace(base, name=name, description=desc, clock_mhz=clock,
-                               flash_wait_states=ws if base.profile == "M" else base.flash_wait_states,
-                               sources=sources, timing=timing)
+    return dataclasses.replace(
+        base,
+        name=name,
+        description=desc,
+        clock_mhz=clock,
+        flash_wait_states=ws if base.profile == "M" else base.flash_wait_states,
+        sources=sources,
+        timing=timing,
+    )
