@@ -215,6 +215,15 @@ def build(stacks: Names, targets: Names = BUILD_DEFAULTS["target"], config: Name
     from ..measure.device_build import STACK_TARGETS, TARGETS, build_configs, configs_for
     tl = D._split(targets, "target", tuple(TARGETS))
     names = None if config is None else D._split(config, "config", tuple(build_configs()))
+    stack_l = [s.strip().lower() for s in (stacks.split(",") if isinstance(stacks, str) else stacks) if s.strip()]
+    if "ngtcp2" in stack_l:   # the QUIC client (armhf only, Debian's packages as they are)
+        from ..measure import quic_device as QD
+        b = QD.ensure_built()
+        say(f"ngtcp2 [armhf, debian]: {b.library}\n  client  {b.client}\n  plugin  {b.plugin}\n  qemu    {b.qemu_version}")
+        stack_l.remove("ngtcp2")
+        if not stack_l:
+            return
+        stacks = stack_l
     for t in tl:
         for s in D.check_stacks(stacks):
             if t not in STACK_TARGETS.get(s, (t,)):
