@@ -14,6 +14,7 @@ The harness (a TOML file, `--harness`; every field optional):
     warmup = 1          # calls between the cold (first) one and the counted ones (0..1000)
     seed = 1            # seed of the input buffers' pattern
     time_limit_s = 120  # the whole emulated run; past it the run is stopped and named
+    instruction_limit = 2000000000  # instructions of the whole guest process; past it, stopped and named
     [build]
     opt = "-O2"         # the user's objects' optimisation (-O0..-O3, -Os, -Oz, -Og)
     cflags = ["-DFAST"] # more flags: -D, -U, -I, -std=, -f, -W only
@@ -96,6 +97,7 @@ class Harness:
     warmup: int = 1
     seed: int = 1
     time_limit_s: float = 120.0
+    instruction_limit: int = 2_000_000_000
     opt: str = "-O2"
     cflags: list[str] = field(default_factory=list)
     args: list[Arg] = field(default_factory=list)
@@ -144,7 +146,7 @@ def load_harness(path: str | None) -> Harness:
     if unknown:
         raise InputError(f"{where}: unknown table {', '.join(sorted(unknown))}; known: run, build, arg")
     run, build = raw.get("run", {}), raw.get("build", {})
-    for name, t, keys in (("run", run, {"calls", "warmup", "seed", "time_limit_s"}), ("build", build, {"opt", "cflags"})):
+    for name, t, keys in (("run", run, {"calls", "warmup", "seed", "time_limit_s", "instruction_limit"}), ("build", build, {"opt", "cflags"})):
         if not isinstance(t, dict):
             raise InputError(f"{where}: [{name}] must be a table")
         if set(t) - keys:
@@ -157,6 +159,8 @@ def load_harness(path: str | None) -> Harness:
     if isinstance(lim, bool) or not isinstance(lim, (int, float)) or not 1 <= lim <= 86_400:
         raise InputError(f"{where}: run.time_limit_s: give seconds 1..86400 (got {lim!r})")
     h.time_limit_s = float(lim)
+    h.instruction_limit = _int(f"{where}: run.instruction_limit", run.get("instruction_limit", h.instruction_limit),
+                               1_000_000, 10**13)
     h.opt = build.get("opt", h.opt)
     if h.opt not in OPTS:
         raise InputError(f"{where}: build.opt {h.opt!r}: give one of {', '.join(OPTS)}")
@@ -248,6 +252,7 @@ def check_name(name: str | None, entry: str) -> str:
 class UserBuild:
     binary: Path
     plugin: Path
+    limiter: Path
     qemu: str
     qemu_version: str
     cross_cc: str
@@ -271,26 +276,32 @@ def harness_dir() -> Path:
     return found
 
 
-def ensure_plugin(src: Path) -> Path:
-    """The counting plugin (native/device/plugin), built once into $SECPERF_HOME/device/build."""
+def ensure_plugins(src: Path) -> tuple[Path, Path]:
+    """The counting plugin (native/device/plugin) and the instruction limiter (native/device/user/limit.c),
+    built once into $SECPERF_HOME/device/build."""
     import fcntl
     decls = shared_decls_dir(src)
     inc = qemu_plugin_include()
     h = hashlib.sha256(str(inc).encode())
-    for p in sorted((src / "plugin").glob("*")) + [decls / "qemu_plugin_api.h"]:
+    for p in sorted((src / "plugin").glob("*")) + [decls / "qemu_plugin_api.h", src / "user" / "limit.c"]:
         h.update(p.read_bytes())
     out = device_home() / "build" / f"user-plugin-{h.hexdigest()[:16]}"
-    plugin = out / "libinsn_events.so"
-    if not plugin.is_file():
+    plugin, limiter = out / "libinsn_events.so", out / "libuser_limit.so"
+    if not (plugin.is_file() and limiter.is_file()):
         out.mkdir(parents=True, exist_ok=True)
-        with open(device_home() / "build" / ".lock", "w") as lock:
+        with open(device_home() / "build" / ".user-plugins.lock", "w") as lock:   # not the library builds' lock
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not plugin.is_file():
                 args = ["make", "-s", "-f", str(src / "Makefile"), f"OUT={out}", f"SHARED_DECLS={decls}", "plugin"]
                 if inc is not None:
                     args.append(f"QEMU_PLUGIN_INCLUDE={inc}")
                 _run(args, "building the counting plugin (native/device/Makefile)", 300)
-    return plugin
+            if not limiter.is_file():
+                hdr = ["-DSECPERF_QEMU_PLUGIN_HEADER", f"-I{inc}"] if inc is not None else [f"-I{decls}"]
+                _run([tool("gcc", "build-essential"), "-O2", "-Wall", "-Wextra", "-shared", "-fPIC",
+                      "-fvisibility=hidden", *hdr, "-o", str(limiter), str(src / "user" / "limit.c")],
+                     "building the instruction limiter (native/device/user/limit.c)", 120)
+    return plugin, limiter
 
 
 def _trim(text: str, limit: int = 1500) -> str:
@@ -313,12 +324,11 @@ def build_user(sources: list[Path], entry: str, target: str, h: Harness, work: P
     newlib = target in NEWLIB_TARGETS
     cc = tool("arm-none-eabi-gcc", "gcc-arm-none-eabi") if newlib else tool("arm-linux-gnueabihf-gcc",
                                                                            "gcc-arm-linux-gnueabihf")
-    nm = tool("arm-none-eabi-nm" if newlib else "arm-linux-gnueabihf-nm", "binutils-arm-none-eabi" if newlib
-              else "binutils-arm-linux-gnueabihf")
+    readelf = tool("arm-linux-gnueabihf-readelf", "binutils-arm-linux-gnueabihf")
     objcopy = tool("arm-linux-gnueabihf-objcopy", "binutils-arm-linux-gnueabihf")
     qemu = tool("qemu-arm", "qemu-user")
     src = harness_dir()
-    plugin = ensure_plugin(src)
+    plugin, limiter = ensure_plugins(src)
     flags = target_flags(target).split()
     strip_attrs = target not in ("armhf",) and not newlib   # M code linked with the A-profile glibc
     cflags = ["-g0", "-ffunction-sections", "-fdata-sections", *flags]
@@ -359,19 +369,20 @@ def build_user(sources: list[Path], entry: str, target: str, h: Harness, work: P
             raise InputError(f"--entry {entry}: no such function in {', '.join(s.name for s in sources)}; "
                              f"the linker says:\n{words}")
         raise InputError(f"--source: the user's code does not link with the harness:\n{words}")
-    syms = _run([nm, "-S", str(binary)], "reading the user's symbols", 60)
-    m = re.search(rf"^[0-9a-f]+ ([0-9a-f]+) [Tt] {re.escape(entry)}$", syms, re.M)
-    if not re.search(rf"^[0-9a-f]+ (?:[0-9a-f]+ )?[Tt] {re.escape(entry)}$", syms, re.M):
-        raise InputError(f"--entry {entry}: the symbol is not code (in assembly: `.type {entry}, %function` and "
-                         f"`.thumb_func` before its label)")
+    syms = _run([readelf, "-sW", str(binary)], "reading the user's symbols", 60)
+    # "Num: Value Size Type Bind Vis Ndx Name": a function symbol (its address carries the Thumb bit)
+    m = re.search(rf"^\s*\d+: [0-9a-f]+\s+(\d+) (\w+)\s+\w+\s+\w+\s+\S+ {re.escape(entry)}$", syms, re.M)
+    if m is None or m.group(2) != "FUNC":
+        raise InputError(f"--entry {entry}: the symbol is not a function (in assembly: `.type {entry}, %function` "
+                         f"and `.thumb_func` before its label)")
     fp = footprint(Path(f"{binary}.map").read_text(errors="replace"), tuple(o.name for o in objs))
     fp["rule"] = "the user's objects' sections kept by the linker (--gc-sections), from the link map; " \
                  "flash = text + rodata + data, static RAM = data + bss"
     digest = hashlib.sha256("".join(x["sha256"] for x in shown).encode()).hexdigest()[:12]
-    return UserBuild(binary=binary, plugin=plugin, qemu=qemu, qemu_version=_version(qemu), cross_cc=_version(cc),
+    return UserBuild(binary=binary, plugin=plugin, limiter=limiter, qemu=qemu, qemu_version=_version(qemu), cross_cc=_version(cc),
                      target=target, flags=" ".join([*flags, h.opt, *h.cflags]),
                      library=f"{', '.join(x['file'] for x in shown)} sha256:{digest}", sources=shown, footprint=fp,
-                     entry_bytes=int(m.group(1), 16) if m else None)
+                     entry_bytes=int(m.group(1)) or None)
 
 
 def _version(exe: str) -> str:
@@ -399,8 +410,8 @@ def run_user(b: UserBuild, dev: Core, h: Harness, work: Path, timed: bool, run_c
     data.write_bytes(b"".join(a.data for a in h.args if a.kind == "in"))
     ev = work / "events.txt"
     timing = f",timing={T.write_params(dev, b.binary, work / 'timing.txt')}" if timed and dev.timing else ""
-    argv = [b.qemu, "-cpu", run_cpu, "-plugin", f"{b.plugin},out={ev}{timing}", str(b.binary), "--plan", str(plan),
-            "--data", str(data)]
+    argv = [b.qemu, "-cpu", run_cpu, "-plugin", f"{b.plugin},out={ev}{timing}", "-plugin",
+            f"{b.limiter},limit={h.instruction_limit}", str(b.binary), "--plan", str(plan), "--data", str(data)]
     try:
         p = registry.run(argv, "qemu device emulator (user code)", timeout=h.time_limit_s, capture_output=True,
                          text=True, cwd=work, preexec_fn=_no_core)
@@ -414,6 +425,9 @@ def run_user(b: UserBuild, dev: Core, h: Harness, work: Path, timed: bool, run_c
         except ValueError:
             continue
     done = next((x for x in lines if x.get("user") == "done"), None)
+    limit = re.search(r"^secperf-limit: (.*)$", p.stderr, re.M)
+    if limit:
+        return lines, [], f"instruction limit: {limit.group(1)} (run.instruction_limit of the harness)"
     if p.returncode != 0 or done is None:
         calls = [x["call"] for x in lines if "call" in x]
         at = "an empty harness call" if not any("empty" in x for x in lines) else \
