@@ -1,171 +1,429 @@
-"""EDHOC on the emulated Cortex-M cores: instruction counts per initiator message.
+"""EDHOC + OSCORE on the emulated devices: instructions (and the timing model's cycles) per initiator
+step of secperf's EDHOC initiator in C (native/device/edhoc_c), on the crypto of the device build's
+Mbed TLS 3.6 (stack mbedtls3: P-256 ECDH, SHA-256, HKDF, AES-CCM).
 
-lakers (0.6.2, its RustCrypto backend: p256, sha2, hkdf, aes + ccm) is cross-built with cargo for
-thumbv7em-none-eabihf (Cortex-M4F: Thumb-2, DSP, FPv4-SP, hard-float ABI) as a static library with
-one C entry point (native/device/edhoc/src/lib.rs), linked into a small guest program
-(native/device/edhoc/main.c) against armhf glibc as the TLS stacks' M-profile clients are (their
-ARM attribute sections removed so the linker accepts M-profile code next to the A-profile C
-library), and run under `qemu-arm -cpu max` with secperf's counting plugin (libinsn_events.so,
-built by `secperf device`). The plugin records the instruction count at each marker; the guest
-marks each initiator step (message_1, message_2 processed, message_3, OSCORE export), so the
-responder's work, run in the same process, is outside the counts.
+What runs: EDHOC (RFC 9528) method 3 (static DH keys on both sides), cipher suite 2, CCS credentials
+by kid (`m3-kid`) or by value (`m3-value`), then OSCORE (RFC 8613): the security context from the
+EDHOC exporter and one protected CoAP GET and its response. The initiator is the guest, compiled for
+the core's target with the same flags and against the same library objects as the mbedtls3 TLS
+client (device_build.ensure_built), run under qemu-arm with the counting plugin; the responder is the
+host's lakers with aiocoap's OSCORE (edhoc_device_peer.py), answering over the emulator's
+stdin/stdout. The guest marks each step (marker.h OP_BEGIN/OP_END), so only the initiator's work is
+counted, and waiting for the host is in no step.
 
-Cortex-M33: no thumbv8m.main Rust target is installed here, so the M33 rows run the same ARMv7E-M
-code (the M33 executes it unchanged; v8-M code would differ by a few instructions at most); the
-row's labels say so. Counts are exact for the code run; time is the core's CPI model's business
-(model/costs.device_us).
+Attribution: message_1 = ephemeral key pair and message_1; message_2 = G_XY, PRK_2e, decryption,
+G_RX, PRK_3e2m, MAC_2 check, TH_3; message_3 = G_IY, PRK_4e3m, MAC_3, AEAD, TH_4, PRK_out;
+oscore_export = exporter (master secret, salt) and the OSCORE context (keys, common IV). The four
+sum to the handshake's instructions; oscore_protect and oscore_unprotect (the first request and its
+response) are the application's share, as a TLS row's application data.
 
-Sources: the crates come from crates.io through `cargo fetch` (scripts/bootstrap's way for the
-device builds' crates); with no network and no cached crates the build fails, naming that.
+Every tool comes from Debian (gcc-arm-linux-gnueabihf, gcc-arm-none-eabi for the Cortex-M0+, qemu-user)
+and the Mbed TLS sources from crates.io (mbedtls-rs-sys, unpacked by scripts/bootstrap): no Rust
+target is needed. lakers cross-built for the Cortex-M (native/device/edhoc) is not used here.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
-import shutil
+import re
+import select
 import statistics
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.errors import InputError
-from ..core.native import shipped_sources
+from ..core import result as R
+from ..core.errors import InputError, MeasurementError
+from ..core.paths import private_dir, write_private
+from ..core.result_schema import DeviceDerived, DeviceTime, Series
+from ..inputs.devices import Core
 from ..lab import registry
+from . import device as D
+from . import device_attrib as A
+from . import device_timing as T
+from .device_build import (
+    ARMHF_SOURCE_FLAGS,
+    NEWLIB_TARGETS,
+    STACK_TARGETS,
+    TARGETS,
+    Build,
+    DeviceSetupError,
+    check_config,
+    default_config,
+    device_home,
+    ensure_built,
+    footprint,
+    source_dir,
+    sources_dir,
+    tool,
+)
 
-RUST_TARGET = "thumbv7em-none-eabihf"
-M_FLAGS = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16", "-O2"]
-STEPS = {1: "message_1", 2: "message_2", 3: "message_3", 4: "oscore_export"}
-CORES = {"cortex-m4": "ARMv7E-M code built for the Cortex-M4F",
-         "cortex-m33": "the same ARMv7E-M code (no thumbv8m.main Rust target installed), run as the M33 runs it"}
+STACK = "mbedtls3"
+IMPLEMENTATION = "secperf EDHOC initiator (C)"
+VARIANTS = {"m3-kid": "kid", "m3-value": "value"}   # handshake name (inputs/vocabulary HANDSHAKES) -> credential
+# step id (native/device/edhoc_c/main.c) -> (name, direction)
+STEPS = {1: ("message_1", "sent"), 2: ("message_2", "received"), 3: ("message_3", "sent"),
+         4: ("oscore_export", "local"), 5: ("oscore_protect", "sent"), 6: ("oscore_unprotect", "received")}
+HANDSHAKE_STEPS = ("message_1", "message_2", "message_3", "oscore_export")
+APP_STEPS = ("oscore_protect", "oscore_unprotect")
+OWN_OBJECTS = ("main.o", "edhoc.o", "oscore.o", "crypto_mbedtls.o", "marker.o")
+RUN_TIMEOUT_S = 120
+TIMER = {"name": "guest instructions per EDHOC handshake (initiator)",
+         "start": "the initiator begins message_1 (marker OP_BEGIN 1)",
+         "end": "the OSCORE security context is derived (marker OP_END 4); waiting for the responder excluded",
+         "unit": "instructions (user mode, initiator process, counted under QEMU)"}
+BOUNDARIES = ("message_1: ephemeral key pair + message_1; message_2: G_XY, PRK_2e, PLAINTEXT_2, G_RX, PRK_3e2m, "
+              "MAC_2 check, TH_3; message_3: G_IY, PRK_4e3m, MAC_3, AEAD, TH_4, PRK_out; oscore_export: exporter "
+              "(master secret, salt) + OSCORE keys and common IV; app: oscore_protect (GET /temp), oscore_unprotect "
+              "(its 2.05 response)")
 
 
 class EdhocDeviceError(InputError):
-    """The EDHOC device build or run cannot be done here; the message says what is missing."""
+    """A device, stack or handshake variant the EDHOC initiator has no build or implementation for."""
 
 
-def _src() -> Path:
-    found = shipped_sources("device/edhoc", "native/device/edhoc", "Cargo.toml", "main.c")
-    if found:
-        return found
-    raise EdhocDeviceError("the EDHOC device sources (native/device/edhoc) were not found: reinstall with `make build`")
+def check_variants(modes) -> list[str]:
+    """--mode values for EDHOC: handshake names of the what-if (m<METHOD>-<CREDENTIAL>); "full" (the
+    device command's default) is m3-kid. A name the C initiator does not implement exits 2 naming
+    the ones it has."""
+    from ..inputs.vocabulary import HANDSHAKES
+    items = [m.strip().lower() for m in (modes.split(",") if isinstance(modes, str) else modes) if m.strip()]
+    out = []
+    for m in items or ["m3-kid"]:
+        m = "m3-kid" if m == "full" else m
+        if m not in HANDSHAKES["edhoc"]:
+            raise EdhocDeviceError(f"--mode {m}: no EDHOC handshake {m!r}; the EDHOC initiator on the device "
+                                   f"implements {', '.join(VARIANTS)}")
+        if m not in VARIANTS:
+            raise EdhocDeviceError(f"--mode {m}: the EDHOC initiator on the device ({IMPLEMENTATION}) implements "
+                                   f"{', '.join(VARIANTS)} only (method 3, static DH keys; cipher suite 2; CCS "
+                                   f"credentials by kid or by value; no EAD, no message_4)")
+        out.append(m)
+    return list(dict.fromkeys(out))
 
 
-def _tool(name: str, hint: str) -> str:
-    exe = shutil.which(name)
-    if not exe:
-        raise EdhocDeviceError(f"{name} not found: {hint}")
-    return exe
+def check_stack(stacks, explicit: bool) -> str:
+    """The stack EDHOC's crypto comes from: mbedtls3. An explicit --stack without it exits 2 naming it."""
+    items = [s.strip().lower() for s in (stacks.split(",") if isinstance(stacks, str) else stacks or []) if s.strip()]
+    if explicit and STACK not in items:
+        raise EdhocDeviceError(f"--stack {','.join(items)}: EDHOC runs on {STACK} only (its crypto: Mbed TLS 3.6's "
+                               f"P-256, SHA-256, HKDF and AES-CCM); give --stack {STACK} or leave --stack out")
+    return STACK
 
 
-def _home() -> Path:
-    from ..core.paths import secperf_home
-    return secperf_home() / "device"
+def target_for(dev: Core) -> str:
+    t = D.target_for(dev)
+    if t not in STACK_TARGETS.get(STACK, tuple(TARGETS)):
+        raise EdhocDeviceError(f"--device {dev.name}: there is no {t} build of {STACK}, which EDHOC's crypto needs")
+    return t
 
 
-def plugin() -> Path:
-    """The counting plugin `secperf device` built (the newest), or an error saying how to build it."""
-    found = sorted((_home() / "build").glob("*/libinsn_events.so"), key=lambda p: p.stat().st_mtime)
-    if not found:
-        raise EdhocDeviceError("the instruction-counting plugin is not built yet: run `secperf device crypto "
-                               "--device cortex-m4-80` once (it builds the plugin), then count EDHOC")
-    return found[-1]
+@dataclass(frozen=True)
+class EdhocBuild:
+    binary: Path
+    lib: Build             # the mbedtls3 build whose library objects the initiator links
+    library: str           # "Mbed TLS 3.6.5 (cortex-m4 build)"
+    offers: dict
+    footprint: dict | None
 
 
-def build() -> Path:
-    """The guest binary (built once per source version into $SECPERF_HOME/device/build/edhoc-HASH)."""
-    src = _src()
-    digest = hashlib.sha256(b"".join((src / f).read_bytes() for f in ("Cargo.toml", "Cargo.lock", "main.c", "src/lib.rs"))
-                            + " ".join(M_FLAGS).encode()).hexdigest()[:16]
-    out = _home() / "build" / f"edhoc-{digest}"
-    binary = out / "sp-edhoc-m4"
-    if binary.is_file():
-        return binary
-    cargo = _tool("cargo", "install Rust (rustup) with the thumbv7em-none-eabihf target")
-    cc = _tool("arm-linux-gnueabihf-gcc", "install the Debian package gcc-arm-linux-gnueabihf")
-    objcopy = _tool("arm-linux-gnueabihf-objcopy", "install the Debian package binutils-arm-linux-gnueabihf")
-    out.mkdir(parents=True, exist_ok=True)
-    work = out / "crate"
-    if work.exists():
-        shutil.rmtree(work)
-    shutil.copytree(src, work)
-    env = {**os.environ, "CARGO_TARGET_DIR": str(out / "target")}
-    r = registry.run([cargo, "build", "--release", "--target", RUST_TARGET], "cargo (EDHOC device library)",
-                     capture_output=True, text=True, cwd=work, env=env, timeout=900)
-    if r.returncode != 0:
-        tail = (r.stderr or "").strip().splitlines()[-6:]
-        hint = (f"; add the target: rustup target add {RUST_TARGET}" if "target may not be installed" in (r.stderr or "")
-                else "; the crates come from crates.io (cargo fetch) -- offline without a cache they cannot")
-        raise EdhocDeviceError("building lakers for the Cortex-M failed: " + " | ".join(tail) + hint)
-    lib = out / "target" / RUST_TARGET / "release" / "libsecperf_edhoc_device.a"
-    noattr = out / "libedhoc-noattr.a"
-    shutil.copyfile(lib, noattr)
-    obj = out / "main.o"
-    steps = [[objcopy, "--remove-section=.ARM.attributes", str(noattr)],
-             [cc, *M_FLAGS, "-I", str(src.parent), "-c", str(work / "main.c"), "-o", str(obj)],
-             [objcopy, "--remove-section=.ARM.attributes", str(obj)],
-             [cc, "-static", "-o", str(binary), str(obj), str(noattr)]]
-    for argv in steps:
-        r = registry.run(argv, "EDHOC device link", capture_output=True, text=True, timeout=300)
-        if r.returncode != 0:
-            binary.unlink(missing_ok=True)
-            raise EdhocDeviceError(f"{Path(argv[0]).name} failed: {(r.stderr or '').strip()[-400:]}")
-    return binary
+def _archive(lib: Build) -> Path:
+    """The libmbedtls3.a the mbedtls3 client was linked with (named in its link map)."""
+    mp = Path(f"{lib.client}.map")
+    text = mp.read_text(errors="replace") if mp.is_file() else ""
+    m = re.search(r"(/\S*/libmbedtls3\.a)\(", text)
+    if not m or not Path(m.group(1)).is_file():
+        raise DeviceSetupError(f"the {STACK} library of the {lib.target} build was not found through {mp}: "
+                               f"rebuild with `secperf device build --stack {STACK} --target {lib.target}`")
+    return Path(m.group(1))
 
 
-def parse_events(text: str) -> list[dict]:
-    """Per handshake: instructions per initiator step, from the plugin's marker lines
-    ("COUNT M KIND ARG"; kinds as native/device/marker.h)."""
+def build(target: str, config: str | None = None) -> EdhocBuild:
+    """The initiator for `target`, built once per source, flags, library and compiler into
+    $SECPERF_HOME/device/build/edhoc-<target>-<hash>."""
+    lib = ensure_built(STACK, target, config)
+    src = sources_dir()
+    own = src / "edhoc_c"
+    if not (own / "Makefile").is_file():
+        raise DeviceSetupError(f"the EDHOC initiator's sources ({own}) were not found: reinstall with `make build`")
+    archive = _archive(lib)
+    cfg = check_config(STACK, target, config)
+    flags = TARGETS[target][0] or ARMHF_SOURCE_FLAGS
+    link = "newlib" if target in NEWLIB_TARGETS else "glibc"
+    tool("make", "make")
+    tool("arm-none-eabi-gcc" if link == "newlib" else "arm-linux-gnueabihf-gcc",
+         "gcc-arm-none-eabi" if link == "newlib" else "gcc-arm-linux-gnueabihf")
+    h = hashlib.sha256()
+    files = sorted(own.iterdir()) + [src / "marker.c", src / "marker.h", src / "mcu" / "mbedtls_user_config.h"]
+    files += sorted((src / "m0").rglob("*")) if link == "newlib" else []
+    for p in files:
+        if p.is_file():
+            h.update(p.name.encode() + p.read_bytes())
+    st = archive.stat()
+    h.update(f"{flags}|{cfg.make_defs}|{link}|{archive}|{st.st_size}|{st.st_mtime_ns}|{lib.cross_cc}".encode())
+    out = device_home() / "build" / f"edhoc-{target}-{h.hexdigest()[:16]}"
+    binary, offers = out / "sp-edhoc", out / "offers.json"
+    if not (binary.is_file() and offers.is_file()):
+        out.mkdir(parents=True, exist_ok=True)
+        with open(device_home() / "build" / ".lock", "w") as lock:   # one build at a time (shared cache)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            argv = ["make", "-s", "-f", str(own / "Makefile"), f"OUT={out}", f"MBED3_SRC={source_dir(STACK)}",
+                    f"MBED3_LIB={archive}", f"FLAGS={flags}", f"DEFS={cfg.make_defs}", f"LINK={link}"]
+            r = registry.run(argv, f"building the EDHOC initiator for {target}", capture_output=True, text=True,
+                             timeout=300)
+            if r.returncode != 0:
+                raise DeviceSetupError(f"building the EDHOC initiator for {target} failed: "
+                                       f"{(r.stderr or r.stdout).strip()[-1200:]}")
+            r = registry.run([lib.qemu, "-cpu", lib.run_cpu or "max", str(binary), "--offers"],
+                             "asking the EDHOC initiator what it offers", capture_output=True, text=True, timeout=60)
+            if r.returncode != 0 or not r.stdout.startswith("{"):
+                raise DeviceSetupError(f"the EDHOC initiator for {target} does not run under qemu-arm: "
+                                       f"{(r.stderr or r.stdout).strip()[-400:]}")
+            offers.write_text(r.stdout.splitlines()[0])
+    mp = Path(f"{binary}.map")
+    fp = footprint(mp.read_text(errors="replace"), ("libmbedtls3.a", *OWN_OBJECTS)) if mp.is_file() else None
+    if fp:
+        fp["rule"] = "the initiator's objects and the Mbed TLS objects it links; " + fp["rule"]
+    return EdhocBuild(binary, lib, lib.library, json.loads(offers.read_text()), fp)
+
+
+# -- one guest run ---------------------------------------------------------------------------------------
+
+def _key_file(keys: Path, variant: str, path: Path) -> Path:
+    """The initiator's key file (0600): its private key and both credentials, from make_keys's directory."""
+    import cbor2
+    key = cbor2.loads((keys / "client.key").read_bytes())
+    ccs = {w: cbor2.dumps(cbor2.loads((keys / f"{w}.ccs").read_bytes())[14], canonical=True)
+           for w in ("client", "server")}
+    text = (f"i {key[-4].hex()}\ncred_i {ccs['client'].hex()}\ncred_r {ccs['server'].hex()}\n"
+            f"by_value {int(VARIANTS[variant] == 'value')}\n")
+    write_private(path, text.encode())
+    return path
+
+
+class _Lines:
+    """Lines from the guest's stdout with a deadline (the pipe is read unbuffered, so select is exact)."""
+
+    def __init__(self, fd: int, deadline: float):
+        self.fd, self.deadline, self.buf = fd, deadline, b""
+
+    def next(self) -> str | None:
+        while b"\n" not in self.buf:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise MeasurementError(f"the EDHOC guest did not finish within {RUN_TIMEOUT_S} s")
+            ready, _, _ = select.select([self.fd], [], [], left)
+            if ready:
+                chunk = os.read(self.fd, 65536)
+                if not chunk:
+                    return None
+                self.buf += chunk
+        line, _, self.buf = self.buf.partition(b"\n")
+        return line.decode(errors="replace")
+
+
+def converse(proc, responder, deadline: float) -> list[dict]:
+    """Answer the guest's messages until it exits: its JSON lines (one per handshake), and a failed
+    line with the reason when the responder refuses a message (the guest is then told to stop)."""
+    out: list[dict] = []
+    lines = _Lines(proc.stdout.fileno(), deadline)
+
+    def send(text: str) -> None:
+        try:
+            proc.stdin.write((text + "\n").encode())
+            proc.stdin.flush()
+        except BrokenPipeError:
+            pass
+
+    while (line := lines.next()) is not None:
+        name, _, value = line.partition(" ")
+        try:
+            if name == "m1":
+                send("m2 " + responder.message_2(bytes.fromhex(value)).hex())
+            elif name == "m3" and value:
+                responder.message_3(bytes.fromhex(value))
+            elif name == "req" and value:
+                send("resp " + responder.response(bytes.fromhex(value)).hex())
+            elif line.startswith("{"):
+                out.append(json.loads(line))
+        except (MeasurementError, ValueError) as exc:
+            out.append({"i": len(out), "ok": False, "stage": "responder", "error": str(exc)})
+            send("stop")
+    return out
+
+
+def run_guest(eb: EdhocBuild, dev: Core, variant: str, n: int, timed: bool = True) -> tuple[list[dict], list]:
+    """n handshakes in one guest process: its result lines and the plugin's events."""
+    from .edhoc import make_keys
+    from .edhoc_device_peer import Responder
+    with tempfile.TemporaryDirectory(prefix="secperf-edhoc-dev-") as td:
+        tmp = private_dir(Path(td))
+        keys = make_keys(tmp / "keys")
+        key_file = _key_file(keys, variant, tmp / "initiator.keys")
+        registry.track_secret(key_file)
+        ev = tmp / "events.txt"
+        timing = f",timing={T.write_params(dev, eb.binary, tmp / 'timing.txt')}" if timed and dev.timing else ""
+        argv = [eb.lib.qemu, "-cpu", D.qemu_cpu(dev, eb.lib), "-plugin", f"{eb.lib.plugin},out={ev}{timing}",
+                str(eb.binary), "run", str(key_file), str(n)]
+        proc = registry.spawn(argv, "qemu EDHOC initiator", stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
+        try:
+            lines = converse(proc, Responder(keys, VARIANTS[variant]), time.monotonic() + RUN_TIMEOUT_S + 5 * n)
+            proc.stdin.close()
+            err = proc.stderr.read().decode(errors="replace")
+            proc.wait(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            registry.forget(proc)
+            registry.forget_secret(key_file)
+        if not lines:
+            raise MeasurementError(f"the EDHOC guest printed nothing (exit {proc.returncode}): {err.strip()[-400:]}")
+        _total, events = A.read_events(ev)
+    return lines, events
+
+
+def handshakes(events: list) -> list[dict]:
+    """Per handshake (HS_BEGIN..HS_END): instructions and, when timed, cycles (low, point, high) of each
+    initiator step (OP_BEGIN..OP_END with the step id), and the whole process's count in between."""
     out: list[dict] = []
     cur: dict | None = None
-    begin: dict[int, int] = {}
-    for line in text.splitlines():
-        parts = line.split()
-        if len(parts) != 4 or parts[1] != "M":
+    begin: dict[int, object] = {}
+    for e in events:
+        if e.kind != "M":
             continue
-        count, kind, arg = int(parts[0]), int(parts[2]), int(parts[3])
-        if kind == 1:                                # HS_BEGIN
-            cur, begin = {"begin": count, "steps": {}}, {}
-        elif cur is not None and kind == 9:          # OP_BEGIN
-            begin[arg] = count
-        elif cur is not None and kind == 10 and arg in begin:
-            cur["steps"][STEPS.get(arg, str(arg))] = count - begin.pop(arg)
-        elif cur is not None and kind == 2:          # HS_END
-            cur["handshake_total"] = count - cur.pop("begin")
-            cur["ok"] = arg == 1
+        if e.a1 == A.HS_BEGIN:
+            cur, begin = {"index": e.a2, "start": e, "steps": {}, "cycles": {}}, {}
+        elif cur is None:
+            continue
+        elif e.a1 == A.OP_BEGIN:
+            begin[e.a2] = e
+        elif e.a1 == A.OP_END and e.a2 in begin:
+            b = begin.pop(e.a2)
+            name = STEPS.get(e.a2, (str(e.a2), ""))[0]
+            cur["steps"][name] = e.count - b.count
+            if b.timed is not None and e.timed is not None:
+                cur["cycles"][name] = tuple(e.timed.cycles[k] - b.timed.cycles[k] for k in range(3))
+        elif e.a1 == A.HS_END:
+            start = cur.pop("start")
+            cur["ok"] = e.a2 == 1 and all(s in cur["steps"] for s in HANDSHAKE_STEPS + APP_STEPS)
+            cur["process_instructions"] = e.count - start.count
             out.append(cur)
             cur = None
     return out
 
 
-def count(core: str = "cortex-m4", n: int = 3) -> dict:
-    """Instruction counts of n EDHOC handshakes on the emulated core (the first is cold: reported
-    apart); medians of the warm ones per initiator step."""
-    family = next((f for f in CORES if core == f or core.startswith(f + "-")), None)
-    if family is None:
-        raise EdhocDeviceError(f"--device {core}: EDHOC is built for {', '.join(CORES)} cores only")
-    if n < 2:
-        raise EdhocDeviceError("count at least 2 handshakes (the first is the cold one)")
-    qemu = _tool("qemu-arm", "install the Debian package qemu-user")
-    binary, plug = build(), plugin()
-    ev = binary.parent / f"events-{os.getpid()}.txt"
-    try:
-        r = registry.run([qemu, "-cpu", "max", "-plugin", f"{plug},out={ev}", str(binary), str(n)],
-                         "qemu (EDHOC device)", capture_output=True, text=True, timeout=600)
-        if r.returncode != 0:
-            raise EdhocDeviceError(f"the EDHOC guest failed under qemu-arm (exit {r.returncode}): {r.stderr[-300:]}")
-        lines = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
-        hs = parse_events(ev.read_text())
-    finally:
-        ev.unlink(missing_ok=True)
-    if len(hs) != n or not all(h["ok"] for h in hs) or not all(x["ok"] for x in lines):
-        raise EdhocDeviceError(f"the EDHOC guest completed {sum(1 for x in lines if x['ok'])} of {n} handshakes")
-    warm = hs[1:]
-    steps = {k: statistics.median(h["steps"][k] for h in warm) for k in STEPS.values()}
-    return {"core": core, "code": CORES[family], "rust_target": RUST_TARGET, "implementation": "lakers 0.6.2 (RustCrypto)",
-            "variant": "method 3, suite 2, kid (RFC 9529 trace 2 keys)", "handshakes": n,
-            "sizes": {k: lines[0][k] for k in ("message_1", "message_2", "message_3")},
-            "instructions": steps, "initiator_total": sum(steps.values()),
-            "cold": hs[0]["steps"], "process_total_per_handshake": statistics.median(h["handshake_total"] for h in warm),
-            "boundaries": "initiator only: message_1 = ephemeral key pair + message_1; message_2 = parse + verify "
-                          "(lakers does all three remaining ECDHs here: X*G_Y, X*G_R and the static I*G_Y; MAC_2); "
-                          "message_3 = prepare (MAC_3, AEAD); oscore_export = master secret + salt"}
+# -- series ------------------------------------------------------------------------------------------------
+
+def _labels(dev: Core, eb: EdhocBuild, variant: str, phase: str) -> dict:
+    lib = eb.lib
+    return {"device": dev.name, "stack": STACK, "library": f"{eb.library} + {IMPLEMENTATION}",
+            "crypto_library": eb.library, "implementation": IMPLEMENTATION, "tls": "edhoc", "mode": variant,
+            "method": 3, "cipher_suite": 2, "credential": VARIANTS[variant], "group": "p-256",
+            "suite": "aes-ccm-16-64-128", "server_cert": f"ccs-p256 ({VARIANTS[variant]})",
+            "client_cert": f"ccs-p256 ({VARIANTS[variant]})", "phase": phase, "qemu_cpu": D.qemu_cpu(dev, lib),
+            "core_profile": dev.profile, "build_target": lib.target,
+            "build": lib.build_note + "; the initiator (native/device/edhoc_c) with the same flags",
+            **D.build_labels(lib), "boundaries": BOUNDARIES,
+            "server": "lakers (EDHOC responder) + aiocoap OSCORE on the host, over the emulator's stdin/stdout",
+            "qemu": lib.qemu_version, "cross_cc": lib.cross_cc}
+
+
+def _rows(samples: list[dict], key: str, dev: Core) -> list[dict]:
+    """Median instructions (and cycles) per step over the samples, with the derived ms."""
+    rows = []
+    for name, direction in ((n, d) for n, d in STEPS.values() if n in (HANDSHAKE_STEPS if key == "messages"
+                                                                        else APP_STEPS)):
+        got = [m for s in samples for m in s[key] if m["message"] == name]
+        if not got:
+            continue
+        ins = statistics.median(m["instructions"] for m in got)
+        lo, hi = dev.ms_range(ins)
+        row = {"dir": direction, "message": name, "instructions": int(ins), "n": len(got), "ms_low": lo, "ms_high": hi}
+        cyc = [m["cycles"] for m in got if "cycles" in m]
+        if cyc and dev.timing is not None:
+            row["time"] = T.figure(tuple(statistics.median(c[k] for c in cyc) for k in range(3)), dev)
+        rows.append(row)
+    return rows
+
+
+def make_series(dev: Core, eb: EdhocBuild, variant: str, phase: str, hss: list[dict], lines: dict[int, dict],
+                failures: list[str]) -> Series:
+    tag = "" if eb.lib.config == default_config(STACK, eb.lib.target) else f"[{eb.lib.config}]"
+    s = R.new_series(f"device/{dev.name}/{STACK}{tag}/edhoc/{variant}/{phase}", kind="device",
+                     labels=_labels(dev, eb, variant, phase), timer=TIMER)
+    for reason in failures:
+        R.add_failure(s, reason)
+    for h in hss:
+        parts = {}
+        for key, names in (("messages", HANDSHAKE_STEPS), ("app_messages", APP_STEPS)):
+            parts[key] = [{"message": n, "dir": next(d for m, d in STEPS.values() if m == n),
+                           "instructions": h["steps"][n],
+                           **({"cycles": list(h["cycles"][n])} if n in h["cycles"] else {})} for n in names]
+        ins = sum(m["instructions"] for m in parts["messages"])
+        sample = {"handshake": h["index"], "instructions": ins, "parts_sum": ins, **parts,
+                  "app_instructions": sum(m["instructions"] for m in parts["app_messages"]),
+                  "process_instructions": h["process_instructions"],
+                  "sizes": {k: lines.get(h["index"], {}).get(k) for k in
+                            ("message_1", "message_2", "message_3", "request", "response")}}
+        if all("cycles" in m for m in parts["messages"]):
+            sample["cycles"] = [sum(m["cycles"][k] for m in parts["messages"]) for k in range(3)]
+            sample["app_cycles"] = [sum(m["cycles"][k] for m in parts["app_messages"] if "cycles" in m)
+                                    for k in range(3)]
+        s.samples.append(sample)
+    if not s.samples:
+        s.status = "failed"
+        if not s.failures:
+            R.add_failure(s, "no handshake completed")
+        return s
+    ins = [x["instructions"] for x in s.samples]
+    med = statistics.median(ins)
+    lo, hi = dev.ms_range(med)
+    s.derived = {
+        "instructions_median": med, "instructions_min": min(ins), "instructions_max": max(ins),
+        "spread": (max(ins) - min(ins)) / med if med else 0.0, "parts_sum_max_error": 0.0,
+        "messages": _rows(s.samples, "messages", dev), "app_messages": _rows(s.samples, "app_messages", dev),
+        "app_instructions_median": statistics.median(x["app_instructions"] for x in s.samples),
+        "process_instructions_median": statistics.median(x["process_instructions"] for x in s.samples),
+        "sizes": s.samples[0]["sizes"],
+        "derived_ms": {"ms_low": lo, "ms_high": hi, "clock_mhz": dev.clock_mhz, "cpi": list(dev.cpi),
+                       "cpi_estimate": dev.cpi_estimate,
+                       "rule": "instructions x CPI / clock: DERIVED from the core profile's CPI range"},
+    }
+    cyc = [x["cycles"] for x in s.samples if "cycles" in x]
+    if cyc and dev.timing is not None:
+        s.derived_as(DeviceDerived).time = DeviceTime.model_validate(
+            {**T.figure(tuple(statistics.median(c[k] for c in cyc) for k in range(3)), dev), **T.model_note(dev)})
+        app = [x["app_cycles"] for x in s.samples if "app_cycles" in x]
+        if app:
+            s.derived["app_time"] = T.figure(tuple(statistics.median(c[k] for c in app) for k in range(3)), dev)
+    if eb.footprint:
+        s.derived_as(DeviceDerived).footprint = eb.footprint
+    s.status = "partial" if s.failures else "ok"
+    return s
+
+
+def measure(device: str, variant: str, n: int, warmup: int, eb: EdhocBuild | None = None, timed: bool = True,
+            config: str | None = None) -> list[Series]:
+    """Cold and warm series of one EDHOC variant: one guest process with 1 + warmup + n handshakes."""
+    dev = D.check_device(device)
+    (variant,) = check_variants([variant])
+    eb = eb or build(target_for(dev), config)
+    lines, events = run_guest(eb, dev, variant, 1 + warmup + n, timed)
+    by = {x["i"]: x for x in lines if "i" in x}
+    failures = [f"handshake {x.get('i')}: {x.get('stage')}: {x.get('error') or 'code ' + str(x.get('code'))}"
+                for x in lines if not x.get("ok")]
+    hss = [h for h in handshakes(events) if h["ok"] and by.get(h["index"], {}).get("ok")]
+    cold = [h for h in hss if h["index"] == 0]
+    warm = [h for h in hss if h["index"] >= 1 + warmup]
+    out = [make_series(dev, eb, variant, "cold", cold, by, failures if not cold else []),
+           make_series(dev, eb, variant, "warm", warm, by, failures)]
+    for s in out:
+        s.labels["warmup_handshakes"] = warmup
+    return out
