@@ -87,3 +87,25 @@ def test_pqclean_has_no_tls_and_says_so(tmp_path):
                 "--suite", "aes128gcm", "--out", str(tmp_path), timeout=300)
     assert p.returncode == 2, p.stderr
     assert "pqclean" in p.stderr and "crypto" in p.stderr
+
+
+def test_ops_are_routed_to_the_stack_that_counts_them(tmp_path):
+    """`--stack wolfssl,pqclean --op ml-kem-768-keygen,ecdsa-p256-sign`: the KEM runs on PQClean, the
+    signature on wolfSSL; neither is asked of the stack without it."""
+    _build_or_skip("cortex-m4")
+    p = run_cli("device", "crypto", "--device", "cortex-m4-80", "--stack", "wolfssl,pqclean", "--op",
+                "ml-kem-768-keygen,ecdsa-p256-sign", "--n", "1", "--timing", "off", "--json", "--out", str(tmp_path),
+                "--no-report", timeout=600)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    ran = sorted((s["labels"]["stack"], s["labels"]["op"]) for s in doc["series"])
+    assert ran == [("pqclean", "ml-kem-768-keygen"), ("wolfssl", "ecdsa-p256-sign")]
+    assert all(s["status"] == "ok" for s in doc["series"])
+
+
+def test_an_op_no_stack_counts_exits_2_naming_each_stacks_ops(tmp_path):
+    _build_or_skip("cortex-m4")
+    p = run_cli("device", "crypto", "--device", "cortex-m4-80", "--stack", "wolfssl,pqclean", "--op",
+                "ml-kem-768-keygen,ml-kem-999-encaps", "--out", str(tmp_path), timeout=300)
+    assert p.returncode == 2, p.stderr
+    assert "ml-kem-999-encaps" in p.stderr and "wolfssl:" in p.stderr and "pqclean:" in p.stderr

@@ -136,9 +136,57 @@ def _quic_phase(opts: HandshakeOptions) -> tuple[Phase, dict]:
     return Phase(configs, lambda c: f"ngtcp2 QUIC {c.group} {c.mode} ({c.server_cert})", runner), params
 
 
+def _names(value: Names) -> list[str]:
+    return [v.strip().lower() for v in (value.split(",") if isinstance(value, str) else value) if v.strip()]
+
+
+def edhoc_phase(opts: HandshakeOptions, modes: list[str]) -> tuple[Phase, dict]:
+    """`--tls edhoc`: the EDHOC + OSCORE initiator (C, on the mbedtls3 build's crypto) per variant and
+    build configuration, checked and built before anything runs (measure/edhoc_device.py)."""
+    from ..measure import device as D
+    from ..measure import edhoc_device as E
+    _check_counts(opts.n, opts.warmup)
+    dev = D.check_device(opts.device)
+    target = E.target_for(dev)
+    E.check_stack(opts.stack, explicit=opts.stack is not DEFAULTS["stack"])
+    variants = E.check_variants(modes)
+    cfgs = D.check_build_configs(opts.config, [E.STACK], dev)[E.STACK] if opts.config else [None]
+    builds = {c: E.build(target, c) for c in cfgs}
+    items = [(v, c) for c in cfgs for v in variants]
+    params = {"edhoc": {"device": opts.device, "stack": E.STACK, "variants": variants, "n": opts.n,
+                        "warmup": opts.warmup, "implementation": E.IMPLEMENTATION,
+                        "libraries": {c or "default": b.library for c, b in builds.items()}}}
+
+    def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
+        for i, (variant, cfg) in enumerate(items):
+            progress("start", (variant, cfg), i, len(items), None)
+            doc.series.extend(E.measure(opts.device, variant, opts.n, opts.warmup, builds[cfg], timed=opts.timing))
+            run.save(doc)
+            progress("done", (variant, cfg), i, len(items), None)
+
+    return Phase(items, lambda it: f"EDHOC {it[0]}{f' [{it[1]}]' if it[1] else ''} ({E.IMPLEMENTATION})",
+                 runner), params
+
+
 def run_handshakes(opts: HandshakeOptions, output: Output) -> Result:
-    phase, params = handshake_phase(opts)
-    return measure_and_write("device", params, [phase], output)
+    from dataclasses import replace
+    tls = _names(opts.tls)
+    if "edhoc" not in tls:
+        phase, params = handshake_phase(opts)
+        return measure_and_write("device", params, [phase], output)
+    # EDHOC's variants (m3-kid, ...) and TLS's modes (full, resumed, psk) share --mode; "full" is both
+    modes = _names(opts.mode)
+    e_modes = [m for m in modes if m == "full" or (m.startswith("m") and "-" in m)]
+    t_modes = [m for m in modes if not (m.startswith("m") and "-" in m)] or ["full"]
+    phases, params = [], {}
+    others = [t for t in tls if t != "edhoc"]
+    if not others:   # EDHOC alone: every --mode must be one of its variants
+        e_modes = modes
+    if others:
+        phase, params = handshake_phase(replace(opts, tls=others, mode=t_modes))
+        phases.append(phase)
+    phase, e_params = edhoc_phase(opts, e_modes)
+    return measure_and_write("device", {**params, **e_params}, [*phases, phase], output)
 
 
 def run_crypto(device: str, stacks: Names, ops: list[str] | None, n: int, output: Output, config: Names | None = None,

@@ -36,6 +36,7 @@ from ..inputs.devices import Core, DeviceError, cores
 from ..inputs.devices import core as core_profile
 from ..lab import registry
 from . import device_attrib as A
+from . import device_dtls as DT
 from . import device_timing as T
 from .device_build import STACK_TARGETS, STACKS, TARGETS, Build, check_config, configs_for, default_config, ensure_built
 
@@ -43,8 +44,8 @@ GROUPS = ("x25519", "p-256", "p-384")
 SUITES = {"aes128gcm": "aes128gcm", "aes-128-gcm": "aes128gcm", "chacha20": "chacha20",
           "chacha20-poly1305": "chacha20"}
 TLS_VERSIONS = {"1.3": "1.3", "13": "1.3", "tls1.3": "1.3", "1.2": "1.2", "12": "1.2", "tls1.2": "1.2",
-                "dtls1.2": "dtls1.2", "dtls": "dtls1.2"}
-MODES = ("full", "resumed", "psk")
+                "dtls1.2": "dtls1.2", "dtls": "dtls1.2", "dtls1.3": "dtls1.3", "dtls13": "dtls1.3"}
+MODES = ("full", "resumed", "psk", "full-cid", "resumed-cid")   # -cid: a DTLS connection ID (measure/device_dtls.py)
 SERVER_CERTS = ("rsa-2048", "ecdsa-p256")
 CLIENT_CERTS = ("none", "ecdsa-p256", "rsa-2048")   # mutual TLS: the client's certificate (lab client CA)
 RUN_TIMEOUT_S = 120
@@ -75,7 +76,7 @@ class Config:
 
     @property
     def dtls(self) -> bool:
-        return self.tls == "dtls1.2"
+        return self.tls.startswith("dtls")
 
 
 def _split(value, what: str, known, aliases: dict | None = None) -> list[str]:
@@ -181,10 +182,7 @@ def plan(device: str, stacks, tls, groups, suites, modes="full", server_certs="r
     modes = _split(modes, "mode", MODES)
     certs = _split(server_certs, "server-cert", SERVER_CERTS)
     ccerts = _split(client_certs, "client-cert", CLIENT_CERTS)
-    if "psk" in modes and ("1.2" in tls_l or "dtls1.2" in tls_l):
-        raise InputError("--mode psk: an external PSK is a TLS 1.3 mode here; use --tls 1.3")
-    if "dtls1.2" in tls_l and set(modes) != {"full"}:
-        raise InputError("--tls dtls1.2: full handshakes only here (with the cookie exchange); use --mode full")
+    DT.check_plan(stacks, tls_l, modes)   # DTLS versions per stack, CID only with DTLS, no TLS 1.2 PSK
     target_for(dev)
     return [Config(device, s, t, g, su, m, c, cc, b) for s in stacks for b in bconf[s] for t in tls_l for g in groups
             for su in suites for m in modes for c in certs for cc in ccerts]
@@ -204,7 +202,9 @@ def check_offers(cfg: Config, build: Build) -> None:
         raise InputError(f"--group {cfg.group}: {what} offers {', '.join(off.get('groups', ()))}")
     if cfg.suite not in off.get("suites", ()):
         raise InputError(f"--suite {cfg.suite}: {what} offers {', '.join(off.get('suites', ()))}")
-    if cfg.mode not in off.get("modes", ()):
+    if cfg.dtls:
+        DT.check_offers(cfg, off, what)   # the build's DTLS handshakes (dtls_modes), the peer's
+    elif cfg.mode not in off.get("modes", ()):
         raise InputError(f"--mode {cfg.mode}: {what} offers {', '.join(off.get('modes', ()))}")
     if cfg.client_cert != "none" and not off.get("mtls"):
         raise InputError(f"--client-cert {cfg.client_cert}: {what} has no client certificates")
@@ -266,12 +266,12 @@ def _run_client(build: Build, dev: Core, cfg: Config, port: int, ca: Path, n: in
     ev = tmp / f"events-{abs(hash((cfg, marks, n))) % 10**8}.txt"
     argv = [build.qemu, "-cpu", qemu_cpu(dev, build), "-plugin",
             f"{build.plugin},out={ev},watch={build.watch}{_timing_arg(dev, build, tmp, timed)}",
-            str(build.client), "--port", str(port), "--ca", str(ca), "--tls", "12" if cfg.dtls else cfg.tls.replace(".", ""),
+            str(build.client), "--port", str(port), "--ca", str(ca), "--tls", cfg.tls[-3:].replace(".", ""),
             "--group", cfg.group, "--suite", cfg.suite, "--n", str(n)]
-    if cfg.mode == "resumed":
+    if DT.base_mode(cfg.mode) == "resumed":
         argv.append("--resume")
-    if cfg.dtls:  # over UDP; s_server's -www answers no DTLS application exchange, so none is made
-        argv += ["--dtls", "--no-app"]
+    if cfg.dtls:  # over UDP, with a CID for -cid; s_server answers no DTLS application exchange: none is made
+        argv += ["--dtls"] + (["--cid"] if cfg.mode in DT.CID_MODES else []) + ([] if DT.needs_pair(cfg) else ["--no-app"])
     if cfg.mode == "psk" and server is not None:
         argv += ["--psk-file", str(server.psk_file)]
     if cfg.client_cert != "none" and server is not None and server.client is not None:
@@ -402,7 +402,8 @@ def make_series(cfg: Config, dev: Core, build: Build, phase: str, hss: list[A.Ha
                           "records_in": h.records_in, "records_out": h.records_out,
                           "messages_per_record": h.messages_per_record, "version": c.get("version"),
                           "negotiated_suite": c.get("suite"), "negotiated_group": c.get("group"),
-                          "resumed": bool(c.get("resumed")), "stack_bytes": c.get("stack_bytes")})
+                          "resumed": bool(c.get("resumed")), "stack_bytes": c.get("stack_bytes"),
+                          **({"cid_bytes": c.get("cid_bytes", 0)} if cfg.dtls else {})})
     good = [x for x in s.samples]
     if good:
         ins = [x["instructions"] for x in good]
@@ -444,10 +445,11 @@ def measure_config(cfg: Config, n: int, warmup: int, build: Build | None = None,
     dev = check_device(cfg.device)
     build = build or ensure_built(cfg.stack, target_for(dev), cfg.build_config)
     check_offers(cfg, build)
-    prime = 1 if cfg.mode == "resumed" else 0   # a full handshake that obtains the ticket
+    prime = 1 if DT.base_mode(cfg.mode) == "resumed" else 0   # a full handshake that obtains the ticket
     total_n = prime + 1 + warmup + n
-    own = server is None
-    srv = server or Server(cfg.server_cert, cfg.client_cert, "dtls" if cfg.dtls else "tls").__enter__()
+    own = server is None or DT.needs_pair(cfg)   # DTLS 1.3 and CID rows: a wolfSSL peer of their own
+    srv = (DT.PairServer(cfg) if DT.needs_pair(cfg) else server or Server(cfg.server_cert, cfg.client_cert,
+                                                                          "dtls" if cfg.dtls else "tls")).__enter__()
     try:
         conns, events, _ = run_client(build, dev, cfg, srv.port, srv.certs.ca, total_n, server=srv, timed=timed)
     finally:
@@ -457,9 +459,10 @@ def measure_config(cfg: Config, n: int, warmup: int, build: Build | None = None,
     mtls = cfg.client_cert != "none"
     hss = A.handshakes(events, conns, cfg.tls, mtls, psk=cfg.mode == "psk", ccs_message=cfg.stack == "openssl")
     failures = [f"handshake {c['conn']}: {c.get('stage')}: {c.get('error')}" for c in conns if not c.get("ok")]
-    if cfg.mode == "resumed":
+    if prime:
         failures += [f"handshake {h.index}: the session was not resumed" for h in hss
                      if h.index >= prime and not by.get(h.index, {}).get("resumed")]
+    failures += DT.cid_failures(cfg, conns)
     # a PSK handshake authenticates by the key: a server Certificate means the PSK was refused
     psk_refused = {h.index for h in hss if cfg.mode == "psk" and
                    any(m["dir"] == "received" and m["message"] == "Certificate" for m in h.messages)}
@@ -468,13 +471,14 @@ def measure_config(cfg: Config, n: int, warmup: int, build: Build | None = None,
         failures += [f"handshake {h.index}: no client Certificate was sent" for h in hss if h.ok and not any(
             m["dir"] == "sent" and m["message"] == "Certificate" for m in h.messages)]
     ok = [h for h in hss if h.ok and by.get(h.index, {}).get("ok") and h.index not in psk_refused
-          and (cfg.mode != "resumed" or by[h.index].get("resumed"))]
+          and (not prime or by[h.index].get("resumed")) and DT.cid_ok(cfg, by[h.index])]
     cold = [h for h in ok if h.index == prime]
     warm = [h for h in ok if h.index >= prime + 1 + warmup]
     timed = _timed_handshakes(events, conns, cfg, mtls)
     out = [make_series(cfg, dev, build, "cold", cold, by, failures if not cold else [], timed),
            make_series(cfg, dev, build, "warm", warm, by, failures, timed)]
     for s in out:
+        s.labels.update(DT.labels(cfg, srv))   # the peer, the connection ID
         s.labels["warmup_handshakes"] = warmup
         s.labels["qemu"] = build.qemu_version
         s.labels["cross_cc"] = build.cross_cc
@@ -492,6 +496,26 @@ def check_ops(ops, build: Build, stack: str) -> list[str]:
     if not known:
         raise InputError(f"--stack {stack}: this build has no primitive counts")
     return _split(ops, "op", known)
+
+
+def route_ops(ops, builds: dict[tuple[str, str | None], Build]) -> dict[tuple[str, str | None], list[str]]:
+    """--op values spread over several stacks' builds: each build runs the operations it counts (an
+    operation two stacks count runs on both: a comparison); a build that counts none of them runs
+    nothing. An operation no build counts is an InputError naming each stack's operations."""
+    names = list(dict.fromkeys(v.strip().lower() for v in (ops.split(",") if isinstance(ops, str) else ops)
+                               if v.strip()))
+    if not names:
+        raise InputError("--op: give at least one operation (`secperf device crypto --stack S` counts all of them)")
+    counted = {k: list(b.crypto_ops) for k, b in builds.items()}
+    if not any(counted.values()):
+        raise InputError(f"--stack {', '.join(dict.fromkeys(s for s, _ in builds))}: these builds have no primitive "
+                         f"counts")
+    missing = [n for n in names if not any(n in known for known in counted.values())]
+    if missing:
+        have = "; ".join(f"{stack_tag(s, b)}: {', '.join(counted[(s, c)]) or 'none'}" for (s, c), b in builds.items())
+        raise InputError(f"--op {', '.join(missing)}: no stack given counts {'it' if len(missing) == 1 else 'them'}; "
+                         f"operations per stack: {have}")
+    return {k: [n for n in names if n in counted[k]] for k in builds}
 
 
 def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build: Build | None = None,
