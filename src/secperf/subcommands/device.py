@@ -39,13 +39,15 @@ def add_arguments(p) -> None:
                     help=f"{STACKS_HELP}; comma list (default {DEFAULTS['stack']})")
     hs.add_argument("--tls", action="extend", type=comma_list(), metavar="VERSIONS",
                     help="1.3, 1.2, dtls1.2 (comma list; default 1.3); quic: ngtcp2 + GnuTLS on the A-profile cores "
-                         "against aioquic, in a run of its own (--mode full,resumed,0rtt)")
+                         "against aioquic, in a run of its own (--mode full,resumed,0rtt); edhoc: EDHOC + OSCORE, "
+                         "secperf's C initiator on mbedtls3's crypto (--mode m3-kid, m3-value)")
     hs.add_argument("--group", action="extend", type=comma_list(), metavar="GROUPS",
                     help=f"x25519, p-256, p-384 (default {DEFAULTS['group']})")
     hs.add_argument("--suite", action="extend", type=comma_list(), metavar="SUITES",
                     help=f"aes128gcm, chacha20 (default {DEFAULTS['suite']})")
     hs.add_argument("--mode", action="extend", type=comma_list(), metavar="MODES",
-                    help="full, resumed (ticket), psk (TLS 1.3 external PSK with an ECDHE share), 0rtt (--tls quic); "
+                    help="full, resumed (ticket), psk (TLS 1.3 external PSK with an ECDHE share), 0rtt (--tls quic), "
+                         "m3-kid or m3-value (--tls edhoc; full means m3-kid there); "
                          "comma list; default full")
     hs.add_argument("--server-cert", default=DEFAULTS["server_cert"], help="rsa-2048, ecdsa-p256 (default rsa-2048)")
     hs.add_argument("--client-cert", default=DEFAULTS["client_cert"], help="mutual TLS: none, ecdsa-p256, rsa-2048 "
