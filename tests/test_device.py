@@ -114,7 +114,7 @@ def test_core_profiles_have_clock_cpi_range_and_sources():
     (["--device", "cortex-m0plus-64", "--stack", "openssl"], ["no Cortex-M0+ build of openssl",
                                                               "wolfssl, mbedtls, mbedtls3, wolfssl59"]),
     (["--mode", "psk", "--tls", "1.2"], ["--mode psk", "TLS 1.3"]),
-    (["--tls", "dtls1.2", "--mode", "resumed"], ["--tls dtls1.2", "--mode full"]),
+    (["--tls", "1.3", "--mode", "full-cid"], ["--mode full-cid", "DTLS extension", "dtls1.3"]),
     (["--client-cert", "dsa-1024"], ["unknown client-cert", "ecdsa-p256", "rsa-2048"]),
     (["--device", "cortex-m4-120", "--stack", "openssl"], ["no cortex-m4 build of openssl", "cortex-a9-400",
                                                            "wolfssl, mbedtls, mbedtls3"]),

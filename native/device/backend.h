@@ -14,11 +14,14 @@ struct sp_config {
     const char *ca;          /* CA file that verifies the server chain */
     const char *cert, *key;  /* client certificate and key (mutual TLS), or NULL */
     int tls;                 /* 13 or 12 */
-    int dtls;                /* 1: DTLS 1.2 over UDP (tls is 12) */
+    int dtls;                /* 1: DTLS over UDP (tls 12: DTLS 1.2, 13: DTLS 1.3) */
+    int cid;                 /* DTLS: ask for a connection ID (RFC 9146 / RFC 9147 section 9); the
+                              * client offers an empty one of its own and uses the server's */
     const char *group;       /* x25519 | p-256 | p-384 */
     const char *suite;       /* aes128gcm | chacha20 */
     int resume;              /* 1: resume every connection after the first with the last session */
-    /* TLS 1.3 external PSK (psk_dhe_ke: the PSK and an ECDHE share of `group`), or psk_len 0 */
+    /* external PSK, or psk_len 0: TLS 1.3 / DTLS 1.3 psk_dhe_ke (the PSK and an ECDHE share of
+     * `group`); TLS 1.2 / DTLS 1.2 a plain PSK suite (RFC 5487, no certificate, no ECDHE) */
     char psk_identity[64];
     unsigned char psk[64];
     size_t psk_len;
@@ -31,6 +34,7 @@ struct sp_config {
 struct sp_conn_info {
     char version[32], suite[64], group[32];
     int resumed;
+    int cid_bytes;           /* DTLS: the connection ID the client sends in its records (0: none) */
 };
 
 struct sp_backend {

@@ -1,6 +1,8 @@
-/* be_wolfssl: the wolfSSL backend (Debian's libwolfssl 5.5, linked statically for armhf).
- * I/O goes through recio (record at a time, markers); groups and suites are pinned so that the
- * ClientHello carries exactly one key share, of the configured group. */
+/* be_wolfssl: the wolfSSL backend (Debian's libwolfssl 5.5, linked statically for armhf; 5.5 and
+ * 5.9 built from source for the M-profile cores). I/O goes through recio (record at a time,
+ * markers); groups and suites are pinned so that the ClientHello carries exactly one key share, of
+ * the configured group. DTLS 1.2 wherever the build has WOLFSSL_DTLS, DTLS 1.3 and connection IDs
+ * where it has WOLFSSL_DTLS13 / WOLFSSL_DTLS_CID (5.9). */
 #include <stdio.h>
 #include <string.h>
 
@@ -41,6 +43,18 @@ static int cb_send(WOLFSSL *ssl, char *buf, int sz, void *ctx)
 /* TLS 1.3 external PSK (psk_dhe_ke: wolfSSL still sends the key share of the one group set) */
 static const struct sp_config *g_cfg;
 
+/* TLS 1.2 / DTLS 1.2: a plain PSK suite (the identity and key of --psk-file) */
+static unsigned int psk_client12(WOLFSSL *ssl, const char *hint, char *identity, unsigned int id_max,
+                                 unsigned char *key, unsigned int key_max)
+{
+    (void)ssl, (void)hint;
+    if (strlen(g_cfg->psk_identity) >= id_max || g_cfg->psk_len > key_max)
+        return 0;
+    strcpy(identity, g_cfg->psk_identity);
+    memcpy(key, g_cfg->psk, g_cfg->psk_len);
+    return (unsigned int)g_cfg->psk_len;
+}
+
 static unsigned int psk_client13(WOLFSSL *ssl, const char *hint, char *identity, unsigned int id_max,
                                  unsigned char *key, unsigned int key_max, const char **suite)
 {
@@ -53,8 +67,23 @@ static unsigned int psk_client13(WOLFSSL *ssl, const char *hint, char *identity,
     return (unsigned int)g_cfg->psk_len;
 }
 #define SP_WOLF_MODES "[\"full\",\"resumed\",\"psk\"]"
+#if defined(WOLFSSL_STATIC_PSK)
+#define SP_WOLF_DTLS_PSK ",\"psk\""
+#endif
+#define SP_WOLF_DTLS13_PSK ",\"psk\""
 #else
 #define SP_WOLF_MODES "[\"full\",\"resumed\"]"
+#endif
+#ifndef SP_WOLF_DTLS_PSK
+#define SP_WOLF_DTLS_PSK ""
+#endif
+#ifndef SP_WOLF_DTLS13_PSK
+#define SP_WOLF_DTLS13_PSK ""
+#endif
+#if defined(WOLFSSL_DTLS_CID)
+#define SP_WOLF_CID ",\"full-cid\",\"resumed-cid\""
+#else
+#define SP_WOLF_CID ""
 #endif
 
 static const char *wolf_library(void)
@@ -62,15 +91,27 @@ static const char *wolf_library(void)
     return "wolfSSL " LIBWOLFSSL_VERSION_STRING;
 }
 
+/* what the build offers; "dtls_modes": the handshakes of each DTLS version (a connection ID as
+ * full-cid / resumed-cid, the what-if's names) */
 static const char *wolf_offers(void)
 {
 #ifdef WOLFSSL_DTLS
 #define SP_WOLF_DTLS ",\"dtls1.2\""
+#define SP_WOLF_DTLS12_MODES "\"dtls1.2\":[\"full\",\"resumed\"" SP_WOLF_DTLS_PSK SP_WOLF_CID "]"
 #else
 #define SP_WOLF_DTLS ""
+#define SP_WOLF_DTLS12_MODES ""
 #endif
-    return "{\"tls\":[\"1.3\",\"1.2\"" SP_WOLF_DTLS "],\"groups\":[\"x25519\",\"p-256\",\"p-384\"],"
-           "\"suites\":[\"aes128gcm\",\"chacha20\"],\"modes\":" SP_WOLF_MODES ",\"mtls\":true}";
+#ifdef WOLFSSL_DTLS13
+#define SP_WOLF_DTLS13 ",\"dtls1.3\""
+#define SP_WOLF_DTLS13_MODES ",\"dtls1.3\":[\"full\",\"resumed\"" SP_WOLF_DTLS13_PSK SP_WOLF_CID "]"
+#else
+#define SP_WOLF_DTLS13 ""
+#define SP_WOLF_DTLS13_MODES ""
+#endif
+    return "{\"tls\":[\"1.3\",\"1.2\"" SP_WOLF_DTLS SP_WOLF_DTLS13 "],\"groups\":[\"x25519\",\"p-256\",\"p-384\"],"
+           "\"suites\":[\"aes128gcm\",\"chacha20\"],\"modes\":" SP_WOLF_MODES ",\"dtls_modes\":{"
+           SP_WOLF_DTLS12_MODES SP_WOLF_DTLS13_MODES "},\"mtls\":true}";
 }
 
 static void set_err(char *err, size_t errlen, const char *what, int code)
@@ -108,19 +149,33 @@ static void *wolf_setup(const struct sp_config *cfg, char *err, size_t errlen)
     }
     if (cfg->tls == 13)
         st.ciphers = aes ? "TLS13-AES128-GCM-SHA256" : "TLS13-CHACHA20-POLY1305-SHA256";
+    else if (cfg->psk_len > 0) /* TLS 1.2 / DTLS 1.2 PSK: a plain PSK suite (no certificate, no ECDHE) */
+        st.ciphers = aes ? "PSK-AES128-GCM-SHA256" : "PSK-CHACHA20-POLY1305";
     else
         st.ciphers = aes ? "ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES128-GCM-SHA256"
                          : "ECDHE-RSA-CHACHA20-POLY1305:ECDHE-ECDSA-CHACHA20-POLY1305";
+    WOLFSSL_METHOD *method = NULL;
+    if (!cfg->dtls)
+        method = cfg->tls == 13 ? wolfTLSv1_3_client_method() : wolfTLSv1_2_client_method();
 #ifdef WOLFSSL_DTLS
-    st.ctx = wolfSSL_CTX_new(cfg->dtls ? wolfDTLSv1_2_client_method()
-                             : cfg->tls == 13 ? wolfTLSv1_3_client_method() : wolfTLSv1_2_client_method());
-#else
-    if (cfg->dtls) {
-        snprintf(err, errlen, "this wolfSSL build has no DTLS");
+    else if (cfg->tls == 12)
+        method = wolfDTLSv1_2_client_method();
+#endif
+#ifdef WOLFSSL_DTLS13
+    else if (cfg->tls == 13)
+        method = wolfDTLSv1_3_client_method();
+#endif
+    else {
+        snprintf(err, errlen, "this wolfSSL build has no DTLS %s", cfg->tls == 13 ? "1.3" : "1.2");
         return NULL;
     }
-    st.ctx = wolfSSL_CTX_new(cfg->tls == 13 ? wolfTLSv1_3_client_method() : wolfTLSv1_2_client_method());
+#ifndef WOLFSSL_DTLS_CID
+    if (cfg->cid) {
+        snprintf(err, errlen, "this wolfSSL build has no DTLS connection IDs");
+        return NULL;
+    }
 #endif
+    st.ctx = wolfSSL_CTX_new(method);
     if (st.ctx == NULL) {
         snprintf(err, errlen, "wolfSSL_CTX_new failed");
         return NULL;
@@ -142,6 +197,8 @@ static void *wolf_setup(const struct sp_config *cfg, char *err, size_t errlen)
     g_cfg = cfg;
     if (cfg->psk_len > 0 && cfg->tls == 13)
         wolfSSL_CTX_set_psk_client_tls13_callback(st.ctx, psk_client13);
+    else if (cfg->psk_len > 0)
+        wolfSSL_CTX_set_psk_client_callback(st.ctx, psk_client12);
 #endif
     wolfSSL_CTX_SetIORecv(st.ctx, cb_recv);
     wolfSSL_CTX_SetIOSend(st.ctx, cb_send);
@@ -184,6 +241,12 @@ static int wolf_prepare(void *p, struct sp_recio *io, char *err, size_t errlen)
             return -1;
         }
     }
+#ifdef WOLFSSL_DTLS_CID
+    if (st->cfg->cid && (rc = wolfSSL_dtls_cid_use(st->ssl)) != WOLFSSL_SUCCESS) {
+        set_err(err, errlen, "asking for a connection ID", rc);
+        return -1;
+    }
+#endif
     if (st->cfg->resume && st->session != NULL)
         wolfSSL_set_session(st->ssl, st->session);
     return 0;
@@ -214,6 +277,8 @@ static int wolf_app(void *p, size_t *bytes_read, char *err, size_t errlen)
         rc = wolfSSL_read(st->ssl, buf, sizeof buf);
         if (rc > 0) {
             *bytes_read += (size_t)rc;
+            if (st->cfg->dtls)
+                return 0; /* DTLS: the response is one record (the peer keeps the association open) */
             continue;
         }
         int e = wolfSSL_get_error(st->ssl, rc);
@@ -235,6 +300,11 @@ static void wolf_finish(void *p, struct sp_conn_info *info)
     if ((s = wolfSSL_get_curve_name(st->ssl)) != NULL)
         snprintf(info->group, sizeof info->group, "%s", s);
     info->resumed = wolfSSL_session_reused(st->ssl);
+#ifdef WOLFSSL_DTLS_CID
+    unsigned int cid_size = 0;
+    if (st->cfg->cid && wolfSSL_dtls_cid_get_tx_size(st->ssl, &cid_size) == WOLFSSL_SUCCESS)
+        info->cid_bytes = (int)cid_size;
+#endif
     if (st->cfg->resume) {
         WOLFSSL_SESSION *s1 = wolfSSL_get1_session(st->ssl);
         if (s1 != NULL) {

@@ -35,7 +35,8 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: sp-device-%s --port N --ca FILE [--host ADDR] [--tls 13|12] [--group G] [--suite S]\n"
-                    "       [--n N] [--resume] [--dtls] [--cert F --key F] [--psk-file F] [--no-record-marks] [--no-app]\n"
+                    "       [--n N] [--resume] [--dtls [--cid]] [--cert F --key F] [--psk-file F] [--no-record-marks]\n"
+                    "       [--no-app]\n"
                     "       [--timeout S]\n"
                     "       | --offers | --crypto OP [--n N]\n", sp_backend.name);
 }
@@ -173,9 +174,9 @@ static int run_connections(const struct sp_config *cfg)
         json_out(info.suite);
         printf(",\"group\":");
         json_out(info.group);
-        printf(",\"resumed\":%d,\"records_in\":%lu,\"records_out\":%lu,\"bytes_in\":%lu,\"bytes_out\":%lu,"
+        printf(",\"resumed\":%d,\"cid_bytes\":%d,\"records_in\":%lu,\"records_out\":%lu,\"bytes_in\":%lu,\"bytes_out\":%lu,"
                "\"app_bytes\":%zu,\"stack_bytes\":%zu,\"error\":",
-               info.resumed, io.records_in, io.records_out, io.bytes_in, io.bytes_out, app_bytes, stack_bytes);
+               info.resumed, info.cid_bytes, io.records_in, io.records_out, io.bytes_in, io.bytes_out, app_bytes, stack_bytes);
         json_out(err);
         printf("}\n");
         fflush(stdout);
@@ -186,7 +187,7 @@ static int run_connections(const struct sp_config *cfg)
 
 enum {
     OPT_HOST = 256, OPT_PORT, OPT_CA, OPT_CERT, OPT_KEY, OPT_TLS, OPT_GROUP, OPT_SUITE, OPT_N, OPT_TIMEOUT,
-    OPT_CRYPTO, OPT_PSK_FILE, OPT_RESUME, OPT_DTLS, OPT_NO_RECORD_MARKS, OPT_NO_APP, OPT_OFFERS, OPT_HELP
+    OPT_CRYPTO, OPT_PSK_FILE, OPT_RESUME, OPT_DTLS, OPT_CID, OPT_NO_RECORD_MARKS, OPT_NO_APP, OPT_OFFERS, OPT_HELP
 };
 
 static const struct option client_options[] = {
@@ -204,6 +205,7 @@ static const struct option client_options[] = {
     {"psk-file", required_argument, NULL, OPT_PSK_FILE},
     {"resume", no_argument, NULL, OPT_RESUME},
     {"dtls", no_argument, NULL, OPT_DTLS},
+    {"cid", no_argument, NULL, OPT_CID},
     {"no-record-marks", no_argument, NULL, OPT_NO_RECORD_MARKS},
     {"no-app", no_argument, NULL, OPT_NO_APP},
     {"offers", no_argument, NULL, OPT_OFFERS},
@@ -252,6 +254,7 @@ static int apply_option(int opt, const char *name, const char *val, struct sp_co
         return 0;
     case OPT_RESUME: cfg->resume = 1; return 0;
     case OPT_DTLS: cfg->dtls = 1; return 0;
+    case OPT_CID: cfg->cid = 1; return 0;
     case OPT_NO_RECORD_MARKS: cfg->marks = 0; return 0;
     case OPT_NO_APP: cfg->app = 0; return 0;
     case OPT_OFFERS: *offers = 1; return 0;
@@ -319,7 +322,7 @@ int main(int argc, char **argv)
         return bad_input("missing --port");
     if (cfg.ca == NULL)
         return bad_input("missing --ca");
-    if (cfg.dtls && cfg.tls != 12)
-        return bad_input("--dtls needs --tls 12");
+    if (cfg.cid && !cfg.dtls)
+        return bad_input("--cid needs --dtls (a connection ID is a DTLS extension)");
     return run_connections(&cfg);
 }

@@ -22,6 +22,8 @@ enum sp_mark_kind {
 };
 
 #define SP_HS_TYPE_UNKNOWN 0xff
+/* a ServerHello carrying the HelloRetryRequest random (DTLS; TLS 1.3 reserves type 6 for it) */
+#define SP_HS_HRR 6
 
 void sp_mark(unsigned kind, unsigned arg);
 

@@ -7,7 +7,10 @@
  * CPU time at message boundaries: the ClientHello written, the handshake done, the response read.
  *
  *   server: dtls_pair --role server --version 1.3 --host ADDR --ca CA --cert C --key K [--cid]
+ *           [--no-client-auth] [--any-group] [--ciphers LIST] [--psk-file F]
  *           prints {"ready":PORT} and serves connections one after another until killed
+ *           (the last four for `secperf device handshake`, whose emulated client is the peer: no
+ *           client certificate asked, any of X25519/P-256/P-384, the client's suite, an external PSK)
  *   client: dtls_pair --role client --version 1.3 --host ADDR --port P --ca CA --cert C --key K
  *           --n N --warmup W --mode full|resumed [--cid] [--drop-first] prints one JSON line a connection
  *
@@ -49,7 +52,50 @@
 typedef struct {
     const char *role, *version, *host, *ca, *cert, *key, *mode;
     int port, n, warmup, cid, drop_first, request_bytes, response_bytes, timeout_ms;
+    int no_client_auth, any_group;  /* server: no CertificateRequest; X25519, P-256 and P-384 */
+    const char *ciphers;            /* server: its cipher list (default: the pair's one suite) */
+    const char *psk_file;           /* server: identity line, hex key line (a 0600 file) */
 } options;
+
+/* the server's external PSK (--psk-file), read once */
+static char g_psk_id[64];
+static unsigned char g_psk[64];
+static unsigned int g_psk_len;
+static const char *g_psk_suite = "TLS13-AES128-GCM-SHA256";   /* DTLS 1.3: the suite --ciphers names first */
+
+static int read_psk(const char *path) {
+    FILE *f = fopen(path, "r");
+    char hex[2 * sizeof g_psk + 2] = "";
+    int ok = f != NULL && fgets(g_psk_id, sizeof g_psk_id, f) != NULL && fgets(hex, sizeof hex, f) != NULL;
+    if (f) fclose(f);
+    g_psk_id[strcspn(g_psk_id, "\r\n")] = 0;
+    hex[strcspn(hex, "\r\n")] = 0;
+    size_t n = strlen(hex);
+    if (!ok || !g_psk_id[0] || n == 0 || n % 2 || n / 2 > sizeof g_psk) return -1;
+    for (size_t i = 0; i < n / 2; i++) {
+        unsigned v;
+        if (sscanf(hex + 2 * i, "%2x", &v) != 1) return -1;
+        g_psk[i] = (unsigned char)v;
+    }
+    g_psk_len = (unsigned int)(n / 2);
+    return 0;
+}
+
+#ifndef NO_PSK
+/* DTLS 1.2 plain PSK suites and DTLS 1.3 external PSKs: the key of the one identity */
+static unsigned int psk_server(WOLFSSL *ssl, const char *identity, unsigned char *key, unsigned int key_max) {
+    (void)ssl;
+    if (strcmp(identity, g_psk_id) != 0 || g_psk_len > key_max) return 0;
+    memcpy(key, g_psk, g_psk_len);
+    return g_psk_len;
+}
+
+static unsigned int psk_server13(WOLFSSL *ssl, const char *identity, unsigned char *key, unsigned int key_max,
+                                 const char **suite) {
+    *suite = g_psk_suite;
+    return psk_server(ssl, identity, key, key_max);
+}
+#endif
 
 typedef struct {
     char dir;           /* 's' sent by the client, 'r' received */
@@ -180,16 +226,38 @@ static WOLFSSL_CTX *make_ctx(const options *o, int server) {
         wolfSSL_CTX_free(ctx);
         return NULL;
     }
-    /* mutual authentication, as the lab's CoAP rows: the server verifies the client's certificate */
-    wolfSSL_CTX_set_verify(ctx, WOLFSSL_VERIFY_PEER | (server ? WOLFSSL_VERIFY_FAIL_IF_NO_PEER_CERT : 0), NULL);
+    /* mutual authentication, as the lab's CoAP rows: the server verifies the client's certificate
+     * (--no-client-auth: the server asks for none) */
+    if (server && o->no_client_auth)
+        wolfSSL_CTX_set_verify(ctx, WOLFSSL_VERIFY_NONE, NULL);
+    else
+        wolfSSL_CTX_set_verify(ctx, WOLFSSL_VERIFY_PEER | (server ? WOLFSSL_VERIFY_FAIL_IF_NO_PEER_CERT : 0), NULL);
     wolfSSL_CTX_UseSessionTicket(ctx);   /* DTLS 1.2: RFC 5077 tickets; DTLS 1.3 resumes by ticket anyway */
-    wolfSSL_CTX_set_cipher_list(ctx, strcmp(o->version, "1.3") == 0 ? "TLS13-AES128-GCM-SHA256"
-                                                                     : "ECDHE-ECDSA-AES128-GCM-SHA256");
+    const char *ciphers = server && o->ciphers ? o->ciphers
+                          : strcmp(o->version, "1.3") == 0 ? "TLS13-AES128-GCM-SHA256" : "ECDHE-ECDSA-AES128-GCM-SHA256";
+    if (wolfSSL_CTX_set_cipher_list(ctx, ciphers) != WOLFSSL_SUCCESS) {
+        fprintf(stderr, "dtls_pair: this wolfSSL build has none of the ciphers %s\n", ciphers);
+        wolfSSL_CTX_free(ctx);
+        return NULL;
+    }
+    if (server && o->psk_file) {
+        if (strncmp(ciphers, "TLS13-CHACHA20", 14) == 0)
+            g_psk_suite = "TLS13-CHACHA20-POLY1305-SHA256";
+#ifndef NO_PSK
+        wolfSSL_CTX_set_psk_server_callback(ctx, psk_server);
+        wolfSSL_CTX_set_psk_server_tls13_callback(ctx, psk_server13);
+#else
+        fprintf(stderr, "dtls_pair: this wolfSSL build has no PSK (NO_PSK)\n");
+        wolfSSL_CTX_free(ctx);
+        return NULL;
+#endif
+    }
     /* one group, X25519, as the QUIC and TLS 1.3 rows: the ClientHello carries one key share (5.9's
-     * default list would add a hybrid ML-KEM share of over a kilobyte) */
-    int groups[] = {WOLFSSL_ECC_X25519};
-    if (wolfSSL_CTX_set_groups(ctx, groups, 1) != WOLFSSL_SUCCESS) {
-        fprintf(stderr, "dtls_pair: cannot restrict the groups to X25519\n");
+     * default list would add a hybrid ML-KEM share of over a kilobyte); --any-group (a server for
+     * clients that each offer one share of their own group): X25519, P-256, P-384 */
+    int groups[] = {WOLFSSL_ECC_X25519, WOLFSSL_ECC_SECP256R1, WOLFSSL_ECC_SECP384R1};
+    if (wolfSSL_CTX_set_groups(ctx, groups, server && o->any_group ? 3 : 1) != WOLFSSL_SUCCESS) {
+        fprintf(stderr, "dtls_pair: cannot set the groups\n");
         wolfSSL_CTX_free(ctx);
         return NULL;
     }
@@ -385,7 +453,8 @@ static int run_client(const options *o) {
 
 enum {
     OPT_ROLE = 256, OPT_VERSION, OPT_HOST, OPT_PORT, OPT_CA, OPT_CERT, OPT_KEY, OPT_MODE, OPT_N, OPT_WARMUP,
-    OPT_REQUEST_BYTES, OPT_RESPONSE_BYTES, OPT_CID, OPT_DROP_FIRST
+    OPT_REQUEST_BYTES, OPT_RESPONSE_BYTES, OPT_CID, OPT_DROP_FIRST, OPT_NO_CLIENT_AUTH, OPT_ANY_GROUP, OPT_CIPHERS,
+    OPT_PSK_FILE
 };
 
 static const struct option pair_options[] = {
@@ -403,6 +472,10 @@ static const struct option pair_options[] = {
     {"response-bytes", required_argument, NULL, OPT_RESPONSE_BYTES},
     {"cid", no_argument, NULL, OPT_CID},
     {"drop-first", no_argument, NULL, OPT_DROP_FIRST},
+    {"no-client-auth", no_argument, NULL, OPT_NO_CLIENT_AUTH},
+    {"any-group", no_argument, NULL, OPT_ANY_GROUP},
+    {"ciphers", required_argument, NULL, OPT_CIPHERS},
+    {"psk-file", required_argument, NULL, OPT_PSK_FILE},
     {NULL, 0, NULL, 0},
 };
 
@@ -436,6 +509,16 @@ static int apply_option(int opt, const char *name, const char *val, options *o, 
     case OPT_RESPONSE_BYTES: return int_opt(name, val, 1, 16384, &o->response_bytes, err, errlen);
     case OPT_CID: o->cid = 1; return 0;
     case OPT_DROP_FIRST: o->drop_first = 1; return 0;
+    case OPT_NO_CLIENT_AUTH: o->no_client_auth = 1; return 0;
+    case OPT_ANY_GROUP: o->any_group = 1; return 0;
+    case OPT_CIPHERS: return opt_nonempty(name, val, &o->ciphers, err, errlen);
+    case OPT_PSK_FILE:
+        if (read_psk(val) != 0) {
+            snprintf(err, errlen, "%s: expected an identity line and a hex key line (at most 64 bytes)", name);
+            return -1;
+        }
+        o->psk_file = val;
+        return 0;
     default: return -1; /* opt_next's message */
     }
 }

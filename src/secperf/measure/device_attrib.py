@@ -24,10 +24,13 @@ The attribution rule (the same shape as the host probe's, native/probe/hs_trace.
    up to that write when the write comes first thing (within DEFERRED_FLUSH_MAX instructions,
    before anything is read) in the next step and its record can carry that message; otherwise it
    is a silent step (rule 3).
-Labels: plaintext handshake records name themselves (their first byte); encrypted ones are named
-by their position in the flight the negotiated mode implies (TLS 1.3 full: EncryptedExtensions,
-[CertificateRequest], Certificate, CertificateVerify, Finished; resumed: EncryptedExtensions,
-Finished; TLS 1.2: Finished). So the parts partition the handshake's count exactly.
+Labels: plaintext handshake records name themselves (their first byte; a ServerHello with the
+HelloRetryRequest random is a HelloRetryRequest); encrypted ones are named by their position in
+the flight the negotiated mode implies (TLS 1.3 full: EncryptedExtensions, [CertificateRequest],
+Certificate, CertificateVerify, Finished; resumed: EncryptedExtensions, Finished; TLS 1.2:
+Finished; DTLS 1.3 as TLS 1.3, then the server's ACK of the client's flight). DTLS hands the
+library a datagram per read: its further records name the further messages the library's
+dispatcher is entered for (rule 4). So the parts partition the handshake's count exactly.
 """
 
 from __future__ import annotations
@@ -39,7 +42,9 @@ from ..core.errors import MeasurementError
 
 # marker kinds (native/device/marker.h)
 HS_BEGIN, HS_END, RECV_BEGIN, RECV_INFO, SEND, STEP, APP_BEGIN, APP_END, OP_BEGIN, OP_END = range(1, 11)
-HS_TYPES = {0: "HelloRequest", 1: "ClientHello", 2: "ServerHello", 3: "HelloVerifyRequest", 4: "NewSessionTicket", 8: "EncryptedExtensions",
+# 6: a ServerHello carrying the HelloRetryRequest random (the guest's recio names it so; DTLS 1.3's cookie)
+HS_TYPES = {0: "HelloRequest", 1: "ClientHello", 2: "ServerHello", 3: "HelloVerifyRequest", 4: "NewSessionTicket",
+            6: "HelloRetryRequest", 8: "EncryptedExtensions",
             11: "Certificate", 12: "ServerKeyExchange", 13: "CertificateRequest", 14: "ServerHelloDone",
             15: "CertificateVerify", 16: "ClientKeyExchange", 20: "Finished"}
 WATCH_SENT = {1: "ClientHello", 2: "ClientHello", 3: "Certificate", 4: "CertificateVerify", 5: "Finished",
@@ -128,12 +133,15 @@ def in_cycles(events: list[Event], k: int) -> list[Event]:
 
 
 def _expected_encrypted(tls: str, resumed: bool, mtls: bool) -> list[str]:
+    """The encrypted records a client receives in the handshake, in order (DTLS 1.3: the server's ACK
+    of the client's last flight ends it: wolfSSL's connect returns once it has it)."""
     if tls in ("1.2", "dtls1.2"):
         return ["Finished"]
+    ack = ["ACK"] if tls == "dtls1.3" else []
     if resumed:
-        return ["EncryptedExtensions", "Finished"]
+        return ["EncryptedExtensions", "Finished"] + ack
     return ["EncryptedExtensions"] + (["CertificateRequest"] if mtls else []) + \
-        ["Certificate", "CertificateVerify", "Finished"]
+        ["Certificate", "CertificateVerify", "Finished"] + ack
 
 
 def _writes(send_arg: int, message: str) -> bool:

@@ -21,6 +21,27 @@
 /* TLS 1.3 external PSK (psk_dhe_ke), the accelerated handshake of study S1 */
 #define WOLFSSL_PSK_ONE_ID
 #define WOLFSSL_VERBOSE_ERRORS
+/* TLS 1.2 / DTLS 1.2 plain PSK suites (TLS_PSK_WITH_AES_128_GCM_SHA256, RFC 5487): the PSK handshake
+ * of CoAP over DTLS (RFC 7252 section 9.1.3.1) */
+#define WOLFSSL_STATIC_PSK
+
+/* DTLS 1.2 (RFC 6347) in both versions' builds; wolfSSL 5.9 also DTLS 1.3 (RFC 9147) and connection
+ * IDs for both (RFC 9146, RFC 9147 section 9). 5.5 has DTLS 1.3 only as a first cut and no DTLS 1.2
+ * CID: its build offers DTLS 1.2 only. version.h has no dependencies: read it for the version here. */
+#include <wolfssl/version.h>
+/* (the protocol layer is compiled without GCC's peephole2 pass: native/device/Makefile says why) */
+#define WOLFSSL_DTLS
+#if LIBWOLFSSL_VERSION_HEX >= 0x05009000
+#define WOLFSSL_DTLS13
+#define WOLFSSL_DTLS_CID
+/* 5.9's DTLS 1.3 server code (compiled in, never run by the client) refuses to build without the
+ * HelloRetryRequest cookie and with one PSK identity per connection; the client's TLS 1.3 PSK
+ * callback is the same either way (one identity). The server side stays in: leaving it out
+ * (NO_WOLFSSL_SERVER) makes GCC inline the client's one-caller message builders
+ * (SendTls13Finished, ...) whose entries mark the sent messages. */
+#define WOLFSSL_SEND_HRR_COOKIE
+#undef WOLFSSL_PSK_ONE_ID
+#endif
 
 /* public key: ECC P-256/P-384 and X25519, RSA verification, SP maths in Cortex-M assembly */
 #define HAVE_ECC

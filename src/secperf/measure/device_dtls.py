@@ -1,0 +1,197 @@
+"""DTLS 1.2 and DTLS 1.3 on the emulated cores (`secperf device handshake --tls dtls1.2,dtls1.3`): the
+checks of what a DTLS row asks for, and the host peer that serves it.
+
+Handshakes (`--mode`): full (with the server's cookie exchange: HelloVerifyRequest in DTLS 1.2, a
+HelloRetryRequest carrying a cookie in DTLS 1.3), resumed (a session ticket of a full handshake
+before it), psk (an external PSK: DTLS 1.2 a plain PSK suite, RFC 5487, no certificate and no
+ECDHE, as CoAP's PSK mode; DTLS 1.3 psk_dhe_ke with the group's ECDHE share, as TLS 1.3's), and
+with a connection ID: full-cid, resumed-cid.
+
+Decision -- a connection ID is a handshake name, `--mode full-cid,resumed-cid`, not a `--cid` flag:
+the what-if names DTLS 1.3's handshakes so (inputs/vocabulary.py HANDSHAKES["dtls1.3"]: full,
+resumed, full-cid, resumed-cid), so a row's `mode` label is the what-if's handshake as it is and
+the lead maps rows to handshakes without a second field; and a flag would multiply every mode
+(psk-cid is no handshake the what-if models). The client asks for the server's CID and offers an
+empty one of its own (RFC 9146 allows it): its records to the server carry the server's 8-byte
+CID, the server's records to it none, as a device behind a NAT wants.
+
+Peers (loopback, started and stopped by PID): DTLS 1.2 full, resumed and psk run against `openssl
+s_server -dtls` (OpenSSL 3.0 always exchanges a cookie), as the existing rows; OpenSSL 3.0 has
+neither DTLS 1.3 nor connection IDs, so DTLS 1.3 and the CID rows run against the wolfSSL 5.9 host
+server of `secperf connect dtls13` (native/dtls13/dtls_pair.c, built by measure/dtls13.py), which
+asks for a cookie in both versions and answers each request with a response: the client makes the
+application exchange there (it reads DTLS 1.3's session ticket, which arrives after the handshake).
+
+Which stacks have what (the builds' `--offers` say it; the table here lets a wrong stack exit 2
+before anything is built): wolfSSL 5.9 (wolfssl59) DTLS 1.2 and 1.3 with CIDs; wolfSSL 5.5 DTLS 1.2
+(its DTLS 1.3 is a first cut and it has no DTLS 1.2 CID); Mbed TLS 3.6 DTLS 1.2 with CIDs (no DTLS
+1.3); Mbed TLS 2.28 DTLS 1.2 without CIDs (its CID is a pre-RFC draft); OpenSSL 3.0 (A-profile cores)
+DTLS 1.2 full only.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tempfile
+from pathlib import Path
+
+from ..core.errors import InputError, SetupError
+
+DTLS = ("dtls1.2", "dtls1.3")
+CID_MODES = ("full-cid", "resumed-cid")
+# the stacks with each DTLS version in some build (their --offers refine it per build)
+HAS = {"dtls1.2": ("wolfssl", "wolfssl59", "mbedtls", "mbedtls3", "openssl"), "dtls1.3": ("wolfssl59",)}
+PAIR_SUITES = {("1.3", "aes128gcm"): "TLS13-AES128-GCM-SHA256", ("1.3", "chacha20"): "TLS13-CHACHA20-POLY1305-SHA256",
+               ("1.2", "aes128gcm"): "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256",
+               ("1.2", "chacha20"): "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"}
+PAIR_PSK_SUITES = {"aes128gcm": "PSK-AES128-GCM-SHA256", "chacha20": "PSK-CHACHA20-POLY1305"}
+SERVER_CID_BYTES = 8   # the pair server's connection ID (dtls_pair.c SERVER_CID_LEN)
+
+
+def base_mode(mode: str) -> str:
+    """full-cid -> full, resumed-cid -> resumed; others unchanged."""
+    return mode.removesuffix("-cid")
+
+
+def check_plan(stacks: list[str], tls: list[str], modes: list[str]) -> None:
+    """InputError for a combination no stack or version has, naming what has it."""
+    for t in tls:
+        if t not in DTLS:
+            continue
+        lacking = [s for s in stacks if s not in HAS[t]]
+        if lacking:
+            raise InputError(f"--tls {t}: {', '.join(lacking)} {'has' if len(lacking) == 1 else 'have'} no {t.upper()} "
+                             f"client here; stacks with {t.upper()}: {', '.join(HAS[t])}"
+                             + ("; Mbed TLS 3.6 has no DTLS 1.3" if t == "dtls1.3" and any(
+                                 s.startswith("mbedtls") for s in lacking) else ""))
+    cid = [m for m in modes if m in CID_MODES]
+    if cid and any(t not in DTLS for t in tls):
+        raise InputError(f"--mode {cid[0]}: a connection ID is a DTLS extension (RFC 9146, RFC 9147); "
+                         f"use --tls dtls1.2 or dtls1.3")
+    if "psk" in modes and "1.2" in tls:
+        raise InputError("--mode psk: TLS 1.2 over TCP has no PSK row here; use TLS 1.3 (--tls 1.3), or DTLS "
+                         "(--tls dtls1.2 or dtls1.3)")
+
+
+def check_offers(cfg, off: dict, what: str) -> None:
+    """InputError when a build cannot run a DTLS configuration, naming the handshakes it offers."""
+    modes = (off.get("dtls_modes") or {}).get(cfg.tls)
+    if modes is None:   # a build from before DTLS modes were declared: DTLS 1.2 full only
+        modes = ["full"] if cfg.tls == "dtls1.2" else []
+    if cfg.mode not in modes:
+        raise InputError(f"--mode {cfg.mode}: {what} offers {cfg.tls.upper()} handshakes "
+                         f"{', '.join(modes) or 'none'}")
+    if cfg.tls == "dtls1.3" and cfg.mode == "psk" and not pair_has_psk():
+        raise InputError("--mode psk with --tls dtls1.3: the DTLS 1.3 peer (wolfSSL 5.9 host server) is built "
+                         "without PSK support here; DTLS 1.3 offers full, resumed, full-cid, resumed-cid")
+
+
+def needs_pair(cfg) -> bool:
+    """The row runs against the wolfSSL 5.9 host server (DTLS 1.3, or a connection ID)."""
+    return cfg.tls == "dtls1.3" or cfg.mode in CID_MODES
+
+
+def pair_has_psk() -> bool:
+    """Whether the host wolfSSL of the pair server was built with PSK (measure/dtls13.WOLFSSL_CMAKE)."""
+    from .dtls13 import WOLFSSL_CMAKE
+    return "-DWOLFSSL_PSK=yes" in WOLFSSL_CMAKE
+
+
+class PairServer:
+    """The wolfSSL 5.9 DTLS server (native/dtls13/dtls_pair.c) on loopback for one device
+    configuration: its version, the client's suite, any of the device's groups, a connection ID for
+    the -cid modes, a client certificate of the lab client CA asked for only under mutual TLS, and
+    an external PSK in a private file (never on a command line)."""
+
+    PSK_IDENTITY = "secperf-device"
+    name = "wolfSSL 5.9 DTLS server (native/dtls13, host, loopback)"
+
+    def __init__(self, cfg):
+        import secrets
+
+        from ..core.paths import private_dir, write_private
+        from ..lab.pki import LabPKI
+        pki = LabPKI().ensure()
+        self.cfg = cfg
+        self.certs = pki.server(cfg.server_cert)
+        self.client = None if cfg.client_cert == "none" else pki.client(cfg.client_cert)
+        self._tmp = tempfile.TemporaryDirectory(prefix="secperf-device-dtls-")
+        self.psk_file = Path(private_dir(Path(self._tmp.name))) / "psk"   # 32 random bytes, this server's only
+        write_private(self.psk_file, f"{self.PSK_IDENTITY}\n{secrets.token_hex(32)}\n".encode())
+        self.proc = None
+        self.port = 0
+        self.library = "wolfSSL"
+
+    def argv(self, exe: Path) -> list[str]:
+        cfg = self.cfg
+        version = "1.3" if cfg.tls == "dtls1.3" else "1.2"
+        ciphers = (PAIR_PSK_SUITES[cfg.suite] if cfg.mode == "psk" and version == "1.2"
+                   else PAIR_SUITES[(version, cfg.suite)])
+        out = [str(exe), "--role", "server", "--version", version, "--host", "127.0.0.1",
+               "--ca", str(self.client.ca if self.client else self.certs.ca), "--cert", str(self.certs.chain),
+               "--key", str(self.certs.key), "--any-group", "--ciphers", ciphers]
+        out += ["--cid"] if cfg.mode in CID_MODES else []
+        out += [] if self.client else ["--no-client-auth"]
+        out += ["--psk-file", str(self.psk_file)] if cfg.mode == "psk" else []
+        return out
+
+    def __enter__(self) -> PairServer:
+        from ..lab import registry
+        from .dtls13 import DtlsSetupError, ensure_tool, library_version
+        try:
+            exe = ensure_tool()
+        except DtlsSetupError as exc:
+            self._tmp.cleanup()
+            raise DtlsPeerError(f"the DTLS 1.3 / CID peer cannot be built: {exc}") from None
+        self.library = library_version(exe)
+        self.proc = registry.spawn(self.argv(exe), "DTLS server (wolfSSL, device peer)", stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, start_new_session=True)
+        line = self.proc.stdout.readline()
+        try:
+            self.port = int(json.loads(line)["ready"])
+        except (ValueError, KeyError, TypeError):
+            err = self.proc.stderr.read() if self.proc.poll() is not None else ""
+            self.__exit__(None, None, None)
+            raise DtlsPeerError(f"the wolfSSL DTLS server did not start: {err.strip() or line.strip() or 'no output'}"
+                                ) from None
+        return self
+
+    def __exit__(self, *exc) -> None:
+        from ..lab import registry
+        try:
+            if self.proc is not None:
+                self.proc.kill()
+                self.proc.wait()
+                registry.forget(self.proc)
+                self.errors = (self.proc.stderr.read() if self.proc.stderr else "").strip().splitlines()[-5:]
+        finally:
+            self._tmp.cleanup()
+
+
+def cid_failures(cfg, conns: list[dict]) -> list[str]:
+    """A -cid row's handshakes that completed without a connection ID: failed samples with the reason."""
+    if cfg.mode not in CID_MODES:
+        return []
+    return [f"handshake {c['conn']}: no connection ID was negotiated" for c in conns
+            if c.get("ok") and not c.get("cid_bytes")]
+
+
+def cid_ok(cfg, conn: dict) -> bool:
+    return cfg.mode not in CID_MODES or bool(conn.get("cid_bytes"))
+
+
+def labels(cfg, server) -> dict:
+    """What a DTLS series says of its peer and connection ID (TLS series: nothing new)."""
+    if not cfg.dtls:
+        return {}
+    out = {"cid": cfg.mode in CID_MODES, "handshake": cfg.mode,
+           "cookie": "HelloRetryRequest" if cfg.tls == "dtls1.3" else "HelloVerifyRequest"}
+    if isinstance(server, PairServer):
+        out["server"] = f"{server.library} DTLS server (native/dtls13, host, loopback)"
+        out["server_cid_bytes"] = SERVER_CID_BYTES if cfg.mode in CID_MODES else 0
+    return out
+
+
+class DtlsPeerError(SetupError):
+    """The host DTLS peer a DTLS 1.3 or CID row needs cannot run here (its build, its start)."""
