@@ -38,7 +38,7 @@ def add_arguments(p) -> None:
     hs.add_argument("--stack", action="extend", type=comma_list(), metavar="STACKS",
                     help=f"{STACKS_HELP}; comma list (default {DEFAULTS['stack']})")
     hs.add_argument("--tls", action="extend", type=comma_list(), metavar="VERSIONS",
-                    help="1.3, 1.2, dtls1.2 (comma list; default 1.3); quic: ngtcp2 + GnuTLS on the A-profile cores "
+                    help="1.3, 1.2, dtls1.2, dtls1.3 (DTLS 1.3: wolfssl59 only) (comma list; default 1.3); quic: ngtcp2 + GnuTLS on the A-profile cores "
                          "against aioquic, in a run of its own (--mode full,resumed,0rtt); edhoc: EDHOC + OSCORE, "
                          "secperf's C initiator on mbedtls3's crypto (--mode m3-kid, m3-value)")
     hs.add_argument("--group", action="extend", type=comma_list(), metavar="GROUPS",
@@ -46,7 +46,8 @@ def add_arguments(p) -> None:
     hs.add_argument("--suite", action="extend", type=comma_list(), metavar="SUITES",
                     help=f"aes128gcm, chacha20 (default {DEFAULTS['suite']})")
     hs.add_argument("--mode", action="extend", type=comma_list(), metavar="MODES",
-                    help="full, resumed (ticket), psk (TLS 1.3 external PSK with an ECDHE share), 0rtt (--tls quic), "
+                    help="full, resumed (ticket), psk (TLS/DTLS 1.3 external PSK with an ECDHE share; DTLS 1.2 a plain "
+                         "PSK suite), full-cid, resumed-cid (DTLS with a connection ID), 0rtt (--tls quic), "
                          "m3-kid or m3-value (--tls edhoc; full means m3-kid there); "
                          "comma list; default full")
     hs.add_argument("--server-cert", default=DEFAULTS["server_cert"], help="rsa-2048, ecdsa-p256 (default rsa-2048)")
