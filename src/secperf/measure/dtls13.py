@@ -50,7 +50,10 @@ SERVER_CID_BYTES = 8
 WOLFSSL_CMAKE = ["-DCMAKE_BUILD_TYPE=Release", "-DBUILD_SHARED_LIBS=OFF", "-DWOLFSSL_DTLS=yes",
                  "-DWOLFSSL_DTLS13=yes", "-DWOLFSSL_DTLS_CID=yes", "-DWOLFSSL_TLS13=yes",
                  "-DWOLFSSL_SESSION_TICKET=yes", "-DWOLFSSL_CURVE25519=yes", "-DWOLFSSL_HRR_COOKIE=yes",
-                 "-DWOLFSSL_EXAMPLES=no", "-DWOLFSSL_CRYPT_TESTS=no"]
+                 "-DWOLFSSL_EXAMPLES=no", "-DWOLFSSL_CRYPT_TESTS=no",
+                 # external PSKs, for the server as the emulated device's DTLS 1.3 psk peer (measure/device_dtls.py);
+                 # the pair's own client sets none
+                 "-DWOLFSSL_PSK=yes"]
 BUILD_TIMEOUT_S = 900
 
 
