@@ -40,6 +40,9 @@ class Figure:
     us: float
     source: str
     sigma: float = 0.0
+    # a figure replacing the one the measured rows ran (the user's own code for a library's op,
+    # `device crypto --source`): that one's µs, which a residual fitted from those rows subtracts
+    as_measured_us: float | None = None
 
 
 @dataclass
@@ -55,6 +58,21 @@ class CostTable:
     breakdowns: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     measured: dict[str, dict[str, Any]] = field(default_factory=dict)  # scenario key -> loopback P50s (for tables)
     strict: tuple[str, ...] = ()  # parties whose costs never fall back to the shared ops (a device)
+    # a device table's library (its rows' stack) and, per protocol another library counts, that library's
+    # table (app/device_stacks.py): model.predict.plan costs each scenario from for_protocol(protocol)
+    stack: str | None = None
+    library: str | None = None
+    by_protocol: dict[str, CostTable] = field(default_factory=dict)
+
+    def for_protocol(self, protocol: str) -> CostTable:
+        """The table that costs `protocol`: another library's when one counts it, else this one."""
+        return self.by_protocol.get(protocol, self)
+
+    def stacks(self) -> dict[str, str]:
+        """Library per protocol of a device table whose protocols come from several ({} otherwise)."""
+        if not self.by_protocol:
+            return {}
+        return {p: t.library or t.stack or t.name for p, t in self.by_protocol.items()}
 
     def derived(self, name: str, description: str, source: str, strict: tuple[str, ...] | None = None) -> CostTable:
         """A table built on this one (calibrated from a run, a device's counts): its own name and
@@ -337,6 +355,18 @@ DEVICE_OPS.update(
 DEVICE_GROUPS = {"x25519": "x25519", "p-256": "p-256", "p-384": "p-384"}
 
 
+def device_row_handshake(lab: Mapping[str, Any]) -> str | None:
+    """The what-if handshake a device row counts: TLS's external PSK mode is psk_dhe_ke (a key share
+    with the PSK); DTLS 1.3, EDHOC and QUIC rows name the model's handshake themselves (None: one the
+    model does not have)."""
+    from ..inputs.vocabulary import HANDSHAKES
+
+    tls, mode = str(lab.get("tls")), str(lab.get("mode"))
+    if tls in ("dtls1.3", "edhoc", "quic"):
+        return mode if mode in HANDSHAKES[tls] else None
+    return {"resumed": "resumed", "psk": "psk-dhe"}.get(mode, "full")
+
+
 def device_row_protocols(lab: Mapping[str, Any]) -> tuple[str, ...]:
     """The what-if protocols whose client handshake a device row counts: a TLS 1.3 row with a client
     certificate is the handshake of HTTPS, MQTT and OpenVPN's control channel (all mutual TLS 1.3 in
@@ -345,6 +375,10 @@ def device_row_protocols(lab: Mapping[str, Any]) -> tuple[str, ...]:
     1.2 is server-authenticated, so a mutual TLS 1.2 row serves none."""
     tls = str(lab.get("tls"))
     mtls = lab.get("client_cert", "none") not in ("none", None)
+    if tls in ("edhoc", "quic"):  # counted as their own protocols (measure/edhoc_device.py, quic_device.py)
+        return (tls,)
+    if tls == "dtls1.3":  # the model's DTLS 1.3 authenticates both sides, as measured
+        return ("dtls1.3",) if mtls else ()
     if tls.startswith("dtls"):
         return ("coap",) if mtls else ("dtls1.2",)
     if tls == "1.2":
@@ -418,6 +452,24 @@ def device_us(instructions: float, core: Core) -> tuple[float, str]:
         f"{', an estimate' if core.cpi_estimate else ''}) / {core.clock_mhz:g} MHz = {us:,.0f} µs "
         f"(range {lo:,.0f}-{hi:,.0f} µs)"
     )
+
+
+USER_CODE = "the user's own code"
+
+
+def _set_device_op(t: CostTable, key: tuple[str, str], us: float, user: bool, source: str) -> None:
+    """A counted op into the device table. The user's own code (stack "user") replaces the library's
+    figure, in either order of the Results, and keeps it as the figure the measured handshakes ran
+    (their residual subtracts that one, so the replacement changes the prediction)."""
+    old = t.party_ops.get(key)
+    old_user = old is not None and old.source.startswith(USER_CODE)
+    if user:
+        ran = None if old is None else old.as_measured_us if old_user else old.us
+        t.party_ops[key] = Figure(us, f"{USER_CODE}: {source}", as_measured_us=ran)
+    elif old is not None and old_user:
+        t.party_ops[key] = replace(old, as_measured_us=us)
+    else:
+        t.party_ops[key] = Figure(us, source)
 
 
 def device_row_us(dv: Derived, core: Core) -> tuple[float, str]:
@@ -515,13 +567,14 @@ def from_device(
             )
         us, rule = device_row_us(dv, core)
         if s.kind == "device_crypto" and lab.get("op") in DEVICE_OPS:
-            t.party_ops[("client", DEVICE_OPS[lab["op"]])] = Figure(
-                us, f"run {doc.run_id} series {s.id} ({lab.get('library', lab.get('stack'))}): {rule}"
-            )
+            _set_device_op(t, ("client", DEVICE_OPS[lab["op"]]), us, lab.get("stack") == "user",
+                           f"run {doc.run_id} series {s.id} ({lab.get('library', lab.get('stack'))}): {rule}")
             used += 1
         elif s.kind == "device" and lab.get("phase") == "warm" and lab.get("group") in DEVICE_GROUPS:
             # the device's external PSK mode is psk_dhe_ke (a key share with the PSK)
-            hs = {"resumed": "resumed", "psk": "psk-dhe"}.get(str(lab.get("mode")), "full")
+            hs = device_row_handshake(lab)
+            if hs is None:
+                continue
             client_cert = lab.get("client_cert", "none")
             # one row per model protocol and handshake: the model's default configuration (x25519,
             # AES-GCM) first

@@ -112,7 +112,9 @@ def _norm_group(g: str | None) -> str:
 
 
 def _named(table: CostTable, party: str, ops: tuple[str, ...]) -> float:
-    return sum(table.get(party, op).us for op in ops if not op.startswith("base:"))
+    """The named operations a measured row ran (a replaced op counts as the figure the row ran)."""
+    figs = [table.get(party, op) for op in ops if not op.startswith("base:")]
+    return sum(f.us if f.as_measured_us is None else f.as_measured_us for f in figs)
 
 
 def _window(model: F.FlightModel, metric: str) -> list[tuple[int, str]]:
@@ -263,6 +265,8 @@ def _residual_from_full(table: CostTable, sc: F.Scenario) -> CostTable:
     transcript, key-schedule and record work an abbreviated handshake also does. The source says so;
     a host table, or a device table without a full row, is returned unchanged (its own figures, or a
     named missing cost)."""
+    if sc.protocol == "edhoc":
+        return _edhoc_from_counted(table, sc)
     if sc.handshake not in ("resumed", "psk", "psk-dhe", "0rtt", "nocookie", "hrr"):
         return table
     full = replace(sc, handshake="full")
@@ -282,6 +286,30 @@ def _residual_from_full(table: CostTable, sc: F.Scenario) -> CostTable:
         f.us,
         f"the full handshake's client residual, for a {sc.handshake} handshake (same transcript, key "
         f"schedule and record work; the certificate operations are named): {f.source}",
+    )
+    return t
+
+
+def _edhoc_from_counted(table: CostTable, sc: F.Scenario) -> CostTable:
+    """An EDHOC variant a device did not run (another method, credential or suite) takes the client's
+    residual of the variant it counted (the device's initiator: method 3 by kid or by value, suite 2):
+    with each variant's public-key operations named, what is left is the CBOR, transcript hashing,
+    key derivation and AEAD work every variant does. A host table, or one without a counted EDHOC row,
+    is returned unchanged."""
+    kind = _fit_kind(sc)
+    for hs in ("m3-kid", "m3-value"):
+        key = scenario_key("edhoc", hs, sc.key)
+        fm = table.measured.get(key) or table.measured.get(key.rsplit(":", 1)[0] + ":software")
+        if fm and fm.get("client_only"):
+            break
+    else:
+        return table
+    t, _ = fit_residuals(table, replace(sc, handshake=hs, group=_norm_group(fm.get("group"))))
+    f = t.get("client", f"base:edhoc:{hs}:{kind}:client")
+    t.party_ops[("client", f"base:edhoc:{sc.handshake}:{kind}:client")] = Figure(
+        f.us,
+        f"the counted EDHOC {hs} initiator's client residual, for {sc.handshake} (its own public-key "
+        f"operations named; CBOR, transcript hashes, key derivation and AEAD alike): {f.source}",
     )
     return t
 
@@ -306,6 +334,7 @@ def _scale_party(t: CostTable, party: str, f: float, series: str) -> None:
 
 def plan(sc: F.Scenario, table: CostTable, link: N.LinkModel, until: str = "response") -> Plan:
     check_until(until)
+    table = table.for_protocol(sc.protocol)
     model = F.build(sc)
     N.check_mtu(model, link)
     sc = model.scenario
