@@ -14,29 +14,39 @@ only when all three match, else counted again. Counts are exact and repeatable o
 one warm handshake after one warm-up (and one run of each primitive) is the figure; `secperf device`
 itself is the place for the per-row spread.
 
+Cache rows: each primitive on its own ("op:NAME"), each handshake row by its Need; a prediction counts
+only the primitives its clients use (every one with all_ops, as the planner asks), so a question about
+one protocol never waits for the whole primitive table.
+
 Decisions:
-- The stack defaults to wolfSSL (every core has a build of it); `--stack` picks another.
+- Which stack counts which protocol: app/device_stacks.py (one stack for as many of the asked
+  protocols as it runs; every row names its stack; a note when they differ).
 - A group the device stacks do not offer (a KEM or hybrid) is counted with X25519's row and the
   KEM primitives of the PQClean add-on (model.costs.ADDON_STACKS) name the difference.
 - A server certificate the device row cannot carry (ECDSA P-384, ML-DSA) is counted with the
   protocol's default certificate; the verify of the asked one is a named primitive.
 - Resumed and PSK handshakes are counted where the device client runs them (TLS 1.3 and 1.2
-  resumption, TLS 1.3 external PSK); DTLS and others take the full row's residual (model.predict).
+  resumption, TLS 1.3 external PSK, DTLS 1.3 resumption and connection IDs, QUIC resumption and
+  0-RTT); others take the full row's residual (model.predict).
+- EDHOC is counted as the device's initiator runs it (method 3, credentials by kid or by value,
+  suite 2 on P-256); another method or suite of the what-if takes that row's residual with its own
+  operations.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 from .. import __version__
 from ..core import result as R
 from ..core.errors import InputError
 from ..core.result import Result, Series
+from ..model import costs as C
 from .reporter import reporter
 
-DEFAULT_STACK = "wolfssl"
 CERTS_ON_DEVICE = ("rsa-2048", "ecdsa-p256")
 CLIENT_KEYS_ON_DEVICE = ("ecdsa-p256", "rsa-2048")
 
@@ -44,36 +54,56 @@ CLIENT_KEYS_ON_DEVICE = ("ecdsa-p256", "rsa-2048")
 @dataclass(frozen=True)
 class Need:
     """One handshake row to count."""
-    tls: str            # 1.3 | 1.2 | dtls1.2
-    mode: str           # full | resumed | psk
+    tls: str            # the protocol family (app/device_stacks.FAMILY): 1.3 | 1.2 | dtls1.2 | dtls1.3 | edhoc | quic
+    mode: str           # full | resumed | psk; DTLS 1.3: full-cid, resumed-cid too; EDHOC: m3-kid...; QUIC: 0rtt
     group: str          # x25519 | p-256 | p-384
     server_cert: str
     client_cert: str    # none | ecdsa-p256 | rsa-2048
 
     def label(self) -> str:
-        auth = "mutual TLS" if self.client_cert != "none" else "server auth"
-        return f"TLS {self.tls} {self.mode} {self.group} {self.server_cert} ({auth})"
+        from .device_stacks import FAMILY_NAME
+        if self.tls == "edhoc":
+            return f"EDHOC {self.mode} + OSCORE"
+        auth = "mutual" if self.client_cert != "none" else "server auth"
+        return f"{FAMILY_NAME[self.tls]} {self.mode} {self.group} {self.server_cert} ({auth})"
+
+
+EDHOC_ON_DEVICE = ("m3-kid", "m3-value")   # what the device's EDHOC initiator implements
+QUIC_ON_DEVICE = ("full", "resumed", "0rtt")
 
 
 def needs(scenarios) -> list[Need]:
-    """The handshake rows the scenarios' client costs come from (one per TLS version, handshake
-    kind and authentication, the scenario's group and certificate where the device runs them)."""
+    """The handshake rows the scenarios' client costs come from (one per protocol family, handshake
+    kind and authentication, the scenario's group and certificate where the device runs them). A
+    handshake the device client does not run takes the full row's residual (model.predict)."""
+    from .device_stacks import family
     out: dict[Need, None] = {}
     for sc in scenarios:
         s = sc.resolved()
         p = s.protocol
-        tls = "dtls1.2" if p in ("dtls1.2", "coap") else "1.2" if p == "tls1.2" else "1.3"
-        mtls = bool(s.mtls) and p != "jwt" and not (p == "tls1.2")
+        fam = family(p)
+        if fam == "edhoc":   # method 3 with kid credentials (P-256, suite 2) unless the scenario's variant is counted
+            mode = s.handshake.removesuffix("-combined")
+            out[Need("edhoc", mode if mode in EDHOC_ON_DEVICE else "m3-kid", "p-256", "none", "none")] = None
+            continue
+        mtls = bool(s.mtls) and p != "jwt" and fam not in ("1.2", "quic")
         client = (s.client_key_type if s.client_key_type in CLIENT_KEYS_ON_DEVICE else "ecdsa-p256") if mtls else "none"
         group = s.group if s.group in ("x25519", "p-256", "p-384") else "x25519"
-        cert = s.cert if s.cert in CERTS_ON_DEVICE else ("rsa-2048" if p in ("tls1.3", "tls1.2", "dtls1.2") else "ecdsa-p256")
+        if fam == "quic" and group == "p-384":
+            group = "x25519"
+        cert = s.cert if s.cert in CERTS_ON_DEVICE else ("rsa-2048" if fam in ("1.3", "1.2", "dtls1.2") else "ecdsa-p256")
         hs = "full" if p == "jwt" else s.handshake
-        mode = {"resumed": "resumed", "psk-dhe": "psk"}.get(hs, "full")
-        if tls == "dtls1.2" or (mode == "psk" and tls != "1.3"):
-            mode = "full"
-        out[Need(tls, "full", group, cert, client)] = None       # every residual starts from the full row
+        if fam == "quic":
+            mode = hs if hs in QUIC_ON_DEVICE else "full"
+        elif fam == "dtls1.3":
+            mode = hs if hs in ("full", "resumed", "full-cid", "resumed-cid") else "full"
+        else:
+            mode = {"resumed": "resumed", "psk-dhe": "psk"}.get(hs, "full")
+            if fam == "dtls1.2" or (mode == "psk" and fam != "1.3"):
+                mode = "full"
+        out[Need(fam, "full", group, cert, client)] = None       # every residual starts from the full row
         if mode != "full":
-            out[Need(tls, mode, group, cert, client)] = None
+            out[Need(fam, mode, group, cert, client)] = None
     return list(out)
 
 
@@ -130,6 +160,7 @@ def _reason(s: Series) -> str:
 
 @dataclass
 class Counts:
+    """One stack's rows on the core."""
     doc: Result            # a `device` Result holding the rows (validated like a user's)
     counted: list[str]     # rows counted now
     reused: list[str]      # rows taken from the cache
@@ -144,85 +175,100 @@ class Counts:
         return f"device counts ({self.library}, build {self.config}): {n + r} rows, {how}"
 
 
-STACK_ORDER = ("wolfssl", "mbedtls3", "mbedtls", "wolfssl59", "openssl")
+@dataclass
+class DeviceCounts:
+    """Every stack's rows a prediction needs, and the cost table made of them: the main stack's table,
+    with each protocol another stack counts costed from that stack's table (CostTable.by_protocol)."""
+    core: str
+    per_stack: dict[str, Counts]
+    families: dict[str, str]     # protocol family -> stack
+    table: C.CostTable
+    notes: list[str]
+
+    @property
+    def stack(self) -> str:
+        return self.table.stack or next(iter(self.per_stack))
+
+    @property
+    def doc(self) -> Result:
+        return self.per_stack[self.stack].doc
+
+    def note(self) -> str:
+        return "; ".join(c.note() for c in self.per_stack.values())
 
 
-def _check_rows(core: str, stack: str, conf, build, want: list[Need]) -> None:
+def _family_stack_check(core: str, stack: str, conf, build, want: list[Need]) -> None:
+    """Every TLS/DTLS row checked against what the build offers before anything runs."""
     from ..measure import device as D
-    for n in want:      # every row checked against what the build offers before anything runs
+    for n in want:
+        if n.tls in ("edhoc", "quic"):
+            continue
         D.check_offers(D.Config(core, stack, n.tls, n.group, "aes128gcm", n.mode, n.server_cert, n.client_cert,
                                 conf), build)
 
 
-def _default_stack(core: str, dev, target: str, config: str | None, want: list[Need]):
-    """Without --stack: the first stack of STACK_ORDER built for the core whose build runs every
-    row the scenarios need (wolfSSL's Cortex-M builds have no DTLS, so CoAP there is Mbed TLS's);
-    one stack for the whole table, never a mix. The note names the stack taken."""
-    from ..measure import device as D
-    from ..measure.device_build import STACK_TARGETS, ensure_built
-    why = []
-    for st in STACK_ORDER:
-        if target not in STACK_TARGETS.get(st, (target,)):
-            continue
-        try:
-            conf = D.check_build_configs(config, [st], dev)[st]
-        except InputError as exc:
-            why.append(f"{st}: {exc}")
-            continue
-        build = ensure_built(st, target, conf[0])
-        try:
-            _check_rows(core, st, conf[0], build, want)
-        except InputError as exc:
-            why.append(f"{st}: {exc}")
-            continue
-        return st, build, conf
-    raise InputError(f"--device {core}: no stack built for it runs every handshake these scenarios need ("
-                     f"{'; '.join(why)})")
+def _client_ops(scenarios, want: list[Need]) -> list[str] | None:
+    """The device primitives (measure/device op names) the scenarios' client operations use, in their
+    own group and certificate and in the counted rows' (the residual is fitted there), plus the AEADs
+    of the application exchange; None when one cannot be told (every primitive is counted then)."""
+    from dataclasses import replace
+
+    from ..model import flights as F
+    inverse = {v: k for k, v in C.DEVICE_OPS.items()}
+    ops = {"aes-128-gcm-1024", "chacha20-poly1305-1024"}
+    groups = {n.group for n in want} | {"x25519"}
+    certs = {n.server_cert for n in want if n.server_cert != "none"}
+    for sc in scenarios:
+        variants = [sc] + [replace(sc, group=g) for g in groups] + [replace(sc, cert=c) for c in certs]
+        for v in variants:
+            try:
+                m = F.build(v)
+            except Exception:   # a variant the model does not run (a group EDHOC has no suite for): skip it
+                continue
+            for e in m.exchanges:
+                for f in (e.out, e.back):
+                    if f is not None and f.sender == "client":
+                        ops |= {inverse[o] for o in f.ops if o in inverse}
+            ops |= {inverse[o] for o in m.final_ops if o in inverse}
+    return sorted(ops)
 
 
-def device_counts(core: str, scenarios, stack: str | None = None, config: str | None = None,
-                  quiet: bool = False) -> Counts:
-    """The rows `scenarios` need on `core` (see the module's docstring), counting the missing ones."""
+def _count_stack(core: str, dev, target: str, stack: str, conf: str | None, want: list[Need], scenarios,
+                 all_ops: bool, quiet: bool) -> Counts:
+    """One stack's rows: from the cache, or counted now (with a progress bar on stderr)."""
     from ..lab import registry
     from ..measure import device as D
     from ..measure.device_build import ensure_built
-    dev = D.check_device(core)
-    if dev.profile != "A" and any(sc.protocol == "openvpn" for sc in scenarios):
-        from ..inputs.devices import core as core_profile
-        from ..inputs.devices import cores
-        a_cores = ", ".join(n for n in cores() if core_profile(n).profile == "A")
-        raise InputError(f"openvpn --device {core}: OpenVPN's client needs an operating system with a tun device; "
-                         f"a microcontroller runs none. Predict it on an application core ({a_cores})")
-    target = D.target_for(dev)
-    want = needs(scenarios)
-    if stack is None:
-        stack, build, conf = _default_stack(core, dev, target, config, want)
+    if stack == "ngtcp2":
+        from ..measure import quic_device as Q
+        qb = Q.ensure_built()
+        fp = f"{qb.client.parent.name}|{_core_key(dev)}|secperf {__version__}|timing on"
+        config, library, build = "debian", qb.library, None
     else:
-        stacks = D.check_stacks(stack, dev)
-        if len(stacks) != 1:
-            raise InputError(f"--stack {stack}: a prediction takes one TLS stack; give one of {', '.join(stacks)}")
-        stack = stacks[0]
-        conf = D.check_build_configs(config, [stack], dev)[stack]
-        if len(conf) != 1:
-            raise InputError(f"--config {config}: a prediction takes one build configuration")
-        build = ensure_built(stack, target, conf[0])
-        if not build.offers.get("tls"):
+        build = ensure_built(stack, target, conf)
+        if not build.offers.get("tls") and stack != "pqclean":
             raise InputError(f"--stack {stack}: {build.library} has no TLS; give a TLS stack (wolfssl, mbedtls3, ...)")
-        _check_rows(core, stack, conf[0], build, want)
-    fp = f"{build.client.parent.name}|{_core_key(dev)}|secperf {__version__}|timing on"
-    path = _cache_file(core, stack, build.config)
+        _family_stack_check(core, stack, conf, build, want)
+        fp = f"{build.client.parent.name}|{_core_key(dev)}|secperf {__version__}|timing on"
+        config, library = build.config, build.library
+    path = _cache_file(core, stack, config)
     rows = _load(path, fp)
     jobs: list[tuple[str, object]] = []
-    if "crypto" not in rows:
-        jobs.append(("crypto", ("crypto", stack, build)))
+    if build is not None:
+        known = list(build.crypto_ops)
+        ops = known if all_ops else [o for o in (_client_ops(scenarios, want) or known) if o in known]
+        jobs += [(f"op:{o}", ("crypto", stack, build, o)) for o in ops if f"op:{o}" not in rows]
+        op_keys = [f"op:{o}" for o in ops]
+    else:
+        op_keys = []
     addon = None
-    if _pq_needed(scenarios) and target != "armhf":
+    if build is not None and _pq_needed(scenarios) and target != "armhf":
         try:
             addon = ensure_built("pqclean", target, None)
         except Exception:      # no PQClean build here: the KEM's cost stays a named missing cost
             addon = None
         if addon is not None and "crypto:pqclean" not in rows:
-            jobs.append(("crypto:pqclean", ("crypto", "pqclean", addon)))
+            jobs.append(("crypto:pqclean", ("crypto", "pqclean", addon, None)))
     for n in want:
         k = json.dumps(asdict(n), sort_keys=True)
         if k not in rows:
@@ -231,40 +277,125 @@ def device_counts(core: str, scenarios, stack: str | None = None, config: str | 
     if jobs:
         registry.start()   # every emulator under the run registry: none outlives a killed secperf
         if not quiet:
-            reporter().status(f"[bold]counting on {core}[/bold] ({build.library}, build {build.config}): "
+            reporter().status(f"[bold]counting on {core}[/bold] ({library}, build {config}): "
                               f"{len(jobs)} rows (cached for the next prediction)")
-        servers: dict[tuple, D.Server] = {}
+        servers: dict[tuple, Any] = {}
         try:
             with reporter().progress(len(jobs), "counting", quiet=quiet) as update:
                 for k, job in jobs:
                     if isinstance(job, Need):
                         update(job.label())
-                        cfg = D.Config(core, stack, job.tls, job.group, "aes128gcm", job.mode, job.server_cert,
-                                       job.client_cert, conf[0])
-                        sk = (job.server_cert, job.client_cert, "dtls" if cfg.dtls else "tls")
-                        if sk not in servers:
-                            servers[sk] = D.Server(*sk).__enter__()
-                        series = D.measure_config(cfg, 1, 1, build, servers[sk], timed=True)
-                        rows[k] = [s for s in series if s.labels.get("phase") == "warm"]
+                        rows[k] = _count_row(core, stack, conf, build, job, servers)
                     else:
-                        _, st, b = job
-                        update(f"{st} primitives")
-                        rows[k] = D.measure_crypto(core, st, None, 1, b, timed=True)
+                        _, st, b, op = job
+                        update(f"{st} {op or 'primitives'}")
+                        rows[k] = D.measure_crypto(core, st, [op] if op else None, 1, b, timed=True)
                     update(advance=1)
                     _save(path, fp, rows)   # each row kept as soon as it is counted
         finally:
             for srv in servers.values():
                 srv.__exit__(None, None, None)
-    keys = ["crypto"] + (["crypto:pqclean"] if addon is not None else []) + \
+    keys = op_keys + (["crypto:pqclean"] if addon is not None else []) + \
         [json.dumps(asdict(n), sort_keys=True) for n in want]
     doc = R.new_result(kind="device", command=["secperf", "device", "(counts for a prediction)"],
-                       params={"device": core, "stacks": [stack], "config": build.config},
-                       host={}, run_id=f"counts-{core}-{stack}-{build.config}")
+                       params={"device": core, "stacks": [stack], "config": config},
+                       host={}, run_id=f"counts-{core}-{stack}-{config}")
     for k in keys:
         doc.series += [s for s in rows.get(k, []) if s.status in ("ok", "partial")]
     failed = [s for k in keys for s in rows.get(k, []) if s.status == "failed"]
     if failed:
         why = "; ".join(f"{s.id}: {_reason(s)}" for s in failed[:3])
-        reporter().note(f"note: {len(failed)} device rows failed to count ({why}); their costs are missing")
+        reporter().note(f"note: {len(failed)} device rows of {stack} failed to count ({why}); their costs are missing")
     R.finish(doc)
-    return Counts(doc, counted, [k for k in keys if k not in counted], stack, build.config, build.library)
+    return Counts(doc, counted, [k for k in keys if k not in counted], stack, config, library)
+
+
+def _count_row(core: str, stack: str, conf, build, job: Need, servers: dict) -> list[Series]:
+    """The warm series of one handshake row (the cold one is `secperf device handshake`'s business)."""
+    from ..measure import device as D
+    if job.tls == "edhoc":
+        from ..measure import edhoc_device as E
+        series = E.measure(core, job.mode, 1, 1, timed=True, config=conf)
+    elif job.tls == "quic":
+        from ..measure import quic_device as Q
+        series = Q.measure_config(Q.QuicConfig(core, job.mode, job.group, job.server_cert), 1, 1, timed=True)
+    else:
+        cfg = D.Config(core, stack, job.tls, job.group, "aes128gcm", job.mode, job.server_cert, job.client_cert, conf)
+        server = None
+        from ..measure import device_dtls as DT
+        if not DT.needs_pair(cfg):
+            sk = (job.server_cert, job.client_cert, "dtls" if cfg.dtls else "tls")
+            if sk not in servers:
+                servers[sk] = D.Server(*sk).__enter__()
+            server = servers[sk]
+        series = D.measure_config(cfg, 1, 1, build, server, timed=True)
+    return [s for s in series if s.labels.get("phase") == "warm"]
+
+
+def device_counts(core: str, scenarios, stack: str | list[str] | None = None, config: str | list[str] | None = None,
+                  quiet: bool = False, stack_from: str | None = None, config_from: str | None = None,
+                  all_ops: bool = False, base: C.CostTable | None = None, optional=()) -> DeviceCounts:
+    """The rows `scenarios` need on `core` (module docstring), each protocol family on the stack that
+    counts it (app/device_stacks.py), counting the missing rows; the cost table made of them.
+    stack_from / config_from: the system file's key when --stack / --config came from one (a
+    preference there, a demand on the command line). all_ops: count every primitive of each stack
+    (the planner's measures change groups and keys), else the ones the scenarios' clients use. base:
+    the server's table (this host's, calibrated or not; default host-default)."""
+    from ..measure import device as D
+    from . import device_stacks as DS
+    dev = D.check_device(core)
+    if dev.profile != "A" and any(sc.protocol == "openvpn" for sc in scenarios):
+        from ..inputs.devices import core as core_profile
+        from ..inputs.devices import cores
+        a_cores = ", ".join(n for n in cores() if core_profile(n).profile == "A")
+        raise InputError(f"openvpn --device {core}: OpenVPN's client needs an operating system with a tun device; "
+                         f"a microcontroller runs none. Predict it on an application core ({a_cores})")
+    target = D.target_for(dev)
+    scenarios = list(scenarios) + list(optional)
+    want = needs(scenarios)
+    asked = _names(stack)
+    opt_fams = tuple({DS.family(sc.protocol) for sc in optional} - {DS.family(sc.protocol) for sc in scenarios
+                                                                     if sc not in optional})
+    choice = DS.choose(core, target, [n.tls for n in want], asked, stack_from, opt_fams)
+    want = [n for n in want if n.tls in choice.by_family]
+    scenarios = [sc for sc in scenarios if DS.family(sc.protocol) in choice.by_family]
+    notes = list(choice.notes)
+    confs = DS.configs(choice.stacks, target, _names(config), config_from, notes)
+    for msg in notes:
+        reporter().note(msg)
+    per: dict[str, Counts] = {}
+    order = sorted(choice.stacks, key=lambda s: s in DS.NO_PRIMITIVES)   # primitives' stacks first
+    for st in order:
+        mine = [n for n in want if choice.by_family[n.tls] == st]
+        scs = [sc for sc in scenarios if DS.family(sc.protocol) in {n.tls for n in mine}]
+        per[st] = _count_stack(core, dev, target, st, confs[st], mine, scs, all_ops, quiet)
+    table = _tables(core, choice, per, scenarios, base or C.load_table())
+    return DeviceCounts(core, per, choice.by_family, table, notes)
+
+
+def _names(v: str | list[str] | None) -> list[str] | None:
+    if v is None:
+        return None
+    items = [x.strip().lower() for x in (v.split(",") if isinstance(v, str) else v) if x.strip()]
+    return list(dict.fromkeys(items)) or None
+
+
+def _tables(core: str, choice, per: dict[str, Counts], scenarios, host: C.CostTable) -> C.CostTable:
+    """The main stack's table, and per protocol of another stack that stack's (a stack without
+    primitives, ngtcp2, on the main stack's primitives)."""
+    from ..inputs.devices import core as core_profile
+    from . import device_stacks as DS
+    prof = core_profile(core)
+    main = choice.main
+    tables: dict[str, C.CostTable] = {}
+    for st in [main] + [s for s in per if s != main]:
+        c = per[st]
+        base = tables[main] if st in DS.NO_PRIMITIVES else host
+        t = C.from_device(c.doc, prof, base, where=f"device counts {c.doc.run_id}", stack=st)
+        if st in DS.NO_PRIMITIVES:
+            t = replace(t, description=f"{t.description}; {st} counts whole handshakes (no primitives): its client "
+                                       f"operations are priced with {main}'s counted primitives")
+        tables[st] = replace(t, stack=st, library=c.library)
+    by_protocol = {sc.protocol: tables[choice.by_family[DS.family(sc.protocol)]] for sc in scenarios
+                   if choice.by_family.get(DS.family(sc.protocol)) not in (None, main)}
+    return replace(tables[main], by_protocol=by_protocol)

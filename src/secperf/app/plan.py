@@ -41,6 +41,8 @@ class PlanOptions:
     resolved: list = field(default_factory=list)   # patterns made from a --system file (spec.system.pattern)
     stack: str | None = None               # the system file's [device].stack and .config, for the planner's
     config: str | None = None              # device costs (passed on when plan.planner.Overrides takes them)
+    stack_from: str | None = None          # the system file's key --stack came from (a preference there)
+    config_from: str | None = None         # ... and --config's
 
 
 def _clean(x):
@@ -84,14 +86,39 @@ def _device_tables(o: PlanOptions, pats: list) -> dict:
         if dev not in made:
             protos = {x for q in pats if resolve_device(o.device or q.stack.device) == dev
                       for x in PLAN_PROTOCOLS.get(q.stack.protocol, ())} | {"https", "jwt"}
+            # the protocols the measures switch to, costed from the device's own counts of them: EDHOC +
+            # OSCORE and DTLS 1.3 with connection IDs for CoAP, QUIC for HTTPS and MQTT (on the cores that
+            # run it; elsewhere the measure is listed as not costed, with the reason)
+            extra = _measure_scenarios(dev, protos)
             scs = [F.Scenario(pr, h) for pr in sorted(protos) for h in F.HANDSHAKES[pr]
                    if h in ("full", "resumed", "psk-dhe", "fresh")]
             scs.append(F.Scenario("https", "resumed", mtls=False))
-            counts = device_counts(dev, scs, o.stack, o.config, quiet=o.json)
+            counts = device_counts(dev, scs, o.stack, o.config, quiet=o.json, stack_from=o.stack_from,
+                                   config_from=o.config_from, all_ops=True, optional=extra)
             reporter().note(f"{dev}: {counts.note()}")
-            made[dev] = C.from_device(counts.doc, D.core(dev), C.load_table(),
-                                      where=f"device counts {counts.doc['run_id']}", stack=counts.stack)
+            made[dev] = counts.table
         out[p.name] = made[dev]
+    return out
+
+
+def _measure_scenarios(dev: str, protos: set[str]) -> list:
+    """Scenarios of the protocols the planner's measures switch to (plan/measures.py), for the cores
+    whose stacks count them: EDHOC + OSCORE and DTLS 1.3 with connection IDs for CoAP, QUIC for HTTPS
+    and MQTT. A protocol no stack counts on the core is left out here and its measure says why."""
+    from ..inputs import devices as D
+    from ..measure import device as MD
+    from ..model import flights as F
+    from . import device_stacks as DS
+    target = MD.target_for(D.core(dev))
+    out = []
+    wanted = []
+    if "coap" in protos:
+        wanted += [("edhoc", ("m3-kid",)), ("dtls1.3", ("full-cid", "resumed-cid"))]
+    if protos & {"https", "mqtt"}:
+        wanted += [("quic", ("full", "resumed", "0rtt"))]
+    for proto, hss in wanted:
+        if DS.stacks_with(DS.family(proto), target):
+            out += [F.Scenario(proto, h) for h in hss]
     return out
 
 

@@ -57,8 +57,10 @@ class WhatifOptions:
     sweep: str | None = None
     calibrate: str | None = None
     device: str | None = None
-    stack: str | None = None               # the device Result's library, when it counted several
+    stack: str | None = None               # the device's libraries (comma list, in order of preference)
     config: str | None = None              # with --device CORE: the library's build configuration
+    stack_from: str | None = None          # the system file's key --stack came from (a preference there)
+    config_from: str | None = None         # ... and --config's
     n: int = 100_000
     seed: int = 1
     s1: bool = False
@@ -102,9 +104,10 @@ def cost_table(o: WhatifOptions) -> C.CostTable:
         dev_docs = [(p, d) for p, d in zip(paths, docs) if d.kind == "device"]
         if not dev_docs:
             from .device_counts import device_counts
-            counts = device_counts(device, _count_scenarios(o), o.stack, o.config, quiet=o.json)
+            counts = device_counts(device, _count_scenarios(o), o.stack, o.config, quiet=o.json,
+                                   stack_from=o.stack_from, config_from=o.config_from, base=table)
             reporter().note(f"{device}: {counts.note()}")
-            dev_docs = [(f"device counts {counts.doc.run_id}", counts.doc)]
+            return counts.table
         elif o.config:
             raise InputError(f"--config {o.config}: the build configuration is the one the --calibrate device "
                              f"Results were counted with; give --config without device Results to count it")
@@ -397,9 +400,12 @@ def _series(cell: SW.Cell, pred: dict[str, Any], table: C.CostTable, until: str 
     pl, r, link = pred["plan"], pred["sim"], pred["link"]
     sc = pl.model.scenario
     sid = _sid(cell, sc)
+    own = table.for_protocol(sc.protocol)
     labels = {**{k: v for k, v in asdict(sc).items()}, "network": cell.network.name,
               "network_spec": cell.network.canonical(), "link": link.as_dict(), "inputs": cell.inputs,
-              "cost_table": table.name, "until": until}
+              "cost_table": own.name, "until": until}
+    if own.stack:   # a device's table: the library whose counts cost this row
+        labels["stack"], labels["library"] = own.stack, own.library or own.stack
     if role:
         labels["role"] = role
     s = R.new_series(sid, kind="whatif", labels=labels, timer=timer(until))
@@ -487,7 +493,8 @@ def predict_into(doc: Result, o: WhatifOptions, table: C.CostTable, cells=None, 
             s.derived["security_cost"] = sec   # an extra derived field of a --baseline row
             summary.append({"series": s.id, "line": sec["line"]})
     doc.analysis["whatif"] = {"cost_table": {"name": table.name, "source": table.source,
-                                                "description": table.description, "rows": table.rows()},
+                                                "description": table.description, "rows": table.rows(),
+                                                **_libraries(table, cells)},
                                  "tornado": SW.tornado(rows, sweep) if sweep else [],
                                  "sweep": sweep, "end_point": o.until, "end_point_description": P.UNTIL[o.until]}
     if o.baseline:
@@ -497,6 +504,20 @@ def predict_into(doc: Result, o: WhatifOptions, table: C.CostTable, cells=None, 
             "rule": " ".join((security_cost.__doc__ or "").split())}
     if o.s1:
         doc.analysis["whatif"]["s1"] = S1.per_message(table)
+
+
+def _libraries(table: C.CostTable, cells: list) -> dict[str, Any]:
+    """A device table's library per protocol of the run, and whether they differ (the table says so)."""
+    if not table.stack:
+        return {}
+    protos = list(dict.fromkeys(c.scenario.protocol for c in cells))
+    libs = {p: table.for_protocol(p).library or table.for_protocol(p).stack for p in protos}
+    stacks = {p: table.for_protocol(p).stack for p in protos}
+    out: dict[str, Any] = {"stack": table.stack, "library": table.library, "libraries": libs, "stacks": stacks}
+    if len(set(stacks.values())) > 1:
+        out["mixed"] = ("the rows differ in library: " + "; ".join(
+            f"{', '.join(p for p in protos if stacks[p] == st)} on {st}" for st in dict.fromkeys(stacks.values())))
+    return out
 
 
 def run(o: WhatifOptions) -> Result:

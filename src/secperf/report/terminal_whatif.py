@@ -86,6 +86,45 @@ def prediction_table(series: Sequence[Series]) -> Table:
     return t
 
 
+def comparison_table(doc: Result | Mapping[str, Any]) -> Table | None:
+    """Several protocols: one row each (report/views/protocols.py), the library that costs it named."""
+    from .views.protocols import comparison_rows, mixed_libraries
+
+    rows = comparison_rows(doc)
+    if not rows:
+        return None
+    mixed = mixed_libraries(doc)
+    t = Table(
+        title="which protocol: one connection each (means; P50/P95 of the set-up time)",
+        title_justify="left",
+        caption=mixed or ("one library costs every row" if rows[0]["stack"] else None),
+        caption_justify="left",
+    )
+    cols = ("protocol", "network", "library", "bytes up/down", "packets up/down", "RTT", "device compute", "SE",
+            "radio on", "energy", "P50", "P95", "security adds (P50)")
+    for c in cols:
+        t.add_column(c, justify="left" if c in ("protocol", "network", "library") else "right")
+    for r in rows:
+        adds = r["security_adds_p50_us"]
+        share = "" if r["security_share"] is None else f" ({r['security_share'] * 100:.0f}%)"
+        t.add_row(
+            f"{r['protocol']} {r['handshake']}",
+            axis_label(r["network"]),
+            r["library"] or r["cost_table"] or "–",
+            f"{r['bytes_up']:.0f}/{r['bytes_down']:.0f}",
+            f"{r['packets_up']:.1f}/{r['packets_down']:.1f}",
+            str(r["round_trips"]),
+            fmt_time_us(r["device_compute_us"] or 0.0),
+            fmt_time_us(r["secure_element_us"] or 0.0),
+            "–" if r["radio_on_us"] is None else fmt_time_us(r["radio_on_us"]),
+            "–" if r["energy_mj"] is None else f"{r['energy_mj']:.1f} mJ",
+            fmt_time_us(r["p50_us"]),
+            fmt_time_us(r["p95_us"]),
+            "–" if adds is None else fmt_time_us(adds) + share,
+        )
+    return t
+
+
 def _pct(x: Mapping[str, Any] | None, fmt: Callable[[float], str]) -> str:
     if x is None:
         return "–"
@@ -248,6 +287,9 @@ def tables(doc: Result | Mapping[str, Any]) -> list[Table]:
     if not series:
         return []
     out = [prediction_table(series)]
+    cmp_ = comparison_table(doc)
+    if cmp_ is not None:
+        out.append(cmp_)
     sec = security_table(series)
     if sec is not None:
         out.append(sec)

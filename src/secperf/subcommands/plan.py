@@ -78,6 +78,7 @@ def options(args):
     pats = list(args.pattern or [])
     device, network, radio, resolved, system = args.device, args.network, args.radio, [], None
     stack, config = args.stack, args.config
+    stack_from = config_from = None
     from . import shared
     shared.check_device_build(device or args.system, stack, config)
     if args.system:
@@ -99,11 +100,15 @@ def options(args):
         if "--device" not in m.overridden:
             stack = m.pick("--stack", stack, "[device].stack", s.device.stack)
             config = m.pick("--config", config, "[device].config", s.device.config)
+            # the file's library is a preference: a protocol it cannot run is counted with another (a note)
+            stack_from = f"[device].stack of {args.system}" if stack is not None and not args.stack else None
+            config_from = f"[device].config of {args.system}" if config is not None and not args.config else None
         elif s.device.stack or s.device.config:
             V.note(f"[device].stack/config of {args.system} belong to its core {s.device.core}; not used with "
                    f"--device {device}")
     o = A.PlanOptions(patterns=pats or ["study"], device=device, se=key, network=network, radio=radio, n=args.n,
                       seed=args.seed, verify=args.verify, verify_n=args.verify_n, json=args.json, out=args.out,
                       no_report=args.no_report, metrics=args.metrics, csv=args.csv, command=["secperf", *sys.argv[1:]],
-                      system=system, resolved=resolved, stack=stack, config=config)
+                      system=system, resolved=resolved, stack=stack, config=config, stack_from=stack_from,
+                      config_from=config_from)
     return o

@@ -114,6 +114,7 @@ def options(args):
     groups = V.groups(args.group) if args.group else []
     certs, handshakes = _server_certs(args), args.handshake or []
     device, stack, config = args.device, args.stack, args.config
+    stack_from = config_from = None
     if args.system:
         from ..inputs.system import load_system
         from .system_args import Merge
@@ -135,6 +136,11 @@ def options(args):
         else:
             stack = m.pick("--stack", stack, "[device].stack", s.device.stack)
             config = m.pick("--config", config, "[device].config", s.device.config)
+            # the file's library is a preference: a protocol it cannot run is counted with another (a note)
+            if stack is not None and not args.stack:
+                stack_from = f"[device].stack of {args.system}"
+            if config is not None and not args.config:
+                config_from = f"[device].config of {args.system}"
         unused = [t for t, v in (("[network].radio", s.network.radio), ("[pattern]", s.pattern),
                                  ("[budgets]", s.budgets)) if v is not None]
         if unused:
@@ -149,7 +155,8 @@ def options(args):
     return W.WhatifOptions(protocols=protocols, networks=networks or ["loopback"],
                            keys=keys or ["software"], groups=groups or ["x25519"],
                            certs=certs, handshakes=handshakes, sweep=args.sweep,
-                           calibrate=args.calibrate, device=device, stack=stack, config=config, n=args.n,
+                           calibrate=args.calibrate, device=device, stack=stack, config=config,
+                           stack_from=stack_from, config_from=config_from, n=args.n,
                            seed=args.seed, s1=args.s1,
                            coap_random_factor=args.coap_random_factor, path_floor_ms=args.path_floor,
                            host_scheduling=args.host_scheduling, json=args.json, out=args.out,
@@ -166,5 +173,9 @@ def _passed_on(args, cls) -> dict:
     if getattr(args, "system", None) and "baseline" in fields:
         # a system file asks the whole question ("how much of it is security"): the baseline rows
         # come with it, decided so that one command answers it
+        out["baseline"] = True
+    if "baseline" in fields and len(set(args.protocol or [])) > 1:
+        # several protocols: a comparison, whose table says what security adds to each (decided so that
+        # `whatif tls1.3,dtls1.3,edhoc,...` answers "which protocol" in one command)
         out["baseline"] = True
     return out

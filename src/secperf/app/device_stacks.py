@@ -1,0 +1,192 @@
+"""Which library counts which protocol on an emulated core, for a device prediction.
+
+A what-if or a plan on `--device CORE` costs every protocol from the device's own counts of that
+protocol. No one library runs them all: TLS and DTLS come from the TLS stacks (wolfSSL 5.5 and 5.9,
+Mbed TLS 2.28 and 3.6, OpenSSL on the A-profile cores), EDHOC + OSCORE from secperf's C initiator on
+Mbed TLS 3.6's crypto (measure/edhoc_device.py), QUIC from ngtcp2 + GnuTLS on the A-profile cores
+(measure/quic_device.py). This module picks, per protocol family, the stack that counts it, and says
+so: every row of a table names its stack, and the table says when its rows differ.
+
+Decisions (written down because nobody else decides them):
+- Without --stack, one stack serves as many of the asked families as it can (the first stack of
+  STACK_ORDER among those that cover the most families), so a comparison of TLS 1.3, DTLS 1.2 and
+  DTLS 1.3 reads one library's figures (wolfSSL 5.9 has all three) rather than a library difference;
+  a family that stack lacks takes the first stack of STACK_ORDER that has it, with a note. With one
+  protocol this is the first stack of STACK_ORDER that runs it (wolfSSL for TLS, as before).
+- `--stack A[,B...]` (explicit, on the command line) lists the stacks allowed, in order of
+  preference: each family takes the first listed stack that has it; a family none of them has exits
+  2 naming the stacks that have it on this core.
+- A system file's [device].stack is a preference, not a demand: a protocol it cannot run (the file
+  says wolfssl, the question is about EDHOC) takes the default choice, with a note naming the file's
+  key; never an error about an option the user did not give. The same holds for its [device].config:
+  a stack the configuration does not apply to uses its default build, with a note.
+- What each stack runs is declared here (DECLARED) so that a prediction never builds a library it
+  will not use; the build's own --offers answer is checked when it is built, and a declared family
+  the build lacks is refused naming what it offers (tests/test_device_stacks.py keeps the two true).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..core.errors import InputError
+
+# the protocol family whose device rows cost each what-if protocol
+FAMILY = {
+    "tls1.3": "1.3", "https": "1.3", "mqtt": "1.3", "jwt": "1.3", "openvpn": "1.3",
+    "tls1.2": "1.2",
+    "dtls1.2": "dtls1.2", "coap": "dtls1.2",
+    "dtls1.3": "dtls1.3",
+    "edhoc": "edhoc",
+    "quic": "quic",
+}
+FAMILY_NAME = {"1.3": "TLS 1.3", "1.2": "TLS 1.2", "dtls1.2": "DTLS 1.2", "dtls1.3": "DTLS 1.3",
+               "edhoc": "EDHOC + OSCORE", "quic": "QUIC"}
+STACK_ORDER = ("wolfssl", "mbedtls3", "mbedtls", "wolfssl59", "openssl", "ngtcp2")
+# what each stack's device client counts (families), per build target ("m": the Cortex-M builds)
+DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
+    "wolfssl": {"armhf": ("1.3", "1.2", "dtls1.2"), "m": ("1.3", "1.2", "dtls1.2")},
+    "wolfssl59": {"armhf": ("1.3", "1.2", "dtls1.2", "dtls1.3"), "m": ("1.3", "1.2", "dtls1.2", "dtls1.3")},
+    "mbedtls3": {"armhf": ("1.3", "1.2", "dtls1.2", "edhoc"), "m": ("1.3", "1.2", "dtls1.2", "edhoc")},
+    "mbedtls": {"armhf": ("1.2", "dtls1.2"), "m": ("1.2", "dtls1.2")},
+    "openssl": {"armhf": ("1.3", "1.2", "dtls1.2")},
+    "ngtcp2": {"armhf": ("quic",)},
+}
+# stacks that count whole protocols but no primitives: their client operations are priced with the
+# primitives of the table's main stack (said in the table's source)
+NO_PRIMITIVES = ("ngtcp2",)
+
+
+def family(protocol: str) -> str:
+    try:
+        return FAMILY[protocol]
+    except KeyError:
+        raise InputError(f"PROTOCOL: {protocol!r} has no device rows; protocols: {', '.join(FAMILY)}") from None
+
+
+def _kind(target: str) -> str:
+    return "armhf" if target == "armhf" else "m"
+
+
+def built_for(stack: str, target: str) -> bool:
+    """The stack has a build for the target (measure/device_build.STACK_TARGETS; ngtcp2: armhf)."""
+    if stack == "ngtcp2":
+        return target == "armhf"
+    from ..measure.device_build import STACK_TARGETS
+    return target in STACK_TARGETS.get(stack, (target,))
+
+
+def declared(stack: str, target: str) -> tuple[str, ...]:
+    if not built_for(stack, target):
+        return ()
+    return DECLARED.get(stack, {}).get(_kind(target), ())
+
+
+def stacks_with(fam: str, target: str) -> list[str]:
+    return [s for s in STACK_ORDER if fam in declared(s, target)]
+
+
+def why_not(fam: str, core: str, target: str) -> str:
+    """Why no stack counts a family on this core (the named error's text)."""
+    if fam == "quic":
+        from ..measure.quic_device import refusal
+        return refusal(core)
+    return f"no stack built for {core} counts {FAMILY_NAME[fam]}"
+
+
+@dataclass
+class Choice:
+    """The stack per family, and the notes that say what was chosen and why."""
+    by_family: dict[str, str]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def stacks(self) -> list[str]:
+        return list(dict.fromkeys(self.by_family.values()))
+
+    @property
+    def main(self) -> str:
+        """The stack serving the most families (the table's name and its primitives' source)."""
+        vals = list(self.by_family.values())
+        return max(self.stacks, key=lambda s: (vals.count(s) - (s in NO_PRIMITIVES) * 100, -self.stacks.index(s)))
+
+
+def choose(core: str, target: str, families: list[str], asked: list[str] | None = None,
+           asked_from: str | None = None, optional: tuple[str, ...] = ()) -> Choice:
+    """The stack of each family (module docstring). `asked`: --stack's list; `asked_from`: where it
+    came from when that is not the command line (a system file's key), which makes it a preference.
+    `optional`: families that are left out, with a note, when the asked stacks lack them (the
+    planner's measures: a measure without costs is listed with the reason, not an error)."""
+    fams = list(dict.fromkeys(families))
+    if asked:
+        skip = [f for f in fams if f in optional and not any(f in declared(s, target) for s in asked)]
+        fams = [f for f in fams if f not in skip]
+        pre = [f"note: --stack {','.join(asked)} has no {FAMILY_NAME[f]} on {core}; the measures that switch to "
+               f"it are not costed" for f in skip]
+        ch = choose(core, target, fams, asked, asked_from)
+        ch.notes[:0] = pre
+        return ch
+    for f in fams:
+        if not stacks_with(f, target):
+            raise InputError(f"{FAMILY_NAME[f]} on --device {core}: {why_not(f, core, target)}")
+    notes: list[str] = []
+    if asked:
+        unknown = [s for s in asked if s not in DECLARED]
+        if unknown:
+            raise InputError(f"--stack {','.join(unknown)}: unknown stack; stacks: {', '.join(STACK_ORDER)}")
+        out: dict[str, str] = {}
+        for f in fams:
+            have = [s for s in asked if f in declared(s, target)]
+            if have:
+                out[f] = have[0]
+                continue
+            others = ", ".join(stacks_with(f, target))
+            if asked_from is None:
+                raise InputError(f"--stack {','.join(asked)}: {'it has' if len(asked) == 1 else 'none has'} no "
+                                 f"{FAMILY_NAME[f]} on {core}; stacks that have it: {others} (give --stack "
+                                 f"{','.join(asked + [stacks_with(f, target)[0]])}, or leave --stack out)")
+            out[f] = stacks_with(f, target)[0]
+            notes.append(f"note: {asked_from} = {','.join(asked)} has no {FAMILY_NAME[f]} on {core}; "
+                         f"{FAMILY_NAME[f]} is counted with {out[f]}")
+        return Choice(out, notes)
+    cover = {s: sum(f in declared(s, target) for f in fams) for s in STACK_ORDER if built_for(s, target)}
+    main = max(cover, key=lambda s: (cover[s], -STACK_ORDER.index(s)))
+    out = {f: (main if f in declared(main, target) else stacks_with(f, target)[0]) for f in fams}
+    ch = Choice(out, notes)
+    if len(ch.stacks) > 1:
+        notes.append("note: the rows differ in library: " + "; ".join(
+            f"{', '.join(FAMILY_NAME[f] for f in fams if out[f] == s)} on {s}" for s in ch.stacks)
+            + " (no one stack built for " + core + " runs them all; --stack picks others)")
+    return ch
+
+
+def configs(stacks: list[str], target: str, config: list[str] | None, from_file: str | None,
+            notes: list[str]) -> dict[str, str | None]:
+    """The build configuration each stack counts with (None: its default). `config` names builds; each
+    stack takes the one it has. A name no chosen stack has is an InputError naming their
+    configurations when it came from the command line, and dropped with a note when it came from a
+    system file (`from_file` names the key); a stack none of the names fit counts with its default
+    build, with a note."""
+    from ..measure.device_build import configs_for, default_config
+    out: dict[str, str | None] = {s: None for s in stacks}
+    if not config:
+        return out
+    have = {s: (configs_for(s, target) if s != "ngtcp2" else []) for s in stacks}
+    unused = [c for c in config if not any(c in h for h in have.values())]
+    if unused:
+        listing = "; ".join(f"{s}: {', '.join(h)}" for s, h in have.items() if h)
+        if from_file is None:
+            raise InputError(f"--config {','.join(unused)}: no build of {', '.join(stacks)} by that name here; "
+                             f"configurations: {listing}")
+        notes.append(f"note: {from_file} = {','.join(unused)} is no build of {', '.join(stacks)}; not used "
+                     f"(configurations: {listing})")
+    for s in stacks:
+        mine = [c for c in config if c in have[s]]
+        if len(mine) > 1:
+            raise InputError(f"--config {','.join(mine)}: a prediction takes one build configuration of {s}")
+        if mine:
+            out[s] = None if mine[0] == default_config(s, target) else mine[0]
+        elif have[s] and not unused:
+            notes.append(f"note: --config {','.join(config)} does not apply to {s}; {s} is counted with its "
+                         f"default build {default_config(s, target)}")
+    return out

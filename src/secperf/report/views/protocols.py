@@ -1,0 +1,73 @@
+"""The protocol comparison of a what-if: one row per protocol (the asked key, the first network and
+handshake of each), with what a device team weighs: bytes and packets each way, round trips, the
+device's counted compute, the secure element's time, radio-on time, energy per connection, P50/P95
+and what security adds. The terminal table and the HTML section and figure are drawn from these
+rows alike."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ...core.result import as_result
+from ...core.result_schema import Result, Series, WhatifDerived
+from .whatif import whatif_series
+
+
+def _main_rows(doc: Result) -> list[Series]:
+    """The rows the user asked for (not the --baseline references), with a prediction."""
+    return [s for s in whatif_series(doc) if not s.labels.get("role")]
+
+
+def comparison_rows(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Per protocol (in the order asked), the first row of each network: [] for a run of one protocol."""
+    doc = as_result(doc)
+    rows = _main_rows(doc)
+    if len({s.labels.get("protocol") for s in rows}) < 2:
+        return []
+    seen: set[tuple[Any, Any]] = set()
+    out: list[dict[str, Any]] = []
+    for s in rows:
+        lb = s.labels
+        k = (lb.get("protocol"), lb.get("network"))
+        if k in seen:
+            continue
+        seen.add(k)
+        d = s.derived_as(WhatifDerived)
+        u = d.usable
+        if u is None:  # whatif_series keeps rows with a prediction
+            continue
+        b = d.breakdown_mean_us or {}
+        sec = s.derived.get("security_cost") or {}
+        adds = (sec.get("time_p50_us") or {}).get("adds")
+        energy = d.energy or {}
+        out.append({
+            "protocol": lb.get("protocol"),
+            "handshake": lb.get("handshake"),
+            "key": lb.get("key"),
+            "network": lb.get("network"),
+            "stack": lb.get("stack"),
+            "library": lb.get("library"),
+            "bytes_up": d.bytes_up_mean,
+            "bytes_down": d.bytes_down_mean,
+            "packets_up": d.packets_up_mean,
+            "packets_down": d.packets_down_mean,
+            "round_trips": d.round_trips,
+            "device_compute_us": b.get("client_compute"),
+            "secure_element_us": b.get("secure_element"),
+            "radio_on_us": (d.radio or {}).get("on_mean_us"),
+            "energy_mj": energy.get("total_mj"),
+            "energy_note": None if energy.get("total_mj") is not None else energy.get("note"),
+            "p50_us": u.p50_us,
+            "p95_us": u.p95_us,
+            "security_adds_p50_us": adds,
+            "security_share": (sec.get("time_p50_us") or {}).get("share"),
+            "cost_table": lb.get("cost_table"),
+        })
+    return out
+
+
+def mixed_libraries(doc: Result | Mapping[str, Any]) -> str | None:
+    """The what-if's note when its rows were costed from different libraries (None when one or none)."""
+    a = as_result(doc).analysis.get("whatif", {})
+    return (a.get("cost_table") or {}).get("mixed")
