@@ -153,9 +153,10 @@ def edhoc_phase(opts: HandshakeOptions, modes: list[str]) -> tuple[Phase, dict]:
     cfgs = D.check_build_configs(opts.config, [E.STACK], dev)[E.STACK] if opts.config else [None]
     builds = {c: E.build(target, c) for c in cfgs}
     items = [(v, c) for c in cfgs for v in variants]
-    params = {"edhoc": {"device": opts.device, "stack": E.STACK, "variants": variants, "n": opts.n,
-                        "warmup": opts.warmup, "implementation": E.IMPLEMENTATION,
-                        "libraries": {c or "default": b.library for c, b in builds.items()}}}
+    params = {"device": opts.device, "stacks": [E.STACK], "tls": "edhoc", "modes": ",".join(variants), "n": opts.n,
+              "warmup": opts.warmup, "implementation": E.IMPLEMENTATION,
+              "configs": {f"{E.STACK}:{b.lib.config}": b.lib.config_note for b in builds.values()},
+              "libraries": {E.STACK if c is None else f"{E.STACK}[{c}]": b.library for c, b in builds.items()}}
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         for i, (variant, cfg) in enumerate(items):
@@ -186,7 +187,7 @@ def run_handshakes(opts: HandshakeOptions, output: Output) -> Result:
         phase, params = handshake_phase(replace(opts, tls=others, mode=t_modes))
         phases.append(phase)
     phase, e_params = edhoc_phase(opts, e_modes)
-    return measure_and_write("device", {**params, **e_params}, [*phases, phase], output)
+    return measure_and_write("device", {**params, "edhoc": e_params} if params else e_params, [*phases, phase], output)
 
 
 def run_crypto(device: str, stacks: Names, ops: list[str] | None, n: int, output: Output, config: Names | None = None,
