@@ -53,17 +53,22 @@ CELLS = {
 }
 
 
+def series_json(s) -> dict:
+    """A measured series as its JSON object (the stored measurements are plain JSON)."""
+    return s.model_dump(mode="json", by_alias=True, exclude_unset=True, warnings=False)
+
+
 def measure_cell(cfg, n: int, warmup: int, pki, link, exe) -> dict:
     t_s = 60.0
     if isinstance(cfg, Q.QuicConfig):
-        return Q.measure(cfg, n, warmup, pki, link, t_s)
-    return D.measure(cfg, n, warmup, pki, link, t_s, exe)
+        return series_json(Q.measure(cfg, n, warmup, pki, link, t_s))
+    return series_json(D.measure(cfg, n, warmup, pki, link, t_s, exe))
 
 
 def doc_of(series: list[dict], run_id: str) -> dict:
     from secperf.core import host
-    doc = R.new_result(kind="connect", command=["benchmarks/whatif_beyond_validation.py"], params={},
-                       host=host.collect(), run_id=run_id)
+    doc = R.to_json(R.new_result(kind="connect", command=["benchmarks/whatif_beyond_validation.py"], params={},
+                                 host=host.collect(), run_id=run_id))
     doc["series"] = series
     return doc
 

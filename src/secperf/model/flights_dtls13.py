@@ -2,18 +2,22 @@
 measure/dtls13.py): mutual authentication, the server's HelloRetryRequest cookie, one record per
 datagram, ACKs, connection IDs.
 
-Exchanges (each on the client's retransmission timer, transport `dtls`: 1 s initial, doubling,
-RFC 9147 5.8.2 and wolfSSL's DTLS_TIMEOUT_INIT):
+Exchanges, each with the transport that owns its loss recovery (sim/recovery.py; timers in
+model/network.py, read from wolfSSL 5.9's src/dtls13.c and wolfio.c and measured by
+benchmarks/dtls13_loss_study.py):
 
-1. ClientHello (with its X25519 share) -> HelloRetryRequest with a cookie (RFC 9147 5.1)
+1. ClientHello (with its X25519 share) -> HelloRetryRequest with a cookie (RFC 9147 5.1). Transport
+   `dtls`: the server keeps no state, so either lost costs the client's timer, 1 s, doubling.
 2. ClientHello + cookie -> ServerHello, EncryptedExtensions, CertificateRequest, Certificate,
-   CertificateVerify, Finished (resumed: ServerHello, EncryptedExtensions, Finished)
+   CertificateVerify, Finished (resumed: ServerHello, EncryptedExtensions, Finished). Transport
+   `dtls13-flight`: a lost record is resent alone after the client's quick-timeout ACK.
 3. Certificate, CertificateVerify, Finished -> ACK, NewSessionTicket. wolfSSL's client returns from
    wolfSSL_connect only when the server has acknowledged its Finished (tls13.c, WAIT_FINISHED_ACK): a
    round trip the protocol does not require (RFC 9147 allows application data right after Finished).
-4. request + the ticket's ACK -> response (wolfSSL's server answers once its ticket is acknowledged).
+   Transport `dtls13-finished`: the server's quick-timeout ACK asks for the missing records.
+4. request + the ticket's ACK -> response (wolfSSL's server answers when it reads the request).
    DTLS does not retransmit application data: the pair's client resends its request on a CoAP-like
-   timer (2 s, doubling; transport `coap` with the random factor 1).
+   timer (2 s, doubling; transport `dtls13-app`: the CoAP timer, only the request resent).
 
 On the wire the ticket often arrives just after the client sent its request, so the datagram log
 turns direction five times; the client waits four round trips. wolfSSL's server sends its ticket
@@ -95,7 +99,7 @@ def flight_model(s: F.Scenario) -> F.FlightModel:
         F.Exchange(
             F.Flight("client", (("ClientHello + cookie", ch + COOKIE_EXT),)),
             F.Flight("server", tuple(server), tls[0].answer.ops, writes=len(server)),
-            "dtls",
+            "dtls13-flight",
         )
     )
     client = []
@@ -115,7 +119,7 @@ def flight_model(s: F.Scenario) -> F.FlightModel:
                 tls[1].answer.ops,
                 writes=2,
             ),
-            "dtls",
+            "dtls13-finished",
         )
     )
     ex.append(
@@ -127,7 +131,7 @@ def flight_model(s: F.Scenario) -> F.FlightModel:
                 writes=2,
             ),
             F.Flight("server", (("response", F.HTTP_RESP + ENC_REC),)),
-            "coap",
+            "dtls13-app",
         )
     )
     notes = (

@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import Any
 
 from . import flights as F
+from . import network as N
 
 DATAGRAM = 1200  # aioquic's max_datagram_size; RFC 9000 14.1 minimum for Initial datagrams
 AMPLIFICATION = 3  # RFC 9000 8.1
@@ -40,11 +42,17 @@ LEGACY_SESSION_ID = 32  # TLS over TCP echoes a 32-byte session ID; QUIC's Clien
 ZERO_RTT_TAIL = 128  # the server's second datagram after a 0-RTT answer (ACKs, ticket)
 
 
-def pto_s(transport: str, rtt_s: float) -> float:
-    """The probe timeout that recovers a lost flight of this exchange (see the module docstring)."""
+def pto_s(transport: str, rtt_s: float, answer_s: Any = 0.0) -> Any:
+    """The probe timeout that recovers a lost flight of this exchange (see the module docstring):
+    before any RTT sample 2 x kInitialRtt; after it, with the first sample = the round trip plus the
+    peer's time to answer (`answer_s`, a number or an array per connection), smoothed_rtt + 4 x rttvar
+    = 3 x sample (rttvar = sample / 2, at least the 1 ms granularity)."""
+    import numpy as np
+
     if transport == "quic-initial":
         return 2 * INITIAL_RTT_S
-    return max(3 * rtt_s, 0.001)
+    sample = rtt_s + answer_s
+    return sample + np.maximum(2 * sample, N.QUIC_GRANULARITY_S)
 
 
 def _tls_bytes(msgs: F.Msgs | list[tuple[str, int]]) -> int:

@@ -39,6 +39,25 @@ HOST_SPIN_WINDOW_S = 0.010  # the emulator's relay spins (stays awake) 10 ms aft
 # sleeps long between flights, so no wake-up lateness is drawn
 OVPN_TLS_TIMEOUT_S = 2.0  # OpenVPN --tls-timeout default; its reliability layer doubles it
 
+# wolfSSL 5.9's DTLS 1.3 retransmission (RFC 9147 section 7: ACKs and per-record retransmission), read
+# from its sources (src/dtls13.c, src/wolfio.c) and seen in the pair's datagram logs over
+# delay=10ms,loss=10% (benchmarks/dtls13_loss_study.py). One record per datagram; each side keeps the
+# records it sent until they are acknowledged and resends only those.
+DTLS13_TIMER_S = 1.0  # DTLS_TIMEOUT_INIT: the long timer (a receive timeout), doubled at each expiry
+DTLS13_QUICK_S = 0.25  # dtls13FastTimeout: after a handshake record arrived the receive timeout is a
+# quarter of the long one; when it expires only ACKs are sent (Dtls13RtxTimeout), naming the records
+# received, and the peer resends at once the ones not named (DoDtls13Ack -> Dtls13RtxSendBuffered)
+DTLS13_QUICK_LATE_S = 0.02  # measured: that ACK leaves 253-288 ms (median 270) after the last
+# datagram received, not 250 (the kernel rounds SO_RCVTIMEO up to jiffies; the host wakes late)
+DTLS13_MIN_RTX_S = 1.0  # DTLS13_MIN_RTX_INTERVAL: a resend within 1 s of the last is skipped. The
+# quick timeout that sends ACKs also counts as a resend (Dtls13RtxTimeout falls through to
+# Dtls13RtxSendBuffered), so a peer that ACKed early ignores the next ACK's request for a second
+DTLS13_MAX_RETRIES = 12  # the model's give-up count (wolfSSL: DTLS_TIMEOUT_MAX 64 s)
+
+# aioquic's loss recovery (quic/recovery.py, RFC 9002)
+QUIC_MAX_ACK_DELAY_S = 0.025  # added to the PTO once the handshake is confirmed (RFC 9002 6.2.1)
+QUIC_GRANULARITY_S = 0.001  # K_GRANULARITY: the PTO's floor on 4 x rttvar
+
 
 def syn_wait_s(failures: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """Seconds a connection waits for `failures` lost SYN (or SYN-ACK) attempts: 1 s for each of

@@ -20,6 +20,7 @@ from ..core.errors import InputError
 from ..inputs import se_profiles as SE
 from ..model import network as N
 from ..model.predict import FlightPlan, Plan
+from . import recovery as RC
 
 CHUNK = 1 << 18
 COMPONENTS = (
@@ -299,6 +300,7 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
         se_ms = se_delays_ms(p.se_profile, p.se_calls, rng, n) + p.se_host_us / 1e3
     fl = p.flights
     chains = Chains(rng, link, n)
+    state = RC.State(n)  # what a DTLS 1.3 or QUIC exchange's recovery needs from the ones before (sim/recovery.py)
     wake = (
         np.asarray(link.host_wakeup_ms) * 1e-3 if link.host_wakeup_ms and link.rtt_s >= N.HOST_SPIN_WINDOW_S else None
     )
@@ -317,10 +319,13 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
             c = fp.compute_us * 1e-6 * party_z
             comp["client_compute" if fp.sender == "client" else "server_compute"] += c
             t += c
+            state.compute[(i, fp.sender)] = c
             if fp.se and se_ms is not None:
                 s = se_ms * 1e-3
                 comp["secure_element"] += s
                 t += s
+            if fp.sender == "client":
+                state.sent_at = t.copy()
             if fp.handshake_done:
                 t_done = t.copy()
                 if p.until == "handshake":  # the end point: nothing of this flight is sent
@@ -360,12 +365,25 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
             legs.append(fp)
         if stop:
             break
-        if e.transport in ("dtls", "coap", "ovpn", "quic-initial", "quic"):
+        if e.transport in RC.TRANSPORTS and e.transport != "dtls13-app":
+            # per-record ACKs (DTLS 1.3) and probe timeouts from each side's RTT sample (QUIC)
+            rec = RC.recover(e.transport, rng, chains, link, legs, n, rtt, state, i)
+            if rec is not None:
+                comp["retransmission_wait"] += rec.wait
+                t += rec.wait
+                up_bytes += rec.up_bytes
+                up_pk += rec.up_pk
+                down_bytes += rec.down_bytes
+                down_pk += rec.down_pk
+                failed |= rec.failed
+        elif e.transport in ("dtls", "coap", "dtls13-app", "ovpn", "quic-initial"):
             # the client's timer covers its flight and the answer: any loss costs one timer period
+            if e.transport == "dtls13-app":  # only the request is resent (sim/recovery.py)
+                legs[0] = RC.app_request_only(legs[0])
             f = _exchange_failures(rng, chains, link, legs, n, e.transport)
             if f is not None:
                 t0: np.ndarray | float
-                if e.transport == "coap":
+                if e.transport in ("coap", "dtls13-app"):
                     t0 = N.COAP_ACK_TIMEOUT_S * (1.0 + (link.coap_random_factor - 1.0) * rng.random(n))
                     failed |= f > N.COAP_MAX_RETRANSMIT
                 elif e.transport == "dtls":
@@ -413,6 +431,7 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
 _RETRY_LIMIT = {
     "dtls": N.DTLS_MAX_RETRIES,
     "coap": N.COAP_MAX_RETRANSMIT,
+    "dtls13-app": N.COAP_MAX_RETRANSMIT,
     "ovpn": N.DTLS_MAX_RETRIES,
     "quic-initial": 8,
     "quic": 8,
