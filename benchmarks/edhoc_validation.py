@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from secperf.core import result as R
 from secperf.core.paths import secperf_home
 from secperf.measure import edhoc as E
 from secperf.model import costs as C
@@ -33,6 +34,14 @@ from secperf.model import flights as F
 from secperf.model import network as N
 from secperf.model import predict as P
 from secperf.sim import montecarlo as M
+
+
+def run_series(cfgs, n: int, warmup: int, timeout_ms: int, seed: int) -> list[dict]:
+    """measure/edhoc.run over the configurations; each series as its JSON object."""
+    doc = R.new_result(kind="connect", command=["benchmarks/edhoc_validation.py"], params={}, host={},
+                       run_id=f"edhoc-validation-{seed}")
+    E.run(cfgs, n, warmup, timeout_ms, seed, doc)
+    return [s.model_dump(mode="json", by_alias=True, exclude_unset=True, warnings=False) for s in doc.series]
 
 
 def _p(vals, q):
@@ -106,19 +115,17 @@ def main() -> int:
     for rnd in range(a.rounds):
         loop = {}
         for flow in flows:
-            doc = {"series": []}
-            E.run([E.EdhocConfig(flow=flow, requests=2)], max(5, a.n_cal // a.rounds), 3, 5000, a.seed, doc)
-            loop[flow] = doc["series"][0]
+            loop[flow] = run_series([E.EdhocConfig(flow=flow, requests=2)], max(5, a.n_cal // a.rounds), 3, 5000,
+                                    a.seed)[0]
         table = calibrate(loop, flows)
         cfgs = [E.EdhocConfig(flow=f, network=n, requests=2) for n in nets for f in flows]
-        doc = {"series": []}
-        E.run(cfgs, per_round, 1, 15000, a.seed + rnd, doc)
+        series = run_series(cfgs, per_round, 1, 15000, a.seed + rnd)
         floors = {}
-        for cfg, s in zip(cfgs, doc["series"]):   # one floor per delay, from its lossless cells
+        for cfg, s in zip(cfgs, series):   # one floor per delay, from its lossless cells
             lossless = N.parse(cfg.network).up.loss == 0
             if lossless:
                 floors.setdefault(cfg.network.split(",")[0], []).append(path_floor_ms(s, loop[cfg.flow], cfg.network))
-        for cfg, s in zip(cfgs, doc["series"]):
+        for cfg, s in zip(cfgs, series):
             hs = "m3-kid" + ("-combined" if cfg.flow == "combined" else "")
             fl = floors.get(cfg.network.split(",")[0]) or [0.0]
             pr = predict(F.Scenario(protocol="edhoc", handshake=hs, group="p-256"), table, cfg.network, a.n_sim,
