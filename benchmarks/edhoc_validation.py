@@ -27,7 +27,6 @@ from pathlib import Path
 import numpy as np
 
 from secperf.core import result as R
-from secperf.core.paths import secperf_home
 from secperf.measure import edhoc as E
 from secperf.model import costs as C
 from secperf.model import flights as F
@@ -108,8 +107,7 @@ def main() -> int:
     ap.add_argument("--json", help="write the cells here")
     a = ap.parse_args()
     flows = a.flows.split(",")
-    nets = [f"delay={d}ms,loss={l}%" for d in a.delay.split(",") for l in a.loss.split(",")]
-    keys = E.make_keys(secperf_home() / "lab" / "edhoc-keys-bench")
+    nets = [f"delay={d}ms,loss={lo}%" for d in a.delay.split(",") for lo in a.loss.split(",")]
     per_round = max(1, a.n // a.rounds)
     cells: dict[tuple[str, str], dict] = {}
     for rnd in range(a.rounds):
