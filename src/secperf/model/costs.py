@@ -454,24 +454,6 @@ def device_us(instructions: float, core: Core) -> tuple[float, str]:
     )
 
 
-USER_CODE = "the user's own code"
-
-
-def _set_device_op(t: CostTable, key: tuple[str, str], us: float, user: bool, source: str) -> None:
-    """A counted op into the device table. The user's own code (stack "user") replaces the library's
-    figure, in either order of the Results, and keeps it as the figure the measured handshakes ran
-    (their residual subtracts that one, so the replacement changes the prediction)."""
-    old = t.party_ops.get(key)
-    old_user = old is not None and old.source.startswith(USER_CODE)
-    if user:
-        ran = None if old is None else old.as_measured_us if old_user else old.us
-        t.party_ops[key] = Figure(us, f"{USER_CODE}: {source}", as_measured_us=ran)
-    elif old is not None and old_user:
-        t.party_ops[key] = replace(old, as_measured_us=us)
-    else:
-        t.party_ops[key] = Figure(us, source)
-
-
 def device_row_us(dv: Derived, core: Core) -> tuple[float, str]:
     """µs of a device row: the timing model's cycles / clock when the row carries them (its point,
     with the band in the rule), else the instruction count at the middle of the old CPI range."""
@@ -567,8 +549,10 @@ def from_device(
             )
         us, rule = device_row_us(dv, core)
         if s.kind == "device_crypto" and lab.get("op") in DEVICE_OPS:
-            _set_device_op(t, ("client", DEVICE_OPS[lab["op"]]), us, lab.get("stack") == "user",
-                           f"run {doc.run_id} series {s.id} ({lab.get('library', lab.get('stack'))}): {rule}")
+            from .device_ops import set_device_op  # the user's own code replaces the library's op
+
+            src = f"run {doc.run_id} series {s.id} ({lab.get('library', lab.get('stack'))}): {rule}"
+            set_device_op(t, ("client", DEVICE_OPS[lab["op"]]), us, lab.get("stack") == "user", src)
             used += 1
         elif s.kind == "device" and lab.get("phase") == "warm" and lab.get("group") in DEVICE_GROUPS:
             # the device's external PSK mode is psk_dhe_ke (a key share with the PSK)
