@@ -154,3 +154,12 @@ def test_edhoc_over_coap_retransmits_on_coaps_randomised_doubling_timer(monkeypa
     assert np.all(w >= 3 * N.COAP_ACK_TIMEOUT_S) and np.all(w <= 4.5 * N.COAP_ACK_TIMEOUT_S)
     w, *_ = run(monkeypatch, EDHOC, server=[0], n=200, factor=1.0)   # message_2 lost: the same timer
     assert w == pytest.approx(np.full(200, N.COAP_ACK_TIMEOUT_S))
+
+
+def test_quic_0rtt_waits_for_the_datagram_with_the_response_not_the_ticket_after_it(monkeypatch):
+    zero_rtt = F.Scenario("quic", "0rtt")
+    assert F.build(zero_rtt).exchanges[0].transport == "quic-0rtt"
+    w, *_ = run(monkeypatch, zero_rtt, server=[1])   # the ACK/ticket datagram
+    assert np.all(w == 0)
+    w, *_ = run(monkeypatch, zero_rtt, server=[0])   # the one carrying the response: the initial PTO
+    assert w == pytest.approx(np.full(4, 2 * FQ.INITIAL_RTT_S))

@@ -9,11 +9,15 @@ HANDSHAKE_DONE, NewSessionTicket and NEW_CONNECTION_ID frames); 0-RTT sends the 
 flight and the response comes coalesced with the server's handshake (1200 + 128). aioquic pads every
 datagram that carries an Initial packet to 1200 bytes (client and server), hence the fixed sizes.
 
-Retransmission (montecarlo, transports `quic-initial` and `quic`): a lost flight or answer costs one
-probe timeout, doubling per further loss. Before any RTT sample the PTO is 2 x kInitialRtt (333 ms,
-RFC 9002 6.2.2; measure/quic.py sets aioquic to it); after the first exchange it is
-smoothed_rtt + 4 x rttvar = 3 x RTT (the first sample sets rttvar = RTT / 2, RFC 9002 5.3), without
-max_ack_delay while the handshake is unconfirmed. Not modelled: a PTO that fires before the answer
+Retransmission (montecarlo and sim/recovery.py, transports `quic-initial`, `quic-0rtt` and `quic`): a
+lost flight or answer costs one probe timeout, doubling per further loss. Before any RTT sample the PTO
+is 2 x kInitialRtt (333 ms, RFC 9002 6.2.2; measure/quic.py sets aioquic to it); after the first
+exchange it is smoothed_rtt + 4 x rttvar = 3 x the first sample (rttvar = sample / 2, RFC 9002 5.3),
+and that sample is the round trip plus the peer's time to answer: the server's work on its whole
+flight for the client, the client's on its Finished for the server, whose PTO also holds
+max_ack_delay (25 ms: its handshake is confirmed). 0-RTT's first exchange (`quic-0rtt`) waits for the
+server's first datagram only: the response rides in it, and the ACK/ticket datagram after it delays
+nothing when lost. Not modelled: a PTO that fires before the answer
 could arrive (RTT above 666 ms, e.g. NB-IoT: aioquic then sends spurious probes, which cost bytes and
 uplink airtime but do not delay the handshake), and congestion control (flights here are far below
 the initial window of 10 x 1200 bytes).
@@ -49,7 +53,7 @@ def pto_s(transport: str, rtt_s: float, answer_s: Any = 0.0) -> Any:
     = 3 x sample (rttvar = sample / 2, at least the 1 ms granularity)."""
     import numpy as np
 
-    if transport == "quic-initial":
+    if transport in ("quic-initial", "quic-0rtt"):
         return 2 * INITIAL_RTT_S
     sample = rtt_s + answer_s
     return sample + np.maximum(2 * sample, N.QUIC_GRANULARITY_S)
@@ -118,7 +122,7 @@ def flight_model(s: F.Scenario) -> F.FlightModel:
         names[0] += " + 1-RTT: response"
         names[-1] = "1-RTT: ACK, NewSessionTicket"
     back0 = F.Flight("server", tuple((names[i], b) for i, b in enumerate(first)), server.ops, writes=len(first))
-    ex.append(F.Exchange(out0, back0, "quic-initial"))
+    ex.append(F.Exchange(out0, back0, "quic-0rtt" if hs == "0rtt" else "quic-initial"))
     if later:  # anti-amplification: the rest waits for the client's next datagram
         notes.append(
             f"server flight of {sum(server_dgrams)} bytes exceeds {AMPLIFICATION}x the client's "

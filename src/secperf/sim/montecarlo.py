@@ -434,6 +434,7 @@ _RETRY_LIMIT = {
     "dtls13-app": N.COAP_MAX_RETRANSMIT,
     "ovpn": N.DTLS_MAX_RETRIES,
     "quic-initial": 8,
+    "quic-0rtt": 8,
     "quic": 8,
 }  # flights_quic.MAX_PTO
 

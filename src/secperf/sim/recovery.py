@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from ..model.predict import FlightPlan
     from .montecarlo import Chains
 
-TRANSPORTS = ("dtls13-flight", "dtls13-finished", "dtls13-app", "quic")
+TRANSPORTS = ("dtls13-flight", "dtls13-finished", "dtls13-app", "quic", "quic-0rtt")
 
 
 @dataclass
@@ -200,6 +200,7 @@ def _dtls13_finished(
 
 
 def _quic(
+    transport: str,
     rng: np.random.Generator,
     chains: Chains,
     link: N.LinkModel,
@@ -219,12 +220,16 @@ def _quic(
     lost_back = np.zeros(n, dtype=bool)
     if back is not None:  # the answer leaves only when the flight arrived
         ok = np.nonzero(~lost_out)[0]
-        lost_back[ok] = _lost_each(rng, chains, link, back, ok).any(axis=0)
+        # 0-RTT: the response rides in the server's first datagram; the ACK/ticket one after it delays nothing
+        lost_back[ok] = _lost_each(rng, chains, link, back, ok, 1 if transport == "quic-0rtt" else None).any(axis=0)
     zero = np.zeros(n)
     server_first = st.compute.get((0, "server"), zero)  # the server's time to answer the client's Initial
     client_now = st.compute.get((exchange, "client"), zero)  # the client's time to answer the server's flight
-    pto_c = FQ.pto_s("quic", rtt, server_first)
-    pto_s = FQ.pto_s("quic", rtt, client_now) + N.QUIC_MAX_ACK_DELAY_S
+    if transport == "quic-0rtt":  # no RTT sample yet on either side
+        pto_c = pto_s = np.full(n, FQ.pto_s(transport, rtt))
+    else:
+        pto_c = FQ.pto_s("quic", rtt, server_first)
+        pto_s = FQ.pto_s("quic", rtt, client_now) + N.QUIC_MAX_ACK_DELAY_S
     for lost, pto, fp in ((lost_out, pto_c, out), (lost_back, pto_s, back)):
         i = np.nonzero(lost)[0]
         if not i.size or fp is None:
@@ -253,8 +258,8 @@ def recover(
     of `transport` (TRANSPORTS) for n connections; None when the link loses nothing."""
     if all(link.direction(fp.sender).loss <= 0 for fp in legs):
         return None
-    if transport == "quic":
-        return _quic(rng, chains, link, legs, n, rtt, st, exchange)
+    if transport in ("quic", "quic-0rtt"):
+        return _quic(transport, rng, chains, link, legs, n, rtt, st, exchange)
     if len(legs) < 2:  # the answer is not simulated (the run stops at the handshake): nothing waits for it
         return None
     if transport == "dtls13-flight":
