@@ -224,7 +224,7 @@ def run_crypto(device: str, stacks: Names, ops: list[str] | None, n: int, output
 
 
 def run_user_code(device: str, sources: Names, entry: str | None, output: Output, harness: str | None = None,
-                  name: str | None = None, timing: bool = True) -> Result:
+                  name: str | None = None, timing: bool = True, calls: int | None = None) -> Result:
     """The user's own function (`device crypto --source FILES --entry FUNCTION`): built and linked with
     the harness before anything runs (code that does not build is bad input, exit 2), then counted as
     one device_crypto series (a fault or a run past the time limit: its failure, exit 1)."""
@@ -239,6 +239,8 @@ def run_user_code(device: str, sources: Names, entry: str | None, output: Output
     fn = U.check_entry(entry)
     op = U.check_name(name, fn)
     h = U.load_harness(harness)
+    if calls is not None:   # --n: the counted calls, over the harness's run.calls
+        h.calls = calls
     run_cpu = dev.qemu_cpu if target == "armhf" else "max"
     params = {"device": device, "sources": [s.name for s in srcs], "entry": fn, "name": op, "harness": harness,
               "calls": h.calls, "warmup": h.warmup, "arguments": h.describe()}

@@ -68,7 +68,8 @@ def add_arguments(p) -> None:
     cr.add_argument("--config", action="extend", type=comma_list(), metavar="CONFIGS", help=CONFIG_HELP)
     cr.add_argument("--op", action="extend", type=comma_list(), metavar="OPS",
                     help="operations, comma list (default: all the build knows)")
-    cr.add_argument("--n", type=count(1000), default=3, help="warm repetitions per operation (default 3)")
+    cr.add_argument("--n", type=count(1000), help="warm repetitions per operation (default 3); with --source: counted "
+                    "calls (default: the harness's run.calls)")
     cr.add_argument("--timing", choices=("on", "off"), default="on",
                     help="the timing model (cycles and ms with their band; default on); off: instruction counts only")
     u = cr.add_argument_group("your own code (instead of a library's primitives)")
@@ -141,9 +142,9 @@ def run(args):
             if v:
                 raise InputError(f"{opt}: picks a library's primitives; your own code (--source) is counted alone")
         return app.run_user_code(args.device, args.source, args.entry, _output(args), args.harness, args.name,
-                                 timing=args.timing == "on")
+                                 timing=args.timing == "on", calls=args.n)
     if args.device_cmd == "crypto":
-        return app.run_crypto(args.device, args.stack or d["stack"], args.op, args.n, _output(args), args.config,
+        return app.run_crypto(args.device, args.stack or d["stack"], args.op, args.n or 3, _output(args), args.config,
                               timing=args.timing == "on")
     if args.device_cmd == "calibrate":
         from ..app.device_calibrate import CalibrateOptions
