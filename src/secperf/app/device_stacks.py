@@ -42,7 +42,7 @@ FAMILY = {
 }
 FAMILY_NAME = {"1.3": "TLS 1.3", "1.2": "TLS 1.2", "dtls1.2": "DTLS 1.2", "dtls1.3": "DTLS 1.3",
                "edhoc": "EDHOC + OSCORE", "quic": "QUIC"}
-STACK_ORDER = ("wolfssl", "mbedtls3", "mbedtls", "wolfssl59", "openssl", "ngtcp2")
+STACK_ORDER = ("wolfssl", "wolfssl59", "mbedtls3", "mbedtls", "openssl", "ngtcp2")
 # what each stack's device client counts (families), per build target ("m": the Cortex-M builds)
 DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
     "wolfssl": {"armhf": ("1.3", "1.2", "dtls1.2"), "m": ("1.3", "1.2", "dtls1.2")},

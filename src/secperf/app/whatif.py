@@ -79,6 +79,7 @@ class WhatifOptions:
     csv: str | None = None                 # --csv FILE: every number in tidy long format (report/export.py)
     until: str = "response"                # --until: the end point (response | handshake)
     cluster: str | None = None             # --cluster: the cells as Ray tasks (app/cluster.py); same Result
+    not_counted: dict[str, str] = field(default_factory=dict)  # protocol -> why the device cannot run it
 
 
 def cost_table(o: WhatifOptions) -> C.CostTable:
@@ -128,6 +129,27 @@ def cost_table(o: WhatifOptions) -> C.CostTable:
         with R.reading(f"--calibrate {o.calibrate}", "the measured rows (series labels and values)"):
             table = C.calibrate(doc, table, where=f"--calibrate {o.calibrate}")
     return table
+
+
+def drop_unrunnable(o: WhatifOptions) -> None:
+    """A comparison of several protocols on an emulated core lists a protocol the core runs no stack
+    of (QUIC on a microcontroller) with the reason instead of stopping: the others are still the
+    answer. Asked alone, it stays an input error (device_counts says why). Without --stack only: a
+    stack the user named that lacks a protocol is an error naming the stacks that have it."""
+    from ..inputs import devices as D
+    device = D.resolve_device(o.device)
+    if not device or device in C.table_names() or device not in D.cores() or o.calibrate or o.stack:
+        return
+    from ..measure import device as MD
+    from . import device_stacks as DS
+    protos = [p for p in dict.fromkeys(o.protocols) if p in DS.FAMILY]
+    target = MD.target_for(MD.check_device(device))
+    bad = {p: DS.why_not(DS.family(p), device, target) for p in protos if not DS.stacks_with(DS.family(p), target)}
+    if bad and len(bad) < len(protos):
+        for p, why in bad.items():
+            reporter().note(f"note: {p} is not predicted on {device}: {why}")
+        o.not_counted = bad
+        o.protocols = [p for p in o.protocols if p not in bad]
 
 
 def _count_scenarios(o: WhatifOptions) -> list[F.Scenario]:
@@ -502,6 +524,8 @@ def predict_into(doc: Result, o: WhatifOptions, table: C.CostTable, cells=None, 
             "rows": summary,
             "without_security": {p: F.PLAIN[p][1] for p in dict.fromkeys(c.scenario.protocol for c in cells)},
             "rule": " ".join((security_cost.__doc__ or "").split())}
+    if o.not_counted:
+        doc.analysis["whatif"]["not_counted"] = dict(o.not_counted)
     if o.s1:
         doc.analysis["whatif"]["s1"] = S1.per_message(table)
 
@@ -522,6 +546,7 @@ def _libraries(table: C.CostTable, cells: list) -> dict[str, Any]:
 
 def run(o: WhatifOptions) -> Result:
     """The what-if Result, written to its run directory (and --csv); the caller shows it."""
+    drop_unrunnable(o)
     table = cost_table(o)
     cells, sweep = _cells(o, table)
     o.wakeup_samples_ms = host_wakeups(o)

@@ -559,7 +559,13 @@ def from_device(
             hs = device_row_handshake(lab)
             if hs is None:
                 continue
+            # a certificate the model knows by name (EDHOC's CCS credentials are no X.509 key type: the
+            # row's credential stays in its labels, the scenario keeps its own)
+            from .flights import key_types
+
             client_cert = lab.get("client_cert", "none")
+            client_cert = client_cert if client_cert in key_types() else "none"
+            server_cert = lab.get("server_cert") if lab.get("server_cert") in key_types() else None
             # one row per model protocol and handshake: the model's default configuration (x25519,
             # AES-GCM) first
             rank = (lab["group"] == "x25519") + (lab.get("suite") == "aes128gcm")
@@ -569,7 +575,7 @@ def from_device(
                 alts = list(old.get("alternatives", [])) if old is not None and old.get("client_only") else []
                 row: dict[str, Any] = {
                     "group": DEVICE_GROUPS[lab["group"]],
-                    "cert": lab.get("server_cert"),
+                    "cert": server_cert,
                     "client_key": client_cert if client_cert != "none" else None,
                     "suite": lab.get("suite"),
                     "client_us": us,
@@ -593,7 +599,7 @@ def from_device(
                     "sigma": 0.02,
                     "series": s["id"],
                     "group": DEVICE_GROUPS[lab["group"]],
-                    "cert": lab.get("server_cert"),
+                    "cert": server_cert,
                     "depth": 1,
                     **({"client_key": client_cert} if client_cert != "none" else {}),
                     # a host row of the same scenario keeps the server's measured side

@@ -14,6 +14,7 @@ from .html_env import figure_view
 from .plots import Plot
 from .terminal_whatif import END_TITLE, components, end_point
 from .units import fmt_time_us
+from .views.protocols import comparison_rows, mixed_libraries
 from .views.whatif import predicted_vs_measured, whatif_series
 
 T = TypeVar("T")
@@ -88,12 +89,69 @@ def _components_plot(series: Sequence[Series]) -> Plot:
     )
 
 
+def _protocols_plot(doc: Result) -> Plot | None:
+    """Several protocols: where each one's mean set-up time goes (the comparison's figure)."""
+    rows = [r for r in comparison_rows(doc) if not r["not_counted"]]
+    if not rows:
+        return None
+    by_id = {(s.labels.get("protocol"), s.labels.get("network")): s for s in whatif_series(doc)
+             if not s.labels.get("role")}
+    series = [by_id[(r["protocol"], r["network"])] for r in rows]
+    comps = components(series)
+    bars = [
+        (f"{r['protocol']} {r['handshake']} @ {r['network']}",
+         [(v, _breakdown(s).get(k, 0.0) / 1e3) for k, v in comps.items()])
+        for r, s in zip(rows, series)
+    ]
+    facts = "; ".join(
+        f"{r['protocol']}: P95 {fmt_time_us(r['p95_us'])}, {r['bytes_up']:.0f}/{r['bytes_down']:.0f} B, "
+        + ("–" if r["energy_mj"] is None else f"{r['energy_mj']:.0f} mJ")
+        for r in rows
+    )
+    return Plot(
+        "whatif-protocols",
+        "stacked",
+        "which protocol: mean set-up time by component",
+        bars,
+        f"One connection of each protocol; bars are means by component ({facts}).",
+        {"unit": "ms"},
+    )
+
+
+def _comparison(doc: Result) -> dict[str, Any] | None:
+    rows = comparison_rows(doc)
+    if not rows:
+        return None
+    out = []
+    for r in rows:
+        if r["not_counted"]:
+            out.append([r["protocol"], r["network"] or "", "not predicted (below)", *("–" for _ in range(10))])
+            continue
+        adds = r["security_adds_p50_us"]
+        share = "" if r["security_share"] is None else f" ({r['security_share'] * 100:.0f}\u00a0%)"
+        out.append([
+            f"{r['protocol']} {r['handshake']}", r["network"], (r["library"] or r["cost_table"] or "–").split(" (", 1)[0],
+            f"{r['bytes_up']:.0f} / {r['bytes_down']:.0f}", f"{r['packets_up']:.1f} / {r['packets_down']:.1f}",
+            str(r["round_trips"]), fmt_time_us(r["device_compute_us"] or 0.0), fmt_time_us(r["secure_element_us"] or 0.0),
+            "–" if r["radio_on_us"] is None else fmt_time_us(r["radio_on_us"]),
+            "–" if r["energy_mj"] is None else f"{r['energy_mj']:.1f} mJ",
+            fmt_time_us(r["p50_us"]), fmt_time_us(r["p95_us"]), "–" if adds is None else fmt_time_us(adds) + share,
+        ])
+    return {"mixed": mixed_libraries(doc), "not_counted": [(r["protocol"], r["not_counted"]) for r in rows
+                                                          if r["not_counted"]], "table": _table(
+        ["protocol", "network", "library", "bytes up / down", "packets up / down", "round trips", "device compute",
+         "secure element", "radio on", "energy / connection", "P50", "P95", "security adds (P50)"], out, left=3)}
+
+
 def plots(doc: Result) -> list[Plot]:
     """The what-if plots in report order (what --figures writes)."""
     series = whatif_series(doc)
     if not series:
         return []
     out = [_components_plot(series)]
+    cmp_ = _protocols_plot(doc)
+    if cmp_ is not None:
+        out.insert(0, cmp_)
     for key, label in (("rtt", "RTT (ms)"), ("loss", "loss (%)"), ("delay", "one-way delay (ms)")):
         p = _vs_plot(series, key, label)
         if p:
@@ -155,6 +213,7 @@ def view(doc: Result) -> dict[str, Any] | None:
             rows,
         ),
     }
+    v["comparison"] = _comparison(doc)
     sec = [s for s in series if _d(s).get("security_cost")]
     v["security"] = None
     if sec:

@@ -94,10 +94,12 @@ def comparison_table(doc: Result | Mapping[str, Any]) -> Table | None:
     if not rows:
         return None
     mixed = mixed_libraries(doc)
+    lines = [mixed or ("one library costs every row" if rows[0]["stack"] else "")]
+    lines += [f"{r['protocol']}: not predicted: {r['not_counted']}" for r in rows if r["not_counted"]]
     t = Table(
         title="which protocol: one connection each (means; P50/P95 of the set-up time)",
         title_justify="left",
-        caption=mixed or ("one library costs every row" if rows[0]["stack"] else None),
+        caption="\n".join(x for x in lines if x) or None,
         caption_justify="left",
     )
     cols = ("protocol", "network", "library", "bytes up/down", "packets up/down", "RTT", "device compute", "SE",
@@ -105,12 +107,16 @@ def comparison_table(doc: Result | Mapping[str, Any]) -> Table | None:
     for c in cols:
         t.add_column(c, justify="left" if c in ("protocol", "network", "library") else "right")
     for r in rows:
+        if r["not_counted"]:
+            t.add_row(r["protocol"], axis_label(r["network"]) if r["network"] else "", "not predicted (below)",
+                      *("–" for _ in cols[3:]))
+            continue
         adds = r["security_adds_p50_us"]
         share = "" if r["security_share"] is None else f" ({r['security_share'] * 100:.0f}%)"
         t.add_row(
             f"{r['protocol']} {r['handshake']}",
             axis_label(r["network"]),
-            r["library"] or r["cost_table"] or "–",
+            (r["library"] or r["cost_table"] or "–").split(" (", 1)[0],
             f"{r['bytes_up']:.0f}/{r['bytes_down']:.0f}",
             f"{r['packets_up']:.1f}/{r['packets_down']:.1f}",
             str(r["round_trips"]),

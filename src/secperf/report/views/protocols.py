@@ -23,7 +23,8 @@ def comparison_rows(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
     """Per protocol (in the order asked), the first row of each network: [] for a run of one protocol."""
     doc = as_result(doc)
     rows = _main_rows(doc)
-    if len({s.labels.get("protocol") for s in rows}) < 2:
+    skipped = doc.analysis.get("whatif", {}).get("not_counted") or {}
+    if len({s.labels.get("protocol") for s in rows} | set(skipped)) < 2:
         return []
     seen: set[tuple[Any, Any]] = set()
     out: list[dict[str, Any]] = []
@@ -63,7 +64,11 @@ def comparison_rows(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
             "security_adds_p50_us": adds,
             "security_share": (sec.get("time_p50_us") or {}).get("share"),
             "cost_table": lb.get("cost_table"),
+            "not_counted": None,
         })
+    for p, why in skipped.items():  # protocols the core runs no stack of: listed with the reason
+        out.append({"protocol": p, "handshake": "", "network": rows[0].labels.get("network") if rows else None,
+                    "stack": None, "library": None, "cost_table": None, "not_counted": why})
     return out
 
 
