@@ -415,10 +415,14 @@ def measure(device: str, variant: str, n: int, warmup: int, eb: EdhocBuild | Non
     dev = D.check_device(device)
     (variant,) = check_variants([variant])
     eb = eb or build(target_for(dev), config)
-    lines, events = run_guest(eb, dev, variant, 1 + warmup + n, timed)
+    try:
+        lines, events = run_guest(eb, dev, variant, 1 + warmup + n, timed)
+        run_failure = []
+    except MeasurementError as exc:   # a hung or crashed guest: failed series with the reason
+        lines, events, run_failure = [], [], [str(exc)]
     by = {x["i"]: x for x in lines if "i" in x}
-    failures = [f"handshake {x.get('i')}: {x.get('stage')}: {x.get('error') or 'code ' + str(x.get('code'))}"
-                for x in lines if not x.get("ok")]
+    failures = run_failure + [f"handshake {x.get('i')}: {x.get('stage')}: "
+                              f"{x.get('error') or 'code ' + str(x.get('code'))}" for x in lines if not x.get("ok")]
     hss = [h for h in handshakes(events) if h["ok"] and by.get(h["index"], {}).get("ok")]
     cold = [h for h in hss if h["index"] == 0]
     warm = [h for h in hss if h["index"] >= 1 + warmup]
