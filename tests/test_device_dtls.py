@@ -204,3 +204,15 @@ def test_mbedtls3_dtls12_mutual_p256_row_on_cortex_m33(tmp_path):
     for s in json.loads(p.stdout)["series"]:
         rows = _check_parts(s)
         assert ("sent", "CertificateVerify") in rows
+
+
+def test_a_builds_offers_answer_the_whatif_questions():
+    """What the what-if asks a build: does it have DTLS 1.3, which handshakes, connection IDs."""
+    w59 = {"tls": ["1.3", "1.2", "dtls1.2", "dtls1.3"], "modes": ["full", "resumed", "psk"],
+           "dtls_modes": {"dtls1.2": ["full", "resumed", "psk", "full-cid", "resumed-cid"],
+                          "dtls1.3": ["full", "resumed", "psk", "full-cid", "resumed-cid"]}}
+    openssl = {"tls": ["1.3", "1.2", "dtls1.2"], "modes": ["full", "resumed", "psk"]}   # declares no DTLS modes
+    assert DT.handshakes_offered(w59, "dtls1.3") == ("full", "resumed", "psk", "full-cid", "resumed-cid")
+    assert DT.has_cid(w59, "dtls1.2") and not DT.has_cid(openssl, "dtls1.2")
+    assert DT.handshakes_offered(openssl, "dtls1.2") == ("full",) and DT.handshakes_offered(openssl, "dtls1.3") == ()
+    assert DT.handshakes_offered(openssl, "1.3") == ("full", "resumed", "psk")

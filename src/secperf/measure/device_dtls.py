@@ -74,11 +74,26 @@ def check_plan(stacks: list[str], tls: list[str], modes: list[str]) -> None:
                          "(--tls dtls1.2 or dtls1.3)")
 
 
+def handshakes_offered(offers: dict, tls: str) -> tuple[str, ...]:
+    """The handshakes (`--mode` names) a build runs for a protocol version, from its declared offers
+    (Build.offers): () when it lacks the version. For the what-if layer: `"dtls1.3" in offers["tls"]`
+    says whether a build has DTLS 1.3, this which handshakes, has_cid whether it has connection IDs."""
+    if tls not in offers.get("tls", ()):
+        return ()
+    if tls in DTLS:
+        modes = (offers.get("dtls_modes") or {}).get(tls)
+        return tuple(modes if modes is not None else (["full"] if tls == "dtls1.2" else []))
+    return tuple(offers.get("modes", ()))
+
+
+def has_cid(offers: dict, tls: str) -> bool:
+    """Whether a build runs DTLS handshakes with a connection ID for this version."""
+    return any(m in CID_MODES for m in handshakes_offered(offers, tls))
+
+
 def check_offers(cfg, off: dict, what: str) -> None:
     """InputError when a build cannot run a DTLS configuration, naming the handshakes it offers."""
-    modes = (off.get("dtls_modes") or {}).get(cfg.tls)
-    if modes is None:   # a build from before DTLS modes were declared: DTLS 1.2 full only
-        modes = ["full"] if cfg.tls == "dtls1.2" else []
+    modes = handshakes_offered(off, cfg.tls)   # a build that declares no DTLS modes: DTLS 1.2 full only
     if cfg.mode not in modes:
         raise InputError(f"--mode {cfg.mode}: {what} offers {cfg.tls.upper()} handshakes "
                          f"{', '.join(modes) or 'none'}")
