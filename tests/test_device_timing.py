@@ -14,6 +14,7 @@ from conftest import run_cli
 from secperf.core.errors import InputError
 from secperf.inputs import devices as S
 from secperf.measure import device as D
+from secperf.measure import device_timing as T
 
 
 def _crypto(device, stack, ops, n=2, config=None):
@@ -105,3 +106,46 @@ def test_device_crypto_prints_cycles_time_band_and_build(tmp_path):
 def test_unknown_config_is_refused_naming_the_known_ones():
     with pytest.raises(InputError, match="sp-asm"):
         D.measure_crypto("cortex-m4-80", "wolfssl59", ["sha256-1024"], 1, build_config="turbo")
+
+
+# --- the timing kernels: the model's cycles of short instruction sequences against the counts the
+# Cortex-M4 TRM documents (native/device/kernels/kernels.S and kernels.toml) ---------------------------
+
+@pytest.fixture(scope="module")
+def kernels(tmp_path_factory):
+    work = tmp_path_factory.mktemp("kernels")
+    exe, plugin = T.build_kernels(work)
+    return exe, plugin, work
+
+
+def test_timing_kernels_give_the_documented_cycle_counts(kernels):
+    """Every kernel's modelled cycles equal its documented count; a kernel with taken branches is
+    documented as cycles + refills x P, P the pipeline refill (1 to 3): the model's low, point and
+    high use P's low, point and high."""
+    exe, plugin, work = kernels
+    core, docs = T.documented_kernels()
+    dev = S.core(core)
+    got = T.run_kernels(dev, exe, plugin, work)
+    assert set(got) == set(docs), "a kernel ran without a documented count, or the reverse"
+    refill = dev.timing.costs["branch_taken_extra"]
+    for k, d in docs.items():
+        want = [d["cycles"] + d.get("refills", 0) * p for p in refill]
+        assert got[k][1] == want[1], f"kernel {k} {d['name']}: model {got[k][1]}, documented {want[1]} ({d['rule']})"
+        assert got[k][0] <= want[0] + 1e-9 and got[k][2] >= want[2] - 1e-9, (k, got[k], want)
+
+
+def test_a_load_after_data_processing_on_its_address_register_stalls_one_cycle(kernels):
+    """The rule the kernels found missing: no forwarding path from data processing to the address
+    generation (TRM load/store timings), whether the register is the base or the index; a data
+    processing result the load does not address with costs nothing."""
+    exe, plugin, work = kernels
+    _, docs = T.documented_kernels()
+    got = T.run_kernels(S.core("cortex-m4-20"), exe, plugin, work)
+    by = {d["name"]: got[k][1] for k, d in docs.items()}
+    assert by["agu-ldr-base"] == by["agu-independent"] + 1
+    assert by["agu-ldr-index"] == by["agu-independent"] + 1
+    assert by["agu-str-base"] == 3
+    # and a store with a register offset is not hidden behind the next instruction
+    assert by["str-register-offset"] == 4
+    # the Cortex-M0+ has no such stall (two-stage pipeline, the address formed in the load's own cycles)
+    assert S.core("cortex-m0plus-64").timing.costs["agu_stall"] == (0.0, 0.0, 0.0)

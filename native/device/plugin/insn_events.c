@@ -65,13 +65,15 @@ static int timing_on;
 
 static void snapshot(struct event *e, const double *less)
 {
-    for (int s = 0; s < TIMING_SETS; s++)
-        e->cycles[s] = timing_now(s) - (less ? less[s] : 0);
+    double cyc[TIMING_SETS];
     e->classes = malloc(sizeof(uint64_t) * TC_N);
-    if (e->classes == NULL)
+    if (e->classes == NULL) {
         oom = 1;
-    else
-        memcpy(e->classes, timing_counts, sizeof(uint64_t) * TC_N);
+        return;
+    }
+    timing_state(cyc, e->classes);
+    for (int s = 0; s < TIMING_SETS; s++)
+        e->cycles[s] = cyc[s] - (less ? less[s] : 0);
 }
 
 static void record(char kind, unsigned long long a1, unsigned long long a2)
@@ -162,13 +164,16 @@ static void on_plugin_exit(qemu_plugin_id_t id, void *udata)
     if (!timing_on)
         fprintf(f, "# insn_events v1 total=%llu events=%zu%s\n", count, n_events, oom ? " oom" : "");
     else {
+        double cyc[TIMING_SETS];
+        uint64_t totals[TC_N];
+        timing_state(cyc, totals);
         fprintf(f, "# insn_events v2 total=%llu events=%zu%s cycles=%.1f,%.1f,%.1f classes=", count, n_events,
-                oom ? " oom" : "", timing_now(0), timing_now(1), timing_now(2));
+                oom ? " oom" : "", cyc[0], cyc[1], cyc[2]);
         for (int c = 0; c < TC_N; c++)
             fprintf(f, "%s%s", c ? "," : "", timing_class_names[c]);
         fprintf(f, " totals=");
         for (int c = 0; c < TC_N; c++)
-            fprintf(f, "%s%llu", c ? "," : "", (unsigned long long)timing_counts[c]);
+            fprintf(f, "%s%llu", c ? "," : "", (unsigned long long)totals[c]);
         fprintf(f, "\n");
     }
     for (size_t i = 0; i < n_events; i++) {
@@ -223,6 +228,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
             if (timing_load(argv[i] + 7) != 0)
                 return -1;
             timing_on = 1;
+        } else if (strcmp(argv[i], "sums=inline") == 0 || strcmp(argv[i], "sums=blocks") == 0) {
+            timing_set_inline(argv[i][5] == 'i');
         } else if (strncmp(argv[i], "trace=", 6) == 0) {
             FILE *t = fopen(argv[i] + 6, "w");
             if (t == NULL) {
@@ -232,7 +239,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
             timing_set_trace(t);
         } else {
             fprintf(stderr, "insn_events: unknown argument %s (known: out=FILE, marker=N, watch=FILE, count=tb|insn, "
-                    "timing=FILE, trace=FILE)\n", argv[i]);
+                    "timing=FILE, sums=inline|blocks, trace=FILE)\n", argv[i]);
             return -1;
         }
     }

@@ -17,6 +17,7 @@ const char *const timing_class_names[TC_N] = {
     "mul", "mla", "mull", "div", "branch", "branch_taken", "branch_not_taken", "pc_write",
     "it", "vfp", "vfp_mem", "vdiv", "neon", "neon_mem", "other",
     "ifetch_miss", "ifetch_seq_stall", "dflash_miss", "l1i_miss", "l1d_miss", "l2_miss", "mispredict",
+    "agu_stall", "store_regoff",
 };
 
 double timing_cycles[TIMING_SETS];   /* stalls and branch penalties, added by the callbacks */
@@ -26,9 +27,39 @@ uint64_t timing_counts[TC_N];
 #define TIMING_FIX 4096.0
 static uint64_t timing_fixed[TIMING_SETS];
 
+/* Where the static part (class counts, class costs) is summed. Default: one inline addition per block
+ * execution to the block's own counter, the totals made when an event asks for them (the sum over
+ * the blocks of executions x the block's counts); with timing_set_inline(1), as before: an inline
+ * addition per class and per set to the running totals at each block's start. The two give the same
+ * integers (tests compare them); the first costs one inline operation per block instead of up to a
+ * dozen. */
+static int sum_inline;
+static struct tbinfo **blocks;
+static size_t n_blocks, cap_blocks;
+static void block_sums(uint64_t counts[TC_N], uint64_t fixed[TIMING_SETS]);
+
+void timing_set_inline(int on)
+{
+    sum_inline = on;
+}
+
+void timing_state(double cycles[TIMING_SETS], uint64_t counts[TC_N])
+{
+    uint64_t fixed[TIMING_SETS];
+    memcpy(counts, timing_counts, sizeof(uint64_t) * TC_N);
+    memcpy(fixed, timing_fixed, sizeof fixed);
+    if (!sum_inline)
+        block_sums(counts, fixed);
+    for (int s = 0; s < TIMING_SETS; s++)
+        cycles[s] = (double)fixed[s] / TIMING_FIX + timing_cycles[s];
+}
+
 double timing_now(int set)
 {
-    return (double)timing_fixed[set] / TIMING_FIX + timing_cycles[set];
+    double cyc[TIMING_SETS];
+    uint64_t counts[TC_N];
+    timing_state(cyc, counts);
+    return cyc[set];
 }
 
 /* ---- parameters ------------------------------------------------------------------------------- */
@@ -36,12 +67,13 @@ double timing_now(int set)
 enum cost {
     C_ALU, C_LOAD, C_LOAD_PIPELINED, C_STORE, C_LDRD, C_STRD, C_LDM_BASE, C_LDM_PER_REG, C_STM_BASE,
     C_STM_PER_REG, C_MUL, C_MLA, C_MULL, C_DIV, C_BRANCH, C_BRANCH_TAKEN_EXTRA, C_MISPREDICT, C_IT,
-    C_VFP, C_VFP_MEM, C_VDIV, C_NEON, C_NEON_MEM, C_OTHER, C_FLASH_WS, C_L1_MISS, C_L2_MISS, C_NO_PREFETCH, C_N
+    C_VFP, C_VFP_MEM, C_VDIV, C_NEON, C_NEON_MEM, C_OTHER, C_FLASH_WS, C_L1_MISS, C_L2_MISS, C_NO_PREFETCH, C_AGU_STALL, C_BRANCH_LOAD_EXTRA, C_STORE_REGOFF_EXTRA, C_N
 };
 static const char *const cost_names[C_N] = {
     "alu", "load", "load_pipelined", "store", "ldrd", "strd", "ldm_base", "ldm_per_reg", "stm_base",
     "stm_per_reg", "mul", "mla", "mull", "div", "branch", "branch_taken_extra", "mispredict", "it",
     "vfp", "vfp_mem", "vdiv", "neon", "neon_mem", "other", "flash_ws", "l1_miss", "l2_miss", "no_prefetch",
+    "agu_stall", "branch_load_extra", "store_regoff_extra",
 };
 static double cost[C_N][TIMING_SETS];
 
@@ -138,6 +170,9 @@ void timing_unload(void)
     cache_free(&l2);
     free(bp);
     bp = NULL;
+    free(blocks);
+    blocks = NULL;
+    n_blocks = cap_blocks = 0;
 }
 
 /* The line's first word is its key: up to max numbers after it (strtod, so a malformed one is seen);
@@ -501,12 +536,131 @@ static void load_regs(const char *disas, char dest[8], char base[8])
     base[k] = 0;
 }
 
+/* register number of the name at *p ("r0".."r15", sb sl fp ip sp lr pc), -1 if none; *p moves past it */
+static int reg_at(const char **p)
+{
+    static const char *const alias[] = {"sb", "sl", "fp", "ip", "sp", "lr", "pc"};
+    const char *s = *p;
+    while (*s == ' ' || *s == '\t' || *s == '{')
+        s++;
+    if (s[0] == 'r' && isdigit((unsigned char)s[1])) {
+        char *end;
+        long n = strtol(s + 1, &end, 10);
+        if (n >= 0 && n <= 15 && !isalnum((unsigned char)*end)) {
+            *p = end;
+            return (int)n;
+        }
+        return -1;
+    }
+    for (int i = 0; i < 7; i++)
+        if (s[0] == alias[i][0] && s[1] == alias[i][1] && !isalnum((unsigned char)s[2])) {
+            *p = s + 2;
+            return 9 + i;
+        }
+    return -1;
+}
+
+static const char *operands(const char *disas)
+{
+    const char *p = disas;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    while (*p && !isspace((unsigned char)*p))
+        p++;
+    return p;
+}
+
+unsigned timing_dp_dest(const char *disas, int cls)
+{
+    if (cls != TC_ALU && cls != TC_MUL && cls != TC_MLA && cls != TC_MULL && cls != TC_DIV)
+        return 0;
+    const char *p = disas;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    /* compares and tests write only the flags; nop and the hints write nothing */
+    static const char *const NODEST[] = {"cmp", "cmn", "tst", "teq", "nop", "yield", "sev", "wfe", "wfi", NULL};
+    for (int i = 0; NODEST[i]; i++)
+        if (strncmp(p, NODEST[i], strlen(NODEST[i])) == 0)
+            return 0;
+    const char *q = operands(disas);
+    unsigned out = 0;
+    int r = reg_at(&q);
+    if (r < 0)
+        return 0;
+    out |= 1u << r;
+    if (cls == TC_MULL) {   /* RdLo, RdHi */
+        while (*q == ' ' || *q == ',')
+            q++;
+        r = reg_at(&q);
+        if (r >= 0)
+            out |= 1u << r;
+    }
+    return out;
+}
+
+/* a register offset in the address ("[r3, r2, lsl #2]", "[r1, -r2]") */
+static int has_index(const char *disas)
+{
+    const char *b = strchr(disas, '[');
+    if (b == NULL)
+        return 0;
+    b++;
+    if (reg_at(&b) < 0)
+        return 0;
+    while (*b == ' ' || *b == ',' || *b == '-')
+        b++;
+    return reg_at(&b) >= 0;
+}
+
+unsigned timing_addr_regs(const char *disas, int cls)
+{
+    const char *q = operands(disas);
+    unsigned out = 0;
+    switch (cls) {
+    case TC_LDM:
+    case TC_STM: {
+        const char *p = disas;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (strncmp(p, "push", 4) == 0 || strncmp(p, "pop", 3) == 0)
+            return 1u << 13;
+        int r = reg_at(&q);
+        return r >= 0 ? 1u << r : 0;
+    }
+    case TC_LOAD: case TC_LOAD_PIPELINED: case TC_STORE: case TC_LDRD: case TC_STRD: case TC_VFP_MEM:
+    case TC_NEON_MEM: {
+        const char *b = strchr(q, '[');
+        if (b == NULL) {   /* vpush / vpop */
+            const char *p = disas;
+            while (*p == ' ' || *p == '\t')
+                p++;
+            return strncmp(p, "vpush", 5) == 0 || strncmp(p, "vpop", 4) == 0 ? 1u << 13 : 0;
+        }
+        b++;
+        int r = reg_at(&b);
+        if (r >= 0)
+            out |= 1u << r;
+        while (*b == ' ' || *b == ',')
+            b++;
+        if (*b == '-')
+            b++;
+        r = reg_at(&b);   /* an index register */
+        if (r >= 0)
+            out |= 1u << r;
+        return out;
+    }
+    default:
+        return 0;
+    }
+}
+
 /* ---- per block --------------------------------------------------------------------------------- */
 
 struct tbinfo {
     unsigned long long start, end;   /* [start, end) bytes of the block */
     unsigned long long br_pc;        /* address of the last instruction */
     int br_kind;                     /* 0 none, 1 always taken, 2 conditional */
+    int br_load;                     /* the branch loads the PC (LDR PC, POP/LDM with PC, TBB/TBH) */
     unsigned n_cls;                  /* (class, count) pairs */
     unsigned char cls[TC_N];
     unsigned short cnt[TC_N];
@@ -518,7 +672,22 @@ struct tbinfo {
     double *line_cost;               /* n_lines * TIMING_SETS: the block's base cycles spent in each granule */
     unsigned long long valid_fills;  /* the cache's fill count when all its granules were last seen present */
     unsigned *slot;                  /* n_lines: where each granule sits in the instruction cache */
+    uint64_t execs;                  /* executions (an inline addition at the block's start) */
+    uint64_t fixed[TIMING_SETS];     /* base cycles in 1/TIMING_FIX */
 };
+
+static void block_sums(uint64_t counts[TC_N], uint64_t fixed[TIMING_SETS])
+{
+    for (size_t b = 0; b < n_blocks; b++) {
+        const struct tbinfo *t = blocks[b];
+        if (t->execs == 0)
+            continue;
+        for (unsigned i = 0; i < t->n_cls; i++)
+            counts[t->cls[i]] += t->execs * t->cnt[i];
+        for (int s = 0; s < TIMING_SETS; s++)
+            fixed[s] += t->execs * t->fixed[s];
+    }
+}
 
 static struct tbinfo *last_tb;
 static const struct tbinfo *prev_tb;   /* the block executed before the current one */
@@ -535,6 +704,8 @@ void timing_reset(void)
     memset(line_elapsed, 0, sizeof line_elapsed);
     prev_tb = NULL;
     cur_fetch = cur_l1i = ~0ull;
+    for (size_t b = 0; b < n_blocks; b++)
+        blocks[b]->execs = 0;
 }
 
 void timing_set_trace(FILE *f)
@@ -556,6 +727,15 @@ void timing_release(void *tbinfo)
         return;
     if (prev_tb == t)
         prev_tb = NULL;
+    for (size_t b = 0; b < n_blocks; b++)
+        if (blocks[b] == t) {   /* its executions stay in the totals */
+            for (unsigned i = 0; i < t->n_cls; i++)
+                timing_counts[t->cls[i]] += t->execs * t->cnt[i];
+            for (int s = 0; s < TIMING_SETS; s++)
+                timing_fixed[s] += t->execs * t->fixed[s];
+            blocks[b] = blocks[--n_blocks];
+            break;
+        }
     if (last_tb == t)
         last_tb = NULL;
     free(t->prefix);
@@ -625,7 +805,7 @@ static void resolve_branch(unsigned long long start)
         if (p->br_kind == 2)
             *c = taken ? (*c < 3 ? *c + 1 : 3) : (*c > 0 ? *c - 1 : 0);
     } else if (taken)
-        add_stall(C_BRANCH_TAKEN_EXTRA, 1.0);
+        add_stall(p->br_load ? C_BRANCH_LOAD_EXTRA : C_BRANCH_TAKEN_EXTRA, 1.0);
 }
 
 /* instruction fetch of the block's bytes: microcontroller flash behind prefetch and cache */
@@ -754,6 +934,7 @@ void timing_translate(struct qemu_plugin_tb *tb)
     unsigned counts[TC_N] = {0};
     int prev_mem = 0;
     char prev_dest[8] = "";
+    unsigned prev_dp = 0;
     t->start = qemu_plugin_tb_vaddr(tb);
     for (size_t i = 0; i < n; i++) {
         struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
@@ -768,12 +949,32 @@ void timing_translate(struct qemu_plugin_tb *tb)
         char dest[8] = "", base[8] = "";
         if (cls == TC_LOAD && d)
             load_regs(d, dest, base);
-        if (cls == TC_LOAD && prev_mem == 1 && strcmp(base, prev_dest) != 0)
+        if (cls == TC_LOAD && prev_mem == 1 && strcmp(base, prev_dest) != 0 && !branch)
             cls = TC_LOAD_PIPELINED;
         prev_mem = (cls == TC_LOAD || cls == TC_LOAD_PIPELINED) ? 1 : 0;
         memcpy(prev_dest, dest, sizeof prev_dest);
         double c[TIMING_SETS];
         cost_of(cls, nregs, c);
+        if (cls == TC_BRANCH && mem == 1)   /* TBB/TBH: a table load before the branch (TRM: 2 + 1 + refill) */
+            for (int s = 0; s < TIMING_SETS; s++)
+                c[s] += cost[C_LOAD][s];
+        /* a store with a register offset: nothing pipelines behind it, its data phase is not hidden
+         * (TRM load/store timings) */
+        if (cls == TC_STORE && d && has_index(d)) {
+            counts[TC_STORE_REGOFF]++;
+            for (int s = 0; s < TIMING_SETS; s++)
+                c[s] += cost[C_STORE_REGOFF_EXTRA][s];
+        }
+        /* a load or store whose address register the instruction just before wrote as data processing:
+         * no forwarding path to the address generation, one stall cycle (Cortex-M3/M4 TRM, load/store
+         * timings) */
+        unsigned addr = d ? timing_addr_regs(d, cls) : 0;
+        if (addr & prev_dp) {
+            counts[TC_AGU_STALL]++;
+            for (int s = 0; s < TIMING_SETS; s++)
+                c[s] += cost[C_AGU_STALL][s];
+        }
+        prev_dp = d ? timing_dp_dest(d, cls) : 0;
         if (t->prefix)
             for (int s = 0; s < TIMING_SETS; s++)
                 t->prefix[(i + 1) * TIMING_SETS + s] = t->prefix[i * TIMING_SETS + s] + c[s];
@@ -797,6 +998,7 @@ void timing_translate(struct qemu_plugin_tb *tb)
             t->end = va + size;
             t->br_pc = va;
             t->br_kind = branch;
+            t->br_load = branch && (mem == 1);
         }
     }
     if (n == 0)
@@ -832,13 +1034,35 @@ void timing_translate(struct qemu_plugin_tb *tb)
         t->valid_fills = ~0ull;
     }
     last_tb = t;
+    for (int s = 0; s < TIMING_SETS; s++)
+        t->fixed[s] = (uint64_t)(t->base[s] * TIMING_FIX + 0.5);
     /* the static part (class counters, class costs) as inline additions; the callback does the rest */
-    for (unsigned i = 0; i < t->n_cls; i++)
-        qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &timing_counts[t->cls[i]], t->cnt[i]);
-    for (int s = 0; s < TIMING_SETS; s++) {
-        uint64_t fixed = (uint64_t)(t->base[s] * TIMING_FIX + 0.5);
-        if (fixed)
-            qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &timing_fixed[s], fixed);
+    if (sum_inline) {
+        for (unsigned i = 0; i < t->n_cls; i++)
+            qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &timing_counts[t->cls[i]],
+                                                     t->cnt[i]);
+        for (int s = 0; s < TIMING_SETS; s++)
+            if (t->fixed[s])
+                qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &timing_fixed[s], t->fixed[s]);
+    } else {
+        if (n_blocks == cap_blocks) {
+            size_t cap = cap_blocks ? cap_blocks * 2 : 4096;
+            struct tbinfo **nb = realloc(blocks, cap * sizeof *nb);
+            if (nb == NULL) {   /* cannot keep the block: its static part as inline additions */
+                for (unsigned i = 0; i < t->n_cls; i++)
+                    qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
+                                                             &timing_counts[t->cls[i]], t->cnt[i]);
+                for (int s = 0; s < TIMING_SETS; s++)
+                    qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &timing_fixed[s],
+                                                             t->fixed[s]);
+                goto callback;
+            }
+            blocks = nb;
+            cap_blocks = cap;
+        }
+        blocks[n_blocks++] = t;
+        qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &t->execs, 1);
     }
+callback:
     qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb_exec, QEMU_PLUGIN_CB_NO_REGS, t);
 }

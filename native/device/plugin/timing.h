@@ -35,6 +35,8 @@ enum tclass {
     /* memory and predictor events (counts, not instructions) */
     TC_IFETCH_MISS, TC_IFETCH_SEQ_STALL, TC_DFLASH_MISS, TC_L1I_MISS, TC_L1D_MISS, TC_L2_MISS,
     TC_MISPREDICT,
+    /* static pipeline events (counted per instruction at translation, charged with the block) */
+    TC_AGU_STALL, TC_STORE_REGOFF,
     TC_N
 };
 
@@ -43,6 +45,11 @@ extern const char *const timing_class_names[TC_N];
 /* the running state the event records snapshot: cycles so far of set s (low, point, high) and the
  * counters (timing_cycles holds the dynamic part only: stalls and branch penalties) */
 double timing_now(int set);
+/* cycles so far of the three sets and every counter, at once (one pass over the blocks) */
+void timing_state(double cycles[TIMING_SETS], uint64_t counts[TC_N]);
+/* 1: sum the static part with an inline addition per class at each block's start (the older, slower
+ * way; the same figures), 0 (default): per block execution counters */
+void timing_set_inline(int on);
 extern double timing_cycles[TIMING_SETS];
 extern uint64_t timing_counts[TC_N];
 
@@ -68,5 +75,9 @@ void timing_set_trace(FILE *f);
 /* classify one disassembly line (exposed for the unit test): returns the class, *nregs the register
  * count of a load/store multiple, *branch 0 none, 1 unconditional, 2 conditional */
 int timing_classify(const char *disas, int *nregs, int *branch, int *mem);
+/* registers (bit n = rn; sp 13, lr 14, pc 15) a data-processing instruction of class cls writes, and
+ * those a load or store uses to form its address (exposed for the unit test) */
+unsigned timing_dp_dest(const char *disas, int cls);
+unsigned timing_addr_regs(const char *disas, int cls);
 
 #endif

@@ -213,6 +213,9 @@ COST_NAMES = (
     "neon",
     "neon_mem",
     "other",
+    "agu_stall",
+    "branch_load_extra",
+    "store_regoff_extra",
 )
 MEMORY_COSTS = ("flash_ws", "l1_miss", "l2_miss", "no_prefetch")
 GEOMETRY_NAMES = (

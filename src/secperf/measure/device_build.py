@@ -352,6 +352,17 @@ def source_dir(stack: str) -> Path:
     return found[-1]
 
 
+def xkcp_dir() -> Path:
+    """XKCP's ARMv7-M Keccak-p[1600] (unpacked by scripts/bootstrap from the xkcp-sys crate)."""
+    base = device_home() / "src"
+    found = sorted(d for d in base.glob("xkcp-armv7m-*") if (d / "KeccakP-1600-inplace-32bi-armv7m-le-gcc.s").is_file()) \
+        if base.is_dir() else []
+    if not found:
+        raise DeviceSetupError(f"XKCP's ARMv7-M Keccak was not found in {base}: run scripts/bootstrap, which fetches "
+                               f"the xkcp-sys crate from crates.io and unpacks it there")
+    return found[-1]
+
+
 def footprint(map_text: str, archives: tuple[str, ...]) -> dict:
     """Bytes of the input sections the link kept from the given archives, by kind (GNU ld map)."""
     start = map_text.find("Linker script and memory map")
@@ -467,6 +478,9 @@ def ensure_built(stack: str, target: str = "armhf", config: str | None = None) -
             note = note.replace("-O2", f"{bcfg.opt} library, -O2 client")
     if stack == "pqclean":  # no embedded configuration of ours: PQClean's code at its own -O3
         note = note.replace("-O2, embedded configuration native/device/mcu", "PQClean's C at -O3, client -O2")
+        if "SECPERF_PQ_ASM_KECCAK" in bcfg.define and flags is not None:
+            extra.insert(0, f"XKCP_SRC={xkcp_dir()}")
+            note += "; Keccak: XKCP's ARMv7-M assembly (the xkcp-sys crate)"
     out = device_home() / "build" / _fingerprint(src, parts + [(decls / "qemu_plugin_api.h").read_text()])
     client, plugin, watch, meta = out / binary, out / "libinsn_events.so", out / f"watch-{stack}.txt", out / f"{stack}.json"
     run_cpu = "max" if target != "armhf" else None

@@ -32,7 +32,7 @@ SETS = ("low", "point", "high")
 CLASS_NAMES = ("alu", "load", "load_pipelined", "store", "ldrd", "strd", "ldm", "stm", "ldstm_regs", "mul", "mla",
                "mull", "div", "branch", "branch_taken", "branch_not_taken", "pc_write", "it", "vfp", "vfp_mem",
                "vdiv", "neon", "neon_mem", "other", "ifetch_miss", "ifetch_seq_stall", "dflash_miss", "l1i_miss",
-               "l1d_miss", "l2_miss", "mispredict")
+               "l1d_miss", "l2_miss", "mispredict", "agu_stall", "store_regoff")
 RULE = ("cycles from the per-class timing model (instruction classes x the core's TRM cycle costs, branches "
         "resolved taken or not, flash wait states behind the part's prefetch buffer and caches or L1/L2 caches "
         "simulated on the guest's addresses) / clock; band: every parameter at its low and high value")
@@ -128,3 +128,58 @@ def model_note(dev: Core) -> dict:
             "banded": {k: list(t.costs[k]) for k in t.banded()},
             "memory": {k: t.geometry[k] for k in GEOMETRY_NAMES if t.geometry[k]} |
                       {k: list(t.costs[k]) for k in MEMORY_COSTS if t.costs[k][2]}}
+
+
+# --- the timing kernels (native/device/kernels): the model's cycles against the documented counts ---
+
+def kernel_dir() -> Path:
+    from .device_build import sources_dir
+    return sources_dir() / "kernels"
+
+
+def documented_kernels() -> tuple[str, dict[int, dict]]:
+    """(the core they are documented for, kernel id -> its kernels.toml entry)."""
+    import tomllib
+    data = tomllib.loads((kernel_dir() / "kernels.toml").read_text(encoding="utf-8"))
+    return data["core"], {int(k): v for k, v in data["kernels"].items()}
+
+
+def build_kernels(out: Path) -> tuple[Path, Path]:
+    """(the kernels' executable, the counting plugin), built into out with the device toolchain."""
+    from .device_build import _run, qemu_plugin_include, shared_decls_dir, sources_dir, tool
+    src = sources_dir()
+    cc = tool("arm-linux-gnueabihf-gcc", "gcc-arm-linux-gnueabihf")
+    out.mkdir(parents=True, exist_ok=True)
+    exe = out / "kernels"
+    _run([cc, "-nostdlib", "-static", "-mcpu=cortex-m4", "-mthumb", "-o", str(exe), str(src / "kernels" / "kernels.S")],
+         "building the timing kernels (native/device/kernels)", 120)
+    args = ["make", "-s", "-f", str(src / "Makefile"), f"OUT={out}", f"SHARED_DECLS={shared_decls_dir(src)}", "plugin"]
+    inc = qemu_plugin_include()
+    if inc is not None:
+        args.append(f"QEMU_PLUGIN_INCLUDE={inc}")
+    _run(args, "building the counting plugin", 300)
+    return exe, out / "libinsn_events.so"
+
+
+def run_kernels(dev: Core, exe: Path, plugin: Path, work: Path) -> dict[int, tuple[float, float, float]]:
+    """Kernel id -> the model's cycles (low, point, high) of its own instructions on core dev (the
+    marker's, measured by the empty kernel 1, subtracted)."""
+    import subprocess
+    params = write_params(dev, exe, work / "kernel-timing.txt")
+    ev = work / "kernel-events.txt"
+    p = subprocess.run(["qemu-arm", "-cpu", "max", "-plugin", f"{plugin},out={ev},timing={params}", str(exe)],
+                       capture_output=True, text=True, timeout=60)
+    if p.returncode != 0 or not ev.is_file():
+        raise MeasurementError(f"the timing kernels did not run (exit {p.returncode}): {p.stderr.strip()[-400:]}")
+    marks: dict[tuple[int, int], Timed] = {}
+    for line in ev.read_text().splitlines()[1:]:
+        head, sep, tail = line.partition(" | ")
+        f = head.split()
+        if sep and len(f) == 4 and f[1] == "M":
+            marks[(int(f[2]), int(f[3]))] = parse_tail(" | " + tail)
+    own = {k: tuple(b - a for a, b in zip(marks[(k, 0)].cycles, marks[(k, 1)].cycles))
+           for k in {k for k, _ in marks} if (k, 1) in marks}
+    if 1 not in own:
+        raise MeasurementError("the timing kernels' event file has no empty kernel (id 1)")
+    base = own[1]
+    return {k: (v[0] - base[0], v[1] - base[1], v[2] - base[2]) for k, v in sorted(own.items()) if k != 1}
