@@ -149,3 +149,24 @@ def test_a_load_after_data_processing_on_its_address_register_stalls_one_cycle(k
     assert by["str-register-offset"] == 4
     # the Cortex-M0+ has no such stall (two-stage pipeline, the address formed in the load's own cycles)
     assert S.core("cortex-m0plus-64").timing.costs["agu_stall"] == (0.0, 0.0, 0.0)
+
+
+def test_block_counters_give_the_same_figures_as_inline_sums(tmp_path):
+    """The plugin's cheaper path (one execution counter per block, the static part summed when an event
+    asks) and the older one (inline additions per class and set at every block's start) write the
+    same event file: every counter and every cycle figure of every event."""
+    import subprocess
+
+    from secperf.measure.device_build import ensure_built
+    build = ensure_built("p256m", D.target_for(S.core("cortex-m4-100")))
+    params = T.write_params(S.core("cortex-m4-100"), build.client, tmp_path / "timing.txt")
+    files = {}
+    for sums in ("inline", "blocks"):
+        ev = tmp_path / f"ev-{sums}.txt"
+        p = subprocess.run([build.qemu, "-cpu", "max", "-plugin", f"{build.plugin},out={ev},timing={params},sums={sums}",
+                            str(build.client), "--crypto", "p256-keygen", "--n", "2"],
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr[-400:]
+        files[sums] = ev.read_text()
+    assert files["inline"].startswith("# insn_events v2") and files["inline"].count("\n") >= 5
+    assert files["inline"] == files["blocks"]
