@@ -1,5 +1,5 @@
 """EDHOC + OSCORE on the emulated devices: secperf's C initiator (native/device/edhoc_c) on the
-mbedtls3 build's crypto, checked against RFC 9529's trace 2 and RFC 8613's OSCORE test vectors,
+crypto of the wolfssl59 and mbedtls3 builds, each checked against RFC 9529's trace 2 and RFC 8613's OSCORE test vectors,
 counted per step under qemu-arm against the host's lakers responder (measure/edhoc_device.py)."""
 
 from __future__ import annotations
@@ -49,18 +49,22 @@ C4_OUT = {"sender_key": "f0910ed7295e6ad4b54fc793154302ff", "recipient_key": "ff
           "protected": "44025d1f00003974396c6f63616c686f7374620914ff612f1092f1776f1c1668b3825e"}
 
 
-@pytest.fixture(scope="module")
-def m4_build() -> E.EdhocBuild:
-    """The initiator for the Cortex-M4 (built once, cached like every device build)."""
+def _build(stack: str) -> E.EdhocBuild:
+    """The initiator for the Cortex-M4 on the stack's crypto (built once, cached like every device build)."""
     for exe in ("arm-linux-gnueabihf-gcc", "qemu-arm", "make"):
         if not shutil.which(exe):
             skip("needs-bootstrap", f"{exe} is not installed (scripts/bootstrap installs it)")
     try:
-        return E.build("cortex-m4")
+        return E.build("cortex-m4", stack=stack)
     except SetupError as exc:
         if "sources" in str(exc) and "bootstrap" in str(exc):
-            skip("needs-bootstrap", f"the Mbed TLS 3.6 sources are fetched by scripts/bootstrap: {exc}")
+            skip("needs-bootstrap", f"the {stack} sources are fetched by scripts/bootstrap: {exc}")
         raise
+
+
+@pytest.fixture(scope="module", params=list(E.CRYPTO))
+def m4_build(request) -> E.EdhocBuild:
+    return _build(request.param)
 
 
 def _guest(eb: E.EdhocBuild, args: list[str], stdin: str) -> dict[str, str]:
@@ -103,11 +107,11 @@ def test_rfc8613_c4_request_protection(m4_build):
     assert _guest(m4_build, ["oscore-vector"], C4_IN) == C4_OUT
 
 
-def _check_counted(series, variant: str, sizes: dict) -> None:
+def _check_counted(series, variant: str, stack: str, sizes: dict) -> None:
     assert [s.labels["phase"] for s in series] == ["cold", "warm"]
     for s in series:
         assert s.status == "ok", [f.reason for f in s.failures]
-        assert (s.labels["tls"], s.labels["mode"], s.labels["stack"]) == ("edhoc", variant, "mbedtls3")
+        assert (s.labels["tls"], s.labels["mode"], s.labels["stack"]) == ("edhoc", variant, stack)
         assert "secperf EDHOC initiator (C)" in s.labels["library"]
         d = s.derived
         rows = {r["message"]: r["instructions"] for r in d.messages}
@@ -129,7 +133,7 @@ def _check_counted(series, variant: str, sizes: dict) -> None:
 def test_m3_kid_counted_per_step_against_lakers_with_an_oscore_round_trip(m4_build):
     series = E.measure("cortex-m4-80", "m3-kid", n=1, warmup=0, eb=m4_build)
     # RFC 9529 trace 2's sizes, less its negotiated suite list (SUITES_I = 2 here: 2 bytes fewer)
-    _check_counted(series, "m3-kid", {"message_1": 37, "message_2": 45, "message_3": 19})
+    _check_counted(series, "m3-kid", m4_build.lib.stack, {"message_1": 37, "message_2": 45, "message_3": 19})
 
 
 @pytest.mark.slow
@@ -172,9 +176,10 @@ def test_a_variant_the_initiator_lacks_exits_2_naming_the_ones_it_has():
 
 
 def test_an_explicit_stack_without_the_crypto_is_refused():
-    with pytest.raises(E.EdhocDeviceError, match="--stack mbedtls3"):
-        E.check_stack(["wolfssl"], explicit=True)
-    assert E.check_stack("wolfssl", explicit=False) == "mbedtls3"
+    with pytest.raises(E.EdhocDeviceError, match="wolfssl59 or mbedtls3"):
+        E.check_stacks(["wolfssl", "mbedtls"], explicit=True)
+    assert E.check_stacks("wolfssl,mbedtls3", explicit=True) == ["mbedtls3"]
+    assert E.check_stacks("wolfssl", explicit=False) == ["wolfssl59"]
 
 
 def test_cli_names_the_variants_it_has():

@@ -141,31 +141,30 @@ def _names(value: Names) -> list[str]:
 
 
 def edhoc_phase(opts: HandshakeOptions, modes: list[str]) -> tuple[Phase, dict]:
-    """`--tls edhoc`: the EDHOC + OSCORE initiator (C, on the mbedtls3 build's crypto) per variant and
-    build configuration, checked and built before anything runs (measure/edhoc_device.py)."""
+    """`--tls edhoc`: the EDHOC + OSCORE initiator (C) per stack whose crypto it runs on, build
+    configuration and variant, checked and built before anything runs (measure/edhoc_device.py)."""
     from ..measure import device as D
     from ..measure import edhoc_device as E
     _check_counts(opts.n, opts.warmup)
     dev = D.check_device(opts.device)
-    target = E.target_for(dev)
-    E.check_stack(opts.stack, explicit=opts.stack is not DEFAULTS["stack"])
+    stacks = E.check_stacks(opts.stack, explicit=opts.stack is not DEFAULTS["stack"])
     variants = E.check_variants(modes)
-    cfgs = D.check_build_configs(opts.config, [E.STACK], dev)[E.STACK] if opts.config else [None]
-    builds = {c: E.build(target, c) for c in cfgs}
-    items = [(v, c) for c in cfgs for v in variants]
-    params = {"device": opts.device, "stacks": [E.STACK], "tls": "edhoc", "modes": ",".join(variants), "n": opts.n,
+    cfgs = D.check_build_configs(opts.config, stacks, dev) if opts.config else {s: [None] for s in stacks}
+    builds = {(s, c): E.build(E.target_for(dev, s), c, s) for s in stacks for c in cfgs[s]}
+    items = [(v, k) for k in builds for v in variants]
+    params = {"device": opts.device, "stacks": stacks, "tls": "edhoc", "modes": ",".join(variants), "n": opts.n,
               "warmup": opts.warmup, "implementation": E.IMPLEMENTATION,
-              "configs": {f"{E.STACK}:{b.lib.config}": b.lib.config_note for b in builds.values()},
-              "libraries": {E.STACK if c is None else f"{E.STACK}[{c}]": b.library for c, b in builds.items()}}
+              "configs": {f"{s}:{b.lib.config}": b.lib.config_note for (s, _), b in builds.items()},
+              "libraries": {s if c is None else f"{s}[{c}]": b.library for (s, c), b in builds.items()}}
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
-        for i, (variant, cfg) in enumerate(items):
-            progress("start", (variant, cfg), i, len(items), None)
-            doc.series.extend(E.measure(opts.device, variant, opts.n, opts.warmup, builds[cfg], timed=opts.timing))
+        for i, (variant, key) in enumerate(items):
+            progress("start", (variant, key), i, len(items), None)
+            doc.series.extend(E.measure(opts.device, variant, opts.n, opts.warmup, builds[key], timed=opts.timing))
             run.save(doc)
-            progress("done", (variant, cfg), i, len(items), None)
+            progress("done", (variant, key), i, len(items), None)
 
-    return Phase(items, lambda it: f"EDHOC {it[0]}{f' [{it[1]}]' if it[1] else ''} ({E.IMPLEMENTATION})",
+    return Phase(items, lambda it: f"EDHOC {it[0]} on {it[1][0]}{f' [{it[1][1]}]' if it[1][1] else ''}",
                  runner), params
 
 

@@ -1,11 +1,12 @@
 """EDHOC + OSCORE on the emulated devices: instructions (and the timing model's cycles) per initiator
-step of secperf's EDHOC initiator in C (native/device/edhoc_c), on the crypto of the device build's
-Mbed TLS 3.6 (stack mbedtls3: P-256 ECDH, SHA-256, HKDF, AES-CCM).
+step of secperf's EDHOC initiator in C (native/device/edhoc_c), on the crypto of a device build:
+wolfssl59 (wolfCrypt 5.9, the default: the stack the TLS and DTLS rows prefer) or mbedtls3 (Mbed TLS
+3.6). Both give P-256 ECDH, SHA-256, HKDF and AES-CCM (crypto_wolfssl.c / crypto_mbedtls.c).
 
 What runs: EDHOC (RFC 9528) method 3 (static DH keys on both sides), cipher suite 2, CCS credentials
 by kid (`m3-kid`) or by value (`m3-value`), then OSCORE (RFC 8613): the security context from the
 EDHOC exporter and one protected CoAP GET and its response. The initiator is the guest, compiled for
-the core's target with the same flags and against the same library objects as the mbedtls3 TLS
+the core's target with the same flags and against the same library objects as the stack's TLS
 client (device_build.ensure_built), run under qemu-arm with the counting plugin; the responder is the
 host's lakers with aiocoap's OSCORE (edhoc_device_peer.py), answering over the emulator's
 stdin/stdout. The guest marks each step (marker.h OP_BEGIN/OP_END), so only the initiator's work is
@@ -18,8 +19,8 @@ sum to the handshake's instructions; oscore_protect and oscore_unprotect (the fi
 response) are the application's share, as a TLS row's application data.
 
 Every tool comes from Debian (gcc-arm-linux-gnueabihf, gcc-arm-none-eabi for the Cortex-M0+, qemu-user)
-and the Mbed TLS sources from crates.io (mbedtls-rs-sys, unpacked by scripts/bootstrap): no Rust
-target is needed. lakers cross-built for the Cortex-M (native/device/edhoc) is not used here.
+and the library sources from crates.io (wolfssl-sys, mbedtls-rs-sys, unpacked by scripts/bootstrap):
+no Rust target is needed.
 """
 
 from __future__ import annotations
@@ -63,7 +64,12 @@ from .device_build import (
     tool,
 )
 
-STACK = "mbedtls3"
+# the stacks whose crypto the initiator runs on: stack -> (crypto source, library archive, what it uses)
+CRYPTO = {"wolfssl59": ("crypto_wolfssl.c", "libwolfssl.a", "wolfCrypt 5.9's P-256 (SP maths, Cortex-M assembly on "
+                        "the M cores), SHA-256, HKDF and AES (CCM mode on its AES block function)"),
+          "mbedtls3": ("crypto_mbedtls.c", "libmbedtls3.a", "Mbed TLS 3.6's P-256 (its generic ECP code), SHA-256, "
+                       "HKDF and AES-CCM")}
+DEFAULT_STACK = "wolfssl59"   # the stack the what-if's TLS and DTLS rows prefer: one library across protocols
 IMPLEMENTATION = "secperf EDHOC initiator (C)"
 VARIANTS = {"m3-kid": "kid", "m3-value": "value"}   # handshake name (inputs/vocabulary HANDSHAKES) -> credential
 # step id (native/device/edhoc_c/main.c) -> (name, direction)
@@ -71,7 +77,7 @@ STEPS = {1: ("message_1", "sent"), 2: ("message_2", "received"), 3: ("message_3"
          4: ("oscore_export", "local"), 5: ("oscore_protect", "sent"), 6: ("oscore_unprotect", "received")}
 HANDSHAKE_STEPS = ("message_1", "message_2", "message_3", "oscore_export")
 APP_STEPS = ("oscore_protect", "oscore_unprotect")
-OWN_OBJECTS = ("main.o", "edhoc.o", "oscore.o", "crypto_mbedtls.o", "marker.o")
+OWN_OBJECTS = ("main.o", "edhoc.o", "oscore.o", "crypto_mbedtls.o", "crypto_wolfssl.o", "marker.o")
 RUN_TIMEOUT_S = 120
 TIMER = {"name": "guest instructions per EDHOC handshake (initiator)",
          "start": "the initiator begins message_1 (marker OP_BEGIN 1)",
@@ -107,52 +113,56 @@ def check_variants(modes) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def check_stack(stacks, explicit: bool) -> str:
-    """The stack EDHOC's crypto comes from: mbedtls3. An explicit --stack without it exits 2 naming it."""
+def check_stacks(stacks, explicit: bool) -> list[str]:
+    """The stacks EDHOC's crypto comes from: of an explicit --stack, those that have it (none: exit 2
+    naming them); else the default one."""
     items = [s.strip().lower() for s in (stacks.split(",") if isinstance(stacks, str) else stacks or []) if s.strip()]
-    if explicit and STACK not in items:
-        raise EdhocDeviceError(f"--stack {','.join(items)}: EDHOC runs on {STACK} only (its crypto: Mbed TLS 3.6's "
-                               f"P-256, SHA-256, HKDF and AES-CCM); give --stack {STACK} or leave --stack out")
-    return STACK
+    if not explicit:
+        return [DEFAULT_STACK]
+    have = [s for s in items if s in CRYPTO]
+    if not have:
+        raise EdhocDeviceError(f"--stack {','.join(items)}: the EDHOC initiator runs on the crypto of "
+                               f"{' or '.join(CRYPTO)}; give one of them or leave --stack out (default {DEFAULT_STACK})")
+    return list(dict.fromkeys(have))
 
 
-def target_for(dev: Core) -> str:
+def target_for(dev: Core, stack: str = DEFAULT_STACK) -> str:
     t = D.target_for(dev)
-    if t not in STACK_TARGETS.get(STACK, tuple(TARGETS)):
-        raise EdhocDeviceError(f"--device {dev.name}: there is no {t} build of {STACK}, which EDHOC's crypto needs")
+    if t not in STACK_TARGETS.get(stack, tuple(TARGETS)):
+        raise EdhocDeviceError(f"--device {dev.name}: there is no {t} build of {stack}, which EDHOC's crypto needs")
     return t
 
 
 @dataclass(frozen=True)
 class EdhocBuild:
     binary: Path
-    lib: Build             # the mbedtls3 build whose library objects the initiator links
-    library: str           # "Mbed TLS 3.6.5 (cortex-m4 build)"
+    lib: Build             # the stack's build whose library objects the initiator links
+    library: str           # "wolfSSL 5.9.4 (cortex-m4 build)"
     offers: dict
     footprint: dict | None
 
 
 def _archive(lib: Build) -> Path:
-    """The libmbedtls3.a the mbedtls3 client was linked with (named in its link map)."""
+    """The library archive the stack's TLS client was linked with (named in its link map)."""
     mp = Path(f"{lib.client}.map")
     text = mp.read_text(errors="replace") if mp.is_file() else ""
-    m = re.search(r"(/\S*/libmbedtls3\.a)\(", text)
+    m = re.search(r"(/\S*/" + re.escape(CRYPTO[lib.stack][1]) + r")\(", text)
     if not m or not Path(m.group(1)).is_file():
-        raise DeviceSetupError(f"the {STACK} library of the {lib.target} build was not found through {mp}: "
-                               f"rebuild with `secperf device build --stack {STACK} --target {lib.target}`")
+        raise DeviceSetupError(f"the {lib.stack} library of the {lib.target} build was not found through {mp}: "
+                               f"rebuild with `secperf device build --stack {lib.stack} --target {lib.target}`")
     return Path(m.group(1))
 
 
-def build(target: str, config: str | None = None) -> EdhocBuild:
-    """The initiator for `target`, built once per source, flags, library and compiler into
-    $SECPERF_HOME/device/build/edhoc-<target>-<hash>."""
-    lib = ensure_built(STACK, target, config)
+def build(target: str, config: str | None = None, stack: str = DEFAULT_STACK) -> EdhocBuild:
+    """The initiator for `target` on the stack's crypto, built once per source, flags, library and
+    compiler into $SECPERF_HOME/device/build/edhoc-<stack>-<target>-<hash>."""
+    lib = ensure_built(stack, target, config)
     src = sources_dir()
     own = src / "edhoc_c"
     if not (own / "Makefile").is_file():
         raise DeviceSetupError(f"the EDHOC initiator's sources ({own}) were not found: reinstall with `make build`")
     archive = _archive(lib)
-    cfg = check_config(STACK, target, config)
+    cfg = check_config(stack, target, config)
     flags = TARGETS[target][0] or ARMHF_SOURCE_FLAGS
     link = "newlib" if target in NEWLIB_TARGETS else "glibc"
     tool("make", "make")
@@ -166,14 +176,18 @@ def build(target: str, config: str | None = None) -> EdhocBuild:
             h.update(p.name.encode() + p.read_bytes())
     st = archive.stat()
     h.update(f"{flags}|{cfg.make_defs}|{link}|{archive}|{st.st_size}|{st.st_mtime_ns}|{lib.cross_cc}".encode())
-    out = device_home() / "build" / f"edhoc-{target}-{h.hexdigest()[:16]}"
+    out = device_home() / "build" / f"edhoc-{stack}-{target}-{h.hexdigest()[:16]}"
     binary, offers = out / "sp-edhoc", out / "offers.json"
     if not (binary.is_file() and offers.is_file()):
         out.mkdir(parents=True, exist_ok=True)
         with open(device_home() / "build" / ".lock", "w") as lock:   # one build at a time (shared cache)
             fcntl.flock(lock, fcntl.LOCK_EX)
-            argv = ["make", "-s", "-f", str(own / "Makefile"), f"OUT={out}", f"MBED3_SRC={source_dir(STACK)}",
-                    f"MBED3_LIB={archive}", f"FLAGS={flags}", f"DEFS={cfg.make_defs}", f"LINK={link}"]
+            # wolfSSL's generated options.h sits beside the library's objects (the M0+ archive one level down)
+            gen = next((d for d in (archive.parent / "wolfssl-inc", archive.parent.parent / "wolfssl-inc")
+                        if d.is_dir()), archive.parent)
+            argv = ["make", "-s", "-f", str(own / "Makefile"), f"OUT={out}", f"CRYPTO={stack}", f"LIB={archive}",
+                    f"LIB_SRC={source_dir(stack)}", f"LIB_GEN={gen}", f"FLAGS={flags}", f"DEFS={cfg.make_defs}",
+                    f"LINK={link}"]
             r = registry.run(argv, f"building the EDHOC initiator for {target}", capture_output=True, text=True,
                              timeout=300)
             if r.returncode != 0:
@@ -186,9 +200,9 @@ def build(target: str, config: str | None = None) -> EdhocBuild:
                                        f"{(r.stderr or r.stdout).strip()[-400:]}")
             offers.write_text(r.stdout.splitlines()[0])
     mp = Path(f"{binary}.map")
-    fp = footprint(mp.read_text(errors="replace"), ("libmbedtls3.a", *OWN_OBJECTS)) if mp.is_file() else None
+    fp = footprint(mp.read_text(errors="replace"), (CRYPTO[stack][1], *OWN_OBJECTS)) if mp.is_file() else None
     if fp:
-        fp["rule"] = "the initiator's objects and the Mbed TLS objects it links; " + fp["rule"]
+        fp["rule"] = f"the initiator's objects and the {stack} objects it links; " + fp["rule"]
     return EdhocBuild(binary, lib, lib.library, json.loads(offers.read_text()), fp)
 
 
@@ -323,8 +337,8 @@ def handshakes(events: list) -> list[dict]:
 
 def _labels(dev: Core, eb: EdhocBuild, variant: str, phase: str) -> dict:
     lib = eb.lib
-    return {"device": dev.name, "stack": STACK, "library": f"{eb.library} + {IMPLEMENTATION}",
-            "crypto_library": eb.library, "implementation": IMPLEMENTATION, "tls": "edhoc", "mode": variant,
+    return {"device": dev.name, "stack": lib.stack, "library": f"{eb.library} + {IMPLEMENTATION}",
+            "crypto_library": eb.library, "crypto": CRYPTO[lib.stack][2], "implementation": IMPLEMENTATION, "tls": "edhoc", "mode": variant,
             "method": 3, "cipher_suite": 2, "credential": VARIANTS[variant], "group": "p-256",
             "suite": "aes-ccm-16-64-128", "server_cert": f"ccs-p256 ({VARIANTS[variant]})",
             "client_cert": f"ccs-p256 ({VARIANTS[variant]})", "phase": phase, "qemu_cpu": D.qemu_cpu(dev, lib),
@@ -355,8 +369,9 @@ def _rows(samples: list[dict], key: str, dev: Core) -> list[dict]:
 
 def make_series(dev: Core, eb: EdhocBuild, variant: str, phase: str, hss: list[dict], lines: dict[int, dict],
                 failures: list[str]) -> Series:
-    tag = "" if eb.lib.config == default_config(STACK, eb.lib.target) else f"[{eb.lib.config}]"
-    s = R.new_series(f"device/{dev.name}/{STACK}{tag}/edhoc/{variant}/{phase}", kind="device",
+    stack = eb.lib.stack
+    tag = "" if eb.lib.config == default_config(stack, eb.lib.target) else f"[{eb.lib.config}]"
+    s = R.new_series(f"device/{dev.name}/{stack}{tag}/edhoc/{variant}/{phase}", kind="device",
                      labels=_labels(dev, eb, variant, phase), timer=TIMER)
     for reason in failures:
         R.add_failure(s, reason)
@@ -410,11 +425,11 @@ def make_series(dev: Core, eb: EdhocBuild, variant: str, phase: str, hss: list[d
 
 
 def measure(device: str, variant: str, n: int, warmup: int, eb: EdhocBuild | None = None, timed: bool = True,
-            config: str | None = None) -> list[Series]:
+            config: str | None = None, stack: str = DEFAULT_STACK) -> list[Series]:
     """Cold and warm series of one EDHOC variant: one guest process with 1 + warmup + n handshakes."""
     dev = D.check_device(device)
     (variant,) = check_variants([variant])
-    eb = eb or build(target_for(dev), config)
+    eb = eb or build(target_for(dev, stack), config, stack)
     try:
         lines, events = run_guest(eb, dev, variant, 1 + warmup + n, timed)
         run_failure = []
