@@ -1,7 +1,7 @@
 """EDHOC + OSCORE on the emulated devices: instructions (and the timing model's cycles) per initiator
 step of secperf's EDHOC initiator in C (native/device/edhoc_c), on the crypto of a device build:
-wolfssl59 (wolfCrypt 5.9, the default: the stack the TLS and DTLS rows prefer) or mbedtls3 (Mbed TLS
-3.6). Both give P-256 ECDH, SHA-256, HKDF and AES-CCM (crypto_wolfssl.c / crypto_mbedtls.c).
+mbedtls3 (Mbed TLS 3.6, the default) or wolfssl59 (wolfCrypt 5.9, with its Cortex-M assembly P-256).
+Both give P-256 ECDH, SHA-256, HKDF and AES-CCM (crypto_mbedtls.c / crypto_wolfssl.c).
 
 What runs: EDHOC (RFC 9528) method 3 (static DH keys on both sides), cipher suite 2, CCS credentials
 by kid (`m3-kid`) or by value (`m3-value`), then OSCORE (RFC 8613): the security context from the
@@ -69,7 +69,7 @@ CRYPTO = {"wolfssl59": ("crypto_wolfssl.c", "libwolfssl.a", "wolfCrypt 5.9's P-2
                         "the M cores), SHA-256, HKDF and AES (CCM mode on its AES block function)"),
           "mbedtls3": ("crypto_mbedtls.c", "libmbedtls3.a", "Mbed TLS 3.6's P-256 (its generic ECP code), SHA-256, "
                        "HKDF and AES-CCM")}
-DEFAULT_STACK = "wolfssl59"   # the stack the what-if's TLS and DTLS rows prefer: one library across protocols
+DEFAULT_STACK = "mbedtls3"
 IMPLEMENTATION = "secperf EDHOC initiator (C)"
 VARIANTS = {"m3-kid": "kid", "m3-value": "value"}   # handshake name (inputs/vocabulary HANDSHAKES) -> credential
 # step id (native/device/edhoc_c/main.c) -> (name, direction)

@@ -40,7 +40,7 @@ def add_arguments(p) -> None:
     hs.add_argument("--tls", action="extend", type=comma_list(), metavar="VERSIONS",
                     help="1.3, 1.2, dtls1.2, dtls1.3 (DTLS 1.3: wolfssl59 only) (comma list; default 1.3); quic: ngtcp2 + GnuTLS on the A-profile cores "
                          "against aioquic, in a run of its own (--mode full,resumed,0rtt); edhoc: EDHOC + OSCORE, "
-                         "secperf's C initiator on wolfssl59's (default) or mbedtls3's crypto (--mode m3-kid, m3-value)")
+                         "secperf's C initiator on mbedtls3's (default) or wolfssl59's crypto (--mode m3-kid, m3-value)")
     hs.add_argument("--group", action="extend", type=comma_list(), metavar="GROUPS",
                     help=f"x25519, p-256, p-384 (default {DEFAULTS['group']})")
     hs.add_argument("--suite", action="extend", type=comma_list(), metavar="SUITES",
