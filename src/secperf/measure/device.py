@@ -464,9 +464,8 @@ def measure_config(cfg: Config, n: int, warmup: int, build: Build | None = None,
                      if h.index >= prime and not by.get(h.index, {}).get("resumed")]
     failures += DT.cid_failures(cfg, conns)
     # a PSK handshake authenticates by the key: a server Certificate means the PSK was refused
-    psk_refused = {h.index for h in hss if cfg.mode == "psk" and
-                   any(m["dir"] == "received" and m["message"] == "Certificate" for m in h.messages)}
-    failures += [f"handshake {i}: the server refused the PSK (it sent a certificate)" for i in sorted(psk_refused)]
+    psk_refused = {h.index for h in hss if cfg.mode == "psk" and DT.psk_refused(cfg, h, by.get(h.index, {}))}
+    failures += [f"handshake {i}: the server refused the PSK (it chose certificates)" for i in sorted(psk_refused)]
     if mtls:
         failures += [f"handshake {h.index}: no client Certificate was sent" for h in hss if h.ok and not any(
             m["dir"] == "sent" and m["message"] == "Certificate" for m in h.messages)]

@@ -163,6 +163,9 @@ def attribute(events: list[Event], tls: str, resumed: bool, mtls: bool = False,
     steps = any(e.kind == "M" and e.a1 == STEP for e in events)
     dgram = tls.startswith("dtls")   # one read is a datagram: several records, one RECV_INFO each
     dg_names: list[str] = []         # the names of a datagram's further records, for its further messages
+    # DTLS steps silent by the mode (Mbed TLS runs every state): the client-authentication states
+    # without it; the server's Certificate and ServerKeyExchange states of a PSK or resumed handshake
+    silent = (() if mtls else (5, 7, 9)) + ((3, 4) if resumed else ())
     info_seen = False
     first_is_hs = True               # the read's first record holds handshake messages (not a CCS)
     last_state = None                # the state of the step before (Mbed TLS)
@@ -205,7 +208,7 @@ def attribute(events: list[Event], tls: str, resumed: bool, mtls: bool = False,
             # DTLS: a flight is written, and a datagram's records read, in steps after the message's own
             # step, so a step without I/O keeps its message there -- except the client-authentication
             # states (CertificateRequest, client Certificate, CertificateVerify), silent without it
-            if not step_io and len(bounds) > 1 and (not dgram or (not mtls and last_state in (5, 7, 9))):
+            if not step_io and len(bounds) > 1 and (not dgram or last_state in silent):
                 if e.a2 >= 0x100 and bounds[-1][1] not in (None, "prev") and bounds[-1][1][0] == "sent":
                     pending = len(bounds) - 1  # 3.x: its write may come at the start of this step (rule 5)
                 else:
@@ -262,7 +265,7 @@ def attribute(events: list[Event], tls: str, resumed: bool, mtls: bool = False,
                 cur_dir = "sent"
     if pending is not None:
         bounds[pending][1] = "prev"
-    if steps and not step_io and len(bounds) > 1 and (not dgram or (not mtls and last_state in (5, 7, 9))):
+    if steps and not step_io and len(bounds) > 1 and (not dgram or last_state in silent):
         bounds[-1][1] = "prev"
     # "prev": fold into the previous part; None/"?": into the next one (rule 3), else the previous
     for i in range(1, len(bounds)):

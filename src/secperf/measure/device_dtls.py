@@ -184,6 +184,14 @@ class PairServer:
             self._tmp.cleanup()
 
 
+def psk_refused(cfg, hs, conn: dict) -> bool:
+    """Whether a psk handshake fell back to certificates: DTLS 1.2's PSK is a suite of its own (the
+    negotiated suite names PSK); in TLS/DTLS 1.3 a server Certificate means the PSK was refused."""
+    if cfg.tls == "dtls1.2":
+        return "PSK" not in (conn.get("suite") or "").upper()
+    return any(m["dir"] == "received" and m["message"] == "Certificate" for m in hs.messages)
+
+
 def cid_failures(cfg, conns: list[dict]) -> list[str]:
     """A -cid row's handshakes that completed without a connection ID: failed samples with the reason."""
     if cfg.mode not in CID_MODES:
