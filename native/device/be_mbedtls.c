@@ -30,6 +30,40 @@
 
 /* DTLS retransmission timer, initial and maximum (ms): past the socket timeout (see mbed_setup) */
 #define SP_DTLS_TIMER_MS 60000u
+
+/* DTLS needs a timer: the timing module's where the build has it, else (the Cortex-M0+ build on
+ * newlib, as on a microcontroller) one on the platform's millisecond clock (3.x: mbedtls_ms_time) */
+#if defined(MBEDTLS_SSL_PROTO_DTLS) && defined(MBEDTLS_TIMING_C)
+#define SP_HAVE_DTLS 1
+typedef mbedtls_timing_delay_context sp_timer;
+#define sp_timer_set mbedtls_timing_set_delay
+#define sp_timer_get mbedtls_timing_get_delay
+#elif defined(MBEDTLS_SSL_PROTO_DTLS) && MBEDTLS_VERSION_MAJOR >= 3 && defined(MBEDTLS_HAVE_TIME)
+#include <mbedtls/platform_time.h>
+#define SP_HAVE_DTLS 1
+typedef struct {
+    mbedtls_ms_time_t start;
+    uint32_t int_ms, fin_ms; /* fin_ms 0: cancelled */
+} sp_timer;
+
+static void sp_timer_set(void *p, uint32_t int_ms, uint32_t fin_ms)
+{
+    sp_timer *t = p;
+    t->int_ms = int_ms, t->fin_ms = fin_ms;
+    if (fin_ms != 0)
+        t->start = mbedtls_ms_time();
+}
+
+/* -1 cancelled, 0 neither delay passed, 1 the intermediate one, 2 the final one (as the timing module) */
+static int sp_timer_get(void *p)
+{
+    sp_timer *t = p;
+    if (t->fin_ms == 0)
+        return -1;
+    mbedtls_ms_time_t elapsed = mbedtls_ms_time() - t->start;
+    return elapsed >= (mbedtls_ms_time_t)t->fin_ms ? 2 : elapsed >= (mbedtls_ms_time_t)t->int_ms ? 1 : 0;
+}
+#endif
 #include "marker.h"
 
 struct mbed_state {
@@ -41,8 +75,8 @@ struct mbed_state {
     mbedtls_pk_context key;
     mbedtls_ssl_context ssl;
     mbedtls_ssl_session session;
-#if defined(MBEDTLS_SSL_PROTO_DTLS) && defined(MBEDTLS_TIMING_C)
-    mbedtls_timing_delay_context timer; /* DTLS retransmission timer */
+#if defined(SP_HAVE_DTLS)
+    sp_timer timer; /* DTLS retransmission timer */
 #endif
     int have_session, saw_certificate;
     mbedtls_ecp_group_id curves[3];
@@ -83,7 +117,7 @@ static const char *mbed_offers(void)
 #else
 #define SP_MBED_CID ""
 #endif
-#if defined(MBEDTLS_SSL_PROTO_DTLS) && defined(MBEDTLS_TIMING_C)
+#if defined(SP_HAVE_DTLS)
 #define SP_MBED_DTLS ",\"dtls1.2\""
 #define SP_MBED_DTLS_MODES "\"dtls1.2\":[\"full\",\"resumed\"" SP_MBED_PSK12 SP_MBED_CID "]"
 #else
@@ -186,7 +220,7 @@ static void *mbed_setup(const struct sp_config *cfg, char *err, size_t errlen)
     mbedtls_x509_crt_init(&st.ca);
     mbedtls_x509_crt_init(&st.own);
     mbedtls_pk_init(&st.key);
-#if defined(MBEDTLS_SSL_PROTO_DTLS) && defined(MBEDTLS_TIMING_C)
+#if defined(SP_HAVE_DTLS)
     int transport = cfg->dtls ? MBEDTLS_SSL_TRANSPORT_DATAGRAM : MBEDTLS_SSL_TRANSPORT_STREAM;
 #else
     int transport = MBEDTLS_SSL_TRANSPORT_STREAM;
@@ -200,7 +234,7 @@ static void *mbed_setup(const struct sp_config *cfg, char *err, size_t errlen)
         set_err(err, errlen, "config defaults", rc);
         return NULL;
     }
-#if defined(MBEDTLS_SSL_PROTO_DTLS) && defined(MBEDTLS_TIMING_C)
+#if defined(SP_HAVE_DTLS)
     /* DTLS: the retransmission timer reads the host's clock, which the emulator and its counting
      * plugin stretch many times over, so the default 1 s expired while the client was still working
      * through the server's flight (verifying its certificate chain and signature): Mbed TLS then
@@ -297,9 +331,9 @@ static int mbed_prepare(void *p, struct sp_recio *io, char *err, size_t errlen)
         return -1;
     }
     mbedtls_ssl_set_bio(&st->ssl, io, cb_send, cb_recv, NULL);
-#if defined(MBEDTLS_SSL_PROTO_DTLS) && defined(MBEDTLS_TIMING_C)
+#if defined(SP_HAVE_DTLS)
     if (st->cfg->dtls) /* DTLS needs its timer (retransmissions; none on loopback) */
-        mbedtls_ssl_set_timer_cb(&st->ssl, &st->timer, mbedtls_timing_set_delay, mbedtls_timing_get_delay);
+        mbedtls_ssl_set_timer_cb(&st->ssl, &st->timer, sp_timer_set, sp_timer_get);
 #endif
 #if MBEDTLS_VERSION_MAJOR >= 3 && defined(MBEDTLS_SSL_DTLS_CONNECTION_ID)
     if (st->cfg->cid && (rc = mbedtls_ssl_set_cid(&st->ssl, MBEDTLS_SSL_CID_ENABLED, NULL, 0)) != 0) {

@@ -197,7 +197,8 @@ def check_offers(cfg: Config, build: Build) -> None:
                          f"`secperf device crypto --stack {cfg.stack}`")
     if cfg.tls not in off.get("tls", ()):
         raise InputError(f"--tls {cfg.tls}: {what} offers TLS {', '.join(off.get('tls', ()))} only"
-                         + ("; Mbed TLS 2.28 has no TLS 1.3: use --tls 1.2, or --stack mbedtls3 (Mbed TLS 3.6, TLS 1.3)" if cfg.stack == "mbedtls" else ""))
+                         + ("; Mbed TLS 2.28 has no TLS 1.3: use --tls 1.2, or --stack mbedtls3 (Mbed TLS 3.6, TLS 1.3)" if cfg.stack == "mbedtls" and not cfg.dtls else "")
+                         + DT.lacking(cfg, build))
     if cfg.group not in off.get("groups", ()):
         raise InputError(f"--group {cfg.group}: {what} offers {', '.join(off.get('groups', ()))}")
     if cfg.suite not in off.get("suites", ()):

@@ -91,6 +91,16 @@ def has_cid(offers: dict, tls: str) -> bool:
     return any(m in CID_MODES for m in handshakes_offered(offers, tls))
 
 
+def lacking(cfg, build) -> str:
+    """Why a build lacks a DTLS version (appended to the message naming what it offers)."""
+    if cfg.tls == "dtls1.3":
+        return f"; stacks with DTLS 1.3: {', '.join(HAS['dtls1.3'])}"
+    if cfg.tls == "dtls1.2" and build.target == "cortex-m0plus":
+        return ("; its Cortex-M0+ build (newlib) has no DTLS timer: Mbed TLS 2.28 has no millisecond-clock hook "
+                "for one; DTLS 1.2 there: wolfssl, wolfssl59, mbedtls3")
+    return ""
+
+
 def check_offers(cfg, off: dict, what: str) -> None:
     """InputError when a build cannot run a DTLS configuration, naming the handshakes it offers."""
     modes = handshakes_offered(off, cfg.tls)   # a build that declares no DTLS modes: DTLS 1.2 full only
