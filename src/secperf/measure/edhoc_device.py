@@ -75,6 +75,7 @@ VARIANTS = {"m3-kid": "kid", "m3-value": "value"}   # handshake name (inputs/voc
 # step id (native/device/edhoc_c/main.c) -> (name, direction)
 STEPS = {1: ("message_1", "sent"), 2: ("message_2", "received"), 3: ("message_3", "sent"),
          4: ("oscore_export", "local"), 5: ("oscore_protect", "sent"), 6: ("oscore_unprotect", "received")}
+DIRECTION = dict(STEPS.values())
 HANDSHAKE_STEPS = ("message_1", "message_2", "message_3", "oscore_export")
 APP_STEPS = ("oscore_protect", "oscore_unprotect")
 OWN_OBJECTS = ("main.o", "edhoc.o", "oscore.o", "crypto_mbedtls.o", "crypto_wolfssl.o", "marker.o")
@@ -352,14 +353,13 @@ def _labels(dev: Core, eb: EdhocBuild, variant: str, phase: str) -> dict:
 def _rows(samples: list[dict], key: str, dev: Core) -> list[dict]:
     """Median instructions (and cycles) per step over the samples, with the derived ms."""
     rows = []
-    for name, direction in ((n, d) for n, d in STEPS.values() if n in (HANDSHAKE_STEPS if key == "messages"
-                                                                        else APP_STEPS)):
+    for name in HANDSHAKE_STEPS if key == "messages" else APP_STEPS:
         got = [m for s in samples for m in s[key] if m["message"] == name]
         if not got:
             continue
         ins = statistics.median(m["instructions"] for m in got)
         lo, hi = dev.ms_range(ins)
-        row = {"dir": direction, "message": name, "instructions": int(ins), "n": len(got), "ms_low": lo, "ms_high": hi}
+        row = {"dir": DIRECTION[name], "message": name, "instructions": int(ins), "n": len(got), "ms_low": lo, "ms_high": hi}
         cyc = [m["cycles"] for m in got if "cycles" in m]
         if cyc and dev.timing is not None:
             row["time"] = T.figure(tuple(statistics.median(c[k] for c in cyc) for k in range(3)), dev)
@@ -378,8 +378,7 @@ def make_series(dev: Core, eb: EdhocBuild, variant: str, phase: str, hss: list[d
     for h in hss:
         parts = {}
         for key, names in (("messages", HANDSHAKE_STEPS), ("app_messages", APP_STEPS)):
-            parts[key] = [{"message": n, "dir": next(d for m, d in STEPS.values() if m == n),
-                           "instructions": h["steps"][n],
+            parts[key] = [{"message": n, "dir": DIRECTION[n], "instructions": h["steps"][n],
                            **({"cycles": list(h["cycles"][n])} if n in h["cycles"] else {})} for n in names]
         ins = sum(m["instructions"] for m in parts["messages"])
         sample = {"handshake": h["index"], "instructions": ins, "parts_sum": ins, **parts,
