@@ -118,7 +118,7 @@ def choose(core: str, target: str, families: list[str], asked: list[str] | None 
     `optional`: families that are left out, with a note, when the asked stacks lack them (the
     planner's measures: a measure without costs is listed with the reason, not an error)."""
     fams = list(dict.fromkeys(families))
-    if asked:
+    if asked and optional:
         skip = [f for f in fams if f in optional and not any(f in declared(s, target) for s in asked)]
         fams = [f for f in fams if f not in skip]
         pre = [f"note: --stack {','.join(asked)} has no {FAMILY_NAME[f]} on {core}; the measures that switch to "
