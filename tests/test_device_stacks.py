@@ -132,3 +132,35 @@ def test_whatif_compares_protocols_on_the_device_from_their_own_counts(tmp_path)
     assert [r["protocol"] for r in rows] == ["tls1.3", "dtls1.3", "edhoc", "quic"]
     assert rows[-1]["not_counted"] and all(r["library"] for r in rows[:-1])
     assert "which protocol" in p.stderr or "which protocol" in (tmp_path / "latest" / "report.html").read_text()
+
+
+@pytest.mark.slow
+def test_a_system_files_build_that_does_not_fit_the_protocol_is_dropped_with_notes(tmp_path):
+    """`whatif edhoc --system` of an MQTT-on-wolfSSL file: the file's stack, build and handshakes belong
+    to its own protocol; each is dropped with a note naming the file's key, never an error about an
+    option the user did not give."""
+    from pathlib import Path
+    system = Path(__file__).resolve().parents[1] / "examples" / "stm32l4-nbiot-mqtt.toml"
+    p = run_cli("whatif", "edhoc", "--system", str(system), "--n", "2000", "--json", "--out", str(tmp_path),
+                "--no-report", timeout=1800)
+    assert p.returncode == 0, p.stderr
+    for key in ("[protocol].handshakes", "[device].stack", "[device].config"):
+        assert f"note: {key}" in p.stderr, (key, p.stderr)
+    doc = json.loads(p.stdout)
+    main = [s for s in doc["series"] if not s["labels"].get("role")]
+    assert {s["labels"]["stack"] for s in main} == {"mbedtls3"}
+    assert {s["labels"]["handshake"] for s in main} == {"m3-kid"}
+
+
+@pytest.mark.slow
+def test_plan_on_a_device_costs_the_protocol_measures_from_its_counts(tmp_path):
+    """The CoAP pattern on a Cortex-M4: EDHOC + OSCORE and DTLS 1.3 with connection IDs are judged
+    with the device's own counts of them; QUIC 0-RTT is listed with the reason it does not apply."""
+    p = run_cli("plan", "--pattern", "event-driven", "--device", "cortex-m4-80", "--n", "2000", "--json",
+                "--out", str(tmp_path), "--no-report", timeout=1800)
+    assert p.returncode == 0, p.stderr
+    pat = json.loads(p.stdout)["analysis"]["plan"]["patterns"][0]
+    judged = {m["measure"] for m in pat["measures"]}
+    assert {"edhoc-oscore", "dtls13-cid"} <= judged, (judged, pat.get("not_applicable"))
+    assert "quic-0rtt" in pat["not_applicable"]
+    assert not any(v.startswith("not costed") for v in pat["not_applicable"].values()), pat["not_applicable"]

@@ -127,6 +127,16 @@ def options(args):
         certs = m.pick("--server-cert", certs, "[protocol].server_cert",
                        [s.protocol.server_cert] if s.protocol.server_cert else [])
         handshakes = m.pick("--handshake", handshakes, "[protocol].handshakes", s.protocol.handshakes)
+        if "PROTOCOL" in m.overridden and not args.handshake and handshakes:
+            # the file's handshakes belong to its protocol: those another protocol lacks are dropped, said
+            from ..model.flights import HANDSHAKES
+            fit = [h for h in handshakes if all(h in HANDSHAKES.get(p, ()) for p in protocols)]
+            if fit != handshakes:
+                V.note(f"[protocol].handshakes = {','.join(handshakes)} of {args.system} belong to its protocol "
+                       f"{s.protocol.name}; {', '.join(protocols)} "
+                       + (f"keep{'s' if len(protocols) == 1 else ''} {','.join(fit)}" if fit else
+                          f"take{'s its' if len(protocols) == 1 else ' their'} own first handshake"))
+                handshakes = fit
         device = m.pick("--device", device, "[device].core", s.device.core)
         if "--device" in m.overridden:     # the file's build belongs to the file's core
             dropped = [f"[device].{k}" for k in ("stack", "config") if getattr(s.device, k) is not None]
