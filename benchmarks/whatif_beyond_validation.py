@@ -257,6 +257,10 @@ def main() -> int:
                 print(f"  {proto}: {len(pv)} cells, median |error| P50 "
                       f"{statistics.median([abs(r['err_p50']) for r in pv]) * 100:.1f}%, P95 "
                       f"{statistics.median([abs(r['err_p95']) for r in pv]) * 100:.1f}%")
+                for k in ("err_p50", "err_p95"):
+                    worst = sorted(pv, key=lambda r: -abs(r[k]))[:3]
+                    print(f"    worst {k[4:].upper()}: " + "; ".join(f"{r['cell']} @ {r['network']} {r[k] * 100:+.0f}%"
+                                                           for r in worst))
     (out / "validation.json").write_text(json.dumps(rows, indent=1))
     return 0
 
