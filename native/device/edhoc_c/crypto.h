@@ -20,9 +20,11 @@ const char *cr_library(void);
 /* an ephemeral key pair: fixed != NULL takes that private key (test vectors), else a random one;
  * pub_x: the public key's x-coordinate (EDHOC's compact encoding, RFC 9528 Section 3.7) */
 int cr_keygen(const uint8_t *fixed, uint8_t priv[CR_ECC_LEN], uint8_t pub_x[CR_ECC_LEN]);
-/* ECDH: the shared point's x-coordinate. peer_y NULL: the peer key is its x-coordinate only (an
- * ephemeral key on the wire), y is derived; else the full point (a static key from a credential) */
-int cr_ecdh(const uint8_t priv[CR_ECC_LEN], const uint8_t peer_x[CR_ECC_LEN], const uint8_t *peer_y,
+/* y of a peer key that came as its x-coordinate only (an ephemeral key on the wire): either root
+ * will do, ECDH's shared x does not depend on it; nonzero when x is on no point of the curve */
+int cr_derive_y(const uint8_t x[CR_ECC_LEN], uint8_t y[CR_ECC_LEN]);
+/* ECDH with the peer's point: the shared point's x-coordinate */
+int cr_ecdh(const uint8_t priv[CR_ECC_LEN], const uint8_t peer_x[CR_ECC_LEN], const uint8_t peer_y[CR_ECC_LEN],
             uint8_t secret[CR_ECC_LEN]);
 int cr_sha256(const uint8_t *msg, size_t len, uint8_t out[CR_HASH_LEN]);
 int cr_hkdf_extract(const uint8_t *salt, size_t salt_len, const uint8_t *ikm, size_t ikm_len,

@@ -65,22 +65,36 @@ int cr_keygen(const uint8_t *fixed, uint8_t priv[CR_ECC_LEN], uint8_t pub_x[CR_E
     return r;
 }
 
-int cr_ecdh(const uint8_t priv[CR_ECC_LEN], const uint8_t peer_x[CR_ECC_LEN], const uint8_t *peer_y,
+int cr_derive_y(const uint8_t x[CR_ECC_LEN], uint8_t y[CR_ECC_LEN])
+{
+    /* the library's compressed-point reading (the even root), then its on-curve check */
+    uint8_t pt[1 + CR_ECC_LEN];
+    mbedtls_ecp_point q;
+    mbedtls_ecp_point_init(&q);
+    pt[0] = 0x02;
+    memcpy(pt + 1, x, CR_ECC_LEN);
+    int r = mbedtls_ecp_point_read_binary(&grp, &q, pt, sizeof pt);
+    if (r == 0)
+        r = mbedtls_ecp_check_pubkey(&grp, &q);
+    if (r == 0)
+        r = mbedtls_mpi_write_binary(&q.Y, y, CR_ECC_LEN);
+    mbedtls_ecp_point_free(&q);
+    return r;
+}
+
+int cr_ecdh(const uint8_t priv[CR_ECC_LEN], const uint8_t peer_x[CR_ECC_LEN], const uint8_t peer_y[CR_ECC_LEN],
             uint8_t secret[CR_ECC_LEN])
 {
-    /* the x-coordinate alone: either y gives the same x of the shared point, so take the even one
-     * (the library derives y; its public-key check then rejects an x that is not on the curve) */
     uint8_t pt[1 + 2 * CR_ECC_LEN];
     mbedtls_mpi d, z;
     mbedtls_ecp_point q;
     mbedtls_mpi_init(&d);
     mbedtls_mpi_init(&z);
     mbedtls_ecp_point_init(&q);
-    pt[0] = peer_y ? 0x04 : 0x02;
+    pt[0] = 0x04;
     memcpy(pt + 1, peer_x, CR_ECC_LEN);
-    if (peer_y)
-        memcpy(pt + 1 + CR_ECC_LEN, peer_y, CR_ECC_LEN);
-    int r = mbedtls_ecp_point_read_binary(&grp, &q, pt, peer_y ? sizeof pt : 1 + CR_ECC_LEN);
+    memcpy(pt + 1 + CR_ECC_LEN, peer_y, CR_ECC_LEN);
+    int r = mbedtls_ecp_point_read_binary(&grp, &q, pt, sizeof pt);
     if (r == 0)
         r = mbedtls_mpi_read_binary(&d, priv, CR_ECC_LEN);
     if (r == 0)

@@ -58,8 +58,7 @@ int cr_keygen(const uint8_t *fixed, uint8_t priv[CR_ECC_LEN], uint8_t pub_x[CR_E
     return r ? -1 : 0;
 }
 
-/* y of the point with x-coordinate x (either root: ECDH's shared x does not depend on it) */
-static int derive_y(const uint8_t x[CR_ECC_LEN], uint8_t y[CR_ECC_LEN])
+int cr_derive_y(const uint8_t x[CR_ECC_LEN], uint8_t y[CR_ECC_LEN])
 {
     mp_int mx, w, t, my;
     int r = mp_init_multi(&mx, &w, &t, &my, NULL, NULL);
@@ -85,17 +84,11 @@ static int derive_y(const uint8_t x[CR_ECC_LEN], uint8_t y[CR_ECC_LEN])
     return r ? -1 : 0;
 }
 
-int cr_ecdh(const uint8_t priv[CR_ECC_LEN], const uint8_t peer_x[CR_ECC_LEN], const uint8_t *peer_y,
+int cr_ecdh(const uint8_t priv[CR_ECC_LEN], const uint8_t peer_x[CR_ECC_LEN], const uint8_t peer_y[CR_ECC_LEN],
             uint8_t secret[CR_ECC_LEN])
 {
-    uint8_t y[CR_ECC_LEN];
     ecc_key prv, pub;
     word32 len = CR_ECC_LEN;
-    if (!peer_y) {
-        if (derive_y(peer_x, y))
-            return -1;
-        peer_y = y;
-    }
     int r = wc_ecc_init(&pub) || wc_ecc_import_unsigned(&pub, peer_x, peer_y, NULL, ECC_SECP256R1);
     if (r == 0)
         r = load_private(&prv, priv) || wc_ecc_shared_secret(&prv, &pub, secret, &len) || len != CR_ECC_LEN;

@@ -1,7 +1,8 @@
 /* EDHOC initiator, method 3, cipher suite 2 (edhoc.h). Section numbers are RFC 9528's.
  *
- * Where the work falls: message_1 makes the ephemeral key pair; processing message_2 does the two
- * ECDHs that involve the responder's keys (G_XY for PRK_2e, G_RX for PRK_3e2m), decrypts
+ * Where the work falls: message_1 makes the ephemeral key pair; processing message_2 derives G_Y's
+ * y (it arrives as its x-coordinate) and does the two ECDHs that involve the responder's keys (G_XY
+ * for PRK_2e, G_RX for PRK_3e2m), decrypts
  * PLAINTEXT_2, checks MAC_2 and computes TH_3; message_3 does the third ECDH (G_IY, the initiator's
  * static key with G_Y), MAC_3, the AEAD of PLAINTEXT_3, TH_4, PRK_out and PRK_exporter. */
 #include "edhoc.h"
@@ -140,7 +141,7 @@ int ed_process_message_2(struct ed_initiator *s, const uint8_t *m2, size_t len)
     uint8_t buf[SCRATCH], secret[CR_ECC_LEN];
     size_t n = cb_bstr(buf, s->g_y, CR_ECC_LEN);
     n += cb_bstr(buf + n, s->h_m1, CR_HASH_LEN);
-    if (cr_sha256(buf, n, s->th_2) || cr_ecdh(s->x, s->g_y, NULL, secret) ||
+    if (cr_sha256(buf, n, s->th_2) || cr_derive_y(s->g_y, s->g_y_y) || cr_ecdh(s->x, s->g_y, s->g_y_y, secret) ||
         cr_hkdf_extract(s->th_2, CR_HASH_LEN, secret, CR_ECC_LEN, s->prk_2e))
         return ED_ERR_CRYPTO;
 
@@ -238,7 +239,8 @@ int ed_message_3(struct ed_initiator *s, uint8_t *out, size_t cap, size_t *len)
     /* PRK_4e3m = HKDF-Extract(SALT_4e3m, G_IY) (Section 4.1.1.3) */
     if ((r = kdf(s->prk_3e2m, 5, s->th_3, CR_HASH_LEN, salt, CR_HASH_LEN)))
         return r;
-    if (cr_ecdh(s->i, s->g_y, NULL, secret) || cr_hkdf_extract(salt, CR_HASH_LEN, secret, CR_ECC_LEN, s->prk_4e3m))
+    if (cr_ecdh(s->i, s->g_y, s->g_y_y, secret) ||
+        cr_hkdf_extract(salt, CR_HASH_LEN, secret, CR_ECC_LEN, s->prk_4e3m))
         return ED_ERR_CRYPTO;
 
     /* MAC_3 = EDHOC-KDF(PRK_4e3m, 6, context_3 = << ID_CRED_I, TH_3, CRED_I >>, 8) */

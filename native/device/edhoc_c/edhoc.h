@@ -33,7 +33,7 @@ struct ed_initiator {
     size_t c_i_len;
     const uint8_t *fixed_x;         /* test vectors only: the ephemeral private key */
     /* state */
-    uint8_t x[CR_ECC_LEN], g_x[CR_ECC_LEN], g_y[CR_ECC_LEN];
+    uint8_t x[CR_ECC_LEN], g_x[CR_ECC_LEN], g_y[CR_ECC_LEN], g_y_y[CR_ECC_LEN];   /* G_Y and its y */
     uint8_t h_m1[CR_HASH_LEN], th_2[CR_HASH_LEN], th_3[CR_HASH_LEN], th_4[CR_HASH_LEN];
     uint8_t prk_2e[CR_HASH_LEN], prk_3e2m[CR_HASH_LEN], prk_4e3m[CR_HASH_LEN], prk_out[CR_HASH_LEN];
     uint8_t prk_exporter[CR_HASH_LEN];
