@@ -26,8 +26,9 @@ Decisions:
 - A server certificate the device row cannot carry (ECDSA P-384, ML-DSA) is counted with the
   protocol's default certificate; the verify of the asked one is a named primitive.
 - Resumed and PSK handshakes are counted where the device client runs them (TLS 1.3 and 1.2
-  resumption, TLS 1.3 external PSK, DTLS 1.3 resumption and connection IDs, QUIC resumption and
-  0-RTT); others take the full row's residual (model.predict).
+  resumption, TLS 1.3 external PSK, DTLS 1.2 resumption and PSK, DTLS 1.3 resumption and connection
+  IDs, QUIC resumption and 0-RTT); others (and those a build lacks, with a note) take the full row's
+  residual (model.predict).
 - EDHOC is counted as the device's initiator runs it (method 3, credentials by kid or by value,
   suite 2 on P-256); another method or suite of the what-if takes that row's residual with its own
   operations.
@@ -97,9 +98,11 @@ def needs(scenarios) -> list[Need]:
             mode = hs if hs in QUIC_ON_DEVICE else "full"
         elif fam == "dtls1.3":
             mode = hs if hs in ("full", "resumed", "full-cid", "resumed-cid") else "full"
+        elif fam == "dtls1.2":   # resumption and the plain PSK suite, as the DTLS 1.2 model has them
+            mode = hs if hs in ("resumed", "psk") else "full"
         else:
             mode = {"resumed": "resumed", "psk-dhe": "psk"}.get(hs, "full")
-            if fam == "dtls1.2" or (mode == "psk" and fam != "1.3"):
+            if mode == "psk" and fam != "1.3":
                 mode = "full"
         out[Need(fam, "full", group, cert, client)] = None       # every residual starts from the full row
         if mode != "full":
@@ -207,6 +210,22 @@ def _family_stack_check(core: str, stack: str, conf, build, want: list[Need]) ->
                                 conf), build)
 
 
+def _runnable(stack: str, build, want: list[Need]) -> list[Need]:
+    """The rows the build runs: an abbreviated handshake it lacks (Mbed TLS 2.28 has no DTLS PSK) is
+    left out with a note and takes the full row's residual (model.predict); a full row it lacks stays,
+    and is refused naming what the build offers."""
+    from ..measure import device_dtls as DT
+    out = []
+    for n in want:
+        if n.tls not in ("edhoc", "quic") and n.mode != "full" and \
+                n.mode not in DT.handshakes_offered(build.offers, n.tls):
+            reporter().note(f"note: {build.library} has no {n.label()} handshake; it is predicted from the full "
+                            f"row's residual")
+            continue
+        out.append(n)
+    return out
+
+
 def _client_ops(scenarios, want: list[Need]) -> list[str] | None:
     """The device primitives (measure/device op names) the scenarios' client operations use, in their
     own group and certificate and in the counted rows' (the residual is fitted there), plus the AEADs
@@ -248,6 +267,7 @@ def _count_stack(core: str, dev, target: str, stack: str, conf: str | None, want
         build = ensure_built(stack, target, conf)
         if not build.offers.get("tls") and stack != "pqclean":
             raise InputError(f"--stack {stack}: {build.library} has no TLS; give a TLS stack (wolfssl, mbedtls3, ...)")
+        want = _runnable(stack, build, want)
         _family_stack_check(core, stack, conf, build, want)
         fp = f"{build.client.parent.name}|{_core_key(dev)}|secperf {__version__}|timing on"
         config, library = build.config, build.library

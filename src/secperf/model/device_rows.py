@@ -43,6 +43,8 @@ def device_row_handshake(lab: Mapping[str, Any]) -> str | None:
     tls, mode = str(lab.get("tls")), str(lab.get("mode"))
     if tls in ("dtls1.3", "edhoc", "quic"):
         return mode if mode in HANDSHAKES[tls] else None
+    if tls == "dtls1.2":  # DTLS 1.2's PSK is the plain PSK suite (the model's `psk`); CID rows are no model's
+        return mode if mode in ("full", "resumed", "psk") else None
     return {"resumed": "resumed", "psk": "psk-dhe"}.get(mode, "full")
 
 
