@@ -384,12 +384,15 @@ def device_counts(core: str, scenarios, stack: str | list[str] | None = None, co
     for msg in notes:
         reporter().note(msg)
     per: dict[str, Counts] = {}
-    order = sorted(choice.stacks, key=lambda s: s in DS.NO_PRIMITIVES)   # primitives' stacks first
+    prim = DS.primitives_stack(choice, target, asked)
+    order = [prim] + [s for s in sorted(choice.stacks, key=lambda s: s in DS.NO_PRIMITIVES) if s != prim]
     for st in order:
-        mine = [n for n in want if choice.by_family[n.tls] == st]
-        scs = [sc for sc in scenarios if DS.family(sc.protocol) in {n.tls for n in mine}]
-        per[st] = _count_stack(core, dev, target, st, confs[st], mine, scs, all_ops, quiet)
-    table = _tables(core, choice, per, scenarios, base or C.load_table())
+        mine = [n for n in want if choice.by_family.get(n.tls) == st]
+        fams = {n.tls for n in mine} | ({n.tls for n in want if n.tls in choice.by_family and
+                                         choice.by_family[n.tls] in DS.NO_PRIMITIVES} if st == prim else set())
+        scs = [sc for sc in scenarios if DS.family(sc.protocol) in fams]
+        per[st] = _count_stack(core, dev, target, st, confs.get(st), mine, scs, all_ops, quiet)
+    table = _tables(core, choice, prim, per, scenarios, base or C.load_table())
     return DeviceCounts(core, per, choice.by_family, table, notes)
 
 
@@ -400,21 +403,21 @@ def _names(v: str | list[str] | None) -> list[str] | None:
     return list(dict.fromkeys(items)) or None
 
 
-def _tables(core: str, choice, per: dict[str, Counts], scenarios, host: C.CostTable) -> C.CostTable:
+def _tables(core: str, choice, prim: str, per: dict[str, Counts], scenarios, host: C.CostTable) -> C.CostTable:
     """The main stack's table, and per protocol of another stack that stack's (a stack without
-    primitives, ngtcp2, on the main stack's primitives)."""
+    primitives, ngtcp2, on the primitives of `prim`: the main stack, or the first one with primitives)."""
     from ..inputs.devices import core as core_profile
     from . import device_stacks as DS
     prof = core_profile(core)
     main = choice.main
     tables: dict[str, C.CostTable] = {}
-    for st in [main] + [s for s in per if s != main]:
+    for st in [prim] + [s for s in per if s != prim]:
         c = per[st]
-        base = tables[main] if st in DS.NO_PRIMITIVES else host
+        base = tables[prim] if st in DS.NO_PRIMITIVES else host
         t = C.from_device(c.doc, prof, base, where=f"device counts {c.doc.run_id}", stack=st)
         if st in DS.NO_PRIMITIVES:
             t = replace(t, description=f"{t.description}; {st} counts whole handshakes (no primitives): its client "
-                                       f"operations are priced with {main}'s counted primitives")
+                                       f"operations are priced with {prim}'s counted primitives")
         tables[st] = replace(t, stack=st, library=c.library)
     by_protocol = {sc.protocol: tables[choice.by_family[DS.family(sc.protocol)]] for sc in scenarios
                    if choice.by_family.get(DS.family(sc.protocol)) not in (None, main)}

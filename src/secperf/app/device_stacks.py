@@ -160,6 +160,18 @@ def choose(core: str, target: str, families: list[str], asked: list[str] | None 
     return ch
 
 
+def primitives_stack(choice: Choice, target: str, asked: list[str] | None) -> str:
+    """The stack whose counted primitives price the client's operations: the main stack, or (when it
+    counts whole handshakes only, as ngtcp2) a chosen stack with primitives, else the first one asked,
+    else the first of STACK_ORDER built for the core."""
+    if choice.main not in NO_PRIMITIVES:
+        return choice.main
+    for s in choice.stacks + list(asked or []) + list(STACK_ORDER):
+        if s not in NO_PRIMITIVES and s in DECLARED and built_for(s, target):
+            return s
+    raise InputError(f"no stack with counted primitives is built for {target}")
+
+
 def configs(stacks: list[str], target: str, config: list[str] | None, from_file: str | None,
             notes: list[str]) -> dict[str, str | None]:
     """The build configuration each stack counts with (None: its default). `config` names builds; each
