@@ -73,8 +73,12 @@ for _k in (44, 65, 87):
 # boards whose published rows name their build configuration (compiler flags, maths options) well
 # enough to build the same code (issue 41)
 KNOWN_CONFIG_BOARDS = ("stm32l4a6-80", "stm32f411-100", "stm32g071-64", "stm32f091-48", "rpi2b-900")
-# pqm4's "clean" rows: PQClean's C linked with pqm4's assembly Keccak; the like build of ours
+# pqm4's "clean" rows: PQClean's C linked with pqm4's assembly Keccak; the like build of ours. The
+# target counts issue 41's schemes; the others are predicted and listed. An ML-DSA signature is a
+# rejection loop whose number of passes depends on the key and message: pqm4's figure is the mean of
+# 1000 signatures, ours the median of --n, so that row needs a large --n to compare.
 PQM4_CLEAN_CONFIG = "clean-asm-keccak"
+PQM4_TARGET_SCHEMES = ("ml-kem-512-", "ml-kem-768-", "ml-dsa-44-")
 
 
 def pqm4_clean(row: dict) -> bool:
@@ -331,8 +335,9 @@ def main() -> int:
             ("known build configuration (" + ", ".join(KNOWN_CONFIG_BOARDS) + ")",
              summary(rows, None, ("exact", "nearest"), KNOWN_CONFIG_BOARDS), 0.08, 0.20),
             ("all counted rows, every board", summary(rows, None, ("exact", "nearest")), 0.12, None),
-            ("pqm4 clean rows, like build (" + PQM4_CLEAN_CONFIG + ")",
-             summary(rows, None, ("exact", "nearest"), pqm4=True), None, 0.10)):
+            ("pqm4 clean rows, like build (" + PQM4_CLEAN_CONFIG + "; " + ", ".join(p.rstrip("-") for p in PQM4_TARGET_SCHEMES)
+             + ")", summary([r for r in rows if r["operation"].startswith(PQM4_TARGET_SCHEMES)], None,
+                            ("exact", "nearest"), pqm4=True), None, 0.10)):
         key = "summary_" + label.split(" (")[0].replace(" ", "_").replace(",", "")
         out[key] = s
         if not s["rows"]:
