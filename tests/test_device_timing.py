@@ -170,3 +170,41 @@ def test_block_counters_give_the_same_figures_as_inline_sums(tmp_path):
         files[sums] = ev.read_text()
     assert files["inline"].startswith("# insn_events v2") and files["inline"].count("\n") >= 5
     assert files["inline"] == files["blocks"]
+
+
+def test_the_assembly_keccak_build_hashes_as_fips_202(tmp_path):
+    """pqm4's clean build (--config clean-asm-keccak): PQClean's FIPS 202 interface over XKCP's ARMv7-M
+    Keccak-p[1600], run on the emulated Cortex-M4, gives SHA3-256/512 and SHAKE128/256 (one-shot,
+    block-wise and incremental) equal to Python's hashlib for messages across every rate boundary."""
+    import hashlib
+    import subprocess
+
+    from secperf.measure import device_build as B
+    src = B.sources_dir()
+    pq = B.source_dir("pqclean")
+    xkcp = B.xkcp_dir()
+    cc = B.tool("arm-linux-gnueabihf-gcc", "gcc-arm-linux-gnueabihf")
+    flags = B.TARGETS["cortex-m4"][0].split()
+    objs = []
+    for name, path in (("check", src / "pq" / "fips202_check.c"), ("snp", src / "pq" / "fips202_snp.c"),
+                       ("keccak", xkcp / "KeccakP-1600-inplace-32bi-armv7m-le-gcc.s")):
+        o = tmp_path / f"{name}.o"
+        subprocess.run([cc, *flags, "-O2", f"-I{pq / 'common'}", "-c", "-o", str(o), str(path)], check=True)
+        # M-profile objects linked with the armhf C library, as native/device/Makefile does
+        subprocess.run([cc.replace("gcc", "objcopy"), "--remove-section=.ARM.attributes", str(o)], check=True)
+        objs.append(str(o))
+    exe = tmp_path / "fips202_check"
+    subprocess.run([cc, "-static", "-o", str(exe), *objs], check=True, capture_output=True)
+    p = subprocess.run(["qemu-arm", "-cpu", "max", str(exe)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    msg = bytes((i * 7 + 3) & 0xFF for i in range(300))
+    want = {"sha3_256": lambda m: hashlib.sha3_256(m).hexdigest(), "sha3_512": lambda m: hashlib.sha3_512(m).hexdigest(),
+            "shake128": lambda m: hashlib.shake_128(m).hexdigest(200),
+            "shake128_blocks": lambda m: hashlib.shake_128(m).hexdigest(2 * 168),
+            "shake256": lambda m: hashlib.shake_256(m).hexdigest(150),
+            "shake256_inc": lambda m: hashlib.shake_256(m).hexdigest(150)}
+    lines = p.stdout.split("\n")[:-1]
+    assert len(lines) == 12 * len(want)
+    for line in lines:
+        what, n, got = line.split()
+        assert got == want[what](msg[:int(n)]), f"{what} of {n} bytes"
