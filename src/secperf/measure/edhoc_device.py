@@ -170,7 +170,8 @@ def build(target: str, config: str | None = None, stack: str = DEFAULT_STACK) ->
     tool("arm-none-eabi-gcc" if link == "newlib" else "arm-linux-gnueabihf-gcc",
          "gcc-arm-none-eabi" if link == "newlib" else "gcc-arm-linux-gnueabihf")
     h = hashlib.sha256()
-    files = sorted(own.iterdir()) + [src / "marker.c", src / "marker.h", src / "mcu" / "mbedtls_user_config.h"]
+    # its sources, the marker, and the libraries' embedded configurations it compiles against
+    files = sorted(own.iterdir()) + [src / "marker.c", src / "marker.h"] + sorted((src / "mcu").rglob("*"))
     files += sorted((src / "m0").rglob("*")) if link == "newlib" else []
     for p in files:
         if p.is_file():
@@ -183,6 +184,8 @@ def build(target: str, config: str | None = None, stack: str = DEFAULT_STACK) ->
         out.mkdir(parents=True, exist_ok=True)
         with open(device_home() / "build" / ".lock", "w") as lock:   # one build at a time (shared cache)
             fcntl.flock(lock, fcntl.LOCK_EX)
+            if binary.is_file() and offers.is_file():   # another process built it while this one waited
+                return build(target, config, stack)
             # wolfSSL's generated options.h sits beside the library's objects (the M0+ archive one level down)
             gen = next((d for d in (archive.parent / "wolfssl-inc", archive.parent.parent / "wolfssl-inc")
                         if d.is_dir()), archive.parent)
