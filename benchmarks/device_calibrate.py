@@ -116,6 +116,8 @@ def main() -> int:
         rows, failed, dev = board_rows(rs)
         if len(rows) < 2 or dev.timing is None:
             print(f"\n{board}: {len(rows)} rows counted ({len(failed)} not): too few to hold one out")
+            for r in failed[:5]:
+                print(f"  not counted: {r['operation']} [{r['config']}]: {r['failed'][:160]}")
             ok = False
             continue
         summary[board] = evaluate(board, rows, dev, failed, "all matched rows")
