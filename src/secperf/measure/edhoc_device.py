@@ -432,6 +432,9 @@ def measure(device: str, variant: str, n: int, warmup: int, eb: EdhocBuild | Non
     dev = D.check_device(device)
     (variant,) = check_variants([variant])
     eb = eb or build(target_for(dev, stack), config, stack)
+    if variant not in eb.offers.get("variants", ()):
+        raise EdhocDeviceError(f"--mode {variant}: the {eb.lib.target} initiator offers "
+                               f"{', '.join(eb.offers.get('variants', ())) or 'nothing'}")
     try:
         lines, events = run_guest(eb, dev, variant, 1 + warmup + n, timed)
         run_failure = []
