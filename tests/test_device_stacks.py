@@ -18,7 +18,7 @@ from secperf.core.errors import InputError, SetupError
 def test_one_protocol_takes_the_first_stack_that_runs_it():
     assert DS.choose("cortex-m4-80", "cortex-m4", ["1.3"]).by_family == {"1.3": "wolfssl"}
     assert DS.choose("cortex-m4-80", "cortex-m4", ["dtls1.3"]).by_family == {"dtls1.3": "wolfssl59"}
-    assert DS.choose("cortex-m4-80", "cortex-m4", ["edhoc"]).by_family == {"edhoc": "mbedtls3"}
+    assert DS.choose("cortex-m4-80", "cortex-m4", ["edhoc"]).by_family == {"edhoc": "wolfssl59"}
     assert DS.choose("cortex-a7-800", "armhf", ["quic"]).by_family == {"quic": "ngtcp2"}
 
 
@@ -30,10 +30,15 @@ def test_a_comparison_reads_one_library_where_one_runs_them_all():
 
 
 def test_rows_of_different_libraries_are_said():
-    ch = DS.choose("cortex-m4-80", "cortex-m4", ["1.3", "dtls1.3", "edhoc"])
-    assert ch.by_family["edhoc"] == "mbedtls3" and ch.by_family["dtls1.3"] == "wolfssl59"
-    assert len(ch.notes) == 1 and "differ in library" in ch.notes[0]
-    assert "EDHOC + OSCORE on mbedtls3" in ch.notes[0]
+    """DTLS 1.3 runs on wolfSSL 5.9 only, EDHOC's initiator on wolfCrypt 5.9 or Mbed TLS 3.6: with
+    Mbed TLS asked first, the two protocols' rows come from different libraries, and the note says so."""
+    ch = DS.choose("cortex-m4-80", "cortex-m4", ["dtls1.2", "dtls1.3", "edhoc"], ["mbedtls3", "wolfssl59"])
+    assert ch.by_family == {"dtls1.2": "mbedtls3", "dtls1.3": "wolfssl59", "edhoc": "mbedtls3"}
+    ch = DS.choose("cortex-m4-80", "cortex-m4", ["1.3", "edhoc"])
+    assert set(ch.by_family.values()) == {"wolfssl59"} and not ch.notes   # one library runs both
+    ch = DS.choose("cortex-a7-800", "armhf", ["1.3", "quic"])
+    assert ch.by_family == {"1.3": "wolfssl", "quic": "ngtcp2"}
+    assert len(ch.notes) == 1 and "differ in library" in ch.notes[0] and "QUIC on ngtcp2" in ch.notes[0]
 
 
 def test_an_explicit_stack_without_the_protocol_exits_naming_the_stacks_that_have_it():
@@ -47,7 +52,7 @@ def test_an_explicit_stack_without_the_protocol_exits_naming_the_stacks_that_hav
 
 def test_a_system_files_stack_is_a_preference_with_a_note():
     ch = DS.choose("cortex-m4-80", "cortex-m4", ["edhoc"], ["wolfssl"], "[device].stack of sys.toml")
-    assert ch.by_family == {"edhoc": "mbedtls3"}
+    assert ch.by_family == {"edhoc": "wolfssl59"}
     assert any("[device].stack of sys.toml" in n and "EDHOC" in n for n in ch.notes)
 
 
@@ -115,8 +120,9 @@ def test_whatif_compares_protocols_on_the_device_from_their_own_counts(tmp_path)
     doc = json.loads(p.stdout)
     a = doc["analysis"]["whatif"]
     assert set(a["not_counted"]) == {"quic"} and "A-profile" in a["not_counted"]["quic"]
-    assert a["cost_table"]["stacks"] == {"tls1.3": "wolfssl59", "dtls1.3": "wolfssl59", "edhoc": "mbedtls3"}
-    assert "differ in library" in a["cost_table"]["mixed"]
+    # one library counts all three (wolfSSL 5.9: TLS 1.3, DTLS 1.3, and EDHOC's initiator on wolfCrypt)
+    assert a["cost_table"]["stacks"] == {"tls1.3": "wolfssl59", "dtls1.3": "wolfssl59", "edhoc": "wolfssl59"}
+    assert "mixed" not in a["cost_table"]
     main = {s["labels"]["protocol"]: s for s in doc["series"] if not s["labels"].get("role")}
     assert set(main) == {"tls1.3", "dtls1.3", "edhoc"}
     for proto, s in main.items():
@@ -148,7 +154,7 @@ def test_a_system_files_build_that_does_not_fit_the_protocol_is_dropped_with_not
         assert f"note: {key}" in p.stderr, (key, p.stderr)
     doc = json.loads(p.stdout)
     main = [s for s in doc["series"] if not s["labels"].get("role")]
-    assert {s["labels"]["stack"] for s in main} == {"mbedtls3"}
+    assert {s["labels"]["stack"] for s in main} == {"wolfssl59"}
     assert {s["labels"]["handshake"] for s in main} == {"m3-kid"}
 
 

@@ -335,7 +335,7 @@ def _count_row(core: str, stack: str, conf, build, job: Need, servers: dict) -> 
     from ..measure import device as D
     if job.tls == "edhoc":
         from ..measure import edhoc_device as E
-        series = E.measure(core, job.mode, 1, 1, timed=True, config=conf)
+        series = E.measure(core, job.mode, 1, 1, timed=True, config=conf, stack=stack)
     elif job.tls == "quic":
         from ..measure import quic_device as Q
         series = Q.measure_config(Q.QuicConfig(core, job.mode, job.group, job.server_cert), 1, 1, timed=True)

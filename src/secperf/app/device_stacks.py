@@ -3,7 +3,7 @@
 A what-if or a plan on `--device CORE` costs every protocol from the device's own counts of that
 protocol. No one library runs them all: TLS and DTLS come from the TLS stacks (wolfSSL 5.5 and 5.9,
 Mbed TLS 2.28 and 3.6, OpenSSL on the A-profile cores), EDHOC + OSCORE from secperf's C initiator on
-Mbed TLS 3.6's crypto (measure/edhoc_device.py), QUIC from ngtcp2 + GnuTLS on the A-profile cores
+wolfCrypt 5.9's or Mbed TLS 3.6's crypto (measure/edhoc_device.py), QUIC from ngtcp2 + GnuTLS on the A-profile cores
 (measure/quic_device.py). This module picks, per protocol family, the stack that counts it, and says
 so: every row of a table names its stack, and the table says when its rows differ.
 
@@ -46,7 +46,8 @@ STACK_ORDER = ("wolfssl", "wolfssl59", "mbedtls3", "mbedtls", "openssl", "ngtcp2
 # what each stack's device client counts (families), per build target ("m": the Cortex-M builds)
 DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
     "wolfssl": {"armhf": ("1.3", "1.2", "dtls1.2"), "m": ("1.3", "1.2", "dtls1.2")},
-    "wolfssl59": {"armhf": ("1.3", "1.2", "dtls1.2", "dtls1.3"), "m": ("1.3", "1.2", "dtls1.2", "dtls1.3")},
+    "wolfssl59": {"armhf": ("1.3", "1.2", "dtls1.2", "dtls1.3", "edhoc"),
+                  "m": ("1.3", "1.2", "dtls1.2", "dtls1.3", "edhoc")},
     "mbedtls3": {"armhf": ("1.3", "1.2", "dtls1.2", "edhoc"), "m": ("1.3", "1.2", "dtls1.2", "edhoc")},
     "mbedtls": {"armhf": ("1.2", "dtls1.2"), "m": ("1.2", "dtls1.2")},
     "openssl": {"armhf": ("1.3", "1.2", "dtls1.2")},
