@@ -267,6 +267,20 @@ def _residual_from_full(table: CostTable, sc: F.Scenario) -> CostTable:
     named missing cost)."""
     if sc.protocol == "edhoc":
         return _edhoc_from_counted(table, sc)
+    if sc.handshake.endswith("-cid"):  # DTLS 1.3 with a connection ID: the same handshake's row without it
+        kind = _fit_kind(sc)
+        plain = replace(sc, handshake=sc.handshake.removesuffix("-cid"))
+        t, _ = fit_residuals(table, plain)
+        op = f"base:{sc.protocol}:{plain.handshake}:{kind}:client"
+        if not t.has("client", op):
+            return table
+        f = t.get("client", op)
+        t.party_ops[("client", f"base:{sc.protocol}:{sc.handshake}:{kind}:client")] = Figure(
+            f.us,
+            f"the {plain.handshake} handshake's client residual, for {sc.handshake} (a connection ID adds "
+            f"an extension and a few record bytes, no operation): {f.source}",
+        )
+        return t
     if sc.handshake not in ("resumed", "psk", "psk-dhe", "0rtt", "nocookie", "hrr"):
         return table
     full = replace(sc, handshake="full")
