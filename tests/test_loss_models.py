@@ -129,17 +129,23 @@ QUIC = F.Scenario("quic", "full")
 def test_quic_pto_doubles_and_counts_the_peers_time_to_answer(monkeypatch):
     w0, *_ = run(monkeypatch, QUIC, client=[0])   # the Initial: 2 x kInitialRtt before any RTT sample
     assert w0 == pytest.approx(np.full(4, 2 * FQ.INITIAL_RTT_S))
-    w1, *_ = run(monkeypatch, QUIC, client=[1])   # the Finished + request: the client's PTO
+    w0b, *_ = run(monkeypatch, QUIC, client=[0, 1])   # and its resend: PTO, then 2 x PTO
+    assert w0b == pytest.approx(3 * w0)
+    w1, *_ = run(monkeypatch, QUIC, client=[1])   # the Finished + request: the client's PTO, ...
     w2, *_ = run(monkeypatch, QUIC, client=[1, 2])
-    assert w2 == pytest.approx(3 * w1)            # PTO, then 2 x PTO
-    assert np.all(w1 > 3 * RTT)                   # the first sample holds the server's flight's work
-    ws, *_ = run(monkeypatch, QUIC, server=[1])   # the response: the server's PTO, with max_ack_delay
-    assert np.all(ws > 3 * RTT + N.QUIC_MAX_ACK_DELAY_S)
+    pto = (w2 - w1) / 2                           # ... doubling when its resend is lost too
+    sample = pto / 3                              # one sample: 3 x (round trip + the server's work)
+    assert np.all(sample > RTT)
+    # then HANDSHAKE_DONE (a round trip) and the doubled application PTO before the request goes again
+    assert w1 == pytest.approx(pto + RTT + 2 * (sample + N.QUIC_MAX_ACK_DELAY_S))
+    ws, *_ = run(monkeypatch, QUIC, server=[1])   # the response: the server's PTO after two samples
+    assert np.all(ws > 2.5 * RTT + N.QUIC_MAX_ACK_DELAY_S) and np.all(ws < w1)
 
 
 def test_quic_pto_of_a_sample_without_work_is_three_round_trips():
     assert FQ.pto_s("quic", 0.05) == pytest.approx(0.15)
     assert FQ.pto_s("quic", 0.05, 0.01) == pytest.approx(0.18)
+    assert FQ.pto_s("quic", 0.05, 0.01, samples=2) == pytest.approx(0.15)   # rttvar 3/4 of sample / 2
     assert FQ.pto_s("quic-initial", 0.05, 0.01) == pytest.approx(2 * FQ.INITIAL_RTT_S)
 
 
@@ -161,5 +167,5 @@ def test_quic_0rtt_waits_for_the_datagram_with_the_response_not_the_ticket_after
     assert F.build(zero_rtt).exchanges[0].transport == "quic-0rtt"
     w, *_ = run(monkeypatch, zero_rtt, server=[1])   # the ACK/ticket datagram
     assert np.all(w == 0)
-    w, *_ = run(monkeypatch, zero_rtt, server=[0])   # the one carrying the response: the initial PTO
-    assert w == pytest.approx(np.full(4, 2 * FQ.INITIAL_RTT_S))
+    w, *_ = run(monkeypatch, zero_rtt, server=[0])   # the one carrying the response: the initial PTO, and
+    assert w == pytest.approx(np.full(4, 2 * FQ.INITIAL_RTT_S + 2 * RTT))   # the request again after the handshake

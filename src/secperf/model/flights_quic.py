@@ -46,17 +46,20 @@ LEGACY_SESSION_ID = 32  # TLS over TCP echoes a 32-byte session ID; QUIC's Clien
 ZERO_RTT_TAIL = 128  # the server's second datagram after a 0-RTT answer (ACKs, ticket)
 
 
-def pto_s(transport: str, rtt_s: float, answer_s: Any = 0.0) -> Any:
+def pto_s(transport: str, rtt_s: float, answer_s: Any = 0.0, samples: int = 1) -> Any:
     """The probe timeout that recovers a lost flight of this exchange (see the module docstring):
-    before any RTT sample 2 x kInitialRtt; after it, with the first sample = the round trip plus the
-    peer's time to answer (`answer_s`, a number or an array per connection), smoothed_rtt + 4 x rttvar
-    = 3 x sample (rttvar = sample / 2, at least the 1 ms granularity)."""
+    before any RTT sample 2 x kInitialRtt; after `samples` equal RTT samples of the round trip plus the
+    peer's time to answer (`answer_s`, a number or an array per connection), smoothed_rtt + 4 x
+    rttvar: the first sets rttvar = sample / 2 (3 x sample), each further equal one takes rttvar to
+    3/4 of itself (aioquic's recovery.py: a datagram that acknowledges the Initial and the Handshake
+    space gives two; 2.5 x sample). rttvar counts at least the 1 ms granularity."""
     import numpy as np
 
     if transport in ("quic-initial", "quic-0rtt"):
         return 2 * INITIAL_RTT_S
     sample = rtt_s + answer_s
-    return sample + np.maximum(2 * sample, N.QUIC_GRANULARITY_S)
+    rttvar = sample / 2 * 0.75 ** (max(samples, 1) - 1)
+    return sample + np.maximum(4 * rttvar, N.QUIC_GRANULARITY_S)
 
 
 def _tls_bytes(msgs: F.Msgs | list[tuple[str, int]]) -> int:
