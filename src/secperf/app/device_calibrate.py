@@ -108,6 +108,7 @@ def calibrate(o: CalibrateOptions) -> tuple[dict[str, Any], int]:
     not_counted: list[dict[str, Any]] = []
     for (st, conf), lrows in groups.items():
         from ..measure import device as D
+        from ..measure.device_build import default_config
         D.check_stacks(st, dev)
         if conf is not None:
             D.check_build_configs(conf, [st], dev)
@@ -118,7 +119,7 @@ def calibrate(o: CalibrateOptions) -> tuple[dict[str, Any], int]:
         for r in lrows:
             why = [missing[op] for op in r.ops if op in missing]
             info = {"line": r.line_no, "text": r.text.strip(), "operation": r.operation, "value": r.value,
-                    "unit": r.unit, "stack": st, "config": conf or "default", "build": conf}
+                    "unit": r.unit, "stack": st, "config": conf or default_config(st, D.target_for(dev)), "build": conf}
             if why:
                 not_counted.append({**info, "reason": "; ".join(why)})
                 continue
