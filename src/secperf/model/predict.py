@@ -268,19 +268,17 @@ def _residual_from_full(table: CostTable, sc: F.Scenario) -> CostTable:
     if sc.protocol == "edhoc":
         return _edhoc_from_counted(table, sc)
     if sc.handshake.endswith("-cid"):  # DTLS 1.3 with a connection ID: the same handshake's row without it
-        kind = _fit_kind(sc)
         plain = replace(sc, handshake=sc.handshake.removesuffix("-cid"))
         t, _ = fit_residuals(table, plain)
-        op = f"base:{sc.protocol}:{plain.handshake}:{kind}:client"
-        if not t.has("client", op):
+        if not t.has("client", f"base:{sc.protocol}:{plain.handshake}:{_fit_kind(sc)}:client"):
             return table
-        f = t.get("client", op)
-        t.party_ops[("client", f"base:{sc.protocol}:{sc.handshake}:{kind}:client")] = Figure(
-            f.us,
-            f"the {plain.handshake} handshake's client residual, for {sc.handshake} (a connection ID adds "
-            f"an extension and a few record bytes, no operation): {f.source}",
+        return _residual_as(
+            t,
+            sc,
+            plain.handshake,
+            f"the {plain.handshake} handshake's client residual, for "
+            f"{sc.handshake} (a connection ID adds an extension and a few record bytes, no operation)",
         )
-        return t
     if sc.handshake not in ("resumed", "psk", "psk-dhe", "0rtt", "nocookie", "hrr"):
         return table
     full = replace(sc, handshake="full")
@@ -294,13 +292,20 @@ def _residual_from_full(table: CostTable, sc: F.Scenario) -> CostTable:
     if not fm or not fm.get("client_only"):
         return table
     t, _ = fit_residuals(table, replace(full, group=_norm_group(fm.get("group")), cert=fm.get("cert") or sc.cert))
-    kind = _fit_kind(sc)
-    f = t.get("client", f"base:{sc.protocol}:full:{kind}:client")
-    t.party_ops[("client", f"base:{sc.protocol}:{sc.handshake}:{kind}:client")] = Figure(
-        f.us,
-        f"the full handshake's client residual, for a {sc.handshake} handshake (same transcript, key "
-        f"schedule and record work; the certificate operations are named): {f.source}",
+    return _residual_as(
+        t,
+        sc,
+        "full",
+        f"the full handshake's client residual, for a {sc.handshake} handshake (same "
+        f"transcript, key schedule and record work; the certificate operations are named)",
     )
+
+
+def _residual_as(t: CostTable, sc: F.Scenario, counted_hs: str, why: str) -> CostTable:
+    """t with the client's residual of `counted_hs` standing as sc's own handshake's, its source said."""
+    kind = _fit_kind(sc)
+    f = t.get("client", f"base:{sc.protocol}:{counted_hs}:{kind}:client")
+    t.party_ops[("client", f"base:{sc.protocol}:{sc.handshake}:{kind}:client")] = Figure(f.us, f"{why}: {f.source}")
     return t
 
 
@@ -310,7 +315,6 @@ def _edhoc_from_counted(table: CostTable, sc: F.Scenario) -> CostTable:
     with each variant's public-key operations named, what is left is the CBOR, transcript hashing,
     key derivation and AEAD work every variant does. A host table, or one without a counted EDHOC row,
     is returned unchanged."""
-    kind = _fit_kind(sc)
     for hs in ("m3-kid", "m3-value"):
         key = scenario_key("edhoc", hs, sc.key)
         fm = table.measured.get(key) or table.measured.get(key.rsplit(":", 1)[0] + ":software")
@@ -319,13 +323,13 @@ def _edhoc_from_counted(table: CostTable, sc: F.Scenario) -> CostTable:
     else:
         return table
     t, _ = fit_residuals(table, replace(sc, handshake=hs, group=_norm_group(fm.get("group"))))
-    f = t.get("client", f"base:edhoc:{hs}:{kind}:client")
-    t.party_ops[("client", f"base:edhoc:{sc.handshake}:{kind}:client")] = Figure(
-        f.us,
-        f"the counted EDHOC {hs} initiator's client residual, for {sc.handshake} (its own public-key "
-        f"operations named; CBOR, transcript hashes, key derivation and AEAD alike): {f.source}",
+    return _residual_as(
+        t,
+        sc,
+        hs,
+        f"the counted EDHOC {hs} initiator's client residual, for {sc.handshake} (its "
+        f"own public-key operations named; CBOR, transcript hashes, key derivation and AEAD alike)",
     )
-    return t
 
 
 def _scale_party(t: CostTable, party: str, f: float, series: str) -> None:
