@@ -180,40 +180,40 @@ def _version() -> str:
     return __version__
 
 
-def text(doc: dict[str, Any]) -> str:
-    """The calibration for the terminal."""
-    out = [f"board log {doc['log']} (sha256 {doc['log_sha256'][:12]}; {', '.join(doc['formats'])}"
-           f"{', wolfSSL ' + doc['version'] if doc['version'] else ''}) on {doc['core']} at "
-           f"{doc['board_clock_mhz']:g} MHz, {doc['wait_states']} wait states", "",
+def text(cal: dict[str, Any]) -> str:
+    """The calibration (a summary of the fit, not a Result) for the terminal."""
+    out = [f"board log {cal['log']} (sha256 {cal['log_sha256'][:12]}; {', '.join(cal['formats'])}"
+           f"{', wolfSSL ' + cal['version'] if cal['version'] else ''}) on {cal['core']} at "
+           f"{cal['board_clock_mhz']:g} MHz, {cal['wait_states']} wait states", "",
            f"{'line':>5} {'operation':24} {'build':26} {'published':>11} {'shipped':>9} {'fitted':>11} {'error':>7} "
            f"{'held out':>8}"]
-    for r in doc["rows"]:
+    for r in cal["rows"]:
         loo = "" if r["loo_error"] is None else f"{r['loo_error']:+8.1%}"
         out.append(f"{r['line']:>5} {r['operation']:24} {(r['stack'] + '[' + r['config'] + ']')[:26]:26} "
                    f"{r['published_ms']:9.3f}ms {r['shipped_error']:+9.1%} {r['predicted_ms']:9.3f}ms "
                    f"{r['error']:+7.1%} {loo:>8}")
-    out.append(f"\nmedian |error|: shipped profile {doc['shipped_median_abs_error']:.1%}, fitted "
-               f"{doc['median_abs_error']:.1%}; held out (leave one row out) "
-               + ("n/a (one row)" if doc["loo_median_abs_error"] is None else f"{doc['loo_median_abs_error']:.1%}"))
+    out.append(f"\nmedian |error|: shipped profile {cal['shipped_median_abs_error']:.1%}, fitted "
+               f"{cal['median_abs_error']:.1%}; held out (leave one row out) "
+               + ("n/a (one row)" if cal["loo_median_abs_error"] is None else f"{cal['loo_median_abs_error']:.1%}"))
     out.append("parameters (shipped -> fitted, sourced bounds):")
-    for k, p in doc["parameters"].items():
+    for k, p in cal["parameters"].items():
         out.append(f"  {k:20} {p['shipped']:g} -> {p['fitted']:.3g}   [{p['low']:g}, {p['high']:g}]")
-    if doc["not_fitted"]:
-        out.append(f"  not fitted (no row depends on them): {', '.join(doc['not_fitted'])}")
+    if cal["not_fitted"]:
+        out.append(f"  not fitted (no row depends on them): {', '.join(cal['not_fitted'])}")
     out.append(f"  fitted figures are the plugin's own on the fitted profile; the fit's linear cycle model "
-               f"(behind the held-out column) was within {doc['surrogate_error']:.2%} of them")
-    if doc["not_counted"]:
+               f"(behind the held-out column) was within {cal['surrogate_error']:.2%} of them")
+    if cal["not_counted"]:
         out.append("rows not counted:")
-        out += [f"  line {x['line']}: {x['operation']}: {x['reason']}" for x in doc["not_counted"]]
-    if doc["unmapped"]:
-        out.append(f"lines not mapped to a secperf operation ({len(doc['unmapped'])}):")
-        out += [f"  line {u['line']}: {u['reason']}" for u in doc["unmapped"]]
-    if doc["fits"]:
-        out.append(f"\nsaved device profile {doc['name']}: {doc['profile']} (use --device {doc['name']})")
+        out += [f"  line {x['line']}: {x['operation']}: {x['reason']}" for x in cal["not_counted"]]
+    if cal["unmapped"]:
+        out.append(f"lines not mapped to a secperf operation ({len(cal['unmapped'])}):")
+        out += [f"  line {u['line']}: {u['reason']}" for u in cal["unmapped"]]
+    if cal["fits"]:
+        out.append(f"\nsaved device profile {cal['name']}: {cal['profile']} (use --device {cal['name']})")
     else:
-        out.append(f"\nno parameters within their sourced bounds fit this log (tolerance {doc['tolerance']:.0%}); "
-                   f"rows that disagree: " + "; ".join(f"{d['row']} {d['error']:+.1%}" for d in doc["disagree"])
-                   + (f"; {', '.join(doc['at_bounds'])}" if doc["at_bounds"] else "")
+        out.append(f"\nno parameters within their sourced bounds fit this log (tolerance {cal['tolerance']:.0%}); "
+                   f"rows that disagree: " + "; ".join(f"{d['row']} {d['error']:+.1%}" for d in cal["disagree"])
+                   + (f"; {', '.join(cal['at_bounds'])}" if cal["at_bounds"] else "")
                    + ". Nothing saved: check the clock, wait states, --stack and --config of the log's build.")
     return "\n".join(out) + "\n"
 
