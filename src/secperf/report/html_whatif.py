@@ -94,13 +94,16 @@ def _protocols_plot(doc: Result) -> Plot | None:
     rows = [r for r in comparison_rows(doc) if not r["not_counted"]]
     if not rows:
         return None
-    by_id = {(s.labels.get("protocol"), s.labels.get("network")): s for s in whatif_series(doc)
-             if not s.labels.get("role")}
+    by_id = {
+        (s.labels.get("protocol"), s.labels.get("network")): s for s in whatif_series(doc) if not s.labels.get("role")
+    }
     series = [by_id[(r["protocol"], r["network"])] for r in rows]
     comps = components(series)
     bars = [
-        (f"{r['protocol']} {r['handshake']} @ {r['network']}",
-         [(v, _breakdown(s).get(k, 0.0) / 1e3) for k, v in comps.items()])
+        (
+            f"{r['protocol']} {r['handshake']} @ {r['network']}",
+            [(v, _breakdown(s).get(k, 0.0) / 1e3) for k, v in comps.items()],
+        )
         for r, s in zip(rows, series)
     ]
     facts = "; ".join(
@@ -129,18 +132,46 @@ def _comparison(doc: Result) -> dict[str, Any] | None:
             continue
         adds = r["security_adds_p50_us"]
         share = "" if r["security_share"] is None else f" ({r['security_share'] * 100:.0f}\u00a0%)"
-        out.append([
-            f"{r['protocol']} {r['handshake']}", r["network"], (r["library"] or r["cost_table"] or "–").split(" (", 1)[0],
-            f"{r['bytes_up']:.0f} / {r['bytes_down']:.0f}", f"{r['packets_up']:.1f} / {r['packets_down']:.1f}",
-            str(r["round_trips"]), fmt_time_us(r["device_compute_us"] or 0.0), fmt_time_us(r["secure_element_us"] or 0.0),
-            "–" if r["radio_on_us"] is None else fmt_time_us(r["radio_on_us"]),
-            "–" if r["energy_mj"] is None else f"{r['energy_mj']:.1f} mJ",
-            fmt_time_us(r["p50_us"]), fmt_time_us(r["p95_us"]), "–" if adds is None else fmt_time_us(adds) + share,
-        ])
-    return {"mixed": mixed_libraries(doc), "not_counted": [(r["protocol"], r["not_counted"]) for r in rows
-                                                          if r["not_counted"]], "table": _table(
-        ["protocol", "network", "library", "bytes up / down", "packets up / down", "round trips", "device compute",
-         "secure element", "radio on", "energy / connection", "P50", "P95", "security adds (P50)"], out, left=3)}
+        out.append(
+            [
+                f"{r['protocol']} {r['handshake']}",
+                r["network"],
+                (r["library"] or r["cost_table"] or "–").split(" (", 1)[0],
+                f"{r['bytes_up']:.0f} / {r['bytes_down']:.0f}",
+                f"{r['packets_up']:.1f} / {r['packets_down']:.1f}",
+                str(r["round_trips"]),
+                fmt_time_us(r["device_compute_us"] or 0.0),
+                fmt_time_us(r["secure_element_us"] or 0.0),
+                "–" if r["radio_on_us"] is None else fmt_time_us(r["radio_on_us"]),
+                "–" if r["energy_mj"] is None else f"{r['energy_mj']:.1f} mJ",
+                fmt_time_us(r["p50_us"]),
+                fmt_time_us(r["p95_us"]),
+                "–" if adds is None else fmt_time_us(adds) + share,
+            ]
+        )
+    return {
+        "mixed": mixed_libraries(doc),
+        "not_counted": [(r["protocol"], r["not_counted"]) for r in rows if r["not_counted"]],
+        "table": _table(
+            [
+                "protocol",
+                "network",
+                "library",
+                "bytes up / down",
+                "packets up / down",
+                "round trips",
+                "device compute",
+                "secure element",
+                "radio on",
+                "energy / connection",
+                "P50",
+                "P95",
+                "security adds (P50)",
+            ],
+            out,
+            left=3,
+        ),
+    }
 
 
 def plots(doc: Result) -> list[Plot]:

@@ -102,14 +102,31 @@ def comparison_table(doc: Result | Mapping[str, Any]) -> Table | None:
         caption="\n".join(x for x in lines if x) or None,
         caption_justify="left",
     )
-    cols = ("protocol", "network", "library", "bytes up/down", "packets up/down", "RTT", "device compute", "SE",
-            "radio on", "energy", "P50", "P95", "security adds (P50)")
+    cols = (
+        "protocol",
+        "network",
+        "library",
+        "bytes up/down",
+        "packets up/down",
+        "RTT",
+        "device compute",
+        "SE",
+        "radio on",
+        "energy",
+        "P50",
+        "P95",
+        "security adds (P50)",
+    )
     for c in cols:
         t.add_column(c, justify="left" if c in ("protocol", "network", "library") else "right")
     for r in rows:
         if r["not_counted"]:
-            t.add_row(r["protocol"], axis_label(r["network"]) if r["network"] else "", "not predicted (below)",
-                      *("–" for _ in cols[3:]))
+            t.add_row(
+                r["protocol"],
+                axis_label(r["network"]) if r["network"] else "",
+                "not predicted (below)",
+                *("–" for _ in cols[3:]),
+            )
             continue
         adds = r["security_adds_p50_us"]
         share = "" if r["security_share"] is None else f" ({r['security_share'] * 100:.0f}%)"

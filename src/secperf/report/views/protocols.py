@@ -42,33 +42,44 @@ def comparison_rows(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
         sec = s.derived.get("security_cost") or {}
         adds = (sec.get("time_p50_us") or {}).get("adds")
         energy = d.energy or {}
-        out.append({
-            "protocol": lb.get("protocol"),
-            "handshake": lb.get("handshake"),
-            "key": lb.get("key"),
-            "network": lb.get("network"),
-            "stack": lb.get("stack"),
-            "library": lb.get("library"),
-            "bytes_up": d.bytes_up_mean,
-            "bytes_down": d.bytes_down_mean,
-            "packets_up": d.packets_up_mean,
-            "packets_down": d.packets_down_mean,
-            "round_trips": d.round_trips,
-            "device_compute_us": b.get("client_compute"),
-            "secure_element_us": b.get("secure_element"),
-            "radio_on_us": (d.radio or {}).get("on_mean_us"),
-            "energy_mj": energy.get("total_mj"),
-            "energy_note": None if energy.get("total_mj") is not None else energy.get("note"),
-            "p50_us": u.p50_us,
-            "p95_us": u.p95_us,
-            "security_adds_p50_us": adds,
-            "security_share": (sec.get("time_p50_us") or {}).get("share"),
-            "cost_table": lb.get("cost_table"),
-            "not_counted": None,
-        })
+        out.append(
+            {
+                "protocol": lb.get("protocol"),
+                "handshake": lb.get("handshake"),
+                "key": lb.get("key"),
+                "network": lb.get("network"),
+                "stack": lb.get("stack"),
+                "library": lb.get("library"),
+                "bytes_up": d.bytes_up_mean,
+                "bytes_down": d.bytes_down_mean,
+                "packets_up": d.packets_up_mean,
+                "packets_down": d.packets_down_mean,
+                "round_trips": d.round_trips,
+                "device_compute_us": b.get("client_compute"),
+                "secure_element_us": b.get("secure_element"),
+                "radio_on_us": (d.radio or {}).get("on_mean_us"),
+                "energy_mj": energy.get("total_mj"),
+                "energy_note": None if energy.get("total_mj") is not None else energy.get("note"),
+                "p50_us": u.p50_us,
+                "p95_us": u.p95_us,
+                "security_adds_p50_us": adds,
+                "security_share": (sec.get("time_p50_us") or {}).get("share"),
+                "cost_table": lb.get("cost_table"),
+                "not_counted": None,
+            }
+        )
     for p, why in skipped.items():  # protocols the core runs no stack of: listed with the reason
-        out.append({"protocol": p, "handshake": "", "network": rows[0].labels.get("network") if rows else None,
-                    "stack": None, "library": None, "cost_table": None, "not_counted": why})
+        out.append(
+            {
+                "protocol": p,
+                "handshake": "",
+                "network": rows[0].labels.get("network") if rows else None,
+                "stack": None,
+                "library": None,
+                "cost_table": None,
+                "not_counted": why,
+            }
+        )
     return out
 
 
