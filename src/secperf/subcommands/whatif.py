@@ -184,8 +184,9 @@ def _passed_on(args, cls) -> dict:
         # a system file asks the whole question ("how much of it is security"): the baseline rows
         # come with it, decided so that one command answers it
         out["baseline"] = True
-    if "baseline" in fields and len(set(args.protocol or [])) > 1:
-        # several protocols: a comparison, whose table says what security adds to each (decided so that
-        # `whatif tls1.3,dtls1.3,edhoc,...` answers "which protocol" in one command)
+    if "baseline" in fields and len(set(args.protocol or [])) > 1 and getattr(args, "device", None):
+        # several protocols on a device: a comparison, whose table says what security adds to each
+        # (decided so that `whatif tls1.3,dtls1.3,edhoc,... --device CORE` answers "which protocol" in
+        # one command; without a device, sweeps of several protocols keep their cell count)
         out["baseline"] = True
     return out
