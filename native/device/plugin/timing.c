@@ -1047,7 +1047,7 @@ void timing_translate(struct qemu_plugin_tb *tb)
     } else {
         if (n_blocks == cap_blocks) {
             size_t cap = cap_blocks ? cap_blocks * 2 : 4096;
-            struct tbinfo **nb = realloc(blocks, cap * sizeof *nb);
+            struct tbinfo **nb = realloc(blocks, cap * sizeof(struct tbinfo *));
             if (nb == NULL) {   /* cannot keep the block: its static part as inline additions */
                 for (unsigned i = 0; i < t->n_cls; i++)
                     qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
