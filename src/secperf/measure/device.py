@@ -287,18 +287,7 @@ def _run_client(build: Build, dev: Core, cfg: Config, port: int, ca: Path, n: in
     except subprocess.TimeoutExpired:
         raise MeasurementError(f"the {cfg.stack} guest client did not finish {n} handshakes within "
                                f"{RUN_TIMEOUT_S + 5 * n} s") from None
-    conns = []
-    for line in p.stdout.splitlines():
-        try:
-            d = json.loads(line)
-        except ValueError:
-            continue
-        if "error" in d and "conn" not in d:
-            raise MeasurementError(f"the {cfg.stack} guest client could not start: {d['error']}")
-        conns.append(d)
-    if not conns:
-        raise MeasurementError(f"the {cfg.stack} guest client printed nothing (exit {p.returncode}): "
-                               f"{p.stderr.strip()[-600:]}")
+    conns = A.guest_connections(p.stdout, p.stderr, p.returncode, cfg.stack)
     total, events = A.read_events(ev)
     ev.unlink(missing_ok=True)
     return conns, events, total

@@ -364,3 +364,22 @@ def op_counts(events: list[Event]) -> list[tuple[int, int]]:
             out.append((start.a2, e.count - start.count))
             start = None
     return out
+
+
+def guest_connections(stdout: str, stderr: str, returncode: int, who: str) -> list[dict]:
+    """The guest client's per-connection JSON lines; a start-up error line or no line at all is a
+    MeasurementError naming `who` (the stack's guest client) and what it said."""
+    import json
+
+    conns = []
+    for line in stdout.splitlines():
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        if "error" in d and "conn" not in d:
+            raise MeasurementError(f"the {who} guest client could not start: {d['error']}")
+        conns.append(d)
+    if not conns:
+        raise MeasurementError(f"the {who} guest client printed nothing (exit {returncode}): {stderr.strip()[-600:]}")
+    return conns

@@ -334,17 +334,7 @@ def run_client(build: QuicBuild, dev: Core, cfg: QuicConfig, port: int, ca: Path
             p = registry.run(argv, "qemu device emulator (QUIC)", capture_output=True, text=True, timeout=limit)
         except subprocess.TimeoutExpired:
             raise MeasurementError(f"the QUIC guest client did not finish {n} connections within {limit} s") from None
-        conns = []
-        for line in p.stdout.splitlines():
-            try:
-                d = json.loads(line)
-            except ValueError:
-                continue
-            if "error" in d and "conn" not in d:
-                raise MeasurementError(f"the QUIC guest client could not start: {d['error']}")
-            conns.append(d)
-        if not conns:
-            raise MeasurementError(f"the QUIC guest client printed nothing (exit {p.returncode}): {p.stderr.strip()[-600:]}")
+        conns = A.guest_connections(p.stdout, p.stderr, p.returncode, "QUIC")
         _total, events = A.read_events(ev)
     return conns, events
 
