@@ -14,7 +14,7 @@ from .html_env import figure_view
 from .plots import Plot
 from .terminal_whatif import END_TITLE, components, end_point
 from .units import fmt_time_us
-from .views.protocols import comparison_rows, mixed_libraries
+from .views.protocols import COLUMNS, comparison_cells, comparison_rows, mixed_libraries
 from .views.whatif import predicted_vs_measured, whatif_series
 
 T = TypeVar("T")
@@ -125,52 +125,11 @@ def _comparison(doc: Result) -> dict[str, Any] | None:
     rows = comparison_rows(doc)
     if not rows:
         return None
-    out = []
-    for r in rows:
-        if r["not_counted"]:
-            out.append([r["protocol"], r["network"] or "", "not predicted (below)", *("–" for _ in range(10))])
-            continue
-        adds = r["security_adds_p50_us"]
-        share = "" if r["security_share"] is None else f" ({r['security_share'] * 100:.0f}\u00a0%)"
-        out.append(
-            [
-                f"{r['protocol']} {r['handshake']}",
-                r["network"],
-                (r["library"] or r["cost_table"] or "–").split(" (", 1)[0],
-                f"{r['bytes_up']:.0f} / {r['bytes_down']:.0f}",
-                f"{r['packets_up']:.1f} / {r['packets_down']:.1f}",
-                str(r["round_trips"]),
-                fmt_time_us(r["device_compute_us"] or 0.0),
-                fmt_time_us(r["secure_element_us"] or 0.0),
-                "–" if r["radio_on_us"] is None else fmt_time_us(r["radio_on_us"]),
-                "–" if r["energy_mj"] is None else f"{r['energy_mj']:.1f} mJ",
-                fmt_time_us(r["p50_us"]),
-                fmt_time_us(r["p95_us"]),
-                "–" if adds is None else fmt_time_us(adds) + share,
-            ]
-        )
+    out = [comparison_cells(r, r["network"] or "") for r in rows]
     return {
         "mixed": mixed_libraries(doc),
         "not_counted": [(r["protocol"], r["not_counted"]) for r in rows if r["not_counted"]],
-        "table": _table(
-            [
-                "protocol",
-                "network",
-                "library",
-                "bytes up / down",
-                "packets up / down",
-                "round trips",
-                "device compute",
-                "secure element",
-                "radio on",
-                "energy / connection",
-                "P50",
-                "P95",
-                "security adds (P50)",
-            ],
-            out,
-            left=3,
-        ),
+        "table": _table(list(COLUMNS), out, left=3),
     }
 
 

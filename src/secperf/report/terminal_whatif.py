@@ -88,7 +88,7 @@ def prediction_table(series: Sequence[Series]) -> Table:
 
 def comparison_table(doc: Result | Mapping[str, Any]) -> Table | None:
     """Several protocols: one row each (report/views/protocols.py), the library that costs it named."""
-    from .views.protocols import comparison_rows, mixed_libraries
+    from .views.protocols import comparison_cells, comparison_rows, mixed_libraries
 
     rows = comparison_rows(doc)
     if not rows:
@@ -117,34 +117,10 @@ def comparison_table(doc: Result | Mapping[str, Any]) -> Table | None:
         "P95",
         "security adds (P50)",
     )
-    for c in cols:
+    for c in cols:  # the view's COLUMNS, shorter where a terminal is narrow
         t.add_column(c, justify="left" if c in ("protocol", "network", "library") else "right")
     for r in rows:
-        if r["not_counted"]:
-            t.add_row(
-                r["protocol"],
-                axis_label(r["network"]) if r["network"] else "",
-                "not predicted (below)",
-                *("–" for _ in cols[3:]),
-            )
-            continue
-        adds = r["security_adds_p50_us"]
-        share = "" if r["security_share"] is None else f" ({r['security_share'] * 100:.0f}%)"
-        t.add_row(
-            f"{r['protocol']} {r['handshake']}",
-            axis_label(r["network"]),
-            (r["library"] or r["cost_table"] or "–").split(" (", 1)[0],
-            f"{r['bytes_up']:.0f}/{r['bytes_down']:.0f}",
-            f"{r['packets_up']:.1f}/{r['packets_down']:.1f}",
-            str(r["round_trips"]),
-            fmt_time_us(r["device_compute_us"] or 0.0),
-            fmt_time_us(r["secure_element_us"] or 0.0),
-            "–" if r["radio_on_us"] is None else fmt_time_us(r["radio_on_us"]),
-            "–" if r["energy_mj"] is None else f"{r['energy_mj']:.1f} mJ",
-            fmt_time_us(r["p50_us"]),
-            fmt_time_us(r["p95_us"]),
-            "–" if adds is None else fmt_time_us(adds) + share,
-        )
+        t.add_row(*comparison_cells(r, axis_label(r["network"]) if r["network"] else ""))
     return t
 
 

@@ -11,7 +11,24 @@ from typing import Any
 
 from ...core.result import as_result
 from ...core.result_schema import Result, Series, WhatifDerived
+from ..units import fmt_time_us
 from .whatif import whatif_series
+
+COLUMNS = (
+    "protocol",
+    "network",
+    "library",
+    "bytes up/down",
+    "packets up/down",
+    "round trips",
+    "device compute",
+    "secure element",
+    "radio on",
+    "energy / connection",
+    "P50",
+    "P95",
+    "security adds (P50)",
+)
 
 
 def _main_rows(doc: Result) -> list[Series]:
@@ -87,3 +104,27 @@ def mixed_libraries(doc: Result | Mapping[str, Any]) -> str | None:
     """The what-if's note when its rows were costed from different libraries (None when one or none)."""
     a = as_result(doc).analysis.get("whatif", {})
     return (a.get("cost_table") or {}).get("mixed")
+
+
+def comparison_cells(r: Mapping[str, Any], network: str) -> list[str]:
+    """A comparison row's cells (COLUMNS), for the terminal and the HTML page alike; `network` as
+    the caller shows a link's name."""
+    if r["not_counted"]:
+        return [r["protocol"], network, "not predicted (below)", *("–" for _ in COLUMNS[3:])]
+    adds = r["security_adds_p50_us"]
+    share = "" if r["security_share"] is None else f" ({r['security_share'] * 100:.0f}\u00a0%)"
+    return [
+        f"{r['protocol']} {r['handshake']}",
+        network,
+        (r["library"] or r["cost_table"] or "–").split(" (", 1)[0],
+        f"{r['bytes_up']:.0f}/{r['bytes_down']:.0f}",
+        f"{r['packets_up']:.1f}/{r['packets_down']:.1f}",
+        str(r["round_trips"]),
+        fmt_time_us(r["device_compute_us"] or 0.0),
+        fmt_time_us(r["secure_element_us"] or 0.0),
+        "–" if r["radio_on_us"] is None else fmt_time_us(r["radio_on_us"]),
+        "–" if r["energy_mj"] is None else f"{r['energy_mj']:.1f} mJ",
+        fmt_time_us(r["p50_us"]),
+        fmt_time_us(r["p95_us"]),
+        "–" if adds is None else fmt_time_us(adds) + share,
+    ]
