@@ -110,8 +110,10 @@ def add_device_options(p, device_help: str, stack_help: str = "") -> None:
     p.add_argument("--device", type=argtypes.name, metavar="CORE", help="the client's device: an emulated core of `secperf device list` "
                    f"(cortex-m4-80, cortex-m33-128, cortex-a9-400, ...): {device_help}; or the cost table host-default")
     p.add_argument("--stack", type=argtypes.name_list, metavar="STACK",
-                   help="with --device CORE: the TLS library counted (default: wolfSSL, or the first stack built for "
-                        f"the core that runs every handshake needed; mbedtls3, mbedtls, wolfssl59, openssl){stack_help}")
+                   help="with --device CORE: the libraries counted, in order of preference (comma list: wolfssl, "
+                        "wolfssl59, mbedtls3, mbedtls, openssl, ngtcp2); each protocol takes the first that runs it, one "
+                        "none runs exits 2 naming those that do (default: one library for as many of the protocols as it "
+                        f"runs, another where it lacks one, said){stack_help}")
     p.add_argument("--config", metavar="CONFIG",
                    help="with --device CORE: the library's build configuration (default: the stack's; "
                         "`secperf device list` shows them, e.g. sp-asm, sp-c, sp-small for wolfSSL)")
