@@ -226,12 +226,13 @@ def _runnable(stack: str, build, want: list[Need]) -> list[Need]:
     return out
 
 
-def _client_ops(scenarios, want: list[Need]) -> list[str] | None:
+def _client_ops(scenarios, want: list[Need]) -> list[str]:
     """The device primitives (measure/device op names) the scenarios' client operations use, in their
     own group and certificate and in the counted rows' (the residual is fitted there), plus the AEADs
-    of the application exchange; None when one cannot be told (every primitive is counted then)."""
+    of the application exchange."""
     from dataclasses import replace
 
+    from ..core.errors import SecperfError
     from ..model import flights as F
     inverse = {v: k for k, v in C.DEVICE_OPS.items()}
     ops = {"aes-128-gcm-1024", "chacha20-poly1305-1024"}
@@ -242,7 +243,7 @@ def _client_ops(scenarios, want: list[Need]) -> list[str] | None:
         for v in variants:
             try:
                 m = F.build(v)
-            except Exception:   # a variant the model does not run (a group EDHOC has no suite for): skip it
+            except SecperfError:   # a variant the model does not run (a group EDHOC has no suite for): skip it
                 continue
             for e in m.exchanges:
                 for f in (e.out, e.back):
@@ -261,22 +262,21 @@ def _count_stack(core: str, dev, target: str, stack: str, conf: str | None, want
     if stack == "ngtcp2":
         from ..measure import quic_device as Q
         qb = Q.ensure_built()
-        fp = f"{qb.client.parent.name}|{_core_key(dev)}|secperf {__version__}|timing on"
-        config, library, build = "debian", qb.library, None
+        client, config, library, build = qb.client, "debian", qb.library, None
     else:
         build = ensure_built(stack, target, conf)
         if not build.offers.get("tls") and stack != "pqclean":
             raise InputError(f"--stack {stack}: {build.library} has no TLS; give a TLS stack (wolfssl, mbedtls3, ...)")
         want = _runnable(stack, build, want)
         _family_stack_check(core, stack, conf, build, want)
-        fp = f"{build.client.parent.name}|{_core_key(dev)}|secperf {__version__}|timing on"
-        config, library = build.config, build.library
+        client, config, library = build.client, build.config, build.library
+    fp = f"{client.parent.name}|{_core_key(dev)}|secperf {__version__}|timing on"
     path = _cache_file(core, stack, config)
     rows = _load(path, fp)
     jobs: list[tuple[str, object]] = []
     if build is not None:
         known = list(build.crypto_ops)
-        ops = known if all_ops else [o for o in (_client_ops(scenarios, want) or known) if o in known]
+        ops = known if all_ops else [o for o in _client_ops(scenarios, want) if o in known]
         jobs += [(f"op:{o}", ("crypto", stack, build, o)) for o in ops if f"op:{o}" not in rows]
         op_keys = [f"op:{o}" for o in ops]
     else:
@@ -386,11 +386,11 @@ def device_counts(core: str, scenarios, stack: str | list[str] | None = None, co
     per: dict[str, Counts] = {}
     prim = DS.primitives_stack(choice, target, asked)
     order = [prim] + [s for s in sorted(choice.stacks, key=lambda s: s in DS.NO_PRIMITIVES) if s != prim]
+    # whose primitives price a protocol's client operations: its own stack's, or prim's for a stack without any
+    priced_by = {f: prim if st in DS.NO_PRIMITIVES else st for f, st in choice.by_family.items()}
     for st in order:
-        mine = [n for n in want if choice.by_family.get(n.tls) == st]
-        fams = {n.tls for n in mine} | ({n.tls for n in want if n.tls in choice.by_family and
-                                         choice.by_family[n.tls] in DS.NO_PRIMITIVES} if st == prim else set())
-        scs = [sc for sc in scenarios if DS.family(sc.protocol) in fams]
+        mine = [n for n in want if choice.by_family[n.tls] == st]
+        scs = [sc for sc in scenarios if priced_by[DS.family(sc.protocol)] == st]
         per[st] = _count_stack(core, dev, target, st, confs.get(st), mine, scs, all_ops, quiet)
     table = _tables(core, choice, prim, per, scenarios, base or C.load_table())
     return DeviceCounts(core, per, choice.by_family, table, notes)

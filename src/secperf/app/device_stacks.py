@@ -119,18 +119,15 @@ def choose(core: str, target: str, families: list[str], asked: list[str] | None 
     `optional`: families that are left out, with a note, when the asked stacks lack them (the
     planner's measures: a measure without costs is listed with the reason, not an error)."""
     fams = list(dict.fromkeys(families))
+    notes: list[str] = []
     if asked and optional:
         skip = [f for f in fams if f in optional and not any(f in declared(s, target) for s in asked)]
         fams = [f for f in fams if f not in skip]
-        pre = [f"note: --stack {','.join(asked)} has no {FAMILY_NAME[f]} on {core}; the measures that switch to "
-               f"it are not costed" for f in skip]
-        ch = choose(core, target, fams, asked, asked_from)
-        ch.notes[:0] = pre
-        return ch
+        notes += [f"note: --stack {','.join(asked)} has no {FAMILY_NAME[f]} on {core}; the measures that switch "
+                  f"to it are not costed" for f in skip]
     for f in fams:
         if not stacks_with(f, target):
             raise InputError(f"{FAMILY_NAME[f]} on --device {core}: {why_not(f, core, target)}")
-    notes: list[str] = []
     if asked:
         unknown = [s for s in asked if s not in DECLARED]
         if unknown:
