@@ -145,3 +145,15 @@ def test_scenario_whatif_block_predicts_next_to_its_measured_rows(tmp_path):
     # calibrated on the same loopback rows: the prediction lands on the measurement
     assert abs(loop["p50_error"]) < 0.25
     assert rows[1]["predicted_p50_us"] > 10 * loop["predicted_p50_us"]  # NB-IoT's 1.6 s round trips
+
+
+def test_a_value_given_twice_is_one_row_and_the_result_reads_back(tmp_path):
+    """`tls1.3,tls1.3`, a network, key or group given twice: one row each, never two series of the
+    same id (a Result the readers refuse); `secperf report` reads it back."""
+    p = _whatif(tmp_path, "tls1.3,tls1.3,mqtt", "--network", "lte-m,lte-m", "--key", "software,software",
+                "--group", "x25519,x25519", "--n", "2000", "--json")
+    assert p.returncode == 0, p.stderr
+    ids = [s["id"] for s in json.loads(p.stdout)["series"]]
+    assert len(ids) == len(set(ids)) == 2
+    r = run_cli("report", str(tmp_path / "results" / "latest"), "-o", str(tmp_path / "r.html"))
+    assert r.returncode == 0, r.stderr

@@ -134,11 +134,12 @@ def cost_table(o: WhatifOptions) -> C.CostTable:
 def drop_unrunnable(o: WhatifOptions) -> None:
     """A comparison of several protocols on an emulated core lists a protocol the core runs no stack
     of (QUIC on a microcontroller) with the reason instead of stopping: the others are still the
-    answer. Asked alone, it stays an input error (device_counts says why). Without --stack only: a
-    stack the user named that lacks a protocol is an error naming the stacks that have it."""
+    answer. Asked alone, it stays an input error (device_counts says why). A stack the user named
+    that lacks a protocol the core does run stays an error naming the stacks that have it
+    (device_stacks.choose)."""
     from ..inputs import devices as D
     device = D.resolve_device(o.device)
-    if not device or device in C.table_names() or device not in D.cores() or o.calibrate or o.stack:
+    if not device or device in C.table_names() or device not in D.cores() or o.calibrate:
         return
     from ..measure import device as MD
     from . import device_stacks as DS
@@ -468,9 +469,11 @@ def _series(cell: SW.Cell, pred: dict[str, Any], table: C.CostTable, until: str 
 
 
 def _cells(o: WhatifOptions, table: C.CostTable):
-    nets = NS.parse_networks(o.networks)
+    # a value given twice (`tls1.3,tls1.3`, `--network lte-m,lte-m`) is one row: a repeated cell would
+    # repeat its series id, which makes a Result no reader takes
+    nets = list({n.canonical(): n for n in NS.parse_networks(o.networks)}.values())
     sweep = SW.parse(o.sweep)
-    scs = scenarios(o)
+    scs = list(dict.fromkeys(scenarios(o)))
     if o.s1:
         scs = [sc for _, sc in S1.scenarios(table, o.protocols[0] if o.protocols[0] in ("tls1.3", "https", "mqtt")
                                             else "tls1.3")]
