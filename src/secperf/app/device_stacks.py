@@ -90,8 +90,8 @@ def stacks_with(fam: str, target: str) -> list[str]:
 def why_not(fam: str, core: str, target: str) -> str:
     """Why no stack counts a family on this core (the named error's text)."""
     if fam == "quic":
-        from ..measure.quic_device import refusal
-        return refusal(core)
+        from ..measure.quic_device import why_not_here
+        return why_not_here()
     return f"no stack built for {core} counts {FAMILY_NAME[fam]}"
 
 

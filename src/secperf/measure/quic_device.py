@@ -105,11 +105,15 @@ class QuicConfig:
         return f"{STACK}/quic/{self.group}/{self.suite}/{self.mode}/{self.server_cert}"
 
 
-def refusal(device: str) -> str:
-    """Why QUIC is not counted on this (microcontroller) core, naming the cores it is counted on."""
+def why_not_here() -> str:
+    """Why QUIC is not counted on a microcontroller core, naming the cores it is counted on."""
     from ..inputs.devices import core, cores
-    a_cores = ", ".join(n for n in cores() if core(n).profile == "A")
-    return f"--tls quic --device {device}: " + NO_MCU.format(cores=a_cores)
+    return NO_MCU.format(cores=", ".join(n for n in cores() if core(n).profile == "A"))
+
+
+def refusal(device: str) -> str:
+    """`device handshake --tls quic` on a microcontroller core: the options and why."""
+    return f"--tls quic --device {device}: " + why_not_here()
 
 
 def plan(device: str, stacks, modes, groups, suites, server_cert) -> list[QuicConfig]:
