@@ -175,3 +175,21 @@ def test_a_home_that_cannot_hold_secperf_state_is_an_input_error(tmp_path):
     p = subprocess.run([sys.executable, "-m", "secperf", "signer", "--n", "1", "--out", str(tmp_path)], env=env,
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and "HOME" in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("stdout", ["full", "closed"])
+def test_json_on_a_full_or_closed_stdout_exits_2_and_keeps_the_result(tmp_path, stdout):
+    """`--json > /dev/full` or with stdout closed: exit 2 naming stdout and where the Result was kept,
+    no traceback; the Result on disk is whole."""
+    import shutil
+    import sys
+    exe = shutil.which("secperf", path=os.path.dirname(sys.executable)) or "secperf"
+    argv = [exe, "whatif", "tls1.3", "--n", "1000", "--no-report", "--json", "--out", str(tmp_path)]
+    with open("/dev/full", "w") as full:
+        p = subprocess.run(argv, stdout=full if stdout == "full" else None, stderr=subprocess.PIPE, text=True,
+                           pass_fds=(), close_fds=True, timeout=300,
+                           **({} if stdout == "full" else {"preexec_fn": lambda: os.close(1)}))
+    assert p.returncode == 2, p.stderr
+    assert "stdout" in p.stderr and "Traceback" not in p.stderr
+    kept = [d for d in tmp_path.iterdir() if d.name != "latest"]
+    assert len(kept) == 1 and R.load(kept[0] / "result.json").kind == "whatif"

@@ -109,13 +109,33 @@ def failure_exit(doc: Result, max_failure_share: float = 0.0) -> tuple[int, str 
     return EXIT_OK, None
 
 
+def write_stdout(text: str, what: str) -> None:
+    """`text` on stdout, which may be full (`> /dev/full`) or gone: an OutputError naming stdout and
+    `what` was not written (exit 2), not a traceback; stdout is pointed at /dev/null afterwards so the
+    interpreter's last flush cannot fail again."""
+    import os
+
+    from ..core.errors import OutputError
+    if sys.stdout is None:   # started with stdout closed (`>&-`)
+        raise OutputError(f"stdout is closed: cannot write {what}; give it a file or leave out --json")
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as exc:
+        with contextlib.suppress(OSError, ValueError):
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, sys.stdout.fileno())
+            os.close(null)
+        raise OutputError(f"stdout: cannot write {what} ({exc.strerror or exc})") from None
+
+
 def show_result(doc: Result, args: argparse.Namespace, judges_failures: bool = True) -> int:
     from ..app.runner import result_tables
     from ..core import result as R
     from ..report import terminal
     result_path, report_path = run_paths(doc, args)
     if getattr(args, "json", False):
-        sys.stdout.write(R.dumps(doc))
+        write_stdout(R.dumps(doc), f"the Result (kept in {result_path})")
     else:
         terminal.print_result(terminal.out_console(), doc, result_tables(doc, doc.params))
         terminal.err_console().print(f"result: {result_path}"
