@@ -8,6 +8,7 @@ against logs made from those counts: one inside the bounds (fits, saved, usable 
 one that needs parameters out of bounds (reported as not fitting, rows named, nothing saved)."""
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -296,3 +297,16 @@ def test_calibrate_saves_a_profile_device_crypto_names_its_log(home, tmp_path):
     for name in OPS:
         assert f"{name} (line" in p3.stdout
     assert not (home / "devices" / "too-slow.toml").exists()
+
+
+def test_a_fifo_log_or_harness_is_refused_not_waited_on(tmp_path):
+    """A FIFO as the board log (or as a user-code harness) would block the read forever: exit 2 naming it."""
+    fifo = tmp_path / "log.fifo"
+    os.mkfifo(fifo)
+    p = run_cli("device", "calibrate", str(fifo), "--board-clock", "80", "--wait-states", "4", "--name", "fifo-board",
+                timeout=60)
+    assert p.returncode == 2 and "not a regular file" in p.stderr, p.stderr
+    p = run_cli("device", "crypto", "--device", "cortex-m4-80", "--source",
+                str(Path(__file__).resolve().parents[1] / "examples" / "user-code" / "crc32.c"), "--entry", "crc32_bitwise", "--harness", str(fifo),
+                timeout=60)
+    assert p.returncode == 2 and "--harness" in p.stderr and "not a regular file" in p.stderr, p.stderr

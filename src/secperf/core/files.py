@@ -22,6 +22,8 @@ LIMITS = {
     "system": 1 * MiB,
     "profiles": 1 * MiB,
     "pem": 1 * MiB,
+    "harness": 1 * MiB,  # device crypto --harness (TOML)
+    "board log": 16 * MiB,  # device calibrate LOG: a board's benchmark output
 }
 MAX_TOML_DEPTH = 32
 

@@ -395,11 +395,12 @@ def parse(text: str, scheme: str | None = None) -> BoardLog:
 def read(path: str | Path, scheme: str | None = None) -> tuple[BoardLog, bytes]:
     """The log at `path` parsed, and its bytes (for the profile's source hash); BoardLogError when it
     cannot be read or has no line secperf can count."""
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except OSError as exc:
-        raise BoardLogError(f"LOG {path}: cannot read it ({exc.strerror or exc})") from None
+    from ..core.files import read_input
+
+    try:  # a regular file only (a FIFO would block forever), of a sane size
+        data = read_input(path, "board log", f"LOG {path}")
+    except InputError as exc:
+        raise BoardLogError(f"LOG {path}: cannot read it ({str(exc).removeprefix(f'LOG {path}: ')})") from None
     text = data.decode("utf-8", errors="replace")
     log = parse(text, scheme)
     if not log.rows:

@@ -134,11 +134,10 @@ def load_harness(path: str | None) -> Harness:
     h = Harness(path=path)
     if path is None:
         return h
-    p = Path(path)
+    from ..core.files import read_input
+    data = read_input(path, "harness", f"--harness {path}")   # a regular file only: a FIFO would block
     try:
-        raw = tomllib.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"--harness {path}: cannot read it ({exc.strerror})") from None
+        raw = tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"--harness {path}: not TOML: {exc}") from None
     where = f"--harness {path}"
