@@ -9,7 +9,15 @@ SOURCES := $(shell find src native -type f \( -name '*.py' -o -name '*.c' -o -na
 
 $(BOOT): scripts/bootstrap pyproject.toml java/californium/pom.xml $(shell find java/californium/src -type f 2>/dev/null)
 	scripts/bootstrap
-	@touch $@
+	@mkdir -p $(HOME_DIR) && touch $(HOME_STAMP) $@
+
+# what the bootstrap puts under SECPERF_HOME (the device builds' sources and armhf sysroot, the Go
+# toolchain): a SECPERF_HOME the bootstrap has not seen yet gets them on first use, as the venv does
+HOME_DIR := $(or $(SECPERF_HOME),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/secperf)
+HOME_STAMP := $(HOME_DIR)/.secperf-bootstrap
+$(HOME_STAMP): scripts/bootstrap
+	scripts/bootstrap
+	@mkdir -p $(HOME_DIR) && touch $@
 
 bootstrap: $(BOOT)
 
@@ -51,16 +59,16 @@ tools: $(GO_TOOL) $(JMH_JAR)
 device: build
 	$(VENV)/bin/secperf device build
 
-demo: build
+demo: build $(HOME_STAMP)
 	$(VENV)/bin/secperf run
 
 # ends with a count of skipped tests per category (tests/conftest.py); with SECPERF_CI=1 (.ci/run), as
 # root, a skip in a category a bootstrapped, built machine must not see fails the run
-test: build
+test: build $(HOME_STAMP)
 	$(PY) -m pytest -q
 
 # the tests marked slow (> 10 s each): fidelity checks CI runs after `make test`
-test-slow: build
+test-slow: build $(HOME_STAMP)
 	$(PY) -m pytest -q -m slow
 
 test-all: build
