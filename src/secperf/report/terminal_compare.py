@@ -8,6 +8,7 @@ from typing import Any
 
 from rich.table import Table
 
+from ..core.compare import MIN_RANKS
 from .units import fmt_time_us
 
 COLOURS = {
@@ -49,13 +50,30 @@ def _verdict(text: str) -> str:
     return f"[{c}]{text}[/{c}]" if c else text
 
 
+def difference_cell(r: dict[str, Any]) -> str:
+    """B − A named by its estimator; a Hodges-Lehmann shift whose sign differs from the difference of
+    the shown medians says so beside it (both are right: they answer different questions)."""
+    unit = r["unit"]
+    hl = str(r.get("method", "")).startswith("Hodges-Lehmann")
+    text = signed(r["diff"], unit) + (" shift" if hl else " means")
+    a, b = r.get("a"), r.get("b")
+    if hl and a is not None and b is not None:
+        medians = b - a
+        if (medians > 0 > r["diff"]) or (medians < 0 < r["diff"]) or (medians == 0) != (r["diff"] == 0):
+            text += f" (medians {signed(medians, unit)})"
+    return text
+
+
 def measured_table(cmp: dict[str, Any]) -> Table:
     conf = 1 - cmp["alpha"]
     t = Table(
         title=f"B ({cmp['b']}) against A ({cmp['a']}): measured",
         title_justify="left",
         header_style="bold",
-        caption=f"B − A with its {conf:.0%} interval; 'detectable': the smallest change these sample sizes "
+        caption=f"A, B: medians (means where B − A says 'means'); B − A with its {conf:.0%} interval: 'shift' is the Hodges-Lehmann shift (the median of all "
+        "pairwise differences B − A), which can have the other sign than the difference of the medians A and B "
+        "(then shown beside it); 'means' is the difference of means (fewer than "
+        f"{MIN_RANKS} samples a side); 'detectable': the smallest change these sample sizes "
         f"find at alpha {cmp['alpha']:g} with {cmp.get('power', 0.8):.0%} power; a change counts from "
         f"{cmp['min_change']:.0%}; 'too few samples to decide': the interval reaches past ±"
         f"{cmp['min_change']:.0%}",
@@ -86,7 +104,7 @@ def measured_table(cmp: dict[str, Any]) -> Table:
             n,
             fmt(r["a"], r["unit"]),
             fmt(r["b"], r["unit"]),
-            signed(r["diff"], r["unit"]),
+            difference_cell(r),
             change,
             f"±{abs(det):.1%}" if det is not None else "",
             _verdict(r["verdict"]),
