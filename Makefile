@@ -9,16 +9,11 @@ SOURCES := $(shell find src native -type f \( -name '*.py' -o -name '*.c' -o -na
 
 $(BOOT): scripts/bootstrap pyproject.toml java/californium/pom.xml $(shell find java/californium/src -type f 2>/dev/null)
 	scripts/bootstrap
-	@mkdir -p $(HOME_DIR) && touch $(HOME_STAMP) $@
+	@touch $@
 
-# what the bootstrap puts under SECPERF_HOME (the device builds' sources and armhf sysroot, the Go
-# toolchain): a SECPERF_HOME the bootstrap has not seen yet gets them on first use, as the venv does
-HOME_DIR := $(or $(SECPERF_HOME),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/secperf)
-HOME_STAMP := $(HOME_DIR)/.secperf-bootstrap
-$(HOME_STAMP): scripts/bootstrap
-	scripts/bootstrap
-	@mkdir -p $(HOME_DIR) && touch $@
-
+# nothing is bootstrapped per SECPERF_HOME: the device builds' sources live in the installation's
+# read-only cache ($(VENV)/share/secperf/device, filled by scripts/bootstrap) and whatever a
+# SECPERF_HOME lacks is fetched into it at first use (secperf/measure/device_sources.py)
 bootstrap: $(BOOT)
 
 # scikit-build-core builds native/ with CMake against the system OpenSSL and installs it into the package
@@ -59,16 +54,16 @@ tools: $(GO_TOOL) $(JMH_JAR)
 device: build
 	$(VENV)/bin/secperf device build
 
-demo: build $(HOME_STAMP)
+demo: build
 	$(VENV)/bin/secperf run
 
 # ends with a count of skipped tests per category (tests/conftest.py); with SECPERF_CI=1 (.ci/run), as
 # root, a skip in a category a bootstrapped, built machine must not see fails the run
-test: build $(HOME_STAMP)
+test: build
 	$(PY) -m pytest -q
 
 # the tests marked slow (> 10 s each): fidelity checks CI runs after `make test`
-test-slow: build $(HOME_STAMP)
+test-slow: build
 	$(PY) -m pytest -q -m slow
 
 test-all: build

@@ -3,8 +3,10 @@ against Debian's armhf wolfSSL and Mbed TLS) and the host TCG plugin that counts
 (native/device). Built at first use into $SECPERF_HOME/device/build/<hash of sources and flags>,
 so a rebuild happens only when a source, the toolchain or the libraries change.
 
-Where the armhf libraries come from: Debian's packages, unpacked into a private sysroot by
-scripts/bootstrap ($SECPERF_HOME/device/sysroot-armhf; libwolfssl-dev is not Multi-Arch: same,
+Where the armhf libraries and every third-party source come from: measure/device_sources (one
+lookup: the user's $SECPERF_HOME/device, then the installation's read-only cache that
+scripts/bootstrap fills, else fetched now with apt-get/cargo as the user). The armhf libraries are
+Debian's packages unpacked into a private sysroot (sysroot-armhf; libwolfssl-dev is not Multi-Arch: same,
 so its armhf package cannot be installed next to the host's), or installed system-wide
 (/usr/lib/arm-linux-gnueabihf). QEMU's qemu-plugin.h comes from Debian's qemu source package
 (also fetched by bootstrap; GPL, never copied into this repository); without it the plugin is
@@ -12,7 +14,7 @@ built against the declarations shared with native/mac/cortexm.
 
 Microcontroller targets (profile M cores): Debian's armhf libraries are Cortex-A code, so for a
 Cortex-M core the library is compiled from its Debian source package (apt-get source wolfssl
-mbedtls, unpacked by scripts/bootstrap into $SECPERF_HOME/device/src) with -mcpu=cortex-m4
+mbedtls, under src/ of a device_sources root) with -mcpu=cortex-m4
 -mthumb and the embedded configuration in native/device/mcu, linked statically with armhf glibc
 and run under `qemu-arm -cpu max` (qemu-user has no M-profile CPU): the library's instruction
 stream is real Cortex-M4 code; the C library's (memcpy, the socket calls' wrappers) is not.
@@ -25,7 +27,6 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -35,9 +36,11 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from ..core.errors import InputError, SetupError
+from ..core.errors import InputError
 from ..core.native import shipped_sources
 from ..core.paths import secperf_home
+from . import device_sources
+from .device_sources import DeviceSetupError  # noqa: F401 - raised here and imported from here by the device modules
 
 STACKS = {  # stack -> (make target, binary, static libraries it needs, Debian package)
     "wolfssl": ("wolfssl", "sp-device-wolfssl", ("libwolfssl.a",), "libwolfssl-dev:armhf"),
@@ -114,15 +117,6 @@ for _s in STACKS:
     for _t, _built in NEWLIB_STACKS.items():
         if _s not in _built:
             STACK_TARGETS[_s] = tuple(t for t in STACK_TARGETS.get(_s, tuple(TARGETS)) if t != _t)
-# Debian source packages of the microcontroller builds: stack -> (source package, directory glob)
-SOURCES = {"wolfssl": ("Debian's source package wolfssl (apt-get source)", "wolfssl-[0-9]*"),
-           "mbedtls": ("Debian's source package mbedtls (apt-get source)", "mbedtls-[0-9]*"),
-           "mbedtls3": ("the mbedtls-rs-sys crate from crates.io (cargo fetch)", "mbedtls-rs-sys-*/mbedtls"),
-           "wolfssl59": ("the wolfssl-sys crate from crates.io (cargo fetch)", "wolfssl-sys-*/wolfssl-src"),
-           "p256m": ("the mbedtls-rs-sys crate from crates.io (cargo fetch)",
-                     "mbedtls-rs-sys-*/mbedtls/3rdparty/p256-m/p256-m"),
-           "pqclean": ("the pqcrypto-mlkem and pqcrypto-mldsa crates from crates.io (cargo fetch)",
-                       "pqclean-mlkem-*-mldsa-*")}
 # archive of the library in the link map: (target kind, stack) -> archive names
 ARCHIVES = {"wolfssl": ("libwolfssl.a",), "mbedtls": ("libmbedtls.a", "libmbedx509.a", "libmbedcrypto.a",
                                                       "libmbedall.a"), "mbedtls3": ("libmbedtls3.a",),
@@ -231,8 +225,6 @@ def check_config_guards(src: Path, stack: str, cfg: BuildConfig) -> None:
                                f"{', '.join(missing)} (data/device_builds.toml)")
 
 
-class DeviceSetupError(SetupError):
-    """A cross compiler, emulator or armhf library is missing, or the build failed."""
 
 
 @dataclass(frozen=True)
@@ -285,23 +277,13 @@ def tool(name: str, debian: str) -> str:
 
 
 def sysroot_for(stack: str) -> Path:
-    """The first sysroot holding the stack's armhf static libraries."""
+    """The first sysroot holding the stack's armhf static libraries (device_sources.sysroot)."""
     libs, pkg = STACKS[stack][2], STACKS[stack][3]
-    cands = [Path(p) for p in (os.environ.get("SECPERF_ARMHF_SYSROOT"),) if p]
-    cands += [device_home() / "sysroot-armhf", Path("/")]
-    for root in cands:
-        libdir = root / "usr" / "lib" / "arm-linux-gnueabihf"
-        if all((libdir / lib).is_file() for lib in libs):
-            return root
-    raise DeviceSetupError(
-        f"the armhf {stack} library ({', '.join(libs)}) was not found in "
-        f"{', '.join(str(c) for c in cands)}: run scripts/bootstrap, which unpacks Debian's {pkg} "
-        f"into {device_home() / 'sysroot-armhf'}")
+    return device_sources.sysroot(libs, f"the armhf {stack} library ({pkg})")
 
 
 def qemu_plugin_include() -> Path | None:
-    d = device_home() / "qemu-src" / "include"
-    return d if (d / "qemu-plugin.h").is_file() else None
+    return device_sources.qemu_plugin_include()
 
 
 def _version_line(cmd: list[str]) -> str:
@@ -341,26 +323,13 @@ def _run(cmd: list[str], what: str, timeout: float, cwd: Path | None = None) -> 
 
 
 def source_dir(stack: str) -> Path:
-    """The unpacked Debian source package of a stack (microcontroller builds)."""
-    pkg, pattern = SOURCES[stack]
-    base = device_home() / "src"
-    found = sorted(d for d in base.glob(pattern) if d.is_dir()) if base.is_dir() else []
-    if not found:
-        raise DeviceSetupError(
-            f"the {stack} sources for the source build were not found in {base}: run scripts/bootstrap, "
-            f"which fetches {pkg} and unpacks it there")
-    return found[-1]
+    """The sources of a stack's source build (microcontroller builds): device_sources.locate."""
+    return device_sources.locate(stack)
 
 
 def xkcp_dir() -> Path:
-    """XKCP's ARMv7-M Keccak-p[1600] (unpacked by scripts/bootstrap from the xkcp-sys crate)."""
-    base = device_home() / "src"
-    found = sorted(d for d in base.glob("xkcp-armv7m-*") if (d / "KeccakP-1600-inplace-32bi-armv7m-le-gcc.s").is_file()) \
-        if base.is_dir() else []
-    if not found:
-        raise DeviceSetupError(f"XKCP's ARMv7-M Keccak was not found in {base}: run scripts/bootstrap, which fetches "
-                               f"the xkcp-sys crate from crates.io and unpacks it there")
-    return found[-1]
+    """XKCP's ARMv7-M Keccak-p[1600] (the xkcp-sys crate): device_sources.locate."""
+    return device_sources.locate("xkcp")
 
 
 def footprint(map_text: str, archives: tuple[str, ...]) -> dict:

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import select
 import socket
 import statistics
@@ -156,17 +155,9 @@ def _sources() -> Path:
 
 
 def sysroot() -> Path:
-    """The armhf sysroot with Debian's ngtcp2 and GnuTLS (DeviceSetupError naming bootstrap otherwise)."""
-    cands = [Path(p) for p in (os.environ.get("SECPERF_ARMHF_SYSROOT"),) if p]
-    cands += [device_home() / "sysroot-armhf", Path("/")]
-    for root in cands:
-        libdir = root / "usr" / "lib" / "arm-linux-gnueabihf"
-        if all((libdir / lib).exists() for lib in ARMHF_LIBS):
-            return root
-    raise DeviceSetupError(f"Debian's armhf ngtcp2 and GnuTLS ({', '.join(ARMHF_LIBS)}) were not found in "
-                           f"{', '.join(str(c) for c in cands)}: run scripts/bootstrap, which unpacks "
-                           f"{', '.join(ARMHF_DEBS)} and their dependencies (armhf) into "
-                           f"{device_home() / 'sysroot-armhf'}")
+    """The armhf sysroot with Debian's ngtcp2 and GnuTLS (device_sources.sysroot: fetched when missing)."""
+    from . import device_sources
+    return device_sources.sysroot(tuple(ARMHF_LIBS), f"Debian's armhf ngtcp2 and GnuTLS ({', '.join(ARMHF_DEBS)})")
 
 
 def _fingerprint(src: Path, parts: list[str]) -> str:
