@@ -126,6 +126,30 @@ static const char *kex_name(SSL *ssl, int has_tmp, const char *group)
     }
 }
 
+/* The server's signature in this handshake: key type and hash ("rsa_pss+SHA256", "ecdsa+SHA256",
+ * "ed25519"); empty when the server signed nothing (resumption, PSK, RSA key transport). */
+static void peer_signature(SSL *ssl, char *out, size_t len)
+{
+    int type = 0, md = 0;
+    out[0] = '\0';
+    if (!SSL_get_peer_signature_type_nid(ssl, &type) || type == NID_undef)
+        return;
+    const char *t;
+    switch (type) {
+    case EVP_PKEY_RSA: t = "rsa_pkcs1"; break;
+    case EVP_PKEY_RSA_PSS: t = "rsa_pss"; break;
+    case EVP_PKEY_EC: t = "ecdsa"; break;
+    case EVP_PKEY_ED25519: t = "ed25519"; break;
+    case EVP_PKEY_ED448: t = "ed448"; break;
+    default: t = OBJ_nid2sn(type); break;
+    }
+    if (SSL_get_peer_signature_nid(ssl, &md) && md != NID_undef && type != EVP_PKEY_ED25519
+        && type != EVP_PKEY_ED448)
+        (void)snprintf(out, len, "%s+%s", t, OBJ_nid2sn(md));
+    else
+        (void)snprintf(out, len, "%s", t);
+}
+
 static void describe(client *c, SSL *ssl, hs_conn_result *r)
 {
     const SSL_CIPHER *cipher = SSL_get_current_cipher(ssl);
@@ -137,6 +161,7 @@ static void describe(client *c, SSL *ssl, hs_conn_result *r)
     EVP_PKEY_free(tmp);
     r->group = has_tmp ? SSL_group_to_name(ssl, (int)SSL_get_negotiated_group(ssl)) : NULL;
     r->kex = kex_name(ssl, has_tmp, r->group);
+    peer_signature(ssl, r->signature, sizeof(r->signature));
     r->resumed = SSL_session_reused(ssl);
     hs_mode m = c->a->mode;
     r->resumption_expected = is_resume_mode(m)

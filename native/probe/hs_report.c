@@ -95,6 +95,8 @@ void hs_report_conn(FILE *f, uint64_t i, const hs_conn_result *r, const hs_trace
     json_str(f, r->group);
     fputs(",\"kex\":", f);
     json_str(f, r->kex);
+    fputs(",\"signature\":", f);
+    json_str(f, r->signature[0] ? r->signature : NULL);
     fprintf(f, ",\"resumed\":%s,\"resumption_expected\":%s,\"early_data\":\"%s\"",
             tf(r->resumed), tf(r->resumption_expected), r->early_data);
     if (r->early_data_bytes > 0)

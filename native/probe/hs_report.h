@@ -22,6 +22,7 @@ typedef struct hs_conn_result {
     const char *cipher_std;     /* RFC name */
     const char *group;          /* key-exchange group, NULL when none (psk_ke, RSA, resumed 1.2) */
     const char *kex;
+    char signature[48];         /* the server's handshake signature ("ecdsa+SHA256"), empty when none */
     int resumed;
     int resumption_expected;
     const char *early_data;     /* accepted, rejected, not_sent */

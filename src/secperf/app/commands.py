@@ -68,6 +68,8 @@ def handshake(o: HandshakeExperimentOptions, output: Output) -> Result:
         servers = [H.REMOTE]
         mtls = mtls or tgt.client_cert is not None
     configs = [replace(c, server=sv, network=n.name) for n in nets for sv in servers for c in base]
+    if tgt is not None:  # the user's certificate and groups are not secperf's choice: offer what fits any
+        configs = [H.for_any_certificate(c) for c in configs]
     if "nginx" in servers:
         configs = [c for c in configs
                    if c.server != "nginx" or (c.proto == "tls" and c.mode not in ("psk", "psk-dhe", "0rtt"))]

@@ -141,6 +141,29 @@ def experiment(name: str) -> list[HandshakeConfig]:
     raise HandshakeError(f"unknown experiment {name!r}; known: {', '.join(EXPERIMENTS)}")
 
 
+def for_any_certificate(cfg: HandshakeConfig) -> HandshakeConfig:
+    """The configuration as offered to a server secperf did not set up (`--connect`): its
+    certificate may be RSA or ECDSA and its groups are its own, so every TLS 1.2 ECDHE suite is
+    offered with both signature kinds (ECDHE-ECDSA-X beside ECDHE-RSA-X) and the group list goes on
+    past the configured first one (x25519, then P-256 and P-384). The label then names the offer
+    without a certificate type; what the server chose is recorded per row (derived.negotiated)."""
+    ciphers = cfg.ciphers
+    if ciphers:
+        out: list[str] = []
+        for c in ciphers.split(":"):
+            for kind in ("ECDSA", "RSA"):
+                alt = c.replace("ECDHE-RSA-", f"ECDHE-{kind}-").replace("ECDHE-ECDSA-", f"ECDHE-{kind}-")
+                if alt not in out:
+                    out.append(alt)
+        ciphers = ":".join(out)
+    groups = cfg.groups
+    if groups and cfg.mode != "psk":
+        names = groups.split(":")
+        groups = ":".join(names + [g for g in ("P-256", "P-384") if g not in names])
+    label = cfg.label.replace("ecdhe-rsa-", "ecdhe-").replace(f" {cfg.cert_type.replace('-', '')}", "")
+    return replace(cfg, ciphers=ciphers, groups=groups, label=label)
+
+
 EXPERIMENTS = ("versions", "suites", "groups", "breakdown", "appdata", "resumption", "psk", "0rtt",
                "certs", "mtls", "dtls")
 
@@ -396,7 +419,7 @@ def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI, doc: R
         d["wait_p50_us"] = _median_of(ok, ("wait_us",))
         d["app_write_p50_us"] = _median_of(ok, ("app", "write_us"))
         d["app_read_p50_us"] = _median_of(ok, ("app", "read_us"))
-        d["negotiated"] = {k: ok[0].get(k) for k in ("version", "cipher", "group")}
+        d["negotiated"] = {k: ok[0].get(k) for k in ("version", "cipher", "group", "signature")}
         if cfg.mode.startswith("resume") or cfg.mode in ("0rtt",):
             d["resumed"] = sum(1 for c in ok if c.get("resumed"))
             if d["resumed"] < len(ok):

@@ -245,6 +245,16 @@ def handshake_tables(doc: Result | Mapping[str, Any]) -> list[Table]:
             "; ".join(checks),
         )
     out = [t]
+    chosen = [s for s in series if s.labels.get("server") == "remote" and s.derived.get("negotiated")]
+    if chosen:  # against the user's server a configuration is an offer: what did the server choose?
+        n = Table(title="What the server chose (first connection of each row)", title_justify="left",
+                  header_style="bold")
+        for c in ("configuration", "version", "suite", "group", "signature"):
+            n.add_column(c, overflow="fold")
+        for s in chosen:
+            neg = s.derived["negotiated"]
+            n.add_row(s.labels["label"], *(str(neg.get(k) or "–") for k in ("version", "cipher", "group", "signature")))
+        out.append(n)
     cols, order, matrix = message_matrix(series)
     if cols:
         m = Table(title="Client CPU per handshake message (P50)", title_justify="left", header_style="bold")
