@@ -17,7 +17,7 @@ const char *const timing_class_names[TC_N] = {
     "mul", "mla", "mull", "div", "branch", "branch_taken", "branch_not_taken", "pc_write",
     "it", "vfp", "vfp_mem", "vdiv", "neon", "neon_mem", "other",
     "ifetch_miss", "ifetch_seq_stall", "dflash_miss", "l1i_miss", "l1d_miss", "l2_miss", "mispredict",
-    "agu_stall", "store_regoff",
+    "agu_stall", "store_regoff", "branch_load_taken",
 };
 
 double timing_cycles[TIMING_SETS];   /* stalls and branch penalties, added by the callbacks */
@@ -804,8 +804,11 @@ static void resolve_branch(unsigned long long start)
         }
         if (p->br_kind == 2)
             *c = taken ? (*c < 3 ? *c + 1 : 3) : (*c > 0 ? *c - 1 : 0);
-    } else if (taken)
+    } else if (taken) {
+        if (p->br_load)
+            timing_counts[TC_BRANCH_LOAD_TAKEN]++;
         add_stall(p->br_load ? C_BRANCH_LOAD_EXTRA : C_BRANCH_TAKEN_EXTRA, 1.0);
+    }
 }
 
 /* instruction fetch of the block's bytes: microcontroller flash behind prefetch and cache */

@@ -37,6 +37,9 @@ enum tclass {
     TC_MISPREDICT,
     /* static pipeline events (counted per instruction at translation, charged with the block) */
     TC_AGU_STALL, TC_STORE_REGOFF,
+    /* taken branches that load the PC, resolved at run time: they pay branch_load_extra instead of
+     * branch_taken_extra (device calibrate counts each taken branch under one of the two) */
+    TC_BRANCH_LOAD_TAKEN,
     TC_N
 };
 

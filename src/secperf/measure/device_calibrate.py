@@ -42,16 +42,26 @@ from .. import __version__
 from ..core.errors import InputError, MeasurementError
 from ..inputs.devices import Core, DeviceError, Timing, temporary_core
 
-# the plugin's counter each class cost multiplies (native/device/plugin/timing.c cost_of/resolve_branch)
+# the plugin's counters each class cost multiplies (native/device/plugin/timing.c cost_of/resolve_branch);
+# a name with a leading "-" is subtracted: a taken branch that loads the PC (LDR PC, POP/LDM with PC,
+# TBB/TBH) pays branch_load_extra instead of branch_taken_extra, so it counts once, in branch_load_extra
 COEFFICIENTS: dict[str, tuple[str, ...]] = {
     "alu": ("alu", "pc_write"), "load": ("load",), "load_pipelined": ("load_pipelined",), "store": ("store",),
     "ldrd": ("ldrd",), "strd": ("strd",), "ldm_base": ("ldm",), "ldm_per_reg": ("ldstm_regs",),
     "stm_base": ("stm",), "stm_per_reg": ("ldstm_regs",), "mul": ("mul",), "mla": ("mla",), "mull": ("mull",),
-    "div": ("div",), "branch": ("branch",), "branch_taken_extra": ("branch_taken",),
+    "div": ("div",), "branch": ("branch",), "branch_taken_extra": ("branch_taken", "-branch_load_taken"),
+    "branch_load_extra": ("branch_load_taken",), "agu_stall": ("agu_stall",),
+    "store_regoff_extra": ("store_regoff",),
     "mispredict": ("mispredict",), "it": ("it",), "vfp": ("vfp",), "vfp_mem": ("vfp_mem",), "vdiv": ("vdiv",),
     "neon": ("neon",), "neon_mem": ("neon_mem",), "other": ("other",), "l1_miss": ("l1i_miss", "l1d_miss"),
     "l2_miss": ("l2_miss",),
 }
+
+
+def counter_sum(counters: dict[str, int], name: str) -> int:
+    """How many times cost `name` was paid, from the plugin's counters (COEFFICIENTS)."""
+    return sum(-counters.get(k[1:], 0) if k.startswith("-") else counters.get(k, 0)
+               for k in COEFFICIENTS.get(name, ()))
 SWITCH = "no_prefetch"   # discrete: the prefetch buffer on (0) or off (1)
 TOLERANCE = 0.15
 PULL = 1e-3              # weight of the pull towards the shipped point (per band width)
@@ -85,8 +95,8 @@ class Row:
     def coef(self, name: str, t: Timing | None = None) -> float:
         """Cycles per unit of parameter `name`: its counter, scaled (with `t`) by how much of a change
         of the class costs reaches the total at the point (see `absorption`)."""
-        return float(sum(c.counters.get(k, 0) * (absorption(c, t) if t is not None else 1.0)
-                         for c in self.counts for k in COEFFICIENTS.get(name, ())))
+        return float(sum(counter_sum(c.counters, name) * (absorption(c, t) if t is not None else 1.0)
+                         for c in self.counts))
 
     @property
     def point(self) -> float:
@@ -106,8 +116,7 @@ def absorption(c: OpCount, t: Timing) -> float:
     as at the point: behind the prefetch buffer, a sequential flash line's wait is what is left of the
     wait states after the cycles spent in the previous line, so slower instructions hide more of it.
     Measured per operation from the plugin's own sets: (set 2 - set 1) / the change the counters give."""
-    linear = sum(c.counters.get(k, 0) * (t.costs[n][2] - t.costs[n][1])
-                 for n in fitted_names(t) for k in COEFFICIENTS[n])
+    linear = sum(counter_sum(c.counters, n) * (t.costs[n][2] - t.costs[n][1]) for n in fitted_names(t))
     if linear <= 0:
         return 1.0
     return min(max((c.cycles[2] - c.cycles[1]) / linear, 0.0), 1.0)

@@ -32,7 +32,8 @@ SETS = ("low", "point", "high")
 CLASS_NAMES = ("alu", "load", "load_pipelined", "store", "ldrd", "strd", "ldm", "stm", "ldstm_regs", "mul", "mla",
                "mull", "div", "branch", "branch_taken", "branch_not_taken", "pc_write", "it", "vfp", "vfp_mem",
                "vdiv", "neon", "neon_mem", "other", "ifetch_miss", "ifetch_seq_stall", "dflash_miss", "l1i_miss",
-               "l1d_miss", "l2_miss", "mispredict", "agu_stall", "store_regoff")
+               "l1d_miss", "l2_miss", "mispredict", "agu_stall", "store_regoff",
+               "branch_load_taken")
 RULE = ("cycles from the per-class timing model (instruction classes x the core's TRM cycle costs, branches "
         "resolved taken or not, flash wait states behind the part's prefetch buffer and caches or L1/L2 caches "
         "simulated on the guest's addresses) / clock; band: every parameter at its low and high value")
