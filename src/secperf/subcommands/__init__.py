@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib
 
 MODULES: tuple[str, ...] = ("run", "crypto", "handshake", "signer", "jwt", "connect", "mac", "can", "report",
-                            "compare", "netem", "schema", "whatif", "device", "server", "fleet", "clean", "plan",
+                            "compare", "netem", "schema", "whatif", "device", "server", "mqtt_load", "fleet", "clean", "plan",
                             "metrics")
 
 

@@ -1,0 +1,130 @@
+"""`secperf mqtt-load`: MQTT-level load on mosquitto (measure/mqtt_load) into a Result of kind `server`
+whose analysis `mqtt_load` holds the phases (ramp, hold, storm) with their CONNACK / PUBACK / wait
+histograms, the broker's capacity and CPU, the limits that bound the client count, and the storm beside
+`fleet`'s model for the same clients, capacity and back-off (the ratio of the time until all are back)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..core.errors import MeasurementError, SetupError
+from .reporter import reporter
+from .runner import Output, Phase, measure_and_write
+
+if TYPE_CHECKING:
+    from ..core.result import Result
+    from ..core.store import Run
+    from ..measure.mqtt_load import MqttLoadConfig
+    from .runner import Progress
+
+RATIO_TARGET = (0.8, 1.25)
+
+
+def phase(m: dict, name: str) -> dict | None:
+    return next((p for p in m.get("phases", []) if p.get("phase") == name), None)
+
+
+def storm_vs_model(c: MqttLoadConfig, m: dict, horizon_s: float | None = None) -> dict | None:
+    """The measured storm beside the fleet model at the broker's measured capacity (mean of the runs just
+    before and after): the model with the broker's abandoned work and without, and measured / model for
+    the time until all clients are back and the wait percentiles. None without a storm or a capacity."""
+    from ..model.fleet import FleetModel, simulate
+    st, cap = phase(m, "storm"), m.get("capacity_per_s")
+    if st is None or not cap:
+        return None
+    device_s = 0.0
+    if c.se_profile:   # the client's signing wait: part of each device's own handshake (not the broker's)
+        from ..inputs.se_profiles import get_profile
+        prof = get_profile(c.se_profile)
+        device_s = sum((prof.dist(fn).mean() if prof.dist(fn) else 0.0) for fn in ("C_SignInit", "C_Sign")) / 1000
+    measured = {"time_all_back_s": st.get("time_all_up_s"), "wait_p50_s": _s(st.get("wait_p50_ms")),
+                "wait_p99_s": _s(st.get("wait_p99_ms")), "back": st.get("connacks"), "gave_up": st.get("gave_up"),
+                "failed_attempts": (st.get("failed") or 0) + (st.get("refused") or 0), "attempts": st.get("attempts")}
+    out: dict[str, Any] = {"clients": c.clients, "policy": c.policy, "base_s": c.base_s, "cap_s": c.cap_s,
+                           "timeout_s": c.timeout_s, "capacity_per_s": cap, "device_handshake_s": device_s,
+                           "resumed_share": c.resume_ratio, "measured": measured, "models": {},
+                           "ratio_target": list(RATIO_TARGET),
+                           "capacity_from": "secperf-loadgen --app mqtt, 32 clients closed loop, just before and "
+                                            "after the load (mean)"}
+    for ab in (True, False):
+        r = simulate(FleetModel(devices=c.clients, capacity_full_per_s=cap, capacity_resumed_per_s=cap,
+                                resumed_share=0.0, policy=c.policy, base_s=c.base_s, cap_s=c.cap_s,
+                                timeout_s=c.timeout_s, backlog=c.clients + 64, abandoned_work=ab,
+                                max_attempts=c.max_attempts, device_handshake_s=device_s,
+                                horizon_s=horizon_s or max(600.0, 2 * c.storm_max_s)))
+        mod = {"time_all_back_s": r["time_all_back_s"], "wait_p50_s": r["wait_s"]["p50"],
+               "wait_p99_s": r["wait_s"]["p99"], "failed_attempts": r["failed_attempts"]}
+        for k in ("time_all_back_s", "wait_p50_s", "wait_p99_s"):
+            mv, pv = measured.get(k), mod[k]
+            mod[f"ratio_{k}"] = mv / pv if mv and pv else None
+        rt = mod["ratio_time_all_back_s"]
+        mod["within_target"] = rt is not None and RATIO_TARGET[0] <= rt <= RATIO_TARGET[1]
+        out["models"]["abandoned work" if ab else "late work dropped"] = mod
+    return out
+
+
+def _s(ms: float | None) -> float | None:
+    return None if ms is None else ms / 1000.0
+
+
+def summary_lines(m: dict) -> list[str]:
+    """What the terminal says of a run: per phase the clients up, CONNACK and PUBACK percentiles,
+    refusals and failures with the commonest reason, the broker's CPU; the storm's ratio to the model."""
+    out = []
+    lim = m.get("limits", {})
+    out.append(f"mosquitto, {m['config']['clients']} clients; capacity {m.get('capacity_per_s') or 0:.0f} connections/s; "
+               f"open files {lim.get('nofile')} (hard {lim.get('nofile_hard')}), {lim.get('source_addrs')} source "
+               f"address(es) x {lim.get('ephemeral_ports')} ports")
+    for p in m.get("phases", []):
+        errs = p.get("errors") or {}
+        top = max(errs.items(), key=lambda kv: kv[1])[0] if errs else None
+        cpu = p.get("broker_utilisation")
+        out.append(f"{p['phase']:>5}: {p['up_at_end']}/{p['clients']} up"
+                   + (f", all up after {p['time_all_up_s']:.2f} s" if p.get("time_all_up_s") is not None
+                      and p["phase"] != "hold" else "")
+                   + f"; CONNACK P50 {_ms(p.get('connack_p50_ms'))} P99 {_ms(p.get('connack_p99_ms'))}"
+                   + f"; PUBACK P99 {_ms(p.get('puback_p99_ms'))} ({p.get('pubacks', 0)} of {p.get('published_qos1', 0)})"
+                   + f"; refused {p.get('refused', 0)}, failed {p.get('failed', 0)}, dropped {p.get('dropped', 0)}"
+                   + (f" (commonest: {top})" if top else "")
+                   + (f"; broker CPU {cpu:.0%}" if cpu is not None else ""))
+    fm = m.get("fleet_model")
+    if fm:
+        for name, mod in fm["models"].items():
+            r = mod.get("ratio_time_all_back_s")
+            out.append(f"storm vs fleet model ({name}): measured {fm['measured']['time_all_back_s']} s, model "
+                       f"{mod['time_all_back_s']} s" + (f", ratio {r:.2f}" if r else ""))
+    return out
+
+
+def _ms(v: float | None) -> str:
+    return "-" if v is None else f"{v:.1f} ms"
+
+
+def run(c: MqttLoadConfig, output: Output) -> Result:
+    from ..measure import mqtt_load as M
+    M.validate(c)
+    M.find_mqttload()       # a missing tool is said before the run directory is made
+    from ..measure.server_config import find_loadgen
+    find_loadgen()
+
+    def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
+        from ..lab.pki import LabPKI
+        pki = LabPKI().ensure()
+        progress("start", items[0], 0, 1, None)
+        try:
+            m = M.measure(pki, c, run.dir / "mqtt")
+            m["fleet_model"] = storm_vs_model(c, m)
+        except (M.ServerMeasureError, SetupError) as exc:
+            doc.analysis["mqtt_load"] = {"config": c.__dict__, "failed": str(exc)}
+            run.save(doc)
+            raise MeasurementError(f"mqtt-load: {exc}") from exc
+        doc.analysis["mqtt_load"] = m
+        run.save(doc)
+        progress("done", items[0], 0, 1, None)
+        if not output.json:
+            for line in summary_lines(m):
+                reporter().note(line)
+
+    params = {"mqtt_load": True, **c.__dict__}
+    return measure_and_write("server", params, [Phase([c], lambda x: f"mqtt load: {x.clients} clients", runner)],
+                             output)

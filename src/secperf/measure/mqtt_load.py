@@ -1,0 +1,264 @@
+"""MQTT-level load on mosquitto: N persistent MQTT/TLS clients of `secperf-mqttload` (native/loadgen)
+connecting at a set rate with client certificates, held connected while they PUBLISH (QoS 0/1) with
+keep-alive, then, when asked, a reconnect storm (every connection reset at once, each client back
+under a back-off policy). Per phase: CONNACK, PUBACK and wait histograms (the log-linear bins of
+core/histogram.py), refused and failed attempts by reason, and the broker's CPU (it runs here,
+pinned to one core; the generator runs on the others). The broker's handshake capacity is measured
+just before and after with `secperf-loadgen --app mqtt` (closed loop, 32 clients): the figure the
+fleet model of a storm takes.
+
+mosquitto honours the server key (its type and chain depth: the lab's PEM files), client
+authentication (require_certificate) and resumption (TLS 1.3 tickets; a resumed client skips its
+certificate and so its secure element); what it cannot do is refused before anything runs
+(`validate`)."""
+
+from __future__ import annotations
+
+import math
+import os
+import resource
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ..core.errors import InputError
+from ..core.histogram import Histogram
+from ..core.jsonlines import parse_line
+from ..core.native import find_native
+from ..core.paths import private_dir, write_private
+from ..lab import registry
+from .server_config import KEYS, LoadParams, ServerConfig, ServerMeasureError
+from .server_cpu import pin, process_cpu_s
+from .server_load import loadgen_argv, run_level, summarize_level
+
+MQTTLOAD_NAME = "secperf-mqttload"
+POLICIES = ("none", "fixed", "exponential", "decorrelated")
+PHASES = ("ramp", "hold", "storm")
+FD_MARGIN = 64          # open files the generator and the broker keep beside their clients' sockets
+SE_SAMPLES = 4096       # signing times drawn from the profile, cycled through by the generator
+
+
+def find_mqttload() -> Path:
+    return find_native(MQTTLOAD_NAME, "bin", "SECPERF_MQTTLOAD", "native/loadgen")
+
+
+@dataclass(frozen=True)
+class MqttLoadConfig:
+    clients: int = 100
+    connect_rate: float = 200.0     # ramp: new connections per second
+    hold_s: float = 10.0
+    publish_rate: float = 100.0     # PUBLISH per second over all clients
+    qos: int = 1
+    payload: int = 32               # bytes
+    keepalive_s: int = 60
+    timeout_s: float = 10.0         # per attempt (connect to CONNACK)
+    storm: bool = True
+    policy: str = "exponential"
+    base_s: float = 0.5
+    cap_s: float = 8.0
+    max_attempts: int = 100
+    storm_max_s: float = 300.0
+    resume_ratio: float = 0.0       # share of (re)connections offering the newest session
+    se_profile: str | None = None   # a secure element's signing time per connection (client side)
+    key: str = "ecdsa-p256"         # the broker's key
+    client_auth: bool = True        # mosquitto's require_certificate
+    depth: int = 1
+    tls: str = "1.3"
+    core: int = 0                   # the broker's core
+    capacity_s: float = 2.0         # each capacity run (before and after), seconds
+    seed: int = 1
+
+
+def validate(c: MqttLoadConfig) -> None:
+    """Every option checked before anything starts; what mosquitto cannot do is named."""
+    if not 1 <= c.clients <= 1_000_000:
+        raise InputError(f"--clients {c.clients}: give 1..1,000,000")
+    checks = (("--connect-rate", c.connect_rate, 0.1, 1e6), ("--hold", c.hold_s, 0, 86400),
+              ("--publish-rate", c.publish_rate, 0, 1e6), ("--timeout", c.timeout_s, 0.01, 3600),
+              ("--base", c.base_s, 0, 86400), ("--cap", c.cap_s, 0, 86400), ("--storm-max", c.storm_max_s, 1, 86400),
+              ("--resume-ratio", c.resume_ratio, 0, 1), ("--capacity-seconds", c.capacity_s, 0.2, 600))
+    for name, v, lo, hi in checks:
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and lo <= v <= hi):
+            raise InputError(f"{name} {v}: give {lo:g}..{hi:g}")
+    if c.qos not in (0, 1):
+        raise InputError(f"--qos {c.qos}: give 0 or 1 (QoS 2 is not generated)")
+    if not 0 <= c.payload <= 1024:
+        raise InputError(f"--payload {c.payload}: give 0..1024 bytes")
+    if not 0 <= c.keepalive_s <= 65535:
+        raise InputError(f"--keepalive {c.keepalive_s}: give 0..65535 seconds (0: none)")
+    if not 1 <= c.max_attempts <= 1_000_000:
+        raise InputError(f"--max-attempts {c.max_attempts}: give 1..1,000,000")
+    if c.policy not in POLICIES:
+        raise InputError(f"--policy {c.policy!r}: known: {', '.join(POLICIES)}")
+    if c.tls not in ("1.2", "1.3"):
+        raise InputError(f"--tls {c.tls}: give 1.2 or 1.3")
+    if c.key not in KEYS:
+        raise InputError(f"--key {c.key!r}: known: {', '.join(k for k in KEYS if not k.endswith('-nocrt'))}")
+    if c.key.endswith("-nocrt"):
+        raise InputError(f"--key {c.key}: mosquitto loads its key from a PEM file, which OpenSSL cannot read "
+                         "without CRT parameters; a no-CRT key runs on `secperf server --server probe` only")
+    if not 1 <= c.depth <= 3:
+        raise InputError(f"--chain-depth {c.depth}: give 1..3")
+    if not 0 <= c.core < (os.cpu_count() or 1):
+        raise InputError(f"--core {c.core}: this machine has cores 0..{(os.cpu_count() or 1) - 1}")
+    if c.se_profile is not None:
+        from ..inputs.se_profiles import get_profile
+        get_profile(c.se_profile)   # an unknown profile names the known ones
+        if not c.client_auth:
+            raise InputError(f"--se {c.se_profile} with --client-auth off: without client authentication the "
+                             "client never signs, so its secure element costs nothing; turn --client-auth on")
+
+
+def se_samples_file(profile_name: str, path: Path, seed: int) -> Path:
+    """SE_SAMPLES signing times (ms) of the profile, kept session and key handle (C_SignInit + C_Sign,
+    data/secure_elements.toml), one a line, in a private file the generator draws from."""
+    import numpy as np
+
+    from ..inputs.se_profiles import get_profile
+    prof = get_profile(profile_name)
+    rng = np.random.default_rng(seed)
+    ms = prof.sample_ms("C_SignInit", rng, SE_SAMPLES) + prof.sample_ms("C_Sign", rng, SE_SAMPLES)
+    write_private(path, "".join(f"{v:.4f}\n" for v in ms).encode())
+    return path
+
+
+def fd_limits(clients: int) -> dict:
+    """Raise this process's open-file limit to its hard limit (the broker inherits it) and say whether
+    the clients fit; the generator checks its own (one process) and the ephemeral ports."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        soft = hard
+    if soft != resource.RLIM_INFINITY and clients + FD_MARGIN > soft:
+        raise InputError(f"--clients {clients}: the open-file limit binds: RLIMIT_NOFILE {soft} (hard limit {hard}) "
+                         f"holds at most {soft - FD_MARGIN} clients (one socket each in the generator and in "
+                         "mosquitto, which inherits the limit)")
+    lo, hi = 32768, 60999
+    try:
+        lo, hi = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    except (OSError, ValueError):
+        pass
+    ports = hi - lo + 1
+    return {"nofile": soft, "nofile_hard": hard, "ephemeral_ports": ports,
+            "source_addrs": max(1, math.ceil(clients / ports))}
+
+
+def mqttload_argv(port: int, c: MqttLoadConfig, client_pair, source_addrs: int, se_file: Path | None) -> list[str]:
+    argv = [str(find_mqttload()), "--port", str(port), "--clients", str(c.clients),
+            "--connect-rate", f"{c.connect_rate:g}", "--hold", f"{c.hold_s:g}", "--publish-rate", f"{c.publish_rate:g}",
+            "--qos", str(c.qos), "--payload", str(c.payload), "--keepalive", str(c.keepalive_s),
+            "--timeout-ms", str(max(1, int(c.timeout_s * 1000))), "--backoff", c.policy,
+            "--backoff-base-ms", f"{c.base_s * 1000:g}", "--backoff-cap-ms", f"{c.cap_s * 1000:g}",
+            "--max-attempts", str(c.max_attempts), "--storm-max", f"{c.storm_max_s:g}",
+            "--resume-ratio", f"{c.resume_ratio:g}", "--tls", c.tls, "--source-addrs", str(source_addrs),
+            "--seed", str(c.seed)]
+    if c.storm:
+        argv.append("--storm")
+    if client_pair:
+        argv += ["--cert", str(client_pair[0]), "--key", str(client_pair[1])]
+    if se_file is not None:
+        argv += ["--se-samples", str(se_file)]
+    return argv
+
+
+def capacity(port: int, broker_pid: int, c: MqttLoadConfig, client_pair) -> dict:
+    """The broker's capacity: TLS handshake + CONNECT/CONNACK per second at saturation (closed loop,
+    32 clients of secperf-loadgen --app mqtt), its CPU per connection and what limited it."""
+    cfg = ServerConfig("mosquitto", c.key, client_auth=c.client_auth, resume_ratio=0.0, depth=c.depth, tls=c.tls)
+    p = LoadParams(concurrency=[32], duration_s=c.capacity_s, warmup_s=0.3, seed=c.seed, core=c.core)
+    lv = summarize_level(run_level(loadgen_argv(port, cfg, 32, p, client_pair, app="mqtt"), broker_pid,
+                                   c.capacity_s + 30))
+    return {k: lv.get(k) for k in ("handshakes_per_s", "handshakes", "failed", "server_cpu_us_per_handshake",
+                                   "server_utilisation", "limited_by", "errors")}
+
+
+def _phase_summary(line: dict, cpu_s: float | None) -> dict:
+    """A phase line with its histograms read (core/histogram) and the broker's CPU over the phase."""
+    out = dict(line)
+    for k in ("connack_hist_us", "hs_hist_us", "puback_hist_us", "wait_hist_us"):
+        h = Histogram.from_pairs(line.get(k, []), f"secperf-mqttload {line.get('phase')} {k}")
+        out[k] = h.to_pairs()
+        out[k.replace("_hist_us", "_n")] = h.n
+    el = line.get("elapsed_s") or 0
+    out["broker_cpu_s"] = cpu_s
+    out["broker_utilisation"] = cpu_s / el if cpu_s is not None and el > 0 else None
+    return out
+
+
+def run_mqttload(argv: list[str], broker_pid: int | None, cores: list[int], timeout_s: float) -> dict:
+    """Runs the generator (pinned to `cores`), reading the broker's CPU at each phase line as it comes."""
+    def pre():
+        os.sched_setaffinity(0, cores)
+    cpu0 = process_cpu_s(broker_pid) if broker_pid else None
+    proc = registry.spawn(argv, "secperf-mqttload", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          preexec_fn=pre)
+    lines, phases = [], []
+    deadline = time.monotonic() + timeout_s
+    try:
+        assert proc.stdout is not None
+        for raw in proc.stdout:
+            m = parse_line(raw)
+            if not m:
+                continue
+            lines.append(m)
+            if m.get("type") == "phase":
+                cpu = process_cpu_s(broker_pid) if broker_pid else None
+                phases.append(_phase_summary(m, cpu - cpu0 if cpu is not None and cpu0 is not None else None))
+                cpu0 = cpu
+            if time.monotonic() > deadline:
+                proc.terminate()
+        err = proc.stderr.read() if proc.stderr else ""
+        rc = proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    if rc == 2:
+        raise InputError(f"secperf-mqttload: {err.strip()}")
+    end = next((m for m in lines if m.get("type") == "end"), None)
+    if end is None:
+        raise ServerMeasureError(f"secperf-mqttload gave no end line (exit {rc}): {err.strip()[-300:]}")
+    return {"meta": next((m for m in lines if m.get("type") == "meta"), {}), "phases": phases, "end": end,
+            "intervals": [m for m in lines if m.get("type") == "interval"]}
+
+
+def measure(pki, c: MqttLoadConfig, workdir: Path) -> dict:
+    """Starts mosquitto (pinned to c.core) with the lab's certificates, measures its capacity, runs the
+    load (and the storm), measures the capacity again, stops it. Returns everything the Result keeps."""
+    from ..lab.iot_services import Mosquitto
+    validate(c)
+    limits = fd_limits(c.clients)
+    wd = private_dir(workdir)
+    certs = pki.server(c.key.removesuffix("-nocrt"), c.depth)
+    client = pki.client("ecdsa-p256")
+    pair = (client.cert, client.key) if c.client_auth else None
+    se_file = se_samples_file(c.se_profile, wd / "se-signing-ms.txt", c.seed) if c.se_profile else None
+    broker = Mosquitto(certs, client.ca, nodelay=True, workdir=wd / "mosquitto", require_certificate=c.client_auth,
+                       max_connections=-1, connection_messages=False, tls_version=None)
+    if c.key == "rsa-1024":
+        from .server_start import low_seclevel_conf
+        conf = wd / "openssl-seclevel0.cnf"
+        write_private(conf, low_seclevel_conf().encode())
+        broker.prefix = ["env", f"OPENSSL_CONF={conf}"]
+    broker.start()
+    try:
+        pin(broker.proc.pid, c.core)
+        usable = sorted(os.sched_getaffinity(0))
+        cores = [x for x in usable if x != c.core] or usable
+        before = capacity(broker.port, broker.proc.pid, c, pair)
+        time.sleep(0.5)
+        budget = (c.clients / c.connect_rate + c.timeout_s + 30) + c.hold_s + (c.storm_max_s if c.storm else 0) + 120
+        run = run_mqttload(mqttload_argv(broker.port, c, pair, limits["source_addrs"], se_file), broker.proc.pid,
+                           cores, budget)
+        time.sleep(0.5)
+        after = capacity(broker.port, broker.proc.pid, c, pair)
+        described = broker.describe()
+    finally:
+        broker.stop()
+    caps = [x["handshakes_per_s"] for x in (before, after) if x.get("handshakes_per_s")]
+    return {"config": asdict(c), "limits": limits, "broker": {k: described.get(k) for k in
+                                                              ("set_tcp_nodelay", "require_certificate",
+                                                               "max_connections")},
+            "capacity_per_s": sum(caps) / len(caps) if caps else None, "capacity_before": before,
+            "capacity_after": after, **run}
