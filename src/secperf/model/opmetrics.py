@@ -23,6 +23,29 @@ HELP = {
     "secperf_auth_timeout_ratio": "authentications (handshakes, token requests) that timed out / attempts",
     "secperf_alert_threshold": "the value at which a plan's verdict stops holding (alert past it)",
 }
+# The values each metric can take: an alert whose threshold lies at or beyond an end of its range can
+# never fire (a ratio "below 0", "above 1") and is not exported.
+RANGE: dict[str, tuple[float, float]] = {
+    "secperf_signing_success_ratio": (0.0, 1.0),
+    "secperf_signing_mean_seconds": (0.0, float("inf")),
+    "secperf_session_reuse_ratio": (0.0, 1.0),
+    "secperf_se_error_ratio": (0.0, 1.0),
+    "secperf_se_timeout_ratio": (0.0, 1.0),
+    "secperf_auth_timeout_ratio": (0.0, 1.0),
+}
+
+
+def can_fire(alert: Mapping[str, Any]) -> bool:
+    """Whether a plan's alert ({"metric", "alert_above" | "alert_below"}) can ever fire: its metric
+    can take a value past the threshold (a metric of unknown range is kept)."""
+    lo, hi = RANGE.get(str(alert.get("metric")), (float("-inf"), float("inf")))
+    if "alert_below" in alert:
+        return float(alert["alert_below"]) > lo
+    if "alert_above" in alert:
+        return float(alert["alert_above"]) < hi
+    return False
+
+
 _TIMEOUT = re.compile(r"time ?out|timed out|deadline", re.I)
 _SE_ERR = re.compile(r"CKR_|pkcs ?#?11|token|secure element|shim|C_Sign", re.I)
 
@@ -121,6 +144,8 @@ def predicted(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
             )
     for p in (doc.analysis.get("plan") or {}).get("patterns", []):
         for a in p.get("alerts", []):
+            if not can_fire(a):  # a plan Result written before alerts were checked against their range
+                continue
             rows.append(_row(a["metric"], a["assumed"], series=f"plan/{p['pattern']}", kind="plan"))
             direction = "above" if "alert_above" in a else "below"
             rows.append(

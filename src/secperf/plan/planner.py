@@ -17,6 +17,7 @@ from ..model import network as N
 from . import design as D
 from . import measures as MS
 from . import verdict as V
+from .describe import describe
 from .evaluate import Context, evaluate
 
 # the numbers kept for every combination of measures (the best one keeps all of them)
@@ -152,7 +153,7 @@ def plan_pattern(p: Pattern, o: Overrides = Overrides()) -> dict[str, Any]:
     why = V.explain(before, plain, best, singles, verdict, sources)
     return {
         "pattern": p.name,
-        "description": p.description,
+        "description": describe(p, base.key),
         "source": p.source,
         "inputs": {
             "protocol": p.stack.protocol,

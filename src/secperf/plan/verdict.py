@@ -29,6 +29,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from ..model.opmetrics import can_fire
 from .evaluate import Outcome
 
 AS_IS, WITH_MEASURES, HARD = "suitable as is", "suitable with design measures", "hard to reconcile"
@@ -150,7 +151,8 @@ def alert_thresholds(chosen: Outcome, profile_sign_ms: float | None) -> list[dic
             "why": "set-ups that give up (TCP SYN retries, DTLS/CoAP retransmissions) as the link model predicts",
         }
     )
-    return out
+    # a threshold at an end of the metric's range (reuse "below 0" when the plan reuses nothing) never fires
+    return [a for a in out if can_fire(a)]
 
 
 # --- what security does to each requirement ------------------------------------------------------
