@@ -37,6 +37,7 @@ class ServerOptions:
     core: int = 0
     procs: int | None = None            # None: one generator process per core other than the server's
     seed: int = 1
+    target: Any = None                  # --target: a measure.server_target.LoadTarget (the user's server)
 
 
 def _canonical(values: list, order: tuple) -> list:
@@ -121,6 +122,12 @@ def dtls_matrix_plan() -> list:
 
 
 def run(o: ServerOptions, output: Output) -> Result:
+    if o.target is not None:
+        from .server_target import run_server as run_target
+        return run_target(o, output)
+    if o.core is None:
+        from dataclasses import replace
+        o = replace(o, core=0)
     if o.cluster:
         from .cluster_load import run_server
         return run_server(o, output)
@@ -167,6 +174,7 @@ class FleetOptions:
     seed: int = 1
     abandoned_work: bool = False           # the model: the server also serves attempts whose client gave up
     replay: int | None = None              # replay a storm of this many clients against nginx and compare
+    target: Any = None                     # --target with --replay: the storm against the user's server (LoadTarget)
     allow_partial: bool = False            # --from may name a running or abandoned run
 
 
@@ -203,10 +211,13 @@ def run_fleet(o: FleetOptions, output: Output) -> Result:
         raise InputError(f"--key {o.key}: picks the server key whose capacity is measured or taken from --from; "
                          f"--capacity {o.capacity:g} gives the capacity itself, so the key would change nothing: "
                          f"drop --key")
-    if not o.from_result and o.key is None:
+    if o.target is not None and o.replay is None:
+        raise InputError(f"--target {o.target.name} with fleet: the storm against your own server is a --replay; "
+                         f"add --replay N (or give its capacity with --capacity)")
+    if not o.from_result and o.key is None and o.target is None:
         from dataclasses import replace
         o = replace(o, key=DEFAULT_FLEET_KEY)
-    params = {k: v for k, v in o.__dict__.items()}
+    params = {k: v for k, v in o.__dict__.items() if k != "target"}
     if o.replay is not None:
         return _run_replay(o, params, output)
     if o.capacity is not None or o.from_result:
@@ -308,6 +319,14 @@ def _run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resu
     from ..measure import server as S
     if not 10 <= o.replay <= MAX_REPLAY:
         raise InputError(f"--replay {o.replay}: give 10..{MAX_REPLAY} clients (one process, one socket each)")
+    if o.target is not None:
+        if o.spread_s or o.resumed_share or o.device_handshake_s:
+            raise InputError("--replay replays a storm of full handshakes all starting at once: leave --spread, "
+                             "--resumed-share and --device-handshake at 0")
+        if o.key is not None:
+            raise InputError(f"--key {o.key} with --target: the target has its own key; drop --key")
+        from .server_target import run_replay as replay_target
+        return replay_target(o, params, output)
     if o.server != "nginx":
         raise InputError(f"--replay runs against nginx (--server {o.server} given)")
     if o.spread_s or o.resumed_share or o.device_handshake_s:

@@ -37,10 +37,13 @@ def loadgen_argv(port: int, cfg: ServerConfig, concurrency: int, p: LoadParams, 
     return argv
 
 
-def run_level(argv: list[str], server_pid: int, timeout_s: float, cores: list[int] | None = None) -> dict:
+def run_level(argv: list[str], server_pid: int | None, timeout_s: float, cores: list[int] | None = None) -> dict:
     """Run the generator (pinned to `cores`, default: every core but the server's); read the
     server's CPU when counting starts (first interval boundary is warm-up + interval) and after the
-    run. Returns the generator's lines and the CPU readings."""
+    run. Returns the generator's lines and the CPU readings. `server_pid` None: a server secperf did
+    not start (--target), whose CPU is not read (the readings are None)."""
+    if server_pid is None:
+        cores = cores or sorted(os.sched_getaffinity(0))
     if cores is None:
         usable, server = os.sched_getaffinity(0), os.sched_getaffinity(server_pid)
         cores = sorted(usable - server) or sorted(usable)
@@ -58,7 +61,7 @@ def run_level(argv: list[str], server_pid: int, timeout_s: float, cores: list[in
             m = parse_line(line)
             if m is None:
                 continue
-            if m.get("type") == "interval" and m.get("proc", 0) == 0:
+            if m.get("type") == "interval" and m.get("proc", 0) == 0 and server_pid is not None:
                 try:
                     readings.append((time.monotonic(), process_cpu_s(server_pid)))
                 except MeasurementError:
@@ -72,7 +75,7 @@ def run_level(argv: list[str], server_pid: int, timeout_s: float, cores: list[in
     meta_seen.wait(10)
     warm = next((m.get("warmup_s", 0) for m in lines if m.get("type") == "meta"), 0)
     time.sleep(warm)
-    start = (time.monotonic(), process_cpu_s(server_pid))
+    start = (time.monotonic(), process_cpu_s(server_pid) if server_pid is not None else None)
     cores0 = core_times()
     try:
         proc.wait(timeout=timeout_s)
@@ -81,7 +84,7 @@ def run_level(argv: list[str], server_pid: int, timeout_s: float, cores: list[in
         raise ServerMeasureError(f"secperf-loadgen did not finish within {timeout_s:.0f} s") from None
     t.join(5)
     registry.forget(proc)
-    end = (time.monotonic(), process_cpu_s(server_pid))
+    end = (time.monotonic(), process_cpu_s(server_pid) if server_pid is not None else None)
     cores1 = core_times()
     err = proc.stderr.read().strip()
     if proc.returncode == 2:
@@ -89,7 +92,7 @@ def run_level(argv: list[str], server_pid: int, timeout_s: float, cores: list[in
     return {"lines": lines, "start": start, "end": end, "readings": readings, "stderr": err,
             "returncode": proc.returncode, "cores": list(cores),
             "server_core_busy": cores_busy(cores0, cores1, sorted(os.sched_getaffinity(server_pid))
-                                           if alive(server_pid) else []),
+                                           if server_pid is not None and alive(server_pid) else []),
             "loadgen_cores_busy": cores_busy(cores0, cores1, cores)}
 
 
@@ -108,8 +111,8 @@ def summarize_level(run: dict) -> dict:
     for e in ends:
         for k, v in (e.get("errors") or {}).items():
             reasons[k] = reasons.get(k, 0) + v
-    cpu_s = run["end"][1] - run["start"][1]
     wall_s = run["end"][0] - run["start"][0]
+    cpu_s = run["end"][1] - run["start"][1] if run["end"][1] is not None else 0.0   # None: not read (--target)
     hs = tot["handshakes"]
     # latency: the busiest process's percentiles (each process sees the same server)
     lat = max(ends, key=lambda e: e.get("handshakes", 0))

@@ -55,22 +55,23 @@ def request_bytes(wanted: int, host_header: str) -> int:
 
 
 def parse_target(connect: str, ca: str | None = None, servername: str | None = None,
-                 client_cert: str | None = None, client_key: str | None = None) -> Target:
-    """--connect HOST:PORT (IPv6 as [ADDR]:PORT) and its companions; InputError naming the option."""
+                 client_cert: str | None = None, client_key: str | None = None, option: str = "--connect") -> Target:
+    """--connect HOST:PORT (IPv6 as [ADDR]:PORT) and its companions; InputError naming the option
+    (`option`: --connect, or --target of `server` and `fleet --replay`)."""
     text = (connect or "").strip()
     host, sep, port_s = text.rpartition(":")
     host = host.strip("[]")
     # isascii: '²'.isdigit() is True but int('²') fails; a port is ASCII digits only
     if not sep or not host or not (port_s.isascii() and port_s.isdigit()) or not 0 < int(port_s) < 65536:
-        raise InputError(f"--connect {connect!r}: give HOST:PORT with a port between 1 and 65535, "
-                         f"e.g. --connect 127.0.0.1:8443")
+        raise InputError(f"{option} {connect!r}: give HOST:PORT with a port between 1 and 65535, "
+                         f"e.g. {option} 127.0.0.1:8443")
     try:
         infos = socket.getaddrinfo(host, int(port_s), type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:
-        raise InputError(f"--connect {connect!r}: cannot resolve {host!r} ({exc})") from None
+        raise InputError(f"{option} {connect!r}: cannot resolve {host!r} ({exc})") from None
     v4 = [i[4][0] for i in infos if i[0] == socket.AF_INET]
     if not v4:
-        raise InputError(f"--connect {connect!r}: {host!r} has no IPv4 address (the probe dials IPv4)")
+        raise InputError(f"{option} {connect!r}: {host!r} has no IPv4 address (the probe dials IPv4)")
     for opt, path in (("--ca", ca), ("--client-cert", client_cert)):
         if path is not None and not Path(path).exists():
             raise InputError(f"{opt} {path}: no such file")

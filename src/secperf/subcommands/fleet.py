@@ -40,6 +40,8 @@ def add_arguments(p) -> None:
                    "against nginx with secperf-loadgen --storm and compare with the model at the capacity "
                    "measured just before")
     p.add_argument("--seed", type=seed, default=1)
+    from .server import target_options
+    target_options(p, replay=True)
     from .shared import cluster_option
     cluster_option(p, "with --replay, the storm's clients spread over one secperf-loadgen per worker CPU")
     g = p.add_argument_group("output")
@@ -63,6 +65,8 @@ def run(args):
                          horizon_s=args.horizon, from_result=args.from_result, server=args.server, key=args.key,
                          measure_s=args.measure_seconds, seed=args.seed, abandoned_work=args.abandoned_work,
                          replay=args.replay, allow_partial=args.allow_partial)
+    from .server import load_target
+    o.target = load_target(args)
     from ..app.cluster import require
     o.cluster = require(args.cluster)     # Ray missing or a malformed address: exit 2 before anything runs
     if o.cluster and o.replay is None:

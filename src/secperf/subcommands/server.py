@@ -37,15 +37,53 @@ def add_arguments(p) -> None:
                    "(--server, --key, --key-source, --client-auth, --resume-ratio, --chain-depth are ignored)")
     p.add_argument("--duration", type=positive(3600), default=3.0, help="seconds counted per level (default 3)")
     p.add_argument("--warmup", type=nonneg(600), default=0.5, help="seconds not counted before each level")
-    p.add_argument("--core", type=count(4095, lo=0), default=0, help="the core the server is pinned to (default 0)")
+    p.add_argument("--core", type=count(4095, lo=0), default=None, help="the core the server is pinned to (default 0); "
+                   "with --target, a core the generators keep off (default: none, they use every core)")
     p.add_argument("--procs", type=count(64), default=None, help="load generator processes (default: one per core "
                    "other than the server's; the generator runs on those cores)")
     p.add_argument("--seed", type=seed, default=1)
+    target_options(p)
     g = p.add_argument_group("output")
     g.add_argument("--out", type=argtypes.path, default="results")
     g.add_argument("--json", action="store_true", help="the Result on stdout, nothing else there")
     g.add_argument("--csv", type=argtypes.path)
     g.add_argument("--no-report", action="store_true")
+
+
+def target_options(p, replay: bool = False) -> None:
+    """--target HOST:PORT and its companions (`server`, and `fleet --replay`)."""
+    g = p.add_argument_group("your own server (--target: the generators load it instead of one secperf starts)")
+    g.add_argument("--target", metavar="HOST:PORT", help="load the server at HOST:PORT (TLS, or DTLS with --protocol "
+                   "dtls); probed first (a bounded connect and one handshake): unreachable, not TLS or refusing the "
+                   "client certificate is exit 2; the server's CPU is not measured")
+    if not replay:
+        g.add_argument("--target-app", choices=("http", "none", "mqtt"), default=None,
+                       help="after each handshake: http (GET -> response, default for TLS), none (handshake only; "
+                            "the DTLS default), mqtt (CONNECT -> CONNACK)")
+    g.add_argument("--ca", metavar="FILE", help="CA certificate(s) that verify the target in the probe (PEM); the load "
+                   "itself does not verify, as openssl s_time")
+    g.add_argument("--servername", metavar="NAME", help="SNI and the name checked (default: HOST)")
+    g.add_argument("--client-cert", metavar="FILE", help="client certificate (PEM) the generators show")
+    g.add_argument("--client-key", metavar="FILE", help="its key: a PEM file only its owner reads (0600)")
+    g.add_argument("--groups", metavar="LIST", help="key-exchange groups offered, OpenSSL names (e.g. x25519:P-256)")
+    g.add_argument("--ciphersuites", metavar="LIST", help="TLS 1.3 suites offered (e.g. TLS_AES_128_GCM_SHA256)")
+    g.add_argument("--ciphers", metavar="LIST", help="TLS 1.2 cipher list offered (e.g. ECDHE-ECDSA-AES128-GCM-SHA256)")
+
+
+TARGET_COMPANIONS = ("target_app", "ca", "servername", "client_cert", "client_key", "groups", "ciphersuites", "ciphers")
+
+
+def load_target(args, protocol: str = "tls"):
+    """The parsed --target (None without it); a companion option without --target is exit 2."""
+    from ..core.errors import InputError
+    if not getattr(args, "target", None):
+        for opt in TARGET_COMPANIONS:
+            if getattr(args, opt, None):
+                raise InputError(f"--{opt.replace('_', '-')} applies to --target HOST:PORT: give --target too")
+        return None
+    from ..measure.server_target import parse_load_target
+    return parse_load_target(args.target, protocol, getattr(args, "target_app", None), args.ca, args.servername,
+                             args.client_cert, args.client_key, args.groups, args.ciphersuites, args.ciphers)
 
 
 def run(args):
@@ -55,13 +93,16 @@ def run(args):
     auth = [a == "on" for a in args.client_auth]
     if args.procs is not None and not 1 <= args.procs <= 64:
         raise InputError(f"--procs {args.procs}: give 1..64")
-    servers = args.server or (["coap-server"] if args.protocol == "dtls" else ["nginx"])
+    target = load_target(args, args.protocol)
+    if target is not None and args.server:
+        raise InputError(f"--server {','.join(args.server)} with --target: the target is the server; drop --server")
+    servers = args.server or (["coap-server"] if args.protocol == "dtls" and target is None else ["nginx"])
     tls = "1.2" if args.protocol == "dtls" and args.tls == "1.3" else args.tls   # DTLS is 1.2 here
     o = app.ServerOptions(servers=servers, protocol=args.protocol, keys=args.key, sources=args.key_source,
                           client_auth=auth, resume_ratios=args.resume_ratio, depths=args.chain_depth, tls=tls,
                           concurrency=args.concurrency, duration_s=args.duration, rates=args.rates or [],
                           matrix=args.matrix,
-                          warmup_s=args.warmup, core=args.core, procs=args.procs, seed=args.seed)
+                          warmup_s=args.warmup, core=args.core, procs=args.procs, seed=args.seed, target=target)
     from ..app.cluster import require
     o.cluster = require(args.cluster)     # Ray missing or a malformed address: exit 2 before anything runs
     return app.run(o, output(args))
