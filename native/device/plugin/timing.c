@@ -150,6 +150,22 @@ static int cache_access(struct cache *c, unsigned long long line_no)
     return 0;
 }
 
+/* cache_access with a hint: where this line sat the last time this fetch or load saw it. A line is
+ * only ever in its own set, so a tag found at the hint is the hit the full search would find; the
+ * bookkeeping (use stamp, clock, last slot) is the same, so the results are too. The hint is updated. */
+static inline int cache_access_at(struct cache *c, unsigned long long line_no, unsigned *hint)
+{
+    unsigned h = *hint;
+    if (c->tag[h] == line_no + 1) {
+        c->stamp[h] = ++c->clock;
+        c->last_slot = h;
+        return 1;
+    }
+    int hit = cache_access(c, line_no);
+    *hint = c->last_slot;
+    return hit;
+}
+
 static struct cache icache, dcache, l1i, l1d, l2;
 static unsigned char *bp;           /* 2-bit counters */
 static int mcu_flash;               /* code and read-only data in flash (microcontrollers) */
@@ -672,6 +688,7 @@ struct tbinfo {
     double *line_cost;               /* n_lines * TIMING_SETS: the block's base cycles spent in each granule */
     unsigned long long valid_fills;  /* the cache's fill count when all its granules were last seen present */
     unsigned *slot;                  /* n_lines: where each granule sits in the instruction cache */
+    unsigned *mem_hint;              /* n_insns: where each load or store last found its data cache line */
     uint64_t execs;                  /* executions (an inline addition at the block's start) */
     uint64_t fixed[TIMING_SETS];     /* base cycles in 1/TIMING_FIX */
 };
@@ -741,6 +758,7 @@ void timing_release(void *tbinfo)
     free(t->prefix);
     free(t->line_cost);
     free(t->slot);
+    free(t->mem_hint);
     free(t);
 }
 
@@ -832,17 +850,13 @@ static void fetch_flash(struct tbinfo *t)
         unsigned long long g = t->first_line + k;
         const double *share = t->line_cost + (size_t)k * TIMING_SETS;
         if (g == cur_fetch) {   /* still executing from the granule last fetched: no new fetch */
-            if (t->slot && !cache_access(&icache, g))
+            if (t->slot && !cache_access_at(&icache, g, &t->slot[k]))
                 timing_counts[TC_IFETCH_MISS]++;   /* evicted meanwhile (refilled, its bytes already in) */
-            if (t->slot)
-                t->slot[k] = icache.last_slot;
             for (int s = 0; s < TIMING_SETS; s++)
                 line_elapsed[s] += share[s];
             continue;
         }
-        int hit = icache.sets ? cache_access(&icache, g) : 0;
-        if (t->slot)
-            t->slot[k] = icache.last_slot;
+        int hit = t->slot ? cache_access_at(&icache, g, &t->slot[k]) : icache.sets ? cache_access(&icache, g) : 0;
         if (!hit) {
             timing_counts[TC_IFETCH_MISS]++;
             int sequential = g == cur_fetch + 1;
@@ -903,19 +917,22 @@ static void on_tb_exec(unsigned int vcpu, void *udata)
 
 static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
 {
-    (void)vcpu, (void)udata;
-    int store = qemu_plugin_mem_is_store(info);
+    (void)vcpu;
+    unsigned *hint = udata;   /* the instruction's own cache hint (NULL when it could not be kept) */
     if (mcu_flash) {
-        /* constants read from flash (literal pools, tables in .rodata) behind the data cache */
-        if (store || vaddr < geom[G_FLASH_LO] || vaddr >= geom[G_FLASH_HI])
+        /* constants read from flash (literal pools, tables in .rodata) behind the data cache; the
+         * address first: most loads read SRAM, and QEMU's direction test is a call */
+        if (vaddr < geom[G_FLASH_LO] || vaddr >= geom[G_FLASH_HI] || qemu_plugin_mem_is_store(info))
             return;
-        if (dcache.sets && cache_access(&dcache, vaddr >> dcache.shift))
+        if (dcache.sets && (hint ? cache_access_at(&dcache, vaddr >> dcache.shift, hint)
+                                 : cache_access(&dcache, vaddr >> dcache.shift)))
             return;
         timing_counts[TC_DFLASH_MISS]++;
         add_stall(C_FLASH_WS, 1.0);
         return;
     }
-    if (!l1d.sets || cache_access(&l1d, vaddr >> l1d.shift))
+    int store = qemu_plugin_mem_is_store(info);
+    if (!l1d.sets || (hint ? cache_access_at(&l1d, vaddr >> l1d.shift, hint) : cache_access(&l1d, vaddr >> l1d.shift)))
         return;
     timing_counts[TC_L1D_MISS]++;
     if (store)  /* write-allocate behind a store buffer: the miss fills the line without a stall */
@@ -934,6 +951,8 @@ void timing_translate(struct qemu_plugin_tb *tb)
     if (t == NULL)
         return;
     t->prefix = calloc((n + 1) * TIMING_SETS, sizeof *t->prefix);
+    if (mcu_flash ? dcache.sets != 0 : l1d.sets != 0)
+        t->mem_hint = calloc(n ? n : 1, sizeof *t->mem_hint);
     unsigned counts[TC_N] = {0};
     int prev_mem = 0;
     char prev_dest[8] = "";
@@ -995,7 +1014,8 @@ void timing_translate(struct qemu_plugin_tb *tb)
         /* always QEMU_PLUGIN_MEM_RW: QEMU 7.2's code generator tests a read-only registration against
          * the access direction off by one and attaches it to stores only; on_mem tells them apart */
         if (mem && (mcu_flash ? (mem == 1 && !(d && strstr(d, "[sp"))) : l1d.sets != 0))
-            qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, NULL);
+            qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW,
+                                             t->mem_hint ? &t->mem_hint[i] : NULL);
         free(d);
         if (i == n - 1) {
             t->end = va + size;
