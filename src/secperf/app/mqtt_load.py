@@ -41,7 +41,7 @@ def storm_vs_model(c: MqttLoadConfig, m: dict, horizon_s: float | None = None) -
                 "wait_p99_s": _s(st.get("wait_p99_ms")), "back": st.get("connacks"), "gave_up": st.get("gave_up"),
                 "failed_attempts": (st.get("failed") or 0) + (st.get("refused") or 0), "attempts": st.get("attempts")}
     out: dict[str, Any] = {"clients": c.clients, "policy": c.policy, "base_s": c.base_s, "cap_s": c.cap_s,
-                           "timeout_s": c.timeout_s, "capacity_per_s": cap, "device_handshake_s": device_s,
+                           "timeout_s": c.timeout_s, "spread_s": c.spread_s, "capacity_per_s": cap, "device_handshake_s": device_s,
                            "resumed_share": c.resume_ratio, "measured": measured, "models": {},
                            "ratio_target": list(RATIO_TARGET),
                            "capacity_from": "secperf-loadgen --app mqtt, 32 clients closed loop, just before and "
@@ -50,7 +50,7 @@ def storm_vs_model(c: MqttLoadConfig, m: dict, horizon_s: float | None = None) -
         r = simulate(FleetModel(devices=c.clients, capacity_full_per_s=cap, capacity_resumed_per_s=cap,
                                 resumed_share=0.0, policy=c.policy, base_s=c.base_s, cap_s=c.cap_s,
                                 timeout_s=c.timeout_s, backlog=c.clients + 64, abandoned_work=ab,
-                                max_attempts=c.max_attempts, device_handshake_s=device_s,
+                                max_attempts=c.max_attempts, device_handshake_s=device_s, spread_s=c.spread_s,
                                 horizon_s=horizon_s or max(600.0, 2 * c.storm_max_s)))
         mod = {"time_all_back_s": r["time_all_back_s"], "wait_p50_s": r["wait_s"]["p50"],
                "wait_p99_s": r["wait_s"]["p99"], "failed_attempts": r["failed_attempts"]}

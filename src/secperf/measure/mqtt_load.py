@@ -59,6 +59,7 @@ class MqttLoadConfig:
     cap_s: float = 8.0
     max_attempts: int = 100
     storm_max_s: float = 300.0
+    spread_s: float = 0.0           # the storm's first attempts spread uniformly over this
     resume_ratio: float = 0.0       # share of (re)connections offering the newest session
     se_profile: str | None = None   # a secure element's signing time per connection (client side)
     key: str = "ecdsa-p256"         # the broker's key
@@ -77,6 +78,7 @@ def validate(c: MqttLoadConfig) -> None:
     checks = (("--connect-rate", c.connect_rate, 0.1, 1e6), ("--hold", c.hold_s, 0, 86400),
               ("--publish-rate", c.publish_rate, 0, 1e6), ("--timeout", c.timeout_s, 0.01, 3600),
               ("--base", c.base_s, 0, 86400), ("--cap", c.cap_s, 0, 86400), ("--storm-max", c.storm_max_s, 1, 86400),
+              ("--spread", c.spread_s, 0, 86400),
               ("--resume-ratio", c.resume_ratio, 0, 1), ("--capacity-seconds", c.capacity_s, 0.2, 600))
     for name, v, lo, hi in checks:
         if not (isinstance(v, (int, float)) and math.isfinite(v) and lo <= v <= hi):
@@ -151,6 +153,7 @@ def mqttload_argv(port: int, c: MqttLoadConfig, client_pair, source_addrs: int, 
             "--timeout-ms", str(max(1, int(c.timeout_s * 1000))), "--backoff", c.policy,
             "--backoff-base-ms", f"{c.base_s * 1000:g}", "--backoff-cap-ms", f"{c.cap_s * 1000:g}",
             "--max-attempts", str(c.max_attempts), "--storm-max", f"{c.storm_max_s:g}",
+            "--spread-ms", f"{c.spread_s * 1000:g}",
             "--resume-ratio", f"{c.resume_ratio:g}", "--tls", c.tls, "--source-addrs", str(source_addrs),
             "--seed", str(c.seed)]
     if c.storm:

@@ -35,6 +35,9 @@ def add_arguments(p) -> None:
     p.add_argument("--base", type=nonneg(86_400), default=0.5, help="fixed delay or back-off base, seconds")
     p.add_argument("--cap", type=nonneg(86_400), default=8.0, help="back-off cap, seconds")
     p.add_argument("--max-attempts", type=count(1_000_000), default=100)
+    p.add_argument("--spread", type=nonneg(86_400), default=0.0, help="the storm's first attempts spread uniformly "
+                   "over this many seconds (0: all at once; mosquitto's listen backlog is 100: a burst beyond it "
+                   "waits for TCP's SYN retransmissions, 1 s, 3 s, 7 s ...)")
     p.add_argument("--storm-max", type=positive(86_400), default=300.0, help="seconds the storm may last at most")
     p.add_argument("--key", default="ecdsa-p256", help="the broker's key (rsa-1024..4096, ecdsa-p256, ecdsa-p384, "
                    "ed25519)")
@@ -62,7 +65,7 @@ def run(args):
                        publish_rate=args.publish_rate, qos=args.qos, payload=args.payload,
                        keepalive_s=args.keepalive, timeout_s=args.timeout, storm=args.storm == "on",
                        policy=args.policy, base_s=args.base, cap_s=args.cap, max_attempts=args.max_attempts,
-                       storm_max_s=args.storm_max, resume_ratio=args.resume_ratio, se_profile=args.se,
+                       storm_max_s=args.storm_max, spread_s=args.spread, resume_ratio=args.resume_ratio, se_profile=args.se,
                        key=args.key, client_auth=args.client_auth == "on", depth=args.chain_depth, tls=args.tls,
                        core=args.core, capacity_s=args.capacity_seconds, seed=args.seed)
     return app.run(c, output(args))
