@@ -150,6 +150,20 @@ class PatternSection(BaseModel):
     battery_voltage_v: float | None = None
 
 
+class ServerSection(_Section):
+    """The user's own server the load generators aim at (`secperf server --system FILE`, `fleet
+    --replay --system FILE`: its --target and companions). Paths are relative to the system file."""
+
+    target: Annotated[str, Field(min_length=3, max_length=300)] = Field(
+        description="HOST:PORT of the server (TLS; DTLS with protocol dtls1.2 or coap)"
+    )
+    ca: Name | None = Field(None, description="CA certificate(s) that verify the server (PEM file)")
+    servername: Name | None = Field(None, description="SNI and the name checked (default: the host)")
+    client_cert: Name | None = Field(None, description="client certificate (PEM file) the generators show")
+    client_key: Name | None = Field(None, description="its key: a PEM file only its owner reads (0600)")
+    source: Source | None = None
+
+
 class System(_Section):
     name: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=100)]
     description: str = ""
@@ -160,9 +174,10 @@ class System(_Section):
     protocol: ProtocolSection
     pattern: PatternSection | None = None
     budgets: BudgetsSection | None = None
+    server: ServerSection | None = None
 
 
-SECTIONS = ("device", "security", "network", "protocol", "pattern", "budgets")
+SECTIONS = ("device", "security", "network", "protocol", "pattern", "budgets", "server")
 _MODELS: dict[str, type[BaseModel]] = {
     "device": DeviceSection,
     "security": SecuritySection,
@@ -170,6 +185,7 @@ _MODELS: dict[str, type[BaseModel]] = {
     "protocol": ProtocolSection,
     "pattern": PatternSection,
     "budgets": BudgetsSection,
+    "server": ServerSection,
 }
 SHOWN_PROBLEMS = 6
 
