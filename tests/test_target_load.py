@@ -160,3 +160,32 @@ def test_fleet_replay_against_a_target(nginx, tmp_path):
     assert "failed" not in r, r
     assert r["clients"] == 20 and r["measured"]["back"] == 20 and r["capacity_per_s"] > 0
     assert r["server_cpu_s"] is None
+
+
+SYSTEM = """name = "gw"
+[device]
+core = "host-default"
+[network]
+link = "lte-m"
+[protocol]
+name = "https"
+"""
+
+
+def test_a_system_files_server_table_gives_the_target(nginx, tmp_path):
+    ng, certs = nginx
+    (tmp_path / "ca.pem").write_bytes(certs.ca.read_bytes())
+    good = tmp_path / "good.toml"
+    good.write_text(SYSTEM + f'[server]\ntarget = "127.0.0.1:{ng.port}"\nca = "ca.pem"\nservername = "localhost"\n')
+    p = run_cli("server", "--system", str(good), "--concurrency", "1", "--duration", "0.4", "--warmup", "0.1",
+                "--json", "--no-report", "--out", str(tmp_path / "res"))
+    assert p.returncode == 0, p.stderr[-1500:]
+    (s,) = json.loads(p.stdout)["series"]
+    assert s["labels"]["target"] == f"127.0.0.1:{ng.port}" and s["labels"]["server_verified"] is True
+    none = tmp_path / "none.toml"
+    none.write_text(SYSTEM)
+    typo = tmp_path / "typo.toml"
+    typo.write_text(SYSTEM + '[server]\ntarget = "127.0.0.1:1"\nclient_crt = "c.pem"\n')
+    for f, word in ((none, "[server]"), (typo, "client_crt")):
+        p = run_cli("server", "--system", str(f), "--out", str(tmp_path / "res"))
+        assert p.returncode == 2 and word in p.stderr, p.stderr[-800:]

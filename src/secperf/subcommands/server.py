@@ -68,14 +68,41 @@ def target_options(p, replay: bool = False) -> None:
     g.add_argument("--groups", metavar="LIST", help="key-exchange groups offered, OpenSSL names (e.g. x25519:P-256)")
     g.add_argument("--ciphersuites", metavar="LIST", help="TLS 1.3 suites offered (e.g. TLS_AES_128_GCM_SHA256)")
     g.add_argument("--ciphers", metavar="LIST", help="TLS 1.2 cipher list offered (e.g. ECDHE-ECDSA-AES128-GCM-SHA256)")
+    g.add_argument("--system", type=argtypes.path, metavar="FILE.toml", help="a system file whose [server] table "
+                   "gives the target (target, ca, servername, client_cert, client_key; paths relative to the file); "
+                   "options given here win")
 
 
 TARGET_COMPANIONS = ("target_app", "ca", "servername", "client_cert", "client_key", "groups", "ciphersuites", "ciphers")
 
 
+def _from_system(args) -> None:
+    """--system FILE.toml: its [server] table under the command line's own --target options."""
+    from pathlib import Path
+
+    from ..core.errors import InputError
+    from ..inputs.system import load_system
+    sysf = load_system(args.system, "--system")
+    srv = sysf.s.server
+    if srv is None:
+        raise InputError(f"--system {args.system}: has no [server] table; add one with target = \"HOST:PORT\" "
+                         f"(and ca, servername, client_cert, client_key), or give --target")
+    base = Path(args.system).resolve().parent
+    if not args.target:
+        args.target = srv.target
+    for k in ("ca", "client_cert", "client_key"):
+        v = getattr(srv, k)
+        if v is not None and not getattr(args, k, None):
+            setattr(args, k, v if v.startswith("pkcs11:") else str(base / v))
+    if srv.servername and not args.servername:
+        args.servername = srv.servername
+
+
 def load_target(args, protocol: str = "tls"):
     """The parsed --target (None without it); a companion option without --target is exit 2."""
     from ..core.errors import InputError
+    if getattr(args, "system", None):
+        _from_system(args)
     if not getattr(args, "target", None):
         for opt in TARGET_COMPANIONS:
             if getattr(args, opt, None):
