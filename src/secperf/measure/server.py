@@ -89,7 +89,7 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki, doc: Result | None = N
         R.add_failure(s, f"set-up: {exc}")
         return [R.finalize_series(s)]
     client_pair = None
-    if cfg.client_auth or cfg.server == "mosquitto":
+    if cfg.client_auth:     # mosquitto too: require_certificate follows --client-auth (start_server)
         cs = pki.client("ecdsa-p256")
         client_pair = (cs.cert, cs.key)
     srv = None

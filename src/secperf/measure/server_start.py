@@ -109,7 +109,7 @@ class Offload:
 def start_server(cfg: ServerConfig, pki, workdir: Path, seed: int, offload: Offload | None = None,
                  backlog: int | None = None):
     certs = pki.server(cfg.key_type, cfg.depth)
-    client_ca = pki.client("ecdsa-p256").ca if cfg.client_auth or cfg.server == "mosquitto" else None
+    client_ca = pki.client("ecdsa-p256").ca if cfg.client_auth or cfg.server == "mosquitto" else None  # mosquitto needs a cafile
     prefix: list[str] = []
     if cfg.key_type == "rsa-1024" and offload is None:
         conf = private_dir(workdir) / "openssl-seclevel0.cnf"
@@ -132,7 +132,9 @@ def start_server(cfg: ServerConfig, pki, workdir: Path, seed: int, offload: Offl
         srv.prefix = prefix
         return srv.start()
     from ..lab.iot_services import Mosquitto
-    srv = Mosquitto(certs, client_ca, nodelay=True, workdir=workdir)
+    # the key and chain depth are the lab's PEM files; client authentication is require_certificate
+    srv = Mosquitto(certs, client_ca, nodelay=True, workdir=workdir, require_certificate=cfg.client_auth,
+                    connection_messages=False)
     srv.prefix = prefix
     return srv.start()
 
