@@ -1,6 +1,6 @@
 """Accuracy of `secperf whatif edhoc` against the emulator (issue 33), like whatif_validation.py for
 TLS/DTLS: EDHOC + OSCORE set-up (message_1 -> first protected response) measured over emulated
-links and predicted by the what-if flight model (model/flights_edhoc.py) through the Monte Carlo.
+links and predicted by the what-if flight model (model/flights/edhoc.py) through the Monte Carlo.
 
 1. Calibrate on loopback: lakers + aiocoap, each flow, R rounds interleaved with the grid (this host
    changes speed minutes apart). The client's `base:` cost = its measured thread CPU P50 minus the

@@ -5,7 +5,7 @@ at P50 and <= 25 % at P95 over the validation cells.
 1. Calibrate: the cells' connections on loopback (measure/quic.py, measure/dtls13.py), read by
    model/costs.calibrate as `secperf whatif --calibrate` reads a connect Result.
 2. Measure every cell over emulated links delay=RTT/2 with loss L (lab/netns.Link; as root).
-3. Predict each cell with the flight models (model/flights_quic.py, flights_dtls13.py) and the
+3. Predict each cell with the flight models (model/flights/quic.py, dtls13.py) and the
    Monte Carlo, from the loopback calibration only, and print each cell's P50/P95 error.
 
 Rounds (--rounds R): calibration, grid, calibration, ..., each with 1/R of the connections; a cell's

@@ -1,7 +1,7 @@
 """DTLS 1.3 and DTLS 1.2 on the same wolfSSL 5.9 server (measure/dtls13.py, native/dtls13/dtls_pair.c)
 and `secperf connect dtls13|dtls12`: the cookie exchange, mutual authentication, resumption verified
 per connection, connection IDs on the wire, wolfSSL's retransmission timer, and the flight model
-(model/flights_dtls13.py) against the measured datagrams."""
+(model/flights/dtls13.py) against the measured datagrams."""
 
 import json
 import os

@@ -7,7 +7,7 @@ import pytest
 
 from conftest import import_or_skip
 from secperf.model import flights as F
-from secperf.model import flights_edhoc as FE
+from secperf.model.flights import edhoc as FE
 
 lakers = import_or_skip("lakers", "scripts/bootstrap installs the 'protocols' extra")
 import_or_skip("aiocoap", "scripts/bootstrap installs the 'protocols' extra")

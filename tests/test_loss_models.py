@@ -11,9 +11,9 @@ import pytest
 
 from secperf.model import costs as C
 from secperf.model import flights as F
-from secperf.model import flights_quic as FQ
 from secperf.model import network as N
 from secperf.model import predict as P
+from secperf.model.flights import quic as FQ
 from secperf.sim import montecarlo as M
 
 LINK = "delay=10ms,ge=1%/50%"  # a lossy link (its draw is replaced by the script), no jitter

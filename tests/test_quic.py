@@ -118,7 +118,7 @@ def test_quic_over_an_emulated_link_pays_its_round_trips(pki):
     assert s["labels"]["network_rtt_ms"] == 40.0 and s["derived"]["link"]["up"]
 
 
-# --- the flight model (model/flights_quic.py) and the planner's measure "QUIC 0-RTT" ------------------
+# --- the flight model (model/flights/quic.py) and the planner's measure "QUIC 0-RTT" ------------------
 
 def test_flight_model_bytes_match_aioquic_on_the_wire(pki):
     from secperf.model import flights as F
@@ -146,9 +146,9 @@ def test_pto_recovers_a_lost_initial_after_twice_the_initial_rtt():
 
     from secperf.model import costs as C
     from secperf.model import flights as F
-    from secperf.model import flights_quic as FQ
     from secperf.model import network as N
     from secperf.model import predict as P
+    from secperf.model.flights import quic as FQ
     from secperf.sim import montecarlo as M
     assert FQ.pto_s("quic-initial", 0.05) == pytest.approx(2 * Q.INITIAL_RTT_S)
     assert FQ.pto_s("quic", 0.05) == pytest.approx(0.15)

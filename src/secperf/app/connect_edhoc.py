@@ -6,7 +6,7 @@ Decisions (stated here and in the series' labels):
 - EDHOC has no session resumption: the reuse is the kept OSCORE context, so `--handshake` takes
   full only; `--oscore-requests K` measures K protected requests on each new context.
 - lakers holds its keys in memory (no PKCS#11): `--key` takes software only; a secure element's
-  cost is the what-if model's (model/flights_edhoc.py), charged from its profile. When --key is
+  cost is the what-if model's (model/flights/edhoc.py), charged from its profile. When --key is
   not given, connect's default list (software,se:iot-safe-sim) means software here, with a note.
 - `edhoc` runs alone in a Result (compare it with `secperf connect coap|dtls12` runs through
   `secperf compare`); mixing it with other protocols in one command is refused, naming this.

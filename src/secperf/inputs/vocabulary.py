@@ -26,7 +26,7 @@ from collections.abc import Collection
 
 from ..core.errors import InputError
 
-# the what-if's protocols and the handshakes each models (model/flights.py builds them; a system
+# the what-if's protocols and the handshakes each models (model/flights/ builds them; a system
 # file and the what-if's options are checked against this one table)
 HANDSHAKES = {
     "tls1.3": ("full", "hrr", "resumed", "psk", "psk-dhe", "0rtt"),
@@ -37,12 +37,12 @@ HANDSHAKES = {
     "coap": ("full", "nocookie", "resumed", "psk"),
     "openvpn": ("full",),
     "jwt": ("fresh", "cached"),
-    # EDHOC + OSCORE (model/flights_edhoc.py): m<METHOD>-<CREDENTIAL>[-combined]
+    # EDHOC + OSCORE (model/flights/edhoc.py): m<METHOD>-<CREDENTIAL>[-combined]
     "edhoc": tuple(
         f"m{m}-{c}{x}" for m in (3, 0, 1, 2) for c in ("kid", "value", "x5t", "x5chain") for x in ("", "-combined")
     ),
-    "quic": ("full", "resumed", "0rtt", "psk"),  # model/flights_quic.py
-    "dtls1.3": ("full", "resumed", "full-cid", "resumed-cid"),  # model/flights_dtls13.py
+    "quic": ("full", "resumed", "0rtt", "psk"),  # model/flights/quic.py
+    "dtls1.3": ("full", "resumed", "full-cid", "resumed-cid"),  # model/flights/dtls13.py
 }
 
 # old or foreign spellings of a key-exchange group -> the group's name

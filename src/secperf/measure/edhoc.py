@@ -21,7 +21,7 @@ What lakers (0.6) offers, and so what is measured: method 3 (static DH / static 
 (AES-CCM-16-64-128, SHA-256, P-256, ES256), credentials as CWT claim sets, by reference (kid) or by
 value (kccs). Method 0 (signatures), suites 0/1/3-6 and X.509 credentials (x5t, x5chain) are not
 implemented there; asking for them is an input error naming what lakers has. The what-if flight
-model (model/flights_edhoc.py) covers them, sized from RFC 9528's encodings and checked against
+model (model/flights/edhoc.py) covers them, sized from RFC 9528's encodings and checked against
 RFC 9529's traces. lakers keeps its keys in memory (no PKCS#11): a secure-element key cannot be
 measured here; the model charges the secure element's operation from its profile (inputs/se_profiles).
 """

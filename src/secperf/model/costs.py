@@ -333,7 +333,7 @@ from .device_rows import DEVICE_GROUPS, DEVICE_OPS, device_row_handshake, device
 
 def _app_bytes() -> dict[str, tuple[int, str]]:
     """Plaintext bytes the client's record layer seals and opens for each protocol's application
-    exchange, with what they are (model/flights.py's sizes; TLS 1.3 servers send two session
+    exchange, with what they are (model/flights/'s sizes; TLS 1.3 servers send two session
     tickets after a full handshake, OpenSSL's default)."""
     from . import flights as F
 

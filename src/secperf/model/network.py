@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError
 from ..inputs import netspec as NS
-from .flights import MTU_MIN, TCP_HDR, UDP_HDR, FlightModel
+from .flights.base import MTU_MIN, TCP_HDR, UDP_HDR, FlightModel
 
 if TYPE_CHECKING:
     import numpy as np

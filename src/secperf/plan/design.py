@@ -40,8 +40,8 @@ class Design:
     measures: tuple[str, ...] = ()
     security: bool = True  # False: the same traffic with no security at all (without_security)
     edhoc: bool = False  # CoAP set up by EDHOC and protected by OSCORE instead of DTLS 1.2
-    quic: bool = False  # HTTPS/MQTT over QUIC: reconnections with a ticket send 0-RTT (flights_quic)
-    dtls13_cid: bool = False  # CoAP over DTLS 1.3 with connection IDs instead of DTLS 1.2 (flights_dtls13)
+    quic: bool = False  # HTTPS/MQTT over QUIC: reconnections with a ticket send 0-RTT (flights/quic.py)
+    dtls13_cid: bool = False  # CoAP over DTLS 1.3 with connection IDs instead of DTLS 1.2 (flights/dtls13.py)
 
     @property
     def whatif_protocol(self) -> str:

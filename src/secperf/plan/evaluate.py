@@ -129,7 +129,7 @@ def _draws(ctx: Context, pl: P.Plan, key: tuple[Any, ...], signs: int, n: int | 
 def setup_scenario(d: Design, handshake: str) -> F.Scenario:
     if d.edhoc:  # EDHOC + OSCORE instead of DTLS: suite 2 (P-256, ES256), the algorithms of an IoT SAFE key
         return F.Scenario(protocol="edhoc", handshake=handshake, group="p-256", key=d.key)
-    if d.quic:  # QUIC with TLS 1.3 (model/flights_quic.py), the device's certificate as in the design
+    if d.quic:  # QUIC with TLS 1.3 (model/flights/quic.py), the device's certificate as in the design
         return F.Scenario(
             protocol="quic",
             handshake=handshake,
@@ -226,8 +226,8 @@ def message_draws(ctx: Context, d: Design) -> Draws:
     t = ctx.pattern.traffic
     proto = d.whatif_protocol
     fu, fd = (FRAMING if d.security else FRAMING_PLAIN)[proto]
-    if d.edhoc:  # OSCORE's option, inner code and tag instead of a DTLS record (model/flights_edhoc.py)
-        from ..model.flights_edhoc import oscore_overhead
+    if d.edhoc:  # OSCORE's option, inner code and tag instead of a DTLS record (model/flights/edhoc.py)
+        from ..model.flights.edhoc import oscore_overhead
 
         ov = oscore_overhead(2)
         fu, fd = FRAMING_PLAIN[proto][0] + ov["request"], FRAMING_PLAIN[proto][1] + ov["response"]

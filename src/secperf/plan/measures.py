@@ -211,7 +211,7 @@ CATALOGUE: dict[str, Measure] = {
         Measure(
             "quic-0rtt",
             "QUIC with 0-RTT",
-            "the connection runs QUIC with TLS 1.3 (model/flights_quic.py: padded "
+            "the connection runs QUIC with TLS 1.3 (model/flights/quic.py: padded "
             "Initials, anti-amplification, probe timeouts) instead of TCP + TLS 1.3: one round trip less for a full "
             "set-up, and a reconnection with a ticket (with resumption) sends its request as 0-RTT data; the "
             "NAT limit still applies (QUIC's own idle timeout closes a silent connection too)",
@@ -222,7 +222,7 @@ CATALOGUE: dict[str, Measure] = {
             "dtls13-cid",
             "DTLS 1.3 with connection IDs",
             "CoAP runs over DTLS 1.3 with connection IDs "
-            "(model/flights_dtls13.py, as wolfSSL 5.9 runs it: cookie, ACKs) instead of DTLS 1.2: the session "
+            "(model/flights/dtls13.py, as wolfSSL 5.9 runs it: cookie, ACKs) instead of DTLS 1.2: the session "
             "survives a NAT rebinding, so an idle gap longer than the NAT time-out needs no new handshake; with "
             "psk the PSK handshake is modelled by the resumed flights",
             _dtls13_cid_na,

@@ -389,8 +389,8 @@ def simulate_chunk(p: Plan, rng: np.random.Generator, n: int) -> dict[str, np.nd
                 elif e.transport == "dtls":
                     t0 = N.DTLS_TIMER_S
                     failed |= f > N.DTLS_MAX_RETRIES
-                elif e.transport.startswith("quic"):  # QUIC's probe timeout (model/flights_quic.py)
-                    from ..model import flights_quic as FQ
+                elif e.transport.startswith("quic"):  # QUIC's probe timeout (model/flights/quic.py)
+                    from ..model.flights import quic as FQ
 
                     t0 = FQ.pto_s(e.transport, rtt)
                     failed |= f > FQ.MAX_PTO
@@ -436,7 +436,7 @@ _RETRY_LIMIT = {
     "quic-initial": 8,
     "quic-0rtt": 8,
     "quic": 8,
-}  # flights_quic.MAX_PTO
+}  # flights/quic.py MAX_PTO
 
 
 def _exchange_failures(

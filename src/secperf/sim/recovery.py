@@ -4,7 +4,7 @@ the others) and QUIC's probe timeout as aioquic computes it (RFC 9002 6.2). The 
 (sim/montecarlo.py) calls `recover` once per exchange of these transports, vectorised over the
 connections of a chunk; the timers and their sources are in model/network.py.
 
-DTLS 1.3 (model/flights_dtls13.py names the exchanges):
+DTLS 1.3 (model/flights/dtls13.py names the exchanges):
 
 - ``dtls13-flight`` (ClientHello with the cookie -> the server's flight, one record per datagram,
   the ServerHello in clear first): the ClientHello or the whole flight lost -> the client's quick
@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..model import flights as F
-from ..model import flights_dtls13 as F13
+from ..model.flights import dtls13 as F13
 from ..model import network as N
 
 if TYPE_CHECKING:
@@ -215,7 +215,7 @@ def _quic(
     st: State,
     exchange: int,
 ) -> Outcome:
-    from ..model import flights_quic as FQ
+    from ..model.flights import quic as FQ
 
     out = legs[0]
     back = legs[1] if len(legs) > 1 else None

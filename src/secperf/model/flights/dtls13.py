@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from . import flights as F
+from . import base as F
 
 PLAIN_REC, ENC_REC, HS_HDR = 13, 22, 12
 CH_BASE = 135  # DTLS 1.3 ClientHello without its key_share entry (173 - 38 measured)

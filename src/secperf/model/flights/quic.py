@@ -29,8 +29,8 @@ import math
 from dataclasses import replace
 from typing import Any
 
-from . import flights as F
-from . import network as N
+from .. import network as N
+from . import base as F
 
 DATAGRAM = 1200  # aioquic's max_datagram_size; RFC 9000 14.1 minimum for Initial datagrams
 AMPLIFICATION = 3  # RFC 9000 8.1

@@ -2,20 +2,28 @@
 (session ticket or ID) and PSK handshake with their messages' sizes and each side's operations, the
 record protection of the application exchange that follows, and DTLS's framing and cookie exchange.
 The scenario, flight and exchange types and the shared pieces (groups, keys, chains) are in
-model/flights.py, which calls `tls12` for the tls1.2, dtls1.2 and coap protocols."""
+base.py; flights.build hands the tls1.2, dtls1.2 and coap protocols to `flight_model` here."""
 
 from __future__ import annotations
 
-from .flights import (
+from dataclasses import replace
+
+from .base import (
     CH12,
+    COAP_REQ,
+    COAP_RESP,
     DTLS_ENC,
     DTLS_MSG,
     DTLS_REC,
+    HTTP_REQ,
+    HTTP_RESP,
     NST12,
+    SYN,
     TLS12_ENC,
     TLS_REC,
     Exchange,
     Flight,
+    FlightModel,
     ModelError,
     Msgs,
     Ops,
@@ -125,3 +133,21 @@ def tls12(s: Scenario, app_out: Msgs, app_back: Msgs, dtls: bool, app_server_ops
         )
     )
     return ex
+
+
+def flight_model(s: Scenario) -> FlightModel:
+    """The FlightModel of a checked, resolved tls1.2, dtls1.2 or coap scenario (flights.build calls this)."""
+    p = s.protocol
+    if p == "tls1.2":
+        app = ((("GET request", HTTP_REQ + TLS12_ENC),), (("HTTP response", HTTP_RESP + TLS12_ENC),))
+        if s.handshake == "psk":
+            s = replace(s, mtls=False)
+        return FlightModel(s, "tcp", tuple([SYN] + tls12(s, *app, dtls=False)), start_mark=("back_recv", 0))
+    if p in ("dtls1.2", "coap"):
+        app = (
+            ((("CoAP CON GET", COAP_REQ + DTLS_ENC),), (("CoAP ACK + response", COAP_RESP + DTLS_ENC),))
+            if p == "coap"
+            else ((("request", HTTP_REQ + DTLS_ENC),), (("response", HTTP_RESP + DTLS_ENC),))
+        )
+        return FlightModel(s, "udp", tuple(tls12(s, *app, dtls=True)))
+    raise AssertionError(p)

@@ -19,8 +19,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from ..core.errors import InputError
-from ..inputs import vocabulary as V
+from ...core.errors import InputError
+from ...inputs import vocabulary as V
 
 PROTOCOLS = {
     "tls1.3": "TLS 1.3 handshake then an HTTP/1.1 GET (40 B) -> 846 B, as `secperf handshake`",
@@ -31,10 +31,10 @@ PROTOCOLS = {
     "coap": "CoAP confirmable GET over DTLS 1.2 with a client certificate -> piggybacked ACK",
     "openvpn": "OpenVPN over UDP: reset exchange, TLS 1.3 control channel with key exchange, PUSH_REQUEST -> PUSH_REPLY",
     "jwt": "HTTPS request authenticated by an ES256 JWT (TLS 1.3 without a client certificate)",
-    "edhoc": "EDHOC over CoAP (RFC 9528 A.2), then an OSCORE-protected CoAP GET -> response (model/flights_edhoc.py)",
-    "quic": "QUIC with TLS 1.3 (aioquic), then a request (40 B) -> response (846 B) on a stream (model/flights_quic.py)",
+    "edhoc": "EDHOC over CoAP (RFC 9528 A.2), then an OSCORE-protected CoAP GET -> response (model/flights/edhoc.py)",
+    "quic": "QUIC with TLS 1.3 (aioquic), then a request (40 B) -> response (846 B) on a stream (model/flights/quic.py)",
     "dtls1.3": "DTLS 1.3 as wolfSSL 5.9 runs it, mutual authentication, cookie, then request -> response "
-    "(model/flights_dtls13.py)",
+    "(model/flights/dtls13.py)",
 }
 HANDSHAKES = V.HANDSHAKES  # per protocol, the handshakes modelled (inputs/vocabulary.py)
 # the smallest MTU a protocol's model accepts, and why
@@ -478,109 +478,4 @@ def _plain(s: Scenario) -> FlightModel:
             "ovpn",
         )
         return FlightModel(s, "udp", (app,), final_ops=("tun_setup",), notes=(PLAIN[p][1],))
-    raise AssertionError(p)
-
-
-def baseline(s: Scenario) -> FlightModel:
-    """The flight model of the scenario's exchange without security (no_security, PLAIN)."""
-    return build(no_security(s))
-
-
-def build(s: Scenario) -> FlightModel:
-    """The flight model of a scenario; bad combinations raise ModelError naming the option."""
-    if s.protocol not in PROTOCOLS:
-        raise ModelError(f"PROTOCOL: unknown protocol {s.protocol!r}; known: {', '.join(PROTOCOLS)}")
-    if s.security not in SECURITY:
-        raise ModelError(f"security: {s.security!r} must be one of {', '.join(SECURITY)}")
-    if s.security == "none":
-        return _plain(s.resolved())
-    if s.handshake not in HANDSHAKES[s.protocol]:
-        raise ModelError(
-            f"--handshake: {s.protocol} has no {s.handshake!r} handshake; known: {', '.join(HANDSHAKES[s.protocol])}"
-        )
-    if s.depth < 1 or s.depth > 5:
-        raise ModelError(f"--cert: chain depth {s.depth} must be 1..5")
-    if not (s.key == "software" or s.key.startswith("se:")):
-        raise ModelError(f"--key: {s.key!r} must be software or se:PROFILE[:cold]")
-    s = s.resolved()
-    _group(s.group)
-    _key(s.cert_type)
-    _key(s.client_key_type, "--key")
-    p = s.protocol
-    if p == "edhoc":
-        from .flights_edhoc import flight_model
-
-        return flight_model(s)
-    if p == "quic":
-        from .flights_quic import flight_model
-
-        return flight_model(s)
-    if p == "dtls1.3":
-        from .flights_dtls13 import flight_model
-
-        return flight_model(s)
-    http = ((("GET request", HTTP_REQ + TLS13_ENC),), (("HTTP response", HTTP_RESP + TLS13_ENC),))
-    if p == "tls1.3":
-        ex = [SYN] + _tls13(s, *http)
-        return FlightModel(s, "tcp", tuple(ex), start_mark=("back_recv", 0))
-    if p == "https":
-        # nginx (OpenSSL) sends session tickets at the end of the handshake (one write: two after a
-        # full handshake, one after a resumption — OpenSSL's defaults), then the response (a second write)
-        back = tuple([("NewSessionTicket", NST13 + ticket_growth(s))] * (2 if s.handshake == "full" else 1)) + http[1]
-        ex = [SYN] + _tls13(s, http[0], back, app_back_writes=2)
-        return FlightModel(s, "tcp", tuple(ex), start_mark=("back_recv", 0))
-    if p == "jwt":
-        fresh = s.handshake == "fresh"
-        s13 = replace(s, handshake="full", mtls=False, key="software")
-        ex = [SYN] + _tls13(s13, (("GET + JWT", JWT_REQ + TLS13_ENC),), http[1], app_server_ops=("verify:ecdsa-p256",))
-        if fresh:  # the token is signed before the connection starts
-            sign_ops, se = _client_sign(replace(s, client_key_type="ecdsa-p256"))
-            first = ex[0]
-            ex[0] = Exchange(replace(first.out, ops=sign_ops + first.out.ops, se_sign=se), first.back, first.transport)
-        return FlightModel(s, "tcp", tuple(ex), start_mark=("back_recv", 0))
-    if p == "mqtt":
-        app = (
-            (("CONNECT", MQTT_CONNECT + TLS13_ENC),),
-            tuple([("NewSessionTicket", NST13 + ticket_growth(s))] * 2) + (("CONNACK", MQTT_CONNACK + TLS13_ENC),),
-        )
-        # the server's session tickets leave with the end of its handshake (one write), the
-        # CONNACK after mosquitto has read CONNECT (a second write: with TCP_NODELAY, its own segment)
-        return FlightModel(s, "tcp", tuple([SYN] + _tls13(s, *app, app_back_writes=2)), start_mark=("back_recv", 0))
-    if p in ("tls1.2", "dtls1.2", "coap"):
-        from .flights_tls12 import tls12
-    if p == "tls1.2":
-        app = ((("GET request", HTTP_REQ + TLS12_ENC),), (("HTTP response", HTTP_RESP + TLS12_ENC),))
-        if s.handshake == "psk":
-            s = replace(s, mtls=False)
-        return FlightModel(s, "tcp", tuple([SYN] + tls12(s, *app, dtls=False)), start_mark=("back_recv", 0))
-    if p in ("dtls1.2", "coap"):
-        app = (
-            ((("CoAP CON GET", COAP_REQ + DTLS_ENC),), (("CoAP ACK + response", COAP_RESP + DTLS_ENC),))
-            if p == "coap"
-            else ((("request", HTTP_REQ + DTLS_ENC),), (("response", HTTP_RESP + DTLS_ENC),))
-        )
-        return FlightModel(s, "udp", tuple(tls12(s, *app, dtls=True)))
-    if p == "openvpn":
-        s13 = replace(s, handshake="full")
-        tls = _tls13(s13, (("key method 2 data", 300),), (("key method 2 data", 300),))
-        tls = [Exchange(e.out, e.back, "ovpn") for e in tls]
-        tls[-1] = Exchange(replace(tls[-1].out, handshake_done=False), tls[-1].back, "ovpn")
-        ex = (
-            [
-                Exchange(
-                    Flight("client", (("P_CONTROL_HARD_RESET_CLIENT_V2", 54),)),
-                    Flight("server", (("P_CONTROL_HARD_RESET_SERVER_V2", 66),)),
-                    "ovpn",
-                )
-            ]
-            + tls
-            + [
-                Exchange(
-                    Flight("client", (("PUSH_REQUEST", 100),), handshake_done=True),
-                    Flight("server", (("PUSH_REPLY", 300),)),
-                    "ovpn",
-                )
-            ]
-        )
-        return FlightModel(s, "udp", tuple(ex), final_ops=("tun_setup",))
     raise AssertionError(p)

@@ -26,12 +26,11 @@ profiles give signing times only, so the model charges that ECDH at the profile'
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from ..core.errors import InputError
-
-if TYPE_CHECKING:  # flights imports this module when it builds an EDHOC model
-    from .flights import FlightModel, Scenario
+from ...core.errors import InputError
+from ...inputs.vocabulary import HANDSHAKES as _HS
+from . import base as F
+from .base import FlightModel, Scenario
 
 # suite -> (key exchange op alg, signature alg, x-coordinate / public key bytes, AEAD tag bytes,
 # static-DH MAC length, signature bytes) (RFC 9528 section 10.2 and IANA's EDHOC cipher suites)
@@ -182,7 +181,6 @@ def se_op(v: Variant) -> str:
 
 
 # --- the what-if's handshake names --------------------------------------------------------------
-from ..inputs.vocabulary import HANDSHAKES as _HS  # noqa: E402 - the one table of handshake names
 
 HANDSHAKES = _HS["edhoc"]
 
@@ -207,9 +205,7 @@ def variant(handshake: str, group: str) -> Variant:
 
 
 def flight_model(s: Scenario) -> FlightModel:
-    """The what-if FlightModel of an EDHOC + OSCORE scenario (model/flights.build calls this)."""
-    from . import flights as F
-
+    """The what-if FlightModel of an EDHOC + OSCORE scenario (flights.build calls this)."""
     try:
         v = variant(s.handshake, s.group)
     except ValueError as exc:

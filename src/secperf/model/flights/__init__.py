@@ -1,0 +1,139 @@
+"""Protocol flight models: which messages go in which flight, their bytes, and the computation each
+side does before sending, for every protocol the what-if knows.
+
+base.py holds the scenario, flight and exchange types, the sizes and the shared pieces (groups,
+keys, chains, the TLS 1.3 handshake); one module per protocol family builds its exchanges from them
+(tls13, tls12, dtls13, edhoc, quic) and imports base only. `build` checks a scenario and hands it to
+its family's module; the names callers use are handed on from base.
+"""
+
+from __future__ import annotations
+
+from . import dtls13, edhoc, quic, tls12, tls13
+from .base import (
+    CERT_REQUEST,
+    COAP_REQ,
+    COAP_RESP,
+    DTLS_ENC,
+    DTLS_MSG,
+    DTLS_REC,
+    HANDSHAKES,
+    HTTP_REQ,
+    HTTP_RESP,
+    JWT_REQ,
+    MQTT_CONNACK,
+    MQTT_CONNECT,
+    MTU_MIN,
+    NST13,
+    PLAIN,
+    PROTOCOLS,
+    SECURITY,
+    TCP_HDR,
+    TICKET_PEER_CERT_PREFIX,
+    TLS12_ENC,
+    TLS13_ENC,
+    TLS_REC,
+    UDP_HDR,
+    Exchange,
+    Flight,
+    FlightModel,
+    ModelError,
+    Msgs,
+    Ops,
+    Scenario,
+    _group,
+    _key,
+    _plain,
+    cert_der,
+    groups,
+    key_types,
+    no_security,
+    sizes,
+    software_key,
+    ticket_growth,
+)
+
+__all__ = [
+    "CERT_REQUEST",
+    "COAP_REQ",
+    "COAP_RESP",
+    "DTLS_ENC",
+    "DTLS_MSG",
+    "DTLS_REC",
+    "HANDSHAKES",
+    "HTTP_REQ",
+    "HTTP_RESP",
+    "JWT_REQ",
+    "MQTT_CONNACK",
+    "MQTT_CONNECT",
+    "MTU_MIN",
+    "NST13",
+    "PLAIN",
+    "PROTOCOLS",
+    "SECURITY",
+    "TCP_HDR",
+    "TICKET_PEER_CERT_PREFIX",
+    "TLS12_ENC",
+    "TLS13_ENC",
+    "TLS_REC",
+    "UDP_HDR",
+    "Exchange",
+    "Flight",
+    "FlightModel",
+    "ModelError",
+    "Msgs",
+    "Ops",
+    "Scenario",
+    "baseline",
+    "build",
+    "cert_der",
+    "groups",
+    "key_types",
+    "no_security",
+    "sizes",
+    "software_key",
+    "ticket_growth",
+]
+
+# the module that builds each protocol's exchanges
+_FAMILY = {
+    "tls1.3": tls13,
+    "https": tls13,
+    "jwt": tls13,
+    "mqtt": tls13,
+    "openvpn": tls13,
+    "tls1.2": tls12,
+    "dtls1.2": tls12,
+    "coap": tls12,
+    "dtls1.3": dtls13,
+    "edhoc": edhoc,
+    "quic": quic,
+}
+
+
+def baseline(s: Scenario) -> FlightModel:
+    """The flight model of the scenario's exchange without security (no_security, PLAIN)."""
+    return build(no_security(s))
+
+
+def build(s: Scenario) -> FlightModel:
+    """The flight model of a scenario; bad combinations raise ModelError naming the option."""
+    if s.protocol not in PROTOCOLS:
+        raise ModelError(f"PROTOCOL: unknown protocol {s.protocol!r}; known: {', '.join(PROTOCOLS)}")
+    if s.security not in SECURITY:
+        raise ModelError(f"security: {s.security!r} must be one of {', '.join(SECURITY)}")
+    if s.security == "none":
+        return _plain(s.resolved())
+    if s.handshake not in HANDSHAKES[s.protocol]:
+        raise ModelError(
+            f"--handshake: {s.protocol} has no {s.handshake!r} handshake; known: {', '.join(HANDSHAKES[s.protocol])}"
+        )
+    if s.depth < 1 or s.depth > 5:
+        raise ModelError(f"--cert: chain depth {s.depth} must be 1..5")
+    if not (s.key == "software" or s.key.startswith("se:")):
+        raise ModelError(f"--key: {s.key!r} must be software or se:PROFILE[:cold]")
+    s = s.resolved()
+    _group(s.group)
+    _key(s.cert_type)
+    _key(s.client_key_type, "--key")
+    return _FAMILY[s.protocol].flight_model(s)
