@@ -197,8 +197,15 @@ int mq_check_limits(const mq_args *a, mq_limits *lim, char *err, size_t el)
     unsigned long lo = 32768, hi = 60999;
     FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
     if (f != NULL) {
-        if (fscanf(f, "%lu %lu", &lo, &hi) != 2 || hi < lo)
-            lo = 32768, hi = 60999;
+        char line[64];
+        if (fgets(line, sizeof(line), f) != NULL) {
+            char *end = NULL;
+            errno = 0;
+            unsigned long a1 = strtoul(line, &end, 10);
+            unsigned long a2 = end ? strtoul(end, NULL, 10) : 0;
+            if (errno == 0 && a1 > 0 && a2 >= a1)
+                lo = a1, hi = a2;
+        }
         fclose(f);
     }
     lim->ports = hi - lo + 1;

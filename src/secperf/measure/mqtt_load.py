@@ -22,7 +22,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..core.errors import InputError
+from ..core.errors import InputError, MeasurementError
 from ..core.histogram import Histogram
 from ..core.jsonlines import parse_line
 from ..core.native import find_native
@@ -206,7 +206,10 @@ def run_mqttload(argv: list[str], broker_pid: int | None, cores: list[int], time
                 continue
             lines.append(m)
             if m.get("type") == "phase":
-                cpu = process_cpu_s(broker_pid) if broker_pid else None
+                try:
+                    cpu = process_cpu_s(broker_pid) if broker_pid else None
+                except MeasurementError:
+                    cpu = None      # the broker is gone: its CPU is not read (the phase still counts)
                 phases.append(_phase_summary(m, cpu - cpu0 if cpu is not None and cpu0 is not None else None))
                 cpu0 = cpu
             if time.monotonic() > deadline:
@@ -217,6 +220,7 @@ def run_mqttload(argv: list[str], broker_pid: int | None, cores: list[int], time
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        registry.forget(proc)
     if rc == 2:
         raise InputError(f"secperf-mqttload: {err.strip()}")
     end = next((m for m in lines if m.get("type") == "end"), None)
