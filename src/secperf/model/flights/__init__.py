@@ -9,6 +9,8 @@ its family's module; the names callers use are handed on from base.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from . import dtls13, edhoc, quic, tls12, tls13
 from .base import (
     CERT_REQUEST,
@@ -95,19 +97,13 @@ __all__ = [
     "ticket_growth",
 ]
 
-# the module that builds each protocol's exchanges
-_FAMILY = {
-    "tls1.3": tls13,
-    "https": tls13,
-    "jwt": tls13,
-    "mqtt": tls13,
-    "openvpn": tls13,
-    "tls1.2": tls12,
-    "dtls1.2": tls12,
-    "coap": tls12,
-    "dtls1.3": dtls13,
-    "edhoc": edhoc,
-    "quic": quic,
+# the function that builds each protocol's exchanges (a checked, resolved scenario in, its model out)
+_FAMILY: dict[str, Callable[[Scenario], FlightModel]] = {
+    **dict.fromkeys(("tls1.3", "https", "jwt", "mqtt", "openvpn"), tls13.flight_model),
+    **dict.fromkeys(("tls1.2", "dtls1.2", "coap"), tls12.flight_model),
+    "dtls1.3": dtls13.flight_model,
+    "edhoc": edhoc.flight_model,
+    "quic": quic.flight_model,
 }
 
 
@@ -136,4 +132,4 @@ def build(s: Scenario) -> FlightModel:
     _group(s.group)
     _key(s.cert_type)
     _key(s.client_key_type, "--key")
-    return _FAMILY[s.protocol].flight_model(s)
+    return _FAMILY[s.protocol](s)
