@@ -19,6 +19,13 @@ def read_result(path: str | Path, option: str = "", allow_partial: bool = False)
     from ..core.store import is_abandoned, mark_abandoned
     doc = R.load(path)
     where = f"{option} {path}".strip()
+    if doc.status == "internal-error":  # secperf's own read-back refused what it wrote: its bug, said
+        why = doc.get("internal") or {}
+        kept = f"; the Result as written is in {why.get('as_written')}" if why.get("as_written") else ""
+        reporter().note(f"note: {where}: when secperf wrote this Result its own read-back failed (internal: "
+                        f"{why.get('check', '?')}: {why.get('problem', '?')}); this is secperf's bug, not the "
+                        f"file's: showing what passed the check{kept}")
+        return doc
     state = "abandoned" if is_abandoned(doc) else doc.status
     if state in ("running", "abandoned"):
         why = ("is still being written by a running secperf (pid "
@@ -71,3 +78,41 @@ def compare(a: str, b: str, alpha: float, min_change: float, allow_partial: bool
     da, db = read_result(a, "A", allow_partial), read_result(b, "B", allow_partial)
     with reading(f"{a} vs {b}", "a series' values or labels"):
         return compare_results(da, db, alpha=alpha, min_change=min_change, power=power)
+
+
+def _report_check(doc: Result, log: Path | None) -> None:
+    """What `secperf report` does with a Result, without drawing the plots."""
+    from ..report.html import render
+    from ..report.html_env import DRAW_PLOTS
+    token = DRAW_PLOTS.set(False)
+    try:
+        render(doc, log=log)
+    finally:
+        DRAW_PLOTS.reset(token)
+
+
+def _metrics_check(doc: Result, _log: Path | None) -> None:
+    """What `secperf metrics` does with a Result."""
+    from ..core.result import reading
+    from ..report.export_metrics import exposition
+    with reading("result.json", "a series or analysis read for the metrics"):
+        exposition(doc)
+
+
+def _terminal_check(doc: Result, _log: Path | None) -> None:
+    """The terminal tables a command prints from its Result (app/runner.result_tables)."""
+    from ..core.result import reading
+    from .runner import result_tables
+    with reading("result.json", "the terminal tables"):
+        result_tables(doc, doc.params)
+
+
+def register_readback_checks() -> None:
+    """Every Result a run marks finished is read back with these first (core/store.Run.save)."""
+    from ..core.store import register_readback
+    register_readback("the report (secperf report's views)", _report_check)
+    register_readback("the metrics export (secperf metrics)", _metrics_check)
+    register_readback("the terminal tables", _terminal_check)
+
+
+register_readback_checks()

@@ -337,6 +337,11 @@ def compare(
     power: float = 0.8,
     seed: int = 1,
 ) -> dict[str, Any]:
+    import math
+
+    for name, v in (("--alpha", alpha), ("--power", power)):  # 0 and 1 make infinite or empty intervals
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and 0 < v < 1):
+            raise CompareError(f"{name} {v!r}: give a probability between 0 and 1, both excluded (e.g. 0.05)")
     a, b = as_result(doc_a, "A"), as_result(doc_b, "B")
     if a.kind != b.kind:
         raise CompareError(

@@ -4,6 +4,9 @@
   key path, file or value and says what to do instead.
 - SetupError (exit 1): the machine lacks something secperf needs (a package, a built tool, root,
   a TUN device). The message names what to install or run.
+- InternalError (exit 1): secperf's own bug, found by its own checks (a Result it wrote that its
+  readers would refuse, a combination of options secperf derived itself that its checks refuse).
+  The message starts with "internal:" and names the check; the user's input is not blamed.
 - MeasurementError (exit 1): the lab or an experiment failed as a whole (a server that never
   became ready, a token that cannot be initialised). A single failing sample is not an exception:
   it is recorded in the Result with its reason and the run goes on.
@@ -47,3 +50,13 @@ class MeasurementError(SecperfError, RuntimeError):
     """The lab or an experiment failed as a whole (not one sample); exit 1."""
 
     exit_code = EXIT_FAILURES
+
+
+class InternalError(SecperfError, RuntimeError):
+    """secperf's own bug caught by its own checks (never the user's input): exit 1, the message
+    starting with "internal:" and naming the check that failed."""
+
+    exit_code = EXIT_FAILURES
+
+    def __init__(self, message: str):
+        super().__init__(message if message.startswith("internal:") else f"internal: {message}")

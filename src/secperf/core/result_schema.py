@@ -110,7 +110,9 @@ MAX_US = 1e15  # 31 years: no timer of secperf's measures longer; larger is a da
 Duration = Annotated[float, Field(allow_inf_nan=False, ge=0, le=MAX_US)]  # a time: finite, never negative
 
 SCHEMA_ID = "secperf.result"
-RUN_STATUSES = ("running", "complete", "failed", "interrupted", "abandoned")
+# "internal-error": secperf's own read-back check (core/store.py) refused the Result it was about to
+# call finished; what passed the check is kept readable, the whole as written beside it
+RUN_STATUSES = ("running", "complete", "failed", "interrupted", "abandoned", "internal-error")
 SERIES_STATUSES = ("ok", "partial", "failed", "unsupported")
 # what wrote the run (the command); a reader dispatches on it, so an unknown one is refused
 RUN_KINDS = (
@@ -291,6 +293,20 @@ class Series(_Record):
     derived: Derived
     failures: list[Failure]
     status: Literal[SERIES_STATUSES]  # type: ignore[valid-type]
+
+    @model_validator(mode="after")
+    def _summary_of_values(self) -> Series:
+        """A summary comes from the series' values: one with n samples over a series that holds
+        none (or fewer than its values) is inconsistent, and a reader refuses it rather than
+        compare or show figures nothing backs (a what-if's values are a reservoir of its n draws)."""
+        sm = self.summary
+        if sm is not None and not self.values_us:
+            raise ValueError(f"summary: n={sm.n} but values_us holds no samples: an inconsistent series "
+                             f"(a summary is computed from the values it summarises)")
+        if sm is not None and sm.n < len(self.values_us):
+            raise ValueError(f"summary: n={sm.n} but values_us holds {len(self.values_us)} samples: an "
+                             f"inconsistent series")
+        return self
 
     @model_validator(mode="after")
     def _typed_derived(self) -> Series:

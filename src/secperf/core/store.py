@@ -8,12 +8,12 @@ import errno
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from . import result as _result
-from .errors import InputError, OutputError
+from .errors import InputError, InternalError, OutputError, ResultError
 from .result_schema import Result
 
 
@@ -235,13 +235,110 @@ class Run:
         return self.dir / "report.html"
 
     def save(self, doc: Result) -> Path:
+        """Write result.json. A Result that is no longer `running` (complete, failed, interrupted) is
+        first read back as report, compare and metrics will read it (`readback_problem`); one they
+        would refuse is secperf's bug: what passes is kept readable, marked `internal-error`, the
+        whole as written goes to result.unchecked.json, and InternalError (exit 1) names the check."""
+        if doc.status not in ("running", "internal-error"):
+            found = readback_problem(doc, self.dir / "secperf.log")
+            if found is not None:
+                self._keep_marked(doc, *found)
         atomic_write(self.result_path, _result.dumps(doc))
         return self.result_path
+
+    def _keep_marked(self, doc: Result, check: str, problem: str) -> None:
+        raw = doc.model_dump(mode="python", by_alias=True, exclude_unset=True, warnings=False)
+        kept = self.dir / "result.unchecked.json"
+        try:
+            atomic_write(kept, json.dumps(raw, indent=1, default=str, allow_nan=True) + "\n")
+        except (OutputError, TypeError, ValueError, RecursionError):
+            kept = None  # type: ignore[assignment]
+        marked = salvage(raw, check, problem, None if kept is None else kept.name)
+        atomic_write(self.result_path, _result.dumps(marked))
+        raise InternalError(
+            f"internal: the Result this run wrote fails {check}: {problem}. This is secperf's bug, not the "
+            f"input's: {self.result_path} keeps what passed, marked internal-error"
+            + (f"; the Result as written is in {kept}" if kept is not None else "")
+        )
 
     def write_text(self, name: str, text: str) -> Path:
         p = self.dir / name
         atomic_write(p, text)
         return p
+
+
+# --- reading back what secperf writes ---------------------------------------------------------
+# (name, check(doc, log)): what each reader does with a Result beyond loading it (render the report,
+# export the metrics). Registered by the readers (app/reading.py): core never imports them.
+READBACK_CHECKS: list[tuple[str, Callable[[Result, Path | None], object]]] = []
+
+
+def register_readback(name: str, check: Callable[[Result, Path | None], object]) -> None:
+    if all(n != name for n, _ in READBACK_CHECKS):
+        READBACK_CHECKS.append((name, check))
+
+
+def readback_problem(doc: Result | dict[str, Any], log: Path | None = None) -> tuple[str, str] | None:
+    """The first check a reader would fail on this Result, as (check, problem), or None: its JSON
+    (finite numbers), the schema every reader loads it with (unique series ids, summaries backed by
+    values, ...), then each registered reader check on the Result as loaded back from that JSON. An
+    InputError a reader raises on purpose (nothing to export) is an answer, not a failure."""
+    try:
+        text = _result.dumps(doc)
+    except (ValueError, TypeError, ResultError, RecursionError) as exc:
+        return "the Result's JSON (finite numbers, known fields)", str(exc)[:300]
+    try:
+        back = _result.validate(json.loads(text), "result.json")
+    except ResultError as exc:
+        return "the Result schema (what report, compare and metrics load)", str(exc)[:300]
+    for name, check in READBACK_CHECKS:
+        try:
+            check(back, log)
+        except ResultError as exc:
+            return name, str(exc)[:300]
+        except InputError:
+            continue
+        except Exception as exc:  # noqa: BLE001 -- any crash of a reader on our own file is the finding
+            return name, f"{type(exc).__name__}: {str(exc)[:240]}"
+    return None
+
+
+def salvage(raw: dict[str, Any], check: str, problem: str, kept: str | None) -> Result:
+    """The readable part of a Result secperf's own read-back refused, marked `internal-error`: the
+    first of each series id with every analysis that passes, else the series without the analyses,
+    else the run header alone; `internal` names the check, the problem and what was withheld."""
+    header = {k: v for k, v in raw.items() if k not in ("series", "analysis")}
+    series, seen, dropped = [], set(), []
+    for s in raw.get("series") or []:
+        sid = s.get("id") if isinstance(s, dict) else None
+        if sid in seen:
+            dropped.append(f"series {sid!r} (repeated id)")
+            continue
+        seen.add(sid)
+        series.append(s)
+    analysis = dict(raw.get("analysis") or {})
+    stages = (
+        (series, analysis, dropped),
+        (series, {}, dropped + [f"analysis.{k}" for k in analysis]),
+        ([], {}, ["every series and analysis"]),
+    )
+    doc: Result | None = None
+    for ser, ana, withheld in stages:
+        cand = {**header, "series": ser, "analysis": ana, "status": "internal-error",
+                "internal": {"check": check, "problem": problem, "withheld": withheld,
+                             "as_written": kept}}
+        cand["notes"] = list(header.get("notes") or []) + [
+            f"internal: secperf's read-back of this Result failed ({check}: {problem}); what passed is kept"
+            + (f" (withheld: {', '.join(withheld)})" if withheld else "")]
+        try:
+            doc = _result.validate(json.loads(json.dumps(cand, default=str)), "result.json")
+        except (ResultError, ValueError, TypeError):
+            continue
+        if readback_problem(doc) is None:
+            return doc
+    return _result.validate({**header, "series": [], "analysis": {}, "status": "internal-error",
+                             "internal": {"check": check, "problem": problem, "withheld": ["everything"],
+                                          "as_written": kept}}, "result.json")
 
 
 MAX_ROOTS = 200

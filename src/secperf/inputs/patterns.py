@@ -46,11 +46,14 @@ ENERGY_UNITS = {"mJ": 1e-3, "J": 1.0, "kJ": 1e3, "mWh": 3.6, "Wh": 3600.0}
 CHARGE_UNITS = {"mAh": 1.0, "Ah": 1000.0}
 _QTY = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-zµ]+)\s*$")
 
-Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+Positive = Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)]  # bounded: 1e308 overflowed downstream
 Source = Annotated[str, Field(min_length=3)]
 
 
 EXAMPLE_UNIT = {"time": "ms", "energy": "J", "charge": "mAh"}
+# the largest quantity accepted, in the base unit: a budget of 1e308 s passed the parse and became inf
+# in milliseconds downstream (a limit of "inf s", a threshold a Result cannot hold)
+QUANTITY_MAX = {"time": 1e9, "energy": 1e12, "charge": 1e12}  # 31 years; a TJ; a billion mAh
 
 
 def parse_quantity(text: object, units: dict[str, float], what: str) -> float:
@@ -70,7 +73,12 @@ def parse_quantity(text: object, units: dict[str, float], what: str) -> float:
     if unit not in units:
         raise InputError(f"unknown unit {unit!r} in {text!r}; units: {', '.join(units)}")
     v = num * units[unit]
-    if not math.isfinite(v) or v <= 0:
+    top = QUANTITY_MAX.get(what, 1e12)
+    if not math.isfinite(v) or v > top:  # 1e999 is inf: too large, not "not greater than 0"
+        base = next((k for k, f in units.items() if f == 1.0), "")
+        raise InputError(f"{text!r} is too large: {'an' if what[0] in 'aeiou' else 'a'} {what} of at most {top:g} {base} (a bound far past any "
+                         f"useful value, so figures derived from it stay finite)")
+    if v <= 0:
         raise InputError(f"{text!r} must be greater than 0")
     return v
 

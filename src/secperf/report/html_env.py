@@ -17,6 +17,7 @@ The only markup that enters a template as markup is the SVG that secperf draws i
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,8 +114,15 @@ ENV.tests.update(
 )
 
 
+# False while secperf reads back a Result it wrote (core/store.readback_problem): the views and the
+# page are made from the Result as the report makes them, the plots' drawing (seconds each) is not
+DRAW_PLOTS: ContextVar[bool] = ContextVar("draw_plots", default=True)
+
+
 def figure_view(plot: Plot, data_plot: str | None = None) -> dict[str, Any]:
     """What the `figure` macro needs: the plot's SVG, its caption and an optional data-plot mark."""
+    if not DRAW_PLOTS.get():
+        return {"svg": Markup(""), "caption": plot.caption, "data_plot": data_plot}
     # The SVG is markup secperf draws itself (matplotlib's SVG writer, with every label and the title
     # escaped by matplotlib and svg.inline); it is the one value the templates take as markup.
     svg = Markup(plot_svg(plot))

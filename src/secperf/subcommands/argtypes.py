@@ -23,7 +23,22 @@ def _int(text: str) -> int:
         f = math.nan
     if math.isfinite(f) and f == int(f):
         return int(f)
+    if math.isinf(f):  # 1e999 overflows to inf: a number, too large for any bound
+        raise argparse.ArgumentTypeError(f"{text!r} is too large")
     raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+
+
+def _float(text: str) -> float:
+    """A finite number: inf, nan and what overflows to them (1e999) are refused with their reason."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if math.isnan(v):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number")
+    if math.isinf(v):
+        raise argparse.ArgumentTypeError(f"{text!r} is too {'large' if v > 0 else 'small'}: give a finite number")
+    return v
 
 
 def count(hi: int, lo: int = 1):
@@ -42,12 +57,11 @@ def count(hi: int, lo: int = 1):
 def positive(hi: float):
     """A finite number in (0, hi]."""
     def parse(text: str) -> float:
-        try:
-            v = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if not math.isfinite(v) or not 0 < v <= hi:
-            raise argparse.ArgumentTypeError(f"{v} must be a finite number greater than 0 and at most {hi:g}")
+        v = _float(text)
+        if v > hi:
+            raise argparse.ArgumentTypeError(f"{text} is too large: at most {hi:g}")
+        if not v > 0:
+            raise argparse.ArgumentTypeError(f"{text} must be greater than 0 (and at most {hi:g})")
         return v
     parse.__name__ = "number"
     return parse
@@ -56,12 +70,11 @@ def positive(hi: float):
 def nonneg(hi: float):
     """A finite number in [0, hi]."""
     def parse(text: str) -> float:
-        try:
-            v = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if not math.isfinite(v) or not 0 <= v <= hi:
-            raise argparse.ArgumentTypeError(f"{v} must be a finite number from 0 to {hi:g}")
+        v = _float(text)
+        if v > hi:
+            raise argparse.ArgumentTypeError(f"{text} is too large: at most {hi:g}")
+        if v < 0 or math.copysign(1.0, v) < 0:  # -0 too: a negative sign is a mistake, not zero
+            raise argparse.ArgumentTypeError(f"{text} must be from 0 to {hi:g}")
         return v
     parse.__name__ = "number"
     return parse
@@ -86,12 +99,18 @@ def off_measure_or_ms(hi: float):
 
 def share(text: str) -> float:
     """A share between 0 and 1."""
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 <= v <= 1:
-        raise argparse.ArgumentTypeError(f"{v} must be a share between 0 and 1")
+    v = _float(text)
+    if not 0 <= v <= 1 or math.copysign(1.0, v) < 0:
+        raise argparse.ArgumentTypeError(f"{text} must be a share between 0 and 1")
+    return v
+
+
+def open_probability(text: str) -> float:
+    """A probability strictly between 0 and 1 (a significance level, a power): 0 and 1 make infinite
+    or empty intervals, -0 is 0."""
+    v = _float(text)
+    if not 0 < v < 1:
+        raise argparse.ArgumentTypeError(f"{text} must be between 0 and 1, both excluded (e.g. 0.05)")
     return v
 
 
@@ -160,3 +179,90 @@ def comma_list(item_type=None, choices=None) -> _CommaList:
     naming nothing, or a bad item, is an argparse error (exit 2) naming the option and the item.
     With `action="extend"` a repeated option adds to the same flat list."""
     return _CommaList(item_type, choices)
+
+
+# --- lists as a whole: repeated values, sizes, grids -----------------------------------------------
+MAX_LIST_ITEMS = 100      # values of one list option (after repeats are folded)
+MAX_LIST_PRODUCT = 100_000  # the grid of a command's list options (rows = product of their lengths)
+
+
+def _same_key(x):
+    """What makes two list values the same request: numbers by value (16, 16.0, 016), names without
+    regard to case (names are lower case everywhere), a path as written."""
+    if isinstance(x, bool) or not isinstance(x, (int, float, str)):
+        return repr(x)
+    if isinstance(x, (int, float)):
+        return float(x)
+    t = x.strip()
+    try:
+        f = float(t)
+        if math.isfinite(f):
+            return f
+    except ValueError:
+        pass
+    return t if "/" in t else t.casefold()
+
+
+def unique(values: list, option: str, note=None) -> list:
+    """`values` with repeats folded into the first, in order; a note names each repeat.
+
+    Decision: a repeated value is folded with a note, not refused. It asks for the same row twice;
+    measuring it twice would write two series of one id, a Result the readers refuse, and refusing
+    would fail a command whose intent is plain (`--size 16,16`, a list built by a script). The note
+    on stderr says what was folded, so nothing happens silently."""
+    out, seen, count = [], {}, {}
+    for v in values:
+        k = _same_key(v)
+        if k in seen:
+            count[k] += 1
+            continue
+        seen[k], count[k] = v, 1
+        out.append(v)
+    folded = [f"{seen[k]} given {n} times" for k, n in count.items() if n > 1]
+    if folded and note is not None:
+        note(f"note: {option}: {', '.join(folded[:5])}{' ...' if len(folded) > 5 else ''}; each is used once")
+    return out
+
+
+def _leaf_actions(parser: argparse.ArgumentParser, args) -> list[argparse.Action]:
+    """The actions of the (sub)command that `args` ran, following chosen subcommands."""
+    out = []
+    for a in parser._actions:  # noqa: SLF001 -- argparse keeps its actions here and nowhere public
+        if isinstance(a, argparse._SubParsersAction):  # noqa: SLF001
+            chosen = getattr(args, a.dest, None)
+            if chosen in a.choices:
+                out += _leaf_actions(a.choices[chosen], args)
+        else:
+            out.append(a)
+    return out
+
+
+def settle_lists(parser: argparse.ArgumentParser, args, note=None) -> None:
+    """Every comma-list option of the command `args` ran (its parser: `parser`), as a whole, before
+    any work starts: repeats folded (`unique`, also across a repeated option), each list at most
+    MAX_LIST_ITEMS values, and the grid they make (the product of their lengths) at most
+    MAX_LIST_PRODUCT rows unless the command bounds its own grid (--max-cells). Too many: an
+    InputError (exit 2) naming the option(s) and the bound."""
+    from ..core.errors import InputError
+
+    lists = []
+    for a in _leaf_actions(parser, args):
+        if not isinstance(a.type, _CommaList):
+            continue
+        v = getattr(args, a.dest, None)
+        if not isinstance(v, list):
+            continue
+        option = a.option_strings[-1] if a.option_strings else a.dest
+        v = unique(v, option, note)
+        setattr(args, a.dest, v)
+        if len(v) > MAX_LIST_ITEMS:
+            raise InputError(f"{option}: {len(v)} values; at most {MAX_LIST_ITEMS} in one list (each is a row "
+                             f"to measure or predict): split the run")
+        lists.append((option, len(v)))
+    if hasattr(args, "max_cells"):
+        return  # the command bounds its grid itself, with its own option
+    rows = math.prod(n for _, n in lists) if lists else 1
+    if rows > MAX_LIST_PRODUCT:
+        grid = " × ".join(f"{o} {n}" for o, n in lists if n > 1)
+        raise InputError(f"{grid} make {rows:,} rows; at most {MAX_LIST_PRODUCT:,} in one run: give fewer values "
+                         f"or split the run")

@@ -78,6 +78,21 @@ def input_paths(args) -> list[str]:
     return out
 
 
+def settle_lists(args) -> None:
+    """The command's comma lists as a whole (argtypes.settle_lists): repeats folded with a note,
+    sizes and the grid bounded, before anything runs."""
+    import argparse
+
+    from .. import subcommands
+    from ..app.reporter import reporter
+    mod = next((m for m in subcommands.load() if m.NAME == getattr(args, "command", None)), None)
+    if mod is None:
+        return
+    p = argparse.ArgumentParser(prog=f"secperf {mod.NAME}")
+    mod.add_arguments(p)
+    argtypes.settle_lists(p, args, lambda line: reporter().note(line))
+
+
 def check_outputs(args) -> None:
     """Before a command does anything: no output file is an input, a Result, or another output's
     file, and each can be written where it is named (core/store.check_output_path)."""
@@ -85,6 +100,7 @@ def check_outputs(args) -> None:
 
     from ..core.errors import OutputError
     from ..core.store import check_output_path
+    settle_lists(args)
     inputs = input_paths(args)
     seen: dict[str, str] = {}
     for dest, option in OUTPUT_FILES.items():
