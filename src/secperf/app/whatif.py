@@ -301,13 +301,31 @@ def predict_shared(shared: tuple, cell: SW.Cell) -> dict:
     return predict_cell(cell, table, o)
 
 
-def predict_cells(cells: list, table: C.CostTable, o: WhatifOptions, cluster=None) -> list[dict]:
-    """Every cell's prediction, here or as Ray tasks on `cluster` (app/cluster.py); the same either
-    way: a cell's draws depend on the seed only, not on where or when it ran."""
+def row_shared(shared: tuple, cell: SW.Cell) -> Series:
+    """On a cluster worker: the cell's row as the Result keeps it (its Series: summary, reservoir,
+    derived figures), not the prediction's plan and draws, so the driver only adds rows (a reference
+    row's role label is set there: `_row`)."""
+    table, o = shared
+    return _series(cell, predict_cell(cell, table, o), table, o.until, device=o.device)
+
+
+def predict_cells(cells: list, table: C.CostTable, o: WhatifOptions, cluster=None) -> list:
+    """Every cell's prediction here (dicts), or its finished row from Ray tasks on `cluster`
+    (app/cluster.py); the same rows either way: a cell's draws depend on the seed only."""
     if cluster is None:
         return [predict_cell(c, table, o) for c in cells]
     from .cluster import map_items
-    return map_items(predict_shared, (table, o), cells, cluster, "what-if cells")
+    return map_items(row_shared, (table, o), cells, cluster, "what-if cells")
+
+
+def _row(cell: SW.Cell, pred: Any, table: C.CostTable, until: str, role: str | None = None,
+         device: str | None = None) -> Series:
+    """A cell's row: built from its prediction, or already built on a worker (row_shared)."""
+    if isinstance(pred, Series):
+        if role:
+            pred.labels["role"] = role
+        return pred
+    return _series(cell, pred, table, until, role=role, device=device)
 
 
 def _sid(cell: SW.Cell, sc: F.Scenario) -> str:
@@ -499,7 +517,7 @@ def predict_into(doc: Result, o: WhatifOptions, table: C.CostTable, cells=None, 
         cells, table, o, {_cell_key(c): p for c, p in zip(cells, preds)})
     rows = []
     by_key: dict[Any, Series] = {}
-    main = [_series(c, pr, table, o.until, device=o.device) for c, pr in zip(cells, preds)]
+    main = [_row(c, pr, table, o.until, device=o.device) for c, pr in zip(cells, preds)]
     for c, s in zip(cells, main):
         by_key.setdefault(_cell_key(c), s)
     summary = []
@@ -510,7 +528,7 @@ def predict_into(doc: Result, o: WhatifOptions, table: C.CostTable, cells=None, 
         for role, rc in refs_c:
             k = _cell_key(rc)
             if k not in by_key:
-                by_key[k] = _series(rc, ref_preds[k], table, o.until, role=role, device=o.device)
+                by_key[k] = _row(rc, ref_preds[k], table, o.until, role=role, device=o.device)
                 doc.series.append(by_key[k])
             got[role] = by_key[k]
         if got:
