@@ -74,6 +74,17 @@ class LoadgenWorker:
     def now(self) -> float:
         return time.time()
 
+    def reach(self, addr: str, port: int, timeout_s: float) -> str | None:
+        """Can this node reach a target (a TCP connect bounded by timeout_s)? None, or why not."""
+        import socket
+        try:
+            with socket.create_connection((addr, port), timeout=timeout_s):
+                return None
+        except TimeoutError:
+            return f"no TCP answer from {addr}:{port} within {timeout_s:g} s"
+        except OSError as exc:
+            return f"{addr}:{port}: {exc.strerror or exc}"
+
     def run(self, argv: list[str], start_wall_s: float, core: int, timeout_s: float, exe_hint: str | None) -> dict:
         """Wait for the start instant, run the generator pinned to `core`, return its lines."""
         from ..lab import registry

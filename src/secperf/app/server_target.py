@@ -61,6 +61,11 @@ def generator_cores(o: ServerOptions) -> list[int]:
     return [c for c in usable if c != o.core] or usable if o.core is not None else usable
 
 
+def label_of(o: ServerOptions, resume_ratio: float) -> str:
+    from ..measure.server_target import label
+    return label(o.target, resume_ratio)
+
+
 def params_of(o: ServerOptions) -> dict:
     return {"target": o.target.labels(), "resume_ratios": o.resume_ratios, "tls": o.tls,
             "protocol": o.target.protocol, "concurrency": o.concurrency, "rates": o.rates,

@@ -1,0 +1,150 @@
+"""`secperf server --target HOST:PORT --cluster ADDRESS`: generators on every node of a Ray cluster
+that reaches the user's server (app/cluster_load.py does the clock alignment, the start instant, the
+exact histogram merge and the lost-worker rule; this module places the generators and judges the
+nodes).
+
+Placement: one generator per CPU of every node (not only the driver's machine: the target is not on
+loopback). Before the first level each generator's node is asked to reach the target (a TCP connect
+bounded by the probe's time-out, from the node itself); a node that cannot is named with the reason
+and left out (analysis.cluster.nodes_left_out), the others load. Cores: generators of nodes on the
+same machine (same host name, e.g. nodes in network namespaces of one host) take distinct cores.
+
+Each level's series carries the per-node figures next to the merged ones: handshakes and failures
+per node (their sum is the level's count) and each node's latency percentiles from its own merged
+histogram; the level's percentiles come from all generators' histograms merged bin by bin."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..core.histogram import Histogram
+from .cluster import ClusterError, ClusterRunError, ray_module
+from .cluster_load import Generators, LoadgenWorker, check_options, cluster_level, run_level
+
+if TYPE_CHECKING:
+    from ..core.result import Result
+    from ..core.store import Run
+    from .runner import Output, Progress
+    from .server import ServerOptions
+
+
+def place_all(cl, lt, timeout_s: float, max_generators: int | None = None) -> Generators:
+    """One actor per CPU of every node; the nodes that cannot reach the target left out, named."""
+    ray = ray_module()
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    from ..measure.server import find_loadgen
+    slots = [n for n in cl.nodes for _ in range(n["cpus"])]
+    if max_generators is not None:
+        slots = slots[:max(1, max_generators)]
+    Actor = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(LoadgenWorker)
+    actors = [Actor.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["node_id"], soft=False))
+              .remote(f"generator-{i}") for i, n in enumerate(slots)]
+    g = Generators(cl, actors)
+    try:
+        places = ray.get([a.where.remote() for a in actors], timeout=120)
+        # UDP (DTLS) has no connect to judge by: every node is kept and a failed handshake is a failure
+        why = ray.get([a.reach.remote(lt.addr, lt.port, timeout_s) for a in actors], timeout=timeout_s + 60) \
+            if lt.protocol == "tls" else [None] * len(actors)
+    except Exception as exc:  # noqa: BLE001 (Ray wraps whatever failed on a node)
+        g.stop()
+        raise ClusterRunError(f"cluster: the generators could not be placed: {exc}") from None
+    keep = [i for i, w in enumerate(why) if w is None]
+    left: dict[str, str] = {}
+    for i, w in enumerate(why):
+        if w is not None:
+            left.setdefault(f"{places[i]['ip']} ({places[i]['node_id'][:8]})", w)
+            ray.kill(actors[i], no_restart=True)
+    g.left_out = [f"{n}: cannot reach the target ({w})" for n, w in left.items()]
+    if not keep:
+        raise ClusterError(f"--target {lt.name}: no node of the cluster reaches it ({'; '.join(g.left_out)})")
+    g.actors = [actors[i] for i in keep]
+    by_host: dict[str, int] = {}
+    for i in keep:
+        p = places[i]
+        rank = by_host.get(p["host"], 0)
+        by_host[p["host"]] = rank + 1
+        p["core"] = p["cores"][rank % len(p["cores"])]
+    g.places = [places[i] for i in keep]
+    g.exe_hint = str(find_loadgen())
+    return g
+
+
+def per_node(workers: list[dict]) -> list[dict]:
+    """The level's figures per node: counts added over its generators, latency from their merged
+    histograms (exact: the same bins)."""
+    out: dict[str, dict] = {}
+    hists: dict[str, list] = {}
+    for w in workers:
+        n = out.setdefault(w["node"], {"node": w["node"], "generators": 0, "handshakes": 0, "failed": 0})
+        n["generators"] += 1
+        n["handshakes"] += w["handshakes"]
+        n["failed"] += w["failed"]
+        hists.setdefault(w["node"], []).append(Histogram.from_pairs(w.get("hist_us", []), f"{w['name']} hist_us"))
+    for node, n in out.items():
+        h = Histogram.merged(hists[node])
+        n["latency_ms"] = h.percentiles_ms()
+        n["hist_us"] = h.to_pairs()
+    return list(out.values())
+
+
+def measure_levels(lt, tls: str, resume_ratio: float, p, g: Generators, negotiated: dict) -> list:
+    from ..core import result as R
+    from ..measure import server as S
+    from ..measure import server_target as T
+    out = []
+    levels = [(None, r) for r in p.rates] if p.rates else [(c, None) for c in p.concurrency]
+    for conc, rate in levels:
+        s = T.new_series(lt, tls, resume_ratio, conc, p, rate)
+        s.labels.update(cluster=g.cluster.address, generators=len(g.actors),
+                        generator_nodes=sorted({x["ip"] for x in g.places}), nodes_left_out=g.left_out)
+        try:
+            argv = T.loadgen_argv(lt, tls, resume_ratio, conc or 1, p, rate)
+            run = run_level(g, argv, None, p.warmup_s, p.duration_s, p.warmup_s + p.duration_s + 30)
+            level = S.summarize_level(run)
+        except (S.ServerMeasureError, ClusterRunError) as exc:
+            R.add_failure(s, str(exc))
+            out.append(R.finalize_series(s))
+            continue
+        level.update(cluster_level(run))
+        level["cluster"]["nodes"] = per_node(level["cluster"]["workers"])
+        T.fill_level(s, level, run, rate, negotiated)
+        for x in level["cluster"]["lost"]:
+            R.add_failure(s, f"generator {x['name']} (node {x['node']}, core {x['core']}) lost mid-run: "
+                             f"{x['reason']}; the counts are the other generators'")
+        S.level_failures(s, level)
+        out.append(R.finalize_series(s))
+    return out
+
+
+def run_server(o: ServerOptions, output: Output) -> Result:
+    from ..measure import server as S
+    from ..measure import server_target as T
+    from .cluster import connect
+    from .runner import Phase, measure_and_write
+    from .server_target import label_of, params_of
+    check_options(o)
+    S.find_loadgen()
+    negotiated = T.probe(o.target, o.tls)
+    p = S.LoadParams(concurrency=o.concurrency, rates=o.rates, duration_s=o.duration_s, warmup_s=o.warmup_s,
+                     seed=o.seed, core=-1, loadgen_procs=1)
+    params = {**params_of(o), "cluster": o.cluster}
+    with connect(o.cluster, quiet=output.json) as cl:
+        g = place_all(cl, o.target, T.PROBE_TIMEOUT_S)
+        try:
+            def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
+                doc.analysis["target"] = {**o.target.labels(), "negotiated": negotiated,
+                                          "server_cpu": T.SERVER_CPU_NOT_MEASURED}
+                doc.analysis["cluster"] = {**cl.as_dict(), "generators": g.places, "nodes_left_out": g.left_out}
+                if g.left_out:
+                    from .reporter import reporter
+                    reporter().note(f"note: --cluster: left out: {'; '.join(g.left_out)}")
+                for i, r in enumerate(items):
+                    progress("start", r, i, len(items), None)
+                    doc.series += measure_levels(o.target, o.tls, r, p, g, negotiated)
+                    run.save(doc)
+                    progress("done", r, i, len(items), None)
+            return measure_and_write("server", params, [Phase(list(dict.fromkeys(o.resume_ratios)),
+                                                              lambda r: label_of(o, r), runner)], output)
+        finally:
+            g.stop()
