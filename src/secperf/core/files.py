@@ -103,12 +103,59 @@ def parse_toml(text: str, where: str) -> dict[str, Any]:
 
 
 def _bracket_depth(text: str) -> int:
-    """An upper bound of the nesting written with [ and { (strings included: only a pre-check)."""
+    """An upper bound of the nesting written with [ and { outside strings and comments (a pre-check
+    before tomllib, which recurses): a `description` holding 200 `[` nests nothing."""
     depth = deepest = 0
-    for ch in text:
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "#":  # a comment runs to the end of its line
+            j = text.find("\n", i)
+            i = n if j < 0 else j + 1
+            continue
+        if ch in "\"'":
+            i = _string_end(text, i)
+            continue
         if ch in "[{":
             depth += 1
             deepest = max(deepest, depth)
         elif ch in "]}":
             depth = max(0, depth - 1)
+        i += 1
     return deepest
+
+
+def _string_end(text: str, i: int) -> int:
+    """The index after the TOML string that starts at text[i] (basic "..." with escapes, literal
+    '...', and their triple-quoted multi-line forms); an unterminated one runs to the end (tomllib
+    then says what is wrong)."""
+    q = text[i]
+    if text.startswith(q * 3, i):
+        j = i + 3
+        while True:
+            k = text.find(q * 3, j)
+            if k < 0:
+                return len(text)
+            if q == "'" or not _escaped(text, k):
+                end = k + 3
+                while end < len(text) and text[end] == q and end - k < 5:  # up to two quotes close it too
+                    end += 1
+                return end
+            j = k + 1
+    j = i + 1
+    while j < len(text):
+        c = text[j]
+        if c == "\n":
+            return j
+        if c == q and (q == "'" or not _escaped(text, j)):
+            return j + 1
+        j += 1
+    return len(text)
+
+
+def _escaped(text: str, k: int) -> bool:
+    """Whether the quote at text[k] is escaped (an odd number of backslashes before it)."""
+    b = 0
+    while k - b - 1 >= 0 and text[k - b - 1] == "\\":
+        b += 1
+    return b % 2 == 1

@@ -324,8 +324,20 @@ def _check_names(s: System, where: str) -> System:
         problems.append("[budgets]: budgets are a pattern's requirements; add [pattern] (use = \"NAME\" or its tables)")
     if problems:
         raise InputError(f"{where}: " + "; ".join(problems))
-    groups = V.groups(p.groups, "[protocol].groups")
-    return s.model_copy(update={"protocol": p.model_copy(update={"groups": groups})})
+    groups = V.groups(_unique(p.groups, "[protocol].groups"), "[protocol].groups")
+    handshakes = _unique(p.handshakes, "[protocol].handshakes")
+    return s.model_copy(update={"protocol": p.model_copy(update={"groups": groups, "handshakes": handshakes})})
+
+
+def _unique(names: list[str], key: str) -> list[str]:
+    """A list of the file with each repeated name used once, with a note (a repeat asks for the same
+    row twice: two series of one id, a Result the readers refuse; the intent is plain, so folded,
+    not refused, like the command line's comma lists)."""
+    out = list(dict.fromkeys(n.strip().lower() for n in names))
+    if len(out) < len(names):
+        rep = sorted({n for n in out if [x.strip().lower() for x in names].count(n) > 1})
+        V.note(f"{key}: {', '.join(rep)} given more than once; each is used once")
+    return out
 
 
 def validate_system(raw: Mapping[str, Any], where: str = "system") -> System:
