@@ -3,6 +3,12 @@
 Exit codes: 0 done; 1 measurement failures beyond the allowed share; 2 bad input.
 """
 
+# Decision (standard output is an output): stdout and stderr are GuardedStreams for the length of a
+# command (subcommands/output.py). A full (`> /dev/full`: ENOSPC), broken (EPIPE) or closed (`>&-`)
+# stream never raises a traceback: the command ends as it would (a measurement's Result on disk stays
+# whole), then one line on the stream that still works names the stream and where the Result is kept,
+# and the exit code is 2 (like any output secperf cannot write), or the command's own non-zero code.
+
 from __future__ import annotations
 
 import argparse
@@ -25,6 +31,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .subcommands import output
+    with output.guarded_streams():
+        output.KEPT.clear()
+        output.SAID.clear()
+        state: dict = {}
+        try:
+            code = _main(argv, state)
+        except SystemExit as exc:   # argparse: --help, --version or a usage error (its lines already written)
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_BAD_INPUT)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        return output.stream_failures(state.get("command"), code)
+
+
+def _main(argv: list[str] | None, state: dict) -> int:
     for stream in (sys.stdout, sys.stderr):  # a non-UTF-8 terminal gets escapes, not a crash on "µs"
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
@@ -38,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         ap.print_help(sys.stderr)
         return EXIT_BAD_INPUT
+    state["command"] = args.command
     from .app.reporter import using
     from .app.signals import on_sigterm_raise
     mod = next(m for m in subcommands.load() if m.NAME == args.command)
@@ -46,14 +68,14 @@ def main(argv: list[str] | None = None) -> int:
             shared.check_outputs(args)  # no output overwrites an input, a Result or another output
             return output.show(mod.run(args), args, getattr(mod, "JUDGES_FAILURES", True))
     except SecperfError as exc:  # anticipated: one line naming what was wrong and what to do
-        print(f"secperf {args.command}: error: {exc}", file=sys.stderr)
+        output.say(f"secperf {args.command}: error: {exc}")
         return exc.exit_code
     except KeyboardInterrupt as exc:
         if getattr(exc, "result", None) is not None:  # a measurement interrupted: its partial Result
             return output.show_interrupted(exc, args)
         from .app.signals import interruption_note
         code, note = interruption_note(exc)
-        print(f"secperf {args.command}: {note}", file=sys.stderr)
+        output.say(f"secperf {args.command}: {note}")
         return code
 
 
