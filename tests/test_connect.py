@@ -9,6 +9,8 @@ import os
 import shutil
 import socket
 import subprocess
+import threading
+import time
 
 import pytest
 
@@ -159,19 +161,48 @@ def test_port_in_use_and_broken_server_fail_with_reasons(lab, tmp_path):
     assert not SV._LIVE
 
 
+def _closed_connections(port: int) -> int:
+    """Connections to `port` the kernel holds in TIME_WAIT (each is a finished connection)."""
+    n = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = open(table).read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            f = line.split()
+            if f[3] == "06" and port in (int(f[1].rsplit(":", 1)[1], 16), int(f[2].rsplit(":", 1)[1], 16)):
+                n += 1
+    return n
+
+
+def stop_after_connections(srv, k: int, limit_s: float = 60.0) -> threading.Thread:
+    """Stop `srv` once k connections to it have finished (not after a fixed time: on a busy machine a
+    timer can fire after the whole run is over, or before the first handshake)."""
+    def watch():
+        end = time.monotonic() + limit_s
+        while _closed_connections(srv.port) < k and time.monotonic() < end:
+            time.sleep(0.002)
+        srv.stop()
+    t = threading.Thread(target=watch, daemon=True)
+    t.start()
+    return t
+
+
 def test_server_stopped_mid_run_gives_failed_samples_and_the_run_continues(lab, tmp_path):
     pids = []
 
     def kill_soon(srv):
         pids.append(srv.proc.pid)
         if len(pids) == 1:
-            C.kill_later(srv, 0.4)
+            stop_after_connections(srv, 5)
     configs = [C.ConnectConfig("https"), C.ConnectConfig("mqtt")]
-    doc, by = _run(lab, tmp_path, configs, n=200, on_server=kill_soon)
+    doc, by = _run(lab, tmp_path, configs, n=400, on_server=kill_soon)
     first = by[configs[0].series_id]
     assert first["status"] in ("partial", "failed")
     failed = [c for c in first["samples"] if not c["ok"]]
     assert failed and all(c["reason"] for c in failed)
+    assert any(c["ok"] for c in first["samples"])  # stopped mid-run: it served some first
     assert by[configs[1].series_id]["status"] == "ok"
     assert not _pids_alive(pids)
 
@@ -378,6 +409,14 @@ def test_cli_connect_curl_over_a_link(tmp_path):
     assert s["derived"]["link"]["up"]["delayed"] > 0
 
 
+def cpu_share(wall_s: float = 0.1) -> float:
+    """The share of a core a busy wait gets now: CPU time over wall time of a 100 ms busy loop."""
+    t0, c0 = time.monotonic(), time.thread_time()
+    while time.monotonic() - t0 < wall_s:
+        pass
+    return (time.thread_time() - c0) / (time.monotonic() - t0)
+
+
 BUSY_SIGN = SLOW_SIGN.replace("slow-sign", "busy-sign").replace('wait = "sleep"', 'wait = "busy"')
 
 
@@ -392,10 +431,14 @@ def test_busy_secure_element_time_lands_on_the_client_certificate_verify(lab, tm
     p = C.ConnectParams(n=2, warmup=1, workdir=tmp_path, pki_root=root / "pki", profiles_path=prof2,
                         timeout_ms=3000)
     doc = R.new_result(kind="connect", command=[], params={}, host={}, run_id="t")
+    share_before = cpu_share()
     C.run_connect([cfg], p, doc)
+    # a busy wait of 100 ms wall is 100 ms of CPU on an idle core and less on a shared one: what the
+    # secure element adds is judged against the CPU share a busy wait of this process got just before
+    # and just after the run, not against an idle machine's 100 ms
+    expected = min(share_before, cpu_share()) * 100_000
     s = doc["series"][0]
     assert s["status"] == "ok", s["failures"][:2]
-    best = 0.0
     for c in s["samples"]:
         per = {}
         for m in c["messages"]:
@@ -404,7 +447,4 @@ def test_busy_secure_element_time_lands_on_the_client_certificate_verify(lab, tm
         heaviest = max(per, key=per.get)
         assert heaviest == "CertificateVerify (sent)", per
         others = max(v for k, v in per.items() if k != heaviest)
-        assert per[heaviest] > 10 * others, per
-        best = max(best, per[heaviest])
-    # a busy wait of 100 ms wall is 100 ms CPU on an idle core; a shared core gives it less
-    assert best >= 45_000, best
+        assert per[heaviest] - others >= 0.4 * expected, (per, expected)
