@@ -36,6 +36,7 @@ spec.
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from collections.abc import Callable
@@ -168,8 +169,9 @@ def _fmt_ms(ms: float) -> str:
     return f"{ms:g}ms"
 
 
-_TIME = re.compile(r"^([0-9]*\.?[0-9]+)(us|µs|ms|s)?$")
-_RATE = re.compile(r"^([0-9]*\.?[0-9]+)(bit|kbit|mbit|gbit)$", re.I)
+_NUM = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"  # 1e999 is a number (too large), not a typo
+_TIME = re.compile(rf"^{_NUM}(us|µs|ms|s)?$")
+_RATE = re.compile(rf"^{_NUM}(bit|kbit|mbit|gbit)$", re.I)
 _RATE_MULT = {"bit": 1, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
 
 
@@ -180,8 +182,8 @@ def _time_ms(key: str, v: str) -> float:
     x = float(m.group(1))
     unit = m.group(2) or "ms"
     ms = x * {"us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1e3}[unit]
-    if ms > 60_000:
-        raise NetSpecError(f"field {key!r}: {v!r} is longer than 60 s")
+    if ms > 60_000:  # inf (1e999) included
+        raise NetSpecError(f"field {key!r}: {v!r} is too large: longer than 60 s")
     return ms
 
 
@@ -191,6 +193,8 @@ def _prob(key: str, v: str) -> float:
         x = float(s[:-1]) / 100 if s.endswith("%") else float(s)
     except ValueError:
         raise NetSpecError(f"field {key!r}: {v!r} is not a probability (write e.g. 1% or 0.01)") from None
+    if math.isnan(x):
+        raise NetSpecError(f"field {key!r}: {v!r} is not a probability (write e.g. 1% or 0.01)")
     if not 0 <= x <= 1:
         raise NetSpecError(f"field {key!r}: {v!r} must be between 0% and 100%")
     return x
@@ -201,6 +205,8 @@ def _rate(key: str, v: str) -> float:
     if not m:
         raise NetSpecError(f"field {key!r}: {v!r} is not a rate (write e.g. 250kbit, 1mbit, 20mbit)")
     bps = float(m.group(1)) * _RATE_MULT[m.group(2).lower()]
+    if bps > 10e9:
+        raise NetSpecError(f"field {key!r}: {v!r} is too large: at most 10gbit")
     if not 1000 <= bps <= 10e9:
         raise NetSpecError(f"field {key!r}: {v!r} must be between 1kbit and 10gbit")
     return bps
@@ -313,7 +319,28 @@ def parse(text: str, profiles: dict[str, str] | None = None) -> NetSpec:
                 user_models[x].add(base)
                 d[x].pop(other, None)
         _apply(d, k, v.strip())
-    return NetSpec(name=text, up=Direction(**d["up"]), down=Direction(**d["down"]), mtu=d["_"].get("mtu", 1500))
+    up, down = Direction(**d["up"]), Direction(**d["down"])
+    for side, x in (("up", up), ("down", down)):
+        _check_jitter(text, side, x)
+    return NetSpec(name=text, up=up, down=down, mtu=d["_"].get("mtu", 1500))
+
+
+JITTER_FREE_MS = 10.0  # a jitter up to this passes whatever the delay (a LAN of 0 ms with 5 ms jitter)
+JITTER_PER_DELAY = 100.0
+
+
+def _check_jitter(text: str, side: str, x: Direction) -> None:
+    """Decision: a jitter far past the delay is refused, not warned. Delays are drawn as delay ±
+    jitter and cut at zero; with jitter 100× the delay about half the draws are cut, so the link has
+    neither the delay nor the jitter written, and the run measures something else (and its
+    retransmission timers wait on the jitter's tail)."""
+    if x.jitter_ms > JITTER_FREE_MS and x.jitter_ms > JITTER_PER_DELAY * x.delay_ms:
+        raise NetSpecError(
+            f"{text!r}: {side} jitter {_fmt_ms(x.jitter_ms)} is more than {JITTER_PER_DELAY:g}× the delay "
+            f"{_fmt_ms(x.delay_ms)}: delay ± jitter would fall below zero for about half the packets (cut to 0), "
+            f"so the link would have neither value; give a delay of at least {_fmt_ms(x.jitter_ms / JITTER_PER_DELAY)}"
+            f" or a jitter of at most {_fmt_ms(max(JITTER_FREE_MS, JITTER_PER_DELAY * x.delay_ms))}"
+        )
 
 
 def _fields(spec: str) -> list[tuple[str, str]]:
