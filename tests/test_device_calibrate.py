@@ -43,7 +43,14 @@ def test_wolfcrypt_kib_log_rows_units_and_unmapped_lines():
     assert (by["aes-128-gcm"].unit, by["aes-128-gcm"].value, by["aes-128-gcm"].nbytes) == ("KiB/s", 305.738, 1024)
     assert (by["chacha20"].unit, by["chacha20"].value) == ("MiB/s", 2.832)
     assert (by["p256-derive"].unit, by["p256-derive"].value) == ("ms/op", 451.75)   # the avg column
-    assert by["p256-derive"].ops == ("p256-derive",) and by["sha256"].ops == ("sha256-1024",)
+    assert by["p256-derive"].ops == ("p256-derive",) and by["p256-derive"].weights == ()
+    # wolfCrypt's benchmark streams a hash (set-up outside the timer, 25 updates, one Final): a KiB is
+    # the weighted difference of two HMAC sizes, 1.32 x 1024 B - 1.28 x 256 B
+    for op in ("sha256", "hmac-sha256"):
+        assert by[op].ops == ("hmac-sha256-1024", "hmac-sha256-256")
+        assert by[op].weights == pytest.approx((1.32, -1.28))
+    # a whole message of 1024 B is 1.32 x (16 updates + 1 Final) - 1.28 x (4 + 1): 16.04 updates
+    assert sum(w * n for w, n in zip(by["sha256"].weights, (17, 5))) == pytest.approx(16.04)
     # 1024 bytes at 2.832 MiB/s on an 80 MHz clock
     assert by["chacha20"].cycles(80) == pytest.approx(1024 / (2.832 * 1048576) * 80e6)
     assert by["p256-derive"].cycles(80) == pytest.approx(451.75e-3 * 80e6)
@@ -77,6 +84,8 @@ def test_mbedtls_log_ms_and_rate_forms_and_composite_handshakes():
     assert by["ecdhe-p256-handshake"].ops == ("p256-keygen", "p256-derive")    # one keygen + one secret
     assert by["ecdh-x25519-handshake"].ops == ("x25519-derive",)
     assert by["sha256"].unit == "Kb/s" and by["sha256"].value == 1673
+    # Mbed TLS's benchmark hashes a whole buffer per call (mbedtls_sha256): one op, no stream weights
+    assert by["sha256"].ops == ("sha256-1024",) and by["sha256"].weights == ()
     assert {u.reason.split(":")[0] for u in log.unmapped} >= {"Mbed TLS SHA-512", "Mbed TLS AES-CCM-128",
                                                               "Mbed TLS CTR_DRBG (NOPR)",
                                                               "Mbed TLS ECDSA-secp384r1 sign"}
@@ -310,3 +319,23 @@ def test_a_fifo_log_or_harness_is_refused_not_waited_on(tmp_path):
                 str(Path(__file__).resolve().parents[1] / "examples" / "user-code" / "crc32.c"), "--entry", "crc32_bitwise", "--harness", str(fifo),
                 timeout=60)
     assert p.returncode == 2 and "--harness" in p.stderr and "not a regular file" in p.stderr, p.stderr
+
+
+@pytest.mark.slow
+def test_whatif_on_a_saved_profile_uses_it_and_names_its_log(home, tmp_path):
+    """`whatif --device SAVED` counts the client on the saved profile (its own count cache, its name on
+    the cost table) and the table's description names the board log the profile was fitted to."""
+    import os
+    _needs_emulator()
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "device").symlink_to(_DEVICE_CACHE)     # the shared builds; the profile's counts are its own
+    _save()
+    env = {**os.environ, "SECPERF_HOME": str(home)}
+    p = run_cli("whatif", "tls1.3", "--device", "my-l4", "--stack", "wolfssl59", "--json", env=env, timeout=1800)
+    assert p.returncode == 0, p.stderr[-2000:]
+    doc = json.loads(p.stdout)
+    table = doc["analysis"]["whatif"]["cost_table"]
+    assert table["name"].startswith("device:my-l4:") and "my-l4" in table["source"]
+    assert "bench.txt" in table["description"]                  # the log the profile came from
+    assert "my-l4" in p.stderr and "counts" in p.stderr         # the device counts it ran (or reused)
+    assert list((home / "device" / "counts").glob("my-l4-wolfssl59-*.json"))

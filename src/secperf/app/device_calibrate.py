@@ -124,7 +124,7 @@ def calibrate(o: CalibrateOptions) -> tuple[dict[str, Any], int]:
                 not_counted.append({**info, "reason": "; ".join(why)})
                 continue
             rows.append(C.Row(f"{r.operation} (line {r.line_no})", r.cycles(o.board_clock), r.ops,
-                              [counts[op] for op in r.ops], info))
+                              [counts[op] for op in r.ops], info, r.weights))
     if not rows:
         raise InputError(f"LOG {o.log}: none of its {len(log.rows)} operations could be counted here ("
                          f"{'; '.join(x['reason'] for x in not_counted[:3])})")

@@ -85,30 +85,38 @@ class OpCount:
 
 @dataclass
 class Row:
-    """One published figure and the counts of the secperf operations it is made of."""
+    """One published figure and the counts of the secperf operations it is made of: their sum, or with
+    `weights` (one per op) a weighted sum (a streamed hash: the difference of two message sizes)."""
     label: str
     published_cycles: float
     ops: tuple[str, ...]
     counts: list[OpCount] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)
+    weights: tuple[float, ...] = ()
+
+    def _w(self) -> list[float]:
+        return list(self.weights) if self.weights else [1.0] * len(self.counts)
 
     def coef(self, name: str, t: Timing | None = None) -> float:
         """Cycles per unit of parameter `name`: its counter, scaled (with `t`) by how much of a change
         of the class costs reaches the total at the point (see `absorption`)."""
-        return float(sum(counter_sum(c.counters, name) * (absorption(c, t) if t is not None else 1.0)
-                         for c in self.counts))
+        return float(sum(w * counter_sum(c.counters, name) * (absorption(c, t) if t is not None else 1.0)
+                         for w, c in zip(self._w(), self.counts)))
+
+    def _sum(self, k: int) -> float:
+        return sum(w * c.cycles[k] for w, c in zip(self._w(), self.counts))
 
     @property
     def point(self) -> float:
-        return sum(c.cycles[1] for c in self.counts)
+        return self._sum(1)
 
     @property
     def flipped(self) -> float:
-        return sum(c.cycles[0] for c in self.counts)
+        return self._sum(0)
 
     @property
     def high(self) -> float:
-        return sum(c.cycles[2] for c in self.counts)
+        return self._sum(2)
 
 
 def absorption(c: OpCount, t: Timing) -> float:
@@ -349,7 +357,8 @@ def verify(dev: Core, params: dict[str, float], rows: Sequence[Row],
     out: list[float | None] = []
     for r in rows:
         parts = [got.get((r.info["stack"], r.info.get("build"), op)) for op in r.ops]
-        out.append(None if any(p is None for p in parts) else float(sum(p for p in parts if p is not None)))
+        out.append(None if any(p is None for p in parts) else
+                   float(sum(w * p for w, p in zip(r._w(), parts) if p is not None)))
     return out
 
 
