@@ -30,6 +30,7 @@
 #include "qemu_plugin_api.h"
 #endif
 
+#include "decode_cache.h"
 #include "timing.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = 1;
@@ -158,6 +159,7 @@ static void on_plugin_exit(qemu_plugin_id_t id, void *udata)
 {
     (void)id, (void)udata;
     timing_set_trace(NULL); /* closes the trace file, if any */
+    decode_cache_save();    /* the instructions decoded in this run, for the next (timing=FILE's decode_cache) */
     FILE *f = fopen(out_path, "w");
     if (f == NULL)
         return;

@@ -1,5 +1,6 @@
 /* timing: the per-class cycle model of the counting plugin (see timing.h for what it models). */
 #include "timing.h"
+#include "decode_cache.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -262,6 +263,16 @@ int timing_load(const char *path)
                 }
                 have_geom[i] = done = 1;
             }
+        if (!done && strcmp(key, "decode_cache") == 0) {   /* optional: where this binary's decoded facts are kept */
+            char dpath[480];
+            if (sscanf(line, "%*s %479s", dpath) != 1) {
+                fprintf(stderr, "timing: decode_cache needs a path\n");
+                fclose(f);
+                return -1;
+            }
+            decode_cache_open(dpath);
+            done = 1;
+        }
         if (!done) {
             fprintf(stderr, "timing: unknown parameter %s\n", key);
             fclose(f);
@@ -670,6 +681,26 @@ unsigned timing_addr_regs(const char *disas, int cls)
     }
 }
 
+/* the facts timing_translate takes from one instruction's disassembly (d NULL: none was given) */
+static void decode_facts(const char *d, struct decoded *out)
+{
+    int nregs, branch, mem;
+    memset(out, 0, sizeof *out);
+    int cls = timing_classify(d ? d : "", &nregs, &branch, &mem);
+    out->cls = (uint8_t)cls;
+    out->nregs = (uint8_t)(nregs > 255 ? 255 : nregs);
+    out->branch = (uint8_t)branch;
+    out->mem = (uint8_t)mem;
+    if (d == NULL)
+        return;
+    if (cls == TC_LOAD)
+        load_regs(d, out->dest, out->base);
+    out->has_index = (uint8_t)has_index(d);
+    out->addr_regs = (uint16_t)timing_addr_regs(d, cls);
+    out->dp_dest = (uint16_t)timing_dp_dest(d, cls);
+    out->sp_based = strstr(d, "[sp") != NULL;
+}
+
 /* ---- per block --------------------------------------------------------------------------------- */
 
 struct tbinfo {
@@ -962,15 +993,25 @@ void timing_translate(struct qemu_plugin_tb *tb)
         struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
         unsigned long long va = qemu_plugin_insn_vaddr(insn);
         size_t size = qemu_plugin_insn_size(insn);
-        char *d = qemu_plugin_insn_disas(insn);
-        int nregs, branch, mem;
-        int cls = timing_classify(d ? d : "", &nregs, &branch, &mem);
+        /* what the disassembly says: from the binary's decode cache, else from QEMU's disassembler
+         * (kept for the next run). Every fact taken from the text goes through struct decoded. */
+        const void *bytes = qemu_plugin_insn_data(insn);
+        const struct decoded *known = trace ? NULL : decode_cache_find(va, bytes, size);
+        struct decoded dc;
+        char *d = NULL;
+        if (known != NULL)
+            dc = *known;
+        else {
+            d = qemu_plugin_insn_disas(insn);
+            decode_facts(d, &dc);
+            decode_cache_add(va, bytes, size, &dc);
+        }
+        int nregs = dc.nregs, branch = dc.branch, mem = dc.mem;
+        int cls = dc.cls;
         /* a single load right after another single load pipelines its address phase (Cortex-M TRM),
          * unless its address register is the one the previous load writes; after a store it does not:
          * the store's data phase, which its one cycle hides, takes the bus */
-        char dest[8] = "", base[8] = "";
-        if (cls == TC_LOAD && d)
-            load_regs(d, dest, base);
+        const char *dest = dc.dest, *base = dc.base;
         if (cls == TC_LOAD && prev_mem == 1 && strcmp(base, prev_dest) != 0 && !branch)
             cls = TC_LOAD_PIPELINED;
         prev_mem = (cls == TC_LOAD || cls == TC_LOAD_PIPELINED) ? 1 : 0;
@@ -982,7 +1023,7 @@ void timing_translate(struct qemu_plugin_tb *tb)
                 c[s] += cost[C_LOAD][s];
         /* a store with a register offset: nothing pipelines behind it, its data phase is not hidden
          * (TRM load/store timings) */
-        if (cls == TC_STORE && d && has_index(d)) {
+        if (cls == TC_STORE && dc.has_index) {
             counts[TC_STORE_REGOFF]++;
             for (int s = 0; s < TIMING_SETS; s++)
                 c[s] += cost[C_STORE_REGOFF_EXTRA][s];
@@ -990,13 +1031,13 @@ void timing_translate(struct qemu_plugin_tb *tb)
         /* a load or store whose address register the instruction just before wrote as data processing:
          * no forwarding path to the address generation, one stall cycle (Cortex-M3/M4 TRM, load/store
          * timings) */
-        unsigned addr = d ? timing_addr_regs(d, cls) : 0;
+        unsigned addr = dc.addr_regs;
         if (addr & prev_dp) {
             counts[TC_AGU_STALL]++;
             for (int s = 0; s < TIMING_SETS; s++)
                 c[s] += cost[C_AGU_STALL][s];
         }
-        prev_dp = d ? timing_dp_dest(d, cls) : 0;
+        prev_dp = dc.dp_dest;
         if (t->prefix)
             for (int s = 0; s < TIMING_SETS; s++)
                 t->prefix[(i + 1) * TIMING_SETS + s] = t->prefix[i * TIMING_SETS + s] + c[s];
@@ -1013,7 +1054,7 @@ void timing_translate(struct qemu_plugin_tb *tb)
          * A-profile caches see every load and store */
         /* always QEMU_PLUGIN_MEM_RW: QEMU 7.2's code generator tests a read-only registration against
          * the access direction off by one and attaches it to stores only; on_mem tells them apart */
-        if (mem && (mcu_flash ? (mem == 1 && !(d && strstr(d, "[sp"))) : l1d.sets != 0))
+        if (mem && (mcu_flash ? (mem == 1 && !dc.sp_based) : l1d.sets != 0))
             qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW,
                                              t->mem_hint ? &t->mem_hint[i] : NULL);
         free(d);

@@ -67,8 +67,24 @@ def write_params(dev: Core, binary: Path, path: Path) -> Path:
     lines += [f"{k} {' '.join(repr(x) for x in t.costs[k])}" for k in COST_NAMES + MEMORY_COSTS]
     lines += [f"flash_lo {lo:#x}", f"flash_hi {hi:#x}"]
     lines += [f"{k} {t.geometry[k]}" for k in GEOMETRY_NAMES]
+    cache = decode_cache_path(binary)
+    if cache is not None:
+        lines.append(f"decode_cache {cache}")
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def decode_cache_path(binary: Path) -> Path | None:
+    """Where the plugin keeps what it decoded of `binary` for the next run (beside it, named by its
+    size and time, so a rebuilt binary starts a new one); None for a path the parameter file cannot
+    carry (white space, too long)."""
+    try:
+        st = binary.stat()
+    except OSError:
+        return None
+    p = binary.with_name(f".{binary.name}.{st.st_size:x}-{st.st_mtime_ns:x}.decode")
+    text = str(p)
+    return None if len(text) >= 470 or any(c.isspace() for c in text) else p
 
 
 @dataclass(frozen=True)
