@@ -19,6 +19,7 @@ from ..core.result_schema import Result, Series
 from .html_env import cell, figure_view, hcell, render_page
 from .plots import Plot, slug
 from .units import fmt_bytes_per_s, fmt_rate, fmt_time_us
+from .views.series import cpu_p50_us, failure_reason
 
 BULK = ("aead", "mac", "hash")
 SIG_FAMILIES = ("rsa", "ecdsa", "eddsa", "pq-sig")
@@ -232,16 +233,6 @@ def series_head() -> list[Any]:
         "ns/byte",
         hcell("library"),
     ]
-
-
-def failure_reason(s: Series) -> str:
-    """Why a series has no summary: its last failure's reason, else its status."""
-    return s.failures[-1].reason if s.failures else s.status
-
-
-def cpu_p50_us(s: Series) -> float | None:
-    """The series' CPU-time median in µs (None without CPU values)."""
-    return s.cpu_summary.p50_us if s.cpu_summary is not None else None
 
 
 def series_rows(series: Sequence[Series]) -> list[list[Any]]:

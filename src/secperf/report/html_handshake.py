@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.result_schema import Series
-from .html import cpu_p50_us, failure_reason
 from .html_env import cell, figure_view, hcell
 from .plots import Plot
 from .units import fmt_time_us
 from .views.handshake import message_matrix, verifications
+from .views.series import cpu_p50_us, failure_reason
 
 
 def _name(s: Series) -> str:

@@ -8,10 +8,10 @@ from typing import Any
 
 from ..core.result import as_series
 from ..core.result_schema import Series
-from .html import failure_reason
 from .html_env import cell, figure_view, frag, macro
 from .plots import Plot
 from .units import fmt_time_us
+from .views.series import failure_reason
 
 MODE_TEXT = {
     "local_sw": "local_sw (in-process)",
