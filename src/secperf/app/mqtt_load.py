@@ -8,15 +8,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import MeasurementError, SetupError
+from ..measure.mqtt_load import MqttLoadConfig
 from .reporter import reporter
 from .runner import Output, Phase, measure_and_write
 
 if TYPE_CHECKING:
     from ..core.result import Result
     from ..core.store import Run
-    from ..measure.mqtt_load import MqttLoadConfig
     from .runner import Progress
 
+__all__ = ["MqttLoadConfig", "phase", "run", "storm_vs_model", "summary_lines"]
 RATIO_TARGET = (0.8, 1.25)
 
 
@@ -72,7 +73,8 @@ def summary_lines(m: dict) -> list[str]:
     refusals and failures with the commonest reason, the broker's CPU; the storm's ratio to the model."""
     out = []
     lim = m.get("limits", {})
-    out.append(f"mosquitto, {m['config']['clients']} clients; capacity {m.get('capacity_per_s') or 0:.0f} connections/s; "
+    who = m["target"]["target"] if m.get("target") else "mosquitto"
+    out.append(f"{who}, {m['config']['clients']} clients; capacity {m.get('capacity_per_s') or 0:.0f} connections/s; "
                f"open files {lim.get('nofile')} (hard {lim.get('nofile_hard')}), {lim.get('source_addrs')} source "
                f"address(es) x {lim.get('ephemeral_ports')} ports")
     for p in m.get("phases", []):
@@ -100,19 +102,35 @@ def _ms(v: float | None) -> str:
     return "-" if v is None else f"{v:.1f} ms"
 
 
-def run(c: MqttLoadConfig, output: Output) -> Result:
+def run(c: MqttLoadConfig, output: Output, target: dict | None = None) -> Result:
+    """`target`: the user's broker (--target HOST:PORT with ca, servername, client_cert, client_key):
+    probed first (unreachable, not TLS, a refused certificate: exit 2), then loaded as mosquitto is here."""
     from ..measure import mqtt_load as M
     M.validate(c)
     M.find_mqttload()       # a missing tool is said before the run directory is made
     from ..measure.server_config import find_loadgen
     find_loadgen()
+    lt = None
+    if target is not None:
+        from ..core.errors import InputError
+        from ..measure.server_target import parse_load_target, probe
+        if c.se_profile and not target.get("client_cert"):
+            raise InputError(f"--se {c.se_profile} with --target and no --client-cert: the client signs only "
+                             "with a certificate to show")
+        lt = parse_load_target(target["target"], "tls", "mqtt", target.get("ca"), target.get("servername"),
+                               target.get("client_cert"), target.get("client_key"))
+        negotiated = probe(lt, c.tls)
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         from ..lab.pki import LabPKI
         pki = LabPKI().ensure()
         progress("start", items[0], 0, 1, None)
         try:
-            m = M.measure(pki, c, run.dir / "mqtt")
+            if lt is None:
+                m = M.measure(pki, c, run.dir / "mqtt")
+            else:
+                m = M.measure_target(lt, c, run.dir / "mqtt")
+                m["negotiated"] = negotiated
             m["fleet_model"] = storm_vs_model(c, m)
         except (M.ServerMeasureError, SetupError) as exc:
             doc.analysis["mqtt_load"] = {"config": c.__dict__, "failed": str(exc)}
@@ -125,6 +143,6 @@ def run(c: MqttLoadConfig, output: Output) -> Result:
             for line in summary_lines(m):
                 reporter().note(line)
 
-    params = {"mqtt_load": True, **c.__dict__}
+    params = {"mqtt_load": True, **c.__dict__, **({"target": lt.name} if lt is not None else {})}
     return measure_and_write("server", params, [Phase([c], lambda x: f"mqtt load: {x.clients} clients", runner)],
                              output)

@@ -269,3 +269,35 @@ def measure(pki, c: MqttLoadConfig, workdir: Path) -> dict:
                                                                "max_connections")},
             "capacity_per_s": sum(caps) / len(caps) if caps else None, "capacity_before": before,
             "capacity_after": after, **run}
+
+
+def measure_target(lt, c: MqttLoadConfig, workdir: Path) -> dict:
+    """The same load against the user's own broker (`--target`, measure/server_target.LoadTarget with
+    app mqtt): its address, server name and client certificate are the target's; its CPU is not read
+    (it runs on its own machine); its capacity is measured as for mosquitto here, with the target's
+    offer (secperf-loadgen --app mqtt, 32 clients), before and after."""
+    from .server_target import SERVER_CPU_NOT_MEASURED
+    validate(c)
+    limits = fd_limits(c.clients)
+    wd = private_dir(workdir)
+    se_file = se_samples_file(c.se_profile, wd / "se-signing-ms.txt", c.seed) if c.se_profile else None
+    t = lt.mqtt_args()
+    pair = (t["client_cert"], t["client_key"]) if t["client_cert"] else None
+    cores = sorted(os.sched_getaffinity(0))
+
+    def cap() -> dict:
+        argv = [str(find_native("secperf-loadgen", "bin", "SECPERF_LOADGEN", "native/loadgen")), *lt.loadgen_args(),
+                "--app", "mqtt", "--concurrency", "32", "--duration", f"{c.capacity_s:g}", "--warmup", "0.3",
+                "--tls", c.tls, "--seed", str(c.seed)]
+        lv = summarize_level(run_level(argv, None, c.capacity_s + 30, cores))
+        return {k: lv.get(k) for k in ("handshakes_per_s", "handshakes", "failed", "limited_by", "errors")}
+    before = cap()
+    argv = mqttload_argv(t["port"], c, pair, limits["source_addrs"] if t["host"].startswith("127.") else 1, se_file)
+    argv += ["--host", t["host"], "--servername", t["servername"], *lt.tls_args()]
+    budget = (c.clients / c.connect_rate + c.timeout_s + 30) + c.hold_s + (c.storm_max_s if c.storm else 0) + 120
+    run = run_mqttload(argv, None, cores, budget)
+    after = cap()
+    caps = [x["handshakes_per_s"] for x in (before, after) if x.get("handshakes_per_s")]
+    return {"config": asdict(c), "limits": limits, "target": lt.labels(), "broker": {"cpu": SERVER_CPU_NOT_MEASURED},
+            "capacity_per_s": sum(caps) / len(caps) if caps else None, "capacity_before": before,
+            "capacity_after": after, **run}

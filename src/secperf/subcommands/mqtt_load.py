@@ -48,6 +48,14 @@ def add_arguments(p) -> None:
     p.add_argument("--tls", choices=("1.2", "1.3"), default="1.3")
     p.add_argument("--se", metavar="PROFILE", help="the clients' key in a secure element: its signing time "
                    "(data/secure_elements.toml, C_SignInit + C_Sign) paused per full handshake")
+    t = p.add_argument_group("the user's own broker (instead of mosquitto started here)")
+    t.add_argument("--target", metavar="HOST:PORT", help="load this MQTT/TLS broker (probed first: unreachable, "
+                   "not TLS or a refused certificate exit 2); its CPU is not read; --key, --client-auth, "
+                   "--chain-depth and --core are the broker's own then and are refused")
+    t.add_argument("--ca", help="with --target: verify the broker's certificate once, in the probe")
+    t.add_argument("--servername", help="with --target: the name sent (SNI) and verified")
+    t.add_argument("--client-cert", help="with --target: the clients' certificate (PEM)")
+    t.add_argument("--client-key", help="with --target: its key (PEM, a file only its owner reads)")
     p.add_argument("--core", type=count(4095, lo=0), default=0, help="the core mosquitto is pinned to")
     p.add_argument("--capacity-seconds", type=positive(600), default=2.0, help="each capacity run (before, after)")
     p.add_argument("--seed", type=seed, default=1)
@@ -59,13 +67,29 @@ def add_arguments(p) -> None:
 
 def run(args):
     from ..app import mqtt_load as app
-    from ..measure.mqtt_load import MqttLoadConfig
+    from ..core.errors import InputError
     from .measuring import output
-    c = MqttLoadConfig(clients=args.clients, connect_rate=args.connect_rate, hold_s=args.hold,
+    target = None
+    if args.target:
+        given = [o for o, v, d in (("--key", args.key, "ecdsa-p256"), ("--client-auth", args.client_auth, "on"),
+                                   ("--chain-depth", args.chain_depth, 1), ("--core", args.core, 0)) if v != d]
+        if given:
+            raise InputError(f"{', '.join(given)} with --target: the broker's key, client authentication, chain "
+                             "and core are its own; drop them (--client-cert gives the clients' certificate)")
+        if (args.client_cert is None) != (args.client_key is None):
+            raise InputError("--client-cert and --client-key go together")
+        target = {"target": args.target, "ca": args.ca, "servername": args.servername,
+                  "client_cert": args.client_cert, "client_key": args.client_key}
+    else:
+        for opt, v in (("--ca", args.ca), ("--servername", args.servername), ("--client-cert", args.client_cert),
+                       ("--client-key", args.client_key)):
+            if v is not None:
+                raise InputError(f"{opt} without --target: mosquitto started here uses the lab's certificates")
+    c = app.MqttLoadConfig(clients=args.clients, connect_rate=args.connect_rate, hold_s=args.hold,
                        publish_rate=args.publish_rate, qos=args.qos, payload=args.payload,
                        keepalive_s=args.keepalive, timeout_s=args.timeout, storm=args.storm == "on",
                        policy=args.policy, base_s=args.base, cap_s=args.cap, max_attempts=args.max_attempts,
                        storm_max_s=args.storm_max, spread_s=args.spread, resume_ratio=args.resume_ratio, se_profile=args.se,
                        key=args.key, client_auth=args.client_auth == "on", depth=args.chain_depth, tls=args.tls,
                        core=args.core, capacity_s=args.capacity_seconds, seed=args.seed)
-    return app.run(c, output(args))
+    return app.run(c, output(args), target)

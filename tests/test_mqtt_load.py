@@ -1,0 +1,165 @@
+"""MQTT-level load (`secperf mqtt-load`, secperf-mqttload) against a real mosquitto on loopback: structure
+only (every CONNECT answered, PUBACKs against QoS 1 publishes, histogram counts, the storm phase, a
+refused client certificate counted as refused with its reason), and bad input exiting 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from conftest import run_cli
+from secperf.app.mqtt_load import phase, storm_vs_model
+from secperf.core.errors import InputError
+from secperf.core.histogram import Histogram
+from secperf.lab.iot_services import Mosquitto
+from secperf.lab.pki import LabPKI
+from secperf.measure import mqtt_load as M
+
+
+@pytest.fixture(scope="module")
+def pki():
+    return LabPKI().ensure()
+
+
+@pytest.fixture(scope="module")
+def broker(pki, tmp_path_factory):
+    certs, client = pki.server("ecdsa-p256", 1), pki.client("ecdsa-p256")
+    with Mosquitto(certs, client.ca, workdir=tmp_path_factory.mktemp("mosq"), connection_messages=False) as mq:
+        yield mq, client
+
+
+def _run(port: int, *args: str) -> dict:
+    p = subprocess.run([str(M.find_mqttload()), "--port", str(port), *args], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    lines = [json.loads(x) for x in p.stdout.splitlines()]
+    return {"phases": {m["phase"]: m for m in lines if m["type"] == "phase"},
+            "end": next(m for m in lines if m["type"] == "end"), "meta": lines[0]}
+
+
+def test_every_connect_answered_pubacks_match_publishes_and_the_storm_is_a_phase(broker):
+    mq, client = broker
+    n = 30
+    r = _run(mq.port, "--clients", str(n), "--cert", str(client.cert), "--key", str(client.key), "--connect-rate",
+             "300", "--hold", "1", "--publish-rate", "60", "--qos", "1", "--storm", "--backoff-base-ms", "100",
+             "--storm-max", "60")
+    ph = r["phases"]
+    assert list(ph) == ["ramp", "hold", "storm"]
+    for p in ph.values():
+        # every attempt ends in a CONNACK, a refusal or a failure; the histograms hold every sample
+        assert p["attempts"] == p["connacks"] + p["refused"] + p["failed"] + p["connecting_at_end"]
+        assert Histogram.from_pairs(p["connack_hist_us"]).n == p["connacks"]
+        assert Histogram.from_pairs(p["hs_hist_us"]).n == p["connacks"]
+        assert Histogram.from_pairs(p["puback_hist_us"]).n == p["pubacks"]
+        assert p["dropped"] == 0 and p["refused"] == 0
+    assert ph["ramp"]["connacks"] == n and ph["ramp"]["up_at_end"] == n
+    assert ph["storm"]["connacks"] == n and ph["storm"]["up_at_end"] == n
+    assert ph["storm"]["time_all_up_s"] is not None
+    assert Histogram.from_pairs(ph["storm"]["wait_hist_us"]).n == n   # each client's wait until it was back
+    # a QoS 1 PUBLISH is answered by one PUBACK, in its phase or the next, unless the storm's reset or the
+    # end closed its connection first
+    published = sum(p["published_qos1"] for p in ph.values())
+    acked = sum(p["pubacks"] for p in ph.values())
+    assert published > 0
+    assert acked + ph["hold"]["pubacks_outstanding_at_end"] + ph["storm"]["pubacks_outstanding_at_end"] == published
+    assert r["end"]["peak_up"] == n
+
+
+def test_a_refused_client_certificate_is_counted_as_refused_with_its_reason(broker, tmp_path):
+    mq, _client = broker
+    other = LabPKI(tmp_path / "other-pki").ensure().client("ecdsa-p256")   # a CA mosquitto does not trust
+    r = _run(mq.port, "--clients", "4", "--cert", str(other.cert), "--key", str(other.key), "--hold", "0",
+             "--max-attempts", "2", "--backoff", "fixed", "--backoff-base-ms", "20", "--ramp-max", "5")
+    ramp = r["phases"]["ramp"]
+    assert ramp["connacks"] == 0 and ramp["refused"] == 8 and ramp["failed"] == 0 and ramp["gave_up"] == 4
+    assert sum(ramp["errors"].values()) == 8
+    assert all(reason.startswith("refused: ") for reason in ramp["errors"])
+
+
+def test_a_secure_element_pauses_each_full_handshake_and_a_resumed_one_skips_it(broker, tmp_path):
+    mq, client = broker
+    se = M.se_samples_file("atecc608", tmp_path / "se.txt", 1)
+    assert len(se.read_text().split()) == M.SE_SAMPLES and (se.stat().st_mode & 0o777) == 0o600
+    r = _run(mq.port, "--clients", "6", "--cert", str(client.cert), "--key", str(client.key), "--connect-rate",
+             "50", "--hold", "0.5", "--se-samples", str(se), "--storm", "--resume-ratio", "1")
+    ramp, storm = r["phases"]["ramp"], r["phases"]["storm"]
+    assert ramp["se_waits"] == ramp["connacks"] - ramp["resumed"]
+    assert storm["offered_session"] == 6 and storm["se_waits"] == storm["connacks"] - storm["resumed"]
+    assert r["meta"]["se_samples"] == M.SE_SAMPLES
+
+
+def test_the_storm_beside_fleets_model_gives_both_variants_with_ratios():
+    c = M.MqttLoadConfig(clients=200, policy="exponential", base_s=0.5, cap_s=8.0, timeout_s=10.0)
+    m = {"capacity_per_s": 100.0, "phases": [{"phase": "storm", "time_all_up_s": 2.5, "wait_p50_ms": 1000.0,
+                                               "wait_p99_ms": 2400.0, "connacks": 200, "gave_up": 0, "failed": 0,
+                                               "refused": 0, "attempts": 200}]}
+    fm = storm_vs_model(c, m, horizon_s=60)
+    assert set(fm["models"]) == {"abandoned work", "late work dropped"}
+    for mod in fm["models"].values():
+        assert mod["ratio_time_all_back_s"] == pytest.approx(2.5 / mod["time_all_back_s"])
+        assert isinstance(mod["within_target"], bool)
+    assert storm_vs_model(c, {"capacity_per_s": 100.0, "phases": []}) is None and phase(m, "hold") is None
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--clients", "0"], "--clients"),
+    (["--key", "rsa-2048-nocrt"], "mosquitto"),
+    (["--key", "nosuch"], "--key"),
+    (["--se", "nosuch-profile"], "nosuch-profile"),
+    (["--se", "atecc608", "--client-auth", "off"], "--client-auth"),
+    (["--qos", "2"], "--qos"),
+    (["--policy", "sometimes"], "--policy"),
+])
+def test_bad_input_exits_2_naming_it(args, needle, tmp_path):
+    p = run_cli("mqtt-load", *args, "--out", str(tmp_path / "res"), timeout=60)
+    assert p.returncode == 2, p.stderr[-800:]
+    assert needle in p.stderr and "Traceback" not in p.stderr
+
+
+def test_the_generator_names_the_limit_that_binds_and_refuses_bad_arguments(tmp_path):
+    exe = str(M.find_mqttload())
+    lim = M.fd_limits(1)
+    p = subprocess.run([exe, "--port", "1", "--clients", str(int(lim["nofile_hard"]) + 1)], capture_output=True,
+                       text=True, timeout=30)
+    assert p.returncode == 2 and "RLIMIT_NOFILE" in p.stderr
+    with pytest.raises(InputError, match="RLIMIT_NOFILE"):
+        M.fd_limits(int(lim["nofile_hard"]) + 1)
+    bad = tmp_path / "se.txt"
+    bad.write_text("12\nfast\n")
+    for args, needle in ((["--clients", "3"], "--port"), (["--port", "1"], "--clients"),
+                         (["--port", "1", "--clients", "2", "--qos", "2"], "--qos"),
+                         (["--port", "1", "--clients", "2", "--se-samples", str(bad)], "line 2"),
+                         (["--port", "1", "--clients", "2", "--cert", "x.pem"], "--key")):
+        p = subprocess.run([exe, *args], capture_output=True, text=True, timeout=30)
+        assert p.returncode == 2 and needle in p.stderr, (args, p.stderr)
+
+
+@pytest.mark.slow
+def test_mqtt_load_command_writes_a_result_with_phases_capacity_and_the_model(tmp_path):
+    p = run_cli("mqtt-load", "--clients", "20", "--connect-rate", "100", "--hold", "1", "--publish-rate", "20",
+                "--capacity-seconds", "0.5", "--json", "--out", str(tmp_path / "res"), timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    doc = json.loads(p.stdout)
+    assert doc["kind"] == "server" and doc["params"]["mqtt_load"] is True
+    m = doc["analysis"]["mqtt_load"]
+    assert [x["phase"] for x in m["phases"]] == ["ramp", "hold", "storm"]
+    assert all(x["broker_cpu_s"] is not None for x in m["phases"])
+    assert m["capacity_per_s"] > 0 and m["limits"]["nofile"] >= 20 + M.FD_MARGIN
+    assert m["broker"]["require_certificate"] is True
+    assert set(m["fleet_model"]["models"]) == {"abandoned work", "late work dropped"}
+
+
+@pytest.mark.parametrize("client_auth", [False, True])
+def test_server_mosquitto_honours_client_auth(pki, tmp_path, client_auth):
+    from secperf.measure.server_config import ServerConfig
+    from secperf.measure.server_start import start_server
+    srv = start_server(ServerConfig("mosquitto", "ecdsa-p256", client_auth=client_auth), pki, tmp_path / "srv", 1)
+    try:
+        assert f"require_certificate {'true' if client_auth else 'false'}" in (tmp_path / "srv" / "mosquitto.conf").read_text()
+        r = _run(srv.port, "--clients", "3", "--hold", "0", "--max-attempts", "1", "--ramp-max", "5")  # no certificate
+    finally:
+        srv.stop()
+    ramp = r["phases"]["ramp"]
+    assert (ramp["connacks"], ramp["refused"]) == ((0, 3) if client_auth else (3, 0))
