@@ -21,6 +21,8 @@ from ..core.result import as_result, validate
 from ..core.result_schema import Derived, Result, Series
 from ..inputs import netspec as NS
 from ..inputs.devices import Core
+from .device_ops import set_device_op  # the user's own code replaces the library's op
+from .figure import Figure
 
 PARTIES = ("client", "server")
 
@@ -31,18 +33,6 @@ class MissingCost(InputError):
 
 class CalibrationError(InputError):
     """A calibration Result that cannot calibrate the model (wrong kind, missing rows)."""
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One cost: P50 in µs and where it comes from; `sigma` is its lognormal spread."""
-
-    us: float
-    source: str
-    sigma: float = 0.0
-    # a figure replacing the one the measured rows ran (the user's own code for a library's op,
-    # `device crypto --source`): that one's µs, which a residual fitted from those rows subtracts
-    as_measured_us: float | None = None
 
 
 @dataclass
@@ -494,10 +484,8 @@ def from_device(
             )
         us, rule = device_row_us(dv, core)
         if s.kind == "device_crypto" and lab.get("op") in DEVICE_OPS:
-            from .device_ops import set_device_op  # the user's own code replaces the library's op
-
             src = f"run {doc.run_id} series {s.id} ({lab.get('library', lab.get('stack'))}): {rule}"
-            set_device_op(t, ("client", DEVICE_OPS[lab["op"]]), us, lab.get("stack") == "user", src)
+            set_device_op(t.party_ops, ("client", DEVICE_OPS[lab["op"]]), us, lab.get("stack") == "user", src)
             used += 1
         elif s.kind == "device" and lab.get("phase") == "warm" and lab.get("group") in DEVICE_GROUPS:
             # the device's external PSK mode is psk_dhe_ke (a key share with the PSK)

@@ -7,19 +7,21 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .costs import CostTable, Figure
+from .figure import Figure
 
 USER_CODE = "the user's own code"
 
 
-def set_device_op(t: CostTable, key: tuple[str, str], us: float, user: bool, source: str) -> None:
-    """A counted op of a device Result into `t` (user: a row of stack "user")."""
-    old = t.party_ops.get(key)
+def set_device_op(
+    party_ops: dict[tuple[str, str], Figure], key: tuple[str, str], us: float, user: bool, source: str
+) -> None:
+    """A counted op of a device Result into a cost table's `party_ops` (user: a row of stack "user")."""
+    old = party_ops.get(key)
     old_user = old is not None and old.source.startswith(USER_CODE)
     if user:
         ran = None if old is None else old.as_measured_us if old_user else old.us
-        t.party_ops[key] = Figure(us, f"{USER_CODE}: {source}", as_measured_us=ran)
+        party_ops[key] = Figure(us, f"{USER_CODE}: {source}", as_measured_us=ran)
     elif old is not None and old_user:
-        t.party_ops[key] = replace(old, as_measured_us=us)
+        party_ops[key] = replace(old, as_measured_us=us)
     else:
-        t.party_ops[key] = Figure(us, source)
+        party_ops[key] = Figure(us, source)

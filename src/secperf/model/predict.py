@@ -35,7 +35,8 @@ from typing import Any
 from ..inputs import se_profiles as SE
 from . import flights as F
 from . import network as N
-from .costs import CostTable, Figure, scenario_key
+from .costs import CostTable, scenario_key
+from .figure import Figure
 
 SE_WARM_CALLS = SE.SIGN_ONLY_CALLS
 SE_COLD_CALLS = SE.TOTAL_CALLS
