@@ -10,7 +10,10 @@ from .reporter import Lines
 
 
 def clean(as_json: bool = False, results: list[str] | None = None) -> str:
-    """Remove what dead runs left; what was removed, as JSON or as lines for a person."""
+    """Remove what dead runs left; what was removed, as JSON or as lines for a person. A result it
+    cannot mark (a full or read-only file system) is listed under `results_unwritable` with its
+    reason and the sweep goes on to the next; the summary is printed whatever failed."""
+    from ..core.errors import SecperfError
     from ..core.store import RunStore, known_roots
     from ..lab import netns, registry, vpn
     runs = registry.clean_dead()
@@ -21,11 +24,19 @@ def clean(as_json: bool = False, results: list[str] | None = None) -> str:
     roots = {Path(d).parent.resolve() for run in runs for d in run.get("run_dirs", [])}
     roots |= {r.resolve() for r in known_roots()} | {Path(r).resolve() for r in (results or [])}
     roots.add(Path("results").resolve())
-    abandoned = []
+    abandoned: list[str] = []
+    unwritable: list[dict[str, str]] = []  # roots or files it could not mark: said, and the sweep goes on
     for root in sorted(roots):
-        if root.is_dir():
-            abandoned += [str(p) for p in RunStore(root).abandoned()]
-    summary = {"runs": runs, "namespaces_swept": swept, "results_abandoned": abandoned}
+        try:
+            if not root.is_dir():
+                continue
+            store = RunStore(root)
+            abandoned += [str(p) for p in store.abandoned()]
+            unwritable += [{"path": str(p), "reason": why} for p, why in store.unwritable]
+        except (OSError, SecperfError) as exc:
+            unwritable.append({"path": str(root), "reason": str(exc) or type(exc).__name__})
+    summary = {"runs": runs, "namespaces_swept": swept, "results_abandoned": abandoned,
+               "results_unwritable": unwritable}
     if as_json:
         return json.dumps(summary, indent=1) + "\n"
     say = Lines()
@@ -33,6 +44,10 @@ def clean(as_json: bool = False, results: list[str] | None = None) -> str:
     nss = sum(len(r["namespaces"]) for r in runs) + len(swept)
     say(f"dead runs cleaned: {len(runs)}; processes stopped: {procs}; namespaces removed: {nss}; "
           f"abandoned results: {len(abandoned)}")
+    if unwritable:
+        say(f"could not mark {len(unwritable)} result(s) (the rest were cleaned):")
+    for u in unwritable:
+        say(f"  not writable: {u['path']}: {u['reason']}")
     for p in abandoned:
         say(f"  abandoned (its process died before it finished): {p}")
     for r in runs:

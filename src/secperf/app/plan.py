@@ -176,10 +176,17 @@ def run(o: PlanOptions) -> R.Result:
     doc.analysis["plan"] = {"patterns": plans, "rule": " ".join(RULE.split())}
     if o.verify:
         from .plan_verify import verify
-        doc.analysis["plan"]["verify"] = verify(plans, o, doc, run_)
+        try:
+            doc.analysis["plan"]["verify"] = verify(plans, o, doc, run_)
+        except InternalError as exc:  # secperf's own combination refused: the partial Result says so
+            doc["internal"] = {"check": "plan --verify's derived rows", "problem": str(exc)[:400], "withheld": []}
+            R.finish(doc, "internal-error")
+            run_.save(doc)
+            raise
     R.finish(doc)
     run_.save(doc)
     if not o.no_report:
+        from ..core.errors import InternalError
         from ..report.html import render
         run_.write_text("report.html", render(doc, log=run_.dir / "secperf.log"))
     if o.metrics:

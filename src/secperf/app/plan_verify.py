@@ -146,6 +146,10 @@ def _run_row(job: dict[str, Any], r: Row, o: PlanOptions, doc: Result,
                               payload_bytes=int(job["payload_up_bytes"]))
         return s, "software", job["kept_p50_ms"]
     key = "software" if r.security == "psk" else job["key"]
+    if r.handshake != "full" and key.endswith(":cold"):
+        # a resumed handshake never uses the client's key (the session is resumed, nothing is signed):
+        # opening the secure element's session per connection ("cold") has nothing to act on there
+        key = key.removesuffix(":cold")
     cfgs = connect_configs([r.protocol], [key], [r.handshake], None, [r.auth],
                            coap_security=[r.security] if r.security else None, networks=[job["network"]],
                            coap_servers=[r.coap_server])
@@ -162,6 +166,20 @@ def _run_row(job: dict[str, Any], r: Row, o: PlanOptions, doc: Result,
     return s, key, pred
 
 
+def _derived_row(job: dict[str, Any], r: Row, o: PlanOptions, doc: Result,
+                 run: Run) -> tuple[Series | None, str, float | None]:
+    """One row secperf built itself from the plan: an input error there blames options the user never
+    gave, so it is secperf's (InternalError, exit 1), naming the row it derived."""
+    from ..core.errors import InputError, InternalError
+    try:
+        return _run_row(job, r, o, doc, run)
+    except InputError as exc:
+        raise InternalError(
+            f"internal: plan --verify derived the row '{r.row}' of {job['measure']} ({r.protocol}, {r.handshake} "
+            f"handshake, key {job['key']}, network {job['network']}) and its own checks refused it: {exc}"
+        ) from None
+
+
 def verify(plans: list[dict[str, Any]], o: PlanOptions, doc: Result, run: Run) -> list[dict[str, Any]]:
     rows = []
     done: dict = {}   # a row measured once per run (e.g. the full set-up before resumption and before keep-alive)
@@ -173,7 +191,7 @@ def verify(plans: list[dict[str, Any]], o: PlanOptions, doc: Result, run: Run) -
         for r in job["rows"]:
             k = (r, job["network"], job["key"], job["device"], job["payload_up_bytes"] if r.kept else None)
             if k not in done:
-                done[k] = _run_row(job, r, o, doc, run)
+                done[k] = _derived_row(job, r, o, doc, run)
             s, key, pred = done[k]
             meas = s.p50_us if s is not None else None
             note = ""
@@ -183,6 +201,9 @@ def verify(plans: list[dict[str, Any]], o: PlanOptions, doc: Result, run: Run) -
                 note = (s.failures[-1].reason if s.failures else s.status)[:120]
             elif s.labels.get("note"):
                 note = s.labels["note"][:120]
+            if key != job["key"] and r.security != "psk" and not r.kept:
+                note = (note + "; " if note else "") + (f"{r.handshake}: the client key is not used, measured with "
+                                                        f"{key} (cold applies to full handshakes)")
             if r.kept and s is not None:
                 note = note or (f"{KEPT_MESSAGES} QoS 1 messages of {job['payload_up_bytes']} B per kept connection "
                                 f"(paho-mqtt, software key)")

@@ -382,6 +382,9 @@ def known_roots() -> list[Path]:
 class RunStore:
     def __init__(self, root: str | Path = "results"):
         self.root = Path(root)
+        # result.json files found abandoned that could not be marked (a full or read-only file system):
+        # (path, reason); the sweep goes on past them
+        self.unwritable: list[tuple[Path, str]] = []
 
     def create(self, kind: str) -> Run:
         """A fresh directory `<UTC time>-<kind>[-k]`; mkdir fails if it exists, so runs never collide."""
@@ -433,12 +436,19 @@ class RunStore:
         """Mark the runs under this root whose process died while `running` as `abandoned`."""
         marked = []
         for res in sorted(self.root.glob("*/result.json")):
+            if res.parent.is_symlink():  # `latest`: the run it points at is swept under its own name
+                continue
             try:
                 doc = json.loads(res.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 continue
             if isinstance(doc, dict) and is_abandoned(doc):
-                atomic_write(res, _result.dumps(mark_abandoned(doc)))
+                try:
+                    atomic_write(res, _result.dumps(mark_abandoned(doc)))
+                except (OutputError, ResultError, ValueError) as exc:  # one file never stops the sweep
+                    if all(p != res for p, _ in self.unwritable):
+                        self.unwritable.append((res, str(exc)))
+                    continue
                 marked.append(res)
         return marked
 

@@ -50,13 +50,18 @@ def run(args):
     from .output import Exited
     if args.list:
         from ..report.terminal_plan import listing
+    from ..core.errors import InputError
         listing()
         return Exited(0)
     from ..app.cluster import require
     require(args.cluster)                 # Ray missing or a malformed address: exit 2 before any work
     o = options(args)
     o.cluster = args.cluster
-    return A.run(o)
+    try:
+        return A.run(o)
+    except InputError as exc:  # about a value the --system file gave: the file's key path, not an option
+        from .system_args import in_file_words
+        raise in_file_words(exc, args.system, getattr(args, "system_taken", None) or {}) from None
 
 
 def options(args):
@@ -90,6 +95,7 @@ def options(args):
         device = m.pick("--device", device, "[device].core", s.device.core)
         key = m.pick("--key", key, "[security].key", s.security.key)
         network = m.pick("--network", network, "[network].link", s.network.link)
+        args.system_taken = m.taken
         radio = m.pick("--radio", radio, "[network].radio", s.network.radio)
         if pats:
             what = "[pattern] and [budgets]" if s.budgets is not None else "[pattern]"

@@ -18,16 +18,43 @@ def _shown(v) -> str:
 
 
 class Merge:
-    """Picks each option's value: the command line's when given, else the file's."""
+    """Picks each option's value: the command line's when given, else the file's; remembers which
+    options it took from the file (`taken`), so an error about one names the file's key path."""
+
+    # an option's other spellings in messages (old names)
+    ALIASES = {"--server-cert": ("--server-cert", "--cert"), "--key": ("--key", "--se"),
+               "PROTOCOL": ("PROTOCOL",)}
 
     def __init__(self, path: str):
         self.path = path
         self.overridden: list[str] = []
+        self.taken: dict[str, str] = {}
 
     def pick(self, opt: str, cli, file_key: str, file_value):
         if cli is None or cli == [] or cli == "":
+            if file_value is not None and file_value != [] and file_value != "":
+                self.taken[opt] = file_key
             return file_value
         if file_value is not None and file_value != [] and cli != file_value:
             self.overridden.append(opt)
             note(f"{opt} {_shown(cli)} overrides {file_key} = {_shown(file_value)} of {self.path}")
         return cli
+
+
+def in_file_words(exc, path: str, taken: dict[str, str]):
+    """An InputError about an option whose value the command took from the system file, said in the
+    file's words: `--server-cert: unknown key type` becomes `--system FILE: [protocol].server_cert:
+    unknown key type` (the user never wrote --server-cert). Other errors are returned as they are."""
+    import re
+
+    from ..core.errors import InputError
+    if not isinstance(exc, InputError) or not taken:
+        return exc
+    text = str(exc)
+    for opt, key in taken.items():
+        for spelling in Merge.ALIASES.get(opt, (opt,)):
+            pat = re.compile(rf"(?<![\w-]){re.escape(spelling)}(?![\w-])")
+            if pat.search(text):
+                new = pat.sub(key, text, count=1)
+                return type(exc)(new if new.startswith("--system") else f"--system {path}: {new}")
+    return exc

@@ -89,9 +89,16 @@ def run(args):
         from ..report.terminal_whatif import listing
         listing()
         return Exited(0)
+    from ..core.errors import InputError
     from ..app.cluster import require
     require(args.cluster)                 # Ray missing or a malformed address: exit 2 before any work
-    return W.run(options(args))
+    o = options(args)
+    taken = getattr(args, "system_taken", None)
+    try:
+        return W.run(o)
+    except InputError as exc:  # about a value the --system file gave: the file's key path, not an option
+        from .system_args import in_file_words
+        raise in_file_words(exc, args.system, taken or {}) from None
 
 
 def _server_certs(args) -> list[str]:
@@ -125,6 +132,7 @@ def options(args):
         keys = m.pick("--key", keys, "[security].key", [s.security.key])
         groups = m.pick("--group", groups, "[protocol].groups", s.protocol.groups)
         certs = m.pick("--server-cert", certs, "[protocol].server_cert",
+        args.system_taken = m.taken
                        [s.protocol.server_cert] if s.protocol.server_cert else [])
         handshakes = m.pick("--handshake", handshakes, "[protocol].handshakes", s.protocol.handshakes)
         if "PROTOCOL" in m.overridden and not args.handshake and handshakes:
