@@ -93,9 +93,13 @@ def summary_lines(m: dict) -> list[str]:
     if fm:
         for name, mod in fm["models"].items():
             r = mod.get("ratio_time_all_back_s")
-            out.append(f"storm vs fleet model ({name}): measured {fm['measured']['time_all_back_s']} s, model "
-                       f"{mod['time_all_back_s']} s" + (f", ratio {r:.2f}" if r else ""))
+            out.append(f"storm vs fleet model ({name}): all back after {_sec(fm['measured']['time_all_back_s'])} "
+                       f"measured, {_sec(mod['time_all_back_s'])} modelled" + (f", ratio {r:.2f}" if r else ""))
     return out
+
+
+def _sec(v: float | None) -> str:
+    return "never (within the horizon)" if v is None else f"{v:.2f} s"
 
 
 def _ms(v: float | None) -> str:
