@@ -137,3 +137,24 @@ def test_kill_9_of_the_owner_deletes_the_namespaces_and_what_runs_inside(tmp_pat
         time.sleep(0.3)
     assert not set(names) & set(list_namespaces())
     assert not Path(f"/proc/{pid}").exists()
+
+
+def test_per_node_figures_add_up_and_merge_exactly():
+    import random
+
+    from secperf.app.cluster_target import per_node
+    rng = random.Random(3)
+    workers, every = [], []
+    for i, node in enumerate(("10.78.1.2 (aa)", "10.78.1.2 (aa)", "10.78.1.3 (bb)", "10.78.1.4 (cc)")):
+        xs = [rng.uniform(200, 90_000) for _ in range(50 + 10 * i)]
+        every += xs
+        h = Histogram.of(xs)
+        workers.append({"name": f"generator-{i}", "node": node, "handshakes": len(xs), "failed": i,
+                        "hist_us": h.to_pairs()})
+    nodes = per_node(workers)
+    assert [n["node"] for n in nodes] == ["10.78.1.2 (aa)", "10.78.1.3 (bb)", "10.78.1.4 (cc)"]
+    assert [n["generators"] for n in nodes] == [2, 1, 1]
+    assert sum(n["handshakes"] for n in nodes) == len(every) and sum(n["failed"] for n in nodes) == 6
+    merged = Histogram.merged(Histogram.from_pairs(n["hist_us"], n["node"]) for n in nodes)
+    whole = Histogram.of(every)                 # one histogram of every sample: the local merge
+    assert merged.percentiles_ms() == whole.percentiles_ms() and merged.to_pairs() == whole.to_pairs()

@@ -189,3 +189,15 @@ def test_a_system_files_server_table_gives_the_target(nginx, tmp_path):
     for f, word in ((none, "[server]"), (typo, "client_crt")):
         p = run_cli("server", "--system", str(f), "--out", str(tmp_path / "res"))
         assert p.returncode == 2 and word in p.stderr, p.stderr[-800:]
+
+
+def test_a_dtls_target_is_loaded_with_dtls_handshakes(pki, tmp_path):
+    from secperf.lab.iot_services import CoapServer
+    with CoapServer(pki.server("ecdsa-p256"), workdir=tmp_path / "coap", verbosity=3) as srv:
+        p = run_cli("server", "--protocol", "dtls", "--target", f"127.0.0.1:{srv.port}", "--concurrency", "2",
+                    "--duration", "0.5", "--warmup", "0.1", "--json", "--no-report", "--out", str(tmp_path / "res"))
+    assert p.returncode == 0, p.stderr[-2000:]
+    (s,) = json.loads(p.stdout)["series"]
+    assert s["status"] == "ok", s["failures"]
+    assert s["labels"]["tls"] == "dtls1.2" and s["labels"]["target_app"] == "none"
+    assert s["derived"]["handshakes"] > 0 and s["derived"]["negotiated"]["version"] == "DTLSv1.2"
