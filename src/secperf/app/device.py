@@ -298,16 +298,45 @@ def _build_one(stack: str, target: str, config: str | None) -> None:
           f"{' -cpu ' + b.run_cpu if b.run_cpu else ''}\n  offers  {b.offers}{size}")
 
 
-def list_devices() -> str:
-    """The core profiles with their sources, the stacks and their build configurations."""
+def _short(text: str, width: int) -> str:
+    """A description cut at a word to `width` (the whole one: `device show NAME`)."""
+    if len(text) <= width:
+        return text
+    return text[: width - 1].rsplit(" ", 1)[0].rstrip(",;(") + "…"
+
+
+def list_devices(verbose: bool = False) -> str:
+    """The core profiles, one line each (80 columns), and the stacks; with `verbose`, every core's
+    timing model, memory, bands and sources and the build configurations (one core: show_device)."""
+    if verbose:
+        return show_device(None)
+    from ..inputs.devices import core, cores
+    from ..measure.device_build import STACKS
+    names = list(cores())
+    w = max(len(n) for n in names + ["core profile"])
+    say = Lines()
+    say(f"{'core profile':{w}} {'MHz':>4} {'WS':>2} {'':1} description")
+    for name in names:
+        c = core(name)
+        ws = "–" if c.flash_wait_states is None else str(c.flash_wait_states)
+        say(f"{name:{w}} {c.clock_mhz:>4g} {ws:>2} {c.profile:1} {_short(c.description, 80 - w - 11)}")
+    say("WS: flash wait states; A: runs Debian's armhf builds, M: a Cortex-M build")
+    say(f"stacks: {', '.join(STACKS)}")
+    say("one core in full: secperf device show NAME; every core and build: --verbose")
+    return say.text()
+
+
+def show_device(name: str | None) -> str:
+    """The core profiles (or the one named) with their timing model, memory, bands and sources; the
+    stacks and their build configurations after the whole list."""
     say = Lines()
     from ..inputs.devices import core, cores
     from ..measure.device_build import STACKS
-    for name in cores():
-        c = core(name)
+    for shown in cores() if name is None else [name]:
+        c = core(shown)
         est = "estimate" if c.cpi_estimate else "measured"
         ws = "" if c.flash_wait_states is None else f", {c.flash_wait_states} flash wait states"
-        say(f"{name:18} {c.description}\n{'':18} {c.clock_mhz:g} MHz{ws}; qemu -cpu {c.qemu_cpu}; profile {c.profile}; "
+        say(f"{shown:18} {c.description}\n{'':18} {c.clock_mhz:g} MHz{ws}; qemu -cpu {c.qemu_cpu}; profile {c.profile}; "
               f"old CPI range {c.cpi[0]:g}-{c.cpi[1]:g} ({est}, kept for comparison)")
         if c.timing is not None:
             t = c.timing
@@ -318,9 +347,10 @@ def list_devices() -> str:
             say(f"{'':18}   band (low/point/high): {banded or 'none (every parameter exact)'}")
         for what, src in c.sources.items():
             say(f"{'':18}   {what}: {src}")
-    say(f"stacks: {', '.join(STACKS)} (Debian's armhf builds on profile A cores; builds from Debian's "
-          f"source packages for Cortex-M4 on the cortex-m4-* profiles)")
-    _list_configs(say)
+    if name is None:
+        say(f"stacks: {', '.join(STACKS)} (Debian's armhf builds on profile A cores; builds from Debian's "
+            f"source packages for Cortex-M4 on the cortex-m4-* profiles)")
+        _list_configs(say)
     return say.text()
 
 

@@ -175,7 +175,9 @@ class Counts:
         n, r = len(self.counted), len(self.reused)
         how = ("counted now on the emulator" if not r else "taken from the cache" if not n else
                f"{n} counted now, {r} from the cache")
-        return f"device counts ({self.library}, build {self.config}): {n + r} rows, {how}"
+        # one short line (80 columns with the core's name before it): the library's name without the
+        # build's target, which the core already says
+        return f"{self.library.split(' (')[0]} {self.config}: {n + r} device rows, {how}"
 
 
 @dataclass
@@ -297,8 +299,8 @@ def _count_stack(core: str, dev, target: str, stack: str, conf: str | None, want
     if jobs:
         registry.start()   # every emulator under the run registry: none outlives a killed secperf
         if not quiet:
-            reporter().status(f"[bold]counting on {core}[/bold] ({library}, build {config}): "
-                              f"{len(jobs)} rows (cached for the next prediction)")
+            reporter().status(f"[bold]counting on {core}[/bold]: {library.split(' (')[0]} {config}, "
+                              f"{len(jobs)} rows (then cached)")
         servers: dict[tuple, Any] = {}
         try:
             with reporter().progress(len(jobs), "counting", quiet=quiet) as update:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import copy
 import re
+from contextlib import contextmanager
 
 from rich.console import Console, Group
 from rich.measure import Measurement
@@ -68,6 +69,9 @@ def _measure(console: Console, cell) -> tuple[int, int]:
     return m.minimum, m.maximum
 
 
+SPREAD_HEADERS = ("sd", "±", "stdev")  # a column that states the spread of the column before it
+
+
 def normalise(table: Table) -> Table:
     """Step 1 on a copy of the table: one unit per column, the unit in the header of pure columns."""
     t = _copy(table)
@@ -77,9 +81,14 @@ def normalise(table: Table) -> Table:
         fam = UNIT_FAMILIES[u][0]
         counts.setdefault(fam, {})[u] = counts.get(fam, {}).get(u, 0) + 1
     prefer = {fam: max(c, key=c.get) for fam, c in counts.items()}  # the unit most columns chose
+    before: str | None = None
     for col in t.columns:
         header = col.header if isinstance(col.header, str) else None
-        cells, unit = unify_column(list(col._cells), prefer)
+        if header in SPREAD_HEADERS and before:  # an sd reads in its mean's unit (the column before it)
+            cells, unit = unify_column(list(col._cells), {UNIT_FAMILIES[before][0]: before}, floor="0.001")
+        else:
+            cells, unit = unify_column(list(col._cells), prefer)
+        before = unit
         col._cells = cells
         if unit and header is not None:
             col.header = f"{header} ({unit})" if header else unit
@@ -200,9 +209,31 @@ def short_keys(labels: list[str]) -> tuple[list[str], list[str]] | None:
             common = " ".join(words[0][i] for i in same)
             m = dict(zip(distinct, keys))
             return [m[x] for x in labels], [f"every row: {common}"] if common else []
-    letters = [_letter(i) for i in range(len(distinct))]
+    if _SHARED is not None:  # one output: a label keeps the letter an earlier table gave it
+        for d in distinct:
+            if d not in _SHARED:
+                _SHARED[d] = _letter(len(_SHARED))
+        letters = [_SHARED[d] for d in distinct]
+    else:
+        letters = [_letter(i) for i in range(len(distinct))]
     m = dict(zip(distinct, letters))
     return [m[x] for x in labels], [f"{k} = {d}" for k, d in zip(letters, distinct)]
+
+
+# label -> letter for the tables of one output (print_result): row B is the same scenario in the
+# main table, in "what security costs" and in any later table; None outside one output
+_SHARED: dict[str, str] | None = None
+
+
+@contextmanager
+def shared_keys():
+    """Within: tables printed give a long row label the same letter every time (in first-seen order)."""
+    global _SHARED
+    saved, _SHARED = _SHARED, {}
+    try:
+        yield _SHARED
+    finally:
+        _SHARED = saved
 
 
 def _letter(i: int) -> str:
@@ -347,8 +378,10 @@ def print_table(console: Console, table) -> None:
 
 
 def print_tables(console: Console, tables) -> None:
-    for t in tables:
-        print_table(console, t)
+    """Tables of one output: a row label keeps its letter from table to table (shared_keys)."""
+    with shared_keys():
+        for t in tables:
+            print_table(console, t)
 
 
 def group(table: Table, console: Console) -> Group:

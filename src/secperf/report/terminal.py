@@ -445,7 +445,7 @@ def glance_lines(doc: Result | Mapping[str, Any]) -> list[str]:
 def print_result(console: Console, doc: Result | Mapping[str, Any], tables: Sequence[Table | str]) -> None:
     """What every command prints for a Result: "At a glance" first and once (when its rows allow a
     finding), then its tables fitted to the console's width (report/fit.py)."""
-    from .fit import print_table
+    from .fit import print_table, shared_keys
 
     lines = glance_lines(doc)
     if lines:
@@ -453,5 +453,6 @@ def print_result(console: Console, doc: Result | Mapping[str, Any], tables: Sequ
         for line in lines:
             console.print(f"  • {line}", highlight=False, markup=False)
         console.print()
-    for t in tables:
-        print_table(console, t)
+    with shared_keys():  # row letters mean one thing throughout the output
+        for t in tables:
+            print_table(console, t)

@@ -47,15 +47,22 @@ def tables(doc: Result | Mapping[str, Any]) -> list[Table]:
         out.append(t)
     cs = V.crypto_series(doc)
     if cs:
+        # the build column holds a short id (stack and config); the libraries' full names go under the
+        # table, once each (a full name per row wrapped to five lines at 80 columns)
+        builds = {V.build_id(s): V.build_label(s) for s in cs}
+        devices = {s.labels["device"] for s in cs}
+        one = len(devices) == 1
+        legend = "; ".join(f"{k}: {v}" for k, v in builds.items() if k != v)
         t = Table(
-            title="Guest instructions and modelled time per primitive operation (warm median; first call as cold)",
+            title="Guest instructions and modelled time per primitive operation (warm median; first call as cold)"
+            + (f" on {next(iter(devices))}" if one else ""),
             title_justify="left",
             header_style="bold",
-            caption=V.profile_note(cs),
+            caption=V.profile_note(cs) + (f"\nbuilds: {legend}" if legend else ""),
             caption_justify="left",
         )
         cols = (
-            "device",
+            *(() if one else ("device",)),
             "build",
             "operation",
             "instr. cold",
@@ -69,14 +76,13 @@ def tables(doc: Result | Mapping[str, Any]) -> list[Table]:
             t.add_column(c, justify="left" if c in ("device", "build", "operation") else "right")
         for s in cs:
             d = s.derived
+            dev = () if one else (s.labels["device"],)
             if not d:
-                t.add_row(
-                    s.labels["device"], V.build_label(s), s.labels["op"], "[red]failed[/red]", *[""] * (len(cols) - 4)
-                )
+                t.add_row(*dev, V.build_id(s), s.labels["op"], "[red]failed[/red]", *[""] * (len(cols) - 3 - len(dev)))
                 continue
             t.add_row(
-                s.labels["device"],
-                V.build_label(s),
+                *dev,
+                V.build_id(s),
                 s.labels["op"],
                 V.fmt_count(d["instructions_cold"]),
                 V.fmt_count(d["instructions_median"]),

@@ -145,19 +145,33 @@ def _in_unit(num: str, unit: str, to: str) -> str:
     return decimal_text(d)
 
 
+# a column's unit: the smallest in which its largest number stays under this (whole numbers of at
+# most four digits: "672 ms", not "672000 µs"; "4800 ms" rather than "4.8 s" beside "602 ms")
+UNIT_CEILING = Decimal(10_000)
+
+
 def column_unit(quantities: list[tuple[str, str]]) -> str:
-    """The one unit for a column's (number, unit) quantities, all of one family: the one whose
-    numbers are shortest (the widest of them first, then all together); a tie goes to the larger
-    unit (fewer digits before the point to read)."""
+    """The one unit for a column's (number, unit) quantities, all of one family, chosen from the
+    column's largest magnitude alone: the smallest display unit in which it is below UNIT_CEILING.
+    The smaller numbers of the column (an sd beside a mean) follow it with their own decimals, and
+    the unit changes between runs only when the column's largest value crosses a factor of ten
+    thousand of it, never because of the digits of a small one."""
     fam = UNIT_FAMILIES[quantities[0][1]][0]
     if all(Decimal(n.replace(",", "")) == 0 for n, _ in quantities):
         return max((sum(1 for _, u in quantities if u == x), x) for x in {u for _, u in quantities})[1]
+    top = max(abs(Decimal(n.replace(",", ""))) * UNIT_FAMILIES[u][1] for n, u in quantities)
+    for to in DISPLAY_UNITS[fam]:
+        if top / UNIT_FAMILIES[to][1] < UNIT_CEILING:
+            return to
+    return DISPLAY_UNITS[fam][-1]
 
-    def score(to):
-        lens = [len(_in_unit(n, u, to)) for n, u in quantities]
-        return (max(lens), sum(lens), -DISPLAY_UNITS[fam].index(to))
 
-    return min(DISPLAY_UNITS[fam], key=score)
+def fits_unit(quantities: list[tuple[str, str]], to: str, floor: str = "0.1") -> bool:
+    """Whether a column reads well in `to` (a neighbouring column's unit): its largest number below
+    UNIT_CEILING and at least `floor` (a P50 of 12 µs beside P95s in ms would read 0.012). An sd
+    beside its mean takes floor 0.001: the two share a unit unless the sd is a millionth of it."""
+    top = max(abs(Decimal(n.replace(",", ""))) * UNIT_FAMILIES[u][1] for n, u in quantities) / UNIT_FAMILIES[to][1]
+    return top == 0 or Decimal(floor) <= top < UNIT_CEILING
 
 
 def _cell_plain(cell) -> str | None:
@@ -204,7 +218,7 @@ def zero_column(cells: list) -> bool:
     return bool(nums) and all(Decimal(n.replace(",", "")) == 0 for n in nums)
 
 
-def unify_column(cells: list, prefer: dict[str, str] | None = None) -> tuple[list, str | None]:
+def unify_column(cells: list, prefer: dict[str, str] | None = None, floor: str = "0.1") -> tuple[list, str | None]:
     """One unit per column: (new cells, unit for the header or None).
 
     Pure column (every cell holding a digit is one quantity, all of one family): the numbers in one
@@ -223,10 +237,8 @@ def unify_column(cells: list, prefer: dict[str, str] | None = None) -> tuple[lis
         want = (prefer or {}).get(fam)
         zero = all(Decimal(n.replace(",", "")) == 0 for n, _ in qs)
         to = want if zero and want else column_unit(qs)
-        if want and want != to:
-            width = lambda u: max(len(_in_unit(n, x, u)) for n, x in qs)  # noqa: E731
-            if width(want) <= width(to):
-                to = want
+        if want and want != to and fits_unit(qs, want, floor):
+            to = want  # the table's usual unit: a mean and its sd, P50 and P95 read in one unit
         return [_rewrite(c, fam, to, keep_unit=False) for c in cells], to
     found: dict[str, list[tuple[str, str]]] = {}
     for p in digits:

@@ -83,7 +83,11 @@ def add_arguments(p) -> None:
                    "the model knows (e.g. ecdsa-p256-sign) lets `whatif --calibrate` use it")
     _output_args(cr)
     _calibrate_args(sub)
-    sub.add_parser("list", help="core profiles with their sources, and the stacks")
+    ls = sub.add_parser("list", help="core profiles, one line each, and the stacks")
+    ls.add_argument("--verbose", action="store_true",
+                    help="every core's timing model, memory, bands and sources, and the build configurations")
+    sh = sub.add_parser("show", help="one core profile: its timing model, memory, bands and sources")
+    sh.add_argument("name", metavar="NAME", help="a core profile of `secperf device list`")
     b = sub.add_parser("build", help="build the guest clients and the counting plugin now (else at first use)")
     b.add_argument("--stack", action="extend", type=comma_list(), metavar="STACKS",
                    help=f"comma list (default {BUILD_DEFAULTS['stack']})")
@@ -153,9 +157,11 @@ def run(args):
                                                args.stack, args.config, args.scheme, args.tolerance), args.json)
         return Text(out, exit_code=code)
     if args.device_cmd == "list":
-        return Text(app.list_devices())
+        return Text(app.list_devices(verbose=args.verbose))
+    if args.device_cmd == "show":
+        return Text(app.show_device(args.name))
     if args.device_cmd == "build":
         app.build(args.stack or app.BUILD_DEFAULTS["stack"], args.target or app.BUILD_DEFAULTS["target"], args.config)
         return Exited(0)
-    return Text("secperf device: choose handshake, crypto, calibrate, list or build (secperf device -h)\n", stream="stderr",
+    return Text("secperf device: choose handshake, crypto, calibrate, list, show or build (secperf device -h)\n", stream="stderr",
                 exit_code=2)

@@ -89,6 +89,13 @@ def build_label(s: Series) -> str:
     return f"{lab.get('library', lab.get('stack'))}" + (f", config {cfg}" if cfg else "")
 
 
+def build_id(s: Series) -> str:
+    """A build's short name for a table cell: the stack and its config ('wolfssl sp-asm'); the full
+    build_label goes under the table once."""
+    lab = s.labels
+    return " ".join(str(x) for x in (lab.get("stack") or lab.get("library"), lab.get("config")) if x)
+
+
 def _ms(x: float) -> str:
     return f"{x:.3g}" if x < 100 else f"{x:.0f}"
 
