@@ -187,11 +187,8 @@ static int ssl_fail(mq_shared *sh, mq_client *c, int rc, const char *stage)
     int before_connack = c->state == MQ_CONNACK;
     int refused = strstr(s, "alert") != NULL ||
                   (before_connack && (e == SSL_ERROR_SYSCALL || e == SSL_ERROR_ZERO_RETURN));
-    if (before_connack && le == 0 && refused) {
-        char more[200];
-        snprintf(more, sizeof(more), "%s (the broker closed it after the TLS handshake, before CONNACK)", s);
-        return fail(sh, c, 1, "%s: %s", stage, more);
-    }
+    if (before_connack && le == 0 && refused)
+        return fail(sh, c, 1, "%s: %s (the broker closed it after the TLS handshake, before CONNACK)", stage, s);
     return fail(sh, c, refused, "%s: %s", stage, s);
 }
 
