@@ -43,6 +43,7 @@ class PlanOptions:
     config: str | None = None              # device costs (passed on when plan.planner.Overrides takes them)
     stack_from: str | None = None          # the system file's key --stack came from (a preference there)
     config_from: str | None = None         # ... and --config's
+    host_costs: str | None = None          # --host-costs: this host's side measured (default) or shipped (app/host_costs.py)
 
 
 def _clean(x):
@@ -74,6 +75,7 @@ def _device_tables(o: PlanOptions, pats: list) -> dict:
     from ..model import costs as C
     from ..model import flights as F
     from .device_counts import device_counts
+    from .host_costs import host_table
     out, made = {}, {}
     for p in pats:
         dev = resolve_device(o.device or p.stack.device)
@@ -81,7 +83,9 @@ def _device_tables(o: PlanOptions, pats: list) -> dict:
             if o.stack or o.config:
                 raise InputError(f"--{'stack' if o.stack else 'config'}: picks the library of an emulated core's "
                                  f"counts; pattern {p.name}'s device {dev!r} is a cost table")
-            out[p.name] = None
+            # a pattern on "this host" (host-default, the patterns' default) is costed from this host's
+            # table (app/host_costs.py); another cost table by name is that table
+            out[p.name] = host_table(o.host_costs) if dev == "host-default" else None
             continue
         if dev not in made:
             protos = {x for q in pats if resolve_device(o.device or q.stack.device) == dev
@@ -94,7 +98,8 @@ def _device_tables(o: PlanOptions, pats: list) -> dict:
                    if h in ("full", "resumed", "psk-dhe", "fresh")]
             scs.append(F.Scenario("https", "resumed", mtls=False))
             counts = device_counts(dev, scs, o.stack, o.config, quiet=o.json, stack_from=o.stack_from,
-                                   config_from=o.config_from, all_ops=True, optional=extra)
+                                   config_from=o.config_from, all_ops=True, optional=extra,
+                                   base=host_table(o.host_costs))
             reporter().note(f"{dev}: {counts.note()}")
             made[dev] = counts.table
         out[p.name] = made[dev]

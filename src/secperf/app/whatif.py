@@ -21,6 +21,7 @@ from ..model import predict as P
 from ..model import s1 as S1
 from ..sim import montecarlo as M
 from ..sim import sweep as SW
+from .host_costs import host_table
 from .reporter import reporter
 
 TIMER = {"name": "connection set-up (predicted)",
@@ -78,16 +79,15 @@ class WhatifOptions:
     baseline: bool = False                 # --baseline: each row next to no security and a software key
     csv: str | None = None                 # --csv FILE: every number in tidy long format (report/export.py)
     until: str = "response"                # --until: the end point (response | handshake)
+    host_costs: str | None = None          # --host-costs: measured (this host, cached) | shipped (app/host_costs.py)
     cluster: str | None = None             # --cluster: the cells as Ray tasks (app/cluster.py); same Result
     not_counted: dict[str, str] = field(default_factory=dict)  # protocol -> why the device cannot run it
 
 
 def cost_table(o: WhatifOptions) -> C.CostTable:
-    """The costs a what-if draws from. A cost table by name (host-default), optionally calibrated on
-    this host's Results; or an emulated core (`--device CORE`): the client's costs from its emulated
-    counts — run now or taken from the cache (app/device_counts.py), or from the `secperf device`
-    Results --calibrate names — and the server's from the host: host-default, or the host Results
-    --calibrate also names (a `handshake`/`connect`/`crypto` Result next to the device Results)."""
+    """The costs a what-if draws from: this host's (app/host_costs.py: --host-costs, or --calibrate Results),
+    a cost table by name, or an emulated core (`--device CORE`): the client's from its counts
+    (app/device_counts.py, or the `secperf device` Results --calibrate names), the server's this host's."""
     from ..inputs import devices as D
     from .reading import read_result
     device = D.resolve_device(o.device)
@@ -97,7 +97,7 @@ def cost_table(o: WhatifOptions) -> C.CostTable:
                              f"cost tables: {', '.join(C.table_names())}")
         paths = [x.strip() for x in (o.calibrate or "").split(",") if x.strip()]
         docs = [read_result(p, "--calibrate", o.allow_partial) for p in paths]
-        table = C.load_table()
+        table = host_table(o.host_costs, calibrated=any(d.kind != "device" for d in docs))
         for path, doc in zip(paths, docs):           # the host's own rows: the server side
             if doc.kind != "device":
                 with R.reading(f"--calibrate {path}", "the measured rows (series labels and values)"):
@@ -120,7 +120,7 @@ def cost_table(o: WhatifOptions) -> C.CostTable:
     if o.stack or o.config:
         raise InputError(f"--{'stack' if o.stack else 'config'} picks the device's library; it needs --device CORE "
                          f"(an emulated core: {', '.join(D.cores())})")
-    table = C.load_table(device or "host-default")
+    table = C.load_table(device) if device else host_table(o.host_costs, calibrated=bool(o.calibrate))
     if o.calibrate:
         if device and device != "host-default":
             raise InputError("--calibrate and --device exclude each other: a calibration run measures this host, "
@@ -572,7 +572,7 @@ def run(o: WhatifOptions) -> Result:
     cells, sweep = _cells(o, table)
     o.wakeup_samples_ms = host_wakeups(o)
     params = {"protocols": o.protocols, "networks": o.networks, "keys": o.keys, "groups": o.groups,
-              "certs": o.certs, "handshakes": o.handshakes, "sweep": o.sweep, "calibrate": o.calibrate,
+              "certs": o.certs, "handshakes": o.handshakes, "sweep": o.sweep, "calibrate": o.calibrate, "host_costs": o.host_costs,
               "device": o.device, "stack": o.stack, "n": o.n, "seed": o.seed, "s1": o.s1, "coap_random_factor": o.coap_random_factor,
               "path_floor_ms": o.path_floor_ms, "host_scheduling": o.host_scheduling, "baseline": o.baseline,
               "until": o.until}

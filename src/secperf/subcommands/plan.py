@@ -31,6 +31,9 @@ def add_arguments(p) -> None:
                    "network given as a spec such as 'delay=50ms')")
     p.add_argument("--n", type=count(1_000_000, lo=100), default=20_000, help="simulated draws per exchange kind")
     p.add_argument("--seed", type=seed, default=1)
+    p.add_argument("--host-costs", choices=("measured", "shipped"), default=None,
+                   help="where this host's (the server's) operation costs come from: measured (default: a short "
+                        "`secperf crypto` run on first use, cached under SECPERF_HOME) or shipped (the package's table)")
     from .shared import cluster_option
     cluster_option(p, "each pattern's judgement as a Ray task; the same matrix as a local run")
     p.add_argument("--verify", action="store_true",
@@ -116,5 +119,5 @@ def options(args):
                       seed=args.seed, verify=args.verify, verify_n=args.verify_n, json=args.json, out=args.out,
                       no_report=args.no_report, metrics=args.metrics, csv=args.csv, command=["secperf", *sys.argv[1:]],
                       system=system, resolved=resolved, stack=stack, config=config, stack_from=stack_from,
-                      config_from=config_from)
+                      config_from=config_from, host_costs=args.host_costs)
     return o

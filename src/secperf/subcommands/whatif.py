@@ -45,6 +45,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--calibrate", metavar="RESULT", help="result.json file(s), comma list, measured on this host (crypto, handshake "
                    "or connect rows) to take costs from; with --device CORE, `secperf device` Results for the client "
                    "(instead of counting now) and host Results for the server")
+    p.add_argument("--host-costs", choices=("measured", "shipped"), default=None,
+                   help="where this host's (the server's) operation costs come from: measured (default: a short "
+                        "`secperf crypto` run on first use, cached per CPU model and OpenSSL version under "
+                        "SECPERF_HOME) or shipped (the table in the package, measured on the development VM); "
+                        "a --calibrate Result of this host replaces both")
     p.add_argument("--s1", action="store_true", help="study S1's acceleration estimate: full vs PSK with a "
                    "precomputed key share and the fastest group")
     p.add_argument("--coap-random-factor", type=positive(10), default=1.5,
@@ -187,7 +192,7 @@ def _passed_on(args, cls) -> dict:
     """Options parsed here whose WhatifOptions field has the same name (--baseline, --until), passed
     as they are, once the dataclass has the field."""
     fields = getattr(cls, "__dataclass_fields__", {})
-    out = {k: getattr(args, k) for k in ("baseline", "until", "cluster", "csv") if k in fields and hasattr(args, k)}
+    out = {k: getattr(args, k) for k in ("baseline", "until", "cluster", "csv", "host_costs") if k in fields and hasattr(args, k)}
     if getattr(args, "system", None) and "baseline" in fields:
         # a system file asks the whole question ("how much of it is security"): the baseline rows
         # come with it, decided so that one command answers it
