@@ -35,6 +35,11 @@ from secperf.measure import device_calibrate as C  # noqa: E402
 TARGET = 0.08
 
 
+def row_ops(r: dict) -> tuple[str, ...]:
+    """The operations a row's figure is made of (a wolfCrypt benchmark hash: two HMAC sizes, weighted)."""
+    return DB.STREAM_OPS if r.get("stream") else (r["op"],)
+
+
 def board_rows(rows: list[dict], progress: bool = True) -> tuple[list[C.Row], list[dict], C.Core]:
     """The board's rows counted on its core: (rows, rows not counted with the reason, the core)."""
     b = rows[0]
@@ -46,21 +51,23 @@ def board_rows(rows: list[dict], progress: bool = True) -> tuple[list[C.Row], li
         groups[(r["stack"], r["config"])].append(r)
     out, failed = [], []
     for (stack, config), rs in groups.items():
-        ops = sorted({r["op"] for r in rs})
+        ops = sorted({op for r in rs for op in row_ops(r)})
         say = (lambda s: print(f"  counting {b['board']}: {s}", file=sys.stderr)) if progress else None
         try:
             counts, missing = C.count_ops(dev, stack, config, ops, progress=say)
         except Exception as exc:  # a build that fails here: its rows are listed, not dropped
             counts, missing = {}, {op: str(exc).splitlines()[0][:200] for op in ops}
         for r in rs:
-            if r["op"] in missing:
-                failed.append({**r, "failed": missing[r["op"]]})
+            why = [missing[op] for op in row_ops(r) if op in missing]
+            if why:
+                failed.append({**r, "failed": "; ".join(why)})
                 continue
             mark = {"exact": "", "nearest": "~", "old": "*"}[r["version_match"]]
             label = f"{r['operation']}{mark} {r['library']} {r['version']} [{config or 'default'}]"
-            out.append(C.Row(label, r["published_ms"] * float(info["clock_mhz"]) * 1e3, (r["op"],),
-                             [counts[r["op"]]], {"i": r["i"], "version_match": r["version_match"],
-                                                 "stack": stack, "build": config}))
+            out.append(C.Row(label, r["published_ms"] * float(info["clock_mhz"]) * 1e3, row_ops(r),
+                             [counts[op] for op in row_ops(r)], {"i": r["i"], "version_match": r["version_match"],
+                                                                 "stack": stack, "build": config},
+                             DB.STREAM_WEIGHTS if r.get("stream") else ()))
     return out, failed, dev
 
 
