@@ -703,24 +703,30 @@ static void decode_facts(const char *d, struct decoded *out)
 
 /* ---- per block --------------------------------------------------------------------------------- */
 
+/* the fields every execution reads (on_tb_exec, and the next block's branch resolution) come first,
+ * in the block's first two host cache lines (the block is allocated on a line boundary) */
+#define SLOTS_INLINE 4
 struct tbinfo {
     unsigned long long start, end;   /* [start, end) bytes of the block */
     unsigned long long br_pc;        /* address of the last instruction */
     int br_kind;                     /* 0 none, 1 always taken, 2 conditional */
     int br_load;                     /* the branch loads the PC (LDR PC, POP/LDM with PC, TBB/TBH) */
+    int in_flash;                    /* fetched from flash (microcontrollers) */
+    unsigned n_lines;
+    unsigned long long first_line;   /* first fetch granule (flash) or L1 line (A profile) */
+    unsigned long long valid_fills;  /* the cache's fill count when all its granules were last seen present */
+    unsigned *slot;                  /* n_lines: where each granule sits in the instruction cache */
+    double *line_cost;               /* n_lines * TIMING_SETS: the block's base cycles spent in each granule */
+    uint64_t execs;                  /* executions (an inline addition at the block's start) */
+    double last_cost[TIMING_SETS];   /* line_cost's last granule (what the fast path adds) */
+    unsigned slot_in[SLOTS_INLINE];  /* slot's storage for a block of up to SLOTS_INLINE granules */
+    /* read when an event asks for the totals, or at translation */
     unsigned n_cls;                  /* (class, count) pairs */
     unsigned char cls[TC_N];
     unsigned short cnt[TC_N];
     double base[TIMING_SETS];        /* class costs of the whole block */
     double *prefix;                  /* (n_insns + 1) * TIMING_SETS: base cost before instruction i */
-    int in_flash;                    /* fetched from flash (microcontrollers) */
-    unsigned long long first_line;   /* first fetch granule (flash) or L1 line (A profile) */
-    unsigned n_lines;
-    double *line_cost;               /* n_lines * TIMING_SETS: the block's base cycles spent in each granule */
-    unsigned long long valid_fills;  /* the cache's fill count when all its granules were last seen present */
-    unsigned *slot;                  /* n_lines: where each granule sits in the instruction cache */
     unsigned *mem_hint;              /* n_insns: where each load or store last found its data cache line */
-    uint64_t execs;                  /* executions (an inline addition at the block's start) */
     uint64_t fixed[TIMING_SETS];     /* base cycles in 1/TIMING_FIX */
 };
 
@@ -788,7 +794,8 @@ void timing_release(void *tbinfo)
         last_tb = NULL;
     free(t->prefix);
     free(t->line_cost);
-    free(t->slot);
+    if (t->slot != t->slot_in)
+        free(t->slot);
     free(t->mem_hint);
     free(t);
 }
@@ -870,7 +877,7 @@ static void fetch_flash(struct tbinfo *t)
          * their use is recorded (LRU), and there is no fetch stall */
         for (unsigned k = 0; k < t->n_lines; k++)
             icache.stamp[t->slot[k]] = ++icache.clock;
-        const double *last = t->line_cost + (size_t)(t->n_lines - 1) * TIMING_SETS;
+        const double *last = t->last_cost;
         unsigned long long g = t->first_line + t->n_lines - 1;
         for (int s = 0; s < TIMING_SETS; s++)
             line_elapsed[s] = (t->n_lines == 1 && g == cur_fetch ? line_elapsed[s] : 0.0) + last[s];
@@ -978,9 +985,10 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 void timing_translate(struct qemu_plugin_tb *tb)
 {
     size_t n = qemu_plugin_tb_n_insns(tb);
-    struct tbinfo *t = calloc(1, sizeof *t);
-    if (t == NULL)
+    struct tbinfo *t = NULL;
+    if (posix_memalign((void **)&t, 64, sizeof *t) != 0)
         return;
+    memset(t, 0, sizeof *t);
     t->prefix = calloc((n + 1) * TIMING_SETS, sizeof *t->prefix);
     if (mcu_flash ? dcache.sets != 0 : l1d.sets != 0)
         t->mem_hint = calloc(n ? n : 1, sizeof *t->mem_hint);
@@ -1084,6 +1092,8 @@ void timing_translate(struct qemu_plugin_tb *tb)
         }
         if (t->line_cost == NULL)
             t->in_flash = 0;
+        else
+            memcpy(t->last_cost, t->line_cost + (size_t)(t->n_lines - 1) * TIMING_SETS, sizeof t->last_cost);
     } else if (l1i.sets) {
         t->first_line = t->start >> l1i.shift;
         t->n_lines = (unsigned)(((t->end - 1) >> l1i.shift) - t->first_line + 1);
@@ -1094,7 +1104,7 @@ void timing_translate(struct qemu_plugin_tb *tb)
             t->cnt[t->n_cls++] = (unsigned short)counts[c];
         }
     if (mcu_flash && icache.sets && t->in_flash) {
-        t->slot = calloc(t->n_lines, sizeof *t->slot);
+        t->slot = t->n_lines <= SLOTS_INLINE ? t->slot_in : calloc(t->n_lines, sizeof *t->slot);
         t->valid_fills = ~0ull;
     }
     last_tb = t;
