@@ -43,6 +43,12 @@ def crypto(algs, ops, sizes, strength, opts: MeasureOptions, output: Output, lib
     from ..measure.backends import check_available
     libs = parse_libraries(libraries)
     rows = for_libraries(select(algs, ops, sizes, strength), libs)
+    if opts.prehashed and not any(r.alg.family in ("rsa", "ecdsa") and r.op in ("sign", "verify") for r in rows):
+        chosen = sorted({r.alg.name for r in rows})
+        raise InputError(f"--prehashed: acts on RSA and ECDSA signatures (the digest is signed instead of the "
+                         f"message); {', '.join(chosen[:6])}{' ...' if len(chosen) > 6 else ''} "
+                         f"{'has' if len(chosen) == 1 else 'have'} none: drop --prehashed or add e.g. --alg "
+                         f"ecdsa-p256 --op sign")
     check_available(libs)
     params = crypto_params(opts, {})
     check_time_budget(len(rows), params, opts.max_hours)

@@ -32,8 +32,8 @@ def connect_configs(protocols, keys, handshakes, clients, auths, tls="1.3", nagl
     """The `connect` matrix from command-line style lists; bad names raise InputError."""
     from ..inputs.se_profiles import load_profiles
     from ..measure import connect as C
-    if protocols == ["all"]:
-        protocols = list(C.PROTOCOLS)
+    if "all" in protocols:  # all,https is all: every protocol once (all,https made a KeyError)
+        protocols = list(dict.fromkeys([*C.PROTOCOLS, *(p for p in protocols if p != "all")]))
     keys, key_sessions = _cold_keys(list(keys), list(key_sessions))
     _known("protocol", protocols, [*C.PROTOCOLS, "all"])
     _known("--handshake", handshakes, HANDSHAKES)

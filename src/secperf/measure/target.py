@@ -54,6 +54,26 @@ def request_bytes(wanted: int, host_header: str) -> int:
     return max(wanted, HTTP_GET_OVERHEAD + len(host_header.encode("utf-8")))
 
 
+MAX_NAME = 253  # a DNS name's longest text form (RFC 1035: 255 octets on the wire)
+
+
+def check_server_name(name: str, option: str, given: str | None = None) -> None:
+    """A host or server name (SNI) as the wire carries it: at most 253 characters of letters, digits,
+    '-', '.', '_' (and ':' of an IPv6 address), labels of at most 63; a newline, a space or a
+    control character is refused here (exit 2) instead of failing the measurement (exit 1)."""
+    shown = repr(given if given is not None else name)
+    shown = shown if len(shown) <= 80 else shown[:60] + f"... ({len(given or name):,} characters)"
+    if len(name) > MAX_NAME:
+        raise InputError(f"{option} {shown}: a server name of {len(name):,} characters; a DNS name has at most "
+                         f"{MAX_NAME}")
+    bad = sorted({c for c in name if not (c.isascii() and (c.isalnum() or c in "-._:"))})
+    if bad:
+        raise InputError(f"{option} {shown}: {', '.join(repr(c) for c in bad[:5])} cannot be in a server name "
+                         f"(letters, digits, '-', '.', '_' only; an internationalised name in its xn-- form)")
+    if ":" not in name and any(len(label) > 63 for label in name.split(".")):
+        raise InputError(f"{option} {shown}: a label longer than 63 characters; a DNS label has at most 63")
+
+
 def parse_target(connect: str, ca: str | None = None, servername: str | None = None,
                  client_cert: str | None = None, client_key: str | None = None, option: str = "--connect") -> Target:
     """--connect HOST:PORT (IPv6 as [ADDR]:PORT) and its companions; InputError naming the option
@@ -61,6 +81,10 @@ def parse_target(connect: str, ca: str | None = None, servername: str | None = N
     text = (connect or "").strip()
     host, sep, port_s = text.rpartition(":")
     host = host.strip("[]")
+    if host:
+        check_server_name(host, option, connect)
+    if servername is not None:
+        check_server_name(servername, "--servername")
     # isascii: '²'.isdigit() is True but int('²') fails; a port is ASCII digits only
     if not sep or not host or not (port_s.isascii() and port_s.isdigit()) or not 0 < int(port_s) < 65536:
         raise InputError(f"{option} {connect!r}: give HOST:PORT with a port between 1 and 65535, "

@@ -58,6 +58,11 @@ def run(args):
     from ..app import server as app
     from ..core.errors import InputError
     from .measuring import output
+    backing_off = [p for p in (args.policy or []) if p in ("exponential", "decorrelated")]
+    if args.cap < args.base and backing_off:  # before any capacity is measured
+        raise InputError(f"--cap {args.cap:g} s is below --base {args.base:g} s: {' and '.join(backing_off)} back-off "
+                         f"never waits past the cap, so every retry would draw from the same window below the base "
+                         f"(no back-off at all); give --cap at least --base, or --policy fixed for a fixed delay")
     o = app.FleetOptions(devices=args.devices, policies=args.policy,
                          capacity=args.capacity, resumed_capacity=args.resumed_capacity,
                          resumed_share=args.resumed_share, base_s=args.base, cap_s=args.cap, timeout_s=args.timeout,
