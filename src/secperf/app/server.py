@@ -182,7 +182,8 @@ MAX_REPLAY = 5000
 DEFAULT_FLEET_KEY = "rsa-2048"            # the key measured when --key is not given (the most common TLS server key)
 
 
-def _fleet_runs(o: FleetOptions, full: float, resumed: float, source: str) -> dict:
+def _fleet_runs(o: FleetOptions, full: float, resumed: float, source: str, key: str | None = None,
+                warning: str | None = None) -> dict:
     from ..model.fleet import FleetModel, simulate
     runs = []
     for n in o.devices:
@@ -193,8 +194,44 @@ def _fleet_runs(o: FleetOptions, full: float, resumed: float, source: str) -> di
                            device_handshake_s=o.device_handshake_s, horizon_s=o.horizon_s,
                            abandoned_work=o.abandoned_work)
             m.check()
-            runs.append(simulate(m))
-    return {"capacity_source": source, "runs": runs}
+            r = simulate(m)
+            if key is not None:
+                r["key"] = key
+            if warning:
+                r["capacity_warning"] = warning
+            runs.append(r)
+    out: dict[str, Any] = {"capacity_source": source, "runs": runs}
+    if warning:
+        out["warnings"] = [warning]
+    return out
+
+
+def _merge_fleets(parts: list[tuple[str, dict]]) -> dict:
+    """One fleet analysis of several server keys: their runs one after another (each with its key), the
+    sources and warnings per key."""
+    if len(parts) == 1:
+        return parts[0][1]
+    return {"capacity_source": "; ".join(f"{k}: {f['capacity_source']}" for k, f in parts),
+            "runs": [r for _, f in parts for r in f["runs"]],
+            **({"warnings": w} if (w := [x for _, f in parts for x in f.get("warnings", [])]) else {})}
+
+
+def fleet_keys(key: str | None) -> list[str] | None:
+    """--key of fleet as a list (a comma list: one row per key), repeats dropped; None when not given."""
+    if key is None:
+        return None
+    keys = list(dict.fromkeys(k.strip() for k in key.split(",") if k.strip()))
+    if not keys:
+        raise InputError(f"--key {key!r}: name a server key (rsa-2048, ecdsa-p256, ...), or a comma list of them")
+    return keys
+
+
+def _limited_warning(d, what: str) -> str | None:
+    """The warning a capacity row carries when something other than the server limited its rate."""
+    if d is None or d.limited_by not in ("load generator", "other work on this machine"):
+        return None
+    return (d.warning or f"{d.limited_by} limited the rate, not the server") + \
+        f" ({what}: a lower bound of the server's capacity)"
 
 
 def run_fleet(o: FleetOptions, output: Output) -> Result:
@@ -218,20 +255,29 @@ def run_fleet(o: FleetOptions, output: Output) -> Result:
         from dataclasses import replace
         o = replace(o, key=DEFAULT_FLEET_KEY)
     params = {k: v for k, v in o.__dict__.items() if k != "target"}
+    if o.replay is not None and len(fleet_keys(o.key) or []) > 1:
+        raise InputError(f"--key {o.key} with --replay: a replayed storm runs against one server key; give one")
     if o.replay is not None:
         return _run_replay(o, params, output)
+    keys = fleet_keys(o.key)
     if o.capacity is not None or o.from_result:
-        full, resumed, source = _given_capacity(o)
+        given = [_given_capacity(o, k) for k in (keys or [None])]   # every key checked before the model runs
 
         def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
             progress("start", "model", 0, 1, None)
-            doc.analysis["fleet"] = _fleet_runs(o, full, resumed, source)
+            doc.analysis["fleet"] = _merge_fleets(
+                [(k or "", _fleet_runs(o, full, resumed, source, k if len(given) > 1 else None, warn))
+                 for k, full, resumed, source, warn in given])
+            for _, _, _, _, warn in given:
+                if warn:
+                    reporter().note(f"secperf fleet: warning: {warn}")
             run.save(doc)
             progress("done", "model", 0, 1, None)
         return measure_and_write("fleet", params, [Phase(["model"], lambda _: "reconnect storm model", runner)], output)
 
     from ..measure import server as S
-    cfgs = [S.ServerConfig(o.server, o.key), S.ServerConfig(o.server, o.key, resume_ratio=1.0)]
+    keys = keys or [DEFAULT_FLEET_KEY]
+    cfgs = [S.ServerConfig(o.server, k, resume_ratio=r) for k in keys for r in (0.0, 1.0)]
     for c in cfgs:
         S.validate(c)
     p = S.LoadParams(concurrency=[8, 32], duration_s=o.measure_s, warmup_s=0.5, seed=o.seed)
@@ -239,36 +285,41 @@ def run_fleet(o: FleetOptions, output: Output) -> Result:
     def measure_runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         S.run_server(items, p, doc, run, progress)
         from ..core.result_schema import ServerDerived
-        rows = [(s.labels["resume_ratio"], s.derived_as(ServerDerived)) for s in doc.series if s.kind == "server"]
-        caps = [max((d.handshakes_per_s or 0) for ratio, d in rows if ratio == r) for r in (0.0, 1.0)]
-        if not caps[0]:
-            raise InputError(f"fleet: the capacity of {o.server} with {o.key} could not be measured "
-                             "(see the failed series); give --capacity instead")
-        src = f"measured here: {o.server} {o.key}, 8 and 32 clients, {o.measure_s:g} s per level (secperf-loadgen)"
-        full = [d for ratio, d in rows if ratio == 0.0 and d.handshakes_per_s]
-        best = max(full, key=lambda d: d.handshakes_per_s or 0) if full else None
-        if best is not None and best.limited_by in ("load generator", "other work on this machine"):
-            # the model then runs on a lower bound of the server's capacity: said where the capacity is named
-            src += f"; a lower bound: {best.limited_by} limited the rate, not the server"
-        doc.analysis["fleet"] = _fleet_runs(o, caps[0], caps[1] or caps[0], src)
+        parts = []
+        for key in keys:
+            rows = [(s.labels["resume_ratio"], s.derived_as(ServerDerived)) for s in doc.series
+                    if s.kind == "server" and s.labels.get("key") == key]
+            caps = [max([d.handshakes_per_s or 0 for ratio, d in rows if ratio == r] or [0]) for r in (0.0, 1.0)]
+            if not caps[0]:
+                raise InputError(f"fleet: the capacity of {o.server} with {key} could not be measured "
+                                 "(see the failed series); give --capacity instead")
+            src = f"measured here: {o.server} {key}, 8 and 32 clients, {o.measure_s:g} s per level (secperf-loadgen)"
+            full = [d for ratio, d in rows if ratio == 0.0 and d.handshakes_per_s]
+            best = max(full, key=lambda d: d.handshakes_per_s or 0) if full else None
+            warn = _limited_warning(best, f"{o.server} {key}")
+            if warn:
+                # the model then runs on a lower bound of the server's capacity: said where the capacity is named
+                src += f"; a lower bound: {best.limited_by} limited the rate, not the server"
+            parts.append((key, _fleet_runs(o, caps[0], caps[1] or caps[0], src, key if len(keys) > 1 else None, warn)))
+        doc.analysis["fleet"] = _merge_fleets(parts)
         run.save(doc)
 
     return measure_and_write("fleet", params, [Phase(cfgs, lambda c: f"capacity: {c.label()}", measure_runner)],
                              output)
 
 
-def _given_capacity(o: FleetOptions) -> tuple[float, float, str]:
+def _given_capacity(o: FleetOptions, key: str | None) -> tuple[str | None, float, float, str, str | None]:
+    """(key, full and resumed handshakes/s, their source, the warning the server run gave the rate)."""
     if o.capacity is not None:
         if o.capacity <= 0:
             raise InputError(f"--capacity {o.capacity}: handshakes per second must be > 0")
-        return o.capacity, o.resumed_capacity or o.capacity, "given (--capacity)"
+        return None, o.capacity, o.resumed_capacity or o.capacity, "given (--capacity)", None
     from ..core.result import reading
     from ..model.fleet import capacity_from_result, server_keys
     from .reading import read_result
     doc = read_result(Path(o.from_result), "--from", o.allow_partial)
     with reading(f"--from {o.from_result}", "the server rows (series labels and derived rates)"):
         keys = server_keys(doc)
-        key = o.key
         # a capacity belongs to one server key: never another key's rows in place of the one asked for
         if key is None and len(keys) > 1:
             raise InputError(f"--from {o.from_result}: holds the capacity of several server keys ({', '.join(keys)}); "
@@ -281,12 +332,25 @@ def _given_capacity(o: FleetOptions) -> tuple[float, float, str]:
                              f"{', '.join(keys)}: give one of those with --key, or measure {key} "
                              f"(`secperf server --key {key}`, or fleet without --from)")
         caps = capacity_from_result(doc, key)
+        warn = _limited_warning(_best_full_row(doc, key), f"--from {o.from_result}, {key}")
     full = [v for k, v in caps.items() if k.endswith("/0.0")]
     res = [v for k, v in caps.items() if k.endswith("/1.0")]
     if not full:
         raise InputError(f"--from {o.from_result}: no `secperf server` rows with full handshakes "
                          f"(resume ratio 0){f' for --key {key}' if key else ''} in it")
-    return max(full), max(res) if res else max(full), f"from {o.from_result} ({key})"
+    source = f"from {o.from_result} ({key})" + ("; a lower bound: the server run says something else limited "
+                                                 "the rate" if warn else "")
+    return key, max(full), max(res) if res else max(full), source, warn
+
+
+def _best_full_row(doc: Result, key: str | None):
+    """The derived numbers of the full-handshake row whose rate is the capacity taken (the highest)."""
+    from ..core.result_schema import ServerDerived
+    rows = [s.derived_as(ServerDerived) for s in doc.series
+            if s.kind == "server" and (key is None or s.labels.get("key") == key)
+            and float(s.labels.get("resume_ratio", 0.0)) == 0.0]
+    rows = [d for d in rows if d.handshakes_per_s]
+    return max(rows, key=lambda d: d.handshakes_per_s or 0) if rows else None
 
 
 def replay_compare(o: FleetOptions, policy: str, measured: dict) -> dict:

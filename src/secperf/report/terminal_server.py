@@ -263,9 +263,13 @@ def tables(doc: Result | Mapping[str, Any]) -> list[Table]:
             title="Reconnect storm (fluid queueing model over the measured capacity)",
             title_justify="left",
             header_style="bold",
-            caption=f"capacity source: {fl.get('capacity_source', 'given')}",
+            caption=f"capacity source: {fl.get('capacity_source', 'given')}"
+            + "".join(f"\n[yellow]warning: {w}[/yellow]" for w in fl.get("warnings") or []),
             caption_justify="left",
         )
+        keyed = any(r.get("key") for r in fl.get("runs", []))
+        if keyed:  # one set of rows per server key
+            f.add_column("server key", justify="left")
         for col in (
             "devices",
             "policy",
@@ -282,9 +286,10 @@ def tables(doc: Result | Mapping[str, Any]) -> list[Table]:
         for r in fl.get("runs", []):
             m, w = r["model"], r["wait_s"]
             f.add_row(
+                *((r.get("key") or "",) if keyed else ()),
                 f"{m['devices']:,}",
                 m["policy"],
-                f"{m['capacity_per_s']:.0f}",
+                f"{m['capacity_per_s']:.0f}" + (" (lower bound)" if r.get("capacity_warning") else ""),
                 _f(r["time_all_back_s"], "{:.1f}"),
                 _f(w["p50"], "{:.1f}"),
                 _f(w["p90"], "{:.1f}"),
