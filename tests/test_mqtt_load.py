@@ -163,3 +163,13 @@ def test_server_mosquitto_honours_client_auth(pki, tmp_path, client_auth):
         srv.stop()
     ramp = r["phases"]["ramp"]
     assert (ramp["connacks"], ramp["refused"]) == ((0, 3) if client_auth else (3, 0))
+
+
+def test_keep_alive_pings_are_answered_while_the_clients_are_idle(broker):
+    mq, client = broker
+    r = _run(mq.port, "--clients", "10", "--cert", str(client.cert), "--key", str(client.key), "--hold", "2.5",
+             "--keepalive", "2", "--publish-rate", "0")
+    hold = r["phases"]["hold"]
+    assert hold["pings"] > 0 and hold["pingresps"] + hold["pings_outstanding_at_end"] == hold["pings"]
+    assert hold["dropped"] == 0
+    assert hold["published_qos0"] == hold["published_qos1"] == 0

@@ -78,9 +78,11 @@ static void write_phase(loop *L, uint64_t now, const char *stopped)
         else if (s != MQ_UP)
             in_progress++;
     }
-    uint64_t missing = 0;
-    for (unsigned i = 0; i < L->n; i++)
+    uint64_t missing = 0, pings_out = 0;
+    for (unsigned i = 0; i < L->n; i++) {
         missing += L->c[i].pub_inflight;
+        pings_out += L->c[i].ping_out;
+    }
     json_obj o;
     json_obj_begin(&o, stdout);
     json_obj_str(&o, "type", "phase");
@@ -112,6 +114,7 @@ static void write_phase(loop *L, uint64_t now, const char *stopped)
     json_obj_u64(&o, "publish_skipped", p->skipped);
     json_obj_u64(&o, "pings", p->pings);
     json_obj_u64(&o, "pingresps", p->pingresps);
+    json_obj_u64(&o, "pings_outstanding_at_end", pings_out);
     write_quantiles(&o, "connack_", &p->connack);
     write_quantiles(&o, "puback_", &p->puback);
     write_quantiles(&o, "wait_", &p->wait);
