@@ -247,6 +247,11 @@ def show_result(doc: Result, args: argparse.Namespace, judges_failures: bool = T
         write_stdout(R.dumps(doc), f"the Result (kept in {result_path})")
     else:
         terminal.print_result(terminal.out_console(), doc, result_tables(doc, doc.params))
+        if getattr(args, "sources", False):  # whatif/plan --sources: each figure's source (report/sources.py)
+            from ..report.sources import sources_lines
+            con = terminal.out_console()
+            for line in sources_lines(doc, con.width):
+                con.print(line, highlight=False, markup=False, soft_wrap=True)
         terminal.err_console().print(f"result: {result_path}"
                                      + ("" if getattr(args, "no_report", False) else f"\nreport: {report_path}"))
     if not judges_failures:

@@ -31,6 +31,9 @@ def add_arguments(p) -> None:
                    "network given as a spec such as 'delay=50ms')")
     p.add_argument("--n", type=count(1_000_000, lo=100), default=20_000, help="simulated draws per exchange kind")
     p.add_argument("--seed", type=seed, default=1)
+    p.add_argument("--sources", action="store_true",
+                   help="after the tables, list where each figure used comes from (cost table, each operation's "
+                        "cost, the secure-element and network profiles): what the report and result.json hold")
     p.add_argument("--host-costs", choices=("measured", "shipped"), default=None,
                    help="where this host's (the server's) operation costs come from: measured (default: a short "
                         "`secperf crypto` run on first use, cached under SECPERF_HOME) or shipped (the package's table)")

@@ -45,6 +45,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--calibrate", metavar="RESULT", help="result.json file(s), comma list, measured on this host (crypto, handshake "
                    "or connect rows) to take costs from; with --device CORE, `secperf device` Results for the client "
                    "(instead of counting now) and host Results for the server")
+    p.add_argument("--sources", action="store_true",
+                   help="after the tables, list where each figure used comes from (cost table, each operation's "
+                        "cost, the secure-element and network profiles): what the report and result.json hold")
     p.add_argument("--host-costs", choices=("measured", "shipped"), default=None,
                    help="where this host's (the server's) operation costs come from: measured (default: a short "
                         "`secperf crypto` run on first use, cached per CPU model and OpenSSL version under "
