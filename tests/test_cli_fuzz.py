@@ -65,8 +65,9 @@ def recorded(monkeypatch, tmp_path):
         calls.append((kind, sum(len(p.items) for p in phases)))
         from secperf.subcommands.output import Exited
         return Exited(0)  # a command's run returns what the CLI shows; here nothing
-    from secperf.app import device, server
-    for mod in (commands, scenario, server, device):  # server, fleet and device would load real servers or QEMU
+    from secperf.app import device, mqtt_load, server
+    # server, fleet, mqtt-load and device would load real servers or QEMU
+    for mod in (commands, scenario, server, device, mqtt_load):
         monkeypatch.setattr(mod, "measure_and_write", record)
     monkeypatch.setattr(netem, "run", lambda *a, **k: 0)
     from secperf.app import plan as plan_app
