@@ -35,9 +35,18 @@ static uint64_t timing_fixed[TIMING_SETS];
  * integers (tests compare them); the first costs one inline operation per block instead of up to a
  * dozen. */
 static int sum_inline;
-static struct tbinfo **blocks;
-static size_t n_blocks, cap_blocks;
-static void block_sums(uint64_t counts[TC_N], uint64_t fixed[TIMING_SETS]);
+/* Each block has an id for life and its execution counter in a chunk of counters that never moves (the
+ * inline additions point at it); an event's totals add, for the blocks whose counter moved since the
+ * last event (a scan of the contiguous counters), the executions since then x the block's counts to
+ * the running totals: the same integers as summing every block every time, without visiting every
+ * block's structure at every event. */
+#define CTR_CHUNK 4096
+#define CTR_CHUNKS 4096
+static uint64_t *ctr_chunk[CTR_CHUNKS];
+static uint64_t *ctr_seen;         /* by id: the count already in the totals */
+static struct tbinfo **ctr_owner;  /* by id: the block (NULL once released) */
+static size_t n_ids, cap_ids;
+static void block_sums(void);
 
 void timing_set_inline(int on)
 {
@@ -46,13 +55,11 @@ void timing_set_inline(int on)
 
 void timing_state(double cycles[TIMING_SETS], uint64_t counts[TC_N])
 {
-    uint64_t fixed[TIMING_SETS];
-    memcpy(counts, timing_counts, sizeof(uint64_t) * TC_N);
-    memcpy(fixed, timing_fixed, sizeof fixed);
     if (!sum_inline)
-        block_sums(counts, fixed);
+        block_sums();
+    memcpy(counts, timing_counts, sizeof(uint64_t) * TC_N);
     for (int s = 0; s < TIMING_SETS; s++)
-        cycles[s] = (double)fixed[s] / TIMING_FIX + timing_cycles[s];
+        cycles[s] = (double)timing_fixed[s] / TIMING_FIX + timing_cycles[s];
 }
 
 double timing_now(int set)
@@ -187,9 +194,11 @@ void timing_unload(void)
     cache_free(&l2);
     free(bp);
     bp = NULL;
-    free(blocks);
-    blocks = NULL;
-    n_blocks = cap_blocks = 0;
+    free(ctr_seen);   /* the counter chunks stay: translated blocks may still add to them */
+    free(ctr_owner);
+    ctr_seen = NULL;
+    ctr_owner = NULL;
+    n_ids = cap_ids = 0;
 }
 
 /* The line's first word is its key: up to max numbers after it (strtod, so a malformed one is seen);
@@ -717,7 +726,8 @@ struct tbinfo {
     unsigned long long valid_fills;  /* the cache's fill count when all its granules were last seen present */
     unsigned *slot;                  /* n_lines: where each granule sits in the instruction cache */
     double *line_cost;               /* n_lines * TIMING_SETS: the block's base cycles spent in each granule */
-    uint64_t execs;                  /* executions (an inline addition at the block's start) */
+    uint64_t *execs;                 /* executions (an inline addition at the block's start; NULL: none) */
+    size_t id;                       /* its index in the counter tables */
     double last_cost[TIMING_SETS];   /* line_cost's last granule (what the fast path adds) */
     unsigned slot_in[SLOTS_INLINE];  /* slot's storage for a block of up to SLOTS_INLINE granules */
     /* read when an event asks for the totals, or at translation */
@@ -730,17 +740,55 @@ struct tbinfo {
     uint64_t fixed[TIMING_SETS];     /* base cycles in 1/TIMING_FIX */
 };
 
-static void block_sums(uint64_t counts[TC_N], uint64_t fixed[TIMING_SETS])
+/* the executions of block t since the last sum, into the running totals */
+static void block_flush(const struct tbinfo *t)
 {
-    for (size_t b = 0; b < n_blocks; b++) {
-        const struct tbinfo *t = blocks[b];
-        if (t->execs == 0)
-            continue;
-        for (unsigned i = 0; i < t->n_cls; i++)
-            counts[t->cls[i]] += t->execs * t->cnt[i];
-        for (int s = 0; s < TIMING_SETS; s++)
-            fixed[s] += t->execs * t->fixed[s];
+    uint64_t now = *t->execs, d = now - ctr_seen[t->id];
+    if (d == 0)
+        return;
+    for (unsigned i = 0; i < t->n_cls; i++)
+        timing_counts[t->cls[i]] += d * t->cnt[i];
+    for (int s = 0; s < TIMING_SETS; s++)
+        timing_fixed[s] += d * t->fixed[s];
+    ctr_seen[t->id] = now;
+}
+
+static void block_sums(void)
+{
+    for (size_t c = 0; c * CTR_CHUNK < n_ids; c++) {
+        const uint64_t *ctr = ctr_chunk[c];
+        size_t lo = c * CTR_CHUNK, hi = n_ids < lo + CTR_CHUNK ? n_ids : lo + CTR_CHUNK;
+        for (size_t id = lo; id < hi; id++)
+            if (ctr[id - lo] != ctr_seen[id] && ctr_owner[id] != NULL)
+                block_flush(ctr_owner[id]);
     }
+}
+
+/* a counter for block t (0), or -1 when the tables cannot grow (the caller then adds inline) */
+static int block_counter(struct tbinfo *t)
+{
+    if (n_ids == cap_ids) {
+        size_t cap = cap_ids ? cap_ids * 2 : CTR_CHUNK;
+        uint64_t *seen = realloc(ctr_seen, cap * sizeof(uint64_t));
+        if (seen == NULL)
+            return -1;
+        ctr_seen = seen;
+        struct tbinfo **own = realloc(ctr_owner, cap * sizeof(struct tbinfo *));
+        if (own == NULL)
+            return -1;
+        ctr_owner = own;
+        cap_ids = cap;
+    }
+    size_t c = n_ids / CTR_CHUNK;
+    if (c >= CTR_CHUNKS)
+        return -1;
+    if (ctr_chunk[c] == NULL && (ctr_chunk[c] = calloc(CTR_CHUNK, sizeof(uint64_t))) == NULL)
+        return -1;
+    t->id = n_ids++;
+    t->execs = &ctr_chunk[c][t->id % CTR_CHUNK];
+    ctr_seen[t->id] = *t->execs = 0;
+    ctr_owner[t->id] = t;
+    return 0;
 }
 
 static struct tbinfo *last_tb;
@@ -758,8 +806,10 @@ void timing_reset(void)
     memset(line_elapsed, 0, sizeof line_elapsed);
     prev_tb = NULL;
     cur_fetch = cur_l1i = ~0ull;
-    for (size_t b = 0; b < n_blocks; b++)
-        blocks[b]->execs = 0;
+    for (size_t id = 0; id < n_ids; id++) {
+        ctr_chunk[id / CTR_CHUNK][id % CTR_CHUNK] = 0;
+        ctr_seen[id] = 0;
+    }
 }
 
 void timing_set_trace(FILE *f)
@@ -781,15 +831,10 @@ void timing_release(void *tbinfo)
         return;
     if (prev_tb == t)
         prev_tb = NULL;
-    for (size_t b = 0; b < n_blocks; b++)
-        if (blocks[b] == t) {   /* its executions stay in the totals */
-            for (unsigned i = 0; i < t->n_cls; i++)
-                timing_counts[t->cls[i]] += t->execs * t->cnt[i];
-            for (int s = 0; s < TIMING_SETS; s++)
-                timing_fixed[s] += t->execs * t->fixed[s];
-            blocks[b] = blocks[--n_blocks];
-            break;
-        }
+    if (t->execs != NULL && ctr_owner[t->id] == t) {   /* its executions stay in the totals */
+        block_flush(t);
+        ctr_owner[t->id] = NULL;
+    }
     if (last_tb == t)
         last_tb = NULL;
     free(t->prefix);
@@ -1119,10 +1164,8 @@ void timing_translate(struct qemu_plugin_tb *tb)
             if (t->fixed[s])
                 qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &timing_fixed[s], t->fixed[s]);
     } else {
-        if (n_blocks == cap_blocks) {
-            size_t cap = cap_blocks ? cap_blocks * 2 : 4096;
-            struct tbinfo **nb = realloc(blocks, cap * sizeof(struct tbinfo *));
-            if (nb == NULL) {   /* cannot keep the block: its static part as inline additions */
+        {
+            if (block_counter(t) != 0) {   /* cannot keep the block: its static part as inline additions */
                 for (unsigned i = 0; i < t->n_cls; i++)
                     qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
                                                              &timing_counts[t->cls[i]], t->cnt[i]);
@@ -1131,11 +1174,8 @@ void timing_translate(struct qemu_plugin_tb *tb)
                                                              t->fixed[s]);
                 goto callback;
             }
-            blocks = nb;
-            cap_blocks = cap;
         }
-        blocks[n_blocks++] = t;
-        qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &t->execs, 1);
+        qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, t->execs, 1);
     }
 callback:
     qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb_exec, QEMU_PLUGIN_CB_NO_REGS, t);
