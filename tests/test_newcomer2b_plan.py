@@ -4,6 +4,8 @@ never cross (issue 43, item 6)."""
 
 from __future__ import annotations
 
+import pytest
+
 from secperf.core import result as R
 from secperf.inputs import patterns as PS
 from secperf.inputs.system import load_system, pattern
@@ -47,9 +49,16 @@ def test_a_description_names_the_key_the_plan_judges():
     assert all(describe(q, q.stack.key) == q.description for q in every.values())
 
 
-def test_no_alert_of_a_plan_has_a_threshold_outside_its_metrics_range():
-    for name in ("periodic-collection", "event-driven"):
-        plan = plan_pattern(PS.load_pattern(name))
+@pytest.fixture(scope="module")
+def six():
+    """The six built-in patterns planned once (about 10 s together)."""
+    return {n: plan_pattern(PS.load_pattern(n)) for n in PS.builtin_names()}
+
+
+@pytest.mark.slow
+def test_no_alert_of_a_plan_has_a_threshold_outside_its_metrics_range(six):
+    for name in PS.builtin_names():
+        plan = six[name]
         assert plan["alerts"], name
         for a in plan["alerts"]:
             lo, hi = RANGE[a["metric"]]
@@ -58,7 +67,7 @@ def test_no_alert_of_a_plan_has_a_threshold_outside_its_metrics_range():
             else:
                 assert a["alert_above"] < hi, (name, a)
     # periodic collection reuses no session: its reuse alert (below 0) was the one that could not fire
-    metrics = {a["metric"] for a in plan_pattern(PS.load_pattern("periodic-collection"))["alerts"]}
+    metrics = {a["metric"] for a in six["periodic-collection"]["alerts"]}
     assert "secperf_session_reuse_ratio" not in metrics
 
 
@@ -71,3 +80,25 @@ def test_an_older_plan_results_unfireable_alert_is_not_exported():
     doc["analysis"] = {"plan": {"patterns": [{"pattern": "p", "alerts": [dead, live]}]}}
     rows = [r for r in predicted(doc) if r["metric"] == "secperf_alert_threshold"]
     assert [r["labels"]["metric"] for r in rows] == ["secperf_auth_timeout_ratio"]
+
+
+@pytest.mark.slow
+def test_the_suitability_matrix_of_six_patterns_fits_80_columns_in_one_part(six):
+    import io
+
+    from rich.console import Console
+
+    from secperf.report.fit import print_table
+    from secperf.report.terminal_plan import matrix_table
+
+    ps = list(six.values())
+    assert len(ps) == 6
+    buf = io.StringIO()
+    print_table(Console(file=buf, width=80, color_system=None), matrix_table(ps))
+    out = buf.getvalue()
+    assert "(part" not in out, out                          # one table, not four parts
+    assert max(len(line.rstrip()) for line in out.splitlines()) <= 80
+    header = next(line for line in out.splitlines() if line.split()[:1] == ["design"])
+    assert header.split()[1:] == [f"P{i}" for i in range(1, 7)], header
+    for i, p in enumerate(ps, 1):                           # the legend names each column's pattern
+        assert f"P{i} {p['pattern']}" in " ".join(out.split())

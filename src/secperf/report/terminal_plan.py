@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from rich import box
 from rich.table import Table
 
 from ..core.result import as_result
@@ -89,35 +90,83 @@ def requirement(p: dict[str, Any]) -> str:
     return s
 
 
+def short_cell(o: dict[str, Any]) -> str:
+    """A matrix cell in a few characters: the latency percentile (its spread when judged), energy per
+    day, and ✓/✗ (meets every requirement security is judged on)."""
+    x = o["numbers"]
+    checks = {c["check"]: c for c in o["checks"]}
+    s = f"{fmt_ms(x['latency_pq_ms'])}{_mark(o, 'latency').strip()} {MARK[o['passes']]}"
+    if "determinism" in checks:
+        s += f"\n±{fmt_ms(x['spread_ms'])}{_mark(o, 'determinism').strip()}"
+    return s + f"\n{fmt_j(x['energy_per_day_j'])}{_mark(o, 'energy').strip()}"
+
+
+def _short_requirement(p: dict[str, Any]) -> str:
+    r = p["requirements"]
+    s = f"≤{fmt_ms(r['latency_ms'])}"
+    if r.get("determinism_ms") is not None:
+        s += f"\n±≤{fmt_ms(r['determinism_ms'])}"
+    if r.get("energy_per_day_j") is not None:
+        s += f"\n≤{fmt_j(r['energy_per_day_j'])}"
+    return s
+
+
+TINY = {"edhoc-oscore": "EDHOC", "dtls13-cid": "DTLS CID"}  # the matrix's narrow design column
+
+
+def pattern_keys(ps: list[dict[str, Any]]) -> list[str]:
+    """Short column names for the patterns (P1, P2, ...): the legend under the matrix names them."""
+    return [f"P{i + 1}" for i in range(len(ps))]
+
+
 def matrix_table(ps: list[dict[str, Any]]) -> Table:
+    """Study S2's suitability matrix, one column per pattern (P1, P2, ... named in the caption) and one
+    row per design: as written, each measure alone, the best combination. Transposed from a row per
+    pattern, which at 80 columns split into several parts of tall cells: six patterns fit side by side."""
+    keys = pattern_keys(ps)
+    legend = "; ".join(
+        f"{k} {p['pattern']} ({p['inputs']['protocol']} {p['inputs']['auth']} {p['inputs']['key']} @ "
+        f"{p['inputs']['network']})"
+        for k, p in zip(keys, ps)
+    )
     t = Table(
-        title="suitability matrix (study S2, computed): before, after each measure alone, after the best "
-        "combination; ✓ meets every requirement security is judged on; ⚠ broken with no security at "
-        "all (the radio or the network alone: not a security verdict)",
+        title="suitability matrix (study S2, computed): per pattern, latency percentile (± spread), energy a day",
         title_justify="left",
         show_lines=True,
+        box=box.SIMPLE_HEAD,
+        padding=(0, 0, 0, 1),
+        pad_edge=False,
+        caption=f"{legend}. ✓ meets every requirement security is judged on, ✗ not; ⚠ broken with no security at "
+        "all (the radio or the network alone: not a security verdict); n/a: the measure does not apply; "
+        "verdict: suitable as is, with (design) measures, or hard to reconcile",
+        caption_justify="left",
     )
-    t.add_column("pattern", no_wrap=True)
-    t.add_column("requires")
-    t.add_column("before")
+    t.add_column("design", no_wrap=True)
+    for k in keys:
+        t.add_column(k, justify="right")
+    t.add_row("percentile", *(f"P{p['requirements']['latency_percentile']:g}" for p in ps))
+    t.add_row("requires", *(_short_requirement(p) for p in ps))
+    t.add_row("as written", *(short_cell(p["before"]) for p in ps))
     used = [m for m in MEASURES if any(any(x["measure"] == m for x in p["measures"]) for p in ps)]
     for m in used:
-        t.add_column(SHORT[m])
-    t.add_column("best combination")
-    t.add_column("verdict")
-    for p in ps:
-        by = {x["measure"]: x for x in p["measures"]}
-        best = p.get("best")
-        t.add_row(
-            f"{p['pattern']}\n{p['inputs']['protocol']} {p['inputs']['auth']} {p['inputs']['key']}\n"
-            f"@ {p['inputs']['network']}",
-            requirement(p),
-            cell(p["before"]),
-            *(cell(by[m]) if m in by else "n/a" for m in used),
-            ("+".join(SHORT[m] for m in best["measures"]) + "\n" + cell(best)) if best else "–",
-            verdict_cell(p),
-        )
+        by = [{x["measure"]: x for x in p["measures"]}.get(m) for p in ps]
+        t.add_row(TINY.get(m, SHORT[m]), *(short_cell(x) if x else "n/a" for x in by))
+    best = [p.get("best") for p in ps]
+    t.add_row("best", *(short_cell(b) if b else "–" for b in best))
+    t.add_row("best is", *(" + ".join(TINY.get(m, SHORT[m]) for m in b["measures"]) if b else "–" for b in best))
+    t.add_row("verdict", *(_short_verdict(p) for p in ps))
     return t
+
+
+VERDICT_SHORT = {"suitable as is": "as is", "suitable with design measures": "measures",
+                 "hard to reconcile": "hard"}
+
+
+def _short_verdict(p: dict[str, Any]) -> str:
+    s = VERDICT_SHORT.get(str(p["verdict"]), str(p["verdict"]))
+    for b in p.get("pattern_breaks") or []:
+        s += f"\n{ALONE} {'spread' if b['check'] == 'determinism' else b['check']}"
+    return s
 
 
 def detail_table(p: dict[str, Any]) -> Table:
