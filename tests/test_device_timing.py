@@ -12,6 +12,7 @@ import pytest
 
 from conftest import run_cli
 from secperf.core.errors import InputError
+from secperf.inputs import core_profiles as CP
 from secperf.inputs import devices as S
 from secperf.measure import device as D
 from secperf.measure import device_timing as T
@@ -77,12 +78,12 @@ def test_a_profile_missing_a_timing_parameter_is_refused_naming_it(monkeypatch):
     orig = copy.deepcopy(S.raw())
     data = copy.deepcopy(orig)
     del data["timing_models"]["cortex-m4"]["div"]
-    monkeypatch.setattr(S, "raw", lambda: data)
+    monkeypatch.setattr(CP, "raw", lambda: data)
     with pytest.raises(S.DeviceError, match=r"'div'.*it has .*alu"):
         S.core("cortex-m4-80")
     data2 = copy.deepcopy(orig)
     data2["timing_models"]["cortex-m4"]["div"] = [12, 7, 2]   # low > high
-    monkeypatch.setattr(S, "raw", lambda: data2)
+    monkeypatch.setattr(CP, "raw", lambda: data2)
     with pytest.raises(S.DeviceError, match=r"div.*low <= point <= high"):
         S.core("cortex-m4-80")
 

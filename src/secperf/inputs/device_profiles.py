@@ -22,12 +22,11 @@ import dataclasses
 import re
 import tomllib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..core.errors import InputError
-
-if TYPE_CHECKING:
-    from .devices import Core
+from . import core_profiles as D
+from .core_profiles import DEVICE_ALIASES, Core, shipped_cores
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 
@@ -50,8 +49,6 @@ def saved() -> dict[str, Path]:
 
 def check_name(name: str) -> str:
     """A new profile's name: lower case, digits, '.', '-' or '_', and not a shipped profile's."""
-    from .devices import DEVICE_ALIASES, shipped_cores
-
     if not NAME_RE.match(name or ""):
         raise InputError(
             f"--name {name!r}: give a profile name of lower-case letters, digits, '.', '-' and '_' "
@@ -88,10 +85,9 @@ def save(
 ) -> Path:
     """Write the profile (atomically) and return its path; the profile is checked by reading it back."""
     from ..core.store import atomic_write
-    from . import devices as D
 
     check_name(name)
-    b = D.core(base)
+    b = D.shipped(base)
     for k, v in points.items():  # checked before anything is written: no invalid profile on disk
         lo, _mid, hi = b.timing.costs.get(k, (1.0, 0.0, -1.0)) if b.timing else (1.0, 0.0, -1.0)
         if not lo <= float(v) <= hi:
@@ -128,8 +124,6 @@ def save(
 
 def load(name: str, path: str | Path) -> Core:
     """The saved profile `name` at `path` as a Core; DeviceError naming the file and the key otherwise."""
-    from . import devices as D
-
     where = f"saved device profile {path}"
     try:
         doc = tomllib.loads(Path(path).read_text(encoding="utf-8"))
@@ -145,7 +139,7 @@ def load(name: str, path: str | Path) -> Core:
         raise D.DeviceError(
             f"{where}: [profile].base {base_name!r} is no shipped core profile; known: {', '.join(D.shipped_cores())}"
         )
-    base = D.core(base_name)
+    base = D.shipped(base_name)
     try:
         clock = float(prof["clock_mhz"])
         ws = int(prof["flash_wait_states"])
