@@ -294,8 +294,8 @@ def readback_problem(doc: Result | dict[str, Any], log: Path | None = None) -> t
     for name, check in READBACK_CHECKS:
         try:
             check(back, log)
-        except ResultError as exc:
-            return name, str(exc)[:300]
+        except ResultError as exc:  # the reader's words blame the file; here the file is ours
+            return name, str(exc).replace("; was the file changed after secperf wrote it?", "")[:300]
         except InputError:
             continue
         except Exception as exc:  # noqa: BLE001 -- any crash of a reader on our own file is the finding
