@@ -158,15 +158,18 @@ static int cache_access(struct cache *c, unsigned long long line_no)
     return 0;
 }
 
-/* cache_access with a hint: where this line sat the last time this fetch or load saw it. A line is
- * only ever in its own set, so a tag found at the hint is the hit the full search would find; the
- * bookkeeping (use stamp, clock, last slot) is the same, so the results are too. The hint is updated. */
+/* cache_access with a hint: where this line sat the last time this fetch or load saw it, then where the
+ * last access of this cache went. A line is only ever in its own set, so a tag found there is the hit
+ * the full search would find; the bookkeeping (use stamp, clock, last slot) is the same, so the results
+ * are too. The hint is updated. */
 static inline int cache_access_at(struct cache *c, unsigned long long line_no, unsigned *hint)
 {
     unsigned h = *hint;
+    if (c->tag[h] != line_no + 1)
+        h = c->last_slot;   /* else where the cache's last access went (a table read twice in a row) */
     if (c->tag[h] == line_no + 1) {
         c->stamp[h] = ++c->clock;
-        c->last_slot = h;
+        c->last_slot = *hint = h;
         return 1;
     }
     int hit = cache_access(c, line_no);
