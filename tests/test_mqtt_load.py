@@ -111,11 +111,15 @@ def test_the_storm_beside_fleets_model_gives_both_variants_with_ratios():
     (["--se", "atecc608", "--client-auth", "off"], "--client-auth"),
     (["--qos", "2"], "--qos"),
     (["--policy", "sometimes"], "--policy"),
+    (["--clients", "999999"], "RLIMIT_NOFILE"),
+    (["--ca", "x.pem"], "--target"),
+    (["--target", "127.0.0.1:1", "--key", "rsa-2048"], "--key"),
 ])
 def test_bad_input_exits_2_naming_it(args, needle, tmp_path):
     p = run_cli("mqtt-load", *args, "--out", str(tmp_path / "res"), timeout=60)
     assert p.returncode == 2, p.stderr[-800:]
     assert needle in p.stderr and "Traceback" not in p.stderr
+    assert not (tmp_path / "res").exists()      # refused before a run directory is made
 
 
 def test_the_generator_names_the_limit_that_binds_and_refuses_bad_arguments(tmp_path):

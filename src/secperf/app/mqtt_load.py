@@ -114,6 +114,7 @@ def run(c: MqttLoadConfig, output: Output, target: dict | None = None) -> Result
     M.find_mqttload()       # a missing tool is said before the run directory is made
     from ..measure.server_config import find_loadgen
     find_loadgen()
+    limits = M.fd_limits(c.clients)     # the open-file limit named before a run directory is made
     lt = None
     if target is not None:
         from ..core.errors import InputError
@@ -123,6 +124,9 @@ def run(c: MqttLoadConfig, output: Output, target: dict | None = None) -> Result
                              "with a certificate to show")
         lt = parse_load_target(target["target"], "tls", "mqtt", target.get("ca"), target.get("servername"),
                                target.get("client_cert"), target.get("client_key"))
+        if c.clients > limits["ephemeral_ports"] and not lt.addr.startswith("127."):
+            raise InputError(f"--clients {c.clients}: the ephemeral ports bind: {limits['ephemeral_ports']} to one "
+                             f"remote address from one source address; run several generators or fewer clients")
         negotiated = probe(lt, c.tls)
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
