@@ -102,12 +102,15 @@ def test_a_device_command_from_an_empty_home_writes_nothing_into_the_checkout(tm
     if not (device_sources.install_cache() / "src").is_dir() and not os.access("/usr/bin/apt-get", os.X_OK):
         skip("needs-bootstrap", "no installation source cache and no apt-get to fetch the sources")
     before = _checkout_state()
-    env = {**os.environ, "SECPERF_HOME": str(tmp_path / "fresh")}
+    import secperf
+    here = str(Path(secperf.__file__).resolve().parents[1])  # this secperf, whatever the directory it runs in
+    env = {**os.environ, "SECPERF_HOME": str(tmp_path / "fresh"),
+           "PYTHONPATH": os.pathsep.join([here, *filter(None, [os.environ.get("PYTHONPATH")])])}
     p = subprocess.run([sys.executable, "-m", "secperf", "device", "crypto", "--device", "cortex-m4-80",
                         "--stack", "wolfssl", "--op", "sha256-1024", "--json"], capture_output=True, text=True,
                        env=env, timeout=3000, cwd=tmp_path)
     assert p.returncode == 0, p.stderr[-2000:]
-    assert '"sha256-64"' in p.stdout
+    assert '"sha256-1024"' in p.stdout
     assert _checkout_state() == before
     made = Path(tmp_path / "fresh" / "device")
     assert (made / "build").is_dir()  # the builds went into the fresh home
