@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 __all__ = ["MqttLoadConfig", "phase", "run", "storm_vs_model", "summary_lines"]
 RATIO_TARGET = (0.8, 1.25)
+MOSQUITTO_BACKLOG = 100     # listen(2) backlog in mosquitto's code (ss -ltn shows it); not configurable
+MAX_BURST_PER_S = 500       # first attempts per second a storm here spreads to (the benchmark's default)
 
 
 def phase(m: dict, name: str) -> dict | None:
@@ -47,6 +49,11 @@ def storm_vs_model(c: MqttLoadConfig, m: dict, horizon_s: float | None = None) -
                            "ratio_target": list(RATIO_TARGET),
                            "capacity_from": "secperf-loadgen --app mqtt, 32 clients closed loop, just before and "
                                             "after the load (mean)"}
+    if c.clients > MOSQUITTO_BACKLOG and c.spread_s * MAX_BURST_PER_S < c.clients and not m.get("target"):
+        out["note"] = (f"{c.clients} first attempts within {c.spread_s:g} s: beyond mosquitto's listen backlog of "
+                       f"{MOSQUITTO_BACKLOG} the kernel drops SYNs the broker has not accepted and those clients wait "
+                       "for TCP's SYN retransmission (1 s, 3 s, 7 s ...), which the model does not have; spread the "
+                       f"storm (--spread, at most {MAX_BURST_PER_S} clients/s) to compare like with like")
     for ab in (True, False):
         r = simulate(FleetModel(devices=c.clients, capacity_full_per_s=cap, capacity_resumed_per_s=cap,
                                 resumed_share=0.0, policy=c.policy, base_s=c.base_s, cap_s=c.cap_s,
@@ -90,6 +97,8 @@ def summary_lines(m: dict) -> list[str]:
                    + (f" (commonest: {top})" if top else "")
                    + (f"; broker CPU {cpu:.0%}" if cpu is not None else ""))
     fm = m.get("fleet_model")
+    if fm and fm.get("note"):
+        out.append(f"note: {fm['note']}")
     if fm:
         for name, mod in fm["models"].items():
             r = mod.get("ratio_time_all_back_s")
