@@ -252,6 +252,30 @@ def _tainted(fn: ast.AST) -> set[str]:
             return names
 
 
+def _helper_runs_only_slow(name: str, fns: list, module_slow: bool) -> bool:
+    """A helper (a function not named test*) is part of the default run unless every function that
+    names it is a slow test or a helper that itself runs only under slow tests (to a fixed point).
+    A helper nothing in the file names is scanned: another file may import it."""
+    users: dict[str, set[str]] = {}
+    for fn in fns:
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Name) and n.id != fn.name:
+                users.setdefault(n.id, set()).add(fn.name)
+    by_name = {fn.name: fn for fn in fns}
+    slow_only: set[str] = {fn.name for fn in fns if fn.name.startswith("test") and _slow(fn, module_slow)}
+    changed = True
+    while changed:
+        changed = False
+        for fn in fns:
+            if fn.name.startswith("test") or fn.name in slow_only:
+                continue
+            who = users.get(fn.name, set())
+            if who and all(u in slow_only for u in who if u in by_name):
+                slow_only.add(fn.name)
+                changed = True
+    return name in slow_only
+
+
 def fixed_time_bounds(path: Path) -> list[str]:
     """The default-run upper bounds of a measured time by a fixed number in one test file."""
     tree = ast.parse(path.read_text())
@@ -259,10 +283,14 @@ def fixed_time_bounds(path: Path) -> list[str]:
                       and any(isinstance(n, ast.Attribute) and n.attr == "slow" for n in ast.walk(s.value))
                       for s in tree.body)
     found = []
-    for fn in ast.walk(tree):
-        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not fn.name.startswith("test"):
+    fns = [fn for fn in ast.walk(tree) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for fn in fns:
+        if fn.name.startswith("test"):
+            if _slow(fn, module_slow):
+                continue
+        elif module_slow or _helper_runs_only_slow(fn.name, fns, module_slow):
             continue
-        if _slow(fn, module_slow) or path.name in EXEMPT or f"{path.name}::{fn.name}" in EXEMPT:
+        if path.name in EXEMPT or f"{path.name}::{fn.name}" in EXEMPT:
             continue
         tainted = _tainted(fn)
         for c in ast.walk(fn):
@@ -306,7 +334,17 @@ def test_the_time_bound_scan_finds_what_it_should_and_leaves_the_rest(tmp_path):
         @pytest.mark.slow
         def test_fidelity():
             assert elapsed_s < 1.0
+            _slow_check(1)
+
+        def _check(x):
+            assert 0 < x["usable_us"] < 5_000_000
+
+        def _slow_check(x):
+            assert x["took_s"] < 3
+
+        def test_uses_helper():
+            _check({"usable_us": 1})
     """))
     found = fixed_time_bounds(sample)
-    assert [f.split(":")[1].split()[0] for f in found] == ["7", "8", "10", "11"], found
-    assert all("test_absolute" in f for f in found)
+    assert [f.split(":")[1].split()[0] for f in found] == ["7", "8", "10", "11", "23"], found
+    assert all("test_absolute" in f for f in found[:4]) and "_check" in found[4]

