@@ -105,7 +105,9 @@ def test_the_fabric_leaves_nothing_behind(tmp_path):
     fab = Fabric(["a", "b"]).open()
     names = [fab.ns(m) for m in ("hub", "a", "b")]
     sleeper = subprocess.Popen([*fab.exec_prefix("a"), "sleep", "300"])
-    time.sleep(0.3)
+    deadline = time.monotonic() + 20   # in the namespace once exec'd: waited for, not assumed after 0.3 s
+    while sleeper.pid not in fab.pids()["a"] and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert sleeper.pid in fab.pids()["a"]
     fab.close()
     assert sleeper.wait(10) is not None

@@ -169,8 +169,10 @@ def test_dtls_server_moves_on_when_a_client_leaves_before_its_request(pki, tmp_p
             sc.kill()
             sc.wait()
         conns, err, took = _client(pki, s.port, "--proto", "dtls")   # 2 s per connection at most
-        time.sleep(0.2)
-        lines = s.drain()
+        lines, deadline = [], time.monotonic() + 20   # the server's three lines (two served, one gone): waited
+        while len(lines) < 3 and time.monotonic() < deadline:  # for, not assumed within a fixed 0.2 s
+            lines += s.drain()
+            time.sleep(0.02)
     assert err is None and len(conns) == 2 and all(c["ok"] for c in conns), [c.get("reason") for c in conns]
     gone = [c for c in lines if not c.get("ok")]
     assert len(gone) == 1 and "went away before its request" in gone[0]["reason"], lines
