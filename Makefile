@@ -70,19 +70,22 @@ test-all: build
 	$(PY) -m pytest -q -m ''
 
 # the native tools built with AddressSanitizer and UBSan (build/asan), their C unit tests, then the
-# native-facing pytest files against them through find_native's overrides (SECPERF_PROBE, SECPERF_NETEM).
+# native-facing pytest files against them through find_native's overrides (SECPERF_PROBE, SECPERF_NETEM,
+# SECPERF_MQTTLOAD).
 # The shim and libsecperf_mac stay the installed builds here: an ASan-built shared library loaded
 # into a non-ASan process (python-pkcs11 / ctypes in pytest, softhsm tools) needs libasan
 # LD_PRELOADed into every process the tests start, which also puts the servers under ASan; their
 # code still runs sanitized inside the C unit tests (profile parser) and the ASan probe.
 ASAN_DIR := $(CURDIR)/build/asan
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-ASAN_PYTESTS := tests/test_native_units.py tests/test_probe.py tests/test_handshake.py tests/test_netem.py
+ASAN_PYTESTS := tests/test_native_units.py tests/test_probe.py tests/test_handshake.py tests/test_netem.py \
+	tests/test_mqtt_load.py
 # link-fidelity bounds (jitter spread, delay under load, round trips within 1-10 ms) hold for the
 # release build; the sanitizers slow the relay and the probe several times over
 ASAN_DESELECT := -k "not jitter_spreads and not loaded_machine and not round_trips_over_50ms"
 ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	SECPERF_PROBE=$(ASAN_DIR)/native/probe/secperf-probe SECPERF_NETEM=$(ASAN_DIR)/native/netem/secperf-netem \
+	SECPERF_MQTTLOAD=$(ASAN_DIR)/native/loadgen/secperf-mqttload \
 	SECPERF_NATIVE_TESTS_BIN=$(ASAN_DIR)/native/tests/secperf-native-tests
 
 test-asan: build
