@@ -55,7 +55,7 @@ def fingerprint(rows_: list) -> list:
     return [r.model_dump_json() for r in rows_]
 
 
-def timed_on_ray(k: int, o, table, cells) -> tuple[float, list]:
+def timed_on_ray(k: int, o, table, cells) -> tuple[float, float, list]:
     import ray
 
     from secperf.app import cluster as C
@@ -65,9 +65,11 @@ def timed_on_ray(k: int, o, table, cells) -> tuple[float, list]:
     try:
         cl = C.Cluster("local", C._alive_nodes(ray))
         predict_cells(cells[: 4 * k], table, o, cl)          # workers started and secperf imported on each
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         out = rows(cells, predict_cells(cells, table, o, cl), table, o)
-        return time.perf_counter() - t0, out
+        # the driver's own CPU for the sweep (receiving rows, and building them when workers do not):
+        # what a worker's core loses to the driver on a host with no core to spare
+        return time.perf_counter() - t0, time.process_time() - c0, out
     finally:
         ray.shutdown()
 
@@ -88,23 +90,26 @@ def main() -> int:
     o, table, cells = sweep_cells(args.n, args.cells)
     print(f"host: {os.cpu_count()} CPUs; sweep: {len(cells):,} cells x n {args.n} (tls1.3, rtt x loss)")
     load0 = os.getloadavg()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     ref = fingerprint(rows(cells, predict_cells(cells, table, o), table, o))
-    local_s = time.perf_counter() - t0
-    print(f"local (no Ray, one process): {len(cells) / local_s:,.0f} cells/s ({local_s:.1f} s); "
-          f"load {load0[0]:.2f} -> {os.getloadavg()[0]:.2f}")
+    local_s, local_cpu = time.perf_counter() - t0, time.process_time() - c0
+    driver_ms: dict[int, list[float]] = {}
+    print(f"local (no Ray, one process): {len(cells) / local_s:,.0f} cells/s ({local_s:.1f} s, "
+          f"{local_cpu * 1e3 / len(cells):.2f} ms CPU per cell); load {load0[0]:.2f} -> {os.getloadavg()[0]:.2f}")
     rates: dict[int, list[float]] = {1: [], 2: []}
     loads = []
     same = True
     for r in range(args.rounds):
         for k in (1, 2):
             la = os.getloadavg()[0]
-            wall, preds = timed_on_ray(k, o, table, cells)
+            wall, drv, preds = timed_on_ray(k, o, table, cells)
+            driver_ms.setdefault(k, []).append(drv * 1e3 / len(cells))
             lb = os.getloadavg()[0]
             same = same and fingerprint(preds) == ref
             rates[k].append(len(cells) / wall)
             loads.append((k, la, lb))
-            print(f"round {r + 1}: {k} worker(s): {len(cells) / wall:,.0f} cells/s ({wall:.1f} s); load {la:.2f} -> "
+            print(f"round {r + 1}: {k} worker(s): {len(cells) / wall:,.0f} cells/s ({wall:.1f} s), driver CPU "
+                  f"{drv * 1e3 / len(cells):.2f} ms/cell; load {la:.2f} -> "
                   f"{lb:.2f}")
     one, two = statistics.median(rates[1]), statistics.median(rates[2])
     ratio = two / one
@@ -115,6 +120,12 @@ def main() -> int:
     print(f"two workers / one worker: {ratio:.2f}x of the medians (target >= 1.8x); per round "
           f"{', '.join(f'{r:.2f}' for r in per_round)} (min {min(per_round):.2f}, max {max(per_round):.2f}); rows equal "
           f"to the local run at every worker count: {same}")
+    # CPU, not wall: what a quiet host with two free cores allows, from the cell's CPU (w, one process)
+    # and the driver's per cell (d, two-worker rounds): 1 worker max(w, d) per cell, 2 workers (w + d) / 2
+    w, d = local_cpu * 1e3 / len(cells), statistics.median(driver_ms[2])
+    bound = 2 * max(w, d) / (w + d)
+    print(f"CPU per cell: {w:.2f} ms of work, {d:.2f} ms on the driver: two free cores allow {bound:.2f}x at most; "
+          f"one worker core makes about {1000 / w:,.0f} cells/s at this --n")
     busy = max(la for _, la, _ in loads)
     if ratio < 1.8:
         print(f"note: the load average reached {busy:.1f} on {os.cpu_count()} CPUs during the rounds: two workers "
@@ -122,7 +133,8 @@ def main() -> int:
     out = {"cells": len(cells), "n": args.n, "local_cells_per_s": len(cells) / local_s,
            "one_worker_cells_per_s": rates[1], "two_workers_cells_per_s": rates[2], "ratio": ratio,
            "ratio_per_round": per_round,
-           "equal_to_local": same, "load": loads, "cpus": os.cpu_count()}
+           "equal_to_local": same, "load": loads, "cpus": os.cpu_count(), "driver_cpu_ms_per_cell": driver_ms,
+           "local_cpu_ms_per_cell": w, "quiet_host_bound": bound}
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)
