@@ -89,6 +89,9 @@ def test_a_secure_element_pauses_each_full_handshake_and_a_resumed_one_skips_it(
     assert ramp["se_waits"] == ramp["connacks"] - ramp["resumed"]
     assert storm["offered_session"] == 6 and storm["se_waits"] == storm["connacks"] - storm["resumed"]
     assert r["meta"]["se_samples"] == M.SE_SAMPLES
+    said = M.se_said("atecc608", se)
+    assert said["profile"] == "atecc608" and said["drawn"] == M.SE_SAMPLES and said["mean_ms"] > 0 and said["source"]
+    assert M.se_said(None, None) is None
 
 
 def test_the_storm_beside_fleets_model_gives_both_variants_with_ratios():

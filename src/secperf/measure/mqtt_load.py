@@ -125,6 +125,22 @@ def se_samples_file(profile_name: str, path: Path, seed: int) -> Path:
     return path
 
 
+def se_said(profile_name: str | None, path: Path | None) -> dict | None:
+    """What the Result says of the secure element: the profile, the calls its time comes from, the
+    drawn times' mean and median, and where the figures come from."""
+    if not profile_name or path is None:
+        return None
+    import statistics
+
+    from ..inputs.se_profiles import get_profile
+    prof = get_profile(profile_name)
+    ms = [float(x) for x in path.read_text().split()]
+    return {"profile": profile_name, "calls": "C_SignInit + C_Sign (kept session and key handle)",
+            "drawn": len(ms), "mean_ms": statistics.fmean(ms), "p50_ms": statistics.median(ms),
+            "where": "the client's handshake pauses this long when the broker asks for its certificate; the "
+                     "signature itself is the software key's", "source": prof.source}
+
+
 def fd_limits(clients: int) -> dict:
     """Raise this process's open-file limit to its hard limit (the broker inherits it) and say whether
     the clients fit; the generator checks its own (one process) and the ephemeral ports."""
@@ -268,7 +284,7 @@ def measure(pki, c: MqttLoadConfig, workdir: Path) -> dict:
                                                               ("set_tcp_nodelay", "require_certificate",
                                                                "max_connections")},
             "capacity_per_s": sum(caps) / len(caps) if caps else None, "capacity_before": before,
-            "capacity_after": after, **run}
+            "capacity_after": after, "se": se_said(c.se_profile, se_file), **run}
 
 
 def measure_target(lt, c: MqttLoadConfig, workdir: Path) -> dict:
@@ -300,4 +316,4 @@ def measure_target(lt, c: MqttLoadConfig, workdir: Path) -> dict:
     caps = [x["handshakes_per_s"] for x in (before, after) if x.get("handshakes_per_s")]
     return {"config": asdict(c), "limits": limits, "target": lt.labels(), "broker": {"cpu": SERVER_CPU_NOT_MEASURED},
             "capacity_per_s": sum(caps) / len(caps) if caps else None, "capacity_before": before,
-            "capacity_after": after, **run}
+            "capacity_after": after, "se": se_said(c.se_profile, se_file), **run}
