@@ -184,3 +184,11 @@ def test_keep_alive_pings_are_answered_while_the_clients_are_idle(broker):
     assert hold["pings"] > 0 and hold["pingresps"] + hold["pings_outstanding_at_end"] == hold["pings"]
     assert hold["dropped"] == 0
     assert hold["published_qos0"] == hold["published_qos1"] == 0
+
+
+def test_a_target_broker_that_wants_a_client_certificate_is_bad_input_naming_it(broker, tmp_path):
+    mq, _client = broker
+    p = run_cli("mqtt-load", "--target", f"127.0.0.1:{mq.port}", "--clients", "5", "--out", str(tmp_path / "res"),
+                timeout=120)
+    assert p.returncode == 2 and "--client-cert" in p.stderr, p.stderr[-800:]
+    assert not (tmp_path / "res").exists()

@@ -136,7 +136,17 @@ def run(c: MqttLoadConfig, output: Output, target: dict | None = None) -> Result
         if c.clients > limits["ephemeral_ports"] and not lt.addr.startswith("127."):
             raise InputError(f"--clients {c.clients}: the ephemeral ports bind: {limits['ephemeral_ports']} to one "
                              f"remote address from one source address; run several generators or fewer clients")
-        negotiated = probe(lt, c.tls)
+        try:
+            negotiated = probe(lt, c.tls)
+        except InputError as exc:
+            if "the step after it failed" not in str(exc):
+                raise
+            # an MQTT broker that closes after the handshake, before CONNACK: it refused the client
+            cert = ("it may require a client certificate: give --client-cert and --client-key"
+                    if not target.get("client_cert") else "it may refuse --client-cert (its CA) or the client")
+            raise InputError(f"--target {lt.name}: the TLS handshake worked but no CONNACK came "
+                             f"({str(exc).split('(', 1)[-1].split(')')[0]}); {cert}, or it does not speak "
+                             "MQTT on that port") from None
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         from ..lab.pki import LabPKI
