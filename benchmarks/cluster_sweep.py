@@ -55,11 +55,14 @@ def fingerprint(rows_: list) -> list:
     return [r.model_dump_json() for r in rows_]
 
 
-def timed_on_ray(k: int, o, table, cells) -> tuple[float, float, list]:
+def timed_on_ray(k: int, o, table, cells, rows_on_driver: bool = False) -> tuple[float, float, list]:
     import ray
 
     from secperf.app import cluster as C
-    from secperf.app.whatif import predict_cells
+    from secperf.app.whatif import predict_cells, predict_shared
+    if rows_on_driver:   # the previous path: workers send predictions (plan, draws), the driver builds rows
+        def predict_cells(cells, table, o, cl):  # noqa: F811
+            return C.map_items(predict_shared, (table, o), cells, cl, "what-if cells")
     ray.init(address="local", num_cpus=k, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
              logging_level=logging.WARNING, runtime_env=C.runtime_env())
     try:
@@ -80,6 +83,8 @@ def main() -> int:
     ap.add_argument("--cells", type=int, default=10_000)
     ap.add_argument("--rounds", type=int, default=3, help="rounds of (1 worker, 2 workers)")
     ap.add_argument("--json", help="also write the figures as JSON here")
+    ap.add_argument("--rows-on-driver", action="store_true", help="the previous path, for comparison: workers send "
+                    "their predictions and the driver builds the rows")
     args = ap.parse_args()
     try:
         import ray  # noqa: F401
@@ -102,7 +107,7 @@ def main() -> int:
     for r in range(args.rounds):
         for k in (1, 2):
             la = os.getloadavg()[0]
-            wall, drv, preds = timed_on_ray(k, o, table, cells)
+            wall, drv, preds = timed_on_ray(k, o, table, cells, args.rows_on_driver)
             driver_ms.setdefault(k, []).append(drv * 1e3 / len(cells))
             lb = os.getloadavg()[0]
             same = same and fingerprint(preds) == ref
