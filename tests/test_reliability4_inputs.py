@@ -185,3 +185,21 @@ def test_clean_on_the_command_line_prints_its_summary_past_an_unwritable_root(tm
     assert cli.main(["clean"]) == 0
     out = capsys.readouterr().out
     assert "dead runs cleaned" in out and "read-only file system" in out
+
+
+@pytest.mark.parametrize("line,key", [("interval_s = 1e-300", "[traffic].interval_s"),
+                                      ("interval_s = 1e308", "[traffic].interval_s"),
+                                      ("sleep_s = 60.0\ndrops_per_day = 1e308", "[connection].drops_per_day")])
+def test_a_pattern_figure_that_would_overflow_downstream_is_refused(tmp_path, line, key):
+    """1e-300 s between messages made 1e304 messages and 1e307 bytes a day: finite, past any meaning,
+    one multiplication from inf; the pattern's figures are bounded where they are read."""
+    from importlib import resources
+
+    from secperf.inputs.patterns import load_pattern
+    text = resources.files("secperf.data").joinpath("patterns/periodic-collection.toml").read_text()
+    text = text.replace("interval_s = 900.0", line if line.startswith("interval") else "interval_s = 900.0")
+    text = text.replace("sleep_s = 60.0", line) if not line.startswith("interval") else text
+    p = tmp_path / "p.toml"
+    p.write_text(text)
+    with pytest.raises(InputError, match=key.replace("[", r"\[").replace("]", r"\]")):
+        load_pattern(str(p))

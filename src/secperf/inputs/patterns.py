@@ -47,6 +47,8 @@ CHARGE_UNITS = {"mAh": 1.0, "Ah": 1000.0}
 _QTY = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-zµ]+)\s*$")
 
 Positive = Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)]  # bounded: 1e308 overflowed downstream
+# a time between events, in s: at least 1 ms (1e-300 s made 1e304 messages a day, figures past any meaning)
+Interval = Annotated[float, Field(ge=1e-3, le=1e9, allow_inf_nan=False)]
 Source = Annotated[str, Field(min_length=3)]
 
 
@@ -89,7 +91,7 @@ class _Section(BaseModel):
 
 class Traffic(_Section):
     schedule: Literal["periodic", "events", "batch", "bulk"]
-    interval_s: Positive | None = None  # periodic: one message every interval_s
+    interval_s: Interval | None = None  # periodic: one message every interval_s
     events_per_day: Positive | None = None  # events: Poisson arrivals at this mean rate
     batches_per_day: Positive | None = None  # batch: this many batches a day ...
     messages_per_batch: Annotated[int, Field(ge=1, le=1_000_000)] | None = None  # ... of this many messages
@@ -115,11 +117,11 @@ class Traffic(_Section):
 
 class Connection(_Section):
     mode: Literal["always-on", "per-message", "after-sleep"]
-    sleep_s: Positive | None = None  # after-sleep: the modem is off after this long idle
-    nat_timeout_s: Positive | None = None  # a NAT or server idle time-out that kills sessions
-    drops_per_day: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0  # sessions lost to handovers, resets
-    ticket_lifetime_s: Positive = 7200.0  # how long a session can be resumed
-    keepalive_s: Positive | None = None  # keep-alive interval when that measure is used
+    sleep_s: Interval | None = None  # after-sleep: the modem is off after this long idle
+    nat_timeout_s: Interval | None = None  # a NAT or server idle time-out that kills sessions
+    drops_per_day: Annotated[float, Field(ge=0, le=1e9, allow_inf_nan=False)] = 0.0  # sessions lost to handovers, resets
+    ticket_lifetime_s: Interval = 7200.0  # how long a session can be resumed
+    keepalive_s: Interval | None = None  # keep-alive interval when that measure is used
     source: Source
 
     @model_validator(mode="after")
@@ -160,7 +162,7 @@ class Stack(_Section):
     protocol: Literal["mqtt", "coap", "https", "vpn"]
     auth: Literal["mtls", "jwt", "psk"] = "mtls"
     key: str = "se:iot-safe-sim"  # software | se:PROFILE | se:PROFILE:cold
-    jwt_lifetime_s: Positive = 3600.0
+    jwt_lifetime_s: Interval = 3600.0
     measures: (
         list[
             Literal[
