@@ -203,3 +203,13 @@ def test_a_pattern_figure_that_would_overflow_downstream_is_refused(tmp_path, li
     p.write_text(text)
     with pytest.raises(InputError, match=key.replace("[", r"\[").replace("]", r"\]")):
         load_pattern(str(p))
+
+
+def test_a_server_tables_missing_file_is_named_by_its_key(tmp_path, capsys):
+    p = tmp_path / "srv.toml"
+    p.write_text('name = "t"\n[device]\ncore = "host-default"\n[security]\nkey = "software"\n[network]\n'
+                 'link = "loopback"\n[protocol]\nname = "tls1.3"\n[server]\ntarget = "127.0.0.1:8443"\n'
+                 'client_cert = "nope.pem"\nclient_key = "nope.key"\n')
+    assert cli.main(["server", "--system", str(p), "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "[server].client_cert" in err and "--client-cert" not in err

@@ -88,14 +88,18 @@ def _from_system(args) -> None:
         raise InputError(f"--system {args.system}: has no [server] table; add one with target = \"HOST:PORT\" "
                          f"(and ca, servername, client_cert, client_key), or give --target")
     base = Path(args.system).resolve().parent
+    taken = args.system_taken = {}  # the options whose value the file gave: an error names the file's key
     if not args.target:
         args.target = srv.target
+        taken["--target"] = "[server].target"
     for k in ("ca", "client_cert", "client_key"):
         v = getattr(srv, k)
         if v is not None and not getattr(args, k, None):
             setattr(args, k, v if v.startswith("pkcs11:") else str(base / v))
+            taken[f"--{k.replace('_', '-')}"] = f"[server].{k}"
     if srv.servername and not args.servername:
         args.servername = srv.servername
+        taken["--servername"] = "[server].servername"
 
 
 def load_target(args, protocol: str = "tls"):
@@ -109,8 +113,12 @@ def load_target(args, protocol: str = "tls"):
                 raise InputError(f"--{opt.replace('_', '-')} applies to --target HOST:PORT: give --target too")
         return None
     from ..measure.server_target import parse_load_target
-    return parse_load_target(args.target, protocol, getattr(args, "target_app", None), args.ca, args.servername,
-                             args.client_cert, args.client_key, args.groups, args.ciphersuites, args.ciphers)
+    try:
+        return parse_load_target(args.target, protocol, getattr(args, "target_app", None), args.ca, args.servername,
+                                 args.client_cert, args.client_key, args.groups, args.ciphersuites, args.ciphers)
+    except InputError as exc:  # about a value the --system file gave: the file's key path, not an option
+        from .system_args import in_file_words
+        raise in_file_words(exc, args.system, getattr(args, "system_taken", None) or {}) from None
 
 
 def run(args):
