@@ -187,3 +187,23 @@ def test_5000_repeats_run_once(tmp_path, capsys):
     ids = [s.id for s in doc.series]
     assert len(ids) == len(set(ids)) and doc.status == "complete"
     assert cli.main(["metrics", str(out / "latest")]) == 0
+
+
+def test_a_device_result_with_a_failed_user_code_row_reads_back(tmp_path):
+    """Found by the read-back on Results secperf wrote: a user-code row that timed out keeps its
+    footprint but has no instruction counts, and the report and the terminal table crashed on it."""
+    run = RunStore(tmp_path / "results").create("device")
+    doc = R.new_result(kind="device", command=["secperf", "device"], params={"device": "cortex-m4-80"}, host={},
+                       run_id=run.run_id)
+    s = R.new_series("device-crypto/cortex-m4-80/user/spin", kind="device_crypto",
+                     labels={"device": "cortex-m4-80", "stack": "user", "library": "fault.c", "op": "spin",
+                             "entry": "spin", "config": "-O2", "build_target": "cortex-m4"},
+                     timer={"name": "guest instructions per call", "start": "OP_BEGIN", "end": "OP_END",
+                            "unit": "instructions"})
+    s.derived = {"footprint": {"text": 4, "rodata": 0, "data": 0, "bss": 0, "flash": 4, "ram_static": 0},
+                 "entry_bytes": 2}
+    R.add_failure(s, "time limit: the run did not finish within 5 s")
+    doc.series.append(R.finalize_series(s))
+    assert readback_problem(R.finish(doc)) is None
+    run.save(doc)
+    assert R.load(run.result_path).status == "complete"

@@ -77,7 +77,7 @@ def tables(doc: Result | Mapping[str, Any]) -> list[Table]:
         for s in cs:
             d = s.derived
             dev = () if one else (s.labels["device"],)
-            if not d:
+            if not d or d.get("instructions_cold") is None:  # failed: at most its footprint was measured
                 t.add_row(*dev, V.build_id(s), s.labels["op"], "[red]failed[/red]", *[""] * (len(cols) - 3 - len(dev)))
                 continue
             t.add_row(
