@@ -10,6 +10,11 @@ Schema history (bump SCHEMA_VERSION on any change a reader must know about):
      Summaries' median_ci95 now comes from scipy.stats.bootstrap (percentile interval, 2000
      resamples, seed 0) instead of a hand-written bootstrap on Python's random; percentiles keep
      numpy's linear definition, so n, mean, sd, min, P50/P90/P99, max are computed as before.
+     Later in version 2 (no bump: only files secperf's own bug produced use it): run status
+     "internal-error" with an `internal` record (check, problem, withheld, as_written) — a finished
+     Result that failed secperf's read-back (core/store.Run.save) keeps what passed, readers show it
+     with a note; and a series whose summary is not backed by its values (n > 0, no values_us) is
+     refused as inconsistent.
 """
 
 from __future__ import annotations
