@@ -15,7 +15,7 @@ from .plots import Plot
 from .terminal_whatif import END_TITLE, components, end_point
 from .units import fmt_time_us
 from .views.protocols import COLUMNS, comparison_cells, comparison_rows, mixed_libraries
-from .views.whatif import predicted_vs_measured, whatif_series
+from .views.whatif import cost_rows_by_use, predicted_vs_measured, whatif_series
 
 T = TypeVar("T")
 
@@ -331,15 +331,25 @@ def view(doc: Result) -> dict[str, Any] | None:
         ),
     }
     ct = a.get("cost_table") or {}
+    used, rest = cost_rows_by_use(doc)
     v["cost_table"] = (
         {
             "name": ct.get("name"),
             "description": ct.get("description"),
+            # the operations these flights use first, with what they price; the rest folded away
             "table": _table(
-                ["party", "operation", "µs", "source"],
-                [[r["party"], r["op"], f"{r['us']:.1f}", r["source"]] for r in ct.get("rows", [])],
-                left=2,
+                ["party", "operation", "used as", "source", "time"],
+                [[r["party"], r["op"], ", ".join(r["used_as"]), r["source"], fmt_time_us(r["us"])] for r in used],
+                left=4,
             ),
+            "rest": _table(
+                ["party", "operation", "source", "time"],
+                [[r["party"], r["op"], r["source"], fmt_time_us(r["us"])] for r in rest],
+                left=3,
+            )
+            if rest
+            else None,
+            "rest_n": len(rest),
         }
         if ct
         else None

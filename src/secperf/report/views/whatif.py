@@ -69,3 +69,43 @@ def predicted_vs_measured(doc: Result | Mapping[str, Any]) -> list[dict[str, Any
             }
         )
     return rows
+
+
+# --- the cost table: what the flights use first ----------------------------------------------------
+def _cost_row(index: dict[tuple[str, str], dict[str, Any]], party: str, op: str) -> dict[str, Any] | None:
+    """The cost-table row a flight's (party, op) is priced from, resolved as the model resolves it
+    (model/costs.py CostTable.get): the party's own row, the row for both parties, and for a
+    base:PROTO:HS:KEYKIND:PARTY op the same with a software key, then the generic base:PARTY."""
+    for p in (party, "both"):
+        if (p, op) in index:
+            return index[(p, op)]
+    parts = op.split(":")
+    if op.startswith("base:") and len(parts) == 5:
+        if parts[3] != "software":
+            alt = ":".join(parts[:3] + ["software", parts[4]])
+            for p in (party, "both"):
+                if (p, alt) in index:
+                    return index[(p, alt)]
+        return index.get(("both", f"base:{party}"))
+    return None
+
+
+def cost_rows_by_use(doc: Result | Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The what-if cost table split in two: the rows the scenarios' flights use, in the order the
+    flights first use them, each with `used_as` (the flights' op names priced by it); and the rest."""
+    doc = as_result(doc)
+    rows = list(((doc.analysis.get("whatif") or {}).get("cost_table") or {}).get("rows") or [])
+    index = {(r["party"], r["op"]): r for r in rows}
+    used: dict[int, dict[str, Any]] = {}
+    for s in whatif_series(doc):
+        for f in s.derived_as(WhatifDerived).flights or []:
+            for op in f.get("ops", ()):
+                r = _cost_row(index, f["sender"], op)
+                if r is None:
+                    continue
+                u = used.setdefault(id(r), {**r, "used_as": []})
+                name = f"{f['sender']} {op}"
+                if name not in u["used_as"]:
+                    u["used_as"].append(name)
+    seen = set(used)
+    return list(used.values()), [r for r in rows if id(r) not in seen]
