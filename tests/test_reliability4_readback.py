@@ -207,3 +207,13 @@ def test_a_device_result_with_a_failed_user_code_row_reads_back(tmp_path):
     assert readback_problem(R.finish(doc)) is None
     run.save(doc)
     assert R.load(run.result_path).status == "complete"
+
+
+def test_a_crypto_analysis_the_report_cannot_read_is_internal_and_the_series_kept(tmp_path):
+    run, doc = _run_with(tmp_path, [_series("crypto/a")], {"s5": {"answer_ms": float("inf")}})
+    with pytest.raises(InternalError, match="the report"):
+        run.save(doc)
+    back = R.load(run.result_path)
+    assert back.status == "internal-error" and [s.id for s in back.series] == ["crypto/a"]
+    assert "s5" not in back.analysis and "analysis.s5" in back["internal"]["withheld"]
+    assert "answer_ms" in (run.dir / "result.unchecked.json").read_text()

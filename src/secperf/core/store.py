@@ -239,11 +239,16 @@ class Run:
         first read back as report, compare and metrics will read it (`readback_problem`); one they
         would refuse is secperf's bug: what passes is kept readable, marked `internal-error`, the
         whole as written goes to result.unchecked.json, and InternalError (exit 1) names the check."""
+        text = None
         if doc.status not in ("running", "internal-error"):
-            found = readback_problem(doc, self.dir / "secperf.log")
+            try:
+                text = _result.dumps(doc)
+            except (ValueError, TypeError, ResultError, RecursionError):
+                text = None  # readback_problem names it
+            found = readback_problem(doc, self.dir / "secperf.log", text)
             if found is not None:
                 self._keep_marked(doc, *found)
-        atomic_write(self.result_path, _result.dumps(doc))
+        atomic_write(self.result_path, text if text is not None else _result.dumps(doc))
         return self.result_path
 
     def _keep_marked(self, doc: Result, check: str, problem: str) -> None:
@@ -278,13 +283,14 @@ def register_readback(name: str, check: Callable[[Result, Path | None], object])
         READBACK_CHECKS.append((name, check))
 
 
-def readback_problem(doc: Result | dict[str, Any], log: Path | None = None) -> tuple[str, str] | None:
+def readback_problem(doc: Result | dict[str, Any], log: Path | None = None,
+                     text: str | None = None) -> tuple[str, str] | None:
     """The first check a reader would fail on this Result, as (check, problem), or None: its JSON
     (finite numbers), the schema every reader loads it with (unique series ids, summaries backed by
     values, ...), then each registered reader check on the Result as loaded back from that JSON. An
     InputError a reader raises on purpose (nothing to export) is an answer, not a failure."""
     try:
-        text = _result.dumps(doc)
+        text = text if text is not None else _result.dumps(doc)  # `text`: the JSON already made of `doc`
     except (ValueError, TypeError, ResultError, RecursionError) as exc:
         return "the Result's JSON (finite numbers, known fields)", str(exc)[:300]
     try:
