@@ -56,7 +56,9 @@ def git_revision(start: Path | None = None) -> str | None:
             if rev.returncode != 0:
                 continue
             dirty = subprocess.run(
-                ["git", "-C", str(c), "status", "--porcelain", "--untracked-files=no"],
+                # --no-optional-locks: a read only (git status otherwise refreshes .git/index under
+                # index.lock: a write into the checkout, which another user may not even be allowed)
+                ["git", "--no-optional-locks", "-C", str(c), "status", "--porcelain", "--untracked-files=no"],
                 capture_output=True,
                 text=True,
                 timeout=5,
