@@ -79,7 +79,7 @@ def handshake_phase(opts: HandshakeOptions) -> tuple[Phase, dict]:
         try:
             for i, cfg in enumerate(items):
                 progress("start", cfg, i, len(items), None)
-                sk = (cfg.server_cert, cfg.client_cert, "dtls" if cfg.dtls else "tls")
+                sk = (cfg.server_cert, cfg.client_cert, "dtls" if cfg.dtls else "tls", cfg.dtls and cfg.mode == "psk")
                 if sk not in servers:
                     servers[sk] = D.Server(*sk).__enter__()
                 for s in D.measure_config(cfg, opts.n, opts.warmup, builds[(cfg.stack, cfg.build_config)],

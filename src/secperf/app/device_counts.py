@@ -346,7 +346,7 @@ def _count_row(core: str, stack: str, conf, build, job: Need, servers: dict) -> 
         server = None
         from ..measure import device_dtls as DT
         if not DT.needs_pair(cfg):
-            sk = (job.server_cert, job.client_cert, "dtls" if cfg.dtls else "tls")
+            sk = (job.server_cert, job.client_cert, "dtls" if cfg.dtls else "tls", cfg.dtls and cfg.mode == "psk")
             if sk not in servers:
                 servers[sk] = D.Server(*sk).__enter__()
             server = servers[sk]

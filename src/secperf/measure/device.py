@@ -219,7 +219,7 @@ class Server:
 
     PSK_IDENTITY = "secperf-device"
 
-    def __init__(self, cert_type: str, client_cert: str = "none", proto: str = "tls"):
+    def __init__(self, cert_type: str, client_cert: str = "none", proto: str = "tls", psk_dtls: bool = False):
         from ..core.paths import private_dir, write_private
         from ..lab.pki import LabPKI
         from ..lab.services import SServer
@@ -230,8 +230,14 @@ class Server:
         self._tmp = tempfile.TemporaryDirectory(prefix="secperf-device-psk-")
         self.psk_file = Path(private_dir(Path(self._tmp.name))) / "psk"
         write_private(self.psk_file, f"{self.PSK_IDENTITY}\n{psk}\n".encode())
-        self.svc = SServer(self.certs, args=["-psk", psk, "-psk_identity", self.PSK_IDENTITY],
+        # the server's copy: a TLS 1.3 session file (lab/psk_session), not `-psk HEX` on the process list.
+        # Not yet: a DTLS 1.2 psk row, which s_server reads from -psk only (SServer.psk_args), so the key is
+        # given to a DTLS server only when a psk row asks for it (psk_dtls)
+        self.svc = SServer(self.certs, psk=(self.PSK_IDENTITY, bytes.fromhex(psk)),
                            client_ca=self.client.ca if self.client else None, proto=proto)
+        self.svc.dtls_psk_on_argv = psk_dtls
+        if proto == "dtls" and not psk_dtls:
+            self.svc.psk = None
 
     def __enter__(self) -> Server:
         self.svc.start()
@@ -439,7 +445,8 @@ def measure_config(cfg: Config, n: int, warmup: int, build: Build | None = None,
     total_n = prime + 1 + warmup + n
     own = server is None or DT.needs_pair(cfg)   # DTLS 1.3 and CID rows: a wolfSSL peer of their own
     srv = (DT.PairServer(cfg) if DT.needs_pair(cfg) else server or Server(cfg.server_cert, cfg.client_cert,
-                                                                          "dtls" if cfg.dtls else "tls")).__enter__()
+                                                                          "dtls" if cfg.dtls else "tls",
+                                                                          cfg.dtls and cfg.mode == "psk")).__enter__()
     try:
         conns, events, _ = run_client(build, dev, cfg, srv.port, srv.certs.ca, total_n, server=srv, timed=timed)
     finally:

@@ -229,11 +229,12 @@ def _server_for(cfg: HandshakeConfig, pki: LabPKI, workdir: Path | None, spec: N
         args = []
         if cfg.tls == "1.2":
             args.append("-tls1_2") if cfg.proto == "tls" else None
-        if cfg.mode in ("psk", "psk-dhe"):
-            args += ["-psk_identity", PSK_IDENTITY, "-psk", PSK_HEX]
         if cfg.mode == "0rtt":
             args += ["-early_data"]
-        return SServer(certs, args, proto=cfg.proto, client_ca=client_ca, workdir=workdir)
+        # a PSK from a session file (lab/psk_session), never -psk on the process list; s_server refuses
+        # a TLS 1.2/DTLS PSK that way (ServiceError: the row's failure, with its reason)
+        psk = (PSK_IDENTITY, bytes.fromhex(PSK_HEX)) if cfg.mode in ("psk", "psk-dhe") else None
+        return SServer(certs, args, proto=cfg.proto, client_ca=client_ca, workdir=workdir, psk=psk)
     if cfg.server == "nginx":
         if cfg.proto != "tls" or cfg.mode in ("psk", "psk-dhe", "0rtt"):
             raise HandshakeError(f"nginx cannot run {cfg.label!r} (no DTLS, external PSK or 0-RTT here)")

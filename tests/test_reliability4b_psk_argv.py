@@ -1,0 +1,127 @@
+"""No secret on any command line: while a PSK run goes, every process's /proc/PID/cmdline is scanned for
+the run's PSK (hex, or its bytes as text) and fails the test if it appears; the PSK reaches s_server as
+a 0600 session file (lab/psk_session) that s_server accepts as the same external PSK."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from secperf.lab.psk_session import session_pem
+
+
+def _cmdlines() -> list[str]:
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                out.append((d / "cmdline").read_bytes().replace(b"\0", b" ").decode("latin-1"))
+            except OSError:
+                pass
+    return out
+
+
+class Scanner(threading.Thread):
+    """Reads every process's command line until stopped; `hits` holds those with a secret in them."""
+
+    def __init__(self, secrets_of):
+        super().__init__(daemon=True)
+        self.secrets_of, self.hits, self.scans, self.stop = secrets_of, [], 0, threading.Event()
+
+    def run(self):
+        while not self.stop.is_set():
+            secrets = self.secrets_of()
+            for line in _cmdlines():
+                if any(s and s.lower() in line.lower() for s in secrets):
+                    self.hits.append(line[:300])
+            self.scans += 1
+            self.stop.wait(0.05)
+
+
+def test_the_session_file_is_a_psk_s_server_accepts(tmp_path):
+    """s_server with -psk_session resumes with a client that holds the same key: 'Reused'."""
+    from secperf.lab.pki import LabPKI
+    from secperf.lab.services import SServer
+    key = os.urandom(32)
+    certs = LabPKI().ensure().server("ecdsa-p256")
+    srv = SServer(certs, psk=("secperf-test", key), workdir=tmp_path / "srv").start()
+    scan = Scanner(lambda: [key.hex()])
+    scan.start()
+    try:
+        # the test's own client takes the key on its command line: the scan looks for the server's copy only
+        p = subprocess.run(["openssl", "s_client", "-connect", f"127.0.0.1:{srv.port}", "-tls1_3",
+                            "-psk_identity", "secperf-test", "-psk", key.hex(), "-ciphersuites",
+                            "TLS_AES_128_GCM_SHA256"], input="", capture_output=True, text=True, timeout=30)
+    finally:
+        scan.stop.set()
+        scan.join()
+        srv.stop()
+    assert "Reused, TLSv1.3" in p.stdout, p.stdout[-2000:]
+    assert not [h for h in scan.hits if "s_server" in h], scan.hits
+    sessions = list((tmp_path / "srv").rglob("psk-session.pem"))
+    assert sessions == [] or all(stat.S_IMODE(s.stat().st_mode) == 0o600 for s in sessions)
+
+
+def test_s_server_refuses_a_psk_on_its_command_line(tmp_path):
+    from secperf.lab.pki import LabPKI
+    from secperf.lab.services import ServiceError, SServer
+    certs = LabPKI().ensure().server("ecdsa-p256")
+    with pytest.raises(ServiceError, match="-psk"):
+        SServer(certs, args=["-psk", "00" * 32], workdir=tmp_path)
+    with pytest.raises(ServiceError, match="TLS 1.2"):
+        SServer(certs, args=["-tls1_2"], psk=("x", b"k" * 16), workdir=tmp_path).psk_args()
+
+
+def test_the_pem_is_what_openssl_reads(tmp_path):
+    key = bytes(range(32))
+    (tmp_path / "s.pem").write_bytes(session_pem(key))
+    p = subprocess.run(["openssl", "sess_id", "-in", str(tmp_path / "s.pem"), "-text", "-noout"],
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0 and "TLSv1.3" in p.stdout and key.hex().upper() in p.stdout, p.stdout + p.stderr
+
+
+def _device_psk_run(tmp_path, argv):
+    """A device PSK run with the cmdline scan: the PSK is random per server, so the scan reads every
+    private psk file the run writes (under the temporary directories) and looks for its hex."""
+    import tempfile
+    tmp = Path(tempfile.gettempdir())
+
+    def secrets_now():
+        found = []
+        for f in list(tmp.glob("secperf-device-*/*/psk")) + list(tmp.glob("secperf-device-*/psk")):
+            try:
+                found += [ln for ln in f.read_text().split() if len(ln) >= 32]
+            except OSError:
+                pass
+        return found
+    scan = Scanner(secrets_now)
+    scan.start()
+    try:
+        p = subprocess.run([sys.executable, "-m", "secperf", *argv, "--out", str(tmp_path)], capture_output=True,
+                           text=True, timeout=1800)
+    finally:
+        scan.stop.set()
+        scan.join()
+    return p, scan
+
+
+NOT_YET = pytest.mark.xfail(strict=True, reason="DTLS 1.2 PSK: s_server reads that key from -psk only and the "
+                            "wolfSSL pair server has no static PSK suites (lab/services.SServer.psk_args)")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tls, stack", [("1.3", "wolfssl"), ("1.3", "mbedtls3"),
+                                        pytest.param("dtls1.2", "wolfssl59", marks=NOT_YET)])
+def test_a_device_psk_handshake_puts_no_key_on_the_process_list(tmp_path, tls, stack):
+    p, scan = _device_psk_run(tmp_path, ["device", "handshake", "--mode", "psk", "--tls", tls, "--stack", stack,
+                                         "--n", "1", "--warmup", "0", "--timing", "off", "--no-report"])
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "Traceback" not in p.stderr, p.stderr[-3000:]
+    assert scan.scans > 0
+    assert not scan.hits, scan.hits
