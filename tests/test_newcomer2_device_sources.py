@@ -4,6 +4,7 @@ installation's read-only cache (scripts/bootstrap), else fetched into SECPERF_HO
 registries' own clients -- and nothing is ever written into the checkout."""
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -87,6 +88,26 @@ def test_no_module_looks_for_device_sources_on_its_own():
     assert offenders == []
 
 
+WRITES = ("open", "openat", "creat", "mkdir", "mkdirat", "rename", "renameat", "renameat2", "unlink", "unlinkat",
+          "link", "linkat", "symlink", "symlinkat", "truncate")
+
+
+def _writes_into(root: Path, trace: Path) -> list[str]:
+    """Every call in an strace log that created, changed or removed something under `root` (tried or done)."""
+    import re
+    hits = []
+    for line in trace.read_text(errors="replace").splitlines():
+        m = re.search(r"\b(\w+)\((.*)", line)
+        if not m or m.group(1) not in WRITES:
+            continue
+        call, args = m.groups()
+        if call in ("open", "openat") and not re.search(r"O_WRONLY|O_RDWR|O_CREAT|O_TRUNC", args):
+            continue
+        if any(p == str(root) or p.startswith(f"{root}/") for p in re.findall(r'"([^"]*)"', args)):
+            hits.append(line.strip())
+    return hits
+
+
 def _checkout_state() -> tuple[str, dict]:
     status = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=ROOT, capture_output=True,
                             text=True, check=True).stdout
@@ -98,19 +119,29 @@ def _checkout_state() -> tuple[str, dict]:
 @pytest.mark.slow
 def test_a_device_command_from_an_empty_home_writes_nothing_into_the_checkout(tmp_path):
     """The cheapest device command that builds from sources (a Cortex-M4 SHA-256 count) with a
-    SECPERF_HOME it has never seen: it runs, and the checkout (git status, build/ mtimes) is unchanged."""
+    SECPERF_HOME it has never seen runs, and neither it nor anything it starts writes into the checkout:
+    every file call of the process tree is traced (strace), or, without strace, the checkout's state
+    (git status, build/ mtimes) is compared before and after."""
     if not (device_sources.install_cache() / "src").is_dir() and not os.access("/usr/bin/apt-get", os.X_OK):
         skip("needs-bootstrap", "no installation source cache and no apt-get to fetch the sources")
-    before = _checkout_state()
     import secperf
     here = str(Path(secperf.__file__).resolve().parents[1])  # this secperf, whatever the directory it runs in
-    env = {**os.environ, "SECPERF_HOME": str(tmp_path / "fresh"),
+    env = {**os.environ, "SECPERF_HOME": str(tmp_path / "fresh"), "PYTHONDONTWRITEBYTECODE": "1",
            "PYTHONPATH": os.pathsep.join([here, *filter(None, [os.environ.get("PYTHONPATH")])])}
-    p = subprocess.run([sys.executable, "-m", "secperf", "device", "crypto", "--device", "cortex-m4-80",
-                        "--stack", "wolfssl", "--op", "sha256-1024", "--json"], capture_output=True, text=True,
-                       env=env, timeout=3000, cwd=tmp_path)
+    cmd = [sys.executable, "-m", "secperf", "device", "crypto", "--device", "cortex-m4-80", "--stack", "wolfssl",
+           "--op", "sha256-1024", "--json"]
+    strace = shutil.which("strace")
+    trace = tmp_path / "strace.log"
+    if strace:
+        cmd = [strace, "-f", "-qq", "-e", f"trace={','.join(WRITES)}", "-e", "signal=none", "-o", str(trace), *cmd]
+    before = _checkout_state()
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3000, cwd=tmp_path)
     assert p.returncode == 0, p.stderr[-2000:]
     assert '"sha256-1024"' in p.stdout
-    assert _checkout_state() == before
     made = Path(tmp_path / "fresh" / "device")
     assert (made / "build").is_dir()  # the builds went into the fresh home
+    if strace:
+        assert _writes_into(ROOT, trace) == []
+        assert _writes_into(made, trace)  # the trace does see the writes (into the fresh home)
+    else:  # on a machine where nothing else edits the checkout meanwhile
+        assert _checkout_state() == before

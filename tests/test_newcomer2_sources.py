@@ -31,3 +31,16 @@ def test_without_the_option_the_output_is_as_before(tmp_path):
     p = _whatif(tmp_path)
     assert p.returncode == 0, p.stderr[-800:]
     assert "Sources of the figures used" not in p.stdout
+
+
+def test_plan_sources_name_each_patterns_table_and_profiles(tmp_path):
+    env = {**os.environ, "SECPERF_HOME": str(tmp_path / "home"), "SECPERF_HOST_COSTS": "shipped", "COLUMNS": "80"}
+    p = subprocess.run([sys.executable, "-m", "secperf", "plan", "--pattern", "study", "--n", "200", "--no-report",
+                        "--out", str(tmp_path / "out"), "--sources"], capture_output=True, text=True, env=env, timeout=600)
+    assert p.returncode == 0, p.stderr[-800:]
+    text = p.stdout[p.stdout.index("Sources of the figures used"):]
+    doc = json.loads(next((tmp_path / "out").glob("*/result.json")).read_text())
+    pats = doc["analysis"]["plan"]["patterns"]
+    assert all(f"pattern {x['pattern']}: {x['inputs']['cost_table']}" in text for x in pats), text[:2000]
+    radios = {x["power"]["radio"]["profile"] for x in pats if x.get("power")}
+    assert all(text.count(f"radio {r} tx_mw:") == 1 for r in radios), radios

@@ -19,13 +19,12 @@ def rows(doc: Result | Mapping[str, Any]) -> list[tuple[str, str, str]]:
     doc = as_result(doc)
     out: list[tuple[str, str, str]] = []
     ct = doc.analysis.get("whatif", {}).get("cost_table") or {}
-    for pat in doc.analysis.get("plan", {}).get("patterns", []) or []:
-        ct = ct or (pat.get("cost_table") if isinstance(pat, Mapping) else None) or {}
     if ct:
         out.append(("cost table", str(ct.get("name", "")), str(ct.get("description") or ct.get("source") or "")))
     seen: set[tuple[str, str]] = set()
     profiles: list[str] = []
     links: list[str] = []
+    radios: list[str] = []
     for s in doc.series:
         d = s.derived or {}
         for c in d.get("costs") or []:
@@ -43,6 +42,20 @@ def rows(doc: Result | Mapping[str, Any]) -> list[tuple[str, str, str]]:
         link = (s.labels or {}).get("network")
         if isinstance(link, str) and link not in links:
             links.append(link)
+    for pat in doc.analysis.get("plan", {}).get("patterns", []) or []:  # a plan: per pattern, its inputs
+        inp = pat.get("inputs") or {}
+        out.append((f"pattern {pat.get('pattern')}", str(inp.get("cost_table", "")), str(pat.get("source", ""))))
+        key, net = str(inp.get("key", "")), inp.get("network")
+        if key.startswith("se:") and key.split(":")[1] not in profiles:
+            profiles.append(key.split(":")[1])
+        if isinstance(net, str) and net not in links:
+            links.append(net)
+        power = pat.get("power") or {}
+        radio = str((power.get("radio") or {}).get("profile", ""))
+        if radio and radio not in radios:  # a radio profile's figures once, under the first pattern using it
+            radios.append(radio)
+            for field, src in (power.get("radio_sources") or {}).items():
+                out.append((f"  radio {radio} {field}", str(power["radio"].get(field, "")), str(src)))
     out += _se_rows(profiles) + _network_rows(links)
     return out
 
