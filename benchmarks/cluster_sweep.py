@@ -59,8 +59,11 @@ def timed_on_ray(k: int, o, table, cells, rows_on_driver: bool = False) -> tuple
     import ray
 
     from secperf.app import cluster as C
-    from secperf.app.whatif import predict_cells, predict_shared
+    from secperf.app.whatif import predict_cell, predict_cells
     if rows_on_driver:   # the previous path: workers send predictions (plan, draws), the driver builds rows
+        def predict_shared(shared, cell):
+            return predict_cell(cell, *shared)
+
         def predict_cells(cells, table, o, cl):  # noqa: F811
             return C.map_items(predict_shared, (table, o), cells, cl, "what-if cells")
     ray.init(address="local", num_cpus=k, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,

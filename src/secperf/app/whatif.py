@@ -295,23 +295,15 @@ def predict_references(cells: list, table: C.CostTable, o: WhatifOptions, known:
     return preds
 
 
-def predict_shared(shared: tuple, cell: SW.Cell) -> dict:
-    """predict_cell with the table and options shipped once per worker (a Ray task's item)."""
-    table, o = shared
-    return predict_cell(cell, table, o)
-
-
 def row_shared(shared: tuple, cell: SW.Cell) -> Series:
-    """On a cluster worker: the cell's row as the Result keeps it (its Series: summary, reservoir,
-    derived figures), not the prediction's plan and draws, so the driver only adds rows (a reference
-    row's role label is set there: `_row`)."""
-    table, o = shared
-    return _series(cell, predict_cell(cell, table, o), table, o.until, device=o.device)
+    """On a cluster worker: the cell's row as the Result keeps it, not the prediction's plan and
+    draws; the driver only adds rows (a reference row's role is set there: `_row`)."""
+    return _series(cell, predict_cell(cell, shared[0], shared[1]), shared[0], shared[1].until, device=shared[1].device)
 
 
 def predict_cells(cells: list, table: C.CostTable, o: WhatifOptions, cluster=None) -> list:
-    """Every cell's prediction here (dicts), or its finished row from Ray tasks on `cluster`
-    (app/cluster.py); the same rows either way: a cell's draws depend on the seed only."""
+    """Every cell's prediction here, or its row from Ray tasks on `cluster`: the same rows either
+    way (a cell's draws depend on the seed only)."""
     if cluster is None:
         return [predict_cell(c, table, o) for c in cells]
     from .cluster import map_items
@@ -322,8 +314,7 @@ def _row(cell: SW.Cell, pred: Any, table: C.CostTable, until: str, role: str | N
          device: str | None = None) -> Series:
     """A cell's row: built from its prediction, or already built on a worker (row_shared)."""
     if isinstance(pred, Series):
-        if role:
-            pred.labels["role"] = role
+        pred.labels.update({"role": role} if role else {})
         return pred
     return _series(cell, pred, table, until, role=role, device=device)
 
