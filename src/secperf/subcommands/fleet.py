@@ -31,8 +31,9 @@ def add_arguments(p) -> None:
                    "(e.g. from `secperf whatif`)")
     p.add_argument("--horizon", type=positive(30 * 86_400), default=7200.0, help="simulated seconds at most")
     p.add_argument("--server", default="nginx", help="server to measure the capacity of (nginx, probe)")
-    p.add_argument("--key", help="the server key whose capacity to measure (default rsa-2048) or to take from "
-                   "--from (default: the Result's only key; a Result holding several needs --key)")
+    p.add_argument("--key", metavar="KEYS", help="the server key(s) whose capacity to measure (default rsa-2048) or "
+                   "to take from --from (default: the Result's only key; a Result holding several needs --key); a "
+                   "comma list gives one set of rows per key")
     p.add_argument("--measure-seconds", type=positive(600), default=2.0)
     p.add_argument("--abandoned-work", action="store_true", help="the model: the server still does the handshake "
                    "of an attempt whose client gave up (nginx does; default: such work is dropped)")
