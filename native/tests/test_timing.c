@@ -33,6 +33,7 @@ struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb
 uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn) { return insn->va; }
 size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn) { return insn->size; }
 char *qemu_plugin_insn_disas(const struct qemu_plugin_insn *insn) { return strdup(insn->dis); }
+const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn) { return &insn->va; }
 uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb) { return tb->va; }
 void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb, qemu_plugin_vcpu_udata_cb_t cb,
                                           enum qemu_plugin_cb_flags flags, void *udata)

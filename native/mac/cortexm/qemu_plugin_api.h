@@ -47,6 +47,7 @@ typedef void (*qemu_plugin_vcpu_mem_cb_t)(unsigned int vcpu_index, qemu_plugin_m
 uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
 size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
 char *qemu_plugin_insn_disas(const struct qemu_plugin_insn *insn);
+const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);   /* the instruction's bytes */
 int qemu_plugin_mem_is_store(qemu_plugin_meminfo_t info); /* bool in QEMU: returned in r0/eax either way */
 void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb, qemu_plugin_vcpu_udata_cb_t cb,
                                           enum qemu_plugin_cb_flags flags, void *userdata);
