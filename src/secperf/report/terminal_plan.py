@@ -13,6 +13,7 @@ from rich.table import Table
 from ..core.result import as_result
 from ..core.result_schema import Result
 from ..inputs.patterns import MEASURES
+from .units import fmt_time_us
 
 MARK = {True: "✓", False: "✗"}
 SHORT = {
@@ -36,15 +37,14 @@ def plans(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def fmt_ms(v: float | None) -> str:
-    if v is None:
-        return "–"
-    return f"{v / 1e3:.2f} s" if v >= 10_000 else f"{v:.0f} ms" if v >= 10 else f"{v:.1f} ms"
+    """A latency given in ms at human scale, 3 significant digits (the formatter of every table)."""
+    return "–" if v is None else fmt_time_us(v * 1e3)
 
 
 def fmt_j(v: float | None) -> str:
     if v is None:
         return "–"
-    return f"{v / 1e3:.1f} kJ" if v >= 10_000 else f"{v:.1f} J" if v >= 10 else f"{v:.2f} J"
+    return f"{v / 1e3:.3g} kJ" if v >= 10_000 else f"{v:.3g} J"
 
 
 def fmt_bytes(v: float) -> str:
