@@ -274,29 +274,9 @@ class ProbeServer(Service):
     name = "probe"
 
     def __init__(self, certs: CertSet, args: list[str] | None = None, proto: str = "tls",
-                 client_ca: Path | None = None, workdir: Path | None = None, psk: tuple[str, bytes] | None = None):
+                 client_ca: Path | None = None, workdir: Path | None = None):
         super().__init__(workdir)
         self.certs, self.args, self.proto, self.client_ca = certs, list(args or []), proto, client_ca
-        if any(a in ("-psk", "-psk_hex") for a in self.args):
-            raise ServiceError("s_server: a PSK goes in `psk=`, never on its command line (-psk)")
-        self.psk = psk   # (identity, key): TLS 1.3 external PSK from a 0600 session file (lab/psk_session)
-        self.dtls_psk_on_argv = False   # see psk_args
-
-    def psk_args(self) -> list[str]:
-        """-psk_session FILE -psk_identity ID: the key in a private file, not on the process list. A
-        TLS 1.2 / DTLS PSK suite needs s_server's -psk: refused here (the caller picks another server)."""
-        if self.psk is None:
-            return []
-        if self.proto == "dtls" and self.dtls_psk_on_argv:
-            # NOT YET: s_server's DTLS 1.2 PSK suites read the key from -psk only, and the wolfSSL pair
-            # server is built without static PSK suites; the device's DTLS 1.2 psk row keeps it there
-            return ["-psk", self.psk[1].hex(), "-psk_identity", self.psk[0]]
-        if self.proto != "tls" or "-tls1_2" in self.args:
-            raise ServiceError("s_server reads a TLS 1.2/DTLS PSK only from its command line (-psk), where every "
-                               "user could read it: that PSK row needs a server that reads a key file")
-        from .psk_session import write_session
-        identity, key = self.psk
-        return ["-psk_session", str(write_session(self.workdir, key)), "-psk_identity", identity]
         self.conns: queue.Queue[dict] = queue.Queue()
 
     def start(self) -> ProbeServer:
