@@ -217,3 +217,11 @@ def test_a_crypto_analysis_the_report_cannot_read_is_internal_and_the_series_kep
     assert back.status == "internal-error" and [s.id for s in back.series] == ["crypto/a"]
     assert "s5" not in back.analysis and "analysis.s5" in back["internal"]["withheld"]
     assert "answer_ms" in (run.dir / "result.unchecked.json").read_text()
+
+
+def test_a_measured_series_whose_summary_counts_other_values_is_inconsistent():
+    s = _series("crypto/x")
+    raw = s.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    raw["summary"]["n"] = 1000  # three values, a summary of a thousand
+    with pytest.raises(R.ResultError, match="inconsistent"):
+        R.as_series(raw)

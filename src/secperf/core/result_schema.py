@@ -303,7 +303,8 @@ class Series(_Record):
         if sm is not None and not self.values_us:
             raise ValueError(f"summary: n={sm.n} but values_us holds no samples: an inconsistent series "
                              f"(a summary is computed from the values it summarises)")
-        if sm is not None and sm.n < len(self.values_us):
+        # a measured series summarises every value it holds; a what-if's values are a reservoir of its draws
+        if sm is not None and (sm.n < len(self.values_us) or self.kind != "whatif" and sm.n != len(self.values_us)):
             raise ValueError(f"summary: n={sm.n} but values_us holds {len(self.values_us)} samples: an "
                              f"inconsistent series")
         return self
