@@ -59,7 +59,7 @@ def test_every_c_unit_test_passes(c_results):
 
 @pytest.mark.parametrize("group", ["options", "probe speed", "probe sign", "probe client", "probe server",
                                    "shim profile", "netem relay", "netem flood", "netem link spec",
-                                   "packet queue", "rng", "timing"])
+                                   "packet queue", "rng", "timing", "mac_op"])
 def test_c_unit_tests_cover_each_parser_the_queue_and_the_generator(c_results, group):
     _, results = c_results
     assert any(group in name for name in results), f"no C unit test about {group!r} ran: {sorted(results)}"

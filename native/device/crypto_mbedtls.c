@@ -26,6 +26,7 @@
 
 #include "backend.h"
 #include "crypto_mbedtls.h"
+#include "mac_op.h"
 #include "marker.h"
 #include "stackpaint.h"
 
@@ -44,23 +45,6 @@ const char *sp_mbedcrypto_ops(void)
 }
 
 static unsigned char in[MSG], out[MSG], tag[32], key[32], iv[12], aad[13], hash[32];
-
-static int mac_op(const char *op, unsigned *len)
-{
-    int kind = 0;
-    const char *num = NULL;
-    if (strncmp(op, "aes-128-cmac-", 13) == 0)
-        kind = 1, num = op + 13;
-    else if (strncmp(op, "hmac-sha256-", 12) == 0)
-        kind = 2, num = op + 12;
-    if (kind == 0)
-        return 0;
-    unsigned n = (unsigned)atoi(num);
-    if (n == 0 || n > MSG)
-        return 0;
-    *len = n;
-    return kind;
-}
 
 /* one tag with a prepared key: the key schedule (CMAC) or the keyed pads (HMAC) are set once; the
  * reset that returns the context to its keyed state is outside the markers */
@@ -178,7 +162,7 @@ int sp_mbedcrypto_op(void *st, const char *op, int reps, char *err, size_t errle
     unsigned id = 0, mlen = 0;
     while (id < N_OPS && strcmp(OPS[id], op) != 0)
         id++;
-    int mkind = id == N_OPS ? mac_op(op, &mlen) : 0;
+    int mkind = id == N_OPS ? sp_mac_op(op, MSG, &mlen) : 0;
     if (mkind != 0)
         return run_mac(mkind, mlen, reps, err, errlen);
     if (id == N_OPS) {

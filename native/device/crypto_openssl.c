@@ -18,6 +18,7 @@
 #include "backend.h"
 
 #include "crypto_openssl.h"
+#include "mac_op.h"
 #include "marker.h"
 #include "stackpaint.h"
 
@@ -70,14 +71,15 @@ static int aead(EVP_CIPHER_CTX *c)
  * duplicated outside the markers before each tag (as crypto_wolfssl.c copies its keyed state) */
 static int run_mac(const char *op, int reps, char *err, size_t errlen)
 {
-    int cmac = strncmp(op, "aes-128-cmac-", 13) == 0;
-    if (!cmac && strncmp(op, "hmac-sha256-", 12) != 0)
+    if (strncmp(op, "aes-128-cmac-", 13) != 0 && strncmp(op, "hmac-sha256-", 12) != 0)
         return -1;
-    unsigned n = (unsigned)atoi(op + (cmac ? 13 : 12));
-    if (n == 0 || n > MSG) {
+    unsigned n = 0;
+    int kind = sp_mac_op(op, MSG, &n);
+    if (kind == SP_MAC_NONE) {
         snprintf(err, errlen, "unknown operation %s", op);
         return 2;
     }
+    int cmac = kind == SP_MAC_CMAC;
     EVP_MAC *mac = EVP_MAC_fetch(NULL, cmac ? "CMAC" : "HMAC", NULL);
     EVP_MAC_CTX *c0 = mac ? EVP_MAC_CTX_new(mac) : NULL;
     OSSL_PARAM params[2] = {

@@ -23,6 +23,7 @@
 #include "backend.h"
 
 #include "crypto_wolfssl.h"
+#include "mac_op.h"
 #include "marker.h"
 #include "stackpaint.h"
 
@@ -124,26 +125,9 @@ static int run_pki(const char *op, int reps, char *err, size_t errlen)
     return rc != 0;
 }
 
-/* "aes-128-cmac-N" / "hmac-sha256-N": one tag over N bytes with a prepared key (key schedule and
- * subkeys, or the HMAC pads, computed once outside the markers; a copy of the keyed state is
- * taken outside the markers before each tag). 1 for CMAC, 2 for HMAC, 0 if op is neither. */
-static int mac_op(const char *op, unsigned *len)
-{
-    int kind = 0;
-    const char *num = NULL;
-    if (strncmp(op, "aes-128-cmac-", 13) == 0)
-        kind = 1, num = op + 13;
-    else if (strncmp(op, "hmac-sha256-", 12) == 0)
-        kind = 2, num = op + 12;
-    if (kind == 0)
-        return 0;
-    unsigned n = (unsigned)atoi(num);
-    if (n == 0 || n > MSG)
-        return 0;
-    *len = n;
-    return kind;
-}
-
+/* "aes-128-cmac-N" / "hmac-sha256-N" (kind and N from mac_op.h): one tag over N bytes with a prepared
+ * key (key schedule and subkeys, or the HMAC pads, computed once outside the markers; a copy of the
+ * keyed state is taken outside the markers before each tag) */
 static int run_mac(int kind, unsigned n, int reps, char *err, size_t errlen)
 {
     static Cmac cmac0, cmac;
@@ -229,7 +213,7 @@ int sp_wolfcrypt_op(void *st, const char *op, int reps, char *err, size_t errlen
     if (pki >= 0)
         return pki;
     unsigned mlen = 0;
-    int mkind = id == N_OPS ? mac_op(op, &mlen) : 0;
+    int mkind = id == N_OPS ? sp_mac_op(op, MSG, &mlen) : 0;
     if (mkind != 0) {
         memset(in, 0x5a, sizeof in);
         memset(key, 0x4b, sizeof key);

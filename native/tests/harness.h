@@ -38,6 +38,7 @@ extern char harness_detail[512];
 
 /* Each test file's table; the runner lists them. */
 extern const test_case opts_tests[], probe_args_tests[], profile_tests[], netem_args_tests[],
-    pktq_tests[], rng_tests[], loadgen_storm_tests[], loadgen_args_tests[], timing_tests[];
+    pktq_tests[], rng_tests[], loadgen_storm_tests[], loadgen_args_tests[], timing_tests[],
+    mac_op_tests[];
 
 #endif

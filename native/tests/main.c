@@ -16,6 +16,7 @@ static const struct suite suites[] = {
     {"opts", opts_tests}, {"probe_args", probe_args_tests}, {"profile", profile_tests},
     {"netem_args", netem_args_tests}, {"pktq", pktq_tests}, {"rng", rng_tests},
     {"loadgen_storm", loadgen_storm_tests}, {"loadgen_args", loadgen_args_tests}, {"timing", timing_tests},
+    {"mac_op", mac_op_tests},
 };
 
 /* No argument: every suite; otherwise only the named suites. */
