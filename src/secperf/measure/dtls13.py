@@ -128,6 +128,19 @@ def _run_steps(steps: list[list[str]], log: Path) -> None:
                 raise DtlsSetupError(f"building the DTLS pair failed at `{' '.join(argv[:2])}` (log: {log})")
 
 
+def library_dir(src: Path) -> Path:
+    """Where the library of this wolfSSL source and WOLFSSL_CMAKE is built (its install: wolfssl/)."""
+    return secperf_home() / "dtls" / ("wolfssl-" + _fingerprint(" ".join(WOLFSSL_CMAKE).encode(),
+                                                                (src / "wolfssl" / "version.h").read_bytes()))
+
+
+def pair_compile_argv(inst: Path, out: Path) -> list[str]:
+    """The pair's compile and link command against the wolfSSL installed at inst (the lint's
+    compile database, scripts/lint_compile_db.py, takes its flags from here too)."""
+    return ["cc", "-O2", "-std=gnu11", "-Wall", "-o", str(out), str(SOURCE), f"-I{inst / 'include'}",
+            str(inst / "lib" / "libwolfssl.a"), "-lm", "-lpthread"]
+
+
 def ensure_tool() -> Path:
     """The built pair (built now if needed: the library once per wolfSSL version and flags, the pair
     once per source); DtlsSetupError naming what is missing."""
@@ -135,8 +148,7 @@ def ensure_tool() -> Path:
     for tool, pkg in (("cmake", "cmake"), ("cc", "gcc")):
         if not shutil.which(tool):
             raise DtlsSetupError(f"{tool} not found: install the Debian package {pkg} (scripts/bootstrap installs it)")
-    lib_dir = secperf_home() / "dtls" / ("wolfssl-" + _fingerprint(" ".join(WOLFSSL_CMAKE).encode(),
-                                                                  (src / "wolfssl" / "version.h").read_bytes()))
+    lib_dir = library_dir(src)
     inst = lib_dir / "wolfssl"
     private_dir(lib_dir)
     log = lib_dir / "build.log"
@@ -150,8 +162,7 @@ def ensure_tool() -> Path:
     exe = lib_dir / f"dtls_pair-{_fingerprint(SOURCE.read_bytes(), *common)}"
     if not exe.exists():
         tmp = exe.with_suffix(".tmp")
-        _run_steps([["cc", "-O2", "-std=gnu11", "-Wall", "-o", str(tmp), str(SOURCE), f"-I{inst / 'include'}",
-                     str(inst / "lib" / "libwolfssl.a"), "-lm", "-lpthread"]], log)
+        _run_steps([pair_compile_argv(inst, tmp)], log)
         tmp.rename(exe)
     return exe
 
