@@ -213,3 +213,16 @@ def test_a_server_tables_missing_file_is_named_by_its_key(tmp_path, capsys):
     assert cli.main(["server", "--system", str(p), "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err
     assert "[server].client_cert" in err and "--client-cert" not in err
+
+
+@pytest.mark.parametrize("argv,option", [
+    (["whatif", "mqtt", "--sweep", "rtt=0..1e999:25"], "--sweep"),
+    (["whatif", "mqtt", "--host-scheduling", "1e999"], "--host-scheduling"),
+    (["server", "--rates", "1e999"], "--rates"),
+    (["server", "--resume-ratio", "1,1e999"], "--resume-ratio"),
+    (["server", "--chain-depth", "1e999"], "--chain-depth"),
+])
+def test_every_number_that_overflows_says_too_large(tmp_path, capsys, argv, option):
+    assert cli.main([*argv, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert option in err and "too large" in err

@@ -68,8 +68,10 @@ def _num(key: str, v: str) -> float:
         x = float(v)
     except ValueError:
         raise SweepError(f"--sweep: {key}={v!r} is not a number") from None
-    if not math.isfinite(x):  # rtt=0..inf:1 was cut to 0..999 without a word
-        raise SweepError(f"--sweep: {key}={v} is not a finite number")
+    if math.isnan(x):
+        raise SweepError(f"--sweep: {key}={v} is not a number")
+    if not math.isfinite(x):  # rtt=0..inf:1 was cut to 0..999 without a word; 1e999 overflows to inf
+        raise SweepError(f"--sweep: {key}={v} is too large: give a finite number")
     if x < 0:
         raise SweepError(f"--sweep: {key}={v} is negative; {key} must be 0 or more")
     return x

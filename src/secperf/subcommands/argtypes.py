@@ -90,6 +90,8 @@ def off_measure_or_ms(hi: float):
             x = float(v[:-2] if v.endswith("ms") else v)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not off, measure or a number of milliseconds") from None
+        if x > hi:  # 1e999 (inf) included
+            raise argparse.ArgumentTypeError(f"{text} is too large: at most {hi:g} ms")
         if not math.isfinite(x) or not 0 <= x <= hi:
             raise argparse.ArgumentTypeError(f"{x:g} ms must be a finite number from 0 to {hi:g}")
         return x
@@ -164,8 +166,10 @@ class _CommaList:
             if self.choices is not None and x not in self.choices:
                 raise argparse.ArgumentTypeError(f"{x!r} is not one of {', '.join(map(str, self.choices))}")
             if self.item_type is not None:
+                # plain float/int items are finite numbers: 1e999 is "too large", not inf passed on
+                conv = {float: _float, int: _int}.get(self.item_type, self.item_type)
                 try:
-                    x = self.item_type(x)
+                    x = conv(x)
                 except (argparse.ArgumentTypeError, ValueError, TypeError) as exc:
                     why = str(exc) if isinstance(exc, argparse.ArgumentTypeError) else "not a valid value"
                     raise argparse.ArgumentTypeError(f"{x!r} in {text!r}: {why}") from None
