@@ -118,6 +118,7 @@ def test_unreachable_not_tls_and_refused_certificates_exit_2(nginx_auth, pki, pl
     assert not (tmp_path / "res").exists() or not any((tmp_path / "res").iterdir())   # nothing run
 
 
+@pytest.mark.slow
 def test_server_target_loads_nginx_and_records_what_it_negotiated(nginx, tmp_path):
     ng, certs = nginx
     p = run_cli("server", "--target", f"127.0.0.1:{ng.port}", "--ca", str(certs.ca), "--servername", "localhost",
