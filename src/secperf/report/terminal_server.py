@@ -171,7 +171,8 @@ def tables(doc: Result | Mapping[str, Any]) -> list[Table]:
                 _f(r["rest_us"]),
                 _f(r["p95_ms"], "{:.1f}"),
                 _f(r["resumed_share"], "{:.0%}"),
-                "no" if r["extractable"] is False else "yes (file)",
+                # None: a server secperf did not start (--target): its key is not known here
+                "no" if r["extractable"] is False else "yes (file)" if r["extractable"] else "–",
             )
         out.append(t)
         t.caption = "\n".join([t.caption, *limit_warnings(doc)])  # the generator, not the server, set the rate
