@@ -226,3 +226,16 @@ def test_every_number_that_overflows_says_too_large(tmp_path, capsys, argv, opti
     assert cli.main([*argv, "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert option in err and "too large" in err
+
+
+def test_a_pattern_files_repeated_measures_are_used_once_with_a_note(tmp_path, capsys):
+    from importlib import resources
+
+    from secperf.inputs.patterns import load_pattern
+    text = resources.files("secperf.data").joinpath("patterns/periodic-collection.toml").read_text()
+    text = text.replace('source = "study S2: MQTT over TLS',
+                        'measures = ["resumption", "psk", "resumption"]\nsource = "study S2: MQTT over TLS')
+    p = tmp_path / "p.toml"
+    p.write_text(text)
+    assert load_pattern(str(p)).stack.measures == ["resumption", "psk"]
+    assert "[stack].measures" in capsys.readouterr().err

@@ -185,6 +185,18 @@ class Stack(_Section):
             parse_quantity(v, CHARGE_UNITS, "charge")
         return v
 
+    @field_validator("measures")
+    @classmethod
+    def _measures_once(cls, v: list[str] | None) -> list[str] | None:
+        """A measure named twice is used once, with a note (two rows of one measure in the ranking)."""
+        if v is None or len(set(v)) == len(v):
+            return v
+        from .vocabulary import note
+
+        note(f"[stack].measures: {', '.join(sorted({m for m in v if v.count(m) > 1}))} given more than once; "
+             f"each is used once")
+        return list(dict.fromkeys(v))
+
     @field_validator("key")
     @classmethod
     def _key(cls, v: str) -> str:
