@@ -101,8 +101,11 @@ def handshake(o: HandshakeExperimentOptions, output: Output) -> Result:
     others = [s for s in stacks if s != "openssl"]
     if others:
         phases.append(P.stack_phase(_stack_items(others, experiment, base, nets, tgt, mtls), hp))
+    from . import bounds
+    per_stack = bounds.rows_of(configs, nets, lambda c: c.proto) * len(stacks)
+    limit = bounds.check(f"handshake {experiment}", per_stack, hp.n + hp.warmup + 1, opts.max_hours_given)
     return measure_and_write("handshake", {"experiment": experiment, "servers": servers, "stacks": stacks,
-                                           "networks": [n.as_dict() for n in nets], **hp.as_dict()},
+                                           "networks": [n.as_dict() for n in nets], **hp.as_dict(), **limit},
                              phases, output)
 
 
@@ -222,10 +225,12 @@ def connect(o: ConnectOptions, output: Output,
     opts = o.measure
     cp = C.ConnectParams(n=opts.pick_n(20), warmup=opts.pick_warmup(2), timeout_ms=opts.timeout_ms or 5000,
                          seed=opts.seed, target=tgt)
+    from . import bounds
     params = {"protocols": protocols, "keys": keys, "handshakes": handshakes, "clients": clients or ["probe"],
               "auth": auths, "tls": o.tls, "set_tcp_nodelay": not o.nagle, "key_sessions": list(key_sessions),
-              "coap_servers": list(coap_servers),
-              "networks": [n.as_dict() for n in nets], **cp.as_dict()}
+              "coap_servers": list(coap_servers), "coap_security": list(o.coap_security or ["pki"]),
+              "networks": [n.as_dict() for n in nets], **cp.as_dict(),
+              **bounds.check("connect", bounds.rows_of(configs, nets), cp.n + cp.warmup + 1, opts.max_hours_given)}
     if phases_only:
         return params, [P.connect_phase(configs, cp)]
     return measure_and_write("connect", params, [P.connect_phase(configs, cp)], output)

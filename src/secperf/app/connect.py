@@ -57,7 +57,8 @@ def connect_configs(protocols, keys, handshakes, clients, auths, tls="1.3", nagl
     # silently: `--key software --key-session cold` measured warm rows)
     if "cold" in key_sessions and not any(c.key_session == "cold" for c in base):
         raise InputError(f"--key-session cold: acts on the probe's full handshakes with a token or secure-element key; "
-                         f"--key {','.join(keys)} with --handshake {','.join(handshakes)} has none: add --key token or "
+                         f"protocol {','.join(protocols)} with --key {','.join(keys)} and --handshake "
+                         f"{','.join(handshakes)} has none: add --key token or "
                          f"--key se:PROFILE, or drop --key-session cold")
     if nagle and not any(p in ("mqtt", "https", "vpn") for p in protocols):
         raise InputError(f"--nagle: acts on TCP connections (mqtt, https, vpn); protocol {','.join(protocols)} runs over "
@@ -73,7 +74,9 @@ def connect_configs(protocols, keys, handshakes, clients, auths, tls="1.3", nagl
                              "session to resume); add --handshake full")
     configs = [replace(c, network=n) for n in networks for c in base]
     if not configs:
-        raise InputError("nothing to measure: the chosen --client values do not serve the chosen protocols")
+        raise InputError(f"nothing to measure: --handshake {','.join(handshakes)} with --client "
+                         f"{','.join(clients or ['probe'])} serves none of protocol {','.join(protocols)} "
+                         "(a resumed row needs a client that resumes; vpn has full handshakes only)")
     kept, skipped = [], []
     for cfg in configs:
         if cfg.client == "jwt-client":

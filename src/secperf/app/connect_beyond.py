@@ -135,11 +135,16 @@ def connect(o: ConnectOptions, mine: list[str], others: list[str], output: Outpu
               "networks": [x.as_dict() for x in nets], "n": n, "warmup": warmup, "timeout_ms": timeout_ms,
               "seed": opts.seed}
     phases = [phase(rows, n, warmup, timeout_ms, opts.seed)]
+    from . import bounds
+    extra_s = 0.0
     if others:
         ordinary = [h for h in handshakes if h in ("full", "resumed")]
         if not ordinary:
             raise InputError(f"--handshake {','.join(handshakes)}: nothing for {', '.join(others)} (full, resumed)")
         other_params, other_phases = others_phases(others, ordinary)
+        extra_s = other_params.get("estimate_s", 0.0)
         params = {**other_params, **params, "protocols": [*others, *mine]}
         phases = other_phases + phases
+    params.update(bounds.check("connect", bounds.rows_of(rows, nets, lambda c: getattr(c, "protocol", "quic")),
+                               n + warmup + 1, opts.max_hours_given, extra_s))
     return measure_and_write("connect", params, phases, output)

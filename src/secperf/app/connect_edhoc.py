@@ -97,6 +97,9 @@ def measure(o: ConnectOptions, output: Output) -> Result:
               "edhoc": [r.label for r in rows], "oscore_requests": requests,
               "networks": [x.as_dict() for x in nets], "n": n, "warmup": warmup, "timeout_ms": timeout_ms,
               "seed": opts.seed}
+    from . import bounds
+    params.update(bounds.check("connect edhoc", bounds.rows_of(rows, nets, lambda c: "edhoc"), n + warmup + 1,
+                               opts.max_hours_given))
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         from ..measure import edhoc as E

@@ -22,6 +22,7 @@ class MeasureOptions:
     prehashed: bool = False
     timeout_ms: int | None = None     # per-connection stage timeout (handshake, connect)
     max_hours: float = DEFAULT_MAX_HOURS  # the longest run the options may plan (--max-hours)
+    max_hours_given: float | None = None  # --max-hours as given (None: each command's own limit, app/bounds.py)
 
     def pick_n(self, default: int) -> int:
         return self.n or default

@@ -38,7 +38,8 @@ def _int(v: int) -> bytes:
 def session_pem(key: bytes, suite: str = "TLS_AES_128_GCM_SHA256", now: int | None = None) -> bytes:
     """The PEM SSL_SESSION that `s_server -psk_session` reads as the external PSK `key`."""
     if not 1 <= len(key) <= 64:
-        raise ValueError(f"a PSK of {len(key)} bytes: 1 to 64 here")
+        from ..core.errors import MeasurementError
+        raise MeasurementError(f"a PSK of {len(key)} bytes: 1 to 64 here")
     body = (_int(1) + _int(0x0304) + _tlv(0x04, SUITES[suite]) + _tlv(0x04, b"") + _tlv(0x04, key)
             + _tlv(0xA1, _int(int(time.time() if now is None else now))) + _tlv(0xA2, _int(86400 * 365)))
     b64 = base64.b64encode(_tlv(0x30, body)).decode()

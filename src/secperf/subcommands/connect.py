@@ -31,7 +31,7 @@ def add_arguments(p) -> None:
                    help="HTTPS authentication: mtls, jwt_fresh, jwt_cached (default: all three)")
     p.add_argument("--coap-security", action="extend", type=comma_list(), metavar="KINDS",
                    help="CoAP over DTLS: pki (default), psk")
-    p.add_argument("--tls", choices=("1.2", "1.3"), default="1.3", help="TLS version for HTTPS and MQTT")
+    p.add_argument("--tls", choices=("1.2", "1.3"), default=None, help="TLS version for HTTPS and MQTT (default 1.3)")
     p.add_argument("--nagle", action="store_true",
                    help="mosquitto without set_tcp_nodelay (shows Nagle + delayed ACK on CONNACK)")
     p.add_argument("--timeout-ms", type=count(3_600_000), default=5000, help="per-connection stage timeout")
@@ -57,7 +57,7 @@ def options(args):
     """The app's ConnectOptions of the parsed arguments (a list not given stays None)."""
     from ..app.options import ConnectOptions
     return ConnectOptions(protocols=args.protocol, keys=args.key, handshakes=args.handshake, clients=args.client,
-                          auths=args.auth, coap_security=args.coap_security, networks=args.network, tls=args.tls,
+                          auths=args.auth, coap_security=args.coap_security, networks=args.network, tls=args.tls or "1.3",
                           nagle=args.nagle, key_sessions=args.key_session, coap_servers=args.coap_server,
                           target=shared.target_kwargs(args).get("target"), lost=args.lost, cid=args.cid,
                           edhoc_method=args.edhoc_method, edhoc_suite=args.edhoc_suite,
@@ -65,5 +65,6 @@ def options(args):
                           oscore_requests=args.oscore_requests, measure=measure_options(args))
 
 def run(args):
-    from ..app import commands
+    from ..app import commands, option_scope
+    option_scope.check_connect_args(args)   # every option acts on a chosen protocol or is refused
     return commands.connect(options(args), output(args))

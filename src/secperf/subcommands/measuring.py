@@ -21,9 +21,9 @@ def add_measure_options(p: argparse.ArgumentParser, links: bool = False, no_netw
     g.add_argument("--seed", type=seed, default=1, help="seed for generated messages and keys' inputs")
     g.add_argument("--min-sample-us", type=positive(10_000_000), default=1000.0,
                    help="batch operations until a sample lasts this long, so timer overhead stays < 1%%")
-    g.add_argument("--max-hours", type=positive(10_000), default=24.0, metavar="H",
+    g.add_argument("--max-hours", type=positive(10_000), default=None, metavar="H",
                    help="refuse options whose product plans a longer run (series x samples x sample length; "
-                        "default 24)")
+                        "default 24; connections: the estimate from the link, the timers and --n, default 1/6)")
     if links:
         g.add_argument("--network", action="append", metavar="NETWORK",
                        help="emulated link: a profile (`secperf netem list`), a spec like "
@@ -52,7 +52,8 @@ def measure_options(args):
     return MeasureOptions(n=args.n, duration_s=args.duration, warmup=args.warmup, seed=args.seed,
                           min_sample_us=args.min_sample_us, hash=getattr(args, "hash", "sha256"),
                           prehashed=getattr(args, "prehashed", False), timeout_ms=getattr(args, "timeout_ms", None),
-                          max_hours=getattr(args, "max_hours", 24.0))
+                          max_hours=getattr(args, "max_hours", None) or 24.0,
+                          max_hours_given=getattr(args, "max_hours", None))
 
 
 def command_line(*fallback: str) -> list[str]:

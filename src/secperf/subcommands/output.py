@@ -179,9 +179,7 @@ class GuardedStream:
         return True
 
     def __getattr__(self, name: str):
-        if self.raw is None:
-            raise AttributeError(name)
-        return getattr(self.raw, name)
+        return getattr(self.raw, name)   # a closed stream (None) has none of a file's attributes
 
 
 @contextlib.contextmanager
