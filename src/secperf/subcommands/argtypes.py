@@ -192,7 +192,7 @@ MAX_LIST_PRODUCT = 100_000  # the grid of a command's list options (rows = produ
 
 def _same_key(x):
     """What makes two list values the same request: numbers by value (16, 16.0, 016), names without
-    regard to case (names are lower case everywhere), a path as written."""
+    regard to case (names are lower case everywhere), a path (or an existing file) as written."""
     if isinstance(x, bool) or not isinstance(x, (int, float, str)):
         return repr(x)
     if isinstance(x, (int, float)):
@@ -204,7 +204,8 @@ def _same_key(x):
             return f
     except ValueError:
         pass
-    return t if "/" in t else t.casefold()
+    import os
+    return t if "/" in t or os.path.exists(t) else t.casefold()  # a file name keeps its case
 
 
 def unique(values: list, option: str, note=None) -> list:
