@@ -92,12 +92,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args):
     from ..app import whatif as W
+    from ..core.errors import InputError
     from .output import Exited
     if args.list:
         from ..report.terminal_whatif import listing
         listing()
         return Exited(0)
-    from ..core.errors import InputError
     from ..app.cluster import require
     require(args.cluster)                 # Ray missing or a malformed address: exit 2 before any work
     o = options(args)
@@ -135,12 +135,12 @@ def options(args):
         from .system_args import Merge
         s = load_system(args.system).system
         m = Merge(args.system)
+        args.system_taken = m.taken
         protocols = m.pick("PROTOCOL", protocols, "[protocol].name", [s.protocol.name])
         networks = m.pick("--network", networks, "[network].link", [s.network.link])
         keys = m.pick("--key", keys, "[security].key", [s.security.key])
         groups = m.pick("--group", groups, "[protocol].groups", s.protocol.groups)
         certs = m.pick("--server-cert", certs, "[protocol].server_cert",
-        args.system_taken = m.taken
                        [s.protocol.server_cert] if s.protocol.server_cert else [])
         handshakes = m.pick("--handshake", handshakes, "[protocol].handshakes", s.protocol.handshakes)
         if "PROTOCOL" in m.overridden and not args.handshake and handshakes:
