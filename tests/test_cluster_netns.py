@@ -87,6 +87,20 @@ def test_every_node_loads_the_target_counts_add_up_and_the_merge_is_exact(fabric
 
 
 @pytest.mark.slow
+def test_a_storm_replayed_from_every_node_against_the_target(fabric, tmp_path):
+    fab = fabric["fab"]
+    p = subprocess.run([*fab.exec_prefix("head"), sys.executable, "-m", "secperf", "fleet", "--replay", "30",
+                        "--target", fabric["target"], "--cluster", fabric["head"], "--measure-seconds", "0.5",
+                        "--base", "0.05", "--cap", "0.2", "--json", "--no-report", "--out", str(tmp_path)],
+                       env=fabric["env"], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    (r,) = json.loads(p.stdout)["analysis"]["fleet"]["replays"]
+    assert "failed" not in r, r
+    assert r["clients"] == 30 and r["measured"]["back"] == 30 and r["capacity_per_s"] > 0
+    assert len(r["cluster"]["workers"]) == 3 and r["server_cpu_s"] is None
+
+
+@pytest.mark.slow
 def test_a_node_that_cannot_reach_the_target_is_named_and_left_out(fabric, tmp_path):
     fab = fabric["fab"]
     fab.cut("n3", "web")

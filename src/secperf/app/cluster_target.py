@@ -148,3 +148,72 @@ def run_server(o: ServerOptions, output: Output) -> Result:
                                                               lambda r: label_of(o, r), runner)], output)
         finally:
             g.stop()
+
+
+# --- secperf fleet --replay N --target HOST:PORT --cluster C -------------------------------------------
+def replay_storm(lt, g: Generators, clients: int, policy: str, base_s: float, cap_s: float, timeout_s: float,
+                 capacity_s: float, duration_s: float, seed: int, tls: str = "1.3") -> dict:
+    """measure.server_target.replay_storm on the cluster's generators: the target's capacity at 32
+    clients before and after, the storm's clients spread over every generator, one start instant."""
+    import time
+
+    from ..measure import server as S
+    from ..measure import server_target as T
+    from .cluster_load import merge_storm
+    p = S.LoadParams(concurrency=[32], duration_s=capacity_s, warmup_s=0.3, seed=seed, core=-1, loadgen_procs=1)
+    cap = T.loadgen_argv(lt, tls, 0.0, 32, p)
+    before = S.summarize_level(run_level(g, cap, None, 0.3, capacity_s, capacity_s + 30))
+    time.sleep(1.0)
+    argv = T.retarget(S.storm_argv(lt.port, clients, policy, base_s, cap_s, timeout_s, duration_s, tls=tls,
+                                   app=lt.app, seed=seed), lt)
+    run = run_level(g, argv, None, 0.0, 0.0, duration_s + 60)
+    time.sleep(1.0)
+    after = S.summarize_level(run_level(g, cap, None, 0.3, capacity_s, capacity_s + 30))
+    if not any(m.get("type") == "end" for m in run["lines"]):
+        raise S.ServerMeasureError(f"secperf-loadgen --storm gave no end line on any generator: {run['stderr'][-300:]}")
+    return {"server": f"target {lt.name}", "key": "the target's own", "clients": clients, "policy": policy,
+            "base_s": base_s, "cap_s": cap_s, "timeout_s": timeout_s,
+            "capacity_per_s": (before["handshakes_per_s"] + after["handshakes_per_s"]) / 2,
+            "capacity_before_after_per_s": [before["handshakes_per_s"], after["handshakes_per_s"]],
+            "capacity_cpu_us_per_handshake": None, "storm": merge_storm(run), "server_cpu_s": None,
+            "server_cpu": T.SERVER_CPU_NOT_MEASURED,
+            "intervals": [m for m in run["lines"] if m.get("type") == "interval"],
+            "cluster": {"workers": [{k: v for k, v in w.items() if k != "hist_us"} for w in run["cluster"]["workers"]],
+                        "lost": run["cluster"]["lost"], "nodes_left_out": g.left_out}}
+
+
+def run_replay(o, params: dict, output: Output) -> Result:
+    """`fleet --replay N --target HOST:PORT --cluster C`: the storm from every node reaching the target."""
+    from ..core.errors import SetupError
+    from ..measure import server as S
+    from ..measure import server_target as T
+    from .cluster import connect
+    from .runner import Phase, measure_and_write
+    from .server import replay_compare
+    lt = o.target
+    params = {**params, "cluster": o.cluster}
+    with connect(o.cluster, quiet=output.json) as cl:
+        g = place_all(cl, lt, T.PROBE_TIMEOUT_S)
+        try:
+            def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
+                replays = []
+                doc.analysis["cluster"] = {**cl.as_dict(), "generators": g.places, "nodes_left_out": g.left_out}
+                for i, pol in enumerate(items):
+                    progress("start", pol, i, len(items), None)
+                    try:
+                        m = replay_storm(lt, g, o.replay, pol, o.base_s, o.cap_s, o.timeout_s, o.measure_s,
+                                         min(o.horizon_s, 600.0), o.seed)
+                        r = replay_compare(o, pol, m)
+                        r["cluster"] = m["cluster"]
+                        replays.append(r)
+                    except (S.ServerMeasureError, SetupError, ClusterRunError) as exc:
+                        replays.append({"clients": o.replay, "policy": pol, "failed": str(exc)})
+                    doc.analysis["fleet"] = {"capacity_source": f"measured against --target {lt.name} just before "
+                                                                f"and after each replay (mean): 32 clients over the "
+                                                                f"cluster's generators", "runs": [], "replays": replays}
+                    run.save(doc)
+                    progress("done", pol, i, len(items), None)
+            return measure_and_write("fleet", params, [Phase(o.policies, lambda p: f"storm replay: {p} against "
+                                                                                   f"{lt.name}", runner)], output)
+        finally:
+            g.stop()

@@ -106,15 +106,15 @@ def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resul
     from ..measure import server as S
     from ..measure import server_target as T
     from .server import replay_compare
-    if o.cluster:
-        raise InputError("--replay with --target and --cluster: the storm against your own server runs from this "
-                         "machine for now; drop --cluster")
     S.find_loadgen()
     lt = o.target
     if lt.protocol != "tls":
         raise InputError("--replay --target: the storm replays TLS connections; the target must be TLS")
     T.probe(lt, "1.3")
     params = {**params, "target": lt.labels()}
+    if o.cluster:
+        from .cluster_target import run_replay as cluster_replay
+        return cluster_replay(o, params, output)
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         replays = []
