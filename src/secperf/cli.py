@@ -12,6 +12,7 @@ Exit codes: 0 done; 1 measurement failures beyond the allowed share; 2 bad input
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from . import __version__
@@ -45,6 +46,16 @@ def main(argv: list[str] | None = None) -> int:
         return output.stream_failures(state.get("command"), code)
 
 
+def missing_program(exc: FileNotFoundError) -> str | None:
+    """The program a subprocess could not start because PATH has no such name (`openssl` with a PATH
+    that lacks /usr/bin), or None for any other missing file (that one is secperf's bug: a traceback)."""
+    import shutil
+    name = exc.filename
+    if not isinstance(name, str) or not name or "/" in name or shutil.which(name) is not None:
+        return None
+    return name
+
+
 def _main(argv: list[str] | None, state: dict) -> int:
     for stream in (sys.stdout, sys.stderr):  # a non-UTF-8 terminal gets escapes, not a crash on "µs"
         if hasattr(stream, "reconfigure"):
@@ -70,6 +81,13 @@ def _main(argv: list[str] | None, state: dict) -> int:
     except SecperfError as exc:  # anticipated: one line naming what was wrong and what to do
         output.say(f"secperf {args.command}: error: {exc}")
         return exc.exit_code
+    except FileNotFoundError as exc:
+        missing = missing_program(exc)
+        if missing is None:
+            raise
+        output.say(f"secperf {args.command}: error: the program {missing!r} is not on PATH ({os.environ.get('PATH', '')!r}):"
+                   " run scripts/bootstrap to install what secperf needs, or put its directory on PATH")
+        return EXIT_BAD_INPUT
     except KeyboardInterrupt as exc:
         if getattr(exc, "result", None) is not None:  # a measurement interrupted: its partial Result
             return output.show_interrupted(exc, args)

@@ -484,8 +484,10 @@ def _cells(o: WhatifOptions, table: C.CostTable):
     sweep = SW.parse(o.sweep)
     scs = list(dict.fromkeys(scenarios(o)))
     if o.s1:
-        scs = [sc for _, sc in S1.scenarios(table, o.protocols[0] if o.protocols[0] in ("tls1.3", "https", "mqtt")
-                                            else "tls1.3")]
+        if len(o.protocols) != 1 or o.protocols[0] not in ("tls1.3", "https", "mqtt"):   # it computed TLS 1.3 rows
+            raise InputError(f"--s1: study S1 compares TLS 1.3 full and PSK handshakes: acts on one of tls1.3, https, "
+                             f"mqtt; protocol {','.join(o.protocols)}: drop --s1 or name one of those")
+        scs = [sc for _, sc in S1.scenarios(table, o.protocols[0])]
     # --baseline: up to three rows per scenario (itself, without security, with a software key),
     # counted against the work limits before anything is simulated
     per = (3 if any(k != "software" for k in o.keys) else 2) if o.baseline else 1
