@@ -53,10 +53,10 @@ def add_arguments(p) -> None:
 
 def run(args):
     from ..app import plan as A
+    from ..core.errors import InputError
     from .output import Exited
     if args.list:
         from ..report.terminal_plan import listing
-    from ..core.errors import InputError
         listing()
         return Exited(0)
     from ..app.cluster import require
@@ -98,10 +98,10 @@ def options(args):
         ls = load_system(args.system)
         s, system = ls.system, args.system
         m = Merge(args.system)
+        args.system_taken = m.taken
         device = m.pick("--device", device, "[device].core", s.device.core)
         key = m.pick("--key", key, "[security].key", s.security.key)
         network = m.pick("--network", network, "[network].link", s.network.link)
-        args.system_taken = m.taken
         radio = m.pick("--radio", radio, "[network].radio", s.network.radio)
         if pats:
             what = "[pattern] and [budgets]" if s.budgets is not None else "[pattern]"
