@@ -180,6 +180,7 @@ def run(o: PlanOptions) -> R.Result:
     doc = R.new_result(kind="plan", command=o.command, params=params, host=host.collect(), run_id=run_.run_id)
     doc.analysis["plan"] = {"patterns": plans, "rule": " ".join(RULE.split())}
     if o.verify:
+        from ..core.errors import InternalError
         from .plan_verify import verify
         try:
             doc.analysis["plan"]["verify"] = verify(plans, o, doc, run_)
@@ -191,7 +192,6 @@ def run(o: PlanOptions) -> R.Result:
     R.finish(doc)
     run_.save(doc)
     if not o.no_report:
-        from ..core.errors import InternalError
         from ..report.html import render
         run_.write_text("report.html", render(doc, log=run_.dir / "secperf.log"))
     if o.metrics:
