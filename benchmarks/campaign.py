@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""The generated campaign of issue 42: cases made from the parser (build_parser: every command, every
+option, every choice) and from the system file's JSON Schema (`secperf schema system`: every key of the
+example system file given values of the wrong type and out of range), run through the real CLI with only
+the measuring step replaced (phases run empty; the real writer writes the Result), and counted:
+
+  traceback   an exception other than SystemExit left the command (or "Traceback" on its stderr)
+  hang        the case ran past its time-out (SIGALRM)
+  unreadable  a Result the case wrote that `secperf report` (the readers' checks) refuses
+  ignored     connect: an option given to a protocol, exit 0, and the Result's parameters unchanged
+  secrets     a PSK (the lab's demo keys, or any `-psk HEX`) seen in /proc/*/cmdline during the campaign,
+              which also runs real PSK handshakes (s_server TLS 1.3 psk_ke and psk_dhe_ke)
+
+    python benchmarks/campaign.py [--timeout 20] [--only SUBSTRING] [--no-real] [--json FILE]
+
+Exit code: 1 if any count is not 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from pathlib import Path
+
+HOSTILE = ["0", "-1", "nan", "inf", "1e999", "", "x" * 300, "a,a", ",", "\u0663", "1;2", "../../etc/passwd"]
+SKIP_OPTIONS = {"--help", "--version", "--cluster", "--out"}      # --cluster would reach for a Ray cluster
+SKIP_COMMANDS = {("netem", "run"), ("device", "build")}            # run a command / build a toolchain: nothing to fuzz
+BASE = {  # a valid argv per command (positional filled); options are added to it
+    "crypto": ["crypto", "--alg", "ed25519", "--n", "2"], "handshake": ["handshake", "versions", "--n", "2"],
+    "signer": ["signer", "--n", "2"], "jwt": ["jwt", "--n", "2"], "connect": ["connect", "https", "--n", "2"],
+    "mac": ["mac", "--n", "2"], "can": ["can"], "whatif": ["whatif", "tls1.3", "--n", "200"],
+    "server": ["server", "--duration", "1"], "fleet": ["fleet", "--devices", "100"],
+    "plan": ["plan", "--pattern", "telemetry-hourly"], "run": ["run", "--scenario", "quick", "--n", "2"],
+    "report": ["report", "{result}"], "compare": ["compare", "{result}", "{result}"],
+    "metrics": ["metrics", "{result}"], "schema": ["schema", "system"], "clean": ["clean", "--results", "{out}"],
+}
+CONNECT_PROTOCOLS = ["https", "mqtt", "coap", "vpn", "quic", "dtls13", "dtls12", "edhoc"]
+
+
+def subparsers(p):
+    for a in p._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            return dict(a.choices)
+    return {}
+
+
+def option_values(action) -> list[list[str]]:
+    """The values a case gives an option: each choice, and the hostile set (none for a flag)."""
+    if action.nargs == 0:
+        return [[]]
+    if action.choices:
+        return [[str(c)] for c in list(action.choices)[:6]] + [["no-such-choice"]]
+    return [[v] for v in HOSTILE]
+
+
+def parser_cases() -> list[tuple[str, list[str]]]:
+    from secperf.cli import build_parser
+    out = []
+    for name, p in subparsers(build_parser()).items():
+        subs = subparsers(p)
+        targets = [([name, s], sp) for s, sp in subs.items() if (name, s) not in SKIP_COMMANDS] if subs \
+            else [(list(BASE.get(name, [name])), p)]
+        for base, sp in targets:
+            for a in sp._actions:
+                if not a.option_strings:
+                    if a.choices and not isinstance(a, argparse._SubParsersAction) and name in ("schema",):
+                        out += [(f"{name} {c}", [name, str(c)]) for c in a.choices]
+                    continue
+                opt = a.option_strings[-1]
+                if opt in SKIP_OPTIONS:
+                    continue
+                for vals in option_values(a):
+                    out.append((f"{' '.join(base[:2])} {opt} {' '.join(vals)[:20]}", base + [opt, *vals]))
+    return out
+
+
+def schema_cases(example: Path) -> list[tuple[str, list[str], str]]:
+    """The example system file with each of its keys (as the JSON Schema names them) given a wrong value."""
+    import tomllib
+    doc = tomllib.loads(example.read_text())
+    out = []
+
+    def paths(d, prefix=()):
+        for k, v in d.items():
+            if isinstance(v, dict):
+                yield from paths(v, prefix + (k,))
+            else:
+                yield prefix + (k,), v
+    for path, _v in paths(doc):
+        for bad in ('"x"', "-1", "1e308", "[]", '["a", "a"]', "true", '"' + "y" * 500 + '"'):
+            text = _set(example.read_text(), path, bad)
+            if text is not None:
+                out.append((f"system {'.'.join(path)}={bad[:12]}", ["whatif", "--system", "{file}", "--n", "200"], text))
+    return out
+
+
+def _set(text: str, path: tuple, value: str) -> str | None:
+    """The TOML text with key `path` set to `value` (line-based: the example keeps one key a line)."""
+    section, key = ".".join(path[:-1]), path[-1]
+    cur, lines = "", text.splitlines()
+    for i, ln in enumerate(lines):
+        m = re.match(r"\s*\[([^\]]+)\]", ln)
+        if m:
+            cur = m.group(1).strip()
+            continue
+        if cur == section and re.match(rf"\s*{re.escape(key)}\s*=", ln):
+            lines[i] = f"{key} = {value}"
+            return "\n".join(lines) + "\n"
+    return None
+
+
+class Hang(BaseException):
+    pass
+
+
+def install_stub():
+    """The measuring step replaced: phases run empty, the real writer writes the Result (as bad_inputs)."""
+    from secperf.app import commands, device, runner, scenario, server
+    real = runner.measure_and_write
+    params_seen: list[dict] = []
+
+    def measure_and_write(kind, params, phases, output):
+        params_seen.append(json.loads(json.dumps(params, default=str)))
+        empty = [runner.Phase([], ph.label, lambda items, doc, run, progress: None) for ph in phases]
+        return real(kind, params, empty, output)
+    for mod in (commands, scenario, server, device, runner):
+        mod.measure_and_write = measure_and_write
+    from secperf.app import plan as plan_app
+    check = plan_app.check
+    plan_app.plan_all = lambda o: (check(o), [])[1]
+    return params_seen
+
+
+def run(argv: list[str], timeout_s: float) -> tuple[int | None, str, str | None]:
+    from secperf import cli
+    err = io.StringIO()
+
+    def alarm(*_):
+        raise Hang()
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout_s)
+    tb = None
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            try:
+                code = cli.main(argv)
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 2
+            except Hang:
+                code = None
+            except BaseException:   # noqa: BLE001 - the traceback a user would see
+                code, tb = 1, traceback.format_exc()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    return code, err.getvalue(), tb
+
+
+class Scan(threading.Thread):
+    def __init__(self, secrets):
+        super().__init__(daemon=True)
+        self.secrets, self.hits, self.stop = [s.lower() for s in secrets], [], threading.Event()
+
+    def run(self):
+        me = os.getpid()
+        while not self.stop.is_set():
+            for d in Path("/proc").iterdir():
+                if not d.name.isdigit() or int(d.name) == me:
+                    continue
+                try:
+                    line = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode("latin-1").lower()
+                except OSError:
+                    continue
+                if any(s in line for s in self.secrets) or re.search(r"\s-psk\s+[0-9a-f]{16,}", line):
+                    self.hits.append(line[:200])
+            self.stop.wait(0.05)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--timeout", type=float, default=20.0, help="seconds per case")
+    ap.add_argument("--only", default="")
+    ap.add_argument("--no-real", action="store_true", help="skip the real PSK handshakes")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    from secperf.measure.connect_config import COAP_PSK
+    from secperf.measure.handshake import PSK_HEX
+    scan = Scan([PSK_HEX, COAP_PSK.hex(), COAP_PSK.decode()])
+    scan.start()
+    work = Path(tempfile.mkdtemp(prefix="secperf-campaign-"))
+    os.environ["TMPDIR"] = str(work / "tmp")
+    (work / "tmp").mkdir()
+    counts = {"cases": 0, "traceback": 0, "hang": 0, "unreadable": 0, "ignored": 0, "secrets": 0, "results": 0}
+    bad: list[str] = []
+    if not a.no_real:   # real PSK handshakes on s_server (TLS 1.3 psk_ke, psk_dhe_ke) under the scan
+        p = subprocess.run([sys.executable, "-m", "secperf", "handshake", "psk", "--server", "s_server", "--n", "2",
+                            "--no-report", "--out", str(work / "real")], capture_output=True, text=True, timeout=600)
+        counts["cases"] += 1
+        if "Traceback" in p.stderr:
+            counts["traceback"] += 1
+            bad.append("traceback: real handshake psk --server s_server")
+    params_seen = install_stub()
+    result = _a_result(work)
+    example = Path(__file__).resolve().parent.parent / "examples" / "stm32l4-nbiot-mqtt.toml"
+    cases = [(n, v, None) for n, v in parser_cases()] + schema_cases(example)
+    t0 = time.monotonic()
+    for i, (name, argv, text) in enumerate(cases):
+        if a.only not in name:
+            continue
+        out = work / f"c{i}"
+        f = work / f"c{i}.toml"
+        if text is not None:
+            f.write_text(text)
+        argv = [x.replace("{result}", str(result)).replace("{out}", str(out)).replace("{file}", str(f)) for x in argv]
+        if argv[0] not in ("report", "compare", "metrics", "schema", "clean", "netem", "device") or \
+                argv[:2] in (["device", "handshake"], ["device", "crypto"]):
+            argv = argv + ["--out", str(out)]
+        code, err, tb = run(argv, a.timeout)
+        counts["cases"] += 1
+        if tb or "Traceback" in err:
+            counts["traceback"] += 1
+            bad.append(f"traceback: {name}: {(tb or err).strip().splitlines()[-1][:200]}")
+        if code is None:
+            counts["hang"] += 1
+            bad.append(f"hang: {name}")
+        for r in out.glob("*/result.json") if out.exists() else []:
+            if r.parent.is_symlink():
+                continue
+            counts["results"] += 1
+            rc, rerr, rtb = run(["report", str(r), "--output", str(r.parent / "check.html")], a.timeout)
+            if rc != 0:
+                counts["unreadable"] += 1
+                bad.append(f"unreadable: {name}: {rerr.strip().splitlines()[-1][:200] if rerr.strip() else rtb}")
+    counts["ignored"], ignored = _ignored(work, params_seen, a.timeout)
+    bad += ignored
+    scan.stop.set()
+    scan.join()
+    counts["secrets"] = len(scan.hits)
+    bad += [f"secret: {h}" for h in scan.hits[:5]]
+    for line in bad:
+        print(line)
+    print(f"\ncampaign: {counts['cases']} cases in {time.monotonic() - t0:.0f} s, {counts['results']} Results read "
+          f"back: traceback {counts['traceback']}, hang {counts['hang']}, unreadable {counts['unreadable']}, "
+          f"ignored {counts['ignored']}, secrets {counts['secrets']}")
+    if a.json:
+        Path(a.json).write_text(json.dumps({"counts": counts, "bad": bad}, indent=1))
+    import shutil
+    shutil.rmtree(work, ignore_errors=True)
+    return 1 if any(counts[k] for k in ("traceback", "hang", "unreadable", "ignored", "secrets")) else 0
+
+
+def _a_result(work: Path) -> Path:
+    code, err, tb = run(["whatif", "tls1.3", "--n", "200", "--no-report", "--out", str(work / "seed")], 120)
+    assert code == 0, (err, tb)
+    return next(p for p in (work / "seed").glob("*/result.json") if not p.parent.is_symlink())
+
+
+def _ignored(work: Path, params_seen: list[dict], timeout_s: float) -> tuple[int, list[str]]:
+    """connect's options x protocols: exit 0 with the parameters of the run without the option."""
+    from secperf.cli import build_parser
+    sub = subparsers(build_parser())["connect"]
+    values = {"--key": "token", "--handshake": "resumed", "--lost": "client-hello", "--cid": "on", "--client": "curl",
+              "--auth": "jwt_fresh", "--coap-security": "psk", "--tls": "1.2", "--timeout-ms": "1234",
+              "--edhoc-method": "0", "--edhoc-suite": "0", "--edhoc-cred": "value", "--edhoc-flow": "combined",
+              "--oscore-requests": "3", "--key-session": "cold", "--coap-server": "californium", "--n": "3",
+              "--warmup": "1", "--seed": "7", "--network": "delay=5ms", "--duration": "2", "--min-sample-us": "50",
+              "--max-hours": "0.5", "--connect": "127.0.0.1:5999", "--servername": "example.org"}
+    hits = []
+    for proto in CONNECT_PROTOCOLS:
+        base_argv = ["connect", proto, "--out", str(work / "ign"), "--no-report"]
+        run(base_argv, timeout_s)
+        base = params_seen[-1] if params_seen else None
+        for a in sub._actions:
+            opt = a.option_strings[-1] if a.option_strings else None
+            if opt not in values and not (opt == "--nagle"):
+                continue
+            n = len(params_seen)
+            code, err, _tb = run(base_argv + [opt] + ([] if opt == "--nagle" else [values[opt]]), timeout_s)
+            if code == 0 and (len(params_seen) == n or params_seen[-1] == base):
+                hits.append(f"ignored: connect {proto} {opt}")
+    return len(hits), hits
+
+
+if __name__ == "__main__":
+    sys.exit(main())
