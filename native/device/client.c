@@ -92,12 +92,8 @@ static int read_psk(const char *path, struct sp_config *cfg)
     size_t n = strlen(hex);
     if (!ok || id[0] == '\0' || strlen(id) >= sizeof cfg->psk_identity || n == 0 || n % 2 || n / 2 > sizeof cfg->psk)
         return -1;
-    for (size_t i = 0; i < n / 2; i++) {
-        unsigned v;
-        if (sscanf(hex + 2 * i, "%2x", &v) != 1)
-            return -1;
-        cfg->psk[i] = (unsigned char)v;
-    }
+    if (hex_decode(hex, cfg->psk) != (long)(n / 2))
+        return -1;
     snprintf(cfg->psk_identity, sizeof cfg->psk_identity, "%s", id);
     cfg->psk_len = n / 2;
     return 0;

@@ -233,7 +233,7 @@ int sp_wolfcrypt_op(void *st, const char *op, int reps, char *err, size_t errlen
     curve25519_key xa, xb;
     ecc_key ea, eb;
     Aes aes;
-    word32 len;
+    word32 len = 0;
     wc_curve25519_init(&xa);
     wc_curve25519_init(&xb);
     wc_ecc_init(&ea);

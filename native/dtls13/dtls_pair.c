@@ -15,7 +15,9 @@
  *           --n N --warmup W --mode full|resumed [--cid] [--drop-first] prints one JSON line a connection
  *
  * Keys are read from their files (never from the command line). */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <wolfssl/options.h>
 #include <wolfssl/ssl.h>
 #include <wolfssl/wolfio.h>
@@ -72,11 +74,7 @@ static int read_psk(const char *path) {
     hex[strcspn(hex, "\r\n")] = 0;
     size_t n = strlen(hex);
     if (!ok || !g_psk_id[0] || n == 0 || n % 2 || n / 2 > sizeof g_psk) return -1;
-    for (size_t i = 0; i < n / 2; i++) {
-        unsigned v;
-        if (sscanf(hex + 2 * i, "%2x", &v) != 1) return -1;
-        g_psk[i] = (unsigned char)v;
-    }
+    if (hex_decode(hex, g_psk) != (long)(n / 2)) return -1;
     g_psk_len = (unsigned int)(n / 2);
     return 0;
 }
@@ -387,6 +385,11 @@ static int run_client(const options *o) {
     inet_pton(AF_INET, o->host, &srv.sin_addr);
     WOLFSSL_SESSION *session = NULL;
     char *req = malloc((size_t)o->request_bytes);
+    if (!req) {
+        fprintf(stderr, "dtls_pair: out of memory for a %zu-byte request\n", (size_t)o->request_bytes);
+        wolfSSL_CTX_free(ctx);
+        return 1;
+    }
     memset(req, 'G', (size_t)o->request_bytes);
     int resume = strcmp(o->mode, "resumed") == 0;
     for (int i = -o->warmup - (resume ? 1 : 0); i < o->n; i++) {
@@ -448,6 +451,9 @@ static int run_client(const options *o) {
         wolfSSL_free(ssl);
         close(fd);
     }
+    if (session) wolfSSL_SESSION_free(session);
+    free(req);
+    wolfSSL_CTX_free(ctx);
     return 0;
 }
 

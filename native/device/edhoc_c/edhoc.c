@@ -178,7 +178,7 @@ int ed_process_message_2(struct ed_initiator *s, const uint8_t *m2, size_t len)
         id_len = pos - at;
         memcpy(id_map, pt + at, id_len);
         if (id_len != 2 + s->cred_r.ccs_len || pt[at] != 0xa1 || pt[at + 1] != 0x0e ||
-            memcmp(pt + at + 2, s->cred_r.ccs, s->cred_r.ccs_len))
+            memcmp(pt + at + 2, s->cred_r.ccs, s->cred_r.ccs_len) != 0)
             return ED_ERR_M2_CRED;
     } else {                    /* by kid, compact: an int stands for the one byte of its encoding */
         const uint8_t *kid = pt + at;
@@ -190,7 +190,7 @@ int ed_process_message_2(struct ed_initiator *s, const uint8_t *m2, size_t len)
         } else if ((it.major != CB_UINT && it.major != CB_NINT) || it.val > 23) {
             return ED_ERR_M2_FORMAT;
         }
-        if (kid_len != s->cred_r.kid_len || memcmp(kid, s->cred_r.kid, kid_len))
+        if (kid_len != s->cred_r.kid_len || memcmp(kid, s->cred_r.kid, kid_len) != 0)
             return ED_ERR_M2_CRED;
         id_len = id_cred_map(id_map, &s->cred_r, 0);
     }
@@ -244,7 +244,7 @@ int ed_message_3(struct ed_initiator *s, uint8_t *out, size_t cap, size_t *len)
         return ED_ERR_CRYPTO;
 
     /* MAC_3 = EDHOC-KDF(PRK_4e3m, 6, context_3 = << ID_CRED_I, TH_3, CRED_I >>, 8) */
-    if (2 * s->cred_i.ccs_len + 2 * CR_HASH_LEN + 16 > sizeof buf || cap < s->cred_i.ccs_len + 32)
+    if (2 * s->cred_i.ccs_len + 2 * (size_t)CR_HASH_LEN + 16 > sizeof buf || cap < s->cred_i.ccs_len + 32)
         return ED_ERR_SPACE;
     size_t n = id_cred_map(buf, &s->cred_i, s->by_value);
     n += cb_bstr(buf + n, s->th_3, CR_HASH_LEN);

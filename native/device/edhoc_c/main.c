@@ -15,6 +15,8 @@
  * "resp HEX" ("stop" ends the run). Markers (marker.h): HS_BEGIN/HS_END around a handshake and its
  * OSCORE exchange, OP_BEGIN/OP_END around each initiator step (ids below); the time spent waiting
  * for the host is outside every step. */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,7 +69,7 @@ static int get_hex(const char *name, uint8_t *out, size_t cap, size_t *len)
 {
     char line[LINE];
     size_t nl = strlen(name);
-    if (!fgets(line, sizeof line, stdin) || strncmp(line, name, nl) || line[nl] != ' ')
+    if (!fgets(line, sizeof line, stdin) || strncmp(line, name, nl) != 0 || line[nl] != ' ')
         return -1;
     return unhex(line + nl + 1, out, cap, len);
 }
@@ -78,6 +80,21 @@ struct keys {
     int trace;
 };
 
+/* s as a decimal number in [0, max]: digits only, no sign or trailing characters (a line end of a
+ * file's line allowed); -1 when not */
+static int parse_count(const char *s, long max, long *out)
+{
+    if (*s < '0' || *s > '9')
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || v > max || end[strspn(end, "\r\n")] != '\0')
+        return -1;
+    *out = v;
+    return 0;
+}
+
 static int load_keys(const char *path, struct keys *k)
 {
     FILE *f = fopen(path, "r");
@@ -85,6 +102,7 @@ static int load_keys(const char *path, struct keys *k)
         return -1;
     char line[LINE];
     size_t n;
+    long num = 0;
     unsigned have = 0;
     memset(k, 0, sizeof *k);
     k->ini.suites[0] = 0x02;
@@ -102,8 +120,8 @@ static int load_keys(const char *path, struct keys *k)
         else if (!strcmp(line, "cred_r")) { r = unhex(v, k->ini.cred_r.ccs, ED_MAX_CRED, &k->ini.cred_r.ccs_len); have |= 4; }
         else if (!strcmp(line, "suites")) r = unhex(v, k->ini.suites, sizeof k->ini.suites, &k->ini.suites_len);
         else if (!strcmp(line, "c_i")) r = unhex(v, k->ini.c_i, sizeof k->ini.c_i, &k->ini.c_i_len);
-        else if (!strcmp(line, "by_value")) k->ini.by_value = atoi(v);
-        else if (!strcmp(line, "trace")) k->trace = atoi(v);
+        else if (!strcmp(line, "by_value")) { r = parse_count(v, 1, &num); k->ini.by_value = (int)num; }
+        else if (!strcmp(line, "trace")) { r = parse_count(v, INT_MAX, &num); k->trace = (int)num; }
         else if (!strcmp(line, "x")) { r = unhex(v, k->x, CR_ECC_LEN, &n) || n != CR_ECC_LEN; k->ini.fixed_x = k->x; }
         if (r) {
             fclose(f);
@@ -205,8 +223,9 @@ static int run(const char *keyfile, int n)
         req[lq++] = 0x5a;
         req[lq++] = (uint8_t)i;
         req[lq++] = 0xb4;   /* Uri-Path (11), 4 bytes */
-        memcpy(req + lq, "temp", 4);
-        lq += 4;
+        static const uint8_t path[4] = {'t', 'e', 'm', 'p'};
+        memcpy(req + lq, path, sizeof path);
+        lq += sizeof path;
         sp_mark(SP_MARK_OP_BEGIN, STEP_PROTECT);
         r = osc_protect_request(&oc, req, lq, prot, sizeof prot, &lp);
         sp_mark(SP_MARK_OP_END, STEP_PROTECT);
@@ -239,7 +258,7 @@ static int oscore_vector(void)
     struct osc_ctx c;
     if (cr_init(1) || get_hex("secret", secret, sizeof secret, &ls) || get_hex("salt", salt, sizeof salt, &lt) ||
         get_hex("sid", sid, sizeof sid, &li) || get_hex("rid", rid, sizeof rid, &lr) ||
-        !fgets(line, sizeof line, stdin) || strncmp(line, "seq ", 4) || get_hex("request", req, sizeof req, &lq)) {
+        !fgets(line, sizeof line, stdin) || strncmp(line, "seq ", 4) != 0 || get_hex("request", req, sizeof req, &lq)) {
         fprintf(stderr, "sp-edhoc oscore-vector: give secret, salt, sid, rid, seq and request lines\n");
         return 2;
     }
@@ -265,8 +284,9 @@ int main(int argc, char **argv)
     }
     if (argc == 2 && !strcmp(argv[1], "oscore-vector"))
         return oscore_vector();
-    if (argc == 4 && !strcmp(argv[1], "run"))
-        return run(argv[2], atoi(argv[3]));
+    long n = 0;
+    if (argc == 4 && !strcmp(argv[1], "run") && parse_count(argv[3], INT_MAX, &n) == 0)
+        return run(argv[2], (int)n);
     fprintf(stderr, "usage: sp-edhoc run KEYFILE N | oscore-vector | --offers\n");
     return 2;
 }

@@ -20,6 +20,7 @@
  *
  * Built against QEMU's qemu-plugin.h when the build is given it (Debian's qemu source package,
  * fetched by scripts/bootstrap), else against the declarations shared with native/mac/cortexm. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,14 +202,27 @@ static int read_watch(const char *path)
         fprintf(stderr, "insn_events: cannot open watch file %s\n", path);
         return -1;
     }
-    unsigned long long addr, id;
-    while (n_watch < MAX_WATCH && fscanf(f, "%llx %llu", &addr, &id) == 2) {
+    /* one "0xADDR ID" a line (device_build.watch_lines); a line of any other shape is an error */
+    char line[128];
+    int rc = 0;
+    while (n_watch < MAX_WATCH && rc == 0 && fgets(line, sizeof line, f) != NULL) {
+        if (line[strspn(line, " \t\r\n")] == '\0')
+            continue;
+        char *end = NULL, *end2 = NULL;
+        errno = 0;
+        unsigned long long addr = strtoull(line, &end, 16);
+        unsigned long long id = strtoull(end, &end2, 10);
+        if (errno != 0 || end == line || end2 == end || end2[strspn(end2, " \t\r\n")] != '\0') {
+            fprintf(stderr, "insn_events: watch file %s: not an 'ADDRESS ID' line: %.60s\n", path, line);
+            rc = -1;
+            break;
+        }
         watch_addr[n_watch] = addr & ~1ull; /* a Thumb function's symbol has bit 0 set */
         watch_id[n_watch] = id;
         n_watch++;
     }
     fclose(f);
-    return 0;
+    return rc;
 }
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv)

@@ -17,6 +17,7 @@
 #endif
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdint.h>
@@ -40,7 +41,7 @@
 #define ALPN "hq-interop"
 #define MAX_UDP_PAYLOAD 1200           /* aioquic's datagram size (RFC 9000's minimum) */
 #define INITIAL_RTT_MS 333             /* RFC 9002 section 6.2.2 */
-#define WINDOW (1024u * 1024u)         /* aioquic's default max_data and max_stream_data */
+#define WINDOW (UINT64_C(1024) * 1024u)        /* aioquic's default max_data and max_stream_data */
 #define TICKET_WAIT_NS (1000u * NGTCP2_MILLISECONDS)
 
 enum mode { MODE_FULL, MODE_RESUMED, MODE_0RTT };
@@ -500,6 +501,20 @@ static void offers(void)
            gnutls_check_version(NULL), ALPN);
 }
 
+/* s as a decimal number in [0, max]: digits only, no sign or trailing characters; -1 when not */
+static int parse_count(const char *s, long max, long *out)
+{
+    if (*s < '0' || *s > '9')
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || *end != '\0' || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct opts o = {0, NULL, 1, MODE_FULL, "x25519", 40, 846, 10000, 1};
@@ -515,23 +530,27 @@ int main(int argc, char **argv)
         if (!v)
             return usage();
         i++;
-        if (!strcmp(a, "--port")) o.port = atoi(v);
-        else if (!strcmp(a, "--ca")) o.ca = v;
-        else if (!strcmp(a, "--n")) o.n = atoi(v);
+        if (!strcmp(a, "--ca")) o.ca = v;
         else if (!strcmp(a, "--group")) o.group = v;
-        else if (!strcmp(a, "--request-bytes")) o.request_bytes = (size_t)atol(v);
-        else if (!strcmp(a, "--response-bytes")) o.response_bytes = (size_t)atol(v);
-        else if (!strcmp(a, "--timeout-ms")) o.timeout_ms = atoi(v);
         else if (!strcmp(a, "--mode")) {
             if (!strcmp(v, "full")) o.mode = MODE_FULL;
             else if (!strcmp(v, "resumed")) o.mode = MODE_RESUMED;
             else if (!strcmp(v, "0rtt")) o.mode = MODE_0RTT;
             else return usage();
-        } else
-            return usage();
+        } else {   /* the numeric options: a plain decimal number each */
+            long num = 0;
+            if (parse_count(v, INT_MAX, &num) != 0)
+                return usage();
+            if (!strcmp(a, "--port")) o.port = (int)num;
+            else if (!strcmp(a, "--n")) o.n = (int)num;
+            else if (!strcmp(a, "--request-bytes")) o.request_bytes = (size_t)num;
+            else if (!strcmp(a, "--response-bytes")) o.response_bytes = (size_t)num;
+            else if (!strcmp(a, "--timeout-ms")) o.timeout_ms = (int)num;
+            else return usage();
+        }
     }
     if (o.port <= 0 || o.port > 65535 || !o.ca || o.n < 1 || o.request_bytes < 1 ||
-        (strcmp(o.group, "x25519") && strcmp(o.group, "p-256")))
+        (strcmp(o.group, "x25519") != 0 && strcmp(o.group, "p-256") != 0))
         return usage();
     gnutls_certificate_credentials_t cred;
     int rv = gnutls_certificate_allocate_credentials(&cred);

@@ -137,7 +137,7 @@ def library_dir(src: Path) -> Path:
 def pair_compile_argv(inst: Path, out: Path) -> list[str]:
     """The pair's compile and link command against the wolfSSL installed at inst (the lint's
     compile database, scripts/lint_compile_db.py, takes its flags from here too)."""
-    return ["cc", "-O2", "-std=gnu11", "-Wall", "-o", str(out), str(SOURCE), f"-I{inst / 'include'}",
+    return ["cc", "-O2", "-std=gnu11", "-D_GNU_SOURCE", "-Wall", "-o", str(out), str(SOURCE), f"-I{inst / 'include'}",
             str(inst / "lib" / "libwolfssl.a"), "-lm", "-lpthread"]
 
 
