@@ -160,6 +160,29 @@ def test_mqtt_load_command_writes_a_result_with_phases_capacity_and_the_model(tm
     assert m["capacity_per_s"] > 0 and m["limits"]["nofile"] >= 20 + M.FD_MARGIN
     assert m["broker"]["require_certificate"] is True
     assert set(m["fleet_model"]["models"]) == {"abandoned work", "late work dropped"}
+    # the report and the terminal draw the same view of it: one row per phase, both model variants
+    from secperf.app.reading import read_result
+    from secperf.report.terminal_server import mqtt_load_tables
+    from secperf.report.views import mqtt_load as V
+
+    res = read_result(tmp_path / "res" / doc["run_id"])
+    rows = V.phases(V.present(res.analysis))["rows"]
+    assert [r[0] for r in rows] == ["ramp", "hold", "storm"] and rows[0][1] == "20 / 20"
+    assert [t.row_count for t in mqtt_load_tables(res)] == [3, 2]
+    html = (tmp_path / "res" / doc["run_id"] / "report.html").read_text()
+    assert "MQTT load: persistent clients" in html and "The storm beside fleet" in html and "<svg" in html
+
+
+def test_a_failed_mqtt_load_has_no_tables_and_reads_back(tmp_path):
+    """A run that failed holds only its reason under analysis.mqtt_load: no tables, no crash."""
+    from secperf.core.result import new_result
+    from secperf.report.html import render
+    from secperf.report.terminal_server import mqtt_load_tables
+
+    doc = new_result(kind="server", command=["secperf", "mqtt-load"], params={"mqtt_load": True}, host={}, run_id="r")
+    doc.analysis["mqtt_load"] = {"config": {"clients": 5}, "failed": "mosquitto did not start"}
+    assert mqtt_load_tables(doc) == []
+    assert "MQTT load: persistent clients" not in render(doc)
 
 
 @pytest.mark.parametrize("client_auth", [False, True])

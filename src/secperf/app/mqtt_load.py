@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.errors import MeasurementError, SetupError
 from ..measure.mqtt_load import MqttLoadConfig
-from .reporter import reporter
 from .runner import Output, Phase, measure_and_write
 
 if TYPE_CHECKING:
@@ -17,7 +16,7 @@ if TYPE_CHECKING:
     from ..core.store import Run
     from .runner import Progress
 
-__all__ = ["MqttLoadConfig", "phase", "run", "storm_vs_model", "summary_lines"]
+__all__ = ["MqttLoadConfig", "phase", "run", "storm_vs_model"]
 RATIO_TARGET = (0.8, 1.25)
 MOSQUITTO_BACKLOG = 100     # listen(2) backlog in mosquitto's code (ss -ltn shows it); not configurable
 MAX_BURST_PER_S = 500       # first attempts per second a storm here spreads to (the benchmark's default)
@@ -75,46 +74,6 @@ def _s(ms: float | None) -> float | None:
     return None if ms is None else ms / 1000.0
 
 
-def summary_lines(m: dict) -> list[str]:
-    """What the terminal says of a run: per phase the clients up, CONNACK and PUBACK percentiles,
-    refusals and failures with the commonest reason, the broker's CPU; the storm's ratio to the model."""
-    out = []
-    lim = m.get("limits", {})
-    who = m["target"]["target"] if m.get("target") else "mosquitto"
-    out.append(f"{who}, {m['config']['clients']} clients; capacity {m.get('capacity_per_s') or 0:.0f} connections/s; "
-               f"open files {lim.get('nofile')} (hard {lim.get('nofile_hard')}), {lim.get('source_addrs')} source "
-               f"address(es) x {lim.get('ephemeral_ports')} ports")
-    for p in m.get("phases", []):
-        errs = p.get("errors") or {}
-        top = max(errs.items(), key=lambda kv: kv[1])[0] if errs else None
-        cpu = p.get("broker_utilisation")
-        out.append(f"{p['phase']:>5}: {p['up_at_end']}/{p['clients']} up"
-                   + (f", all up after {p['time_all_up_s']:.2f} s" if p.get("time_all_up_s") is not None
-                      and p["phase"] != "hold" else "")
-                   + f"; CONNACK P50 {_ms(p.get('connack_p50_ms'))} P99 {_ms(p.get('connack_p99_ms'))}"
-                   + f"; PUBACK P99 {_ms(p.get('puback_p99_ms'))} ({p.get('pubacks', 0)} of {p.get('published_qos1', 0)})"
-                   + f"; refused {p.get('refused', 0)}, failed {p.get('failed', 0)}, dropped {p.get('dropped', 0)}"
-                   + (f" (commonest: {top})" if top else "")
-                   + (f"; broker CPU {cpu:.0%}" if cpu is not None else ""))
-    fm = m.get("fleet_model")
-    if fm and fm.get("note"):
-        out.append(f"note: {fm['note']}")
-    if fm:
-        for name, mod in fm["models"].items():
-            r = mod.get("ratio_time_all_back_s")
-            out.append(f"storm vs fleet model ({name}): all back after {_sec(fm['measured']['time_all_back_s'])} "
-                       f"measured, {_sec(mod['time_all_back_s'])} modelled" + (f", ratio {r:.2f}" if r else ""))
-    return out
-
-
-def _sec(v: float | None) -> str:
-    return "never (within the horizon)" if v is None else f"{v:.2f} s"
-
-
-def _ms(v: float | None) -> str:
-    return "-" if v is None else f"{v:.1f} ms"
-
-
 def run(c: MqttLoadConfig, output: Output, target: dict | None = None) -> Result:
     """`target`: the user's broker (--target HOST:PORT with ca, servername, client_cert, client_key):
     probed first (unreachable, not TLS, a refused certificate: exit 2), then loaded as mosquitto is here."""
@@ -165,10 +124,7 @@ def run(c: MqttLoadConfig, output: Output, target: dict | None = None) -> Result
             raise MeasurementError(f"mqtt-load: {exc}") from exc
         doc.analysis["mqtt_load"] = m
         run.save(doc)
-        progress("done", items[0], 0, 1, None)
-        if not output.json:
-            for line in summary_lines(m):
-                reporter().note(line)
+        progress("done", items[0], 0, 1, None)  # the tables: report/views/mqtt_load.py, after the run
 
     params = {"mqtt_load": True, **c.__dict__, **({"target": lt.name} if lt is not None else {})}
     return measure_and_write("server", params, [Phase([c], lambda x: f"mqtt load: {x.clients} clients", runner)],

@@ -335,6 +335,7 @@ def plots_of(doc: Result | Mapping[str, Any]) -> list[Plot]:
         html_handshake,
         html_libraries,
         html_mac,
+        html_mqtt_load,
         html_netem,
         html_plan,
         html_signer,
@@ -353,7 +354,7 @@ def plots_of(doc: Result | Mapping[str, Any]) -> list[Plot]:
     from . import html_server
 
     out += html_server.plots(doc)
-    out += html_plan.plots(doc)
+    out += html_plan.plots(doc) + html_mqtt_load.plots(doc)
     return out
 
 
@@ -401,6 +402,7 @@ def _render(doc: Result) -> str:
         html_device,
         html_handshake,
         html_mac,
+        html_mqtt_load,
         html_netem,
         html_plan,
         html_server,
@@ -427,6 +429,7 @@ def _render(doc: Result) -> str:
         ("plan", "the plan (analysis.plan)", lambda: html_plan.view(doc)),
         ("device", "the device series", lambda: html_device.view(doc)),
         ("server", "the server and fleet figures (analysis.fleet, server series)", lambda: html_server.view(doc)),
+        ("mqtt_load", "the MQTT load (analysis.mqtt_load)", lambda: html_mqtt_load.view(doc)),
         ("failures", "the failures of the series", lambda: failures_view(doc)),
     )
     for sid, part, make in makers:

@@ -11,6 +11,7 @@ from rich.table import Table
 from ..core.result import as_result
 from ..core.result_schema import Result, Series
 from ..model.fleet import KNEE_RULE, knee, open_loop_knee
+from .views import mqtt_load as MQ
 
 
 def server_series(doc: Result | Mapping[str, Any]) -> list[Series]:
@@ -361,6 +362,28 @@ def tables(doc: Result | Mapping[str, Any]) -> list[Table]:
                         _f(m.get("ratio_wait_p99_s"), "{:.2f}"),
                     )
             out.append(rp)
+    return out + mqtt_load_tables(doc)
+
+
+def _grid_table(title: str, grid: MQ.Grid) -> Table:
+    t = Table(title=title, title_justify="left", header_style="bold", caption="; ".join(grid["notes"]) or None,
+              caption_justify="left")
+    for i, h in enumerate(grid["head"]):
+        t.add_column(h, justify="left" if i == 0 else "right")
+    for row in grid["rows"]:
+        t.add_row(*row)
+    return t
+
+
+def mqtt_load_tables(doc: Result) -> list[Table]:
+    """secperf mqtt-load's tables (report/views/mqtt_load.py, the HTML report draws the same)."""
+    m = MQ.present(doc.analysis)
+    if m is None:
+        return []
+    out = [_grid_table("MQTT load: " + "; ".join(MQ.facts(m)), MQ.phases(m))]
+    model = MQ.storm_model(m)
+    if model is not None:
+        out.append(_grid_table("The storm beside fleet's model (ratios measured / modelled)", model))
     return out
 
 
