@@ -42,8 +42,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..model import flights as F
-from ..model.flights import dtls13 as F13
 from ..model import network as N
+from ..model.flights import dtls13 as F13
 
 if TYPE_CHECKING:
     from ..model.predict import FlightPlan
