@@ -318,8 +318,11 @@ def _fleet(fleet: dict[str, Any]) -> list[Observation]:
     for run in fleet.get("runs") or []:
         m = run.get("model") or {}
         key = run.get("key")  # `fleet --key a,b`: one set of runs per server key, each its own rows
-        r = _Rows("fleet", f"fleet/{m.get('devices')}/{m.get('policy')}" + (f"/{key}" if key else ""),
-                  _labels("fleet", {**m, "source": "model"}))
+        r = _Rows(
+            "fleet",
+            f"fleet/{m.get('devices')}/{m.get('policy')}" + (f"/{key}" if key else ""),
+            _labels("fleet", {**m, "source": "model"}),
+        )
         r.add("time_all_back", "value", run.get("time_all_back_s"), "s")
         r.add("devices_back", "value", run.get("devices_back"), "count")
         r.add("gave_up", "value", run.get("gave_up"), "count")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .writes import atomic_write
+
 
 def secperf_home() -> Path:
     env = os.environ.get("SECPERF_HOME")
@@ -49,7 +51,6 @@ def private_dir(path: Path) -> Path:
 
 
 def write_private(path: Path, data: bytes) -> None:
-    """Write a file created with mode 0600 (never world-readable, even for a moment), atomically."""
-    from .store import atomic_write  # the one writer: its temp file is created 0600 (mkstemp)
-
+    """Write a file created with mode 0600 (never world-readable, even for a moment), atomically: the
+    one writer, whose temp file is created 0600 (mkstemp)."""
     atomic_write(Path(path), data, mode=0o600)

@@ -28,6 +28,7 @@ from typing import Any
 
 from . import stats
 from .errors import InputError, ResultError
+from .writes import owner_stamp
 
 SCHEMA = "secperf.result"
 SCHEMA_VERSION = 2
@@ -60,8 +61,6 @@ def new_result(*, kind: str, command: list[str], params: dict[str, Any], host: d
 
 
 def _owner() -> dict[str, Any]:
-    from .store import owner_stamp
-
     return owner_stamp()
 
 

@@ -301,12 +301,15 @@ class Series(_Record):
         compare or show figures nothing backs (a what-if's values are a reservoir of its n draws)."""
         sm = self.summary
         if sm is not None and not self.values_us:
-            raise ValueError(f"summary: n={sm.n} but values_us holds no samples: an inconsistent series "
-                             f"(a summary is computed from the values it summarises)")
+            raise ValueError(
+                f"summary: n={sm.n} but values_us holds no samples: an inconsistent series "
+                f"(a summary is computed from the values it summarises)"
+            )
         # a measured series summarises every value it holds; a what-if's values are a reservoir of its draws
         if sm is not None and (sm.n < len(self.values_us) or self.kind != "whatif" and sm.n != len(self.values_us)):
-            raise ValueError(f"summary: n={sm.n} but values_us holds {len(self.values_us)} samples: an "
-                             f"inconsistent series")
+            raise ValueError(
+                f"summary: n={sm.n} but values_us holds {len(self.values_us)} samples: an inconsistent series"
+            )
         return self
 
     @model_validator(mode="after")

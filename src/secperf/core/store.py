@@ -4,7 +4,6 @@ atomically (temp file + rename) and incrementally, and `latest` points at the ne
 from __future__ import annotations
 
 import datetime as _dt
-import errno
 import json
 import os
 import tempfile
@@ -14,25 +13,9 @@ from typing import Any
 
 from . import result as _result
 from .errors import InputError, InternalError, OutputError, ResultError
+from .paths import secperf_home
 from .result_schema import Result
-
-
-def process_start_ticks(pid: int) -> int | None:
-    """The process's start time in clock ticks since boot (/proc/PID/stat field 22), or None if
-    there is no such process. A PID with the same start time is the same process, not a reused PID.
-    Read by hand, not with psutil: its create_time() adds the boot time in wall-clock seconds, which
-    moves when the clock is stepped, and this value is compared for equality by later runs."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat.rsplit(")", 1)[1].split()
-    return None if fields[0] == "Z" else int(fields[19])
-
-
-def owner_stamp() -> dict[str, Any]:
-    """Who writes a run: this process, so a later run can tell whether it is still alive."""
-    return {"pid": os.getpid(), "start_ticks": process_start_ticks(os.getpid())}
+from .writes import _os_reason, atomic_write, owner_stamp, process_start_ticks  # noqa: F401 - handed on: callers name them as store.X
 
 
 def is_abandoned(doc: Result | dict[str, Any]) -> bool:
@@ -53,91 +36,6 @@ def mark_abandoned(doc: Result | dict[str, Any]) -> Result | dict[str, Any]:
         "the process writing this run died before finishing; the series measured until then are kept"
     )
     return doc
-
-
-def atomic_write(path: Path, data: str | bytes, mode: int = 0o644, *, what: str | None = None) -> None:
-    """The one way secperf writes a file: into a temp file in the same directory, fsync, rename into
-    place, so a reader never sees half a file and a failed write (no space, no permission, a name too
-    long, a read-only file system) leaves nothing behind and raises OutputError (exit 2) naming the
-    file and the reason. `what` is the option that named the file, for the message.
-
-    A path that exists and is not a regular file (/dev/null, /dev/stdout) is written into as it is:
-    renaming over it would replace the device with a regular file (as root, `-o /dev/null` once
-    turned the machine's /dev/null into one); a FIFO nobody reads is refused, not waited on."""
-    path = Path(path)
-    raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
-    try:
-        _write_replacing(path, raw, mode)
-    except OSError as exc:
-        raise OutputError(
-            f"{what + ' ' if what else ''}{path}: cannot write ({_os_reason(exc)}); "
-            f"name a file on a writable file system with free space"
-        ) from None
-
-
-def _os_reason(exc: OSError) -> str:
-    reasons = {
-        errno.ENOSPC: "no space left on the device",
-        errno.EDQUOT: "disk quota exceeded",
-        errno.EACCES: "permission denied",
-        errno.EPERM: "operation not permitted",
-        errno.EROFS: "read-only file system",
-        errno.ENAMETOOLONG: "a name in the path is too long",
-        errno.ENOENT: "the directory does not exist",
-        errno.ENOTDIR: "a part of the path is not a directory",
-        errno.EISDIR: "it is a directory",
-        errno.ENXIO: "a FIFO or socket with no reader",
-        errno.EFBIG: "file too large",
-        errno.EIO: "input/output error",
-    }
-    return reasons.get(exc.errno or 0, exc.strerror or type(exc).__name__)
-
-
-def _write_replacing(path: Path, raw: bytes, mode: int) -> None:
-    # /dev/stdout redirected to a file is a regular file behind a link in /dev: renaming over it
-    # would replace the machine's /dev/stdout link; such paths are written into, like devices
-    in_place = str(path).startswith("/dev/") or os.path.realpath(path).startswith("/proc/")
-    if path.exists() and (in_place or not path.is_file()):
-        if path.is_dir():
-            raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
-        fd = _open_special(path)
-        os.set_blocking(fd, True)
-        with os.fdopen(fd, "wb") as f:
-            f.write(raw)
-        return
-    # the temp name stays short: a long (but legal) target name must not make the temp name illegal
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:64]}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(raw)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
-FIFO_READER_WAIT_S = 2.0
-
-
-def _open_special(path: Path) -> int:
-    """Open a device or FIFO for writing without blocking: a FIFO gets FIFO_READER_WAIT_S for its
-    reader to appear (ENXIO until then), then the write is refused instead of hanging forever."""
-    import time
-
-    deadline = time.monotonic() + FIFO_READER_WAIT_S
-    while True:
-        try:
-            return os.open(path, os.O_WRONLY | os.O_NONBLOCK)
-        except OSError as exc:
-            if exc.errno != errno.ENXIO or time.monotonic() > deadline:
-                raise
-            time.sleep(0.02)
 
 
 NAME_MAX = 255
@@ -283,8 +181,9 @@ def register_readback(name: str, check: Callable[[Result, Path | None], object])
         READBACK_CHECKS.append((name, check))
 
 
-def readback_problem(doc: Result | dict[str, Any], log: Path | None = None,
-                     text: str | None = None) -> tuple[str, str] | None:
+def readback_problem(
+    doc: Result | dict[str, Any], log: Path | None = None, text: str | None = None
+) -> tuple[str, str] | None:
     """The first check a reader would fail on this Result, as (check, problem), or None: its JSON
     (finite numbers), the schema every reader loads it with (unique series ids, summaries backed by
     values, ...), then each registered reader check on the Result as loaded back from that JSON. An
@@ -323,28 +222,40 @@ def salvage(raw: dict[str, Any], check: str, problem: str, kept: str | None) -> 
         seen.add(sid)
         series.append(s)
     analysis = dict(raw.get("analysis") or {})
-    stages = (
+    stages: tuple[tuple[list[Any], dict[str, Any], list[str]], ...] = (
         (series, analysis, dropped),
         (series, {}, dropped + [f"analysis.{k}" for k in analysis]),
         ([], {}, ["every series and analysis"]),
     )
     doc: Result | None = None
     for ser, ana, withheld in stages:
-        cand = {**header, "series": ser, "analysis": ana, "status": "internal-error",
-                "internal": {"check": check, "problem": problem, "withheld": withheld,
-                             "as_written": kept}}
+        cand = {
+            **header,
+            "series": ser,
+            "analysis": ana,
+            "status": "internal-error",
+            "internal": {"check": check, "problem": problem, "withheld": withheld, "as_written": kept},
+        }
         cand["notes"] = list(header.get("notes") or []) + [
             f"internal: secperf's read-back of this Result failed ({check}: {problem}); what passed is kept"
-            + (f" (withheld: {', '.join(withheld)})" if withheld else "")]
+            + (f" (withheld: {', '.join(withheld)})" if withheld else "")
+        ]
         try:
             doc = _result.validate(json.loads(json.dumps(cand, default=str)), "result.json")
         except (ResultError, ValueError, TypeError):
             continue
         if readback_problem(doc) is None:
             return doc
-    return _result.validate({**header, "series": [], "analysis": {}, "status": "internal-error",
-                             "internal": {"check": check, "problem": problem, "withheld": ["everything"],
-                                          "as_written": kept}}, "result.json")
+    return _result.validate(
+        {
+            **header,
+            "series": [],
+            "analysis": {},
+            "status": "internal-error",
+            "internal": {"check": check, "problem": problem, "withheld": ["everything"], "as_written": kept},
+        },
+        "result.json",
+    )
 
 
 MAX_ROOTS = 200
@@ -357,7 +268,6 @@ def created_runs() -> list[Path]:
 
 
 def _roots_file() -> Path:
-    from .paths import secperf_home
 
     return secperf_home() / "result_roots"
 
