@@ -38,3 +38,13 @@ def test_whatif_s1_on_another_protocol_is_refused(protocols, tmp_path, capsys):
 def test_whatif_s1_where_it_acts(tmp_path, capsys):
     assert main(["whatif", "mqtt", "--s1", "--n", "100", "--no-report", "--json", "--out", str(tmp_path)]) == 0
     assert '"s1": true' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv", [["whatif", "tls1.3", "--calibrate", "{long}"], ["fleet", "--from", "{long}"],
+                                  ["run", "--scenario", "{long}"], ["report", "{long}"]])
+def test_a_path_the_user_typed_that_the_system_refuses_is_a_named_exit_2(argv, tmp_path, capsys):
+    """A file name over 255 bytes (found by benchmarks/campaign.py: OSError ENAMETOOLONG tracebacks)."""
+    long = "x" * 300
+    code = main([a.replace("{long}", long) for a in argv] + ([] if argv[0] == "report" else ["--out", str(tmp_path)]))
+    err = capsys.readouterr().err
+    assert code == 2 and "x" * 40 in err and "Traceback" not in err, err

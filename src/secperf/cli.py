@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from . import __version__
 from .core.errors import EXIT_BAD_INPUT, SecperfError
@@ -56,6 +57,18 @@ def missing_program(exc: FileNotFoundError) -> str | None:
     return name
 
 
+def users_path(exc: OSError, argv: list[str]) -> str | None:
+    """The path of an OSError when the user typed it (a name too long, a loop of links, ...): their input,
+    shortened for the message; None when secperf made the path (then it is secperf's bug)."""
+    name = exc.filename
+    if not isinstance(name, (str, Path)) or not str(name):
+        return None
+    name = str(name)
+    if not any(name == a or (len(name) > 8 and name in a) for a in argv):
+        return None
+    return name if len(name) <= 80 else name[:60] + f"... ({len(name)} characters)"
+
+
 def _main(argv: list[str] | None, state: dict) -> int:
     for stream in (sys.stdout, sys.stderr):  # a non-UTF-8 terminal gets escapes, not a crash on "µs"
         if hasattr(stream, "reconfigure"):
@@ -81,12 +94,17 @@ def _main(argv: list[str] | None, state: dict) -> int:
     except SecperfError as exc:  # anticipated: one line naming what was wrong and what to do
         output.say(f"secperf {args.command}: error: {exc}")
         return exc.exit_code
-    except FileNotFoundError as exc:
-        missing = missing_program(exc)
-        if missing is None:
+    except OSError as exc:
+        missing = missing_program(exc) if isinstance(exc, FileNotFoundError) else None
+        if missing is not None:
+            output.say(f"secperf {args.command}: error: the program {missing!r} is not on PATH "
+                       f"({os.environ.get('PATH', '')!r}): run scripts/bootstrap to install what secperf needs, "
+                       "or put its directory on PATH")
+            return EXIT_BAD_INPUT
+        given = users_path(exc, argv)
+        if given is None:
             raise
-        output.say(f"secperf {args.command}: error: the program {missing!r} is not on PATH ({os.environ.get('PATH', '')!r}):"
-                   " run scripts/bootstrap to install what secperf needs, or put its directory on PATH")
+        output.say(f"secperf {args.command}: error: {given}: {exc.strerror or exc} (a path given on the command line)")
         return EXIT_BAD_INPUT
     except KeyboardInterrupt as exc:
         if getattr(exc, "result", None) is not None:  # a measurement interrupted: its partial Result
