@@ -15,10 +15,12 @@ import ipaddress
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+from cryptography.hazmat.primitives.asymmetric.types import CertificatePublicKeyTypes
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from ..core.errors import InputError
@@ -36,6 +38,15 @@ class PKIError(InputError):
     pass
 
 
+# the private keys the lab makes (each can sign certificates)
+LabKey = rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey | ed25519.Ed25519PrivateKey
+
+
+class HasPublicKey(Protocol):
+    """A certificate's subject: a private key, or a bare public key wrapped (a token key)."""
+    def public_key(self) -> CertificatePublicKeyTypes: ...
+
+
 @dataclass(frozen=True)
 class CertSet:
     """Files for one endpoint: its certificate, private key, chain (leaf + intermediates) and the
@@ -48,7 +59,7 @@ class CertSet:
     depth: int
 
 
-def _new_key(key_type: str):
+def _new_key(key_type: str) -> LabKey:
     if key_type.startswith("rsa-"):
         return rsa.generate_private_key(public_exponent=65537, key_size=int(key_type[4:]))
     if key_type == "ecdsa-p256":
@@ -60,7 +71,7 @@ def _new_key(key_type: str):
     raise PKIError(f"unknown key type {key_type!r}; known: {', '.join(SERVER_KEY_TYPES)}")
 
 
-def _sig_hash(key):
+def _sig_hash(key: LabKey) -> hashes.SHA256 | hashes.SHA384 | None:
     if isinstance(key, ed25519.Ed25519PrivateKey):
         return None
     if isinstance(key, ec.EllipticCurvePrivateKey) and key.curve.key_size >= 384:
@@ -73,7 +84,8 @@ def _name(cn: str) -> x509.Name:
                       x509.NameAttribute(NameOID.COMMON_NAME, cn)])
 
 
-def _issue(subject_key, subject_cn: str, issuer_key, issuer_cn: str, *, ca: bool, path_len=None,
+def _issue(subject_key: HasPublicKey, subject_cn: str, issuer_key: LabKey, issuer_cn: str, *, ca: bool,
+           path_len: int | None = None,
            server: bool = False, client: bool = False, serial: int = 1) -> x509.Certificate:
     b = (x509.CertificateBuilder().subject_name(_name(subject_cn)).issuer_name(_name(issuer_cn))
          .public_key(subject_key.public_key()).serial_number(serial)
@@ -103,13 +115,22 @@ def _pem_cert(c: x509.Certificate) -> bytes:
     return c.public_bytes(serialization.Encoding.PEM)
 
 
-def _pem_key(k) -> bytes:
+def _pem_key(k: LabKey) -> bytes:
     return k.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                            serialization.NoEncryption())
 
 
+class _Pub:
+    """Lets _issue take a bare public key (token keys have no private part here)."""
+    def __init__(self, pk: CertificatePublicKeyTypes) -> None:
+        self._pk = pk
+
+    def public_key(self) -> CertificatePublicKeyTypes:
+        return self._pk
+
+
 class LabPKI:
-    def __init__(self, root: Path | None = None):
+    def __init__(self, root: Path | None = None) -> None:
         self.root = Path(root) if root else secperf_home() / "pki"
 
     def ensure(self, fresh: bool = False) -> LabPKI:
@@ -169,8 +190,8 @@ class LabPKI:
             self.issue_client_cert(key_type, _new_key(key_type), cs.cert, cs.key)
         return cs
 
-    def issue_client_cert(self, name: str, key, cert_path: Path, key_path: Path | None = None,
-                          public_key=None) -> Path:
+    def issue_client_cert(self, name: str, key: LabKey | None, cert_path: Path, key_path: Path | None = None,
+                          public_key: CertificatePublicKeyTypes | None = None) -> Path:
         """Issue a client certificate from the client CA (for a software key or, with public_key,
         a key living in a token)."""
         d = self.root / "client"
@@ -178,14 +199,19 @@ class LabPKI:
             self.client()
         ca = x509.load_pem_x509_certificate((d / "ca.pem").read_bytes())
         ca_key = serialization.load_pem_private_key((d / "ca.key").read_bytes(), None)
-
-        class _Pub:  # lets _issue take a bare public key (token keys have no private part here)
-            def __init__(self, pk): self._pk = pk
-            def public_key(self): return self._pk
-        subject = key if key is not None else _Pub(public_key)
+        if not isinstance(ca_key, ec.EllipticCurvePrivateKey):
+            raise PKIError(f"{d / 'ca.key'} is not the client CA's ECDSA key: rebuild the lab PKI (LabPKI.ensure(fresh=True))")
+        ca_cn = ca.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value
+        subject: HasPublicKey
+        if key is not None:
+            subject = key
+        elif public_key is not None:
+            subject = _Pub(public_key)
+        else:
+            raise PKIError(f"client certificate {name!r}: give a key or a public key")
         serial = x509.random_serial_number()
         cert = _issue(subject, f"secperf lab device {name}", ca_key,
-                      ca.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value,
+                      ca_cn if isinstance(ca_cn, str) else ca_cn.decode(),
                       ca=False, client=True, serial=serial)
         cert_path.write_bytes(_pem_cert(cert))
         if key is not None and key_path is not None:

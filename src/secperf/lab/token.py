@@ -35,9 +35,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import IO, Any
 from urllib.parse import quote
 
 from ..core.paths import secperf_home
+from .pki import LabPKI
 from .token_keys import KEY_SPECS, KeySpec
 from .token_module import MODULE_CANDIDATES, TokenError, find_module
 from .token_openssl import openssl_engine_conf, openssl_seclevel_conf
@@ -55,7 +57,7 @@ def _uri_part(s: str) -> str:
 
 
 class LabToken(Provisioning, InProcess):
-    def __init__(self, root: Path | str | None = None, label: str = DEFAULT_LABEL, *, pki=None):
+    def __init__(self, root: Path | str | None = None, label: str = DEFAULT_LABEL, *, pki: LabPKI | None = None) -> None:
         self.root = Path(root) if root is not None else secperf_home() / "token"
         if not label or len(label.encode()) > 32:
             raise TokenError(f"token label {label!r} must be 1-32 bytes (PKCS#11 CK_TOKEN_INFO.label)")
@@ -96,9 +98,8 @@ class LabToken(Provisioning, InProcess):
         return self.root / f"{label}.pem"
 
     @property
-    def pki(self):
+    def pki(self) -> LabPKI:
         if self._pki is None:
-            from .pki import LabPKI
             self._pki = LabPKI()
         return self._pki
 
@@ -107,11 +108,12 @@ class LabToken(Provisioning, InProcess):
         (merge into os.environ: ``dict(os.environ, **token.env())``)."""
         return {"SOFTHSM2_CONF": str(self.conf_path)}
 
-    def _require(self) -> dict:
+    def _require(self) -> dict[str, Any]:
         if not self.is_provisioned():
             raise TokenError(f"the lab token in {self.root} is not provisioned: call LabToken.ensure() "
                              f"(or run `secperf signer`, which does)")
-        return json.loads(self.meta_path.read_text())
+        meta: dict[str, Any] = json.loads(self.meta_path.read_text())   # is_provisioned read it as an object
+        return meta
 
     def _spec(self, label: str) -> KeySpec:
         for k in KEY_SPECS:
@@ -125,7 +127,7 @@ class LabToken(Provisioning, InProcess):
         self._require()
         return self.pin_path.read_text().strip()
 
-    def keys(self) -> list[dict]:
+    def keys(self) -> list[dict[str, str]]:
         """[{label, key_type, id_hex, cert_path, uri, public_key_sha256}] for every key on the token
         (from token.json: no PKCS#11 call). public_key_sha256 is the SHA-256 of the key's DER
         SubjectPublicKeyInfo, so a rebuilt token shows new keys."""
@@ -135,7 +137,7 @@ class LabToken(Provisioning, InProcess):
                  "public_key_sha256": k.get("public_key_sha256", "")}
                 for k in meta["keys"]]
 
-    def key(self, label_or_type: str) -> dict:
+    def key(self, label_or_type: str) -> dict[str, str]:
         """One entry of ``keys()`` by label (device-p256) or key type (ecdsa-p256)."""
         ks = self.keys()
         for k in ks:
@@ -162,14 +164,14 @@ class LabToken(Provisioning, InProcess):
             u += f"?pin-source=file:{quote(str(self.pin_path), safe='/-._~')}"
         return u
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         """What other tools need: token label, config, module, CA and per key its URI and certificate."""
         meta = self._require()
         return {"token": self.label, "root": str(self.root), "conf_path": str(self.conf_path),
                 "env": self.env(), "module_path": str(self.module_path), "pin_file": str(self.pin_path),
                 "ca_path": meta.get("ca_path", ""), "keys": self.keys()}
 
-    def print_summary(self, file=None) -> None:
+    def print_summary(self, file: IO[str] | None = None) -> None:
         d = self.describe()
         lines = [f"token {d['token']!r}  ({d['root']})",
                  f"  SOFTHSM2_CONF={d['conf_path']}",

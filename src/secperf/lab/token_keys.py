@@ -4,6 +4,7 @@ a certificate's serial number, an EC point, a public key read back from the toke
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
@@ -49,7 +50,8 @@ def _unwrap_octet_string(b: bytes) -> bytes:
     return b
 
 
-def public_key_of(pub, spec: KeySpec):
+def public_key_of(pub: Any, spec: KeySpec) -> ec.EllipticCurvePublicKey | rsa.RSAPublicKey:
+    """The public half of a token key (``pub``: a python-pkcs11 public key object, untyped)."""
     from pkcs11 import Attribute
     if spec.curve:
         point = _unwrap_octet_string(bytes(pub[Attribute.EC_POINT]))

@@ -10,6 +10,8 @@ import os
 import shutil
 import threading
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 from ..core.errors import SetupError
 
@@ -32,7 +34,7 @@ _LIB_LOCK = threading.RLock()
 ACTIVE_CONF: dict[str, str | None] = {}   # module path -> SOFTHSM2_CONF it was initialised with
 
 
-def pkcs11_package():
+def pkcs11_package() -> ModuleType:
     try:
         import pkcs11
     except ImportError:
@@ -41,8 +43,9 @@ def pkcs11_package():
     return pkcs11
 
 
-def lib_for(module: Path, conf: Path):
-    """The python-pkcs11 library for ``module``, initialised with ``conf`` as SOFTHSM2_CONF."""
+def lib_for(module: Path, conf: Path) -> Any:
+    """The python-pkcs11 library for ``module``, initialised with ``conf`` as SOFTHSM2_CONF
+    (a ``pkcs11.lib``: python-pkcs11 ships no type information)."""
     pkcs11 = pkcs11_package()
     so, want = str(module), str(conf)
     with _LIB_LOCK:

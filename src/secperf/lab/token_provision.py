@@ -12,7 +12,7 @@ import secrets
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Self
+from typing import TYPE_CHECKING, Any, Self
 
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
@@ -31,12 +31,33 @@ from .token_module import (
     softhsm2_util,
 )
 
+if TYPE_CHECKING:
+    from .pki import LabPKI
+
 PIN_MAX_FILE = 31  # libp11 0.4.12 reads a pin-source file with BIO_gets(buf, 32): 31 characters
 
 
 class Provisioning:
     """LabToken's provisioning (a mixin: it uses the token's root, label, paths and PKI)."""
 
+    if TYPE_CHECKING:   # what LabToken provides
+        root: Path
+        label: str
+
+        @property
+        def conf_path(self) -> Path: ...
+        @property
+        def tokens_dir(self) -> Path: ...
+        @property
+        def pin_path(self) -> Path: ...
+        @property
+        def so_pin_path(self) -> Path: ...
+        @property
+        def meta_path(self) -> Path: ...
+        @property
+        def module_path(self) -> Path: ...
+        @property
+        def pki(self) -> LabPKI: ...
 
     def is_provisioned(self) -> bool:
         paths = [self.meta_path, self.conf_path, self.pin_path, self.so_pin_path, self.tokens_dir]
@@ -82,9 +103,10 @@ class Provisioning:
 
     def _existing_label(self) -> str | None:
         try:
-            return json.loads(self.meta_path.read_text()).get("label")
+            label = json.loads(self.meta_path.read_text()).get("label")
         except (OSError, ValueError, AttributeError):
             return None
+        return label if isinstance(label, str) else None
 
     def _check_replaceable(self) -> None:
         """Refuse to delete a directory secperf did not make."""
@@ -127,7 +149,7 @@ class Provisioning:
         finally:
             release(module)   # the module may still hold the temporary directory or the old token
 
-    def _build(self, d: Path, util: str, module: Path) -> dict:
+    def _build(self, d: Path, util: str, module: Path) -> dict[str, Any]:
         private_dir(d / "tokens")
         (d / "softhsm2.conf").write_text(conf_text(d / "tokens"))
         # 24 hex digits (96 bits): libp11 0.4.12 reads at most PIN_MAX_FILE characters from a

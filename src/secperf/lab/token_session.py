@@ -5,18 +5,37 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from cryptography import x509
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from .token_keys import public_key_of
+from .token_keys import KeySpec, public_key_of
 from .token_module import TokenError, lib_for, pkcs11_package
 
 
 class InProcess:
-    """LabToken's in-process use (a mixin: it uses the token's label, paths, PIN and key specs)."""
+    """LabToken's in-process use (a mixin: it uses the token's label, paths, PIN and key specs).
+    python-pkcs11 ships no type information: its tokens, sessions and objects are ``Any`` here."""
 
+    if TYPE_CHECKING:   # what LabToken provides
+        label: str
 
-    def _token(self):
+        @property
+        def module_path(self) -> Path: ...
+        @property
+        def conf_path(self) -> Path: ...
+        @property
+        def tokens_dir(self) -> Path: ...
+        @property
+        def pin_path(self) -> Path: ...
+        def _require(self) -> dict[str, Any]: ...
+        def _spec(self, label: str) -> KeySpec: ...
+        def pin(self) -> str: ...
+        def cert_path(self, label: str) -> Path: ...
+
+    def _token(self) -> Any:
         self._require()
         pkcs11 = pkcs11_package()
         lib = lib_for(self.module_path, self.conf_path)
@@ -29,7 +48,7 @@ class InProcess:
             raise TokenError(f"several tokens labelled {self.label!r} in {self.tokens_dir}: rebuild with "
                              f"LabToken.ensure(fresh=True)") from None
 
-    def login(self, pin: str | None = None, rw: bool = False):
+    def login(self, pin: str | None = None, rw: bool = False) -> Any:
         """An open python-pkcs11 session logged in as the user (close it: ``with token.login() as s``).
         ``pin`` defaults to the token's own; a wrong one raises TokenError (the PIN is not shown)."""
         pkcs11 = pkcs11_package()
@@ -46,14 +65,14 @@ class InProcess:
             raise TokenError(f"the user PIN of token {self.label!r} is locked: rebuild the token with "
                              f"LabToken.ensure(fresh=True)") from None
 
-    def private_key(self, session, label: str):
+    def private_key(self, session: Any, label: str) -> Any:
         """The private key object ``label`` in a logged-in session."""
         return self._object(session, label, "PRIVATE_KEY")
 
-    def certificate_object(self, session, label: str):
+    def certificate_object(self, session: Any, label: str) -> Any:
         return self._object(session, label, "CERTIFICATE")
 
-    def _object(self, session, label: str, cls: str):
+    def _object(self, session: Any, label: str, cls: str) -> Any:
         spec = self._spec(label)
         from pkcs11 import Attribute, ObjectClass
         found = list(session.get_objects({Attribute.CLASS: getattr(ObjectClass, cls), Attribute.LABEL: label}))
@@ -65,7 +84,7 @@ class InProcess:
                              f"with LabToken.ensure(fresh=True)")
         return found[0]
 
-    def public_key(self, label: str):
+    def public_key(self, label: str) -> ec.EllipticCurvePublicKey | rsa.RSAPublicKey:
         """The key's public half read from the token itself (a cryptography public key)."""
         spec = self._spec(label)
         from pkcs11 import Attribute, ObjectClass
@@ -80,7 +99,7 @@ class InProcess:
         self._spec(label)
         return x509.load_pem_x509_certificate(self.cert_path(label).read_bytes())
 
-    def sign(self, label: str, message: bytes, session=None) -> bytes:
+    def sign(self, label: str, message: bytes, session: Any = None) -> bytes:
         """Sign ``message`` with the token key: ECDSA over SHA-256 (hashed on the host, CKM_ECDSA,
         DER-encoded result) or RSA PKCS#1 v1.5 with SHA-256 (CKM_SHA256_RSA_PKCS). The result
         verifies with cryptography against the key's certificate."""
@@ -92,5 +111,5 @@ class InProcess:
             key = self.private_key(s, label)
             if spec.curve:
                 raw = key.sign(hashlib.sha256(message).digest(), mechanism=Mechanism.ECDSA)
-                return encode_ecdsa_signature(raw)
-            return key.sign(message, mechanism=Mechanism.SHA256_RSA_PKCS)
+                return bytes(encode_ecdsa_signature(raw))
+            return bytes(key.sign(message, mechanism=Mechanism.SHA256_RSA_PKCS))
