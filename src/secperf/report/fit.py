@@ -31,11 +31,12 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.measure import Measurement
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 from .units import UNIT_FAMILIES, unify_column, zero_column
@@ -45,7 +46,7 @@ LONG_KEY = 24  # a key column with labels longer than this gets short keys when 
 MAX_KEY_SHARE = 0.5  # the repeated key columns take at most this share of the width
 
 
-def _plain(cell) -> str:
+def _plain(cell: object) -> str:
     if isinstance(cell, str):
         try:
             return Text.from_markup(cell).plain
@@ -56,12 +57,12 @@ def _plain(cell) -> str:
     return ""
 
 
-def cell_text(cell) -> str:
+def cell_text(cell: object) -> str:
     """The text a cell shows (markup removed); '' for renderables that are not text."""
     return _plain(cell)
 
 
-def _measure(console: Console, cell) -> tuple[int, int]:
+def _measure(console: Console, cell: RenderableType | None) -> tuple[int, int]:
     """(longest word, longest line) of a cell as rich renders it."""
     if cell is None or cell == "":
         return 0, 0
@@ -80,7 +81,7 @@ def normalise(table: Table) -> Table:
     for u in filter(None, chosen):
         fam = UNIT_FAMILIES[u][0]
         counts.setdefault(fam, {})[u] = counts.get(fam, {}).get(u, 0) + 1
-    prefer = {fam: max(c, key=c.get) for fam, c in counts.items()}  # the unit most columns chose
+    prefer = {fam: max(c, key=c.__getitem__) for fam, c in counts.items()}  # the unit most columns chose
     before: str | None = None
     for col in t.columns:
         header = col.header if isinstance(col.header, str) else None
@@ -95,7 +96,7 @@ def normalise(table: Table) -> Table:
     return t
 
 
-def _copy(table: Table, columns=None) -> Table:
+def _copy(table: Table, columns: list[Column] | None = None) -> Table:
     t = copy.copy(table)
     cols = table.columns if columns is None else columns
     t.columns = []
@@ -107,7 +108,7 @@ def _copy(table: Table, columns=None) -> Table:
     return t
 
 
-_RANGES: dict = {}  # (cells list, header) -> (longest word, longest line), for one fitted() call
+_RANGES: dict[tuple[int, int, bool], tuple[list[RenderableType], RenderableType, tuple[int, int]]] = {}  # (cells list, header) -> (longest word, longest line), for one fitted() call
 
 
 def _ranges(console: Console, table: Table) -> list[tuple[int, int]]:
@@ -161,7 +162,7 @@ def _fix(table: Table, widths: list[int]) -> Table:
     return table
 
 
-def _is_text_column(col) -> bool:
+def _is_text_column(col: Column) -> bool:
     vals = [cell_text(c).strip() for c in col._cells]
     vals = [v for v in vals if v]
     return bool(vals) and not all(re.fullmatch(r"[-+−±≥≤<>~≈]?\s?[\d.,]+\S*", v) for v in vals)
@@ -226,7 +227,7 @@ _SHARED: dict[str, str] | None = None
 
 
 @contextmanager
-def shared_keys():
+def shared_keys() -> Iterator[dict[str, str]]:
     """Within: tables printed give a long row label the same letter every time (in first-seen order)."""
     global _SHARED
     saved, _SHARED = _SHARED, {}
@@ -262,7 +263,8 @@ def _shorten_keys(table: Table, console: Console) -> tuple[Table, list[str]]:
         return table, []
     keys, legend = got
     t = _copy(table)
-    t.columns[0]._cells = keys
+    cells: list[RenderableType] = [*keys]
+    t.columns[0]._cells = cells
     name = t.columns[0].header if isinstance(t.columns[0].header, str) else ""
     if name and legend and legend[0].startswith("every row"):
         legend = [f"{name}, {legend[0]}"] + legend[1:]
@@ -272,8 +274,8 @@ def _shorten_keys(table: Table, console: Console) -> tuple[Table, list[str]]:
 def _groups(console: Console, table: Table, width: int, keys: int) -> list[Table] | None:
     """Column groups that each fit, every one repeating the key columns; None when one cannot."""
     key_cols, rest = table.columns[:keys], table.columns[keys:]
-    groups: list[list] = []
-    cur: list = []
+    groups: list[list[Column]] = []
+    cur: list[Column] = []
     for col in rest:
         trial = _copy(table, key_cols + cur + [col])
         if _allocate(console, trial, width, comfort=True) is not None:
@@ -296,16 +298,19 @@ def _groups(console: Console, table: Table, width: int, keys: int) -> list[Table
                 part.title = f"{title} (part {i + 1} of {len(groups)})"
             if i < len(groups) - 1:
                 part.caption = None
-        out.append(_fix(part, _allocate(console, part, width, comfort=True)))
+        widths = _allocate(console, part, width, comfort=True)
+        if widths is None:  # every group fitted in the loop above; never taken, kept for the type
+            return None
+        out.append(_fix(part, widths))
     return out
 
 
-def _stacked(console: Console, table: Table, width: int) -> list:
+def _stacked(console: Console, table: Table, width: int) -> list[RenderableType]:
     """One block per row: its key in bold, then every other cell as "header: value", the value on a
     line of its own when both do not fit on one (a number is never folded when the width allows it)."""
     from rich.cells import cell_len
 
-    out: list = []
+    out: list[RenderableType] = []
     if table.title:
         out.append(Text.from_markup(table.title) if isinstance(table.title, str) else table.title)
     heads = [c.header if isinstance(c.header, str) else cell_text(c.header) for c in table.columns]
@@ -328,7 +333,7 @@ def _stacked(console: Console, table: Table, width: int) -> list:
     return out
 
 
-def fitted(table: Table, console: Console) -> list:
+def fitted(table: Table, console: Console) -> list[RenderableType]:
     """The renderables that show `table` within console.width (steps 1–5 of the module's doc)."""
     width = console.width
     _RANGES.clear()
@@ -364,11 +369,11 @@ def fitted(table: Table, console: Console) -> list:
     return _stacked(console, t, width) + _legend(legend)
 
 
-def _legend(lines: list[str]) -> list:
+def _legend(lines: list[str]) -> list[RenderableType]:
     return [Text(line, style="dim") for line in lines]
 
 
-def print_table(console: Console, table) -> None:
+def print_table(console: Console, table: RenderableType) -> None:
     """Print a table fitted to the console (anything else is printed as it is)."""
     if not isinstance(table, Table):
         console.print(table)
@@ -377,7 +382,7 @@ def print_table(console: Console, table) -> None:
         console.print(r)
 
 
-def print_tables(console: Console, tables) -> None:
+def print_tables(console: Console, tables: Iterable[RenderableType]) -> None:
     """Tables of one output: a row label keeps its letter from table to table (shared_keys)."""
     with shared_keys():
         for t in tables:

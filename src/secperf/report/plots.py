@@ -15,15 +15,25 @@ import functools
 import math
 import re
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ParamSpec, SupportsFloat, SupportsIndex, TypeGuard
 
 import numpy as np
 from matplotlib import rc_context
+from matplotlib.axes import Axes
+from matplotlib.axis import Axis
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from .units import fmt_value
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
+
+_P = ParamSpec("_P")
+_Number = SupportsFloat | SupportsIndex | str | bytes  # what float() takes
 
 # Okabe-Ito colour-blind-safe palette, ordered for contrast on white (faint yellow last)
 PALETTE = (
@@ -51,7 +61,7 @@ _GOLDEN = 0.6180339887498949
 
 # Everything that makes the output reproducible and self-contained: text stays text (no embedded
 # fonts, searchable, escaped by matplotlib), a fixed salt for the SVG's ids, no dates.
-STYLE = {
+STYLE: dict[RcKeyType, Any] = {
     "svg.fonttype": "none",
     "svg.hashsalt": "secperf",
     "pdf.fonttype": 42,  # TrueType in the PDF: text stays text for print and copy
@@ -76,7 +86,7 @@ STYLE = {
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
-def style():
+def style() -> AbstractContextManager[None]:
     """The context every plot is built and saved in (rcParams are read at both moments)."""
     return rc_context(STYLE)
 
@@ -90,34 +100,34 @@ def text(s: object, limit: int | None = None) -> str:
     return s.replace("$", r"\$")
 
 
-def labels(raw: list[object], limit: int = LABEL_CHARS) -> list[str]:
+def labels(raw: Sequence[object], limit: int = LABEL_CHARS) -> list[str]:
     """Row or legend labels as drawn: each cut to `limit` characters with an ellipsis, except that
     two different labels never come out the same. Labels the plain cut would merge
     (``... key se:iot-safe-sim`` and ``... key se:iot-safe-sim:cold``) are cut in the middle
     instead, keeping the tail that tells them apart; if even that merges them they are shown
     whole, wrapped over lines of `limit` characters."""
-    raw = ["" if r is None else str(r) for r in raw]
+    names = ["" if r is None else str(r) for r in raw]
 
     def merged(shown: list[str]) -> set[int]:
         seen: dict[str, set[str]] = {}
-        for r, s in zip(raw, shown):
+        for r, s in zip(names, shown):
             seen.setdefault(s, set()).add(r)
         return {i for i, s in enumerate(shown) if len(seen[s]) > 1}
 
-    out = [text(r, limit) for r in raw]
+    out = [text(r, limit) for r in names]
     bad = merged(out)
     if bad:
         head = max(1, (limit - 1) // 3)
         for i in bad:
-            r = raw[i]
+            r = names[i]
             out[i] = text(r[:head].rstrip() + "\u2026" + r[-(limit - 1 - head) :]) if len(r) > limit else text(r)
         for i in merged(out):
-            out[i] = text(textwrap.fill(raw[i], max(limit, 8), break_on_hyphens=False))
+            out[i] = text(textwrap.fill(names[i], max(limit, 8), break_on_hyphens=False))
     return out
 
 
-def _finite(v, log: bool) -> bool:
-    if v is None or isinstance(v, bool):
+def _finite(v: object, log: bool) -> TypeGuard[_Number]:
+    if v is None or isinstance(v, bool) or not isinstance(v, (SupportsFloat, SupportsIndex, str, bytes)):
         return False
     try:
         f = float(v)
@@ -126,7 +136,7 @@ def _finite(v, log: bool) -> bool:
     return math.isfinite(f) and (f > 0 or not log)
 
 
-def _value_axis(axis, unit: str, log: bool, values=()) -> None:
+def _value_axis(axis: Axis, unit: str, log: bool, values: Iterable[float] = ()) -> None:
     """Log axes tick at powers of ten (and 2x, 5x when the data span under two decades), every tick
     labelled in the unit (1 µs, 10 µs, 1 ms)."""
     if log:  # the caller has set the log scale; this only picks the ticks
@@ -144,23 +154,23 @@ def _figure(height_in: float, title: str) -> Figure:
     return fig
 
 
-def _styled(draw: Callable[..., Figure]) -> Callable[..., Figure]:
+def _styled(draw: Callable[_P, Figure]) -> Callable[_P, Figure]:
     """Build the figure inside `style()`: some rcParams are read when artists are made."""
 
     @functools.wraps(draw)
-    def wrapper(*args, **kwargs) -> Figure:
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> Figure:
         with style():
             return draw(*args, **kwargs)
 
     return wrapper
 
 
-def _legend(ax, ncols: int, **kw) -> None:
+def _legend(ax: Axes, ncols: int, **kw: Any) -> None:
     """The legend between the title and the plot (inside the layout, never over the title)."""
     ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.01), ncols=ncols, borderaxespad=0.2, **kw)
 
 
-def _no_data(ax) -> None:
+def _no_data(ax: Axes) -> None:
     ax.text(
         0.5,
         0.5,
@@ -273,7 +283,7 @@ def grouped_bars(
     A group's name is a bold row above its bars; bars are coloured by position within the group;
     ``err_lo``/``err_hi`` (either may be None) draw an error bar (e.g. the median's 95% interval);
     the value is printed after each bar; a bar without a usable value says "no data"."""
-    rows: list[tuple[str, str, int, tuple | None]] = []  # (label, kind, position in group, bar)
+    rows: list[tuple[str, str, int, tuple[str, float, float | None, float | None] | None]] = []  # (label, kind, position in group, bar)
     for glabel, bars in groups:
         rows.append((str(glabel), "group", 0, None))
         rows += [(str(b[0]), "bar", j, b) for j, b in enumerate(bars)]
@@ -287,7 +297,7 @@ def grouped_bars(
     shown = labels([label for label, *_ in rows])
     for i, (_label, kind, j, bar) in enumerate(rows):
         y = n - 1 - i
-        if kind == "group":
+        if kind == "group" or bar is None:  # a group's row has no bar
             continue
         _lab, v, lo, hi = bar
         if not _finite(v, log):
@@ -307,7 +317,8 @@ def grouped_bars(
         end = v
         lo_ok, hi_ok = _finite(lo, log), _finite(hi, log)
         if lo_ok or hi_ok:
-            a, b = (float(lo) if lo_ok else v), (float(hi) if hi_ok else v)
+            a = float(lo) if lo_ok and lo is not None else v
+            b = float(hi) if hi_ok and hi is not None else v
             ax.errorbar(
                 [v],
                 [y],
@@ -455,9 +466,9 @@ class Plot:
     name: str
     kind: str
     title: str
-    data: list
+    data: list[Any]
     caption: str = ""
-    options: dict = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
 
     def figure(self) -> Figure:
         with style():

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..core.result import Result, as_result
+from ..core.result import as_result
+from ..core.result_schema import Result
 
 
 def rows(doc: Result | Mapping[str, Any]) -> list[tuple[str, str, str]]:
@@ -45,9 +46,9 @@ def rows(doc: Result | Mapping[str, Any]) -> list[tuple[str, str, str]]:
     for pat in doc.analysis.get("plan", {}).get("patterns", []) or []:  # a plan: per pattern, its inputs
         inp = pat.get("inputs") or {}
         out.append((f"pattern {pat.get('pattern')}", str(inp.get("cost_table", "")), str(pat.get("source", ""))))
-        key, net = str(inp.get("key", "")), inp.get("network")
-        if key.startswith("se:") and key.split(":")[1] not in profiles:
-            profiles.append(key.split(":")[1])
+        key_source, net = str(inp.get("key", "")), inp.get("network")
+        if key_source.startswith("se:") and key_source.split(":")[1] not in profiles:
+            profiles.append(key_source.split(":")[1])
         if isinstance(net, str) and net not in links:
             links.append(net)
         power = pat.get("power") or {}

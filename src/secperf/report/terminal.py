@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -200,7 +200,7 @@ def handshake_tables(doc: Result | Mapping[str, Any]) -> list[Table]:
         caption="handshake: TCP connected → handshake complete; CPU: client thread inside its TLS library (OpenSSL for the probe)",
         caption_justify="left",
     )
-    for c, j in (
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("configuration", "left"),
         ("server", "left"),
         ("n", "right"),
@@ -211,7 +211,8 @@ def handshake_tables(doc: Result | Mapping[str, Any]) -> list[Table]:
         ("server CPU P50", "right"),
         ("app write / read P50", "right"),
         ("check", "left"),
-    ):
+    )
+    for c, j in columns:
         t.add_column(c, justify=j)
     for s in series:
         lab, sm, d = s.labels, s.summary, s.derived

@@ -20,7 +20,8 @@ def cortexm_table(table: Mapping[str, Any]) -> Table:
     for tg in table["targets"].values():
         for mac in dict.fromkeys(r["mac"] for r in tg["rows"]):
             mr = {r["bytes"]: r for r in tg["rows"] if r["mac"] == mac and r["op"] == "mac"}
-            marg = next(iter(mr.values()), {}).get("marginal_instructions_per_byte")
+            first: Mapping[str, Any] = next(iter(mr.values()), {})
+            marg = first.get("marginal_instructions_per_byte")
             code = (tg.get("code") or {}).get(mac)
             stacks = [r["stack_bytes"] for r in tg["rows"] if r["mac"] == mac and "stack_bytes" in r]
             t.add_row(

@@ -234,7 +234,10 @@ def security_table(p: dict[str, Any]) -> Table | None:
     for c in ("requirement", "limit", "without security", "with security", "security adds", "judged", "source"):
         t.add_column(c, justify="left" if c in ("requirement", "judged", "source") else "right")
     src = p["requirements"].get("sources") or {}
-    f = lambda v, u: fmt_ms(v) if u == "ms" else fmt_j(v) + "/day"  # noqa: E731
+
+    def f(v: float | None, u: str) -> str:
+        return fmt_ms(v) if u == "ms" else fmt_j(v) + "/day"
+
     for r in rows:
         t.add_row(
             r["what"],

@@ -66,7 +66,7 @@ def capacity_row(series: Sequence[Series]) -> dict[str, Any]:
         "card_bound_per_s": sp.get("card_bound_per_s"),
         "card_host_cpu_us": sp.get("card_host_cpu_us"),
         "extractable": best.labels.get("key_extractable"),
-        "knee": knee([(s.labels["concurrency"], s.derived.get("handshakes_per_s")) for s in ok]),
+        "knee": knee([(s.labels["concurrency"], s.derived["handshakes_per_s"]) for s in ok]),
     }
 
 
@@ -128,13 +128,16 @@ def tables(doc: Result | Mapping[str, Any]) -> list[Table]:
     groups = configs(doc)
     out = []
     if groups:
+        caption = (
+            "key op: the private-key operation measured side by side (software) or the token's "
+            "C_Sign time from the shim log (offload: wall time; with wait=sleep the CPU is free "
+            "meanwhile). rest = CPU per handshake − key op."
+        )
         t = Table(
             title="Server capacity and CPU per handshake (server pinned to one core; CPU from its own accounting)",
             title_justify="left",
             header_style="bold",
-            caption="key op: the private-key operation measured side by side (software) or the token's "
-            "C_Sign time from the shim log (offload: wall time; with wait=sleep the CPU is free "
-            "meanwhile). rest = CPU per handshake − key op.",
+            caption=caption,
             caption_justify="left",
         )
         for c in (
@@ -176,7 +179,7 @@ def tables(doc: Result | Mapping[str, Any]) -> list[Table]:
                 "no" if r["extractable"] is False else "yes (file)" if r["extractable"] else "–",
             )
         out.append(t)
-        t.caption = "\n".join([t.caption, *limit_warnings(doc)])  # the generator, not the server, set the rate
+        t.caption = "\n".join([caption, *limit_warnings(doc)])  # the generator, not the server, set the rate
         pv = pivot(doc)
         if pv:
             t2 = Table(

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from decimal import Decimal
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
 
 MISSING = "–"
 
@@ -43,7 +48,7 @@ def _with_unit(num: str, unit: str) -> str:
     return f"{num} {unit}" if unit else num
 
 
-def fmt_value(value: float, unit: str) -> str:
+def fmt_value(value: float | None, unit: str) -> str:
     """Format ``value`` with 3 significant digits (trailing zeros dropped).
 
     Time units ("ns", "µs"/"us", "ms", "s") are converted to the most readable
@@ -174,7 +179,7 @@ def fits_unit(quantities: list[tuple[str, str]], to: str, floor: str = "0.1") ->
     return top == 0 or Decimal(floor) <= top < UNIT_CEILING
 
 
-def _cell_plain(cell) -> str | None:
+def _cell_plain(cell: object) -> str | None:
     from rich.text import Text
 
     if isinstance(cell, str):
@@ -187,11 +192,11 @@ def _cell_plain(cell) -> str | None:
     return None
 
 
-def _rewrite(cell, fam: str, to: str, keep_unit: bool):
+def _rewrite(cell: RenderableType, fam: str, to: str, keep_unit: bool) -> RenderableType:
     """The cell with every quantity of `fam` in unit `to` (the unit dropped when not keep_unit)."""
     from rich.text import Text
 
-    def sub(m):
+    def sub(m: re.Match[str]) -> str:
         u = m.group("unit")
         if UNIT_FAMILIES[u][0] != fam:
             return m.group(0)
@@ -212,13 +217,15 @@ def _rewrite(cell, fam: str, to: str, keep_unit: bool):
     return cell
 
 
-def zero_column(cells: list) -> bool:
+def zero_column(cells: Sequence[object]) -> bool:
     """Every number in the column is 0 (its unit is anyone's: it takes the table's usual one)."""
     nums = [m.group("num") for c in cells for m in QUANTITY.finditer(_cell_plain(c) or "")]
     return bool(nums) and all(Decimal(n.replace(",", "")) == 0 for n in nums)
 
 
-def unify_column(cells: list, prefer: dict[str, str] | None = None, floor: str = "0.1") -> tuple[list, str | None]:
+def unify_column(
+    cells: list[RenderableType], prefer: dict[str, str] | None = None, floor: str = "0.1"
+) -> tuple[list[RenderableType], str | None]:
     """One unit per column: (new cells, unit for the header or None).
 
     Pure column (every cell holding a digit is one quantity, all of one family): the numbers in one
@@ -230,8 +237,8 @@ def unify_column(cells: list, prefer: dict[str, str] | None = None, floor: str =
     digits = [p for p in plains if p is not None and any(ch.isdigit() for ch in p)]
     if not digits:
         return cells, None
-    pure = [_PURE.fullmatch(p) for p in digits]
-    if all(pure) and len({UNIT_FAMILIES[m.group("unit")][0] for m in pure}) == 1:
+    pure = [m for m in (_PURE.fullmatch(p) for p in digits) if m is not None]
+    if len(pure) == len(digits) and len({UNIT_FAMILIES[m.group("unit")][0] for m in pure}) == 1:
         fam = UNIT_FAMILIES[pure[0].group("unit")][0]
         qs = [(m.group("num"), m.group("unit")) for m in pure]
         want = (prefer or {}).get(fam)
