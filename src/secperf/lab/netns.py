@@ -59,6 +59,7 @@ import socket
 import subprocess
 import threading
 from pathlib import Path
+from typing import Any
 
 from ..core.errors import InputError
 from ..core.jsonlines import parse_lines
@@ -101,7 +102,7 @@ def _state_dir() -> Path:
     return private_dir(secperf_home() / "netns")
 
 
-def _stats_of(msg: dict) -> dict:
+def _stats_of(msg: dict[str, Any]) -> dict[str, Any]:
     return {k: msg[k] for k in ("up", "down", "elapsed_s", "load_sleeps") if k in msg}
 
 
@@ -123,13 +124,15 @@ class Link:
     """
 
     def __init__(self, network: str | NS.NetSpec = "loopback", seed: int = 1, poll: str = "adaptive",
-                 spin_us: float = 10000.0):
+                 spin_us: float = 10000.0) -> None:
         self.spec = network if isinstance(network, NS.NetSpec) else NS.parse(network)
         if poll not in ("adaptive", "busy"):
             raise InputError(f"poll must be adaptive or busy, not {poll!r}")
         self.seed, self.poll, self.spin_us = seed, poll, spin_us
         self.loopback = self.spec.loopback
-        self.dev_ns = self.srv_ns = None
+        # the namespaces: names (root) or /proc/PID/ns/net paths of the holders (rootless); None until open
+        self.dev_ns: str | None = None
+        self.srv_ns: str | None = None
         self.server_addr = "127.0.0.1" if self.loopback else SRV_ADDR
         self.dev_addr = "127.0.0.1" if self.loopback else DEV_ADDR
         self.rootless = rootless()
@@ -137,11 +140,11 @@ class Link:
         # a rootless link's user namespace maps secperf's user to root (servers that drop privileges
         # when started as root must be told to stay that user)
         self.server_user = "root" if self.rootless and not self.loopback else None
-        self.relay: subprocess.Popen | None = None
+        self.relay: subprocess.Popen[str] | None = None
         self.holders: list[Holder] = []   # rootless: the device's holder, then the server's
-        self.final_stats: dict | None = None
-        self._lines: queue.Queue[dict] = queue.Queue()
-        self._procs: list[subprocess.Popen] = []
+        self.final_stats: dict[str, Any] | None = None
+        self._lines: queue.Queue[dict[str, Any]] = queue.Queue()   # the relay's JSON lines
+        self._procs: list[subprocess.Popen[Any]] = []
         self._created: list[str] = []
         self._stderr_path: Path | None = None
 
@@ -149,7 +152,7 @@ class Link:
     def __enter__(self) -> Link:
         return self.open()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def open(self) -> Link:
@@ -196,9 +199,10 @@ class Link:
 
     def _make_named_namespaces(self, base: str) -> None:
         """Root: ``ip netns add``, each owned by this process (state file for the sweeper)."""
-        self.dev_ns, self.srv_ns = f"{base}-dev", f"{base}-srv"
+        dev_ns, srv_ns = f"{base}-dev", f"{base}-srv"
+        self.dev_ns, self.srv_ns = dev_ns, srv_ns
         start = proc_start(os.getpid())
-        for ns in (self.dev_ns, self.srv_ns):
+        for ns in (dev_ns, srv_ns):
             state = _state_dir() / f"{ns}.json"
             state.write_text(json.dumps({"owner_pid": os.getpid(), "owner_start": start}))
             registry.current().add_namespace(ns, "link", str(state))  # listed before it exists: never missed
@@ -217,12 +221,18 @@ class Link:
 
     def ns_path(self, side: str) -> str:
         """The side's network namespace as a path (/run/netns/NAME, or the holder's /proc/PID/ns/net)."""
-        ns = {"dev": self.dev_ns, "srv": self.srv_ns}[side]
+        ns = self._ns(side)
         return ns if self.rootless else f"/run/netns/{ns}"
+
+    def _ns(self, side: str) -> str:
+        ns = {"dev": self.dev_ns, "srv": self.srv_ns}[side]
+        if ns is None:
+            raise LinkError("the link is not open")
+        return ns
 
     def _ip(self, side: str, *args: str) -> None:
         if not self.rootless:
-            ip("-n", {"dev": self.dev_ns, "srv": self.srv_ns}[side], *args)
+            ip("-n", self._ns(side), *args)
             return
         p = subprocess.run(self.prefix(side) + ["ip", *args], capture_output=True, text=True, timeout=10, cwd="/")
         if p.returncode != 0:
@@ -234,14 +244,16 @@ class Link:
         except OSError:
             return ""
 
-    def _reader(self, proc: subprocess.Popen) -> None:
+    def _reader(self, proc: subprocess.Popen[str]) -> None:
+        if proc.stdout is None:   # spawned with stdout=PIPE: never
+            return
         for msg in parse_lines(proc.stdout):
             self._lines.put(msg)
 
-    def _next_line(self, kind: str, timeout_s: float, final: bool = False) -> dict | None:
+    def _next_line(self, kind: str, timeout_s: float, final: bool = False) -> dict[str, Any] | None:
         """The relay's next line of this kind (and final, when asked) within timeout_s; None if none
         comes or the relay has exited with nothing left to read."""
-        def take() -> dict | None:
+        def take() -> dict[str, Any] | None:
             try:
                 msg = self._lines.get(timeout=0.05)
             except queue.Empty:
@@ -252,7 +264,7 @@ class Link:
             return self.relay is not None and self.relay.poll() is not None and self._lines.empty()
         return wait_until(take, timeout_s, interval_s=0.0, give_up=relay_gone)
 
-    def stats(self) -> dict | None:
+    def stats(self) -> dict[str, Any] | None:
         """The relay's counters so far: {"up": {...}, "down": {...}, "elapsed_s": ..., "load_sleeps": ...}
         (load_sleeps: spin windows the relay cut short because tasks waited for a CPU)."""
         if self.loopback or self.relay is None or self.relay.poll() is not None:
@@ -261,7 +273,7 @@ class Link:
         msg = self._next_line("stats", 5)
         return _stats_of(msg) if msg else None
 
-    def close(self) -> dict | None:
+    def close(self) -> dict[str, Any] | None:
         """Stop what this Link started (by PID), the relay, and delete the namespaces."""
         for p in self._procs:
             stop_process(p)
@@ -300,16 +312,16 @@ class Link:
 
     # -- running things on either side --
     def dev_prefix(self) -> list[str]:
-        return self._prefix(0, self.dev_ns)
+        return self._prefix(0, "dev")
 
     def srv_prefix(self) -> list[str]:
-        return self._prefix(1, self.srv_ns)
+        return self._prefix(1, "srv")
 
-    def _prefix(self, i: int, ns: str | None) -> list[str]:
+    def _prefix(self, i: int, side: str) -> list[str]:
         if self.loopback:
             return []
         if not self.rootless:
-            return ["ip", "netns", "exec", ns]
+            return ["ip", "netns", "exec", self._ns(side)]
         if not self.holders:
             raise LinkError("the link is not open")
         # nsenter execs the command (its PID is the command's); --wd=. keeps the caller's directory,
@@ -326,7 +338,7 @@ class Link:
     def prefix(self, side: str) -> list[str]:
         return {"dev": self.dev_prefix, "srv": self.srv_prefix}[side]()
 
-    def popen(self, side: str, argv: list[str], **kw) -> subprocess.Popen:
+    def popen(self, side: str, argv: list[str], **kw: Any) -> subprocess.Popen[Any]:
         """Start argv inside a side's namespace; stopped by PID when the link closes."""
         p = registry.spawn(self.prefix(side) + list(argv), f"{side} side of a link", **kw)
         self._procs.append(p)
@@ -359,8 +371,7 @@ class Link:
             if not self.holders:
                 raise LinkError("the link is not open")
             return self.holders[{"dev": 0, "srv": 1}[side]].socket(family, type, proto)
-        ns = {"dev": self.dev_ns, "srv": self.srv_ns}[side]
-        return netns_socket(ns, family, type, proto)
+        return netns_socket(self._ns(side), family, type, proto)
 
 
 class LinkPerNetwork:
@@ -369,7 +380,7 @@ class LinkPerNetwork:
     leaving the `with` block, also on errors and interrupts) closes the last. A link that cannot be
     built is returned as its reason, so each measurement over it fails with that reason."""
 
-    def __init__(self, seed: int = 1):
+    def __init__(self, seed: int = 1) -> None:
         self.seed = seed
         self.link: Link | None = None
         self.network: str | None = None
@@ -395,5 +406,5 @@ class LinkPerNetwork:
     def __enter__(self) -> LinkPerNetwork:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()

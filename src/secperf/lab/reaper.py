@@ -28,6 +28,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
+from typing import Any
 
 if __package__:
     from ..core.wait import wait_until
@@ -68,7 +70,7 @@ def marked_pids(mark: str) -> list[int]:
     return out
 
 
-def listed_pids(registry: dict) -> list[int]:
+def listed_pids(registry: dict[str, Any]) -> list[int]:
     """The registry's processes that are still the same processes (PID and start time match)."""
     out = []
     for p in registry.get("processes", []):
@@ -78,7 +80,7 @@ def listed_pids(registry: dict) -> list[int]:
     return out
 
 
-def _signal(pids, sig) -> None:
+def _signal(pids: Iterable[int], sig: int) -> None:
     for pid in pids:
         try:
             os.kill(pid, sig)
@@ -86,7 +88,7 @@ def _signal(pids, sig) -> None:
             pass
 
 
-def stop_processes(registry: dict, mark: str | None, limit_s: float = 3.0, term_s: float = 1.0,
+def stop_processes(registry: dict[str, Any], mark: str | None, limit_s: float = 3.0, term_s: float = 1.0,
                    quiet_scans: int = 2) -> list[int]:
     """SIGTERM every process of the run, SIGKILL after `term_s`; rescan (50 ms apart) until two scans
     in a row find nothing or `limit_s` is over (a child forked but not yet exec'd shows the mark only
@@ -107,11 +109,11 @@ def stop_processes(registry: dict, mark: str | None, limit_s: float = 3.0, term_
     return sorted(first)
 
 
-def _ip(*args: str) -> subprocess.CompletedProcess:
+def _ip(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["ip", *args], capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
 
 
-def remove_namespaces(registry: dict) -> list[str]:
+def remove_namespaces(registry: dict[str, Any]) -> list[str]:
     """Delete the run's named network namespaces (veth pairs inside vanish with them), after
     killing what still runs inside. Returns the names deleted."""
     removed = []
@@ -143,7 +145,7 @@ def remove_namespaces(registry: dict) -> list[str]:
     return removed
 
 
-def clean(registry: dict, registry_path: str | None = None, quiet_scans: int = 2) -> dict:
+def clean(registry: dict[str, Any], registry_path: str | None = None, quiet_scans: int = 2) -> dict[str, Any]:
     """Remove what a run left: its processes, then its namespaces, then its registry file."""
     pids = stop_processes(registry, registry.get("mark"), quiet_scans=quiet_scans)
     removed = remove_namespaces(registry)
@@ -156,7 +158,7 @@ def clean(registry: dict, registry_path: str | None = None, quiet_scans: int = 2
     return {"processes": pids, "namespaces": removed}
 
 
-def remove_secrets(registry: dict) -> list[str]:
+def remove_secrets(registry: dict[str, Any]) -> list[str]:
     """Delete the key files the run listed (regular files only: never a directory or a link's target)."""
     gone = []
     for p in registry.get("secrets") or []:
@@ -169,7 +171,7 @@ def remove_secrets(registry: dict) -> list[str]:
     return gone
 
 
-def read(path: str) -> dict:
+def read(path: str) -> dict[str, Any]:
     try:
         with open(path) as f:
             doc = json.load(f)

@@ -33,6 +33,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 from ..core.paths import private_dir, secperf_home, write_private
 from . import reaper
@@ -50,14 +51,15 @@ def runs_dir() -> Path:
 class Registry:
     """This process's registry file and watchdog (one per process: `current()`)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         pid = os.getpid()
-        self.owner = {"pid": pid, "start_ticks": reaper.start_ticks(pid)}
+        self.owner: dict[str, Any] = {"pid": pid, "start_ticks": reaper.start_ticks(pid)}
         self.mark = f"{pid}-{self.owner['start_ticks']}-{secrets.token_hex(6)}"
         self.path = runs_dir() / f"{pid}-{self.owner['start_ticks']}.json"
-        self.doc = {"owner": self.owner, "mark": self.mark, "run_dirs": [], "processes": [], "namespaces": [],
+        # the registry file's JSON document (read back by the watchdog and by later runs)
+        self.doc: dict[str, Any] = {"owner": self.owner, "mark": self.mark, "run_dirs": [], "processes": [], "namespaces": [],
                     "ports": [], "argv": sys.argv[:4]}
-        self.watchdog: subprocess.Popen | None = None
+        self.watchdog: subprocess.Popen[bytes] | None = None
         self._pipe_w: int | None = None
         os.environ[ENV] = self.mark  # every child from now on carries it (putenv: exec'd children see it)
         self._save()
@@ -141,10 +143,11 @@ class Registry:
                 os.close(self._pipe_w)
                 self._pipe_w = None
                 # its last scan, so that nothing of this run (the watchdog included) outlives the exit
-                try:
-                    self.watchdog.wait(timeout=3)
-                except subprocess.TimeoutExpired:
-                    pass
+                if self.watchdog is not None:
+                    try:
+                        self.watchdog.wait(timeout=3)
+                    except subprocess.TimeoutExpired:
+                        pass
 
 
 def current() -> Registry:
@@ -211,7 +214,7 @@ def pdeathsig_prefix() -> list[str]:
     return [exe, "--pdeathsig", "KILL", "--"]
 
 
-def spawn(argv: list[str], what: str, pdeathsig: bool = True, **popen_kw) -> subprocess.Popen:
+def spawn(argv: list[str], what: str, pdeathsig: bool = True, **popen_kw: Any) -> subprocess.Popen[Any]:
     """Popen a child the registry knows: under the parent-death signal, listed in the registry until
     `forget`. The child's PID is its command's (setpriv, ip netns exec and nsenter exec it). It stays
     in secperf's session unless the caller passes start_new_session=True (servers do): with the
@@ -227,7 +230,7 @@ def spawn(argv: list[str], what: str, pdeathsig: bool = True, **popen_kw) -> sub
     return proc
 
 
-def forget(proc: subprocess.Popen | int | None) -> None:
+def forget(proc: subprocess.Popen[Any] | int | None) -> None:
     """The child was stopped and reaped: drop it (and its ports) from the registry."""
     if proc is None or _CURRENT is None:
         return
@@ -237,7 +240,7 @@ def forget(proc: subprocess.Popen | int | None) -> None:
 
 
 def run(argv: list[str], what: str, timeout: float | None = None, input: str | bytes | None = None,
-        capture_output: bool = False, **popen_kw) -> subprocess.CompletedProcess:
+        capture_output: bool = False, **popen_kw: Any) -> subprocess.CompletedProcess[Any]:
     """`subprocess.run` for a child the registry knows (see `spawn`); killed on time-out or error."""
     if capture_output:
         popen_kw["stdout"] = popen_kw["stderr"] = subprocess.PIPE
@@ -257,7 +260,7 @@ def run(argv: list[str], what: str, timeout: float | None = None, input: str | b
 
 # --- the runs of others ------------------------------------------------------------------------------
 
-def dead_runs() -> list[tuple[Path, dict]]:
+def dead_runs() -> list[tuple[Path, dict[str, Any]]]:
     """Registry files whose owner is gone (PID dead, or reused by another process)."""
     out = []
     for path in sorted(runs_dir().glob("*.json")):
@@ -272,7 +275,7 @@ def dead_runs() -> list[tuple[Path, dict]]:
     return out
 
 
-def clean_dead() -> list[dict]:
+def clean_dead() -> list[dict[str, Any]]:
     """Clean up after every dead run (processes, namespaces, registry file); what was removed, per run."""
     done = []
     for path, registry in dead_runs():

@@ -17,7 +17,9 @@ import socket
 import subprocess
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO, Any, Self, TypeVar
 
 import psutil
 
@@ -30,6 +32,8 @@ from . import registry
 from .pki import CertSet
 
 LOOPBACK = "127.0.0.1"
+SocketFactory = Callable[[], socket.socket]   # makes a socket where the server is (e.g. in its namespace)
+_T = TypeVar("_T")
 _LIVE: set[Service] = set()
 
 
@@ -45,7 +49,7 @@ def _stop_all() -> None:
 atexit.register(_stop_all)
 
 
-def stop_process(proc: subprocess.Popen, timeout_s: float = 5.0) -> None:
+def stop_process(proc: subprocess.Popen[Any], timeout_s: float = 5.0) -> None:
     """SIGTERM a child we started, wait (bounded), SIGKILL if it did not exit; always reaped. A child
     leading its own process group (spawned in its own session) takes what is left of its group
     with it (e.g. workers a server forked)."""
@@ -72,10 +76,11 @@ def free_port(kind: int = socket.SOCK_STREAM) -> int:
     """An unused loopback port (for servers that cannot report an ephemeral one)."""
     with socket.socket(socket.AF_INET, kind) as s:
         s.bind((LOOPBACK, 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
-def _accepts_tcp(host: str, port: int, make_socket=None) -> bool:
+def _accepts_tcp(host: str, port: int, make_socket: SocketFactory | None = None) -> bool:
     """One attempt: does host:port accept a TCP connection (on a socket from make_socket())?"""
     try:
         if make_socket is None:
@@ -89,8 +94,8 @@ def _accepts_tcp(host: str, port: int, make_socket=None) -> bool:
         return False
 
 
-def wait_tcp(port: int, timeout_s: float, proc: subprocess.Popen | None = None, host: str = LOOPBACK,
-             make_socket=None) -> bool:
+def wait_tcp(port: int, timeout_s: float, proc: subprocess.Popen[Any] | None = None, host: str = LOOPBACK,
+             make_socket: SocketFactory | None = None) -> bool:
     """True once host:port accepts TCP; make_socket() makes the socket (e.g. inside a namespace).
     False when `proc` exits first (never checked against a port someone else took meanwhile)."""
     def exited() -> bool:
@@ -115,9 +120,9 @@ def listening_ports(pid: int) -> set[tuple[str, int]]:
     psutil finds the tree, but not the sockets: its net_connections() matches a process's socket
     inodes against /proc/net/*, the *caller's* namespace, and a server secperf placed in a link's
     server namespace has its sockets only in that namespace's tables, which /proc/PID/net shows."""
-    out = set()
+    out: set[tuple[str, int]] = set()
     for p in _tree(pid):
-        inodes = set()
+        inodes: set[str] = set()
         try:
             for fd in os.listdir(f"/proc/{p}/fd"):
                 try:
@@ -140,8 +145,8 @@ def listening_ports(pid: int) -> set[tuple[str, int]]:
     return out
 
 
-def wait_listening(proc: subprocess.Popen, timeout_s: float, port: int | None = None, host: str = LOOPBACK,
-                   make_socket=None) -> tuple[bool, str]:
+def wait_listening(proc: subprocess.Popen[Any], timeout_s: float, port: int | None = None, host: str = LOOPBACK,
+                   make_socket: SocketFactory | None = None) -> tuple[bool, str]:
     """Wait until a server process is ready: with `port`, until host:port accepts TCP; otherwise until
     the process (or a descendant) listens on a TCP port or has bound a UDP port. (ready, what)."""
     if port is not None:
@@ -158,13 +163,16 @@ def wait_listening(proc: subprocess.Popen, timeout_s: float, port: int | None = 
     return False, "no listening socket"
 
 
-def watch_stdout(proc: subprocess.Popen, on_line, timeout_s: float):
+def watch_stdout(proc: subprocess.Popen[str], on_line: Callable[[str], _T | None], timeout_s: float) -> _T | None:
     """Read the child's stdout in a thread for its whole life (so it never blocks on a full pipe);
     return the first non-None value of on_line(line), or None on exit or after timeout_s."""
-    first: queue.Queue = queue.Queue()
+    first: queue.Queue[_T | None] = queue.Queue()
+    stdout = proc.stdout
+    if stdout is None:
+        raise ValueError("watch_stdout needs a child started with stdout=PIPE")
 
-    def reader():
-        for line in proc.stdout:
+    def reader() -> None:
+        for line in stdout:
             value = on_line(line)
             if value is not None:
                 first.put(value)
@@ -182,16 +190,16 @@ class Service:
     name = "service"
     proto = "tls"
 
-    def __init__(self, workdir: Path | None = None):
+    def __init__(self, workdir: Path | None = None) -> None:
         # absolute: servers run with their work directory as cwd and get paths inside it
         self.workdir = private_dir(Path(workdir).resolve() if workdir else Path(tempfile.mkdtemp(prefix="secperf-svc-")))
         self._own_workdir = workdir is None  # a temporary directory of its own: removed at stop()
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[Any] | None = None
         self._port: int | None = None
         self.log_path = self.workdir / f"{self.name}.log"
         self.prefix: list[str] = []      # argv prefix, e.g. ["ip", "netns", "exec", NS]
         self.bind = LOOPBACK             # the address the server listens on
-        self.make_socket = None          # socket factory for readiness checks (inside the namespace)
+        self.make_socket: SocketFactory | None = None   # socket factory for readiness checks (inside the namespace)
         self.user: str | None = None     # the user the server runs as, as its namespace names it (None: ours)
         self.openssl_conf: Path | None = None  # OPENSSL_CONF for the server (e.g. a lower security level)
 
@@ -206,23 +214,25 @@ class Service:
         if value is not None and self.proc is not None:
             registry.current().add_port(int(value), self.proto, self.name, self.proc.pid)
 
-    def place(self, prefix: list[str], bind: str, make_socket=None, user: str | None = None) -> Service:
+    def place(self, prefix: list[str], bind: str, make_socket: SocketFactory | None = None,
+              user: str | None = None) -> Service:
         """Run the server under an argv prefix (a network namespace) bound to `bind`; `user` when the
         namespace sees secperf's user as another (a rootless link's user namespace: "root")."""
         self.prefix, self.bind, self.make_socket, self.user = list(prefix), bind, make_socket, user
         return self
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         self.start()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     def start(self) -> Service:
         raise NotImplementedError
 
-    def _spawn(self, argv: list[str], stdout=None, cwd: Path | None = None, stdin=subprocess.DEVNULL) -> subprocess.Popen:
+    def _spawn(self, argv: list[str], stdout: int | IO[Any] | None = None, cwd: Path | None = None,
+               stdin: int | IO[Any] | None = subprocess.DEVNULL) -> subprocess.Popen[Any]:
         log = open(self.log_path, "ab")
         # its own session, the parent-death signal, listed in the run registry (lab/registry)
         env = {**os.environ, "OPENSSL_CONF": str(self.openssl_conf)} if self.openssl_conf else None
@@ -264,7 +274,7 @@ class Service:
         if self.__dict__.get("_own_workdir"):
             shutil.rmtree(self.workdir, ignore_errors=True)
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {"server": self.name, "port": self.port, "proto": self.proto}
 
 
@@ -277,7 +287,7 @@ class ProbeServer(Service):
                  client_ca: Path | None = None, workdir: Path | None = None):
         super().__init__(workdir)
         self.certs, self.args, self.proto, self.client_ca = certs, list(args or []), proto, client_ca
-        self.conns: queue.Queue[dict] = queue.Queue()
+        self.conns: queue.Queue[dict[str, Any]] = queue.Queue()
 
     def start(self) -> ProbeServer:
         argv = [str(find_probe()), "server", "--port", "0", "--bind", self.bind, "--proto", self.proto,
@@ -288,13 +298,13 @@ class ProbeServer(Service):
         self.port = await_listening(self, proc, "server_conn", self.conns, 10)
         return self
 
-    def drain(self) -> list[dict]:
+    def drain(self) -> list[dict[str, Any]]:
         return drain_queue(self.conns)
 
 
-def drain_queue(q: queue.Queue) -> list:
+def drain_queue(q: queue.Queue[_T]) -> list[_T]:
     """Everything queued so far, without waiting."""
-    out = []
+    out: list[_T] = []
     while True:
         try:
             out.append(q.get_nowait())
@@ -302,10 +312,11 @@ def drain_queue(q: queue.Queue) -> list:
             return out
 
 
-def await_listening(svc: Service, proc, collect_type: str, into: queue.Queue, timeout_s: float) -> int:
+def await_listening(svc: Service, proc: subprocess.Popen[str], collect_type: str, into: queue.Queue[dict[str, Any]],
+                    timeout_s: float) -> int:
     """The port a server reports in its `listening` JSON line; its lines of `collect_type` (one per
     connection or handshake) go into `into` as they come. No line in time is the service's failure."""
-    def on_line(line: str):
+    def on_line(line: str) -> dict[str, Any] | None:
         msg = parse_line(line)
         if msg and msg.get("type") == collect_type:
             into.put(msg)
@@ -463,7 +474,7 @@ class JwtServer(Service):
             argv += ["--pubkey", str(k)]
         proc = self._spawn(argv, stdout=subprocess.PIPE)
 
-        def on_line(line: str):
+        def on_line(line: str) -> dict[str, Any] | None:
             msg = parse_line(line)
             return msg if msg and msg.get("type") == "listening" else None
         msg = watch_stdout(proc, on_line, 15)
@@ -482,11 +493,12 @@ class RemoteServer(Service):
 
     def __init__(self, host: str, port: int, proto: str = "tls", workdir: Path | None = None):
         super().__init__(workdir)
-        self.host, self.proto, self._port = host, proto, int(port)
+        self.remote_port = int(port)
+        self.host, self.proto, self._port = host, proto, self.remote_port
         self.bind = host
 
     def start(self) -> RemoteServer:
-        if self.proto == "tls" and not wait_tcp(self._port, 5, None, self.host):
+        if self.proto == "tls" and not wait_tcp(self.remote_port, 5, None, self.host):
             raise ServiceError(f"nothing accepts TCP connections at {self.host}:{self._port} (tried for 5 s): "
                                f"is the server running, and is --connect HOST:PORT right?")
         return self
@@ -494,7 +506,7 @@ class RemoteServer(Service):
     def stop(self, timeout_s: float = 5.0) -> None:
         pass
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {"server": f"remote {self.host}:{self._port}", "port": self._port, "proto": self.proto}
 
 
@@ -527,12 +539,12 @@ def system_openssl() -> str | None:
     return m.group(1) if m else (out or None)
 
 
-def server_software(server: str) -> dict:
+def server_software(server: str) -> dict[str, Any]:
     """What a server started by secperf is: {"server", "version", "tls_library", "build", "source"}.
     Version strings come from the program itself (nginx -V, mosquitto -h, coap-server-openssl's
     usage text, secperf-probe --version, openssl version); a field it does not print is None, never
     guessed. `tls_library` is the library the server runs with; `build` what it was built against."""
-    out: dict = {"server": server, "version": None, "tls_library": None, "build": None, "source": None}
+    out: dict[str, Any] = {"server": server, "version": None, "tls_library": None, "build": None, "source": None}
     if server == "nginx":
         exe = shutil.which("nginx") or "/usr/sbin/nginx"
         text = _version_output([exe, "-V"])
