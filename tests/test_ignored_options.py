@@ -25,3 +25,15 @@ def test_the_same_options_where_they_act_are_kept():
                                                                  key_sessions=("cold",)))
     assert connect_configs(["mqtt", "coap"], ["software"], ["full"], [], ["mtls"], nagle=True)
     assert connect_configs(["https"], ["software"], ["full"], [], ["mtls"], coap_security=["pki"])   # the default
+
+
+def test_connect_scope_table_names_options_connect_has():
+    """app/option_scope.ACTS_ON (which protocols each option acts on) speaks of real options only; the
+    table of options x protocols generated from the parser is tests/test_reliability4b_options_table.py."""
+    import argparse
+
+    from secperf.app.option_scope import ACTS_ON
+    from secperf.cli import build_parser
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices["connect"]
+    options = {o for a in sub._actions for o in a.option_strings}
+    assert set(ACTS_ON) <= options, set(ACTS_ON) - options
