@@ -24,16 +24,19 @@ import shutil
 import statistics
 import subprocess
 import tempfile
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
 from ..core import result as R
 from ..core.errors import InputError, MeasurementError, ResultError
 from ..core.result_schema import DeviceDerived, DeviceTime, Series, problem
-from ..inputs.devices import Core, DeviceError, cores
+from ..inputs.core_profiles import Core, DeviceError
 from ..inputs.devices import core as core_profile
+from ..inputs.devices import cores
 from ..lab import registry
 from . import device_attrib as A
 from . import device_dtls as DT
@@ -79,7 +82,8 @@ class Config:
         return self.tls.startswith("dtls")
 
 
-def _split(value, what: str, known, aliases: dict | None = None) -> list[str]:
+def _split(value: str | Iterable[str], what: str, known: Sequence[str],
+           aliases: dict[str, str] | None = None) -> list[str]:
     items = [v.strip().lower() for v in (value.split(",") if isinstance(value, str) else value) if v.strip()]
     if not items:
         raise InputError(f"--{what}: give at least one of {', '.join(known)}")
@@ -119,7 +123,7 @@ def qemu_cpu(dev: Core, build: Build) -> str:
     return build.run_cpu or dev.qemu_cpu
 
 
-def check_stacks(value, dev: Core | None = None) -> list[str]:
+def check_stacks(value: str | Iterable[str], dev: Core | None = None) -> list[str]:
     """--stack values, each one built for the device's target (InputError naming the devices it runs on)."""
     stacks = _split(value, "stack", tuple(STACKS))
     if dev is not None:
@@ -136,7 +140,7 @@ def check_stacks(value, dev: Core | None = None) -> list[str]:
     return stacks
 
 
-def check_build_configs(value, stacks: list[str], dev: Core) -> dict[str, list[str | None]]:
+def check_build_configs(value: str | Iterable[str] | None, stacks: list[str], dev: Core) -> dict[str, list[str | None]]:
     """--config names per stack for the device's core (None: the stack's default build). Each stack
     runs the named configurations it has; a name no stack has, or a stack none of the names apply
     to, is an InputError naming the stack's configurations."""
@@ -153,7 +157,7 @@ def check_build_configs(value, stacks: list[str], dev: Core) -> dict[str, list[s
                 check_config(stacks[0], target, n)   # raises, naming the stack's configurations
             raise InputError(f"--config {n}: none of the stacks has it here; configurations: " + "; ".join(
                 f"{s}: {', '.join(configs_for(s, target))}" for s in stacks))
-    out = {}
+    out: dict[str, list[str | None]] = {}
     for s in stacks:
         mine = [n for n in names if n in configs_for(s, target)]
         if not mine:
@@ -168,24 +172,26 @@ def stack_tag(stack: str, build: Build) -> str:
     return stack if build.config == default_config(stack, build.target) else f"{stack}[{build.config}]"
 
 
-def plan(device: str, stacks, tls, groups, suites, modes="full", server_certs="rsa-2048",
-         client_certs="none", build_configs=None) -> list[Config]:
+def plan(device: str, stacks: str | Iterable[str], tls: str | Iterable[str], groups: str | Iterable[str],
+         suites: str | Iterable[str], modes: str | Iterable[str] = "full",
+         server_certs: str | Iterable[str] = "rsa-2048", client_certs: str | Iterable[str] = "none",
+         build_configs: str | Iterable[str] | None = None) -> list[Config]:
     """The configurations to run, with every name checked (InputError names what is known).
     build_configs: library build configurations (comma list; None: each stack's default)."""
     dev = check_device(device)
-    stacks = check_stacks(stacks, dev)
-    bconf = check_build_configs(build_configs, stacks, dev)
+    stack_l = check_stacks(stacks, dev)
+    bconf = check_build_configs(build_configs, stack_l, dev)
     tls_l = [TLS_VERSIONS.get(t, t) for t in _split(tls, "tls", tuple(TLS_VERSIONS))]
-    groups = _split(groups, "group", GROUPS, {"p256": "p-256", "secp256r1": "p-256", "p384": "p-384",
+    group_l = _split(groups, "group", GROUPS, {"p256": "p-256", "secp256r1": "p-256", "p384": "p-384",
                                               "secp384r1": "p-384"})
-    suites = _split(suites, "suite", tuple(SUITES), SUITES)
-    modes = _split(modes, "mode", MODES)
+    suite_l = _split(suites, "suite", tuple(SUITES), SUITES)
+    mode_l = _split(modes, "mode", MODES)
     certs = _split(server_certs, "server-cert", SERVER_CERTS)
     ccerts = _split(client_certs, "client-cert", CLIENT_CERTS)
-    DT.check_plan(stacks, tls_l, modes)   # DTLS versions per stack, CID only with DTLS, no TLS 1.2 PSK
+    DT.check_plan(stack_l, tls_l, mode_l)   # DTLS versions per stack, CID only with DTLS, no TLS 1.2 PSK
     target_for(dev)
-    return [Config(device, s, t, g, su, m, c, cc, b) for s in stacks for b in bconf[s] for t in tls_l for g in groups
-            for su in suites for m in modes for c in certs for cc in ccerts]
+    return [Config(device, s, t, g, su, m, c, cc, b) for s in stack_l for b in bconf[s] for t in tls_l
+            for g in group_l for su in suite_l for m in mode_l for c in certs for cc in ccerts]
 
 
 def check_offers(cfg: Config, build: Build) -> None:
@@ -243,7 +249,7 @@ class Server:
         self.svc.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         try:
             self.svc.stop()
         finally:
@@ -251,12 +257,14 @@ class Server:
 
     @property
     def port(self) -> int:
+        if self.svc.port is None:
+            raise MeasurementError("openssl s_server has no port: it was not started")
         return self.svc.port
 
 
 def run_client(build: Build, dev: Core, cfg: Config, port: int, ca: Path, n: int, *, marks: bool = True,
-               app: bool = True, work: Path | None = None, server: Server | None = None, timed: bool = True
-               ) -> tuple[list[dict], list[A.Event], int]:
+               app: bool = True, work: Path | None = None, server: Server | DT.PairServer | None = None,
+               timed: bool = True) -> tuple[list[dict[str, Any]], list[A.Event], int]:
     """One guest process making n connections: its JSON lines, the plugin's events, total count.
     With `timed` (and a core with a timing model) every event also carries the model's cycles."""
     own_tmp = work is None
@@ -269,7 +277,8 @@ def run_client(build: Build, dev: Core, cfg: Config, port: int, ca: Path, n: int
 
 
 def _run_client(build: Build, dev: Core, cfg: Config, port: int, ca: Path, n: int, *, marks: bool, app: bool,
-                tmp: Path, server: Server | None, timed: bool) -> tuple[list[dict], list[A.Event], int]:
+                tmp: Path, server: Server | DT.PairServer | None, timed: bool
+                ) -> tuple[list[dict[str, Any]], list[A.Event], int]:
     ev = tmp / f"events-{abs(hash((cfg, marks, n))) % 10**8}.txt"
     argv = [build.qemu, "-cpu", qemu_cpu(dev, build), "-plugin",
             f"{build.plugin},out={ev},watch={build.watch}{_timing_arg(dev, build, tmp, timed)}",
@@ -306,14 +315,15 @@ def _timing_arg(dev: Core, build: Build, tmp: Path, timed: bool) -> str:
     return f",timing={T.write_params(dev, build.client, tmp / 'timing.txt')}"
 
 
-def _timed_handshakes(events: list[A.Event], conns: list[dict], cfg: Config, mtls: bool) -> dict[int, dict]:
+def _timed_handshakes(events: list[A.Event], conns: list[dict[str, Any]], cfg: Config, mtls: bool
+                      ) -> dict[int, dict[str, Any]]:
     """Handshake index -> the timing model's cycles (low, point, high) of the whole handshake and of
     each message, attributed by the same rule as the instruction counts."""
     if not events or events[0].timed is None:
         return {}
     sets = [A.handshakes(A.in_cycles(events, k), conns, cfg.tls, mtls, psk=cfg.mode == "psk",
                          ccs_message=cfg.stack == "openssl") for k in range(3)]
-    out = {}
+    out: dict[int, dict[str, Any]] = {}
     for lo, mid, hi in zip(*sets):
         out[mid.index] = {"cycles": (lo.instructions, mid.instructions, hi.instructions),
                           "messages": [(a["instructions"], b["instructions"], c["instructions"])
@@ -322,7 +332,7 @@ def _timed_handshakes(events: list[A.Event], conns: list[dict], cfg: Config, mtl
     return out
 
 
-def _labels(cfg: Config, dev: Core, build: Build, phase: str) -> dict:
+def _labels(cfg: Config, dev: Core, build: Build, phase: str) -> dict[str, Any]:
     return {"device": cfg.device, "stack": cfg.stack, "library": build.library, "tls": cfg.tls,
             "group": cfg.group, "suite": cfg.suite, "mode": cfg.mode, "server_cert": cfg.server_cert,
             "client_cert": cfg.client_cert,
@@ -331,16 +341,16 @@ def _labels(cfg: Config, dev: Core, build: Build, phase: str) -> dict:
             "server": "openssl s_server (host, loopback)"}
 
 
-def build_labels(build: Build) -> dict:
+def build_labels(build: Build) -> dict[str, Any]:
     """The library build configuration a series ran (data/device_builds.toml)."""
     return {"config": build.config, "config_description": build.config_note}
 
 
-def _message_rows(samples: list[dict]) -> list[dict]:
+def _message_rows(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Median per message over the samples, in the order messages first appear."""
-    order: dict[tuple, list[int]] = {}
+    order: dict[tuple[str, str], list[int]] = {}
     for s in samples:
-        seen = {}
+        seen: dict[tuple[str, str], int] = {}
         for m in s["messages"]:
             k = (m["dir"], m["message"])
             seen[k] = seen.get(k, 0) + m["instructions"]
@@ -350,16 +360,19 @@ def _message_rows(samples: list[dict]) -> list[dict]:
             for (d, m), v in order.items()]
 
 
-def _derive(dev: Core, instructions: float) -> dict:
+def _derive(dev: Core, instructions: float) -> dict[str, float]:
     lo, hi = dev.ms_range(instructions)
     return {"ms_low": lo, "ms_high": hi}
 
 
-def _timed_rows(samples: list[dict]) -> dict[tuple, tuple]:
+Cycles3 = tuple[float, float, float]
+
+
+def _timed_rows(samples: list[dict[str, Any]]) -> dict[tuple[str, str], Cycles3]:
     """(dir, message) -> median cycles (low, point, high) over the samples that carry cycles."""
-    acc: dict[tuple, list[tuple]] = {}
+    acc: dict[tuple[str, str], list[tuple[float, ...]]] = {}
     for s in samples:
-        seen: dict[tuple, list[float]] = {}
+        seen: dict[tuple[str, str], list[float]] = {}
         for m in s["messages"]:
             if "cycles" in m:
                 v = seen.setdefault((m["dir"], m["message"]), [0.0, 0.0, 0.0])
@@ -367,10 +380,17 @@ def _timed_rows(samples: list[dict]) -> dict[tuple, tuple]:
                     v[k] += m["cycles"][k]
         for key, v in seen.items():
             acc.setdefault(key, []).append(tuple(v))
-    return {key: tuple(statistics.median(x[k] for x in vals) for k in range(3)) for key, vals in acc.items()}
+    return {key: _median3(vals) for key, vals in acc.items()}
 
 
-def _device_time(figure: dict) -> DeviceTime:
+def _median3(vals: Iterable[Sequence[float]]) -> Cycles3:
+    """Median of each of the three cycle figures (low, point, high) over the rows."""
+    rows = list(vals)
+    lo, mid, hi = (float(statistics.median(x[k] for x in rows)) for k in range(3))
+    return lo, mid, hi
+
+
+def _device_time(figure: dict[str, Any]) -> DeviceTime:
     """The timing model's figure as the series' typed time (a malformed one is a ResultError, as any
     field set on a series)."""
     try:
@@ -379,8 +399,9 @@ def _device_time(figure: dict) -> DeviceTime:
         raise ResultError(f"device series field derived.time: {problem(exc)}") from None
 
 
-def make_series(cfg: Config, dev: Core, build: Build, phase: str, hss: list[A.Handshake], conns: dict,
-                failures: list[str], timed: dict | None = None) -> Series:
+def make_series(cfg: Config, dev: Core, build: Build, phase: str, hss: list[A.Handshake],
+                conns: dict[int, dict[str, Any]], failures: list[str],
+                timed: dict[int, dict[str, Any]] | None = None) -> Series:
     s = R.new_series(f"device/{cfg.device}/{cfg.key}/{phase}", kind="device", labels=_labels(cfg, dev, build, phase),
                      timer=TIMER)
     for reason in failures:
@@ -426,7 +447,7 @@ def make_series(cfg: Config, dev: Core, build: Build, phase: str, hss: list[A.Ha
         cyc = [x["cycles"] for x in good if "cycles" in x]
         if cyc and dev.timing is not None:
             s.derived_as(DeviceDerived).time = _device_time(
-                {**T.figure(tuple(statistics.median(c[k] for c in cyc) for k in range(3)), dev), **T.model_note(dev)})
+                {**T.figure(_median3(cyc), dev), **T.model_note(dev)})
         s.status = "partial" if s.failures else "ok"
     else:
         s.status = "failed"
@@ -470,9 +491,9 @@ def measure_config(cfg: Config, n: int, warmup: int, build: Build | None = None,
           and (not prime or by[h.index].get("resumed")) and DT.cid_ok(cfg, by[h.index])]
     cold = [h for h in ok if h.index == prime]
     warm = [h for h in ok if h.index >= prime + 1 + warmup]
-    timed = _timed_handshakes(events, conns, cfg, mtls)
-    out = [make_series(cfg, dev, build, "cold", cold, by, failures if not cold else [], timed),
-           make_series(cfg, dev, build, "warm", warm, by, failures, timed)]
+    timings = _timed_handshakes(events, conns, cfg, mtls)
+    out = [make_series(cfg, dev, build, "cold", cold, by, failures if not cold else [], timings),
+           make_series(cfg, dev, build, "warm", warm, by, failures, timings)]
     for s in out:
         s.labels.update(DT.labels(cfg, srv))   # the peer, the connection ID
         s.labels["warmup_handshakes"] = warmup
@@ -486,7 +507,7 @@ def measure_config(cfg: Config, n: int, warmup: int, build: Build | None = None,
 
 # --- primitives ---------------------------------------------------------------------------------
 
-def check_ops(ops, build: Build, stack: str) -> list[str]:
+def check_ops(ops: str | Iterable[str], build: Build, stack: str) -> list[str]:
     """--op values this stack's build counts (InputError naming the known ones otherwise)."""
     known = list(build.crypto_ops)
     if not known:
@@ -494,7 +515,7 @@ def check_ops(ops, build: Build, stack: str) -> list[str]:
     return _split(ops, "op", known)
 
 
-def route_ops(ops, builds: dict[tuple[str, str | None], Build]) -> dict[tuple[str, str | None], list[str]]:
+def route_ops(ops: str | Iterable[str], builds: dict[tuple[str, str | None], Build]) -> dict[tuple[str, str | None], list[str]]:
     """--op values spread over several stacks' builds: each build runs the operations it counts (an
     operation two stacks count runs on both: a comparison); a build that counts none of them runs
     nothing. An operation no build counts is an InputError naming each stack's operations."""
@@ -540,14 +561,14 @@ def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build
                                      **build_labels(build)},
                              timer={"name": "guest instructions per operation", "start": "marker OP_BEGIN",
                                     "end": "marker OP_END", "unit": "instructions"})
-            cycles: list[tuple] = []
-            classes: list[dict] = []
+            cycles: list[Cycles3] = []
+            classes: list[dict[str, Any]] = []
             try:
                 events = A.read_events(ev)[1]
                 counts = [c for _, c in A.op_counts(events)]
                 if events and events[0].timed is not None:
                     per_set = [[c for _, c in A.op_counts(A.in_cycles(events, k))] for k in range(3)]
-                    cycles = list(zip(*per_set))
+                    cycles = list(zip(per_set[0], per_set[1], per_set[2]))
                     classes = A.op_classes(events)
             except MeasurementError as exc:
                 counts = []
@@ -560,7 +581,7 @@ def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build
                 s.samples = [{"i": i, "instructions": c, "phase": "cold" if i == 0 else "warm",
                               **({"cycles": list(cycles[i])} if i < len(cycles) else {})}
                                 for i, c in enumerate(counts)]
-                line = next((json.loads(x) for x in p.stdout.splitlines() if x.startswith('{"crypto"')), {})
+                line: dict[str, Any] = next((json.loads(x) for x in p.stdout.splitlines() if x.startswith('{"crypto"')), {})
                 s.derived = {"instructions_cold": counts[0], "instructions_median": med,
                              # the deepest stack the operation's repetitions wrote (painted, marker call incl.)
                              "stack_bytes_max": line.get("stack_bytes"),
@@ -568,8 +589,7 @@ def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build
                                             "cpi_estimate": dev.cpi_estimate}}
                 warm_cyc = cycles[1:] or cycles
                 if warm_cyc:
-                    s.derived["time"] = {**T.figure(tuple(statistics.median(c[k] for c in warm_cyc)
-                                                          for k in range(3)), dev), **T.model_note(dev)}
+                    s.derived["time"] = {**T.figure(_median3(warm_cyc), dev), **T.model_note(dev)}
                     s.derived["time_cold"] = T.figure(cycles[0], dev)
                     # where the cycles come from: the last (warm) operation's classes and stall events
                     s.derived["time"]["counters"] = classes[-1] if classes else {}

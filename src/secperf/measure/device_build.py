@@ -40,7 +40,9 @@ from ..core.errors import InputError
 from ..core.native import shipped_sources
 from ..core.paths import secperf_home
 from . import device_sources
-from .device_sources import DeviceSetupError  # noqa: F401 - raised here and imported from here by the device modules
+from .device_sources import (
+    DeviceSetupError as DeviceSetupError,  # raised here, imported from here by the device modules
+)
 
 STACKS = {  # stack -> (make target, binary, static libraries it needs, Debian package)
     "wolfssl": ("wolfssl", "sp-device-wolfssl", ("libwolfssl.a",), "libwolfssl-dev:armhf"),

@@ -35,8 +35,14 @@ import json
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError, SetupError
+
+if TYPE_CHECKING:
+    from .device import Config, Server
+    from .device_attrib import Handshake
+    from .device_build import Build
 
 DTLS = ("dtls1.2", "dtls1.3")
 CID_MODES = ("full-cid", "resumed-cid")
@@ -74,7 +80,7 @@ def check_plan(stacks: list[str], tls: list[str], modes: list[str]) -> None:
                          "(--tls dtls1.2 or dtls1.3)")
 
 
-def handshakes_offered(offers: dict, tls: str) -> tuple[str, ...]:
+def handshakes_offered(offers: dict[str, Any], tls: str) -> tuple[str, ...]:
     """The handshakes (`--mode` names) a build runs for a protocol version, from its declared offers
     (Build.offers): () when it lacks the version. For the what-if layer: `"dtls1.3" in offers["tls"]`
     says whether a build has DTLS 1.3, this which handshakes, has_cid whether it has connection IDs."""
@@ -86,12 +92,12 @@ def handshakes_offered(offers: dict, tls: str) -> tuple[str, ...]:
     return tuple(offers.get("modes", ()))
 
 
-def has_cid(offers: dict, tls: str) -> bool:
+def has_cid(offers: dict[str, Any], tls: str) -> bool:
     """Whether a build runs DTLS handshakes with a connection ID for this version."""
     return any(m in CID_MODES for m in handshakes_offered(offers, tls))
 
 
-def lacking(cfg, build) -> str:
+def lacking(cfg: Config, build: Build) -> str:
     """Why a build lacks a DTLS version (appended to the message naming what it offers)."""
     if cfg.tls == "dtls1.3":
         return f"; stacks with DTLS 1.3: {', '.join(HAS['dtls1.3'])}"
@@ -101,7 +107,7 @@ def lacking(cfg, build) -> str:
     return ""
 
 
-def check_offers(cfg, off: dict, what: str) -> None:
+def check_offers(cfg: Config, off: dict[str, Any], what: str) -> None:
     """InputError when a build cannot run a DTLS configuration, naming the handshakes it offers."""
     modes = handshakes_offered(off, cfg.tls)   # a build that declares no DTLS modes: DTLS 1.2 full only
     if cfg.mode not in modes:
@@ -112,7 +118,7 @@ def check_offers(cfg, off: dict, what: str) -> None:
                          "without PSK support here; DTLS 1.3 offers full, resumed, full-cid, resumed-cid")
 
 
-def needs_pair(cfg) -> bool:
+def needs_pair(cfg: Config) -> bool:
     """The row runs against the wolfSSL 5.9 host server (DTLS 1.3, or a connection ID)."""
     return cfg.tls == "dtls1.3" or cfg.mode in CID_MODES
 
@@ -132,7 +138,7 @@ class PairServer:
     PSK_IDENTITY = "secperf-device"
     name = "wolfSSL 5.9 DTLS server (native/dtls13, host, loopback)"
 
-    def __init__(self, cfg):
+    def __init__(self, cfg: Config) -> None:
         import secrets
 
         from ..core.paths import private_dir, write_private
@@ -144,7 +150,7 @@ class PairServer:
         self._tmp = tempfile.TemporaryDirectory(prefix="secperf-device-dtls-")
         self.psk_file = Path(private_dir(Path(self._tmp.name))) / "psk"   # 32 random bytes, this server's only
         write_private(self.psk_file, f"{self.PSK_IDENTITY}\n{secrets.token_hex(32)}\n".encode())
-        self.proc = None
+        self.proc: subprocess.Popen[str] | None = None
         self.port = 0
         self.library = "wolfSSL"
 
@@ -172,17 +178,18 @@ class PairServer:
         self.library = library_version(exe)
         self.proc = registry.spawn(self.argv(exe), "DTLS server (wolfSSL, device peer)", stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True, start_new_session=True)
-        line = self.proc.stdout.readline()
+        proc = self.proc
+        line = proc.stdout.readline() if proc.stdout else ""
         try:
             self.port = int(json.loads(line)["ready"])
         except (ValueError, KeyError, TypeError):
-            err = self.proc.stderr.read() if self.proc.poll() is not None else ""
+            err = proc.stderr.read() if proc.stderr and proc.poll() is not None else ""
             self.__exit__(None, None, None)
             raise DtlsPeerError(f"the wolfSSL DTLS server did not start: {err.strip() or line.strip() or 'no output'}"
                                 ) from None
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         from ..lab import registry
         try:
             if self.proc is not None:
@@ -194,7 +201,7 @@ class PairServer:
             self._tmp.cleanup()
 
 
-def psk_refused(cfg, hs, conn: dict) -> bool:
+def psk_refused(cfg: Config, hs: Handshake, conn: dict[str, Any]) -> bool:
     """Whether a psk handshake fell back to certificates: DTLS 1.2's PSK is a suite of its own (the
     negotiated suite names PSK); in TLS/DTLS 1.3 a server Certificate means the PSK was refused."""
     if cfg.tls == "dtls1.2":
@@ -202,7 +209,7 @@ def psk_refused(cfg, hs, conn: dict) -> bool:
     return any(m["dir"] == "received" and m["message"] == "Certificate" for m in hs.messages)
 
 
-def cid_failures(cfg, conns: list[dict]) -> list[str]:
+def cid_failures(cfg: Config, conns: list[dict[str, Any]]) -> list[str]:
     """A -cid row's handshakes that completed without a connection ID: failed samples with the reason."""
     if cfg.mode not in CID_MODES:
         return []
@@ -210,15 +217,15 @@ def cid_failures(cfg, conns: list[dict]) -> list[str]:
             if c.get("ok") and not c.get("cid_bytes")]
 
 
-def cid_ok(cfg, conn: dict) -> bool:
+def cid_ok(cfg: Config, conn: dict[str, Any]) -> bool:
     return cfg.mode not in CID_MODES or bool(conn.get("cid_bytes"))
 
 
-def labels(cfg, server) -> dict:
+def labels(cfg: Config, server: Server | PairServer | None) -> dict[str, Any]:
     """What a DTLS series says of its peer and connection ID (TLS series: nothing new)."""
     if not cfg.dtls:
         return {}
-    out = {"cid": cfg.mode in CID_MODES, "handshake": cfg.mode,
+    out: dict[str, Any] = {"cid": cfg.mode in CID_MODES, "handshake": cfg.mode,
            "cookie": "HelloRetryRequest" if cfg.tls == "dtls1.3" else "HelloVerifyRequest"}
     if isinstance(server, PairServer):
         out["server"] = f"{server.library} DTLS server (native/dtls13, host, loopback)"

@@ -25,9 +25,13 @@ import math
 import socket
 import ssl
 import time
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
 
 from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import ec, padding
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
 
@@ -45,17 +49,24 @@ def signing_input(alg: str, sub: str, lifetime_s: int, now: float | None = None)
            f"{b64url(json.dumps(claims, separators=(',', ':')).encode())}".encode()
 
 
-def software_signer(private_key):
+Sign = Callable[[bytes], bytes]   # signing input -> JWS signature
+MakeSocket = Callable[[], socket.socket]   # a TCP socket made elsewhere (another network namespace)
+Emit = Callable[[dict[str, Any]], None]
+
+
+def software_signer(private_key: PrivateKeyTypes) -> tuple[str, Sign]:
     """sign(signing_input) -> JWS signature bytes (ES256: raw r||s, RS256: PKCS#1 v1.5)."""
     if isinstance(private_key, ec.EllipticCurvePrivateKey):
         def sign(data: bytes) -> bytes:
             r, s = decode_dss_signature(private_key.sign(data, ec.ECDSA(hashes.SHA256())))
             return r.to_bytes(32, "big") + s.to_bytes(32, "big")
         return "ES256", sign
-    return "RS256", lambda data: private_key.sign(data, padding.PKCS1v15(), hashes.SHA256())
+    if isinstance(private_key, rsa.RSAPrivateKey):
+        return "RS256", lambda data: private_key.sign(data, padding.PKCS1v15(), hashes.SHA256())
+    raise TypeError(f"a JWT is signed with an EC or RSA key, not a {type(private_key).__name__}")
 
 
-def token_signer(key, key_type: str, pkcs11):
+def token_signer(key: Any, key_type: str, pkcs11: ModuleType) -> tuple[str, Sign]:  # key: a python-pkcs11 PrivateKey
     """Signing with a PKCS#11 key: CKM_ECDSA on a host-side SHA-256 digest gives raw r||s."""
     if key_type.startswith("ecdsa"):
         return "ES256", lambda data: key.sign(hashlib.sha256(data).digest(), mechanism=pkcs11.Mechanism.ECDSA)
@@ -65,7 +76,7 @@ def token_signer(key, key_type: str, pkcs11):
 _LAST_SIGN_S: dict[int, float] = {}  # per signer: how long its previous signature took
 
 
-def make_jwt(alg: str, sign, sub: str, lifetime_s: int) -> str:
+def make_jwt(alg: str, sign: Sign, sub: str, lifetime_s: int) -> str:
     """A signed token whose validity starts at the end of its signature, not before it: a secure
     element taking 0.5 s per signature issued `--lifetime 1` tokens that arrived expired. The end is
     the start plus the signer's previous signature time (the claims are signed, so they are fixed
@@ -84,12 +95,14 @@ class _Connection(http.client.HTTPSConnection):
     """HTTPS to `addr`:port with SNI, Host and certificate name `localhost`; the TCP socket comes
     from make_socket() when given (a socket made in another network namespace)."""
 
-    def __init__(self, addr: str, port: int, ctx: ssl.SSLContext, timeout_s: float, make_socket=None):
+    def __init__(self, addr: str, port: int, ctx: ssl.SSLContext, timeout_s: float,
+                 make_socket: MakeSocket | None = None) -> None:
         super().__init__(SERVER_NAME, port, context=ctx, timeout=timeout_s)
         self._addr, self._make_socket = addr, make_socket
         self._create_connection = self._dial
 
-    def _dial(self, address, timeout, source_address=None):
+    def _dial(self, address: tuple[str, int], timeout: float | None,
+              source_address: tuple[str, int] | None = None) -> socket.socket:
         if self._make_socket is None:
             return socket.create_connection((self._addr, address[1]), timeout, source_address)
         sock = self._make_socket()
@@ -103,7 +116,7 @@ class _Connection(http.client.HTTPSConnection):
 
 
 def request(port: int, ctx: ssl.SSLContext, token: str, timeout_s: float = 10.0, addr: str = "127.0.0.1",
-            make_socket=None) -> tuple[int, bytes]:
+            make_socket: MakeSocket | None = None) -> tuple[int, bytes]:
     """One GET /data with the bearer token on a new connection (TCP, TLS, request, response)."""
     conn = _Connection(addr, port, ctx, timeout_s, make_socket)
     try:
@@ -114,15 +127,16 @@ def request(port: int, ctx: ssl.SSLContext, token: str, timeout_s: float = 10.0,
         conn.close()
 
 
-def jwt_loop(alg: str, sign, *, fresh: bool, port: int, ca_file: str, n: int, warmup: int,
-             lifetime_s: int, emit, addr: str = "127.0.0.1", timeout_s: float = 10.0, make_socket=None) -> None:
+def jwt_loop(alg: str, sign: Sign, *, fresh: bool, port: int, ca_file: str, n: int, warmup: int,
+             lifetime_s: int, emit: Emit, addr: str = "127.0.0.1", timeout_s: float = 10.0,
+             make_socket: MakeSocket | None = None) -> None:
     """The measured loop, shared by the software path and the token worker; emit(dict) per iteration."""
     ctx = ssl.create_default_context(cafile=ca_file)
     cached = None if fresh else make_jwt(alg, sign, "secperf-device", lifetime_s)
     for i in range(warmup + n):
         t0 = time.monotonic_ns()
         try:
-            token = make_jwt(alg, sign, "secperf-device", lifetime_s) if fresh else cached
+            token = make_jwt(alg, sign, "secperf-device", lifetime_s) if cached is None else cached
             t1 = time.monotonic_ns()
             status, body = request(port, ctx, token, timeout_s, addr, make_socket)
             t2 = time.monotonic_ns()

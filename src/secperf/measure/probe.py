@@ -9,7 +9,12 @@ from pathlib import Path
 
 from ..core.errors import MeasurementError
 from ..core.jsonlines import parse_line, parse_lines
-from ..core.native import PROBE_NAME, SHIM_NAME, ProbeNotFound, find_native, find_probe, find_shim  # noqa: F401 (re-exported)
+from ..core.native import PROBE_NAME as PROBE_NAME  # re-exported: the measure modules name them as probe.X
+from ..core.native import SHIM_NAME as SHIM_NAME
+from ..core.native import ProbeNotFound as ProbeNotFound
+from ..core.native import find_native as find_native
+from ..core.native import find_probe as find_probe
+from ..core.native import find_shim as find_shim
 from ..core.paths import private_dir, secperf_home
 from ..lab import registry
 

@@ -33,11 +33,22 @@ from __future__ import annotations
 import select
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..core import result as R
 from ..core.errors import InputError
 from ..core.result_schema import Result, Series
+from . import Progress
+
+if TYPE_CHECKING:
+    from aioquic.quic.configuration import QuicConfiguration
+    from aioquic.tls import SessionTicket
+
+    from ..core.store import Run
+    from ..lab.netns import Link
+    from ..lab.pki import LabPKI
 
 HANDSHAKES = ("full", "resumed", "0rtt")
 LOSSES = ("none", "client-initial", "server-initial")
@@ -134,10 +145,10 @@ def packet_types(datagram: bytes) -> list[str]:
     return out
 
 
-def flights(datagrams: list[dict]) -> list[dict]:
+def flights(datagrams: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Consecutive datagrams sent the same way, as flights: direction, datagrams, bytes (UDP payload),
     packets by type, and whether any was dropped on purpose (`lost`)."""
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     for d in datagrams:
         if not out or out[-1]["dir"] != d["dir"]:
             out.append({"dir": d["dir"], "datagrams": 0, "bytes": 0, "packets": {}, "t_us": d["t_us"]})
@@ -151,7 +162,7 @@ def flights(datagrams: list[dict]) -> list[dict]:
     return out
 
 
-def round_trips(datagrams: list[dict], until_us: float) -> int:
+def round_trips(datagrams: list[dict[str, Any]], until_us: float) -> int:
     """Client → server turns the client waited through before `until_us`: each time the wire turns
     from the client's datagrams to the server's (a dropped datagram still counts as sent)."""
     n, last = 0, None
@@ -169,20 +180,20 @@ def round_trips(datagrams: list[dict], until_us: float) -> int:
 class _Tickets:
     """The server's ticket store: a ticket is taken once (single-use, as 0-RTT anti-replay wants)."""
 
-    def __init__(self):
-        self.store: dict[bytes, object] = {}
+    def __init__(self) -> None:
+        self.store: dict[bytes, SessionTicket] = {}
 
-    def add(self, ticket) -> None:
+    def add(self, ticket: SessionTicket) -> None:
         self.store[ticket.ticket] = ticket
 
-    def pop(self, label: bytes):
+    def pop(self, label: bytes) -> SessionTicket | None:
         return self.store.pop(label, None)
 
 
 class QuicLab:
     """A QUIC server (aioquic, the lab's ECDSA certificate) and a client socket over one link."""
 
-    def __init__(self, cfg: QuicConfig, pki, link=None, timeout_s: float = 10.0):
+    def __init__(self, cfg: QuicConfig, pki: LabPKI, link: Link | None = None, timeout_s: float = 10.0) -> None:
         from aioquic.quic.configuration import QuicConfiguration
         self.cfg, self.timeout_s = cfg, timeout_s
         certs = pki.server(cfg.server_cert, 1)
@@ -190,19 +201,20 @@ class QuicLab:
         self.server_cfg = QuicConfiguration(is_client=False, alpn_protocols=[ALPN], initial_rtt=INITIAL_RTT_S)
         self.server_cfg.load_cert_chain(str(certs.cert), str(certs.key))
         self.tickets = _Tickets()
-        emulated = link is not None and not link.loopback
-        host = link.server_addr if emulated else "127.0.0.1"
-        self.srv = link.socket("srv", type=socket.SOCK_DGRAM) if emulated else socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        emul = link if link is not None and not link.loopback else None
+        host = emul.server_addr if emul else "127.0.0.1"
+        self.srv = emul.socket("srv", type=socket.SOCK_DGRAM) if emul else socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.srv.bind((host, 0))
-        self.server_addr = self.srv.getsockname()
-        self.dev_factory = (lambda: link.socket("dev", type=socket.SOCK_DGRAM)) if emulated else \
-            (lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
-        self.ticket = None  # the client's newest ticket
+        self.server_addr: tuple[str, int] = self.srv.getsockname()
+        self.dev_factory: Callable[[], socket.socket] = (
+            (lambda: emul.socket("dev", type=socket.SOCK_DGRAM)) if emul else
+            (lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM)))
+        self.ticket: SessionTicket | None = None  # the client's newest ticket
 
     def close(self) -> None:
         self.srv.close()
 
-    def client_config(self, ticket):
+    def client_config(self, ticket: SessionTicket | None) -> QuicConfiguration:
         from aioquic.quic.configuration import QuicConfiguration
         c = QuicConfiguration(is_client=True, alpn_protocols=[ALPN], server_name="localhost",
                               initial_rtt=INITIAL_RTT_S)
@@ -210,10 +222,10 @@ class QuicLab:
         c.session_ticket = ticket
         return c
 
-    def connection(self, i: int, kind: str | None = None) -> dict:
+    def connection(self, i: int, kind: str | None = None) -> dict[str, Any]:
         """One connection (`kind`: the configuration's handshake unless given): handshake, request,
         response; the sample (ok or with its reason)."""
-        from aioquic.buffer import Buffer
+        from aioquic.buffer import Buffer  # type: ignore[attr-defined]  # aioquic re-exports its C Buffer without __all__
         from aioquic.quic import events as E
         from aioquic.quic.connection import QuicConnection
         from aioquic.quic.packet import pull_quic_header
@@ -226,11 +238,11 @@ class QuicLab:
         cli_sock.bind(("0.0.0.0", 0))
         cli_sock.setblocking(False)
         self.srv.setblocking(False)
-        new_tickets: list = []
+        new_tickets: list[SessionTicket] = []
         client = QuicConnection(configuration=self.client_config(self.ticket if wants_ticket else None),
                                 session_ticket_handler=new_tickets.append)
-        server = None
-        wire: list[dict] = []
+        server: QuicConnection | None = None
+        wire: list[dict[str, Any]] = []
         cpu = [0.0, 0.0, 0.0]
         seg = 0
         t0 = time.perf_counter()
@@ -240,12 +252,12 @@ class QuicLab:
         def now() -> float:
             return time.perf_counter()
 
-        def on_client(fn, *a):
+        def on_client(fn: Callable[..., object], *a: object) -> None:
             c0 = time.thread_time()
             fn(*a)
             cpu[seg] += time.thread_time() - c0
 
-        def flush(conn, sock, to, direction):
+        def flush(conn: QuicConnection | None, sock: socket.socket, to: tuple[str, int], direction: str) -> None:
             nonlocal drop_left, dropped
             if conn is None:
                 return
@@ -254,7 +266,7 @@ class QuicLab:
             if conn is client:
                 cpu[seg] += time.thread_time() - c0
             for data, _addr in out:
-                rec = {"dir": direction, "t_us": (now() - t0) * 1e6, "bytes": len(data), "packets": packet_types(data)}
+                rec: dict[str, Any] = {"dir": direction, "t_us": (now() - t0) * 1e6, "bytes": len(data), "packets": packet_types(data)}
                 if drop_left and drop_left[0] == direction and drop_left[1] > 0:
                     drop_left = (direction, drop_left[1] - 1)
                     rec["dropped"] = True
@@ -263,11 +275,12 @@ class QuicLab:
                     sock.sendto(data, to)
                 wire.append(rec)
 
-        client_addr = None
-        sid = None
-        handshake_us = resumed = early = None
+        client_addr: tuple[str, int] | None = None
+        sid: int | None = None
+        handshake_us: float | None = None
+        resumed = early = False
         response = bytearray()
-        request_sent_us = None
+        request_sent_us: float | None = None
         on_client(client.connect, self.server_addr, now())
         if kind == "0rtt":
             sid = client.get_next_available_stream_id()
@@ -275,8 +288,8 @@ class QuicLab:
             request_sent_us = 0.0
         flush(client, cli_sock, self.server_addr, "c2s")
         deadline = t0 + self.timeout_s
-        done_us = None
-        reason = None
+        done_us: float | None = None
+        reason: str | None = None
         try:
             while True:
                 t = now()
@@ -314,9 +327,11 @@ class QuicLab:
                             seg = 1
                         on_client(client.receive_datagram, data, addr, now())
                 t = now()
-                if server is not None and server.get_timer() is not None and server.get_timer() <= t:
+                srv_timer = server.get_timer() if server is not None else None
+                if server is not None and srv_timer is not None and srv_timer <= t:
                     server.handle_timer(t)
-                if client.get_timer() is not None and client.get_timer() <= t:
+                cli_timer = client.get_timer()
+                if cli_timer is not None and cli_timer <= t:
                     on_client(client.handle_timer, t)
                 while server is not None and (ev := server.next_event()) is not None:
                     if isinstance(ev, E.StreamDataReceived) and ev.end_stream:
@@ -381,13 +396,14 @@ class QuicLab:
                 return
 
 
-def _priming(lab: QuicLab) -> dict | None:
+def _priming(lab: QuicLab) -> dict[str, Any] | None:
     """A full handshake that leaves a ticket for a resumed or 0-RTT row; None when it did."""
     c = lab.connection(-1, "full")
     return None if lab.ticket is not None else c
 
 
-def measure(cfg: QuicConfig, n: int, warmup: int, pki, link=None, timeout_s: float = 10.0) -> Series:
+def measure(cfg: QuicConfig, n: int, warmup: int, pki: LabPKI, link: Link | None = None,
+            timeout_s: float = 10.0) -> Series:
     """One configuration as a connect series: establishment time per connection, client CPU, and the
     flights, bytes and round trips of every connection in its sample."""
     validate(cfg)
@@ -454,8 +470,8 @@ def _derive(s: Series) -> None:
         c.pop("wire", None)  # flights keep what the Result needs; the datagram log would bloat it
 
 
-def run(configs: list[QuicConfig], n: int, warmup: int, timeout_ms: int, seed: int, doc: Result, run=None,
-        progress=None) -> Result:
+def run(configs: list[QuicConfig], n: int, warmup: int, timeout_ms: int, seed: int, doc: Result,
+        run: Run | None = None, progress: Progress | None = None) -> Result:
     """Every configuration in turn, each over its network (configurations over one network share one
     emulated link); series go into `doc` as they finish."""
     from ..lab.netns import LinkPerNetwork

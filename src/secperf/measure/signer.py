@@ -18,21 +18,33 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, padding
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 
 from ..core import result as R
 from ..core import stats
-from ..core.errors import InputError
+from ..core.errors import InputError, MeasurementError
 from ..core.jsonlines import parse_lines
 from ..core.paths import private_dir
 from ..core.result_schema import Result, Series
 from ..lab import registry
+from . import Progress
 from .probe import find_shim
+
+if TYPE_CHECKING:
+    from ..core.store import Run
+    from ..inputs.netspec import NetSpec
+    from ..inputs.se_profiles import Profile
+    from ..lab.netns import LinkPerNetwork
+    from ..lab.pki import LabPKI
+    from ..lab.token import LabToken
 
 MODES = ("local_sw", "local_sw_cmd", "sign_only", "total")
 OVER_S_US = 1_000_000.0  # S2 counts runs over 1 s
@@ -59,11 +71,11 @@ class SignerParams:
     seed: int = 1
     workdir: Path | None = None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"n": self.n, "warmup": self.warmup, "seed": self.seed}
 
 
-def _series(profile: str, key: dict, mode: str) -> Series:
+def _series(profile: str, key: dict[str, str], mode: str) -> Series:
     what, start, end = TIMERS[mode]
     return R.new_series(f"signer/{profile}/{key['key_type']}/{mode}", kind="signer",
                         labels={"profile": profile, "key_type": key["key_type"], "key_label": key["label"],
@@ -71,14 +83,14 @@ def _series(profile: str, key: dict, mode: str) -> Series:
                         timer={"name": mode, "start": start, "end": end, "clock": "CLOCK_MONOTONIC"})
 
 
-def key_type_for(profile, requested: str) -> str:
+def key_type_for(profile: Profile | None, requested: str) -> str:
     """The token key a profile signs with: the one its hardware has where it has only one (the 1998
     RSA card: `algorithm = "rsa-1024"`), else the requested key type."""
     algorithm = getattr(profile, "algorithm", "") or ""
     return algorithm if algorithm.startswith("rsa-") and algorithm != "rsa-2048" else requested
 
 
-def software_key(key_type: str, pki) -> tuple[object, Path]:
+def software_key(key_type: str, pki: LabPKI) -> tuple[PrivateKeyTypes, Path]:
     """The lab's software client key of the same type (for local_sw), and its PEM path."""
     from ..lab.pki import CLIENT_KEY_TYPES
     cs = pki.client(key_type if key_type in CLIENT_KEY_TYPES else
@@ -86,14 +98,22 @@ def software_key(key_type: str, pki) -> tuple[object, Path]:
     return serialization.load_pem_private_key(cs.key.read_bytes(), None), cs.key
 
 
-def measure_local(profile: str, key: dict, p: SignerParams, pki) -> list[Series]:
-    out = []
+def _local_sign(sk: PrivateKeyTypes, key_type: str) -> Callable[[], bytes]:
+    """The software signature of MESSAGE by the lab key of key_type (ECDSA P-256 or RSA PKCS#1 v1.5)."""
+    if key_type.startswith("ecdsa") and isinstance(sk, ec.EllipticCurvePrivateKey):
+        return lambda: sk.sign(MESSAGE, ec.ECDSA(hashes.SHA256()))
+    if not key_type.startswith("ecdsa") and isinstance(sk, rsa.RSAPrivateKey):
+        return lambda: sk.sign(MESSAGE, padding.PKCS1v15(), hashes.SHA256())
+    raise SignerError(f"the lab's software key for {key_type} is a {type(sk).__name__}, not the key type's")
+
+
+def measure_local(profile: str, key: dict[str, str], p: SignerParams, pki: LabPKI) -> list[Series]:
+    out: list[Series] = []
     if key["key_type"] == "ecdsa-brainpoolp256r1":
         return out  # no brainpool software key in the lab PKI: local_sw is shown for P-256 and RSA
     sk, path = software_key(key["key_type"], pki)
     s = _series(profile, key, "local_sw")
-    sign = ((lambda: sk.sign(MESSAGE, ec.ECDSA(hashes.SHA256()))) if key["key_type"].startswith("ecdsa")
-            else (lambda: sk.sign(MESSAGE, padding.PKCS1v15(), hashes.SHA256())))
+    sign = _local_sign(sk, key["key_type"])
     for i in range(p.warmup + p.n):
         t0 = time.perf_counter_ns()
         sign()
@@ -117,13 +137,13 @@ def measure_local(profile: str, key: dict, p: SignerParams, pki) -> list[Series]
     return out
 
 
-def read_log(path: Path) -> list[dict]:
+def read_log(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     return list(parse_lines(path.read_text()))
 
 
-def per_call_breakdown(iters: list[dict], calls: list[dict]) -> dict:
+def per_call_breakdown(iters: list[dict[str, Any]], calls: list[dict[str, Any]]) -> dict[str, Any]:
     """Match logged PKCS#11 calls to iterations by time; per function: calls per operation and the
     median time per operation spent in it (and in its injected delay). Per operation: the median
     delay the profile injected (`injected_p50_ms`, what the profile drew with its seed) and the
@@ -166,7 +186,8 @@ def per_call_breakdown(iters: list[dict], calls: list[dict]) -> dict:
             "host_p50_ms": stats.median(host) if host else None}
 
 
-def _run_worker(job: dict, env: dict, s: Series, prefix: list[str] | None = None) -> list[dict]:
+def _run_worker(job: dict[str, Any], env: dict[str, str], s: Series, prefix: list[str] | None = None
+                ) -> list[dict[str, Any]]:
     """Run the worker (under an argv prefix, e.g. a link's device namespace); add its iterations to
     series `s` (values in µs); return the good ones."""
     budget = (job["n"] + job["warmup"]) * (10 + job.get("timeout_s", 0)) + 60
@@ -176,7 +197,7 @@ def _run_worker(job: dict, env: dict, s: Series, prefix: list[str] | None = None
     except subprocess.TimeoutExpired:
         R.add_failure(s, f"worker did not finish within {budget} s")
         return []
-    iters = []
+    iters: list[dict[str, Any]] = []
     for msg in parse_lines(proc.stdout):
         if msg.get("type") == "error":
             R.add_failure(s, msg["reason"])
@@ -192,7 +213,7 @@ def _run_worker(job: dict, env: dict, s: Series, prefix: list[str] | None = None
     return iters
 
 
-def shim_env(token, profile, workdir: Path, seed: int) -> tuple[dict, Path]:
+def shim_env(token: LabToken, profile: Profile, workdir: Path, seed: int) -> tuple[dict[str, str], Path]:
     """Environment for a process that loads the shim with `profile` in front of the token."""
     from ..inputs.se_profiles import write_shim_config
     log, conf = workdir / "calls.jsonl", workdir / "shim.conf"
@@ -201,8 +222,8 @@ def shim_env(token, profile, workdir: Path, seed: int) -> tuple[dict, Path]:
     return dict(os.environ, **token.env(), SECPERF_SE_PROFILE=str(conf)), log
 
 
-def measure_token(profile_name: str, key: dict, mode: str, p: SignerParams, token, profile,
-                  extra: dict | None = None, series: Series | None = None, prefix: list[str] | None = None,
+def measure_token(profile_name: str, key: dict[str, str], mode: str, p: SignerParams, token: LabToken,
+                  profile: Profile, extra: dict[str, Any] | None = None, series: Series | None = None, prefix: list[str] | None = None,
                   tag: str = "") -> Series:
     s = series if series is not None else _series(profile_name, key, mode)
     work = private_dir((p.workdir or Path(token.root)) / f"{mode}-{profile_name}-{key['key_type']}{tag}")
@@ -217,7 +238,7 @@ def measure_token(profile_name: str, key: dict, mode: str, p: SignerParams, toke
 
 
 def run_signer(profiles: list[str], key_types: list[str], modes: list[str], p: SignerParams, doc: Result,
-               run=None, progress=None) -> Result:
+               run: Run | None = None, progress: Progress | None = None) -> Result:
     from ..inputs.se_profiles import load_profiles
     from ..lab.pki import LabPKI
     from ..lab.token import LabToken
@@ -269,16 +290,17 @@ def _loopback(network: str) -> bool:
 
 
 KEY_SESSIONS = ("warm", "cold")
+JwtItem = tuple[str, str, str, str, str]   # (signer, key type, mode, network, key session)
 
 
 def jwt_items(profiles: list[str], key_types: list[str], networks: list[str] | None = None,
-              key_sessions: list[str] | None = None) -> list[tuple]:
+              key_sessions: list[str] | None = None) -> list[JwtItem]:
     """What `run_jwt` measures, in order: (signer, key type, mode, network, key session). A cold key
     session (a new PKCS#11 session, login and key search for every token signature) only changes
     the token's fresh rows: software keys have no session, a cached JWT signs once."""
     from ..inputs.se_profiles import load_profiles
     known = load_profiles()
-    out = []
+    out: list[JwtItem] = []
     for net in networks or ["loopback"]:
         for sg in ["software", *profiles]:
             for kt in dict.fromkeys(key_type_for(known.get(sg), k) for k in key_types):
@@ -288,13 +310,13 @@ def jwt_items(profiles: list[str], key_types: list[str], networks: list[str] | N
     return out
 
 
-def jwt_item_label(item: tuple) -> str:
+def jwt_item_label(item: JwtItem) -> str:
     sg, kt, mode, net, ks = item
     return f"JWT {sg} {kt} {mode}" + (" cold" if ks == "cold" else "") + ("" if _loopback(net) else f" @ {net}")
 
 
 def _jwt_series(signer: str, key_type: str, mode: str, lifetime_s: int, network: str = "loopback",
-                spec=None, key_session: str = "warm") -> Series:
+                spec: NetSpec | None = None, key_session: str = "warm") -> Series:
     what, start, end = JWT_TIMER[mode]
     if key_session == "cold":
         what += " (cold key session: C_OpenSession, C_Login, C_FindObjects before each signature)"
@@ -320,8 +342,9 @@ def _slug(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in text)[:80]
 
 
-def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: Result, run=None, progress=None,
-            lifetime_s: int = 3600, networks: list[str] | None = None, links=None,
+def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: Result, run: Run | None = None,
+            progress: Progress | None = None, lifetime_s: int = 3600, networks: list[str] | None = None,
+            links: LinkPerNetwork | None = None,
             key_sessions: list[str] | None = None) -> Result:
     """Software-signed and token-signed (per profile) JWTs, fresh and cached, against the verifying
     HTTPS endpoint; every series records signing and request time separately.
@@ -355,7 +378,8 @@ def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: Res
         for net in nets:
             mine = [(i, it) for i, it in enumerate(items) if it[3] == net]
             link, link_err = links.get(net)
-            emulated = link is not None and not link.loopback
+            emul = link if link is not None and not link.loopback else None
+            emulated = emul is not None
             if link_err:
                 for i, (sg, kt, mode, _n, ksess) in mine:
                     if progress:
@@ -366,14 +390,17 @@ def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: Res
                     if progress:
                         progress("done", items[i], i, len(items), None)
                 continue
-            spec = link.spec if emulated else None
+            spec = emul.spec if emul else None
             timeout_s = link_timeout_ms(JWT_TIMEOUT_MS, spec) / 1000
-            addr = link.server_addr if emulated else "127.0.0.1"
+            addr = emul.server_addr if emul else "127.0.0.1"
             workdir = (p.workdir or Path(token.root)) / ("jwt-server" + ("" if not emulated else f"-{_slug(net)}"))
             srv = JwtServer(srv_certs, pubkeys, workdir=workdir)
-            if emulated:
-                srv.place(link.srv_prefix(), link.server_addr, lambda link=link: link.socket("srv"))
+            if emul:
+                srv.place(emul.srv_prefix(), emul.server_addr, lambda link=emul: link.socket("srv"))
             with srv:
+                if srv.port is None:
+                    raise MeasurementError("the JWT endpoint started without a listening port")
+                port = srv.port
                 for i, (sg, kt, mode, _n, ksess) in mine:
                     if progress:
                         progress("start", items[i], i, len(items), None)
@@ -381,9 +408,9 @@ def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: Res
                     with link_counters(s.derived, link):
                         if sg == "software":
                             alg, sign = software_signer(soft[kt][0])
-                            iters = []
+                            iters: list[dict[str, Any]] = []
 
-                            def emit(msg: dict, s: Series = s, iters: list[dict] = iters) -> None:
+                            def emit(msg: dict[str, Any], s: Series = s, iters: list[dict[str, Any]] = iters) -> None:
                                 if msg["warmup"]:
                                     return
                                 if msg["ok"]:
@@ -391,17 +418,17 @@ def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: Res
                                     s.values_us.append((msg["end_ns"] - msg["start_ns"]) / 1000)
                                 else:
                                     R.add_failure(s, f"iteration {msg['i']}: {msg['reason']}")
-                            jwt_loop(alg, sign, fresh=mode == "jwt_fresh", port=srv.port, ca_file=str(srv_certs.ca),
+                            jwt_loop(alg, sign, fresh=mode == "jwt_fresh", port=port, ca_file=str(srv_certs.ca),
                                      n=p.n, warmup=p.warmup, lifetime_s=lifetime_s, emit=emit, addr=addr,
-                                     timeout_s=timeout_s, make_socket=(lambda link=link: link.socket("dev")) if emulated else None)
+                                     timeout_s=timeout_s, make_socket=(lambda link=emul: link.socket("dev")) if emul else None)
                             s.samples = [{k: it[k] for k in ("start_ns", "end_ns", "sign_ns", "request_ns")}
                                          for it in iters]
                             R.finalize_series(s, OVER_S_US)
                         else:
                             measure_token(sg, keys[kt], mode, p, token, known[sg],
-                                          extra={"port": srv.port, "ca_file": str(srv_certs.ca), "lifetime_s": lifetime_s,
+                                          extra={"port": port, "ca_file": str(srv_certs.ca), "lifetime_s": lifetime_s,
                                                  "addr": addr, "timeout_s": timeout_s, "key_session": ksess},
-                                          series=s, prefix=link.dev_prefix() if emulated else None,
+                                          series=s, prefix=emul.dev_prefix() if emul else None,
                                           tag=("" if not emulated else f"-{_slug(net)}") + ("-cold" if ksess == "cold" else ""))
                     _jwt_parts(s)
                     doc.series.append(s)
