@@ -13,7 +13,13 @@ on its defaults is a typing slip, `--network delay=60s`, not an experiment); --m
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
 from ..core.errors import InputError
+
+if TYPE_CHECKING:
+    from ..inputs.netspec import NetSpec
 
 DEFAULT_HOURS = 10 / 60
 
@@ -27,7 +33,7 @@ PROFILE = {
 }
 
 
-def link_rtt_s(spec) -> float:
+def link_rtt_s(spec: NetSpec | None) -> float:
     """Worst-case round trip of a link (NetSpec): both delays plus three jitters each way."""
     if spec is None or getattr(spec, "loopback", False):
         return 0.001
@@ -35,7 +41,7 @@ def link_rtt_s(spec) -> float:
     return (up.delay_ms + down.delay_ms + 3 * (up.jitter_ms + down.jitter_ms)) / 1000 + 0.001
 
 
-def connection_s(protocol: str, spec) -> float:
+def connection_s(protocol: str, spec: NetSpec | None) -> float:
     """Planning time of one connection of `protocol` over `spec` (a NetSpec or None: loopback)."""
     rtts, nbytes, timer, flights = PROFILE.get(protocol, PROFILE["tls"])
     rtt = link_rtt_s(spec)
@@ -51,7 +57,7 @@ def connection_s(protocol: str, spec) -> float:
     return t
 
 
-def estimate_s(rows: list[tuple[str, object]], per_row: int) -> float:
+def estimate_s(rows: list[tuple[str, NetSpec | None]], per_row: int) -> float:
     """`rows`: (protocol, NetSpec) of each series; `per_row`: connections each makes (warmup + n)."""
     return sum(connection_s(p, spec) for p, spec in rows) * per_row
 
@@ -60,8 +66,8 @@ def limit_hours(max_hours: float | None) -> float:
     return DEFAULT_HOURS if max_hours is None else max_hours
 
 
-def check(what: str, rows: list[tuple[str, object]], per_row: int, max_hours: float | None,
-          extra_s: float = 0.0) -> dict:
+def check(what: str, rows: list[tuple[str, NetSpec | None]], per_row: int, max_hours: float | None,
+          extra_s: float = 0.0) -> dict[str, float]:
     """Refuse a run whose estimate (plus `extra_s`, other rows of the same run) is over the limit; else the
     parameters that record it. The estimate is also said on the reporter (stderr)."""
     from .reporter import reporter
@@ -78,9 +84,10 @@ def check(what: str, rows: list[tuple[str, object]], per_row: int, max_hours: fl
     return {"estimate_s": round(est, 3), "max_hours": lim}
 
 
-def rows_of(configs, nets, protocol_of=lambda c: c.protocol) -> list[tuple[str, object]]:
+def rows_of(configs: Iterable[Any], nets: Iterable[NetSpec],
+            protocol_of: Callable[[Any], str] = lambda c: c.protocol) -> list[tuple[str, NetSpec | None]]:
     """(protocol, NetSpec) of each config with a `network` name among `nets` (NetSpecs)."""
-    by_name = {n.name: n for n in nets}
+    by_name: dict[str | None, NetSpec] = {n.name: n for n in nets}
     return [(protocol_of(c), by_name.get(getattr(c, "network", None))) for c in configs]
 
 

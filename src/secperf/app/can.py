@@ -3,9 +3,14 @@ frame authentication per device and MAC, classic CAN and (unless the frame is gi
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError
+
+if TYPE_CHECKING:
+    from ..model.can import CanParams
 
 MAC_DEFAULT_ALGS = "chaskey,chaskey-12,hmac-sha256,aes-128-cmac,poly1305,siphash"
 MAC_DEFAULT_SIZES = "8,16,64,256,1024"
@@ -32,11 +37,11 @@ class CanOptions:
     fd: bool = False
 
     @classmethod
-    def from_namespace(cls, ns) -> CanOptions:
+    def from_namespace(cls, ns: argparse.Namespace) -> CanOptions:
         return cls(**{f: getattr(ns, f) for f in cls.__dataclass_fields__})
 
 
-def can_analysis(o: CanOptions, devices: str, macs: str) -> dict:
+def can_analysis(o: CanOptions, devices: str, macs: str) -> dict[str, Any]:
     """The CAN load analysis of `o`; `devices` and `macs` (comma lists) where o names none."""
     from ..model import can as CAN
     for opt in ("device", "mac"):
@@ -63,7 +68,7 @@ def can_analysis(o: CanOptions, devices: str, macs: str) -> dict:
     for p in ([fd] if o.fd else [classic, fd] if o.data_bytes is None and o.frame_bits is None else [classic]):
         _check_frame(p, o)
 
-    def run(p):
+    def run(p: CAN.CanParams) -> dict[str, Any]:
         try:
             if o.cycles_per_block is not None:
                 p = replace(p, device="given")
@@ -104,7 +109,7 @@ def _check_macs(macs: list[str], given_cycles: bool) -> None:
                              f"(or give --cycles-per-block for your own)")
 
 
-def _check_frame(p, o: CanOptions) -> None:
+def _check_frame(p: CanParams, o: CanOptions) -> None:
     """A frame must hold its data bytes plus the frame overhead, and the frames offered per period
     must fit on the bus at all; else the loads computed would be meaningless (e.g. 10^9 %)."""
     need = 8 * p.data_bytes + CAN_FRAME_OVERHEAD_BITS

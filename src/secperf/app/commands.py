@@ -4,11 +4,12 @@ and MeasureOptions) and the Output, and returns the Result, so it is usable with
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ..core.errors import InputError
-from ..core.result import Result
+from ..core.result_schema import Result
 from . import links
 from . import phases as P
 from .can import CAN_DEFAULT_DEVICES, CAN_DEFAULT_MACS, MAC_DEFAULT_ALGS, MAC_DEFAULT_SIZES, CanOptions, can_analysis
@@ -26,19 +27,28 @@ from .options import (
 from .reporter import Lines, reporter
 from .runner import Output, Phase, measure_and_write
 
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from ..inputs.algorithms import Values
+    from ..inputs.netspec import NetSpec
+    from ..measure.handshake import HandshakeConfig
+    from ..measure.target import Target
+
 SIGNER_KEYS = ("ecdsa-p256", "ecdsa-brainpoolp256r1", "rsa-2048", "rsa-1024")
 SIGNER_MODES = ("local_sw", "sign_only", "total")
 JWT_KEYS = {"ecdsa-p256": "ES256", "rsa-2048": "RS256", "rsa-1024": "RS256"}
 
 
-def known_names(option: str, values, allowed) -> None:
+def known_names(option: str, values: Iterable[str], allowed: Sequence[str]) -> None:
     """Every value must be one of `allowed`; else an input error naming the option."""
     for v in values:
         if v not in allowed:
             raise InputError(f"unknown {option} {v!r}; known: {', '.join(allowed)}")
 
 
-def crypto(algs, ops, sizes, strength, opts: MeasureOptions, output: Output, libraries=None) -> Result:
+def crypto(algs: Values, ops: Values, sizes: Values, strength: int | None, opts: MeasureOptions, output: Output,
+           libraries: Values = None) -> Result:
     from ..inputs.algorithms import for_libraries, parse_libraries, select
     from ..measure.backends import check_available
     libs = parse_libraries(libraries)
@@ -109,7 +119,8 @@ def handshake(o: HandshakeExperimentOptions, output: Output) -> Result:
                              phases, output)
 
 
-def _stack_items(stacks: list[str], experiment: str, base, nets, tgt, mtls: bool) -> list:
+def _stack_items(stacks: list[str], experiment: str, base: list[HandshakeConfig], nets: list[NetSpec],
+                 tgt: Target | None, mtls: bool) -> list[tuple[str, HandshakeConfig]]:
     """(stack, config) for the experiment's configurations another client library can run: on
     loopback, against secperf's own s_server, TLS over TCP, server authentication, full or resumed."""
     from ..measure import stack_host as SH
@@ -118,7 +129,7 @@ def _stack_items(stacks: list[str], experiment: str, base, nets, tgt, mtls: bool
                          "server with server authentication only; drop --network, --target and --mtls, or use "
                          "--stack openssl")
     items = [(st, c) for st in stacks for c in base if SH.stack_config(c) is not None]
-    skipped = []
+    skipped: list[str] = []
     for st in stacks:
         offers = SH.offers(st)
         mine = [(s_, c) for s_, c in items if s_ == st]
@@ -140,7 +151,7 @@ def _stack_items(stacks: list[str], experiment: str, base, nets, tgt, mtls: bool
     return items
 
 
-def _target(target: dict | None, nets):
+def _target(target: dict[str, Any] | None, nets: list[NetSpec]) -> Target | None:
     """--connect HOST:PORT and its options, checked; None without --connect."""
     if not target:
         return None
@@ -157,7 +168,7 @@ def _profiles(names: list[str]) -> list[str]:
     return names
 
 
-def signer(profiles, keys, modes, opts: MeasureOptions, output: Output) -> Result:
+def signer(profiles: list[str], keys: list[str], modes: list[str], opts: MeasureOptions, output: Output) -> Result:
     from ..measure import signer as S
     _profiles(profiles)
     known_names("key type", keys, SIGNER_KEYS)
@@ -187,6 +198,14 @@ def jwt(o: JwtOptions, output: Output) -> Result:
               "signatures_per_hour": signatures_per_hour(lifetime_s, requests_per_hour),
               "networks": [n.as_dict() for n in nets], **sp.as_dict()}
     return measure_and_write("jwt", params, [phase], output)
+
+
+@overload
+def connect(o: ConnectOptions, output: Output, phases_only: Literal[False] = False) -> Result: ...
+
+
+@overload
+def connect(o: ConnectOptions, output: Output, phases_only: Literal[True]) -> tuple[dict[str, Any], list[Phase]]: ...
 
 
 def connect(o: ConnectOptions, output: Output,
@@ -252,7 +271,7 @@ def mac(o: MacOptions, output: Output) -> Result:
     from .runner import check_output_file
     check_output_file(cortexm_table, "--cortexm-table")
     can_result = can_analysis(o.can, CAN_DEFAULT_DEVICES, CAN_DEFAULT_MACS)
-    phases = []
+    phases: list[Phase] = []
     params = crypto_params(opts, {})
     alg_list = list(o.algs or MAC_DEFAULT_ALGS.split(","))
     if not cortexm_only:
@@ -289,7 +308,8 @@ def can(options: CanOptions, output: Output) -> Result:
 
 def list_devices() -> str:
     """The CAN device profiles with their MAC figures and sources."""
-    from ..inputs.devices import devices, raw
+    from ..inputs.core_profiles import raw
+    from ..inputs.devices import devices
     say = Lines()
     for name, d in devices().items():
         say(f"{name:16} {d.get('description', '')}")
@@ -299,7 +319,7 @@ def list_devices() -> str:
     return say.text()
 
 
-def list_algorithms():
+def list_algorithms() -> Table:
     """The algorithm catalogue as a table (the CLI fits it to the terminal)."""
     from rich.table import Table
 

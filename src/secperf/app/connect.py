@@ -3,10 +3,15 @@ validated as a whole so a bad name is an input error before any server starts.""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from ..core.errors import InputError
 from .reporter import reporter
+
+if TYPE_CHECKING:
+    from ..measure.connect import ConnectConfig
 
 HANDSHAKES = ("full", "resumed")
 AUTHS = ("mtls", "jwt_fresh", "jwt_cached")
@@ -27,8 +32,10 @@ def _cold_keys(keys: list[str], sessions: list[str]) -> tuple[list[str], list[st
     return out, list(dict.fromkeys([*sessions, "cold"]))
 
 
-def connect_configs(protocols, keys, handshakes, clients, auths, tls="1.3", nagle=False, coap_security=None,
-                    networks=("loopback",), key_sessions=("warm",), coap_servers=("libcoap",)):
+def connect_configs(protocols: list[str], keys: Iterable[str], handshakes: list[str], clients: list[str] | None,
+                    auths: list[str], tls: str = "1.3", nagle: bool = False, coap_security: list[str] | None = None,
+                    networks: Iterable[str] = ("loopback",), key_sessions: Iterable[str] = ("warm",),
+                    coap_servers: Sequence[str] = ("libcoap",)) -> list[ConnectConfig]:
     """The `connect` matrix from command-line style lists; bad names raise InputError."""
     from ..inputs.se_profiles import load_profiles
     from ..measure import connect as C
@@ -77,7 +84,8 @@ def connect_configs(protocols, keys, handshakes, clients, auths, tls="1.3", nagl
         raise InputError(f"nothing to measure: --handshake {','.join(handshakes)} with --client "
                          f"{','.join(clients or ['probe'])} serves none of protocol {','.join(protocols)} "
                          "(a resumed row needs a client that resumes; vpn has full handshakes only)")
-    kept, skipped = [], []
+    kept: list[ConnectConfig] = []
+    skipped: list[str] = []
     for cfg in configs:
         if cfg.client == "jwt-client":
             if cfg.key_source.startswith("se:") and cfg.profile not in known:
@@ -96,12 +104,12 @@ def connect_configs(protocols, keys, handshakes, clients, auths, tls="1.3", nagl
         reporter().note(f"secperf connect: note: {len(skipped)} combination(s) skipped, e.g. {skipped[0]}")
     unserved = [p for p in protocols if clients and not set(clients) & set(C.CLIENTS.get(p, ()))]
     if unserved:
-        raise InputError(f"--client {','.join(clients)}: serves none of {', '.join(unserved)}; clients per protocol: "
+        raise InputError(f"--client {','.join(clients or [])}: serves none of {', '.join(unserved)}; clients per protocol: "
                          + "; ".join(f"{p}: {', '.join(C.CLIENTS[p])}" for p in unserved if p in C.CLIENTS))
     return kept
 
 
-def _known(option: str, values, allowed) -> None:
+def _known(option: str, values: Iterable[str], allowed: Sequence[str]) -> None:
     for v in values:
         if v not in allowed:
             raise InputError(f"unknown {option} {v!r}; known: {', '.join(allowed)}")

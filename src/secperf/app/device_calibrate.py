@@ -26,10 +26,13 @@ import json
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError
 from .reporter import reporter
+
+if TYPE_CHECKING:
+    from ..inputs.core_profiles import Core
 
 
 @dataclass
@@ -45,9 +48,10 @@ class CalibrateOptions:
     tolerance: float = 0.15
 
 
-def base_core(value: str, clock: float, ws: int):
+def base_core(value: str, clock: float, ws: int) -> Core:
     """The shipped profile a calibration starts from (see the module's decisions)."""
-    from ..inputs.devices import core, shipped_cores
+    from ..inputs.core_profiles import shipped_cores
+    from ..inputs.devices import core
     shipped = shipped_cores()
     if value in shipped:
         return core(value)

@@ -19,13 +19,18 @@ import hashlib
 import os
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core import host
 from ..core import result as R
 from ..core.errors import InputError, ResultError
 from ..core.paths import secperf_home
+from ..core.result_schema import Result, Series
 from ..model import costs as C
 from .reporter import reporter
+
+if TYPE_CHECKING:
+    from ..inputs.algorithms import Row
 
 CHOICES = ("measured", "shipped")
 KEX = ("x25519", "ecdh-p256", "ecdh-p384", "x448")
@@ -47,7 +52,7 @@ def cache_path() -> Path:
     return secperf_home() / "host-costs" / key / "result.json"
 
 
-def _measure(path: Path) -> R.Result:
+def _measure(path: Path) -> Result:
     from ..inputs import algorithms as A
     from ..measure import crypto as MC
     rows = A.select(algs=",".join(KEX), ops="keygen,derive") + A.select(algs=",".join(SIGS), ops="sign,verify")
@@ -57,20 +62,20 @@ def _measure(path: Path) -> R.Result:
     reporter().status(f"[bold]this host's costs[/bold]: measuring {len(rows)} operations once "
                       f"(cached in {path.parent}; --host-costs shipped skips it)")
     with reporter().progress(len(rows), "host costs") as update:
-        def progress(event, row, _i, _n, _series):
+        def progress(event: str, row: Row, _i: int, _n: int, _series: Series | None) -> None:
             if event == "start":
                 update(f"{row.alg.name} {row.op}")
             else:
                 update(advance=1)
         MC.run_crypto(rows, p, doc, None, progress)
     R.finish(doc)
-    from ..core.store import atomic_write
+    from ..core.writes import atomic_write
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, R.dumps(doc))
     return doc
 
 
-def measured_doc() -> R.Result:
+def measured_doc() -> Result:
     """This host's cost run: from the cache, or measured now (a few seconds) and cached."""
     path = cache_path()
     if path.is_file():

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
 from ..core.errors import InputError
 from .reporter import reporter
+
+if TYPE_CHECKING:
+    from ..inputs.netspec import NetSpec
 
 
 def check_no_network(network: str, why: str | None = None) -> None:
@@ -15,7 +21,7 @@ def check_no_network(network: str, why: str | None = None) -> None:
                      "drop --network (it applies to the handshake, connect and jwt experiments)"))
 
 
-def networks(values: list[str] | None):
+def networks(values: list[str] | None) -> list[NetSpec]:
     """--network values -> NetSpecs; a bad spec is bad input naming the field; a link that cannot
     be built here (no root, no TUN) is said plainly with its fix before anything runs."""
     from ..inputs import netspec as NS
@@ -27,14 +33,14 @@ def networks(values: list[str] | None):
     return nets
 
 
-def link_problem(names) -> str | None:
+def link_problem(names: Iterable[str]) -> str | None:
     """Why links cannot be built here, if any of `names` needs one (is not loopback); else None."""
     from ..inputs import netspec as NS
     from ..lab import netns
     return netns.check() if any(n not in NS.LOOPBACK_NAMES for n in names) else None
 
 
-def check_links(names, what: str = "networks") -> None:
+def check_links(names: Iterable[str], what: str = "networks") -> None:
     """Links needed (any name not loopback) but not buildable here: say why and the fix, up front."""
     from ..lab import netns
     problem = link_problem(names)
@@ -42,7 +48,7 @@ def check_links(names, what: str = "networks") -> None:
         raise netns.LinkError(f"{what}: cannot emulate links here: {problem}")
 
 
-def links_unavailable(names) -> dict | None:
+def links_unavailable(names: Iterable[str]) -> dict[str, Any] | None:
     """A scenario's links that cannot be built here (no root and no usable user namespace, no TUN
     device): {"networks": [...], "reason": ...}, said once on stderr and kept in the result's
     parameters; the run goes on without them. Decision: a scenario (the default one included) is

@@ -6,11 +6,16 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import socket
 import subprocess
+from typing import TYPE_CHECKING
 
 from ..core.errors import InputError
 from .reporter import Lines, reporter
 from .signals import Interrupted, interruptible
+
+if TYPE_CHECKING:
+    from ..lab.netns import Link
 
 
 def list_links() -> str:
@@ -55,7 +60,7 @@ def sweep() -> str:
     return say.text()
 
 
-def _start_server(link, server: str, env: dict, wait_port: int | None, timeout_s: float) -> None:
+def _start_server(link: Link, server: str, env: dict[str, str], wait_port: int | None, timeout_s: float) -> None:
     """Start the server command in the server namespace and wait until it is ready, so the client's
     first connections are not refused; a clear error if it never is."""
     from ..core.errors import MeasurementError
@@ -66,7 +71,7 @@ def _start_server(link, server: str, env: dict, wait_port: int | None, timeout_s
     except (OSError, ValueError) as exc:
         raise InputError(f"--server: cannot run {server!r}: {exc}") from None
     ok, what = wait_listening(proc, timeout_s, wait_port, link.server_addr,
-                              None if link.loopback else (lambda: link.socket("dev")))
+                              None if link.loopback else (lambda kind=socket.SOCK_STREAM, /: link.socket("dev", type=kind)))
     if not ok:
         raise MeasurementError(f"--server {server!r} was not ready within {timeout_s:g} s ({what}); the command "
                                f"did not run. Check the server command, or name its port with --wait-port and allow "

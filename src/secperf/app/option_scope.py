@@ -7,6 +7,9 @@ parameters say)."""
 
 from __future__ import annotations
 
+import argparse
+from collections.abc import Iterable
+
 from ..core.errors import InputError
 
 TLS_OVER_TCP = ("https", "mqtt")
@@ -37,18 +40,18 @@ ACTS_ON: dict[str, tuple[str, ...]] = {
 ALL = ("https", "mqtt", "coap", "vpn")
 
 
-def expand(protocols) -> list[str]:
+def expand(protocols: Iterable[str]) -> list[str]:
     out: list[str] = []
     for p in protocols:
         out += list(ALL) if p == "all" else [p]
     return list(dict.fromkeys(out))
 
 
-def given(value) -> bool:
+def given(value: object) -> bool:
     return value not in (None, False, [], (), "")
 
 
-def check(protocols, values: dict[str, object]) -> None:
+def check(protocols: Iterable[str], values: dict[str, object]) -> None:
     """`values`: option -> what the user gave (None/False/[] when not given)."""
     chosen = expand(protocols)
     for opt, value in values.items():
@@ -64,7 +67,7 @@ def check(protocols, values: dict[str, object]) -> None:
                              f"{','.join(chosen)} has nothing it changes: drop {opt}")
 
 
-def check_connect_args(args) -> None:
+def check_connect_args(args: argparse.Namespace) -> None:
     """The check over `secperf connect`'s parsed arguments (the names of ACTS_ON as argparse keeps them)."""
     values = {opt: getattr(args, opt[2:].replace("-", "_"), None) for opt in ACTS_ON}
     values["--min-sample-us"] = None if args.min_sample_us == 1000.0 else args.min_sample_us   # its default

@@ -4,9 +4,14 @@ plain data the library functions read; the CLI fills it from its arguments."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError
 from .can import CanOptions
+
+if TYPE_CHECKING:
+    from ..measure.crypto import CryptoParams
+    from ..measure.handshake import HandshakeParams
 
 DEFAULT_MAX_HOURS = 24.0
 
@@ -31,7 +36,7 @@ class MeasureOptions:
         return self.warmup if self.warmup is not None else default
 
 
-def crypto_params(opts: MeasureOptions, defaults: dict):
+def crypto_params(opts: MeasureOptions, defaults: dict[str, Any]) -> CryptoParams:
     from ..measure.crypto import CryptoParams
     p = CryptoParams()
     p.n = opts.n or defaults.get("n", p.n)
@@ -47,7 +52,7 @@ def crypto_params(opts: MeasureOptions, defaults: dict):
     return p
 
 
-def handshake_params(opts: MeasureOptions, defaults: dict):
+def handshake_params(opts: MeasureOptions, defaults: dict[str, Any]) -> HandshakeParams:
     from ..measure.handshake import HandshakeParams
     hp = HandshakeParams()
     hp.n = opts.n or defaults.get("n", hp.n)
@@ -56,7 +61,7 @@ def handshake_params(opts: MeasureOptions, defaults: dict):
     return hp
 
 
-def check_time_budget(n_series: int, params, max_hours: float) -> None:
+def check_time_budget(n_series: int, params: CryptoParams, max_hours: float) -> None:
     """Each bound alone can be fine and their product not: rows x min(--duration, (--n + --warmup) x
     --min-sample-us) is the least time the run takes; over --max-hours it is refused before anything
     runs (crypto --n 1000000 --min-sample-us 10000000 --duration 86400 planned months)."""
@@ -84,7 +89,7 @@ class ConnectOptions:
     nagle: bool = False
     key_sessions: list[str] | None = None
     coap_servers: list[str] | None = None
-    target: dict | None = None          # the user's own server (--connect HOST:PORT and its options)
+    target: dict[str, Any] | None = None          # the user's own server (--connect HOST:PORT and its options)
     lost: list[str] | None = None       # quic, dtls13, dtls12
     cid: list[str] | None = None        # dtls13
     edhoc_method: list[str] | None = None
@@ -105,7 +110,7 @@ class HandshakeExperimentOptions:
     networks: list[str] | None = None   # None: loopback
     mtls: bool = False
     stacks: list[str] = field(default_factory=lambda: ["openssl"])
-    target: dict | None = None
+    target: dict[str, Any] | None = None
     measure: MeasureOptions = field(default_factory=MeasureOptions)
 
 

@@ -4,44 +4,51 @@ the runner that appends their series to the Result."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .runner import Phase
 
 if TYPE_CHECKING:
-    from ..core.result import Result
+    from ..core.result_schema import Result
     from ..core.store import Run
+    from ..inputs.algorithms import Row
+    from ..measure.connect import ConnectConfig, ConnectParams
+    from ..measure.crypto import CryptoParams
+    from ..measure.handshake import HandshakeConfig, HandshakeParams
+    from ..measure.signer import SignerParams
     from .runner import Progress
 
 
-def crypto_phase(rows, params) -> Phase:
+def crypto_phase(rows: list[Row], params: CryptoParams) -> Phase:
     from ..measure import crypto as C
     return Phase(rows, lambda r: f"{r.alg.name} {r.op}" + (f" {r.size_bytes} B" if r.alg.bulk else ""),
                  lambda items, doc, run, progress: C.run_crypto(items, params, doc, run, progress))
 
 
-def handshake_phase(configs, hp, seed: int = 1) -> Phase:
+def handshake_phase(configs: list[HandshakeConfig], hp: HandshakeParams, seed: int = 1) -> Phase:
     from ..measure import handshake as H
     return Phase(configs, lambda c: f"{c.label} @ {c.server}" + ("" if c.network == "loopback" else f" / {c.network}"),
                  lambda items, doc, run, progress: H.run_handshakes(items, hp, doc, run, progress, seed))
 
 
-def stack_phase(items, hp) -> Phase:
+def stack_phase(items: list[Any], hp: HandshakeParams) -> Phase:
     """Handshakes of other client libraries built for this host (measure/stack_host.py)."""
     from ..measure import stack_host as SH
     return Phase(items, lambda it: f"{it[1].label} @ {it[0]}",
                  lambda its, doc, run, progress: SH.run_stacks(its, hp, doc, run, progress))
 
 
-def signer_phase(profiles, keys, modes, sp) -> Phase:
+def signer_phase(profiles: list[str], keys: list[str], modes: list[str], sp: SignerParams) -> Phase:
     from ..measure import signer as S
     items = [(pr, kt, m) for pr in profiles for kt in keys for m in modes]
     return Phase(items, lambda it: f"{it[0]} {it[1]} {it[2]}",
                  lambda _items, doc, run, progress: S.run_signer(profiles, keys, modes, sp, doc, run, progress))
 
 
-def jwt_phase(profiles, keys, sp, lifetime_s: int, networks=("loopback",), key_sessions=("warm",)) -> Phase:
+def jwt_phase(profiles: list[str], keys: list[str], sp: SignerParams, lifetime_s: int,
+              networks: Iterable[str] = ("loopback",), key_sessions: Iterable[str] = ("warm",)) -> Phase:
     from ..measure import signer as S
     nets, sessions = list(networks), list(key_sessions)
     return Phase(S.jwt_items(profiles, keys, nets, sessions), S.jwt_item_label,
@@ -49,7 +56,7 @@ def jwt_phase(profiles, keys, sp, lifetime_s: int, networks=("loopback",), key_s
                                                           networks=nets, key_sessions=sessions))
 
 
-def connect_phase(configs, cp) -> Phase:
+def connect_phase(configs: list[ConnectConfig], cp: ConnectParams) -> Phase:
     from ..measure import connect as C
     return Phase(configs, lambda c: c.label,
                  lambda items, doc, run, progress: C.run_connect(items, cp, doc, run, progress))
@@ -78,7 +85,7 @@ def cortexm_phase(targets: list[str], table_file: str | None) -> Phase:
             text = json.dumps(table, indent=1, sort_keys=True) + "\n"
             run.write_text("cortexm.json", text)
             if table_file:
-                from ..core.store import atomic_write
+                from ..core.writes import atomic_write
                 atomic_write(Path(table_file), text, what="--cortexm-table")
         run.save(doc)
         for t in items:
@@ -87,7 +94,7 @@ def cortexm_phase(targets: list[str], table_file: str | None) -> Phase:
     return Phase(targets, lambda t: f"Cortex-M {t} under QEMU", runner)
 
 
-def analysis_phase(label: str, key: str, value) -> Phase:
+def analysis_phase(label: str, key: str, value: object) -> Phase:
     """A phase that only stores a computed analysis (e.g. the CAN bus model) in the Result."""
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         progress("start", items[0], 0, 1, None)

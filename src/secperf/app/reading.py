@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from .reporter import reporter
 
 if TYPE_CHECKING:
-    from ..core.result import Result
+    from ..core.result_schema import Result
 
 
 def read_result(path: str | Path, option: str = "", allow_partial: bool = False) -> Result:
@@ -16,6 +16,7 @@ def read_result(path: str | Path, option: str = "", allow_partial: bool = False)
     writer alive) or `abandoned` (its writer died: the owner record in the run's result.json names a
     process that is gone) is refused unless `allow_partial`, and then a note says so on stderr."""
     from ..core import result as R
+    from ..core.errors import ResultError
     from ..core.store import is_abandoned, mark_abandoned
     doc = R.load(path)
     where = f"{option} {path}".strip()
@@ -32,7 +33,7 @@ def read_result(path: str | Path, option: str = "", allow_partial: bool = False)
                f"{(doc.get('owner') or {}).get('pid')})" if state == "running"
                else "was abandoned: the process writing it died before it finished")
         if not allow_partial:
-            raise R.ResultError(f"{where}: the run {why}; its series may be incomplete. Wait for it to finish, "
+            raise ResultError(f"{where}: the run {why}; its series may be incomplete. Wait for it to finish, "
                                 f"or pass --allow-partial to read the {len(doc.series)} series it has")
         if state == "abandoned" and doc.status == "running":
             mark_abandoned(doc)  # in memory: the report says so; the reader never rewrites its input
@@ -45,7 +46,7 @@ def report(result_path: str, output: str | None, figures: str | None = None,
            allow_partial: bool = False) -> list[tuple[str, Path]]:
     """Write the HTML report of the Result at `result_path` (a result.json or its run directory) and
     its figures; what was written: ("report", path), then ("figure", path) per file."""
-    from ..core.store import atomic_write
+    from ..core.writes import atomic_write
     from ..report.html import render
     from .runner import check_output_file
     src = Path(result_path)

@@ -27,7 +27,7 @@ class Reporter:
         """A line announcing a step (rich markup allowed: "[bold]secperf crypto[/bold]: 3 series")."""
 
     @contextlib.contextmanager
-    def progress(self, total: int, label: str, quiet: bool = False) -> Iterator[Callable]:
+    def progress(self, total: int, label: str, quiet: bool = False) -> Iterator[Callable[..., None]]:
         """A progress bar over `total` items; yields update(description=None, advance=0)."""
         yield lambda description=None, advance=0: None
 
@@ -58,7 +58,7 @@ class Lines:
     def __init__(self) -> None:
         self.parts: list[str] = []
 
-    def __call__(self, *values, sep: str = " ", end: str = "\n") -> None:
+    def __call__(self, *values: object, sep: str = " ", end: str = "\n") -> None:
         self.parts.append(sep.join(str(v) for v in values) + end)
 
     def text(self) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..core import host
 from ..core import result as R
-from ..core.result import Result, Series
+from ..core.result_schema import Result, Series
 from ..core.store import Run, RunStore
 from .reporter import reporter
 from .signals import Interrupted, interruptible
@@ -39,7 +39,7 @@ class Output:
 Progress = Callable[[str, Any, int, int, "Series | None"], None]
 # a phase's runner(items, doc, run, progress): measures the items into the Result, appending its series
 # and saving the Result through the run after each one
-PhaseRunner = Callable[[list[Any], Result, Run, Progress], None]
+PhaseRunner = Callable[[list[Any], Result, Run, Progress], object]   # what it returns is not used
 
 
 class Phase:

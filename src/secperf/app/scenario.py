@@ -11,15 +11,16 @@ from . import links
 from . import phases as P
 from .connect import connect_configs
 from .options import MeasureOptions, crypto_params, handshake_params
-from .runner import Output, measure_and_write
+from .runner import Output, Phase, measure_and_write
 
 if TYPE_CHECKING:
-    from ..core.result import Result
+    from ..core.result_schema import Result
     from ..core.store import Run
+    from ..measure.handshake import HandshakeConfig
     from .runner import Progress
 
 
-def handshake_configs(scn: dict) -> list:
+def handshake_configs(scn: dict[str, Any]) -> list[HandshakeConfig]:
     """[handshake] experiments = [...], servers = [...], networks = [...]: the configurations to
     measure (may be none), each experiment on each server over each network."""
     from ..measure import handshake as H
@@ -104,7 +105,7 @@ def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> Res
                                      "handshake": hp.as_dict() if hp else None, **extra}, phases, output)
 
 
-def whatif_phase(ws: dict, seed: int) -> P.Phase:
+def whatif_phase(ws: dict[str, Any], seed: int) -> Phase:
     """Predictions for the scenario's [whatif] block, calibrated on the rows this run has just
     measured (its loopback crypto, handshake and connect rows), so the report shows each
     prediction next to its measurement; links the run did not measure are predicted only."""
@@ -127,10 +128,10 @@ def whatif_phase(ws: dict, seed: int) -> P.Phase:
         run.save(doc)
         progress("done", items[0], 0, 1, None)
 
-    return P.Phase(["what-if predictions"], lambda x: x, runner)
+    return Phase(["what-if predictions"], lambda x: x, runner)
 
 
-def device_phase(sec: dict) -> P.Phase:
+def device_phase(sec: dict[str, Any]) -> Phase:
     """The scenario's [device] comparison. Decision: like links, a device emulator or cross library
     missing on this machine does not fail a scenario that is meant to run anywhere: the rows are
     recorded as failed with the reason (the package to install) and the run goes on."""
@@ -158,4 +159,4 @@ def device_phase(sec: dict) -> P.Phase:
         doc.series.append(s)
         run.save(doc)
         progress("done", items[0], 0, 1, None)
-    return P.Phase([f"{d.device} {d.stack}"], lambda x: x, failed)
+    return Phase([f"{d.device} {d.stack}"], lambda x: x, failed)

@@ -5,9 +5,15 @@ saved; the exit code follows the shell convention, 128 + the signal number (130,
 from __future__ import annotations
 
 import signal
+from collections.abc import Iterator
 from contextlib import contextmanager
+from types import FrameType
+from typing import TYPE_CHECKING, NoReturn
 
 from ..core.errors import EXIT_SIGINT, EXIT_SIGTERM
+
+if TYPE_CHECKING:
+    from ..core.result_schema import Result
 
 
 class Interrupted(KeyboardInterrupt):
@@ -17,14 +23,15 @@ class Interrupted(KeyboardInterrupt):
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
         self.exit_code = EXIT_SIGTERM if signum == signal.SIGTERM else EXIT_SIGINT
+        self.result: Result | None = None   # the partial Result, set by the runner that was interrupted
 
 
-def _raise(signum, _frame):
+def _raise(signum: int, _frame: FrameType | None) -> NoReturn:
     raise Interrupted(signum)
 
 
 @contextmanager
-def interruptible():
+def interruptible() -> Iterator[None]:
     """Turn SIGINT and SIGTERM into `Interrupted` for the duration of the block. A plain
     KeyboardInterrupt raised before the handler was installed is treated as SIGINT."""
     old = {s: signal.signal(s, _raise) for s in (signal.SIGINT, signal.SIGTERM)}
@@ -40,7 +47,7 @@ def interruptible():
 
 
 @contextmanager
-def on_sigterm_raise():
+def on_sigterm_raise() -> Iterator[None]:
     """SIGTERM raises `Interrupted` for the whole command (the default ended the process without a
     word: `whatif` killed with SIGTERM wrote nothing and said nothing). Only in the main thread."""
     import threading
