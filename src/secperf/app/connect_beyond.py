@@ -11,6 +11,7 @@ default key list of `connect` (software,se:iot-safe-sim) means software here, wi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError
@@ -19,8 +20,10 @@ from .reporter import reporter
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from ..core.result import Result
+    from ..core.result_schema import Result
     from ..core.store import Run
+    from ..measure.dtls13 import Dtls13Config
+    from ..measure.quic import QuicConfig
     from .options import ConnectOptions
     from .runner import Output, Phase, Progress
 
@@ -33,7 +36,7 @@ def split(protocols: list[str]) -> tuple[list[str], list[str]]:
     return [p for p in protocols if p in BEYOND], [p for p in protocols if p not in BEYOND]
 
 
-def check_unused(beyond: dict | None, protocols) -> None:
+def check_unused(beyond: dict[str, Any] | None, protocols: list[str]) -> None:
     """--lost and --cid act on quic and dtls13 only: refused, naming them, for the other protocols."""
     for opt, key in (("--lost", "lost"), ("--cid", "cid")):
         if (beyond or {}).get(key):
@@ -41,7 +44,9 @@ def check_unused(beyond: dict | None, protocols) -> None:
                              f"{','.join(protocols)} has none: drop {opt}")
 
 
-def configs(protocols, keys, handshakes, clients, networks, lost=("none",), cid=None, keys_given=True) -> list:
+def configs(protocols: list[str], keys: list[str], handshakes: list[str], clients: list[str], networks: list[str],
+            lost: Sequence[str] = ("none",), cid: list[str] | None = None,
+            keys_given: bool = True) -> list[QuicConfig | Dtls13Config]:
     """QuicConfig / Dtls13Config rows for the chosen protocols × handshakes × options × networks."""
     from ..measure import quic as Q
     if keys != ["software"]:
@@ -54,7 +59,7 @@ def configs(protocols, keys, handshakes, clients, networks, lost=("none",), cid=
         raise InputError(f"--client {','.join(clients)}: {', '.join(protocols)} are measured by secperf's own "
                          "client (aioquic; the wolfSSL DTLS tool): drop --client")
     lost = list(lost or ["none"])
-    out = []
+    out: list[QuicConfig | Dtls13Config] = []
     known = {p: (Q.HANDSHAKES if p == "quic" else ("full", "resumed")) for p in protocols}
     if len(protocols) > 1:   # several protocols: a kind runs where it exists (0rtt: QUIC), said in a note
         skipped = [f"{h} ({p})" for p in protocols for h in handshakes if h not in known[p]
@@ -131,7 +136,7 @@ def connect(o: ConnectOptions, mine: list[str], others: list[str], output: Outpu
     rows = configs(mine, keys, handshakes, o.clients or [], [n.name for n in nets], lost=lost, cid=cid,
                    keys_given=o.keys is not None)
     n, warmup, timeout_ms = opts.pick_n(20), opts.pick_warmup(2), opts.timeout_ms or 5000
-    params = {"protocols": mine, "handshakes": handshakes, "keys": ["software"], "lost": lost, "cid": cid,
+    params: dict[str, Any] = {"protocols": mine, "handshakes": handshakes, "keys": ["software"], "lost": lost, "cid": cid,
               "networks": [x.as_dict() for x in nets], "n": n, "warmup": warmup, "timeout_ms": timeout_ms,
               "seed": opts.seed}
     phases = [phase(rows, n, warmup, timeout_ms, opts.seed)]

@@ -14,21 +14,25 @@ Decisions (stated here and in the series' labels):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.errors import InputError
 
+T = TypeVar("T")
+
 if TYPE_CHECKING:
-    from ..core.result import Result
+    from ..core.result_schema import Result
     from ..core.store import Run
+    from ..measure.edhoc import EdhocConfig
     from .options import ConnectOptions
     from .runner import Output, Progress
 
 OPTIONS = ("edhoc_method", "edhoc_suite", "edhoc_cred", "edhoc_flow", "oscore_requests")
 
 
-def _ints(values, option: str) -> list[int]:
-    out = []
+def _ints(values: Iterable[str | int], option: str) -> list[int]:
+    out: list[int] = []
     for v in values:
         try:
             out.append(int(v))
@@ -37,12 +41,13 @@ def _ints(values, option: str) -> list[int]:
     return out
 
 
-def _csv(values, default):
+def _csv(values: Iterable[T] | None, default: Iterable[T]) -> list[T]:
     """A list option's values (split by the CLI's comma_list), or the default when not given."""
     return list(values) if values else list(default)
 
 
-def configs(methods, suites, creds, flows, requests: int, networks) -> list:
+def configs(methods: list[int], suites: list[int], creds: list[str], flows: list[str], requests: int,
+            networks: list[str]) -> list[EdhocConfig]:
     from ..measure import edhoc as E
     rows = [E.EdhocConfig(method=m, suite=s, cred=c, flow=f, requests=requests, network=n)
             for n in networks for m in methods for s in suites for c in creds for f in flows]

@@ -4,18 +4,31 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from ..core.errors import InputError
 from .reporter import Lines, reporter
 from .runner import Output, Phase, measure_and_write
 
 if TYPE_CHECKING:
-    from ..core.result import Result
+    from ..core.result_schema import Result
     from ..core.store import Run
     from .runner import Progress
 
-DEFAULTS = {"device": "cortex-a9-400", "stack": "wolfssl", "tls": "1.3", "group": "x25519,p-256",
+class _Defaults(TypedDict):
+    device: str
+    stack: str
+    tls: str
+    group: str
+    suite: str
+    mode: str
+    server_cert: str
+    client_cert: str
+    n: int
+    warmup: int
+
+
+DEFAULTS: _Defaults = {"device": "cortex-a9-400", "stack": "wolfssl", "tls": "1.3", "group": "x25519,p-256",
             "suite": "aes128gcm,chacha20", "mode": "full", "server_cert": "rsa-2048", "client_cert": "none", "n": 5,
             "warmup": 2}
 BUILD_DEFAULTS = {"stack": "wolfssl,mbedtls,mbedtls3,wolfssl59", "target": "armhf,cortex-m4"}
@@ -53,7 +66,7 @@ def _check_counts(n: int, warmup: int) -> None:
         raise InputError(f"--warmup {warmup}: give 0..100 warm-up handshakes")
 
 
-def handshake_phase(opts: HandshakeOptions) -> tuple[Phase, dict]:
+def handshake_phase(opts: HandshakeOptions) -> tuple[Phase, dict[str, Any]]:
     """The configurations to measure, checked (device, stack, what the build offers) before anything
     runs, as one phase; and the parameters to record."""
     from ..measure import device as D
@@ -75,7 +88,7 @@ def handshake_phase(opts: HandshakeOptions) -> tuple[Phase, dict]:
               "libraries": {s if c is None else f"{s}[{c}]": b.library for (s, c), b in builds.items()}}
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
-        servers: dict[tuple, D.Server] = {}
+        servers: dict[tuple[str, str, str, bool], D.Server] = {}
         try:
             for i, cfg in enumerate(items):
                 progress("start", cfg, i, len(items), None)
@@ -95,7 +108,7 @@ def handshake_phase(opts: HandshakeOptions) -> tuple[Phase, dict]:
                                     f"{c.group} {c.suite} {c.mode}", runner), params
 
 
-def _quic_phase(opts: HandshakeOptions) -> tuple[Phase, dict]:
+def _quic_phase(opts: HandshakeOptions) -> tuple[Phase, dict[str, Any]]:
     """`--tls quic`: ngtcp2 + GnuTLS on an A-profile core against aioquic on loopback
     (measure/quic_device.py), in a run of its own. The stack and suite defaults of the TLS rows
     (wolfssl; aes128gcm,chacha20) stand for ngtcp2 and aes128gcm here."""
@@ -140,7 +153,7 @@ def _names(value: Names) -> list[str]:
     return [v.strip().lower() for v in (value.split(",") if isinstance(value, str) else value) if v.strip()]
 
 
-def edhoc_phase(opts: HandshakeOptions, modes: list[str]) -> tuple[Phase, dict]:
+def edhoc_phase(opts: HandshakeOptions, modes: list[str]) -> tuple[Phase, dict[str, Any]]:
     """`--tls edhoc`: the EDHOC + OSCORE initiator (C) per stack whose crypto it runs on, build
     configuration and variant, checked and built before anything runs (measure/edhoc_device.py)."""
     from ..measure import device as D
@@ -274,12 +287,13 @@ def build(stacks: Names, targets: Names = BUILD_DEFAULTS["target"], config: Name
         if not stack_l:
             return
         stacks = stack_l
+    each_config: list[str | None] = [*names] if names else [None]   # None: the stack's default configuration
     for t in tl:
         for s in D.check_stacks(stacks):
             if t not in STACK_TARGETS.get(s, (t,)):
                 say(f"{s} [{t}]: not built (built for {', '.join(STACK_TARGETS[s])} only)")
                 continue
-            for c in names or [None]:
+            for c in each_config:
                 if c is not None and c not in configs_for(s, t):
                     say(f"{s} [{t}, {c}]: not built (its configurations there: {', '.join(configs_for(s, t))})")
                     continue
@@ -354,7 +368,7 @@ def show_device(name: str | None) -> str:
     return say.text()
 
 
-def _list_configs(say) -> None:
+def _list_configs(say: Lines) -> None:
     """Build configurations per stack and target, with the cores each target runs on."""
     from ..inputs.devices import core, cores
     from ..measure import device as D
@@ -367,7 +381,7 @@ def _list_configs(say) -> None:
             pass
     say("\nbuild configurations (--config NAME[,NAME]; src/secperf/data/device_builds.toml):")
     for s in STACKS:
-        rows: dict[tuple, list[str]] = {}
+        rows: dict[tuple[tuple[str, ...], str], list[str]] = {}
         for t in TARGETS:
             if t in STACK_TARGETS.get(s, (t,)) and on.get(t):
                 rows.setdefault((tuple(configs_for(s, t)), default_config(s, t)), []).append(t)

@@ -38,15 +38,26 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..core import result as R
 from ..core.errors import InputError
-from ..core.result import Result, Series
+from ..core.result_schema import Result, Series
 from ..model import costs as C
 from .reporter import reporter
+
+if TYPE_CHECKING:
+    from ..inputs.core_profiles import Core
+    from ..measure.device_build import Build
+    from ..model.flights import Scenario
+    from .device_stacks import Choice
+
+# a primitives row to count: ("crypto", stack, its build, one op or None for all of them)
+CryptoJob = tuple[str, str, "Build", str | None]
 
 CERTS_ON_DEVICE = ("rsa-2048", "ecdsa-p256")
 CLIENT_KEYS_ON_DEVICE = ("ecdsa-p256", "rsa-2048")
@@ -73,7 +84,7 @@ EDHOC_ON_DEVICE = ("m3-kid", "m3-value")   # what the device's EDHOC initiator i
 QUIC_ON_DEVICE = ("full", "resumed", "0rtt")
 
 
-def needs(scenarios) -> list[Need]:
+def needs(scenarios: Iterable[Scenario]) -> list[Need]:
     """The handshake rows the scenarios' client costs come from (one per protocol family, handshake
     kind and authentication, the scenario's group and certificate where the device runs them). A
     handshake the device client does not run takes the full row's residual (model.predict)."""
@@ -110,7 +121,7 @@ def needs(scenarios) -> list[Need]:
     return list(out)
 
 
-def _pq_needed(scenarios) -> bool:
+def _pq_needed(scenarios: Iterable[Scenario]) -> bool:
     from ..model import flights as F
     for sc in scenarios:
         s = sc.resolved()
@@ -120,19 +131,19 @@ def _pq_needed(scenarios) -> bool:
     return False
 
 
-def _cache_file(core: str, stack: str, config: str):
+def _cache_file(core: str, stack: str, config: str) -> Path:
     from ..measure.device_build import device_home
     d = device_home() / "counts"
     d.mkdir(parents=True, exist_ok=True)
     return d / f"{core}-{stack}-{config}.json"
 
 
-def _core_key(dev) -> str:
+def _core_key(dev: Core) -> str:
     """The core profile as counted: clock, memory and timing parameters (a changed profile recounts)."""
     return hashlib.sha256(repr(dev).encode()).hexdigest()[:16]
 
 
-def _load(path, fingerprint: str) -> dict[str, list[Series]]:
+def _load(path: Path, fingerprint: str) -> dict[str, list[Series]]:
     """The cached rows (JSON objects in the cache file, series here), or {} when the cache is another's."""
     try:
         cache = json.loads(path.read_text())
@@ -150,8 +161,8 @@ def _load(path, fingerprint: str) -> dict[str, list[Series]]:
         return {}
 
 
-def _save(path, fingerprint: str, rows: dict[str, list[Series]]) -> None:
-    from ..core.store import atomic_write
+def _save(path: Path, fingerprint: str, rows: dict[str, list[Series]]) -> None:
+    from ..core.writes import atomic_write
     data = {k: [R.as_series(s).model_dump(mode="json", by_alias=True, exclude_unset=True) for s in v]
             for k, v in rows.items()}
     atomic_write(path, json.dumps({"fingerprint": fingerprint, "rows": data}))
@@ -202,7 +213,7 @@ class DeviceCounts:
         return "; ".join(c.note() for c in self.per_stack.values())
 
 
-def _family_stack_check(core: str, stack: str, conf, build, want: list[Need]) -> None:
+def _family_stack_check(core: str, stack: str, conf: str | None, build: Build, want: list[Need]) -> None:
     """Every TLS/DTLS row checked against what the build offers before anything runs."""
     from ..measure import device as D
     for n in want:
@@ -212,7 +223,7 @@ def _family_stack_check(core: str, stack: str, conf, build, want: list[Need]) ->
                                 conf), build)
 
 
-def _runnable(stack: str, build, want: list[Need]) -> list[Need]:
+def _runnable(stack: str, build: Build, want: list[Need]) -> list[Need]:
     """The rows the build runs: an abbreviated handshake it lacks (Mbed TLS 2.28 has no DTLS PSK) is
     left out with a note and takes the full row's residual (model.predict); a full row it lacks stays,
     and is refused naming what the build offers."""
@@ -228,7 +239,7 @@ def _runnable(stack: str, build, want: list[Need]) -> list[Need]:
     return out
 
 
-def _client_ops(scenarios, want: list[Need]) -> list[str]:
+def _client_ops(scenarios: Iterable[Scenario], want: list[Need]) -> list[str]:
     """The device primitives (measure/device op names) the scenarios' client operations use, in their
     own group and certificate and in the counted rows' (the residual is fitted there), plus the AEADs
     of the application exchange."""
@@ -236,7 +247,8 @@ def _client_ops(scenarios, want: list[Need]) -> list[str]:
 
     from ..core.errors import SecperfError
     from ..model import flights as F
-    inverse = {v: k for k, v in C.DEVICE_OPS.items()}
+    from ..model.device_rows import DEVICE_OPS
+    inverse = {v: k for k, v in DEVICE_OPS.items()}
     ops = {"aes-128-gcm-1024", "chacha20-poly1305-1024"}
     groups = {n.group for n in want} | {"x25519"}
     certs = {n.server_cert for n in want if n.server_cert != "none"}
@@ -255,8 +267,8 @@ def _client_ops(scenarios, want: list[Need]) -> list[str]:
     return sorted(ops)
 
 
-def _count_stack(core: str, dev, target: str, stack: str, conf: str | None, want: list[Need], scenarios,
-                 all_ops: bool, quiet: bool) -> Counts:
+def _count_stack(core: str, dev: Core, target: str, stack: str, conf: str | None, want: list[Need],
+                 scenarios: list[Scenario], all_ops: bool, quiet: bool) -> Counts:
     """One stack's rows: from the cache, or counted now (with a progress bar on stderr)."""
     from ..lab import registry
     from ..measure import device as D
@@ -275,7 +287,7 @@ def _count_stack(core: str, dev, target: str, stack: str, conf: str | None, want
     fp = f"{client.parent.name}|{_core_key(dev)}|secperf {__version__}|timing on"
     path = _cache_file(core, stack, config)
     rows = _load(path, fp)
-    jobs: list[tuple[str, object]] = []
+    jobs: list[tuple[str, Need | CryptoJob]] = []
     if build is not None:
         known = list(build.crypto_ops)
         ops = known if all_ops else [o for o in _client_ops(scenarios, want) if o in known]
@@ -301,7 +313,7 @@ def _count_stack(core: str, dev, target: str, stack: str, conf: str | None, want
         if not quiet:
             reporter().status(f"[bold]counting on {core}[/bold]: {library.split(' (')[0]} {config}, "
                               f"{len(jobs)} rows (then cached)")
-        servers: dict[tuple, Any] = {}
+        servers: dict[tuple[str, str, str, bool], Any] = {}
         try:
             with reporter().progress(len(jobs), "counting", quiet=quiet) as update:
                 for k, job in jobs:
@@ -332,7 +344,8 @@ def _count_stack(core: str, dev, target: str, stack: str, conf: str | None, want
     return Counts(doc, counted, [k for k in keys if k not in counted], stack, config, library)
 
 
-def _count_row(core: str, stack: str, conf, build, job: Need, servers: dict) -> list[Series]:
+def _count_row(core: str, stack: str, conf: str | None, build: Build | None, job: Need,
+               servers: dict[tuple[str, str, str, bool], Any]) -> list[Series]:
     """The warm series of one handshake row (the cold one is `secperf device handshake`'s business)."""
     from ..measure import device as D
     if job.tls == "edhoc":
@@ -354,9 +367,10 @@ def _count_row(core: str, stack: str, conf, build, job: Need, servers: dict) -> 
     return [s for s in series if s.labels.get("phase") == "warm"]
 
 
-def device_counts(core: str, scenarios, stack: str | list[str] | None = None, config: str | list[str] | None = None,
+def device_counts(core: str, scenarios: Iterable[Scenario], stack: str | list[str] | None = None, config: str | list[str] | None = None,
                   quiet: bool = False, stack_from: str | None = None, config_from: str | None = None,
-                  all_ops: bool = False, base: C.CostTable | None = None, optional=()) -> DeviceCounts:
+                  all_ops: bool = False, base: C.CostTable | None = None,
+                  optional: Iterable[Scenario] = ()) -> DeviceCounts:
     """The rows `scenarios` need on `core` (module docstring), each protocol family on the stack that
     counts it (app/device_stacks.py), counting the missing rows; the cost table made of them.
     stack_from / config_from: the system file's key when --stack / --config came from one (a
@@ -405,7 +419,8 @@ def _names(v: str | list[str] | None) -> list[str] | None:
     return list(dict.fromkeys(items)) or None
 
 
-def _tables(core: str, choice, prim: str, per: dict[str, Counts], scenarios, host: C.CostTable) -> C.CostTable:
+def _tables(core: str, choice: Choice, prim: str, per: dict[str, Counts], scenarios: list[Scenario],
+            host: C.CostTable) -> C.CostTable:
     """The main stack's table, and per protocol of another stack that stack's (a stack without
     primitives, ngtcp2, on the primitives of `prim`: the main stack, or the first one with primitives)."""
     from ..inputs.devices import core as core_profile

@@ -7,16 +7,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ..core import host
 from ..core import result as R
 from ..core.errors import InputError
+from ..core.result_schema import Result
 from ..core.store import RunStore
 from ..inputs import patterns as PS
 from ..inputs.devices import resolve_device
 from ..plan import planner as PL
 from ..plan.verdict import __doc__ as RULE
 from .reporter import reporter
+
+if TYPE_CHECKING:
+    from ..inputs.patterns import Pattern
+    from ..model.costs import CostTable
+    from ..model.flights import Scenario
 
 
 @dataclass
@@ -38,7 +45,7 @@ class PlanOptions:
     cluster: str | None = None             # --cluster: each pattern's judgement as a Ray task (app/cluster.py)
     command: list[str] = field(default_factory=lambda: ["secperf", "plan"])
     system: str | None = None              # the --system file the inputs came from
-    resolved: list = field(default_factory=list)   # patterns made from a --system file (spec.system.pattern)
+    resolved: list[Pattern] = field(default_factory=list)   # patterns made from a --system file (spec.system.pattern)
     stack: str | None = None               # the system file's [device].stack and .config, for the planner's
     config: str | None = None              # device costs (passed on when plan.planner.Overrides takes them)
     stack_from: str | None = None          # the system file's key --stack came from (a preference there)
@@ -46,7 +53,7 @@ class PlanOptions:
     host_costs: str | None = None          # --host-costs: this host's side measured (default) or shipped (app/host_costs.py)
 
 
-def _clean(x):
+def _clean(x: Any) -> Any:
     """JSON-safe: infinities (a battery that never empties) become None."""
     if isinstance(x, float) and not math.isfinite(x):
         return None
@@ -57,7 +64,7 @@ def _clean(x):
     return x
 
 
-def _overrides(o: PlanOptions, table=None) -> PL.Overrides:
+def _overrides(o: PlanOptions, table: CostTable | None = None) -> PL.Overrides:
     return PL.Overrides(device=resolve_device(o.device), se=o.se, network=o.network, radio=o.radio, n=o.n, seed=o.seed, table=table)
 
 
@@ -66,7 +73,7 @@ def _overrides(o: PlanOptions, table=None) -> PL.Overrides:
 PLAN_PROTOCOLS = {"mqtt": ("mqtt",), "https": ("https", "jwt"), "coap": ("coap",), "vpn": ("openvpn",)}
 
 
-def _device_tables(o: PlanOptions, pats: list) -> dict:
+def _device_tables(o: PlanOptions, pats: list[Pattern]) -> dict[str, CostTable | None]:
     """Per pattern, the emulated core's cost table when its device is one (`--device CORE`, a system
     file's [device], or the pattern's [stack].device): the client's costs counted now or from the
     cache (app/device_counts.py) with the stack and build configuration asked, the server's this
@@ -76,7 +83,8 @@ def _device_tables(o: PlanOptions, pats: list) -> dict:
     from ..model import flights as F
     from .device_counts import device_counts
     from .host_costs import host_table
-    out, made = {}, {}
+    out: dict[str, CostTable | None] = {}
+    made: dict[str, CostTable] = {}
     for p in pats:
         dev = resolve_device(o.device or p.stack.device)
         if dev in C.table_names() or dev not in D.cores():
@@ -106,7 +114,7 @@ def _device_tables(o: PlanOptions, pats: list) -> dict:
     return out
 
 
-def _measure_scenarios(dev: str, protos: set[str]) -> list:
+def _measure_scenarios(dev: str, protos: set[str]) -> list[Scenario]:
     """Scenarios of the protocols the planner's measures switch to (plan/measures.py), for the cores
     whose stacks count them: EDHOC + OSCORE and DTLS 1.3 with connection IDs for CoAP, QUIC for HTTPS
     and MQTT. A protocol no stack counts on the core is left out here and its measure says why."""
@@ -115,8 +123,8 @@ def _measure_scenarios(dev: str, protos: set[str]) -> list:
     from ..model import flights as F
     from . import device_stacks as DS
     target = MD.target_for(D.core(dev))
-    out = []
-    wanted = []
+    out: list[Scenario] = []
+    wanted: list[tuple[str, tuple[str, ...]]] = []
     if "coap" in protos:
         wanted += [("edhoc", ("m3-kid",)), ("dtls1.3", ("full-cid", "resumed-cid"))]
     if protos & {"https", "mqtt"}:
@@ -127,11 +135,11 @@ def _measure_scenarios(dev: str, protos: set[str]) -> list:
     return out
 
 
-def _patterns(o: PlanOptions) -> list:
+def _patterns(o: PlanOptions) -> list[Pattern]:
     return list(o.resolved) if o.resolved else PS.load_patterns(o.patterns)
 
 
-def check(o: PlanOptions, tables: dict | None = None) -> list:
+def check(o: PlanOptions, tables: dict[str, CostTable | None] | None = None) -> list[Pattern]:
     """Every input checked (patterns, profiles, link, measures) without simulating anything; with
     `tables` (from _device_tables), each pattern against its device's costs."""
     from .runner import check_output_file
@@ -155,7 +163,7 @@ def check(o: PlanOptions, tables: dict | None = None) -> list:
     return pats
 
 
-def plan_all(o: PlanOptions) -> list[dict]:
+def plan_all(o: PlanOptions) -> list[dict[str, Any]]:
     pats = check(o)            # names, profiles and links first: a bad one stops before any counting
     tables = _device_tables(o, pats)
     jobs = [(p, _overrides(o, tables.get(p.name))) for p in pats]
@@ -166,12 +174,12 @@ def plan_all(o: PlanOptions) -> list[dict]:
     return [_clean(PL.plan_pattern(p, ov)) for p, ov in jobs]
 
 
-def plan_job(_shared, job: tuple) -> dict:
+def plan_job(_shared: object, job: tuple[Pattern, PL.Overrides]) -> dict[str, Any]:
     """One pattern's judgement (a Ray task's item): plan_pattern(pattern, overrides)."""
     return PL.plan_pattern(*job)
 
 
-def run(o: PlanOptions) -> R.Result:
+def run(o: PlanOptions) -> Result:
     """The plan's Result, written to its run directory (and --metrics, --csv); the caller shows it."""
     plans = plan_all(o)                      # bad input stops here, before a run directory exists
     run_ = RunStore(o.out).create("plan")

@@ -26,7 +26,7 @@ from ..model import predict as P
 from ..sim import montecarlo as M
 
 if TYPE_CHECKING:
-    from ..core.result import Result, Series
+    from ..core.result_schema import Result, Series
     from ..core.store import Run
     from ..measure.connect_config import ConnectConfig
     from .plan import PlanOptions
@@ -73,9 +73,10 @@ NOT_RUN = {
 KEPT_MESSAGES = 5
 
 
-def jobs(plans: list[dict]) -> list[dict]:
+def jobs(plans: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The before/after pairs to run, one per (protocol, measure, network, key)."""
-    seen, out = set(), []
+    seen: set[tuple[str, ...]] = set()
+    out: list[dict[str, Any]] = []
     for p in plans:
         inp = p["inputs"]
         for m in [x["measure"] for x in p["measures"]]:
@@ -119,7 +120,7 @@ def predicted_p50_ms(protocol: str, handshake: str, key: str, network: str, n: i
     pl = P.plan(sc, C.load_table(device if device in C.table_names() else "host-default"), link)
     if no_cookie:
         pl = without_cookie_exchange(pl)
-    return M.simulate(pl, n, seed)["usable"]["p50_us"] / 1e3
+    return float(M.simulate(pl, n, seed)["usable"]["p50_us"]) / 1e3
 
 
 def _measured(doc: Result, start: int, cfg: ConnectConfig) -> Series | None:
@@ -142,7 +143,7 @@ def _run_row(job: dict[str, Any], r: Row, o: PlanOptions, doc: Result,
     cp = MC.ConnectParams(n=o.verify_n, warmup=2, timeout_ms=5000, seed=o.seed)
     if r.kept:
         from ..measure.kept import measure_kept_mqtt
-        s = measure_kept_mqtt(job["network"], cp, doc, run, messages=KEPT_MESSAGES,
+        s: Series | None = measure_kept_mqtt(job["network"], cp, doc, run, messages=KEPT_MESSAGES,
                               payload_bytes=int(job["payload_up_bytes"]))
         return s, "software", job["kept_p50_ms"]
     key = "software" if r.security == "psk" else job["key"]
@@ -182,7 +183,7 @@ def _derived_row(job: dict[str, Any], r: Row, o: PlanOptions, doc: Result,
 
 def verify(plans: list[dict[str, Any]], o: PlanOptions, doc: Result, run: Run) -> list[dict[str, Any]]:
     rows = []
-    done: dict = {}   # a row measured once per run (e.g. the full set-up before resumption and before keep-alive)
+    done: dict[tuple[Any, ...], tuple[Series | None, str, float | None]] = {}   # a row measured once per run (e.g. the full set-up before resumption and before keep-alive)
     for job in jobs(plans):
         if not job["rows"]:
             rows.append({"pattern": job["pattern"], "measure": job["measure"], "row": "–", "network": job["network"],

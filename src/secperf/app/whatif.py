@@ -3,14 +3,14 @@ kind `whatif` through the run store (one series per scenario and link), print it
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..core import host
 from ..core import result as R
 from ..core.errors import InputError
-from ..core.result import Result, Series, Summary
-from ..core.result_schema import Percentiles, WhatifDerived
+from ..core.result_schema import Percentiles, Result, Series, Summary, WhatifDerived
 from ..core.store import RunStore
 from ..inputs import netspec as NS
 from ..inputs import se_profiles as SE
@@ -21,8 +21,11 @@ from ..model import predict as P
 from ..model import s1 as S1
 from ..sim import montecarlo as M
 from ..sim import sweep as SW
+from .cluster import Cluster
 from .host_costs import host_table
 from .reporter import reporter
+
+CellKey = tuple[F.Scenario, str, str]   # a cell's identity: its scenario, its link spelled out, its swept inputs
 
 TIMER = {"name": "connection set-up (predicted)",
          "start": "the client's first packet (TCP SYN; DTLS/OpenVPN: first datagram)",
@@ -38,7 +41,7 @@ TIMER_HANDSHAKE = {**TIMER, "name": "connection set-up until the handshake compl
                           "connected, UDP at once); nothing after it is counted"}
 
 
-def timer(until: str) -> dict:
+def timer(until: str) -> dict[str, str]:
     return TIMER_HANDSHAKE if until == "handshake" else TIMER
 
 
@@ -212,7 +215,7 @@ def scenarios(o: WhatifOptions) -> list[F.Scenario]:
     for g in o.groups:
         if g not in F.groups():
             raise InputError(f"--group: unknown group {g!r}; known: {', '.join(F.groups())}")
-    certs = [SW.parse_cert(c) for c in o.certs] or [(None, 1)]
+    certs: list[tuple[str | None, int]] = [SW.parse_cert(c) for c in o.certs] or [(None, 1)]
     for t, _depth in certs:
         if t is not None and t not in F.key_types():
             raise InputError(f"--server-cert: unknown key type {t!r}; known: {', '.join(F.key_types())}")
@@ -253,21 +256,21 @@ def link_of(cell: SW.Cell, o: WhatifOptions) -> N.LinkModel:
     return link
 
 
-def predict_cell(cell: SW.Cell, table: C.CostTable, o: WhatifOptions) -> dict:
+def predict_cell(cell: SW.Cell, table: C.CostTable, o: WhatifOptions) -> dict[str, Any]:
     link = link_of(cell, o)
     pl = P.plan(cell.scenario, table, link, until=o.until)
     r = M.simulate(pl, o.n, o.seed)
     return {"plan": pl, "sim": r, "link": link}
 
 
-def reference_cells(cells: list, o: WhatifOptions) -> list[list[tuple[str, SW.Cell]]]:
+def reference_cells(cells: list[SW.Cell], o: WhatifOptions) -> list[list[tuple[str, SW.Cell]]]:
     """Per cell, its --baseline reference cells: (role, cell) for the same exchange without security
     (flights.no_security: one per protocol, network and swept network input) and, when the row's key
     is a secure element, the same scenario with a software key. A row with a software key is its own
     software-key reference. Empty lists without --baseline."""
     if not o.baseline:
         return [[] for _ in cells]
-    out = []
+    out: list[list[tuple[str, SW.Cell]]] = []
     for c in cells:
         refs = [(ROLE_BASELINE, SW.Cell(F.no_security(c.scenario), c.network, c.inputs))]
         if c.scenario.key != "software":
@@ -276,16 +279,16 @@ def reference_cells(cells: list, o: WhatifOptions) -> list[list[tuple[str, SW.Ce
     return out
 
 
-def _cell_key(c: SW.Cell) -> tuple:
+def _cell_key(c: SW.Cell) -> CellKey:
     return (c.scenario, c.network.canonical(), repr(sorted(c.inputs.items())))
 
 
-def predict_references(cells: list, table: C.CostTable, o: WhatifOptions, known: dict | None = None,
-                       cluster=None) -> dict:
+def predict_references(cells: list[SW.Cell], table: C.CostTable, o: WhatifOptions, known: dict[CellKey, Any] | None = None,
+                       cluster: Cluster | None = None) -> dict[CellKey, Any]:
     """Predictions of every reference cell, once each (a baseline is shared by the rows of a protocol
     and link; a software-key reference that is also a row of the run is not predicted again)."""
     preds = dict(known or {})
-    todo: dict = {}
+    todo: dict[CellKey, SW.Cell] = {}
     for refs in reference_cells(cells, o):
         for _, rc in refs:
             k = _cell_key(rc)
@@ -295,13 +298,14 @@ def predict_references(cells: list, table: C.CostTable, o: WhatifOptions, known:
     return preds
 
 
-def row_shared(shared: tuple, cell: SW.Cell) -> Series:
+def row_shared(shared: tuple[C.CostTable, WhatifOptions], cell: SW.Cell) -> Series:
     """On a cluster worker: the cell's row as the Result keeps it, not the prediction's plan and
     draws; the driver only adds rows (a reference row's role is set there: `_row`)."""
     return _series(cell, predict_cell(cell, shared[0], shared[1]), shared[0], shared[1].until, device=shared[1].device)
 
 
-def predict_cells(cells: list, table: C.CostTable, o: WhatifOptions, cluster=None) -> list:
+def predict_cells(cells: list[SW.Cell], table: C.CostTable, o: WhatifOptions,
+                  cluster: Cluster | None = None) -> list[Any]:
     """Every cell's prediction here, or its row from Ray tasks on `cluster`: the same rows either
     way (a cell's draws depend on the seed only)."""
     if cluster is None:
@@ -323,7 +327,7 @@ def _sid(cell: SW.Cell, sc: F.Scenario) -> str:
     return f"whatif/{sc.label()} @ {cell.network.name}"
 
 
-def connection_energy(d: dict, network: str, device: str | None, se_profile: str | None) -> dict:
+def connection_energy(d: dict[str, Any], network: str, device: str | None, se_profile: str | None) -> dict[str, Any]:
     """Joules of one isolated connection (model/energy.py: promotion, airtime, the radio connected
     while waiting, the full inactivity tail; the client CPU and the secure element at their active
     power) from a row's simulated means, when the link has a radio energy profile (a named network:
@@ -355,14 +359,14 @@ def connection_energy(d: dict, network: str, device: str | None, se_profile: str
                               + notes)}
 
 
-def _adds(secured: float | None, without: float | None) -> dict | None:
+def _adds(secured: float | None, without: float | None) -> dict[str, float | None] | None:
     if secured is None or without is None:
         return None
     return {"secured": secured, "without": without, "adds": secured - without,
             "share": (secured - without) / secured if secured > 0 else None}
 
 
-def fmt_adds(x: dict | None, fmt) -> str:
+def fmt_adds(x: dict[str, Any] | None, fmt: Callable[[float], str]) -> str:
     """'4.10 s of 5.88 s (70 %)' from an _adds dict."""
     if x is None:
         return "–"
@@ -379,14 +383,12 @@ def security_cost(s: Series, base: Series, soft: Series | None, until: str) -> d
     from ..report.units import fmt_time_us
     d, b = _derived(s), _derived(base)
     du, bu = _usable(d), _usable(b)
-    out = {"end_point": until, "baseline_series": base.id,
+    out: dict[str, Any] = {"end_point": until, "baseline_series": base.id,
            "software_key_series": soft.id if soft is not None else None,
-           "time_p50_us": _adds(du.p50_us, bu.p50_us),
-           "time_p95_us": _adds(du.p95_us, bu.p95_us),
+           "time_p50_us": _adds(du.p50_us, bu.p50_us), "time_p95_us": _adds(du.p95_us, bu.p95_us),
            "time_mean_us": _adds(du.mean_us, bu.mean_us),
            "bytes": _adds(_sum(d.bytes_up_mean, d.bytes_down_mean), _sum(b.bytes_up_mean, b.bytes_down_mean)),
-           "packets": _adds(_sum(d.packets_up_mean, d.packets_down_mean),
-                            _sum(b.packets_up_mean, b.packets_down_mean)),
+           "packets": _adds(_sum(d.packets_up_mean, d.packets_down_mean), _sum(b.packets_up_mean, b.packets_down_mean)),
            "radio_on_us": _adds((d.radio or {}).get("on_mean_us"), (b.radio or {}).get("on_mean_us")),
            "crypto_ops": {"secured": sum(1 for c in d.costs or [] if not c["op"].startswith("base:")
                                          and c["party"] != "secure element" and c["op"] != "tun_setup"),
@@ -464,20 +466,18 @@ def _series(cell: SW.Cell, pred: dict[str, Any], table: C.CostTable, until: str 
         "flights": [dict(row, packets=fp.packets, wire_bytes=fp.wire_bytes, extra_window_rounds=fp.extra_rounds)
                     for row, fp in zip(pl.model.table(), [f for f in pl.flights if f is not None])],
         "crosses": {"initial_window": any(f.extra_rounds for f in pl.flights if f),
-                    "mtu": any(f.packets > 1 for f in pl.flights if f)},
-        "costs": P.compute_breakdown(pl),
+                    "mtu": any(f.packets > 1 for f in pl.flights if f)}, "costs": P.compute_breakdown(pl),
         "se": ({"profile": pl.se_profile.name, "calls": list(pl.se_calls), "host_us": pl.se_host_us,
                 "host_source": pl.se_host_source} if pl.se_profile else None),
         "calibration": ({k: v for k, v in pl.calibration.items() if k != "ratios"}
                         | {"spread_values": len(pl.calibration.get("ratios") or ())} if pl.calibration else None),
-        "seed": r["seed"],
-    }
+        "seed": r["seed"]}
     derived["energy"] = connection_energy(derived, cell.network.name, device, sc.se_profile)
     s.derived = WhatifDerived.model_validate(derived)
     return s
 
 
-def _cells(o: WhatifOptions, table: C.CostTable):
+def _cells(o: WhatifOptions, table: C.CostTable) -> tuple[list[SW.Cell], SW.Sweep]:
     # a value given twice (`tls1.3,tls1.3`, `--network lte-m,lte-m`) is one row: a repeated cell would
     # repeat its series id, which makes a Result no reader takes
     nets = list({n.canonical(): n for n in NS.parse_networks(o.networks)}.values())
@@ -495,8 +495,9 @@ def _cells(o: WhatifOptions, table: C.CostTable):
     return SW.expand(scs, nets, sweep), sweep
 
 
-def predict_into(doc: Result, o: WhatifOptions, table: C.CostTable, cells=None, sweep=None, preds=None,
-                 refs=None) -> None:
+def predict_into(doc: Result, o: WhatifOptions, table: C.CostTable, cells: list[SW.Cell] | None = None,
+                 sweep: SW.Sweep | None = None, preds: list[Any] | None = None,
+                 refs: dict[CellKey, Any] | None = None) -> None:
     """Append one `whatif` series per scenario and link to `doc`, and the cost table, tornado and
     S1 estimate to doc.analysis["whatif"] (used by `secperf whatif` and by a scenario's
     [whatif] block, which predicts next to the rows it measured). With o.baseline each row is
@@ -544,7 +545,7 @@ def predict_into(doc: Result, o: WhatifOptions, table: C.CostTable, cells=None, 
         doc.analysis["whatif"]["s1"] = S1.per_message(table)
 
 
-def _libraries(table: C.CostTable, cells: list) -> dict[str, Any]:
+def _libraries(table: C.CostTable, cells: list[SW.Cell]) -> dict[str, Any]:
     """A device table's library per protocol of the run, and whether they differ (the table says so)."""
     if not table.stack:
         return {}
