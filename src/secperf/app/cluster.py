@@ -28,8 +28,10 @@ import contextlib
 import logging
 import os
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 from .. import __version__
 from ..core.errors import InputError, MeasurementError, SecperfError
@@ -38,6 +40,9 @@ from .reporter import reporter
 INSTALL_HINT = "pip install 'secperf[cluster]' (Ray 2.40 or later)"
 ADDRESS_HELP = ("auto (the cluster this machine joined with `ray start`), local (a private Ray on this machine "
                 "for this run) or HOST:PORT of a cluster's head (ray://HOST:PORT for Ray Client)")
+S = TypeVar("S")   # what every item's call shares (put in the object store once)
+T = TypeVar("T")
+R = TypeVar("R")
 CHUNKS_PER_CPU = 4          # tasks per worker CPU: enough to balance uneven cells, few enough to amortise a task
 
 
@@ -64,7 +69,7 @@ def check_address(text: str | None) -> str | None:
     raise ClusterError(f"--cluster {text!r}: give {ADDRESS_HELP}")
 
 
-def ray_module():
+def ray_module() -> Any:   # the ray module: it ships no type information here
     """Ray, imported now (never at secperf's import); a ClusterError naming the extra when missing."""
     try:
         import ray  # noqa: PLC0415 (lazy on purpose: the extra is optional)
@@ -89,7 +94,7 @@ def _source_tree() -> str | None:
     return str(pkg.parent)
 
 
-def runtime_env() -> dict:
+def runtime_env() -> dict[str, Any]:
     # the driver's PID on every worker process (and so on every generator they start): a test, or a
     # person, finds what a run started on a node by it
     env = {"RAY_DEDUP_LOGS": "0", "SECPERF_CLUSTER_DRIVER": str(os.getpid())}
@@ -103,13 +108,13 @@ def runtime_env() -> dict:
 class Cluster:
     """What the run connected to: the address, the alive nodes and their CPUs."""
     address: str
-    nodes: list[dict] = field(default_factory=list)    # {"node_id", "name", "ip", "cpus"}
+    nodes: list[dict[str, Any]] = field(default_factory=list)    # {"node_id", "name", "ip", "cpus"}
 
     @property
     def cpus(self) -> int:
         return sum(n["cpus"] for n in self.nodes)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"address": self.address, "nodes": self.nodes, "cpus": self.cpus, "ray": _ray_version()}
 
 
@@ -121,8 +126,8 @@ def _ray_version() -> str | None:
         return None
 
 
-def _alive_nodes(ray) -> list[dict]:
-    out = []
+def _alive_nodes(ray: Any) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
     for n in ray.nodes():
         if not n.get("Alive"):
             continue
@@ -141,7 +146,7 @@ def _worker_version() -> str:
 
 
 @contextlib.contextmanager
-def connect(address: str, quiet: bool = True):
+def connect(address: str, quiet: bool = True) -> Iterator[Cluster]:
     """Connect to the cluster for the length of a run (a `local` one is started and stopped here)."""
     ray = ray_module()
     logging.getLogger("ray").setLevel(logging.WARNING)
@@ -172,7 +177,7 @@ def connect(address: str, quiet: bool = True):
             ray.shutdown()
 
 
-def _check_versions(ray, cl: Cluster) -> None:
+def _check_versions(ray: Any, cl: Cluster) -> None:
     """Every node runs the driver's secperf version (a worker with another one computes another thing)."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
     probe = ray.remote(num_cpus=0)(_worker_version)
@@ -195,16 +200,17 @@ def _cause(exc: BaseException) -> str:
     return text[-1] if text else type(exc).__name__
 
 
-def _run_chunk(fn, shared, chunk: list) -> list:
+def _run_chunk(fn: Callable[[S, T], R], shared: S, chunk: list[T]) -> list[R]:
     """On a worker: fn over one chunk of items (results in the chunk's order)."""
     return [fn(shared, item) for item in chunk]
 
 
-def chunks(items: list, parts: int) -> list[list]:
+def chunks(items: list[T], parts: int) -> list[list[T]]:
     """`items` cut into at most `parts` contiguous chunks of near-equal length (order kept)."""
     parts = max(1, min(parts, len(items)))
     q, r = divmod(len(items), parts)
-    out, i = [], 0
+    out: list[list[T]] = []
+    i = 0
     for k in range(parts):
         n = q + (1 if k < r else 0)
         out.append(items[i:i + n])
@@ -212,7 +218,8 @@ def chunks(items: list, parts: int) -> list[list]:
     return out
 
 
-def map_items(fn, shared, items: list, cl: Cluster, label: str = "items", progress=None) -> list:
+def map_items(fn: Callable[[S, T], R], shared: S, items: list[T], cl: Cluster, label: str = "items",
+              progress: Callable[[int, int], object] | None = None) -> list[R]:
     """fn(shared, item) for every item, as Ray tasks (one CPU each, several items per task), results
     in the items' order. `shared` is put in the object store once. A SecperfError raised on a worker
     is raised here as itself; tasks of a lost worker are retried by Ray."""
@@ -223,7 +230,7 @@ def map_items(fn, shared, items: list, cl: Cluster, label: str = "items", progre
     ref = ray.put(shared)
     parts = chunks(list(items), cl.cpus * CHUNKS_PER_CPU)
     refs = [task.remote(fn, ref, ch) for ch in parts]
-    done: dict = {}
+    done: dict[Any, list[R]] = {}
     pending = list(refs)
     while pending:
         ready, pending = ray.wait(pending, num_returns=1)

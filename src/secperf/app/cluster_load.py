@@ -41,12 +41,14 @@ from .cluster import Cluster, ClusterError, ClusterRunError, ray_module
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
 
-    from ..core.result import Result, Series
+    from ..core.result_schema import Result, Series
     from ..core.store import Run
     from ..lab.pki import LabPKI
     from ..measure.server import LoadParams, ServerConfig
-    from .runner import Progress
+    from .runner import Output, Progress
+    from .server import FleetOptions, ServerOptions
 
 LEAD_S = 1.5            # the start instant lies this far ahead of the last ping (each worker's spawn fits in it)
 PINGS = 3
@@ -58,7 +60,7 @@ class LoadgenWorker:
     def __init__(self, name: str):
         self.name = name
 
-    def where(self) -> dict:
+    def where(self) -> dict[str, Any]:
         import socket
 
         from ..lab import registry
@@ -85,7 +87,8 @@ class LoadgenWorker:
         except OSError as exc:
             return f"{addr}:{port}: {exc.strerror or exc}"
 
-    def run(self, argv: list[str], start_wall_s: float, core: int, timeout_s: float, exe_hint: str | None) -> dict:
+    def run(self, argv: list[str], start_wall_s: float, core: int, timeout_s: float,
+            exe_hint: str | None) -> dict[str, Any]:
         """Wait for the start instant, run the generator pinned to `core`, return its lines."""
         from ..lab import registry
         from ..lab.services import stop_process
@@ -97,7 +100,7 @@ class LoadgenWorker:
             time.sleep(delay)
         started = time.time()
 
-        def pin_and_unnice():
+        def pin_and_unnice() -> None:
             os.sched_setaffinity(0, {core})
             try:   # Ray runs its workers at nice 15; a generator at that priority loses its core to anything
                 os.setpriority(os.PRIO_PROCESS, 0, 0)
@@ -124,8 +127,8 @@ class LoadgenWorker:
 class Generators:
     """The placed actors, their places, cores and clock offsets."""
     cluster: Cluster
-    actors: list = field(default_factory=list)
-    places: list[dict] = field(default_factory=list)    # where() of each actor, plus "core"
+    actors: list[Any] = field(default_factory=list)     # Ray actor handles (LoadgenWorker)
+    places: list[dict[str, Any]] = field(default_factory=list)    # where() of each actor, plus "core"
     exe_hint: str | None = None
     left_out: list[str] = field(default_factory=list)   # nodes on other machines (cannot reach a loopback server)
 
@@ -143,7 +146,7 @@ class Generators:
 
 
 def place(cl: Cluster, server_core: int | None, max_generators: int | None = None,
-          on_placed=None) -> Generators:
+          on_placed: Callable[[Generators], object] | None = None) -> Generators:
     """One actor per CPU of the cluster's nodes on the server's machine (at most max_generators),
     each with a core of its machine. The server secperf starts listens on loopback, so nodes on
     other machines cannot reach it: they are left out, named in Generators.left_out; a cluster with
@@ -184,18 +187,19 @@ def place(cl: Cluster, server_core: int | None, max_generators: int | None = Non
     return g
 
 
-def clock_offsets(g: Generators) -> list[dict]:
+def clock_offsets(g: Generators) -> list[dict[str, float]]:
     """Per actor: offset (worker wall clock - driver's) and the round trip of the best of PINGS pings."""
     ray = ray_module()
-    out = []
+    out: list[dict[str, float]] = []
     for a in g.actors:
-        best = None
+        best: tuple[float, float] | None = None
         for _ in range(PINGS):
             t0 = time.time()
             w = ray.get(a.now.remote(), timeout=60)
             t1 = time.time()
             if best is None or t1 - t0 < best[1]:
                 best = (w - (t0 + t1) / 2, t1 - t0)
+        assert best is not None   # PINGS >= 1
         out.append({"offset_s": best[0], "ping_s": best[1]})
     return out
 
@@ -219,13 +223,15 @@ def worker_argvs(argv: list[str], n: int) -> list[list[str]]:
     out, one process each, distinct seeds. Generators whose share would be empty are left out."""
     seed = int(argv[argv.index("--seed") + 1]) if "--seed" in argv else 1
     if "--storm" in argv:
+        total: float
+        kind: type[float]   # int or float: the option's own type
         key, total, kind = "--storm", int(argv[argv.index("--storm") + 1]), int
     elif "--rate" in argv:
         key, total, kind = "--rate", float(argv[argv.index("--rate") + 1]), float
     else:
         key, total, kind = "--concurrency", int(argv[argv.index("--concurrency") + 1]), int
-    parts = [total / n] * n if kind is float else shares(total, n)
-    out = []
+    parts = [total / n] * n if kind is float else shares(int(total), n)
+    out: list[list[str]] = []
     for i, part in enumerate(parts):
         if not part:
             continue
@@ -242,7 +248,7 @@ def _lost(exc: BaseException) -> str:
 
 
 def run_level(g: Generators, argv: list[str], server_pid: int | None, warmup_s: float, duration_s: float,
-              timeout_s: float, interval_s: float = 1.0) -> dict:
+              timeout_s: float, interval_s: float = 1.0) -> dict[str, Any]:
     """One load level on every generator; returns the local path's run dict (lines of every generator
     with distinct proc numbers, the server's CPU at the window's start, each interval and its end)
     plus "cluster": workers, lost workers, merged histograms."""
@@ -256,7 +262,7 @@ def run_level(g: Generators, argv: list[str], server_pid: int | None, warmup_s: 
                                    g.exe_hint): i for i in use}
     # the server's CPU on the driver's clock, over the window the generators count in
     readings: list[tuple[float, float]] = []
-    cpu = (lambda: process_cpu_s(server_pid)) if server_pid else (lambda: 0.0)
+    cpu: Callable[[], float] = (lambda: process_cpu_s(server_pid)) if server_pid else (lambda: 0.0)
     t_measure = start + warmup_s
     time.sleep(max(0.0, t_measure - time.time()))
     first = (time.monotonic(), cpu())
@@ -267,7 +273,8 @@ def run_level(g: Generators, argv: list[str], server_pid: int | None, warmup_s: 
         k += 1
     time.sleep(max(0.0, t_measure + duration_s - time.time()))
     last = (time.monotonic(), cpu())
-    results, lost = {}, []
+    results: dict[int, dict[str, Any]] = {}
+    lost: list[dict[str, Any]] = []
     pending = list(refs)
 
     def all_answered() -> bool:
@@ -290,15 +297,20 @@ def run_level(g: Generators, argv: list[str], server_pid: int | None, warmup_s: 
     return _merge(g, results, clocks, lost, first, last, readings, start)
 
 
-def _place(g: Generators, i: int) -> dict:
+def _place(g: Generators, i: int) -> dict[str, Any]:
     p = g.places[i]
     return {"name": p["name"], "node": f"{p['ip']} ({p['node_id'][:8]})", "host": p["host"], "actor_pid": p["pid"],
             "core": p["core"]}
 
 
-def _merge(g: Generators, results: dict, clocks: list, lost: list, first, last, readings, start) -> dict:
-    lines, workers, stderr = [], [], []
-    hists, hs_hists = [], []
+def _merge(g: Generators, results: dict[int, dict[str, Any]], clocks: list[dict[str, float]], lost: list[dict[str, Any]],
+           first: tuple[float, float], last: tuple[float, float], readings: list[tuple[float, float]],
+           start: float) -> dict[str, Any]:
+    lines: list[dict[str, Any]] = []
+    workers: list[dict[str, Any]] = []
+    stderr: list[str] = []
+    hists: list[Histogram] = []
+    hs_hists: list[Histogram] = []
     for i in sorted(results):
         r = results[i]
         ends = [m for m in r["lines"] if m.get("type") == "end"]
@@ -330,7 +342,7 @@ def _merge(g: Generators, results: dict, clocks: list, lost: list, first, last, 
                         "start_wall_s": start}}
 
 
-def cluster_level(run: dict) -> dict:
+def cluster_level(run: dict[str, Any]) -> dict[str, Any]:
     """What a cluster level adds to the local summary: merged latency percentiles (replacing the
     busiest process's), the per-worker figures, the lost workers and the merge rule."""
     c = run["cluster"]
@@ -345,7 +357,7 @@ def cluster_level(run: dict) -> dict:
     return out
 
 
-def check_options(o) -> None:
+def check_options(o: ServerOptions) -> None:
     """What --cluster cannot do with the server options given (exit 2)."""
     if getattr(o, "procs", None) not in (None, 1):
         raise InputError(f"--procs {o.procs} with --cluster: the cluster runs one generator process per worker CPU; "
@@ -365,7 +377,9 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki: LabPKI, g: Generators,
     from ..measure import server as S
     workdir = private_dir((p.workdir or Path("/tmp")) /
                           "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in cfg.series_id(0)))
-    off, op, out = None, None, []
+    off: Any = None   # measure.server.Offload when the key is offloaded
+    op = None
+    out: list[Series] = []
     first_level = (None, p.rates[0]) if p.rates else (p.concurrency[0], None)
     try:
         if cfg.offload:
@@ -418,7 +432,7 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki: LabPKI, g: Generators,
     return out
 
 
-def run_server(o, output):
+def run_server(o: ServerOptions, output: Output) -> Result:
     """`secperf server --cluster`: app/server.run's plan and Result, the levels on the cluster."""
     from ..core.paths import private_dir
     from ..measure import server as S
@@ -426,6 +440,7 @@ def run_server(o, output):
     from .runner import Phase, measure_and_write
     from .server import plan
     check_options(o)
+    assert o.cluster is not None and o.core is not None   # server.run comes here with --cluster, the core set
     configs = plan(o)
     S.find_loadgen()
     p = S.LoadParams(concurrency=o.concurrency, rates=o.rates, duration_s=o.duration_s, warmup_s=o.warmup_s,
@@ -458,14 +473,14 @@ def run_server(o, output):
 
 
 # --- secperf fleet --replay --cluster ----------------------------------------------------------------
-def merge_storm(run: dict) -> dict:
+def merge_storm(run: dict[str, Any]) -> dict[str, Any]:
     """The storm's end line over every generator: clients, returns, attempts and failures added; the
     time until all are back is the latest generator's (all started at the same instant, each one's
     lateness added); wait percentiles from the merged wait histograms, ranked over all clients (one
     that never came back counts as not yet back, as the generator does)."""
     ends = [m for m in run["lines"] if m.get("type") == "end"]
     late = {w["name"]: w["start_late_ms"] / 1e3 for w in run["cluster"]["workers"]}
-    out: dict = {"loop": "storm", "generators": len(ends)}
+    out: dict[str, Any] = {"loop": "storm", "generators": len(ends)}
     for k in ("clients", "back", "gave_up", "attempts", "failed_attempts"):
         out[k] = sum(e.get(k, 0) for e in ends)
     out["elapsed_s"] = max(e.get("elapsed_s", 0.0) + late.get(e.get("worker"), 0.0) for e in ends)
@@ -476,8 +491,8 @@ def merge_storm(run: dict) -> dict:
                              for e in ends)
     for k, q in (("wait_p50_s", 0.5), ("wait_p90_s", 0.9), ("wait_p99_s", 0.99), ("wait_max_s", 1.0)):
         rank = q * out["clients"]
-        if waits.n and rank <= waits.n:
-            out[k] = waits.quantile_us(rank / waits.n) / 1e6
+        if waits.n and rank <= waits.n and (us := waits.quantile_us(rank / waits.n)) is not None:   # None: empty
+            out[k] = us / 1e6
     out["wait_hist_us"] = waits.to_pairs()
     out["cpu_s"] = sum(e.get("cpu_s", 0.0) for e in ends)
     errors: dict[str, int] = {}
@@ -488,8 +503,8 @@ def merge_storm(run: dict) -> dict:
     return out
 
 
-def replay_storm(pki, g: Generators, clients: int, policy: str, base_s: float, cap_s: float, timeout_s: float,
-                 key: str, core: int, capacity_s: float, duration_s: float, workdir, seed: int) -> dict:
+def replay_storm(pki: LabPKI, g: Generators, clients: int, policy: str, base_s: float, cap_s: float, timeout_s: float,
+                 key: str, core: int, capacity_s: float, duration_s: float, workdir: Path, seed: int) -> dict[str, Any]:
     """measure.server.replay_storm with the capacity runs and the storm on the cluster's generators:
     nginx here (pinned to `core`), capacity at 32 clients before and after, the storm's clients
     spread over the generators, all starting at the same instant."""
@@ -527,7 +542,7 @@ def replay_storm(pki, g: Generators, clients: int, policy: str, base_s: float, c
                         "lost": run["cluster"]["lost"]}}
 
 
-def run_replay(o, params: dict, output):
+def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Result:
     """`secperf fleet --replay N --cluster`: app/server._run_replay with the storm on the cluster."""
     from ..core.errors import SetupError
     from ..measure import server as S
@@ -535,24 +550,26 @@ def run_replay(o, params: dict, output):
     from .runner import Phase, measure_and_write
     from .server import replay_compare
     params = {**params, "cluster": o.cluster}
+    replay, key = o.replay, o.key
+    assert o.cluster is not None and replay is not None and key is not None   # server._run_replay checked them
     with connect(o.cluster, quiet=output.json) as cl:
         g = place(cl, 0)
         try:
             def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
                 from ..lab.pki import LabPKI
                 pki = LabPKI().ensure()
-                replays = []
+                replays: list[dict[str, Any]] = []
                 doc.analysis["cluster"] = {**cl.as_dict(), "generators": g.places, "nodes_left_out": g.left_out}
                 for i, pol in enumerate(items):
                     progress("start", pol, i, len(items), None)
                     try:
-                        m = replay_storm(pki, g, o.replay, pol, o.base_s, o.cap_s, o.timeout_s, o.key, 0,
+                        m = replay_storm(pki, g, replay, pol, o.base_s, o.cap_s, o.timeout_s, key, 0,
                                          o.measure_s, min(o.horizon_s, 600.0), run.dir / "replay", o.seed)
                         r = replay_compare(o, pol, m)
                         r["cluster"] = m["cluster"]
                         replays.append(r)
                     except (S.ServerMeasureError, SetupError, ClusterRunError) as exc:
-                        replays.append({"clients": o.replay, "policy": pol, "failed": str(exc)})
+                        replays.append({"clients": replay, "policy": pol, "failed": str(exc)})
                     doc.analysis["fleet"] = {"capacity_source": "measured just before and after each replay "
                                                                    "(mean): nginx, 32 clients over the cluster's "
                                                                    "generators", "runs": [], "replays": replays}

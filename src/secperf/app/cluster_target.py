@@ -22,13 +22,16 @@ from .cluster import ClusterError, ClusterRunError, ray_module
 from .cluster_load import Generators, LoadgenWorker, check_options, cluster_level, run_level
 
 if TYPE_CHECKING:
-    from ..core.result import Result
+    from ..core.result_schema import Result, Series
     from ..core.store import Run
+    from ..measure.server import LoadParams
+    from ..measure.server_target import LoadTarget
+    from .cluster import Cluster
     from .runner import Output, Progress
-    from .server import ServerOptions
+    from .server import FleetOptions, ServerOptions
 
 
-def place_all(cl, lt, timeout_s: float, max_generators: int | None = None) -> Generators:
+def place_all(cl: Cluster, lt: LoadTarget, timeout_s: float, max_generators: int | None = None) -> Generators:
     """One actor per CPU of every node; the nodes that cannot reach the target left out, named."""
     ray = ray_module()
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -70,11 +73,11 @@ def place_all(cl, lt, timeout_s: float, max_generators: int | None = None) -> Ge
     return g
 
 
-def per_node(workers: list[dict]) -> list[dict]:
+def per_node(workers: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The level's figures per node: counts added over its generators, latency from their merged
     histograms (exact: the same bins)."""
-    out: dict[str, dict] = {}
-    hists: dict[str, list] = {}
+    out: dict[str, dict[str, Any]] = {}
+    hists: dict[str, list[Histogram]] = {}
     for w in workers:
         n = out.setdefault(w["node"], {"node": w["node"], "generators": 0, "handshakes": 0, "failed": 0})
         n["generators"] += 1
@@ -88,11 +91,12 @@ def per_node(workers: list[dict]) -> list[dict]:
     return list(out.values())
 
 
-def measure_levels(lt, tls: str, resume_ratio: float, p, g: Generators, negotiated: dict) -> list:
+def measure_levels(lt: LoadTarget, tls: str, resume_ratio: float, p: LoadParams, g: Generators,
+                   negotiated: dict[str, Any]) -> list[Series]:
     from ..core import result as R
     from ..measure import server as S
     from ..measure import server_target as T
-    out = []
+    out: list[Series] = []
     levels = [(None, r) for r in p.rates] if p.rates else [(c, None) for c in p.concurrency]
     for conc, rate in levels:
         s = T.new_series(lt, tls, resume_ratio, conc, p, rate)
@@ -129,6 +133,7 @@ def run_server(o: ServerOptions, output: Output) -> Result:
     p = S.LoadParams(concurrency=o.concurrency, rates=o.rates, duration_s=o.duration_s, warmup_s=o.warmup_s,
                      seed=o.seed, core=-1, loadgen_procs=1)
     params = {**params_of(o), "cluster": o.cluster}
+    assert o.cluster is not None   # server_target.run_server comes here with --cluster
     with connect(o.cluster, quiet=output.json) as cl:
         g = place_all(cl, o.target, T.PROBE_TIMEOUT_S)
         try:
@@ -151,8 +156,8 @@ def run_server(o: ServerOptions, output: Output) -> Result:
 
 
 # --- secperf fleet --replay N --target HOST:PORT --cluster C -------------------------------------------
-def replay_storm(lt, g: Generators, clients: int, policy: str, base_s: float, cap_s: float, timeout_s: float,
-                 capacity_s: float, duration_s: float, seed: int, tls: str = "1.3") -> dict:
+def replay_storm(lt: LoadTarget, g: Generators, clients: int, policy: str, base_s: float, cap_s: float, timeout_s: float,
+                 capacity_s: float, duration_s: float, seed: int, tls: str = "1.3") -> dict[str, Any]:
     """measure.server_target.replay_storm on the cluster's generators: the target's capacity at 32
     clients before and after, the storm's clients spread over every generator, one start instant."""
     import time
@@ -182,7 +187,7 @@ def replay_storm(lt, g: Generators, clients: int, policy: str, base_s: float, ca
                         "lost": run["cluster"]["lost"], "nodes_left_out": g.left_out}}
 
 
-def run_replay(o, params: dict, output: Output) -> Result:
+def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Result:
     """`fleet --replay N --target HOST:PORT --cluster C`: the storm from every node reaching the target."""
     from ..core.errors import SetupError
     from ..measure import server as S
@@ -192,22 +197,24 @@ def run_replay(o, params: dict, output: Output) -> Result:
     from .server import replay_compare
     lt = o.target
     params = {**params, "cluster": o.cluster}
+    replay = o.replay
+    assert o.cluster is not None and replay is not None   # server_target.run_replay comes here with both
     with connect(o.cluster, quiet=output.json) as cl:
         g = place_all(cl, lt, T.PROBE_TIMEOUT_S)
         try:
             def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
-                replays = []
+                replays: list[dict[str, Any]] = []
                 doc.analysis["cluster"] = {**cl.as_dict(), "generators": g.places, "nodes_left_out": g.left_out}
                 for i, pol in enumerate(items):
                     progress("start", pol, i, len(items), None)
                     try:
-                        m = replay_storm(lt, g, o.replay, pol, o.base_s, o.cap_s, o.timeout_s, o.measure_s,
+                        m = replay_storm(lt, g, replay, pol, o.base_s, o.cap_s, o.timeout_s, o.measure_s,
                                          min(o.horizon_s, 600.0), o.seed)
                         r = replay_compare(o, pol, m)
                         r["cluster"] = m["cluster"]
                         replays.append(r)
                     except (S.ServerMeasureError, SetupError, ClusterRunError) as exc:
-                        replays.append({"clients": o.replay, "policy": pol, "failed": str(exc)})
+                        replays.append({"clients": replay, "policy": pol, "failed": str(exc)})
                     doc.analysis["fleet"] = {"capacity_source": f"measured against --target {lt.name} just before "
                                                                 f"and after each replay (mean): 32 clients over the "
                                                                 f"cluster's generators", "runs": [], "replays": replays}

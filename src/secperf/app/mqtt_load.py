@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.errors import MeasurementError, SetupError
 from ..measure.mqtt_load import MqttLoadConfig
+from ..measure.server_config import ServerMeasureError
 from .runner import Output, Phase, measure_and_write
 
 if TYPE_CHECKING:
-    from ..core.result import Result
+    from ..core.result_schema import Result
     from ..core.store import Run
     from .runner import Progress
 
@@ -22,11 +23,11 @@ MOSQUITTO_BACKLOG = 100     # listen(2) backlog in mosquitto's code (ss -ltn sho
 MAX_BURST_PER_S = 500       # first attempts per second a storm here spreads to (the benchmark's default)
 
 
-def phase(m: dict, name: str) -> dict | None:
+def phase(m: dict[str, Any], name: str) -> dict[str, Any] | None:
     return next((p for p in m.get("phases", []) if p.get("phase") == name), None)
 
 
-def storm_vs_model(c: MqttLoadConfig, m: dict, horizon_s: float | None = None) -> dict | None:
+def storm_vs_model(c: MqttLoadConfig, m: dict[str, Any], horizon_s: float | None = None) -> dict[str, Any] | None:
     """The measured storm beside the fleet model at the broker's measured capacity (mean of the runs just
     before and after): the model with the broker's abandoned work and without, and measured / model for
     the time until all clients are back and the wait percentiles. None without a storm or a capacity."""
@@ -38,7 +39,7 @@ def storm_vs_model(c: MqttLoadConfig, m: dict, horizon_s: float | None = None) -
     if c.se_profile:   # the client's signing wait: part of each device's own handshake (not the broker's)
         from ..inputs.se_profiles import get_profile
         prof = get_profile(c.se_profile)
-        device_s = sum((prof.dist(fn).mean() if prof.dist(fn) else 0.0) for fn in ("C_SignInit", "C_Sign")) / 1000
+        device_s = sum((d.mean() if (d := prof.dist(fn)) else 0.0) for fn in ("C_SignInit", "C_Sign")) / 1000
     measured = {"time_all_back_s": st.get("time_all_up_s"), "wait_p50_s": _s(st.get("wait_p50_ms")),
                 "wait_p99_s": _s(st.get("wait_p99_ms")), "back": st.get("connacks"), "gave_up": st.get("gave_up"),
                 "failed_attempts": (st.get("failed") or 0) + (st.get("refused") or 0), "attempts": st.get("attempts")}
@@ -74,7 +75,7 @@ def _s(ms: float | None) -> float | None:
     return None if ms is None else ms / 1000.0
 
 
-def run(c: MqttLoadConfig, output: Output, target: dict | None = None) -> Result:
+def run(c: MqttLoadConfig, output: Output, target: dict[str, Any] | None = None) -> Result:
     """`target`: the user's broker (--target HOST:PORT with ca, servername, client_cert, client_key):
     probed first (unreachable, not TLS, a refused certificate: exit 2), then loaded as mosquitto is here."""
     from ..measure import mqtt_load as M
@@ -118,7 +119,7 @@ def run(c: MqttLoadConfig, output: Output, target: dict | None = None) -> Result
                 m = M.measure_target(lt, c, run.dir / "mqtt")
                 m["negotiated"] = negotiated
             m["fleet_model"] = storm_vs_model(c, m)
-        except (M.ServerMeasureError, SetupError) as exc:
+        except (ServerMeasureError, SetupError) as exc:
             doc.analysis["mqtt_load"] = {"config": c.__dict__, "failed": str(exc)}
             run.save(doc)
             raise MeasurementError(f"mqtt-load: {exc}") from exc

@@ -6,16 +6,19 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.errors import InputError, SetupError
 from .reporter import reporter
 from .runner import Output, Phase, measure_and_write
 
 if TYPE_CHECKING:
-    from ..core.result import Result
+    from ..core.result_schema import Result, ServerDerived
     from ..core.store import Run
+    from ..measure.server import ServerConfig
     from .runner import Progress
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -34,13 +37,13 @@ class ServerOptions:
     matrix: bool = False
     duration_s: float = 3.0
     warmup_s: float = 0.5
-    core: int = 0
+    core: int | None = 0                # None: not given (--core: the server's core 0; with --target, none kept off)
     procs: int | None = None            # None: one generator process per core other than the server's
     seed: int = 1
     target: Any = None                  # --target: a measure.server_target.LoadTarget (the user's server)
 
 
-def _canonical(values: list, order: tuple) -> list:
+def _canonical(values: list[T], order: tuple[T, ...]) -> list[T]:
     """A list option in one fixed order, repeats dropped: `--key rsa-2048,ecdsa-p256` and
     `--key ecdsa-p256,rsa-2048` measure and show the same rows in the same order, so two runs' tables
     line up (names outside `order` keep their place after the known ones; validation names them)."""
@@ -48,7 +51,7 @@ def _canonical(values: list, order: tuple) -> list:
     return sorted(seen, key=lambda v: (order.index(v) if v in order else len(order) + seen.index(v)))
 
 
-def plan(o: ServerOptions):
+def plan(o: ServerOptions) -> list[ServerConfig]:
     """Every combination that makes sense, validated before anything runs (nocrt keys: probe only;
     offload: nginx with the token's key types)."""
     from ..measure import server as S
@@ -86,7 +89,7 @@ def plan(o: ServerOptions):
     return out
 
 
-def matrix_plan(tls: str = "1.3") -> list:
+def matrix_plan(tls: str = "1.3") -> list[ServerConfig]:
     """The capacity table of issue 15 as one list of configurations: every server key in software on
     nginx (CRT keys) and on the probe server (with and without CRT: OpenSSL cannot load an n, e,
     d-only key from a file, the probe builds it in memory); the token's keys offloaded behind the
@@ -107,7 +110,7 @@ def matrix_plan(tls: str = "1.3") -> list:
     return out
 
 
-def dtls_matrix_plan() -> list:
+def dtls_matrix_plan() -> list[ServerConfig]:
     """DTLS 1.2 handshake capacity of libcoap's coap-server (the concurrent DTLS target) by server
     key, and with client authentication on P-256 (no resumption: coap-server resumes no DTLS
     session; no offload: it loads its key from a PEM file)."""
@@ -183,7 +186,7 @@ DEFAULT_FLEET_KEY = "rsa-2048"            # the key measured when --key is not g
 
 
 def _fleet_runs(o: FleetOptions, full: float, resumed: float, source: str, key: str | None = None,
-                warning: str | None = None) -> dict:
+                warning: str | None = None) -> dict[str, Any]:
     from ..model.fleet import FleetModel, simulate
     runs = []
     for n in o.devices:
@@ -206,7 +209,7 @@ def _fleet_runs(o: FleetOptions, full: float, resumed: float, source: str, key: 
     return out
 
 
-def _merge_fleets(parts: list[tuple[str, dict]]) -> dict:
+def _merge_fleets(parts: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     """One fleet analysis of several server keys: their runs one after another (each with its key), the
     sources and warnings per key."""
     if len(parts) == 1:
@@ -226,7 +229,7 @@ def fleet_keys(key: str | None) -> list[str] | None:
     return keys
 
 
-def _limited_warning(d, what: str) -> str | None:
+def _limited_warning(d: ServerDerived | None, what: str) -> str | None:
     """The warning a capacity row carries when something other than the server limited its rate."""
     if d is None or d.limited_by not in ("load generator", "other work on this machine"):
         return None
@@ -261,7 +264,7 @@ def run_fleet(o: FleetOptions, output: Output) -> Result:
         return _run_replay(o, params, output)
     keys = fleet_keys(o.key)
     if o.capacity is not None or o.from_result:
-        given = [_given_capacity(o, k) for k in (keys or [None])]   # every key checked before the model runs
+        given = [_given_capacity(o, k) for k in (keys if keys else [None])]   # every key checked before the model runs
 
         def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
             progress("start", "model", 0, 1, None)
@@ -297,7 +300,7 @@ def run_fleet(o: FleetOptions, output: Output) -> Result:
             full = [d for ratio, d in rows if ratio == 0.0 and d.handshakes_per_s]
             best = max(full, key=lambda d: d.handshakes_per_s or 0) if full else None
             warn = _limited_warning(best, f"{o.server} {key}")
-            if warn:
+            if warn and best is not None:   # a warning comes from a best row
                 # the model then runs on a lower bound of the server's capacity: said where the capacity is named
                 src += f"; a lower bound: {best.limited_by} limited the rate, not the server"
             parts.append((key, _fleet_runs(o, caps[0], caps[1] or caps[0], src, key if len(keys) > 1 else None, warn)))
@@ -316,6 +319,7 @@ def _given_capacity(o: FleetOptions, key: str | None) -> tuple[str | None, float
         return None, o.capacity, o.resumed_capacity or o.capacity, "given (--capacity)", None
     from ..core.result import reading
     from ..model.fleet import capacity_from_result, server_keys
+    assert o.from_result is not None   # run_fleet calls this with --capacity or --from
     from .reading import read_result
     doc = read_result(Path(o.from_result), "--from", o.allow_partial)
     with reading(f"--from {o.from_result}", "the server rows (series labels and derived rates)"):
@@ -343,7 +347,7 @@ def _given_capacity(o: FleetOptions, key: str | None) -> tuple[str | None, float
     return key, max(full), max(res) if res else max(full), source, warn
 
 
-def _best_full_row(doc: Result, key: str | None):
+def _best_full_row(doc: Result, key: str | None) -> ServerDerived | None:
     """The derived numbers of the full-handshake row whose rate is the capacity taken (the highest)."""
     from ..core.result_schema import ServerDerived
     rows = [s.derived_as(ServerDerived) for s in doc.series
@@ -353,12 +357,12 @@ def _best_full_row(doc: Result, key: str | None):
     return max(rows, key=lambda d: d.handshakes_per_s or 0) if rows else None
 
 
-def replay_compare(o: FleetOptions, policy: str, measured: dict) -> dict:
+def replay_compare(o: FleetOptions, policy: str, measured: dict[str, Any]) -> dict[str, Any]:
     """A replayed storm beside the model given the capacity measured just before it: the model with
     and without the server's abandoned work, and the ratios measured / model."""
     from ..model.fleet import FleetModel, simulate
     st = measured["storm"]
-    out = {"clients": measured["clients"], "policy": policy, "capacity_per_s": measured["capacity_per_s"],
+    out: dict[str, Any] = {"clients": measured["clients"], "policy": policy, "capacity_per_s": measured["capacity_per_s"],
            "capacity_before_after_per_s": measured.get("capacity_before_after_per_s"),
            "timeout_s": o.timeout_s, "base_s": o.base_s, "cap_s": o.cap_s, "server_cpu_s": measured["server_cpu_s"],
            "measured": {k: st.get(k) for k in ("time_all_back_s", "wait_p50_s", "wait_p90_s", "wait_p99_s", "back",
@@ -381,7 +385,8 @@ def replay_compare(o: FleetOptions, policy: str, measured: dict) -> dict:
 
 def _run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Result:
     from ..measure import server as S
-    if not 10 <= o.replay <= MAX_REPLAY:
+    replay, key = o.replay, o.key
+    if replay is None or not 10 <= replay <= MAX_REPLAY:
         raise InputError(f"--replay {o.replay}: give 10..{MAX_REPLAY} clients (one process, one socket each)")
     if o.target is not None:
         if o.spread_s or o.resumed_share or o.device_handshake_s:
@@ -396,7 +401,11 @@ def _run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resu
     if o.spread_s or o.resumed_share or o.device_handshake_s:
         raise InputError("--replay replays a storm of full handshakes all starting at once: leave --spread, "
                          "--resumed-share and --device-handshake at 0")
-    S.validate(S.ServerConfig("nginx", o.key))
+    if key is None:   # run_fleet picks the default key unless --from gave the capacity ("--key None" was said)
+        raise InputError(f"--from {o.from_result} with --replay: the replay measures nginx's capacity itself, just "
+                         f"before and after the storm; drop --from (the server key is --key, default "
+                         f"{DEFAULT_FLEET_KEY})")
+    S.validate(S.ServerConfig("nginx", key))
     S.find_loadgen()
     if o.cluster:
         from .cluster_load import run_replay
@@ -409,12 +418,12 @@ def _run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resu
         for i, pol in enumerate(items):
             progress("start", pol, i, len(items), None)
             try:
-                m = S.replay_storm(pki, o.replay, pol, o.base_s, o.cap_s, o.timeout_s, key=o.key,
+                m = S.replay_storm(pki, replay, pol, o.base_s, o.cap_s, o.timeout_s, key=key,
                                    capacity_s=o.measure_s, duration_s=min(o.horizon_s, 600.0),
                                    workdir=run.dir / "replay", seed=o.seed)
                 replays.append(replay_compare(o, pol, m))
             except (S.ServerMeasureError, SetupError) as exc:
-                replays.append({"clients": o.replay, "policy": pol, "failed": str(exc)})
+                replays.append({"clients": replay, "policy": pol, "failed": str(exc)})
             doc.analysis["fleet"] = {"capacity_source": "measured just before and after each replay (mean): nginx, 32 clients",
                                         "runs": [], "replays": replays}
             run.save(doc)

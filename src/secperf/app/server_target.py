@@ -16,7 +16,7 @@ from ..core.errors import InputError, SetupError
 from .runner import Output, Phase, measure_and_write
 
 if TYPE_CHECKING:
-    from ..core.result import Result
+    from ..core.result_schema import Result
     from ..core.store import Run
     from .runner import Progress
     from .server import FleetOptions, ServerOptions
@@ -66,7 +66,7 @@ def label_of(o: ServerOptions, resume_ratio: float) -> str:
     return label(o.target, resume_ratio)
 
 
-def params_of(o: ServerOptions) -> dict:
+def params_of(o: ServerOptions) -> dict[str, Any]:
     return {"target": o.target.labels(), "resume_ratios": o.resume_ratios, "tls": o.tls,
             "protocol": o.target.protocol, "concurrency": o.concurrency, "rates": o.rates,
             "duration_s": o.duration_s, "warmup_s": o.warmup_s, "core": o.core, "seed": o.seed,
@@ -107,6 +107,8 @@ def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resul
     from ..measure import server_target as T
     from .server import replay_compare
     S.find_loadgen()
+    replay = o.replay
+    assert replay is not None   # server._run_replay checked it (10..MAX_REPLAY)
     lt = o.target
     if lt.protocol != "tls":
         raise InputError("--replay --target: the storm replays TLS connections; the target must be TLS")
@@ -121,11 +123,11 @@ def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resul
         for i, pol in enumerate(items):
             progress("start", pol, i, len(items), None)
             try:
-                m = T.replay_storm(lt, o.replay, pol, o.base_s, o.cap_s, o.timeout_s, capacity_s=o.measure_s,
+                m = T.replay_storm(lt, replay, pol, o.base_s, o.cap_s, o.timeout_s, capacity_s=o.measure_s,
                                    duration_s=min(o.horizon_s, 600.0), seed=o.seed)
                 replays.append(replay_compare(o, pol, m))
             except (S.ServerMeasureError, SetupError) as exc:
-                replays.append({"clients": o.replay, "policy": pol, "failed": str(exc)})
+                replays.append({"clients": replay, "policy": pol, "failed": str(exc)})
             doc.analysis["fleet"] = {"capacity_source": f"measured against --target {lt.name} just before and after "
                                                         f"each replay (mean): 32 clients", "runs": [],
                                      "replays": replays}
