@@ -365,10 +365,7 @@ def _derive(dev: Core, instructions: float) -> dict[str, float]:
     return {"ms_low": lo, "ms_high": hi}
 
 
-Cycles3 = tuple[float, float, float]
-
-
-def _timed_rows(samples: list[dict[str, Any]]) -> dict[tuple[str, str], Cycles3]:
+def _timed_rows(samples: list[dict[str, Any]]) -> dict[tuple[str, str], T.Cycles3]:
     """(dir, message) -> median cycles (low, point, high) over the samples that carry cycles."""
     acc: dict[tuple[str, str], list[tuple[float, ...]]] = {}
     for s in samples:
@@ -380,14 +377,7 @@ def _timed_rows(samples: list[dict[str, Any]]) -> dict[tuple[str, str], Cycles3]
                     v[k] += m["cycles"][k]
         for key, v in seen.items():
             acc.setdefault(key, []).append(tuple(v))
-    return {key: _median3(vals) for key, vals in acc.items()}
-
-
-def _median3(vals: Iterable[Sequence[float]]) -> Cycles3:
-    """Median of each of the three cycle figures (low, point, high) over the rows."""
-    rows = list(vals)
-    lo, mid, hi = (float(statistics.median(x[k] for x in rows)) for k in range(3))
-    return lo, mid, hi
+    return {key: T.median3(vals) for key, vals in acc.items()}
 
 
 def _device_time(figure: dict[str, Any]) -> DeviceTime:
@@ -447,7 +437,7 @@ def make_series(cfg: Config, dev: Core, build: Build, phase: str, hss: list[A.Ha
         cyc = [x["cycles"] for x in good if "cycles" in x]
         if cyc and dev.timing is not None:
             s.derived_as(DeviceDerived).time = _device_time(
-                {**T.figure(_median3(cyc), dev), **T.model_note(dev)})
+                {**T.figure(T.median3(cyc), dev), **T.model_note(dev)})
         s.status = "partial" if s.failures else "ok"
     else:
         s.status = "failed"
@@ -561,7 +551,7 @@ def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build
                                      **build_labels(build)},
                              timer={"name": "guest instructions per operation", "start": "marker OP_BEGIN",
                                     "end": "marker OP_END", "unit": "instructions"})
-            cycles: list[Cycles3] = []
+            cycles: list[T.Cycles3] = []
             classes: list[dict[str, Any]] = []
             try:
                 events = A.read_events(ev)[1]
@@ -589,7 +579,7 @@ def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build
                                             "cpi_estimate": dev.cpi_estimate}}
                 warm_cyc = cycles[1:] or cycles
                 if warm_cyc:
-                    s.derived["time"] = {**T.figure(_median3(warm_cyc), dev), **T.model_note(dev)}
+                    s.derived["time"] = {**T.figure(T.median3(warm_cyc), dev), **T.model_note(dev)}
                     s.derived["time_cold"] = T.figure(cycles[0], dev)
                     # where the cycles come from: the last (warm) operation's classes and stall events
                     s.derived["time"]["counters"] = classes[-1] if classes else {}

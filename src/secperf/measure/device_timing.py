@@ -19,12 +19,15 @@ Flash on a microcontroller holds the code and read-only data: the guest's first 
 
 from __future__ import annotations
 
+import statistics
 import struct
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..core.errors import MeasurementError
-from ..inputs.devices import COST_NAMES, GEOMETRY_NAMES, MEMORY_COSTS, Core, DeviceError
+from ..inputs.core_profiles import COST_NAMES, GEOMETRY_NAMES, MEMORY_COSTS, Core, DeviceError
 
 SETS = ("low", "point", "high")
 # the plugin's counters, in the order of its "classes=" header (native/device/plugin/timing.c):
@@ -106,7 +109,7 @@ def read_header(line: str) -> tuple[tuple[float, ...] | None, list[str], list[in
         raise MeasurementError(f"malformed timing header in the plugin's event file: {line[:200]}") from None
 
 
-def class_deltas(start: Timed, end: Timed) -> dict:
+def class_deltas(start: Timed, end: Timed) -> dict[str, int]:
     """Counter name -> how many between two events (only the non-zero ones)."""
     return {n: b - a for n, a, b in zip(CLASS_NAMES, start.classes, end.classes) if b - a}
 
@@ -131,16 +134,28 @@ def ms(cycles: float, dev: Core) -> float:
     return cycles / (dev.clock_mhz * 1e3)
 
 
-def figure(cycles: tuple[float, float, float], dev: Core) -> dict:
+Cycles3 = tuple[float, float, float]   # the timing model's cycles: low, point, high
+
+
+def median3(rows: Iterable[Sequence[float]]) -> Cycles3:
+    """Median of each of the three cycle figures (low, point, high) over the rows."""
+    got = list(rows)
+    lo, mid, hi = (float(statistics.median(x[k] for x in got)) for k in range(3))
+    return lo, mid, hi
+
+
+def figure(cycles: Cycles3, dev: Core) -> dict[str, float]:
     """A cycles figure with its band and milliseconds at the core's clock."""
     lo, mid, hi = cycles
     return {"cycles": mid, "cycles_low": lo, "cycles_high": hi,
             "ms": ms(mid, dev), "ms_low": ms(lo, dev), "ms_high": ms(hi, dev)}
 
 
-def model_note(dev: Core) -> dict:
+def model_note(dev: Core) -> dict[str, Any]:
     """What produced a timed figure: the model, its sources and the parameters that carry a band."""
     t = dev.timing
+    if t is None:
+        raise DeviceError(f"core {dev.name} has no timing model in devices.toml (timing_model and a memory table)")
     return {"model": t.model, "clock_mhz": dev.clock_mhz, "rule": RULE, "sources": t.sources,
             "banded": {k: list(t.costs[k]) for k in t.banded()},
             "memory": {k: t.geometry[k] for k in GEOMETRY_NAMES if t.geometry[k]} |
@@ -154,7 +169,7 @@ def kernel_dir() -> Path:
     return sources_dir() / "kernels"
 
 
-def documented_kernels() -> tuple[str, dict[int, dict]]:
+def documented_kernels() -> tuple[str, dict[int, dict[str, Any]]]:
     """(the core they are documented for, kernel id -> its kernels.toml entry)."""
     import tomllib
     data = tomllib.loads((kernel_dir() / "kernels.toml").read_text(encoding="utf-8"))
