@@ -222,9 +222,9 @@ def worker_argvs(argv: list[str], n: int) -> list[list[str]]:
     """The generator's command line cut over n generators: --concurrency, --rate or --storm shared
     out, one process each, distinct seeds. Generators whose share would be empty are left out."""
     seed = int(argv[argv.index("--seed") + 1]) if "--seed" in argv else 1
+    total: float          # an int for --storm and --concurrency
+    kind: type[float]     # int or float: the option's own type
     if "--storm" in argv:
-        total: float
-        kind: type[float]   # int or float: the option's own type
         key, total, kind = "--storm", int(argv[argv.index("--storm") + 1]), int
     elif "--rate" in argv:
         key, total, kind = "--rate", float(argv[argv.index("--rate") + 1]), float
