@@ -12,11 +12,14 @@ handshake message. One configuration becomes one Result series:
 from __future__ import annotations
 
 import shutil
+import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..core import host, stats
 from ..core import result as R
@@ -27,7 +30,14 @@ from ..inputs import netspec as NS
 from ..lab import registry
 from ..lab.pki import LabPKI
 from ..lab.services import Nginx, ProbeServer, ServiceError, SServer
+from . import Progress
 from .probe import find_probe
+
+if TYPE_CHECKING:
+    from ..core.store import Run
+    from ..lab.netns import Link
+    from ..lab.services import Service
+    from .target import Target
 
 TIMER = {
     "name": "handshake",
@@ -83,10 +93,10 @@ class HandshakeParams:
     timeout_ms: int = 5000
     pki_root: Path | None = None
     workdir: Path | None = None
-    target: object = None  # measure.target.Target: the user's own server instead of one secperf starts
+    target: Target | None = None  # the user's own server instead of one secperf starts
 
-    def as_dict(self) -> dict:
-        out = {"n": self.n, "warmup": self.warmup, "timeout_ms": self.timeout_ms}
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"n": self.n, "warmup": self.warmup, "timeout_ms": self.timeout_ms}
         if self.target is not None:
             out["target"] = self.target.labels()
         return out
@@ -196,7 +206,8 @@ def _psk_args(cfg: HandshakeConfig) -> list[str]:
 PROBE_SERVER_TIMEOUT_MS = 10000  # the probe server's own per-stage default (hs_args.c)
 
 
-def server_for(cfg: HandshakeConfig, pki: LabPKI, workdir: Path | None, link=None, target=None):
+def server_for(cfg: HandshakeConfig, pki: LabPKI, workdir: Path | None, link: Link | None = None,
+               target: Target | None = None) -> Service:
     """The server of a configuration; with a non-loopback `link` it runs in the server namespace,
     and the probe server's stages wait as much longer as the client's (link_timeout_ms), so a
     handshake slowed by the link's retransmissions is not cut off on the server side. With a
@@ -204,14 +215,15 @@ def server_for(cfg: HandshakeConfig, pki: LabPKI, workdir: Path | None, link=Non
     if target is not None:
         from ..lab.services import RemoteServer
         return RemoteServer(target.addr, target.port, cfg.proto, workdir)
-    emulated = link is not None and not link.loopback
-    srv = _server_for(cfg, pki, workdir, link.spec if emulated else None)
-    if emulated:
-        srv.place(link.srv_prefix(), link.server_addr, lambda: link.socket("srv"), user=link.server_user)
+    emul = link if link is not None and not link.loopback else None
+    srv = _server_for(cfg, pki, workdir, emul.spec if emul else None)
+    if emul:
+        srv.place(emul.srv_prefix(), emul.server_addr, lambda kind=socket.SOCK_STREAM: emul.socket("srv", type=kind), user=emul.server_user)
     return srv
 
 
-def _server_for(cfg: HandshakeConfig, pki: LabPKI, workdir: Path | None, spec: NS.NetSpec | None = None):
+def _server_for(cfg: HandshakeConfig, pki: LabPKI, workdir: Path | None, spec: NS.NetSpec | None = None
+                ) -> Service:
     certs = pki.server(cfg.cert_type, cfg.depth)
     client_ca = pki.client(cfg.client_key_type).ca if cfg.mtls else None
     if cfg.server == "probe":
@@ -226,15 +238,15 @@ def _server_for(cfg: HandshakeConfig, pki: LabPKI, workdir: Path | None, spec: N
                 args += ["--mtu", str(cfg.mtu)]
         return ProbeServer(certs, args, proto=cfg.proto, client_ca=client_ca, workdir=workdir)
     if cfg.server == "s_server":
-        args = []
+        s_args: list[str] = []
         if cfg.tls == "1.2":
-            args.append("-tls1_2") if cfg.proto == "tls" else None
+            s_args.append("-tls1_2") if cfg.proto == "tls" else None
         if cfg.mode == "0rtt":
-            args += ["-early_data"]
+            s_args += ["-early_data"]
         # a PSK from a session file (lab/psk_session), never -psk on the process list; s_server refuses
         # a TLS 1.2/DTLS PSK that way (ServiceError: the row's failure, with its reason)
         psk = (PSK_IDENTITY, bytes.fromhex(PSK_HEX)) if cfg.mode in ("psk", "psk-dhe") else None
-        return SServer(certs, args, proto=cfg.proto, client_ca=client_ca, workdir=workdir, psk=psk)
+        return SServer(certs, s_args, proto=cfg.proto, client_ca=client_ca, workdir=workdir, psk=psk)
     if cfg.server == "nginx":
         if cfg.proto != "tls" or cfg.mode in ("psk", "psk-dhe", "0rtt"):
             raise HandshakeError(f"nginx cannot run {cfg.label!r} (no DTLS, external PSK or 0-RTT here)")
@@ -269,8 +281,8 @@ def client_args(cfg: HandshakeConfig, port: int, p: HandshakeParams, pki: LabPKI
     return a
 
 
-def run_client(args: list[str], timeout_s: float, prefix: list[str] | None = None, env: dict | None = None
-               ) -> tuple[dict | None, list[dict], str | None]:
+def run_client(args: list[str], timeout_s: float, prefix: list[str] | None = None, env: dict[str, str] | None = None
+               ) -> tuple[dict[str, Any] | None, list[dict[str, Any]], str | None]:
     """Run `secperf-probe client` (under `prefix`, e.g. in the device namespace; with `env`, e.g. a
     token behind the shim); returns (meta, connection lines, error)."""
     try:
@@ -278,7 +290,9 @@ def run_client(args: list[str], timeout_s: float, prefix: list[str] | None = Non
                             capture_output=True, text=True, timeout=timeout_s, env=env)
     except subprocess.TimeoutExpired:
         return None, [], f"probe client did not finish within {timeout_s:.0f} s"
-    meta, conns, err = None, [], None
+    meta: dict[str, Any] | None = None
+    conns: list[dict[str, Any]] = []
+    err: str | None = None
     for msg in parse_lines(proc.stdout):
         if msg.get("type") == "meta":
             meta = msg
@@ -291,7 +305,7 @@ def run_client(args: list[str], timeout_s: float, prefix: list[str] | None = Non
     return meta, conns, err
 
 
-def record_client_run(series: Series, doc: Result | None, meta: dict | None, err: str | None) -> None:
+def record_client_run(series: Series, doc: Result | None, meta: dict[str, Any] | None, err: str | None) -> None:
     """What a probe client run says beyond its connections: the library it used (in the series,
     and in the run's host record) and a client-level error as a failure."""
     if meta:
@@ -302,11 +316,11 @@ def record_client_run(series: Series, doc: Result | None, meta: dict | None, err
         R.add_failure(series, err)
 
 
-def message_key(m: dict) -> str:
+def message_key(m: dict[str, Any]) -> str:
     return f"{m['event']} ({m['dir']})"
 
 
-def breakdown(conns: list[dict]) -> dict:
+def breakdown(conns: list[dict[str, Any]]) -> dict[str, Any]:
     """Per-message medians (µs) in first-seen order, and the sum rule checked on every connection."""
     order: list[str] = []
     per: dict[str, list[float]] = {}
@@ -331,10 +345,10 @@ def breakdown(conns: list[dict]) -> dict:
     }
 
 
-def _median_of(conns: list[dict], path: tuple[str, ...]) -> float | None:
+def _median_of(conns: list[dict[str, Any]], path: tuple[str, ...]) -> float | None:
     vals = []
     for c in conns:
-        v = c
+        v: object = c
         for key in path:
             v = v.get(key) if isinstance(v, dict) else None
         if isinstance(v, (int, float)):
@@ -369,7 +383,7 @@ def link_timeout_ms(timeout_ms: int, spec: NS.NetSpec | None) -> int:
 
 
 def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI, doc: Result | None = None,
-                   link=None) -> Series:
+                   link: Link | None = None) -> Series:
     """Start the server, run the client, stop the server; server logs stay only if something failed.
     With `link` (lab/netns.Link) the server runs in its server namespace and the client in its
     device namespace, dialing link.server_addr; the link's counters for the run are recorded."""
@@ -379,7 +393,7 @@ def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI, doc: R
         labels.update(network_spec=spec.canonical(), network_rtt_ms=spec.rtt_ms, network_loss=spec.loss)
     series = R.new_series(cfg.series_id, kind="handshake", labels=labels, timer=TIMER)
     workdir = (p.workdir / _slug(f"{cfg.server}-{cfg.label}-{cfg.network}")) if p.workdir else None
-    emulated = link is not None and not link.loopback
+    emul = link if link is not None and not link.loopback else None
     if p.target is not None:
         series.labels.update(p.target.labels())
     try:
@@ -393,13 +407,18 @@ def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI, doc: R
         R.add_failure(series, f"server: {exc}")
         series.labels["server_log"] = str(server.log_path)
         return R.finalize_series(series)
+    port = server.port
+    if port is None:   # a started server has its port; this one said none
+        server.stop()
+        R.add_failure(series, "server: started without a listening port")
+        return R.finalize_series(series)
     try:
         tmo = link_timeout_ms(p.timeout_ms, spec)
         budget = (p.n + p.warmup + 2) * (tmo / 1000.0) * 3 + 30
         with link_counters(series.derived, link):
-            meta, conns, err = run_client(client_args(cfg, server.port, p, pki, host=link.server_addr if emulated
+            meta, conns, err = run_client(client_args(cfg, port, p, pki, host=emul.server_addr if emul
                                                       else "127.0.0.1", timeout_ms=tmo), budget,
-                                          link.dev_prefix() if emulated else None)
+                                          emul.dev_prefix() if emul else None)
             time.sleep(0.05)  # let the server print its last connection line
             server_conns = server.drain() if isinstance(server, ProbeServer) else []
     finally:
@@ -446,7 +465,7 @@ def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI, doc: R
 
 
 @contextmanager
-def link_counters(derived: Derived, link):
+def link_counters(derived: Derived, link: Link | None) -> Iterator[None]:
     """Record in derived["link"] what an emulated link (its relay's counters per direction) and the
     device's kernel (TCP segments and retransmissions, UDP datagrams) saw during the block; nothing
     without a link or over loopback, and nothing if the block raised."""
@@ -458,10 +477,13 @@ def link_counters(derived: Derived, link):
     derived["link"] = _link_delta(before, (link.stats(), link.snmp("dev")))
 
 
-def _link_delta(before, after) -> dict:
+LinkCounts = tuple[dict[str, Any] | None, dict[str, int]]   # (the relay's counters, the device kernel's)
+
+
+def _link_delta(before: LinkCounts, after: LinkCounts) -> dict[str, Any]:
     """What the link and the device's kernel saw during one configuration's run."""
     (s0, k0), (s1, k1) = before, after
-    out: dict = {}
+    out: dict[str, Any] = {}
     if s0 and s1:
         for d in ("up", "down"):
             out[d] = {k: s1[d][k] - s0[d][k] for k in s1[d] if k != "pending_at_exit"}
@@ -473,8 +495,8 @@ def _link_delta(before, after) -> dict:
     return out
 
 
-def run_handshakes(configs: list[HandshakeConfig], p: HandshakeParams, doc: Result, run=None,
-                   progress=None, seed: int = 1) -> Result:
+def run_handshakes(configs: list[HandshakeConfig], p: HandshakeParams, doc: Result, run: Run | None = None,
+                   progress: Progress | None = None, seed: int = 1) -> Result:
     """Measure every configuration; configurations over the same --network share one emulated
     link (opened when the network changes, closed after its last configuration, also on errors
     and interrupts). A link that cannot be built fails its configurations with the reason."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import socket
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..core.errors import InputError
 from ..core.files import read_input
@@ -40,7 +41,7 @@ class Target:
             a += ["--cert", str(self.client_cert), "--key", str(self.client_key)]
         return a
 
-    def labels(self) -> dict:
+    def labels(self) -> dict[str, Any]:
         return {"target": self.name, "target_addr": self.addr, "servername": self.sni,
                 "server_verified": self.ca is not None, "client_certificate": str(self.client_cert or "") or None}
 
@@ -106,7 +107,7 @@ def parse_target(connect: str, ca: str | None = None, servername: str | None = N
             _pem_certificates(opt, Path(path))
     if client_key is not None and not client_key.startswith("pkcs11:") and not Path(client_key).exists():
         raise InputError(f"--client-key {client_key}: no such file (give a PEM key file or a pkcs11: URI)")
-    if client_key is not None and not client_key.startswith("pkcs11:"):
+    if client_cert is not None and client_key is not None and not client_key.startswith("pkcs11:"):
         head = read_input(client_key, "pem", f"--client-key {client_key}")
         if b"PRIVATE KEY-----" not in head:
             raise InputError(f"--client-key {client_key}: not a PEM private key (no '-----BEGIN ... PRIVATE KEY-----'); "
