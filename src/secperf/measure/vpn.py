@@ -22,6 +22,7 @@ import shutil
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..core import result as R
 from ..core import stats
@@ -30,6 +31,11 @@ from ..core.paths import private_dir
 from ..core.result_schema import Series
 from ..lab import vpn as V
 from .handshake import link_counters, link_timeout_ms
+
+if TYPE_CHECKING:
+    from ..inputs.netspec import NetSpec
+    from ..inputs.se_profiles import Profile
+    from ..lab.netns import Link
 
 OVER_S_US = 1_000_000.0
 TIMER = {"name": "establishment", "start": "openvpn client: first socket/link log line",
@@ -79,7 +85,7 @@ class VpnParams:
     server_key_type: str = "ecdsa-p256"
     client_cert: Path | None = None  # another software client certificate and key (e.g. one to reject)
     client_key: Path | None = None
-    profile: object = None        # the loaded secure-element profile (token and se sources)
+    profile: Profile | None = None   # the loaded secure-element profile (token and se sources)
 
 
 def run_seed(seed: int, i: int) -> int:
@@ -87,7 +93,7 @@ def run_seed(seed: int, i: int) -> int:
     return (int(seed) * 1_000_003 + i) % (2 ** 63)
 
 
-def _phase_p50(samples: list[dict]) -> list[dict]:
+def _phase_p50(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
     order: list[str] = []
     vals: dict[str, list[float]] = {}
     for s in samples:
@@ -99,15 +105,16 @@ def _phase_p50(samples: list[dict]) -> list[dict]:
     return [{"phase": name, "p50_us": stats.median(vals[name])} for name in order]
 
 
-def _median_or_none(xs: list) -> float | None:
-    xs = [x for x in xs if x is not None]
-    return stats.median(xs) if xs else None
+def _median_or_none(xs: list[float | None]) -> float | None:
+    got = [x for x in xs if x is not None]
+    return stats.median(got) if got else None
 
 
 def measure_vpn(key_source: str, n: int, warmup: int, workdir: Path, seed: int = 1,
                 profile_name: str | None = None, proto: str = "udp", timeout_s: float = 20,
                 server_key_type: str = "ecdsa-p256", profiles_path: Path | None = None,
-                client_cert: Path | None = None, client_key: Path | None = None, link=None) -> Series:
+                client_cert: Path | None = None, client_key: Path | None = None,
+                link: Link | NetSpec | str | None = None) -> Series:
     """One Result series ``connect/vpn/openvpn/{key_source}/full``: ``n`` counted runs after
     ``warmup``, each a new OpenVPN client process bringing the tunnel up against one OpenVPN server
     (set up and torn down here, in namespaces created here). Failed runs are failures with a
@@ -136,27 +143,28 @@ def measure_vpn(key_source: str, n: int, warmup: int, workdir: Path, seed: int =
     if server_key_type not in V.SERVER_KEY_TYPES:
         raise InputError(f"server_key_type {server_key_type!r} must be one of {', '.join(V.SERVER_KEY_TYPES)}")
     profile = None
-    if kind in ("token", "se"):
+    if kind in ("token", "se") and prof_name is not None:   # parse_key_source names the profile of both
         from ..inputs.se_profiles import get_profile
         profile = get_profile(prof_name, profiles_path if kind == "se" else None)  # ProfileError is a ValueError
+    from ..lab.netns import Link
     own_link = None
-    if link is not None and not hasattr(link, "spec"):   # a network spec: parse it before anything runs
-        from ..lab.netns import Link
+    opened = link if isinstance(link, Link) else None
+    if link is not None and not isinstance(link, Link):   # a network spec: parse it before anything runs
         own_link = Link(link, seed=seed)
     V.require_root()
     V.openvpn_exe()
     if own_link is not None:
-        link = own_link.open()   # a Link that fails to open has closed itself
+        opened = own_link.open()   # a Link that fails to open has closed itself
     try:
         vp = VpnParams(key_source, kind, prof_name, n, warmup, Path(workdir), seed, proto, timeout_s, server_key_type,
                        client_cert, client_key, profile)
-        return _measure(vp, link if link is not None and not link.loopback else None)
+        return _measure(vp, opened if opened is not None and not opened.loopback else None)
     finally:
         if own_link is not None:
             own_link.close()
 
 
-def _measure(vp: VpnParams, link) -> Series:
+def _measure(vp: VpnParams, link: Link | None) -> Series:
     kind, prof_name, key_source, n, warmup, proto = vp.kind, vp.profile_name, vp.key_source, vp.n, vp.warmup, vp.proto
     spec = link.spec if link is not None else None
     # over a link every wait grows by ten configured round trips (as a handshake's stages do)
@@ -168,7 +176,7 @@ def _measure(vp: VpnParams, link) -> Series:
     server_certs = pki.server(vp.server_key_type, 1)
     client_sw = pki.client("ecdsa-p256")
 
-    labels = {"protocol": "vpn", "client": "openvpn", "server": "openvpn", "key_source": key_source,
+    labels: dict[str, Any] = {"protocol": "vpn", "client": "openvpn", "server": "openvpn", "key_source": key_source,
               "handshake": "full", "auth": "mtls", "transport": proto, "tls": None, "profile": prof_name,
               "network": "loopback"}
     if spec is not None:
@@ -183,7 +191,7 @@ def _measure(vp: VpnParams, link) -> Series:
     work = private_dir(vp.workdir / f"openvpn-{key_source.replace(':', '-')}-{os.getpid()}-{time.monotonic_ns()}")
     shim_logs: list[Path] = []
     token = None
-    iters: list[dict] = []
+    iters: list[dict[str, Any]] = []
     tls_seen: list[str] = []
     resumed = 0
     key = None
@@ -203,13 +211,16 @@ def _measure(vp: VpnParams, link) -> Series:
                               env=key_env)
         except (TokenError, V.VpnError, FileNotFoundError) as exc:
             R.add_failure(s, f"the token key could not be prepared for OpenVPN: {exc}")
+    profile = vp.profile
+    if token is not None and profile is None:
+        raise InputError(f"key_source {key_source}: a token key needs its secure-element profile")
     if key is not None:
         with (V.LinkNamespaces(link) if link is not None else V.NetnsPair()) as ns:
             server = V.OpenVpnServer(ns, server_certs, client_sw.ca, proto=proto, workdir=work / "server")
             try:
                 server.start()
                 s.labels["server_address"] = f"{ns.server_ip}:{server.port}"
-                s.derived["server_pid"] = server.proc.pid
+                s.derived["server_pid"] = server.proc.pid if server.proc is not None else None
             except V.ServiceError as exc:
                 R.add_failure(s, f"OpenVPN server did not start: {exc}")
             try:
@@ -218,10 +229,10 @@ def _measure(vp: VpnParams, link) -> Series:
                     for i in range(warmup + n if server.proc is not None else 0):
                         counted = i >= warmup
                         run_key = key
-                        if token is not None:
+                        if token is not None and profile is not None:
                             # each run is a new process that loads the shim afresh: a seed per run, or every
                             # run would draw the same delays
-                            env, log = shim_env(token, vp.profile, private_dir(work / "shim" / f"run-{i}"),
+                            env, log = shim_env(token, profile, private_dir(work / "shim" / f"run-{i}"),
                                                 run_seed(vp.seed, i))
                             shim_logs.append(log)
                             run_key = replace(key, env={k: env[k] for k in ("SOFTHSM2_CONF", "SECPERF_SE_PROFILE")})
@@ -263,11 +274,11 @@ def _measure(vp: VpnParams, link) -> Series:
     return R.finalize_series(s, OVER_S_US)
 
 
-def _one_run(ns, server, server_ca: Path, key, proto: str, workdir: Path, timeout_s: float, i: int,
-             ping_timeout_s: float = 2.0) -> dict:
+def _one_run(ns: V.NetnsPair | V.LinkNamespaces, server: V.OpenVpnServer, server_ca: Path, key: V.ClientKey,
+             proto: str, workdir: Path, timeout_s: float, i: int, ping_timeout_s: float = 2.0) -> dict[str, Any]:
     """One client process: connect, check the tunnel with one ping, stop it by PID."""
     client = V.OpenVpnClient(ns, server_ca, key, proto=proto, workdir=workdir)
-    sample = {"i": i, "ok": False, "reason": None, "usable_us": None, "phases": [], "startup_us": None,
+    sample: dict[str, Any] = {"i": i, "ok": False, "reason": None, "usable_us": None, "phases": [], "startup_us": None,
               "init_us": None, "start_ns": None, "end_ns": None, "tunnel_ping_ok": False, "tunnel_ping_rtt_us": None,
               "tls": None, "pid": None}
     try:
@@ -277,8 +288,9 @@ def _one_run(ns, server, server_ca: Path, key, proto: str, workdir: Path, timeou
         sample.update(startup_us=parsed["startup_us"], init_us=parsed["init_us"], tls=parsed["tls"],
                       peer_cert_verified=parsed["peer_cert_verified"])
         if not run.ok:
-            server_says = [] if "rejected by the server" in run.reason else server.recent_errors(run.spawn_us)
-            sample["reason"] = run.reason + (f"; server: {' | '.join(server_says[-3:])}" if server_says else "")
+            reason = run.reason or "the client failed without a reason"
+            server_says = [] if "rejected by the server" in reason else server.recent_errors(run.spawn_us)
+            sample["reason"] = reason + (f"; server: {' | '.join(server_says[-3:])}" if server_says else "")
         elif not parsed["ok"]:
             sample["reason"] = f"tunnel up but the client log could not be timed: {parsed['reason']}"
         else:
