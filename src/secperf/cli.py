@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     with output.guarded_streams():
         output.KEPT.clear()
         output.SAID.clear()
-        state: dict = {}
+        state: dict[str, str] = {}
         try:
             code = _main(argv, state)
         except SystemExit as exc:   # argparse: --help, --version or a usage error (its lines already written)
@@ -69,7 +69,7 @@ def users_path(exc: OSError, argv: list[str]) -> str | None:
     return name if len(name) <= 80 else name[:60] + f"... ({len(name)} characters)"
 
 
-def _main(argv: list[str] | None, state: dict) -> int:
+def _main(argv: list[str] | None, state: dict[str, str]) -> int:
     for stream in (sys.stdout, sys.stderr):  # a non-UTF-8 terminal gets escapes, not a crash on "µs"
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
@@ -107,9 +107,9 @@ def _main(argv: list[str] | None, state: dict) -> int:
         output.say(f"secperf {args.command}: error: {given}: {exc.strerror or exc} (a path given on the command line)")
         return EXIT_BAD_INPUT
     except KeyboardInterrupt as exc:
-        if getattr(exc, "result", None) is not None:  # a measurement interrupted: its partial Result
+        from .app.signals import Interrupted, interruption_note
+        if isinstance(exc, Interrupted) and exc.result is not None:  # a measurement interrupted: its partial Result
             return output.show_interrupted(exc, args)
-        from .app.signals import interruption_note
         code, note = interruption_note(exc)
         output.say(f"secperf {args.command}: {note}")
         return code

@@ -17,11 +17,12 @@ into secperf.app (or model/sim/plan/report); nothing but the CLI imports them.""
 from __future__ import annotations
 
 import importlib
+from types import ModuleType
 
 MODULES: tuple[str, ...] = ("run", "crypto", "handshake", "signer", "jwt", "connect", "mac", "can", "report",
                             "compare", "netem", "schema", "whatif", "device", "server", "mqtt_load", "fleet", "clean", "plan",
                             "metrics")
 
 
-def load():
+def load() -> list[ModuleType]:
     return [importlib.import_module(f"{__name__}.{m}") for m in MODULES]

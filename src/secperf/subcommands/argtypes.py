@@ -8,6 +8,11 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any, TypeVar
+
+_T = TypeVar("_T")
+Note = Callable[[str], object]  # where a note line goes (the reporter's note)
 
 MAX_SEED = 2**63 - 1
 
@@ -41,7 +46,7 @@ def _float(text: str) -> float:
     return v
 
 
-def count(hi: int, lo: int = 1):
+def count(hi: int, lo: int = 1) -> Callable[[str], int]:
     """A whole number in [lo, hi]."""
     def parse(text: str) -> int:
         v = _int(text)
@@ -54,7 +59,7 @@ def count(hi: int, lo: int = 1):
     return parse
 
 
-def positive(hi: float):
+def positive(hi: float) -> Callable[[str], float]:
     """A finite number in (0, hi]."""
     def parse(text: str) -> float:
         v = _float(text)
@@ -67,7 +72,7 @@ def positive(hi: float):
     return parse
 
 
-def nonneg(hi: float):
+def nonneg(hi: float) -> Callable[[str], float]:
     """A finite number in [0, hi]."""
     def parse(text: str) -> float:
         v = _float(text)
@@ -80,7 +85,7 @@ def nonneg(hi: float):
     return parse
 
 
-def off_measure_or_ms(hi: float):
+def off_measure_or_ms(hi: float) -> Callable[[str], str | float]:
     """'off', 'measure', or a finite number of milliseconds in [0, hi] (returned as a float)."""
     def parse(text: str) -> str | float:
         v = text.strip().lower()
@@ -153,31 +158,32 @@ def name(text: str) -> str:
 class _CommaList:
     """The argparse type of an option that takes a comma-separated list (see `comma_list`)."""
 
-    def __init__(self, item_type=None, choices=None):
+    def __init__(self, item_type: Callable[[str], Any] | None = None, choices: Iterable[object] | None = None) -> None:
         self.item_type, self.choices = item_type, tuple(choices) if choices else None
         self.__name__ = "comma list"  # argparse names the type in its "invalid ... value" message
 
-    def __call__(self, text: str) -> list:
+    def __call__(self, text: str) -> list[Any]:
         items = [x.strip() for x in str(text).split(",") if x.strip()]
         if not items:
             raise argparse.ArgumentTypeError(f"{text!r} names nothing: give one or more values, comma-separated")
-        out = []
+        out: list[Any] = []
         for x in items:
             if self.choices is not None and x not in self.choices:
                 raise argparse.ArgumentTypeError(f"{x!r} is not one of {', '.join(map(str, self.choices))}")
+            value: Any = x
             if self.item_type is not None:
                 # plain float/int items are finite numbers: 1e999 is "too large", not inf passed on
-                conv = {float: _float, int: _int}.get(self.item_type, self.item_type)
+                conv = _float if self.item_type is float else _int if self.item_type is int else self.item_type
                 try:
-                    x = conv(x)
+                    value = conv(x)
                 except (argparse.ArgumentTypeError, ValueError, TypeError) as exc:
                     why = str(exc) if isinstance(exc, argparse.ArgumentTypeError) else "not a valid value"
                     raise argparse.ArgumentTypeError(f"{x!r} in {text!r}: {why}") from None
-            out.append(x)
+            out.append(value)
         return out
 
 
-def comma_list(item_type=None, choices=None) -> _CommaList:
+def comma_list(item_type: Callable[[str], Any] | None = None, choices: Iterable[object] | None = None) -> _CommaList:
     """The one type of every option that takes a comma-separated list: 'a,b' becomes ['a', 'b']
     (blank items dropped), each item checked against `choices` and converted by `item_type`. A value
     naming nothing, or a bad item, is an argparse error (exit 2) naming the option and the item.
@@ -190,7 +196,7 @@ MAX_LIST_ITEMS = 100      # values of one list option (after repeats are folded)
 MAX_LIST_PRODUCT = 100_000  # the grid of a command's list options (rows = product of their lengths)
 
 
-def _same_key(x):
+def _same_key(x: object) -> Hashable:
     """What makes two list values the same request: numbers by value (16, 16.0, 016), names without
     regard to case (names are lower case everywhere), a path (or an existing file) as written."""
     if isinstance(x, bool) or not isinstance(x, (int, float, str)):
@@ -208,14 +214,16 @@ def _same_key(x):
     return t if "/" in t or os.path.exists(t) else t.casefold()  # a file name keeps its case
 
 
-def unique(values: list, option: str, note=None) -> list:
+def unique(values: list[_T], option: str, note: Note | None = None) -> list[_T]:
     """`values` with repeats folded into the first, in order; a note names each repeat.
 
     Decision: a repeated value is folded with a note, not refused. It asks for the same row twice;
     measuring it twice would write two series of one id, a Result the readers refuse, and refusing
     would fail a command whose intent is plain (`--size 16,16`, a list built by a script). The note
     on stderr says what was folded, so nothing happens silently."""
-    out, seen, count = [], {}, {}
+    out: list[_T] = []
+    seen: dict[Hashable, _T] = {}
+    count: dict[Hashable, int] = {}
     for v in values:
         k = _same_key(v)
         if k in seen:
@@ -229,7 +237,7 @@ def unique(values: list, option: str, note=None) -> list:
     return out
 
 
-def _leaf_actions(parser: argparse.ArgumentParser, args) -> list[argparse.Action]:
+def _leaf_actions(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[argparse.Action]:
     """The actions of the (sub)command that `args` ran, following chosen subcommands."""
     out = []
     for a in parser._actions:  # noqa: SLF001 -- argparse keeps its actions here and nowhere public
@@ -242,7 +250,7 @@ def _leaf_actions(parser: argparse.ArgumentParser, args) -> list[argparse.Action
     return out
 
 
-def settle_lists(parser: argparse.ArgumentParser, args, note=None) -> None:
+def settle_lists(parser: argparse.ArgumentParser, args: argparse.Namespace, note: Note | None = None) -> None:
     """Every comma-list option of the command `args` ran (its parser: `parser`), as a whole, before
     any work starts: repeats folded (`unique`, also across a repeated option), each list at most
     MAX_LIST_ITEMS values, and the grid they make (the product of their lengths) at most

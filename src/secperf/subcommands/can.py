@@ -3,15 +3,22 @@ that fits a CPU budget. A model, no measurement: its Result is computed (JUDGES_
 
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING
+
 from . import argtypes
 from .argtypes import comma_list, count, positive, share
+
+if TYPE_CHECKING:
+    from ..core.result_schema import Result
+    from .output import Text
 
 NAME = "can"
 HELP = "CAN bus load of frame authentication (study S4): CPU load, extra bus load, the k that fits a CPU budget"
 JUDGES_FAILURES = False
 
 
-def add_can_options(p, *, single: bool) -> None:
+def add_can_options(p: argparse.ArgumentParser, *, single: bool) -> None:
     """The CAN bus options `can` and `mac` share."""
     from ..app.can import CAN_DEFAULT_DEVICES, CAN_DEFAULT_MACS
     g = p.add_argument_group("CAN bus (defaults: study S4)")
@@ -37,7 +44,7 @@ def add_can_options(p, *, single: bool) -> None:
     g.add_argument("--fd", action="store_true", help="CAN FD: 64-byte frames carrying the tag")
 
 
-def add_arguments(p) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     add_can_options(p, single=True)
     p.add_argument("--list-devices", action="store_true", help="list device profiles with their MAC figures")
     p.add_argument("--out", type=argtypes.path, default="results", metavar="DIR", help="results directory (default: results)")
@@ -46,7 +53,7 @@ def add_arguments(p) -> None:
     p.add_argument("--no-report", action="store_true", help="skip writing report.html")
 
 
-def run(args):
+def run(args: argparse.Namespace) -> Result | Text:
     from ..app import commands
     from ..app.can import CanOptions
     from .measuring import output

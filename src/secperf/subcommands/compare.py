@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING
+
 from . import shared
 from .argtypes import open_probability, share
+
+if TYPE_CHECKING:
+    from .output import Rich, Text
 
 NAME = "compare"
 HELP = ("what changed from A to B: measured differences with their interval, predicted percentiles with their "
         "sampling error, changed numbers and verdicts")
 
 
-def add_arguments(p) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("a", help="baseline result.json")
     p.add_argument("b", help="result.json to judge against A")
     p.add_argument("--alpha", type=open_probability, default=0.01,
@@ -23,7 +29,7 @@ def add_arguments(p) -> None:
     shared.allow_partial_option(p)
 
 
-def run(args):
+def run(args: argparse.Namespace) -> Text | Rich:
     import json
 
     from ..app.reading import compare

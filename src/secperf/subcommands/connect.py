@@ -3,15 +3,22 @@ secure-element keys, full and resumed (study S2); secperf's own QUIC, DTLS 1.3/1
 
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING
+
 from . import shared
 from .argtypes import comma_list, count
 from .measuring import add_measure_options, measure_options, output
+
+if TYPE_CHECKING:
+    from ..app.options import ConnectOptions
+    from ..core.result_schema import Result
 
 NAME = "connect"
 HELP = ("connection establishment on real servers (nginx, mosquitto, coap-server, OpenVPN) with software, token "
         "and secure-element keys, full and resumed (study S2)")
 
-def add_arguments(p) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("protocol", type=comma_list(), help="https, mqtt, coap, vpn or all; quic, dtls13, dtls12 "
                    "(secperf's own aioquic and wolfSSL 5.9 pairs) (comma-separated allowed)")
     p.add_argument("--key", action="extend", type=comma_list(), metavar="SOURCES",
@@ -53,7 +60,7 @@ def add_arguments(p) -> None:
     add_measure_options(p, links=True)
     shared.own_server_options(p)
 
-def options(args):
+def options(args: argparse.Namespace) -> ConnectOptions:
     """The app's ConnectOptions of the parsed arguments (a list not given stays None)."""
     from ..app.options import ConnectOptions
     return ConnectOptions(protocols=args.protocol, keys=args.key, handshakes=args.handshake, clients=args.client,
@@ -64,7 +71,7 @@ def options(args):
                           edhoc_cred=args.edhoc_cred, edhoc_flow=args.edhoc_flow,
                           oscore_requests=args.oscore_requests, measure=measure_options(args))
 
-def run(args):
+def run(args: argparse.Namespace) -> Result:
     from ..app import commands, option_scope
     option_scope.check_connect_args(args)   # every option acts on a chosen protocol or is refused
     return commands.connect(options(args), output(args))

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING
+
 from .argtypes import comma_list
 from .measuring import add_measure_options, measure_options, no_network, output
+
+if TYPE_CHECKING:
+    from ..core.result_schema import Result
+    from .output import Rich
 
 NAME = "crypto"
 HELP = "primitive benchmarks: signatures, key agreement, AEAD, MACs, hashes, PQC"
 
 
-def add_arguments(p) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--alg", action="extend", type=comma_list(), metavar="NAMES",
                    help="algorithms, comma-separated; globs allowed (rsa-*, ecdsa-p*)")
     p.add_argument("--op", action="extend", type=comma_list(), metavar="OPS", help="operations: keygen, sign, "
@@ -28,7 +35,7 @@ def add_arguments(p) -> None:
     add_measure_options(p)
 
 
-def run(args):
+def run(args: argparse.Namespace) -> Result | Rich:
     from ..app import commands
     if args.list:
         from .output import Rich

@@ -7,14 +7,22 @@ and the app's default applies. The names themselves are checked by the measure l
 
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING
+
 from . import argtypes
 from .argtypes import comma_list, count
+
+if TYPE_CHECKING:
+    from ..app.runner import Output
+    from ..core.result_schema import Result
+    from .output import Exited, Text
 
 NAME = "device"
 HELP = "TLS stacks compiled for ARM under QEMU: instructions per handshake message and per primitive"
 
 
-def _output_args(p) -> None:
+def _output_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("output")
     g.add_argument("--out", type=argtypes.path, default="results", help="results directory (default results/)")
     g.add_argument("--json", action="store_true", help="the Result on stdout, nothing else there")
@@ -29,7 +37,7 @@ CONFIG_HELP = ("library build configurations, comma list (default: each stack's 
                "TLS); each is another series")
 
 
-def add_arguments(p) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     from ..app.device import BUILD_DEFAULTS, DEFAULTS
     sub = p.add_subparsers(dest="device_cmd", metavar="{handshake,crypto,calibrate,list,build}")
     hs = sub.add_parser("handshake", help="per-message instruction counts of TLS handshakes, cold and warm")
@@ -98,7 +106,7 @@ def add_arguments(p) -> None:
                    help="library build configurations, comma list (default: each stack's default)")
 
 
-def _calibrate_args(sub) -> None:
+def _calibrate_args(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ca = sub.add_parser("calibrate", help="fit a core profile to a board's own benchmark log and save it as a "
                         "named device profile (--device NAME)")
     ca.add_argument("log", metavar="LOG", help="the board's benchmark output as captured from its UART: wolfCrypt's "
@@ -120,12 +128,12 @@ def _calibrate_args(sub) -> None:
     ca.add_argument("--json", action="store_true", help="the calibration as JSON on stdout")
 
 
-def _output(args):
+def _output(args: argparse.Namespace) -> Output:
     from .measuring import output
     return output(args, "device", args.device_cmd)
 
 
-def run(args):
+def run(args: argparse.Namespace) -> Result | Text | Exited:
     from ..app import device as app
     from .output import Exited, Text
     d = app.DEFAULTS

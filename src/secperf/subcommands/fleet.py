@@ -4,15 +4,21 @@ millions of devices. Parsing only."""
 
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING
+
 from . import argtypes
 from .argtypes import comma_list, count, nonneg, positive, seed, share
+
+if TYPE_CHECKING:
+    from ..core.result_schema import Result
 
 MAX_DEVICES = 100_000_000
 NAME = "fleet"
 HELP = "reconnect storms: N devices reconnecting after an outage (measured capacity + queueing model)"
 
 
-def add_arguments(p) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--devices", type=comma_list(count(MAX_DEVICES)), default="100000", help="devices (comma list, up to 100,000,000)")
     p.add_argument("--policy", type=comma_list(), default="exponential", help="none, fixed, exponential (full jitter), "
                    "decorrelated (comma list)")
@@ -55,7 +61,7 @@ def add_arguments(p) -> None:
     g.add_argument("--no-report", action="store_true")
 
 
-def run(args):
+def run(args: argparse.Namespace) -> Result:
     from ..app import server as app
     from ..core.errors import InputError
     from .measuring import output

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING
+
 from . import shared
 from .argtypes import comma_list, count
 from .measuring import add_measure_options, measure_options, output
+
+if TYPE_CHECKING:
+    from ..app.options import HandshakeExperimentOptions
+    from ..core.result_schema import Result
 
 NAME = "handshake"
 HELP = "TLS 1.2/1.3 and DTLS handshakes with a per-message client CPU breakdown"
 
 
-def add_arguments(p) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("experiment", help="versions, suites, groups, breakdown, appdata, resumption, psk, 0rtt, "
                    "certs, mtls, dtls")
     p.add_argument("--server", action="extend", type=comma_list(), metavar="NAMES",
@@ -27,7 +34,7 @@ def add_arguments(p) -> None:
     shared.own_server_options(p)
 
 
-def options(args):
+def options(args: argparse.Namespace) -> HandshakeExperimentOptions:
     """The app's HandshakeExperimentOptions of the parsed arguments."""
     from ..app.options import HandshakeExperimentOptions
     return HandshakeExperimentOptions(experiment=args.experiment, servers=args.server or ["probe"],
@@ -35,6 +42,6 @@ def options(args):
                                       target=shared.target_kwargs(args).get("target"), measure=measure_options(args))
 
 
-def run(args):
+def run(args: argparse.Namespace) -> Result:
     from ..app import commands
     return commands.handshake(options(args), output(args))

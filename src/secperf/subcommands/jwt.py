@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING
+
 from . import shared
 from .argtypes import comma_list, count, positive
 from .measuring import add_measure_options, measure_options, output
+
+if TYPE_CHECKING:
+    from ..app.options import JwtOptions
+    from ..core.result_schema import Result
 
 NAME = "jwt"
 HELP = ("JWT device authentication: token signed in software or by the secure element, fresh vs cached, against a "
         "verifying HTTPS endpoint")
 
 
-def add_arguments(p) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", action="extend", type=comma_list(), metavar="NAMES",
                    help="secure-element profiles (default iot-safe-sim)")
     p.add_argument("--key", action="extend", type=comma_list(), metavar="TYPES",
@@ -23,7 +30,7 @@ def add_arguments(p) -> None:
     add_measure_options(p, links=True)
 
 
-def options(args):
+def options(args: argparse.Namespace) -> JwtOptions:
     """The app's JwtOptions of the parsed arguments."""
     from ..app.options import JwtOptions
     return JwtOptions(profiles=args.profile or ["iot-safe-sim"], keys=args.key or ["ecdsa-p256"], networks=args.network,
@@ -31,6 +38,6 @@ def options(args):
                       key_sessions=args.key_session or ["warm"], measure=measure_options(args))
 
 
-def run(args):
+def run(args: argparse.Namespace) -> Result:
     from ..app import commands
     return commands.jwt(options(args), output(args))

@@ -3,17 +3,24 @@ bus load model (study S4). The CAN options are `secperf can`'s (subcommands/can.
 
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING
+
 from . import argtypes
 from .argtypes import comma_list
 from .can import add_can_options
 from .measuring import add_measure_options, measure_options, no_network, output
+
+if TYPE_CHECKING:
+    from ..app.options import MacOptions
+    from ..core.result_schema import Result
 
 NAME = "mac"
 HELP = ("lightweight MACs: host speed (Chaskey vs OpenSSL's MACs), Cortex-M instruction counts under QEMU, and the "
         "CAN bus load model")
 
 
-def add_arguments(p) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     from ..app.can import MAC_DEFAULT_ALGS, MAC_DEFAULT_SIZES
     p.add_argument("--alg", action="extend", type=comma_list(), metavar="NAMES", help=f"MACs (default {MAC_DEFAULT_ALGS})")
     p.add_argument("--size", action="extend", type=comma_list(), metavar="BYTES",
@@ -28,7 +35,7 @@ def add_arguments(p) -> None:
     add_measure_options(p)
 
 
-def options(args):
+def options(args: argparse.Namespace) -> MacOptions:
     """The app's MacOptions of the parsed arguments (a list not given stays None: the default)."""
     from ..app.can import CanOptions
     from ..app.options import MacOptions
@@ -37,7 +44,7 @@ def options(args):
                       measure=measure_options(args))
 
 
-def run(args):
+def run(args: argparse.Namespace) -> Result:
     from ..app import commands
     no_network(args)
     return commands.mac(options(args), output(args))

@@ -7,9 +7,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import argtypes
 from .argtypes import count, positive, seed, share
+
+if TYPE_CHECKING:
+    from ..app.options import MeasureOptions
+    from ..app.runner import Output
 
 
 def add_measure_options(p: argparse.ArgumentParser, links: bool = False, no_network: str | None = None) -> None:
@@ -46,7 +51,7 @@ def add_measure_options(p: argparse.ArgumentParser, links: bool = False, no_netw
                    help="exit 1 when more than this share of series failed (default 0)")
 
 
-def measure_options(args):
+def measure_options(args: argparse.Namespace) -> MeasureOptions:
     """The app's MeasureOptions of the parsed arguments."""
     from ..app.options import MeasureOptions
     return MeasureOptions(n=args.n, duration_s=args.duration, warmup=args.warmup, seed=args.seed,
@@ -63,7 +68,7 @@ def command_line(*fallback: str) -> list[str]:
     return ["secperf", *sys.argv[1:]] if cli else ["secperf", *fallback]
 
 
-def output(args, *command: str):
+def output(args: argparse.Namespace, *command: str) -> Output:
     """The app's Output of the parsed output options."""
     from ..app.runner import Output
     return Output(out=args.out, json=args.json, csv=getattr(args, "csv", None), metrics=getattr(args, "metrics", None),
@@ -72,7 +77,7 @@ def output(args, *command: str):
                   command=command_line(*(command or (args.command,))))
 
 
-def no_network(args, why: str | None = None) -> None:
+def no_network(args: argparse.Namespace, why: str | None = None) -> None:
     """--network of a command that runs no link: only loopback (app/links.check_no_network)."""
     from ..app.links import check_no_network
     check_no_network(args.network, why)

@@ -9,14 +9,20 @@ back-off) that mean nothing to `server`'s levels."""
 
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING
+
 from . import argtypes
 from .argtypes import count, nonneg, positive, seed, share
+
+if TYPE_CHECKING:
+    from ..core.result_schema import Result
 
 NAME = "mqtt-load"
 HELP = "MQTT-level load on mosquitto: persistent MQTT/TLS clients, CONNACK/PUBACK latency, a reconnect storm vs fleet's model"
 
 
-def add_arguments(p) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--clients", type=count(1_000_000), default=100, help="persistent clients (one socket each; "
                    "the open-file limit and the ephemeral ports bound it and are named when they bind)")
     p.add_argument("--connect-rate", type=positive(1e6), default=200.0, help="ramp: new connections per second")
@@ -65,7 +71,7 @@ def add_arguments(p) -> None:
     g.add_argument("--no-report", action="store_true")
 
 
-def run(args):
+def run(args: argparse.Namespace) -> Result:
     from ..app import mqtt_load as app
     from ..core.errors import InputError
     from .measuring import output

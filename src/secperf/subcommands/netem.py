@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING
+
 from . import shared
 from .argtypes import seed
+
+if TYPE_CHECKING:
+    from .output import Exited, Text
 
 NAME = "netem"
 HELP = ("emulated network links (two namespaces, a native relay): profiles, run a command over a link, checks, "
         "clean-up")
 
 
-def add_arguments(p) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     nsub = p.add_subparsers(dest="netem_command", metavar="ACTION")
     nsub.add_parser("list", help="link profiles and sweeps with their figures and sources")
     nsub.add_parser("check", help="can links be emulated here? (mode: root or rootless; TUN, namespaces, the relay)")
@@ -37,7 +43,7 @@ def split_argv(argv: list[str]) -> tuple[list[str], list[str] | None]:
     return argv, None
 
 
-def run(args):
+def run(args: argparse.Namespace) -> Text | Exited:
     from ..app import netem
     from ..core.errors import InputError
     from .output import Exited, Text

@@ -19,15 +19,18 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any, TextIO, cast
 
 from ..app.reporter import Reporter
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
+
     from ..app.signals import Interrupted
-    from ..core.result import Result
+    from ..core.result_schema import Result
 
 
 @dataclass
@@ -39,7 +42,7 @@ class Text:
 
 @dataclass
 class Rich:
-    items: list = field(default_factory=list)   # rich renderables or markup strings, printed in order
+    items: list[RenderableType] = field(default_factory=list)   # rich renderables or markup strings, printed in order
     fit: bool = False                            # fit tables to the terminal's width (report/fit.py)
 
 
@@ -63,7 +66,7 @@ class TerminalReporter(Reporter):
         err_console().print(text)
 
     @contextlib.contextmanager
-    def progress(self, total: int, label: str, quiet: bool = False):
+    def progress(self, total: int, label: str, quiet: bool = False) -> Iterator[Callable[..., None]]:
         from ..report.terminal import err_console, progress_bar
         con = err_console()
         con.quiet = quiet
@@ -118,7 +121,7 @@ class GuardedStream:
     failing stream does not stop a measurement half-way (its Result on disk stays whole); the command
     ends as it would, then exits 2."""
 
-    def __init__(self, name: str, raw):
+    def __init__(self, name: str, raw: IO[str] | None) -> None:
         self.name, self.raw, self.failed = name, raw, ("is closed" if raw is None else None)
 
     def _fail(self, exc: BaseException) -> None:
@@ -127,11 +130,14 @@ class GuardedStream:
             self.failed = f"cannot be written ({getattr(exc, 'strerror', None) or exc})"
         with contextlib.suppress(Exception):
             null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, self.raw.fileno())
-            os.close(null)
+            try:
+                if self.raw is not None:
+                    os.dup2(null, self.raw.fileno())
+            finally:  # also when the stream has no descriptor (fileno raises): the /dev/null one is not kept
+                os.close(null)
 
     def write(self, text: str) -> int:
-        if self.failed is None:
+        if self.failed is None and self.raw is not None:  # a closed stream (None) has failed from the start
             try:
                 return self.raw.write(text)
             except (OSError, ValueError) as exc:   # ValueError: "I/O operation on closed file"
@@ -139,18 +145,18 @@ class GuardedStream:
         return len(text)
 
     def flush(self) -> None:
-        if self.failed is None:
+        if self.failed is None and self.raw is not None:
             try:
                 self.raw.flush()
             except (OSError, ValueError) as exc:
                 self._fail(exc)
 
-    def writelines(self, lines) -> None:
+    def writelines(self, lines: Iterable[str]) -> None:
         for line in lines:
             self.write(line)
 
     def isatty(self) -> bool:
-        if self.failed is not None:
+        if self.failed is not None or self.raw is None:
             return False
         try:
             return self.raw.isatty()
@@ -163,32 +169,37 @@ class GuardedStream:
             raise io.UnsupportedOperation(f"{self.name} is closed")
         return self.raw.fileno()
 
-    def reconfigure(self, **kw) -> None:
-        if hasattr(self.raw, "reconfigure"):
-            self.raw.reconfigure(**kw)
+    def reconfigure(self, **kw: Any) -> None:
+        reconfigure = getattr(self.raw, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(**kw)
 
     @property
     def encoding(self) -> str:
-        return getattr(self.raw, "encoding", None) or "utf-8"
+        encoding: str | None = getattr(self.raw, "encoding", None)
+        return encoding or "utf-8"
 
     @property
     def errors(self) -> str:
-        return getattr(self.raw, "errors", None) or "strict"
+        errors: str | None = getattr(self.raw, "errors", None)
+        return errors or "strict"
 
     def writable(self) -> bool:
         return True
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self.raw, name)   # a closed stream (None) has none of a file's attributes
 
 
 @contextlib.contextmanager
-def guarded_streams():
+def guarded_streams() -> Iterator[tuple[GuardedStream, GuardedStream]]:
     """sys.stdout and sys.stderr as GuardedStreams for the length of a command (restored after: a
     test's capture, a caller's own streams)."""
     saved = sys.stdout, sys.stderr
-    sys.stdout = out = saved[0] if isinstance(saved[0], GuardedStream) else GuardedStream("stdout", saved[0])
-    sys.stderr = err = saved[1] if isinstance(saved[1], GuardedStream) else GuardedStream("stderr", saved[1])
+    out = saved[0] if isinstance(saved[0], GuardedStream) else GuardedStream("stdout", saved[0])
+    err = saved[1] if isinstance(saved[1], GuardedStream) else GuardedStream("stderr", saved[1])
+    # cast: a GuardedStream is a text stream by its methods (write, flush, fileno, isatty, encoding), not by class
+    sys.stdout, sys.stderr = cast(TextIO, out), cast(TextIO, err)
     try:
         yield out, err
     finally:
@@ -216,13 +227,13 @@ def stream_failures(command: str | None, code: int) -> int:
     """After a command: when stdout or stderr failed, one line saying which and where its Result is kept,
     on the stream that still works, and exit 2 (a command that already failed keeps its own code)."""
     from ..core.errors import EXIT_BAD_INPUT
-    failed = [s for s in (sys.stdout, sys.stderr) if getattr(s, "failed", None) is not None]
+    failed = [(s.name, why) for s in (sys.stdout, sys.stderr) if (why := getattr(s, "failed", None)) is not None]
     if not failed:
         return code
     if SAID:   # the command already said why it ends, on the stream that works
         return code or EXIT_BAD_INPUT
     kept = f"; the Result is kept in {KEPT[-1]}" if KEPT else ""
-    what = "; ".join(f"{s.name} {s.failed}" for s in failed)
+    what = "; ".join(f"{name} {why}" for name, why in failed)
     say(f"secperf{' ' + command if command else ''}: error: {what}: its output was lost{kept}")
     return code or EXIT_BAD_INPUT
 
@@ -264,6 +275,8 @@ def show_interrupted(exc: Interrupted, args: argparse.Namespace) -> int:
     """An interrupted measurement: its partial Result as a finished one is shown, then where it is."""
     from ..report.terminal import err_console
     doc = exc.result
+    if doc is None:  # cli.main calls this only for an interruption that left a partial Result
+        raise exc
     show_result(doc, args, judges_failures=False)
     err_console().print(f"[yellow]run interrupted[/yellow]; the partial result is in {run_paths(doc, args)[0]}")
     return exc.exit_code

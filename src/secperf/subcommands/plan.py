@@ -3,13 +3,21 @@ latency, energy and bytes. Parsing only; secperf.app.plan runs it."""
 
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..app.plan import PlanOptions
+    from ..core.result_schema import Result
+    from .output import Exited
+
 NAME = "plan"
 JUDGES_FAILURES = False   # a plan's Result is judged by its verdicts, not by failed rows
 HELP = "judge communication patterns (periodic, events, real-time, management, bulk, batch): verdicts before " \
        "and after design measures, energy per day"
 
 
-def add_arguments(p) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     from . import argtypes, shared
     from .argtypes import count, seed
     p.add_argument("--pattern", action="extend", type=argtypes.comma_list(), metavar="NAME|FILE",
@@ -51,7 +59,7 @@ def add_arguments(p) -> None:
     p.add_argument("--no-report", action="store_true", help="skip writing report.html")
 
 
-def run(args):
+def run(args: argparse.Namespace) -> Result | Exited:
     from ..app import plan as A
     from ..core.errors import InputError
     from .output import Exited
@@ -70,7 +78,7 @@ def run(args):
         raise in_file_words(exc, args.system, getattr(args, "system_taken", None) or {}) from None
 
 
-def options(args):
+def options(args: argparse.Namespace) -> PlanOptions:
     """The PlanOptions of the parsed arguments, with a --system file's values under them (the command
     line overrides the file, with a note: subcommands/system_args.py)."""
     import sys

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING
+
 from . import argtypes, shared
+
+if TYPE_CHECKING:
+    from .output import Text
 
 NAME = "report"
 HELP = "re-render the HTML report of a result.json"
 
 
-def add_arguments(p) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("result", help="result.json (or its run directory)")
     p.add_argument("-o", "--output", type=argtypes.path, help="where to write the HTML (default: report.html next to the result)")
     p.add_argument("--figures", type=argtypes.path, metavar="DIR",
@@ -16,7 +22,7 @@ def add_arguments(p) -> None:
     shared.allow_partial_option(p)
 
 
-def run(args):
+def run(args: argparse.Namespace) -> Text:
     from ..app.reading import report
     from .output import Text
     written = report(args.result, args.output, getattr(args, "figures", None), args.allow_partial)

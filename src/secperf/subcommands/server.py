@@ -4,14 +4,21 @@ offloaded to the token behind the latency shim, busy-poll or sleep). Parsing onl
 
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING
+
 from . import argtypes
 from .argtypes import comma_list, count, nonneg, positive, seed
+
+if TYPE_CHECKING:
+    from ..core.result_schema import Result
+    from ..measure.server_target import LoadTarget
 
 NAME = "server"
 HELP = "server CPU per handshake and capacity (nginx, probe, mosquitto), private-key offload busy vs sleep"
 
 
-def add_arguments(p) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--protocol", choices=("tls", "dtls"), default="tls",
                    help="tls (TCP) or dtls (DTLS 1.2 over UDP against libcoap's coap-server, which serves "
                         "concurrent DTLS clients; handshake only, cookie exchange always on)")
@@ -50,7 +57,7 @@ def add_arguments(p) -> None:
     g.add_argument("--no-report", action="store_true")
 
 
-def target_options(p, replay: bool = False) -> None:
+def target_options(p: argparse.ArgumentParser, replay: bool = False) -> None:
     """--target HOST:PORT and its companions (`server`, and `fleet --replay`)."""
     g = p.add_argument_group("your own server (--target: the generators load it instead of one secperf starts)")
     g.add_argument("--target", metavar="HOST:PORT", help="load the server at HOST:PORT (TLS, or DTLS with --protocol "
@@ -76,7 +83,7 @@ def target_options(p, replay: bool = False) -> None:
 TARGET_COMPANIONS = ("target_app", "ca", "servername", "client_cert", "client_key", "groups", "ciphersuites", "ciphers")
 
 
-def _from_system(args) -> None:
+def _from_system(args: argparse.Namespace) -> None:
     """--system FILE.toml: its [server] table under the command line's own --target options."""
     from pathlib import Path
 
@@ -102,7 +109,7 @@ def _from_system(args) -> None:
         taken["--servername"] = "[server].servername"
 
 
-def load_target(args, protocol: str = "tls"):
+def load_target(args: argparse.Namespace, protocol: str = "tls") -> LoadTarget | None:
     """The parsed --target (None without it); a companion option without --target is exit 2."""
     from ..core.errors import InputError
     if getattr(args, "system", None):
@@ -121,7 +128,7 @@ def load_target(args, protocol: str = "tls"):
         raise in_file_words(exc, args.system, getattr(args, "system_taken", None) or {}) from None
 
 
-def run(args):
+def run(args: argparse.Namespace) -> Result:
     from ..app import server as app
     from ..core.errors import InputError
     from .measuring import output

@@ -3,11 +3,14 @@ MODULES), and the checks every command's parsed options pass before it runs (`ch
 
 from __future__ import annotations
 
+import argparse
+from typing import Any
+
 from . import argtypes
 from .argtypes import count, positive
 
 
-def key_session_option(p) -> None:
+def key_session_option(p: argparse.ArgumentParser) -> None:
     """--key-session of `connect` and `jwt`."""
     p.add_argument("--key-session", action="extend", type=argtypes.comma_list(), metavar="KINDS",
                    help="token key session per connection: warm (default: one PKCS#11 session and login for all), "
@@ -15,7 +18,7 @@ def key_session_option(p) -> None:
                         "time); comma-separated for both")
 
 
-def own_server_options(p) -> None:
+def own_server_options(p: argparse.ArgumentParser) -> None:
     """The user's own server instead of one secperf starts (`connect`, `handshake`)."""
     g = p.add_argument_group("your own server (instead of one secperf starts)")
     g.add_argument("--connect", metavar="HOST:PORT", help="measure the server at HOST:PORT")
@@ -26,7 +29,7 @@ def own_server_options(p) -> None:
     g.add_argument("--client-key", metavar="FILE|URI", help="its key: a PEM file or a pkcs11: URI")
 
 
-def wait_options(p) -> None:
+def wait_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--wait-port", type=count(65535), metavar="PORT",
                    help="with --server: wait until the server accepts TCP on PORT (of $SECPERF_SERVER_ADDR) before "
                         "starting CMD (default: until the server listens on any TCP port)")
@@ -34,7 +37,7 @@ def wait_options(p) -> None:
                    help="how long to wait for the server (default 10 s)")
 
 
-def target_kwargs(args) -> dict:
+def target_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """The user's own server: {} when --connect is not given."""
     if not getattr(args, "connect", None):
         for opt in ("ca", "servername", "client_cert", "client_key"):
@@ -46,7 +49,7 @@ def target_kwargs(args) -> dict:
                        "client_cert": args.client_cert, "client_key": args.client_key}}
 
 
-def allow_partial_option(p) -> None:
+def allow_partial_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-partial", action="store_true",
                    help="read a Result whose run is still running or was abandoned (killed before it finished); "
                         "a note says its figures are partial")
@@ -58,7 +61,7 @@ OUTPUT_FILES = {"output": "-o/--output", "csv": "--csv", "metrics": "--metrics",
 OUTPUT_DIRS = {"out": "--out", "figures": "--figures"}
 
 
-def input_paths(args) -> list[str]:
+def input_paths(args: argparse.Namespace) -> list[str]:
     """Every string value of the parsed options that names an existing path, outputs excepted (a
     directory given as a Result stands for its result.json)."""
     import os
@@ -78,11 +81,9 @@ def input_paths(args) -> list[str]:
     return out
 
 
-def settle_lists(args) -> None:
+def settle_lists(args: argparse.Namespace) -> None:
     """The command's comma lists as a whole (argtypes.settle_lists): repeats folded with a note,
     sizes and the grid bounded, before anything runs."""
-    import argparse
-
     from .. import subcommands
     from ..app.reporter import reporter
     mod = next((m for m in subcommands.load() if m.NAME == getattr(args, "command", None)), None)
@@ -93,7 +94,7 @@ def settle_lists(args) -> None:
     argtypes.settle_lists(p, args, lambda line: reporter().note(line))
 
 
-def check_outputs(args) -> None:
+def check_outputs(args: argparse.Namespace) -> None:
     """Before a command does anything: no output file is an input, a Result, or another output's
     file, and each can be written where it is named (core/store.check_output_path)."""
     import os
@@ -121,7 +122,7 @@ def check_outputs(args) -> None:
             raise OutputError(f"{option} {path}: is also an input of this command; name a directory")
 
 
-def add_device_options(p, device_help: str, stack_help: str = "") -> None:
+def add_device_options(p: argparse.ArgumentParser, device_help: str, stack_help: str = "") -> None:
     """--device CORE with its library choices (--stack, --config), as `whatif` and `plan` take them."""
     p.add_argument("--device", type=argtypes.name, metavar="CORE", help="the client's device: an emulated core of `secperf device list` "
                    f"(cortex-m4-80, cortex-m33-128, cortex-a9-400, ...): {device_help}; or the cost table host-default")
@@ -135,7 +136,7 @@ def add_device_options(p, device_help: str, stack_help: str = "") -> None:
                         "`secperf device list` shows them, e.g. sp-asm, sp-c, sp-small for wolfSSL)")
 
 
-def check_device_build(device, stack, config) -> None:
+def check_device_build(device: object, stack: object, config: object) -> None:
     """--stack and --config choose the library of a core's counts: without a device they would act on
     nothing (exit 2 naming both)."""
     from ..core.errors import InputError
@@ -144,7 +145,7 @@ def check_device_build(device, stack, config) -> None:
                          f"with --device CORE (`secperf device list`)")
 
 
-def cluster_option(p, what: str) -> None:
+def cluster_option(p: argparse.ArgumentParser, what: str) -> None:
     """--cluster auto|local|ADDRESS (app/cluster.py; Ray is the optional extra secperf[cluster])."""
     p.add_argument("--cluster", metavar="auto|local|ADDRESS",
                    help=f"run on a Ray cluster: {what}; auto: the cluster this machine joined (`ray start`), "

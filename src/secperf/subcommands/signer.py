@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING
+
 from .argtypes import comma_list
 from .measuring import add_measure_options, measure_options, no_network, output
+
+if TYPE_CHECKING:
+    from ..core.result_schema import Result
+    from .output import Text
 
 NAME = "signer"
 HELP = "study S2's signing modes through a PKCS#11 token behind a secure-element profile"
@@ -12,7 +19,7 @@ NO_NETWORK = ("secperf signer times token operations alone, with no network path
               "connection set-up with the secure-element key, `secperf connect --network`")
 
 
-def add_arguments(p) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", action="extend", type=comma_list(), metavar="NAMES",
                    help="secure-element profiles (default iot-safe-sim); `--profile list` lists them")
     p.add_argument("--key", action="extend", type=comma_list(), metavar="TYPES",
@@ -23,7 +30,7 @@ def add_arguments(p) -> None:
                                       "accepted here (over a link: `secperf jwt --network`, `secperf connect --network`)")
 
 
-def run(args):
+def run(args: argparse.Namespace) -> Result | Text:
     from ..app import commands
     no_network(args, NO_NETWORK)
     profiles = args.profile or ["iot-safe-sim"]

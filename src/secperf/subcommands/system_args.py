@@ -8,10 +8,14 @@ subcommand (not in subcommands.MODULES)."""
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from ..inputs.vocabulary import note
 
+_T = TypeVar("_T")
 
-def _shown(v) -> str:
+
+def _shown(v: object) -> str:
     if isinstance(v, list | tuple):
         return ",".join(str(x) for x in v)
     return str(v)
@@ -25,12 +29,12 @@ class Merge:
     ALIASES = {"--server-cert": ("--server-cert", "--cert"), "--key": ("--key", "--se"),
                "PROTOCOL": ("PROTOCOL",)}
 
-    def __init__(self, path: str):
+    def __init__(self, path: str) -> None:
         self.path = path
         self.overridden: list[str] = []
         self.taken: dict[str, str] = {}
 
-    def pick(self, opt: str, cli, file_key: str, file_value):
+    def pick(self, opt: str, cli: _T | None, file_key: str, file_value: _T) -> _T:
         if cli is None or cli == [] or cli == "":
             if file_value is not None and file_value != [] and file_value != "":
                 self.taken[opt] = file_key
@@ -41,7 +45,7 @@ class Merge:
         return cli
 
 
-def in_file_words(exc, path: str, taken: dict[str, str]):
+def in_file_words(exc: BaseException, path: str, taken: dict[str, str]) -> BaseException:
     """An InputError about an option whose value the command took from the system file, said in the
     file's words: `--server-cert: unknown key type` becomes `--system FILE: [protocol].server_cert:
     unknown key type` (the user never wrote --server-cert). Other errors are returned as they are."""

@@ -4,10 +4,16 @@ models, cost tables and a Monte Carlo over the link. Parsing only; secperf.app.w
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, Any
 
 from ..inputs.vocabulary import HANDSHAKES
 from . import argtypes, shared
 from .argtypes import count, nonneg, off_measure_or_ms, positive, seed
+
+if TYPE_CHECKING:
+    from ..app.whatif import WhatifOptions
+    from ..core.result_schema import Result
+    from .output import Exited
 
 NAME = "whatif"
 JUDGES_FAILURES = False   # a prediction's Result: its failed rows do not make the command fail
@@ -90,7 +96,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="also write every predicted number as CSV (tidy: one row per number)")
 
 
-def run(args):
+def run(args: argparse.Namespace) -> Result | Exited:
     from ..app import whatif as W
     from ..core.errors import InputError
     from .output import Exited
@@ -109,7 +115,7 @@ def run(args):
         raise in_file_words(exc, args.system, taken or {}) from None
 
 
-def _server_certs(args) -> list[str]:
+def _server_certs(args: argparse.Namespace) -> list[str]:
     """--server-cert, and the old --cert with a note (accepted for this release)."""
     from ..inputs.vocabulary import note
     if args.old_cert:
@@ -117,7 +123,7 @@ def _server_certs(args) -> list[str]:
     return (args.server_cert or []) + (args.old_cert or [])
 
 
-def options(args):
+def options(args: argparse.Namespace) -> WhatifOptions:
     """The WhatifOptions of the parsed arguments, with a --system file's values under them (the
     command line overrides the file, with a note: subcommands/system_args.py)."""
     import sys
@@ -191,7 +197,7 @@ def options(args):
                            max_cells=args.max_cells, **_passed_on(args, W.WhatifOptions))
 
 
-def _passed_on(args, cls) -> dict:
+def _passed_on(args: argparse.Namespace, cls: type) -> dict[str, Any]:
     """Options parsed here whose WhatifOptions field has the same name (--baseline, --until), passed
     as they are, once the dataclass has the field."""
     fields = getattr(cls, "__dataclass_fields__", {})
