@@ -38,7 +38,7 @@ from ..core.errors import OutputError
 from ..core.observations import ID_COLUMNS, Observation, observations
 from ..core.result import as_result
 from ..core.result_schema import Result
-from ..core.store import atomic_write
+from ..core.writes import atomic_write
 
 HEAD = ["kind", "id"]
 TAIL = ["metric", "statistic", "value", "unit"]

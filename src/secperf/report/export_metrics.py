@@ -148,6 +148,6 @@ def exposition(doc: Result | Mapping[str, Any]) -> str:
 
 
 def write_metrics(doc: Result | Mapping[str, Any], path: str | Path) -> None:
-    from ..core.store import atomic_write
+    from ..core.writes import atomic_write
 
     atomic_write(Path(path), exposition(doc), what="--metrics")

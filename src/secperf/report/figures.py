@@ -13,7 +13,7 @@ from typing import Any
 from ..core.errors import InputError
 from ..core.result import as_result
 from ..core.result_schema import Result
-from ..core.store import atomic_write
+from ..core.writes import atomic_write
 from .html import library_warnings, plots_of
 from .plots import style
 

@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> Exited | Text:
         text = exposition(doc)
     from .output import Exited, Text
     if args.output:
-        from ..core.store import atomic_write
+        from ..core.writes import atomic_write
         atomic_write(Path(args.output), text, what="-o/--output")
         return Exited(0)
     return Text(text)
