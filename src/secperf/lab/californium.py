@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from .pki import CertSet
 from .services import Service, ServiceError, await_listening, drain_queue
@@ -67,7 +68,7 @@ class CaliforniumServer(Service):
     def __init__(self, certs: CertSet, client_ca: Path, workdir: Path | None = None, cid_length: int = CID_LENGTH):
         super().__init__(workdir)
         self.certs, self.client_ca, self.cid_length = certs, client_ca, cid_length
-        self.handshakes: queue.Queue[dict] = queue.Queue()
+        self.handshakes: queue.Queue[dict[str, Any]] = queue.Queue()
 
     def start(self) -> CaliforniumServer:
         key = self.write_secret(self.workdir / "server.p8.pem", pkcs8_pem(self.certs.key))
@@ -78,10 +79,10 @@ class CaliforniumServer(Service):
         self.port = await_listening(self, proc, "handshake", self.handshakes, 30)
         return self
 
-    def drain(self) -> list[dict]:
+    def drain(self) -> list[dict[str, Any]]:
         return drain_queue(self.handshakes)
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {**super().describe(), "connection_id_bytes": self.cid_length, "session_resumption": "session ID"}
 
 

@@ -16,12 +16,16 @@ import socket
 import ssl
 import sys
 import warnings
+from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import Any, cast
 
 import jwt
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.hazmat.primitives.asymmetric.types import PublicKeyTypes
+from jwt.types import Options
 
 from secperf.core.errors import InputError
 
@@ -38,15 +42,15 @@ _KEY_ALGORITHMS: tuple[tuple[type, str], ...] = ((ec.EllipticCurvePublicKey, "ES
 # what PyJWT checks beyond the signature: exp and nbf with no leeway, as the endpoint always did;
 # not iat (a token's iat is the expected end of its signature, which can be a little ahead of the
 # verifier's clock), aud or iss (secperf's tokens carry neither)
-_OPTIONS = {"verify_iat": False, "verify_aud": False, "verify_iss": False, "require": []}
-_NO_CLOCK = {**_OPTIONS, "verify_exp": False, "verify_nbf": False}
+_OPTIONS: Options = {"verify_iat": False, "verify_aud": False, "verify_iss": False, "require": []}
+_NO_CLOCK: Options = {**_OPTIONS, "verify_exp": False, "verify_nbf": False}
 
 
-def _algorithm(key) -> str | None:
+def _algorithm(key: object) -> str | None:
     return next((alg for kind, alg in _KEY_ALGORITHMS if isinstance(key, kind)), None)
 
 
-def verify_jwt(token: str, keys: list, now: float | None = None) -> dict:
+def verify_jwt(token: str, keys: Sequence[object], now: float | None = None) -> dict[str, Any]:
     """The claims of a token signed (ES256 or RS256) by one of `keys`, not expired and not before
     its `nbf`; TokenRejected naming what is wrong otherwise. `now` (seconds since the epoch) checks
     the times against another clock than the wall clock (PyJWT has no clock to pass): PyJWT then
@@ -55,7 +59,7 @@ def verify_jwt(token: str, keys: list, now: float | None = None) -> dict:
         alg = jwt.get_unverified_header(token).get("alg")
     except jwt.InvalidTokenError:
         raise TokenRejected("malformed token") from None
-    claims = None
+    claims: dict[str, Any] | None = None
     for key in keys:
         key_alg = _algorithm(key)
         if key_alg is None or key_alg != alg:
@@ -64,7 +68,9 @@ def verify_jwt(token: str, keys: list, now: float | None = None) -> dict:
             with warnings.catch_warnings():
                 # an RSA-1024 device key is a choice being measured, not a mistake to warn about per request
                 warnings.simplefilter("ignore", jwt.warnings.InsecureKeyLengthWarning)
-                claims = jwt.decode(token, key, algorithms=[key_alg], options=_OPTIONS if now is None else _NO_CLOCK,
+                # _algorithm names an algorithm only for a key of _KEY_ALGORITHMS' types
+                signing_key = cast(ec.EllipticCurvePublicKey | rsa.RSAPublicKey, key)
+                claims = jwt.decode(token, signing_key, algorithms=[key_alg], options=_OPTIONS if now is None else _NO_CLOCK,
                                     leeway=0)
             break
         except jwt.InvalidSignatureError:
@@ -85,7 +91,7 @@ def verify_jwt(token: str, keys: list, now: float | None = None) -> dict:
     return claims
 
 
-def load_public(path: str):
+def load_public(path: str) -> PublicKeyTypes:
     """A public key from a PEM public key or certificate file."""
     with open(path, "rb") as f:
         data = f.read()
@@ -94,7 +100,7 @@ def load_public(path: str):
     return serialization.load_pem_public_key(data)
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cert", required=True)
     ap.add_argument("--key", required=True)
@@ -107,15 +113,15 @@ def main(argv=None) -> int:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def log_message(self, *args):  # no access log on stderr
+        def log_message(self, format: str, *args: Any) -> None:  # no access log on stderr
             pass
 
-        def setup(self):
+        def setup(self) -> None:
             super().setup()
             # headers and body go out in two writes: without TCP_NODELAY, Nagle + delayed ACK add ~40 ms
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-        def do_GET(self):
+        def do_GET(self) -> None:
             auth = self.headers.get("Authorization", "")
             try:
                 if not auth.startswith("Bearer "):

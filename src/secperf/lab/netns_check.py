@@ -9,6 +9,7 @@ import shutil
 import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from ..core.errors import SetupError
@@ -47,7 +48,7 @@ def check() -> str | None:
         return "the `ip` command is missing: install iproute2 (scripts/bootstrap does)"
     if not os.path.exists("/proc/self/ns/net"):
         return "this kernel has no network namespaces (CONFIG_NET_NS)"
-    problems = []
+    problems: list[str | None] = []   # None: that check found nothing
     if rootless() and not shutil.which("nsenter"):
         problems.append("the `nsenter` command is missing: install util-linux")
     problems.append(_tun_problem())
@@ -141,7 +142,7 @@ def _read_sysctl(name: str) -> str | None:
         return None
 
 
-def userns_fix(detail: str, read=_read_sysctl) -> str:
+def userns_fix(detail: str, read: Callable[[str], str | None] = _read_sysctl) -> str:
     """The message for a failed user-namespace probe: the setting that forbids it and its fix."""
     fixes = []
     if read("kernel.unprivileged_userns_clone") == "0":

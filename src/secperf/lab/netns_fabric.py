@@ -21,11 +21,16 @@ import atexit
 import itertools
 import os
 import re
+import socket
 import subprocess
+from typing import Any, TypeVar
 
 from . import registry
 from .netns_check import LinkError
 from .netns_owners import ip, kill_pids, namespace_pids
+from .services import Service
+
+_S = TypeVar("_S", bound=Service)
 
 PREFIX = "secperf-fb-"
 NAME_RE = re.compile(r"^secperf-fb-(\d+)-(\d+)-([a-z0-9]+)$")
@@ -67,7 +72,7 @@ class Fabric:
     def __enter__(self) -> Fabric:
         return self.open()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def _add(self, name: str) -> None:
@@ -101,11 +106,12 @@ class Fabric:
         ip("-n", self.ns(member), "route", "add", "blackhole", f"{self.addr(peer)}/32")
         self.cuts.append((member, peer))
 
-    def place(self, service, member: str):
+    def place(self, service: _S, member: str) -> _S:
         """A lab service (lab/services.py) run inside a member's namespace, bound to its address."""
         from .netns_socket import netns_socket
         ns = self.ns(member)
-        return service.place(self.exec_prefix(member), self.addr(member), lambda: netns_socket(ns))
+        return service.place(self.exec_prefix(member), self.addr(member),
+                             lambda kind=socket.SOCK_STREAM: netns_socket(ns, type=kind))
 
     def pids(self) -> dict[str, list[int]]:
         return {m: namespace_pids(self.ns(m)) for m in self.members}
@@ -120,7 +126,7 @@ class Fabric:
         _LIVE.discard(self)
 
 
-def run_in(fab: Fabric, member: str, argv: list[str], what: str, timeout: float = 120, **kw) \
-        -> subprocess.CompletedProcess:
+def run_in(fab: Fabric, member: str, argv: list[str], what: str, timeout: float = 120, **kw: Any) \
+        -> subprocess.CompletedProcess[str]:
     """A command inside a member's namespace, known to the run's registry (its PID while it runs)."""
     return registry.run(fab.exec_prefix(member) + argv, what, timeout=timeout, capture_output=True, text=True, **kw)

@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 import time
+from functools import partial
 
 import psutil
 
@@ -20,7 +21,7 @@ PREFIX = "secperf-ln-"
 NAME_RE = re.compile(r"^secperf-ln-(\d+)-(\d+)-(dev|srv)$")
 
 
-def ip(*args: str, check: bool = True, timeout: float = 10) -> subprocess.CompletedProcess:
+def ip(*args: str, check: bool = True, timeout: float = 10) -> subprocess.CompletedProcess[str]:
     p = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=timeout)
     if check and p.returncode != 0:
         raise LinkError(f"`ip {' '.join(args)}` failed: {p.stderr.strip() or p.returncode}")
@@ -69,7 +70,7 @@ def kill_pids(pids: list[int], timeout_s: float = 3.0) -> None:
             pass
     deadline = time.monotonic() + timeout_s
     for pid in pids:
-        if not wait_until(lambda pid=pid: _gone(pid), deadline - time.monotonic()):
+        if not wait_until(partial(_gone, pid), deadline - time.monotonic()):
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
@@ -93,13 +94,13 @@ def _owner_alive(name: str) -> bool:
     recorded = rec.get("owner_start")
     if isinstance(recorded, str):  # an older record: the start in clock ticks since boot, as text
         return recorded == str(round((start - psutil.boot_time()) * os.sysconf("SC_CLK_TCK")))
-    return recorded == start
+    return bool(recorded == start)
 
 
 def sweep_stale() -> list[str]:
     """Delete secperf link namespaces whose owner is dead; returns the names removed. Root mode
     only: rootless links have no named namespaces (theirs die with their holders)."""
-    removed = []
+    removed: list[str] = []
     if rootless():
         return removed
     for name in list_namespaces():

@@ -8,6 +8,7 @@ import os
 import socket
 import struct
 import threading
+from collections.abc import Iterable
 
 from .netns_check import LinkError
 
@@ -23,13 +24,13 @@ _libc = None
 SO_TIMESTAMPNS = 35
 
 
-def kernel_rx_ns(ancdata) -> int | None:
+def kernel_rx_ns(ancdata: Iterable[tuple[int, int, bytes]]) -> int | None:
     """The kernel's receive time (ns, CLOCK_REALTIME) in a recvmsg() result's ancillary data, from
     a socket with SO_TIMESTAMPNS set; None if it carries none."""
     for level, kind, data in ancdata:
         if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= 16:
             sec, nsec = struct.unpack("ll", data[:16])
-            return sec * 1_000_000_000 + nsec
+            return int(sec) * 1_000_000_000 + int(nsec)
     return None
 
 

@@ -32,6 +32,7 @@ import socket
 import struct
 import sys
 import time
+from collections.abc import Callable
 
 if __package__:
     from ..core.wait import wait_until
@@ -52,7 +53,7 @@ class Failed(Exception):
     pass
 
 
-def _call(fn, *args, what: str) -> None:
+def _call(fn: Callable[..., int], *args: object, what: str) -> None:
     if fn(*args) != 0:
         e = ctypes.get_errno()
         raise Failed(f"{what}: {os.strerror(e)} (errno {e})")

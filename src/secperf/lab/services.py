@@ -19,7 +19,7 @@ import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, Self, TypeVar
+from typing import IO, Any, Protocol, Self, TypeVar
 
 import psutil
 
@@ -32,7 +32,14 @@ from . import registry
 from .pki import CertSet
 
 LOOPBACK = "127.0.0.1"
-SocketFactory = Callable[[], socket.socket]   # makes a socket where the server is (e.g. in its namespace)
+
+
+class SocketFactory(Protocol):
+    """Makes a socket where the server is (e.g. inside its namespace): TCP, or the socket type given
+    (iot_services' CoAP ping asks for a datagram socket)."""
+    def __call__(self, kind: int = ..., /) -> socket.socket: ...
+
+
 _T = TypeVar("_T")
 _LIVE: set[Service] = set()
 
@@ -167,12 +174,9 @@ def watch_stdout(proc: subprocess.Popen[str], on_line: Callable[[str], _T | None
     """Read the child's stdout in a thread for its whole life (so it never blocks on a full pipe);
     return the first non-None value of on_line(line), or None on exit or after timeout_s."""
     first: queue.Queue[_T | None] = queue.Queue()
-    stdout = proc.stdout
-    if stdout is None:
-        raise ValueError("watch_stdout needs a child started with stdout=PIPE")
 
     def reader() -> None:
-        for line in stdout:
+        for line in proc.stdout or ():   # a child started without stdout=PIPE: nothing to read
             value = on_line(line)
             if value is not None:
                 first.put(value)
@@ -215,7 +219,7 @@ class Service:
             registry.current().add_port(int(value), self.proto, self.name, self.proc.pid)
 
     def place(self, prefix: list[str], bind: str, make_socket: SocketFactory | None = None,
-              user: str | None = None) -> Service:
+              user: str | None = None) -> Self:
         """Run the server under an argv prefix (a network namespace) bound to `bind`; `user` when the
         namespace sees secperf's user as another (a rootless link's user namespace: "root")."""
         self.prefix, self.bind, self.make_socket, self.user = list(prefix), bind, make_socket, user

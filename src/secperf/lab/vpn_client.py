@@ -33,9 +33,9 @@ class ClientKey:
     provider: Path | None = None
     pkcs11_id: str | None = None
     pin_file: Path | None = None
-    env: dict = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.kind == "software":
             if not (self.cert and self.key):
                 raise VpnConfigError("a software client key needs cert and key files")
@@ -104,8 +104,11 @@ class OpenVpnClient(Service):
     def _config(self, hand_window: int, mgmt_sock: Path | None) -> str:
         k = self.key
         if k.kind == "software":
+            assert k.cert is not None and k.key is not None   # ClientKey.__post_init__ checked them
             key_lines = f"cert {quote(k.cert)}\nkey {quote(k.key)}"
         else:
+            # ClientKey.__post_init__ checked them; the management socket is made for a PKCS#11 key
+            assert k.pkcs11_id is not None and k.provider is not None and mgmt_sock is not None
             if "'" in k.pkcs11_id or "\n" in k.pkcs11_id:
                 raise VpnConfigError(f"PKCS#11 id {k.pkcs11_id!r} cannot be written into an OpenVPN config")
             key_lines = (f"pkcs11-providers {quote(k.provider)}\npkcs11-id '{k.pkcs11_id}'\n"
@@ -115,7 +118,7 @@ class OpenVpnClient(Service):
                                   port=self.port, hand_window=hand_window, ca=quote(self.server_ca),
                                   key_lines=key_lines)
 
-    def start(self):   # Service API: a client is started by connect()
+    def start(self) -> OpenVpnClient:   # Service API: a client is started by connect()
         raise NotImplementedError("use OpenVpnClient.connect()")
 
     def connect(self, timeout_s: float = 20.0, server: OpenVpnServer | None = None) -> ClientRun:
@@ -140,7 +143,7 @@ class OpenVpnClient(Service):
             spawn_us = time.time_ns() // 1000
             start_ns = time.monotonic_ns()
             proc = self._spawn(self.ns.exec_argv("dev", argv), stdout=subprocess.PIPE)
-            self.reader = LogReader(proc, self.log_path, re.compile(f"{DONE_RE.pattern}|{FAIL_RE.pattern}", re.I))
+            reader = self.reader = LogReader(proc, self.log_path, re.compile(f"{DONE_RE.pattern}|{FAIL_RE.pattern}", re.I))
             mgmt = None
             if listener is not None:
                 mgmt = threading.Thread(target=self._answer_pin, args=(listener, timeout_s), daemon=True)
@@ -152,10 +155,10 @@ class OpenVpnClient(Service):
                 if why:
                     refusals.append(why)
                 return bool(why)
-            got = bool(wait_until(lambda: self.reader.hit.wait(0.05), timeout_s, interval_s=0.0, give_up=refused))
+            got = bool(wait_until(lambda: reader.hit.wait(0.05), timeout_s, interval_s=0.0, give_up=refused))
             rejected = refusals[0] if refusals else None
             end_ns = time.monotonic_ns()
-            line = self.reader.hit_line
+            line = reader.hit_line
             ok = bool(got and line and DONE_RE.search(line))
             if ok:
                 reason = None
@@ -167,14 +170,14 @@ class OpenVpnClient(Service):
                 elif line:
                     what = f"failed: {line}"
                 else:
-                    self.reader.eof.wait(1.0)
+                    reader.eof.wait(1.0)
                     rc = proc.poll()
                     how = f"exit {rc}" if rc is not None else "stdout closed"
                     what = f"exited ({how}) before the tunnel was up"
                 if self._pin_problem:
                     what += f"; {self._pin_problem}"
                 reason = f"openvpn client {what}; last log lines: " + " | ".join(self._tail(6))
-            return ClientRun(ok=ok, reason=reason, lines=list(self.reader.lines), spawn_us=spawn_us,
+            return ClientRun(ok=ok, reason=reason, lines=list(reader.lines), spawn_us=spawn_us,
                              pin_query_us=self._pin_query_us, start_ns=start_ns, end_ns=end_ns,
                              pid=proc.pid, log_path=self.log_path)
         finally:
@@ -221,8 +224,10 @@ class OpenVpnClient(Service):
                         if self._pin_query_us is None:
                             self._pin_query_us = time.time_ns() // 1000
                         name = m.group(1).replace("\\", "\\\\").replace('"', '\\"')
+                        pin_file = self.key.pin_file
+                        assert pin_file is not None   # only a PKCS#11 key is asked; __post_init__ checked it
                         try:
-                            pin = Path(self.key.pin_file).read_text().strip()
+                            pin = Path(pin_file).read_text().strip()
                         except OSError as exc:
                             self._pin_problem = f"the PIN file could not be read ({exc.strerror})"
                             break
@@ -234,7 +239,7 @@ class OpenVpnClient(Service):
             wait_until(exchange, deadline - time.monotonic(), interval_s=0.0)
 
 
-def pkcs11_id(module: Path, env: dict, key_label: str, timeout_s: float = 30.0) -> str:
+def pkcs11_id(module: Path, env: dict[str, str], key_label: str, timeout_s: float = 30.0) -> str:
     """OpenVPN's serialized PKCS#11 id of the certificate labelled ``key_label`` (from
     ``openvpn --show-pkcs11-ids MODULE``; the module sees ``env``, e.g. SOFTHSM2_CONF)."""
     try:

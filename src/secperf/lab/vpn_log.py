@@ -7,6 +7,7 @@ import re
 import subprocess
 import threading
 from pathlib import Path
+from typing import Any
 
 _LINE_RE = re.compile(r"^(\d+)\.(\d{6}) ([0-9a-fA-F]+) (.*)$")
 START_RE = re.compile(r"TCP/UDP: Preserving recently used remote address|Socket Buffers|"
@@ -40,7 +41,7 @@ def parse_line(line: str) -> tuple[int, str] | None:
 
 
 def parse_client_log(lines: list[tuple[int, str]], spawn_us: int | None = None,
-                     pin_query_us: int | None = None) -> dict:
+                     pin_query_us: int | None = None) -> dict[str, Any]:
     """Establishment time and phases from one client's log.
 
     ``lines``: (realtime µs, message) in log order; ``spawn_us``: realtime µs just before the
@@ -48,7 +49,7 @@ def parse_client_log(lines: list[tuple[int, str]], spawn_us: int | None = None,
     management socket. Returns {ok, reason, usable_us, phases [{phase, us}] summing to usable_us,
     startup_us (spawn → first log line), init_us (first log line → first socket line), tls,
     peer_cert_verified}."""
-    out = {"ok": False, "reason": None, "usable_us": None, "phases": [], "startup_us": None, "init_us": None,
+    out: dict[str, Any] = {"ok": False, "reason": None, "usable_us": None, "phases": [], "startup_us": None, "init_us": None,
            "tls": None, "peer_cert_verified": False}
     if not lines:
         out["reason"] = "the client wrote no log line"
@@ -72,7 +73,7 @@ def parse_client_log(lines: list[tuple[int, str]], spawn_us: int | None = None,
         out["reason"] = "no 'Initialization Sequence Completed' in the client log"
         return out
     t_end, i_end = end
-    phases = []
+    phases: list[dict[str, Any]] = []
     prev_t, pos = t0, i0
     for name, rx in PHASES:
         hit = next(((t, i) for i, (t, msg) in enumerate(lines[pos:i_end + 1], start=pos) if rx.search(msg)), None)
@@ -99,7 +100,7 @@ class LogReader:
     """Reads a child's stdout for its whole life (so it never blocks on a full pipe), appends each
     line to a log file, keeps the parsed lines and signals when a line matches ``stop_rx``."""
 
-    def __init__(self, proc: subprocess.Popen, log_path: Path, stop_rx: re.Pattern | None = None):
+    def __init__(self, proc: subprocess.Popen[str], log_path: Path, stop_rx: re.Pattern[str] | None = None) -> None:
         self.lines: list[tuple[int, str]] = []
         self.raw_tail: list[str] = []
         self.hit = threading.Event()
@@ -109,10 +110,10 @@ class LogReader:
         self._thread = threading.Thread(target=self._run, args=(proc, log_path), daemon=True)
         self._thread.start()
 
-    def _run(self, proc, log_path):
+    def _run(self, proc: subprocess.Popen[str], log_path: Path) -> None:
         try:
             with open(log_path, "a", buffering=1) as log:
-                for line in proc.stdout:
+                for line in proc.stdout or ():
                     log.write(line)
                     self.raw_tail = (self.raw_tail + [line.rstrip()])[-40:]
                     p = parse_line(line)

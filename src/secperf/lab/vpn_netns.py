@@ -13,7 +13,7 @@ import subprocess
 
 from ..core.errors import InputError, MeasurementError
 from . import registry
-from .netns import kill_pids, list_namespaces, namespace_pids
+from .netns import Link, kill_pids, list_namespaces, namespace_pids
 
 PREFIX = "secperf-vpn-"
 _NAME_RE = re.compile(r"^secperf-vpn-(\d+)-(\d+)-(srv|dev)$")
@@ -47,7 +47,7 @@ def require_root() -> None:
         raise VpnError("the OpenVPN lab needs root (network namespaces, veth and tun devices)")
 
 
-def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     try:
         r = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=_IP_TIMEOUT_S,
                            stdin=subprocess.DEVNULL)
@@ -93,7 +93,7 @@ class NetnsPair:
 
     _counter = itertools.count()
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.base = f"{PREFIX}{os.getpid()}-{next(self._counter)}"
         self.srv, self.dev = f"{self.base}-srv", f"{self.base}-dev"
         self.server_ip, self.device_ip = LINK_SRV_IP, LINK_DEV_IP
@@ -107,7 +107,7 @@ class NetnsPair:
             raise
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.teardown()
 
     def create(self) -> NetnsPair:
@@ -157,7 +157,7 @@ def _check_side(side: str) -> None:
         raise VpnConfigError(f"namespace side {side!r} must be 'srv' or 'dev'")
 
 
-def ping_from(ns, target: str = TUN_SERVER_IP, timeout_s: float = 2.0) -> tuple[bool, float | None]:
+def ping_from(ns: NetnsPair | LinkNamespaces, target: str = TUN_SERVER_IP, timeout_s: float = 2.0) -> tuple[bool, float | None]:
     """One ICMP echo from the device side of ``ns`` (a NetnsPair or a LinkNamespaces) to ``target``;
     (ok, rtt in µs from ping's output). ``-W`` is whole seconds (rounded up, at least 1)."""
     wait_s = max(1, math.ceil(timeout_s))
@@ -178,7 +178,7 @@ class LinkNamespaces:
     link's relay. The Link owns the namespaces: this adapter creates and deletes nothing, and its
     ``with`` block leaves them to the Link's own ``close()``."""
 
-    def __init__(self, link):
+    def __init__(self, link: Link | None) -> None:
         if link is None or link.loopback:
             raise VpnConfigError("LinkNamespaces needs an emulated link (for loopback use NetnsPair)")
         if link.dev_ns is None or link.srv_ns is None:
@@ -190,7 +190,7 @@ class LinkNamespaces:
     def __enter__(self) -> LinkNamespaces:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         return None
 
     def exec_argv(self, side: str, argv: list[str]) -> list[str]:

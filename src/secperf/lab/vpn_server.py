@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from .pki import CertSet
 from .services import Service
@@ -90,7 +91,7 @@ class OpenVpnServer(Service):
             raise self.fail(f"did not report 'Initialization Sequence Completed' within {timeout_s:g} s")
         return self
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {"server": "openvpn", "port": self.port, "proto": self.proto, "namespace": self.ns.srv,
                 "address": self.ns.server_ip, "tunnel_address": TUN_SERVER_IP}
 
