@@ -173,17 +173,16 @@ class Scan(threading.Thread):
         self.secrets, self.hits, self.stop = [s.lower() for s in secrets], [], threading.Event()
 
     def run(self):
-        me = os.getpid()
-        while not self.stop.is_set():
-            for d in Path("/proc").iterdir():
-                if not d.name.isdigit() or int(d.name) == me:
-                    continue
+        import psutil
+        me = psutil.Process(os.getpid())
+        while not self.stop.is_set():   # the campaign's own processes (other users' tests are not its cases)
+            for child in me.children(recursive=True):
                 try:
-                    line = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode("latin-1").lower()
-                except OSError:
+                    line = " ".join(child.cmdline()).lower()
+                except psutil.Error:
                     continue
                 if any(s in line for s in self.secrets) or re.search(r"\s-psk\s+[0-9a-f]{16,}", line):
-                    self.hits.append(line[:200])
+                    self.hits.append(f"pid {child.pid}: {line[:200]}")
             self.stop.wait(0.05)
 
 
@@ -246,8 +245,9 @@ def main() -> int:
     bad += ignored
     scan.stop.set()
     scan.join()
-    counts["secrets"] = len(scan.hits)
-    bad += [f"secret: {h}" for h in scan.hits[:5]]
+    hits = list(dict.fromkeys(scan.hits))   # each process once, however many scans saw it
+    counts["secrets"] = len(hits)
+    bad += [f"secret: {h}" for h in hits]
     for line in bad:
         print(line)
     print(f"\ncampaign: {counts['cases']} cases in {time.monotonic() - t0:.0f} s, {counts['results']} Results read "
