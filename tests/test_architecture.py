@@ -61,7 +61,7 @@ SRC = ROOT / "src" / "secperf"
 NOT_IMPORTED = ("secperf.__main__", "secperf.lab.nsholder")
 # (module, exception class): why that raise is right where it is
 ALLOWED = {
-    ("secperf.core.store", "IsADirectoryError"): "an OSError of the writing helper; its one caller turns every "
+    ("secperf.core.writes", "IsADirectoryError"): "an OSError of the writing helper; its one caller turns every "
                                                  "OSError into OutputError with the OS's reason",
     ("secperf.lab.netns_holder", "OSError"): "the errno the holder's socket() call got, raised as socket() "
                                              "raises it, so callers handle both alike",
