@@ -37,8 +37,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import MeasurementError
+
+if TYPE_CHECKING:
+    from .device_timing import Timed
 
 # marker kinds (native/device/marker.h)
 HS_BEGIN, HS_END, RECV_BEGIN, RECV_INFO, SEND, STEP, APP_BEGIN, APP_END, OP_BEGIN, OP_END = range(1, 11)
@@ -76,6 +80,8 @@ MBEDTLS3_TLS13 = {
     26: ("received", "ChangeCipherSpec"), 28: ("received", "NewSessionTicket"), 29: None,
 }
 
+Bound = tuple[int, Any]   # (count, owner): owner (dir, message), or None for the unattributed start
+
 
 @dataclass
 class Event:
@@ -83,7 +89,7 @@ class Event:
     kind: str      # "M" marker, "W" watched function
     a1: int
     a2: int = 0
-    timed: object = None   # device_timing.Timed: the timing model's cycles and class counters here
+    timed: Timed | None = None   # the timing model's cycles and class counters here
 
 
 @dataclass
@@ -91,7 +97,7 @@ class Handshake:
     index: int
     ok: bool
     instructions: int
-    messages: list[dict] = field(default_factory=list)   # [{"message", "dir", "instructions"}]
+    messages: list[dict[str, Any]] = field(default_factory=list)   # [{"message", "dir", "instructions"}]
     records_in: int = 0
     records_out: int = 0
     messages_per_record: list[int] = field(default_factory=list)
@@ -127,9 +133,12 @@ def read_events(path: Path) -> tuple[int, list[Event]]:
 def in_cycles(events: list[Event], k: int) -> list[Event]:
     """The same events with the timing model's cycles of set k (0 low, 1 point, 2 high) as their count,
     so the attribution rule partitions cycles exactly as it partitions instructions."""
-    if any(e.timed is None for e in events):
-        raise MeasurementError("the plugin's event file has no cycles (the timing model was off)")
-    return [Event(int(round(e.timed.cycles[k])), e.kind, e.a1, e.a2) for e in events]
+    out = []
+    for e in events:
+        if e.timed is None:
+            raise MeasurementError("the plugin's event file has no cycles (the timing model was off)")
+        out.append(Event(int(round(e.timed.cycles[k])), e.kind, e.a1, e.a2))
+    return out
 
 
 def _expected_encrypted(tls: str, resumed: bool, mtls: bool) -> list[str]:
@@ -156,7 +165,7 @@ def _writes(send_arg: int, message: str) -> bool:
 
 
 def attribute(events: list[Event], tls: str, resumed: bool, mtls: bool = False,
-              ccs_message: bool = False) -> tuple[list[tuple[int, tuple]], int]:
+              ccs_message: bool = False) -> tuple[list[Bound], int]:
     """Boundaries [(count, (dir, message))] of one handshake's events (HS_BEGIN first, HS_END
     last) and the end count. Owners None are resolved to the next owner."""
     begin, end = events[0].count, events[-1].count
@@ -172,7 +181,7 @@ def attribute(events: list[Event], tls: str, resumed: bool, mtls: bool = False,
     pending = None
     enc_names = iter(_expected_encrypted(tls, resumed, mtls))
     enc_n = 0
-    bounds: list[list] = [[begin, None]]
+    bounds: list[list[Any]] = [[begin, None]]   # [count, owner]; owners None and "prev" resolved at the end
     ccs_seen = False
     cur_dir = None
     step_io = True
@@ -280,9 +289,9 @@ def attribute(events: list[Event], tls: str, resumed: bool, mtls: bool = False,
     return [(c, o) for c, o in bounds], end
 
 
-def partition(bounds: list[tuple[int, tuple]], end: int) -> list[dict]:
+def partition(bounds: list[Bound], end: int) -> list[dict[str, Any]]:
     """Merge consecutive parts with the same owner; counts between boundaries."""
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
     for (c, owner), nxt in zip(bounds, [b[0] for b in bounds[1:]] + [end]):
         d, name = owner if owner else ("received", "unattributed")
         if rows and rows[-1]["message"] == name and rows[-1]["dir"] == d:
@@ -292,7 +301,7 @@ def partition(bounds: list[tuple[int, tuple]], end: int) -> list[dict]:
     return rows
 
 
-def handshakes(events: list[Event], conns: list[dict], tls: str, mtls: bool = False, psk: bool = False,
+def handshakes(events: list[Event], conns: list[dict[str, Any]], tls: str, mtls: bool = False, psk: bool = False,
                ccs_message: bool = False) -> list[Handshake]:
     """One Handshake per HS_BEGIN..HS_END window, matched with the client's JSON line for it. A PSK
     handshake's encrypted flight is named as a resumed one's (no certificate, no signature)."""
@@ -340,10 +349,11 @@ def handshakes(events: list[Event], conns: list[dict], tls: str, mtls: bool = Fa
     return out
 
 
-def op_classes(events: list[Event]) -> list[dict]:
+def op_classes(events: list[Event]) -> list[dict[str, int]]:
     """The timing model's counters (instruction classes, memory events) of each OP_BEGIN..OP_END pair."""
     from .device_timing import class_deltas
-    out, start = [], None
+    out: list[dict[str, int]] = []
+    start: Event | None = None
     for e in events:
         if e.kind == "M" and e.a1 == OP_BEGIN:
             start = e
@@ -356,7 +366,8 @@ def op_classes(events: list[Event]) -> list[dict]:
 
 def op_counts(events: list[Event]) -> list[tuple[int, int]]:
     """(operation id, instructions) for each OP_BEGIN..OP_END pair (crypto mode)."""
-    out, start = [], None
+    out: list[tuple[int, int]] = []
+    start: Event | None = None
     for e in events:
         if e.kind == "M" and e.a1 == OP_BEGIN:
             start = e
@@ -366,7 +377,7 @@ def op_counts(events: list[Event]) -> list[tuple[int, int]]:
     return out
 
 
-def guest_connections(stdout: str, stderr: str, returncode: int, who: str) -> list[dict]:
+def guest_connections(stdout: str, stderr: str, returncode: int, who: str) -> list[dict[str, Any]]:
     """The guest client's per-connection JSON lines; a start-up error line or no line at all is a
     MeasurementError naming `who` (the stack's guest client) and what it said."""
     import json

@@ -35,14 +35,16 @@ import statistics
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..core import result as R
 from ..core.errors import InputError, MeasurementError
 from ..core.paths import private_dir, write_private
 from ..core.result_schema import DeviceDerived, DeviceTime, Series
-from ..inputs.devices import Core
+from ..inputs.core_profiles import Core
 from ..lab import registry
 from . import device as D
 from . import device_attrib as A
@@ -63,6 +65,9 @@ from .device_build import (
     sources_dir,
     tool,
 )
+
+if TYPE_CHECKING:
+    from .edhoc_device_peer import Responder
 
 # the stacks whose crypto the initiator runs on: stack -> (crypto source, library archive, what it uses)
 CRYPTO = {"wolfssl59": ("crypto_wolfssl.c", "libwolfssl.a", "wolfCrypt 5.9's P-256 (SP maths, Cortex-M assembly on "
@@ -94,7 +99,7 @@ class EdhocDeviceError(InputError):
     """A device, stack or handshake variant the EDHOC initiator has no build or implementation for."""
 
 
-def check_variants(modes) -> list[str]:
+def check_variants(modes: str | Iterable[str]) -> list[str]:
     """--mode values for EDHOC: handshake names of the what-if (m<METHOD>-<CREDENTIAL>); "full" (the
     device command's default) is m3-kid. A name the C initiator does not implement exits 2 naming
     the ones it has."""
@@ -114,7 +119,7 @@ def check_variants(modes) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def check_stacks(stacks, explicit: bool) -> list[str]:
+def check_stacks(stacks: str | Iterable[str] | None, explicit: bool) -> list[str]:
     """The stacks EDHOC's crypto comes from: of an explicit --stack, those that have it (none: exit 2
     naming them); else the default one."""
     items = [s.strip().lower() for s in (stacks.split(",") if isinstance(stacks, str) else stacks or []) if s.strip()]
@@ -139,8 +144,8 @@ class EdhocBuild:
     binary: Path
     lib: Build             # the stack's build whose library objects the initiator links
     library: str           # "wolfSSL 5.9.4 (cortex-m4 build)"
-    offers: dict
-    footprint: dict | None
+    offers: dict[str, Any]
+    footprint: dict[str, Any] | None
 
 
 def _archive(lib: Build) -> Path:
@@ -245,16 +250,19 @@ class _Lines:
         return line.decode(errors="replace")
 
 
-def converse(proc, responder, deadline: float) -> list[dict]:
+def converse(proc: subprocess.Popen[bytes], responder: Responder, deadline: float) -> list[dict[str, Any]]:
     """Answer the guest's messages until it exits: its JSON lines (one per handshake), and a failed
     line with the reason when the responder refuses a message (the guest is then told to stop)."""
-    out: list[dict] = []
-    lines = _Lines(proc.stdout.fileno(), deadline)
+    out: list[dict[str, Any]] = []
+    stdout, stdin = proc.stdout, proc.stdin
+    if stdout is None or stdin is None:
+        raise MeasurementError("the EDHOC guest was started without its pipes")
+    lines = _Lines(stdout.fileno(), deadline)
 
     def send(text: str) -> None:
         try:
-            proc.stdin.write((text + "\n").encode())
-            proc.stdin.flush()
+            stdin.write((text + "\n").encode())
+            stdin.flush()
         except BrokenPipeError:
             pass
 
@@ -275,7 +283,8 @@ def converse(proc, responder, deadline: float) -> list[dict]:
     return out
 
 
-def run_guest(eb: EdhocBuild, dev: Core, variant: str, n: int, timed: bool = True) -> tuple[list[dict], list]:
+def run_guest(eb: EdhocBuild, dev: Core, variant: str, n: int, timed: bool = True
+              ) -> tuple[list[dict[str, Any]], list[A.Event]]:
     """n handshakes in one guest process: its result lines and the plugin's events."""
     from .edhoc import make_keys
     from .edhoc_device_peer import Responder
@@ -292,8 +301,9 @@ def run_guest(eb: EdhocBuild, dev: Core, variant: str, n: int, timed: bool = Tru
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
         try:
             lines = converse(proc, Responder(keys, VARIANTS[variant]), time.monotonic() + RUN_TIMEOUT_S + 5 * n)
-            proc.stdin.close()
-            err = proc.stderr.read().decode(errors="replace")
+            if proc.stdin is not None:
+                proc.stdin.close()
+            err = proc.stderr.read().decode(errors="replace") if proc.stderr is not None else ""
             proc.wait(timeout=30)
         finally:
             if proc.poll() is None:
@@ -307,12 +317,12 @@ def run_guest(eb: EdhocBuild, dev: Core, variant: str, n: int, timed: bool = Tru
     return lines, events
 
 
-def handshakes(events: list) -> list[dict]:
+def handshakes(events: list[A.Event]) -> list[dict[str, Any]]:
     """Per handshake (HS_BEGIN..HS_END): instructions and, when timed, cycles (low, point, high) of each
     initiator step (OP_BEGIN..OP_END with the step id), and the whole process's count in between."""
-    out: list[dict] = []
-    cur: dict | None = None
-    begin: dict[int, object] = {}
+    out: list[dict[str, Any]] = []
+    cur: dict[str, Any] | None = None
+    begin: dict[int, A.Event] = {}
     for e in events:
         if e.kind != "M":
             continue
@@ -339,7 +349,7 @@ def handshakes(events: list) -> list[dict]:
 
 # -- series ------------------------------------------------------------------------------------------------
 
-def _labels(dev: Core, eb: EdhocBuild, variant: str, phase: str) -> dict:
+def _labels(dev: Core, eb: EdhocBuild, variant: str, phase: str) -> dict[str, Any]:
     lib = eb.lib
     return {"device": dev.name, "stack": lib.stack, "library": f"{eb.library} + {IMPLEMENTATION}",
             "crypto_library": eb.library, "crypto": CRYPTO[lib.stack][2], "implementation": IMPLEMENTATION, "tls": "edhoc", "mode": variant,
@@ -353,7 +363,7 @@ def _labels(dev: Core, eb: EdhocBuild, variant: str, phase: str) -> dict:
             "qemu": lib.qemu_version, "cross_cc": lib.cross_cc}
 
 
-def _rows(samples: list[dict], key: str, dev: Core) -> list[dict]:
+def _rows(samples: list[dict[str, Any]], key: str, dev: Core) -> list[dict[str, Any]]:
     """Median instructions (and cycles) per step over the samples, with the derived ms."""
     rows = []
     for name in HANDSHAKE_STEPS if key == "messages" else APP_STEPS:
@@ -362,15 +372,15 @@ def _rows(samples: list[dict], key: str, dev: Core) -> list[dict]:
             continue
         ins = statistics.median(m["instructions"] for m in got)
         lo, hi = dev.ms_range(ins)
-        row = {"dir": DIRECTION[name], "message": name, "instructions": int(ins), "n": len(got), "ms_low": lo, "ms_high": hi}
+        row: dict[str, Any] = {"dir": DIRECTION[name], "message": name, "instructions": int(ins), "n": len(got), "ms_low": lo, "ms_high": hi}
         cyc = [m["cycles"] for m in got if "cycles" in m]
         if cyc and dev.timing is not None:
-            row["time"] = T.figure(tuple(statistics.median(c[k] for c in cyc) for k in range(3)), dev)
+            row["time"] = T.figure(T.median3(cyc), dev)
         rows.append(row)
     return rows
 
 
-def make_series(dev: Core, eb: EdhocBuild, variant: str, phase: str, hss: list[dict], lines: dict[int, dict],
+def make_series(dev: Core, eb: EdhocBuild, variant: str, phase: str, hss: list[dict[str, Any]], lines: dict[int, dict[str, Any]],
                 failures: list[str]) -> Series:
     stack = eb.lib.stack
     tag = "" if eb.lib.config == default_config(stack, eb.lib.target) else f"[{eb.lib.config}]"

@@ -48,19 +48,24 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..core import result as R
 from ..core.errors import InputError, MeasurementError
 from ..core.native import shipped_sources
 from ..core.result_schema import DeviceDerived, Series
-from ..inputs.devices import Core
+from ..inputs.core_profiles import Core
 from ..lab import registry
 from . import device as D
 from . import device_attrib as A
 from . import device_timing as T
-from .device_build import DeviceSetupError, device_home, tool
+from .device_build import STACKS, DeviceSetupError, device_home, tool
+
+if TYPE_CHECKING:
+    from aioquic.quic.connection import QuicConnection
 
 STACK = "ngtcp2"
 MODES = ("full", "resumed", "0rtt")
@@ -115,12 +120,13 @@ def refusal(device: str) -> str:
     return f"--tls quic --device {device}: " + why_not_here()
 
 
-def plan(device: str, stacks, modes, groups, suites, server_cert) -> list[QuicConfig]:
+def plan(device: str, stacks: str | Iterable[str], modes: str | Iterable[str], groups: str | Iterable[str],
+         suites: str | Iterable[str], server_cert: str | Iterable[str]) -> list[QuicConfig]:
     """The QUIC configurations to count, every name checked (QuicDeviceError names what is known)."""
     dev = D.check_device(device)
     if dev.profile != "A":
         raise QuicDeviceError(refusal(device))
-    st = D._split(stacks, "stack", (STACK, *D.STACKS))
+    st = D._split(stacks, "stack", (STACK, *STACKS))
     if st != [STACK]:
         raise QuicDeviceError(f"--stack {','.join(st)}: QUIC is counted with ngtcp2 only here (ngtcp2 0.12.1 + GnuTLS, "
                               f"Debian's armhf packages); use --stack ngtcp2 or leave --stack out")
@@ -138,12 +144,12 @@ class QuicBuild:
     client: Path
     plugin: Path
     library: str
-    offers: dict
+    offers: dict[str, Any]
     qemu: str
     qemu_version: str
     cross_cc: str
     sysroot: Path
-    footprint: dict | None
+    footprint: dict[str, Any] | None
 
 
 def _sources() -> Path:
@@ -218,7 +224,7 @@ def ensure_built() -> QuicBuild:
                      _version_line([qemu, "--version"]), cc_line, root, fp)
 
 
-def _check(p, what: str):
+def _check(p: subprocess.CompletedProcess[str], what: str) -> subprocess.CompletedProcess[str]:
     if p.returncode != 0:
         raise DeviceSetupError(f"{what} failed (exit {p.returncode}): {(p.stderr or p.stdout).strip()[-1200:]}")
     return p
@@ -231,7 +237,7 @@ class LoopbackServer:
     hq-interop, the lab certificate, RFC 9002's initial RTT, single-use tickets, 0-RTT accepted); it
     answers a request stream's FIN with `response_bytes`. One connection per client address."""
 
-    def __init__(self, server_cert: str, response_bytes: int = 846):
+    def __init__(self, server_cert: str, response_bytes: int = 846) -> None:
         from aioquic.quic.configuration import QuicConfiguration
 
         from ..lab.pki import LabPKI
@@ -244,20 +250,20 @@ class LoopbackServer:
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind(("127.0.0.1", 0))
         self.sock.setblocking(False)
-        self.conns: dict = {}
+        self.conns: dict[tuple[str, int], QuicConnection] = {}
         self.errors: list[str] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="quic-device-server", daemon=True)
 
     @property
     def port(self) -> int:
-        return self.sock.getsockname()[1]
+        return int(self.sock.getsockname()[1])
 
     def __enter__(self) -> LoopbackServer:
         self._thread.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
         self.sock.close()
@@ -270,7 +276,7 @@ class LoopbackServer:
             self.errors.append(f"the aioquic server stopped: {type(exc).__name__}: {exc}")
 
     def _step(self) -> None:
-        from aioquic.buffer import Buffer
+        from aioquic.buffer import Buffer  # type: ignore[attr-defined]  # aioquic re-exports its C Buffer without __all__
         from aioquic.quic import events as E
         from aioquic.quic.connection import QuicConnection
         from aioquic.quic.packet import pull_quic_header
@@ -315,7 +321,7 @@ class LoopbackServer:
 # --- one run -----------------------------------------------------------------------------------------
 
 def run_client(build: QuicBuild, dev: Core, cfg: QuicConfig, port: int, ca: Path, n: int, timed: bool = True
-               ) -> tuple[list[dict], list[A.Event]]:
+               ) -> tuple[list[dict[str, Any]], list[A.Event]]:
     """One guest process making n connections: its JSON lines and the plugin's events."""
     with tempfile.TemporaryDirectory(prefix="secperf-device-quic-") as tmp:
         ev = Path(tmp) / "events.txt"
@@ -343,12 +349,12 @@ def _label(arg: int) -> tuple[str, str]:
     return ("received" if kind == QM_RECV else "sent", A.HS_TYPES.get(t, f"type {t}"))
 
 
-def connections(events: list[A.Event]) -> list[dict]:
+def connections(events: list[A.Event]) -> list[dict[str, Any]]:
     """Per connection (HS_BEGIN .. HS_END): the handshake's parts (dir, message, count) in order, summed
     per message, and the parts after the handshake (app_parts); counts are whatever the events carry
     (instructions, or a cycle set through device_attrib.in_cycles)."""
-    out: list[dict] = []
-    cur: dict | None = None
+    out: list[dict[str, Any]] = []
+    cur: dict[str, Any] | None = None
     for e in events:
         if e.kind != "M":
             continue
@@ -358,7 +364,9 @@ def connections(events: list[A.Event]) -> list[dict]:
             cur["bounds"].append((e.count, _label(e.a2)))
         elif cur is not None and e.a1 == A.HS_END:
             parts = A.partition(cur["bounds"], e.count)
-            hs, app, in_app = {}, {}, False
+            hs: dict[tuple[str, str], int] = {}
+            app: dict[tuple[str, str], int] = {}
+            in_app = False
             for p in parts:
                 key = (p["dir"], p["message"])
                 in_app = in_app or key == APP_PART
@@ -399,18 +407,20 @@ def measure_config(cfg: QuicConfig, n: int, warmup: int, build: QuicBuild | None
             make_series(cfg, dev, build, "warm", warm, by, failures, cyc, warmup)]
 
 
-def _cycles_of(cyc: list[list[dict]], index: int) -> dict | None:
+def _cycles_of(cyc: list[list[dict[str, Any]]], index: int) -> dict[str, Any] | None:
     """The three cycle sets of one connection: its handshake, message and app cycles (low, point, high)."""
-    sets = [next((h for h in s if h["index"] == index), None) for s in cyc]
-    if not sets or any(s is None for s in sets):
+    found = [next((h for h in s if h["index"] == index), None) for s in cyc]
+    sets = [s for s in found if s is not None]
+    if not found or len(sets) != len(found):
         return None
     hs = [sum(m["instructions"] for m in s["messages"]) for s in sets]
     return {"cycles": hs, "messages": [[s["messages"][k]["instructions"] for s in sets] for k in range(len(sets[0]["messages"]))],
             "app": [sum(m["instructions"] for m in s["app_parts"]) for s in sets]}
 
 
-def make_series(cfg: QuicConfig, dev: Core, build: QuicBuild, phase: str, hss: list[dict], conns: dict,
-                failures: list[str], cyc: list[list[dict]], warmup: int) -> Series:
+def make_series(cfg: QuicConfig, dev: Core, build: QuicBuild, phase: str, hss: list[dict[str, Any]],
+                conns: dict[int, dict[str, Any]], failures: list[str], cyc: list[list[dict[str, Any]]],
+                warmup: int) -> Series:
     labels = {"device": cfg.device, "stack": STACK, "library": build.library, "tls": "quic", "group": cfg.group,
               "suite": cfg.suite, "mode": cfg.mode, "server_cert": cfg.server_cert, "client_cert": "none",
               "phase": phase, "qemu_cpu": dev.qemu_cpu, "core_profile": dev.profile, "build_target": "armhf",
