@@ -125,3 +125,24 @@ def test_a_device_psk_handshake_puts_no_key_on_the_process_list(tmp_path, tls, s
     assert "Traceback" not in p.stderr, p.stderr[-3000:]
     assert scan.scans > 0
     assert not scan.hits, scan.hits
+
+
+def test_the_probes_psk_handshake_puts_no_key_on_the_process_list(tmp_path):
+    """secperf's own probe (client and server) reads the PSK from a 0600 file (--psk-file)."""
+    from secperf.measure.handshake import PSK_HEX
+
+    scan = Scanner(lambda: [PSK_HEX])
+    scan.start()
+    try:
+        p = subprocess.run([sys.executable, "-m", "secperf", "handshake", "psk", "--n", "3", "--warmup", "1",
+                            "--no-report", "--out", str(tmp_path)], capture_output=True, text=True, timeout=600)
+    finally:
+        scan.stop.set()
+        scan.join()
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert scan.scans > 0
+    assert not scan.hits, scan.hits
+    from secperf.core.paths import secperf_home
+
+    files = list((secperf_home() / "psk").glob("*.hex"))
+    assert files and all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)

@@ -12,7 +12,7 @@ void hs_client_usage(FILE *f)
         "usage: secperf-probe client --port P [--host 127.0.0.1] [--proto tls|dtls]\n"
         "         [--tls 1.2|1.3|any] [--ciphers LIST] [--ciphersuites LIST] [--groups LIST]\n"
         "         [--sigalgs LIST] [--ca FILE] [--servername NAME] [--cert FILE --key FILE|pkcs11:URI]\n"
-        "         [--mode full|resume-ticket|resume-id|psk|psk-dhe|0rtt] [--psk-identity ID --psk-hex HEX]\n"
+        "         [--mode full|resume-ticket|resume-id|psk|psk-dhe|0rtt] [--psk-identity ID --psk-file FILE|--psk-hex HEX]\n"
         "         [--n 20] [--warmup 3] [--timeout-ms 5000] [--request-bytes 40] [--response-bytes 846]\n"
         "         [--early-data-bytes 40] [--dtls-cookie] [--mtu N] [--no-app]\n"
         "         [--app http|mqtt|coap|none] [--app-path PATH] [--client-id ID]\n"
@@ -46,7 +46,7 @@ void hs_server_usage(FILE *f)
         "usage: secperf-probe server --port P (0 = ephemeral) --cert FILE --key FILE\n"
         "         [--bind 127.0.0.1] [--proto tls|dtls] [--tls 1.2|1.3|any] [--chain FILE] [--ca FILE]\n"
         "         [--verify-client] [--ciphers LIST] [--ciphersuites LIST] [--groups LIST]\n"
-        "         [--sigalgs LIST] [--psk-identity ID --psk-hex HEX] [--tickets 2] [--no-tickets]\n"
+        "         [--sigalgs LIST] [--psk-identity ID --psk-file FILE|--psk-hex HEX] [--tickets 2] [--no-tickets]\n"
         "         [--session-cache on|off] [--early-data BYTES] [--no-anti-replay]\n"
         "         [--dtls-cookie on|off] [--mtu N] [--response-bytes 846] [--max-conns N]\n"
         "         [--timeout-ms 10000] [--concurrent N] [--rsa-nocrt]\n"
@@ -85,7 +85,7 @@ const char *hs_version_name(hs_version v)
 enum {
     /* both sides */
     OPT_PROTO = 256, OPT_TLS, OPT_CIPHERS, OPT_CIPHERSUITES, OPT_GROUPS, OPT_SIGALGS, OPT_CA, OPT_CERT,
-    OPT_KEY, OPT_PSK_IDENTITY, OPT_PSK_HEX, OPT_MTU, OPT_TIMEOUT_MS, OPT_PORT, OPT_RESPONSE_BYTES,
+    OPT_KEY, OPT_PSK_IDENTITY, OPT_PSK_HEX, OPT_PSK_FILE, OPT_MTU, OPT_TIMEOUT_MS, OPT_PORT, OPT_RESPONSE_BYTES,
     OPT_DTLS_COOKIE, OPT_HELP,
     /* client */
     OPT_HOST, OPT_SERVERNAME, OPT_APP_PATH, OPT_CLIENT_ID, OPT_APP, OPT_MODE, OPT_N, OPT_WARMUP,
@@ -107,6 +107,7 @@ enum {
     {"key", required_argument, NULL, OPT_KEY},                                                   \
     {"psk-identity", required_argument, NULL, OPT_PSK_IDENTITY},                                 \
     {"psk-hex", required_argument, NULL, OPT_PSK_HEX},                                           \
+    {"psk-file", required_argument, NULL, OPT_PSK_FILE},                                         \
     {"mtu", required_argument, NULL, OPT_MTU},                                                   \
     {"timeout-ms", required_argument, NULL, OPT_TIMEOUT_MS},                                     \
     {"port", required_argument, NULL, OPT_PORT},                                                 \
@@ -167,6 +168,36 @@ static int parse_psk_hex(const char *s, hs_tls_opts *o, probe_err *err)
     return 1;
 }
 
+/* --psk-file PATH: the key as hex in a file (secperf writes it 0600), so it is on no command line
+ * (/proc/PID/cmdline is readable by every user). Surrounding white space is ignored. */
+static int parse_psk_file(const char *path, hs_tls_opts *o, probe_err *err)
+{
+    char buf[2 * HS_PSK_MAX + 64];
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return err_input(err, "--psk-file %s: cannot open it", path);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    int more = fgetc(f) != EOF;
+    fclose(f);
+    if (more)
+        return err_input(err, "--psk-file %s: longer than a key of %d bytes in hex", path, HS_PSK_MAX);
+    buf[n] = '\0';
+    char *start = buf;
+    while (*start == ' ' || *start == '\t' || *start == '\n' || *start == '\r')
+        start++;
+    char *end = start + strlen(start);
+    while (end > start && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\n' || end[-1] == '\r'))
+        *--end = '\0';
+    size_t len = strlen(start);
+    if (len == 0 || len % 2 != 0 || len / 2 > HS_PSK_MAX)
+        return err_input(err, "--psk-file %s: expected 2 to %d hex digits, an even number", path, 2 * HS_PSK_MAX);
+    long k = hex_decode(start, o->psk);
+    if (k < 0)
+        return err_input(err, "--psk-file %s: not hex", path);
+    o->psk_len = (size_t)k;
+    return 1;
+}
+
 /* Options both sides take. 1: applied, 0: error, -1: not a shared option. */
 static int apply_tls(int opt, const char *name, const char *val, hs_tls_opts *o, probe_err *err)
 {
@@ -195,6 +226,7 @@ static int apply_tls(int opt, const char *name, const char *val, hs_tls_opts *o,
     case OPT_KEY: return STR(&o->key);
     case OPT_PSK_IDENTITY: return STR(&o->psk_identity);
     case OPT_PSK_HEX: return parse_psk_hex(val, o, err);
+    case OPT_PSK_FILE: return parse_psk_file(val, o, err);
     case OPT_MTU:
         if (!NUM(256, 65535, &u))
             return 0;
@@ -353,7 +385,7 @@ static int walk_server(int argc, char **argv, hs_server_args *a, int *port_given
 static int check_tls(const hs_tls_opts *o, probe_err *err)
 {
     if ((o->psk_identity == NULL) != (o->psk_len == 0))
-        return err_input(err, "--psk-identity and --psk-hex go together");
+        return err_input(err, "--psk-identity and --psk-file (or --psk-hex) go together");
     if (o->proto == HS_DTLS && o->version == HS_V_13)
         return err_input(err, "--tls 1.3 with --proto dtls: OpenSSL 3.0 has no DTLS 1.3");
     if (o->proto == HS_TLS && o->mtu != 0)

@@ -54,3 +54,18 @@ def write_session(directory: Path, key: bytes, suite: str = "TLS_AES_128_GCM_SHA
     path = private_dir(Path(directory) / "psk") / "psk-session.pem"
     write_private(path, session_pem(key, suite))
     return path
+
+
+def hex_file(name: str, key: bytes) -> Path:
+    """`key` as hex in a 0600 file of a private directory under SECPERF_HOME (the probe's --psk-file):
+    a PSK reaches secperf's own clients and servers through a file, never their command lines."""
+    from ..core.paths import private_dir, secperf_home, write_private
+    path = private_dir(secperf_home() / "psk") / f"{name}.hex"
+    text = key.hex().encode() + b"\n"
+    try:
+        if path.read_bytes() == text and (path.stat().st_mode & 0o077) == 0:
+            return path
+    except OSError:
+        pass
+    write_private(path, text)
+    return path

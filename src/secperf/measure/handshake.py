@@ -200,7 +200,11 @@ def _tls_args(cfg: HandshakeConfig) -> list[str]:
 
 
 def _psk_args(cfg: HandshakeConfig) -> list[str]:
-    return ["--psk-identity", PSK_IDENTITY, "--psk-hex", PSK_HEX] if cfg.mode in ("psk", "psk-dhe") else []
+    """The probe's PSK options: the key in a 0600 file, never on the command line."""
+    if cfg.mode not in ("psk", "psk-dhe"):
+        return []
+    from ..lab.psk_session import hex_file
+    return ["--psk-identity", PSK_IDENTITY, "--psk-file", str(hex_file("handshake", bytes.fromhex(PSK_HEX)))]
 
 
 PROBE_SERVER_TIMEOUT_MS = 10000  # the probe server's own per-stage default (hs_args.c)
