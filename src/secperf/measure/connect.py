@@ -30,6 +30,7 @@ connect_coap); OpenVPN through secperf.measure.vpn. This module runs the rows.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core import result as R
 from ..core.paths import private_dir
@@ -65,6 +66,11 @@ from .connect_probe import COLD_START, cold_phases, measure_probe, probe_client_
 from .connect_series import PHASES, new_series, phase_medians, probe_phases, slug
 from .connect_servers import Dial, dial_for, finish_series, kill_later, server_for, start_server
 
+if TYPE_CHECKING:
+    from ..core.store import Run
+    from ..lab.netns import Link, LinkPerNetwork
+    from . import Progress
+
 __all__ = ["CF_HANDSHAKES", "CF_WARMUP", "CLIENTS", "COAP_PSK", "COAP_PSK_IDENTITY", "COAP_SERVERS", "COLD_START",
            "KEY_SESSIONS", "KEY_SOURCES_DOC", "OVER_US", "PHASES", "PROTOCOLS", "RESUMPTION_REFUSED", "USABLE",
            "WEAK_RSA_KEY", "WEAK_RSA_SECLEVEL", "ConnectConfig", "ConnectError", "ConnectParams", "Dial",
@@ -74,7 +80,8 @@ __all__ = ["CF_HANDSHAKES", "CF_WARMUP", "CLIENTS", "COAP_PSK", "COAP_PSK_IDENTI
            "start_server", "validate"]
 
 
-def measure(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: Result | None = None, link=None) -> list[Series]:
+def measure(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: Result | None = None,
+            link: Link | None = None) -> list[Series]:
     """Every series one configuration produces (JWT configurations go through `signer.run_jwt`)."""
     if cfg.protocol == "vpn":
         return [_measure_vpn(cfg, p, link)]
@@ -85,7 +92,7 @@ def measure(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: Result | Non
     return [measure_external(cfg, p, pki, doc, link)]
 
 
-def _measure_vpn(cfg: ConnectConfig, p: ConnectParams, link=None) -> Series:
+def _measure_vpn(cfg: ConnectConfig, p: ConnectParams, link: Link | None = None) -> Series:
     """OpenVPN in server mode inside namespaces secperf creates (secperf.measure.vpn), or inside the
     emulated `link`'s namespaces; a set-up problem (not root, no openvpn) is a failed series with the
     reason, not an exception."""
@@ -100,7 +107,8 @@ def _measure_vpn(cfg: ConnectConfig, p: ConnectParams, link=None) -> Series:
         return R.finalize_series(s)
 
 
-def run_connect(configs: list[ConnectConfig], p: ConnectParams, doc: Result, run=None, progress=None) -> Result:
+def run_connect(configs: list[ConnectConfig], p: ConnectParams, doc: Result, run: Run | None = None,
+                progress: Progress | None = None) -> Result:
     known = all_profiles(p.profiles_path)
     for cfg in configs:
         if cfg.client != "jwt-client":
@@ -136,11 +144,12 @@ def run_connect(configs: list[ConnectConfig], p: ConnectParams, doc: Result, run
     return doc
 
 
-def _run_jwt_rows(configs: list[ConnectConfig], p: ConnectParams, doc: Result, run, links) -> None:
+def _run_jwt_rows(configs: list[ConnectConfig], p: ConnectParams, doc: Result, run: Run | None,
+                  links: LinkPerNetwork) -> None:
     from .signer import SignerParams, run_jwt
     jwt = [c for c in configs if c.client == "jwt-client"]
     profiles = sorted({c.profile for c in jwt if c.profile})
     networks = list(dict.fromkeys(c.network for c in jwt))  # over the same links as the other rows
-    sp = SignerParams(n=p.n, warmup=p.warmup, seed=p.seed, workdir=private_dir(p.workdir / "jwt"))
+    sp = SignerParams(n=p.n, warmup=p.warmup, seed=p.seed, workdir=private_dir((p.workdir or Path(".")) / "jwt"))
     sessions = list(dict.fromkeys(c.key_session for c in jwt))
     run_jwt(profiles, ["ecdsa-p256"], sp, doc, run, networks=networks, links=links, key_sessions=sessions)

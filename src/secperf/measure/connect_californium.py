@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from ..core import result as R
@@ -18,9 +19,12 @@ from ..lab.services import ServiceError
 from .connect_config import CF_WARMUP, ConnectConfig, ConnectParams
 from .connect_keys import KeyMaterial
 from .connect_series import new_series, phase_medians, record_run, se_breakdown
-from .connect_servers import dial_for, finish_series, start_server
+from .connect_servers import dial_for, finish_series, port_of, start_server
 from .handshake import link_counters
 from .probe import find_shim
+
+if TYPE_CHECKING:
+    from ..lab.netns import Link
 
 CF_TIMER = {"full": ("CoapClient.get() on a new DTLS connector (no session)", "2.05 response received: full handshake "
                      "with the client certificate, then the request"),
@@ -32,7 +36,7 @@ CF_TIMER = {"full": ("CoapClient.get() on a new DTLS connector (no session)", "2
 
 
 def measure_californium(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: Result | None = None,
-                        link=None) -> Series:
+                        link: Link | None = None) -> Series:
     """Californium's own client against the Californium server: full handshakes, resumed sessions,
     and requests after a NAT rebinding carried by the connection ID. Every connection is verified:
     handshakes the client started (none for cid-rebind) and whether it resumed (resumed rows)."""
@@ -43,22 +47,26 @@ def measure_californium(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: 
         return R.finalize_series(s)
     km, server = ready
     dial = dial_for(link, p)
-    from ..lab.californium import CID_LENGTH, find_jar, java_exe, pkcs8_pem, sunpkcs11_config
+    from ..lab.californium import CID_LENGTH, CaliforniumServer, find_jar, java_exe, pkcs8_pem, sunpkcs11_config
     warmup = max(p.warmup, CF_WARMUP)
     s.labels["warmup"] = warmup
     try:
         certs = pki.server(cfg.server_cert, 1)
         if km.uri:  # the token key: SunPKCS11 on the shim, the PIN read from its 0600 file by the client
-            conf = Path(km.shim_dir) / "sunpkcs11.cfg"
+            if km.shim_dir is None:
+                raise ServiceError(f"{cfg.key_source}: a token key without its shim directory")
+            conf = km.shim_dir / "sunpkcs11.cfg"
             write_private(conf, sunpkcs11_config(find_shim()).encode())
             label = km.uri.split("object=", 1)[1].split(";", 1)[0].split("?", 1)[0]
-            key_args = ["--pkcs11-config", str(conf), "--pkcs11-pin-file", str(km.token.pin_path),
+            key_args = ["--pkcs11-config", str(conf), "--pkcs11-pin-file", str(km.token_pin()),
                         "--pkcs11-label", unquote(label)]
             s.labels["client_key_provider"] = "SunPKCS11 (JDK) on the secure-element shim"
         else:
+            if km.key is None:
+                raise ServiceError(f"{cfg.key_source}: no client key file for the Californium client")
             key = server.write_secret(Path(server.workdir) / "client.p8.pem", pkcs8_pem(km.key))
             key_args = ["--key", str(key)]
-        argv = dial.argv([java_exe(), "-jar", str(find_jar()), "client", "--host", dial.host, "--port", str(server.port),
+        argv = dial.argv([java_exe(), "-jar", str(find_jar()), "client", "--host", dial.host, "--port", str(port_of(server)),
                           "--ca", str(certs.ca), "--cert", str(km.cert), *key_args, "--n", str(p.n),
                           "--warmup", str(warmup), "--row", cfg.handshake, "--cid-length", str(CID_LENGTH),
                           "--timeout-ms", str(dial.timeout_ms)])
@@ -70,6 +78,8 @@ def measure_californium(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: 
             except subprocess.TimeoutExpired:
                 r = None
                 R.add_failure(s, f"the Californium client did not finish within {budget:.0f} s")
+        if not isinstance(server, CaliforniumServer):
+            raise ServiceError(f"the Californium client runs against the Californium server, not {server.name}")
         hs = server.drain()
     except ServiceError as exc:
         R.add_failure(s, str(exc))
@@ -108,15 +118,15 @@ def measure_californium(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: 
     return finish_series(s, server)
 
 
-def _token_us(conn: dict, calls: list[dict]) -> float:
+def _token_us(conn: dict[str, Any], calls: list[dict[str, Any]]) -> float:
     """µs of the shim's calls (real and injected) inside one connection's [t0_ns, t1_ns]."""
     t0, t1 = conn.get("t0_ns"), conn.get("t1_ns")
     if t0 is None or t1 is None:
         return 0.0
-    return sum(x.get("duration_ns", 0) for x in calls if t0 <= x.get("start_ns", -1) <= t1) / 1000
+    return float(sum(x.get("duration_ns", 0) for x in calls if t0 <= x.get("start_ns", -1) <= t1) / 1000)
 
 
-def _derive_se(s: Series, ok: list[dict], calls: list[dict], km: KeyMaterial) -> None:
+def _derive_se(s: Series, ok: list[dict[str, Any]], calls: list[dict[str, Any]], km: KeyMaterial) -> None:
     """The token's part in the Californium client's connections: per call kind, per connection."""
     d = s.derived
     for c in ok:

@@ -9,25 +9,35 @@ from pathlib import Path
 from ..core import result as R
 from ..core.paths import private_dir
 from ..core.result_schema import Series
-from .connect_config import COAP_PSK, COAP_PSK_IDENTITY
+from ..lab.pki import CertSet
+from .connect_config import COAP_PSK, COAP_PSK_IDENTITY, ConnectConfig, ConnectError, ConnectParams
+from .connect_keys import KeyMaterial
 from .connect_series import record_run
 from .connect_servers import Dial
 from .connect_spawn import median_startup, timed_run
 
 
-def coap_client_run(cfg, p, port, certs, km, s: Series, dial: Dial) -> float | None:
+def coap_client_run(cfg: ConnectConfig, p: ConnectParams, port: int, certs: CertSet, km: KeyMaterial, s: Series, dial: Dial) -> float | None:
     exe = shutil.which("coap-client-openssl")
     if exe is None:
         R.add_failure(s, "coap-client-openssl is not installed: run scripts/bootstrap (libcoap3-bin)")
         return None
     argv = [exe, "-m", "get", "-B", str(max(1, -(-dial.timeout_ms // 1000))), "-v", "0"]
     if cfg.security == "psk":
-        argv += ["-u", COAP_PSK_IDENTITY, "-k", COAP_PSK.decode()]
+        # the key through libcoap's hint match file (0600: hint,identity,key), never the command line;
+        # -k holds a decoy libcoap requires (a server with another hint gets it and fails the handshake)
+        from ..core.paths import secperf_home, write_private
+        from ..lab.iot_services import PSK_DECOY
+        match = private_dir(secperf_home() / "psk" / "coap-client") / "match_hint"
+        write_private(match, f"secperf,{COAP_PSK_IDENTITY},{COAP_PSK.decode()}\n".encode())
+        argv += ["-u", COAP_PSK_IDENTITY, "-k", PSK_DECOY, "-h", str(match)]
     else:
         if km.uri:
             # libcoap: once one of -c/-j/-C is a PKCS#11 URI the others must be DER files; the URI
             # goes to the pkcs11 engine, which reads the PIN from its file
-            der = private_dir(Path(km.shim_log).parent / "der")
+            if km.shim_log is None:
+                raise ConnectError(f"{cfg.key_source}: a token key without its shim log")
+            der = private_dir(km.shim_log.parent / "der")
             argv += ["-c", str(_der(km.cert, der / "client.der")), "-C", str(_der(certs.ca, der / "ca.der")),
                      "-j", km.uri]
         else:

@@ -4,10 +4,17 @@ measured into a named input error (validate)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError
+
+if TYPE_CHECKING:
+    from ..inputs.se_profiles import Profile
+    from ..lab.services import Service
+    from .target import Target
 
 PROTOCOLS = ("https", "mqtt", "coap", "vpn")
 KEY_SESSIONS = ("warm", "cold")
@@ -115,20 +122,20 @@ class ConnectParams:
     workdir: Path | None = None
     pki_root: Path | None = None
     # test hooks: called with the started server (e.g. to stop it mid-run)
-    on_server: object = field(default=None, repr=False)
+    on_server: Callable[[Service], object] | None = field(default=None, repr=False)
     server_port: int | None = None  # a fixed port instead of a free one
     profiles_path: Path | None = None  # extra secure-element profiles (TOML) besides the built-in ones
     client_pair: tuple[Path, Path] | None = None  # test hook: this certificate and key instead of the lab's
-    target: object = None  # measure.target.Target: the user's own server (--connect), nothing started
+    target: Target | None = None  # the user's own server (--connect), nothing started
 
-    def as_dict(self) -> dict:
-        out = {"n": self.n, "warmup": self.warmup, "timeout_ms": self.timeout_ms, "seed": self.seed}
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"n": self.n, "warmup": self.warmup, "timeout_ms": self.timeout_ms, "seed": self.seed}
         if self.target is not None:
             out["target"] = self.target.labels()
         return out
 
 
-def validate(cfg: ConnectConfig, known_profiles) -> None:
+def validate(cfg: ConnectConfig, known_profiles: Mapping[str, Profile]) -> None:
     if cfg.protocol not in PROTOCOLS:
         raise ConnectError(f"unknown protocol {cfg.protocol!r}; known: {', '.join(PROTOCOLS)}, all")
     if cfg.key_source not in ("software", "token") and not cfg.key_source.startswith("se:"):
@@ -159,7 +166,7 @@ def validate(cfg: ConnectConfig, known_profiles) -> None:
                            "key (other clients start a new process per connection: cold by nature)")
 
 
-def all_profiles(path: Path | None) -> dict:
+def all_profiles(path: Path | None) -> dict[str, Profile]:
     from ..inputs.se_profiles import load_profiles
     return {**load_profiles(), **(load_profiles(path) if path else {})}
 

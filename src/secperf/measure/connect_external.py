@@ -3,6 +3,8 @@ coap-client) against the same server as the probe; each client's driver is in it
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..core import result as R
 from ..core.result_schema import Result, Series
 from ..lab.pki import LabPKI
@@ -11,12 +13,15 @@ from .connect_config import USABLE, ConnectConfig, ConnectParams
 from .connect_https import curl_run
 from .connect_mqtt import mosquitto_pub_run, paho_run
 from .connect_series import derive_series, new_series
-from .connect_servers import dial_for, finish_series, start_server
+from .connect_servers import dial_for, finish_series, port_of, start_server
 from .handshake import link_counters
+
+if TYPE_CHECKING:
+    from ..lab.netns import Link
 
 
 def measure_external(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: Result | None = None,
-                     link=None) -> Series:
+                     link: Link | None = None) -> Series:
     """curl, mosquitto_pub, paho-mqtt or coap-client against the same server as the probe. With
     `link` (lab/netns.Link) the server runs in the link's server namespace and the client in its
     device namespace (see Dial), and the link's counters for the run are recorded."""
@@ -39,7 +44,7 @@ def measure_external(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: Res
         runner = {"curl": curl_run, "mosquitto_pub": mosquitto_pub_run, "paho": paho_run,
                   "coap-client": coap_client_run}[cfg.client]
         with link_counters(s.derived, dial.link):
-            startup = runner(cfg, p, server.port, certs, km, s, dial)
+            startup = runner(cfg, p, port_of(server), certs, km, s, dial)
     finally:
         server.stop()
     if startup is not None:

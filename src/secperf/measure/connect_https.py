@@ -10,12 +10,15 @@ import shutil
 from ..core import result as R
 from ..core import stats
 from ..core.result_schema import Series
+from ..lab.pki import CertSet
+from .connect_config import ConnectConfig, ConnectParams
+from .connect_keys import KeyMaterial
 from .connect_series import record_run
 from .connect_servers import Dial
 from .connect_spawn import timed_run
 
 
-def curl_run(cfg, p, port, certs, km, s: Series, dial: Dial) -> float | None:
+def curl_run(cfg: ConnectConfig, p: ConnectParams, port: int, certs: CertSet, km: KeyMaterial, s: Series, dial: Dial) -> float | None:
     exe = shutil.which("curl")
     if exe is None:
         R.add_failure(s, "curl is not installed: run scripts/bootstrap")

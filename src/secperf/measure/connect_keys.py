@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..core.paths import private_dir, write_private
 from ..lab.pki import LabPKI
 from ..lab.token import openssl_engine_conf
-from .connect_config import WEAK_RSA_KEY, WEAK_RSA_SECLEVEL, ConnectConfig, all_profiles
+from .connect_config import WEAK_RSA_KEY, WEAK_RSA_SECLEVEL, ConnectConfig, ConnectError, all_profiles
 from .probe import find_shim
+
+if TYPE_CHECKING:
+    from ..inputs.se_profiles import Profile
+    from ..lab.token import LabToken
 
 
 class KeyMaterial:
@@ -18,9 +23,14 @@ class KeyMaterial:
     (the shim in front of SoftHSM2 with the source's profile, its call log)."""
 
     def __init__(self, cfg: ConnectConfig, pki: LabPKI, workdir: Path, seed: int,
-                 profiles_path: Path | None = None, client_pair: tuple[Path, Path] | None = None):
+                 profiles_path: Path | None = None, client_pair: tuple[Path, Path] | None = None) -> None:
         self.cfg = cfg
-        self.token = None
+        self.token: LabToken | None = None
+        self.profile: Profile | None = None      # token keys: the secure-element profile the shim plays
+        self.shim_dir: Path | None = None
+        self.cert: Path
+        self.key: Path | None
+        self.uri: str | None
         self.shim_log: Path | None = None
         self.security_level: int | None = None  # OpenSSL security level both sides run at (None: default)
         self.env = dict(os.environ)
@@ -34,8 +44,11 @@ class KeyMaterial:
         from ..inputs.se_profiles import get_profile
         from ..lab.token import LabToken
         from .signer import key_type_for, shim_env
+        name = cfg.profile
+        if name is None:
+            raise ConnectError(f"unknown key source {cfg.key_source!r}")
         self.token = LabToken(pki=pki).ensure()
-        profile = all_profiles(profiles_path).get(cfg.profile) or get_profile(cfg.profile)
+        profile = all_profiles(profiles_path).get(name) or get_profile(name)
         key = self.token.key(key_type_for(profile, cfg.key_type))  # the 1998 RSA card: its RSA-1024 key
         if key["key_type"] == WEAK_RSA_KEY:
             self.security_level = WEAK_RSA_SECLEVEL
@@ -44,7 +57,7 @@ class KeyMaterial:
         # the PIN stays in its 0600 file: libp11 reads it from there (pin-source), never from argv
         self.uri = self.token.uri(key["label"], pin_file=True)
         shim_dir = private_dir(workdir / "shim")
-        profile = all_profiles(profiles_path).get(cfg.profile) or get_profile(cfg.profile)
+        profile = all_profiles(profiles_path).get(name) or get_profile(name)
         self.profile, self.shim_dir = profile, shim_dir
         self.env, self.shim_log = shim_env(self.token, profile, shim_dir, seed)
         self.env["SECPERF_PKCS11_MODULE"] = str(find_shim())
@@ -54,18 +67,26 @@ class KeyMaterial:
         write_private(conf, openssl_engine_conf(find_shim(), init=False, security_level=self.security_level).encode())
         self.env["OPENSSL_CONF"] = str(conf)
 
-    def run_env(self, i: int, seed: int) -> tuple[dict, Path]:
+    def run_env(self, i: int, seed: int) -> tuple[dict[str, str], Path]:
         """A client process of its own for connection `i` (cold key session): the shim loaded afresh
         with a seed per run (one seed for all would draw the same delays each time) and its own log."""
         from .signer import shim_env
         from .vpn import run_seed
+        if self.token is None or self.profile is None or self.shim_dir is None:
+            raise ConnectError(f"{self.cfg.key_source}: a client process of its own per connection needs a token key")
         env, log = shim_env(self.token, self.profile, private_dir(self.shim_dir / f"run-{i}"), run_seed(seed, i))
         return {**env, "SECPERF_PKCS11_MODULE": self.env["SECPERF_PKCS11_MODULE"],
                 "OPENSSL_CONF": self.env["OPENSSL_CONF"]}, log
 
+    def token_pin(self) -> Path:
+        """The token's 0600 PIN file (a token key only)."""
+        if self.token is None:
+            raise ConnectError(f"{self.cfg.key_source}: a software key has no token PIN")
+        return self.token.pin_path
+
     def probe_args(self) -> list[str]:
         return ["--cert", str(self.cert), "--key", self.uri or str(self.key)]
 
-    def calls(self) -> list[dict]:
+    def calls(self) -> list[dict[str, Any]]:
         from .signer import read_log
         return read_log(self.shim_log) if self.shim_log else []

@@ -15,14 +15,15 @@ from ..core.jsonlines import parse_lines
 from ..core.paths import write_private
 from ..core.result_schema import Series
 from ..lab import registry
-from .connect_config import ConnectError
+from ..lab.pki import CertSet
+from .connect_config import ConnectConfig, ConnectError, ConnectParams
 from .connect_keys import KeyMaterial
 from .connect_series import record_run
 from .connect_servers import Dial
 from .connect_spawn import median_startup, stamp_lines
 
 
-def mosquitto_pub_run(cfg, p, port, certs, km, s: Series, dial: Dial) -> float | None:
+def mosquitto_pub_run(cfg: ConnectConfig, p: ConnectParams, port: int, certs: CertSet, km: KeyMaterial, s: Series, dial: Dial) -> float | None:
     """mosquitto_pub per connection; with the token key from a private temporary directory that is
     removed at the end (it links to the token's PIN file, so it never lies inside results/)."""
     exe = shutil.which("mosquitto_pub")
@@ -32,7 +33,7 @@ def mosquitto_pub_run(cfg, p, port, certs, km, s: Series, dial: Dial) -> float |
     base = [exe, "-h", dial.host, "-p", str(port), "--cafile", str(certs.ca), "--insecure",
             "--cert", str(km.cert), "-t", "secperf/connect", "-m", "x", "-q", "0", "-d",
             "-i", f"secperf-pub-{os.getpid()}"]
-    cwd = None
+    cwd: Path | None = None
     if km.uri:
         cwd, key_id = engine_key_dir(km)
         base += ["--keyform", "engine", "--tls-engine", "pkcs11", "--key", key_id]
@@ -45,7 +46,8 @@ def mosquitto_pub_run(cfg, p, port, certs, km, s: Series, dial: Dial) -> float |
             shutil.rmtree(cwd, ignore_errors=True)
 
 
-def _mosquitto_pub_loop(cfg, p, km, s, dial: Dial, exe: str, base: list[str], cwd) -> float:
+def _mosquitto_pub_loop(cfg: ConnectConfig, p: ConnectParams, km: KeyMaterial, s: Series, dial: Dial, exe: str,
+                        base: list[str], cwd: Path | None) -> float:
     if cfg.tls in ("1.2", "1.3"):
         base += ["--tls-version", f"tlsv{cfg.tls}"]
     startup = median_startup(dial.argv([exe, "--help"]), p.n, km.env)
@@ -79,15 +81,15 @@ def engine_key_dir(km: KeyMaterial) -> tuple[Path, str]:
     d = Path(tempfile.mkdtemp(prefix="secperf-engine-key-"))  # 0700
     pin = d / "user.pin"
     if not pin.is_symlink():
-        pin.symlink_to(km.token.pin_path)
-    key_id = km.uri.split("?", 1)[0] + "?pin-source=file:user.pin"
+        pin.symlink_to(km.token_pin())
+    key_id = (km.uri or "").split("?", 1)[0] + "?pin-source=file:user.pin"
     if "/" in key_id:
         raise ConnectError(f"the token URI {key_id!r} contains '/': it cannot name a file for mosquitto_pub")
     write_private(d / key_id, b"")
     return d, key_id
 
 
-def paho_run(cfg, p, port, certs, km, s: Series, dial: Dial) -> None:
+def paho_run(cfg: ConnectConfig, p: ConnectParams, port: int, certs: CertSet, km: KeyMaterial, s: Series, dial: Dial) -> None:
     """paho-mqtt in a worker process (secperf.measure.paho_client) making all connections, under the
     link's device-namespace prefix over an emulated link (why a process: see that module)."""
     try:

@@ -4,6 +4,8 @@ connection."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..core import result as R
 from ..core.result_schema import Result, Series
 from ..lab.pki import LabPKI
@@ -11,8 +13,11 @@ from ..lab.services import LOOPBACK
 from .connect_config import CF_WARMUP, COAP_PSK, COAP_PSK_IDENTITY, USABLE, ConnectConfig, ConnectParams
 from .connect_keys import KeyMaterial
 from .connect_series import derive_series, new_series, probe_phases
-from .connect_servers import Dial, dial_for, finish_series, start_server
+from .connect_servers import Dial, dial_for, finish_series, port_of, start_server
 from .handshake import link_counters, record_client_run, run_client
+
+if TYPE_CHECKING:
+    from ..lab.netns import Link
 
 
 def probe_client_args(cfg: ConnectConfig, port: int, p: ConnectParams, pki: LabPKI, km: KeyMaterial,
@@ -27,7 +32,8 @@ def probe_client_args(cfg: ConnectConfig, port: int, p: ConnectParams, pki: LabP
     if cfg.protocol == "coap":
         a += ["--proto", "dtls", "--tls", "1.2", "--app", "coap", "--dtls-cookie"]
         if cfg.security == "psk":
-            a += ["--psk-identity", COAP_PSK_IDENTITY, "--psk-hex", COAP_PSK.hex(), "--mode", "psk",
+            from ..lab.psk_session import hex_file  # the key in a 0600 file, never on the command line
+            a += ["--psk-identity", COAP_PSK_IDENTITY, "--psk-file", str(hex_file("coap", COAP_PSK)), "--mode", "psk",
                   "--ciphers", "PSK-AES128-CCM8:PSK-AES128-GCM-SHA256:PSK-AES128-CBC-SHA256"]
             return a
         a += ["--mode", "resume-id" if cfg.handshake == "resumed" else "full"]
@@ -45,7 +51,7 @@ def probe_client_args(cfg: ConnectConfig, port: int, p: ConnectParams, pki: LabP
 
 
 def measure_probe(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: Result | None = None,
-                  link=None) -> Series:
+                  link: Link | None = None) -> Series:
     """One configuration with the probe as client. With `link` (lab/netns.Link) the server runs in
     the link's server namespace and the probe in its device namespace, over the emulated link."""
     s = new_series(cfg, "socket connect() started (TCP SYN / DTLS socket set-up)", USABLE[cfg.protocol],
@@ -62,10 +68,10 @@ def measure_probe(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: Result
     try:
         if cfg.key_session == "cold":
             with link_counters(s.derived, dial.link):
-                meta, conns, err, calls = _cold_runs(cfg, p, pki, km, server.port, dial)
+                meta, conns, err, calls = _cold_runs(cfg, p, pki, km, port_of(server), dial)
         else:
             budget = (p.n + p.warmup + 2) * (dial.timeout_ms / 1000.0) * 3 + 30
-            args = probe_client_args(cfg, server.port, p, pki, km, dial.host, dial.timeout_ms)
+            args = probe_client_args(cfg, port_of(server), p, pki, km, dial.host, dial.timeout_ms)
             with link_counters(s.derived, dial.link):
                 meta, conns, err = run_client(args, budget, prefix=list(dial.prefix), env=km.env)
             calls = None
@@ -103,7 +109,7 @@ SESSION_FNS = ("C_OpenSession", "C_Login", "C_FindObjectsInit", "C_FindObjects",
                "C_GetAttributeValue", "C_GetSessionInfo")
 
 
-def cold_phases(conn: dict, calls: list[dict]) -> dict | None:
+def cold_phases(conn: dict[str, Any], calls: list[dict[str, Any]]) -> dict[str, Any] | None:
     """A cold connection's start: its process's first C_OpenSession. Returns the phases before the
     socket connect -- the token's own session set-up calls (open, login, key search: real and
     injected time) and the host's work between them (engine, key and context loading) -- and the
@@ -123,12 +129,16 @@ def cold_phases(conn: dict, calls: list[dict]) -> dict | None:
             "calls": len(before)}
 
 
-def _cold_runs(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, km: KeyMaterial, port: int, dial: Dial):
+def _cold_runs(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, km: KeyMaterial, port: int, dial: Dial
+               ) -> tuple[dict[str, Any] | None, list[dict[str, Any]], str | None, list[dict[str, Any]]]:
     """Cold key session: one probe process per connection (warm-up processes first, discarded), each
     loading the key through the shim afresh. Returns (meta, connections, error, every shim call)."""
     one = ConnectParams(n=1, warmup=0, timeout_ms=p.timeout_ms, seed=p.seed)
     args = probe_client_args(cfg, port, one, pki, km, dial.host, dial.timeout_ms)
-    meta, conns, err, calls = None, [], None, []
+    meta: dict[str, Any] | None = None
+    conns: list[dict[str, Any]] = []
+    err: str | None = None
+    calls: list[dict[str, Any]] = []
     for i in range(p.warmup + p.n):
         env, log = km.run_env(i, p.seed)
         m, got, e = run_client(args, dial.timeout_ms / 1000.0 * 3 + 30, prefix=list(dial.prefix), env=env)

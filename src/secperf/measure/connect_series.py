@@ -5,7 +5,7 @@ element's calls)."""
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..core import result as R
 from ..core import stats
@@ -20,7 +20,7 @@ PHASES = ("socket connect", "handshake: client CPU", "secure element", "handshak
           "protocol step", "other")
 
 
-def probe_phases(conn: dict, calls: list[dict], busy: bool = False) -> tuple[list[dict], dict]:
+def probe_phases(conn: dict[str, Any], calls: list[dict[str, Any]], busy: bool = False) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Split one probe connection's establishment time into phases (µs, summing to usable_us).
 
     The shim's calls inside the connection [t0_ns, t1_ns] are the secure element: their real
@@ -49,7 +49,7 @@ def probe_phases(conn: dict, calls: list[dict], busy: bool = False) -> tuple[lis
     return phases, {"calls": len(mine), "by_fn": fns, "se_us": round(se, 3)}
 
 
-def phase_medians(samples: list[dict]) -> list[dict]:
+def phase_medians(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
     order: list[str] = []
     per: dict[str, list[float]] = {}
     for s in samples:
@@ -69,7 +69,7 @@ def new_series(cfg: ConnectConfig, timer_start: str, timer_end: str, clock: str)
                         timer={"name": "establishment", "start": timer_start, "end": timer_end, "clock": clock})
 
 
-def se_breakdown(samples: list[dict], calls: list[dict]) -> dict:
+def se_breakdown(samples: list[dict[str, Any]], calls: list[dict[str, Any]]) -> dict[str, Any]:
     from .signer import per_call_breakdown
     # a cold connection starts at its process's C_OpenSession (see cold_phases)
     iters = [{"start_ns": (s.get("cold") or {}).get("start_ns", s["t0_ns"]), "end_ns": s["t1_ns"]}
@@ -77,7 +77,7 @@ def se_breakdown(samples: list[dict], calls: list[dict]) -> dict:
     return per_call_breakdown(iters, calls)
 
 
-def derive_series(s: Series, cfg: ConnectConfig, calls: list[dict], km: KeyMaterial | None) -> None:
+def derive_series(s: Series, cfg: ConnectConfig, calls: list[dict[str, Any]], km: KeyMaterial | None) -> None:
     ok = [c for c in s.samples if c.get("ok")]
     d = s.derived
     if not ok:
@@ -109,7 +109,7 @@ def slug(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in text)[:100]
 
 
-def record_run(s: Series, i: int, warm: bool, sample: dict) -> None:
+def record_run(s: Series, i: int, warm: bool, sample: dict[str, Any]) -> None:
     if warm:
         return
     sample["i"] = i

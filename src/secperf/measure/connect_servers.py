@@ -8,6 +8,7 @@ import socket
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core import result as R
 from ..core.paths import private_dir, write_private
@@ -20,8 +21,12 @@ from .connect_keys import KeyMaterial
 from .connect_series import slug
 from .handshake import link_timeout_ms
 
+if TYPE_CHECKING:
+    from ..lab.netns import Link
+    from ..lab.services import Service
 
-def server_for(cfg: ConnectConfig, pki: LabPKI, workdir: Path, port: int | None = None):
+
+def server_for(cfg: ConnectConfig, pki: LabPKI, workdir: Path, port: int | None = None) -> Service:
     from ..lab.iot_services import CoapServer, Mosquitto
     certs = pki.server(cfg.server_cert, 1)
     client_ca = pki.client(cfg.key_type).ca
@@ -49,26 +54,34 @@ class Dial:
     host: str = LOOPBACK
     prefix: tuple[str, ...] = ()
     timeout_ms: int = 5000
-    link: object = None  # the emulated lab/netns.Link, None over loopback
+    link: Link | None = None  # the emulated link, None over loopback
 
     def argv(self, argv: list[str]) -> list[str]:
         return [*self.prefix, *argv]
 
 
-def dial_for(link, p: ConnectParams) -> Dial:
+def dial_for(link: Link | None, p: ConnectParams) -> Dial:
     if link is None or link.loopback:
         return Dial(LOOPBACK, (), p.timeout_ms)
     return Dial(link.server_addr, tuple(link.dev_prefix()), link_timeout_ms(p.timeout_ms, link.spec), link)
 
 
-def kill_later(server, after_s: float) -> threading.Timer:
+def port_of(server: Service) -> int:
+    """The port a started server listens on (ServiceError when it reports none)."""
+    if server.port is None:
+        raise ServiceError(f"{server.name}: started, but without a listening port")
+    return server.port
+
+
+def kill_later(server: Service, after_s: float) -> threading.Timer:
     t = threading.Timer(after_s, server.stop)
     t.daemon = True
     t.start()
     return t
 
 
-def start_server(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, s: Series, link=None):
+def start_server(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, s: Series, link: Link | None = None
+                 ) -> tuple[KeyMaterial, Service] | None:
     """The key material and the configuration's server, started and checked ready (inside the
     link's server namespace when `link` emulates one). Returns (km, server), or None with the
     reason recorded in series `s` (the run goes on)."""
@@ -81,7 +94,7 @@ def start_server(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, s: Series, l
     try:
         if p.target is not None:
             from ..lab.services import RemoteServer
-            server = RemoteServer(p.target.addr, p.target.port, "dtls" if cfg.protocol == "coap" else "tls",
+            server: Service = RemoteServer(p.target.addr, p.target.port, "dtls" if cfg.protocol == "coap" else "tls",
                                   workdir / "server")
             s.labels.update(p.target.labels())
         else:
@@ -98,10 +111,11 @@ def start_server(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, s: Series, l
             write_private(conf, openssl_seclevel_conf(km.security_level).encode())
             server.openssl_conf = conf
     if link is not None and not link.loopback:
-        server.place(link.srv_prefix(), link.server_addr,
-                     lambda kind=socket.SOCK_STREAM: link.socket("srv", type=kind), user=link.server_user)
-        s.labels.update(network_spec=link.spec.canonical(), network_rtt_ms=link.spec.rtt_ms,
-                        network_loss=link.spec.loss)
+        emul = link
+        server.place(emul.srv_prefix(), emul.server_addr,
+                     lambda kind=socket.SOCK_STREAM: emul.socket("srv", type=kind), user=emul.server_user)
+        s.labels.update(network_spec=emul.spec.canonical(), network_rtt_ms=emul.spec.rtt_ms,
+                        network_loss=emul.spec.loss)
     try:
         server.start()
     except (ServiceError, OSError) as exc:
@@ -110,12 +124,12 @@ def start_server(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, s: Series, l
         return None
     s.labels["server"] = server.name
     s.labels["server_settings"] = server.describe()
-    if callable(p.on_server):
+    if p.on_server is not None:
         p.on_server(server)
     return km, server
 
 
-def finish_series(s: Series, server) -> Series:
+def finish_series(s: Series, server: Service) -> Series:
     """Summaries and status; the server's directory goes when all went well, else its log is named."""
     R.finalize_series(s, OVER_US)
     if s.status == "ok":

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core import result as R
 from ..core.jsonlines import parse_lines
@@ -24,6 +25,9 @@ from ..lab.pki import LabPKI
 from . import connect as C
 from .handshake import link_counters
 
+if TYPE_CHECKING:
+    from ..core.store import Run
+
 TOPIC = "secperf/kept/msg"   # 16 bytes: the planner's MQTT framing assumes a 16-byte topic
 TIMER = ("client.publish() called (QoS 1 PUBLISH on a kept MQTT/TLS session)", "PUBACK received (on_publish)")
 
@@ -32,7 +36,7 @@ def kept_series_id(network: str) -> str:
     return f"connect/mqtt/paho/software/kept{'' if network in ('loopback', 'none') else '@' + network}"
 
 
-def measure_kept_mqtt(network: str, p: C.ConnectParams, doc: Result, run=None, messages: int = 5,
+def measure_kept_mqtt(network: str, p: C.ConnectParams, doc: Result, run: Run | None = None, messages: int = 5,
                       payload_bytes: int = 64, gap_ms: int = 250) -> Series:
     """p.n kept connections (after p.warmup warm-up ones), `messages` publishes each: one series of
     per-message latencies, appended to doc.series and returned."""

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -420,7 +421,7 @@ def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: Res
                                     R.add_failure(s, f"iteration {msg['i']}: {msg['reason']}")
                             jwt_loop(alg, sign, fresh=mode == "jwt_fresh", port=port, ca_file=str(srv_certs.ca),
                                      n=p.n, warmup=p.warmup, lifetime_s=lifetime_s, emit=emit, addr=addr,
-                                     timeout_s=timeout_s, make_socket=(lambda link=emul: link.socket("dev")) if emul else None)
+                                     timeout_s=timeout_s, make_socket=partial(emul.socket, "dev") if emul else None)
                             s.samples = [{k: it[k] for k in ("start_ns", "end_ns", "sign_ns", "request_ns")}
                                          for it in iters]
                             R.finalize_series(s, OVER_S_US)
