@@ -146,3 +146,26 @@ def test_the_probes_psk_handshake_puts_no_key_on_the_process_list(tmp_path):
 
     files = list((secperf_home() / "psk").glob("*.hex"))
     assert files and all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)
+
+
+def test_coap_psk_puts_no_key_on_the_process_list(tmp_path):
+    """libcoap's server and client get the CoAP PSK through their 0600 match files (-i / -h), the
+    probe through --psk-file; -k holds a decoy. Both clients' handshakes succeed, so the key matched."""
+    from secperf.measure.connect_config import COAP_PSK
+
+    scan = Scanner(lambda: [COAP_PSK.decode(), COAP_PSK.hex()])
+    scan.start()
+    try:
+        p = subprocess.run([sys.executable, "-m", "secperf", "connect", "coap", "--coap-security", "psk", "--client",
+                            "probe,coap-client", "--n", "2", "--warmup", "1", "--no-report", "--json",
+                            "--out", str(tmp_path)], capture_output=True, text=True, timeout=600)
+    finally:
+        scan.stop.set()
+        scan.join()
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert scan.scans > 0
+    assert not scan.hits, scan.hits
+    import json
+
+    doc = json.loads(p.stdout)
+    assert sorted(s["labels"]["client"] for s in doc["series"] if s["status"] == "ok") == ["coap-client", "probe"]

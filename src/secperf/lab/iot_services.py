@@ -161,12 +161,18 @@ def coap_ping(port: int, timeout_s: float = 0.3, host: str = LOOPBACK, make_sock
     return len(data) >= 4 and data[2:4] == b"\x12\x34"
 
 
+# libcoap's -k must be given even when a match file holds the key: this stands in for it (no secret)
+PSK_DECOY = "secperf-unused-default-key"
+
+
 class CoapServer(Service):
     """libcoap's example server `coap-server-openssl` (the OpenSSL build, Debian libcoap3-bin).
 
     It listens on plain UDP at `port` and on DTLS at `port + 1` (libcoap's rule); `self.port` is the
     DTLS port. PKI: server certificate from the lab, client certificates validated against the
-    client CA (`-C`), so a client without a good certificate fails. PSK: `-k KEY` with identity hint.
+    client CA (`-C`), so a client without a good certificate fails. PSK: the key reaches it through a
+    0600 match file (`-i`: hint, the client's identity, the key), never its command line; `-k` then
+    holds only a decoy that no client is given (a client with another identity fails its handshake).
     Readiness: a CoAP ping on the plain port is answered.
     """
 
@@ -175,13 +181,23 @@ class CoapServer(Service):
 
     def __init__(self, certs: CertSet | None = None, client_ca: Path | None = None, psk: bytes | None = None,
                  psk_hint: str = "secperf", workdir: Path | None = None, verbosity: int = 4,
-                 port: int | None = None):
+                 port: int | None = None, psk_identity: str = "secperf-device"):
         super().__init__(workdir)
         if certs is None and psk is None:
             raise InputError("coap-server needs certificates (PKI) or a PSK")
         self.certs, self.client_ca, self.psk, self.psk_hint = certs, client_ca, psk, psk_hint
+        self.psk_identity = psk_identity
         self.verbosity, self.fixed_port = verbosity, port
         self.plain_port: int | None = None
+
+    def _psk_match_file(self) -> Path:
+        """libcoap's identity match file (hint,identity,key), 0600 in a private directory."""
+        from ..core.paths import private_dir, secperf_home, write_private
+        assert self.psk is not None  # only called with a PSK
+        base = self.workdir if self.workdir is not None else secperf_home() / "psk"
+        path = private_dir(Path(base) / "coap-psk") / "match_identity"
+        write_private(path, f"{self.psk_hint},{self.psk_identity},{self.psk.decode('latin-1')}\n".encode())
+        return path
 
     def start(self) -> CoapServer:
         exe = _exe("coap-server-openssl")
@@ -198,9 +214,7 @@ class CoapServer(Service):
                 else:
                     argv.append("-n")
             if self.psk is not None:
-                # libcoap takes the key on its command line; the lab PSK is a demo secret that also
-                # lives in the private run directory, never a device's real key.
-                argv += ["-k", self.psk.decode("latin-1"), "-h", self.psk_hint]
+                argv += ["-k", PSK_DECOY, "-h", self.psk_hint, "-i", str(self._psk_match_file())]
             proc = self._spawn(argv)
             def exited(proc: subprocess.Popen[Any] = proc) -> bool:
                 return proc.poll() is not None
