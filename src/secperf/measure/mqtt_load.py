@@ -21,6 +21,7 @@ import subprocess
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError, MeasurementError
 from ..core.histogram import Histogram
@@ -31,6 +32,12 @@ from ..lab import registry
 from .server_config import KEYS, LoadParams, ServerConfig, ServerMeasureError
 from .server_cpu import pin, process_cpu_s
 from .server_load import loadgen_argv, run_level, summarize_level
+
+if TYPE_CHECKING:
+    from ..lab.pki import LabPKI
+    from .server_target import LoadTarget
+
+ClientPair = tuple[Path, Path]   # a client certificate and its key
 
 MQTTLOAD_NAME = "secperf-mqttload"
 POLICIES = ("none", "fixed", "exponential", "decorrelated")
@@ -125,7 +132,7 @@ def se_samples_file(profile_name: str, path: Path, seed: int) -> Path:
     return path
 
 
-def se_said(profile_name: str | None, path: Path | None) -> dict | None:
+def se_said(profile_name: str | None, path: Path | None) -> dict[str, Any] | None:
     """What the Result says of the secure element: the profile, the calls its time comes from, the
     drawn times' mean and median, and where the figures come from."""
     if not profile_name or path is None:
@@ -141,7 +148,7 @@ def se_said(profile_name: str | None, path: Path | None) -> dict | None:
                      "signature itself is the software key's", "source": prof.source}
 
 
-def fd_limits(clients: int) -> dict:
+def fd_limits(clients: int) -> dict[str, int]:
     """Raise this process's open-file limit to its hard limit (the broker inherits it) and say whether
     the clients fit; the generator checks its own (one process) and the ephemeral ports."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -162,7 +169,7 @@ def fd_limits(clients: int) -> dict:
             "source_addrs": max(1, math.ceil(clients / ports))}
 
 
-def mqttload_argv(port: int, c: MqttLoadConfig, client_pair, source_addrs: int, se_file: Path | None) -> list[str]:
+def mqttload_argv(port: int, c: MqttLoadConfig, client_pair: ClientPair | None, source_addrs: int, se_file: Path | None) -> list[str]:
     argv = [str(find_mqttload()), "--port", str(port), "--clients", str(c.clients),
             "--connect-rate", f"{c.connect_rate:g}", "--hold", f"{c.hold_s:g}", "--publish-rate", f"{c.publish_rate:g}",
             "--qos", str(c.qos), "--payload", str(c.payload), "--keepalive", str(c.keepalive_s),
@@ -181,7 +188,7 @@ def mqttload_argv(port: int, c: MqttLoadConfig, client_pair, source_addrs: int, 
     return argv
 
 
-def capacity(port: int, broker_pid: int, c: MqttLoadConfig, client_pair) -> dict:
+def capacity(port: int, broker_pid: int, c: MqttLoadConfig, client_pair: ClientPair | None) -> dict[str, Any]:
     """The broker's capacity: TLS handshake + CONNECT/CONNACK per second at saturation (closed loop,
     32 clients of secperf-loadgen --app mqtt), its CPU per connection and what limited it."""
     cfg = ServerConfig("mosquitto", c.key, client_auth=c.client_auth, resume_ratio=0.0, depth=c.depth, tls=c.tls)
@@ -192,7 +199,7 @@ def capacity(port: int, broker_pid: int, c: MqttLoadConfig, client_pair) -> dict
                                    "server_utilisation", "limited_by", "errors")}
 
 
-def _phase_summary(line: dict, cpu_s: float | None) -> dict:
+def _phase_summary(line: dict[str, Any], cpu_s: float | None) -> dict[str, Any]:
     """A phase line with its histograms read (core/histogram) and the broker's CPU over the phase."""
     out = dict(line)
     for k in ("connack_hist_us", "hs_hist_us", "puback_hist_us", "wait_hist_us"):
@@ -205,14 +212,15 @@ def _phase_summary(line: dict, cpu_s: float | None) -> dict:
     return out
 
 
-def run_mqttload(argv: list[str], broker_pid: int | None, cores: list[int], timeout_s: float) -> dict:
+def run_mqttload(argv: list[str], broker_pid: int | None, cores: list[int], timeout_s: float) -> dict[str, Any]:
     """Runs the generator (pinned to `cores`), reading the broker's CPU at each phase line as it comes."""
-    def pre():
+    def pre() -> None:
         os.sched_setaffinity(0, cores)
     cpu0 = process_cpu_s(broker_pid) if broker_pid else None
     proc = registry.spawn(argv, "secperf-mqttload", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                           preexec_fn=pre)
-    lines, phases = [], []
+    lines: list[dict[str, Any]] = []
+    phases: list[dict[str, Any]] = []
     deadline = time.monotonic() + timeout_s
     try:
         assert proc.stdout is not None
@@ -246,7 +254,7 @@ def run_mqttload(argv: list[str], broker_pid: int | None, cores: list[int], time
             "intervals": [m for m in lines if m.get("type") == "interval"]}
 
 
-def measure(pki, c: MqttLoadConfig, workdir: Path) -> dict:
+def measure(pki: LabPKI, c: MqttLoadConfig, workdir: Path) -> dict[str, Any]:
     """Starts mosquitto (pinned to c.core) with the lab's certificates, measures its capacity, runs the
     load (and the storm), measures the capacity again, stops it. Returns everything the Result keeps."""
     from ..lab.iot_services import Mosquitto
@@ -266,16 +274,19 @@ def measure(pki, c: MqttLoadConfig, workdir: Path) -> dict:
         broker.prefix = ["env", f"OPENSSL_CONF={conf}"]
     broker.start()
     try:
-        pin(broker.proc.pid, c.core)
+        if broker.proc is None or broker.port is None:
+            raise ServerMeasureError("mosquitto started, but without its process or its port")
+        bpid, bport = broker.proc.pid, broker.port
+        pin(bpid, c.core)
         usable = sorted(os.sched_getaffinity(0))
         cores = [x for x in usable if x != c.core] or usable
-        before = capacity(broker.port, broker.proc.pid, c, pair)
+        before = capacity(bport, bpid, c, pair)
         time.sleep(0.5)
         budget = (c.clients / c.connect_rate + c.timeout_s + 30) + c.hold_s + (c.storm_max_s if c.storm else 0) + 120
-        run = run_mqttload(mqttload_argv(broker.port, c, pair, limits["source_addrs"], se_file), broker.proc.pid,
+        run = run_mqttload(mqttload_argv(bport, c, pair, limits["source_addrs"], se_file), bpid,
                            cores, budget)
         time.sleep(0.5)
-        after = capacity(broker.port, broker.proc.pid, c, pair)
+        after = capacity(bport, bpid, c, pair)
         described = broker.describe()
     finally:
         broker.stop()
@@ -287,7 +298,7 @@ def measure(pki, c: MqttLoadConfig, workdir: Path) -> dict:
             "capacity_after": after, "se": se_said(c.se_profile, se_file), **run}
 
 
-def measure_target(lt, c: MqttLoadConfig, workdir: Path) -> dict:
+def measure_target(lt: LoadTarget, c: MqttLoadConfig, workdir: Path) -> dict[str, Any]:
     """The same load against the user's own broker (`--target`, measure/server_target.LoadTarget with
     app mqtt): its address, server name and client certificate are the target's; its CPU is not read
     (it runs on its own machine); its capacity is measured as for mosquitto here, with the target's
@@ -301,7 +312,7 @@ def measure_target(lt, c: MqttLoadConfig, workdir: Path) -> dict:
     pair = (t["client_cert"], t["client_key"]) if t["client_cert"] else None
     cores = sorted(os.sched_getaffinity(0))
 
-    def cap() -> dict:
+    def cap() -> dict[str, Any]:
         argv = [str(find_native("secperf-loadgen", "bin", "SECPERF_LOADGEN", "native/loadgen")), *lt.loadgen_args(),
                 "--app", "mqtt", "--concurrency", "32", "--duration", f"{c.capacity_s:g}", "--warmup", "0.3",
                 "--tls", c.tls, "--seed", str(c.seed)]

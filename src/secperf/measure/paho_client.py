@@ -28,11 +28,15 @@ import json
 import ssl
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
+from types import ModuleType
+from typing import Any
 
 from secperf.core.wait import wait_until
 
 
-def _drive(c, done, timeout_ms: int, step_s: float) -> bool:
+def _drive(c: Any, done: Callable[[], bool], timeout_ms: int, step_s: float) -> bool:   # c: paho's Client
     """Run paho's network loop (`step_s` at most per call, waiting on the socket) until done()
     holds or timeout_ms pass; whether it holds."""
     def step() -> bool:
@@ -43,13 +47,13 @@ def _drive(c, done, timeout_ms: int, step_s: float) -> bool:
     return bool(wait_until(step, timeout_ms / 1000, interval_s=0))
 
 
-def _one(mqtt, a, i: int) -> dict:
-    got: dict = {}
+def _one(mqtt: ModuleType, a: argparse.Namespace, i: int) -> dict[str, Any]:
+    got: dict[str, Any] = {}
     c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"{a.client_id}-{i}")
     c.tls_set(ca_certs=a.ca, certfile=a.cert, keyfile=a.key, tls_version=ssl.PROTOCOL_TLS_CLIENT)
     c.tls_insecure_set(True)  # the lab certificate names localhost; we dial an address
 
-    def on_connect(_c, _u, _f, rc, _props=None):
+    def on_connect(_c: object, _u: object, _f: object, rc: Any, _props: object = None) -> None:
         got["t1"] = time.perf_counter_ns()
         got["rc"] = int(rc.value if hasattr(rc, "value") else rc)
     c.on_connect = on_connect
@@ -73,16 +77,21 @@ def _one(mqtt, a, i: int) -> dict:
             "step_us": (got["t1"] - t_hs) / 1000, "rc": got["rc"], **bracket}
 
 
-def _kept(mqtt, a, i: int) -> list[dict]:
+def _acked(got: dict[str, Any], mid: int) -> bool:
+    """Whether the PUBACK of message `mid` came (on_publish noted it)."""
+    return mid in got.get("acked", {})
+
+
+def _kept(mqtt: ModuleType, a: argparse.Namespace, i: int) -> list[dict[str, Any]]:
     """One connection kept for a.messages QoS 1 publishes; a line per message (or one failure)."""
     import socket
-    got: dict = {}
+    got: dict[str, Any] = {}
     c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"{a.client_id}-k{i}")
     c.tls_set(ca_certs=a.ca, certfile=a.cert, keyfile=a.key, tls_version=ssl.PROTOCOL_TLS_CLIENT)
     c.tls_insecure_set(True)
     c.on_connect = lambda _c, _u, _f, rc, _p=None: got.update(rc=int(rc.value if hasattr(rc, "value") else rc))
     c.on_publish = lambda _c, _u, mid, *_r: got.setdefault("acked", {}).__setitem__(mid, time.perf_counter_ns())
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     try:
         c.connect(a.host, a.port, keepalive=60)
         sock = c.socket()
@@ -97,7 +106,7 @@ def _kept(mqtt, a, i: int) -> list[dict]:
             m0 = time.monotonic_ns()
             t0 = time.perf_counter_ns()
             info = c.publish(a.topic, payload, qos=1)
-            _drive(c, lambda mid=info.mid: mid in got.get("acked", {}), a.timeout_ms, 0.01)
+            _drive(c, partial(_acked, got, info.mid), a.timeout_ms, 0.01)
             t1 = got.get("acked", {}).get(info.mid)
             if t1 is None:
                 out.append({"ok": False, "k": k, "reason": f"no PUBACK within {a.timeout_ms} ms"})
