@@ -30,9 +30,12 @@ from __future__ import annotations
 
 import socket
 import statistics
+import subprocess
 import sys
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..core import result as R
 from ..core.errors import InputError, MeasurementError
@@ -40,6 +43,11 @@ from ..core.jsonlines import parse_lines
 from ..core.paths import private_dir, write_private
 from ..core.result_schema import Result, Series
 from ..lab import registry
+
+if TYPE_CHECKING:
+    from ..core.store import Run
+    from ..lab.netns import Link
+    from . import Progress
 
 # RFC 9528 section 3.2 / 3.6 / IANA: what exists, and what lakers implements
 METHODS = {0: "signature / signature", 1: "signature / static DH", 2: "static DH / signature",
@@ -163,7 +171,7 @@ def message_sizes(cred: str = "kid") -> dict[str, int]:
 def _free_udp_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        return int(s.getsockname()[1])
 
 
 def _peer_argv(role: str, cfg: EdhocConfig, keys: Path, host: str, port: int) -> list[str]:
@@ -171,28 +179,29 @@ def _peer_argv(role: str, cfg: EdhocConfig, keys: Path, host: str, port: int) ->
             "--port", str(port), "--cred-style", cfg.cred]
 
 
-def _env() -> dict:
+def _env() -> dict[str, str]:
     import os
     src = str(Path(__file__).resolve().parents[2])  # the package's root: the workers import secperf
     return {**os.environ, "PYTHONPATH": src + (":" + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else "")}
 
 
-def _start_server(cfg: EdhocConfig, keys: Path, link, port: int):
-    host = "127.0.0.1" if link is None or link.loopback else link.server_addr
+def _start_server(cfg: EdhocConfig, keys: Path, link: Link | None, port: int
+                  ) -> tuple[subprocess.Popen[str], str]:
+    emul = link if link is not None and not link.loopback else None
+    host = emul.server_addr if emul else "127.0.0.1"
     argv = _peer_argv("server", cfg, keys, host, port)
-    import subprocess
-    kw = dict(stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), start_new_session=True)
-    proc = link.popen("srv", argv, **kw) if link is not None and not link.loopback else \
-        registry.spawn(argv, "EDHOC/OSCORE server (aiocoap)", **kw)
-    line = proc.stdout.readline()
+    kw: dict[str, Any] = dict(stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
+                              start_new_session=True)
+    proc = emul.popen("srv", argv, **kw) if emul else registry.spawn(argv, "EDHOC/OSCORE server (aiocoap)", **kw)
+    line = proc.stdout.readline() if proc.stdout else ""
     if line.strip() != "ready":
-        err = proc.stderr.read() if proc.poll() is not None else ""
+        err = proc.stderr.read() if proc.stderr and proc.poll() is not None else ""
         _stop(proc)
         raise MeasurementError(f"the EDHOC server did not start: {(err or line).strip()[-300:]}")
     return proc, host
 
 
-def _stop(proc) -> None:
+def _stop(proc: subprocess.Popen[str] | None) -> None:
     if proc is None:
         return
     if proc.poll() is None:
@@ -205,12 +214,13 @@ def _stop(proc) -> None:
     registry.forget(proc)
 
 
-def _median(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
+def _median(xs: Iterable[float | None]) -> float | None:
+    got = [x for x in xs if x is not None]
+    return statistics.median(got) if got else None
 
 
-def measure(cfg: EdhocConfig, n: int, warmup: int, keys: Path, link=None, timeout_ms: int = 5000) -> Series:
+def measure(cfg: EdhocConfig, n: int, warmup: int, keys: Path, link: Link | None = None,
+            timeout_ms: int = 5000) -> Series:
     """One configuration: n timed handshakes (+ warm-up) in one client process; a series."""
     validate(cfg)
     s = R.new_series(cfg.series_id, kind="connect",
@@ -220,7 +230,7 @@ def measure(cfg: EdhocConfig, n: int, warmup: int, keys: Path, link=None, timeou
                      timer={"name": "EDHOC + OSCORE set-up", "start": TIMER_START, "end": USABLE,
                             "cpu": "initiator thread CPU over the same span (lakers, CBOR, CoAP, aiocoap)"})
     port = _free_udp_port() if link is None or link.loopback else 5683
-    server = None
+    server: subprocess.Popen[str] | None = None
     try:
         server, host = _start_server(cfg, keys, link, port)
         argv = _peer_argv("client", cfg, keys, host, port) + [
@@ -251,12 +261,12 @@ def measure(cfg: EdhocConfig, n: int, warmup: int, keys: Path, link=None, timeou
     return R.finalize_series(s)
 
 
-def derive(samples: list[dict], cfg: EdhocConfig) -> dict:
+def derive(samples: list[dict[str, Any]], cfg: EdhocConfig) -> dict[str, Any]:
     ok = [x for x in samples if x.get("ok")]
     if not ok:
         return {}
     msgs = sorted({k for x in ok for k in x["cpu_us"]})
-    out = {"cpu_per_message_p50_us": {m: _median([x["cpu_us"].get(m) for x in ok]) for m in msgs},
+    out: dict[str, Any] = {"cpu_per_message_p50_us": {m: _median([x["cpu_us"].get(m) for x in ok]) for m in msgs},
            "edhoc_bytes": ok[0]["edhoc_bytes"], "coap_bytes": ok[0]["coap_bytes"],
            "edhoc_p50_us": _median([x["edhoc_us"] for x in ok]),
            "first_request_p50_us": _median([x["requests"][0]["rtt_us"] for x in ok if x["requests"]]),
@@ -286,8 +296,8 @@ def _versions() -> str:
     return ", ".join(parts)
 
 
-def run(configs: list[EdhocConfig], n: int, warmup: int, timeout_ms: int, seed: int, doc: Result, run=None,
-        progress=None) -> Result:
+def run(configs: list[EdhocConfig], n: int, warmup: int, timeout_ms: int, seed: int, doc: Result,
+        run: Run | None = None, progress: Progress | None = None) -> Result:
     """Every configuration in turn over its network (one emulated link per network); series into doc."""
     from ..core.paths import secperf_home
     from ..lab.netns import LinkPerNetwork

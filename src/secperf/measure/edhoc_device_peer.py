@@ -14,6 +14,7 @@ server.ccs/client.ccs CWT claim sets); the responder holds the server's.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ..core.errors import MeasurementError
 
@@ -22,12 +23,12 @@ REPLY = b"21.5 C"
 PATH = ("temp",)
 
 
-def _oscore_context(master_secret: bytes, master_salt: bytes, sender_id: bytes, recipient_id: bytes):
+def _oscore_context(master_secret: bytes, master_salt: bytes, sender_id: bytes, recipient_id: bytes) -> Any:
     """A server-side OSCORE context (AES-CCM-16-64-128, HKDF-SHA-256, no ID Context) built from the
     EDHOC exporter's output, as aiocoap's EDHOC contexts derive it."""
     from aiocoap import oscore
 
-    class Ctx(oscore.CanProtect, oscore.CanUnprotect, oscore.SecurityContextUtils):
+    class Ctx(oscore.CanProtect, oscore.CanUnprotect, oscore.SecurityContextUtils):  # type: ignore[misc]  # aiocoap ships no type information
         def post_seqnoincrease(self) -> None:   # not persisted
             pass
 
@@ -47,7 +48,7 @@ class Responder:
     """One EDHOC session at a time: message_1 -> message_2, message_3 (verified), then the OSCORE
     request -> its protected response. Any failure is a MeasurementError naming the step."""
 
-    def __init__(self, keys: Path, cred_style: str = "kid"):
+    def __init__(self, keys: Path, cred_style: str = "kid") -> None:
         import cbor2
         import lakers
         d = Path(keys)
@@ -57,9 +58,9 @@ class Responder:
         self._cred_i = cbor2.dumps(cbor2.loads((d / "client.ccs").read_bytes())[14], canonical=True)
         self._transfer = (lakers.CredentialTransfer.ByReference if cred_style == "kid"
                           else lakers.CredentialTransfer.ByValue)
-        self._res = None
+        self._res: Any = None   # lakers' EdhocResponder of the session (no type information)
         self._c_i = b""
-        self._ctx = None
+        self._ctx: Any = None   # the OSCORE context once the handshake completed
         self.library = f"lakers-python {getattr(lakers, '__version__', '0.6')} (responder), aiocoap OSCORE (server)"
 
     def message_2(self, m1: bytes) -> bytes:
@@ -101,4 +102,4 @@ class Responder:
             raise MeasurementError(f"unexpected inner request {inner.code} {'/'.join(inner.opt.uri_path)}")
         reply, _ = self._ctx.protect(aiocoap.Message(code=aiocoap.CONTENT, payload=REPLY), request_id)
         reply.mtype, reply.mid, reply.token = aiocoap.ACK, outer.mid, outer.token
-        return reply.encode()
+        return bytes(reply.encode())

@@ -33,6 +33,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from ..core.errors import MeasurementError
 
@@ -51,7 +52,7 @@ def _cpu() -> int:
     return time.thread_time_ns()
 
 
-def _load(keys: Path, who: str) -> tuple[dict, dict]:
+def _load(keys: Path, who: str) -> tuple[dict[Any, Any], dict[Any, Any]]:   # COSE key, CCS (CBOR maps)
     import cbor2
     return cbor2.loads((keys / f"{who}.key").read_bytes()), cbor2.loads((keys / f"{who}.ccs").read_bytes())
 
@@ -62,21 +63,21 @@ def _cred_style(style: str) -> str:
 
 # -- server -------------------------------------------------------------------------------------------
 
-async def _serve(a) -> None:
+async def _serve(a: argparse.Namespace) -> None:
     import aiocoap
     from aiocoap import credentials, edhoc, oscore_sitewrapper, resource
 
-    class Temp(resource.Resource):
-        async def render_get(self, request):
+    class Temp(resource.Resource):  # type: ignore[misc]  # aiocoap ships no type information
+        async def render_get(self, request: Any) -> Any:
             from aiocoap.transports.oscore import OSCOREAddress
             if not isinstance(request.remote, OSCOREAddress):  # plain CoAP must not pass for OSCORE
                 return aiocoap.Message(code=aiocoap.UNAUTHORIZED, payload=b"OSCORE required")
             return aiocoap.Message(code=aiocoap.CONTENT, payload=REPLY)
 
-    class Pruning(oscore_sitewrapper.OscoreSiteWrapper):
+    class Pruning(oscore_sitewrapper.OscoreSiteWrapper):  # type: ignore[misc]  # aiocoap ships no type information
         # aiocoap keeps every EDHOC-derived context and picks C_R among 48 one-byte values: after 47
         # handshakes it answers "Too many contexts". A measuring server drops all but the newest few.
-        def _process_edhoc_msg12(self, pipe):
+        def _process_edhoc_msg12(self, pipe: Any) -> Any:
             old = [k for k, v in self.server_credentials.items() if isinstance(v, edhoc.EdhocResponderContext)]
             for k in old[:-4]:
                 del self.server_credentials[k]
@@ -103,16 +104,17 @@ async def _serve(a) -> None:
 class _Timed:
     """Wraps an aiocoap EDHOC-derived OSCORE context: CPU and sizes of protect/unprotect."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.protect_ns: list[int] = []
         self.unprotect_ns: list[int] = []
         self.outer_bytes: list[int] = []
         self.inner_bytes: list[int] = []
 
 
-def _timed_context(base_cls, timed: _Timed):
-    class Ctx(base_cls):
-        def protect(self, message, request_id=None, *, kid_context=True):
+def _timed_context(base_cls: Any, timed: _Timed) -> Any:
+    """base_cls (an aiocoap security context class) with protect/unprotect timed into `timed`."""
+    class Ctx(base_cls):  # type: ignore[misc]  # aiocoap ships no type information
+        def protect(self, message: Any, request_id: Any = None, *, kid_context: bool = True) -> tuple[Any, Any]:
             c0 = _cpu()
             outer, rid = super().protect(message, request_id=request_id, kid_context=kid_context)
             timed.protect_ns.append(_cpu() - c0)
@@ -120,7 +122,7 @@ def _timed_context(base_cls, timed: _Timed):
             timed.outer_bytes.append(len(outer.opt.encode()) + len(outer.payload))
             return outer, rid
 
-        def unprotect(self, protected_message, request_id=None):
+        def unprotect(self, protected_message: Any, request_id: Any = None) -> Any:
             c0 = _cpu()
             out = super().unprotect(protected_message, request_id)
             timed.unprotect_ns.append(_cpu() - c0)
@@ -128,7 +130,7 @@ def _timed_context(base_cls, timed: _Timed):
     return Ctx
 
 
-def _datagram(msg) -> int:
+def _datagram(msg: Any) -> int:   # an aiocoap Message
     """The CoAP datagram's size as it travels (header, token, options, payload marker, payload)."""
     try:
         return len(msg.encode())
@@ -136,7 +138,8 @@ def _datagram(msg) -> int:
         return 4 + len(msg.token or b"") + len(msg.opt.encode()) + (1 + len(msg.payload) if msg.payload else 0)
 
 
-async def _handshake(a, ctx, key, ccs, peer_ccs, uri: str) -> dict:
+async def _handshake(a: argparse.Namespace, ctx: Any, key: dict[Any, Any], ccs: dict[Any, Any],
+                     peer_ccs: dict[Any, Any], uri: str) -> dict[str, Any]:
     import aiocoap
     import cbor2
     import lakers
@@ -196,7 +199,7 @@ async def _handshake(a, ctx, key, ccs, peer_ccs, uri: str) -> dict:
     t_edhoc = time.perf_counter_ns()
 
     firsts: list[float] = []
-    reqs: list[dict] = []
+    reqs: list[dict[str, Any]] = []
     for _ in range(a.requests):
         tq = time.perf_counter_ns()
         r = await ctx.request(aiocoap.Message(code=aiocoap.GET, uri=f"{uri}/temp")).response_raising
@@ -229,11 +232,11 @@ async def _handshake(a, ctx, key, ccs, peer_ccs, uri: str) -> dict:
 
 class _Log:
     """aiocoap's EDHOC contexts want a logger; the worker's stdout carries JSON only."""
-    def debug(self, *a, **k): pass
+    def debug(self, *a: object, **k: object) -> None: pass
     info = warning = error = debug
 
 
-async def _client(a) -> int:
+async def _client(a: argparse.Namespace) -> int:
     import aiocoap
     key, ccs = _load(Path(a.keys), "client")
     _, peer = _load(Path(a.keys), "server")
