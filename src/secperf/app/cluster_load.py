@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from ..lab.pki import LabPKI
     from ..measure.server import LoadParams, ServerConfig
     from .runner import Output, Progress
-    from .server import FleetOptions, ServerOptions
+    from .server_plan import FleetOptions, ServerOptions
 
 LEAD_S = 1.5            # the start instant lies this far ahead of the last ping (each worker's spawn fits in it)
 PINGS = 3
@@ -438,7 +438,7 @@ def run_server(o: ServerOptions, output: Output) -> Result:
     from ..measure import server as S
     from .cluster import connect
     from .runner import Phase, measure_and_write
-    from .server import plan
+    from .server_plan import plan
     check_options(o)
     assert o.cluster is not None and o.core is not None   # server.run comes here with --cluster, the core set
     configs = plan(o)
@@ -548,7 +548,7 @@ def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resul
     from ..measure import server as S
     from .cluster import connect
     from .runner import Phase, measure_and_write
-    from .server import replay_compare
+    from .server_plan import replay_compare
     params = {**params, "cluster": o.cluster}
     replay, key = o.replay, o.key
     assert o.cluster is not None and replay is not None and key is not None   # server._run_replay checked them

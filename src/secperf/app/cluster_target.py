@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.histogram import Histogram
 from .cluster import ClusterError, ClusterRunError, ray_module
-from .cluster_load import Generators, LoadgenWorker, check_options, cluster_level, run_level
+from .cluster_load import Generators, LoadgenWorker, check_options, cluster_level, merge_storm, run_level
+from .server_plan import label_of, params_of
 
 if TYPE_CHECKING:
     from ..core.result_schema import Result, Series
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from ..measure.server_target import LoadTarget
     from .cluster import Cluster
     from .runner import Output, Progress
-    from .server import FleetOptions, ServerOptions
+    from .server_plan import FleetOptions, ServerOptions
 
 
 def place_all(cl: Cluster, lt: LoadTarget, timeout_s: float, max_generators: int | None = None) -> Generators:
@@ -126,7 +127,6 @@ def run_server(o: ServerOptions, output: Output) -> Result:
     from ..measure import server_target as T
     from .cluster import connect
     from .runner import Phase, measure_and_write
-    from .server_target import label_of, params_of
     check_options(o)
     S.find_loadgen()
     negotiated = T.probe(o.target, o.tls)
@@ -164,7 +164,6 @@ def replay_storm(lt: LoadTarget, g: Generators, clients: int, policy: str, base_
 
     from ..measure import server as S
     from ..measure import server_target as T
-    from .cluster_load import merge_storm
     p = S.LoadParams(concurrency=[32], duration_s=capacity_s, warmup_s=0.3, seed=seed, core=-1, loadgen_procs=1)
     cap = T.loadgen_argv(lt, tls, 0.0, 32, p)
     before = S.summarize_level(run_level(g, cap, None, 0.3, capacity_s, capacity_s + 30))
@@ -194,7 +193,7 @@ def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resul
     from ..measure import server_target as T
     from .cluster import connect
     from .runner import Phase, measure_and_write
-    from .server import replay_compare
+    from .server_plan import replay_compare
     lt = o.target
     params = {**params, "cluster": o.cluster}
     replay = o.replay

@@ -6,7 +6,6 @@ pattern's emulated link (app/plan_verify.py)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..core import host
@@ -18,39 +17,14 @@ from ..inputs import patterns as PS
 from ..inputs.devices import resolve_device
 from ..plan import planner as PL
 from ..plan.verdict import __doc__ as RULE
+from .plan_options import PlanOptions
+from .plan_verify import verify
 from .reporter import reporter
 
 if TYPE_CHECKING:
     from ..inputs.patterns import Pattern
     from ..model.costs import CostTable
     from ..model.flights import Scenario
-
-
-@dataclass
-class PlanOptions:
-    patterns: list[str]
-    device: str | None = None
-    se: str | None = None                  # the client key: software | se:PROFILE[:cold] (`--key`; old `--se`)
-    network: str | None = None
-    radio: str | None = None
-    n: int = 20_000
-    seed: int = 1
-    verify: bool = False
-    verify_n: int = 10
-    json: bool = False
-    out: str = "results"
-    no_report: bool = False
-    metrics: str | None = None
-    csv: str | None = None                 # --csv FILE: every number in tidy long format (report/export.py)
-    cluster: str | None = None             # --cluster: each pattern's judgement as a Ray task (app/cluster.py)
-    command: list[str] = field(default_factory=lambda: ["secperf", "plan"])
-    system: str | None = None              # the --system file the inputs came from
-    resolved: list[Pattern] = field(default_factory=list)   # patterns made from a --system file (spec.system.pattern)
-    stack: str | None = None               # the system file's [device].stack and .config, for the planner's
-    config: str | None = None              # device costs (passed on when plan.planner.Overrides takes them)
-    stack_from: str | None = None          # the system file's key --stack came from (a preference there)
-    config_from: str | None = None         # ... and --config's
-    host_costs: str | None = None          # --host-costs: this host's side measured (default) or shipped (app/host_costs.py)
 
 
 def _clean(x: Any) -> Any:
@@ -189,7 +163,6 @@ def run(o: PlanOptions) -> Result:
     doc.analysis["plan"] = {"patterns": plans, "rule": " ".join(RULE.split())}
     if o.verify:
         from ..core.errors import InternalError
-        from .plan_verify import verify
         try:
             doc.analysis["plan"]["verify"] = verify(plans, o, doc, run_)
         except InternalError as exc:  # secperf's own combination refused: the partial Result says so

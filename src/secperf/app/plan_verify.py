@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ..core.result_schema import Result, Series
     from ..core.store import Run
     from ..measure.connect_config import ConnectConfig
-    from .plan import PlanOptions
+    from .plan_options import PlanOptions
 
 
 @dataclass(frozen=True)

@@ -4,135 +4,29 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError, SetupError
+from .cluster_load import run_replay, run_server
 from .reporter import reporter
 from .runner import Output, Phase, measure_and_write
+from .server_plan import FleetOptions, ServerOptions, dtls_matrix_plan, matrix_plan, plan, replay_compare  # noqa: F401 - handed on: callers name them as server.X
+from .server_target import run_replay as replay_target
+from .server_target import run_server as run_target
 
 if TYPE_CHECKING:
     from ..core.result_schema import Result, ServerDerived
     from ..core.store import Run
-    from ..measure.server import ServerConfig
     from .runner import Progress
-
-T = TypeVar("T")
-
-
-@dataclass
-class ServerOptions:
-    servers: list[str] = field(default_factory=lambda: ["nginx"])
-    cluster: str | None = None          # --cluster: the load generators on a Ray cluster (app/cluster_load.py)
-    keys: list[str] = field(default_factory=lambda: ["rsa-2048"])
-    sources: list[str] = field(default_factory=lambda: ["software"])
-    client_auth: list[bool] = field(default_factory=lambda: [False])
-    resume_ratios: list[float] = field(default_factory=lambda: [0.0])
-    depths: list[int] = field(default_factory=lambda: [1])
-    tls: str = "1.3"
-    protocol: str = "tls"               # tls | dtls (DTLS 1.2 against coap-server)
-    concurrency: list[int] = field(default_factory=lambda: [1, 4, 16])
-    rates: list[float] = field(default_factory=list)
-    matrix: bool = False
-    duration_s: float = 3.0
-    warmup_s: float = 0.5
-    core: int | None = 0                # None: not given (--core: the server's core 0; with --target, none kept off)
-    procs: int | None = None            # None: one generator process per core other than the server's
-    seed: int = 1
-    target: Any = None                  # --target: a measure.server_target.LoadTarget (the user's server)
-
-
-def _canonical(values: list[T], order: tuple[T, ...]) -> list[T]:
-    """A list option in one fixed order, repeats dropped: `--key rsa-2048,ecdsa-p256` and
-    `--key ecdsa-p256,rsa-2048` measure and show the same rows in the same order, so two runs' tables
-    line up (names outside `order` keep their place after the known ones; validation names them)."""
-    seen = list(dict.fromkeys(values))
-    return sorted(seen, key=lambda v: (order.index(v) if v in order else len(order) + seen.index(v)))
-
-
-def plan(o: ServerOptions) -> list[ServerConfig]:
-    """Every combination that makes sense, validated before anything runs (nocrt keys: probe only;
-    offload: nginx with the token's key types)."""
-    from ..measure import server as S
-    if not o.concurrency or any(not 1 <= c <= 4096 for c in o.concurrency):
-        raise InputError(f"--concurrency {o.concurrency}: give 1..4096 clients per level")
-    if not 0.2 <= o.duration_s <= 3600:
-        raise InputError(f"--duration {o.duration_s}: give 0.2..3600 seconds per level")
-    if not 0 <= o.warmup_s <= 60:
-        raise InputError(f"--warmup {o.warmup_s}: give 0..60 seconds")
-    if o.tls not in ("1.2", "1.3"):
-        raise InputError(f"--tls {o.tls}: give 1.2 or 1.3")
-    if o.protocol not in S.PROTOCOLS:
-        raise InputError(f"--protocol {o.protocol}: give {' or '.join(S.PROTOCOLS)}")
-    if o.rates and any(not 1 <= r <= 1e6 for r in o.rates):
-        raise InputError(f"--rates {o.rates}: give offered rates of 1..1,000,000 connections/s")
-    if o.matrix:
-        return dtls_matrix_plan() if o.protocol == "dtls" else matrix_plan(o.tls)
-    out = []
-    for server in _canonical(o.servers, S.SERVERS):
-        for key in _canonical(o.keys, S.KEYS):
-            for src in list(dict.fromkeys(o.sources)):
-                if key.endswith("-nocrt") and server != "probe" and len(o.servers) > 1:
-                    continue  # the no-CRT key runs on the probe server only: skip it for the others
-                if src != "software" and server != "nginx" and len(o.servers) > 1:
-                    continue
-                for auth in o.client_auth:
-                    for r in o.resume_ratios:
-                        for d in o.depths:
-                            cfg = S.ServerConfig(server, key, src, auth, r, d, o.tls, o.protocol)
-                            S.validate(cfg)
-                            out.append(cfg)
-    if not out:
-        raise InputError("nothing to measure: the --server, --key and --key-source combinations all exclude "
-                         "each other (no-CRT keys run on --server probe; offload on --server nginx)")
-    return out
-
-
-def matrix_plan(tls: str = "1.3") -> list[ServerConfig]:
-    """The capacity table of issue 15 as one list of configurations: every server key in software on
-    nginx (CRT keys) and on the probe server (with and without CRT: OpenSSL cannot load an n, e,
-    d-only key from a file, the probe builds it in memory); the token's keys offloaded behind the
-    shim with the profile of their algorithm, busy-poll and sleep; client authentication,
-    resumption ratio and chain depth on nginx RSA-2048; mosquitto with RSA-2048 and P-256."""
-    from ..measure import server as S
-    C = S.ServerConfig
-    rsa = ("rsa-1024", "rsa-2048", "rsa-3072", "rsa-4096")
-    out = [C("nginx", k, tls=tls) for k in (*rsa, "ecdsa-p256", "ecdsa-p384", "ed25519")]
-    out += [C("probe", k + suf, tls=tls) for k in rsa for suf in ("", "-nocrt")]
-    out += [C("nginx", k, f"offload:{S.OFFLOAD_PROFILE[k]}:{w}", tls=tls) for k in S.TOKEN_KEYS for w in S.WAITS]
-    out += [C("nginx", "rsa-2048", client_auth=True, tls=tls)]
-    out += [C("nginx", "rsa-2048", resume_ratio=r, tls=tls) for r in (0.5, 1.0)]
-    out += [C("nginx", "rsa-2048", depth=d, tls=tls) for d in (2, 3)]
-    out += [C("mosquitto", k, tls=tls) for k in ("rsa-2048", "ecdsa-p256")]
-    for c in out:
-        S.validate(c)
-    return out
-
-
-def dtls_matrix_plan() -> list[ServerConfig]:
-    """DTLS 1.2 handshake capacity of libcoap's coap-server (the concurrent DTLS target) by server
-    key, and with client authentication on P-256 (no resumption: coap-server resumes no DTLS
-    session; no offload: it loads its key from a PEM file)."""
-    from ..measure import server as S
-    C = S.ServerConfig
-    keys = ("rsa-1024", "rsa-2048", "rsa-3072", "rsa-4096", "ecdsa-p256", "ecdsa-p384")
-    out = [C("coap-server", k, tls="1.2", protocol="dtls") for k in keys]
-    out += [C("coap-server", "ecdsa-p256", client_auth=True, tls="1.2", protocol="dtls")]
-    for c in out:
-        S.validate(c)
-    return out
-
 
 def run(o: ServerOptions, output: Output) -> Result:
     if o.target is not None:
-        from .server_target import run_server as run_target
         return run_target(o, output)
     if o.core is None:
         from dataclasses import replace
         o = replace(o, core=0)
     if o.cluster:
-        from .cluster_load import run_server
         return run_server(o, output)
     from ..measure import server as S
     configs = plan(o)
@@ -153,32 +47,6 @@ def run(o: ServerOptions, output: Output) -> Result:
         S.run_server(items, p, doc, run, progress)
 
     return measure_and_write("server", params, [Phase(configs, lambda c: c.label(), runner)], output)
-
-
-@dataclass
-class FleetOptions:
-    devices: list[int] = field(default_factory=lambda: [100_000])
-    cluster: str | None = None             # --cluster: a --replay storm's clients over a Ray cluster's generators
-    policies: list[str] = field(default_factory=lambda: ["exponential"])
-    capacity: float | None = None          # full handshakes/s; None: measure
-    resumed_capacity: float | None = None
-    resumed_share: float = 0.0
-    base_s: float = 1.0
-    cap_s: float = 60.0
-    timeout_s: float = 10.0
-    backlog: int = 4096
-    spread_s: float = 0.0
-    device_handshake_s: float = 0.0
-    horizon_s: float = 7200.0
-    from_result: str | None = None
-    server: str = "nginx"
-    key: str | None = None                 # the server key; None: not chosen (DEFAULT_FLEET_KEY when measured)
-    measure_s: float = 2.0
-    seed: int = 1
-    abandoned_work: bool = False           # the model: the server also serves attempts whose client gave up
-    replay: int | None = None              # replay a storm of this many clients against nginx and compare
-    target: Any = None                     # --target with --replay: the storm against the user's server (LoadTarget)
-    allow_partial: bool = False            # --from may name a running or abandoned run
 
 
 MAX_REPLAY = 5000
@@ -357,32 +225,6 @@ def _best_full_row(doc: Result, key: str | None) -> ServerDerived | None:
     return max(rows, key=lambda d: d.handshakes_per_s or 0) if rows else None
 
 
-def replay_compare(o: FleetOptions, policy: str, measured: dict[str, Any]) -> dict[str, Any]:
-    """A replayed storm beside the model given the capacity measured just before it: the model with
-    and without the server's abandoned work, and the ratios measured / model."""
-    from ..model.fleet import FleetModel, simulate
-    st = measured["storm"]
-    out: dict[str, Any] = {"clients": measured["clients"], "policy": policy, "capacity_per_s": measured["capacity_per_s"],
-           "capacity_before_after_per_s": measured.get("capacity_before_after_per_s"),
-           "timeout_s": o.timeout_s, "base_s": o.base_s, "cap_s": o.cap_s, "server_cpu_s": measured["server_cpu_s"],
-           "measured": {k: st.get(k) for k in ("time_all_back_s", "wait_p50_s", "wait_p90_s", "wait_p99_s", "back",
-                                               "gave_up", "failed_attempts", "attempts", "stopped", "elapsed_s",
-                                               "errors")},
-           "intervals": measured["intervals"], "models": {}}
-    for ab in (True, False):
-        r = simulate(FleetModel(devices=measured["clients"], capacity_full_per_s=measured["capacity_per_s"],
-                                policy=policy, base_s=o.base_s, cap_s=o.cap_s, timeout_s=o.timeout_s,
-                                backlog=max(512, measured["clients"] + 64), abandoned_work=ab,
-                                horizon_s=o.horizon_s))
-        m = {"time_all_back_s": r["time_all_back_s"], "wait_p50_s": r["wait_s"]["p50"],
-             "wait_p99_s": r["wait_s"]["p99"], "failed_attempts": r["failed_attempts"]}
-        for k in ("time_all_back_s", "wait_p99_s"):
-            mv, pv = st.get(k), m[k]
-            m[f"ratio_{k}"] = mv / pv if mv and pv else None
-        out["models"]["abandoned work" if ab else "late work dropped"] = m
-    return out
-
-
 def _run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Result:
     from ..measure import server as S
     replay, key = o.replay, o.key
@@ -394,7 +236,6 @@ def _run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resu
                              "--resumed-share and --device-handshake at 0")
         if o.key is not None:
             raise InputError(f"--key {o.key} with --target: the target has its own key; drop --key")
-        from .server_target import run_replay as replay_target
         return replay_target(o, params, output)
     if o.server != "nginx":
         raise InputError(f"--replay runs against nginx (--server {o.server} given)")
@@ -408,7 +249,6 @@ def _run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resu
     S.validate(S.ServerConfig("nginx", key))
     S.find_loadgen()
     if o.cluster:
-        from .cluster_load import run_replay
         return run_replay(o, params, output)
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:

@@ -13,13 +13,16 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError, SetupError
+from .cluster_target import run_replay as cluster_replay
+from .cluster_target import run_server as cluster_run
 from .runner import Output, Phase, measure_and_write
+from .server_plan import params_of
 
 if TYPE_CHECKING:
     from ..core.result_schema import Result
     from ..core.store import Run
     from .runner import Progress
-    from .server import FleetOptions, ServerOptions
+    from .server_plan import FleetOptions, ServerOptions
 
 # ServerOptions fields that describe a server secperf starts: with --target they would change nothing
 LOCAL_ONLY = {"servers": ["nginx"], "keys": ["rsa-2048"], "sources": ["software"], "client_auth": [False],
@@ -61,24 +64,11 @@ def generator_cores(o: ServerOptions) -> list[int]:
     return [c for c in usable if c != o.core] or usable if o.core is not None else usable
 
 
-def label_of(o: ServerOptions, resume_ratio: float) -> str:
-    from ..measure.server_target import label
-    return label(o.target, resume_ratio)
-
-
-def params_of(o: ServerOptions) -> dict[str, Any]:
-    return {"target": o.target.labels(), "resume_ratios": o.resume_ratios, "tls": o.tls,
-            "protocol": o.target.protocol, "concurrency": o.concurrency, "rates": o.rates,
-            "duration_s": o.duration_s, "warmup_s": o.warmup_s, "core": o.core, "seed": o.seed,
-            "server_cpu": "not measured (a target secperf did not start)"}
-
-
 def run_server(o: ServerOptions, output: Output) -> Result:
     from ..measure import server as S
     from ..measure import server_target as T
     check(o)
     if o.cluster:
-        from .cluster_target import run_server as cluster_run
         return cluster_run(o, output)
     S.find_loadgen()
     negotiated = T.probe(o.target, o.tls)          # exit 2 before a run directory when the target is unusable
@@ -105,7 +95,7 @@ def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resul
     capacity measured against the same target just before and after."""
     from ..measure import server as S
     from ..measure import server_target as T
-    from .server import replay_compare
+    from .server_plan import replay_compare
     S.find_loadgen()
     replay = o.replay
     assert replay is not None   # server._run_replay checked it (10..MAX_REPLAY)
@@ -115,7 +105,6 @@ def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resul
     T.probe(lt, "1.3")
     params = {**params, "target": lt.labels()}
     if o.cluster:
-        from .cluster_target import run_replay as cluster_replay
         return cluster_replay(o, params, output)
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
