@@ -186,13 +186,13 @@ def _runs(doc: dict, exe: str) -> bool:
 
 def test_kill_9_during_connect_leaves_nothing(tmp_path):
     _kill_hard_and_check(["connect", "https", "--key", "software", "--handshake", "full", "--auth", "mtls",
-                          "--n", "5000"],
+                          "--n", "5000", "--max-hours", "2"],
                          lambda d: _has(d, "nginx") and _has(d, "probe client") and d.get("ports"), tmp_path)
 
 
 @needs_links
 def test_kill_9_during_handshake_over_a_link_leaves_nothing(tmp_path):
-    _kill_hard_and_check(["handshake", "versions", "--network", "delay=2ms", "--n", "5000"],
+    _kill_hard_and_check(["handshake", "versions", "--network", "delay=2ms", "--n", "5000", "--max-hours", "2"],
                          lambda d: len(d.get("namespaces", [])) >= 2 and _has(d, "probe client"), tmp_path)
 
 
@@ -205,13 +205,13 @@ def test_kill_9_during_the_real_clients_with_the_secure_element_leaves_nothing(t
     """curl signing through the shim: a measured client, not in the registry (no parent-death
     signal, so as not to change its start-up), stopped by the watchdog through the run's mark."""
     _kill_hard_and_check(["connect", "https", "--client", "curl", "--key", "se:iot-safe-sim", "--handshake", "full",
-                          "--auth", "mtls", "--n", "5000"],
+                          "--auth", "mtls", "--n", "5000", "--max-hours", "2"],
                          lambda d: _has(d, "nginx") and _runs(d, "curl"), tmp_path)
 
 
 def test_kill_9_during_californium_leaves_no_jvm(tmp_path):
     _kill_hard_and_check(["connect", "coap", "--coap-server", "californium", "--key", "software", "--handshake",
-                          "full", "--n", "5000"],
+                          "full", "--n", "5000", "--max-hours", "2"],
                          lambda d: _has(d, "californium") and d.get("ports"), tmp_path, )
 
 
@@ -234,7 +234,7 @@ def test_kill_9_during_a_device_run_leaves_no_emulator(tmp_path):
 
 @skip_if(not CAPABLE, "needs-root", "the OpenVPN lab needs root and /dev/net/tun")
 def test_kill_9_during_vpn_leaves_nothing(tmp_path):
-    _kill_hard_and_check(["connect", "vpn", "--key", "software", "--n", "500"],
+    _kill_hard_and_check(["connect", "vpn", "--key", "software", "--n", "500", "--max-hours", "2"],
                          lambda d: len(d.get("namespaces", [])) >= 2 and _has(d, "openvpn-server"), tmp_path)
 
 
@@ -243,7 +243,7 @@ def test_secperf_clean_removes_what_a_run_and_its_watchdog_left(tmp_path):
     """Both secperf and its watchdog killed hard (as when a whole process group is): the run's
     OpenVPN, namespaces and registry file stay until `secperf clean`, which removes them."""
     links_before = host_links()
-    proc, doc = start_and_wait(["connect", "vpn", "--key", "software", "--n", "500"],
+    proc, doc = start_and_wait(["connect", "vpn", "--key", "software", "--n", "500", "--max-hours", "2"],
                                lambda d: len(d.get("namespaces", [])) >= 2 and _has(d, "openvpn-server"), tmp_path)
     snap = snapshot(proc.pid)
     os.kill(doc["watchdog"]["pid"], signal.SIGKILL)

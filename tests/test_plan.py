@@ -66,7 +66,7 @@ def test_the_six_study_patterns_load_in_study_order_with_sources():
 
 @pytest.mark.parametrize("mutate, key, allowed", [
     (lambda d: d["traffic"].update(colour="red"), "[traffic]", "allowed: batches_per_day"),
-    (lambda d: d["traffic"].update(interval_s=0.0), "[traffic].interval_s", "greater than 0"),
+    (lambda d: d["traffic"].update(interval_s=0.0), "[traffic].interval_s", "greater than or equal to 0.001"),  # at least 1 ms between messages
     (lambda d: d["requirements"].update(latency=100), "[requirements].latency", "units: us"),
     (lambda d: d["requirements"].update(energy_per_day="9"), "[requirements].energy_per_day", "units: mJ, J"),
     (lambda d: d["stack"].update(protocol="amqp"), "[stack].protocol", "allowed: mqtt, coap, https, vpn"),
