@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..core import result as R
 from ..core.errors import MeasurementError, SetupError
@@ -60,7 +62,12 @@ from .server_cpu import (
     rate_limit,
 )
 from .server_load import SLEEP_SPIN_TAIL_US, interval_cpu_per_hs, loadgen_argv, run_level, split, summarize_level
-from .server_start import Offload, low_seclevel_conf, negotiated, private_op_us, start_server
+from .server_start import Offload, low_seclevel_conf, negotiated, pid_port, private_op_us, start_server
+
+if TYPE_CHECKING:
+    from ..core.store import Run
+    from ..lab.pki import LabPKI
+    from . import Progress
 from .server_storm import replay_storm, storm_argv
 
 __all__ = ["BUSY", "DTLS_SERVERS", "KEYS", "LOADGEN_NAME", "MAX_AUTO_PROCS", "OFFLOAD_PROFILE", "OTHERS", "PROTOCOLS",
@@ -72,8 +79,8 @@ __all__ = ["BUSY", "DTLS_SERVERS", "KEYS", "LOADGEN_NAME", "MAX_AUTO_PROCS", "OF
            "validate"]
 
 
-def measure_config(cfg: ServerConfig, p: LoadParams, pki, doc: Result | None = None,
-                   on_series=None) -> list[Series]:
+def measure_config(cfg: ServerConfig, p: LoadParams, pki: LabPKI, doc: Result | None = None,
+                   on_series: Callable[[Series], object] | None = None) -> list[Series]:
     """One server set-up at every concurrency level; one series per level."""
     workdir = private_dir((p.workdir or Path("/tmp")) / "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in cfg.series_id(0)))
     off = None
@@ -95,11 +102,11 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki, doc: Result | None = N
     srv = None
     try:
         srv = start_server(cfg, pki, workdir, p.seed, off)
-        pid = srv.proc.pid
+        pid, port = pid_port(srv)
         affinity = pin(pid, p.core)
         gen_cores = generator_cores(p.core)
         software = server_software(cfg.server)
-        agreed = negotiated(srv.port, cfg, client_pair)
+        agreed = negotiated(port, cfg, client_pair)
         levels = [(None, r) for r in p.rates] if p.rates else [(c, None) for c in p.concurrency]
         for conc, rate in levels:
             s = _series(cfg, conc, p, off, rate)
@@ -107,7 +114,7 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki, doc: Result | None = N
                             loadgen_procs=generator_procs(p), server_software=software)
             t0_ns = time.monotonic_ns()
             try:
-                argv = loadgen_argv(srv.port, cfg, conc or 1, p, client_pair, rate=rate)
+                argv = loadgen_argv(port, cfg, conc or 1, p, client_pair, rate=rate)
                 run = run_level(argv, pid, p.warmup_s + p.duration_s + 30, gen_cores)
                 level = summarize_level(run)
             except ServerMeasureError as exc:
@@ -136,7 +143,8 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki, doc: Result | None = N
     return series_out
 
 
-def fill_level(s: Series, level: dict, run: dict, op, calls, off, rate) -> None:
+def fill_level(s: Series, level: dict[str, Any], run: dict[str, Any], op: dict[str, Any] | None,
+               calls: list[dict[str, Any]] | None, off: Offload | None, rate: float | None) -> None:
     """One load level's numbers into its series (local generators or a cluster's merged ones): the
     level's summary, which side limited the rate, the server CPU split, and the per-interval samples."""
     d = s.derived_as(ServerDerived)
@@ -151,7 +159,7 @@ def fill_level(s: Series, level: dict, run: dict, op, calls, off, rate) -> None:
     s.samples = [m for m in run["lines"] if m.get("type") == "interval"]
 
 
-def level_failures(s: Series, level: dict) -> None:
+def level_failures(s: Series, level: dict[str, Any]) -> None:
     """The generators' errors of one level as failures, and a level where no handshake completed."""
     for reason, count in level["errors"].items():
         R.add_failure(s, f"{count}× {reason}")
@@ -180,7 +188,8 @@ def _series(cfg: ServerConfig, conc: int | None, p: LoadParams, off: Offload | N
         "clock": "/proc/PID/task/*/schedstat (run time, ns)"})
 
 
-def run_server(configs: list[ServerConfig], p: LoadParams, doc: Result, run=None, progress=None) -> Result:
+def run_server(configs: list[ServerConfig], p: LoadParams, doc: Result, run: Run | None = None,
+               progress: Progress | None = None) -> Result:
     from ..lab.pki import LabPKI
     pki = LabPKI().ensure()
     if p.workdir is None and run is not None:

@@ -6,16 +6,20 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..core.paths import private_dir
 from .server_config import LoadParams, ServerConfig, ServerMeasureError
 from .server_cpu import pin
 from .server_load import loadgen_argv, run_level, summarize_level
-from .server_start import private_op_us, start_server
+from .server_start import pid_port, private_op_us, start_server
+
+if TYPE_CHECKING:
+    from ..lab.pki import LabPKI
 
 
-def accounting_check(pki, key: str = "rsa-2048", rounds: int = 5, seconds: float = 1.5, share: float = 0.5,
-                     core: int = 0, workdir: Path | None = None, seed: int = 1, ref: str = "ecdsa-p256") -> dict:
+def accounting_check(pki: LabPKI, key: str = "rsa-2048", rounds: int = 5, seconds: float = 1.5, share: float = 0.5,
+                     core: int = 0, workdir: Path | None = None, seed: int = 1, ref: str = "ecdsa-p256") -> dict[str, Any]:
     """Does the probe server's own accounting add up? Its CPU per full handshake with `key` against
     the sum of its per-operation cost (the signature, `secperf-probe speed` on the server's core)
     and its no-key baseline: the same server's CPU per full handshake with a cheap reference key
@@ -35,10 +39,11 @@ def accounting_check(pki, key: str = "rsa-2048", rounds: int = 5, seconds: float
     rsrv = None
     try:
         rsrv = start_server(rcfg, pki, private_dir(wd / "ref"), seed)
-        pin(srv.proc.pid, core)
-        pin(rsrv.proc.pid, core)
+        pid, port = pid_port(srv)
+        pin(pid, core)
+        pin(pid_port(rsrv)[0], core)
         cap_p = LoadParams(concurrency=[8], duration_s=max(1.0, seconds), warmup_s=0.3, seed=seed, core=core)
-        cap = summarize_level(run_level(loadgen_argv(srv.port, cfg, 8, cap_p), srv.proc.pid, 60))
+        cap = summarize_level(run_level(loadgen_argv(port, cfg, 8, cap_p), pid, 60))
         rate = max(10.0, share * cap["handshakes_per_s"])
         p = LoadParams(concurrency=[1], duration_s=seconds, warmup_s=0.3, seed=seed, core=core)
         got: dict[str, list[float]] = {"full": [], "ref_full": [], "resumed": [], "sign": [], "ref_sign": []}
@@ -46,7 +51,8 @@ def accounting_check(pki, key: str = "rsa-2048", rounds: int = 5, seconds: float
         runs = (("full", srv, cfg), ("ref_full", rsrv, rcfg), ("resumed", srv, dataclasses.replace(cfg, resume_ratio=1.0)))
         for _ in range(rounds):
             for name, sv, c in runs:
-                lv = summarize_level(run_level(loadgen_argv(sv.port, c, 1, p, rate=rate), sv.proc.pid, seconds + 30))
+                sv_pid, sv_port = pid_port(sv)
+                lv = summarize_level(run_level(loadgen_argv(sv_port, c, 1, p, rate=rate), sv_pid, seconds + 30))
                 if not lv["server_cpu_us_per_handshake"]:
                     raise ServerMeasureError(f"accounting: no handshakes at {rate:.0f}/s ({c.label()})")
                 got[name].append(lv["server_cpu_us_per_handshake"])

@@ -5,7 +5,8 @@ limited the rate."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import psutil
 
@@ -100,9 +101,12 @@ def core_times() -> dict[int, tuple[float, float]]:
     return out
 
 
-def cores_busy(before: dict, after: dict, cores) -> float | None:
+CoreTimes = dict[int, tuple[float, float]]   # core -> (busy, total) as core_times() reads them
+
+
+def cores_busy(before: CoreTimes, after: CoreTimes, cores: Iterable[int]) -> float | None:
     """The share of the time `cores` were busy (any process) between two core_times() readings."""
-    busy = total = 0
+    busy = total = 0.0
     for c in cores:
         if c in before and c in after:
             busy += after[c][0] - before[c][0]
@@ -110,7 +114,7 @@ def cores_busy(before: dict, after: dict, cores) -> float | None:
     return busy / total if total > 0 else None
 
 
-def rate_limit(level: dict, open_loop: bool = False) -> dict:
+def rate_limit(level: dict[str, Any], open_loop: bool = False) -> dict[str, Any]:
     """Which side limited the rate at one load level, from both sides' CPU in the counting window:
     the server (its core at least BUSY busy), the load generator (its cores at least BUSY busy while
     the server is not: the capacity shown is then the generator's, a lower bound of the server's),

@@ -8,6 +8,8 @@ import os
 import subprocess
 import threading
 import time
+from pathlib import Path
+from typing import Any
 
 from ..core.errors import InputError, MeasurementError
 from ..core.jsonlines import parse_line
@@ -17,7 +19,8 @@ from .server_config import LoadParams, ServerConfig, ServerMeasureError, find_lo
 from .server_cpu import alive, core_times, cores_busy, generator_procs, process_cpu_s
 
 
-def loadgen_argv(port: int, cfg: ServerConfig, concurrency: int, p: LoadParams, client_pair=None,
+def loadgen_argv(port: int, cfg: ServerConfig, concurrency: int, p: LoadParams,
+                 client_pair: tuple[Path, Path] | tuple[str, str] | None = None,
                  app: str = "auto", rate: float | None = None) -> list[str]:
     """The generator's command line: closed loop at `concurrency` clients, or open loop at `rate`
     new connections per second (then `concurrency` is ignored)."""
@@ -37,27 +40,29 @@ def loadgen_argv(port: int, cfg: ServerConfig, concurrency: int, p: LoadParams, 
     return argv
 
 
-def run_level(argv: list[str], server_pid: int | None, timeout_s: float, cores: list[int] | None = None) -> dict:
+def run_level(argv: list[str], server_pid: int | None, timeout_s: float, cores: list[int] | None = None
+              ) -> dict[str, Any]:
     """Run the generator (pinned to `cores`, default: every core but the server's); read the
     server's CPU when counting starts (first interval boundary is warm-up + interval) and after the
     run. Returns the generator's lines and the CPU readings. `server_pid` None: a server secperf did
     not start (--target), whose CPU is not read (the readings are None)."""
     if server_pid is None:
         cores = cores or sorted(os.sched_getaffinity(0))
-    if cores is None:
+    elif cores is None:
         usable, server = os.sched_getaffinity(0), os.sched_getaffinity(server_pid)
         cores = sorted(usable - server) or sorted(usable)
+    pinned: list[int] = cores
 
-    def pin_generator():
-        os.sched_setaffinity(0, cores)   # inherited by the generator's forked processes
+    def pin_generator() -> None:
+        os.sched_setaffinity(0, pinned)   # inherited by the generator's forked processes
     proc = registry.spawn(argv, "secperf-loadgen", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                           preexec_fn=pin_generator)
-    lines: list[dict] = []
+    lines: list[dict[str, Any]] = []
     readings: list[tuple[float, float]] = []   # (monotonic s, server cpu s) per interval line
     meta_seen = threading.Event()
 
-    def reader():
-        for line in proc.stdout:
+    def reader() -> None:
+        for line in proc.stdout or ():
             m = parse_line(line)
             if m is None:
                 continue
@@ -86,7 +91,7 @@ def run_level(argv: list[str], server_pid: int | None, timeout_s: float, cores: 
     registry.forget(proc)
     end = (time.monotonic(), process_cpu_s(server_pid) if server_pid is not None else None)
     cores1 = core_times()
-    err = proc.stderr.read().strip()
+    err = proc.stderr.read().strip() if proc.stderr else ""
     if proc.returncode == 2:
         raise InputError(f"secperf-loadgen: {err}")
     return {"lines": lines, "start": start, "end": end, "readings": readings, "stderr": err,
@@ -96,7 +101,7 @@ def run_level(argv: list[str], server_pid: int | None, timeout_s: float, cores: 
             "loadgen_cores_busy": cores_busy(cores0, cores1, cores)}
 
 
-def summarize_level(run: dict) -> dict:
+def summarize_level(run: dict[str, Any]) -> dict[str, Any]:
     """Totals over the generator's processes, the server's CPU in the window, per handshake."""
     ends = [m for m in run["lines"] if m.get("type") == "end"]
     errors = [m for m in run["lines"] if m.get("type") == "error"]
@@ -118,7 +123,7 @@ def summarize_level(run: dict) -> dict:
     lat = max(ends, key=lambda e: e.get("handshakes", 0))
     # the generator's own CPU (getrusage inside its counting window) over the cores it could use
     gen_cores = min(len(ends), len(run.get("cores") or [])) or len(ends)
-    meta = next((m for m in run["lines"] if m.get("type") == "meta"), {})
+    meta: dict[str, Any] = next((m for m in run["lines"] if m.get("type") == "meta"), {})
     return {
         "handshakes": hs, "full": tot["full"], "resumed": tot["resumed"], "resume_missed": tot["resume_missed"],
         "failed": tot["failed"], "errors": reasons, "elapsed_s": elapsed,
@@ -145,7 +150,7 @@ def summarize_level(run: dict) -> dict:
     }
 
 
-def interval_cpu_per_hs(run: dict) -> list[float]:
+def interval_cpu_per_hs(run: dict[str, Any]) -> list[float]:
     """Per interval: server CPU µs / handshakes (proc 0's intervals; all processes' counts)."""
     ivs: dict[float, int] = {}
     for m in run["lines"]:
@@ -162,7 +167,8 @@ def interval_cpu_per_hs(run: dict) -> list[float]:
 SLEEP_SPIN_TAIL_US = 400.0   # the shim's sleep mode spins the last 400 µs before its deadline (se_shim.c)
 
 
-def split(level: dict, op: dict | None, offload_calls: list[dict] | None = None, wait: str | None = None) -> dict:
+def split(level: dict[str, Any], op: dict[str, Any] | None, offload_calls: list[dict[str, Any]] | None = None,
+          wait: str | None = None) -> dict[str, Any]:
     """Server CPU per handshake = private-key operations + the rest (both µs per handshake). With
     the key offloaded, the shim's log gives each C_Sign's wall time (lock wait + SoftHSM2's own
     signature + injected delay), the card's occupancy per signature (SoftHSM2 + delay: the token's

@@ -10,6 +10,7 @@ import os
 import subprocess
 from pathlib import Path
 from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, cast
 
 from ..core.jsonlines import parse_line
 from ..core.native import find_probe, find_shim
@@ -18,6 +19,10 @@ from ..lab import registry
 from ..lab.services import Nginx, ProbeServer
 from ..lab.token import openssl_engine_conf
 from .server_config import ServerConfig, ServerMeasureError
+
+if TYPE_CHECKING:
+    from ..lab.pki import CertSet, LabPKI
+    from ..lab.services import Service
 
 _SSL_CONF = """
 [secperf_ssl]
@@ -36,7 +41,8 @@ def low_seclevel_conf(base: str | None = None) -> str:
     return base.replace("[openssl_init]\n", "[openssl_init]\nssl_conf = secperf_ssl\n", 1) + _SSL_CONF
 
 
-def negotiated(port: int, cfg: ServerConfig, client_pair=None) -> dict:
+def negotiated(port: int, cfg: ServerConfig, client_pair: tuple[Path, Path] | tuple[str, str] | None = None
+               ) -> dict[str, Any]:
     """What a handshake with this server negotiates (protocol, suite, group): one `secperf-probe
     client` handshake with the load generator's settings (the same system OpenSSL, its default
     groups and suites, no certificate verification). A failure is recorded, not raised."""
@@ -90,7 +96,7 @@ class Offload:
     def prefix(self) -> list[str]:
         return ["env", *[f"{k}={v}" for k, v in self.env.items()]]
 
-    def calls(self, since_ns: int = 0) -> list[dict]:
+    def calls(self, since_ns: int = 0) -> list[dict[str, Any]]:
         out = []
         try:
             with open(self.log) as f:
@@ -106,8 +112,8 @@ class Offload:
         return out
 
 
-def start_server(cfg: ServerConfig, pki, workdir: Path, seed: int, offload: Offload | None = None,
-                 backlog: int | None = None):
+def start_server(cfg: ServerConfig, pki: LabPKI, workdir: Path, seed: int, offload: Offload | None = None,
+                 backlog: int | None = None) -> Service:
     certs = pki.server(cfg.key_type, cfg.depth)
     client_ca = pki.client("ecdsa-p256").ca if cfg.client_auth or cfg.server == "mosquitto" else None  # mosquitto needs a cafile
     prefix: list[str] = []
@@ -117,29 +123,37 @@ def start_server(cfg: ServerConfig, pki, workdir: Path, seed: int, offload: Offl
         prefix = ["env", f"OPENSSL_CONF={conf}"]
     if cfg.server == "nginx":
         if offload is not None:
-            certs = SimpleNamespace(chain=offload.cert, key=f'"engine:pkcs11:{offload.uri}"')  # quoted: the URI holds ";"
+            # the engine key in place of a PEM file (quoted: the URI holds ";"); Nginx reads only .chain and .key
+            certs = cast("CertSet", SimpleNamespace(chain=offload.cert, key=f'"engine:pkcs11:{offload.uri}"'))
         srv = Nginx(certs, client_ca=client_ca, workdir=workdir, backlog=backlog)
         srv.prefix = offload.prefix() if offload is not None else prefix
         return srv.start()
     if cfg.server == "probe":
         args = ["--concurrent", "512", "--tls", cfg.tls] + (["--rsa-nocrt"] if cfg.nocrt else [])
-        srv = ProbeServer(certs, args=args, client_ca=client_ca, workdir=workdir)
-        srv.prefix = prefix
-        return srv.start()
+        psrv = ProbeServer(certs, args=args, client_ca=client_ca, workdir=workdir)
+        psrv.prefix = prefix
+        return psrv.start()
     if cfg.server == "coap-server":
         from ..lab.iot_services import CoapServer
-        srv = CoapServer(certs, client_ca=client_ca, workdir=workdir, verbosity=3)  # warnings only: no log per session
-        srv.prefix = prefix
-        return srv.start()
+        csrv = CoapServer(certs, client_ca=client_ca, workdir=workdir, verbosity=3)  # warnings only: no log per session
+        csrv.prefix = prefix
+        return csrv.start()
     from ..lab.iot_services import Mosquitto
     # the key and chain depth are the lab's PEM files; client authentication is require_certificate
-    srv = Mosquitto(certs, client_ca, nodelay=True, workdir=workdir, require_certificate=cfg.client_auth,
-                    connection_messages=False)
-    srv.prefix = prefix
-    return srv.start()
+    msrv = Mosquitto(certs, pki.client("ecdsa-p256").ca, nodelay=True, workdir=workdir, require_certificate=cfg.client_auth,
+                     connection_messages=False)
+    msrv.prefix = prefix
+    return msrv.start()
 
 
-def private_op_us(key: str, n: int, seed: int, core: int | None = None) -> dict:
+def pid_port(srv: Service) -> tuple[int, int]:
+    """A started server's process ID and port (ServerMeasureError when it lacks either)."""
+    if srv.proc is None or srv.port is None:
+        raise ServerMeasureError(f"{srv.name}: started, but without its process or its port")
+    return srv.proc.pid, srv.port
+
+
+def private_op_us(key: str, n: int, seed: int, core: int | None = None) -> dict[str, Any]:
     """Median wall and CPU µs of one signature with this key (SHA-256 included), `secperf-probe speed`;
     on `core` when given (the server's core: the same cache and sibling load as the server)."""
     from .probe import default_key_cache, ensure_private_dir

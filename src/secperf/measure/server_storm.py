@@ -7,6 +7,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError
 from ..core.jsonlines import parse_line
@@ -14,7 +15,10 @@ from ..core.paths import private_dir
 from .server_config import LoadParams, ServerConfig, ServerMeasureError, find_loadgen
 from .server_cpu import pin, process_cpu_s
 from .server_load import loadgen_argv, run_level, summarize_level
-from .server_start import start_server
+from .server_start import pid_port, start_server
+
+if TYPE_CHECKING:
+    from ..lab.pki import LabPKI
 
 
 def storm_argv(port: int, clients: int, policy: str, base_s: float, cap_s: float, timeout_s: float,
@@ -27,9 +31,9 @@ def storm_argv(port: int, clients: int, policy: str, base_s: float, cap_s: float
             "--app", app, "--seed", str(seed)]
 
 
-def replay_storm(pki, clients: int, policy: str = "exponential", base_s: float = 0.5, cap_s: float = 8.0,
+def replay_storm(pki: LabPKI, clients: int, policy: str = "exponential", base_s: float = 0.5, cap_s: float = 8.0,
                  timeout_s: float = 10.0, key: str = "rsa-2048", core: int = 0, capacity_s: float = 2.0,
-                 duration_s: float = 120.0, workdir: Path | None = None, seed: int = 1) -> dict:
+                 duration_s: float = 120.0, workdir: Path | None = None, seed: int = 1) -> dict[str, Any]:
     """A small reconnect storm on a real server: nginx (pinned to `core`, listen backlog and
     worker_connections above `clients`) measured at saturation (closed loop, 32 clients) just before
     and just after the storm (the model gets their mean: other work on the machine moves what the
@@ -40,19 +44,20 @@ def replay_storm(pki, clients: int, policy: str = "exponential", base_s: float =
     cfg = ServerConfig("nginx", key)
     srv = start_server(cfg, pki, wd, seed, backlog=max(512, clients + 64))
     try:
-        pin(srv.proc.pid, core)
+        pid, port = pid_port(srv)
+        pin(pid, core)
         p = LoadParams(concurrency=[32], duration_s=capacity_s, warmup_s=0.3, seed=seed, core=core)
-        before = summarize_level(run_level(loadgen_argv(srv.port, cfg, 32, p), srv.proc.pid, capacity_s + 30))
+        before = summarize_level(run_level(loadgen_argv(port, cfg, 32, p), pid, capacity_s + 30))
         time.sleep(1.0)   # the capacity run's connections are gone before the storm starts
-        cpu0 = process_cpu_s(srv.proc.pid)
+        cpu0 = process_cpu_s(pid)
         try:
-            r = subprocess.run(storm_argv(srv.port, clients, policy, base_s, cap_s, timeout_s, duration_s, seed=seed),
+            r = subprocess.run(storm_argv(port, clients, policy, base_s, cap_s, timeout_s, duration_s, seed=seed),
                                capture_output=True, text=True, timeout=duration_s + 60)
         except subprocess.TimeoutExpired:
             raise ServerMeasureError(f"secperf-loadgen --storm did not end within {duration_s + 60:.0f} s") from None
-        cpu = process_cpu_s(srv.proc.pid) - cpu0
+        cpu = process_cpu_s(pid) - cpu0
         time.sleep(1.0)
-        after = summarize_level(run_level(loadgen_argv(srv.port, cfg, 32, p), srv.proc.pid, capacity_s + 30))
+        after = summarize_level(run_level(loadgen_argv(port, cfg, 32, p), pid, capacity_s + 30))
     finally:
         srv.stop()
     if r.returncode == 2:

@@ -19,8 +19,10 @@ import socket
 import stat
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..core import result as R
 from ..core.errors import InputError
@@ -87,14 +89,14 @@ class LoadTarget:
             a += ["--cert", str(self.target.client_cert), "--key", str(self.target.client_key)]
         return a
 
-    def mqtt_args(self) -> dict:
+    def mqtt_args(self) -> dict[str, Any]:
         """What an MQTT client needs of the target: address, port, verification, client certificate."""
         t = self.target
         return {"host": t.addr, "port": t.port, "servername": t.sni, "ca": str(t.ca) if t.ca else None,
                 "client_cert": str(t.client_cert) if t.client_cert else None,
                 "client_key": t.client_key}
 
-    def labels(self) -> dict:
+    def labels(self) -> dict[str, Any]:
         return {**self.target.labels(), "target_protocol": self.protocol, "target_app": self.app,
                 "offered": {k: v for k, v in (("groups", self.groups), ("ciphersuites", self.ciphersuites),
                                                ("ciphers", self.ciphers), ("sigalgs", self.sigalgs)) if v}}
@@ -136,7 +138,7 @@ def check_private(path: Path, opt: str) -> None:
 
 
 def probe(lt: LoadTarget, tls: str = "1.3", timeout_s: float = PROBE_TIMEOUT_S, netns_prefix: list[str] | None = None) \
-        -> dict:
+        -> dict[str, Any]:
     """The target checked before any load: reachable (a TCP connect bounded by `timeout_s`), speaking
     TLS (or DTLS), accepting the client certificate and, with --ca, verified; returns what it
     negotiated (version, suite, group, the server's signature). Every failure is an InputError
@@ -169,7 +171,7 @@ def reach(lt: LoadTarget, timeout_s: float) -> None:
                          f"{time.monotonic() - t0:.1f} s); is the server listening on {lt.addr}:{lt.port}?") from None
 
 
-def handshake_once(lt: LoadTarget, tls: str, timeout_s: float, netns_prefix: list[str] | None = None) -> dict:
+def handshake_once(lt: LoadTarget, tls: str, timeout_s: float, netns_prefix: list[str] | None = None) -> dict[str, Any]:
     """One counted handshake (and the app step) of secperf-probe client with the generators' offer."""
     args = [*(netns_prefix or []), str(find_probe()), "client", *lt.target.probe_args(), *lt.tls_args(),
             "--n", "1", "--warmup", "0", "--timeout-ms", str(int(timeout_s * 1000)), "--app", lt.app,
@@ -215,7 +217,7 @@ def refusal(lt: LoadTarget, stage: str, reason: str) -> str:
     return f"{name}: refused the handshake ({reason}); check --tls, --groups, --ciphersuites and --ciphers"
 
 
-def peer_signature(lt: LoadTarget, tls: str, timeout_s: float) -> dict:
+def peer_signature(lt: LoadTarget, tls: str, timeout_s: float) -> dict[str, Any]:
     """The server's handshake signature (type and digest) as `openssl s_client -brief` reports it; {}
     when it cannot tell (the field is a label, the probe handshake already proved the target)."""
     t = lt.target
@@ -286,7 +288,8 @@ def label(lt: LoadTarget, resume_ratio: float) -> str:
     return ", ".join(parts)
 
 
-def fill_level(s: Series, level: dict, run: dict, rate: float | None, negotiated: dict) -> None:
+def fill_level(s: Series, level: dict[str, Any], run: dict[str, Any], rate: float | None,
+               negotiated: dict[str, Any]) -> None:
     """One level's numbers against a target: the generator's counts and latencies; the server's CPU
     not measured (said), which side limited the rate as far as the generator can tell."""
     d = s.derived_as(ServerDerived)
@@ -317,8 +320,8 @@ def fill_level(s: Series, level: dict, run: dict, rate: float | None, negotiated
                      f"({level['not_started']} arrivals found no free slot or came late)")
 
 
-def measure_target(lt: LoadTarget, tls: str, resume_ratio: float, p: LoadParams, negotiated: dict,
-                   cores: list[int] | None = None, on_series=None) -> list[Series]:
+def measure_target(lt: LoadTarget, tls: str, resume_ratio: float, p: LoadParams, negotiated: dict[str, Any],
+                   cores: list[int] | None = None, on_series: Callable[[Series], object] | None = None) -> list[Series]:
     """Every level of LoadParams against the target, one series each (generators here)."""
     from .server import level_failures
     cores = cores or sorted(os.sched_getaffinity(0))
@@ -354,7 +357,7 @@ def retarget(argv: list[str], lt: LoadTarget) -> list[str]:
 
 def replay_storm(lt: LoadTarget, clients: int, policy: str = "exponential", base_s: float = 0.5, cap_s: float = 8.0,
                  timeout_s: float = 10.0, capacity_s: float = 2.0, duration_s: float = 120.0, seed: int = 1,
-                 tls: str = "1.3") -> dict:
+                 tls: str = "1.3") -> dict[str, Any]:
     """measure.server_storm.replay_storm against the target: its capacity at 32 clients just before
     and after, and in between `clients` clients of `secperf-loadgen --storm` connecting at once.
     The server's CPU during the storm is not measured (None)."""
