@@ -45,14 +45,16 @@ import resource
 import statistics
 import subprocess
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..core import result as R
 from ..core.errors import InputError, MeasurementError
 from ..core.native import shipped_sources
 from ..core.result_schema import Series
-from ..inputs.devices import Core
+from ..inputs.core_profiles import Core
 from ..lab import registry
 from . import device_attrib as A
 from . import device_timing as T
@@ -123,7 +125,7 @@ def pattern(size: int, seed: int) -> bytes:
     return bytes(out[:size])
 
 
-def _int(where: str, v, lo: int, hi: int) -> int:
+def _int(where: str, v: object, lo: int, hi: int) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
         raise InputError(f"{where}: give a whole number {lo}..{hi} (got {v!r})")
     return v
@@ -179,7 +181,7 @@ def load_harness(path: str | None) -> Harness:
     return h
 
 
-def _arg(where: str, a, seed: int) -> Arg:
+def _arg(where: str, a: object, seed: int) -> Arg:
     if not isinstance(a, dict):
         raise InputError(f"{where}: must be a table ([[arg]])")
     kind = a.get("kind")
@@ -213,7 +215,7 @@ def _arg(where: str, a, seed: int) -> Arg:
     return Arg("in", size=size, data=pattern(size, seed) if fill == "pattern" else bytes(size))
 
 
-def check_sources(value) -> list[Path]:
+def check_sources(value: str | Iterable[str]) -> list[Path]:
     """--source files: each exists, is C or assembly, and names are unique."""
     items = [v.strip() for v in (value.split(",") if isinstance(value, str) else value) if v.strip()]
     if not items:
@@ -258,8 +260,8 @@ class UserBuild:
     target: str
     flags: str
     library: str                 # "crc32.c 1f2e3d4c5b6a" (file names and the first digits of their sha256)
-    sources: list[dict]
-    footprint: dict
+    sources: list[dict[str, Any]]
+    footprint: dict[str, Any]
     entry_bytes: int | None
 
 
@@ -310,7 +312,7 @@ def _trim(text: str, limit: int = 1500) -> str:
     return out if len(out) <= limit else out[:limit] + " ..."
 
 
-def _compile(cc: str, argv: list[str], what: str, cwd: Path) -> subprocess.CompletedProcess:
+def _compile(cc: str, argv: list[str], what: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     try:
         return registry.run([cc, *argv], what, timeout=COMPILE_TIMEOUT_S, capture_output=True, text=True, cwd=cwd)
     except subprocess.TimeoutExpired:
@@ -332,7 +334,7 @@ def build_user(sources: list[Path], entry: str, target: str, h: Harness, work: P
     strip_attrs = target not in ("armhf",) and not newlib   # M code linked with the A-profile glibc
     cflags = ["-g0", "-ffunction-sections", "-fdata-sections", *flags]
     objs: list[Path] = []
-    shown: list[dict] = []
+    shown: list[dict[str, Any]] = []
     for i, s in enumerate(sources):
         o = work / f"u{i}-{s.stem}.o"
         p = _compile(cc, [*cflags, h.opt, f"-I{s.parent}", *h.cflags, "-c", "-o", str(o), str(s)],
@@ -399,7 +401,8 @@ def _no_core() -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))   # a faulting guest leaves no core file behind
 
 
-def run_user(b: UserBuild, dev: Core, h: Harness, work: Path, timed: bool, run_cpu: str) -> tuple[list[dict], list, str]:
+def run_user(b: UserBuild, dev: Core, h: Harness, work: Path, timed: bool, run_cpu: str
+             ) -> tuple[list[dict[str, Any]], list[A.Event], str]:
     """One emulated run of the harness: its JSON lines, the plugin's events, and the failure ('' when
     none) in the emulator's own words."""
     plan = work / "plan.txt"
@@ -439,7 +442,10 @@ def run_user(b: UserBuild, dev: Core, h: Harness, work: Path, timed: bool, run_c
     return lines, events, ""
 
 
-def _split_calls(events: list) -> tuple[list, list]:
+CallRow = tuple[int, tuple[float, ...] | None, dict[str, int] | None]   # instructions, cycles, classes
+
+
+def _split_calls(events: list[A.Event]) -> tuple[list[CallRow], list[CallRow]]:
     """(empty calls, entry calls): each a list of (instructions, cycles or None, classes or None)."""
     counts = A.op_counts(events)
     timed = bool(events) and events[0].timed is not None
@@ -476,7 +482,8 @@ def measure_user(device: str, dev: Core, b: UserBuild, entry: str, op: str, h: H
         raise MeasurementError(f"the harness marked {len(empty)} empty and {len(calls)} entry calls; expected "
                                f"{EMPTY_CALLS} and {1 + h.warmup + h.calls}")
     base_i = min(c for c, _, _ in empty)
-    base_c = tuple(min(e[1][k] for e in empty) for k in range(3)) if empty[0][1] else None
+    empty_cyc = [e[1] for e in empty if e[1] is not None]   # all of them, or none (the timing model off)
+    base_c = tuple(min(x[k] for x in empty_cyc) for k in range(3)) if empty[0][1] else None
     ret = {x["call"]: x for x in lines if "call" in x}
     for i, (c, cyc, _) in enumerate(calls):
         phase = "cold" if i == 0 else "warm" if i > h.warmup else "warmup"

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..core.errors import MeasurementError
 from ..core.jsonlines import parse_line, parse_lines
@@ -22,10 +24,10 @@ from ..lab import registry
 @dataclass
 class ProbeRun:
     """What one probe invocation produced; `error` set means a failed sample with a reason."""
-    meta: dict | None = None
-    row: dict | None = None
-    samples: list[dict] = field(default_factory=list)
-    end: dict | None = None
+    meta: dict[str, Any] | None = None
+    row: dict[str, Any] | None = None
+    samples: list[dict[str, Any]] = field(default_factory=list)
+    end: dict[str, Any] | None = None
     error: str | None = None
     unsupported: str | None = None     # the library lacks the row: its reason (other libraries' tools)
     returncode: int | None = None
@@ -40,7 +42,8 @@ ensure_private_dir = private_dir
 
 
 def run_speed(args: list[str], *, setup_timeout_s: float, run_timeout_s: float,
-              on_sample=None, command: list[str] | None = None) -> ProbeRun:
+              on_sample: Callable[[dict[str, Any]], object] | None = None, command: list[str] | None = None
+              ) -> ProbeRun:
     """Run `secperf-probe speed ARGS`; never raises for measurement problems.
 
     setup_timeout_s bounds the time until the row header (covers a first RSA-15360 key generation),
@@ -56,8 +59,15 @@ def run_speed(args: list[str], *, setup_timeout_s: float, run_timeout_s: float,
         out.error = f"could not start {PROBE_NAME}: {exc}"
         return out
     import selectors
+    stdout, stderr = proc.stdout, proc.stderr
+    if stdout is None or stderr is None:   # spawned with pipes: never
+        proc.kill()
+        proc.wait()
+        registry.forget(proc)
+        out.error = f"{PROBE_NAME} started without its output pipes"
+        return out
     sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ)
+    sel.register(stdout, selectors.EVENT_READ)
     deadline = time.monotonic() + setup_timeout_s
     buf = ""
     try:
@@ -72,7 +82,7 @@ def run_speed(args: list[str], *, setup_timeout_s: float, run_timeout_s: float,
                 if proc.poll() is not None:
                     break
                 continue
-            line = proc.stdout.readline()
+            line = stdout.readline()
             if not line:
                 break
             line = line.strip()
@@ -107,9 +117,9 @@ def run_speed(args: list[str], *, setup_timeout_s: float, run_timeout_s: float,
             proc.wait()
         registry.forget(proc)
         out.returncode = proc.returncode
-        out.stderr = (proc.stderr.read() or "").strip()
-        proc.stdout.close()
-        proc.stderr.close()
+        out.stderr = (stderr.read() or "").strip()
+        stdout.close()
+        stderr.close()
     if out.error is None and out.unsupported is None and out.returncode != 0:
         out.error = out.stderr.splitlines()[-1] if out.stderr else f"probe exited with {out.returncode}"
     if buf and out.error is None:
@@ -117,7 +127,7 @@ def run_speed(args: list[str], *, setup_timeout_s: float, run_timeout_s: float,
     return out
 
 
-def probe_json(args: list[str], timeout_s: float = 600) -> dict:
+def probe_json(args: list[str], timeout_s: float = 600) -> dict[str, Any]:
     """Run a one-shot probe command (list, sign, --version) and return its single JSON line."""
     proc = registry.run([str(find_probe()), *args], "probe", capture_output=True, text=True, timeout=timeout_s)
     if proc.returncode != 0:

@@ -27,6 +27,7 @@ import subprocess
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..core import result as R
 from ..core.errors import InputError, MeasurementError
@@ -34,6 +35,12 @@ from ..core.result_schema import Result, Series
 from ..lab import registry
 from . import device_attrib as A
 from .device_build import DeviceSetupError, _fingerprint, _run, device_home, sources_dir, tool
+
+if TYPE_CHECKING:
+    from ..core.store import Run
+    from . import Progress
+    from .device import Server
+    from .handshake import HandshakeConfig, HandshakeParams
 
 # stack -> (make target, binary, Debian package of the host library)
 HOST_STACKS = {"wolfssl": ("host-wolfssl", "sp-host-wolfssl", "libwolfssl-dev"),
@@ -55,7 +62,7 @@ def check_stacks(stacks: list[str]) -> list[str]:
     return list(dict.fromkeys(stacks))
 
 
-def ensure_host_built(stack: str) -> tuple[Path, dict]:
+def ensure_host_built(stack: str) -> tuple[Path, dict[str, Any]]:
     """(client binary, its --offers) for `stack`, built at first use (and when a source changes)."""
     target, binary, pkg = HOST_STACKS[stack]
     cc = tool("gcc", "build-essential")
@@ -77,12 +84,12 @@ def ensure_host_built(stack: str) -> tuple[Path, dict]:
     return client, json.loads(meta.read_text().splitlines()[0])
 
 
-def offers(stack: str) -> dict:
+def offers(stack: str) -> dict[str, Any]:
     """The host build's --offers (library name, TLS versions, groups, suites, modes); built now if needed."""
     return ensure_host_built(stack)[1]
 
 
-def offered(sc: tuple[str, str, str] | None, offers_: dict) -> bool:
+def offered(sc: tuple[str, str, str] | None, offers_: dict[str, Any]) -> bool:
     o = offers_.get("offers", {})
     return sc is not None and sc[0] in o.get("tls", ()) and sc[1] in o.get("groups", ()) and sc[2] in o.get("suites", ())
 
@@ -94,7 +101,7 @@ def _cc_line(cc: str) -> str:
         return "unknown"
 
 
-def stack_config(cfg) -> tuple[str, str, str] | None:
+def stack_config(cfg: HandshakeConfig) -> tuple[str, str, str] | None:
     """(tls, group, suite) of a probe HandshakeConfig a host stack can run, or None: TLS over TCP,
     full or ticket-resumed, server authentication only, one group."""
     if cfg.proto != "tls" or cfg.mode not in ("full", "resume-ticket") or cfg.mtls:
@@ -110,7 +117,7 @@ def stack_config(cfg) -> tuple[str, str, str] | None:
     return cfg.tls, group, suite
 
 
-def _labels(stack: str, cfg) -> dict:
+def _labels(stack: str, cfg: HandshakeConfig) -> dict[str, Any]:
     # the stack names the row in every table (the configuration column shows `label`)
     return {**asdict(cfg), "label": f"{cfg.label} ({stack})", "server": "s_server", "stack": stack,
             "client": f"{stack} client built for this host (native/device, marker_host.c)"}
@@ -118,7 +125,8 @@ def _labels(stack: str, cfg) -> dict:
 
 def _wall_ns(path: Path) -> dict[int, int]:
     """HS_BEGIN..HS_END monotonic duration (ns) per handshake index, from the events' fifth field."""
-    begin, out = {}, {}
+    begin: dict[str, tuple[int, int]] = {}
+    out: dict[int, int] = {}
     for ln in path.read_text().splitlines()[1:]:
         f = ln.split()
         if len(f) < 5 or f[1] != "M":
@@ -132,7 +140,7 @@ def _wall_ns(path: Path) -> dict[int, int]:
     return out
 
 
-def _name(m: dict, tls: str, resumed: bool) -> str:
+def _name(m: dict[str, Any], tls: str, resumed: bool) -> str:
     msg = m["message"]
     if m["dir"] == "sent" and msg == "record":
         # an encrypted record the client sent: its last flight (no client certificate here)
@@ -140,13 +148,17 @@ def _name(m: dict, tls: str, resumed: bool) -> str:
     return f"{msg} ({m['dir']})"
 
 
-def measure(stack: str, cfg, n: int, warmup: int, server) -> Series:
+def measure(stack: str, cfg: HandshakeConfig, n: int, warmup: int, server: Server) -> Series:
     """One series: n warm handshakes of the host-built `stack` client (after warmup), each with its
     wall time, client thread CPU and per-message CPU partition."""
     sc = stack_config(cfg)
     s = R.new_series(f"handshake/{stack}/{cfg.label}", kind="handshake", labels=_labels(stack, cfg), timer=TIMER)
     client, offers = ensure_host_built(stack)
     s.labels["library"] = offers.get("library")
+    if sc is None:
+        R.add_failure(s, f"{stack}: the host clients run TLS over TCP, full or ticket-resumed, server "
+                         f"authentication only, RSA-2048 or ECDSA P-256 at depth 1; {cfg.label!r} is none of these")
+        return R.finalize_series(s)
     tls, group, suite = sc
     off = offers.get("offers", {})
     for what, v, have in (("TLS", tls, off.get("tls", ())), ("group", group, off.get("groups", ())),
@@ -167,7 +179,7 @@ def measure(stack: str, cfg, n: int, warmup: int, server) -> Series:
         except subprocess.TimeoutExpired:
             R.add_failure(s, f"the {stack} client did not finish {total} handshakes within {RUN_TIMEOUT_S + total} s")
             return R.finalize_series(s)
-        conns = []
+        conns: list[dict[str, Any]] = []
         for line in p.stdout.splitlines():
             try:
                 conns.append(json.loads(line))
@@ -202,8 +214,8 @@ def measure(stack: str, cfg, n: int, warmup: int, server) -> Series:
         for m in h.messages:
             k = _name(m, tls, resumed)
             seen[k] = seen.get(k, 0.0) + m["instructions"] / 1e3
-        for k, v in seen.items():
-            per_msg.setdefault(k, []).append(v)
+        for k, us in seen.items():
+            per_msg.setdefault(k, []).append(us)
     if per_msg:
         s.derived = {"breakdown": {
             "messages": [{"message": k, "p50_cpu_us": statistics.median(v), "n": len(v)} for k, v in per_msg.items()],
@@ -214,10 +226,11 @@ def measure(stack: str, cfg, n: int, warmup: int, server) -> Series:
     return R.finalize_series(s)
 
 
-def run_stacks(items, hp, doc: Result, run=None, progress=None) -> Result:
+def run_stacks(items: list[tuple[str, HandshakeConfig]], hp: HandshakeParams, doc: Result, run: Run | None = None,
+               progress: Progress | None = None) -> Result:
     """items: (stack, HandshakeConfig); one s_server per certificate type, stopped by PID."""
     from .device import Server
-    by_cert: dict[str, list] = {}
+    by_cert: dict[str, list[tuple[str, HandshakeConfig]]] = {}
     for it in items:
         by_cert.setdefault(it[1].cert_type, []).append(it)
     i = 0
