@@ -47,7 +47,7 @@ from ..model.flights import dtls13 as F13
 
 if TYPE_CHECKING:
     from ..model.predict import FlightPlan
-    from .montecarlo import Chains
+    from .chains import Chains
 
 TRANSPORTS = ("dtls13-flight", "dtls13-finished", "dtls13-app", "quic", "quic-0rtt")
 
