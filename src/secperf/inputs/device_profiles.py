@@ -84,7 +84,7 @@ def save(
     fit: dict[str, Any],
 ) -> Path:
     """Write the profile (atomically) and return its path; the profile is checked by reading it back."""
-    from ..core.store import atomic_write
+    from ..core.writes import atomic_write
 
     check_name(name)
     b = D.shipped(base)

@@ -320,8 +320,8 @@ def parse(text: str, profiles: dict[str, str] | None = None) -> NetSpec:
                 d[x].pop(other, None)
         _apply(d, k, v.strip())
     up, down = Direction(**d["up"]), Direction(**d["down"])
-    for side, x in (("up", up), ("down", down)):
-        _check_jitter(text, side, x)
+    for side, way in (("up", up), ("down", down)):
+        _check_jitter(text, side, way)
     return NetSpec(name=text, up=up, down=down, mtu=d["_"].get("mtu", 1500))
 
 

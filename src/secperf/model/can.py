@@ -26,7 +26,8 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, NoReturn
 
 from ..core.errors import InputError
-from ..inputs.devices import DeviceError, MacCost, mac_cost
+from ..inputs.core_profiles import DeviceError
+from ..inputs.devices import MacCost, mac_cost
 
 CLASSIC_MAX_PAYLOAD = 8
 FD_MAX_PAYLOAD = 64

@@ -20,7 +20,7 @@ from ..core.errors import InputError, ResultError
 from ..core.result import as_result, validate
 from ..core.result_schema import Derived, Result, Series
 from ..inputs import netspec as NS
-from ..inputs.devices import Core
+from ..inputs.core_profiles import Core
 from .device_ops import set_device_op  # the user's own code replaces the library's op
 from .figure import Figure
 
