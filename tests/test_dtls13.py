@@ -141,10 +141,10 @@ def test_connect_dtls13_and_dtls12_cli(tmp_path):
 @pytest.mark.parametrize("args, words", [
     (("dtls13", "--handshake", "0rtt"), "0-RTT: QUIC only here"),
     (("dtls13", "--cid", "maybe"), "--cid 'maybe'"),
-    (("dtls13", "--tls", "1.2"), "name dtls12"),
+    (("dtls13", "--tls", "1.2"), "protocol dtls13 has nothing it changes: drop --tls"),
     (("dtls13", "--lost", "client-initial"), "unknown for dtls13"),
     (("dtls13", "--key", "token"), "software key only"),
-    (("https", "--cid", "on"), "--cid: acts on dtls13"),
+    (("https", "--cid", "on"), "--cid on: acts on protocol dtls13"),
 ])
 def test_connect_dtls13_bad_inputs_exit_2_naming_them(args, words, capsys):
     from secperf.cli import main

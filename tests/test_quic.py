@@ -96,9 +96,9 @@ def test_connect_quic_cli_writes_one_series_per_handshake_kind(tmp_path):
     (("quic", "--key", "se:iot-safe-sim"), "software key only"),
     (("quic", "--handshake", "1rtt"), "unknown --handshake '1rtt'"),
     (("quic", "--lost", "server-handshake"), "--lost 'server-handshake'"),
-    (("https", "--lost", "client-initial"), "--lost: acts on quic"),
+    (("https", "--lost", "client-initial"), "--lost client-initial: acts on protocol quic"),
     (("quic", "--client", "curl"), "drop --client"),
-    (("quic", "--connect", "127.0.0.1:4433"), "secperf's own server only"),
+    (("quic", "--connect", "127.0.0.1:4433"), "protocol quic has nothing it changes: drop --connect"),
 ])
 def test_connect_quic_bad_inputs_exit_2_naming_them(args, words, capsys):
     from secperf.cli import main
