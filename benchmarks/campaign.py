@@ -200,6 +200,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="secperf-campaign-"))
     os.environ["TMPDIR"] = str(work / "tmp")
     (work / "tmp").mkdir()
+    os.chdir(work)  # a case's relative output (--figures inf, --out ,) lands here, never in the checkout
     counts = {"cases": 0, "traceback": 0, "hang": 0, "unreadable": 0, "ignored": 0, "secrets": 0, "results": 0}
     bad: list[str] = []
     if not a.no_real:   # real PSK handshakes on s_server (TLS 1.3 psk_ke, psk_dhe_ke) under the scan
