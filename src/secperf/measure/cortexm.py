@@ -27,8 +27,10 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..core.errors import InputError, SetupError
 from ..core.native import shipped_sources
@@ -93,10 +95,10 @@ def _run(cmd: list[str], what: str, timeout: float = RUN_TIMEOUT_S, cwd: Path | 
         raise CortexMError(f"{what} did not finish within {timeout:.0f} s") from None
     if p.returncode != 0:
         raise CortexMError(f"{what} failed (exit {p.returncode}): {(p.stderr or p.stdout).strip()[-800:]}")
-    return p.stdout
+    return str(p.stdout)
 
 
-def toolchain() -> dict:
+def toolchain() -> dict[str, Any]:
     gcc = _tool("arm-none-eabi-gcc", "gcc-arm-none-eabi")
     qemu = _tool("qemu-system-arm", "qemu-system-arm")
     host_cc = _tool("gcc", "build-essential")
@@ -130,7 +132,7 @@ def build_firmware(target: Target, work: Path) -> tuple[Path, int]:
     return elf, int(m.group(1), 16) & ~1
 
 
-def code_sizes(target: Target, work: Path) -> dict:
+def code_sizes(target: Target, work: Path) -> dict[str, dict[str, int]]:
     """{mac: {"text", "data", "bss"}}: the MAC's sources compiled alone for the target with the
     firmware's flags, sizes from arm-none-eabi-size (read-only data counts as text, as size reports it)."""
     src = sources_dir()
@@ -187,11 +189,13 @@ def firmware_message(n: int) -> bytes:
     return bytes((i * 7 + 1) & 0xFF for i in range(n))
 
 
-def parse_rows(lines: list[str], counts: list[int]) -> list[dict]:
+def parse_rows(lines: list[str], counts: list[int]) -> list[dict[str, Any]]:
     """Pair console rows with mark pairs; subtract the marks' own cost; check each tag."""
     if len(counts) != 2 * len(lines):
         raise CortexMError(f"{len(lines)} rows but {len(counts)} marks (expected two per row)")
-    rows, overhead, depth0 = [], None, 0
+    rows: list[dict[str, Any]] = []
+    overhead: int | None = None
+    depth0 = 0
     for i, line in enumerate(lines):
         parts = line.split()
         if len(parts) not in (5, 6) or parts[0] != "mac":
@@ -205,7 +209,7 @@ def parse_rows(lines: list[str], counts: list[int]) -> list[dict]:
         if overhead is None:
             raise CortexMError("the firmware measured no empty mark pair first")
         n = int(nbytes)
-        row = {"mac": mac, "op": op, "bytes": n, "instructions": delta - overhead}
+        row: dict[str, Any] = {"mac": mac, "op": op, "bytes": n, "instructions": delta - overhead}
         if depth is not None:  # painted stack depth of the region, minus the empty region's (the marks')
             row["stack_bytes"] = max(0, depth - depth0)
         if op == "mac":
@@ -222,13 +226,13 @@ def parse_rows(lines: list[str], counts: list[int]) -> list[dict]:
     return rows
 
 
-def measure(targets=DEFAULT_TARGETS) -> dict:
+def measure(targets: Sequence[str] = DEFAULT_TARGETS) -> dict[str, Any]:
     """Build, run and count for each target; a deterministic table (no times, no paths)."""
     unknown = [t for t in targets if t not in TARGETS]
     if unknown:
         raise CortexMError(f"unknown Cortex-M target {unknown[0]!r}; known: {', '.join(TARGETS)}")
     tools = toolchain()
-    out = {"label": LABEL, "toolchain": tools, "cflags": list(CFLAGS), "sizes": list(SIZES),
+    out: dict[str, Any] = {"label": LABEL, "toolchain": tools, "cflags": list(CFLAGS), "sizes": list(SIZES),
            "route": "tcg-plugin", "targets": {}}
     with tempfile.TemporaryDirectory(prefix="secperf-cortexm-") as tmp:
         work = Path(tmp)
@@ -245,7 +249,7 @@ def measure(targets=DEFAULT_TARGETS) -> dict:
     return out
 
 
-def to_series(table: dict) -> list[Series]:
+def to_series(table: dict[str, Any]) -> list[Series]:
     """Result series (kind "cortexm"): one per target, MAC and length; the count is the value."""
     from ..core import result as R
     timer = {"name": "instructions per tag", "start": "secperf_mark() before the tag computation",

@@ -5,15 +5,17 @@ its raw batch samples, per-operation values, summaries and rates, written as soo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..core import host
 from ..core import result as R
 from ..core.result_schema import Result, Series
 from ..core.store import Run
 from ..inputs.algorithms import Row
-from . import backends, pq, probe
+from . import Progress, backends, pq, probe
 
 TIMER = {
     "name": "per operation",
@@ -41,14 +43,17 @@ class CryptoParams:
     jmh_iteration_ms: int = 100
     jmh_warmup_ms: int = 2000
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"n": self.n, "warmup": self.warmup, "duration_s": self.duration_s,
                 "min_sample_us": self.min_sample_us, "hash": self.hash, "seed": self.seed,
                 "prehashed": self.prehashed, "jmh": {"forks": self.jmh_forks, "iteration_ms": self.jmh_iteration_ms,
                                                      "warmup_ms": self.jmh_warmup_ms}}
 
 
-def _labels(row: Row, hash_name: str) -> dict:
+OnSample = Callable[[dict[str, Any]], object]   # called with each sample line as it arrives
+
+
+def _labels(row: Row, hash_name: str) -> dict[str, Any]:
     a = row.alg
     uses_hash = a.family in ("rsa", "ecdsa") and row.op in ("sign", "verify")
     return {"alg": a.name, "op": row.op, "family": a.family, "size_bytes": row.size_bytes,
@@ -57,7 +62,7 @@ def _labels(row: Row, hash_name: str) -> dict:
             "engine": a.engine}
 
 
-def _fill(series: Series, samples: list[dict], size_bytes: int, bulk: bool,
+def _fill(series: Series, samples: list[dict[str, Any]], size_bytes: int, bulk: bool,
           timer_overhead_ns: float | None) -> None:
     for s in samples:
         ops = max(1, int(s["ops"]))
@@ -115,7 +120,8 @@ def _tool_args(row: Row, p: CryptoParams) -> list[str]:
     return args
 
 
-def _measure_in_tool(row: Row, p: CryptoParams, series: Series, on_sample) -> tuple[dict | None, bool]:
+def _measure_in_tool(row: Row, p: CryptoParams, series: Series, on_sample: OnSample | None
+                     ) -> tuple[dict[str, Any] | None, bool]:
     """A row in another library's tool; returns its meta line (library name and version) and
     whether the library said it lacks the row (unsupported)."""
     try:
@@ -153,14 +159,15 @@ def _measure_in_tool(row: Row, p: CryptoParams, series: Series, on_sample) -> tu
     return meta, False
 
 
-def measure_row(row: Row, p: CryptoParams, on_sample=None) -> tuple[Series, dict | None]:
+def measure_row(row: Row, p: CryptoParams, on_sample: OnSample | None = None) -> tuple[Series, dict[str, Any] | None]:
     """Measure one row; returns (series, probe meta). Failures become series failures; a row its
     library lacks is "unsupported" with the library's reason, never measured elsewhere."""
     series, meta, _ = _measure_row(row, p, on_sample)
     return series, meta
 
 
-def _measure_row(row: Row, p: CryptoParams, on_sample=None) -> tuple[Series, dict | None, dict | None]:
+def _measure_row(row: Row, p: CryptoParams, on_sample: OnSample | None = None
+                 ) -> tuple[Series, dict[str, Any] | None, dict[str, Any] | None]:
     """measure_row, also returning another library's tool meta line (None for the probe's rows)."""
     series = R.new_series(row.series_id, kind="crypto", labels=_labels(row, p.hash), timer=TIMER)
     series.labels["backend"] = row.library
@@ -215,7 +222,7 @@ def _measure_row(row: Row, p: CryptoParams, on_sample=None) -> tuple[Series, dic
 
 
 def run_crypto(rows: list[Row], p: CryptoParams, doc: Result, run: Run | None = None,
-               progress=None) -> Result:
+               progress: Progress | None = None) -> Result:
     """Measure every row in order, saving the Result after each one.
 
     progress(event, row, index, total, series) is called with event 'start' and 'done'.

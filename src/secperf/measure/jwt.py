@@ -34,6 +34,8 @@ from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
+from ..core.errors import MeasurementError
+
 
 def b64url(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
@@ -63,7 +65,7 @@ def software_signer(private_key: PrivateKeyTypes) -> tuple[str, Sign]:
         return "ES256", sign
     if isinstance(private_key, rsa.RSAPrivateKey):
         return "RS256", lambda data: private_key.sign(data, padding.PKCS1v15(), hashes.SHA256())
-    raise TypeError(f"a JWT is signed with an EC or RSA key, not a {type(private_key).__name__}")
+    raise MeasurementError(f"a JWT is signed with an EC or RSA key, not a {type(private_key).__name__}")
 
 
 def token_signer(key: Any, key_type: str, pkcs11: ModuleType) -> tuple[str, Sign]:  # key: a python-pkcs11 PrivateKey

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 from ..core.errors import SetupError
 
@@ -32,7 +33,7 @@ def library_label() -> str:
     return f"cryptography {cryptography.__version__} ({backend.openssl_version_text()}, bundled)"
 
 
-def _classes(alg: str):
+def _classes(alg: str) -> Any:   # the MLKEM*/MLDSA* private key class, looked up by its name
     from cryptography.hazmat.primitives.asymmetric import mldsa, mlkem
     if alg.startswith("ml-kem-"):
         cls = getattr(mlkem, f"MLKEM{alg.rsplit('-', 1)[1]}PrivateKey", None)
@@ -68,7 +69,8 @@ def make_op(alg: str, op: str) -> tuple[Callable[[], object], str]:
 
 
 def sample_batches(fn: Callable[[], object], *, n: int, warmup: int, min_sample_us: float,
-                   max_seconds: float, on_sample=None) -> tuple[list[dict], int, str]:
+                   max_seconds: float, on_sample: Callable[[dict[str, Any]], object] | None = None
+                   ) -> tuple[list[dict[str, Any]], int, str]:
     """Time `fn` in batches; returns (samples, batch, stopped) like the probe's JSON lines."""
     perf, tcpu = time.perf_counter_ns, time.thread_time_ns
     batch = 1
@@ -83,7 +85,7 @@ def sample_batches(fn: Callable[[], object], *, n: int, warmup: int, min_sample_
     per_op = took / batch
     batch = max(1, int(min_sample_us * 1000 / per_op + 0.5)) if per_op < min_sample_us * 1000 else 1
 
-    def one() -> dict:
+    def one() -> dict[str, Any]:
         w0, c0 = perf(), tcpu()
         for _ in range(batch):
             fn()
@@ -92,7 +94,7 @@ def sample_batches(fn: Callable[[], object], *, n: int, warmup: int, min_sample_
 
     for _ in range(warmup):
         one()
-    samples: list[dict] = []
+    samples: list[dict[str, Any]] = []
     start = time.monotonic()
     stopped = "n"
     while len(samples) < n:

@@ -17,20 +17,23 @@ import hashlib
 import json
 import sys
 import time
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
 
 MESSAGE = bytes(range(32))  # S2 signed a 32-byte message
 
 
-def _emit(obj: dict) -> None:
+def _emit(obj: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
 
 
-def _sign(key, key_type: str, pkcs11):
+def _sign(key: Any, key_type: str, pkcs11: ModuleType) -> bytes:   # key: a python-pkcs11 PrivateKey
     if key_type.startswith("ecdsa"):
         # SoftHSM2 offers raw CKM_ECDSA only: hash on the host, sign the digest
-        return key.sign(hashlib.sha256(MESSAGE).digest(), mechanism=pkcs11.Mechanism.ECDSA)
-    return key.sign(MESSAGE, mechanism=pkcs11.Mechanism.SHA256_RSA_PKCS)
+        return bytes(key.sign(hashlib.sha256(MESSAGE).digest(), mechanism=pkcs11.Mechanism.ECDSA))
+    return bytes(key.sign(MESSAGE, mechanism=pkcs11.Mechanism.SHA256_RSA_PKCS))
 
 
 def main() -> int:
@@ -48,6 +51,7 @@ def main() -> int:
     kept = None
     if mode in ("jwt_fresh", "jwt_cached"):
         from .jwt import jwt_loop, token_signer
+        sign: Callable[[bytes], bytes]
         try:
             if cfg.get("key_session") == "cold":
                 # a device waking for each request: open a session, log in, find the key, sign, close
