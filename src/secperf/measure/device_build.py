@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from ..core.errors import InputError
 from ..core.native import shipped_sources
@@ -73,7 +74,7 @@ SOURCE_BUILDS = {"wolfssl": ("WOLFSSL_SRC", "mcu-wolfssl", "Debian's source pack
 # stacks with no Debian armhf package: their A-profile build is a source build too
 SOURCE_ONLY = ("mbedtls3", "wolfssl59", "pqclean", "p256m")
 # stacks built for some targets only: stack -> targets
-STACK_TARGETS = {"openssl": ("armhf",)}
+STACK_TARGETS: dict[str, tuple[str, ...]] = {"openssl": ("armhf",)}
 # compiler flags of a source build for the A profile (the same as Debian's armhf packages)
 ARMHF_SOURCE_FLAGS = "-march=armv7-a -mthumb -mfloat-abi=hard -mfpu=vfpv3-d16"
 # library functions whose first instruction marks an event (wolfSSL): id -> function
@@ -236,7 +237,7 @@ class Build:
     plugin: Path          # libinsn_events.so
     watch: Path           # "0xADDR ID" lines for the plugin (empty for stacks without watch points)
     library: str          # "wolfSSL 5.5.4"
-    offers: dict          # what the build can do (from the client's --offers)
+    offers: dict[str, Any]          # what the build can do (from the client's --offers)
     crypto_ops: tuple[str, ...]
     qemu: str             # qemu-arm path
     qemu_version: str
@@ -246,7 +247,7 @@ class Build:
     target: str = "armhf"         # TARGETS key
     run_cpu: str | None = None    # qemu -cpu for this build (None: the core profile's)
     build_note: str = ""          # how the library was built
-    footprint: dict | None = None  # library bytes linked: text, rodata, data, bss (link map)
+    footprint: dict[str, Any] | None = None  # library bytes linked: text, rodata, data, bss (link map)
     config: str = "debian"         # build configuration (data/device_builds.toml)
     config_note: str = ""          # its description
 
@@ -321,7 +322,7 @@ def _run(cmd: list[str], what: str, timeout: float, cwd: Path | None = None) -> 
         raise DeviceSetupError(f"{what} did not finish within {timeout:.0f} s") from None
     if p.returncode != 0:
         raise DeviceSetupError(f"{what} failed (exit {p.returncode}): {(p.stderr or p.stdout).strip()[-1200:]}")
-    return p.stdout
+    return str(p.stdout)
 
 
 def source_dir(stack: str) -> Path:
@@ -334,7 +335,7 @@ def xkcp_dir() -> Path:
     return device_sources.locate("xkcp")
 
 
-def footprint(map_text: str, archives: tuple[str, ...]) -> dict:
+def footprint(map_text: str, archives: tuple[str, ...]) -> dict[str, Any]:
     """Bytes of the input sections the link kept from the given archives, by kind (GNU ld map)."""
     start = map_text.find("Linker script and memory map")
     body = map_text[start:] if start >= 0 else map_text
@@ -353,7 +354,7 @@ def footprint(map_text: str, archives: tuple[str, ...]) -> dict:
                     "flash = text + rodata + data, static RAM = data + bss (stack and heap not included)"}
 
 
-def op_footprint(build: Build, op: str) -> dict | None:
+def op_footprint(build: Build, op: str) -> dict[str, Any] | None:
     """The code of one operation's scheme (PQClean: its parameter set's archive and the shared Keccak
     code) from the client's link map; None for stacks whose library is one archive (Build.footprint)."""
     m = re.match(r"(ml-kem-\d+|ml-dsa-\d+)-", op)
@@ -369,7 +370,7 @@ def watch_lines(client: Path, nm: str, stack: str = "wolfssl") -> str:
     """'0xADDR ID' for each watched function of the stack present in the static client's symbol table."""
     watch = WATCH_BY_STACK.get(stack, {})
     out = _run([nm, str(client)], "reading the client's symbols", 60)
-    addr = {}
+    addr: dict[str, int] = {}
     for m in re.finditer(r"^([0-9a-fA-F]+) [Tt] (\w+)$", out, re.M):
         addr.setdefault(m.group(2), int(m.group(1), 16))
     return "".join(f"{addr[f]:#x} {i}\n" for i, f in watch.items() if f in addr)

@@ -40,7 +40,8 @@ from typing import Any
 
 from .. import __version__
 from ..core.errors import InputError, MeasurementError
-from ..inputs.devices import Core, DeviceError, Timing, temporary_core
+from ..inputs.core_profiles import Core, DeviceError, Timing
+from ..inputs.devices import temporary_core
 
 # the plugin's counters each class cost multiplies (native/device/plugin/timing.c cost_of/resolve_branch);
 # a name with a leading "-" is subtracted: a taken branch that loads the PC (LDR PC, POP/LDM with PC,
@@ -219,7 +220,7 @@ def count_ops(dev: Core, stack: str, config: str | None, ops: Sequence[str],
             rows[op] = {"instructions": s.derived["instructions_median"],
                         "cycles": [t["cycles_low"], t["cycles"], t["cycles_high"]],
                         "counters": t.get("counters", {})}
-            from ..core.store import atomic_write
+            from ..core.writes import atomic_write
             atomic_write(path, json.dumps({"key": key, "rows": rows}))
         r = rows[op]
         out[op] = OpCount(op, float(r["instructions"]), tuple(float(x) for x in r["cycles"]),  # type: ignore[arg-type]

@@ -174,7 +174,7 @@ class _locked:
         self._f.close()
 
 
-def _run(cmd: list[str], cwd: Path, what: str, env: dict | None = None, timeout: float = 1800) -> None:
+def _run(cmd: list[str], cwd: Path, what: str, env: dict[str, str] | None = None, timeout: float = 1800) -> None:
     if shutil.which(cmd[0]) is None:
         raise DeviceSetupError(f"{what}: {cmd[0]} is not installed (scripts/bootstrap installs it); or use an "
                                f"installation whose source cache holds it ({install_cache()})")
