@@ -30,12 +30,19 @@ import shutil
 import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..core import result as R
 from ..core.errors import InputError
 from ..core.native import shipped_sources
 from ..core.paths import private_dir, secperf_home
 from ..core.result_schema import Result, Series
+
+if TYPE_CHECKING:
+    from ..core.store import Run
+    from ..lab.netns import Link
+    from ..lab.pki import LabPKI
+    from . import Progress
 
 HANDSHAKES = ("full", "resumed")
 LOSSES = ("none", "client-hello")
@@ -177,8 +184,8 @@ def library_version(exe: Path) -> str:
 
 # --- one configuration ---------------------------------------------------------------------------
 
-def _flights(wire: list[dict]) -> list[dict]:
-    out: list[dict] = []
+def _flights(wire: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
     for d in wire:
         if not out or out[-1]["dir"] != d["dir"]:
             out.append({"dir": d["dir"], "datagrams": 0, "bytes": 0, "records": []})
@@ -191,7 +198,7 @@ def _flights(wire: list[dict]) -> list[dict]:
     return out
 
 
-def _round_trips(wire: list[dict], until_us: float) -> int:
+def _round_trips(wire: list[dict[str, Any]], until_us: float) -> int:
     n, last = 0, None
     for d in wire:
         if d["t_us"] > until_us:
@@ -202,7 +209,7 @@ def _round_trips(wire: list[dict], until_us: float) -> int:
     return n
 
 
-def sample(conn: dict) -> dict:
+def sample(conn: dict[str, Any]) -> dict[str, Any]:
     """A client line as a connect sample: flights, bytes and round trips up to the response."""
     if not conn.get("ok"):
         conn.pop("wire", None)
@@ -219,8 +226,8 @@ def sample(conn: dict) -> dict:
     return conn
 
 
-def measure(cfg: Dtls13Config, n: int, warmup: int, pki, link=None, timeout_s: float = 10.0, exe: Path | None = None,
-            doc: Result | None = None) -> Series:
+def measure(cfg: Dtls13Config, n: int, warmup: int, pki: LabPKI, link: Link | None = None, timeout_s: float = 10.0,
+            exe: Path | None = None, doc: Result | None = None) -> Series:
     validate(cfg)
     from ..lab import registry
     from .handshake import link_counters
@@ -237,24 +244,25 @@ def measure(cfg: Dtls13Config, n: int, warmup: int, pki, link=None, timeout_s: f
         R.add_failure(s, f"build: {exc}")
         return R.finalize_series(s)
     s.labels["library"] = library_version(exe)
-    emulated = link is not None and not link.loopback
-    if emulated:
-        s.labels.update(network_spec=link.spec.canonical(), network_rtt_ms=link.spec.rtt_ms,
-                        network_loss=link.spec.loss)
+    emul = link if link is not None and not link.loopback else None
+    if emul:
+        s.labels.update(network_spec=emul.spec.canonical(), network_rtt_ms=emul.spec.rtt_ms,
+                        network_loss=emul.spec.loss)
     srv_certs, cli_certs = pki.server("ecdsa-p256", 1), pki.client("ecdsa-p256")
-    host = link.server_addr if emulated else "127.0.0.1"
+    host = emul.server_addr if emul else "127.0.0.1"
     common = ["--version", cfg.version] + (["--cid"] if cfg.cid else [])
     srv_argv = [str(exe), "--role", "server", "--host", host, "--ca", str(cli_certs.ca), "--cert", str(srv_certs.cert),
                 "--key", str(srv_certs.key), "--response-bytes", str(cfg.response_bytes), *common]
-    prefix = link.srv_prefix() if emulated else []
+    prefix = emul.srv_prefix() if emul else []
     server = registry.spawn([*prefix, *srv_argv], "DTLS server (wolfSSL)", stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        line = server.stdout.readline()
+        line = server.stdout.readline() if server.stdout else ""
         try:
             port = int(json.loads(line)["ready"])
         except (ValueError, KeyError, TypeError):
-            R.add_failure(s, f"server: did not start ({(server.stderr.read() if server.poll() is not None else '').strip() or line.strip() or 'no output'})")
+            said = server.stderr.read() if server.stderr and server.poll() is not None else ""
+            R.add_failure(s, f"server: did not start ({said.strip() or line.strip() or 'no output'})")
             return R.finalize_series(s)
         cli_argv = [str(exe), "--role", "client", "--host", host, "--port", str(port), "--ca", str(srv_certs.ca),
                     "--cert", str(cli_certs.cert), "--key", str(cli_certs.key), "--n", str(n), "--warmup", str(warmup),
@@ -264,7 +272,7 @@ def measure(cfg: Dtls13Config, n: int, warmup: int, pki, link=None, timeout_s: f
         budget = (n + warmup + 2) * timeout_s + 30
         with link_counters(s.derived, link):
             try:
-                p = registry.run([*(link.dev_prefix() if emulated else []), *cli_argv], "DTLS client (wolfSSL)",
+                p = registry.run([*(emul.dev_prefix() if emul else []), *cli_argv], "DTLS client (wolfSSL)",
                                  capture_output=True, text=True, timeout=budget)
                 out, err, rc = p.stdout, p.stderr, p.returncode
             except subprocess.TimeoutExpired as exc:
@@ -323,8 +331,8 @@ def _derive(s: Series) -> None:
     d["flights"] = clean[0]["flights"]
 
 
-def run(configs: list[Dtls13Config], n: int, warmup: int, timeout_ms: int, seed: int, doc: Result, run=None,
-        progress=None) -> Result:
+def run(configs: list[Dtls13Config], n: int, warmup: int, timeout_ms: int, seed: int, doc: Result,
+        run: Run | None = None, progress: Progress | None = None) -> Result:
     from ..lab.netns import LinkPerNetwork
     from ..lab.pki import LabPKI
     from .handshake import link_timeout_ms
