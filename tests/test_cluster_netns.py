@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, import_or_skip
+from conftest import ROOT, import_or_skip, skip
 from secperf.core.histogram import Histogram
 from secperf.lab.netns_fabric import Fabric
 from secperf.lab.netns_owners import list_namespaces
@@ -32,7 +32,7 @@ def fabric(tmp_path_factory):
     """The fabric, nginx in `web`, a Ray head (no CPU) in `head` and one-CPU nodes n1..n3."""
     import_or_skip("ray", "scripts/bootstrap installs the 'cluster' extra")
     if os.geteuid() != 0:
-        pytest.skip("network namespaces need root")
+        skip("needs-root", "network namespaces need root")
     base = tmp_path_factory.mktemp("raynetns")
     ray_exe = str(Path(sys.executable).parent / "ray")
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_DISABLE_USAGE_STATS": "1", "PYTHONPATH": str(ROOT / "src")}
@@ -115,7 +115,7 @@ def test_a_node_that_cannot_reach_the_target_is_named_and_left_out(fabric, tmp_p
 @pytest.mark.slow
 def test_the_fabric_leaves_nothing_behind(tmp_path):
     if os.geteuid() != 0:
-        pytest.skip("network namespaces need root")
+        skip("needs-root", "network namespaces need root")
     fab = Fabric(["a", "b"]).open()
     names = [fab.ns(m) for m in ("hub", "a", "b")]
     sleeper = subprocess.Popen([*fab.exec_prefix("a"), "sleep", "300"])
@@ -141,7 +141,7 @@ time.sleep(300)
 @pytest.mark.slow
 def test_kill_9_of_the_owner_deletes_the_namespaces_and_what_runs_inside(tmp_path):
     if os.geteuid() != 0:
-        pytest.skip("network namespaces need root")
+        skip("needs-root", "network namespaces need root")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     owner = subprocess.Popen([sys.executable, "-c", KILLED], stdout=subprocess.PIPE, text=True, env=env)
     *names, pid = owner.stdout.readline().split()

@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from conftest import skip_if
 from secperf import cli
 from secperf.core import result as R
 from secperf.core.errors import InputError, InternalError
@@ -91,7 +92,7 @@ def test_a_row_plan_verify_derived_that_its_checks_refuse_is_internal():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(os.geteuid() != 0, reason="plan --verify runs the real servers over an emulated link (root)")
+@skip_if(os.geteuid() != 0, "needs-root", "plan --verify runs the real servers over an emulated link (root)")
 def test_plan_verify_with_a_cold_key_runs_its_resumed_rows_with_the_warm_key(tmp_path, capsys):
     out = tmp_path / "res"
     code = cli.main(["plan", "--key", "se:iot-safe-sim:cold", "--verify", "--verify-n", "3", "--pattern",

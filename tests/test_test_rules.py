@@ -169,6 +169,8 @@ RATE_NAME = re.compile(r"_per_s(_|$)", re.I)
 
 # Deliberate exemptions, "file::test" (or "file" for the whole file), each with its reason.
 EXEMPT = {
+    "test_reliability4b_bounds.py": "estimate_s is secperf's computed estimate of a run (link, timers, --n), "
+        "not a measured time",
     "test_whatif_model.py": "model predictions (simulated, deterministic for a seed), not measured time",
     "test_se_profiles.py::test_iot_safe_sim_matches_s2": "samples drawn from a profile's distribution, not measured",
     "test_own_server.py::test_cold_key_session_pays_session_login_and_key_search_per_connection":
