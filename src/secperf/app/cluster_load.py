@@ -375,6 +375,7 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki: LabPKI, g: Generators,
     from ..core.errors import MeasurementError, SetupError
     from ..core.paths import private_dir
     from ..measure import server as S
+    from ..measure.server_start import pid_port
     workdir = private_dir((p.workdir or Path("/tmp")) /
                           "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in cfg.series_id(0)))
     off: Any = None   # measure.server.Offload when the key is offloaded
@@ -396,7 +397,7 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki: LabPKI, g: Generators,
     srv = None
     try:
         srv = S.start_server(cfg, pki, workdir, p.seed, off)
-        pid = srv.proc.pid
+        pid, port = pid_port(srv)
         affinity = S.pin(pid, p.core)
         levels = [(None, r) for r in p.rates] if p.rates else [(c, None) for c in p.concurrency]
         for conc, rate in levels:
@@ -406,7 +407,7 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki: LabPKI, g: Generators,
                             nodes_left_out=g.left_out)
             t0_ns = time.monotonic_ns()
             try:
-                argv = S.loadgen_argv(srv.port, cfg, conc or 1, p, client_pair, rate=rate)
+                argv = S.loadgen_argv(port, cfg, conc or 1, p, client_pair, rate=rate)
                 run = run_level(g, argv, pid, p.warmup_s, p.duration_s, p.warmup_s + p.duration_s + 30)
                 level = S.summarize_level(run)
             except (S.ServerMeasureError, ClusterRunError) as exc:
@@ -510,23 +511,25 @@ def replay_storm(pki: LabPKI, g: Generators, clients: int, policy: str, base_s: 
     spread over the generators, all starting at the same instant."""
     from ..core.paths import private_dir
     from ..measure import server as S
+    from ..measure.server_start import pid_port
     wd = private_dir(workdir / f"storm-{clients}")
     cfg = S.ServerConfig("nginx", key)
     srv = S.start_server(cfg, pki, wd, seed, backlog=max(512, clients + 64))
     try:
-        S.pin(srv.proc.pid, core)
+        pid, port = pid_port(srv)
+        S.pin(pid, core)
         p = S.LoadParams(concurrency=[32], duration_s=capacity_s, warmup_s=0.3, seed=seed, core=core,
                          loadgen_procs=1)
-        cap_argv = S.loadgen_argv(srv.port, cfg, 32, p)
-        before = S.summarize_level(run_level(g, cap_argv, srv.proc.pid, 0.3, capacity_s, capacity_s + 30))
+        cap_argv = S.loadgen_argv(port, cfg, 32, p)
+        before = S.summarize_level(run_level(g, cap_argv, pid, 0.3, capacity_s, capacity_s + 30))
         time.sleep(1.0)
         from ..measure.server import process_cpu_s
-        cpu0 = process_cpu_s(srv.proc.pid)
-        argv = S.storm_argv(srv.port, clients, policy, base_s, cap_s, timeout_s, duration_s, seed=seed)
+        cpu0 = process_cpu_s(pid)
+        argv = S.storm_argv(port, clients, policy, base_s, cap_s, timeout_s, duration_s, seed=seed)
         run = run_level(g, argv, None, 0.0, 0.0, duration_s + 60)
-        cpu = process_cpu_s(srv.proc.pid) - cpu0
+        cpu = process_cpu_s(pid) - cpu0
         time.sleep(1.0)
-        after = S.summarize_level(run_level(g, cap_argv, srv.proc.pid, 0.3, capacity_s, capacity_s + 30))
+        after = S.summarize_level(run_level(g, cap_argv, pid, 0.3, capacity_s, capacity_s + 30))
     finally:
         srv.stop()
     if not any(m.get("type") == "end" for m in run["lines"]):

@@ -17,7 +17,7 @@ from ..inputs import patterns as PS
 from ..inputs.devices import resolve_device
 from ..plan import planner as PL
 from ..plan.verdict import __doc__ as RULE
-from .plan_options import PlanOptions
+from .plan_options import PlanOptions as PlanOptions  # handed on: callers name it as plan.PlanOptions
 from .plan_verify import verify
 from .reporter import reporter
 

@@ -11,7 +11,12 @@ from ..core.errors import InputError, SetupError
 from .cluster_load import run_replay, run_server
 from .reporter import reporter
 from .runner import Output, Phase, measure_and_write
-from .server_plan import FleetOptions, ServerOptions, dtls_matrix_plan, matrix_plan, plan, replay_compare  # noqa: F401 - handed on: callers name them as server.X
+from .server_plan import FleetOptions as FleetOptions  # handed on: callers name them as server.X
+from .server_plan import ServerOptions as ServerOptions
+from .server_plan import dtls_matrix_plan as dtls_matrix_plan
+from .server_plan import matrix_plan as matrix_plan
+from .server_plan import plan as plan
+from .server_plan import replay_compare as replay_compare
 from .server_target import run_replay as replay_target
 from .server_target import run_server as run_target
 

@@ -7,7 +7,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..app.plan import PlanOptions
+    from ..app.plan_options import PlanOptions
     from ..core.result_schema import Result
     from .output import Exited
 
