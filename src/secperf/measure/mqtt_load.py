@@ -199,7 +199,7 @@ def capacity(port: int, broker_pid: int, c: MqttLoadConfig, client_pair: ClientP
                                    "server_utilisation", "limited_by", "errors")}
 
 
-def _phase_summary(line: dict[str, Any], cpu_s: float | None) -> dict[str, Any]:
+def _phase_figures(line: dict[str, Any], cpu_s: float | None) -> dict[str, Any]:
     """A phase line with its histograms read (core/histogram) and the broker's CPU over the phase."""
     out = dict(line)
     for k in ("connack_hist_us", "hs_hist_us", "puback_hist_us", "wait_hist_us"):
@@ -234,7 +234,7 @@ def run_mqttload(argv: list[str], broker_pid: int | None, cores: list[int], time
                     cpu = process_cpu_s(broker_pid) if broker_pid else None
                 except MeasurementError:
                     cpu = None      # the broker is gone: its CPU is not read (the phase still counts)
-                phases.append(_phase_summary(m, cpu - cpu0 if cpu is not None and cpu0 is not None else None))
+                phases.append(_phase_figures(m, cpu - cpu0 if cpu is not None and cpu0 is not None else None))
                 cpu0 = cpu
             if time.monotonic() > deadline:
                 proc.terminate()
