@@ -46,10 +46,8 @@ def _canonical(values: list[T], order: tuple[T, ...]) -> list[T]:
     return sorted(seen, key=lambda v: (order.index(v) if v in order else len(order) + seen.index(v)))
 
 
-def plan(o: ServerOptions) -> list[ServerConfig]:
-    """Every combination that makes sense, validated before anything runs (nocrt keys: probe only;
-    offload: nginx with the token's key types)."""
-    from ..measure import server as S
+def check_levels(o: ServerOptions) -> None:
+    """The load levels and their timing asked for, whichever server is loaded (InputError naming the option)."""
     if not o.concurrency or any(not 1 <= c <= 4096 for c in o.concurrency):
         raise InputError(f"--concurrency {o.concurrency}: give 1..4096 clients per level")
     if not 0.2 <= o.duration_s <= 3600:
@@ -58,6 +56,13 @@ def plan(o: ServerOptions) -> list[ServerConfig]:
         raise InputError(f"--warmup {o.warmup_s}: give 0..60 seconds")
     if o.tls not in ("1.2", "1.3"):
         raise InputError(f"--tls {o.tls}: give 1.2 or 1.3")
+
+
+def plan(o: ServerOptions) -> list[ServerConfig]:
+    """Every combination that makes sense, validated before anything runs (nocrt keys: probe only;
+    offload: nginx with the token's key types)."""
+    from ..measure import server as S
+    check_levels(o)
     if o.protocol not in S.PROTOCOLS:
         raise InputError(f"--protocol {o.protocol}: give {' or '.join(S.PROTOCOLS)}")
     if o.rates and any(not 1 <= r <= 1e6 for r in o.rates):

@@ -16,7 +16,7 @@ from ..core.errors import InputError, SetupError
 from .cluster_target import run_replay as cluster_replay
 from .cluster_target import run_server as cluster_run
 from .runner import Output, Phase, measure_and_write
-from .server_plan import params_of
+from .server_plan import check_levels, params_of
 
 if TYPE_CHECKING:
     from ..core.result_schema import Result
@@ -39,14 +39,7 @@ def check(o: ServerOptions) -> None:
             why = ("the target presents its client-certificate request itself: give --client-cert and --client-key"
                    if k == "client_auth" else "it describes a server secperf starts; the target has its own")
             raise InputError(f"{OPTION_OF[k]} with --target: {why}; drop {OPTION_OF[k]}")
-    if not o.concurrency or any(not 1 <= c <= 4096 for c in o.concurrency):
-        raise InputError(f"--concurrency {o.concurrency}: give 1..4096 clients per level")
-    if not 0.2 <= o.duration_s <= 3600:
-        raise InputError(f"--duration {o.duration_s}: give 0.2..3600 seconds per level")
-    if not 0 <= o.warmup_s <= 60:
-        raise InputError(f"--warmup {o.warmup_s}: give 0..60 seconds")
-    if o.tls not in ("1.2", "1.3"):
-        raise InputError(f"--tls {o.tls}: give 1.2 or 1.3")
+    check_levels(o)
     if o.rates and any(not 1 <= r <= 1e6 for r in o.rates):
         raise InputError(f"--rates {o.rates}: give offered rates of 1..1,000,000 connections/s")
     for r in o.resume_ratios:
