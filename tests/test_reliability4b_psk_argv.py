@@ -100,11 +100,15 @@ def _device_psk_run(tmp_path, argv):
             except OSError:
                 pass
         return found
-    scan = Scanner(secrets_now)
+    return _scanned_run([*argv, "--out", str(tmp_path)], secrets_now, 1800)
+
+
+def _scanned_run(argv, secrets_of, timeout):
+    """`secperf ARGV` in its own process while every process's command line is scanned for the secrets."""
+    scan = Scanner(secrets_of)
     scan.start()
     try:
-        p = subprocess.run([sys.executable, "-m", "secperf", *argv, "--out", str(tmp_path)], capture_output=True,
-                           text=True, timeout=1800)
+        p = subprocess.run([sys.executable, "-m", "secperf", *argv], capture_output=True, text=True, timeout=timeout)
     finally:
         scan.stop.set()
         scan.join()
@@ -131,14 +135,8 @@ def test_the_probes_psk_handshake_puts_no_key_on_the_process_list(tmp_path):
     """secperf's own probe (client and server) reads the PSK from a 0600 file (--psk-file)."""
     from secperf.measure.handshake import PSK_HEX
 
-    scan = Scanner(lambda: [PSK_HEX])
-    scan.start()
-    try:
-        p = subprocess.run([sys.executable, "-m", "secperf", "handshake", "psk", "--n", "3", "--warmup", "1",
-                            "--no-report", "--out", str(tmp_path)], capture_output=True, text=True, timeout=600)
-    finally:
-        scan.stop.set()
-        scan.join()
+    p, scan = _scanned_run(["handshake", "psk", "--n", "3", "--warmup", "1", "--no-report", "--out", str(tmp_path)],
+                           lambda: [PSK_HEX], 600)
     assert p.returncode == 0, p.stderr[-3000:]
     assert scan.scans > 0
     assert not scan.hits, scan.hits
@@ -153,15 +151,9 @@ def test_coap_psk_puts_no_key_on_the_process_list(tmp_path):
     probe through --psk-file; -k holds a decoy. Both clients' handshakes succeed, so the key matched."""
     from secperf.measure.connect_config import COAP_PSK
 
-    scan = Scanner(lambda: [COAP_PSK.decode(), COAP_PSK.hex()])
-    scan.start()
-    try:
-        p = subprocess.run([sys.executable, "-m", "secperf", "connect", "coap", "--coap-security", "psk", "--client",
-                            "probe,coap-client", "--n", "2", "--warmup", "1", "--no-report", "--json",
-                            "--out", str(tmp_path)], capture_output=True, text=True, timeout=600)
-    finally:
-        scan.stop.set()
-        scan.join()
+    p, scan = _scanned_run(["connect", "coap", "--coap-security", "psk", "--client", "probe,coap-client", "--n", "2",
+                            "--warmup", "1", "--no-report", "--json", "--out", str(tmp_path)],
+                           lambda: [COAP_PSK.decode(), COAP_PSK.hex()], 600)
     assert p.returncode == 0, p.stderr[-3000:]
     assert scan.scans > 0
     assert not scan.hits, scan.hits
