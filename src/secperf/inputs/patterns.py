@@ -78,8 +78,10 @@ def parse_quantity(text: object, units: dict[str, float], what: str) -> float:
     top = QUANTITY_MAX.get(what, 1e12)
     if not math.isfinite(v) or v > top:  # 1e999 is inf: too large, not "not greater than 0"
         base = next((k for k, f in units.items() if f == 1.0), "")
-        raise InputError(f"{text!r} is too large: {'an' if what[0] in 'aeiou' else 'a'} {what} of at most {top:g} {base} (a bound far past any "
-                         f"useful value, so figures derived from it stay finite)")
+        raise InputError(
+            f"{text!r} is too large: {'an' if what[0] in 'aeiou' else 'a'} {what} of at most {top:g} {base} (a bound far past any "
+            f"useful value, so figures derived from it stay finite)"
+        )
     if v <= 0:
         raise InputError(f"{text!r} must be greater than 0")
     return v
@@ -119,7 +121,9 @@ class Connection(_Section):
     mode: Literal["always-on", "per-message", "after-sleep"]
     sleep_s: Interval | None = None  # after-sleep: the modem is off after this long idle
     nat_timeout_s: Interval | None = None  # a NAT or server idle time-out that kills sessions
-    drops_per_day: Annotated[float, Field(ge=0, le=1e9, allow_inf_nan=False)] = 0.0  # sessions lost to handovers, resets
+    drops_per_day: Annotated[float, Field(ge=0, le=1e9, allow_inf_nan=False)] = (
+        0.0  # sessions lost to handovers, resets
+    )
     ticket_lifetime_s: Interval = 7200.0  # how long a session can be resumed
     keepalive_s: Interval | None = None  # keep-alive interval when that measure is used
     source: Source
@@ -193,8 +197,10 @@ class Stack(_Section):
             return v
         from .vocabulary import note
 
-        note(f"[stack].measures: {', '.join(sorted({m for m in v if v.count(m) > 1}))} given more than once; "
-             f"each is used once")
+        note(
+            f"[stack].measures: {', '.join(sorted({m for m in v if v.count(m) > 1}))} given more than once; "
+            f"each is used once"
+        )
         return list(dict.fromkeys(v))
 
     @field_validator("key")

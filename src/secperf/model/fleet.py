@@ -66,8 +66,10 @@ class FleetModel:
             if not v > 0:
                 raise InputError(f"{name} {v}: must be > 0")
         if self.cap_s < self.base_s and self.policy in ("exponential", "decorrelated"):
-            raise InputError(f"--cap {self.cap_s:g} s is below --base {self.base_s:g} s: {self.policy} back-off would "
-                             f"never grow past the cap; give --cap at least --base")
+            raise InputError(
+                f"--cap {self.cap_s:g} s is below --base {self.base_s:g} s: {self.policy} back-off would "
+                f"never grow past the cap; give --cap at least --base"
+            )
         if self.horizon_s / self.dt_s > 2_000_000:
             raise InputError(f"--horizon {self.horizon_s}: at most 2,000,000 steps of {self.dt_s} s")
 

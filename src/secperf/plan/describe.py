@@ -20,8 +20,14 @@ PROTOCOLS: dict[str, tuple[str, tuple[str, ...]]] = {
     "vpn": ("a VPN tunnel (OpenVPN)", ("VPN", "OpenVPN")),
 }
 # the word that names a secure-element profile (by its name's start) in a description
-_SE_WORDS = (("iot-safe-sim", "SIM"), ("atecc608", "ATECC608"), ("optiga", "OPTIGA"), ("tpm", "TPM"),
-             ("yubikey", "YubiKey"), ("luna", "HSM"))
+_SE_WORDS = (
+    ("iot-safe-sim", "SIM"),
+    ("atecc608", "ATECC608"),
+    ("optiga", "OPTIGA"),
+    ("tpm", "TPM"),
+    ("yubikey", "YubiKey"),
+    ("luna", "HSM"),
+)
 _KEY_WORDS = re.compile(r"\b(SIM|secure element|ATECC608|OPTIGA|TPM|YubiKey|HSM|key in)\b")
 
 
@@ -56,12 +62,17 @@ def _traffic(p: Pattern) -> str:
 
 def agrees(text: str, protocol: str, key: str) -> bool:
     """Whether a description names no other protocol than `protocol` and no key store `key` is not."""
-    others = [w for name, (_, ws) in PROTOCOLS.items() if name != protocol for w in ws
-              if w not in PROTOCOLS.get(protocol, ("", ()))[1]]
+    others = [
+        w
+        for name, (_, ws) in PROTOCOLS.items()
+        if name != protocol
+        for w in ws
+        if w not in PROTOCOLS.get(protocol, ("", ()))[1]
+    ]
     if _mentions(text, tuple(others)):
         return False
     if _KEY_WORDS.search(text) is None:
-        return True                       # the description says nothing about the key
+        return True  # the description says nothing about the key
     if key == "software":
         return "key in software" in text
     name = key.split(":")[1] if key.startswith("se:") else key

@@ -108,7 +108,9 @@ def _copy(table: Table, columns: list[Column] | None = None) -> Table:
     return t
 
 
-_RANGES: dict[tuple[int, int, bool], tuple[list[RenderableType], RenderableType, tuple[int, int]]] = {}  # (cells list, header) -> (longest word, longest line), for one fitted() call
+_RANGES: dict[
+    tuple[int, int, bool], tuple[list[RenderableType], RenderableType, tuple[int, int]]
+] = {}  # (cells list, header) -> (longest word, longest line), for one fitted() call
 
 
 def _ranges(console: Console, table: Table) -> list[tuple[int, int]]:

@@ -283,7 +283,9 @@ def grouped_bars(
     A group's name is a bold row above its bars; bars are coloured by position within the group;
     ``err_lo``/``err_hi`` (either may be None) draw an error bar (e.g. the median's 95% interval);
     the value is printed after each bar; a bar without a usable value says "no data"."""
-    rows: list[tuple[str, str, int, tuple[str, float, float | None, float | None] | None]] = []  # (label, kind, position in group, bar)
+    rows: list[
+        tuple[str, str, int, tuple[str, float, float | None, float | None] | None]
+    ] = []  # (label, kind, position in group, bar)
     for glabel, bars in groups:
         rows.append((str(glabel), "group", 0, None))
         rows += [(str(b[0]), "bar", j, b) for j, b in enumerate(bars)]

@@ -38,8 +38,13 @@ def rows(doc: Result | Mapping[str, Any]) -> list[tuple[str, str, str]]:
         if se.get("profile") and se["profile"] not in profiles:
             profiles.append(se["profile"])
             if se.get("host_source"):
-                out.append((f"host work around {se['profile']}", f"{float(se.get('host_us') or 0):.1f} µs",
-                            str(se["host_source"])))
+                out.append(
+                    (
+                        f"host work around {se['profile']}",
+                        f"{float(se.get('host_us') or 0):.1f} µs",
+                        str(se["host_source"]),
+                    )
+                )
         link = (s.labels or {}).get("network")
         if isinstance(link, str) and link not in links:
             links.append(link)
@@ -63,6 +68,7 @@ def rows(doc: Result | Mapping[str, Any]) -> list[tuple[str, str, str]]:
 
 def _se_rows(names: list[str]) -> list[tuple[str, str, str]]:
     from ..inputs import se_profiles as SE
+
     out = []
     for n in names:
         try:
@@ -79,6 +85,7 @@ def _se_rows(names: list[str]) -> list[tuple[str, str, str]]:
 
 def _network_rows(names: list[str]) -> list[tuple[str, str, str]]:
     from ..inputs import netspec as NS
+
     table = NS.profile_table()
     out = []
     for n in names:
@@ -97,13 +104,18 @@ def _network_rows(names: list[str]) -> list[tuple[str, str, str]]:
 def sources_lines(doc: Result | Mapping[str, Any], width: int = 80) -> list[str]:
     """The list as terminal lines: the figure and its value, then its source indented and wrapped."""
     import textwrap
+
     rs = rows(doc)
     if not rs:
         return []
     out = ["Sources of the figures used"]
     for what, value, src in rs:
-        out += textwrap.wrap(f"{what}" + (f": {value}" if value else ""), width=max(40, width),
-                             initial_indent="  ", subsequent_indent="      ")
+        out += textwrap.wrap(
+            f"{what}" + (f": {value}" if value else ""),
+            width=max(40, width),
+            initial_indent="  ",
+            subsequent_indent="      ",
+        )
         if src:
             out += textwrap.wrap(src, width=max(40, width), initial_indent="      ", subsequent_indent="      ")
     return out

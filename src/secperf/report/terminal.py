@@ -248,8 +248,9 @@ def handshake_tables(doc: Result | Mapping[str, Any]) -> list[Table]:
     out = [t]
     chosen = [s for s in series if s.labels.get("server") == "remote" and s.derived.get("negotiated")]
     if chosen:  # against the user's server a configuration is an offer: what did the server choose?
-        n = Table(title="What the server chose (first connection of each row)", title_justify="left",
-                  header_style="bold")
+        n = Table(
+            title="What the server chose (first connection of each row)", title_justify="left", header_style="bold"
+        )
         for c in ("configuration", "version", "suite", "group", "signature"):
             n.add_column(c, overflow="fold")
         for s in chosen:

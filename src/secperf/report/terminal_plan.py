@@ -158,8 +158,7 @@ def matrix_table(ps: list[dict[str, Any]]) -> Table:
     return t
 
 
-VERDICT_SHORT = {"suitable as is": "as is", "suitable with design measures": "measures",
-                 "hard to reconcile": "hard"}
+VERDICT_SHORT = {"suitable as is": "as is", "suitable with design measures": "measures", "hard to reconcile": "hard"}
 
 
 def _short_verdict(p: dict[str, Any]) -> str:

@@ -369,8 +369,13 @@ def tables(doc: Result | Mapping[str, Any]) -> list[Table]:
 
 
 def _grid_table(title: str, grid: MQ.Grid) -> Table:
-    t = Table(title=title, title_justify="left", header_style="bold", caption="; ".join(grid["notes"]) or None,
-              caption_justify="left")
+    t = Table(
+        title=title,
+        title_justify="left",
+        header_style="bold",
+        caption="; ".join(grid["notes"]) or None,
+        caption_justify="left",
+    )
     for i, h in enumerate(grid["head"]):
         t.add_column(h, justify="left" if i == 0 else "right")
     for row in grid["rows"]:
