@@ -342,6 +342,14 @@ def _merge(g: Generators, results: dict[int, dict[str, Any]], clocks: list[dict[
                         "start_wall_s": start}}
 
 
+def lost_failures(s: Series, level: dict[str, Any]) -> None:
+    """A failure on the series for each generator lost mid-run (the counts are the others')."""
+    from ..core import result as R
+    for x in level["cluster"]["lost"]:
+        R.add_failure(s, f"generator {x['name']} (node {x['node']}, core {x['core']}) lost mid-run: "
+                         f"{x['reason']}; the counts are the other generators'")
+
+
 def cluster_level(run: dict[str, Any]) -> dict[str, Any]:
     """What a cluster level adds to the local summary: merged latency percentiles (replacing the
     busiest process's), the per-worker figures, the lost workers and the merge rule."""
@@ -416,9 +424,7 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki: LabPKI, g: Generators,
                 continue
             level.update(cluster_level(run))
             S.fill_level(s, level, run, op, off.calls(t0_ns) if off else None, off, rate)
-            for x in level["cluster"]["lost"]:
-                R.add_failure(s, f"generator {x['name']} (node {x['node']}, core {x['core']}) lost mid-run: "
-                                 f"{x['reason']}; the counts are the other generators'")
+            lost_failures(s, level)
             S.level_failures(s, level)
             out.append(R.finalize_series(s))
             if on_series:

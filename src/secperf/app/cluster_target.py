@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.histogram import Histogram
 from .cluster import ClusterError, ClusterRunError, ray_module
-from .cluster_load import Generators, LoadgenWorker, check_options, cluster_level, merge_storm, run_level
+from .cluster_load import Generators, LoadgenWorker, check_options, cluster_level, lost_failures, merge_storm, run_level
 from .server_plan import label_of, params_of
 
 if TYPE_CHECKING:
@@ -114,9 +114,7 @@ def measure_levels(lt: LoadTarget, tls: str, resume_ratio: float, p: LoadParams,
         level.update(cluster_level(run))
         level["cluster"]["nodes"] = per_node(level["cluster"]["workers"])
         T.fill_level(s, level, run, rate, negotiated)
-        for x in level["cluster"]["lost"]:
-            R.add_failure(s, f"generator {x['name']} (node {x['node']}, core {x['core']}) lost mid-run: "
-                             f"{x['reason']}; the counts are the other generators'")
+        lost_failures(s, level)
         S.level_failures(s, level)
         out.append(R.finalize_series(s))
     return out
