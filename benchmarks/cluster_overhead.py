@@ -4,7 +4,7 @@
 Same target, same machine: nginx (worker_processes 1, pinned to core 0, ECDSA P-256, TLS 1.3,
 HTTP GET) driven in closed loop by one `secperf-loadgen` process pinned to core 1, started either
 by secperf itself (measure.server.run_level, the local path) or by a Ray actor holding the one CPU
-of a private Ray instance (app/cluster_load.run_level, the `--cluster` path: the actor spawns the
+of a private Ray instance (app/cluster_generators.run_level, the `--cluster` path: the actor spawns the
 generator, aligns its start and merges its end line). Rounds alternate local, cluster, local, ...;
 medians are compared.
 
@@ -46,7 +46,7 @@ def main() -> int:
         print("Ray is not installed: pip install 'secperf[cluster]'", file=sys.stderr)
         return 2
     from secperf.app import cluster as C
-    from secperf.app import cluster_load as CL
+    from secperf.app import cluster_generators as CL
     from secperf.core.histogram import Histogram
     from secperf.lab.pki import LabPKI
     from secperf.measure import server as S

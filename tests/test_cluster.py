@@ -1,4 +1,4 @@
-"""--cluster: the Ray adapter (app/cluster.py), load generators on workers (app/cluster_load.py) and
+"""--cluster: the Ray adapter (app/cluster.py), load generators on workers (app/cluster_generators.py) and
 the histograms they merge (core/histogram.py).
 
 The fast tests need no Ray cluster. The slow ones start a real one on this machine: a head with no
@@ -70,7 +70,7 @@ def test_the_generators_pairs_round_trip_and_malformed_ones_are_named():
 
 # --- splitting the load ---------------------------------------------------------------------------------
 def test_the_load_is_split_over_generators_without_losing_or_adding_any():
-    from secperf.app.cluster_load import worker_argvs
+    from secperf.app.cluster_generators import worker_argvs
     base = ["lg", "--port", "1", "--concurrency", "10", "--procs", "4", "--seed", "3"]
     parts = worker_argvs(base, 3)
     assert sum(int(a[a.index("--concurrency") + 1]) for a in parts) == 10
@@ -263,7 +263,7 @@ def test_a_worker_lost_mid_run_is_named_and_leaves_no_generator(ray_cluster, tmp
     import ray
 
     from secperf.app import cluster as C
-    from secperf.app import cluster_load as CL
+    from secperf.app import cluster_generators as CL
     from secperf.lab.pki import LabPKI
     from secperf.lab.services import ProbeServer
     from secperf.measure import server as S
@@ -337,7 +337,7 @@ def test_kill_9_of_the_driver_leaves_no_generator_on_any_worker(ray_cluster, tmp
 
 
 def test_storm_end_lines_merge_counts_and_rank_waits_over_all_clients():
-    from secperf.app.cluster_load import merge_storm
+    from secperf.app.cluster_generators import merge_storm
     w1 = [200_000] * 30                       # 30 clients back after 0.2 s
     w2 = [900_000] * 9                        # 9 of 10 back after 0.9 s, one never came back
     ends = [{"type": "end", "worker": "generator-0", "clients": 30, "back": 30, "gave_up": 0, "attempts": 31,

@@ -1,7 +1,7 @@
 """The one adapter between secperf and a Ray cluster (`--cluster auto|local|ADDRESS`).
 
 measure/ and sim/ stay unaware of where they run: this module connects to Ray, ships work to it
-as tasks (what-if cells, plan patterns) or actors (load generators, app/cluster_load.py), and
+as tasks (what-if cells, plan patterns) or actors (load generators, app/cluster_generators.py), and
 brings back exactly what the local path would have computed. Ray is an optional extra
 (`pip install 'secperf[cluster]'`) imported only here and only when --cluster is given; without
 it --cluster is an input error (exit 2) naming what to install.

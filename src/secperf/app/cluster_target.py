@@ -1,5 +1,5 @@
 """`secperf server --target HOST:PORT --cluster ADDRESS`: generators on every node of a Ray cluster
-that reaches the user's server (app/cluster_load.py does the clock alignment, the start instant, the
+that reaches the user's server (app/cluster_generators.py does the clock alignment, the start instant, the
 exact histogram merge and the lost-worker rule; this module places the generators and judges the
 nodes).
 
@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.histogram import Histogram
 from .cluster import ClusterError, ClusterRunError, ray_module
-from .cluster_load import Generators, LoadgenWorker, check_options, cluster_level, lost_failures, merge_storm, run_level
+from .cluster_generators import Generators, LoadgenWorker, cluster_level, lost_failures, merge_storm, run_level
+from .cluster_load import check_options
 from .server_plan import label_of, params_of
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ The target is probed once before a run directory exists (reachable within a boun
 TLS or DTLS, takes the client certificate, verifies with --ca): bad input is exit 2 naming it.
 Each level records what the server negotiated; the server's CPU is not measured (it is not on this
 machine, or not secperf's to read), and every row says so. With --cluster the generators run on
-every node that reaches the target (app/cluster_load.py)."""
+every node that reaches the target (app/cluster_target.py)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 an input error, what the server negotiated, and the load levels against it.
 
 LoadTarget is the one description of a target every load path shares: the TLS/DTLS handshake load
-here (secperf-loadgen), the cluster's generators (app/cluster_load.py: the same `loadgen_args()` on
+here (secperf-loadgen), the cluster's generators (app/cluster_generators.py: the same `loadgen_args()` on
 every node) and the MQTT-level load (`app == "mqtt"`: `mqtt_args()` gives an MQTT client the
 address, verification and client certificate without knowing the rest).
 
