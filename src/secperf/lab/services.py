@@ -331,6 +331,12 @@ def await_listening(svc: Service, proc: subprocess.Popen[str], collect_type: str
     return int(msg["port"])
 
 
+def _secret_option(arg: str) -> bool:
+    """An s_server argument carrying a secret: -psk (also read as --psk, -psk=HEX), a pass:TEXT phrase."""
+    name, _, value = arg.lstrip("-").partition("=")
+    return (name.lower() in ("psk", "psk_hex") or value.startswith("pass:")) if arg[:1] == "-" else arg.startswith("pass:")
+
+
 class SServer(Service):
     """`openssl s_server` (OpenSSL's own test server) on an ephemeral port."""
 
@@ -339,24 +345,28 @@ class SServer(Service):
     def __init__(self, certs: CertSet, args: list[str] | None = None, proto: str = "tls",
                  client_ca: Path | None = None, workdir: Path | None = None, psk: tuple[str, bytes] | None = None):
         super().__init__(workdir)
+        if proto not in ("tls", "dtls"):
+            raise ServiceError(f"s_server: protocol {proto!r}; it serves tls or dtls")
         self.certs, self.args, self.proto, self.client_ca = certs, list(args or []), proto, client_ca
-        if any(a in ("-psk", "-psk_hex") for a in self.args):
-            raise ServiceError("s_server: a PSK goes in `psk=`, never on its command line (-psk)")
+        if secret := [a for a in self.args if _secret_option(a)]:
+            raise ServiceError(f"s_server: {secret[0].split('=', 1)[0]} puts a secret on the command line, where "
+                               f"every user reads it; a PSK goes in `psk=` (a 0600 session file, TLS 1.3)")
         self.psk = psk   # (identity, key): TLS 1.3 external PSK from a 0600 session file (lab/psk_session)
-        self.dtls_psk_on_argv = False   # see psk_args
+        self.psk_args(check_only=True)
 
-    def psk_args(self) -> list[str]:
+    def psk_args(self, check_only: bool = False) -> list[str]:
         """-psk_session FILE -psk_identity ID: the key in a private file, not on the process list. A
-        TLS 1.2 / DTLS PSK suite needs s_server's -psk: refused here (the caller picks another server)."""
+        TLS 1.2 / DTLS PSK suite needs s_server's -psk: refused here, for every protocol (the caller
+        picks a server that reads a key file: the probe server, measure/device_dtls.psk_server)."""
         if self.psk is None:
             return []
-        if self.proto == "dtls" and self.dtls_psk_on_argv:
-            # NOT YET: s_server's DTLS 1.2 PSK suites read the key from -psk only, and the wolfSSL pair
-            # server is built without static PSK suites; the device's DTLS 1.2 psk row keeps it there
-            return ["-psk", self.psk[1].hex(), "-psk_identity", self.psk[0]]
-        if self.proto != "tls" or "-tls1_2" in self.args:
-            raise ServiceError("s_server reads a TLS 1.2/DTLS PSK only from its command line (-psk), where every "
-                               "user could read it: that PSK row needs a server that reads a key file")
+        if self.proto != "tls" or any(a.lstrip("-") in ("tls1_2", "tls1_1", "tls1", "dtls", "dtls1_2", "dtls1")
+                                      for a in self.args):
+            raise ServiceError(f"s_server reads a {'DTLS' if self.proto == 'dtls' else 'TLS 1.2'} PSK only from its "
+                               "command line (-psk), where every user could read it: that PSK row needs a server "
+                               "that reads a key file")
+        if check_only:
+            return []
         from .psk_session import write_session
         identity, key = self.psk
         return ["-psk_session", str(write_session(self.workdir, key)), "-psk_identity", identity]

@@ -219,16 +219,17 @@ def check_offers(cfg: Config, build: Build) -> None:
 
 class Server:
     """`openssl s_server` on loopback for one server certificate type (lab/services.SServer), asking
-    for a client certificate of the lab client CA when client_cert is not "none", and holding a TLS 1.3
-    external PSK made for this server (32 random bytes): s_server takes it on its command line (a
-    loopback lab server of one run, never logged); the guest client reads it from a private file."""
+    for a client certificate of the lab client CA when client_cert is not "none", and holding an
+    external PSK made for this server (32 random bytes), always in 0600 files: s_server reads TLS
+    1.3's as a session file, the DTLS 1.2 psk row's peer is the probe server reading a key file
+    (device_dtls.psk_server says why), the guest client reads its own private file."""
 
     PSK_IDENTITY = "secperf-device"
 
     def __init__(self, cert_type: str, client_cert: str = "none", proto: str = "tls", psk_dtls: bool = False):
         from ..core.paths import private_dir, write_private
         from ..lab.pki import LabPKI
-        from ..lab.services import SServer
+        from ..lab.services import ProbeServer, SServer
         pki = LabPKI().ensure()
         self.certs = pki.server(cert_type)
         self.client = None if client_cert == "none" else pki.client(client_cert)
@@ -236,14 +237,12 @@ class Server:
         self._tmp = tempfile.TemporaryDirectory(prefix="secperf-device-psk-")
         self.psk_file = Path(private_dir(Path(self._tmp.name))) / "psk"
         write_private(self.psk_file, f"{self.PSK_IDENTITY}\n{psk}\n".encode())
-        # the server's copy: a TLS 1.3 session file (lab/psk_session), not `-psk HEX` on the process list.
-        # Not yet: a DTLS 1.2 psk row, which s_server reads from -psk only (SServer.psk_args), so the key is
-        # given to a DTLS server only when a psk row asks for it (psk_dtls)
-        self.svc = SServer(self.certs, psk=(self.PSK_IDENTITY, bytes.fromhex(psk)),
-                           client_ca=self.client.ca if self.client else None, proto=proto)
-        self.svc.dtls_psk_on_argv = psk_dtls
-        if proto == "dtls" and not psk_dtls:
-            self.svc.psk = None
+        # the server's copy: a TLS 1.3 session file (lab/psk_session), or the probe's key file (DTLS 1.2)
+        ca = self.client.ca if self.client else None
+        self.svc: SServer | ProbeServer = (
+            DT.psk_server(self.certs, ca, self.PSK_IDENTITY, psk) if proto == "dtls" and psk_dtls
+            else SServer(self.certs, psk=(self.PSK_IDENTITY, bytes.fromhex(psk)) if proto == "tls" else None,
+                         client_ca=ca, proto=proto))
 
     def __enter__(self) -> Server:
         self.svc.start()
@@ -258,7 +257,7 @@ class Server:
     @property
     def port(self) -> int:
         if self.svc.port is None:
-            raise MeasurementError("openssl s_server has no port: it was not started")
+            raise MeasurementError(f"{self.svc.name} has no port: it was not started")
         return self.svc.port
 
 

@@ -15,8 +15,9 @@ the lead maps rows to handshakes without a second field; and a flag would multip
 empty one of its own (RFC 9146 allows it): its records to the server carry the server's 8-byte
 CID, the server's records to it none, as a device behind a NAT wants.
 
-Peers (loopback, started and stopped by PID): DTLS 1.2 full, resumed and psk run against `openssl
-s_server -dtls` (OpenSSL 3.0 always exchanges a cookie), as the existing rows; OpenSSL 3.0 has
+Peers (loopback, started and stopped by PID): DTLS 1.2 full and resumed run against `openssl
+s_server -dtls` (OpenSSL 3.0 always exchanges a cookie), DTLS 1.2 psk against secperf's own probe
+server (`secperf-probe server --proto dtls`, OpenSSL 3.0 too, cookie exchange on; `psk_server`); OpenSSL 3.0 has
 neither DTLS 1.3 nor connection IDs, so DTLS 1.3 and the CID rows run against the wolfSSL 5.9 host
 server of `secperf connect dtls13` (native/dtls13/dtls_pair.c, built by measure/dtls13.py), which
 asks for a cookie in both versions and answers each request with a response: the client makes the
@@ -27,6 +28,17 @@ before anything is built): wolfSSL 5.9 (wolfssl59) DTLS 1.2 and 1.3 with CIDs; w
 (its DTLS 1.3 is a first cut and it has no DTLS 1.2 CID); Mbed TLS 3.6 DTLS 1.2 with CIDs (no DTLS
 1.3); Mbed TLS 2.28 DTLS 1.2 without CIDs (its CID is a pre-RFC draft); OpenSSL 3.0 (A-profile cores)
 DTLS 1.2 full only.
+
+Decision -- the DTLS 1.2 psk row's peer is the probe server, which reads the key from a 0600 file
+(`--psk-file`), not `openssl s_server`: s_server takes a TLS 1.2/DTLS PSK from `-psk HEX` only, which
+puts the key on the process list (/proc/PID/cmdline, readable by every user) for the whole run. The
+other candidate, the wolfSSL 5.9 pair server, reads a key file too, but wolfSSL compiles its plain
+PSK suites only with WOLFSSL_STATIC_PSK, which its CMake build has no option for: adding it would
+rebuild the library every DTLS 1.3 run shares and move the row to another server library. The probe
+is OpenSSL 3.0 as s_server is, and like s_server it exchanges a cookie (HelloVerifyRequest), takes
+the plain PSK suites (RFC 5487) with no identity hint (so no ServerKeyExchange), and serves clients
+one after another, each ending with the client's close_notify: the guest makes the same handshake
+with the same server library and its counts mean what they meant.
 """
 
 from __future__ import annotations
@@ -40,6 +52,8 @@ from typing import TYPE_CHECKING, Any
 from ..core.errors import InputError, SetupError
 
 if TYPE_CHECKING:
+    from ..lab.pki import CertSet
+    from ..lab.services import ProbeServer
     from .device import Config, Server
     from .device_attrib import Handshake
     from .device_build import Build
@@ -201,6 +215,21 @@ class PairServer:
             self._tmp.cleanup()
 
 
+PSK_PEER = "secperf-probe DTLS server (OpenSSL, host, loopback)"
+
+
+def psk_server(certs: CertSet, client_ca: Path | None, identity: str, key_hex: str) -> ProbeServer:
+    """The DTLS 1.2 psk row's peer (not started): the probe server over DTLS 1.2 with a cookie
+    exchange, the server certificate s_server had, the lab client CA when the row asks for a client
+    certificate, and the external PSK `identity` whose key (hex) it reads from a 0600 file in its
+    private work directory (listed in the run registry, removed when it stops): never on a command line."""
+    from ..lab.services import ProbeServer
+    svc = ProbeServer(certs, proto="dtls", client_ca=client_ca)
+    key_file = svc.write_secret(svc.workdir / "psk.hex", f"{key_hex}\n".encode())
+    svc.args = ["--tls", "1.2", "--dtls-cookie", "on", "--psk-identity", identity, "--psk-file", str(key_file)]
+    return svc
+
+
 def psk_refused(cfg: Config, hs: Handshake, conn: dict[str, Any]) -> bool:
     """Whether a psk handshake fell back to certificates: DTLS 1.2's PSK is a suite of its own (the
     negotiated suite names PSK); in TLS/DTLS 1.3 a server Certificate means the PSK was refused."""
@@ -230,6 +259,10 @@ def labels(cfg: Config, server: Server | PairServer | None) -> dict[str, Any]:
     if isinstance(server, PairServer):
         out["server"] = f"{server.library} DTLS server (native/dtls13, host, loopback)"
         out["server_cid_bytes"] = SERVER_CID_BYTES if cfg.mode in CID_MODES else 0
+    else:
+        from ..lab.services import ProbeServer
+        if isinstance(getattr(server, "svc", None), ProbeServer):   # the psk row's peer (psk_server)
+            out["server"] = PSK_PEER
     return out
 
 
