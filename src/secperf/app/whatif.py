@@ -4,13 +4,13 @@ kind `whatif` through the run store (one series per scenario and link), print it
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..core import host
 from ..core import result as R
 from ..core.errors import InputError
-from ..core.result_schema import Percentiles, Result, Series, Summary, WhatifDerived
+from ..core.result_schema import Result, Series
 from ..core.store import RunStore
 from ..inputs import netspec as NS
 from ..inputs import se_profiles as SE
@@ -21,28 +21,12 @@ from ..model import predict as P
 from ..model import s1 as S1
 from ..sim import montecarlo as M
 from ..sim import sweep as SW
+from ..sim.whatif_rows import row_derived, row_usable, security_cost, series
 from .cluster import Cluster
 from .host_costs import host_table
 from .reporter import reporter
 
-CellKey = tuple[F.Scenario, str, str]   # a cell's identity: its scenario, its link spelled out, its swept inputs
-
-TIMER = {"name": "connection set-up (predicted)",
-         "start": "the client's first packet (TCP SYN; DTLS/OpenVPN: first datagram)",
-         "end": "the protocol's answer processed (HTTP response, CONNACK, CoAP ACK, PUSH_REPLY + tun)",
-         "value": "simulated: values_us holds a reservoir of the first 2000 draws; summary covers all n",
-         "clock": "model time"}
-# --until handshake: the same start, the clock stops at the client's handshake completion (TCP
-# connect inside, as `openssl s_time`; `secperf handshake`'s own window, from TCP connected, is
-# derived.handshake in every row)
-TIMER_HANDSHAKE = {**TIMER, "name": "connection set-up until the handshake completes (predicted)",
-                   "end": "the client's handshake complete (TLS 1.3: its Finished built; TLS 1.2/DTLS: the server's "
-                          "Finished verified; OpenVPN: control-channel key exchange done; no security: TCP "
-                          "connected, UDP at once); nothing after it is counted"}
-
-
-def timer(until: str) -> dict[str, str]:
-    return TIMER_HANDSHAKE if until == "handshake" else TIMER
+CellKey = tuple[F.Scenario, str, str]  # a cell's identity: its scenario, its link spelled out, its swept inputs
 
 
 # --baseline: the reference rows of each scenario row, and what they mean (docs/how-to/whatif.md, "What security costs")
@@ -61,29 +45,29 @@ class WhatifOptions:
     sweep: str | None = None
     calibrate: str | None = None
     device: str | None = None
-    stack: str | None = None               # the device's libraries (comma list, in order of preference)
-    config: str | None = None              # with --device CORE: the library's build configuration
-    stack_from: str | None = None          # the system file's key --stack came from (a preference there)
-    config_from: str | None = None         # ... and --config's
+    stack: str | None = None  # the device's libraries (comma list, in order of preference)
+    config: str | None = None  # with --device CORE: the library's build configuration
+    stack_from: str | None = None  # the system file's key --stack came from (a preference there)
+    config_from: str | None = None  # ... and --config's
     n: int = 100_000
     seed: int = 1
     s1: bool = False
     coap_random_factor: float = N.COAP_ACK_RANDOM_FACTOR
     path_floor_ms: float = 0.0
-    host_scheduling: str | float = "off"     # off, measure, or a fixed lateness in ms
+    host_scheduling: str | float = "off"  # off, measure, or a fixed lateness in ms
     wakeup_samples_ms: tuple[float, ...] = ()  # filled by host_wakeups() from host_scheduling
     json: bool = False
     out: str = "results"
     no_report: bool = False
     command: list[str] = field(default_factory=lambda: ["secperf", "whatif"])
-    allow_partial: bool = False            # --calibrate may name a running or abandoned run
+    allow_partial: bool = False  # --calibrate may name a running or abandoned run
     max_draws: int = SW.DEFAULT_MAX_DRAWS  # cells x n at most (--max-draws)
     max_cells: int = SW.DEFAULT_MAX_CELLS  # cells at most (--max-cells)
-    baseline: bool = False                 # --baseline: each row next to no security and a software key
-    csv: str | None = None                 # --csv FILE: every number in tidy long format (report/export.py)
-    until: str = "response"                # --until: the end point (response | handshake)
-    host_costs: str | None = None          # --host-costs: measured (this host, cached) | shipped (app/host_costs.py)
-    cluster: str | None = None             # --cluster: the cells as Ray tasks (app/cluster.py); same Result
+    baseline: bool = False  # --baseline: each row next to no security and a software key
+    csv: str | None = None  # --csv FILE: every number in tidy long format (report/export.py)
+    until: str = "response"  # --until: the end point (response | handshake)
+    host_costs: str | None = None  # --host-costs: measured (this host, cached) | shipped (app/host_costs.py)
+    cluster: str | None = None  # --cluster: the cells as Ray tasks (app/cluster.py); same Result
     not_counted: dict[str, str] = field(default_factory=dict)  # protocol -> why the device cannot run it
 
 
@@ -93,41 +77,59 @@ def cost_table(o: WhatifOptions) -> C.CostTable:
     (app/device_counts.py, or the `secperf device` Results --calibrate names), the server's this host's."""
     from ..inputs import devices as D
     from .reading import read_result
+
     device = D.resolve_device(o.device)
     if device and device not in C.table_names():
         if device not in D.cores():
-            raise InputError(f"--device: unknown device {device!r}; emulated cores: {', '.join(D.cores())}; "
-                             f"cost tables: {', '.join(C.table_names())}")
+            raise InputError(
+                f"--device: unknown device {device!r}; emulated cores: {', '.join(D.cores())}; "
+                f"cost tables: {', '.join(C.table_names())}"
+            )
         paths = [x.strip() for x in (o.calibrate or "").split(",") if x.strip()]
         docs = [read_result(p, "--calibrate", o.allow_partial) for p in paths]
         table = host_table(o.host_costs, calibrated=any(d.kind != "device" for d in docs))
-        for path, doc in zip(paths, docs):           # the host's own rows: the server side
+        for path, doc in zip(paths, docs):  # the host's own rows: the server side
             if doc.kind != "device":
                 with R.reading(f"--calibrate {path}", "the measured rows (series labels and values)"):
                     table = C.calibrate(doc, table, where=f"--calibrate {path}")
         dev_docs = [(p, d) for p, d in zip(paths, docs) if d.kind == "device"]
         if not dev_docs:
             from .device_counts import device_counts
-            counts = device_counts(device, _count_scenarios(o), o.stack, o.config, quiet=o.json,
-                                   stack_from=o.stack_from, config_from=o.config_from, base=table)
+
+            counts = device_counts(
+                device,
+                _count_scenarios(o),
+                o.stack,
+                o.config,
+                quiet=o.json,
+                stack_from=o.stack_from,
+                config_from=o.config_from,
+                base=table,
+            )
             reporter().note(f"{device}: {counts.note()}")
             return counts.table
         elif o.config:
-            raise InputError(f"--config {o.config}: the build configuration is the one the --calibrate device "
-                             f"Results were counted with; give --config without device Results to count it")
+            raise InputError(
+                f"--config {o.config}: the build configuration is the one the --calibrate device "
+                f"Results were counted with; give --config without device Results to count it"
+            )
         with R.reading(f"--calibrate {o.calibrate}", "the device rows"):
             stack = C.device_stack([d for _, d in dev_docs], o.stack, device)
             for path, doc in dev_docs:
                 table = C.from_device(doc, D.core(device), table, where=path, stack=stack)
         return table
     if o.stack or o.config:
-        raise InputError(f"--{'stack' if o.stack else 'config'} picks the device's library; it needs --device CORE "
-                         f"(an emulated core: {', '.join(D.cores())})")
+        raise InputError(
+            f"--{'stack' if o.stack else 'config'} picks the device's library; it needs --device CORE "
+            f"(an emulated core: {', '.join(D.cores())})"
+        )
     table = C.load_table(device) if device else host_table(o.host_costs, calibrated=bool(o.calibrate))
     if o.calibrate:
         if device and device != "host-default":
-            raise InputError("--calibrate and --device exclude each other: a calibration run measures this host, "
-                             "a device table describes another machine; give one")
+            raise InputError(
+                "--calibrate and --device exclude each other: a calibration run measures this host, "
+                "a device table describes another machine; give one"
+            )
         doc = read_result(o.calibrate, "--calibrate", o.allow_partial)
         with R.reading(f"--calibrate {o.calibrate}", "the measured rows (series labels and values)"):
             table = C.calibrate(doc, table, where=f"--calibrate {o.calibrate}")
@@ -141,11 +143,13 @@ def drop_unrunnable(o: WhatifOptions) -> None:
     that lacks a protocol the core does run stays an error naming the stacks that have it
     (device_stacks.choose)."""
     from ..inputs import devices as D
+
     device = D.resolve_device(o.device)
     if not device or device in C.table_names() or device not in D.cores() or o.calibrate:
         return
     from ..measure import device as MD
     from . import device_stacks as DS
+
     protos = [p for p in dict.fromkeys(o.protocols) if p in DS.FAMILY]
     target = MD.target_for(MD.check_device(device))
     bad = {p: DS.why_not(DS.family(p), device, target) for p in protos if not DS.stacks_with(DS.family(p), target)}
@@ -160,8 +164,11 @@ def _count_scenarios(o: WhatifOptions) -> list[F.Scenario]:
     """The scenarios whose client costs a device prediction needs counted (S1 adds its PSK handshake)."""
     scs = scenarios(o)
     if o.s1:
-        scs += [F.Scenario(sc.protocol, "psk-dhe", sc.group, sc.cert, sc.depth, sc.key) for sc in scs
-                if "psk-dhe" in F.HANDSHAKES.get(sc.protocol, ())]
+        scs += [
+            F.Scenario(sc.protocol, "psk-dhe", sc.group, sc.cert, sc.depth, sc.key)
+            for sc in scs
+            if "psk-dhe" in F.HANDSHAKES.get(sc.protocol, ())
+        ]
     return scs
 
 
@@ -173,7 +180,9 @@ def _keys(keys: list[str]) -> list[str]:
             out.append(k)
             continue
         if not k.startswith("se:"):
-            raise InputError(f"--key: {k!r} must be software or se:PROFILE[:cold] (see `secperf signer --profile list`)")
+            raise InputError(
+                f"--key: {k!r} must be software or se:PROFILE[:cold] (see `secperf signer --profile list`)"
+            )
         parts = k.split(":")
         if len(parts) > 3 or (len(parts) == 3 and parts[2] != "cold"):
             raise InputError(f"--key: {k!r}: write se:PROFILE for a warm key (session kept) or se:PROFILE:cold")
@@ -187,7 +196,9 @@ def _keys(keys: list[str]) -> list[str]:
 # protocols whose client presents no certificate: a client key (software or in a secure element)
 # signs nothing there (DESIGN.md, known traps); jwt signs its token with the key, so it is not here
 NO_CLIENT_AUTH = ("tls1.3", "tls1.2", "dtls1.2")
-CLIENT_AUTH_HINT = "https, mqtt or coap (mutual TLS, the client signs CertificateVerify) or jwt (the key signs the token)"
+CLIENT_AUTH_HINT = (
+    "https, mqtt or coap (mutual TLS, the client signs CertificateVerify) or jwt (the key signs the token)"
+)
 
 
 def _client_keys(protocol: str, keys: list[str], protocols: list[str]) -> list[str]:
@@ -199,12 +210,16 @@ def _client_keys(protocol: str, keys: list[str], protocols: list[str]) -> list[s
     if protocol not in NO_CLIENT_AUTH or not se:
         return keys
     if all(p in NO_CLIENT_AUTH for p in protocols):
-        raise InputError(f"--key {','.join(se)}: {protocol} has no client certificate, so the client's key signs "
-                         f"nothing and the secure element would add 0 µs; use --key software, or a protocol whose "
-                         f"client signs: {CLIENT_AUTH_HINT}")
+        raise InputError(
+            f"--key {','.join(se)}: {protocol} has no client certificate, so the client's key signs "
+            f"nothing and the secure element would add 0 µs; use --key software, or a protocol whose "
+            f"client signs: {CLIENT_AUTH_HINT}"
+        )
     rest = [k for k in keys if not k.startswith("se:")] or ["software"]
-    reporter().note(f"note: --key {','.join(se)}: {protocol} has no client certificate (the key signs nothing); its rows use "
-          f"the software key only")
+    reporter().note(
+        f"note: --key {','.join(se)}: {protocol} has no client certificate (the key signs nothing); its rows use "
+        f"the software key only"
+    )
     return rest
 
 
@@ -242,6 +257,7 @@ def host_wakeups(o: WhatifOptions) -> tuple[float, ...]:
         return ()
     if o.host_scheduling == "measure":
         from ..measure.wakeup import lateness_ms
+
         return tuple(lateness_ms())
     return (float(o.host_scheduling),)
 
@@ -249,7 +265,7 @@ def host_wakeups(o: WhatifOptions) -> tuple[float, ...]:
 def link_of(cell: SW.Cell, o: WhatifOptions) -> N.LinkModel:
     """The network model of a cell with the path floor and host scheduling the options give."""
     link = N.from_spec(cell.network, o.coap_random_factor)
-    if o.path_floor_ms and not cell.network.loopback:     # loopback: the calibration holds its path
+    if o.path_floor_ms and not cell.network.loopback:  # loopback: the calibration holds its path
         link = N.with_path_floor(link, o.path_floor_ms)
     if o.wakeup_samples_ms:
         link = N.with_host_wakeups(link, o.wakeup_samples_ms)
@@ -283,8 +299,13 @@ def _cell_key(c: SW.Cell) -> CellKey:
     return (c.scenario, c.network.canonical(), repr(sorted(c.inputs.items())))
 
 
-def predict_references(cells: list[SW.Cell], table: C.CostTable, o: WhatifOptions, known: dict[CellKey, Any] | None = None,
-                       cluster: Cluster | None = None) -> dict[CellKey, Any]:
+def predict_references(
+    cells: list[SW.Cell],
+    table: C.CostTable,
+    o: WhatifOptions,
+    known: dict[CellKey, Any] | None = None,
+    cluster: Cluster | None = None,
+) -> dict[CellKey, Any]:
     """Predictions of every reference cell, once each (a baseline is shared by the rows of a protocol
     and link; a software-key reference that is also a row of the run is not predicted again)."""
     preds = dict(known or {})
@@ -301,69 +322,29 @@ def predict_references(cells: list[SW.Cell], table: C.CostTable, o: WhatifOption
 def row_shared(shared: tuple[C.CostTable, WhatifOptions], cell: SW.Cell) -> Series:
     """On a cluster worker: the cell's row as the Result keeps it, not the prediction's plan and
     draws; the driver only adds rows (a reference row's role is set there: `_row`)."""
-    return _series(cell, predict_cell(cell, shared[0], shared[1]), shared[0], shared[1].until, device=shared[1].device)
+    return series(cell, predict_cell(cell, shared[0], shared[1]), shared[0], shared[1].until, device=shared[1].device)
 
 
-def predict_cells(cells: list[SW.Cell], table: C.CostTable, o: WhatifOptions,
-                  cluster: Cluster | None = None) -> list[Any]:
+def predict_cells(
+    cells: list[SW.Cell], table: C.CostTable, o: WhatifOptions, cluster: Cluster | None = None
+) -> list[Any]:
     """Every cell's prediction here, or its row from Ray tasks on `cluster`: the same rows either
     way (a cell's draws depend on the seed only)."""
     if cluster is None:
         return [predict_cell(c, table, o) for c in cells]
     from .cluster import map_items
+
     return map_items(row_shared, (table, o), cells, cluster, "what-if cells")
 
 
-def _row(cell: SW.Cell, pred: Any, table: C.CostTable, until: str, role: str | None = None,
-         device: str | None = None) -> Series:
+def _row(
+    cell: SW.Cell, pred: Any, table: C.CostTable, until: str, role: str | None = None, device: str | None = None
+) -> Series:
     """A cell's row: built from its prediction, or already built on a worker (row_shared)."""
     if isinstance(pred, Series):
         pred.labels.update({"role": role} if role else {})
         return pred
-    return _series(cell, pred, table, until, role=role, device=device)
-
-
-def _sid(cell: SW.Cell, sc: F.Scenario) -> str:
-    return f"whatif/{sc.label()} @ {cell.network.name}"
-
-
-def connection_energy(d: dict[str, Any], network: str, device: str | None, se_profile: str | None) -> dict[str, Any]:
-    """Joules of one isolated connection (model/energy.py: promotion, airtime, the radio connected
-    while waiting, the full inactivity tail; the client CPU and the secure element at their active
-    power) from a row's simulated means, when the link has a radio energy profile (a named network:
-    lte-m, nb-iot, ...); otherwise {"note": why not}."""
-    from ..model import energy as E
-    if network not in E.radio_names():
-        return {"note": f"no radio energy profile for link {network!r} (energy needs a named network: "
-                        f"{', '.join(E.radio_names())})"}
-    radio = E.radio(network)
-    notes = []
-    try:
-        cpu = E.cpu(device or "host-default")
-    except E.EnergyError:
-        cpu = E.Power("none", 0.0, "")
-        notes.append(f"no CPU power figure for {device!r}: CPU energy not counted")
-    try:
-        se = E.se(se_profile)
-    except E.EnergyError:
-        se = E.Power("none", 0.0, "")
-        notes.append(f"no active power for {se_profile!r}: secure-element energy not counted")
-    b = d["breakdown_mean_us"]
-    a = E.Activity(on_s=d["usable"]["mean_us"] / 1e6, tx_s=d["radio"]["airtime_tx_mean_us"] / 1e6,
-                   rx_s=d["radio"]["airtime_rx_mean_us"] / 1e6, cpu_s=b["client_compute"] / 1e6,
-                   se_s=b["secure_element"] / 1e6, bytes=d["bytes_up_mean"] + d["bytes_down_mean"])
-    e = E.activity_energy(a, radio, cpu, se, None)
-    return {"total_mj": e.total_j * 1e3, "radio_mj": e.radio_j * 1e3, "cpu_mj": e.cpu_j * 1e3,
-            "se_mj": e.se_j * 1e3, "radio_s": e.radio_s, "radio_profile": radio.name, "cpu": cpu.name,
-            "note": "; ".join(["one isolated connection: radio promotion and full inactivity tail included"]
-                              + notes)}
-
-
-def _adds(secured: float | None, without: float | None) -> dict[str, float | None] | None:
-    if secured is None or without is None:
-        return None
-    return {"secured": secured, "without": without, "adds": secured - without,
-            "share": (secured - without) / secured if secured > 0 else None}
+    return series(cell, pred, table, until, role=role, device=device)
 
 
 def fmt_adds(x: dict[str, Any] | None, fmt: Callable[[float], str]) -> str:
@@ -374,107 +355,19 @@ def fmt_adds(x: dict[str, Any] | None, fmt: Callable[[float], str]) -> str:
     return f"{fmt(x['adds'])} of {fmt(x['secured'])}{share}"
 
 
-def security_cost(s: Series, base: Series, soft: Series | None, until: str) -> dict[str, Any]:
-    """What security adds to a row (docs/how-to/whatif.md, "What security costs"): the row against the same exchange
-    without security, in time (difference of the two rows' P50s and of their means: both simulated
-    with the same seed and draws, not a P50 of differences), bytes (mean wire bytes up + down),
-    radio-on time (mean, first packet to the end point) and energy per connection; and what the key
-    source adds against a software key (secure-element rows)."""
+def security_line(out: dict[str, Any], until: str) -> str:
+    """security_cost's figures in one line, as the terminal and the Result's summary show them."""
     from ..report.units import fmt_time_us
-    d, b = _derived(s), _derived(base)
-    du, bu = _usable(d), _usable(b)
-    out: dict[str, Any] = {"end_point": until, "baseline_series": base.id,
-           "software_key_series": soft.id if soft is not None else None,
-           "time_p50_us": _adds(du.p50_us, bu.p50_us), "time_p95_us": _adds(du.p95_us, bu.p95_us),
-           "time_mean_us": _adds(du.mean_us, bu.mean_us),
-           "bytes": _adds(_sum(d.bytes_up_mean, d.bytes_down_mean), _sum(b.bytes_up_mean, b.bytes_down_mean)),
-           "packets": _adds(_sum(d.packets_up_mean, d.packets_down_mean), _sum(b.packets_up_mean, b.packets_down_mean)),
-           "radio_on_us": _adds((d.radio or {}).get("on_mean_us"), (b.radio or {}).get("on_mean_us")),
-           "crypto_ops": {"secured": sum(1 for c in d.costs or [] if not c["op"].startswith("base:")
-                                         and c["party"] != "secure element" and c["op"] != "tun_setup"),
-                          "without": sum(1 for c in b.costs or [] if c["op"] != "tun_setup")}}
-    eb, es = b.energy or {}, d.energy or {}
-    out["energy_mj"] = _adds(es.get("total_mj"), eb.get("total_mj"))
-    out["energy_note"] = es.get("note")
-    if soft is not None:
-        sd = _derived(soft)
-        su = _usable(sd)
-        out["key_vs_software"] = {"time_p50_us": _adds(du.p50_us, su.p50_us),
-                                  "time_mean_us": _adds(du.mean_us, su.mean_us),
-                                  "energy_mj": _adds(es.get("total_mj"), (sd.energy or {}).get("total_mj"))}
+
+    soft = out.get("key_vs_software")
     line = f"security adds {fmt_adds(out['time_p50_us'], fmt_time_us)} at P50"
     line += f"; {fmt_adds(out['bytes'], lambda v: f'{v:,.0f} B')}"
     line += f"; radio on {fmt_adds(out['radio_on_us'], fmt_time_us)} (mean)"
     if out["energy_mj"]:
         line += f"; energy {fmt_adds(out['energy_mj'], lambda v: f'{v:.1f} mJ')} per connection"
     if soft is not None:
-        line += f"; the key source adds {fmt_adds(out['key_vs_software']['time_p50_us'], fmt_time_us)} over a " \
-                f"software key"
-    out["line"] = line + f" (until {'the handshake completes' if until == 'handshake' else 'the response'})"
-    return out
-
-
-def _derived(s: Series) -> WhatifDerived:
-    return s.derived_as(WhatifDerived)
-
-
-def _usable(d: WhatifDerived) -> Percentiles:
-    """A predicted row's usable-time percentiles (every row _series builds has them)."""
-    if d.usable is None:
-        raise AssertionError("a what-if row without its usable-time percentiles")
-    return d.usable
-
-
-def _sum(a: float | None, b: float | None) -> float | None:
-    return None if a is None or b is None else a + b
-
-
-def _series(cell: SW.Cell, pred: dict[str, Any], table: C.CostTable, until: str = "response",
-            role: str | None = None, device: str | None = None) -> Series:
-    pl, r, link = pred["plan"], pred["sim"], pred["link"]
-    sc = pl.model.scenario
-    sid = _sid(cell, sc)
-    own = table.for_protocol(sc.protocol)
-    labels = {**{k: v for k, v in asdict(sc).items()}, "network": cell.network.name,
-              "network_spec": cell.network.canonical(), "link": link.as_dict(), "inputs": cell.inputs,
-              "cost_table": own.name, "until": until}
-    if own.stack:   # a device's table: the library whose counts cost this row
-        labels["stack"], labels["library"] = own.stack, own.library or own.stack
-    if role:
-        labels["role"] = role
-    s = R.new_series(sid, kind="whatif", labels=labels, timer=timer(until))
-    s.values_us = r["reservoir_us"]
-    u = r["usable"]
-    # the summary's fields and, an extra key, where its percentiles come from (every draw or the reservoir)
-    s.summary = Summary.model_validate({k: u[k] for k in ("n", "mean_us", "sd_us", "min_us", "p50_us", "p90_us",
-                                                          "p95_us", "p99_us", "max_us", "median_ci95_us",
-                                                          "percentiles_from")})
-    s.status = "ok"
-    derived = {
-        "usable": u, "handshake": r["handshake"],
-        "handshake_timer": "from TCP connected (DTLS/OpenVPN: the first datagram) to the client's handshake complete",
-        "breakdown_mean_us": r["breakdown_mean_us"],
-        "bytes_up_mean": r["bytes_up_mean"], "bytes_down_mean": r["bytes_down_mean"],
-        "packets_up_mean": r["packets_up_mean"], "packets_down_mean": r["packets_down_mean"],
-        "radio": r["radio"], "failed_share": r["failed_share"],
-        "end_point": until, "end_point_description": P.UNTIL[until],
-        "round_trips": pl.model.round_trips_to_handshake_done() if until == "handshake" else pl.model.round_trips,
-        "round_trips_to_response": pl.model.round_trips,
-        "round_trips_to_handshake_done": pl.model.round_trips_to_handshake_done(),
-        "security": "none" if sc.security == "none" else "on",
-        "no_security": F.PLAIN[sc.protocol][1] if sc.security == "none" else None,
-        "flights": [dict(row, packets=fp.packets, wire_bytes=fp.wire_bytes, extra_window_rounds=fp.extra_rounds)
-                    for row, fp in zip(pl.model.table(), [f for f in pl.flights if f is not None])],
-        "crosses": {"initial_window": any(f.extra_rounds for f in pl.flights if f),
-                    "mtu": any(f.packets > 1 for f in pl.flights if f)}, "costs": P.compute_breakdown(pl),
-        "se": ({"profile": pl.se_profile.name, "calls": list(pl.se_calls), "host_us": pl.se_host_us,
-                "host_source": pl.se_host_source} if pl.se_profile else None),
-        "calibration": ({k: v for k, v in pl.calibration.items() if k != "ratios"}
-                        | {"spread_values": len(pl.calibration.get("ratios") or ())} if pl.calibration else None),
-        "seed": r["seed"]}
-    derived["energy"] = connection_energy(derived, cell.network.name, device, sc.se_profile)
-    s.derived = WhatifDerived.model_validate(derived)
-    return s
+        line += f"; the key source adds {fmt_adds(soft['time_p50_us'], fmt_time_us)} over a software key"
+    return line + f" (until {'the handshake completes' if until == 'handshake' else 'the response'})"
 
 
 def _cells(o: WhatifOptions, table: C.CostTable) -> tuple[list[SW.Cell], SW.Sweep]:
@@ -484,9 +377,11 @@ def _cells(o: WhatifOptions, table: C.CostTable) -> tuple[list[SW.Cell], SW.Swee
     sweep = SW.parse(o.sweep)
     scs = list(dict.fromkeys(scenarios(o)))
     if o.s1:
-        if len(o.protocols) != 1 or o.protocols[0] not in ("tls1.3", "https", "mqtt"):   # it computed TLS 1.3 rows
-            raise InputError(f"--s1: study S1 compares TLS 1.3 full and PSK handshakes: acts on one of tls1.3, https, "
-                             f"mqtt; protocol {','.join(o.protocols)}: drop --s1 or name one of those")
+        if len(o.protocols) != 1 or o.protocols[0] not in ("tls1.3", "https", "mqtt"):  # it computed TLS 1.3 rows
+            raise InputError(
+                f"--s1: study S1 compares TLS 1.3 full and PSK handshakes: acts on one of tls1.3, https, "
+                f"mqtt; protocol {','.join(o.protocols)}: drop --s1 or name one of those"
+            )
         scs = [sc for _, sc in S1.scenarios(table, o.protocols[0])]
     # --baseline: up to three rows per scenario (itself, without security, with a software key),
     # counted against the work limits before anything is simulated
@@ -495,9 +390,15 @@ def _cells(o: WhatifOptions, table: C.CostTable) -> tuple[list[SW.Cell], SW.Swee
     return SW.expand(scs, nets, sweep), sweep
 
 
-def predict_into(doc: Result, o: WhatifOptions, table: C.CostTable, cells: list[SW.Cell] | None = None,
-                 sweep: SW.Sweep | None = None, preds: list[Any] | None = None,
-                 refs: dict[CellKey, Any] | None = None) -> None:
+def predict_into(
+    doc: Result,
+    o: WhatifOptions,
+    table: C.CostTable,
+    cells: list[SW.Cell] | None = None,
+    sweep: SW.Sweep | None = None,
+    preds: list[Any] | None = None,
+    refs: dict[CellKey, Any] | None = None,
+) -> None:
     """Append one `whatif` series per scenario and link to `doc`, and the cost table, tornado and
     S1 estimate to doc.analysis["whatif"] (used by `secperf whatif` and by a scenario's
     [whatif] block, which predicts next to the rows it measured). With o.baseline each row is
@@ -507,8 +408,11 @@ def predict_into(doc: Result, o: WhatifOptions, table: C.CostTable, cells: list[
     if cells is None:
         cells, sweep = _cells(o, table)
     preds = preds if preds is not None else [predict_cell(c, table, o) for c in cells]
-    ref_preds = refs if refs is not None else predict_references(
-        cells, table, o, {_cell_key(c): p for c, p in zip(cells, preds)})
+    ref_preds = (
+        refs
+        if refs is not None
+        else predict_references(cells, table, o, {_cell_key(c): p for c, p in zip(cells, preds)})
+    )
     rows = []
     by_key: dict[Any, Series] = {}
     main = [_row(c, pr, table, o.until, device=o.device) for c, pr in zip(cells, preds)]
@@ -517,7 +421,7 @@ def predict_into(doc: Result, o: WhatifOptions, table: C.CostTable, cells: list[
     summary = []
     for c, s, refs_c in zip(cells, main, reference_cells(cells, o)):
         doc.series.append(s)
-        rows.append({"inputs": c.inputs, "usable": _usable(_derived(s))})
+        rows.append({"inputs": c.inputs, "usable": row_usable(row_derived(s))})
         got = {}
         for role, rc in refs_c:
             k = _cell_key(rc)
@@ -527,18 +431,28 @@ def predict_into(doc: Result, o: WhatifOptions, table: C.CostTable, cells: list[
             got[role] = by_key[k]
         if got:
             sec = security_cost(s, got[ROLE_BASELINE], got.get(ROLE_SOFTWARE), o.until)
-            s.derived["security_cost"] = sec   # an extra derived field of a --baseline row
+            sec["line"] = security_line(sec, o.until)
+            s.derived["security_cost"] = sec  # an extra derived field of a --baseline row
             summary.append({"series": s.id, "line": sec["line"]})
-    doc.analysis["whatif"] = {"cost_table": {"name": table.name, "source": table.source,
-                                                "description": table.description, "rows": table.rows(),
-                                                **_libraries(table, cells)},
-                                 "tornado": SW.tornado(rows, sweep) if sweep else [],
-                                 "sweep": sweep, "end_point": o.until, "end_point_description": P.UNTIL[o.until]}
+    doc.analysis["whatif"] = {
+        "cost_table": {
+            "name": table.name,
+            "source": table.source,
+            "description": table.description,
+            "rows": table.rows(),
+            **_libraries(table, cells),
+        },
+        "tornado": SW.tornado(rows, sweep) if sweep else [],
+        "sweep": sweep,
+        "end_point": o.until,
+        "end_point_description": P.UNTIL[o.until],
+    }
     if o.baseline:
         doc.analysis["whatif"]["security_cost"] = {
             "rows": summary,
             "without_security": {p: F.PLAIN[p][1] for p in dict.fromkeys(c.scenario.protocol for c in cells)},
-            "rule": " ".join((security_cost.__doc__ or "").split())}
+            "rule": " ".join((security_cost.__doc__ or "").split()),
+        }
     if o.not_counted:
         doc.analysis["whatif"]["not_counted"] = dict(o.not_counted)
     if o.s1:
@@ -554,8 +468,9 @@ def _libraries(table: C.CostTable, cells: list[SW.Cell]) -> dict[str, Any]:
     stacks = {p: table.for_protocol(p).stack for p in protos}
     out: dict[str, Any] = {"stack": table.stack, "library": table.library, "libraries": libs, "stacks": stacks}
     if len(set(stacks.values())) > 1:
-        out["mixed"] = ("the rows differ in library: " + "; ".join(
-            f"{', '.join(p for p in protos if stacks[p] == st)} on {st}" for st in dict.fromkeys(stacks.values())))
+        out["mixed"] = "the rows differ in library: " + "; ".join(
+            f"{', '.join(p for p in protos if stacks[p] == st)} on {st}" for st in dict.fromkeys(stacks.values())
+        )
     return out
 
 
@@ -565,18 +480,36 @@ def run(o: WhatifOptions) -> Result:
     table = cost_table(o)
     cells, sweep = _cells(o, table)
     o.wakeup_samples_ms = host_wakeups(o)
-    params = {"protocols": o.protocols, "networks": o.networks, "keys": o.keys, "groups": o.groups,
-              "certs": o.certs, "handshakes": o.handshakes, "sweep": o.sweep, "calibrate": o.calibrate, "host_costs": o.host_costs,
-              "device": o.device, "stack": o.stack, "n": o.n, "seed": o.seed, "s1": o.s1, "coap_random_factor": o.coap_random_factor,
-              "path_floor_ms": o.path_floor_ms, "host_scheduling": o.host_scheduling, "baseline": o.baseline,
-              "until": o.until}
+    params = {
+        "protocols": o.protocols,
+        "networks": o.networks,
+        "keys": o.keys,
+        "groups": o.groups,
+        "certs": o.certs,
+        "handshakes": o.handshakes,
+        "sweep": o.sweep,
+        "calibrate": o.calibrate,
+        "host_costs": o.host_costs,
+        "device": o.device,
+        "stack": o.stack,
+        "n": o.n,
+        "seed": o.seed,
+        "s1": o.s1,
+        "coap_random_factor": o.coap_random_factor,
+        "path_floor_ms": o.path_floor_ms,
+        "host_scheduling": o.host_scheduling,
+        "baseline": o.baseline,
+        "until": o.until,
+    }
     # validate every cell before creating a run directory, so bad input leaves nothing behind
     from .runner import check_output_file
+
     check_output_file(o.csv, "--csv")
     from contextlib import nullcontext
 
     from .cluster import connect
-    with (connect(o.cluster, quiet=o.json) if o.cluster else nullcontext()) as cl:
+
+    with connect(o.cluster, quiet=o.json) if o.cluster else nullcontext() as cl:
         preds = predict_cells(cells, table, o, cl)
         refs = predict_references(cells, table, o, {_cell_key(c): p for c, p in zip(cells, preds)}, cl)
     if cl is not None:
@@ -584,17 +517,22 @@ def run(o: WhatifOptions) -> Result:
     run_ = RunStore(o.out).create("whatif")
     doc = R.new_result(kind="whatif", command=o.command, params=params, host=host.collect(), run_id=run_.run_id)
     if cl is not None:
-        doc.analysis["cluster"] = {**cl.as_dict(), "predictions": len(refs),
-                                      "rule": "cells as Ray tasks; each cell's draws depend on --seed only"}
+        doc.analysis["cluster"] = {
+            **cl.as_dict(),
+            "predictions": len(refs),
+            "rule": "cells as Ray tasks; each cell's draws depend on --seed only",
+        }
     predict_into(doc, o, table, cells, sweep, preds, refs)
     R.finish(doc)
     run_.save(doc)
     if not o.no_report:
         from ..report.html import render
+
         run_.write_text("report.html", render(doc, log=run_.dir / "secperf.log"))
     if o.csv:
         from pathlib import Path
 
         from ..report.export import write_csv
+
         write_csv(doc, Path(o.csv))
     return doc
