@@ -1,0 +1,35 @@
+"""The HTML page's drawing of a view's Grid (report/views/grid.py): what the `table` macro takes
+(head, rows of cells, left), with the title and notes beside it for the template to place.
+A "\\n" in a cell becomes a line break, strong rows are bold, muted rows grey, failures red."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .html_env import cell, frag
+from .views.grid import FAILED, Grid
+
+
+def _cell(text: str, *, strong: bool, muted: bool, left: bool) -> Any:
+    if text == FAILED or text.startswith(FAILED + ":"):
+        return cell(text, cls="fail")
+    if "\n" in text:
+        parts = [frag(x, br=i > 0) for i, x in enumerate(text.split("\n"))]
+        return cell(parts=parts, b=strong, cls="muted" if muted else "")
+    if strong or muted:
+        return cell(text, b=strong, cls=("l muted" if left else "muted") if muted else "")
+    return text
+
+
+def view(g: Grid | None) -> dict[str, Any] | None:
+    """{title, head, rows, left, notes} for a template, or None for no grid."""
+    if g is None:
+        return None
+    rows = [
+        [
+            _cell(c, strong=i in g.strong, muted=i in g.muted, left=j < g.left)
+            for j, c in enumerate(r)
+        ]
+        for i, r in enumerate(g.rows)
+    ]
+    return {"title": g.title, "head": list(g.head), "rows": rows, "left": g.left, "notes": list(g.notes)}
