@@ -107,9 +107,12 @@ def test_schema_version_must_be_a_positive_int_and_kind_known(version, kind):
 @pytest.mark.parametrize("value", ["a string", [1, 2], 3, None])
 def test_analysis_plan_fleet_whatif_must_be_objects(key, value):
     doc = R.finish(R.new_result(kind="plan", command=[], params={}, host={}, run_id="t"))
-    doc["analysis"][key] = value
+    with pytest.raises(R.ResultError, match=f"analysis.{key}"):   # refused where it is set: the analysis is typed
+        setattr(doc.analysis, key, value)
+    raw = R.to_json(doc)
+    raw["analysis"][key] = value   # as a file would hold it
     with pytest.raises(R.ResultError, match=f"analysis.{key}"):
-        R.validate(doc)
+        R.validate(raw)
 
 
 @pytest.mark.parametrize("values", [[-1.0], [1e16], [0.0, -0.5]])

@@ -6,108 +6,69 @@ one. Open bags (`params`, `labels`, `derived`, `analysis`, a sample's extra fiel
 purpose: each experiment adds its own, documented where it writes them; the fields named here are
 typed and checked, on load and on assignment (`validate_assignment`).
 
-`_Record` also answers the mapping protocol (`doc["series"]`, `s.get("summary")`, `"x" in s`,
-`{**s}`): a bridge for the code that still reads the open bags and the extra fields by key, and for
-callers (tests, the cluster's pickled rows) that hand a plain dict where a Result is expected, which
-`core.result.as_result` / `as_series` turn into objects at the boundary."""
+Every series kind's derived fields are a model (core/result_derived.py), and so is the run's
+`analysis` (Analysis: one field per analysis a command writes). The base record and its number types
+live in core/record.py; callers (tests, the cluster's pickled rows) that hand a plain dict where a
+Result is expected go through `core.result.as_result` / `as_series` at the boundary."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
+from pydantic import Field, StrictInt, ValidationError, ValidationInfo, field_validator, model_validator
 
 from .errors import ResultError
+from .record import MAX_US, Duration, FiniteFloat, Millis, _Record, problem
+from .result_derived import (
+    DERIVED_BY_KIND,
+    ConnectDerived,
+    CortexmDerived,
+    CryptoDerived,
+    Derived,
+    DeviceCryptoDerived,
+    DeviceDerived,
+    DeviceTime,
+    HandshakeDerived,
+    JwtDerived,
+    LatencyMs,
+    LinkCounts,
+    Percentiles,
+    ServerDerived,
+    SignerDerived,
+    WhatifDerived,
+)
 
-
-def problem(exc: ValidationError) -> str:
-    """The first problem of a validation as `path: what is wrong` (times said in the Result's words)."""
-    err = exc.errors()[0]
-    loc = [str(p) for p in err["loc"]]
-    msg = err["msg"][:200]
-    if any(p in ("values_us", "cpu_values_us") for p in loc) or (loc and loc[-1].endswith("_us")):
-        msg = f"must hold finite, non-negative times of at most {MAX_US:g} µs ({msg})"
-    return f"{'.'.join(loc)}: {msg}" if loc else msg
-
-
-class _Record(BaseModel):
-    """A typed record that also reads and writes by key (the JSON field name, aliases included)."""
-
-    model_config = ConfigDict(extra="allow", validate_assignment=True, populate_by_name=True)
-
-    @classmethod
-    def _attr(cls, key: str) -> str:
-        return "schema_" if key == "schema" and "schema_" in cls.model_fields else key
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        try:
-            super().__setattr__(name, value)
-        except ValidationError as exc:  # a wrongly typed field set in memory: named, never a traceback
-            raise ResultError(f"{type(self).__name__.lower()} field {problem(exc)}") from None
-
-    def _has(self, key: str) -> bool:
-        """Set on this record: a declared field given a value (not left to its default) or an extra
-        key, as a JSON object has a key or not."""
-        return self._attr(key) in self.model_fields_set or key in (self.__pydantic_extra__ or {})
-
-    def __getitem__(self, key: str) -> Any:
-        if not self._has(key):
-            raise KeyError(key)
-        name = self._attr(key)
-        if name in type(self).model_fields:
-            return getattr(self, name)
-        return (self.__pydantic_extra__ or {})[key]
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        name = self._attr(key)
-        if name in type(self).model_fields or not key.startswith("_"):  # declared or public: typed, checked
-            setattr(self, name, value)
-        else:  # a private, underscore-led extra key: pydantic keeps those off attributes
-            assert self.__pydantic_extra__ is not None
-            self.__pydantic_extra__[key] = value
-
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and self._has(key)
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self[key] if self._has(key) else default
-
-    def setdefault(self, key: str, default: Any = None) -> Any:
-        if not self._has(key):
-            self[key] = default
-        return self[key]
-
-    def pop(self, key: str, *default: Any) -> Any:
-        extra = self.__pydantic_extra__ or {}
-        if key in extra:
-            return extra.pop(key)
-        if default:
-            return default[0]
-        raise KeyError(key)
-
-    def update(self, other: Any = (), **more: Any) -> None:
-        pairs = other.items() if hasattr(other, "items") else other
-        for k, v in [*pairs, *more.items()]:
-            self[k] = v
-
-    def keys(self) -> list[str]:
-        names = [info.alias or name for name, info in type(self).model_fields.items() if name in self.model_fields_set]
-        return names + list(self.__pydantic_extra__ or {})
-
-    def items(self) -> list[tuple[str, Any]]:
-        return [(k, self[k]) for k in self.keys()]
-
-    def __iter__(self) -> Iterator[str]:  # type: ignore[override]  # iterate keys, as a mapping does
-        return iter(self.keys())
-
-    def __len__(self) -> int:
-        return len(self.keys())
-
-
-FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
-MAX_US = 1e15  # 31 years: no timer of secperf's measures longer; larger is a damaged or forged file
-Duration = Annotated[float, Field(allow_inf_nan=False, ge=0, le=MAX_US)]  # a time: finite, never negative
+__all__ = [
+    "MAX_US",
+    "Duration",
+    "FiniteFloat",
+    "Millis",
+    "_Record",
+    "problem",
+    "DERIVED_BY_KIND",
+    "ConnectDerived",
+    "CortexmDerived",
+    "CryptoDerived",
+    "Derived",
+    "DeviceCryptoDerived",
+    "DeviceDerived",
+    "DeviceTime",
+    "HandshakeDerived",
+    "JwtDerived",
+    "LatencyMs",
+    "LinkCounts",
+    "Percentiles",
+    "ServerDerived",
+    "SignerDerived",
+    "WhatifDerived",
+    "Analysis",
+    "Failure",
+    "Result",
+    "Series",
+    "Summary",
+    "Timer",
+    "json_schema",
+]
 
 SCHEMA_ID = "secperf.result"
 # "internal-error": secperf's own read-back check (core/store.py) refused the Result it was about to
@@ -132,6 +93,33 @@ RUN_KINDS = (
 )
 # analyses a reader renders as tables: each is an object when present
 OBJECT_ANALYSES = ("plan", "fleet", "whatif")
+
+
+class Analysis(_Record):
+    """What a run computed over its series or its inputs (not measured samples), one field per
+    analysis: the S5 answers, the libraries compared, the CAN and Cortex-M MAC models, a plan, a
+    fleet, a what-if's tables, a cluster's workers, an MQTT load, a --target's description, the
+    strength table. Each is written by its command and read by its report view."""
+
+    s5: list[dict[str, Any]] | None = None
+    libraries: dict[str, Any] | None = None
+    can: dict[str, Any] | None = None
+    cortexm: dict[str, Any] | None = None
+    plan: dict[str, Any] | None = None
+    fleet: dict[str, Any] | None = None
+    whatif: dict[str, Any] | None = None
+    cluster: dict[str, Any] | None = None
+    mqtt_load: dict[str, Any] | None = None
+    target: dict[str, Any] | None = None
+    strength: dict[str, Any] | None = None
+
+    @field_validator(*OBJECT_ANALYSES, mode="before")
+    @classmethod
+    def _analyses_are_objects(cls, v: Any, info: ValidationInfo) -> Any:
+        """A table's analysis is an object when present (null included: a reader would draw nothing)."""
+        if not isinstance(v, dict):
+            raise ValueError(f"analysis.{info.field_name} must be an object, got {type(v).__name__}")
+        return v
 
 
 class Timer(_Record):
@@ -163,120 +151,6 @@ class Summary(_Record):
     over_threshold: int | None = None
 
 
-Millis = Annotated[float, Field(allow_inf_nan=False, ge=0)]
-
-
-class Percentiles(_Record):
-    """A what-if percentile summary of simulated draws (µs); `percentiles_from` says whether the
-    percentiles come from every draw ("exact") or the stored reservoir."""
-
-    n: int | None = None
-    mean_us: Duration | None = None
-    sd_us: Duration | None = None
-    min_us: Duration | None = None
-    max_us: Duration | None = None
-    p50_us: Duration | None = None
-    p90_us: Duration | None = None
-    p95_us: Duration | None = None
-    p99_us: Duration | None = None
-    median_ci95_us: list[Duration] | None = None
-    percentiles_from: str | None = None
-
-
-class WhatifDerived(_Record):
-    """A what-if series' derived fields (app/whatif.py writes them): the usable-connection and
-    handshake percentiles, where the mean time goes, bytes and packets, round trips, the flights with
-    their operations and costs, the secure element, the calibration, the seed and the energy."""
-
-    usable: Percentiles | None = None
-    handshake: Percentiles | None = None
-    handshake_timer: str | None = None
-    breakdown_mean_us: dict[str, FiniteFloat] | None = None
-    bytes_up_mean: FiniteFloat | None = None
-    bytes_down_mean: FiniteFloat | None = None
-    packets_up_mean: FiniteFloat | None = None
-    packets_down_mean: FiniteFloat | None = None
-    radio: dict[str, Any] | None = None
-    failed_share: FiniteFloat | None = Field(default=None, ge=0, le=1)
-    end_point: str | None = None
-    end_point_description: str | None = None
-    round_trips: int | None = None
-    round_trips_to_response: int | None = None
-    round_trips_to_handshake_done: int | None = None
-    security: str | None = None
-    no_security: Any = None
-    flights: list[dict[str, Any]] | None = None
-    crosses: dict[str, bool] | None = None
-    costs: list[dict[str, Any]] | None = None
-    se: dict[str, Any] | None = None
-    calibration: dict[str, Any] | None = None
-    seed: int | None = None
-    energy: dict[str, Any] | None = None
-
-
-class LatencyMs(_Record):
-    """The load generator's latency percentiles, in ms."""
-
-    p50_ms: Millis | None = None
-    p90_ms: Millis | None = None
-    p95_ms: Millis | None = None
-    p99_ms: Millis | None = None
-    max_ms: Millis | None = None
-
-
-class ServerDerived(_Record):
-    """A server load level's derived fields (measure/server.py): handshake counts and rate, both
-    sides' CPU per handshake, latency percentiles, what limited the rate, the key operation's split."""
-
-    handshakes: int | None = Field(default=None, ge=0)
-    full: int | None = Field(default=None, ge=0)
-    resumed: int | None = Field(default=None, ge=0)
-    failed: int | None = Field(default=None, ge=0)
-    errors: dict[str, Any] | None = None
-    elapsed_s: FiniteFloat | None = None
-    handshakes_per_s: FiniteFloat | None = Field(default=None, ge=0)
-    started_per_s: FiniteFloat | None = Field(default=None, ge=0)
-    resumed_share: FiniteFloat | None = None
-    server_utilisation: FiniteFloat | None = None
-    server_cpu_us_per_handshake: FiniteFloat | None = None
-    loadgen_cpu_us_per_handshake: FiniteFloat | None = None
-    latency_ms: LatencyMs | None = None
-    handshake_ms: LatencyMs | None = None
-    split: dict[str, Any] | None = None
-    limited_by: str | None = None
-    limit_note: str | None = None
-    negotiated: dict[str, Any] | None = None
-    warning: str | None = None
-    private_op: dict[str, Any] | None = None
-
-
-class DeviceTime(_Record):
-    """The timing model's cycles and milliseconds for a counted handshake, with their band."""
-
-    cycles: FiniteFloat | None = None
-    cycles_low: FiniteFloat | None = None
-    cycles_high: FiniteFloat | None = None
-    ms: FiniteFloat | None = None
-    ms_low: FiniteFloat | None = None
-    ms_high: FiniteFloat | None = None
-
-
-class DeviceDerived(_Record):
-    """A device series' derived fields (measure/device.py): instructions counted under QEMU, the
-    application's share, the stack high-water mark, the timing model's time and the footprint."""
-
-    instructions_median: FiniteFloat | None = Field(default=None, ge=0)
-    instructions_min: FiniteFloat | None = Field(default=None, ge=0)
-    instructions_max: FiniteFloat | None = Field(default=None, ge=0)
-    app_instructions_median: FiniteFloat | None = Field(default=None, ge=0)
-    stack_bytes_max: int | None = Field(default=None, ge=0)
-    time: DeviceTime | None = None
-    footprint: dict[str, Any] | None = None
-
-
-# the series kinds whose derived fields are typed; the others keep an open, documented bag
-DERIVED_BY_KIND: dict[str, type[_Record]] = {"whatif": WhatifDerived, "server": ServerDerived, "device": DeviceDerived}
-Derived = WhatifDerived | ServerDerived | DeviceDerived | dict[str, Any]
 D = TypeVar("D", bound=_Record)
 
 
@@ -351,15 +225,7 @@ class Result(_Record):
     params: dict[str, Any]
     host: dict[str, Any]
     series: list[Series]
-    analysis: dict[str, Any]
-
-    @field_validator("analysis")
-    @classmethod
-    def _analyses_are_objects(cls, v: dict[str, Any]) -> dict[str, Any]:
-        for key in OBJECT_ANALYSES:
-            if key in v and not isinstance(v[key], dict):
-                raise ValueError(f"analysis.{key} must be an object, got {type(v[key]).__name__}")
-        return v
+    analysis: Analysis
 
     @field_validator("series")
     @classmethod

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypedDict
 
+from ...core.result_schema import Analysis
 from ..units import fmt_time_us
 
 
@@ -43,9 +44,9 @@ def _ratio(v: Any) -> str:
     return "-" if not isinstance(v, (int, float)) else f"{float(v):.2f}"
 
 
-def present(doc_analysis: Mapping[str, Any]) -> Mapping[str, Any] | None:
+def present(doc_analysis: Analysis) -> Mapping[str, Any] | None:
     """The run's mqtt_load analysis when it holds phases (a failed run holds only its reason)."""
-    m = doc_analysis.get("mqtt_load")
+    m = doc_analysis.mqtt_load
     return m if isinstance(m, Mapping) and m.get("phases") else None
 
 
