@@ -12,7 +12,7 @@ from secperf.app import server as app
 from secperf.core import host
 from secperf.core import result as R
 from secperf.lab.pki import LabPKI
-from secperf.lab.services import server_software
+from secperf.lab.server_software import server_software
 from secperf.measure import server as S
 from secperf.report import terminal_server
 from secperf.report.html import render

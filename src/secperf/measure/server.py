@@ -32,7 +32,7 @@ from ..core import result as R
 from ..core.errors import MeasurementError, SetupError
 from ..core.paths import private_dir
 from ..core.result_schema import Result, Series, ServerDerived
-from ..lab.services import server_software
+from ..lab.server_software import server_software
 from .server_accounting import accounting_check
 from .server_config import (
     DTLS_SERVERS,
