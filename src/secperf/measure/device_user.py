@@ -7,26 +7,8 @@ marker and the stack painter) and a one-line stub naming the entry function, and
 with the counting plugin and the core's timing model, as a library primitive is
 (measure/device.py measure_crypto).
 
-The harness (a TOML file, `--harness`; every field optional):
-
-    [run]
-    calls = 3           # counted calls after the warm-up (1..10000)
-    warmup = 1          # calls between the cold (first) one and the counted ones (0..1000)
-    seed = 1            # seed of the input buffers' pattern
-    time_limit_s = 120  # the whole emulated run; past it the run is stopped and named
-    instruction_limit = 2000000000  # instructions of the whole guest process; past it, stopped and named
-    [build]
-    opt = "-O2"         # the user's objects' optimisation (-O0..-O3, -Os, -Oz, -Og)
-    cflags = ["-DFAST"] # more flags: -D, -U, -I, -std=, -f, -W only
-    [[arg]]             # the entry's arguments in order, each one 32-bit word (AAPCS r0-r3, stack)
-    kind = "in"         # an input buffer: `bytes` long, `fill` "pattern" (seeded) or "zero", or `hex`
-    bytes = 256
-    [[arg]]
-    kind = "int"        # a word: `value` (0..2^32-1, or a negative int32)
-    value = 256
-    [[arg]]
-    kind = "out"        # an output buffer of `bytes`, zeroed before every call
-    bytes = 4
+The inputs (the files, the entry, the row's name and the harness file with its fields) are read and
+checked in inputs/user_code.py.
 
 What one count is: the instructions from the harness's call of the entry function to its return,
 the entry's own return included; the harness's instructions around the call (markers, argument
@@ -44,9 +26,7 @@ import re
 import resource
 import statistics
 import subprocess
-import tomllib
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +35,7 @@ from ..core.errors import InputError, MeasurementError
 from ..core.native import shipped_sources
 from ..core.result_schema import Series
 from ..inputs.core_profiles import Core
+from ..inputs.user_code import Harness, check_entry, check_name, check_sources, load_harness, pattern
 from ..lab import registry
 from . import device_attrib as A
 from . import device_timing as T
@@ -71,182 +52,34 @@ from .device_build import (
     tool,
 )
 
-SUFFIXES = (".c", ".S", ".s")
-MAX_ARGS = 8
-MAX_BUFFER = 16 * 1024 * 1024
 COMPILE_TIMEOUT_S = 120
-CFLAG_PREFIXES = ("-D", "-U", "-I", "-std=", "-f", "-W")
-OPTS = ("-O0", "-O1", "-O2", "-O3", "-Os", "-Oz", "-Og")
+# the inputs' checks stay importable from here, as callers import them
+__all__ = [
+    "COMPILE_TIMEOUT_S",
+    "EMPTY_CALLS",
+    "RULE",
+    "STACK",
+    "Harness",
+    "UserBuild",
+    "build_user",
+    "check_entry",
+    "check_name",
+    "check_sources",
+    "ensure_plugins",
+    "harness_dir",
+    "load_harness",
+    "measure_user",
+    "new_series",
+    "pattern",
+    "run_user",
+    "target_flags",
+]
+
 STACK = "user"
-RULE = ("instructions from the harness's call of the entry to its return (the entry's return included), minus "
-        "the harness's own (an empty function called from the same call site)")
-
-
-@dataclass
-class Arg:
-    kind: str                    # in, out, int
-    size: int = 0                # bytes (buffers)
-    value: int = 0               # the word (int)
-    data: bytes = b""            # an input buffer's contents
-
-    def plan_line(self) -> str:
-        return f"arg int {self.value & 0xFFFFFFFF}" if self.kind == "int" else f"arg {self.kind} {self.size}"
-
-
-@dataclass
-class Harness:
-    calls: int = 3
-    warmup: int = 1
-    seed: int = 1
-    time_limit_s: float = 120.0
-    instruction_limit: int = 2_000_000_000
-    opt: str = "-O2"
-    cflags: list[str] = field(default_factory=list)
-    args: list[Arg] = field(default_factory=list)
-    path: str | None = None
-
-    def describe(self) -> str:
-        def one(a: Arg) -> str:
-            return f"int {a.value}" if a.kind == "int" else f"{a.kind}[{a.size}]"
-        return f"({', '.join(one(a) for a in self.args)})" if self.args else "()"
-
-
-def pattern(size: int, seed: int) -> bytes:
-    """`size` bytes of splitmix64 output from `seed`, each word little end first (the sequence of
-    native/device/crypto_only.c's fixed-seed generator)."""
-    out, z0, mask = bytearray(), seed & 0xFFFFFFFFFFFFFFFF, 0xFFFFFFFFFFFFFFFF
-    while len(out) < size:
-        z0 = (z0 + 0x9E3779B97F4A7C15) & mask
-        z = z0
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
-        z ^= z >> 31
-        out += z.to_bytes(8, "little")
-    return bytes(out[:size])
-
-
-def _int(where: str, v: object, lo: int, hi: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-        raise InputError(f"{where}: give a whole number {lo}..{hi} (got {v!r})")
-    return v
-
-
-def load_harness(path: str | None) -> Harness:
-    """The harness file, checked field by field (InputError naming the file and the field)."""
-    h = Harness(path=path)
-    if path is None:
-        return h
-    from ..core.files import read_input
-    data = read_input(path, "harness", f"--harness {path}")   # a regular file only: a FIFO would block
-    try:
-        raw = tomllib.loads(data.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"--harness {path}: not TOML: {exc}") from None
-    where = f"--harness {path}"
-    unknown = set(raw) - {"run", "build", "arg"}
-    if unknown:
-        raise InputError(f"{where}: unknown table {', '.join(sorted(unknown))}; known: run, build, arg")
-    run, build = raw.get("run", {}), raw.get("build", {})
-    for name, t, keys in (("run", run, {"calls", "warmup", "seed", "time_limit_s", "instruction_limit"}), ("build", build, {"opt", "cflags"})):
-        if not isinstance(t, dict):
-            raise InputError(f"{where}: [{name}] must be a table")
-        if set(t) - keys:
-            raise InputError(f"{where}: [{name}] has unknown key {', '.join(sorted(set(t) - keys))}; "
-                             f"known: {', '.join(sorted(keys))}")
-    h.calls = _int(f"{where}: run.calls", run.get("calls", h.calls), 1, 10_000)
-    h.warmup = _int(f"{where}: run.warmup", run.get("warmup", h.warmup), 0, 1_000)
-    h.seed = _int(f"{where}: run.seed", run.get("seed", h.seed), 0, 2**64 - 1)
-    lim = run.get("time_limit_s", h.time_limit_s)
-    if isinstance(lim, bool) or not isinstance(lim, (int, float)) or not 1 <= lim <= 86_400:
-        raise InputError(f"{where}: run.time_limit_s: give seconds 1..86400 (got {lim!r})")
-    h.time_limit_s = float(lim)
-    h.instruction_limit = _int(f"{where}: run.instruction_limit", run.get("instruction_limit", h.instruction_limit),
-                               1_000_000, 10**13)
-    h.opt = build.get("opt", h.opt)
-    if h.opt not in OPTS:
-        raise InputError(f"{where}: build.opt {h.opt!r}: give one of {', '.join(OPTS)}")
-    cflags = build.get("cflags", [])
-    if not isinstance(cflags, list) or not all(isinstance(f, str) for f in cflags):
-        raise InputError(f"{where}: build.cflags: give a list of strings")
-    for f in cflags:
-        if not f.startswith(CFLAG_PREFIXES) or f.startswith(("-fplugin", "-fdump")) or " " in f:
-            raise InputError(f"{where}: build.cflags {f!r}: only {', '.join(CFLAG_PREFIXES)} flags (one per string); "
-                             f"the target's -mcpu/-march/float ABI are secperf's")
-    h.cflags = cflags
-    args = raw.get("arg", [])
-    if not isinstance(args, list) or len(args) > MAX_ARGS:
-        raise InputError(f"{where}: [[arg]]: give up to {MAX_ARGS} arguments as [[arg]] tables")
-    for i, a in enumerate(args, 1):
-        h.args.append(_arg(f"{where}: arg {i}", a, h.seed + i - 1))
-    return h
-
-
-def _arg(where: str, a: object, seed: int) -> Arg:
-    if not isinstance(a, dict):
-        raise InputError(f"{where}: must be a table ([[arg]])")
-    kind = a.get("kind")
-    keys = {"in": {"kind", "bytes", "fill", "hex"}, "out": {"kind", "bytes"}, "int": {"kind", "value"}}
-    if kind not in keys:
-        raise InputError(f"{where}: kind {kind!r}: give \"in\" (an input buffer), \"out\" (an output buffer) or "
-                         f"\"int\" (a 32-bit word)")
-    if set(a) - keys[kind]:
-        raise InputError(f"{where} (kind {kind}): unknown key {', '.join(sorted(set(a) - keys[kind]))}; "
-                         f"known: {', '.join(sorted(keys[kind]))}")
-    if kind == "int":
-        return Arg("int", value=_int(f"{where}: value", a.get("value"), -(2**31), 2**32 - 1))
-    if kind == "in" and "hex" in a:
-        if "fill" in a:
-            raise InputError(f"{where}: give either hex or fill, not both")
-        try:
-            data = bytes.fromhex(str(a["hex"]))
-        except ValueError:
-            raise InputError(f"{where}: hex: not hexadecimal bytes ({str(a['hex'])[:40]!r})") from None
-        if "bytes" in a and a["bytes"] != len(data):
-            raise InputError(f"{where}: bytes {a['bytes']!r} but hex holds {len(data)} bytes")
-        if not data:
-            raise InputError(f"{where}: hex: give at least one byte")
-        return Arg("in", size=len(data), data=data)
-    size = _int(f"{where}: bytes", a.get("bytes"), 1, MAX_BUFFER)
-    if kind == "out":
-        return Arg("out", size=size)
-    fill = a.get("fill", "pattern")
-    if fill not in ("pattern", "zero"):
-        raise InputError(f"{where}: fill {fill!r}: give \"pattern\" (seeded), \"zero\", or hex = \"...\" instead")
-    return Arg("in", size=size, data=pattern(size, seed) if fill == "pattern" else bytes(size))
-
-
-def check_sources(value: str | Iterable[str]) -> list[Path]:
-    """--source files: each exists, is C or assembly, and names are unique."""
-    items = [v.strip() for v in (value.split(",") if isinstance(value, str) else value) if v.strip()]
-    if not items:
-        raise InputError("--source: give one or more C (.c) or assembly (.S, .s) files, comma separated")
-    out: list[Path] = []
-    for v in items:
-        p = Path(v)
-        if p.suffix not in SUFFIXES:
-            raise InputError(f"--source {v}: not a C (.c) or assembly (.S, .s) file")
-        if not p.is_file():
-            raise InputError(f"--source {v}: no such file")
-        out.append(p.resolve())
-    if len(set(out)) != len(out):
-        raise InputError("--source: a file is named twice")
-    return out
-
-
-def check_entry(name: str | None) -> str:
-    if not name or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-        raise InputError(f"--entry {name!r}: give the entry function's C name (letters, digits, _)")
-    if name in ("main", "sp_mark") or name.startswith(("sp_user_", "sp_stack_", "_")):
-        raise InputError(f"--entry {name}: a name of the harness or the C library; rename the function")
-    return name
-
-
-def check_name(name: str | None, entry: str) -> str:
-    """The op name the row carries: --name (lower case, digits, dashes), else the entry's name."""
-    op = name if name else entry.lower().replace("_", "-")
-    if not re.fullmatch(r"[a-z0-9][a-z0-9.-]*", op):
-        raise InputError(f"--name {op!r}: lower case letters, digits, dots and dashes (e.g. ecdsa-p256-sign)")
-    return op
+RULE = (
+    "instructions from the harness's call of the entry to its return (the entry's return included), minus "
+    "the harness's own (an empty function called from the same call site)"
+)
 
 
 @dataclass(frozen=True)
@@ -259,7 +92,7 @@ class UserBuild:
     cross_cc: str
     target: str
     flags: str
-    library: str                 # "crc32.c 1f2e3d4c5b6a" (file names and the first digits of their sha256)
+    library: str  # "crc32.c 1f2e3d4c5b6a" (file names and the first digits of their sha256)
     sources: list[dict[str, Any]]
     footprint: dict[str, Any]
     entry_bytes: int | None
@@ -281,6 +114,7 @@ def ensure_plugins(src: Path) -> tuple[Path, Path]:
     """The counting plugin (native/device/plugin) and the instruction limiter (native/device/user/limit.c),
     built once into $SECPERF_HOME/device/build."""
     import fcntl
+
     decls = shared_decls_dir(src)
     inc = qemu_plugin_include()
     h = hashlib.sha256(str(inc).encode())
@@ -290,7 +124,7 @@ def ensure_plugins(src: Path) -> tuple[Path, Path]:
     plugin, limiter = out / "libinsn_events.so", out / "libuser_limit.so"
     if not (plugin.is_file() and limiter.is_file()):
         out.mkdir(parents=True, exist_ok=True)
-        with open(device_home() / "build" / ".user-plugins.lock", "w") as lock:   # not the library builds' lock
+        with open(device_home() / "build" / ".user-plugins.lock", "w") as lock:  # not the library builds' lock
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not plugin.is_file():
                 args = ["make", "-s", "-f", str(src / "Makefile"), f"OUT={out}", f"SHARED_DECLS={decls}", "plugin"]
@@ -299,9 +133,23 @@ def ensure_plugins(src: Path) -> tuple[Path, Path]:
                 _run(args, "building the counting plugin (native/device/Makefile)", 300)
             if not limiter.is_file():
                 hdr = ["-DSECPERF_QEMU_PLUGIN_HEADER", f"-I{inc}"] if inc is not None else [f"-I{decls}"]
-                _run([tool("gcc", "build-essential"), "-O2", "-Wall", "-Wextra", "-shared", "-fPIC",
-                      "-fvisibility=hidden", *hdr, "-o", str(limiter), str(src / "user" / "limit.c")],
-                     "building the instruction limiter (native/device/user/limit.c)", 120)
+                _run(
+                    [
+                        tool("gcc", "build-essential"),
+                        "-O2",
+                        "-Wall",
+                        "-Wextra",
+                        "-shared",
+                        "-fPIC",
+                        "-fvisibility=hidden",
+                        *hdr,
+                        "-o",
+                        str(limiter),
+                        str(src / "user" / "limit.c"),
+                    ],
+                    "building the instruction limiter (native/device/user/limit.c)",
+                    120,
+                )
     return plugin, limiter
 
 
@@ -323,25 +171,31 @@ def build_user(sources: list[Path], entry: str, target: str, h: Harness, work: P
     """Compile the user's files and the harness for `target` and link them (InputError with the
     compiler's or linker's own words when the user's code does not build)."""
     newlib = target in NEWLIB_TARGETS
-    cc = tool("arm-none-eabi-gcc", "gcc-arm-none-eabi") if newlib else tool("arm-linux-gnueabihf-gcc",
-                                                                           "gcc-arm-linux-gnueabihf")
+    cc = (
+        tool("arm-none-eabi-gcc", "gcc-arm-none-eabi")
+        if newlib
+        else tool("arm-linux-gnueabihf-gcc", "gcc-arm-linux-gnueabihf")
+    )
     readelf = tool("arm-linux-gnueabihf-readelf", "binutils-arm-linux-gnueabihf")
     objcopy = tool("arm-linux-gnueabihf-objcopy", "binutils-arm-linux-gnueabihf")
     qemu = tool("qemu-arm", "qemu-user")
     src = harness_dir()
     plugin, limiter = ensure_plugins(src)
     flags = target_flags(target).split()
-    strip_attrs = target not in ("armhf",) and not newlib   # M code linked with the A-profile glibc
+    strip_attrs = target not in ("armhf",) and not newlib  # M code linked with the A-profile glibc
     cflags = ["-g0", "-ffunction-sections", "-fdata-sections", *flags]
     objs: list[Path] = []
     shown: list[dict[str, Any]] = []
     for i, s in enumerate(sources):
         o = work / f"u{i}-{s.stem}.o"
-        p = _compile(cc, [*cflags, h.opt, f"-I{s.parent}", *h.cflags, "-c", "-o", str(o), str(s)],
-                     f"compiling {s.name}", work)
+        p = _compile(
+            cc, [*cflags, h.opt, f"-I{s.parent}", *h.cflags, "-c", "-o", str(o), str(s)], f"compiling {s.name}", work
+        )
         if p.returncode != 0:
-            raise InputError(f"--source {s.name}: does not compile for {target} ({Path(cc).name} {' '.join(flags)} "
-                             f"{h.opt}):\n{_trim(p.stderr or p.stdout)}")
+            raise InputError(
+                f"--source {s.name}: does not compile for {target} ({Path(cc).name} {' '.join(flags)} "
+                f"{h.opt}):\n{_trim(p.stderr or p.stdout)}"
+            )
         objs.append(o)
         shown.append({"file": s.name, "sha256": hashlib.sha256(s.read_bytes()).hexdigest()})
     (work / "sp_user_stub.c").write_text(f"extern void {entry}(void);\nvoid *const sp_user_entry = (void *){entry};\n")
@@ -351,8 +205,24 @@ def build_user(sources: list[Path], entry: str, target: str, h: Harness, work: P
     hobjs = []
     for f in own:
         o = work / f"sp-{f.stem}.o"
-        p = _compile(cc, [*cflags, "-O2", "-std=gnu11", "-D_GNU_SOURCE", "-w", f"-I{src}", f"-I{src / 'm0' / 'include'}"
-                          if newlib else f"-I{src}", "-c", "-o", str(o), str(f)], f"compiling the harness ({f.name})", work)
+        p = _compile(
+            cc,
+            [
+                *cflags,
+                "-O2",
+                "-std=gnu11",
+                "-D_GNU_SOURCE",
+                "-w",
+                f"-I{src}",
+                f"-I{src / 'm0' / 'include'}" if newlib else f"-I{src}",
+                "-c",
+                "-o",
+                str(o),
+                str(f),
+            ],
+            f"compiling the harness ({f.name})",
+            work,
+        )
         if p.returncode != 0:
             raise DeviceSetupError(f"the harness ({f.name}) does not compile for {target}: {_trim(p.stderr)}")
         hobjs.append(o)
@@ -367,23 +237,38 @@ def build_user(sources: list[Path], entry: str, target: str, h: Harness, work: P
     if p.returncode != 0:
         words = _trim(re.sub(r"^\S*ld(\.bfd)?: ", "ld: ", p.stderr, flags=re.M))
         if re.search(rf"undefined reference to `{re.escape(entry)}'", p.stderr):
-            raise InputError(f"--entry {entry}: no such function in {', '.join(s.name for s in sources)}; "
-                             f"the linker says:\n{words}")
+            raise InputError(
+                f"--entry {entry}: no such function in {', '.join(s.name for s in sources)}; the linker says:\n{words}"
+            )
         raise InputError(f"--source: the user's code does not link with the harness:\n{words}")
     syms = _run([readelf, "-sW", str(binary)], "reading the user's symbols", 60)
     # "Num: Value Size Type Bind Vis Ndx Name": a function symbol (its address carries the Thumb bit)
     m = re.search(rf"^\s*\d+: [0-9a-f]+\s+(\d+) (\w+)\s+\w+\s+\w+\s+\S+ {re.escape(entry)}$", syms, re.M)
     if m is None or m.group(2) != "FUNC":
-        raise InputError(f"--entry {entry}: the symbol is not a function (in assembly: `.type {entry}, %function` "
-                         f"and `.thumb_func` before its label)")
+        raise InputError(
+            f"--entry {entry}: the symbol is not a function (in assembly: `.type {entry}, %function` "
+            f"and `.thumb_func` before its label)"
+        )
     fp = footprint(Path(f"{binary}.map").read_text(errors="replace"), tuple(o.name for o in objs))
-    fp["rule"] = "the user's objects' sections kept by the linker (--gc-sections), from the link map; " \
-                 "flash = text + rodata + data, static RAM = data + bss"
+    fp["rule"] = (
+        "the user's objects' sections kept by the linker (--gc-sections), from the link map; "
+        "flash = text + rodata + data, static RAM = data + bss"
+    )
     digest = hashlib.sha256("".join(x["sha256"] for x in shown).encode()).hexdigest()[:12]
-    return UserBuild(binary=binary, plugin=plugin, limiter=limiter, qemu=qemu, qemu_version=_version(qemu), cross_cc=_version(cc),
-                     target=target, flags=" ".join([*flags, h.opt, *h.cflags]),
-                     library=f"{', '.join(x['file'] for x in shown)} sha256:{digest}", sources=shown, footprint=fp,
-                     entry_bytes=int(m.group(1)) or None)
+    return UserBuild(
+        binary=binary,
+        plugin=plugin,
+        limiter=limiter,
+        qemu=qemu,
+        qemu_version=_version(qemu),
+        cross_cc=_version(cc),
+        target=target,
+        flags=" ".join([*flags, h.opt, *h.cflags]),
+        library=f"{', '.join(x['file'] for x in shown)} sha256:{digest}",
+        sources=shown,
+        footprint=fp,
+        entry_bytes=int(m.group(1)) or None,
+    )
 
 
 def _version(exe: str) -> str:
@@ -398,28 +283,55 @@ EMPTY_CALLS = 2
 
 
 def _no_core() -> None:
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))   # a faulting guest leaves no core file behind
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a faulting guest leaves no core file behind
 
 
-def run_user(b: UserBuild, dev: Core, h: Harness, work: Path, timed: bool, run_cpu: str
-             ) -> tuple[list[dict[str, Any]], list[A.Event], str]:
+def run_user(
+    b: UserBuild, dev: Core, h: Harness, work: Path, timed: bool, run_cpu: str
+) -> tuple[list[dict[str, Any]], list[A.Event], str]:
     """One emulated run of the harness: its JSON lines, the plugin's events, and the failure ('' when
     none) in the emulator's own words."""
     plan = work / "plan.txt"
-    plan.write_text(f"calls {h.calls}\nwarmup {h.warmup}\nempty {EMPTY_CALLS}\n"
-                    + "".join(a.plan_line() + "\n" for a in h.args))
+    plan.write_text(
+        f"calls {h.calls}\nwarmup {h.warmup}\nempty {EMPTY_CALLS}\n" + "".join(a.plan_line() + "\n" for a in h.args)
+    )
     data = work / "data.bin"
     data.write_bytes(b"".join(a.data for a in h.args if a.kind == "in"))
     ev = work / "events.txt"
     timing = f",timing={T.write_params(dev, b.binary, work / 'timing.txt')}" if timed and dev.timing else ""
-    argv = [b.qemu, "-cpu", run_cpu, "-plugin", f"{b.plugin},out={ev}{timing}", "-plugin",
-            f"{b.limiter},limit={h.instruction_limit}", str(b.binary), "--plan", str(plan), "--data", str(data)]
+    argv = [
+        b.qemu,
+        "-cpu",
+        run_cpu,
+        "-plugin",
+        f"{b.plugin},out={ev}{timing}",
+        "-plugin",
+        f"{b.limiter},limit={h.instruction_limit}",
+        str(b.binary),
+        "--plan",
+        str(plan),
+        "--data",
+        str(data),
+    ]
     try:
-        p = registry.run(argv, "qemu device emulator (user code)", timeout=h.time_limit_s, capture_output=True,
-                         text=True, cwd=work, preexec_fn=_no_core)
+        p = registry.run(
+            argv,
+            "qemu device emulator (user code)",
+            timeout=h.time_limit_s,
+            capture_output=True,
+            text=True,
+            cwd=work,
+            preexec_fn=_no_core,
+        )
     except subprocess.TimeoutExpired:
-        return [], [], (f"time limit: the run did not finish within {h.time_limit_s:g} s (run.time_limit_s of the "
-                        f"harness); the emulator was stopped — an endless loop, or raise the limit")
+        return (
+            [],
+            [],
+            (
+                f"time limit: the run did not finish within {h.time_limit_s:g} s (run.time_limit_s of the "
+                f"harness); the emulator was stopped — an endless loop, or raise the limit"
+            ),
+        )
     lines = []
     for ln in p.stdout.splitlines():
         try:
@@ -432,8 +344,11 @@ def run_user(b: UserBuild, dev: Core, h: Harness, work: Path, timed: bool, run_c
         return lines, [], f"instruction limit: {limit.group(1)} (run.instruction_limit of the harness)"
     if p.returncode != 0 or done is None:
         calls = [x["call"] for x in lines if "call" in x]
-        at = "an empty harness call" if not any("empty" in x for x in lines) else \
-            f"call {calls[-1] + 1 if calls else 0}" + (" (the cold one)" if not calls else "")
+        at = (
+            "an empty harness call"
+            if not any("empty" in x for x in lines)
+            else f"call {calls[-1] + 1 if calls else 0}" + (" (the cold one)" if not calls else "")
+        )
         err = next((x["error"] for x in lines if x.get("user") == "harness"), None)
         words = err or (p.stderr.strip() or f"exit status {p.returncode}")
         sig = f" (signal {-p.returncode})" if p.returncode < 0 else ""
@@ -442,7 +357,7 @@ def run_user(b: UserBuild, dev: Core, h: Harness, work: Path, timed: bool, run_c
     return lines, events, ""
 
 
-CallRow = tuple[int, tuple[float, ...] | None, dict[str, int] | None]   # instructions, cycles, classes
+CallRow = tuple[int, tuple[float, ...] | None, dict[str, int] | None]  # instructions, cycles, classes
 
 
 def _split_calls(events: list[A.Event]) -> tuple[list[CallRow], list[CallRow]]:
@@ -456,39 +371,76 @@ def _split_calls(events: list[A.Event]) -> tuple[list[CallRow], list[CallRow]]:
 
 
 def new_series(device: str, b: UserBuild, entry: str, op: str, h: Harness, run_cpu: str) -> Series:
-    return R.new_series(f"device-crypto/{device}/{STACK}/{op}", kind="device_crypto",
-                        labels={"device": device, "stack": STACK, "library": b.library, "op": op, "entry": entry,
-                                "sources": b.sources, "harness": h.path, "arguments": h.describe(),
-                                "qemu_cpu": run_cpu, "build_target": b.target, "config": h.opt,
-                                "config_description": f"the user's code, {b.flags}", "qemu": b.qemu_version,
-                                "cross_cc": b.cross_cc, "warmup_calls": h.warmup},
-                        timer={"name": "guest instructions per call of the user's entry function",
-                               "start": "marker OP_BEGIN, then the call", "end": "the entry returned; marker OP_END",
-                               "unit": "instructions", "rule": RULE})
+    return R.new_series(
+        f"device-crypto/{device}/{STACK}/{op}",
+        kind="device_crypto",
+        labels={
+            "device": device,
+            "stack": STACK,
+            "library": b.library,
+            "op": op,
+            "entry": entry,
+            "sources": b.sources,
+            "harness": h.path,
+            "arguments": h.describe(),
+            "qemu_cpu": run_cpu,
+            "build_target": b.target,
+            "config": h.opt,
+            "config_description": f"the user's code, {b.flags}",
+            "qemu": b.qemu_version,
+            "cross_cc": b.cross_cc,
+            "warmup_calls": h.warmup,
+        },
+        timer={
+            "name": "guest instructions per call of the user's entry function",
+            "start": "marker OP_BEGIN, then the call",
+            "end": "the entry returned; marker OP_END",
+            "unit": "instructions",
+            "rule": RULE,
+        },
+    )
 
 
-def measure_user(device: str, dev: Core, b: UserBuild, entry: str, op: str, h: Harness, work: Path,
-                 timed: bool = True, run_cpu: str = "max") -> Series:
+def measure_user(
+    device: str,
+    dev: Core,
+    b: UserBuild,
+    entry: str,
+    op: str,
+    h: Harness,
+    work: Path,
+    timed: bool = True,
+    run_cpu: str = "max",
+) -> Series:
     """Count the built entry function: one device_crypto series (a library op's shape); a fault or a
     run past the time limit is the series' failure, in the emulator's words."""
     s = new_series(device, b, entry, op, h, run_cpu)
     lines, events, failure = run_user(b, dev, h, work, timed, run_cpu)
     if failure:
         R.add_failure(s, failure)
-        s.status = "failed"   # nothing counted: no derived figures (the views show the row as failed)
+        s.status = "failed"  # nothing counted: no derived figures (the views show the row as failed)
         return s
     empty, calls = _split_calls(events)
     if not empty or len(calls) != 1 + h.warmup + h.calls:
-        raise MeasurementError(f"the harness marked {len(empty)} empty and {len(calls)} entry calls; expected "
-                               f"{EMPTY_CALLS} and {1 + h.warmup + h.calls}")
+        raise MeasurementError(
+            f"the harness marked {len(empty)} empty and {len(calls)} entry calls; expected "
+            f"{EMPTY_CALLS} and {1 + h.warmup + h.calls}"
+        )
     base_i = min(c for c, _, _ in empty)
-    empty_cyc = [e[1] for e in empty if e[1] is not None]   # all of them, or none (the timing model off)
+    empty_cyc = [e[1] for e in empty if e[1] is not None]  # all of them, or none (the timing model off)
     base_c = tuple(min(x[k] for x in empty_cyc) for k in range(3)) if empty[0][1] else None
     ret = {x["call"]: x for x in lines if "call" in x}
     for i, (c, cyc, _) in enumerate(calls):
         phase = "cold" if i == 0 else "warm" if i > h.warmup else "warmup"
-        s.samples.append({"i": i, "instructions": c - base_i + 1, "phase": phase, "ret": ret.get(i, {}).get("ret"),
-                          **({"cycles": [cyc[k] - base_c[k] for k in range(3)]} if cyc and base_c else {})})
+        s.samples.append(
+            {
+                "i": i,
+                "instructions": c - base_i + 1,
+                "phase": phase,
+                "ret": ret.get(i, {}).get("ret"),
+                **({"cycles": [cyc[k] - base_c[k] for k in range(3)]} if cyc and base_c else {}),
+            }
+        )
     warm = [x for x in s.samples if x["phase"] == "warm"]
     ins = [x["instructions"] for x in warm]
     med = statistics.median(ins)
@@ -496,20 +448,34 @@ def measure_user(device: str, dev: Core, b: UserBuild, entry: str, op: str, h: H
     empty_line = next((x for x in lines if "empty" in x), {})
     lo, hi = dev.ms_range(med)
     s.derived = {
-        "instructions_cold": s.samples[0]["instructions"], "instructions_median": med,
-        "instructions_min": min(ins), "instructions_max": max(ins),
+        "instructions_cold": s.samples[0]["instructions"],
+        "instructions_median": med,
+        "instructions_min": min(ins),
+        "instructions_max": max(ins),
         "stack_bytes_max": done.get("stack_bytes"),
-        "derived_ms": {"ms_low": lo, "ms_high": hi, "clock_mhz": dev.clock_mhz, "cpi": list(dev.cpi),
-                       "cpi_estimate": dev.cpi_estimate},
-        "footprint": b.footprint, "entry_bytes": b.entry_bytes,
+        "derived_ms": {
+            "ms_low": lo,
+            "ms_high": hi,
+            "clock_mhz": dev.clock_mhz,
+            "cpi": list(dev.cpi),
+            "cpi_estimate": dev.cpi_estimate,
+        },
+        "footprint": b.footprint,
+        "entry_bytes": b.entry_bytes,
         "check": {"ret": done.get("ret"), "outputs": done.get("outputs", [])},
-        "harness": {"instructions": base_i, "stack_bytes": empty_line.get("stack_bytes"),
-                    **({"cycles": list(base_c)} if base_c else {}), "rule": RULE},
+        "harness": {
+            "instructions": base_i,
+            "stack_bytes": empty_line.get("stack_bytes"),
+            **({"cycles": list(base_c)} if base_c else {}),
+            "rule": RULE,
+        },
     }
     wc = [x["cycles"] for x in warm if "cycles" in x]
     if wc:
-        s.derived["time"] = {**T.figure(tuple(statistics.median(c[k] for c in wc) for k in range(3)), dev),
-                             **T.model_note(dev)}
+        s.derived["time"] = {
+            **T.figure(tuple(statistics.median(c[k] for c in wc) for k in range(3)), dev),
+            **T.model_note(dev),
+        }
         # where the last call's cycles come from (instruction classes, stall events), the harness's taken out
         last, base = calls[-1][2] or {}, empty[-1][2] or {}
         s.derived["time"]["counters"] = {k: v - base.get(k, 0) for k, v in last.items() if v - base.get(k, 0)}
