@@ -215,3 +215,38 @@ long hex_decode(const char *s, unsigned char *out)
     }
     return (long)(len / 2);
 }
+
+int opt_uint(const char *opt, const char *s, unsigned min, unsigned max, unsigned *out, char *err, size_t errlen)
+{
+    uint64_t u;
+    if (opt_u64(opt, s, min, max, &u, err, errlen) != 0)
+        return -1;
+    *out = (unsigned)u;
+    return 0;
+}
+
+int opt_size(const char *opt, const char *s, size_t min, size_t max, size_t *out, char *err, size_t errlen)
+{
+    uint64_t u;
+    if (opt_u64(opt, s, min, max, &u, err, errlen) != 0)
+        return -1;
+    *out = (size_t)u;
+    return 0;
+}
+
+int opt_read_all(opt_parser *p, int help_val, opt_apply_fn apply, void *settings, int *help, char *err,
+                 size_t errlen)
+{
+    int opt;
+    while ((opt = opt_next(p, err, errlen)) != 0) {
+        if (opt < 0)
+            return 0;
+        if (opt == 'h' || opt == help_val) {
+            *help = 1;
+            return 1;
+        }
+        if (!apply(settings, opt, p->name, p->arg, err, errlen))
+            return 0;
+    }
+    return 1;
+}

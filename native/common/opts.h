@@ -30,6 +30,9 @@ int opt_next(opt_parser *p, char *err, size_t errlen);
 
 /* A whole decimal number (no sign, blanks or trailing text) in [min, max]. */
 int opt_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out, char *err, size_t errlen);
+/* opt_u64 for the narrower types most options fill. */
+int opt_uint(const char *opt, const char *s, unsigned min, unsigned max, unsigned *out, char *err, size_t errlen);
+int opt_size(const char *opt, const char *s, size_t min, size_t max, size_t *out, char *err, size_t errlen);
 /* A finite number in [min, max]; min_open excludes min itself (e.g. "> 0"). */
 int opt_double(const char *opt, const char *s, double min, int min_open, double max, double *out, char *err,
                size_t errlen);
@@ -39,6 +42,13 @@ int opt_nonempty(const char *opt, const char *s, const char **out, char *err, si
 int opt_on_off(const char *opt, const char *s, int *out, char *err, size_t errlen);
 /* Index of s in names (NULL-terminated), or -1 with "unknown OPT 'S'; known: a, b, c". */
 int opt_choice(const char *opt, const char *s, const char *const *names, char *err, size_t errlen);
+
+/* One option's value into a tool's settings: 1 taken, 0 with a message in err. */
+typedef int (*opt_apply_fn)(void *settings, int opt, const char *name, const char *val, char *err, size_t errlen);
+/* Reads the rest of the command line through apply. 'h' or help_val sets *help and stops there.
+ * 1: all read (or help asked); 0: a message in err. */
+int opt_read_all(opt_parser *p, int help_val, opt_apply_fn apply, void *settings, int *help, char *err,
+                 size_t errlen);
 
 /* Value of one hex digit, or -1. */
 int hex_digit(char c);

@@ -49,6 +49,26 @@ const char *lg_app_name(lg_app a)
     return a == LG_APP_HTTP ? "http" : a == LG_APP_MQTT ? "mqtt" : "none";
 }
 
+int lg_opt_tls(const char *name, const char *val, const char **tls, char *err, size_t el)
+{
+    static const char *const versions[] = {"1.2", "1.3", "any", NULL};
+    int i = opt_choice(name, val, versions, err, el);
+    if (i < 0)
+        return 0;
+    *tls = versions[i];
+    return 1;
+}
+
+int lg_opt_backoff(const char *name, const char *val, lg_backoff *b, char *err, size_t el)
+{
+    static const char *const names[] = {"none", "fixed", "exponential", "decorrelated", NULL};
+    int i = opt_choice(name, val, names, err, el);
+    if (i < 0)
+        return 0;
+    *b = (lg_backoff)i;
+    return 1;
+}
+
 enum {
     O_HOST = 256, O_PORT, O_TLS, O_GROUPS, O_SIGALGS, O_CIPHERSUITES, O_CIPHERS, O_CERT, O_KEY,
     O_SERVERNAME, O_CONCURRENCY, O_RATE, O_MAX_INFLIGHT, O_POISSON, O_DURATION, O_MAX_HS, O_WARMUP,
@@ -92,12 +112,10 @@ static const struct option options[] = {
     {NULL, 0, NULL, 0},
 };
 
-static int apply(lg_args *a, int opt, const char *name, const char *val, char *err, size_t el)
+static int apply(void *settings, int opt, const char *name, const char *val, char *err, size_t el)
 {
-    static const char *const tls[] = {"1.2", "1.3", "any", NULL};
+    lg_args *a = settings;
     static const char *const apps[] = {"none", "http", "mqtt", NULL};
-    static const char *const backoffs[] = {"none", "fixed", "exponential", "decorrelated", NULL};
-    uint64_t u;
     int i;
     switch (opt) {
     case O_HOST: return opt_nonempty(name, val, &a->host, err, el) == 0;
@@ -110,75 +128,31 @@ static int apply(lg_args *a, int opt, const char *name, const char *val, char *e
     case O_SERVERNAME: return opt_nonempty(name, val, &a->servername, err, el) == 0;
     case O_POISSON: a->poisson = 1; return 1;
     case O_DTLS: a->dtls = 1; return 1;
-    case O_TLS:
-        if ((i = opt_choice(name, val, tls, err, el)) < 0)
-            return 0;
-        a->tls = tls[i];
-        return 1;
+    case O_TLS: return lg_opt_tls(name, val, &a->tls, err, el);
     case O_APP:
         if ((i = opt_choice(name, val, apps, err, el)) < 0)
             return 0;
         a->app = (lg_app)i;
         return 1;
-    case O_PORT:
-        if (opt_u64(name, val, 1, 65535, &u, err, el) != 0)
-            return 0;
-        a->port = (unsigned)u;
-        return 1;
-    case O_CONCURRENCY:
-        if (opt_u64(name, val, 1, 100000, &u, err, el) != 0)
-            return 0;
-        a->concurrency = (unsigned)u;
-        return 1;
-    case O_MAX_INFLIGHT:
-        if (opt_u64(name, val, 1, 100000, &u, err, el) != 0)
-            return 0;
-        a->max_inflight = (unsigned)u;
-        return 1;
+    case O_PORT: return opt_uint(name, val, 1, 65535, &a->port, err, el) == 0;
+    case O_CONCURRENCY: return opt_uint(name, val, 1, 100000, &a->concurrency, err, el) == 0;
+    case O_MAX_INFLIGHT: return opt_uint(name, val, 1, 100000, &a->max_inflight, err, el) == 0;
     case O_RATE: return opt_double(name, val, 0, 1, 1e7, &a->rate, err, el) == 0;
     case O_DURATION: return opt_double(name, val, 0, 1, 86400, &a->duration_s, err, el) == 0;
     case O_WARMUP: return opt_double(name, val, 0, 0, 3600, &a->warmup_s, err, el) == 0;
     case O_RESUME_RATIO: return opt_double(name, val, 0, 0, 1, &a->resume_ratio, err, el) == 0;
     case O_MAX_HS: return opt_u64(name, val, 1, UINT64_MAX, &a->max_handshakes, err, el) == 0;
-    case O_REQUEST_BYTES:
-        if (opt_u64(name, val, 16, 1 << 16, &u, err, el) != 0)
-            return 0;
-        a->request_bytes = (size_t)u;
-        return 1;
-    case O_TIMEOUT_MS:
-        if (opt_u64(name, val, 1, 3600000, &u, err, el) != 0)
-            return 0;
-        a->timeout_ms = (unsigned)u;
-        return 1;
-    case O_INTERVAL_MS:
-        if (opt_u64(name, val, 10, 3600000, &u, err, el) != 0)
-            return 0;
-        a->interval_ms = (unsigned)u;
-        return 1;
-    case O_PROCS:
-        if (opt_u64(name, val, 1, 64, &u, err, el) != 0)
-            return 0;
-        a->procs = (unsigned)u;
-        return 1;
+    case O_REQUEST_BYTES: return opt_size(name, val, 16, 1 << 16, &a->request_bytes, err, el) == 0;
+    case O_TIMEOUT_MS: return opt_uint(name, val, 1, 3600000, &a->timeout_ms, err, el) == 0;
+    case O_INTERVAL_MS: return opt_uint(name, val, 10, 3600000, &a->interval_ms, err, el) == 0;
+    case O_PROCS: return opt_uint(name, val, 1, 64, &a->procs, err, el) == 0;
     case O_SEED: return opt_u64(name, val, 0, UINT64_MAX, &a->seed, err, el) == 0;
-    case O_STORM:
-        if (opt_u64(name, val, 1, 100000, &u, err, el) != 0)
-            return 0;
-        a->storm = (unsigned)u;
-        return 1;
-    case O_BACKOFF:
-        if ((i = opt_choice(name, val, backoffs, err, el)) < 0)
-            return 0;
-        a->backoff = (lg_backoff)i;
-        return 1;
+    case O_STORM: return opt_uint(name, val, 1, 100000, &a->storm, err, el) == 0;
+    case O_BACKOFF: return lg_opt_backoff(name, val, &a->backoff, err, el);
     case O_BACKOFF_BASE: return opt_double(name, val, 0, 0, 86400000, &a->backoff_base_ms, err, el) == 0;
     case O_BACKOFF_CAP: return opt_double(name, val, 0, 0, 86400000, &a->backoff_cap_ms, err, el) == 0;
     case O_SPREAD: return opt_double(name, val, 0, 0, 86400000, &a->spread_ms, err, el) == 0;
-    case O_MAX_ATTEMPTS:
-        if (opt_u64(name, val, 1, 1000000, &u, err, el) != 0)
-            return 0;
-        a->max_attempts = (unsigned)u;
-        return 1;
+    case O_MAX_ATTEMPTS: return opt_uint(name, val, 1, 1000000, &a->max_attempts, err, el) == 0;
     default:
         snprintf(err, el, "unknown option '%s'", name);
         return 0;
@@ -205,17 +179,10 @@ int lg_args_parse(int argc, char **argv, lg_args *a, char *err, size_t el)
     a->max_attempts = 100;
     opt_parser p;
     opt_init(&p, argc, argv, "h", options);
-    int opt;
-    while ((opt = opt_next(&p, err, el)) != 0) {
-        if (opt < 0)
-            return 0;
-        if (opt == 'h' || opt == O_HELP) {
-            a->help = 1;
-            return 1;
-        }
-        if (!apply(a, opt, p.name, p.arg, err, el))
-            return 0;
-    }
+    if (!opt_read_all(&p, O_HELP, apply, a, &a->help, err, el))
+        return 0;
+    if (a->help)
+        return 1;
     if (a->port == 0) {
         snprintf(err, el, "missing --port");
         return 0;

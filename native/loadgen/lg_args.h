@@ -59,5 +59,8 @@ int lg_args_parse(int argc, char **argv, lg_args *a, char *err, size_t errlen);
 void lg_usage(FILE *f);
 const char *lg_app_name(lg_app a);
 const char *lg_backoff_name(lg_backoff b);
+/* --tls 1.2|1.3|any and --backoff NAME, for both generators: 1 set, 0 with a message in err. */
+int lg_opt_tls(const char *name, const char *val, const char **tls, char *err, size_t el);
+int lg_opt_backoff(const char *name, const char *val, lg_backoff *b, char *err, size_t el);
 
 #endif

@@ -16,6 +16,7 @@
 #include <openssl/err.h>
 
 #include "clock.h"
+#include "lg_io.h"
 
 static int lg_ex_index = -1;
 
@@ -51,17 +52,11 @@ static void on_msg(int write_p, int version, int content_type, const void *buf, 
 
 static void ossl_reason(char *buf, size_t n, const char *what)
 {
-    unsigned long e = ERR_get_error();
-    if (e == 0) {
+    char why[160];
+    if (lg_ssl_reason(SSL_ERROR_SSL, why, sizeof(why)))
+        snprintf(buf, n, "%s: %s", what, why);
+    else
         snprintf(buf, n, "%s", what);
-        return;
-    }
-    char s[160];
-    ERR_error_string_n(e, s, sizeof(s));
-    /* keep the library's reason text only: "error:0A000410:SSL routines::sslv3 alert ..." */
-    const char *r = strrchr(s, ':');
-    snprintf(buf, n, "%s: %s", what, r ? r + 1 : s);
-    ERR_clear_error();
 }
 
 int lg_shared_init(lg_shared *sh, const lg_args *a, char *err, size_t el)
@@ -190,11 +185,7 @@ void lg_shared_free(lg_shared *sh)
 
 static void watch(lg_shared *sh, lg_conn *c, uint32_t ev)
 {
-    if (c->events == ev)
-        return;
-    struct epoll_event e = {.events = ev, .data.ptr = c};
-    epoll_ctl(sh->epfd, c->events == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, c->fd, &e);
-    c->events = ev;
+    lg_watch(sh->epfd, c->fd, c, &c->events, ev);
 }
 
 static void finish(lg_shared *sh, lg_conn *c, int clean)
@@ -286,22 +277,15 @@ int lg_conn_start(lg_shared *sh, lg_conn *c, uint64_t t_start_ns, int offer_sess
 /* SSL_get_error after a call that returned rc: 1 = wait (events set), 0 = failure (reason set). */
 static int ssl_wait(lg_shared *sh, lg_conn *c, int rc, const char *what)
 {
-    int e = SSL_get_error(c->ssl, rc);
-    if (e == SSL_ERROR_WANT_READ) {
-        watch(sh, c, EPOLLIN);
+    int e;
+    uint32_t ev = lg_ssl_wants(c->ssl, rc, &e);
+    if (ev != 0) {
+        watch(sh, c, ev);
         return 1;
     }
-    if (e == SSL_ERROR_WANT_WRITE) {
-        watch(sh, c, EPOLLOUT);
-        return 1;
-    }
-    if (e == SSL_ERROR_ZERO_RETURN)
-        snprintf(c->reason, sizeof(c->reason), "%s: the server closed the connection (close_notify)", what);
-    else if (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0)
-        snprintf(c->reason, sizeof(c->reason), "%s: %s", what,
-                 errno ? strerror(errno) : "the server closed the connection");
-    else
-        ossl_reason(c->reason, sizeof(c->reason), what);
+    char why[160];
+    lg_ssl_reason(e, why, sizeof(why));
+    snprintf(c->reason, sizeof(c->reason), "%s: %s", what, why);
     return 0;
 }
 

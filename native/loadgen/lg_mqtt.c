@@ -15,6 +15,7 @@
 #include <openssl/err.h>
 
 #include "clock.h"
+#include "lg_io.h"
 #include "rng.h"
 
 static int mq_ex_client = -1;   /* SSL ex_data: the mq_client */
@@ -121,11 +122,7 @@ void lg_mqtt_free(mq_shared *sh)
 
 static void watch(mq_shared *sh, mq_client *c, uint32_t ev)
 {
-    if (c->events == ev)
-        return;
-    struct epoll_event e = {.events = ev, .data.ptr = c};
-    epoll_ctl(sh->epfd, c->events == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, c->fd, &e);
-    c->events = ev;
+    lg_watch(sh->epfd, c->fd, c, &c->events, ev);
 }
 
 void lg_mqtt_close(mq_shared *sh, mq_client *c, int clean)
@@ -167,27 +164,15 @@ static int fail(mq_shared *sh, mq_client *c, int refused, const char *fmt, const
 static int ssl_fail(mq_shared *sh, mq_client *c, int rc, const char *stage)
 {
     int e = SSL_get_error(c->ssl, rc);
-    unsigned long le = ERR_get_error();
     char s[200] = "";
-    if (le != 0) {
-        char full[200];
-        ERR_error_string_n(le, full, sizeof(full));
-        const char *r = strrchr(full, ':');
-        snprintf(s, sizeof(s), "%s", r ? r + 1 : full);
-    } else if (e == SSL_ERROR_ZERO_RETURN) {
-        snprintf(s, sizeof(s), "the server closed the connection (close_notify)");
-    } else if (e == SSL_ERROR_SYSCALL) {
-        snprintf(s, sizeof(s), "%s", errno ? strerror(errno) : "the server closed the connection");
-    } else {
-        snprintf(s, sizeof(s), "SSL error %d", e);
-    }
+    int from_library = lg_ssl_reason(e, s, sizeof(s));
     /* refused: the server said so (an alert), or it closed or reset the connection between the
      * handshake and CONNACK (mosquitto drops a client it refuses at once; its alert is lost when the
      * reset overtakes it) */
     int before_connack = c->state == MQ_CONNACK;
     int refused = strstr(s, "alert") != NULL ||
                   (before_connack && (e == SSL_ERROR_SYSCALL || e == SSL_ERROR_ZERO_RETURN));
-    if (before_connack && le == 0 && refused)
+    if (before_connack && !from_library && refused)
         return fail(sh, c, 1, "%s: %s (the broker closed it after the TLS handshake, before CONNACK)", stage, s);
     return fail(sh, c, refused, "%s: %s", stage, s);
 }
@@ -407,13 +392,10 @@ int lg_mqtt_step(mq_shared *sh, mq_client *c, uint64_t now, uint64_t *ack_us)
         ERR_clear_error();
         int rc = SSL_connect(c->ssl);
         if (rc != 1) {
-            int e = SSL_get_error(c->ssl, rc);
-            if (e == SSL_ERROR_WANT_READ) {
-                watch(sh, c, EPOLLIN);
-                return 0;
-            }
-            if (e == SSL_ERROR_WANT_WRITE) {
-                watch(sh, c, EPOLLOUT);
+            int e;
+            uint32_t want = lg_ssl_wants(c->ssl, rc, &e);
+            if (want != 0) {
+                watch(sh, c, want);
                 return 0;
             }
             if (e == SSL_ERROR_WANT_X509_LOOKUP && c->state == MQ_SE_WAIT) {

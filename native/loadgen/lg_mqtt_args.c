@@ -58,12 +58,10 @@ static const struct option options[] = {
     {NULL, 0, NULL, 0},
 };
 
-static int apply(mq_args *a, int opt, const char *name, const char *val, char *err, size_t el)
+static int apply(void *settings, int opt, const char *name, const char *val, char *err, size_t el)
 {
-    static const char *const tls[] = {"1.2", "1.3", "any", NULL};
-    static const char *const backoffs[] = {"none", "fixed", "exponential", "decorrelated", NULL};
+    mq_args *a = settings;
     uint64_t u;
-    int i;
     switch (opt) {
     case O_HOST: return opt_nonempty(name, val, &a->host, err, el) == 0;
     case O_CERT: return opt_nonempty(name, val, &a->cert, err, el) == 0;
@@ -80,39 +78,21 @@ static int apply(mq_args *a, int opt, const char *name, const char *val, char *e
         }
         return 1;
     case O_STORM: a->storm = 1; return 1;
-    case O_TLS:
-        if ((i = opt_choice(name, val, tls, err, el)) < 0)
-            return 0;
-        a->tls = tls[i];
-        return 1;
-    case O_BACKOFF:
-        if ((i = opt_choice(name, val, backoffs, err, el)) < 0)
-            return 0;
-        a->backoff = (lg_backoff)i;
-        return 1;
-#define U(field, lo, hi) \
-    if (opt_u64(name, val, lo, hi, &u, err, el) != 0) \
-        return 0; \
-    a->field = (unsigned)u; \
-    return 1;
-    case O_PORT: U(port, 1, 65535)
-    case O_CLIENTS: U(clients, 1, 1000000)
-    case O_KEEPALIVE: U(keepalive_s, 0, 65535)
-    case O_TIMEOUT: U(timeout_ms, 1, 3600000)
-    case O_ATTEMPTS: U(max_attempts, 1, 1000000)
-    case O_SRC: U(source_addrs, 1, 254)
-    case O_INTERVAL: U(interval_ms, 10, 3600000)
+    case O_TLS: return lg_opt_tls(name, val, &a->tls, err, el);
+    case O_BACKOFF: return lg_opt_backoff(name, val, &a->backoff, err, el);
+    case O_PORT: return opt_uint(name, val, 1, 65535, &a->port, err, el) == 0;
+    case O_CLIENTS: return opt_uint(name, val, 1, 1000000, &a->clients, err, el) == 0;
+    case O_KEEPALIVE: return opt_uint(name, val, 0, 65535, &a->keepalive_s, err, el) == 0;
+    case O_TIMEOUT: return opt_uint(name, val, 1, 3600000, &a->timeout_ms, err, el) == 0;
+    case O_ATTEMPTS: return opt_uint(name, val, 1, 1000000, &a->max_attempts, err, el) == 0;
+    case O_SRC: return opt_uint(name, val, 1, 254, &a->source_addrs, err, el) == 0;
+    case O_INTERVAL: return opt_uint(name, val, 10, 3600000, &a->interval_ms, err, el) == 0;
     case O_QOS:
         if (opt_u64(name, val, 0, 1, &u, err, el) != 0)
             return 0;
         a->qos = (int)u;
         return 1;
-    case O_PAYLOAD:
-        if (opt_u64(name, val, 0, 1024, &u, err, el) != 0)
-            return 0;
-        a->payload = (size_t)u;
-        return 1;
-#undef U
+    case O_PAYLOAD: return opt_size(name, val, 0, 1024, &a->payload, err, el) == 0;
     case O_RATE: return opt_double(name, val, 0, 1, 1e6, &a->connect_rate, err, el) == 0;
     case O_RAMP_MAX: return opt_double(name, val, 0, 1, 86400, &a->ramp_max_s, err, el) == 0;
     case O_HOLD: return opt_double(name, val, 0, 0, 86400, &a->hold_s, err, el) == 0;
@@ -150,17 +130,10 @@ int mq_args_parse(int argc, char **argv, mq_args *a, char *err, size_t el)
     a->seed = 1;
     opt_parser p;
     opt_init(&p, argc, argv, "h", options);
-    int opt;
-    while ((opt = opt_next(&p, err, el)) != 0) {
-        if (opt < 0)
-            return 0;
-        if (opt == 'h' || opt == O_HELP) {
-            a->help = 1;
-            return 1;
-        }
-        if (!apply(a, opt, p.name, p.arg, err, el))
-            return 0;
-    }
+    if (!opt_read_all(&p, O_HELP, apply, a, &a->help, err, el))
+        return 0;
+    if (a->help)
+        return 1;
     if (a->port == 0 || a->clients == 0) {
         snprintf(err, el, "missing %s", a->port == 0 ? "--port" : "--clients");
         return 0;

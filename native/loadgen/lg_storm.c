@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "json.h"
 #include "lg_conn.h"
+#include "lg_report.h"
 #include "lg_stats.h"
 #include "rng.h"
 
@@ -263,17 +264,9 @@ int lg_storm_run(const lg_args *a, volatile sig_atomic_t *stop)
             json_obj_fixed(&o, qs[i].k, 4, lg_samples_quantile(&waits, rank / waits.n) / 1e6);
     }
     /* the clients' waits in log-linear bins (µs): several generators' storms merge exactly */
-    json_obj_key(&o, "wait_hist_us");
-    lg_hist_write(stdout, &waits);
+    lg_json_hist(&o, "wait_hist_us", &waits);
     json_obj_fixed(&o, "cpu_s", 6, cpu);
-    json_obj_key(&o, "errors");
-    json_obj e;
-    json_obj_begin(&e, stdout);
-    for (unsigned i = 0; i < reasons.n; i++)
-        json_obj_u64(&e, reasons.text[i], reasons.count[i]);
-    if (reasons.other)
-        json_obj_u64(&e, "(other reasons)", reasons.other);
-    json_obj_close(&e);
+    lg_json_reasons(&o, "errors", &reasons);
     json_end_line(stdout);
     for (unsigned s = 0; s < n; s++)
         if (conns[s].state != LG_DONE && conns[s].fd >= 0)

@@ -18,6 +18,7 @@
 #include "json.h"
 #include "lg_args.h"
 #include "lg_conn.h"
+#include "lg_report.h"
 #include "lg_stats.h"
 #include "lg_storm.h"
 #include "rng.h"
@@ -51,20 +52,6 @@ typedef struct run {
     unsigned concurrency;     /* this process's share (closed loop) */
     double rate;              /* this process's share (open loop) */
 } run;
-
-static double ms_of(uint32_t us) { return us / 1000.0; }
-
-static void write_quantiles(json_obj *o, const char *prefix, lg_samples *s)
-{
-    char k[48];
-    lg_samples_sort(s);
-    static const struct { const char *name; double q; } qs[] = {
-        {"p50_ms", 0.5}, {"p90_ms", 0.9}, {"p95_ms", 0.95}, {"p99_ms", 0.99}, {"max_ms", 1.0}};
-    for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
-        snprintf(k, sizeof(k), "%s%s", prefix, qs[i].name);
-        json_obj_fixed(o, k, 3, ms_of(lg_samples_quantile(s, qs[i].q)));
-    }
-}
 
 static void write_counts(json_obj *o, const counts *c)
 {
@@ -115,7 +102,7 @@ static void write_interval(run *r, uint64_t now)
     json_obj_fixed(&o, "t_s", 3, (double)(now - r->t_measure_ns) / 1e9);
     write_counts(&o, &r->iv);
     json_obj_u64(&o, "in_flight", r->slots - r->nfree);
-    write_quantiles(&o, "", &r->lat_iv);
+    lg_json_quantiles(&o, "", &r->lat_iv, LG_Q_P95);
     json_end_line(stdout);
     memset(&r->iv, 0, sizeof(r->iv));
     lg_samples_clear(&r->lat_iv);
@@ -137,21 +124,12 @@ static void write_end(run *r, uint64_t now, double cpu_s, const char *stopped)
     json_obj_fixed(&o, "started_per_s", 2, elapsed > 0 ? r->total.started / elapsed : 0);
     json_obj_fixed(&o, "cpu_s", 6, cpu_s);
     json_obj_fixed(&o, "cpu_us_per_handshake", 2, r->total.ok ? cpu_s * 1e6 / r->total.ok : 0);
-    write_quantiles(&o, "", &r->lat_total);
-    write_quantiles(&o, "hs_", &r->lat_hs);
+    lg_json_quantiles(&o, "", &r->lat_total, LG_Q_P95);
+    lg_json_quantiles(&o, "hs_", &r->lat_hs, LG_Q_P95);
     /* the latencies' log-linear bins: several generators' runs merge exactly, bin by bin */
-    json_obj_key(&o, "hist_us");
-    lg_hist_write(stdout, &r->lat_total);
-    json_obj_key(&o, "hs_hist_us");
-    lg_hist_write(stdout, &r->lat_hs);
-    json_obj_key(&o, "errors");
-    json_obj e;
-    json_obj_begin(&e, stdout);
-    for (unsigned i = 0; i < r->reasons.n; i++)
-        json_obj_u64(&e, r->reasons.text[i], r->reasons.count[i]);
-    if (r->reasons.other)
-        json_obj_u64(&e, "(other reasons)", r->reasons.other);
-    json_obj_close(&e);
+    lg_json_hist(&o, "hist_us", &r->lat_total);
+    lg_json_hist(&o, "hs_hist_us", &r->lat_hs);
+    lg_json_reasons(&o, "errors", &r->reasons);
     json_end_line(stdout);
 }
 

@@ -20,6 +20,7 @@
 #include "json.h"
 #include "lg_mqtt.h"
 #include "lg_mqtt_args.h"
+#include "lg_report.h"
 #include "lg_stats.h"
 #include "lg_storm.h"
 #include "rng.h"
@@ -51,21 +52,6 @@ typedef struct loop {
     ivstats iv;
     int phase;
 } loop;
-
-static void write_quantiles(json_obj *o, const char *prefix, lg_samples *s)
-{
-    static const struct { const char *k; double q; } qs[] = {
-        {"p50_ms", 0.5}, {"p90_ms", 0.9}, {"p99_ms", 0.99}, {"max_ms", 1.0}};
-    char k[48];
-    lg_samples_sort(s);
-    for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
-        snprintf(k, sizeof(k), "%s%s", prefix, qs[i].k);
-        if (s->n)
-            json_obj_fixed(o, k, 3, lg_samples_quantile(s, qs[i].q) / 1000.0);
-        else
-            json_obj_null(o, k);
-    }
-}
 
 static void write_phase(loop *L, uint64_t now, const char *stopped)
 {
@@ -115,25 +101,14 @@ static void write_phase(loop *L, uint64_t now, const char *stopped)
     json_obj_u64(&o, "pings", p->pings);
     json_obj_u64(&o, "pingresps", p->pingresps);
     json_obj_u64(&o, "pings_outstanding_at_end", pings_out);
-    write_quantiles(&o, "connack_", &p->connack);
-    write_quantiles(&o, "puback_", &p->puback);
-    write_quantiles(&o, "wait_", &p->wait);
-    json_obj_key(&o, "connack_hist_us");
-    lg_hist_write(stdout, &p->connack);
-    json_obj_key(&o, "hs_hist_us");
-    lg_hist_write(stdout, &p->hs);
-    json_obj_key(&o, "puback_hist_us");
-    lg_hist_write(stdout, &p->puback);
-    json_obj_key(&o, "wait_hist_us");
-    lg_hist_write(stdout, &p->wait);
-    json_obj_key(&o, "errors");
-    json_obj e;
-    json_obj_begin(&e, stdout);
-    for (unsigned i = 0; i < p->reasons.n; i++)
-        json_obj_u64(&e, p->reasons.text[i], p->reasons.count[i]);
-    if (p->reasons.other)
-        json_obj_u64(&e, "(other reasons)", p->reasons.other);
-    json_obj_close(&e);
+    lg_json_quantiles(&o, "connack_", &p->connack, LG_Q_NULL_EMPTY);
+    lg_json_quantiles(&o, "puback_", &p->puback, LG_Q_NULL_EMPTY);
+    lg_json_quantiles(&o, "wait_", &p->wait, LG_Q_NULL_EMPTY);
+    lg_json_hist(&o, "connack_hist_us", &p->connack);
+    lg_json_hist(&o, "hs_hist_us", &p->hs);
+    lg_json_hist(&o, "puback_hist_us", &p->puback);
+    lg_json_hist(&o, "wait_hist_us", &p->wait);
+    lg_json_reasons(&o, "errors", &p->reasons);
     json_end_line(stdout);
     fflush(stdout);
 }

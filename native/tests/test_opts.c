@@ -131,6 +131,60 @@ static void hex_decoding_reports_odd_length_and_the_bad_pair(void)
     CHECK(hex_decode("00zz", out) == -2 - 2);
 }
 
+static void narrow_numbers_keep_the_range_check(void)
+{
+    unsigned u = 7;
+    size_t z = 7;
+    char err[256];
+    CHECK(opt_uint("--clients", "4000000000", 1, 1000000, &u, err, sizeof err) == -1 && u == 7);
+    CHECK_HAS(err, "--clients '4000000000' out of range (1..1000000)");
+    CHECK(opt_uint("--clients", "250", 1, 1000000, &u, err, sizeof err) == 0 && u == 250);
+    CHECK(opt_size("--payload", "1025", 0, 1024, &z, err, sizeof err) == -1 && z == 7);
+    CHECK(opt_size("--payload", "0", 0, 1024, &z, err, sizeof err) == 0 && z == 0);
+}
+
+typedef struct seen {
+    int n, flag;
+} seen;
+
+static int take(void *settings, int opt, const char *name, const char *val, char *err, size_t errlen)
+{
+    seen *s = settings;
+    if (opt == O_FLAG) {
+        s->flag = 1;
+        return 1;
+    }
+    unsigned v;
+    if (opt_uint(name, val, 1, 9, &v, err, errlen) != 0)
+        return 0;
+    s->n = (int)v;
+    return 1;
+}
+
+static void reading_all_options_stops_at_help_and_at_the_first_error(void)
+{
+    char err[256];
+    opt_parser p;
+    seen s = {0, 0};
+    int help = 0;
+    test_argv a;
+    ARGS(&a, "prog", "--n", "3", "--flag");
+    opt_init(&p, a.argc, a.argv, "h", longopts);
+    CHECK(opt_read_all(&p, 0, take, &s, &help, err, sizeof err) == 1 && s.n == 3 && s.flag == 1 && help == 0);
+    test_argv b;
+    ARGS(&b, "prog", "-h", "--n", "4");
+    s.n = 0;
+    opt_init(&p, b.argc, b.argv, "h", longopts);
+    CHECK(opt_read_all(&p, 0, take, &s, &help, err, sizeof err) == 1 && help == 1 && s.n == 0);
+    test_argv c;
+    ARGS(&c, "prog", "--n", "10", "--flag");
+    s.flag = 0;
+    help = 0;
+    opt_init(&p, c.argc, c.argv, "h", longopts);
+    CHECK(opt_read_all(&p, 0, take, &s, &help, err, sizeof err) == 0 && s.flag == 0 && help == 0);
+    CHECK_HAS(err, "--n '10' out of range (1..9)");
+}
+
 const test_case opts_tests[] = {
     {"options read --name VALUE and --name=VALUE", reads_separate_and_attached_values},
     {"options reject abbreviations (the interface is the full spelling)", rejects_abbreviated_options},
@@ -142,5 +196,7 @@ const test_case opts_tests[] = {
     {"numbers reject NaN and out-of-bound values by name", numbers_reject_nan_and_bounds},
     {"choices list the known values", choices_list_the_known_values},
     {"hex decoding reports odd length and the bad pair", hex_decoding_reports_odd_length_and_the_bad_pair},
+    {"unsigned and size values keep the range check", narrow_numbers_keep_the_range_check},
+    {"reading all options stops at help and at the first error", reading_all_options_stops_at_help_and_at_the_first_error},
     {NULL, NULL},
 };
