@@ -12,7 +12,8 @@ resumed with the previous connection's session ticket; or 0-RTT with the request
 flight), then 40 request bytes on a bidirectional stream and the server's 846-byte response, as
 the host's QUIC rows (measure/quic.py: ALPN hq-interop, 333 ms initial RTT, 1200-byte datagrams,
 aioquic's flow-control windows). The server is aioquic on loopback, run in a thread of this process
-(measure/quic.py's configuration: the lab certificate, single-use tickets, 0-RTT accepted).
+(measure/quic_device_server.py; measure/quic.py's configuration: the lab certificate, single-use
+tickets, 0-RTT accepted).
 
 Attribution (markers in native/device/quic/quic_marks.h): a connection's count runs from the
 client's first step (HS_BEGIN: session and connection set up, ClientHello, Initial packet) to the
@@ -24,11 +25,9 @@ sum to `instructions`; after the Finished, the request, the response and the New
 (`app_parts`) sum to `app_instructions`. With 0-RTT the request is built inside the ClientHello
 part (it leaves in the same flight). Waiting for the server costs nothing (the guest is blocked).
 
-Build: cached by a fingerprint of the sources, flags and libraries in
-$SECPERF_HOME/device/build/quic-<hash>. ngtcp2 is linked statically; GnuTLS dynamically (Debian's
-libgnutls.a needs p11-kit, shipped as a shared library only), loaded from the armhf sysroot
-scripts/bootstrap unpacks, with the loader and glibc of libc6-armhf-cross; LD_BIND_NOW resolves
-every symbol before the first marker, so lazy binding is not in any count.
+Build: measure/quic_device_build.py (cached by a fingerprint of the sources, flags and libraries;
+ngtcp2 static, GnuTLS a shared library from the armhf sysroot); LD_BIND_NOW resolves every symbol
+before the first marker, so lazy binding is not in any count.
 
 Microcontrollers: no QUIC implementation in the package registries builds for bare-metal
 Cortex-M here (ngtcp2 and GnuTLS need a POSIX C library, sockets and a clock; Debian's packages are
@@ -39,55 +38,81 @@ source with a UDP layer of its own: `--tls quic` on an M core exits 2 saying so.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import select
-import socket
 import statistics
 import subprocess
 import tempfile
-import threading
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..core import result as R
 from ..core.errors import InputError, MeasurementError
-from ..core.native import shipped_sources
 from ..core.result_schema import DeviceDerived, Series
 from ..inputs.core_profiles import Core
 from ..lab import registry
 from . import device as D
 from . import device_attrib as A
 from . import device_timing as T
-from .device_build import STACKS, DeviceSetupError, device_home, tool
+from .device_build import STACKS
+from .quic_device_build import ARMHF_DEBS, ARMHF_LIBS, CROSS_LIBC, QuicBuild, ensure_built, sysroot
+from .quic_device_server import LoopbackServer
 
-if TYPE_CHECKING:
-    from aioquic.quic.connection import QuicConnection
+# the build's and the server's names (measure/quic_device_build.py, quic_device_server.py) stay importable from here, as callers import them
+__all__ = [
+    "APP_PART",
+    "ARMHF_DEBS",
+    "ARMHF_LIBS",
+    "CROSS_LIBC",
+    "GROUPS",
+    "MODES",
+    "NO_MCU",
+    "QM_APP",
+    "QM_FLIGHT",
+    "QM_RECV",
+    "QM_SENT",
+    "RUN_TIMEOUT_S",
+    "SERVER_CERTS",
+    "STACK",
+    "SUITES",
+    "TIMER",
+    "LoopbackServer",
+    "QuicBuild",
+    "QuicConfig",
+    "QuicDeviceError",
+    "connections",
+    "ensure_built",
+    "make_series",
+    "measure_config",
+    "plan",
+    "refusal",
+    "run_client",
+    "sysroot",
+    "why_not_here",
+]
 
 STACK = "ngtcp2"
 MODES = ("full", "resumed", "0rtt")
 GROUPS = ("x25519", "p-256")
 SUITES = ("aes128gcm",)
 SERVER_CERTS = ("ecdsa-p256", "rsa-2048")
-ARMHF_LIBS = ("libngtcp2.a", "libngtcp2_crypto_gnutls.a", "libgnutls.so.30", "libnettle.so.8", "libp11-kit.so.0")
-ARMHF_DEBS = ("libngtcp2-dev", "libngtcp2-crypto-gnutls-dev", "libgnutls28-dev", "libgnutls30")
-CROSS_LIBC = Path("/usr/arm-linux-gnueabihf")
 RUN_TIMEOUT_S = 180
 QM_SENT, QM_RECV, QM_FLIGHT, QM_APP = 0x100, 0x200, 0x300, 0x400
 APP_PART = ("exchange", "request → response")
-TIMER = {"name": "guest instructions per QUIC handshake",
-         "start": "client about to set up the session and the connection (marker HS_BEGIN)",
-         "end": "the client's Finished is on the wire (marker QM_APP); request → response and the session ticket "
-                "are app_instructions (to HS_END)",
-         "unit": "instructions (user mode, client process, counted under QEMU)"}
-NO_MCU = ("QUIC runs on the A-profile cores only ({cores}): no QUIC implementation in the "
-          "package registries builds for bare-metal Cortex-M here -- ngtcp2 and GnuTLS (Debian's packages) are "
-          "A-profile Linux code needing a POSIX C library, sockets and a clock; a Cortex-M row needs a QUIC stack "
-          "ported to an embedded IP stack and crypto (e.g. ngtcp2 over lwIP with wolfSSL or Mbed TLS), built from "
-          "source with its own UDP layer")
+TIMER = {
+    "name": "guest instructions per QUIC handshake",
+    "start": "client about to set up the session and the connection (marker HS_BEGIN)",
+    "end": "the client's Finished is on the wire (marker QM_APP); request → response and the session ticket "
+    "are app_instructions (to HS_END)",
+    "unit": "instructions (user mode, client process, counted under QEMU)",
+}
+NO_MCU = (
+    "QUIC runs on the A-profile cores only ({cores}): no QUIC implementation in the "
+    "package registries builds for bare-metal Cortex-M here -- ngtcp2 and GnuTLS (Debian's packages) are "
+    "A-profile Linux code needing a POSIX C library, sockets and a clock; a Cortex-M row needs a QUIC stack "
+    "ported to an embedded IP stack and crypto (e.g. ngtcp2 over lwIP with wolfSSL or Mbed TLS), built from "
+    "source with its own UDP layer"
+)
 
 
 class QuicDeviceError(InputError):
@@ -112,6 +137,7 @@ class QuicConfig:
 def why_not_here() -> str:
     """Why QUIC is not counted on a microcontroller core, naming the cores it is counted on."""
     from ..inputs.devices import core, cores
+
     return NO_MCU.format(cores=", ".join(n for n in cores() if core(n).profile == "A"))
 
 
@@ -120,16 +146,24 @@ def refusal(device: str) -> str:
     return f"--tls quic --device {device}: " + why_not_here()
 
 
-def plan(device: str, stacks: str | Iterable[str], modes: str | Iterable[str], groups: str | Iterable[str],
-         suites: str | Iterable[str], server_cert: str | Iterable[str]) -> list[QuicConfig]:
+def plan(
+    device: str,
+    stacks: str | Iterable[str],
+    modes: str | Iterable[str],
+    groups: str | Iterable[str],
+    suites: str | Iterable[str],
+    server_cert: str | Iterable[str],
+) -> list[QuicConfig]:
     """The QUIC configurations to count, every name checked (QuicDeviceError names what is known)."""
     dev = D.check_device(device)
     if dev.profile != "A":
         raise QuicDeviceError(refusal(device))
     st = D._split(stacks, "stack", (STACK, *STACKS))
     if st != [STACK]:
-        raise QuicDeviceError(f"--stack {','.join(st)}: QUIC is counted with ngtcp2 only here (ngtcp2 0.12.1 + GnuTLS, "
-                              f"Debian's armhf packages); use --stack ngtcp2 or leave --stack out")
+        raise QuicDeviceError(
+            f"--stack {','.join(st)}: QUIC is counted with ngtcp2 only here (ngtcp2 0.12.1 + GnuTLS, "
+            f"Debian's armhf packages); use --stack ngtcp2 or leave --stack out"
+        )
     modes_l = D._split(modes, "mode", MODES, {"0-rtt": "0rtt", "resumption": "resumed"})
     groups_l = D._split(groups, "group", GROUPS, {"p256": "p-256", "secp256r1": "p-256"})
     suites_l = D._split(suites, "suite", SUITES, {"aes-128-gcm": "aes128gcm"})
@@ -137,199 +171,46 @@ def plan(device: str, stacks: str | Iterable[str], modes: str | Iterable[str], g
     return [QuicConfig(device, m, g, c, s) for m in modes_l for g in groups_l for c in certs for s in suites_l]
 
 
-# --- build -----------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class QuicBuild:
-    client: Path
-    plugin: Path
-    library: str
-    offers: dict[str, Any]
-    qemu: str
-    qemu_version: str
-    cross_cc: str
-    sysroot: Path
-    footprint: dict[str, Any] | None
-
-
-def _sources() -> Path:
-    found = shipped_sources("device/quic", "native/device/quic", "client.c", "Makefile")
-    if found:
-        return found
-    raise DeviceSetupError("the QUIC device client sources (native/device/quic) were not found: reinstall with "
-                           "`make build`")
-
-
-def sysroot() -> Path:
-    """The armhf sysroot with Debian's ngtcp2 and GnuTLS (device_sources.sysroot: fetched when missing)."""
-    from . import device_sources
-    return device_sources.sysroot(tuple(ARMHF_LIBS), f"Debian's armhf ngtcp2 and GnuTLS ({', '.join(ARMHF_DEBS)})")
-
-
-def _fingerprint(src: Path, parts: list[str]) -> str:
-    h = hashlib.sha256()
-    dev = src.parent
-    files = sorted(src.glob("*")) + [dev / "marker.c", dev / "marker.h", dev / "Makefile",
-                                     *sorted((dev / "plugin").glob("*")), *sorted((dev.parent / "common").glob("json.*"))]
-    decls = dev.parent / "mac" / "cortexm" / "qemu_plugin_api.h"
-    for p in [*files, decls]:
-        if p.is_file():
-            h.update(p.name.encode())
-            h.update(p.read_bytes())
-    for part in parts:
-        h.update(part.encode())
-    return h.hexdigest()[:16]
-
-
-def ensure_built() -> QuicBuild:
-    """The QUIC client and the counting plugin, built now when a source, the compiler or a library changed."""
-    from .device_build import _version_line, qemu_plugin_include, shared_decls_dir
-    cc = tool("arm-linux-gnueabihf-gcc", "gcc-arm-linux-gnueabihf")
-    qemu = tool("qemu-arm", "qemu-user")
-    tool("make", "make")
-    if not (CROSS_LIBC / "lib" / "ld-linux-armhf.so.3").is_file():
-        raise DeviceSetupError(f"the armhf loader ({CROSS_LIBC}/lib/ld-linux-armhf.so.3) is missing: install the "
-                               "Debian package libc6-armhf-cross (scripts/bootstrap installs it)")
-    src = _sources()
-    root = sysroot()
-    libdir = root / "usr" / "lib" / "arm-linux-gnueabihf"
-    inc = qemu_plugin_include()
-    cc_line = _version_line([cc, "--version"])
-    parts = [cc_line, str(root), str(inc)] + [f"{lib}:{(libdir / lib).stat().st_size}" for lib in ARMHF_LIBS]
-    out = device_home() / "build" / f"quic-{_fingerprint(src, parts)}"
-    client, plugin, meta = out / "sp-device-quic", out / "libinsn_events.so", out / "quic.json"
-    if not (client.is_file() and plugin.is_file() and meta.is_file()):
-        import fcntl
-        out.mkdir(parents=True, exist_ok=True)
-        with open(device_home() / "build" / ".lock", "w") as lock:   # one build at a time (shared cache)
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if not meta.is_file():
-                args = ["make", "-s", "-f", str(src / "Makefile"), f"OUT={out}", f"SYSROOT={root}",
-                        f"SHARED_DECLS={shared_decls_dir(src.parent)}", "plugin", "quic"]
-                if inc is not None:
-                    args.append(f"QEMU_PLUGIN_INCLUDE={inc}")
-                _check(registry.run(args, "building the QUIC guest client (native/device/quic/Makefile)",
-                                    capture_output=True, text=True, timeout=300), "building the QUIC guest client")
-                p = _check(registry.run([qemu, "-L", str(CROSS_LIBC), str(client), "--offers"], "asking the QUIC client "
-                                        "what it offers", capture_output=True, text=True, timeout=60),
-                           "asking the QUIC client what it offers")
-                meta.write_text(p.stdout)
-    info = json.loads(meta.read_text().splitlines()[0])
-    mp = Path(f"{client}.map")
-    from .device_build import footprint
-    fp = footprint(mp.read_text(errors="replace"), ("libngtcp2.a", "libngtcp2_crypto_gnutls.a")) if mp.is_file() else None
-    if fp:
-        fp["rule"] = "ngtcp2 and its GnuTLS glue (static); GnuTLS itself is a shared library, not included. " + fp["rule"]
-    return QuicBuild(client, plugin, f"{info['library']} (Debian armhf)", info["offers"], qemu,
-                     _version_line([qemu, "--version"]), cc_line, root, fp)
-
-
-def _check(p: subprocess.CompletedProcess[str], what: str) -> subprocess.CompletedProcess[str]:
-    if p.returncode != 0:
-        raise DeviceSetupError(f"{what} failed (exit {p.returncode}): {(p.stderr or p.stdout).strip()[-1200:]}")
-    return p
-
-
-# --- the server --------------------------------------------------------------------------------------
-
-class LoopbackServer:
-    """aioquic on 127.0.0.1 in a thread of this process: measure/quic.py's server configuration (ALPN
-    hq-interop, the lab certificate, RFC 9002's initial RTT, single-use tickets, 0-RTT accepted); it
-    answers a request stream's FIN with `response_bytes`. One connection per client address."""
-
-    def __init__(self, server_cert: str, response_bytes: int = 846) -> None:
-        from aioquic.quic.configuration import QuicConfiguration
-
-        from ..lab.pki import LabPKI
-        from . import quic as Q
-        self.certs = LabPKI().ensure().server(server_cert, 1)
-        self.cfg = QuicConfiguration(is_client=False, alpn_protocols=[Q.ALPN], initial_rtt=Q.INITIAL_RTT_S)
-        self.cfg.load_cert_chain(str(self.certs.cert), str(self.certs.key))
-        self.tickets = Q._Tickets()
-        self.response_bytes = response_bytes
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.setblocking(False)
-        self.conns: dict[tuple[str, int], QuicConnection] = {}
-        self.errors: list[str] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="quic-device-server", daemon=True)
-
-    @property
-    def port(self) -> int:
-        return int(self.sock.getsockname()[1])
-
-    def __enter__(self) -> LoopbackServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-        self.sock.close()
-
-    def _loop(self) -> None:
-        try:
-            while not self._stop.is_set():
-                self._step()
-        except Exception as exc:   # noqa: BLE001 -- the run reports it as the server's failure
-            self.errors.append(f"the aioquic server stopped: {type(exc).__name__}: {exc}")
-
-    def _step(self) -> None:
-        from aioquic.buffer import Buffer  # type: ignore[attr-defined]  # aioquic re-exports its C Buffer without __all__
-        from aioquic.quic import events as E
-        from aioquic.quic.connection import QuicConnection
-        from aioquic.quic.packet import pull_quic_header
-
-        from . import quic as Q
-        now = time.monotonic()
-        timers = [t for c in self.conns.values() if (t := c.get_timer()) is not None]
-        wait = min([0.05] + [max(0.0, t - now) for t in timers])
-        ready, _, _ = select.select([self.sock], [], [], wait)
-        if ready:
-            while True:
-                try:
-                    data, addr = self.sock.recvfrom(65536)
-                except (BlockingIOError, InterruptedError):
-                    break
-                conn = self.conns.get(addr)
-                if conn is None:
-                    if Q.packet_types(data)[:1] != ["Initial"]:
-                        continue
-                    hdr = pull_quic_header(Buffer(data=data), host_cid_length=8)
-                    conn = self.conns[addr] = QuicConnection(
-                        configuration=self.cfg, original_destination_connection_id=hdr.destination_cid,
-                        session_ticket_fetcher=self.tickets.pop, session_ticket_handler=self.tickets.add)
-                conn.receive_datagram(data, addr, time.monotonic())
-        now = time.monotonic()
-        for addr, conn in list(self.conns.items()):
-            t = conn.get_timer()
-            if t is not None and t <= now:
-                conn.handle_timer(now)
-            closed = False
-            while (ev := conn.next_event()) is not None:
-                if isinstance(ev, E.StreamDataReceived) and ev.end_stream:
-                    conn.send_stream_data(ev.stream_id, b"R" * self.response_bytes, True)
-                elif isinstance(ev, E.ConnectionTerminated):
-                    closed = True
-            for data, _ in conn.datagrams_to_send(time.monotonic()):
-                self.sock.sendto(data, addr)
-            if closed:
-                del self.conns[addr]
-
-
 # --- one run -----------------------------------------------------------------------------------------
 
-def run_client(build: QuicBuild, dev: Core, cfg: QuicConfig, port: int, ca: Path, n: int, timed: bool = True
-               ) -> tuple[list[dict[str, Any]], list[A.Event]]:
+
+def run_client(
+    build: QuicBuild, dev: Core, cfg: QuicConfig, port: int, ca: Path, n: int, timed: bool = True
+) -> tuple[list[dict[str, Any]], list[A.Event]]:
     """One guest process making n connections: its JSON lines and the plugin's events."""
     with tempfile.TemporaryDirectory(prefix="secperf-device-quic-") as tmp:
         ev = Path(tmp) / "events.txt"
-        timing = "" if not timed or dev.timing is None else f",timing={T.write_params(dev, build.client, Path(tmp) / 't.txt')}"
-        argv = [build.qemu, "-L", str(CROSS_LIBC), "-E", "LD_BIND_NOW=1", "-cpu", dev.qemu_cpu, "-plugin",
-                f"{build.plugin},out={ev}{timing}", str(build.client), "--port", str(port), "--ca", str(ca),
-                "--n", str(n), "--mode", cfg.mode, "--group", cfg.group, "--request-bytes", str(cfg.request_bytes),
-                "--response-bytes", str(cfg.response_bytes)]
+        timing = (
+            ""
+            if not timed or dev.timing is None
+            else f",timing={T.write_params(dev, build.client, Path(tmp) / 't.txt')}"
+        )
+        argv = [
+            build.qemu,
+            "-L",
+            str(CROSS_LIBC),
+            "-E",
+            "LD_BIND_NOW=1",
+            "-cpu",
+            dev.qemu_cpu,
+            "-plugin",
+            f"{build.plugin},out={ev}{timing}",
+            str(build.client),
+            "--port",
+            str(port),
+            "--ca",
+            str(ca),
+            "--n",
+            str(n),
+            "--mode",
+            cfg.mode,
+            "--group",
+            cfg.group,
+            "--request-bytes",
+            str(cfg.request_bytes),
+            "--response-bytes",
+            str(cfg.response_bytes),
+        ]
         limit = RUN_TIMEOUT_S + 10 * n
         try:
             p = registry.run(argv, "qemu device emulator (QUIC)", capture_output=True, text=True, timeout=limit)
@@ -372,15 +253,27 @@ def connections(events: list[A.Event]) -> list[dict[str, Any]]:
                 in_app = in_app or key == APP_PART
                 bucket = app if in_app else hs
                 bucket[key] = bucket.get(key, 0) + p["instructions"]
-            out.append({"index": cur["index"], "ok": e.a2 == 1, "total": e.count - cur["start"],
-                        "messages": [{"dir": d, "message": m, "instructions": v} for (d, m), v in hs.items()],
-                        "app_parts": [{"dir": d, "message": m, "instructions": v} for (d, m), v in app.items()]})
+            out.append(
+                {
+                    "index": cur["index"],
+                    "ok": e.a2 == 1,
+                    "total": e.count - cur["start"],
+                    "messages": [{"dir": d, "message": m, "instructions": v} for (d, m), v in hs.items()],
+                    "app_parts": [{"dir": d, "message": m, "instructions": v} for (d, m), v in app.items()],
+                }
+            )
             cur = None
     return out
 
 
-def measure_config(cfg: QuicConfig, n: int, warmup: int, build: QuicBuild | None = None,
-                   server: LoopbackServer | None = None, timed: bool = True) -> list[Series]:
+def measure_config(
+    cfg: QuicConfig,
+    n: int,
+    warmup: int,
+    build: QuicBuild | None = None,
+    server: LoopbackServer | None = None,
+    timed: bool = True,
+) -> list[Series]:
     """Cold and warm series of one configuration: one guest process with (a priming full handshake for
     resumed and 0-RTT) 1 + warmup + n connections."""
     dev = D.check_device(cfg.device)
@@ -403,8 +296,10 @@ def measure_config(cfg: QuicConfig, n: int, warmup: int, build: QuicBuild | None
     ok = [h for h in counted if h["ok"] and by.get(h["index"], {}).get("ok") and h["index"] >= prime]
     cold = [h for h in ok if h["index"] == prime]
     warm = [h for h in ok if h["index"] >= prime + 1 + warmup]
-    return [make_series(cfg, dev, build, "cold", cold, by, failures if not cold else [], cyc, warmup),
-            make_series(cfg, dev, build, "warm", warm, by, failures, cyc, warmup)]
+    return [
+        make_series(cfg, dev, build, "cold", cold, by, failures if not cold else [], cyc, warmup),
+        make_series(cfg, dev, build, "warm", warm, by, failures, cyc, warmup),
+    ]
 
 
 def _cycles_of(cyc: list[list[dict[str, Any]]], index: int) -> dict[str, Any] | None:
@@ -414,21 +309,49 @@ def _cycles_of(cyc: list[list[dict[str, Any]]], index: int) -> dict[str, Any] | 
     if not found or len(sets) != len(found):
         return None
     hs = [sum(m["instructions"] for m in s["messages"]) for s in sets]
-    return {"cycles": hs, "messages": [[s["messages"][k]["instructions"] for s in sets] for k in range(len(sets[0]["messages"]))],
-            "app": [sum(m["instructions"] for m in s["app_parts"]) for s in sets]}
+    return {
+        "cycles": hs,
+        "messages": [[s["messages"][k]["instructions"] for s in sets] for k in range(len(sets[0]["messages"]))],
+        "app": [sum(m["instructions"] for m in s["app_parts"]) for s in sets],
+    }
 
 
-def make_series(cfg: QuicConfig, dev: Core, build: QuicBuild, phase: str, hss: list[dict[str, Any]],
-                conns: dict[int, dict[str, Any]], failures: list[str], cyc: list[list[dict[str, Any]]],
-                warmup: int) -> Series:
-    labels = {"device": cfg.device, "stack": STACK, "library": build.library, "tls": "quic", "group": cfg.group,
-              "suite": cfg.suite, "mode": cfg.mode, "server_cert": cfg.server_cert, "client_cert": "none",
-              "phase": phase, "qemu_cpu": dev.qemu_cpu, "core_profile": dev.profile, "build_target": "armhf",
-              "build": "Debian's armhf packages (ngtcp2 static, GnuTLS shared), client -O2 Thumb-2",
-              "config": "debian", "config_description": "Debian's armhf packages as they are",
-              "server": "aioquic (host, loopback)", "alpn": "hq-interop", "request_bytes": cfg.request_bytes,
-              "response_bytes": cfg.response_bytes, "warmup_handshakes": warmup, "qemu": build.qemu_version,
-              "cross_cc": build.cross_cc}
+def make_series(
+    cfg: QuicConfig,
+    dev: Core,
+    build: QuicBuild,
+    phase: str,
+    hss: list[dict[str, Any]],
+    conns: dict[int, dict[str, Any]],
+    failures: list[str],
+    cyc: list[list[dict[str, Any]]],
+    warmup: int,
+) -> Series:
+    labels = {
+        "device": cfg.device,
+        "stack": STACK,
+        "library": build.library,
+        "tls": "quic",
+        "group": cfg.group,
+        "suite": cfg.suite,
+        "mode": cfg.mode,
+        "server_cert": cfg.server_cert,
+        "client_cert": "none",
+        "phase": phase,
+        "qemu_cpu": dev.qemu_cpu,
+        "core_profile": dev.profile,
+        "build_target": "armhf",
+        "build": "Debian's armhf packages (ngtcp2 static, GnuTLS shared), client -O2 Thumb-2",
+        "config": "debian",
+        "config_description": "Debian's armhf packages as they are",
+        "server": "aioquic (host, loopback)",
+        "alpn": "hq-interop",
+        "request_bytes": cfg.request_bytes,
+        "response_bytes": cfg.response_bytes,
+        "warmup_handshakes": warmup,
+        "qemu": build.qemu_version,
+        "cross_cc": build.cross_cc,
+    }
     s = R.new_series(f"device/{cfg.device}/{cfg.key}/{phase}", kind="device", labels=labels, timer=TIMER)
     for reason in failures:
         R.add_failure(s, reason)
@@ -441,14 +364,27 @@ def make_series(cfg: QuicConfig, dev: Core, build: QuicBuild, phase: str, hss: l
                 m["cycles"] = cy
         hs_ins = sum(m["instructions"] for m in messages)
         app = sum(m["instructions"] for m in h["app_parts"])
-        s.samples.append({"handshake": h["index"], "instructions": hs_ins, "parts_sum": hs_ins, "messages": messages,
-                          "connection_instructions": h["total"], "app_instructions": app, "app_parts": h["app_parts"],
-                          **({"cycles": t["cycles"], "app_cycles": t["app"]} if t else {}),
-                          "version": c.get("version"), "negotiated_suite": c.get("suite"),
-                          "negotiated_group": c.get("group"), "resumed": bool(c.get("resumed")),
-                          "early_data_accepted": bool(c.get("early_data_accepted")),
-                          "bytes_sent": c.get("bytes_sent"), "bytes_received": c.get("bytes_received"),
-                          "datagrams_sent": c.get("datagrams_sent"), "datagrams_received": c.get("datagrams_received")})
+        s.samples.append(
+            {
+                "handshake": h["index"],
+                "instructions": hs_ins,
+                "parts_sum": hs_ins,
+                "messages": messages,
+                "connection_instructions": h["total"],
+                "app_instructions": app,
+                "app_parts": h["app_parts"],
+                **({"cycles": t["cycles"], "app_cycles": t["app"]} if t else {}),
+                "version": c.get("version"),
+                "negotiated_suite": c.get("suite"),
+                "negotiated_group": c.get("group"),
+                "resumed": bool(c.get("resumed")),
+                "early_data_accepted": bool(c.get("early_data_accepted")),
+                "bytes_sent": c.get("bytes_sent"),
+                "bytes_received": c.get("bytes_received"),
+                "datagrams_sent": c.get("datagrams_sent"),
+                "datagrams_received": c.get("datagrams_received"),
+            }
+        )
     _derive(s, dev, build)
     return s
 
@@ -472,21 +408,31 @@ def _derive(s: Series, dev: Core, build: QuicBuild) -> None:
     for r in app_rows:
         r.update(D._derive(dev, r["instructions"]))
     s.derived = {
-        "instructions_median": med, "instructions_min": min(ins), "instructions_max": max(ins),
+        "instructions_median": med,
+        "instructions_min": min(ins),
+        "instructions_max": max(ins),
         "spread": (max(ins) - min(ins)) / med if med else 0.0,
-        "parts_sum_max_error": max(abs(sum(m["instructions"] for m in x["messages"]) - x["instructions"]) / x["instructions"]
-                                   for x in good),
-        "messages": rows, "app_parts": app_rows, "stack_bytes_max": None,
+        "parts_sum_max_error": max(
+            abs(sum(m["instructions"] for m in x["messages"]) - x["instructions"]) / x["instructions"] for x in good
+        ),
+        "messages": rows,
+        "app_parts": app_rows,
+        "stack_bytes_max": None,
         "app_instructions_median": statistics.median(x["app_instructions"] for x in good),
         "connection_instructions_median": statistics.median(x["connection_instructions"] for x in good),
-        "derived_ms": {**D._derive(dev, med), "clock_mhz": dev.clock_mhz, "cpi": list(dev.cpi),
-                       "cpi_estimate": dev.cpi_estimate,
-                       "rule": "instructions x CPI / clock: DERIVED from the core profile's CPI range (the earlier estimate, kept for comparison)"},
+        "derived_ms": {
+            **D._derive(dev, med),
+            "clock_mhz": dev.clock_mhz,
+            "cpi": list(dev.cpi),
+            "cpi_estimate": dev.cpi_estimate,
+            "rule": "instructions x CPI / clock: DERIVED from the core profile's CPI range (the earlier estimate, kept for comparison)",
+        },
     }
     cyc = [x["cycles"] for x in good if "cycles" in x]
     if cyc and dev.timing is not None:
         s.derived_as(DeviceDerived).time = D._device_time(
-            {**T.figure(tuple(statistics.median(c[k] for c in cyc) for k in range(3)), dev), **T.model_note(dev)})
+            {**T.figure(tuple(statistics.median(c[k] for c in cyc) for k in range(3)), dev), **T.model_note(dev)}
+        )
         app_cyc = [x["app_cycles"] for x in good if "app_cycles" in x]
         s.derived["app_time"] = T.figure(tuple(statistics.median(c[k] for c in app_cyc) for k in range(3)), dev)
     if build.footprint:
