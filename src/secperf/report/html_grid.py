@@ -13,11 +13,12 @@ from .views.grid import FAILED, Grid
 def _cell(text: str, *, strong: bool, muted: bool, left: bool) -> Any:
     if text == FAILED or text.startswith(FAILED + ":"):
         return cell(text, cls="fail")
+    # a design or measure that misses a requirement (plan's ✗) in the failure colour
+    cls = "fail" if "✗" in text else ("l muted" if left else "muted") if muted else ""
     if "\n" in text:
-        parts = [frag(x, br=i > 0) for i, x in enumerate(text.split("\n"))]
-        return cell(parts=parts, b=strong, cls="muted" if muted else "")
-    if strong or muted:
-        return cell(text, b=strong, cls=("l muted" if left else "muted") if muted else "")
+        return cell(parts=[frag(x, br=i > 0) for i, x in enumerate(text.split("\n"))], b=strong, cls=cls)
+    if strong or cls:
+        return cell(text, b=strong, cls=cls)
     return text
 
 
