@@ -7,7 +7,7 @@ What runs: EDHOC (RFC 9528) method 3 (static DH keys on both sides), cipher suit
 by kid (`m3-kid`) or by value (`m3-value`), then OSCORE (RFC 8613): the security context from the
 EDHOC exporter and one protected CoAP GET and its response. The initiator is the guest, compiled for
 the core's target with the same flags and against the same library objects as the stack's TLS
-client (device_build.ensure_built), run under qemu-arm with the counting plugin; the responder is the
+client (measure/edhoc_device_build.py), run under qemu-arm with the counting plugin; the responder is the
 host's lakers with aiocoap's OSCORE (edhoc_device_peer.py), answering over the emulator's
 stdin/stdout. The guest marks each step (marker.h OP_BEGIN/OP_END), so only the initiator's work is
 counted, and waiting for the host is in no step.
@@ -25,18 +25,14 @@ no Rust target is needed.
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
 import os
-import re
 import select
 import statistics
 import subprocess
 import tempfile
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,50 +45,65 @@ from ..lab import registry
 from . import device as D
 from . import device_attrib as A
 from . import device_timing as T
-from .device_build import (
-    ARMHF_SOURCE_FLAGS,
-    NEWLIB_TARGETS,
-    STACK_TARGETS,
-    TARGETS,
-    Build,
-    DeviceSetupError,
-    check_config,
-    default_config,
-    device_home,
-    ensure_built,
-    footprint,
-    source_dir,
-    sources_dir,
-    tool,
-)
+from .device_build import STACK_TARGETS, TARGETS, default_config
+from .edhoc_device_build import CRYPTO, DEFAULT_STACK, EdhocBuild, build
 
 if TYPE_CHECKING:
     from .edhoc_device_peer import Responder
 
-# the stacks whose crypto the initiator runs on: stack -> (crypto source, library archive, what it uses)
-CRYPTO = {"wolfssl59": ("crypto_wolfssl.c", "libwolfssl.a", "wolfCrypt 5.9's P-256 (SP maths, Cortex-M assembly on "
-                        "the M cores), SHA-256, HKDF and AES (CCM mode on its AES block function)"),
-          "mbedtls3": ("crypto_mbedtls.c", "libmbedtls3.a", "Mbed TLS 3.6's P-256 (its generic ECP code), SHA-256, "
-                       "HKDF and AES-CCM")}
-DEFAULT_STACK = "mbedtls3"
+# the build's names (measure/edhoc_device_build.py) stay importable from here, as callers import them
+__all__ = [
+    "APP_STEPS",
+    "BOUNDARIES",
+    "CRYPTO",
+    "DEFAULT_STACK",
+    "DIRECTION",
+    "HANDSHAKE_STEPS",
+    "IMPLEMENTATION",
+    "RUN_TIMEOUT_S",
+    "STEPS",
+    "TIMER",
+    "VARIANTS",
+    "EdhocBuild",
+    "EdhocDeviceError",
+    "build",
+    "check_stacks",
+    "check_variants",
+    "converse",
+    "handshakes",
+    "make_series",
+    "measure",
+    "run_guest",
+    "target_for",
+]
+
 IMPLEMENTATION = "secperf EDHOC initiator (C)"
-VARIANTS = {"m3-kid": "kid", "m3-value": "value"}   # handshake name (inputs/vocabulary HANDSHAKES) -> credential
+VARIANTS = {"m3-kid": "kid", "m3-value": "value"}  # handshake name (inputs/vocabulary HANDSHAKES) -> credential
 # step id (native/device/edhoc_c/main.c) -> (name, direction)
-STEPS = {1: ("message_1", "sent"), 2: ("message_2", "received"), 3: ("message_3", "sent"),
-         4: ("oscore_export", "local"), 5: ("oscore_protect", "sent"), 6: ("oscore_unprotect", "received")}
+STEPS = {
+    1: ("message_1", "sent"),
+    2: ("message_2", "received"),
+    3: ("message_3", "sent"),
+    4: ("oscore_export", "local"),
+    5: ("oscore_protect", "sent"),
+    6: ("oscore_unprotect", "received"),
+}
 DIRECTION = dict(STEPS.values())
 HANDSHAKE_STEPS = ("message_1", "message_2", "message_3", "oscore_export")
 APP_STEPS = ("oscore_protect", "oscore_unprotect")
-OWN_OBJECTS = ("main.o", "edhoc.o", "oscore.o", "crypto_mbedtls.o", "crypto_wolfssl.o", "marker.o")
 RUN_TIMEOUT_S = 120
-TIMER = {"name": "guest instructions per EDHOC handshake (initiator)",
-         "start": "the initiator begins message_1 (marker OP_BEGIN 1)",
-         "end": "the OSCORE security context is derived (marker OP_END 4); waiting for the responder excluded",
-         "unit": "instructions (user mode, initiator process, counted under QEMU)"}
-BOUNDARIES = ("message_1: ephemeral key pair + message_1; message_2: G_XY, PRK_2e, PLAINTEXT_2, G_RX, PRK_3e2m, "
-              "MAC_2 check, TH_3; message_3: G_IY, PRK_4e3m, MAC_3, AEAD, TH_4, PRK_out; oscore_export: exporter "
-              "(master secret, salt) + OSCORE keys and common IV; app: oscore_protect (GET /temp), oscore_unprotect "
-              "(its 2.05 response)")
+TIMER = {
+    "name": "guest instructions per EDHOC handshake (initiator)",
+    "start": "the initiator begins message_1 (marker OP_BEGIN 1)",
+    "end": "the OSCORE security context is derived (marker OP_END 4); waiting for the responder excluded",
+    "unit": "instructions (user mode, initiator process, counted under QEMU)",
+}
+BOUNDARIES = (
+    "message_1: ephemeral key pair + message_1; message_2: G_XY, PRK_2e, PLAINTEXT_2, G_RX, PRK_3e2m, "
+    "MAC_2 check, TH_3; message_3: G_IY, PRK_4e3m, MAC_3, AEAD, TH_4, PRK_out; oscore_export: exporter "
+    "(master secret, salt) + OSCORE keys and common IV; app: oscore_protect (GET /temp), oscore_unprotect "
+    "(its 2.05 response)"
+)
 
 
 class EdhocDeviceError(InputError):
@@ -104,17 +115,22 @@ def check_variants(modes: str | Iterable[str]) -> list[str]:
     device command's default) is m3-kid. A name the C initiator does not implement exits 2 naming
     the ones it has."""
     from ..inputs.vocabulary import HANDSHAKES
+
     items = [m.strip().lower() for m in (modes.split(",") if isinstance(modes, str) else modes) if m.strip()]
     out = []
     for m in items or ["m3-kid"]:
         m = "m3-kid" if m == "full" else m
         if m not in HANDSHAKES["edhoc"]:
-            raise EdhocDeviceError(f"--mode {m}: no EDHOC handshake {m!r}; the EDHOC initiator on the device "
-                                   f"implements {', '.join(VARIANTS)}")
+            raise EdhocDeviceError(
+                f"--mode {m}: no EDHOC handshake {m!r}; the EDHOC initiator on the device "
+                f"implements {', '.join(VARIANTS)}"
+            )
         if m not in VARIANTS:
-            raise EdhocDeviceError(f"--mode {m}: the EDHOC initiator on the device ({IMPLEMENTATION}) implements "
-                                   f"{', '.join(VARIANTS)} only (method 3, static DH keys; cipher suite 2; CCS "
-                                   f"credentials by kid or by value; no EAD, no message_4)")
+            raise EdhocDeviceError(
+                f"--mode {m}: the EDHOC initiator on the device ({IMPLEMENTATION}) implements "
+                f"{', '.join(VARIANTS)} only (method 3, static DH keys; cipher suite 2; CCS "
+                f"credentials by kid or by value; no EAD, no message_4)"
+            )
         out.append(m)
     return list(dict.fromkeys(out))
 
@@ -127,8 +143,10 @@ def check_stacks(stacks: str | Iterable[str] | None, explicit: bool) -> list[str
         return [DEFAULT_STACK]
     have = [s for s in items if s in CRYPTO]
     if not have:
-        raise EdhocDeviceError(f"--stack {','.join(items)}: the EDHOC initiator runs on the crypto of "
-                               f"{' or '.join(CRYPTO)}; give one of them or leave --stack out (default {DEFAULT_STACK})")
+        raise EdhocDeviceError(
+            f"--stack {','.join(items)}: the EDHOC initiator runs on the crypto of "
+            f"{' or '.join(CRYPTO)}; give one of them or leave --stack out (default {DEFAULT_STACK})"
+        )
     return list(dict.fromkeys(have))
 
 
@@ -139,92 +157,21 @@ def target_for(dev: Core, stack: str = DEFAULT_STACK) -> str:
     return t
 
 
-@dataclass(frozen=True)
-class EdhocBuild:
-    binary: Path
-    lib: Build             # the stack's build whose library objects the initiator links
-    library: str           # "wolfSSL 5.9.4 (cortex-m4 build)"
-    offers: dict[str, Any]
-    footprint: dict[str, Any] | None
-
-
-def _archive(lib: Build) -> Path:
-    """The library archive the stack's TLS client was linked with (named in its link map)."""
-    mp = Path(f"{lib.client}.map")
-    text = mp.read_text(errors="replace") if mp.is_file() else ""
-    m = re.search(r"(/\S*/" + re.escape(CRYPTO[lib.stack][1]) + r")\(", text)
-    if not m or not Path(m.group(1)).is_file():
-        raise DeviceSetupError(f"the {lib.stack} library of the {lib.target} build was not found through {mp}: "
-                               f"rebuild with `secperf device build --stack {lib.stack} --target {lib.target}`")
-    return Path(m.group(1))
-
-
-def build(target: str, config: str | None = None, stack: str = DEFAULT_STACK) -> EdhocBuild:
-    """The initiator for `target` on the stack's crypto, built once per source, flags, library and
-    compiler into $SECPERF_HOME/device/build/edhoc-<stack>-<target>-<hash>."""
-    lib = ensure_built(stack, target, config)
-    src = sources_dir()
-    own = src / "edhoc_c"
-    if not (own / "Makefile").is_file():
-        raise DeviceSetupError(f"the EDHOC initiator's sources ({own}) were not found: reinstall with `make build`")
-    archive = _archive(lib)
-    cfg = check_config(stack, target, config)
-    flags = TARGETS[target][0] or ARMHF_SOURCE_FLAGS
-    link = "newlib" if target in NEWLIB_TARGETS else "glibc"
-    tool("make", "make")
-    tool("arm-none-eabi-gcc" if link == "newlib" else "arm-linux-gnueabihf-gcc",
-         "gcc-arm-none-eabi" if link == "newlib" else "gcc-arm-linux-gnueabihf")
-    h = hashlib.sha256()
-    # its sources, the marker, and the libraries' embedded configurations it compiles against
-    files = sorted(own.iterdir()) + [src / "marker.c", src / "marker.h"] + sorted((src / "mcu").rglob("*"))
-    files += sorted((src / "m0").rglob("*")) if link == "newlib" else []
-    for p in files:
-        if p.is_file():
-            h.update(p.name.encode() + p.read_bytes())
-    st = archive.stat()
-    h.update(f"{flags}|{cfg.make_defs}|{link}|{archive}|{st.st_size}|{st.st_mtime_ns}|{lib.cross_cc}".encode())
-    out = device_home() / "build" / f"edhoc-{stack}-{target}-{h.hexdigest()[:16]}"
-    binary, offers = out / "sp-edhoc", out / "offers.json"
-    if not (binary.is_file() and offers.is_file()):
-        out.mkdir(parents=True, exist_ok=True)
-        with open(device_home() / "build" / ".lock", "w") as lock:   # one build at a time (shared cache)
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if binary.is_file() and offers.is_file():   # another process built it while this one waited
-                return build(target, config, stack)
-            # wolfSSL's generated options.h sits beside the library's objects (the M0+ archive one level down)
-            gen = next((d for d in (archive.parent / "wolfssl-inc", archive.parent.parent / "wolfssl-inc")
-                        if d.is_dir()), archive.parent)
-            argv = ["make", "-s", "-f", str(own / "Makefile"), f"OUT={out}", f"CRYPTO={stack}", f"LIB={archive}",
-                    f"LIB_SRC={source_dir(stack)}", f"LIB_GEN={gen}", f"FLAGS={flags}", f"DEFS={cfg.make_defs}",
-                    f"LINK={link}"]
-            r = registry.run(argv, f"building the EDHOC initiator for {target}", capture_output=True, text=True,
-                             timeout=300)
-            if r.returncode != 0:
-                raise DeviceSetupError(f"building the EDHOC initiator for {target} failed: "
-                                       f"{(r.stderr or r.stdout).strip()[-1200:]}")
-            r = registry.run([lib.qemu, "-cpu", lib.run_cpu or "max", str(binary), "--offers"],
-                             "asking the EDHOC initiator what it offers", capture_output=True, text=True, timeout=60)
-            if r.returncode != 0 or not r.stdout.startswith("{"):
-                raise DeviceSetupError(f"the EDHOC initiator for {target} does not run under qemu-arm: "
-                                       f"{(r.stderr or r.stdout).strip()[-400:]}")
-            offers.write_text(r.stdout.splitlines()[0])
-    mp = Path(f"{binary}.map")
-    fp = footprint(mp.read_text(errors="replace"), (CRYPTO[stack][1], *OWN_OBJECTS)) if mp.is_file() else None
-    if fp:
-        fp["rule"] = f"the initiator's objects and the {stack} objects it links; " + fp["rule"]
-    return EdhocBuild(binary, lib, lib.library, json.loads(offers.read_text()), fp)
-
-
 # -- one guest run ---------------------------------------------------------------------------------------
+
 
 def _key_file(keys: Path, variant: str, path: Path) -> Path:
     """The initiator's key file (0600): its private key and both credentials, from make_keys's directory."""
     import cbor2
+
     key = cbor2.loads((keys / "client.key").read_bytes())
-    ccs = {w: cbor2.dumps(cbor2.loads((keys / f"{w}.ccs").read_bytes())[14], canonical=True)
-           for w in ("client", "server")}
-    text = (f"i {key[-4].hex()}\ncred_i {ccs['client'].hex()}\ncred_r {ccs['server'].hex()}\n"
-            f"by_value {int(VARIANTS[variant] == 'value')}\n")
+    ccs = {
+        w: cbor2.dumps(cbor2.loads((keys / f"{w}.ccs").read_bytes())[14], canonical=True) for w in ("client", "server")
+    }
+    text = (
+        f"i {key[-4].hex()}\ncred_i {ccs['client'].hex()}\ncred_r {ccs['server'].hex()}\n"
+        f"by_value {int(VARIANTS[variant] == 'value')}\n"
+    )
     write_private(path, text.encode())
     return path
 
@@ -283,11 +230,13 @@ def converse(proc: subprocess.Popen[bytes], responder: Responder, deadline: floa
     return out
 
 
-def run_guest(eb: EdhocBuild, dev: Core, variant: str, n: int, timed: bool = True
-              ) -> tuple[list[dict[str, Any]], list[A.Event]]:
+def run_guest(
+    eb: EdhocBuild, dev: Core, variant: str, n: int, timed: bool = True
+) -> tuple[list[dict[str, Any]], list[A.Event]]:
     """n handshakes in one guest process: its result lines and the plugin's events."""
     from .edhoc import make_keys
     from .edhoc_device_peer import Responder
+
     with tempfile.TemporaryDirectory(prefix="secperf-edhoc-dev-") as td:
         tmp = private_dir(Path(td))
         keys = make_keys(tmp / "keys")
@@ -295,10 +244,25 @@ def run_guest(eb: EdhocBuild, dev: Core, variant: str, n: int, timed: bool = Tru
         registry.track_secret(key_file)
         ev = tmp / "events.txt"
         timing = f",timing={T.write_params(dev, eb.binary, tmp / 'timing.txt')}" if timed and dev.timing else ""
-        argv = [eb.lib.qemu, "-cpu", D.qemu_cpu(dev, eb.lib), "-plugin", f"{eb.lib.plugin},out={ev}{timing}",
-                str(eb.binary), "run", str(key_file), str(n)]
-        proc = registry.spawn(argv, "qemu EDHOC initiator", stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
+        argv = [
+            eb.lib.qemu,
+            "-cpu",
+            D.qemu_cpu(dev, eb.lib),
+            "-plugin",
+            f"{eb.lib.plugin},out={ev}{timing}",
+            str(eb.binary),
+            "run",
+            str(key_file),
+            str(n),
+        ]
+        proc = registry.spawn(
+            argv,
+            "qemu EDHOC initiator",
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            bufsize=0,
+        )
         try:
             lines = converse(proc, Responder(keys, VARIANTS[variant]), time.monotonic() + RUN_TIMEOUT_S + 5 * n)
             if proc.stdin is not None:
@@ -349,18 +313,36 @@ def handshakes(events: list[A.Event]) -> list[dict[str, Any]]:
 
 # -- series ------------------------------------------------------------------------------------------------
 
+
 def _labels(dev: Core, eb: EdhocBuild, variant: str, phase: str) -> dict[str, Any]:
     lib = eb.lib
-    return {"device": dev.name, "stack": lib.stack, "library": f"{eb.library} + {IMPLEMENTATION}",
-            "crypto_library": eb.library, "crypto": CRYPTO[lib.stack][2], "implementation": IMPLEMENTATION, "tls": "edhoc", "mode": variant,
-            "method": 3, "cipher_suite": 2, "credential": VARIANTS[variant], "group": "p-256",
-            "suite": "aes-ccm-16-64-128", "server_cert": f"ccs-p256 ({VARIANTS[variant]})",
-            "client_cert": f"ccs-p256 ({VARIANTS[variant]})", "phase": phase, "qemu_cpu": D.qemu_cpu(dev, lib),
-            "core_profile": dev.profile, "build_target": lib.target,
-            "build": lib.build_note + "; the initiator (native/device/edhoc_c) with the same flags",
-            **D.build_labels(lib), "boundaries": BOUNDARIES,
-            "server": "lakers (EDHOC responder) + aiocoap OSCORE on the host, over the emulator's stdin/stdout",
-            "qemu": lib.qemu_version, "cross_cc": lib.cross_cc}
+    return {
+        "device": dev.name,
+        "stack": lib.stack,
+        "library": f"{eb.library} + {IMPLEMENTATION}",
+        "crypto_library": eb.library,
+        "crypto": CRYPTO[lib.stack][2],
+        "implementation": IMPLEMENTATION,
+        "tls": "edhoc",
+        "mode": variant,
+        "method": 3,
+        "cipher_suite": 2,
+        "credential": VARIANTS[variant],
+        "group": "p-256",
+        "suite": "aes-ccm-16-64-128",
+        "server_cert": f"ccs-p256 ({VARIANTS[variant]})",
+        "client_cert": f"ccs-p256 ({VARIANTS[variant]})",
+        "phase": phase,
+        "qemu_cpu": D.qemu_cpu(dev, lib),
+        "core_profile": dev.profile,
+        "build_target": lib.target,
+        "build": lib.build_note + "; the initiator (native/device/edhoc_c) with the same flags",
+        **D.build_labels(lib),
+        "boundaries": BOUNDARIES,
+        "server": "lakers (EDHOC responder) + aiocoap OSCORE on the host, over the emulator's stdin/stdout",
+        "qemu": lib.qemu_version,
+        "cross_cc": lib.cross_cc,
+    }
 
 
 def _rows(samples: list[dict[str, Any]], key: str, dev: Core) -> list[dict[str, Any]]:
@@ -372,7 +354,14 @@ def _rows(samples: list[dict[str, Any]], key: str, dev: Core) -> list[dict[str, 
             continue
         ins = statistics.median(m["instructions"] for m in got)
         lo, hi = dev.ms_range(ins)
-        row: dict[str, Any] = {"dir": DIRECTION[name], "message": name, "instructions": int(ins), "n": len(got), "ms_low": lo, "ms_high": hi}
+        row: dict[str, Any] = {
+            "dir": DIRECTION[name],
+            "message": name,
+            "instructions": int(ins),
+            "n": len(got),
+            "ms_low": lo,
+            "ms_high": hi,
+        }
         cyc = [m["cycles"] for m in got if "cycles" in m]
         if cyc and dev.timing is not None:
             row["time"] = T.figure(T.median3(cyc), dev)
@@ -380,29 +369,55 @@ def _rows(samples: list[dict[str, Any]], key: str, dev: Core) -> list[dict[str, 
     return rows
 
 
-def make_series(dev: Core, eb: EdhocBuild, variant: str, phase: str, hss: list[dict[str, Any]], lines: dict[int, dict[str, Any]],
-                failures: list[str]) -> Series:
+def make_series(
+    dev: Core,
+    eb: EdhocBuild,
+    variant: str,
+    phase: str,
+    hss: list[dict[str, Any]],
+    lines: dict[int, dict[str, Any]],
+    failures: list[str],
+) -> Series:
     stack = eb.lib.stack
     tag = "" if eb.lib.config == default_config(stack, eb.lib.target) else f"[{eb.lib.config}]"
-    s = R.new_series(f"device/{dev.name}/{stack}{tag}/edhoc/{variant}/{phase}", kind="device",
-                     labels=_labels(dev, eb, variant, phase), timer=TIMER)
+    s = R.new_series(
+        f"device/{dev.name}/{stack}{tag}/edhoc/{variant}/{phase}",
+        kind="device",
+        labels=_labels(dev, eb, variant, phase),
+        timer=TIMER,
+    )
     for reason in failures:
         R.add_failure(s, reason)
     for h in hss:
         parts = {}
         for key, names in (("messages", HANDSHAKE_STEPS), ("app_messages", APP_STEPS)):
-            parts[key] = [{"message": n, "dir": DIRECTION[n], "instructions": h["steps"][n],
-                           **({"cycles": list(h["cycles"][n])} if n in h["cycles"] else {})} for n in names]
+            parts[key] = [
+                {
+                    "message": n,
+                    "dir": DIRECTION[n],
+                    "instructions": h["steps"][n],
+                    **({"cycles": list(h["cycles"][n])} if n in h["cycles"] else {}),
+                }
+                for n in names
+            ]
         ins = sum(m["instructions"] for m in parts["messages"])
-        sample = {"handshake": h["index"], "instructions": ins, "parts_sum": ins, **parts,
-                  "app_instructions": sum(m["instructions"] for m in parts["app_messages"]),
-                  "process_instructions": h["process_instructions"],
-                  "sizes": {k: lines.get(h["index"], {}).get(k) for k in
-                            ("message_1", "message_2", "message_3", "request", "response")}}
+        sample = {
+            "handshake": h["index"],
+            "instructions": ins,
+            "parts_sum": ins,
+            **parts,
+            "app_instructions": sum(m["instructions"] for m in parts["app_messages"]),
+            "process_instructions": h["process_instructions"],
+            "sizes": {
+                k: lines.get(h["index"], {}).get(k)
+                for k in ("message_1", "message_2", "message_3", "request", "response")
+            },
+        }
         if all("cycles" in m for m in parts["messages"]):
             sample["cycles"] = [sum(m["cycles"][k] for m in parts["messages"]) for k in range(3)]
-            sample["app_cycles"] = [sum(m["cycles"][k] for m in parts["app_messages"] if "cycles" in m)
-                                    for k in range(3)]
+            sample["app_cycles"] = [
+                sum(m["cycles"][k] for m in parts["app_messages"] if "cycles" in m) for k in range(3)
+            ]
         s.samples.append(sample)
     if not s.samples:
         s.status = "failed"
@@ -413,20 +428,30 @@ def make_series(dev: Core, eb: EdhocBuild, variant: str, phase: str, hss: list[d
     med = statistics.median(ins)
     lo, hi = dev.ms_range(med)
     s.derived = {
-        "instructions_median": med, "instructions_min": min(ins), "instructions_max": max(ins),
-        "spread": (max(ins) - min(ins)) / med if med else 0.0, "parts_sum_max_error": 0.0,
-        "messages": _rows(s.samples, "messages", dev), "app_messages": _rows(s.samples, "app_messages", dev),
+        "instructions_median": med,
+        "instructions_min": min(ins),
+        "instructions_max": max(ins),
+        "spread": (max(ins) - min(ins)) / med if med else 0.0,
+        "parts_sum_max_error": 0.0,
+        "messages": _rows(s.samples, "messages", dev),
+        "app_messages": _rows(s.samples, "app_messages", dev),
         "app_instructions_median": statistics.median(x["app_instructions"] for x in s.samples),
         "process_instructions_median": statistics.median(x["process_instructions"] for x in s.samples),
         "sizes": s.samples[0]["sizes"],
-        "derived_ms": {"ms_low": lo, "ms_high": hi, "clock_mhz": dev.clock_mhz, "cpi": list(dev.cpi),
-                       "cpi_estimate": dev.cpi_estimate,
-                       "rule": "instructions x CPI / clock: DERIVED from the core profile's CPI range"},
+        "derived_ms": {
+            "ms_low": lo,
+            "ms_high": hi,
+            "clock_mhz": dev.clock_mhz,
+            "cpi": list(dev.cpi),
+            "cpi_estimate": dev.cpi_estimate,
+            "rule": "instructions x CPI / clock: DERIVED from the core profile's CPI range",
+        },
     }
     cyc = [x["cycles"] for x in s.samples if "cycles" in x]
     if cyc and dev.timing is not None:
         s.derived_as(DeviceDerived).time = DeviceTime.model_validate(
-            {**T.figure(tuple(statistics.median(c[k] for c in cyc) for k in range(3)), dev), **T.model_note(dev)})
+            {**T.figure(tuple(statistics.median(c[k] for c in cyc) for k in range(3)), dev), **T.model_note(dev)}
+        )
         app = [x["app_cycles"] for x in s.samples if "app_cycles" in x]
         if app:
             s.derived["app_time"] = T.figure(tuple(statistics.median(c[k] for c in app) for k in range(3)), dev)
@@ -436,28 +461,43 @@ def make_series(dev: Core, eb: EdhocBuild, variant: str, phase: str, hss: list[d
     return s
 
 
-def measure(device: str, variant: str, n: int, warmup: int, eb: EdhocBuild | None = None, timed: bool = True,
-            config: str | None = None, stack: str = DEFAULT_STACK) -> list[Series]:
+def measure(
+    device: str,
+    variant: str,
+    n: int,
+    warmup: int,
+    eb: EdhocBuild | None = None,
+    timed: bool = True,
+    config: str | None = None,
+    stack: str = DEFAULT_STACK,
+) -> list[Series]:
     """Cold and warm series of one EDHOC variant: one guest process with 1 + warmup + n handshakes."""
     dev = D.check_device(device)
     (variant,) = check_variants([variant])
     eb = eb or build(target_for(dev, stack), config, stack)
     if variant not in eb.offers.get("variants", ()):
-        raise EdhocDeviceError(f"--mode {variant}: the {eb.lib.target} initiator offers "
-                               f"{', '.join(eb.offers.get('variants', ())) or 'nothing'}")
+        raise EdhocDeviceError(
+            f"--mode {variant}: the {eb.lib.target} initiator offers "
+            f"{', '.join(eb.offers.get('variants', ())) or 'nothing'}"
+        )
     try:
         lines, events = run_guest(eb, dev, variant, 1 + warmup + n, timed)
         run_failure = []
-    except MeasurementError as exc:   # a hung or crashed guest: failed series with the reason
+    except MeasurementError as exc:  # a hung or crashed guest: failed series with the reason
         lines, events, run_failure = [], [], [str(exc)]
     by = {x["i"]: x for x in lines if "i" in x}
-    failures = run_failure + [f"handshake {x.get('i')}: {x.get('stage')}: "
-                              f"{x.get('error') or 'code ' + str(x.get('code'))}" for x in lines if not x.get("ok")]
+    failures = run_failure + [
+        f"handshake {x.get('i')}: {x.get('stage')}: {x.get('error') or 'code ' + str(x.get('code'))}"
+        for x in lines
+        if not x.get("ok")
+    ]
     hss = [h for h in handshakes(events) if h["ok"] and by.get(h["index"], {}).get("ok")]
     cold = [h for h in hss if h["index"] == 0]
     warm = [h for h in hss if h["index"] >= 1 + warmup]
-    out = [make_series(dev, eb, variant, "cold", cold, by, failures if not cold else []),
-           make_series(dev, eb, variant, "warm", warm, by, failures)]
+    out = [
+        make_series(dev, eb, variant, "cold", cold, by, failures if not cold else []),
+        make_series(dev, eb, variant, "warm", warm, by, failures),
+    ]
     for s in out:
         s.labels["warmup_handshakes"] = warmup
     return out

@@ -1,0 +1,153 @@
+"""The EDHOC initiator's build (native/device/edhoc_c) for one target on one stack's crypto: compiled
+with the flags and against the library objects of that stack's TLS client (device_build.ensure_built),
+cached by a fingerprint of its sources, flags, library and compiler. measure/edhoc_device.py runs
+and counts what this builds."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..lab import registry
+from .device_build import (
+    ARMHF_SOURCE_FLAGS,
+    NEWLIB_TARGETS,
+    TARGETS,
+    Build,
+    DeviceSetupError,
+    check_config,
+    device_home,
+    ensure_built,
+    footprint,
+    source_dir,
+    sources_dir,
+    tool,
+)
+
+# the stacks whose crypto the initiator runs on: stack -> (crypto source, library archive, what it uses)
+CRYPTO = {
+    "wolfssl59": (
+        "crypto_wolfssl.c",
+        "libwolfssl.a",
+        "wolfCrypt 5.9's P-256 (SP maths, Cortex-M assembly on "
+        "the M cores), SHA-256, HKDF and AES (CCM mode on its AES block function)",
+    ),
+    "mbedtls3": (
+        "crypto_mbedtls.c",
+        "libmbedtls3.a",
+        "Mbed TLS 3.6's P-256 (its generic ECP code), SHA-256, HKDF and AES-CCM",
+    ),
+}
+
+
+DEFAULT_STACK = "mbedtls3"
+
+
+OWN_OBJECTS = ("main.o", "edhoc.o", "oscore.o", "crypto_mbedtls.o", "crypto_wolfssl.o", "marker.o")
+
+
+@dataclass(frozen=True)
+class EdhocBuild:
+    binary: Path
+    lib: Build  # the stack's build whose library objects the initiator links
+    library: str  # "wolfSSL 5.9.4 (cortex-m4 build)"
+    offers: dict[str, Any]
+    footprint: dict[str, Any] | None
+
+
+def _archive(lib: Build) -> Path:
+    """The library archive the stack's TLS client was linked with (named in its link map)."""
+    mp = Path(f"{lib.client}.map")
+    text = mp.read_text(errors="replace") if mp.is_file() else ""
+    m = re.search(r"(/\S*/" + re.escape(CRYPTO[lib.stack][1]) + r")\(", text)
+    if not m or not Path(m.group(1)).is_file():
+        raise DeviceSetupError(
+            f"the {lib.stack} library of the {lib.target} build was not found through {mp}: "
+            f"rebuild with `secperf device build --stack {lib.stack} --target {lib.target}`"
+        )
+    return Path(m.group(1))
+
+
+def build(target: str, config: str | None = None, stack: str = DEFAULT_STACK) -> EdhocBuild:
+    """The initiator for `target` on the stack's crypto, built once per source, flags, library and
+    compiler into $SECPERF_HOME/device/build/edhoc-<stack>-<target>-<hash>."""
+    lib = ensure_built(stack, target, config)
+    src = sources_dir()
+    own = src / "edhoc_c"
+    if not (own / "Makefile").is_file():
+        raise DeviceSetupError(f"the EDHOC initiator's sources ({own}) were not found: reinstall with `make build`")
+    archive = _archive(lib)
+    cfg = check_config(stack, target, config)
+    flags = TARGETS[target][0] or ARMHF_SOURCE_FLAGS
+    link = "newlib" if target in NEWLIB_TARGETS else "glibc"
+    tool("make", "make")
+    tool(
+        "arm-none-eabi-gcc" if link == "newlib" else "arm-linux-gnueabihf-gcc",
+        "gcc-arm-none-eabi" if link == "newlib" else "gcc-arm-linux-gnueabihf",
+    )
+    h = hashlib.sha256()
+    # its sources, the marker, and the libraries' embedded configurations it compiles against
+    files = sorted(own.iterdir()) + [src / "marker.c", src / "marker.h"] + sorted((src / "mcu").rglob("*"))
+    files += sorted((src / "m0").rglob("*")) if link == "newlib" else []
+    for p in files:
+        if p.is_file():
+            h.update(p.name.encode() + p.read_bytes())
+    st = archive.stat()
+    h.update(f"{flags}|{cfg.make_defs}|{link}|{archive}|{st.st_size}|{st.st_mtime_ns}|{lib.cross_cc}".encode())
+    out = device_home() / "build" / f"edhoc-{stack}-{target}-{h.hexdigest()[:16]}"
+    binary, offers = out / "sp-edhoc", out / "offers.json"
+    if not (binary.is_file() and offers.is_file()):
+        out.mkdir(parents=True, exist_ok=True)
+        with open(device_home() / "build" / ".lock", "w") as lock:  # one build at a time (shared cache)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if binary.is_file() and offers.is_file():  # another process built it while this one waited
+                return build(target, config, stack)
+            # wolfSSL's generated options.h sits beside the library's objects (the M0+ archive one level down)
+            gen = next(
+                (d for d in (archive.parent / "wolfssl-inc", archive.parent.parent / "wolfssl-inc") if d.is_dir()),
+                archive.parent,
+            )
+            argv = [
+                "make",
+                "-s",
+                "-f",
+                str(own / "Makefile"),
+                f"OUT={out}",
+                f"CRYPTO={stack}",
+                f"LIB={archive}",
+                f"LIB_SRC={source_dir(stack)}",
+                f"LIB_GEN={gen}",
+                f"FLAGS={flags}",
+                f"DEFS={cfg.make_defs}",
+                f"LINK={link}",
+            ]
+            r = registry.run(
+                argv, f"building the EDHOC initiator for {target}", capture_output=True, text=True, timeout=300
+            )
+            if r.returncode != 0:
+                raise DeviceSetupError(
+                    f"building the EDHOC initiator for {target} failed: {(r.stderr or r.stdout).strip()[-1200:]}"
+                )
+            r = registry.run(
+                [lib.qemu, "-cpu", lib.run_cpu or "max", str(binary), "--offers"],
+                "asking the EDHOC initiator what it offers",
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            if r.returncode != 0 or not r.stdout.startswith("{"):
+                raise DeviceSetupError(
+                    f"the EDHOC initiator for {target} does not run under qemu-arm: "
+                    f"{(r.stderr or r.stdout).strip()[-400:]}"
+                )
+            offers.write_text(r.stdout.splitlines()[0])
+    mp = Path(f"{binary}.map")
+    fp = footprint(mp.read_text(errors="replace"), (CRYPTO[stack][1], *OWN_OBJECTS)) if mp.is_file() else None
+    if fp:
+        fp["rule"] = f"the initiator's objects and the {stack} objects it links; " + fp["rule"]
+    return EdhocBuild(binary, lib, lib.library, json.loads(offers.read_text()), fp)
