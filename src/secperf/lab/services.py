@@ -288,12 +288,12 @@ class SServer(Service):
                 f"every user reads it; a PSK goes in `psk=` (a 0600 session file, TLS 1.3)"
             )
         self.psk = psk  # (identity, key): TLS 1.3 external PSK from a 0600 session file (lab/psk_session)
-        self.psk_args(check_only=True)
 
-    def psk_args(self, check_only: bool = False) -> list[str]:
+    def psk_args(self) -> list[str]:
         """-psk_session FILE -psk_identity ID: the key in a private file, not on the process list. A
         TLS 1.2 / DTLS PSK suite needs s_server's -psk: refused here, for every protocol (the caller
-        picks a server that reads a key file: the probe server, measure/device_dtls.psk_server)."""
+        picks a server that reads a key file: the probe server, measure/device_dtls.psk_server).
+        start() asks before its process runs: the refusal is the row's failure, with its reason."""
         if self.psk is None:
             return []
         if self.proto != "tls" or any(
@@ -304,8 +304,6 @@ class SServer(Service):
                 "command line (-psk), where every user could read it: that PSK row needs a server "
                 "that reads a key file"
             )
-        if check_only:
-            return []
         from .psk_session import write_session
 
         identity, key = self.psk
