@@ -8,8 +8,10 @@ the measuring step replaced (phases run empty; the real writer writes the Result
   hang        the case ran past its time-out (SIGALRM)
   unreadable  a Result the case wrote that `secperf report` (the readers' checks) refuses
   ignored     connect: an option given to a protocol, exit 0, and the Result's parameters unchanged
-  secrets     a PSK (the lab's demo keys, or any `-psk HEX`) seen in /proc/*/cmdline during the campaign,
-              which also runs real PSK handshakes (s_server TLS 1.3 psk_ke and psk_dhe_ke)
+  secrets     a PSK (the lab's demo keys, a device run's random key read from its 0600 file, or any
+              `-psk HEX` / `--psk-hex HEX` / `-psk=HEX`) seen in /proc/*/cmdline during the campaign, which
+              also runs real PSK handshakes (REAL_PSK: s_server and the probe over TLS 1.3 and 1.2, CoAP
+              PSK with libcoap's client and the probe, and the emulated device's TLS 1.3 and DTLS 1.2 psk rows)
 
     python benchmarks/campaign.py [--timeout 20] [--only SUBSTRING] [--no-real] [--json FILE]
 
@@ -167,21 +169,42 @@ def run(argv: list[str], timeout_s: float) -> tuple[int | None, str, str | None]
     return code, err.getvalue(), tb
 
 
+# real PSK runs under the scan: every path that hands a PSK to a process (each needs a key on no command line)
+REAL_PSK = [
+    ["handshake", "psk", "--server", "s_server", "--n", "2"],        # s_server TLS 1.3 (session file)
+    ["handshake", "psk", "--n", "2"],                                  # the probe, client and server (--psk-file)
+    ["connect", "coap", "--coap-security", "psk", "--client", "probe,coap-client", "--n", "2"],   # libcoap's files
+    ["device", "handshake", "--mode", "psk", "--tls", "1.3,dtls1.2", "--stack", "wolfssl59", "--group", "x25519",
+     "--suite", "aes128gcm", "--n", "1", "--warmup", "0", "--timing", "off"],   # s_server 1.3, probe DTLS 1.2
+]
+PSK_ON_ARGV = re.compile(r"(?:\s-?-psk(?:_hex|-hex)?[\s=]+[0-9a-f]{16,})")
+
+
+def device_keys(tmp: Path) -> list[str]:
+    """The random keys device PSK runs hold now: the guest's file (identity, hex) and the probe server's copy."""
+    keys = []
+    for f in [*tmp.glob("secperf-device-*/psk"), *tmp.glob("secperf-svc-*/psk.hex")]:
+        with contextlib.suppress(OSError):
+            keys += [w for w in f.read_text().split() if len(w) >= 32]
+    return keys
+
+
 class Scan(threading.Thread):
-    def __init__(self, secrets):
+    def __init__(self, secrets, more=lambda: []):
         super().__init__(daemon=True)
-        self.secrets, self.hits, self.stop = [s.lower() for s in secrets], [], threading.Event()
+        self.secrets, self.more, self.hits, self.stop = [s.lower() for s in secrets], more, [], threading.Event()
 
     def run(self):
         import psutil
         me = psutil.Process(os.getpid())
         while not self.stop.is_set():   # the campaign's own processes (other users' tests are not its cases)
+            secrets = self.secrets + [k.lower() for k in self.more()]
             for child in me.children(recursive=True):
                 try:
                     line = " ".join(child.cmdline()).lower()
                 except psutil.Error:
                     continue
-                if any(s in line for s in self.secrets) or re.search(r"\s-psk\s+[0-9a-f]{16,}", line):
+                if any(s in line for s in secrets) or PSK_ON_ARGV.search(line):
                     self.hits.append(f"pid {child.pid}: {line[:200]}")
             self.stop.wait(0.05)
 
@@ -193,23 +216,35 @@ def main() -> int:
     ap.add_argument("--no-real", action="store_true", help="skip the real PSK handshakes")
     ap.add_argument("--json")
     a = ap.parse_args()
+    import secperf
     from secperf.measure.connect_config import COAP_PSK
     from secperf.measure.handshake import PSK_HEX
-    scan = Scan([PSK_HEX, COAP_PSK.hex(), COAP_PSK.decode()])
-    scan.start()
+    # the real runs are child processes started from the campaign's directory: they import the secperf
+    # this campaign imports (a relative PYTHONPATH=src would not resolve there, and an installed copy would
+    # be run in its place)
+    here = str(Path(secperf.__file__).resolve().parent.parent)
+    os.environ["PYTHONPATH"] = os.pathsep.join([here] + [str(Path(x).resolve()) for x in
+                                                         os.environ.get("PYTHONPATH", "").split(os.pathsep) if x])
     work = Path(tempfile.mkdtemp(prefix="secperf-campaign-"))
     os.environ["TMPDIR"] = str(work / "tmp")
     (work / "tmp").mkdir()
+    tempfile.tempdir = None   # this process's temporary files go there too
+    scan = Scan([PSK_HEX, COAP_PSK.hex(), COAP_PSK.decode()], lambda: device_keys(work / "tmp"))
+    scan.start()
     os.chdir(work)  # a case's relative output (--figures inf, --out ,) lands here, never in the checkout
     counts = {"cases": 0, "traceback": 0, "hang": 0, "unreadable": 0, "ignored": 0, "secrets": 0, "results": 0}
     bad: list[str] = []
-    if not a.no_real:   # real PSK handshakes on s_server (TLS 1.3 psk_ke, psk_dhe_ke) under the scan
-        p = subprocess.run([sys.executable, "-m", "secperf", "handshake", "psk", "--server", "s_server", "--n", "2",
-                            "--no-report", "--out", str(work / "real")], capture_output=True, text=True, timeout=600)
+    for argv in [] if a.no_real else REAL_PSK:   # real PSK handshakes under the scan
+        p = subprocess.run([sys.executable, "-m", "secperf", *argv, "--no-report", "--out", str(work / "real")],
+                           capture_output=True, text=True, timeout=900)
         counts["cases"] += 1
         if "Traceback" in p.stderr:
             counts["traceback"] += 1
-            bad.append("traceback: real handshake psk --server s_server")
+            bad.append(f"traceback: real {' '.join(argv)}")
+        elif p.returncode != 0:   # a PSK path that did not run cannot show a key: its scan proves nothing
+            counts["real_failed"] = counts.get("real_failed", 0) + 1
+            bad.append(f"real run failed (exit {p.returncode}): {' '.join(argv)}: "
+                       f"{(p.stderr.strip().splitlines() or [''])[-1][:200]}")
     params_seen = install_stub()
     result = _a_result(work)
     example = Path(__file__).resolve().parent.parent / "examples" / "stm32l4-nbiot-mqtt.toml"
@@ -253,12 +288,12 @@ def main() -> int:
         print(line)
     print(f"\ncampaign: {counts['cases']} cases in {time.monotonic() - t0:.0f} s, {counts['results']} Results read "
           f"back: traceback {counts['traceback']}, hang {counts['hang']}, unreadable {counts['unreadable']}, "
-          f"ignored {counts['ignored']}, secrets {counts['secrets']}")
+          f"ignored {counts['ignored']}, secrets {counts['secrets']}, real PSK runs failed {counts.get('real_failed', 0)}")
     if a.json:
         Path(a.json).write_text(json.dumps({"counts": counts, "bad": bad}, indent=1))
     import shutil
     shutil.rmtree(work, ignore_errors=True)
-    return 1 if any(counts[k] for k in ("traceback", "hang", "unreadable", "ignored", "secrets")) else 0
+    return 1 if any(counts.get(k) for k in ("traceback", "hang", "unreadable", "ignored", "secrets", "real_failed")) else 0
 
 
 def _a_result(work: Path) -> Path:
