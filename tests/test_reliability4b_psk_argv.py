@@ -197,3 +197,27 @@ def test_coap_psk_puts_no_key_on_the_process_list(tmp_path):
 
     doc = json.loads(p.stdout)
     assert sorted(s["labels"]["client"] for s in doc["series"] if s["status"] == "ok") == ["coap-client", "probe"]
+
+
+def test_the_token_is_provisioned_with_no_pin_on_a_command_line(tmp_path, monkeypatch):
+    """softhsm2-util gets the SO and user PINs at its prompts on a pseudo-terminal, not as --so-pin/--pin:
+    every command line the provisioning starts is recorded (the real processes run), none holds a PIN,
+    and the token it made opens with the user PIN from its 0600 file."""
+    from secperf.lab.pki import LabPKI
+    from secperf.lab.token import LabToken
+
+    real, argvs = subprocess.Popen, []
+
+    def recording(argv, *a, **kw):
+        argvs.append([str(x) for x in argv])
+        return real(argv, *a, **kw)
+    monkeypatch.setattr(subprocess, "Popen", recording)
+    tok = LabToken(tmp_path / "token", pki=LabPKI(tmp_path / "pki")).ensure()
+    monkeypatch.setattr(subprocess, "Popen", real)
+    pins = [f.read_text().strip() for f in (tmp_path / "token").glob("*.pin")]
+    assert len(pins) == 2 and all(len(p) >= 16 for p in pins)
+    assert all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in (tmp_path / "token").glob("*.pin"))
+    init = [a for a in argvs if "--init-token" in a]
+    assert len(init) == 1, argvs
+    assert not [a for a in argvs if "--pin" in a or "--so-pin" in a or any(p in " ".join(a) for p in pins)], argvs
+    assert tok.keys(), "the provisioned token holds no keys"

@@ -37,6 +37,47 @@ if TYPE_CHECKING:
 PIN_MAX_FILE = 31  # libp11 0.4.12 reads a pin-source file with BIO_gets(buf, 32): 31 characters
 
 
+def init_token(util: str, label: str, so_pin: str, user_pin: str, env: dict[str, str]) -> tuple[int, str]:
+    """`softhsm2-util --init-token` with the PINs typed at its prompts on a pseudo-terminal (it reads them
+    from a terminal only): its --so-pin and --pin would put them on the process list, which every user
+    reads (/proc/PID/cmdline). Its exit code and what it printed; TimeoutExpired past the time-out."""
+    import pty
+    import select
+    import time
+    answers = [so_pin, so_pin, user_pin, user_pin]   # each PIN, then again to confirm
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.Popen([util, "--init-token", "--free", "--label", label], stdin=slave, stdout=slave,
+                                stderr=slave, env=env, start_new_session=True)
+    finally:
+        os.close(slave)
+    out, asked = b"", 0
+    deadline = time.monotonic() + SUBPROCESS_TIMEOUT_S
+    try:
+        while proc.poll() is None or select.select([master], [], [], 0)[0]:
+            if time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(util, SUBPROCESS_TIMEOUT_S)
+            if not select.select([master], [], [], 0.2)[0]:
+                continue
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:   # EIO: the child has closed its terminal
+                break
+            if not chunk:
+                break
+            out += chunk
+            while out.count(b"PIN:") > asked and answers:   # "Please enter SO PIN:", "Please reenter ...", ...
+                os.write(master, answers.pop(0).encode() + b"\n")
+                asked += 1
+        return proc.wait(timeout=max(1.0, deadline - time.monotonic())), out.decode(errors="replace")
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        os.close(master)
+
+
 class Provisioning:
     """LabToken's provisioning (a mixin: it uses the token's root, label, paths and PKI)."""
 
@@ -157,17 +198,16 @@ class Provisioning:
         user_pin, so_pin = secrets.token_hex(PIN_MAX_FILE // 2 - 3), secrets.token_hex(16)
         write_private(d / "user.pin", user_pin.encode())
         write_private(d / "so.pin", so_pin.encode())
-        cmd = [util, "--init-token", "--free", "--label", self.label, "--pin", user_pin, "--so-pin", so_pin]
         try:
-            r = subprocess.run(cmd, env=dict(os.environ, SOFTHSM2_CONF=str(d / "softhsm2.conf")),
-                               capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S)
+            code, out = init_token(util, self.label, so_pin, user_pin,
+                                   dict(os.environ, SOFTHSM2_CONF=str(d / "softhsm2.conf")))
         except subprocess.TimeoutExpired:
             raise TokenError(f"softhsm2-util --init-token did not finish within {SUBPROCESS_TIMEOUT_S} s") from None
-        if r.returncode != 0:
-            msg = (r.stderr.strip() or r.stdout.strip() or "no output")
+        if code != 0:
+            msg = out.strip() or "no output"
             for secret in (user_pin, so_pin):
                 msg = msg.replace(secret, "***")
-            raise TokenError(f"softhsm2-util --init-token failed (exit {r.returncode}): {msg[-400:]}")
+            raise TokenError(f"softhsm2-util --init-token failed (exit {code}): {msg[-400:]}")
 
         pkcs11 = pkcs11_package()
         from pkcs11 import Attribute, CertificateType, KeyType, ObjectClass
