@@ -62,8 +62,19 @@ def crypto(algs: Values, ops: Values, sizes: Values, strength: int | None, opts:
     check_available(libs)
     params = crypto_params(opts, {})
     check_time_budget(len(rows), params, opts.max_hours)
-    extra = {"alg": algs, "op": ops, "size": sizes, "strength": strength, "libraries": libs}
+    limit = _crypto_estimate("crypto", rows, params, opts)
+    extra = {"alg": algs, "op": ops, "size": sizes, "strength": strength, "libraries": libs, **limit}
     return measure_and_write("crypto", {**params.as_dict(), **extra}, [P.crypto_phase(rows, params)], output)
+
+
+def _crypto_estimate(what: str, rows: Sequence[Any], params: Any, opts: MeasureOptions,
+                     extra_s: float = 0.0) -> dict[str, float]:
+    """The run's length from its rows, --n, --warmup, --duration and --min-sample-us (app/bounds.py)."""
+    from . import bounds
+    est = bounds.crypto_rows_s(rows, params.n, params.warmup, params.duration_s, params.min_sample_us) + extra_s
+    return bounds.check_estimate(what, est, f"{len(rows)} rows x the least of --duration {params.duration_s:g} s and "
+                                 f"(--n {params.n} + --warmup {params.warmup}) samples", "lower --n, --duration or "
+                                 "the rows (--alg, --op, --size)", opts.max_hours_given)
 
 
 def handshake(o: HandshakeExperimentOptions, output: Output) -> Result:
@@ -174,7 +185,13 @@ def signer(profiles: list[str], keys: list[str], modes: list[str], opts: Measure
     known_names("key type", keys, SIGNER_KEYS)
     known_names("mode", modes, SIGNER_MODES)
     sp = S.SignerParams(n=opts.pick_n(30), warmup=opts.pick_warmup(2), seed=opts.seed)
-    return measure_and_write("signer", {"profiles": profiles, "keys": keys, "modes": modes, **sp.as_dict()},
+    from . import bounds
+    rows = len(profiles) * len(keys) * len(modes)
+    est = sum(bounds.se_sign_s(p) + 0.01 for p in profiles) * len(keys) * len(modes) * (sp.n + sp.warmup) \
+        + bounds.SERVER_START_S
+    limit = bounds.check_estimate("signer", est, f"{rows} series x {sp.n + sp.warmup} signatures at each profile's "
+                                  "signing time", "lower --n, --warmup or the rows", opts.max_hours_given)
+    return measure_and_write("signer", {"profiles": profiles, "keys": keys, "modes": modes, **sp.as_dict(), **limit},
                              [P.signer_phase(profiles, keys, modes, sp)], output)
 
 
@@ -193,7 +210,13 @@ def jwt(o: JwtOptions, output: Output) -> Result:
     known_names("--key-session", key_sessions, S.KEY_SESSIONS)
     sp = S.SignerParams(n=opts.pick_n(20), warmup=opts.pick_warmup(2), seed=opts.seed)
     phase = P.jwt_phase(profiles, keys, sp, lifetime_s, [n.name for n in nets], key_sessions)
-    params = {"profiles": profiles, "keys": keys, "lifetime_s": lifetime_s, "requests_per_hour": requests_per_hour,
+    from . import bounds
+    per = sum(bounds.se_sign_s(p) + bounds.connection_s("https", n) for p in profiles for n in nets)
+    limit = bounds.check_estimate("jwt", 2 * per * len(keys) * len(key_sessions) * (sp.n + sp.warmup) + 5,
+                                  f"{len(profiles) * len(nets) * len(keys) * len(key_sessions) * 2} series x "
+                                  f"{sp.n + sp.warmup} requests, each a signature and an HTTPS connection",
+                                  "lower --n, --warmup, the link's delay or the rows", opts.max_hours_given)
+    params = {**limit, "profiles": profiles, "keys": keys, "lifetime_s": lifetime_s, "requests_per_hour": requests_per_hour,
               "key_sessions": list(key_sessions),
               "signatures_per_hour": signatures_per_hour(lifetime_s, requests_per_hour),
               "networks": [n.as_dict() for n in nets], **sp.as_dict()}
@@ -274,6 +297,7 @@ def mac(o: MacOptions, output: Output) -> Result:
     phases: list[Phase] = []
     params = crypto_params(opts, {})
     alg_list = list(o.algs or MAC_DEFAULT_ALGS.split(","))
+    mac_rows: list[Any] = []
     if not cortexm_only:
         cat = catalog()
         for a in alg_list:
@@ -283,11 +307,14 @@ def mac(o: MacOptions, output: Output) -> Result:
         mac_rows = select(alg_list, ["mac"], sizes or [MAC_DEFAULT_SIZES])
         check_time_budget(len(mac_rows), params, opts.max_hours)
         phases.append(P.crypto_phase(mac_rows, params))
+    from . import bounds
+    limit = _crypto_estimate("mac", mac_rows, params, opts,
+                             len(targets) * bounds.DEVICE_ROW_S * 10)
     if targets:
         phases.append(P.cortexm_phase(targets, cortexm_table))
     phases.append(P.analysis_phase("CAN bus load model", "can", can_result))
     return measure_and_write("mac", {**params.as_dict(), "alg": alg_list, "size": sizes, "cortexm": targets,
-                                     "cortexm_only": cortexm_only}, phases, output)
+                                     "cortexm_only": cortexm_only, **limit}, phases, output)
 
 
 def can(options: CanOptions, output: Output) -> Result:

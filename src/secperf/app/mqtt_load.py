@@ -75,11 +75,18 @@ def _s(ms: float | None) -> float | None:
     return None if ms is None else ms / 1000.0
 
 
-def run(c: MqttLoadConfig, output: Output, target: dict[str, Any] | None = None) -> Result:
+def run(c: MqttLoadConfig, output: Output, target: dict[str, Any] | None = None,
+        max_hours: float | None = None) -> Result:
     """`target`: the user's broker (--target HOST:PORT with ca, servername, client_cert, client_key):
     probed first (unreachable, not TLS, a refused certificate: exit 2), then loaded as mosquitto is here."""
     from ..measure import mqtt_load as M
     M.validate(c)
+    from . import bounds
+    limit = bounds.check_estimate("mqtt-load", bounds.mqtt_load_s(c.clients, c.connect_rate, c.hold_s, c.capacity_s,
+                                                                  c.storm, c.storm_max_s, c.spread_s),
+                                  f"{c.clients} clients at --connect-rate {c.connect_rate:g}/s, --hold {c.hold_s:g} s, "
+                                  f"capacity runs and {'a storm' if c.storm else 'no storm'}",
+                                  "lower --clients, --hold or raise --connect-rate", max_hours)
     M.find_mqttload()       # a missing tool is said before the run directory is made
     from ..measure.server_config import find_loadgen
     find_loadgen()
@@ -127,6 +134,6 @@ def run(c: MqttLoadConfig, output: Output, target: dict[str, Any] | None = None)
         run.save(doc)
         progress("done", items[0], 0, 1, None)  # the tables: report/views/mqtt_load.py, after the run
 
-    params = {"mqtt_load": True, **c.__dict__, **({"target": lt.name} if lt is not None else {})}
+    params = {"mqtt_load": True, **c.__dict__, **({"target": lt.name} if lt is not None else {}), **limit}
     return measure_and_write("server", params, [Phase([c], lambda x: f"mqtt load: {x.clients} clients", runner)],
                              output)

@@ -21,6 +21,7 @@ class PlanOptions:
     seed: int = 1
     verify: bool = False
     verify_n: int = 10
+    max_hours: float | None = None         # --max-hours: the limit of --verify's estimate (app/bounds.py)
     json: bool = False
     out: str = "results"
     no_report: bool = False

@@ -181,6 +181,27 @@ def _derived_row(job: dict[str, Any], r: Row, o: PlanOptions, doc: Result,
         ) from None
 
 
+def estimate(plans: list[dict[str, Any]], o: PlanOptions) -> dict[str, float]:
+    """--verify's length (app/bounds.py): each distinct row's warm-up + --verify-n connections over its link
+    (a kept session: its messages too); refused over --max-hours before any server starts."""
+    from . import bounds, links
+    rows: list[tuple[str, Any]] = []
+    seen: set[tuple[Any, ...]] = set()
+    for job in jobs(plans):
+        spec = links.networks([job["network"]])[0] if job["rows"] else None
+        for r in job["rows"]:
+            k = (r, job["network"], job["key"])
+            if k not in seen:
+                seen.add(k)
+                rows.append((r.protocol if not r.kept else "mqtt", spec))
+    per = o.verify_n + 3
+    est = bounds.estimate_s(rows, per) + KEPT_MESSAGES * bounds.link_rtt_s(None) * len(rows)
+    if not rows:
+        return bounds.check_estimate("plan --verify", est, "no row to run", "lower --verify-n", o.max_hours)
+    return bounds.check("plan --verify", rows, per, o.max_hours, extra_s=est - bounds.estimate_s(rows, per),
+                        lower="lower --verify-n or the link's delay")
+
+
 def verify(plans: list[dict[str, Any]], o: PlanOptions, doc: Result, run: Run) -> list[dict[str, Any]]:
     rows = []
     done: dict[tuple[Any, ...], tuple[Series | None, str, float | None]] = {}   # a row measured once per run (e.g. the full set-up before resumption and before keep-alive)

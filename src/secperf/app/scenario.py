@@ -94,6 +94,7 @@ def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> Res
         cp = C.ConnectParams(n=opts.n or cs["n"], warmup=cs["warmup"], seed=opts.seed)
         phases.append(P.connect_phase(cfgs, cp))
         extra["connect"] = {**cs, **cp.as_dict()}
+    extra.update(_estimate(scn, rows, params, hs, hp, sg, jw, cs, opts))   # before any device build or run
     if scn.get("device"):
         phases.append(device_phase(scn["device"]))
         extra["device"] = scn["device"]
@@ -129,6 +130,41 @@ def whatif_phase(ws: dict[str, Any], seed: int) -> Phase:
         progress("done", items[0], 0, 1, None)
 
     return Phase(["what-if predictions"], lambda x: x, runner)
+
+
+def _estimate(scn: dict[str, Any], rows: list[Any], params: Any, hs: list[HandshakeConfig], hp: Any,
+              sg: dict[str, Any] | None, jw: dict[str, Any] | None, cs: dict[str, Any] | None,
+              opts: MeasureOptions) -> dict[str, float]:
+    """The scenario's length, each section by its command's planning figures (app/bounds.py), refused
+    over --max-hours like the commands themselves."""
+    from . import bounds
+    parts: dict[str, float] = {}
+    if rows:
+        parts["crypto"] = bounds.crypto_rows_s(rows, params.n, params.warmup, params.duration_s, params.min_sample_us)
+    if hs and hp is not None:
+        nets = {n.name: n for n in links.networks(sorted({c.network for c in hs}))}
+        parts["handshake"] = bounds.estimate_s([(c.proto, nets.get(c.network)) for c in hs], hp.n + hp.warmup + 1)
+    if sg:
+        n = (opts.n or sg["n"]) + sg["warmup"]
+        parts["signer"] = sum(bounds.se_sign_s(p) + 0.01 for p in sg["profiles"]) * len(sg["keys"]) * \
+            len(sg["modes"]) * n
+    if jw:
+        n = (opts.n or jw["n"]) + jw["warmup"]
+        per = sum(bounds.se_sign_s(p) + bounds.connection_s("https", net)
+                  for p in jw["profiles"] for net in links.networks(jw["networks"]))
+        parts["jwt"] = 2 * per * len(jw["keys"]) * len(jw["key_sessions"]) * n
+    if cs:
+        nets = {n.name: n for n in links.networks(cs["networks"])}
+        per_row = (opts.n or cs["n"]) + cs["warmup"] + 1
+        parts["connect"] = sum(bounds.connection_s(p, nets.get(net)) for p in cs["protocols"] for net in cs["networks"]) \
+            * len(cs["keys"]) * len(cs["handshakes"]) * len(cs["key_sessions"]) * per_row
+    if scn.get("device"):
+        from ..inputs.schema import DeviceSection
+        d = DeviceSection.model_validate(scn["device"])
+        parts["device"] = bounds.device_handshakes_s(len(d.groups) * len(d.suites), d.n, d.warmup)
+    detail = ", ".join(f"{k} {bounds.fmt_s(v)}" for k, v in parts.items()) or "nothing to measure"
+    return bounds.check_estimate(f"run {scn.get('name', '')}".strip(), sum(parts.values()), detail,
+                                 "lower --n, or measure fewer sections", opts.max_hours_given)
 
 
 def device_phase(sec: dict[str, Any]) -> Phase:

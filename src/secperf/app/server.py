@@ -25,7 +25,20 @@ if TYPE_CHECKING:
     from ..core.store import Run
     from .runner import Progress
 
+def estimate(o: ServerOptions) -> dict[str, float]:
+    """The run's length (app/bounds.py): each configuration's server started, then its load levels'
+    warm-up and counted seconds; refused over --max-hours before any server starts."""
+    from . import bounds
+    rows = 1 if o.target is not None else len(plan(o))
+    levels = len(o.rates) or len(o.concurrency) or 1
+    return bounds.check_estimate("server", bounds.server_levels_s(rows, levels, o.duration_s, o.warmup_s),
+                                 f"{rows} configurations x {levels} load levels x (--warmup {o.warmup_s:g} s + "
+                                 f"--duration {o.duration_s:g} s)", "lower --duration, the levels (--concurrency, "
+                                 "--rates) or the configurations", o.max_hours)
+
+
 def run(o: ServerOptions, output: Output) -> Result:
+    limit = estimate(o)
     if o.target is not None:
         return run_target(o, output)
     if o.core is None:
@@ -46,7 +59,7 @@ def run(o: ServerOptions, output: Output) -> Result:
               "concurrency": o.concurrency,
               "rates": o.rates, "matrix": o.matrix,
               "duration_s": o.duration_s, "warmup_s": o.warmup_s, "core": o.core, "seed": o.seed,
-              "loadgen_procs": S.generator_procs(p), "loadgen_cores": S.generator_cores(o.core)}
+              "loadgen_procs": S.generator_procs(p), "loadgen_cores": S.generator_cores(o.core), **limit}
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         S.run_server(items, p, doc, run, progress)
@@ -131,6 +144,7 @@ def run_fleet(o: FleetOptions, output: Output) -> Result:
         from dataclasses import replace
         o = replace(o, key=DEFAULT_FLEET_KEY)
     params = {k: v for k, v in o.__dict__.items() if k != "target"}
+    params.update(_fleet_estimate(o))
     if o.replay is not None and len(fleet_keys(o.key) or []) > 1:
         raise InputError(f"--key {o.key} with --replay: a replayed storm runs against one server key; give one")
     if o.replay is not None:
@@ -182,6 +196,26 @@ def run_fleet(o: FleetOptions, output: Output) -> Result:
 
     return measure_and_write("fleet", params, [Phase(cfgs, lambda c: f"capacity: {c.label()}", measure_runner)],
                              output)
+
+
+def _fleet_estimate(o: FleetOptions) -> dict[str, float]:
+    """The run's length (app/bounds.py): a replay's capacity runs and storm per policy (the storm: its spread,
+    the clients at 200/s, two back-off caps and a timeout, at most the horizon or 600 s), or the capacity
+    measured with two load levels per key and resumption ratio; the model itself costs seconds."""
+    from . import bounds
+    if o.replay is not None:
+        storm = min(o.horizon_s, 600.0, o.spread_s + o.replay / 200 + 2 * o.cap_s + o.timeout_s)
+        est = len(o.policies) * (bounds.SERVER_START_S + 2 * o.measure_s + storm)
+        detail = f"{len(o.policies)} policies x (2 capacity runs of --measure-seconds {o.measure_s:g} + a storm of " \
+                 f"about {storm:.0f} s)"
+    elif o.capacity is None and not o.from_result:
+        keys = len(fleet_keys(o.key) or [DEFAULT_FLEET_KEY])
+        est = bounds.server_levels_s(2 * keys, 2, o.measure_s, 0.5)
+        detail = f"{keys} keys x 2 resumption ratios x 2 load levels of --measure-seconds {o.measure_s:g}"
+    else:
+        est, detail = 5.0, "the model alone"
+    return bounds.check_estimate("fleet", est, detail, "lower --replay, --cap, --measure-seconds or the policies",
+                                 o.max_hours)
 
 
 def _given_capacity(o: FleetOptions, key: str | None) -> tuple[str | None, float, float, str, str | None]:

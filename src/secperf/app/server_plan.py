@@ -36,6 +36,7 @@ class ServerOptions:
     procs: int | None = None            # None: one generator process per core other than the server's
     seed: int = 1
     target: Any = None                  # --target: a measure.server_target.LoadTarget (the user's server)
+    max_hours: float | None = None      # --max-hours: the limit of the run's estimate (app/bounds.py)
 
 
 def _canonical(values: list[T], order: tuple[T, ...]) -> list[T]:
@@ -148,6 +149,7 @@ class FleetOptions:
     replay: int | None = None              # replay a storm of this many clients against nginx and compare
     target: Any = None                     # --target with --replay: the storm against the user's server (LoadTarget)
     allow_partial: bool = False            # --from may name a running or abandoned run
+    max_hours: float | None = None         # --max-hours: the limit of the run's estimate (app/bounds.py)
 
 
 def replay_compare(o: FleetOptions, policy: str, measured: dict[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from . import argtypes
 from .argtypes import comma_list, count
+from .measuring import max_hours_option
 
 if TYPE_CHECKING:
     from ..app.runner import Output
@@ -69,6 +70,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     hs.add_argument("--warmup", type=count(100, lo=0), default=DEFAULTS["warmup"],
                     help="handshakes between the cold one and the warm ones, not summarised (default 2)")
     _output_args(hs)
+    max_hours_option(hs)
     cr = sub.add_parser("crypto", help="instruction counts of primitives (keygen, derive, sign, verify, AEAD, hash)")
     cr.add_argument("--device", default=DEFAULTS["device"], help="core profile")
     cr.add_argument("--stack", action="extend", type=comma_list(), metavar="STACKS",
@@ -90,6 +92,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     u.add_argument("--name", metavar="OP", help="the op name the row carries (default: the entry's name); a name "
                    "the model knows (e.g. ecdsa-p256-sign) lets `whatif --calibrate` use it")
     _output_args(cr)
+    max_hours_option(cr)
     _calibrate_args(sub)
     ls = sub.add_parser("list", help="core profiles, one line each, and the stacks")
     ls.add_argument("--verbose", action="store_true",
@@ -144,6 +147,8 @@ def run(args: argparse.Namespace) -> Result | Text | Exited:
                                     suite=args.suite or d["suite"], mode=args.mode or d["mode"],
                                     server_cert=args.server_cert, client_cert=args.client_cert, n=args.n,
                                     warmup=args.warmup, config=args.config, timing=args.timing == "on")
+        from ..app.device_bounds import check_handshakes
+        check_handshakes(opts, args.max_hours)   # before anything is built or run
         return app.run_handshakes(opts, _output(args))
     if args.device_cmd == "crypto" and (args.source or args.entry or args.harness or args.name):
         from ..core.errors import InputError
@@ -153,9 +158,13 @@ def run(args: argparse.Namespace) -> Result | Text | Exited:
         for opt, v in (("--stack", args.stack), ("--op", args.op), ("--config", args.config)):
             if v:
                 raise InputError(f"{opt}: picks a library's primitives; your own code (--source) is counted alone")
+        from ..app.device_bounds import check_user_code
+        check_user_code(args.n, args.max_hours)
         return app.run_user_code(args.device, args.source, args.entry, _output(args), args.harness, args.name,
                                  timing=args.timing == "on", calls=args.n)
     if args.device_cmd == "crypto":
+        from ..app.device_bounds import check_crypto
+        check_crypto(args.stack or d["stack"], args.op, args.n or 3, args.config, args.max_hours)
         return app.run_crypto(args.device, args.stack or d["stack"], args.op, args.n or 3, _output(args), args.config,
                               timing=args.timing == "on")
     if args.device_cmd == "calibrate":

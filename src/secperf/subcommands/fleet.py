@@ -41,6 +41,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "to take from --from (default: the Result's only key; a Result holding several needs --key); a "
                    "comma list gives one set of rows per key")
     p.add_argument("--measure-seconds", type=positive(600), default=2.0)
+    from .measuring import max_hours_option
+    max_hours_option(p)
     p.add_argument("--abandoned-work", action="store_true", help="the model: the server still does the handshake "
                    "of an attempt whose client gave up (nginx does; default: such work is dropped)")
     p.add_argument("--replay", type=count(5000, lo=10), metavar="N", help="replay a storm of N clients (10..5000) "
@@ -76,7 +78,7 @@ def run(args: argparse.Namespace) -> Result:
                          backlog=args.backlog, spread_s=args.spread, device_handshake_s=args.device_handshake,
                          horizon_s=args.horizon, from_result=args.from_result, server=args.server, key=args.key,
                          measure_s=args.measure_seconds, seed=args.seed, abandoned_work=args.abandoned_work,
-                         replay=args.replay, allow_partial=args.allow_partial)
+                         replay=args.replay, allow_partial=args.allow_partial, max_hours=args.max_hours)
     from .server import load_target
     o.target = load_target(args)
     from ..app.cluster import require

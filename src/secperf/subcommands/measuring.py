@@ -51,6 +51,14 @@ def add_measure_options(p: argparse.ArgumentParser, links: bool = False, no_netw
                    help="exit 1 when more than this share of series failed (default 0)")
 
 
+def max_hours_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """--max-hours of a measuring command outside add_measure_options (device, server, fleet, mqtt-load,
+    plan): the limit its run-time estimate (app/bounds.py) is held to."""
+    p.add_argument("--max-hours", type=positive(10_000), default=None, metavar="H",
+                   help="refuse a run whose estimate (from the options, before anything starts) is longer "
+                        "(default 1/6: ten minutes)")
+
+
 def measure_options(args: argparse.Namespace) -> MeasureOptions:
     """The app's MeasureOptions of the parsed arguments."""
     from ..app.options import MeasureOptions

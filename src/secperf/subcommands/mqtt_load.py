@@ -45,6 +45,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "over this many seconds (0: all at once; mosquitto's listen backlog is 100: a burst beyond it "
                    "waits for TCP's SYN retransmissions, 1 s, 3 s, 7 s ...)")
     p.add_argument("--storm-max", type=positive(86_400), default=300.0, help="seconds the storm may last at most")
+    from .measuring import max_hours_option
+    max_hours_option(p)
     p.add_argument("--key", default="ecdsa-p256", help="the broker's key (rsa-1024..4096, ecdsa-p256, ecdsa-p384, "
                    "ed25519)")
     p.add_argument("--client-auth", choices=("on", "off"), default="on", help="mosquitto's require_certificate")
@@ -98,4 +100,4 @@ def run(args: argparse.Namespace) -> Result:
                        storm_max_s=args.storm_max, spread_s=args.spread, resume_ratio=args.resume_ratio, se_profile=args.se,
                        key=args.key, client_auth=args.client_auth == "on", depth=args.chain_depth, tls=args.tls,
                        core=args.core, capacity_s=args.capacity_seconds, seed=args.seed)
-    return app.run(c, output(args), target)
+    return app.run(c, output(args), target, max_hours=args.max_hours)

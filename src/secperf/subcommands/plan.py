@@ -25,6 +25,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "bulk-transfer, batch-collection; 'study' = all six) or a TOML file; comma list, repeatable "
                         "(default: study)")
     p.add_argument("--list", action="store_true", help="the built-in patterns, measures and energy profiles")
+    from .measuring import max_hours_option
+    max_hours_option(p)
     shared.add_device_options(p, "its client costs counted on the emulator now or taken from the cache, its CPU "
                                  "power from its class and clock")
     p.add_argument("--key", metavar="SOURCE", help="the client key instead of each pattern's: software, se:PROFILE "
@@ -127,7 +129,8 @@ def options(args: argparse.Namespace) -> PlanOptions:
             V.note(f"[device].stack/config of {args.system} belong to its core {s.device.core}; not used with "
                    f"--device {device}")
     o = A.PlanOptions(patterns=pats or ["study"], device=device, se=key, network=network, radio=radio, n=args.n,
-                      seed=args.seed, verify=args.verify, verify_n=args.verify_n, json=args.json, out=args.out,
+                      seed=args.seed, verify=args.verify, verify_n=args.verify_n,
+                      max_hours=args.max_hours, json=args.json, out=args.out,
                       no_report=args.no_report, metrics=args.metrics, csv=args.csv, command=["secperf", *sys.argv[1:]],
                       system=system, resolved=resolved, stack=stack, config=config, stack_from=stack_from,
                       config_from=config_from, host_costs=args.host_costs)

@@ -44,6 +44,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "(--server, --key, --key-source, --client-auth, --resume-ratio, --chain-depth are ignored)")
     p.add_argument("--duration", type=positive(3600), default=3.0, help="seconds counted per level (default 3)")
     p.add_argument("--warmup", type=nonneg(600), default=0.5, help="seconds not counted before each level")
+    from .measuring import max_hours_option
+    max_hours_option(p)
     p.add_argument("--core", type=count(4095, lo=0), default=None, help="the core the server is pinned to (default 0); "
                    "with --target, a core the generators keep off (default: none, they use every core)")
     p.add_argument("--procs", type=count(64), default=None, help="load generator processes (default: one per core "
@@ -144,7 +146,8 @@ def run(args: argparse.Namespace) -> Result:
                           client_auth=auth, resume_ratios=args.resume_ratio, depths=args.chain_depth, tls=tls,
                           concurrency=args.concurrency, duration_s=args.duration, rates=args.rates or [],
                           matrix=args.matrix,
-                          warmup_s=args.warmup, core=args.core, procs=args.procs, seed=args.seed, target=target)
+                          warmup_s=args.warmup, core=args.core, procs=args.procs, seed=args.seed, target=target,
+                          max_hours=args.max_hours)
     from ..app.cluster import require
     o.cluster = require(args.cluster)     # Ray missing or a malformed address: exit 2 before anything runs
     return app.run(o, output(args))
