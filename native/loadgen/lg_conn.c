@@ -62,19 +62,9 @@ static void ossl_reason(char *buf, size_t n, const char *what)
 int lg_shared_init(lg_shared *sh, const lg_args *a, char *err, size_t el)
 {
     memset(sh, 0, sizeof(*sh));
-    struct addrinfo hints, *res = NULL;
-    memset(&hints, 0, sizeof(hints));
-    hints.ai_socktype = a->dtls ? SOCK_DGRAM : SOCK_STREAM;
-    char port[16];
-    snprintf(port, sizeof(port), "%u", a->port);
-    int gr = getaddrinfo(a->host, port, &hints, &res);
-    if (gr != 0 || res == NULL) {
-        snprintf(err, el, "--host %s: %s", a->host, gai_strerror(gr));
+    if (!lg_resolve(a->host, a->port, a->dtls ? SOCK_DGRAM : SOCK_STREAM, AF_UNSPEC, &sh->addr, &sh->addr_len, err,
+                    el))
         return 0;
-    }
-    memcpy(&sh->addr, res->ai_addr, res->ai_addrlen);
-    sh->addr_len = res->ai_addrlen;
-    freeaddrinfo(res);
 
     if (lg_ex_index < 0)
         lg_ex_index = SSL_CTX_get_ex_new_index(0, NULL, NULL, NULL, NULL);

@@ -2,6 +2,8 @@
 #include "lg_io.h"
 
 #include <errno.h>
+#include <netdb.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -47,4 +49,34 @@ int lg_ssl_reason(int e, char *buf, size_t n)
     else
         snprintf(buf, n, "SSL error %d", e);
     return 0;
+}
+
+int lg_resolve(const char *host, unsigned port, int socktype, int family, struct sockaddr_storage *addr,
+               socklen_t *addr_len, char *err, size_t el)
+{
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_socktype = socktype;
+    hints.ai_family = family;
+    char ps[16];
+    snprintf(ps, sizeof(ps), "%u", port);
+    int gr = getaddrinfo(host, ps, &hints, &res);
+    if (gr != 0 || res == NULL) {
+        snprintf(err, el, "--host %s: %s%s", host, gai_strerror(gr), family == AF_INET ? " (IPv4)" : "");
+        return 0;
+    }
+    memcpy(addr, res->ai_addr, res->ai_addrlen);
+    *addr_len = res->ai_addrlen;
+    freeaddrinfo(res);
+    return 1;
+}
+
+void lg_stop_signals(void (*handler)(int))
+{
+    signal(SIGPIPE, SIG_IGN);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = handler;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
 }

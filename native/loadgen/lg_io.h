@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/socket.h>
+
 #include <openssl/ssl.h>
 
 /* Registers fd for ev (or changes it); *events holds what is registered now (0: not yet). */
@@ -17,5 +19,13 @@ uint32_t lg_ssl_wants(SSL *ssl, int rc, int *e);
  * (the queue is cleared), else a close_notify, the system error or the code. 1: the library gave a
  * reason (the peer's alert, for one), 0: it did not. */
 int lg_ssl_reason(int e, char *buf, size_t n);
+
+/* HOST:PORT for socktype (SOCK_STREAM / SOCK_DGRAM) and family (AF_UNSPEC, AF_INET), the first
+ * address into *addr. 1, or 0 with "--host HOST: reason" in err. */
+int lg_resolve(const char *host, unsigned port, int socktype, int family, struct sockaddr_storage *addr,
+               socklen_t *addr_len, char *err, size_t el);
+/* A generator's process set-up: SIGPIPE ignored (a closed socket is an error code, not a death),
+ * SIGTERM and SIGINT to handler (stop at the next tick, report what was done). */
+void lg_stop_signals(void (*handler)(int));
 
 #endif

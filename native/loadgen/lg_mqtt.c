@@ -61,20 +61,8 @@ static int on_cert_request(SSL *ssl, void *arg)
 int lg_mqtt_init(mq_shared *sh, const char *host, unsigned port, const char *cert, const char *key,
                  const char *tls, const char *groups, char *err, size_t el)
 {
-    struct addrinfo hints, *res = NULL;
-    memset(&hints, 0, sizeof(hints));
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_family = AF_INET;
-    char ps[16];
-    snprintf(ps, sizeof(ps), "%u", port);
-    int gr = getaddrinfo(host, ps, &hints, &res);
-    if (gr != 0 || res == NULL) {
-        snprintf(err, el, "--host %s: %s (IPv4)", host, gai_strerror(gr));
+    if (!lg_resolve(host, port, SOCK_STREAM, AF_INET, &sh->addr, &sh->addr_len, err, el))
         return 0;
-    }
-    memcpy(&sh->addr, res->ai_addr, res->ai_addrlen);
-    sh->addr_len = res->ai_addrlen;
-    freeaddrinfo(res);
     if (mq_ex_client < 0) {
         mq_ex_client = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
         mq_ex_shared = SSL_CTX_get_ex_new_index(0, NULL, NULL, NULL, NULL);

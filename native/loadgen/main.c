@@ -16,6 +16,7 @@
 
 #include "clock.h"
 #include "json.h"
+#include "lg_io.h"
 #include "lg_args.h"
 #include "lg_conn.h"
 #include "lg_report.h"
@@ -375,12 +376,7 @@ int main(int argc, char **argv)
         lg_usage(stdout);
         return 0;
     }
-    signal(SIGPIPE, SIG_IGN);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
+    lg_stop_signals(on_signal);
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
         rl.rlim_cur = rl.rlim_max;

@@ -18,6 +18,7 @@
 
 #include "clock.h"
 #include "json.h"
+#include "lg_io.h"
 #include "lg_mqtt.h"
 #include "lg_mqtt_args.h"
 #include "lg_report.h"
@@ -418,12 +419,7 @@ int main(int argc, char **argv)
         mq_usage(stdout);
         return 0;
     }
-    signal(SIGPIPE, SIG_IGN);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
+    lg_stop_signals(on_signal);
     mq_limits lim;
     if (!mq_check_limits(&a, &lim, err, sizeof(err))) {
         fprintf(stderr, "secperf-mqttload: %s\n", err);
