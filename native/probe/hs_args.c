@@ -12,7 +12,7 @@ void hs_client_usage(FILE *f)
         "usage: secperf-probe client --port P [--host 127.0.0.1] [--proto tls|dtls]\n"
         "         [--tls 1.2|1.3|any] [--ciphers LIST] [--ciphersuites LIST] [--groups LIST]\n"
         "         [--sigalgs LIST] [--ca FILE] [--servername NAME] [--cert FILE --key FILE|pkcs11:URI]\n"
-        "         [--mode full|resume-ticket|resume-id|psk|psk-dhe|0rtt] [--psk-identity ID --psk-file FILE|--psk-hex HEX]\n"
+        "         [--mode full|resume-ticket|resume-id|psk|psk-dhe|0rtt] [--psk-identity ID --psk-file FILE]\n"
         "         [--n 20] [--warmup 3] [--timeout-ms 5000] [--request-bytes 40] [--response-bytes 846]\n"
         "         [--early-data-bytes 40] [--dtls-cookie] [--mtu N] [--no-app]\n"
         "         [--app http|mqtt|coap|none] [--app-path PATH] [--client-id ID]\n"
@@ -46,7 +46,7 @@ void hs_server_usage(FILE *f)
         "usage: secperf-probe server --port P (0 = ephemeral) --cert FILE --key FILE\n"
         "         [--bind 127.0.0.1] [--proto tls|dtls] [--tls 1.2|1.3|any] [--chain FILE] [--ca FILE]\n"
         "         [--verify-client] [--ciphers LIST] [--ciphersuites LIST] [--groups LIST]\n"
-        "         [--sigalgs LIST] [--psk-identity ID --psk-file FILE|--psk-hex HEX] [--tickets 2] [--no-tickets]\n"
+        "         [--sigalgs LIST] [--psk-identity ID --psk-file FILE] [--tickets 2] [--no-tickets]\n"
         "         [--session-cache on|off] [--early-data BYTES] [--no-anti-replay]\n"
         "         [--dtls-cookie on|off] [--mtu N] [--response-bytes 846] [--max-conns N]\n"
         "         [--timeout-ms 10000] [--concurrent N] [--rsa-nocrt]\n"
@@ -153,19 +153,12 @@ static const struct option server_options[] = {
 #define NUM(min, max, dst) IN(opt_u64(name, val, (min), (max), (dst), err->msg, sizeof err->msg))
 #define STR(dst) IN(opt_nonempty(name, val, (dst), err->msg, sizeof err->msg))
 
-static int parse_psk_hex(const char *s, hs_tls_opts *o, probe_err *err)
+/* --psk-hex HEX is refused: a key on the command line is on the process list, which every user reads
+ * (/proc/PID/cmdline). The option stays known so that the refusal names it and says what to give. */
+static int refuse_psk_hex(probe_err *err)
 {
-    size_t len = strlen(s);
-    if (len == 0 || len % 2 != 0 || len / 2 > HS_PSK_MAX)
-        return err_input(err, "--psk-hex '%s': expected 2 to %d hex digits, an even number", s,
-                         2 * HS_PSK_MAX);
-    long n = hex_decode(s, o->psk);
-    if (n < 0) {
-        size_t i = (size_t)(-2 - n);
-        return err_input(err, "--psk-hex '%s': '%c%c' is not hex", s, s[i], s[i + 1]);
-    }
-    o->psk_len = (size_t)n;
-    return 1;
+    return err_input(err, "--psk-hex: a key on the command line is readable by every user "
+                          "(/proc/PID/cmdline); write it as hex to a 0600 file and give --psk-file FILE");
 }
 
 /* --psk-file PATH: the key as hex in a file (secperf writes it 0600), so it is on no command line
@@ -225,7 +218,7 @@ static int apply_tls(int opt, const char *name, const char *val, hs_tls_opts *o,
     case OPT_CERT: return STR(&o->cert);
     case OPT_KEY: return STR(&o->key);
     case OPT_PSK_IDENTITY: return STR(&o->psk_identity);
-    case OPT_PSK_HEX: return parse_psk_hex(val, o, err);
+    case OPT_PSK_HEX: return refuse_psk_hex(err);
     case OPT_PSK_FILE: return parse_psk_file(val, o, err);
     case OPT_MTU:
         if (!NUM(256, 65535, &u))
@@ -385,7 +378,7 @@ static int walk_server(int argc, char **argv, hs_server_args *a, int *port_given
 static int check_tls(const hs_tls_opts *o, probe_err *err)
 {
     if ((o->psk_identity == NULL) != (o->psk_len == 0))
-        return err_input(err, "--psk-identity and --psk-file (or --psk-hex) go together");
+        return err_input(err, "--psk-identity and --psk-file go together");
     if (o->proto == HS_DTLS && o->version == HS_V_13)
         return err_input(err, "--tls 1.3 with --proto dtls: OpenSSL 3.0 has no DTLS 1.3");
     if (o->proto == HS_TLS && o->mtu != 0)
@@ -440,7 +433,7 @@ int hs_client_args_parse(int argc, char **argv, hs_client_args *a, probe_err *er
     case HS_PSK:
     case HS_PSK_DHE:
         if (o->psk_identity == NULL)
-            return err_input(err, "--mode %s needs --psk-identity and --psk-hex",
+            return err_input(err, "--mode %s needs --psk-identity and --psk-file",
                              hs_mode_name(a->mode));
         if (o->version == HS_V_ANY)
             o->version = o->proto == HS_DTLS ? HS_V_12 : HS_V_13;

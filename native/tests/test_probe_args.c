@@ -5,6 +5,10 @@
 #include "harness.h"
 #include "hs_args.h"
 
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 static void speed_defaults_match_the_usage(void)
 {
     test_argv a;
@@ -88,17 +92,52 @@ static void client_defaults_match_the_usage(void)
     CHECK(ca.mode == HS_FULL && ca.app == HS_APP_HTTP && !ca.no_app && !ca.dtls_cookie);
 }
 
+/* A 0600 file holding `text` (the PSK as secperf writes it); its path in `path`. */
+static void psk_file(char *path, const char *text)
+{
+    strcpy(path, "/tmp/secperf-test-psk-XXXXXX");
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd >= 0) {
+        CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+        close(fd);
+    }
+}
+
 static void client_flags_and_choices_are_read(void)
 {
+    char path[64];
+    psk_file(path, "0102\n");
     test_argv a;
     ARGS(&a, "secperf-probe", "client", "--port", "1", "--proto", "dtls", "--app", "coap", "--dtls-cookie",
-         "--mode", "psk-dhe", "--psk-identity", "id", "--psk-hex", "0102", "--mtu", "1200");
+         "--mode", "psk-dhe", "--psk-identity", "id", "--psk-file", path, "--mtu", "1200");
     hs_client_args ca;
     probe_err err = {0, ""};
-    CHECK(hs_client_args_parse(a.argc, a.argv, &ca, &err) == 1);
+    int parsed = hs_client_args_parse(a.argc, a.argv, &ca, &err);
+    unlink(path);
+    CHECK(parsed == 1);
     CHECK(ca.tls.proto == HS_DTLS && ca.app == HS_APP_COAP && ca.dtls_cookie && ca.mode == HS_PSK_DHE);
     CHECK(ca.tls.psk_len == 2 && ca.tls.psk[1] == 2 && ca.tls.mtu == 1200);
     CHECK(ca.tls.version == HS_V_12); /* psk over DTLS: 1.2 */
+}
+
+/* No key on a command line: --psk-hex is refused as bad input naming the file option, on both sides. */
+static void psk_hex_is_refused_naming_psk_file(void)
+{
+    test_argv a;
+    ARGS(&a, "secperf-probe", "client", "--port", "1", "--mode", "psk", "--psk-identity", "id", "--psk-hex", "0102");
+    hs_client_args ca;
+    probe_err err = {0, ""};
+    CHECK(hs_client_args_parse(a.argc, a.argv, &ca, &err) == 0 && err.code == PROBE_BAD_INPUT);
+    CHECK_HAS(err.msg, "--psk-hex: a key on the command line");
+    CHECK_HAS(err.msg, "--psk-file FILE");
+    test_argv b;
+    ARGS(&b, "secperf-probe", "server", "--port", "0", "--cert", "c", "--key", "k", "--psk-identity", "id",
+         "--psk-hex", "0102");
+    hs_server_args sa;
+    probe_err err2 = {0, ""};
+    CHECK(hs_server_args_parse(b.argc, b.argv, &sa, &err2) == 0 && err2.code == PROBE_BAD_INPUT);
+    CHECK_HAS(err2.msg, "--psk-file FILE");
 }
 
 static void client_rejects_port_out_of_range_naming_port(void)
@@ -153,6 +192,7 @@ const test_case probe_args_tests[] = {
     {"probe: --help wins wherever it appears", help_wins_wherever_it_appears},
     {"probe client: defaults match the usage text", client_defaults_match_the_usage},
     {"probe client: flags and choices are read", client_flags_and_choices_are_read},
+    {"probe: --psk-hex is refused, naming --psk-file", psk_hex_is_refused_naming_psk_file},
     {"probe client: rejects --port 70000 naming --port", client_rejects_port_out_of_range_naming_port},
     {"probe client: rejects server-only options", client_rejects_server_only_options},
     {"probe server: needs --port and accepts 0 (ephemeral)", server_needs_an_explicit_port_and_accepts_zero},
