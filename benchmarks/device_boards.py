@@ -27,6 +27,10 @@ A version we cannot build is predicted with the nearest one we can: within the s
 and is marked ~; an older series (wolfSSL 4.x, whose maths code was rewritten since) is predicted,
 printed with * and summarised apart, never counted.
 
+A board whose log shows its instruction cache off (boards.toml `icache = false`, the evidence in
+`icache_source`) is counted on its profile with that cache removed: every fetch from flash at the
+board's wait states (board_core; benchmarks/device_calibrate.py counts its rows the same way).
+
 Usage: python benchmarks/device_boards.py [--json OUT] [--n 3] [--only BOARD] [--no-run]
 Exit status: 0 when the targets are met, 1 otherwise.
 """
@@ -34,6 +38,8 @@ Exit status: 0 when the targets are met, 1 otherwise.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import json
 import statistics
 import sys
@@ -43,7 +49,9 @@ from importlib import resources
 
 from secperf.core.errors import InputError, SecperfError
 from secperf.inputs.board_log import STREAM_OPS, STREAM_WEIGHTS, STREAMED
+from secperf.inputs.core_profiles import Core
 from secperf.inputs.devices import core as core_profile
+from secperf.inputs.devices import temporary_core
 from secperf.measure import device as D
 from secperf.measure.device_build import ensure_built
 
@@ -94,6 +102,23 @@ def pqm4_clean(row: dict) -> bool:
     """A pqm4 row of PQClean's clean ML-KEM/ML-DSA (its assembly Keccak), which the like build predicts."""
     return ("pqm4" in str(row.get("library", "")).lower() and row.get("secperf_config") == "clean"
             and str(row.get("operation", "")).startswith(("ml-kem-", "ml-dsa-")))
+
+
+def board_core(board: dict, dev: Core) -> Core | None:
+    """The board's core when its memory differs from the profile's: the instruction cache off when the
+    board's entry says so (boards.toml `icache = false`, with its `icache_source`); None: the profile."""
+    if board.get("icache", True) or dev.timing is None or dev.profile != "M":
+        return None
+    g = {**dev.timing.geometry, "icache_entries": 0, "icache_ways": 0}
+    return dataclasses.replace(dev, name=f"{dev.name}-icache-off",
+                               description=f"{dev.description}; instruction cache off (every fetch from flash)",
+                               timing=dataclasses.replace(dev.timing, geometry=g))
+
+
+def on_board_core(r: dict) -> contextlib.AbstractContextManager[str]:
+    """The core name to count a row's operations on: its profile, or the board's own variant of it."""
+    dev = board_core(r["board_info"], core_profile(r["profile"]))
+    return contextlib.nullcontext(r["profile"]) if dev is None else temporary_core(dev)
 
 
 def load() -> dict:
@@ -232,8 +257,8 @@ def measure(rows: list[dict], n: int) -> None:
     """Run every (profile, stack, config) group's operations once; fill predicted figures into rows."""
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for r in rows:
-        groups[(r["profile"], r["stack"], r["config"])].append(r)
-    for (profile, stack, config), rs in groups.items():
+        groups[(r["profile"], r["stack"], r["config"], r["board_info"].get("icache", True))].append(r)
+    for (profile, stack, config, icache), rs in groups.items():
         try:
             built = ensure_built(stack, D.target_for(core_profile(profile)), config)
         except (InputError, SecperfError) as exc:
@@ -247,9 +272,11 @@ def measure(rows: list[dict], n: int) -> None:
         ops = sorted({r["op"] for r in rs} | ({STREAM_OPS[1]} if any(r.get("stream") for r in rs) else set()))
         if not ops:
             continue
-        print(f"running {profile} {stack} config {config or 'default'}: {', '.join(ops)}", file=sys.stderr)
+        print(f"running {profile}{'' if icache else ' (instruction cache off)'} {stack} config "
+              f"{config or 'default'}: {', '.join(ops)}", file=sys.stderr)
         try:
-            series = D.measure_crypto(profile, stack, ops, n, build_config=config)
+            with on_board_core(rs[0]) as name:
+                series = D.measure_crypto(name, stack, ops, n, build_config=config)
         except (InputError, SecperfError) as exc:
             for r in rs:
                 r["failed"] = str(exc).splitlines()[0][:200]

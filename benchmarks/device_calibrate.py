@@ -45,6 +45,7 @@ def board_rows(rows: list[dict], progress: bool = True) -> tuple[list[C.Row], li
     b = rows[0]
     info = b["board_info"]
     base = core_profile(b["profile"])
+    base = DB.board_core(info, base) or base   # the board's memory when it differs (instruction cache off)
     dev = C.board_core(base, f"board-{b['board']}", float(info["clock_mhz"]), int(info.get("flash_wait_states", 0)))
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for r in rows:
