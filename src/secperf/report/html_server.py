@@ -3,55 +3,15 @@ CPU split bars (private-key operation vs the rest), storm recovery plots."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from ..core.result_schema import Result, Series, ServerDerived
+from ..core.result_schema import Result
 from ..model.fleet import KNEE_RULE, open_loop_knee
-from .html_env import cell, figure_view, hcell
+from . import html_grid
+from .html_env import figure_view
 from .plots import Plot, slug
-from .terminal_server import (
-    PIVOT_HEAD,
-    capacity_row,
-    configs,
-    limit_warnings,
-    open_curve,
-    pivot,
-    pivot_cell,
-    server_series,
-)
-
-
-def _d(s: Series) -> ServerDerived:
-    return s.derived_as(ServerDerived)
-
-
-def _p95_ms(s: Series) -> float | None:
-    lat = _d(s).latency_ms
-    return lat.p95_ms if lat is not None else None
-
-
-def _pct(v: float | None) -> str:
-    return "–" if v is None else f"{v:.0%}"
-
-
-def _software(sw: Mapping[str, Any] | None) -> str:
-    if not sw:
-        return "not recorded"
-    text = f"{sw.get('server')} {sw.get('version') or '(version not printed)'}"
-    if sw.get("tls_library"):
-        text += f", TLS: {sw['tls_library']}"
-    if sw.get("build") and sw.get("build") != sw.get("tls_library"):
-        text += f" (built with {sw['build']})"
-    return text
-
-
-def _agreed(n: Mapping[str, Any] | None) -> str:
-    if not n:
-        return "not recorded"
-    if n.get("error"):
-        return f"unknown ({n['error']})"
-    return " · ".join(str(n[k]) for k in ("version", "cipher", "group") if n.get(k))
+from .views import server as V
+from .views.server import _agreed, _d, _p95_ms, _software, capacity_row, configs, open_curve, server_series
 
 
 def provenance_rows(doc: Result) -> list[tuple[str, str]]:
@@ -81,54 +41,6 @@ def provenance_rows(doc: Result) -> list[tuple[str, str]]:
             )
         )
     return rows
-
-
-def provenance_table(doc: Result) -> dict[str, Any] | None:
-    """Per configuration at its best level: software, negotiated parameters, and which side limited
-    the rate (server and generator CPU)."""
-    groups = {**configs(doc), **configs(doc, "open")}
-    if not groups:
-        return None
-    rows = []
-    for name, series in groups.items():
-        ok = [s for s in series if _d(s).handshakes_per_s]
-        if not ok:
-            continue
-        best = max(ok, key=lambda s: _d(s).handshakes_per_s or 0.0)
-        d = _d(best)
-        lim = d.limited_by or "not recorded"
-        if lim == "neither" and d.get("limited_by_why"):
-            lim += f" ({d['limited_by_why']})"
-        gen_us = "–" if d.loadgen_cpu_us_per_handshake is None else f"{d.loadgen_cpu_us_per_handshake:.0f}"
-        sw = best.labels.get("server_software") or {}
-        short = f"{sw.get('server')} {sw.get('version') or ''}".strip() if sw else "not recorded"  # in full: the header
-        rows.append(
-            [
-                name,
-                cell(short, cls="nw"),
-                cell(_agreed(d.negotiated), cls="nw"),
-                f"{d.handshakes_per_s:.0f}",
-                _pct(d.server_utilisation),
-                _pct(d.get("loadgen_busy")),
-                gen_us,
-                cell(lim, cls="l warn" if d.limited_by == "load generator" else "l"),
-            ]
-        )
-    if not rows:
-        return None
-    return {
-        "head": [
-            "configuration",
-            "server software",
-            "negotiated",
-            "handshakes/s",
-            "server busy",
-            "generator busy",
-            "generator CPU µs/hs",
-            hcell("rate limited by"),
-        ],
-        "rows": rows,
-    }
 
 
 def plots(doc: Result) -> list[Plot]:
@@ -274,22 +186,17 @@ def plots(doc: Result) -> list[Plot]:
 
 
 def view(doc: Result) -> dict[str, Any] | None:
-    """The server part: warnings about what limited the rate, capacity by key and key source, who
-    limited the rate, then every plot under its title."""
+    """The server part: the grids of report/views/server.py (the terminal draws the same), then every
+    plot under its title."""
     ps = plots(doc)
-    if not ps:
+    grids = V.grids(doc)
+    if not ps and not grids:
         return None
-    pv = pivot(doc)
     return {
         "template": "server.html.j2",
         "title": "The server side: handshake capacity, private-key offload, reconnect storms",
-        "warnings": list(limit_warnings(doc)),
-        "pivot": {
-            "head": ["server key", *PIVOT_HEAD],
-            "rows": [[k, *(pivot_cell(c) for c in cells)] for k, cells in pv],
-        }
-        if pv
-        else None,
-        "provenance": provenance_table(doc),
+        "warnings": list(V.limit_warnings(doc)),
+        "tables": [html_grid.view(g) for g in grids],
+        "measured": bool(server_series(doc)),  # the load generator's note: for measured servers only
         "figures": [(p.title, figure_view(p)) for p in ps],
     }

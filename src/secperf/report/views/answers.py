@@ -437,7 +437,7 @@ def plan_findings(doc: Result) -> list[Finding]:
 
 def server_findings(doc: Result) -> list[Finding]:
     """Per server configuration: the highest rate measured and the server's CPU per handshake there."""
-    from ..terminal_server import capacity_row, configs
+    from .server import capacity_row, configs
 
     out: list[Finding] = []
     parts = []
