@@ -1,0 +1,67 @@
+"""The published board rows (data/boards.toml) and how benchmarks/device_boards.py counts them.
+
+Structure only: every build configuration a row names exists for the row's library, a board whose
+instruction cache is marked off says why, and such a board is counted on its profile without that
+cache (everything else of the profile kept)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import tomllib
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from secperf.inputs.devices import core
+
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "device_boards.py"
+
+
+def _data(name: str) -> dict:
+    return tomllib.loads(resources.files("secperf.data").joinpath(name).read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def device_boards():
+    spec = importlib.util.spec_from_file_location("device_boards_under_test", BENCH)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    yield mod
+    sys.modules.pop(spec.name, None)
+
+
+def test_every_build_configuration_a_matched_row_names_exists_for_its_library(device_boards):
+    configs = _data("device_builds.toml")["configs"]
+    run, _skipped = device_boards.plan_rows(device_boards.load(), None)
+    named = [r for r in run if r.get("config")]
+    assert len(named) >= 50
+    missing = [(r["board"], r["operation"], r["config"]) for r in named
+               if r["config"] not in configs or r["stack"] not in configs[r["config"]]["stacks"]]
+    assert missing == []
+
+
+def test_a_board_marked_without_instruction_cache_gives_its_evidence():
+    boards = _data("boards.toml")["boards"]
+    off = [k for k, b in boards.items() if b.get("icache") is False]
+    assert off, "no board is marked icache = false"
+    for k in off:
+        assert len(boards[k].get("icache_source", "")) > 40, k
+
+
+def test_such_a_board_is_counted_on_its_profile_without_the_cache(device_boards):
+    dev = core("cortex-m33-110")
+    assert dev.timing is not None and dev.timing.geometry["icache_entries"] > 0
+    assert device_boards.board_core({"clock_mhz": 110}, dev) is None
+    assert device_boards.board_core({"icache": True}, dev) is None
+    off = device_boards.board_core({"icache": False}, dev)
+    assert off is not None and off.name != dev.name
+    assert off.timing.geometry["icache_entries"] == 0 and off.timing.geometry["icache_ways"] == 0
+    rest = {k: v for k, v in off.timing.geometry.items() if not k.startswith("icache_")}
+    assert rest == {k: v for k, v in dev.timing.geometry.items() if not k.startswith("icache_")}
+    assert off.timing.costs == dev.timing.costs and off.clock_mhz == dev.clock_mhz
+    # an A-profile core has no flash cache to remove
+    assert device_boards.board_core({"icache": False}, core("cortex-a7-900")) is None
