@@ -34,13 +34,11 @@ module is the token itself: its files, keys, URIs and description.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import IO, Any
 from urllib.parse import quote
 
-from ..core.paths import secperf_home
-from .pki import LabPKI
 from .token_keys import KEY_SPECS, KeySpec
+from .token_layout import DEFAULT_LABEL
 from .token_module import MODULE_CANDIDATES, TokenError, find_module
 from .token_openssl import openssl_engine_conf, openssl_seclevel_conf
 from .token_provision import PIN_MAX_FILE, Provisioning
@@ -49,59 +47,14 @@ from .token_session import InProcess
 __all__ = ["DEFAULT_LABEL", "KEY_SPECS", "MODULE_CANDIDATES", "PIN_MAX_FILE", "KeySpec", "LabToken", "TokenError",
            "find_module", "openssl_engine_conf", "openssl_seclevel_conf"]
 
-DEFAULT_LABEL = "secperf"
-
 def _uri_part(s: str) -> str:
     """Percent-encode a PKCS#11 URI attribute value (RFC 7512 pchar without ';', '?', '&', '/')."""
     return quote(s, safe="-._~!$'()*+,=:@")
 
 
 class LabToken(Provisioning, InProcess):
-    def __init__(self, root: Path | str | None = None, label: str = DEFAULT_LABEL, *, pki: LabPKI | None = None) -> None:
-        self.root = Path(root) if root is not None else secperf_home() / "token"
-        if not label or len(label.encode()) > 32:
-            raise TokenError(f"token label {label!r} must be 1-32 bytes (PKCS#11 CK_TOKEN_INFO.label)")
-        self.label = label
-        self._pki = pki
-
     def __repr__(self) -> str:
         return f"LabToken(root={str(self.root)!r}, label={self.label!r})"
-
-    @property
-    def conf_path(self) -> Path:
-        return self.root / "softhsm2.conf"
-
-    @property
-    def tokens_dir(self) -> Path:
-        return self.root / "tokens"
-
-    @property
-    def pin_path(self) -> Path:
-        """The file holding the user PIN (mode 0600). The PIN itself: ``pin()``."""
-        return self.root / "user.pin"
-
-    @property
-    def so_pin_path(self) -> Path:
-        return self.root / "so.pin"
-
-    @property
-    def meta_path(self) -> Path:
-        return self.root / "token.json"
-
-    @property
-    def module_path(self) -> Path:
-        """The SoftHSM2 PKCS#11 module (TokenError naming the Debian package softhsm2 if missing)."""
-        return find_module()
-
-    def cert_path(self, label: str) -> Path:
-        self._spec(label)
-        return self.root / f"{label}.pem"
-
-    @property
-    def pki(self) -> LabPKI:
-        if self._pki is None:
-            self._pki = LabPKI()
-        return self._pki
 
     def env(self) -> dict[str, str]:
         """Environment entries a subprocess needs to see this token: ``{"SOFTHSM2_CONF": ...}``
@@ -114,13 +67,6 @@ class LabToken(Provisioning, InProcess):
                              f"(or run `secperf signer`, which does)")
         meta: dict[str, Any] = json.loads(self.meta_path.read_text())   # is_provisioned read it as an object
         return meta
-
-    def _spec(self, label: str) -> KeySpec:
-        for k in KEY_SPECS:
-            if k.label == label:
-                return k
-        raise TokenError(f"no key labelled {label!r} in token {self.label!r}; known labels: "
-                         f"{', '.join(k.label for k in KEY_SPECS)}")
 
     def pin(self) -> str:
         """The user PIN (from the 0600 file). Treat it as a secret: never log it."""

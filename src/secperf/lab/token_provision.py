@@ -19,6 +19,7 @@ from cryptography.hazmat.primitives import serialization
 
 from ..core.paths import private_dir, write_private
 from .token_keys import EC_PARAMS, KEY_SPECS, der_integer, public_key_of
+from .token_layout import TokenLayout
 from .token_module import (
     ACTIVE_CONF,
     SUBPROCESS_TIMEOUT_S,
@@ -32,7 +33,7 @@ from .token_module import (
 )
 
 if TYPE_CHECKING:
-    from .pki import LabPKI
+    pass
 
 PIN_MAX_FILE = 31  # libp11 0.4.12 reads a pin-source file with BIO_gets(buf, 32): 31 characters
 
@@ -78,27 +79,8 @@ def init_token(util: str, label: str, so_pin: str, user_pin: str, env: dict[str,
         os.close(master)
 
 
-class Provisioning:
-    """LabToken's provisioning (a mixin: it uses the token's root, label, paths and PKI)."""
-
-    if TYPE_CHECKING:   # what LabToken provides
-        root: Path
-        label: str
-
-        @property
-        def conf_path(self) -> Path: ...
-        @property
-        def tokens_dir(self) -> Path: ...
-        @property
-        def pin_path(self) -> Path: ...
-        @property
-        def so_pin_path(self) -> Path: ...
-        @property
-        def meta_path(self) -> Path: ...
-        @property
-        def module_path(self) -> Path: ...
-        @property
-        def pki(self) -> LabPKI: ...
+class Provisioning(TokenLayout):
+    """LabToken's provisioning (a mixin: it uses the token's layout and PKI)."""
 
     def is_provisioned(self) -> bool:
         paths = [self.meta_path, self.conf_path, self.pin_path, self.so_pin_path, self.tokens_dir]

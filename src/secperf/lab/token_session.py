@@ -5,35 +5,23 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from .token_keys import KeySpec, public_key_of
+from .token_keys import public_key_of
+from .token_layout import TokenLayout
 from .token_module import TokenError, lib_for, pkcs11_package
 
 
-class InProcess:
+class InProcess(TokenLayout):
     """LabToken's in-process use (a mixin: it uses the token's label, paths, PIN and key specs).
     python-pkcs11 ships no type information: its tokens, sessions and objects are ``Any`` here."""
 
     if TYPE_CHECKING:   # what LabToken provides
-        label: str
-
-        @property
-        def module_path(self) -> Path: ...
-        @property
-        def conf_path(self) -> Path: ...
-        @property
-        def tokens_dir(self) -> Path: ...
-        @property
-        def pin_path(self) -> Path: ...
         def _require(self) -> dict[str, Any]: ...
-        def _spec(self, label: str) -> KeySpec: ...
         def pin(self) -> str: ...
-        def cert_path(self, label: str) -> Path: ...
 
     def _token(self) -> Any:
         self._require()
