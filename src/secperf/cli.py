@@ -47,6 +47,18 @@ def main(argv: list[str] | None = None) -> int:
         return output.stream_failures(state.get("command"), code)
 
 
+def command_parser(ap: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the command (and sub-command) the arguments were parsed with."""
+    p = ap
+    for word in (args.command, getattr(args, "device_cmd", None) if args.command == "device" else None,
+                 getattr(args, "netem_command", None) if args.command == "netem" else None):
+        subs = next((a.choices for a in p._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if not word or not subs or word not in subs:
+            break
+        p = subs[word]
+    return p
+
+
 def missing_program(exc: FileNotFoundError) -> str | None:
     """The program a subprocess could not start because PATH has no such name (`openssl` with a PATH
     that lacks /usr/bin), or None for any other missing file (that one is secperf's bug: a traceback)."""
@@ -90,6 +102,8 @@ def _main(argv: list[str] | None, state: dict[str, str]) -> int:
     try:
         with on_sigterm_raise(), using(output.TerminalReporter()):  # SIGTERM ends the command like Ctrl-C: 143
             shared.check_outputs(args)  # no output overwrites an input, a Result or another output
+            from .app.option_scope import check_args
+            check_args(args, command_parser(ap, args))  # every option acts on a chosen kind or is refused
             return output.show(mod.run(args), args, getattr(mod, "JUDGES_FAILURES", True))
     except SecperfError as exc:  # anticipated: one line naming what was wrong and what to do
         output.say(f"secperf {args.command}: error: {exc}")

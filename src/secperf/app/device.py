@@ -83,7 +83,7 @@ def handshake_phase(opts: HandshakeOptions) -> tuple[Phase, dict[str, Any]]:
     params = {"device": opts.device, "stacks": list(dict.fromkeys(s for s, _ in builds)), "tls": _text(opts.tls),
               "groups": _text(opts.group), "suites": _text(opts.suite), "modes": _text(opts.mode),
               "server_cert": _text(opts.server_cert), "client_cert": _text(opts.client_cert), "n": opts.n,
-              "warmup": opts.warmup,
+              "warmup": opts.warmup, "timing": opts.timing,
               "configs": {f"{s}:{b.config}": b.config_note for (s, _), b in builds.items()},
               "libraries": {s if c is None else f"{s}[{c}]": b.library for (s, c), b in builds.items()}}
 
@@ -129,7 +129,7 @@ def _quic_phase(opts: HandshakeOptions) -> tuple[Phase, dict[str, Any]]:
     build = QD.ensure_built()
     params = {"device": opts.device, "stacks": [QD.STACK], "tls": "quic", "groups": _text(opts.group),
               "suites": _text(suite), "modes": _text(opts.mode), "server_cert": _text(opts.server_cert),
-              "client_cert": "none", "n": opts.n, "warmup": opts.warmup, "libraries": {QD.STACK: build.library}}
+              "client_cert": "none", "n": opts.n, "warmup": opts.warmup, "timing": opts.timing, "libraries": {QD.STACK: build.library}}
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         servers: dict[str, QD.LoopbackServer] = {}
@@ -166,7 +166,7 @@ def edhoc_phase(opts: HandshakeOptions, modes: list[str]) -> tuple[Phase, dict[s
     builds = {(s, c): E.build(E.target_for(dev, s), c, s) for s in stacks for c in cfgs[s]}
     items = [(v, k) for k in builds for v in variants]
     params = {"device": opts.device, "stacks": stacks, "tls": "edhoc", "modes": ",".join(variants), "n": opts.n,
-              "warmup": opts.warmup, "implementation": E.IMPLEMENTATION,
+              "warmup": opts.warmup, "timing": opts.timing, "implementation": E.IMPLEMENTATION,
               "configs": {f"{s}:{b.lib.config}": b.lib.config_note for (s, _), b in builds.items()},
               "libraries": {s if c is None else f"{s}[{c}]": b.library for (s, c), b in builds.items()}}
 
@@ -221,7 +221,7 @@ def run_crypto(device: str, stacks: Names, ops: list[str] | None, n: int, output
         reporter().note("note: " + ", ".join(D.stack_tag(s, builds[(s, c)]) for s, c in skipped)
                         + " counts none of the operations asked; nothing runs there")
         items = [k for k in items if k not in skipped]
-    params = {"device": device, "stacks": stack_l, "ops": None if ops is None else _text(ops), "n": n,
+    params = {"device": device, "stacks": stack_l, "ops": None if ops is None else _text(ops), "n": n, "timing": timing,
               "configs": {f"{s}:{b.config}": b.config_note for (s, _), b in builds.items()}}
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
@@ -255,7 +255,7 @@ def run_user_code(device: str, sources: Names, entry: str | None, output: Output
         h.calls = calls
     run_cpu = dev.qemu_cpu if target == "armhf" else "max"
     params = {"device": device, "sources": [s.name for s in srcs], "entry": fn, "name": op, "harness": harness,
-              "calls": h.calls, "warmup": h.warmup, "arguments": h.describe()}
+              "calls": h.calls, "warmup": h.warmup, "arguments": h.describe(), "timing": timing}
     with tempfile.TemporaryDirectory(prefix="secperf-user-") as tmp:
         b = U.build_user(srcs, fn, target, h, Path(tmp))
         params["library"] = b.library

@@ -58,6 +58,7 @@ def handshake_params(opts: MeasureOptions, defaults: dict[str, Any]) -> Handshak
     hp.n = opts.n or defaults.get("n", hp.n)
     hp.warmup = opts.warmup if opts.warmup is not None else defaults.get("warmup", hp.warmup)
     hp.timeout_ms = opts.timeout_ms or defaults.get("timeout_ms", hp.timeout_ms)
+    hp.seed = opts.seed
     return hp
 
 

@@ -94,9 +94,10 @@ class HandshakeParams:
     pki_root: Path | None = None
     workdir: Path | None = None
     target: Target | None = None  # the user's own server instead of one secperf starts
+    seed: int = 1                 # the emulated link's draws (delay, jitter, loss)
 
     def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"n": self.n, "warmup": self.warmup, "timeout_ms": self.timeout_ms}
+        out: dict[str, Any] = {"n": self.n, "warmup": self.warmup, "timeout_ms": self.timeout_ms, "seed": self.seed}
         if self.target is not None:
             out["target"] = self.target.labels()
         return out

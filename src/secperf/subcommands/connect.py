@@ -72,6 +72,5 @@ def options(args: argparse.Namespace) -> ConnectOptions:
                           oscore_requests=args.oscore_requests, measure=measure_options(args))
 
 def run(args: argparse.Namespace) -> Result:
-    from ..app import commands, option_scope
-    option_scope.check_connect_args(args)   # every option acts on a chosen protocol or is refused
+    from ..app import commands  # every option acts on a chosen protocol or is refused: cli (app/option_scope)
     return commands.connect(options(args), output(args))
