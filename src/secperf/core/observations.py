@@ -29,7 +29,22 @@ from collections.abc import Mapping
 from typing import Any, TypedDict
 
 from .result import as_result
-from .result_schema import Percentiles, Result, Series, Summary
+from .result_schema import (
+    ConnectDerived,
+    CortexmDerived,
+    CountedDerived,
+    CryptoDerived,
+    DeviceCryptoDerived,
+    DeviceDerived,
+    HandshakeDerived,
+    JwtDerived,
+    Percentiles,
+    Result,
+    Series,
+    ServerDerived,
+    Summary,
+    WhatifDerived,
+)
 
 
 class Observation(TypedDict):
@@ -144,38 +159,43 @@ def _measured(s: Series, r: _Rows) -> None:
     if kind in CPU:
         r.summary(CPU[kind], s.cpu_summary)
     d = s.derived
-    for k, unit in (("ops_per_s", "1/s"), ("bytes_per_s", "bytes/s"), ("ns_per_byte", "ns/byte")):
-        r.add(k, "value", d.get(k), unit)
-    if kind == "handshake":
-        for k in ("tcp_connect_p50_us", "wait_p50_us", "server_cpu_p50_us"):
-            r.add(k.removesuffix("_p50_us"), "p50", d.get(k), "us")
-    if kind == "connect":
-        for ph in d.get("phases_p50_us") or []:
+    if isinstance(d, CryptoDerived):
+        r.add("ops_per_s", "value", d.ops_per_s, "1/s")
+        r.add("bytes_per_s", "value", d.bytes_per_s, "bytes/s")
+        r.add("ns_per_byte", "value", d.ns_per_byte, "ns/byte")
+    if isinstance(d, HandshakeDerived):
+        r.add("tcp_connect", "p50", d.tcp_connect_p50_us, "us")
+        r.add("wait", "p50", d.wait_p50_us, "us")
+        r.add("server_cpu", "p50", d.server_cpu_p50_us, "us")
+    if isinstance(d, ConnectDerived):
+        for ph in d.phases_p50_us or []:
             if isinstance(ph, dict):
                 name = re.sub("[^a-z0-9]+", "_", str(ph.get("phase", "")).lower()).strip("_")
                 r.add("phase_" + name, "p50", ph.get("p50_us"), "us")
-        r.add("resumed", "value", d.get("resumed"), "count", counter=True)
-    if kind == "jwt":
-        for k in ("sign_p50_us", "request_p50_us"):
-            r.add(k.removesuffix("_p50_us"), "p50", d.get(k), "us")
+        r.add("resumed", "value", d.resumed, "count", counter=True)
+    if isinstance(d, JwtDerived):
+        r.add("sign", "p50", d.sign_p50_us, "us")
+        r.add("request", "p50", d.request_p50_us, "us")
     r.add("failures", "value", len(s.failures), "count", counter=True)
 
 
 def _server(s: Series, r: _Rows) -> None:
-    d = s.derived
-    r.add("handshakes_per_s", "value", d.get("handshakes_per_s"), "1/s")
-    r.add("started_per_s", "value", d.get("started_per_s"), "1/s")
-    r.add("handshakes", "value", d.get("handshakes"), "count", counter=True)
-    r.add("resumed", "value", d.get("resumed"), "count", counter=True)
-    r.add("failed", "value", d.get("failed"), "count", counter=True)
-    r.add("resumed_share", "value", d.get("resumed_share"), "ratio")
-    r.add("server_utilisation", "value", d.get("server_utilisation"), "ratio")
-    r.add("server_cpu_per_handshake", "value", d.get("server_cpu_us_per_handshake"), "us")
-    r.add("loadgen_cpu_per_handshake", "value", d.get("loadgen_cpu_us_per_handshake"), "us")
-    for metric, src in (("latency", d.get("latency_ms")), ("handshake_latency", d.get("handshake_ms"))):
-        for k, v in (src or {}).items():
-            r.add(metric, k.removesuffix("_ms"), v, "ms")
-    sp = d.get("split") or {}
+    d = s.derived_as(ServerDerived)
+    r.add("handshakes_per_s", "value", d.handshakes_per_s, "1/s")
+    r.add("started_per_s", "value", d.started_per_s, "1/s")
+    r.add("handshakes", "value", d.handshakes, "count", counter=True)
+    r.add("resumed", "value", d.resumed, "count", counter=True)
+    r.add("failed", "value", d.failed, "count", counter=True)
+    r.add("resumed_share", "value", d.resumed_share, "ratio")
+    r.add("server_utilisation", "value", d.server_utilisation, "ratio")
+    r.add("server_cpu_per_handshake", "value", d.server_cpu_us_per_handshake, "us")
+    r.add("loadgen_cpu_per_handshake", "value", d.loadgen_cpu_us_per_handshake, "us")
+    for metric, src in (("latency", d.latency_ms), ("handshake_latency", d.handshake_ms)):
+        if src is not None:
+            for k in ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms"):
+                if k in src.model_fields_set:
+                    r.add(metric, k.removesuffix("_ms"), getattr(src, k), "ms")
+    sp = d.split or {}
     for k in ("key_op_us", "rest_us"):
         r.add("server_cpu_" + k.removesuffix("_us"), "value", sp.get(k), "us")
     # per counting interval (the sample a comparison uses): CPU per handshake and the rate
@@ -209,23 +229,22 @@ def interval_rates(s: Series) -> list[float]:
 
 def _whatif(s: Series, r: _Rows) -> None:
     r.summary("connection_setup", s.summary)
-    d = s.derived
-    hs = d.get("handshake")
-    if isinstance(hs, (Percentiles, Mapping)):  # typed on load (WhatifDerived), a plain object in older code
-        r.summary("handshake", hs)
-    for k, v in (d.get("breakdown_mean_us") or {}).items():
+    d = s.derived_as(WhatifDerived)
+    if d.handshake is not None:
+        r.summary("handshake", d.handshake)
+    for k, v in (d.breakdown_mean_us or {}).items():
         r.add(f"breakdown_{k}", "mean", v, "us")
-    for k in ("bytes_up_mean", "bytes_down_mean"):
-        r.add(k.removesuffix("_mean"), "mean", d.get(k), "bytes")
-    for k in ("packets_up_mean", "packets_down_mean"):
-        r.add(k.removesuffix("_mean"), "mean", d.get(k), "count")
-    r.add("round_trips", "value", d.get("round_trips"), "count")
-    r.add("failed_share", "value", d.get("failed_share"), "ratio")
-    en = d.get("energy") or {}
+    r.add("bytes_up", "mean", d.bytes_up_mean, "bytes")
+    r.add("bytes_down", "mean", d.bytes_down_mean, "bytes")
+    r.add("packets_up", "mean", d.packets_up_mean, "count")
+    r.add("packets_down", "mean", d.packets_down_mean, "count")
+    r.add("round_trips", "value", d.round_trips, "count")
+    r.add("failed_share", "value", d.failed_share, "ratio")
+    en = d.energy or {}
     for k in ("total_mj", "radio_mj", "cpu_mj", "se_mj"):
         r.add("energy_" + k.removesuffix("_mj"), "mean", en.get(k), "mJ")
     # --baseline: what security adds to this row (secured − the same exchange without security)
-    sec = d.get("security_cost") or {}
+    sec = d.security_cost or {}
     for key, metric, st, unit in (
         ("time_p50_us", "security_adds_time", "p50", "us"),
         ("time_p95_us", "security_adds_time", "p95", "us"),
@@ -240,31 +259,38 @@ def _whatif(s: Series, r: _Rows) -> None:
 
 
 def _device(s: Series, r: _Rows) -> None:
-    d = s.derived
+    d = s.derived_as(CountedDerived)
     r.add("handshakes_counted", "value", len(s.samples), "count", counter=True)
-    for st in ("median", "min", "max"):
-        r.add("instructions", st, d.get(f"instructions_{st}"), "instructions")
-    r.add("instructions", "cold", d.get("instructions_cold"), "instructions")
-    r.add("app_instructions", "median", d.get("app_instructions_median"), "instructions")
-    t = d.get("time") or {}
-    r.add("cycles", "value", t.get("cycles"), "cycles")
-    r.add("cycles", "low", t.get("cycles_low"), "cycles")
-    r.add("cycles", "high", t.get("cycles_high"), "cycles")
-    r.add("handshake_time", "value", t.get("ms"), "ms")
-    r.add("handshake_time", "low", t.get("ms_low"), "ms")
-    r.add("handshake_time", "high", t.get("ms_high"), "ms")
-    r.add("stack", "max", d.get("stack_bytes_max"), "bytes")
-    fp = d.get("footprint") or {}
+    r.add("instructions", "median", d.instructions_median, "instructions")
+    r.add("instructions", "min", d.instructions_min, "instructions")
+    r.add("instructions", "max", d.instructions_max, "instructions")
+    r.add("instructions", "cold", d.instructions_cold if isinstance(d, DeviceCryptoDerived) else None, "instructions")
+    r.add(
+        "app_instructions",
+        "median",
+        d.app_instructions_median if isinstance(d, DeviceDerived) else None,
+        "instructions",
+    )
+    t = d.time
+    if t is not None:
+        r.add("cycles", "value", t.cycles, "cycles")
+        r.add("cycles", "low", t.cycles_low, "cycles")
+        r.add("cycles", "high", t.cycles_high, "cycles")
+        r.add("handshake_time", "value", t.ms, "ms")
+        r.add("handshake_time", "low", t.ms_low, "ms")
+        r.add("handshake_time", "high", t.ms_high, "ms")
+    r.add("stack", "max", d.stack_bytes_max, "bytes")
+    fp = d.footprint or {}
     for k in ("flash", "ram_static"):
         r.add(k, "value", fp.get(k), "bytes")
     r.add("failures", "value", len(s.failures), "count", counter=True)
 
 
 def _cortexm(s: Series, r: _Rows) -> None:
-    d = s.derived
-    r.add("instructions", "value", d.get("instructions"), "instructions")
-    r.add("instructions_per_byte", "value", d.get("instructions_per_byte"), "instructions")
-    r.add("stack", "max", d.get("stack_bytes"), "bytes")
+    d = s.derived_as(CortexmDerived)
+    r.add("instructions", "value", d.instructions, "instructions")
+    r.add("instructions_per_byte", "value", d.instructions_per_byte, "instructions")
+    r.add("stack", "max", d.stack_bytes, "bytes")
 
 
 def series_observations(s: Series) -> list[Observation]:

@@ -164,7 +164,7 @@ class DeviceTime(_Record):
     ms_high: FiniteFloat | None = None
 
 
-class _Counted(_Record):
+class CountedDerived(_Record):
     """What every counted device run has: instructions under QEMU, the stack's high-water mark, the
     earlier CPI estimate (derived_ms), the timing model's time and the code's footprint."""
 
@@ -177,7 +177,7 @@ class _Counted(_Record):
     footprint: dict[str, Any] | None = None
 
 
-class DeviceDerived(_Counted):
+class DeviceDerived(CountedDerived):
     """A device series' derived fields (measure/device.py, quic_device.py, edhoc_device.py): the
     application's share, the spread of the counts, the per-message rows and how far their sum is
     from the whole, the application's own parts and time, the protocol's message sizes."""
@@ -194,7 +194,7 @@ class DeviceDerived(_Counted):
     sizes: dict[str, Any] | None = None
 
 
-class DeviceCryptoDerived(_Counted):
+class DeviceCryptoDerived(CountedDerived):
     """One operation counted on a device (measure/device.py's crypto rows, device_user.py's user
     code): the cold first call, the guest's own check, the harness taken out, the entry's size."""
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.result_schema import Series
+from ..core.result_schema import HandshakeDerived, Series
 from .html_env import cell, figure_view, hcell
 from .plots import Plot
 from .units import fmt_time_us
-from .views.handshake import message_matrix, verifications
+from .views.handshake import breakdown, message_matrix, verifications
 from .views.series import cpu_p50_us, failure_reason
 
 
@@ -41,9 +41,9 @@ def table_view(series: Sequence[Series]) -> dict[str, Any]:
     ]
     rows: list[list[Any]] = []
     for s in series:
-        lab, sm, d = s.labels, s.summary, s.derived
+        lab, sm, d = s.labels, s.summary, s.derived_as(HandshakeDerived)
         nfail = len(s.failures)
-        neg = d.get("negotiated") or {}
+        neg = d.negotiated or {}
         checks = verifications(s)
         server = _name(s).split(" @ ", 1)[1]
         if sm is None:
@@ -59,11 +59,11 @@ def table_view(series: Sequence[Series]) -> dict[str, Any]:
                 fmt_time_us(sm.p90_us),
                 fmt_time_us(sm.p99_us),
                 fmt_time_us(cpu_p50_us(s)),
-                fmt_time_us(d.get("wait_p50_us")),
-                fmt_time_us(d.get("tcp_connect_p50_us")),
-                fmt_time_us(d.get("server_cpu_p50_us")),
-                fmt_time_us(d.get("app_write_p50_us")),
-                fmt_time_us(d.get("app_read_p50_us")),
+                fmt_time_us(d.wait_p50_us),
+                fmt_time_us(d.tcp_connect_p50_us),
+                fmt_time_us(d.server_cpu_p50_us),
+                fmt_time_us(d.app_write_p50_us),
+                fmt_time_us(d.app_read_p50_us),
                 cell(" ".join(str(v) for v in neg.values() if v), cls="l muted"),
                 cell("; ".join(checks), cls="l"),
             ]
@@ -111,9 +111,9 @@ def plots(series: Sequence[Series]) -> list[Plot]:
             )
         )
     stacked = [
-        (_name(s), [(m["message"], m["p50_cpu_us"]) for m in s.derived["breakdown"]["messages"]])
+        (_name(s), [(m["message"], m["p50_cpu_us"]) for m in bd["messages"]])
         for s in series
-        if s.derived.get("breakdown")
+        if (bd := breakdown(s))
     ]
     if stacked:
         out.append(

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..core.result import as_series
-from ..core.result_schema import Series
+from ..core.result_schema import JwtDerived, Series, SignerDerived
 from .html_env import cell, figure_view, frag, macro
 from .plots import Plot
 from .units import fmt_time_us
@@ -56,8 +56,9 @@ def s2_view(series: Sequence[Series]) -> dict[str, Any]:
     left = 5 if networked else 4
     rows: list[list[Any]] = []
     for s in series:
-        lab, sm, d = s.labels, s.summary, s.derived
-        pc = d.get("per_call")
+        lab, sm, d = s.labels, s.summary, s.derived_as(SignerDerived)
+        pc = d.per_call
+        jwt = d if isinstance(d, JwtDerived) else None
         net = [_network(s)] if networked else []
         if sm is None:
             rows.append(
@@ -68,8 +69,8 @@ def s2_view(series: Sequence[Series]) -> dict[str, Any]:
         cells += [
             0 if sm.over_threshold is None else sm.over_threshold,  # no threshold given: none over it
             f"{pc['token_calls_per_op']:.1f}" if pc else "–",
-            fmt_time_us(d.get("sign_p50_us")),
-            fmt_time_us(d.get("request_p50_us")),
+            fmt_time_us(jwt.sign_p50_us if jwt else None),
+            fmt_time_us(jwt.request_p50_us if jwt else None),
         ]
         rows.append(
             [
@@ -88,7 +89,7 @@ def per_call_view(series: Sequence[Series]) -> list[dict[str, Any]]:
     """Per signer: the PKCS#11 calls per operation from the shim's log, and the whole operation."""
     out = []
     for s in series:
-        pc = s.derived.get("per_call")
+        pc = s.derived_as(SignerDerived).per_call
         if not pc or not pc["calls"]:
             continue
         rows: list[list[Any]] = [
@@ -135,19 +136,19 @@ def lifetime_view(series: Sequence[Series], requests_per_hour: float = 3600.0) -
     from ..model.tokens import signatures_per_hour
 
     # signing does not depend on the network: one row per signer, from its loopback series when there is one
-    fresh: list[Series] = []
+    fresh: list[tuple[Series, float]] = []
     seen: set[tuple[Any, Any]] = set()
     for s in sorted(series, key=lambda s: _network(s) != "loopback"):
         key = (s.labels["profile"], s.labels["key_type"])
-        if s.labels["mode"] == "jwt_fresh" and s.derived.get("sign_p50_us") and key not in seen:
+        sign_us = s.derived.sign_p50_us if isinstance(s.derived, JwtDerived) else None
+        if s.labels["mode"] == "jwt_fresh" and sign_us and key not in seen:
             seen.add(key)
-            fresh.append(s)
+            fresh.append((s, sign_us))
     if not fresh:
         return None
     lifetimes = (1, 60, 300, 900, 3600, 86400)
     rows = []
-    for s in fresh:
-        sign_us = s.derived["sign_p50_us"]
+    for s, sign_us in fresh:
         cells = []
         for lt in lifetimes:
             n = signatures_per_hour(lt, requests_per_hour)

@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..core.result import as_result
-from ..core.result_schema import Result, Series
+from ..core.result_schema import CryptoDerived, HandshakeDerived, Result, Series, SignerDerived
 from .units import fmt_bytes_per_s, fmt_rate, fmt_time_us
 from .views.handshake import message_matrix, verifications
 
@@ -117,7 +117,7 @@ def crypto_tables(doc: Result | Mapping[str, Any]) -> list[Table]:
         t.add_column("n", justify="right")
         t.add_column("note")
         for s in series:
-            lab, sm, d = s.labels, s.summary, s.derived
+            lab, sm, d = s.labels, s.summary, s.derived_as(CryptoDerived)
             row = [lab["alg"], lab["op"]]
             if bulk:
                 row.append(str(lab["size_bytes"]))
@@ -125,9 +125,9 @@ def crypto_tables(doc: Result | Mapping[str, Any]) -> list[Table]:
             if sm is not None:
                 lo, hi = sm.median_ci95_us
                 half = (hi - lo) / 2 / sm.p50_us if sm.p50_us else 0.0
-                row += [fmt_time_us(sm.p50_us), f"±{half:.1%}", fmt_time_us(sm.p99_us), fmt_rate(d.get("ops_per_s"))]
+                row += [fmt_time_us(sm.p50_us), f"±{half:.1%}", fmt_time_us(sm.p99_us), fmt_rate(d.ops_per_s)]
                 if bulk:
-                    row += [fmt_bytes_per_s(d.get("bytes_per_s")), f"{d.get('ns_per_byte', 0):.2f}"]
+                    row += [fmt_bytes_per_s(d.bytes_per_s), f"{d.ns_per_byte or 0:.2f}"]
                 row.append(str(sm.n))
             else:
                 row += (
@@ -215,7 +215,7 @@ def handshake_tables(doc: Result | Mapping[str, Any]) -> list[Table]:
     for c, j in columns:
         t.add_column(c, justify=j)
     for s in series:
-        lab, sm, d = s.labels, s.summary, s.derived
+        lab, sm, d = s.labels, s.summary, s.derived_as(HandshakeDerived)
         checks = verifications(s)
         if s.failures:
             checks.append(f"[red]{len(s.failures)} failed: {s.failures[-1].reason}[/red]")
@@ -240,13 +240,13 @@ def handshake_tables(doc: Result | Mapping[str, Any]) -> list[Table]:
             fmt_time_us(sm.p50_us),
             fmt_time_us(sm.p90_us),
             fmt_time_us(_cpu_p50(s)),
-            fmt_time_us(d.get("wait_p50_us")),
-            fmt_time_us(d.get("server_cpu_p50_us")),
-            f"{fmt_time_us(d.get('app_write_p50_us'))} / {fmt_time_us(d.get('app_read_p50_us'))}",
+            fmt_time_us(d.wait_p50_us),
+            fmt_time_us(d.server_cpu_p50_us),
+            f"{fmt_time_us(d.app_write_p50_us)} / {fmt_time_us(d.app_read_p50_us)}",
             "; ".join(checks),
         )
     out = [t]
-    chosen = [s for s in series if s.labels.get("server") == "remote" and s.derived.get("negotiated")]
+    chosen = [s for s in series if s.labels.get("server") == "remote" and s.derived_as(HandshakeDerived).negotiated]
     if chosen:  # against the user's server a configuration is an offer: what did the server choose?
         n = Table(
             title="What the server chose (first connection of each row)", title_justify="left", header_style="bold"
@@ -254,7 +254,7 @@ def handshake_tables(doc: Result | Mapping[str, Any]) -> list[Table]:
         for c in ("configuration", "version", "suite", "group", "signature"):
             n.add_column(c, overflow="fold")
         for s in chosen:
-            neg = s.derived["negotiated"]
+            neg = s.derived_as(HandshakeDerived).negotiated or {}
             n.add_row(s.labels["label"], *(str(neg.get(k) or "–") for k in ("version", "cipher", "group", "signature")))
         out.append(n)
     cols, order, matrix = message_matrix(series)
@@ -298,7 +298,7 @@ def _signer_tables(series: Sequence[Series], title: str) -> list[Table]:
         t.add_column(c, justify="left" if c in left else "right")
     for s in series:
         lab, sm = s.labels, s.summary
-        pc = s.derived.get("per_call")
+        pc = s.derived_as(SignerDerived).per_call
         names = [lab["profile"], lab["key_type"], lab["mode"]] + ([_network(s)] if networked else [])
         if sm is None:
             t.add_row(*names, "0", f"[red]{s.failures[-1].reason if s.failures else s.status}[/red]")
@@ -312,7 +312,7 @@ def _signer_tables(series: Sequence[Series], title: str) -> list[Table]:
         )
     out = [t]
     for s in series:
-        pc = s.derived.get("per_call")
+        pc = s.derived_as(SignerDerived).per_call
         if not pc or not pc["calls"]:
             continue
         at = "" if _network(s) == "loopback" else f" @ {_network(s)}"
