@@ -39,13 +39,13 @@ class LinkCounts(_Record):
     runs: int | None = None
 
 
-class _Linked(_Record):
+class LinkedDerived(_Record):
     """A kind that may run over an emulated link: its counters (the netem view reads them)."""
 
     link: LinkCounts | None = None
 
 
-class HandshakeDerived(_Linked):
+class HandshakeDerived(LinkedDerived):
     """A handshake series' derived fields (measure/handshake.py, handshake_stack.py): the per-message
     breakdown and the sum-rule check, phase medians, what was negotiated, resumption and early-data
     counts, the first connection's flights, the server's CPU and its side of failed connections."""
@@ -63,7 +63,7 @@ class HandshakeDerived(_Linked):
     server_cpu_p50_us: Us | None = None
 
 
-class ConnectDerived(_Linked):
+class ConnectDerived(LinkedDerived):
     """A connect series' derived fields (measure/connect_series.py and the per-protocol modules: quic,
     dtls13, edhoc, vpn, californium, kept, connect_external): phase medians, what was negotiated,
     resumption, the secure element's calls, and each protocol's own medians (handshake, round trips,
@@ -128,7 +128,7 @@ class CryptoDerived(_Record):
     jmh_error_us: Num | None = None
 
 
-class SignerDerived(_Linked):
+class SignerDerived(LinkedDerived):
     """A signer series' secure-element calls per kind and their time (measure/signer.py)."""
 
     per_call: dict[str, Any] | None = None
@@ -162,6 +162,14 @@ class DeviceTime(_Record):
     ms: FiniteFloat | None = None
     ms_low: FiniteFloat | None = None
     ms_high: FiniteFloat | None = None
+    # what produced the figure (measure/device_timing.model_note) and where its cycles come from
+    model: str | None = None
+    clock_mhz: Num | None = None
+    rule: str | None = None
+    sources: dict[str, Any] | None = None
+    banded: dict[str, Any] | None = None
+    memory: dict[str, Any] | None = None
+    counters: dict[str, Any] | None = None
 
 
 class CountedDerived(_Record):

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..core.errors import InputError, ResultError
 from ..core.result import as_result, validate
-from ..core.result_schema import Derived, Result, Series
+from ..core.result_schema import ConnectDerived, CountedDerived, HandshakeDerived, Result, Series
 from ..inputs import netspec as NS
 from ..inputs.core_profiles import Core
 from .device_ops import set_device_op  # the user's own code replaces the library's op
@@ -273,14 +273,15 @@ def calibrate(doc: Result | Mapping[str, Any], base: CostTable | None = None, wh
                 "cert": lab.get("cert_type"),
                 "depth": lab.get("depth", 1),
             }
-            if s.derived.get("breakdown"):
-                t.breakdowns[key] = s.derived["breakdown"]["messages"]
+            bd = s.derived_as(HandshakeDerived).breakdown
+            if bd:
+                t.breakdowns[key] = bd["messages"]
             used += 1
         elif s.kind == "connect":
             sc = connect_row_scenario(lab)
             if not sc:
                 continue
-            phases = {p["phase"]: p["p50_us"] for p in s.derived.get("phases_p50_us", [])}
+            phases = {p["phase"]: p["p50_us"] for p in s.derived_as(ConnectDerived).phases_p50_us or []}
             client = phases.get("handshake: client CPU")
             if client is None:
                 continue
@@ -300,7 +301,7 @@ def calibrate(doc: Result | Mapping[str, Any], base: CostTable | None = None, wh
                 "depth": 1,
                 "client_key": lab.get("key_type", "ecdsa-p256"),
             }
-            calls = s.derived.get("se_calls") or {}
+            calls = s.derived_as(ConnectDerived).se_calls or {}
             if sc[2].startswith("se:") and calls.get("host_p50_ms") is not None:
                 t.se_host[sc[2]] = Figure(
                     calls["host_p50_ms"] * 1000.0,
@@ -389,18 +390,24 @@ def device_us(instructions: float, core: Core) -> tuple[float, str]:
     )
 
 
-def device_row_us(dv: Derived, core: Core) -> tuple[float, str]:
+def device_row_us(dv: CountedDerived, core: Core) -> tuple[float, str]:
     """µs of a device row: the timing model's cycles / clock when the row carries them (its point,
     with the band in the rule), else the instruction count at the middle of the old CPI range."""
-    t = dv.get("time")
-    if t and t.get("cycles"):
-        us = float(t["cycles"]) / core.clock_mhz
+    t, ins = dv.time, float(dv.instructions_median or 0)
+    if t is not None and t.cycles:
+        us = float(t.cycles) / core.clock_mhz
         return us, (
-            f"{t['cycles']:,.0f} cycles (timing model {t.get('model', '?')}, band {t['cycles_low']:,.0f}-"
-            f"{t['cycles_high']:,.0f}; {float(dv['instructions_median']):,.0f} instructions) / "
+            f"{t.cycles:,.0f} cycles (timing model {t.model or '?'}, band {t.cycles_low or 0:,.0f}-"
+            f"{t.cycles_high or 0:,.0f}; {ins:,.0f} instructions) / "
             f"{core.clock_mhz:g} MHz = {us:,.0f} µs"
         )
-    return device_us(float(dv["instructions_median"]), core)
+    return device_us(ins, core)
+
+
+def _counted(s: Series) -> CountedDerived | None:
+    """A device row's counts when it has some (a device or device-crypto series with its median)."""
+    d = s.derived
+    return d if isinstance(d, CountedDerived) and d.instructions_median else None
 
 
 def _row_stack(s: Series) -> str | None:
@@ -417,7 +424,7 @@ def device_stack(docs: Sequence[Result | Mapping[str, Any]], stack: str | None, 
         for d in map(as_result, docs)
         if d.kind == "device"
         for s in d.series
-        if s.status in ("ok", "partial") and s.derived.get("instructions_median") and _row_stack(s) not in ADDON_STACKS
+        if s.status in ("ok", "partial") and _counted(s) and _row_stack(s) not in ADDON_STACKS
     ]
     have = sorted({st for s in rows if (st := _row_stack(s))})
     if stack:
@@ -471,8 +478,9 @@ def from_device(
         )
     used = 0
     for s in doc.series:
-        lab, dv = s.labels, s.derived
-        if s.status not in ("ok", "partial") or not dv.get("instructions_median"):
+        lab = s.labels
+        dv = _counted(s)
+        if s.status not in ("ok", "partial") or dv is None:
             continue
         addon = lab.get("stack") in ADDON_STACKS
         if stack and _row_stack(s) not in (None, stack) and not addon:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..core.result import as_result
-from ..core.result_schema import Result, Series, WhatifDerived
+from ..core.result_schema import ConnectDerived, HandshakeDerived, Result, Series, WhatifDerived
 
 HELP = {
     "secperf_signing_success_ratio": "signatures that succeeded / signatures attempted",
@@ -97,7 +97,8 @@ def measured(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
             tot["auth_n"] += n
             tot["auth_to"] += timeouts
         if kind in ("connect", "handshake"):
-            reused = int(s.derived.get("resumed") or 0)
+            d = s.derived
+            reused = int(d.resumed or 0) if isinstance(d, (HandshakeDerived, ConnectDerived)) else 0
             rows.append(_row("secperf_session_reuse_ratio", reused / n, series=sid, kind=kind))
             tot["conn"] += n
             tot["reused"] += reused

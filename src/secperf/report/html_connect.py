@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.result_schema import Result
+from ..core.result_schema import ConnectDerived, Result
 from . import html_netem
 from .html_env import cell, figure_view, frag
 from .plots import Plot
@@ -118,8 +118,8 @@ def se_call_view(doc: Result) -> dict[str, Any] | None:
     """The secure element's PKCS#11 calls per connection, from the shim's log."""
     rows = []
     for s in doc.series:
-        per = s.derived.get("se_calls")
-        if s.kind != "connect" or not per or not per.get("calls"):
+        per = s.derived.se_calls if isinstance(s.derived, ConnectDerived) else None
+        if not per or not per.get("calls"):
             continue
         for c in per["calls"]:
             rows.append(

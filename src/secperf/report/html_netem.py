@@ -9,7 +9,7 @@ from typing import Any
 
 from ..core import stats
 from ..core.result import as_series
-from ..core.result_schema import Series
+from ..core.result_schema import LinkedDerived, Series
 from .html_env import figure_view, hcell, macro
 from .plots import Plot
 from .units import fmt_time_us
@@ -165,9 +165,10 @@ def table_view(series: Sequence[Series]) -> dict[str, Any] | None:
     ]
     rows = []
     for s in nets:
-        lab, d = s.labels, s.derived
+        lab = s.labels
         vals = _total_us(s)
-        link = d.get("link") or {}
+        counted = s.derived.link if isinstance(s.derived, LinkedDerived) else None
+        link: dict[str, Any] = counted.model_dump(exclude_unset=True) if counted is not None else {}
         drops = (
             "/".join(
                 str(sum(v for k, v in (link.get(x) or {}).items() if k.startswith("dropped_"))) for x in ("up", "down")

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any, TypedDict
 
 from ...core.result import as_result
-from ...core.result_schema import Result, Series, Timer
+from ...core.result_schema import ConnectDerived, Result, Series, SignerDerived, Timer
 
 
 class ConnectRow(TypedDict):
@@ -80,7 +80,7 @@ def connect_series(doc: Result | Mapping[str, Any]) -> list[Series]:
 def series_rows(doc: Result | Mapping[str, Any]) -> list[ConnectRow]:
     rows: list[ConnectRow] = []
     for s in connect_series(doc):
-        lb, sm, d = s.labels, s.summary, s.derived
+        lb, sm, d = s.labels, s.summary, s.derived_as(ConnectDerived)
         rows.append(
             {
                 "id": s.id,
@@ -95,12 +95,12 @@ def series_rows(doc: Result | Mapping[str, Any]) -> list[ConnectRow]:
                 "p90_us": sm.p90_us if sm else None,
                 "p99_us": sm.p99_us if sm else None,
                 "over_1s": sm.over_threshold if sm else None,
-                "resumed": d.get("resumed"),
-                "token_calls": (d.get("se_calls") or {}).get("token_calls_per_op"),
-                "startup_p50_us": d.get("startup_p50_us"),
-                "phases": d.get("phases_p50_us") or [],
+                "resumed": d.resumed,
+                "token_calls": (d.se_calls or {}).get("token_calls_per_op"),
+                "startup_p50_us": d.startup_p50_us,
+                "phases": d.phases_p50_us or [],
                 "failure": s.failures[-1].reason if s.failures else None,
-                "note": d.get("resumption_note"),
+                "note": d.resumption_note,
                 "timer": s.timer,
             }
         )
@@ -165,7 +165,7 @@ def summary(doc: Result | Mapping[str, Any], se_source: str | None = None) -> S2
                     continue
                 if not (sw or se or tok):
                     continue
-                per = se.derived.get("se_calls") if se is not None else None
+                per = se.derived_as(ConnectDerived).se_calls if se is not None else None
                 a, b = _p50(sw), _p50(se)
                 either = se or sw
                 rows.append(
@@ -181,7 +181,7 @@ def summary(doc: Result | Mapping[str, Any], se_source: str | None = None) -> S2
                         "difference_us": (b - a) if a is not None and b is not None else None,
                         "se_parts_us": se_categories(per) if per else None,
                         "se_calls_per_conn": per.get("token_calls_per_op") if per else None,
-                        "resumed": either.derived.get("resumed") if either is not None else None,
+                        "resumed": either.derived_as(ConnectDerived).resumed if either is not None else None,
                         "n": _n(either),
                     }
                 )
@@ -201,7 +201,7 @@ def summary(doc: Result | Mapping[str, Any], se_source: str | None = None) -> S2
             )
             if not (sw or se) or (ksess == "cold" and not se):
                 continue
-            per = se.derived.get("per_call") if se is not None else None
+            per = se.derived_as(SignerDerived).per_call if se is not None else None
             a, b = _p50(sw), _p50(se)
             rows.append(
                 {

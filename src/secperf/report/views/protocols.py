@@ -56,7 +56,7 @@ def comparison_rows(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
         if u is None:  # whatif_series keeps rows with a prediction
             continue
         b = d.breakdown_mean_us or {}
-        sec = s.derived.get("security_cost") or {}
+        sec = d.security_cost or {}
         adds = (sec.get("time_p50_us") or {}).get("adds")
         energy = d.energy or {}
         out.append(
