@@ -111,9 +111,7 @@ def plots(series: Sequence[Series]) -> list[Plot]:
             )
         )
     stacked = [
-        (_name(s), [(m["message"], m["p50_cpu_us"]) for m in bd["messages"]])
-        for s in series
-        if (bd := breakdown(s))
+        (_name(s), [(m["message"], m["p50_cpu_us"]) for m in bd["messages"]]) for s in series if (bd := breakdown(s))
     ]
     if stacked:
         out.append(
