@@ -43,8 +43,9 @@ def provenance_rows(doc: Result) -> list[tuple[str, str]]:
     return rows
 
 
-def plots(doc: Result) -> list[Plot]:
-    out = []
+def _closed_plots(doc: Result) -> list[Plot]:
+    """Closed loop: capacity and P95 against clients, the CPU split at saturation."""
+    out: list[Plot] = []
     groups = configs(doc)
     if groups:
         curves = [
@@ -93,6 +94,12 @@ def plots(doc: Result) -> list[Plot]:
                     {"unit": "µs"},
                 )
             )
+    return out
+
+
+def _open_plots(doc: Result) -> list[Plot]:
+    """Open loop: achieved rate and P95 against the offered load, each knee marked."""
+    out: list[Plot] = []
     og = configs(doc, "open")
     if og:
         ach, p95, knees_a, knees_p = [], [], [], []
@@ -128,6 +135,12 @@ def plots(doc: Result) -> list[Plot]:
                 {"x_label": "offered connections/s", "y_label": "P95 ms", "log_y": True},
             )
         )
+    return out
+
+
+def _fleet_plots(doc: Result) -> list[Plot]:
+    """The storm: a replay against nginx, the model's recovery and queue."""
+    out: list[Plot] = []
     fl = doc.analysis.get("fleet")
     if fl and fl.get("replays"):
         rp = [
@@ -183,6 +196,10 @@ def plots(doc: Result) -> list[Plot]:
             )
         )
     return out
+
+
+def plots(doc: Result) -> list[Plot]:
+    return _closed_plots(doc) + _open_plots(doc) + _fleet_plots(doc)
 
 
 def view(doc: Result) -> dict[str, Any] | None:
