@@ -17,7 +17,7 @@ from .views import device_tables as T
 def _phase_plot(phase: str, series: Sequence[Series]) -> Plot:
     varying = V.varying_labels(series)
     rows = [
-        (V.column_name(s, varying), [(V.message_label(m), float(m["instructions"])) for m in s.derived["messages"]])
+        (V.column_name(s, varying), [(V.message_label(m), float(m["instructions"])) for m in V.messages(s)])
         for s in series
     ]
     return Plot(

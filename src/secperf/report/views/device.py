@@ -8,10 +8,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...core.result import as_result
-from ...core.result_schema import DeviceTime, Result, Series
+from ...core.result_schema import CountedDerived, DeviceDerived, DeviceTime, Result, Series
 
-# the timing model's figures: typed on a device series (DeviceTime), a plain object on a primitive's
-Time = DeviceTime | Mapping[str, Any]
+Time = DeviceTime  # the timing model's figures of a counted run (a handshake or a primitive)
 
 MESSAGE_DIR_SUFFIX = {"sent": " (sent)", "received": ""}
 AMBIGUOUS = ("Certificate", "CertificateVerify", "Finished", "ChangeCipherSpec")
@@ -37,7 +36,12 @@ def varying_labels(series: Sequence[Series]) -> list[str]:
 
 
 def handshake_series(doc: Result | Mapping[str, Any]) -> list[Series]:
-    return [s for s in as_result(doc).series if s.kind == "device" and s.derived.get("messages")]
+    return [s for s in as_result(doc).series if isinstance(s.derived, DeviceDerived) and s.derived.messages]
+
+
+def messages(s: Series) -> list[dict[str, Any]]:
+    """A device handshake's per-message rows (median instructions per message)."""
+    return s.derived_as(DeviceDerived).messages or []
 
 
 def phases(doc: Result | Mapping[str, Any]) -> dict[str, list[Series]]:
@@ -49,7 +53,7 @@ def phases(doc: Result | Mapping[str, Any]) -> dict[str, list[Series]]:
 
 def matrix(series: Sequence[Series]) -> tuple[list[str], list[list[int | None]]]:
     """(message labels in first-seen order, median instructions per [message][series])."""
-    per: list[dict[str, int]] = [{message_label(m): m["instructions"] for m in s.derived["messages"]} for s in series]
+    per: list[dict[str, int]] = [{message_label(m): m["instructions"] for m in messages(s)} for s in series]
     order: list[str] = []
     for p in per:
         order += [m for m in p if m not in order]
@@ -67,19 +71,19 @@ def fmt_count(n: float | None) -> str:
 
 
 def ms_range(s: Series) -> str:
-    d = s.derived["derived_ms"]
-    return f"{_ms(d['ms_low'])}–{_ms(d['ms_high'])} ms"
+    d = s.derived_as(CountedDerived).derived_ms
+    return f"{_ms(d['ms_low'])}–{_ms(d['ms_high'])} ms" if d else "–"
 
 
 def time_band(t: Time | None) -> str:
     """'98.7 ms (97.6–104)': the timing model's point and band, or '–' without it."""
-    if not t:
+    if t is None or t.ms is None or t.ms_low is None or t.ms_high is None:
         return "–"
-    return f"{_ms(t['ms'])} ms ({_ms(t['ms_low'])}–{_ms(t['ms_high'])})"
+    return f"{_ms(t.ms)} ms ({_ms(t.ms_low)}–{_ms(t.ms_high)})"
 
 
 def cycles(t: Time | None) -> str:
-    return "–" if not t else fmt_count(t["cycles"])
+    return "–" if t is None or t.cycles is None else fmt_count(t.cycles)
 
 
 def build_label(s: Series) -> str:
@@ -101,10 +105,10 @@ def _ms(x: float) -> str:
 
 
 def checks(s: Series) -> list[str]:
-    d = s.derived
+    d = s.derived_as(DeviceDerived)
     out = [
-        f"parts sum to total within {d['parts_sum_max_error']:.2%}",
-        f"spread {d['spread']:.2%} over {len(s.samples)}",
+        f"parts sum to total within {d.parts_sum_max_error or 0:.2%}",
+        f"spread {d.spread or 0:.2%} over {len(s.samples)}",
     ]
     per = [n for x in s.samples for n in x.get("messages_per_record", [])]
     if per and any(per):
@@ -117,12 +121,13 @@ def checks(s: Series) -> list[str]:
 def profile_note(series: Sequence[Series]) -> str:
     if not series:
         return ""
-    t: Time | None = next((s.derived["time"] for s in series if s.derived.get("time")), None)
-    d: Mapping[str, Any] | None = next((s.derived["derived_ms"] for s in series if s.derived.get("derived_ms")), None)
-    if t:
-        banded = ", ".join(t.get("banded", {})) or "none"
+    counted = [s.derived_as(CountedDerived) for s in series]
+    t = next((c.time for c in counted if c.time is not None), None)
+    d = next((c.derived_ms for c in counted if c.derived_ms), None)
+    if t is not None:
+        banded = ", ".join(t.banded or {}) or "none"
         return (
-            f"time: cycles of the {t['model']} timing model / {t['clock_mhz']:g} MHz "
+            f"time: cycles of the {t.model} timing model / {t.clock_mhz or 0:g} MHz "
             f"({series[0].labels['device']}): instruction classes at the TRM's cycle costs, branches, "
             f"flash or cache stalls simulated; band: parameters at their low and high values ({banded}); "
             f"instructions are the exact count"
@@ -138,7 +143,7 @@ def profile_note(series: Sequence[Series]) -> str:
 
 def op_stack(s: Series) -> str:
     """The deepest stack a primitive's repetitions wrote (painted), or – when not measured."""
-    b = s.derived.get("stack_bytes_max")
+    b = s.derived_as(CountedDerived).stack_bytes_max
     return "–" if not b else (f"{b / 1024:.1f} KB" if b >= 1024 else f"{b} B")
 
 
@@ -148,7 +153,7 @@ def crypto_series(doc: Result | Mapping[str, Any]) -> list[Series]:
 
 def footprint(s: Series) -> str:
     """'248 KB flash, 31 KB RAM (library linked)' from the link map, or '–'."""
-    fp = s.derived.get("footprint")
+    fp = s.derived_as(CountedDerived).footprint
     if not fp:
         return "–"
     return f"{fp['flash'] / 1024:.0f} KB flash, {fp['ram_static'] / 1024:.0f} KB static RAM"
@@ -156,5 +161,5 @@ def footprint(s: Series) -> str:
 
 def stack(s: Series) -> str:
     """'9.8 KB' — the deepest stack any handshake of the row used (painted and scanned), or '–'."""
-    b = s.derived.get("stack_bytes_max")
+    b = s.derived_as(CountedDerived).stack_bytes_max
     return f"{b / 1024:.1f} KB" if b else "–"

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...core.result import as_result
-from ...core.result_schema import Result, Series
+from ...core.result_schema import DeviceCryptoDerived, DeviceDerived, Result, Series
 from . import device as V
 from .grid import FAILED, Grid
 
@@ -25,13 +25,14 @@ def handshake(phase: str, series: Sequence[Series]) -> Grid:
     order, mat = V.matrix(series)
     for msg, vals in zip(order, mat):
         g.add([msg, *(V.fmt_count(v) for v in vals)])
-    g.add(["handshake total", *(V.fmt_count(s.derived["instructions_median"]) for s in series)], strong=True)
-    g.add(["cycles (timing model)", *(V.cycles(s.derived.get("time")) for s in series)])
-    g.add(["time (band)", *(V.time_band(s.derived.get("time")) for s in series)], strong=True)
+    counted = [s.derived_as(DeviceDerived) for s in series]
+    g.add(["handshake total", *(V.fmt_count(d.instructions_median) for d in counted)], strong=True)
+    g.add(["cycles (timing model)", *(V.cycles(d.time) for d in counted)])
+    g.add(["time (band)", *(V.time_band(d.time) for d in counted)], strong=True)
     for name, value in (
         ("old CPI range (for comparison)", V.ms_range),
         ("build", V.build_label),
-        ("application data", lambda s: V.fmt_count(s.derived.get("app_instructions_median"))),
+        ("application data", lambda s: V.fmt_count(s.derived_as(DeviceDerived).app_instructions_median)),
         ("library footprint (linked)", V.footprint),
         ("handshake stack (worst, painted)", V.stack),
         ("checks", lambda s: "; ".join(V.checks(s))),
@@ -59,14 +60,14 @@ def crypto(series: Sequence[Series]) -> Grid | None:
         left=2 if one else 3,
     )
     for s in series:
-        d = s.derived
+        d = s.derived_as(DeviceCryptoDerived)
         dev = [] if one else [s.labels["device"]]
-        if not d or d.get("instructions_cold") is None:  # failed: at most its footprint was measured
+        if d.instructions_cold is None:  # failed: at most its footprint was measured
             g.add([*dev, V.build_id(s), s.labels["op"], FAILED])
             continue
         g.add([
-            *dev, V.build_id(s), s.labels["op"], V.fmt_count(d["instructions_cold"]),
-            V.fmt_count(d["instructions_median"]), V.cycles(d.get("time")), V.time_band(d.get("time")),
+            *dev, V.build_id(s), s.labels["op"], V.fmt_count(d.instructions_cold),
+            V.fmt_count(d.instructions_median), V.cycles(d.time), V.time_band(d.time),
             V.ms_range(s), V.op_stack(s),
         ])
     return g
