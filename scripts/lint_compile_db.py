@@ -119,10 +119,32 @@ def primitives() -> list[dict]:
 NOT_CHECKED = {
     "native/device/m0/sys.c, m0/mbedtls_port.c": "the Cortex-M0+ system layer for newlib (arm-none-eabi's "
                                                   "headers and inline assembly; no host equivalent)",
-    "native/device/user/harness.c, user/limit.c": "built by measure/device_user.py's own commands (the harness "
-                                                   "around the user's code, with flags from their harness file)",
-    "native/device/pq/fips202_check.c": "a known-answer helper a test builds by hand, not a build rule",
 }
+
+
+def by_hand() -> list[dict]:
+    """The sources built by commands in the code rather than a Makefile rule, with those commands'
+    flags on the host: the user-code harness and the instruction limiter (measure/device_user.py) and
+    the FIPS 202 known-answer check (tests/test_device_timing.py, against PQClean's fips202.h)."""
+    user = DEVICE / "user"
+    inc = device_sources.qemu_plugin_include(fetch=False)
+    plugin_hdr = ["-DSECPERF_QEMU_PLUGIN_HEADER", f"-I{inc}"] if inc else [f"-I{ROOT / 'native' / 'mac' / 'cortexm'}"]
+    found = [
+        {"directory": str(ROOT), "file": str(user / "harness.c"),
+         "arguments": ["gcc", "-O2", "-std=gnu11", "-D_GNU_SOURCE", f"-I{DEVICE}", "-c", str(user / "harness.c")]},
+        {"directory": str(ROOT), "file": str(user / "limit.c"),
+         "arguments": ["gcc", "-O2", "-Wall", "-Wextra", "-fPIC", "-fvisibility=hidden", *plugin_hdr, "-c",
+                       str(user / "limit.c")]},
+    ]
+    try:
+        pq = device_sources.locate("pqclean", fetch=False)
+    except DeviceSetupError as exc:
+        _skip("native/device/pq/fips202_check.c", str(exc))
+        return found
+    check = DEVICE / "pq" / "fips202_check.c"
+    found.append({"directory": str(ROOT), "file": str(check),
+                  "arguments": ["gcc", "-O2", f"-I{Path(pq) / 'common'}", "-c", str(check)]})
+    return found
 
 
 def edhoc(build: Path) -> list[dict]:
@@ -187,7 +209,7 @@ def main(argv: list[str]) -> int:
     before = len(seen)
     for what, why in NOT_CHECKED.items():
         _skip(what, why)
-    for part in (device, primitives, lambda: edhoc(build), quic, dtls_pair):
+    for part in (device, primitives, by_hand, lambda: edhoc(build), quic, dtls_pair):
         for e in part():
             if e["file"] not in seen:   # the first rule naming a file gives its flags
                 seen.add(e["file"])

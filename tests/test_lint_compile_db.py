@@ -54,3 +54,17 @@ def test_sources_without_their_headers_are_skipped_with_a_reason(tmp_path):
     files = {e["file"] for e in db}
     assert str(ROOT / "native" / "device" / "quic" / "client.c") not in files
     assert str(ROOT / "native" / "dtls13" / "dtls_pair.c") not in files
+
+
+def test_sources_built_by_commands_in_the_code_get_those_commands_flags(tmp_path):
+    """The user-code harness and the instruction limiter are compiled by measure/device_user.py, not a
+    Makefile: their entries carry that code's flags; the FIPS 202 check needs PQClean and says so."""
+    p, db = _run(tmp_path, tmp_path / "home")
+    assert p.returncode == 0, p.stderr
+    by_file = {Path(e["file"]).relative_to(ROOT).as_posix(): e["arguments"] for e in db}
+    harness = by_file["native/device/user/harness.c"]
+    assert "-std=gnu11" in harness and "-D_GNU_SOURCE" in harness and f"-I{ROOT / 'native' / 'device'}" in harness
+    assert {"-fPIC", "-fvisibility=hidden"} <= set(by_file["native/device/user/limit.c"])
+    skipped = [line for line in p.stdout.splitlines() if line.startswith("lint-c: skipped ")]
+    assert "native/device/pq/fips202_check.c" not in by_file   # PQClean's headers are not in an empty home
+    assert any("native/device/pq/fips202_check.c" in s for s in skipped), p.stdout

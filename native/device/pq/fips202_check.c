@@ -33,7 +33,7 @@ int main(void)
         shake128_absorb(&c, in, n);
         shake128_squeezeblocks(out, 2, &c);
         shake128_ctx_release(&c);
-        hex("shake128_blocks", n, out, 2 * SHAKE128_RATE);
+        hex("shake128_blocks", n, out, (size_t)2 * SHAKE128_RATE);
         shake256(out, 150, in, n);
         hex("shake256", n, out, 150);
         shake256incctx s;

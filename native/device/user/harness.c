@@ -17,6 +17,7 @@
  * works in place sees the same input each time), output buffers zeroed and the stack painted.
  * Every argument is passed as a 32-bit word (AAPCS: r0-r3, then the stack): pointers, int,
  * unsigned, size_t; up to 8. One JSON line per call on stdout as it returns, and a summary line. */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +50,9 @@ static int n_args;
 
 static void fail(const char *what, const char *detail)
 {
-    printf("{\"user\":\"harness\",\"ok\":0,\"error\":\"%s%s\"}\n", what, detail ? detail : "");
+    /* the detail up to a line end or a quote: the line stays one JSON object */
+    const char *d = detail ? detail : "";
+    printf("{\"user\":\"harness\",\"ok\":0,\"error\":\"%s%.*s\"}\n", what, (int)strcspn(d, "\n\"\\"), d);
     fflush(stdout);
     exit(3);
 }
@@ -93,6 +96,41 @@ static void print_hex(const uint8_t *p, uint32_t n)
         printf("%02x", (unsigned)p[i]);
 }
 
+/* "KEY N" on a plan line (the plan is secperf's own file): 1 with *v, 0 when the line is not KEY. A
+ * number that is not whole and in range ends the run naming it. */
+static int plan_number_at(const char *text, unsigned long *v)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long n = strtoul(text, &end, 10);
+    if (end == text || errno != 0 || (*end != '\0' && *end != '\n') || text[0] == '-')
+        fail("a malformed number in the plan: ", text);
+    *v = n;
+    return 1;
+}
+
+static int plan_number(const char *line, const char *key, unsigned long *v)
+{
+    size_t k = strlen(key);
+    if (strncmp(line, key, k) != 0 || line[k] != ' ')
+        return 0;
+    return plan_number_at(line + k + 1, v);
+}
+
+/* "arg KIND N": the kind into word (at most len - 1 characters) and N. */
+static int plan_arg(const char *line, char *word, size_t len, unsigned long *v)
+{
+    if (strncmp(line, "arg ", 4) != 0)
+        return 0;
+    const char *kind = line + 4;
+    const char *sp = strchr(kind, ' ');
+    if (sp == NULL || sp == kind || (size_t)(sp - kind) >= len)
+        fail("a malformed argument line in the plan: ", line);
+    memcpy(word, kind, (size_t)(sp - kind));
+    word[sp - kind] = '\0';
+    return plan_number_at(sp + 1, v);
+}
+
 int main(int argc, char **argv)
 {
     const char *plan = NULL, *data = NULL;
@@ -114,13 +152,13 @@ int main(int argc, char **argv)
     char line[256], word[16];
     while (fgets(line, sizeof line, pf) != NULL) {
         unsigned long v;
-        if (sscanf(line, "calls %lu", &v) == 1)
+        if (plan_number(line, "calls", &v))
             calls = v;
-        else if (sscanf(line, "warmup %lu", &v) == 1)
+        else if (plan_number(line, "warmup", &v))
             warmup = v;
-        else if (sscanf(line, "empty %lu", &v) == 1)
+        else if (plan_number(line, "empty", &v))
             empty = v;
-        else if (sscanf(line, "arg %15s %lu", word, &v) == 2) {
+        else if (plan_arg(line, word, sizeof word, &v)) {
             if (n_args == MAX_ARGS)
                 fail("more than 8 arguments", NULL);
             struct arg *a = &args[n_args++];
