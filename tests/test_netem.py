@@ -624,7 +624,7 @@ def _round_trips_over_50ms(tmp_path, margin_ms):
 
 
 def test_lossy_links_get_time_for_retransmission_back_off():
-    from secperf.measure.handshake import LOSS_BACKOFF_MS, link_timeout_ms
+    from secperf.measure.link_counts import LOSS_BACKOFF_MS, link_timeout_ms
     clean, lossy = NS.parse("delay=20ms"), NS.parse("delay=20ms,loss=1%")
     assert link_timeout_ms(5000, clean) == 5000 + 10 * 40
     assert link_timeout_ms(5000, lossy) == 5000 + 10 * 40 + LOSS_BACKOFF_MS

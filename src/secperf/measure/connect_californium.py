@@ -20,7 +20,7 @@ from .connect_config import CF_WARMUP, ConnectConfig, ConnectParams
 from .connect_keys import KeyMaterial
 from .connect_series import new_series, phase_medians, record_run, se_breakdown
 from .connect_servers import dial_for, finish_series, port_of, start_server
-from .handshake import link_counters
+from .link_counts import link_counters
 from .probe import find_shim
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from .connect_https import curl_run
 from .connect_mqtt import mosquitto_pub_run, paho_run
 from .connect_series import derive_series, new_series
 from .connect_servers import dial_for, finish_series, port_of, start_server
-from .handshake import link_counters
+from .link_counts import link_counters
 
 if TYPE_CHECKING:
     from ..lab.netns import Link

@@ -14,7 +14,8 @@ from .connect_config import CF_WARMUP, COAP_PSK, COAP_PSK_IDENTITY, USABLE, Conn
 from .connect_keys import KeyMaterial
 from .connect_series import derive_series, new_series, probe_phases
 from .connect_servers import Dial, dial_for, finish_series, port_of, start_server
-from .handshake import link_counters, record_client_run, run_client
+from .handshake import record_client_run, run_client
+from .link_counts import link_counters
 
 if TYPE_CHECKING:
     from ..lab.netns import Link

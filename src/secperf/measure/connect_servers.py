@@ -19,7 +19,7 @@ from ..lab.token import openssl_seclevel_conf
 from .connect_config import COAP_PSK, OVER_US, ConnectConfig, ConnectError, ConnectParams
 from .connect_keys import KeyMaterial
 from .connect_series import slug
-from .handshake import link_timeout_ms
+from .link_counts import link_timeout_ms
 
 if TYPE_CHECKING:
     from ..lab.netns import Link
@@ -49,7 +49,7 @@ class Dial:
     """Where a configuration's client runs and what it dials. Over loopback (no link, or a loopback
     one): here, 127.0.0.1, the configured timeout. Over an emulated link: inside the link's device
     namespace (`prefix` in front of the client's argv), the server's address in the server
-    namespace, and a timeout grown by ten of the link's round trips (handshake.link_timeout_ms), so
+    namespace, and a timeout grown by ten of the link's round trips (link_counts.link_timeout_ms), so
     a slow link is not a failure."""
     host: str = LOOPBACK
     prefix: tuple[str, ...] = ()

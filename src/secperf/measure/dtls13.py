@@ -230,7 +230,7 @@ def measure(cfg: Dtls13Config, n: int, warmup: int, pki: LabPKI, link: Link | No
             exe: Path | None = None, doc: Result | None = None) -> Series:
     validate(cfg)
     from ..lab import registry
-    from .handshake import link_counters
+    from .link_counts import link_counters
     labels = {**asdict(cfg), "protocol": cfg.protocol, "client": "wolfssl", "server": "wolfssl", "label": cfg.label,
               "tls": cfg.version, "key_source": "software", "group": "x25519", "cipher": "aes-128-gcm",
               "cookie": "HelloRetryRequest" if cfg.version == "1.3" else "HelloVerifyRequest",
@@ -335,7 +335,7 @@ def run(configs: list[Dtls13Config], n: int, warmup: int, timeout_ms: int, seed:
         run: Run | None = None, progress: Progress | None = None) -> Result:
     from ..lab.netns import LinkPerNetwork
     from ..lab.pki import LabPKI
-    from .handshake import link_timeout_ms
+    from .link_counts import link_timeout_ms
     pki = LabPKI().ensure()
     try:
         exe = ensure_tool()

@@ -301,7 +301,7 @@ def run(configs: list[EdhocConfig], n: int, warmup: int, timeout_ms: int, seed: 
     """Every configuration in turn over its network (one emulated link per network); series into doc."""
     from ..core.paths import secperf_home
     from ..lab.netns import LinkPerNetwork
-    from .handshake import link_timeout_ms
+    from .link_counts import link_timeout_ms
     keys = make_keys(secperf_home() / "lab" / "edhoc-keys")
     try:
         with LinkPerNetwork(seed) as links:

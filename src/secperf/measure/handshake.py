@@ -15,22 +15,21 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core import host, stats
 from ..core import result as R
-from ..core.errors import InputError
 from ..core.jsonlines import parse_lines
-from ..core.result_schema import Derived, Result, Series
+from ..core.result_schema import Result, Series
 from ..inputs import netspec as NS
 from ..lab import registry
 from ..lab.pki import LabPKI
 from ..lab.services import Nginx, ProbeServer, ServiceError, SServer
 from . import Progress
+from .handshake_config import EXPERIMENTS, V12, V13, HandshakeConfig, HandshakeError, experiment, for_any_certificate
+from .link_counts import link_counters, link_timeout_ms
 from .probe import find_probe
 
 if TYPE_CHECKING:
@@ -38,6 +37,36 @@ if TYPE_CHECKING:
     from ..lab.netns import Link
     from ..lab.services import Service
     from .target import Target
+
+# the configurations' and the link's names (measure/handshake_config.py, link_counts.py) stay importable
+# from here, as callers import them
+__all__ = [
+    "EXPERIMENTS",
+    "PROBE_SERVER_TIMEOUT_MS",
+    "PSK_HEX",
+    "PSK_IDENTITY",
+    "REMOTE",
+    "SERVERS",
+    "SUM_RULE_TOLERANCE",
+    "TIMER",
+    "V12",
+    "V13",
+    "HandshakeConfig",
+    "HandshakeError",
+    "HandshakeParams",
+    "breakdown",
+    "client_args",
+    "experiment",
+    "for_any_certificate",
+    "link_counters",
+    "link_timeout_ms",
+    "measure_config",
+    "message_key",
+    "record_client_run",
+    "run_client",
+    "run_handshakes",
+    "server_for",
+]
 
 TIMER = {
     "name": "handshake",
@@ -53,39 +82,6 @@ SERVERS = ("probe", "s_server", "nginx")
 REMOTE = "remote"  # the user's own server (--connect HOST:PORT)
 
 
-class HandshakeError(InputError):
-    pass
-
-
-@dataclass(frozen=True)
-class HandshakeConfig:
-    """One thing to measure: a client/server configuration. `label` names it in tables."""
-    label: str
-    tls: str = "1.3"
-    proto: str = "tls"
-    ciphersuites: str | None = "TLS_AES_128_GCM_SHA256"
-    ciphers: str | None = None            # TLS 1.2 cipher list
-    groups: str | None = "x25519"
-    sigalgs: str | None = None
-    cert_type: str = "rsa-2048"
-    depth: int = 1
-    mode: str = "full"                    # full | resume-ticket | resume-id | psk | psk-dhe | 0rtt
-    mtls: bool = False
-    client_key_type: str = "ecdsa-p256"
-    server: str = "probe"
-    dtls_cookie: bool = True
-    mtu: int | None = None
-    request_bytes: int = 40
-    response_bytes: int = 846
-    early_data_bytes: int = 40
-    network: str = "loopback"             # a --network value: profile name or spec (lab/netns.Link)
-
-    @property
-    def series_id(self) -> str:
-        base = f"handshake/{self.server}/{self.label}"
-        return base if self.network in NS.LOOPBACK_NAMES else f"{base} @ {self.network}"
-
-
 @dataclass
 class HandshakeParams:
     n: int = 50
@@ -94,7 +90,7 @@ class HandshakeParams:
     pki_root: Path | None = None
     workdir: Path | None = None
     target: Target | None = None  # the user's own server instead of one secperf starts
-    seed: int = 1                 # the emulated link's draws (delay, jitter, loss)
+    seed: int = 1  # the emulated link's draws (delay, jitter, loss)
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"n": self.n, "warmup": self.warmup, "timeout_ms": self.timeout_ms, "seed": self.seed}
@@ -103,83 +99,8 @@ class HandshakeParams:
         return out
 
 
-# --- the experiments ----------------------------------------------------------------------------
-
-V13 = HandshakeConfig("tls1.3 aes128gcm x25519 rsa2048")
-V12 = HandshakeConfig("tls1.2 ecdhe-rsa-aes128gcm x25519 rsa2048", tls="1.2", ciphersuites=None,
-                      ciphers="ECDHE-RSA-AES128-GCM-SHA256")
-
-
-def experiment(name: str) -> list[HandshakeConfig]:
-    """The configurations of a named experiment (S1's and beyond)."""
-    chacha = "TLS_CHACHA20_POLY1305_SHA256"
-    if name == "versions":
-        return [V13, V12]
-    if name == "suites":
-        return [V13, replace(V13, label="tls1.3 chacha20 x25519 rsa2048", ciphersuites=chacha)]
-    if name == "groups":
-        return [replace(V13, label=f"tls1.3 aes128gcm {g.lower()} rsa2048", groups=g)
-                for g in ("x25519", "P-256", "P-384", "x448", "ffdhe2048")]
-    if name == "breakdown":
-        return [replace(V13, label=f"tls1.3 {s} {g.lower()}", ciphersuites=cs, groups=g)
-                for s, cs in (("aes128gcm", "TLS_AES_128_GCM_SHA256"), ("chacha20", chacha))
-                for g in ("x25519", "P-256")]
-    if name == "appdata":
-        return [replace(V13, label=f"tls1.3 {s} response {size}", ciphersuites=cs, response_bytes=size)
-                for s, cs in (("aes128gcm", "TLS_AES_128_GCM_SHA256"), ("chacha20", chacha))
-                for size in (846, 4096, 16000)]
-    if name == "resumption":
-        return [V13, replace(V13, label="tls1.3 resume ticket", mode="resume-ticket"),
-                V12, replace(V12, label="tls1.2 resume ticket", mode="resume-ticket"),
-                replace(V12, label="tls1.2 resume session-id", mode="resume-id")]
-    if name == "psk":
-        return [V13, replace(V13, label="tls1.3 psk_ke (no ECDHE)", mode="psk"),
-                replace(V13, label="tls1.3 psk_dhe_ke", mode="psk-dhe"),
-                replace(V12, label="tls1.2 psk-aes128-gcm", mode="psk", ciphers="PSK-AES128-GCM-SHA256")]
-    if name == "0rtt":
-        return [replace(V13, label="tls1.3 resume ticket", mode="resume-ticket"),
-                replace(V13, label="tls1.3 0-rtt early data", mode="0rtt")]
-    if name == "certs":
-        return ([replace(V13, label=f"tls1.3 cert {t}", cert_type=t)
-                 for t in ("rsa-2048", "rsa-3072", "rsa-4096", "ecdsa-p256", "ecdsa-p384", "ed25519")]
-                + [replace(V13, label=f"tls1.3 cert rsa-2048 chain depth {d}", depth=d) for d in (2, 3)])
-    if name == "mtls":
-        return [V13, replace(V13, label="tls1.3 mutual tls (client ecdsa-p256)", mtls=True),
-                V12, replace(V12, label="tls1.2 mutual tls (client ecdsa-p256)", mtls=True)]
-    if name == "dtls":
-        d = replace(V12, label="dtls1.2 ecdhe-rsa-aes128gcm cookie", proto="dtls")
-        return [d, replace(d, label="dtls1.2 ecdhe-rsa-aes128gcm no cookie", dtls_cookie=False), V12]
-    raise HandshakeError(f"unknown experiment {name!r}; known: {', '.join(EXPERIMENTS)}")
-
-
-def for_any_certificate(cfg: HandshakeConfig) -> HandshakeConfig:
-    """The configuration as offered to a server secperf did not set up (`--connect`): its
-    certificate may be RSA or ECDSA and its groups are its own, so every TLS 1.2 ECDHE suite is
-    offered with both signature kinds (ECDHE-ECDSA-X beside ECDHE-RSA-X) and the group list goes on
-    past the configured first one (x25519, then P-256 and P-384). The label then names the offer
-    without a certificate type; what the server chose is recorded per row (derived.negotiated)."""
-    ciphers = cfg.ciphers
-    if ciphers:
-        out: list[str] = []
-        for c in ciphers.split(":"):
-            for kind in ("ECDSA", "RSA"):
-                alt = c.replace("ECDHE-RSA-", f"ECDHE-{kind}-").replace("ECDHE-ECDSA-", f"ECDHE-{kind}-")
-                if alt not in out:
-                    out.append(alt)
-        ciphers = ":".join(out)
-    groups = cfg.groups
-    if groups and cfg.mode != "psk":
-        names = groups.split(":")
-        groups = ":".join(names + [g for g in ("P-256", "P-384") if g not in names])
-    label = cfg.label.replace("ecdhe-rsa-", "ecdhe-").replace(f" {cfg.cert_type.replace('-', '')}", "")
-    return replace(cfg, ciphers=ciphers, groups=groups, label=label)
-
-
-EXPERIMENTS = ("versions", "suites", "groups", "breakdown", "appdata", "resumption", "psk", "0rtt",
-               "certs", "mtls", "dtls")
-
-
 # --- running one configuration ------------------------------------------------------------------
+
 
 def _tls_args(cfg: HandshakeConfig) -> list[str]:
     a = ["--proto", cfg.proto, "--tls", cfg.tls]
@@ -205,30 +126,37 @@ def _psk_args(cfg: HandshakeConfig) -> list[str]:
     if cfg.mode not in ("psk", "psk-dhe"):
         return []
     from ..lab.psk_session import hex_file
+
     return ["--psk-identity", PSK_IDENTITY, "--psk-file", str(hex_file("handshake", bytes.fromhex(PSK_HEX)))]
 
 
 PROBE_SERVER_TIMEOUT_MS = 10000  # the probe server's own per-stage default (hs_args.c)
 
 
-def server_for(cfg: HandshakeConfig, pki: LabPKI, workdir: Path | None, link: Link | None = None,
-               target: Target | None = None) -> Service:
+def server_for(
+    cfg: HandshakeConfig, pki: LabPKI, workdir: Path | None, link: Link | None = None, target: Target | None = None
+) -> Service:
     """The server of a configuration; with a non-loopback `link` it runs in the server namespace,
     and the probe server's stages wait as much longer as the client's (link_timeout_ms), so a
     handshake slowed by the link's retransmissions is not cut off on the server side. With a
     `target` (the user's own server) nothing is started."""
     if target is not None:
         from ..lab.services import RemoteServer
+
         return RemoteServer(target.addr, target.port, cfg.proto, workdir)
     emul = link if link is not None and not link.loopback else None
     srv = _server_for(cfg, pki, workdir, emul.spec if emul else None)
     if emul:
-        srv.place(emul.srv_prefix(), emul.server_addr, lambda kind=socket.SOCK_STREAM: emul.socket("srv", type=kind), user=emul.server_user)
+        srv.place(
+            emul.srv_prefix(),
+            emul.server_addr,
+            lambda kind=socket.SOCK_STREAM: emul.socket("srv", type=kind),
+            user=emul.server_user,
+        )
     return srv
 
 
-def _server_for(cfg: HandshakeConfig, pki: LabPKI, workdir: Path | None, spec: NS.NetSpec | None = None
-                ) -> Service:
+def _server_for(cfg: HandshakeConfig, pki: LabPKI, workdir: Path | None, spec: NS.NetSpec | None = None) -> Service:
     certs = pki.server(cfg.cert_type, cfg.depth)
     client_ca = pki.client(cfg.client_key_type).ca if cfg.mtls else None
     if cfg.server == "probe":
@@ -259,19 +187,36 @@ def _server_for(cfg: HandshakeConfig, pki: LabPKI, workdir: Path | None, spec: N
     raise HandshakeError(f"unknown server {cfg.server!r}; known: {', '.join(SERVERS)}")
 
 
-def client_args(cfg: HandshakeConfig, port: int, p: HandshakeParams, pki: LabPKI, host: str = "127.0.0.1",
-                timeout_ms: int | None = None) -> list[str]:
+def client_args(
+    cfg: HandshakeConfig,
+    port: int,
+    p: HandshakeParams,
+    pki: LabPKI,
+    host: str = "127.0.0.1",
+    timeout_ms: int | None = None,
+) -> list[str]:
     if p.target is not None:  # the user's server: its address, CA, name and the user's client certificate
         a = p.target.probe_args()
     else:
         certs = pki.server(cfg.cert_type, cfg.depth)
         a = ["--host", host, "--port", str(port), "--ca", str(certs.ca), "--servername", "localhost"]
     from .target import request_bytes
+
     host_header = p.target.sni if p.target is not None else "localhost"
-    a += ["--mode", cfg.mode, "--n", str(p.n), "--warmup", str(p.warmup),
-         "--timeout-ms", str(timeout_ms or p.timeout_ms),
-         "--request-bytes", str(request_bytes(cfg.request_bytes, host_header)),
-         "--response-bytes", str(cfg.response_bytes)]
+    a += [
+        "--mode",
+        cfg.mode,
+        "--n",
+        str(p.n),
+        "--warmup",
+        str(p.warmup),
+        "--timeout-ms",
+        str(timeout_ms or p.timeout_ms),
+        "--request-bytes",
+        str(request_bytes(cfg.request_bytes, host_header)),
+        "--response-bytes",
+        str(cfg.response_bytes),
+    ]
     a += _tls_args(cfg) + _psk_args(cfg)
     if cfg.mode == "0rtt":
         a += ["--early-data-bytes", str(request_bytes(cfg.early_data_bytes, host_header))]
@@ -286,13 +231,20 @@ def client_args(cfg: HandshakeConfig, port: int, p: HandshakeParams, pki: LabPKI
     return a
 
 
-def run_client(args: list[str], timeout_s: float, prefix: list[str] | None = None, env: dict[str, str] | None = None
-               ) -> tuple[dict[str, Any] | None, list[dict[str, Any]], str | None]:
+def run_client(
+    args: list[str], timeout_s: float, prefix: list[str] | None = None, env: dict[str, str] | None = None
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]], str | None]:
     """Run `secperf-probe client` (under `prefix`, e.g. in the device namespace; with `env`, e.g. a
     token behind the shim); returns (meta, connection lines, error)."""
     try:
-        proc = registry.run([*(prefix or []), str(find_probe()), "client", *args], "probe client",
-                            capture_output=True, text=True, timeout=timeout_s, env=env)
+        proc = registry.run(
+            [*(prefix or []), str(find_probe()), "client", *args],
+            "probe client",
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            env=env,
+        )
     except subprocess.TimeoutExpired:
         return None, [], f"probe client did not finish within {timeout_s:.0f} s"
     meta: dict[str, Any] | None = None
@@ -365,30 +317,9 @@ def _slug(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in text)[:80]
 
 
-# Three retransmission timeouts in a row, 1 + 2 + 4 s: DTLS resends a lost flight after OpenSSL's
-# 1 s timer, doubled each time; TCP resends a lost SYN after 1 s, doubled (RFC 6298). Over a lossy
-# link a handshake that lost the same flight three times is a slow handshake, and its time belongs
-# in the tail of the distribution, not among the failures. Decision: the wait is added whenever the
-# link loses packets, so that with 5% loss a DTLS handshake that took 5.4 s (two of eight did) is
-# measured, not recorded as timed out; a flight lost four times in a row still fails, with its reason.
-LOSS_BACKOFF_MS = 7000
-
-
-def link_timeout_ms(timeout_ms: int, spec: NS.NetSpec | None) -> int:
-    """Per-stage timeout over an emulated link: the configured one plus ten configured round trips
-    (and the serialisation of 16 kB at the slower rate), so a slow link is not a failure; over a
-    lossy link also three retransmission timeouts (LOSS_BACKOFF_MS)."""
-    if spec is None or spec.loopback:
-        return timeout_ms
-    rates = [r for r in (spec.up.rate_bps, spec.down.rate_bps) if r > 0]
-    ser_ms = 16384 * 8 / min(rates) * 1000 if rates else 0.0
-    backoff_ms = LOSS_BACKOFF_MS if spec.loss > 0 else 0
-    return int(timeout_ms + 10 * (spec.rtt_ms + 4 * max(spec.up.jitter_ms, spec.down.jitter_ms)) + ser_ms
-               + backoff_ms)
-
-
-def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI, doc: Result | None = None,
-                   link: Link | None = None) -> Series:
+def measure_config(
+    cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI, doc: Result | None = None, link: Link | None = None
+) -> Series:
     """Start the server, run the client, stop the server; server logs stay only if something failed.
     With `link` (lab/netns.Link) the server runs in its server namespace and the client in its
     device namespace, dialing link.server_addr; the link's counters for the run are recorded."""
@@ -413,7 +344,7 @@ def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI, doc: R
         series.labels["server_log"] = str(server.log_path)
         return R.finalize_series(series)
     port = server.port
-    if port is None:   # a started server has its port; this one said none
+    if port is None:  # a started server has its port; this one said none
         server.stop()
         R.add_failure(series, "server: started without a listening port")
         return R.finalize_series(series)
@@ -421,9 +352,11 @@ def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI, doc: R
         tmo = link_timeout_ms(p.timeout_ms, spec)
         budget = (p.n + p.warmup + 2) * (tmo / 1000.0) * 3 + 30
         with link_counters(series.derived, link):
-            meta, conns, err = run_client(client_args(cfg, port, p, pki, host=emul.server_addr if emul
-                                                      else "127.0.0.1", timeout_ms=tmo), budget,
-                                          emul.dev_prefix() if emul else None)
+            meta, conns, err = run_client(
+                client_args(cfg, port, p, pki, host=emul.server_addr if emul else "127.0.0.1", timeout_ms=tmo),
+                budget,
+                emul.dev_prefix() if emul else None,
+            )
             time.sleep(0.05)  # let the server print its last connection line
             server_conns = server.drain() if isinstance(server, ProbeServer) else []
     finally:
@@ -457,8 +390,9 @@ def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI, doc: R
     srv_failed = [c for c in server_conns if not c.get("ok")]
     if srv_failed:
         # the server's side of a failed connection (its stage and reason) says which party gave up
-        d["server_failures"] = [{k: c.get(k) for k in ("stage", "reason", "hs_wall_us") if k in c}
-                                for c in srv_failed[:20]]
+        d["server_failures"] = [
+            {k: c.get(k) for k in ("stage", "reason", "hs_wall_us") if k in c} for c in srv_failed[:20]
+        ]
     if srv_ok:
         d["server_cpu_p50_us"] = stats.median([float(c["handshake_cpu_us"]) for c in srv_ok])
     R.finalize_series(series)
@@ -469,43 +403,19 @@ def measure_config(cfg: HandshakeConfig, p: HandshakeParams, pki: LabPKI, doc: R
     return series
 
 
-@contextmanager
-def link_counters(derived: Derived, link: Link | None) -> Iterator[None]:
-    """Record in derived["link"] what an emulated link (its relay's counters per direction) and the
-    device's kernel (TCP segments and retransmissions, UDP datagrams) saw during the block; nothing
-    without a link or over loopback, and nothing if the block raised."""
-    if link is None or link.loopback:
-        yield
-        return
-    before = (link.stats(), link.snmp("dev"))
-    yield
-    derived["link"] = _link_delta(before, (link.stats(), link.snmp("dev")))
-
-
-LinkCounts = tuple[dict[str, Any] | None, dict[str, int]]   # (the relay's counters, the device kernel's)
-
-
-def _link_delta(before: LinkCounts, after: LinkCounts) -> dict[str, Any]:
-    """What the link and the device's kernel saw during one configuration's run."""
-    (s0, k0), (s1, k1) = before, after
-    out: dict[str, Any] = {}
-    if s0 and s1:
-        for d in ("up", "down"):
-            out[d] = {k: s1[d][k] - s0[d][k] for k in s1[d] if k != "pending_at_exit"}
-        if "load_sleeps" in s0 and "load_sleeps" in s1:  # the relay found the machine loaded this often
-            out["relay_load_sleeps"] = s1["load_sleeps"] - s0["load_sleeps"]
-    for k in ("Tcp.RetransSegs", "Tcp.OutSegs", "Udp.OutDatagrams", "Udp.InDatagrams"):
-        if k in k0 and k in k1:
-            out["device_" + k.replace(".", "_")] = k1[k] - k0[k]
-    return out
-
-
-def run_handshakes(configs: list[HandshakeConfig], p: HandshakeParams, doc: Result, run: Run | None = None,
-                   progress: Progress | None = None, seed: int = 1) -> Result:
+def run_handshakes(
+    configs: list[HandshakeConfig],
+    p: HandshakeParams,
+    doc: Result,
+    run: Run | None = None,
+    progress: Progress | None = None,
+    seed: int = 1,
+) -> Result:
     """Measure every configuration; configurations over the same --network share one emulated
     link (opened when the network changes, closed after its last configuration, also on errors
     and interrupts). A link that cannot be built fails its configurations with the reason."""
     from ..lab.netns import LinkPerNetwork
+
     pki = LabPKI(p.pki_root).ensure()
     if p.workdir is None and run is not None:
         p.workdir = run.dir / "services"

@@ -23,7 +23,7 @@ from ..core.result_schema import Result, Series
 from ..lab import registry
 from ..lab.pki import LabPKI
 from . import connect as C
-from .handshake import link_counters
+from .link_counts import link_counters
 
 if TYPE_CHECKING:
     from ..core.store import Run

@@ -421,7 +421,7 @@ def measure(cfg: QuicConfig, n: int, warmup: int, pki: LabPKI, link: Link | None
     if link is not None and not link.loopback:
         s.labels.update(network_spec=link.spec.canonical(), network_rtt_ms=link.spec.rtt_ms, network_loss=link.spec.loss)
     lab = QuicLab(cfg, pki, link, timeout_s)
-    from .handshake import link_counters
+    from .link_counts import link_counters
     try:
         if cfg.handshake != "full":
             bad = _priming(lab)
@@ -476,7 +476,7 @@ def run(configs: list[QuicConfig], n: int, warmup: int, timeout_ms: int, seed: i
     emulated link); series go into `doc` as they finish."""
     from ..lab.netns import LinkPerNetwork
     from ..lab.pki import LabPKI
-    from .handshake import link_timeout_ms
+    from .link_counts import link_timeout_ms
     pki = LabPKI().ensure()
     with LinkPerNetwork(seed) as links:
         for k, cfg in enumerate(configs):

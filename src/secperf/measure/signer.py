@@ -360,8 +360,8 @@ def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: Res
     from ..lab.pki import LabPKI
     from ..lab.services import JwtServer
     from ..lab.token import LabToken
-    from .handshake import link_counters, link_timeout_ms
     from .jwt import jwt_loop, software_signer
+    from .link_counts import link_counters, link_timeout_ms
     known = load_profiles()
     token = LabToken().ensure()
     keys = {k["key_type"]: k for k in token.keys()}

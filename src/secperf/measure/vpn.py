@@ -12,7 +12,7 @@ Over an emulated link (``link``: a lab/netns.Link, or a network spec for which o
 server and client run in the link's namespaces, so every packet crosses its relay; the series then
 carries the network (id suffix ``@NETWORK``, labels network_spec / network_rtt_ms), what the link
 and the device's kernel counted over the runs (derived.link), and timeouts grown by the link's
-round trips (handshake.link_timeout_ms).
+round trips (link_counts.link_timeout_ms).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from ..core.errors import InputError
 from ..core.paths import private_dir
 from ..core.result_schema import Series
 from ..lab import vpn as V
-from .handshake import link_counters, link_timeout_ms
+from .link_counts import link_counters, link_timeout_ms
 
 if TYPE_CHECKING:
     from ..inputs.netspec import NetSpec
