@@ -112,6 +112,50 @@ def test_a_node_that_cannot_reach_the_target_is_named_and_left_out(fabric, tmp_p
     assert fab.addr("n3") not in {n["node"].split()[0] for n in s["derived"]["cluster"]["nodes"]}
 
 
+def _loadgens_in(fab, members) -> list[int]:
+    """PIDs of load generators running in the members' namespaces."""
+    found = []
+    for m in members:
+        for pid in fab.pids()[m]:
+            try:
+                argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
+            except OSError:
+                continue
+            if argv0.endswith(b"secperf-loadgen"):
+                found.append(pid)
+    return found
+
+
+@pytest.mark.slow
+def test_kill_9_of_the_driver_in_its_namespace_leaves_no_generator_on_any_node(fabric, tmp_path):
+    """The whole set-up at once: the driver in the head's namespace, generators on the nodes in theirs;
+    a kill -9 of the driver (no atexit, no finally) and every node's generator goes within the bound."""
+    fab = fabric["fab"]
+    proc = subprocess.Popen([*fab.exec_prefix("head"), sys.executable, "-m", "secperf", "server", "--target",
+                             fabric["target"], "--ca", str(fabric["certs"].ca), "--servername", "localhost",
+                             "--cluster", fabric["head"], "--concurrency", "6", "--duration", "120", "--warmup", "0.3",
+                             "--no-report", "--out", str(tmp_path)], env=fabric["env"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 180
+        gens: list[int] = []
+        while time.monotonic() < deadline and len(gens) < 2:   # at least two nodes loading (n3 may be cut)
+            assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+            time.sleep(0.5)
+            gens = _loadgens_in(fab, NODES)
+        assert len(gens) >= 2, "the generators never started on the nodes"
+        proc.kill()                                  # `ip netns exec` execs python: this PID is the driver
+        proc.wait(10)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and _loadgens_in(fab, NODES):
+            time.sleep(0.5)
+        assert not _loadgens_in(fab, NODES), "a generator outlived the driver on a node"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+
+
 @pytest.mark.slow
 def test_the_fabric_leaves_nothing_behind(tmp_path):
     if os.geteuid() != 0:
