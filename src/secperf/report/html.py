@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.result import as_result, reading
-from ..core.result_schema import Result, Series
+from ..core.result_schema import CryptoDerived, Result, Series
 from .html_env import cell, figure_view, hcell, render_page
 from .plots import Plot, slug
 from .units import fmt_bytes_per_s, fmt_rate, fmt_time_us
@@ -194,9 +194,9 @@ def growth_plots(series: Sequence[Series]) -> list[Plot]:
         )
     bulk: dict[str, list[tuple[int, float]]] = {}
     for s in series:
-        lab, d = s.labels, s.derived
-        if lab["family"] in BULK and d.get("ns_per_byte"):
-            bulk.setdefault(f"{lab['alg']} {lab['op']}", []).append((lab["size_bytes"], d["ns_per_byte"]))
+        lab, nb = s.labels, s.derived_as(CryptoDerived).ns_per_byte
+        if lab["family"] in BULK and nb:
+            bulk.setdefault(f"{lab['alg']} {lab['op']}", []).append((lab["size_bytes"], nb))
     blines = [(k, sorted(v)) for k, v in bulk.items() if len(v) >= 2]
     if blines:
         out.append(
@@ -239,7 +239,7 @@ def series_rows(series: Sequence[Series]) -> list[list[Any]]:
     """The table of every crypto series: times per operation, or the reason a row has none."""
     rows = []
     for s in series:
-        lab, sm, d = s.labels, s.summary, s.derived
+        lab, sm, d = s.labels, s.summary, s.derived_as(CryptoDerived)
         size = lab["size_bytes"] if lab["family"] in BULK else ""
         if sm is None:
             rows.append(
@@ -259,9 +259,9 @@ def series_rows(series: Sequence[Series]) -> list[list[Any]]:
         cells += [fmt_time_us(v) for v in (sm.p90_us, sm.p99_us, sm.max_us)]
         cells += [
             fmt_time_us(cpu_p50_us(s)),
-            fmt_rate(d.get("ops_per_s")),
-            fmt_bytes_per_s(d.get("bytes_per_s")) if d.get("bytes_per_s") else "",
-            f"{d['ns_per_byte']:.2f}" if d.get("ns_per_byte") else "",
+            fmt_rate(d.ops_per_s),
+            fmt_bytes_per_s(d.bytes_per_s) if d.bytes_per_s else "",
+            f"{d.ns_per_byte:.2f}" if d.ns_per_byte else "",
         ]
         rows.append(
             [lab["alg"], lab["op"], size, lab["security_bits"], sm.n, *cells, cell(lab.get("library"), cls="l muted")]

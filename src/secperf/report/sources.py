@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..core.result import as_result
-from ..core.result_schema import Result
+from ..core.result_schema import Result, WhatifDerived
 
 
 def rows(doc: Result | Mapping[str, Any]) -> list[tuple[str, str, str]]:
@@ -27,14 +27,14 @@ def rows(doc: Result | Mapping[str, Any]) -> list[tuple[str, str, str]]:
     links: list[str] = []
     radios: list[str] = []
     for s in doc.series:
-        d = s.derived or {}
-        for c in d.get("costs") or []:
+        d = s.derived if isinstance(s.derived, WhatifDerived) else WhatifDerived()
+        for c in d.costs or []:
             key = (c.get("party", ""), c.get("op", ""))
             if key in seen:
                 continue
             seen.add(key)
             out.append((f"{key[0]} {key[1]}", f"{float(c.get('us', 0.0)):.1f} µs", str(c.get("source", ""))))
-        se = d.get("se") or {}
+        se = d.se or {}
         if se.get("profile") and se["profile"] not in profiles:
             profiles.append(se["profile"])
             if se.get("host_source"):
@@ -48,7 +48,7 @@ def rows(doc: Result | Mapping[str, Any]) -> list[tuple[str, str, str]]:
         link = (s.labels or {}).get("network")
         if isinstance(link, str) and link not in links:
             links.append(link)
-    for pat in doc.analysis.get("plan", {}).get("patterns", []) or []:  # a plan: per pattern, its inputs
+    for pat in (doc.analysis.plan or {}).get("patterns", []) or []:  # a plan: per pattern, its inputs
         inp = pat.get("inputs") or {}
         out.append((f"pattern {pat.get('pattern')}", str(inp.get("cost_table", "")), str(pat.get("source", ""))))
         key_source, net = str(inp.get("key", "")), inp.get("network")

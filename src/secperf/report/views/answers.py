@@ -18,7 +18,7 @@ from typing import Any, TypedDict
 
 from ...core.errors import ResultError
 from ...core.result import as_result
-from ...core.result_schema import Result, Series, WhatifDerived
+from ...core.result_schema import CryptoDerived, DeviceDerived, HandshakeDerived, Result, Series, WhatifDerived
 from ..units import axis_label, fmt_time_us
 from .connect import summary as connect_summary
 
@@ -153,7 +153,7 @@ def handshake_findings(doc: Result) -> list[Finding]:
             )
     worst: tuple[Series, dict[str, Any]] | None = None
     for s in hs:
-        for m in (s.derived.get("breakdown") or {}).get("messages", []):
+        for m in (s.derived_as(HandshakeDerived).breakdown or {}).get("messages", []):
             if worst is None or m["p50_cpu_us"] > worst[1]["p50_cpu_us"]:
                 worst = (s, m)
     if worst:
@@ -272,7 +272,9 @@ def device_findings(doc: Result) -> list[Finding]:
     """Study S1's question on an emulated core: what a handshake costs per configuration (warm
     handshakes); each row named by what differs between them (group/suite, certificates, mode, build)."""
     warm = [
-        s for s in doc.series if s.kind == "device" and s.derived.get("messages") and s.labels.get("phase") == "warm"
+        s
+        for s in doc.series
+        if isinstance(s.derived, DeviceDerived) and s.derived.messages and s.labels.get("phase") == "warm"
     ]
     if not warm:
         return []
@@ -282,11 +284,11 @@ def device_findings(doc: Result) -> list[Finding]:
     ]
     parts = []
     for s in warm:
-        d = s.derived
-        ms = d["derived_ms"]
+        d = s.derived_as(DeviceDerived)
+        ms = d.derived_ms or {}
         extra = "".join(f" {s.labels.get(k)}" for k in varying)
         parts.append(
-            f"{s.labels.get('group')}/{s.labels.get('suite')}{extra} {d['instructions_median'] / 1e6:.1f} M "
+            f"{s.labels.get('group')}/{s.labels.get('suite')}{extra} {(d.instructions_median or 0) / 1e6:.1f} M "
             f"instructions (≈{ms['ms_low']:.0f}–{ms['ms_high']:.0f} ms, derived)"
         )
     mode = "" if "mode" in varying or lb.get("mode", "full") == "full" else f" ({lb.get('mode')})"
@@ -325,19 +327,17 @@ def jwt_findings(doc: Result) -> list[Finding]:
 def mac_findings(doc: Result) -> list[Finding]:
     """The cheapest MAC per byte at the longest message measured, and the CAN sweep's answer."""
     out: list[Finding] = []
-    macs = [s for s in _summarised(doc, "crypto") if s.labels.get("family") == "mac" and s.derived.get("ns_per_byte")]
+    macs = [
+        (s, nb)
+        for s in _summarised(doc, "crypto")
+        if s.labels.get("family") == "mac" and (nb := s.derived_as(CryptoDerived).ns_per_byte)
+    ]
     if macs:
-        size = max(s.labels.get("size_bytes") or 0 for s in macs)
-        at = sorted(
-            (s for s in macs if (s.labels.get("size_bytes") or 0) == size),
-            key=lambda s: float(s.derived["ns_per_byte"]),
-        )
-        text = (
-            f"Cheapest MAC here at {size} B messages: {at[0].labels.get('alg')} "
-            f"({at[0].derived['ns_per_byte']:.2f} ns/byte)"
-        )
+        size = max(s.labels.get("size_bytes") or 0 for s, _ in macs)
+        at = sorted(((s, nb) for s, nb in macs if (s.labels.get("size_bytes") or 0) == size), key=lambda x: float(x[1]))
+        text = f"Cheapest MAC here at {size} B messages: {at[0][0].labels.get('alg')} ({at[0][1]:.2f} ns/byte)"
         if len(at) > 1:
-            text += f"; dearest {at[-1].labels.get('alg')} ({at[-1].derived['ns_per_byte']:.2f} ns/byte)"
+            text += f"; dearest {at[-1][0].labels.get('alg')} ({at[-1][1]:.2f} ns/byte)"
         out.append(_finding("mac", text + "."))
     return out + can_findings(doc)
 
@@ -405,7 +405,7 @@ def prediction_findings(doc: Result) -> list[Finding]:
             if len(mine) > 1:
                 text += f" to {fmt_time_us(p95(mine[-1]))} ({name(mine[-1])})"
             out.append(_finding("whatif", text + "."))
-    adds = [(s, s.derived["security_cost"]) for s in ws if (s.derived.get("security_cost") or {}).get("time_p50_us")]
+    adds = [(s, sc) for s in ws if (sc := s.derived_as(WhatifDerived).security_cost or {}).get("time_p50_us")]
     if adds:
         s, x = max(adds, key=lambda a: a[1]["time_p50_us"].get("adds") or 0)
         t = x["time_p50_us"]
