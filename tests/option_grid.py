@@ -93,8 +93,9 @@ KINDS: dict[str, list[tuple[str, list[str]]]] = {
     "mac": [("host", ["mac", "--cortexm", "none"]), ("cortexm", ["mac", "--cortexm-only"])],
     "whatif": [(p, ["whatif", p, "--n", "200"]) for p in ("tls1.3", "tls1.2", "dtls1.2", "https", "mqtt", "coap",
                                                           "openvpn", "jwt", "edhoc", "quic", "dtls1.3")],
-    "device handshake": [(f"tls {t}", ["device", "handshake", "--tls", t]) for t in ("1.3", "1.2", "dtls1.2", "dtls1.3",
-                                                                                     "quic", "edhoc")],
+    "device handshake": [(f"tls {t}", ["device", "handshake", "--tls", t]) for t in ("1.3", "1.2", "dtls1.2", "quic",
+                                                                                     "edhoc")]
+    + [("tls dtls1.3", ["device", "handshake", "--tls", "dtls1.3", "--stack", "wolfssl59"])],
     "device crypto": [("library", ["device", "crypto"])],
     "server": [(p, ["server", "--protocol", p]) for p in ("tls", "dtls")],
     "mqtt-load": [("storm on", ["mqtt-load"]), ("storm off", ["mqtt-load", "--storm", "off"])],
