@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from secperf.lab.psk_session import session_pem
+from secperf.measure.handshake import PSK_HEX
 
 
 def _cmdlines() -> list[str]:
@@ -221,3 +222,19 @@ def test_the_token_is_provisioned_with_no_pin_on_a_command_line(tmp_path, monkey
     assert len(init) == 1, argvs
     assert not [a for a in argvs if "--pin" in a or "--so-pin" in a or any(p in " ".join(a) for p in pins)], argvs
     assert tok.keys(), "the provisioned token holds no keys"
+
+
+@pytest.mark.slow
+def test_s_server_psk_rows_it_cannot_hold_in_a_file_are_skipped_with_a_note(tmp_path):
+    """`handshake psk --server s_server`: the TLS 1.2 PSK row (s_server would need -psk HEX) is skipped with
+    a note naming why and where it runs; the TLS 1.3 rows run there from the session file, exit 0."""
+    import json
+
+    p, scan = _scanned_run(["handshake", "psk", "--server", "s_server", "--n", "1", "--warmup", "0", "--no-report",
+                            "--json", "--out", str(tmp_path)], lambda: [PSK_HEX], 600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "1 s_server configuration(s) skipped" in p.stderr and "--server probe" in p.stderr, p.stderr[-2000:]
+    series = json.loads(p.stdout)["series"]
+    assert series and all(s["status"] == "ok" for s in series), [s.get("failures") for s in series]
+    assert {s["labels"].get("tls") for s in series} == {"1.3"}, [s["labels"] for s in series]
+    assert not scan.hits, scan.hits

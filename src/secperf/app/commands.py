@@ -116,6 +116,18 @@ def handshake(o: HandshakeExperimentOptions, output: Output) -> Result:
     if dropped:
         reporter().note(f"secperf handshake: note: {dropped} configuration(s) skipped: nginx serves TLS over TCP with "
               f"certificates only (no DTLS, PSK or 0-RTT)")
+    # s_server reads a TLS 1.2 or DTLS PSK from -psk only, on the process list every user reads: those rows
+    # run on the probe server (which reads a 0600 key file), never on s_server
+    kept = [c for c in configs if c.server != "s_server" or c.mode not in ("psk", "psk-dhe")
+            or (c.tls == "1.3" and c.proto == "tls")]
+    if not kept:
+        raise InputError(f"handshake {experiment}: no configuration is left: s_server takes a TLS 1.2 or DTLS PSK "
+                         "only on its command line (-psk), where every user reads it; choose --server probe")
+    if len(kept) < len(configs):
+        reporter().note(f"secperf handshake: note: {len(configs) - len(kept)} s_server configuration(s) skipped: "
+                        "s_server takes a TLS 1.2 or DTLS PSK only on its command line (-psk), where every user "
+                        "reads it; the probe server (--server probe) runs them from a 0600 key file")
+    configs = kept
     hp = handshake_params(opts, {})
     hp.target = tgt
     phases = [P.handshake_phase(configs, hp, opts.seed)] if "openssl" in stacks else []
