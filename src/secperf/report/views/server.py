@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...core.result import as_result
-from ...core.result_schema import Result, Series, ServerDerived
+from ...core.result_schema import LatencyMs, Result, Series, ServerDerived
 from ...model.fleet import KNEE_RULE, knee, open_loop_knee
 from .grid import FAILED, Grid
 
@@ -33,8 +33,8 @@ def open_curve(series: Sequence[Series]) -> list[tuple[float, float | None, floa
     return [
         (
             s.labels["offered_per_s"],
-            s.derived.get("handshakes_per_s"),
-            (s.derived.get("latency_ms") or {}).get("p95_ms"),
+            _d(s).handshakes_per_s,
+            _lat(s).p95_ms,
         )
         for s in series
         if s.labels.get("offered_per_s")
@@ -47,26 +47,26 @@ def _f(v: object, fmt: str = "{:.0f}") -> str:
 
 def capacity_row(series: Sequence[Series]) -> dict[str, Any]:
     """At saturation: the level with the highest handshakes/s; its CPU per handshake and latency."""
-    ok = [s for s in series if s.derived.get("handshakes_per_s")]
+    ok = [(s, r) for s in series if (r := _d(s).handshakes_per_s)]
     if not ok:
         return {}
-    best = max(ok, key=lambda s: s.derived["handshakes_per_s"])
-    d = best.derived
-    sp = d.get("split", {})
+    best, rate = max(ok, key=lambda x: x[1])
+    d = _d(best)
+    sp = d.split or {}
     return {
-        "handshakes_per_s": d["handshakes_per_s"],
+        "handshakes_per_s": rate,
         "concurrency": best.labels["concurrency"],
-        "cpu_us": d.get("server_cpu_us_per_handshake"),
-        "utilisation": d.get("server_utilisation"),
-        "p95_ms": d.get("latency_ms", {}).get("p95_ms"),
+        "cpu_us": d.server_cpu_us_per_handshake,
+        "utilisation": d.server_utilisation,
+        "p95_ms": _lat(best).p95_ms,
         "key_op_us": sp.get("key_op_us"),
         "key_op_wall_us": sp.get("key_op_wall_us"),
         "rest_us": sp.get("rest_us"),
-        "resumed_share": d.get("resumed_share"),
+        "resumed_share": d.resumed_share,
         "card_bound_per_s": sp.get("card_bound_per_s"),
         "card_host_cpu_us": sp.get("card_host_cpu_us"),
         "extractable": best.labels.get("key_extractable"),
-        "knee": knee([(s.labels["concurrency"], s.derived["handshakes_per_s"]) for s in ok]),
+        "knee": knee([(s.labels["concurrency"], r) for s, r in ok]),
     }
 
 
@@ -127,6 +127,15 @@ def _d(s: Series) -> ServerDerived:
     return s.derived_as(ServerDerived)
 
 
+def _lat(s: Series) -> LatencyMs:
+    """A level's latency percentiles (all None when the generator gave none)."""
+    return _d(s).latency_ms or LatencyMs()
+
+
+def _failed(d: ServerDerived) -> str:
+    return "–" if d.failed is None else str(d.failed)
+
+
 def _p95_ms(s: Series) -> float | None:
     lat = _d(s).latency_ms
     return lat.p95_ms if lat is not None else None
@@ -162,10 +171,12 @@ def limit_warnings(doc: Result | Mapping[str, Any]) -> list[str]:
     out = []
     for loop in ("closed", "open"):
         for name, series in configs(doc, loop).items():
-            ok = [s for s in series if s.derived.get("handshakes_per_s")]
-            d = max(ok, key=lambda s: s.derived["handshakes_per_s"]).derived if ok else {}
-            if d.get("limited_by") in ("load generator", "other work on this machine") and d.get("limit_note"):
-                out.append(f"⚠ {name}, {d['handshakes_per_s']:.0f}/s: {d['limit_note']}")
+            ok = [(d, r) for s in series if (r := (d := _d(s)).handshakes_per_s)]
+            if not ok:
+                continue
+            d, rate = max(ok, key=lambda x: x[1])
+            if d.limited_by in ("load generator", "other work on this machine") and d.limit_note:
+                out.append(f"⚠ {name}, {rate:.0f}/s: {d.limit_note}")
     return out
 
 
@@ -268,12 +279,11 @@ def curve(doc: Result) -> Grid | None:
     )
     for name, series in groups.items():
         for s in series:
-            d = s.derived
-            lat = d.get("latency_ms") or {}
+            d, lat = _d(s), _lat(s)
             g.add([
-                name, str(s.labels["concurrency"]), _f(d.get("handshakes_per_s"), "{:.1f}"),
-                _f(d.get("server_cpu_us_per_handshake")), _f(lat.get("p50_ms"), "{:.1f}"),
-                _f(lat.get("p95_ms"), "{:.1f}"), str(d.get("failed", "–")),
+                name, str(s.labels["concurrency"]), _f(d.handshakes_per_s, "{:.1f}"),
+                _f(d.server_cpu_us_per_handshake), _f(lat.p50_ms, "{:.1f}"),
+                _f(lat.p95_ms, "{:.1f}"), _failed(d),
             ])
     return g
 
@@ -292,13 +302,12 @@ def open_loop(doc: Result) -> Grid | None:
     for name, series in og.items():
         k = open_loop_knee(open_curve(series))
         for s in series:
-            d, off = s.derived, s.labels["offered_per_s"]
-            lat = d.get("latency_ms") or {}
+            d, lat, off = _d(s), _lat(s), s.labels["offered_per_s"]
             g.add([
-                name, _f(off), _f(d.get("started_per_s")), _f(d.get("handshakes_per_s"), "{:.1f}"),
-                _f(d.get("server_cpu_us_per_handshake")), _f(lat.get("p50_ms"), "{:.1f}"),
-                _f(lat.get("p95_ms"), "{:.1f}"), str(d.get("failed", "–")),
-                "◀ knee" if k is not None and off == k else "", str(d.get("warning", "")),
+                name, _f(off), _f(d.started_per_s), _f(d.handshakes_per_s, "{:.1f}"),
+                _f(d.server_cpu_us_per_handshake), _f(lat.p50_ms, "{:.1f}"),
+                _f(lat.p95_ms, "{:.1f}"), _failed(d),
+                "◀ knee" if k is not None and off == k else "", d.warning or "",
             ])
     return g
 
