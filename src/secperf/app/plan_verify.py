@@ -170,15 +170,12 @@ def _run_row(job: dict[str, Any], r: Row, o: PlanOptions, doc: Result,
 def _derived_row(job: dict[str, Any], r: Row, o: PlanOptions, doc: Result,
                  run: Run) -> tuple[Series | None, str, float | None]:
     """One row secperf built itself from the plan: an input error there blames options the user never
-    gave, so it is secperf's (InternalError, exit 1), naming the row it derived."""
-    from ..core.errors import InputError, InternalError
-    try:
+    gave, so it is secperf's (app/derived.py: InternalError, exit 1, naming the row it derived; the partial
+    Result marked internal-error)."""
+    from .derived import derived
+    with derived(f"plan --verify derived the row '{r.row}' of {job['measure']} ({r.protocol}, {r.handshake} "
+                 f"handshake, key {job['key']}, network {job['network']})", doc, run, "plan --verify's derived rows"):
         return _run_row(job, r, o, doc, run)
-    except InputError as exc:
-        raise InternalError(
-            f"internal: plan --verify derived the row '{r.row}' of {job['measure']} ({r.protocol}, {r.handshake} "
-            f"handshake, key {job['key']}, network {job['network']}) and its own checks refused it: {exc}"
-        ) from None
 
 
 def estimate(plans: list[dict[str, Any]], o: PlanOptions) -> dict[str, float]:
