@@ -12,7 +12,7 @@ from typing import Any
 
 from ..core import host
 from ..core import result as R
-from ..core.result_schema import Result, Series
+from ..core.result_schema import CryptoDerived, Result, Series
 from ..core.store import Run
 from ..inputs.algorithms import Row
 from . import Progress, backends, pq, probe
@@ -76,23 +76,24 @@ def _fill(series: Series, samples: list[dict[str, Any]], size_bytes: int, bulk: 
         return
     tot_ops = sum(max(1, int(s["ops"])) for s in samples)
     tot_ns = sum(s["wall_ns"] for s in samples)
-    d = series.derived
-    d["ops_per_s"] = tot_ops / tot_ns * 1e9 if tot_ns > 0 else None
+    d = series.derived_as(CryptoDerived)
+    d.ops_per_s = tot_ops / tot_ns * 1e9 if tot_ns > 0 else None
     # CPU-based rate: what `openssl speed` reports by default (it times user CPU, not wall time)
     tot_cpu = sum(s["cpu_ns"] for s in samples)
-    d["cpu_ops_per_s"] = tot_ops / tot_cpu * 1e9 if tot_cpu > 0 else None
+    d.cpu_ops_per_s = tot_ops / tot_cpu * 1e9 if tot_cpu > 0 else None
     if bulk:
-        d["bytes_per_s"] = d["ops_per_s"] * size_bytes if d["ops_per_s"] else None
+        d.bytes_per_s = d.ops_per_s * size_bytes if d.ops_per_s else None
     if timer_overhead_ns is not None:
         sample_ns = sorted(s["wall_ns"] for s in samples)[len(samples) // 2]
-        d["timer_overhead_ns"] = timer_overhead_ns
-        d["timer_overhead_share"] = timer_overhead_ns / sample_ns if sample_ns else None
+        d.timer_overhead_ns = timer_overhead_ns
+        d.timer_overhead_share = timer_overhead_ns / sample_ns if sample_ns else None
 
 
 def _finish_rates(series: Series, size_bytes: int, bulk: bool) -> None:
+    d = series.derived_as(CryptoDerived)
     if bulk and series.summary:
-        series.derived["ns_per_byte"] = series.summary.p50_us * 1000.0 / size_bytes
-    share = series.derived.get("timer_overhead_share")
+        d.ns_per_byte = series.summary.p50_us * 1000.0 / size_bytes
+    share = d.timer_overhead_share
     if share is not None and share > MAX_TIMER_OVERHEAD_SHARE:
         series.setdefault("warnings", []).append(
             f"timer overhead is {share:.1%} of a sample (target < 1%): raise --min-sample-us")
@@ -151,8 +152,8 @@ def _measure_in_tool(row: Row, p: CryptoParams, series: Series, on_sample: OnSam
     if run.end:
         series.timer["stopped"] = run.end.get("stopped")
         if run.end.get("jmh_score_us") is not None:
-            series.derived["jmh_score_us"] = run.end["jmh_score_us"]
-            series.derived["jmh_error_us"] = run.end.get("jmh_error_us")
+            series.derived_as(CryptoDerived).jmh_score_us = run.end["jmh_score_us"]
+            series.derived_as(CryptoDerived).jmh_error_us = run.end.get("jmh_error_us")
     _fill(series, run.samples, row.size_bytes, row.alg.bulk, meta.get("timer_overhead_ns"))
     if run.error:
         R.add_failure(series, run.error)
