@@ -170,9 +170,9 @@ def _run_row(job: dict[str, Any], r: Row, o: PlanOptions, doc: Result,
 def _derived_row(job: dict[str, Any], r: Row, o: PlanOptions, doc: Result,
                  run: Run) -> tuple[Series | None, str, float | None]:
     """One row secperf built itself from the plan: an input error there blames options the user never
-    gave, so it is secperf's (app/derived.py: InternalError, exit 1, naming the row it derived; the partial
+    gave, so it is secperf's (core/derived.py: InternalError, exit 1, naming the row it derived; the partial
     Result marked internal-error)."""
-    from .derived import derived
+    from ..core.derived import derived
     with derived(f"plan --verify derived the row '{r.row}' of {job['measure']} ({r.protocol}, {r.handshake} "
                  f"handshake, key {job['key']}, network {job['network']})", doc, run, "plan --verify's derived rows"):
         return _run_row(job, r, o, doc, run)

@@ -15,16 +15,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from ..core.errors import InputError, InternalError
+from .errors import InputError, InternalError
 
 if TYPE_CHECKING:
-    from ..core.result_schema import Result
-    from ..core.store import Run
+    from .result_schema import Result
+    from .store import Run
 
 
 def mark(doc: Result, run: Run, check: str, problem: str) -> None:
     """The partial Result marked as secperf's own failure (status internal-error, what failed and why)."""
-    from ..core import result as R
+    from . import result as R
     doc["internal"] = {"check": check, "problem": problem[:400], "withheld": []}
     R.finish(doc, "internal-error")
     run.save(doc)
