@@ -202,3 +202,5 @@ def test_a_dtls_target_is_loaded_with_dtls_handshakes(pki, tmp_path):
     assert s["status"] == "ok", s["failures"]
     assert s["labels"]["tls"] == "dtls1.2" and s["labels"]["target_app"] == "none"
     assert s["derived"]["handshakes"] > 0 and s["derived"]["negotiated"]["version"] == "DTLSv1.2"
+    # the server's signature, read over DTLS as for a TLS target (an ECDSA P-256 key signs with ECDSA)
+    assert s["derived"]["negotiated"]["signature"].upper().startswith("ECDSA"), s["derived"]["negotiated"]

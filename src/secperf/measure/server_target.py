@@ -153,8 +153,7 @@ def probe(lt: LoadTarget, tls: str = "1.3", timeout_s: float = PROBE_TIMEOUT_S, 
            "kex": conn.get("kex"), "client_cert_sent": conn.get("client_cert_sent"),
            "server_verified": lt.target.ca is not None,
            "source": "one secperf-probe client handshake with the generators' offer, before the first level"}
-    if lt.protocol == "tls" and not netns_prefix:
-        out.update(peer_signature(lt, tls, timeout_s))
+    out.update(peer_signature(lt, tls, timeout_s, netns_prefix))
     return out
 
 
@@ -217,12 +216,15 @@ def refusal(lt: LoadTarget, stage: str, reason: str) -> str:
     return f"{name}: refused the handshake ({reason}); check --tls, --groups, --ciphersuites and --ciphers"
 
 
-def peer_signature(lt: LoadTarget, tls: str, timeout_s: float) -> dict[str, Any]:
-    """The server's handshake signature (type and digest) as `openssl s_client -brief` reports it; {}
-    when it cannot tell (the field is a label, the probe handshake already proved the target)."""
+def peer_signature(lt: LoadTarget, tls: str, timeout_s: float, netns_prefix: list[str] | None = None) \
+        -> dict[str, Any]:
+    """The server's handshake signature (type and digest) as `openssl s_client -brief` reports it, over
+    DTLS 1.2 (UDP) for a DTLS target and from inside a node's namespace when given; {} when it cannot
+    tell (the field is a label, the probe handshake already proved the target)."""
     t = lt.target
-    argv = ["openssl", "s_client", "-connect", f"{t.addr}:{t.port}", "-servername", t.sni, "-brief",
-            "-tls1_3" if tls == "1.3" else "-tls1_2"]
+    version = "-dtls1_2" if lt.protocol == "dtls" else "-tls1_3" if tls == "1.3" else "-tls1_2"
+    argv = [*(netns_prefix or []), "openssl", "s_client", "-connect", f"{t.addr}:{t.port}", "-servername", t.sni,
+            "-brief", version]
     if t.client_cert:
         argv += ["-cert", str(t.client_cert), "-key", str(t.client_key)]
     if lt.groups:
