@@ -89,13 +89,14 @@ def parser_cases() -> list[tuple[str, list[str]]]:
 
 def schema_cases(example: Path) -> list[tuple[str, list[str], str]]:
     """The example system file with each key its JSON Schema declares missing, of a wrong type, out of range,
-    huge, nested, or beside an unknown key (generated in benchmarks/campaign_cases.py)."""
+    huge, nested, or beside an unknown key; and a Result mutated the same way by the Result's schema, read
+    by `report` (generated in benchmarks/campaign_cases.py)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     try:
-        from campaign_cases import system_cases
+        from campaign_cases import result_cases, system_cases
     finally:
         sys.path.pop(0)
-    return system_cases(example)
+    return system_cases(example) + result_cases()
 
 
 def _set(text: str, path: tuple, value: str) -> str | None:

@@ -159,11 +159,29 @@ def system_cases(example: Path) -> list[tuple[str, list[str], str]]:
             for name, d in mutations(schema, doc)]
 
 
-def result_cases(result: Path) -> list[tuple[str, list[str], str]]:
-    """A Result secperf wrote, mutated key by key (top level and one level down) as the Result's JSON Schema
-    declares them; each read by `secperf report` (the readers must name what is wrong, exit 2)."""
+def result_cases(result: Path | None = None) -> list[tuple[str, list[str], str]]:
+    """A Result secperf wrote (default: a `secperf can` Result, written now: no measurement), mutated key by
+    key (top level and one level down) as the Result's JSON Schema declares them; each read by `secperf
+    report` (the readers must name what is wrong, exit 2, never a traceback)."""
     from secperf.core.result_schema import json_schema
     schema = json_schema()
+    if result is None:
+        result = a_result()
     doc = json.loads(result.read_text())
     return [(f"result {name}", ["report", "{file}"], json.dumps(d, allow_nan=True))
             for name, d in mutations(schema, doc)]
+
+
+def a_result() -> Path:
+    """A Result secperf writes without measuring (`secperf can`), in a directory of its own."""
+    import contextlib
+    import io
+    import tempfile
+
+    from secperf import cli
+    out = Path(tempfile.mkdtemp(prefix="secperf-campaign-result-"))
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        code = cli.main(["can", "--no-report", "--out", str(out)])
+    if code != 0:
+        raise RuntimeError(f"secperf can exited {code}: no Result to mutate")
+    return next(p for p in out.glob("*/result.json") if not p.parent.is_symlink())
