@@ -29,7 +29,8 @@ printed with * and summarised apart, never counted.
 
 A board whose log shows its instruction cache off (boards.toml `icache = false`, the evidence in
 `icache_source`) is counted on its profile with that cache removed: every fetch from flash at the
-board's wait states (board_core; benchmarks/device_calibrate.py counts its rows the same way).
+board's wait states; a board whose flash prefetch is known (`prefetch`, `prefetch_source`) with it
+as the board set it (board_core; benchmarks/device_calibrate.py counts its rows the same way).
 
 Usage: python benchmarks/device_boards.py [--json OUT] [--n 3] [--only BOARD] [--no-run]
 Exit status: 0 when the targets are met, 1 otherwise.
@@ -106,13 +107,26 @@ def pqm4_clean(row: dict) -> bool:
 
 def board_core(board: dict, dev: Core) -> Core | None:
     """The board's core when its memory differs from the profile's: the instruction cache off when the
-    board's entry says so (boards.toml `icache = false`, with its `icache_source`); None: the profile."""
-    if board.get("icache", True) or dev.timing is None or dev.profile != "M":
+    board's entry says so (boards.toml `icache = false`, with its `icache_source`; on a Cortex-M33 the
+    flash data reads lose their cache too), the flash prefetch as the board sets it (`prefetch`, with its
+    `prefetch_source`); None: the profile."""
+    if (board.get("icache", True) and "prefetch" not in board) or dev.timing is None or dev.profile != "M":
         return None
-    g = {**dev.timing.geometry, "icache_entries": 0, "icache_ways": 0}
-    return dataclasses.replace(dev, name=f"{dev.name}-icache-off",
-                               description=f"{dev.description}; instruction cache off (every fetch from flash)",
-                               timing=dataclasses.replace(dev.timing, geometry=g))
+    g, costs = dict(dev.timing.geometry), dict(dev.timing.costs)
+    if not board.get("icache", True):
+        g.update(icache_entries=0, icache_ways=0)
+        if dev.qemu_cpu == "cortex-m33":
+            # the STM32 M33 parts read constants from flash over the same C-AHB code bus, through the same
+            # ICACHE (ST, "Cache coherence and hit rate on STM32C5"): without it no flash data is cached either
+            g.update(dcache_entries=0, dcache_ways=0)
+    if "prefetch" in board:   # the flash prefetch as the board's HAL configuration sets it (prefetch_source)
+        costs["no_prefetch"] = (0.0, 0.0, 0.0) if board["prefetch"] else (1.0, 1.0, 1.0)
+    what = "; ".join(x for x in ("instruction cache off" if not board.get("icache", True) else "",
+                                 f"flash prefetch {'on' if board.get('prefetch') else 'off'}" if "prefetch" in board
+                                 else "") if x)
+    return dataclasses.replace(dev, name=f"{dev.name}-{what.replace(' ', '-').replace(';', '')}",
+                               description=f"{dev.description}; as the board ran: {what}",
+                               timing=dataclasses.replace(dev.timing, geometry=g, costs=costs))
 
 
 def on_board_core(r: dict) -> contextlib.AbstractContextManager[str]:
@@ -257,8 +271,9 @@ def measure(rows: list[dict], n: int) -> None:
     """Run every (profile, stack, config) group's operations once; fill predicted figures into rows."""
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for r in rows:
-        groups[(r["profile"], r["stack"], r["config"], r["board_info"].get("icache", True))].append(r)
-    for (profile, stack, config, icache), rs in groups.items():
+        groups[(r["profile"], r["stack"], r["config"], r["board_info"].get("icache", True),
+                r["board_info"].get("prefetch"))].append(r)
+    for (profile, stack, config, icache, _prefetch), rs in groups.items():
         try:
             built = ensure_built(stack, D.target_for(core_profile(profile)), config)
         except (InputError, SecperfError) as exc:

@@ -44,12 +44,14 @@ def test_every_build_configuration_a_matched_row_names_exists_for_its_library(de
     assert missing == []
 
 
-def test_a_board_marked_without_instruction_cache_gives_its_evidence():
+def test_a_board_marked_without_instruction_cache_or_with_its_prefetch_gives_its_evidence():
     boards = _data("boards.toml")["boards"]
     off = [k for k, b in boards.items() if b.get("icache") is False]
     assert off, "no board is marked icache = false"
     for k in off:
         assert len(boards[k].get("icache_source", "")) > 40, k
+    for k in (k for k, b in boards.items() if "prefetch" in b):
+        assert isinstance(boards[k]["prefetch"], bool) and len(boards[k].get("prefetch_source", "")) > 40, k
 
 
 def test_such_a_board_is_counted_on_its_profile_without_the_cache(device_boards):
@@ -60,8 +62,21 @@ def test_such_a_board_is_counted_on_its_profile_without_the_cache(device_boards)
     off = device_boards.board_core({"icache": False}, dev)
     assert off is not None and off.name != dev.name
     assert off.timing.geometry["icache_entries"] == 0 and off.timing.geometry["icache_ways"] == 0
-    rest = {k: v for k, v in off.timing.geometry.items() if not k.startswith("icache_")}
-    assert rest == {k: v for k, v in dev.timing.geometry.items() if not k.startswith("icache_")}
+    # an M33 reads flash data through the same cache (C-AHB): that goes too; nothing else changes
+    assert off.timing.geometry["dcache_entries"] == 0
+    kept = ("icache_", "dcache_")
+    rest = {k: v for k, v in off.timing.geometry.items() if not k.startswith(kept)}
+    assert rest == {k: v for k, v in dev.timing.geometry.items() if not k.startswith(kept)}
+    m4 = device_boards.board_core({"icache": False}, core("cortex-m4-80"))
+    assert m4 is not None and m4.timing.geometry["icache_entries"] == 0
+    assert m4.timing.geometry["dcache_entries"] == core("cortex-m4-80").timing.geometry["dcache_entries"]
     assert off.timing.costs == dev.timing.costs and off.clock_mhz == dev.clock_mhz
+    # the prefetch as the board set it, with or without the cache
+    pf = device_boards.board_core({"prefetch": True}, dev)
+    assert pf is not None and pf.timing.costs["no_prefetch"] == (0.0, 0.0, 0.0)
+    assert pf.timing.geometry == dev.timing.geometry
+    both = device_boards.board_core({"icache": False, "prefetch": False}, core("cortex-m4-80"))
+    assert both is not None and both.timing.costs["no_prefetch"] == (1.0, 1.0, 1.0)
+    assert both.timing.geometry["icache_entries"] == 0 and both.name != off.name
     # an A-profile core has no flash cache to remove
     assert device_boards.board_core({"icache": False}, core("cortex-a7-900")) is None
