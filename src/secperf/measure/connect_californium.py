@@ -12,7 +12,7 @@ from ..core import result as R
 from ..core import stats
 from ..core.jsonlines import parse_lines
 from ..core.paths import write_private
-from ..core.result_schema import Result, Series
+from ..core.result_schema import ConnectDerived, Result, Series
 from ..lab import registry
 from ..lab.pki import LabPKI
 from ..lab.services import ServiceError
@@ -106,13 +106,13 @@ def measure_californium(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: 
         record_run(s, c["i"], False, c)
     if r is not None and r.returncode != 0 and not s.failures:
         R.add_failure(s, f"the Californium client exited {r.returncode}: {r.stderr.strip()[-300:]}")
-    d = s.derived
+    d = s.derived_as(ConnectDerived)
     ok = [c for c in s.samples if c.get("ok")]
-    d["resumed"] = sum(1 for c in ok if c.get("resumed"))
-    d["handshakes_per_request"] = (sum(c.get("handshakes", 0) for c in ok) / len(ok)) if ok else None
-    d["server_handshakes"] = {"total": len(hs), "resumed": sum(1 for h in hs if h.get("resumed"))}
+    d.resumed = sum(1 for c in ok if c.get("resumed"))
+    d.handshakes_per_request = (sum(c.get("handshakes", 0) for c in ok) / len(ok)) if ok else None
+    d.server_handshakes = {"total": len(hs), "resumed": sum(1 for h in hs if h.get("resumed"))}
     if ok:
-        d["phases_p50_us"] = phase_medians(ok)
+        d.phases_p50_us = phase_medians(ok)
     if km.shim_log is not None and ok:
         _derive_se(s, ok, calls, km)
     return finish_series(s, server)
@@ -128,16 +128,16 @@ def _token_us(conn: dict[str, Any], calls: list[dict[str, Any]]) -> float:
 
 def _derive_se(s: Series, ok: list[dict[str, Any]], calls: list[dict[str, Any]], km: KeyMaterial) -> None:
     """The token's part in the Californium client's connections: per call kind, per connection."""
-    d = s.derived
+    d = s.derived_as(ConnectDerived)
     for c in ok:
         mine = [x for x in calls if c["t0_ns"] <= x.get("start_ns", -1) <= c["t1_ns"]]
         c["se"] = {"calls": len(mine), "se_us": round(sum(x.get("duration_ns", 0) for x in mine) / 1000, 3),
                    "sign": sum(1 for x in mine if x["fn"] == "C_Sign"),
                    "verify": sum(1 for x in mine if x["fn"] == "C_Verify")}
-    d["se_calls"] = se_breakdown(ok, calls)
-    d["se_p50_us"] = stats.median([c["se"]["se_us"] for c in ok])
-    d["token_sign_per_connection"] = sum(c["se"]["sign"] for c in ok) / len(ok)
-    d["token_verify_per_connection"] = sum(c["se"]["verify"] for c in ok) / len(ok)
+    d.se_calls = se_breakdown(ok, calls)
+    d.se_p50_us = stats.median([c["se"]["se_us"] for c in ok])
+    d.token_sign_per_connection = sum(c["se"]["sign"] for c in ok) / len(ok)
+    d.token_verify_per_connection = sum(c["se"]["verify"] for c in ok) / len(ok)
     s.labels["shim_log"] = str(km.shim_log)
     s.labels["note"] = ("the JDK's SunPKCS11 signs with the token key and also verifies the server's signatures "
                         "on the token (C_Verify, not delayed by the profile; counted in derived)")

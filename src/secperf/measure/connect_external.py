@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..core import result as R
-from ..core.result_schema import Result, Series
+from ..core.result_schema import ConnectDerived, Result, Series
 from ..lab.pki import LabPKI
 from .connect_coap import coap_client_run
 from .connect_config import USABLE, ConnectConfig, ConnectParams
@@ -48,10 +48,10 @@ def measure_external(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: Res
     finally:
         server.stop()
     if startup is not None:
-        s.derived["startup_p50_us"] = startup
+        s.derived_as(ConnectDerived).startup_p50_us = startup
     calls = km.calls()
     derive_series(s, cfg, calls, km)
     if km.shim_log is not None:
         # a new process loads the token each time: every PKCS#11 call of the run counts
-        s.derived["se_calls_per_run"] = len(calls) / max(1, p.n + p.warmup)
+        s.derived_as(ConnectDerived).se_calls_per_run = len(calls) / max(1, p.n + p.warmup)
     return finish_series(s, server)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..core import result as R
-from ..core.result_schema import Result, Series
+from ..core.result_schema import ConnectDerived, Result, Series
 from ..lab.pki import LabPKI
 from ..lab.services import LOOPBACK
 from .connect_config import CF_WARMUP, COAP_PSK, COAP_PSK_IDENTITY, USABLE, ConnectConfig, ConnectParams
@@ -78,7 +78,7 @@ def measure_probe(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: Result
             calls = None
         if hasattr(server, "drain") and cfg.coap_server == "californium":
             hs = server.drain()[-p.n:]  # the server's own word on each counted handshake
-            s.derived["server_resumed"] = sum(1 for h in hs if h.get("resumed"))
+            s.derived_as(ConnectDerived).server_resumed = sum(1 for h in hs if h.get("resumed"))
     finally:
         server.stop()
     record_client_run(s, doc, meta, err)

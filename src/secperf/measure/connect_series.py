@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import result as R
 from ..core import stats
-from ..core.result_schema import Series
+from ..core.result_schema import ConnectDerived, Series
 from .connect_config import RESUMPTION_REFUSED, ConnectConfig
 
 if TYPE_CHECKING:
@@ -79,29 +79,29 @@ def se_breakdown(samples: list[dict[str, Any]], calls: list[dict[str, Any]]) -> 
 
 def derive_series(s: Series, cfg: ConnectConfig, calls: list[dict[str, Any]], km: KeyMaterial | None) -> None:
     ok = [c for c in s.samples if c.get("ok")]
-    d = s.derived
+    d = s.derived_as(ConnectDerived)
     if not ok:
         return
-    d["phases_p50_us"] = phase_medians(ok)
+    d.phases_p50_us = phase_medians(ok)
     if "version" in ok[0]:
-        d["negotiated"] = {k: ok[0].get(k) for k in ("version", "cipher", "group")}
-    d["resumed"] = sum(1 for c in ok if c.get("resumed"))
-    if cfg.handshake == "resumed" and d["resumed"] == 0:
+        d.negotiated = {k: ok[0].get(k) for k in ("version", "cipher", "group")}
+    d.resumed = sum(1 for c in ok if c.get("resumed"))
+    if cfg.handshake == "resumed" and d.resumed == 0:
         # the server never resumes: a property of the server, measured and said, not a failed run;
         # every reconnection here is a full handshake (the table shows resumed 0/n)
-        d["resumption_note"] = RESUMPTION_REFUSED.get(cfg.protocol, "the server resumed no session")
-        s.labels["note"] = d["resumption_note"]
-    elif cfg.handshake == "resumed" and d["resumed"] < len(ok):
-        R.add_failure(s, f"resumption did not happen on {len(ok) - d['resumed']} of {len(ok)} connections")
+        d.resumption_note = RESUMPTION_REFUSED.get(cfg.protocol, "the server resumed no session")
+        s.labels["note"] = d.resumption_note
+    elif cfg.handshake == "resumed" and d.resumed < len(ok):
+        R.add_failure(s, f"resumption did not happen on {len(ok) - d.resumed} of {len(ok)} connections")
     if km is not None and km.shim_log is not None:
         for c in ok:
             if "se" not in c and "t0_ns" in c:
                 mine = [x for x in calls if c["t0_ns"] <= x.get("start_ns", -1) <= c["t1_ns"]]
                 c["se"] = {"calls": len(mine), "se_us": sum(x.get("duration_ns", 0) for x in mine) / 1000}
-        d["se_calls"] = se_breakdown(ok, calls)
+        d.se_calls = se_breakdown(ok, calls)
         se = [c["se"]["se_us"] for c in ok if "se" in c]
         if se:
-            d["se_p50_us"] = stats.median(se)
+            d.se_p50_us = stats.median(se)
         s.labels["shim_log"] = str(km.shim_log)
 
 

@@ -34,7 +34,7 @@ from typing import Any
 
 from ..core.errors import InputError, SetupError
 from ..core.native import shipped_sources
-from ..core.result_schema import Series
+from ..core.result_schema import CortexmDerived, Series
 from ..lab import registry
 
 SIZES = (8, 16, 64, 256, 1024)
@@ -262,7 +262,7 @@ def to_series(table: dict[str, Any]) -> list[Series]:
                              labels={"target": tname, "cpu": t["cpu"], "machine": t["machine"], "mac": r["mac"],
                                      "op": r["op"], "size_bytes": r["bytes"], "unit": "instructions",
                                      "note": table["label"]}, timer=timer)
-            s.derived = {k: v for k, v in r.items() if k not in ("mac", "op", "bytes")}
+            s.derived = CortexmDerived.model_validate({k: v for k, v in r.items() if k not in ("mac", "op", "bytes")})
             if r.get("tag_ok") is False:
                 R.add_failure(s, "the firmware's tag differs from the host implementation's")
                 s.status = "failed"

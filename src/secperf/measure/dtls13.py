@@ -36,7 +36,7 @@ from ..core import result as R
 from ..core.errors import InputError
 from ..core.native import shipped_sources
 from ..core.paths import private_dir, secperf_home
-from ..core.result_schema import Result, Series
+from ..core.result_schema import ConnectDerived, Result, Series
 
 if TYPE_CHECKING:
     from ..core.store import Run
@@ -316,19 +316,19 @@ def _derive(s: Series) -> None:
     ok = [c for c in s.samples if c.get("ok")]
     if not ok:
         return
-    d = s.derived
+    d = s.derived_as(ConnectDerived)
     for k in ("handshake_us", "round_trips", "handshake_round_trips", "bytes_c2s", "bytes_s2c", "datagrams"):
-        d[f"{k.removesuffix('_us')}_p50" + ("_us" if k.endswith("_us") else "")] = stats.median([c[k] for c in ok])
-    d["round_trips_note"] = ("round trips count the wire's client-to-server turns up to the response: with DTLS 1.3 "
+        setattr(d, f"{k.removesuffix('_us')}_p50" + ("_us" if k.endswith("_us") else ""), stats.median([c[k] for c in ok]))
+    d.round_trips_note = ("round trips count the wire's client-to-server turns up to the response: with DTLS 1.3 "
                              "the server's ticket and the client's request cross, so 5 turns are 4 waits")
-    d["resumed"] = sum(1 for c in ok if c["resumed"])
+    d.resumed = sum(1 for c in ok if c["resumed"])
     # as the probe's connect rows name it, so `whatif --calibrate` takes the client's CPU from here
-    d["phases_p50_us"] = [{"phase": "handshake: client CPU", "p50_us": stats.median([c["lib_cpu_us"] for c in ok])}]
-    d["cid"] = sum(1 for c in ok if c["cid"])
-    d["cpu_segments_p50_us"] = [{"segment": n, "p50_us": stats.median([c["cpu_segments"][k]["cpu_us"] for c in ok])}
+    d.phases_p50_us = [{"phase": "handshake: client CPU", "p50_us": stats.median([c["lib_cpu_us"] for c in ok])}]
+    d.cid = sum(1 for c in ok if c["cid"])
+    d.cpu_segments_p50_us = [{"segment": n, "p50_us": stats.median([c["cpu_segments"][k]["cpu_us"] for c in ok])}
                                 for k, n in enumerate(CPU_SEGMENTS)]
     clean = [c for c in ok if not c["dropped"]] or ok
-    d["flights"] = clean[0]["flights"]
+    d.flights = clean[0]["flights"]
 
 
 def run(configs: list[Dtls13Config], n: int, warmup: int, timeout_ms: int, seed: int, doc: Result,

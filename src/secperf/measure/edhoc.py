@@ -41,7 +41,7 @@ from ..core import result as R
 from ..core.errors import InputError, MeasurementError
 from ..core.jsonlines import parse_lines
 from ..core.paths import private_dir, write_private
-from ..core.result_schema import Result, Series
+from ..core.result_schema import ConnectDerived, Result, Series
 from ..lab import registry
 
 if TYPE_CHECKING:
@@ -261,10 +261,10 @@ def measure(cfg: EdhocConfig, n: int, warmup: int, keys: Path, link: Link | None
     return R.finalize_series(s)
 
 
-def derive(samples: list[dict[str, Any]], cfg: EdhocConfig) -> dict[str, Any]:
+def derive(samples: list[dict[str, Any]], cfg: EdhocConfig) -> ConnectDerived:
     ok = [x for x in samples if x.get("ok")]
     if not ok:
-        return {}
+        return ConnectDerived()
     msgs = sorted({k for x in ok for k in x["cpu_us"]})
     out: dict[str, Any] = {"cpu_per_message_p50_us": {m: _median([x["cpu_us"].get(m) for x in ok]) for m in msgs},
            "edhoc_bytes": ok[0]["edhoc_bytes"], "coap_bytes": ok[0]["coap_bytes"],
@@ -282,7 +282,7 @@ def derive(samples: list[dict[str, Any]], cfg: EdhocConfig) -> dict[str, Any]:
     # the connect rows' phase list, so `whatif --calibrate` fits EDHOC's base: costs from this row
     # (model/costs.calibrate): the client's compute per set-up is its thread CPU over the whole span
     out["phases_p50_us"] = [{"phase": "handshake: client CPU", "p50_us": _median([x["cpu_total_us"] for x in ok])}]
-    return out
+    return ConnectDerived.model_validate(out)
 
 
 def _versions() -> str:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from ..core import result as R
 from ..core.jsonlines import parse_lines
 from ..core.paths import private_dir
-from ..core.result_schema import Result, Series
+from ..core.result_schema import ConnectDerived, Result, Series
 from ..lab import registry
 from ..lab.pki import LabPKI
 from . import connect as C
@@ -99,8 +99,9 @@ def measure_kept_mqtt(network: str, p: C.ConnectParams, doc: Result, run: Run | 
         if r.returncode != 0:
             R.add_failure(s, f"paho-mqtt kept worker exited {r.returncode}: {r.stderr.strip()[-300:]}")
         # every timed message rides on a session kept from before (the metrics' session reuse counts it)
-        s.derived["resumed"] = len(s.values_us)
-        s.derived["kept_session"] = True
+        d = s.derived_as(ConnectDerived)
+        d.resumed = len(s.values_us)
+        d.kept_session = True
     C.finish_series(s, server)
     doc.series.append(s)
     return s

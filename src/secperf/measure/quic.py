@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import result as R
 from ..core.errors import InputError
-from ..core.result_schema import Result, Series
+from ..core.result_schema import ConnectDerived, Result, Series
 from . import Progress
 
 if TYPE_CHECKING:
@@ -451,21 +451,21 @@ def _derive(s: Series) -> None:
     ok = [c for c in s.samples if c.get("ok")]
     if not ok:
         return
-    d = s.derived
-    d["handshake_p50_us"] = stats.median([c["handshake_us"] for c in ok])
-    d["round_trips_p50"] = stats.median([c["round_trips"] for c in ok])
-    d["bytes_c2s_p50"] = stats.median([c["bytes_c2s"] for c in ok])
-    d["bytes_s2c_p50"] = stats.median([c["bytes_s2c"] for c in ok])
-    d["resumed"] = sum(1 for c in ok if c["resumed"])
+    d = s.derived_as(ConnectDerived)
+    d.handshake_p50_us = stats.median([c["handshake_us"] for c in ok])
+    d.round_trips_p50 = stats.median([c["round_trips"] for c in ok])
+    d.bytes_c2s_p50 = stats.median([c["bytes_c2s"] for c in ok])
+    d.bytes_s2c_p50 = stats.median([c["bytes_s2c"] for c in ok])
+    d.resumed = sum(1 for c in ok if c["resumed"])
     # as the probe's connect rows name it, so `whatif --calibrate` takes the client's CPU from here (the
     # whole connection's: handshake and request/response; the rest of the time is server + network)
-    d["phases_p50_us"] = [{"phase": "handshake: client CPU", "p50_us": stats.median([c["lib_cpu_us"] for c in ok])}]
-    d["early_data_accepted"] = sum(1 for c in ok if c["early_data_accepted"])
-    d["cpu_segments_p50_us"] = [{"segment": n, "p50_us": stats.median([c["cpu_segments"][k]["cpu_us"] for c in ok])}
+    d.phases_p50_us = [{"phase": "handshake: client CPU", "p50_us": stats.median([c["lib_cpu_us"] for c in ok])}]
+    d.early_data_accepted = sum(1 for c in ok if c["early_data_accepted"])
+    d.cpu_segments_p50_us = [{"segment": n, "p50_us": stats.median([c["cpu_segments"][k]["cpu_us"] for c in ok])}
                                 for k, n in enumerate(CPU_SEGMENTS)]
     # the first clean connection's flights (no random loss): the shape a flight model is checked against
     clean = [c for c in ok if all(not f.get("dropped") for f in c["flights"])] or ok
-    d["flights"] = [{k: v for k, v in f.items() if k != "t_us"} for f in clean[0]["flights"]]
+    d.flights = [{k: v for k, v in f.items() if k != "t_us"} for f in clean[0]["flights"]]
     for c in s.samples:
         c.pop("wire", None)  # flights keep what the Result needs; the datagram log would bloat it
 

@@ -34,7 +34,7 @@ from ..core import stats
 from ..core.errors import InputError, MeasurementError
 from ..core.jsonlines import parse_lines
 from ..core.paths import private_dir
-from ..core.result_schema import Result, Series
+from ..core.result_schema import JwtDerived, Result, Series, SignerDerived
 from ..lab import registry
 from . import Progress
 from .probe import find_shim
@@ -233,7 +233,7 @@ def measure_token(profile_name: str, key: dict[str, str], mode: str, p: SignerPa
            "key_type": key["key_type"], "mode": mode, "n": p.n, "warmup": p.warmup,
            "pin_file": str(token.pin_path), **(extra or {})}
     iters = _run_worker(job, env, s, prefix)
-    s.derived["per_call"] = per_call_breakdown(iters, read_log(log))
+    s.derived_as(SignerDerived).per_call = per_call_breakdown(iters, read_log(log))
     s.labels["shim_log"] = str(log)
     return R.finalize_series(s, OVER_S_US)
 
@@ -336,7 +336,7 @@ def _jwt_parts(s: Series) -> None:
     for part in ("sign_ns", "request_ns"):
         vals = [x[part] / 1000 for x in s.samples if part in x]
         if vals:
-            s.derived[part.replace("_ns", "_p50_us")] = stats.median(vals)
+            setattr(s.derived_as(JwtDerived), part.replace("_ns", "_p50_us"), stats.median(vals))
 
 
 def _slug(text: str) -> str:

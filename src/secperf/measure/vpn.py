@@ -28,7 +28,7 @@ from ..core import result as R
 from ..core import stats
 from ..core.errors import InputError
 from ..core.paths import private_dir
-from ..core.result_schema import Series
+from ..core.result_schema import ConnectDerived, Series
 from ..lab import vpn as V
 from .link_counts import link_counters, link_timeout_ms
 
@@ -186,8 +186,9 @@ def _measure(vp: VpnParams, link: Link | None) -> Series:
     labels["label"] = f"vpn openvpn {key_source} full" + (f" @ {spec.name}" if spec is not None else "")
     s = R.new_series(f"connect/vpn/openvpn/{key_source}/full" + (f"@{spec.name}" if spec is not None else ""),
                      kind="connect", labels=labels, timer=dict(TIMER))
-    s.derived = {"phases_p50_us": [], "startup_p50_us": None, "init_p50_us": None, "se_calls": None,
-                 "resumed": 0, "resumption": RESUMPTION}
+    s.derived = ConnectDerived(phases_p50_us=[], startup_p50_us=None, init_p50_us=None, se_calls=None,
+                               resumed=0, resumption=RESUMPTION)
+    d = s.derived
     work = private_dir(vp.workdir / f"openvpn-{key_source.replace(':', '-')}-{os.getpid()}-{time.monotonic_ns()}")
     shim_logs: list[Path] = []
     token = None
@@ -220,7 +221,7 @@ def _measure(vp: VpnParams, link: Link | None) -> Series:
             try:
                 server.start()
                 s.labels["server_address"] = f"{ns.server_ip}:{server.port}"
-                s.derived["server_pid"] = server.proc.pid if server.proc is not None else None
+                d.server_pid = server.proc.pid if server.proc is not None else None
             except V.ServiceError as exc:
                 R.add_failure(s, f"OpenVPN server did not start: {exc}")
             try:
@@ -250,23 +251,21 @@ def _measure(vp: VpnParams, link: Link | None) -> Series:
                                 resumed += 1
                         else:
                             R.add_failure(s, f"run {sample['i']}: {sample['reason']}")
-                if "link" in s.derived:
-                    s.derived["link"]["runs"] = warmup + n
+                if d.link is not None:
+                    d.link.runs = warmup + n
             finally:
                 server.stop()
     ok = [x for x in s.samples if x["ok"]]
     s.labels["tls"] = tls_seen[-1] if tls_seen else None
-    s.derived.update(
-        phases_p50_us=_phase_p50(ok),
-        startup_p50_us=_median_or_none([x["startup_us"] for x in s.samples]),
-        init_p50_us=_median_or_none([x["init_us"] for x in s.samples]),
-        resumed=resumed,
-        tunnel_ping_ok=sum(1 for x in s.samples if x.get("tunnel_ping_ok")),
-    )
+    d.phases_p50_us = _phase_p50(ok)
+    d.startup_p50_us = _median_or_none([x["startup_us"] for x in s.samples])
+    d.init_p50_us = _median_or_none([x["init_us"] for x in s.samples])
+    d.resumed = resumed
+    d.tunnel_ping_ok = sum(1 for x in s.samples if x.get("tunnel_ping_ok"))
     if token is not None:
         from .signer import per_call_breakdown, read_log
         calls = [c for log in shim_logs for c in read_log(log)]
-        s.derived["se_calls"] = per_call_breakdown(iters, calls)
+        d.se_calls = per_call_breakdown(iters, calls)
     if s.failures:
         s.labels["logs"] = str(work)
     else:
