@@ -35,6 +35,7 @@ import sys
 import time
 
 from secperf.core.errors import SetupError
+from secperf.inputs.devices import resolve_core
 from secperf.measure import device as D
 from secperf.measure import device_attrib as A
 from secperf.measure.device_build import ensure_built
@@ -59,14 +60,14 @@ def main() -> int:
     ap.add_argument("--json", help="write the figures here")
     a = ap.parse_args()
     configs = []
-    for device in ("cortex-a9-400", "cortex-m4-120"):
+    for device in (resolve_core("cortex-a9-400"), resolve_core("cortex-m4-120")):
         configs += [D.Config(device, "wolfssl", "1.3", g, "aes128gcm", "full", "rsa-2048") for g in ("x25519", "p-256")]
         configs.append(D.Config(device, "mbedtls", "1.2", "x25519", "aes128gcm", "full", "rsa-2048"))
         configs.append(D.Config(device, "mbedtls3", "1.3", "x25519", "aes128gcm", "full", "rsa-2048"))
     ok, rows = True, []
     with D.Server("rsa-2048") as srv:
         for cfg in configs:
-            dev = D.check_device(cfg.device)
+            dev = cfg.core
             try:
                 build = ensure_built(cfg.stack, D.target_for(dev))
             except SetupError as exc:

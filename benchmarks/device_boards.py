@@ -39,7 +39,6 @@ Exit status: 0 when the targets are met, 1 otherwise.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import json
 import statistics
@@ -52,7 +51,6 @@ from secperf.core.errors import InputError, SecperfError
 from secperf.inputs.board_log import STREAM_OPS, STREAM_WEIGHTS, STREAMED
 from secperf.inputs.core_profiles import Core
 from secperf.inputs.devices import core as core_profile
-from secperf.inputs.devices import temporary_core
 from secperf.measure import device as D
 from secperf.measure.device_build import ensure_built
 
@@ -129,10 +127,10 @@ def board_core(board: dict, dev: Core) -> Core | None:
                                timing=dataclasses.replace(dev.timing, geometry=g, costs=costs))
 
 
-def on_board_core(r: dict) -> contextlib.AbstractContextManager[str]:
-    """The core name to count a row's operations on: its profile, or the board's own variant of it."""
-    dev = board_core(r["board_info"], core_profile(r["profile"]))
-    return contextlib.nullcontext(r["profile"]) if dev is None else temporary_core(dev)
+def on_board_core(r: dict) -> Core:
+    """The core to count a row's operations on: its profile, or the board's own variant of it."""
+    prof = core_profile(r["profile"])
+    return board_core(r["board_info"], prof) or prof
 
 
 def load() -> dict:
@@ -290,8 +288,7 @@ def measure(rows: list[dict], n: int) -> None:
         print(f"running {profile}{'' if icache else ' (instruction cache off)'} {stack} config "
               f"{config or 'default'}: {', '.join(ops)}", file=sys.stderr)
         try:
-            with on_board_core(rs[0]) as name:
-                series = D.measure_crypto(name, stack, ops, n, build_config=config)
+            series = D.measure_crypto(on_board_core(rs[0]), stack, ops, n, build_config=config)
         except (InputError, SecperfError) as exc:
             for r in rs:
                 r["failed"] = str(exc).splitlines()[0][:200]

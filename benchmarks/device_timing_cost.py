@@ -30,6 +30,7 @@ import resource
 import statistics
 import sys
 
+from secperf.inputs.devices import resolve_core
 from secperf.measure import device as D
 from secperf.measure.device_build import ensure_built
 
@@ -58,13 +59,14 @@ def main() -> int:
     a = ap.parse_args()
     if a.rounds < 1 or a.n < 1 or a.steady < 0:
         ap.error("--rounds and --n must be at least 1, --steady at least 0")
-    client = ensure_built(a.stack, D.target_for(D.check_device(a.device))).client
-    cfg = D.Config(a.device, a.stack, "1.3", "x25519", "aes128gcm", "full", "rsa-2048")
+    dev = resolve_core(a.device)
+    client = ensure_built(a.stack, D.target_for(dev)).client
+    cfg = D.Config(dev, a.stack, "1.3", "x25519", "aes128gcm", "full", "rsa-2048")
     cases = {
         f"handshake {a.device} {a.stack} TLS 1.3 x25519 rsa-2048 (n={a.n})":
             lambda timed: D.measure_config(cfg, n=a.n, warmup=1, timed=timed),
         f"crypto {a.device} {a.stack} p256-keygen, sha256-1024, aes-128-gcm-1024 (n={a.n})":
-            lambda timed: D.measure_crypto(a.device, a.stack, ["p256-keygen", "sha256-1024", "aes-128-gcm-1024"],
+            lambda timed: D.measure_crypto(dev, a.stack, ["p256-keygen", "sha256-1024", "aes-128-gcm-1024"],
                                            a.n, timed=timed),
     }
     ok = True
@@ -84,7 +86,7 @@ def main() -> int:
         print(f"{name:78} {base:7.2f} {statistics.median(on):7.2f} {ratio:6.2f} {cold:7.2f} {cold / base:6.2f}")
     if a.steady:
         def steady(timed):
-            return D.measure_crypto(a.device, a.stack, ["p256-keygen"], a.steady, timed=timed)
+            return D.measure_crypto(dev, a.stack, ["p256-keygen"], a.steady, timed=timed)
         off, on = timed_run(steady, False), timed_run(steady, True)
         print(f"{f'steady state: p256-keygen x {a.steady} in one process (information)':78} {off:7.2f} {on:7.2f} "
               f"{on / off:6.2f}")

@@ -19,6 +19,7 @@ import sys
 import time
 
 from secperf.core.errors import InputError, SetupError
+from secperf.inputs.devices import resolve_core
 from secperf.measure import edhoc_device as E
 
 # lakers 0.6.2 (RustCrypto p256) cross-built for thumbv7em-none-eabihf, method 3, suite 2, kid:
@@ -39,7 +40,7 @@ def main() -> int:
     for core, stack in ((c, s) for c in a.cores.split(",") for s in a.stacks.split(",")):
         t0 = time.monotonic()
         try:
-            cold, warm = E.measure(core, a.variant, a.n, a.warmup, stack=stack)
+            cold, warm = E.measure(resolve_core(core), a.variant, a.n, a.warmup, stack=stack)
         except (InputError, SetupError) as exc:
             print(f"{core}: {exc}", file=sys.stderr)
             return 2

@@ -81,7 +81,7 @@ def cell(core: str, name: str) -> list[dict]:
     scs = [_scenario(proto, h) for h in hss]
     t0 = time.monotonic()
     try:
-        counts = DC.device_counts(core, scs, quiet=True)
+        counts = DC.device_counts(prof, scs, quiet=True)
     except SecperfError as exc:
         return [{"core": core, "protocol": name, "handshake": full, "counted": False, "reason": str(exc)}]
     fam = DS.family(proto)
@@ -105,7 +105,7 @@ def cell(core: str, name: str) -> list[dict]:
                 r.update(predicted_ms=None, error=None, reason=f"not predicted: {exc}")
             if sc.handshake != full:   # held out: the same handshake predicted from the full row alone
                 try:
-                    held = _client_us(sc, DC.device_counts(core, [scs[0]], quiet=True).table)
+                    held = _client_us(sc, DC.device_counts(prof, [scs[0]], quiet=True).table)
                     r.update(held_out_ms=held / 1e3, held_out_error=(held - us) / us)
                 except SecperfError as exc:
                     r.update(held_out_reason=str(exc))

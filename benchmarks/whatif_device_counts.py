@@ -25,11 +25,11 @@ import sys
 from pathlib import Path
 
 from secperf.app.device_counts import device_counts
+from secperf.inputs import devices as D
 from secperf.model import costs as C
 from secperf.model import flights as F
 from secperf.model import network as N
 from secperf.model import predict as P
-from secperf.inputs import devices as D
 
 SECPERF = str(Path(sys.executable).with_name("secperf"))
 # (device handshake's --tls, --mode, --client-cert) -> the what-if protocol and handshake it is
@@ -68,7 +68,7 @@ def main() -> int:
         for tls, mode, client, proto, hs in RUNS:
             grid = [F.Scenario(proto, hs, g, c) for g in ("x25519", "p-256") for c in ("rsa-2048", "ecdsa-p256")]
             try:   # the stack whatif takes by default for this protocol on this core, measured the same
-                counts = device_counts(dev, grid, quiet=True)
+                counts = device_counts(core, grid, quiet=True)
                 meas = measured(dev, tls, mode, client, counts.stack, out, args.reuse)
             except (SystemExit, Exception) as exc:   # noqa: BLE001 - a row not measured is reported
                 rows.append({"device": dev, "run": f"{tls} {mode} {client}", "missing": str(exc)})

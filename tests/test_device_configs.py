@@ -9,6 +9,7 @@ import pytest
 
 from conftest import run_cli, skip
 from secperf.core.errors import InputError, SetupError
+from secperf.inputs.devices import resolve_core
 from secperf.measure import device as D
 from secperf.measure import device_build as B
 
@@ -41,15 +42,15 @@ def test_configurations_per_build_prebuilt_has_only_debian():
 
 
 def test_plan_makes_one_series_key_per_configuration():
-    cfgs = D.plan("cortex-m4-80", "wolfssl59", "1.3", "x25519", "aes128gcm", build_configs="sp-asm,sp-c,bigint")
+    cfgs = D.plan(resolve_core("cortex-m4-80"), "wolfssl59", "1.3", "x25519", "aes128gcm", build_configs="sp-asm,sp-c,bigint")
     assert [c.build_config for c in cfgs] == [None, "sp-c", "bigint"]   # the default keeps its series id
     assert len({c.key for c in cfgs}) == 3
     assert cfgs[1].key.startswith("wolfssl59[sp-c]/")
-    assert D.plan("cortex-m4-80", "wolfssl59", "1.3", "x25519", "aes128gcm")[0].key == cfgs[0].key
+    assert D.plan(resolve_core("cortex-m4-80"), "wolfssl59", "1.3", "x25519", "aes128gcm")[0].key == cfgs[0].key
 
 
 def test_config_names_are_checked_per_stack_and_core():
-    dev = D.check_device("cortex-m4-80")
+    dev = resolve_core("cortex-m4-80")
     with pytest.raises(InputError, match="sp-asm, sp-asm-os, sp-c"):
         D.check_build_configs("sp-x", ["wolfssl59"], dev)
     with pytest.raises(InputError, match="no configuration 'sp-c' of mbedtls3"):
@@ -98,7 +99,7 @@ def test_sp_c_is_its_own_build_and_costs_more_than_the_cortex_m_assembly():
     assert "WOLFSSL_SP_ARM_CORTEX_M_ASM" in c.config_note
     counts = {}
     for b in (asm, c):
-        (s,) = D.measure_crypto("cortex-m4-80", "wolfssl59", ["ecdsa-p256-sign"], 1, b)
+        (s,) = D.measure_crypto(resolve_core("cortex-m4-80"), "wolfssl59", ["ecdsa-p256-sign"], 1, b)
         assert s["status"] == "ok", s["failures"]
         assert s["labels"]["config"] == b.config and s["labels"]["config_description"] == b.config_note
         counts[b.config] = s["derived"]["instructions_median"]

@@ -13,6 +13,7 @@ import pytest
 
 from conftest import run_cli, skip
 from secperf.core.errors import InputError, SetupError
+from secperf.inputs.devices import resolve_core
 from secperf.measure import device as D
 from secperf.measure import device_attrib as A
 from secperf.measure import device_dtls as DT
@@ -97,13 +98,13 @@ def test_dtls13_mutual_auth_names_the_clients_signature():
 ])
 def test_plan_refuses_what_no_stack_or_version_has(stack, tls, mode, names):
     with pytest.raises(InputError) as exc:
-        D.plan("cortex-m4-80", stack, tls, "x25519", "aes128gcm", mode)
+        D.plan(resolve_core("cortex-m4-80"), stack, tls, "x25519", "aes128gcm", mode)
     for n in names:
         assert n in str(exc.value)
 
 
 def test_plan_takes_the_whatif_handshake_names():
-    cfgs = D.plan("cortex-m4-80", "wolfssl59", "dtls1.2,dtls1.3", "x25519", "aes128gcm",
+    cfgs = D.plan(resolve_core("cortex-m4-80"), "wolfssl59", "dtls1.2,dtls1.3", "x25519", "aes128gcm",
                   "full,resumed,psk,full-cid,resumed-cid")
     assert len(cfgs) == 10 and {c.tls for c in cfgs} == {"dtls1.2", "dtls1.3"}
     assert all(c.dtls for c in cfgs)
@@ -113,7 +114,7 @@ def test_plan_takes_the_whatif_handshake_names():
 
 def test_a_mode_the_build_lacks_names_what_it_offers():
     """A build's offers decide: wolfSSL 5.5 has no DTLS 1.2 connection ID."""
-    cfg = D.Config("cortex-m4-80", "wolfssl", "dtls1.2", "x25519", "aes128gcm", "full-cid", "rsa-2048")
+    cfg = D.Config(resolve_core("cortex-m4-80"), "wolfssl", "dtls1.2", "x25519", "aes128gcm", "full-cid", "rsa-2048")
     build = SimpleNamespace(offers={"tls": ["1.3", "1.2", "dtls1.2"], "groups": ["x25519"], "suites": ["aes128gcm"],
                                     "modes": ["full", "resumed", "psk"],
                                     "dtls_modes": {"dtls1.2": ["full", "resumed", "psk"]}, "mtls": True},

@@ -10,6 +10,7 @@ import pytest
 
 from conftest import run_cli, skip
 from secperf.core.errors import InputError, SetupError
+from secperf.inputs.devices import resolve_core
 from secperf.measure import device_attrib as A
 from secperf.measure import quic_device as QD
 
@@ -48,10 +49,10 @@ def test_quic_on_a_microcontroller_core_exits_2_naming_why(tmp_path):
 
 def test_quic_plan_names_its_stack_and_its_modes():
     with pytest.raises(InputError, match="ngtcp2 only"):
-        QD.plan("cortex-a9-400", "wolfssl", "full", "x25519", "aes128gcm", "rsa-2048")
+        QD.plan(resolve_core("cortex-a9-400"), "wolfssl", "full", "x25519", "aes128gcm", "rsa-2048")
     with pytest.raises(InputError, match="full, resumed, 0rtt"):
-        QD.plan("cortex-a9-400", "ngtcp2", "psk", "x25519", "aes128gcm", "rsa-2048")
-    got = QD.plan("cortex-a9-400", "ngtcp2", "full,0-rtt", "x25519,p-256", "aes128gcm", "rsa-2048")
+        QD.plan(resolve_core("cortex-a9-400"), "ngtcp2", "psk", "x25519", "aes128gcm", "rsa-2048")
+    got = QD.plan(resolve_core("cortex-a9-400"), "ngtcp2", "full,0-rtt", "x25519,p-256", "aes128gcm", "rsa-2048")
     assert [(c.mode, c.group) for c in got] == [("full", "x25519"), ("full", "p-256"), ("0rtt", "x25519"),
                                                  ("0rtt", "p-256")]
 

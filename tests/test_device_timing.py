@@ -14,12 +14,13 @@ from conftest import run_cli
 from secperf.core.errors import InputError
 from secperf.inputs import core_profiles as CP
 from secperf.inputs import devices as S
+from secperf.inputs.devices import resolve_core
 from secperf.measure import device as D
 from secperf.measure import device_timing as T
 
 
 def _crypto(device, stack, ops, n=2, config=None):
-    return {s["labels"]["op"]: s for s in D.measure_crypto(device, stack, ops, n, build_config=config)}
+    return {s["labels"]["op"]: s for s in D.measure_crypto(resolve_core(device), stack, ops, n, build_config=config)}
 
 
 @pytest.mark.slow   # over 10 s here: a fidelity check for the slow run
@@ -63,7 +64,7 @@ def test_a_profile_core_simulates_its_data_cache_and_branch_predictor():
 
 
 def test_handshake_messages_partition_the_cycles_as_they_partition_instructions():
-    cfg = D.Config("cortex-m4-80", "wolfssl59", "1.3", "x25519", "aes128gcm", "full", "rsa-2048")
+    cfg = D.Config(resolve_core("cortex-m4-80"), "wolfssl59", "1.3", "x25519", "aes128gcm", "full", "rsa-2048")
     series = D.measure_config(cfg, n=2, warmup=1)
     warm = next(s for s in series if s["labels"]["phase"] == "warm")
     for sample in warm["samples"]:
@@ -106,7 +107,7 @@ def test_device_crypto_prints_cycles_time_band_and_build(tmp_path):
 
 def test_unknown_config_is_refused_naming_the_known_ones():
     with pytest.raises(InputError, match="sp-asm"):
-        D.measure_crypto("cortex-m4-80", "wolfssl59", ["sha256-1024"], 1, build_config="turbo")
+        D.measure_crypto(resolve_core("cortex-m4-80"), "wolfssl59", ["sha256-1024"], 1, build_config="turbo")
 
 
 # --- the timing kernels: the model's cycles of short instruction sequences against the counts the

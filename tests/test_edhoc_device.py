@@ -13,6 +13,7 @@ import pytest
 
 from conftest import skip
 from secperf.core.errors import SetupError
+from secperf.inputs.devices import resolve_core
 from secperf.measure import device_attrib as A
 from secperf.measure import edhoc_device as E
 
@@ -135,14 +136,14 @@ def _check_counted(series, variant: str, stack: str, sizes: dict) -> None:
 
 @pytest.mark.slow
 def test_m3_kid_counted_per_step_against_lakers_with_an_oscore_round_trip(m4_build):
-    series = E.measure("cortex-m4-80", "m3-kid", n=1, warmup=0, eb=m4_build)
+    series = E.measure(resolve_core("cortex-m4-80"), "m3-kid", n=1, warmup=0, eb=m4_build)
     # RFC 9529 trace 2's sizes, less its negotiated suite list (SUITES_I = 2 here: 2 bytes fewer)
     _check_counted(series, "m3-kid", m4_build.lib.stack, {"message_1": 37, "message_2": 45, "message_3": 19})
 
 
 @pytest.mark.slow
 def test_m3_value_interoperates_with_credentials_by_value(m4_build):
-    series = E.measure("cortex-m4-80", "m3-value", n=1, warmup=0, eb=m4_build, timed=False)
+    series = E.measure(resolve_core("cortex-m4-80"), "m3-value", n=1, warmup=0, eb=m4_build, timed=False)
     s = series[1]
     assert s.status == "ok", [f.reason for f in s.failures]
     sizes = s.samples[0]["sizes"]

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from ..core.errors import InputError
+from ..inputs.core_profiles import Core
+from ..inputs.devices import resolve_core
 from .reporter import Lines, reporter
 from .runner import Output, Phase, measure_and_write
 
@@ -66,21 +68,23 @@ def _check_counts(n: int, warmup: int) -> None:
         raise InputError(f"--warmup {warmup}: give 0..100 warm-up handshakes")
 
 
-def handshake_phase(opts: HandshakeOptions) -> tuple[Phase, dict[str, Any]]:
+def handshake_phase(opts: HandshakeOptions, dev: Core | None = None) -> tuple[Phase, dict[str, Any]]:
     """The configurations to measure, checked (device, stack, what the build offers) before anything
-    runs, as one phase; and the parameters to record."""
+    runs, as one phase; and the parameters to record. dev: the --device core, resolved by the caller
+    (else here, once); the layers below take it, not its name."""
     from ..measure import device as D
     from ..measure.device_build import ensure_built
     _check_counts(opts.n, opts.warmup)
+    dev = dev or resolve_core(opts.device)
     if "quic" in [t.strip().lower() for t in (opts.tls.split(",") if isinstance(opts.tls, str) else opts.tls)]:
-        return _quic_phase(opts)
-    configs = D.plan(opts.device, opts.stack, opts.tls, opts.group, opts.suite, opts.mode, opts.server_cert,
+        return _quic_phase(opts, dev)
+    configs = D.plan(dev, opts.stack, opts.tls, opts.group, opts.suite, opts.mode, opts.server_cert,
                      opts.client_cert, opts.config)
-    target = D.target_for(D.check_device(opts.device))
+    target = D.target_for(dev)
     builds = {k: ensure_built(k[0], target, k[1]) for k in dict.fromkeys((c.stack, c.build_config) for c in configs)}
     for c in configs:  # every combination checked before anything runs
         D.check_offers(c, builds[(c.stack, c.build_config)])
-    params = {"device": opts.device, "stacks": list(dict.fromkeys(s for s, _ in builds)), "tls": _text(opts.tls),
+    params = {"device": dev.name, "stacks": list(dict.fromkeys(s for s, _ in builds)), "tls": _text(opts.tls),
               "groups": _text(opts.group), "suites": _text(opts.suite), "modes": _text(opts.mode),
               "server_cert": _text(opts.server_cert), "client_cert": _text(opts.client_cert), "n": opts.n,
               "warmup": opts.warmup, "timing": opts.timing,
@@ -108,7 +112,7 @@ def handshake_phase(opts: HandshakeOptions) -> tuple[Phase, dict[str, Any]]:
                                     f"{c.group} {c.suite} {c.mode}", runner), params
 
 
-def _quic_phase(opts: HandshakeOptions) -> tuple[Phase, dict[str, Any]]:
+def _quic_phase(opts: HandshakeOptions, dev: Core) -> tuple[Phase, dict[str, Any]]:
     """`--tls quic`: ngtcp2 + GnuTLS on an A-profile core against aioquic on loopback
     (measure/quic_device.py), in a run of its own. The stack and suite defaults of the TLS rows
     (wolfssl; aes128gcm,chacha20) stand for ngtcp2 and aes128gcm here."""
@@ -119,7 +123,7 @@ def _quic_phase(opts: HandshakeOptions) -> tuple[Phase, dict[str, Any]]:
                          f"versions' are the embedded TLS stacks): --tls quic")
     stack = QD.STACK if opts.stack == DEFAULTS["stack"] else opts.stack
     suite = "aes128gcm" if opts.suite == DEFAULTS["suite"] else opts.suite
-    configs = QD.plan(opts.device, stack, opts.mode, opts.group, suite, opts.server_cert)
+    configs = QD.plan(dev, stack, opts.mode, opts.group, suite, opts.server_cert)
     if _text(opts.client_cert) != "none":
         raise InputError(f"--client-cert {_text(opts.client_cert)}: the QUIC rows authenticate the server only "
                          f"(--client-cert none)")
@@ -127,7 +131,7 @@ def _quic_phase(opts: HandshakeOptions) -> tuple[Phase, dict[str, Any]]:
         raise InputError(f"--config {_text(opts.config)}: QUIC runs Debian's armhf ngtcp2 and GnuTLS as packaged "
                          f"(no build configurations)")
     build = QD.ensure_built()
-    params = {"device": opts.device, "stacks": [QD.STACK], "tls": "quic", "groups": _text(opts.group),
+    params = {"device": dev.name, "stacks": [QD.STACK], "tls": "quic", "groups": _text(opts.group),
               "suites": _text(suite), "modes": _text(opts.mode), "server_cert": _text(opts.server_cert),
               "client_cert": "none", "n": opts.n, "warmup": opts.warmup, "timing": opts.timing, "libraries": {QD.STACK: build.library}}
 
@@ -153,19 +157,18 @@ def _names(value: Names) -> list[str]:
     return [v.strip().lower() for v in (value.split(",") if isinstance(value, str) else value) if v.strip()]
 
 
-def edhoc_phase(opts: HandshakeOptions, modes: list[str]) -> tuple[Phase, dict[str, Any]]:
+def edhoc_phase(opts: HandshakeOptions, modes: list[str], dev: Core) -> tuple[Phase, dict[str, Any]]:
     """`--tls edhoc`: the EDHOC + OSCORE initiator (C) per stack whose crypto it runs on, build
     configuration and variant, checked and built before anything runs (measure/edhoc_device.py)."""
     from ..measure import device as D
     from ..measure import edhoc_device as E
     _check_counts(opts.n, opts.warmup)
-    dev = D.check_device(opts.device)
     stacks = E.check_stacks(opts.stack, explicit=opts.stack is not DEFAULTS["stack"])
     variants = E.check_variants(modes)
     cfgs = D.check_build_configs(opts.config, stacks, dev) if opts.config else {s: [None] for s in stacks}
     builds = {(s, c): E.build(E.target_for(dev, s), c, s) for s in stacks for c in cfgs[s]}
     items = [(v, k) for k in builds for v in variants]
-    params = {"device": opts.device, "stacks": stacks, "tls": "edhoc", "modes": ",".join(variants), "n": opts.n,
+    params = {"device": dev.name, "stacks": stacks, "tls": "edhoc", "modes": ",".join(variants), "n": opts.n,
               "warmup": opts.warmup, "timing": opts.timing, "implementation": E.IMPLEMENTATION,
               "configs": {f"{s}:{b.lib.config}": b.lib.config_note for (s, _), b in builds.items()},
               "libraries": {s if c is None else f"{s}[{c}]": b.library for (s, c), b in builds.items()}}
@@ -173,7 +176,7 @@ def edhoc_phase(opts: HandshakeOptions, modes: list[str]) -> tuple[Phase, dict[s
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         for i, (variant, key) in enumerate(items):
             progress("start", (variant, key), i, len(items), None)
-            doc.series.extend(E.measure(opts.device, variant, opts.n, opts.warmup, builds[key], timed=opts.timing))
+            doc.series.extend(E.measure(dev, variant, opts.n, opts.warmup, builds[key], timed=opts.timing))
             run.save(doc)
             progress("done", (variant, key), i, len(items), None)
 
@@ -183,9 +186,10 @@ def edhoc_phase(opts: HandshakeOptions, modes: list[str]) -> tuple[Phase, dict[s
 
 def run_handshakes(opts: HandshakeOptions, output: Output) -> Result:
     from dataclasses import replace
+    dev = resolve_core(opts.device)   # once: the phases and the measurements below take the core
     tls = _names(opts.tls)
     if "edhoc" not in tls:
-        phase, params = handshake_phase(opts)
+        phase, params = handshake_phase(opts, dev)
         return measure_and_write("device", params, [phase], output)
     # EDHOC's variants (m3-kid, ...) and TLS's modes (full, resumed, psk) share --mode; "full" is both
     modes = _names(opts.mode)
@@ -196,9 +200,9 @@ def run_handshakes(opts: HandshakeOptions, output: Output) -> Result:
     if not others:   # EDHOC alone: every --mode must be one of its variants
         e_modes = modes
     if others:
-        phase, params = handshake_phase(replace(opts, tls=others, mode=t_modes))
+        phase, params = handshake_phase(replace(opts, tls=others, mode=t_modes), dev)
         phases.append(phase)
-    phase, e_params = edhoc_phase(opts, e_modes)
+    phase, e_params = edhoc_phase(opts, e_modes, dev)
     return measure_and_write("device", {**params, "edhoc": e_params} if params else e_params, [*phases, phase], output)
 
 
@@ -207,7 +211,7 @@ def run_crypto(device: str, stacks: Names, ops: list[str] | None, n: int, output
     from ..measure import device as D
     from ..measure.device_build import ensure_built
     _check_counts(n, 0)
-    dev = D.check_device(device)
+    dev = resolve_core(device)   # once: the measurements below take the core
     stack_l = D.check_stacks(stacks, dev)
     target = D.target_for(dev)
     per_stack = D.check_build_configs(config, stack_l, dev)
@@ -221,13 +225,13 @@ def run_crypto(device: str, stacks: Names, ops: list[str] | None, n: int, output
         reporter().note("note: " + ", ".join(D.stack_tag(s, builds[(s, c)]) for s, c in skipped)
                         + " counts none of the operations asked; nothing runs there")
         items = [k for k in items if k not in skipped]
-    params = {"device": device, "stacks": stack_l, "ops": None if ops is None else _text(ops), "n": n, "timing": timing,
+    params = {"device": dev.name, "stacks": stack_l, "ops": None if ops is None else _text(ops), "n": n, "timing": timing,
               "configs": {f"{s}:{b.config}": b.config_note for (s, _), b in builds.items()}}
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         for i, (s, c) in enumerate(items):
             progress("start", s, i, len(items), None)
-            doc.series += D.measure_crypto(device, s, routed[(s, c)], n, builds[(s, c)], timed=timing)
+            doc.series += D.measure_crypto(dev, s, routed[(s, c)], n, builds[(s, c)], timed=timing)
             run.save(doc)
             progress("done", s, i, len(items), None)
 
@@ -245,7 +249,8 @@ def run_user_code(device: str, sources: Names, entry: str | None, output: Output
 
     from ..measure import device as D
     from ..measure import device_user as U
-    dev = D.check_device(device)
+    dev = resolve_core(device)   # once: the build and the measurement below take the core
+    device = dev.name
     target = D.target_for(dev)
     srcs = U.check_sources(sources)
     fn = U.check_entry(entry)

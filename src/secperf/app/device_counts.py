@@ -213,13 +213,13 @@ class DeviceCounts:
         return "; ".join(c.note() for c in self.per_stack.values())
 
 
-def _family_stack_check(core: str, stack: str, conf: str | None, build: Build, want: list[Need]) -> None:
+def _family_stack_check(dev: Core, stack: str, conf: str | None, build: Build, want: list[Need]) -> None:
     """Every TLS/DTLS row checked against what the build offers before anything runs."""
     from ..measure import device as D
     for n in want:
         if n.tls in ("edhoc", "quic"):
             continue
-        D.check_offers(D.Config(core, stack, n.tls, n.group, "aes128gcm", n.mode, n.server_cert, n.client_cert,
+        D.check_offers(D.Config(dev, stack, n.tls, n.group, "aes128gcm", n.mode, n.server_cert, n.client_cert,
                                 conf), build)
 
 
@@ -282,7 +282,7 @@ def _count_stack(core: str, dev: Core, target: str, stack: str, conf: str | None
         if not build.offers.get("tls") and stack != "pqclean":
             raise InputError(f"--stack {stack}: {build.library} has no TLS; give a TLS stack (wolfssl, mbedtls3, ...)")
         want = _runnable(stack, build, want)
-        _family_stack_check(core, stack, conf, build, want)
+        _family_stack_check(dev, stack, conf, build, want)
         client, config, library = build.client, build.config, build.library
     fp = f"{client.parent.name}|{_core_key(dev)}|secperf {__version__}|timing on"
     path = _cache_file(core, stack, config)
@@ -319,11 +319,11 @@ def _count_stack(core: str, dev: Core, target: str, stack: str, conf: str | None
                 for k, job in jobs:
                     if isinstance(job, Need):
                         update(job.label())
-                        rows[k] = _count_row(core, stack, conf, build, job, servers)
+                        rows[k] = _count_row(dev, stack, conf, build, job, servers)
                     else:
                         _, st, b, op = job
                         update(f"{st} {op or 'primitives'}")
-                        rows[k] = D.measure_crypto(core, st, [op] if op else None, 1, b, timed=True)
+                        rows[k] = D.measure_crypto(dev, st, [op] if op else None, 1, b, timed=True)
                     update(advance=1)
                     _save(path, fp, rows)   # each row kept as soon as it is counted
         finally:
@@ -344,18 +344,18 @@ def _count_stack(core: str, dev: Core, target: str, stack: str, conf: str | None
     return Counts(doc, counted, [k for k in keys if k not in counted], stack, config, library)
 
 
-def _count_row(core: str, stack: str, conf: str | None, build: Build | None, job: Need,
+def _count_row(dev: Core, stack: str, conf: str | None, build: Build | None, job: Need,
                servers: dict[tuple[str, str, str, bool], Any]) -> list[Series]:
     """The warm series of one handshake row (the cold one is `secperf device handshake`'s business)."""
     from ..measure import device as D
     if job.tls == "edhoc":
         from ..measure import edhoc_device as E
-        series = E.measure(core, job.mode, 1, 1, timed=True, config=conf, stack=stack)
+        series = E.measure(dev, job.mode, 1, 1, timed=True, config=conf, stack=stack)
     elif job.tls == "quic":
         from ..measure import quic_device as Q
-        series = Q.measure_config(Q.QuicConfig(core, job.mode, job.group, job.server_cert), 1, 1, timed=True)
+        series = Q.measure_config(Q.QuicConfig(dev, job.mode, job.group, job.server_cert), 1, 1, timed=True)
     else:
-        cfg = D.Config(core, stack, job.tls, job.group, "aes128gcm", job.mode, job.server_cert, job.client_cert, conf)
+        cfg = D.Config(dev, stack, job.tls, job.group, "aes128gcm", job.mode, job.server_cert, job.client_cert, conf)
         server = None
         from ..measure import device_dtls as DT
         if not DT.needs_pair(cfg):
@@ -367,7 +367,7 @@ def _count_row(core: str, stack: str, conf: str | None, build: Build | None, job
     return [s for s in series if s.labels.get("phase") == "warm"]
 
 
-def device_counts(core: str, scenarios: Iterable[Scenario], stack: str | list[str] | None = None, config: str | list[str] | None = None,
+def device_counts(dev: Core, scenarios: Iterable[Scenario], stack: str | list[str] | None = None, config: str | list[str] | None = None,
                   quiet: bool = False, stack_from: str | None = None, config_from: str | None = None,
                   all_ops: bool = False, base: C.CostTable | None = None,
                   optional: Iterable[Scenario] = ()) -> DeviceCounts:
@@ -377,13 +377,12 @@ def device_counts(core: str, scenarios: Iterable[Scenario], stack: str | list[st
     preference there, a demand on the command line). all_ops: count every primitive of each stack
     (the planner's measures change groups and keys), else the ones the scenarios' clients use. base:
     the server's table (this host's, calibrated or not; default host-default)."""
+    from ..inputs.devices import core_names
     from ..measure import device as D
     from . import device_stacks as DS
-    dev = D.check_device(core)
+    core = dev.name   # the core, resolved where the command read --device; its name for labels and the cache
     if dev.profile != "A" and any(sc.protocol == "openvpn" for sc in scenarios):
-        from ..inputs.devices import core as core_profile
-        from ..inputs.devices import cores
-        a_cores = ", ".join(n for n in cores() if core_profile(n).profile == "A")
+        a_cores = ", ".join(core_names(lambda c: c.profile == "A"))
         raise InputError(f"openvpn --device {core}: OpenVPN's client needs an operating system with a tun device; "
                          f"a microcontroller runs none. Predict it on an application core ({a_cores})")
     target = D.target_for(dev)
@@ -408,7 +407,7 @@ def device_counts(core: str, scenarios: Iterable[Scenario], stack: str | list[st
         mine = [n for n in want if choice.by_family[n.tls] == st]
         scs = [sc for sc in scenarios if priced_by[DS.family(sc.protocol)] == st]
         per[st] = _count_stack(core, dev, target, st, confs.get(st), mine, scs, all_ops, quiet)
-    table = _tables(core, choice, prim, per, scenarios, base or C.load_table())
+    table = _tables(dev, choice, prim, per, scenarios, base or C.load_table())
     return DeviceCounts(core, per, choice.by_family, table, notes)
 
 
@@ -419,13 +418,12 @@ def _names(v: str | list[str] | None) -> list[str] | None:
     return list(dict.fromkeys(items)) or None
 
 
-def _tables(core: str, choice: Choice, prim: str, per: dict[str, Counts], scenarios: list[Scenario],
+def _tables(dev: Core, choice: Choice, prim: str, per: dict[str, Counts], scenarios: list[Scenario],
             host: C.CostTable) -> C.CostTable:
     """The main stack's table, and per protocol of another stack that stack's (a stack without
     primitives, ngtcp2, on the primitives of `prim`: the main stack, or the first one with primitives)."""
-    from ..inputs.devices import core as core_profile
     from . import device_stacks as DS
-    prof = core_profile(core)
+    prof = dev
     main = choice.main
     tables: dict[str, C.CostTable] = {}
     for st in [prim] + [s for s in per if s != prim]:

@@ -23,6 +23,7 @@ from .plan_verify import verify
 from .reporter import reporter
 
 if TYPE_CHECKING:
+    from ..inputs.core_profiles import Core
     from ..inputs.patterns import Pattern
     from ..model.costs import CostTable
     from ..model.flights import Scenario
@@ -76,11 +77,12 @@ def _device_tables(o: PlanOptions, pats: list[Pattern]) -> dict[str, CostTable |
             # the protocols the measures switch to, costed from the device's own counts of them: EDHOC +
             # OSCORE and DTLS 1.3 with connection IDs for CoAP, QUIC for HTTPS and MQTT (on the cores that
             # run it; elsewhere the measure is listed as not costed, with the reason)
-            extra = _measure_scenarios(dev, protos)
+            core = D.core(dev)   # the core object, once per device: counting below takes it, not its name
+            extra = _measure_scenarios(core, protos)
             scs = [F.Scenario(pr, h) for pr in sorted(protos) for h in F.HANDSHAKES[pr]
                    if h in ("full", "resumed", "psk-dhe", "fresh")]
             scs.append(F.Scenario("https", "resumed", mtls=False))
-            counts = device_counts(dev, scs, o.stack, o.config, quiet=o.json, stack_from=o.stack_from,
+            counts = device_counts(core, scs, o.stack, o.config, quiet=o.json, stack_from=o.stack_from,
                                    config_from=o.config_from, all_ops=True, optional=extra,
                                    base=host_table(o.host_costs))
             reporter().note(f"{dev}: {counts.note()}")
@@ -89,15 +91,14 @@ def _device_tables(o: PlanOptions, pats: list[Pattern]) -> dict[str, CostTable |
     return out
 
 
-def _measure_scenarios(dev: str, protos: set[str]) -> list[Scenario]:
+def _measure_scenarios(core: Core, protos: set[str]) -> list[Scenario]:
     """Scenarios of the protocols the planner's measures switch to (plan/measures.py), for the cores
     whose stacks count them: EDHOC + OSCORE and DTLS 1.3 with connection IDs for CoAP, QUIC for HTTPS
     and MQTT. A protocol no stack counts on the core is left out here and its measure says why."""
-    from ..inputs import devices as D
     from ..measure import device as MD
     from ..model import flights as F
     from . import device_stacks as DS
-    target = MD.target_for(D.core(dev))
+    target = MD.target_for(core)
     out: list[Scenario] = []
     wanted: list[tuple[str, tuple[str, ...]]] = []
     if "coap" in protos:

@@ -85,6 +85,7 @@ def cost_table(o: WhatifOptions) -> C.CostTable:
                 f"--device: unknown device {device!r}; emulated cores: {', '.join(D.cores())}; "
                 f"cost tables: {', '.join(C.table_names())}"
             )
+        core = D.core(device)   # the core object, once: counting and the device rows below take it
         paths = [x.strip() for x in (o.calibrate or "").split(",") if x.strip()]
         docs = [read_result(p, "--calibrate", o.allow_partial) for p in paths]
         table = host_table(o.host_costs, calibrated=any(d.kind != "device" for d in docs))
@@ -97,7 +98,7 @@ def cost_table(o: WhatifOptions) -> C.CostTable:
             from .device_counts import device_counts
 
             counts = device_counts(
-                device,
+                core,
                 _count_scenarios(o),
                 o.stack,
                 o.config,
@@ -116,7 +117,7 @@ def cost_table(o: WhatifOptions) -> C.CostTable:
         with R.reading(f"--calibrate {o.calibrate}", "the device rows"):
             stack = C.device_stack([d for _, d in dev_docs], o.stack, device)
             for path, doc in dev_docs:
-                table = C.from_device(doc, D.core(device), table, where=path, stack=stack)
+                table = C.from_device(doc, core, table, where=path, stack=stack)
         return table
     if o.stack or o.config:
         raise InputError(
@@ -151,7 +152,7 @@ def drop_unrunnable(o: WhatifOptions) -> None:
     from . import device_stacks as DS
 
     protos = [p for p in dict.fromkeys(o.protocols) if p in DS.FAMILY]
-    target = MD.target_for(MD.check_device(device))
+    target = MD.target_for(D.core(device))
     bad = {p: DS.why_not(DS.family(p), device, target) for p in protos if not DS.stacks_with(DS.family(p), target)}
     if bad and len(bad) < len(protos):
         for p, why in bad.items():

@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, overload
 
+from ..core.errors import InputError
 from . import device_profiles
 from .core_profiles import (  # noqa: F401 - handed on: callers name them as devices.X
     COST_NAMES,
@@ -125,6 +126,21 @@ def core(name: str) -> Core:
     if "saved_profile" in c:
         return device_profiles.load(name, c["saved_profile"])
     return shipped_core(name, c)
+
+
+def resolve_core(name: str) -> Core:
+    """A --device value as the emulated core it names, old spellings mapped: resolved once, at the
+    command's edge; the layers below (measure, model) take the Core, never the name (InputError
+    naming the known cores)."""
+    try:
+        return core(resolve_device(name))
+    except DeviceError as exc:
+        raise InputError(str(exc)) from None
+
+
+def core_names(pred: Callable[[Core], bool]) -> list[str]:
+    """The cores (shipped and saved) for which `pred` holds: the lists an error message names."""
+    return [n for n in cores() if pred(core(n))]
 
 
 # --- saved profiles (secperf device calibrate) ---------------------------------------------------

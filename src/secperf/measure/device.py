@@ -25,7 +25,7 @@ import statistics
 import subprocess
 import tempfile
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +34,8 @@ from pydantic import ValidationError
 from ..core import result as R
 from ..core.errors import InputError, MeasurementError, ResultError
 from ..core.result_schema import DeviceDerived, DeviceTime, Series, problem
-from ..inputs.core_profiles import Core, DeviceError
-from ..inputs.devices import core as core_profile
-from ..inputs.devices import cores
+from ..inputs.core_profiles import Core
+from ..inputs.devices import core_names
 from ..lab import registry
 from . import device_attrib as A
 from . import device_dtls as DT
@@ -60,7 +59,7 @@ TIMER = {"name": "guest instructions per handshake",
 
 @dataclass(frozen=True)
 class Config:
-    device: str
+    core: Core   # the emulated core, resolved once where the command reads --device
     stack: str
     tls: str
     group: str
@@ -69,6 +68,15 @@ class Config:
     server_cert: str
     client_cert: str = "none"
     build_config: str | None = None   # library build configuration (data/device_builds.toml); None: the default
+
+    @property
+    def device(self) -> str:
+        """The core's name (series ids and labels)."""
+        return self.core.name
+
+    def __hash__(self) -> int:
+        # the core holds dicts (its timing tables): it enters the hash by its name
+        return hash((self.core.name, *(getattr(self, f.name) for f in fields(self) if f.name != "core")))
 
     @property
     def key(self) -> str:
@@ -96,13 +104,6 @@ def _split(value: str | Iterable[str], what: str, known: Sequence[str],
     return list(dict.fromkeys(out))
 
 
-def check_device(name: str) -> Core:
-    try:
-        return core_profile(name)
-    except DeviceError as exc:
-        raise InputError(str(exc)) from None
-
-
 # the build a core runs: profile A cores Debian's armhf libraries, Cortex-M4, M33 and M0+ cores their own
 # build (M0+: linked with newlib, for the stacks in device_build.NEWLIB_STACKS)
 CPU_TARGETS = {"cortex-m4": "cortex-m4", "cortex-m33": "cortex-m33", "cortex-m0": "cortex-m0plus"}
@@ -114,7 +115,7 @@ def target_for(dev: Core) -> str:
         return "armhf"
     if dev.qemu_cpu in CPU_TARGETS:
         return CPU_TARGETS[dev.qemu_cpu]
-    runnable = ", ".join(n for n in cores() if core_profile(n).profile == "A" or core_profile(n).qemu_cpu in CPU_TARGETS)
+    runnable = ", ".join(core_names(lambda c: c.profile == "A" or c.qemu_cpu in CPU_TARGETS))
     raise InputError(f"--device {dev.name}: there is no {dev.qemu_cpu} build of the stacks (builds: "
                      f"{', '.join(TARGETS)}); devices these builds run on: {runnable}")
 
@@ -130,7 +131,7 @@ def check_stacks(value: str | Iterable[str], dev: Core | None = None) -> list[st
         target = target_for(dev)
         for s in stacks:
             if target not in STACK_TARGETS.get(s, (target,)):
-                on = ", ".join(n for n in cores() if core_profile(n).profile == "A")
+                on = ", ".join(core_names(lambda c: c.profile == "A"))
                 m_stacks = ", ".join(x for x in STACKS if target in STACK_TARGETS.get(x, (target,)))
                 if target == "cortex-m0plus":
                     raise InputError(f"--stack {s}: there is no Cortex-M0+ build of {s} (the M0+ builds are "
@@ -172,13 +173,12 @@ def stack_tag(stack: str, build: Build) -> str:
     return stack if build.config == default_config(stack, build.target) else f"{stack}[{build.config}]"
 
 
-def plan(device: str, stacks: str | Iterable[str], tls: str | Iterable[str], groups: str | Iterable[str],
+def plan(dev: Core, stacks: str | Iterable[str], tls: str | Iterable[str], groups: str | Iterable[str],
          suites: str | Iterable[str], modes: str | Iterable[str] = "full",
          server_certs: str | Iterable[str] = "rsa-2048", client_certs: str | Iterable[str] = "none",
          build_configs: str | Iterable[str] | None = None) -> list[Config]:
     """The configurations to run, with every name checked (InputError names what is known).
     build_configs: library build configurations (comma list; None: each stack's default)."""
-    dev = check_device(device)
     stack_l = check_stacks(stacks, dev)
     bconf = check_build_configs(build_configs, stack_l, dev)
     tls_l = [TLS_VERSIONS.get(t, t) for t in _split(tls, "tls", tuple(TLS_VERSIONS))]
@@ -190,7 +190,7 @@ def plan(device: str, stacks: str | Iterable[str], tls: str | Iterable[str], gro
     ccerts = _split(client_certs, "client-cert", CLIENT_CERTS)
     DT.check_plan(stack_l, tls_l, mode_l)   # DTLS versions per stack, CID only with DTLS, no TLS 1.2 PSK
     target_for(dev)
-    return [Config(device, s, t, g, su, m, c, cc, b) for s in stack_l for b in bconf[s] for t in tls_l
+    return [Config(dev, s, t, g, su, m, c, cc, b) for s in stack_l for b in bconf[s] for t in tls_l
             for g in group_l for su in suite_l for m in mode_l for c in certs for cc in ccerts]
 
 
@@ -448,7 +448,7 @@ def make_series(cfg: Config, dev: Core, build: Build, phase: str, hss: list[A.Ha
 def measure_config(cfg: Config, n: int, warmup: int, build: Build | None = None,
                    server: Server | None = None, timed: bool = True) -> list[Series]:
     """Cold and warm series of one configuration: one guest process with 1 + warmup + n handshakes."""
-    dev = check_device(cfg.device)
+    dev = cfg.core
     build = build or ensure_built(cfg.stack, target_for(dev), cfg.build_config)
     check_offers(cfg, build)
     prime = 1 if DT.base_mode(cfg.mode) == "resumed" else 0   # a full handshake that obtains the ticket
@@ -524,10 +524,10 @@ def route_ops(ops: str | Iterable[str], builds: dict[tuple[str, str | None], Bui
     return {k: [n for n in names if n in counted[k]] for k in builds}
 
 
-def measure_crypto(device: str, stack: str, ops: list[str] | None, n: int, build: Build | None = None,
+def measure_crypto(dev: Core, stack: str, ops: list[str] | None, n: int, build: Build | None = None,
                    build_config: str | None = None, timed: bool = True) -> list[Series]:
     """Instruction counts of single primitive operations (keygen, derive, sign, verify, AEAD, hash)."""
-    dev = check_device(device)
+    device = dev.name
     check_stacks(stack, dev)
     build = build or ensure_built(stack, target_for(dev), build_config)
     known = list(build.crypto_ops)

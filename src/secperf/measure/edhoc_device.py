@@ -462,7 +462,7 @@ def make_series(
 
 
 def measure(
-    device: str,
+    dev: Core,
     variant: str,
     n: int,
     warmup: int,
@@ -472,7 +472,6 @@ def measure(
     stack: str = DEFAULT_STACK,
 ) -> list[Series]:
     """Cold and warm series of one EDHOC variant: one guest process with 1 + warmup + n handshakes."""
-    dev = D.check_device(device)
     (variant,) = check_variants([variant])
     eb = eb or build(target_for(dev, stack), config, stack)
     if variant not in eb.offers.get("variants", ()):

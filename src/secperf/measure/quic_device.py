@@ -42,7 +42,7 @@ import statistics
 import subprocess
 import tempfile
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -121,7 +121,7 @@ class QuicDeviceError(InputError):
 
 @dataclass(frozen=True)
 class QuicConfig:
-    device: str
+    core: Core   # the emulated core, resolved once where the command reads --device
     mode: str
     group: str = "x25519"
     server_cert: str = "rsa-2048"
@@ -130,15 +130,24 @@ class QuicConfig:
     response_bytes: int = 846
 
     @property
+    def device(self) -> str:
+        """The core's name (series ids and labels)."""
+        return self.core.name
+
+    def __hash__(self) -> int:
+        # the core holds dicts (its timing tables): it enters the hash by its name
+        return hash((self.core.name, *(getattr(self, f.name) for f in fields(self) if f.name != "core")))
+
+    @property
     def key(self) -> str:
         return f"{STACK}/quic/{self.group}/{self.suite}/{self.mode}/{self.server_cert}"
 
 
 def why_not_here() -> str:
     """Why QUIC is not counted on a microcontroller core, naming the cores it is counted on."""
-    from ..inputs.devices import core, cores
+    from ..inputs.devices import core_names
 
-    return NO_MCU.format(cores=", ".join(n for n in cores() if core(n).profile == "A"))
+    return NO_MCU.format(cores=", ".join(core_names(lambda c: c.profile == "A")))
 
 
 def refusal(device: str) -> str:
@@ -147,7 +156,7 @@ def refusal(device: str) -> str:
 
 
 def plan(
-    device: str,
+    dev: Core,
     stacks: str | Iterable[str],
     modes: str | Iterable[str],
     groups: str | Iterable[str],
@@ -155,9 +164,8 @@ def plan(
     server_cert: str | Iterable[str],
 ) -> list[QuicConfig]:
     """The QUIC configurations to count, every name checked (QuicDeviceError names what is known)."""
-    dev = D.check_device(device)
     if dev.profile != "A":
-        raise QuicDeviceError(refusal(device))
+        raise QuicDeviceError(refusal(dev.name))
     st = D._split(stacks, "stack", (STACK, *STACKS))
     if st != [STACK]:
         raise QuicDeviceError(
@@ -168,7 +176,7 @@ def plan(
     groups_l = D._split(groups, "group", GROUPS, {"p256": "p-256", "secp256r1": "p-256"})
     suites_l = D._split(suites, "suite", SUITES, {"aes-128-gcm": "aes128gcm"})
     certs = D._split(server_cert, "server-cert", SERVER_CERTS)
-    return [QuicConfig(device, m, g, c, s) for m in modes_l for g in groups_l for c in certs for s in suites_l]
+    return [QuicConfig(dev, m, g, c, s) for m in modes_l for g in groups_l for c in certs for s in suites_l]
 
 
 # --- one run -----------------------------------------------------------------------------------------
@@ -276,7 +284,7 @@ def measure_config(
 ) -> list[Series]:
     """Cold and warm series of one configuration: one guest process with (a priming full handshake for
     resumed and 0-RTT) 1 + warmup + n connections."""
-    dev = D.check_device(cfg.device)
+    dev = cfg.core
     if dev.profile != "A":
         raise QuicDeviceError(refusal(cfg.device))
     build = build or ensure_built()
