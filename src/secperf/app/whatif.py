@@ -14,6 +14,7 @@ from ..core.result_schema import Result, Series
 from ..core.store import RunStore
 from ..inputs import netspec as NS
 from ..inputs import se_profiles as SE
+from ..inputs.core_profiles import Core
 from ..model import costs as C
 from ..model import flights as F
 from ..model import network as N
@@ -71,7 +72,18 @@ class WhatifOptions:
     not_counted: dict[str, str] = field(default_factory=dict)  # protocol -> why the device cannot run it
 
 
-def cost_table(o: WhatifOptions) -> C.CostTable:
+def emulated_core(o: WhatifOptions) -> Core | None:
+    """--device as the emulated core it names, resolved once per run (None: a cost table's name, or
+    no --device); the counting and the device rows below take the object."""
+    from ..inputs import devices as D
+
+    device = D.resolve_device(o.device)
+    if not device or device in C.table_names() or device not in D.cores():
+        return None
+    return D.core(device)
+
+
+def cost_table(o: WhatifOptions, core: Core | None = None) -> C.CostTable:
     """The costs a what-if draws from: this host's (app/host_costs.py: --host-costs, or --calibrate Results),
     a cost table by name, or an emulated core (`--device CORE`): the client's from its counts
     (app/device_counts.py, or the `secperf device` Results --calibrate names), the server's this host's."""
@@ -85,7 +97,7 @@ def cost_table(o: WhatifOptions) -> C.CostTable:
                 f"--device: unknown device {device!r}; emulated cores: {', '.join(D.cores())}; "
                 f"cost tables: {', '.join(C.table_names())}"
             )
-        core = D.core(device)   # the core object, once: counting and the device rows below take it
+        core = core or D.core(device)   # the core object (run() resolves it once): counting and the rows take it
         paths = [x.strip() for x in (o.calibrate or "").split(",") if x.strip()]
         docs = [read_result(p, "--calibrate", o.allow_partial) for p in paths]
         table = host_table(o.host_costs, calibrated=any(d.kind != "device" for d in docs))
@@ -137,7 +149,7 @@ def cost_table(o: WhatifOptions) -> C.CostTable:
     return table
 
 
-def drop_unrunnable(o: WhatifOptions) -> None:
+def drop_unrunnable(o: WhatifOptions, core: Core | None = None) -> None:
     """A comparison of several protocols on an emulated core lists a protocol the core runs no stack
     of (QUIC on a microcontroller) with the reason instead of stopping: the others are still the
     answer. Asked alone, it stays an input error (device_counts says why). A stack the user named
@@ -152,7 +164,7 @@ def drop_unrunnable(o: WhatifOptions) -> None:
     from . import device_stacks as DS
 
     protos = [p for p in dict.fromkeys(o.protocols) if p in DS.FAMILY]
-    target = MD.target_for(D.core(device))
+    target = MD.target_for(core or D.core(device))
     bad = {p: DS.why_not(DS.family(p), device, target) for p in protos if not DS.stacks_with(DS.family(p), target)}
     if bad and len(bad) < len(protos):
         for p, why in bad.items():
@@ -477,8 +489,9 @@ def _libraries(table: C.CostTable, cells: list[SW.Cell]) -> dict[str, Any]:
 
 def run(o: WhatifOptions) -> Result:
     """The what-if Result, written to its run directory (and --csv); the caller shows it."""
-    drop_unrunnable(o)
-    table = cost_table(o)
+    core = emulated_core(o)   # --device, resolved once for the run
+    drop_unrunnable(o, core)
+    table = cost_table(o, core)
     cells, sweep = _cells(o, table)
     o.wakeup_samples_ms = host_wakeups(o)
     params = {
