@@ -164,7 +164,7 @@ def run_server(o: ServerOptions, output: Output) -> Result:
                 pki = LabPKI().ensure()
                 if p.workdir is None and run is not None:
                     p.workdir = private_dir(run.dir / "server")
-                doc.analysis["cluster"] = {**cl.as_dict(), "generators": g.places, "nodes_left_out": g.left_out}
+                doc.analysis.cluster = {**cl.as_dict(), "generators": g.places, "nodes_left_out": g.left_out}
                 if g.left_out:
                     from .reporter import reporter
 
@@ -269,7 +269,7 @@ def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resul
 
                 pki = LabPKI().ensure()
                 replays: list[dict[str, Any]] = []
-                doc.analysis["cluster"] = {**cl.as_dict(), "generators": g.places, "nodes_left_out": g.left_out}
+                doc.analysis.cluster = {**cl.as_dict(), "generators": g.places, "nodes_left_out": g.left_out}
                 for i, pol in enumerate(items):
                     progress("start", pol, i, len(items), None)
                     try:
@@ -293,7 +293,7 @@ def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resul
                         replays.append(r)
                     except (S.ServerMeasureError, SetupError, ClusterRunError) as exc:
                         replays.append({"clients": replay, "policy": pol, "failed": str(exc)})
-                    doc.analysis["fleet"] = {
+                    doc.analysis.fleet = {
                         "capacity_source": "measured just before and after each replay "
                         "(mean): nginx, 32 clients over the cluster's "
                         "generators",

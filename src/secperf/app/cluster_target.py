@@ -137,9 +137,9 @@ def run_server(o: ServerOptions, output: Output) -> Result:
         g = place_all(cl, o.target, T.PROBE_TIMEOUT_S)
         try:
             def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
-                doc.analysis["target"] = {**o.target.labels(), "negotiated": negotiated,
+                doc.analysis.target = {**o.target.labels(), "negotiated": negotiated,
                                           "server_cpu": T.SERVER_CPU_NOT_MEASURED}
-                doc.analysis["cluster"] = {**cl.as_dict(), "generators": g.places, "nodes_left_out": g.left_out}
+                doc.analysis.cluster = {**cl.as_dict(), "generators": g.places, "nodes_left_out": g.left_out}
                 if g.left_out:
                     from .reporter import reporter
                     reporter().note(f"note: --cluster: left out: {'; '.join(g.left_out)}")
@@ -202,7 +202,7 @@ def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resul
         try:
             def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
                 replays: list[dict[str, Any]] = []
-                doc.analysis["cluster"] = {**cl.as_dict(), "generators": g.places, "nodes_left_out": g.left_out}
+                doc.analysis.cluster = {**cl.as_dict(), "generators": g.places, "nodes_left_out": g.left_out}
                 for i, pol in enumerate(items):
                     progress("start", pol, i, len(items), None)
                     try:
@@ -213,7 +213,7 @@ def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resul
                         replays.append(r)
                     except (S.ServerMeasureError, SetupError, ClusterRunError) as exc:
                         replays.append({"clients": replay, "policy": pol, "failed": str(exc)})
-                    doc.analysis["fleet"] = {"capacity_source": f"measured against --target {lt.name} just before "
+                    doc.analysis.fleet = {"capacity_source": f"measured against --target {lt.name} just before "
                                                                 f"and after each replay (mean): 32 clients over the "
                                                                 f"cluster's generators", "runs": [], "replays": replays}
                     run.save(doc)

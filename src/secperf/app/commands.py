@@ -338,7 +338,7 @@ def can(options: CanOptions, output: Output) -> Result:
     run = output_store(output).create("can")
     doc = R.new_result(kind="can", command=output.command, params=result["params"], host=host.collect(),
                        run_id=run.run_id)
-    doc.analysis["can"] = result
+    doc.analysis.can = result
     R.finish(doc, "complete")
     run.save(doc)
     write_outputs(doc, run, output)

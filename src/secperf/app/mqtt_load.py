@@ -127,10 +127,10 @@ def run(c: MqttLoadConfig, output: Output, target: dict[str, Any] | None = None,
                 m["negotiated"] = negotiated
             m["fleet_model"] = storm_vs_model(c, m)
         except (ServerMeasureError, SetupError) as exc:
-            doc.analysis["mqtt_load"] = {"config": c.__dict__, "failed": str(exc)}
+            doc.analysis.mqtt_load = {"config": c.__dict__, "failed": str(exc)}
             run.save(doc)
             raise MeasurementError(f"mqtt-load: {exc}") from exc
-        doc.analysis["mqtt_load"] = m
+        doc.analysis.mqtt_load = m
         run.save(doc)
         progress("done", items[0], 0, 1, None)  # the tables: report/views/mqtt_load.py, after the run
 

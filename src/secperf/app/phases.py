@@ -81,7 +81,7 @@ def cortexm_phase(targets: list[str], table_file: str | None) -> Phase:
                 doc.series.append(s)
         else:
             doc.series += CM.to_series(table)
-            doc.analysis["cortexm"] = table
+            doc.analysis.cortexm = table
             text = json.dumps(table, indent=1, sort_keys=True) + "\n"
             run.write_text("cortexm.json", text)
             if table_file:

@@ -163,11 +163,11 @@ def run(o: PlanOptions) -> Result:
     params = {"patterns": o.patterns, "device": o.device, "se": o.se, "network": o.network, "radio": o.radio, "n": o.n,
               "seed": o.seed, "verify": o.verify, "system": o.system, "stack": o.stack, "config": o.config, **limit}
     doc = R.new_result(kind="plan", command=o.command, params=params, host=host.collect(), run_id=run_.run_id)
-    doc.analysis["plan"] = {"patterns": plans, "rule": " ".join(RULE.split())}
+    doc.analysis.plan = {"patterns": plans, "rule": " ".join(RULE.split())}
     if o.verify:
         from ..core.errors import InternalError
         try:
-            doc.analysis["plan"]["verify"] = verify(plans, o, doc, run_)
+            doc.analysis.plan["verify"] = verify(plans, o, doc, run_)
         except InternalError as exc:  # secperf's own combination refused: the partial Result says so
             doc["internal"] = {"check": "plan --verify's derived rows", "problem": str(exc)[:400], "withheld": []}
             R.finish(doc, "internal-error")

@@ -53,12 +53,12 @@ def add_analyses(doc: Result, params: dict[str, Any]) -> None:
     """Answers computed from the measured rows (study S5's questions, the strength table)."""
     from ..model import crypto_questions as Q
     if any(s.kind == "crypto" for s in doc.series):
-        doc.analysis["s5"] = Q.answers(doc)
+        doc.analysis.s5 = Q.answers(doc)
         libs = Q.libraries_analysis(doc)
         if libs:
-            doc.analysis["libraries"] = libs
+            doc.analysis.libraries = libs
         if params.get("strength"):
-            doc.analysis["strength"] = {"security_bits": params["strength"],
+            doc.analysis.strength = {"security_bits": params["strength"],
                                         "rows": Q.strength_table(doc, params["strength"])}
 
 
@@ -153,14 +153,14 @@ def result_tables(doc: Result, params: dict[str, Any]) -> list[Any]:
            + terminal.connect_tables(doc) + terminal_device.tables(doc) + terminal_whatif.tables(doc)
            + _server_tables(doc) + terminal_plan.tables(doc))
     analysis = doc.analysis
-    if analysis.get("strength"):
-        out.append(terminal.strength_table(analysis["strength"]["rows"], params["strength"]))
-    if analysis.get("s5"):
-        out.append(terminal.answers_table(analysis["s5"]))
-    if analysis.get("cortexm"):
-        out.append(terminal_mac.cortexm_table(analysis["cortexm"]))
-    if analysis.get("can"):
-        out += terminal_mac.can_tables(analysis["can"])
+    if analysis.strength:
+        out.append(terminal.strength_table(analysis.strength["rows"], params["strength"]))
+    if analysis.s5:
+        out.append(terminal.answers_table(analysis.s5))
+    if analysis.cortexm:
+        out.append(terminal_mac.cortexm_table(analysis.cortexm))
+    if analysis.can:
+        out += terminal_mac.can_tables(analysis.can)
     return out
 
 

@@ -155,7 +155,7 @@ def run_fleet(o: FleetOptions, output: Output) -> Result:
 
         def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
             progress("start", "model", 0, 1, None)
-            doc.analysis["fleet"] = _merge_fleets(
+            doc.analysis.fleet = _merge_fleets(
                 [(k or "", _fleet_runs(o, full, resumed, source, k if len(given) > 1 else None, warn))
                  for k, full, resumed, source, warn in given])
             for _, _, _, _, warn in given:
@@ -191,7 +191,7 @@ def run_fleet(o: FleetOptions, output: Output) -> Result:
                 # the model then runs on a lower bound of the server's capacity: said where the capacity is named
                 src += f"; a lower bound: {best.limited_by} limited the rate, not the server"
             parts.append((key, _fleet_runs(o, caps[0], caps[1] or caps[0], src, key if len(keys) > 1 else None, warn)))
-        doc.analysis["fleet"] = _merge_fleets(parts)
+        doc.analysis.fleet = _merge_fleets(parts)
         run.save(doc)
 
     return measure_and_write("fleet", params, [Phase(cfgs, lambda c: f"capacity: {c.label()}", measure_runner)],
@@ -303,7 +303,7 @@ def _run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resu
                 replays.append(replay_compare(o, pol, m))
             except (S.ServerMeasureError, SetupError) as exc:
                 replays.append({"clients": replay, "policy": pol, "failed": str(exc)})
-            doc.analysis["fleet"] = {"capacity_source": "measured just before and after each replay (mean): nginx, 32 clients",
+            doc.analysis.fleet = {"capacity_source": "measured just before and after each replay (mean): nginx, 32 clients",
                                         "runs": [], "replays": replays}
             run.save(doc)
             progress("done", pol, i, len(items), None)

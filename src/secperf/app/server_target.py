@@ -71,7 +71,7 @@ def run_server(o: ServerOptions, output: Output) -> Result:
     params = {**params_of(o), "loadgen_procs": p.loadgen_procs, "loadgen_cores": cores}
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
-        doc.analysis["target"] = {**o.target.labels(), "negotiated": negotiated,
+        doc.analysis.target = {**o.target.labels(), "negotiated": negotiated,
                                   "server_cpu": T.SERVER_CPU_NOT_MEASURED}
         for i, r in enumerate(items):
             progress("start", r, i, len(items), None)
@@ -110,7 +110,7 @@ def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resul
                 replays.append(replay_compare(o, pol, m))
             except (S.ServerMeasureError, SetupError) as exc:
                 replays.append({"clients": replay, "policy": pol, "failed": str(exc)})
-            doc.analysis["fleet"] = {"capacity_source": f"measured against --target {lt.name} just before and after "
+            doc.analysis.fleet = {"capacity_source": f"measured against --target {lt.name} just before and after "
                                                         f"each replay (mean): 32 clients", "runs": [],
                                      "replays": replays}
             run.save(doc)

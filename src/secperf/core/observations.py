@@ -452,7 +452,7 @@ def observations(doc: Result | Mapping[str, Any]) -> list[Observation]:
 
 def verdicts(doc: Result | Mapping[str, Any]) -> dict[str, str]:
     """The judgements a Result states in words: a plan's verdict per pattern."""
-    plan = as_result(doc).analysis.get("plan")
+    plan = as_result(doc).analysis.plan
     if not isinstance(plan, dict):
         return {}
     return {str(p.get("pattern")): str(p.get("verdict")) for p in plan.get("patterns") or [] if p.get("verdict")}

@@ -143,7 +143,7 @@ def predicted(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
                     kind="whatif",
                 )
             )
-    for p in (doc.analysis.get("plan") or {}).get("patterns", []):
+    for p in (doc.analysis.plan or {}).get("patterns", []):
         for a in p.get("alerts", []):
             if not can_fire(a):  # a plan Result written before alerts were checked against their range
                 continue

@@ -82,7 +82,7 @@ def header(doc: Result) -> list[tuple[str, object]]:
 
 def answers(doc: Result) -> list[dict[str, Any]]:
     """Study S5's questions and answers computed from this run (analysis.s5)."""
-    return [{"question": a["question"], "answer": a["answer"]} for a in doc.analysis.get("s5") or []]
+    return [{"question": a["question"], "answer": a["answer"]} for a in doc.analysis.s5 or []]
 
 
 def strength_plots(series: Sequence[Series]) -> list[Plot]:
@@ -283,7 +283,7 @@ def failures_view(doc: Result) -> dict[str, Any] | None:
 
 
 def strength_view(doc: Result) -> dict[str, Any] | None:
-    st = doc.analysis.get("strength")
+    st = doc.analysis.strength
     if not st or not st.get("rows"):
         return None
     ops = sorted({k for r in st["rows"] for k in r if k.endswith("_p50_us")})

@@ -82,7 +82,7 @@ PLOTS = (
 
 def plots(doc: Result) -> list[Plot]:
     """One grouped-bar plot per operation kind: a bar per library, groups by SP 800-57 strength."""
-    lib = doc.analysis.get("libraries")
+    lib = doc.analysis.libraries
     if not lib:
         return []
     out = []
@@ -105,7 +105,7 @@ def plots(doc: Result) -> list[Plot]:
 
 def view(doc: Result) -> dict[str, Any] | None:
     """The libraries side by side (part of the crypto section)."""
-    lib = doc.analysis.get("libraries")
+    lib = doc.analysis.libraries
     if not lib:
         return None
     versions: dict[str, Any] = {}

@@ -92,7 +92,7 @@ def _can_plot(can: dict[str, Any], name: str = "can-cpu-load") -> Plot:
 
 def plots(doc: Result) -> list[Plot]:
     """The CAN model's CPU load against k (and the same for CAN FD when the Result has it)."""
-    can = doc.analysis.get("can")
+    can = doc.analysis.can
     if not can or not can.get("sweeps"):
         return []
     out = [_can_plot(can)]

@@ -51,7 +51,7 @@ def view(doc: Result) -> dict[str, Any] | None:
     ps = plans(doc)
     if not ps:
         return None
-    a = doc.analysis["plan"]
+    a = doc.analysis.plan or {}
     g = html_grid.view
     figs = {pl.name: pl for pl in plots(doc)}
     patterns = []

@@ -141,7 +141,7 @@ def _open_plots(doc: Result) -> list[Plot]:
 def _fleet_plots(doc: Result) -> list[Plot]:
     """The storm: a replay against nginx, the model's recovery and queue."""
     out: list[Plot] = []
-    fl = doc.analysis.get("fleet")
+    fl = doc.analysis.fleet
     if fl and fl.get("replays"):
         rp = [
             (

@@ -113,7 +113,7 @@ def view(doc: Result) -> dict[str, Any] | None:
     series = whatif_series(doc)
     if not series:
         return None
-    a = doc.analysis.get("whatif") or {}
+    a = doc.analysis.whatif or {}
     g = html_grid.view
     cmp_ = V.comparison(doc)
     ct = V.cost_tables(doc)

@@ -19,7 +19,7 @@ def rows(doc: Result | Mapping[str, Any]) -> list[tuple[str, str, str]]:
     """(what, figure, source) for every figure the Result's predictions used."""
     doc = as_result(doc)
     out: list[tuple[str, str, str]] = []
-    ct = doc.analysis.get("whatif", {}).get("cost_table") or {}
+    ct = (doc.analysis.whatif or {}).get("cost_table") or {}
     if ct:
         out.append(("cost table", str(ct.get("name", "")), str(ct.get("description") or ct.get("source") or "")))
     seen: set[tuple[str, str]] = set()

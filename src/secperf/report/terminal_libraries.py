@@ -17,7 +17,7 @@ from .units import fmt_time_us
 def openssl_only(doc: Result | Mapping[str, Any]) -> Result:
     """The Result with only its OpenSSL crypto series (the per-family tables show one library)."""
     doc = as_result(doc)
-    if not doc.analysis.get("libraries"):
+    if not doc.analysis.libraries:
         return doc
     keep = [s for s in doc.series if s.kind != "crypto" or (s.labels.get("backend") or "openssl") == "openssl"]
     return doc.model_copy(update={"series": keep})
@@ -98,7 +98,7 @@ def answers_table(answers: list[dict[str, Any]]) -> Table:
 
 
 def tables(doc: Result | Mapping[str, Any]) -> list[Table]:
-    lib = as_result(doc).analysis.get("libraries")
+    lib = as_result(doc).analysis.libraries
     if not lib:
         return []
     out = [libraries_table(lib)]

@@ -344,7 +344,7 @@ def mac_findings(doc: Result) -> list[Finding]:
 
 def can_findings(doc: Result) -> list[Finding]:
     """Per device and MAC: the smallest k (a tag every k frames) within the CPU budget, or none."""
-    can = doc.analysis.get("can")
+    can = doc.analysis.can
     out: list[Finding] = []
     parts: tuple[tuple[str, dict[str, Any] | None], ...] = (("CAN", can), ("CAN FD", (can or {}).get("fd")))
     for label, part in parts:
@@ -387,7 +387,7 @@ def prediction_findings(doc: Result) -> list[Finding]:
     p95: Callable[[Series], float] = _usable_p95
     name: Callable[[Series], str] = _scenario
     nets = list(dict.fromkeys(s.labels.get("network") for s in ws))
-    swept = bool((doc.analysis.get("whatif") or {}).get("sweep"))
+    swept = bool((doc.analysis.whatif or {}).get("sweep"))
     if swept or len(nets) > 4:
         lo, hi = min(ws, key=p95), max(ws, key=p95)
         out.append(
@@ -423,7 +423,7 @@ def prediction_findings(doc: Result) -> list[Finding]:
 
 def plan_findings(doc: Result) -> list[Finding]:
     """Each pattern's verdict and the best combination of measures."""
-    ps = (doc.analysis.get("plan") or {}).get("patterns") or []
+    ps = (doc.analysis.plan or {}).get("patterns") or []
     groups: dict[str, list[str]] = {}
     for p in ps:
         best = p.get("best") or {}
@@ -455,7 +455,7 @@ def server_findings(doc: Result) -> list[Finding]:
 
 def fleet_findings(doc: Result) -> list[Finding]:
     """How long every device takes to be back after an outage, per fleet size and policy."""
-    fl = doc.analysis.get("fleet") or {}
+    fl = doc.analysis.fleet or {}
     parts = []
     for r in fl.get("runs") or []:
         m = r.get("model") or {}

@@ -34,7 +34,7 @@ VERDICT_SHORT = {"suitable as is": "as is", "suitable with design measures": "me
 
 
 def plans(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
-    patterns: list[dict[str, Any]] = (as_result(doc).analysis.get("plan") or {}).get("patterns", [])
+    patterns: list[dict[str, Any]] = (as_result(doc).analysis.plan or {}).get("patterns", [])
     return patterns
 
 
@@ -252,7 +252,7 @@ def grids(doc: Result | Mapping[str, Any]) -> list[Grid]:
     for p in ps:
         out += pattern_grids(p)
     out.append(alerts(ps))
-    v = (as_result(doc).analysis.get("plan") or {}).get("verify")
+    v = (as_result(doc).analysis.plan or {}).get("verify")
     if v:
         out.append(verify(v))
     return out

@@ -40,7 +40,7 @@ def comparison_rows(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
     """Per protocol (in the order asked), the first row of each network: [] for a run of one protocol."""
     doc = as_result(doc)
     rows = _main_rows(doc)
-    skipped = doc.analysis.get("whatif", {}).get("not_counted") or {}
+    skipped = (doc.analysis.whatif or {}).get("not_counted") or {}
     if len({s.labels.get("protocol") for s in rows} | set(skipped)) < 2:
         return []
     seen: set[tuple[Any, Any]] = set()
@@ -102,7 +102,7 @@ def comparison_rows(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def mixed_libraries(doc: Result | Mapping[str, Any]) -> str | None:
     """The what-if's note when its rows were costed from different libraries (None when one or none)."""
-    a = as_result(doc).analysis.get("whatif", {})
+    a = (as_result(doc).analysis.whatif or {})
     return (a.get("cost_table") or {}).get("mixed")
 
 

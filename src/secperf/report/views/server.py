@@ -371,6 +371,6 @@ def replays(fl: Mapping[str, Any]) -> Grid | None:
 def grids(doc: Result | Mapping[str, Any]) -> list[Grid]:
     """Every server and fleet table in report order."""
     doc = as_result(doc)
-    fl = doc.analysis.get("fleet") or {}
+    fl = doc.analysis.fleet or {}
     out = [capacity(doc), pivot_grid(doc), provenance(doc), curve(doc), open_loop(doc), storm(fl), replays(fl)]
     return [g for g in out if g is not None]

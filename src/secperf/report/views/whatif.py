@@ -94,7 +94,7 @@ def cost_rows_by_use(doc: Result | Mapping[str, Any]) -> tuple[list[dict[str, An
     """The what-if cost table split in two: the rows the scenarios' flights use, in the order the
     flights first use them, each with `used_as` (the flights' op names priced by it); and the rest."""
     doc = as_result(doc)
-    rows = list(((doc.analysis.get("whatif") or {}).get("cost_table") or {}).get("rows") or [])
+    rows = list(((doc.analysis.whatif or {}).get("cost_table") or {}).get("rows") or [])
     index = {(r["party"], r["op"]): r for r in rows}
     used: dict[int, dict[str, Any]] = {}
     for s in whatif_series(doc):

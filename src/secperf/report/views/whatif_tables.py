@@ -252,7 +252,7 @@ def s1(x: Mapping[str, Any]) -> Grid:
 
 def cost_tables(doc: Result) -> tuple[Grid, Grid | None] | None:
     """The cost table: the operations the flights use first (with what they price), then the rest."""
-    ct = (doc.analysis.get("whatif") or {}).get("cost_table") or {}
+    ct = (doc.analysis.whatif or {}).get("cost_table") or {}
     if not ct:
         return None
     used, rest = cost_rows_by_use(doc)
@@ -274,7 +274,7 @@ def grids(doc: Result) -> list[Grid]:
     series = whatif_series(doc)
     if not series:
         return []
-    a = doc.analysis.get("whatif") or {}
+    a = doc.analysis.whatif or {}
     out: list[Grid | None] = [prediction(series), comparison(doc), security(series), side_by_side(doc)]
     out += flight_grids(series)
     out += [tornado(a["tornado"]) if a.get("tornado") else None, s1(a["s1"]) if a.get("s1") else None]
