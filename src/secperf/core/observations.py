@@ -441,12 +441,12 @@ def observations(doc: Result | Mapping[str, Any]) -> list[Observation]:
     for s in doc.series:
         out += series_observations(s)
     an = doc.analysis
-    if isinstance(an.get("can"), dict):
-        out += _can(an["can"])
-    if isinstance(an.get("fleet"), dict):
-        out += _fleet(an["fleet"])
-    if isinstance(an.get("plan"), dict):
-        out += _plan(an["plan"])
+    if an.can is not None:
+        out += _can(an.can)
+    if an.fleet is not None:
+        out += _fleet(an.fleet)
+    if an.plan is not None:
+        out += _plan(an.plan)
     return out
 
 
