@@ -228,6 +228,7 @@ static int read_watch(const char *path)
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv)
 {
     (void)info;
+    const char *timing_file = NULL;
     for (int i = 0; i < argc; i++) {
         if (strncmp(argv[i], "out=", 4) == 0)
             snprintf(out_path, sizeof(out_path), "%s", argv[i] + 4);
@@ -241,11 +242,11 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
             if (read_watch(argv[i] + 6) != 0)
                 return -1;
         } else if (strncmp(argv[i], "timing=", 7) == 0) {
-            if (timing_load(argv[i] + 7) != 0)
-                return -1;
-            timing_on = 1;
+            timing_file = argv[i] + 7;   /* loaded once every argument is known (path= changes how) */
         } else if (strcmp(argv[i], "sums=inline") == 0 || strcmp(argv[i], "sums=blocks") == 0) {
             timing_set_inline(argv[i][5] == 'i');
+        } else if (strcmp(argv[i], "path=full") == 0 || strcmp(argv[i], "path=fast") == 0) {
+            timing_set_full(argv[i][6] == 'u');
         } else if (strncmp(argv[i], "trace=", 6) == 0) {
             FILE *t = fopen(argv[i] + 6, "w");
             if (t == NULL) {
@@ -255,13 +256,18 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
             timing_set_trace(t);
         } else {
             fprintf(stderr, "insn_events: unknown argument %s (known: out=FILE, marker=N, watch=FILE, count=tb|insn, "
-                    "timing=FILE, sums=inline|blocks, trace=FILE)\n", argv[i]);
+                    "timing=FILE, sums=inline|blocks, path=fast|full, trace=FILE)\n", argv[i]);
             return -1;
         }
     }
     if (out_path[0] == '\0') {
         fprintf(stderr, "insn_events: needs out=FILE\n");
         return -1;
+    }
+    if (timing_file != NULL) {
+        if (timing_load(timing_file) != 0)
+            return -1;
+        timing_on = 1;
     }
     qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
     qemu_plugin_register_vcpu_syscall_cb(id, on_syscall);

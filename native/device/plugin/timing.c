@@ -35,6 +35,7 @@ static uint64_t timing_fixed[TIMING_SETS];
  * integers (tests compare them); the first costs one inline operation per block instead of up to a
  * dozen. */
 static int sum_inline;
+static int full_path;   /* the full path (see the caches below) */
 /* Each block has an id for life and its execution counter in a chunk of counters that never moves (the
  * inline additions point at it); an event's totals add, for the blocks whose counter moved since the
  * last event (a scan of the contiguous counters), the executions since then x the block's counts to
@@ -51,6 +52,11 @@ static void block_sums(void);
 void timing_set_inline(int on)
 {
     sum_inline = on;
+}
+
+void timing_set_full(int on)
+{
+    full_path = on;
 }
 
 void timing_state(double cycles[TIMING_SETS], uint64_t counts[TC_N])
@@ -97,13 +103,34 @@ static const char *const geom_names[G_N] = {
 };
 static unsigned long long geom[G_N];
 
-/* ---- caches: set-associative, LRU by a use stamp ----------------------------------------------- */
+/* ---- caches: set-associative, least recently used way replaced ----------------------------------- */
+
+/* The cheaper path (default) and the full path (plugin argument path=full, kept to check the cheaper one
+ * against: the same event file) differ only in how they get the same answers:
+ *   - recency: the full path stamps each use and searches a set for the oldest stamp on a miss; the
+ *     cheaper path keeps, per set of up to 8 ways, an 8 x 8 bit matrix (bit j of way i's byte: i was
+ *     used after j) whose all-zero byte is the least recently used way, so a use is two operations and
+ *     a miss finds its victim without a search. Ways never used have all-zero bytes and the lowest is
+ *     taken first, as the oldest stamp (0) is;
+ *   - lookup: the full path searches the set's tags; the cheaper path keeps, for the flash lines a
+ *     microcontroller's caches hold, where each one sits (or that it is absent), in a table indexed by
+ *     the line number;
+ *   - memory callbacks: the full path registers one for every load that is not sp-relative by its text
+ *     ("[sp"); the cheaper path also leaves out the other loads whose only address register is sp (pop,
+ *     ldm sp, vpop), which read the stack in SRAM as the "[sp" loads do;
+ *   - instruction fetch: the cheaper path precomputes, per block, the stall each of its granules pays on
+ *     a miss where that depends on the block alone (see fetch_flash). */
 
 struct cache {
     unsigned sets, ways, shift; /* shift: log2 of the line (granule) size */
     unsigned long long *tag;    /* sets * ways, tag = line number + 1 (0 = empty) */
-    unsigned long long *stamp;
+    unsigned long long *stamp;  /* full path (and more than 8 ways, or a way count that is not a power of 2) */
     unsigned long long clock;
+    uint64_t *age;              /* cheaper path: per set, the recency matrix (byte i: way i's row) */
+    uint64_t age_row;           /* a row with every way's bit set */
+    unsigned wshift;            /* log2(ways) when age is kept */
+    uint16_t *where;            /* cheaper path: per line in [where_lo, where_lo + where_n): slot + 1, 0 absent */
+    unsigned long long where_lo, where_n;
     unsigned long long fills;   /* misses so far: while it stands still, every present line stays */
     unsigned last_slot;         /* where the last access hit or filled */
 };
@@ -116,8 +143,11 @@ static int log2u(unsigned long long v)
     return (1ull << s) == v ? s : -1;
 }
 
+/* a cache of `entries` lines of `line` bytes in `ways` ways; [lo_addr, hi_addr) (hi > lo) the addresses
+ * whose lines the cheaper path finds through a table */
 static int cache_init(struct cache *c, unsigned long long entries, unsigned long long ways,
-                      unsigned long long line, const char *what)
+                      unsigned long long line, const char *what, unsigned long long lo_addr,
+                      unsigned long long hi_addr)
 {
     memset(c, 0, sizeof *c);
     if (entries == 0)
@@ -131,46 +161,111 @@ static int cache_init(struct cache *c, unsigned long long entries, unsigned long
     c->ways = (unsigned)ways;
     c->shift = (unsigned)log2u(line);
     c->tag = calloc(entries, sizeof *c->tag);
-    c->stamp = calloc(entries, sizeof *c->stamp);
-    return c->tag && c->stamp ? 0 : -1;
+    if (c->tag == NULL)
+        return -1;
+    if (!full_path && ways <= 8 && log2u(ways) >= 0) {
+        c->wshift = (unsigned)log2u(ways);
+        c->age_row = (1ull << ways) - 1;
+        c->age = calloc(c->sets, sizeof *c->age);
+        if (c->age == NULL)
+            return -1;
+    } else if ((c->stamp = calloc(entries, sizeof *c->stamp)) == NULL)
+        return -1;
+    if (!full_path && hi_addr > lo_addr && entries < 65535) {
+        unsigned long long n = ((hi_addr - 1) >> c->shift) - (lo_addr >> c->shift) + 1;
+        if (n <= (1ull << 26)) {   /* up to 256 MiB of table: else the search does it */
+            c->where_lo = lo_addr >> c->shift;
+            c->where_n = n;
+            c->where = calloc(n, sizeof *c->where);   /* pages never touched cost nothing */
+        }
+    }
+    return 0;
+}
+
+/* the way in `slot` was used now */
+static inline void cache_touch(struct cache *c, unsigned slot)
+{
+    if (c->age) {
+        unsigned set = slot >> c->wshift, w = slot & (c->ways - 1);
+        c->age[set] = (c->age[set] | c->age_row << (8 * w)) & ~(0x0101010101010101ull << w);
+    } else
+        c->stamp[slot] = ++c->clock;
+}
+
+/* 1 and *slot where the line sits, or 0 */
+static inline int cache_find(const struct cache *c, unsigned long long line_no, unsigned *slot)
+{
+    if (c->where && line_no - c->where_lo < c->where_n) {
+        unsigned s = c->where[line_no - c->where_lo];
+        *slot = s - 1;
+        return s != 0;
+    }
+    unsigned set = (unsigned)(line_no & (c->sets - 1));
+    const unsigned long long *tag = c->tag + (size_t)set * c->ways;
+    for (unsigned w = 0; w < c->ways; w++)
+        if (tag[w] == line_no + 1) {
+            *slot = set * c->ways + w;
+            return 1;
+        }
+    return 0;
+}
+
+/* the least recently used way of the set (the lowest of those never used while any is) */
+static inline unsigned cache_victim(const struct cache *c, unsigned set)
+{
+    if (c->age) {
+        uint64_t x = c->age[set];
+        uint64_t z = (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;   /* lowest zero byte exact */
+        return (unsigned)__builtin_ctzll(z) >> 3;
+    }
+    const unsigned long long *st = c->stamp + (size_t)set * c->ways;
+    unsigned victim = 0;
+    for (unsigned w = 1; w < c->ways; w++)
+        if (st[w] < st[victim])
+            victim = w;
+    return victim;
 }
 
 /* 1 on a hit; on a miss the line is filled (the least recently used way is replaced) */
 static int cache_access(struct cache *c, unsigned long long line_no)
 {
-    unsigned set = (unsigned)(line_no & (c->sets - 1));
-    unsigned long long *tag = c->tag + (size_t)set * c->ways, *st = c->stamp + (size_t)set * c->ways;
-    unsigned victim = 0;
-    c->clock++;
-    for (unsigned w = 0; w < c->ways; w++) {
-        if (tag[w] == line_no + 1) {
-            st[w] = c->clock;
-            c->last_slot = set * c->ways + w;
-            return 1;
-        }
-        if (st[w] < st[victim])
-            victim = w;
+    unsigned slot;
+    if (cache_find(c, line_no, &slot)) {
+        cache_touch(c, slot);
+        c->last_slot = slot;
+        return 1;
     }
-    tag[victim] = line_no + 1;
-    st[victim] = c->clock;
-    c->last_slot = set * c->ways + victim;
+    unsigned set = (unsigned)(line_no & (c->sets - 1));
+    slot = set * c->ways + cache_victim(c, set);
+    if (c->where) {
+        unsigned long long old = c->tag[slot];
+        if (old && old - 1 - c->where_lo < c->where_n)
+            c->where[old - 1 - c->where_lo] = 0;
+        if (line_no - c->where_lo < c->where_n)
+            c->where[line_no - c->where_lo] = (uint16_t)(slot + 1);
+    }
+    c->tag[slot] = line_no + 1;
+    cache_touch(c, slot);
+    c->last_slot = slot;
     c->fills++;
     return 0;
 }
 
 /* cache_access with a hint: where this line sat the last time this fetch or load saw it, then where the
  * last access of this cache went. A line is only ever in its own set, so a tag found there is the hit
- * the full search would find; the bookkeeping (use stamp, clock, last slot) is the same, so the results
- * are too. The hint is updated. */
+ * the full search would find; the bookkeeping (use, last slot) is the same, so the results are too. The
+ * hint is updated. (With the line table the lookup needs no hint.) */
 static inline int cache_access_at(struct cache *c, unsigned long long line_no, unsigned *hint)
 {
-    unsigned h = *hint;
-    if (c->tag[h] != line_no + 1)
-        h = c->last_slot;   /* else where the cache's last access went (a table read twice in a row) */
-    if (c->tag[h] == line_no + 1) {
-        c->stamp[h] = ++c->clock;
-        c->last_slot = *hint = h;
-        return 1;
+    if (!c->where) {
+        unsigned h = *hint;
+        if (c->tag[h] != line_no + 1)
+            h = c->last_slot;   /* else where the cache's last access went (a table read twice in a row) */
+        if (c->tag[h] == line_no + 1) {
+            cache_touch(c, h);
+            c->last_slot = *hint = h;
+            return 1;
+        }
     }
     int hit = cache_access(c, line_no);
     *hint = c->last_slot;
@@ -185,6 +280,8 @@ static void cache_free(struct cache *c)
 {
     free(c->tag);
     free(c->stamp);
+    free(c->age);
+    free(c->where);
     memset(c, 0, sizeof *c);
 }
 
@@ -307,14 +404,17 @@ int timing_load(const char *path)
         fprintf(stderr, "timing: fetch_bytes must be a power of two\n");
         return -1;
     }
-    if (cache_init(&icache, geom[G_ICACHE_ENTRIES], geom[G_ICACHE_WAYS], geom[G_FETCH_BYTES], "icache") ||
-        cache_init(&dcache, geom[G_DCACHE_ENTRIES], geom[G_DCACHE_WAYS], geom[G_DFETCH_BYTES], "dcache") ||
+    /* flash lines: a block that starts in flash may end a little past it (the table covers that too) */
+    unsigned long long flo = mcu_flash ? geom[G_FLASH_LO] : 0, fhi = mcu_flash ? geom[G_FLASH_HI] : 0;
+    if (cache_init(&icache, geom[G_ICACHE_ENTRIES], geom[G_ICACHE_WAYS], geom[G_FETCH_BYTES], "icache", flo,
+                   fhi ? fhi + 4096 : 0) ||
+        cache_init(&dcache, geom[G_DCACHE_ENTRIES], geom[G_DCACHE_WAYS], geom[G_DFETCH_BYTES], "dcache", flo, fhi) ||
         cache_init(&l1i, geom[G_L1I_LINE] ? geom[G_L1I_BYTES] / geom[G_L1I_LINE] : 0, geom[G_L1I_WAYS],
-                   geom[G_L1I_LINE], "l1i") ||
+                   geom[G_L1I_LINE], "l1i", 0, 0) ||
         cache_init(&l1d, geom[G_L1D_LINE] ? geom[G_L1D_BYTES] / geom[G_L1D_LINE] : 0, geom[G_L1D_WAYS],
-                   geom[G_L1D_LINE], "l1d") ||
+                   geom[G_L1D_LINE], "l1d", 0, 0) ||
         cache_init(&l2, geom[G_L2_LINE] ? geom[G_L2_BYTES] / geom[G_L2_LINE] : 0, geom[G_L2_WAYS],
-                   geom[G_L2_LINE], "l2"))
+                   geom[G_L2_LINE], "l2", 0, 0))
         return -1;
     if (geom[G_BP_ENTRIES]) {
         if (log2u(geom[G_BP_ENTRIES]) < 0) {
@@ -732,6 +832,8 @@ struct tbinfo {
     uint64_t *execs;                 /* executions (an inline addition at the block's start; NULL: none) */
     size_t id;                       /* its index in the counter tables */
     double last_cost[TIMING_SETS];   /* line_cost's last granule (what the fast path adds) */
+    double *miss_stall;              /* cheaper path, n_lines * TIMING_SETS: what granule k >= 1 stalls on a miss
+                                      * when granule k - 1 was entered in this block (0: no stall) */
     unsigned slot_in[SLOTS_INLINE];  /* slot's storage for a block of up to SLOTS_INLINE granules */
     /* read when an event asks for the totals, or at translation */
     unsigned n_cls;                  /* (class, count) pairs */
@@ -842,6 +944,7 @@ void timing_release(void *tbinfo)
         last_tb = NULL;
     free(t->prefix);
     free(t->line_cost);
+    free(t->miss_stall);
     if (t->slot != t->slot_in)
         free(t->slot);
     free(t->mem_hint);
@@ -915,6 +1018,8 @@ static void resolve_branch(unsigned long long start)
     }
 }
 
+static void fetch_flash_table(struct tbinfo *t);
+
 /* instruction fetch of the block's bytes: microcontroller flash behind prefetch and cache */
 static void fetch_flash(struct tbinfo *t)
 {
@@ -924,12 +1029,16 @@ static void fetch_flash(struct tbinfo *t)
         /* nothing was filled since the block's granules were all present: they still are; only
          * their use is recorded (LRU), and there is no fetch stall */
         for (unsigned k = 0; k < t->n_lines; k++)
-            icache.stamp[t->slot[k]] = ++icache.clock;
+            cache_touch(&icache, t->slot[k]);
         const double *last = t->last_cost;
         unsigned long long g = t->first_line + t->n_lines - 1;
         for (int s = 0; s < TIMING_SETS; s++)
             line_elapsed[s] = (t->n_lines == 1 && g == cur_fetch ? line_elapsed[s] : 0.0) + last[s];
         cur_fetch = g;
+        return;
+    }
+    if (t->miss_stall) {
+        fetch_flash_table(t);
         return;
     }
     for (unsigned k = 0; k < t->n_lines; k++) {
@@ -969,6 +1078,120 @@ static void fetch_flash(struct tbinfo *t)
             present = icache.tag[t->slot[k]] == t->first_line + k + 1;
         t->valid_fills = present ? icache.fills : ~0ull;
     }
+}
+
+/* the stall of a fetch miss on granule k >= 1 of block t, per set, when the core entered granule k - 1 in
+ * this block (it spent share k - 1 there): what fetch_flash computes at the miss, made once */
+static void miss_stalls(struct tbinfo *t)
+{
+    t->miss_stall = calloc((size_t)t->n_lines * TIMING_SETS, sizeof *t->miss_stall);
+    for (unsigned k = 1; t->miss_stall && k < t->n_lines; k++)
+        for (int s = 0; s < TIMING_SETS; s++) {
+            double stall = cost[C_NO_PREFETCH][s] < 0.5
+                               ? cost[C_FLASH_WS][s] + 1.0 - t->line_cost[(size_t)(k - 1) * TIMING_SETS + s]
+                               : cost[C_FLASH_WS][s];
+            t->miss_stall[(size_t)k * TIMING_SETS + s] = stall > 0 ? stall : 0.0;
+        }
+}
+
+/* fetch_flash on the cheaper path (a block whose granules the line table covers, with its stalls made):
+ * the same accesses in the same order, the same counts and the same additions to the cycles */
+static void fetch_flash_table(struct tbinfo *t)
+{
+    struct cache *c = &icache;
+    unsigned long long g0 = t->first_line;
+    uint16_t *where = c->where + (g0 - c->where_lo);
+    unsigned n = t->n_lines, *slot = t->slot;
+    const double *share = t->line_cost;
+    unsigned long long misses = 0;
+    /* granule 0: the core may still be in it, or enter it right after the granule it was in */
+    int entered = g0 == cur_fetch;   /* its time adds to what was spent there before this block */
+    unsigned w = where[0];
+    int hit = w != 0;
+    if (hit) {
+        cache_touch(c, w - 1);
+        slot[0] = w - 1;
+    } else {
+        cache_access(c, g0);
+        slot[0] = c->last_slot;
+        misses++;
+    }
+    if (entered)
+        for (int s = 0; s < TIMING_SETS; s++)
+            line_elapsed[s] += share[s];
+    else {
+        if (!hit) {
+            int sequential = g0 == cur_fetch + 1;
+            for (int s = 0; s < TIMING_SETS; s++) {
+                double stall = sequential && cost[C_NO_PREFETCH][s] < 0.5
+                                   ? cost[C_FLASH_WS][s] + 1.0 - line_elapsed[s] : cost[C_FLASH_WS][s];
+                if (stall > 0)
+                    timing_cycles[s] += stall;
+                if (s == 1 && sequential && stall > 0)
+                    timing_counts[TC_IFETCH_SEQ_STALL]++;
+            }
+        }
+        for (int s = 0; s < TIMING_SETS; s++)
+            line_elapsed[s] = share[s];
+    }
+    /* granules 1..n-1: sequential, the stall of a miss made at translation (granule 1 after a granule 0
+     * the core was already in: from the time spent). The cycles gather in locals, added in the same
+     * order as at each miss: the same sums. */
+    double c0 = timing_cycles[0], c1 = timing_cycles[1], c2 = timing_cycles[2];
+    unsigned long long seq = 0;
+    unsigned set_mask = c->sets - 1, wshift = c->wshift;
+    uint64_t *age = c->age;
+    for (unsigned k = 1; k < n; k++) {
+        w = where[k];
+        if (w) {
+            cache_touch(c, w - 1);
+            slot[k] = w - 1;
+            continue;
+        }
+        /* a miss: the set's least recently used way takes the line (cache_access's fill, inline) */
+        unsigned long long g = g0 + k;
+        unsigned set = (unsigned)(g & set_mask);
+        unsigned sl = (set << wshift) | cache_victim(c, set);
+        unsigned long long old = c->tag[sl];
+        if (old && old - 1 - c->where_lo < c->where_n)
+            c->where[old - 1 - c->where_lo] = 0;
+        where[k] = (uint16_t)(sl + 1);
+        c->tag[sl] = g + 1;
+        (void)age;
+        cache_touch(c, sl);
+        c->fills++;
+        slot[k] = sl;
+        misses++;
+        if (k == 1 && entered) {
+            const double le[TIMING_SETS] = {line_elapsed[0], line_elapsed[1], line_elapsed[2]};
+            double add[TIMING_SETS];
+            for (int s = 0; s < TIMING_SETS; s++) {
+                double stall = cost[C_NO_PREFETCH][s] < 0.5 ? cost[C_FLASH_WS][s] + 1.0 - le[s] : cost[C_FLASH_WS][s];
+                add[s] = stall > 0 ? stall : 0.0;
+            }
+            c0 += add[0], c1 += add[1], c2 += add[2];
+            seq += add[1] > 0;
+        } else {
+            const double *st = t->miss_stall + (size_t)k * TIMING_SETS;
+            c0 += st[0], c1 += st[1], c2 += st[2];
+            seq += st[1] > 0;
+        }
+    }
+    timing_cycles[0] = c0, timing_cycles[1] = c1, timing_cycles[2] = c2;
+    timing_counts[TC_IFETCH_MISS] += misses;
+    timing_counts[TC_IFETCH_SEQ_STALL] += seq;
+    c->last_slot = slot[n - 1];
+    if (n > 1)
+        for (int s = 0; s < TIMING_SETS; s++)
+            line_elapsed[s] = t->last_cost[s];
+    cur_fetch = g0 + n - 1;
+    /* all the block's granules are present now unless its own fills evicted one of them, which needs two
+     * of them in one set: more granules than sets */
+    int present = 1;
+    if (n > c->sets)
+        for (unsigned k = 0; k < n && present; k++)
+            present = where[k] != 0;
+    t->valid_fills = present ? c->fills : ~0ull;
 }
 
 /* A-profile: L1 instruction cache over the block's lines, L2 behind it */
@@ -1110,7 +1333,8 @@ void timing_translate(struct qemu_plugin_tb *tb)
          * A-profile caches see every load and store */
         /* always QEMU_PLUGIN_MEM_RW: QEMU 7.2's code generator tests a read-only registration against
          * the access direction off by one and attaches it to stores only; on_mem tells them apart */
-        if (mem && (mcu_flash ? (mem == 1 && !dc.sp_based) : l1d.sets != 0))
+        int stack_only = dc.sp_based || (!full_path && dc.addr_regs == 1u << 13);   /* see full_path */
+        if (mem && (mcu_flash ? (mem == 1 && !stack_only) : l1d.sets != 0))
             qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW,
                                              t->mem_hint ? &t->mem_hint[i] : NULL);
         free(d);
@@ -1154,6 +1378,10 @@ void timing_translate(struct qemu_plugin_tb *tb)
     if (mcu_flash && icache.sets && t->in_flash) {
         t->slot = t->n_lines <= SLOTS_INLINE ? t->slot_in : calloc(t->n_lines, sizeof *t->slot);
         t->valid_fills = ~0ull;
+        /* the cheaper path: the line table covers the block's granules */
+        if (t->slot && icache.where && t->first_line - icache.where_lo < icache.where_n &&
+            t->first_line + t->n_lines - icache.where_lo <= icache.where_n)
+            miss_stalls(t);
     }
     last_tb = t;
     for (int s = 0; s < TIMING_SETS; s++)

@@ -53,6 +53,10 @@ void timing_state(double cycles[TIMING_SETS], uint64_t counts[TC_N]);
 /* 1: sum the static part with an inline addition per class at each block's start (the older, slower
  * way; the same figures), 0 (default): per block execution counters */
 void timing_set_inline(int on);
+/* 1: the full path (stamped recency, searched tags, a memory callback for every load not "[sp"-relative,
+ * fetch stalls computed at each miss), kept to check the cheaper default against (the same figures);
+ * call before timing_load */
+void timing_set_full(int on);
 extern double timing_cycles[TIMING_SETS];
 extern uint64_t timing_counts[TC_N];
 
