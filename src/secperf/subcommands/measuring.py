@@ -27,8 +27,8 @@ def add_measure_options(p: argparse.ArgumentParser, links: bool = False, no_netw
     g.add_argument("--min-sample-us", type=positive(10_000_000), default=1000.0,
                    help="batch operations until a sample lasts this long, so timer overhead stays < 1%%")
     g.add_argument("--max-hours", type=positive(10_000), default=None, metavar="H",
-                   help="refuse options whose product plans a longer run (series x samples x sample length; "
-                        "default 24; connections: the estimate from the link, the timers and --n, default 1/6)")
+                   help="refuse a run whose estimate (from the rows, --n, --duration, the link and the protocols' "
+                        "timers, before anything starts) is longer (default 1)")
     if links:
         g.add_argument("--network", action="append", metavar="NETWORK",
                        help="emulated link: a profile (`secperf netem list`), a spec like "
@@ -56,7 +56,7 @@ def max_hours_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> No
     plan): the limit its run-time estimate (app/bounds.py) is held to."""
     p.add_argument("--max-hours", type=positive(10_000), default=None, metavar="H",
                    help="refuse a run whose estimate (from the options, before anything starts) is longer "
-                        "(default 1/6: ten minutes)")
+                        "(default 1)")
 
 
 def measure_options(args: argparse.Namespace) -> MeasureOptions:
