@@ -185,12 +185,15 @@ class Scan(threading.Thread):
     def __init__(self, secrets, more=lambda: []):
         super().__init__(daemon=True)
         self.secrets, self.more, self.hits, self.stop = [s.lower() for s in secrets], more, [], threading.Event()
+        self.watched: set[str] = set()   # the device runs' random keys the scan looked for (0: it could not fail)
 
     def run(self):
         import psutil
         me = psutil.Process(os.getpid())
         while not self.stop.is_set():   # the campaign's own processes (other users' tests are not its cases)
-            secrets = self.secrets + [k.lower() for k in self.more()]
+            more = [k.lower() for k in self.more()]
+            self.watched.update(more)
+            secrets = self.secrets + more
             for child in me.children(recursive=True):
                 try:
                     line = " ".join(child.cmdline()).lower()
@@ -224,7 +227,8 @@ def main() -> int:
     scan = Scan([PSK_HEX, COAP_PSK.hex(), COAP_PSK.decode()], lambda: device_keys(work / "tmp"))
     scan.start()
     os.chdir(work)  # a case's relative output (--figures inf, --out ,) lands here, never in the checkout
-    counts = {"cases": 0, "traceback": 0, "hang": 0, "unreadable": 0, "ignored": 0, "secrets": 0, "results": 0}
+    counts = {"cases": 0, "traceback": 0, "hang": 0, "unreadable": 0, "ignored": 0, "secrets": 0, "results": 0,
+              "real_failed": 0}
     bad: list[str] = []
     for argv in [] if a.no_real else REAL_PSK:   # real PSK handshakes under the scan
         p = subprocess.run([sys.executable, "-m", "secperf", *argv, "--no-report", "--out", str(work / "real")],
@@ -234,7 +238,7 @@ def main() -> int:
             counts["traceback"] += 1
             bad.append(f"traceback: real {' '.join(argv)}")
         elif p.returncode != 0:   # a PSK path that did not run cannot show a key: its scan proves nothing
-            counts["real_failed"] = counts.get("real_failed", 0) + 1
+            counts["real_failed"] += 1
             bad.append(f"real run failed (exit {p.returncode}): {' '.join(argv)}: "
                        f"{(p.stderr.strip().splitlines() or [''])[-1][:200]}")
     params_seen = install_stub()
@@ -275,12 +279,14 @@ def main() -> int:
     scan.join()
     hits = list(dict.fromkeys(scan.hits))   # each process once, however many scans saw it
     counts["secrets"] = len(hits)
+    counts["device_keys_watched"] = len(scan.watched)
     bad += [f"secret: {h}" for h in hits]
     for line in bad:
         print(line)
     print(f"\ncampaign: {counts['cases']} cases in {time.monotonic() - t0:.0f} s, {counts['results']} Results read "
           f"back: traceback {counts['traceback']}, hang {counts['hang']}, unreadable {counts['unreadable']}, "
-          f"ignored {counts['ignored']}, secrets {counts['secrets']}, real PSK runs failed {counts.get('real_failed', 0)}")
+          f"ignored {counts['ignored']}, secrets {counts['secrets']} (device keys watched {counts['device_keys_watched']}), real PSK runs failed "
+          f"{counts['real_failed']}")
     if a.json:
         Path(a.json).write_text(json.dumps({"counts": counts, "bad": bad}, indent=1))
     import shutil
