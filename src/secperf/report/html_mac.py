@@ -165,7 +165,7 @@ def can_view(can: dict[str, Any] | None) -> dict[str, Any] | None:
 def view(doc: Result) -> dict[str, Any] | None:
     """The MAC part: Cortex-M counts and the CAN bus model (either may be absent)."""
     a = doc.analysis
-    cm, can = cortexm_view(a.get("cortexm")), can_view(a.get("can"))
+    cm, can = cortexm_view(a.cortexm), can_view(a.can)
     if not cm and not can:
         return None
     title = (

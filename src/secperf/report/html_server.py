@@ -29,7 +29,7 @@ def provenance_rows(doc: Result) -> list[tuple[str, str]]:
     agreed = list(dict.fromkeys(_agreed(_d(s).negotiated) for s in ss if _d(s).negotiated))
     if agreed:
         rows.append(("negotiated", "; ".join(agreed) + " (one handshake per configuration)"))
-    gen = next((_d(s).get("loadgen") for s in ss if _d(s).get("loadgen")), None)
+    gen = next((_d(s).loadgen for s in ss if _d(s).loadgen), None)
     if gen:
         rows.append(
             (

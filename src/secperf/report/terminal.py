@@ -307,7 +307,7 @@ def _signer_tables(series: Sequence[Series], title: str) -> list[Table]:
             *names,
             str(sm.n),
             *[fmt_time_us(v) for v in (sm.mean_us, sm.sd_us, sm.p50_us, sm.p90_us, sm.p99_us)],
-            str(sm.get("over_threshold", 0)),
+            str(sm.over_threshold or 0),
             f"{pc['token_calls_per_op']:.1f}" if pc else "–",
         )
     out = [t]

@@ -258,13 +258,13 @@ def provenance(doc: Result) -> Grid | None:
         best = max(ok, key=lambda s: _d(s).handshakes_per_s or 0.0)
         d = _d(best)
         lim = d.limited_by or "not recorded"
-        if lim == "neither" and d.get("limited_by_why"):
-            lim += f" ({d['limited_by_why']})"
+        if lim == "neither" and d.limited_by_why:
+            lim += f" ({d.limited_by_why})"
         sw = best.labels.get("server_software") or {}
         short = f"{sw.get('server')} {sw.get('version') or ''}".strip() if sw else "not recorded"  # in full: the header
         g.add([
             name, short, _agreed(d.negotiated), f"{d.handshakes_per_s:.0f}", _pct(d.server_utilisation),
-            _pct(d.get("loadgen_busy")), _f(d.loadgen_cpu_us_per_handshake), lim,
+            _pct(d.loadgen_busy), _f(d.loadgen_cpu_us_per_handshake), lim,
         ])
     return g if g.rows else None
 

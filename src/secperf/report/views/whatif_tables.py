@@ -137,7 +137,7 @@ def _adds(x: Mapping[str, Any] | None, fmt: Callable[[float], str]) -> str:
 def security(series: Sequence[Series]) -> Grid | None:
     """--baseline: per row, what security adds against the same exchange without it (and what the key
     source adds against a software key): P50 time, mean bytes, mean radio-on time, energy per connection."""
-    rows = [s for s in series if d(s).get("security_cost")]
+    rows = [s for s in series if d(s).security_cost]
     if not rows:
         return None
     g = Grid(
@@ -145,12 +145,12 @@ def security(series: Sequence[Series]) -> Grid | None:
         f"without security (plain TCP/UDP, same application messages)",
         ["scenario", "network", "no security P50", "security adds (P50)", "bytes added", "radio on added (mean)",
          "energy added / connection", "key vs software key (P50)"],
-        notes=[str((d(s).get("security_cost") or {}).get("line", "")) for s in rows[:6]],
+        notes=[str((d(s).security_cost or {}).get("line", "")) for s in rows[:6]],
         left=2,
         no_wrap=("network",),
     )
     for s in rows:
-        x = given(d(s).get("security_cost"), "security_cost", s)
+        x = given(d(s).security_cost, "security_cost", s)
         kv = (x.get("key_vs_software") or {}).get("time_p50_us")
         g.add([
             name(s),
