@@ -260,8 +260,8 @@ def _predicted_rows(a: Result, b: Result, alpha: float, seed: int) -> list[dict[
         ny = y.summary.n if y.summary is not None else len(dy)
         for st, q in PREDICTED_STATS:
             # P95 is no field of a Summary: a what-if summary carries it as an extra key
-            va = x.summary.get(f"{st}_us") if x.summary is not None else None
-            vb = y.summary.get(f"{st}_us") if y.summary is not None else None
+            va = getattr(x.summary, f"{st}_us", None) if x.summary is not None else None
+            vb = getattr(y.summary, f"{st}_us", None) if y.summary is not None else None
             if va is None or vb is None:
                 continue
             diff = vb - va

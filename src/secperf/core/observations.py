@@ -144,10 +144,14 @@ class _Rows:
     def summary(self, metric: str, sm: SummaryLike | None, unit_key: str = "us") -> None:
         if not sm:
             return
-        self.add(metric, "n", sm.get("n"), "count", counter=True)
+
+        def field(name: str) -> Any:  # a declared field or an extra one (a what-if's P95), as set
+            return sm.get(name) if isinstance(sm, Mapping) else getattr(sm, name, None)
+
+        self.add(metric, "n", field("n"), "count", counter=True)
         for st in SUMMARY_STATS[1:]:
-            self.add(metric, st, sm.get(f"{st}_{unit_key}"), unit_key)
-        ci = sm.get(f"median_ci95_{unit_key}") or [None, None]
+            self.add(metric, st, field(f"{st}_{unit_key}"), unit_key)
+        ci = field(f"median_ci95_{unit_key}") or [None, None]
         if isinstance(ci, list) and len(ci) == 2:
             self.add(metric, "p50_ci95_lo", ci[0], unit_key)
             self.add(metric, "p50_ci95_hi", ci[1], unit_key)
