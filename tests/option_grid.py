@@ -24,11 +24,12 @@ from secperf import cli
 OUTPUT = {"--help", "--out", "--json", "--csv", "--metrics", "--no-report", "--figures", "--max-failure-share",
           "--cortexm-table", "--allow-partial", "--sources", "--list", "--list-devices", "--cluster"}
 
-# what each option is given in its cell (a value other than its default): "OPTION" for every command,
+# what each option is given in its cell (a value other than its default; for a limit, --max-hours,
+# --max-draws, --max-cells, one the kind's run exceeds, so that acting is refusing): "OPTION" for every command,
 # "COMMAND OPTION" where the commands differ. A new option without one fails test_every_option_has_a_value.
 VALUES: dict[str, list[str]] = {
     "--n": ["3"], "--warmup": ["1"], "--seed": ["7"], "--duration": ["2"], "--min-sample-us": ["50"],
-    "--max-hours": ["0.5"], "--network": ["delay=5ms"], "--timeout-ms": ["1234"],
+    "--max-hours": ["0.0001"], "--network": ["delay=5ms"], "--timeout-ms": ["1234"],
     "--connect": ["127.0.0.1:5999"], "--ca": ["{file}"], "--servername": ["example.org"],
     "--client-cert": ["{file}"], "--client-key": ["{file}"],
     "handshake --server": ["s_server"], "--mtls": [], "handshake --stack": ["wolfssl"],
@@ -50,7 +51,7 @@ VALUES: dict[str, list[str]] = {
     "whatif --device": ["cortex-m4-80"], "whatif --stack": ["mbedtls3"], "whatif --config": ["default"],
     "--sweep": ["rtt=0,100"], "--calibrate": ["{result}"], "--host-costs": ["shipped"], "--s1": [],
     "--coap-random-factor": ["1.0"], "--path-floor": ["0.2"], "--host-scheduling": ["5"], "--baseline": [],
-    "--until": ["handshake"], "whatif --n": ["300"], "--max-draws": ["100000000"], "--max-cells": ["1000"],
+    "--until": ["handshake"], "whatif --n": ["300"], "--max-draws": ["1"], "--max-cells": ["1"],
     "--system": ["{system}"],
     "plan --pattern": ["event-driven"], "plan --device": ["cortex-m4-80"], "plan --stack": ["mbedtls3"],
     "plan --config": ["default"], "plan --key": ["se:iot-safe-sim"], "plan --se": ["iot-safe-sim"],
@@ -185,9 +186,9 @@ def names(err: str, opt: str, kind_words: list[str]) -> bool:
 
 def walk(command: str, rec: Recorder, files: dict[str, str], out: str) -> dict[str, list[str]]:
     """Every kind x option of `command`: {"silent": [...], "unnamed": [...], "nameless": [...], "crash": [...],
-    "base": [...]}. "unnamed": refusals naming the option but not the kind, as "COMMAND OPTION\tmessage" (a
+    "base": [...], "failed": [...]} ("failed": exit 1, a count or build that failed: neither silent nor refused). "unnamed": refusals naming the option but not the kind, as "COMMAND OPTION\tmessage" (a
     refusal of the command as such, whatever the kind, says the same for every kind)."""
-    found: dict[str, list[str]] = {"silent": [], "unnamed": [], "nameless": [], "crash": [], "base": []}
+    found: dict[str, list[str]] = {"silent": [], "unnamed": [], "nameless": [], "crash": [], "base": [], "failed": []}
     for kind, base_argv in KINDS[command]:
         base_argv = [*base_argv, "--out", out]
         code, err = run(base_argv)
@@ -214,6 +215,8 @@ def walk(command: str, rec: Recorder, files: dict[str, str], out: str) -> dict[s
                     found["unnamed"].append(f"{command} {opt}\t{line}")
             elif code == 0 and len(rec.seen) > n and rec.seen[-1] != base:
                 continue
+            elif code not in (0, 2):
+                found["failed"].append(f"{cell}: exit {code} {err.strip()[-300:]}")
             else:
                 found["silent"].append(f"{cell}: exit {code} {err.strip()[-200:]}")
     return found
