@@ -174,6 +174,38 @@ def test_block_counters_give_the_same_figures_as_inline_sums(tmp_path):
     assert files["inline"] == files["blocks"]
 
 
+@pytest.mark.slow   # six emulator runs
+@pytest.mark.parametrize(("core", "stack"), [("cortex-m4-80", "wolfssl59"), ("cortex-m0plus-64", "wolfssl59"),
+                                             ("cortex-a9-400", "wolfssl")])
+def test_the_cheaper_path_gives_the_figures_of_the_full_path(tmp_path, core, stack):
+    """The plugin's default path (recency matrices, the flash caches' line table, fetch stalls made per
+    block, no memory callback for pop/ldm sp) and its full path (stamped recency, searched tags, stalls at
+    each miss, path=full) count the same on a deterministic operation: every class and event counter and
+    every cycle figure (low, point, high) of each operation, on an 8-way flash accelerator with prefetch
+    (Cortex-M4, 4 wait states), a 2-way one (Cortex-M0+) and an A-profile core's L1 and L2."""
+    import subprocess
+
+    from secperf.measure.device_build import ensure_built
+    dev = S.core(core)
+    build = ensure_built(stack, D.target_for(dev))
+    params = T.write_params(dev, build.client, tmp_path / "timing.txt")
+    ops = {}
+    for path in ("full", "fast"):
+        ev = tmp_path / f"ev-{path}.txt"
+        p = subprocess.run([build.qemu, "-cpu", D.qemu_cpu(dev, build), "-plugin",
+                            f"{build.plugin},out={ev},timing={params},path={path}", str(build.client),
+                            "--crypto", "sha256-1024", "--n", "3"], capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr[-400:]
+        from secperf.measure import device_attrib as A
+        events = A.read_events(ev)[1]
+        ops[path] = {"classes": A.op_classes(events),
+                     "cycles": [[c for _, c in A.op_counts(A.in_cycles(events, k))] for k in range(3)]}
+    assert len(ops["full"]["classes"]) == 3 and ops["full"]["classes"][-1]["alu"] > 0
+    if dev.profile == "M":   # the flash interface's caches were used
+        assert ops["full"]["classes"][-1].get("ifetch_miss", 0) + ops["full"]["classes"][0].get("ifetch_miss", 0) > 0
+    assert ops["fast"] == ops["full"]
+
+
 def test_the_assembly_keccak_build_hashes_as_fips_202(tmp_path):
     """pqm4's clean build (--config clean-asm-keccak): PQClean's FIPS 202 interface over XKCP's ARMv7-M
     Keccak-p[1600], run on the emulated Cortex-M4, gives SHA3-256/512 and SHAKE128/256 (one-shot,
