@@ -31,7 +31,6 @@ import statistics
 import sys
 
 from secperf.inputs.devices import resolve_core
-from secperf.inputs.devices import resolve_core
 from secperf.measure import device as D
 from secperf.measure.device_build import ensure_built
 
