@@ -12,7 +12,8 @@
  *           (the last four for `secperf device handshake`, whose emulated client is the peer: no
  *           client certificate asked, any of X25519/P-256/P-384, the client's suite, an external PSK)
  *   client: dtls_pair --role client --version 1.3 --host ADDR --port P --ca CA --cert C --key K
- *           --n N --warmup W --mode full|resumed [--cid] [--drop-first] prints one JSON line a connection
+ *           --n N --warmup W --mode full|resumed [--cid] [--drop-first] [--timeout-ms T] prints one JSON
+ *           line a connection; a handshake past T ms (default 10000) is cut: "timeout after X s"
  *
  * Keys are read from their files (never from the command line). */
 #ifndef _GNU_SOURCE
@@ -111,6 +112,10 @@ typedef struct {        /* one client connection's log */
 
 static conn_log g_log;
 static int g_ticket_seen;   /* a NewSessionTicket arrived in this connection */
+/* the client's per-handshake deadline (--timeout-ms): past it, the receive callback ends the handshake
+ * instead of waiting for wolfSSL's next retransmission (which doubles up to 64 s) */
+static double g_deadline_ns;  /* CLOCK_MONOTONIC; 0: none (the server, and the client after its handshake) */
+static int g_timed_out;
 
 /* A session is kept for resumption only from a connection that received its own ticket: wolfSSL's
  * session object holds this connection's resumption secret, so one taken after a lost ticket pairs it
@@ -198,7 +203,23 @@ static int log_send(WOLFSSL *ssl, char *buf, int sz, void *ctx) {
     return ret;
 }
 
+/* Waits for a datagram no longer than the deadline: 0 when one is ready, or the callback's own return (a
+ * timeout wolfSSL answers with its retransmission, or the end of the handshake past the deadline). */
+static int wait_deadline(WOLFSSL *ssl) {
+    if (g_deadline_ns <= 0) return 0;
+    int fd = wolfSSL_get_fd(ssl), timer_ms = wolfSSL_dtls_get_current_timeout(ssl) * 1000;
+    double left_ms = (g_deadline_ns - now_ns(CLOCK_MONOTONIC)) / 1e6;
+    if (left_ms <= 0) { g_timed_out = 1; return WOLFSSL_CBIO_ERR_GENERAL; }
+    int wait_ms = timer_ms > 0 && timer_ms < left_ms ? timer_ms : (int)left_ms + 1;
+    struct pollfd pf = {fd, POLLIN, 0};
+    if (poll(&pf, 1, wait_ms) > 0) return 0;
+    if (now_ns(CLOCK_MONOTONIC) >= g_deadline_ns) { g_timed_out = 1; return WOLFSSL_CBIO_ERR_GENERAL; }
+    return WOLFSSL_CBIO_ERR_TIMEOUT;
+}
+
 static int log_recv(WOLFSSL *ssl, char *buf, int sz, void *ctx) {
+    int waited = wait_deadline(ssl);
+    if (waited != 0) return waited;
     int ret = EmbedReceiveFrom(ssl, buf, sz, ctx);
     conn_log *L = &g_log;
     if (ret > 0 && L->ndg < MAX_DGRAMS) {
@@ -405,11 +426,15 @@ static int run_client(const options *o) {
         g_log.drop_left = (o->drop_first && i >= 0) ? 1 : 0;
         g_log.t0_ns = now_ns(CLOCK_MONOTONIC);
         g_log.cpu0_ns = now_ns(CLOCK_THREAD_CPUTIME_ID);
+        g_timed_out = 0;
+        g_deadline_ns = o->timeout_ms > 0 ? g_log.t0_ns + o->timeout_ms * 1e6 : 0;
         int r = wolfSSL_connect(ssl);
+        g_deadline_ns = 0;
         double t_hs = now_ns(CLOCK_MONOTONIC), c_hs = now_ns(CLOCK_THREAD_CPUTIME_ID);
         if (r != WOLFSSL_SUCCESS) {
             char e[80];
             wolfSSL_ERR_error_string_n(wolfSSL_get_error(ssl, r), e, sizeof e);
+            if (g_timed_out) snprintf(e, sizeof e, "timeout after %.1f s", o->timeout_ms / 1000.0);
             if (i >= 0) print_conn(i, 0, "handshake", e, 0, 0, 0, 0, 0, 0, 0);
             wolfSSL_free(ssl);
             close(fd);
@@ -460,7 +485,7 @@ static int run_client(const options *o) {
 enum {
     OPT_ROLE = 256, OPT_VERSION, OPT_HOST, OPT_PORT, OPT_CA, OPT_CERT, OPT_KEY, OPT_MODE, OPT_N, OPT_WARMUP,
     OPT_REQUEST_BYTES, OPT_RESPONSE_BYTES, OPT_CID, OPT_DROP_FIRST, OPT_NO_CLIENT_AUTH, OPT_ANY_GROUP, OPT_CIPHERS,
-    OPT_PSK_FILE
+    OPT_PSK_FILE, OPT_TIMEOUT_MS
 };
 
 static const struct option pair_options[] = {
@@ -482,6 +507,7 @@ static const struct option pair_options[] = {
     {"any-group", no_argument, NULL, OPT_ANY_GROUP},
     {"ciphers", required_argument, NULL, OPT_CIPHERS},
     {"psk-file", required_argument, NULL, OPT_PSK_FILE},
+    {"timeout-ms", required_argument, NULL, OPT_TIMEOUT_MS},
     {NULL, 0, NULL, 0},
 };
 
@@ -513,6 +539,7 @@ static int apply_option(int opt, const char *name, const char *val, options *o, 
     case OPT_WARMUP: return int_opt(name, val, 0, 1000000, &o->warmup, err, errlen);
     case OPT_REQUEST_BYTES: return int_opt(name, val, 1, 4096, &o->request_bytes, err, errlen);
     case OPT_RESPONSE_BYTES: return int_opt(name, val, 1, 16384, &o->response_bytes, err, errlen);
+    case OPT_TIMEOUT_MS: return int_opt(name, val, 1, 86400000, &o->timeout_ms, err, errlen);
     case OPT_CID: o->cid = 1; return 0;
     case OPT_DROP_FIRST: o->drop_first = 1; return 0;
     case OPT_NO_CLIENT_AUTH: o->no_client_auth = 1; return 0;

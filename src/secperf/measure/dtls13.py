@@ -267,7 +267,8 @@ def measure(cfg: Dtls13Config, n: int, warmup: int, pki: LabPKI, link: Link | No
         cli_argv = [str(exe), "--role", "client", "--host", host, "--port", str(port), "--ca", str(srv_certs.ca),
                     "--cert", str(cli_certs.cert), "--key", str(cli_certs.key), "--n", str(n), "--warmup", str(warmup),
                     "--mode", cfg.handshake, "--request-bytes", str(cfg.request_bytes),
-                    "--response-bytes", str(cfg.response_bytes), *common]
+                    "--response-bytes", str(cfg.response_bytes), "--timeout-ms", str(max(1, int(timeout_s * 1000))),
+                    *common]
         cli_argv += ["--drop-first"] if cfg.lost == "client-hello" else []
         budget = (n + warmup + 2) * timeout_s + 30
         with link_counters(s.derived, link):

@@ -249,7 +249,7 @@ async def _client(a: argparse.Namespace) -> int:
             try:
                 line = await asyncio.wait_for(_handshake(a, ctx, key, ccs, peer, uri), a.timeout_ms / 1000)
             except TimeoutError:
-                line = {"ok": False, "reason": f"no protected response within {a.timeout_ms} ms"}
+                line = {"ok": False, "reason": f"timeout after {a.timeout_ms / 1000:.1f} s (no protected response)"}
             except Exception as exc:  # noqa: BLE001 - a failed handshake is a sample with its reason
                 line = {"ok": False, "reason": f"{type(exc).__name__}: {exc}"}
             line["i"], line["warm"] = i, i < a.warmup

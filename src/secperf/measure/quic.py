@@ -294,7 +294,7 @@ class QuicLab:
             while True:
                 t = now()
                 if t > deadline:
-                    reason = f"timed out after {self.timeout_s:.1f} s (no response)"
+                    reason = f"timeout after {self.timeout_s:.1f} s (no response)"
                     break
                 timers = [x for x in (client.get_timer(), server.get_timer() if server else None) if x is not None]
                 wait = max(0.0, min([deadline, *timers]) - t)
