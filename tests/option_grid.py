@@ -96,7 +96,9 @@ KINDS: dict[str, list[tuple[str, list[str]]]] = {
                                                           "openvpn", "jwt", "edhoc", "quic", "dtls1.3")],
     "device handshake": [(f"tls {t}", ["device", "handshake", "--tls", t]) for t in ("1.3", "1.2", "dtls1.2", "quic",
                                                                                      "edhoc")]
-    + [("tls dtls1.3", ["device", "handshake", "--tls", "dtls1.3", "--stack", "wolfssl59"])],
+    + [("tls dtls1.3", ["device", "handshake", "--tls", "dtls1.3", "--stack", "wolfssl59"])]
+    + [(f"tls {t} mode {m}", ["device", "handshake", "--tls", t, "--mode", m])
+       for t, m in (("1.3", "psk"), ("1.2", "resumed"), ("dtls1.2", "psk"), ("quic", "0rtt"), ("edhoc", "m3-value"))],
     "device crypto": [("library", ["device", "crypto"])],
     "server": [(p, ["server", "--protocol", p]) for p in ("tls", "dtls")],
     "mqtt-load": [("storm on", ["mqtt-load"]), ("storm off", ["mqtt-load", "--storm", "off"])],

@@ -90,6 +90,11 @@ def test_the_found_idle_options_are_refused_naming_option_and_kind(argv, option,
     assert not rec.seen
 
 
+def test_netem_run_refuses_a_wait_timeout_without_a_server(grid):
+    code, err = G.run(["netem", "run", "lte", "--wait-timeout", "5", "--", "true"])
+    assert code == 2 and "--wait-timeout" in err and "--server" in err, err
+
+
 def test_the_seed_of_a_handshake_acts_with_a_link_and_is_recorded(grid):
     rec = grid[0]
     code, err = G.run(["handshake", "versions", "--seed", "5", "--out", grid[2]])

@@ -50,8 +50,8 @@ def main(argv: list[str] | None = None) -> int:
 def command_parser(ap: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
     """The parser of the command (and sub-command) the arguments were parsed with."""
     p = ap
-    for word in (args.command, getattr(args, "device_cmd", None) if args.command == "device" else None,
-                 getattr(args, "netem_command", None) if args.command == "netem" else None):
+    sub = {"device": "device_cmd", "netem": "netem_command"}.get(args.command)
+    for word in (args.command, getattr(args, sub, None) if sub else None):
         subs = next((a.choices for a in p._actions if isinstance(a, argparse._SubParsersAction)), None)
         if not word or not subs or word not in subs:
             break

@@ -106,11 +106,12 @@ NEEDS: dict[tuple[str, str], tuple[Callable[[argparse.Namespace], bool], str]] =
                               "draws the emulated link's delays and losses: give --network (a link other than "
                               "loopback)"),
     ("plan", "--verify-n"): (lambda a: bool(a.verify), "counts the rows of --verify: give --verify"),
+    ("netem run", "--wait-timeout"): (lambda a: bool(a.server), "waits for the --server CMD: give --server"),
 }
 
 
 def command_of(args: argparse.Namespace) -> str:
-    sub = getattr(args, "device_cmd", None) if args.command == "device" else None
+    sub = {"device": getattr(args, "device_cmd", None), "netem": getattr(args, "netem_command", None)}.get(args.command)
     return f"{args.command} {sub}" if sub else str(args.command)
 
 
