@@ -281,8 +281,8 @@ def build(stacks: Names, targets: Names = BUILD_DEFAULTS["target"], config: Name
     say = reporter().line
     from ..measure import device as D
     from ..measure.device_build import STACK_TARGETS, TARGETS, build_configs, configs_for
-    tl = D._split(targets, "target", tuple(TARGETS))
-    names = None if config is None else D._split(config, "config", tuple(build_configs()))
+    tl = D.split_values(targets, "target", tuple(TARGETS))
+    names = None if config is None else D.split_values(config, "config", tuple(build_configs()))
     stack_l = [s.strip().lower() for s in (stacks.split(",") if isinstance(stacks, str) else stacks) if s.strip()]
     if "ngtcp2" in stack_l:   # the QUIC client (armhf only, Debian's packages as they are)
         from ..measure import quic_device as QD

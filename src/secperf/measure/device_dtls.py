@@ -54,9 +54,9 @@ from ..core.errors import InputError, SetupError
 if TYPE_CHECKING:
     from ..lab.pki import CertSet
     from ..lab.services import ProbeServer
-    from .device import Config, Server
     from .device_attrib import Handshake
     from .device_build import Build
+    from .device_plan import Config
 
 DTLS = ("dtls1.2", "dtls1.3")
 CID_MODES = ("full-cid", "resumed-cid")
@@ -250,8 +250,9 @@ def cid_ok(cfg: Config, conn: dict[str, Any]) -> bool:
     return cfg.mode not in CID_MODES or bool(conn.get("cid_bytes"))
 
 
-def labels(cfg: Config, server: Server | PairServer | None) -> dict[str, Any]:
-    """What a DTLS series says of its peer and connection ID (TLS series: nothing new)."""
+def labels(cfg: Config, server: object) -> dict[str, Any]:
+    """What a DTLS series says of its peer and connection ID (TLS series: nothing new). `server` is the
+    row's peer: a PairServer, or measure/device.Server (its `svc` the probe server for the psk row)."""
     if not cfg.dtls:
         return {}
     out: dict[str, Any] = {"cid": cfg.mode in CID_MODES, "handshake": cfg.mode,

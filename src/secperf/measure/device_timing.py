@@ -77,6 +77,21 @@ def write_params(dev: Core, binary: Path, path: Path) -> Path:
     return path
 
 
+def plugin_arg(dev: Core, binary: Path, tmp: Path, timed: bool) -> str:
+    """The counting plugin's argument that turns the timing model on for this core and binary ('' when
+    off: not asked, or a core without a timing model); its parameters are written into tmp."""
+    if not timed or dev.timing is None:
+        return ""
+    return f",timing={write_params(dev, binary, tmp / 'timing.txt')}"
+
+
+def cpi_ms(dev: Core, instructions: float) -> dict[str, float]:
+    """Milliseconds DERIVED from an instruction count by the core's CPI range and clock (the earlier
+    estimate beside the timing model's cycles): {"ms_low", "ms_high"}."""
+    lo, hi = dev.ms_range(instructions)
+    return {"ms_low": lo, "ms_high": hi}
+
+
 def decode_cache_path(binary: Path) -> Path | None:
     """Where the plugin keeps what it decoded of `binary` for the next run (beside it, named by its
     size and time, so a rebuilt binary starts a new one); None for a path the parameter file cannot

@@ -166,16 +166,16 @@ def plan(
     """The QUIC configurations to count, every name checked (QuicDeviceError names what is known)."""
     if dev.profile != "A":
         raise QuicDeviceError(refusal(dev.name))
-    st = D._split(stacks, "stack", (STACK, *STACKS))
+    st = D.split_values(stacks, "stack", (STACK, *STACKS))
     if st != [STACK]:
         raise QuicDeviceError(
             f"--stack {','.join(st)}: QUIC is counted with ngtcp2 only here (ngtcp2 0.12.1 + GnuTLS, "
             f"Debian's armhf packages); use --stack ngtcp2 or leave --stack out"
         )
-    modes_l = D._split(modes, "mode", MODES, {"0-rtt": "0rtt", "resumption": "resumed"})
-    groups_l = D._split(groups, "group", GROUPS, {"p256": "p-256", "secp256r1": "p-256"})
-    suites_l = D._split(suites, "suite", SUITES, {"aes-128-gcm": "aes128gcm"})
-    certs = D._split(server_cert, "server-cert", SERVER_CERTS)
+    modes_l = D.split_values(modes, "mode", MODES, {"0-rtt": "0rtt", "resumption": "resumed"})
+    groups_l = D.split_values(groups, "group", GROUPS, {"p256": "p-256", "secp256r1": "p-256"})
+    suites_l = D.split_values(suites, "suite", SUITES, {"aes-128-gcm": "aes128gcm"})
+    certs = D.split_values(server_cert, "server-cert", SERVER_CERTS)
     return [QuicConfig(dev, m, g, c, s) for m in modes_l for g in groups_l for c in certs for s in suites_l]
 
 
@@ -409,12 +409,12 @@ def _derive(s: Series, dev: Core, build: QuicBuild) -> None:
     rows = D._message_rows(good)
     trows = D._timed_rows(good)
     for r in rows:
-        r.update(D._derive(dev, r["instructions"]))
+        r.update(T.cpi_ms(dev, r["instructions"]))
         if (r["dir"], r["message"]) in trows:
             r["time"] = T.figure(trows[(r["dir"], r["message"])], dev)
     app_rows = D._message_rows([{"messages": x["app_parts"]} for x in good])
     for r in app_rows:
-        r.update(D._derive(dev, r["instructions"]))
+        r.update(T.cpi_ms(dev, r["instructions"]))
     s.derived = {
         "instructions_median": med,
         "instructions_min": min(ins),
@@ -429,7 +429,7 @@ def _derive(s: Series, dev: Core, build: QuicBuild) -> None:
         "app_instructions_median": statistics.median(x["app_instructions"] for x in good),
         "connection_instructions_median": statistics.median(x["connection_instructions"] for x in good),
         "derived_ms": {
-            **D._derive(dev, med),
+            **T.cpi_ms(dev, med),
             "clock_mhz": dev.clock_mhz,
             "cpi": list(dev.cpi),
             "cpi_estimate": dev.cpi_estimate,
