@@ -252,7 +252,7 @@ def cid_ok(cfg: Config, conn: dict[str, Any]) -> bool:
 
 def labels(cfg: Config, server: object) -> dict[str, Any]:
     """What a DTLS series says of its peer and connection ID (TLS series: nothing new). `server` is the
-    row's peer: a PairServer, or measure/device.Server (its `svc` the probe server for the psk row)."""
+    row's peer: a PairServer, or measure/device_server.Server (its `svc` the probe server for the psk row)."""
     if not cfg.dtls:
         return {}
     out: dict[str, Any] = {"cid": cfg.mode in CID_MODES, "handshake": cfg.mode,

@@ -5,7 +5,7 @@ flags secperf's own library builds use for that target (device_build.TARGETS; AR
 the A-profile cores), linked statically with secperf's harness (native/device/user/harness.c, the
 marker and the stack painter) and a one-line stub naming the entry function, and run under qemu-arm
 with the counting plugin and the core's timing model, as a library primitive is
-(measure/device.py measure_crypto).
+(measure/device_crypto.py measure_crypto).
 
 The inputs (the files, the entry, the row's name and the harness file with its fields) are read and
 checked in inputs/user_code.py.
