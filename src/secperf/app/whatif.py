@@ -70,6 +70,7 @@ class WhatifOptions:
     host_costs: str | None = None  # --host-costs: measured (this host, cached) | shipped (app/host_costs.py)
     cluster: str | None = None  # --cluster: the cells as Ray tasks (app/cluster.py); same Result
     not_counted: dict[str, str] = field(default_factory=dict)  # protocol -> why the device cannot run it
+    core: Core | None = None  # --device's emulated core, resolved once by run(); the rows' energy takes it
 
 
 def emulated_core(o: WhatifOptions) -> Core | None:
@@ -335,7 +336,7 @@ def predict_references(
 def row_shared(shared: tuple[C.CostTable, WhatifOptions], cell: SW.Cell) -> Series:
     """On a cluster worker: the cell's row as the Result keeps it, not the prediction's plan and
     draws; the driver only adds rows (a reference row's role is set there: `_row`)."""
-    return series(cell, predict_cell(cell, shared[0], shared[1]), shared[0], shared[1].until, device=shared[1].device)
+    return series(cell, predict_cell(cell, shared[0], shared[1]), shared[0], shared[1].until, device=shared[1].core or shared[1].device)
 
 
 def predict_cells(
@@ -351,7 +352,8 @@ def predict_cells(
 
 
 def _row(
-    cell: SW.Cell, pred: Any, table: C.CostTable, until: str, role: str | None = None, device: str | None = None
+    cell: SW.Cell, pred: Any, table: C.CostTable, until: str, role: str | None = None,
+    device: str | Core | None = None,
 ) -> Series:
     """A cell's row: built from its prediction, or already built on a worker (row_shared)."""
     if isinstance(pred, Series):
@@ -428,7 +430,7 @@ def predict_into(
     )
     rows = []
     by_key: dict[Any, Series] = {}
-    main = [_row(c, pr, table, o.until, device=o.device) for c, pr in zip(cells, preds)]
+    main = [_row(c, pr, table, o.until, device=o.core or o.device) for c, pr in zip(cells, preds)]
     for c, s in zip(cells, main):
         by_key.setdefault(_cell_key(c), s)
     summary = []
@@ -439,7 +441,7 @@ def predict_into(
         for role, rc in refs_c:
             k = _cell_key(rc)
             if k not in by_key:
-                by_key[k] = _row(rc, ref_preds[k], table, o.until, role=role, device=o.device)
+                by_key[k] = _row(rc, ref_preds[k], table, o.until, role=role, device=o.core or o.device)
                 doc.series.append(by_key[k])
             got[role] = by_key[k]
         if got:
@@ -489,7 +491,7 @@ def _libraries(table: C.CostTable, cells: list[SW.Cell]) -> dict[str, Any]:
 
 def run(o: WhatifOptions) -> Result:
     """The what-if Result, written to its run directory (and --csv); the caller shows it."""
-    core = emulated_core(o)   # --device, resolved once for the run
+    core = o.core = emulated_core(o)   # --device, resolved once for the run
     drop_unrunnable(o, core)
     table = cost_table(o, core)
     cells, sweep = _cells(o, table)

@@ -19,6 +19,7 @@ from importlib import resources
 from typing import Any
 
 from ..core.errors import InputError
+from ..inputs.core_profiles import Core
 
 DAY_S = 86_400.0
 RADIO_FIELDS = ("tx_mw", "rx_mw", "active_mw", "tail_mw", "tail_s", "promotion_s", "promotion_mw", "idle_mw", "psm_mw")
@@ -111,16 +112,22 @@ def radio(name: str) -> Radio:
     return Radio(name=name, description=t.get("description", ""), sources=dict(t.get("sources", {})), **vals)
 
 
-def cpu(name: str) -> Power:
+def cpu(device: str | Core) -> Power:
     """Active CPU power of a cost table's device, or of an emulated core (its class's mW per MHz x
-    its clock, data/energy.toml [cpu_per_mhz])."""
+    its clock, data/energy.toml [cpu_per_mhz]): the Core object as the command resolved it, or
+    (the planner, not yet moved) its name."""
     table = _data()["cpu"]
-    if name in table:
+    name = device.name if isinstance(device, Core) else device
+    core: Core | None = None
+    if isinstance(device, Core):
+        core = device
+    elif name in table:
         return Power(name, float(table[name]["active_mw"]), table[name]["source"])
-    from ..inputs import devices as D
+    else:
+        from ..inputs import devices as D
 
-    if name in D.cores():
-        core = D.core(name)
+        core = D.core(name) if name in D.cores() else None
+    if core is not None:
         fam = core.timing.model if core.timing is not None else core.qemu_cpu
         per = _data().get("cpu_per_mhz", {}).get(fam)
         if per is not None:

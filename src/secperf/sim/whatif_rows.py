@@ -14,6 +14,7 @@ from typing import Any
 
 from ..core import result as R
 from ..core.result_schema import Percentiles, Series, Summary, WhatifDerived
+from ..inputs.core_profiles import Core
 from ..model import costs as C
 from ..model import energy as E
 from ..model import flights as F
@@ -49,7 +50,7 @@ def series_id(cell: SW.Cell, sc: F.Scenario) -> str:
     return f"whatif/{sc.label()} @ {cell.network.name}"
 
 
-def connection_energy(d: dict[str, Any], network: str, device: str | None, se_profile: str | None) -> dict[str, Any]:
+def connection_energy(d: dict[str, Any], network: str, device: str | Core | None, se_profile: str | None) -> dict[str, Any]:
     """Joules of one isolated connection (model/energy.py: promotion, airtime, the radio connected
     while waiting, the full inactivity tail; the client CPU and the secure element at their active
     power) from a row's simulated means, when the link has a radio energy profile (a named network:
@@ -65,7 +66,8 @@ def connection_energy(d: dict[str, Any], network: str, device: str | None, se_pr
         cpu = E.cpu(device or "host-default")
     except E.EnergyError:
         cpu = E.Power("none", 0.0, "")
-        notes.append(f"no CPU power figure for {device!r}: CPU energy not counted")
+        name = device.name if isinstance(device, Core) else device
+        notes.append(f"no CPU power figure for {name!r}: CPU energy not counted")
     try:
         se = E.se(se_profile)
     except E.EnergyError:
@@ -167,7 +169,7 @@ def series(
     table: C.CostTable,
     until: str = "response",
     role: str | None = None,
-    device: str | None = None,
+    device: str | Core | None = None,
 ) -> Series:
     pl, r, link = pred["plan"], pred["sim"], pred["link"]
     sc = pl.model.scenario
