@@ -16,7 +16,7 @@ from secperf.core.errors import InputError, InternalError
 from secperf.core.store import RunStore
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "secperf"
-WRAPPED = ("app/plan_verify.py",)   # NOT YET: app/device_counts.py (its rows), being reworked in parallel
+WRAPPED = ("app/plan_verify.py", "app/device_counts.py")
 
 
 def test_an_input_error_in_a_derived_row_is_internal_and_the_partial_result_is_marked(tmp_path):

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..core import result as R
+from ..core.derived import derived
 from ..core.errors import InputError
 from ..core.result_schema import Result, Series
 from ..model import costs as C
@@ -319,7 +320,10 @@ def _count_stack(core: str, dev: Core, target: str, stack: str, conf: str | None
                 for k, job in jobs:
                     if isinstance(job, Need):
                         update(job.label())
-                        rows[k] = _count_row(dev, stack, conf, build, job, servers)
+                        # a row secperf derived from the scenarios, checked above: a refusal now is its own
+                        with derived(f"the device-count row {job.label()} on {core} ({stack}"
+                                     f"{f' [{conf}]' if conf else ''}) that the prediction needs"):
+                            rows[k] = _count_row(dev, stack, conf, build, job, servers)
                     else:
                         _, st, b, op = job
                         update(f"{st} {op or 'primitives'}")
