@@ -210,7 +210,7 @@ def test_a_device_result_with_a_failed_user_code_row_reads_back(tmp_path):
 
 
 def test_a_crypto_analysis_the_report_cannot_read_is_internal_and_the_series_kept(tmp_path):
-    run, doc = _run_with(tmp_path, [_series("crypto/a")], {"s5": {"answer_ms": float("inf")}})
+    run, doc = _run_with(tmp_path, [_series("crypto/a")], {"s5": [{"answer_ms": float("inf")}]})
     with pytest.raises(InternalError, match="the report"):
         run.save(doc)
     back = R.load(run.result_path)

@@ -21,16 +21,16 @@ def read_result(path: str | Path, option: str = "", allow_partial: bool = False)
     doc = R.load(path)
     where = f"{option} {path}".strip()
     if doc.status == "internal-error":  # secperf's own read-back refused what it wrote: its bug, said
-        why = doc.get("internal") or {}
-        kept = f"; the Result as written is in {why.get('as_written')}" if why.get("as_written") else ""
+        internal = doc.internal or {}
+        kept = f"; the Result as written is in {internal.get('as_written')}" if internal.get("as_written") else ""
         reporter().note(f"note: {where}: when secperf wrote this Result its own read-back failed (internal: "
-                        f"{why.get('check', '?')}: {why.get('problem', '?')}); this is secperf's bug, not the "
+                        f"{internal.get('check', '?')}: {internal.get('problem', '?')}); this is secperf's bug, not the "
                         f"file's: showing what passed the check{kept}")
         return doc
     state = "abandoned" if is_abandoned(doc) else doc.status
     if state in ("running", "abandoned"):
         why = ("is still being written by a running secperf (pid "
-               f"{(doc.get('owner') or {}).get('pid')})" if state == "running"
+               f"{(doc.owner or {}).get('pid')})" if state == "running"
                else "was abandoned: the process writing it died before it finished")
         if not allow_partial:
             raise ResultError(f"{where}: the run {why}; its series may be incomplete. Wait for it to finish, "

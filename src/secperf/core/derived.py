@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 def mark(doc: Result, run: Run, check: str, problem: str) -> None:
     """The partial Result marked as secperf's own failure (status internal-error, what failed and why)."""
     from . import result as R
-    doc["internal"] = {"check": check, "problem": problem[:400], "withheld": []}
+    doc.internal = {"check": check, "problem": problem[:400], "withheld": []}
     R.finish(doc, "internal-error")
     run.save(doc)
 

@@ -132,6 +132,17 @@ class Timer(_Record):
     name: str = Field(min_length=1)
     start: str = Field(min_length=1)
     end: str = Field(min_length=1)
+    # what the measuring tool adds about its clock and its batches (crypto's backends, connect's clients)
+    clock: str | None = None
+    unit: str | None = None
+    value: str | None = None
+    rule: str | None = None
+    tool: str | None = None
+    key_source: str | None = None
+    batch: Any = None  # operations per timed sample, as the backend reports it
+    detail: Any = None
+    stopped: Any = None  # why sampling stopped (count or time budget), as the backend reports it
+    jmh: Any = None
 
 
 class Failure(_Record):
@@ -171,6 +182,7 @@ class Series(_Record):
     derived: Derived
     failures: list[Failure]
     status: Literal[SERIES_STATUSES]  # type: ignore[valid-type]
+    warnings: list[str] | None = None  # e.g. a crypto row whose timer overhead is too large a share
 
     @model_validator(mode="after")
     def _summary_of_values(self) -> Series:
@@ -230,6 +242,9 @@ class Result(_Record):
     host: dict[str, Any]
     series: list[Series]
     analysis: Analysis
+    owner: dict[str, Any] | None = None  # the process writing the run (core/writes.owner_stamp)
+    notes: list[str] | None = None  # what happened to the run after it was written (e.g. abandoned)
+    internal: dict[str, Any] | None = None  # secperf's own read-back refused it: check, problem, withheld
 
     @field_validator("series")
     @classmethod

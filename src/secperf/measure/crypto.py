@@ -95,8 +95,10 @@ def _finish_rates(series: Series, size_bytes: int, bulk: bool) -> None:
         d.ns_per_byte = series.summary.p50_us * 1000.0 / size_bytes
     share = d.timer_overhead_share
     if share is not None and share > MAX_TIMER_OVERHEAD_SHARE:
-        series.setdefault("warnings", []).append(
-            f"timer overhead is {share:.1%} of a sample (target < 1%): raise --min-sample-us")
+        series.warnings = [
+            *(series.warnings or []),
+            f"timer overhead is {share:.1%} of a sample (target < 1%): raise --min-sample-us",
+        ]
 
 
 def probe_args(row: Row, p: CryptoParams, duration_s: float | None = None) -> list[str]:
@@ -141,16 +143,17 @@ def _measure_in_tool(row: Row, p: CryptoParams, series: Series, on_sample: OnSam
         R.add_failure(series, run.unsupported)
         return meta, True
     if run.row:
-        series.timer.update(batch=run.row.get("batch"), detail=run.row.get("detail"),
-                            key_source=run.row.get("key_source"), tool=meta.get("tool"))
+        t = series.timer
+        t.batch, t.detail, t.key_source, t.tool = (run.row.get("batch"), run.row.get("detail"),
+                                                   run.row.get("key_source"), meta.get("tool"))
         if meta.get("clock"):
-            series.timer["clock"] = meta["clock"]
+            t.clock = meta["clock"]
         if run.row.get("jmh"):
-            series.timer["jmh"] = run.row["jmh"]
+            t.jmh = run.row["jmh"]
         if run.row.get("key_bits"):
             series.labels["key_bits"] = run.row["key_bits"]
     if run.end:
-        series.timer["stopped"] = run.end.get("stopped")
+        series.timer.stopped = run.end.get("stopped")
         if run.end.get("jmh_score_us") is not None:
             series.derived_as(CryptoDerived).jmh_score_us = run.end["jmh_score_us"]
             series.derived_as(CryptoDerived).jmh_error_us = run.end.get("jmh_error_us")
@@ -189,8 +192,9 @@ def _measure_row(row: Row, p: CryptoParams, on_sample: OnSample | None = None
             samples, batch, stopped = pq.sample_batches(
                 fn, n=p.n, warmup=p.warmup, min_sample_us=p.min_sample_us,
                 max_seconds=p.duration_s, on_sample=on_sample)
-            series.timer.update(batch=batch, detail=detail, stopped=stopped,
-                                clock="time.perf_counter_ns (wall), time.thread_time_ns (CPU)")
+            t = series.timer
+            t.batch, t.detail, t.stopped = batch, detail, stopped
+            t.clock = "time.perf_counter_ns (wall), time.thread_time_ns (CPU)"
             _fill(series, samples, row.size_bytes, False, None)
         except pq.PQUnavailable as exc:
             R.add_failure(series, str(exc))
@@ -207,12 +211,12 @@ def _measure_row(row: Row, p: CryptoParams, on_sample: OnSample | None = None
             series.labels["library"] = f"{meta.get('openssl_version')} (system libcrypto)"
             series.labels["version"] = backends.version_of(meta.get("openssl_version"))
         if run.row:
-            series.timer.update(batch=run.row.get("batch"), detail=run.row.get("detail"),
-                                key_source=run.row.get("key_source"))
+            t = series.timer
+            t.batch, t.detail, t.key_source = run.row.get("batch"), run.row.get("detail"), run.row.get("key_source")
             if run.row.get("key_bits"):
                 series.labels["key_bits"] = run.row["key_bits"]
         if run.end:
-            series.timer["stopped"] = run.end.get("stopped")
+            series.timer.stopped = run.end.get("stopped")
         _fill(series, run.samples, row.size_bytes, row.alg.bulk,
               meta.get("timer_overhead_ns") if meta else None)
         if run.error:

@@ -135,7 +135,7 @@ def crypto_tables(doc: Result | Mapping[str, Any]) -> list[Table]:
                     + (["", ""] if bulk else [])
                     + ["0"]
                 )
-            note = "; ".join(s.get("warnings", []))  # an extra field of some crypto series
+            note = "; ".join(s.warnings or [])
             if s.failures:
                 note = f"[red]{s.failures[-1].reason}[/red]"
             row.append(note)
