@@ -40,8 +40,15 @@ def _clean(x: Any) -> Any:
     return x
 
 
-def _overrides(o: PlanOptions, table: CostTable | None = None) -> PL.Overrides:
-    return PL.Overrides(device=resolve_device(o.device), se=o.se, network=o.network, radio=o.radio, n=o.n, seed=o.seed, table=table)
+def _overrides(o: PlanOptions, table: CostTable | None = None, p: Pattern | None = None) -> PL.Overrides:
+    """The planner's overrides for pattern `p`: its device (--device, else the pattern's) resolved here,
+    once: the name (old spellings mapped) for the cost table, the emulated core's object for the CPU power."""
+    from ..inputs import devices as D
+    from ..model import costs as C
+    device = resolve_device(o.device or (p.stack.device if p is not None else None))
+    core = D.core(device) if device and device not in C.table_names() and device in D.cores() else None
+    return PL.Overrides(device=device, core=core, se=o.se, network=o.network, radio=o.radio, n=o.n, seed=o.seed,
+                        table=table)
 
 
 # the scenarios a plan can cost (plan/evaluate.py: each pattern's protocol with its handshakes and
@@ -127,7 +134,7 @@ def check(o: PlanOptions, tables: dict[str, CostTable | None] | None = None) -> 
     from ..model import costs as C
     pats = _patterns(o)
     for p in pats:
-        ov = _overrides(o, (tables or {}).get(p.name))
+        ov = _overrides(o, (tables or {}).get(p.name), p)
         dev = resolve_device(o.device or p.stack.device)
         if dev not in C.table_names() and dev not in D.cores():
             raise InputError(f"--device: unknown device {dev!r}; emulated cores: {', '.join(D.cores())}; "
@@ -142,7 +149,7 @@ def check(o: PlanOptions, tables: dict[str, CostTable | None] | None = None) -> 
 def plan_all(o: PlanOptions) -> list[dict[str, Any]]:
     pats = check(o)            # names, profiles and links first: a bad one stops before any counting
     tables = _device_tables(o, pats)
-    jobs = [(p, _overrides(o, tables.get(p.name))) for p in pats]
+    jobs = [(p, _overrides(o, tables.get(p.name), p)) for p in pats]
     if o.cluster:      # the same judgements, as Ray tasks: each draws with its Overrides' seed, wherever it runs
         from .cluster import connect, map_items
         with connect(o.cluster, quiet=o.json) as cl:

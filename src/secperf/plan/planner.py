@@ -10,6 +10,7 @@ from typing import Any
 from ..core.errors import InputError
 from ..inputs import netspec as NS
 from ..inputs import se_profiles as SE
+from ..inputs.core_profiles import Core
 from ..inputs.patterns import Pattern
 from ..model import costs as C
 from ..model import energy as E
@@ -37,6 +38,7 @@ SHOWN_COMBOS = (("resumption", "token-cache"),)
 @dataclass(frozen=True)
 class Overrides:
     device: str | None = None  # cost table (and CPU power) instead of the pattern's
+    core: Core | None = None  # the device's emulated core, resolved by the caller (app/plan.py): its CPU power
     se: str | None = None  # secure-element profile instead of the pattern's key's
     network: str | None = None  # link profile instead of the pattern's
     radio: str | None = None  # radio energy profile (default: the pattern's, else the network's)
@@ -54,9 +56,7 @@ def key_of(p: Pattern, o: Overrides) -> str:
 
 
 def context(p: Pattern, o: Overrides) -> Context:
-    from ..inputs.devices import resolve_device
-
-    device = resolve_device(o.device or p.stack.device)
+    device = o.device or p.stack.device  # a name the caller resolved (app/plan.py: old spellings mapped)
     network = o.network or p.stack.network
     table = o.table if o.table is not None else C.load_table(device)
     specs = NS.parse_networks([network])
@@ -74,7 +74,7 @@ def context(p: Pattern, o: Overrides) -> Context:
     prof = key.split(":")[1] if key.startswith("se:") else None
     if prof is not None and prof not in SE.load_profiles():
         raise InputError(f"--se: unknown secure-element profile {prof!r}; known: {', '.join(SE.load_profiles())}")
-    return Context(pattern=p, table=table, link=link, radio=radio, cpu=E.cpu(device), se=E.se(prof), n=o.n, seed=o.seed)
+    return Context(pattern=p, table=table, link=link, radio=radio, cpu=E.cpu(o.core or device), se=E.se(prof), n=o.n, seed=o.seed)
 
 
 def requirement_sources(p: Pattern) -> dict[str, str]:
