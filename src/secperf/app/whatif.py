@@ -4,7 +4,6 @@ kind `whatif` through the run store (one series per scenario and link), print it
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..core import host
@@ -13,7 +12,6 @@ from ..core.errors import InputError
 from ..core.result_schema import Result, Series
 from ..core.store import RunStore
 from ..inputs import netspec as NS
-from ..inputs import se_profiles as SE
 from ..inputs.core_profiles import Core
 from ..model import costs as C
 from ..model import flights as F
@@ -26,6 +24,9 @@ from ..sim.whatif_rows import row_derived, row_usable, security_cost, series
 from .cluster import Cluster
 from .host_costs import host_table
 from .reporter import reporter
+from .whatif_options import WhatifOptions as WhatifOptions
+from .whatif_options import count_scenarios
+from .whatif_options import scenarios as scenarios
 
 CellKey = tuple[F.Scenario, str, str]  # a cell's identity: its scenario, its link spelled out, its swept inputs
 
@@ -33,44 +34,6 @@ CellKey = tuple[F.Scenario, str, str]  # a cell's identity: its scenario, its li
 # --baseline: the reference rows of each scenario row, and what they mean (docs/how-to/whatif.md, "What security costs")
 ROLE_BASELINE = "without security"
 ROLE_SOFTWARE = "software key"
-
-
-@dataclass
-class WhatifOptions:
-    protocols: list[str]
-    networks: list[str] = field(default_factory=lambda: ["loopback"])
-    keys: list[str] = field(default_factory=lambda: ["software"])
-    groups: list[str] = field(default_factory=lambda: ["x25519"])
-    certs: list[str] = field(default_factory=list)
-    handshakes: list[str] = field(default_factory=list)
-    sweep: str | None = None
-    calibrate: str | None = None
-    device: str | None = None
-    stack: str | None = None  # the device's libraries (comma list, in order of preference)
-    config: str | None = None  # with --device CORE: the library's build configuration
-    stack_from: str | None = None  # the system file's key --stack came from (a preference there)
-    config_from: str | None = None  # ... and --config's
-    n: int = 100_000
-    seed: int = 1
-    s1: bool = False
-    coap_random_factor: float = N.COAP_ACK_RANDOM_FACTOR
-    path_floor_ms: float = 0.0
-    host_scheduling: str | float = "off"  # off, measure, or a fixed lateness in ms
-    wakeup_samples_ms: tuple[float, ...] = ()  # filled by host_wakeups() from host_scheduling
-    json: bool = False
-    out: str = "results"
-    no_report: bool = False
-    command: list[str] = field(default_factory=lambda: ["secperf", "whatif"])
-    allow_partial: bool = False  # --calibrate may name a running or abandoned run
-    max_draws: int = SW.DEFAULT_MAX_DRAWS  # cells x n at most (--max-draws)
-    max_cells: int = SW.DEFAULT_MAX_CELLS  # cells at most (--max-cells)
-    baseline: bool = False  # --baseline: each row next to no security and a software key
-    csv: str | None = None  # --csv FILE: every number in tidy long format (report/export.py)
-    until: str = "response"  # --until: the end point (response | handshake)
-    host_costs: str | None = None  # --host-costs: measured (this host, cached) | shipped (app/host_costs.py)
-    cluster: str | None = None  # --cluster: the cells as Ray tasks (app/cluster.py); same Result
-    not_counted: dict[str, str] = field(default_factory=dict)  # protocol -> why the device cannot run it
-    core: Core | None = None  # --device's emulated core, resolved once by run(); the rows' energy takes it
 
 
 def emulated_core(o: WhatifOptions) -> Core | None:
@@ -98,7 +61,7 @@ def cost_table(o: WhatifOptions, core: Core | None = None) -> C.CostTable:
                 f"--device: unknown device {device!r}; emulated cores: {', '.join(D.cores())}; "
                 f"cost tables: {', '.join(C.table_names())}"
             )
-        core = core or D.core(device)   # the core object (run() resolves it once): counting and the rows take it
+        core = core or D.core(device)  # the core object (run() resolves it once): counting and the rows take it
         paths = [x.strip() for x in (o.calibrate or "").split(",") if x.strip()]
         docs = [read_result(p, "--calibrate", o.allow_partial) for p in paths]
         table = host_table(o.host_costs, calibrated=any(d.kind != "device" for d in docs))
@@ -112,7 +75,7 @@ def cost_table(o: WhatifOptions, core: Core | None = None) -> C.CostTable:
 
             counts = device_counts(
                 core,
-                _count_scenarios(o),
+                count_scenarios(o),
                 o.stack,
                 o.config,
                 quiet=o.json,
@@ -172,97 +135,6 @@ def drop_unrunnable(o: WhatifOptions, core: Core | None = None) -> None:
             reporter().note(f"note: {p} is not predicted on {device}: {why}")
         o.not_counted = bad
         o.protocols = [p for p in o.protocols if p not in bad]
-
-
-def _count_scenarios(o: WhatifOptions) -> list[F.Scenario]:
-    """The scenarios whose client costs a device prediction needs counted (S1 adds its PSK handshake)."""
-    scs = scenarios(o)
-    if o.s1:
-        scs += [
-            F.Scenario(sc.protocol, "psk-dhe", sc.group, sc.cert, sc.depth, sc.key)
-            for sc in scs
-            if "psk-dhe" in F.HANDSHAKES.get(sc.protocol, ())
-        ]
-    return scs
-
-
-def _keys(keys: list[str]) -> list[str]:
-    out = []
-    profiles = None
-    for k in keys:
-        if k == "software":
-            out.append(k)
-            continue
-        if not k.startswith("se:"):
-            raise InputError(
-                f"--key: {k!r} must be software or se:PROFILE[:cold] (see `secperf signer --profile list`)"
-            )
-        parts = k.split(":")
-        if len(parts) > 3 or (len(parts) == 3 and parts[2] != "cold"):
-            raise InputError(f"--key: {k!r}: write se:PROFILE for a warm key (session kept) or se:PROFILE:cold")
-        profiles = profiles or SE.load_profiles()
-        if parts[1] not in profiles:
-            raise InputError(f"--key: unknown secure-element profile {parts[1]!r}; known: {', '.join(profiles)}")
-        out.append(k)
-    return out
-
-
-# protocols whose client presents no certificate: a client key (software or in a secure element)
-# signs nothing there (DESIGN.md, known traps); jwt signs its token with the key, so it is not here
-NO_CLIENT_AUTH = ("tls1.3", "tls1.2", "dtls1.2")
-CLIENT_AUTH_HINT = (
-    "https, mqtt or coap (mutual TLS, the client signs CertificateVerify) or jwt (the key signs the token)"
-)
-
-
-def _client_keys(protocol: str, keys: list[str], protocols: list[str]) -> list[str]:
-    """The keys a protocol's rows use. A secure-element key on a protocol without client
-    authentication would change nothing and still stand in the row's label (a silent no-op): with
-    that protocol alone it is an input error naming both; next to protocols that do use it, that
-    protocol's rows take the software key, with a note."""
-    se = [k for k in keys if k.startswith("se:")]
-    if protocol not in NO_CLIENT_AUTH or not se:
-        return keys
-    if all(p in NO_CLIENT_AUTH for p in protocols):
-        raise InputError(
-            f"--key {','.join(se)}: {protocol} has no client certificate, so the client's key signs "
-            f"nothing and the secure element would add 0 µs; use --key software, or a protocol whose "
-            f"client signs: {CLIENT_AUTH_HINT}"
-        )
-    rest = [k for k in keys if not k.startswith("se:")] or ["software"]
-    reporter().note(
-        f"note: --key {','.join(se)}: {protocol} has no client certificate (the key signs nothing); its rows use "
-        f"the software key only"
-    )
-    return rest
-
-
-def scenarios(o: WhatifOptions) -> list[F.Scenario]:
-    for p in o.protocols:
-        if p not in F.PROTOCOLS:
-            raise InputError(f"PROTOCOL: unknown protocol {p!r}; known: {', '.join(F.PROTOCOLS)}")
-    for g in o.groups:
-        if g not in F.groups():
-            raise InputError(f"--group: unknown group {g!r}; known: {', '.join(F.groups())}")
-    certs: list[tuple[str | None, int]] = [SW.parse_cert(c) for c in o.certs] or [(None, 1)]
-    for t, _depth in certs:
-        if t is not None and t not in F.key_types():
-            raise InputError(f"--server-cert: unknown key type {t!r}; known: {', '.join(F.key_types())}")
-    keys = _keys(o.keys)
-    out = []
-    for p in o.protocols:
-        hss = o.handshakes or [F.HANDSHAKES[p][0]]
-        known = [h for h in hss if h in F.HANDSHAKES[p]]
-        if not known and len(o.protocols) == 1:
-            raise InputError(f"--handshake: {p} has no {', '.join(hss)} handshake; known: {', '.join(F.HANDSHAKES[p])}")
-        for h in known:
-            for k in _client_keys(p, keys, o.protocols):
-                for g in o.groups:
-                    for t, d in certs:
-                        out.append(F.Scenario(p, h, g, t, d, k))
-    if not out:
-        raise InputError(f"--handshake: none of {', '.join(o.handshakes)} applies to {', '.join(o.protocols)}")
-    return out
 
 
 def host_wakeups(o: WhatifOptions) -> tuple[float, ...]:
@@ -336,7 +208,13 @@ def predict_references(
 def row_shared(shared: tuple[C.CostTable, WhatifOptions], cell: SW.Cell) -> Series:
     """On a cluster worker: the cell's row as the Result keeps it, not the prediction's plan and
     draws; the driver only adds rows (a reference row's role is set there: `_row`)."""
-    return series(cell, predict_cell(cell, shared[0], shared[1]), shared[0], shared[1].until, device=shared[1].core or shared[1].device)
+    return series(
+        cell,
+        predict_cell(cell, shared[0], shared[1]),
+        shared[0],
+        shared[1].until,
+        device=shared[1].core or shared[1].device,
+    )
 
 
 def predict_cells(
@@ -352,8 +230,7 @@ def predict_cells(
 
 
 def _row(
-    cell: SW.Cell, pred: Any, table: C.CostTable, until: str, role: str | None = None,
-    device: str | Core | None = None,
+    cell: SW.Cell, pred: Any, table: C.CostTable, until: str, role: str | None = None, device: str | Core | None = None
 ) -> Series:
     """A cell's row: built from its prediction, or already built on a worker (row_shared)."""
     if isinstance(pred, Series):
@@ -491,7 +368,7 @@ def _libraries(table: C.CostTable, cells: list[SW.Cell]) -> dict[str, Any]:
 
 def run(o: WhatifOptions) -> Result:
     """The what-if Result, written to its run directory (and --csv); the caller shows it."""
-    core = o.core = emulated_core(o)   # --device, resolved once for the run
+    core = o.core = emulated_core(o)  # --device, resolved once for the run
     drop_unrunnable(o, core)
     table = cost_table(o, core)
     cells, sweep = _cells(o, table)

@@ -1,0 +1,147 @@
+"""What `secperf whatif` is asked (WhatifOptions) and the scenarios the options make: protocols,
+handshakes, groups, server certificates and key sources checked by name (InputError naming what is
+known), one scenario per combination; a secure-element key on a protocol whose client signs nothing
+is refused or dropped with a note. app/whatif.py predicts them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..core.errors import InputError
+from ..inputs import se_profiles as SE
+from ..inputs.core_profiles import Core
+from ..model import flights as F
+from ..model import network as N
+from ..sim import sweep as SW
+from .reporter import reporter
+
+
+@dataclass
+class WhatifOptions:
+    protocols: list[str]
+    networks: list[str] = field(default_factory=lambda: ["loopback"])
+    keys: list[str] = field(default_factory=lambda: ["software"])
+    groups: list[str] = field(default_factory=lambda: ["x25519"])
+    certs: list[str] = field(default_factory=list)
+    handshakes: list[str] = field(default_factory=list)
+    sweep: str | None = None
+    calibrate: str | None = None
+    device: str | None = None
+    stack: str | None = None  # the device's libraries (comma list, in order of preference)
+    config: str | None = None  # with --device CORE: the library's build configuration
+    stack_from: str | None = None  # the system file's key --stack came from (a preference there)
+    config_from: str | None = None  # ... and --config's
+    n: int = 100_000
+    seed: int = 1
+    s1: bool = False
+    coap_random_factor: float = N.COAP_ACK_RANDOM_FACTOR
+    path_floor_ms: float = 0.0
+    host_scheduling: str | float = "off"  # off, measure, or a fixed lateness in ms
+    wakeup_samples_ms: tuple[float, ...] = ()  # filled by host_wakeups() from host_scheduling
+    json: bool = False
+    out: str = "results"
+    no_report: bool = False
+    command: list[str] = field(default_factory=lambda: ["secperf", "whatif"])
+    allow_partial: bool = False  # --calibrate may name a running or abandoned run
+    max_draws: int = SW.DEFAULT_MAX_DRAWS  # cells x n at most (--max-draws)
+    max_cells: int = SW.DEFAULT_MAX_CELLS  # cells at most (--max-cells)
+    baseline: bool = False  # --baseline: each row next to no security and a software key
+    csv: str | None = None  # --csv FILE: every number in tidy long format (report/export.py)
+    until: str = "response"  # --until: the end point (response | handshake)
+    host_costs: str | None = None  # --host-costs: measured (this host, cached) | shipped (app/host_costs.py)
+    cluster: str | None = None  # --cluster: the cells as Ray tasks (app/cluster.py); same Result
+    not_counted: dict[str, str] = field(default_factory=dict)  # protocol -> why the device cannot run it
+    core: Core | None = None  # --device's emulated core, resolved once by run(); the rows' energy takes it
+
+
+def count_scenarios(o: WhatifOptions) -> list[F.Scenario]:
+    """The scenarios whose client costs a device prediction needs counted (S1 adds its PSK handshake)."""
+    scs = scenarios(o)
+    if o.s1:
+        scs += [
+            F.Scenario(sc.protocol, "psk-dhe", sc.group, sc.cert, sc.depth, sc.key)
+            for sc in scs
+            if "psk-dhe" in F.HANDSHAKES.get(sc.protocol, ())
+        ]
+    return scs
+
+
+def _keys(keys: list[str]) -> list[str]:
+    out = []
+    profiles = None
+    for k in keys:
+        if k == "software":
+            out.append(k)
+            continue
+        if not k.startswith("se:"):
+            raise InputError(
+                f"--key: {k!r} must be software or se:PROFILE[:cold] (see `secperf signer --profile list`)"
+            )
+        parts = k.split(":")
+        if len(parts) > 3 or (len(parts) == 3 and parts[2] != "cold"):
+            raise InputError(f"--key: {k!r}: write se:PROFILE for a warm key (session kept) or se:PROFILE:cold")
+        profiles = profiles or SE.load_profiles()
+        if parts[1] not in profiles:
+            raise InputError(f"--key: unknown secure-element profile {parts[1]!r}; known: {', '.join(profiles)}")
+        out.append(k)
+    return out
+
+
+# protocols whose client presents no certificate: a client key (software or in a secure element)
+# signs nothing there (DESIGN.md, known traps); jwt signs its token with the key, so it is not here
+NO_CLIENT_AUTH = ("tls1.3", "tls1.2", "dtls1.2")
+
+
+CLIENT_AUTH_HINT = (
+    "https, mqtt or coap (mutual TLS, the client signs CertificateVerify) or jwt (the key signs the token)"
+)
+
+
+def _client_keys(protocol: str, keys: list[str], protocols: list[str]) -> list[str]:
+    """The keys a protocol's rows use. A secure-element key on a protocol without client
+    authentication would change nothing and still stand in the row's label (a silent no-op): with
+    that protocol alone it is an input error naming both; next to protocols that do use it, that
+    protocol's rows take the software key, with a note."""
+    se = [k for k in keys if k.startswith("se:")]
+    if protocol not in NO_CLIENT_AUTH or not se:
+        return keys
+    if all(p in NO_CLIENT_AUTH for p in protocols):
+        raise InputError(
+            f"--key {','.join(se)}: {protocol} has no client certificate, so the client's key signs "
+            f"nothing and the secure element would add 0 µs; use --key software, or a protocol whose "
+            f"client signs: {CLIENT_AUTH_HINT}"
+        )
+    rest = [k for k in keys if not k.startswith("se:")] or ["software"]
+    reporter().note(
+        f"note: --key {','.join(se)}: {protocol} has no client certificate (the key signs nothing); its rows use "
+        f"the software key only"
+    )
+    return rest
+
+
+def scenarios(o: WhatifOptions) -> list[F.Scenario]:
+    for p in o.protocols:
+        if p not in F.PROTOCOLS:
+            raise InputError(f"PROTOCOL: unknown protocol {p!r}; known: {', '.join(F.PROTOCOLS)}")
+    for g in o.groups:
+        if g not in F.groups():
+            raise InputError(f"--group: unknown group {g!r}; known: {', '.join(F.groups())}")
+    certs: list[tuple[str | None, int]] = [SW.parse_cert(c) for c in o.certs] or [(None, 1)]
+    for t, _depth in certs:
+        if t is not None and t not in F.key_types():
+            raise InputError(f"--server-cert: unknown key type {t!r}; known: {', '.join(F.key_types())}")
+    keys = _keys(o.keys)
+    out = []
+    for p in o.protocols:
+        hss = o.handshakes or [F.HANDSHAKES[p][0]]
+        known = [h for h in hss if h in F.HANDSHAKES[p]]
+        if not known and len(o.protocols) == 1:
+            raise InputError(f"--handshake: {p} has no {', '.join(hss)} handshake; known: {', '.join(F.HANDSHAKES[p])}")
+        for h in known:
+            for k in _client_keys(p, keys, o.protocols):
+                for g in o.groups:
+                    for t, d in certs:
+                        out.append(F.Scenario(p, h, g, t, d, k))
+    if not out:
+        raise InputError(f"--handshake: none of {', '.join(o.handshakes)} applies to {', '.join(o.protocols)}")
+    return out
