@@ -98,7 +98,8 @@ KINDS: dict[str, list[tuple[str, list[str]]]] = {
                                                                                      "edhoc")]
     + [("tls dtls1.3", ["device", "handshake", "--tls", "dtls1.3", "--stack", "wolfssl59"])]
     + [(f"tls {t} mode {m}", ["device", "handshake", "--tls", t, "--mode", m])
-       for t, m in (("1.3", "psk"), ("1.2", "resumed"), ("dtls1.2", "psk"), ("quic", "0rtt"), ("edhoc", "m3-value"))],
+       for t, m in (("1.3", "psk"), ("1.2", "resumed"), ("quic", "0rtt"), ("edhoc", "m3-value"))]
+    + [("tls dtls1.2 mode psk", ["device", "handshake", "--tls", "dtls1.2", "--mode", "psk", "--stack", "wolfssl59"])],
     "device crypto": [("library", ["device", "crypto"])],
     "server": [(p, ["server", "--protocol", p]) for p in ("tls", "dtls")],
     "mqtt-load": [("storm on", ["mqtt-load"]), ("storm off", ["mqtt-load", "--storm", "off"])],

@@ -82,6 +82,9 @@ def test_each_option_acts_or_is_refused_slow(command, grid):
     (["signer", "--duration", "2"], "--duration", "signer"),
     (["server", "--protocol", "dtls", "--tls", "1.2"], "--tls", "dtls"),
     (["device", "handshake", "--tls", "edhoc", "--group", "p-256"], "--group", "edhoc"),
+    (["device", "handshake", "--mode", "psk", "--server-cert", "ecdsa-p256"], "--server-cert", "psk"),
+    (["device", "handshake", "--tls", "dtls1.2", "--mode", "psk", "--stack", "wolfssl59", "--group", "p-256"],
+     "--group", "psk"),
 ])
 def test_the_found_idle_options_are_refused_naming_option_and_kind(argv, option, kind, grid):
     rec = grid[0]

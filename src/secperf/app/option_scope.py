@@ -107,7 +107,22 @@ NEEDS: dict[tuple[str, str], tuple[Callable[[argparse.Namespace], bool], str]] =
                               "loopback)"),
     ("plan", "--verify-n"): (lambda a: bool(a.verify), "counts the rows of --verify: give --verify"),
     ("netem run", "--wait-timeout"): (lambda a: bool(a.server), "waits for the --server CMD: give --server"),
+    ("device handshake", "--server-cert"): (lambda a: not _psk_only(a), "with --mode psk only sends no certificate "
+                                            "(the external PSK authenticates both sides): add --mode full or resumed"),
+    ("device handshake", "--client-cert"): (lambda a: not _psk_only(a), "with --mode psk only sends no certificate "
+                                            "(the external PSK authenticates both sides): add --mode full or resumed"),
+    ("device handshake", "--group"): (lambda a: not (_psk_only(a) and set(_names(a.tls)) == {"dtls1.2"}),
+                                      "--tls dtls1.2 --mode psk is a plain PSK suite, with no key exchange group: "
+                                      "add --tls 1.3 or dtls1.3 (PSK with an ECDHE share) or --mode full"),
 }
+
+
+def _names(values: list[str] | None, default: str = "") -> list[str]:
+    return [w.strip().lower() for v in (values or [default]) for w in v.split(",") if w.strip()]
+
+
+def _psk_only(a: argparse.Namespace) -> bool:
+    return set(_names(a.mode, "full")) == {"psk"}
 
 
 def command_of(args: argparse.Namespace) -> str:
