@@ -98,6 +98,6 @@ def analysis_phase(label: str, key: str, value: object) -> Phase:
     """A phase that only stores a computed analysis (e.g. the CAN bus model) in the Result."""
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         progress("start", items[0], 0, 1, None)
-        doc.analysis[key] = value
+        setattr(doc.analysis, key, value)  # one of Analysis's fields, named by the phase
         progress("done", items[0], 0, 1, None)
     return Phase([label], lambda x: x, runner)

@@ -521,7 +521,7 @@ def from_device(
                     "suite": lab.get("suite"),
                     "client_us": us,
                     "total_us": us,
-                    "series": s["id"],
+                    "series": s.id,
                     "source": f"run {doc.run_id} series {s.id}: {rule}",
                 }
                 alts.append(row)
@@ -538,7 +538,7 @@ def from_device(
                     "server_us": None,
                     "client_only": True,
                     "sigma": 0.02,
-                    "series": s["id"],
+                    "series": s.id,
                     "group": DEVICE_GROUPS[lab["group"]],
                     "cert": server_cert,
                     "depth": 1,
