@@ -127,9 +127,10 @@ struct cache {
     unsigned long long *stamp;  /* full path (and more than 8 ways, or a way count that is not a power of 2) */
     unsigned long long clock;
     uint64_t *age;              /* cheaper path: per set, the recency matrix (byte i: way i's row) */
-    uint64_t age_row;           /* a row with every way's bit set */
+    uint64_t row_or[8], row_and[8];   /* a use of way w: age | row_or[w] (its row set), & row_and[w] (its column clear) */
     unsigned wshift;            /* log2(ways) when age is kept */
-    uint16_t *where;            /* cheaper path: per line in [where_lo, where_lo + where_n): slot + 1, 0 absent */
+    uint8_t *where;             /* cheaper path, with age: per line in [where_lo, where_lo + where_n) the way it
+                                 * was last filled into + 1 (0 never): present when that way's tag is the line's */
     unsigned long long where_lo, where_n;
     unsigned long long fills;   /* misses so far: while it stands still, every present line stays */
     unsigned last_slot;         /* where the last access hit or filled */
@@ -165,13 +166,16 @@ static int cache_init(struct cache *c, unsigned long long entries, unsigned long
         return -1;
     if (!full_path && ways <= 8 && log2u(ways) >= 0) {
         c->wshift = (unsigned)log2u(ways);
-        c->age_row = (1ull << ways) - 1;
+        for (unsigned w = 0; w < ways; w++) {
+            c->row_or[w] = ((1ull << ways) - 1) << (8 * w);
+            c->row_and[w] = ~(0x0101010101010101ull << w);
+        }
         c->age = calloc(c->sets, sizeof *c->age);
         if (c->age == NULL)
             return -1;
     } else if ((c->stamp = calloc(entries, sizeof *c->stamp)) == NULL)
         return -1;
-    if (!full_path && hi_addr > lo_addr && entries < 65535) {
+    if (c->age && hi_addr > lo_addr) {
         unsigned long long n = ((hi_addr - 1) >> c->shift) - (lo_addr >> c->shift) + 1;
         if (n <= (1ull << 26)) {   /* up to 256 MiB of table: else the search does it */
             c->where_lo = lo_addr >> c->shift;
@@ -187,7 +191,7 @@ static inline void cache_touch(struct cache *c, unsigned slot)
 {
     if (c->age) {
         unsigned set = slot >> c->wshift, w = slot & (c->ways - 1);
-        c->age[set] = (c->age[set] | c->age_row << (8 * w)) & ~(0x0101010101010101ull << w);
+        c->age[set] = (c->age[set] | c->row_or[w]) & c->row_and[w];
     } else
         c->stamp[slot] = ++c->clock;
 }
@@ -196,9 +200,9 @@ static inline void cache_touch(struct cache *c, unsigned slot)
 static inline int cache_find(const struct cache *c, unsigned long long line_no, unsigned *slot)
 {
     if (c->where && line_no - c->where_lo < c->where_n) {
-        unsigned s = c->where[line_no - c->where_lo];
-        *slot = s - 1;
-        return s != 0;
+        unsigned w = c->where[line_no - c->where_lo];
+        *slot = ((unsigned)(line_no & (c->sets - 1)) << c->wshift) + w - 1;
+        return w != 0 && c->tag[*slot] == line_no + 1;
     }
     unsigned set = (unsigned)(line_no & (c->sets - 1));
     const unsigned long long *tag = c->tag + (size_t)set * c->ways;
@@ -237,13 +241,8 @@ static int cache_access(struct cache *c, unsigned long long line_no)
     }
     unsigned set = (unsigned)(line_no & (c->sets - 1));
     slot = set * c->ways + cache_victim(c, set);
-    if (c->where) {
-        unsigned long long old = c->tag[slot];
-        if (old && old - 1 - c->where_lo < c->where_n)
-            c->where[old - 1 - c->where_lo] = 0;
-        if (line_no - c->where_lo < c->where_n)
-            c->where[line_no - c->where_lo] = (uint16_t)(slot + 1);
-    }
+    if (c->where && line_no - c->where_lo < c->where_n)
+        c->where[line_no - c->where_lo] = (uint8_t)((slot & (c->ways - 1)) + 1);
     c->tag[slot] = line_no + 1;
     cache_touch(c, slot);
     c->last_slot = slot;
@@ -1100,17 +1099,19 @@ static void fetch_flash_table(struct tbinfo *t)
 {
     struct cache *c = &icache;
     unsigned long long g0 = t->first_line;
-    uint16_t *where = c->where + (g0 - c->where_lo);
+    uint8_t *where = c->where + (g0 - c->where_lo);
+    const unsigned long long *tag = c->tag;
+    unsigned set_mask = c->sets - 1, wshift = c->wshift;
     unsigned n = t->n_lines, *slot = t->slot;
     const double *share = t->line_cost;
     unsigned long long misses = 0;
     /* granule 0: the core may still be in it, or enter it right after the granule it was in */
     int entered = g0 == cur_fetch;   /* its time adds to what was spent there before this block */
-    unsigned w = where[0];
-    int hit = w != 0;
+    unsigned sl = ((unsigned)(g0 & set_mask) << wshift) + where[0] - 1;
+    int hit = where[0] != 0 && tag[sl] == g0 + 1;
     if (hit) {
-        cache_touch(c, w - 1);
-        slot[0] = w - 1;
+        cache_touch(c, sl);
+        slot[0] = sl;
     } else {
         cache_access(c, g0);
         slot[0] = c->last_slot;
@@ -1139,25 +1140,20 @@ static void fetch_flash_table(struct tbinfo *t)
      * order as at each miss: the same sums. */
     double c0 = timing_cycles[0], c1 = timing_cycles[1], c2 = timing_cycles[2];
     unsigned long long seq = 0;
-    unsigned set_mask = c->sets - 1, wshift = c->wshift;
-    uint64_t *age = c->age;
     for (unsigned k = 1; k < n; k++) {
-        w = where[k];
-        if (w) {
-            cache_touch(c, w - 1);
-            slot[k] = w - 1;
+        unsigned long long g = g0 + k;
+        unsigned set = (unsigned)(g & set_mask);
+        sl = (set << wshift) + where[k] - 1;
+        if (where[k] != 0 && tag[sl] == g + 1) {
+            cache_touch(c, sl);
+            slot[k] = sl;
             continue;
         }
         /* a miss: the set's least recently used way takes the line (cache_access's fill, inline) */
-        unsigned long long g = g0 + k;
-        unsigned set = (unsigned)(g & set_mask);
-        unsigned sl = (set << wshift) | cache_victim(c, set);
-        unsigned long long old = c->tag[sl];
-        if (old && old - 1 - c->where_lo < c->where_n)
-            c->where[old - 1 - c->where_lo] = 0;
-        where[k] = (uint16_t)(sl + 1);
+        unsigned v = cache_victim(c, set);
+        sl = (set << wshift) | v;
+        where[k] = (uint8_t)(v + 1);
         c->tag[sl] = g + 1;
-        (void)age;
         cache_touch(c, sl);
         c->fills++;
         slot[k] = sl;
@@ -1190,7 +1186,7 @@ static void fetch_flash_table(struct tbinfo *t)
     int present = 1;
     if (n > c->sets)
         for (unsigned k = 0; k < n && present; k++)
-            present = where[k] != 0;
+            present = tag[slot[k]] == g0 + k + 1;
     t->valid_fills = present ? c->fills : ~0ull;
 }
 
