@@ -107,3 +107,14 @@ def test_a_derived_field_of_the_wrong_type_is_refused_where_it_is_set():
     raw["series"][0]["derived"]["ops_per_s"] = "fast"
     with pytest.raises(R.ResultError, match="ops_per_s"):
         R.validate(raw)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_every_key_the_release_wrote_is_declared(path):
+    """No derived key, analysis or run field of these Results is left to the open extras: each is a
+    declared field of its model (a key a measurement adds must be declared where its kind's model is)."""
+    doc = R.load(path)
+    assert not doc.model_extra and not doc.analysis.model_extra
+    for s in doc.series:
+        assert not s.model_extra and not s.timer.model_extra, s.id
+        assert not s.derived.model_extra, (s.id, sorted(s.derived.model_extra or {}))
