@@ -82,7 +82,7 @@ FAR_PAST = [
     ["server", "--duration", "3600", "--concurrency", "1,2,4"],
     ["fleet", "--replay", "5000", "--cap", "300", "--policy", "exponential,decorrelated,fixed",
      "--measure-seconds", "100", "--max-hours", "0.5"],
-    ["mqtt-load", "--clients", "100000", "--connect-rate", "1"],
+    ["mqtt-load", "--clients", "500", "--connect-rate", "0.1"],
     ["plan", "--pattern", "periodic-collection", "--verify", "--verify-n", "1000", "--max-hours", "0.2"],
     ["run", "--n", "100000"],
 ]

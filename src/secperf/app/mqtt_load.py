@@ -81,16 +81,16 @@ def run(c: MqttLoadConfig, output: Output, target: dict[str, Any] | None = None,
     probed first (unreachable, not TLS, a refused certificate: exit 2), then loaded as mosquitto is here."""
     from ..measure import mqtt_load as M
     M.validate(c)
+    M.find_mqttload()       # a missing tool is said before the run directory is made
+    from ..measure.server_config import find_loadgen
+    find_loadgen()
+    limits = M.fd_limits(c.clients)     # the open-file limit named before a run directory is made
     from . import bounds
     limit = bounds.check_estimate("mqtt-load", bounds.mqtt_load_s(c.clients, c.connect_rate, c.hold_s, c.capacity_s,
                                                                   c.storm, c.storm_max_s, c.spread_s),
                                   f"{c.clients} clients at --connect-rate {c.connect_rate:g}/s, --hold {c.hold_s:g} s, "
                                   f"capacity runs and {'a storm' if c.storm else 'no storm'}",
                                   "lower --clients, --hold or raise --connect-rate", max_hours)
-    M.find_mqttload()       # a missing tool is said before the run directory is made
-    from ..measure.server_config import find_loadgen
-    find_loadgen()
-    limits = M.fd_limits(c.clients)     # the open-file limit named before a run directory is made
     lt = None
     if target is not None:
         from ..core.errors import InputError
