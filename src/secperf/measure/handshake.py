@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import host, stats
 from ..core import result as R
 from ..core.jsonlines import parse_lines
-from ..core.result_schema import Result, Series
+from ..core.result_schema import HandshakeDerived, Result, Series
 from ..inputs import netspec as NS
 from ..lab import registry
 from ..lab.pki import LabPKI
@@ -370,31 +370,30 @@ def measure_config(
         else:
             R.add_failure(series, f"connection {c.get('i')}: {c.get('stage', '?')}: {c.get('reason', 'failed')}")
     ok = [c for c in conns if c.get("ok")]
-    d = series.derived
+    d = series.derived_as(HandshakeDerived)
     if ok:
-        d["breakdown"] = breakdown(ok)
-        d["tcp_connect_p50_us"] = _median_of(ok, ("tcp_connect_us",))
-        d["wait_p50_us"] = _median_of(ok, ("wait_us",))
-        d["app_write_p50_us"] = _median_of(ok, ("app", "write_us"))
-        d["app_read_p50_us"] = _median_of(ok, ("app", "read_us"))
-        d["negotiated"] = {k: ok[0].get(k) for k in ("version", "cipher", "group", "signature")}
+        d.breakdown = breakdown(ok)
+        d.tcp_connect_p50_us = _median_of(ok, ("tcp_connect_us",))
+        d.wait_p50_us = _median_of(ok, ("wait_us",))
+        d.app_write_p50_us = _median_of(ok, ("app", "write_us"))
+        d.app_read_p50_us = _median_of(ok, ("app", "read_us"))
+        d.negotiated = {k: ok[0].get(k) for k in ("version", "cipher", "group", "signature")}
         if cfg.mode.startswith("resume") or cfg.mode in ("0rtt",):
-            d["resumed"] = sum(1 for c in ok if c.get("resumed"))
-            if d["resumed"] < len(ok):
-                R.add_failure(series, f"resumption did not happen on {len(ok) - d['resumed']} of {len(ok)} connections")
+            resumed = d.resumed = sum(1 for c in ok if c.get("resumed"))
+            if resumed < len(ok):
+                R.add_failure(series, f"resumption did not happen on {len(ok) - resumed} of {len(ok)} connections")
         if cfg.mode == "0rtt":
-            d["early_data_accepted"] = sum(1 for c in ok if c.get("early_data") == "accepted")
-        flights = [f for f in ok[0].get("flights", [])]
-        d["flights_first_conn"] = flights
+            d.early_data_accepted = sum(1 for c in ok if c.get("early_data") == "accepted")
+        d.flights_first_conn = [f for f in ok[0].get("flights", [])]
     srv_ok = [c for c in server_conns if c.get("ok")]
     srv_failed = [c for c in server_conns if not c.get("ok")]
     if srv_failed:
         # the server's side of a failed connection (its stage and reason) says which party gave up
-        d["server_failures"] = [
+        d.server_failures = [
             {k: c.get(k) for k in ("stage", "reason", "hs_wall_us") if k in c} for c in srv_failed[:20]
         ]
     if srv_ok:
-        d["server_cpu_p50_us"] = stats.median([float(c["handshake_cpu_us"]) for c in srv_ok])
+        d.server_cpu_p50_us = stats.median([float(c["handshake_cpu_us"]) for c in srv_ok])
     R.finalize_series(series)
     if series.status == "ok":
         shutil.rmtree(server.workdir, ignore_errors=True)
