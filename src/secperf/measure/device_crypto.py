@@ -17,9 +17,10 @@ from ..core.errors import InputError, MeasurementError
 from ..core.result_schema import Series
 from ..inputs.core_profiles import Core
 from ..lab import registry
+from ..lab.pki import LabPKI
 from . import device_attrib as A
 from . import device_timing as T
-from .device_build import Build, ensure_built
+from .device_build import Build, ensure_built, op_footprint
 from .device_plan import RUN_TIMEOUT_S, build_labels, check_stacks, qemu_cpu, split_values, stack_tag, target_for
 
 
@@ -75,7 +76,6 @@ def measure_crypto(
         raise InputError(f"--stack {stack}: this build has no primitive counts")
     ops = split_values(ops, "op", known) if ops else known
     out = []
-    from ..lab.pki import LabPKI
 
     pem = LabPKI().ensure().server("rsa-2048")  # the RSA and certificate operations' inputs (the lab leaf)
     with tempfile.TemporaryDirectory(prefix="secperf-device-") as tmp:
@@ -166,7 +166,6 @@ def measure_crypto(
                     s.derived["time"]["counters"] = classes[-1] if classes else {}
                 if line.get("check"):  # what the guest checked of the results outside the markers
                     s.derived["check"] = line["check"]
-                from .device_build import op_footprint
 
                 fp = op_footprint(build, op) or build.footprint  # the scheme's code (PQClean), else the library's
                 if fp:

@@ -9,6 +9,7 @@ runs what this builds."""
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import subprocess
@@ -18,7 +19,16 @@ from typing import Any
 
 from ..core.native import shipped_sources
 from ..lab import registry
-from .device_build import DeviceSetupError, device_home, tool
+from . import device_sources
+from .device_build import (
+    DeviceSetupError,
+    _version_line,
+    device_home,
+    footprint,
+    qemu_plugin_include,
+    shared_decls_dir,
+    tool,
+)
 
 ARMHF_LIBS = ("libngtcp2.a", "libngtcp2_crypto_gnutls.a", "libgnutls.so.30", "libnettle.so.8", "libp11-kit.so.0")
 
@@ -53,7 +63,6 @@ def _sources() -> Path:
 
 def sysroot() -> Path:
     """The armhf sysroot with Debian's ngtcp2 and GnuTLS (device_sources.sysroot: fetched when missing)."""
-    from . import device_sources
 
     return device_sources.sysroot(tuple(ARMHF_LIBS), f"Debian's armhf ngtcp2 and GnuTLS ({', '.join(ARMHF_DEBS)})")
 
@@ -80,7 +89,6 @@ def _fingerprint(src: Path, parts: list[str]) -> str:
 
 def ensure_built() -> QuicBuild:
     """The QUIC client and the counting plugin, built now when a source, the compiler or a library changed."""
-    from .device_build import _version_line, qemu_plugin_include, shared_decls_dir
 
     cc = tool("arm-linux-gnueabihf-gcc", "gcc-arm-linux-gnueabihf")
     qemu = tool("qemu-arm", "qemu-user")
@@ -99,8 +107,6 @@ def ensure_built() -> QuicBuild:
     out = device_home() / "build" / f"quic-{_fingerprint(src, parts)}"
     client, plugin, meta = out / "sp-device-quic", out / "libinsn_events.so", out / "quic.json"
     if not (client.is_file() and plugin.is_file() and meta.is_file()):
-        import fcntl
-
         out.mkdir(parents=True, exist_ok=True)
         with open(device_home() / "build" / ".lock", "w") as lock:  # one build at a time (shared cache)
             fcntl.flock(lock, fcntl.LOCK_EX)
@@ -141,7 +147,6 @@ def ensure_built() -> QuicBuild:
                 meta.write_text(p.stdout)
     info = json.loads(meta.read_text().splitlines()[0])
     mp = Path(f"{client}.map")
-    from .device_build import footprint
 
     fp = (
         footprint(mp.read_text(errors="replace"), ("libngtcp2.a", "libngtcp2_crypto_gnutls.a"))
