@@ -6,15 +6,16 @@ For each case (a TLS handshake configuration of `secperf device handshake`, and 
 operations of `secperf device crypto`) the guest runs once to build and warm the caches, then
 alternately with the timing model off and on, --rounds times each; the figure is the ratio of the
 median CPU time (user + system of the child processes: qemu-arm, and the TLS server of a handshake,
-which does the same work in both runs and so lowers the ratio a little).
+which does the same work in both runs and so lowers the ratio a little); "range" is the lowest and
+highest ratio of one round's on run to its off run (a shared machine's noise shows there).
 
 The timing model disassembles each translated instruction once and keeps what it read in a decode
 cache beside the guest binary (native/device/plugin/decode_cache.c): a binary's first timed run pays
 the disassembly, later runs of it do not. The "on" column is a run with the cache in place (the usual
 case: every configuration and every repeat runs the same client); "cold" is one run with the cache
 removed first, printed for information. "steady" runs --steady operations of p256-keygen in one guest
-process (startup and translation amortised: what the model costs per executed instruction), also for
-information.
+process (startup and translation amortised: what the model costs per executed instruction), --rounds
+times interleaved as the cases, also for information.
 
 Target (issue 41): timing on <= 2 x timing off on the same handshakes.
 
@@ -48,6 +49,21 @@ def timed_run(fn, timed: bool) -> float:
     return child_cpu() - before
 
 
+def rounds(fn, n: int) -> tuple[list[float], list[float]]:
+    """CPU seconds of n runs with the timing model off and n with it on, interleaved (off, on, off, ...)."""
+    off, on = [], []
+    for _ in range(n):
+        off.append(timed_run(fn, False))
+        on.append(timed_run(fn, True))
+    return off, on
+
+
+def spread(off: list[float], on: list[float]) -> str:
+    """The lowest and highest ratio of a round's on run to its off run ("1.71-2.05")."""
+    r = [b / a for a, b in zip(off, on)]
+    return f"{min(r):.2f}-{max(r):.2f}"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cortex-m4-80")
@@ -70,26 +86,25 @@ def main() -> int:
                                            a.n, timed=timed),
     }
     ok = True
-    print(f"{'case':78} {'off s':>7} {'on s':>7} {'ratio':>6} {'cold s':>7} {'ratio':>6}")
+    print(f"{'case':78} {'off s':>7} {'on s':>7} {'ratio':>6} {'range':>11} {'cold s':>7} {'ratio':>6}")
     for name, fn in cases.items():
         fn(False)   # build, warm the page cache
         for old in client.parent.glob(f".{client.name}.*.decode"):
             old.unlink()
         cold = timed_run(fn, True)   # fills the decode cache
-        off, on = [], []
-        for _ in range(a.rounds):
-            off.append(timed_run(fn, False))
-            on.append(timed_run(fn, True))
+        off, on = rounds(fn, a.rounds)
         base = statistics.median(off)
         ratio = statistics.median(on) / base
         ok &= ratio <= TARGET
-        print(f"{name:78} {base:7.2f} {statistics.median(on):7.2f} {ratio:6.2f} {cold:7.2f} {cold / base:6.2f}")
+        print(f"{name:78} {base:7.2f} {statistics.median(on):7.2f} {ratio:6.2f} {spread(off, on):>11} {cold:7.2f} "
+              f"{cold / base:6.2f}")
     if a.steady:
         def steady(timed):
             return D.measure_crypto(dev, a.stack, ["p256-keygen"], a.steady, timed=timed)
-        off, on = timed_run(steady, False), timed_run(steady, True)
-        print(f"{f'steady state: p256-keygen x {a.steady} in one process (information)':78} {off:7.2f} {on:7.2f} "
-              f"{on / off:6.2f}")
+        off, on = rounds(steady, a.rounds)
+        print(f"{f'steady state: p256-keygen x {a.steady} in one process (information)':78} "
+              f"{statistics.median(off):7.2f} {statistics.median(on):7.2f} "
+              f"{statistics.median(on) / statistics.median(off):6.2f} {spread(off, on):>11}")
     print(f"\ntarget: timing on <= {TARGET:g} x timing off: {'met' if ok else 'NOT met'}")
     return 0 if ok else 1
 
