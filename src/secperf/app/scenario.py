@@ -73,7 +73,7 @@ def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> Res
     if hs:
         hp = handshake_params(opts, scn.get("handshake", {}))
         phases.append(P.handshake_phase(hs, hp))
-    extra = {"skipped_links": skipped} if skipped else {}
+    extra: dict[str, Any] = {"skipped_links": skipped} if skipped else {}
     sg = SC.signer_settings(scn, "signer")
     if sg:
         sp = S.SignerParams(n=opts.n or sg["n"], warmup=sg["warmup"], seed=opts.seed)
