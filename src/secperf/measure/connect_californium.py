@@ -12,7 +12,7 @@ from ..core import result as R
 from ..core import stats
 from ..core.jsonlines import parse_lines
 from ..core.paths import write_private
-from ..core.result_schema import ConnectDerived, Result, Series
+from ..core.result_schema import ConnectDerived, LinkedDerived, Result, Series
 from ..lab import registry
 from ..lab.pki import LabPKI
 from ..lab.services import ServiceError
@@ -71,7 +71,7 @@ def measure_californium(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: 
                           "--warmup", str(warmup), "--row", cfg.handshake, "--cid-length", str(CID_LENGTH),
                           "--timeout-ms", str(dial.timeout_ms)])
         budget = (p.n + warmup + 2) * (dial.timeout_ms / 1000 + 2) + 60
-        with link_counters(s.derived, dial.link):
+        with link_counters(s.derived_as(LinkedDerived), dial.link):
             try:
                 r = registry.run(argv, "californium client", capture_output=True, text=True, timeout=budget,
                                  env=km.env)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..core import result as R
-from ..core.result_schema import ConnectDerived, Result, Series
+from ..core.result_schema import ConnectDerived, LinkedDerived, Result, Series
 from ..lab.pki import LabPKI
 from .connect_coap import coap_client_run
 from .connect_config import USABLE, ConnectConfig, ConnectParams
@@ -43,7 +43,7 @@ def measure_external(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: Res
     try:
         runner = {"curl": curl_run, "mosquitto_pub": mosquitto_pub_run, "paho": paho_run,
                   "coap-client": coap_client_run}[cfg.client]
-        with link_counters(s.derived, dial.link):
+        with link_counters(s.derived_as(LinkedDerived), dial.link):
             startup = runner(cfg, p, port_of(server), certs, km, s, dial)
     finally:
         server.stop()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..core import result as R
-from ..core.result_schema import ConnectDerived, Result, Series
+from ..core.result_schema import ConnectDerived, LinkedDerived, Result, Series
 from ..lab.pki import LabPKI
 from ..lab.services import LOOPBACK
 from .connect_config import CF_WARMUP, COAP_PSK, COAP_PSK_IDENTITY, USABLE, ConnectConfig, ConnectParams
@@ -68,12 +68,12 @@ def measure_probe(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: Result
         s.labels["warmup"] = CF_WARMUP
     try:
         if cfg.key_session == "cold":
-            with link_counters(s.derived, dial.link):
+            with link_counters(s.derived_as(LinkedDerived), dial.link):
                 meta, conns, err, calls = _cold_runs(cfg, p, pki, km, port_of(server), dial)
         else:
             budget = (p.n + p.warmup + 2) * (dial.timeout_ms / 1000.0) * 3 + 30
             args = probe_client_args(cfg, port_of(server), p, pki, km, dial.host, dial.timeout_ms)
-            with link_counters(s.derived, dial.link):
+            with link_counters(s.derived_as(LinkedDerived), dial.link):
                 meta, conns, err = run_client(args, budget, prefix=list(dial.prefix), env=km.env)
             calls = None
         if hasattr(server, "drain") and cfg.coap_server == "californium":

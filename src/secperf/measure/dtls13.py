@@ -36,7 +36,7 @@ from ..core import result as R
 from ..core.errors import InputError
 from ..core.native import shipped_sources
 from ..core.paths import private_dir, secperf_home
-from ..core.result_schema import ConnectDerived, Result, Series
+from ..core.result_schema import ConnectDerived, LinkedDerived, Result, Series
 
 if TYPE_CHECKING:
     from ..core.store import Run
@@ -271,7 +271,7 @@ def measure(cfg: Dtls13Config, n: int, warmup: int, pki: LabPKI, link: Link | No
                     *common]
         cli_argv += ["--drop-first"] if cfg.lost == "client-hello" else []
         budget = (n + warmup + 2) * timeout_s + 30
-        with link_counters(s.derived, link):
+        with link_counters(s.derived_as(LinkedDerived), link):
             try:
                 p = registry.run([*(emul.dev_prefix() if emul else []), *cli_argv], "DTLS client (wolfSSL)",
                                  capture_output=True, text=True, timeout=budget)

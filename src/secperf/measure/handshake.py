@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import host, stats
 from ..core import result as R
 from ..core.jsonlines import parse_lines
-from ..core.result_schema import HandshakeDerived, Result, Series
+from ..core.result_schema import HandshakeDerived, LinkedDerived, Result, Series
 from ..inputs import netspec as NS
 from ..lab import registry
 from ..lab.pki import LabPKI
@@ -351,7 +351,7 @@ def measure_config(
     try:
         tmo = link_timeout_ms(p.timeout_ms, spec)
         budget = (p.n + p.warmup + 2) * (tmo / 1000.0) * 3 + 30
-        with link_counters(series.derived, link):
+        with link_counters(series.derived_as(LinkedDerived), link):
             meta, conns, err = run_client(
                 client_args(cfg, port, p, pki, host=emul.server_addr if emul else "127.0.0.1", timeout_ms=tmo),
                 budget,

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from ..core import result as R
 from ..core.jsonlines import parse_lines
 from ..core.paths import private_dir
-from ..core.result_schema import ConnectDerived, Result, Series
+from ..core.result_schema import ConnectDerived, LinkedDerived, Result, Series
 from ..lab import registry
 from ..lab.pki import LabPKI
 from . import connect as C
@@ -76,7 +76,7 @@ def measure_kept_mqtt(network: str, p: C.ConnectParams, doc: Result, run: Run | 
                           "--gap-ms", str(gap_ms)])
         budget = (p.n + p.warmup) * (messages + 1) * (dial.timeout_ms / 1000 + gap_ms / 1000 + 1) + 30
         try:
-            with link_counters(s.derived, dial.link):
+            with link_counters(s.derived_as(LinkedDerived), dial.link):
                 r = registry.run(argv, "paho kept worker", capture_output=True, text=True, env=km.env,
                                  timeout=budget)
         except subprocess.TimeoutExpired:

@@ -8,7 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from ..core.result_schema import Derived
+from ..core.result_schema import LinkCounts as LinkCountsModel
+from ..core.result_schema import LinkedDerived
 from ..inputs import netspec as NS
 
 if TYPE_CHECKING:
@@ -37,8 +38,8 @@ def link_timeout_ms(timeout_ms: int, spec: NS.NetSpec | None) -> int:
 
 
 @contextmanager
-def link_counters(derived: Derived, link: Link | None) -> Iterator[None]:
-    """Record in derived["link"] what an emulated link (its relay's counters per direction) and the
+def link_counters(derived: LinkedDerived, link: Link | None) -> Iterator[None]:
+    """Record in derived.link (a kind that runs over links: LinkedDerived) what an emulated link (its relay's counters per direction) and the
     device's kernel (TCP segments and retransmissions, UDP datagrams) saw during the block; nothing
     without a link or over loopback, and nothing if the block raised."""
     if link is None or link.loopback:
@@ -46,7 +47,7 @@ def link_counters(derived: Derived, link: Link | None) -> Iterator[None]:
         return
     before = (link.stats(), link.snmp("dev"))
     yield
-    derived["link"] = _link_delta(before, (link.stats(), link.snmp("dev")))
+    derived.link = LinkCountsModel.model_validate(_link_delta(before, (link.stats(), link.snmp("dev"))))
 
 
 LinkCounts = tuple[dict[str, Any] | None, dict[str, int]]  # (the relay's counters, the device kernel's)

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import result as R
 from ..core.errors import InputError
-from ..core.result_schema import ConnectDerived, Result, Series
+from ..core.result_schema import ConnectDerived, LinkedDerived, Result, Series
 from . import Progress
 
 if TYPE_CHECKING:
@@ -428,7 +428,7 @@ def measure(cfg: QuicConfig, n: int, warmup: int, pki: LabPKI, link: Link | None
             if bad is not None:
                 R.add_failure(s, f"priming connection: {bad.get('stage')}: {bad.get('reason')}")
                 return R.finalize_series(s)
-        with link_counters(s.derived, link):
+        with link_counters(s.derived_as(LinkedDerived), link):
             for i in range(-warmup, n):
                 c = lab.connection(i)
                 if i < 0:

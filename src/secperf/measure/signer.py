@@ -34,7 +34,7 @@ from ..core import stats
 from ..core.errors import InputError, MeasurementError
 from ..core.jsonlines import parse_lines
 from ..core.paths import private_dir
-from ..core.result_schema import JwtDerived, Result, Series, SignerDerived
+from ..core.result_schema import JwtDerived, LinkedDerived, Result, Series, SignerDerived
 from ..lab import registry
 from . import Progress
 from .probe import find_shim
@@ -406,7 +406,7 @@ def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: Res
                     if progress:
                         progress("start", items[i], i, len(items), None)
                     s = _jwt_series(sg, kt, mode, lifetime_s, net, spec, key_session=ksess)
-                    with link_counters(s.derived, link):
+                    with link_counters(s.derived_as(LinkedDerived), link):
                         if sg == "software":
                             alg, sign = software_signer(soft[kt][0])
                             iters: list[dict[str, Any]] = []

@@ -28,7 +28,7 @@ from ..core import result as R
 from ..core import stats
 from ..core.errors import InputError
 from ..core.paths import private_dir
-from ..core.result_schema import ConnectDerived, Series
+from ..core.result_schema import ConnectDerived, LinkedDerived, Series
 from ..lab import vpn as V
 from .link_counts import link_counters, link_timeout_ms
 
@@ -226,7 +226,7 @@ def _measure(vp: VpnParams, link: Link | None) -> Series:
                 R.add_failure(s, f"OpenVPN server did not start: {exc}")
             try:
                 # every run's packets (warm-up runs and tunnel pings included), as handshake rows count theirs
-                with link_counters(s.derived, link if server.proc is not None else None):
+                with link_counters(s.derived_as(LinkedDerived), link if server.proc is not None else None):
                     for i in range(warmup + n if server.proc is not None else 0):
                         counted = i >= warmup
                         run_key = key
