@@ -175,3 +175,16 @@ def test_no_documented_example_is_refused_for_its_length(recorder, tmp_path):
         if "estimated at" in err and code == 2:
             refused.append((" ".join(argv), err.strip().splitlines()[-1]))
     assert not refused, refused
+
+
+@pytest.mark.slow
+def test_device_counts_missing_from_the_cache_are_estimated_and_refused_past_the_limit(monkeypatch, tmp_path):
+    """plan on an emulated core with an empty device-count cache: the rows to count are estimated (a cached
+    row costs nothing) and a limit below them refuses the run before the emulator counts one."""
+    from secperf.app import device_counts
+    monkeypatch.setattr(device_counts, "_cache_file", lambda core, stack, config: tmp_path / f"{core}-{stack}.json")
+    monkeypatch.chdir(tmp_path)
+    code, err = _run(["plan", "--pattern", "periodic-collection", "--device", "cortex-m4-80", "--max-hours", "0.0001",
+                      "--out", str(tmp_path / "out")])
+    assert code == 2 and "counting on cortex-m4-80" in err and "not in the device-count cache" in err, err
+    assert "--max-hours" in err and not list(tmp_path.glob("*.json")), "nothing counted, nothing cached"

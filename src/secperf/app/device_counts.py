@@ -269,7 +269,7 @@ def _client_ops(scenarios: Iterable[Scenario], want: list[Need]) -> list[str]:
 
 
 def _count_stack(core: str, dev: Core, target: str, stack: str, conf: str | None, want: list[Need],
-                 scenarios: list[Scenario], all_ops: bool, quiet: bool) -> Counts:
+                 scenarios: list[Scenario], all_ops: bool, quiet: bool, max_hours: float | None = None) -> Counts:
     """One stack's rows: from the cache, or counted now (with a progress bar on stderr)."""
     from ..lab import registry
     from ..measure import device as D
@@ -309,7 +309,14 @@ def _count_stack(core: str, dev: Core, target: str, stack: str, conf: str | None
         if k not in rows:
             jobs.append((k, n))
     counted = [k for k, _ in jobs]
-    if jobs:
+    if jobs:   # only the rows missing from the cache cost emulator time (app/bounds.py)
+        from . import bounds
+        hs = sum(1 for _, j in jobs if isinstance(j, Need))
+        bounds.check_estimate(f"counting on {core}", bounds.device_handshakes_s(hs, 1, 1)
+                              + bounds.device_ops_s(len(jobs) - hs, 1, 1),
+                              f"{len(jobs)} rows of {stack} not in the device-count cache: {hs} handshakes, "
+                              f"{len(jobs) - hs} primitives; a cached row costs nothing",
+                              "count fewer rows (--stack, --config, the handshakes)", max_hours)
         registry.start()   # every emulator under the run registry: none outlives a killed secperf
         if not quiet:
             reporter().status(f"[bold]counting on {core}[/bold]: {library.split(' (')[0]} {config}, "
@@ -374,7 +381,7 @@ def _count_row(dev: Core, stack: str, conf: str | None, build: Build | None, job
 def device_counts(dev: Core, scenarios: Iterable[Scenario], stack: str | list[str] | None = None, config: str | list[str] | None = None,
                   quiet: bool = False, stack_from: str | None = None, config_from: str | None = None,
                   all_ops: bool = False, base: C.CostTable | None = None,
-                  optional: Iterable[Scenario] = ()) -> DeviceCounts:
+                  optional: Iterable[Scenario] = (), max_hours: float | None = None) -> DeviceCounts:
     """The rows `scenarios` need on `core` (module docstring), each protocol family on the stack that
     counts it (app/device_stacks.py), counting the missing rows; the cost table made of them.
     stack_from / config_from: the system file's key when --stack / --config came from one (a
@@ -410,7 +417,7 @@ def device_counts(dev: Core, scenarios: Iterable[Scenario], stack: str | list[st
     for st in order:
         mine = [n for n in want if choice.by_family[n.tls] == st]
         scs = [sc for sc in scenarios if priced_by[DS.family(sc.protocol)] == st]
-        per[st] = _count_stack(core, dev, target, st, confs.get(st), mine, scs, all_ops, quiet)
+        per[st] = _count_stack(core, dev, target, st, confs.get(st), mine, scs, all_ops, quiet, max_hours)
     table = _tables(dev, choice, prim, per, scenarios, base or C.load_table())
     return DeviceCounts(core, per, choice.by_family, table, notes)
 

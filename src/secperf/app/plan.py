@@ -91,7 +91,7 @@ def _device_tables(o: PlanOptions, pats: list[Pattern]) -> dict[str, CostTable |
             scs.append(F.Scenario("https", "resumed", mtls=False))
             counts = device_counts(core, scs, o.stack, o.config, quiet=o.json, stack_from=o.stack_from,
                                    config_from=o.config_from, all_ops=True, optional=extra,
-                                   base=host_table(o.host_costs))
+                                   base=host_table(o.host_costs), max_hours=o.max_hours)
             reporter().note(f"{dev}: {counts.note()}")
             made[dev] = counts.table
         out[p.name] = made[dev]
