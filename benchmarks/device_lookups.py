@@ -33,7 +33,9 @@ def run(argv: list[str]) -> tuple[int, collections.Counter[str]]:
     reader = devices.core
 
     def counted(name: str) -> devices.Core:
-        caller = traceback.extract_stack(limit=3)[-2]
+        # the first caller outside the registry (its resolvers, resolve_core, are called from the edge)
+        stack = traceback.extract_stack()[:-1]
+        caller = next(f for f in reversed(stack) if not f.filename.endswith("secperf/inputs/devices.py"))
         where = caller.filename.split("src/")[-1] if "src/" in caller.filename else caller.filename
         calls[f"{where}:{caller.name}"] += 1
         return reader(name)
