@@ -88,6 +88,12 @@ FAR_PAST = [
 ]
 
 
+def test_every_estimated_command_has_a_far_past_example_here():
+    estimated = {c for c, v in bounds.COMMANDS.items() if v == "estimate"}
+    covered = {" ".join(a[:2]) if " ".join(a[:2]) in estimated else a[0] for a in FAR_PAST}
+    assert estimated <= covered, f"no refusal example for {sorted(estimated - covered)}"
+
+
 @pytest.mark.parametrize("argv", FAR_PAST, ids=lambda a: " ".join(a[:3]))
 def test_a_run_far_past_the_limit_is_refused_before_anything_starts(argv, recorder, tmp_path):
     out = tmp_path / "out"
