@@ -59,6 +59,7 @@ class HandshakeOptions:
     warmup: int = DEFAULTS["warmup"]
     config: Names | None = None  # library build configurations (None: each stack's default)
     timing: bool = True          # the timing model on (cycles, ms, band) or instruction counts only
+    max_hours: float | None = None   # --max-hours (None: app/bounds.py's default limit)
 
 
 def _check_counts(n: int, warmup: int) -> None:
@@ -186,11 +187,14 @@ def edhoc_phase(opts: HandshakeOptions, modes: list[str], dev: Core) -> tuple[Ph
 
 def run_handshakes(opts: HandshakeOptions, output: Output) -> Result:
     from dataclasses import replace
+
+    from .device_bounds import check_handshakes
+    limit = check_handshakes(opts, opts.max_hours)   # before anything is built or run
     dev = resolve_core(opts.device)   # once: the phases and the measurements below take the core
     tls = _names(opts.tls)
     if "edhoc" not in tls:
         phase, params = handshake_phase(opts, dev)
-        return measure_and_write("device", params, [phase], output)
+        return measure_and_write("device", {**params, **limit}, [phase], output)
     # EDHOC's variants (m3-kid, ...) and TLS's modes (full, resumed, psk) share --mode; "full" is both
     modes = _names(opts.mode)
     e_modes = [m for m in modes if m == "full" or (m.startswith("m") and "-" in m)]
@@ -203,14 +207,17 @@ def run_handshakes(opts: HandshakeOptions, output: Output) -> Result:
         phase, params = handshake_phase(replace(opts, tls=others, mode=t_modes), dev)
         phases.append(phase)
     phase, e_params = edhoc_phase(opts, e_modes, dev)
-    return measure_and_write("device", {**params, "edhoc": e_params} if params else e_params, [*phases, phase], output)
+    return measure_and_write("device", {**({**params, "edhoc": e_params} if params else e_params), **limit},
+                             [*phases, phase], output)
 
 
 def run_crypto(device: str, stacks: Names, ops: list[str] | None, n: int, output: Output, config: Names | None = None,
-               timing: bool = True) -> Result:
+               timing: bool = True, max_hours: float | None = None) -> Result:
     from ..measure import device as D
     from ..measure.device_build import ensure_built
+    from .device_bounds import check_crypto
     _check_counts(n, 0)
+    limit = check_crypto(stacks, ops, n, config, max_hours)   # before anything is built or run
     dev = resolve_core(device)   # once: the measurements below take the core
     stack_l = D.check_stacks(stacks, dev)
     target = D.target_for(dev)
@@ -226,7 +233,7 @@ def run_crypto(device: str, stacks: Names, ops: list[str] | None, n: int, output
                         + " counts none of the operations asked; nothing runs there")
         items = [k for k in items if k not in skipped]
     params = {"device": dev.name, "stacks": stack_l, "ops": None if ops is None else _text(ops), "n": n, "timing": timing,
-              "configs": {f"{s}:{b.config}": b.config_note for (s, _), b in builds.items()}}
+              "configs": {f"{s}:{b.config}": b.config_note for (s, _), b in builds.items()}, **limit}
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         for i, (s, c) in enumerate(items):
@@ -240,7 +247,8 @@ def run_crypto(device: str, stacks: Names, ops: list[str] | None, n: int, output
 
 
 def run_user_code(device: str, sources: Names, entry: str | None, output: Output, harness: str | None = None,
-                  name: str | None = None, timing: bool = True, calls: int | None = None) -> Result:
+                  name: str | None = None, timing: bool = True, calls: int | None = None,
+                  max_hours: float | None = None) -> Result:
     """The user's own function (`device crypto --source FILES --entry FUNCTION`): built and linked with
     the harness before anything runs (code that does not build is bad input, exit 2), then counted as
     one device_crypto series (a fault or a run past the time limit: its failure, exit 1)."""
@@ -249,6 +257,8 @@ def run_user_code(device: str, sources: Names, entry: str | None, output: Output
 
     from ..measure import device as D
     from ..measure import device_user as U
+    from .device_bounds import check_user_code
+    limit = check_user_code(calls, max_hours)
     dev = resolve_core(device)   # once: the build and the measurement below take the core
     device = dev.name
     target = D.target_for(dev)
@@ -260,7 +270,7 @@ def run_user_code(device: str, sources: Names, entry: str | None, output: Output
         h.calls = calls
     run_cpu = dev.qemu_cpu if target == "armhf" else "max"
     params = {"device": device, "sources": [s.name for s in srcs], "entry": fn, "name": op, "harness": harness,
-              "calls": h.calls, "warmup": h.warmup, "arguments": h.describe(), "timing": timing}
+              "calls": h.calls, "warmup": h.warmup, "arguments": h.describe(), "timing": timing, **limit}
     with tempfile.TemporaryDirectory(prefix="secperf-user-") as tmp:
         b = U.build_user(srcs, fn, target, h, Path(tmp))
         params["library"] = b.library

@@ -146,9 +146,8 @@ def run(args: argparse.Namespace) -> Result | Text | Exited:
                                     group=groups(args.group) if args.group else d["group"],  # one spelling
                                     suite=args.suite or d["suite"], mode=args.mode or d["mode"],
                                     server_cert=args.server_cert, client_cert=args.client_cert, n=args.n,
-                                    warmup=args.warmup, config=args.config, timing=args.timing == "on")
-        from ..app.device_bounds import check_handshakes
-        check_handshakes(opts, args.max_hours)   # before anything is built or run
+                                    warmup=args.warmup, config=args.config, timing=args.timing == "on",
+                                    max_hours=args.max_hours)
         return app.run_handshakes(opts, _output(args))
     if args.device_cmd == "crypto" and (args.source or args.entry or args.harness or args.name):
         from ..core.errors import InputError
@@ -158,15 +157,11 @@ def run(args: argparse.Namespace) -> Result | Text | Exited:
         for opt, v in (("--stack", args.stack), ("--op", args.op), ("--config", args.config)):
             if v:
                 raise InputError(f"{opt}: picks a library's primitives; your own code (--source) is counted alone")
-        from ..app.device_bounds import check_user_code
-        check_user_code(args.n, args.max_hours)
         return app.run_user_code(args.device, args.source, args.entry, _output(args), args.harness, args.name,
-                                 timing=args.timing == "on", calls=args.n)
+                                 timing=args.timing == "on", calls=args.n, max_hours=args.max_hours)
     if args.device_cmd == "crypto":
-        from ..app.device_bounds import check_crypto
-        check_crypto(args.stack or d["stack"], args.op, args.n or 3, args.config, args.max_hours)
         return app.run_crypto(args.device, args.stack or d["stack"], args.op, args.n or 3, _output(args), args.config,
-                              timing=args.timing == "on")
+                              timing=args.timing == "on", max_hours=args.max_hours)
     if args.device_cmd == "calibrate":
         from ..app.device_calibrate import CalibrateOptions
         from ..app.device_calibrate import run as calibrate
