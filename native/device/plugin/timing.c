@@ -830,6 +830,8 @@ struct tbinfo {
     double *line_cost;               /* n_lines * TIMING_SETS: the block's base cycles spent in each granule */
     uint64_t *execs;                 /* executions (an inline addition at the block's start; NULL: none) */
     size_t id;                       /* its index in the counter tables */
+    uint64_t use_seq;                /* cheaper path: when its granules were last used without a fill */
+    int in_log;                      /* cheaper path: in the log of uses not yet applied */
     double last_cost[TIMING_SETS];   /* line_cost's last granule (what the fast path adds) */
     double *miss_stall;              /* cheaper path, n_lines * TIMING_SETS: what granule k >= 1 stalls on a miss
                                       * when granule k - 1 was entered in this block (0: no stall) */
@@ -928,11 +930,15 @@ const void *timing_last_tb(void)
     return last_tb;
 }
 
+static void apply_use_log(void);
+
 void timing_release(void *tbinfo)
 {
     struct tbinfo *t = tbinfo;
     if (t == NULL)
         return;
+    if (t->in_log)
+        apply_use_log();
     if (prev_tb == t)
         prev_tb = NULL;
     if (t->execs != NULL && ctr_owner[t->id] == t) {   /* its executions stay in the totals */
@@ -1019,6 +1025,37 @@ static void resolve_branch(unsigned long long start)
 
 static void fetch_flash_table(struct tbinfo *t);
 
+/* Cheaper path: the uses of the instruction cache's ways by blocks whose granules were all present are
+ * not applied one by one. Each such block is logged once with the sequence number of its latest use;
+ * before anything reads the recency (a block that may miss: every fill goes through there) the log is
+ * applied, block by block in the order of their latest uses, each block's granules in order. The
+ * least recently used way of a set depends only on the order of each way's latest use, and that is the
+ * order of this replay: a loop of blocks that all hit applies each block's uses once, not once per
+ * iteration. Nothing fills meanwhile, so each logged block's granules are still where it found them. */
+#define USE_LOG 4096
+static struct tbinfo *use_log[USE_LOG];
+static size_t n_use_log;
+static uint64_t use_seq;
+
+static int by_use_seq(const void *a, const void *b)
+{
+    uint64_t x = (*(struct tbinfo *const *)a)->use_seq, y = (*(struct tbinfo *const *)b)->use_seq;
+    return x < y ? -1 : x > y;
+}
+
+static void apply_use_log(void)
+{
+    if (n_use_log > 1)
+        qsort(use_log, n_use_log, sizeof use_log[0], by_use_seq);
+    for (size_t i = 0; i < n_use_log; i++) {
+        struct tbinfo *b = use_log[i];
+        for (unsigned k = 0; k < b->n_lines; k++)
+            cache_touch(&icache, b->slot[k]);
+        b->in_log = 0;
+    }
+    n_use_log = 0;
+}
+
 /* instruction fetch of the block's bytes: microcontroller flash behind prefetch and cache */
 static void fetch_flash(struct tbinfo *t)
 {
@@ -1027,8 +1064,17 @@ static void fetch_flash(struct tbinfo *t)
     if (t->slot && t->valid_fills == icache.fills) {
         /* nothing was filled since the block's granules were all present: they still are; only
          * their use is recorded (LRU), and there is no fetch stall */
-        for (unsigned k = 0; k < t->n_lines; k++)
-            cache_touch(&icache, t->slot[k]);
+        if (icache.age) {   /* cheaper path: logged (see apply_use_log) */
+            t->use_seq = ++use_seq;
+            if (!t->in_log) {
+                if (n_use_log == USE_LOG)
+                    apply_use_log();
+                use_log[n_use_log++] = t;
+                t->in_log = 1;
+            }
+        } else
+            for (unsigned k = 0; k < t->n_lines; k++)
+                cache_touch(&icache, t->slot[k]);
         const double *last = t->last_cost;
         unsigned long long g = t->first_line + t->n_lines - 1;
         for (int s = 0; s < TIMING_SETS; s++)
@@ -1036,6 +1082,8 @@ static void fetch_flash(struct tbinfo *t)
         cur_fetch = g;
         return;
     }
+    if (n_use_log)
+        apply_use_log();
     if (t->miss_stall) {
         fetch_flash_table(t);
         return;
