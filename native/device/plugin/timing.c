@@ -113,13 +113,14 @@ static unsigned long long geom[G_N];
  *     a miss finds its victim without a search. Ways never used have all-zero bytes and the lowest is
  *     taken first, as the oldest stamp (0) is;
  *   - lookup: the full path searches the set's tags; the cheaper path keeps, for the flash lines a
- *     microcontroller's caches hold, where each one sits (or that it is absent), in a table indexed by
- *     the line number;
+ *     microcontroller's caches hold, the way each line was last filled into, in a table indexed by the
+ *     line number, and checks that way's tag;
  *   - memory callbacks: the full path registers one for every load that is not sp-relative by its text
  *     ("[sp"); the cheaper path also leaves out the other loads whose only address register is sp (pop,
  *     ldm sp, vpop), which read the stack in SRAM as the "[sp" loads do;
  *   - instruction fetch: the cheaper path precomputes, per block, the stall each of its granules pays on
- *     a miss where that depends on the block alone (see fetch_flash). */
+ *     a miss where that depends on the block alone (fetch_flash_table), and logs the uses of blocks
+ *     whose granules all hit instead of applying them one by one (apply_use_log). */
 
 struct cache {
     unsigned sets, ways, shift; /* shift: log2 of the line (granule) size */
