@@ -6,15 +6,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from .html_env import cell, frag
+from .html_env import cell, frag, hcell
 from .views.grid import FAILED, Grid
 
 
-def _cell(text: str, *, strong: bool, muted: bool, left: bool) -> Any:
+def _cell(text: str, *, strong: bool, muted: bool, left: bool, text_col: bool = False) -> Any:
     if text == FAILED or text.startswith(FAILED + ":"):
         return cell(text, cls="fail")
     # a design or measure that misses a requirement (plan's ✗) in the failure colour
     cls = "fail" if "✗" in text else ("l muted" if left else "muted") if muted else ""
+    if text_col:  # a text column after the first `left` ones: left-aligned, wrapping like them
+        cls = f"l {cls}".strip()
     if "\n" in text:
         return cell(parts=[frag(x, br=i > 0) for i, x in enumerate(text.split("\n"))], b=strong, cls=cls)
     if strong or cls:
@@ -28,9 +30,10 @@ def view(g: Grid | None) -> dict[str, Any] | None:
         return None
     rows = [
         [
-            _cell(c, strong=i in g.strong, muted=i in g.muted, left=j < g.left)
+            _cell(c, strong=i in g.strong, muted=i in g.muted, left=j < g.left, text_col=j >= g.left and g.is_text(j))
             for j, c in enumerate(r)
         ]
         for i, r in enumerate(g.rows)
     ]
-    return {"title": g.title, "head": list(g.head), "rows": rows, "left": g.left, "notes": list(g.notes)}
+    head = [hcell(h) if j >= g.left and g.is_text(j) else h for j, h in enumerate(g.head)]
+    return {"title": g.title, "head": head, "rows": rows, "left": g.left, "notes": list(g.notes)}
