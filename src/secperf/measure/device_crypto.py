@@ -14,7 +14,7 @@ from typing import Any
 
 from ..core import result as R
 from ..core.errors import InputError, MeasurementError
-from ..core.result_schema import Series
+from ..core.result_schema import DeviceCryptoDerived, DeviceTime, Series
 from ..inputs.core_profiles import Core
 from ..lab import registry
 from ..lab.pki import LabPKI
@@ -146,7 +146,7 @@ def measure_crypto(
                 line: dict[str, Any] = next(
                     (json.loads(x) for x in p.stdout.splitlines() if x.startswith('{"crypto"')), {}
                 )
-                s.derived = {
+                d = DeviceCryptoDerived.model_validate({
                     "instructions_cold": counts[0],
                     "instructions_median": med,
                     # the deepest stack the operation's repetitions wrote (painted, marker call incl.)
@@ -157,19 +157,22 @@ def measure_crypto(
                         "cpi": list(dev.cpi),
                         "cpi_estimate": dev.cpi_estimate,
                     },
-                }
+                })
                 warm_cyc = cycles[1:] or cycles
                 if warm_cyc:
-                    s.derived["time"] = {**T.figure(T.median3(warm_cyc), dev), **T.model_note(dev)}
-                    s.derived["time_cold"] = T.figure(cycles[0], dev)
                     # where the cycles come from: the last (warm) operation's classes and stall events
-                    s.derived["time"]["counters"] = classes[-1] if classes else {}
+                    d.time = DeviceTime.model_validate({
+                        **T.figure(T.median3(warm_cyc), dev), **T.model_note(dev),
+                        "counters": classes[-1] if classes else {},
+                    })
+                    d.time_cold = T.figure(cycles[0], dev)
                 if line.get("check"):  # what the guest checked of the results outside the markers
-                    s.derived["check"] = line["check"]
+                    d.check = line["check"]
 
                 fp = op_footprint(build, op) or build.footprint  # the scheme's code (PQClean), else the library's
                 if fp:
-                    s.derived["footprint"] = fp
+                    d.footprint = fp
+                s.derived = d
                 s.status = "partial" if s.failures else "ok"
             else:
                 s.status = "failed"

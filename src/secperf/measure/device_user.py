@@ -33,7 +33,7 @@ from typing import Any
 from ..core import result as R
 from ..core.errors import InputError, MeasurementError
 from ..core.native import shipped_sources
-from ..core.result_schema import Series
+from ..core.result_schema import DeviceCryptoDerived, DeviceTime, Series
 from ..inputs.core_profiles import Core
 from ..inputs.user_code import Harness, check_entry, check_name, check_sources, load_harness, pattern
 from ..lab import registry
@@ -472,13 +472,14 @@ def measure_user(
     }
     wc = [x["cycles"] for x in warm if "cycles" in x]
     if wc:
-        s.derived["time"] = {
-            **T.figure(tuple(statistics.median(c[k] for c in wc) for k in range(3)), dev),
-            **T.model_note(dev),
-        }
         # where the last call's cycles come from (instruction classes, stall events), the harness's taken out
         last, base = calls[-1][2] or {}, empty[-1][2] or {}
-        s.derived["time"]["counters"] = {k: v - base.get(k, 0) for k, v in last.items() if v - base.get(k, 0)}
-        s.derived["time_cold"] = T.figure(tuple(s.samples[0]["cycles"]), dev)
+        d = s.derived_as(DeviceCryptoDerived)
+        d.time = DeviceTime.model_validate({
+            **T.figure(tuple(statistics.median(c[k] for c in wc) for k in range(3)), dev),
+            **T.model_note(dev),
+            "counters": {k: v - base.get(k, 0) for k, v in last.items() if v - base.get(k, 0)},
+        })
+        d.time_cold = T.figure(tuple(s.samples[0]["cycles"]), dev)
     s.status = "ok"
     return s

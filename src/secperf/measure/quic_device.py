@@ -442,7 +442,7 @@ def _derive(s: Series, dev: Core, build: QuicBuild) -> None:
             {**T.figure(tuple(statistics.median(c[k] for c in cyc) for k in range(3)), dev), **T.model_note(dev)}
         )
         app_cyc = [x["app_cycles"] for x in good if "app_cycles" in x]
-        s.derived["app_time"] = T.figure(tuple(statistics.median(c[k] for c in app_cyc) for k in range(3)), dev)
+        s.derived_as(DeviceDerived).app_time = T.figure(tuple(statistics.median(c[k] for c in app_cyc) for k in range(3)), dev)
     if build.footprint:
         s.derived_as(DeviceDerived).footprint = build.footprint
     s.status = "partial" if s.failures else "ok"
