@@ -17,7 +17,7 @@ from ..inputs import patterns as PS
 from ..inputs.devices import resolve_device
 from ..plan import planner as PL
 from ..plan.verdict import __doc__ as RULE
-from . import plan_verify
+from . import bounds, plan_verify
 from .plan_options import PlanOptions as PlanOptions  # handed on: callers name it as plan.PlanOptions
 from .plan_verify import verify
 from .reporter import reporter
@@ -165,10 +165,11 @@ def plan_job(_shared: object, job: tuple[Pattern, PL.Overrides]) -> dict[str, An
 def run(o: PlanOptions) -> Result:
     """The plan's Result, written to its run directory (and --metrics, --csv); the caller shows it."""
     plans = plan_all(o)                      # bad input stops here, before a run directory exists
-    limit = plan_verify.estimate(plans, o) if o.verify else {}
+    limit = plan_verify.estimate(plans, o) if o.verify else {}   # --max-hours also bounds device counting
     run_ = RunStore(o.out).create("plan")
     params = {"patterns": o.patterns, "device": o.device, "se": o.se, "network": o.network, "radio": o.radio, "n": o.n,
-              "seed": o.seed, "verify": o.verify, "system": o.system, "stack": o.stack, "config": o.config, **limit}
+              "seed": o.seed, "verify": o.verify, "system": o.system, "stack": o.stack, "config": o.config,
+              "max_hours": bounds.limit_hours(o.max_hours), **limit}
     doc = R.new_result(kind="plan", command=o.command, params=params, host=host.collect(), run_id=run_.run_id)
     doc.analysis.plan = {"patterns": plans, "rule": " ".join(RULE.split())}
     if o.verify:
