@@ -9,7 +9,7 @@ from typing import Any
 from ..core import host
 from ..core import result as R
 from ..core.errors import InputError
-from ..core.result_schema import Result, Series
+from ..core.result_schema import Result, Series, WhatifDerived
 from ..core.store import RunStore
 from ..inputs import netspec as NS
 from ..inputs.core_profiles import Core
@@ -324,9 +324,9 @@ def predict_into(
         if got:
             sec = security_cost(s, got[ROLE_BASELINE], got.get(ROLE_SOFTWARE), o.until)
             sec["line"] = security_line(sec, o.until)
-            s.derived["security_cost"] = sec  # an extra derived field of a --baseline row
+            s.derived_as(WhatifDerived).security_cost = sec  # a --baseline row's: what security adds
             summary.append({"series": s.id, "line": sec["line"]})
-    doc.analysis["whatif"] = {
+    wa: dict[str, Any] = {
         "cost_table": {
             "name": table.name,
             "source": table.source,
@@ -340,15 +340,16 @@ def predict_into(
         "end_point_description": P.UNTIL[o.until],
     }
     if o.baseline:
-        doc.analysis["whatif"]["security_cost"] = {
+        wa["security_cost"] = {
             "rows": summary,
             "without_security": {p: F.PLAIN[p][1] for p in dict.fromkeys(c.scenario.protocol for c in cells)},
             "rule": " ".join((security_cost.__doc__ or "").split()),
         }
     if o.not_counted:
-        doc.analysis["whatif"]["not_counted"] = dict(o.not_counted)
+        wa["not_counted"] = dict(o.not_counted)
     if o.s1:
-        doc.analysis["whatif"]["s1"] = S1.per_message(table)
+        wa["s1"] = S1.per_message(table)
+    doc.analysis.whatif = wa
 
 
 def _libraries(table: C.CostTable, cells: list[SW.Cell]) -> dict[str, Any]:
@@ -410,7 +411,7 @@ def run(o: WhatifOptions) -> Result:
     run_ = RunStore(o.out).create("whatif")
     doc = R.new_result(kind="whatif", command=o.command, params=params, host=host.collect(), run_id=run_.run_id)
     if cl is not None:
-        doc.analysis["cluster"] = {
+        doc.analysis.cluster = {
             **cl.as_dict(),
             "predictions": len(refs),
             "rule": "cells as Ray tasks; each cell's draws depend on --seed only",

@@ -40,6 +40,7 @@ from typing import Any
 
 from .. import __version__
 from ..core.errors import InputError, MeasurementError
+from ..core.result_schema import CountedDerived
 from ..inputs.core_profiles import Core, DeviceError, Timing
 
 # the plugin's counters each class cost multiplies (native/device/plugin/timing.c cost_of/resolve_branch);
@@ -211,13 +212,14 @@ def count_ops(dev: Core, stack: str, config: str | None, ops: Sequence[str],
                 progress(f"{stack}[{build.config}] {op}")
             series = D.measure_crypto(cdev, stack, [op], 1, build, timed=True)   # the fit's core, as an object
             s = series[0]
-            t = (s.derived or {}).get("time") or {}
-            if s.status == "failed" or not t:
+            d = s.derived_as(CountedDerived)
+            t = d.time
+            if s.status == "failed" or t is None or t.cycles is None:
                 missing[op] = "; ".join(f.reason for f in s.failures)[:300] or "no cycles counted"
                 continue
-            rows[op] = {"instructions": s.derived["instructions_median"],
-                        "cycles": [t["cycles_low"], t["cycles"], t["cycles_high"]],
-                        "counters": t.get("counters", {})}
+            rows[op] = {"instructions": d.instructions_median,
+                        "cycles": [t.cycles_low, t.cycles, t.cycles_high],
+                        "counters": t.counters or {}}
             from ..core.writes import atomic_write
             atomic_write(path, json.dumps({"key": key, "rows": rows}))
         r = rows[op]
