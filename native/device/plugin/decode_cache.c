@@ -27,9 +27,12 @@ static size_t cap, used;
 static int dirty;
 static char *file;
 
+/* a 128-byte stretch of code hashes to a run of 64 slots, its halfwords in order: the instructions of
+ * a block, looked up one after the other, sit side by side in the table (a few host cache lines, not
+ * one each) */
 static size_t slot_of(uint64_t vaddr)
 {
-    return (size_t)((vaddr * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
+    return (size_t)((((vaddr >> 7) * 0x9E3779B97F4A7C15ull) >> 20) * 64 + ((vaddr >> 1) & 63)) & (cap - 1);
 }
 
 static int grow(void)
