@@ -122,9 +122,11 @@ def collect(probe_meta: dict[str, Any] | None = None) -> dict[str, Any]:
 
 def record_probe_meta(doc: Result | dict[str, Any], meta: dict[str, Any] | None) -> None:
     """Put the native probe's library and timer facts into a Result's host block (first time only)."""
-    if meta and "probe" not in doc["host"]:
-        doc["host"]["probe"] = {
+    # a host block being built (collect) or a Result's
+    block: dict[str, Any] = doc["host"] if isinstance(doc, dict) else doc.host
+    if meta and "probe" not in block:
+        block["probe"] = {
             k: meta.get(k)
             for k in ("tool", "version", "openssl_version", "openssl_version_num", "timer_overhead_ns", "clock")
         }
-        doc["host"]["openssl"] = meta.get("openssl_version")
+        block["openssl"] = meta.get("openssl_version")

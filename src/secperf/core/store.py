@@ -19,10 +19,13 @@ from .writes import _os_reason, atomic_write, owner_stamp, process_start_ticks  
 
 
 def is_abandoned(doc: Result | dict[str, Any]) -> bool:
-    """A result still marked `running` whose writing process is gone (killed hard, OOM, power)."""
-    if doc.get("status") != "running":
+    """A result still marked `running` whose writing process is gone (killed hard, OOM, power); a
+    Result object, or a file's JSON object not (yet) read as one."""
+    status, owner = (
+        (doc.get("status"), doc.get("owner") or {}) if isinstance(doc, dict) else (doc.status, doc.owner or {})
+    )
+    if status != "running":
         return False
-    owner = doc.get("owner") or {}
     pid = owner.get("pid")
     if not isinstance(pid, int):
         return True  # written before owners were recorded: nobody can still be writing it
@@ -31,10 +34,13 @@ def is_abandoned(doc: Result | dict[str, Any]) -> bool:
 
 def mark_abandoned(doc: Result | dict[str, Any]) -> Result | dict[str, Any]:
     """Status `abandoned`, keeping every series measured so far."""
-    doc["status"] = "abandoned"
-    doc.setdefault("notes", []).append(
-        "the process writing this run died before finishing; the series measured until then are kept"
-    )
+    note = "the process writing this run died before finishing; the series measured until then are kept"
+    if isinstance(doc, dict):
+        doc["status"] = "abandoned"
+        doc.setdefault("notes", []).append(note)
+    else:
+        doc.status = "abandoned"
+        doc.notes = [*(doc.notes or []), note]
     return doc
 
 
