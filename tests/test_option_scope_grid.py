@@ -83,6 +83,7 @@ def test_each_option_acts_or_is_refused_slow(command, grid):
     (["server", "--protocol", "dtls", "--tls", "1.2"], "--tls", "dtls"),
     (["device", "handshake", "--tls", "edhoc", "--group", "p-256"], "--group", "edhoc"),
     (["device", "handshake", "--mode", "psk", "--server-cert", "ecdsa-p256"], "--server-cert", "psk"),
+    (["whatif", "tls1.3,mqtt", "--coap-random-factor", "1.0"], "--coap-random-factor", "tls1.3,mqtt"),
     (["device", "handshake", "--tls", "dtls1.2", "--mode", "psk", "--stack", "wolfssl59", "--group", "p-256"],
      "--group", "psk"),
 ])
@@ -91,6 +92,14 @@ def test_the_found_idle_options_are_refused_naming_option_and_kind(argv, option,
     code, err = G.run([*argv, "--out", grid[2]])
     assert code == 2 and option in err and kind in err, err
     assert not rec.seen
+
+
+def test_the_coap_timer_factor_is_kept_where_a_protocol_has_the_timer(grid):
+    rec = grid[0]
+    code, err = G.run(["whatif", "tls1.3,dtls1.2", "--coap-random-factor", "1.0", "--n", "200", "--no-report",
+                       "--out", grid[2]])
+    assert code == 0, err
+    assert rec.seen[-1]["params"]["coap_random_factor"] == 1.0
 
 
 def test_netem_run_refuses_a_wait_timeout_without_a_server(grid):

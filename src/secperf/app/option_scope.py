@@ -88,6 +88,8 @@ KIND_OF: dict[str, tuple[str, Callable[[argparse.Namespace], list[str]]]] = {
     "jwt": ("jwt", lambda a: ["jwt"]),
     "server": ("--protocol", lambda a: [a.protocol]),
     "device handshake": ("--tls", lambda a: list(a.tls or ["1.3"])),
+    # a sweep over protocols, or a system file's protocol, is not known here: no check then (an empty list)
+    "whatif": ("protocol", lambda a: [] if "protocol" in (a.sweep or "") else _names(a.protocol)),
 }
 SCOPE: dict[str, dict[str, tuple[str, ...]]] = {
     "connect": ACTS_ON,
@@ -98,6 +100,9 @@ SCOPE: dict[str, dict[str, tuple[str, ...]]] = {
     # EDHOC carries neither TLS groups nor suites nor X.509 certificates of the TLS client and server
     "device handshake": {"--group": DEVICE_TLS, "--suite": DEVICE_TLS, "--server-cert": DEVICE_TLS,
                          "--client-cert": DEVICE_TLS},
+    # CoAP's ACK timer (RFC 7252 ACK_RANDOM_FACTOR) runs where a request over DTLS or CoAP is resent: CoAP,
+    # DTLS 1.2's and 1.3's request, EDHOC over CoAP (sim/montecarlo.py); no other protocol has that timer
+    "whatif": {"--coap-random-factor": ("coap", "dtls1.2", "dtls1.3", "edhoc")},
 }
 WHY_NONE = {"--duration": ONE_SAMPLE, "--min-sample-us": ONE_SAMPLE}
 # option -> (what else it needs, why): acts only when that is given
@@ -157,6 +162,8 @@ def check_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Non
         return
     what, kinds_of = kind
     chosen = kinds_of(args)
+    if not chosen:
+        return
     for opt, acts in table.items():
         if opt not in values:
             continue
