@@ -1276,7 +1276,22 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
     if (mcu_flash) {
         /* constants read from flash (literal pools, tables in .rodata) behind the data cache; the
          * address first: most loads read SRAM, and QEMU's direction test is a call */
-        if (vaddr < geom[G_FLASH_LO] || vaddr >= geom[G_FLASH_HI] || qemu_plugin_mem_is_store(info))
+        if (vaddr < geom[G_FLASH_LO] || vaddr >= geom[G_FLASH_HI])
+            return;
+        if (dcache.where) {
+            /* cheaper path: only loads have this callback here (a load instruction makes no store),
+             * and a hit is found and used in place (cache_access's hit, inline) */
+            unsigned long long line = vaddr >> dcache.shift;
+            unsigned w = dcache.where[line - dcache.where_lo];
+            unsigned sl = ((unsigned)(line & (dcache.sets - 1)) << dcache.wshift) + w - 1;
+            if (w != 0 && dcache.tag[sl] == line + 1) {
+                cache_touch(&dcache, sl);
+                dcache.last_slot = sl;
+                if (hint)
+                    *hint = sl;
+                return;
+            }
+        } else if (qemu_plugin_mem_is_store(info))
             return;
         if (dcache.sets && (hint ? cache_access_at(&dcache, vaddr >> dcache.shift, hint)
                                  : cache_access(&dcache, vaddr >> dcache.shift)))
