@@ -137,6 +137,13 @@ def recorded(result: Any) -> dict[str, Any]:
     return json.loads(json.dumps(result, default=str))
 
 
+class _Analysis(SimpleNamespace):
+    """What an analysis phase stores (by attribute, or by key as before)."""
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        setattr(self, key, value)
+
+
 class Recorder:
     """Replaces the step where a command starts measuring (runner.measure_and_write, wherever it is
     imported) or, for what is computed (whatif, plan), the step that shows the written Result: records the
@@ -151,11 +158,11 @@ class Recorder:
 
         def measure_and_write(kind: str, params: dict[str, Any], phases: list[Any], out: Any) -> Any:
             labels = [re.sub(r" at 0x[0-9a-f]+", "", f"{ph.label(it)} {it!r}") for ph in phases for it in ph.items]
-            analysis: dict[str, Any] = {}
+            analysis = _Analysis()
             for ph in phases:   # a computed analysis (the CAN model) is what its phase stores in the Result
                 if ph.runner.__qualname__.startswith("analysis_phase"):
                     ph.runner(ph.items, SimpleNamespace(analysis=analysis), None, lambda *a: None)
-            self.seen.append(recorded({"params": params, "series": labels, "analysis": analysis}))
+            self.seen.append(recorded({"params": params, "series": labels, "analysis": vars(analysis)}))
             return output.Exited(0)
         for mod in (runner, commands, device, mqtt_load, scenario, server, cluster_load, cluster_target):
             if hasattr(mod, "measure_and_write"):
