@@ -148,8 +148,8 @@ def fill_level(s: Series, level: dict[str, Any], run: dict[str, Any], op: dict[s
     """One load level's numbers into its series (local generators or a cluster's merged ones): the
     level's summary, which side limited the rate, the server CPU split, and the per-interval samples."""
     d = s.derived_as(ServerDerived)
-    d.update(level)
-    d.update(rate_limit(level, open_loop=bool(rate)))
+    for k, v in [*level.items(), *rate_limit(level, open_loop=bool(rate)).items()]:
+        setattr(d, k, v)  # the generator's and the limit's figures, each a ServerDerived field (checked)
     d.split = split(level, op, calls, off.profile.wait if off else None)
     if op:
         d.private_op = op

@@ -298,7 +298,8 @@ def fill_level(s: Series, level: dict[str, Any], run: dict[str, Any], rate: floa
     for k in ("server_cpu_s", "server_wall_s", "server_utilisation", "server_cpu_us_per_handshake",
               "server_core_busy"):
         level[k] = None
-    d.update(level)
+    for k, v in level.items():
+        setattr(d, k, v)  # the generator's figures, each a ServerDerived field (checked)
     d.server_cpu = SERVER_CPU_NOT_MEASURED
     gen = level.get("loadgen_busy")
     if gen is not None and gen >= BUSY:
@@ -311,7 +312,7 @@ def fill_level(s: Series, level: dict[str, Any], run: dict[str, Any], rate: floa
                                       "path to it) set the rate" if not rate else None)
         if rate:
             d.limited_by = "neither"
-            d["limited_by_why"] = "the offered rate"
+            d.limited_by_why = "the offered rate"
     d.negotiated = negotiated
     # the local path's values are the server's CPU per handshake per interval (not measured here):
     # each interval's median connection latency instead (the timer says so)
