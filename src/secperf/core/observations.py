@@ -142,7 +142,7 @@ class _Rows:
             )
 
     def summary(self, metric: str, sm: SummaryLike | None, unit_key: str = "us") -> None:
-        if not sm:
+        if sm is None or (isinstance(sm, Mapping) and not sm):
             return
 
         def field(name: str) -> Any:  # a declared field or an extra one (a what-if's P95), as set

@@ -143,7 +143,7 @@ def handshake_findings(doc: Result) -> list[Finding]:
 
     for net in nets:
         t13, t12 = pick(net, "1.3"), pick(net, "1.2")
-        if t13 and t12:
+        if t13 is not None and t12 is not None:
             out.append(
                 _finding(
                     "handshake",
@@ -204,7 +204,7 @@ def signer_findings(doc: Result) -> list[Finding]:
             continue
         total, local = by.get((profile, "total")), by.get((profile, "local_sw"))
         text = f"Signing in {profile}: {fmt_time_us(_p50(s))} with a kept session"
-        if total:
+        if total is not None:
             text += f", {fmt_time_us(_p50(total))} when the device opens a session, logs in and finds the key first"
         if local:
             text += f"; in software {fmt_time_us(_p50(local))}"

@@ -90,11 +90,11 @@ def series_rows(doc: Result | Mapping[str, Any]) -> list[ConnectRow]:
                 "key_source": lb["key_source"],
                 "handshake": lb["handshake"],
                 "status": s.status,
-                "n": sm.n if sm else 0,
-                "p50_us": sm.p50_us if sm else None,
-                "p90_us": sm.p90_us if sm else None,
-                "p99_us": sm.p99_us if sm else None,
-                "over_1s": sm.over_threshold if sm else None,
+                "n": sm.n if sm is not None else 0,
+                "p50_us": sm.p50_us if sm is not None else None,
+                "p90_us": sm.p90_us if sm is not None else None,
+                "p99_us": sm.p99_us if sm is not None else None,
+                "over_1s": sm.over_threshold if sm is not None else None,
                 "resumed": d.resumed,
                 "token_calls": (d.se_calls or {}).get("token_calls_per_op"),
                 "startup_p50_us": d.startup_p50_us,
@@ -161,13 +161,13 @@ def summary(doc: Result | Mapping[str, Any], se_source: str | None = None) -> S2
                     find(proto, "token", hsk, client, net, ksess, server),
                 )
                 se = find(proto, se_source, hsk, client, net, ksess, server) if se_source else None
-                if ksess == "cold" and not (se or tok):
+                if ksess == "cold" and se is None and tok is None:
                     continue
-                if not (sw or se or tok):
+                if sw is None and se is None and tok is None:
                     continue
                 per = se.derived_as(ConnectDerived).se_calls if se is not None else None
                 a, b = _p50(sw), _p50(se)
-                either = se or sw
+                either = se if se is not None else sw
                 rows.append(
                     {
                         "network": net,

@@ -129,7 +129,8 @@ def _d(s: Series) -> ServerDerived:
 
 def _lat(s: Series) -> LatencyMs:
     """A level's latency percentiles (all None when the generator gave none)."""
-    return _d(s).latency_ms or LatencyMs()
+    lat = _d(s).latency_ms
+    return lat if lat is not None else LatencyMs()
 
 
 def _failed(d: ServerDerived) -> str:
