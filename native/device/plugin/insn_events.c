@@ -11,6 +11,9 @@
  * instruction sees the exact count; a marker system call always ends its block, so its count is
  * exact either way. count=insn adds before every instruction (slower; the two agree unless a
  * block is left in its middle, which user-mode code without faults does not do).
+ * timing=FILE turns the cycle model on (timing.h); sums=inline|blocks and path=fast|full choose how
+ * it is computed (the defaults are the cheaper ways, the others are kept to check them: the same
+ * figures), trace=FILE writes each translated instruction's class.
  * Written when the guest exits:
  *   # insn_events v1 total=N events=K
  *   <count> M <a1> <a2>
