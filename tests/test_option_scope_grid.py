@@ -17,8 +17,11 @@ FAST = ["crypto", "signer", "jwt", "mac", "server", "mqtt-load", "fleet", "devic
 SLOW = ["handshake", "device handshake", "whatif", "plan"]
 # NOT YET: cells known to be silent, by command and option (printed when met): plan's --max-hours bounds
 # only --verify's run (its rows), and without --verify it is neither refused nor recorded; whatif's
-# --max-cells is a limit a one-cell run never reaches, and the Result does not record it
-KNOWN_SILENT = {("plan", "--max-hours"), ("whatif", "--max-cells")}
+# --max-cells is a limit a one-cell run never reaches, and the Result does not record it. --host-costs shipped
+# gives the same figures as the default (measured) on this host, in whatif and plan: not settled whether this
+# host's measured table is the shipped one's source or the option does not reach the figures
+KNOWN_SILENT = {("plan", "--max-hours"), ("whatif", "--max-cells"), ("whatif", "--host-costs"),
+                ("plan", "--host-costs")}
 
 
 def _known(cell: str) -> tuple[str, str] | None:
@@ -56,6 +59,8 @@ def _judge(found: dict[str, list[str]], command: str) -> None:
     assert not silent, "options that neither act nor are refused:\n" + "\n".join(silent)
     if known:
         print("known silent cells (NOT YET):", sorted(known))
+    idle = [c for c in found["idle"] if _known(c) is None]
+    assert not idle, "options recorded whose figures do not change:\n" + "\n".join(idle)
     assert not found["nameless"], "refused without naming the option:\n" + "\n".join(found["nameless"])
     by_option: dict[str, set[str]] = {}
     for line in found["unnamed"]:
