@@ -127,12 +127,14 @@ def test_bad_device_stack_or_group_exits_2_naming_the_options(tmp_path, args, na
 
 
 def test_plan_expands_every_combination():
+    from secperf.inputs.devices import resolve_core
     from secperf.measure.device import plan
-    cfgs = plan("cortex-a9-400", "wolfssl", "1.3", "x25519,p-256", "aes128gcm,chacha20")
+    a9 = resolve_core("cortex-a9-400")   # measure takes the core the command resolved, never its name
+    cfgs = plan(a9, "wolfssl", "1.3", "x25519,p-256", "aes128gcm,chacha20")
     assert {(c.group, c.suite) for c in cfgs} == {("x25519", "aes128gcm"), ("x25519", "chacha20"),
                                                   ("p-256", "aes128gcm"), ("p-256", "chacha20")}
     with pytest.raises(InputError):
-        plan("cortex-a9-400", "wolfssl", "1.4", "x25519", "aes128gcm")
+        plan(a9, "wolfssl", "1.4", "x25519", "aes128gcm")
 
 
 # --- real runs under qemu-arm ----------------------------------------------------------------------
