@@ -394,6 +394,8 @@ def run(o: WhatifOptions) -> Result:
         "host_scheduling": o.host_scheduling,
         "baseline": o.baseline,
         "until": o.until,
+        "max_draws": o.max_draws,
+        "max_cells": o.max_cells,
     }
     # validate every cell before creating a run directory, so bad input leaves nothing behind
     from .runner import check_output_file
