@@ -96,11 +96,10 @@ test-asan: build
 	cd $(ASAN_DIR) && $(ASAN_ENV) ctest --output-on-failure
 	$(ASAN_ENV) $(PY) -m pytest -q $(ASAN_PYTESTS) $(ASAN_DESELECT)
 
-# the Python checks: ruff's lint over src/ and tests/, ruff's formatter over the typed core's packages
-# and the report (the measuring and lab layers keep their compact hand layout: formatted, several of
-# their modules of one concern would pass the 600-line bound), and mypy --strict over the typed core
-# (core, inputs, model, sim, plan, report/views; configuration in pyproject.toml)
-FORMATTED := src/secperf/core src/secperf/inputs src/secperf/model src/secperf/sim src/secperf/plan src/secperf/report
+# the Python checks: ruff's lint over src/ and tests/, ruff's formatter over all of the project's Python
+# (src, tests, benchmarks, scripts, the docs' hook), and mypy --strict over all of src/secperf
+# (configuration in pyproject.toml)
+FORMATTED := src tests benchmarks scripts docs/hooks
 lint: $(BOOT)
 	$(VENV)/bin/ruff check src tests
 	$(VENV)/bin/ruff format --check $(FORMATTED)

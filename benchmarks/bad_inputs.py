@@ -48,7 +48,8 @@ MARK = "SECPERF-BAD-INPUT-SWEEP: accepted"
 # The child: the real CLI, with only the measuring replaced (runners of every phase do nothing; the
 # real measure_and_write still checks and writes the outputs), plan's simulation, device build and
 # the server-side measurement of fleet. It prints MARK when a command got past its validation.
-STUB = r'''
+STUB = (
+    r'''
 import sys
 MARK = %r
 
@@ -82,7 +83,9 @@ if sys.argv[1:3] == ["device", "build"]:  # building is the whole command: stop 
         raise SystemExit(0)
     device_build.ensure_built = ensure_built
 sys.exit(cli.main(sys.argv[1:]))
-''' % MARK
+'''
+    % MARK
+)
 
 
 def _fixtures(d: Path) -> None:
@@ -94,29 +97,106 @@ def _fixtures(d: Path) -> None:
     (d / "notjson.json").write_text("{not json")
     (d / "binary.json").write_bytes(b"\xff\xfe\x00garbage\x80")
     (d / "list.json").write_text("[1, 2, 3]")
-    good = {"schema": "secperf.result", "schema_version": 2, "run_id": "x", "kind": "crypto", "command": [],
-            "started": "2026-01-01T00:00:00+00:00", "finished": None, "status": "complete", "params": {},
-            "host": {}, "series": [], "analysis": {}}
+    good = {
+        "schema": "secperf.result",
+        "schema_version": 2,
+        "run_id": "x",
+        "kind": "crypto",
+        "command": [],
+        "started": "2026-01-01T00:00:00+00:00",
+        "finished": None,
+        "status": "complete",
+        "params": {},
+        "host": {},
+        "series": [],
+        "analysis": {},
+    }
     bad_results = {
         "series-dict": {**good, "series": {"a": 1}},
         "series-str": {**good, "series": "many"},
-        "values-str": {**good, "series": [{"id": "a", "kind": "crypto", "labels": {}, "values_us": ["fast"],
-                                           "samples": [], "failures": [], "status": "ok", "summary": {}}]},
-        "values-huge": {**good, "series": [{"id": "a", "kind": "crypto", "labels": {}, "values_us": [1e308, -1e308],
-                                            "samples": [], "failures": [], "status": "ok", "summary": {}}]},
-        "summary-str": {**good, "series": [{"id": "a", "kind": "crypto", "labels": {}, "values_us": [1.0],
-                                            "samples": [], "failures": [], "status": "ok", "summary": "p50"}]},
-        "labels-list": {**good, "series": [{"id": "a", "kind": "crypto", "labels": [1], "values_us": [1.0],
-                                            "samples": [], "failures": [], "status": "ok", "summary": {}}]},
+        "values-str": {
+            **good,
+            "series": [
+                {
+                    "id": "a",
+                    "kind": "crypto",
+                    "labels": {},
+                    "values_us": ["fast"],
+                    "samples": [],
+                    "failures": [],
+                    "status": "ok",
+                    "summary": {},
+                }
+            ],
+        },
+        "values-huge": {
+            **good,
+            "series": [
+                {
+                    "id": "a",
+                    "kind": "crypto",
+                    "labels": {},
+                    "values_us": [1e308, -1e308],
+                    "samples": [],
+                    "failures": [],
+                    "status": "ok",
+                    "summary": {},
+                }
+            ],
+        },
+        "summary-str": {
+            **good,
+            "series": [
+                {
+                    "id": "a",
+                    "kind": "crypto",
+                    "labels": {},
+                    "values_us": [1.0],
+                    "samples": [],
+                    "failures": [],
+                    "status": "ok",
+                    "summary": "p50",
+                }
+            ],
+        },
+        "labels-list": {
+            **good,
+            "series": [
+                {
+                    "id": "a",
+                    "kind": "crypto",
+                    "labels": [1],
+                    "values_us": [1.0],
+                    "samples": [],
+                    "failures": [],
+                    "status": "ok",
+                    "summary": {},
+                }
+            ],
+        },
         "series-nulls": {**good, "series": [None, 3]},
         "status-int": {**good, "status": 7},
         "version-99": {**good, "schema_version": 99},
         "schema-other": {**good, "schema": "something.else"},
         "params-list": {**good, "params": [1, 2]},
         "id-missing": {**good, "series": [{"kind": "crypto", "values_us": [1.0]}]},
-        "connect-derived-str": {**good, "kind": "connect", "series": [{"id": "connect/https/probe/software/full",
-                                "kind": "connect", "labels": {"protocol": "https"}, "values_us": [1.0], "samples": [],
-                                "failures": [], "status": "ok", "summary": {}, "derived": "lots"}]},
+        "connect-derived-str": {
+            **good,
+            "kind": "connect",
+            "series": [
+                {
+                    "id": "connect/https/probe/software/full",
+                    "kind": "connect",
+                    "labels": {"protocol": "https"},
+                    "values_us": [1.0],
+                    "samples": [],
+                    "failures": [],
+                    "status": "ok",
+                    "summary": {},
+                    "derived": "lots",
+                }
+            ],
+        },
     }
     for name, doc in bad_results.items():
         (d / f"{name}.json").write_text(json.dumps(doc))
@@ -154,25 +234,49 @@ def _fixtures(d: Path) -> None:
     patterns = {
         "pat-empty": "",
         "pat-schedule-bad": 'name = "p"\n[traffic]\nschedule = "whenever"\n',
-        "pat-negative": ('name = "p"\ndescription = "d"\nsource = "s"\n[traffic]\nschedule = "periodic"\n'
-                         'period_s = -5\npayload_up_bytes = 10\npayload_down_bytes = 10\nsource = "s"\n'),
+        "pat-negative": (
+            'name = "p"\ndescription = "d"\nsource = "s"\n[traffic]\nschedule = "periodic"\n'
+            'period_s = -5\npayload_up_bytes = 10\npayload_down_bytes = 10\nsource = "s"\n'
+        ),
         "pat-bad-toml": "[traffic\n",
     }
     for name, text in patterns.items():
         (d / f"{name}.toml").write_text(text)
 
 
-SEEDS = {"can": ["can"], "whatif": ["whatif", "https", "--n", "200"],
-         "plan": ["plan", "--pattern", "periodic-collection", "--n", "200"],
-         "fleet": ["fleet", "--capacity", "100", "--devices", "100"],
-         "crypto": ["crypto", "--alg", "sha256,ecdsa-p256", "--size", "16", "--n", "3", "--duration", "0.05"]}
-EXTREME = [None, "", "x" * 300, "nope-unknown", -1, -1e308, 1e308, 0, True, [], {}, [None], {"a": None},
-           2 ** 70, 1e15 + 1, "rsa-\u00b2"]
+SEEDS = {
+    "can": ["can"],
+    "whatif": ["whatif", "https", "--n", "200"],
+    "plan": ["plan", "--pattern", "periodic-collection", "--n", "200"],
+    "fleet": ["fleet", "--capacity", "100", "--devices", "100"],
+    "crypto": ["crypto", "--alg", "sha256,ecdsa-p256", "--size", "16", "--n", "3", "--duration", "0.05"],
+}
+EXTREME = [
+    None,
+    "",
+    "x" * 300,
+    "nope-unknown",
+    -1,
+    -1e308,
+    1e308,
+    0,
+    True,
+    [],
+    {},
+    [None],
+    {"a": None},
+    2**70,
+    1e15 + 1,
+    "rsa-\u00b2",
+]
 HOSTILE_PER_SEED = 5
-READERS = {"report": lambda f: ["report", f, "-o", "{O}/r.html"], "compare": lambda f: ["compare", f, f],
-           "metrics": lambda f: ["metrics", f, "-o", "{O}/m.prom"],
-           "whatif --calibrate": lambda f: ["whatif", "https", "--calibrate", f, "--n", "50", "--no-report"],
-           "fleet --from": lambda f: ["fleet", "--from", f, "--devices", "50", "--no-report"]}
+READERS = {
+    "report": lambda f: ["report", f, "-o", "{O}/r.html"],
+    "compare": lambda f: ["compare", f, f],
+    "metrics": lambda f: ["metrics", f, "-o", "{O}/m.prom"],
+    "whatif --calibrate": lambda f: ["whatif", "https", "--calibrate", f, "--n", "50", "--no-report"],
+    "fleet --from": lambda f: ["fleet", "--from", f, "--devices", "50", "--no-report"],
+}
 
 
 def _leaves(v, p=()):
@@ -191,6 +295,7 @@ def hostile_docs(seeds: dict[str, dict]) -> dict[str, dict]:
     the header variants every reader must refuse."""
     import copy
     import random
+
     out = {}
     for kind, seed in sorted(seeds.items()):
         rnd = random.Random(kind)
@@ -207,11 +312,15 @@ def hostile_docs(seeds: dict[str, dict]) -> dict[str, dict]:
                     pass
             out[f"hostile-{kind}-{i}"] = doc
     base = seeds["crypto"]
-    for name, change in {"version-true": {"schema_version": True}, "version-0": {"schema_version": 0},
-                         "version-neg": {"schema_version": -1}, "kind-unknown": {"kind": "telepathy"},
-                         "plan-str": {"kind": "plan", "analysis": {"plan": "everything is fine"}},
-                         "fleet-list": {"kind": "fleet", "analysis": {"fleet": [1, 2]}},
-                         "whatif-str": {"kind": "whatif", "analysis": {"whatif": "x"}}}.items():
+    for name, change in {
+        "version-true": {"schema_version": True},
+        "version-0": {"schema_version": 0},
+        "version-neg": {"schema_version": -1},
+        "kind-unknown": {"kind": "telepathy"},
+        "plan-str": {"kind": "plan", "analysis": {"plan": "everything is fine"}},
+        "fleet-list": {"kind": "fleet", "analysis": {"fleet": [1, 2]}},
+        "whatif-str": {"kind": "whatif", "analysis": {"whatif": "x"}},
+    }.items():
         out[f"header-{name}"] = {**copy.deepcopy(base), **change}
     neg = copy.deepcopy(base)
     neg["series"][0]["values_us"] = [-5.0, 3.0]
@@ -224,8 +333,12 @@ def _fixtures_round3(d: Path, real_exe: list[str]) -> None:
     runs, unbounded inputs (FIFO, sparse file), deep and huge TOML, key material."""
     seeds = {}
     for kind, argv in SEEDS.items():
-        p = subprocess.run([*real_exe, *argv, "--out", str(d / "seedruns"), "--json", "--no-report"],
-                           capture_output=True, text=True, timeout=300)
+        p = subprocess.run(
+            [*real_exe, *argv, "--out", str(d / "seedruns"), "--json", "--no-report"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         seeds[kind] = json.loads(p.stdout)
     (d / "good.json").write_text(json.dumps(seeds["crypto"]))
     (d / "good2.json").write_text(json.dumps(seeds["can"]))
@@ -233,8 +346,10 @@ def _fixtures_round3(d: Path, real_exe: list[str]) -> None:
         (d / f"{name}.json").write_text(json.dumps(doc))
     gone = subprocess.Popen(["true"])
     gone.wait()
-    for name, owner in (("running", {"pid": os.getpid(), "start_ticks": _ticks(os.getpid())}),
-                        ("abandoned", {"pid": gone.pid, "start_ticks": 1})):
+    for name, owner in (
+        ("running", {"pid": os.getpid(), "start_ticks": _ticks(os.getpid())}),
+        ("abandoned", {"pid": gone.pid, "start_ticks": 1}),
+    ):
         doc = {**seeds["fleet"], "status": "running", "finished": None, "owner": owner}
         (d / f"{name}.json").write_text(json.dumps(doc))
     os.mkfifo(d / "fifo.json")
@@ -248,15 +363,28 @@ def _fixtures_round3(d: Path, real_exe: list[str]) -> None:
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
     import datetime as dt
+
     def pair(cn):
         k = ec.generate_private_key(ec.SECP256R1())
         name = x509.Name([x509.NameAttribute(x509.oid.NameOID.COMMON_NAME, cn)])
         now = dt.datetime.now(dt.timezone.utc)
-        c = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(k.public_key())
-             .serial_number(1).not_valid_before(now).not_valid_after(now + dt.timedelta(days=1)).sign(k, hashes.SHA256()))
-        return (c.public_bytes(serialization.Encoding.PEM),
-                k.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                serialization.NoEncryption()))
+        c = (
+            x509.CertificateBuilder()
+            .subject_name(name)
+            .issuer_name(name)
+            .public_key(k.public_key())
+            .serial_number(1)
+            .not_valid_before(now)
+            .not_valid_after(now + dt.timedelta(days=1))
+            .sign(k, hashes.SHA256())
+        )
+        return (
+            c.public_bytes(serialization.Encoding.PEM),
+            k.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            ),
+        )
+
     (ca, ka), (_cb, kb) = pair("a"), pair("b")
     (d / "a.pem").write_bytes(ca)
     (d / "a.key").write_bytes(ka)
@@ -277,10 +405,19 @@ def cases_round3() -> list[tuple[str, list[str], dict]]:
     def add(argv, env=None, name=None):
         n = name or " ".join(argv)
         out.append((n if n.startswith("R3 ") else f"R3 {n}", argv, env or {}))
+
     # hostile Results, every reader (a generated corpus: 5 per seed kind + header variants)
     names = [f"hostile-{k}-{i}" for k in sorted(SEEDS) for i in range(HOSTILE_PER_SEED)]
-    names += ["header-version-true", "header-version-0", "header-version-neg", "header-kind-unknown",
-              "header-plan-str", "header-fleet-list", "header-whatif-str", "header-negative-time"]
+    names += [
+        "header-version-true",
+        "header-version-0",
+        "header-version-neg",
+        "header-kind-unknown",
+        "header-plan-str",
+        "header-fleet-list",
+        "header-whatif-str",
+        "header-negative-time",
+    ]
     for n in names:
         for reader, argv in READERS.items():
             add(argv(f"{{D}}/{n}.json"), name=f"R3 {reader} {n}")
@@ -290,10 +427,26 @@ def cases_round3() -> list[tuple[str, list[str], dict]]:
         "run --scenario": lambda f: ["run", "--scenario", f],
         "plan --pattern": lambda f: ["plan", "--pattern", f],
         "handshake --ca": lambda f: ["handshake", "versions", "--connect", "127.0.0.1:443", "--ca", f],
-        "connect --client-cert": lambda f: ["connect", "https", "--connect", "127.0.0.1:443", "--client-cert", f,
-                                            "--client-key", "{D}/a.key"],
-        "connect --client-key": lambda f: ["connect", "https", "--connect", "127.0.0.1:443", "--client-cert",
-                                           "{D}/a.pem", "--client-key", f],
+        "connect --client-cert": lambda f: [
+            "connect",
+            "https",
+            "--connect",
+            "127.0.0.1:443",
+            "--client-cert",
+            f,
+            "--client-key",
+            "{D}/a.key",
+        ],
+        "connect --client-key": lambda f: [
+            "connect",
+            "https",
+            "--connect",
+            "127.0.0.1:443",
+            "--client-cert",
+            "{D}/a.pem",
+            "--client-key",
+            f,
+        ],
     }
     for what, argv in file_options.items():
         for src in ("{D}/fifo.json", "/dev/zero", "{D}/sparse.json", "/dev/null"):
@@ -302,33 +455,56 @@ def cases_round3() -> list[tuple[str, list[str], dict]]:
         for src in ("deep.toml", "deep-tables.toml", "many-keys.toml"):
             add(file_options[what](f"{{D}}/{src}"), name=f"R3 {what} {src}")
     # outputs naming inputs, Results or each other
-    for argv in (["report", "{D}/good.json", "-o", "{D}/good.json"], ["metrics", "{D}/good.json", "-o", "{D}/good.json"],
-                 ["report", "{D}/good.json", "-o", "{D}/good2.json"], ["metrics", "{D}/good.json", "-o", "{D}/good2.json"],
-                 ["crypto", "--alg", "sha256", "--size", "16", "--csv", "{D}/good.json"],
-                 ["crypto", "--alg", "sha256", "--size", "16", "--metrics", "{D}/good.json"],
-                 ["crypto", "--alg", "sha256", "--size", "16", "--csv", "{O}/x", "--metrics", "{O}/x"],
-                 ["mac", "--alg", "chaskey", "--cortexm-table", "{D}/good.json"],
-                 ["plan", "--metrics", "{D}/good.json"], ["server", "--csv", "{D}/good.json"],
-                 ["run", "--scenario", "{D}/scenario.toml", "--csv", "{D}/scenario.toml"],
-                 ["run", "--scenario", "{D}/scenario.toml", "--metrics", "{D}/scenario.toml"],
-                 ["handshake", "versions", "--connect", "127.0.0.1:443", "--ca", "{D}/a.pem", "--csv", "{D}/a.pem"],
-                 ["connect", "https", "--connect", "127.0.0.1:443", "--client-cert", "{D}/a.pem", "--client-key",
-                  "{D}/a.key", "--metrics", "{D}/a.key"],
-                 ["whatif", "https", "--calibrate", "{D}/good.json", "--out", "{D}/good.json"]):
+    for argv in (
+        ["report", "{D}/good.json", "-o", "{D}/good.json"],
+        ["metrics", "{D}/good.json", "-o", "{D}/good.json"],
+        ["report", "{D}/good.json", "-o", "{D}/good2.json"],
+        ["metrics", "{D}/good.json", "-o", "{D}/good2.json"],
+        ["crypto", "--alg", "sha256", "--size", "16", "--csv", "{D}/good.json"],
+        ["crypto", "--alg", "sha256", "--size", "16", "--metrics", "{D}/good.json"],
+        ["crypto", "--alg", "sha256", "--size", "16", "--csv", "{O}/x", "--metrics", "{O}/x"],
+        ["mac", "--alg", "chaskey", "--cortexm-table", "{D}/good.json"],
+        ["plan", "--metrics", "{D}/good.json"],
+        ["server", "--csv", "{D}/good.json"],
+        ["run", "--scenario", "{D}/scenario.toml", "--csv", "{D}/scenario.toml"],
+        ["run", "--scenario", "{D}/scenario.toml", "--metrics", "{D}/scenario.toml"],
+        ["handshake", "versions", "--connect", "127.0.0.1:443", "--ca", "{D}/a.pem", "--csv", "{D}/a.pem"],
+        [
+            "connect",
+            "https",
+            "--connect",
+            "127.0.0.1:443",
+            "--client-cert",
+            "{D}/a.pem",
+            "--client-key",
+            "{D}/a.key",
+            "--metrics",
+            "{D}/a.key",
+        ],
+        ["whatif", "https", "--calibrate", "{D}/good.json", "--out", "{D}/good.json"],
+    ):
         add(argv, name="R3 overwrite " + " ".join(argv))
     # writes that cannot succeed
     long = "{O}/" + "n" * 300
-    writers = {"report -o": lambda t: ["report", "{D}/good.json", "-o", t],
-               "metrics -o": lambda t: ["metrics", "{D}/good.json", "-o", t],
-               "crypto --csv": lambda t: ["crypto", "--alg", "sha256", "--size", "16", "--csv", t],
-               "crypto --metrics": lambda t: ["crypto", "--alg", "sha256", "--size", "16", "--metrics", t],
-               "mac --cortexm-table": lambda t: ["mac", "--alg", "chaskey", "--cortexm", "m3", "--cortexm-table", t],
-               "report --figures": lambda t: ["report", "{D}/good.json", "-o", "{O}/r.html", "--figures", t],
-               "plan --metrics": lambda t: ["plan", "--metrics", t],
-               "server --csv": lambda t: ["server", "--csv", t]}
+    writers = {
+        "report -o": lambda t: ["report", "{D}/good.json", "-o", t],
+        "metrics -o": lambda t: ["metrics", "{D}/good.json", "-o", t],
+        "crypto --csv": lambda t: ["crypto", "--alg", "sha256", "--size", "16", "--csv", t],
+        "crypto --metrics": lambda t: ["crypto", "--alg", "sha256", "--size", "16", "--metrics", t],
+        "mac --cortexm-table": lambda t: ["mac", "--alg", "chaskey", "--cortexm", "m3", "--cortexm-table", t],
+        "report --figures": lambda t: ["report", "{D}/good.json", "-o", "{O}/r.html", "--figures", t],
+        "plan --metrics": lambda t: ["plan", "--metrics", t],
+        "server --csv": lambda t: ["server", "--csv", t],
+    }
     for what, argv in writers.items():
-        for target in ("/dev/full", "/sys/kernel/secperf-out", long, "/proc/self/secperf-out", "{O}/no/such/dir/f",
-                       "/dev/zero"):
+        for target in (
+            "/dev/full",
+            "/sys/kernel/secperf-out",
+            long,
+            "/proc/self/secperf-out",
+            "{O}/no/such/dir/f",
+            "/dev/zero",
+        ):
             if what == "report --figures" and target.startswith("{O}/no/"):
                 continue  # a figures directory is created with its parents: not a bad input
             add(argv(target), name=f"R3 {what} {target.replace('{O}/', '')[:40]}")
@@ -340,21 +516,56 @@ def cases_round3() -> list[tuple[str, list[str], dict]]:
     for port in ("44\u00b3", "\u0664\u0664\u0663", "\uff14\uff14\uff13", "4\u00b943"):
         add(["handshake", "versions", "--connect", f"127.0.0.1:{port}"])
         add(["connect", "https", "--connect", f"127.0.0.1:{port}"])
-    for spec in ("delay=50ms,delay=5ms", "loss=1%,LOSS=2%", "lte-m,rate=1mbit,rate=2mbit", "up.delay=1ms,up.delay=2ms",
-                 "ge=1%/20%,ge=2%/20%"):
+    for spec in (
+        "delay=50ms,delay=5ms",
+        "loss=1%,LOSS=2%",
+        "lte-m,rate=1mbit,rate=2mbit",
+        "up.delay=1ms,up.delay=2ms",
+        "ge=1%/20%,ge=2%/20%",
+    ):
         add(["handshake", "versions", "--network", spec])
         add(["whatif", "https", "--network", spec, "--n", "100"])
         add(["netem", "run", spec, "--", "true"])
-    for sweep in ("rtt=0..inf:1", "rtt=nan", "loss=0..1e12:1", "rtt=0..999:1,loss=0..99:0.1", "rtt=0..inf",
-                  "jitter=0..1e300:1e-300"):
+    for sweep in (
+        "rtt=0..inf:1",
+        "rtt=nan",
+        "loss=0..1e12:1",
+        "rtt=0..999:1,loss=0..99:0.1",
+        "rtt=0..inf",
+        "jitter=0..1e300:1e-300",
+    ):
         add(["whatif", "https", "--sweep", sweep, "--n", "1"])
     add(["whatif", "https", "--sweep", "rtt=0..400:1,loss=0..40:1", "--n", "100000"], name="R3 whatif draws over limit")
-    for argv in (["crypto", "--alg", "sha256", "--size", "16,64", "--n", "1000000", "--min-sample-us", "10000000",
-                  "--duration", "86400"],
-                 ["crypto", "--n", "1000000", "--min-sample-us", "10000000", "--duration", "86400"],
-                 ["mac", "--alg", "chaskey", "--size", "16,64", "--n", "1000000", "--min-sample-us", "10000000",
-                  "--duration", "86400"],
-                 ["crypto", "--alg", "sha256", "--size", "16", "--max-hours", "0"]):
+    for argv in (
+        [
+            "crypto",
+            "--alg",
+            "sha256",
+            "--size",
+            "16,64",
+            "--n",
+            "1000000",
+            "--min-sample-us",
+            "10000000",
+            "--duration",
+            "86400",
+        ],
+        ["crypto", "--n", "1000000", "--min-sample-us", "10000000", "--duration", "86400"],
+        [
+            "mac",
+            "--alg",
+            "chaskey",
+            "--size",
+            "16,64",
+            "--n",
+            "1000000",
+            "--min-sample-us",
+            "10000000",
+            "--duration",
+            "86400",
+        ],
+        ["crypto", "--alg", "sha256", "--size", "16", "--max-hours", "0"],
+    ):
         add(argv, name="R3 budget " + " ".join(argv))
     return out
 
@@ -377,169 +588,393 @@ def cases() -> list[tuple[str, list[str], dict]]:
         "run": ["run"],
     }
     common = [
-        ["--n", "0"], ["--n", "-1"], ["--n", "inf"], ["--n", "99999999999999999999"], ["--n", "x"], ["--n", ""],
-        ["--warmup", "-1"], ["--warmup", "99999999999999999999"],
-        ["--duration", "inf"], ["--duration", "nan"], ["--duration", "-1"], ["--duration", "0"],
-        ["--seed", "-1"], ["--seed", "18446744073709551616"],
-        ["--min-sample-us", "inf"], ["--min-sample-us", "-5"], ["--min-sample-us", "1e12", "--duration", "0.5"],
-        ["--network", "nowhere"], ["--network", "delay=-5ms"], ["--network", "loss=150%"], ["--network", ""],
-        ["--out", "{D}/afile"], ["--out", "/proc/nope/x"], ["--out", ""],
-        ["--csv", "{D}/adir"], ["--csv", "/proc/nope/x.csv"],
-        ["--metrics", "{D}/adir"], ["--figures", "{D}/afile"],
-        ["--max-failure-share", "2"], ["--max-failure-share", "nan"],
+        ["--n", "0"],
+        ["--n", "-1"],
+        ["--n", "inf"],
+        ["--n", "99999999999999999999"],
+        ["--n", "x"],
+        ["--n", ""],
+        ["--warmup", "-1"],
+        ["--warmup", "99999999999999999999"],
+        ["--duration", "inf"],
+        ["--duration", "nan"],
+        ["--duration", "-1"],
+        ["--duration", "0"],
+        ["--seed", "-1"],
+        ["--seed", "18446744073709551616"],
+        ["--min-sample-us", "inf"],
+        ["--min-sample-us", "-5"],
+        ["--min-sample-us", "1e12", "--duration", "0.5"],
+        ["--network", "nowhere"],
+        ["--network", "delay=-5ms"],
+        ["--network", "loss=150%"],
+        ["--network", ""],
+        ["--out", "{D}/afile"],
+        ["--out", "/proc/nope/x"],
+        ["--out", ""],
+        ["--csv", "{D}/adir"],
+        ["--csv", "/proc/nope/x.csv"],
+        ["--metrics", "{D}/adir"],
+        ["--figures", "{D}/afile"],
+        ["--max-failure-share", "2"],
+        ["--max-failure-share", "nan"],
     ]
     for cmd, base in measuring.items():
         for opt in common:
             add(base + opt)
     # crypto
-    for v in (["--alg", ""], ["--alg", ","], ["--alg", "rsa-999"], ["--alg", "md5"], ["--op", "fly"],
-              ["--op", ""], ["--size", "-16"], ["--size", "1e30"], ["--size", "x"], ["--size", ""],
-              ["--library", ""], ["--library", "boringssl9"], ["--strength", "999"], ["--strength", "-1"]):
+    for v in (
+        ["--alg", ""],
+        ["--alg", ","],
+        ["--alg", "rsa-999"],
+        ["--alg", "md5"],
+        ["--op", "fly"],
+        ["--op", ""],
+        ["--size", "-16"],
+        ["--size", "1e30"],
+        ["--size", "x"],
+        ["--size", ""],
+        ["--library", ""],
+        ["--library", "boringssl9"],
+        ["--strength", "999"],
+        ["--strength", "-1"],
+    ):
         add(["crypto"] + v)
     # handshake
-    for v in (["handshake", "telepathy"], ["handshake", ""], ["handshake", "versions", "--server", "nowhere"],
-              ["handshake", "dtls", "--server", "nginx"], ["handshake", "versions", "--server", ""],
-              ["handshake", "versions", "--timeout-ms", "0"], ["handshake", "versions", "--timeout-ms", "inf"],
-              ["handshake", "versions", "--connect", "nohost"], ["handshake", "versions", "--connect", "h:99999"],
-              ["handshake", "versions", "--connect", "127.0.0.1:0"], ["handshake", "versions", "--connect", ":443"],
-              ["handshake", "versions", "--connect", "127.0.0.1:443", "--ca", "{D}/nope.pem"],
-              ["handshake", "versions", "--connect", "127.0.0.1:443", "--ca", "{D}/afile"],
-              ["handshake", "versions", "--connect", "127.0.0.1:443", "--client-cert", "{D}/afile"],
-              ["handshake", "versions", "--ca", "{D}/afile"],
-              ["handshake", "versions", "--connect", "127.0.0.1:443", "--servername", ""]):
+    for v in (
+        ["handshake", "telepathy"],
+        ["handshake", ""],
+        ["handshake", "versions", "--server", "nowhere"],
+        ["handshake", "dtls", "--server", "nginx"],
+        ["handshake", "versions", "--server", ""],
+        ["handshake", "versions", "--timeout-ms", "0"],
+        ["handshake", "versions", "--timeout-ms", "inf"],
+        ["handshake", "versions", "--connect", "nohost"],
+        ["handshake", "versions", "--connect", "h:99999"],
+        ["handshake", "versions", "--connect", "127.0.0.1:0"],
+        ["handshake", "versions", "--connect", ":443"],
+        ["handshake", "versions", "--connect", "127.0.0.1:443", "--ca", "{D}/nope.pem"],
+        ["handshake", "versions", "--connect", "127.0.0.1:443", "--ca", "{D}/afile"],
+        ["handshake", "versions", "--connect", "127.0.0.1:443", "--client-cert", "{D}/afile"],
+        ["handshake", "versions", "--ca", "{D}/afile"],
+        ["handshake", "versions", "--connect", "127.0.0.1:443", "--servername", ""],
+    ):
         add(v)
     # signer, jwt
-    for v in (["signer", "--profile", ""], ["signer", "--profile", "nope"], ["signer", "--key", "rsa-999"],
-              ["signer", "--key", ""], ["signer", "--mode", "wish"], ["signer", "--mode", ""],
-              ["jwt", "--profile", "nope"], ["jwt", "--key", "ed448"], ["jwt", "--lifetime", "-1"],
-              ["jwt", "--lifetime", "inf"], ["jwt", "--lifetime", "0"], ["jwt", "--requests-per-hour", "-3"],
-              ["jwt", "--requests-per-hour", "inf"], ["jwt", "--key-session", "lukewarm"], ["jwt", "--key-session", ""]):
+    for v in (
+        ["signer", "--profile", ""],
+        ["signer", "--profile", "nope"],
+        ["signer", "--key", "rsa-999"],
+        ["signer", "--key", ""],
+        ["signer", "--mode", "wish"],
+        ["signer", "--mode", ""],
+        ["jwt", "--profile", "nope"],
+        ["jwt", "--key", "ed448"],
+        ["jwt", "--lifetime", "-1"],
+        ["jwt", "--lifetime", "inf"],
+        ["jwt", "--lifetime", "0"],
+        ["jwt", "--requests-per-hour", "-3"],
+        ["jwt", "--requests-per-hour", "inf"],
+        ["jwt", "--key-session", "lukewarm"],
+        ["jwt", "--key-session", ""],
+    ):
         add(v)
     # connect
-    for v in (["connect", "smtp"], ["connect", ""], ["connect", ","], ["connect", "https", "--key", ""],
-              ["connect", "https", "--key", "se:"], ["connect", "https", "--key", "se:nope"],
-              ["connect", "https", "--key", "hsm"], ["connect", "https", "--handshake", "half"],
-              ["connect", "https", "--client", "mosquitto_pub"], ["connect", "https", "--client", ""],
-              ["connect", "https", "--client", "wget"], ["connect", "mqtt", "--client", "paho", "--key", "token"],
-              ["connect", "https", "--auth", "basic"], ["connect", "coap", "--coap-security", "none"],
-              ["connect", "https", "--timeout-ms", "0"], ["connect", "https", "--timeout-ms", "-1"],
-              ["connect", "https", "--key-session", "hot"], ["connect", "https", "--coap-server", "californium"],
-              ["connect", "coap", "--coap-server", "nope"], ["connect", "https", "--connect", "x"],
-              ["connect", "https", "--connect", "127.0.0.1:70000"],
-              ["connect", "https", "--connect", "127.0.0.1:443", "--client-key", "{D}/afile"],
-              ["connect", "vpn", "--handshake", "resumed", "--key", "software"],
-              ["connect", "https", "--client", "curl", "--handshake", "resumed"]):
+    for v in (
+        ["connect", "smtp"],
+        ["connect", ""],
+        ["connect", ","],
+        ["connect", "https", "--key", ""],
+        ["connect", "https", "--key", "se:"],
+        ["connect", "https", "--key", "se:nope"],
+        ["connect", "https", "--key", "hsm"],
+        ["connect", "https", "--handshake", "half"],
+        ["connect", "https", "--client", "mosquitto_pub"],
+        ["connect", "https", "--client", ""],
+        ["connect", "https", "--client", "wget"],
+        ["connect", "mqtt", "--client", "paho", "--key", "token"],
+        ["connect", "https", "--auth", "basic"],
+        ["connect", "coap", "--coap-security", "none"],
+        ["connect", "https", "--timeout-ms", "0"],
+        ["connect", "https", "--timeout-ms", "-1"],
+        ["connect", "https", "--key-session", "hot"],
+        ["connect", "https", "--coap-server", "californium"],
+        ["connect", "coap", "--coap-server", "nope"],
+        ["connect", "https", "--connect", "x"],
+        ["connect", "https", "--connect", "127.0.0.1:70000"],
+        ["connect", "https", "--connect", "127.0.0.1:443", "--client-key", "{D}/afile"],
+        ["connect", "vpn", "--handshake", "resumed", "--key", "software"],
+        ["connect", "https", "--client", "curl", "--handshake", "resumed"],
+    ):
         add(v)
     # mac, can
-    for v in (["mac", "--alg", ""], ["mac", "--alg", "md5"], ["mac", "--size", "0"], ["mac", "--cortexm", "z80"],
-              ["mac", "--cortexm-table", "/proc/nope/table.json"], ["mac", "--cortexm-table", "{D}/adir"],
-              ["mac", "--device", "nope"], ["can", "--mac", "md5"], ["can", "--mac", ""], ["can", "--device", ""],
-              ["can", "--device", "nope"], ["can", "--frame-bits", "1"], ["can", "--frames", "1000000000"],
-              ["can", "--clock-mhz", "inf"], ["can", "--clock-mhz", "0"], ["can", "--period-ms", "inf"],
-              ["can", "--period-ms", "0"], ["can", "--bitrate-kbps", "-500"], ["can", "--usable-share", "1.5"],
-              ["can", "--usable-share", "0"], ["can", "--data-bytes", "65"], ["can", "--data-bytes", "-1"],
-              ["can", "--tag-bytes", "0"], ["can", "--tag-bytes", "99"], ["can", "--k", "-1"],
-              ["can", "--cpu-budget", "2"], ["can", "--cpu-budget", "nan"], ["can", "--cycles-per-block", "-3"],
-              ["can", "--frame-limit-kbps", "inf"], ["can", "--out", "{D}/afile"]):
+    for v in (
+        ["mac", "--alg", ""],
+        ["mac", "--alg", "md5"],
+        ["mac", "--size", "0"],
+        ["mac", "--cortexm", "z80"],
+        ["mac", "--cortexm-table", "/proc/nope/table.json"],
+        ["mac", "--cortexm-table", "{D}/adir"],
+        ["mac", "--device", "nope"],
+        ["can", "--mac", "md5"],
+        ["can", "--mac", ""],
+        ["can", "--device", ""],
+        ["can", "--device", "nope"],
+        ["can", "--frame-bits", "1"],
+        ["can", "--frames", "1000000000"],
+        ["can", "--clock-mhz", "inf"],
+        ["can", "--clock-mhz", "0"],
+        ["can", "--period-ms", "inf"],
+        ["can", "--period-ms", "0"],
+        ["can", "--bitrate-kbps", "-500"],
+        ["can", "--usable-share", "1.5"],
+        ["can", "--usable-share", "0"],
+        ["can", "--data-bytes", "65"],
+        ["can", "--data-bytes", "-1"],
+        ["can", "--tag-bytes", "0"],
+        ["can", "--tag-bytes", "99"],
+        ["can", "--k", "-1"],
+        ["can", "--cpu-budget", "2"],
+        ["can", "--cpu-budget", "nan"],
+        ["can", "--cycles-per-block", "-3"],
+        ["can", "--frame-limit-kbps", "inf"],
+        ["can", "--out", "{D}/afile"],
+    ):
         add(v)
     # report, compare, metrics, schema
-    for f in ("nope", "empty", "notjson", "binary", "list", "series-dict", "series-str", "values-str", "values-huge",
-              "summary-str", "labels-list", "series-nulls", "status-int", "version-99", "schema-other",
-              "params-list", "id-missing", "connect-derived-str", "deep"):
+    for f in (
+        "nope",
+        "empty",
+        "notjson",
+        "binary",
+        "list",
+        "series-dict",
+        "series-str",
+        "values-str",
+        "values-huge",
+        "summary-str",
+        "labels-list",
+        "series-nulls",
+        "status-int",
+        "version-99",
+        "schema-other",
+        "params-list",
+        "id-missing",
+        "connect-derived-str",
+        "deep",
+    ):
         add(["report", f"{{D}}/{f}.json", "-o", "{O}/r.html"], name=f"report {f}.json")
-    for v in (["report", "{D}/adir"], ["report", "{D}/values-huge.json", "-o", "{D}/adir"],
-              ["report", "{D}/values-huge.json", "-o", "/proc/nope/r.html"],
-              ["report", "{D}/values-huge.json", "--figures", "{D}/afile"]):
+    for v in (
+        ["report", "{D}/adir"],
+        ["report", "{D}/values-huge.json", "-o", "{D}/adir"],
+        ["report", "{D}/values-huge.json", "-o", "/proc/nope/r.html"],
+        ["report", "{D}/values-huge.json", "--figures", "{D}/afile"],
+    ):
         add(v)
-    for v in (["compare", "{D}/nope.json", "{D}/nope.json"], ["compare", "{D}/notjson.json", "{D}/empty.json"],
-              ["compare", "{D}/values-str.json", "{D}/values-huge.json"], ["compare", "{D}/series-dict.json",
-                                                                             "{D}/series-dict.json"],
-              ["compare", "{D}/values-huge.json", "{D}/values-huge.json", "--alpha", "2"],
-              ["compare", "{D}/values-huge.json", "{D}/values-huge.json", "--alpha", "nan"],
-              ["compare", "{D}/values-huge.json", "{D}/values-huge.json", "--min-change", "-1"],
-              ["compare", "{D}/list.json", "{D}/list.json"]):
+    for v in (
+        ["compare", "{D}/nope.json", "{D}/nope.json"],
+        ["compare", "{D}/notjson.json", "{D}/empty.json"],
+        ["compare", "{D}/values-str.json", "{D}/values-huge.json"],
+        ["compare", "{D}/series-dict.json", "{D}/series-dict.json"],
+        ["compare", "{D}/values-huge.json", "{D}/values-huge.json", "--alpha", "2"],
+        ["compare", "{D}/values-huge.json", "{D}/values-huge.json", "--alpha", "nan"],
+        ["compare", "{D}/values-huge.json", "{D}/values-huge.json", "--min-change", "-1"],
+        ["compare", "{D}/list.json", "{D}/list.json"],
+    ):
         add(v)
-    for v in (["metrics", "{D}/nope.json"], ["metrics", "{D}/notjson.json"], ["metrics", "{D}/series-dict.json"],
-              ["metrics", "{D}/values-str.json"], ["metrics", "{D}/connect-derived-str.json"],
-              ["metrics", "{D}/values-huge.json", "-o", "{D}/adir"], ["metrics", "{D}/values-huge.json", "-o", "/proc/x/y"],
-              ["schema", "nothing"], ["schema", ""]):
+    for v in (
+        ["metrics", "{D}/nope.json"],
+        ["metrics", "{D}/notjson.json"],
+        ["metrics", "{D}/series-dict.json"],
+        ["metrics", "{D}/values-str.json"],
+        ["metrics", "{D}/connect-derived-str.json"],
+        ["metrics", "{D}/values-huge.json", "-o", "{D}/adir"],
+        ["metrics", "{D}/values-huge.json", "-o", "/proc/x/y"],
+        ["schema", "nothing"],
+        ["schema", ""],
+    ):
         add(v)
     # run --scenario
-    for s in ("nope", "n-three", "crypto-yes", "unknown-key", "unknown-table", "duration-inf", "n-huge", "n-negative",
-              "bad-toml", "empty", "select-str", "alg-unknown", "handshake-typo", "handshake-exp-bad",
-              "connect-proto-bad", "connect-n-float", "connect-network-bad", "signer-profile-bad",
-              "jwt-lifetime-neg", "whatif-n-zero", "device-bad", "name-int", "binary"):
+    for s in (
+        "nope",
+        "n-three",
+        "crypto-yes",
+        "unknown-key",
+        "unknown-table",
+        "duration-inf",
+        "n-huge",
+        "n-negative",
+        "bad-toml",
+        "empty",
+        "select-str",
+        "alg-unknown",
+        "handshake-typo",
+        "handshake-exp-bad",
+        "connect-proto-bad",
+        "connect-n-float",
+        "connect-network-bad",
+        "signer-profile-bad",
+        "jwt-lifetime-neg",
+        "whatif-n-zero",
+        "device-bad",
+        "name-int",
+        "binary",
+    ):
         add(["run", "--scenario", f"{{D}}/scn-{s}.toml"], name=f"run --scenario {s}")
     add(["run", "--scenario", "{D}/adir"])
     add(["run", "--scenario", "no-such-builtin"])
     # netem
-    for v in (["netem", "run", "nowhere", "--", "true"], ["netem", "run", "delay=-1ms", "--", "true"],
-              ["netem", "run", "lte"], ["netem", "run", "lte", "--wait-port", "0", "--server", "true", "--", "true"],
-              ["netem", "run", "lte", "--wait-port", "80", "--", "true"],
-              ["netem", "run", "lte", "--wait-timeout", "inf", "--", "true"],
-              ["netem", "run", "lte", "--seed", "-1", "--", "true"], ["netem", "run", "", "--", "true"],
-              ["netem", "fly"]):
+    for v in (
+        ["netem", "run", "nowhere", "--", "true"],
+        ["netem", "run", "delay=-1ms", "--", "true"],
+        ["netem", "run", "lte"],
+        ["netem", "run", "lte", "--wait-port", "0", "--server", "true", "--", "true"],
+        ["netem", "run", "lte", "--wait-port", "80", "--", "true"],
+        ["netem", "run", "lte", "--wait-timeout", "inf", "--", "true"],
+        ["netem", "run", "lte", "--seed", "-1", "--", "true"],
+        ["netem", "run", "", "--", "true"],
+        ["netem", "fly"],
+    ):
         add(v)
     # whatif
-    for v in (["whatif", "smtp"], ["whatif", "https", "--network", "nowhere"], ["whatif", "https", "--key", "se:nope"],
-              ["whatif", "https", "--key", ""], ["whatif", "https", "--group", "p-999"], ["whatif", "https", "--group", ""],
-              ["whatif", "https", "--cert", "dsa"], ["whatif", "https", "--cert", "ecdsa-p256:0"],
-              ["whatif", "https", "--cert", "ecdsa-p256:999"], ["whatif", "https", "--cert", "ecdsa-p256:x"],
-              ["whatif", "https", "--handshake", "half"], ["whatif", "https", "--device", "nope"],
-              ["whatif", "https", "--sweep", "nonsense"], ["whatif", "https", "--sweep", "rtt=1..0"],
-              ["whatif", "https", "--calibrate", "{D}/nope.json"], ["whatif", "https", "--calibrate", "{D}/notjson.json"],
-              ["whatif", "https", "--calibrate", "{D}/values-str.json"], ["whatif", "https", "--n", "0"],
-              ["whatif", "https", "--n", "99999999999999999999"], ["whatif", "https", "--seed", "-1"],
-              ["whatif", "https", "--coap-random-factor", "0.5"], ["whatif", "https", "--coap-random-factor", "inf"],
-              ["whatif", "https", "--out", "{D}/afile"]):
+    for v in (
+        ["whatif", "smtp"],
+        ["whatif", "https", "--network", "nowhere"],
+        ["whatif", "https", "--key", "se:nope"],
+        ["whatif", "https", "--key", ""],
+        ["whatif", "https", "--group", "p-999"],
+        ["whatif", "https", "--group", ""],
+        ["whatif", "https", "--cert", "dsa"],
+        ["whatif", "https", "--cert", "ecdsa-p256:0"],
+        ["whatif", "https", "--cert", "ecdsa-p256:999"],
+        ["whatif", "https", "--cert", "ecdsa-p256:x"],
+        ["whatif", "https", "--handshake", "half"],
+        ["whatif", "https", "--device", "nope"],
+        ["whatif", "https", "--sweep", "nonsense"],
+        ["whatif", "https", "--sweep", "rtt=1..0"],
+        ["whatif", "https", "--calibrate", "{D}/nope.json"],
+        ["whatif", "https", "--calibrate", "{D}/notjson.json"],
+        ["whatif", "https", "--calibrate", "{D}/values-str.json"],
+        ["whatif", "https", "--n", "0"],
+        ["whatif", "https", "--n", "99999999999999999999"],
+        ["whatif", "https", "--seed", "-1"],
+        ["whatif", "https", "--coap-random-factor", "0.5"],
+        ["whatif", "https", "--coap-random-factor", "inf"],
+        ["whatif", "https", "--out", "{D}/afile"],
+    ):
         add(v)
     # plan
-    for v in (["plan", "--pattern", "nope"], ["plan", "--pattern", ""], ["plan", "--pattern", "{D}/pat-empty.toml"],
-              ["plan", "--pattern", "{D}/pat-schedule-bad.toml"], ["plan", "--pattern", "{D}/pat-negative.toml"],
-              ["plan", "--pattern", "{D}/pat-bad-toml.toml"], ["plan", "--pattern", "{D}/adir"],
-              ["plan", "--device", "nope"], ["plan", "--se", "nope"], ["plan", "--se", ""],
-              ["plan", "--network", "nowhere"], ["plan", "--radio", "nope"], ["plan", "--n", "0"],
-              ["plan", "--n", "inf"], ["plan", "--seed", "-1"], ["plan", "--verify-n", "0"],
-              ["plan", "--metrics", "{D}/adir"], ["plan", "--out", "{D}/afile"]):
+    for v in (
+        ["plan", "--pattern", "nope"],
+        ["plan", "--pattern", ""],
+        ["plan", "--pattern", "{D}/pat-empty.toml"],
+        ["plan", "--pattern", "{D}/pat-schedule-bad.toml"],
+        ["plan", "--pattern", "{D}/pat-negative.toml"],
+        ["plan", "--pattern", "{D}/pat-bad-toml.toml"],
+        ["plan", "--pattern", "{D}/adir"],
+        ["plan", "--device", "nope"],
+        ["plan", "--se", "nope"],
+        ["plan", "--se", ""],
+        ["plan", "--network", "nowhere"],
+        ["plan", "--radio", "nope"],
+        ["plan", "--n", "0"],
+        ["plan", "--n", "inf"],
+        ["plan", "--seed", "-1"],
+        ["plan", "--verify-n", "0"],
+        ["plan", "--metrics", "{D}/adir"],
+        ["plan", "--out", "{D}/afile"],
+    ):
         add(v)
     # server, fleet
-    for v in (["server", "--server", "apache"], ["server", "--server", ""], ["server", "--key", "dsa-512"],
-              ["server", "--key-source", "offload:nope:busy"], ["server", "--key-source", "offload:rsa-card-1998:spin"],
-              ["server", "--client-auth", "maybe"], ["server", "--resume-ratio", "1.5"], ["server", "--resume-ratio", "nan"],
-              ["server", "--chain-depth", "0"], ["server", "--chain-depth", "99"], ["server", "--tls", "1.1"],
-              ["server", "--concurrency", "0"], ["server", "--concurrency", "1000000"], ["server", "--duration", "inf"],
-              ["server", "--duration", "0"], ["server", "--warmup", "-1"], ["server", "--core", "-1"],
-              ["server", "--core", "9999"], ["server", "--procs", "0"], ["server", "--out", "{D}/afile"],
-              ["server", "--csv", "{D}/adir"],
-              ["fleet", "--devices", "0"], ["fleet", "--devices", "-5"], ["fleet", "--devices", "1e30"],
-              ["fleet", "--policy", "panic"], ["fleet", "--capacity", "0"], ["fleet", "--capacity", "inf"],
-              ["fleet", "--resumed-capacity", "-1"], ["fleet", "--from", "{D}/nope.json"],
-              ["fleet", "--from", "{D}/values-str.json"], ["fleet", "--resumed-share", "1.5"], ["fleet", "--base", "-1"],
-              ["fleet", "--cap", "0"], ["fleet", "--timeout", "0"], ["fleet", "--backlog", "-1"],
-              ["fleet", "--spread", "-1"], ["fleet", "--device-handshake", "-1"], ["fleet", "--horizon", "0"],
-              ["fleet", "--horizon", "inf"], ["fleet", "--server", "apache"], ["fleet", "--measure-seconds", "0"],
-              ["fleet", "--out", "{D}/afile"]):
+    for v in (
+        ["server", "--server", "apache"],
+        ["server", "--server", ""],
+        ["server", "--key", "dsa-512"],
+        ["server", "--key-source", "offload:nope:busy"],
+        ["server", "--key-source", "offload:rsa-card-1998:spin"],
+        ["server", "--client-auth", "maybe"],
+        ["server", "--resume-ratio", "1.5"],
+        ["server", "--resume-ratio", "nan"],
+        ["server", "--chain-depth", "0"],
+        ["server", "--chain-depth", "99"],
+        ["server", "--tls", "1.1"],
+        ["server", "--concurrency", "0"],
+        ["server", "--concurrency", "1000000"],
+        ["server", "--duration", "inf"],
+        ["server", "--duration", "0"],
+        ["server", "--warmup", "-1"],
+        ["server", "--core", "-1"],
+        ["server", "--core", "9999"],
+        ["server", "--procs", "0"],
+        ["server", "--out", "{D}/afile"],
+        ["server", "--csv", "{D}/adir"],
+        ["fleet", "--devices", "0"],
+        ["fleet", "--devices", "-5"],
+        ["fleet", "--devices", "1e30"],
+        ["fleet", "--policy", "panic"],
+        ["fleet", "--capacity", "0"],
+        ["fleet", "--capacity", "inf"],
+        ["fleet", "--resumed-capacity", "-1"],
+        ["fleet", "--from", "{D}/nope.json"],
+        ["fleet", "--from", "{D}/values-str.json"],
+        ["fleet", "--resumed-share", "1.5"],
+        ["fleet", "--base", "-1"],
+        ["fleet", "--cap", "0"],
+        ["fleet", "--timeout", "0"],
+        ["fleet", "--backlog", "-1"],
+        ["fleet", "--spread", "-1"],
+        ["fleet", "--device-handshake", "-1"],
+        ["fleet", "--horizon", "0"],
+        ["fleet", "--horizon", "inf"],
+        ["fleet", "--server", "apache"],
+        ["fleet", "--measure-seconds", "0"],
+        ["fleet", "--out", "{D}/afile"],
+    ):
         add(v)
     # device
-    for v in (["device"], ["device", "handshake", "--device", "pdp-11"], ["device", "handshake", "--stack", "nope"],
-              ["device", "handshake", "--tls", "1.1"], ["device", "handshake", "--group", "p-999"],
-              ["device", "handshake", "--suite", "rot13"], ["device", "handshake", "--mode", "half"],
-              ["device", "handshake", "--server-cert", "dsa"], ["device", "handshake", "--n", "0"],
-              ["device", "handshake", "--warmup", "-1"], ["device", "handshake", "--out", "{D}/afile"],
-              ["device", "handshake", "--csv", "{D}/adir"], ["device", "handshake", "--device", "cortex-m0plus-64", "--stack", "openssl"],
-              ["device", "crypto", "--op", "fly"], ["device", "crypto", "--stack", ""], ["device", "crypto", "--n", "-1"],
-              ["device", "build", "--stack", "nope"], ["device", "build", "--stack", ""]):
+    for v in (
+        ["device"],
+        ["device", "handshake", "--device", "pdp-11"],
+        ["device", "handshake", "--stack", "nope"],
+        ["device", "handshake", "--tls", "1.1"],
+        ["device", "handshake", "--group", "p-999"],
+        ["device", "handshake", "--suite", "rot13"],
+        ["device", "handshake", "--mode", "half"],
+        ["device", "handshake", "--server-cert", "dsa"],
+        ["device", "handshake", "--n", "0"],
+        ["device", "handshake", "--warmup", "-1"],
+        ["device", "handshake", "--out", "{D}/afile"],
+        ["device", "handshake", "--csv", "{D}/adir"],
+        ["device", "handshake", "--device", "cortex-m0plus-64", "--stack", "openssl"],
+        ["device", "crypto", "--op", "fly"],
+        ["device", "crypto", "--stack", ""],
+        ["device", "crypto", "--n", "-1"],
+        ["device", "build", "--stack", "nope"],
+        ["device", "build", "--stack", ""],
+    ):
         add(v)
     # clean; the environment
     add(["clean", "--json", "extra"])
-    add(["crypto", "--alg", "sha256", "--size", "16", "--n", "1"], {"SECPERF_HOME": "{D}/afile"},
-        name="SECPERF_HOME is a file")
-    add(["crypto", "--alg", "sha256", "--size", "16", "--n", "1"], {"SECPERF_HOME": "/proc/nope"},
-        name="SECPERF_HOME unwritable")
-    add(["crypto", "--alg", "µs", "--n", "1"], {"PYTHONIOENCODING": "ascii", "LC_ALL": "C"},
-        name="non-UTF-8 terminal, non-ASCII bad value")
-    add(["report", "{D}/values-huge.json", "-o", "{O}/r.html"], {"PYTHONIOENCODING": "latin-1", "LC_ALL": "C"},
-        name="latin-1 terminal, report of extreme values")
+    add(
+        ["crypto", "--alg", "sha256", "--size", "16", "--n", "1"],
+        {"SECPERF_HOME": "{D}/afile"},
+        name="SECPERF_HOME is a file",
+    )
+    add(
+        ["crypto", "--alg", "sha256", "--size", "16", "--n", "1"],
+        {"SECPERF_HOME": "/proc/nope"},
+        name="SECPERF_HOME unwritable",
+    )
+    add(
+        ["crypto", "--alg", "µs", "--n", "1"],
+        {"PYTHONIOENCODING": "ascii", "LC_ALL": "C"},
+        name="non-UTF-8 terminal, non-ASCII bad value",
+    )
+    add(
+        ["report", "{D}/values-huge.json", "-o", "{O}/r.html"],
+        {"PYTHONIOENCODING": "latin-1", "LC_ALL": "C"},
+        name="latin-1 terminal, report of extreme values",
+    )
     return out + cases_round3()
 
 
@@ -551,8 +986,16 @@ VERDICTS = ("named", "read", "traceback", "hang", "data loss", "leak", "wrong co
 FINE = ("named", "read")
 
 
-def classify(rc: int | None, err: str, out_dir: Path, *, name: str = "", changed: list[str] = (),
-             leaked: list[str] = (), measured: bool = False) -> str:
+def classify(
+    rc: int | None,
+    err: str,
+    out_dir: Path,
+    *,
+    name: str = "",
+    changed: list[str] = (),
+    leaked: list[str] = (),
+    measured: bool = False,
+) -> str:
     if "Traceback (most recent call last)" in err:
         return "traceback"
     if changed:
@@ -574,6 +1017,7 @@ def classify(rc: int | None, err: str, out_dir: Path, *, name: str = "", changed
 
 def _digest(path: str) -> str | None:
     import hashlib
+
     try:
         if not os.path.isfile(path) or os.path.getsize(path) > 64 << 20:
             return None
@@ -602,15 +1046,28 @@ def run_case(case, d: Path, exe: list[str], timeout_s: float) -> dict:
     argv = _fill(argv, d, o)
     inputs = {a: _digest(a) for a in argv if a.startswith(str(d)) and "/out/" not in a}
     # every case writes its results into its own directory unless it names --out itself
-    if argv and argv[0] not in ("report", "compare", "metrics", "schema", "clean", "netem", "device") \
-            and "--out" not in argv and "--list" not in argv:
+    if (
+        argv
+        and argv[0] not in ("report", "compare", "metrics", "schema", "clean", "netem", "device")
+        and "--out" not in argv
+        and "--list" not in argv
+    ):
         argv = argv + ["--out", str(o / "res")]
     if argv[:2] in (["device", "handshake"], ["device", "crypto"]) and "--out" not in argv:
         argv = argv + ["--out", str(o / "res")]
     env = {**os.environ, "TMPDIR": str(o / "tmp"), **{k: _fill([v], d, o)[0] for k, v in env_extra.items()}}
     t0 = time.monotonic()
-    proc = subprocess.Popen([*exe, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            errors="replace", env=env, cwd=o, stdin=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [*exe, *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        errors="replace",
+        env=env,
+        cwd=o,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         _out, err = proc.communicate(timeout=timeout_s)
         rc = proc.returncode
@@ -629,8 +1086,14 @@ def run_case(case, d: Path, exe: list[str], timeout_s: float) -> dict:
     shutil.rmtree(o, ignore_errors=True)
     if changed or leaked:
         line = f"changed {changed[:2]} left {leaked[:2]} | {line}"
-    return {"case": name, "argv": argv, "rc": rc, "verdict": verdict, "stderr_last": line[:300],
-            "seconds": round(time.monotonic() - t0, 2)}
+    return {
+        "case": name,
+        "argv": argv,
+        "rc": rc,
+        "verdict": verdict,
+        "stderr_last": line[:300],
+        "seconds": round(time.monotonic() - t0, 2),
+    }
 
 
 def main() -> int:
@@ -677,9 +1140,11 @@ def main() -> int:
     shutil.rmtree(d, ignore_errors=True)
     counts = {k: sum(1 for r in results if r["verdict"] == k) for k in VERDICTS}
     r3 = sum(1 for r in results if r["case"].startswith("R3 "))
-    print(f"\ntried {len(results)} ({r3} of round three): named exit 2 {counts['named']}, hostile Result read "
-          f"{counts['read']}, traceback {counts['traceback']}, hang {counts['hang']}, data loss {counts['data loss']}, "
-          f"leak {counts['leak']}, wrong code {counts['wrong code']}, silent {counts['silent']}")
+    print(
+        f"\ntried {len(results)} ({r3} of round three): named exit 2 {counts['named']}, hostile Result read "
+        f"{counts['read']}, traceback {counts['traceback']}, hang {counts['hang']}, data loss {counts['data loss']}, "
+        f"leak {counts['leak']}, wrong code {counts['wrong code']}, silent {counts['silent']}"
+    )
     if a.json:
         Path(a.json).write_text(json.dumps({"counts": {"tried": len(results), **counts}, "cases": results}, indent=1))
     return 0 if counts["named"] + counts["read"] == len(results) else 1

@@ -37,16 +37,26 @@ import traceback
 from pathlib import Path
 
 HOSTILE = ["0", "-1", "nan", "inf", "1e999", "", "x" * 300, "a,a", ",", "\u0663", "1;2", "../../etc/passwd"]
-SKIP_OPTIONS = {"--help", "--version", "--cluster", "--out"}      # --cluster would reach for a Ray cluster
-SKIP_COMMANDS = {("netem", "run"), ("device", "build")}            # run a command / build a toolchain: nothing to fuzz
+SKIP_OPTIONS = {"--help", "--version", "--cluster", "--out"}  # --cluster would reach for a Ray cluster
+SKIP_COMMANDS = {("netem", "run"), ("device", "build")}  # run a command / build a toolchain: nothing to fuzz
 BASE = {  # a valid argv per command (positional filled); options are added to it
-    "crypto": ["crypto", "--alg", "ed25519", "--n", "2"], "handshake": ["handshake", "versions", "--n", "2"],
-    "signer": ["signer", "--n", "2"], "jwt": ["jwt", "--n", "2"], "connect": ["connect", "https", "--n", "2"],
-    "mac": ["mac", "--n", "2"], "can": ["can"], "whatif": ["whatif", "tls1.3", "--n", "200"],
-    "server": ["server", "--duration", "1"], "fleet": ["fleet", "--devices", "100"],
-    "plan": ["plan", "--pattern", "telemetry-hourly"], "run": ["run", "--scenario", "quick", "--n", "2"],
-    "report": ["report", "{result}"], "compare": ["compare", "{result}", "{result}"],
-    "metrics": ["metrics", "{result}"], "schema": ["schema", "system"], "clean": ["clean", "--results", "{out}"],
+    "crypto": ["crypto", "--alg", "ed25519", "--n", "2"],
+    "handshake": ["handshake", "versions", "--n", "2"],
+    "signer": ["signer", "--n", "2"],
+    "jwt": ["jwt", "--n", "2"],
+    "connect": ["connect", "https", "--n", "2"],
+    "mac": ["mac", "--n", "2"],
+    "can": ["can"],
+    "whatif": ["whatif", "tls1.3", "--n", "200"],
+    "server": ["server", "--duration", "1"],
+    "fleet": ["fleet", "--devices", "100"],
+    "plan": ["plan", "--pattern", "telemetry-hourly"],
+    "run": ["run", "--scenario", "quick", "--n", "2"],
+    "report": ["report", "{result}"],
+    "compare": ["compare", "{result}", "{result}"],
+    "metrics": ["metrics", "{result}"],
+    "schema": ["schema", "system"],
+    "clean": ["clean", "--results", "{out}"],
 }
 CONNECT_PROTOCOLS = ["https", "mqtt", "coap", "vpn", "quic", "dtls13", "dtls12", "edhoc"]
 
@@ -69,11 +79,15 @@ def option_values(action) -> list[list[str]]:
 
 def parser_cases() -> list[tuple[str, list[str]]]:
     from secperf.cli import build_parser
+
     out = []
     for name, p in subparsers(build_parser()).items():
         subs = subparsers(p)
-        targets = [([name, s], sp) for s, sp in subs.items() if (name, s) not in SKIP_COMMANDS] if subs \
+        targets = (
+            [([name, s], sp) for s, sp in subs.items() if (name, s) not in SKIP_COMMANDS]
+            if subs
             else [(list(BASE.get(name, [name])), p)]
+        )
         for base, sp in targets:
             for a in sp._actions:
                 if not a.option_strings:
@@ -119,13 +133,14 @@ class Hang(BaseException):
     pass
 
 
-BUILDERS = ("measure/device_build.py", "measure/dtls13.py")   # modules that build a toolchain at first use
+BUILDERS = ("measure/device_build.py", "measure/dtls13.py")  # modules that build a toolchain at first use
 BUILD_TIMEOUT_S = 1800
 
 
 def install_stub():
     """The measuring step replaced: phases run empty, the real writer writes the Result (as bad_inputs)."""
     from secperf.app import commands, device, runner, scenario, server
+
     real = runner.measure_and_write
     params_seen: list[dict] = []
 
@@ -133,9 +148,11 @@ def install_stub():
         params_seen.append(json.loads(json.dumps(params, default=str)))
         empty = [runner.Phase([], ph.label, lambda items, doc, run, progress: None) for ph in phases]
         return real(kind, params, empty, output)
+
     for mod in (commands, scenario, server, device, runner):
         mod.measure_and_write = measure_and_write
     from secperf.app import plan as plan_app
+
     check = plan_app.check
     plan_app.plan_all = lambda o: (check(o), [])[1]
     return params_seen
@@ -143,10 +160,12 @@ def install_stub():
 
 def run(argv: list[str], timeout_s: float) -> tuple[int | None, str, str | None]:
     from secperf import cli
+
     err = io.StringIO()
 
     def alarm(*_):
         raise Hang()
+
     old = signal.signal(signal.SIGALRM, alarm)
     signal.setitimer(signal.ITIMER_REAL, timeout_s)
     tb = None
@@ -160,9 +179,12 @@ def run(argv: list[str], timeout_s: float) -> tuple[int | None, str, str | None]
                 code = None
                 # a case cut while it built a toolchain (the device builds, the DTLS pair) is marked so: main()
                 # runs it again with a build's time-out (a rebuild after a source change is once, not a hang)
-                tb = "building" if any(f.f_code.co_filename.endswith(BUILDERS) for f, _ in
-                                       traceback.walk_tb(exc.__traceback__)) else None
-            except BaseException:   # noqa: BLE001 - the traceback a user would see
+                tb = (
+                    "building"
+                    if any(f.f_code.co_filename.endswith(BUILDERS) for f, _ in traceback.walk_tb(exc.__traceback__))
+                    else None
+                )
+            except BaseException:  # noqa: BLE001 - the traceback a user would see
                 code, tb = 1, traceback.format_exc()
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
@@ -172,11 +194,29 @@ def run(argv: list[str], timeout_s: float) -> tuple[int | None, str, str | None]
 
 # real PSK runs under the scan: every path that hands a PSK to a process (each needs a key on no command line)
 REAL_PSK = [
-    ["handshake", "psk", "--server", "s_server", "--n", "2"],        # s_server TLS 1.3 (session file)
-    ["handshake", "psk", "--n", "2"],                                  # the probe, client and server (--psk-file)
-    ["connect", "coap", "--coap-security", "psk", "--client", "probe,coap-client", "--n", "2"],   # libcoap's files
-    ["device", "handshake", "--mode", "psk", "--tls", "1.3,dtls1.2", "--stack", "wolfssl59", "--group", "x25519",
-     "--suite", "aes128gcm", "--n", "1", "--warmup", "0", "--timing", "off"],   # s_server 1.3, probe DTLS 1.2
+    ["handshake", "psk", "--server", "s_server", "--n", "2"],  # s_server TLS 1.3 (session file)
+    ["handshake", "psk", "--n", "2"],  # the probe, client and server (--psk-file)
+    ["connect", "coap", "--coap-security", "psk", "--client", "probe,coap-client", "--n", "2"],  # libcoap's files
+    [
+        "device",
+        "handshake",
+        "--mode",
+        "psk",
+        "--tls",
+        "1.3,dtls1.2",
+        "--stack",
+        "wolfssl59",
+        "--group",
+        "x25519",
+        "--suite",
+        "aes128gcm",
+        "--n",
+        "1",
+        "--warmup",
+        "0",
+        "--timing",
+        "off",
+    ],  # s_server 1.3, probe DTLS 1.2
 ]
 PSK_ON_ARGV = re.compile(r"(?:\s-?-psk(?:_hex|-hex)?[\s=]+[0-9a-f]{16,})")
 
@@ -194,12 +234,13 @@ class Scan(threading.Thread):
     def __init__(self, secrets, more=lambda: []):
         super().__init__(daemon=True)
         self.secrets, self.more, self.hits, self.stop = [s.lower() for s in secrets], more, [], threading.Event()
-        self.watched: set[str] = set()   # the device runs' random keys the scan looked for (0: it could not fail)
+        self.watched: set[str] = set()  # the device runs' random keys the scan looked for (0: it could not fail)
 
     def run(self):
         import psutil
+
         me = psutil.Process(os.getpid())
-        while not self.stop.is_set():   # the campaign's own processes (other users' tests are not its cases)
+        while not self.stop.is_set():  # the campaign's own processes (other users' tests are not its cases)
             more = [k.lower() for k in self.more()]
             self.watched.update(more)
             secrets = self.secrets + more
@@ -223,33 +264,50 @@ def main() -> int:
     import secperf
     from secperf.measure.connect_config import COAP_PSK
     from secperf.measure.handshake import PSK_HEX
+
     # the real runs are child processes started from the campaign's directory: they import the secperf
     # this campaign imports (a relative PYTHONPATH=src would not resolve there, and an installed copy would
     # be run in its place)
     here = str(Path(secperf.__file__).resolve().parent.parent)
-    os.environ["PYTHONPATH"] = os.pathsep.join([here] + [str(Path(x).resolve()) for x in
-                                                         os.environ.get("PYTHONPATH", "").split(os.pathsep) if x])
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [here] + [str(Path(x).resolve()) for x in os.environ.get("PYTHONPATH", "").split(os.pathsep) if x]
+    )
     work = Path(tempfile.mkdtemp(prefix="secperf-campaign-"))
     os.environ["TMPDIR"] = str(work / "tmp")
     (work / "tmp").mkdir()
-    tempfile.tempdir = None   # this process's temporary files go there too
+    tempfile.tempdir = None  # this process's temporary files go there too
     scan = Scan([PSK_HEX, COAP_PSK.hex(), COAP_PSK.decode()], lambda: device_keys(work / "tmp"))
     scan.start()
     os.chdir(work)  # a case's relative output (--figures inf, --out ,) lands here, never in the checkout
-    counts = {"cases": 0, "traceback": 0, "hang": 0, "unreadable": 0, "ignored": 0, "secrets": 0, "results": 0,
-              "real_failed": 0, "rebuilt": 0}
+    counts = {
+        "cases": 0,
+        "traceback": 0,
+        "hang": 0,
+        "unreadable": 0,
+        "ignored": 0,
+        "secrets": 0,
+        "results": 0,
+        "real_failed": 0,
+        "rebuilt": 0,
+    }
     bad: list[str] = []
-    for argv in [] if a.no_real else REAL_PSK:   # real PSK handshakes under the scan
-        p = subprocess.run([sys.executable, "-m", "secperf", *argv, "--no-report", "--out", str(work / "real")],
-                           capture_output=True, text=True, timeout=900)
+    for argv in [] if a.no_real else REAL_PSK:  # real PSK handshakes under the scan
+        p = subprocess.run(
+            [sys.executable, "-m", "secperf", *argv, "--no-report", "--out", str(work / "real")],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         counts["cases"] += 1
         if "Traceback" in p.stderr:
             counts["traceback"] += 1
             bad.append(f"traceback: real {' '.join(argv)}")
-        elif p.returncode != 0:   # a PSK path that did not run cannot show a key: its scan proves nothing
+        elif p.returncode != 0:  # a PSK path that did not run cannot show a key: its scan proves nothing
             counts["real_failed"] += 1
-            bad.append(f"real run failed (exit {p.returncode}): {' '.join(argv)}: "
-                       f"{(p.stderr.strip().splitlines() or [''])[-1][:200]}")
+            bad.append(
+                f"real run failed (exit {p.returncode}): {' '.join(argv)}: "
+                f"{(p.stderr.strip().splitlines() or [''])[-1][:200]}"
+            )
     params_seen = install_stub()
     result = _a_result(work)
     example = Path(__file__).resolve().parent.parent / "examples" / "stm32l4-nbiot-mqtt.toml"
@@ -263,11 +321,13 @@ def main() -> int:
         if text is not None:
             f.write_text(text)
         argv = [x.replace("{result}", str(result)).replace("{out}", str(out)).replace("{file}", str(f)) for x in argv]
-        if argv[0] not in ("report", "compare", "metrics", "schema", "clean", "netem", "device") or \
-                argv[:2] in (["device", "handshake"], ["device", "crypto"]):
+        if argv[0] not in ("report", "compare", "metrics", "schema", "clean", "netem", "device") or argv[:2] in (
+            ["device", "handshake"],
+            ["device", "crypto"],
+        ):
             argv = argv + ["--out", str(out)]
         code, err, tb = run(argv, a.timeout)
-        if code is None and tb == "building":   # it was building when its time ran out: once more, with a build's time
+        if code is None and tb == "building":  # it was building when its time ran out: once more, with a build's time
             counts["rebuilt"] += 1
             code, err, tb = run(argv, BUILD_TIMEOUT_S)
         tb = None if tb == "building" else tb
@@ -290,21 +350,26 @@ def main() -> int:
     bad += ignored
     scan.stop.set()
     scan.join()
-    hits = list(dict.fromkeys(scan.hits))   # each process once, however many scans saw it
+    hits = list(dict.fromkeys(scan.hits))  # each process once, however many scans saw it
     counts["secrets"] = len(hits)
     counts["device_keys_watched"] = len(scan.watched)
     bad += [f"secret: {h}" for h in hits]
     for line in bad:
         print(line)
-    print(f"\ncampaign: {counts['cases']} cases in {time.monotonic() - t0:.0f} s, {counts['results']} Results read "
-          f"back: traceback {counts['traceback']}, hang {counts['hang']}, unreadable {counts['unreadable']}, "
-          f"ignored {counts['ignored']}, secrets {counts['secrets']} (device keys watched {counts['device_keys_watched']}), real PSK runs failed "
-          f"{counts['real_failed']}; cases run again after a build cut them {counts['rebuilt']}")
+    print(
+        f"\ncampaign: {counts['cases']} cases in {time.monotonic() - t0:.0f} s, {counts['results']} Results read "
+        f"back: traceback {counts['traceback']}, hang {counts['hang']}, unreadable {counts['unreadable']}, "
+        f"ignored {counts['ignored']}, secrets {counts['secrets']} (device keys watched {counts['device_keys_watched']}), real PSK runs failed "
+        f"{counts['real_failed']}; cases run again after a build cut them {counts['rebuilt']}"
+    )
     if a.json:
         Path(a.json).write_text(json.dumps({"counts": counts, "bad": bad}, indent=1))
     import shutil
+
     shutil.rmtree(work, ignore_errors=True)
-    return 1 if any(counts.get(k) for k in ("traceback", "hang", "unreadable", "ignored", "secrets", "real_failed")) else 0
+    return (
+        1 if any(counts.get(k) for k in ("traceback", "hang", "unreadable", "ignored", "secrets", "real_failed")) else 0
+    )
 
 
 def _a_result(work: Path) -> Path:
@@ -316,13 +381,35 @@ def _a_result(work: Path) -> Path:
 def _ignored(work: Path, params_seen: list[dict], timeout_s: float) -> tuple[int, list[str]]:
     """connect's options x protocols: exit 0 with the parameters of the run without the option."""
     from secperf.cli import build_parser
+
     sub = subparsers(build_parser())["connect"]
-    values = {"--key": "token", "--handshake": "resumed", "--lost": "client-hello", "--cid": "on", "--client": "curl",
-              "--auth": "jwt_fresh", "--coap-security": "psk", "--tls": "1.2", "--timeout-ms": "1234",
-              "--edhoc-method": "0", "--edhoc-suite": "0", "--edhoc-cred": "value", "--edhoc-flow": "combined",
-              "--oscore-requests": "3", "--key-session": "cold", "--coap-server": "californium", "--n": "3",
-              "--warmup": "1", "--seed": "7", "--network": "delay=5ms", "--duration": "2", "--min-sample-us": "50",
-              "--max-hours": "0.5", "--connect": "127.0.0.1:5999", "--servername": "example.org"}
+    values = {
+        "--key": "token",
+        "--handshake": "resumed",
+        "--lost": "client-hello",
+        "--cid": "on",
+        "--client": "curl",
+        "--auth": "jwt_fresh",
+        "--coap-security": "psk",
+        "--tls": "1.2",
+        "--timeout-ms": "1234",
+        "--edhoc-method": "0",
+        "--edhoc-suite": "0",
+        "--edhoc-cred": "value",
+        "--edhoc-flow": "combined",
+        "--oscore-requests": "3",
+        "--key-session": "cold",
+        "--coap-server": "californium",
+        "--n": "3",
+        "--warmup": "1",
+        "--seed": "7",
+        "--network": "delay=5ms",
+        "--duration": "2",
+        "--min-sample-us": "50",
+        "--max-hours": "0.5",
+        "--connect": "127.0.0.1:5999",
+        "--servername": "example.org",
+    }
     hits = []
     for proto in CONNECT_PROTOCOLS:
         base_argv = ["connect", proto, "--out", str(work / "ign"), "--no-report"]

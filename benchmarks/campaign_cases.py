@@ -146,17 +146,20 @@ def mutations(schema: dict[str, Any], doc: dict[str, Any]) -> list[tuple[str, di
         if len(path) == 2 and isinstance(doc.get(path[0]), dict):
             out.append((f"{path[0]}.no_such_key unknown key", _set(doc, (path[0], "no_such_key"), 1)))
     out.append(("no_such_section unknown key", {**doc, "no_such_section": {"a": 1}}))
-    return list({n: d for n, d in out}.items())   # one case per name
+    return list({n: d for n, d in out}.items())  # one case per name
 
 
 def system_cases(example: Path) -> list[tuple[str, list[str], str]]:
     """The example system file mutated key by key as the system file's JSON Schema declares them; each run as
     `whatif --system` (the plan reads the same loader)."""
     from secperf.inputs.system import json_schema
+
     schema = json_schema()
     doc = tomllib.loads(example.read_text())
-    return [(f"system {name}", ["whatif", "--system", "{file}", "--n", "200"], to_toml(d))
-            for name, d in mutations(schema, doc)]
+    return [
+        (f"system {name}", ["whatif", "--system", "{file}", "--n", "200"], to_toml(d))
+        for name, d in mutations(schema, doc)
+    ]
 
 
 def result_cases(result: Path | None = None) -> list[tuple[str, list[str], str]]:
@@ -164,12 +167,14 @@ def result_cases(result: Path | None = None) -> list[tuple[str, list[str], str]]
     key (top level and one level down) as the Result's JSON Schema declares them; each read by `secperf
     report` (the readers must name what is wrong, exit 2, never a traceback)."""
     from secperf.core.result_schema import json_schema
+
     schema = json_schema()
     if result is None:
         result = a_result()
     doc = json.loads(result.read_text())
-    return [(f"result {name}", ["report", "{file}"], json.dumps(d, allow_nan=True))
-            for name, d in mutations(schema, doc)]
+    return [
+        (f"result {name}", ["report", "{file}"], json.dumps(d, allow_nan=True)) for name, d in mutations(schema, doc)
+    ]
 
 
 def a_result() -> Path:
@@ -179,6 +184,7 @@ def a_result() -> Path:
     import tempfile
 
     from secperf import cli
+
     out = Path(tempfile.mkdtemp(prefix="secperf-campaign-result-"))
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         code = cli.main(["can", "--no-report", "--out", str(out)])

@@ -57,8 +57,15 @@ def main() -> int:
     pki = LabPKI(work / "pki").ensure()
     cfg = S.ServerConfig("nginx", "ecdsa-p256")
     srv = S.start_server(cfg, pki, work / "nginx", 1)
-    ray.init(address="local", num_cpus=1, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
-             logging_level=logging.WARNING, runtime_env=C.runtime_env())
+    ray.init(
+        address="local",
+        num_cpus=1,
+        include_dashboard=False,
+        _node_ip_address="127.0.0.1",
+        log_to_driver=False,
+        logging_level=logging.WARNING,
+        runtime_env=C.runtime_env(),
+    )
     rows: dict[str, list[dict]] = {"local": [], "cluster": []}
     exact = True
     try:
@@ -66,13 +73,16 @@ def main() -> int:
         cl = C.Cluster("local", C._alive_nodes(ray))
         g = CL.place(cl, server_core)
         g.places[0]["core"] = gen_core
-        p = S.LoadParams(concurrency=[args.clients], duration_s=args.seconds, warmup_s=0.5, seed=1, core=server_core,
-                         loadgen_procs=1)
+        p = S.LoadParams(
+            concurrency=[args.clients], duration_s=args.seconds, warmup_s=0.5, seed=1, core=server_core, loadgen_procs=1
+        )
         argv = S.loadgen_argv(srv.port, cfg, args.clients, p)
         timeout = args.seconds + 40
         exe = str(S.find_loadgen())
-        print(f"host: {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}; nginx on core {server_core}, the generator "
-              f"on core {gen_core}; {args.clients} clients, {args.seconds:g} s per run; generator {exe}")
+        print(
+            f"host: {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}; nginx on core {server_core}, the generator "
+            f"on core {gen_core}; {args.clients} clients, {args.seconds:g} s per run; generator {exe}"
+        )
         if "/asan/" in exe:
             print("note: that is the AddressSanitizer build (slow); set SECPERF_LOADGEN to a release build")
         for r in range(args.rounds):
@@ -80,34 +90,51 @@ def main() -> int:
             cluster_run = CL.run_level(g, argv, srv.proc.pid, p.warmup_s, p.duration_s, timeout)
             for name, run in (("local", local_run), ("cluster", cluster_run)):
                 lv = S.summarize_level(run)
-                rows[name].append({"handshakes_per_s": lv["handshakes_per_s"],
-                                   "gen_cpu_us": lv["loadgen_cpu_us_per_handshake"],
-                                   "server_utilisation": lv["server_utilisation"]})
+                rows[name].append(
+                    {
+                        "handshakes_per_s": lv["handshakes_per_s"],
+                        "gen_cpu_us": lv["loadgen_cpu_us_per_handshake"],
+                        "server_utilisation": lv["server_utilisation"],
+                    }
+                )
             merged = CL.cluster_level(cluster_run)["latency_ms"]
             ends = [m for m in cluster_run["lines"] if m.get("type") == "end"]
             exact = exact and merged == Histogram.merged(Histogram.from_pairs(e["hist_us"]) for e in ends).summary_ms()
-            print(f"round {r + 1}: " + "; ".join(
-                f"{k}: {rows[k][-1]['handshakes_per_s']:,.0f} hs/s, generator {rows[k][-1]['gen_cpu_us']:.0f} µs CPU/hs, "
-                f"server {rows[k][-1]['server_utilisation']:.0%} busy" for k in rows) + f"; load {os.getloadavg()[0]:.2f}")
+            print(
+                f"round {r + 1}: "
+                + "; ".join(
+                    f"{k}: {rows[k][-1]['handshakes_per_s']:,.0f} hs/s, generator {rows[k][-1]['gen_cpu_us']:.0f} µs CPU/hs, "
+                    f"server {rows[k][-1]['server_utilisation']:.0%} busy"
+                    for k in rows
+                )
+                + f"; load {os.getloadavg()[0]:.2f}"
+            )
         g.stop()
     finally:
         ray.shutdown()
         srv.stop()
-    med = {k: {m: statistics.median(x[m] for x in v) for m in ("handshakes_per_s", "gen_cpu_us")} for k, v in rows.items()}
+    med = {
+        k: {m: statistics.median(x[m] for x in v) for m in ("handshakes_per_s", "gen_cpu_us")} for k, v in rows.items()
+    }
     cap = {k: 1e6 / v["gen_cpu_us"] for k, v in med.items()}
     cap_ratio = cap["cluster"] / cap["local"]
     paired = sorted(lo["gen_cpu_us"] / cu["gen_cpu_us"] for lo, cu in zip(rows["local"], rows["cluster"]))
     rate_ratio = med["cluster"]["handshakes_per_s"] / med["local"]["handshakes_per_s"]
-    print(f"generator capacity (1e6 / CPU per handshake): local {cap['local']:,.0f}/s, cluster {cap['cluster']:,.0f}/s: "
-          f"cluster / local {cap_ratio:.3f} (target >= 0.95)")
-    print(f"  per round (cluster / local, paired): min {paired[0]:.3f}, median {statistics.median(paired):.3f}, "
-          f"max {paired[-1]:.3f} -- the spread is the machine's other load, not either path")
+    print(
+        f"generator capacity (1e6 / CPU per handshake): local {cap['local']:,.0f}/s, cluster {cap['cluster']:,.0f}/s: "
+        f"cluster / local {cap_ratio:.3f} (target >= 0.95)"
+    )
+    print(
+        f"  per round (cluster / local, paired): min {paired[0]:.3f}, median {statistics.median(paired):.3f}, "
+        f"max {paired[-1]:.3f} -- the spread is the machine's other load, not either path"
+    )
     print(f"achieved handshakes/s: cluster / local {rate_ratio:.3f} (reported)")
     print(f"merged percentiles equal a local merge of the same histograms: {exact}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"rows": rows, "capacity_ratio": cap_ratio, "rate_ratio": rate_ratio, "exact_merge": exact}, f,
-                      indent=1)
+            json.dump(
+                {"rows": rows, "capacity_ratio": cap_ratio, "rate_ratio": rate_ratio, "exact_merge": exact}, f, indent=1
+            )
     return 0 if cap_ratio >= 0.95 and exact else 1
 
 

@@ -36,10 +36,12 @@ import time
 
 def sweep_cells(n: int, cells: int):
     from secperf.app import whatif as W
+
     loss = max(1, min(10, cells // 1000))
     rtt_hi = max(1, cells // loss) - 1
-    o = W.WhatifOptions(protocols=["tls1.3"], sweep=f"rtt=0..{rtt_hi}:1,loss=0..{loss - 1}:1", n=n, seed=7,
-                        max_cells=max(20_000, cells))
+    o = W.WhatifOptions(
+        protocols=["tls1.3"], sweep=f"rtt=0..{rtt_hi}:1,loss=0..{loss - 1}:1", n=n, seed=7, max_cells=max(20_000, cells)
+    )
     table = W.cost_table(o)
     cs, _ = W._cells(o, table)
     return o, table, cs
@@ -48,6 +50,7 @@ def sweep_cells(n: int, cells: int):
 def rows(cells, preds, table, o) -> list:
     """The rows the Result keeps: built here from local predictions, as received from the workers."""
     from secperf.app.whatif import _row
+
     return [_row(c, p, table, o.until, device=o.device) for c, p in zip(cells, preds)]
 
 
@@ -60,17 +63,27 @@ def timed_on_ray(k: int, o, table, cells, rows_on_driver: bool = False) -> tuple
 
     from secperf.app import cluster as C
     from secperf.app.whatif import predict_cell, predict_cells
-    if rows_on_driver:   # the previous path: workers send predictions (plan, draws), the driver builds rows
+
+    if rows_on_driver:  # the previous path: workers send predictions (plan, draws), the driver builds rows
+
         def predict_shared(shared, cell):
             return predict_cell(cell, *shared)
 
         def predict_cells(cells, table, o, cl):  # noqa: F811
             return C.map_items(predict_shared, (table, o), cells, cl, "what-if cells")
-    ray.init(address="local", num_cpus=k, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
-             logging_level=logging.WARNING, runtime_env=C.runtime_env())
+
+    ray.init(
+        address="local",
+        num_cpus=k,
+        include_dashboard=False,
+        _node_ip_address="127.0.0.1",
+        log_to_driver=False,
+        logging_level=logging.WARNING,
+        runtime_env=C.runtime_env(),
+    )
     try:
         cl = C.Cluster("local", C._alive_nodes(ray))
-        predict_cells(cells[: 4 * k], table, o, cl)          # workers started and secperf imported on each
+        predict_cells(cells[: 4 * k], table, o, cl)  # workers started and secperf imported on each
         t0, c0 = time.perf_counter(), time.process_time()
         out = rows(cells, predict_cells(cells, table, o, cl), table, o)
         # the driver's own CPU for the sweep (receiving rows, and building them when workers do not):
@@ -86,8 +99,11 @@ def main() -> int:
     ap.add_argument("--cells", type=int, default=10_000)
     ap.add_argument("--rounds", type=int, default=3, help="rounds of (1 worker, 2 workers)")
     ap.add_argument("--json", help="also write the figures as JSON here")
-    ap.add_argument("--rows-on-driver", action="store_true", help="the previous path, for comparison: workers send "
-                    "their predictions and the driver builds the rows")
+    ap.add_argument(
+        "--rows-on-driver",
+        action="store_true",
+        help="the previous path, for comparison: workers send their predictions and the driver builds the rows",
+    )
     args = ap.parse_args()
     try:
         import ray  # noqa: F401
@@ -95,6 +111,7 @@ def main() -> int:
         print("Ray is not installed: pip install 'secperf[cluster]'", file=sys.stderr)
         return 2
     from secperf.app.whatif import predict_cells
+
     o, table, cells = sweep_cells(args.n, args.cells)
     print(f"host: {os.cpu_count()} CPUs; sweep: {len(cells):,} cells x n {args.n} (tls1.3, rtt x loss)")
     load0 = os.getloadavg()
@@ -102,8 +119,10 @@ def main() -> int:
     ref = fingerprint(rows(cells, predict_cells(cells, table, o), table, o))
     local_s, local_cpu = time.perf_counter() - t0, time.process_time() - c0
     driver_ms: dict[int, list[float]] = {}
-    print(f"local (no Ray, one process): {len(cells) / local_s:,.0f} cells/s ({local_s:.1f} s, "
-          f"{local_cpu * 1e3 / len(cells):.2f} ms CPU per cell); load {load0[0]:.2f} -> {os.getloadavg()[0]:.2f}")
+    print(
+        f"local (no Ray, one process): {len(cells) / local_s:,.0f} cells/s ({local_s:.1f} s, "
+        f"{local_cpu * 1e3 / len(cells):.2f} ms CPU per cell); load {load0[0]:.2f} -> {os.getloadavg()[0]:.2f}"
+    )
     rates: dict[int, list[float]] = {1: [], 2: []}
     loads = []
     same = True
@@ -116,33 +135,52 @@ def main() -> int:
             same = same and fingerprint(preds) == ref
             rates[k].append(len(cells) / wall)
             loads.append((k, la, lb))
-            print(f"round {r + 1}: {k} worker(s): {len(cells) / wall:,.0f} cells/s ({wall:.1f} s), driver CPU "
-                  f"{drv * 1e3 / len(cells):.2f} ms/cell; load {la:.2f} -> "
-                  f"{lb:.2f}")
+            print(
+                f"round {r + 1}: {k} worker(s): {len(cells) / wall:,.0f} cells/s ({wall:.1f} s), driver CPU "
+                f"{drv * 1e3 / len(cells):.2f} ms/cell; load {la:.2f} -> "
+                f"{lb:.2f}"
+            )
     one, two = statistics.median(rates[1]), statistics.median(rates[2])
     ratio = two / one
     # per round: the two-worker rate over the mean of the one-worker rounds either side of it
-    per_round = [two_r / ((rates[1][i] + rates[1][min(i + 1, len(rates[1]) - 1)]) / 2)
-                 for i, two_r in enumerate(rates[2])]
+    per_round = [
+        two_r / ((rates[1][i] + rates[1][min(i + 1, len(rates[1]) - 1)]) / 2) for i, two_r in enumerate(rates[2])
+    ]
     ok = ratio >= 1.8 and same
-    print(f"two workers / one worker: {ratio:.2f}x of the medians (target >= 1.8x); per round "
-          f"{', '.join(f'{r:.2f}' for r in per_round)} (min {min(per_round):.2f}, max {max(per_round):.2f}); rows equal "
-          f"to the local run at every worker count: {same}")
+    print(
+        f"two workers / one worker: {ratio:.2f}x of the medians (target >= 1.8x); per round "
+        f"{', '.join(f'{r:.2f}' for r in per_round)} (min {min(per_round):.2f}, max {max(per_round):.2f}); rows equal "
+        f"to the local run at every worker count: {same}"
+    )
     # CPU, not wall: what a quiet host with two free cores allows, from the cell's CPU (w, one process)
     # and the driver's per cell (d, two-worker rounds): 1 worker max(w, d) per cell, 2 workers (w + d) / 2
     w, d = local_cpu * 1e3 / len(cells), statistics.median(driver_ms[2])
     bound = 2 * max(w, d) / (w + d)
-    print(f"CPU per cell: {w:.2f} ms of work, {d:.2f} ms on the driver: two free cores allow {bound:.2f}x at most; "
-          f"one worker core makes about {1000 / w:,.0f} cells/s at this --n")
+    print(
+        f"CPU per cell: {w:.2f} ms of work, {d:.2f} ms on the driver: two free cores allow {bound:.2f}x at most; "
+        f"one worker core makes about {1000 / w:,.0f} cells/s at this --n"
+    )
     busy = max(la for _, la, _ in loads)
     if ratio < 1.8:
-        print(f"note: the load average reached {busy:.1f} on {os.cpu_count()} CPUs during the rounds: two workers "
-              f"had {'no' if busy >= (os.cpu_count() or 1) else 'not'} two free cores; run it on a quiet host")
-    out = {"cells": len(cells), "n": args.n, "local_cells_per_s": len(cells) / local_s,
-           "one_worker_cells_per_s": rates[1], "two_workers_cells_per_s": rates[2], "ratio": ratio,
-           "ratio_per_round": per_round,
-           "equal_to_local": same, "load": loads, "cpus": os.cpu_count(), "driver_cpu_ms_per_cell": driver_ms,
-           "local_cpu_ms_per_cell": w, "quiet_host_bound": bound}
+        print(
+            f"note: the load average reached {busy:.1f} on {os.cpu_count()} CPUs during the rounds: two workers "
+            f"had {'no' if busy >= (os.cpu_count() or 1) else 'not'} two free cores; run it on a quiet host"
+        )
+    out = {
+        "cells": len(cells),
+        "n": args.n,
+        "local_cells_per_s": len(cells) / local_s,
+        "one_worker_cells_per_s": rates[1],
+        "two_workers_cells_per_s": rates[2],
+        "ratio": ratio,
+        "ratio_per_round": per_round,
+        "equal_to_local": same,
+        "load": loads,
+        "cpus": os.cpu_count(),
+        "driver_cpu_ms_per_cell": driver_ms,
+        "local_cpu_ms_per_cell": w,
+        "quiet_host_bound": bound,
+    }
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)

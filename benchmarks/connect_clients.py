@@ -46,8 +46,10 @@ def main() -> int:
     for rnd in range(a.rounds):
         p = C.ConnectParams(n=a.n, warmup=2, workdir=work / f"r{rnd}", pki_root=work / "pki")
         doc = R.new_result(kind="connect", command=[], params={}, host={}, run_id="bench")
-        pairs = [(C.ConnectConfig("https"), C.ConnectConfig("https", client="curl")),
-                 (C.ConnectConfig("mqtt"), C.ConnectConfig("mqtt", client="mosquitto_pub"))]
+        pairs = [
+            (C.ConnectConfig("https"), C.ConnectConfig("https", client="curl")),
+            (C.ConnectConfig("mqtt"), C.ConnectConfig("mqtt", client="mosquitto_pub")),
+        ]
         for probe_cfg, ext_cfg in pairs:
             order = (probe_cfg, ext_cfg) if rnd % 2 == 0 else (ext_cfg, probe_cfg)
             got = {}
@@ -55,7 +57,9 @@ def main() -> int:
                 s = C.measure(cfg, p, pki, doc)[0]
                 got[cfg.client] = s
                 if s["status"] != "ok":
-                    failed.append(f"round {rnd} {cfg.label}: {s['failures'][-1]['reason'] if s['failures'] else s['status']}")
+                    failed.append(
+                        f"round {rnd} {cfg.label}: {s['failures'][-1]['reason'] if s['failures'] else s['status']}"
+                    )
             if probe_cfg.protocol == "https":
                 pv = _median(got["probe"], lambda c: c["tcp_connect_us"] + c["handshake_wall_us"])
                 ev = _median(got["curl"], lambda c: c["time_appconnect_us"])
@@ -66,18 +70,24 @@ def main() -> int:
             if pv and ev:
                 rows[probe_cfg.protocol].append((pv, ev))
     print(f"{'comparison':58} {'probe P50':>10} {'tool P50':>10} {'probe/tool':>10}  per-round ratios")
-    for proto, what in (("https", "HTTPS: probe connect+handshake vs curl time_appconnect"),
-                        ("mqtt", "MQTT: probe CONNACK vs mosquitto_pub CONNACK - start-up")):
+    for proto, what in (
+        ("https", "HTTPS: probe connect+handshake vs curl time_appconnect"),
+        ("mqtt", "MQTT: probe CONNACK vs mosquitto_pub CONNACK - start-up"),
+    ):
         r = rows[proto]
         if not r:
             print(f"{what:58} {'failed':>10}")
             continue
         ratios = [p / e for p, e in r]
-        print(f"{what:58} {statistics.median(p for p, _ in r) / 1000:8.2f}ms {statistics.median(e for _, e in r) / 1000:8.2f}ms "
-              f"{statistics.median(ratios):10.3f}  {' '.join(f'{x:.2f}' for x in ratios)}")
+        print(
+            f"{what:58} {statistics.median(p for p, _ in r) / 1000:8.2f}ms {statistics.median(e for _, e in r) / 1000:8.2f}ms "
+            f"{statistics.median(ratios):10.3f}  {' '.join(f'{x:.2f}' for x in ratios)}"
+        )
     st = [x for x in startup if x]
     if st:
-        print(f"mosquitto_pub process start-up (subtracted above), P50 of rounds: {statistics.median(st) / 1000:.2f} ms")
+        print(
+            f"mosquitto_pub process start-up (subtracted above), P50 of rounds: {statistics.median(st) / 1000:.2f} ms"
+        )
     for f in failed:
         print(f"FAILED {f}", file=sys.stderr)
     return 1 if failed else 0

@@ -55,8 +55,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=8, help="handshakes per guest process (first is cold)")
     ap.add_argument("--procs", type=int, default=5, help="guest processes per run (default 5)")
-    ap.add_argument("--cold", type=int, default=15, help="extra one-handshake processes per run for the cold "
-                    "median (default 15: Mbed TLS's cold handshakes vary by a few %%)")
+    ap.add_argument(
+        "--cold",
+        type=int,
+        default=15,
+        help="extra one-handshake processes per run for the cold "
+        "median (default 15: Mbed TLS's cold handshakes vary by a few %%)",
+    )
     ap.add_argument("--json", help="write the figures here")
     a = ap.parse_args()
     configs = []
@@ -82,15 +87,21 @@ def main() -> int:
             for _ in range(2):
                 parts = [run_once(build, dev, cfg, srv, a.n) for _ in range(procs)]
                 runs.append(([h for hs, _ in parts for h in hs], sum(w for _, w in parts)))
-                colds.append([h for _ in range(a.cold * (procs // a.procs)) for h in run_once(build, dev, cfg, srv, 1)[0]])
+                colds.append(
+                    [h for _ in range(a.cold * (procs // a.procs)) for h in run_once(build, dev, cfg, srv, 1)[0]]
+                )
             plain = [h for _ in range(2) for h in run_once(build, dev, cfg, srv, 2 * a.n, marks=False)[0]]
             row = {"device": cfg.device, "config": cfg.key, "library": build.library}
-            print(f"{cfg.device} {cfg.key} ({build.library}), {a.n} handshakes per process, 2 runs of {procs} processes "
-                  f"(+ {a.cold * (procs // a.procs)} one-handshake processes for cold) + 2 plain processes")
+            print(
+                f"{cfg.device} {cfg.key} ({build.library}), {a.n} handshakes per process, 2 runs of {procs} processes "
+                f"(+ {a.cold * (procs // a.procs)} one-handshake processes for cold) + 2 plain processes"
+            )
             # 1. determinism
             for phase, pick in (("cold", lambda h: h.index == 0), ("warm", lambda h: h.index >= 3)):
-                per_run = [[h.instructions for h in hs + (cold if phase == "cold" else []) if pick(h)]
-                           for (hs, _), cold in zip(runs, colds)]
+                per_run = [
+                    [h.instructions for h in hs + (cold if phase == "cold" else []) if pick(h)]
+                    for (hs, _), cold in zip(runs, colds)
+                ]
                 meds = [statistics.median(v) for v in per_run]
                 means = [statistics.fmean(v) for v in per_run]
                 diff = abs(means[0] - means[1]) / means[0]
@@ -98,11 +109,19 @@ def main() -> int:
                 inner = max((max(v) - min(v)) / statistics.median(v) for v in per_run)
                 good = diff <= DET_BAND
                 ok &= good
-                row[f"determinism_{phase}"] = {"means": means, "medians": meds, "diff": diff, "diff_medians": diff_med,
-                                               "spread_in_run": inner, "samples_per_run": [len(v) for v in per_run]}
-                print(f"  determinism {phase}: mean {means[0]:,.0f} vs {means[1]:,.0f} instructions, differ {diff:.3%} "
-                      f"(band {DET_BAND:.1%}; medians differ {diff_med:.3%}) over {len(per_run[0])} handshakes a run, "
-                      f"spread in a run {inner:.3%}  {'ok' if good else 'MISSED'}")
+                row[f"determinism_{phase}"] = {
+                    "means": means,
+                    "medians": meds,
+                    "diff": diff,
+                    "diff_medians": diff_med,
+                    "spread_in_run": inner,
+                    "samples_per_run": [len(v) for v in per_run],
+                }
+                print(
+                    f"  determinism {phase}: mean {means[0]:,.0f} vs {means[1]:,.0f} instructions, differ {diff:.3%} "
+                    f"(band {DET_BAND:.1%}; medians differ {diff_med:.3%}) over {len(per_run[0])} handshakes a run, "
+                    f"spread in a run {inner:.3%}  {'ok' if good else 'MISSED'}"
+                )
             # 2. sum rule
             allh = [h for hs, _ in runs for h in hs]
             worst = max(abs(h.parts_sum - h.instructions) / h.instructions for h in allh)
@@ -111,18 +130,26 @@ def main() -> int:
             overhead = (warm_i - warm_p) / warm_p
             good = worst <= SUM_BAND and abs(overhead) <= SUM_BAND
             ok &= good
-            row["sum_rule"] = {"parts_vs_total_worst": worst, "instrumented": warm_i, "plain": warm_p,
-                               "instrumentation_overhead": overhead}
-            print(f"  sum rule: parts vs total worst {worst:.4%}; instrumented {warm_i:,.0f} vs plain {warm_p:,.0f} "
-                  f"instructions ({overhead:+.3%}, band ±{SUM_BAND:.0%})  {'ok' if good else 'MISSED'}")
+            row["sum_rule"] = {
+                "parts_vs_total_worst": worst,
+                "instrumented": warm_i,
+                "plain": warm_p,
+                "instrumentation_overhead": overhead,
+            }
+            print(
+                f"  sum rule: parts vs total worst {worst:.4%}; instrumented {warm_i:,.0f} vs plain {warm_p:,.0f} "
+                f"instructions ({overhead:+.3%}, band ±{SUM_BAND:.0%})  {'ok' if good else 'MISSED'}"
+            )
             # 3. speed
             rates = [len(hs) / wall for hs, wall in runs]
             rate = statistics.median(rates)
             good = rate >= RATE_BAND
             ok &= good
             row["handshakes_per_s"] = rate
-            print(f"  speed: {rate:.1f} emulated handshakes/s with counting on (band >= {RATE_BAND:g})  "
-                  f"{'ok' if good else 'MISSED'}")
+            print(
+                f"  speed: {rate:.1f} emulated handshakes/s with counting on (band >= {RATE_BAND:g})  "
+                f"{'ok' if good else 'MISSED'}"
+            )
             # 4. what the timing model costs: the same guest process with and without it (fastest of 3 each)
             walls = {True: [], False: []}
             for _ in range(3):
@@ -132,8 +159,10 @@ def main() -> int:
             good = cost <= TIMING_COST_BAND
             ok &= good
             row["timing_model_cost"] = {"with_s": min(walls[True]), "without_s": min(walls[False]), "ratio": cost}
-            print(f"  timing model: {min(walls[True]):.2f} s vs {min(walls[False]):.2f} s for {a.n} handshakes in one "
-                  f"guest process, {cost:.2f}x (band <= {TIMING_COST_BAND:g}x)  {'ok' if good else 'MISSED'}")
+            print(
+                f"  timing model: {min(walls[True]):.2f} s vs {min(walls[False]):.2f} s for {a.n} handshakes in one "
+                f"guest process, {cost:.2f}x (band <= {TIMING_COST_BAND:g}x)  {'ok' if good else 'MISSED'}"
+            )
             rows.append(row)
     if a.json:
         with open(a.json, "w") as f:

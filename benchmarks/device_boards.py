@@ -55,19 +55,31 @@ from secperf.measure import device as D
 from secperf.measure.device_build import ensure_built
 
 # our stacks and the versions they build
-STACK_VERSIONS = {"wolfssl": ("wolfSSL", "5.5.4"), "wolfssl59": ("wolfSSL", "5.9.4"),
-                  "mbedtls": ("Mbed TLS", "2.28.3"), "mbedtls3": ("Mbed TLS", "3.6"),
-                  "pqclean": ("PQClean", "")}
+STACK_VERSIONS = {
+    "wolfssl": ("wolfSSL", "5.5.4"),
+    "wolfssl59": ("wolfSSL", "5.9.4"),
+    "mbedtls": ("Mbed TLS", "2.28.3"),
+    "mbedtls3": ("Mbed TLS", "3.6"),
+    "pqclean": ("PQClean", ""),
+}
 # published operation -> (our op, bytes per call for bulk operations or None)
 OPS = {
-    "ecdsa-p256-sign": ("ecdsa-p256-sign", None), "ecdsa-p256-verify": ("ecdsa-p256-verify", None),
-    "p256-keygen": ("p256-keygen", None), "p256-derive": ("p256-derive", None),
-    "ecdh-p256": ("p256-derive", None), "x25519-keygen": ("x25519-keygen", None),
-    "x25519-derive": ("x25519-derive", None), "rsa-2048-verify": ("rsa-2048-verify", None),
-    "aes-128-gcm": ("aes-128-gcm-1024", 1024), "chacha20-poly1305": ("chacha20-poly1305-1024", 1024),
-    "sha256": ("sha256-1024", 1024), "hmac-sha256": ("hmac-sha256-1024", 1024),
-    "aes-128-cmac": ("aes-128-cmac-1024", 1024), "aes-128-cbc": ("aes-128-cbc-1024", 1024),
-    "chacha20": ("chacha20-1024", 1024), "poly1305": ("poly1305-1024", 1024),
+    "ecdsa-p256-sign": ("ecdsa-p256-sign", None),
+    "ecdsa-p256-verify": ("ecdsa-p256-verify", None),
+    "p256-keygen": ("p256-keygen", None),
+    "p256-derive": ("p256-derive", None),
+    "ecdh-p256": ("p256-derive", None),
+    "x25519-keygen": ("x25519-keygen", None),
+    "x25519-derive": ("x25519-derive", None),
+    "rsa-2048-verify": ("rsa-2048-verify", None),
+    "aes-128-gcm": ("aes-128-gcm-1024", 1024),
+    "chacha20-poly1305": ("chacha20-poly1305-1024", 1024),
+    "sha256": ("sha256-1024", 1024),
+    "hmac-sha256": ("hmac-sha256-1024", 1024),
+    "aes-128-cmac": ("aes-128-cmac-1024", 1024),
+    "aes-128-cbc": ("aes-128-cbc-1024", 1024),
+    "chacha20": ("chacha20-1024", 1024),
+    "poly1305": ("poly1305-1024", 1024),
     "rsa-2048-sign": ("rsa-2048-sign", None),
 }
 for _k in (512, 768, 1024):
@@ -99,8 +111,11 @@ PQM4_TARGET_SCHEMES = ("ml-kem-512-", "ml-kem-768-", "ml-dsa-44-")
 
 def pqm4_clean(row: dict) -> bool:
     """A pqm4 row of PQClean's clean ML-KEM/ML-DSA (its assembly Keccak), which the like build predicts."""
-    return ("pqm4" in str(row.get("library", "")).lower() and row.get("secperf_config") == "clean"
-            and str(row.get("operation", "")).startswith(("ml-kem-", "ml-dsa-")))
+    return (
+        "pqm4" in str(row.get("library", "")).lower()
+        and row.get("secperf_config") == "clean"
+        and str(row.get("operation", "")).startswith(("ml-kem-", "ml-dsa-"))
+    )
 
 
 def board_core(board: dict, dev: Core) -> Core | None:
@@ -117,14 +132,22 @@ def board_core(board: dict, dev: Core) -> Core | None:
             # the STM32 M33 parts read constants from flash over the same C-AHB code bus, through the same
             # ICACHE (ST, "Cache coherence and hit rate on STM32C5"): without it no flash data is cached either
             g.update(dcache_entries=0, dcache_ways=0)
-    if "prefetch" in board:   # the flash prefetch as the board's HAL configuration sets it (prefetch_source)
+    if "prefetch" in board:  # the flash prefetch as the board's HAL configuration sets it (prefetch_source)
         costs["no_prefetch"] = (0.0, 0.0, 0.0) if board["prefetch"] else (1.0, 1.0, 1.0)
-    what = "; ".join(x for x in ("instruction cache off" if not board.get("icache", True) else "",
-                                 f"flash prefetch {'on' if board.get('prefetch') else 'off'}" if "prefetch" in board
-                                 else "") if x)
-    return dataclasses.replace(dev, name=f"{dev.name}-{what.replace(' ', '-').replace(';', '')}",
-                               description=f"{dev.description}; as the board ran: {what}",
-                               timing=dataclasses.replace(dev.timing, geometry=g, costs=costs))
+    what = "; ".join(
+        x
+        for x in (
+            "instruction cache off" if not board.get("icache", True) else "",
+            f"flash prefetch {'on' if board.get('prefetch') else 'off'}" if "prefetch" in board else "",
+        )
+        if x
+    )
+    return dataclasses.replace(
+        dev,
+        name=f"{dev.name}-{what.replace(' ', '-').replace(';', '')}",
+        description=f"{dev.description}; as the board ran: {what}",
+        timing=dataclasses.replace(dev.timing, geometry=g, costs=costs),
+    )
 
 
 def on_board_core(r: dict) -> Core:
@@ -143,7 +166,7 @@ def pick_stack(row: dict) -> tuple[str | None, str]:
     low = lib.lower()
     if "pqclean" in low or "pqm4" in low:
         return "pqclean", "exact"
-    if low.startswith("p256-m"):   # Mbed TLS 3.6 ships it; its README's code is the p256m-2020-os build of it
+    if low.startswith("p256-m"):  # Mbed TLS 3.6 ships it; its README's code is the p256m-2020-os build of it
         return "p256m", "nearest"
     if low.startswith("wolf"):
         if ver.startswith("5.9"):
@@ -175,9 +198,9 @@ def pick_config(row: dict, stack: str) -> str | None:
     if named and " " not in named:
         return named
     if stack == "p256m":
-        return None   # its default: -Os, as its author built it
+        return None  # its default: -Os, as its author built it
     if named.startswith("none (generic sp_int"):
-        return "sp-int"   # WOLFSSL_SP_MATH_ALL without the fixed-size SP code
+        return "sp-int"  # WOLFSSL_SP_MATH_ALL without the fixed-size SP code
     text = (row.get("configuration") or "").lower()
     if stack.startswith("wolfssl"):
         if "small" in text and "sp" in text:
@@ -241,17 +264,30 @@ def plan_rows(data: dict, only: str | None) -> tuple[list[dict], list[dict]]:
             skip.append({**r, "reason": f"no core profile {profile!r} for this board"})
             continue
         if dev.clock_mhz != float(board["clock_mhz"]) or (
-                dev.profile == "M" and dev.timing.costs["flash_ws"][1] != float(board.get("flash_wait_states", 0))):
-            skip.append({**r, "reason": f"profile {profile} is {dev.clock_mhz:g} MHz with "
-                                        f"{dev.timing.costs['flash_ws'][1]:g} wait states, the board "
-                                        f"{board['clock_mhz']} MHz with {board.get('flash_wait_states')}"})
+            dev.profile == "M" and dev.timing.costs["flash_ws"][1] != float(board.get("flash_wait_states", 0))
+        ):
+            skip.append(
+                {
+                    **r,
+                    "reason": f"profile {profile} is {dev.clock_mhz:g} MHz with "
+                    f"{dev.timing.costs['flash_ws'][1]:g} wait states, the board "
+                    f"{board['clock_mhz']} MHz with {board.get('flash_wait_states')}",
+                }
+            )
             continue
         stack, how = pick_stack(row)
         if stack is None:
             skip.append({**r, "reason": how})
             continue
-        r.update(profile=profile, stack=stack, version_match=how, config=pick_config(row, stack), op=op[0],
-                 nbytes=op[1], pqm4=pqm4_clean(row))
+        r.update(
+            profile=profile,
+            stack=stack,
+            version_match=how,
+            config=pick_config(row, stack),
+            op=op[0],
+            nbytes=op[1],
+            pqm4=pqm4_clean(row),
+        )
         if row.get("operation") in STREAMED and str(row.get("library", "")).startswith("wolfSSL"):
             r["op"], r["stream"] = STREAM_OPS[0], True
         if r["pqm4"]:
@@ -269,8 +305,15 @@ def measure(rows: list[dict], n: int) -> None:
     """Run every (profile, stack, config) group's operations once; fill predicted figures into rows."""
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for r in rows:
-        groups[(r["profile"], r["stack"], r["config"], r["board_info"].get("icache", True),
-                r["board_info"].get("prefetch"))].append(r)
+        groups[
+            (
+                r["profile"],
+                r["stack"],
+                r["config"],
+                r["board_info"].get("icache", True),
+                r["board_info"].get("prefetch"),
+            )
+        ].append(r)
     for (profile, stack, config, icache, _prefetch), rs in groups.items():
         try:
             built = ensure_built(stack, D.target_for(core_profile(profile)), config)
@@ -285,8 +328,11 @@ def measure(rows: list[dict], n: int) -> None:
         ops = sorted({r["op"] for r in rs} | ({STREAM_OPS[1]} if any(r.get("stream") for r in rs) else set()))
         if not ops:
             continue
-        print(f"running {profile}{'' if icache else ' (instruction cache off)'} {stack} config "
-              f"{config or 'default'}: {', '.join(ops)}", file=sys.stderr)
+        print(
+            f"running {profile}{'' if icache else ' (instruction cache off)'} {stack} config "
+            f"{config or 'default'}: {', '.join(ops)}",
+            file=sys.stderr,
+        )
         try:
             series = D.measure_crypto(on_board_core(rs[0]), stack, ops, n, build_config=config)
         except (InputError, SecperfError) as exc:
@@ -304,7 +350,7 @@ def measure(rows: list[dict], n: int) -> None:
             t, mhz = dict(d["time"]), float(r["board_info"]["clock_mhz"])
             r["library_build"] = s["labels"].get("library")
             r["instructions"] = d["instructions_median"]
-            if r.get("stream"):   # the benchmark's timer window: a streamed KiB (see STREAMED)
+            if r.get("stream"):  # the benchmark's timer window: a streamed KiB (see STREAMED)
                 d2 = (by_op.get(STREAM_OPS[1]) or {}).get("derived") or {}
                 if not d2.get("time"):
                     r["failed"] = f"{STREAM_OPS[1]} was not counted (needed for a streamed hash)"
@@ -323,21 +369,38 @@ def measure(rows: list[dict], n: int) -> None:
             r["cpi_in_range"] = lo <= r["published_ms"] <= hi
 
 
-def summary(rows: list[dict], profile: str | None, versions: tuple[str, ...], boards: tuple[str, ...] | None = None,
-            pqm4: bool = False) -> dict:
+def summary(
+    rows: list[dict],
+    profile: str | None,
+    versions: tuple[str, ...],
+    boards: tuple[str, ...] | None = None,
+    pqm4: bool = False,
+) -> dict:
     """Errors of the predicted rows of a profile (None: both), version matches and boards (None: all);
     pqm4's clean rows only when pqm4, else never."""
-    rs = [r for r in rows if "error" in r and (profile is None or core_profile(r["profile"]).profile == profile)
-          and r["version_match"] in versions and (boards is None or r["board"] in boards)
-          and bool(r.get("pqm4")) == pqm4]
+    rs = [
+        r
+        for r in rows
+        if "error" in r
+        and (profile is None or core_profile(r["profile"]).profile == profile)
+        and r["version_match"] in versions
+        and (boards is None or r["board"] in boards)
+        and bool(r.get("pqm4")) == pqm4
+    ]
     if not rs:
         return {"rows": 0}
     errs = [abs(r["error"]) for r in rs]
-    return {"rows": len(rs), "boards": len({r["board"] for r in rs}),
-            "median_abs_error": statistics.median(errs), "worst_abs_error": max(errs),
-            "within_10pct": sum(e <= 0.10 for e in errs), "within_30pct": sum(e <= 0.30 for e in errs),
-            "in_band": sum(r["in_band"] for r in rs), "cpi_in_range": sum(r["cpi_in_range"] for r in rs),
-            "cpi_above_range": sum(r["published_ms"] > r["cpi_high_ms"] for r in rs)}
+    return {
+        "rows": len(rs),
+        "boards": len({r["board"] for r in rs}),
+        "median_abs_error": statistics.median(errs),
+        "worst_abs_error": max(errs),
+        "within_10pct": sum(e <= 0.10 for e in errs),
+        "within_30pct": sum(e <= 0.30 for e in errs),
+        "in_band": sum(r["in_band"] for r in rs),
+        "cpi_in_range": sum(r["cpi_in_range"] for r in rs),
+        "cpi_above_range": sum(r["published_ms"] > r["cpi_high_ms"] for r in rs),
+    }
 
 
 def main() -> int:
@@ -351,51 +414,83 @@ def main() -> int:
     rows, skipped = plan_rows(data, a.only)
     if not a.no_run:
         measure(rows, a.n)
-    print(f"{'board':22} {'library':16} {'config':9} {'operation':22} {'published':>10} {'predicted (band)':>26} "
-          f"{'error':>7} {'band':>4} {'old CPI range':>18} {'in':>3}")
+    print(
+        f"{'board':22} {'library':16} {'config':9} {'operation':22} {'published':>10} {'predicted (band)':>26} "
+        f"{'error':>7} {'band':>4} {'old CPI range':>18} {'in':>3}"
+    )
     for r in rows:
         lib = f"{r.get('library', '')} {r.get('version', '')}"[:16]
         if "error" not in r:
-            print(f"{r['board']:22} {lib:16} {str(r['config'] or 'default'):9} {r['operation']:22} "
-                  f"{r['published_ms']:10.3f} {'FAILED: ' + r.get('failed', 'not run'):>26}")
+            print(
+                f"{r['board']:22} {lib:16} {str(r['config'] or 'default'):9} {r['operation']:22} "
+                f"{r['published_ms']:10.3f} {'FAILED: ' + r.get('failed', 'not run'):>26}"
+            )
             continue
         mark = {"exact": "", "nearest": "~", "old": "*"}[r["version_match"]]
-        print(f"{r['board']:22} {lib:16} {str(r['config'] or 'default'):9} {r['operation'] + mark:22} "
-              f"{r['published_ms']:10.3f} {r['predicted_ms']:9.3f} ({r['predicted_low_ms']:.3f}–"
-              f"{r['predicted_high_ms']:.3f}) {r['error']:+7.1%} {'yes' if r['in_band'] else 'no':>4} "
-              f"{r['cpi_low_ms']:8.3f}–{r['cpi_high_ms']:8.3f} {'yes' if r['cpi_in_range'] else 'no':>3}")
+        print(
+            f"{r['board']:22} {lib:16} {str(r['config'] or 'default'):9} {r['operation'] + mark:22} "
+            f"{r['published_ms']:10.3f} {r['predicted_ms']:9.3f} ({r['predicted_low_ms']:.3f}–"
+            f"{r['predicted_high_ms']:.3f}) {r['error']:+7.1%} {'yes' if r['in_band'] else 'no':>4} "
+            f"{r['cpi_low_ms']:8.3f}–{r['cpi_high_ms']:8.3f} {'yes' if r['cpi_in_range'] else 'no':>3}"
+        )
     print("\nrows not matched (with the reason):")
     for r in skipped:
-        print(f"  {r.get('board')}: {r.get('library')} {str(r.get('version'))[:12]} {r.get('operation')} "
-              f"({str(r.get('configuration', ''))[:50]}): {r['reason'][:90]}")
-    out = {"rows": [{k: v for k, v in r.items() if k != "board_info"} for r in rows],
-           "not_matched": [{k: v for k, v in r.items() if k != "board_info"} for r in skipped]}
+        print(
+            f"  {r.get('board')}: {r.get('library')} {str(r.get('version'))[:12]} {r.get('operation')} "
+            f"({str(r.get('configuration', ''))[:50]}): {r['reason'][:90]}"
+        )
+    out = {
+        "rows": [{k: v for k, v in r.items() if k != "board_info"} for r in rows],
+        "not_matched": [{k: v for k, v in r.items() if k != "board_info"} for r in skipped],
+    }
     ok = True
     for prof, med_t, worst_t in (("M", 0.10, 0.30), ("A", 0.25, 0.50)):
-        for label, versions in (("exact version", ("exact",)), ("target (same release series)", ("exact", "nearest")),
-                                ("older releases (listed, not in the target)", ("old",))):
+        for label, versions in (
+            ("exact version", ("exact",)),
+            ("target (same release series)", ("exact", "nearest")),
+            ("older releases (listed, not in the target)", ("old",)),
+        ):
             s = summary(rows, prof, versions)
             out[f"summary_{prof}_{label.split()[0]}"] = s
             if not s["rows"]:
                 print(f"\n{prof}-profile, {label}: no rows")
                 continue
-            print(f"\n{prof}-profile, {label}: {s['rows']} rows on {s['boards']} boards; median |error| "
-                  f"{s['median_abs_error']:.1%} (target <= {med_t:.0%}), worst {s['worst_abs_error']:.1%} (target <= "
-                  f"{worst_t:.0%}); within 10 %: {s['within_10pct']}, within 30 %: {s['within_30pct']}; published "
-                  f"inside the model's band: {s['in_band']}; inside the old CPI range: {s['cpi_in_range']}, above "
-                  f"it: {s['cpi_above_range']}")
+            print(
+                f"\n{prof}-profile, {label}: {s['rows']} rows on {s['boards']} boards; median |error| "
+                f"{s['median_abs_error']:.1%} (target <= {med_t:.0%}), worst {s['worst_abs_error']:.1%} (target <= "
+                f"{worst_t:.0%}); within 10 %: {s['within_10pct']}, within 30 %: {s['within_30pct']}; published "
+                f"inside the model's band: {s['in_band']}; inside the old CPI range: {s['cpi_in_range']}, above "
+                f"it: {s['cpi_above_range']}"
+            )
             if label.startswith("target"):
                 ok &= s["median_abs_error"] <= med_t and s["worst_abs_error"] <= worst_t
     m = summary(rows, "M", ("exact", "nearest"))
     ok &= m.get("rows", 0) >= 25 and m.get("boards", 0) >= 3
     # issue 41's targets
     for label, s, med_t, worst_t in (
-            ("known build configuration (" + ", ".join(KNOWN_CONFIG_BOARDS) + ")",
-             summary(rows, None, ("exact", "nearest"), KNOWN_CONFIG_BOARDS), 0.08, 0.20),
-            ("all counted rows, every board", summary(rows, None, ("exact", "nearest")), 0.12, None),
-            ("pqm4 clean rows, like build (" + PQM4_CLEAN_CONFIG + "; " + ", ".join(p.rstrip("-") for p in PQM4_TARGET_SCHEMES)
-             + ")", summary([r for r in rows if r["operation"].startswith(PQM4_TARGET_SCHEMES)], None,
-                            ("exact", "nearest"), pqm4=True), None, 0.10)):
+        (
+            "known build configuration (" + ", ".join(KNOWN_CONFIG_BOARDS) + ")",
+            summary(rows, None, ("exact", "nearest"), KNOWN_CONFIG_BOARDS),
+            0.08,
+            0.20,
+        ),
+        ("all counted rows, every board", summary(rows, None, ("exact", "nearest")), 0.12, None),
+        (
+            "pqm4 clean rows, like build ("
+            + PQM4_CLEAN_CONFIG
+            + "; "
+            + ", ".join(p.rstrip("-") for p in PQM4_TARGET_SCHEMES)
+            + ")",
+            summary(
+                [r for r in rows if r["operation"].startswith(PQM4_TARGET_SCHEMES)],
+                None,
+                ("exact", "nearest"),
+                pqm4=True,
+            ),
+            None,
+            0.10,
+        ),
+    ):
         key = "summary_" + label.split(" (")[0].replace(" ", "_").replace(",", "")
         out[key] = s
         if not s["rows"]:
@@ -404,10 +499,13 @@ def main() -> int:
         met = (med_t is None or s["median_abs_error"] <= med_t) and (worst_t is None or s["worst_abs_error"] <= worst_t)
         if a.only is None:
             ok &= met
-        print(f"\n{label}: {s['rows']} rows on {s['boards']} boards; median |error| {s['median_abs_error']:.1%}"
-              + (f" (target <= {med_t:.0%})" if med_t is not None else "")
-              + f", worst {s['worst_abs_error']:.1%}" + (f" (target <= {worst_t:.0%})" if worst_t is not None else "")
-              + f"; within 10 %: {s['within_10pct']}{'' if met else '  NOT met'}")
+        print(
+            f"\n{label}: {s['rows']} rows on {s['boards']} boards; median |error| {s['median_abs_error']:.1%}"
+            + (f" (target <= {med_t:.0%})" if med_t is not None else "")
+            + f", worst {s['worst_abs_error']:.1%}"
+            + (f" (target <= {worst_t:.0%})" if worst_t is not None else "")
+            + f"; within 10 %: {s['within_10pct']}{'' if met else '  NOT met'}"
+        )
     print(f"\ntargets {'met' if ok else 'NOT met'}")
     if a.json:
         with open(a.json, "w") as f:

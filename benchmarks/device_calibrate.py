@@ -45,7 +45,7 @@ def board_rows(rows: list[dict], progress: bool = True) -> tuple[list[C.Row], li
     b = rows[0]
     info = b["board_info"]
     base = core_profile(b["profile"])
-    base = DB.board_core(info, base) or base   # the board's memory when it differs (instruction cache off)
+    base = DB.board_core(info, base) or base  # the board's memory when it differs (instruction cache off)
     dev = C.board_core(base, f"board-{b['board']}", float(info["clock_mhz"]), int(info.get("flash_wait_states", 0)))
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for r in rows:
@@ -65,10 +65,16 @@ def board_rows(rows: list[dict], progress: bool = True) -> tuple[list[C.Row], li
                 continue
             mark = {"exact": "", "nearest": "~", "old": "*"}[r["version_match"]]
             label = f"{r['operation']}{mark} {r['library']} {r['version']} [{config or 'default'}]"
-            out.append(C.Row(label, r["published_ms"] * float(info["clock_mhz"]) * 1e3, row_ops(r),
-                             [counts[op] for op in row_ops(r)], {"i": r["i"], "version_match": r["version_match"],
-                                                                 "stack": stack, "build": config},
-                             DB.STREAM_WEIGHTS if r.get("stream") else ()))
+            out.append(
+                C.Row(
+                    label,
+                    r["published_ms"] * float(info["clock_mhz"]) * 1e3,
+                    row_ops(r),
+                    [counts[op] for op in row_ops(r)],
+                    {"i": r["i"], "version_match": r["version_match"], "stack": stack, "build": config},
+                    DB.STREAM_WEIGHTS if r.get("stream") else (),
+                )
+            )
     return out, failed, dev
 
 
@@ -92,16 +98,29 @@ def evaluate(board: str, rows: list[C.Row], dev: C.Core, failed: list[dict], wha
     params = {k: (f.bounds[k][1], v, f.bounds[k][0], f.bounds[k][2]) for k, v in f.params.items()}
     moved = "; ".join(f"{k} {old:g} -> {new:.3g} [{lo:g}, {hi:g}]" for k, (old, new, lo, hi) in params.items())
     sur = C.surrogate_error([r for r, x in zip(rows, exact) if x], t, [x for x in exact if x], f.params)
-    print(f"  median |error|: shipped {med_ship:.1%}, fitted (in sample, plugin) {med_fit:.1%}, held out "
-          f"{med_loo:.1%} (target <= {TARGET:.0%}) {'met' if med_loo <= TARGET else 'NOT met'}")
-    print(f"  full fit: {moved or 'nothing to fit'}; not fitted: {', '.join(f.fixed) or 'none'}; the fit's linear "
-          f"cycle model vs the plugin at the fit: {sur:.2%} at most")
-    return {"rows": len(rows), "not_counted": len(failed), "shipped_median_abs_error": med_ship,
-            "fitted_median_abs_error": med_fit, "loo_median_abs_error": med_loo,
-            "old_release_rows": sum(r.info["version_match"] == "old" for r in rows), "surrogate_error": sur,
-            "parameters": params, "met": med_loo <= TARGET,
-            "row_errors": [{"row": r.label, "shipped": sh, "fitted": e, "loo": le, **r.info}
-                           for r, e, le, sh in zip(rows, fitted, loo, shipped)]}
+    print(
+        f"  median |error|: shipped {med_ship:.1%}, fitted (in sample, plugin) {med_fit:.1%}, held out "
+        f"{med_loo:.1%} (target <= {TARGET:.0%}) {'met' if med_loo <= TARGET else 'NOT met'}"
+    )
+    print(
+        f"  full fit: {moved or 'nothing to fit'}; not fitted: {', '.join(f.fixed) or 'none'}; the fit's linear "
+        f"cycle model vs the plugin at the fit: {sur:.2%} at most"
+    )
+    return {
+        "rows": len(rows),
+        "not_counted": len(failed),
+        "shipped_median_abs_error": med_ship,
+        "fitted_median_abs_error": med_fit,
+        "loo_median_abs_error": med_loo,
+        "old_release_rows": sum(r.info["version_match"] == "old" for r in rows),
+        "surrogate_error": sur,
+        "parameters": params,
+        "met": med_loo <= TARGET,
+        "row_errors": [
+            {"row": r.label, "shipped": sh, "fitted": e, "loo": le, **r.info}
+            for r, e, le, sh in zip(rows, fitted, loo, shipped)
+        ],
+    }
 
 
 def main() -> int:
@@ -115,8 +134,10 @@ def main() -> int:
     for r in run:
         by_board[r["board"]].append(r)
     boards = {k: v for k, v in by_board.items() if len(v) >= a.min_rows}
-    print(f"boards with >= {a.min_rows} matched rows: "
-          + ", ".join(f"{k} ({len(v)})" for k, v in boards.items()), file=sys.stderr)
+    print(
+        f"boards with >= {a.min_rows} matched rows: " + ", ".join(f"{k} ({len(v)})" for k, v in boards.items()),
+        file=sys.stderr,
+    )
     summary: dict[str, dict] = {}
     series: dict[str, dict] = {}
     ok = bool(boards)
@@ -137,10 +158,14 @@ def main() -> int:
         pooled = [abs(x["loo"]) for v in res.values() for x in v["row_errors"] if x["loo"] is not None]
         shipped = [abs(x["shipped"]) for v in res.values() for x in v["row_errors"]]
         if pooled:
-            print(f"\npooled, {label}: {len(res)} boards, {len(pooled)} held-out rows: median |error| "
-                  f"{statistics.median(pooled):.1%} (shipped profiles: {statistics.median(shipped):.1%})")
-        print(f"per board, {label} (held-out median |error|, target <= 8 %): " + ", ".join(
-            f"{k} {v['loo_median_abs_error']:.1%} ({v['rows']} rows)" for k, v in res.items()))
+            print(
+                f"\npooled, {label}: {len(res)} boards, {len(pooled)} held-out rows: median |error| "
+                f"{statistics.median(pooled):.1%} (shipped profiles: {statistics.median(shipped):.1%})"
+            )
+        print(
+            f"per board, {label} (held-out median |error|, target <= 8 %): "
+            + ", ".join(f"{k} {v['loo_median_abs_error']:.1%} ({v['rows']} rows)" for k, v in res.items())
+        )
     print(f"targets {'met' if ok else 'NOT met'}")
     if a.json:
         Path(a.json).write_text(json.dumps({"boards": summary, "release_series_only": series}, indent=1, default=str))

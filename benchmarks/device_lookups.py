@@ -23,8 +23,18 @@ import traceback
 from secperf.cli import main
 from secperf.inputs import devices
 
-DEFAULT = ["whatif", "mqtt", "--device", "cortex-m4-80", "--n", "200", "--host-costs", "shipped", "--no-report",
-           "--json"]
+DEFAULT = [
+    "whatif",
+    "mqtt",
+    "--device",
+    "cortex-m4-80",
+    "--n",
+    "200",
+    "--host-costs",
+    "shipped",
+    "--no-report",
+    "--json",
+]
 EDGE = ("secperf/app/", "secperf/subcommands/", "secperf/cli.py")
 
 

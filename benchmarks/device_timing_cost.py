@@ -70,8 +70,9 @@ def main() -> int:
     ap.add_argument("--stack", default="wolfssl59")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--n", type=int, default=3, help="handshakes (or operations) per guest process")
-    ap.add_argument("--steady", type=int, default=50, help="p256-keygen operations of the steady-state line "
-                    "(0: no such line)")
+    ap.add_argument(
+        "--steady", type=int, default=50, help="p256-keygen operations of the steady-state line (0: no such line)"
+    )
     a = ap.parse_args()
     if a.rounds < 1 or a.n < 1 or a.steady < 0:
         ap.error("--rounds and --n must be at least 1, --steady at least 0")
@@ -79,32 +80,39 @@ def main() -> int:
     client = ensure_built(a.stack, D.target_for(dev)).client
     cfg = D.Config(dev, a.stack, "1.3", "x25519", "aes128gcm", "full", "rsa-2048")
     cases = {
-        f"handshake {a.device} {a.stack} TLS 1.3 x25519 rsa-2048 (n={a.n})":
-            lambda timed: D.measure_config(cfg, n=a.n, warmup=1, timed=timed),
-        f"crypto {a.device} {a.stack} p256-keygen, sha256-1024, aes-128-gcm-1024 (n={a.n})":
-            lambda timed: D.measure_crypto(dev, a.stack, ["p256-keygen", "sha256-1024", "aes-128-gcm-1024"],
-                                           a.n, timed=timed),
+        f"handshake {a.device} {a.stack} TLS 1.3 x25519 rsa-2048 (n={a.n})": lambda timed: D.measure_config(
+            cfg, n=a.n, warmup=1, timed=timed
+        ),
+        f"crypto {a.device} {a.stack} p256-keygen, sha256-1024, aes-128-gcm-1024 (n={a.n})": lambda timed: (
+            D.measure_crypto(dev, a.stack, ["p256-keygen", "sha256-1024", "aes-128-gcm-1024"], a.n, timed=timed)
+        ),
     }
     ok = True
     print(f"{'case':78} {'off s':>7} {'on s':>7} {'ratio':>6} {'range':>11} {'cold s':>7} {'ratio':>6}")
     for name, fn in cases.items():
-        fn(False)   # build, warm the page cache
+        fn(False)  # build, warm the page cache
         for old in client.parent.glob(f".{client.name}.*.decode"):
             old.unlink()
-        cold = timed_run(fn, True)   # fills the decode cache
+        cold = timed_run(fn, True)  # fills the decode cache
         off, on = rounds(fn, a.rounds)
         base = statistics.median(off)
         ratio = statistics.median(on) / base
         ok &= ratio <= TARGET
-        print(f"{name:78} {base:7.2f} {statistics.median(on):7.2f} {ratio:6.2f} {spread(off, on):>11} {cold:7.2f} "
-              f"{cold / base:6.2f}")
+        print(
+            f"{name:78} {base:7.2f} {statistics.median(on):7.2f} {ratio:6.2f} {spread(off, on):>11} {cold:7.2f} "
+            f"{cold / base:6.2f}"
+        )
     if a.steady:
+
         def steady(timed):
             return D.measure_crypto(dev, a.stack, ["p256-keygen"], a.steady, timed=timed)
+
         off, on = rounds(steady, a.rounds)
-        print(f"{f'steady state: p256-keygen x {a.steady} in one process (information)':78} "
-              f"{statistics.median(off):7.2f} {statistics.median(on):7.2f} "
-              f"{statistics.median(on) / statistics.median(off):6.2f} {spread(off, on):>11}")
+        print(
+            f"{f'steady state: p256-keygen x {a.steady} in one process (information)':78} "
+            f"{statistics.median(off):7.2f} {statistics.median(on):7.2f} "
+            f"{statistics.median(on) / statistics.median(off):6.2f} {spread(off, on):>11}"
+        )
     print(f"\ntarget: timing on <= {TARGET:g} x timing off: {'met' if ok else 'NOT met'}")
     return 0 if ok else 1
 

@@ -46,15 +46,59 @@ def run_pair(net: str, n: int, seed: int) -> list[dict]:
     srv, cli = pki.server("ecdsa-p256", 1), pki.client("ecdsa-p256")
     with Link(net, seed=seed) as link:
         host = link.server_addr
-        server = registry.spawn([*link.srv_prefix(), str(exe), "--role", "server", "--host", host, "--ca", str(cli.ca),
-                                 "--cert", str(srv.cert), "--key", str(srv.key), "--version", "1.3"],
-                                "DTLS server (wolfSSL)", stdout=subprocess.PIPE, text=True)
+        server = registry.spawn(
+            [
+                *link.srv_prefix(),
+                str(exe),
+                "--role",
+                "server",
+                "--host",
+                host,
+                "--ca",
+                str(cli.ca),
+                "--cert",
+                str(srv.cert),
+                "--key",
+                str(srv.key),
+                "--version",
+                "1.3",
+            ],
+            "DTLS server (wolfSSL)",
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         try:
             port = json.loads(server.stdout.readline())["ready"]
-            p = registry.run([*link.dev_prefix(), str(exe), "--role", "client", "--host", host, "--port", str(port),
-                              "--ca", str(srv.ca), "--cert", str(cli.cert), "--key", str(cli.key), "--n", str(n),
-                              "--warmup", "1", "--mode", "full", "--version", "1.3"], "DTLS client (wolfSSL)",
-                             capture_output=True, text=True, timeout=n * 70 + 30)
+            p = registry.run(
+                [
+                    *link.dev_prefix(),
+                    str(exe),
+                    "--role",
+                    "client",
+                    "--host",
+                    host,
+                    "--port",
+                    str(port),
+                    "--ca",
+                    str(srv.ca),
+                    "--cert",
+                    str(cli.cert),
+                    "--key",
+                    str(cli.key),
+                    "--n",
+                    str(n),
+                    "--warmup",
+                    "1",
+                    "--mode",
+                    "full",
+                    "--version",
+                    "1.3",
+                ],
+                "DTLS client (wolfSSL)",
+                capture_output=True,
+                text=True,
+                timeout=n * 70 + 30,
+            )
         finally:
             server.kill()
             server.wait()
@@ -69,11 +113,18 @@ def run_pair(net: str, n: int, seed: int) -> list[dict]:
 
 
 def gaps(conns: list[dict]) -> dict[str, list[float]]:
-    g: dict[str, list[float]] = {k: [] for k in (
-        "ClientHello resent (since sent)", "ClientHello+cookie resent (since sent)",
-        "client quick-timeout ACK (since last received)", "client ACK -> missing record in",
-        "server partial ACK (since client flight)", "client flight resent (since sent)",
-        "request resent (since sent)")}
+    g: dict[str, list[float]] = {
+        k: []
+        for k in (
+            "ClientHello resent (since sent)",
+            "ClientHello+cookie resent (since sent)",
+            "client quick-timeout ACK (since last received)",
+            "client ACK -> missing record in",
+            "server partial ACK (since client flight)",
+            "client flight resent (since sent)",
+            "request resent (since sent)",
+        )
+    }
     for c in conns:
         if not c.get("ok"):
             continue
@@ -89,12 +140,22 @@ def gaps(conns: list[dict]) -> dict[str, list[float]]:
                 continue
             b = d["bytes"]
             if b in sent:
-                key = {CH: "ClientHello resent (since sent)", CH_COOKIE: "ClientHello+cookie resent (since sent)",
-                       CLIENT_CERT: "client flight resent (since sent)", REQUEST: "request resent (since sent)"}.get(b)
+                key = {
+                    CH: "ClientHello resent (since sent)",
+                    CH_COOKIE: "ClientHello+cookie resent (since sent)",
+                    CLIENT_CERT: "client flight resent (since sent)",
+                    REQUEST: "request resent (since sent)",
+                }.get(b)
                 if key:
                     g[key].append(t - sent[b])
-            elif CH_COOKIE in sent and CLIENT_CERT not in sent and last_in is not None and w[i - 1]["dir"] == "s2c" \
-                    and b not in (CH, CH_COOKIE, CLIENT_CERT) and b > 40:
+            elif (
+                CH_COOKIE in sent
+                and CLIENT_CERT not in sent
+                and last_in is not None
+                and w[i - 1]["dir"] == "s2c"
+                and b not in (CH, CH_COOKIE, CLIENT_CERT)
+                and b > 40
+            ):
                 g["client quick-timeout ACK (since last received)"].append(t - last_in)
                 if i + 1 < len(w) and w[i + 1]["dir"] == "s2c":
                     g["client ACK -> missing record in"].append(w[i + 1]["t_us"] / 1e3 - t)

@@ -45,24 +45,33 @@ def main() -> int:
             print(f"{core}: {exc}", file=sys.stderr)
             return 2
         d = warm.derived
-        print(f"\n{core}: {warm.labels['library']}, {a.variant}, "
-              f"{len(warm.samples)} warm handshakes, {time.monotonic() - t0:.0f} s with the build and the emulation")
+        print(
+            f"\n{core}: {warm.labels['library']}, {a.variant}, "
+            f"{len(warm.samples)} warm handshakes, {time.monotonic() - t0:.0f} s with the build and the emulation"
+        )
         print(f"{'step':18} {'instructions':>13} {'model ms':>9} {'band ms':>17} {'lakers (M4F)':>13}")
         rows = list(d.messages) + list(d.app_messages)
         for r in rows:
             t = r.get("time") or {}
             band = f"{t['ms_low']:.1f}-{t['ms_high']:.1f}" if t else "-"
             lk = LAKERS.get(r["message"])
-            print(f"{r['message']:18} {r['instructions']:13,d} {t.get('ms', float('nan')):9.1f} {band:>17} "
-                  f"{'-' if lk is None else format(lk, ','):>13}")
+            print(
+                f"{r['message']:18} {r['instructions']:13,d} {t.get('ms', float('nan')):9.1f} {band:>17} "
+                f"{'-' if lk is None else format(lk, ','):>13}"
+            )
         tm = d.time
         total_ms = f"{tm.ms:.1f} ms (band {tm.ms_low:.1f}-{tm.ms_high:.1f})" if tm else "no timing model"
         print(f"{'handshake':18} {d.instructions_median:13,.0f} {total_ms}; lakers {sum(LAKERS.values()):,}")
         print(f"cold handshake: {cold.derived.instructions_median:,.0f} instructions; sizes {d.sizes}")
-        out[f"{core}/{stack}"] = {"instructions_median": d.instructions_median, "time_ms": tm.ms if tm else None,
-                     "steps": {r["message"]: {"instructions": r["instructions"],
-                                              "ms": (r.get("time") or {}).get("ms")} for r in rows},
-                     "library": warm.labels["library"], "sizes": d.sizes}
+        out[f"{core}/{stack}"] = {
+            "instructions_median": d.instructions_median,
+            "time_ms": tm.ms if tm else None,
+            "steps": {
+                r["message"]: {"instructions": r["instructions"], "ms": (r.get("time") or {}).get("ms")} for r in rows
+            },
+            "library": warm.labels["library"],
+            "sizes": d.sizes,
+        }
     if a.json:
         with open(a.json, "w") as f:
             json.dump(out, f, indent=1)

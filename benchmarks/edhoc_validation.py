@@ -37,8 +37,13 @@ from secperf.sim import montecarlo as M
 
 def run_series(cfgs, n: int, warmup: int, timeout_ms: int, seed: int) -> list[dict]:
     """measure/edhoc.run over the configurations; each series as its JSON object."""
-    doc = R.new_result(kind="connect", command=["benchmarks/edhoc_validation.py"], params={}, host={},
-                       run_id=f"edhoc-validation-{seed}")
+    doc = R.new_result(
+        kind="connect",
+        command=["benchmarks/edhoc_validation.py"],
+        params={},
+        host={},
+        run_id=f"edhoc-validation-{seed}",
+    )
     E.run(cfgs, n, warmup, timeout_ms, seed, doc)
     return [s.model_dump(mode="json", by_alias=True, exclude_unset=True, warnings=False) for s in doc.series]
 
@@ -113,25 +118,35 @@ def main() -> int:
     for rnd in range(a.rounds):
         loop = {}
         for flow in flows:
-            loop[flow] = run_series([E.EdhocConfig(flow=flow, requests=2)], max(5, a.n_cal // a.rounds), 3, 5000,
-                                    a.seed)[0]
+            loop[flow] = run_series(
+                [E.EdhocConfig(flow=flow, requests=2)], max(5, a.n_cal // a.rounds), 3, 5000, a.seed
+            )[0]
         table = calibrate(loop, flows)
         cfgs = [E.EdhocConfig(flow=f, network=n, requests=2) for n in nets for f in flows]
         series = run_series(cfgs, per_round, 1, 15000, a.seed + rnd)
         floors = {}
-        for cfg, s in zip(cfgs, series):   # one floor per delay, from its lossless cells
+        for cfg, s in zip(cfgs, series):  # one floor per delay, from its lossless cells
             lossless = N.parse(cfg.network).up.loss == 0
             if lossless:
                 floors.setdefault(cfg.network.split(",")[0], []).append(path_floor_ms(s, loop[cfg.flow], cfg.network))
         for cfg, s in zip(cfgs, series):
             hs = "m3-kid" + ("-combined" if cfg.flow == "combined" else "")
             fl = floors.get(cfg.network.split(",")[0]) or [0.0]
-            pr = predict(F.Scenario(protocol="edhoc", handshake=hs, group="p-256"), table, cfg.network, a.n_sim,
-                         a.seed + rnd, statistics.median(fl))
-            print(f"  {cfg.network} {cfg.flow}: path floor {statistics.median(fl):.2f} ms per flight and direction",
-                  file=sys.stderr)
-            c = cells.setdefault((cfg.network, cfg.flow), {"measured": [], "pred_p50": [], "pred_p95": [],
-                                                           "failures": 0})
+            pr = predict(
+                F.Scenario(protocol="edhoc", handshake=hs, group="p-256"),
+                table,
+                cfg.network,
+                a.n_sim,
+                a.seed + rnd,
+                statistics.median(fl),
+            )
+            print(
+                f"  {cfg.network} {cfg.flow}: path floor {statistics.median(fl):.2f} ms per flight and direction",
+                file=sys.stderr,
+            )
+            c = cells.setdefault(
+                (cfg.network, cfg.flow), {"measured": [], "pred_p50": [], "pred_p95": [], "failures": 0}
+            )
             c["measured"] += s["values_us"]
             c["failures"] += len(s["failures"])
             c["pred_p50"].append(pr["p50_us"])
@@ -141,20 +156,35 @@ def main() -> int:
     for (net, flow), c in cells.items():
         m50, m95 = _p(c["measured"], 50), _p(c["measured"], 95)
         p50, p95 = statistics.mean(c["pred_p50"]), statistics.mean(c["pred_p95"])
-        rows.append({"network": net, "flow": flow, "n": len(c["measured"]), "failures": c["failures"],
-                     "measured_p50_ms": m50 / 1e3, "predicted_p50_ms": p50 / 1e3,
-                     "err_p50_pct": 100 * (p50 - m50) / m50, "measured_p95_ms": m95 / 1e3,
-                     "predicted_p95_ms": p95 / 1e3, "err_p95_pct": 100 * (p95 - m95) / m95})
-    print(f"{'network':28} {'flow':9} {'n':>3} {'P50 meas':>9} {'pred':>9} {'err%':>6} {'P95 meas':>9} {'pred':>9} {'err%':>6}")
+        rows.append(
+            {
+                "network": net,
+                "flow": flow,
+                "n": len(c["measured"]),
+                "failures": c["failures"],
+                "measured_p50_ms": m50 / 1e3,
+                "predicted_p50_ms": p50 / 1e3,
+                "err_p50_pct": 100 * (p50 - m50) / m50,
+                "measured_p95_ms": m95 / 1e3,
+                "predicted_p95_ms": p95 / 1e3,
+                "err_p95_pct": 100 * (p95 - m95) / m95,
+            }
+        )
+    print(
+        f"{'network':28} {'flow':9} {'n':>3} {'P50 meas':>9} {'pred':>9} {'err%':>6} {'P95 meas':>9} {'pred':>9} {'err%':>6}"
+    )
     for r in rows:
-        print(f"{r['network']:28} {r['flow']:9} {r['n']:3d} {r['measured_p50_ms']:9.1f} {r['predicted_p50_ms']:9.1f} "
-              f"{r['err_p50_pct']:6.1f} {r['measured_p95_ms']:9.1f} {r['predicted_p95_ms']:9.1f} {r['err_p95_pct']:6.1f}")
+        print(
+            f"{r['network']:28} {r['flow']:9} {r['n']:3d} {r['measured_p50_ms']:9.1f} {r['predicted_p50_ms']:9.1f} "
+            f"{r['err_p50_pct']:6.1f} {r['measured_p95_ms']:9.1f} {r['predicted_p95_ms']:9.1f} {r['err_p95_pct']:6.1f}"
+        )
     med50 = statistics.median(abs(r["err_p50_pct"]) for r in rows)
     med95 = statistics.median(abs(r["err_p95_pct"]) for r in rows)
     print(f"median |error|: P50 {med50:.1f} % (target <= 10), P95 {med95:.1f} % (target <= 25)")
     if a.json:
-        Path(a.json).write_text(json.dumps({"cells": rows, "median_abs_err_p50_pct": med50,
-                                            "median_abs_err_p95_pct": med95}, indent=1))
+        Path(a.json).write_text(
+            json.dumps({"cells": rows, "median_abs_err_p50_pct": med50, "median_abs_err_p95_pct": med95}, indent=1)
+        )
     return 0 if med50 <= 10 and med95 <= 25 else 1
 
 

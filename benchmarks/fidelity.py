@@ -37,16 +37,23 @@ CASES = [
     ("X25519 derive", "x25519", "derive", 32, ["ecdhx25519"], ("+F5:", 253, 3)),
     ("ECDH P-256 derive", "ecdh-p256", "derive", 32, ["ecdhp256"], ("+F5:", 256, 3)),
     ("Ed25519 sign", "ed25519", "sign", 32, ["ed25519"], ("+F6:", 253, 3)),
-    ("AES-128-GCM 1024 B", "aes-128-gcm", "encrypt", 1024,
-     ["-aead", "-evp", "aes-128-gcm", "-bytes", "1024"], ("+F:", "AES-128-GCM", 3)),
+    (
+        "AES-128-GCM 1024 B",
+        "aes-128-gcm",
+        "encrypt",
+        1024,
+        ["-aead", "-evp", "aes-128-gcm", "-bytes", "1024"],
+        ("+F:", "AES-128-GCM", 3),
+    ),
 ]
 BAND = (0.95, 1.05)
 
 
 def openssl_speed(args: list[str], seconds: int) -> dict[tuple, float]:
     """Run `openssl speed -mr` and return {(tag, key): ops_per_s-like numbers by field index}."""
-    out = subprocess.run(["openssl", "speed", "-seconds", str(seconds), "-mr", *args],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["openssl", "speed", "-seconds", str(seconds), "-mr", *args], capture_output=True, text=True, check=True
+    ).stdout
     return parse_mr(out)
 
 
@@ -57,11 +64,11 @@ def parse_mr(text: str) -> dict[tuple, list[str]]:
             continue
         parts = line.split(":")
         tag = parts[0] + ":"
-        if tag == "+F6:":          # +F6:idx:bits:name:sign/s:verify/s
+        if tag == "+F6:":  # +F6:idx:bits:name:sign/s:verify/s
             key, fields = int(parts[2]), [parts[0], parts[1], parts[2]] + parts[4:]
-        elif tag == "+F:":         # +F:idx:NAME:bytes/s per size
+        elif tag == "+F:":  # +F:idx:NAME:bytes/s per size
             key, fields = parts[2], parts
-        else:                      # +F2/+F4/+F5:idx:bits:ops/s:...
+        else:  # +F2/+F4/+F5:idx:bits:ops/s:...
             key, fields = int(parts[2]), parts
         rows[(tag, key)] = fields
     return rows
@@ -71,7 +78,7 @@ def openssl_ops_per_s(rows: dict, case) -> float:
     tag, key, field = case[5]
     fields = rows[(tag, key)]
     value = float(fields[field])
-    if tag == "+F:":               # bytes/s at the single -bytes size
+    if tag == "+F:":  # bytes/s at the single -bytes size
         value /= case[3]
     return value
 
@@ -127,18 +134,33 @@ def main() -> int:
         wall = statistics.median(figures[name]["secperf_wall"])
         inside = BAND[0] <= ratio <= BAND[1]
         ok &= inside
-        extra = f"; wall-time rate {wall:.0f} ops/s" + (f"; with hashing: {hashed[name]:.0f} ops/s" if name in hashed else "")
-        print(f"{name:<22}{ref:>15.0f}{ours:>15.0f}{ratio:>8.3f}  {'ok' if inside else 'OUTSIDE'}"
-              f"   ({', '.join(f'{x:.3f}' for x in ratios[name])}){extra}")
-        report.append({"operation": name, "alg": case[1], "op": case[2], "size_bytes": case[3],
-                       "openssl_ops_per_s": ref, "secperf_cpu_ops_per_s": ours, "secperf_wall_ops_per_s": wall,
-                       "ratio": ratio,
-                       "round_ratios": ratios[name], "secperf_hashed_ops_per_s": hashed.get(name),
-                       "inside_band": inside})
+        extra = f"; wall-time rate {wall:.0f} ops/s" + (
+            f"; with hashing: {hashed[name]:.0f} ops/s" if name in hashed else ""
+        )
+        print(
+            f"{name:<22}{ref:>15.0f}{ours:>15.0f}{ratio:>8.3f}  {'ok' if inside else 'OUTSIDE'}"
+            f"   ({', '.join(f'{x:.3f}' for x in ratios[name])}){extra}"
+        )
+        report.append(
+            {
+                "operation": name,
+                "alg": case[1],
+                "op": case[2],
+                "size_bytes": case[3],
+                "openssl_ops_per_s": ref,
+                "secperf_cpu_ops_per_s": ours,
+                "secperf_wall_ops_per_s": wall,
+                "ratio": ratio,
+                "round_ratios": ratios[name],
+                "secperf_hashed_ops_per_s": hashed.get(name),
+                "inside_band": inside,
+            }
+        )
     print(f"target band {BAND[0]}–{BAND[1]}: {'all inside' if ok else 'some outside'}")
     if args.json:
-        Path(args.json).write_text(json.dumps({"benchmark": "fidelity", "band": BAND, "rows": report,
-                                               "host": host.collect()}, indent=1))
+        Path(args.json).write_text(
+            json.dumps({"benchmark": "fidelity", "band": BAND, "rows": report, "host": host.collect()}, indent=1)
+        )
     return 0 if ok else 1
 
 

@@ -55,8 +55,10 @@ from secperf.inputs.algorithms import for_libraries, select
 CASES = (("rsa-2048", "sign"), ("rsa-2048", "verify"), ("ecdsa-p256", "sign"), ("ecdsa-p256", "verify"))
 BAND = (0.95, 1.05)
 LIBBENCH = Path(sys.prefix, "share", "secperf", "libbench")
-NATIVE_TOOLS = {"wolfcrypt": ("SECPERF_WOLFCRYPT_BENCH", "wolfcrypt-benchmark"),
-                "mbedtls": ("SECPERF_MBEDTLS_BENCH", "mbedtls-benchmark")}
+NATIVE_TOOLS = {
+    "wolfcrypt": ("SECPERF_WOLFCRYPT_BENCH", "wolfcrypt-benchmark"),
+    "mbedtls": ("SECPERF_MBEDTLS_BENCH", "mbedtls-benchmark"),
+}
 
 
 def reference_tool(lib: str) -> Path | None:
@@ -115,7 +117,7 @@ def mbedtls_reference(tool: Path) -> dict:
     got = {}
     if ("RSA-2048", "private") in raw and ("RSA-2048", "public") in raw:
         priv, pub = raw[("RSA-2048", "private")], raw[("RSA-2048", "public")]
-        got[("rsa-2048", "sign")] = 1 / (1 / priv + 1 / pub)   # PKCS#1 v1.5 sign = private + public check
+        got[("rsa-2048", "sign")] = 1 / (1 / priv + 1 / pub)  # PKCS#1 v1.5 sign = private + public check
         got[("rsa-2048", "verify")] = pub
     for op in ("sign", "verify"):
         if ("ECDSA-secp256r1", op) in raw:
@@ -132,16 +134,20 @@ def native_library(lib: str, rounds: int) -> tuple[list[dict], bool]:
     tool = reference_tool(lib)
     if tool is None:
         env, name = NATIVE_TOOLS[lib]
-        print(f"{lib:13} reference benchmark missing ({LIBBENCH / name}): run scripts/bootstrap "
-              f"(builds it from Debian's source package) or set {env}")
+        print(
+            f"{lib:13} reference benchmark missing ({LIBBENCH / name}): run scripts/bootstrap "
+            f"(builds it from Debian's source package) or set {env}"
+        )
         return [], False
     ref_fn = wolfcrypt_reference if lib == "wolfcrypt" else mbedtls_reference
     cpu_tool = cpu_build(tool)
     # secperf's samples: ~ the tool's window per case (wolfCrypt 1 s, Mbed TLS 3 s)
-    p = CryptoParams(n=10, warmup=1, duration_s=120, prehashed=True,
-                     min_sample_us=100_000 if lib == "wolfcrypt" else 300_000)
+    p = CryptoParams(
+        n=10, warmup=1, duration_s=120, prehashed=True, min_sample_us=100_000 if lib == "wolfcrypt" else 300_000
+    )
     figs: dict = {k: {c: [] for c in CASES} for k in ("tool", "tool_cpu", "ours", "ours_cpu", "share")}
     for r in range(rounds):
+
         def tool_round():
             for c, v in ref_fn(tool).items():
                 figs["tool"][c].append(v)
@@ -157,19 +163,20 @@ def native_library(lib: str, rounds: int) -> tuple[list[dict], bool]:
                     figs["ours"][(alg, op)].append(d["ops_per_s"])
                     figs["ours_cpu"][(alg, op)].append(d["cpu_ops_per_s"])
                     figs["share"][(alg, op)].append(d["ops_per_s"] / d["cpu_ops_per_s"])
-        for step in ((tool_round, secperf_round) if r % 2 == 0 else (secperf_round, tool_round)):
+
+        for step in (tool_round, secperf_round) if r % 2 == 0 else (secperf_round, tool_round):
             step()
     return _report(lib, figs, rate=True)
 
 
-BUSY = 0.9   # secperf's rows got less than this share of a CPU: wall times include waiting
+BUSY = 0.9  # secperf's rows got less than this share of a CPU: wall times include waiting
 
 
 def _compare(ours: list, tool: list, rate: bool) -> tuple[float, float] | None:
     """(ratio of bests, median of per-round ratios) as secperf's time / the tool's time."""
     if not ours or not tool:
         return None
-    if rate:    # ops/s per round: best is the highest; then the median of the per-round ratios
+    if rate:  # ops/s per round: best is the highest; then the median of the per-round ratios
         return max(tool) / max(ours), statistics.median(t / o for t, o in zip(tool, ours))
     # µs per iteration (JVM): the fastest iterations; then the ratio of means (JMH's score is the mean)
     return min(ours) / min(tool), statistics.fmean(ours) / statistics.fmean(tool)
@@ -185,39 +192,68 @@ def _report(lib: str, figs: dict, rate: bool, forks: dict | None = None) -> tupl
         cpu = _compare(figs["ours_cpu"][c], figs["tool_cpu"][c], rate)
         share = min(figs["share"][c]) if figs["share"][c] else None
         if wall is None:
-            print(f"{lib:13} {alg + ' ' + op:18} failed (tool {len(figs['tool'][c])}, secperf {len(figs['ours'][c])} rounds)")
+            print(
+                f"{lib:13} {alg + ' ' + op:18} failed (tool {len(figs['tool'][c])}, secperf {len(figs['ours'][c])} rounds)"
+            )
             ok = False
             continue
         busy = share is not None and share < BUSY
         gated, basis = (cpu[0], "cpu") if busy and cpu else (wall[0], "wall")
         inside = BAND[0] <= gated <= BAND[1]
         ok &= inside
-        fmt = (lambda xs: ", ".join(f"{x:.0f}" for x in xs))
+        fmt = lambda xs: ", ".join(f"{x:.0f}" for x in xs)
         second = "median" if rate else "means"
-        line = (f"{lib:13} {alg + ' ' + op:18} wall {wall[0]:6.3f} ({second} {wall[1]:.3f})  cpu "
-                + (f"{cpu[0]:6.3f} ({second} {cpu[1]:.3f})" if cpu else "   n/a              ")
-                + f"  share {share:.0%}  gate {basis} {gated:.3f}{'' if inside else ' !'}")
+        line = (
+            f"{lib:13} {alg + ' ' + op:18} wall {wall[0]:6.3f} ({second} {wall[1]:.3f})  cpu "
+            + (f"{cpu[0]:6.3f} ({second} {cpu[1]:.3f})" if cpu else "   n/a              ")
+            + f"  share {share:.0%}  gate {basis} {gated:.3f}{'' if inside else ' !'}"
+        )
         unit = "ops/s" if rate else "µs"
-        line += (f"   [{unit}: tool {fmt(figs['tool'][c])}, secperf {fmt(figs['ours'][c])}; CPU: tool "
-                 f"{fmt(figs['tool_cpu'][c])}, secperf {fmt(figs['ours_cpu'][c])}]")
+        line += (
+            f"   [{unit}: tool {fmt(figs['tool'][c])}, secperf {fmt(figs['ours'][c])}; CPU: tool "
+            f"{fmt(figs['tool_cpu'][c])}, secperf {fmt(figs['ours_cpu'][c])}]"
+        )
         print(line)
-        row = {"library": lib, "alg": alg, "op": op, "figures": {k: v[c] for k, v in figs.items()},
-               "unit": unit, "ratio_wall_best": wall[0], "ratio_wall_median": wall[1],
-               "ratio_cpu_best": cpu[0] if cpu else None, "ratio_cpu_median": cpu[1] if cpu else None,
-               "min_cpu_share": share, "gate": basis, "inside": inside}
+        row = {
+            "library": lib,
+            "alg": alg,
+            "op": op,
+            "figures": {k: v[c] for k, v in figs.items()},
+            "unit": unit,
+            "ratio_wall_best": wall[0],
+            "ratio_wall_median": wall[1],
+            "ratio_cpu_best": cpu[0] if cpu else None,
+            "ratio_cpu_median": cpu[1] if cpu else None,
+            "min_cpu_share": share,
+            "gate": basis,
+            "inside": inside,
+        }
         if forks:
             fs, ft = forks["ours"][c], forks["tool"][c]
-            print(f"{'':13} {'':18} fork means (wall): secperf " + ", ".join(f"{x:.1f}" for x in fs)
-                  + f" µs (spread {_spread(fs):.1%}); JMH " + ", ".join(f"{x:.1f}" for x in ft)
-                  + f" µs (spread {_spread(ft):.1%})")
+            print(
+                f"{'':13} {'':18} fork means (wall): secperf "
+                + ", ".join(f"{x:.1f}" for x in fs)
+                + f" µs (spread {_spread(fs):.1%}); JMH "
+                + ", ".join(f"{x:.1f}" for x in ft)
+                + f" µs (spread {_spread(ft):.1%})"
+            )
             fcs, fct = forks["ours_cpu"][c], forks["tool_cpu"][c]
             if fcs and fct:
-                print(f"{'':13} {'':18} fork means (CPU):  secperf " + ", ".join(f"{x:.1f}" for x in fcs)
-                      + f" µs (spread {_spread(fcs):.1%}); JMH " + ", ".join(f"{x:.1f}" for x in fct)
-                      + f" µs (spread {_spread(fct):.1%})")
-            row.update(fork_means_secperf_us=fs, fork_means_reference_us=ft, fork_spread_secperf=_spread(fs),
-                       fork_spread_reference=_spread(ft), fork_means_secperf_cpu_us=fcs,
-                       fork_means_reference_cpu_us=fct)
+                print(
+                    f"{'':13} {'':18} fork means (CPU):  secperf "
+                    + ", ".join(f"{x:.1f}" for x in fcs)
+                    + f" µs (spread {_spread(fcs):.1%}); JMH "
+                    + ", ".join(f"{x:.1f}" for x in fct)
+                    + f" µs (spread {_spread(fct):.1%})"
+                )
+            row.update(
+                fork_means_secperf_us=fs,
+                fork_means_reference_us=ft,
+                fork_spread_secperf=_spread(fs),
+                fork_spread_reference=_spread(ft),
+                fork_means_secperf_cpu_us=fcs,
+                fork_means_reference_cpu_us=fct,
+            )
         out.append(row)
     return out, ok
 
@@ -230,24 +266,57 @@ def jmh_reference(lib: str, forks: int, warmup_s: int, iterations: int) -> dict:
         rff = Path(d, "ref.json")
         # -Djmh.ignoreLock is not used: another JMH run (a secperf JVM row) holds the lock; wait for it
         _wait_for_jmh_lock()
-        _run(["java", "-cp", cp, "org.openjdk.jmh.Main", r"secperf\.jmh\.Reference\.(sign|verify)$",
-              "-p", "alg=" + ",".join(sorted({a for a, _ in CASES})), "-p", f"provider={lib}",
-              "-f", str(forks), "-wi", str(warmup_s), "-w", "1s", "-i", str(iterations), "-r", "1s",
-              "-tu", "us", "-bm", "avgt", "-prof", "secperf.jmh.CpuProfiler",
-              "-rf", "json", "-rff", str(rff)], timeout=3600)
+        _run(
+            [
+                "java",
+                "-cp",
+                cp,
+                "org.openjdk.jmh.Main",
+                r"secperf\.jmh\.Reference\.(sign|verify)$",
+                "-p",
+                "alg=" + ",".join(sorted({a for a, _ in CASES})),
+                "-p",
+                f"provider={lib}",
+                "-f",
+                str(forks),
+                "-wi",
+                str(warmup_s),
+                "-w",
+                "1s",
+                "-i",
+                str(iterations),
+                "-r",
+                "1s",
+                "-tu",
+                "us",
+                "-bm",
+                "avgt",
+                "-prof",
+                "secperf.jmh.CpuProfiler",
+                "-rf",
+                "json",
+                "-rff",
+                str(rff),
+            ],
+            timeout=3600,
+        )
         res = json.loads(rff.read_text())
     got = {}
     for r in res:
         op = r["benchmark"].rsplit(".", 1)[1]
         cpu = r.get("secondaryMetrics", {}).get("cpu.us/op", {})
-        got[(r["params"]["alg"], op)] = {"score": r["primaryMetric"]["score"], "forks": r["primaryMetric"]["rawData"],
-                                         "cpu_forks": cpu.get("rawData") or []}
+        got[(r["params"]["alg"], op)] = {
+            "score": r["primaryMetric"]["score"],
+            "forks": r["primaryMetric"]["rawData"],
+            "cpu_forks": cpu.get("rawData") or [],
+        }
     return got
 
 
 def _wait_for_jmh_lock(limit_s: float = 600) -> None:
     """JMH refuses to start while another JMH run holds its lock file; wait until it is free."""
     import fcntl
+
     lock = Path(tempfile.gettempdir(), "jmh.lock")
     deadline = time.monotonic() + limit_s
     while time.monotonic() < deadline:
@@ -270,17 +339,25 @@ def jvm_library(lib: str, rounds: int, forks_n: int, warmup_s: int, iterations: 
     except SetupError as exc:
         print(f"{lib:13} unavailable: {exc}")
         return [], False
-    p = CryptoParams(n=forks_n * iterations, warmup=1, duration_s=forks_n * iterations * 3, min_sample_us=1000,
-                     jmh_forks=forks_n, jmh_iteration_ms=1000, jmh_warmup_ms=warmup_s * 1000)
+    p = CryptoParams(
+        n=forks_n * iterations,
+        warmup=1,
+        duration_s=forks_n * iterations * 3,
+        min_sample_us=1000,
+        jmh_forks=forks_n,
+        jmh_iteration_ms=1000,
+        jmh_warmup_ms=warmup_s * 1000,
+    )
     figs: dict = {k: {c: [] for c in CASES} for k in ("tool", "tool_cpu", "ours", "ours_cpu", "share")}
     forks: dict = {k: {c: [] for c in CASES} for k in ("tool", "tool_cpu", "ours", "ours_cpu")}
     detail = None
     for r in range(rounds):
+
         def ref_round():
             for c, v in jmh_reference(lib, forks_n, warmup_s, iterations).items():
                 if c not in figs["tool"]:
                     continue
-                figs["tool"][c] += [x for f in v["forks"] for x in f]          # every iteration, µs
+                figs["tool"][c] += [x for f in v["forks"] for x in f]  # every iteration, µs
                 figs["tool_cpu"][c] += [x for f in v["cpu_forks"] for x in f]
                 forks["tool"][c] += [statistics.fmean(f) for f in v["forks"]]
                 forks["tool_cpu"][c] += [statistics.fmean(f) for f in v["cpu_forks"]]
@@ -301,7 +378,8 @@ def jvm_library(lib: str, rounds: int, forks_n: int, warmup_s: int, iterations: 
                 forks["ours"][c] += [statistics.fmean(w for w, _ in f) for f in by_fork.values()]
                 forks["ours_cpu"][c] += [statistics.fmean(cp for _, cp in f) for f in by_fork.values()]
                 detail = s["timer"].get("detail")
-        for step in ((ref_round, secperf_round) if r % 2 == 0 else (secperf_round, ref_round)):
+
+        for step in (ref_round, secperf_round) if r % 2 == 0 else (secperf_round, ref_round):
             step()
     # per-iteration values: best = fastest iteration; "median" = median iteration on each side
     out, ok = _report(lib, figs, rate=False, forks=forks)
@@ -318,16 +396,22 @@ def main() -> int:
     ap.add_argument("--warmup-s", type=int, default=3, help="JMH warm-up: this many 1 s iterations per fork")
     ap.add_argument("--iterations", type=int, default=5, help="JMH measurement iterations (1 s) per fork")
     ap.add_argument("--libraries", default="wolfcrypt,mbedtls,jce,bouncycastle")
-    ap.add_argument("--nice", type=int, default=0,
-                    help="scheduling priority for this bench and everything it starts (negative needs root): on a "
-                         "machine shared with other work, e.g. -10 keeps both sides' windows less disturbed")
+    ap.add_argument(
+        "--nice",
+        type=int,
+        default=0,
+        help="scheduling priority for this bench and everything it starts (negative needs root): on a "
+        "machine shared with other work, e.g. -10 keeps both sides' windows less disturbed",
+    )
     ap.add_argument("--json")
     a = ap.parse_args()
     if a.nice:
-        os.setpriority(os.PRIO_PROCESS, 0, a.nice)   # inherited by the tools, secperf's tools and the JVMs
+        os.setpriority(os.PRIO_PROCESS, 0, a.nice)  # inherited by the tools, secperf's tools and the JVMs
     out, ok = [], True
-    print("ratio = secperf's time per operation / the tool's: of the best rounds (native: median of the per-round "
-          "ratios; JVM: ratio of means) by wall clock and by CPU clock; share = the least CPU share secperf's rows had")
+    print(
+        "ratio = secperf's time per operation / the tool's: of the best rounds (native: median of the per-round "
+        "ratios; JVM: ratio of means) by wall clock and by CPU clock; share = the least CPU share secperf's rows had"
+    )
     for lib in a.libraries.split(","):
         if lib in NATIVE_TOOLS:
             rows, good = native_library(lib, a.rounds)
@@ -335,8 +419,10 @@ def main() -> int:
             rows, good = jvm_library(lib, a.jvm_rounds, a.forks, a.warmup_s, a.iterations)
         out += rows
         ok &= good
-    print(f"target: ratio of bests within {BAND[0]}-{BAND[1]} (by wall clock; by CPU clock where secperf's rows had "
-          f"less than {BUSY:.0%} of a CPU): {'met' if ok else 'NOT met'}")
+    print(
+        f"target: ratio of bests within {BAND[0]}-{BAND[1]} (by wall clock; by CPU clock where secperf's rows had "
+        f"less than {BUSY:.0%} of a CPU): {'met' if ok else 'NOT met'}"
+    )
     if a.json:
         Path(a.json).write_text(json.dumps(out, indent=1))
     return 0 if ok else 1

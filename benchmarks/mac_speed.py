@@ -30,8 +30,26 @@ SIZES = (8, 16, 64, 256, 1024)
 
 def one(alg: str, size: int, n: int) -> float | None:
     """Median thread-CPU ns per tag of one probe run, or None if it failed."""
-    r = run_speed(["--alg", alg, "--op", "mac", "--size", str(size), "--n", str(n), "--warmup", "2",
-                   "--min-sample-us", "1000", "--seed", "1"], setup_timeout_s=30, run_timeout_s=60)
+    r = run_speed(
+        [
+            "--alg",
+            alg,
+            "--op",
+            "mac",
+            "--size",
+            str(size),
+            "--n",
+            str(n),
+            "--warmup",
+            "2",
+            "--min-sample-us",
+            "1000",
+            "--seed",
+            "1",
+        ],
+        setup_timeout_s=30,
+        run_timeout_s=60,
+    )
     if r.error or not r.samples:
         print(f"  {alg} {size} B failed: {r.error}", file=sys.stderr)
         return None
@@ -62,17 +80,23 @@ def main() -> int:
     rows = []
     for n in SIZES:
         med = {alg: statistics.median(per[(alg, n)]) if per[(alg, n)] else None for alg in ALGS}
-        cells = "  ".join(f"{med[alg]:9.1f} ns {med[alg] / n:6.2f} ns/B" if med[alg] else f"{'failed':>22}"
-                          for alg in ALGS)
+        cells = "  ".join(
+            f"{med[alg]:9.1f} ns {med[alg] / n:6.2f} ns/B" if med[alg] else f"{'failed':>22}" for alg in ALGS
+        )
         ratios = {}
         for other in ("aes-128-cmac", "hmac-sha256"):
             rr = [o / c for o, c in zip(per[(other, n)], per[("chaskey", n)])]
             ratios[other] = (statistics.median(rr), min(rr), max(rr)) if rr else None
         rtxt = "  ".join(f"{r[0]:6.2f}x ({r[1]:.2f}-{r[2]:.2f})" if r else "   n/a" for r in ratios.values())
         print(f"{n:>5}B  {cells}   {rtxt}")
-        rows.append({"size_bytes": n, "ns_per_tag": med,
-                     "ns_per_byte": {k: (v / n if v else None) for k, v in med.items()},
-                     "ratio_vs_chaskey": {k: (v[0] if v else None) for k, v in ratios.items()}})
+        rows.append(
+            {
+                "size_bytes": n,
+                "ns_per_tag": med,
+                "ns_per_byte": {k: (v / n if v else None) for k, v in med.items()},
+                "ratio_vs_chaskey": {k: (v[0] if v else None) for k, v in ratios.items()},
+            }
+        )
     print("ratios: OpenSSL MAC time / secperf Chaskey time per tag (thread CPU); >1 means Chaskey is faster")
     if a.json:
         with open(a.json, "w") as f:

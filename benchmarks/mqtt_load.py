@@ -43,7 +43,9 @@ def others(top: int = 8) -> list[dict]:
         except psutil.Error:
             continue
         if cpu >= 5 and p.pid != os.getpid():
-            rows.append({"pid": p.pid, "cpu_percent": cpu, "command": " ".join(p.info["cmdline"] or [p.info["name"]])[:100]})
+            rows.append(
+                {"pid": p.pid, "cpu_percent": cpu, "command": " ".join(p.info["cmdline"] or [p.info["name"]])[:100]}
+            )
     return sorted(rows, key=lambda r: -r["cpu_percent"])[:top]
 
 
@@ -68,39 +70,100 @@ def main() -> int:
     ap.add_argument("--base", type=float, default=0.5)
     ap.add_argument("--cap", type=float, default=8.0)
     ap.add_argument("--storm-max", type=float, default=900.0)
-    ap.add_argument("--spread", type=float, default=None, help="the storm's first attempts spread over this many "
-                    "seconds (default: clients / 500 /s, so the arrivals stay under mosquitto's accept backlog)")
+    ap.add_argument(
+        "--spread",
+        type=float,
+        default=None,
+        help="the storm's first attempts spread over this many "
+        "seconds (default: clients / 500 /s, so the arrivals stay under mosquitto's accept backlog)",
+    )
     ap.add_argument("--key", default="ecdsa-p256")
     ap.add_argument("--json")
     a = ap.parse_args()
     clients, limit = largest_held(a.clients)
-    c = M.MqttLoadConfig(clients=clients, connect_rate=a.connect_rate, hold_s=a.hold, publish_rate=a.publish_rate,
-                         qos=1, keepalive_s=60, timeout_s=a.timeout, storm=True, policy="exponential",
-                         base_s=a.base, cap_s=a.cap, storm_max_s=a.storm_max,
-                         spread_s=a.spread if a.spread is not None else clients / 500.0, key=a.key, capacity_s=3.0)
+    c = M.MqttLoadConfig(
+        clients=clients,
+        connect_rate=a.connect_rate,
+        hold_s=a.hold,
+        publish_rate=a.publish_rate,
+        qos=1,
+        keepalive_s=60,
+        timeout_s=a.timeout,
+        storm=True,
+        policy="exponential",
+        base_s=a.base,
+        cap_s=a.cap,
+        storm_max_s=a.storm_max,
+        spread_s=a.spread if a.spread is not None else clients / 500.0,
+        key=a.key,
+        capacity_s=3.0,
+    )
     before = {"loadavg": os.getloadavg(), "busiest_processes": others()}
     work = Path(tempfile.mkdtemp(prefix="secperf-bench-mqtt-"))
     m = M.measure(LabPKI().ensure(), c, work)
     fm = storm_vs_model(c, m)
     ramp, hold, storm = phase(m, "ramp"), phase(m, "hold"), phase(m, "storm")
     out = {
-        "clients_asked": a.clients, "clients": clients, "limit": limit or
-        f"none bound: open files {m['limits']['nofile']} (hard {m['limits']['nofile_hard']}), "
+        "clients_asked": a.clients,
+        "clients": clients,
+        "limit": limit
+        or f"none bound: open files {m['limits']['nofile']} (hard {m['limits']['nofile_hard']}), "
         f"{m['limits']['ephemeral_ports']} ephemeral ports x {m['limits']['source_addrs']} source address(es)",
-        "held_for_s": hold and hold["elapsed_s"], "up_through_hold": hold and hold["up_at_end"],
+        "held_for_s": hold and hold["elapsed_s"],
+        "up_through_hold": hold and hold["up_at_end"],
         "dropped_in_hold": hold and hold["dropped"],
-        "ramp": {k: ramp and ramp.get(k) for k in ("time_all_up_s", "connack_p50_ms", "connack_p99_ms", "attempts",
-                                                    "refused", "failed", "errors", "broker_utilisation")},
-        "hold": {k: hold and hold.get(k) for k in ("puback_p50_ms", "puback_p99_ms", "pubacks", "published_qos1",
-                                                    "pings", "pingresps", "broker_utilisation")},
-        "storm": {k: storm and storm.get(k) for k in ("time_all_up_s", "connack_p50_ms", "connack_p99_ms",
-                                                      "puback_p99_ms", "pubacks", "attempts", "failed", "refused",
-                                                      "wait_p50_ms", "wait_p99_ms", "errors", "broker_utilisation")},
+        "ramp": {
+            k: ramp and ramp.get(k)
+            for k in (
+                "time_all_up_s",
+                "connack_p50_ms",
+                "connack_p99_ms",
+                "attempts",
+                "refused",
+                "failed",
+                "errors",
+                "broker_utilisation",
+            )
+        },
+        "hold": {
+            k: hold and hold.get(k)
+            for k in (
+                "puback_p50_ms",
+                "puback_p99_ms",
+                "pubacks",
+                "published_qos1",
+                "pings",
+                "pingresps",
+                "broker_utilisation",
+            )
+        },
+        "storm": {
+            k: storm and storm.get(k)
+            for k in (
+                "time_all_up_s",
+                "connack_p50_ms",
+                "connack_p99_ms",
+                "puback_p99_ms",
+                "pubacks",
+                "attempts",
+                "failed",
+                "refused",
+                "wait_p50_ms",
+                "wait_p99_ms",
+                "errors",
+                "broker_utilisation",
+            )
+        },
         "capacity_per_s": m["capacity_per_s"],
-        "capacity_before_after_per_s": [m["capacity_before"].get("handshakes_per_s"),
-                                        m["capacity_after"].get("handshakes_per_s")],
-        "fleet_model": fm and {k: fm[k] for k in ("measured", "models", "ratio_target", "policy", "base_s", "cap_s",
-                                                  "timeout_s", "spread_s")},
+        "capacity_before_after_per_s": [
+            m["capacity_before"].get("handshakes_per_s"),
+            m["capacity_after"].get("handshakes_per_s"),
+        ],
+        "fleet_model": fm
+        and {
+            k: fm[k]
+            for k in ("measured", "models", "ratio_target", "policy", "base_s", "cap_s", "timeout_s", "spread_s")
+        },
         "generator_cpu_s": m["end"].get("cpu_s"),
         "machine": {"before": before, "after": {"loadavg": os.getloadavg(), "busiest_processes": others()}},
         "config": m["config"],

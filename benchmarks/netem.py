@@ -44,8 +44,10 @@ ROWS: list[tuple[str, str, str, str, bool]] = []
 
 def row(name: str, configured: str, measured: str, band: str, ok: bool) -> None:
     ROWS.append((name, configured, measured, band, ok))
-    print(f"  {'PASS' if ok else 'FAIL'}  {name:34} configured {configured:>14}  measured {measured:>16}  ({band})",
-          flush=True)
+    print(
+        f"  {'PASS' if ok else 'FAIL'}  {name:34} configured {configured:>14}  measured {measured:>16}  ({band})",
+        flush=True,
+    )
 
 
 def echo_rtts(link: Link, dst: str, count: int, interval: float) -> list[float]:
@@ -84,7 +86,7 @@ def echo_rtts(link: Link, dst: str, count: int, interval: float) -> list[float]:
 def _icmp_checksum(b: bytes) -> int:
     if len(b) % 2:
         b += b"\0"
-    total = sum(int.from_bytes(b[i:i + 2], "big") for i in range(0, len(b), 2))
+    total = sum(int.from_bytes(b[i : i + 2], "big") for i in range(0, len(b), 2))
     while total >> 16:
         total = (total & 0xFFFF) + (total >> 16)
     return ~total & 0xFFFF
@@ -93,14 +95,34 @@ def _icmp_checksum(b: bytes) -> int:
 def add_veth(link: Link) -> str:
     """A direct veth pair between the link's two namespaces (the kernel reference path)."""
     if link.rootless:  # no names: made from inside the device namespace, the peer sent to the server holder's
-        subprocess.run(link.dev_exec(["ip", "link", "add", "spv0", "type", "veth", "peer", "name", "spv1",
-                                      "netns", str(link.holders[1].pid)]), check=True)
+        subprocess.run(
+            link.dev_exec(
+                ["ip", "link", "add", "spv0", "type", "veth", "peer", "name", "spv1", "netns", str(link.holders[1].pid)]
+            ),
+            check=True,
+        )
         for side, dev, addr in (("dev", "spv0", "10.78.0.1/30"), ("srv", "spv1", "10.78.0.2/30")):
             subprocess.run(link.prefix(side) + ["ip", "addr", "add", addr, "dev", dev], check=True)
             subprocess.run(link.prefix(side) + ["ip", "link", "set", dev, "up"], check=True)
         return "10.78.0.2"
-    subprocess.run(["ip", "link", "add", "spv0", "netns", link.dev_ns, "type", "veth", "peer", "name", "spv1",
-                    "netns", link.srv_ns], check=True)
+    subprocess.run(
+        [
+            "ip",
+            "link",
+            "add",
+            "spv0",
+            "netns",
+            link.dev_ns,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "spv1",
+            "netns",
+            link.srv_ns,
+        ],
+        check=True,
+    )
     for ns, dev, addr in ((link.dev_ns, "spv0", "10.78.0.1/30"), (link.srv_ns, "spv1", "10.78.0.2/30")):
         subprocess.run(["ip", "-n", ns, "addr", "add", addr, "dev", dev], check=True)
         subprocess.run(["ip", "-n", ns, "link", "set", dev, "up"], check=True)
@@ -117,14 +139,21 @@ def bench_rtt(quick: bool) -> None:
         conf = 2.0 * delay_ms
         med = statistics.median(rtts) if rtts else float("nan")
         tol = max(0.01 * conf, 0.2)
-        row(f"ping RTT, {delay_ms} ms one-way", f"{conf:g} ms", f"{med:.3f} ms (n={len(rtts)})", f"±{tol:g} ms",
-            abs(med - conf) <= tol)
+        row(
+            f"ping RTT, {delay_ms} ms one-way",
+            f"{conf:g} ms",
+            f"{med:.3f} ms (n={len(rtts)})",
+            f"±{tol:g} ms",
+            abs(med - conf) <= tol,
+        )
 
 
 def binom_interval(n: int, p: float, conf: float = 0.99) -> tuple[int, int]:
     """Central interval of Binomial(n, p) holding at least `conf` of the probability."""
-    logs = [math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * math.log(p) + (n - k) * math.log1p(-p)
-            for k in range(n + 1)]
+    logs = [
+        math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * math.log(p) + (n - k) * math.log1p(-p)
+        for k in range(n + 1)
+    ]
     pmf = [math.exp(x) for x in logs]
     tail = (1 - conf) / 2
     acc, lo = 0.0, 0
@@ -159,6 +188,7 @@ def udp_count(link: Link, n: int, size: int, gap_s: float, burst: int = 1) -> tu
                 got.append((int.from_bytes(b[:4], "big"), time.monotonic()))
         except OSError:
             pass
+
     t = threading.Thread(target=reader)
     t.start()
     pad = bytes(size - 4)
@@ -183,8 +213,13 @@ def bench_loss(quick: bool) -> None:
             got, _ = udp_count(link, n, 64, 0.001, burst=20)
         lost = n - len({s for s, _ in got})
         lo, hi = binom_interval(n, p)
-        row(f"loss {p * 100:g}% (n={n})", f"{p * 100:g}%", f"{lost / n * 100:.2f}% ({lost})",
-            f"binomial 99%: {lo}-{hi}", lo <= lost <= hi)
+        row(
+            f"loss {p * 100:g}% (n={n})",
+            f"{p * 100:g}%",
+            f"{lost / n * 100:.2f}% ({lost})",
+            f"binomial 99%: {lo}-{hi}",
+            lo <= lost <= hi,
+        )
 
 
 def bench_rate(quick: bool) -> None:
@@ -197,12 +232,22 @@ def bench_rate(quick: bool) -> None:
             got, _ = udp_count(link, n, 1000, 1.0 / pps)
         ts = sorted(t for _, t in got)
         measured = (len(ts) - 1) * ip_bytes * 8 / (ts[-1] - ts[0]) if len(ts) > 2 else 0.0
-        row(f"rate {bps / 1e3:g} kbit/s (UDP, IP bytes)", f"{bps / 1e3:g} kbit/s", f"{measured / 1e3:.1f} kbit/s",
-            "±5%", abs(measured - bps) <= 0.05 * bps)
+        row(
+            f"rate {bps / 1e3:g} kbit/s (UDP, IP bytes)",
+            f"{bps / 1e3:g} kbit/s",
+            f"{measured / 1e3:.1f} kbit/s",
+            "±5%",
+            abs(measured - bps) <= 0.05 * bps,
+        )
         with Link(f"rate={bps / 1e3:g}kbit") as link:
             goodput = tcp_goodput(link, int(bps / 8 * secs))
-        row(f"  TCP goodput over {bps / 1e3:g} kbit/s", "(info)", f"{goodput / 1e3:.1f} kbit/s",
-            f"{goodput / bps * 100:.1f}% of the rate", True)
+        row(
+            f"  TCP goodput over {bps / 1e3:g} kbit/s",
+            "(info)",
+            f"{goodput / 1e3:.1f} kbit/s",
+            f"{goodput / bps * 100:.1f}% of the rate",
+            True,
+        )
 
 
 def tcp_goodput(link: Link, nbytes: int) -> float:
@@ -222,6 +267,7 @@ def tcp_goodput(link: Link, nbytes: int) -> float:
             total += len(b)
         res["bps"] = total * 8 / (time.monotonic() - first)
         c.close()
+
     t = threading.Thread(target=receiver)
     t.start()
     cli = link.socket("dev")
@@ -249,14 +295,20 @@ def bench_self_latency(quick: bool) -> None:
                 ref += echo_rtts(link, veth, n // 5, interval)
         added_us = (statistics.median(relay) - statistics.median(ref)) * 1000 / 2
         name = f"relay added latency ({poll}{', idle' if interval > 0.01 else ''}), per dir"
-        row(name, "<= 20 µs" if gate else "(info)", f"{added_us:.1f} µs",
+        row(
+            name,
+            "<= 20 µs" if gate else "(info)",
+            f"{added_us:.1f} µs",
             f"echoes {interval * 1000:g} ms apart; relay RTT P50 {statistics.median(relay) * 1000:.0f} µs vs veth "
-            f"{statistics.median(ref) * 1000:.0f} µs", added_us <= 20.0 if gate else True)
+            f"{statistics.median(ref) * 1000:.0f} µs",
+            added_us <= 20.0 if gate else True,
+        )
 
 
 def sys_counter(link: Link, side: str, name: str) -> int:
-    p = subprocess.run(link.prefix(side) + ["cat", f"/sys/class/net/{netns.IFNAME}/statistics/{name}"],
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        link.prefix(side) + ["cat", f"/sys/class/net/{netns.IFNAME}/statistics/{name}"], capture_output=True, text=True
+    )
     return int(p.stdout.strip() or 0)
 
 
@@ -277,9 +329,27 @@ def bench_packet_rate(quick: bool) -> None:
             ok, notes = False, []
             for _attempt in range(3):
                 s0, k0 = link.stats()["up"], sys_counter(link, "srv", "rx_packets")
-                out = subprocess.run(link.dev_exec([str(find_netem()), "flood", "--dst", link.server_addr, "--count",
-                                                    str(n), "--pps", str(pps), "--size", "18", "--port", "9"]),
-                                     capture_output=True, text=True, timeout=60).stdout
+                out = subprocess.run(
+                    link.dev_exec(
+                        [
+                            str(find_netem()),
+                            "flood",
+                            "--dst",
+                            link.server_addr,
+                            "--count",
+                            str(n),
+                            "--pps",
+                            str(pps),
+                            "--size",
+                            "18",
+                            "--port",
+                            "9",
+                        ]
+                    ),
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                ).stdout
                 time.sleep(0.2)
                 s1, k1 = link.stats()["up"], sys_counter(link, "srv", "rx_packets")
                 fl = json.loads(out)
@@ -296,8 +366,13 @@ def bench_packet_rate(quick: bool) -> None:
                 break
             best = pps
         sink.close()
-    row("relay max packet rate without loss", ">= 200000/s", f"{best}/s", "delivered " + " ".join(tried),
-        best >= 200_000)
+    row(
+        "relay max packet rate without loss",
+        ">= 200000/s",
+        f"{best}/s",
+        "delivered " + " ".join(tried),
+        best >= 200_000,
+    )
 
 
 def main() -> int:

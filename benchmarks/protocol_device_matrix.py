@@ -49,9 +49,18 @@ PROTOCOLS = {
     "quic": ("quic", "full", ("resumed", "0rtt")),
 }
 NEW = ("dtls1.2", "dtls1.3", "edhoc", "quic")
-MUST = {("tls1.3", "cortex-m4-80"), ("dtls1.2", "cortex-m4-80"), ("dtls1.3", "cortex-m4-80"), ("edhoc", "cortex-m4-80"),
-        ("tls1.3", "cortex-m33-160"), ("dtls1.2", "cortex-m33-160"), ("dtls1.3", "cortex-m33-160"),
-        ("edhoc", "cortex-m33-160"), ("quic", "cortex-a7-800"), ("quic", "cortex-a9-400")}
+MUST = {
+    ("tls1.3", "cortex-m4-80"),
+    ("dtls1.2", "cortex-m4-80"),
+    ("dtls1.3", "cortex-m4-80"),
+    ("edhoc", "cortex-m4-80"),
+    ("tls1.3", "cortex-m33-160"),
+    ("dtls1.2", "cortex-m33-160"),
+    ("dtls1.3", "cortex-m33-160"),
+    ("edhoc", "cortex-m33-160"),
+    ("quic", "cortex-a7-800"),
+    ("quic", "cortex-a9-400"),
+}
 
 
 def _scenario(proto: str, hs: str) -> F.Scenario:
@@ -89,8 +98,14 @@ def cell(core: str, name: str) -> list[dict]:
     for sc in scs:
         mode = sc.handshake if fam in ("dtls1.3", "edhoc", "quic") else "full"
         s = _row(counts, fam, mode)
-        r = {"core": core, "protocol": name, "handshake": sc.handshake, "stack": counts.families[fam],
-             "library": counts.per_stack[counts.families[fam]].library, "seconds": round(time.monotonic() - t0, 1)}
+        r = {
+            "core": core,
+            "protocol": name,
+            "handshake": sc.handshake,
+            "stack": counts.families[fam],
+            "library": counts.per_stack[counts.families[fam]].library,
+            "seconds": round(time.monotonic() - t0, 1),
+        }
         if s is None:
             r.update(counted=False, reason=f"no {mode} row was counted (see the device rows' failures)")
             out.append(r)
@@ -103,7 +118,7 @@ def cell(core: str, name: str) -> list[dict]:
                 r.update(predicted_ms=pred / 1e3, error=(pred - us) / us)
             except SecperfError as exc:
                 r.update(predicted_ms=None, error=None, reason=f"not predicted: {exc}")
-            if sc.handshake != full:   # held out: the same handshake predicted from the full row alone
+            if sc.handshake != full:  # held out: the same handshake predicted from the full row alone
                 try:
                     held = _client_us(sc, DC.device_counts(prof, [scs[0]], quiet=True).table)
                     r.update(held_out_ms=held / 1e3, held_out_error=(held - us) / us)
@@ -126,23 +141,34 @@ def main() -> int:
             rows += got
             for r in got:
                 if r["counted"]:
-                    pred = "" if r.get("predicted_ms") is None else (
-                        f" predicted {r['predicted_ms']:.2f} ms ({r['error'] * 100:+.2f} %)")
+                    pred = (
+                        ""
+                        if r.get("predicted_ms") is None
+                        else (f" predicted {r['predicted_ms']:.2f} ms ({r['error'] * 100:+.2f} %)")
+                    )
                     if r.get("held_out_ms") is not None:
-                        pred += f"; from the full row alone {r['held_out_ms']:.2f} ms ({r['held_out_error'] * 100:+.1f} %)"
-                    print(f"{core:17} {name:8} {r['handshake']:9} {r['library'][:34]:34} "
-                          f"{r['instructions'] / 1e6:8.2f} M instr {r['counted_ms']:9.2f} ms{pred}", flush=True)
+                        pred += (
+                            f"; from the full row alone {r['held_out_ms']:.2f} ms ({r['held_out_error'] * 100:+.1f} %)"
+                        )
+                    print(
+                        f"{core:17} {name:8} {r['handshake']:9} {r['library'][:34]:34} "
+                        f"{r['instructions'] / 1e6:8.2f} M instr {r['counted_ms']:9.2f} ms{pred}",
+                        flush=True,
+                    )
                 else:
                     print(f"{core:17} {name:8} {r['handshake']:9} not counted: {r['reason'][:150]}", flush=True)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)
     errs = [abs(r["error"]) for r in rows if r.get("error") is not None]
-    missing = sorted(f"{p}@{c}" for p, c in MUST if not any(r["counted"] and r["protocol"] == p and r["core"] == c
-                                                             for r in rows))
-    print(f"\ncounted cells: {len({(r['core'], r['protocol']) for r in rows if r['counted']})} of "
-          f"{len({(r['core'], r['protocol']) for r in rows})}; predicted vs counted client compute over "
-          f"{len(errs)} rows: max |error| {max(errs, default=0) * 100:.2f} % (target <= 5 %)")
+    missing = sorted(
+        f"{p}@{c}" for p, c in MUST if not any(r["counted"] and r["protocol"] == p and r["core"] == c for r in rows)
+    )
+    print(
+        f"\ncounted cells: {len({(r['core'], r['protocol']) for r in rows if r['counted']})} of "
+        f"{len({(r['core'], r['protocol']) for r in rows})}; predicted vs counted client compute over "
+        f"{len(errs)} rows: max |error| {max(errs, default=0) * 100:.2f} % (target <= 5 %)"
+    )
     if missing:
         print("required cells not counted: " + ", ".join(missing))
     return 0 if not missing and all(e <= 0.05 for e in errs) else 1

@@ -41,8 +41,15 @@ from secperf.measure import server as S
 def s_time_run(port: int, seconds: int, procs: int) -> tuple[float, float]:
     """(connections/s over all processes, CPU µs per connection of the s_time processes)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    ps = [subprocess.Popen(["openssl", "s_time", "-connect", f"127.0.0.1:{port}", "-new", "-time", str(seconds)],
-                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) for _ in range(procs)]
+    ps = [
+        subprocess.Popen(
+            ["openssl", "s_time", "-connect", f"127.0.0.1:{port}", "-new", "-time", str(seconds)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        for _ in range(procs)
+    ]
     conns = 0
     for p in ps:
         out, _ = p.communicate(timeout=seconds + 30)
@@ -55,21 +62,43 @@ def s_time_run(port: int, seconds: int, procs: int) -> tuple[float, float]:
 
 def storm_vs_model(pki, clients: float, timeout_s: float, work: Path) -> dict:
     from secperf.model.fleet import FleetModel, simulate
+
     base, cap = 0.5, 8.0
     m = S.replay_storm(pki, int(clients), "exponential", base, cap, timeout_s, workdir=work)
     st = m["storm"]
-    out = {"clients": int(clients), "timeout_s": timeout_s, "policy": "exponential (full jitter)",
-                           "base_s": base, "cap_s": cap, "capacity_per_s": m["capacity_per_s"],
-           "capacity_before_after_per_s": m["capacity_before_after_per_s"],
-                           "measured": {k: st.get(k) for k in ("time_all_back_s", "wait_p50_s", "wait_p99_s",
-                                                               "back", "failed_attempts", "stopped")}}
+    out = {
+        "clients": int(clients),
+        "timeout_s": timeout_s,
+        "policy": "exponential (full jitter)",
+        "base_s": base,
+        "cap_s": cap,
+        "capacity_per_s": m["capacity_per_s"],
+        "capacity_before_after_per_s": m["capacity_before_after_per_s"],
+        "measured": {
+            k: st.get(k) for k in ("time_all_back_s", "wait_p50_s", "wait_p99_s", "back", "failed_attempts", "stopped")
+        },
+    }
     for ab in (True, False):
-        r = simulate(FleetModel(devices=int(clients), capacity_full_per_s=m["capacity_per_s"], policy="exponential",
-                                base_s=base, cap_s=cap, timeout_s=timeout_s, backlog=max(512, int(clients) + 64),
-                                abandoned_work=ab, horizon_s=600))
+        r = simulate(
+            FleetModel(
+                devices=int(clients),
+                capacity_full_per_s=m["capacity_per_s"],
+                policy="exponential",
+                base_s=base,
+                cap_s=cap,
+                timeout_s=timeout_s,
+                backlog=max(512, int(clients) + 64),
+                abandoned_work=ab,
+                horizon_s=600,
+            )
+        )
         key = "model_abandoned_work" if ab else "model_drops_late_work"
-        out[key] = {"time_all_back_s": r["time_all_back_s"], "wait_p50_s": r["wait_s"]["p50"],
-                    "wait_p99_s": r["wait_s"]["p99"], "failed_attempts": r["failed_attempts"]}
+        out[key] = {
+            "time_all_back_s": r["time_all_back_s"],
+            "wait_p50_s": r["wait_s"]["p50"],
+            "wait_p99_s": r["wait_s"]["p99"],
+            "failed_attempts": r["failed_attempts"],
+        }
         for k in ("time_all_back_s", "wait_p99_s"):
             mv, pv = st.get(k), out[key][k]
             out[key][f"ratio_{k}"] = (mv / pv) if mv and pv else None
@@ -81,8 +110,9 @@ def main() -> int:
     ap.add_argument("--seconds", type=int, default=3)
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--storms", default="500:5,2000:10,1000:2",
-                    help="CLIENTS:TIMEOUT_S storms to replay (comma list; empty: none)")
+    ap.add_argument(
+        "--storms", default="500:5,2000:10,1000:2", help="CLIENTS:TIMEOUT_S storms to replay (comma list; empty: none)"
+    )
     ap.add_argument("--json")
     a = ap.parse_args()
     pki = LabPKI().ensure()
@@ -106,12 +136,19 @@ def main() -> int:
         lv = max(runs, key=lambda x: x["handshakes_per_s"])
     sat = lv["handshakes_per_s"] / max(ref_rates)
     cpu_ratio = lv["loadgen_cpu_us_per_handshake"] / min(ref_cpu)
-    out["saturation"] = {"loadgen_hs_per_s": lv["handshakes_per_s"], "s_time_best_per_s": max(ref_rates),
-                         "ratio": sat, "target": ">= 0.95", "loadgen_cpu_us": lv["loadgen_cpu_us_per_handshake"],
-                         "s_time_cpu_us": min(ref_cpu), "cpu_ratio": cpu_ratio, "cpu_target": "<= 1.1",
-                         "loadgen_best": {"procs": lv["procs"], "concurrency": lv["concurrency"]},
-                         "loadgen_runs": [[x["procs"], x["concurrency"], x["handshakes_per_s"]] for x in runs],
-                         "s_time_runs": ref_rates}
+    out["saturation"] = {
+        "loadgen_hs_per_s": lv["handshakes_per_s"],
+        "s_time_best_per_s": max(ref_rates),
+        "ratio": sat,
+        "target": ">= 0.95",
+        "loadgen_cpu_us": lv["loadgen_cpu_us_per_handshake"],
+        "s_time_cpu_us": min(ref_cpu),
+        "cpu_ratio": cpu_ratio,
+        "cpu_target": "<= 1.1",
+        "loadgen_best": {"procs": lv["procs"], "concurrency": lv["concurrency"]},
+        "loadgen_runs": [[x["procs"], x["concurrency"], x["handshakes_per_s"]] for x in runs],
+        "s_time_runs": ref_rates,
+    }
     acc = S.accounting_check(pki, "rsa-2048", rounds=a.rounds, seconds=a.seconds / 2, workdir=work)
     out["accounting"] = {**acc, "target": "within 10% (0.9..1.1)"}
     acc = acc["ratio"]

@@ -33,9 +33,24 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def secperf(prefix: list[str], *args: str) -> dict:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    p = subprocess.run([*prefix, sys.executable, "-m", "secperf", "server", *args, "--json", "--no-report", "--out",
-                        tempfile.mkdtemp(prefix="secperf-bench-")], capture_output=True, text=True, env=env,
-                       timeout=900)
+    p = subprocess.run(
+        [
+            *prefix,
+            sys.executable,
+            "-m",
+            "secperf",
+            "server",
+            *args,
+            "--json",
+            "--no-report",
+            "--out",
+            tempfile.mkdtemp(prefix="secperf-bench-"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
     if p.returncode != 0:
         raise SystemExit(f"secperf server {' '.join(args)} failed ({p.returncode}): {p.stderr[-1500:]}")
     return json.loads(p.stdout)
@@ -62,6 +77,7 @@ def main() -> int:
     from secperf.lab.pki import LabPKI
     from secperf.lab.services import Nginx
     from secperf.measure.server import pin
+
     key_type = args.key.removesuffix("-nocrt")
     certs = LabPKI().ensure().server(key_type, 1)
     load = ["--concurrency", args.concurrency, "--duration", args.duration, "--warmup", "0.5"]
@@ -72,12 +88,14 @@ def main() -> int:
         try:
             pin(ng.proc.pid, 0)
             target = f"{fab.addr('web')}:{ng.port}"
-            print(f"host: {os.cpu_count()} CPUs; nginx {args.key} pinned to core 0; {args.concurrency} clients, "
-                  f"{args.duration} s per level; target {target} (namespace {fab.ns('web')})")
+            print(
+                f"host: {os.cpu_count()} CPUs; nginx {args.key} pinned to core 0; {args.concurrency} clients, "
+                f"{args.duration} s per level; target {target} (namespace {fab.ns('web')})"
+            )
             for r in range(args.rounds):
                 # A B, B A, ...: a trend in the host's other work (load falling or rising through the run)
                 # then favours neither path
-                for how in (("today", "target") if r % 2 == 0 else ("target", "today")):
+                for how in ("today", "target") if r % 2 == 0 else ("target", "today"):
                     la = os.getloadavg()[0]
                     if how == "today":
                         d = best(secperf([], "--server", "nginx", "--key", args.key, "--core", "0", *load))
@@ -85,18 +103,26 @@ def main() -> int:
                         d = best(secperf(fab.exec_prefix("gen"), "--target", target, "--core", "0", *load))
                     rates[how].append(d["handshakes_per_s"])
                     loads.append((how, la, os.getloadavg()[0]))
-                    print(f"round {r + 1}: {how:6s} {d['handshakes_per_s']:8.1f} handshakes/s (limited by "
-                          f"{d.get('limited_by')}); load {la:.2f} -> {os.getloadavg()[0]:.2f}", flush=True)
+                    print(
+                        f"round {r + 1}: {how:6s} {d['handshakes_per_s']:8.1f} handshakes/s (limited by "
+                        f"{d.get('limited_by')}); load {la:.2f} -> {os.getloadavg()[0]:.2f}",
+                        flush=True,
+                    )
         finally:
             ng.stop()
     per_round = [t / o for t, o in zip(rates["target"], rates["today"])]
     ratio = statistics.median(rates["target"]) / statistics.median(rates["today"])
     ok = 0.95 <= ratio <= 1.05
-    print(f"--target / today's path: {ratio:.3f} of the medians (target 0.95..1.05); per round "
-          f"{', '.join(f'{x:.3f}' for x in per_round)}")
+    print(
+        f"--target / today's path: {ratio:.3f} of the medians (target 0.95..1.05); per round "
+        f"{', '.join(f'{x:.3f}' for x in per_round)}"
+    )
     if args.json:
-        Path(args.json).write_text(json.dumps({"rates": rates, "ratio": ratio, "ratio_per_round": per_round,
-                                               "load": loads, "key": args.key}, indent=1))
+        Path(args.json).write_text(
+            json.dumps(
+                {"rates": rates, "ratio": ratio, "ratio_per_round": per_round, "load": loads, "key": args.key}, indent=1
+            )
+        )
     return 0 if ok else 1
 
 

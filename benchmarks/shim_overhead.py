@@ -37,10 +37,25 @@ def main() -> int:
     write_shim_config(get_profile("softhsm"), token.module_path, os.devnull, 1, conf)
     env = dict(os.environ, **token.env(), SECPERF_SE_PROFILE=str(conf))
     env.pop("SECPERF_SE_LOG", None)
-    out = subprocess.run([str(find_native("secperf-shim-bench", "bin", None, "native/se_shim")),
-                          "--direct", str(token.module_path), "--shim", str(find_shim()), "--n", str(args.n),
-                          "--rounds", str(args.rounds), "--token-label", token.label],
-                         capture_output=True, text=True, env=env, timeout=600)
+    out = subprocess.run(
+        [
+            str(find_native("secperf-shim-bench", "bin", None, "native/se_shim")),
+            "--direct",
+            str(token.module_path),
+            "--shim",
+            str(find_shim()),
+            "--n",
+            str(args.n),
+            "--rounds",
+            str(args.rounds),
+            "--token-label",
+            token.label,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     if out.returncode != 0:
         print(out.stderr.strip() or out.stdout.strip(), file=sys.stderr)
         return 1
@@ -50,10 +65,13 @@ def main() -> int:
     for fn, added in res["overhead_ns"].items():
         inside = added <= TARGET_NS
         ok &= inside
-        print(f"{fn:<20}{res['direct_ns'][fn]:>10} ns{res['shim_ns'][fn]:>11} ns{added:>8} ns   {'ok' if inside else 'OUTSIDE'}")
+        print(
+            f"{fn:<20}{res['direct_ns'][fn]:>10} ns{res['shim_ns'][fn]:>11} ns{added:>8} ns   {'ok' if inside else 'OUTSIDE'}"
+        )
     if args.json:
-        Path(args.json).write_text(json.dumps({"benchmark": "shim_overhead", "target_ns": TARGET_NS, **res,
-                                               "host": host.collect()}, indent=1))
+        Path(args.json).write_text(
+            json.dumps({"benchmark": "shim_overhead", "target_ns": TARGET_NS, **res, "host": host.collect()}, indent=1)
+        )
     return 0 if ok else 1
 
 

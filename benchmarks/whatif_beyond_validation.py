@@ -59,10 +59,14 @@ CELLS = {
     "quic-0rtt": (lambda net: Q.QuicConfig("0rtt", network=net), F.Scenario("quic", "0rtt")),
     "dtls13-full": (lambda net: D.Dtls13Config("1.3", "full", network=net), F.Scenario("dtls1.3", "full")),
     "dtls13-resumed": (lambda net: D.Dtls13Config("1.3", "resumed", network=net), F.Scenario("dtls1.3", "resumed")),
-    "dtls13-full-cid": (lambda net: D.Dtls13Config("1.3", "full", cid=True, network=net),
-                        F.Scenario("dtls1.3", "full-cid")),
-    "dtls13-resumed-cid": (lambda net: D.Dtls13Config("1.3", "resumed", cid=True, network=net),
-                           F.Scenario("dtls1.3", "resumed-cid")),
+    "dtls13-full-cid": (
+        lambda net: D.Dtls13Config("1.3", "full", cid=True, network=net),
+        F.Scenario("dtls1.3", "full-cid"),
+    ),
+    "dtls13-resumed-cid": (
+        lambda net: D.Dtls13Config("1.3", "resumed", cid=True, network=net),
+        F.Scenario("dtls1.3", "resumed-cid"),
+    ),
 }
 
 
@@ -80,8 +84,16 @@ def measure_cell(cfg, n: int, warmup: int, pki, link, exe) -> dict:
 
 def doc_of(series: list[dict], run_id: str) -> dict:
     from secperf.core import host
-    doc = R.to_json(R.new_result(kind="connect", command=["benchmarks/whatif_beyond_validation.py"], params={},
-                                 host=host.collect(), run_id=run_id))
+
+    doc = R.to_json(
+        R.new_result(
+            kind="connect",
+            command=["benchmarks/whatif_beyond_validation.py"],
+            params={},
+            host=host.collect(),
+            run_id=run_id,
+        )
+    )
     doc["series"] = series
     return doc
 
@@ -90,6 +102,7 @@ def _echo_ms(a, b, addr, n: int) -> list[float]:
     """Round trips (ms) of one 64-byte datagram from socket a to b (bound at addr) and back, one
     process driving both ends; lost echoes are left out."""
     import select
+
     out = []
     for _ in range(n):
         t = time.perf_counter()
@@ -110,6 +123,7 @@ def path_floor_ms(seed: int) -> dict:
     """One-way forwarding cost of the emulated path per flight: half of (echo P50 over delay=0ms -
     echo P50 on loopback)."""
     import socket
+
     got = {}
     for net in ("loopback", "delay=0ms"):
         with Link(net, seed=seed) as link:
@@ -168,6 +182,7 @@ def main() -> int:
         data = json.loads(store.read_text())
     else:
         from whatif_validation import start_wakeup_probe  # the TLS bench's probe (this directory)
+
         pki = LabPKI().ensure()
         exe = D.ensure_tool()
         data = {"cal": [], "grid": [], "floors": []}
@@ -190,16 +205,25 @@ def main() -> int:
                     with Link(net, seed=rnd + 1) as link:
                         grid[net] = [measure_cell(CELLS[c][0](net), n, 1, pki, link, exe) for c in cells]
                     print(f"round {rnd}: {net} {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
-                    data["grid"].append({"round": rnd, "network": net, "series": grid[net],
-                                         "window": [t0, time.time()]})
+                    data["grid"].append(
+                        {"round": rnd, "network": net, "series": grid[net], "window": [t0, time.time()]}
+                    )
                     store.write_text(json.dumps(data))
         finally:
             probe.terminate()
             probe.wait(timeout=10)
     floors = [f["floor_ms"] for f in data.get("floors", [])]
     floor = statistics.median(floors) if floors and not a.no_host else 0.0
-    print(f"path floor {floor:.3f} ms one way per flight (" + (f"median of {len(floors)} measurements: "
-          + ", ".join(f"{x:.3f}" for x in floors) if floors else "not measured") + ")", file=sys.stderr)
+    print(
+        f"path floor {floor:.3f} ms one way per flight ("
+        + (
+            f"median of {len(floors)} measurements: " + ", ".join(f"{x:.3f}" for x in floors)
+            if floors
+            else "not measured"
+        )
+        + ")",
+        file=sys.stderr,
+    )
     tables = [C.calibrate(doc_of(cal, f"cal{i}")) for i, cal in enumerate(data["cal"])]
     rows = []
     by_cell: dict[tuple[str, str], list] = {}
@@ -209,8 +233,10 @@ def main() -> int:
         for c, s in zip(cells, g["series"]):
             by_cell.setdefault((c, g["network"]), []).append((g["round"], s))
             wakes.setdefault((c, g["network"]), []).extend(w or ())
-    print(f"{'cell':20} {'network':22} {'n':>3} {'meas P50':>9} {'pred P50':>9} {'err':>7} {'meas P95':>9} "
-          f"{'pred P95':>9} {'err':>7}  bytes up/down meas | model")
+    print(
+        f"{'cell':20} {'network':22} {'n':>3} {'meas P50':>9} {'pred P50':>9} {'err':>7} {'meas P95':>9} "
+        f"{'pred P95':>9} {'err':>7}  bytes up/down meas | model"
+    )
     for (c, net), got in by_cell.items():
         vals = [v for _, s in got for v in s["values_us"]]
         if not vals:
@@ -220,47 +246,74 @@ def main() -> int:
         m50, m95 = float(np.percentile(vals, 50)), float(np.percentile(vals, 95))
         sc = CELLS[c][1]
         # each round predicted from the mean of the calibrations before and after it
-        rt = [t for r, _ in got for t in tables[r:r + 2]]   # pooled over the calibration before and after
-        link = N.with_path_floor(N.parse(net, coap_random_factor=1.0), floor)   # the pair: no random factor
+        rt = [t for r, _ in got for t in tables[r : r + 2]]  # pooled over the calibration before and after
+        link = N.with_path_floor(N.parse(net, coap_random_factor=1.0), floor)  # the pair: no random factor
         if wakes.get((c, net)):
             link = N.with_host_wakeups(link, wakes[(c, net)])
         pr = predict(sc, rt, link, len(vals))
         model = F.build(sc)
         ok = [x for _, s in got for x in s["samples"] if x.get("ok") and not x.get("dropped")]
-        mb = (statistics.median([x["bytes_c2s"] for x in ok]), statistics.median([x["bytes_s2c"] for x in ok])) \
-            if ok else (None, None)
-        row = {"cell": c, "network": net, "n": len(vals), "measured_p50_ms": m50 / 1e3, "measured_p95_ms": m95 / 1e3,
-               "predicted_p50_ms": pr["p50_us"] / 1e3, "predicted_p95_ms": pr["p95_us"] / 1e3,
-               "err_p50": (pr["p50_us"] - m50) / m50, "err_p95": (pr["p95_us"] - m95) / m95,
-               "bytes_measured": mb,
-               # up to the response (QUIC 0-RTT's Finished leaves after it: transport quic-final)
-               "bytes_model": tuple(sum(f.payload for e in model.exchanges if e.transport != "quic-final"
-                                        for f in (e.out, e.back) if f is not None and f.sender == side)
-                                    for side in ("client", "server")),
-               "failures": sum(len(s["failures"]) for _, s in got), "path_floor_ms": floor,
-               "wakeup_mean_ms": float(np.mean(wakes[(c, net)])) if wakes.get((c, net)) else None}
+        mb = (
+            (statistics.median([x["bytes_c2s"] for x in ok]), statistics.median([x["bytes_s2c"] for x in ok]))
+            if ok
+            else (None, None)
+        )
+        row = {
+            "cell": c,
+            "network": net,
+            "n": len(vals),
+            "measured_p50_ms": m50 / 1e3,
+            "measured_p95_ms": m95 / 1e3,
+            "predicted_p50_ms": pr["p50_us"] / 1e3,
+            "predicted_p95_ms": pr["p95_us"] / 1e3,
+            "err_p50": (pr["p50_us"] - m50) / m50,
+            "err_p95": (pr["p95_us"] - m95) / m95,
+            "bytes_measured": mb,
+            # up to the response (QUIC 0-RTT's Finished leaves after it: transport quic-final)
+            "bytes_model": tuple(
+                sum(
+                    f.payload
+                    for e in model.exchanges
+                    if e.transport != "quic-final"
+                    for f in (e.out, e.back)
+                    if f is not None and f.sender == side
+                )
+                for side in ("client", "server")
+            ),
+            "failures": sum(len(s["failures"]) for _, s in got),
+            "path_floor_ms": floor,
+            "wakeup_mean_ms": float(np.mean(wakes[(c, net)])) if wakes.get((c, net)) else None,
+        }
         rows.append(row)
-        print(f"{c:20} {net:22} {row['n']:>3} {m50 / 1e3:9.1f} {pr['p50_us'] / 1e3:9.1f} {row['err_p50'] * 100:+6.1f}% "
-              f"{m95 / 1e3:9.1f} {pr['p95_us'] / 1e3:9.1f} {row['err_p95'] * 100:+6.1f}%  {mb[0]}/{mb[1]} | "
-              f"{row['bytes_model'][0]}/{row['bytes_model'][1]}")
+        print(
+            f"{c:20} {net:22} {row['n']:>3} {m50 / 1e3:9.1f} {pr['p50_us'] / 1e3:9.1f} {row['err_p50'] * 100:+6.1f}% "
+            f"{m95 / 1e3:9.1f} {pr['p95_us'] / 1e3:9.1f} {row['err_p95'] * 100:+6.1f}%  {mb[0]}/{mb[1]} | "
+            f"{row['bytes_model'][0]}/{row['bytes_model'][1]}"
+        )
     val = [r for r in rows if not r.get("missing")]
     if val:
         e50 = [abs(r["err_p50"]) for r in val]
         e95 = [abs(r["err_p95"]) for r in val]
         ok = statistics.median(e50) <= 0.10 and statistics.median(e95) <= 0.25
-        print(f"\n{len(val)} validation cells: median |error| P50 {statistics.median(e50) * 100:.1f}% (target <= 10%), "
-              f"P95 {statistics.median(e95) * 100:.1f}% (target <= 25%); worst P50 {max(e50) * 100:.1f}% -> "
-              f"{'PASS' if ok else 'MISS'}")
+        print(
+            f"\n{len(val)} validation cells: median |error| P50 {statistics.median(e50) * 100:.1f}% (target <= 10%), "
+            f"P95 {statistics.median(e95) * 100:.1f}% (target <= 25%); worst P50 {max(e50) * 100:.1f}% -> "
+            f"{'PASS' if ok else 'MISS'}"
+        )
         for proto in ("quic", "dtls13"):
             pv = [r for r in val if r["cell"].startswith(proto)]
             if pv:
-                print(f"  {proto}: {len(pv)} cells, median |error| P50 "
-                      f"{statistics.median([abs(r['err_p50']) for r in pv]) * 100:.1f}%, P95 "
-                      f"{statistics.median([abs(r['err_p95']) for r in pv]) * 100:.1f}%")
+                print(
+                    f"  {proto}: {len(pv)} cells, median |error| P50 "
+                    f"{statistics.median([abs(r['err_p50']) for r in pv]) * 100:.1f}%, P95 "
+                    f"{statistics.median([abs(r['err_p95']) for r in pv]) * 100:.1f}%"
+                )
                 for k in ("err_p50", "err_p95"):
                     worst = sorted(pv, key=lambda r: -abs(r[k]))[:3]
-                    print(f"    worst {k[4:].upper()}: " + "; ".join(f"{r['cell']} @ {r['network']} {r[k] * 100:+.0f}%"
-                                                           for r in worst))
+                    print(
+                        f"    worst {k[4:].upper()}: "
+                        + "; ".join(f"{r['cell']} @ {r['network']} {r[k] * 100:+.0f}%" for r in worst)
+                    )
     (out / "validation.json").write_text(json.dumps(rows, indent=1))
     return 0
 

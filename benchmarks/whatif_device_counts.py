@@ -33,25 +33,65 @@ from secperf.model import predict as P
 
 SECPERF = str(Path(sys.executable).with_name("secperf"))
 # (device handshake's --tls, --mode, --client-cert) -> the what-if protocol and handshake it is
-RUNS = [("1.3", "full", "none", "tls1.3", "full"), ("1.3", "full", "ecdsa-p256", "mqtt", "full"),
-        ("1.3", "resumed", "none", "tls1.3", "resumed"), ("1.3", "resumed", "ecdsa-p256", "mqtt", "resumed"),
-        ("1.2", "full", "none", "tls1.2", "full"),
-        ("dtls1.2", "full", "none", "dtls1.2", "full"), ("dtls1.2", "full", "ecdsa-p256", "coap", "full")]
+RUNS = [
+    ("1.3", "full", "none", "tls1.3", "full"),
+    ("1.3", "full", "ecdsa-p256", "mqtt", "full"),
+    ("1.3", "resumed", "none", "tls1.3", "resumed"),
+    ("1.3", "resumed", "ecdsa-p256", "mqtt", "resumed"),
+    ("1.2", "full", "none", "tls1.2", "full"),
+    ("dtls1.2", "full", "none", "dtls1.2", "full"),
+    ("dtls1.2", "full", "ecdsa-p256", "coap", "full"),
+]
 
 
 def measured(dev: str, tls: str, mode: str, client: str, stack: str, out: Path, reuse: bool) -> list[dict]:
     f = out / f"hs-{dev}-{stack}-{tls}-{mode}-{client}.json"
     if not (reuse and f.exists()):
-        p = subprocess.run([SECPERF, "device", "handshake", "--device", dev, "--stack", stack, "--tls", tls, "--mode", mode,
-                            "--client-cert", client, "--group", "x25519,p-256", "--suite", "aes128gcm",
-                            "--server-cert", "rsa-2048,ecdsa-p256", "--n", "2", "--warmup", "1", "--json",
-                            "--no-report", "--out", str(out / "results")], capture_output=True, text=True, timeout=1800)
+        p = subprocess.run(
+            [
+                SECPERF,
+                "device",
+                "handshake",
+                "--device",
+                dev,
+                "--stack",
+                stack,
+                "--tls",
+                tls,
+                "--mode",
+                mode,
+                "--client-cert",
+                client,
+                "--group",
+                "x25519,p-256",
+                "--suite",
+                "aes128gcm",
+                "--server-cert",
+                "rsa-2048,ecdsa-p256",
+                "--n",
+                "2",
+                "--warmup",
+                "1",
+                "--json",
+                "--no-report",
+                "--out",
+                str(out / "results"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
         if p.returncode not in (0, 1):
             raise SystemExit(f"device handshake {dev} {tls} {mode} {client}: exit {p.returncode}: {p.stderr[-400:]}")
         f.write_text(p.stdout)
     doc = json.loads(f.read_text())
-    return [s for s in doc["series"] if s["labels"].get("phase") == "warm" and s["status"] in ("ok", "partial")
-            and (s.get("derived") or {}).get("time")]
+    return [
+        s
+        for s in doc["series"]
+        if s["labels"].get("phase") == "warm"
+        and s["status"] in ("ok", "partial")
+        and (s.get("derived") or {}).get("time")
+    ]
 
 
 def main() -> int:
@@ -67,14 +107,15 @@ def main() -> int:
         core = D.core(dev)
         for tls, mode, client, proto, hs in RUNS:
             grid = [F.Scenario(proto, hs, g, c) for g in ("x25519", "p-256") for c in ("rsa-2048", "ecdsa-p256")]
-            try:   # the stack whatif takes by default for this protocol on this core, measured the same
+            try:  # the stack whatif takes by default for this protocol on this core, measured the same
                 counts = device_counts(core, grid, quiet=True)
                 meas = measured(dev, tls, mode, client, counts.stack, out, args.reuse)
-            except (SystemExit, Exception) as exc:   # noqa: BLE001 - a row not measured is reported
+            except (SystemExit, Exception) as exc:  # noqa: BLE001 - a row not measured is reported
                 rows.append({"device": dev, "run": f"{tls} {mode} {client}", "missing": str(exc)})
                 continue
-            scs = [F.Scenario(proto, hs, C.DEVICE_GROUPS[s["labels"]["group"]], s["labels"]["server_cert"])
-                   for s in meas]
+            scs = [
+                F.Scenario(proto, hs, C.DEVICE_GROUPS[s["labels"]["group"]], s["labels"]["server_cert"]) for s in meas
+            ]
             table = C.from_device(counts.doc, core, C.load_table(), where="counts", stack=counts.stack)
             for s, sc in zip(meas, scs):
                 lab = s["labels"]
@@ -83,29 +124,47 @@ def main() -> int:
                 pred_cycles = pred * core.clock_mhz
                 got = s["derived"]["time"]["cycles"]
                 cal = (pl.calibration or {}).get("series", "")
-                rows.append({"device": dev, "stack": counts.stack, "tls": tls, "mode": mode, "client_cert": client,
-                             "protocol": proto, "group": lab["group"], "server_cert": lab["server_cert"],
-                             "measured_cycles": got, "predicted_cycles": pred_cycles,
-                             "err": (pred_cycles - got) / got,
-                             "fitted_on": "this configuration" if (f"/{lab['group']}/" in cal and
-                                                                  f"/{lab['server_cert']}/" in cal) else cal.split("/", 3)[-1]})
-    print(f"{'device':16} {'TLS':7} {'mode':7} {'client':10} {'proto':7} {'group':7} {'cert':10} {'measured':>12} "
-          f"{'predicted':>12} {'err':>7}  residual fitted on")
+                rows.append(
+                    {
+                        "device": dev,
+                        "stack": counts.stack,
+                        "tls": tls,
+                        "mode": mode,
+                        "client_cert": client,
+                        "protocol": proto,
+                        "group": lab["group"],
+                        "server_cert": lab["server_cert"],
+                        "measured_cycles": got,
+                        "predicted_cycles": pred_cycles,
+                        "err": (pred_cycles - got) / got,
+                        "fitted_on": "this configuration"
+                        if (f"/{lab['group']}/" in cal and f"/{lab['server_cert']}/" in cal)
+                        else cal.split("/", 3)[-1],
+                    }
+                )
+    print(
+        f"{'device':16} {'TLS':7} {'mode':7} {'client':10} {'proto':7} {'group':7} {'cert':10} {'measured':>12} "
+        f"{'predicted':>12} {'err':>7}  residual fitted on"
+    )
     for r in rows:
         if "missing" in r:
             print(f"{r['device']:16} {r['run']}: not measured ({r['missing'][:100]})")
             continue
-        print(f"{r['device']:16} {r['tls']:7} {r['mode']:7} {r['client_cert']:10} {r['protocol']:7} {r['group']:7} "
-              f"{r['server_cert']:10} {r['measured_cycles']:12,.0f} {r['predicted_cycles']:12,.0f} "
-              f"{r['err'] * 100:+6.1f}%  {r['fitted_on']}")
+        print(
+            f"{r['device']:16} {r['tls']:7} {r['mode']:7} {r['client_cert']:10} {r['protocol']:7} {r['group']:7} "
+            f"{r['server_cert']:10} {r['measured_cycles']:12,.0f} {r['predicted_cycles']:12,.0f} "
+            f"{r['err'] * 100:+6.1f}%  {r['fitted_on']}"
+        )
     ok = [r for r in rows if "err" in r]
     if ok:
         e = [abs(r["err"]) for r in ok]
         other = [abs(r["err"]) for r in ok if r["fitted_on"] != "this configuration"]
         within = sum(1 for x in e if x <= 0.05)
-        print(f"\n{len(ok)} rows: {within} within 5 % (target: all); median |error| {statistics.median(e) * 100:.1f}%, "
-              f"worst {max(e) * 100:.1f}%; rows predicted from another configuration's residual: {len(other)}, "
-              f"worst {max(other, default=0) * 100:.1f}%")
+        print(
+            f"\n{len(ok)} rows: {within} within 5 % (target: all); median |error| {statistics.median(e) * 100:.1f}%, "
+            f"worst {max(e) * 100:.1f}%; rows predicted from another configuration's residual: {len(other)}, "
+            f"worst {max(other, default=0) * 100:.1f}%"
+        )
     (out / "validation.json").write_text(json.dumps(rows, indent=1))
     return 0
 

@@ -38,24 +38,36 @@ def main() -> int:
     ap.add_argument("--protocol", default="tls1.3")
     args = ap.parse_args()
     pl = P.plan(F.Scenario(args.protocol), C.load_table(), N.parse(args.network))
-    M.simulate(pl, 10_000, 1)                                  # warm-up (imports, first allocations)
+    M.simulate(pl, 10_000, 1)  # warm-up (imports, first allocations)
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t0, c0 = time.perf_counter(), time.process_time()
     r = M.simulate(pl, args.n, 1)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     rate = args.n / wall
-    print(f"host: {cpu_model()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}; Python {platform.python_version()}")
-    print(f"scenario: {args.protocol} full over {args.network}; n = {args.n:,} (chunks of {M.CHUNK:,}, "
-          f"percentiles from {r['usable']['percentiles_from']})")
-    print(f"set-up P50 {r['usable']['p50_us'] / 1e3:.1f} ms, P95 {r['usable']['p95_us'] / 1e3:.1f} ms, "
-          f"P99 {r['usable']['p99_us'] / 1e3:.1f} ms")
-    print(f"rate: {rate:,.0f} simulated set-ups per second (wall {wall:.2f} s, CPU {cpu:.2f} s; one process, "
-          f"numpy single-threaded) -- target >= 1,000,000: {'PASS' if rate >= 1e6 else 'MISS'}")
-    print(f"per CPU-second: {args.n / cpu:,.0f} set-ups (the wall rate above depends on what else this shared "
-          f"machine runs: load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs)")
-    print(f"peak RSS: {rss / 1024:.0f} MiB (before the run {rss0 / 1024:.0f} MiB; one chunk of arrays, "
-          f"never the {args.n:,} samples)")
+    print(
+        f"host: {cpu_model()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}; Python {platform.python_version()}"
+    )
+    print(
+        f"scenario: {args.protocol} full over {args.network}; n = {args.n:,} (chunks of {M.CHUNK:,}, "
+        f"percentiles from {r['usable']['percentiles_from']})"
+    )
+    print(
+        f"set-up P50 {r['usable']['p50_us'] / 1e3:.1f} ms, P95 {r['usable']['p95_us'] / 1e3:.1f} ms, "
+        f"P99 {r['usable']['p99_us'] / 1e3:.1f} ms"
+    )
+    print(
+        f"rate: {rate:,.0f} simulated set-ups per second (wall {wall:.2f} s, CPU {cpu:.2f} s; one process, "
+        f"numpy single-threaded) -- target >= 1,000,000: {'PASS' if rate >= 1e6 else 'MISS'}"
+    )
+    print(
+        f"per CPU-second: {args.n / cpu:,.0f} set-ups (the wall rate above depends on what else this shared "
+        f"machine runs: load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs)"
+    )
+    print(
+        f"peak RSS: {rss / 1024:.0f} MiB (before the run {rss0 / 1024:.0f} MiB; one chunk of arrays, "
+        f"never the {args.n:,} samples)"
+    )
     return 0 if rate >= 1e6 else 1
 
 

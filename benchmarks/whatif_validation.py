@@ -67,14 +67,34 @@ SECPERF = str(Path(sys.executable).with_name("secperf"))
 
 # cell name -> (label, series id on loopback (without " @ net"), model scenario, metric, command)
 HS = {
-    "tls1.2": ("TLS 1.2 full", "handshake/probe/tls1.2 ecdhe-rsa-aes128gcm x25519 rsa2048",
-               F.Scenario("tls1.2", "full"), "handshake", "versions"),
-    "tls1.3": ("TLS 1.3 full", "handshake/probe/tls1.3 aes128gcm x25519 rsa2048",
-               F.Scenario("tls1.3", "full"), "handshake", "versions"),
-    "tls1.3-resumed": ("TLS 1.3 resumed", "handshake/probe/tls1.3 resume ticket",
-                       F.Scenario("tls1.3", "resumed"), "handshake", "0rtt"),
-    "dtls1.2": ("DTLS 1.2 cookie", "handshake/probe/dtls1.2 ecdhe-rsa-aes128gcm cookie",
-                F.Scenario("dtls1.2", "full"), "handshake", "dtls"),
+    "tls1.2": (
+        "TLS 1.2 full",
+        "handshake/probe/tls1.2 ecdhe-rsa-aes128gcm x25519 rsa2048",
+        F.Scenario("tls1.2", "full"),
+        "handshake",
+        "versions",
+    ),
+    "tls1.3": (
+        "TLS 1.3 full",
+        "handshake/probe/tls1.3 aes128gcm x25519 rsa2048",
+        F.Scenario("tls1.3", "full"),
+        "handshake",
+        "versions",
+    ),
+    "tls1.3-resumed": (
+        "TLS 1.3 resumed",
+        "handshake/probe/tls1.3 resume ticket",
+        F.Scenario("tls1.3", "resumed"),
+        "handshake",
+        "0rtt",
+    ),
+    "dtls1.2": (
+        "DTLS 1.2 cookie",
+        "handshake/probe/dtls1.2 ecdhe-rsa-aes128gcm cookie",
+        F.Scenario("dtls1.2", "full"),
+        "handshake",
+        "dtls",
+    ),
 }
 CELLS = ("tls1.2", "tls1.3", "tls1.3-resumed", "dtls1.2", "mqtt", "coap")
 
@@ -95,13 +115,27 @@ def rows_for(cells: list[str], keys: list[str]):
             rows.append((HS[c][0] + " -> hs end", HS[c][1], HS[c][2], UNTIL_HS, HS[c][4]))
         elif c in ("mqtt", "coap"):
             for key in keys:
-                rows.append((f"{'MQTT/TLS' if c == 'mqtt' else 'CoAP/DTLS'} {key}", f"connect/{c}/probe/{key}/full",
-                             F.Scenario(c, "full", key=key), "usable", "connect"))
+                rows.append(
+                    (
+                        f"{'MQTT/TLS' if c == 'mqtt' else 'CoAP/DTLS'} {key}",
+                        f"connect/{c}/probe/{key}/full",
+                        F.Scenario(c, "full", key=key),
+                        "usable",
+                        "connect",
+                    )
+                )
         elif c == "https":
             for key in keys:
                 for hs in ("full", "resumed"):
-                    rows.append((f"HTTPS TLS1.3 {hs} {key}", f"connect/https/probe/{key}/{hs}",
-                                 F.Scenario("https", hs, key=key), "usable", "https"))
+                    rows.append(
+                        (
+                            f"HTTPS TLS1.3 {hs} {key}",
+                            f"connect/https/probe/{key}/{hs}",
+                            F.Scenario("https", hs, key=key),
+                            "usable",
+                            "https",
+                        )
+                    )
     return rows
 
 
@@ -112,11 +146,41 @@ def commands(args, cells: list[str], n_hs: int, n_conn: int) -> list[tuple[str, 
             out.append((cmd, ["handshake", cmd, "--n", str(n_hs)]))
     protos = [c for c in ("mqtt", "coap") if c in cells]
     if protos:
-        out.append(("connect", ["connect", ",".join(protos), "--key", args.keys, "--handshake", "full",
-                                "--auth", "mtls", "--n", str(n_conn)]))
+        out.append(
+            (
+                "connect",
+                [
+                    "connect",
+                    ",".join(protos),
+                    "--key",
+                    args.keys,
+                    "--handshake",
+                    "full",
+                    "--auth",
+                    "mtls",
+                    "--n",
+                    str(n_conn),
+                ],
+            )
+        )
     if "https" in cells:
-        out.append(("https", ["connect", "https", "--key", args.keys, "--handshake", "full,resumed",
-                              "--auth", "mtls", "--n", str(n_conn)]))
+        out.append(
+            (
+                "https",
+                [
+                    "connect",
+                    "https",
+                    "--key",
+                    args.keys,
+                    "--handshake",
+                    "full,resumed",
+                    "--auth",
+                    "mtls",
+                    "--n",
+                    str(n_conn),
+                ],
+            )
+        )
     return out
 
 
@@ -143,7 +207,7 @@ def number_list(text: str, what: str, lo: float, hi: float) -> list[float]:
         vals = [float(x) for x in text.split(",")]
     except ValueError:
         raise ValueError(f"{what}: {text!r} must be a comma list of numbers (e.g. 0,20,100)") from None
-    if not all(lo <= v < hi for v in vals):   # also refuses nan and inf
+    if not all(lo <= v < hi for v in vals):  # also refuses nan and inf
         raise ValueError(f"{what}: every value must be at least {lo:g} and below {hi:g}")
     return vals
 
@@ -153,7 +217,8 @@ def _term_with_parent() -> None:
     secperf stops its servers and links instead of measuring on for minutes (Linux prctl)."""
     import ctypes
     import signal
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def run(cmd: list[str], log: Path, timeout_s: float) -> dict:
@@ -162,8 +227,9 @@ def run(cmd: list[str], log: Path, timeout_s: float) -> dict:
         f.write(f"$ {' '.join(cmd)}\n")
         f.flush()
         try:
-            r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=f, text=True, timeout=timeout_s,
-                               preexec_fn=_term_with_parent)
+            r = subprocess.run(
+                cmd, stdout=subprocess.PIPE, stderr=f, text=True, timeout=timeout_s, preexec_fn=_term_with_parent
+            )
         except subprocess.TimeoutExpired:
             raise SystemExit(f"{' '.join(cmd)} took more than {timeout_s:g} s (--command-timeout); see {log}")
     if r.returncode not in (0, 1):
@@ -188,8 +254,9 @@ while time.time() < end and os.getppid() == parent:   # ends with the bench, als
 def start_wakeup_probe(out: Path, seconds: float) -> subprocess.Popen:
     """The host's scheduling lateness while the grid runs: a process that sleeps 20 ms (a process
     waiting for a flight) and records how late it woke up, with the time; stopped by PID."""
-    return subprocess.Popen([sys.executable, "-c", WAKEUP_PROBE, str(out / "wakeups.txt"), str(seconds),
-                             str(os.getpid())])
+    return subprocess.Popen(
+        [sys.executable, "-c", WAKEUP_PROBE, str(out / "wakeups.txt"), str(seconds), str(os.getpid())]
+    )
 
 
 def measure(args, cells: list[str], nets_by_rtt: dict[float, list[str]], out: Path) -> dict[str, dict]:
@@ -210,12 +277,19 @@ def _measure(args, cells, nets_by_rtt, out, log, docs):
     rtts = list(nets_by_rtt)
     n_hs, n_conn = per_rtt(args.n, rtts, "--n"), per_rtt(args.n_connect, rtts, "--n-connect")
     k = args.rounds
-    share = lambda n: max(1, -(-n // k))   # noqa: E731  (ceil: every round measures its share)
+    share = lambda n: max(1, -(-n // k))  # noqa: E731  (ceil: every round measures its share)
     runs = []
     for i in range(1, k + 1):
         runs.append((f"cal{round_suffix(i)}", share(args.n_cal), share(args.n_cal_connect), []))
-        runs += [(f"grid-rtt{r:g}{round_suffix(i)}", share(n_hs[r]), share(n_conn[r]),
-                  [a for n in nets for a in ("--network", n)]) for r, nets in nets_by_rtt.items()]
+        runs += [
+            (
+                f"grid-rtt{r:g}{round_suffix(i)}",
+                share(n_hs[r]),
+                share(n_conn[r]),
+                [a for n in nets for a in ("--network", n)],
+            )
+            for r, nets in nets_by_rtt.items()
+        ]
     runs += [("calafter", share(args.n_cal), share(args.n_cal_connect), [])]
     # every command its own --seed: the emulator's loss draws follow the seed, and one seed per run
     # replayed the same losses in every round (the same connections slow three times); one seed per
@@ -239,8 +313,11 @@ def _measure(args, cells, nets_by_rtt, out, log, docs):
 def load_docs(out: Path) -> dict[str, dict]:
     """The Results a measuring run saved in `out`, by part name ('versions-cal', 'connect-grid-rtt0.r2'...);
     a cell finds its series by part, round and command, so their order does not matter."""
-    return {p.stem: json.loads(p.read_text()) for p in sorted(out.glob("*-*.json"))
-            if p.stem not in ("validation", "windows")}
+    return {
+        p.stem: json.loads(p.read_text())
+        for p in sorted(out.glob("*-*.json"))
+        if p.stem not in ("validation", "windows")
+    }
 
 
 def round_suffix(i: int) -> str:
@@ -277,8 +354,9 @@ def _series_rtt(net: str) -> float:
     return N.parse(net).rtt_s * 1e3
 
 
-def series_for(docs: dict, sid: str, net: str | None, part: str | None = None, rnd: int | None = None,
-               cmd: str | None = None):
+def series_for(
+    docs: dict, sid: str, net: str | None, part: str | None = None, rnd: int | None = None, cmd: str | None = None
+):
     """The series `sid` over `net` (None: loopback), from the Results of one part and round and of one
     command when given (`handshake dtls` also measures a TLS 1.2 row: the cell's own command's counts)."""
     for k, d in docs.items():
@@ -298,27 +376,41 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rtt", default="0,20,100,300", help="round-trip times in ms (comma list)")
     ap.add_argument("--loss", default="0,1,5", help="loss in %% (comma list)")
-    ap.add_argument("--cells", default=",".join(CELLS),
-                    help=f"protocol cells (comma list of {', '.join(CELLS)}, https)")
+    ap.add_argument(
+        "--cells", default=",".join(CELLS), help=f"protocol cells (comma list of {', '.join(CELLS)}, https)"
+    )
     ap.add_argument("--n", default="0:99,20:63,100:33,300:21", help="connections per handshake cell, per RTT")
-    ap.add_argument("--n-connect", default="0:63,20:33,100:33,300:33",
-                    help="connections per MQTT/CoAP/HTTPS cell, per RTT")
+    ap.add_argument(
+        "--n-connect", default="0:63,20:33,100:33,300:33", help="connections per MQTT/CoAP/HTTPS cell, per RTT"
+    )
     ap.add_argument("--n-cal", type=int, default=100, help="connections per loopback handshake row")
     ap.add_argument("--n-cal-connect", type=int, default=40, help="connections per loopback connect row")
-    ap.add_argument("--command-timeout", type=float, default=1500.0,
-                    help="wall-time bound of each measuring command, seconds")
+    ap.add_argument(
+        "--command-timeout", type=float, default=1500.0, help="wall-time bound of each measuring command, seconds"
+    )
     ap.add_argument("--keys", default="software,se:iot-safe-sim")
     ap.add_argument("--results", default="/tmp/secperf-whatif-validation")
     ap.add_argument("--reuse", action="store_true")
-    ap.add_argument("--cal-after-only", action="store_true",
-                    help="measure only the loopback calibration that follows the grid (-calafter) into DIR")
+    ap.add_argument(
+        "--cal-after-only",
+        action="store_true",
+        help="measure only the loopback calibration that follows the grid (-calafter) into DIR",
+    )
     ap.add_argument("--sim-n", type=int, default=200_000)
-    ap.add_argument("--rounds", type=int, default=3,
-                    help="measure the calibration and the grid in this many alternating rounds, each with its "
-                         "share of the connections (1: calibration, grid, calibration)")
-    ap.add_argument("--path-floor", default="auto", metavar="auto|MS",
-                    help="one-way forwarding latency of the emulated path given to the model; auto: measured in "
-                         "this run, half of (TCP connect P50 over delay=0ms - on loopback)")
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="measure the calibration and the grid in this many alternating rounds, each with its "
+        "share of the connections (1: calibration, grid, calibration)",
+    )
+    ap.add_argument(
+        "--path-floor",
+        default="auto",
+        metavar="auto|MS",
+        help="one-way forwarding latency of the emulated path given to the model; auto: measured in "
+        "this run, half of (TCP connect P50 over delay=0ms - on loopback)",
+    )
     args = ap.parse_args()
     out = Path(args.results)
     cells = [c.strip() for c in args.cells.split(",") if c.strip()]
@@ -334,7 +426,7 @@ def main() -> int:
         per_rtt(args.n, rtts, "--n")
         per_rtt(args.n_connect, rtts, "--n-connect")
         if args.path_floor != "auto":
-            path_floor({}, args.path_floor)   # checked before an hour of measuring, not after
+            path_floor({}, args.path_floor)  # checked before an hour of measuring, not after
     except ValueError as exc:
         ap.error(str(exc))
     nets_by_rtt: dict[float, list[str]] = {}
@@ -354,11 +446,16 @@ def main() -> int:
         print(f"{k}: run {docs[k].get('run_id')}, load average at start {la}", file=sys.stderr)
     rounds = rounds_in(docs)
     if not rounds:
-        ap.error(f"--results {out}: no loopback calibration Results (*-cal.json) there; measure first (without "
-                 f"--reuse) or name the directory of a measuring run")
+        ap.error(
+            f"--results {out}: no loopback calibration Results (*-cal.json) there; measure first (without "
+            f"--reuse) or name the directory of a measuring run"
+        )
     tables = {r: calibrate_all(docs, r) for r in rounds}
-    print(f"rounds: {len(rounds)} (each round's grid predicted from the loopback runs right before and after it; "
-          f"a cell pools its rounds' measured and predicted connections)", file=sys.stderr)
+    print(
+        f"rounds: {len(rounds)} (each round's grid predicted from the loopback runs right before and after it; "
+        f"a cell pools its rounds' measured and predicted connections)",
+        file=sys.stderr,
+    )
     try:
         floors, floor_how = path_floor(docs, args.path_floor, nets)
     except ValueError as exc:
@@ -378,9 +475,16 @@ def main() -> int:
                 rows.append({"cell": label, "network": net, "missing": True})
                 continue
             m50, m95 = float(np.percentile(vals, 50)), _p95(vals)
-            row = {"cell": label, "network": net, "n": len(vals), "rounds": len(got), "measured_p50_ms": m50 / 1e3,
-                   "measured_p95_ms": m95 / 1e3, "calibration": net == "loopback",
-                   "failures": sum(len(x["failures"]) for _, x in got)}
+            row = {
+                "cell": label,
+                "network": net,
+                "n": len(vals),
+                "rounds": len(got),
+                "measured_p50_ms": m50 / 1e3,
+                "measured_p95_ms": m95 / 1e3,
+                "calibration": net == "loopback",
+                "failures": sum(len(x["failures"]) for _, x in got),
+            }
             base = N.parse(net, coap_random_factor=1.0)
             if net != "loopback" and floors.get(net):
                 base = N.with_path_floor(base, floors[net])
@@ -391,28 +495,51 @@ def main() -> int:
                 # for comparison: the model without host scheduling (the network model alone)
                 r0 = predict([plan_for(sc, tables[r], base, metric) for r, _ in got], metric, per, row["n"])
                 w_all = [v for w in wakes.values() if w for v in w]
-                row.update(nohost_p50_ms=r0["p50_us"] / 1e3, err_p50_nohost=(r0["p50_us"] - m50) / m50,
-                           nohost_p95_ms=r0["p95_us"] / 1e3, err_p95_nohost=(r0["p95_us"] - m95) / m95,
-                           wakeup_ms={"n": len(w_all), "p50": float(np.percentile(w_all, 50)),
-                                      "p90": float(np.percentile(w_all, 90)), "mean": float(np.mean(w_all))})
+                row.update(
+                    nohost_p50_ms=r0["p50_us"] / 1e3,
+                    err_p50_nohost=(r0["p50_us"] - m50) / m50,
+                    nohost_p95_ms=r0["p95_us"] / 1e3,
+                    err_p95_nohost=(r0["p95_us"] - m95) / m95,
+                    wakeup_ms={
+                        "n": len(w_all),
+                        "p50": float(np.percentile(w_all, 50)),
+                        "p90": float(np.percentile(w_all, 90)),
+                        "mean": float(np.mean(w_all)),
+                    },
+                )
             r = predict([plan_for(sc, tables[k], links[k], metric) for k, _ in got], metric, per, row["n"])
-            row.update(predicted_p50_ms=r["p50_us"] / 1e3, err_p50=(r["p50_us"] - m50) / m50,
-                       predicted_p95_ms=r["p95_us"] / 1e3, err_p95=(r["p95_us"] - m95) / m95,
-                       p50_range_ms=[x / 1e3 for x in r["p50_range_us"]],
-                       p95_range_ms=[x / 1e3 for x in r["p95_range_us"]],
-                       p50_in_range=r["p50_range_us"][0] <= m50 <= r["p50_range_us"][1],
-                       p95_in_range=r["p95_range_us"][0] <= m95 <= r["p95_range_us"][1])
+            row.update(
+                predicted_p50_ms=r["p50_us"] / 1e3,
+                err_p50=(r["p50_us"] - m50) / m50,
+                predicted_p95_ms=r["p95_us"] / 1e3,
+                err_p95=(r["p95_us"] - m95) / m95,
+                p50_range_ms=[x / 1e3 for x in r["p50_range_us"]],
+                p95_range_ms=[x / 1e3 for x in r["p95_range_us"]],
+                p50_in_range=r["p50_range_us"][0] <= m50 <= r["p50_range_us"][1],
+                p95_in_range=r["p95_range_us"][0] <= m95 <= r["p95_range_us"][1],
+            )
             # the link as it was: the P50 of the kernel's TCP connect (SYN -> SYN-ACK) in the same
             # command over the same link, i.e. the configured RTT plus the emulator's and the host's
             # lateness per round trip at that moment (a ping, not a TLS figure)
             rtts = {k: (None if net == "loopback" else measured_rtt_ms(docs, x, net)) for k, x in got}
             if net != "loopback" and all(v is not None for v in rtts.values()):
-                r2 = predict([plan_for(sc, tables[k], N.parse(_with_rtt(net, rtts[k]), coap_random_factor=1.0), metric)
-                              for k, _ in got], metric, per, row["n"])    # no host scheduling: in the RTT
+                r2 = predict(
+                    [
+                        plan_for(sc, tables[k], N.parse(_with_rtt(net, rtts[k]), coap_random_factor=1.0), metric)
+                        for k, _ in got
+                    ],
+                    metric,
+                    per,
+                    row["n"],
+                )  # no host scheduling: in the RTT
                 rtt = statistics.median(rtts.values())
-                row.update(measured_rtt_ms=rtt, predicted_p50_mrtt_ms=r2["p50_us"] / 1e3,
-                           err_p50_mrtt=(r2["p50_us"] - m50) / m50, predicted_p95_mrtt_ms=r2["p95_us"] / 1e3,
-                           err_p95_mrtt=(r2["p95_us"] - m95) / m95)
+                row.update(
+                    measured_rtt_ms=rtt,
+                    predicted_p50_mrtt_ms=r2["p50_us"] / 1e3,
+                    err_p50_mrtt=(r2["p50_us"] - m50) / m50,
+                    predicted_p95_mrtt_ms=r2["p95_us"] / 1e3,
+                    err_p95_mrtt=(r2["p95_us"] - m95) / m95,
+                )
                 row["rtt_late_ms"] = rtt - base.rtt_s * 1e3
             ratios = []
             for k, x in got:
@@ -422,36 +549,61 @@ def main() -> int:
             if ratios and net != "loopback":
                 row["client_cpu_vs_loopback"] = statistics.median(ratios)
             rows.append(row)
-    print(f"{'cell':24} {'network':20} {'n':>3} {'meas P50':>9} {'pred P50':>9} {'err':>7} "
-          f"{'meas P95':>9} {'pred P95':>9} {'err':>7} {'n-range':>7} | {'RTT meas':>8} {'pred P50':>9} {'err':>7} "
-          f"{'pred P95':>9} {'err':>7} | {'wake ms':>6} {'no-host':>9} {'err':>7} | RTT late, client CPU vs loopback")
+    print(
+        f"{'cell':24} {'network':20} {'n':>3} {'meas P50':>9} {'pred P50':>9} {'err':>7} "
+        f"{'meas P95':>9} {'pred P95':>9} {'err':>7} {'n-range':>7} | {'RTT meas':>8} {'pred P50':>9} {'err':>7} "
+        f"{'pred P95':>9} {'err':>7} | {'wake ms':>6} {'no-host':>9} {'err':>7} | RTT late, client CPU vs loopback"
+    )
     for r in rows:
         if r.get("missing"):
             print(f"{r['cell']:24} {r['network']:20} (not measured)")
             continue
         tag = "  (calibration)" if r["calibration"] else ""
-        alt = (f" | {r['measured_rtt_ms']:8.2f} {r['predicted_p50_mrtt_ms']:9.1f} {r['err_p50_mrtt'] * 100:+6.1f}% "
-               f"{r['predicted_p95_mrtt_ms']:9.1f} {r['err_p95_mrtt'] * 100:+6.1f}%") if "measured_rtt_ms" in r else ""
-        alt += (f" | {r['wakeup_ms']['mean']:6.2f} {r['nohost_p50_ms']:9.1f} {r['err_p50_nohost'] * 100:+6.1f}%"
-                ) if "nohost_p50_ms" in r else ""
+        alt = (
+            (
+                f" | {r['measured_rtt_ms']:8.2f} {r['predicted_p50_mrtt_ms']:9.1f} {r['err_p50_mrtt'] * 100:+6.1f}% "
+                f"{r['predicted_p95_mrtt_ms']:9.1f} {r['err_p95_mrtt'] * 100:+6.1f}%"
+            )
+            if "measured_rtt_ms" in r
+            else ""
+        )
+        alt += (
+            (f" | {r['wakeup_ms']['mean']:6.2f} {r['nohost_p50_ms']:9.1f} {r['err_p50_nohost'] * 100:+6.1f}%")
+            if "nohost_p50_ms" in r
+            else ""
+        )
         alt += f" | late {r['rtt_late_ms']:5.2f}" if "rtt_late_ms" in r else ""
         alt += f" cpu x{r['client_cpu_vs_loopback']:.2f}" if "client_cpu_vs_loopback" in r else ""
-        inr = ("" if r["calibration"] else
-               f" {'in ' if r['p50_in_range'] else 'OUT'}/{'in ' if r['p95_in_range'] else 'OUT'}")
-        print(f"{r['cell']:24} {r['network']:20} {r['n']:>3} {r['measured_p50_ms']:9.1f} {r['predicted_p50_ms']:9.1f} "
-              f"{r['err_p50'] * 100:+6.1f}% {r['measured_p95_ms']:9.1f} {r['predicted_p95_ms']:9.1f} "
-              f"{r['err_p95'] * 100:+6.1f}%{inr}{alt}{tag}")
+        inr = (
+            ""
+            if r["calibration"]
+            else f" {'in ' if r['p50_in_range'] else 'OUT'}/{'in ' if r['p95_in_range'] else 'OUT'}"
+        )
+        print(
+            f"{r['cell']:24} {r['network']:20} {r['n']:>3} {r['measured_p50_ms']:9.1f} {r['predicted_p50_ms']:9.1f} "
+            f"{r['err_p50'] * 100:+6.1f}% {r['measured_p95_ms']:9.1f} {r['predicted_p95_ms']:9.1f} "
+            f"{r['err_p95'] * 100:+6.1f}%{inr}{alt}{tag}"
+        )
     val_all = [r for r in rows if not r.get("missing") and not r["calibration"]]
-    groups = [("", [r for r in val_all if not r["cell"].endswith(" -> hs end")]),
-              (" [handshake end point: first packet -> client's handshake complete]",
-               [r for r in val_all if r["cell"].endswith(" -> hs end")])]
+    groups = [
+        ("", [r for r in val_all if not r["cell"].endswith(" -> hs end")]),
+        (
+            " [handshake end point: first packet -> client's handshake complete]",
+            [r for r in val_all if r["cell"].endswith(" -> hs end")],
+        ),
+    ]
     for tag_, val in groups:
         if not val:
             continue
-        for what, k in (("the configured link and the host's wake-up lateness (THE PREDICTION)", ""),
-                        ("the configured link without host scheduling", "_nohost"),
-                        ("the link's measured RTT (TCP connect P50 of the same command and link), no host "
-                         "scheduling (diagnostic)", "_mrtt")):
+        for what, k in (
+            ("the configured link and the host's wake-up lateness (THE PREDICTION)", ""),
+            ("the configured link without host scheduling", "_nohost"),
+            (
+                "the link's measured RTT (TCP connect P50 of the same command and link), no host "
+                "scheduling (diagnostic)",
+                "_mrtt",
+            ),
+        ):
             vv = [r for r in val if f"err_p50{k}" in r]
             if not vv:
                 continue
@@ -459,15 +611,19 @@ def main() -> int:
             e95 = [abs(r[f"err_p95{k}"]) for r in vv if f"err_p95{k}" in r]
             worst = max(vv, key=lambda r: abs(r[f"err_p50{k}"]))
             ok = statistics.median(e50) <= 0.10 and statistics.median(e95) <= 0.25 and max(e50) <= 0.30
-            print(f"\npredicted from {what}{tag_}: {len(vv)} validation cells (loopback rows are the calibration and "
-                  f"excluded): median |error| P50 {statistics.median(e50) * 100:.1f}% (target <= 10%), "
-                  f"P95 {statistics.median(e95) * 100:.1f}% (target <= 25%); worst P50 {max(e50) * 100:.1f}% "
-                  f"({worst['cell']} @ {worst['network']}; target <= 30%); cells worse than 30% at P50: "
-                  f"{sum(e > 0.30 for e in e50)} -> {'PASS' if ok else 'MISS'}")
-        print(f"\nsampling check (configured link): the measured P50 lies inside the model's 5-95% range for a "
-              f"P50 of the cell's n connections in {sum(r['p50_in_range'] for r in val)} of {len(val)} cells, the "
-              f"measured P95 inside the range for a P95 in {sum(r['p95_in_range'] for r in val)} of {len(val)} "
-              f"(column n-range; 90% of cells would if the model were exact and the host quiet)")
+            print(
+                f"\npredicted from {what}{tag_}: {len(vv)} validation cells (loopback rows are the calibration and "
+                f"excluded): median |error| P50 {statistics.median(e50) * 100:.1f}% (target <= 10%), "
+                f"P95 {statistics.median(e95) * 100:.1f}% (target <= 25%); worst P50 {max(e50) * 100:.1f}% "
+                f"({worst['cell']} @ {worst['network']}; target <= 30%); cells worse than 30% at P50: "
+                f"{sum(e > 0.30 for e in e50)} -> {'PASS' if ok else 'MISS'}"
+            )
+        print(
+            f"\nsampling check (configured link): the measured P50 lies inside the model's 5-95% range for a "
+            f"P50 of the cell's n connections in {sum(r['p50_in_range'] for r in val)} of {len(val)} cells, the "
+            f"measured P95 inside the range for a P95 in {sum(r['p95_in_range'] for r in val)} of {len(val)} "
+            f"(column n-range; 90% of cells would if the model were exact and the host quiet)"
+        )
     (out / "validation.json").write_text(json.dumps(rows, indent=1))
     return 0
 
@@ -478,8 +634,11 @@ def measured_values(s: dict, metric: str) -> list[float]:
     left out; a DTLS row has no TCP connect: 0)."""
     if metric != UNTIL_HS:
         return list(s["values_us"])
-    return [float(c.get("tcp_connect_us") or 0.0) + float(c["handshake_wall_us"])
-            for c in s.get("samples") or [] if c.get("ok") and c.get("handshake_wall_us") is not None]
+    return [
+        float(c.get("tcp_connect_us") or 0.0) + float(c["handshake_wall_us"])
+        for c in s.get("samples") or []
+        if c.get("ok") and c.get("handshake_wall_us") is not None
+    ]
 
 
 def plan_for(sc, table, link, metric: str):
@@ -494,14 +653,17 @@ def predict(plans, metric: str, sim_n: int, n_meas: int, seed: int = 1) -> dict:
     measured cell has only n_meas connections, and a lossy cell's P95 from 20 of them lands on
     either side of a 1 s timer by chance."""
     rng = np.random.default_rng(seed)
-    metric = "usable" if metric == UNTIL_HS else metric      # the plan's own end point
+    metric = "usable" if metric == UNTIL_HS else metric  # the plan's own end point
     v = np.concatenate([M.simulate_chunk(pl, rng, sim_n)[metric] * 1e6 for pl in plans])
     draws = rng.choice(v, size=(1000, n_meas))
     p50s = np.percentile(draws, 50, axis=1)
     p95s = np.percentile(draws, 95, axis=1)
-    return {"p50_us": float(np.percentile(v, 50)), "p95_us": float(np.percentile(v, 95)),
-            "p50_range_us": [float(x) for x in np.percentile(p50s, [5, 95])],
-            "p95_range_us": [float(x) for x in np.percentile(p95s, [5, 95])]}
+    return {
+        "p50_us": float(np.percentile(v, 50)),
+        "p95_us": float(np.percentile(v, 95)),
+        "p50_range_us": [float(x) for x in np.percentile(p50s, [5, 95])],
+        "p95_range_us": [float(x) for x in np.percentile(p95s, [5, 95])],
+    }
 
 
 def calibrate_all(docs: dict, rnd: int) -> C.CostTable:
@@ -526,7 +688,7 @@ def calibrate_all(docs: dict, rnd: int) -> C.CostTable:
         for f in ("total_us", "client_us", "server_us", "se_us", "sigma"):
             out.measured[key][f] = sum(m[f] for m in ms) / len(ms)
         rs = [m["ratios"] for m in ms if m.get("ratios")]
-        out.measured[key]["ratios"] = sorted(x for r in rs for x in r) or None   # both runs' spreads
+        out.measured[key]["ratios"] = sorted(x for r in rs for x in r) or None  # both runs' spreads
         out.measured[key]["series"] += f" (mean of {len(ms)} loopback runs)" if len(ms) > 1 else ""
     for key in out.se_host:
         fs = [t.se_host[key] for t in tables if key in t.se_host]
@@ -539,14 +701,15 @@ def _tcp_connect_p50s(docs: dict, part: str, net: str | None) -> list[float]:
     over `net` (None: loopback): handshake rows carry their own, connect rows a 'tcp connect' phase."""
     out = []
     for k, d in docs.items():
-        if split_key(k)[1] != part:    # every round's run of that part
+        if split_key(k)[1] != part:  # every round's run of that part
             continue
         for x in d["series"]:
             lab = x.get("labels", {})
-            if lab.get("proto") == "dtls" or lab.get("protocol") == "coap":   # a UDP "connect" is a syscall
+            if lab.get("proto") == "dtls" or lab.get("protocol") == "coap":  # a UDP "connect" is a syscall
                 continue
-            if (net is None and lab.get("network") not in (None, "loopback")) or \
-                    (net is not None and lab.get("network") != net):
+            if (net is None and lab.get("network") not in (None, "loopback")) or (
+                net is not None and lab.get("network") != net
+            ):
                 continue
             der = x.get("derived") or {}
             v = der.get("tcp_connect_p50_us")
@@ -576,7 +739,7 @@ def path_floor(docs: dict, given: str, nets: list[str] = ()) -> tuple[dict, str]
             v = float(given)
         except ValueError:
             v = -1.0
-        if not 0 <= v < 1000:   # also refuses nan and inf
+        if not 0 <= v < 1000:  # also refuses nan and inf
             raise ValueError(f"--path-floor: {given!r} must be auto or a number of ms from 0 to below 1000")
         return {n: v for n in nets}, "given"
     loop = _tcp_connect_p50s(docs, "cal", None) + _tcp_connect_p50s(docs, "calafter", None)
@@ -585,13 +748,17 @@ def path_floor(docs: dict, given: str, nets: list[str] = ()) -> tuple[dict, str]
         return {n: 0.0 for n in nets}, "not measured: the grid has no lossless delay=0ms TCP row; give --path-floor MS"
     lo = statistics.median(loop)
     base = max(0.0, (statistics.median(over) - lo) / 2 / 1e3)
-    how = [f"delay=0ms: TCP connect P50 {statistics.median(over):.0f} us (median of {len(over)} rows) - "
-           f"loopback {lo:.0f} us (of {len(loop)}), halved: {base:.3f} ms, for every link"]
+    how = [
+        f"delay=0ms: TCP connect P50 {statistics.median(over):.0f} us (median of {len(over)} rows) - "
+        f"loopback {lo:.0f} us (of {len(loop)}), halved: {base:.3f} ms, for every link"
+    ]
     for n in nets:
         own = _tcp_connect_p50s(docs, "grid-rtt0", n) if n.startswith("delay=0ms,") else []
-        if own:   # shown, not used: see the docstring
-            how.append(f"{n}: own TCP connect P50 {statistics.median(own):.0f} us (not used: cold connects after "
-                       f"retransmission waits)")
+        if own:  # shown, not used: see the docstring
+            how.append(
+                f"{n}: own TCP connect P50 {statistics.median(own):.0f} us (not used: cold connects after "
+                f"retransmission waits)"
+            )
     return {n: base for n in nets}, "; ".join(how)
 
 
@@ -618,14 +785,17 @@ def measured_rtt_ms(docs: dict, s: dict, net: str) -> float | None:
     dtls`, CoAP -> the MQTT rows of `connect`)."""
     lab = s.get("labels", {})
     own = (s.get("derived") or {}).get("tcp_connect_p50_us")
-    if own and lab.get("proto") != "dtls" and lab.get("protocol") != "coap":   # a UDP "connect" is a syscall
+    if own and lab.get("proto") != "dtls" and lab.get("protocol") != "coap":  # a UDP "connect" is a syscall
         return own / 1e3
     for d in docs.values():
         if not any(x is s for x in d["series"]):
             continue
         for x in d["series"]:
-            if x["labels"].get("network") != net or x["labels"].get("proto") == "dtls" \
-                    or x["labels"].get("protocol") == "coap":
+            if (
+                x["labels"].get("network") != net
+                or x["labels"].get("proto") == "dtls"
+                or x["labels"].get("protocol") == "coap"
+            ):
                 continue
             v = (x.get("derived") or {}).get("tcp_connect_p50_us")
             if v is None:

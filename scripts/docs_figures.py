@@ -83,27 +83,43 @@ def grouped_bars(ax, groups: list[str], series: list[tuple[str, list[float]]], f
 
 # ---- the figures -------------------------------------------------------------------------------------
 
-BREAKDOWN = [("client_compute", "client compute"), ("server_compute", "server compute"),
-             ("secure_element", "secure element"), ("propagation", "propagation"),
-             ("serialisation", "serialisation"), ("retransmission_wait", "retransmission waits")]
+BREAKDOWN = [
+    ("client_compute", "client compute"),
+    ("server_compute", "server compute"),
+    ("secure_element", "secure element"),
+    ("propagation", "propagation"),
+    ("serialisation", "serialisation"),
+    ("retransmission_wait", "retransmission waits"),
+]
 
 
 def fig_device(run: Runner) -> None:
     """The device question: MQTT over TLS 1.3 from a Cortex-M4 at 80 MHz over NB-IoT, where the time goes."""
-    doc = run("whatif", "mqtt", "--device", "cortex-m4-80", "--network", "nb-iot",
-              "--key", "software,se:iot-safe-sim:cold", "--baseline")
+    doc = run(
+        "whatif",
+        "mqtt",
+        "--device",
+        "cortex-m4-80",
+        "--network",
+        "nb-iot",
+        "--key",
+        "software,se:iot-safe-sim:cold",
+        "--baseline",
+    )
     rows = [s for s in doc["series"] if s.get("derived", {}).get("breakdown_mean_us")]
     seen, uniq = set(), []
     for s in rows:
         if s["id"] not in seen:
             seen.add(s["id"])
             uniq.append(s)
+
     def label(s: dict) -> str:
         lab = s["labels"]
         if lab.get("security") == "none":
             return "MQTT without security\n(plain TCP)"
         key = "software key" if lab["key"] == "software" else lab["key"].replace("se:", "secure element ")
         return f"MQTT over TLS 1.3\n{key}"
+
     labels = [label(s) for s in uniq]
     fig, ax = plt.subplots(figsize=(8, 3.3))
     left = [0.0] * len(uniq)
@@ -121,8 +137,20 @@ def fig_device(run: Runner) -> None:
 
 def fig_s1(run: Runner) -> None:
     """Study S1 on the emulated Cortex-A9: wolfSSL's client, millions of instructions per handshake message."""
-    doc = run("device", "handshake", "--device", "cortex-a9-400", "--stack", "wolfssl", "--group", "x25519,p-256",
-              "--tls", "1.3,1.2", "--n", "3")
+    doc = run(
+        "device",
+        "handshake",
+        "--device",
+        "cortex-a9-400",
+        "--stack",
+        "wolfssl",
+        "--group",
+        "x25519,p-256",
+        "--tls",
+        "1.3,1.2",
+        "--n",
+        "3",
+    )
     warm = [s for s in doc["series"] if s["id"].endswith("/warm") and s.get("status", "ok") == "ok"]
     if not warm:
         raise SystemExit("docs_figures: the device run gave no warm rows")
@@ -154,8 +182,9 @@ def fig_s1(run: Runner) -> None:
 
 def fig_s2(run: Runner) -> None:
     """Study S2: connection set-up with a software key against the IoT SAFE SIM, warm and cold, per protocol."""
-    doc = run("whatif", "https,mqtt,coap", "--key", "software,se:iot-safe-sim,se:iot-safe-sim:cold",
-              "--network", "lte-m")
+    doc = run(
+        "whatif", "https,mqtt,coap", "--key", "software,se:iot-safe-sim,se:iot-safe-sim:cold", "--network", "lte-m"
+    )
     by = {}
     for s in doc["series"]:
         lab = s["labels"]
@@ -165,8 +194,12 @@ def fig_s2(run: Runner) -> None:
     protocols = ["https", "mqtt", "coap"]
     keys = ["software", "se:iot-safe-sim", "se:iot-safe-sim:cold"]
     fig, ax = plt.subplots(figsize=(7, 3))
-    grouped_bars(ax, [{"coap": "CoAP"}.get(p, p.upper()) for p in protocols],
-                 [(k, [by.get((p, k), 0.0) for p in protocols]) for k in keys], fmt="%.0f")
+    grouped_bars(
+        ax,
+        [{"coap": "CoAP"}.get(p, p.upper()) for p in protocols],
+        [(k, [by.get((p, k), 0.0) for p in protocols]) for k in keys],
+        fmt="%.0f",
+    )
     ax.set_ylabel("predicted set-up P50, ms (LTE-M)")
     ax.set_ylim(0, max(by.values()) * 1.3)
     ax.legend(fontsize=8, ncol=3, loc="upper left")
@@ -180,9 +213,15 @@ def fig_s3(run: Runner) -> None:
     doc = run("crypto", "--alg", algs, "--op", "sign", "--n", "10", "--duration", "0.3")
     p50 = {s["labels"]["alg"]: cpu_p50_ms(s) for s in doc["series"] if s.get("status", "ok") == "ok"}
     fig, ax = plt.subplots(figsize=(6, 3))
-    grouped_bars(ax, [f"RSA-{n}" for n in sizes],
-                 [(name, [p50.get(f"rsa-{n}{suffix}", 0.0) for n in sizes])
-                  for suffix, name in [("", "with CRT"), ("-nocrt", "without CRT (n, e, d only)")]], fmt="%.2f")
+    grouped_bars(
+        ax,
+        [f"RSA-{n}" for n in sizes],
+        [
+            (name, [p50.get(f"rsa-{n}{suffix}", 0.0) for n in sizes])
+            for suffix, name in [("", "with CRT"), ("-nocrt", "without CRT (n, e, d only)")]
+        ],
+        fmt="%.2f",
+    )
     ax.set_ylabel("sign (SHA-256 + private op),\nCPU ms per operation, P50")
     ax.legend(fontsize=8)
     save(fig, "s3-rsa-crt")
@@ -193,11 +232,15 @@ def fig_s4(run: Runner) -> None:
     doc = run("can", "--device", "rl78,rh850", "--mac", "chaskey,aes-128-cmac")
     fig, ax = plt.subplots(figsize=(7.5, 3.2))
     for sweep in doc["analysis"]["can"]["sweeps"]:
-        if sweep.get("fd"):       # CAN FD carries the tag in the frame: same CPU load, no extra frame
+        if sweep.get("fd"):  # CAN FD carries the tag in the frame: same CPU load, no extra frame
             continue
         rows = sweep["rows"]
-        ax.plot([r["k"] for r in rows], [100 * r["cpu_load"] for r in rows], marker="o",
-                label=f"{sweep['device']} {sweep['mac']}")
+        ax.plot(
+            [r["k"] for r in rows],
+            [100 * r["cpu_load"] for r in rows],
+            marker="o",
+            label=f"{sweep['device']} {sweep['mac']}",
+        )
     budget = doc["analysis"]["can"]["params"].get("cpu_budget")
     if budget:
         ax.axhline(100 * budget, color="grey", linestyle="--", linewidth=1, label=f"CPU budget {100 * budget:g} %")
@@ -210,14 +253,29 @@ def fig_s4(run: Runner) -> None:
 
 def fig_s5(run: Runner) -> None:
     """Study S5: sign and verify by algorithm, grouped by SP 800-57 strength."""
-    algs = ["rsa-1024", "ecdsa-secp160r1", "rsa-2048", "ecdsa-secp224r1", "rsa-3072", "ecdsa-p256", "ed25519", "ecdsa-p384"]
+    algs = [
+        "rsa-1024",
+        "ecdsa-secp160r1",
+        "rsa-2048",
+        "ecdsa-secp224r1",
+        "rsa-3072",
+        "ecdsa-p256",
+        "ed25519",
+        "ecdsa-p384",
+    ]
     doc = run("crypto", "--alg", ",".join(algs), "--op", "sign,verify", "--n", "10", "--duration", "0.3")
-    val = {(s["labels"]["alg"], s["labels"]["op"]): (cpu_p50_ms(s) * 1e3, s["labels"].get("security_bits"))
-           for s in doc["series"] if s.get("status", "ok") == "ok"}
+    val = {
+        (s["labels"]["alg"], s["labels"]["op"]): (cpu_p50_ms(s) * 1e3, s["labels"].get("security_bits"))
+        for s in doc["series"]
+        if s.get("status", "ok") == "ok"
+    }
     present = [a for a in algs if (a, "sign") in val]
     fig, ax = plt.subplots(figsize=(8, 3.3))
-    grouped_bars(ax, [f"{a}\n({val[(a, 'sign')][1]} bit)" for a in present],
-                 [(op, [val.get((a, op), (0, 0))[0] for a in present]) for op in ("sign", "verify")])
+    grouped_bars(
+        ax,
+        [f"{a}\n({val[(a, 'sign')][1]} bit)" for a in present],
+        [(op, [val.get((a, op), (0, 0))[0] for a in present]) for op in ("sign", "verify")],
+    )
     ax.tick_params(axis="x", labelsize=7)
     ax.set_yscale("log")
     ax.set_ylabel("CPU µs per operation, P50 (log)")
@@ -233,15 +291,29 @@ def fig_validation_whatif(run: Runner) -> None:
     cal_path = run.out / "calibration.json"
     cal_path.write_text(json.dumps(cal))
     measured = run("handshake", "versions", "--n", "15", *sum((["--network", n] for n in links), []))
-    predicted = run("whatif", "tls1.3,tls1.2", *sum((["--network", n] for n in links), []),
-                    "--calibrate", str(cal_path), "--until", "handshake", "--host-scheduling", "measure", "--seed", "1")
+    predicted = run(
+        "whatif",
+        "tls1.3,tls1.2",
+        *sum((["--network", n] for n in links), []),
+        "--calibrate",
+        str(cal_path),
+        "--until",
+        "handshake",
+        "--host-scheduling",
+        "measure",
+        "--seed",
+        "1",
+    )
     meas = {}
     for s in measured["series"]:
         lab = s["labels"]
         net = lab.get("network_spec") or lab.get("network") or ""
         # the handshake end point, as `openssl s_time` stops: TCP connect + the handshake, per connection
-        times = sorted(float(c.get("tcp_connect_us") or 0.0) + float(c["handshake_wall_us"])
-                       for c in s.get("samples") or [] if c.get("ok") and c.get("handshake_wall_us") is not None)
+        times = sorted(
+            float(c.get("tcp_connect_us") or 0.0) + float(c["handshake_wall_us"])
+            for c in s.get("samples") or []
+            if c.get("ok") and c.get("handshake_wall_us") is not None
+        )
         if times:
             meas[(f"tls{lab.get('tls')}", lab.get("network"), net)] = statistics.median(times) / 1e3
     pairs = []
@@ -264,9 +336,21 @@ def fig_validation_whatif(run: Runner) -> None:
     ax.set_xlim(0, max(max(m, p) for _, m, p in pairs) * 1.15)
     ax.legend(fontsize=7, loc="upper right")
     save(fig, "validation-whatif")
-    (FIGURES / "validation-whatif.json").write_text(json.dumps(
-        [{"cell": n, "measured_p50_ms": round(m, 3), "predicted_p50_ms": round(p, 3),
-          "error": round((p - m) / m, 4)} for n, m, p in pairs], indent=1) + "\n")
+    (FIGURES / "validation-whatif.json").write_text(
+        json.dumps(
+            [
+                {
+                    "cell": n,
+                    "measured_p50_ms": round(m, 3),
+                    "predicted_p50_ms": round(p, 3),
+                    "error": round((p - m) / m, 4),
+                }
+                for n, m, p in pairs
+            ],
+            indent=1,
+        )
+        + "\n"
+    )
 
 
 def fig_validation_boards(files: list[Path]) -> None:
@@ -274,17 +358,27 @@ def fig_validation_boards(files: list[Path]) -> None:
     rows = []
     for f in files:
         doc = json.loads(f.read_text())
-        rows += [r for r in doc.get("rows", []) if r.get("matchable") and r.get("predicted_ms") and r.get("published_ms")]
+        rows += [
+            r for r in doc.get("rows", []) if r.get("matchable") and r.get("predicted_ms") and r.get("published_ms")
+        ]
     if not rows:
         raise SystemExit("docs_figures: no matched rows in " + ", ".join(map(str, files)))
     fig, ax = plt.subplots(figsize=(5.6, 4.6))
     boards = sorted({r["board"] for r in rows})
     for b in boards:
         rs = [r for r in rows if r["board"] == b]
-        ax.errorbar([r["published_ms"] for r in rs], [r["predicted_ms"] for r in rs],
-                    yerr=[[r["predicted_ms"] - r.get("predicted_low_ms", r["predicted_ms"]) for r in rs],
-                          [r.get("predicted_high_ms", r["predicted_ms"]) - r["predicted_ms"] for r in rs]],
-                    fmt="o", markersize=3, linewidth=0.8, label=f"{b} ({len(rs)})")
+        ax.errorbar(
+            [r["published_ms"] for r in rs],
+            [r["predicted_ms"] for r in rs],
+            yerr=[
+                [r["predicted_ms"] - r.get("predicted_low_ms", r["predicted_ms"]) for r in rs],
+                [r.get("predicted_high_ms", r["predicted_ms"]) - r["predicted_ms"] for r in rs],
+            ],
+            fmt="o",
+            markersize=3,
+            linewidth=0.8,
+            label=f"{b} ({len(rs)})",
+        )
     lo = min(min(r["published_ms"], r["predicted_ms"]) for r in rows) * 0.7
     hi = max(max(r["published_ms"], r["predicted_ms"]) for r in rows) * 1.4
     ax.plot([lo, hi], [lo, hi], color="grey", linewidth=1)
@@ -297,18 +391,32 @@ def fig_validation_boards(files: list[Path]) -> None:
     save(fig, "validation-boards")
 
 
-FIGS = {"device": fig_device, "s1": fig_s1, "s2": fig_s2, "s3": fig_s3, "s4": fig_s4, "s5": fig_s5,
-        "validation-whatif": fig_validation_whatif}
+FIGS = {
+    "device": fig_device,
+    "s1": fig_s1,
+    "s2": fig_s2,
+    "s3": fig_s3,
+    "s4": fig_s4,
+    "s5": fig_s5,
+    "validation-whatif": fig_validation_whatif,
+}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", help="comma list of: " + ", ".join(FIGS) + ", validation-boards")
-    ap.add_argument("--boards-json", nargs="+", type=Path, default=[],
-                    help="outputs of benchmarks/device_boards.py --json (draws validation-boards.png)")
+    ap.add_argument(
+        "--boards-json",
+        nargs="+",
+        type=Path,
+        default=[],
+        help="outputs of benchmarks/device_boards.py --json (draws validation-boards.png)",
+    )
     ap.add_argument("--keep", type=Path, help="keep the Results in this directory (default: a temporary one)")
     args = ap.parse_args(argv)
-    only = set(args.only.split(",")) if args.only else set(FIGS) | ({"validation-boards"} if args.boards_json else set())
+    only = (
+        set(args.only.split(",")) if args.only else set(FIGS) | ({"validation-boards"} if args.boards_json else set())
+    )
     unknown = only - set(FIGS) - {"validation-boards"}
     if unknown:
         ap.error(f"--only: unknown figure(s) {', '.join(sorted(unknown))}")

@@ -58,13 +58,22 @@ def _entries(command: str, directory: Path) -> list[dict]:
 def _make(makefile: Path, targets: list[str], variables: dict[str, str]) -> list[dict]:
     """The entries of `make -n -B` for targets (the commands it would run, none run)."""
     with tempfile.TemporaryDirectory() as out:
-        argv = ["make", "-n", "-B", "-s", "-f", str(makefile), f"OUT={out}",
-                *(f"{k}={v}" for k, v in variables.items()), *targets]
+        argv = [
+            "make",
+            "-n",
+            "-B",
+            "-s",
+            "-f",
+            str(makefile),
+            f"OUT={out}",
+            *(f"{k}={v}" for k, v in variables.items()),
+            *targets,
+        ]
         p = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=120)
     if p.returncode != 0:
         raise SystemExit(f"lint_compile_db: {' '.join(argv)} failed: {p.stderr.strip()[-800:]}")
     found: list[dict] = []
-    for line in p.stdout.replace("\\\n", " ").splitlines():   # a rule's continued lines are one command
+    for line in p.stdout.replace("\\\n", " ").splitlines():  # a rule's continued lines are one command
         found += _entries(line, ROOT)
     return found
 
@@ -85,10 +94,16 @@ def device() -> list[dict]:
     inc = device_sources.qemu_plugin_include(fetch=False)
     plugin = {"QEMU_PLUGIN_INCLUDE": str(inc)} if inc else {}
     if not inc:
-        _skip("the plugin against QEMU's qemu-plugin.h", "not fetched yet (first `secperf device` use fetches it); "
-              "checked against the declarations shared with native/mac/cortexm instead")
-    libs = {"wolfssl": ("wolfssl/options.h", "libwolfssl-dev"), "mbedtls": ("mbedtls/version.h", "libmbedtls-dev"),
-            "openssl": ("openssl/ssl.h", "libssl-dev")}
+        _skip(
+            "the plugin against QEMU's qemu-plugin.h",
+            "not fetched yet (first `secperf device` use fetches it); "
+            "checked against the declarations shared with native/mac/cortexm instead",
+        )
+    libs = {
+        "wolfssl": ("wolfssl/options.h", "libwolfssl-dev"),
+        "mbedtls": ("mbedtls/version.h", "libmbedtls-dev"),
+        "openssl": ("openssl/ssl.h", "libssl-dev"),
+    }
     have = [s for s, (h, pkg) in libs.items() if _host_headers(h, pkg, f"the device client's {s} backend")]
     found = _make(DEVICE / "Makefile", ["plugin", *(f"host-{s}" for s in have if s != "openssl")], {**HOST, **plugin})
     # the guest build of each backend: marker.c (the plugin's markers) and OpenSSL's backend
@@ -105,20 +120,33 @@ def primitives() -> list[dict]:
             parts[part] = str(device_sources.locate(part, fetch=False))
         except DeviceSetupError as exc:
             _skip(f"the {part} client's sources", str(exc))
-    targets = [t for t, need in (("mcu-pqclean", ("pqclean", "xkcp")), ("mcu-p256m", ("p256m",)))
-               if all(p in parts for p in need)]
+    targets = [
+        t
+        for t, need in (("mcu-pqclean", ("pqclean", "xkcp")), ("mcu-p256m", ("p256m",)))
+        if all(p in parts for p in need)
+    ]
     if not targets:
         return []
-    found = _make(DEVICE / "Makefile", targets, {**HOST, "MCU_FLAGS": "", "OBJCOPY": "true",
-                  "PQCLEAN_SRC": parts.get("pqclean", ""), "P256M_SRC": parts.get("p256m", ""),
-                  "XKCP_SRC": parts.get("xkcp", ""), "MCU_DEFS": "-DSECPERF_PQ_ASM_KECCAK"})
+    found = _make(
+        DEVICE / "Makefile",
+        targets,
+        {
+            **HOST,
+            "MCU_FLAGS": "",
+            "OBJCOPY": "true",
+            "PQCLEAN_SRC": parts.get("pqclean", ""),
+            "P256M_SRC": parts.get("p256m", ""),
+            "XKCP_SRC": parts.get("xkcp", ""),
+            "MCU_DEFS": "-DSECPERF_PQ_ASM_KECCAK",
+        },
+    )
     return [e for e in found if e["file"].startswith(str(ROOT / "native"))]
 
 
 # sources no build rule here can give host flags for, said at every run
 NOT_CHECKED = {
     "native/device/m0/sys.c, m0/mbedtls_port.c": "the Cortex-M0+ system layer for newlib (arm-none-eabi's "
-                                                  "headers and inline assembly; no host equivalent)",
+    "headers and inline assembly; no host equivalent)"
 }
 
 
@@ -130,11 +158,26 @@ def by_hand() -> list[dict]:
     inc = device_sources.qemu_plugin_include(fetch=False)
     plugin_hdr = ["-DSECPERF_QEMU_PLUGIN_HEADER", f"-I{inc}"] if inc else [f"-I{ROOT / 'native' / 'mac' / 'cortexm'}"]
     found = [
-        {"directory": str(ROOT), "file": str(user / "harness.c"),
-         "arguments": ["gcc", "-O2", "-std=gnu11", "-D_GNU_SOURCE", f"-I{DEVICE}", "-c", str(user / "harness.c")]},
-        {"directory": str(ROOT), "file": str(user / "limit.c"),
-         "arguments": ["gcc", "-O2", "-Wall", "-Wextra", "-fPIC", "-fvisibility=hidden", *plugin_hdr, "-c",
-                       str(user / "limit.c")]},
+        {
+            "directory": str(ROOT),
+            "file": str(user / "harness.c"),
+            "arguments": ["gcc", "-O2", "-std=gnu11", "-D_GNU_SOURCE", f"-I{DEVICE}", "-c", str(user / "harness.c")],
+        },
+        {
+            "directory": str(ROOT),
+            "file": str(user / "limit.c"),
+            "arguments": [
+                "gcc",
+                "-O2",
+                "-Wall",
+                "-Wextra",
+                "-fPIC",
+                "-fvisibility=hidden",
+                *plugin_hdr,
+                "-c",
+                str(user / "limit.c"),
+            ],
+        },
     ]
     try:
         pq = device_sources.locate("pqclean", fetch=False)
@@ -142,8 +185,13 @@ def by_hand() -> list[dict]:
         _skip("native/device/pq/fips202_check.c", str(exc))
         return found
     check = DEVICE / "pq" / "fips202_check.c"
-    found.append({"directory": str(ROOT), "file": str(check),
-                  "arguments": ["gcc", "-O2", f"-I{Path(pq) / 'common'}", "-c", str(check)]})
+    found.append(
+        {
+            "directory": str(ROOT),
+            "file": str(check),
+            "arguments": ["gcc", "-O2", f"-I{Path(pq) / 'common'}", "-c", str(check)],
+        }
+    )
     return found
 
 
@@ -160,8 +208,19 @@ def edhoc(build: Path) -> list[dict]:
         if crypto == "wolfssl59":
             # wolfSSL's options.h for the M build, generated by the device Makefile's own rule
             _run_make(DEVICE / "Makefile", [f"{gen}/wolfssl-inc/wolfssl/options.h"], {"MCU": str(gen)})
-        found += _make(DEVICE / "edhoc_c" / "Makefile", [], {**HOST, "CRYPTO": crypto, "LIB_SRC": str(src),
-                       "LIB_GEN": f"{gen}/wolfssl-inc", "LIB": "", "FLAGS": "", "LINK": "glibc"})
+        found += _make(
+            DEVICE / "edhoc_c" / "Makefile",
+            [],
+            {
+                **HOST,
+                "CRYPTO": crypto,
+                "LIB_SRC": str(src),
+                "LIB_GEN": f"{gen}/wolfssl-inc",
+                "LIB": "",
+                "FLAGS": "",
+                "LINK": "glibc",
+            },
+        )
     return found
 
 
@@ -177,8 +236,10 @@ def quic() -> list[dict]:
     roots = [r / "sysroot-armhf" for r in device_sources.roots()] + [Path("/")]
     sysroot = next((r for r in roots if (r / "usr" / "include" / "ngtcp2" / "ngtcp2.h").is_file()), None)
     if sysroot is None:
-        _skip("native/device/quic/client.c", "ngtcp2's headers are not unpacked yet (the first "
-              "`secperf device handshake --stack ngtcp2` fetches them)")
+        _skip(
+            "native/device/quic/client.c",
+            "ngtcp2's headers are not unpacked yet (the first `secperf device handshake --stack ngtcp2` fetches them)",
+        )
         return []
     return _make(DEVICE / "quic" / "Makefile", ["quic"], {**HOST, "ARCH_FLAGS": "", "SYSROOT": str(sysroot)})
 
@@ -191,11 +252,13 @@ def dtls_pair() -> list[dict]:
         _skip("native/dtls13/dtls_pair.c", str(exc))
         return []
     if not (inst / "include" / "wolfssl" / "options.h").is_file():
-        _skip("native/dtls13/dtls_pair.c", "wolfSSL 5.9 for the pair is not built yet (the first "
-              "`secperf dtls` builds it)")
+        _skip(
+            "native/dtls13/dtls_pair.c",
+            "wolfSSL 5.9 for the pair is not built yet (the first `secperf dtls` builds it)",
+        )
         return []
     argv = dtls13.pair_compile_argv(inst, Path("dtls_pair"))
-    own = str(ROOT / "native" / "dtls13" / "dtls_pair.c")   # the source tree's copy, not the installed one
+    own = str(ROOT / "native" / "dtls13" / "dtls_pair.c")  # the source tree's copy, not the installed one
     return _entries(shlex.join([own if a == str(dtls13.SOURCE) else a for a in argv]), ROOT)
 
 
@@ -211,7 +274,7 @@ def main(argv: list[str]) -> int:
         _skip(what, why)
     for part in (device, primitives, by_hand, lambda: edhoc(build), quic, dtls_pair):
         for e in part():
-            if e["file"] not in seen:   # the first rule naming a file gives its flags
+            if e["file"] not in seen:  # the first rule naming a file gives its flags
                 seen.add(e["file"])
                 db.append(e)
     (build / "all").mkdir(exist_ok=True)

@@ -27,26 +27,26 @@ SKIP_CATEGORIES = {
     "needs-non-root": "the rootless path: only meaningful as a normal user (as root secperf takes the root path)",
     "needs-links": "emulated links cannot be built on this machine (no /dev/net/tun, no ip, user namespaces off)",
     "needs-bootstrap": "a package or toolchain scripts/bootstrap installs is missing (nginx, OpenVPN, a Python "
-                       "extra, the ARM cross-compiler and qemu-arm, fetched sources)",
+    "extra, the ARM cross-compiler and qemu-arm, fetched sources)",
     "needs-build": "a tool `make build` builds is missing (the native tools, the Go tool, the JMH jar)",
     "optional-toolchain": "a toolchain no package registry provides and bootstrap does not force (Rust's "
-                          "thumbv7em-none-eabihf standard library, fetched by rustup)",
+    "thumbv7em-none-eabihf standard library, fetched by rustup)",
     "checkout-location": "where the checkout lies, not the machine's set-up: a clone in a private directory "
-                         "(mode 0700) that the unprivileged user of the rootless tests cannot read",
+    "(mode 0700) that the unprivileged user of the rootless tests cannot read",
     "host-load": "the machine was busy during every attempt, so a behaviour that only shows on an idle CPU "
-                 "cannot be judged now (the test says what it saw)",
+    "cannot be judged now (the test says what it saw)",
 }
 # With SECPERF_CI=1 (set by .ci/run) and running as root on a machine `make test` bootstrapped and built,
 # a skip in any other category hides a broken set-up and fails the run. Allowed there, each because
 # no set-up step of the project can make the test run:
 CI_ROOT_ALLOWED = {
-    "needs-non-root",       # root takes the root path; the rootless one is exercised by switching to nobody
-    "optional-toolchain",   # rustup's target is not on a package registry; bootstrap cannot promise it
-    "checkout-location",    # CI may clone into a private temporary directory
-    "host-load",            # a busy shared host is a moment, not a set-up; the skip says what it measured
+    "needs-non-root",  # root takes the root path; the rootless one is exercised by switching to nobody
+    "optional-toolchain",  # rustup's target is not on a package registry; bootstrap cannot promise it
+    "checkout-location",  # CI may clone into a private temporary directory
+    "host-load",  # a busy shared host is a moment, not a set-up; the skip says what it measured
 }
 CI_AS_ROOT = os.environ.get("SECPERF_CI") == "1" and os.geteuid() == 0
-_REASON_RE = re.compile(r"(?:Skipped: )?\[([a-z-]+)\] ")   # at the start of the reason
+_REASON_RE = re.compile(r"(?:Skipped: )?\[([a-z-]+)\] ")  # at the start of the reason
 SKIP_COUNTS: Counter = Counter()
 CI_FAILED: Counter = Counter()
 
@@ -71,6 +71,7 @@ def import_or_skip(module: str, installed_by: str):
     """The module, or a needs-bootstrap skip saying what installs it (e.g. "scripts/bootstrap installs
     the 'cluster' extra")."""
     import importlib
+
     try:
         return importlib.import_module(module)
     except ImportError as exc:
@@ -89,15 +90,19 @@ def _judge_skip(rep, where: str) -> None:
     if category is None:
         SKIP_COUNTS["uncategorised"] += 1
         rep.outcome = "failed"
-        rep.longrepr = (f"{where} skipped without a known category: {text}\n"
-                        f"skip through conftest.skip/skip_if/import_or_skip with one of: {', '.join(SKIP_CATEGORIES)}")
+        rep.longrepr = (
+            f"{where} skipped without a known category: {text}\n"
+            f"skip through conftest.skip/skip_if/import_or_skip with one of: {', '.join(SKIP_CATEGORIES)}"
+        )
         return
     SKIP_COUNTS[category] += 1
     if CI_AS_ROOT and category not in CI_ROOT_ALLOWED:
         CI_FAILED[category] += 1
         rep.outcome = "failed"
-        rep.longrepr = (f"{where} skipped in CI as root (SECPERF_CI=1), where category {category!r} must not "
-                        f"happen on a bootstrapped, built machine: {text}")
+        rep.longrepr = (
+            f"{where} skipped in CI as root (SECPERF_CI=1), where category {category!r} must not "
+            f"happen on a bootstrapped, built machine: {text}"
+        )
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -115,26 +120,33 @@ def pytest_runtest_makereport(item, call):
 def pytest_make_collect_report(collector):
     outcome = yield
     rep = outcome.get_result()
-    if rep.skipped:        # a module-level skip
+    if rep.skipped:  # a module-level skip
         _judge_skip(rep, collector.nodeid)
 
 
 def pytest_terminal_summary(terminalreporter):
     terminalreporter.section("skips by category")
-    if not SKIP_COUNTS:   # said even when nothing skipped: CI's log shows the count was taken
+    if not SKIP_COUNTS:  # said even when nothing skipped: CI's log shows the count was taken
         terminalreporter.write_line("skipped: 0 (no category)")
         return
     for category in [*SKIP_CATEGORIES, "uncategorised"]:
         if SKIP_COUNTS[category]:
-            note = (" (failed: uncategorised)" if category == "uncategorised" else
-                    f" (failed: {CI_FAILED[category]} not allowed in CI as root)" if CI_FAILED[category] else "")
+            note = (
+                " (failed: uncategorised)"
+                if category == "uncategorised"
+                else f" (failed: {CI_FAILED[category]} not allowed in CI as root)"
+                if CI_FAILED[category]
+                else ""
+            )
             terminalreporter.write_line(f"skipped {category}: {SKIP_COUNTS[category]}{note}")
 
 
 # --- emulated links and root ----------------------------------------------------------------------
 
+
 def _link_problem() -> str | None:
     from secperf.lab import netns
+
     return netns.check()
 
 
@@ -144,7 +156,6 @@ needs_links = skip_if(LINK_PROBLEM is not None, "needs-links", f"cannot emulate 
 IS_ROOT = os.geteuid() == 0
 # root with /dev/net/tun: the OpenVPN lab and the root-mode relay can run
 CAPABLE = IS_ROOT and os.path.exists("/dev/net/tun")
-
 
 
 # A secure-element profile for tests: every signature takes exactly 100 ms (sleeping), so its
@@ -198,6 +209,7 @@ def check_results_written(args, p, cwd=None) -> None:
     import json
 
     from secperf.core.result import check_schema
+
     args = [str(a) for a in args]
     if "--out" in args:
         out = Path(args[args.index("--out") + 1])
@@ -220,7 +232,19 @@ def chromium_exe() -> str:
 
 def run_chromium(profile_dir: Path, url: str, *extra: str, timeout: int = 120) -> subprocess.CompletedProcess:
     """Headless Chromium with the flags this closed network needs (no background connections)."""
-    cmd = [chromium_exe(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync",
-           "--hide-scrollbars", f"--user-data-dir={profile_dir}", *extra, url]
+    cmd = [
+        chromium_exe(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+        f"--user-data-dir={profile_dir}",
+        *extra,
+        url,
+    ]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)

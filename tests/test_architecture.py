@@ -15,8 +15,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_import_contracts_hold_on_the_source_tree():
     exe = Path(sys.executable).parent / "lint-imports"
-    p = subprocess.run([str(exe)], cwd=ROOT, capture_output=True, text=True, timeout=300,
-                       env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    p = subprocess.run(
+        [str(exe)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    )
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
     assert "0 broken" in p.stdout
 
@@ -24,11 +30,18 @@ def test_import_contracts_hold_on_the_source_tree():
 def test_a_broken_contract_is_reported(tmp_path):
     # the checker is real: a copy of the tree where core imports measure must fail the run
     import shutil
+
     shutil.copytree(ROOT / "src" / "secperf", tmp_path / "secperf")
     (tmp_path / "secperf" / "core" / "bad.py").write_text("from ..measure import crypto  # noqa\n")
     exe = Path(sys.executable).parent / "lint-imports"
-    p = subprocess.run([str(exe), "--config", str(ROOT / "pyproject.toml")], cwd=tmp_path, capture_output=True,
-                       text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    p = subprocess.run(
+        [str(exe), "--config", str(ROOT / "pyproject.toml")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+    )
     assert p.returncode != 0
     assert "core imports nothing else of secperf BROKEN" in p.stdout
 
@@ -36,6 +49,7 @@ def test_a_broken_contract_is_reported(tmp_path):
 def test_every_anticipated_error_is_a_secperf_error():
     import secperf
     from secperf.core.errors import SecperfError
+
     found = []
     for m in pkgutil.walk_packages(secperf.__path__, "secperf."):
         if m.name.endswith(("__main__", "nsholder", "paho_client", "signer_worker")):
@@ -62,11 +76,11 @@ NOT_IMPORTED = ("secperf.__main__", "secperf.lab.nsholder")
 # (module, exception class): why that raise is right where it is
 ALLOWED = {
     ("secperf.core.writes", "IsADirectoryError"): "an OSError of the writing helper; its one caller turns every "
-                                                 "OSError into OutputError with the OS's reason",
+    "OSError into OutputError with the OS's reason",
     ("secperf.lab.netns_holder", "OSError"): "the errno the holder's socket() call got, raised as socket() "
-                                             "raises it, so callers handle both alike",
+    "raises it, so callers handle both alike",
     ("secperf.subcommands.argtypes", "ArgumentTypeError"): "argparse's protocol for type functions: argparse "
-                                                           "turns it into a usage error (exit 2)",
+    "turns it into a usage error (exit 2)",
 }
 
 
@@ -113,12 +127,14 @@ def _raise_sites(tree):
             return
         for child in ast.iter_child_nodes(node):
             visit(child, func, caught)
+
     visit(tree, None, ())
     return out
 
 
 def _why_allowed(mod_name: str, cls: type, func, caught) -> str | None:
     from secperf.core.errors import SecperfError
+
     if issubclass(cls, SecperfError):
         return "a SecperfError"
     if not issubclass(cls, Exception):
@@ -142,6 +158,7 @@ def _offending_raises(src: Path = SRC) -> list[str]:
     A raised name that is no class (a local exception object being re-raised, or a factory's result:
     `raise self.fail(...)`) is left alone: the class it holds was built where this check sees no raise."""
     import builtins
+
     bad = []
     for path in sorted(src.rglob("*.py")):
         name = _module_name(path, src)
@@ -152,7 +169,7 @@ def _offending_raises(src: Path = SRC) -> list[str]:
         imported = _imported_names(tree, mod)
         for node, func, caught in _raise_sites(tree):
             if node.exc is None:
-                continue   # a bare re-raise
+                continue  # a bare re-raise
             target = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
             dotted = []
             while isinstance(target, ast.Attribute):
@@ -162,7 +179,7 @@ def _offending_raises(src: Path = SRC) -> list[str]:
                 continue
             scope = {**vars(builtins), **imported, **vars(mod)}
             if target.id not in scope:
-                continue   # a local variable: an exception object re-raised
+                continue  # a local variable: an exception object re-raised
             obj = scope[target.id]
             for attr in dotted:
                 obj = getattr(obj, attr, None)
@@ -175,8 +192,10 @@ def _offending_raises(src: Path = SRC) -> list[str]:
 
 def test_every_raise_in_the_source_is_in_the_error_hierarchy():
     bad = _offending_raises()
-    assert not bad, ("raise a secperf.core.errors class (InputError, SetupError, MeasurementError or a "
-                     "subclass) instead of:\n" + "\n".join(bad))
+    assert not bad, (
+        "raise a secperf.core.errors class (InputError, SetupError, MeasurementError or a "
+        "subclass) instead of:\n" + "\n".join(bad)
+    )
 
 
 def test_a_plain_builtin_raise_is_caught_by_the_check(tmp_path, monkeypatch):
@@ -190,8 +209,10 @@ def test_a_plain_builtin_raise_is_caught_by_the_check(tmp_path, monkeypatch):
         "def parse(x):\n    raise ValueError('x')\n\n"
         "def run():\n    try:\n        raise RuntimeError('y')\n    except KeyError:\n        pass\n\n"
         "class M(BaseModel):\n    a: int\n\n    @field_validator('a')\n    @classmethod\n"
-        "    def _a(cls, v):\n        raise ValueError('must be positive')\n")
+        "    def _a(cls, v):\n        raise ValueError('must be positive')\n"
+    )
     import secperf
+
     monkeypatch.setattr(secperf, "__path__", [str(pkg)] + list(secperf.__path__))
     monkeypatch.delitem(sys.modules, "secperf.planted", raising=False)
     bad = _offending_raises(pkg)
@@ -201,6 +222,5 @@ def test_a_plain_builtin_raise_is_caught_by_the_check(tmp_path, monkeypatch):
 def test_no_module_is_over_600_lines():
     # one concern per module: a module that grows past this is split by concern (as connect, server,
     # netns, vpn and token were), its old name re-exporting the public names
-    long = {str(p.relative_to(SRC)): n for p in SRC.rglob("*.py")
-            if (n := p.read_text().count("\n")) > 600}
+    long = {str(p.relative_to(SRC)): n for p in SRC.rglob("*.py") if (n := p.read_text().count("\n")) > 600}
     assert not long, f"modules over 600 lines: {long}"

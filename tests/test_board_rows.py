@@ -39,8 +39,11 @@ def test_every_build_configuration_a_matched_row_names_exists_for_its_library(de
     run, _skipped = device_boards.plan_rows(device_boards.load(), None)
     named = [r for r in run if r.get("config")]
     assert len(named) >= 50
-    missing = [(r["board"], r["operation"], r["config"]) for r in named
-               if r["config"] not in configs or r["stack"] not in configs[r["config"]]["stacks"]]
+    missing = [
+        (r["board"], r["operation"], r["config"])
+        for r in named
+        if r["config"] not in configs or r["stack"] not in configs[r["config"]]["stacks"]
+    ]
     assert missing == []
 
 

@@ -42,9 +42,29 @@ def test_a_handshake_past_its_timeout_is_a_failed_sample_and_the_run_goes_on(pro
         skip("needs-links", f"cannot emulate links here: {LINK_PROBLEM}")
     before = _peers()
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    argv = [sys.executable, "-m", "secperf", "connect", protocol, "--network", "delay=1ms,loss=100%", "--n", "2",
-            "--warmup", "0", "--handshake", "full", "--timeout-ms", "1000", "--max-hours", "10", "--json",
-            "--no-report", "--out", str(tmp_path)]
+    argv = [
+        sys.executable,
+        "-m",
+        "secperf",
+        "connect",
+        protocol,
+        "--network",
+        "delay=1ms,loss=100%",
+        "--n",
+        "2",
+        "--warmup",
+        "0",
+        "--handshake",
+        "full",
+        "--timeout-ms",
+        "1000",
+        "--max-hours",
+        "10",
+        "--json",
+        "--no-report",
+        "--out",
+        str(tmp_path),
+    ]
     if protocol == "dtls13":
         argv += ["--cid", "off"]
     p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)

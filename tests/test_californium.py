@@ -24,9 +24,30 @@ def _client(pki, port, tmp_path, row, cid, n=2, warmup=1, timeout_ms=2000):
     client = pki.client("ecdsa-p256")
     key = tmp_path / "client.p8.pem"
     key.write_bytes(pkcs8_pem(client.key))
-    argv = [java_exe(), "-jar", str(find_jar()), "client", "--port", str(port), "--ca",
-            str(pki.server("ecdsa-p256", 1).ca), "--cert", str(client.cert), "--key", str(key), "--n", str(n),
-            "--warmup", str(warmup), "--row", row, "--cid-length", str(cid), "--timeout-ms", str(timeout_ms)]
+    argv = [
+        java_exe(),
+        "-jar",
+        str(find_jar()),
+        "client",
+        "--port",
+        str(port),
+        "--ca",
+        str(pki.server("ecdsa-p256", 1).ca),
+        "--cert",
+        str(client.cert),
+        "--key",
+        str(key),
+        "--n",
+        str(n),
+        "--warmup",
+        str(warmup),
+        "--row",
+        row,
+        "--cid-length",
+        str(cid),
+        "--timeout-ms",
+        str(timeout_ms),
+    ]
     r = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     return [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{") and '"conn"' in x]
 
@@ -46,8 +67,19 @@ def test_a_rebinding_rides_on_the_connection_id_and_breaks_without_it(pki, tmp_p
 
 @pytest.mark.slow
 def test_connect_coap_with_californium_rows_full_resumed_and_cid(tmp_path):
-    p = run_cli("connect", "coap", "--coap-server", "californium", "--key", "software,token", "--n", "3", "--json",
-                "--out", str(tmp_path / "res"))
+    p = run_cli(
+        "connect",
+        "coap",
+        "--coap-server",
+        "californium",
+        "--key",
+        "software,token",
+        "--n",
+        "3",
+        "--json",
+        "--out",
+        str(tmp_path / "res"),
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     doc = json.loads(p.stdout)
     by = {s["id"]: s for s in doc["series"]}
@@ -71,6 +103,7 @@ def test_connect_coap_with_californium_rows_full_resumed_and_cid(tmp_path):
 
 def test_the_sunpkcs11_configuration_enables_only_signing_and_the_keystore():
     from secperf.lab.californium import sunpkcs11_config
+
     text = sunpkcs11_config("/m.so")
     assert "library = /m.so" in text
     mechs = text.split("enabledMechanisms = {", 1)[1].split("}", 1)[0].split()

@@ -56,16 +56,19 @@ def test_can_fd_carries_the_tag_in_frame():
     assert r["tag_payload_share"] == pytest.approx(8 / 64)
 
 
-@pytest.mark.parametrize("kwargs,needle", [
-    ({"mac_every": 0}, "mac every (k): 0 is outside 1..8"),
-    ({"mac_every": 9}, "outside 1..8"),
-    ({"data_bytes": 12}, "more than classic CAN carries (8 bytes"),
-    ({"fd": True, "data_bytes": 60, "frame_bits": 579}, "does not fit a 64-byte CAN FD frame"),
-    ({"frame_bits": 20_000}, "the bus cannot carry it"),
-    ({"device": "pdp-11"}, "unknown device 'pdp-11'; known: cortex-m3"),
-    ({"device": "rl78", "mac": "hmac-sha256"}, "has no figure for MAC 'hmac-sha256'"),
-    ({"tag_bytes": 17}, "tag bytes: 17 must be 1..16"),
-])
+@pytest.mark.parametrize(
+    "kwargs,needle",
+    [
+        ({"mac_every": 0}, "mac every (k): 0 is outside 1..8"),
+        ({"mac_every": 9}, "outside 1..8"),
+        ({"data_bytes": 12}, "more than classic CAN carries (8 bytes"),
+        ({"fd": True, "data_bytes": 60, "frame_bits": 579}, "does not fit a 64-byte CAN FD frame"),
+        ({"frame_bits": 20_000}, "the bus cannot carry it"),
+        ({"device": "pdp-11"}, "unknown device 'pdp-11'; known: cortex-m3"),
+        ({"device": "rl78", "mac": "hmac-sha256"}, "has no figure for MAC 'hmac-sha256'"),
+        ({"tag_bytes": 17}, "tag bytes: 17 must be 1..16"),
+    ],
+)
 def test_bad_inputs_fail_with_the_field_and_the_fix(kwargs, needle):
     with pytest.raises(CanInputError) as exc:
         evaluate(CanParams(**kwargs))
@@ -79,12 +82,15 @@ import json  # noqa: E402
 from conftest import run_cli  # noqa: E402
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["--k", "0"], "--k 0: outside 1..8"),
-    (["--data-bytes", "12"], "more than classic CAN carries"),
-    (["--frame-bits", "20000"], "the bus cannot carry it"),
-    (["--device", "pdp-11"], "unknown device 'pdp-11'"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--k", "0"], "--k 0: outside 1..8"),
+        (["--data-bytes", "12"], "more than classic CAN carries"),
+        (["--frame-bits", "20000"], "the bus cannot carry it"),
+        (["--device", "pdp-11"], "unknown device 'pdp-11'"),
+    ],
+)
 def test_cli_bad_inputs_exit_2_with_a_clear_message(tmp_path, args, needle):
     p = run_cli("can", "--out", str(tmp_path), *args)
     assert p.returncode == 2, p.stderr

@@ -16,9 +16,26 @@ from secperf.core import result as R
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("results")
-    p = run_cli("crypto", "--alg", "ecdsa-p256,rsa-1024,rsa-2048,x25519,sha256,ml-kem-512,ml-dsa-44",
-                "--op", "sign,verify,derive,hash", "--size", "16,1024", "--n", "5", "--duration", "1",
-                "--warmup", "1", "--out", str(out), "--json", "--max-failure-share", "1")
+    p = run_cli(
+        "crypto",
+        "--alg",
+        "ecdsa-p256,rsa-1024,rsa-2048,x25519,sha256,ml-kem-512,ml-dsa-44",
+        "--op",
+        "sign,verify,derive,hash",
+        "--size",
+        "16,1024",
+        "--n",
+        "5",
+        "--duration",
+        "1",
+        "--warmup",
+        "1",
+        "--out",
+        str(out),
+        "--json",
+        "--max-failure-share",
+        "1",
+    )
     return out, p
 
 
@@ -65,15 +82,18 @@ def test_unsupported_pq_row_is_reported_not_crashing(small_run):
     assert all(s["status"] in ("unsupported", "ok") for s in kem)
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["crypto", "--alg", "rsa-999"], "unknown algorithm 'rsa-999'; known: rsa-1024"),
-    (["crypto", "--alg", "sha256", "--size", "0"], "--size 0 is not valid"),
-    (["crypto", "--op", "fly"], "unknown operation 'fly'"),
-    (["crypto", "--strength", "100"], "not an SP 800-57 strength row"),
-    (["crypto", "--n", "0"], "must be at least 1"),
-    (["run", "--scenario", "nope"], "unknown scenario 'nope'"),
-    (["crypto", "--alg", "sha256", "--network", "lte"], "send nothing over a network"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["crypto", "--alg", "rsa-999"], "unknown algorithm 'rsa-999'; known: rsa-1024"),
+        (["crypto", "--alg", "sha256", "--size", "0"], "--size 0 is not valid"),
+        (["crypto", "--op", "fly"], "unknown operation 'fly'"),
+        (["crypto", "--strength", "100"], "not an SP 800-57 strength row"),
+        (["crypto", "--n", "0"], "must be at least 1"),
+        (["run", "--scenario", "nope"], "unknown scenario 'nope'"),
+        (["crypto", "--alg", "sha256", "--network", "lte"], "send nothing over a network"),
+    ],
+)
 def test_bad_input_exits_2_with_a_clear_message(args, needle, tmp_path):
     p = run_cli(*args, "--out", str(tmp_path))
     assert p.returncode == 2
@@ -101,8 +121,7 @@ def test_report_rerenders_and_compare_judges_two_runs(small_run, tmp_path):
     p = run_cli("compare", str(res), str(res), "--json")
     assert p.returncode == 0, p.stderr
     cmp = json.loads(p.stdout)
-    assert cmp["rows"] and all(r["verdict"] == "no significant difference" for r in cmp["rows"]
-                               if "p_value" in r)
+    assert cmp["rows"] and all(r["verdict"] == "no significant difference" for r in cmp["rows"] if "p_value" in r)
 
 
 def test_csv_export_is_tidy_and_covers_every_series(small_run, tmp_path):
@@ -110,6 +129,7 @@ def test_csv_export_is_tidy_and_covers_every_series(small_run, tmp_path):
     import io
 
     from secperf.report.export import to_csv
+
     doc = json.loads(small_run[1].stdout)
     rows = list(csv.DictReader(io.StringIO(to_csv(doc))))
     assert {r["id"] for r in rows} == {s["id"] for s in doc["series"]}
@@ -125,9 +145,29 @@ def test_failing_probe_becomes_failed_series_run_goes_on_and_exit_1(tmp_path):
     broken.chmod(0o755)
     exe = shutil.which("secperf", path=str(os.path.dirname(sys.executable)))
     env = dict(os.environ, SECPERF_PROBE=str(broken))
-    p = subprocess.run([exe, "crypto", "--alg", "sha256,ml-dsa-44", "--op", "hash,sign", "--size", "16",
-                        "--n", "3", "--duration", "0.3", "--out", str(tmp_path / "r"), "--json"],
-                       capture_output=True, text=True, env=env, timeout=120)
+    p = subprocess.run(
+        [
+            exe,
+            "crypto",
+            "--alg",
+            "sha256,ml-dsa-44",
+            "--op",
+            "hash,sign",
+            "--size",
+            "16",
+            "--n",
+            "3",
+            "--duration",
+            "0.3",
+            "--out",
+            str(tmp_path / "r"),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert p.returncode == 1, p.stderr
     doc = json.loads(p.stdout)
     assert doc["status"] == "complete"
@@ -140,9 +180,11 @@ def test_failing_probe_becomes_failed_series_run_goes_on_and_exit_1(tmp_path):
 
 def test_run_with_a_scenario_file_measures_crypto_and_handshakes(tmp_path):
     scn = tmp_path / "tiny.toml"
-    scn.write_text('name = "tiny"\n[crypto]\nn = 3\nwarmup = 0\nduration_s = 0.3\n'
-                   '[[crypto.select]]\nalg = ["x25519"]\nop = ["derive"]\n'
-                   '[handshake]\nexperiments = ["versions"]\nn = 3\nwarmup = 1\n')
+    scn.write_text(
+        'name = "tiny"\n[crypto]\nn = 3\nwarmup = 0\nduration_s = 0.3\n'
+        '[[crypto.select]]\nalg = ["x25519"]\nop = ["derive"]\n'
+        '[handshake]\nexperiments = ["versions"]\nn = 3\nwarmup = 1\n'
+    )
     p = run_cli("run", "--scenario", str(scn), "--out", str(tmp_path / "r"), "--json")
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
@@ -164,6 +206,7 @@ def test_piped_tables_are_wide_unless_columns_says_otherwise():
     table does not wrap every cell; COLUMNS still decides when set."""
     from conftest import run_cli
     from secperf.report.terminal import PIPED_WIDTH
+
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
     wide = run_cli("crypto", "--list", env=env)
     assert wide.returncode == 0, wide.stderr
@@ -172,15 +215,18 @@ def test_piped_tables_are_wide_unless_columns_says_otherwise():
     assert narrow.returncode == 0 and max(len(line) for line in narrow.stdout.splitlines()) <= 80
 
 
-@pytest.mark.parametrize("body,named", [
-    ('[crypto]\nn = "three"\n', "[crypto].n"),
-    ('crypto = "yes"\n', "[crypto]: must be a table"),
-    ('[crypto]\nduration_s = inf\n', "[crypto].duration_s"),
-    ('[crypto]\n[cryptoo]\n', "unknown keys ['cryptoo']"),
-    ('[handshake]\nn = 100000000000000000\n', "[handshake].n"),
-    ('name = "empty"\n', "nothing to run"),
-    ('[connect]\nwarmup = -1\n', "[connect].warmup"),
-])
+@pytest.mark.parametrize(
+    "body,named",
+    [
+        ('[crypto]\nn = "three"\n', "[crypto].n"),
+        ('crypto = "yes"\n', "[crypto]: must be a table"),
+        ('[crypto]\nduration_s = inf\n', "[crypto].duration_s"),
+        ('[crypto]\n[cryptoo]\n', "unknown keys ['cryptoo']"),
+        ('[handshake]\nn = 100000000000000000\n', "[handshake].n"),
+        ('name = "empty"\n', "nothing to run"),
+        ('[connect]\nwarmup = -1\n', "[connect].warmup"),
+    ],
+)
 def test_scenario_schema_errors_name_the_key_path(tmp_path, body, named):
     scn = tmp_path / "s.toml"
     scn.write_text(body)
@@ -212,6 +258,7 @@ def test_float_options_refuse_infinity(flag, tmp_path):
 
 def test_every_builtin_scenario_matches_the_schema():
     from secperf.inputs import scenario as SC
+
     names = SC.builtin_names()
     assert {"quick", "s5"} <= set(names)
     for name in names:
@@ -220,9 +267,22 @@ def test_every_builtin_scenario_matches_the_schema():
 
 def test_measuring_commands_write_operational_metrics_as_prometheus_text(tmp_path):
     from prometheus_client.parser import text_string_to_metric_families
+
     out = tmp_path / "m.prom"
-    p = run_cli("signer", "--mode", "sign_only", "--n", "2", "--warmup", "0", "--out", str(tmp_path / "r"),
-                "--no-report", "--metrics", str(out))
+    p = run_cli(
+        "signer",
+        "--mode",
+        "sign_only",
+        "--n",
+        "2",
+        "--warmup",
+        "0",
+        "--out",
+        str(tmp_path / "r"),
+        "--no-report",
+        "--metrics",
+        str(out),
+    )
     assert p.returncode == 0, p.stderr
     names = {f.name for f in text_string_to_metric_families(out.read_text())}
     assert any("sign" in n for n in names), names

@@ -20,17 +20,76 @@ from hypothesis import strategies as st
 
 from secperf import cli
 
-settings.register_profile("default", max_examples=40, deadline=None,
-                          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-settings.register_profile("ci", max_examples=200, deadline=None,
-                          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+settings.register_profile(
+    "default",
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+settings.register_profile(
+    "ci",
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
-NASTY = ["", " ", ",", ",,", "0", "-1", "1", "3", "inf", "-inf", "nan", "1e12", "99999999999999999999", "x", "é",
-         "../x", "/dev/null", "/proc/nope/x", "a,b", "rsa-*", "list", "all", "none", "loopback", "lte",
-         "delay=-5ms", "loss=150%", "delay=10ms,loss=1%", "1.5", "sha256", "ecdsa-p256", "se:nope", "se:iot-safe-sim",
-         "software", "https", "mqtt", "md5", "chaskey", "rl78", "m3", "full", "resumed", "mtls", "psk", "nginx",
-         "probe", "curl", "versions", "dtls", "iot-safe-sim", "sign", "verify", "16", "1000000000"]
+NASTY = [
+    "",
+    " ",
+    ",",
+    ",,",
+    "0",
+    "-1",
+    "1",
+    "3",
+    "inf",
+    "-inf",
+    "nan",
+    "1e12",
+    "99999999999999999999",
+    "x",
+    "é",
+    "../x",
+    "/dev/null",
+    "/proc/nope/x",
+    "a,b",
+    "rsa-*",
+    "list",
+    "all",
+    "none",
+    "loopback",
+    "lte",
+    "delay=-5ms",
+    "loss=150%",
+    "delay=10ms,loss=1%",
+    "1.5",
+    "sha256",
+    "ecdsa-p256",
+    "se:nope",
+    "se:iot-safe-sim",
+    "software",
+    "https",
+    "mqtt",
+    "md5",
+    "chaskey",
+    "rl78",
+    "m3",
+    "full",
+    "resumed",
+    "mtls",
+    "psk",
+    "nginx",
+    "probe",
+    "curl",
+    "versions",
+    "dtls",
+    "iot-safe-sim",
+    "sign",
+    "verify",
+    "16",
+    "1000000000",
+]
 SKIP_OPTIONS = {"-h", "--help", "--version"}
 
 
@@ -58,19 +117,24 @@ def _options(cmd: str):
 def recorded(monkeypatch, tmp_path):
     """Replace only the measuring step: the phases are built (all validation done), then recorded."""
     from secperf.app import commands, netem, scenario
+
     calls = []
 
     def record(kind, params, phases, output):
         json.dumps(params, default=str)  # parameters must be serialisable into the Result
         calls.append((kind, sum(len(p.items) for p in phases)))
         from secperf.subcommands.output import Exited
+
         return Exited(0)  # a command's run returns what the CLI shows; here nothing
+
     from secperf.app import device, mqtt_load, server
+
     # server, fleet, mqtt-load and device would load real servers or QEMU
     for mod in (commands, scenario, server, device, mqtt_load):
         monkeypatch.setattr(mod, "measure_and_write", record)
     monkeypatch.setattr(netem, "run", lambda *a, **k: 0)
     from secperf.app import plan as plan_app
+
     # plan: every input is checked, nothing is simulated or measured (--verify runs real servers)
     monkeypatch.setattr(plan_app, "plan_all", lambda o: (plan_app.check(o), [])[1])
     monkeypatch.chdir(tmp_path)
@@ -114,10 +178,18 @@ def _argv_strategy(cmd: str):
         vals = st.sampled_from(list(choices)) | value if choices else value
         return vals.map(lambda v: [flag, v])
 
-    positional = [st.sampled_from(list(p.choices)) | value if p.choices else value for p in pos
-                  if p.nargs not in ("*", "...", "A...")]
-    chosen = st.lists(st.sampled_from(opts), max_size=4).flatmap(
-        lambda os_: st.tuples(*[one_option(o) for o in os_]) if os_ else st.just(())) if opts else st.just(())
+    positional = [
+        st.sampled_from(list(p.choices)) | value if p.choices else value
+        for p in pos
+        if p.nargs not in ("*", "...", "A...")
+    ]
+    chosen = (
+        st.lists(st.sampled_from(opts), max_size=4).flatmap(
+            lambda os_: st.tuples(*[one_option(o) for o in os_]) if os_ else st.just(())
+        )
+        if opts
+        else st.just(())
+    )
     return st.tuples(st.tuples(*positional) if positional else st.just(()), chosen)
 
 
@@ -155,6 +227,7 @@ def test_netem_actions_with_hostile_values(action, recorded, tmp_path):
 
 # --- scenario files -------------------------------------------------------------------------------
 
+
 def _toml_value(v) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -186,13 +259,16 @@ SECTION_KEYS = {
     "connect": ["protocols", "keys", "handshakes", "n", "warmup", "networks"],
     "cryptoo": ["n"],
 }
-scalar = st.one_of(st.integers(-3, 10**20), st.floats(allow_nan=True, allow_infinity=True), st.booleans(),
-                   st.sampled_from(NASTY))
+scalar = st.one_of(
+    st.integers(-3, 10**20), st.floats(allow_nan=True, allow_infinity=True), st.booleans(), st.sampled_from(NASTY)
+)
 value = st.one_of(scalar, st.lists(st.sampled_from(NASTY), max_size=3), st.lists(st.integers(-1, 3), max_size=2))
 section = st.sampled_from(sorted(SECTION_KEYS)).flatmap(
-    lambda name: st.dictionaries(st.sampled_from(SECTION_KEYS[name]), value, max_size=4).map(lambda d: (name, d)))
+    lambda name: st.dictionaries(st.sampled_from(SECTION_KEYS[name]), value, max_size=4).map(lambda d: (name, d))
+)
 scenario_doc = st.tuples(st.lists(section, max_size=3), st.sampled_from([None, "fuzz", 3])).map(
-    lambda t: {**({"name": t[1]} if t[1] is not None else {}), **dict(t[0])})
+    lambda t: {**({"name": t[1]} if t[1] is not None else {}), **dict(t[0])}
+)
 
 
 def test_hostile_scenario_files_end_in_a_named_outcome(recorded, tmp_path):
@@ -222,8 +298,19 @@ SWEEP_FINDINGS = [
     (["handshake", "dtls", "--server", "nginx"], "nginx"),
     (["handshake", "psk", "--server", "nginx"], "nginx"),
     (["handshake", "versions", "--connect", "127.0.0.1:443", "--ca", "{T}/plain.txt"], "--ca"),
-    (["connect", "https", "--connect", "127.0.0.1:443", "--client-cert", "{T}/plain.txt",
-      "--client-key", "{T}/plain.txt"], "--client-cert"),
+    (
+        [
+            "connect",
+            "https",
+            "--connect",
+            "127.0.0.1:443",
+            "--client-cert",
+            "{T}/plain.txt",
+            "--client-key",
+            "{T}/plain.txt",
+        ],
+        "--client-cert",
+    ),
     (["mac", "--alg", ""], "--alg"),
     (["mac", "--cortexm-table", "{T}"], "--cortexm-table"),
     (["whatif", "https", "--key", ""], "--key"),

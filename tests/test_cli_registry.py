@@ -45,6 +45,7 @@ def test_the_app_returns_a_result_and_writes_nothing_on_the_terminal(tmp_path, c
     from secperf.app import commands
     from secperf.app.can import CanOptions
     from secperf.app.runner import Output
+
     doc = commands.can(CanOptions(), Output(out=str(tmp_path), no_report=True))
     assert doc.kind == "can" and doc.analysis["can"]["sweeps"]
     assert (tmp_path / doc.run_id / "result.json").is_file()
@@ -59,13 +60,16 @@ def test_a_repeated_comma_list_option_is_one_flat_list():
     assert args.concurrency == [1, 4] and args.resume_ratio == [0.0, 0.5]
 
 
-@pytest.mark.parametrize("argv, option, item", [
-    (["server", "--client-auth", "on,maybe"], "--client-auth", "maybe"),
-    (["server", "--concurrency", "1,x"], "--concurrency", "'x'"),
-    (["fleet", "--devices", "10,0"], "--devices", "0"),
-    (["crypto", "--alg", ","], "--alg", "names nothing"),
-    (["connect", "https", "--key", ""], "--key", "names nothing"),
-])
+@pytest.mark.parametrize(
+    "argv, option, item",
+    [
+        (["server", "--client-auth", "on,maybe"], "--client-auth", "maybe"),
+        (["server", "--concurrency", "1,x"], "--concurrency", "'x'"),
+        (["fleet", "--devices", "10,0"], "--devices", "0"),
+        (["crypto", "--alg", ","], "--alg", "names nothing"),
+        (["connect", "https", "--key", ""], "--key", "names nothing"),
+    ],
+)
 def test_a_bad_comma_list_item_exits_2_naming_the_option_and_the_item(argv, option, item, capsys):
     assert cli.main(argv) == 2  # argparse's exit, returned by main (its streams restored first)
     err = capsys.readouterr().err
@@ -76,6 +80,7 @@ def _fake_crypto(monkeypatch, runner):
     """crypto's measuring step replaced by `runner(items, doc, run, progress)` (no native tool)."""
     from secperf.app import phases
     from secperf.app.runner import Phase
+
     monkeypatch.setattr(phases, "crypto_phase", lambda rows, params: Phase(rows, lambda r: r.alg.name, runner))
 
 
@@ -91,6 +96,7 @@ def test_an_interrupted_measurement_shows_its_partial_result_and_exits_143(monke
         doc["series"].append(s)
         run.save(doc)
         raise Interrupted(signal.SIGTERM)
+
     _fake_crypto(monkeypatch, runner)
     code = cli.main(["crypto", "--alg", "x25519", "--op", "derive", "--out", str(tmp_path), "--no-report"])
     assert code == 143
@@ -109,9 +115,20 @@ def test_failed_series_beyond_the_allowed_share_exit_1_naming_the_first(monkeypa
         R.add_failure(s, "no such tool")
         doc["series"].append(s)
         run.save(doc)
+
     _fake_crypto(monkeypatch, runner)
-    argv = ["crypto", "--alg", "x25519", "--op", "derive", "--out", str(tmp_path), "--no-report",
-            "--max-failure-share", share]
+    argv = [
+        "crypto",
+        "--alg",
+        "x25519",
+        "--op",
+        "derive",
+        "--out",
+        str(tmp_path),
+        "--no-report",
+        "--max-failure-share",
+        share,
+    ]
     assert cli.main(argv) == code
     err = capsys.readouterr().err
     assert ("crypto/x: no such tool" in err) == (code == 1)

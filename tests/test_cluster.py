@@ -28,12 +28,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # --- histograms ---------------------------------------------------------------------------------------
 def test_every_value_falls_in_its_bin_and_bins_are_at_most_one_64th_wide():
-    for v in [*range(0, 3000), *(2 ** k + d for k in range(7, 32) for d in (-1, 0, 1))]:
-        v = min(v, 2 ** 32 - 1)
+    for v in [*range(0, 3000), *(2**k + d for k in range(7, 32) for d in (-1, 0, 1))]:
+        v = min(v, 2**32 - 1)
         i = bin_index(v)
         assert bin_lower(i) <= v < bin_lower(i) + bin_width(i)
         assert i < 128 or bin_width(i) / bin_lower(i) <= 1 / 64
-    assert bin_index(2 ** 32 - 1) == 1727
+    assert bin_index(2**32 - 1) == 1727
 
 
 def test_merged_histograms_equal_the_histogram_of_all_samples_and_its_percentiles():
@@ -71,6 +71,7 @@ def test_the_generators_pairs_round_trip_and_malformed_ones_are_named():
 # --- splitting the load ---------------------------------------------------------------------------------
 def test_the_load_is_split_over_generators_without_losing_or_adding_any():
     from secperf.app.cluster_generators import worker_argvs
+
     base = ["lg", "--port", "1", "--concurrency", "10", "--procs", "4", "--seed", "3"]
     parts = worker_argvs(base, 3)
     assert sum(int(a[a.index("--concurrency") + 1]) for a in parts) == 10
@@ -86,6 +87,7 @@ def test_the_load_is_split_over_generators_without_losing_or_adding_any():
 
 def test_chunks_keep_order_and_cover_every_item():
     from secperf.app.cluster import chunks
+
     items = list(range(103))
     cs = chunks(items, 8)
     assert len(cs) == 8 and [x for c in cs for x in c] == items
@@ -97,26 +99,34 @@ def test_chunks_keep_order_and_cover_every_item():
 @pytest.mark.parametrize("value", ["", "nowhere", "host:99999", "http://x:1", "a b:1"])
 def test_a_malformed_cluster_address_is_an_input_error(value):
     from secperf.app.cluster import ClusterError, check_address
+
     with pytest.raises(ClusterError, match="--cluster"):
         check_address(value)
 
 
-@pytest.mark.parametrize("argv", [["whatif", "tls1.3", "--cluster", "auto"],
-                                  ["plan", "--pattern", "periodic-collection", "--cluster", "auto"],
-                                  ["server", "--cluster", "auto"],
-                                  ["fleet", "--replay", "20", "--cluster", "auto"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["whatif", "tls1.3", "--cluster", "auto"],
+        ["plan", "--pattern", "periodic-collection", "--cluster", "auto"],
+        ["server", "--cluster", "auto"],
+        ["fleet", "--replay", "20", "--cluster", "auto"],
+    ],
+)
 def test_without_ray_cluster_exits_2_naming_the_extra(argv, monkeypatch, capsys, tmp_path):
-    monkeypatch.setitem(sys.modules, "ray", None)        # `import ray` raises ImportError: Ray missing
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError: Ray missing
     from secperf.cli import main
+
     code = main([*argv, "--out", str(tmp_path)])
     err = capsys.readouterr().err
     assert code == 2
     assert "secperf[cluster]" in err and "Traceback" not in err
-    assert not list(tmp_path.iterdir())                  # refused before any run directory
+    assert not list(tmp_path.iterdir())  # refused before any run directory
 
 
 def test_a_bad_cluster_address_exits_2_before_any_work(capsys, tmp_path):
     from secperf.cli import main
+
     assert main(["whatif", "tls1.3", "--cluster", "no-port", "--out", str(tmp_path)]) == 2
     assert "--cluster 'no-port'" in capsys.readouterr().err
 
@@ -179,18 +189,33 @@ def ray_cluster(tmp_path_factory):
     import_or_skip("ray", "scripts/bootstrap installs the 'cluster' extra")
     base = tmp_path_factory.mktemp("ray")
     ray_exe = str(Path(sys.executable).parent / "ray")
-    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_DISABLE_USAGE_STATS": "1",
-           "PYTHONPATH": str(ROOT / "src")}
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_DISABLE_USAGE_STATS": "1", "PYTHONPATH": str(ROOT / "src")}
     port = _free_port()
     addr = f"127.0.0.1:{port}"
-    starts = [[ray_exe, "start", "--head", "--port", str(port), "--num-cpus", "0", "--include-dashboard", "false",
-               "--disable-usage-stats", "--temp-dir", str(base / "head")]]
-    starts += [[ray_exe, "start", "--address", addr, "--num-cpus", "1", "--temp-dir", str(base / f"w{i}")]
-               for i in (1, 2)]
+    starts = [
+        [
+            ray_exe,
+            "start",
+            "--head",
+            "--port",
+            str(port),
+            "--num-cpus",
+            "0",
+            "--include-dashboard",
+            "false",
+            "--disable-usage-stats",
+            "--temp-dir",
+            str(base / "head"),
+        ]
+    ]
+    starts += [
+        [ray_exe, "start", "--address", addr, "--num-cpus", "1", "--temp-dir", str(base / f"w{i}")] for i in (1, 2)
+    ]
     try:
         for argv in starts:
-            r = subprocess.run([*argv, "--node-ip-address", "127.0.0.1"], env=env, capture_output=True, text=True,
-                               timeout=240)
+            r = subprocess.run(
+                [*argv, "--node-ip-address", "127.0.0.1"], env=env, capture_output=True, text=True, timeout=240
+            )
             assert r.returncode == 0, r.stdout[-1500:] + r.stderr[-1500:]
         yield {"address": addr, "env": env}
     finally:
@@ -207,14 +232,29 @@ def ray_cluster(tmp_path_factory):
 
 
 def _secperf(*args, env, timeout=600):
-    return subprocess.run([sys.executable, "-m", "secperf", *args], capture_output=True, text=True, env=env,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "secperf", *args], capture_output=True, text=True, env=env, timeout=timeout
+    )
 
 
 @pytest.mark.slow
 def test_a_sweep_on_the_cluster_equals_the_local_run_with_the_same_seed(ray_cluster, tmp_path):
-    args = ["whatif", "tls1.3,mqtt", "--key", "software", "--sweep", "rtt=0..200:20,loss=0,2", "--n", "3000",
-            "--seed", "11", "--json", "--no-report", "--out", str(tmp_path)]
+    args = [
+        "whatif",
+        "tls1.3,mqtt",
+        "--key",
+        "software",
+        "--sweep",
+        "rtt=0..200:20,loss=0,2",
+        "--n",
+        "3000",
+        "--seed",
+        "11",
+        "--json",
+        "--no-report",
+        "--out",
+        str(tmp_path),
+    ]
     local = _secperf(*args, env=ray_cluster["env"])
     remote = _secperf(*args, "--cluster", ray_cluster["address"], env=ray_cluster["env"])
     assert local.returncode == 0 and remote.returncode == 0, remote.stderr[-2000:]
@@ -223,15 +263,36 @@ def test_a_sweep_on_the_cluster_equals_the_local_run_with_the_same_seed(ray_clus
     assert a["series"] == b["series"]
     assert a["analysis"]["whatif"] == b["analysis"]["whatif"]
     assert b["analysis"]["cluster"]["cpus"] == 2 and len(b["analysis"]["cluster"]["nodes"]) == 2
-    other = _secperf(*args[:-6], "--seed", "12", "--json", "--no-report", "--out", str(tmp_path),
-                     "--cluster", ray_cluster["address"], env=ray_cluster["env"])
-    assert json.loads(other.stdout)["series"] != b["series"]          # the seed, not luck, decides
+    other = _secperf(
+        *args[:-6],
+        "--seed",
+        "12",
+        "--json",
+        "--no-report",
+        "--out",
+        str(tmp_path),
+        "--cluster",
+        ray_cluster["address"],
+        env=ray_cluster["env"],
+    )
+    assert json.loads(other.stdout)["series"] != b["series"]  # the seed, not luck, decides
 
 
 @pytest.mark.slow
 def test_a_plan_on_the_cluster_equals_the_local_plan(ray_cluster, tmp_path):
-    args = ["plan", "--pattern", "periodic-collection,event-driven,remote-management", "--n", "2000", "--seed", "3", "--json",
-            "--no-report", "--out", str(tmp_path)]
+    args = [
+        "plan",
+        "--pattern",
+        "periodic-collection,event-driven,remote-management",
+        "--n",
+        "2000",
+        "--seed",
+        "3",
+        "--json",
+        "--no-report",
+        "--out",
+        str(tmp_path),
+    ]
     local = _secperf(*args, env=ray_cluster["env"])
     remote = _secperf(*args, "--cluster", ray_cluster["address"], env=ray_cluster["env"])
     assert local.returncode == 0 and remote.returncode == 0, remote.stderr[-2000:]
@@ -240,15 +301,32 @@ def test_a_plan_on_the_cluster_equals_the_local_plan(ray_cluster, tmp_path):
 
 @pytest.mark.slow
 def test_server_on_the_cluster_adds_counts_and_merges_histograms(ray_cluster, tmp_path):
-    p = _secperf("server", "--server", "probe", "--key", "ecdsa-p256", "--concurrency", "4", "--duration", "1.5",
-                 "--warmup", "0.3", "--cluster", ray_cluster["address"], "--json", "--no-report", "--out",
-                 str(tmp_path), env=ray_cluster["env"])
+    p = _secperf(
+        "server",
+        "--server",
+        "probe",
+        "--key",
+        "ecdsa-p256",
+        "--concurrency",
+        "4",
+        "--duration",
+        "1.5",
+        "--warmup",
+        "0.3",
+        "--cluster",
+        ray_cluster["address"],
+        "--json",
+        "--no-report",
+        "--out",
+        str(tmp_path),
+        env=ray_cluster["env"],
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     s = json.loads(p.stdout)["series"][0]
     d = s["derived"]
     workers = d["cluster"]["workers"]
     assert len(workers) == 2 and not d["cluster"]["lost"]
-    assert {w["node"] for w in workers} and len({w["node"] for w in workers}) == 2    # one per worker node
+    assert {w["node"] for w in workers} and len({w["node"] for w in workers}) == 2  # one per worker node
     assert d["handshakes"] == sum(w["handshakes"] for w in workers) > 0
     assert all(w["handshakes"] > 0 and w["cpu_us_per_handshake"] > 0 for w in workers)
     local = Histogram.merged(Histogram.from_pairs(w["hist_us"]) for w in workers)
@@ -267,6 +345,7 @@ def test_a_worker_lost_mid_run_is_named_and_leaves_no_generator(ray_cluster, tmp
     from secperf.lab.pki import LabPKI
     from secperf.lab.services import ProbeServer
     from secperf.measure import server as S
+
     os.environ["RAY_AUTH_MODE"] = "disabled"
     pki = LabPKI(tmp_path / "pki").ensure()
     srv = ProbeServer(pki.server("ecdsa-p256"), args=["--concurrent", "64"], workdir=tmp_path / "srv").start()
@@ -288,7 +367,7 @@ def test_a_worker_lost_mid_run_is_named_and_leaves_no_generator(ray_cluster, tmp
         assert len(gens) == 2, "both generators should be running"
         time.sleep(1.0)
         victim = g.places[1]
-        os.kill(victim["pid"], signal.SIGKILL)             # the worker's process dies mid-run
+        os.kill(victim["pid"], signal.SIGKILL)  # the worker's process dies mid-run
         t.join(90)
         assert not t.is_alive()
         lost = out["cluster"]["lost"]
@@ -309,10 +388,30 @@ def test_a_worker_lost_mid_run_is_named_and_leaves_no_generator(ray_cluster, tmp
 
 @pytest.mark.slow
 def test_kill_9_of_the_driver_leaves_no_generator_on_any_worker(ray_cluster, tmp_path):
-    proc = subprocess.Popen([sys.executable, "-m", "secperf", "server", "--server", "probe", "--key", "ecdsa-p256",
-                             "--concurrency", "4", "--duration", "60", "--cluster", ray_cluster["address"],
-                             "--no-report", "--out", str(tmp_path)], env=ray_cluster["env"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "secperf",
+            "server",
+            "--server",
+            "probe",
+            "--key",
+            "ecdsa-p256",
+            "--concurrency",
+            "4",
+            "--duration",
+            "60",
+            "--cluster",
+            ray_cluster["address"],
+            "--no-report",
+            "--out",
+            str(tmp_path),
+        ],
+        env=ray_cluster["env"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.time() + 120
         gens: list[int] = []
@@ -338,32 +437,65 @@ def test_kill_9_of_the_driver_leaves_no_generator_on_any_worker(ray_cluster, tmp
 
 def test_storm_end_lines_merge_counts_and_rank_waits_over_all_clients():
     from secperf.app.cluster_generators import merge_storm
-    w1 = [200_000] * 30                       # 30 clients back after 0.2 s
-    w2 = [900_000] * 9                        # 9 of 10 back after 0.9 s, one never came back
-    ends = [{"type": "end", "worker": "generator-0", "clients": 30, "back": 30, "gave_up": 0, "attempts": 31,
-             "failed_attempts": 1, "elapsed_s": 0.3, "time_all_back_s": 0.2, "stopped": "all back",
-             "wait_hist_us": Histogram.of(w1).to_pairs(), "errors": {"refused": 1}, "cpu_s": 0.1},
-            {"type": "end", "worker": "generator-1", "clients": 10, "back": 9, "gave_up": 1, "attempts": 12,
-             "failed_attempts": 3, "elapsed_s": 1.0, "stopped": "duration",
-             "wait_hist_us": Histogram.of(w2).to_pairs(), "errors": {"refused": 2, "reset": 1}, "cpu_s": 0.2}]
-    run = {"lines": ends, "cluster": {"workers": [{"name": "generator-0", "start_late_ms": 1.0},
-                                                  {"name": "generator-1", "start_late_ms": 2.0}]}}
+
+    w1 = [200_000] * 30  # 30 clients back after 0.2 s
+    w2 = [900_000] * 9  # 9 of 10 back after 0.9 s, one never came back
+    ends = [
+        {
+            "type": "end",
+            "worker": "generator-0",
+            "clients": 30,
+            "back": 30,
+            "gave_up": 0,
+            "attempts": 31,
+            "failed_attempts": 1,
+            "elapsed_s": 0.3,
+            "time_all_back_s": 0.2,
+            "stopped": "all back",
+            "wait_hist_us": Histogram.of(w1).to_pairs(),
+            "errors": {"refused": 1},
+            "cpu_s": 0.1,
+        },
+        {
+            "type": "end",
+            "worker": "generator-1",
+            "clients": 10,
+            "back": 9,
+            "gave_up": 1,
+            "attempts": 12,
+            "failed_attempts": 3,
+            "elapsed_s": 1.0,
+            "stopped": "duration",
+            "wait_hist_us": Histogram.of(w2).to_pairs(),
+            "errors": {"refused": 2, "reset": 1},
+            "cpu_s": 0.2,
+        },
+    ]
+    run = {
+        "lines": ends,
+        "cluster": {
+            "workers": [{"name": "generator-0", "start_late_ms": 1.0}, {"name": "generator-1", "start_late_ms": 2.0}]
+        },
+    }
     m = merge_storm(run)
     assert (m["clients"], m["back"], m["gave_up"], m["attempts"], m["failed_attempts"]) == (40, 39, 1, 43, 4)
     assert m["errors"] == {"refused": 3, "reset": 1}
-    assert "time_all_back_s" not in m                     # one client never came back
+    assert "time_all_back_s" not in m  # one client never came back
     whole = Histogram.of(w1 + w2)
     assert m["wait_p50_s"] == whole.quantile_us(0.5) / 1e6
-    assert m["wait_p90_s"] == whole.quantile_us(36 / 39) / 1e6      # rank 36 of the 40 clients
-    assert "wait_max_s" not in m                         # rank 40 > the 39 that came back
+    assert m["wait_p90_s"] == whole.quantile_us(36 / 39) / 1e6  # rank 36 of the 40 clients
+    assert "wait_max_s" not in m  # rank 40 > the 39 that came back
     assert m["elapsed_s"] == pytest.approx(1.002)
 
 
-@pytest.mark.parametrize("argv,word", [(["server", "--procs", "2"], "--procs 2 with --cluster"),
-                                       (["fleet", "--capacity", "100"], "--replay")])
+@pytest.mark.parametrize(
+    "argv,word",
+    [(["server", "--procs", "2"], "--procs 2 with --cluster"), (["fleet", "--capacity", "100"], "--replay")],
+)
 def test_cluster_options_that_cannot_apply_exit_2(argv, word, capsys, tmp_path):
     import_or_skip("ray", "scripts/bootstrap installs the 'cluster' extra")
     from secperf.cli import main
+
     assert main([*argv, "--cluster", "auto", "--out", str(tmp_path)]) == 2
     assert word in capsys.readouterr().err
     assert not list(tmp_path.iterdir())

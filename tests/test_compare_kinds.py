@@ -86,8 +86,9 @@ def test_monte_carlo_percentiles_get_a_sampling_interval_and_no_test(tmp_path):
     b = copy.deepcopy(a)
     for s in b["series"]:  # a model 30 % slower in every draw
         s["values_us"] = [v * 1.3 for v in s["values_us"]]
-        s["summary"] = {k: (v * 1.3 if k.endswith("_us") and isinstance(v, float) else v)
-                        for k, v in s["summary"].items()}
+        s["summary"] = {
+            k: (v * 1.3 if k.endswith("_us") and isinstance(v, float) else v) for k, v in s["summary"].items()
+        }
     slower = compare(a, b)["predictions"]
     for r in slower:
         assert r["verdict"] == "B predicts slower" and r["diff_interval"][0] > 0
@@ -154,8 +155,20 @@ def test_real_server_and_handshake_runs_export_and_compare(tmp_path):
 
     from secperf.report.export import to_csv
     from secperf.report.export_metrics import exposition
-    server = ["server", "--server", "probe", "--key", "ecdsa-p256", "--concurrency", "2", "--duration", "3",
-              "--warmup", "0.3"]
+
+    server = [
+        "server",
+        "--server",
+        "probe",
+        "--key",
+        "ecdsa-p256",
+        "--concurrency",
+        "2",
+        "--duration",
+        "3",
+        "--warmup",
+        "0.3",
+    ]
     for argv in (server, ["handshake", "versions", "--n", "12"]):
         a, b = K.cli(argv, tmp_path / "a"), K.cli(argv, tmp_path / "b")
         csv_text = to_csv(a)
@@ -163,8 +176,11 @@ def test_real_server_and_handshake_runs_export_and_compare(tmp_path):
         assert list(text_string_to_metric_families(exposition(a)))
         rows = compare(a, b)["rows"]
         assert rows and all(r.get("diff_ci") for r in rows)
-        assert all(r["verdict"] in ("faster", "slower", "higher", "lower", "negligible difference",
-                                    "no significant difference", TOO_FEW) for r in rows)
+        assert all(
+            r["verdict"]
+            in ("faster", "slower", "higher", "lower", "negligible difference", "no significant difference", TOO_FEW)
+            for r in rows
+        )
         if argv[0] == "server":
             assert "handshakes_per_s" in csv_text
             assert {r["metric"] for r in rows} >= {"server_cpu_per_handshake", "handshakes_per_s"}

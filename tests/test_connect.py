@@ -36,8 +36,9 @@ def lab(tmp_path_factory):
 
 def _params(lab, tmp_path, n=3, **kw):
     root, _pki, prof = lab
-    return C.ConnectParams(n=n, warmup=1, workdir=tmp_path, pki_root=root / "pki", profiles_path=prof,
-                           timeout_ms=3000, **kw)
+    return C.ConnectParams(
+        n=n, warmup=1, workdir=tmp_path, pki_root=root / "pki", profiles_path=prof, timeout_ms=3000, **kw
+    )
 
 
 def _run(lab, tmp_path, configs, **kw):
@@ -181,11 +182,13 @@ def _closed_connections(port: int) -> int:
 def stop_after_connections(srv, k: int, limit_s: float = 60.0) -> threading.Thread:
     """Stop `srv` once k connections to it have finished (not after a fixed time: on a busy machine a
     timer can fire after the whole run is over, or before the first handshake)."""
+
     def watch():
         end = time.monotonic() + limit_s
         while _closed_connections(srv.port) < k and time.monotonic() < end:
             time.sleep(0.002)
         srv.stop()
+
     t = threading.Thread(target=watch, daemon=True)
     t.start()
     return t
@@ -198,6 +201,7 @@ def test_server_stopped_mid_run_gives_failed_samples_and_the_run_continues(lab, 
         pids.append(srv.proc.pid)
         if len(pids) == 1:
             stop_after_connections(srv, 5)
+
     configs = [C.ConnectConfig("https"), C.ConnectConfig("mqtt")]
     doc, by = _run(lab, tmp_path, configs, n=400, on_server=kill_soon)
     first = by[configs[0].series_id]
@@ -210,9 +214,13 @@ def test_server_stopped_mid_run_gives_failed_samples_and_the_run_continues(lab, 
 
 
 def test_external_clients_report_their_own_timers_and_startup(lab, tmp_path):
-    configs = [C.ConnectConfig("https", client="curl"), C.ConnectConfig("mqtt", client="mosquitto_pub"),
-               C.ConnectConfig("mqtt", client="paho"), C.ConnectConfig("coap", client="coap-client"),
-               C.ConnectConfig("https", "token", client="curl")]
+    configs = [
+        C.ConnectConfig("https", client="curl"),
+        C.ConnectConfig("mqtt", client="mosquitto_pub"),
+        C.ConnectConfig("mqtt", client="paho"),
+        C.ConnectConfig("coap", client="coap-client"),
+        C.ConnectConfig("https", "token", client="curl"),
+    ]
     _doc, by = _run(lab, tmp_path, configs, n=2)
     for cfg in configs:
         s = by[cfg.series_id]
@@ -228,24 +236,38 @@ def test_external_clients_report_their_own_timers_and_startup(lab, tmp_path):
 def test_nagle_on_the_broker_is_visible_in_connack(lab, tmp_path):
     configs = [C.ConnectConfig("mqtt"), C.ConnectConfig("mqtt", nodelay=False)]
     _doc, by = _run(lab, tmp_path, configs, n=5)
-    step = {cfg.nodelay: next(p["p50_us"] for p in by[cfg.series_id]["derived"]["phases_p50_us"]
-                              if p["phase"] == "protocol step") for cfg in configs}
+    step = {
+        cfg.nodelay: next(
+            p["p50_us"] for p in by[cfg.series_id]["derived"]["phases_p50_us"] if p["phase"] == "protocol step"
+        )
+        for cfg in configs
+    }
     assert step[False] - step[True] > 20_000  # Nagle + delayed ACK: tens of ms on CONNACK
 
 
 def test_se_categories_sum_by_call_kind():
-    per = {"calls": [{"fn": "C_Sign", "calls_per_op": 1, "p50_ms": 400.0},
-                     {"fn": "C_SignInit", "calls_per_op": 1, "p50_ms": 3.0},
-                     {"fn": "C_Login", "calls_per_op": 1, "p50_ms": 35.0},
-                     {"fn": "C_FindObjects", "calls_per_op": 2, "p50_ms": 26.0},
-                     {"fn": "C_GetSlotList", "calls_per_op": 1, "p50_ms": 1.0}]}
+    per = {
+        "calls": [
+            {"fn": "C_Sign", "calls_per_op": 1, "p50_ms": 400.0},
+            {"fn": "C_SignInit", "calls_per_op": 1, "p50_ms": 3.0},
+            {"fn": "C_Login", "calls_per_op": 1, "p50_ms": 35.0},
+            {"fn": "C_FindObjects", "calls_per_op": 2, "p50_ms": 26.0},
+            {"fn": "C_GetSlotList", "calls_per_op": 1, "p50_ms": 1.0},
+        ]
+    }
     cats = se_categories(per)
-    assert cats == {"signing": 403_000.0, "session set-up": 0.0, "login": 35_000.0, "key search": 26_000.0,
-                    "other": 1_000.0}
+    assert cats == {
+        "signing": 403_000.0,
+        "session set-up": 0.0,
+        "login": 35_000.0,
+        "key search": 26_000.0,
+        "other": 1_000.0,
+    }
 
 
 def test_bad_connect_input_exits_2(tmp_path):
     from conftest import run_cli
+
     p = run_cli("connect", "smtp", "--out", str(tmp_path))
     assert p.returncode == 2 and "unknown protocol 'smtp'" in p.stderr
     p = run_cli("connect", "mqtt", "--client", "paho", "--key", "token", "--out", str(tmp_path))
@@ -257,6 +279,7 @@ def test_bad_connect_input_exits_2(tmp_path):
 
 def test_probe_rejects_protocol_transport_mismatch():
     from secperf.core.native import find_probe
+
     p = subprocess.run([str(find_probe()), "client", "--port", "1", "--app", "coap"], capture_output=True, text=True)
     assert p.returncode == 2 and "--app coap runs over DTLS" in p.stderr
 
@@ -288,8 +311,25 @@ def test_cli_connect_with_a_relative_results_directory(tmp_path):
     """Servers run with their work directory as cwd: a relative --out must still work (nginx once
     failed to find its own configuration under a doubled relative path)."""
     from conftest import run_cli
-    p = run_cli("connect", "https,mqtt", "--key", "software", "--auth", "mtls", "--handshake", "full",
-                "--n", "2", "--warmup", "0", "--out", "results", "--no-report", cwd=tmp_path)
+
+    p = run_cli(
+        "connect",
+        "https,mqtt",
+        "--key",
+        "software",
+        "--auth",
+        "mtls",
+        "--handshake",
+        "full",
+        "--n",
+        "2",
+        "--warmup",
+        "0",
+        "--out",
+        "results",
+        "--no-report",
+        cwd=tmp_path,
+    )
     assert p.returncode == 0, p.stderr[-600:]
     doc = R.load(tmp_path / "results" / "latest")
     assert [s["status"] for s in doc["series"]] == ["ok", "ok"]
@@ -298,15 +338,26 @@ def test_cli_connect_with_a_relative_results_directory(tmp_path):
 def test_summary_compares_software_and_secure_element_within_one_network():
     """With rows over two networks, the S2 summary has a block per network (loopback first) and
     never takes the software figure from one network and the secure element's from another."""
+
     def row(net, ks, p50):
-        s = R.new_series(f"connect/https/{ks}/full/{net}", kind="connect",
-                         labels={"protocol": "https", "key_source": ks, "handshake": "full", "client": "probe",
-                                 "network": net}, timer={"name": "establishment", "start": "connect", "end": "usable"})
+        s = R.new_series(
+            f"connect/https/{ks}/full/{net}",
+            kind="connect",
+            labels={"protocol": "https", "key_source": ks, "handshake": "full", "client": "probe", "network": net},
+            timer={"name": "establishment", "start": "connect", "end": "usable"},
+        )
         s.values_us.extend([p50 * 0.99, p50, p50 * 1.01])  # P50 = p50
         return R.finalize_series(s)
+
     doc = R.new_result(kind="connect", command=[], params={}, host={}, run_id="t")
-    doc.series.extend([row("lte", "software", 120_000.0), row("lte", "se:slow-sign", 230_000.0),
-                       row("loopback", "software", 4_000.0), row("loopback", "se:slow-sign", 105_000.0)])
+    doc.series.extend(
+        [
+            row("lte", "software", 120_000.0),
+            row("lte", "se:slow-sign", 230_000.0),
+            row("loopback", "software", 4_000.0),
+            row("loopback", "se:slow-sign", 105_000.0),
+        ]
+    )
     sm = summary(doc)
     assert sm["networks"] == ["loopback", "lte"]
     got = [(r["network"], r["software_p50_us"], r["se_p50_us"], r["difference_us"]) for r in sm["rows"]]
@@ -339,8 +390,11 @@ def clients_over_link(lab, tmp_path_factory):
     if LINK_PROBLEM:
         skip("needs-links", f"cannot emulate links here: {LINK_PROBLEM}")
     tmp = tmp_path_factory.mktemp("clients-link")
-    configs = [C.ConnectConfig(proto, client=client, network=net)
-               for net in ("loopback", "delay=20ms") for client, (proto, _trips) in LINK_CLIENTS.items()]
+    configs = [
+        C.ConnectConfig(proto, client=client, network=net)
+        for net in ("loopback", "delay=20ms")
+        for client, (proto, _trips) in LINK_CLIENTS.items()
+    ]
     doc = R.new_result(kind="connect", command=[], params={}, host={}, run_id="t")
     root, _pki, prof = lab
     p = C.ConnectParams(n=3, warmup=1, workdir=tmp, pki_root=root / "pki", profiles_path=prof, timeout_ms=3000)
@@ -397,9 +451,29 @@ def test_cli_connect_curl_over_a_link(tmp_path):
     import json
 
     from conftest import run_cli
-    p = run_cli("connect", "https", "--client", "curl", "--network", "delay=10ms", "--key", "software",
-                "--handshake", "full", "--auth", "mtls", "--n", "2", "--warmup", "0", "--out", str(tmp_path),
-                "--no-report", "--json")
+
+    p = run_cli(
+        "connect",
+        "https",
+        "--client",
+        "curl",
+        "--network",
+        "delay=10ms",
+        "--key",
+        "software",
+        "--handshake",
+        "full",
+        "--auth",
+        "mtls",
+        "--n",
+        "2",
+        "--warmup",
+        "0",
+        "--out",
+        str(tmp_path),
+        "--no-report",
+        "--json",
+    )
     assert p.returncode == 0, p.stderr[-600:]
     doc = json.loads(p.stdout)
     [s] = doc["series"]
@@ -430,8 +504,7 @@ def test_busy_secure_element_time_lands_on_the_client_certificate_verify(lab, tm
     prof2 = tmp_path / "busy.toml"
     prof2.write_text(prof.read_text() + BUSY_SIGN)
     cfg = C.ConnectConfig("https", "se:busy-sign")
-    p = C.ConnectParams(n=2, warmup=1, workdir=tmp_path, pki_root=root / "pki", profiles_path=prof2,
-                        timeout_ms=3000)
+    p = C.ConnectParams(n=2, warmup=1, workdir=tmp_path, pki_root=root / "pki", profiles_path=prof2, timeout_ms=3000)
     doc = R.new_result(kind="connect", command=[], params={}, host={}, run_id="t")
     share_before = cpu_share()
     C.run_connect([cfg], p, doc)

@@ -44,7 +44,7 @@ def test_each_mac_has_its_code_size_and_painted_stack(table):
         assert deepest["hmac-sha256"] > deepest["chaskey"] + 64 * 4 // 2, (tname, deepest)
         assert set(t["code"]) == set(C.MACS)
         assert all(c["text"] > 0 for c in t["code"].values())
-        assert t["code"]["chaskey"] == t["code"]["chaskey-12"]   # one source, two round counts
+        assert t["code"]["chaskey"] == t["code"]["chaskey-12"]  # one source, two round counts
 
 
 def test_m0_needs_more_instructions_than_m3_for_the_same_code(table):
@@ -67,11 +67,15 @@ def test_series_carry_the_lower_bound_label(table):
 def test_device_profiles_hold_the_counts_this_toolchain_measures(table):
     """data/devices.toml's *-qemu profiles must be what `secperf mac --cortexm-only` measures now."""
     from secperf.inputs.devices import devices
+
     for tname in ("m0", "m3"):
         prof = devices()[f"cortex-{tname}-qemu"]["macs"]
         for mac in C.MACS:
-            measured = {r["bytes"]: r["instructions"] for r in table["targets"][tname]["rows"]
-                        if r["mac"] == mac and r["op"] == "mac"}
+            measured = {
+                r["bytes"]: r["instructions"]
+                for r in table["targets"][tname]["rows"]
+                if r["mac"] == mac and r["op"] == "mac"
+            }
             stored = {int(k): v for k, v in prof[mac]["instructions"].items()}
             assert stored == measured, (tname, mac)
 
@@ -79,6 +83,7 @@ def test_device_profiles_hold_the_counts_this_toolchain_measures(table):
 @pytest.mark.slow  # > 10 s: runs in `make test-slow` (CI runs it after `make test`)
 def test_one_command_writes_the_same_table_twice(tmp_path):
     from conftest import run_cli
+
     files = []
     for i in range(2):
         f = tmp_path / f"table{i}.json"

@@ -19,7 +19,7 @@ from secperf.sim import montecarlo as MC
 N = 20000
 ALPHA = 0.001
 QUANTILES = (0.01, 0.1, 0.5, 0.9, 0.99)
-RANK_TOLERANCE = 0.015       # about 5 standard errors of the difference of two empirical CDFs, N each
+RANK_TOLERANCE = 0.015  # about 5 standard errors of the difference of two empirical CDFs, N each
 
 
 def _sampler_tool() -> Path:
@@ -32,8 +32,13 @@ def _c_draws(tmp_path: Path, body: str, tail: str | None, n: int = N, seed: int 
     if tail:
         lines.append(f"C_Sign.tail = {tail}")
     prof.write_text("\n".join(lines) + "\n")
-    p = subprocess.run([str(_sampler_tool()), "--profile", str(prof), "--function", "C_Sign", "--n", str(n),
-                        "--seed", str(seed)], check=False, capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [str(_sampler_tool()), "--profile", str(prof), "--function", "C_Sign", "--n", str(n), "--seed", str(seed)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 0, p.stderr
     return np.array([float(x) for x in p.stdout.split()])
 
@@ -55,18 +60,21 @@ def _same_distribution(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     """(KS p-value, the largest gap between the two empirical CDFs at a's quantiles: the share of
     each sample at or below them, so a point mass counts the same on both sides)."""
     from scipy import stats as sps
+
     p = sps.ks_2samp(a, b).pvalue
     sa, sb = np.sort(a), np.sort(b)
     xs = np.quantile(a, QUANTILES)
-    gap = np.max(np.abs(np.searchsorted(sa, xs, side="right") / len(a) - np.searchsorted(sb, xs, side="right") / len(b)))
+    gap = np.max(
+        np.abs(np.searchsorted(sa, xs, side="right") / len(a) - np.searchsorted(sb, xs, side="right") / len(b))
+    )
     return float(p), float(gap)
 
 
 CASES = [
-    ("lognormal 475.1 0.019", "0.04 lognormal 1300 0.25"),   # the IoT SAFE SIM's C_Sign, heavy tail
+    ("lognormal 475.1 0.019", "0.04 lognormal 1300 0.25"),  # the IoT SAFE SIM's C_Sign, heavy tail
     ("lognormal 200 0.7", None),
     ("normal 30 4", None),
-    ("normal 1 10", None),                                      # mostly truncated: the redraws matter
+    ("normal 1 10", None),  # mostly truncated: the redraws matter
     ("normal 0 10", "0.3 normal 50 20"),
     ("empirical 12.1 13.4 11.9 15.0", "0.1 fixed 80"),
 ]
@@ -96,7 +104,7 @@ def test_both_clamp_at_the_same_ceiling(tmp_path):
     py = _py_draws("lognormal 1000 8", None)
     assert c.max() == py.max() == SP.DELAY_MAX_MS
     share_c, share_py = np.mean(c == SP.DELAY_MAX_MS), np.mean(py == SP.DELAY_MAX_MS)
-    assert 0.1 < share_py < 0.2                      # P(1000 e^(8z) > 3.6e6) = P(z > 1.02) = 0.15
+    assert 0.1 < share_py < 0.2  # P(1000 e^(8z) > 3.6e6) = P(z > 1.02) = 0.15
     assert share_c == pytest.approx(share_py, abs=RANK_TOLERANCE)
 
 
@@ -104,7 +112,7 @@ def test_truncated_normal_is_redrawn_not_piled_at_zero(tmp_path):
     """MEAN 0: half the first draws are negative; redrawing leaves no mass at 0 on either side."""
     c, py = _c_draws(tmp_path, "normal 0 10", None), _py_draws("normal 0 10", None)
     assert np.count_nonzero(c == 0.0) == 0 and np.count_nonzero(py == 0.0) == 0
-    assert np.median(py) == pytest.approx(10 * 0.6745, rel=0.05)   # the half-normal's median
+    assert np.median(py) == pytest.approx(10 * 0.6745, rel=0.05)  # the half-normal's median
 
 
 def test_monte_carlo_draws_the_secure_element_through_the_same_sampler():
@@ -118,6 +126,11 @@ def test_monte_carlo_draws_the_secure_element_through_the_same_sampler():
 
 
 def test_sampler_tool_rejects_a_bad_count_naming_the_option(tmp_path):
-    p = subprocess.run([str(_sampler_tool()), "--profile", str(tmp_path / "x"), "--function", "C_Sign",
-                        "--n", "0"], check=False, capture_output=True, text=True, timeout=30)
+    p = subprocess.run(
+        [str(_sampler_tool()), "--profile", str(tmp_path / "x"), "--function", "C_Sign", "--n", "0"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert p.returncode == 2 and "--n" in p.stderr and "Traceback" not in p.stderr

@@ -15,13 +15,15 @@ from secperf.measure import device_attrib as A
 
 def _build_or_skip(stack="wolfssl", target="armhf"):
     from secperf.measure.device_build import ensure_built
+
     try:
         return ensure_built(stack, target)
-    except SetupError as exc:   # built through the project's own function; what it lacks, bootstrap installs
+    except SetupError as exc:  # built through the project's own function; what it lacks, bootstrap installs
         skip("needs-bootstrap", f"the emulated-device toolchain is unavailable (run scripts/bootstrap): {exc}")
 
 
 # --- attribution (pure) ----------------------------------------------------------------------------
+
 
 def _ev(count, kind, a1, a2=0):
     return A.Event(count, kind, a1, a2)
@@ -34,35 +36,72 @@ def _rec(ctype, hs, length):
 def test_attribution_is_a_partition_named_by_records_and_builders():
     """TLS 1.3 full handshake: the builder entry of ClientHello and Finished, record markers for the
     server's flight (plaintext ServerHello named by its byte, encrypted ones by position)."""
-    ev = [_ev(100, "M", A.HS_BEGIN, 0), _ev(110, "W", 1), _ev(1000, "M", A.SEND, _rec(22, 1, 1)),
-          _ev(1010, "M", A.RECV_BEGIN, 0), _ev(1020, "M", A.RECV_INFO, _rec(22, 2, 90)), _ev(1030, "W", 11),
-          _ev(2000, "M", A.RECV_BEGIN, 1), _ev(2005, "M", A.RECV_INFO, _rec(20, 0xFF, 1)),
-          _ev(2010, "M", A.RECV_BEGIN, 2), _ev(2015, "M", A.RECV_INFO, _rec(23, 0xFF, 20)), _ev(2020, "W", 11),
-          _ev(2100, "M", A.RECV_BEGIN, 3), _ev(2105, "M", A.RECV_INFO, _rec(23, 0xFF, 800)), _ev(2110, "W", 11),
-          _ev(5000, "M", A.RECV_BEGIN, 4), _ev(5005, "M", A.RECV_INFO, _rec(23, 0xFF, 260)), _ev(5010, "W", 11),
-          _ev(7000, "M", A.RECV_BEGIN, 5), _ev(7005, "M", A.RECV_INFO, _rec(23, 0xFF, 53)), _ev(7010, "W", 11),
-          _ev(7500, "W", 5), _ev(7900, "M", A.SEND, _rec(23, 0xFF, 1)), _ev(8000, "M", A.HS_END, 1)]
-    hs, = A.handshakes(ev, [{"conn": 0, "ok": 1, "resumed": 0}], "1.3")
+    ev = [
+        _ev(100, "M", A.HS_BEGIN, 0),
+        _ev(110, "W", 1),
+        _ev(1000, "M", A.SEND, _rec(22, 1, 1)),
+        _ev(1010, "M", A.RECV_BEGIN, 0),
+        _ev(1020, "M", A.RECV_INFO, _rec(22, 2, 90)),
+        _ev(1030, "W", 11),
+        _ev(2000, "M", A.RECV_BEGIN, 1),
+        _ev(2005, "M", A.RECV_INFO, _rec(20, 0xFF, 1)),
+        _ev(2010, "M", A.RECV_BEGIN, 2),
+        _ev(2015, "M", A.RECV_INFO, _rec(23, 0xFF, 20)),
+        _ev(2020, "W", 11),
+        _ev(2100, "M", A.RECV_BEGIN, 3),
+        _ev(2105, "M", A.RECV_INFO, _rec(23, 0xFF, 800)),
+        _ev(2110, "W", 11),
+        _ev(5000, "M", A.RECV_BEGIN, 4),
+        _ev(5005, "M", A.RECV_INFO, _rec(23, 0xFF, 260)),
+        _ev(5010, "W", 11),
+        _ev(7000, "M", A.RECV_BEGIN, 5),
+        _ev(7005, "M", A.RECV_INFO, _rec(23, 0xFF, 53)),
+        _ev(7010, "W", 11),
+        _ev(7500, "W", 5),
+        _ev(7900, "M", A.SEND, _rec(23, 0xFF, 1)),
+        _ev(8000, "M", A.HS_END, 1),
+    ]
+    (hs,) = A.handshakes(ev, [{"conn": 0, "ok": 1, "resumed": 0}], "1.3")
     names = [(m["dir"], m["message"]) for m in hs.messages]
-    assert names == [("sent", "ClientHello"), ("received", "ServerHello"), ("received", "ChangeCipherSpec"),
-                     ("received", "EncryptedExtensions"), ("received", "Certificate"),
-                     ("received", "CertificateVerify"), ("received", "Finished"), ("sent", "Finished")]
+    assert names == [
+        ("sent", "ClientHello"),
+        ("received", "ServerHello"),
+        ("received", "ChangeCipherSpec"),
+        ("received", "EncryptedExtensions"),
+        ("received", "Certificate"),
+        ("received", "CertificateVerify"),
+        ("received", "Finished"),
+        ("sent", "Finished"),
+    ]
     assert hs.instructions == 7900 and hs.parts_sum == hs.instructions
-    assert hs.messages[0]["instructions"] == 1010 - 100      # build + write + flush of ClientHello
-    assert hs.messages[6]["instructions"] == 7500 - 7000     # server Finished up to the client's builder
+    assert hs.messages[0]["instructions"] == 1010 - 100  # build + write + flush of ClientHello
+    assert hs.messages[6]["instructions"] == 7500 - 7000  # server Finished up to the client's builder
     assert hs.messages_per_record == [1, 1, 1, 1, 1]
 
 
 def test_mbedtls_steps_fold_silent_steps_and_rename_what_was_read():
     """Mbed TLS 2.28: a step that reads another message than its state names it (the
     CertificateRequest state reading ServerHelloDone); a step without I/O folds into the one before."""
-    ev = [_ev(0, "M", A.HS_BEGIN, 0), _ev(1, "M", A.STEP, 0), _ev(5, "M", A.STEP, 1), _ev(50, "M", A.SEND, _rec(22, 1, 1)),
-          _ev(60, "M", A.STEP, 5), _ev(61, "M", A.RECV_BEGIN, 0), _ev(62, "M", A.RECV_INFO, _rec(22, 14, 4)),
-          _ev(70, "M", A.STEP, 6), _ev(72, "M", A.STEP, 8), _ev(900, "M", A.SEND, _rec(22, 16, 1)),
-          _ev(910, "M", A.STEP, 9), _ev(990, "M", A.HS_END, 1)]
-    hs, = A.handshakes(ev, [{"conn": 0, "ok": 1}], "1.2")
+    ev = [
+        _ev(0, "M", A.HS_BEGIN, 0),
+        _ev(1, "M", A.STEP, 0),
+        _ev(5, "M", A.STEP, 1),
+        _ev(50, "M", A.SEND, _rec(22, 1, 1)),
+        _ev(60, "M", A.STEP, 5),
+        _ev(61, "M", A.RECV_BEGIN, 0),
+        _ev(62, "M", A.RECV_INFO, _rec(22, 14, 4)),
+        _ev(70, "M", A.STEP, 6),
+        _ev(72, "M", A.STEP, 8),
+        _ev(900, "M", A.SEND, _rec(22, 16, 1)),
+        _ev(910, "M", A.STEP, 9),
+        _ev(990, "M", A.HS_END, 1),
+    ]
+    (hs,) = A.handshakes(ev, [{"conn": 0, "ok": 1}], "1.2")
     assert [(m["message"], m["instructions"]) for m in hs.messages] == [
-        ("ClientHello", 60), ("ServerHelloDone", 12), ("ClientKeyExchange", 918)]
+        ("ClientHello", 60),
+        ("ServerHelloDone", 12),
+        ("ClientKeyExchange", 918),
+    ]
     assert hs.parts_sum == hs.instructions == 990
 
 
@@ -71,27 +110,50 @@ def test_mbedtls3_tls13_steps_take_their_deferred_writes():
     the key generation and the write; a silent step whose 'write' is another message's record
     (a ChangeCipherSpec after the TLS 1.3 CertificateRequest-less flight) is folded back."""
     b = 0x100
-    ev = [_ev(0, "M", A.HS_BEGIN, 0), _ev(1, "M", A.STEP, b + 0), _ev(5, "M", A.STEP, b + 1),
-          _ev(1000, "M", A.STEP, b + 2), _ev(1100, "M", A.SEND, _rec(22, 1, 1)),     # ClientHello flushed late
-          _ev(1200, "M", A.RECV_BEGIN, 0), _ev(1210, "M", A.RECV_INFO, _rec(22, 2, 90)),
-          _ev(3000, "M", A.STEP, b + 19), _ev(3010, "M", A.RECV_BEGIN, 1), _ev(3020, "M", A.RECV_INFO, _rec(23, 0xFF, 20)),
-          _ev(3100, "M", A.STEP, b + 22),                                              # builds the CCS, silent
-          _ev(3150, "M", A.STEP, b + 11), _ev(3160, "M", A.SEND, _rec(20, 0xFF, 1)),  # its CCS, then Finished
-          _ev(3400, "M", A.SEND, _rec(23, 0xFF, 1)), _ev(3500, "M", A.HS_END, 1)]
-    hs, = A.handshakes(ev, [{"conn": 0, "ok": 1}], "1.3")
+    ev = [
+        _ev(0, "M", A.HS_BEGIN, 0),
+        _ev(1, "M", A.STEP, b + 0),
+        _ev(5, "M", A.STEP, b + 1),
+        _ev(1000, "M", A.STEP, b + 2),
+        _ev(1100, "M", A.SEND, _rec(22, 1, 1)),  # ClientHello flushed late
+        _ev(1200, "M", A.RECV_BEGIN, 0),
+        _ev(1210, "M", A.RECV_INFO, _rec(22, 2, 90)),
+        _ev(3000, "M", A.STEP, b + 19),
+        _ev(3010, "M", A.RECV_BEGIN, 1),
+        _ev(3020, "M", A.RECV_INFO, _rec(23, 0xFF, 20)),
+        _ev(3100, "M", A.STEP, b + 22),  # builds the CCS, silent
+        _ev(3150, "M", A.STEP, b + 11),
+        _ev(3160, "M", A.SEND, _rec(20, 0xFF, 1)),  # its CCS, then Finished
+        _ev(3400, "M", A.SEND, _rec(23, 0xFF, 1)),
+        _ev(3500, "M", A.HS_END, 1),
+    ]
+    (hs,) = A.handshakes(ev, [{"conn": 0, "ok": 1}], "1.3")
     assert [(m["dir"], m["message"], m["instructions"]) for m in hs.messages] == [
-        ("sent", "ClientHello", 1100), ("received", "ServerHello", 1900), ("received", "EncryptedExtensions", 100),
-        ("sent", "ChangeCipherSpec", 3160 - 3100), ("sent", "Finished", 3500 - 3160)]
+        ("sent", "ClientHello", 1100),
+        ("received", "ServerHello", 1900),
+        ("received", "EncryptedExtensions", 100),
+        ("sent", "ChangeCipherSpec", 3160 - 3100),
+        ("sent", "Finished", 3500 - 3160),
+    ]
     assert hs.parts_sum == hs.instructions
 
 
 # --- profiles --------------------------------------------------------------------------------------
 
+
 def test_core_profiles_have_clock_cpi_range_and_sources():
     from secperf.inputs.devices import core, cores, mac_cost
+
     names = set(cores())
-    assert {"cortex-a9-400", "cortex-a7-800", "cortex-m4-80", "cortex-m4-120", "cortex-m4-168",
-            "cortex-m0plus-64", "cortex-m33-128"} <= names
+    assert {
+        "cortex-a9-400",
+        "cortex-a7-800",
+        "cortex-m4-80",
+        "cortex-m4-120",
+        "cortex-m4-168",
+        "cortex-m0plus-64",
+        "cortex-m33-128",
+    } <= names
     for n in names:
         c = core(n)
         assert c.clock_mhz > 0 and 0 < c.cpi[0] <= c.cpi[1]
@@ -106,19 +168,27 @@ def test_core_profiles_have_clock_cpi_range_and_sources():
 
 # --- bad input (no emulator needed) -------------------------------------------------------------
 
-@pytest.mark.parametrize("args, names", [
-    (["--device", "cortex-z9"], ["unknown device", "cortex-a9-400", "cortex-m4-120"]),
-    (["--stack", "boringssl"], ["unknown stack", "wolfssl", "mbedtls"]),
-    (["--group", "x448"], ["unknown group", "x25519", "p-256"]),
-    (["--suite", "rc4"], ["unknown suite", "aes128gcm", "chacha20"]),
-    (["--device", "cortex-m0plus-64", "--stack", "openssl"], ["no Cortex-M0+ build of openssl",
-                                                              "wolfssl, mbedtls, mbedtls3, wolfssl59"]),
-    (["--mode", "psk", "--tls", "1.2"], ["--mode psk", "TLS 1.3"]),
-    (["--tls", "1.3", "--mode", "full-cid"], ["--mode full-cid", "DTLS extension", "dtls1.3"]),
-    (["--client-cert", "dsa-1024"], ["unknown client-cert", "ecdsa-p256", "rsa-2048"]),
-    (["--device", "cortex-m4-120", "--stack", "openssl"], ["no cortex-m4 build of openssl", "cortex-a9-400",
-                                                           "wolfssl, mbedtls, mbedtls3"]),
-])
+
+@pytest.mark.parametrize(
+    "args, names",
+    [
+        (["--device", "cortex-z9"], ["unknown device", "cortex-a9-400", "cortex-m4-120"]),
+        (["--stack", "boringssl"], ["unknown stack", "wolfssl", "mbedtls"]),
+        (["--group", "x448"], ["unknown group", "x25519", "p-256"]),
+        (["--suite", "rc4"], ["unknown suite", "aes128gcm", "chacha20"]),
+        (
+            ["--device", "cortex-m0plus-64", "--stack", "openssl"],
+            ["no Cortex-M0+ build of openssl", "wolfssl, mbedtls, mbedtls3, wolfssl59"],
+        ),
+        (["--mode", "psk", "--tls", "1.2"], ["--mode psk", "TLS 1.3"]),
+        (["--tls", "1.3", "--mode", "full-cid"], ["--mode full-cid", "DTLS extension", "dtls1.3"]),
+        (["--client-cert", "dsa-1024"], ["unknown client-cert", "ecdsa-p256", "rsa-2048"]),
+        (
+            ["--device", "cortex-m4-120", "--stack", "openssl"],
+            ["no cortex-m4 build of openssl", "cortex-a9-400", "wolfssl, mbedtls, mbedtls3"],
+        ),
+    ],
+)
 def test_bad_device_stack_or_group_exits_2_naming_the_options(tmp_path, args, names):
     p = run_cli("device", "handshake", *args, "--out", str(tmp_path), timeout=120)
     assert p.returncode == 2, p.stderr
@@ -129,20 +199,44 @@ def test_bad_device_stack_or_group_exits_2_naming_the_options(tmp_path, args, na
 def test_plan_expands_every_combination():
     from secperf.inputs.devices import resolve_core
     from secperf.measure.device import plan
-    a9 = resolve_core("cortex-a9-400")   # measure takes the core the command resolved, never its name
+
+    a9 = resolve_core("cortex-a9-400")  # measure takes the core the command resolved, never its name
     cfgs = plan(a9, "wolfssl", "1.3", "x25519,p-256", "aes128gcm,chacha20")
-    assert {(c.group, c.suite) for c in cfgs} == {("x25519", "aes128gcm"), ("x25519", "chacha20"),
-                                                  ("p-256", "aes128gcm"), ("p-256", "chacha20")}
+    assert {(c.group, c.suite) for c in cfgs} == {
+        ("x25519", "aes128gcm"),
+        ("x25519", "chacha20"),
+        ("p-256", "aes128gcm"),
+        ("p-256", "chacha20"),
+    }
     with pytest.raises(InputError):
         plan(a9, "wolfssl", "1.4", "x25519", "aes128gcm")
 
 
 # --- real runs under qemu-arm ----------------------------------------------------------------------
 
+
 def test_wolfssl_handshake_rows_sum_to_total_for_x25519_and_p256(tmp_path):
     _build_or_skip("wolfssl")
-    p = run_cli("device", "handshake", "--device", "cortex-a9-400", "--stack", "wolfssl", "--group", "x25519,p-256",
-                "--suite", "aes128gcm", "--n", "2", "--warmup", "1", "--out", str(tmp_path), "--json", timeout=300)
+    p = run_cli(
+        "device",
+        "handshake",
+        "--device",
+        "cortex-a9-400",
+        "--stack",
+        "wolfssl",
+        "--group",
+        "x25519,p-256",
+        "--suite",
+        "aes128gcm",
+        "--n",
+        "2",
+        "--warmup",
+        "1",
+        "--out",
+        str(tmp_path),
+        "--json",
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
     assert doc["kind"] == "device"
@@ -166,15 +260,34 @@ def test_wolfssl_handshake_rows_sum_to_total_for_x25519_and_p256(tmp_path):
     assert series[("p-256", "warm")]["samples"][0]["negotiated_group"] == "SECP256R1"
 
 
-@pytest.mark.slow   # over 10 s here: a fidelity check for the slow run
+@pytest.mark.slow  # over 10 s here: a fidelity check for the slow run
 def test_openssl_build_splits_full_and_resumed_handshakes_per_message(tmp_path):
     """Debian's armhf OpenSSL on the A9 profile: sent messages found by the constructors' watch
     points, TLS 1.3 resumption by ticket (each connection after the first resumes), parts = total."""
     _build_or_skip("openssl")
     for mode, n in (("full", 1), ("resumed", 2)):
-        p = run_cli("device", "handshake", "--device", "cortex-a9-400", "--stack", "openssl", "--group", "x25519",
-                    "--suite", "aes128gcm", "--mode", mode, "--n", str(n), "--warmup", "0", "--out", str(tmp_path),
-                    "--json", timeout=300)
+        p = run_cli(
+            "device",
+            "handshake",
+            "--device",
+            "cortex-a9-400",
+            "--stack",
+            "openssl",
+            "--group",
+            "x25519",
+            "--suite",
+            "aes128gcm",
+            "--mode",
+            mode,
+            "--n",
+            str(n),
+            "--warmup",
+            "0",
+            "--out",
+            str(tmp_path),
+            "--json",
+            timeout=300,
+        )
         assert p.returncode == 0, p.stderr
         warm = [s for s in json.loads(p.stdout)["series"] if s["labels"]["phase"] == "warm"][0]
         assert warm["status"] == "ok", warm["failures"]
@@ -195,14 +308,39 @@ def test_psk_handshake_has_no_certificate_and_mutual_tls_sends_one(tmp_path, sta
     received; --client-cert: the server asks (CertificateRequest) and the client sends its
     certificate and signs (Certificate and CertificateVerify sent). Parts = total in both."""
     _build_or_skip(stack)
-    for extra, want, absent in ((["--mode", "psk"], {("received", "ServerHello"), ("received", "Finished")},
-                                 {("received", "Certificate"), ("received", "CertificateVerify")}),
-                                (["--client-cert", "ecdsa-p256"],
-                                 {("received", "CertificateRequest"), ("sent", "Certificate"),
-                                  ("sent", "CertificateVerify")}, set())):
-        p = run_cli("device", "handshake", "--device", "cortex-a9-400", "--stack", stack, "--group", "x25519",
-                    "--suite", "aes128gcm", "--n", "1", "--warmup", "0", *extra, "--out", str(tmp_path), "--json",
-                    timeout=300)
+    for extra, want, absent in (
+        (
+            ["--mode", "psk"],
+            {("received", "ServerHello"), ("received", "Finished")},
+            {("received", "Certificate"), ("received", "CertificateVerify")},
+        ),
+        (
+            ["--client-cert", "ecdsa-p256"],
+            {("received", "CertificateRequest"), ("sent", "Certificate"), ("sent", "CertificateVerify")},
+            set(),
+        ),
+    ):
+        p = run_cli(
+            "device",
+            "handshake",
+            "--device",
+            "cortex-a9-400",
+            "--stack",
+            stack,
+            "--group",
+            "x25519",
+            "--suite",
+            "aes128gcm",
+            "--n",
+            "1",
+            "--warmup",
+            "0",
+            *extra,
+            "--out",
+            str(tmp_path),
+            "--json",
+            timeout=300,
+        )
         assert p.returncode == 0, p.stderr
         warm = [s for s in json.loads(p.stdout)["series"] if s["labels"]["phase"] == "warm"][0]
         assert warm["status"] == "ok", warm["failures"]
@@ -217,9 +355,28 @@ def test_dtls12_handshake_over_udp_is_split_per_message(tmp_path, stack):
     the messages of a datagram get their own rows (ServerHelloDone apart from ServerKeyExchange, the
     server's Finished apart from its ChangeCipherSpec), and the parts add up to the handshake."""
     _build_or_skip(stack)
-    p = run_cli("device", "handshake", "--device", "cortex-a9-400", "--stack", stack, "--tls", "dtls1.2",
-                "--group", "x25519", "--suite", "aes128gcm", "--n", "1", "--warmup", "0", "--out", str(tmp_path),
-                "--json", timeout=300)
+    p = run_cli(
+        "device",
+        "handshake",
+        "--device",
+        "cortex-a9-400",
+        "--stack",
+        stack,
+        "--tls",
+        "dtls1.2",
+        "--group",
+        "x25519",
+        "--suite",
+        "aes128gcm",
+        "--n",
+        "1",
+        "--warmup",
+        "0",
+        "--out",
+        str(tmp_path),
+        "--json",
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr
     warm = [s for s in json.loads(p.stdout)["series"] if s["labels"]["phase"] == "warm"][0]
     assert warm["status"] == "ok", warm["failures"]
@@ -227,9 +384,14 @@ def test_dtls12_handshake_over_udp_is_split_per_message(tmp_path, stack):
     smp = warm["samples"][0]
     assert smp["parts_sum"] == smp["instructions"] > 0 and smp["version"].startswith("DTLS")
     got = [(m["dir"], m["message"]) for m in warm["derived"]["messages"]]
-    for want in (("received", "HelloVerifyRequest"), ("received", "ServerKeyExchange"),
-                 ("received", "ServerHelloDone"), ("sent", "ClientKeyExchange"), ("received", "Finished"),
-                 ("sent", "Finished")):
+    for want in (
+        ("received", "HelloVerifyRequest"),
+        ("received", "ServerKeyExchange"),
+        ("received", "ServerHelloDone"),
+        ("sent", "ClientKeyExchange"),
+        ("received", "Finished"),
+        ("sent", "Finished"),
+    ):
         assert want in got, (want, got)
     # the big parts are where the work is: the ECDHE share and the server's signature check
     by = {k: m["instructions"] for k, m in zip(got, warm["derived"]["messages"])}
@@ -245,8 +407,26 @@ def test_mbedtls_tls13_is_refused_naming_tls12(tmp_path):
 
 def test_mbedtls_tls12_handshake_is_split_per_message(tmp_path):
     _build_or_skip("mbedtls")
-    p = run_cli("device", "handshake", "--stack", "mbedtls", "--tls", "1.2", "--group", "x25519",
-                "--suite", "aes128gcm", "--n", "1", "--warmup", "0", "--out", str(tmp_path), "--json", timeout=300)
+    p = run_cli(
+        "device",
+        "handshake",
+        "--stack",
+        "mbedtls",
+        "--tls",
+        "1.2",
+        "--group",
+        "x25519",
+        "--suite",
+        "aes128gcm",
+        "--n",
+        "1",
+        "--warmup",
+        "0",
+        "--out",
+        str(tmp_path),
+        "--json",
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr
     warm = [s for s in json.loads(p.stdout)["series"] if s["labels"]["phase"] == "warm"][0]
     names = [m["message"] for m in warm["derived"]["messages"]]
@@ -259,12 +439,28 @@ def test_block_counting_equals_instruction_counting(tmp_path):
     """The plugin's fast mode (a block's count added at its start) gives exactly the count of the
     per-instruction mode on a deterministic workload (SHA-256 of 1 KB, no randomness)."""
     import subprocess
+
     b = _build_or_skip("wolfssl")
     counts = {}
     for mode in ("insn", "tb"):
         ev = tmp_path / f"{mode}.txt"
-        subprocess.run([b.qemu, "-cpu", "cortex-a9", "-plugin", f"{b.plugin},out={ev},count={mode}", str(b.client),
-                        "--crypto", "sha256-1024", "--n", "2"], check=True, capture_output=True, timeout=60)
+        subprocess.run(
+            [
+                b.qemu,
+                "-cpu",
+                "cortex-a9",
+                "-plugin",
+                f"{b.plugin},out={ev},count={mode}",
+                str(b.client),
+                "--crypto",
+                "sha256-1024",
+                "--n",
+                "2",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
         total, events = A.read_events(ev)
         counts[mode] = (total, A.op_counts(events))
     assert counts["insn"] == counts["tb"]
@@ -273,6 +469,7 @@ def test_block_counting_equals_instruction_counting(tmp_path):
 
 def test_footprint_counts_only_the_library_sections_the_link_kept():
     from secperf.measure.device_build import footprint
+
     ld_map = """Discarded input sections
 
  .text.unused   0x00000000       0x40 /b/libwolfssl.a(aes.o)
@@ -294,6 +491,7 @@ Linker script and memory map
 
 def test_mac_table_has_the_shipped_libraries_next_to_secperf_kernels():
     from secperf.inputs.devices import mac_cost
+
     for dev in ("cortex-m4-wolfcrypt", "cortex-m4-mbedtls"):
         for mac in ("aes-128-cmac", "hmac-sha256"):
             c = mac_cost(dev, mac)
@@ -302,18 +500,43 @@ def test_mac_table_has_the_shipped_libraries_next_to_secperf_kernels():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("stack, tls, target, device", [("wolfssl", "1.3", "cortex-m4", "cortex-m4-120"),
-                                                          ("mbedtls", "1.2", "cortex-m4", "cortex-m4-120"),
-                                                          ("wolfssl", "1.3", "cortex-m33", "cortex-m33-128"),
-                                                          ("wolfssl59", "1.3", "cortex-m4", "cortex-m4-120")])
+@pytest.mark.parametrize(
+    "stack, tls, target, device",
+    [
+        ("wolfssl", "1.3", "cortex-m4", "cortex-m4-120"),
+        ("mbedtls", "1.2", "cortex-m4", "cortex-m4-120"),
+        ("wolfssl", "1.3", "cortex-m33", "cortex-m33-128"),
+        ("wolfssl59", "1.3", "cortex-m4", "cortex-m4-120"),
+    ],
+)
 def test_cortex_m_build_runs_handshakes_split_per_message(tmp_path, stack, tls, target, device):
     """The Cortex-M4 and M33 builds (compiled from Debian's source packages at first use: slow the
     first time) complete handshakes under qemu-arm -cpu max, split per message, with their footprint
     and their painted stack depth."""
     b = _build_or_skip(stack, target)
     assert b.run_cpu == "max" and b.footprint["text"] > 10_000
-    p = run_cli("device", "handshake", "--device", device, "--stack", stack, "--tls", tls, "--group", "p-256",
-                "--suite", "chacha20", "--n", "1", "--warmup", "0", "--out", str(tmp_path), "--json", timeout=600)
+    p = run_cli(
+        "device",
+        "handshake",
+        "--device",
+        device,
+        "--stack",
+        stack,
+        "--tls",
+        tls,
+        "--group",
+        "p-256",
+        "--suite",
+        "chacha20",
+        "--n",
+        "1",
+        "--warmup",
+        "0",
+        "--out",
+        str(tmp_path),
+        "--json",
+        timeout=600,
+    )
     assert p.returncode == 0, p.stderr
     warm = [s for s in json.loads(p.stdout)["series"] if s["labels"]["phase"] == "warm"][0]
     assert warm["status"] == "ok" and warm["labels"]["build_target"] == target
@@ -329,8 +552,26 @@ def test_wolfssl59_from_the_crate_runs_on_the_a_profile_next_to_debians(tmp_path
     name, a source build for ARMv7-A, the handshake split per message like Debian's 5.5."""
     b = _build_or_skip("wolfssl59", "armhf")
     assert b.library.startswith("wolfSSL 5.9") and "wolfssl-sys" in b.build_note
-    p = run_cli("device", "handshake", "--device", "cortex-a9-400", "--stack", "wolfssl59,wolfssl", "--group", "x25519",
-                "--suite", "aes128gcm", "--n", "1", "--warmup", "0", "--out", str(tmp_path), "--json", timeout=600)
+    p = run_cli(
+        "device",
+        "handshake",
+        "--device",
+        "cortex-a9-400",
+        "--stack",
+        "wolfssl59,wolfssl",
+        "--group",
+        "x25519",
+        "--suite",
+        "aes128gcm",
+        "--n",
+        "1",
+        "--warmup",
+        "0",
+        "--out",
+        str(tmp_path),
+        "--json",
+        timeout=600,
+    )
     assert p.returncode == 0, p.stderr
     warm = {s["labels"]["stack"]: s for s in json.loads(p.stdout)["series"] if s["labels"]["phase"] == "warm"}
     assert set(warm) == {"wolfssl59", "wolfssl"}
@@ -343,8 +584,20 @@ def test_wolfssl59_from_the_crate_runs_on_the_a_profile_next_to_debians(tmp_path
 
 def test_mbedtls_primitive_counts_include_macs(tmp_path):
     _build_or_skip("mbedtls")
-    p = run_cli("device", "crypto", "--stack", "mbedtls", "--op", "x25519-keygen,aes-128-cmac-64,hmac-sha256-64",
-                "--n", "2", "--out", str(tmp_path), "--json", timeout=300)
+    p = run_cli(
+        "device",
+        "crypto",
+        "--stack",
+        "mbedtls",
+        "--op",
+        "x25519-keygen,aes-128-cmac-64,hmac-sha256-64",
+        "--n",
+        "2",
+        "--out",
+        str(tmp_path),
+        "--json",
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr
     rows = {s["labels"]["op"]: s for s in json.loads(p.stdout)["series"]}
     assert set(rows) == {"x25519-keygen", "aes-128-cmac-64", "hmac-sha256-64"}
@@ -353,7 +606,10 @@ def test_mbedtls_primitive_counts_include_macs(tmp_path):
         # the operation's painted stack: some bytes, far from the 256 KiB painted
         assert 16 < s["derived"]["stack_bytes_max"] < 64 * 1024
     # a 64-byte CMAC is four AES blocks plus the subkey work; X25519 is a whole scalar multiplication
-    assert rows["x25519-keygen"]["derived"]["instructions_median"] > 50 * rows["aes-128-cmac-64"]["derived"]["instructions_median"]
+    assert (
+        rows["x25519-keygen"]["derived"]["instructions_median"]
+        > 50 * rows["aes-128-cmac-64"]["derived"]["instructions_median"]
+    )
 
 
 def test_missing_cross_compiler_is_a_setup_error_naming_the_package(tmp_path):
@@ -361,10 +617,23 @@ def test_missing_cross_compiler_is_a_setup_error_naming_the_package(tmp_path):
     setup error naming the Debian package to install, not a traceback."""
     import os
     import sys
+
     env = dict(os.environ, PATH=str(tmp_path / "empty") + os.pathsep + os.path.dirname(sys.executable))
     env["SECPERF_HOME"] = str(tmp_path / "home")
-    p = run_cli("device", "handshake", "--stack", "wolfssl", "--group", "x25519", "--suite", "aes128gcm",
-                "--out", str(tmp_path / "out"), env=env, timeout=120)
+    p = run_cli(
+        "device",
+        "handshake",
+        "--stack",
+        "wolfssl",
+        "--group",
+        "x25519",
+        "--suite",
+        "aes128gcm",
+        "--out",
+        str(tmp_path / "out"),
+        env=env,
+        timeout=120,
+    )
     assert p.returncode not in (0, 2), p.stderr
     assert "gcc-arm-linux-gnueabihf" in p.stderr and "Traceback" not in p.stderr
 
@@ -374,8 +643,26 @@ def test_mbedtls3_tls13_handshake_is_split_per_message(tmp_path):
     """Mbed TLS 3.6 (built from the mbedtls-rs-sys crate's sources at first use: slow the first time)
     completes TLS 1.3 handshakes with openssl s_server, split per message."""
     _build_or_skip("mbedtls3")
-    p = run_cli("device", "handshake", "--stack", "mbedtls3", "--tls", "1.3", "--group", "x25519",
-                "--suite", "aes128gcm", "--n", "1", "--warmup", "0", "--out", str(tmp_path), "--json", timeout=600)
+    p = run_cli(
+        "device",
+        "handshake",
+        "--stack",
+        "mbedtls3",
+        "--tls",
+        "1.3",
+        "--group",
+        "x25519",
+        "--suite",
+        "aes128gcm",
+        "--n",
+        "1",
+        "--warmup",
+        "0",
+        "--out",
+        str(tmp_path),
+        "--json",
+        timeout=600,
+    )
     assert p.returncode == 0, p.stderr
     warm = [s for s in json.loads(p.stdout)["series"] if s["labels"]["phase"] == "warm"][0]
     assert warm["status"] == "ok", warm["failures"]
@@ -394,6 +681,7 @@ def test_cortex_m0plus_build_is_armv6m_code_and_runs_handshakes_and_primitives(t
     primitive counts; a stack not built for the M0+ exits 2 naming the one that is."""
     import shutil
     import subprocess
+
     b = _build_or_skip(stack, "cortex-m0plus")
     assert b.run_cpu == "max" and b.footprint["text"] > 10_000 and "newlib" in b.build_note
     readelf = shutil.which("arm-none-eabi-readelf") or shutil.which("arm-linux-gnueabihf-readelf")
@@ -404,8 +692,28 @@ def test_cortex_m0plus_build_is_armv6m_code_and_runs_handshakes_and_primitives(t
         assert "Tag_FP_arch" not in attrs and "VFP" not in attrs, attrs
         hdr = subprocess.run([readelf, "-h", str(b.client)], capture_output=True, text=True, check=True).stdout
         assert "soft-float ABI" in hdr, hdr
-    p = run_cli("device", "handshake", "--device", "cortex-m0plus-64", "--stack", stack, "--tls", tls, "--group", "x25519,p-256",
-                "--suite", "aes128gcm", "--n", "1", "--warmup", "0", "--out", str(tmp_path / "hs"), "--json", timeout=600)
+    p = run_cli(
+        "device",
+        "handshake",
+        "--device",
+        "cortex-m0plus-64",
+        "--stack",
+        stack,
+        "--tls",
+        tls,
+        "--group",
+        "x25519,p-256",
+        "--suite",
+        "aes128gcm",
+        "--n",
+        "1",
+        "--warmup",
+        "0",
+        "--out",
+        str(tmp_path / "hs"),
+        "--json",
+        timeout=600,
+    )
     assert p.returncode == 0, p.stderr
     warm = {s["labels"]["group"]: s for s in json.loads(p.stdout)["series"] if s["labels"]["phase"] == "warm"}
     assert set(warm) == {"x25519", "p-256"}
@@ -417,12 +725,33 @@ def test_cortex_m0plus_build_is_armv6m_code_and_runs_handshakes_and_primitives(t
         assert 1024 < smp["stack_bytes"] < 256 * 1024
         assert s["derived"]["footprint"]["flash"] > s["derived"]["footprint"]["ram_static"] > 0
         assert [m["message"] for m in s["derived"]["messages"]][:2] == ["ClientHello", "ServerHello"]
-    p = run_cli("device", "crypto", "--device", "cortex-m0plus-64", "--stack", stack, "--n", "1",
-                "--out", str(tmp_path / "crypto"), "--json", timeout=600)
+    p = run_cli(
+        "device",
+        "crypto",
+        "--device",
+        "cortex-m0plus-64",
+        "--stack",
+        stack,
+        "--n",
+        "1",
+        "--out",
+        str(tmp_path / "crypto"),
+        "--json",
+        timeout=600,
+    )
     assert p.returncode == 0, p.stderr
     ops = {s["labels"]["op"]: s for s in json.loads(p.stdout)["series"]}
     for op in ("x25519-keygen", "p256-derive", "ecdsa-p256-verify", "aes-128-gcm-1024"):
         assert ops[op]["status"] == "ok" and ops[op]["samples"][0]["instructions"] > 0
-    p = run_cli("device", "crypto", "--device", "cortex-m0plus-64", "--stack", "openssl", "--out", str(tmp_path / "no"),
-                timeout=120)
+    p = run_cli(
+        "device",
+        "crypto",
+        "--device",
+        "cortex-m0plus-64",
+        "--stack",
+        "openssl",
+        "--out",
+        str(tmp_path / "no"),
+        timeout=120,
+    )
     assert p.returncode == 2 and "no Cortex-M0+ build of openssl" in p.stderr and "wolfssl59" in p.stderr, p.stderr

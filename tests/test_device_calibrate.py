@@ -21,10 +21,13 @@ from secperf.inputs import device_profiles as P
 from secperf.inputs import devices as D
 
 DATA = Path(__file__).resolve().parent / "data" / "boards"
+
+
 # where the builds and counts live before a test points SECPERF_HOME elsewhere: the slow tests share
 # them (a library build takes minutes), their saved profiles go to the test's own home
 def _device_cache() -> Path:
     from secperf.core.paths import secperf_home
+
     return secperf_home() / "device"
 
 
@@ -33,16 +36,31 @@ _DEVICE_CACHE = _device_cache()
 
 # --- parsers ------------------------------------------------------------------------------------
 
+
 def test_wolfcrypt_kib_log_rows_units_and_unmapped_lines():
     log, data = B.read(DATA / "wolfcrypt-5.6.4-stm32l4a6-sp-int-small.txt")
     assert log.formats == ["wolfcrypt"] and log.version == "5.6.4" and data
     by = {r.operation: r for r in log.rows}
-    assert set(by) == {"aes-128-cbc", "aes-128-gcm", "chacha20", "chacha20-poly1305", "poly1305", "sha256",
-                       "hmac-sha256", "rsa-2048-verify", "rsa-2048-sign", "p256-keygen", "p256-derive",
-                       "ecdsa-p256-sign", "ecdsa-p256-verify", "x25519-keygen", "x25519-derive"}
+    assert set(by) == {
+        "aes-128-cbc",
+        "aes-128-gcm",
+        "chacha20",
+        "chacha20-poly1305",
+        "poly1305",
+        "sha256",
+        "hmac-sha256",
+        "rsa-2048-verify",
+        "rsa-2048-sign",
+        "p256-keygen",
+        "p256-derive",
+        "ecdsa-p256-sign",
+        "ecdsa-p256-verify",
+        "x25519-keygen",
+        "x25519-derive",
+    }
     assert (by["aes-128-gcm"].unit, by["aes-128-gcm"].value, by["aes-128-gcm"].nbytes) == ("KiB/s", 305.738, 1024)
     assert (by["chacha20"].unit, by["chacha20"].value) == ("MiB/s", 2.832)
-    assert (by["p256-derive"].unit, by["p256-derive"].value) == ("ms/op", 451.75)   # the avg column
+    assert (by["p256-derive"].unit, by["p256-derive"].value) == ("ms/op", 451.75)  # the avg column
     assert by["p256-derive"].ops == ("p256-derive",) and by["p256-derive"].weights == ()
     # wolfCrypt's benchmark streams a hash (set-up outside the timer, 25 updates, one Final): a KiB is
     # the weighted difference of two HMAC sizes, 1.32 x 1024 B - 1.28 x 256 B
@@ -58,7 +76,7 @@ def test_wolfcrypt_kib_log_rows_units_and_unmapped_lines():
     text = (DATA / "wolfcrypt-5.6.4-stm32l4a6-sp-int-small.txt").read_text().splitlines()
     assert "AES-128-CBC-dec" in text[6] and "decrypt" in why[7]
     assert "AES-256-CBC-enc" in text[7] and "AES-128" in why[8]
-    for name in ("RNG", "GMAC", "DH", "ED     25519", "AES-128-GCM-enc-no_AAD"):   # listed, not dropped
+    for name in ("RNG", "GMAC", "DH", "ED     25519", "AES-128-GCM-enc-no_AAD"):  # listed, not dropped
         assert any(text[no - 1].startswith(name) for no in why), name
     # every non-blank line is a row, an unmapped line, or the log's frame (version, header, footer)
     frame = [ln for ln in text if ln.startswith(("---", " wolfSSL", "wolfCrypt Benchmark", "Benchmark"))]
@@ -81,17 +99,22 @@ def test_mbedtls_log_ms_and_rate_forms_and_composite_handshakes():
     by = {r.operation: r for r in log.rows}
     assert log.formats == ["mbedtls"]
     assert by["rsa-2048-verify"].value == 28 and by["rsa-2048-sign"].value == 953
-    assert by["ecdhe-p256-handshake"].ops == ("p256-keygen", "p256-derive")    # one keygen + one secret
+    assert by["ecdhe-p256-handshake"].ops == ("p256-keygen", "p256-derive")  # one keygen + one secret
     assert by["ecdh-x25519-handshake"].ops == ("x25519-derive",)
     assert by["sha256"].unit == "Kb/s" and by["sha256"].value == 1673
     # Mbed TLS's benchmark hashes a whole buffer per call (mbedtls_sha256): one op, no stream weights
     assert by["sha256"].ops == ("sha256-1024",) and by["sha256"].weights == ()
-    assert {u.reason.split(":")[0] for u in log.unmapped} >= {"Mbed TLS SHA-512", "Mbed TLS AES-CCM-128",
-                                                              "Mbed TLS CTR_DRBG (NOPR)",
-                                                              "Mbed TLS ECDSA-secp384r1 sign"}
-    newer = B.parse("  RSA-2048                 :      35  public/s\n"
-                    "  ECDSA-secp256r1          :     120 sign/s\n"
-                    "  AES-GCM-128              :      1200 KiB/s\n")
+    assert {u.reason.split(":")[0] for u in log.unmapped} >= {
+        "Mbed TLS SHA-512",
+        "Mbed TLS AES-CCM-128",
+        "Mbed TLS CTR_DRBG (NOPR)",
+        "Mbed TLS ECDSA-secp384r1 sign",
+    }
+    newer = B.parse(
+        "  RSA-2048                 :      35  public/s\n"
+        "  ECDSA-secp256r1          :     120 sign/s\n"
+        "  AES-GCM-128              :      1200 KiB/s\n"
+    )
     r = {x.operation: x for x in newer.rows}
     assert r["rsa-2048-verify"].unit == "ops/s" and r["rsa-2048-verify"].cycles(100) == pytest.approx(100e6 / 35)
     assert r["ecdsa-p256-sign"].value == 120 and r["aes-128-gcm"].unit == "KiB/s"
@@ -105,7 +128,10 @@ def test_pqm4_table_and_raw_speed_output():
     assert len(table.unmapped) == 3 and all("m4fspeed" in u.reason for u in table.unmapped)
     raw, _ = B.read(DATA / "pqm4-speed-raw.txt")
     assert [(r.operation, r.value) for r in raw.rows] == [
-        ("ml-kem-768-keygen", 988722.0), ("ml-kem-768-encaps", 1138225.0), ("ml-kem-768-decaps", 1387984.0)]
+        ("ml-kem-768-keygen", 988722.0),
+        ("ml-kem-768-encaps", 1138225.0),
+        ("ml-kem-768-decaps", 1387984.0),
+    ]
     nameless = B.parse("keypair cycles:\n988722\n")
     assert not nameless.rows and "scheme" in nameless.unmapped[0].reason
     named = B.parse("keypair cycles:\n988722\n", scheme="ml-kem-768")
@@ -123,6 +149,7 @@ def test_a_log_with_nothing_to_count_and_a_missing_log_are_named(tmp_path):
 
 # --- saved profiles -----------------------------------------------------------------------------
 
+
 @pytest.fixture
 def home(tmp_path, monkeypatch):
     monkeypatch.setenv("SECPERF_HOME", str(tmp_path / "home"))
@@ -130,10 +157,23 @@ def home(tmp_path, monkeypatch):
 
 
 def _save(name="my-l4", points=None, **kw):
-    return P.save(name, "cortex-m4-80", 72.0, 3, "board calibrated to bench.txt (sha256 abc123)",
-                  {"log": "bench.txt", "log_sha256": "abc123" * 10, "stack": "wolfssl59[sp-small-os]",
-                   "config": "sp-small-os", "rows": 12},
-                  points if points is not None else {"branch_taken_extra": 2.6, "no_prefetch": 1.0}, {}, **kw)
+    return P.save(
+        name,
+        "cortex-m4-80",
+        72.0,
+        3,
+        "board calibrated to bench.txt (sha256 abc123)",
+        {
+            "log": "bench.txt",
+            "log_sha256": "abc123" * 10,
+            "stack": "wolfssl59[sp-small-os]",
+            "config": "sp-small-os",
+            "rows": 12,
+        },
+        points if points is not None else {"branch_taken_extra": 2.6, "no_prefetch": 1.0},
+        {},
+        **kw,
+    )
 
 
 def test_saved_profile_resolves_like_a_shipped_one(home):
@@ -142,15 +182,16 @@ def test_saved_profile_resolves_like_a_shipped_one(home):
     assert "my-l4" in D.cores() and "my-l4" not in D.shipped_cores()
     c, base = D.core("my-l4"), D.core("cortex-m4-80")
     assert (c.clock_mhz, c.flash_wait_states, c.qemu_cpu, c.profile) == (72.0, 3, "cortex-m4", "M")
-    assert c.timing.costs["branch_taken_extra"] == (1.0, 2.6, 3.0)        # the band kept, the point fitted
+    assert c.timing.costs["branch_taken_extra"] == (1.0, 2.6, 3.0)  # the band kept, the point fitted
     assert c.timing.costs["no_prefetch"] == (0.0, 1.0, 1.0)
-    assert c.timing.costs["flash_ws"] == (3.0, 3.0, 3.0)                  # the board's wait states
+    assert c.timing.costs["flash_ws"] == (3.0, 3.0, 3.0)  # the board's wait states
     assert c.timing.costs["load"] == base.timing.costs["load"]
     assert "bench.txt" in c.description and "bench.txt" in c.sources["calibration"]
-    assert "bench.txt" in c.timing.sources["calibration"]                 # what every timed figure names
+    assert "bench.txt" in c.timing.sources["calibration"]  # what every timed figure names
     assert D.resolve_device("my-l4") == "my-l4"
     from secperf.measure import device as M
     from secperf.measure.device_timing import model_note
+
     assert M.target_for(c) == "cortex-m4" and "bench.txt" in json.dumps(model_note(c))
 
 
@@ -174,11 +215,13 @@ def test_saved_profile_errors_are_named(home):
 
 def test_device_list_and_system_file_take_the_saved_profile(home, tmp_path):
     import os
+
     _save()
     p = run_cli("device", "list", env={**os.environ, "SECPERF_HOME": str(home)}, timeout=120)
     assert p.returncode == 0, p.stderr[-1000:]
     assert "my-l4" in p.stdout and "bench.txt" in p.stdout
     from secperf.inputs.system import load_system
+
     example = Path(__file__).resolve().parents[1] / "examples" / "stm32l4-nbiot-mqtt.toml"
     text = example.read_text()
     assert 'core = "cortex-m4-80"' in text
@@ -187,14 +230,18 @@ def test_device_list_and_system_file_take_the_saved_profile(home, tmp_path):
     assert load_system(str(f)).system.device.core == "my-l4"
 
 
-@pytest.mark.parametrize("args,named", [
-    (["--board-clock", "0", "--wait-states", "4", "--name", "x1"], "--board-clock"),
-    (["--board-clock", "80", "--wait-states", "-1", "--name", "x1"], "--wait-states"),
-    (["--board-clock", "80", "--wait-states", "4", "--name", "cortex-m4-80"], "--name cortex-m4-80"),
-    (["--board-clock", "80", "--wait-states", "4", "--name", "x1", "--core", "cortex-m9"], "--core cortex-m9"),
-])
+@pytest.mark.parametrize(
+    "args,named",
+    [
+        (["--board-clock", "0", "--wait-states", "4", "--name", "x1"], "--board-clock"),
+        (["--board-clock", "80", "--wait-states", "-1", "--name", "x1"], "--wait-states"),
+        (["--board-clock", "80", "--wait-states", "4", "--name", "cortex-m4-80"], "--name cortex-m4-80"),
+        (["--board-clock", "80", "--wait-states", "4", "--name", "x1", "--core", "cortex-m9"], "--core cortex-m9"),
+    ],
+)
 def test_bad_inputs_exit_2_named(home, args, named):
     import os
+
     log = str(DATA / "wolfcrypt-5.6.4-stm32l4a6-sp-int-small.txt")
     p = run_cli("device", "calibrate", log, *args, env={**os.environ, "SECPERF_HOME": str(home)}, timeout=120)
     assert p.returncode == 2 and named in p.stderr, p.stderr[-800:]
@@ -202,21 +249,48 @@ def test_bad_inputs_exit_2_named(home, args, named):
 
 def test_missing_and_unrecognised_logs_exit_2(home, tmp_path):
     import os
+
     env = {**os.environ, "SECPERF_HOME": str(home)}
-    p = run_cli("device", "calibrate", str(tmp_path / "nope.txt"), "--board-clock", "80", "--wait-states", "4",
-                "--name", "x1", env=env, timeout=120)
+    p = run_cli(
+        "device",
+        "calibrate",
+        str(tmp_path / "nope.txt"),
+        "--board-clock",
+        "80",
+        "--wait-states",
+        "4",
+        "--name",
+        "x1",
+        env=env,
+        timeout=120,
+    )
     assert p.returncode == 2 and "nope.txt" in p.stderr
     junk = tmp_path / "junk.txt"
     junk.write_text("booting...\nhello\n")
-    p = run_cli("device", "calibrate", str(junk), "--board-clock", "80", "--wait-states", "4", "--name", "x1",
-                env=env, timeout=120)
+    p = run_cli(
+        "device",
+        "calibrate",
+        str(junk),
+        "--board-clock",
+        "80",
+        "--wait-states",
+        "4",
+        "--name",
+        "x1",
+        env=env,
+        timeout=120,
+    )
     assert p.returncode == 2 and "junk.txt" in p.stderr and "line 1" in p.stderr
 
 
 # --- fitting on real counts (slow: the emulator) ------------------------------------------------
 
-OPS = {"sha256": ("SHA-256", "sha256-1024"), "chacha20": ("CHACHA", "chacha20-1024"),
-       "poly1305": ("POLY1305", "poly1305-1024"), "chacha20-poly1305": ("CHA-POLY", "chacha20-poly1305-1024")}
+OPS = {
+    "sha256": ("SHA-256", "sha256-1024"),
+    "chacha20": ("CHACHA", "chacha20-1024"),
+    "poly1305": ("POLY1305", "poly1305-1024"),
+    "chacha20-poly1305": ("CHA-POLY", "chacha20-poly1305-1024"),
+}
 
 
 def _needs_emulator():
@@ -227,6 +301,7 @@ def _needs_emulator():
 
 def _counted():
     from secperf.measure import device_calibrate as C
+
     dev = C.board_core(D.core("cortex-m4-80"), "test-board", 80.0, 4)
     counts, missing = C.count_ops(dev, "wolfssl59", None, [op for _, op in OPS.values()] + list(B.STREAM_OPS))
     assert not missing, missing
@@ -283,14 +358,29 @@ def test_fit_stays_in_bounds_and_recovers_an_in_band_board():
 @pytest.mark.slow
 def test_calibrate_saves_a_profile_device_crypto_names_its_log(home, tmp_path):
     import os
+
     _needs_emulator()
     home.mkdir(parents=True, exist_ok=True)
-    (home / "device").symlink_to(_DEVICE_CACHE)     # the shared builds and counts; profiles stay here
+    (home / "device").symlink_to(_DEVICE_CACHE)  # the shared builds and counts; profiles stay here
     _C, _dev, counts = _counted()
     env = {**os.environ, "SECPERF_HOME": str(home)}
     log = _wolfcrypt_log(tmp_path / "bench-ok.txt", counts, [1.04, 1.05, 1.03, 1.06])
-    p = run_cli("device", "calibrate", str(log), "--board-clock", "80", "--wait-states", "4", "--name", "my-board",
-                "--stack", "wolfssl59", "--json", env=env, timeout=900)
+    p = run_cli(
+        "device",
+        "calibrate",
+        str(log),
+        "--board-clock",
+        "80",
+        "--wait-states",
+        "4",
+        "--name",
+        "my-board",
+        "--stack",
+        "wolfssl59",
+        "--json",
+        env=env,
+        timeout=900,
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     doc = json.loads(p.stdout)
     assert doc["fits"] and len(doc["rows"]) == 4 and doc["profile"].endswith("my-board.toml")
@@ -298,16 +388,44 @@ def test_calibrate_saves_a_profile_device_crypto_names_its_log(home, tmp_path):
     assert all(r["loo_error"] is not None for r in doc["rows"])
     for k, v in doc["parameters"].items():
         assert v["low"] <= v["fitted"] <= v["high"], k
-    q = run_cli("device", "crypto", "--device", "my-board", "--stack", "wolfssl59", "--op", "sha256-1024",
-                "--n", "1", "--out", str(tmp_path / "runs"), "--json", env=env, timeout=900)
+    q = run_cli(
+        "device",
+        "crypto",
+        "--device",
+        "my-board",
+        "--stack",
+        "wolfssl59",
+        "--op",
+        "sha256-1024",
+        "--n",
+        "1",
+        "--out",
+        str(tmp_path / "runs"),
+        "--json",
+        env=env,
+        timeout=900,
+    )
     assert q.returncode == 0, q.stderr[-2000:]
     s = json.loads(q.stdout)["series"][0]
     assert s["labels"]["device"] == "my-board"
     assert "bench-ok.txt" in json.dumps(s["derived"]["time"]["sources"])
     # a log the bounds cannot reach: reported, the rows named, nothing saved (exit 1)
     log3 = _wolfcrypt_log(tmp_path / "bench-3x.txt", counts, [3.0, 3.0, 3.0, 3.0])
-    p3 = run_cli("device", "calibrate", str(log3), "--board-clock", "80", "--wait-states", "4", "--name",
-                 "too-slow", "--stack", "wolfssl59", env=env, timeout=900)
+    p3 = run_cli(
+        "device",
+        "calibrate",
+        str(log3),
+        "--board-clock",
+        "80",
+        "--wait-states",
+        "4",
+        "--name",
+        "too-slow",
+        "--stack",
+        "wolfssl59",
+        env=env,
+        timeout=900,
+    )
     assert p3.returncode == 1, p3.stderr[-2000:]
     assert "no parameters within their sourced bounds fit" in p3.stdout
     for name in OPS:
@@ -319,12 +437,32 @@ def test_a_fifo_log_or_harness_is_refused_not_waited_on(tmp_path):
     """A FIFO as the board log (or as a user-code harness) would block the read forever: exit 2 naming it."""
     fifo = tmp_path / "log.fifo"
     os.mkfifo(fifo)
-    p = run_cli("device", "calibrate", str(fifo), "--board-clock", "80", "--wait-states", "4", "--name", "fifo-board",
-                timeout=60)
+    p = run_cli(
+        "device",
+        "calibrate",
+        str(fifo),
+        "--board-clock",
+        "80",
+        "--wait-states",
+        "4",
+        "--name",
+        "fifo-board",
+        timeout=60,
+    )
     assert p.returncode == 2 and "not a regular file" in p.stderr, p.stderr
-    p = run_cli("device", "crypto", "--device", "cortex-m4-80", "--source",
-                str(Path(__file__).resolve().parents[1] / "examples" / "user-code" / "crc32.c"), "--entry", "crc32_bitwise", "--harness", str(fifo),
-                timeout=60)
+    p = run_cli(
+        "device",
+        "crypto",
+        "--device",
+        "cortex-m4-80",
+        "--source",
+        str(Path(__file__).resolve().parents[1] / "examples" / "user-code" / "crc32.c"),
+        "--entry",
+        "crc32_bitwise",
+        "--harness",
+        str(fifo),
+        timeout=60,
+    )
     assert p.returncode == 2 and "--harness" in p.stderr and "not a regular file" in p.stderr, p.stderr
 
 
@@ -333,9 +471,10 @@ def test_whatif_on_a_saved_profile_uses_it_and_names_its_log(home, tmp_path):
     """`whatif --device SAVED` counts the client on the saved profile (its own count cache, its name on
     the cost table) and the table's description names the board log the profile was fitted to."""
     import os
+
     _needs_emulator()
     home.mkdir(parents=True, exist_ok=True)
-    (home / "device").symlink_to(_DEVICE_CACHE)     # the shared builds; the profile's counts are its own
+    (home / "device").symlink_to(_DEVICE_CACHE)  # the shared builds; the profile's counts are its own
     _save()
     env = {**os.environ, "SECPERF_HOME": str(home)}
     p = run_cli("whatif", "tls1.3", "--device", "my-l4", "--stack", "wolfssl59", "--json", env=env, timeout=1800)
@@ -343,6 +482,6 @@ def test_whatif_on_a_saved_profile_uses_it_and_names_its_log(home, tmp_path):
     doc = json.loads(p.stdout)
     table = doc["analysis"]["whatif"]["cost_table"]
     assert table["name"].startswith("device:my-l4:") and "my-l4" in table["source"]
-    assert "bench.txt" in table["description"]                  # the log the profile came from
-    assert "my-l4" in p.stderr and "device rows" in p.stderr    # the device counts it ran (or reused)
+    assert "bench.txt" in table["description"]  # the log the profile came from
+    assert "my-l4" in p.stderr and "device rows" in p.stderr  # the device counts it ran (or reused)
     assert list((home / "device" / "counts").glob("my-l4-wolfssl59-*.json"))

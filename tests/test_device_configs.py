@@ -15,6 +15,7 @@ from secperf.measure import device_build as B
 
 # --- the table (pure) -----------------------------------------------------------------------------
 
+
 def test_every_source_stack_has_a_default_and_every_removal_a_guard():
     src = B.sources_dir()
     cfgs = B.build_configs()
@@ -28,22 +29,24 @@ def test_every_source_stack_has_a_default_and_every_removal_a_guard():
         assert c.description and c.source
         for stack in c.stacks:
             if c.undef:
-                B.check_config_guards(src, stack, c)   # raises if a removal has no SECPERF_NO_ guard
+                B.check_config_guards(src, stack, c)  # raises if a removal has no SECPERF_NO_ guard
 
 
 def test_configurations_per_build_prebuilt_has_only_debian():
     assert B.configs_for("wolfssl", "armhf") == ["debian"]
     assert B.configs_for("openssl", "armhf") == ["debian"]
     assert "sp-c" in B.configs_for("wolfssl", "cortex-m4") and "debian" not in B.configs_for("wolfssl", "cortex-m4")
-    assert "sp-c" in B.configs_for("wolfssl59", "armhf")          # built from source on the A profile too
+    assert "sp-c" in B.configs_for("wolfssl59", "armhf")  # built from source on the A profile too
     assert "no-asm" in B.configs_for("mbedtls3", "armhf")
     assert B.default_config("wolfssl59", "cortex-m4") == "sp-asm"
     assert B.default_config("mbedtls", "armhf") == "debian"
 
 
 def test_plan_makes_one_series_key_per_configuration():
-    cfgs = D.plan(resolve_core("cortex-m4-80"), "wolfssl59", "1.3", "x25519", "aes128gcm", build_configs="sp-asm,sp-c,bigint")
-    assert [c.build_config for c in cfgs] == [None, "sp-c", "bigint"]   # the default keeps its series id
+    cfgs = D.plan(
+        resolve_core("cortex-m4-80"), "wolfssl59", "1.3", "x25519", "aes128gcm", build_configs="sp-asm,sp-c,bigint"
+    )
+    assert [c.build_config for c in cfgs] == [None, "sp-c", "bigint"]  # the default keeps its series id
     assert len({c.key for c in cfgs}) == 3
     assert cfgs[1].key.startswith("wolfssl59[sp-c]/")
     assert D.plan(resolve_core("cortex-m4-80"), "wolfssl59", "1.3", "x25519", "aes128gcm")[0].key == cfgs[0].key
@@ -61,18 +64,37 @@ def test_config_names_are_checked_per_stack_and_core():
 
 # --- bad input on the command line (nothing is built) -----------------------------------------
 
-@pytest.mark.parametrize("cmd, args, names", [
-    ("crypto", ["--device", "cortex-m4-80", "--stack", "wolfssl59", "--config", "fastest"],
-     ["--config fastest", "sp-asm", "sp-c", "sp-small", "bigint"]),
-    ("handshake", ["--device", "cortex-m4-80", "--stack", "mbedtls", "--config", "turbo"],
-     ["--config turbo", "default", "no-asm", "ecp-window-2"]),
-    ("crypto", ["--device", "cortex-m4-80", "--stack", "mbedtls3", "--config", "sp-c"],
-     ["no configuration 'sp-c' of mbedtls3", "no-asm"]),
-    ("handshake", ["--device", "cortex-a9-400", "--stack", "wolfssl", "--config", "sp-c"],
-     ["Debian's prebuilt armhf package", "debian"]),
-    ("crypto", ["--device", "cortex-m4-80", "--stack", "wolfssl", "--config", "debian"],
-     ["--config debian", "sp-asm"]),
-])
+
+@pytest.mark.parametrize(
+    "cmd, args, names",
+    [
+        (
+            "crypto",
+            ["--device", "cortex-m4-80", "--stack", "wolfssl59", "--config", "fastest"],
+            ["--config fastest", "sp-asm", "sp-c", "sp-small", "bigint"],
+        ),
+        (
+            "handshake",
+            ["--device", "cortex-m4-80", "--stack", "mbedtls", "--config", "turbo"],
+            ["--config turbo", "default", "no-asm", "ecp-window-2"],
+        ),
+        (
+            "crypto",
+            ["--device", "cortex-m4-80", "--stack", "mbedtls3", "--config", "sp-c"],
+            ["no configuration 'sp-c' of mbedtls3", "no-asm"],
+        ),
+        (
+            "handshake",
+            ["--device", "cortex-a9-400", "--stack", "wolfssl", "--config", "sp-c"],
+            ["Debian's prebuilt armhf package", "debian"],
+        ),
+        (
+            "crypto",
+            ["--device", "cortex-m4-80", "--stack", "wolfssl", "--config", "debian"],
+            ["--config debian", "sp-asm"],
+        ),
+    ],
+)
 def test_unknown_or_inapplicable_config_exits_2_naming_the_known_ones(tmp_path, cmd, args, names):
     p = run_cli("device", cmd, *args, "--out", str(tmp_path), timeout=120)
     assert p.returncode == 2, p.stderr
@@ -83,14 +105,15 @@ def test_unknown_or_inapplicable_config_exits_2_naming_the_known_ones(tmp_path, 
 
 # --- real builds under qemu-arm ----------------------------------------------------------------------
 
+
 def _build_or_skip(stack, target, config=None):
     try:
         return B.ensure_built(stack, target, config)
-    except SetupError as exc:   # built through the project's own function; what it lacks, bootstrap installs
+    except SetupError as exc:  # built through the project's own function; what it lacks, bootstrap installs
         skip("needs-bootstrap", f"the emulated-device toolchain is unavailable (run scripts/bootstrap): {exc}")
 
 
-@pytest.mark.slow   # a cold cache compiles wolfSSL twice (about 20 s each)
+@pytest.mark.slow  # a cold cache compiles wolfSSL twice (about 20 s each)
 def test_sp_c_is_its_own_build_and_costs_more_than_the_cortex_m_assembly():
     asm = _build_or_skip("wolfssl59", "cortex-m4")
     c = _build_or_skip("wolfssl59", "cortex-m4", "sp-c")
@@ -103,4 +126,4 @@ def test_sp_c_is_its_own_build_and_costs_more_than_the_cortex_m_assembly():
         assert s["status"] == "ok", s["failures"]
         assert s["labels"]["config"] == b.config and s["labels"]["config_description"] == b.config_note
         counts[b.config] = s["derived"]["instructions_median"]
-    assert counts["sp-c"] > counts["sp-asm"]   # the portable C maths costs more instructions on the M4
+    assert counts["sp-c"] > counts["sp-asm"]  # the portable C maths costs more instructions on the M4

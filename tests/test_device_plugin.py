@@ -35,7 +35,7 @@ def _records(path):
     head, _, body = data.partition(b"\n")
     size = int(head.decode().rsplit("record=", 1)[1])
     assert size >= 48 and len(body) % size == 0, (size, len(body))
-    return head + b"\n", size, [bytearray(body[i:i + size]) for i in range(0, len(body), size)]
+    return head + b"\n", size, [bytearray(body[i : i + size]) for i in range(0, len(body), size)]
 
 
 def test_a_run_from_the_decode_cache_gives_the_cycles_of_the_run_that_filled_it(kernels):
@@ -72,7 +72,7 @@ def test_records_whose_bytes_differ_are_not_used_and_changed_facts_are(kernels):
     # the facts changed with the bytes kept (the class byte: offset 20, after vaddr, size, bytes and
     # two 16-bit register masks): a run that reads the cache must see other cycles
     _, _, recs = _records(cache)
-    changed = [bytes(r[:20]) + bytes([12]) + bytes(r[21:]) for r in recs]   # 12: TC_DIV
+    changed = [bytes(r[:20]) + bytes([12]) + bytes(r[21:]) for r in recs]  # 12: TC_DIV
     cache.write_bytes(head + b"".join(changed))
     assert T.run_kernels(core, exe, plugin, work) != cold
     # a file of another layout or plugin build is ignored whole

@@ -17,6 +17,7 @@ DSA_OPS = [f"ml-dsa-{k}-{op}" for k in (44, 65) for op in ("keygen", "sign", "ve
 
 def _build_or_skip(target):
     from secperf.measure.device_build import ensure_built
+
     try:
         return ensure_built("pqclean", target)
     except SetupError as exc:
@@ -37,14 +38,32 @@ def test_mlkem_round_trip_succeeds_inside_the_guest(target):
         scheme = op.rsplit("-", 1)[0]
         assert line["check"] == f"{scheme}: shared secrets equal in 3 of 3 round trips"
         assert line["stack_bytes"] > 1024
-    p = subprocess.run([b.qemu, "-cpu", b.run_cpu or "cortex-a9", str(b.client), "--crypto", "ml-dsa-44-sign",
-                        "--n", "2"], capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [b.qemu, "-cpu", b.run_cpu or "cortex-a9", str(b.client), "--crypto", "ml-dsa-44-sign", "--n", "2"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert json.loads(p.stdout.strip().splitlines()[-1])["check"] == "ml-dsa-44: signatures verify in 2 of 2"
 
 
 def _counts(tmp_path, device, ops):
-    p = run_cli("device", "crypto", "--device", device, "--stack", "pqclean", "--op", ",".join(ops), "--n", "2",
-                "--out", str(tmp_path), "--json", timeout=600)
+    p = run_cli(
+        "device",
+        "crypto",
+        "--device",
+        device,
+        "--stack",
+        "pqclean",
+        "--op",
+        ",".join(ops),
+        "--n",
+        "2",
+        "--out",
+        str(tmp_path),
+        "--json",
+        timeout=600,
+    )
     assert p.returncode == 0, p.stderr
     return {s["labels"]["op"]: s for s in json.loads(p.stdout)["series"]}
 
@@ -69,22 +88,48 @@ def test_pq_operations_are_counted_and_repeat_exactly(tmp_path, device, target):
         assert fp["rule"].startswith(op.rsplit("-", 1)[0])
         assert 4 * 1024 < s["derived"]["stack_bytes_max"] < 128 * 1024
     # decapsulation re-encrypts to check the ciphertext: more than encapsulation
-    assert first["ml-kem-768-decaps"]["derived"]["instructions_median"] > \
-        first["ml-kem-768-encaps"]["derived"]["instructions_median"]
+    assert (
+        first["ml-kem-768-decaps"]["derived"]["instructions_median"]
+        > first["ml-kem-768-encaps"]["derived"]["instructions_median"]
+    )
 
 
 def test_unknown_pq_operation_exits_2_naming_the_known_ones(tmp_path):
     _build_or_skip("cortex-m4")
-    p = run_cli("device", "crypto", "--device", "cortex-m4-80", "--stack", "pqclean", "--op", "ml-kem-999-encaps",
-                "--out", str(tmp_path), timeout=300)
+    p = run_cli(
+        "device",
+        "crypto",
+        "--device",
+        "cortex-m4-80",
+        "--stack",
+        "pqclean",
+        "--op",
+        "ml-kem-999-encaps",
+        "--out",
+        str(tmp_path),
+        timeout=300,
+    )
     assert p.returncode == 2, p.stderr
     assert "ml-kem-999-encaps" in p.stderr and "ml-kem-768-encaps" in p.stderr and "ml-dsa-65-sign" in p.stderr
 
 
 def test_pqclean_has_no_tls_and_says_so(tmp_path):
     _build_or_skip("cortex-m4")
-    p = run_cli("device", "handshake", "--device", "cortex-m4-80", "--stack", "pqclean", "--group", "x25519",
-                "--suite", "aes128gcm", "--out", str(tmp_path), timeout=300)
+    p = run_cli(
+        "device",
+        "handshake",
+        "--device",
+        "cortex-m4-80",
+        "--stack",
+        "pqclean",
+        "--group",
+        "x25519",
+        "--suite",
+        "aes128gcm",
+        "--out",
+        str(tmp_path),
+        timeout=300,
+    )
     assert p.returncode == 2, p.stderr
     assert "pqclean" in p.stderr and "crypto" in p.stderr
 
@@ -93,9 +138,25 @@ def test_ops_are_routed_to_the_stack_that_counts_them(tmp_path):
     """`--stack wolfssl,pqclean --op ml-kem-768-keygen,ecdsa-p256-sign`: the KEM runs on PQClean, the
     signature on wolfSSL; neither is asked of the stack without it."""
     _build_or_skip("cortex-m4")
-    p = run_cli("device", "crypto", "--device", "cortex-m4-80", "--stack", "wolfssl,pqclean", "--op",
-                "ml-kem-768-keygen,ecdsa-p256-sign", "--n", "1", "--timing", "off", "--json", "--out", str(tmp_path),
-                "--no-report", timeout=600)
+    p = run_cli(
+        "device",
+        "crypto",
+        "--device",
+        "cortex-m4-80",
+        "--stack",
+        "wolfssl,pqclean",
+        "--op",
+        "ml-kem-768-keygen,ecdsa-p256-sign",
+        "--n",
+        "1",
+        "--timing",
+        "off",
+        "--json",
+        "--out",
+        str(tmp_path),
+        "--no-report",
+        timeout=600,
+    )
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
     ran = sorted((s["labels"]["stack"], s["labels"]["op"]) for s in doc["series"])
@@ -105,7 +166,18 @@ def test_ops_are_routed_to_the_stack_that_counts_them(tmp_path):
 
 def test_an_op_no_stack_counts_exits_2_naming_each_stacks_ops(tmp_path):
     _build_or_skip("cortex-m4")
-    p = run_cli("device", "crypto", "--device", "cortex-m4-80", "--stack", "wolfssl,pqclean", "--op",
-                "ml-kem-768-keygen,ml-kem-999-encaps", "--out", str(tmp_path), timeout=300)
+    p = run_cli(
+        "device",
+        "crypto",
+        "--device",
+        "cortex-m4-80",
+        "--stack",
+        "wolfssl,pqclean",
+        "--op",
+        "ml-kem-768-keygen,ml-kem-999-encaps",
+        "--out",
+        str(tmp_path),
+        timeout=300,
+    )
     assert p.returncode == 2, p.stderr
     assert "ml-kem-999-encaps" in p.stderr and "wolfssl:" in p.stderr and "pqclean:" in p.stderr

@@ -23,28 +23,54 @@ SECPERF = str(Path(sys.executable).with_name("secperf"))
 
 
 def _crypto(op: str, cycles: float) -> dict:
-    s = R.new_series(f"device-crypto/{CORE}/wolfssl/{op}", kind="device_crypto",
-                     labels={"device": CORE, "stack": "wolfssl", "library": "wolfSSL", "op": op},
-                     timer={"name": "guest instructions per operation", "start": "a", "end": "b"})
-    s["derived"] = {"instructions_median": cycles / 2, "time": {"cycles": cycles, "cycles_low": cycles * 0.9,
-                                                                "cycles_high": cycles * 1.1, "model": "cortex-m4"}}
+    s = R.new_series(
+        f"device-crypto/{CORE}/wolfssl/{op}",
+        kind="device_crypto",
+        labels={"device": CORE, "stack": "wolfssl", "library": "wolfSSL", "op": op},
+        timer={"name": "guest instructions per operation", "start": "a", "end": "b"},
+    )
+    s["derived"] = {
+        "instructions_median": cycles / 2,
+        "time": {"cycles": cycles, "cycles_low": cycles * 0.9, "cycles_high": cycles * 1.1, "model": "cortex-m4"},
+    }
     s["status"] = "ok"
     return s
 
 
 def _handshake(tls: str, client_cert: str, cycles: float, server_cert: str = "ecdsa-p256", mode: str = "full") -> dict:
-    s = R.new_series(f"device/{CORE}/wolfssl/{tls}/{client_cert}/{mode}/warm", kind="device",
-                     labels={"device": CORE, "stack": "wolfssl", "tls": tls, "group": "x25519", "suite": "aes128gcm",
-                             "mode": mode, "server_cert": server_cert, "client_cert": client_cert, "phase": "warm"},
-                     timer={"name": "guest instructions per handshake", "start": "a", "end": "b"})
-    s["derived"] = {"instructions_median": cycles / 2, "time": {"cycles": cycles, "cycles_low": cycles * 0.9,
-                                                                "cycles_high": cycles * 1.1, "model": "cortex-m4"}}
+    s = R.new_series(
+        f"device/{CORE}/wolfssl/{tls}/{client_cert}/{mode}/warm",
+        kind="device",
+        labels={
+            "device": CORE,
+            "stack": "wolfssl",
+            "tls": tls,
+            "group": "x25519",
+            "suite": "aes128gcm",
+            "mode": mode,
+            "server_cert": server_cert,
+            "client_cert": client_cert,
+            "phase": "warm",
+        },
+        timer={"name": "guest instructions per handshake", "start": "a", "end": "b"},
+    )
+    s["derived"] = {
+        "instructions_median": cycles / 2,
+        "time": {"cycles": cycles, "cycles_low": cycles * 0.9, "cycles_high": cycles * 1.1, "model": "cortex-m4"},
+    }
     s["status"] = "ok"
     return s
 
 
-OPS = {"x25519-keygen": 2.3e6, "x25519-derive": 2.3e6, "ecdsa-p256-sign": 3.0e6, "ecdsa-p256-verify": 5.0e6,
-       "rsa-2048-verify": 1.5e6, "x509-parse": 2.3e4, "aes-128-gcm-1024": 2.1e5}
+OPS = {
+    "x25519-keygen": 2.3e6,
+    "x25519-derive": 2.3e6,
+    "ecdsa-p256-sign": 3.0e6,
+    "ecdsa-p256-verify": 5.0e6,
+    "rsa-2048-verify": 1.5e6,
+    "x509-parse": 2.3e4,
+    "aes-128-gcm-1024": 2.1e5,
+}
 
 
 def _doc(*hs: dict, ops=OPS) -> dict:
@@ -65,8 +91,7 @@ def test_a_mutual_tls_row_prices_mqtt_https_and_keeps_the_server_on_the_host():
     for proto in ("mqtt", "https"):
         pl = P.plan(F.Scenario(proto), t, N.parse("loopback"))
         # the client's handshake work is the row's cycles over the clock (the residual fitted from it)
-        hs_client = sum(us for fp in pl.flights if fp is not None and fp.sender == "client"
-                        for op, us, _ in fp.ops)
+        hs_client = sum(us for fp in pl.flights if fp is not None and fp.sender == "client" for op, us, _ in fp.ops)
         assert hs_client == pytest.approx(row / core.clock_mhz, rel=1e-6)
         # every server operation is the host table's, never a device figure
         for fp in pl.flights:
@@ -101,7 +126,7 @@ def test_the_application_exchange_is_costed_from_the_counted_aead():
     https = P.plan(F.Scenario("https"), t, N.parse("loopback"))
     app = {op: us for op, us, _ in mqtt.final_ops}
     assert app["app:mqtt"] == pytest.approx(per_kb * (F.MQTT_CONNECT + F.MQTT_CONNACK + 2 * F.NST13) / 1024)
-    assert https.final_us > mqtt.final_us      # an HTTP response is bigger than a CONNACK
+    assert https.final_us > mqtt.final_us  # an HTTP response is bigger than a CONNACK
     # without the AEAD row there is no application figure, and no silent one either
     ops = {k: v for k, v in OPS.items() if k != "aes-128-gcm-1024"}
     t3 = C.from_device(_doc(_handshake("1.3", "ecdsa-p256", 19.1e6), ops=ops), core)
@@ -110,6 +135,7 @@ def test_the_application_exchange_is_costed_from_the_counted_aead():
 
 def test_a_host_row_of_the_same_scenario_keeps_the_servers_measured_residual():
     from test_whatif_model import _handshake_result
+
     core = D.core(CORE)
     host = C.calibrate(_handshake_result(client_us=1000.0, total_us=2200.0))
     host_pl = P.plan(F.Scenario("tls1.3"), host, N.parse("loopback"))
@@ -132,8 +158,12 @@ def test_the_old_device_table_name_is_the_emulated_core():
 
 
 def _whatif(tmp_path, *args):
-    return subprocess.run([SECPERF, "whatif", *args, "--n", "2000", "--no-report", "--json", "--out",
-                           str(tmp_path / "results")], capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [SECPERF, "whatif", *args, "--n", "2000", "--no-report", "--json", "--out", str(tmp_path / "results")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_whatif_device_counts_once_then_reuses_and_agrees_with_device_handshake(tmp_path):
@@ -156,31 +186,67 @@ def test_whatif_device_counts_once_then_reuses_and_agrees_with_device_handshake(
         if c["party"] == "server":
             assert "device" not in c["source"], c
     # the same configuration counted directly
-    p = subprocess.run([SECPERF, "device", "handshake", "--device", CORE, "--tls", "1.3", "--group", "x25519",
-                        "--suite", "aes128gcm", "--server-cert", "ecdsa-p256", "--client-cert", "ecdsa-p256",
-                        "--n", "1", "--warmup", "1", "--json", "--no-report", "--out", str(tmp_path / "results")],
-                       capture_output=True, text=True, timeout=600)
+    p = subprocess.run(
+        [
+            SECPERF,
+            "device",
+            "handshake",
+            "--device",
+            CORE,
+            "--tls",
+            "1.3",
+            "--group",
+            "x25519",
+            "--suite",
+            "aes128gcm",
+            "--server-cert",
+            "ecdsa-p256",
+            "--client-cert",
+            "ecdsa-p256",
+            "--n",
+            "1",
+            "--warmup",
+            "1",
+            "--json",
+            "--no-report",
+            "--out",
+            str(tmp_path / "results"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert p.returncode == 0, p.stderr[-800:]
     warm = [s for s in json.loads(p.stdout)["series"] if s["labels"]["phase"] == "warm"][0]
     row_us = warm["derived"]["time"]["cycles"] / D.core(CORE).clock_mhz
     sw = _whatif(tmp_path, "mqtt", "--device", CORE)
-    hs_client = sum(c["us"] for c in json.loads(sw.stdout)["series"][0]["derived"]["costs"]
-                    if c["party"] == "client" and not c["op"].startswith("app:"))
+    hs_client = sum(
+        c["us"]
+        for c in json.loads(sw.stdout)["series"][0]["derived"]["costs"]
+        if c["party"] == "client" and not c["op"].startswith("app:")
+    )
     assert hs_client == pytest.approx(row_us, rel=0.05)
 
 
-@pytest.mark.parametrize("args,named", [
-    (("whatif", "mqtt", "--device", ""), "--device"),            # empty: would silently be the host table
-    (("plan", "--device", ""), "--device"),
-    (("whatif", "mqtt", "--device", "cortex-m4-80,cortex-a9-400"), "one name"),
-    (("plan", "--device", "pdp-11"), "emulated cores"),           # the error lists the cores, not only tables
-    (("plan", "--stack", "wolfssl"), "--device CORE"),            # a library choice with no device acts on nothing
-    (("whatif", "mqtt", "--config", "sp-c"), "--device CORE"),
-    (("whatif", "openvpn", "--device", "cortex-m4-80"), "application core"),
-])
+@pytest.mark.parametrize(
+    "args,named",
+    [
+        (("whatif", "mqtt", "--device", ""), "--device"),  # empty: would silently be the host table
+        (("plan", "--device", ""), "--device"),
+        (("whatif", "mqtt", "--device", "cortex-m4-80,cortex-a9-400"), "one name"),
+        (("plan", "--device", "pdp-11"), "emulated cores"),  # the error lists the cores, not only tables
+        (("plan", "--stack", "wolfssl"), "--device CORE"),  # a library choice with no device acts on nothing
+        (("whatif", "mqtt", "--config", "sp-c"), "--device CORE"),
+        (("whatif", "openvpn", "--device", "cortex-m4-80"), "application core"),
+    ],
+)
 def test_bad_device_choices_exit_2_naming_them(tmp_path, args, named):
-    p = subprocess.run([SECPERF, *args, "--n", "100", "--no-report", "--out", str(tmp_path / "r")],
-                       capture_output=True, text=True, timeout=600)
+    p = subprocess.run(
+        [SECPERF, *args, "--n", "100", "--no-report", "--out", str(tmp_path / "r")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert p.returncode == 2, (p.returncode, p.stderr[-400:])
     assert named in p.stderr and "Traceback" not in p.stderr
     assert not (tmp_path / "r").exists()

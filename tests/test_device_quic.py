@@ -20,15 +20,28 @@ def _marks(*rows: tuple[int, int, int]) -> list[A.Event]:
 
 
 def test_marker_lines_become_the_handshake_messages_and_the_exchange():
-    events = _marks((100, A.HS_BEGIN, 0), (1100, A.STEP, QD.QM_FLIGHT), (1300, A.STEP, QD.QM_RECV | 2),
-                    (4000, A.STEP, QD.QM_RECV | 8), (4100, A.STEP, QD.QM_RECV | 20), (4300, A.STEP, QD.QM_SENT | 20),
-                    (5000, A.STEP, QD.QM_APP), (5200, A.STEP, QD.QM_RECV | 4), (5250, A.STEP, QD.QM_APP),
-                    (5600, A.HS_END, 1))
+    events = _marks(
+        (100, A.HS_BEGIN, 0),
+        (1100, A.STEP, QD.QM_FLIGHT),
+        (1300, A.STEP, QD.QM_RECV | 2),
+        (4000, A.STEP, QD.QM_RECV | 8),
+        (4100, A.STEP, QD.QM_RECV | 20),
+        (4300, A.STEP, QD.QM_SENT | 20),
+        (5000, A.STEP, QD.QM_APP),
+        (5200, A.STEP, QD.QM_RECV | 4),
+        (5250, A.STEP, QD.QM_APP),
+        (5600, A.HS_END, 1),
+    )
     (c,) = QD.connections(events)
     got = {(m["dir"], m["message"]): m["instructions"] for m in c["messages"]}
     # the server's first datagram before GnuTLS takes the ServerHello is the ServerHello's
-    assert got == {("sent", "ClientHello"): 1000, ("received", "ServerHello"): 2900,
-                   ("received", "EncryptedExtensions"): 100, ("received", "Finished"): 200, ("sent", "Finished"): 700}
+    assert got == {
+        ("sent", "ClientHello"): 1000,
+        ("received", "ServerHello"): 2900,
+        ("received", "EncryptedExtensions"): 100,
+        ("received", "Finished"): 200,
+        ("sent", "Finished"): 700,
+    }
     app = {m["message"]: m["instructions"] for m in c["app_parts"]}
     assert app == {"request → response": 550, "NewSessionTicket": 50}
     assert c["ok"] and sum(got.values()) + sum(app.values()) == c["total"] == 5500
@@ -43,7 +56,7 @@ def test_quic_on_a_microcontroller_core_exits_2_naming_why(tmp_path):
     p = run_cli("device", "handshake", "--tls", "quic", "--device", "cortex-m4-80", "--out", str(tmp_path), timeout=120)
     assert p.returncode == 2, p.stderr
     assert "A-profile cores only" in p.stderr and "bare-metal Cortex-M" in p.stderr
-    assert "cortex-a7-800" in p.stderr    # the cores it is counted on are named
+    assert "cortex-a7-800" in p.stderr  # the cores it is counted on are named
     assert "Traceback" not in p.stderr
 
 
@@ -53,12 +66,17 @@ def test_quic_plan_names_its_stack_and_its_modes():
     with pytest.raises(InputError, match="full, resumed, 0rtt"):
         QD.plan(resolve_core("cortex-a9-400"), "ngtcp2", "psk", "x25519", "aes128gcm", "rsa-2048")
     got = QD.plan(resolve_core("cortex-a9-400"), "ngtcp2", "full,0-rtt", "x25519,p-256", "aes128gcm", "rsa-2048")
-    assert [(c.mode, c.group) for c in got] == [("full", "x25519"), ("full", "p-256"), ("0rtt", "x25519"),
-                                                 ("0rtt", "p-256")]
+    assert [(c.mode, c.group) for c in got] == [
+        ("full", "x25519"),
+        ("full", "p-256"),
+        ("0rtt", "x25519"),
+        ("0rtt", "p-256"),
+    ]
 
 
 def test_quic_does_not_mix_with_the_tls_versions():
     from secperf.app.device import HandshakeOptions, handshake_phase
+
     with pytest.raises(InputError, match="run of its own"):
         handshake_phase(HandshakeOptions(device="cortex-a7-800", tls="quic,1.3"))
 
@@ -78,8 +96,26 @@ def test_quic_counted_per_message_on_the_cortex_a7(tmp_path):
     """One run of the three handshakes: each series is a device row shaped like the TLS ones, its
     messages sum to the handshake's count, and the abbreviated handshakes count fewer instructions."""
     _ready()
-    p = run_cli("device", "handshake", "--tls", "quic", "--device", "cortex-a7-800", "--mode", "full,resumed,0rtt",
-                "--group", "x25519", "--n", "2", "--warmup", "0", "--out", str(tmp_path), "--json", timeout=600)
+    p = run_cli(
+        "device",
+        "handshake",
+        "--tls",
+        "quic",
+        "--device",
+        "cortex-a7-800",
+        "--mode",
+        "full,resumed,0rtt",
+        "--group",
+        "x25519",
+        "--n",
+        "2",
+        "--warmup",
+        "0",
+        "--out",
+        str(tmp_path),
+        "--json",
+        timeout=600,
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     series = {(s["labels"]["mode"], s["labels"]["phase"]): s for s in json.loads(p.stdout)["series"]}
     assert set(series) == {(m, ph) for m in ("full", "resumed", "0rtt") for ph in ("cold", "warm")}
@@ -96,7 +132,9 @@ def test_quic_counted_per_message_on_the_cortex_a7(tmp_path):
             assert smp["early_data_accepted"] == (mode == "0rtt")
             assert smp["negotiated_group"] == "X25519"
             # the timing model's cycles are partitioned by the same rule
-            assert sum(m["cycles"][1] for m in smp["messages"]) == pytest.approx(smp["cycles"][1], abs=len(smp["messages"]))
+            assert sum(m["cycles"][1] for m in smp["messages"]) == pytest.approx(
+                smp["cycles"][1], abs=len(smp["messages"])
+            )
         d = s["derived"]
         assert d["instructions_median"] > 0 and d["time"]["ms_low"] <= d["time"]["ms"] <= d["time"]["ms_high"]
         names = {(m["dir"], m["message"]) for m in d["messages"]}
@@ -107,5 +145,7 @@ def test_quic_counted_per_message_on_the_cortex_a7(tmp_path):
     for mode in ("resumed", "0rtt"):
         assert series[(mode, "warm")]["derived"]["instructions_median"] < full
     # the request leaves with the ClientHello in 0-RTT: less is left for the exchange after the handshake
-    assert series[("0rtt", "warm")]["derived"]["app_instructions_median"] < \
-        series[("resumed", "warm")]["derived"]["app_instructions_median"]
+    assert (
+        series[("0rtt", "warm")]["derived"]["app_instructions_median"]
+        < series[("resumed", "warm")]["derived"]["app_instructions_median"]
+    )

@@ -35,7 +35,7 @@ def test_rows_of_different_libraries_are_said():
     ch = DS.choose("cortex-m4-80", "cortex-m4", ["dtls1.2", "dtls1.3", "edhoc"], ["mbedtls3", "wolfssl59"])
     assert ch.by_family == {"dtls1.2": "mbedtls3", "dtls1.3": "wolfssl59", "edhoc": "mbedtls3"}
     ch = DS.choose("cortex-m4-80", "cortex-m4", ["1.3", "edhoc"])
-    assert set(ch.by_family.values()) == {"wolfssl59"} and not ch.notes   # one library runs both
+    assert set(ch.by_family.values()) == {"wolfssl59"} and not ch.notes  # one library runs both
     ch = DS.choose("cortex-a7-800", "armhf", ["1.3", "quic"])
     assert ch.by_family == {"1.3": "wolfssl", "quic": "ngtcp2"}
     assert len(ch.notes) == 1 and "differ in library" in ch.notes[0] and "QUIC on ngtcp2" in ch.notes[0]
@@ -88,6 +88,7 @@ def test_declared_families_match_what_the_builds_offer(stack):
     """DECLARED (what lets a prediction avoid building libraries it will not use) against each
     Cortex-M4 build's own --offers answer."""
     from secperf.measure.device_build import ensure_built
+
     try:
         b = ensure_built(stack, "cortex-m4", None)
     except SetupError as exc:
@@ -103,8 +104,9 @@ def test_whatif_quic_alone_on_a_microcontroller_exits_2_naming_why(tmp_path):
 
 
 def test_whatif_with_a_stack_lacking_the_protocol_exits_2_naming_the_stacks_that_have_it(tmp_path):
-    p = run_cli("whatif", "dtls1.3", "--device", "cortex-m4-80", "--stack", "mbedtls3", "--out", str(tmp_path),
-                "--no-report")
+    p = run_cli(
+        "whatif", "dtls1.3", "--device", "cortex-m4-80", "--stack", "mbedtls3", "--out", str(tmp_path), "--no-report"
+    )
     assert p.returncode == 2, p.stderr
     assert "--stack mbedtls3" in p.stderr and "wolfssl59" in p.stderr
 
@@ -114,8 +116,20 @@ def test_whatif_compares_protocols_on_the_device_from_their_own_counts(tmp_path)
     """TLS 1.3, DTLS 1.3, EDHOC and QUIC on a Cortex-M4: one comparison row per protocol, each costed
     from the device's own count of that protocol on the library that ran it (named in the row), a note
     that the libraries differ, QUIC listed with its reason rather than stopping the comparison."""
-    p = run_cli("whatif", "tls1.3,dtls1.3,edhoc,quic", "--device", "cortex-m4-80", "--network", "lte-m",
-                "--n", "2000", "--json", "--out", str(tmp_path), timeout=1800)
+    p = run_cli(
+        "whatif",
+        "tls1.3,dtls1.3,edhoc,quic",
+        "--device",
+        "cortex-m4-80",
+        "--network",
+        "lte-m",
+        "--n",
+        "2000",
+        "--json",
+        "--out",
+        str(tmp_path),
+        timeout=1800,
+    )
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
     a = doc["analysis"]["whatif"]
@@ -132,8 +146,9 @@ def test_whatif_compares_protocols_on_the_device_from_their_own_counts(tmp_path)
         base = [c for c in s["derived"]["costs"] if c["op"].startswith(f"base:{proto}:") and c["party"] == "client"]
         row = f"device/cortex-m4-80/{s['labels']['stack']}/{proto}/"
         assert base and all(c["source"].startswith(f"residual of {row}") for c in base), base
-        assert s["derived"]["security_cost"]["time_p50_us"]["adds"] > 0   # a comparison carries its baseline
+        assert s["derived"]["security_cost"]["time_p50_us"]["adds"] > 0  # a comparison carries its baseline
     from secperf.report.views.protocols import comparison_rows
+
     rows = comparison_rows(doc)
     assert [r["protocol"] for r in rows] == ["tls1.3", "dtls1.3", "edhoc", "quic"]
     assert rows[-1]["not_counted"] and all(r["library"] for r in rows[:-1])
@@ -147,9 +162,21 @@ def test_a_system_files_build_that_does_not_fit_the_protocol_is_dropped_with_not
     whose build of the same name, sp-asm, the file's [device].config still picks), never an error
     about an option the user did not give."""
     from pathlib import Path
+
     system = Path(__file__).resolve().parents[1] / "examples" / "stm32l4-nbiot-mqtt.toml"
-    p = run_cli("whatif", "edhoc", "--system", str(system), "--n", "2000", "--json", "--out", str(tmp_path),
-                "--no-report", timeout=1800)
+    p = run_cli(
+        "whatif",
+        "edhoc",
+        "--system",
+        str(system),
+        "--n",
+        "2000",
+        "--json",
+        "--out",
+        str(tmp_path),
+        "--no-report",
+        timeout=1800,
+    )
     assert p.returncode == 0, p.stderr
     for key in ("[protocol].handshakes", "[device].stack"):
         assert f"note: {key}" in p.stderr, (key, p.stderr)
@@ -165,8 +192,20 @@ def test_a_system_files_build_that_does_not_fit_the_protocol_is_dropped_with_not
 def test_plan_on_a_device_costs_the_protocol_measures_from_its_counts(tmp_path):
     """The CoAP pattern on a Cortex-M4: EDHOC + OSCORE and DTLS 1.3 with connection IDs are judged
     with the device's own counts of them; QUIC 0-RTT is listed with the reason it does not apply."""
-    p = run_cli("plan", "--pattern", "event-driven", "--device", "cortex-m4-80", "--n", "2000", "--json",
-                "--out", str(tmp_path), "--no-report", timeout=1800)
+    p = run_cli(
+        "plan",
+        "--pattern",
+        "event-driven",
+        "--device",
+        "cortex-m4-80",
+        "--n",
+        "2000",
+        "--json",
+        "--out",
+        str(tmp_path),
+        "--no-report",
+        timeout=1800,
+    )
     assert p.returncode == 0, p.stderr
     pat = json.loads(p.stdout)["analysis"]["plan"]["patterns"][0]
     judged = {m["measure"] for m in pat["measures"]}

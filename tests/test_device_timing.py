@@ -23,7 +23,7 @@ def _crypto(device, stack, ops, n=2, config=None):
     return {s["labels"]["op"]: s for s in D.measure_crypto(resolve_core(device), stack, ops, n, build_config=config)}
 
 
-@pytest.mark.slow   # over 10 s here: a fidelity check for the slow run
+@pytest.mark.slow  # over 10 s here: a fidelity check for the slow run
 def test_cycles_repeat_and_the_band_orders_low_point_high():
     """Counts and cycles repeat within 0.5 % (keys are fresh per process: ECDSA verification is not
     constant-count, and where a table lookup's address depends on the key the flash interface's data
@@ -33,8 +33,9 @@ def test_cycles_repeat_and_the_band_orders_low_point_high():
     assert a["sha256-1024"]["derived"]["time"]["cycles"] == b["sha256-1024"]["derived"]["time"]["cycles"]
     for op in a:
         ta, tb = a[op]["derived"]["time"], b[op]["derived"]["time"]
-        assert a[op]["derived"]["instructions_median"] == pytest.approx(b[op]["derived"]["instructions_median"],
-                                                                        rel=0.005)
+        assert a[op]["derived"]["instructions_median"] == pytest.approx(
+            b[op]["derived"]["instructions_median"], rel=0.005
+        )
         assert ta["cycles"] == pytest.approx(tb["cycles"], rel=0.005)
         assert 0 < ta["cycles_low"] <= ta["cycles"] <= ta["cycles_high"]
         assert ta["ms"] == pytest.approx(ta["cycles"] / 80e3)
@@ -83,7 +84,7 @@ def test_a_profile_missing_a_timing_parameter_is_refused_naming_it(monkeypatch):
     with pytest.raises(S.DeviceError, match=r"'div'.*it has .*alu"):
         S.core("cortex-m4-80")
     data2 = copy.deepcopy(orig)
-    data2["timing_models"]["cortex-m4"]["div"] = [12, 7, 2]   # low > high
+    data2["timing_models"]["cortex-m4"]["div"] = [12, 7, 2]  # low > high
     monkeypatch.setattr(CP, "raw", lambda: data2)
     with pytest.raises(S.DeviceError, match=r"div.*low <= point <= high"):
         S.core("cortex-m4-80")
@@ -98,8 +99,21 @@ def test_every_core_profile_has_a_complete_timing_model_with_sources():
 
 
 def test_device_crypto_prints_cycles_time_band_and_build(tmp_path):
-    p = run_cli("device", "crypto", "--device", "cortex-m4-80", "--stack", "wolfssl59", "--op", "sha256-1024",
-                "--n", "1", "--out", str(tmp_path), env=dict(os.environ, COLUMNS="220"))
+    p = run_cli(
+        "device",
+        "crypto",
+        "--device",
+        "cortex-m4-80",
+        "--stack",
+        "wolfssl59",
+        "--op",
+        "sha256-1024",
+        "--n",
+        "1",
+        "--out",
+        str(tmp_path),
+        env=dict(os.environ, COLUMNS="220"),
+    )
     assert p.returncode == 0, p.stderr
     text = p.stdout + p.stderr
     assert "cycles" in text and "time (band)" in text and "wolfSSL 5.9" in text and " ms (" in text
@@ -112,6 +126,7 @@ def test_unknown_config_is_refused_naming_the_known_ones():
 
 # --- the timing kernels: the model's cycles of short instruction sequences against the counts the
 # Cortex-M4 TRM documents (native/device/kernels/kernels.S and kernels.toml) ---------------------------
+
 
 @pytest.fixture(scope="module")
 def kernels(tmp_path_factory):
@@ -160,23 +175,39 @@ def test_block_counters_give_the_same_figures_as_inline_sums(tmp_path):
     import subprocess
 
     from secperf.measure.device_build import ensure_built
+
     build = ensure_built("p256m", D.target_for(S.core("cortex-m4-100")))
     params = T.write_params(S.core("cortex-m4-100"), build.client, tmp_path / "timing.txt")
     files = {}
     for sums in ("inline", "blocks"):
         ev = tmp_path / f"ev-{sums}.txt"
-        p = subprocess.run([build.qemu, "-cpu", "max", "-plugin", f"{build.plugin},out={ev},timing={params},sums={sums}",
-                            str(build.client), "--crypto", "p256-keygen", "--n", "2"],
-                           capture_output=True, text=True, timeout=120)
+        p = subprocess.run(
+            [
+                build.qemu,
+                "-cpu",
+                "max",
+                "-plugin",
+                f"{build.plugin},out={ev},timing={params},sums={sums}",
+                str(build.client),
+                "--crypto",
+                "p256-keygen",
+                "--n",
+                "2",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert p.returncode == 0, p.stderr[-400:]
         files[sums] = ev.read_text()
     assert files["inline"].startswith("# insn_events v2") and files["inline"].count("\n") >= 5
     assert files["inline"] == files["blocks"]
 
 
-@pytest.mark.slow   # six emulator runs
-@pytest.mark.parametrize(("core", "stack"), [("cortex-m4-80", "wolfssl59"), ("cortex-m0plus-64", "wolfssl59"),
-                                             ("cortex-a9-400", "wolfssl")])
+@pytest.mark.slow  # six emulator runs
+@pytest.mark.parametrize(
+    ("core", "stack"), [("cortex-m4-80", "wolfssl59"), ("cortex-m0plus-64", "wolfssl59"), ("cortex-a9-400", "wolfssl")]
+)
 def test_the_cheaper_path_gives_the_figures_of_the_full_path(tmp_path, core, stack):
     """The plugin's default path (recency matrices, the flash caches' line table, fetch stalls made per
     block, no memory callback for pop/ldm sp) and its full path (stamped recency, searched tags, stalls at
@@ -186,22 +217,40 @@ def test_the_cheaper_path_gives_the_figures_of_the_full_path(tmp_path, core, sta
     import subprocess
 
     from secperf.measure.device_build import ensure_built
+
     dev = S.core(core)
     build = ensure_built(stack, D.target_for(dev))
     params = T.write_params(dev, build.client, tmp_path / "timing.txt")
     ops = {}
     for path in ("full", "fast"):
         ev = tmp_path / f"ev-{path}.txt"
-        p = subprocess.run([build.qemu, "-cpu", D.qemu_cpu(dev, build), "-plugin",
-                            f"{build.plugin},out={ev},timing={params},path={path}", str(build.client),
-                            "--crypto", "sha256-1024", "--n", "3"], capture_output=True, text=True, timeout=300)
+        p = subprocess.run(
+            [
+                build.qemu,
+                "-cpu",
+                D.qemu_cpu(dev, build),
+                "-plugin",
+                f"{build.plugin},out={ev},timing={params},path={path}",
+                str(build.client),
+                "--crypto",
+                "sha256-1024",
+                "--n",
+                "3",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert p.returncode == 0, p.stderr[-400:]
         from secperf.measure import device_attrib as A
+
         events = A.read_events(ev)[1]
-        ops[path] = {"classes": A.op_classes(events),
-                     "cycles": [[c for _, c in A.op_counts(A.in_cycles(events, k))] for k in range(3)]}
+        ops[path] = {
+            "classes": A.op_classes(events),
+            "cycles": [[c for _, c in A.op_counts(A.in_cycles(events, k))] for k in range(3)],
+        }
     assert len(ops["full"]["classes"]) == 3 and ops["full"]["classes"][-1]["alu"] > 0
-    if dev.profile == "M":   # the flash interface's caches were used
+    if dev.profile == "M":  # the flash interface's caches were used
         assert ops["full"]["classes"][-1].get("ifetch_miss", 0) + ops["full"]["classes"][0].get("ifetch_miss", 0) > 0
     assert ops["fast"] == ops["full"]
 
@@ -214,14 +263,18 @@ def test_the_assembly_keccak_build_hashes_as_fips_202(tmp_path):
     import subprocess
 
     from secperf.measure import device_build as B
+
     src = B.sources_dir()
     pq = B.source_dir("pqclean")
     xkcp = B.xkcp_dir()
     cc = B.tool("arm-linux-gnueabihf-gcc", "gcc-arm-linux-gnueabihf")
     flags = B.TARGETS["cortex-m4"][0].split()
     objs = []
-    for name, path in (("check", src / "pq" / "fips202_check.c"), ("snp", src / "pq" / "fips202_snp.c"),
-                       ("keccak", xkcp / "KeccakP-1600-inplace-32bi-armv7m-le-gcc.s")):
+    for name, path in (
+        ("check", src / "pq" / "fips202_check.c"),
+        ("snp", src / "pq" / "fips202_snp.c"),
+        ("keccak", xkcp / "KeccakP-1600-inplace-32bi-armv7m-le-gcc.s"),
+    ):
         o = tmp_path / f"{name}.o"
         subprocess.run([cc, *flags, "-O2", f"-I{pq / 'common'}", "-c", "-o", str(o), str(path)], check=True)
         # M-profile objects linked with the armhf C library, as native/device/Makefile does
@@ -232,13 +285,16 @@ def test_the_assembly_keccak_build_hashes_as_fips_202(tmp_path):
     p = subprocess.run(["qemu-arm", "-cpu", "max", str(exe)], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     msg = bytes((i * 7 + 3) & 0xFF for i in range(300))
-    want = {"sha3_256": lambda m: hashlib.sha3_256(m).hexdigest(), "sha3_512": lambda m: hashlib.sha3_512(m).hexdigest(),
-            "shake128": lambda m: hashlib.shake_128(m).hexdigest(200),
-            "shake128_blocks": lambda m: hashlib.shake_128(m).hexdigest(2 * 168),
-            "shake256": lambda m: hashlib.shake_256(m).hexdigest(150),
-            "shake256_inc": lambda m: hashlib.shake_256(m).hexdigest(150)}
+    want = {
+        "sha3_256": lambda m: hashlib.sha3_256(m).hexdigest(),
+        "sha3_512": lambda m: hashlib.sha3_512(m).hexdigest(),
+        "shake128": lambda m: hashlib.shake_128(m).hexdigest(200),
+        "shake128_blocks": lambda m: hashlib.shake_128(m).hexdigest(2 * 168),
+        "shake256": lambda m: hashlib.shake_256(m).hexdigest(150),
+        "shake256_inc": lambda m: hashlib.shake_256(m).hexdigest(150),
+    }
     lines = p.stdout.split("\n")[:-1]
     assert len(lines) == 12 * len(want)
     for line in lines:
         what, n, got = line.split()
-        assert got == want[what](msg[:int(n)]), f"{what} of {n} bytes"
+        assert got == want[what](msg[: int(n)]), f"{what} of {n} bytes"

@@ -31,8 +31,19 @@ def _harness(tmp_path, text, name="h.toml"):
 
 
 def _count(tmp_path, device, sources, entry, harness=None, name=None, expect=0):
-    args = ["device", "crypto", "--device", device, "--source", ",".join(map(str, sources)), "--entry", entry,
-            "--out", str(tmp_path / "runs"), "--json"]
+    args = [
+        "device",
+        "crypto",
+        "--device",
+        device,
+        "--source",
+        ",".join(map(str, sources)),
+        "--entry",
+        entry,
+        "--out",
+        str(tmp_path / "runs"),
+        "--json",
+    ]
     args += ["--harness", harness] if harness else []
     args += ["--name", name] if name else []
     p = run_cli(*args, timeout=600)
@@ -42,25 +53,30 @@ def _count(tmp_path, device, sources, entry, harness=None, name=None, expect=0):
 
 # --- the harness file: every field checked, named ------------------------------------------------
 
-@pytest.mark.parametrize("text,field", [
-    ("[run]\ncalls = 0\n", "run.calls"),
-    ("[run]\nwarmup = -1\n", "run.warmup"),
-    ("[run]\ntime_limit_s = \"long\"\n", "run.time_limit_s"),
-    ("[run]\nrepeat = 3\n", "[run] has unknown key repeat"),
-    ("[run]\ninstruction_limit = 10\n", "run.instruction_limit"),
-    ("[build]\nopt = \"-O9\"\n", "build.opt"),
-    ("[build]\ncflags = [\"-mcpu=cortex-m7\"]\n", "build.cflags '-mcpu=cortex-m7'"),
-    ("[[arg]]\nkind = \"buf\"\n", "arg 1: kind 'buf'"),
-    ("[[arg]]\nkind = \"in\"\nbytes = 0\n", "arg 1: bytes"),
-    ("[[arg]]\nkind = \"in\"\nhex = \"zz\"\n", "arg 1: hex"),
-    ("[[arg]]\nkind = \"int\"\nvalue = 1\n[[arg]]\nkind = \"out\"\n", "arg 2: bytes"),
-    ("[[arg]]\nkind = \"int\"\nvalue = 4294967296\n", "arg 1: value"),
-    ("[[arg]]\nkind = \"int\"\nvalue = 1\nbytes = 3\n", "unknown key bytes"),
-    ("[oops]\n", "unknown table oops"),
-    ("calls = \n", "not TOML"),
-])
+
+@pytest.mark.parametrize(
+    "text,field",
+    [
+        ("[run]\ncalls = 0\n", "run.calls"),
+        ("[run]\nwarmup = -1\n", "run.warmup"),
+        ("[run]\ntime_limit_s = \"long\"\n", "run.time_limit_s"),
+        ("[run]\nrepeat = 3\n", "[run] has unknown key repeat"),
+        ("[run]\ninstruction_limit = 10\n", "run.instruction_limit"),
+        ("[build]\nopt = \"-O9\"\n", "build.opt"),
+        ("[build]\ncflags = [\"-mcpu=cortex-m7\"]\n", "build.cflags '-mcpu=cortex-m7'"),
+        ("[[arg]]\nkind = \"buf\"\n", "arg 1: kind 'buf'"),
+        ("[[arg]]\nkind = \"in\"\nbytes = 0\n", "arg 1: bytes"),
+        ("[[arg]]\nkind = \"in\"\nhex = \"zz\"\n", "arg 1: hex"),
+        ("[[arg]]\nkind = \"int\"\nvalue = 1\n[[arg]]\nkind = \"out\"\n", "arg 2: bytes"),
+        ("[[arg]]\nkind = \"int\"\nvalue = 4294967296\n", "arg 1: value"),
+        ("[[arg]]\nkind = \"int\"\nvalue = 1\nbytes = 3\n", "unknown key bytes"),
+        ("[oops]\n", "unknown table oops"),
+        ("calls = \n", "not TOML"),
+    ],
+)
 def test_bad_harness_file_names_the_field(tmp_path, text, field):
     from secperf.measure.device_user import load_harness
+
     path = _harness(tmp_path, text)
     with pytest.raises(InputError) as e:
         load_harness(path)
@@ -69,9 +85,15 @@ def test_bad_harness_file_names_the_field(tmp_path, text, field):
 
 def test_harness_arguments_in_order_with_seeded_pattern(tmp_path):
     from secperf.measure.device_user import load_harness, pattern
-    h = load_harness(_harness(tmp_path, "[run]\nseed = 7\n[[arg]]\nkind = \"in\"\nbytes = 20\n[[arg]]\nkind = \"in\"\n"
-                                        "hex = \"00ff10\"\n[[arg]]\nkind = \"int\"\nvalue = -1\n[[arg]]\nkind = \"out\"\n"
-                                        "bytes = 4\n"))
+
+    h = load_harness(
+        _harness(
+            tmp_path,
+            "[run]\nseed = 7\n[[arg]]\nkind = \"in\"\nbytes = 20\n[[arg]]\nkind = \"in\"\n"
+            "hex = \"00ff10\"\n[[arg]]\nkind = \"int\"\nvalue = -1\n[[arg]]\nkind = \"out\"\n"
+            "bytes = 4\n",
+        )
+    )
     assert [a.plan_line() for a in h.args] == ["arg in 20", "arg in 3", "arg int 4294967295", "arg out 4"]
     assert h.args[0].data == pattern(20, 7) and h.args[1].data == b"\x00\xff\x10"
     # splitmix64's reference sequence: seed 0 gives 0xe220a8397b1dcdaf first
@@ -81,6 +103,7 @@ def test_harness_arguments_in_order_with_seeded_pattern(tmp_path):
 
 def test_source_entry_and_name_are_checked_before_anything_builds(tmp_path):
     from secperf.measure import device_user as U
+
     with pytest.raises(InputError, match="no such file"):
         U.check_sources([str(tmp_path / "missing.c")])
     (tmp_path / "x.py").write_text("")
@@ -94,17 +117,21 @@ def test_source_entry_and_name_are_checked_before_anything_builds(tmp_path):
         U.check_name("ECDSA sign", "f")
 
 
-@pytest.mark.parametrize("extra,words", [
-    (["--entry", "f"], "--source FILES and --entry FUNCTION go together"),
-    (["--source", "x.c", "--entry", "f", "--stack", "wolfssl"], "--stack"),
-    (["--source", "x.c", "--entry", "f", "--op", "sha256-1024"], "--op"),
-])
+@pytest.mark.parametrize(
+    "extra,words",
+    [
+        (["--entry", "f"], "--source FILES and --entry FUNCTION go together"),
+        (["--source", "x.c", "--entry", "f", "--stack", "wolfssl"], "--stack"),
+        (["--source", "x.c", "--entry", "f", "--op", "sha256-1024"], "--op"),
+    ],
+)
 def test_options_that_do_not_go_with_user_code_exit_2(tmp_path, extra, words):
     p = run_cli("device", "crypto", "--device", "cortex-m4-80", *extra, "--out", str(tmp_path), timeout=120)
     assert p.returncode == 2 and words in p.stderr and "Traceback" not in p.stderr, p.stderr
 
 
 # --- counted on the emulated cores -------------------------------------------------------------
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize("device", ["cortex-m4-80", "cortex-a9-400", "cortex-m0plus-64"])
@@ -120,14 +147,14 @@ def test_assembly_loop_counts_exactly_its_instructions(tmp_path, device):
         assert s["labels"]["stack"] == "user" and s["labels"]["op"] == "countdown"
         assert s["labels"]["library"].startswith("loop.S sha256:")
         assert [x["instructions"] for x in s["samples"]] == [2 * n + 2] * 3
-        assert all(x["ret"] == n for x in s["samples"])   # r0 is left untouched
+        assert all(x["ret"] == n for x in s["samples"])  # r0 is left untouched
         d = s["derived"]
         t = d["time"]
         assert 0 < t["cycles_low"] <= t["cycles"] <= t["cycles_high"]
-        if device.startswith("cortex-m"):   # a scalar pipeline: at least a cycle per instruction
+        if device.startswith("cortex-m"):  # a scalar pipeline: at least a cycle per instruction
             assert t["cycles"] >= 2 * n + 2
         assert t["ms"] == pytest.approx(t["cycles"] / (t["clock_mhz"] * 1e3))
-        assert d["footprint"]["text"] == d["entry_bytes"] == 8   # four 16-bit instructions
+        assert d["footprint"]["text"] == d["entry_bytes"] == 8  # four 16-bit instructions
         assert d["stack_bytes_max"] > 0
 
 
@@ -136,10 +163,15 @@ def test_assembly_loop_counts_exactly_its_instructions(tmp_path, device):
 def test_c_crc32_matches_zlib_and_scales_with_the_input(tmp_path, device):
     _toolchain_or_skip(newlib="m0" in device)
     from secperf.measure.device_user import pattern
+
     counts = {}
     for size in (64, 256):
-        h = _harness(tmp_path, f"[run]\ncalls = 2\nseed = 5\n[[arg]]\nkind = \"in\"\nbytes = {size}\n"
-                               f"[[arg]]\nkind = \"int\"\nvalue = {size}\n", f"s{size}.toml")
+        h = _harness(
+            tmp_path,
+            f"[run]\ncalls = 2\nseed = 5\n[[arg]]\nkind = \"in\"\nbytes = {size}\n"
+            f"[[arg]]\nkind = \"int\"\nvalue = {size}\n",
+            f"s{size}.toml",
+        )
         _, doc = _count(tmp_path, device, [EXAMPLES / "crc32.c"], "crc32_bitwise", h, name="crc32")
         (s,) = doc["series"]
         assert s["status"] == "ok", s["failures"]
@@ -158,12 +190,17 @@ def test_c_crc32_matches_zlib_and_scales_with_the_input(tmp_path, device):
 def test_inputs_are_restored_and_outputs_written_every_call(tmp_path):
     _toolchain_or_skip()
     src = tmp_path / "inplace.c"
-    src.write_text("#include <stdint.h>\n#include <stddef.h>\n"
-                   "uint32_t bump(uint8_t *buf, size_t n, uint8_t *out) {\n"
-                   "  uint32_t s = 0;\n  for (size_t i = 0; i < n; i++) { buf[i]++; s += buf[i]; out[i % 4] ^= buf[i]; }\n"
-                   "  return s;\n}\n")
-    h = _harness(tmp_path, "[run]\ncalls = 3\n[[arg]]\nkind = \"in\"\nhex = \"01020304\"\n[[arg]]\nkind = \"int\"\n"
-                           "value = 4\n[[arg]]\nkind = \"out\"\nbytes = 4\n")
+    src.write_text(
+        "#include <stdint.h>\n#include <stddef.h>\n"
+        "uint32_t bump(uint8_t *buf, size_t n, uint8_t *out) {\n"
+        "  uint32_t s = 0;\n  for (size_t i = 0; i < n; i++) { buf[i]++; s += buf[i]; out[i % 4] ^= buf[i]; }\n"
+        "  return s;\n}\n"
+    )
+    h = _harness(
+        tmp_path,
+        "[run]\ncalls = 3\n[[arg]]\nkind = \"in\"\nhex = \"01020304\"\n[[arg]]\nkind = \"int\"\n"
+        "value = 4\n[[arg]]\nkind = \"out\"\nbytes = 4\n",
+    )
     _, doc = _count(tmp_path, "cortex-m4-80", [src], "bump", h)
     (s,) = doc["series"]
     # the same input every call (restored), so the same sum and the same count
@@ -247,18 +284,39 @@ def test_user_op_replaces_the_librarys_in_the_device_cost_table(tmp_path):
     from secperf.inputs.devices import core
     from secperf.measure.device_build import ensure_built
     from secperf.model import costs as C
+
     try:
         ensure_built("wolfssl59", "cortex-m4")
     except SetupError as exc:
         skip("needs-bootstrap", f"the wolfSSL 5.9 Cortex-M4 build is unavailable (run scripts/bootstrap): {exc}")
-    _, user = _count(tmp_path, "cortex-m4-80", [EXAMPLES / "crc32.c"], "crc32_bitwise",
-                     str(EXAMPLES / "crc32.toml"), name="ecdsa-p256-sign")
-    p = run_cli("device", "crypto", "--device", "cortex-m4-80", "--stack", "wolfssl59", "--op", "ecdsa-p256-sign",
-                "--n", "1", "--out", str(tmp_path / "runs"), "--json", timeout=600)
+    _, user = _count(
+        tmp_path,
+        "cortex-m4-80",
+        [EXAMPLES / "crc32.c"],
+        "crc32_bitwise",
+        str(EXAMPLES / "crc32.toml"),
+        name="ecdsa-p256-sign",
+    )
+    p = run_cli(
+        "device",
+        "crypto",
+        "--device",
+        "cortex-m4-80",
+        "--stack",
+        "wolfssl59",
+        "--op",
+        "ecdsa-p256-sign",
+        "--n",
+        "1",
+        "--out",
+        str(tmp_path / "runs"),
+        "--json",
+        timeout=600,
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     lib = json.loads(p.stdout)
     m4 = core("cortex-m4-80")
-    assert C.device_stack([lib, user], None, "cortex-m4-80") == "wolfssl59"   # the user's rows: an add-on
+    assert C.device_stack([lib, user], None, "cortex-m4-80") == "wolfssl59"  # the user's rows: an add-on
     key = ("client", "sign:ecdsa-p256")
     (us,) = user["series"]
     (ls,) = lib["series"]
@@ -271,4 +329,4 @@ def test_user_op_replaces_the_librarys_in_the_device_cost_table(tmp_path):
         fig = t.party_ops[key]
         assert fig.us == pytest.approx(user_us) and fig.as_measured_us == pytest.approx(lib_us)
         assert fig.source.startswith("the user's own code") and us["id"] in fig.source
-    assert user_us < lib_us / 10   # a CRC is no signature: the replacement is visible
+    assert user_us < lib_us / 10  # a CRC is no signature: the replacement is visible

@@ -45,7 +45,7 @@ def test_the_readme_is_short_and_keeps_the_two_commands():
     text = (ROOT / "README.md").read_text()
     assert len(text.splitlines()) <= 150
     assert "make demo" in text and "make test" in text
-    assert "--device" in text                      # the device question in one command
+    assert "--device" in text  # the device question in one command
 
 
 def test_the_docs_home_page_starts_with_at_a_glance():
@@ -62,7 +62,7 @@ def test_every_option_of_every_subcommand_is_in_the_cli_reference():
         if m:
             sections[m.group(1)] = block
     commands = list(HOOK.subparsers(HOOK.build_parser()))
-    assert len(commands) > 20                      # the walk reached the subcommands and their actions
+    assert len(commands) > 20  # the walk reached the subcommands and their actions
     missing = []
     for command, parser, _ in commands:
         assert command in sections, f"{command} has no section in the CLI reference"
@@ -101,7 +101,7 @@ def test_every_internal_link_leads_to_a_file():
     for page in _markdown_files():
         for target in _links(page):
             if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
-                continue                           # another site, mail, or an anchor on the same page
+                continue  # another site, mail, or an anchor on the same page
             path = (page.parent / target.split("#", 1)[0]).resolve()
             if not (path.exists() or path in generated):
                 broken.append(f"{page.relative_to(ROOT)} -> {target}")
@@ -109,10 +109,19 @@ def test_every_internal_link_leads_to_a_file():
 
 
 def test_the_documentation_builds_strictly(tmp_path):
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1",
-               PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
-    r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
-                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    env = dict(
+        os.environ,
+        NO_MKDOCS_2_WARNING="1",
+        PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     assert (tmp_path / "site" / "reference" / "cli" / "index.html").exists()
     home = (tmp_path / "site" / "index.html").read_text()
@@ -156,11 +165,11 @@ def test_every_documented_command_line_parses():
     for page, command in commands:
         argv = shlex.split(command)[1:]
         for i, token in enumerate(argv):
-            if token in (">", ">>", "2>", "<", "&&"):      # the shell's, not secperf's
+            if token in (">", ">>", "2>", "<", "&&"):  # the shell's, not secperf's
                 argv = argv[:i]
                 break
-        if argv[:2] == ["netem", "run"] and "--" in argv:    # the CLI hands what follows -- to the command
-            argv = argv[:argv.index("--")]
+        if argv[:2] == ["netem", "run"] and "--" in argv:  # the CLI hands what follows -- to the command
+            argv = argv[: argv.index("--")]
         try:
             parser.parse_args(argv)
         except SystemExit:

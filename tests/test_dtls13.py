@@ -21,21 +21,22 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def pki():
-    return LabPKI().ensure()     # the lab's own (cached) PKI, as `secperf connect` uses
+    return LabPKI().ensure()  # the lab's own (cached) PKI, as `secperf connect` uses
 
 
 @pytest.fixture(scope="module")
 def exe():
     try:
-        return D.ensure_tool()   # first use builds wolfSSL 5.9 (minutes), then cached
+        return D.ensure_tool()  # first use builds wolfSSL 5.9 (minutes), then cached
     except D.DtlsSetupError as exc:
         pytest.fail(f"the DTLS pair cannot be built here: {exc}")
 
 
 def _cli(*args, timeout=300):
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    p = subprocess.run([sys.executable, "-m", "secperf", *map(str, args)], capture_output=True, text=True,
-                       timeout=timeout, env=env)
+    p = subprocess.run(
+        [sys.executable, "-m", "secperf", *map(str, args)], capture_output=True, text=True, timeout=timeout, env=env
+    )
     check_results_written(args, p)
     return p
 
@@ -57,8 +58,8 @@ def test_dtls13_full_handshake_has_a_cookie_round_trip_and_mutual_authentication
     for c in _ok(s):
         f = c["flights"]
         assert [x["dir"] for x in f[:4]] == ["c2s", "s2c", "c2s", "s2c"]
-        assert f[0]["records"] == ["ClientHello"] and f[2]["records"] == ["ClientHello"]   # again, with the cookie
-        assert f[1]["records"] == ["ServerHello"]                                          # the HelloRetryRequest
+        assert f[0]["records"] == ["ClientHello"] and f[2]["records"] == ["ClientHello"]  # again, with the cookie
+        assert f[1]["records"] == ["ServerHello"]  # the HelloRetryRequest
         # the client's certificate flight is encrypted: 3 records (Certificate, CertificateVerify, Finished)
         assert f[4]["dir"] == "c2s" and f[4]["records"] == ["encrypted"] * 3
         assert not c["resumed"] and not c["cid"]
@@ -74,8 +75,8 @@ def test_dtls13_resumed_is_verified_and_sends_no_certificates(pki, exe):
     res = _run(pki, exe, version="1.3", handshake="resumed")
     ok = _ok(res)
     assert all(c["resumed"] for c in ok) and res["derived"]["resumed"] == 2
-    assert res["derived"]["bytes_s2c_p50"] < full["derived"]["bytes_s2c_p50"] - 500   # no Certificate message
-    assert all(c["flights"][4]["records"] == ["encrypted"] for c in ok)            # client Finished only
+    assert res["derived"]["bytes_s2c_p50"] < full["derived"]["bytes_s2c_p50"] - 500  # no Certificate message
+    assert all(c["flights"][4]["records"] == ["encrypted"] for c in ok)  # client Finished only
 
 
 # slow: the first use builds wolfSSL 5.9 from source (minutes on a fresh machine)
@@ -99,7 +100,7 @@ def test_dtls12_on_the_same_server_uses_hello_verify_request(pki, exe):
     s = _run(pki, exe, version="1.2", handshake="full")
     for c in _ok(s):
         assert c["flights"][1]["records"] == ["HelloVerifyRequest"]
-        assert "Certificate" in c["flights"][3]["records"]   # DTLS 1.2 sends it in clear
+        assert "Certificate" in c["flights"][3]["records"]  # DTLS 1.2 sends it in clear
     assert s["id"] == "connect/dtls12/wolfssl/full"
 
 
@@ -131,35 +132,56 @@ def test_flight_model_matches_the_measured_datagrams(pki, exe):
 
 @pytest.mark.slow
 def test_connect_dtls13_and_dtls12_cli(tmp_path):
-    p = _cli("connect", "dtls13,dtls12", "--handshake", "full", "--cid", "off", "--key", "software", "--n", "2",
-             "--warmup", "0", "--json", "--out", tmp_path)
+    p = _cli(
+        "connect",
+        "dtls13,dtls12",
+        "--handshake",
+        "full",
+        "--cid",
+        "off",
+        "--key",
+        "software",
+        "--n",
+        "2",
+        "--warmup",
+        "0",
+        "--json",
+        "--out",
+        tmp_path,
+    )
     assert p.returncode == 0, p.stderr
     ids = [s["id"] for s in json.loads(p.stdout)["series"]]
     assert ids == ["connect/dtls13/wolfssl/full", "connect/dtls12/wolfssl/full"]
 
 
-@pytest.mark.parametrize("args, words", [
-    (("dtls13", "--handshake", "0rtt"), "0-RTT: QUIC only here"),
-    (("dtls13", "--cid", "maybe"), "--cid 'maybe'"),
-    (("dtls13", "--tls", "1.2"), "protocol dtls13 has nothing it changes: drop --tls"),
-    (("dtls13", "--lost", "client-initial"), "unknown for dtls13"),
-    (("dtls13", "--key", "token"), "software key only"),
-    (("https", "--cid", "on"), "--cid on: acts on protocol dtls13"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (("dtls13", "--handshake", "0rtt"), "0-RTT: QUIC only here"),
+        (("dtls13", "--cid", "maybe"), "--cid 'maybe'"),
+        (("dtls13", "--tls", "1.2"), "protocol dtls13 has nothing it changes: drop --tls"),
+        (("dtls13", "--lost", "client-initial"), "unknown for dtls13"),
+        (("dtls13", "--key", "token"), "software key only"),
+        (("https", "--cid", "on"), "--cid on: acts on protocol dtls13"),
+    ],
+)
 def test_connect_dtls13_bad_inputs_exit_2_naming_them(args, words, capsys):
     from secperf.cli import main
-    assert main(["connect", *args, "--n", "1"]) == 2       # the exit status of `secperf connect ...`
+
+    assert main(["connect", *args, "--n", "1"]) == 2  # the exit status of `secperf connect ...`
     err = capsys.readouterr().err
     assert words in err and "Traceback" not in err
 
 
 # --- the planner's measure "DTLS 1.3 with connection IDs" (plan/measures.py: dtls13-cid) -------------
 
+
 def _pattern(name: str, **changes):
     import tomllib
     from importlib import resources
 
     from secperf.inputs import patterns as PS
+
     d = tomllib.loads(resources.files("secperf.data").joinpath("patterns", f"{name}.toml").read_text())
     for path, value in changes.items():
         section, key = path.split("__")
@@ -171,6 +193,7 @@ def test_dtls13_cid_measure_keeps_the_session_across_nat_time_outs():
     from secperf.plan import design as DS
     from secperf.plan import measures as MS
     from secperf.plan.evaluate import Day, connection_counts, setup_scenario
+
     p = _pattern("event-driven", connection__mode="always-on", stack__key="software")
     base = DS.baseline(p)
     assert MS.CATALOGUE["dtls13-cid"].not_applicable(p, base) is None
@@ -186,6 +209,7 @@ def test_dtls13_cid_measure_keeps_the_session_across_nat_time_outs():
 def test_dtls13_cid_measure_applies_to_coap_only():
     from secperf.plan import design as DS
     from secperf.plan import measures as MS
+
     p = _pattern("remote-management")
     why = MS.CATALOGUE["dtls13-cid"].not_applicable(p, DS.baseline(p))
     assert why is not None and "DTLS 1.3 replaces CoAP" in why

@@ -36,6 +36,7 @@ def test_model_reproduces_rfc9529_trace_2_static_dh_kid_with_suite_negotiation()
 @pytest.mark.parametrize("cred", ["kid", "value"])
 def test_lakers_messages_have_the_modelled_sizes(cred):
     from secperf.measure import edhoc as E
+
     got = E.message_sizes(cred)
     assert (got["message_1"], got["message_2"], got["message_3"]) == _sizes(FE.Variant(cred=cred))
 
@@ -43,6 +44,7 @@ def test_lakers_messages_have_the_modelled_sizes(cred):
 def test_lakers_kid_run_is_rfc9529_trace_2_less_the_negotiated_suite_list():
     # lakers offers suite 2 alone (SUITES_I = 2, one byte), the trace's [6, 2] is three bytes
     from secperf.measure import edhoc as E
+
     got = E.message_sizes("kid")
     assert (got["message_1"] + 2, got["message_2"], got["message_3"]) == RFC9529_TRACE2
 
@@ -78,23 +80,28 @@ def test_whatif_refuses_an_edhoc_variant_it_cannot_model():
         F.build(F.Scenario(protocol="edhoc", handshake="m3-x509", group="p-256"))
 
 
-@pytest.mark.parametrize("args, named", [
-    (["--edhoc-method", "0"], "method 0"),
-    (["--edhoc-method", "7"], "method 7"),
-    (["--edhoc-suite", "0"], "suite 0"),
-    (["--edhoc-cred", "x5chain"], "x5chain"),
-    (["--key", "se:iot-safe-sim"], "--key se:iot-safe-sim"),
-    (["--handshake", "resumed"], "--handshake resumed"),
-    (["--edhoc-flow", "twice"], "flow 'twice'"),
-])
+@pytest.mark.parametrize(
+    "args, named",
+    [
+        (["--edhoc-method", "0"], "method 0"),
+        (["--edhoc-method", "7"], "method 7"),
+        (["--edhoc-suite", "0"], "suite 0"),
+        (["--edhoc-cred", "x5chain"], "x5chain"),
+        (["--key", "se:iot-safe-sim"], "--key se:iot-safe-sim"),
+        (["--handshake", "resumed"], "--handshake resumed"),
+        (["--edhoc-flow", "twice"], "flow 'twice'"),
+    ],
+)
 def test_connect_edhoc_bad_choices_exit_2_naming_them(args, named, capsys):
     from secperf import cli
+
     assert cli.main(["connect", "edhoc", *args]) == 2
     assert named in capsys.readouterr().err
 
 
 def test_edhoc_options_on_another_protocol_exit_2(capsys):
     from secperf import cli
+
     assert cli.main(["connect", "coap", "--edhoc-method", "3"]) == 2
     assert "--edhoc-method" in capsys.readouterr().err
 
@@ -103,12 +110,13 @@ def test_edhoc_options_on_another_protocol_exit_2(capsys):
 def test_edhoc_then_oscore_over_loopback_udp(flow, tmp_path, monkeypatch):
     monkeypatch.setenv("SECPERF_HOME", str(tmp_path))
     from secperf.measure import edhoc as E
+
     cfg = E.EdhocConfig(flow=flow, requests=2)
     keys = E.make_keys(tmp_path / "keys")
     assert (keys / "client.key").stat().st_mode & 0o077 == 0
     s = E.measure(cfg, n=2, warmup=0, keys=keys)
     assert s["status"] == "ok", s["failures"]
-    plain_get = 4 + 2 + 1 + len("temp")   # the same GET without OSCORE: header, aiocoap's 2-byte token, Uri-Path
+    plain_get = 4 + 2 + 1 + len("temp")  # the same GET without OSCORE: header, aiocoap's 2-byte token, Uri-Path
     model = FE.coap_datagrams(FE.Variant(combined=flow == "combined"), plain_get, 0)
     for c in s["samples"]:
         assert c["edhoc_bytes"] == {"message_1": 37, "message_2": 45, "message_3": 19}
@@ -118,7 +126,7 @@ def test_edhoc_then_oscore_over_loopback_udp(flow, tmp_path, monkeypatch):
         short = model[0][2] - c["coap_bytes"]["message_1"]
         assert short in (-1, 0, 1), c["coap_bytes"]
         assert c["coap_bytes"]["message_2"] == model[1][2] - short
-        if flow == "combined":   # message_3 inside the first OSCORE request: header, token, options, marker, payload
+        if flow == "combined":  # message_3 inside the first OSCORE request: header, token, options, marker, payload
             # (a request of its own: the next token, which may be one byte longer or shorter)
             assert abs(c["coap_bytes"]["message_3+request"] - model[2][2]) <= 1, c["coap_bytes"]
         msgs = {"message_1", "message_2", "message_3"} | ({"message_4"} if flow == "separate" else set())
@@ -140,6 +148,7 @@ def test_whatif_calibrated_from_a_connect_edhoc_result_reproduces_its_loopback_r
     from secperf.model import network as N
     from secperf.model import predict as P
     from secperf.sim import montecarlo as M
+
     monkeypatch.setenv("SECPERF_HOME", str(tmp_path))
     assert cli.main(["connect", "edhoc", "--n", "3", "--warmup", "1", "--json", "--out", str(tmp_path / "r")]) == 0
     doc = json.loads(capsys.readouterr().out)

@@ -22,10 +22,10 @@ TRACE2 = {
     "i": "fb13adeb6518cee5f88417660841142e830a81fe334380a953406a1305e8706b",
     "x": "368ec1f69aeb659ba37d5a8d45b21bdc0299dceaa8ef235f3ca42ce3530f9525",
     "cred_i": "a2027734322d35302d33312d46462d45462d33372d33322d333908a101a5010202412b2001215820ac75e9ece3e50bfc8ed6"
-              "0399889522405c47bf16df96660a41298cb4307f7eb62258206e5de611388a4b8a8211334ac7d37ecb52a387d257e6db3c2a"
-              "93df21ff3affc8",
+    "0399889522405c47bf16df96660a41298cb4307f7eb62258206e5de611388a4b8a8211334ac7d37ecb52a387d257e6db3c2a"
+    "93df21ff3affc8",
     "cred_r": "a2026b6578616d706c652e65647508a101a501020241322001215820bbc34960526ea4d32e940cad2a234148ddc21791a12a"
-              "fbcbac93622046dd44f02258204519e257236b2a0ce2023f0931f1f386ca7afda64fcde0108c224c51eabf6072",
+    "fbcbac93622046dd44f02258204519e257236b2a0ce2023f0931f1f386ca7afda64fcde0108c224c51eabf6072",
     "suites": "820602",
     "c_i": "37",
 }
@@ -44,11 +44,16 @@ TRACE2_KEYS = {
     "master_salt": "ada24c7dbfc85eeb",
 }
 # RFC 8613 Appendix C.1.1 (client) and C.4 (GET coap://localhost/tv1, sequence number 20)
-C4_IN = ("secret 0102030405060708090a0b0c0d0e0f10\nsalt 9e7ca92223786340\nsid \nrid 01\nseq 20\n"
-         "request 44015d1f00003974396c6f63616c686f737483747631\n")
-C4_OUT = {"sender_key": "f0910ed7295e6ad4b54fc793154302ff", "recipient_key": "ffb14e093c94c9cac9471648b4f98710",
-          "common_iv": "4622d4dd6d944168eefb54987c",
-          "protected": "44025d1f00003974396c6f63616c686f7374620914ff612f1092f1776f1c1668b3825e"}
+C4_IN = (
+    "secret 0102030405060708090a0b0c0d0e0f10\nsalt 9e7ca92223786340\nsid \nrid 01\nseq 20\n"
+    "request 44015d1f00003974396c6f63616c686f737483747631\n"
+)
+C4_OUT = {
+    "sender_key": "f0910ed7295e6ad4b54fc793154302ff",
+    "recipient_key": "ffb14e093c94c9cac9471648b4f98710",
+    "common_iv": "4622d4dd6d944168eefb54987c",
+    "protected": "44025d1f00003974396c6f63616c686f7374620914ff612f1092f1776f1c1668b3825e",
+}
 
 
 def _build(stack: str) -> E.EdhocBuild:
@@ -71,8 +76,9 @@ def m4_build(request) -> E.EdhocBuild:
 
 def _guest(eb: E.EdhocBuild, args: list[str], stdin: str) -> dict[str, str]:
     """The guest's "name HEX" lines as a dict (trace lines by their name); its JSON result line as "result"."""
-    p = subprocess.run([eb.lib.qemu, "-cpu", "max", str(eb.binary), *args], input=stdin, capture_output=True,
-                       text=True, timeout=120)
+    p = subprocess.run(
+        [eb.lib.qemu, "-cpu", "max", str(eb.binary), *args], input=stdin, capture_output=True, text=True, timeout=120
+    )
     out = {}
     for line in p.stdout.splitlines():
         if line.startswith("{"):
@@ -100,11 +106,11 @@ def test_rfc9529_trace_2_messages_and_key_schedule_on_the_cortex_m4(m4_build, tm
 
 @pytest.mark.slow
 def test_a_tampered_message_2_fails_the_mac_check(m4_build, tmp_path):
-    bad = TRACE2_M2[:-2] + f"{int(TRACE2_M2[-2:], 16) ^ 1:02x}"   # one bit of CIPHERTEXT_2
+    bad = TRACE2_M2[:-2] + f"{int(TRACE2_M2[-2:], 16) ^ 1:02x}"  # one bit of CIPHERTEXT_2
     got = _trace_run(m4_build, tmp_path, bad)
     line = json.loads(got["result"])
     assert line["ok"] is False and line["stage"] == "message_2"
-    assert got["m3"] == ""   # no message_3 leaves
+    assert got["m3"] == ""  # no message_3 leaves
 
 
 @pytest.mark.slow
@@ -122,7 +128,7 @@ def _check_counted(series, variant: str, stack: str, sizes: dict) -> None:
         rows = {r["message"]: r["instructions"] for r in d.messages}
         app = {r["message"]: r["instructions"] for r in d.app_messages}
         assert list(rows) == list(E.HANDSHAKE_STEPS) and list(app) == list(E.APP_STEPS)
-        for sample in s.samples:   # the steps partition the handshake exactly; the I/O glue is outside
+        for sample in s.samples:  # the steps partition the handshake exactly; the I/O glue is outside
             assert sample["instructions"] == sum(m["instructions"] for m in sample["messages"])
             assert sample["process_instructions"] > sample["instructions"] + sample["app_instructions"]
             assert {k: sample["sizes"][k] for k in sizes} == sizes
@@ -159,16 +165,23 @@ def test_plugin_events_become_per_step_counts():
     at = 150
     for step, cost in zip(range(1, 7), (1000, 3000, 2000, 100, 10, 9)):
         ev += [_event(at, A.OP_BEGIN, step), _event(at + cost, A.OP_END, step)]
-        at += cost + 500   # the host's answer and the hex I/O between steps
+        at += cost + 500  # the host's answer and the hex I/O between steps
     ev.append(_event(at, A.HS_END, 1))
     (hs,) = E.handshakes(ev)
     assert hs["ok"] and hs["index"] == 0
-    assert hs["steps"] == {"message_1": 1000, "message_2": 3000, "message_3": 2000, "oscore_export": 100,
-                           "oscore_protect": 10, "oscore_unprotect": 9}
+    assert hs["steps"] == {
+        "message_1": 1000,
+        "message_2": 3000,
+        "message_3": 2000,
+        "oscore_export": 100,
+        "oscore_protect": 10,
+        "oscore_unprotect": 9,
+    }
     assert hs["process_instructions"] == at - 100
     # a handshake whose guest gave up after message_2 is not a sample
-    (cut,) = E.handshakes([_event(0, A.HS_BEGIN, 1), _event(5, A.OP_BEGIN, 1), _event(9, A.OP_END, 1),
-                           _event(20, A.HS_END, 0)])
+    (cut,) = E.handshakes(
+        [_event(0, A.HS_BEGIN, 1), _event(5, A.OP_BEGIN, 1), _event(9, A.OP_END, 1), _event(20, A.HS_END, 0)]
+    )
     assert not cut["ok"]
 
 
@@ -188,6 +201,23 @@ def test_an_explicit_stack_without_the_crypto_is_refused():
 
 
 def test_cli_names_the_variants_it_has():
-    p = subprocess.run([sys.executable, "-m", "secperf", "device", "handshake", "--tls", "edhoc", "--device",
-                        "cortex-m4-80", "--mode", "m1-x5chain", "--json"], capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "secperf",
+            "device",
+            "handshake",
+            "--tls",
+            "edhoc",
+            "--device",
+            "cortex-m4-80",
+            "--mode",
+            "m1-x5chain",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 2 and "m3-kid, m3-value" in p.stderr and p.stdout == ""

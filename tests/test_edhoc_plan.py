@@ -33,8 +33,9 @@ def _eval(p, *measures, network="delay=100ms"):
 
 def test_edhoc_instead_of_dtls_saves_a_round_trip_and_bytes_keeps_the_signature():
     # CoAP over DTLS 1.2 with a cookie: 4 exchanges to the response; EDHOC (separate message_3) + OSCORE: 3
-    p = _pattern("event-driven", stack__key="software", requirements__energy_per_day="1000 J",
-                 connection__mode="per-message")
+    p = _pattern(
+        "event-driven", stack__key="software", requirements__energy_per_day="1000 J", connection__mode="per-message"
+    )
     dtls, ctx = _eval(p)
     edhoc, _ = _eval(p, "edhoc-oscore")
     drop = dtls.numbers["latency_p50_ms"] - edhoc.numbers["latency_p50_ms"]

@@ -18,8 +18,25 @@ from secperf.core.observations import ID_COLUMNS
 from secperf.report.export import to_csv
 from secperf.report.export_metrics import exposition
 
-UNITS = {"us", "ms", "s", "1/s", "bytes", "bytes/s", "ns/byte", "J", "mJ", "ratio", "count", "instructions",
-         "cycles", "bool", "1/day", "bytes/day", "days"}
+UNITS = {
+    "us",
+    "ms",
+    "s",
+    "1/s",
+    "bytes",
+    "bytes/s",
+    "ns/byte",
+    "J",
+    "mJ",
+    "ratio",
+    "count",
+    "instructions",
+    "cycles",
+    "bool",
+    "1/day",
+    "bytes/day",
+    "days",
+}
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +53,11 @@ def _csv_rows(doc) -> tuple[list[str], list[dict]]:
 
 
 def _pick(rows, metric, statistic, **labels):
-    got = [r for r in rows if r["metric"] == metric and r["statistic"] == statistic
-           and all(r[k] == v for k, v in labels.items())]
+    got = [
+        r
+        for r in rows
+        if r["metric"] == metric and r["statistic"] == statistic and all(r[k] == v for k, v in labels.items())
+    ]
     assert got, f"no row {metric}/{statistic} {labels}"
     return got
 
@@ -124,8 +144,11 @@ def test_prometheus_text_parses_back_for_every_kind(docs, kind):
 
 
 def _sample(fams, name, **labels):
-    got = [s for s in fams[name].samples if all(s.labels.get(k) == v for k, v in labels.items())
-           and not s.name.endswith("_created")]
+    got = [
+        s
+        for s in fams[name].samples
+        if all(s.labels.get(k) == v for k, v in labels.items()) and not s.name.endswith("_created")
+    ]
     assert got, (name, labels)
     return got[0].value
 
@@ -146,14 +169,17 @@ def test_prometheus_names_follow_the_conventions_and_use_base_units(docs):
 
     fams = _families(docs["fleet"])
     assert _sample(fams, "secperf_fleet_time_all_back_seconds", policy="exponential") == pytest.approx(
-        docs["fleet"]["analysis"]["fleet"]["runs"][0]["time_all_back_s"])
+        docs["fleet"]["analysis"]["fleet"]["runs"][0]["time_all_back_s"]
+    )
 
     fams = _families(docs["plan"])
     p = docs["plan"]["analysis"]["plan"]["patterns"][0]
     assert _sample(fams, "secperf_plan_latency_seconds", design="before", quantile="0.95") == pytest.approx(
-        p["before"]["numbers"]["latency_pq_ms"] / 1e3)
+        p["before"]["numbers"]["latency_pq_ms"] / 1e3
+    )
     assert _sample(fams, "secperf_plan_energy_per_day_joules", design="before") == pytest.approx(
-        p["before"]["numbers"]["energy_per_day_j"])
+        p["before"]["numbers"]["energy_per_day_j"]
+    )
 
     fams = _families(docs["device"])
     assert _sample(fams, "secperf_device_instructions", quantile="0.5") == 30_000_000
@@ -207,10 +233,25 @@ def test_csv_option_on_model_commands_writes_and_refuses_an_input(tmp_path, docs
 def test_a_fleet_replay_exports_the_measured_storm_beside_the_model():
     """`fleet --replay` holds no model runs, only replays (app/server.replay_compare's shape)."""
     doc = R.new_result(kind="fleet", command=["secperf"], params={}, host={}, run_id="r")
-    doc["analysis"]["fleet"] = {"runs": [], "replays": [{
-        "clients": 50, "policy": "none", "capacity_per_s": 300.0, "timeout_s": 10.0,
-        "measured": {"time_all_back_s": 0.4, "wait_p50_s": 0.1, "wait_p90_s": 0.2, "wait_p99_s": 0.3, "back": 50},
-        "models": {"abandoned work": {"time_all_back_s": 0.35, "ratio_time_all_back_s": 0.4 / 0.35}}}]}
+    doc["analysis"]["fleet"] = {
+        "runs": [],
+        "replays": [
+            {
+                "clients": 50,
+                "policy": "none",
+                "capacity_per_s": 300.0,
+                "timeout_s": 10.0,
+                "measured": {
+                    "time_all_back_s": 0.4,
+                    "wait_p50_s": 0.1,
+                    "wait_p90_s": 0.2,
+                    "wait_p99_s": 0.3,
+                    "back": 50,
+                },
+                "models": {"abandoned work": {"time_all_back_s": 0.35, "ratio_time_all_back_s": 0.4 / 0.35}},
+            }
+        ],
+    }
     _, rows = _csv_rows(doc)
     back = {r["source"]: float(r["value"]) for r in rows if r["metric"] == "time_all_back"}
     assert back == {"measured": 0.4, "model: abandoned work": 0.35}

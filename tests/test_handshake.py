@@ -72,6 +72,7 @@ def test_server_cpu_is_reported_by_the_probe_server(pki, params):
 
 def test_against_openssl_s_server(pki, params):
     from dataclasses import replace
+
     for cfg in (replace(H.V13, server="s_server"), replace(H.V12, server="s_server")):
         s = H.measure_config(cfg, params, pki)
         assert s["status"] == "ok", s["failures"][:3]
@@ -85,8 +86,23 @@ FAILED_RUN_BOUND_S = (2 * CLIENT_N + 1) * CLIENT_TIMEOUT_S
 
 def _client(pki, port, *extra, ca=None):
     certs = pki.server("rsa-2048", 1)
-    args = ["--host", "127.0.0.1", "--port", str(port), "--ca", str(ca or certs.ca), "--servername", "localhost",
-            "--n", str(CLIENT_N), "--warmup", "0", "--timeout-ms", str(int(CLIENT_TIMEOUT_S * 1000)), *extra]
+    args = [
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--ca",
+        str(ca or certs.ca),
+        "--servername",
+        "localhost",
+        "--n",
+        str(CLIENT_N),
+        "--warmup",
+        "0",
+        "--timeout-ms",
+        str(int(CLIENT_TIMEOUT_S * 1000)),
+        *extra,
+    ]
     t0 = time.monotonic()
     meta, conns, err = H.run_client(args, 60)
     return conns, err, time.monotonic() - t0
@@ -119,6 +135,7 @@ def test_broken_setups_are_failed_samples_with_reasons(case, pki, tmp_path):
 
 def test_silent_server_times_out_as_a_failed_sample(pki):
     import socket
+
     with socket.socket() as lsock:  # accepts TCP, never speaks TLS
         lsock.bind(("127.0.0.1", 0))
         lsock.listen(8)
@@ -131,12 +148,14 @@ def test_silent_server_times_out_as_a_failed_sample(pki):
 def test_server_side_reason_of_a_failed_connection_is_kept(pki, params, monkeypatch):
     """A connection the server refused keeps the server's stage and reason next to the client's."""
     from dataclasses import replace
+
     real = H.client_args
 
-    def without_client_cert(*a, **k):   # the server asks for a client certificate; none comes
+    def without_client_cert(*a, **k):  # the server asks for a client certificate; none comes
         args = real(*a, **k)
         i = args.index("--cert")
-        return args[:i] + args[i + 4:]
+        return args[:i] + args[i + 4 :]
+
     monkeypatch.setattr(H, "client_args", without_client_cert)
     s = H.measure_config(replace(H.V13, label="mtls without a client certificate", mtls=True), params, pki)
     assert s["status"] == "failed" and s["failures"]
@@ -149,27 +168,34 @@ def test_dtls_server_moves_on_when_a_client_leaves_before_its_request(pki, tmp_p
     """A DTLS client that finishes its handshake and vanishes (no request, no close_notify) is a
     failed connection on the server as soon as the next client knocks, not after --timeout-ms."""
     import subprocess
+
     certs = pki.server("rsa-2048", 1)
     with ProbeServer(certs, ["--timeout-ms", "60000"], proto="dtls", workdir=tmp_path / "s") as s:
-        sc = subprocess.Popen(["openssl", "s_client", "-dtls1_2", "-connect", f"127.0.0.1:{s.port}",
-                               "-CAfile", str(certs.ca)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
+        sc = subprocess.Popen(
+            ["openssl", "s_client", "-dtls1_2", "-connect", f"127.0.0.1:{s.port}", "-CAfile", str(certs.ca)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         import threading
+
         done = threading.Event()
 
-        def watch():                                   # until s_client reports the handshake
+        def watch():  # until s_client reports the handshake
             for line in sc.stdout:
                 if "Verify return code" in line:
                     done.set()
                     return
+
         threading.Thread(target=watch, daemon=True).start()
         try:
             assert done.wait(20), "openssl s_client did not finish a DTLS handshake"
         finally:
             sc.kill()
             sc.wait()
-        conns, err, took = _client(pki, s.port, "--proto", "dtls")   # 2 s per connection at most
-        lines, deadline = [], time.monotonic() + 20   # the server's three lines (two served, one gone): waited
+        conns, err, took = _client(pki, s.port, "--proto", "dtls")  # 2 s per connection at most
+        lines, deadline = [], time.monotonic() + 20  # the server's three lines (two served, one gone): waited
         while len(lines) < 3 and time.monotonic() < deadline:  # for, not assumed within a fixed 0.2 s
             lines += s.drain()
             time.sleep(0.02)
@@ -181,6 +207,7 @@ def test_dtls_server_moves_on_when_a_client_leaves_before_its_request(pki, tmp_p
 
 def test_failed_configuration_does_not_stop_the_run(pki, params):
     from dataclasses import replace
+
     doc = R.new_result(kind="handshake", command=[], params={}, host={}, run_id="x")
     bad = replace(H.V13, label="impossible group", groups="no-such-group")
     H.run_handshakes([bad, H.V13], params, doc)
@@ -192,6 +219,7 @@ def test_cli_breakdown_prints_json_result_and_report_with_stacked_bars(tmp_path)
     import json
 
     from conftest import run_cli
+
     p = run_cli("handshake", "breakdown", "--n", "5", "--warmup", "1", "--out", str(tmp_path), "--json")
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
@@ -203,12 +231,16 @@ def test_cli_breakdown_prints_json_result_and_report_with_stacked_bars(tmp_path)
     assert 'data-plot="stacked"' in html and "ClientHello (sent)" in html
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["handshake", "nosuch"], "unknown experiment 'nosuch'"),
-    (["handshake", "versions", "--server", "apache"], "unknown --server 'apache'"),
-    (["handshake", "versions", "--network", "delay=50"], "field 'delay'"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["handshake", "nosuch"], "unknown experiment 'nosuch'"),
+        (["handshake", "versions", "--server", "apache"], "unknown --server 'apache'"),
+        (["handshake", "versions", "--network", "delay=50"], "field 'delay'"),
+    ],
+)
 def test_cli_handshake_bad_input_exits_2(args, needle, tmp_path):
     from conftest import run_cli
+
     p = run_cli(*args, "--out", str(tmp_path))
     assert p.returncode == 2 and needle in p.stderr

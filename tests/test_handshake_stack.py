@@ -9,8 +9,14 @@ import pytest
 
 from conftest import run_cli
 
-PROBE_TLS13 = ["ClientHello (sent)", "ServerHello (received)", "EncryptedExtensions (received)",
-               "Certificate (received)", "CertificateVerify (received)", "Finished (received)"]
+PROBE_TLS13 = [
+    "ClientHello (sent)",
+    "ServerHello (received)",
+    "EncryptedExtensions (received)",
+    "Certificate (received)",
+    "CertificateVerify (received)",
+    "Finished (received)",
+]
 
 
 def _hs(tmp_path, *args):
@@ -20,11 +26,16 @@ def _hs(tmp_path, *args):
 def test_wolfssl_and_mbedtls_rows_partition_their_client_cpu_per_message(tmp_path):
     p = _hs(tmp_path, "versions", "--stack", "openssl,wolfssl,mbedtls", "--n", "5", "--warmup", "1")
     assert p.returncode == 0, p.stderr
-    assert "skipped what the library does not offer" in p.stderr       # Mbed TLS 2.28 has no TLS 1.3
+    assert "skipped what the library does not offer" in p.stderr  # Mbed TLS 2.28 has no TLS 1.3
     doc = json.loads(p.stdout)
     by = {(s["labels"].get("stack", "openssl"), s["labels"]["tls"]): s for s in doc["series"]}
-    assert set(by) == {("openssl", "1.3"), ("openssl", "1.2"), ("wolfssl", "1.3"), ("wolfssl", "1.2"),
-                       ("mbedtls", "1.2")}
+    assert set(by) == {
+        ("openssl", "1.3"),
+        ("openssl", "1.2"),
+        ("wolfssl", "1.3"),
+        ("wolfssl", "1.2"),
+        ("mbedtls", "1.2"),
+    }
     for (stack, _tls), s in by.items():
         assert s["status"] == "ok", s["failures"]
         b = s["derived"]["breakdown"]
@@ -42,12 +53,15 @@ def test_wolfssl_and_mbedtls_rows_partition_their_client_cpu_per_message(tmp_pat
     assert set(PROBE_TLS13) <= probe_names
 
 
-@pytest.mark.parametrize("args,field", [
-    (("versions", "--stack", "nosuch"), "--stack"),
-    (("versions", "--stack", "wolfssl", "--network", "delay=10ms"), "--stack"),
-    (("versions", "--stack", "wolfssl", "--mtls"), "--mtls"),
-    (("psk", "--stack", "mbedtls"), "--stack"),            # no configuration of the experiment runs there
-])
+@pytest.mark.parametrize(
+    "args,field",
+    [
+        (("versions", "--stack", "nosuch"), "--stack"),
+        (("versions", "--stack", "wolfssl", "--network", "delay=10ms"), "--stack"),
+        (("versions", "--stack", "wolfssl", "--mtls"), "--mtls"),
+        (("psk", "--stack", "mbedtls"), "--stack"),  # no configuration of the experiment runs there
+    ],
+)
 def test_stack_bad_input_exits_2(tmp_path, args, field):
     p = run_cli("handshake", *args, "--n", "2", "--out", str(tmp_path / "results"), cwd=tmp_path)
     assert p.returncode == 2, (p.returncode, p.stderr[-400:])

@@ -55,9 +55,10 @@ def test_a_command_named_in_a_hint_parses(words, helps):
     while path and _help(tuple(path), helps).returncode != 0:
         path.pop()
     assert path, f"`secperf {' '.join(words)}` is named in a message or hint but does not parse"
-    rest = words[len(path):]
+    rest = words[len(path) :]
     usage = _help(tuple(path), helps).stdout.split("\n\n")[0]
     # a subcommand group shows in the usage as "{a,b,c} ..." (an option's choices sit in brackets)
     needs_sub = re.search(r"\s\{[a-z0-9-]+(,[a-z0-9-]+)+\} \.\.\.", usage) is not None
-    assert not (needs_sub and rest and rest[0].startswith("-")), \
+    assert not (needs_sub and rest and rest[0].startswith("-")), (
         f"`secperf {' '.join(words)}`: `secperf {' '.join(path)}` needs a subcommand before {rest[0]}"
+    )

@@ -14,10 +14,13 @@ from hypothesis import strategies as st
 from secperf.cli import main
 from secperf.core import result as R
 
-SEEDS = {"can": ["can"], "whatif": ["whatif", "https", "--n", "200"],
-         "plan": ["plan", "--pattern", "periodic-collection", "--n", "200"],
-         "fleet": ["fleet", "--capacity", "100", "--devices", "100"],
-         "crypto": ["crypto", "--alg", "sha256,ecdsa-p256", "--size", "16", "--n", "3", "--duration", "0.05"]}
+SEEDS = {
+    "can": ["can"],
+    "whatif": ["whatif", "https", "--n", "200"],
+    "plan": ["plan", "--pattern", "periodic-collection", "--n", "200"],
+    "fleet": ["fleet", "--capacity", "100", "--devices", "100"],
+    "crypto": ["crypto", "--alg", "sha256,ecdsa-p256", "--size", "16", "--n", "3", "--duration", "0.05"],
+}
 
 
 @pytest.fixture(scope="module")
@@ -31,8 +34,29 @@ def seeds(tmp_path_factory):
     return out
 
 
-EXTREME = st.sampled_from([None, "", "x" * 300, "nope-unknown", -1, -1e308, 1e308, 0, True, False, [], {},
-                           [None], {"a": None}, 2 ** 70, 1e15 + 1, -0.0, "rsa-²", math.pi])
+EXTREME = st.sampled_from(
+    [
+        None,
+        "",
+        "x" * 300,
+        "nope-unknown",
+        -1,
+        -1e308,
+        1e308,
+        0,
+        True,
+        False,
+        [],
+        {},
+        [None],
+        {"a": None},
+        2**70,
+        1e15 + 1,
+        -0.0,
+        "rsa-²",
+        math.pi,
+    ]
+)
 
 
 def _paths(v, p=()):
@@ -66,15 +90,26 @@ READERS = {
     "report": lambda f, t: ["report", f, "-o", f"{t}/r.html"],
     "compare": lambda f, t: ["compare", f, f],
     "metrics": lambda f, t: ["metrics", f, "-o", f"{t}/m.prom"],
-    "whatif --calibrate": lambda f, t: ["whatif", "https", "--calibrate", f, "--n", "50", "--out", f"{t}/w",
-                                        "--no-report"],
+    "whatif --calibrate": lambda f, t: [
+        "whatif",
+        "https",
+        "--calibrate",
+        f,
+        "--n",
+        "50",
+        "--out",
+        f"{t}/w",
+        "--no-report",
+    ],
     "fleet --from": lambda f, t: ["fleet", "--from", f, "--devices", "50", "--out", f"{t}/f", "--no-report"],
 }
 
 
 def _read_with(reader, doc, tmp_path, capsys):
     f = tmp_path / "hostile.json"
-    f.write_text(json.dumps(doc if isinstance(doc, dict) else R.to_json(doc)))  # NaN and Infinity included: json.loads accepts them
+    f.write_text(
+        json.dumps(doc if isinstance(doc, dict) else R.to_json(doc))
+    )  # NaN and Infinity included: json.loads accepts them
     rc = main(READERS[reader](str(f), str(tmp_path)))
     err = capsys.readouterr().err
     assert "Traceback" not in err
@@ -89,15 +124,18 @@ def test_every_reader_reads_or_names_the_problem_of_a_hostile_result(seeds, read
     @given(doc=hostile(seeds))
     def check(doc):
         _read_with(reader, doc, tmp_path, capsys)
+
     check()
 
 
-@given(version=st.one_of(st.sampled_from([0, -1, True, False, 1.5, "2", None, 2 ** 64]), st.integers(max_value=0)),
-       kind=st.sampled_from(["crypto", "", "rm -rf", "CRYPTO", 3]))
+@given(
+    version=st.one_of(st.sampled_from([0, -1, True, False, 1.5, "2", None, 2**64]), st.integers(max_value=0)),
+    kind=st.sampled_from(["crypto", "", "rm -rf", "CRYPTO", 3]),
+)
 @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
 def test_schema_version_must_be_a_positive_int_and_kind_known(version, kind):
     doc = R.finish(R.new_result(kind="crypto", command=[], params={}, host={}, run_id="t"))
-    with pytest.raises(R.ResultError):   # refused where it is set (the Result is typed), or on validation
+    with pytest.raises(R.ResultError):  # refused where it is set (the Result is typed), or on validation
         doc["schema_version"] = version
         doc["kind"] = kind
         R.validate(doc)
@@ -107,10 +145,10 @@ def test_schema_version_must_be_a_positive_int_and_kind_known(version, kind):
 @pytest.mark.parametrize("value", ["a string", [1, 2], 3, None])
 def test_analysis_plan_fleet_whatif_must_be_objects(key, value):
     doc = R.finish(R.new_result(kind="plan", command=[], params={}, host={}, run_id="t"))
-    with pytest.raises(R.ResultError, match=f"analysis.{key}"):   # refused where it is set: the analysis is typed
+    with pytest.raises(R.ResultError, match=f"analysis.{key}"):  # refused where it is set: the analysis is typed
         setattr(doc.analysis, key, value)
     raw = R.to_json(doc)
-    raw["analysis"][key] = value   # as a file would hold it
+    raw["analysis"][key] = value  # as a file would hold it
     with pytest.raises(R.ResultError, match=f"analysis.{key}"):
         R.validate(raw)
 
@@ -119,37 +157,49 @@ def test_analysis_plan_fleet_whatif_must_be_objects(key, value):
 def test_negative_or_absurd_times_are_refused(values):
     doc = R.finish(R.new_result(kind="crypto", command=[], params={}, host={}, run_id="t"))
     s = R.new_series("a", kind="crypto", labels={}, timer={"name": "n", "start": "s", "end": "e"})
-    with pytest.raises(R.ResultError, match="values_us"):   # refused where it is set: the series is typed
+    with pytest.raises(R.ResultError, match="values_us"):  # refused where it is set: the series is typed
         s["values_us"] = values
-    s.values_us.extend(values)   # appended in place, past the field check: validation names it
+    s.values_us.extend(values)  # appended in place, past the field check: validation names it
     doc["series"].append(s)
     with pytest.raises(R.ResultError, match="values_us"):
         R.validate(doc)
 
 
-TOML_VALUES = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=20)),
-                           lambda c: st.one_of(st.lists(c, max_size=4), st.dictionaries(st.text(max_size=12), c,
-                                                                                       max_size=4)), max_leaves=20)
+TOML_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=20)),
+    lambda c: st.one_of(st.lists(c, max_size=4), st.dictionaries(st.text(max_size=12), c, max_size=4)),
+    max_leaves=20,
+)
 
 
-@given(doc=st.dictionaries(st.sampled_from(["name", "crypto", "handshake", "signer", "jwt", "connect", "whatif",
-                                            "device", "x", ""]), TOML_VALUES, max_size=4))
+@given(
+    doc=st.dictionaries(
+        st.sampled_from(["name", "crypto", "handshake", "signer", "jwt", "connect", "whatif", "device", "x", ""]),
+        TOML_VALUES,
+        max_size=4,
+    )
+)
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 def test_scenario_documents_validate_or_name_the_key(doc):
     from secperf.core.errors import InputError
     from secperf.inputs.schema import validate_scenario
+
     try:
         validate_scenario(doc)
     except InputError as exc:
         assert str(exc)
 
 
-@given(doc=st.dictionaries(st.sampled_from(["name", "description", "source", "traffic", "requirements", "x"]),
-                           TOML_VALUES, max_size=5))
+@given(
+    doc=st.dictionaries(
+        st.sampled_from(["name", "description", "source", "traffic", "requirements", "x"]), TOML_VALUES, max_size=5
+    )
+)
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 def test_pattern_documents_validate_or_name_the_key(doc):
     from secperf.core.errors import InputError
     from secperf.inputs.patterns import validate_pattern
+
     try:
         validate_pattern(doc, "p.toml")
     except InputError as exc:

@@ -7,11 +7,14 @@ from secperf.app.connect import connect_configs
 from secperf.core.errors import InputError
 
 
-@pytest.mark.parametrize("kwargs, names", [
-    (dict(protocols=["mqtt"], keys=["software"], key_sessions=("cold",)), ["--key-session cold", "--key software"]),
-    (dict(protocols=["coap"], keys=["software"], nagle=True), ["--nagle", "coap"]),
-    (dict(protocols=["https"], keys=["software"], coap_security=["psk"]), ["--coap-security psk", "https"]),
-])
+@pytest.mark.parametrize(
+    "kwargs, names",
+    [
+        (dict(protocols=["mqtt"], keys=["software"], key_sessions=("cold",)), ["--key-session cold", "--key software"]),
+        (dict(protocols=["coap"], keys=["software"], nagle=True), ["--nagle", "coap"]),
+        (dict(protocols=["https"], keys=["software"], coap_security=["psk"]), ["--coap-security psk", "https"]),
+    ],
+)
 def test_an_option_that_cannot_act_is_refused_naming_it(kwargs, names):
     base = dict(handshakes=["full"], clients=[], auths=["mtls"])
     with pytest.raises(InputError) as exc:
@@ -21,10 +24,12 @@ def test_an_option_that_cannot_act_is_refused_naming_it(kwargs, names):
 
 
 def test_the_same_options_where_they_act_are_kept():
-    assert any(c.key_session == "cold" for c in connect_configs(["https"], ["token"], ["full"], [], ["mtls"],
-                                                                 key_sessions=("cold",)))
+    assert any(
+        c.key_session == "cold"
+        for c in connect_configs(["https"], ["token"], ["full"], [], ["mtls"], key_sessions=("cold",))
+    )
     assert connect_configs(["mqtt", "coap"], ["software"], ["full"], [], ["mtls"], nagle=True)
-    assert connect_configs(["https"], ["software"], ["full"], [], ["mtls"], coap_security=["pki"])   # the default
+    assert connect_configs(["https"], ["software"], ["full"], [], ["mtls"], coap_security=["pki"])  # the default
 
 
 def test_connect_scope_table_names_options_connect_has():
@@ -34,6 +39,7 @@ def test_connect_scope_table_names_options_connect_has():
 
     from secperf.app.option_scope import ACTS_ON
     from secperf.cli import build_parser
+
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices["connect"]
     options = {o for a in sub._actions for o in a.option_strings}
     assert set(ACTS_ON) <= options, set(ACTS_ON) - options

@@ -19,14 +19,26 @@ def _err_line(capsys) -> str:
 
 
 def _argv(kind, path, tmp_path):
-    return {"result": ["report", path, "-o", str(tmp_path / "r.html")],
-            "compare": ["compare", path, path],
-            "metrics": ["metrics", path],
-            "scenario": ["run", "--scenario", path, "--out", str(tmp_path / "res")],
-            "pattern": ["plan", "--pattern", path, "--out", str(tmp_path / "res")],
-            "ca": ["handshake", "versions", "--connect", "127.0.0.1:443", "--ca", path, "--out", str(tmp_path / "res")],
-            "client-key": ["connect", "https", "--connect", "127.0.0.1:443", "--client-cert", path, "--client-key",
-                           path, "--out", str(tmp_path / "res")]}[kind]
+    return {
+        "result": ["report", path, "-o", str(tmp_path / "r.html")],
+        "compare": ["compare", path, path],
+        "metrics": ["metrics", path],
+        "scenario": ["run", "--scenario", path, "--out", str(tmp_path / "res")],
+        "pattern": ["plan", "--pattern", path, "--out", str(tmp_path / "res")],
+        "ca": ["handshake", "versions", "--connect", "127.0.0.1:443", "--ca", path, "--out", str(tmp_path / "res")],
+        "client-key": [
+            "connect",
+            "https",
+            "--connect",
+            "127.0.0.1:443",
+            "--client-cert",
+            path,
+            "--client-key",
+            path,
+            "--out",
+            str(tmp_path / "res"),
+        ],
+    }[kind]
 
 
 KINDS = ["result", "compare", "metrics", "scenario", "pattern", "ca", "client-key"]
@@ -65,9 +77,14 @@ def test_read_input_never_reads_past_the_limit(tmp_path, monkeypatch):
         files.read_input(p, "pem")
 
 
-@pytest.mark.parametrize("text", ["a = " + "[" * 5000 + "]" * 5000 + "\n",
-                                  "a = " + "{ b = " * 200 + "1" + " }" * 200 + "\n",
-                                  "".join(f"[{'.'.join(['t'] * 60)}]\n")])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a = " + "[" * 5000 + "]" * 5000 + "\n",
+        "a = " + "{ b = " * 200 + "1" + " }" * 200 + "\n",
+        "".join(f"[{'.'.join(['t'] * 60)}]\n"),
+    ],
+)
 def test_deeply_nested_toml_is_an_input_error(tmp_path, capsys, text):
     p = tmp_path / "deep.toml"
     p.write_text(text)
@@ -79,12 +96,14 @@ def test_deeply_nested_toml_is_an_input_error(tmp_path, capsys, text):
 
 def test_many_unknown_keys_are_reported_as_the_first_few_and_a_count():
     from secperf.inputs import schema
+
     calls = []
     real = schema._describe
 
     def counting(err):
         calls.append(1)
         return real(err)
+
     schema._describe, saved = counting, schema._describe
     try:
         with pytest.raises(schema.InputError, match=r"\(and 49994 more\)"):

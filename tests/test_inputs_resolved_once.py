@@ -21,10 +21,7 @@ LOWER = ("measure", "model", "sim", "plan")
 LOOKUPS = {"core", "cores", "resolve_device", "resolve_core", "check_device", "temporary_core"}
 # not yet moved up (said in the issue's closing note): the energy model still reads a core by its name
 # for a caller that hands it a name (the planner used as a library, without app/plan.py's overrides)
-NOT_YET = {
-    ("model/energy.py", "core"),
-    ("model/energy.py", "cores"),
-}
+NOT_YET = {("model/energy.py", "core"), ("model/energy.py", "cores")}
 
 
 def _lookups(path: Path) -> set[str]:
@@ -64,8 +61,10 @@ def test_the_lower_layers_take_the_core_not_its_name():
 def test_the_scan_finds_a_lookup(tmp_path):
     """The scan is not blind: each spelling of a lookup in a module is found."""
     p = tmp_path / "m.py"
-    p.write_text("from ..inputs.devices import core\nfrom ..inputs import devices as DV\n"
-                 "def f(n):\n    return DV.resolve_device(n), check_device(n)\n")
+    p.write_text(
+        "from ..inputs.devices import core\nfrom ..inputs import devices as DV\n"
+        "def f(n):\n    return DV.resolve_device(n), check_device(n)\n"
+    )
     assert _lookups(p) == {"core", "resolve_device", "check_device"}
 
 
@@ -74,9 +73,9 @@ def test_measure_takes_a_core_object():
     assert isinstance(dev, Core)
     cfgs = D.plan(dev, "wolfssl59", "1.3", "x25519", "aes128gcm")
     assert cfgs and all(c.core is dev and c.device == "cortex-m4-80" for c in cfgs)
-    assert len(set(cfgs)) == len(cfgs)          # hashable, one per configuration
+    assert len(set(cfgs)) == len(cfgs)  # hashable, one per configuration
     with pytest.raises(InputError, match="A-profile|application core|cortex-a"):
-        QD.plan(dev, "ngtcp2", "full", "x25519", "aes128gcm", "rsa-2048")   # no QUIC on a microcontroller
+        QD.plan(dev, "ngtcp2", "full", "x25519", "aes128gcm", "rsa-2048")  # no QUIC on a microcontroller
 
 
 def test_an_unknown_device_is_refused_where_it_is_read():

@@ -23,6 +23,7 @@ def home(tmp_path_factory):
     """A private SECPERF_HOME with the lab PKI and token (run_jwt uses the default locations)."""
     from secperf.lab.pki import LabPKI
     from secperf.lab.token import LabToken
+
     root = tmp_path_factory.mktemp("jwt-home")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("SECPERF_HOME", str(root))
@@ -54,8 +55,9 @@ def _p50(vals):
 def test_jwt_over_a_link_pays_three_round_trips_per_request(home, tmp_path):
     doc = R.new_result(kind="jwt", command=[], params={}, host={}, run_id="x")
     net = f"delay={ONE_WAY_MS:g}ms"
-    S.run_jwt(["softhsm"], ["ecdsa-p256"], S.SignerParams(n=4, warmup=1, workdir=tmp_path), doc,
-              networks=["loopback", net])
+    S.run_jwt(
+        ["softhsm"], ["ecdsa-p256"], S.SignerParams(n=4, warmup=1, workdir=tmp_path), doc, networks=["loopback", net]
+    )
     by = {s["id"]: s for s in doc["series"]}
     assert len(by) == 8, list(by)
     assert all(s["status"] == "ok" for s in doc["series"]), [(s["id"], s["failures"][:1]) for s in doc["series"]]
@@ -88,10 +90,25 @@ def test_jwt_over_a_link_pays_three_round_trips_per_request(home, tmp_path):
 @needs_links
 def test_cli_jwt_over_a_link_labels_rows_and_reports_the_network(home, tmp_path, monkeypatch):
     from conftest import run_cli
+
     monkeypatch.setenv("COLUMNS", "200")
     before = set(netns.list_namespaces())
-    p = run_cli("jwt", "--profile", "softhsm", "--n", "2", "--warmup", "0", "--network", "delay=5ms",
-                "--network", "loopback", "--out", str(tmp_path), timeout=300)
+    p = run_cli(
+        "jwt",
+        "--profile",
+        "softhsm",
+        "--n",
+        "2",
+        "--warmup",
+        "0",
+        "--network",
+        "delay=5ms",
+        "--network",
+        "loopback",
+        "--out",
+        str(tmp_path),
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr[-800:]
     doc = R.load(tmp_path / "latest")
     assert [n["rtt_ms"] for n in doc["params"]["networks"]] == [10.0, 0.0]
@@ -104,10 +121,12 @@ def test_cli_jwt_over_a_link_labels_rows_and_reports_the_network(home, tmp_path,
     assert _left_by_dead_owners(before) == []  # the finished command left no namespace
 
 
-@pytest.mark.parametrize("spec,field", [("delay=20", "delay"), ("delay=20ms,loss=abc", "loss"),
-                                        ("delay=1ms,bandwidth=1mbit", "bandwidth")])
+@pytest.mark.parametrize(
+    "spec,field", [("delay=20", "delay"), ("delay=20ms,loss=abc", "loss"), ("delay=1ms,bandwidth=1mbit", "bandwidth")]
+)
 def test_cli_jwt_bad_network_names_the_field(spec, field, tmp_path):
     from conftest import run_cli
+
     p = run_cli("jwt", "--n", "1", "--network", spec, "--out", str(tmp_path))
     assert p.returncode == 2, p.stderr
     assert f"'{field}'" in p.stderr and "--network" in p.stderr
@@ -116,6 +135,7 @@ def test_cli_jwt_bad_network_names_the_field(spec, field, tmp_path):
 
 def test_cli_signer_network_says_it_has_no_network_path(tmp_path):
     from conftest import run_cli
+
     p = run_cli("signer", "--network", "lte", "--out", str(tmp_path))
     assert p.returncode == 2
     assert "no network path" in p.stderr and "secperf jwt --network" in p.stderr
@@ -139,9 +159,12 @@ def test_scenario_jwt_and_connect_sections_take_networks(tmp_path):
 
 def test_cli_run_scenario_with_a_bad_jwt_network_exits_2(tmp_path):
     from conftest import run_cli
+
     scn = tmp_path / "s.toml"
-    scn.write_text('name = "s"\n[crypto]\n[[crypto.select]]\nalg = ["sha256"]\nsize = [16]\n'
-                   '[jwt]\nnetworks = ["delay=5ms,rate=fast"]\n')
+    scn.write_text(
+        'name = "s"\n[crypto]\n[[crypto.select]]\nalg = ["sha256"]\nsize = [16]\n'
+        '[jwt]\nnetworks = ["delay=5ms,rate=fast"]\n'
+    )
     p = run_cli("run", "--scenario", str(scn), "--out", str(tmp_path / "out"))
     assert p.returncode == 2, p.stderr
     assert "[jwt] networks" in p.stderr and "'rate'" in p.stderr
@@ -154,6 +177,7 @@ def test_a_short_lived_token_from_a_slow_signer_arrives_valid(monkeypatch):
 
     from secperf.lab.jwt_server import verify_jwt
     from secperf.measure import jwt as J
+
     clock = [1000.95]
     monkeypatch.setattr(J.time, "time", lambda: clock[0])
     key = ec.generate_private_key(ec.SECP256R1())
@@ -162,6 +186,7 @@ def test_a_short_lived_token_from_a_slow_signer_arrives_valid(monkeypatch):
     def slow_sign(data):
         clock[0] += 0.6  # a secure element's signature
         return real_sign(data)
+
     for i in range(3):
         token = J.make_jwt(alg, slow_sign, "dev", 1)
         claims = verify_jwt(token, [key.public_key()], now=clock[0])  # raises "token expired" on the old code

@@ -36,14 +36,18 @@ def rsa_key():
 def _token(key, claims=None, alg=None):
     alg = alg or ("ES256" if isinstance(key, ec.EllipticCurvePrivateKey) else "RS256")
     now = int(time.time())
-    return pyjwt.encode({"sub": "dev", "iat": now, "nbf": now - 5, "exp": now + 60, **(claims or {})}, key,
-                        algorithm=alg)
+    return pyjwt.encode(
+        {"sub": "dev", "iat": now, "nbf": now - 5, "exp": now + 60, **(claims or {})}, key, algorithm=alg
+    )
 
 
 @pytest.mark.parametrize("kind", ["ecdsa-p256", "rsa-2048", "rsa-1024"])
 def test_software_signed_tokens_of_every_jwt_key_type_verify(kind):
-    key = (ec.generate_private_key(ec.SECP256R1()) if kind.startswith("ecdsa")
-           else rsa.generate_private_key(65537, int(kind.split("-")[1])))
+    key = (
+        ec.generate_private_key(ec.SECP256R1())
+        if kind.startswith("ecdsa")
+        else rsa.generate_private_key(65537, int(kind.split("-")[1]))
+    )
     alg, sign = J.software_signer(key)
     token = J.make_jwt(alg, sign, "secperf-device", 60)
     other = ec.generate_private_key(ec.SECP256R1()).public_key()
@@ -61,6 +65,7 @@ def test_tokens_signed_by_the_pkcs11_token_verify(tmp_path):
     from secperf.lab.jwt_server import load_public
     from secperf.lab.pki import LabPKI
     from secperf.lab.token import LabToken
+
     token = LabToken(tmp_path / "token", pki=LabPKI(tmp_path / "pki").ensure()).ensure()
     keys = [k for k in token.keys() if k["key_type"] in ("ecdsa-p256", "rsa-2048", "rsa-1024")]
     assert {k["key_type"] for k in keys} >= {"ecdsa-p256", "rsa-2048"}
@@ -73,18 +78,21 @@ def test_tokens_signed_by_the_pkcs11_token_verify(tmp_path):
             assert verify_jwt(J.make_jwt(alg, sign, "tok", 60), pubs)["sub"] == "tok", k["key_type"]
 
 
-@pytest.mark.parametrize("case,reason", [
-    ("expired", "token expired"),
-    ("not_yet", "token not yet valid"),
-    ("tampered", "signature not valid for any device key (alg ES256)"),
-    ("other_key", "signature not valid for any device key (alg ES256)"),
-    ("alg_none", "signature not valid for any device key (alg none)"),
-    ("hs256_with_public_pem", "signature not valid for any device key (alg HS256)"),
-    ("rs256_header_on_ec_key", "signature not valid for any device key (alg RS256)"),
-    ("garbage", "malformed token"),
-    ("two_parts", "malformed token"),
-    ("exp_not_a_number", "malformed token"),
-])
+@pytest.mark.parametrize(
+    "case,reason",
+    [
+        ("expired", "token expired"),
+        ("not_yet", "token not yet valid"),
+        ("tampered", "signature not valid for any device key (alg ES256)"),
+        ("other_key", "signature not valid for any device key (alg ES256)"),
+        ("alg_none", "signature not valid for any device key (alg none)"),
+        ("hs256_with_public_pem", "signature not valid for any device key (alg HS256)"),
+        ("rs256_header_on_ec_key", "signature not valid for any device key (alg RS256)"),
+        ("garbage", "malformed token"),
+        ("two_parts", "malformed token"),
+        ("exp_not_a_number", "malformed token"),
+    ],
+)
 def test_bad_tokens_are_rejected_with_their_reason(case, reason, ec_key, rsa_key):
     keys = [ec_key.public_key()]
     now = int(time.time())
@@ -100,10 +108,12 @@ def test_bad_tokens_are_rejected_with_their_reason(case, reason, ec_key, rsa_key
     elif case == "alg_none":
         token = f"{_b64({'alg': 'none', 'typ': 'JWT'})}.{_b64({'sub': 'dev'})}."
     elif case == "hs256_with_public_pem":  # the public key's PEM as an HMAC secret (algorithm confusion)
-        pem = rsa_key.public_key().public_bytes(serialization.Encoding.PEM,
-                                                serialization.PublicFormat.SubjectPublicKeyInfo)
+        pem = rsa_key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
         import hashlib
         import hmac
+
         si = f"{_b64({'alg': 'HS256', 'typ': 'JWT'})}.{_b64({'sub': 'dev'})}"
         token = f"{si}.{_b64(hmac.new(pem, si.encode(), hashlib.sha256).digest())}"
         keys = [rsa_key.public_key()]
@@ -144,10 +154,12 @@ def test_an_explicit_clock_judges_exp_and_nbf(ec_key):
 def test_the_endpoint_answers_200_or_401_with_the_reason(tmp_path, ec_key):
     from secperf.lab.pki import LabPKI
     from secperf.lab.services import JwtServer
+
     pki = LabPKI(tmp_path / "pki").ensure()
     pub = tmp_path / "device.pem"
-    pub.write_bytes(ec_key.public_key().public_bytes(serialization.Encoding.PEM,
-                                                     serialization.PublicFormat.SubjectPublicKeyInfo))
+    pub.write_bytes(
+        ec_key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    )
     certs = pki.server("ecdsa-p256", 1)
     ctx = ssl.create_default_context(cafile=str(certs.ca))
     with JwtServer(certs, [pub], workdir=tmp_path / "srv") as srv:

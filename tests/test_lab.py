@@ -22,8 +22,11 @@ def test_server_chains_verify_against_their_root(pki, key_type, depth):
     cs = pki.server(key_type, depth)
     chain = cs.chain.read_text()
     assert chain.count("BEGIN CERTIFICATE") == depth  # leaf + depth-1 intermediates
-    p = subprocess.run(["openssl", "verify", "-CAfile", str(cs.ca), "-untrusted", str(cs.chain), str(cs.cert)],
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        ["openssl", "verify", "-CAfile", str(cs.ca), "-untrusted", str(cs.chain), str(cs.cert)],
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 0, p.stdout + p.stderr
     assert stat.S_IMODE(os.stat(cs.key).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(cs.key.parent).st_mode) == 0o700
@@ -42,9 +45,25 @@ def test_bad_pki_requests_name_the_problem(pki):
 
 
 def _curl(port, ca, *extra):
-    return subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "5",
-                           "--cacert", str(ca), *extra, f"https://localhost:{port}/"],
-                          capture_output=True, text=True, timeout=20)
+    return subprocess.run(
+        [
+            "curl",
+            "-s",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            "--max-time",
+            "5",
+            "--cacert",
+            str(ca),
+            *extra,
+            f"https://localhost:{port}/",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
 
 
 def test_nginx_requires_the_client_certificate_and_stops_by_pid(pki, tmp_path):
@@ -68,7 +87,12 @@ def test_s_server_starts_on_an_ephemeral_port(pki, tmp_path):
 def test_s_server_sends_each_chain_certificate_once(pki, tmp_path):
     srv = pki.server("ecdsa-p256", 3)
     with SServer(srv, workdir=tmp_path / "s") as s:
-        out = subprocess.run(["openssl", "s_client", "-connect", f"127.0.0.1:{s.port}", "-showcerts",
-                              "-CAfile", str(srv.ca)], input="", capture_output=True, text=True, timeout=20).stdout
+        out = subprocess.run(
+            ["openssl", "s_client", "-connect", f"127.0.0.1:{s.port}", "-showcerts", "-CAfile", str(srv.ca)],
+            input="",
+            capture_output=True,
+            text=True,
+            timeout=20,
+        ).stdout
     assert out.count("BEGIN CERTIFICATE") == 3  # leaf + two intermediates, no duplicate leaf
     assert "Verify return code: 0 (ok)" in out

@@ -39,7 +39,7 @@ def test_openssl_series_ids_unchanged_and_others_gain_the_library():
     assert r.series_id == "crypto/rsa-2048/sign/32"
     assert _row("rsa-2048", "sign", "wolfcrypt").series_id == "crypto/rsa-2048/sign/32@wolfcrypt"
     rows = for_libraries(select(["rsa-2048", "ecdsa-p256"], ["sign"]), ["openssl", "go"])
-    assert [x.library for x in rows] == ["openssl", "go", "openssl", "go"]   # libraries adjacent per row
+    assert [x.library for x in rows] == ["openssl", "go", "openssl", "go"]  # libraries adjacent per row
 
 
 def test_unknown_library_is_an_input_error_naming_the_option_and_the_known_ones():
@@ -51,8 +51,22 @@ def test_unknown_library_is_an_input_error_naming_the_option_and_the_known_ones(
 
 
 def test_cli_unknown_library_exits_2(tmp_path):
-    p = subprocess.run([sys.executable, "-m", "secperf", "crypto", "--library", "libressl", "--alg", "rsa-2048",
-                        "--out", str(tmp_path)], capture_output=True, text=True)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "secperf",
+            "crypto",
+            "--library",
+            "libressl",
+            "--alg",
+            "rsa-2048",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 2 and "--library" in p.stderr
 
 
@@ -81,12 +95,15 @@ def test_native_and_go_rows_follow_the_timing_rules(lib):
     assert min(x["wall_ns"] for x in s["samples"]) >= 0.5 * FAST["min_sample_us"] * 1000
 
 
-@pytest.mark.parametrize("lib,alg,op,needle", [
-    ("wolfcrypt", "rsa-7680", "sign", "SP_INT_BITS"),
-    ("mbedtls", "ecdsa-secp160r1", "sign", "no 160-bit curves"),
-    ("mbedtls", "ed25519", "sign", "no EdDSA"),
-    ("go", "chacha20-poly1305", "encrypt", "golang.org/x/crypto"),
-])
+@pytest.mark.parametrize(
+    "lib,alg,op,needle",
+    [
+        ("wolfcrypt", "rsa-7680", "sign", "SP_INT_BITS"),
+        ("mbedtls", "ecdsa-secp160r1", "sign", "no 160-bit curves"),
+        ("mbedtls", "ed25519", "sign", "no EdDSA"),
+        ("go", "chacha20-poly1305", "encrypt", "golang.org/x/crypto"),
+    ],
+)
 def test_an_algorithm_the_library_lacks_is_an_unsupported_row_with_its_reason(lib, alg, op, needle):
     _require(lib)
     s, _ = measure_row(_row(alg, op, lib, 64 if op == "encrypt" else None), CryptoParams(**FAST))
@@ -106,9 +123,22 @@ def test_aead_rows_and_prehashed_and_sha1():
 
 def test_cross_library_table_ratios_and_answers():
     def series(lib, alg, op, p50, status="ok"):
-        s = R.new_series(f"crypto/{alg}/{op}/32@{lib}", kind="crypto", timer={"name": "t", "start": "a", "end": "b"},
-                         labels={"alg": alg, "op": op, "family": alg.split("-")[0], "size_bytes": 32,
-                                 "security_bits": 128, "key_bits": 256, "backend": lib, "library": lib, "version": "1"})
+        s = R.new_series(
+            f"crypto/{alg}/{op}/32@{lib}",
+            kind="crypto",
+            timer={"name": "t", "start": "a", "end": "b"},
+            labels={
+                "alg": alg,
+                "op": op,
+                "family": alg.split("-")[0],
+                "size_bytes": 32,
+                "security_bits": 128,
+                "key_bits": 256,
+                "backend": lib,
+                "library": lib,
+                "version": "1",
+            },
+        )
         if p50:
             s.values_us = [p50 * f for f in (0.9, 0.95, 1.0, 1.05, 1.1)]
             s.cpu_values_us = [v * (0.5 if lib == "go" else 1.0) for v in s.values_us]
@@ -122,9 +152,14 @@ def test_cross_library_table_ratios_and_answers():
         doc = R.new_result(kind="crypto", command=[], params={}, host={}, run_id="t")
         doc.series.extend(series)
         return doc
-    doc = result(series("openssl", "ecdsa-p256", "sign", 20.0), series("go", "ecdsa-p256", "sign", 30.0),
-                 series("mbedtls", "ecdsa-p256", "sign", None, "unsupported"),
-                 series("openssl", "ecdsa-p256", "verify", 60.0), series("go", "ecdsa-p256", "verify", 45.0))
+
+    doc = result(
+        series("openssl", "ecdsa-p256", "sign", 20.0),
+        series("go", "ecdsa-p256", "sign", 30.0),
+        series("mbedtls", "ecdsa-p256", "sign", None, "unsupported"),
+        series("openssl", "ecdsa-p256", "verify", 60.0),
+        series("go", "ecdsa-p256", "verify", 45.0),
+    )
     an = Q.libraries_analysis(doc)
     row = next(r for r in an["table"] if r["op"] == "sign")
     assert row["fastest"] == "openssl" and row["cells"]["go"]["ratio_to_fastest"] == pytest.approx(1.5)
@@ -146,10 +181,11 @@ def test_cross_library_table_ratios_and_answers():
 
 def test_bootstrap_interval_of_a_ratio_of_medians():
     from secperf.core import stats
+
     fast, slow = [10.0, 10.2, 9.9, 10.1, 10.0, 10.3], [20.0, 21.0, 19.5, 20.4, 20.1, 19.9]
     lo, hi = stats.bootstrap_ratio_ci(slow, fast)
     assert lo <= 20.05 / 10.05 <= hi and 1.85 < lo < hi < 2.2
-    assert stats.bootstrap_ratio_ci(slow, fast) == (lo, hi)          # deterministic for a seed
+    assert stats.bootstrap_ratio_ci(slow, fast) == (lo, hi)  # deterministic for a seed
     with pytest.raises(stats.StatsError):
         stats.bootstrap_ratio_ci(slow, [0.0, 1.0])
 
@@ -165,9 +201,28 @@ def test_s5_libraries_scenario_selects_s5_rows_in_every_library():
 
 def test_crypto_command_with_two_libraries_writes_rows_and_the_cross_library_view(tmp_path):
     _require("go")
-    p = subprocess.run([sys.executable, "-m", "secperf", "crypto", "--library", "openssl,go", "--alg", "x25519",
-                        "--op", "derive", "--n", "3", "--out", str(tmp_path), "--json"],
-                       capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "secperf",
+            "crypto",
+            "--library",
+            "openssl,go",
+            "--alg",
+            "x25519",
+            "--op",
+            "derive",
+            "--n",
+            "3",
+            "--out",
+            str(tmp_path),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
     ids = {s["id"] for s in doc["series"]}
@@ -182,18 +237,18 @@ def test_crypto_command_with_two_libraries_writes_rows_and_the_cross_library_vie
 @pytest.mark.parametrize("lib", ["jce", "bouncycastle"])
 def test_jvm_rows_come_from_jmh_measurement_iterations(lib):
     _require(lib)
-    p = CryptoParams(**{**FAST, "n": 4}, jmh_iteration_ms=50, jmh_warmup_ms=300)   # two forks by default
+    p = CryptoParams(**{**FAST, "n": 4}, jmh_iteration_ms=50, jmh_warmup_ms=300)  # two forks by default
     s, _ = measure_row(_row("ecdsa-p256", "verify", lib), p)
     assert s["status"] == "ok", s["failures"]
-    assert s["timer"]["jmh"]["forks"] == 2 and s["timer"]["jmh"]["measurement_iterations"] == 2   # per fork
+    assert s["timer"]["jmh"]["forks"] == 2 and s["timer"]["jmh"]["measurement_iterations"] == 2  # per fork
     assert len(s["samples"]) == 4 and s["derived"]["jmh_score_us"] > 0
-    assert [x["fork"] for x in s["samples"]] == [0, 0, 1, 1]      # which forked JVM made each sample
+    assert [x["fork"] for x in s["samples"]] == [0, 0, 1, 1]  # which forked JVM made each sample
     assert "secp256r1" in s["timer"]["detail"] and "SHA256withECDSA" in s["timer"]["detail"]
     # SunJCE refuses the same ChaCha20-Poly1305 key and nonce twice in a row, decryption included
     s, _ = measure_row(_row("chacha20-poly1305", "decrypt", lib, 256), p)
     assert s["status"] == "ok", s["failures"]
     s, _ = measure_row(_row("ecdsa-secp160r1", "sign", lib), p)
-    if lib == "jce":   # JDK 16+ dropped the legacy curves; Bouncy Castle has them
+    if lib == "jce":  # JDK 16+ dropped the legacy curves; Bouncy Castle has them
         assert s["status"] == "unsupported" and "Curve not supported" in s["failures"][-1]["reason"]
     else:
         assert s["status"] == "ok"

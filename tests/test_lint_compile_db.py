@@ -21,8 +21,13 @@ def _run(tmp_path: Path, env_home: Path) -> tuple[subprocess.CompletedProcess, l
     (tmp_path / "compile_commands.json").write_text("[]")
     # a home and an installation cache holding nothing fetched
     env = {**os.environ, "SECPERF_HOME": str(env_home), "SECPERF_DEVICE_CACHE": str(env_home / "cache")}
-    p = subprocess.run([sys.executable, str(ROOT / "scripts" / "lint_compile_db.py"), str(tmp_path)],
-                       capture_output=True, text=True, timeout=120, env=env)
+    p = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "lint_compile_db.py"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     db = json.loads((tmp_path / "all" / "compile_commands.json").read_text()) if p.returncode == 0 else []
     return p, db
 
@@ -31,8 +36,13 @@ def test_device_client_and_plugin_entries_carry_the_makefile_flags(tmp_path):
     p, db = _run(tmp_path, tmp_path / "home")
     assert p.returncode == 0, p.stderr
     by_file = {Path(e["file"]).relative_to(ROOT).as_posix(): e["arguments"] for e in db}
-    for src in ("native/device/client.c", "native/device/crypto_wolfssl.c", "native/device/crypto_mbedtls.c",
-                "native/device/marker_host.c", "native/device/plugin/insn_events.c"):
+    for src in (
+        "native/device/client.c",
+        "native/device/crypto_wolfssl.c",
+        "native/device/crypto_mbedtls.c",
+        "native/device/marker_host.c",
+        "native/device/plugin/insn_events.c",
+    ):
         assert src in by_file, sorted(by_file)
         args = by_file[src]
         assert args[-2:] == ["-c", str(ROOT / src)]
@@ -46,11 +56,15 @@ def test_sources_without_their_headers_are_skipped_with_a_reason(tmp_path):
     p, db = _run(tmp_path, tmp_path / "home")
     assert p.returncode == 0, p.stderr
     skipped = [line for line in p.stdout.splitlines() if line.startswith("lint-c: skipped ")]
-    for what in ("native/device/quic/client.c", "native/dtls13/dtls_pair.c", "native/device/edhoc_c over mbedtls3",
-                 "native/device/m0/sys.c"):
+    for what in (
+        "native/device/quic/client.c",
+        "native/dtls13/dtls_pair.c",
+        "native/device/edhoc_c over mbedtls3",
+        "native/device/m0/sys.c",
+    ):
         line = next((s for s in skipped if what in s), None)
         assert line is not None, p.stdout
-        assert len(line.split(": ", 2)[-1]) > 20, line   # a reason, not just the name
+        assert len(line.split(": ", 2)[-1]) > 20, line  # a reason, not just the name
     files = {e["file"] for e in db}
     assert str(ROOT / "native" / "device" / "quic" / "client.c") not in files
     assert str(ROOT / "native" / "dtls13" / "dtls_pair.c") not in files
@@ -66,5 +80,5 @@ def test_sources_built_by_commands_in_the_code_get_those_commands_flags(tmp_path
     assert "-std=gnu11" in harness and "-D_GNU_SOURCE" in harness and f"-I{ROOT / 'native' / 'device'}" in harness
     assert {"-fPIC", "-fvisibility=hidden"} <= set(by_file["native/device/user/limit.c"])
     skipped = [line for line in p.stdout.splitlines() if line.startswith("lint-c: skipped ")]
-    assert "native/device/pq/fips202_check.c" not in by_file   # PQClean's headers are not in an empty home
+    assert "native/device/pq/fips202_check.c" not in by_file  # PQClean's headers are not in an empty home
     assert any("native/device/pq/fips202_check.c" in s for s in skipped), p.stdout

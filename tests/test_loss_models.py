@@ -62,15 +62,15 @@ def test_nothing_lost_nothing_waits(monkeypatch):
     w, up, down, _ = run(monkeypatch, DTLS13)
     assert np.all(w == 0)
     _, up1, _, _ = run(monkeypatch, DTLS13, client=[C_REQUEST])
-    assert np.all(up1 == up + 1)   # only the request went again, not the ticket's ACK beside it
+    assert np.all(up1 == up + 1)  # only the request went again, not the ticket's ACK beside it
 
 
 def test_lost_client_hello_costs_the_initial_timer_and_doubles(monkeypatch):
     w, *_ = run(monkeypatch, DTLS13, client=[C_HELLO])
     assert w == pytest.approx(np.full(4, N.DTLS13_TIMER_S))
-    w, *_ = run(monkeypatch, DTLS13, client=[C_HELLO, C_HELLO + 1])   # the resent one lost too: 1 s + 2 s
+    w, *_ = run(monkeypatch, DTLS13, client=[C_HELLO, C_HELLO + 1])  # the resent one lost too: 1 s + 2 s
     assert w == pytest.approx(np.full(4, 3 * N.DTLS13_TIMER_S))
-    w, *_ = run(monkeypatch, DTLS13, server=[S_HRR])   # the stateless server's answer lost: the same timer
+    w, *_ = run(monkeypatch, DTLS13, server=[S_HRR])  # the stateless server's answer lost: the same timer
     assert w == pytest.approx(np.full(4, N.DTLS13_TIMER_S))
 
 
@@ -78,9 +78,9 @@ def test_one_lost_record_of_the_server_flight_is_resent_alone_after_the_quick_ac
     _, up0, down0, _ = run(monkeypatch, DTLS13)
     for lost in (S_EE, S_CERT, S_FIN):
         w, up, down, _ = run(monkeypatch, DTLS13, server=[lost])
-        assert w == pytest.approx(np.full(4, QUICK + RTT))   # an ACK gap, then one round trip, not a 1 s timer
-        assert np.all(down == down0 + 1)   # one record again, not the flight of six
-        assert np.all(up == up0 + 1)       # the client's ACK naming the records it has
+        assert w == pytest.approx(np.full(4, QUICK + RTT))  # an ACK gap, then one round trip, not a 1 s timer
+        assert np.all(down == down0 + 1)  # one record again, not the flight of six
+        assert np.all(up == up0 + 1)  # the client's ACK naming the records it has
 
 
 def test_lost_server_hello_brings_the_whole_flight_again_a_round_trip_later(monkeypatch):
@@ -127,25 +127,25 @@ QUIC = F.Scenario("quic", "full")
 
 
 def test_quic_pto_doubles_and_counts_the_peers_time_to_answer(monkeypatch):
-    w0, *_ = run(monkeypatch, QUIC, client=[0])   # the Initial: 2 x kInitialRtt before any RTT sample
+    w0, *_ = run(monkeypatch, QUIC, client=[0])  # the Initial: 2 x kInitialRtt before any RTT sample
     assert w0 == pytest.approx(np.full(4, 2 * FQ.INITIAL_RTT_S))
-    w0b, *_ = run(monkeypatch, QUIC, client=[0, 1])   # and its resend: PTO, then 2 x PTO
+    w0b, *_ = run(monkeypatch, QUIC, client=[0, 1])  # and its resend: PTO, then 2 x PTO
     assert w0b == pytest.approx(3 * w0)
-    w1, *_ = run(monkeypatch, QUIC, client=[1])   # the Finished + request: the client's PTO, ...
+    w1, *_ = run(monkeypatch, QUIC, client=[1])  # the Finished + request: the client's PTO, ...
     w2, *_ = run(monkeypatch, QUIC, client=[1, 2])
-    pto = (w2 - w1) / 2                           # ... doubling when its resend is lost too
-    sample = pto / 3                              # one sample: 3 x (round trip + the server's work)
+    pto = (w2 - w1) / 2  # ... doubling when its resend is lost too
+    sample = pto / 3  # one sample: 3 x (round trip + the server's work)
     assert np.all(sample > RTT)
     # then HANDSHAKE_DONE (a round trip) and the doubled application PTO before the request goes again
     assert w1 == pytest.approx(pto + RTT + 2 * (sample + N.QUIC_MAX_ACK_DELAY_S))
-    ws, *_ = run(monkeypatch, QUIC, server=[1])   # the response: the server's PTO after two samples
+    ws, *_ = run(monkeypatch, QUIC, server=[1])  # the response: the server's PTO after two samples
     assert np.all(ws > 2.5 * RTT + N.QUIC_MAX_ACK_DELAY_S) and np.all(ws < w1)
 
 
 def test_quic_pto_of_a_sample_without_work_is_three_round_trips():
     assert FQ.pto_s("quic", 0.05) == pytest.approx(0.15)
     assert FQ.pto_s("quic", 0.05, 0.01) == pytest.approx(0.18)
-    assert FQ.pto_s("quic", 0.05, 0.01, samples=2) == pytest.approx(0.15)   # rttvar 3/4 of sample / 2
+    assert FQ.pto_s("quic", 0.05, 0.01, samples=2) == pytest.approx(0.15)  # rttvar 3/4 of sample / 2
     assert FQ.pto_s("quic-initial", 0.05, 0.01) == pytest.approx(2 * FQ.INITIAL_RTT_S)
 
 
@@ -153,19 +153,19 @@ EDHOC = F.Scenario("edhoc", "m3-kid", group="p-256")
 
 
 def test_edhoc_over_coap_retransmits_on_coaps_randomised_doubling_timer(monkeypatch):
-    w, *_ = run(monkeypatch, EDHOC, client=[0], n=200, factor=1.5)   # message_1 lost
+    w, *_ = run(monkeypatch, EDHOC, client=[0], n=200, factor=1.5)  # message_1 lost
     assert np.all(w >= N.COAP_ACK_TIMEOUT_S) and np.all(w <= 1.5 * N.COAP_ACK_TIMEOUT_S)
-    assert w.std() > 0   # ACK_RANDOM_FACTOR: each connection's timer is its own draw
-    w, *_ = run(monkeypatch, EDHOC, client=[0, 1], n=200, factor=1.5)   # and its first resend: t + 2t
+    assert w.std() > 0  # ACK_RANDOM_FACTOR: each connection's timer is its own draw
+    w, *_ = run(monkeypatch, EDHOC, client=[0, 1], n=200, factor=1.5)  # and its first resend: t + 2t
     assert np.all(w >= 3 * N.COAP_ACK_TIMEOUT_S) and np.all(w <= 4.5 * N.COAP_ACK_TIMEOUT_S)
-    w, *_ = run(monkeypatch, EDHOC, server=[0], n=200, factor=1.0)   # message_2 lost: the same timer
+    w, *_ = run(monkeypatch, EDHOC, server=[0], n=200, factor=1.0)  # message_2 lost: the same timer
     assert w == pytest.approx(np.full(200, N.COAP_ACK_TIMEOUT_S))
 
 
 def test_quic_0rtt_waits_for_the_datagram_with_the_response_not_the_ticket_after_it(monkeypatch):
     zero_rtt = F.Scenario("quic", "0rtt")
     assert F.build(zero_rtt).exchanges[0].transport == "quic-0rtt"
-    w, *_ = run(monkeypatch, zero_rtt, server=[1])   # the ACK/ticket datagram
+    w, *_ = run(monkeypatch, zero_rtt, server=[1])  # the ACK/ticket datagram
     assert np.all(w == 0)
-    w, *_ = run(monkeypatch, zero_rtt, server=[0])   # the one carrying the response: the initial PTO, and
-    assert w == pytest.approx(np.full(4, 2 * FQ.INITIAL_RTT_S + 2 * RTT))   # the request again after the handshake
+    w, *_ = run(monkeypatch, zero_rtt, server=[0])  # the one carrying the response: the initial PTO, and
+    assert w == pytest.approx(np.full(4, 2 * FQ.INITIAL_RTT_S + 2 * RTT))  # the request again after the handshake

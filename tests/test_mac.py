@@ -16,8 +16,7 @@ MSG = bytes(range(64))
 @pytest.mark.parametrize("rounds,table", [(8, VECTORS_8), (12, VECTORS_12)], ids=["chaskey", "chaskey-12"])
 def test_all_published_vectors(rounds, table):
     assert len(table) == 64
-    bad = [i for i, words in enumerate(table)
-           if chaskey(KEY, MSG[:i], rounds=rounds) != struct.pack("<4I", *words)]
+    bad = [i for i, words in enumerate(table) if chaskey(KEY, MSG[:i], rounds=rounds) != struct.pack("<4I", *words)]
     assert bad == [], f"message lengths whose tag differs from the published vector: {bad}"
 
 
@@ -28,9 +27,13 @@ def test_short_tags_are_prefixes_of_the_full_tag(tag_len):
 
 
 @settings(max_examples=200, deadline=None)
-@given(key=st.binary(min_size=16, max_size=16), msg=st.binary(max_size=200),
-       cuts=st.lists(st.integers(min_value=0, max_value=200), max_size=8),
-       rounds=st.sampled_from([8, 12]), tag_len=st.integers(min_value=8, max_value=16))
+@given(
+    key=st.binary(min_size=16, max_size=16),
+    msg=st.binary(max_size=200),
+    cuts=st.lists(st.integers(min_value=0, max_value=200), max_size=8),
+    rounds=st.sampled_from([8, 12]),
+    tag_len=st.integers(min_value=8, max_value=16),
+)
 def test_incremental_equals_one_shot_for_any_split(key, msg, cuts, rounds, tag_len):
     points = sorted({min(c, len(msg)) for c in cuts})
     h = Chaskey(key, rounds=rounds, tag_len=tag_len)
@@ -46,12 +49,15 @@ def test_rounds_change_the_tag_and_key_matters():
     assert chaskey(KEY, b"abc") != chaskey(bytes(16), b"abc")
 
 
-@pytest.mark.parametrize("kwargs,needle", [
-    ({"key": bytes(15)}, "16 bytes"),
-    ({"rounds": 16}, "rounds must be 8"),
-    ({"tag_len": 7}, "tag_len must be 8..16"),
-    ({"tag_len": 17}, "tag_len must be 8..16"),
-])
+@pytest.mark.parametrize(
+    "kwargs,needle",
+    [
+        ({"key": bytes(15)}, "16 bytes"),
+        ({"rounds": 16}, "rounds must be 8"),
+        ({"tag_len": 7}, "tag_len must be 8..16"),
+        ({"tag_len": 17}, "tag_len must be 8..16"),
+    ],
+)
 def test_bad_arguments_are_refused_with_the_reason(kwargs, needle):
     args = {"key": KEY, "msg": b"x", "rounds": 8, "tag_len": 16, **kwargs}
     with pytest.raises(ValueError, match=needle):
@@ -70,8 +76,24 @@ def test_secperf_mac_times_chaskey_next_to_openssl_macs(tmp_path):
     import json as _json
 
     from conftest import run_cli
-    p = run_cli("mac", "--alg", "chaskey,aes-128-cmac", "--size", "16", "--cortexm", "none", "--n", "2",
-                "--duration", "0.2", "--out", str(tmp_path), "--json", "--no-report")
+
+    p = run_cli(
+        "mac",
+        "--alg",
+        "chaskey,aes-128-cmac",
+        "--size",
+        "16",
+        "--cortexm",
+        "none",
+        "--n",
+        "2",
+        "--duration",
+        "0.2",
+        "--out",
+        str(tmp_path),
+        "--json",
+        "--no-report",
+    )
     assert p.returncode == 0, p.stderr
     doc = _json.loads(p.stdout)
     ids = {s["id"]: s for s in doc["series"]}
@@ -82,5 +104,6 @@ def test_secperf_mac_times_chaskey_next_to_openssl_macs(tmp_path):
 
 def test_secperf_mac_refuses_a_non_mac(tmp_path):
     from conftest import run_cli
+
     p = run_cli("mac", "--alg", "sha256", "--cortexm", "none", "--out", str(tmp_path))
     assert p.returncode == 2 and "not a MAC" in p.stderr

@@ -32,20 +32,43 @@ def broker(pki, tmp_path_factory):
 
 
 def _run(port: int, *args: str) -> dict:
-    p = subprocess.run([str(M.find_mqttload()), "--port", str(port), *args], capture_output=True, text=True,
-                       timeout=120)
+    p = subprocess.run(
+        [str(M.find_mqttload()), "--port", str(port), *args], capture_output=True, text=True, timeout=120
+    )
     assert p.returncode == 0, p.stderr
     lines = [json.loads(x) for x in p.stdout.splitlines()]
-    return {"phases": {m["phase"]: m for m in lines if m["type"] == "phase"},
-            "end": next(m for m in lines if m["type"] == "end"), "meta": lines[0]}
+    return {
+        "phases": {m["phase"]: m for m in lines if m["type"] == "phase"},
+        "end": next(m for m in lines if m["type"] == "end"),
+        "meta": lines[0],
+    }
 
 
 def test_every_connect_answered_pubacks_match_publishes_and_the_storm_is_a_phase(broker):
     mq, client = broker
     n = 30
-    r = _run(mq.port, "--clients", str(n), "--cert", str(client.cert), "--key", str(client.key), "--connect-rate",
-             "300", "--hold", "1", "--publish-rate", "60", "--qos", "1", "--storm", "--backoff-base-ms", "100",
-             "--storm-max", "60")
+    r = _run(
+        mq.port,
+        "--clients",
+        str(n),
+        "--cert",
+        str(client.cert),
+        "--key",
+        str(client.key),
+        "--connect-rate",
+        "300",
+        "--hold",
+        "1",
+        "--publish-rate",
+        "60",
+        "--qos",
+        "1",
+        "--storm",
+        "--backoff-base-ms",
+        "100",
+        "--storm-max",
+        "60",
+    )
     ph = r["phases"]
     assert list(ph) == ["ramp", "hold", "storm"]
     for p in ph.values():
@@ -58,7 +81,7 @@ def test_every_connect_answered_pubacks_match_publishes_and_the_storm_is_a_phase
     assert ph["ramp"]["connacks"] == n and ph["ramp"]["up_at_end"] == n
     assert ph["storm"]["connacks"] == n and ph["storm"]["up_at_end"] == n
     assert ph["storm"]["time_all_up_s"] is not None
-    assert Histogram.from_pairs(ph["storm"]["wait_hist_us"]).n == n   # each client's wait until it was back
+    assert Histogram.from_pairs(ph["storm"]["wait_hist_us"]).n == n  # each client's wait until it was back
     # a QoS 1 PUBLISH is answered by one PUBACK, in its phase or the next, unless the storm's reset or the
     # end closed its connection first
     published = sum(p["published_qos1"] for p in ph.values())
@@ -70,9 +93,26 @@ def test_every_connect_answered_pubacks_match_publishes_and_the_storm_is_a_phase
 
 def test_a_refused_client_certificate_is_counted_as_refused_with_its_reason(broker, tmp_path):
     mq, _client = broker
-    other = LabPKI(tmp_path / "other-pki").ensure().client("ecdsa-p256")   # a CA mosquitto does not trust
-    r = _run(mq.port, "--clients", "4", "--cert", str(other.cert), "--key", str(other.key), "--hold", "0",
-             "--max-attempts", "2", "--backoff", "fixed", "--backoff-base-ms", "20", "--ramp-max", "5")
+    other = LabPKI(tmp_path / "other-pki").ensure().client("ecdsa-p256")  # a CA mosquitto does not trust
+    r = _run(
+        mq.port,
+        "--clients",
+        "4",
+        "--cert",
+        str(other.cert),
+        "--key",
+        str(other.key),
+        "--hold",
+        "0",
+        "--max-attempts",
+        "2",
+        "--backoff",
+        "fixed",
+        "--backoff-base-ms",
+        "20",
+        "--ramp-max",
+        "5",
+    )
     ramp = r["phases"]["ramp"]
     assert ramp["connacks"] == 0 and ramp["refused"] == 8 and ramp["failed"] == 0 and ramp["gave_up"] == 4
     assert sum(ramp["errors"].values()) == 8
@@ -83,8 +123,24 @@ def test_a_secure_element_pauses_each_full_handshake_and_a_resumed_one_skips_it(
     mq, client = broker
     se = M.se_samples_file("atecc608", tmp_path / "se.txt", 1)
     assert len(se.read_text().split()) == M.SE_SAMPLES and (se.stat().st_mode & 0o777) == 0o600
-    r = _run(mq.port, "--clients", "6", "--cert", str(client.cert), "--key", str(client.key), "--connect-rate",
-             "50", "--hold", "0.5", "--se-samples", str(se), "--storm", "--resume-ratio", "1")
+    r = _run(
+        mq.port,
+        "--clients",
+        "6",
+        "--cert",
+        str(client.cert),
+        "--key",
+        str(client.key),
+        "--connect-rate",
+        "50",
+        "--hold",
+        "0.5",
+        "--se-samples",
+        str(se),
+        "--storm",
+        "--resume-ratio",
+        "1",
+    )
     ramp, storm = r["phases"]["ramp"], r["phases"]["storm"]
     assert ramp["se_waits"] == ramp["connacks"] - ramp["resumed"]
     assert storm["offered_session"] == 6 and storm["se_waits"] == storm["connacks"] - storm["resumed"]
@@ -96,9 +152,22 @@ def test_a_secure_element_pauses_each_full_handshake_and_a_resumed_one_skips_it(
 
 def test_the_storm_beside_fleets_model_gives_both_variants_with_ratios():
     c = M.MqttLoadConfig(clients=200, policy="exponential", base_s=0.5, cap_s=8.0, timeout_s=10.0)
-    m = {"capacity_per_s": 100.0, "phases": [{"phase": "storm", "time_all_up_s": 2.5, "wait_p50_ms": 1000.0,
-                                               "wait_p99_ms": 2400.0, "connacks": 200, "gave_up": 0, "failed": 0,
-                                               "refused": 0, "attempts": 200}]}
+    m = {
+        "capacity_per_s": 100.0,
+        "phases": [
+            {
+                "phase": "storm",
+                "time_all_up_s": 2.5,
+                "wait_p50_ms": 1000.0,
+                "wait_p99_ms": 2400.0,
+                "connacks": 200,
+                "gave_up": 0,
+                "failed": 0,
+                "refused": 0,
+                "attempts": 200,
+            }
+        ],
+    }
     fm = storm_vs_model(c, m, horizon_s=60)
     assert set(fm["models"]) == {"abandoned work", "late work dropped"}
     for mod in fm["models"].values():
@@ -110,47 +179,69 @@ def test_the_storm_beside_fleets_model_gives_both_variants_with_ratios():
     assert "note" not in storm_vs_model(dataclasses.replace(c, spread_s=1.0), m, horizon_s=60)
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["--clients", "0"], "--clients"),
-    (["--key", "rsa-2048-nocrt"], "mosquitto"),
-    (["--key", "nosuch"], "--key"),
-    (["--se", "nosuch-profile"], "nosuch-profile"),
-    (["--se", "atecc608", "--client-auth", "off"], "--client-auth"),
-    (["--qos", "2"], "--qos"),
-    (["--policy", "sometimes"], "--policy"),
-    (["--clients", "999999"], "RLIMIT_NOFILE"),
-    (["--ca", "x.pem"], "--target"),
-    (["--target", "127.0.0.1:1", "--key", "rsa-2048"], "--key"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--clients", "0"], "--clients"),
+        (["--key", "rsa-2048-nocrt"], "mosquitto"),
+        (["--key", "nosuch"], "--key"),
+        (["--se", "nosuch-profile"], "nosuch-profile"),
+        (["--se", "atecc608", "--client-auth", "off"], "--client-auth"),
+        (["--qos", "2"], "--qos"),
+        (["--policy", "sometimes"], "--policy"),
+        (["--clients", "999999"], "RLIMIT_NOFILE"),
+        (["--ca", "x.pem"], "--target"),
+        (["--target", "127.0.0.1:1", "--key", "rsa-2048"], "--key"),
+    ],
+)
 def test_bad_input_exits_2_naming_it(args, needle, tmp_path):
     p = run_cli("mqtt-load", *args, "--out", str(tmp_path / "res"), timeout=60)
     assert p.returncode == 2, p.stderr[-800:]
     assert needle in p.stderr and "Traceback" not in p.stderr
-    assert not (tmp_path / "res").exists()      # refused before a run directory is made
+    assert not (tmp_path / "res").exists()  # refused before a run directory is made
 
 
 def test_the_generator_names_the_limit_that_binds_and_refuses_bad_arguments(tmp_path):
     exe = str(M.find_mqttload())
     lim = M.fd_limits(1)
-    p = subprocess.run([exe, "--port", "1", "--clients", str(int(lim["nofile_hard"]) + 1)], capture_output=True,
-                       text=True, timeout=30)
+    p = subprocess.run(
+        [exe, "--port", "1", "--clients", str(int(lim["nofile_hard"]) + 1)], capture_output=True, text=True, timeout=30
+    )
     assert p.returncode == 2 and "RLIMIT_NOFILE" in p.stderr
     with pytest.raises(InputError, match="RLIMIT_NOFILE"):
         M.fd_limits(int(lim["nofile_hard"]) + 1)
     bad = tmp_path / "se.txt"
     bad.write_text("12\nfast\n")
-    for args, needle in ((["--clients", "3"], "--port"), (["--port", "1"], "--clients"),
-                         (["--port", "1", "--clients", "2", "--qos", "2"], "--qos"),
-                         (["--port", "1", "--clients", "2", "--se-samples", str(bad)], "line 2"),
-                         (["--port", "1", "--clients", "2", "--cert", "x.pem"], "--key")):
+    for args, needle in (
+        (["--clients", "3"], "--port"),
+        (["--port", "1"], "--clients"),
+        (["--port", "1", "--clients", "2", "--qos", "2"], "--qos"),
+        (["--port", "1", "--clients", "2", "--se-samples", str(bad)], "line 2"),
+        (["--port", "1", "--clients", "2", "--cert", "x.pem"], "--key"),
+    ):
         p = subprocess.run([exe, *args], capture_output=True, text=True, timeout=30)
         assert p.returncode == 2 and needle in p.stderr, (args, p.stderr)
 
 
 @pytest.mark.slow
 def test_mqtt_load_command_writes_a_result_with_phases_capacity_and_the_model(tmp_path):
-    p = run_cli("mqtt-load", "--clients", "20", "--connect-rate", "100", "--hold", "1", "--publish-rate", "20",
-                "--capacity-seconds", "0.5", "--json", "--out", str(tmp_path / "res"), timeout=300)
+    p = run_cli(
+        "mqtt-load",
+        "--clients",
+        "20",
+        "--connect-rate",
+        "100",
+        "--hold",
+        "1",
+        "--publish-rate",
+        "20",
+        "--capacity-seconds",
+        "0.5",
+        "--json",
+        "--out",
+        str(tmp_path / "res"),
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     doc = json.loads(p.stdout)
     assert doc["kind"] == "server" and doc["params"]["mqtt_load"] is True
@@ -189,9 +280,13 @@ def test_a_failed_mqtt_load_has_no_tables_and_reads_back(tmp_path):
 def test_server_mosquitto_honours_client_auth(pki, tmp_path, client_auth):
     from secperf.measure.server_config import ServerConfig
     from secperf.measure.server_start import start_server
+
     srv = start_server(ServerConfig("mosquitto", "ecdsa-p256", client_auth=client_auth), pki, tmp_path / "srv", 1)
     try:
-        assert f"require_certificate {'true' if client_auth else 'false'}" in (tmp_path / "srv" / "mosquitto.conf").read_text()
+        assert (
+            f"require_certificate {'true' if client_auth else 'false'}"
+            in (tmp_path / "srv" / "mosquitto.conf").read_text()
+        )
         r = _run(srv.port, "--clients", "3", "--hold", "0", "--max-attempts", "1", "--ramp-max", "5")  # no certificate
     finally:
         srv.stop()
@@ -201,8 +296,21 @@ def test_server_mosquitto_honours_client_auth(pki, tmp_path, client_auth):
 
 def test_keep_alive_pings_are_answered_while_the_clients_are_idle(broker):
     mq, client = broker
-    r = _run(mq.port, "--clients", "10", "--cert", str(client.cert), "--key", str(client.key), "--hold", "2.5",
-             "--keepalive", "2", "--publish-rate", "0")
+    r = _run(
+        mq.port,
+        "--clients",
+        "10",
+        "--cert",
+        str(client.cert),
+        "--key",
+        str(client.key),
+        "--hold",
+        "2.5",
+        "--keepalive",
+        "2",
+        "--publish-rate",
+        "0",
+    )
     hold = r["phases"]["hold"]
     assert hold["pings"] > 0 and hold["pingresps"] + hold["pings_outstanding_at_end"] == hold["pings"]
     assert hold["dropped"] == 0
@@ -211,7 +319,8 @@ def test_keep_alive_pings_are_answered_while_the_clients_are_idle(broker):
 
 def test_a_target_broker_that_wants_a_client_certificate_is_bad_input_naming_it(broker, tmp_path):
     mq, _client = broker
-    p = run_cli("mqtt-load", "--target", f"127.0.0.1:{mq.port}", "--clients", "5", "--out", str(tmp_path / "res"),
-                timeout=120)
+    p = run_cli(
+        "mqtt-load", "--target", f"127.0.0.1:{mq.port}", "--clients", "5", "--out", str(tmp_path / "res"), timeout=120
+    )
     assert p.returncode == 2 and "--client-cert" in p.stderr, p.stderr[-800:]
     assert not (tmp_path / "res").exists()

@@ -21,19 +21,22 @@ def _run(args: list[str]) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize("tool", SPEED_TOOLS)
-@pytest.mark.parametrize("args,option", [
-    (["--n", "0"], "--n"),
-    (["--n", "12x"], "--n"),
-    (["--warmup", "-1"], "--warmup"),
-    (["--size", "0"], "--size"),
-    (["--size", "99999999999"], "--size"),
-    (["--max-seconds", "inf"], "--max-seconds"),
-    (["--min-sample-us", "fast"], "--min-sample-us"),
-    (["--hash", "md5"], "--hash"),
-    (["--seed", "1.5"], "--seed"),
-    (["--wa", "1"], "--wa"),
-    (["--n"], "--n"),
-])
+@pytest.mark.parametrize(
+    "args,option",
+    [
+        (["--n", "0"], "--n"),
+        (["--n", "12x"], "--n"),
+        (["--warmup", "-1"], "--warmup"),
+        (["--size", "0"], "--size"),
+        (["--size", "99999999999"], "--size"),
+        (["--max-seconds", "inf"], "--max-seconds"),
+        (["--min-sample-us", "fast"], "--min-sample-us"),
+        (["--hash", "md5"], "--hash"),
+        (["--seed", "1.5"], "--seed"),
+        (["--wa", "1"], "--wa"),
+        (["--n"], "--n"),
+    ],
+)
 def test_speed_tool_rejects_a_bad_option_naming_it(tool, args, option):
     p = _run([str(find_native(tool, "bin", None, "native/libs")), "speed", "--alg", "sha256", "--op", "hash", *args])
     assert p.returncode == 2, p.stdout + p.stderr
@@ -45,8 +48,24 @@ def test_speed_tool_rejects_a_bad_option_naming_it(tool, args, option):
 @pytest.mark.parametrize("tool", SPEED_TOOLS)
 def test_speed_tool_rows_are_json_lines_through_the_common_writer(tool):
     exe = str(find_native(tool, "bin", None, "native/libs"))
-    p = _run([exe, "speed", "--alg", "sha256", "--op", "hash", "--n", "2", "--warmup", "0", "--size", "64",
-              "--min-sample-us", "50"])
+    p = _run(
+        [
+            exe,
+            "speed",
+            "--alg",
+            "sha256",
+            "--op",
+            "hash",
+            "--n",
+            "2",
+            "--warmup",
+            "0",
+            "--size",
+            "64",
+            "--min-sample-us",
+            "50",
+        ]
+    )
     assert p.returncode == 0, p.stderr
     lines = [json.loads(x) for x in p.stdout.splitlines()]
     assert [x["type"] for x in lines] == ["meta", "row", "sample", "sample", "end"]
@@ -73,19 +92,22 @@ def host_client():
     return str(stack_host.ensure_host_built("wolfssl")[0])
 
 
-@pytest.mark.parametrize("args,option", [
-    (["--port", "99999", "--ca", "ca.pem"], "--port"),
-    (["--port", "0", "--ca", "ca.pem"], "--port"),
-    (["--port", "443x", "--ca", "ca.pem"], "--port"),
-    (["--port", "1", "--ca", "ca.pem", "--n", "0"], "--n"),
-    (["--port", "1", "--ca", "ca.pem", "--timeout", "-3"], "--timeout"),
-    (["--port", "1", "--ca", "ca.pem", "--tls", "11"], "--tls"),
-    (["--port", "1", "--ca", "ca.pem", "--bogus"], "--bogus"),
-    (["--port", "1", "--ca", "ca.pem", "--offers=1"], "--offers"),
-    (["--ca", "ca.pem"], "--port"),
-    (["--port", "1"], "--ca"),
-    (["--crypto", "sha256-1024", "--n", "-1"], "--n"),
-])
+@pytest.mark.parametrize(
+    "args,option",
+    [
+        (["--port", "99999", "--ca", "ca.pem"], "--port"),
+        (["--port", "0", "--ca", "ca.pem"], "--port"),
+        (["--port", "443x", "--ca", "ca.pem"], "--port"),
+        (["--port", "1", "--ca", "ca.pem", "--n", "0"], "--n"),
+        (["--port", "1", "--ca", "ca.pem", "--timeout", "-3"], "--timeout"),
+        (["--port", "1", "--ca", "ca.pem", "--tls", "11"], "--tls"),
+        (["--port", "1", "--ca", "ca.pem", "--bogus"], "--bogus"),
+        (["--port", "1", "--ca", "ca.pem", "--offers=1"], "--offers"),
+        (["--ca", "ca.pem"], "--port"),
+        (["--port", "1"], "--ca"),
+        (["--crypto", "sha256-1024", "--n", "-1"], "--n"),
+    ],
+)
 def test_device_client_rejects_a_bad_option_naming_it(host_client, args, option):
     p = _run([host_client, *args])
     assert p.returncode == 2, p.stdout + p.stderr

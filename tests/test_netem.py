@@ -31,6 +31,7 @@ def private_home(tmp_path, monkeypatch):
 
 # --- specs and profiles (no root needed) -------------------------------------------------------
 
+
 def test_every_profile_parses_and_every_figure_has_a_source():
     table = NS.profile_table()  # raises if a field lacks a source
     for name in ("loopback", "ethernet-lan", "wifi", "wifi-lossy", "lte", "lte-m", "nb-iot", "3g", "satellite-geo"):
@@ -53,18 +54,40 @@ def test_spec_fields_and_directions():
     g = NS.parse("ge=1%/25%")
     assert g.up.ge == (0.01, 0.25, 1.0, 0.0) and g.up.mean_loss == pytest.approx(0.01 / 0.26)
     assert NS.parse("loopback").loopback
-    assert [n.name for n in NS.parse_networks(["wifi,lte", "delay=5ms,loss=1%"])] == ["wifi", "lte", "delay=5ms,loss=1%"]
+    assert [n.name for n in NS.parse_networks(["wifi,lte", "delay=5ms,loss=1%"])] == [
+        "wifi",
+        "lte",
+        "delay=5ms,loss=1%",
+    ]
     assert len(NS.parse_networks(["rtt-sweep"])) >= 4
 
 
-@pytest.mark.parametrize("spec,field", [
-    ("delay=50", "delay"), ("delay=fast", "delay"), ("jitter=-1ms", "jitter"), ("loss=120%", "loss"),
-    ("loss=abc", "loss"), ("rate=10kbps", "rate"), ("rate=1bit", "rate"), ("queue=0", "queue"),
-    ("mtu=40", "mtu"), ("up.mtu=1400", "up.mtu"), ("sideways.delay=1ms", "sideways.delay"),
-    ("bandwidth=1mbit", "bandwidth"), ("ge=1%", "ge"), ("ge=5%/0%", "ge"), ("loss=1%,ge=1%/20%", "ge"),
-    ("jitter-dist=cauchy", "jitter-dist"), ("dup=2", "dup"), ("reorder=x", "reorder"),
-    ("delay=50ms,delay=5ms", "delay"), ("lte-m,loss=1%,LOSS=2%", "loss"), ("up.rate=1mbit,up.rate=2mbit", "up.rate"),
-])
+@pytest.mark.parametrize(
+    "spec,field",
+    [
+        ("delay=50", "delay"),
+        ("delay=fast", "delay"),
+        ("jitter=-1ms", "jitter"),
+        ("loss=120%", "loss"),
+        ("loss=abc", "loss"),
+        ("rate=10kbps", "rate"),
+        ("rate=1bit", "rate"),
+        ("queue=0", "queue"),
+        ("mtu=40", "mtu"),
+        ("up.mtu=1400", "up.mtu"),
+        ("sideways.delay=1ms", "sideways.delay"),
+        ("bandwidth=1mbit", "bandwidth"),
+        ("ge=1%", "ge"),
+        ("ge=5%/0%", "ge"),
+        ("loss=1%,ge=1%/20%", "ge"),
+        ("jitter-dist=cauchy", "jitter-dist"),
+        ("dup=2", "dup"),
+        ("reorder=x", "reorder"),
+        ("delay=50ms,delay=5ms", "delay"),
+        ("lte-m,loss=1%,LOSS=2%", "loss"),
+        ("up.rate=1mbit,up.rate=2mbit", "up.rate"),
+    ],
+)
 def test_bad_specs_fail_naming_the_field(spec, field):
     with pytest.raises(NS.NetSpecError) as ei:
         NS.parse(spec)
@@ -76,15 +99,19 @@ def test_unknown_profile_names_the_known_ones():
         NS.parse("lte-x")
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["handshake", "versions", "--network", "delay=50"], "field 'delay'"),
-    (["handshake", "versions", "--network", "rate=fast,delay=1ms"], "field 'rate'"),
-    (["handshake", "versions", "--network", "nosuch"], "unknown network profile 'nosuch'"),
-    (["netem", "run", "delay=1ms,los=1%", "--", "true"], "unknown field 'los'"),
-    (["crypto", "--alg", "x25519", "--network", "lte"], "send nothing over a network"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["handshake", "versions", "--network", "delay=50"], "field 'delay'"),
+        (["handshake", "versions", "--network", "rate=fast,delay=1ms"], "field 'rate'"),
+        (["handshake", "versions", "--network", "nosuch"], "unknown network profile 'nosuch'"),
+        (["netem", "run", "delay=1ms,los=1%", "--", "true"], "unknown field 'los'"),
+        (["crypto", "--alg", "x25519", "--network", "lte"], "send nothing over a network"),
+    ],
+)
 def test_cli_bad_network_exits_2_naming_the_field(args, needle, tmp_path):
     from conftest import run_cli
+
     p = run_cli(*args, "--out", str(tmp_path)) if args[0] != "netem" else run_cli(*args)
     assert p.returncode == 2, p.stderr
     assert needle in p.stderr
@@ -92,6 +119,7 @@ def test_cli_bad_network_exits_2_naming_the_field(args, needle, tmp_path):
 
 def test_netem_list_shows_profiles_with_sources():
     from conftest import run_cli
+
     p = run_cli("netem", "list")
     assert p.returncode == 0
     for name in ("lte-m", "nb-iot", "satellite-geo", "rtt-sweep"):
@@ -101,10 +129,16 @@ def test_netem_list_shows_profiles_with_sources():
 
 # --- the link changes what the kernel sees ------------------------------------------------------
 
+
 def _ping(link, count=10, interval=0.02, size=56, extra=()):
-    p = subprocess.run(link.dev_exec(["ping", "-n", "-c", str(count), "-i", str(interval), "-s", str(size),
-                                      "-W", "2", *extra, link.server_addr]),
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        link.dev_exec(
+            ["ping", "-n", "-c", str(count), "-i", str(interval), "-s", str(size), "-W", "2", *extra, link.server_addr]
+        ),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     rtts = [float(x) for x in re.findall(r"time=([0-9.]+) ms", p.stdout)]
     return p, rtts
 
@@ -126,6 +160,7 @@ def _udp_run(link, n, size=100, pace_every=20, pause_s=0.001, direction="up"):
                 got.append(int.from_bytes(rx.recv(65536)[:4], "big"))
         except OSError:
             pass
+
     t = threading.Thread(target=reader)
     t.start()
     pad = bytes(size - 4)
@@ -160,6 +195,7 @@ def _tcp_transfer(link, nbytes):
             total += len(b)
         res.update(total=total, secs=time.monotonic() - first)
         conn.close()
+
     t = threading.Thread(target=receiver)
     t.start()
     cli = link.socket("dev")
@@ -233,8 +269,12 @@ def test_link_never_delivers_before_its_delay_while_it_releases_bursts_the_other
                         one_way.append((arrived - struct.unpack("!q", data[:8])[0]) / 1e6)
             except OSError:
                 pass
-        threads = [threading.Thread(target=bulk), threading.Thread(target=drain, args=(bulk_rx, False)),
-                   threading.Thread(target=drain, args=(rx, True))]
+
+        threads = [
+            threading.Thread(target=bulk),
+            threading.Thread(target=drain, args=(bulk_rx, False)),
+            threading.Thread(target=drain, args=(rx, True)),
+        ]
         for t in threads:
             t.start()
         sent = 0
@@ -310,6 +350,7 @@ def test_bernoulli_loss_rate_and_gilbert_elliott_bursts():
                 runs.append(1)
             prev = x
         return len(lost) / n, (statistics.mean(runs) if runs else 0)
+
     n = 3000
     with Link("up.loss=10%", seed=5) as link:
         rate_b, burst_b = bursts(_udp_run(link, n), n)
@@ -385,7 +426,7 @@ def _udp_every(link, seconds: float, gap: float = 0.005) -> int:
     return sent
 
 
-@pytest.mark.slow   # CPU seconds of the relay against fixed bounds: a fidelity check, not for the default run
+@pytest.mark.slow  # CPU seconds of the relay against fixed bounds: a fidelity check, not for the default run
 @needs_links
 def test_relay_spins_after_traffic_and_sleeps_when_the_link_is_idle():
     """The adaptive relay stays awake for its 10 ms window after a packet (precision inside an
@@ -421,7 +462,7 @@ def test_relay_spins_after_traffic_and_sleeps_when_the_link_is_idle():
     assert busy > 0.2, msg
 
 
-@pytest.mark.slow   # round trips and CPU seconds against fixed bounds while every CPU is busy: a fidelity check
+@pytest.mark.slow  # round trips and CPU seconds against fixed bounds while every CPU is busy: a fidelity check
 @needs_links
 def test_relay_on_a_loaded_machine_sleeps_and_keeps_its_delay():
     """With every CPU busy, the relay does not spin for new packets (the CPU goes to the work that
@@ -460,6 +501,7 @@ def test_same_seed_same_losses():
 
 # --- nothing remains -----------------------------------------------------------------------------
 
+
 def _ours(pid=None):
     names = [n for n in netns.list_namespaces() if netns.NAME_RE.match(n)]
     return [n for n in names if pid is None or n.startswith(f"{netns.PREFIX}{pid}-")]
@@ -488,10 +530,15 @@ def test_nothing_remains_after_a_signal_to_netem_run(sig, tmp_path):
     import shutil
 
     from conftest import run_cli  # noqa: F401  (the installed console script)
+
     exe = shutil.which("secperf", path=str(Path(sys.executable).parent))
-    p = subprocess.Popen([exe, "netem", "run", "delay=1ms", "--server", "sleep 60", "--", "sleep", "60"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env={**os.environ, "SECPERF_HOME": str(tmp_path / "h")})
+    p = subprocess.Popen(
+        [exe, "netem", "run", "delay=1ms", "--server", "sleep 60", "--", "sleep", "60"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "SECPERF_HOME": str(tmp_path / "h")},
+    )
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and len(_ours(p.pid)) < 2:
         time.sleep(0.05)
@@ -501,7 +548,9 @@ def test_nothing_remains_after_a_signal_to_netem_run(sig, tmp_path):
     out, err = p.communicate(timeout=20)
     assert p.returncode == (143 if sig == signal.SIGTERM else 130), err  # 128 + the signal
     assert _ours(p.pid) == []
-    left = subprocess.run(["pgrep", "-f", f"srv-netns /run/netns/{netns.PREFIX}{p.pid}-"], capture_output=True, text=True)
+    left = subprocess.run(
+        ["pgrep", "-f", f"srv-netns /run/netns/{netns.PREFIX}{p.pid}-"], capture_output=True, text=True
+    )
     assert left.stdout.strip() == ""  # no relay of that run
 
 
@@ -529,8 +578,10 @@ def test_sweeper_removes_only_dead_owners_namespaces(tmp_path):
 
 @needs_links
 def test_killed_owner_is_swept_by_the_next_link(tmp_path):
-    code = ("import sys, time; from secperf.lab.netns import Link; l = Link('delay=1ms').open(); "
-            "print(l.dev_ns, l.relay.pid, flush=True); time.sleep(60)")
+    code = (
+        "import sys, time; from secperf.lab.netns import Link; l = Link('delay=1ms').open(); "
+        "print(l.dev_ns, l.relay.pid, flush=True); time.sleep(60)"
+    )
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     name, relay = p.stdout.readline().split()
     p.kill()
@@ -546,6 +597,7 @@ def test_killed_owner_is_swept_by_the_next_link(tmp_path):
 
 
 # --- handshakes over a link ------------------------------------------------------------------------
+
 
 def _network_waits_ms(conn: dict, rtt_ms: float) -> list[float]:
     """The client's waits of at least half a round trip: TCP's connect, then every gap between the
@@ -568,7 +620,7 @@ def test_tls13_two_and_tls12_three_round_trips_over_50ms(tmp_path):
     _round_trips_over_50ms(tmp_path, margin_ms=10.0)
 
 
-@pytest.mark.slow   # the 2 ms margin over the measured computation is a fidelity check of the relay
+@pytest.mark.slow  # the 2 ms margin over the measured computation is a fidelity check of the relay
 @needs_links
 def test_tls13_two_and_tls12_three_round_trips_over_50ms_within_2ms_of_computation(tmp_path):
     _round_trips_over_50ms(tmp_path, margin_ms=2.0)
@@ -593,6 +645,7 @@ def _round_trips_over_50ms(tmp_path, margin_ms):
 
     from secperf.lab.pki import LabPKI
     from secperf.measure import handshake as H
+
     pki = LabPKI(tmp_path / "pki").ensure()
     p = H.HandshakeParams(n=6, warmup=1, timeout_ms=3000, workdir=tmp_path / "svc")
     rtt_ms = 100.0
@@ -612,12 +665,21 @@ def _round_trips_over_50ms(tmp_path, margin_ms):
                 waits = [round(w, 2) for w in _network_waits_ms(fastest, rtt_ms)]
                 compute_ms = (s["cpu_summary"]["p50_us"] + d["server_cpu_p50_us"]) / 1000
                 extra = total[id(fastest)] - trips * rtt_ms
-                seen.append({"waits per connection": counts, "fastest's waits": waits,
-                             "extra": round(extra, 2), "computation": round(compute_ms, 2)})
+                seen.append(
+                    {
+                        "waits per connection": counts,
+                        "fastest's waits": waits,
+                        "extra": round(extra, 2),
+                        "computation": round(compute_ms, 2),
+                    }
+                )
                 assert extra >= -0.5, (cfg.label, seen)  # never faster than the round trips
-                if (statistics.median_low(counts) == trips and len(waits) == trips
-                        and all(rtt_ms - 1.0 <= w < 1.5 * rtt_ms for w in waits)
-                        and extra <= compute_ms + margin_ms):
+                if (
+                    statistics.median_low(counts) == trips
+                    and len(waits) == trips
+                    and all(rtt_ms - 1.0 <= w < 1.5 * rtt_ms for w in waits)
+                    and extra <= compute_ms + margin_ms
+                ):
                     break
             else:
                 raise AssertionError(f"{cfg.label}: {trips} round trips expected; per attempt {seen}")
@@ -625,6 +687,7 @@ def _round_trips_over_50ms(tmp_path, margin_ms):
 
 def test_lossy_links_get_time_for_retransmission_back_off():
     from secperf.measure.link_counts import LOSS_BACKOFF_MS, link_timeout_ms
+
     clean, lossy = NS.parse("delay=20ms"), NS.parse("delay=20ms,loss=1%")
     assert link_timeout_ms(5000, clean) == 5000 + 10 * 40
     assert link_timeout_ms(5000, lossy) == 5000 + 10 * 40 + LOSS_BACKOFF_MS
@@ -646,11 +709,11 @@ def test_dtls_over_a_lossy_link_measures_slow_handshakes_and_resends_lost_reques
 
     from secperf.lab.pki import LabPKI
     from secperf.measure import handshake as H
+
     pki = LabPKI(tmp_path / "pki").ensure()
     p = H.HandshakeParams(n=12, warmup=0, timeout_ms=3000, workdir=tmp_path / "svc")
     net = "delay=5ms,loss=10%"
-    cfg = replace(H.V12, label="dtls1.2 ecdhe-rsa-aes128gcm no cookie", proto="dtls", dtls_cookie=False,
-                  network=net)
+    cfg = replace(H.V12, label="dtls1.2 ecdhe-rsa-aes128gcm no cookie", proto="dtls", dtls_cookie=False, network=net)
     samples, failures, dropped = [], [], 0
     with Link(net, seed=2) as link:
         # a request or response is lost in about one connection of five: batches of 12 until one
@@ -676,6 +739,7 @@ def test_dtls_over_a_lossy_link_measures_slow_handshakes_and_resends_lost_reques
     assert max(c["handshake_wall_us"] for c in ok) >= 1_000_000
     # the report's network table says how often requests went again (the last batch had some)
     from secperf.report import html_netem
+
     times = sum(c.get("app", {}).get("resent", 0) for c in s["samples"])
     row = html_netem.table([s]).split("</tr>")[1]
     assert times > 0 and f"<td>{times}</td>" in row, row
@@ -684,8 +748,22 @@ def test_dtls_over_a_lossy_link_measures_slow_handshakes_and_resends_lost_reques
 @needs_links
 def test_cli_handshake_sweep_plots_time_against_rtt(tmp_path):
     from conftest import run_cli
-    p = run_cli("handshake", "versions", "--network", "delay=1ms", "--network", "delay=10ms", "--n", "3",
-                "--warmup", "1", "--out", str(tmp_path), "--json")
+
+    p = run_cli(
+        "handshake",
+        "versions",
+        "--network",
+        "delay=1ms",
+        "--network",
+        "delay=10ms",
+        "--n",
+        "3",
+        "--warmup",
+        "1",
+        "--out",
+        str(tmp_path),
+        "--json",
+    )
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
     assert len(doc["series"]) == 4 and all(s["status"] == "ok" for s in doc["series"])
@@ -698,17 +776,24 @@ def test_cli_handshake_sweep_plots_time_against_rtt(tmp_path):
 
 # --- scenarios over links ------------------------------------------------------------------------
 
-HS_SCENARIO = ('name = "s"\n[crypto]\n[[crypto.select]]\nalg = ["sha256"]\nsize = [16]\n'
-               '[handshake]\nexperiments = ["versions"]\nnetworks = [{nets}]\nn = 2\nwarmup = 0\n')
+HS_SCENARIO = (
+    'name = "s"\n[crypto]\n[[crypto.select]]\nalg = ["sha256"]\nsize = [16]\n'
+    '[handshake]\nexperiments = ["versions"]\nnetworks = [{nets}]\nn = 2\nwarmup = 0\n'
+)
 
 
 def test_scenario_handshake_section_takes_networks():
     from secperf.app.scenario import handshake_configs
     from secperf.inputs import scenario as SC
+
     base = {"name": "t", "crypto": {}}
     cfgs = handshake_configs({**base, "handshake": {"experiments": ["versions"], "networks": ["loopback", "lte"]}})
-    assert [(c.tls, c.network) for c in cfgs] == [("1.3", "loopback"), ("1.2", "loopback"), ("1.3", "lte"),
-                                                  ("1.2", "lte")]
+    assert [(c.tls, c.network) for c in cfgs] == [
+        ("1.3", "loopback"),
+        ("1.2", "loopback"),
+        ("1.3", "lte"),
+        ("1.2", "lte"),
+    ]
     assert len({c.series_id for c in cfgs}) == 4
     with pytest.raises(SC.ScenarioError, match=r"\[handshake\] networks: .*'delay'"):
         handshake_configs({**base, "handshake": {"experiments": ["versions"], "networks": ["delay=soon"]}})
@@ -718,8 +803,13 @@ def _run_scenario(tmp_path, nets, env=None):
     scn = tmp_path / "s.toml"
     scn.write_text(HS_SCENARIO.format(nets=", ".join(f'"{n}"' for n in nets)))
     exe = Path(sys.executable).parent / "secperf"
-    p = subprocess.run([str(exe), "run", "--scenario", str(scn), "--out", str(tmp_path / "out"), "--json"],
-                       capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})})
+    p = subprocess.run(
+        [str(exe), "run", "--scenario", str(scn), "--out", str(tmp_path / "out"), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **(env or {})},
+    )
     return p, (json.loads(p.stdout) if p.stdout.strip() else None)
 
 
@@ -742,7 +832,7 @@ def test_scenario_runs_its_handshakes_over_its_links(tmp_path):
     p, doc = _run_scenario(tmp_path, ["delay=10ms"])
     assert p.returncode == 0, p.stderr
     # the run's link namespaces are gone (namespaces of other live processes on this machine are not ours)
-    left = {n for n in set(_ours()) - before if not _alive(int(n[len(netns.PREFIX):].split("-")[0]))}
+    left = {n for n in set(_ours()) - before if not _alive(int(n[len(netns.PREFIX) :].split("-")[0]))}
     assert left == set()
     hs = {s["labels"]["tls"]: s for s in doc["series"] if s["kind"] == "handshake"}
     assert set(hs) == {"1.3", "1.2"} and all(s["labels"]["network"] == "delay=10ms" for s in hs.values())
@@ -753,8 +843,13 @@ def test_scenario_runs_its_handshakes_over_its_links(tmp_path):
 def _series(kind, labels, samples=(), values_us=()):
     """A series of `kind` as the measure modules write it (the report's link helpers read only these fields)."""
     from secperf.core import result as R
-    s = R.new_series(f"{kind}/{labels['label']} @ {labels['network']}", kind=kind, labels=labels,
-                     timer={"name": "t", "start": "a named start", "end": "a named end"})
+
+    s = R.new_series(
+        f"{kind}/{labels['label']} @ {labels['network']}",
+        kind=kind,
+        labels=labels,
+        timer={"name": "t", "start": "a named start", "end": "a named end"},
+    )
     s.samples.extend(samples)
     s.values_us.extend(values_us)
     return s
@@ -766,12 +861,28 @@ def test_sweep_plot_of_a_grid_keeps_one_line_per_configuration_and_loss():
     from secperf.report import html_netem
 
     def series(label, rtt, loss, ms):
-        samples = [{"ok": True, "tcp_connect_us": rtt * 500, "handshake_wall_us": (ms + i) * 1000 - rtt * 500}
-                   for i in range(5)]
-        return _series("handshake", {"label": label, "server": "s_server", "network": f"d={rtt},l={loss}",
-                                     "network_rtt_ms": rtt, "network_loss": loss}, samples=samples)
-    nets = [series(lab, rtt, loss, rtt * k + 1000 * loss)
-            for lab, k in (("tls1.3", 2), ("tls1.2", 3)) for rtt in (20.0, 100.0) for loss in (0.0, 0.05)]
+        samples = [
+            {"ok": True, "tcp_connect_us": rtt * 500, "handshake_wall_us": (ms + i) * 1000 - rtt * 500}
+            for i in range(5)
+        ]
+        return _series(
+            "handshake",
+            {
+                "label": label,
+                "server": "s_server",
+                "network": f"d={rtt},l={loss}",
+                "network_rtt_ms": rtt,
+                "network_loss": loss,
+            },
+            samples=samples,
+        )
+
+    nets = [
+        series(lab, rtt, loss, rtt * k + 1000 * loss)
+        for lab, k in (("tls1.3", 2), ("tls1.2", 3))
+        for rtt in (20.0, 100.0)
+        for loss in (0.0, 0.05)
+    ]
     html = html_netem.sweep_plot(nets)
     assert 'data-plot="network-sweep"' in html and "round-trip time" in html
     for lab in ("tls1.3", "tls1.2"):
@@ -793,6 +904,7 @@ def test_sweep_plot_of_connect_rows_draws_a_line_per_configuration_across_networ
         if rtt is not None:
             labels.update(network_rtt_ms=rtt, network_loss=0.0)
         return _series("connect", labels, values_us=[ms * 1000 + i for i in range(5)])
+
     series = [row(None, 4.0), row(20.0, 64.0), row(100.0, 304.0)]
     html = html_netem.sweep_plot(series, kind="connect")
     assert 'data-plot="network-sweep"' in html and "Connection establishment against the link" in html
@@ -812,9 +924,11 @@ def test_sweep_plot_of_profiles_and_of_a_loss_sweep_with_loopback():
         if rtt is not None:
             labels.update(network_rtt_ms=rtt, network_loss=loss)
         return _series("connect", labels, values_us=[ms * 1000 + i for i in range(5)])
+
     profiles = html_netem.sweep_plot([row("loopback", None, 0, 4.0), row("lte", 50.0, 0.005, 160.0)], kind="connect")
     assert "https probe software full P50" in profiles and "loss" not in profiles.split("<figcaption>")[0]
     assert "round-trip time" in profiles
-    loss_sweep = html_netem.sweep_plot([row("loopback", None, 0, 4.0), row("l0", 50.0, 0.0, 155.0),
-                                        row("l5", 50.0, 0.05, 190.0)], kind="connect")
+    loss_sweep = html_netem.sweep_plot(
+        [row("loopback", None, 0, 4.0), row("l0", 50.0, 0.0, 155.0), row("l5", 50.0, 0.05, 190.0)], kind="connect"
+    )
     assert "one-way loss (%)" in loss_sweep and "https probe software full P50" in loss_sweep

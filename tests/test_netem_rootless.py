@@ -29,6 +29,7 @@ SITE = Path(secperf.__file__).resolve().parents[1]  # the installed package's si
 
 def _nogroup() -> int:
     import grp
+
     for name in ("nogroup", "nobody"):
         try:
             return grp.getgrnam(name).gr_gid
@@ -44,8 +45,7 @@ def _nobody_argv(argv: list[str]) -> list[str]:
 
 
 def _as_nobody(argv, env=None, cwd="/", timeout=20, **kw):
-    return subprocess.run(_nobody_argv(argv), env=env, cwd=cwd, timeout=timeout, capture_output=True, text=True,
-                          **kw)
+    return subprocess.run(_nobody_argv(argv), env=env, cwd=cwd, timeout=timeout, capture_output=True, text=True, **kw)
 
 
 def _nobody_python() -> str | None:
@@ -72,7 +72,10 @@ def _skip_reason() -> tuple[str, str] | None:
         return "checkout-location", f"no Python {sys.version_info[0]}.{sys.version_info[1]} that user nobody can run"
     p = _as_nobody([py, "-c", "import secperf.lab.netns"], env={**os.environ, "PYTHONPATH": str(SITE)})
     if p.returncode != 0:
-        return "checkout-location", f"user nobody cannot import the installed package from {SITE}: {p.stderr.strip()[-200:]}"
+        return (
+            "checkout-location",
+            f"user nobody cannot import the installed package from {SITE}: {p.stderr.strip()[-200:]}",
+        )
     return None
 
 
@@ -101,14 +104,17 @@ def sandbox():
 
     def env(tun: Path | None) -> dict:
         e = {k: v for k, v in os.environ.items() if k != netns.TUN_ENV}
-        e.update(PYTHONPATH=str(SITE), PYTHONDONTWRITEBYTECODE="1", SECPERF_HOME=str(home / "secperf"),
-                 HOME=str(home))
+        e.update(PYTHONPATH=str(SITE), PYTHONDONTWRITEBYTECODE="1", SECPERF_HOME=str(home / "secperf"), HOME=str(home))
         if tun is not None:
             e[netns.TUN_ENV] = str(tun)
         return e
+
     try:
-        yield type("Sandbox", (), {"home": home, "node": staticmethod(node), "env": staticmethod(env),
-                                   "python": _nobody_python()})
+        yield type(
+            "Sandbox",
+            (),
+            {"home": home, "node": staticmethod(node), "env": staticmethod(env), "python": _nobody_python()},
+        )
     finally:
         shutil.rmtree(top, ignore_errors=True)
 
@@ -188,8 +194,14 @@ KILLED_SCRIPT = textwrap.dedent("""
 @as_nobody
 def test_rootless_link_dies_with_a_killed_owner(sandbox):
     tun = sandbox.node(0o660)
-    proc = subprocess.Popen(_nobody_argv([sandbox.python, "-c", KILLED_SCRIPT]), env=sandbox.env(tun),
-                            cwd=sandbox.home, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        _nobody_argv([sandbox.python, "-c", KILLED_SCRIPT]),
+        env=sandbox.env(tun),
+        cwd=sandbox.home,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = proc.stdout.readline()  # setpriv and env exec: proc.pid is the owner's
         pids = [int(x) for x in line.split()]
@@ -233,11 +245,20 @@ def _descendants(pid: int) -> dict[int, str]:
 def test_rootless_netem_run_leaves_nothing_after_a_signal(sandbox, sig):
     tun = sandbox.node(0o660)
     # the server must listen before the command starts (netem run waits for it): a bound UDP socket
-    server = f"{sandbox.python} -c \"import socket, time; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); " \
-             f"s.bind(('10.77.0.2', 9)); time.sleep(60)\""
-    proc = subprocess.Popen(_nobody_argv([sandbox.python, "-m", "secperf", "netem", "run", "delay=1ms", "--server",
-                                          server, "--", "sleep", "60"]), env=sandbox.env(tun),
-                            cwd=sandbox.home, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server = (
+        f"{sandbox.python} -c \"import socket, time; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
+        f"s.bind(('10.77.0.2', 9)); time.sleep(60)\""
+    )
+    proc = subprocess.Popen(
+        _nobody_argv(
+            [sandbox.python, "-m", "secperf", "netem", "run", "delay=1ms", "--server", server, "--", "sleep", "60"]
+        ),
+        env=sandbox.env(tun),
+        cwd=sandbox.home,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 10
         below = {}
@@ -258,29 +279,58 @@ def test_rootless_netem_run_leaves_nothing_after_a_signal(sandbox, sig):
 
 
 @as_nobody
-@skip_if(not (shutil.which("nginx") or os.path.exists("/usr/sbin/nginx")) or not shutil.which("mosquitto"),
-         "needs-bootstrap", "nginx and mosquitto are installed by scripts/bootstrap")
+@skip_if(
+    not (shutil.which("nginx") or os.path.exists("/usr/sbin/nginx")) or not shutil.which("mosquitto"),
+    "needs-bootstrap",
+    "nginx and mosquitto are installed by scripts/bootstrap",
+)
 def test_rootless_link_runs_servers_that_drop_privileges(sandbox):
     """nginx and mosquitto, started as (namespace) root, would switch to a user the user namespace
     does not map: they are told to stay the user they are (Link.server_user). Every client runs
     over the rootless link: the probe, curl, mosquitto_pub, paho and coap-client."""
     tun = sandbox.node(0o660)
-    p = _as_nobody([sandbox.python, "-m", "secperf", "connect", "https,mqtt,coap", "--client", "all", "--key", "software",
-                    "--handshake", "full", "--network", "delay=1ms", "--n", "1", "--warmup", "0", "--out",
-                    str(sandbox.home / "out"), "--json"], env=sandbox.env(tun), cwd=sandbox.home, timeout=120)
+    p = _as_nobody(
+        [
+            sandbox.python,
+            "-m",
+            "secperf",
+            "connect",
+            "https,mqtt,coap",
+            "--client",
+            "all",
+            "--key",
+            "software",
+            "--handshake",
+            "full",
+            "--network",
+            "delay=1ms",
+            "--n",
+            "1",
+            "--warmup",
+            "0",
+            "--out",
+            str(sandbox.home / "out"),
+            "--json",
+        ],
+        env=sandbox.env(tun),
+        cwd=sandbox.home,
+        timeout=120,
+    )
     doc = json.loads(p.stdout)
     got = {s["id"]: (s["status"], [f["reason"][:300] for f in s.get("failures") or []]) for s in doc["series"]}
     # the connection rows of every server with every client (the reference clients too), and
     # HTTPS's JWT rows (their endpoint over the same link)
-    assert got == {"connect/https/probe/software/full@delay=1ms": ("ok", []),
-                   "connect/https/curl/software/full@delay=1ms": ("ok", []),
-                   "connect/mqtt/probe/software/full@delay=1ms": ("ok", []),
-                   "connect/mqtt/mosquitto_pub/software/full@delay=1ms": ("ok", []),
-                   "connect/mqtt/paho/software/full@delay=1ms": ("ok", []),
-                   "connect/coap/probe/software/full@delay=1ms": ("ok", []),
-                   "connect/coap/coap-client/software/full@delay=1ms": ("ok", []),
-                   "jwt/software/ecdsa-p256/jwt_fresh@delay=1ms": ("ok", []),
-                   "jwt/software/ecdsa-p256/jwt_cached@delay=1ms": ("ok", [])}, p.stderr[-2000:]
+    assert got == {
+        "connect/https/probe/software/full@delay=1ms": ("ok", []),
+        "connect/https/curl/software/full@delay=1ms": ("ok", []),
+        "connect/mqtt/probe/software/full@delay=1ms": ("ok", []),
+        "connect/mqtt/mosquitto_pub/software/full@delay=1ms": ("ok", []),
+        "connect/mqtt/paho/software/full@delay=1ms": ("ok", []),
+        "connect/coap/probe/software/full@delay=1ms": ("ok", []),
+        "connect/coap/coap-client/software/full@delay=1ms": ("ok", []),
+        "jwt/software/ecdsa-p256/jwt_fresh@delay=1ms": ("ok", []),
+        "jwt/software/ecdsa-p256/jwt_cached@delay=1ms": ("ok", []),
+    }, p.stderr[-2000:]
 
 
 CHECK_SCRIPT = textwrap.dedent("""
@@ -325,12 +375,14 @@ def test_rootless_check_passes_and_cli_names_the_mode(sandbox):
     tun = sandbox.node(0o660)
     cli = _as_nobody([sandbox.python, "-m", "secperf", "netem", "check"], env=sandbox.env(tun), cwd=sandbox.home)
     assert cli.returncode == 0, cli.stdout + cli.stderr
-    assert cli.stdout.splitlines() == ["mode: rootless (user namespace)",
-                                       f"emulated links: ok (TUN device {tun}, user and network namespaces, nsenter, "
-                                       "secperf-netem)"]
+    assert cli.stdout.splitlines() == [
+        "mode: rootless (user namespace)",
+        f"emulated links: ok (TUN device {tun}, user and network namespaces, nsenter, secperf-netem)",
+    ]
 
 
 # --- without switching users ------------------------------------------------------------------------
+
 
 def test_tun_device_problems_name_the_node_and_the_fix(tmp_path, monkeypatch):
     monkeypatch.setenv(netns.TUN_ENV, str(tmp_path / "nosuch"))
@@ -362,6 +414,10 @@ def test_root_mode_relay_opens_the_configured_tun_node(sandbox, monkeypatch):
         assert not link.rootless and link.holders == []
         args = Path(f"/proc/{link.relay.pid}/cmdline").read_bytes().split(b"\0")
         assert args[args.index(b"--tun-device") + 1] == str(tun).encode() and b"--userns" not in args
-        p = subprocess.run(link.dev_exec(["ping", "-n", "-c", "1", "-W", "2", link.server_addr]),
-                           capture_output=True, text=True, timeout=10)
+        p = subprocess.run(
+            link.dev_exec(["ping", "-n", "-c", "1", "-W", "2", link.server_addr]),
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
     assert p.returncode == 0, p.stdout + p.stderr

@@ -88,13 +88,29 @@ def test_no_module_looks_for_device_sources_on_its_own():
     assert offenders == []
 
 
-WRITES = ("open", "openat", "creat", "mkdir", "mkdirat", "rename", "renameat", "renameat2", "unlink", "unlinkat",
-          "link", "linkat", "symlink", "symlinkat", "truncate")
+WRITES = (
+    "open",
+    "openat",
+    "creat",
+    "mkdir",
+    "mkdirat",
+    "rename",
+    "renameat",
+    "renameat2",
+    "unlink",
+    "unlinkat",
+    "link",
+    "linkat",
+    "symlink",
+    "symlinkat",
+    "truncate",
+)
 
 
 def _writes_into(root: Path, trace: Path) -> list[str]:
     """Every call in an strace log that created, changed or removed something under `root` (tried or done)."""
     import re
+
     hits = []
     for line in trace.read_text(errors="replace").splitlines():
         m = re.search(r"\b(\w+)\((.*)", line)
@@ -109,8 +125,9 @@ def _writes_into(root: Path, trace: Path) -> list[str]:
 
 
 def _checkout_state() -> tuple[str, dict]:
-    status = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=ROOT, capture_output=True,
-                            text=True, check=True).stdout
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--ignored"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
     build = ROOT / "build"
     mtimes = {str(p): p.stat().st_mtime_ns for p in [build, *build.rglob("*")] if p.exists()} if build.is_dir() else {}
     return status, mtimes
@@ -125,11 +142,28 @@ def test_a_device_command_from_an_empty_home_writes_nothing_into_the_checkout(tm
     if not (device_sources.install_cache() / "src").is_dir() and not os.access("/usr/bin/apt-get", os.X_OK):
         skip("needs-bootstrap", "no installation source cache and no apt-get to fetch the sources")
     import secperf
+
     here = str(Path(secperf.__file__).resolve().parents[1])  # this secperf, whatever the directory it runs in
-    env = {**os.environ, "SECPERF_HOME": str(tmp_path / "fresh"), "PYTHONDONTWRITEBYTECODE": "1",
-           "PYTHONPATH": os.pathsep.join([here, *filter(None, [os.environ.get("PYTHONPATH")])])}
-    cmd = [sys.executable, "-m", "secperf", "device", "crypto", "--device", "cortex-m4-80", "--stack", "wolfssl",
-           "--op", "sha256-1024", "--json"]
+    env = {
+        **os.environ,
+        "SECPERF_HOME": str(tmp_path / "fresh"),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONPATH": os.pathsep.join([here, *filter(None, [os.environ.get("PYTHONPATH")])]),
+    }
+    cmd = [
+        sys.executable,
+        "-m",
+        "secperf",
+        "device",
+        "crypto",
+        "--device",
+        "cortex-m4-80",
+        "--stack",
+        "wolfssl",
+        "--op",
+        "sha256-1024",
+        "--json",
+    ]
     strace = shutil.which("strace")
     trace = tmp_path / "strace.log"
     if strace:

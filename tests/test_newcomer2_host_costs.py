@@ -50,8 +50,12 @@ def test_an_unknown_choice_is_a_named_error(home, monkeypatch):
 
 
 def test_the_option_is_checked_at_the_command_line(tmp_path):
-    p = subprocess.run([sys.executable, "-m", "secperf", "whatif", "mqtt", "--host-costs", "vm", "--out",
-                        str(tmp_path)], capture_output=True, text=True, env={**os.environ, "SECPERF_HOME": str(tmp_path)})
+    p = subprocess.run(
+        [sys.executable, "-m", "secperf", "whatif", "mqtt", "--host-costs", "vm", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "SECPERF_HOME": str(tmp_path)},
+    )
     assert p.returncode == 2 and "--host-costs" in p.stderr
 
 
@@ -68,6 +72,7 @@ def test_this_hosts_costs_are_measured_once_and_kept_with_their_provenance(home)
     assert path.is_file()
     first = path.stat().st_mtime_ns
     from secperf.core import result as R
+
     doc = R.load(path)
     assert doc.kind == "crypto" and doc.host.get("cpu_model") and doc.host.get("date")
     ids = {s.id for s in doc.series if s.status == "ok"}

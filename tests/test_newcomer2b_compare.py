@@ -26,7 +26,7 @@ def _render(rows: list[dict]) -> str:
 def test_a_shift_against_the_medians_sign_is_labelled_with_the_medians_difference():
     row = measured_row("handshake", "p50", "us", A, B, 0.05, 0.05, 0.8)
     assert row["method"].startswith("Hodges-Lehmann")
-    assert row["diff"] > 0 > row["b"] - row["a"]          # the case of the issue: the signs disagree
+    assert row["diff"] > 0 > row["b"] - row["a"]  # the case of the issue: the signs disagree
     out = _render([row])
     line = next(ln for ln in out.splitlines() if ln.lstrip("│ ").startswith("handshake"))
     assert "shift" in line and "medians −9" in line, line

@@ -17,13 +17,15 @@ from conftest import run_chromium
 
 ROOT = Path(__file__).resolve().parents[1]
 
-PROBE = ("<pre id='width-probe'></pre><script>(()=>{const out=[];"
-         "document.querySelectorAll('.md-content pre').forEach((p,i)=>{const c=p.querySelector('code')||p;"
-         "out.push({i,scroll:Math.max(p.scrollWidth,c.scrollWidth),client:Math.max(p.clientWidth,c.clientWidth),"
-         "first:(c.textContent||'').split('\\n')[0].slice(0,60)});});"
-         "const main=document.querySelector('.md-content');"
-         "document.getElementById('width-probe').textContent=JSON.stringify({blocks:out,"
-         "content:main?Math.round(main.getBoundingClientRect().width):0});})();</script></body>")
+PROBE = (
+    "<pre id='width-probe'></pre><script>(()=>{const out=[];"
+    "document.querySelectorAll('.md-content pre').forEach((p,i)=>{const c=p.querySelector('code')||p;"
+    "out.push({i,scroll:Math.max(p.scrollWidth,c.scrollWidth),client:Math.max(p.clientWidth,c.clientWidth),"
+    "first:(c.textContent||'').split('\\n')[0].slice(0,60)});});"
+    "const main=document.querySelector('.md-content');"
+    "document.getElementById('width-probe').textContent=JSON.stringify({blocks:out,"
+    "content:main?Math.round(main.getBoundingClientRect().width):0});})();</script></body>"
+)
 
 
 def _probe(page: Path, tmp: Path) -> dict:
@@ -41,15 +43,21 @@ def test_no_code_block_on_the_home_page_or_a_tutorial_scrolls_sideways_at_1400px
     mkdocs = shutil.which("mkdocs", path=str(Path(sys.executable).parent))
     assert mkdocs, "mkdocs is not installed in the virtualenv (scripts/bootstrap installs the docs extra)"
     site = tmp_path / "site"
-    p = subprocess.run([mkdocs, "build", "--strict", "-q", "-d", str(site)], cwd=ROOT, capture_output=True,
-                       text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    p = subprocess.run(
+        [mkdocs, "build", "--strict", "-q", "-d", str(site)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     pages = [site / "index.html", *sorted((site / "tutorials").glob("*/index.html"))]
     assert len(pages) >= 6, pages
     checked = 0
     for page in pages:
         got = _probe(page, tmp_path)
-        assert got["content"] >= 800, (page, got["content"])      # the text column uses the window
+        assert got["content"] >= 800, (page, got["content"])  # the text column uses the window
         wide = [b for b in got["blocks"] if b["scroll"] > b["client"] + 1]
         assert not wide, f"{page.relative_to(site)}: code blocks scroll sideways: {wide}"
         checked += len(got["blocks"])

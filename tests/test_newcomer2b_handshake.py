@@ -23,7 +23,7 @@ def test_an_offer_to_any_server_pairs_each_ecdhe_suite_with_both_signature_kinds
     v12 = for_any_certificate(V12)
     assert v12.ciphers.split(":") == ["ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-RSA-AES128-GCM-SHA256"]
     assert v12.groups.split(":")[0] == "x25519" and "P-256" in v12.groups.split(":")
-    assert "rsa" not in v12.label                       # the label names no certificate type it cannot know
+    assert "rsa" not in v12.label  # the label names no certificate type it cannot know
     assert for_any_certificate(V13).ciphersuites == V13.ciphersuites
 
 
@@ -32,8 +32,23 @@ def test_an_offer_to_any_server_pairs_each_ecdhe_suite_with_both_signature_kinds
 def test_versions_against_an_ecdsa_or_rsa_server_negotiate_every_row_and_record_it(pki, key, tmp_path):
     certs = pki.server(key, 1)
     with SServer(certs, workdir=tmp_path / "srv") as srv:
-        p = run_cli("handshake", "versions", "--connect", f"127.0.0.1:{srv.port}", "--ca", str(certs.ca),
-                    "--servername", "localhost", "--n", "2", "--warmup", "0", "--json", "--out", str(tmp_path / "res"))
+        p = run_cli(
+            "handshake",
+            "versions",
+            "--connect",
+            f"127.0.0.1:{srv.port}",
+            "--ca",
+            str(certs.ca),
+            "--servername",
+            "localhost",
+            "--n",
+            "2",
+            "--warmup",
+            "0",
+            "--json",
+            "--out",
+            str(tmp_path / "res"),
+        )
     assert p.returncode == 0, p.stderr[-2000:]
     series = json.loads(p.stdout)["series"]
     assert len(series) == 2

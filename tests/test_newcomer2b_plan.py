@@ -37,12 +37,12 @@ def test_a_coap_system_from_an_mqtt_pattern_is_described_as_coap_dtls(tmp_path):
     assert p.stack.protocol == "coap"
     text = describe(p, p.stack.key)
     assert "CoAP/DTLS" in text and "MQTT" not in text and "QoS" not in text, text
-    assert text.startswith("a battery meter reports a reading every 15 minutes")   # the traffic is kept
+    assert text.startswith("a battery meter reports a reading every 15 minutes")  # the traffic is kept
 
 
 def test_a_description_names_the_key_the_plan_judges():
     p = PS.load_pattern("periodic-collection")
-    assert describe(p, p.stack.key) == p.description          # agrees with itself: unchanged
+    assert describe(p, p.stack.key) == p.description  # agrees with itself: unchanged
     text = describe(p, "software")
     assert "SIM" not in text and "key in software" in text, text
     every = {n: PS.load_pattern(n) for n in PS.builtin_names()}
@@ -96,9 +96,9 @@ def test_the_suitability_matrix_of_six_patterns_fits_80_columns_in_one_part(six)
     buf = io.StringIO()
     print_table(Console(file=buf, width=80, color_system=None), matrix_table(ps))
     out = buf.getvalue()
-    assert "(part" not in out, out                          # one table, not four parts
+    assert "(part" not in out, out  # one table, not four parts
     assert max(len(line.rstrip()) for line in out.splitlines()) <= 80
     header = next(line for line in out.splitlines() if line.split()[:1] == ["design"])
     assert header.split()[1:] == [f"P{i}" for i in range(1, 7)], header
-    for i, p in enumerate(ps, 1):                           # the legend names each column's pattern
+    for i, p in enumerate(ps, 1):  # the legend names each column's pattern
         assert f"P{i} {p['pattern']}" in " ".join(out.split())

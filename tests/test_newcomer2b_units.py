@@ -33,8 +33,9 @@ def test_a_column_reads_in_human_scale_whatever_its_small_values_are():
 
 
 def test_mean_and_sd_share_a_unit():
-    heads, cols = _normal([("a", "672 ms", "45.2 µs", "670 ms"), ("b", "475 ms", "9.2 ms", "475 ms")],
-                          ("row", "mean", "sd", "P50"))
+    heads, cols = _normal(
+        [("a", "672 ms", "45.2 µs", "670 ms"), ("b", "475 ms", "9.2 ms", "475 ms")], ("row", "mean", "sd", "P50")
+    )
     assert heads[1:] == ["mean (ms)", "sd (ms)", "P50 (ms)"]
     assert cols[2] == ["0.0452", "9.2"]
 
@@ -52,28 +53,60 @@ def test_device_list_is_a_compact_table_with_the_prose_behind_verbose_and_show()
 
 
 def test_a_device_whatifs_first_line_fits_80_columns():
-    c = Counts(doc=None, counted=[], reused=[f"r{i}" for i in range(7)], stack="wolfssl", config="sp-asm",
-               library="wolfSSL 5.5.4 (cortex-m4 build)")
+    c = Counts(
+        doc=None,
+        counted=[],
+        reused=[f"r{i}" for i in range(7)],
+        stack="wolfssl",
+        config="sp-asm",
+        library="wolfSSL 5.5.4 (cortex-m4 build)",
+    )
     line = f"cortex-m4-80: {c.note()}"
     assert len(line) <= 80 and "taken from the cache" in line and "sp-asm" in line, line
 
 
 def _crypto_doc():
     from secperf.core import result as R
+
     doc = R.new_result(kind="device", command=["secperf", "device", "crypto"], params={}, host={}, run_id="d")
-    for stack, lib, cfg in (("wolfssl", "wolfSSL 5.5.4 (cortex-m4 build)", "sp-asm"),
-                            ("mbedtls", "Mbed TLS 2.28.3 (cortex-m4 build)", "default")):
+    for stack, lib, cfg in (
+        ("wolfssl", "wolfSSL 5.5.4 (cortex-m4 build)", "sp-asm"),
+        ("mbedtls", "Mbed TLS 2.28.3 (cortex-m4 build)", "default"),
+    ):
         for op, n in (("x25519-derive", 1.22e6), ("sha256-1024", 42700.0)):
-            s = R.new_series(f"device-crypto/cortex-m4-80/{stack}/{op}", kind="device_crypto",
-                             labels={"device": "cortex-m4-80", "stack": stack, "library": lib, "op": op,
-                                     "config": cfg, "build_target": "cortex-m4"},
-                             timer={"name": "op", "start": "call", "end": "return"})
-            s["derived"] = {"instructions_median": n, "instructions_cold": n,
-                            "time": {"cycles": 2 * n, "ms": 2 * n / 80e3, "ms_low": 1.8 * n / 80e3,
-                                     "ms_high": 2.2 * n / 80e3, "model": "cortex-m4", "clock_mhz": 80.0,
-                                     "banded": {"div": [2, 7, 12]}},
-                            "derived_ms": {"ms_low": 1.2 * n / 80e3, "ms_high": 2 * n / 80e3, "clock_mhz": 80.0,
-                                           "cpi": [1.2, 2.0], "cpi_estimate": True}}
+            s = R.new_series(
+                f"device-crypto/cortex-m4-80/{stack}/{op}",
+                kind="device_crypto",
+                labels={
+                    "device": "cortex-m4-80",
+                    "stack": stack,
+                    "library": lib,
+                    "op": op,
+                    "config": cfg,
+                    "build_target": "cortex-m4",
+                },
+                timer={"name": "op", "start": "call", "end": "return"},
+            )
+            s["derived"] = {
+                "instructions_median": n,
+                "instructions_cold": n,
+                "time": {
+                    "cycles": 2 * n,
+                    "ms": 2 * n / 80e3,
+                    "ms_low": 1.8 * n / 80e3,
+                    "ms_high": 2.2 * n / 80e3,
+                    "model": "cortex-m4",
+                    "clock_mhz": 80.0,
+                    "banded": {"div": [2, 7, 12]},
+                },
+                "derived_ms": {
+                    "ms_low": 1.2 * n / 80e3,
+                    "ms_high": 2 * n / 80e3,
+                    "clock_mhz": 80.0,
+                    "cpi": [1.2, 2.0],
+                    "cpi_estimate": True,
+                },
+            }
             s["status"] = "ok"
             doc["series"].append(s)
     R.finish(doc)
@@ -91,7 +124,7 @@ def test_device_crypto_names_a_build_in_a_few_characters_with_the_library_under_
     buf = io.StringIO()
     print_tables(Console(file=buf, width=80, color_system=None), tables(_crypto_doc()))
     out = buf.getvalue()
-    assert " ".join(out.split()).count("wolfSSL 5.5.4 (cortex-m4 build)") == 1, out   # once, in the legend
+    assert " ".join(out.split()).count("wolfSSL 5.5.4 (cortex-m4 build)") == 1, out  # once, in the legend
     rows = [ln for ln in out.splitlines() if ln.startswith("│") and ("x25519" in ln or "sha256" in ln)]
     assert rows and all("wolfssl" in ln or "mbedtls" in ln for ln in rows), out
     # every row of each part takes at most two lines (the build id may wrap once), not five

@@ -18,8 +18,25 @@ from secperf.report.views.whatif import cost_rows_by_use
 @pytest.fixture(scope="module")
 def whatif_doc(tmp_path_factory):
     out = tmp_path_factory.mktemp("wi")
-    assert main(["whatif", "tls1.3,dtls1.2,edhoc", "--network", "nb-iot", "--key", "se:iot-safe-sim", "--baseline",
-                 "--n", "2000", "--out", str(out), "--no-report"]) == 0
+    assert (
+        main(
+            [
+                "whatif",
+                "tls1.3,dtls1.2,edhoc",
+                "--network",
+                "nb-iot",
+                "--key",
+                "se:iot-safe-sim",
+                "--baseline",
+                "--n",
+                "2000",
+                "--out",
+                str(out),
+                "--no-report",
+            ]
+        )
+        == 0
+    )
     return json.loads(sorted(out.glob("*/result.json"))[-1].read_text())
 
 
@@ -27,24 +44,31 @@ def test_the_cost_table_lists_the_flights_operations_first_and_folds_the_rest(wh
     rows = whatif_doc["analysis"]["whatif"]["cost_table"]["rows"]
     used, rest = cost_rows_by_use(whatif_doc)
     assert used and rest and len(used) + len(rest) == len(rows)
-    assert len(used) < len(rows) / 2, (len(used), len(rows))      # most of the table is not used here
-    flight_ops = {(f["sender"], op) for s in whatif_doc["series"] if s["kind"] == "whatif"
-                  for f in s["derived"].get("flights") or [] for op in f["ops"]}
+    assert len(used) < len(rows) / 2, (len(used), len(rows))  # most of the table is not used here
+    flight_ops = {
+        (f["sender"], op)
+        for s in whatif_doc["series"]
+        if s["kind"] == "whatif"
+        for f in s["derived"].get("flights") or []
+        for op in f["ops"]
+    }
     priced = {u for r in used for u in r["used_as"]}
     # every flight operation the table prices is listed as used (the secure element's time is a profile's)
     assert {f"{p} {op}" for p, op in flight_ops if not op.startswith("secure element")} <= priced
     assert all(r["source"] for r in used)
     html = render(whatif_doc)
-    part = html[html.index("<h3>Cost table"):]
+    part = html[html.index("<h3>Cost table") :]
     listed, folded = part.split("<details>", 1)
     assert all(r["op"] in listed for r in used)
     assert f"other {len(rest)} operations" in folded
-    assert sum(folded.count(f">{r['op']}<") for r in rest) >= len(rest)   # each unused op inside <details>
+    assert sum(folded.count(f">{r['op']}<") for r in rest) >= len(rest)  # each unused op inside <details>
 
 
-PROBE = ("<pre id='tw-probe'></pre><script>(()=>{const out=[];document.querySelectorAll('table').forEach((t,i)=>{"
-         "out.push({i,scroll:t.scrollWidth,client:t.clientWidth,head:(t.rows[0]||{}).textContent.slice(0,40)});});"
-         "document.getElementById('tw-probe').textContent=JSON.stringify(out);})();</script></body>")
+PROBE = (
+    "<pre id='tw-probe'></pre><script>(()=>{const out=[];document.querySelectorAll('table').forEach((t,i)=>{"
+    "out.push({i,scroll:t.scrollWidth,client:t.clientWidth,head:(t.rows[0]||{}).textContent.slice(0,40)});});"
+    "document.getElementById('tw-probe').textContent=JSON.stringify(out);})();</script></body>"
+)
 
 
 @pytest.mark.slow

@@ -91,8 +91,10 @@ def _rows_drawn(grids: list[Grid], terminal: list[Table]) -> None:
 
 @pytest.fixture(scope="module")
 def whatif_doc(tmp_path_factory):
-    return K.cli(["whatif", "mqtt,coap", "--network", "lte-m", "--baseline", "--n", "200", "--host-costs", "shipped"],
-                 tmp_path_factory.mktemp("wi"))
+    return K.cli(
+        ["whatif", "mqtt,coap", "--network", "lte-m", "--baseline", "--n", "200", "--host-costs", "shipped"],
+        tmp_path_factory.mktemp("wi"),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -106,12 +108,17 @@ def device_doc() -> dict:
     doc = K.device()
     s = next(x for x in doc["series"] if x["kind"] == "device")
     s["labels"]["library"] = "wolfSSL 5.9.4"
-    parts = [("sent", "ClientHello", 1_200_000), ("received", "ServerHello", 1_300_000),
-             ("received", "Certificate", 20_000_000), ("sent", "Finished", 7_500_000)]
+    parts = [
+        ("sent", "ClientHello", 1_200_000),
+        ("received", "ServerHello", 1_300_000),
+        ("received", "Certificate", 20_000_000),
+        ("sent", "Finished", 7_500_000),
+    ]
     s["derived"]["time"].update(model="cortex-m33", clock_mhz=128.0, banded={"alu": [1, 1]})
     s["derived"].update(
         messages=[{"dir": d, "message": m, "instructions": n, "n": 3} for d, m, n in parts],
-        spread=0.0, parts_sum_max_error=0.0,
+        spread=0.0,
+        parts_sum_max_error=0.0,
         derived_ms={"ms_low": 234.0, "ms_high": 468.0, "clock_mhz": 128.0, "cpi": [1.0, 2.0], "cpi_estimate": True},
     )
     c = next(x for x in doc["series"] if x["kind"] == "device_crypto")
@@ -127,8 +134,8 @@ def test_whatif_terminal_and_page_show_the_same_tables(whatif_doc):
     terminal = terminal_whatif.tables(whatif_doc)
     _rows_drawn(whatif_tables.grids(as_result(whatif_doc)), terminal)
     titles = [str(t.title) for t in terminal]
-    assert any(x.startswith("what security costs") for x in titles)      # --baseline's table
-    assert any(x.startswith("which protocol") for x in titles)           # two protocols side by side
+    assert any(x.startswith("what security costs") for x in titles)  # --baseline's table
+    assert any(x.startswith("which protocol") for x in titles)  # two protocols side by side
     assert _same_on_both(terminal, html_tables(whatif_doc)) >= 4
 
 
@@ -136,7 +143,7 @@ def test_plan_terminal_and_page_show_the_same_tables(plan_doc):
     terminal = terminal_plan.tables(plan_doc)
     _rows_drawn(plan.grids(plan_doc), terminal)
     n = len(plan.plans(plan_doc))
-    assert len(terminal) >= 1 + 2 * n + 1                    # the matrix, per pattern designs and ranking, alerts
+    assert len(terminal) >= 1 + 2 * n + 1  # the matrix, per pattern designs and ranking, alerts
     assert _same_on_both(terminal, html_tables(plan_doc)) == len(terminal)
     detail = plan.detail(plan.plans(plan_doc)[0])
     assert "per msg" in detail.head and detail.column("design")[0] == "as written"
@@ -146,7 +153,7 @@ def test_device_terminal_and_page_show_the_same_tables():
     doc = device_doc()
     terminal = terminal_device.tables(doc)
     _rows_drawn(device_tables.grids(doc), terminal)
-    assert len(terminal) == 3                                # cold, warm, the primitives
+    assert len(terminal) == 3  # cold, warm, the primitives
     assert terminal_rows(terminal[0])[1][0] == "ClientHello"
     assert _same_on_both(terminal, html_tables(doc)) == 3
 

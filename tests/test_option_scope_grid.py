@@ -34,13 +34,16 @@ def grid(monkeypatch, tmp_path):
     rec.install(monkeypatch)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "f.pem").write_text("not read in this test\n")
-    code, err = G.run(["can", "--no-report", "--out", str(tmp_path / "seed")])   # a Result secperf wrote (--from)
+    code, err = G.run(["can", "--no-report", "--out", str(tmp_path / "seed")])  # a Result secperf wrote (--from)
     assert code == 0, err
     result = next(p for p in (tmp_path / "seed").glob("*/result.json") if not p.parent.is_symlink())
     rec.seen.clear()
-    files = {"file": str(tmp_path / "f.pem"), "result": str(result),
-             "system": str(ROOT / "examples" / "stm32l4-nbiot-mqtt.toml"),
-             "source": str(ROOT / "examples" / "user-code" / "crc32.c")}
+    files = {
+        "file": str(tmp_path / "f.pem"),
+        "result": str(result),
+        "system": str(ROOT / "examples" / "stm32l4-nbiot-mqtt.toml"),
+        "source": str(ROOT / "examples" / "user-code" / "crc32.c"),
+    }
     return rec, files, str(tmp_path / "out")
 
 
@@ -81,17 +84,23 @@ def test_each_option_acts_or_is_refused_slow(command, grid):
     _judge(G.walk(command, *grid), command)
 
 
-@pytest.mark.parametrize("argv, option, kind", [
-    (["handshake", "versions", "--duration", "2"], "--duration", "versions"),
-    (["handshake", "psk", "--min-sample-us", "50"], "--min-sample-us", "psk"),
-    (["signer", "--duration", "2"], "--duration", "signer"),
-    (["server", "--protocol", "dtls", "--tls", "1.2"], "--tls", "dtls"),
-    (["device", "handshake", "--tls", "edhoc", "--group", "p-256"], "--group", "edhoc"),
-    (["device", "handshake", "--mode", "psk", "--server-cert", "ecdsa-p256"], "--server-cert", "psk"),
-    (["whatif", "tls1.3,mqtt", "--coap-random-factor", "1.0"], "--coap-random-factor", "tls1.3,mqtt"),
-    (["device", "handshake", "--tls", "dtls1.2", "--mode", "psk", "--stack", "wolfssl59", "--group", "p-256"],
-     "--group", "psk"),
-])
+@pytest.mark.parametrize(
+    "argv, option, kind",
+    [
+        (["handshake", "versions", "--duration", "2"], "--duration", "versions"),
+        (["handshake", "psk", "--min-sample-us", "50"], "--min-sample-us", "psk"),
+        (["signer", "--duration", "2"], "--duration", "signer"),
+        (["server", "--protocol", "dtls", "--tls", "1.2"], "--tls", "dtls"),
+        (["device", "handshake", "--tls", "edhoc", "--group", "p-256"], "--group", "edhoc"),
+        (["device", "handshake", "--mode", "psk", "--server-cert", "ecdsa-p256"], "--server-cert", "psk"),
+        (["whatif", "tls1.3,mqtt", "--coap-random-factor", "1.0"], "--coap-random-factor", "tls1.3,mqtt"),
+        (
+            ["device", "handshake", "--tls", "dtls1.2", "--mode", "psk", "--stack", "wolfssl59", "--group", "p-256"],
+            "--group",
+            "psk",
+        ),
+    ],
+)
 def test_the_found_idle_options_are_refused_naming_option_and_kind(argv, option, kind, grid):
     rec = grid[0]
     code, err = G.run([*argv, "--out", grid[2]])
@@ -101,8 +110,9 @@ def test_the_found_idle_options_are_refused_naming_option_and_kind(argv, option,
 
 def test_the_coap_timer_factor_is_kept_where_a_protocol_has_the_timer(grid):
     rec = grid[0]
-    code, err = G.run(["whatif", "tls1.3,dtls1.2", "--coap-random-factor", "1.0", "--n", "200", "--no-report",
-                       "--out", grid[2]])
+    code, err = G.run(
+        ["whatif", "tls1.3,dtls1.2", "--coap-random-factor", "1.0", "--n", "200", "--no-report", "--out", grid[2]]
+    )
     assert code == 0, err
     assert rec.seen[-1]["params"]["coap_random_factor"] == 1.0
 

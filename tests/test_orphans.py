@@ -100,6 +100,7 @@ def host_links() -> set[str]:
 
 def registry_of(pid: int) -> dict:
     from secperf.lab.registry import runs_dir
+
     for p in runs_dir().glob(f"{pid}-*.json"):
         try:
             return json.loads(p.read_text())
@@ -110,9 +111,12 @@ def registry_of(pid: int) -> dict:
 
 def start_and_wait(args: list[str], ready, tmp_path: Path, timeout_s: float = 90) -> tuple[subprocess.Popen, dict]:
     """Start `secperf ARGS` and wait until its registry says `ready(doc)` (mid-run)."""
-    proc = subprocess.Popen([SECPERF, *args, "--out", str(tmp_path / "res"), "--no-report"],
-                            stdout=subprocess.DEVNULL, stderr=open(tmp_path / "stderr.log", "wb"),
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [SECPERF, *args, "--out", str(tmp_path / "res"), "--no-report"],
+        stdout=subprocess.DEVNULL,
+        stderr=open(tmp_path / "stderr.log", "wb"),
+        start_new_session=True,
+    )
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         doc = registry_of(proc.pid)
@@ -121,8 +125,10 @@ def start_and_wait(args: list[str], ready, tmp_path: Path, timeout_s: float = 90
         if doc and ready(doc):
             return proc, doc
         if proc.poll() is not None:
-            pytest.fail(f"secperf exited {proc.returncode} before the run got going: "
-                        f"{(tmp_path / 'stderr.log').read_text()[-800:]}")
+            pytest.fail(
+                f"secperf exited {proc.returncode} before the run got going: "
+                f"{(tmp_path / 'stderr.log').read_text()[-800:]}"
+            )
         time.sleep(0.1)
     proc.kill()
     proc.wait()
@@ -148,8 +154,10 @@ def assert_all_gone(pid: int, snap: dict, links_before: set[str], within_s: floa
             return time.monotonic() - t0
         if time.monotonic() - t0 > within_s:
             args = {p: Path(f"/proc/{p}/cmdline").read_bytes().replace(b"\0", b" ")[:120] for p in left_procs}
-            pytest.fail(f"{within_s} s after kill -9: processes {args}, namespaces {left_ns}, links {new_links}, "
-                        f"ports {left_ports}")
+            pytest.fail(
+                f"{within_s} s after kill -9: processes {args}, namespaces {left_ns}, links {new_links}, "
+                f"ports {left_ports}"
+            )
         time.sleep(0.1)
 
 
@@ -185,57 +193,116 @@ def _runs(doc: dict, exe: str) -> bool:
 
 
 def test_kill_9_during_connect_leaves_nothing(tmp_path):
-    _kill_hard_and_check(["connect", "https", "--key", "software", "--handshake", "full", "--auth", "mtls",
-                          "--n", "5000", "--max-hours", "2"],
-                         lambda d: _has(d, "nginx") and _has(d, "probe client") and d.get("ports"), tmp_path)
+    _kill_hard_and_check(
+        [
+            "connect",
+            "https",
+            "--key",
+            "software",
+            "--handshake",
+            "full",
+            "--auth",
+            "mtls",
+            "--n",
+            "5000",
+            "--max-hours",
+            "2",
+        ],
+        lambda d: _has(d, "nginx") and _has(d, "probe client") and d.get("ports"),
+        tmp_path,
+    )
 
 
 @needs_links
 def test_kill_9_during_handshake_over_a_link_leaves_nothing(tmp_path):
-    _kill_hard_and_check(["handshake", "versions", "--network", "delay=2ms", "--n", "5000", "--max-hours", "2"],
-                         lambda d: len(d.get("namespaces", [])) >= 2 and _has(d, "probe client"), tmp_path)
+    _kill_hard_and_check(
+        ["handshake", "versions", "--network", "delay=2ms", "--n", "5000", "--max-hours", "2"],
+        lambda d: len(d.get("namespaces", [])) >= 2 and _has(d, "probe client"),
+        tmp_path,
+    )
 
 
 def test_kill_9_during_crypto_leaves_nothing(tmp_path):
-    _kill_hard_and_check(["crypto", "--alg", "rsa-2048", "--op", "sign", "--duration", "60", "--n", "100000"],
-                         lambda d: _has(d, "probe speed"), tmp_path)
+    _kill_hard_and_check(
+        ["crypto", "--alg", "rsa-2048", "--op", "sign", "--duration", "60", "--n", "100000"],
+        lambda d: _has(d, "probe speed"),
+        tmp_path,
+    )
 
 
 def test_kill_9_during_the_real_clients_with_the_secure_element_leaves_nothing(tmp_path):
     """curl signing through the shim: a measured client, not in the registry (no parent-death
     signal, so as not to change its start-up), stopped by the watchdog through the run's mark."""
-    _kill_hard_and_check(["connect", "https", "--client", "curl", "--key", "se:iot-safe-sim", "--handshake", "full",
-                          "--auth", "mtls", "--n", "5000", "--max-hours", "2"],
-                         lambda d: _has(d, "nginx") and _runs(d, "curl"), tmp_path)
+    _kill_hard_and_check(
+        [
+            "connect",
+            "https",
+            "--client",
+            "curl",
+            "--key",
+            "se:iot-safe-sim",
+            "--handshake",
+            "full",
+            "--auth",
+            "mtls",
+            "--n",
+            "5000",
+            "--max-hours",
+            "2",
+        ],
+        lambda d: _has(d, "nginx") and _runs(d, "curl"),
+        tmp_path,
+    )
 
 
 def test_kill_9_during_californium_leaves_no_jvm(tmp_path):
-    _kill_hard_and_check(["connect", "coap", "--coap-server", "californium", "--key", "software", "--handshake",
-                          "full", "--n", "5000", "--max-hours", "2"],
-                         lambda d: _has(d, "californium") and d.get("ports"), tmp_path, )
+    _kill_hard_and_check(
+        [
+            "connect",
+            "coap",
+            "--coap-server",
+            "californium",
+            "--key",
+            "software",
+            "--handshake",
+            "full",
+            "--n",
+            "5000",
+            "--max-hours",
+            "2",
+        ],
+        lambda d: _has(d, "californium") and d.get("ports"),
+        tmp_path,
+    )
 
 
 def test_kill_9_during_server_load_leaves_no_load_generator(tmp_path):
-    _kill_hard_and_check(["server", "--server", "probe", "--duration", "60"],
-                         lambda d: _has(d, "secperf-loadgen"), tmp_path)
+    _kill_hard_and_check(
+        ["server", "--server", "probe", "--duration", "60"], lambda d: _has(d, "secperf-loadgen"), tmp_path
+    )
 
 
 def test_kill_9_during_a_device_run_leaves_no_emulator(tmp_path):
     from secperf.core.errors import SetupError
     from secperf.measure.device_build import STACKS, ensure_built
+
     stack = next(iter(STACKS))
     try:
         ensure_built(stack)
     except SetupError as exc:  # built through the project's own function; what it lacks, bootstrap installs
         skip("needs-bootstrap", f"the device stack cannot be built here (run scripts/bootstrap): {exc}")
-    _kill_hard_and_check(["device", "handshake", "--stack", stack, "--n", "500"],
-                         lambda d: _has(d, "qemu device emulator"), tmp_path)
+    _kill_hard_and_check(
+        ["device", "handshake", "--stack", stack, "--n", "500"], lambda d: _has(d, "qemu device emulator"), tmp_path
+    )
 
 
 @skip_if(not CAPABLE, "needs-root", "the OpenVPN lab needs root and /dev/net/tun")
 def test_kill_9_during_vpn_leaves_nothing(tmp_path):
-    _kill_hard_and_check(["connect", "vpn", "--key", "software", "--n", "500", "--max-hours", "2"],
-                         lambda d: len(d.get("namespaces", [])) >= 2 and _has(d, "openvpn-server"), tmp_path)
+    _kill_hard_and_check(
+        ["connect", "vpn", "--key", "software", "--n", "500", "--max-hours", "2"],
+        lambda d: len(d.get("namespaces", [])) >= 2 and _has(d, "openvpn-server"),
+        tmp_path,
+    )
 
 
 @skip_if(not CAPABLE, "needs-root", "the OpenVPN lab needs root and /dev/net/tun")
@@ -243,8 +310,11 @@ def test_secperf_clean_removes_what_a_run_and_its_watchdog_left(tmp_path):
     """Both secperf and its watchdog killed hard (as when a whole process group is): the run's
     OpenVPN, namespaces and registry file stay until `secperf clean`, which removes them."""
     links_before = host_links()
-    proc, doc = start_and_wait(["connect", "vpn", "--key", "software", "--n", "500", "--max-hours", "2"],
-                               lambda d: len(d.get("namespaces", [])) >= 2 and _has(d, "openvpn-server"), tmp_path)
+    proc, doc = start_and_wait(
+        ["connect", "vpn", "--key", "software", "--n", "500", "--max-hours", "2"],
+        lambda d: len(d.get("namespaces", [])) >= 2 and _has(d, "openvpn-server"),
+        tmp_path,
+    )
     snap = snapshot(proc.pid)
     os.kill(doc["watchdog"]["pid"], signal.SIGKILL)
     os.kill(proc.pid, signal.SIGKILL)
@@ -265,11 +335,17 @@ def test_secperf_clean_removes_what_a_run_and_its_watchdog_left(tmp_path):
 def test_registry_files_are_private_and_grandchildren_die_too(tmp_path):
     """A grandchild (no parent-death signal reaches it) carries the run's mark and is stopped by
     the watchdog when its grandparent is killed hard."""
-    code = ("import sys, time; from secperf.lab import registry; r = registry.current(); "
-            "p = registry.spawn(['sh', '-c', 'sleep 30 & wait'], 'shell'); print(r.path, p.pid, r.mark, flush=True); "
-            "time.sleep(30)")
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
-                            env={**os.environ, "SECPERF_HOME": str(tmp_path / "home")})
+    code = (
+        "import sys, time; from secperf.lab import registry; r = registry.current(); "
+        "p = registry.spawn(['sh', '-c', 'sleep 30 & wait'], 'shell'); print(r.path, p.pid, r.mark, flush=True); "
+        "time.sleep(30)"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "SECPERF_HOME": str(tmp_path / "home")},
+    )
     path, child, mark = proc.stdout.readline().split()
     assert os.stat(path).st_mode & 0o777 == 0o600
     assert os.stat(Path(path).parent).st_mode & 0o777 == 0o700
@@ -295,16 +371,19 @@ def test_a_services_key_file_is_removed_at_stop_and_by_the_watchdog_after_a_kill
     service writes is listed in the run registry, removed at stop(), and by the watchdog when
     secperf is killed with SIGKILL."""
     from secperf.lab.services import Service
+
     svc = Service(workdir=tmp_path / "svc")
     key = svc.write_secret(tmp_path / "svc" / "server.p8.pem", b"-----BEGIN PRIVATE KEY-----\n")
     assert key.exists() and oct(key.stat().st_mode & 0o777) == "0o600"
     svc.stop()
     assert not key.exists()
     # a secperf process writing a secret, then killed hard: its watchdog removes the file
-    script = (f"import time, pathlib\nfrom secperf.lab import registry\nfrom secperf.lab.services import Service\n"
-              f"registry.start()\ns = Service(workdir=pathlib.Path({str(tmp_path / 'k')!r}))\n"
-              f"s.write_secret(pathlib.Path({str(tmp_path / 'k' / 'server.p8.pem')!r}), b'key')\n"
-              f"print('ready', flush=True)\ntime.sleep(60)\n")
+    script = (
+        f"import time, pathlib\nfrom secperf.lab import registry\nfrom secperf.lab.services import Service\n"
+        f"registry.start()\ns = Service(workdir=pathlib.Path({str(tmp_path / 'k')!r}))\n"
+        f"s.write_secret(pathlib.Path({str(tmp_path / 'k' / 'server.p8.pem')!r}), b'key')\n"
+        f"print('ready', flush=True)\ntime.sleep(60)\n"
+    )
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "ready"
     assert (tmp_path / "k" / "server.p8.pem").exists()
@@ -318,6 +397,7 @@ def test_a_services_key_file_is_removed_at_stop_and_by_the_watchdog_after_a_kill
 
 def test_a_service_without_a_working_directory_removes_its_temporary_one():
     from secperf.lab.services import Service
+
     svc = Service()
     assert svc.workdir.is_dir() and svc.workdir.name.startswith("secperf-svc-")
     svc.stop()

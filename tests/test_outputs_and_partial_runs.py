@@ -36,9 +36,15 @@ def _one_line_error(capsys) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("argv", [["report", "{r}", "-o", "{r}"], ["metrics", "{r}", "-o", "{r}"],
-                                  ["report", "{d}", "-o", "{d}/result.json"],
-                                  ["metrics", "{r}", "-o", "{d}/result.json"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["report", "{r}", "-o", "{r}"],
+        ["metrics", "{r}", "-o", "{r}"],
+        ["report", "{d}", "-o", "{d}/result.json"],
+        ["metrics", "{r}", "-o", "{d}/result.json"],
+    ],
+)
 def test_an_output_naming_an_input_or_a_result_is_refused_and_the_input_kept(tmp_path, capsys, argv):
     r = _complete(tmp_path)
     d = tmp_path / "run"
@@ -57,17 +63,37 @@ def test_csv_naming_the_latest_runs_result_is_refused_before_measuring(tmp_path,
     latest = store / "latest" / "result.json"
     before = latest.read_bytes()
     capsys.readouterr()
-    assert main(["crypto", "--alg", "sha256", "--size", "16", "--n", "1", "--out", str(store),
-                 "--csv", str(latest)]) == 2
+    assert (
+        main(["crypto", "--alg", "sha256", "--size", "16", "--n", "1", "--out", str(store), "--csv", str(latest)]) == 2
+    )
     assert "--csv" in _one_line_error(capsys)
     assert latest.read_bytes() == before
-    assert main(["crypto", "--alg", "sha256", "--size", "16", "--n", "1", "--out", str(store),
-                 "--csv", str(tmp_path / "x"), "--metrics", str(tmp_path / "x")]) == 2
+    assert (
+        main(
+            [
+                "crypto",
+                "--alg",
+                "sha256",
+                "--size",
+                "16",
+                "--n",
+                "1",
+                "--out",
+                str(store),
+                "--csv",
+                str(tmp_path / "x"),
+                "--metrics",
+                str(tmp_path / "x"),
+            ]
+        )
+        == 2
+    )
     assert "--metrics" in _one_line_error(capsys)
 
 
-@pytest.mark.parametrize("target", ["/dev/full", "/sys/kernel/secperf-report.html", "{t}/" + "n" * 300,
-                                    "{t}/missing-dir/r.html"])
+@pytest.mark.parametrize(
+    "target", ["/dev/full", "/sys/kernel/secperf-report.html", "{t}/" + "n" * 300, "{t}/missing-dir/r.html"]
+)
 def test_a_write_that_cannot_succeed_exits_2_with_one_line(tmp_path, capsys, target):
     r = _complete(tmp_path)
     out = target.replace("{t}", str(tmp_path))
@@ -105,6 +131,7 @@ def test_report_with_unwritable_figures_writes_no_report(tmp_path, capsys):
 def test_no_space_mid_write_leaves_no_partial_file(tmp_path, monkeypatch):
     def full(fd):
         raise OSError(errno.ENOSPC, "No space left on device")
+
     monkeypatch.setattr(os, "fsync", full)
     target = tmp_path / "out.csv"
     target.write_text("the old content\n")
@@ -129,10 +156,16 @@ def _running_result(tmp_path, owner):
     return p
 
 
-@pytest.mark.parametrize("argv", [["report", "{p}", "-o", "{t}/o.html"], ["compare", "{p}", "{p}"],
-                                  ["metrics", "{p}"], ["whatif", "https", "--calibrate", "{p}", "--n", "100",
-                                                       "--out", "{t}/res", "--no-report"],
-                                  ["fleet", "--from", "{p}", "--devices", "100", "--out", "{t}/res"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["report", "{p}", "-o", "{t}/o.html"],
+        ["compare", "{p}", "{p}"],
+        ["metrics", "{p}"],
+        ["whatif", "https", "--calibrate", "{p}", "--n", "100", "--out", "{t}/res", "--no-report"],
+        ["fleet", "--from", "{p}", "--devices", "100", "--out", "{t}/res"],
+    ],
+)
 def test_readers_refuse_an_abandoned_run_unless_allow_partial(tmp_path, capsys, argv):
     p = _running_result(tmp_path, _dead_owner())
     args = [a.replace("{p}", str(p)).replace("{t}", str(tmp_path)) for a in argv]
@@ -148,6 +181,7 @@ def test_readers_refuse_an_abandoned_run_unless_allow_partial(tmp_path, capsys, 
 
 def test_readers_refuse_a_run_still_being_written(tmp_path, capsys):
     from secperf.core.store import owner_stamp
+
     p = _running_result(tmp_path, owner_stamp())  # this process: alive
     assert main(["metrics", str(p)]) == 2
     assert "still being written" in _one_line_error(capsys)
@@ -161,6 +195,7 @@ def test_clean_lists_abandoned_runs_after_the_registry_is_gone(tmp_path, monkeyp
     doc["owner"] = _dead_owner()  # killed hard; no registry file lists it
     run.save(doc)
     from secperf.app.clean import clean
+
     out = json.loads(clean(as_json=True))  # the app returns what was removed; the CLI prints it
     assert str(run.result_path.resolve()) in out["results_abandoned"]
     assert json.loads(run.result_path.read_text())["status"] == "abandoned"
@@ -172,8 +207,14 @@ def test_a_home_that_cannot_hold_secperf_state_is_an_input_error(tmp_path):
     env = {**os.environ, "HOME": "/dev/null", "XDG_CACHE_HOME": ""}
     env.pop("SECPERF_HOME", None)
     import sys
-    p = subprocess.run([sys.executable, "-m", "secperf", "signer", "--n", "1", "--out", str(tmp_path)], env=env,
-                       capture_output=True, text=True, timeout=120)
+
+    p = subprocess.run(
+        [sys.executable, "-m", "secperf", "signer", "--n", "1", "--out", str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 2 and "HOME" in p.stderr and "Traceback" not in p.stderr, p.stderr
 
 
@@ -183,12 +224,20 @@ def test_json_on_a_full_or_closed_stdout_exits_2_and_keeps_the_result(tmp_path, 
     no traceback; the Result on disk is whole."""
     import shutil
     import sys
+
     exe = shutil.which("secperf", path=os.path.dirname(sys.executable)) or "secperf"
     argv = [exe, "whatif", "tls1.3", "--n", "1000", "--no-report", "--json", "--out", str(tmp_path)]
     with open("/dev/full", "w") as full:
-        p = subprocess.run(argv, stdout=full if stdout == "full" else None, stderr=subprocess.PIPE, text=True,
-                           pass_fds=(), close_fds=True, timeout=300,
-                           **({} if stdout == "full" else {"preexec_fn": lambda: os.close(1)}))
+        p = subprocess.run(
+            argv,
+            stdout=full if stdout == "full" else None,
+            stderr=subprocess.PIPE,
+            text=True,
+            pass_fds=(),
+            close_fds=True,
+            timeout=300,
+            **({} if stdout == "full" else {"preexec_fn": lambda: os.close(1)}),
+        )
     assert p.returncode == 2, p.stderr
     assert "stdout" in p.stderr and "Traceback" not in p.stderr
     kept = [d for d in tmp_path.iterdir() if d.name != "latest"]

@@ -27,9 +27,25 @@ def _result(p) -> dict:
 def test_handshake_connect_measures_the_users_server_with_the_per_message_split(pki, tmp_path):
     certs = pki.server("rsa-2048", 1)
     with SServer(certs, workdir=tmp_path / "srv") as srv:
-        doc = _result(run_cli("handshake", "versions", "--connect", f"127.0.0.1:{srv.port}", "--ca", str(certs.ca),
-                              "--servername", "localhost", "--n", "3", "--warmup", "1", "--json",
-                              "--out", str(tmp_path / "res")))
+        doc = _result(
+            run_cli(
+                "handshake",
+                "versions",
+                "--connect",
+                f"127.0.0.1:{srv.port}",
+                "--ca",
+                str(certs.ca),
+                "--servername",
+                "localhost",
+                "--n",
+                "3",
+                "--warmup",
+                "1",
+                "--json",
+                "--out",
+                str(tmp_path / "res"),
+            )
+        )
     assert len(doc["series"]) == 2
     for s in doc["series"]:
         assert s["status"] == "ok", s["failures"]
@@ -40,9 +56,27 @@ def test_handshake_connect_measures_the_users_server_with_the_per_message_split(
 
 def test_connect_https_and_mqtt_against_the_users_servers_with_a_client_certificate(pki, tmp_path):
     certs, client = pki.server("ecdsa-p256", 1), pki.client("ecdsa-p256")
-    common = ["--ca", str(certs.ca), "--servername", "localhost", "--client-cert", str(client.cert),
-              "--client-key", str(client.key), "--key", "software", "--handshake", "full", "--n", "3",
-              "--warmup", "1", "--json", "--out", str(tmp_path / "res")]
+    common = [
+        "--ca",
+        str(certs.ca),
+        "--servername",
+        "localhost",
+        "--client-cert",
+        str(client.cert),
+        "--client-key",
+        str(client.key),
+        "--key",
+        "software",
+        "--handshake",
+        "full",
+        "--n",
+        "3",
+        "--warmup",
+        "1",
+        "--json",
+        "--out",
+        str(tmp_path / "res"),
+    ]
     with Nginx(certs, client_ca=client.ca, workdir=tmp_path / "nginx") as ng:
         doc = _result(run_cli("connect", "https", "--connect", f"127.0.0.1:{ng.port}", *common))
     with Mosquitto(certs, client.ca, workdir=tmp_path / "mosq") as mq:
@@ -56,39 +90,88 @@ def test_connect_https_and_mqtt_against_the_users_servers_with_a_client_certific
 def test_connect_to_a_server_that_requires_a_certificate_without_one_fails_per_connection(pki, tmp_path):
     certs, client = pki.server("ecdsa-p256", 1), pki.client("ecdsa-p256")
     with Nginx(certs, client_ca=client.ca, workdir=tmp_path / "nginx") as ng:
-        p = run_cli("connect", "https", "--connect", f"127.0.0.1:{ng.port}", "--ca", str(certs.ca), "--servername",
-                    "localhost", "--key", "software", "--handshake", "full", "--n", "2", "--warmup", "0", "--json",
-                    "--out", str(tmp_path / "res"))
+        p = run_cli(
+            "connect",
+            "https",
+            "--connect",
+            f"127.0.0.1:{ng.port}",
+            "--ca",
+            str(certs.ca),
+            "--servername",
+            "localhost",
+            "--key",
+            "software",
+            "--handshake",
+            "full",
+            "--n",
+            "2",
+            "--warmup",
+            "0",
+            "--json",
+            "--out",
+            str(tmp_path / "res"),
+        )
     assert p.returncode == 1
     s = json.loads(p.stdout)["series"][0]
     assert s["failures"] and not s["values_us"]
 
 
-@pytest.mark.parametrize("args, names", [
-    (["--connect", "nohost"], "--connect"),
-    (["--connect", "127.0.0.1:70000"], "--connect"),
-    (["--connect", "127.0.0.1:443", "--ca", "/nonexistent.pem"], "--ca"),
-    (["--connect", "127.0.0.1:443", "--client-cert", "/etc/hostname"], "--client-key"),
-    (["--ca", "/etc/hostname"], "--connect"),
-])
+@pytest.mark.parametrize(
+    "args, names",
+    [
+        (["--connect", "nohost"], "--connect"),
+        (["--connect", "127.0.0.1:70000"], "--connect"),
+        (["--connect", "127.0.0.1:443", "--ca", "/nonexistent.pem"], "--ca"),
+        (["--connect", "127.0.0.1:443", "--client-cert", "/etc/hostname"], "--client-key"),
+        (["--ca", "/etc/hostname"], "--connect"),
+    ],
+)
 def test_bad_target_options_are_named_input_errors(args, names, tmp_path):
     p = run_cli("handshake", "versions", *args, "--out", str(tmp_path / "res"))
     assert p.returncode == 2 and names in p.stderr and "Traceback" not in p.stderr, p.stderr
 
 
-@pytest.mark.slow   # over 10 s here: a fidelity check for the slow run
+@pytest.mark.slow  # over 10 s here: a fidelity check for the slow run
 def test_nothing_listening_at_the_target_is_a_failed_series_with_the_reason(tmp_path):
     from secperf.lab.services import free_port
-    p = run_cli("handshake", "versions", "--connect", f"127.0.0.1:{free_port()}", "--n", "2", "--json",
-                "--out", str(tmp_path / "res"))
+
+    p = run_cli(
+        "handshake",
+        "versions",
+        "--connect",
+        f"127.0.0.1:{free_port()}",
+        "--n",
+        "2",
+        "--json",
+        "--out",
+        str(tmp_path / "res"),
+    )
     assert p.returncode == 1
     assert "nothing accepts TCP connections" in json.loads(p.stdout)["series"][0]["failures"][0]["reason"]
 
 
 def test_cold_key_session_pays_session_login_and_key_search_per_connection(tmp_path):
-    doc = _result(run_cli("connect", "https", "--key", "token", "--handshake", "full", "--auth", "mtls",
-                          "--key-session", "warm,cold", "--n", "3", "--warmup", "1", "--json",
-                          "--out", str(tmp_path / "res")))
+    doc = _result(
+        run_cli(
+            "connect",
+            "https",
+            "--key",
+            "token",
+            "--handshake",
+            "full",
+            "--auth",
+            "mtls",
+            "--key-session",
+            "warm,cold",
+            "--n",
+            "3",
+            "--warmup",
+            "1",
+            "--json",
+            "--out",
+            str(tmp_path / "res"),
+        )
+    )
     warm = next(s for s in doc["series"] if s["labels"]["key_session"] == "warm")
     cold = next(s for s in doc["series"] if s["labels"]["key_session"] == "cold")
     assert warm["status"] == cold["status"] == "ok", cold["failures"]
@@ -98,17 +181,35 @@ def test_cold_key_session_pays_session_login_and_key_search_per_connection(tmp_p
     assert "C_Login" not in {c["fn"] for c in warm["derived"]["se_calls"]["calls"]}
     for c in cold["samples"]:
         parts = [p["phase"] for p in c["phases"]]
-        assert parts[:2] == ["key session: open, login, find key", "key session: host (engine, key and context loading)"]
+        assert parts[:2] == [
+            "key session: open, login, find key",
+            "key session: host (engine, key and context loading)",
+        ]
         assert abs(sum(p["us"] for p in c["phases"]) - c["usable_us"]) < 1.0  # phases add up
     # both in the S2 table
     from secperf.report.views.connect import summary
+
     rows = summary(doc)["rows"]
     assert {r.get("key_session") for r in rows if r["protocol"] == "https"} == {"warm", "cold"}
 
 
 def test_jwt_cold_key_session_opens_a_session_per_signature(tmp_path):
-    doc = _result(run_cli("jwt", "--profile", "softhsm", "--key-session", "cold", "--n", "2", "--warmup", "0",
-                          "--json", "--out", str(tmp_path / "res")))
+    doc = _result(
+        run_cli(
+            "jwt",
+            "--profile",
+            "softhsm",
+            "--key-session",
+            "cold",
+            "--n",
+            "2",
+            "--warmup",
+            "0",
+            "--json",
+            "--out",
+            str(tmp_path / "res"),
+        )
+    )
     cold = next(s for s in doc["series"] if s["id"] == "jwt/softhsm/ecdsa-p256/jwt_fresh/cold")
     assert cold["status"] == "ok", cold["failures"]
     fns = {c["fn"]: c["calls_per_op"] for c in cold["derived"]["per_call"]["calls"]}
@@ -137,16 +238,26 @@ for _ in range(5):  # bounded; the readiness check is a connection too
         pass
     c.close()
 """
-CLIENT = ("import socket; s = socket.create_connection(('10.77.0.2', 8099), timeout=5); "
-          "assert s.recv(5) == b'hello'")
+CLIENT = "import socket; s = socket.create_connection(('10.77.0.2', 8099), timeout=5); assert s.recv(5) == b'hello'"
 
 
 @needs_links
 @pytest.mark.parametrize("wait", [[], ["--wait-port", "8099"]])
 def test_netem_run_waits_for_a_slow_server_before_the_client(wait, tmp_path):
     (tmp_path / "server.py").write_text(SLOW_SERVER)
-    p = run_cli("netem", "run", "delay=1ms", *wait, "--server", f"{sys.executable} {tmp_path / 'server.py'}", "--",
-                sys.executable, "-c", CLIENT, timeout=60)
+    p = run_cli(
+        "netem",
+        "run",
+        "delay=1ms",
+        *wait,
+        "--server",
+        f"{sys.executable} {tmp_path / 'server.py'}",
+        "--",
+        sys.executable,
+        "-c",
+        CLIENT,
+        timeout=60,
+    )
     assert p.returncode == 0, p.stderr[-1500:]
 
 
@@ -161,8 +272,23 @@ def test_the_1998_rsa_card_signs_with_an_rsa_1024_key_made_in_the_token(tmp_path
     from cryptography import x509
 
     from secperf.lab.token import LabToken
-    doc = _result(run_cli("signer", "--profile", "rsa-card-1998", "--mode", "sign_only", "--n", "2", "--warmup", "0",
-                          "--json", "--out", str(tmp_path / "res")))
+
+    doc = _result(
+        run_cli(
+            "signer",
+            "--profile",
+            "rsa-card-1998",
+            "--mode",
+            "sign_only",
+            "--n",
+            "2",
+            "--warmup",
+            "0",
+            "--json",
+            "--out",
+            str(tmp_path / "res"),
+        )
+    )
     s = doc["series"][0]
     assert s["status"] == "ok" and s["labels"]["key_type"] == "rsa-1024"
     key = LabToken().ensure().key("rsa-1024")
@@ -175,8 +301,23 @@ def test_a_long_servername_gets_a_request_big_enough_for_its_host_header(pki, tm
     certs = pki.server("rsa-2048", 1)
     name = "gateway-17.devices.example.org"
     with SServer(certs, workdir=tmp_path / "srv") as srv:
-        doc = _result(run_cli("handshake", "versions", "--connect", f"127.0.0.1:{srv.port}", "--servername", name,
-                              "--n", "2", "--warmup", "0", "--json", "--out", str(tmp_path / "res")))
+        doc = _result(
+            run_cli(
+                "handshake",
+                "versions",
+                "--connect",
+                f"127.0.0.1:{srv.port}",
+                "--servername",
+                name,
+                "--n",
+                "2",
+                "--warmup",
+                "0",
+                "--json",
+                "--out",
+                str(tmp_path / "res"),
+            )
+        )
     for s in doc["series"]:
         assert s["status"] == "ok", s["failures"]
         assert s["labels"]["servername"] == name
@@ -190,6 +331,16 @@ def test_a_port_with_non_ascii_digits_is_a_named_input_error(port, tmp_path):
 
 def test_a_client_key_that_is_not_the_certificates_is_refused_up_front(pki, tmp_path):
     a, b = pki.client("ecdsa-p256"), pki.client("rsa-2048")
-    p = run_cli("handshake", "versions", "--connect", "127.0.0.1:443", "--client-cert", str(a.cert),
-                "--client-key", str(b.key), "--out", str(tmp_path / "res"))
+    p = run_cli(
+        "handshake",
+        "versions",
+        "--connect",
+        "127.0.0.1:443",
+        "--client-cert",
+        str(a.cert),
+        "--client-key",
+        str(b.key),
+        "--out",
+        str(tmp_path / "res"),
+    )
     assert p.returncode == 2 and "is not the key of --client-cert" in p.stderr, p.stderr

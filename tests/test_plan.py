@@ -46,11 +46,14 @@ def _eval(p: PS.Pattern, *measures: str, network: str | None = None):
 
 def _dump(d: dict) -> str:
     """TOML of a pattern document (top-level scalars, then one table per section)."""
+
     def val(v):
         return json.dumps(v) if not isinstance(v, bool) else str(v).lower()
+
     top = [f"{k} = {val(v)}" for k, v in d.items() if not isinstance(v, dict)]
-    tables = [f"[{k}]\n" + "\n".join(f"{kk} = {val(vv)}" for kk, vv in v.items()) for k, v in d.items()
-              if isinstance(v, dict)]
+    tables = [
+        f"[{k}]\n" + "\n".join(f"{kk} = {val(vv)}" for kk, vv in v.items()) for k, v in d.items() if isinstance(v, dict)
+    ]
     return "\n".join(top) + "\n\n" + "\n\n".join(tables) + "\n"
 
 
@@ -64,14 +67,21 @@ def test_the_six_study_patterns_load_in_study_order_with_sources():
         assert p.latency_s > 0
 
 
-@pytest.mark.parametrize("mutate, key, allowed", [
-    (lambda d: d["traffic"].update(colour="red"), "[traffic]", "allowed: batches_per_day"),
-    (lambda d: d["traffic"].update(interval_s=0.0), "[traffic].interval_s", "greater than or equal to 0.001"),  # at least 1 ms between messages
-    (lambda d: d["requirements"].update(latency=100), "[requirements].latency", "units: us"),
-    (lambda d: d["requirements"].update(energy_per_day="9"), "[requirements].energy_per_day", "units: mJ, J"),
-    (lambda d: d["stack"].update(protocol="amqp"), "[stack].protocol", "allowed: mqtt, coap, https, vpn"),
-    (lambda d: d["stack"].update(protocol="vpn", measures=["psk"]), "[stack].measures", "allowed here:"),
-])
+@pytest.mark.parametrize(
+    "mutate, key, allowed",
+    [
+        (lambda d: d["traffic"].update(colour="red"), "[traffic]", "allowed: batches_per_day"),
+        (
+            lambda d: d["traffic"].update(interval_s=0.0),
+            "[traffic].interval_s",
+            "greater than or equal to 0.001",
+        ),  # at least 1 ms between messages
+        (lambda d: d["requirements"].update(latency=100), "[requirements].latency", "units: us"),
+        (lambda d: d["requirements"].update(energy_per_day="9"), "[requirements].energy_per_day", "units: mJ, J"),
+        (lambda d: d["stack"].update(protocol="amqp"), "[stack].protocol", "allowed: mqtt, coap, https, vpn"),
+        (lambda d: d["stack"].update(protocol="vpn", measures=["psk"]), "[stack].measures", "allowed here:"),
+    ],
+)
 def test_bad_pattern_files_exit_2_naming_the_key_and_the_allowed_values(tmp_path, capsys, mutate, key, allowed):
     d = _doc("periodic-collection")
     mutate(d)
@@ -80,14 +90,15 @@ def test_bad_pattern_files_exit_2_naming_the_key_and_the_allowed_values(tmp_path
     assert main(["plan", "--pattern", str(f), "--out", str(tmp_path / "r"), "--n", "500"]) == 2
     err = capsys.readouterr().err
     assert key in err and allowed in err
-    assert not (tmp_path / "r").exists()     # bad input leaves no run directory behind
+    assert not (tmp_path / "r").exists()  # bad input leaves no run directory behind
 
 
 # --- measures ------------------------------------------------------------------------------------
 def test_a_measure_that_removes_a_round_trip_lowers_p50_by_about_one_rtt():
     # CoAP/DTLS 1.2: resumption drops the ServerKeyExchange...ServerHelloDone exchange (4 -> 3 exchanges)
-    p = _pattern("event-driven", stack__key="software", requirements__energy_per_day="1000 J",
-                 connection__mode="per-message")
+    p = _pattern(
+        "event-driven", stack__key="software", requirements__energy_per_day="1000 J", connection__mode="per-message"
+    )
     before, ctx = _eval(p, network="delay=100ms")
     after, _ = _eval(p, "resumption", network="delay=100ms")
     rtt_ms = ctx.link.rtt_s * 1e3
@@ -131,6 +142,7 @@ def test_jwt_with_resumption_rides_the_resumed_session_and_signs_only_fresh_toke
     from secperf.model import flights as F
     from secperf.model import predict as P
     from secperf.plan.evaluate import jwt_resumed_plan
+
     p = _pattern("batch-collection")
     ctx = PL.context(p, PL.Overrides(n=N, seed=3))
     d = D.baseline(p)
@@ -139,10 +151,10 @@ def test_jwt_with_resumption_rides_the_resumed_session_and_signs_only_fresh_toke
     full = P.plan(F.Scenario(protocol="jwt", handshake="cached", key=d.key), ctx.table, ctx.link)
     https = P.plan(F.Scenario(protocol="https", handshake="resumed", key=d.key), ctx.table, ctx.link)
     down = lambda pl: sum(f.wire_bytes for f in pl.flights if f is not None and f.sender == "server")  # noqa: E731
-    assert down(cached) < down(full)                            # no server certificate on a resumed session
+    assert down(cached) < down(full)  # no server certificate on a resumed session
     assert cached.flights[-2].wire_bytes - https.flights[-2].wire_bytes == F.JWT_REQ - F.HTTP_REQ
     assert not any(f.se for f in cached.flights if f is not None)
-    assert sum(1 for f in fresh.flights if f is not None and f.se) == 1   # a fresh token: one signature
+    assert sum(1 for f in fresh.flights if f is not None and f.se) == 1  # a fresh token: one signature
     # as a combination: token cached + session resumed; the set-ups resume, the signatures stay one per token
     both, _ = _eval(p, "resumption", "token-cache")
     cache_only, _ = _eval(p, "token-cache")
@@ -164,8 +176,20 @@ def test_a_measure_that_does_not_apply_says_why():
 
 # --- energy ---------------------------------------------------------------------------------------
 def _radio(**kw) -> E.Radio:
-    base = dict(name="t", description="", tx_mw=100.0, rx_mw=50.0, active_mw=10.0, tail_mw=5.0, tail_s=4.0,
-                promotion_s=0.5, promotion_mw=20.0, idle_mw=1.0, psm_mw=0.1, sources={})
+    base = dict(
+        name="t",
+        description="",
+        tx_mw=100.0,
+        rx_mw=50.0,
+        active_mw=10.0,
+        tail_mw=5.0,
+        tail_s=4.0,
+        promotion_s=0.5,
+        promotion_mw=20.0,
+        idle_mw=1.0,
+        psm_mw=0.1,
+        sources={},
+    )
     base.update(kw)
     return E.Radio(**base)
 
@@ -206,8 +230,9 @@ def test_every_radio_profile_has_a_source_per_figure():
 
 # --- verdicts -------------------------------------------------------------------------------------
 def _outcome(measures: tuple[str, ...], *values: tuple[float, float], energy: float = 1.0) -> Outcome:
-    checks = [{"check": f"c{i}", "value": v, "limit": lim, "unit": "ms", "ok": v <= lim}
-              for i, (v, lim) in enumerate(values)]
+    checks = [
+        {"check": f"c{i}", "value": v, "limit": lim, "unit": "ms", "ok": v <= lim} for i, (v, lim) in enumerate(values)
+    ]
     d = D.Design("mqtt", "mtls", "software", measures=measures)
     return Outcome(d, {"energy_per_day_j": energy, "latency_pq_ms": values[0][0]}, checks)
 
@@ -254,10 +279,14 @@ def test_metrics_export_is_prometheus_text_written_by_the_client_library(tmp_pat
     from prometheus_client.parser import text_string_to_metric_families
 
     from secperf.report.export_metrics import exposition
+
     doc = R.new_result(kind="signer", command=["secperf"], params={}, host={}, run_id="t1")
-    s = R.new_series("signer/iot-safe-sim/sign_only", kind="signer", labels={"profile": "iot-safe-sim",
-                                                                              "mode": "sign_only"},
-                     timer={"name": "x", "start": "a", "end": "b"})
+    s = R.new_series(
+        "signer/iot-safe-sim/sign_only",
+        kind="signer",
+        labels={"profile": "iot-safe-sim", "mode": "sign_only"},
+        timer={"name": "x", "start": "a", "end": "b"},
+    )
     s["values_us"] = [470_000.0, 480_000.0, 490_000.0]
     R.add_failure(s, "C_Sign: CKR_DEVICE_ERROR")
     R.add_failure(s, "token call timed out after 5 s")
@@ -279,6 +308,7 @@ def test_metrics_export_is_prometheus_text_written_by_the_client_library(tmp_pat
 def test_verify_runs_the_before_after_pairs_the_emulator_can_run():
     from secperf.app import plan as A
     from secperf.app.plan_verify import jobs
+
     plans = A.plan_all(A.PlanOptions(patterns=["study"], n=1000))
     js = {(j["pattern"], j["measure"]): j for j in jobs(plans)}
     assert ("remote-management", "resumption") in js
@@ -290,6 +320,7 @@ def test_verify_runs_the_before_after_pairs_the_emulator_can_run():
     assert [r.whatif_handshake for r in cf] == ["full", "resumed"] and {r.coap_server for r in cf} == {"californium"}
     # Californium resumes on the first ClientHello: the prediction drops the cookie round trip
     from secperf.app.plan_verify import predicted_p50_ms
+
     args = ("coap", "resumed", "software", "delay=100ms", 4000, 1, "host-default")
     assert predicted_p50_ms(*args) - predicted_p50_ms(*args, no_cookie=True) == pytest.approx(200.0, rel=0.1)
     # keep-alive: MQTT runs a kept-session row against the per-message prediction; others say why not
@@ -307,6 +338,7 @@ def test_a_kept_session_times_each_message_as_one_round_trip(tmp_path, monkeypat
     from secperf.lab.pki import LabPKI
     from secperf.measure import connect as MC
     from secperf.measure.kept import kept_series_id, measure_kept_mqtt
+
     monkeypatch.setenv("SECPERF_HOME", str(tmp_path / "home"))
     LabPKI(tmp_path / "pki").ensure()
     doc = R.new_result(kind="plan", command=[], params={}, host={}, run_id="t")
@@ -314,19 +346,23 @@ def test_a_kept_session_times_each_message_as_one_round_trip(tmp_path, monkeypat
     s = measure_kept_mqtt("delay=20ms", p, doc, None, messages=3, payload_bytes=64, gap_ms=50)
     assert s["id"] == kept_series_id("delay=20ms") and s in doc["series"]
     assert s["status"] == "ok", s["failures"][:2]
-    assert len(s["values_us"]) == 2 * 3                       # warm-up connection's messages not counted
+    assert len(s["values_us"]) == 2 * 3  # warm-up connection's messages not counted
     rtt_us = 40_000
-    assert min(s["values_us"]) >= rtt_us - 500                 # the link never delivers early
-    assert sorted(s["values_us"])[len(s["values_us"]) // 2] < 2.5 * rtt_us   # one round trip, no handshake
+    assert min(s["values_us"]) >= rtt_us - 500  # the link never delivers early
+    assert sorted(s["values_us"])[len(s["values_us"]) // 2] < 2.5 * rtt_us  # one round trip, no handshake
     from secperf.model.opmetrics import measured
-    reuse = [r for r in measured(doc) if r["metric"] == "secperf_session_reuse_ratio" and r["labels"]["series"] == s["id"]]
-    assert [r["value"] for r in reuse] == [1.0]               # every message reused the kept session
+
+    reuse = [
+        r for r in measured(doc) if r["metric"] == "secperf_session_reuse_ratio" and r["labels"]["series"] == s["id"]
+    ]
+    assert [r["value"] for r in reuse] == [1.0]  # every message reused the kept session
 
 
 def test_a_measure_the_cost_table_cannot_price_is_set_aside_with_the_tables_reason(monkeypatch):
     """A device's counted table has no rows for a protocol a measure switches to (EDHOC on a Cortex-M):
     the plan judges the other measures and names why that one was left out, instead of stopping."""
     from secperf.model import costs as C
+
     p = PS.load_pattern("event-driven")
     real = PL.evaluate
 

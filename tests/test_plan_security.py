@@ -110,15 +110,20 @@ def test_a_limit_the_network_alone_breaks_is_still_judged_when_a_measure_meets_i
     import subprocess as _sp
     import sys as _sys
     from pathlib import Path as _P
+
     exe = str(_P(_sys.executable).with_name("secperf"))
     example = _P(__file__).resolve().parents[1] / "examples" / "stm32l4-nbiot-mqtt.toml"
-    p = _sp.run([exe, "plan", "--system", str(example), "--n", "2000", "--json", "--no-report", "--out",
-                 str(tmp_path / "r")], capture_output=True, text=True, timeout=600)
+    p = _sp.run(
+        [exe, "plan", "--system", str(example), "--n", "2000", "--json", "--no-report", "--out", str(tmp_path / "r")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert p.returncode == 0, p.stderr[-800:]
     pat = _json.loads(p.stdout)["analysis"]["plan"]["patterns"][0]
     lat = next(c for c in pat["before"]["checks"] if c["check"] == "latency")
     assert not lat["ok"] and lat["judged"]
-    assert any(b["check"] == "latency" for b in pat["pattern_breaks"])      # still said: without security too
+    assert any(b["check"] == "latency" for b in pat["pattern_breaks"])  # still said: without security too
     assert pat["verdict"] == "suitable with design measures"
     assert set(pat["moving_measure"].split("+")) & {"keepalive", "preauth"}
     assert "connection set-up breaks" in pat["verdict_reason"]

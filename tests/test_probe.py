@@ -18,8 +18,9 @@ MSG = bytes(range(32))
 
 
 def sign(alg, key_cache, hash_name="sha256", msg=MSG):
-    return probe.probe_json(["sign", "--alg", alg, "--hash", hash_name, "--msg-hex", msg.hex(),
-                             "--key-cache", str(key_cache)])
+    return probe.probe_json(
+        ["sign", "--alg", alg, "--hash", hash_name, "--msg-hex", msg.hex(), "--key-cache", str(key_cache)]
+    )
 
 
 OPENSSL_CLI_ONLY = {"ecdsa-secp160r1", "ecdsa-secp160k1", "ecdsa-secp160r2"}  # not in cryptography's OpenSSL
@@ -29,8 +30,20 @@ def verify_with_openssl_cli(out, hash_name, msg, tmp):
     (tmp / "pub.pem").write_text(out["public_key_pem"])
     (tmp / "sig").write_bytes(bytes.fromhex(out["signature_hex"]))
     (tmp / "msg").write_bytes(msg)
-    p = subprocess.run(["openssl", "dgst", f"-{hash_name}", "-verify", str(tmp / "pub.pem"),
-                        "-signature", str(tmp / "sig"), str(tmp / "msg")], capture_output=True, text=True)
+    p = subprocess.run(
+        [
+            "openssl",
+            "dgst",
+            f"-{hash_name}",
+            "-verify",
+            str(tmp / "pub.pem"),
+            "-signature",
+            str(tmp / "sig"),
+            str(tmp / "msg"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     if p.returncode != 0:
         raise InvalidSignature(p.stdout + p.stderr)
 
@@ -52,9 +65,25 @@ def verify(alg, out, hash_name="sha256", msg=MSG, tmp=None):
     return pub
 
 
-@pytest.mark.parametrize("alg", ["rsa-1024", "rsa-2048", "rsa-2048-pss", "rsa-2048-nocrt", "ecdsa-p256",
-                                 "ecdsa-secp160r1", "ecdsa-secp160k1", "ecdsa-secp192r1", "ecdsa-secp224r1", "ecdsa-secp256k1", "ecdsa-brainpoolp256r1",
-                                 "ecdsa-p521", "ed25519", "ed448"])
+@pytest.mark.parametrize(
+    "alg",
+    [
+        "rsa-1024",
+        "rsa-2048",
+        "rsa-2048-pss",
+        "rsa-2048-nocrt",
+        "ecdsa-p256",
+        "ecdsa-secp160r1",
+        "ecdsa-secp160k1",
+        "ecdsa-secp192r1",
+        "ecdsa-secp224r1",
+        "ecdsa-secp256k1",
+        "ecdsa-brainpoolp256r1",
+        "ecdsa-p521",
+        "ed25519",
+        "ed448",
+    ],
+)
 def test_signatures_made_by_the_probe_verify_with_an_independent_library(alg, key_cache, tmp_path):
     """Verified by Python's cryptography, or by the openssl command for curves it lacks."""
     out = sign(alg, key_cache)
@@ -103,12 +132,15 @@ def _probe(*args):
     return subprocess.run([str(probe.find_probe()), *args], capture_output=True, text=True, timeout=60)
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["speed", "--alg", "rsa-999", "--op", "sign"], "rsa-999"),
-    (["speed", "--alg", "x25519", "--op", "sign"], "sign"),
-    (["speed", "--alg", "sha256", "--op", "hash", "--size", "0"], "size"),
-    (["speed", "--alg", "sha256", "--op", "hash", "--n", "abc"], "abc"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["speed", "--alg", "rsa-999", "--op", "sign"], "rsa-999"),
+        (["speed", "--alg", "x25519", "--op", "sign"], "sign"),
+        (["speed", "--alg", "sha256", "--op", "hash", "--size", "0"], "size"),
+        (["speed", "--alg", "sha256", "--op", "hash", "--n", "abc"], "abc"),
+    ],
+)
 def test_probe_rejects_bad_input_with_exit_2_and_names_it(args, needle):
     p = _probe(*args)
     assert p.returncode == 2
@@ -118,8 +150,21 @@ def test_probe_rejects_bad_input_with_exit_2_and_names_it(args, needle):
 
 
 def test_speed_emits_meta_row_samples_end_with_batching():
-    p = _probe("speed", "--alg", "sha256", "--op", "hash", "--size", "64", "--n", "5", "--warmup", "1",
-               "--min-sample-us", "500")
+    p = _probe(
+        "speed",
+        "--alg",
+        "sha256",
+        "--op",
+        "hash",
+        "--size",
+        "64",
+        "--n",
+        "5",
+        "--warmup",
+        "1",
+        "--min-sample-us",
+        "500",
+    )
     assert p.returncode == 0, p.stderr
     lines = [json.loads(x) for x in p.stdout.splitlines()]
     kinds = [x["type"] for x in lines]

@@ -19,14 +19,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def pki():
-    return LabPKI().ensure()     # the lab's own (cached) PKI, as `secperf connect` uses
+    return LabPKI().ensure()  # the lab's own (cached) PKI, as `secperf connect` uses
 
 
 def _cli(*args, timeout=300):
     """secperf from this source tree, as a user runs it."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    p = subprocess.run([sys.executable, "-m", "secperf", *map(str, args)], capture_output=True, text=True,
-                       timeout=timeout, env=env)
+    p = subprocess.run(
+        [sys.executable, "-m", "secperf", *map(str, args)], capture_output=True, text=True, timeout=timeout, env=env
+    )
     check_results_written(args, p)
     return p
 
@@ -83,8 +84,21 @@ def test_packet_types_reads_coalesced_long_headers_and_padding():
 
 @pytest.mark.slow
 def test_connect_quic_cli_writes_one_series_per_handshake_kind(tmp_path):
-    p = _cli("connect", "quic", "--handshake", "full,0rtt", "--key", "software", "--n", "2", "--warmup", "0",
-             "--json", "--out", tmp_path)
+    p = _cli(
+        "connect",
+        "quic",
+        "--handshake",
+        "full,0rtt",
+        "--key",
+        "software",
+        "--n",
+        "2",
+        "--warmup",
+        "0",
+        "--json",
+        "--out",
+        tmp_path,
+    )
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
     ids = [s["id"] for s in doc["series"]]
@@ -92,17 +106,21 @@ def test_connect_quic_cli_writes_one_series_per_handshake_kind(tmp_path):
     assert [s["derived"]["round_trips_p50"] for s in doc["series"]] == [2, 1]
 
 
-@pytest.mark.parametrize("args, words", [
-    (("quic", "--key", "se:iot-safe-sim"), "software key only"),
-    (("quic", "--handshake", "1rtt"), "unknown --handshake '1rtt'"),
-    (("quic", "--lost", "server-handshake"), "--lost 'server-handshake'"),
-    (("https", "--lost", "client-initial"), "--lost client-initial: acts on protocol quic"),
-    (("quic", "--client", "curl"), "drop --client"),
-    (("quic", "--connect", "127.0.0.1:4433"), "protocol quic has nothing it changes: drop --connect"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (("quic", "--key", "se:iot-safe-sim"), "software key only"),
+        (("quic", "--handshake", "1rtt"), "unknown --handshake '1rtt'"),
+        (("quic", "--lost", "server-handshake"), "--lost 'server-handshake'"),
+        (("https", "--lost", "client-initial"), "--lost client-initial: acts on protocol quic"),
+        (("quic", "--client", "curl"), "drop --client"),
+        (("quic", "--connect", "127.0.0.1:4433"), "protocol quic has nothing it changes: drop --connect"),
+    ],
+)
 def test_connect_quic_bad_inputs_exit_2_naming_them(args, words, capsys):
     from secperf.cli import main
-    assert main(["connect", *args, "--n", "1"]) == 2       # the exit status of `secperf connect ...`
+
+    assert main(["connect", *args, "--n", "1"]) == 2  # the exit status of `secperf connect ...`
     err = capsys.readouterr().err
     assert words in err and "Traceback" not in err
 
@@ -111,6 +129,7 @@ def test_connect_quic_bad_inputs_exit_2_naming_them(args, words, capsys):
 @pytest.mark.slow
 def test_quic_over_an_emulated_link_pays_its_round_trips(pki):
     from secperf.lab.netns import Link
+
     with Link("delay=20ms", seed=1) as link:
         s = Q.measure(Q.QuicConfig("full", network="delay=20ms"), 2, 0, pki, link)
     for c in _ok(s):
@@ -120,8 +139,10 @@ def test_quic_over_an_emulated_link_pays_its_round_trips(pki):
 
 # --- the flight model (model/flights/quic.py) and the planner's measure "QUIC 0-RTT" ------------------
 
+
 def test_flight_model_bytes_match_aioquic_on_the_wire(pki):
     from secperf.model import flights as F
+
     for hs in ("full", "resumed", "0rtt"):
         c = _ok(Q.measure(Q.QuicConfig(hs), 1, 0, pki))[0]
         m = F.build(F.Scenario("quic", hs))
@@ -134,6 +155,7 @@ def test_flight_model_bytes_match_aioquic_on_the_wire(pki):
 
 def test_anti_amplification_limit_costs_a_round_trip_for_a_large_certificate_chain():
     from secperf.model import flights as F
+
     small = F.build(F.Scenario("quic", "full"))
     big = F.build(F.Scenario("quic", "full", cert="ml-dsa-44", depth=2))
     first_out, first_back = big.exchanges[0].out, big.exchanges[0].back
@@ -150,6 +172,7 @@ def test_pto_recovers_a_lost_initial_after_twice_the_initial_rtt():
     from secperf.model import predict as P
     from secperf.model.flights import quic as FQ
     from secperf.sim import montecarlo as M
+
     assert FQ.pto_s("quic-initial", 0.05) == pytest.approx(2 * Q.INITIAL_RTT_S)
     assert FQ.pto_s("quic", 0.05) == pytest.approx(0.15)
     pl = P.plan(F.Scenario("quic", "full"), C.load_table(), N.parse("delay=25ms,loss=10%"))
@@ -165,6 +188,7 @@ def test_quic_mtu_below_1228_is_refused_naming_rfc_9000():
     from secperf.model import flights as F
     from secperf.model import network as N
     from secperf.model import predict as P
+
     with pytest.raises(Exception, match="RFC 9000"):
         P.plan(F.Scenario("quic", "full"), C.load_table(), N.parse("delay=10ms,mtu=1200"))
 
@@ -178,6 +202,7 @@ def test_quic_0rtt_measure_reconnects_in_one_round_trip():
     from secperf.plan import design as DS
     from secperf.plan import measures as MS
     from secperf.plan.evaluate import setup_scenario
+
     d = tomllib.loads(resources.files("secperf.data").joinpath("patterns", "remote-management.toml").read_text())
     p = PS.validate_pattern(d)
     base = DS.baseline(p)
@@ -187,7 +212,7 @@ def test_quic_0rtt_measure_reconnects_in_one_round_trip():
     sc = setup_scenario(q, q.handshake(resumed=True))
     assert sc.protocol == "quic" and F.build(sc).round_trips == 1
     tls = setup_scenario(base, "resumed")
-    assert F.build(tls).round_trips == 3          # TCP + TLS 1.3 resumed + request
+    assert F.build(tls).round_trips == 3  # TCP + TLS 1.3 resumed + request
 
 
 def test_a_table_without_quic_rows_fits_quic_on_a_measured_tls13_row():
@@ -199,10 +224,20 @@ def test_a_table_without_quic_rows_fits_quic_on_a_measured_tls13_row():
     from secperf.model import flights as F
     from secperf.model import network as N
     from secperf.model import predict as P
+
     t = C.load_table()
-    row = {"metric": "usable", "total_us": 9000.0, "client_us": 4000.0, "se_us": 0.0, "server_us": 5000.0,
-           "sigma": 0.05, "series": "connect/https/probe/software/full", "group": "x25519", "cert": "ecdsa-p256",
-           "depth": 1}
+    row = {
+        "metric": "usable",
+        "total_us": 9000.0,
+        "client_us": 4000.0,
+        "se_us": 0.0,
+        "server_us": 5000.0,
+        "sigma": 0.05,
+        "series": "connect/https/probe/software/full",
+        "group": "x25519",
+        "cert": "ecdsa-p256",
+        "depth": 1,
+    }
     t = replace(t, measured={C.scenario_key("https", "full", "software"): row})
     pl = P.plan(F.Scenario("quic", "full", mtls=True), t, N.parse("delay=10ms"))
     base = [(op, src) for fp in pl.flights if fp for op, _, src in fp.ops if op.startswith("base:quic:full")]

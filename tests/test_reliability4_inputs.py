@@ -42,14 +42,20 @@ latency = "LATENCY"
 
 def _system(tmp_path, desc="x", handshakes='["full"]', extra="", latency="3 s"):
     p = tmp_path / "sys.toml"
-    p.write_text(SYSTEM.replace("DESC", desc).replace("HANDSHAKES", handshakes).replace("EXTRA", extra)
-                 .replace("LATENCY", latency))
+    p.write_text(
+        SYSTEM.replace("DESC", desc)
+        .replace("HANDSHAKES", handshakes)
+        .replace("EXTRA", extra)
+        .replace("LATENCY", latency)
+    )
     return p
 
 
 # --- numbers -------------------------------------------------------------------------------------
-@pytest.mark.parametrize("parse", [argtypes.positive(1e6), argtypes.nonneg(1e6), argtypes.count(10**9),
-                                   argtypes.share, argtypes.open_probability])
+@pytest.mark.parametrize(
+    "parse",
+    [argtypes.positive(1e6), argtypes.nonneg(1e6), argtypes.count(10**9), argtypes.share, argtypes.open_probability],
+)
 def test_an_overflowing_number_is_too_large_on_the_command_line(parse):
     with pytest.raises(argparse.ArgumentTypeError, match="too large"):
         parse("1e999")
@@ -68,8 +74,9 @@ def test_an_energy_that_overflows_is_too_large():
     assert parse_quantity("9 J", ENERGY_UNITS, "energy") == 9.0
 
 
-@pytest.mark.parametrize("spec,why", [("delay=1e999ms", "too large"), ("rate=1e999kbit", "too large"),
-                                      ("loss=nan%", "not a probability")])
+@pytest.mark.parametrize(
+    "spec,why", [("delay=1e999ms", "too large"), ("rate=1e999kbit", "too large"), ("loss=nan%", "not a probability")]
+)
 def test_network_numbers_say_the_right_reason(spec, why):
     with pytest.raises(NS.NetSpecError, match=why):
         NS.parse(spec)
@@ -85,8 +92,10 @@ def test_a_plan_with_a_huge_budget_is_refused_before_any_work(tmp_path, capsys):
 
 # --- TOML depth ----------------------------------------------------------------------------------
 def test_brackets_inside_strings_and_comments_are_not_nesting(tmp_path):
-    text = ('description = "' + "[" * 200 + '"\nlit = \'' + "{" * 100 + "'\n"
-            'ml = """\n' + "[" * 80 + '\\"""\n"""\n# ' + "[" * 90 + "\nv = [[1], [2]]\n")
+    text = (
+        'description = "' + "[" * 200 + '"\nlit = \'' + "{" * 100 + "'\n"
+        'ml = """\n' + "[" * 80 + '\\"""\n"""\n# ' + "[" * 90 + "\nv = [[1], [2]]\n"
+    )
     doc = parse_toml(text, "t")
     assert doc["description"] == "[" * 200 and doc["v"] == [[1], [2]]
     with pytest.raises(InputError, match="nested more than"):
@@ -95,20 +104,27 @@ def test_brackets_inside_strings_and_comments_are_not_nesting(tmp_path):
 
 def test_a_system_file_whose_description_holds_200_brackets_loads(tmp_path):
     from secperf.inputs.system import load_system
+
     assert load_system(_system(tmp_path, desc="[" * 200)).system.description == "[" * 200
 
 
 # --- system files --------------------------------------------------------------------------------
 def test_a_system_files_repeated_handshakes_are_used_once_with_a_note(tmp_path, capsys):
     import tomllib
+
     raw = tomllib.loads(_system(tmp_path, handshakes='["full", "full", "resumed", "full"]').read_text())
     s = validate_system(raw)
     assert s.protocol.handshakes == ["full", "resumed"]
     assert "[protocol].handshakes" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("extra,key", [('server_cert = "ecdsa-p999"', "[protocol].server_cert"),
-                                       ('server_cert = "rsa-2048:9"', "[protocol].server_cert")])
+@pytest.mark.parametrize(
+    "extra,key",
+    [
+        ('server_cert = "ecdsa-p999"', "[protocol].server_cert"),
+        ('server_cert = "rsa-2048:9"', "[protocol].server_cert"),
+    ],
+)
 def test_an_error_in_a_system_files_value_names_its_key_not_an_option(tmp_path, capsys, extra, key):
     p = _system(tmp_path, extra=extra)
     assert cli.main(["whatif", "--system", str(p), "--n", "100", "--no-report", "--out", str(tmp_path / "r")]) == 2
@@ -119,8 +135,23 @@ def test_an_error_in_a_system_files_value_names_its_key_not_an_option(tmp_path, 
 
 def test_the_same_value_on_the_command_line_keeps_the_options_name(tmp_path, capsys):
     p = _system(tmp_path)
-    assert cli.main(["whatif", "--system", str(p), "--server-cert", "ecdsa-p999", "--n", "100", "--no-report",
-                     "--out", str(tmp_path / "r")]) == 2
+    assert (
+        cli.main(
+            [
+                "whatif",
+                "--system",
+                str(p),
+                "--server-cert",
+                "ecdsa-p999",
+                "--n",
+                "100",
+                "--no-report",
+                "--out",
+                str(tmp_path / "r"),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "--server-cert" in err and "[protocol].server_cert:" not in err
 
@@ -156,6 +187,7 @@ def test_clean_goes_on_past_a_result_it_cannot_write(tmp_path, monkeypatch):
         runs.append(run)
     bad = runs[0].result_path
     from secperf.core import store
+
     real = store.atomic_write
 
     def full_disk(path, data, mode=0o644, *, what=None):  # the file system of the first root is full
@@ -165,10 +197,11 @@ def test_clean_goes_on_past_a_result_it_cannot_write(tmp_path, monkeypatch):
 
     monkeypatch.setattr(store, "atomic_write", full_disk)
     from secperf.app.clean import clean
+
     out = json.loads(clean(as_json=True, results=[str(tmp_path / "a-full"), str(tmp_path / "b-ok")]))
     assert [u["path"] for u in out["results_unwritable"]] == [str(bad.resolve())]
     assert "no space" in out["results_unwritable"][0]["reason"]
-    assert str(runs[1].result_path.resolve()) in out["results_abandoned"]      # the next root was marked
+    assert str(runs[1].result_path.resolve()) in out["results_abandoned"]  # the next root was marked
     assert json.loads(runs[1].result_path.read_text())["status"] == "abandoned"
     text = clean(results=[str(tmp_path / "a-full")])
     assert "dead runs cleaned" in text and "not writable" in text
@@ -180,6 +213,7 @@ def test_clean_on_the_command_line_prints_its_summary_past_an_unwritable_root(tm
 
     def boom(self):
         raise OutputError("results: cannot write (read-only file system)")
+
     monkeypatch.setattr(RunStore, "abandoned", boom)
     (tmp_path / "results").mkdir()
     assert cli.main(["clean"]) == 0
@@ -187,15 +221,21 @@ def test_clean_on_the_command_line_prints_its_summary_past_an_unwritable_root(tm
     assert "dead runs cleaned" in out and "read-only file system" in out
 
 
-@pytest.mark.parametrize("line,key", [("interval_s = 1e-300", "[traffic].interval_s"),
-                                      ("interval_s = 1e308", "[traffic].interval_s"),
-                                      ("sleep_s = 60.0\ndrops_per_day = 1e308", "[connection].drops_per_day")])
+@pytest.mark.parametrize(
+    "line,key",
+    [
+        ("interval_s = 1e-300", "[traffic].interval_s"),
+        ("interval_s = 1e308", "[traffic].interval_s"),
+        ("sleep_s = 60.0\ndrops_per_day = 1e308", "[connection].drops_per_day"),
+    ],
+)
 def test_a_pattern_figure_that_would_overflow_downstream_is_refused(tmp_path, line, key):
     """1e-300 s between messages made 1e304 messages and 1e307 bytes a day: finite, past any meaning,
     one multiplication from inf; the pattern's figures are bounded where they are read."""
     from importlib import resources
 
     from secperf.inputs.patterns import load_pattern
+
     text = resources.files("secperf.data").joinpath("patterns/periodic-collection.toml").read_text()
     text = text.replace("interval_s = 900.0", line if line.startswith("interval") else "interval_s = 900.0")
     text = text.replace("sleep_s = 60.0", line) if not line.startswith("interval") else text
@@ -207,21 +247,26 @@ def test_a_pattern_figure_that_would_overflow_downstream_is_refused(tmp_path, li
 
 def test_a_server_tables_missing_file_is_named_by_its_key(tmp_path, capsys):
     p = tmp_path / "srv.toml"
-    p.write_text('name = "t"\n[device]\ncore = "host-default"\n[security]\nkey = "software"\n[network]\n'
-                 'link = "loopback"\n[protocol]\nname = "tls1.3"\n[server]\ntarget = "127.0.0.1:8443"\n'
-                 'client_cert = "nope.pem"\nclient_key = "nope.key"\n')
+    p.write_text(
+        'name = "t"\n[device]\ncore = "host-default"\n[security]\nkey = "software"\n[network]\n'
+        'link = "loopback"\n[protocol]\nname = "tls1.3"\n[server]\ntarget = "127.0.0.1:8443"\n'
+        'client_cert = "nope.pem"\nclient_key = "nope.key"\n'
+    )
     assert cli.main(["server", "--system", str(p), "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err
     assert "[server].client_cert" in err and "--client-cert" not in err
 
 
-@pytest.mark.parametrize("argv,option", [
-    (["whatif", "mqtt", "--sweep", "rtt=0..1e999:25"], "--sweep"),
-    (["whatif", "mqtt", "--host-scheduling", "1e999"], "--host-scheduling"),
-    (["server", "--rates", "1e999"], "--rates"),
-    (["server", "--resume-ratio", "1,1e999"], "--resume-ratio"),
-    (["server", "--chain-depth", "1e999"], "--chain-depth"),
-])
+@pytest.mark.parametrize(
+    "argv,option",
+    [
+        (["whatif", "mqtt", "--sweep", "rtt=0..1e999:25"], "--sweep"),
+        (["whatif", "mqtt", "--host-scheduling", "1e999"], "--host-scheduling"),
+        (["server", "--rates", "1e999"], "--rates"),
+        (["server", "--resume-ratio", "1,1e999"], "--resume-ratio"),
+        (["server", "--chain-depth", "1e999"], "--chain-depth"),
+    ],
+)
 def test_every_number_that_overflows_says_too_large(tmp_path, capsys, argv, option):
     assert cli.main([*argv, "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
@@ -232,9 +277,12 @@ def test_a_pattern_files_repeated_measures_are_used_once_with_a_note(tmp_path, c
     from importlib import resources
 
     from secperf.inputs.patterns import load_pattern
+
     text = resources.files("secperf.data").joinpath("patterns/periodic-collection.toml").read_text()
-    text = text.replace('source = "study S2: MQTT over TLS',
-                        'measures = ["resumption", "psk", "resumption"]\nsource = "study S2: MQTT over TLS')
+    text = text.replace(
+        'source = "study S2: MQTT over TLS',
+        'measures = ["resumption", "psk", "resumption"]\nsource = "study S2: MQTT over TLS',
+    )
     p = tmp_path / "p.toml"
     p.write_text(text)
     assert load_pattern(str(p)).stack.measures == ["resumption", "psk"]

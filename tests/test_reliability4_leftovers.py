@@ -19,6 +19,7 @@ def _err(capsys) -> str:
 
 def test_connect_all_with_a_protocol_it_already_holds_is_every_protocol_once():
     from secperf.app.connect import connect_configs
+
     alone = connect_configs(["all"], ["software"], ["full"], None, ["mtls"])
     both = connect_configs(["all", "https"], ["software"], ["full"], None, ["mtls"])  # a KeyError before
     assert [c.series_id for c in both] == [c.series_id for c in alone]
@@ -28,6 +29,7 @@ def test_connect_all_with_a_protocol_it_already_holds_is_every_protocol_once():
 @pytest.mark.parametrize("host", ["local\nhost", "a" * 100_000, "a b", "x\x00y"])
 def test_a_server_name_that_cannot_be_one_is_bad_input(host, capsys):
     from secperf.measure.target import parse_target
+
     with pytest.raises(InputError, match="--connect"):
         parse_target(f"{host}:8443")
     assert cli.main(["handshake", "versions", "--connect", f"{host}:8443", "--n", "1"]) == 2
@@ -37,6 +39,7 @@ def test_a_server_name_that_cannot_be_one_is_bad_input(host, capsys):
 @pytest.mark.parametrize("name", ["a\nb", "n" * 300, "x" * 64 + ".example"])
 def test_a_servername_that_cannot_be_one_is_named(name):
     from secperf.measure.target import parse_target
+
     with pytest.raises(InputError, match="--servername"):
         parse_target("127.0.0.1:8443", servername=name)
 
@@ -58,16 +61,19 @@ def test_fleet_cap_below_base_is_refused_before_any_measurement(tmp_path, capsys
 
 def test_fleet_model_refuses_a_cap_below_its_base():
     from secperf.model.fleet import FleetModel
+
     with pytest.raises(InputError, match="--cap"):
         FleetModel(devices=10, policy="decorrelated", base_s=100.0, cap_s=1.0).check()
 
 
 def test_a_handshake_result_holding_crypto_series_is_rendered_by_kind(tmp_path, capsys):
     doc = R.new_result(kind="handshake", command=["secperf"], params={}, host={}, run_id="r")
-    s = R.new_series("crypto/x25519/derive/32", kind="crypto",
-                     labels={"alg": "x25519", "op": "derive", "family": "kex", "size_bytes": 32,
-                             "security_bits": 128},
-                     timer={"name": "per operation", "start": "a", "end": "b"})
+    s = R.new_series(
+        "crypto/x25519/derive/32",
+        kind="crypto",
+        labels={"alg": "x25519", "op": "derive", "family": "kex", "size_bytes": 32, "security_bits": 128},
+        timer={"name": "per operation", "start": "a", "end": "b"},
+    )
     s.values_us = [10.0, 11.0, 12.0]
     s.cpu_values_us = [10.0, 11.0, 12.0]
     s.samples = [{"wall_ns": 10_000, "cpu_ns": 10_000, "ops": 1}] * 3
@@ -82,9 +88,18 @@ def test_a_handshake_result_holding_crypto_series_is_rendered_by_kind(tmp_path, 
 def test_a_row_plan_verify_derived_that_its_checks_refuse_is_internal():
     from secperf.app import plan_verify as V
     from secperf.app.plan import PlanOptions
+
     row = V.Row("x", "coap", "full", "mtls", "pki", "coap", "full", "no-such-server")
-    job = {"pattern": "p", "measure": "psk", "network": "loopback", "key": "software", "device": "host-default",
-           "payload_up_bytes": 64, "kept_p50_ms": None, "rows": [row]}
+    job = {
+        "pattern": "p",
+        "measure": "psk",
+        "network": "loopback",
+        "key": "software",
+        "device": "host-default",
+        "payload_up_bytes": 64,
+        "kept_p50_ms": None,
+        "rows": [row],
+    }
     with pytest.raises(InternalError) as exc:
         V._derived_row(job, row, PlanOptions(patterns=["study"]), None, None)
     msg = str(exc.value)
@@ -95,8 +110,23 @@ def test_a_row_plan_verify_derived_that_its_checks_refuse_is_internal():
 @skip_if(os.geteuid() != 0, "needs-root", "plan --verify runs the real servers over an emulated link (root)")
 def test_plan_verify_with_a_cold_key_runs_its_resumed_rows_with_the_warm_key(tmp_path, capsys):
     out = tmp_path / "res"
-    code = cli.main(["plan", "--key", "se:iot-safe-sim:cold", "--verify", "--verify-n", "3", "--pattern",
-                     "periodic-collection", "--n", "500", "--no-report", "--out", str(out)])
+    code = cli.main(
+        [
+            "plan",
+            "--key",
+            "se:iot-safe-sim:cold",
+            "--verify",
+            "--verify-n",
+            "3",
+            "--pattern",
+            "periodic-collection",
+            "--n",
+            "500",
+            "--no-report",
+            "--out",
+            str(out),
+        ]
+    )
     err = _err(capsys)
     assert code == 0, err
     assert "--key-session" not in err

@@ -18,10 +18,12 @@ from secperf.subcommands import argtypes
 
 
 def _series(sid, values=(1.0, 2.0, 3.0)):
-    s = R.new_series(sid, kind="crypto",
-                     labels={"alg": "x25519", "op": "derive", "family": "kex", "size_bytes": 32,
-                             "security_bits": 128},
-                     timer={"name": "per operation", "start": "before batch", "end": "after batch"})
+    s = R.new_series(
+        sid,
+        kind="crypto",
+        labels={"alg": "x25519", "op": "derive", "family": "kex", "size_bytes": 32, "security_bits": 128},
+        timer={"name": "per operation", "start": "before batch", "end": "after batch"},
+    )
     s.values_us = list(values)
     s.cpu_values_us = list(values)
     s.samples = [{"wall_ns": int(v * 1000), "cpu_ns": int(v * 1000), "ops": 1} for v in values]
@@ -50,7 +52,7 @@ def test_a_finished_result_with_repeated_series_ids_is_secperfs_bug_kept_readabl
     msg = str(exc.value)
     assert msg.startswith("internal:") and "schema" in msg and "duplicate series id" in msg
     assert exc.value.exit_code == 1
-    back = R.load(run.result_path)                     # the reader's own load accepts it
+    back = R.load(run.result_path)  # the reader's own load accepts it
     assert back.status == "internal-error"
     assert [s.id for s in back.series] == ["crypto/x"]
     assert back["internal"]["check"].startswith("the Result schema")
@@ -86,8 +88,9 @@ def test_a_readable_result_is_written_as_finished(tmp_path):
 
 def test_a_series_with_a_summary_but_no_values_is_refused_as_inconsistent(tmp_path):
     s = _series("crypto/x")
-    raw = json.loads(R.dumps(R.finish(R.new_result(kind="crypto", command=["secperf"], params={}, host={},
-                                                   run_id="r"))))
+    raw = json.loads(
+        R.dumps(R.finish(R.new_result(kind="crypto", command=["secperf"], params={}, host={}, run_id="r")))
+    )
     bad = s.model_dump(mode="json", by_alias=True, exclude_unset=True)
     bad["values_us"], bad["cpu_values_us"], bad["samples"] = [], [], []
     bad["summary"]["n"] = 1000
@@ -107,6 +110,7 @@ def test_compare_alpha_outside_the_open_interval_is_refused(tmp_path, alpha, cap
 
 def test_compare_as_a_library_refuses_alpha_zero():
     from secperf.core.compare import CompareError, compare
+
     with pytest.raises(CompareError, match="--alpha"):
         compare({}, {}, alpha=0.0)
 
@@ -147,12 +151,15 @@ def test_every_comma_list_of_every_command_folds_repeats_with_a_note():
     assert checked >= 40
 
 
-@pytest.mark.parametrize("values,kept", [
-    (["16", "16", "016", "16.0"], ["16"]),
-    (["full", "FULL", "resumed"], ["full", "resumed"]),
-    ([3, 3.0, 4], [3, 4]),
-    (["a/x.toml", "a/X.toml"], ["a/x.toml", "a/X.toml"]),   # paths keep their case
-])
+@pytest.mark.parametrize(
+    "values,kept",
+    [
+        (["16", "16", "016", "16.0"], ["16"]),
+        (["full", "FULL", "resumed"], ["full", "resumed"]),
+        ([3, 3.0, 4], [3, 4]),
+        (["a/x.toml", "a/X.toml"], ["a/x.toml", "a/X.toml"]),  # paths keep their case
+    ],
+)
 def test_unique_folds_the_same_request(values, kept):
     assert argtypes.unique(values, "--x") == kept
 
@@ -178,8 +185,24 @@ def test_a_grid_too_large_is_refused_naming_its_options():
 def test_5000_repeats_run_once(tmp_path, capsys):
     """`--size 16,16,...` (5,000 times) is one row: the Result reads back, report and metrics exit 0."""
     out = tmp_path / "res"
-    code = cli.main(["mac", "--alg", "chaskey", "--size", ",".join(["16"] * 5000), "--n", "3", "--warmup", "1",
-                     "--cortexm", "m0", "--no-report", "--out", str(out)])
+    code = cli.main(
+        [
+            "mac",
+            "--alg",
+            "chaskey",
+            "--size",
+            ",".join(["16"] * 5000),
+            "--n",
+            "3",
+            "--warmup",
+            "1",
+            "--cortexm",
+            "m0",
+            "--no-report",
+            "--out",
+            str(out),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 0, err
     assert "16 given 5000 times" in err
@@ -193,15 +216,27 @@ def test_a_device_result_with_a_failed_user_code_row_reads_back(tmp_path):
     """Found by the read-back on Results secperf wrote: a user-code row that timed out keeps its
     footprint but has no instruction counts, and the report and the terminal table crashed on it."""
     run = RunStore(tmp_path / "results").create("device")
-    doc = R.new_result(kind="device", command=["secperf", "device"], params={"device": "cortex-m4-80"}, host={},
-                       run_id=run.run_id)
-    s = R.new_series("device-crypto/cortex-m4-80/user/spin", kind="device_crypto",
-                     labels={"device": "cortex-m4-80", "stack": "user", "library": "fault.c", "op": "spin",
-                             "entry": "spin", "config": "-O2", "build_target": "cortex-m4"},
-                     timer={"name": "guest instructions per call", "start": "OP_BEGIN", "end": "OP_END",
-                            "unit": "instructions"})
-    s.derived = {"footprint": {"text": 4, "rodata": 0, "data": 0, "bss": 0, "flash": 4, "ram_static": 0},
-                 "entry_bytes": 2}
+    doc = R.new_result(
+        kind="device", command=["secperf", "device"], params={"device": "cortex-m4-80"}, host={}, run_id=run.run_id
+    )
+    s = R.new_series(
+        "device-crypto/cortex-m4-80/user/spin",
+        kind="device_crypto",
+        labels={
+            "device": "cortex-m4-80",
+            "stack": "user",
+            "library": "fault.c",
+            "op": "spin",
+            "entry": "spin",
+            "config": "-O2",
+            "build_target": "cortex-m4",
+        },
+        timer={"name": "guest instructions per call", "start": "OP_BEGIN", "end": "OP_END", "unit": "instructions"},
+    )
+    s.derived = {
+        "footprint": {"text": 4, "rodata": 0, "data": 0, "bss": 0, "flash": 4, "ram_static": 0},
+        "entry_bytes": 2,
+    }
     R.add_failure(s, "time limit: the run did not finish within 5 s")
     doc.series.append(R.finalize_series(s))
     assert readback_problem(R.finish(doc)) is None

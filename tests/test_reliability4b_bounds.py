@@ -17,12 +17,15 @@ from secperf.inputs import netspec as NS
 @pytest.fixture
 def recorder(monkeypatch, tmp_path):
     from secperf.app import commands, runner
+
     seen: list[dict] = []
 
     def record(kind, params, phases, output):
         seen.append(params)
         from secperf.subcommands.output import Exited
+
         return Exited(0)
+
     monkeypatch.setattr(runner, "measure_and_write", record)
     monkeypatch.setattr(commands, "measure_and_write", record)
     monkeypatch.chdir(tmp_path)
@@ -39,13 +42,16 @@ def _run(argv):
     return code, err.getvalue()
 
 
-@pytest.mark.parametrize("argv", [
-    ["connect", "dtls13", "--network", "delay=60s", "--n", "2"],
-    ["connect", "quic", "--network", "delay=10ms,loss=50%", "--n", "100"],
-    ["connect", "https", "--network", "delay=30s", "--n", "20"],
-    ["connect", "edhoc", "--network", "delay=20s", "--n", "20"],
-    ["handshake", "versions", "--network", "delay=60s", "--n", "2"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["connect", "dtls13", "--network", "delay=60s", "--n", "2"],
+        ["connect", "quic", "--network", "delay=10ms,loss=50%", "--n", "100"],
+        ["connect", "https", "--network", "delay=30s", "--n", "20"],
+        ["connect", "edhoc", "--network", "delay=20s", "--n", "20"],
+        ["handshake", "versions", "--network", "delay=60s", "--n", "2"],
+    ],
+)
 def test_a_run_far_past_the_limit_is_refused_before_it_starts(argv, recorder, tmp_path):
     code, err = _run([*argv, "--out", str(tmp_path)])
     assert code == 2 and "estimated at" in err and "--max-hours" in err, err
@@ -70,6 +76,7 @@ def test_a_loopback_run_records_its_small_estimate(recorder, tmp_path):
 def test_the_estimate_grows_with_delay_jitter_loss_and_falls_with_rate(protocol):
     def est(spec):
         return bounds.connection_s(protocol, NS.parse_networks([spec])[0])
+
     assert est("delay=100ms") > est("delay=10ms") > bounds.connection_s(protocol, None)
     assert est("delay=10ms,jitter=5ms") > est("delay=10ms")
     assert est("delay=10ms,loss=20%") > est("delay=10ms,loss=2%") > est("delay=10ms")

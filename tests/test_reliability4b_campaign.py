@@ -20,6 +20,7 @@ def test_the_campaign_generates_cases_from_the_parser_and_the_schema():
     finally:
         sys.path.pop(0)
     from secperf.cli import build_parser
+
     cases = campaign.parser_cases()
     commands = {argv[0] for _, argv in cases}
     assert commands >= set(campaign.subparsers(build_parser())) - {"netem"}, commands
@@ -31,8 +32,12 @@ def test_the_campaign_generates_cases_from_the_parser_and_the_schema():
 @pytest.mark.slow
 def test_the_campaign_counts_zero_of_each(tmp_path):
     out = tmp_path / "campaign.json"
-    p = subprocess.run([sys.executable, str(BENCH), "--timeout", "20", "--json", str(out)], capture_output=True,
-                       text=True, timeout=1800)
+    p = subprocess.run(
+        [sys.executable, str(BENCH), "--timeout", "20", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     doc = json.loads(out.read_text())
     counts = doc["counts"]
     assert counts["cases"] > 1000 and counts["results"] > 50, counts

@@ -17,14 +17,35 @@ PROTOCOLS = ["https", "mqtt", "coap", "vpn", "quic", "dtls13", "dtls12", "edhoc"
 # what each option is given in its cell (a value other than its default); a new option of `connect`
 # without one here fails test_every_option_has_a_cell
 VALUES = {
-    "--key": ["token"], "--handshake": ["resumed"], "--lost": ["client-hello"], "--cid": ["on"],
-    "--client": ["curl"], "--auth": ["jwt_fresh"], "--coap-security": ["psk"], "--tls": ["1.2"], "--nagle": [],
-    "--timeout-ms": ["1234"], "--edhoc-method": ["0"], "--edhoc-suite": ["0"], "--edhoc-cred": ["value"],
-    "--edhoc-flow": ["combined"], "--oscore-requests": ["3"], "--key-session": ["cold"],
-    "--coap-server": ["californium"], "--n": ["3"], "--warmup": ["1"], "--seed": ["7"],
-    "--network": ["delay=5ms"], "--duration": ["2"], "--min-sample-us": ["50"], "--max-hours": ["0.5"],
-    "--connect": ["127.0.0.1:5999"], "--ca": ["{ca}"], "--servername": ["example.org"],
-    "--client-cert": ["{ca}"], "--client-key": ["{ca}"],
+    "--key": ["token"],
+    "--handshake": ["resumed"],
+    "--lost": ["client-hello"],
+    "--cid": ["on"],
+    "--client": ["curl"],
+    "--auth": ["jwt_fresh"],
+    "--coap-security": ["psk"],
+    "--tls": ["1.2"],
+    "--nagle": [],
+    "--timeout-ms": ["1234"],
+    "--edhoc-method": ["0"],
+    "--edhoc-suite": ["0"],
+    "--edhoc-cred": ["value"],
+    "--edhoc-flow": ["combined"],
+    "--oscore-requests": ["3"],
+    "--key-session": ["cold"],
+    "--coap-server": ["californium"],
+    "--n": ["3"],
+    "--warmup": ["1"],
+    "--seed": ["7"],
+    "--network": ["delay=5ms"],
+    "--duration": ["2"],
+    "--min-sample-us": ["50"],
+    "--max-hours": ["0.5"],
+    "--connect": ["127.0.0.1:5999"],
+    "--ca": ["{ca}"],
+    "--servername": ["example.org"],
+    "--client-cert": ["{ca}"],
+    "--client-key": ["{ca}"],
 }
 # where the Result goes and how it is shown: no parameter of the measurement
 OUTPUT = {"--help", "--out", "--json", "--csv", "--metrics", "--no-report", "--figures", "--max-failure-share"}
@@ -39,12 +60,15 @@ def connect_options() -> list[str]:
 @pytest.fixture
 def recorder(monkeypatch, tmp_path):
     from secperf.app import commands, runner
+
     seen: list[dict] = []
 
     def record(kind, params, phases, output):
         seen.append(json.loads(json.dumps(params, default=str)))
         from secperf.subcommands.output import Exited
+
         return Exited(0)
+
     monkeypatch.setattr(runner, "measure_and_write", record)
     monkeypatch.setattr(commands, "measure_and_write", record)
     monkeypatch.chdir(tmp_path)
@@ -90,19 +114,29 @@ def test_each_option_acts_or_is_refused(recorder, tmp_path):
                 continue
             if code == 0 and len(recorder) > n and recorder[-1] != base:
                 continue
-            silent.append(f"{protocol} {opt} {' '.join(vals)}: exit {code}, parameters unchanged ({err.strip()[-200:]})")
+            silent.append(
+                f"{protocol} {opt} {' '.join(vals)}: exit {code}, parameters unchanged ({err.strip()[-200:]})"
+            )
     assert not silent, "\n".join(silent)
-    for opt, by_protocol in unnamed.items():   # not naming the protocol: a refusal of the command as such,
-        assert len(set(by_protocol.values())) == 1, (opt, by_protocol)   # the same whatever the protocol
+    for opt, by_protocol in unnamed.items():  # not naming the protocol: a refusal of the command as such,
+        assert len(set(by_protocol.values())) == 1, (opt, by_protocol)  # the same whatever the protocol
 
 
-@pytest.mark.parametrize("argv", [
-    ["connect", "edhoc", "--tls", "1.2"], ["connect", "edhoc", "--key-session", "cold"],
-    ["connect", "edhoc", "--coap-server", "californium"], ["connect", "edhoc", "--connect", "127.0.0.1:5683"],
-    ["connect", "quic", "--coap-security", "psk"], ["connect", "quic", "--auth", "jwt_fresh"],
-    ["connect", "quic", "--coap-server", "libcoap"], ["connect", "quic", "--key-session", "cold"],
-    ["connect", "vpn", "--tls", "1.2"], ["connect", "dtls13", "--edhoc-flow", "combined"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["connect", "edhoc", "--tls", "1.2"],
+        ["connect", "edhoc", "--key-session", "cold"],
+        ["connect", "edhoc", "--coap-server", "californium"],
+        ["connect", "edhoc", "--connect", "127.0.0.1:5683"],
+        ["connect", "quic", "--coap-security", "psk"],
+        ["connect", "quic", "--auth", "jwt_fresh"],
+        ["connect", "quic", "--coap-server", "libcoap"],
+        ["connect", "quic", "--key-session", "cold"],
+        ["connect", "vpn", "--tls", "1.2"],
+        ["connect", "dtls13", "--edhoc-flow", "combined"],
+    ],
+)
 def test_the_reported_idle_options_are_refused_naming_option_and_protocol(argv, recorder):
     code, err = _run(argv)
     assert code == 2 and argv[3] in err and argv[1] in err, err

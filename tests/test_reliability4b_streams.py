@@ -44,9 +44,13 @@ def printing_commands(result: str, tmp: str) -> list[list[str]]:
             cases.append([name, result])
         if pos == ["a", "b"]:
             cases.append([name, result, result])
-    cases += [["device", "list"], ["netem", "list"], ["clean", "--json", "--results", tmp],
-              ["whatif", "tls1.3", "--n", "200", "--no-report", "--json", "--out", tmp],
-              ["whatif", "mqtt", "--n", "200", "--no-report", "--out", tmp]]
+    cases += [
+        ["device", "list"],
+        ["netem", "list"],
+        ["clean", "--json", "--results", tmp],
+        ["whatif", "tls1.3", "--n", "200", "--no-report", "--json", "--out", tmp],
+        ["whatif", "mqtt", "--n", "200", "--no-report", "--out", tmp],
+    ]
     return cases
 
 
@@ -59,16 +63,27 @@ def _run(argv, how, tmp):
         if how == "stdout-full":
             return subprocess.run(cmd, stdout=full, stderr=subprocess.PIPE, text=True, timeout=300, env=env)
         if how == "stdout-closed":
-            return subprocess.run(cmd, stdout=None, stderr=subprocess.PIPE, text=True, timeout=300, env=env,
-                                  preexec_fn=lambda: os.close(1))
+            return subprocess.run(
+                cmd,
+                stdout=None,
+                stderr=subprocess.PIPE,
+                text=True,
+                timeout=300,
+                env=env,
+                preexec_fn=lambda: os.close(1),
+            )
         return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=full, text=True, timeout=300, env=env)
 
 
 @pytest.fixture(scope="module")
 def a_result(tmp_path_factory):
     d = tmp_path_factory.mktemp("res")
-    p = subprocess.run([sys.executable, "-m", "secperf", "whatif", "tls1.3", "--n", "200", "--no-report",
-                        "--out", str(d)], capture_output=True, text=True, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-m", "secperf", "whatif", "tls1.3", "--n", "200", "--no-report", "--out", str(d)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr
     return str(next(x for x in d.iterdir() if x.name != "latest") / "result.json")
 
@@ -103,10 +118,11 @@ def test_every_printing_command_on_a_failed_stdout(how, tmp_path, a_result):
     for argv in printing_commands(a_result, str(tmp_path)):
         how = mode
         p = _run(argv, how, tmp_path)
-        if p.returncode == 0 and "Traceback" not in p.stderr:   # fine only if it prints nothing on stdout
-            normal = subprocess.run([sys.executable, "-m", "secperf", *argv], capture_output=True, text=True,
-                                    timeout=300)
-            if normal.stdout == "":   # `report` speaks on stderr only: that is the stream to fail
+        if p.returncode == 0 and "Traceback" not in p.stderr:  # fine only if it prints nothing on stdout
+            normal = subprocess.run(
+                [sys.executable, "-m", "secperf", *argv], capture_output=True, text=True, timeout=300
+            )
+            if normal.stdout == "":  # `report` speaks on stderr only: that is the stream to fail
                 p = _run(argv, "stderr-full", tmp_path)
                 how = "stderr-full"
         try:
@@ -119,7 +135,7 @@ def test_every_printing_command_on_a_failed_stdout(how, tmp_path, a_result):
 def test_a_result_written_before_stdout_failed_is_whole_and_named(tmp_path):
     argv = ["whatif", "tls1.3", "--n", "200", "--no-report", "--json", "--out", str(tmp_path)]
     for how in ("stdout-full", "stdout-closed", "stderr-full"):
-        if how == "stderr-full":   # the tables go to stdout; stderr's note ("result: ...") is lost
+        if how == "stderr-full":  # the tables go to stdout; stderr's note ("result: ...") is lost
             p = _run([a for a in argv if a != "--json"], how, tmp_path)
             assert p.returncode == 2 and "stderr" in p.stdout.splitlines()[-1] and "kept in" in p.stdout
             continue
@@ -132,6 +148,7 @@ def test_a_result_written_before_stdout_failed_is_whole_and_named(tmp_path):
 
 def test_in_process_main_restores_the_callers_streams(capsys):
     from secperf.cli import main
+
     before = sys.stdout, sys.stderr
     assert main(["schema", "system"]) == 0
     assert (sys.stdout, sys.stderr) == before

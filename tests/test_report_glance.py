@@ -30,8 +30,8 @@ def test_labels_never_cut_two_series_to_the_same_text():
     warm, cold = base, base + ":cold"
     shown = plots.labels([warm, cold, "x" * 200, "short"], limit=42)
     assert shown[0] != shown[1]
-    assert shown[1].endswith(":cold") and "\u2026" in shown[1]        # the tail that tells them apart is kept
-    assert shown[2].endswith("\u2026") and len(shown[2]) == 42        # a lone long label is cut as before
+    assert shown[1].endswith(":cold") and "\u2026" in shown[1]  # the tail that tells them apart is kept
+    assert shown[2].endswith("\u2026") and len(shown[2]) == 42  # a lone long label is cut as before
     assert shown[3] == "short"
     # labels that differ only inside the cut part are shown whole, wrapped
     a, b = "p" * 50 + "A" + "q" * 49, "p" * 50 + "B" + "q" * 49
@@ -40,8 +40,10 @@ def test_labels_never_cut_two_series_to_the_same_text():
 
 
 def test_drawn_box_plot_keeps_warm_and_cold_rows_apart():
-    rows = [("connect https mtls full over lte-m with key se:iot-safe-sim", [1.0, 2.0]),
-            ("connect https mtls full over lte-m with key se:iot-safe-sim:cold", [3.0, 4.0])]
+    rows = [
+        ("connect https mtls full over lte-m with key se:iot-safe-sim", [1.0, 2.0]),
+        ("connect https mtls full over lte-m with key se:iot-safe-sim:cold", [3.0, 4.0]),
+    ]
     svg = plot_svg(plots.Plot("t", "box", "t", rows, options={"unit": "µs"}))
     ticks = [t for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg) if "iot-safe" in t]
     assert len(set(ticks)) == 2, ticks
@@ -57,9 +59,9 @@ def test_header_leaves_out_lines_that_do_not_apply():
     doc["host"].pop("openssl", None)
     page = render(doc)
     assert "libcrypto (probe)" not in page and "not run" not in page
-    assert "post-quantum library" not in page       # no post-quantum rows in this Result
+    assert "post-quantum library" not in page  # no post-quantum rows in this Result
     doc["host"]["openssl"] = "OpenSSL 3.0.19"
-    assert "libcrypto (probe)" in render(doc)       # the probe ran: its library is said
+    assert "libcrypto (probe)" in render(doc)  # the probe ran: its library is said
 
 
 # --- warnings -------------------------------------------------------------------------------------
@@ -68,7 +70,7 @@ def test_library_warnings_while_drawing_go_to_the_log_not_the_terminal(tmp_path,
     with library_warnings(log):
         fig = Figure(layout="constrained")
         fig.add_subplot()
-        fig.subplots_adjust(left=0.2)   # matplotlib warns: incompatible with its layout engine
+        fig.subplots_adjust(left=0.2)  # matplotlib warns: incompatible with its layout engine
     out, err = capfd.readouterr()
     assert "subplots_adjust" not in err + out
     assert "UserWarning" in log.read_text() and "subplots_adjust" in log.read_text()
@@ -93,11 +95,13 @@ KIND_RUNS = {
     "device": ["device", "handshake", "--stack", "wolfssl", "--group", "x25519", "--suite", "aes128gcm", "--n", "1"],
 }
 
-PROBE = ("<pre id='glance-probe'></pre><script>(()=>{const h=[...document.querySelectorAll('h2')];"
-         "const first=h.length?h[0].textContent.replace(/[\\u00b6#]/g,'').trim():'';"
-         "const svgs=[...document.querySelectorAll('svg[data-plot]')].map(s=>Math.round(s.getBoundingClientRect().width));"
-         "document.getElementById('glance-probe').textContent=JSON.stringify({first,svgs,"
-         "page:Math.round(document.body.getBoundingClientRect().width)});})();</script></body>")
+PROBE = (
+    "<pre id='glance-probe'></pre><script>(()=>{const h=[...document.querySelectorAll('h2')];"
+    "const first=h.length?h[0].textContent.replace(/[\\u00b6#]/g,'').trim():'';"
+    "const svgs=[...document.querySelectorAll('svg[data-plot]')].map(s=>Math.round(s.getBoundingClientRect().width));"
+    "document.getElementById('glance-probe').textContent=JSON.stringify({first,svgs,"
+    "page:Math.round(document.body.getBoundingClientRect().width)});})();</script></body>"
+)
 
 
 def _probe(page: Path, tmp: Path) -> dict:
@@ -121,7 +125,7 @@ def kind_reports(tmp_path_factory):
         assert p.returncode == 0, f"{name}: {p.stderr[-2000:]}"
         res = sorted((out / name).glob("2*/result.json"))[-1]
         page = res.with_name("glance.html")
-        page.write_text(render(json.loads(res.read_text())), encoding="utf-8")   # this tree's renderer
+        page.write_text(render(json.loads(res.read_text())), encoding="utf-8")  # this tree's renderer
         pages[name] = page
     return pages
 
@@ -145,8 +149,14 @@ def test_docs_home_page_opens_with_at_a_glance_in_chromium(tmp_path):
     mkdocs = shutil.which("mkdocs", path=str(Path(sys.executable).parent))
     assert mkdocs, "mkdocs is not installed in the virtualenv (scripts/bootstrap installs the docs extra)"
     site = tmp_path / "site"
-    p = subprocess.run([mkdocs, "build", "--strict", "-q", "-d", str(site)], cwd=ROOT, capture_output=True,
-                       text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    p = subprocess.run(
+        [mkdocs, "build", "--strict", "-q", "-d", str(site)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     got = _probe(site / "index.html", tmp_path)
     assert got["first"] == "At a glance", got

@@ -17,8 +17,9 @@ from secperf.report.html import render
 
 @pytest.fixture(scope="module")
 def real_doc(tmp_path_factory):
-    rows = select("rsa-1024,rsa-2048,ecdsa-p256,ecdsa-p384,ed25519,x25519,aes-128-gcm",
-                  "sign,verify,derive,encrypt", "16,1024")
+    rows = select(
+        "rsa-1024,rsa-2048,ecdsa-p256,ecdsa-p384,ed25519,x25519,aes-128-gcm", "sign,verify,derive,encrypt", "16,1024"
+    )
     p = C.CryptoParams(n=5, warmup=1, duration_s=0.5, key_cache=tmp_path_factory.mktemp("keys"))
     doc = R.new_result(kind="crypto", command=["test"], params=p.as_dict(), host=host.collect(), run_id="t")
     C.run_crypto(rows, p, doc)
@@ -62,10 +63,11 @@ def test_hostile_plot_labels_never_reach_the_page_unescaped(real_doc):
     assert page.count("&lt;script&gt;alert(1)&lt;/script&gt;") > len(doc["series"])  # tables and plots
 
 
-@pytest.mark.slow   # over 10 s here: a fidelity check for the slow run
+@pytest.mark.slow  # over 10 s here: a fidelity check for the slow run
 def test_figures_are_print_quality_png_and_pdf_pairs(real_doc, tmp_path):
     from secperf.report.figures import write_figures
     from secperf.report.html import plots_of
+
     written = write_figures(real_doc, tmp_path / "figs")
     names = [p.name for p in written]
     expected = [p.name for p in plots_of(real_doc)]
@@ -77,7 +79,7 @@ def test_figures_are_print_quality_png_and_pdf_pairs(real_doc, tmp_path):
             with Image.open(p) as img:
                 assert img.format == "PNG"
                 assert [round(d) for d in img.info["dpi"]] == [300, 300]
-                assert img.size[0] >= 7 * 300                              # a full column at 300 dpi
+                assert img.size[0] >= 7 * 300  # a full column at 300 dpi
         else:
             assert p.read_bytes()[:5] == b"%PDF-"
 
@@ -85,17 +87,25 @@ def test_figures_are_print_quality_png_and_pdf_pairs(real_doc, tmp_path):
 def test_figures_handshake_rows_and_bad_directories(tmp_path):
     from secperf.core.errors import InputError
     from secperf.report.figures import write_figures
+
     msgs = [{"message": m, "p50_cpu_us": v} for m, v in (("ClientHello (sent)", 80.0), ("Finished (received)", 30.0))]
-    s = R.new_series("handshake/probe/tls13", kind="handshake", labels={"label": "tls13", "server": "probe"},
-                     timer={"name": "handshake", "start": "connected", "end": "handshake complete"})
+    s = R.new_series(
+        "handshake/probe/tls13",
+        kind="handshake",
+        labels={"label": "tls13", "server": "probe"},
+        timer={"name": "handshake", "start": "connected", "end": "handshake complete"},
+    )
     s.values_us.extend([900.0, 1100.0])
     s.cpu_values_us.extend([300.0, 320.0])
     s.derived["breakdown"] = {"messages": msgs}
     doc = R.new_result(kind="handshake", command=["test"], params={}, host={}, run_id="t")
     doc.series.append(R.finalize_series(s))
     names = [p.name for p in write_figures(doc, tmp_path / "hs")]
-    assert names == [f"{n}.{e}" for n in ("handshake-wall-time", "handshake-client-cpu",
-                                           "handshake-cpu-per-message") for e in ("png", "pdf")]
+    assert names == [
+        f"{n}.{e}"
+        for n in ("handshake-wall-time", "handshake-client-cpu", "handshake-cpu-per-message")
+        for e in ("png", "pdf")
+    ]
     afile = tmp_path / "file"
     afile.write_text("x")
     for bad in (afile, afile / "sub"):
@@ -116,11 +126,16 @@ def test_report_renders_plots_in_headless_chromium(real_doc, tmp_path):
     assert dark > 0.01 * img.size[0] * img.size[1]  # text and plots drawn, not a blank page
     # the browser's own layout: every plot has a drawn size and contains its marks
     probe_page = tmp_path / "probe.html"
-    probe_page.write_text(page.read_text().replace("</body>",
-        "<pre id=out></pre><script>document.getElementById('out').textContent="
-        "[...document.querySelectorAll('svg[data-plot]')].map(s=>{const b=s.getBBox();"
-        "return s.dataset.plot+'|'+(b.width>100&&b.height>50)+'|'+s.querySelectorAll('.box,.bar,.segment,.series').length})"
-        ".join(',');</script></body>"), encoding="utf-8")
+    probe_page.write_text(
+        page.read_text().replace(
+            "</body>",
+            "<pre id=out></pre><script>document.getElementById('out').textContent="
+            "[...document.querySelectorAll('svg[data-plot]')].map(s=>{const b=s.getBBox();"
+            "return s.dataset.plot+'|'+(b.width>100&&b.height>50)+'|'+s.querySelectorAll('.box,.bar,.segment,.series').length})"
+            ".join(',');</script></body>",
+        ),
+        encoding="utf-8",
+    )
     dom = run_chromium(tmp_path / "profile2", probe_page.as_uri(), "--dump-dom").stdout
     m = re.search(r'<pre id="out">([^<]*)</pre>', dom)
     assert m, dom[-2000:]
@@ -131,9 +146,12 @@ def test_report_renders_plots_in_headless_chromium(real_doc, tmp_path):
 
 
 def _connect_row(net, ks, hsk, p50):
-    s = R.new_series(f"connect/https/{ks}/{hsk}/{net}", kind="connect",
-                     labels={"protocol": "https", "key_source": ks, "handshake": hsk, "client": "probe", "network": net},
-                     timer={"name": "establishment", "start": "connect", "end": "usable"})
+    s = R.new_series(
+        f"connect/https/{ks}/{hsk}/{net}",
+        kind="connect",
+        labels={"protocol": "https", "key_source": ks, "handshake": hsk, "client": "probe", "network": net},
+        timer={"name": "establishment", "start": "connect", "end": "usable"},
+    )
     s.values_us.extend([p50 * 0.99, p50, p50 * 1.01])  # P50 = p50
     if hsk == "resumed":
         s.derived["resumed"] = 3
@@ -142,10 +160,15 @@ def _connect_row(net, ks, hsk, p50):
 
 def test_the_answer_comes_first_and_links_to_its_section():
     from secperf.report.views.answers import key_findings
+
     doc = R.new_result(kind="connect", command=["test"], params={}, host={}, run_id="t")
-    doc.series.extend([_connect_row("loopback", "software", "full", 4_000.0),
-                       _connect_row("loopback", "se:iot-safe-sim", "full", 480_000.0),
-                       _connect_row("loopback", "se:iot-safe-sim", "resumed", 3_000.0)])
+    doc.series.extend(
+        [
+            _connect_row("loopback", "software", "full", 4_000.0),
+            _connect_row("loopback", "se:iot-safe-sim", "full", 480_000.0),
+            _connect_row("loopback", "se:iot-safe-sim", "resumed", 3_000.0),
+        ]
+    )
     found = key_findings(doc)
     assert found[0]["section"] == "connect"
     assert "HTTPS 4 ms with a software key, 480 ms with the key in iot-safe-sim (+476 ms)" in found[0]["text"]
@@ -168,8 +191,10 @@ EVIL_ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;&#39; onmouseover=&#39;x"
 @pytest.fixture(scope="module")
 def whatif_doc(tmp_path_factory):
     import result_kinds as K
-    return K.cli(["whatif", "mqtt", "--network", "lte-m,nb-iot", "--n", "100", "--baseline"],
-                 tmp_path_factory.mktemp("whatif"))
+
+    return K.cli(
+        ["whatif", "mqtt", "--network", "lte-m,nb-iot", "--n", "100", "--baseline"], tmp_path_factory.mktemp("whatif")
+    )
 
 
 def test_a_script_in_a_label_or_a_failure_reason_is_escaped_in_the_report(whatif_doc):
@@ -186,7 +211,7 @@ def test_a_script_in_a_label_or_a_failure_reason_is_escaped_in_the_report(whatif
     assert "onmouseover='x" not in page
     # the label in the predictions and security tables, the reason in the failures table
     assert page.count(EVIL_ESCAPED) >= 3, page.count(EVIL_ESCAPED)
-    failures = page[page.index("id='sec-failures'"):]
+    failures = page[page.index("id='sec-failures'") :]
     assert EVIL_ESCAPED in failures
 
 
@@ -194,6 +219,7 @@ def test_every_report_template_compiles_and_a_missing_value_is_an_error():
     from jinja2 import UndefinedError
 
     from secperf.report.html_env import ENV, render_page
+
     names = ENV.list_templates(extensions=["j2"])
     assert {"page.html.j2", "macros.html.j2", "crypto.html.j2", "whatif.html.j2"} <= set(names)
     for name in names:
@@ -208,14 +234,23 @@ def test_report_templates_ship_inside_the_package():
     from pathlib import Path
 
     from secperf.report import html_env
+
     sk = import_or_skip("scikit_build_core.build._pathutil", "scripts/bootstrap installs the build backend")
     loader = html_env.ENV.loader
     assert loader.package_name == "secperf.report"
     src = Path(__file__).resolve().parents[1] / "src"  # the checkout's package, which the wheel is built from
-    shipped = {str(t) for _, t in sk.iter_package_files(
-        packages={"secperf": str(src / "secperf")}, include=[], src_exclude=[], target_exclude=[],
-        build_dir="build/x", mode="default")}
-    names = html_env.ENV.list_templates(extensions=["j2"])   # what the installed package loads
+    shipped = {
+        str(t)
+        for _, t in sk.iter_package_files(
+            packages={"secperf": str(src / "secperf")},
+            include=[],
+            src_exclude=[],
+            target_exclude=[],
+            build_dir="build/x",
+            mode="default",
+        )
+    }
+    names = html_env.ENV.list_templates(extensions=["j2"])  # what the installed package loads
     assert "page.html.j2" in names
     for name in names:
         assert f"secperf/report/templates/{name}" in shipped, name

@@ -59,7 +59,7 @@ def test_handshake_fields_read_as_attributes():
         d = s.derived_as(HandshakeDerived)
         assert d.breakdown and d.negotiated and d.flights_first_conn
         assert d.tcp_connect_p50_us is not None and d.tcp_connect_p50_us > 0
-    assert any(s.derived_as(HandshakeDerived).resumed for s in rows)   # resumption rows count their resumptions
+    assert any(s.derived_as(HandshakeDerived).resumed for s in rows)  # resumption rows count their resumptions
 
 
 def test_an_emulated_link_is_counted_per_series():
@@ -78,10 +78,10 @@ def test_connect_crypto_signer_cortexm_device_server_whatif_fields():
     crypto = _ok("crypto", "crypto")
     assert crypto and all((s.derived_as(CryptoDerived).ops_per_s or 0) > 0 for s in crypto)
     signer = _ok("signer", "signer")
-    assert signer and any(s.derived_as(SignerDerived).per_call for s in signer)   # the token's rows
+    assert signer and any(s.derived_as(SignerDerived).per_call for s in signer)  # the token's rows
     cm = _ok("mac", "cortexm")
     assert cm and all((s.derived_as(CortexmDerived).instructions or 0) > 0 for s in cm)
-    assert all(s.derived_as(CortexmDerived).tag_ok for s in cm if s.labels["op"] == "mac")   # setup rows have no tag
+    assert all(s.derived_as(CortexmDerived).tag_ok for s in cm if s.labels["op"] == "mac")  # setup rows have no tag
     dev = _ok("device", "device")
     assert dev and all(s.derived_as(DeviceDerived).messages for s in dev)
     dc = _ok("device_crypto", "device_crypto")
@@ -120,8 +120,19 @@ def test_every_key_the_release_wrote_is_declared(path):
         assert not s.derived.model_extra, (s.id, sorted(s.derived.model_extra or {}))
 
 
-MAPPING_METHODS = ("__getitem__", "__setitem__", "__contains__", "get", "setdefault", "pop", "update", "keys",
-                   "items", "__iter__", "__len__")
+MAPPING_METHODS = (
+    "__getitem__",
+    "__setitem__",
+    "__contains__",
+    "get",
+    "setdefault",
+    "pop",
+    "update",
+    "keys",
+    "items",
+    "__iter__",
+    "__len__",
+)
 
 
 def test_the_readers_take_attributes_not_keys(monkeypatch):
@@ -153,7 +164,7 @@ def test_the_readers_take_attributes_not_keys(monkeypatch):
 
         return wrapped
 
-    docs = [R.load(f) for f in FILES]   # loading is the JSON boundary: spied from here on
+    docs = [R.load(f) for f in FILES]  # loading is the JSON boundary: spied from here on
     for name in MAPPING_METHODS:
         monkeypatch.setattr(record._Record, name, spy(name))
     for doc in docs:

@@ -13,12 +13,15 @@ from secperf.core.store import RunStore
 
 
 def make_doc(run_id="r1", values=(1.0, 2.0, 3.0)):
-    doc = R.new_result(kind="crypto", command=["secperf", "crypto"], params={"n": 3},
-                       host=host.collect(), run_id=run_id)
-    s = R.new_series("crypto/x25519/derive/32", kind="crypto",
-                     labels={"alg": "x25519", "op": "derive", "family": "kex", "size_bytes": 32,
-                             "security_bits": 128},
-                     timer={"name": "per operation", "start": "before batch", "end": "after batch"})
+    doc = R.new_result(
+        kind="crypto", command=["secperf", "crypto"], params={"n": 3}, host=host.collect(), run_id=run_id
+    )
+    s = R.new_series(
+        "crypto/x25519/derive/32",
+        kind="crypto",
+        labels={"alg": "x25519", "op": "derive", "family": "kex", "size_bytes": 32, "security_bits": 128},
+        timer={"name": "per operation", "start": "before batch", "end": "after batch"},
+    )
     s["values_us"] = list(values)
     s["cpu_values_us"] = list(values)
     s["samples"] = [{"wall_ns": int(v * 1000), "cpu_ns": int(v * 1000), "ops": 1} for v in values]
@@ -50,11 +53,14 @@ def test_timer_must_name_boundaries():
         R.new_series("a", kind="crypto", labels={}, timer={"name": "t", "end": "b"})
 
 
-@pytest.mark.parametrize("text,match", [
-    ("{not json", "malformed JSON at line 1"),
-    ("[1, 2]", "expected a JSON object"),
-    ('{"schema": "other"}', "not a secperf Result"),
-])
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        ("{not json", "malformed JSON at line 1"),
+        ("[1, 2]", "expected a JSON object"),
+        ('{"schema": "other"}', "not a secperf Result"),
+    ],
+)
 def test_load_rejects_bad_documents_with_reason(tmp_path, text, match):
     p = tmp_path / "r.json"
     p.write_text(text)
@@ -63,7 +69,7 @@ def test_load_rejects_bad_documents_with_reason(tmp_path, text, match):
 
 
 def test_load_rejects_newer_schema_and_bad_values(tmp_path):
-    doc = R.to_json(make_doc())   # a file's JSON, changed by hand
+    doc = R.to_json(make_doc())  # a file's JSON, changed by hand
     doc["schema_version"] = R.SCHEMA_VERSION + 1
     (tmp_path / "a.json").write_text(json.dumps(doc))
     with pytest.raises(R.ResultError, match="newer"):
@@ -102,6 +108,7 @@ def test_writing_to_a_fifo_or_device_writes_into_it_and_keeps_it(tmp_path):
     import threading
 
     from secperf.core.store import atomic_write
+
     fifo = tmp_path / "out.fifo"
     os.mkfifo(fifo)
     got = []
@@ -127,6 +134,7 @@ def test_compare_says_faster_slower_or_no_difference():
 
 def test_version_1_results_still_load_and_render(tmp_path):
     from secperf.report.html import render
+
     doc = R.to_json(make_doc())
     doc["schema_version"] = 1
     doc.pop("owner", None)
@@ -147,6 +155,7 @@ def test_a_result_with_a_wrongly_typed_summary_is_rejected_by_the_schema(tmp_pat
 
 def test_published_schema_accepts_a_real_result_and_names_its_fields():
     from secperf.core.result_schema import json_schema
+
     schema = json_schema()
     assert {"schema", "schema_version", "series", "status"} <= set(schema["required"])
     assert "abandoned" in json.dumps(schema["properties"]["status"])
@@ -158,8 +167,10 @@ def test_a_run_whose_process_died_is_marked_abandoned_by_the_next_run(tmp_path):
     import sys
 
     from secperf.core.store import RunStore
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                          text=True).stdout.strip()
+
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    ).stdout.strip()
     store = RunStore(tmp_path)
     run = store.create("crypto")
     doc = make_doc()
@@ -182,6 +193,7 @@ def test_out_that_cannot_hold_results_is_an_input_error_naming_out(tmp_path, mak
 
     from secperf.core.errors import InputError
     from secperf.core.store import RunStore
+
     target = tmp_path / "x"
     if make == "file":
         target.write_text("")

@@ -53,8 +53,23 @@ def test_a_token_run_with_mosquitto_pub_leaves_no_link_to_the_pin_in_results(tmp
     """`connect mqtt --key token --client mosquitto_pub` left results/.../user.pin, a link to the
     token's PIN file: `tar -h` or `zip` of results/ copied the PIN."""
     from conftest import run_cli
-    p = run_cli("connect", "mqtt", "--key", "token", "--client", "mosquitto_pub", "--handshake", "full", "--n", "1",
-                "--warmup", "0", "--out", str(tmp_path / "res"))
+
+    p = run_cli(
+        "connect",
+        "mqtt",
+        "--key",
+        "token",
+        "--client",
+        "mosquitto_pub",
+        "--handshake",
+        "full",
+        "--n",
+        "1",
+        "--warmup",
+        "0",
+        "--out",
+        str(tmp_path / "res"),
+    )
     assert p.returncode == 0, p.stderr[-1500:]
     found = [q for q in (tmp_path / "res").rglob("*") if q.is_symlink() and q.name != "latest" or "pin" in q.name]
     assert found == []

@@ -99,10 +99,10 @@ def test_iot_safe_sim_matches_s2(profiles):
     so, tot = sim["sign_only"], sim["total"]
     assert so["p50_ms"] == pytest.approx(S2["sign_only_p50"], rel=0.05)
     assert tot["p50_ms"] == pytest.approx(S2["total_p50"], rel=0.05)
-    assert so["over_threshold"] == 0 and so["max_ms"] < 1000          # S2: no sign_only run over 1 s
-    assert 0.015 <= tot["share_over_threshold"] <= 0.07               # S2: 4 of 100
-    assert 1300 <= tot["p99_ms"] <= 2200                              # S2: 1739.4
-    assert 640 <= tot["mean_ms"] <= 720                               # S2: 677.7
+    assert so["over_threshold"] == 0 and so["max_ms"] < 1000  # S2: no sign_only run over 1 s
+    assert 0.015 <= tot["share_over_threshold"] <= 0.07  # S2: 4 of 100
+    assert 1300 <= tot["p99_ms"] <= 2200  # S2: 1739.4
+    assert 640 <= tot["mean_ms"] <= 720  # S2: 677.7
     assert so["p90_ms"] == pytest.approx(483.5, rel=0.03)
     assert tot["p90_ms"] == pytest.approx(671.9, rel=0.05)
     assert so["calls"] == ["C_SignInit", "C_Sign"]
@@ -158,7 +158,7 @@ C_Sign = { dist = "fixed", value = 10, tail = { p = 0.3, dist = "fixed", value =
 """
     pr = load_profiles(_write(tmp_path, text))["s"]
     login = pr.distribution_samples("C_Login", 4000, seed=1)
-    assert min(login) > 0.0 and max(login) > 10               # truncated at zero: redrawn, never negative
+    assert min(login) > 0.0 and max(login) > 10  # truncated at zero: redrawn, never negative
     assert SR.ks_distance(login, pr, "C_Login") < 1.63 / math.sqrt(len(login))
     assert pr.functions["C_Login"].mean() == pytest.approx(sum(login) / len(login), rel=0.05)
     assert set(pr.distribution_samples("C_Logout", 200, seed=1)) == {3.0, 5.0}
@@ -166,7 +166,7 @@ C_Sign = { dist = "fixed", value = 10, tail = { p = 0.3, dist = "fixed", value =
     assert set(sign) == {10.0, 100.0}
     assert sign.count(100.0) / len(sign) == pytest.approx(0.3, abs=0.02)
     assert pr.distribution_samples("C_Sign", 50, seed=9) == pr.distribution_samples("C_Sign", 50, seed=9)
-    assert pr.sample("C_Encrypt", random.Random(0)) == 0.0    # not in the profile: no delay
+    assert pr.sample("C_Encrypt", random.Random(0)) == 0.0  # not in the profile: no delay
     assert pr.functions["C_Sign"].mean() == pytest.approx(0.7 * 10 + 0.3 * 100)
     assert pr.cdf("C_Sign", 50) == pytest.approx(0.7)
 
@@ -202,7 +202,7 @@ def test_bad_profile_names_profile_function_field(tmp_path, line, fn, fld):
         assert fn in msg
     if fld:
         assert f"'{fld}'" in msg
-    assert str(tmp_path) in msg                                        # and which file
+    assert str(tmp_path) in msg  # and which file
 
 
 @pytest.mark.parametrize("drop,fld", [("source", "source"), ("description", "description"), ("wait", "wait")])
@@ -269,16 +269,24 @@ def test_shim_config_roundtrip_builtin(profiles, tmp_path):
 
 
 # --- KS --------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("name,fn", [("iot-safe-sim", "C_Sign"), ("iot-safe-sim", "C_OpenSession"),
-                                     ("tpm2", "C_Sign"), ("optiga-trust-m", "C_Sign"),
-                                     ("atecc608", "C_Sign"), ("rsa-card-1998", "C_Sign")])
+@pytest.mark.parametrize(
+    "name,fn",
+    [
+        ("iot-safe-sim", "C_Sign"),
+        ("iot-safe-sim", "C_OpenSession"),
+        ("tpm2", "C_Sign"),
+        ("optiga-trust-m", "C_Sign"),
+        ("atecc608", "C_Sign"),
+        ("rsa-card-1998", "C_Sign"),
+    ],
+)
 def test_ks_same_profile_small_shifted_large(profiles, name, fn):
     pr = profiles[name]
     xs = pr.distribution_samples(fn, 3000, seed=123)
-    crit = 1.63 / math.sqrt(len(xs))                                  # alpha = 0.01
+    crit = 1.63 / math.sqrt(len(xs))  # alpha = 0.01
     assert SR.ks_distance(xs, pr, fn) < crit
     assert SR.ks_distance(xs, pr, fn, n_ref=20000, seed=5) < 1.63 * math.sqrt(1 / 3000 + 1 / 20000)
-    shifted = [x * 2 + 2 for x in xs]                             # twice as slow
+    shifted = [x * 2 + 2 for x in xs]  # twice as slow
     assert SR.ks_distance(shifted, pr, fn) > 0.3
     assert SR.ks_distance(shifted, pr, fn, n_ref=20000) > 0.3
 
@@ -287,8 +295,12 @@ def test_ks_two_sample_matches_numpy():
     rng = np.random.default_rng(0)
     a, b = rng.normal(0, 1, 500), rng.normal(0.2, 1, 700)
     grid = np.concatenate([a, b])
-    ref = np.max(np.abs(np.searchsorted(np.sort(a), grid, side="right") / len(a)
-                        - np.searchsorted(np.sort(b), grid, side="right") / len(b)))
+    ref = np.max(
+        np.abs(
+            np.searchsorted(np.sort(a), grid, side="right") / len(a)
+            - np.searchsorted(np.sort(b), grid, side="right") / len(b)
+        )
+    )
     assert SR.ks_two_sample(a.tolist(), b.tolist()) == pytest.approx(float(ref))
 
 
@@ -313,6 +325,7 @@ def test_samplers_follow_scipy_distributions_ks(profiles):
     """Every continuous delay of the built-in profiles: the seeded sampler's draws against the scipy
     CDF of the same parameters (one-sample KS, alpha = 0.001 per function)."""
     from scipy import stats as sps
+
     checked = 0
     for name, fn in _continuous_functions(profiles):
         xs = profiles[name].distribution_samples(fn, 2000, seed=31)
@@ -322,15 +335,19 @@ def test_samplers_follow_scipy_distributions_ks(profiles):
     assert checked >= 5
 
 
-@pytest.mark.parametrize("kind,params,reference", [
-    ("lognormal", (475.1, 0.019), lambda sps: sps.lognorm(0.019, scale=475.1)),
-    ("lognormal", (200.0, 0.7), lambda sps: sps.lognorm(0.7, scale=200.0)),
-    ("normal", (30.0, 4.0), lambda sps: sps.truncnorm(-30 / 4, np.inf, loc=30, scale=4)),
-    ("normal", (1.0, 10.0), lambda sps: sps.truncnorm(-1 / 10, np.inf, loc=1, scale=10)),  # mostly truncated
-])
+@pytest.mark.parametrize(
+    "kind,params,reference",
+    [
+        ("lognormal", (475.1, 0.019), lambda sps: sps.lognorm(0.019, scale=475.1)),
+        ("lognormal", (200.0, 0.7), lambda sps: sps.lognorm(0.7, scale=200.0)),
+        ("normal", (30.0, 4.0), lambda sps: sps.truncnorm(-30 / 4, np.inf, loc=30, scale=4)),
+        ("normal", (1.0, 10.0), lambda sps: sps.truncnorm(-1 / 10, np.inf, loc=1, scale=10)),  # mostly truncated
+    ],
+)
 def test_body_sampler_matches_independent_scipy_distribution(kind, params, reference):
     """The sampler against a scipy distribution written out here, not the module's own mapping."""
     from scipy import stats as sps
+
     d = SP.Dist(kind, params)
     rng = random.Random(17)
     xs = [d.sample(rng) for _ in range(4000)]
@@ -343,6 +360,7 @@ def test_body_sampler_matches_independent_scipy_distribution(kind, params, refer
 
 def test_tail_mixture_sampler_matches_the_weighted_scipy_cdf():
     from scipy import stats as sps
+
     d = SP.Dist("lognormal", (475.1, 0.019), tail=SP.Tail(0.04, SP.Dist("lognormal", (1300.0, 0.25))))
     rng = random.Random(5)
     xs = [d.sample(rng) for _ in range(5000)]
@@ -354,6 +372,7 @@ def test_tail_mixture_sampler_matches_the_weighted_scipy_cdf():
 
 def test_ks_distance_uses_kstest_for_continuous_and_sees_atoms(profiles):
     from scipy import stats as sps
+
     pr = profiles["iot-safe-sim"]
     xs = pr.distribution_samples("C_Sign", 500, seed=4)
     assert not pr.functions["C_Sign"].has_atoms

@@ -25,8 +25,9 @@ def pki(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def probe_server(pki, tmp_path_factory):
-    srv = ProbeServer(pki.server("ecdsa-p256"), args=["--concurrent", "64"],
-                      workdir=tmp_path_factory.mktemp("probe")).start()
+    srv = ProbeServer(
+        pki.server("ecdsa-p256"), args=["--concurrent", "64"], workdir=tmp_path_factory.mktemp("probe")
+    ).start()
     yield srv
     srv.stop()
 
@@ -36,8 +37,22 @@ def loadgen(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
 
 
 def test_loadgen_counts_handshakes_and_resumes_at_the_ratio(probe_server):
-    r = loadgen("--port", str(probe_server.port), "--concurrency", "4", "--duration", "1", "--warmup", "0.2",
-                "--resume-ratio", "0.5", "--app", "http", "--seed", "3")
+    r = loadgen(
+        "--port",
+        str(probe_server.port),
+        "--concurrency",
+        "4",
+        "--duration",
+        "1",
+        "--warmup",
+        "0.2",
+        "--resume-ratio",
+        "0.5",
+        "--app",
+        "http",
+        "--seed",
+        "3",
+    )
     assert r.returncode == 0, r.stderr
     end = next(of_type(r.stdout, "end"))
     assert end["handshakes"] > 20 and end["failed"] == 0
@@ -51,8 +66,7 @@ def test_loadgen_counts_handshakes_and_resumes_at_the_ratio(probe_server):
 
 
 def test_loadgen_open_loop_reports_the_achieved_rate_and_several_processes(probe_server):
-    r = loadgen("--port", str(probe_server.port), "--rate", "60", "--duration", "1", "--warmup", "0",
-                "--procs", "2")
+    r = loadgen("--port", str(probe_server.port), "--rate", "60", "--duration", "1", "--warmup", "0", "--procs", "2")
     assert r.returncode == 0, r.stderr
     ends = list(of_type(r.stdout, "end"))
     assert sorted(e["proc"] for e in ends) == [0, 1]
@@ -62,14 +76,22 @@ def test_loadgen_open_loop_reports_the_achieved_rate_and_several_processes(probe
 
 def test_loadgen_says_why_connections_failed():
     from secperf.lab.services import free_port
+
     r = loadgen("--port", str(free_port()), "--concurrency", "1", "--duration", "0.3", "--warmup", "0")
     end = next(of_type(r.stdout, "end"))
     assert end["handshakes"] == 0 and end["failed"] > 0
     assert any("Connection refused" in k for k in end["errors"])
 
 
-@pytest.mark.parametrize("args,word", [(["--rate", "0"], "--rate"), (["--concurrency", "2", "--rate", "5"], "exclude"),
-                                       (["--resume-ratio", "1.5"], "--resume-ratio"), ([], "--port")])
+@pytest.mark.parametrize(
+    "args,word",
+    [
+        (["--rate", "0"], "--rate"),
+        (["--concurrency", "2", "--rate", "5"], "exclude"),
+        (["--resume-ratio", "1.5"], "--resume-ratio"),
+        ([], "--port"),
+    ],
+)
 def test_loadgen_rejects_bad_input_with_exit_2(args, word):
     r = loadgen(*(["--port", "1"] if word != "--port" else []), *args)
     assert r.returncode == 2 and word in r.stderr
@@ -77,13 +99,42 @@ def test_loadgen_rejects_bad_input_with_exit_2(args, word):
 
 def test_probe_server_concurrent_mode_summarises_what_it_served(pki):
     from secperf.core.native import find_probe
+
     cs = pki.server("rsa-2048")
-    srv = subprocess.Popen([str(find_probe()), "server", "--port", "0", "--cert", str(cs.chain), "--key", str(cs.key),
-                            "--concurrent", "8", "--max-conns", "30"], stdout=subprocess.PIPE, text=True)
+    srv = subprocess.Popen(
+        [
+            str(find_probe()),
+            "server",
+            "--port",
+            "0",
+            "--cert",
+            str(cs.chain),
+            "--key",
+            str(cs.key),
+            "--concurrent",
+            "8",
+            "--max-conns",
+            "30",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         port = json.loads(srv.stdout.readline())["port"]
-        loadgen("--port", str(port), "--concurrency", "4", "--duration", "3", "--warmup", "0",
-                "--max-handshakes", "30", "--app", "http")
+        loadgen(
+            "--port",
+            str(port),
+            "--concurrency",
+            "4",
+            "--duration",
+            "3",
+            "--warmup",
+            "0",
+            "--max-handshakes",
+            "30",
+            "--app",
+            "http",
+        )
         out, _ = srv.communicate(timeout=10)
     finally:
         if srv.poll() is None:
@@ -119,13 +170,16 @@ def test_resumed_share_matches_the_ratio_and_signs_nothing(pki, tmp_path):
     assert d["split"]["signatures_per_handshake"] == pytest.approx(1 - d["resumed_share"])
 
 
-@pytest.mark.parametrize("cfg,word", [
-    (S.ServerConfig("nginx", "rsa-2048-nocrt"), "probe"),
-    (S.ServerConfig("nginx", "rsa-2048", resume_ratio=2), "--resume-ratio"),
-    (S.ServerConfig("nginx", "rsa-2048", source="offload:no-such-card:busy"), "no-such-card"),
-    (S.ServerConfig("nginx", "rsa-2048", source="offload:rsa-card-1998:spin"), "--key-source"),
-    (S.ServerConfig("apache", "rsa-2048"), "--server"),
-])
+@pytest.mark.parametrize(
+    "cfg,word",
+    [
+        (S.ServerConfig("nginx", "rsa-2048-nocrt"), "probe"),
+        (S.ServerConfig("nginx", "rsa-2048", resume_ratio=2), "--resume-ratio"),
+        (S.ServerConfig("nginx", "rsa-2048", source="offload:no-such-card:busy"), "no-such-card"),
+        (S.ServerConfig("nginx", "rsa-2048", source="offload:rsa-card-1998:spin"), "--key-source"),
+        (S.ServerConfig("apache", "rsa-2048"), "--server"),
+    ],
+)
 def test_bad_server_configurations_are_input_errors(cfg, word):
     with pytest.raises(InputError, match=word.replace("-", "\\-")):
         S.validate(cfg)
@@ -143,8 +197,10 @@ def test_fleet_model_recovers_all_devices_and_scales():
     assert small["failed_attempts"] == 0
     # scales: a million devices cost about 15 times what 100 000 do (fastest of three, measured
     # here); a model quadratic in the devices would cost 100 times
-    tenth_s = min(_timed(lambda: simulate(FleetModel(devices=100_000, capacity_full_per_s=650,
-                                                     policy="exponential")))[0] for _ in range(3))
+    tenth_s = min(
+        _timed(lambda: simulate(FleetModel(devices=100_000, capacity_full_per_s=650, policy="exponential")))[0]
+        for _ in range(3)
+    )
     big_s, big = _timed(lambda: simulate(FleetModel(devices=1_000_000, capacity_full_per_s=650, policy="exponential")))
     assert big_s < 50 * tenth_s, (big_s, tenth_s)
     assert big["devices_back"] == pytest.approx(1_000_000, rel=1e-6)
@@ -164,8 +220,24 @@ def test_knee_is_the_first_load_near_the_top():
 
 
 def test_fleet_cli_with_a_given_capacity(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "secperf", "fleet", "--devices", "1000", "--capacity", "400", "--json", "--out",
-                        str(tmp_path)], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "secperf",
+            "fleet",
+            "--devices",
+            "1000",
+            "--capacity",
+            "400",
+            "--json",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     [run] = doc["analysis"]["fleet"]["runs"]
@@ -173,15 +245,33 @@ def test_fleet_cli_with_a_given_capacity(tmp_path):
 
 
 def test_fleet_cli_rejects_an_unknown_policy(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "secperf", "fleet", "--policy", "panic", "--capacity", "400", "--out", str(tmp_path)],
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "secperf", "fleet", "--policy", "panic", "--capacity", "400", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 2 and "--policy" in r.stderr
 
 
 # --- reconnect storms, open-loop curves, the capacity matrix ---------------------------------------
 def test_loadgen_storm_brings_every_client_back_once(probe_server):
-    r = loadgen("--port", str(probe_server.port), "--storm", "20", "--backoff", "exponential",
-                "--backoff-base-ms", "50", "--timeout-ms", "5000", "--duration", "20", "--app", "http")
+    r = loadgen(
+        "--port",
+        str(probe_server.port),
+        "--storm",
+        "20",
+        "--backoff",
+        "exponential",
+        "--backoff-base-ms",
+        "50",
+        "--timeout-ms",
+        "5000",
+        "--duration",
+        "20",
+        "--app",
+        "http",
+    )
     assert r.returncode == 0, r.stderr
     end = next(of_type(r.stdout, "end"))
     assert end["loop"] == "storm" and end["stopped"] == "all back"
@@ -195,8 +285,21 @@ def test_loadgen_storm_brings_every_client_back_once(probe_server):
 
 def test_loadgen_storm_retries_each_client_up_to_max_attempts():
     from secperf.lab.services import free_port
-    r = loadgen("--port", str(free_port()), "--storm", "5", "--backoff", "fixed", "--backoff-base-ms", "10",
-                "--max-attempts", "3", "--duration", "10")
+
+    r = loadgen(
+        "--port",
+        str(free_port()),
+        "--storm",
+        "5",
+        "--backoff",
+        "fixed",
+        "--backoff-base-ms",
+        "10",
+        "--max-attempts",
+        "3",
+        "--duration",
+        "10",
+    )
     end = next(of_type(r.stdout, "end"))
     assert end["back"] == 0 and end["gave_up"] == 5
     assert end["attempts"] == 15 and end["failed_attempts"] == 15
@@ -204,17 +307,23 @@ def test_loadgen_storm_retries_each_client_up_to_max_attempts():
     assert any("refused" in k for k in end["errors"])
 
 
-@pytest.mark.parametrize("args,word", [(["--storm", "5", "--rate", "10"], "--storm"),
-                                       (["--storm", "5", "--backoff", "panic"], "--backoff"),
-                                       (["--storm", "0"], "--storm")])
+@pytest.mark.parametrize(
+    "args,word",
+    [
+        (["--storm", "5", "--rate", "10"], "--storm"),
+        (["--storm", "5", "--backoff", "panic"], "--backoff"),
+        (["--storm", "0"], "--storm"),
+    ],
+)
 def test_loadgen_storm_rejects_bad_input(args, word):
     r = loadgen("--port", "1", *args)
     assert r.returncode == 2 and word in r.stderr
 
 
 def test_fleet_model_with_abandoned_work_is_slower_only_when_attempts_time_out():
-    kw = dict(devices=2000, capacity_full_per_s=400, policy="exponential", base_s=0.5, cap_s=8, backlog=4096,
-              horizon_s=600)
+    kw = dict(
+        devices=2000, capacity_full_per_s=400, policy="exponential", base_s=0.5, cap_s=8, backlog=4096, horizon_s=600
+    )
     long_drop = simulate(FleetModel(timeout_s=10, **kw))
     long_keep = simulate(FleetModel(timeout_s=10, abandoned_work=True, **kw))
     assert long_drop["time_all_back_s"] == long_keep["time_all_back_s"]
@@ -227,6 +336,7 @@ def test_fleet_model_with_abandoned_work_is_slower_only_when_attempts_time_out()
 
 def test_open_loop_knee_follows_its_rule():
     from secperf.model.fleet import open_loop_knee
+
     # P95 more than doubles at 400/s before the achieved rate falls behind
     assert open_loop_knee([(100, 100, 10), (200, 199, 14), (400, 390, 30), (800, 400, 900)]) == 400
     # the achieved rate falls below 95 % first
@@ -258,6 +368,7 @@ def test_rsa_1024_server_key_serves_handshakes_and_its_nocrt_variant(pki, tmp_pa
 
 def test_low_security_level_config_extends_the_engine_config():
     from secperf.lab.token import openssl_engine_conf
+
     plain = S.low_seclevel_conf()
     assert "@SECLEVEL=0" in plain and plain.startswith("openssl_conf = openssl_init")
     both = S.low_seclevel_conf(openssl_engine_conf("/x/shim.so", init=True))
@@ -266,6 +377,7 @@ def test_low_security_level_config_extends_the_engine_config():
 
 def test_matrix_plan_covers_the_capacity_table():
     from secperf.app.server import matrix_plan
+
     cfgs = matrix_plan()
     keys = {(c.server, c.key, c.source) for c in cfgs}
     for k in ("rsa-1024", "rsa-2048", "rsa-3072", "rsa-4096", "ecdsa-p256", "ecdsa-p384", "ed25519"):
@@ -295,13 +407,19 @@ def test_offload_split_takes_the_emulation_out():
     assert S.split(level, {"cpu_us": 900.0}, calls, "busy")["card_host_cpu_us"] == pytest.approx(2000 - 500)
 
 
-@pytest.mark.parametrize("argv,word", [(["server", "--rates", "0"], "--rates"),
-                                       (["server", "--rates", "x"], "--rates"),
-                                       (["fleet", "--replay", "5"], "--replay"),
-                                       (["fleet", "--replay", "100", "--server", "probe"], "nginx")])
+@pytest.mark.parametrize(
+    "argv,word",
+    [
+        (["server", "--rates", "0"], "--rates"),
+        (["server", "--rates", "x"], "--rates"),
+        (["fleet", "--replay", "5"], "--replay"),
+        (["fleet", "--replay", "100", "--server", "probe"], "nginx"),
+    ],
+)
 def test_server_and_fleet_bad_options_exit_2(argv, word, tmp_path):
-    r = subprocess.run([sys.executable, "-m", "secperf", *argv, "--out", str(tmp_path)], capture_output=True,
-                       text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "secperf", *argv, "--out", str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 2 and word in r.stderr, r.stderr
 
 
@@ -309,14 +427,14 @@ def test_server_and_fleet_bad_options_exit_2(argv, word, tmp_path):
 @pytest.fixture(scope="module")
 def coap_server(pki, tmp_path_factory):
     from secperf.lab.iot_services import CoapServer
+
     srv = CoapServer(pki.server("ecdsa-p256"), workdir=tmp_path_factory.mktemp("coap"), verbosity=3).start()
     yield srv
     srv.stop()
 
 
 def test_loadgen_dtls_handshakes_concurrently_with_cookies(coap_server):
-    r = loadgen("--port", str(coap_server.port), "--dtls", "--concurrency", "8", "--duration", "1",
-                "--warmup", "0.2")
+    r = loadgen("--port", str(coap_server.port), "--dtls", "--concurrency", "8", "--duration", "1", "--warmup", "0.2")
     assert r.returncode == 0, r.stderr
     meta, end = next(of_type(r.stdout, "meta")), next(of_type(r.stdout, "end"))
     assert meta["protocol"] == "dtls1.2" and meta["app"] == "none"
@@ -331,10 +449,22 @@ def test_loadgen_dtls_retransmits_on_its_timer_then_gives_a_reason():
     import socket
 
     from secperf.lab.services import LOOPBACK
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as mute:   # bound, never answers
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as mute:  # bound, never answers
         mute.bind((LOOPBACK, 0))
-        r = loadgen("--port", str(mute.getsockname()[1]), "--dtls", "--concurrency", "1", "--duration", "2.5",
-                    "--warmup", "0", "--timeout-ms", "2200")
+        r = loadgen(
+            "--port",
+            str(mute.getsockname()[1]),
+            "--dtls",
+            "--concurrency",
+            "1",
+            "--duration",
+            "2.5",
+            "--warmup",
+            "0",
+            "--timeout-ms",
+            "2200",
+        )
     end = next(of_type(r.stdout, "end"))
     assert r.returncode == 0 and end["handshakes"] == 0 and end["failed"] == 1
     # OpenSSL's timer: 1 s, then doubled; the ClientHello went out again once before the deadline
@@ -346,15 +476,26 @@ def test_loadgen_dtls_to_a_closed_port_names_the_error():
     import socket
 
     from secperf.lab.services import free_port
-    r = loadgen("--port", str(free_port(socket.SOCK_DGRAM)), "--dtls", "--concurrency", "1", "--duration", "0.3",
-                "--warmup", "0")
+
+    r = loadgen(
+        "--port",
+        str(free_port(socket.SOCK_DGRAM)),
+        "--dtls",
+        "--concurrency",
+        "1",
+        "--duration",
+        "0.3",
+        "--warmup",
+        "0",
+    )
     end = next(of_type(r.stdout, "end"))
     assert end["handshakes"] == 0 and end["failed"] > 0
     assert any("Connection refused" in k for k in end["errors"]), end["errors"]
 
 
-@pytest.mark.parametrize("args,word", [(["--app", "http"], "--app none"), (["--tls", "1.3"], "DTLS 1.2"),
-                                       (["--storm", "5"], "--storm")])
+@pytest.mark.parametrize(
+    "args,word", [(["--app", "http"], "--app none"), (["--tls", "1.3"], "DTLS 1.2"), (["--storm", "5"], "--storm")]
+)
 def test_loadgen_dtls_rejects_what_it_cannot_do(args, word):
     r = loadgen("--port", "1", "--dtls", *args)
     assert r.returncode == 2 and word in r.stderr, r.stderr
@@ -379,18 +520,23 @@ def test_server_dtls_unreachable_target_is_a_failed_sample(monkeypatch, pki, tmp
 
     def no_server(*a, **k):
         from secperf.lab.services import ServiceError
+
         raise ServiceError("coap-server: did not answer a CoAP ping on its plain UDP port")
+
     monkeypatch.setattr(S, "start_server", no_server)
     [s] = S.measure_config(cfg, p, pki)
     assert s["status"] != "ok" and any("CoAP ping" in f for f in map(str, s["failures"]))
 
 
-@pytest.mark.parametrize("cfg,word", [
-    (S.ServerConfig("nginx", "rsa-2048", protocol="dtls"), "coap-server"),
-    (S.ServerConfig("coap-server", "rsa-2048"), "--protocol"),
-    (S.ServerConfig("coap-server", "rsa-2048", resume_ratio=0.5, protocol="dtls"), "resumes no DTLS"),
-    (S.ServerConfig("coap-server", "rsa-2048", source="offload:rsa-card-1998:busy", protocol="dtls"), "PEM"),
-])
+@pytest.mark.parametrize(
+    "cfg,word",
+    [
+        (S.ServerConfig("nginx", "rsa-2048", protocol="dtls"), "coap-server"),
+        (S.ServerConfig("coap-server", "rsa-2048"), "--protocol"),
+        (S.ServerConfig("coap-server", "rsa-2048", resume_ratio=0.5, protocol="dtls"), "resumes no DTLS"),
+        (S.ServerConfig("coap-server", "rsa-2048", source="offload:rsa-card-1998:busy", protocol="dtls"), "PEM"),
+    ],
+)
 def test_bad_dtls_configurations_are_input_errors(cfg, word):
     with pytest.raises(InputError, match=word.replace("-", "\\-")):
         S.validate(cfg)
@@ -398,20 +544,26 @@ def test_bad_dtls_configurations_are_input_errors(cfg, word):
 
 def test_dtls_matrix_plan_is_coap_server_only():
     from secperf.app.server import ServerOptions, plan
+
     cfgs = plan(ServerOptions(matrix=True, protocol="dtls"))
     assert {c.server for c in cfgs} == {"coap-server"} and {c.protocol for c in cfgs} == {"dtls"}
     assert {"rsa-2048", "ecdsa-p256", "ecdsa-p384"} <= {c.key for c in cfgs}
 
 
 def test_server_cli_dtls_with_a_tls_server_exits_2(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "secperf", "server", "--protocol", "dtls", "--server", "nginx",
-                        "--out", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "secperf", "server", "--protocol", "dtls", "--server", "nginx", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 2 and "coap-server" in r.stderr, r.stderr
 
 
 def test_an_empty_server_list_is_a_named_input_error(capsys, tmp_path):
     """`--server ''` fell back to nginx and measured it."""
     from secperf.cli import main
+
     # the comma-list option type refuses it while parsing (argparse's exit, returned by main)
     assert main(["server", "--server", "", "--out", str(tmp_path)]) == 2
     assert "--server: '' names nothing" in capsys.readouterr().err

@@ -37,30 +37,39 @@ def test_a_busy_server_limits_the_rate():
 
 
 def test_a_saturated_generator_with_an_idle_server_is_named_with_its_figures():
-    got = S.rate_limit({"server_utilisation": 0.44, "loadgen_busy": 0.98, "loadgen_cores_n": 1,
-                        "loadgen_cpu_us_per_handshake": 546.0})
+    got = S.rate_limit(
+        {"server_utilisation": 0.44, "loadgen_busy": 0.98, "loadgen_cores_n": 1, "loadgen_cpu_us_per_handshake": 546.0}
+    )
     assert got["limited_by"] == "load generator"
     assert "44%" in got["limit_note"] and "98%" in got["limit_note"] and "546 µs" in got["limit_note"]
 
 
 def test_cores_busy_with_other_work_are_not_passed_off_as_capacity():
-    got = S.rate_limit({"server_utilisation": 0.30, "loadgen_busy": 0.40, "server_core_busy": 0.99,
-                        "loadgen_cores_busy": 0.5})
+    got = S.rate_limit(
+        {"server_utilisation": 0.30, "loadgen_busy": 0.40, "server_core_busy": 0.99, "loadgen_cores_busy": 0.5}
+    )
     assert got["limited_by"] == "other work on this machine" and "server's core was 99%" in got["limit_note"]
-    shared = S.rate_limit({"server_utilisation": 0.59, "loadgen_busy": 0.45, "server_core_busy": 0.89,
-                           "loadgen_cores_busy": 0.86})   # under 90%, but others took 30-40% of both sides
+    shared = S.rate_limit(
+        {"server_utilisation": 0.59, "loadgen_busy": 0.45, "server_core_busy": 0.89, "loadgen_cores_busy": 0.86}
+    )  # under 90%, but others took 30-40% of both sides
     assert shared["limited_by"] == "other work on this machine" and "generator's cores were 86%" in shared["limit_note"]
-    calm = S.rate_limit({"server_utilisation": 0.30, "loadgen_busy": 0.40, "server_core_busy": 0.35,
-                         "loadgen_cores_busy": 0.45})
+    calm = S.rate_limit(
+        {"server_utilisation": 0.30, "loadgen_busy": 0.40, "server_core_busy": 0.35, "loadgen_cores_busy": 0.45}
+    )
     assert calm["limited_by"] == "neither" and calm["limited_by_why"] == "too few clients in flight"
 
 
 def test_generator_busy_share_is_its_cpu_over_its_cores_in_the_window():
     end = {"type": "end", "handshakes": 900, "full": 900, "elapsed_s": 3.0, "cpu_s": 2.7}
-    run = {"lines": [{"type": "meta", "library": "OpenSSL 3"}, end, {**end, "cpu_s": 1.5}],
-           "start": (0.0, 0.0), "end": (3.0, 1.5), "stderr": "", "cores": [1, 2, 3]}
+    run = {
+        "lines": [{"type": "meta", "library": "OpenSSL 3"}, end, {**end, "cpu_s": 1.5}],
+        "start": (0.0, 0.0),
+        "end": (3.0, 1.5),
+        "stderr": "",
+        "cores": [1, 2, 3],
+    }
     lv = S.summarize_level(run)
-    assert lv["loadgen_busy"] == pytest.approx((2.7 + 1.5) / (3.0 * 2))   # two processes on two of three cores
+    assert lv["loadgen_busy"] == pytest.approx((2.7 + 1.5) / (3.0 * 2))  # two processes on two of three cores
     assert lv["loadgen_cpu_us_per_handshake"] == pytest.approx(4.2e6 / 1800)
     assert lv["loadgen"]["procs"] == 2 and lv["loadgen"]["library"] == "OpenSSL 3"
 
@@ -99,8 +108,10 @@ def test_server_software_is_what_the_program_reports():
     out = subprocess.run(["nginx", "-v"], capture_output=True, text=True).stderr
     assert sw["version"] and f"nginx/{sw['version']}" in out
     assert sw["tls_library"].startswith("OpenSSL")
-    assert server_software("mosquitto")["version"] in subprocess.run(["mosquitto", "-h"], capture_output=True,
-                                                                      text=True).stdout
+    assert (
+        server_software("mosquitto")["version"]
+        in subprocess.run(["mosquitto", "-h"], capture_output=True, text=True).stdout
+    )
 
 
 def test_a_server_run_records_software_negotiation_and_both_sides_cpu(nginx_series):
@@ -126,5 +137,5 @@ def test_a_generator_limited_capacity_is_said_in_the_terminal_and_the_report(ngi
     assert len(lines) == 1 and "load generator limited the rate" in lines[0] and "nginx, ecdsa-p256" in lines[0]
     page = render(doc)
     assert "load generator limited the rate" in page
-    assert re.search(r"server: nginx</th><td[^>]*>nginx \d", page)          # the header names the software
+    assert re.search(r"server: nginx</th><td[^>]*>nginx \d", page)  # the header names the software
     assert "TLSv1.3" in page and "certificate verification off" in page

@@ -15,11 +15,13 @@ from secperf.lab import reaper
 from secperf.lab.iot_services import tls_answers
 from secperf.lab.services import listening_ports, wait_listening, wait_tcp
 
-LISTEN_IN_CHILD = ("import socket, subprocess, sys, time\n"
-                   "child = subprocess.Popen([sys.executable, '-c', \"import socket, time; "
-                   "u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(('127.0.0.1', 0)); "
-                   "t = socket.socket(); t.bind(('127.0.0.1', 0)); t.listen(); time.sleep(30)\"])\n"
-                   "time.sleep(30)\n")
+LISTEN_IN_CHILD = (
+    "import socket, subprocess, sys, time\n"
+    "child = subprocess.Popen([sys.executable, '-c', \"import socket, time; "
+    "u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(('127.0.0.1', 0)); "
+    "t = socket.socket(); t.bind(('127.0.0.1', 0)); t.listen(); time.sleep(30)\"])\n"
+    "time.sleep(30)\n"
+)
 
 
 def _stop(proc):
@@ -33,6 +35,7 @@ def _stop(proc):
 
 def _kids(pid):
     import psutil
+
     try:
         return [c.pid for c in psutil.Process(pid).children(recursive=True)]
     except psutil.Error:
@@ -44,10 +47,12 @@ def test_a_server_whose_child_listens_is_ready_and_names_its_sockets():
     try:
         ok, what = wait_listening(proc, 10)
         assert ok, what
+
         # the child binds UDP, then listens on TCP: both show, as the grandchild's
         def both():
             found = listening_ports(proc.pid)
             return found if len(found) == 2 else None
+
         ports = wait_until(both, 10)
         assert ports is not None and sorted(k for k, _ in ports) == ["tcp", "udp"], ports
         assert what.startswith("listening on ") and any(f"{k}/{n}" in what for k, n in ports), (what, ports)
@@ -86,9 +91,17 @@ def test_a_server_that_never_listens_times_out_naming_it():
 def test_a_server_inside_a_link_namespace_is_seen_listening(tmp_path):
     """psutil would look in this (the host's) namespace and find nothing: /proc/PID/net is read."""
     from secperf.lab import netns
+
     with netns.Link("delay=1ms") as link:
-        proc = link.popen("srv", [sys.executable, "-c", "import socket, time; s = socket.socket(); "
-                                  "s.bind(('0.0.0.0', 7799)); s.listen(); time.sleep(30)"], stdin=subprocess.DEVNULL)
+        proc = link.popen(
+            "srv",
+            [
+                sys.executable,
+                "-c",
+                "import socket, time; s = socket.socket(); s.bind(('0.0.0.0', 7799)); s.listen(); time.sleep(30)",
+            ],
+            stdin=subprocess.DEVNULL,
+        )
         try:
             ok, what = wait_listening(proc, 10)
             assert ok and what == "listening on tcp/7799", what
@@ -100,8 +113,10 @@ def test_a_server_inside_a_link_namespace_is_seen_listening(tmp_path):
 def test_the_reaper_finds_and_stops_exactly_the_marked_processes():
     mark = f"test-{os.getpid()}-{time.monotonic_ns()}"
     env = {**os.environ, reaper.ENV: mark}
-    marked = [subprocess.Popen(["sleep", "30"], env=env),
-              subprocess.Popen(["sh", "-c", "sleep 30 & wait"], env=env)]  # and its child
+    marked = [
+        subprocess.Popen(["sleep", "30"], env=env),
+        subprocess.Popen(["sh", "-c", "sleep 30 & wait"], env=env),
+    ]  # and its child
     other = subprocess.Popen(["sleep", "30"], env={**os.environ, reaper.ENV: mark + "0"})  # a longer mark
     try:
         time.sleep(0.2)
@@ -109,8 +124,12 @@ def test_the_reaper_finds_and_stops_exactly_the_marked_processes():
         assert len(expected) == 3
         assert set(reaper.marked_pids(mark)) == expected
         # the registry's entry by PID and start time catches an unmarked process too
-        doc = {"processes": [{"pid": other.pid, "start_ticks": reaper.start_ticks(other.pid)},
-                             {"pid": other.pid + 100000, "start_ticks": 1}]}
+        doc = {
+            "processes": [
+                {"pid": other.pid, "start_ticks": reaper.start_ticks(other.pid)},
+                {"pid": other.pid + 100000, "start_ticks": 1},
+            ]
+        }
         assert reaper.listed_pids(doc) == [other.pid]
         assert reaper.listed_pids({"processes": [{"pid": other.pid, "start_ticks": 1}]}) == []  # a reused PID
         stopped = reaper.stop_processes(doc, mark)

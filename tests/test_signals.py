@@ -17,9 +17,12 @@ from secperf.cli import main
 def test_an_interruption_before_any_run_directory_says_nothing_was_kept(monkeypatch, capsys, signum, code):
     from secperf.app import whatif
     from secperf.core import store
+
     monkeypatch.setattr(store, "_CREATED", [])  # this process's earlier runs (other tests) are not this command's
+
     def interrupted(o):
         raise Interrupted(signum)
+
     monkeypatch.setattr(whatif, "run", interrupted)
     assert main(["whatif", "https", "--n", "100"]) == code
     err = capsys.readouterr().err
@@ -31,12 +34,16 @@ def test_an_interruption_after_the_run_directory_names_the_partial_result(monkey
     from secperf.app import whatif
     from secperf.core import store
     from secperf.core.store import RunStore
+
     monkeypatch.setattr(store, "_CREATED", [])
+
     def interrupted(o):
         run = RunStore(tmp_path).create("whatif")
         from secperf.core import result as R
+
         run.save(R.new_result(kind="whatif", command=["secperf"], params={}, host={}, run_id=run.run_id))
         raise Interrupted(signal.SIGTERM)
+
     monkeypatch.setattr(whatif, "run", interrupted)
     assert main(["whatif", "https", "--n", "100"]) == 143
     err = capsys.readouterr().err
@@ -45,8 +52,23 @@ def test_an_interruption_after_the_run_directory_names_the_partial_result(monkey
 
 def test_sigterm_on_a_whatif_ends_it_with_a_line_not_silently(tmp_path):
     """SIGTERM used to end `secperf whatif` without a word (the default action)."""
-    p = subprocess.Popen([sys.executable, "-m", "secperf", "whatif", "https", "--n", "100000000", "--max-draws",
-                          "1000000000", "--out", str(tmp_path)], stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "secperf",
+            "whatif",
+            "https",
+            "--n",
+            "100000000",
+            "--max-draws",
+            "1000000000",
+            "--out",
+            str(tmp_path),
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(4)  # past start-up, inside the simulation (it needs minutes)
     p.send_signal(signal.SIGTERM)
     _, err = p.communicate(timeout=60)
@@ -57,6 +79,7 @@ def test_sigterm_on_a_whatif_ends_it_with_a_line_not_silently(tmp_path):
 def test_the_cpu_of_a_server_that_is_gone_is_a_named_error_not_an_oserror():
     from secperf.core.errors import MeasurementError
     from secperf.measure.server import process_cpu_s
+
     gone = subprocess.Popen(["true"])
     gone.wait()
     with pytest.raises(MeasurementError, match="gone"):

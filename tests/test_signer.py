@@ -70,6 +70,7 @@ def test_iot_safe_sim_reproduces_s2_medians(lab, tmp_path):
         assert total >= pc["injected_p50_ms"], (total, pc)  # every operation waited its draws
     from secperf.report.html_signer import per_call_table
     from secperf.report.units import fmt_time_us
+
     row = per_call_table([tot]).split("whole operation")[1]  # the report splits it the same way
     assert fmt_time_us(tot["derived"]["per_call"]["injected_p50_ms"] * 1000) in row
     assert fmt_time_us(tot["derived"]["per_call"]["host_p50_ms"] * 1000) in row
@@ -81,7 +82,8 @@ def test_iot_safe_sim_reproduces_s2_medians(lab, tmp_path):
 
 
 FIXED_20 = FAST.replace("profiles.fast", "profiles.fixed20").replace(
-    'dist = "lognormal"\nmedian = 20.0\nsigma = 0.25', 'dist = "fixed"\nvalue = 20.0')
+    'dist = "lognormal"\nmedian = 20.0\nsigma = 0.25', 'dist = "fixed"\nvalue = 20.0'
+)
 
 
 @pytest.mark.slow  # > 10 s: runs in `make test-slow` (CI runs it after `make test`)
@@ -100,12 +102,24 @@ def test_distribution_through_the_shim_matches_the_profile(lab, tmp_path):
     fixed = _profile(root, FIXED_20, "fixed20")
     attempts = []
     for attempt in range(2):
-        base = S.measure_token("fixed20", _key(token), "sign_only",
-                               S.SignerParams(n=50, warmup=2, workdir=tmp_path / f"b{attempt}"), token, fixed)
+        base = S.measure_token(
+            "fixed20",
+            _key(token),
+            "sign_only",
+            S.SignerParams(n=50, warmup=2, workdir=tmp_path / f"b{attempt}"),
+            token,
+            fixed,
+        )
         base_ms = base["summary"]["p50_us"] / 1000 - 20.0
         assert 0 < base_ms < 5, base_ms  # the cost around a call is small and positive
-        s = S.measure_token("fast", _key(token), "sign_only",
-                            S.SignerParams(n=400, warmup=2, workdir=tmp_path / f"f{attempt}"), token, prof)
+        s = S.measure_token(
+            "fast",
+            _key(token),
+            "sign_only",
+            S.SignerParams(n=400, warmup=2, workdir=tmp_path / f"f{attempt}"),
+            token,
+            prof,
+        )
         assert s["status"] == "ok", s["failures"][:2]
         measured_ms = [v / 1000 - base_ms for v in s["values_us"]]
         assert len(measured_ms) == 400  # KS sampling noise at n=400: median ~0.04, 99th percentile ~0.08
@@ -130,11 +144,36 @@ def test_openssl_engine_client_sees_the_profile_in_mutual_tls(lab, tmp_path):
         env, _log = S.shim_env(token, prof, tmp_path / name, 1)
         env["SECPERF_PKCS11_MODULE"] = str(find_shim())
         with ProbeServer(certs, ["--tls", "1.3"], client_ca=pki.client().ca, workdir=tmp_path / f"srv-{name}") as srv:
-            out = subprocess.run([str(find_probe()), "client", "--host", "127.0.0.1", "--port", str(srv.port),
-                                  "--tls", "1.3", "--ca", str(certs.ca), "--servername", "localhost",
-                                  "--cert", key["cert_path"], "--key", token.uri(key["label"], with_pin=True),
-                                  "--n", "5", "--warmup", "1", "--timeout-ms", "5000"],
-                                 capture_output=True, text=True, env=env, timeout=120)
+            out = subprocess.run(
+                [
+                    str(find_probe()),
+                    "client",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(srv.port),
+                    "--tls",
+                    "1.3",
+                    "--ca",
+                    str(certs.ca),
+                    "--servername",
+                    "localhost",
+                    "--cert",
+                    key["cert_path"],
+                    "--key",
+                    token.uri(key["label"], with_pin=True),
+                    "--n",
+                    "5",
+                    "--warmup",
+                    "1",
+                    "--timeout-ms",
+                    "5000",
+                ],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=120,
+            )
         conns = [json.loads(x) for x in out.stdout.splitlines() if '"type":"conn"' in x]
         assert conns and all(c["ok"] for c in conns), (out.stdout[-800:], out.stderr[-800:])
         assert all(c["client_cert_sent"] for c in conns)
@@ -153,6 +192,7 @@ def test_jwt_cached_token_does_not_touch_the_secure_element(lab, tmp_path, monke
     prof_path = root / "fast.toml"
     prof_path.write_text(FAST)
     import secperf.inputs.se_profiles as SP
+
     real = SP.load_profiles
     monkeypatch.setattr(SP, "load_profiles", lambda path=None: {**real(), **real(prof_path)})
     doc = R.new_result(kind="jwt", command=[], params={}, host={}, run_id="x")
@@ -172,25 +212,37 @@ def test_jwt_cached_token_does_not_touch_the_secure_element(lab, tmp_path, monke
 
 def test_bad_signer_input_exits_2(tmp_path):
     from conftest import run_cli
+
     p = run_cli("signer", "--profile", "nope", "--out", str(tmp_path))
     assert p.returncode == 2 and "unknown profile 'nope'" in p.stderr and "iot-safe-sim" in p.stderr
 
 
-@pytest.mark.parametrize("line,needle", [
-    ("C_Sign = lognormal 475", "C_Sign"),          # missing sigma
-    ("C_Fly = fixed 3", "C_Fly"),                  # unknown function
-    ("C_Sign.tail = 1.5 fixed 3", "1.5"),          # probability outside [0, 1]
-    ("C_Login = weibull 3 1", "weibull"),          # unknown distribution
-])
+@pytest.mark.parametrize(
+    "line,needle",
+    [
+        ("C_Sign = lognormal 475", "C_Sign"),  # missing sigma
+        ("C_Fly = fixed 3", "C_Fly"),  # unknown function
+        ("C_Sign.tail = 1.5 fixed 3", "1.5"),  # probability outside [0, 1]
+        ("C_Login = weibull 3 1", "weibull"),  # unknown distribution
+    ],
+)
 def test_bad_shim_profile_fails_initialize_naming_the_line(lab, tmp_path, line, needle):
     import sys
+
     root, _pki, token = lab
     conf = tmp_path / "bad.conf"
     conf.write_text(f"module = {token.module_path}\n# comment\n{line}\n")
-    code = ("import pkcs11, sys\n"
-            "try:\n    pkcs11.lib(sys.argv[1])\nexcept Exception as e:\n    print(type(e).__name__); sys.exit(3)\n")
-    p = subprocess.run([sys.executable, "-c", code, str(find_shim())], capture_output=True, text=True,
-                       env=dict(os.environ, **token.env(), SECPERF_SE_PROFILE=str(conf)), timeout=60)
+    code = (
+        "import pkcs11, sys\n"
+        "try:\n    pkcs11.lib(sys.argv[1])\nexcept Exception as e:\n    print(type(e).__name__); sys.exit(3)\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code, str(find_shim())],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, **token.env(), SECPERF_SE_PROFILE=str(conf)),
+        timeout=60,
+    )
     assert p.returncode == 3, (p.stdout, p.stderr)
     assert "ArgumentsBad" in p.stdout  # CKR_ARGUMENTS_BAD from C_Initialize
     assert f"{conf}:3:" in p.stderr and needle in p.stderr
@@ -198,6 +250,7 @@ def test_bad_shim_profile_fails_initialize_naming_the_line(lab, tmp_path, line, 
 
 def test_jwt_signatures_per_hour_follow_the_lifetime():
     from secperf.model.tokens import signatures_per_hour
+
     assert signatures_per_hour(3600, 3600) == 1
     assert signatures_per_hour(60, 3600) == 60
     assert signatures_per_hour(1, 10) == 10  # never more signatures than requests

@@ -78,11 +78,13 @@ def test_bootstrap_ci_is_seeded_and_brackets_the_median():
     rng = np.random.default_rng(9)
     xs = rng.lognormal(2, 0.7, 300)
     a, b = stats.bootstrap_median_ci(xs, seed=1), stats.bootstrap_median_ci(xs.tolist(), seed=1)
-    assert a == b                                           # same seed, same interval (list or array)
-    assert stats.bootstrap_median_ci(xs, seed=2) != a       # the seed is what fixes it
+    assert a == b  # same seed, same interval (list or array)
+    assert stats.bootstrap_median_ci(xs, seed=2) != a  # the seed is what fixes it
     assert a[0] <= float(np.median(xs)) <= a[1]
-    assert stats.bootstrap_median_ci(xs, confidence=0.5)[1] - stats.bootstrap_median_ci(xs, confidence=0.5)[0] \
-        < a[1] - a[0]                                       # a lower confidence gives a narrower interval
+    assert (
+        stats.bootstrap_median_ci(xs, confidence=0.5)[1] - stats.bootstrap_median_ci(xs, confidence=0.5)[0]
+        < a[1] - a[0]
+    )  # a lower confidence gives a narrower interval
 
 
 def test_bootstrap_ci_of_constant_or_single_samples_is_the_value():
@@ -93,10 +95,14 @@ def test_bootstrap_ci_of_constant_or_single_samples_is_the_value():
 
 def test_summary_values_are_plain_json_numbers():
     import json
+
     s = stats.summarize(np.arange(1.0, 51.0), "ms", threshold=25)
     assert type(s["n"]) is int and type(s["over_threshold"]) is int and s["over_threshold"] == 25
-    assert all(type(v) is float for k, v in s.items() if k.endswith("_ms") and k != "threshold_ms"
-               and not k.startswith("median_ci95"))
+    assert all(
+        type(v) is float
+        for k, v in s.items()
+        if k.endswith("_ms") and k != "threshold_ms" and not k.startswith("median_ci95")
+    )
     assert all(type(v) is float for v in s["median_ci95_ms"])
     json.dumps(s)
 
@@ -119,7 +125,7 @@ def test_ratio_interval_is_seeded_brackets_the_ratio_and_takes_single_values():
     a, b = rng.lognormal(3.0, 0.3, 400), rng.lognormal(2.0, 0.3, 300)
     lo, hi = stats.bootstrap_ratio_ci(a, b, seed=7)
     assert lo < np.median(a) / np.median(b) < hi
-    assert stats.bootstrap_ratio_ci(a.tolist(), b.tolist(), seed=7) == (lo, hi)   # the seed fixes it
+    assert stats.bootstrap_ratio_ci(a.tolist(), b.tolist(), seed=7) == (lo, hi)  # the seed fixes it
     assert stats.bootstrap_ratio_ci(a, b, seed=8) != (lo, hi)
     narrow = stats.bootstrap_ratio_ci(a, b, seed=7, confidence=0.5)
     assert lo < narrow[0] < narrow[1] < hi

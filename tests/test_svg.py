@@ -38,8 +38,9 @@ def bars(groups, **kw) -> str:
 
 
 def lines(series, **kw) -> str:
-    return svg.inline(plots.line_plot(series, title="Lines", x_label="key size (bits)", y_label="P50 (µs)", **kw),
-                      "line", "Lines")
+    return svg.inline(
+        plots.line_plot(series, title="Lines", x_label="key size (bits)", y_label="P50 (µs)", **kw), "line", "Lines"
+    )
 
 
 def stacked(rows) -> str:
@@ -47,21 +48,24 @@ def stacked(rows) -> str:
 
 
 # --- root element and self-containment ---------------------------------------------------------------
-@pytest.mark.parametrize("kind,make", [
-    ("box", lambda: box()),
-    ("bars", lambda: bars([("g", [("x", 1.0, 0.9, 1.1)])])),
-    ("line", lambda: lines([("s", [(1.0, 2.0), (2.0, 3.0)])])),
-    ("stacked", lambda: stacked([("r", [("a", 1.0)])])),
-])
+@pytest.mark.parametrize(
+    "kind,make",
+    [
+        ("box", lambda: box()),
+        ("bars", lambda: bars([("g", [("x", 1.0, 0.9, 1.1)])])),
+        ("line", lambda: lines([("s", [(1.0, 2.0), (2.0, 3.0)])])),
+        ("stacked", lambda: stacked([("r", [("a", 1.0)])])),
+    ],
+)
 def test_root_names_its_kind_and_title_and_is_self_contained(kind, make):
     text = make()
     root = parse(text)
     assert root.get("data-plot") == kind and root.get("role") == "img" and root.get("aria-label")
     assert root.find(NS + "title") is not None
     assert "<script" not in text and "<metadata" not in text and "<?xml" not in text and "DOCTYPE" not in text
-    assert not re.search(r"""(src|href)=["']?(https?:|//)""", text)     # no external resource
+    assert not re.search(r"""(src|href)=["']?(https?:|//)""", text)  # no external resource
     assert "@font-face" not in text and root.find(f".//{NS}image") is None  # no fonts or images to fetch
-    for ref in re.findall(r'(?:url\(#|href="#)([^")]+)', text):            # every reference resolves inside
+    for ref in re.findall(r'(?:url\(#|href="#)([^")]+)', text):  # every reference resolves inside
         assert f'id="{ref}"' in text
 
 
@@ -133,11 +137,17 @@ def test_empty_inputs_still_give_valid_plots():
 
 # --- grouped bars -------------------------------------------------------------------------------------
 def test_grouped_bars_count_bars_error_bars_and_group_headers():
-    root = parse(bars([("128-bit security", [("x25519 derive", 30.0, 28.0, 33.0), ("p256 derive", 60.0, None, None)]),
-                       ("192-bit security", [("p384 derive", 400.0, 380.0, 420.0), ("bad", float("nan"), None, None)])]))
+    root = parse(
+        bars(
+            [
+                ("128-bit security", [("x25519 derive", 30.0, 28.0, 33.0), ("p256 derive", 60.0, None, None)]),
+                ("192-bit security", [("p384 derive", 400.0, 380.0, 420.0), ("bad", float("nan"), None, None)]),
+            ]
+        )
+    )
     assert len(marks(root, "bar")) == 3
     err_ids = {e.get("id").rsplit("-", 1)[-1] for e in marks(root, "err")}
-    assert len(err_ids) == 2                                         # two bars have an interval
+    assert len(err_ids) == 2  # two bars have an interval
     t = texts(root)
     assert {"128-bit security", "192-bit security", "x25519 derive", "p384 derive"} <= set(t)
     assert fmt_value(400.0, "µs") in t and "no data" in t
@@ -150,22 +160,35 @@ def test_grouped_bars_log_axis_drops_non_positive_values():
 
 # --- stacked bars -------------------------------------------------------------------------------------
 def test_stacked_bars_one_segment_per_finite_part_and_one_legend_entry_per_name():
-    root = parse(stacked([("tls13", [("ClientHello (sent)", 80.0), ("ServerHello (received)", 90.0)]),
-                          ("tls12", [("ServerHello (received)", 40.0), ("Finished", float("nan")),
-                                     ("neg", -1.0)])]))
+    root = parse(
+        stacked(
+            [
+                ("tls13", [("ClientHello (sent)", 80.0), ("ServerHello (received)", 90.0)]),
+                ("tls12", [("ServerHello (received)", 40.0), ("Finished", float("nan")), ("neg", -1.0)]),
+            ]
+        )
+    )
     assert len(marks(root, "segment")) == 3
     t = texts(root)
     assert t.count("ClientHello (sent)") == 1 and t.count("ServerHello (received)") == 1
-    assert "Finished" not in t and fmt_value(170.0, "µs") in t     # the row total after the bar
+    assert "Finished" not in t and fmt_value(170.0, "µs") in t  # the row total after the bar
 
 
 # --- lines --------------------------------------------------------------------------------------------
 def test_line_plot_one_line_per_series_with_axis_labels_and_legend():
-    root = parse(lines([("RSA sign", [(1024, 200.0), (2048, 1000.0), (4096, 6000.0)]),
-                        ("ECDSA sign", [(256, 20.0), (384, 200.0)])], log_x=True, log_y=True))
+    root = parse(
+        lines(
+            [
+                ("RSA sign", [(1024, 200.0), (2048, 1000.0), (4096, 6000.0)]),
+                ("ECDSA sign", [(256, 20.0), (384, 200.0)]),
+            ],
+            log_x=True,
+            log_y=True,
+        )
+    )
     series = marks(root, "series")
     assert len(series) == 2
-    assert len(series[0].findall(f".//{NS}use")) == 3                 # a marker per point
+    assert len(series[0].findall(f".//{NS}use")) == 3  # a marker per point
     t = texts(root)
     assert {"RSA sign", "ECDSA sign", "key size (bits) (log scale)", "P50 (µs) (log scale)"} <= set(t)
 
@@ -190,10 +213,20 @@ def test_plot_spec_draws_its_kind():
 
 
 # --- number formatting (moved from the old plotter to units) -----------------------------------------
-@pytest.mark.parametrize("value,unit,expected", [
-    (1234, "µs", "1.23 ms"), (0.5, "µs", "500 ns"), (12.3456, "µs", "12.3 µs"), (2_500_000, "ops/s", "2.5M ops/s"),
-    (999.7, "µs", "1 ms"), (1500, "ns", "1.5 µs"), (0, "µs", "0 µs"), (-1234, "µs", "-1.23 ms"),
-    (1234, "", "1.23k"), (float("nan"), "µs", "n/a"),
-])
+@pytest.mark.parametrize(
+    "value,unit,expected",
+    [
+        (1234, "µs", "1.23 ms"),
+        (0.5, "µs", "500 ns"),
+        (12.3456, "µs", "12.3 µs"),
+        (2_500_000, "ops/s", "2.5M ops/s"),
+        (999.7, "µs", "1 ms"),
+        (1500, "ns", "1.5 µs"),
+        (0, "µs", "0 µs"),
+        (-1234, "µs", "-1.23 ms"),
+        (1234, "", "1.23k"),
+        (float("nan"), "µs", "n/a"),
+    ],
+)
 def test_fmt_value(value, unit, expected):
     assert fmt_value(value, unit) == expected

@@ -91,44 +91,57 @@ def test_there_are_examples():
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
 def test_every_example_loads_and_matches_the_published_schema(path, schema):
     import tomllib
+
     ls = S.load_system(path)
     assert ls.system.name
     doc = tomllib.loads(path.read_text())
     assert _schema_errors(schema, doc) == []
     if ls.system.pattern is not None:
-        S.pattern(ls)                                  # the pattern it makes validates too
+        S.pattern(ls)  # the pattern it makes validates too
 
 
 def test_the_schema_check_can_fail(schema):
-    assert _schema_errors(schema, {"name": "x", "device": {"core": "cortex-m4-80", "colour": "red"},
-                                   "network": {"link": "nb-iot"}, "protocol": {"name": "mqtt"}})
+    assert _schema_errors(
+        schema,
+        {
+            "name": "x",
+            "device": {"core": "cortex-m4-80", "colour": "red"},
+            "network": {"link": "nb-iot"},
+            "protocol": {"name": "mqtt"},
+        },
+    )
     assert _schema_errors(schema, {"name": "x", "network": {"link": "nb-iot"}, "protocol": {"name": "mqtt"}})
-    assert _schema_errors(schema, {"name": "x", "device": {"core": "c"}, "network": {"link": "nb-iot"},
-                                   "protocol": {"name": "smtp"}})
+    assert _schema_errors(
+        schema, {"name": "x", "device": {"core": "c"}, "network": {"link": "nb-iot"}, "protocol": {"name": "smtp"}}
+    )
 
 
 def test_protocols_and_handshakes_agree_with_the_flight_models():
     from secperf.model import flights as F
+
     assert tuple(F.PROTOCOLS) == S.PROTOCOLS
     assert {p: tuple(h) for p, h in F.HANDSHAKES.items()} == S.HANDSHAKES
     from secperf.plan.design import WHATIF_PROTOCOL
+
     assert {v: k for k, v in WHATIF_PROTOCOL.items() if k[1] != "psk"} == S.PLAN_PROTOCOL
 
 
 # --- the question of issue 29 as options -------------------------------------------------------
 def test_the_question_becomes_the_whatif_options():
     from secperf.subcommands import whatif
+
     o = whatif.options(_args("whatif", "--system", str(QUESTION)))
     assert o.protocols == ["mqtt"] and o.networks == ["nb-iot"] and o.keys == ["se:iot-safe-sim:cold"]
     assert o.device == "cortex-m4-80" and o.stack == "wolfssl" and o.config == "sp-asm"
     assert o.handshakes == ["full", "resumed"] and o.groups == ["x25519"] and o.certs == ["ecdsa-p256"]
-    assert o.baseline      # "how much of it is security": the no-security rows come with the file
+    assert o.baseline  # "how much of it is security": the no-security rows come with the file
     assert not whatif.options(_args("whatif", "mqtt")).baseline
 
 
 def test_the_question_becomes_the_plan_options_and_pattern():
     from secperf.inputs.patterns import TIME_UNITS, parse_quantity
     from secperf.subcommands import plan
+
     o = plan.options(_args("plan", "--system", str(QUESTION)))
     assert o.device == "cortex-m4-80" and o.se == "se:iot-safe-sim:cold"
     assert o.network == "nb-iot" and o.radio == "nb-iot" and o.system == str(QUESTION)
@@ -139,11 +152,12 @@ def test_the_question_becomes_the_plan_options_and_pattern():
     assert p.stack.network == "nb-iot"
     assert parse_quantity(p.requirements.latency, TIME_UNITS, "time") == pytest.approx(3.0)
     assert p.requirements.latency_percentile == 95
-    assert p.traffic.interval_s == 900.0                 # the built-in's traffic is kept
+    assert p.traffic.interval_s == 900.0  # the built-in's traffic is kept
 
 
 def test_the_command_line_overrides_the_file_with_a_note(capsys):
     from secperf.subcommands import plan, whatif
+
     o = whatif.options(_args("whatif", "--system", str(QUESTION), "--network", "lte-m", "--key", "software"))
     err = capsys.readouterr().err
     assert o.networks == ["lte-m"] and o.keys == ["software"]
@@ -160,8 +174,19 @@ def test_the_command_line_overrides_the_file_with_a_note(capsys):
 
 def test_plan_with_the_system_file_judges_its_budget(tmp_path):
     """End to end on the host's cost table (the emulated core's costs are the device part's)."""
-    p = run_cli("plan", "--system", str(QUESTION), "--device", "host-default", "--n", "300", "--json",
-                "--out", str(tmp_path), "--no-report")
+    p = run_cli(
+        "plan",
+        "--system",
+        str(QUESTION),
+        "--device",
+        "host-default",
+        "--n",
+        "300",
+        "--json",
+        "--out",
+        str(tmp_path),
+        "--no-report",
+    )
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
     [pl] = doc["analysis"]["plan"]["patterns"]
@@ -174,31 +199,38 @@ def test_plan_with_the_system_file_judges_its_budget(tmp_path):
 GOOD = QUESTION.read_text()
 
 
-@pytest.mark.parametrize("edit,words", [
-    (lambda t: t.replace("[budgets]", "[budget]"), ("unknown key 'budget'", "allowed", "budgets")),
-    (lambda t: t.replace('radio = "nb-iot"', 'radio = "nb-iot"\ncolour = "red"'),
-     ("[network] has unknown key 'colour'", "link, radio")),
-    (lambda t: t.replace('core = "cortex-m4-80"', 'core = "m4"'), ("[device].core", "'m4'", "cortex-m4-80")),
-    (lambda t: t.replace('config = "sp-asm"', 'config = "turbo"'), ("[device].config", "turbo", "sp-c")),
-    (lambda t: t.replace('stack = "wolfssl"', 'stack = "gnutls"'), ("[device].stack", "gnutls", "mbedtls")),
-    (lambda t: t.replace('key = "se:iot-safe-sim:cold"', 'key = "se:nope"'), ("[security].key", "nope")),
-    (lambda t: t.replace('link = "nb-iot"', 'link = "carrier-pigeon"'), ("[network].link", "carrier-pigeon")),
-    (lambda t: t.replace('name = "mqtt"', 'name = "smtp"'), ("[protocol].name", "smtp", "mqtt")),
-    (lambda t: t.replace('handshakes = ["full", "resumed"]', 'handshakes = ["0rtt"]'),
-     ("[protocol].handshakes", "0rtt", "psk-dhe")),
-    (lambda t: t.replace('latency = "3 s"', 'latency = "3"'), ("[budgets].latency", "unit")),
-    (lambda t: t.replace('name = "mqtt"', 'name = "tls1.3"'), ("[pattern]", "tls1.3")),
-    (lambda t: t.replace("[device]", "device = 3\n[devices]"), ("device",)),
-    (lambda t: t + "\n[pattern.traffic]\nschedule = \"hourly\"\n", ("[pattern]", "[traffic].schedule", "hourly")),
-    (lambda t: t.replace("[budgets]", "[budgets"), ("not valid TOML",)),
-    (lambda t: t.replace('use = "periodic-collection"', 'use = "weekly"'), ("[pattern].use", "weekly")),
-])
+@pytest.mark.parametrize(
+    "edit,words",
+    [
+        (lambda t: t.replace("[budgets]", "[budget]"), ("unknown key 'budget'", "allowed", "budgets")),
+        (
+            lambda t: t.replace('radio = "nb-iot"', 'radio = "nb-iot"\ncolour = "red"'),
+            ("[network] has unknown key 'colour'", "link, radio"),
+        ),
+        (lambda t: t.replace('core = "cortex-m4-80"', 'core = "m4"'), ("[device].core", "'m4'", "cortex-m4-80")),
+        (lambda t: t.replace('config = "sp-asm"', 'config = "turbo"'), ("[device].config", "turbo", "sp-c")),
+        (lambda t: t.replace('stack = "wolfssl"', 'stack = "gnutls"'), ("[device].stack", "gnutls", "mbedtls")),
+        (lambda t: t.replace('key = "se:iot-safe-sim:cold"', 'key = "se:nope"'), ("[security].key", "nope")),
+        (lambda t: t.replace('link = "nb-iot"', 'link = "carrier-pigeon"'), ("[network].link", "carrier-pigeon")),
+        (lambda t: t.replace('name = "mqtt"', 'name = "smtp"'), ("[protocol].name", "smtp", "mqtt")),
+        (
+            lambda t: t.replace('handshakes = ["full", "resumed"]', 'handshakes = ["0rtt"]'),
+            ("[protocol].handshakes", "0rtt", "psk-dhe"),
+        ),
+        (lambda t: t.replace('latency = "3 s"', 'latency = "3"'), ("[budgets].latency", "unit")),
+        (lambda t: t.replace('name = "mqtt"', 'name = "tls1.3"'), ("[pattern]", "tls1.3")),
+        (lambda t: t.replace("[device]", "device = 3\n[devices]"), ("device",)),
+        (lambda t: t + "\n[pattern.traffic]\nschedule = \"hourly\"\n", ("[pattern]", "[traffic].schedule", "hourly")),
+        (lambda t: t.replace("[budgets]", "[budgets"), ("not valid TOML",)),
+        (lambda t: t.replace('use = "periodic-collection"', 'use = "weekly"'), ("[pattern].use", "weekly")),
+    ],
+)
 def test_a_bad_system_file_exits_2_naming_the_key_path(tmp_path, edit, words):
     f = tmp_path / "bad.toml"
     f.write_text(edit(GOOD))
     for cmd in (("whatif",), ("plan",)):
         if "[pattern].use" in words and cmd == ("whatif",):
-            continue                       # whatif does not make the pattern
+            continue  # whatif does not make the pattern
         p = run_cli(*cmd, "--system", str(f), "--n", "100", "--out", str(tmp_path / "o"), "--no-report")
         assert p.returncode == 2, (cmd, p.stderr)
         assert "Traceback" not in p.stderr
@@ -209,10 +241,14 @@ def test_a_bad_system_file_exits_2_naming_the_key_path(tmp_path, edit, words):
 
 def test_an_inline_pattern_takes_its_stack_from_the_system(tmp_path):
     f = tmp_path / "inline.toml"
-    f.write_text(GOOD.replace('use = "periodic-collection"    # a reading every 15 minutes; the modem sleeps in between',
-                              'name = "hourly-meter"\n[pattern.traffic]\nschedule = "periodic"\ninterval_s = 3600.0\n'
-                              'source = "example: hourly"\n[pattern.connection]\nmode = "per-message"\n'
-                              'source = "example"\n'))
+    f.write_text(
+        GOOD.replace(
+            'use = "periodic-collection"    # a reading every 15 minutes; the modem sleeps in between',
+            'name = "hourly-meter"\n[pattern.traffic]\nschedule = "periodic"\ninterval_s = 3600.0\n'
+            'source = "example: hourly"\n[pattern.connection]\nmode = "per-message"\n'
+            'source = "example"\n',
+        )
+    )
     ls = S.load_system(f)
     p = S.pattern(ls)
     assert p.name == "hourly-meter" and p.traffic.interval_s == 3600.0 and p.stack.key == "se:iot-safe-sim:cold"
@@ -242,4 +278,4 @@ def test_the_file_is_read_with_bounds(tmp_path, kind):
 def test_the_readme_opens_with_the_system_file():
     text = (ROOT / "README.md").read_text()
     first = text.index("--system examples/stm32l4-nbiot-mqtt.toml")
-    assert first < text.index("\n## ", text.index("\n## ") + 1)      # in the first sections
+    assert first < text.index("\n## ", text.index("\n## ") + 1)  # in the first sections

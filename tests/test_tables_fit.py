@@ -40,8 +40,13 @@ COMMANDS = {
 
 def secperf_cmd(args: list[str], out: Path, columns: int) -> subprocess.CompletedProcess:
     env = {**os.environ, "COLUMNS": str(columns), "PYTHONPATH": SRC}
-    return subprocess.run([sys.executable, "-m", "secperf", *args, "--out", str(out), "--no-report"],
-                          capture_output=True, text=True, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "secperf", *args, "--out", str(out), "--no-report"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +56,16 @@ def runs(tmp_path_factory):
     procs = {}
     for name, args in COMMANDS.items():  # side by side: each is mostly interpreter start-up
         out = tmp_path_factory.mktemp(name)
-        procs[name] = (out, subprocess.Popen([sys.executable, "-m", "secperf", *args, "--out", str(out), "--no-report"],
-                                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
+        procs[name] = (
+            out,
+            subprocess.Popen(
+                [sys.executable, "-m", "secperf", *args, "--out", str(out), "--no-report"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+            ),
+        )
     got = {}
     for name, (out, p) in procs.items():
         stdout, stderr = p.communicate(timeout=300)
@@ -73,6 +86,7 @@ def render(doc: R.Result, width: int) -> str:
 def check_fits(text: str, width: int, what: str) -> None:
     lines = text.splitlines()
     from rich.cells import cell_len
+
     wide = [ln for ln in lines if cell_len(ln.rstrip()) > width]
     assert not wide, f"{what}: {len(wide)} lines wider than {width}: {wide[0]!r}"
     cut = [ln for ln in lines if BOX.search(ln) and "…" in ln]
@@ -125,6 +139,7 @@ def test_the_issue_sweep_shows_whole_numbers_units_in_headers_and_axis_units(run
     """The issue's example: at 160 columns every P50/P95 cell was `3.…`; now whole, in one unit."""
     doc = runs["whatif-sweep"][1]
     from secperf.report.terminal_whatif import _whatif, prediction_table
+
     t = fit.normalise(prediction_table(_whatif(doc)))
     heads = [c.header for c in t.columns]
     assert "P50 (ms)" in heads and "P95 (ms)" in heads
@@ -140,10 +155,15 @@ def test_plan_matrix_states_latency_in_one_unit(runs):
     """A plan column mixed `P95 10.25 s` and `P95 8621 ms`: every latency of a column now in one unit."""
     doc = runs["plan"][1]
     from secperf.report.terminal_plan import matrix_table, plans
+
     t = fit.normalise(matrix_table(plans(doc)))
     for col in t.columns[2:]:
-        units = {m.group("unit") for c in col._cells for m in QUANTITY.finditer(fit.cell_text(c))
-                 if UNIT_FAMILIES[m.group("unit")][0] == "time"}
+        units = {
+            m.group("unit")
+            for c in col._cells
+            for m in QUANTITY.finditer(fit.cell_text(c))
+            if UNIT_FAMILIES[m.group("unit")][0] == "time"
+        }
         assert len(units) <= 1, (col.header, units)
 
 
@@ -199,9 +219,12 @@ def test_every_measuring_kind_fits_and_answers_first(tmp_path):
     """`secperf run` (the quick scenario: crypto, handshakes, signer, JWT, connect, device, what-if)
     and `secperf mac`, `secperf handshake`, `secperf server`: "At a glance" first and once, nothing
     cut, at 80 and 160."""
-    for args in (["run", "--n", "3"], ["mac", "--n", "3", "--duration", "0.05", "--cortexm", "none"],
-                 ["handshake", "versions", "--n", "3"],
-                 ["server", "--key", "ecdsa-p256", "--concurrency", "2", "--duration", "0.5", "--warmup", "0.1"]):
+    for args in (
+        ["run", "--n", "3"],
+        ["mac", "--n", "3", "--duration", "0.05", "--cortexm", "none"],
+        ["handshake", "versions", "--n", "3"],
+        ["server", "--key", "ecdsa-p256", "--concurrency", "2", "--duration", "0.5", "--warmup", "0.1"],
+    ):
         out = tmp_path / args[0]
         p = secperf_cmd(args, out, 80)
         assert p.returncode in (0, 1), p.stderr[-2000:]

@@ -55,6 +55,7 @@ def plain_tcp():
                 c.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
             finally:
                 c.close()
+
     threading.Thread(target=serve, daemon=True).start()
     yield s.getsockname()[1]
     s.close()
@@ -62,25 +63,34 @@ def plain_tcp():
 
 def test_a_target_gives_the_generators_its_address_name_offer_and_client_certificate(pki):
     client = pki.client("ecdsa-p256")
-    lt = T.parse_load_target("localhost:8443", servername="gw.example", client_cert=str(client.cert),
-                             client_key=str(client.key), groups="x25519:P-256", ciphersuites="TLS_AES_128_GCM_SHA256")
+    lt = T.parse_load_target(
+        "localhost:8443",
+        servername="gw.example",
+        client_cert=str(client.cert),
+        client_key=str(client.key),
+        groups="x25519:P-256",
+        ciphersuites="TLS_AES_128_GCM_SHA256",
+    )
     a = lt.loadgen_args()
     assert a[a.index("--host") + 1] == "127.0.0.1" and a[a.index("--port") + 1] == "8443"
     assert a[a.index("--servername") + 1] == "gw.example" and a[a.index("--groups") + 1] == "x25519:P-256"
-    assert a[a.index("--key") + 1] == str(client.key)        # a path to the 0600 file, never the key
+    assert a[a.index("--key") + 1] == str(client.key)  # a path to the 0600 file, never the key
     assert lt.mqtt_args()["client_cert"] == str(client.cert) and lt.mqtt_args()["port"] == 8443
     re = T.retarget(["loadgen", "--port", "1234", "--storm", "10"], lt)
     assert "1234" not in re and re[re.index("--port") + 1] == "8443" and re[-2:] == ["--storm", "10"]
 
 
-@pytest.mark.parametrize("kw, word", [
-    ({"text": "127.0.0.1"}, "--target"),
-    ({"text": "127.0.0.1:0"}, "--target"),
-    ({"text": "127.0.0.1:443", "protocol": "dtls", "app": "http"}, "--target-app"),
-    ({"text": "127.0.0.1:443", "app": "smtp"}, "--target-app"),
-    ({"text": "127.0.0.1:443", "groups": "x25519 P-256"}, "--groups"),
-    ({"text": "127.0.0.1:443", "client_cert": "x.pem", "client_key": "pkcs11:object=k"}, "--client-key"),
-])
+@pytest.mark.parametrize(
+    "kw, word",
+    [
+        ({"text": "127.0.0.1"}, "--target"),
+        ({"text": "127.0.0.1:0"}, "--target"),
+        ({"text": "127.0.0.1:443", "protocol": "dtls", "app": "http"}, "--target-app"),
+        ({"text": "127.0.0.1:443", "app": "smtp"}, "--target-app"),
+        ({"text": "127.0.0.1:443", "groups": "x25519 P-256"}, "--groups"),
+        ({"text": "127.0.0.1:443", "client_cert": "x.pem", "client_key": "pkcs11:object=k"}, "--client-key"),
+    ],
+)
 def test_bad_targets_are_input_errors_naming_the_option(kw, word):
     with pytest.raises(InputError, match=word):
         T.parse_load_target(**kw)
@@ -100,14 +110,16 @@ def test_unreachable_not_tls_and_refused_certificates_exit_2(nginx_auth, pki, pl
     closed = socket.socket()
     closed.bind(("127.0.0.1", 0))
     port = closed.getsockname()[1]
-    closed.close()                          # nothing listens there now
+    closed.close()  # nothing listens there now
     wrong = pki.server("rsa-2048", 1)
     cases = [
         (["--target", f"127.0.0.1:{port}"], "unreachable"),
         (["--target", f"127.0.0.1:{plain_tcp}"], "does not speak TLS"),
         (["--target", f"127.0.0.1:{ng.port}"], "asks for a client certificate"),
-        (["--target", f"127.0.0.1:{ng.port}", "--client-cert", str(wrong.cert), "--client-key", str(wrong.key)],
-         "refuses it"),
+        (
+            ["--target", f"127.0.0.1:{ng.port}", "--client-cert", str(wrong.cert), "--client-key", str(wrong.key)],
+            "refuses it",
+        ),
         (["--target", f"127.0.0.1:{ng.port}", "--key", "ecdsa-p256"], "--key with --target"),
         (["--ca", str(wrong.ca)], "--ca applies to --target"),
     ]
@@ -115,18 +127,36 @@ def test_unreachable_not_tls_and_refused_certificates_exit_2(nginx_auth, pki, pl
         p = run_cli("server", *argv, "--concurrency", "1", "--duration", "0.5", "--out", str(tmp_path / "res"))
         assert p.returncode == 2, (argv, p.stderr[-800:])
         assert word in p.stderr, (word, p.stderr[-800:])
-    assert not (tmp_path / "res").exists() or not any((tmp_path / "res").iterdir())   # nothing run
+    assert not (tmp_path / "res").exists() or not any((tmp_path / "res").iterdir())  # nothing run
 
 
 @pytest.mark.slow
 def test_server_target_loads_nginx_and_records_what_it_negotiated(nginx, tmp_path):
     ng, certs = nginx
-    p = run_cli("server", "--target", f"127.0.0.1:{ng.port}", "--ca", str(certs.ca), "--servername", "localhost",
-                "--concurrency", "2", "--duration", "0.6", "--warmup", "0.2", "--resume-ratio", "0,1", "--json",
-                "--no-report", "--out", str(tmp_path / "res"))
+    p = run_cli(
+        "server",
+        "--target",
+        f"127.0.0.1:{ng.port}",
+        "--ca",
+        str(certs.ca),
+        "--servername",
+        "localhost",
+        "--concurrency",
+        "2",
+        "--duration",
+        "0.6",
+        "--warmup",
+        "0.2",
+        "--resume-ratio",
+        "0,1",
+        "--json",
+        "--no-report",
+        "--out",
+        str(tmp_path / "res"),
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     doc = json.loads(p.stdout)
-    assert len(doc["series"]) == 2                      # 2 resume ratios x 1 level
+    assert len(doc["series"]) == 2  # 2 resume ratios x 1 level
     for s in doc["series"]:
         d = s["derived"]
         assert s["status"] == "ok", s["failures"]
@@ -141,9 +171,25 @@ def test_server_target_loads_nginx_and_records_what_it_negotiated(nginx, tmp_pat
 
 def test_server_target_with_a_client_certificate(nginx_auth, tmp_path):
     ng, client = nginx_auth
-    p = run_cli("server", "--target", f"127.0.0.1:{ng.port}", "--client-cert", str(client.cert), "--client-key",
-                str(client.key), "--concurrency", "2", "--duration", "0.5", "--warmup", "0.1", "--json", "--no-report",
-                "--out", str(tmp_path / "res"))
+    p = run_cli(
+        "server",
+        "--target",
+        f"127.0.0.1:{ng.port}",
+        "--client-cert",
+        str(client.cert),
+        "--client-key",
+        str(client.key),
+        "--concurrency",
+        "2",
+        "--duration",
+        "0.5",
+        "--warmup",
+        "0.1",
+        "--json",
+        "--no-report",
+        "--out",
+        str(tmp_path / "res"),
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     (s,) = json.loads(p.stdout)["series"]
     assert s["status"] == "ok", s["failures"]
@@ -154,8 +200,23 @@ def test_server_target_with_a_client_certificate(nginx_auth, tmp_path):
 @pytest.mark.slow
 def test_fleet_replay_against_a_target(nginx, tmp_path):
     ng, _ = nginx
-    p = run_cli("fleet", "--replay", "20", "--target", f"127.0.0.1:{ng.port}", "--measure-seconds", "0.5",
-                "--base", "0.05", "--cap", "0.2", "--json", "--no-report", "--out", str(tmp_path / "res"))
+    p = run_cli(
+        "fleet",
+        "--replay",
+        "20",
+        "--target",
+        f"127.0.0.1:{ng.port}",
+        "--measure-seconds",
+        "0.5",
+        "--base",
+        "0.05",
+        "--cap",
+        "0.2",
+        "--json",
+        "--no-report",
+        "--out",
+        str(tmp_path / "res"),
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     (r,) = json.loads(p.stdout)["analysis"]["fleet"]["replays"]
     assert "failed" not in r, r
@@ -178,8 +239,21 @@ def test_a_system_files_server_table_gives_the_target(nginx, tmp_path):
     (tmp_path / "ca.pem").write_bytes(certs.ca.read_bytes())
     good = tmp_path / "good.toml"
     good.write_text(SYSTEM + f'[server]\ntarget = "127.0.0.1:{ng.port}"\nca = "ca.pem"\nservername = "localhost"\n')
-    p = run_cli("server", "--system", str(good), "--concurrency", "1", "--duration", "0.4", "--warmup", "0.1",
-                "--json", "--no-report", "--out", str(tmp_path / "res"))
+    p = run_cli(
+        "server",
+        "--system",
+        str(good),
+        "--concurrency",
+        "1",
+        "--duration",
+        "0.4",
+        "--warmup",
+        "0.1",
+        "--json",
+        "--no-report",
+        "--out",
+        str(tmp_path / "res"),
+    )
     assert p.returncode == 0, p.stderr[-1500:]
     (s,) = json.loads(p.stdout)["series"]
     assert s["labels"]["target"] == f"127.0.0.1:{ng.port}" and s["labels"]["server_verified"] is True
@@ -194,9 +268,25 @@ def test_a_system_files_server_table_gives_the_target(nginx, tmp_path):
 
 def test_a_dtls_target_is_loaded_with_dtls_handshakes(pki, tmp_path):
     from secperf.lab.iot_services import CoapServer
+
     with CoapServer(pki.server("ecdsa-p256"), workdir=tmp_path / "coap", verbosity=3) as srv:
-        p = run_cli("server", "--protocol", "dtls", "--target", f"127.0.0.1:{srv.port}", "--concurrency", "2",
-                    "--duration", "0.5", "--warmup", "0.1", "--json", "--no-report", "--out", str(tmp_path / "res"))
+        p = run_cli(
+            "server",
+            "--protocol",
+            "dtls",
+            "--target",
+            f"127.0.0.1:{srv.port}",
+            "--concurrency",
+            "2",
+            "--duration",
+            "0.5",
+            "--warmup",
+            "0.1",
+            "--json",
+            "--no-report",
+            "--out",
+            str(tmp_path / "res"),
+        )
     assert p.returncode == 0, p.stderr[-2000:]
     (s,) = json.loads(p.stdout)["series"]
     assert s["status"] == "ok", s["failures"]

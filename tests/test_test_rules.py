@@ -22,9 +22,11 @@ TESTS = Path(__file__).resolve().parent
 
 # --- the skip plugin, run on a small test file -----------------------------------------------------
 
+
 def _run_pytest(tmp_path: Path, files: dict[str, str], ci: bool = False) -> subprocess.CompletedProcess:
     """pytest on a few test files, with tests/conftest.py's plugin loaded through a local conftest."""
-    (tmp_path / "conftest.py").write_text(textwrap.dedent(f"""
+    (tmp_path / "conftest.py").write_text(
+        textwrap.dedent(f"""
         import importlib.util
         _spec = importlib.util.spec_from_file_location("secperf_tests_conftest", {str(TESTS / "conftest.py")!r})
         _mod = importlib.util.module_from_spec(_spec)
@@ -33,16 +35,32 @@ def _run_pytest(tmp_path: Path, files: dict[str, str], ci: bool = False) -> subp
         pytest_make_collect_report = _mod.pytest_make_collect_report
         pytest_terminal_summary = _mod.pytest_terminal_summary
         skip, skip_if = _mod.skip, _mod.skip_if
-    """))
+    """)
+    )
     for name, body in files.items():
         (tmp_path / name).write_text(textwrap.dedent(body))
     env = {k: v for k, v in os.environ.items() if k not in ("SECPERF_CI", "PYTEST_ADDOPTS")}
     env["PYTHONPATH"] = str(Path(secperf.__file__).resolve().parents[1])
     if ci:
         env["SECPERF_CI"] = "1"
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfEs",
-                           "--continue-on-collection-errors", str(tmp_path)],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-rfEs",
+            "--continue-on-collection-errors",
+            str(tmp_path),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 SAMPLE = """
@@ -112,7 +130,10 @@ def test_a_module_level_importorskip_without_a_category_fails_collection(plain_r
 def test_in_ci_as_root_a_skip_the_set_up_should_prevent_fails_and_an_allowed_one_does_not(tmp_path, plain_run):
     if not IS_ROOT:
         skip("needs-root", "SECPERF_CI judges skips only when the tests run as root")
-    p = _run_pytest(tmp_path, {"test_ci.py": """
+    p = _run_pytest(
+        tmp_path,
+        {
+            "test_ci.py": """
         from conftest import skip
 
         def test_not_built():
@@ -120,7 +141,10 @@ def test_in_ci_as_root_a_skip_the_set_up_should_prevent_fails_and_an_allowed_one
 
         def test_rootless_only():
             skip("needs-non-root", "as a normal user only")
-    """}, ci=True)
+    """
+        },
+        ci=True,
+    )
     assert p.returncode == 1 and "1 failed, 1 skipped" in p.stdout, p.stdout
     assert "test_ci.py::test_not_built skipped in CI as root (SECPERF_CI=1)" in p.stdout, p.stdout
     assert "skipped needs-build: 1 (failed: 1 not allowed in CI as root)" in p.stdout, p.stdout
@@ -128,30 +152,42 @@ def test_in_ci_as_root_a_skip_the_set_up_should_prevent_fails_and_an_allowed_one
     # without SECPERF_CI the same needs-build skip is a skip
     summary = plain_run.stdout.split("short test summary info")[-1]
     assert "SKIPPED" in summary and "[needs-build] the tool is not built" in summary, plain_run.stdout
-    assert "test_sample.py::test_not_built" not in plain_run.stdout, plain_run.stdout   # neither failed nor named
+    assert "test_sample.py::test_not_built" not in plain_run.stdout, plain_run.stdout  # neither failed nor named
 
 
 def bare_skips(source: str) -> list[str]:
     """pytest.skip, pytest.mark.skip(if), pytest.importorskip and unittest.skip in a test file's source."""
-    return [f"{node.lineno} {ast.unparse(node)}" for node in ast.walk(ast.parse(source))
-            if isinstance(node, ast.Attribute) and node.attr in ("skip", "skipif", "importorskip")
-            and ast.unparse(node.value) in ("pytest", "pytest.mark", "unittest")]
+    return [
+        f"{node.lineno} {ast.unparse(node)}"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Attribute)
+        and node.attr in ("skip", "skipif", "importorskip")
+        and ast.unparse(node.value) in ("pytest", "pytest.mark", "unittest")
+    ]
 
 
 def test_no_test_file_skips_past_the_categories():
     """A bare pytest skip that never fires on this machine (say, only as a normal user) would still
     be uncategorised where it does: every skip in tests/*.py goes through conftest's helpers."""
     sample = textwrap.dedent(SAMPLE) + textwrap.dedent(MODULE_SKIP)
-    assert sorted(line.split()[1] for line in bare_skips(sample)) == ["pytest.importorskip", "pytest.skip", "pytest.skip"]
-    bare = {path.name: found for path in sorted(TESTS.glob("*.py"))
-            if path.name not in ("conftest.py", "test_test_rules.py")     # the helpers; the samples above
-            and (found := bare_skips(path.read_text()))}
+    assert sorted(line.split()[1] for line in bare_skips(sample)) == [
+        "pytest.importorskip",
+        "pytest.skip",
+        "pytest.skip",
+    ]
+    bare = {
+        path.name: found
+        for path in sorted(TESTS.glob("*.py"))
+        if path.name not in ("conftest.py", "test_test_rules.py")  # the helpers; the samples above
+        and (found := bare_skips(path.read_text()))
+    }
     assert not bare, bare
 
 
 def test_every_skip_category_is_described_and_named_in_lower_case_with_dashes():
-    assert SKIP_CATEGORIES and all(re.fullmatch(r"[a-z]+(-[a-z]+)*", c) and len(d) > 20
-                                   for c, d in SKIP_CATEGORIES.items())
+    assert SKIP_CATEGORIES and all(
+        re.fullmatch(r"[a-z]+(-[a-z]+)*", c) and len(d) > 20 for c, d in SKIP_CATEGORIES.items()
+    )
 
 
 # --- no measured time against a fixed number in the default run ------------------------------------
@@ -170,14 +206,12 @@ RATE_NAME = re.compile(r"_per_s(_|$)", re.I)
 # Deliberate exemptions, "file::test" (or "file" for the whole file), each with its reason.
 EXEMPT = {
     "test_reliability4b_bounds.py": "estimate_s is secperf's computed estimate of a run (link, timers, --n), "
-        "not a measured time",
+    "not a measured time",
     "test_whatif_model.py": "model predictions (simulated, deterministic for a seed), not measured time",
     "test_se_profiles.py::test_iot_safe_sim_matches_s2": "samples drawn from a profile's distribution, not measured",
-    "test_own_server.py::test_cold_key_session_pays_session_login_and_key_search_per_connection":
-        "the phases add up to the total within a microsecond of rounding: an identity, not a speed",
-    "test_services_wait.py::test_a_server_that_exits_is_not_ready_even_when_its_port_accepts":
-        "the bound (4 s) sits under the 5 s deadline the waits are given: it shows they gave up when the "
-        "process was gone rather than at the deadline",
+    "test_own_server.py::test_cold_key_session_pays_session_login_and_key_search_per_connection": "the phases add up to the total within a microsecond of rounding: an identity, not a speed",
+    "test_services_wait.py::test_a_server_that_exits_is_not_ready_even_when_its_port_accepts": "the bound (4 s) sits under the 5 s deadline the waits are given: it shows they gave up when the "
+    "process was gone rather than at the deadline",
 }
 
 
@@ -196,8 +230,23 @@ def _is_zero(node: ast.AST) -> bool:
 
 
 # calls whose result is a time when their arguments are (everything else: only the callee is read)
-TIME_KEEPING_CALLS = {"min", "max", "sum", "abs", "sorted", "float", "int", "round", "get", "median", "mean",
-                      "fmean", "quantiles", "pstdev", "stdev"}
+TIME_KEEPING_CALLS = {
+    "min",
+    "max",
+    "sum",
+    "abs",
+    "sorted",
+    "float",
+    "int",
+    "round",
+    "get",
+    "median",
+    "mean",
+    "fmean",
+    "quantiles",
+    "pstdev",
+    "stdev",
+}
 
 
 def _words(node: ast.AST, tainted: set[str]):
@@ -229,15 +278,21 @@ def _is_time(node: ast.AST, tainted: set[str]) -> bool:
     nodes = list(ast.walk(node))
     if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len" for n in nodes):
         return False
-    if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
-           and n.func.value.id == "time" for n in nodes):
+    if any(
+        isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and isinstance(n.func.value, ast.Name)
+        and n.func.value.id == "time"
+        for n in nodes
+    ):
         return True
     return any(w in tainted or (TIME_NAME.search(w) and not RATE_NAME.search(w)) for w in _words(node, tainted))
 
 
 def _slow(fn: ast.AST, module_slow: bool) -> bool:
-    return module_slow or any(isinstance(n, ast.Attribute) and n.attr == "slow"
-                              for d in fn.decorator_list for n in ast.walk(d))
+    return module_slow or any(
+        isinstance(n, ast.Attribute) and n.attr == "slow" for d in fn.decorator_list for n in ast.walk(d)
+    )
 
 
 def _tainted(fn: ast.AST) -> set[str]:
@@ -248,7 +303,7 @@ def _tainted(fn: ast.AST) -> set[str]:
         before = len(names)
         for a in assigns:
             if _is_time(a.value, names):
-                for t in (a.targets if isinstance(a, ast.Assign) else [a.target]):
+                for t in a.targets if isinstance(a, ast.Assign) else [a.target]:
                     names.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
         if len(names) == before:
             return names
@@ -281,9 +336,12 @@ def _helper_runs_only_slow(name: str, fns: list, module_slow: bool) -> bool:
 def fixed_time_bounds(path: Path) -> list[str]:
     """The default-run upper bounds of a measured time by a fixed number in one test file."""
     tree = ast.parse(path.read_text())
-    module_slow = any(isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in s.targets)
-                      and any(isinstance(n, ast.Attribute) and n.attr == "slow" for n in ast.walk(s.value))
-                      for s in tree.body)
+    module_slow = any(
+        isinstance(s, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in s.targets)
+        and any(isinstance(n, ast.Attribute) and n.attr == "slow" for n in ast.walk(s.value))
+        for s in tree.body
+    )
     found = []
     fns = [fn for fn in ast.walk(tree) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))]
     for fn in fns:
@@ -310,14 +368,16 @@ def fixed_time_bounds(path: Path) -> list[str]:
 
 def test_no_default_run_test_bounds_a_measured_time_by_a_fixed_number():
     found = [f for p in sorted(TESTS.glob("*.py")) for f in fixed_time_bounds(p)]
-    assert not found, ("measured times bounded by fixed numbers in the default run: make them relative to a "
-                       "calibration measured beside them, mark the test slow, or exempt it here with a reason:\n"
-                       + "\n".join(found))
+    assert not found, (
+        "measured times bounded by fixed numbers in the default run: make them relative to a "
+        "calibration measured beside them, mark the test slow, or exempt it here with a reason:\n" + "\n".join(found)
+    )
 
 
 def test_the_time_bound_scan_finds_what_it_should_and_leaves_the_rest(tmp_path):
     sample = tmp_path / "test_sample.py"
-    sample.write_text(textwrap.dedent("""
+    sample.write_text(
+        textwrap.dedent("""
         import time, pytest
 
         def test_absolute():
@@ -346,7 +406,8 @@ def test_the_time_bound_scan_finds_what_it_should_and_leaves_the_rest(tmp_path):
 
         def test_uses_helper():
             _check({"usable_us": 1})
-    """))
+    """)
+    )
     found = fixed_time_bounds(sample)
     assert [f.split(":")[1].split()[0] for f in found] == ["7", "8", "10", "11", "23"], found
     assert all("test_absolute" in f for f in found[:4]) and "_check" in found[4]

@@ -81,8 +81,9 @@ def test_keys_listing_and_uris(tok):
         assert os.path.isfile(k["cert_path"])
     assert tok.key("rsa-2048")["label"] == "device-rsa2048"
     pin = tok.pin()
-    assert tok.uri("device-p256", with_pin=True) == \
-        f"pkcs11:token=secperf;object=device-p256;type=private?pin-value={pin}"
+    assert (
+        tok.uri("device-p256", with_pin=True) == f"pkcs11:token=secperf;object=device-p256;type=private?pin-value={pin}"
+    )
     assert tok.uri("device-p256", type="cert") == "pkcs11:token=secperf;object=device-p256;type=cert"
 
 
@@ -92,8 +93,9 @@ def test_token_key_matches_certificate(tok, pki, label):
     cert = x509.load_pem_x509_certificate(open(tok.key(label)["cert_path"], "rb").read())
     ca = x509.load_pem_x509_certificate((pki.root / "client" / "ca.pem").read_bytes())
     cert.verify_directly_issued_by(ca)
-    assert cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value == \
-        x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH])
+    assert cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value == x509.ExtendedKeyUsage(
+        [x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH]
+    )
     with tok.login() as s:
         priv = s.get_key(object_class=ObjectClass.PRIVATE_KEY, label=label)
         assert priv[Attribute.SENSITIVE] and not priv[Attribute.EXTRACTABLE]
@@ -129,8 +131,9 @@ def test_sign_helper_verifies(tok, label):
 
 
 def test_subprocess_sees_the_token_through_env(tok):
-    r = subprocess.run(["softhsm2-util", "--show-slots"], env=dict(os.environ, **tok.env()),
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        ["softhsm2-util", "--show-slots"], env=dict(os.environ, **tok.env()), capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 0, r.stderr
     assert "Label:            secperf" in r.stdout
     for secret in _secrets(tok):
@@ -162,14 +165,14 @@ def test_fresh_rebuilds_with_new_keys(tmp_path, pki):
     after = {lb: _spki(t.public_key(lb)) for lb in LABELS}
     assert all(before[lb] != after[lb] for lb in LABELS)
     assert t.pin() != pin
-    for lb in LABELS:   # certificates were re-issued for the new keys
+    for lb in LABELS:  # certificates were re-issued for the new keys
         assert _spki(t.certificate(lb).public_key()) == after[lb]
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")) == ["token"]
 
 
 def test_two_tokens_in_one_process(tok, tmp_path, pki):
     other = LabToken(tmp_path / "other", pki=pki).ensure()
-    for t in (tok, other, tok):   # switching re-initialises SoftHSM2 with the right config
+    for t in (tok, other, tok):  # switching re-initialises SoftHSM2 with the right config
         sig = t.sign("device-p256", MESSAGE)
         t.certificate("device-p256").public_key().verify(sig, MESSAGE, ec.ECDSA(hashes.SHA256()))
     assert _spki(other.public_key("device-p256")) != _spki(tok.public_key("device-p256"))
@@ -198,8 +201,12 @@ def test_wrong_pin_is_a_token_error_without_the_pin(tok):
 
 
 def test_unknown_key_label_lists_known_ones(tok):
-    for call in (lambda: tok.uri("device-p384"), lambda: tok.key("device-p384"), lambda: tok.cert_path("device-p384"),
-                 lambda: tok.sign("device-p384", b"x")):
+    for call in (
+        lambda: tok.uri("device-p384"),
+        lambda: tok.key("device-p384"),
+        lambda: tok.cert_path("device-p384"),
+        lambda: tok.sign("device-p384", b"x"),
+    ):
         with pytest.raises(TokenError) as ei:
             call()
         msg = str(ei.value)
@@ -234,6 +241,7 @@ def test_softhsm2_util_missing(tmp_path, pki, monkeypatch):
 def test_module_missing_names_the_package(monkeypatch):
     monkeypatch.delenv("SECPERF_SOFTHSM2_MODULE", raising=False)
     from secperf.lab import token_module
+
     monkeypatch.setattr(token_module, "MODULE_CANDIDATES", ())  # the module search lives there
     monkeypatch.setattr(token_module.glob, "glob", lambda *a, **k: [])
     with pytest.raises(TokenError, match="libsofthsm2.so.*Debian package softhsm2"):
@@ -243,6 +251,7 @@ def test_module_missing_names_the_package(monkeypatch):
 def test_failure_midway_leaves_nothing(tmp_path, pki, monkeypatch):
     def boom(*a, **k):
         raise RuntimeError("CA unavailable")
+
     monkeypatch.setattr(pki, "issue_client_cert", boom)
     t = LabToken(tmp_path / "token", pki=pki)
     with pytest.raises(RuntimeError, match="CA unavailable"):
@@ -250,7 +259,7 @@ def test_failure_midway_leaves_nothing(tmp_path, pki, monkeypatch):
     assert not t.root.exists()
     assert [p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")] == []
     monkeypatch.undo()
-    t.ensure()   # and the next attempt works
+    t.ensure()  # and the next attempt works
     assert t.is_provisioned()
 
 

@@ -62,8 +62,10 @@ def test_the_scan_finds_a_dict_typed_result_parameter(tmp_path):
     """The scan itself can fail: a module with `def f(doc: dict)` is reported."""
     bad = tmp_path / "secperf"
     bad.mkdir()
-    (bad / "m.py").write_text("def f(doc: dict) -> None: ...\ndef new_series() -> dict: ...\n"
-                              "def g(doc: 'Result | Mapping[str, Any]') -> None: ...\n")
+    (bad / "m.py").write_text(
+        "def f(doc: dict) -> None: ...\ndef new_series() -> dict: ...\n"
+        "def g(doc: 'Result | Mapping[str, Any]') -> None: ...\n"
+    )
     found = violations(bad)
     assert len(found) == 2 and "f(doc: dict)" in found[0] and "new_series() -> dict" in found[1]
 

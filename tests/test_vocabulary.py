@@ -19,6 +19,7 @@ def _args(*argv):
 # --- keys --------------------------------------------------------------------------------------
 def test_plan_takes_key_in_the_whatif_vocabulary():
     from secperf.subcommands import plan
+
     o = plan.options(_args("plan", "--key", "se:iot-safe-sim:cold", "--pattern", "periodic-collection"))
     assert o.se == "se:iot-safe-sim:cold"
     o = plan.options(_args("plan", "--key", "software"))
@@ -27,18 +28,22 @@ def test_plan_takes_key_in_the_whatif_vocabulary():
 
 def test_plan_old_se_option_still_works_with_a_note(capsys):
     from secperf.subcommands import plan
+
     o = plan.options(_args("plan", "--se", "atecc608"))
     assert o.se == "se:atecc608"
     err = capsys.readouterr().err
     assert "--se is renamed --key se:PROFILE" in err and "accepted for this release" in err
 
 
-@pytest.mark.parametrize("argv,words", [
-    (("--key", "se:no-such-element"), ("--key", "no-such-element", "known")),
-    (("--key", "hsm"), ("--key", "software", "se:PROFILE:cold")),
-    (("--key", "se:iot-safe-sim:warm"), ("--key", "se:PROFILE:cold")),
-    (("--se", "iot-safe-sim", "--key", "software"), ("--se", "--key")),
-])
+@pytest.mark.parametrize(
+    "argv,words",
+    [
+        (("--key", "se:no-such-element"), ("--key", "no-such-element", "known")),
+        (("--key", "hsm"), ("--key", "software", "se:PROFILE:cold")),
+        (("--key", "se:iot-safe-sim:warm"), ("--key", "se:PROFILE:cold")),
+        (("--se", "iot-safe-sim", "--key", "software"), ("--se", "--key")),
+    ],
+)
 def test_plan_bad_key_exits_2_naming_it(tmp_path, argv, words):
     p = run_cli("plan", *argv, "--pattern", "periodic-collection", "--n", "100", "--out", str(tmp_path), "--no-report")
     assert p.returncode == 2, p.stderr
@@ -48,8 +53,19 @@ def test_plan_bad_key_exits_2_naming_it(tmp_path, argv, words):
 
 
 def test_plan_with_the_old_se_option_runs_and_records_the_key(tmp_path):
-    p = run_cli("plan", "--se", "iot-safe-sim", "--pattern", "periodic-collection", "--n", "200", "--json",
-                "--out", str(tmp_path), "--no-report")
+    p = run_cli(
+        "plan",
+        "--se",
+        "iot-safe-sim",
+        "--pattern",
+        "periodic-collection",
+        "--n",
+        "200",
+        "--json",
+        "--out",
+        str(tmp_path),
+        "--no-report",
+    )
     assert p.returncode == 0, p.stderr
     assert "--se is renamed" in p.stderr
     doc = json.loads(p.stdout)
@@ -59,6 +75,7 @@ def test_plan_with_the_old_se_option_runs_and_records_the_key(tmp_path):
 # --- certificate option, group names ------------------------------------------------------------
 def test_whatif_server_cert_is_the_certificate_option_and_cert_is_mapped_with_a_note(capsys):
     from secperf.subcommands import whatif
+
     o = whatif.options(_args("whatif", "tls1.3", "--server-cert", "ecdsa-p256"))
     assert o.certs == ["ecdsa-p256"]
     assert "renamed" not in capsys.readouterr().err
@@ -77,11 +94,22 @@ def test_every_subcommand_names_the_server_certificate_option_the_same():
                 assert "old name of --server-cert" in (a.help or ""), name
 
 
-@pytest.mark.parametrize("old,new", [("ecdh-p256", "p-256"), ("secp256r1", "p-256"), ("prime256v1", "p-256"),
-                                     ("p256", "p-256"), ("P-384", "p-384"), ("ecdh-p384", "p-384"),
-                                     ("x25519", "x25519"), ("p-256", "p-256")])
+@pytest.mark.parametrize(
+    "old,new",
+    [
+        ("ecdh-p256", "p-256"),
+        ("secp256r1", "p-256"),
+        ("prime256v1", "p-256"),
+        ("p256", "p-256"),
+        ("P-384", "p-384"),
+        ("ecdh-p384", "p-384"),
+        ("x25519", "x25519"),
+        ("p-256", "p-256"),
+    ],
+)
 def test_group_spellings_map_to_one_name(old, new, capsys):
     from secperf.inputs.vocabulary import group
+
     assert group(old) == new
     err = capsys.readouterr().err
     assert (old == new) == (err == "")
@@ -89,14 +117,16 @@ def test_group_spellings_map_to_one_name(old, new, capsys):
 
 def test_whatif_group_old_spelling_is_mapped_with_a_note(capsys):
     from secperf.subcommands import whatif
+
     o = whatif.options(_args("whatif", "tls1.3", "--group", "ecdh-p256,x25519"))
     assert o.groups == ["p-256", "x25519"]
     assert "the group is named p-256" in capsys.readouterr().err
 
 
 def test_whatif_old_group_spelling_runs(tmp_path):
-    p = run_cli("whatif", "tls1.3", "--group", "secp256r1", "--n", "200", "--json", "--out", str(tmp_path),
-                "--no-report")
+    p = run_cli(
+        "whatif", "tls1.3", "--group", "secp256r1", "--n", "200", "--json", "--out", str(tmp_path), "--no-report"
+    )
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["series"][0]["labels"]["group"] == "p-256"
 
@@ -107,7 +137,7 @@ def test_whatif_se_key_without_client_authentication_exits_2_naming_both(tmp_pat
     p = run_cli("whatif", proto, "--key", "se:iot-safe-sim:cold", "--n", "100", "--out", str(tmp_path))
     assert p.returncode == 2, p.stderr
     assert "se:iot-safe-sim:cold" in p.stderr and proto in p.stderr and "no client certificate" in p.stderr
-    assert "mqtt" in p.stderr and "jwt" in p.stderr            # where the key would act
+    assert "mqtt" in p.stderr and "jwt" in p.stderr  # where the key would act
     assert not list(tmp_path.glob("*/result.json"))
 
 
@@ -130,6 +160,7 @@ def test_whatif_se_key_next_to_a_protocol_that_uses_it_drops_it_for_the_other_wi
 
 def test_whatif_se_key_on_mutual_tls_and_jwt_is_accepted():
     from secperf.app import whatif as W
+
     for proto in ("mqtt", "https", "coap", "jwt"):
         scs = W.scenarios(W.WhatifOptions(protocols=[proto], keys=["se:iot-safe-sim:cold"]))
         assert {s.key for s in scs} == {"se:iot-safe-sim:cold"}
@@ -138,6 +169,7 @@ def test_whatif_se_key_on_mutual_tls_and_jwt_is_accepted():
 # --- connect: the same key vocabulary -------------------------------------------------------------
 def test_connect_accepts_a_cold_se_key_as_its_key_session():
     from secperf.app.connect import connect_configs
+
     cf = connect_configs(["mqtt"], ["se:iot-safe-sim:cold"], ["full"], None, ["mtls"])
     assert {(c.key_source, c.key_session) for c in cf} == {("se:iot-safe-sim", "cold")}
     cf = connect_configs(["mqtt"], ["se:iot-safe-sim", "se:iot-safe-sim:cold"], ["full"], None, ["mtls"])
@@ -147,11 +179,15 @@ def test_connect_accepts_a_cold_se_key_as_its_key_session():
 # --- fleet --from never takes another key's capacity ---------------------------------------------
 def _server_result(path, rows):
     from secperf.core import result as R
+
     doc = R.new_result(kind="server", command=["secperf", "server"], params={}, host={}, run_id="r1")
     for key, ratio, rate in rows:
-        s = R.new_series(f"server/nginx/{key}/{ratio}", kind="server",
-                         labels={"server": "nginx", "key": key, "key_source": "software", "resume_ratio": ratio},
-                         timer={"name": "handshake", "start": "connect", "end": "done"})
+        s = R.new_series(
+            f"server/nginx/{key}/{ratio}",
+            kind="server",
+            labels={"server": "nginx", "key": key, "key_source": "software", "resume_ratio": ratio},
+            timer={"name": "handshake", "start": "connect", "end": "done"},
+        )
         s["derived"] = {"handshakes_per_s": rate}
         s["status"] = "ok"
         doc["series"].append(s)
@@ -162,8 +198,9 @@ def _server_result(path, rows):
 
 def test_fleet_from_refuses_a_key_the_result_does_not_hold(tmp_path):
     f = _server_result(tmp_path / "server.json", [("ecdsa-p256", 0.0, 5000.0), ("ecdsa-p256", 1.0, 9000.0)])
-    p = run_cli("fleet", "--from", str(f), "--key", "rsa-2048", "--devices", "100", "--out", str(tmp_path / "o"),
-                "--no-report")
+    p = run_cli(
+        "fleet", "--from", str(f), "--key", "rsa-2048", "--devices", "100", "--out", str(tmp_path / "o"), "--no-report"
+    )
     assert p.returncode == 2, p.stderr
     assert "rsa-2048" in p.stderr and "ecdsa-p256" in p.stderr and "Traceback" not in p.stderr
 
@@ -172,21 +209,37 @@ def test_fleet_from_takes_the_named_keys_capacity_and_asks_when_several(tmp_path
     f = _server_result(tmp_path / "server.json", [("ecdsa-p256", 0.0, 5000.0), ("rsa-2048", 0.0, 700.0)])
     p = run_cli("fleet", "--from", str(f), "--devices", "100", "--out", str(tmp_path / "o"), "--no-report")
     assert p.returncode == 2 and "--key" in p.stderr and "rsa-2048" in p.stderr and "ecdsa-p256" in p.stderr
-    p = run_cli("fleet", "--from", str(f), "--key", "rsa-2048", "--devices", "100", "--json",
-                "--out", str(tmp_path / "o"), "--no-report")
+    p = run_cli(
+        "fleet",
+        "--from",
+        str(f),
+        "--key",
+        "rsa-2048",
+        "--devices",
+        "100",
+        "--json",
+        "--out",
+        str(tmp_path / "o"),
+        "--no-report",
+    )
     assert p.returncode == 0, p.stderr
     fleet = json.loads(p.stdout)["analysis"]["fleet"]
     assert "rsa-2048" in fleet["capacity_source"]
-    assert fleet["runs"][0]["model"]["capacity_full_per_s"] == pytest.approx(700.0)   # not ecdsa-p256's 5000
+    assert fleet["runs"][0]["model"]["capacity_full_per_s"] == pytest.approx(700.0)  # not ecdsa-p256's 5000
 
 
 def test_fleet_capacity_model_filters_by_key():
     from secperf.core import result as R
     from secperf.model.fleet import capacity_from_result, server_keys
+
     doc = R.new_result(kind="server", command=[], params={}, host={}, run_id="t")
     for k, v in (("rsa-2048", 700.0), ("ecdsa-p256", 5000.0)):
-        s = R.new_series(f"server/{k}", kind="server", timer={"name": "t", "start": "a", "end": "b"},
-                         labels={"server": "nginx", "key": k, "key_source": "software", "resume_ratio": 0.0})
+        s = R.new_series(
+            f"server/{k}",
+            kind="server",
+            timer={"name": "t", "start": "a", "end": "b"},
+            labels={"server": "nginx", "key": k, "key_source": "software", "resume_ratio": 0.0},
+        )
         s.derived = {"handshakes_per_s": v}
         doc.series.append(s)
     assert server_keys(doc) == ["rsa-2048", "ecdsa-p256"]
@@ -203,12 +256,13 @@ def test_keepalive_says_it_assumes_no_nat_time_out():
     from secperf.inputs.patterns import load_pattern
     from secperf.plan import design as D
     from secperf.plan import measures as MS
-    rt = load_pattern("real-time-control")               # always-on, no nat_timeout_s
+
+    rt = load_pattern("real-time-control")  # always-on, no nat_timeout_s
     assert rt.connection.nat_timeout_s is None
     _, why = MS.applicable(rt, D.baseline(rt))
     assert "NAT" in why["keepalive"] and "nat_timeout_s" in why["keepalive"]
     assert MS.nat_assumption(rt) and "RFC 4787" in MS.nat_assumption(rt)
-    pc = load_pattern("periodic-collection")              # states its NAT time-out
+    pc = load_pattern("periodic-collection")  # states its NAT time-out
     assert MS.nat_assumption(pc) is None
 
 
@@ -216,7 +270,8 @@ def test_keepalive_without_a_ping_interval_is_not_free():
     from secperf.inputs.patterns import load_pattern
     from secperf.plan import design as D
     from secperf.plan import measures as MS
-    p = load_pattern("batch-collection")                  # per-message, neither keepalive_s nor nat_timeout_s
+
+    p = load_pattern("batch-collection")  # per-message, neither keepalive_s nor nat_timeout_s
     assert p.connection.keepalive_s is None and p.connection.nat_timeout_s is None
     usable, why = MS.applicable(p, D.baseline(p))
     assert "keepalive" not in [m.name for m in usable]
@@ -225,6 +280,7 @@ def test_keepalive_without_a_ping_interval_is_not_free():
 
 def test_a_swept_group_takes_the_same_spellings_as_group(capsys):
     from secperf.sim import sweep as SW
+
     assert SW.parse("group=secp256r1,x25519,ECDH-P384") == {"group": ["p-256", "x25519", "p-384"]}
     err = capsys.readouterr().err
     assert "--sweep group secp256r1" in err and "p-256" in err

@@ -78,8 +78,13 @@ def test_parse_client_log_phases_sum_to_establishment():
     assert out["ok"] and out["tls"] == "TLSv1.3" and out["peer_cert_verified"]
     assert out["usable_us"] == 7000 and out["startup_us"] == 100 and out["init_us"] == 9900
     assert [(p["phase"], p["us"]) for p in out["phases"]] == [
-        ("control channel reset", 500), ("tls handshake: to PIN query", 1000), ("PIN entry (management)", 500),
-        ("tls handshake: login, sign, finish", 3010), ("push request/reply", 990), ("tun setup", 1000)]
+        ("control channel reset", 500),
+        ("tls handshake: to PIN query", 1000),
+        ("PIN entry (management)", 500),
+        ("tls handshake: login, sign, finish", 3010),
+        ("push request/reply", 990),
+        ("tun setup", 1000),
+    ]
     bad = V.parse_client_log(lines[:5])
     assert not bad["ok"] and "Initialization Sequence Completed" in bad["reason"]
 
@@ -110,7 +115,7 @@ def test_software_and_token_keys_bring_the_tunnel_up(home, tmp_path):
     assert "PIN entry (management)" in [p["phase"] for p in tok["derived"]["phases_p50_us"]]
     calls = {c["fn"]: c for c in tok["derived"]["se_calls"]["calls"]}
     assert "C_Sign" in calls and "C_Login" in calls
-    assert list(tmp_path.iterdir()) == []   # logs are deleted when nothing failed
+    assert list(tmp_path.iterdir()) == []  # logs are deleted when nothing failed
 
 
 @needs_root
@@ -141,14 +146,15 @@ def test_secure_element_signing_delay_shows_in_establishment(home, tmp_path):
 @needs_root
 def test_client_certificate_from_another_ca_is_a_failed_sample(home, tmp_path):
     other = LabPKI(tmp_path / "other-pki").ensure().client("ecdsa-p256")
-    s = measure_vpn("software", n=1, warmup=0, workdir=tmp_path / "w", client_cert=other.cert,
-                    client_key=other.key, timeout_s=10)
+    s = measure_vpn(
+        "software", n=1, warmup=0, workdir=tmp_path / "w", client_cert=other.cert, client_key=other.key, timeout_s=10
+    )
     _record(s)
     assert s["status"] == "failed" and not s["values_us"]
     assert len(s["samples"]) == 1 and not s["samples"][0]["ok"]
     assert "rejected by the server" in s["failures"][0]["reason"]
     assert "VERIFY ERROR" in s["failures"][0]["reason"]
-    assert Path(s["labels"]["logs"]).is_dir()   # logs kept when something failed
+    assert Path(s["labels"]["logs"]).is_dir()  # logs kept when something failed
 
 
 @needs_root
@@ -184,6 +190,7 @@ def _secperf_namespaces():
     import re
 
     from secperf.lab import netns
+
     out = {}
     for n in netns.list_namespaces():
         m = re.match(rf"^(?:{re.escape(V.PREFIX)}|{re.escape(netns.PREFIX)})(\d+)-\d+-(?:srv|dev)$", n)
@@ -195,8 +202,9 @@ def _secperf_namespaces():
 def _left_behind(before, owner=None):
     """Namespaces made since ``before`` by ``owner`` (a pid), or, with no owner, by a process that
     has exited (the CLI's); other secperf runs on this machine may come and go meanwhile."""
-    return sorted(n for n, pid in _secperf_namespaces().items()
-                  if n not in before and (pid == owner if owner else not alive(pid)))
+    return sorted(
+        n for n, pid in _secperf_namespaces().items() if n not in before and (pid == owner if owner else not alive(pid))
+    )
 
 
 # OpenVPN 2.6 over UDP (TLS 1.3, server mode) needs four round trips from the client's first
@@ -220,7 +228,7 @@ def test_tunnel_over_a_50ms_link_takes_its_round_trips(home, tmp_path):
     _check_tunnel(s, "software", "delay=25ms")
     assert s["labels"]["network"] == "delay=25ms" and s["labels"]["network_rtt_ms"] == 50
     assert "delay=25ms" in s["labels"]["network_spec"]
-    assert s["labels"]["server_address"].startswith("10.77.0.2:")   # the link's server side, not the veth pair
+    assert s["labels"]["server_address"].startswith("10.77.0.2:")  # the link's server side, not the veth pair
     for x in s["samples"]:
         phases = {p["phase"]: p["us"] for p in x["phases"]}
         for name, k in VPN_ROUND_TRIPS.items():
@@ -242,7 +250,7 @@ def test_tunnel_over_a_50ms_link_takes_its_round_trips(home, tmp_path):
     # every datagram the device's kernel sent crossed the relay (no other path between the sides)
     assert link["device_Udp_OutDatagrams"] == link["up"]["rx_packets"], link
     assert link["device_Tcp_RetransSegs"] == 0
-    assert not _left_behind(before, os.getpid())   # the link's two namespaces are gone
+    assert not _left_behind(before, os.getpid())  # the link's two namespaces are gone
     assert not [pid for pid in [x["pid"] for x in s["samples"]] + [s["derived"]["server_pid"]] if alive(pid)]
     assert list(tmp_path.iterdir()) == []
 
@@ -278,16 +286,31 @@ def test_tcp_tunnel_over_a_link_waits_no_extra_round_trip_for_nagle(home, tmp_pa
 @needs_links
 def test_cli_connect_vpn_over_a_network(home, tmp_path):
     from secperf.core import result as R
+
     before = _secperf_namespaces()
-    p = run_cli("connect", "vpn", "--key", "software", "--network", "delay=10ms", "--n", "2", "--warmup", "0",
-                "--out", str(tmp_path / "results"), "--no-report", timeout=120)
+    p = run_cli(
+        "connect",
+        "vpn",
+        "--key",
+        "software",
+        "--network",
+        "delay=10ms",
+        "--n",
+        "2",
+        "--warmup",
+        "0",
+        "--out",
+        str(tmp_path / "results"),
+        "--no-report",
+        timeout=120,
+    )
     assert p.returncode == 0, p.stderr[-800:]
     doc = R.load(tmp_path / "results" / "latest")
     assert [n["name"] for n in doc["params"]["networks"]] == ["delay=10ms"]
     [s] = doc["series"]
     assert s["status"] == "ok", s["failures"]
     assert s["id"] == "connect/vpn/openvpn/software/full@delay=10ms"
-    assert s["labels"]["label"] == "vpn openvpn software full @ delay=10ms"   # tables tell networks apart
+    assert s["labels"]["label"] == "vpn openvpn software full @ delay=10ms"  # tables tell networks apart
     assert s["labels"]["network"] == "delay=10ms" and s["labels"]["network_rtt_ms"] == 20
     assert min(s["values_us"]) >= 4 * 20_000 - 1000
     assert s["derived"]["link"]["up"]["delayed"] > 0 and s["derived"]["link"]["down"]["delayed"] > 0

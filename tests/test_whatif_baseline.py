@@ -31,8 +31,8 @@ def test_the_baseline_has_no_crypto_fewer_bytes_and_fewer_round_trips(protocol):
     secured, plain = F.build(sc), F.baseline(sc)
     assert plain.scenario.security == "none" and plain.scenario.key == "software"
     assert _ops(plain) == [] and not any(f.se_sign for e in plain.exchanges for f in (e.out, e.back) if f)
-    assert set(plain.final_ops) <= {"tun_setup"}          # OpenVPN's tun set-up is not security
-    assert _ops(secured)                                    # the secured model does run operations
+    assert set(plain.final_ops) <= {"tun_setup"}  # OpenVPN's tun set-up is not security
+    assert _ops(secured)  # the secured model does run operations
     assert plain.transport == secured.transport
     for side in ("client", "server"):
         assert plain.bytes(side) < secured.bytes(side)
@@ -46,13 +46,11 @@ def test_the_baseline_carries_the_application_messages_at_their_plaintext_sizes(
     assert m.exchanges[1].out.payload == F.MQTT_CONNECT and m.exchanges[1].back.payload == F.MQTT_CONNACK
     secured = F.build(F.Scenario("mqtt"))
     # the secured CONNECT is the same message inside a TLS record
-    assert any(n == "CONNECT" and b == F.MQTT_CONNECT + F.TLS13_ENC for e in secured.exchanges
-               for n, b in e.out.msgs)
+    assert any(n == "CONNECT" and b == F.MQTT_CONNECT + F.TLS13_ENC for e in secured.exchanges for n, b in e.out.msgs)
     coap = F.baseline(F.Scenario("coap"))
-    assert [(e.transport, e.out.payload, e.back.payload) for e in coap.exchanges] == [("coap", F.COAP_REQ,
-                                                                                        F.COAP_RESP)]
+    assert [(e.transport, e.out.payload, e.back.payload) for e in coap.exchanges] == [("coap", F.COAP_REQ, F.COAP_RESP)]
     jwt = F.baseline(F.Scenario("jwt"))
-    assert jwt.exchanges[-1].out.payload == F.HTTP_REQ      # no token without security
+    assert jwt.exchanges[-1].out.payload == F.HTTP_REQ  # no token without security
 
 
 def test_one_baseline_per_protocol_whatever_secures_it():
@@ -76,7 +74,7 @@ def test_the_baseline_plan_charges_nothing_and_fits_no_residual():
     r = M.simulate(pl, 500, 1)
     assert r["usable"]["p50_us"] == pytest.approx(200_000, abs=1)
     secured = M.simulate(P.plan(F.Scenario("https"), table, link), 500, 1)
-    assert secured["usable"]["p50_us"] > r["usable"]["p50_us"] + 99_000     # one more round trip at least
+    assert secured["usable"]["p50_us"] > r["usable"]["p50_us"] + 99_000  # one more round trip at least
 
 
 def _whatif(tmp_path, *args):
@@ -86,8 +84,9 @@ def _whatif(tmp_path, *args):
 
 
 def test_baseline_rows_and_the_security_adds_line(tmp_path):
-    doc = _whatif(tmp_path, "mqtt", "--network", "nb-iot", "--key", "software,se:iot-safe-sim", "--n", "3000",
-                  "--baseline")
+    doc = _whatif(
+        tmp_path, "mqtt", "--network", "nb-iot", "--key", "software,se:iot-safe-sim", "--n", "3000", "--baseline"
+    )
     roles = [s["labels"].get("role") for s in doc["series"]]
     # two rows, one shared baseline, and the software-key row is a row of the run already
     assert roles == [None, "without security", None]
@@ -100,22 +99,24 @@ def test_baseline_rows_and_the_security_adds_line(tmp_path):
         assert x["crypto_ops"]["without"] == 0 < x["crypto_ops"]["secured"]
         assert x["time_p50_us"]["adds"] == pytest.approx(s["summary"]["p50_us"] - base["summary"]["p50_us"])
         assert x["bytes"]["without"] < x["bytes"]["secured"]
-        assert x["energy_mj"]["without"] < x["energy_mj"]["secured"]     # nb-iot has a radio profile
+        assert x["energy_mj"]["without"] < x["energy_mj"]["secured"]  # nb-iot has a radio profile
         assert x["line"].startswith("security adds ")
         assert (x["software_key_series"] is None) == (key == "software")
     se = by_key["se:iot-safe-sim"]["derived"]["security_cost"]
     assert se["software_key_series"] == by_key["software"]["id"]
     assert se["key_vs_software"]["time_p50_us"]["adds"] > 0
     assert [r["series"] for r in doc["analysis"]["whatif"]["security_cost"]["rows"]] == list(
-        s["id"] for s in by_key.values())
+        s["id"] for s in by_key.values()
+    )
 
 
 def test_a_secure_element_row_alone_gets_its_software_key_reference(tmp_path):
-    doc = _whatif(tmp_path, "coap", "--network", "delay=10ms", "--key", "se:iot-safe-sim:cold", "--n", "2000",
-                  "--baseline")
+    doc = _whatif(
+        tmp_path, "coap", "--network", "delay=10ms", "--key", "se:iot-safe-sim:cold", "--n", "2000", "--baseline"
+    )
     assert [s["labels"].get("role") for s in doc["series"]] == [None, "without security", "software key"]
     x = doc["series"][0]["derived"]["security_cost"]
-    assert x["energy_mj"] is None and "no radio energy profile" in x["energy_note"]   # a spec link
+    assert x["energy_mj"] is None and "no radio energy profile" in x["energy_note"]  # a spec link
     assert x["software_key_series"] == doc["series"][2]["id"]
 
 
@@ -125,8 +126,20 @@ def test_without_baseline_nothing_is_added(tmp_path):
 
 
 def test_the_terminal_shows_what_security_costs(tmp_path):
-    p = run_cli("whatif", "tls1.3", "--network", "lte-m", "--n", "2000", "--baseline", "--no-report", "--out",
-                str(tmp_path / "r"), cwd=tmp_path, env={"COLUMNS": "250", "PATH": "/usr/bin:/bin"})
+    p = run_cli(
+        "whatif",
+        "tls1.3",
+        "--network",
+        "lte-m",
+        "--n",
+        "2000",
+        "--baseline",
+        "--no-report",
+        "--out",
+        str(tmp_path / "r"),
+        cwd=tmp_path,
+        env={"COLUMNS": "250", "PATH": "/usr/bin:/bin"},
+    )
     assert p.returncode == 0, p.stderr
     text = p.stdout + p.stderr
     assert "what security costs" in text and "security adds" in text

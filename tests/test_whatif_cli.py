@@ -23,9 +23,16 @@ def test_whatif_writes_a_whatif_result_with_breakdown_and_report(tmp_path):
     assert len(doc["series"]) == 2
     for s in doc["series"]:
         d = s["derived"]
-        assert set(d["breakdown_mean_us"]) == {"client_compute", "server_compute", "secure_element", "propagation",
-                                                "serialisation", "retransmission_wait", "host_scheduling",
-                                                "path_floor"}
+        assert set(d["breakdown_mean_us"]) == {
+            "client_compute",
+            "server_compute",
+            "secure_element",
+            "propagation",
+            "serialisation",
+            "retransmission_wait",
+            "host_scheduling",
+            "path_floor",
+        }
         assert s["summary"]["p50_us"] <= s["summary"]["p95_us"] <= s["summary"]["p99_us"]
         assert d["round_trips"] == 3
         assert d["bytes_up_mean"] > 0 and d["radio"]["airtime_tx_mean_us"] > 0
@@ -37,8 +44,17 @@ def test_whatif_writes_a_whatif_result_with_breakdown_and_report(tmp_path):
 
 
 def test_same_seed_same_prediction(tmp_path):
-    args = ("tls1.3", "--network", "delay=20ms,jitter=5ms,loss=2%", "--n", "3000", "--seed", "5", "--json",
-            "--no-report")
+    args = (
+        "tls1.3",
+        "--network",
+        "delay=20ms,jitter=5ms,loss=2%",
+        "--n",
+        "3000",
+        "--seed",
+        "5",
+        "--json",
+        "--no-report",
+    )
     a, b = _whatif(tmp_path, *args), _whatif(tmp_path, *args)
     assert a.returncode == 0 and b.returncode == 0
     sa, sb = json.loads(a.stdout)["series"][0], json.loads(b.stdout)["series"][0]
@@ -57,29 +73,31 @@ def test_sweep_tornado_and_s1(tmp_path):
     assert doc["analysis"]["whatif"]["s1"]["accelerated_us"] < doc["analysis"]["whatif"]["s1"]["full_us"]
 
 
-@pytest.mark.parametrize("args,field", [
-    (("tls9",), "PROTOCOL"),
-    (("mqtt", "--key", "se:nosuchchip"), "--key"),
-    (("mqtt", "--group", "p-999"), "--group"),
-    (("mqtt", "--cert", "dsa-1024"), "--cert"),
-    (("mqtt", "--handshake", "0rtt-ish"), "--handshake"),
-    (("mqtt", "--network", "delay=-5ms"), "delay"),
-    (("mqtt", "--network", "delay=5ms,loss=100%"), "loss"),
-    (("mqtt", "--network", "delay=5ms,mtu=300"), "mtu=300"),
-    (("coap", "--network", "delay=5ms,mtu=200"), "mtu=200"),
-    (("mqtt", "--sweep", "rtt=1..0:5"), "--sweep"),
-    (("mqtt", "--device", "pdp-11"), "--device"),
-    (("tls1.3", "--device", "cortex-a9-400", "--stack", "pqclean"), "--stack"),   # no TLS in that stack
-    (("mqtt", "--network", "delay=5ms,ge=1%/0%"), "ge"),              # a bad state it never leaves
-    # the device counts no P-384 verify: a named missing client cost, never the server's or a zero
-    (("tls1.3", "--device", "cortex-m4-120mhz", "--cert", "ecdsa-p384"), "verify:ecdsa-p384"),
-])
+@pytest.mark.parametrize(
+    "args,field",
+    [
+        (("tls9",), "PROTOCOL"),
+        (("mqtt", "--key", "se:nosuchchip"), "--key"),
+        (("mqtt", "--group", "p-999"), "--group"),
+        (("mqtt", "--cert", "dsa-1024"), "--cert"),
+        (("mqtt", "--handshake", "0rtt-ish"), "--handshake"),
+        (("mqtt", "--network", "delay=-5ms"), "delay"),
+        (("mqtt", "--network", "delay=5ms,loss=100%"), "loss"),
+        (("mqtt", "--network", "delay=5ms,mtu=300"), "mtu=300"),
+        (("coap", "--network", "delay=5ms,mtu=200"), "mtu=200"),
+        (("mqtt", "--sweep", "rtt=1..0:5"), "--sweep"),
+        (("mqtt", "--device", "pdp-11"), "--device"),
+        (("tls1.3", "--device", "cortex-a9-400", "--stack", "pqclean"), "--stack"),  # no TLS in that stack
+        (("mqtt", "--network", "delay=5ms,ge=1%/0%"), "ge"),  # a bad state it never leaves
+        # the device counts no P-384 verify: a named missing client cost, never the server's or a zero
+        (("tls1.3", "--device", "cortex-m4-120mhz", "--cert", "ecdsa-p384"), "verify:ecdsa-p384"),
+    ],
+)
 def test_bad_input_exits_2_naming_the_field(tmp_path, args, field):
     p = _whatif(tmp_path, *args, "--n", "100")
     assert p.returncode == 2, (p.returncode, p.stderr)
     assert field in p.stderr
-    assert not (tmp_path / "results").exists() or not any(
-        d.name != "latest" for d in (tmp_path / "results").iterdir())
+    assert not (tmp_path / "results").exists() or not any(d.name != "latest" for d in (tmp_path / "results").iterdir())
 
 
 def test_path_floor_and_host_scheduling_options_show_as_components(tmp_path):
@@ -97,19 +115,23 @@ def test_path_floor_and_host_scheduling_options_show_as_components(tmp_path):
     # the terminal table grows the two columns only when they hold time
     wide = dict(os.environ, COLUMNS="300")
     out = ("--out", str(tmp_path / "results"))
-    t = run_cli("whatif", *base, "--path-floor", "0.2", "--host-scheduling", "1.5", "--no-report", *out,
-                cwd=tmp_path, env=wide)
+    t = run_cli(
+        "whatif", *base, "--path-floor", "0.2", "--host-scheduling", "1.5", "--no-report", *out, cwd=tmp_path, env=wide
+    )
     t0 = run_cli("whatif", *base, "--no-report", *out, cwd=tmp_path, env=wide)
     assert "path floor" in t.stdout and "host sched" in t.stdout
     assert "path floor" not in t0.stdout and "host sched" not in t0.stdout
 
 
-@pytest.mark.parametrize("args,field", [
-    (("--path-floor", "-1"), "--path-floor"),
-    (("--path-floor", "nan"), "--path-floor"),
-    (("--host-scheduling", "sometimes"), "--host-scheduling"),
-    (("--host-scheduling", "5000"), "--host-scheduling"),
-])
+@pytest.mark.parametrize(
+    "args,field",
+    [
+        (("--path-floor", "-1"), "--path-floor"),
+        (("--path-floor", "nan"), "--path-floor"),
+        (("--host-scheduling", "sometimes"), "--host-scheduling"),
+        (("--host-scheduling", "5000"), "--host-scheduling"),
+    ],
+)
 def test_bad_path_floor_or_host_scheduling_exits_2(tmp_path, args, field):
     p = _whatif(tmp_path, "tls1.3", *args, "--n", "100")
     assert p.returncode == 2, (p.returncode, p.stderr)
@@ -118,6 +140,7 @@ def test_bad_path_floor_or_host_scheduling_exits_2(tmp_path, args, field):
 
 def test_calibration_result_of_the_wrong_kind_or_without_rows_exits_2(tmp_path):
     from secperf.core import result as R
+
     doc = R.finish(R.new_result(kind="signer", command=["x"], params={}, host={}, run_id="r1"))
     f = tmp_path / "signer.json"
     f.write_text(R.dumps(doc))
@@ -131,14 +154,18 @@ def test_scenario_whatif_block_predicts_next_to_its_measured_rows(tmp_path):
     """A scenario's [whatif] block is calibrated on the run's own loopback rows and matched with the
     measured series of the same protocol, key, handshake and network."""
     import json
+
     scn = tmp_path / "wi.toml"
-    scn.write_text('name = "wi"\n[connect]\nprotocols = ["mqtt"]\nkeys = ["software"]\nhandshakes = ["full"]\n'
-                   'n = 3\nwarmup = 1\n[whatif]\nprotocols = ["mqtt"]\nkeys = ["software"]\nhandshakes = ["full"]\n'
-                   'networks = ["loopback", "nb-iot"]\nn = 2000\n')
+    scn.write_text(
+        'name = "wi"\n[connect]\nprotocols = ["mqtt"]\nkeys = ["software"]\nhandshakes = ["full"]\n'
+        'n = 3\nwarmup = 1\n[whatif]\nprotocols = ["mqtt"]\nkeys = ["software"]\nhandshakes = ["full"]\n'
+        'networks = ["loopback", "nb-iot"]\nn = 2000\n'
+    )
     p = run_cli("run", "--scenario", str(scn), "--out", str(tmp_path / "r"), "--json", "--no-report")
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
     from secperf.report.views.whatif import predicted_vs_measured
+
     rows = predicted_vs_measured(doc)
     assert [(r["network"], r["measured_p50_us"] is not None) for r in rows] == [("loopback", True), ("nb-iot", False)]
     loop = rows[0]
@@ -150,8 +177,19 @@ def test_scenario_whatif_block_predicts_next_to_its_measured_rows(tmp_path):
 def test_a_value_given_twice_is_one_row_and_the_result_reads_back(tmp_path):
     """`tls1.3,tls1.3`, a network, key or group given twice: one row each, never two series of the
     same id (a Result the readers refuse); `secperf report` reads it back."""
-    p = _whatif(tmp_path, "tls1.3,tls1.3,mqtt", "--network", "lte-m,lte-m", "--key", "software,software",
-                "--group", "x25519,x25519", "--n", "2000", "--json")
+    p = _whatif(
+        tmp_path,
+        "tls1.3,tls1.3,mqtt",
+        "--network",
+        "lte-m,lte-m",
+        "--key",
+        "software,software",
+        "--group",
+        "x25519,x25519",
+        "--n",
+        "2000",
+        "--json",
+    )
     assert p.returncode == 0, p.stderr
     ids = [s["id"] for s in json.loads(p.stdout)["series"]]
     assert len(ids) == len(set(ids)) == 2

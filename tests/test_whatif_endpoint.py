@@ -68,7 +68,7 @@ def test_openvpn_handshake_end_leaves_out_the_push_exchange_and_tun_setup():
     pl = P.plan(F.Scenario("openvpn"), table, link, until="handshake")
     r = M.simulate_chunk(pl, __import__("numpy").random.default_rng(1), 200)
     resp = M.simulate_chunk(P.plan(F.Scenario("openvpn"), table, link), __import__("numpy").random.default_rng(1), 200)
-    assert (resp["usable"] - r["usable"]).min() >= 0.010      # PUSH_REQUEST/REPLY round trip + tun set-up
+    assert (resp["usable"] - r["usable"]).min() >= 0.010  # PUSH_REQUEST/REPLY round trip + tun set-up
     assert not any(row["op"] == "tun_setup" for row in P.compute_breakdown(pl))
 
 
@@ -78,15 +78,39 @@ def test_an_unknown_end_point_is_an_input_error():
 
 
 def test_cli_until_handshake_names_the_end_point(tmp_path):
-    p = run_cli("whatif", "tls1.3", "--network", "delay=50ms", "--n", "1000", "--until", "handshake", "--json",
-                "--no-report", "--out", str(tmp_path / "r"), cwd=tmp_path)
+    p = run_cli(
+        "whatif",
+        "tls1.3",
+        "--network",
+        "delay=50ms",
+        "--n",
+        "1000",
+        "--until",
+        "handshake",
+        "--json",
+        "--no-report",
+        "--out",
+        str(tmp_path / "r"),
+        cwd=tmp_path,
+    )
     assert p.returncode == 0, p.stderr
     s = json.loads(p.stdout)["series"][0]
     assert s["labels"]["until"] == "handshake" and s["derived"]["end_point"] == "handshake"
     assert "handshake complete" in s["timer"]["end"]
     assert s["derived"]["round_trips"] == 2 and s["derived"]["round_trips_to_response"] == 3
-    p2 = run_cli("whatif", "tls1.3", "--network", "delay=50ms", "--n", "1000", "--json", "--no-report", "--out",
-                 str(tmp_path / "r"), cwd=tmp_path)
+    p2 = run_cli(
+        "whatif",
+        "tls1.3",
+        "--network",
+        "delay=50ms",
+        "--n",
+        "1000",
+        "--json",
+        "--no-report",
+        "--out",
+        str(tmp_path / "r"),
+        cwd=tmp_path,
+    )
     s2 = json.loads(p2.stdout)["series"][0]
     assert s2["labels"]["until"] == "response" and s2["derived"]["round_trips"] == 3
     assert s2["summary"]["p50_us"] - s["summary"]["p50_us"] == pytest.approx(100_000, abs=100)
@@ -94,10 +118,23 @@ def test_cli_until_handshake_names_the_end_point(tmp_path):
 
 def test_the_table_title_says_which_end_point(tmp_path):
     env = {"COLUMNS": "250", "PATH": "/usr/bin:/bin"}
-    for until, words in (("handshake", "until the client's handshake completes"),
-                         ("response", "until the first application response")):
-        p = run_cli("whatif", "mqtt", "--n", "500", "--until", until, "--no-report", "--out", str(tmp_path / "r"),
-                    cwd=tmp_path, env=env)
+    for until, words in (
+        ("handshake", "until the client's handshake completes"),
+        ("response", "until the first application response"),
+    ):
+        p = run_cli(
+            "whatif",
+            "mqtt",
+            "--n",
+            "500",
+            "--until",
+            until,
+            "--no-report",
+            "--out",
+            str(tmp_path / "r"),
+            cwd=tmp_path,
+            env=env,
+        )
         assert p.returncode == 0, p.stderr
         assert words in p.stdout + p.stderr
 
@@ -120,9 +157,14 @@ def test_the_validation_bench_compares_the_handshake_end_point():
     rows = b.rows_for(["tls1.3", "dtls1.2", "mqtt"], ["software"])
     ends = [r for r in rows if r[3] == b.UNTIL_HS]
     assert [r[0] for r in ends] == ["TLS 1.3 full -> hs end", "DTLS 1.2 cookie -> hs end"]
-    s = {"values_us": [5.0], "samples": [{"ok": True, "tcp_connect_us": 100.0, "handshake_wall_us": 900.0},
-                                         {"ok": False, "tcp_connect_us": 100.0},
-                                         {"ok": True, "handshake_wall_us": 700.0}]}
+    s = {
+        "values_us": [5.0],
+        "samples": [
+            {"ok": True, "tcp_connect_us": 100.0, "handshake_wall_us": 900.0},
+            {"ok": False, "tcp_connect_us": 100.0},
+            {"ok": True, "handshake_wall_us": 700.0},
+        ],
+    }
     assert b.measured_values(s, b.UNTIL_HS) == [1000.0, 700.0]
     assert b.measured_values(s, "handshake") == [5.0]
     assert b.plan_for(F.Scenario("tls1.3"), C.load_table(), _link("delay=1ms"), b.UNTIL_HS).until == "handshake"

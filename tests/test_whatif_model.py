@@ -21,22 +21,25 @@ def rt(protocol, handshake="full", **kw):
     return F.build(F.Scenario(protocol, handshake, **kw))
 
 
-@pytest.mark.parametrize("protocol,handshake,usable,to_done", [
-    ("tls1.3", "full", 3, 2),       # TCP, TLS 1.3 (1-RTT), GET -> response; handshake done after 1 RTT of TLS
-    ("tls1.3", "hrr", 4, 3),        # HelloRetryRequest costs one more round trip
-    ("tls1.3", "resumed", 3, 2),    # resumption saves computation, not round trips
-    ("tls1.3", "psk", 3, 2),
-    ("tls1.3", "0rtt", 2, 2),       # early data rides on the ClientHello: usable after TCP + 1 RTT
-    ("tls1.2", "full", 4, 3),       # TCP + 2-RTT handshake + GET
-    ("tls1.2", "resumed", 3, 2),    # abbreviated handshake: 1 RTT
-    ("dtls1.2", "full", 4, 3),      # cookie exchange + 2-RTT handshake + request
-    ("dtls1.2", "nocookie", 3, 2),
-    ("https", "full", 3, 2),
-    ("mqtt", "full", 3, 2),         # README: probe HTTPS/MQTT 3 round trips over a link
-    ("coap", "full", 4, 3),         # README: probe CoAP 4 round trips
-    ("openvpn", "full", 4, 3),      # README: reset, two TLS round trips, PUSH_REQUEST/REPLY
-    ("jwt", "fresh", 3, 2),
-])
+@pytest.mark.parametrize(
+    "protocol,handshake,usable,to_done",
+    [
+        ("tls1.3", "full", 3, 2),  # TCP, TLS 1.3 (1-RTT), GET -> response; handshake done after 1 RTT of TLS
+        ("tls1.3", "hrr", 4, 3),  # HelloRetryRequest costs one more round trip
+        ("tls1.3", "resumed", 3, 2),  # resumption saves computation, not round trips
+        ("tls1.3", "psk", 3, 2),
+        ("tls1.3", "0rtt", 2, 2),  # early data rides on the ClientHello: usable after TCP + 1 RTT
+        ("tls1.2", "full", 4, 3),  # TCP + 2-RTT handshake + GET
+        ("tls1.2", "resumed", 3, 2),  # abbreviated handshake: 1 RTT
+        ("dtls1.2", "full", 4, 3),  # cookie exchange + 2-RTT handshake + request
+        ("dtls1.2", "nocookie", 3, 2),
+        ("https", "full", 3, 2),
+        ("mqtt", "full", 3, 2),  # README: probe HTTPS/MQTT 3 round trips over a link
+        ("coap", "full", 4, 3),  # README: probe CoAP 4 round trips
+        ("openvpn", "full", 4, 3),  # README: reset, two TLS round trips, PUSH_REQUEST/REPLY
+        ("jwt", "fresh", 3, 2),
+    ],
+)
 def test_round_trips_per_flight_model(protocol, handshake, usable, to_done):
     m = rt(protocol, handshake)
     assert m.round_trips == usable
@@ -51,17 +54,24 @@ def test_tls_bytes_match_the_probe_transcript():
     assert sf.payload == 1396
     assert cf.payload - (F.HTTP_REQ + F.TLS13_ENC) == 64
     m12 = rt("tls1.2")
-    assert [m12.exchanges[1].out.payload, m12.exchanges[1].back.payload, m12.exchanges[2].out.payload,
-            m12.exchanges[2].back.payload] == [146, 1255, 93, 242]
+    assert [
+        m12.exchanges[1].out.payload,
+        m12.exchanges[1].back.payload,
+        m12.exchanges[2].out.payload,
+        m12.exchanges[2].back.payload,
+    ] == [146, 1255, 93, 242]
 
 
 def test_sizes_match_real_objects_from_cryptography():
     from cryptography.hazmat.primitives import serialization as ser
     from cryptography.hazmat.primitives.asymmetric import ec, ed25519, x25519
+
     raw = ser.Encoding.Raw, ser.PublicFormat.Raw
     assert len(x25519.X25519PrivateKey.generate().public_key().public_bytes(*raw)) == F.groups()["x25519"]["client"]
     p256 = ec.generate_private_key(ec.SECP256R1()).public_key()
-    assert len(p256.public_bytes(ser.Encoding.X962, ser.PublicFormat.UncompressedPoint)) == F.groups()["p-256"]["client"]
+    assert (
+        len(p256.public_bytes(ser.Encoding.X962, ser.PublicFormat.UncompressedPoint)) == F.groups()["p-256"]["client"]
+    )
     der = ser.Encoding.DER, ser.PublicFormat.SubjectPublicKeyInfo
     assert len(p256.public_bytes(*der)) == F.key_types()["ecdsa-p256"]["spki"]
     assert len(ed25519.Ed25519PrivateKey.generate().public_key().public_bytes(*der)) == F.key_types()["ed25519"]["spki"]
@@ -91,7 +101,7 @@ def test_post_quantum_certificates_cross_the_initial_window_and_the_mtu():
 def test_a_flight_above_the_initial_window_costs_an_extra_round_trip():
     assert N.extra_window_rounds(10) == 0
     assert N.extra_window_rounds(11) == 1
-    assert N.extra_window_rounds(30) == 1      # 10 + 20
+    assert N.extra_window_rounds(30) == 1  # 10 + 20
     assert N.extra_window_rounds(31) == 2
 
 
@@ -116,19 +126,23 @@ def test_a_resent_dtls_flight_has_one_datagram_per_message():
     table = C.load_table()
     p = P.plan(F.Scenario("dtls1.2"), table, N.parse("delay=25ms,loss=5%"))
     server = next(f for f in p.flights if f and f.sender == "server" and f.name.startswith("ServerHello"))
-    assert (server.packets, server.resend_packets) == (1, 4)   # ServerHello, Certificate, ServerKeyExchange, Done
-    assert server.resend_wire_bytes > server.wire_bytes          # three more UDP/IP headers
-    tcp = next(f for f in P.plan(F.Scenario("tls1.2"), table, N.parse("delay=25ms,loss=5%")).flights
-               if f and f.sender == "server" and f.name.startswith("ServerHello"))
-    assert tcp.resend_packets == tcp.packets                     # TCP resends segments, not messages
+    assert (server.packets, server.resend_packets) == (1, 4)  # ServerHello, Certificate, ServerKeyExchange, Done
+    assert server.resend_wire_bytes > server.wire_bytes  # three more UDP/IP headers
+    tcp = next(
+        f
+        for f in P.plan(F.Scenario("tls1.2"), table, N.parse("delay=25ms,loss=5%")).flights
+        if f and f.sender == "server" and f.name.startswith("ServerHello")
+    )
+    assert tcp.resend_packets == tcp.packets  # TCP resends segments, not messages
     # the exchange of ClientHello and that flight: 2 datagrams the first time, 5 each time after;
     # so a second failure is (1 - 0.95^5) / (1 - 0.95^2) = 2.3x likelier than the first
     legs = [f for f in p.flights if f and f.exchange == server.exchange]
-    f = M._exchange_failures(np.random.default_rng(4), M.Chains(np.random.default_rng(5), p.link, 200_000),
-                             p.link, legs, 200_000, "dtls")
+    f = M._exchange_failures(
+        np.random.default_rng(4), M.Chains(np.random.default_rng(5), p.link, 200_000), p.link, legs, 200_000, "dtls"
+    )
     first, second = float(np.mean(f >= 1)), float(np.mean(f >= 2)) / float(np.mean(f >= 1))
-    assert abs(first - (1 - 0.95 ** 2)) < 0.005
-    assert abs(second - (1 - 0.95 ** 5)) < 0.01
+    assert abs(first - (1 - 0.95**2)) < 0.005
+    assert abs(second - (1 - 0.95**5)) < 0.01
 
 
 def test_propagation_is_round_trips_times_rtt_without_jitter():
@@ -190,16 +204,29 @@ def test_a_missing_cost_is_named_not_zero():
 def test_mtu_below_the_protocol_minimum_is_refused():
     with pytest.raises(N.LinkError, match="mtu=200"):
         P.plan(F.Scenario("tls1.3"), C.load_table(), N.parse("delay=1ms,mtu=200"))
-    P.plan(F.Scenario("coap"), C.load_table(), N.parse("delay=1ms,mtu=300"))   # DTLS allows 256+
+    P.plan(F.Scenario("coap"), C.load_table(), N.parse("delay=1ms,mtu=300"))  # DTLS allows 256+
 
 
 def _handshake_result(client_us=1000.0, total_us=2200.0, values=None):
     from secperf.core import result as R
+
     doc = R.new_result(kind="handshake", command=["test"], params={}, host={}, run_id="cal")
-    s = R.new_series("handshake/probe/tls1.3 aes128gcm x25519 rsa2048", kind="handshake",
-                     labels={"proto": "tls", "tls": "1.3", "mode": "full", "server": "probe", "groups": "x25519",
-                             "cert_type": "rsa-2048", "depth": 1, "mtls": False, "network": "loopback"},
-                     timer={"name": "h", "start": "a", "end": "b"})
+    s = R.new_series(
+        "handshake/probe/tls1.3 aes128gcm x25519 rsa2048",
+        kind="handshake",
+        labels={
+            "proto": "tls",
+            "tls": "1.3",
+            "mode": "full",
+            "server": "probe",
+            "groups": "x25519",
+            "cert_type": "rsa-2048",
+            "depth": 1,
+            "mtls": False,
+            "network": "loopback",
+        },
+        timer={"name": "h", "start": "a", "end": "b"},
+    )
     s["values_us"] = list(values) if values else [total_us] * 5
     s["cpu_values_us"] = [client_us] * len(s["values_us"])
     R.finalize_series(s)
@@ -216,9 +243,10 @@ def test_calibration_reproduces_the_loopback_row_and_moves_only_named_costs():
     assert r["handshake"]["p50_us"] == pytest.approx(100_000 + 2200.0, rel=0.02)
     # a slower group changes only its named operations
     p384 = M.simulate(P.plan(F.Scenario("tls1.3", group="p-384"), table, N.parse("loopback")), 20_000, 1)
-    extra = sum(table.get("client", o).us for o in ("keygen:ecdh-p384", "derive:ecdh-p384", "keygen:ecdh-p384",
-                                                     "derive:ecdh-p384")) - \
-        sum(table.get("client", o).us for o in ("keygen:x25519", "derive:x25519", "keygen:x25519", "derive:x25519"))
+    extra = sum(
+        table.get("client", o).us
+        for o in ("keygen:ecdh-p384", "derive:ecdh-p384", "keygen:ecdh-p384", "derive:ecdh-p384")
+    ) - sum(table.get("client", o).us for o in ("keygen:x25519", "derive:x25519", "keygen:x25519", "derive:x25519"))
     assert p384["handshake"]["p50_us"] - 2200.0 == pytest.approx(extra, rel=0.05)
 
 
@@ -230,7 +258,7 @@ def test_a_calibration_rows_own_spread_is_drawn_not_a_lognormal():
     assert pl.spread is not None and len(pl.spread) == len(vals)
     r = M.simulate(pl, 20_000, 1)
     assert r["handshake"]["p50_us"] == pytest.approx(1500.0, rel=0.02)
-    assert r["handshake"]["p90_us"] == pytest.approx(2500.0, rel=0.03)     # a lognormal from P50/P90 smears it
+    assert r["handshake"]["p90_us"] == pytest.approx(2500.0, rel=0.03)  # a lognormal from P50/P90 smears it
     # the row measured the server faster than the table's operations add up to: they are scaled to it
     server_named = sum(C.load_table().get("server", o).us for o in ("keygen:x25519", "derive:x25519", "sign:rsa-2048"))
     assert server_named > 900.0
@@ -241,6 +269,7 @@ def test_a_calibration_rows_own_spread_is_drawn_not_a_lognormal():
 
 def test_calibration_refuses_a_result_without_usable_rows():
     from secperf.core import result as R
+
     doc = R.new_result(kind="signer", command=["x"], params={}, host={}, run_id="r")
     with pytest.raises(C.CalibrationError, match="no rows the model can use"):
         C.calibrate(doc)
@@ -270,6 +299,7 @@ def test_sweep_grammar_and_tornado():
     with pytest.raises(SW.SweepError, match="negative"):
         SW.parse("rtt=-5")
     from secperf.inputs import netspec as NS
+
     cells = SW.expand([F.Scenario("tls1.3")], [NS.parse("loopback")], sw)
     assert len(cells) == 12
     rows = []
@@ -295,17 +325,20 @@ def test_gilbert_elliott_loss_is_bursty_with_the_same_mean():
     # a connection that lost a flight in the bad state often loses the retransmission too: among
     # connections that waited, the mean wait is longer under bursts
     assert rg["usable"]["max_us"] > 2e6
-    assert rg["breakdown_mean_us"]["retransmission_wait"] / hit(rg) > rb["breakdown_mean_us"]["retransmission_wait"] / hit(rb)
+    assert rg["breakdown_mean_us"]["retransmission_wait"] / hit(rg) > rb["breakdown_mean_us"][
+        "retransmission_wait"
+    ] / hit(rb)
 
 
 def test_gilbert_elliott_chain_is_per_packet_and_seeded():
     import numpy as np
+
     link = N.parse("delay=10ms,ge=10%/50%/100%/0%")
     rng = np.random.default_rng(3)
     ch = M.Chains(rng, link, 200_000)
-    assert ch.bad["client"].mean() == pytest.approx(10 / 60, abs=0.01)   # stationary start
+    assert ch.bad["client"].mean() == pytest.approx(10 / 60, abs=0.01)  # stationary start
     lost, pos = ch.send(rng, "client", link.up, 1, None, 200_000)
-    assert lost.mean() == pytest.approx(10 / 60, abs=0.01)               # mean loss p/(p+r)
+    assert lost.mean() == pytest.approx(10 / 60, abs=0.01)  # mean loss p/(p+r)
     assert set(np.unique(pos)) <= {-1, 0}
 
 
@@ -322,6 +355,7 @@ def test_reordering_lets_a_whole_flight_skip_the_delay():
 
 def test_tcp_recovery_follows_linux_timers():
     import numpy as np
+
     # one segment out: tail-loss probe 2·SRTT + 200 ms, capped by the RTO SRTT + max(2·SRTT, 200 ms)
     assert M.tcp_first_wait(0.300, 1, np.array([0]))[0] == pytest.approx(0.800)
     assert M.tcp_first_wait(0.100, 1, np.array([0]))[0] == pytest.approx(0.300)
@@ -335,19 +369,34 @@ def test_tcp_recovery_follows_linux_timers():
 def _device_doc(with_handshake: bool):
     from secperf.core import host
     from secperf.core import result as R
+
     doc = R.new_result(kind="device", command=["secperf", "device"], params={}, host=host.collect(), run_id="dev-test")
     for op, ins in (("x25519-keygen", 1_200_000), ("x25519-derive", 1_100_000), ("ecdsa-p256-sign", 1_900_000)):
-        s = R.new_series(f"device-crypto/cortex-a9-400/wolfssl/{op}", kind="device_crypto",
-                         labels={"device": "cortex-a9-400", "stack": "wolfssl", "op": op},
-                         timer={"name": "instructions", "start": "a", "end": "b"})
+        s = R.new_series(
+            f"device-crypto/cortex-a9-400/wolfssl/{op}",
+            kind="device_crypto",
+            labels={"device": "cortex-a9-400", "stack": "wolfssl", "op": op},
+            timer={"name": "instructions", "start": "a", "end": "b"},
+        )
         s["derived"] = {"instructions_median": ins}
         s["status"] = "ok"
         doc["series"].append(s)
     if with_handshake:
-        s = R.new_series("device/cortex-a9-400/wolfssl/tls1.3/x25519/aes128gcm/full/rsa-2048/warm", kind="device",
-                         labels={"device": "cortex-a9-400", "stack": "wolfssl", "tls": "1.3", "group": "x25519",
-                                 "suite": "aes128gcm", "mode": "full", "server_cert": "rsa-2048", "phase": "warm"},
-                         timer={"name": "instructions", "start": "a", "end": "b"})
+        s = R.new_series(
+            "device/cortex-a9-400/wolfssl/tls1.3/x25519/aes128gcm/full/rsa-2048/warm",
+            kind="device",
+            labels={
+                "device": "cortex-a9-400",
+                "stack": "wolfssl",
+                "tls": "1.3",
+                "group": "x25519",
+                "suite": "aes128gcm",
+                "mode": "full",
+                "server_cert": "rsa-2048",
+                "phase": "warm",
+            },
+            timer={"name": "instructions", "start": "a", "end": "b"},
+        )
         s["derived"] = {"instructions_median": 7_000_000}
         s["status"] = "ok"
         doc["series"].append(s)
@@ -356,6 +405,7 @@ def _device_doc(with_handshake: bool):
 
 def test_device_costs_are_instructions_times_cpi_over_clock():
     from secperf.inputs import devices as D
+
     core = D.core("cortex-a9-400")
     cpi = sum(core.cpi) / 2
     t = C.from_device(_device_doc(False), core, C.load_table())
@@ -376,6 +426,7 @@ def test_a_device_psk_handshake_takes_the_full_handshakes_residual():
     """With only a full handshake row, a PSK (psk_dhe_ke) prediction on the device keeps the key
     exchange and the full row's unnamed residual, and drops the named certificate work."""
     from secperf.inputs import devices as D
+
     core = D.core("cortex-a9-400")
     cpi = sum(core.cpi) / 2
     doc = _device_doc(True)
@@ -391,12 +442,14 @@ def test_a_device_psk_handshake_takes_the_full_handshakes_residual():
     residual = 7_000_000 - 1_200_000 - 1_100_000 - 50_000 - 2 * 1_500_000
     assert client == pytest.approx(us(1_200_000 + 1_100_000 + residual), rel=1e-6)
     from secperf.model.predict import _residual_from_full
+
     f = _residual_from_full(t, F.Scenario("tls1.3", "psk-dhe")).get("client", "base:tls1.3:psk-dhe:software:client")
     assert f.us == pytest.approx(us(residual), rel=1e-6) and "full handshake's client residual" in f.source
 
 
 def test_a_device_table_takes_one_stacks_counts():
     from secperf.inputs import devices as D
+
     core = D.core("cortex-a9-400")
     cpi = sum(core.cpi) / 2
     doc = _device_doc(True)
@@ -409,9 +462,8 @@ def test_a_device_table_takes_one_stacks_counts():
             m["derived"]["instructions_median"] *= 10
             doc["series"].append(m)
     with pytest.raises(C.CalibrationError, match="--stack"):
-        C.device_stack([{**doc, "series": [s for s in doc["series"] if s["kind"] == "device_crypto"]}], None,
-                       core.name)
-    stack = C.device_stack([doc], None, core.name)          # the handshake rows name the stack
+        C.device_stack([{**doc, "series": [s for s in doc["series"] if s["kind"] == "device_crypto"]}], None, core.name)
+    stack = C.device_stack([doc], None, core.name)  # the handshake rows name the stack
     assert stack == "wolfssl"
     t = C.from_device(doc, core, C.load_table(), stack=stack)
     assert t.get("client", "keygen:x25519").us == pytest.approx(1_200_000 * cpi / core.clock_mhz)
@@ -445,7 +497,7 @@ def test_path_floor_adds_one_floor_per_one_way_traversal():
     pl = P.plan(sc, table, N.with_path_floor(link, 0.25))
     r0, r = M.simulate(pl0, 2000, 3), M.simulate(pl, 2000, 3)
     traversals = sum(1 for f in pl.flights if f is not None)
-    assert traversals == 2 * F.build(sc).round_trips        # one each way per round trip
+    assert traversals == 2 * F.build(sc).round_trips  # one each way per round trip
     # the same seed draws the same compute: the floor adds exactly k x floor and nothing else
     assert r["breakdown_mean_us"]["path_floor"] == pytest.approx(traversals * 250.0)
     assert r0["breakdown_mean_us"]["path_floor"] == 0.0
@@ -487,6 +539,7 @@ def test_a_ticket_carries_the_client_certificate_under_mutual_tls():
     def ch(mtls):
         m = F.build(F.Scenario("mqtt", handshake="resumed", mtls=mtls))
         return dict(m.exchanges[1].out.msgs)["ClientHello"]
+
     grow = F.cert_der("ecdsa-p256") + F.TICKET_PEER_CERT_PREFIX
     assert ch(True) - ch(False) == grow
-    assert ch(True) + F.TCP_HDR == pytest.approx(994, rel=0.05)   # the probe's resumed MQTT ClientHello
+    assert ch(True) + F.TCP_HDR == pytest.approx(994, rel=0.05)  # the probe's resumed MQTT ClientHello

@@ -34,9 +34,11 @@ def _import_secperf():
 
 # ---- CLI -------------------------------------------------------------------------------------------
 
+
 def build_parser() -> argparse.ArgumentParser:
     _import_secperf()
     from secperf.cli import build_parser as build
+
     return build()
 
 
@@ -56,8 +58,12 @@ def _help_of(action: argparse.Action, parser: argparse.ArgumentParser) -> str:
         return ""
     if "%(" in text:
         try:
-            text = text % {**vars(action), "prog": parser.prog,
-                           "default": action.default, "choices": ", ".join(map(str, action.choices or ()))}
+            text = text % {
+                **vars(action),
+                "prog": parser.prog,
+                "default": action.default,
+                "choices": ", ".join(map(str, action.choices or ())),
+            }
         except (KeyError, TypeError, ValueError):
             pass
     return text
@@ -87,11 +93,16 @@ def _anchor(command: str) -> str:
 
 def cli_page() -> str:
     parser = build_parser()
-    lines = [GENERATED, "# CLI reference", "",
-             "Every subcommand and every option of `secperf`, read from its argument parser "
-             "(`secperf.cli.build_parser`) when the documentation is built, so this page always matches "
-             "the code. `secperf COMMAND --help` prints the same text. Exit codes: 0 done, 1 measurement "
-             "failures beyond the allowed share, 2 bad input.", ""]
+    lines = [
+        GENERATED,
+        "# CLI reference",
+        "",
+        "Every subcommand and every option of `secperf`, read from its argument parser "
+        "(`secperf.cli.build_parser`) when the documentation is built, so this page always matches "
+        "the code. `secperf COMMAND --help` prints the same text. Exit codes: 0 done, 1 measurement "
+        "failures beyond the allowed share, 2 bad input.",
+        "",
+    ]
     commands = list(subparsers(parser))
     lines += ["| command | what it does |", "|---|---|"]
     for command, _, summary in commands[1:]:
@@ -110,8 +121,12 @@ def cli_page() -> str:
             if action.help == argparse.SUPPRESS:
                 continue
             default = ""
-            if (action.option_strings and action.default not in (None, False, argparse.SUPPRESS)
-                    and action.nargs != 0 and not isinstance(action.default, list)):
+            if (
+                action.option_strings
+                and action.default not in (None, False, argparse.SUPPRESS)
+                and action.nargs != 0
+                and not isinstance(action.default, list)
+            ):
                 default = f"`{action.default}`"
             choices = ", ".join(f"`{c}`" for c in action.choices) if action.choices else ""
             rows.append(f"| `{_cell(_invocation(action))}` | {_cell(_help_of(action, sub))} | {choices} | {default} |")
@@ -124,27 +139,59 @@ def cli_page() -> str:
 
 # ---- schemas ---------------------------------------------------------------------------------------
 
+
 def schemas_page() -> str:
     _import_secperf()
     from secperf.core.result_schema import json_schema as result_schema
     from secperf.inputs.schema import scenario_json_schema
     from secperf.inputs.system import json_schema as system_schema
-    parts = [("Result (`result.json`)", "result", result_schema(),
-              "What every measuring command writes (`results/<run>/result.json`) and prints with `--json`."),
-             ("Scenario file", "scenario", scenario_json_schema(),
-              "A scenario for `secperf run --scenario FILE.toml`; unknown keys are errors naming their key path."),
-             ("System file", "system", system_schema(),
-              "A described system for `secperf whatif --system FILE.toml` and `secperf plan --system FILE.toml`.")]
-    lines = [GENERATED, "# JSON Schemas", "",
-             "Generated from the pydantic models (`secperf/core/result_schema.py`, `secperf/inputs/schema.py`, "
-             "`secperf/inputs/system.py`). `secperf schema result|scenario|system` prints each one.", ""]
+
+    parts = [
+        (
+            "Result (`result.json`)",
+            "result",
+            result_schema(),
+            "What every measuring command writes (`results/<run>/result.json`) and prints with `--json`.",
+        ),
+        (
+            "Scenario file",
+            "scenario",
+            scenario_json_schema(),
+            "A scenario for `secperf run --scenario FILE.toml`; unknown keys are errors naming their key path.",
+        ),
+        (
+            "System file",
+            "system",
+            system_schema(),
+            "A described system for `secperf whatif --system FILE.toml` and `secperf plan --system FILE.toml`.",
+        ),
+    ]
+    lines = [
+        GENERATED,
+        "# JSON Schemas",
+        "",
+        "Generated from the pydantic models (`secperf/core/result_schema.py`, `secperf/inputs/schema.py`, "
+        "`secperf/inputs/system.py`). `secperf schema result|scenario|system` prints each one.",
+        "",
+    ]
     for title, what, schema, text in parts:
-        lines += [f"## {title}", "", text, "", f"`secperf schema {what}`:", "",
-                  "```json", json.dumps(schema, indent=1, sort_keys=True), "```", ""]
+        lines += [
+            f"## {title}",
+            "",
+            text,
+            "",
+            f"`secperf schema {what}`:",
+            "",
+            "```json",
+            json.dumps(schema, indent=1, sort_keys=True),
+            "```",
+            "",
+        ]
     return "\n".join(lines) + "\n"
 
 
 # ---- data tables -----------------------------------------------------------------------------------
+
 
 def _load(name: str) -> dict:
     with open(DATA / name, "rb") as f:
@@ -168,27 +215,47 @@ def _first_source(entry: dict) -> str:
 
 
 def data_page() -> str:
-    lines = [GENERATED, "# Profiles and data tables", "",
-             "Every figure secperf models with lives in `src/secperf/data/*.toml` with its source; estimates "
-             "say so. These tables are read from those files when the documentation is built.", ""]
+    lines = [
+        GENERATED,
+        "# Profiles and data tables",
+        "",
+        "Every figure secperf models with lives in `src/secperf/data/*.toml` with its source; estimates "
+        "say so. These tables are read from those files when the documentation is built.",
+        "",
+    ]
 
     nets = _load("networks.toml")
-    lines += ["## Networks (`--network`, `secperf netem list`)", "",
-              "`delay` is one-way; `up` is device → server. File: `data/networks.toml`.", ""]
-    lines += _table(["name", "spec", "description"],
-                    [[f"`{n}`", f"`{p.get('spec', '')}`" if p.get("spec") else "(none)", p.get("description", "")]
-                     for n, p in nets.get("profiles", {}).items()])
+    lines += [
+        "## Networks (`--network`, `secperf netem list`)",
+        "",
+        "`delay` is one-way; `up` is device → server. File: `data/networks.toml`.",
+        "",
+    ]
+    lines += _table(
+        ["name", "spec", "description"],
+        [
+            [f"`{n}`", f"`{p.get('spec', '')}`" if p.get("spec") else "(none)", p.get("description", "")]
+            for n, p in nets.get("profiles", {}).items()
+        ],
+    )
     sweeps = nets.get("sweeps", {})
     if sweeps:
         lines += ["Sweeps:", ""]
-        lines += _table(["name", "description"], [[f"`{n}`", s.get("description", "") if isinstance(s, dict) else s]
-                                                  for n, s in sweeps.items()])
+        lines += _table(
+            ["name", "description"],
+            [[f"`{n}`", s.get("description", "") if isinstance(s, dict) else s] for n, s in sweeps.items()],
+        )
 
     ses = _load("secure_elements.toml")
-    lines += ["## Secure elements (`--key se:PROFILE`, `secperf signer --profile list`)", "",
-              "Per PKCS#11 call, the injected delay (ms). File: `data/secure_elements.toml`.", ""]
+    lines += [
+        "## Secure elements (`--key se:PROFILE`, `secperf signer --profile list`)",
+        "",
+        "Per PKCS#11 call, the injected delay (ms). File: `data/secure_elements.toml`.",
+        "",
+    ]
     rows = []
     for name, p in ses.get("profiles", {}).items():
+
         def call(fn: str) -> str:
             c = p.get(fn)
             if not isinstance(c, dict):
@@ -200,75 +267,157 @@ def data_page() -> str:
             if "median" in c:
                 return f"median {c['median']:g}"
             return c.get("dist", "")
-        rows.append([f"`{name}`", p.get("description", ""), p.get("algorithm", ""), p.get("wait", ""),
-                     call("C_Sign"), call("C_OpenSession"), call("C_Login"), p.get("source", "")])
-    lines += _table(["profile", "description", "algorithm", "wait", "C_Sign", "C_OpenSession", "C_Login", "source"], rows)
+
+        rows.append(
+            [
+                f"`{name}`",
+                p.get("description", ""),
+                p.get("algorithm", ""),
+                p.get("wait", ""),
+                call("C_Sign"),
+                call("C_OpenSession"),
+                call("C_Login"),
+                p.get("source", ""),
+            ]
+        )
+    lines += _table(
+        ["profile", "description", "algorithm", "wait", "C_Sign", "C_OpenSession", "C_Login", "source"], rows
+    )
 
     dev = _load("devices.toml")
-    lines += ["## Emulated cores (`--device CORE`, `secperf device list`)", "",
-              "File: `data/devices.toml` (`[cores]`, timing models in `[timing_models]`).", ""]
-    lines += _table(["core", "description", "profile", "clock MHz", "flash wait states", "timing model"],
-                    [[f"`{n}`", c.get("description", ""), c.get("profile", ""), c.get("clock_mhz", ""),
-                      c.get("flash_wait_states", c.get("memory", {}).get("flash_ws", "")), c.get("timing_model", "")]
-                     for n, c in dev.get("cores", {}).items()])
+    lines += [
+        "## Emulated cores (`--device CORE`, `secperf device list`)",
+        "",
+        "File: `data/devices.toml` (`[cores]`, timing models in `[timing_models]`).",
+        "",
+    ]
+    lines += _table(
+        ["core", "description", "profile", "clock MHz", "flash wait states", "timing model"],
+        [
+            [
+                f"`{n}`",
+                c.get("description", ""),
+                c.get("profile", ""),
+                c.get("clock_mhz", ""),
+                c.get("flash_wait_states", c.get("memory", {}).get("flash_ws", "")),
+                c.get("timing_model", ""),
+            ]
+            for n, c in dev.get("cores", {}).items()
+        ],
+    )
     lines += ["### MAC device profiles (`secperf can --list-devices`)", ""]
     rows = []
     for n, d in dev.get("devices", {}).items():
         macs = d.get("macs", {})
-        figures = "; ".join(f"{m}: " + ", ".join(f"{k.replace('_', ' ')} {v:g}" for k, v in f.items()
-                                                  if isinstance(v, (int, float)))
-                            for m, f in macs.items() if isinstance(f, dict))
+        figures = "; ".join(
+            f"{m}: " + ", ".join(f"{k.replace('_', ' ')} {v:g}" for k, v in f.items() if isinstance(v, (int, float)))
+            for m, f in macs.items()
+            if isinstance(f, dict)
+        )
         rows.append([f"`{n}`", d.get("description", ""), figures])
     lines += _table(["device", "description", "published figures"], rows)
     lines += ["### Sources", ""]
-    lines += _table(["key", "source"], [[f"`{k}`", v] for section in ("sources", "core_sources", "timing_sources")
-                                        for k, v in dev.get(section, {}).items() if isinstance(v, str)])
+    lines += _table(
+        ["key", "source"],
+        [
+            [f"`{k}`", v]
+            for section in ("sources", "core_sources", "timing_sources")
+            for k, v in dev.get(section, {}).items()
+            if isinstance(v, str)
+        ],
+    )
 
     builds = _load("device_builds.toml")
     lines += ["## Library builds (`--config`)", "", "File: `data/device_builds.toml`.", ""]
-    lines += _table(["configuration", "stacks", "description", "source"],
-                    [[f"`{n}`", ", ".join(c.get("stacks", [])), c.get("description", ""), c.get("source", "")]
-                     for n, c in builds.get("configs", {}).items()])
-    lines += _table(["stack", "default configuration"], [[f"`{k}`", f"`{v}`"] for k, v in builds.get("defaults", {}).items()])
+    lines += _table(
+        ["configuration", "stacks", "description", "source"],
+        [
+            [f"`{n}`", ", ".join(c.get("stacks", [])), c.get("description", ""), c.get("source", "")]
+            for n, c in builds.get("configs", {}).items()
+        ],
+    )
+    lines += _table(
+        ["stack", "default configuration"], [[f"`{k}`", f"`{v}`"] for k, v in builds.get("defaults", {}).items()]
+    )
 
-    lines += ["## Communication patterns (`secperf plan --pattern NAME`)", "",
-              "Study S2's six patterns, one file each in `data/patterns/`.", ""]
+    lines += [
+        "## Communication patterns (`secperf plan --pattern NAME`)",
+        "",
+        "Study S2's six patterns, one file each in `data/patterns/`.",
+        "",
+    ]
     rows = []
     for f in sorted((DATA / "patterns").glob("*.toml")):
         p = _load(f"patterns/{f.name}")
         req = p.get("requirements", {})
         stack = p.get("stack", {})
-        rows.append([f"`{p.get('name', f.stem)}`", p.get("description", ""),
-                     ", ".join(f"{k} {v}" for k, v in req.items() if k in ("latency", "determinism", "energy_per_day")),
-                     f"{stack.get('protocol', '')} / {stack.get('network', '')}", p.get("source", "")])
+        rows.append(
+            [
+                f"`{p.get('name', f.stem)}`",
+                p.get("description", ""),
+                ", ".join(f"{k} {v}" for k, v in req.items() if k in ("latency", "determinism", "energy_per_day")),
+                f"{stack.get('protocol', '')} / {stack.get('network', '')}",
+                p.get("source", ""),
+            ]
+        )
     lines += _table(["pattern", "description", "requirements", "protocol / network", "source"], rows)
 
     energy = _load("energy.toml")
-    lines += ["## Energy (`secperf plan`, `whatif --baseline`)", "", "File: `data/energy.toml`.", "",
-              "### Radios", ""]
-    lines += _table(["link", "description", "tx mW", "rx mW", "tail s", "tail mW", "idle mW", "PSM mW"],
-                    [[f"`{n}`", r.get("description", ""), r.get("tx_mw", ""), r.get("rx_mw", ""), r.get("tail_s", ""),
-                      r.get("tail_mw", ""), r.get("idle_mw", ""), r.get("psm_mw", "")]
-                     for n, r in energy.get("links", {}).items()])
+    lines += ["## Energy (`secperf plan`, `whatif --baseline`)", "", "File: `data/energy.toml`.", "", "### Radios", ""]
+    lines += _table(
+        ["link", "description", "tx mW", "rx mW", "tail s", "tail mW", "idle mW", "PSM mW"],
+        [
+            [
+                f"`{n}`",
+                r.get("description", ""),
+                r.get("tx_mw", ""),
+                r.get("rx_mw", ""),
+                r.get("tail_s", ""),
+                r.get("tail_mw", ""),
+                r.get("idle_mw", ""),
+                r.get("psm_mw", ""),
+            ]
+            for n, r in energy.get("links", {}).items()
+        ],
+    )
     lines += ["### CPU", ""]
-    lines += _table(["core class", "mW per MHz", "source"],
-                    [[f"`{n}`", c.get("mw_per_mhz", ""), c.get("source", "")] for n, c in energy.get("cpu_per_mhz", {}).items()])
-    lines += _table(["device", "active mW", "source"],
-                    [[f"`{n}`", c.get("active_mw", ""), c.get("source", "")] for n, c in energy.get("cpu", {}).items()])
+    lines += _table(
+        ["core class", "mW per MHz", "source"],
+        [[f"`{n}`", c.get("mw_per_mhz", ""), c.get("source", "")] for n, c in energy.get("cpu_per_mhz", {}).items()],
+    )
+    lines += _table(
+        ["device", "active mW", "source"],
+        [[f"`{n}`", c.get("active_mw", ""), c.get("source", "")] for n, c in energy.get("cpu", {}).items()],
+    )
     if energy.get("se"):
         lines += ["### Secure elements", ""]
-        lines += _table(["profile", "figures", "source"],
-                        [[f"`{n}`", ", ".join(f"{k} {v}" for k, v in c.items() if isinstance(v, (int, float))),
-                          _first_source(c)] for n, c in energy["se"].items() if isinstance(c, dict)])
+        lines += _table(
+            ["profile", "figures", "source"],
+            [
+                [f"`{n}`", ", ".join(f"{k} {v}" for k, v in c.items() if isinstance(v, (int, float))), _first_source(c)]
+                for n, c in energy["se"].items()
+                if isinstance(c, dict)
+            ],
+        )
 
     costs = _load("whatif_costs.toml")
-    lines += ["## What-if cost tables (`secperf whatif --list`)", "", "File: `data/whatif_costs.toml`, µs per operation.", ""]
+    lines += [
+        "## What-if cost tables (`secperf whatif --list`)",
+        "",
+        "File: `data/whatif_costs.toml`, µs per operation.",
+        "",
+    ]
     for n, t in costs.get("tables", {}).items():
         lines += [f"### `{n}`", "", f"{t.get('description', '')}. Source: {t.get('source', '')}", ""]
         lines += _table(["operation", "µs"], [[f"`{k}`", v] for k, v in t.get("ops", {}).items()])
 
     algs = _load("algorithms.toml")
-    lines += ["## Algorithms and SP 800-57 strengths (`secperf crypto --list`)", "", "File: `data/algorithms.toml`.", ""]
+    lines += [
+        "## Algorithms and SP 800-57 strengths (`secperf crypto --list`)",
+        "",
+        "File: `data/algorithms.toml`.",
+        "",
+    ]
     rows = []
     for family, spec in algs.items():
         if family == "sources" or not isinstance(spec, dict):
@@ -278,8 +427,14 @@ def data_page() -> str:
             names = ", ".join(names)
         elif isinstance(names, list):
             names = ", ".join(map(str, names))
-        rows.append([f"`{family}`", names, ", ".join(spec.get("ops", [])) if isinstance(spec.get("ops"), list) else "",
-                     spec.get("source", "")])
+        rows.append(
+            [
+                f"`{family}`",
+                names,
+                ", ".join(spec.get("ops", [])) if isinstance(spec.get("ops"), list) else "",
+                spec.get("source", ""),
+            ]
+        )
     lines += _table(["family", "members", "operations", "source"], rows)
     lines += _table(["key", "source"], [[f"`{k}`", v] for k, v in algs.get("sources", {}).items()])
     return "\n".join(lines) + "\n"
@@ -302,7 +457,7 @@ def write_pages(out: Path = OUT) -> list[Path]:
     return written
 
 
-def on_pre_build(config, **kwargs) -> None:     # the MkDocs hook
+def on_pre_build(config, **kwargs) -> None:  # the MkDocs hook
     write_pages()
 
 

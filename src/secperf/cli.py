@@ -23,8 +23,12 @@ from .core.errors import EXIT_BAD_INPUT, SecperfError
 def build_parser() -> argparse.ArgumentParser:
     """The parser of every command in the registry (subcommands.MODULES), in its order."""
     from . import subcommands
-    ap = argparse.ArgumentParser(prog="secperf", description=__doc__.splitlines()[0],
-                                 epilog="Exit codes: 0 done, 1 measurement failures, 2 bad input.")
+
+    ap = argparse.ArgumentParser(
+        prog="secperf",
+        description=__doc__.splitlines()[0],
+        epilog="Exit codes: 0 done, 1 measurement failures, 2 bad input.",
+    )
     ap.add_argument("--version", action="version", version=f"secperf {__version__}")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     for mod in subcommands.load():
@@ -34,13 +38,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     from .subcommands import output
+
     with output.guarded_streams():
         output.KEPT.clear()
         output.SAID.clear()
         state: dict[str, str] = {}
         try:
             code = _main(argv, state)
-        except SystemExit as exc:   # argparse: --help, --version or a usage error (its lines already written)
+        except SystemExit as exc:  # argparse: --help, --version or a usage error (its lines already written)
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_BAD_INPUT)
         sys.stdout.flush()
         sys.stderr.flush()
@@ -63,6 +68,7 @@ def missing_program(exc: FileNotFoundError) -> str | None:
     """The program a subprocess could not start because PATH has no such name (`openssl` with a PATH
     that lacks /usr/bin), or None for any other missing file (that one is secperf's bug: a traceback)."""
     import shutil
+
     name = exc.filename
     if not isinstance(name, str) or not name or "/" in name or shutil.which(name) is not None:
         return None
@@ -87,6 +93,7 @@ def _main(argv: list[str] | None, state: dict[str, str]) -> int:
             stream.reconfigure(errors="backslashreplace")
     from . import subcommands
     from .subcommands import netem, output, shared
+
     argv, tail = netem.split_argv(list(sys.argv[1:] if argv is None else argv))
     ap = build_parser()
     args = ap.parse_args(argv)
@@ -98,11 +105,13 @@ def _main(argv: list[str] | None, state: dict[str, str]) -> int:
     state["command"] = args.command
     from .app.reporter import using
     from .app.signals import on_sigterm_raise
+
     mod = next(m for m in subcommands.load() if m.NAME == args.command)
     try:
         with on_sigterm_raise(), using(output.TerminalReporter()):  # SIGTERM ends the command like Ctrl-C: 143
             shared.check_outputs(args)  # no output overwrites an input, a Result or another output
             from .app.option_scope import check_args
+
             check_args(args, command_parser(ap, args))  # every option acts on a chosen kind or is refused
             return output.show(mod.run(args), args, getattr(mod, "JUDGES_FAILURES", True))
     except SecperfError as exc:  # anticipated: one line naming what was wrong and what to do
@@ -111,9 +120,11 @@ def _main(argv: list[str] | None, state: dict[str, str]) -> int:
     except OSError as exc:
         missing = missing_program(exc) if isinstance(exc, FileNotFoundError) else None
         if missing is not None:
-            output.say(f"secperf {args.command}: error: the program {missing!r} is not on PATH "
-                       f"({os.environ.get('PATH', '')!r}): run scripts/bootstrap to install what secperf needs, "
-                       "or put its directory on PATH")
+            output.say(
+                f"secperf {args.command}: error: the program {missing!r} is not on PATH "
+                f"({os.environ.get('PATH', '')!r}): run scripts/bootstrap to install what secperf needs, "
+                "or put its directory on PATH"
+            )
             return EXIT_BAD_INPUT
         given = users_path(exc, argv)
         if given is None:
@@ -122,6 +133,7 @@ def _main(argv: list[str] | None, state: dict[str, str]) -> int:
         return EXIT_BAD_INPUT
     except KeyboardInterrupt as exc:
         from .app.signals import Interrupted, interruption_note
+
         if isinstance(exc, Interrupted) and exc.result is not None:  # a measurement interrupted: its partial Result
             return output.show_interrupted(exc, args)
         code, note = interruption_note(exc)

@@ -20,8 +20,8 @@ CAN_DEFAULT_MACS = "chaskey,chaskey-12,aes-128-cmac,hmac-sha256"
 
 @dataclass
 class CanOptions:
-    device: list[str] | None = None     # device profiles (None: the command's default list)
-    mac: list[str] | None = None        # MACs (None: the command's default list)
+    device: list[str] | None = None  # device profiles (None: the command's default list)
+    mac: list[str] | None = None  # MACs (None: the command's default list)
     bitrate_kbps: float = 1000.0
     usable_share: float = 0.5
     frame_bits: int | None = None
@@ -44,41 +44,70 @@ class CanOptions:
 def can_analysis(o: CanOptions, devices: str, macs: str) -> dict[str, Any]:
     """The CAN load analysis of `o`; `devices` and `macs` (comma lists) where o names none."""
     from ..model import can as CAN
+
     for opt in ("device", "mac"):
         if getattr(o, opt) is not None and not getattr(o, opt):
             raise InputError(f"--{opt}: empty; name at least one value or drop --{opt} for the default")
     devs, mac_list = list(o.device or devices.split(",")), list(o.mac or macs.split(","))
     if o.k is not None and o.k not in CAN.K_RANGE:
-        raise InputError(f"--k {o.k}: outside 1..8; send a tag at least once every 8 frames and at most once "
-                         f"per frame (k = 1), or drop --k to see all of 1..8")
-    base = CAN.CanParams(bitrate_bps=o.bitrate_kbps * 1e3, usable_share=o.usable_share,
-                         period_s=o.period_ms / 1e3, clock_hz=o.clock_mhz * 1e6,
-                         frames_per_period=o.frames, frame_limit_bps=o.frame_limit_kbps * 1e3,
-                         tag_bytes=o.tag_bytes, cpu_budget=o.cpu_budget, cycles_per_block=o.cycles_per_block)
+        raise InputError(
+            f"--k {o.k}: outside 1..8; send a tag at least once every 8 frames and at most once "
+            f"per frame (k = 1), or drop --k to see all of 1..8"
+        )
+    base = CAN.CanParams(
+        bitrate_bps=o.bitrate_kbps * 1e3,
+        usable_share=o.usable_share,
+        period_s=o.period_ms / 1e3,
+        clock_hz=o.clock_mhz * 1e6,
+        frames_per_period=o.frames,
+        frame_limit_bps=o.frame_limit_kbps * 1e3,
+        tag_bytes=o.tag_bytes,
+        cpu_budget=o.cpu_budget,
+        cycles_per_block=o.cycles_per_block,
+    )
     classic = replace(base, frame_bits=o.frame_bits or 108, data_bytes=o.data_bytes or 8)
-    fd = replace(CAN.fd_defaults(), **{k: getattr(base, k) for k in (
-        "bitrate_bps", "usable_share", "period_s", "clock_hz", "frames_per_period", "frame_limit_bps",
-        "tag_bytes", "cpu_budget", "cycles_per_block")})
+    fd = replace(
+        CAN.fd_defaults(),
+        **{
+            k: getattr(base, k)
+            for k in (
+                "bitrate_bps",
+                "usable_share",
+                "period_s",
+                "clock_hz",
+                "frames_per_period",
+                "frame_limit_bps",
+                "tag_bytes",
+                "cpu_budget",
+                "cycles_per_block",
+            )
+        },
+    )
     if o.data_bytes:
         fd = replace(fd, data_bytes=o.data_bytes)
     if o.frame_bits:
         fd = replace(fd, frame_bits=o.frame_bits)
     ks = [o.k] if o.k else list(CAN.K_RANGE)
     _check_macs(mac_list, o.cycles_per_block is not None)
-    for p in ([fd] if o.fd else [classic, fd] if o.data_bytes is None and o.frame_bits is None else [classic]):
+    for p in [fd] if o.fd else [classic, fd] if o.data_bytes is None and o.frame_bits is None else [classic]:
         _check_frame(p, o)
 
     def run(p: CAN.CanParams) -> dict[str, Any]:
         try:
             if o.cycles_per_block is not None:
                 p = replace(p, device="given")
-                return {"params": p.as_dict(), "sweeps": [CAN.sweep(replace(p, mac=m), ks) for m in mac_list],
-                        "skipped": []}
+                return {
+                    "params": p.as_dict(),
+                    "sweeps": [CAN.sweep(replace(p, mac=m), ks) for m in mac_list],
+                    "skipped": [],
+                }
             res = CAN.analysis(p, devs, mac_list)
             if not res["sweeps"]:
-                raise InputError("--device/--mac: no device has a figure for these MACs: "
-                                 + "; ".join(x["reason"] for x in res["skipped"][:4])
-                                 + " (`secperf can --list-devices` lists each device's MACs)")
+                raise InputError(
+                    "--device/--mac: no device has a figure for these MACs: "
+                    + "; ".join(x["reason"] for x in res["skipped"][:4])
+                    + " (`secperf can --list-devices` lists each device's MACs)"
+                )
             if ks != list(CAN.K_RANGE):
                 for sw in res["sweeps"]:
                     sw["rows"] = [r for r in sw["rows"] if r["k"] in ks]
@@ -102,11 +131,14 @@ CAN_FRAME_OVERHEAD_BITS = 44
 def _check_macs(macs: list[str], given_cycles: bool) -> None:
     """A MAC no device profile knows (md5, a typo) is an input error, not an empty table."""
     from ..inputs.devices import devices
+
     known = sorted({m for d in devices().values() for m in d.get("macs", {})})
     for m in macs:
         if m not in known and not given_cycles:
-            raise InputError(f"--mac {m!r}: no device profile has figures for it; known MACs: {', '.join(known)} "
-                             f"(or give --cycles-per-block for your own)")
+            raise InputError(
+                f"--mac {m!r}: no device profile has figures for it; known MACs: {', '.join(known)} "
+                f"(or give --cycles-per-block for your own)"
+            )
 
 
 def _check_frame(p: CanParams, o: CanOptions) -> None:
@@ -114,13 +146,17 @@ def _check_frame(p: CanParams, o: CanOptions) -> None:
     must fit on the bus at all; else the loads computed would be meaningless (e.g. 10^9 %)."""
     need = 8 * p.data_bytes + CAN_FRAME_OVERHEAD_BITS
     if o.frame_bits is not None and p.frame_bits < need:
-        raise InputError(f"--frame-bits {p.frame_bits}: a frame carrying {p.data_bytes} data bytes needs at least "
-                         f"{need} bits (8 per byte + {CAN_FRAME_OVERHEAD_BITS} of frame overhead)")
+        raise InputError(
+            f"--frame-bits {p.frame_bits}: a frame carrying {p.data_bytes} data bytes needs at least "
+            f"{need} bits (8 per byte + {CAN_FRAME_OVERHEAD_BITS} of frame overhead)"
+        )
     if o.tag_bytes > p.data_bytes and o.fd:
         raise InputError(f"--tag-bytes {o.tag_bytes}: larger than the {p.data_bytes} data bytes of a CAN FD frame")
     if p.frames_per_period:
         busy_s = p.frames_per_period * p.frame_bits / p.bitrate_bps
         if busy_s > p.period_s:
-            raise InputError(f"--frames {p.frames_per_period}: {p.frames_per_period} frames of {p.frame_bits} bits take "
-                             f"{busy_s * 1e3:.4g} ms per {p.period_s * 1e3:g} ms period at {p.bitrate_bps / 1e3:g} "
-                             f"kbit/s: more than the bus carries; lower --frames or raise --bitrate-kbps")
+            raise InputError(
+                f"--frames {p.frames_per_period}: {p.frames_per_period} frames of {p.frame_bits} bits take "
+                f"{busy_s * 1e3:.4g} ms per {p.period_s * 1e3:g} ms period at {p.bitrate_bps / 1e3:g} "
+                f"kbit/s: more than the bus carries; lower --frames or raise --bitrate-kbps"
+            )

@@ -16,6 +16,7 @@ def clean(as_json: bool = False, results: list[str] | None = None) -> str:
     from ..core.errors import SecperfError
     from ..core.store import RunStore, known_roots
     from ..lab import netns, registry, vpn
+
     runs = registry.clean_dead()
     # namespaces of dead owners that no registry lists (older versions, a registry file lost)
     swept = netns.sweep_stale() + (vpn.sweep_stale() if not netns.rootless() else [])
@@ -35,15 +36,21 @@ def clean(as_json: bool = False, results: list[str] | None = None) -> str:
             unwritable += [{"path": str(p), "reason": why} for p, why in store.unwritable]
         except (OSError, SecperfError) as exc:
             unwritable.append({"path": str(root), "reason": str(exc) or type(exc).__name__})
-    summary = {"runs": runs, "namespaces_swept": swept, "results_abandoned": abandoned,
-               "results_unwritable": unwritable}
+    summary = {
+        "runs": runs,
+        "namespaces_swept": swept,
+        "results_abandoned": abandoned,
+        "results_unwritable": unwritable,
+    }
     if as_json:
         return json.dumps(summary, indent=1) + "\n"
     say = Lines()
     procs = sum(len(r["processes"]) for r in runs)
     nss = sum(len(r["namespaces"]) for r in runs) + len(swept)
-    say(f"dead runs cleaned: {len(runs)}; processes stopped: {procs}; namespaces removed: {nss}; "
-          f"abandoned results: {len(abandoned)}")
+    say(
+        f"dead runs cleaned: {len(runs)}; processes stopped: {procs}; namespaces removed: {nss}; "
+        f"abandoned results: {len(abandoned)}"
+    )
     if unwritable:
         say(f"could not mark {len(unwritable)} result(s) (the rest were cleaned):")
     for u in unwritable:
@@ -53,8 +60,10 @@ def clean(as_json: bool = False, results: list[str] | None = None) -> str:
     for r in runs:
         owner = r.get("owner") or {}
         ports = ", ".join(f"{p.get('what')} {p.get('proto')}/{p.get('port')}" for p in r.get("ports", []))
-        say(f"  run of pid {owner.get('pid')}: stopped {r['processes'] or 'nothing'}, namespaces "
-              f"{r['namespaces'] or 'none'}" + (f"; its ports were {ports}" if ports else ""))
+        say(
+            f"  run of pid {owner.get('pid')}: stopped {r['processes'] or 'nothing'}, namespaces "
+            f"{r['namespaces'] or 'none'}" + (f"; its ports were {ports}" if ports else "")
+        )
     for name in swept:
         say(f"  stale namespace removed: {name}")
     return say.text()

@@ -38,12 +38,14 @@ from ..core.errors import InputError, MeasurementError, SecperfError
 from .reporter import reporter
 
 INSTALL_HINT = "pip install 'secperf[cluster]' (Ray 2.40 or later)"
-ADDRESS_HELP = ("auto (the cluster this machine joined with `ray start`), local (a private Ray on this machine "
-                "for this run) or HOST:PORT of a cluster's head (ray://HOST:PORT for Ray Client)")
-S = TypeVar("S")   # what every item's call shares (put in the object store once)
+ADDRESS_HELP = (
+    "auto (the cluster this machine joined with `ray start`), local (a private Ray on this machine "
+    "for this run) or HOST:PORT of a cluster's head (ray://HOST:PORT for Ray Client)"
+)
+S = TypeVar("S")  # what every item's call shares (put in the object store once)
 T = TypeVar("T")
 R = TypeVar("R")
-CHUNKS_PER_CPU = 4          # tasks per worker CPU: enough to balance uneven cells, few enough to amortise a task
+CHUNKS_PER_CPU = 4  # tasks per worker CPU: enough to balance uneven cells, few enough to amortise a task
 
 
 class ClusterError(InputError):
@@ -69,7 +71,7 @@ def check_address(text: str | None) -> str | None:
     raise ClusterError(f"--cluster {text!r}: give {ADDRESS_HELP}")
 
 
-def ray_module() -> Any:   # the ray module: it ships no type information here
+def ray_module() -> Any:  # the ray module: it ships no type information here
     """Ray, imported now (never at secperf's import); a ClusterError naming the extra when missing."""
     try:
         import ray  # noqa: PLC0415 (lazy on purpose: the extra is optional)
@@ -107,8 +109,9 @@ def runtime_env() -> dict[str, Any]:
 @dataclass
 class Cluster:
     """What the run connected to: the address, the alive nodes and their CPUs."""
+
     address: str
-    nodes: list[dict[str, Any]] = field(default_factory=list)    # {"node_id", "name", "ip", "cpus"}
+    nodes: list[dict[str, Any]] = field(default_factory=list)  # {"node_id", "name", "ip", "cpus"}
 
     @property
     def cpus(self) -> int:
@@ -121,8 +124,9 @@ class Cluster:
 def _ray_version() -> str | None:
     try:
         from importlib.metadata import version
+
         return version("ray")
-    except Exception:   # noqa: BLE001 (metadata absent: the version is only a label)
+    except Exception:  # noqa: BLE001 (metadata absent: the version is only a label)
         return None
 
 
@@ -134,14 +138,20 @@ def _alive_nodes(ray: Any) -> list[dict[str, Any]]:
         cpus = int(n.get("Resources", {}).get("CPU", 0))
         if cpus <= 0:
             continue
-        out.append({"node_id": n["NodeID"], "ip": n.get("NodeManagerAddress"),
-                    "name": f"{n.get('NodeManagerAddress')} ({n['NodeID'][:8]})",
-                    "cpus": cpus})
+        out.append(
+            {
+                "node_id": n["NodeID"],
+                "ip": n.get("NodeManagerAddress"),
+                "name": f"{n.get('NodeManagerAddress')} ({n['NodeID'][:8]})",
+                "cpus": cpus,
+            }
+        )
     return out
 
 
 def _worker_version() -> str:
     from .. import __version__ as v
+
     return v
 
 
@@ -150,8 +160,12 @@ def connect(address: str, quiet: bool = True) -> Iterator[Cluster]:
     """Connect to the cluster for the length of a run (a `local` one is started and stopped here)."""
     ray = ray_module()
     logging.getLogger("ray").setLevel(logging.WARNING)
-    kw = {"runtime_env": runtime_env(), "log_to_driver": not quiet, "logging_level": logging.WARNING,
-          "configure_logging": True}
+    kw = {
+        "runtime_env": runtime_env(),
+        "log_to_driver": not quiet,
+        "logging_level": logging.WARNING,
+        "configure_logging": True,
+    }
     owned = not ray.is_initialized()
     if owned:
         try:
@@ -160,9 +174,11 @@ def connect(address: str, quiet: bool = True) -> Iterator[Cluster]:
             else:
                 ray.init(address=address, **kw)
         except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
-            raise ClusterError(f"--cluster {address}: no Ray cluster reachable there ({str(exc).splitlines()[0]}); "
-                               f"start one with `ray start --head` (see docs/how-to/cluster.md) or give "
-                               f"{ADDRESS_HELP}") from None
+            raise ClusterError(
+                f"--cluster {address}: no Ray cluster reachable there ({str(exc).splitlines()[0]}); "
+                f"start one with `ray start --head` (see docs/how-to/cluster.md) or give "
+                f"{ADDRESS_HELP}"
+            ) from None
     try:
         nodes = _alive_nodes(ray)
         if not nodes:
@@ -180,18 +196,25 @@ def connect(address: str, quiet: bool = True) -> Iterator[Cluster]:
 def _check_versions(ray: Any, cl: Cluster) -> None:
     """Every node runs the driver's secperf version (a worker with another one computes another thing)."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
     probe = ray.remote(num_cpus=0)(_worker_version)
-    refs = {n["name"]: probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["node_id"], soft=False))
-            .remote() for n in cl.nodes}
+    refs = {
+        n["name"]: probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["node_id"], soft=False)).remote()
+        for n in cl.nodes
+    }
     for name, ref in refs.items():
         try:
             v = ray.get(ref, timeout=120)
         except Exception as exc:  # noqa: BLE001 (any worker failure here: secperf not importable there)
-            raise ClusterError(f"--cluster {cl.address}: node {name} cannot run secperf ({_cause(exc)}); install "
-                               f"secperf {__version__} with its cluster extra there") from None
+            raise ClusterError(
+                f"--cluster {cl.address}: node {name} cannot run secperf ({_cause(exc)}); install "
+                f"secperf {__version__} with its cluster extra there"
+            ) from None
         if v != __version__:
-            raise ClusterError(f"--cluster {cl.address}: node {name} runs secperf {v}, this driver {__version__}; "
-                               f"install the same version on every node")
+            raise ClusterError(
+                f"--cluster {cl.address}: node {name} runs secperf {v}, this driver {__version__}; "
+                f"install the same version on every node"
+            )
 
 
 def _cause(exc: BaseException) -> str:
@@ -213,13 +236,19 @@ def chunks(items: list[T], parts: int) -> list[list[T]]:
     i = 0
     for k in range(parts):
         n = q + (1 if k < r else 0)
-        out.append(items[i:i + n])
+        out.append(items[i : i + n])
         i += n
     return out
 
 
-def map_items(fn: Callable[[S, T], R], shared: S, items: list[T], cl: Cluster, label: str = "items",
-              progress: Callable[[int, int], object] | None = None) -> list[R]:
+def map_items(
+    fn: Callable[[S, T], R],
+    shared: S,
+    items: list[T],
+    cl: Cluster,
+    label: str = "items",
+    progress: Callable[[int, int], object] | None = None,
+) -> list[R]:
     """fn(shared, item) for every item, as Ray tasks (one CPU each, several items per task), results
     in the items' order. `shared` is put in the object store once. A SecperfError raised on a worker
     is raised here as itself; tasks of a lost worker are retried by Ray."""

@@ -39,18 +39,26 @@ def place_all(cl: Cluster, lt: LoadTarget, timeout_s: float, max_generators: int
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     from ..measure.server import find_loadgen
+
     slots = [n for n in cl.nodes for _ in range(n["cpus"])]
     if max_generators is not None:
-        slots = slots[:max(1, max_generators)]
+        slots = slots[: max(1, max_generators)]
     Actor = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(LoadgenWorker)
-    actors = [Actor.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["node_id"], soft=False))
-              .remote(f"generator-{i}") for i, n in enumerate(slots)]
+    actors = [
+        Actor.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["node_id"], soft=False)).remote(
+            f"generator-{i}"
+        )
+        for i, n in enumerate(slots)
+    ]
     g = Generators(cl, actors)
     try:
         places = ray.get([a.where.remote() for a in actors], timeout=120)
         # UDP (DTLS) has no connect to judge by: every node is kept and a failed handshake is a failure
-        why = ray.get([a.reach.remote(lt.addr, lt.port, timeout_s) for a in actors], timeout=timeout_s + 60) \
-            if lt.protocol == "tls" else [None] * len(actors)
+        why = (
+            ray.get([a.reach.remote(lt.addr, lt.port, timeout_s) for a in actors], timeout=timeout_s + 60)
+            if lt.protocol == "tls"
+            else [None] * len(actors)
+        )
     except Exception as exc:  # noqa: BLE001 (Ray wraps whatever failed on a node)
         g.stop()
         raise ClusterRunError(f"cluster: the generators could not be placed: {exc}") from None
@@ -93,17 +101,23 @@ def per_node(workers: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(out.values())
 
 
-def measure_levels(lt: LoadTarget, tls: str, resume_ratio: float, p: LoadParams, g: Generators,
-                   negotiated: dict[str, Any]) -> list[Series]:
+def measure_levels(
+    lt: LoadTarget, tls: str, resume_ratio: float, p: LoadParams, g: Generators, negotiated: dict[str, Any]
+) -> list[Series]:
     from ..core import result as R
     from ..measure import server as S
     from ..measure import server_target as T
+
     out: list[Series] = []
     levels = [(None, r) for r in p.rates] if p.rates else [(c, None) for c in p.concurrency]
     for conc, rate in levels:
         s = T.new_series(lt, tls, resume_ratio, conc, p, rate)
-        s.labels.update(cluster=g.cluster.address, generators=len(g.actors),
-                        generator_nodes=sorted({x["ip"] for x in g.places}), nodes_left_out=g.left_out)
+        s.labels.update(
+            cluster=g.cluster.address,
+            generators=len(g.actors),
+            generator_nodes=sorted({x["ip"] for x in g.places}),
+            nodes_left_out=g.left_out,
+        )
         try:
             argv = T.loadgen_argv(lt, tls, resume_ratio, conc or 1, p, rate)
             run = run_level(g, argv, None, p.warmup_s, p.duration_s, p.warmup_s + p.duration_s + 30)
@@ -126,63 +140,106 @@ def run_server(o: ServerOptions, output: Output) -> Result:
     from ..measure import server_target as T
     from .cluster import connect
     from .runner import Phase, measure_and_write
+
     check_options(o)
     S.find_loadgen()
     negotiated = T.probe(o.target, o.tls)
-    p = S.LoadParams(concurrency=o.concurrency, rates=o.rates, duration_s=o.duration_s, warmup_s=o.warmup_s,
-                     seed=o.seed, core=-1, loadgen_procs=1)
+    p = S.LoadParams(
+        concurrency=o.concurrency,
+        rates=o.rates,
+        duration_s=o.duration_s,
+        warmup_s=o.warmup_s,
+        seed=o.seed,
+        core=-1,
+        loadgen_procs=1,
+    )
     params = {**params_of(o), "cluster": o.cluster}
-    assert o.cluster is not None   # server_target.run_server comes here with --cluster
+    assert o.cluster is not None  # server_target.run_server comes here with --cluster
     with connect(o.cluster, quiet=output.json) as cl:
         g = place_all(cl, o.target, T.PROBE_TIMEOUT_S)
         try:
+
             def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
-                doc.analysis.target = {**o.target.labels(), "negotiated": negotiated,
-                                          "server_cpu": T.SERVER_CPU_NOT_MEASURED}
+                doc.analysis.target = {
+                    **o.target.labels(),
+                    "negotiated": negotiated,
+                    "server_cpu": T.SERVER_CPU_NOT_MEASURED,
+                }
                 doc.analysis.cluster = {**cl.as_dict(), "generators": g.places, "nodes_left_out": g.left_out}
                 if g.left_out:
                     from .reporter import reporter
+
                     reporter().note(f"note: --cluster: left out: {'; '.join(g.left_out)}")
                 for i, r in enumerate(items):
                     progress("start", r, i, len(items), None)
                     doc.series += measure_levels(o.target, o.tls, r, p, g, negotiated)
                     run.save(doc)
                     progress("done", r, i, len(items), None)
-            return measure_and_write("server", params, [Phase(list(dict.fromkeys(o.resume_ratios)),
-                                                              lambda r: label_of(o, r), runner)], output)
+
+            return measure_and_write(
+                "server",
+                params,
+                [Phase(list(dict.fromkeys(o.resume_ratios)), lambda r: label_of(o, r), runner)],
+                output,
+            )
         finally:
             g.stop()
 
 
 # --- secperf fleet --replay N --target HOST:PORT --cluster C -------------------------------------------
-def replay_storm(lt: LoadTarget, g: Generators, clients: int, policy: str, base_s: float, cap_s: float, timeout_s: float,
-                 capacity_s: float, duration_s: float, seed: int, tls: str = "1.3") -> dict[str, Any]:
+def replay_storm(
+    lt: LoadTarget,
+    g: Generators,
+    clients: int,
+    policy: str,
+    base_s: float,
+    cap_s: float,
+    timeout_s: float,
+    capacity_s: float,
+    duration_s: float,
+    seed: int,
+    tls: str = "1.3",
+) -> dict[str, Any]:
     """measure.server_target.replay_storm on the cluster's generators: the target's capacity at 32
     clients before and after, the storm's clients spread over every generator, one start instant."""
     import time
 
     from ..measure import server as S
     from ..measure import server_target as T
+
     p = S.LoadParams(concurrency=[32], duration_s=capacity_s, warmup_s=0.3, seed=seed, core=-1, loadgen_procs=1)
     cap = T.loadgen_argv(lt, tls, 0.0, 32, p)
     before = S.summarize_level(run_level(g, cap, None, 0.3, capacity_s, capacity_s + 30))
     time.sleep(1.0)
-    argv = T.retarget(S.storm_argv(lt.port, clients, policy, base_s, cap_s, timeout_s, duration_s, tls=tls,
-                                   app=lt.app, seed=seed), lt)
+    argv = T.retarget(
+        S.storm_argv(lt.port, clients, policy, base_s, cap_s, timeout_s, duration_s, tls=tls, app=lt.app, seed=seed), lt
+    )
     run = run_level(g, argv, None, 0.0, 0.0, duration_s + 60)
     time.sleep(1.0)
     after = S.summarize_level(run_level(g, cap, None, 0.3, capacity_s, capacity_s + 30))
     if not any(m.get("type") == "end" for m in run["lines"]):
         raise S.ServerMeasureError(f"secperf-loadgen --storm gave no end line on any generator: {run['stderr'][-300:]}")
-    return {"server": f"target {lt.name}", "key": "the target's own", "clients": clients, "policy": policy,
-            "base_s": base_s, "cap_s": cap_s, "timeout_s": timeout_s,
-            "capacity_per_s": (before["handshakes_per_s"] + after["handshakes_per_s"]) / 2,
-            "capacity_before_after_per_s": [before["handshakes_per_s"], after["handshakes_per_s"]],
-            "capacity_cpu_us_per_handshake": None, "storm": merge_storm(run), "server_cpu_s": None,
-            "server_cpu": T.SERVER_CPU_NOT_MEASURED,
-            "intervals": [m for m in run["lines"] if m.get("type") == "interval"],
-            "cluster": {"workers": [{k: v for k, v in w.items() if k != "hist_us"} for w in run["cluster"]["workers"]],
-                        "lost": run["cluster"]["lost"], "nodes_left_out": g.left_out}}
+    return {
+        "server": f"target {lt.name}",
+        "key": "the target's own",
+        "clients": clients,
+        "policy": policy,
+        "base_s": base_s,
+        "cap_s": cap_s,
+        "timeout_s": timeout_s,
+        "capacity_per_s": (before["handshakes_per_s"] + after["handshakes_per_s"]) / 2,
+        "capacity_before_after_per_s": [before["handshakes_per_s"], after["handshakes_per_s"]],
+        "capacity_cpu_us_per_handshake": None,
+        "storm": merge_storm(run),
+        "server_cpu_s": None,
+        "server_cpu": T.SERVER_CPU_NOT_MEASURED,
+        "intervals": [m for m in run["lines"] if m.get("type") == "interval"],
+        "cluster": {
+            "workers": [{k: v for k, v in w.items() if k != "hist_us"} for w in run["cluster"]["workers"]],
+            "lost": run["cluster"]["lost"],
+            "nodes_left_out": g.left_out,
+        },
+    }
 
 
 def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Result:
@@ -193,32 +250,50 @@ def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resul
     from .cluster import connect
     from .runner import Phase, measure_and_write
     from .server_plan import replay_compare
+
     lt = o.target
     params = {**params, "cluster": o.cluster}
     replay = o.replay
-    assert o.cluster is not None and replay is not None   # server_target.run_replay comes here with both
+    assert o.cluster is not None and replay is not None  # server_target.run_replay comes here with both
     with connect(o.cluster, quiet=output.json) as cl:
         g = place_all(cl, lt, T.PROBE_TIMEOUT_S)
         try:
+
             def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
                 replays: list[dict[str, Any]] = []
                 doc.analysis.cluster = {**cl.as_dict(), "generators": g.places, "nodes_left_out": g.left_out}
                 for i, pol in enumerate(items):
                     progress("start", pol, i, len(items), None)
                     try:
-                        m = replay_storm(lt, g, replay, pol, o.base_s, o.cap_s, o.timeout_s, o.measure_s,
-                                         min(o.horizon_s, 600.0), o.seed)
+                        m = replay_storm(
+                            lt,
+                            g,
+                            replay,
+                            pol,
+                            o.base_s,
+                            o.cap_s,
+                            o.timeout_s,
+                            o.measure_s,
+                            min(o.horizon_s, 600.0),
+                            o.seed,
+                        )
                         r = replay_compare(o, pol, m)
                         r["cluster"] = m["cluster"]
                         replays.append(r)
                     except (S.ServerMeasureError, SetupError, ClusterRunError) as exc:
                         replays.append({"clients": replay, "policy": pol, "failed": str(exc)})
-                    doc.analysis.fleet = {"capacity_source": f"measured against --target {lt.name} just before "
-                                                                f"and after each replay (mean): 32 clients over the "
-                                                                f"cluster's generators", "runs": [], "replays": replays}
+                    doc.analysis.fleet = {
+                        "capacity_source": f"measured against --target {lt.name} just before "
+                        f"and after each replay (mean): 32 clients over the "
+                        f"cluster's generators",
+                        "runs": [],
+                        "replays": replays,
+                    }
                     run.save(doc)
                     progress("done", pol, i, len(items), None)
-            return measure_and_write("fleet", params, [Phase(o.policies, lambda p: f"storm replay: {p} against "
-                                                                                   f"{lt.name}", runner)], output)
+
+            return measure_and_write(
+                "fleet", params, [Phase(o.policies, lambda p: f"storm replay: {p} against {lt.name}", runner)], output
+            )
         finally:
             g.stop()

@@ -32,13 +32,23 @@ def _cold_keys(keys: list[str], sessions: list[str]) -> tuple[list[str], list[st
     return out, list(dict.fromkeys([*sessions, "cold"]))
 
 
-def connect_configs(protocols: list[str], keys: Iterable[str], handshakes: list[str], clients: list[str] | None,
-                    auths: list[str], tls: str = "1.3", nagle: bool = False, coap_security: list[str] | None = None,
-                    networks: Iterable[str] = ("loopback",), key_sessions: Iterable[str] = ("warm",),
-                    coap_servers: Sequence[str] = ("libcoap",)) -> list[ConnectConfig]:
+def connect_configs(
+    protocols: list[str],
+    keys: Iterable[str],
+    handshakes: list[str],
+    clients: list[str] | None,
+    auths: list[str],
+    tls: str = "1.3",
+    nagle: bool = False,
+    coap_security: list[str] | None = None,
+    networks: Iterable[str] = ("loopback",),
+    key_sessions: Iterable[str] = ("warm",),
+    coap_servers: Sequence[str] = ("libcoap",),
+) -> list[ConnectConfig]:
     """The `connect` matrix from command-line style lists; bad names raise InputError."""
     from ..inputs.se_profiles import load_profiles
     from ..measure import connect as C
+
     if "all" in protocols:  # all,https is all: every protocol once (all,https made a KeyError)
         protocols = list(dict.fromkeys([*C.PROTOCOLS, *(p for p in protocols if p != "all")]))
     keys, key_sessions = _cold_keys(list(keys), list(key_sessions))
@@ -49,41 +59,62 @@ def connect_configs(protocols: list[str], keys: Iterable[str], handshakes: list[
     _known("--key-session", key_sessions, C.KEY_SESSIONS)
     _known("--coap-server", coap_servers, C.COAP_SERVERS)
     if "coap" not in protocols and any(c != "libcoap" for c in coap_servers):
-        raise InputError(f"--coap-server {','.join(coap_servers)}: CoAP servers, but protocol "
-                         f"{','.join(protocols)} has no CoAP; add coap to the protocols or drop --coap-server")
+        raise InputError(
+            f"--coap-server {','.join(coap_servers)}: CoAP servers, but protocol "
+            f"{','.join(protocols)} has no CoAP; add coap to the protocols or drop --coap-server"
+        )
     all_clients = sorted({c for v in C.CLIENTS.values() for c in v})
     explicit = clients != ["all"]
     if clients == ["all"]:
         clients = all_clients
     _known("--client", clients or [], [*all_clients, "all"])
     known = load_profiles()
-    base = C.configs_for(protocols, keys, handshakes, clients or None, auths, tls=tls, nodelay=not nagle,
-                         coap_security=coap_security, key_sessions=list(key_sessions),
-                         coap_servers=list(coap_servers))
+    base = C.configs_for(
+        protocols,
+        keys,
+        handshakes,
+        clients or None,
+        auths,
+        tls=tls,
+        nodelay=not nagle,
+        coap_security=coap_security,
+        key_sessions=list(key_sessions),
+        coap_servers=list(coap_servers),
+    )
     # an option that cannot act on anything chosen is refused, naming both (it used to be dropped
     # silently: `--key software --key-session cold` measured warm rows)
     if "cold" in key_sessions and not any(c.key_session == "cold" for c in base):
-        raise InputError(f"--key-session cold: acts on the probe's full handshakes with a token or secure-element key; "
-                         f"protocol {','.join(protocols)} with --key {','.join(keys)} and --handshake "
-                         f"{','.join(handshakes)} has none: add --key token or "
-                         f"--key se:PROFILE, or drop --key-session cold")
+        raise InputError(
+            f"--key-session cold: acts on the probe's full handshakes with a token or secure-element key; "
+            f"protocol {','.join(protocols)} with --key {','.join(keys)} and --handshake "
+            f"{','.join(handshakes)} has none: add --key token or "
+            f"--key se:PROFILE, or drop --key-session cold"
+        )
     if nagle and not any(p in ("mqtt", "https", "vpn") for p in protocols):
-        raise InputError(f"--nagle: acts on TCP connections (mqtt, https, vpn); protocol {','.join(protocols)} runs over "
-                         f"UDP: drop --nagle")
-    if coap_security and "coap" not in protocols and any(x != "pki" for x in coap_security):   # pki: the default
-        raise InputError(f"--coap-security {','.join(coap_security)}: protocol {','.join(protocols)} has no CoAP; add coap "
-                         f"to the protocols or drop --coap-security")
+        raise InputError(
+            f"--nagle: acts on TCP connections (mqtt, https, vpn); protocol {','.join(protocols)} runs over "
+            f"UDP: drop --nagle"
+        )
+    if coap_security and "coap" not in protocols and any(x != "pki" for x in coap_security):  # pki: the default
+        raise InputError(
+            f"--coap-security {','.join(coap_security)}: protocol {','.join(protocols)} has no CoAP; add coap "
+            f"to the protocols or drop --coap-security"
+        )
     for client in (clients or []) if explicit else []:
         served = [p for p in protocols if client in C.CLIENTS.get(p, ())]
         if served and not any(c.client == client for c in base):
-            raise InputError(f"--client {client}: nothing to measure with --handshake {','.join(handshakes)}: "
-                             f"{client} runs full handshakes only (a new process per connection has no "
-                             "session to resume); add --handshake full")
+            raise InputError(
+                f"--client {client}: nothing to measure with --handshake {','.join(handshakes)}: "
+                f"{client} runs full handshakes only (a new process per connection has no "
+                "session to resume); add --handshake full"
+            )
     configs = [replace(c, network=n) for n in networks for c in base]
     if not configs:
-        raise InputError(f"nothing to measure: --handshake {','.join(handshakes)} with --client "
-                         f"{','.join(clients or ['probe'])} serves none of protocol {','.join(protocols)} "
-                         "(a resumed row needs a client that resumes; vpn has full handshakes only)")
+        raise InputError(
+            f"nothing to measure: --handshake {','.join(handshakes)} with --client "
+            f"{','.join(clients or ['probe'])} serves none of protocol {','.join(protocols)} "
+            "(a resumed row needs a client that resumes; vpn has full handshakes only)"
+        )
     kept: list[ConnectConfig] = []
     skipped: list[str] = []
     for cfg in configs:
@@ -104,8 +135,10 @@ def connect_configs(protocols: list[str], keys: Iterable[str], handshakes: list[
         reporter().note(f"secperf connect: note: {len(skipped)} combination(s) skipped, e.g. {skipped[0]}")
     unserved = [p for p in protocols if clients and not set(clients) & set(C.CLIENTS.get(p, ()))]
     if unserved:
-        raise InputError(f"--client {','.join(clients or [])}: serves none of {', '.join(unserved)}; clients per protocol: "
-                         + "; ".join(f"{p}: {', '.join(C.CLIENTS[p])}" for p in unserved if p in C.CLIENTS))
+        raise InputError(
+            f"--client {','.join(clients or [])}: serves none of {', '.join(unserved)}; clients per protocol: "
+            + "; ".join(f"{p}: {', '.join(C.CLIENTS[p])}" for p in unserved if p in C.CLIENTS)
+        )
     return kept
 
 

@@ -46,11 +46,19 @@ def _csv(values: Iterable[T] | None, default: Iterable[T]) -> list[T]:
     return list(values) if values else list(default)
 
 
-def configs(methods: list[int], suites: list[int], creds: list[str], flows: list[str], requests: int,
-            networks: list[str]) -> list[EdhocConfig]:
+def configs(
+    methods: list[int], suites: list[int], creds: list[str], flows: list[str], requests: int, networks: list[str]
+) -> list[EdhocConfig]:
     from ..measure import edhoc as E
-    rows = [E.EdhocConfig(method=m, suite=s, cred=c, flow=f, requests=requests, network=n)
-            for n in networks for m in methods for s in suites for c in creds for f in flows]
+
+    rows = [
+        E.EdhocConfig(method=m, suite=s, cred=c, flow=f, requests=requests, network=n)
+        for n in networks
+        for m in methods
+        for s in suites
+        for c in creds
+        for f in flows
+    ]
     for r in rows:
         E.validate(r)
     return rows
@@ -69,45 +77,75 @@ def measure(o: ConnectOptions, output: Output) -> Result:
     from . import links
     from .reporter import reporter
     from .runner import Phase, measure_and_write
+
     protocols = list(o.protocols)
     if protocols != ["edhoc"]:
-        raise InputError(f"protocol {','.join(protocols)}: edhoc runs on its own (`secperf connect edhoc`); measure "
-                         "the others in their own run and put them side by side with `secperf compare`")
+        raise InputError(
+            f"protocol {','.join(protocols)}: edhoc runs on its own (`secperf connect edhoc`); measure "
+            "the others in their own run and put them side by side with `secperf compare`"
+        )
     if o.keys is not None and list(o.keys) != ["software"]:
-        raise InputError(f"--key {','.join(o.keys)}: EDHOC runs with a software key only (lakers keeps "
-                         "its keys in memory, no PKCS#11); a secure element's cost is modelled: secperf whatif "
-                         "--protocol edhoc --key se:PROFILE. Use --key software")
+        raise InputError(
+            f"--key {','.join(o.keys)}: EDHOC runs with a software key only (lakers keeps "
+            "its keys in memory, no PKCS#11); a secure element's cost is modelled: secperf whatif "
+            "--protocol edhoc --key se:PROFILE. Use --key software"
+        )
     if o.keys is None and not output.json:
         reporter().note("secperf connect: note: edhoc: software key only (lakers has no PKCS#11)")
     hs = _csv(o.handshakes, ["full"])
     if hs != ["full"]:
-        raise InputError(f"--handshake {','.join(hs)}: EDHOC has full handshakes only (no resumption; the kept "
-                         "OSCORE context is the reuse: --oscore-requests K)")
-    for opt, val in (("--client", o.clients), ("--auth", o.auths), ("--coap-security", o.coap_security),
-                     ("--lost", o.lost), ("--cid", o.cid)):
+        raise InputError(
+            f"--handshake {','.join(hs)}: EDHOC has full handshakes only (no resumption; the kept "
+            "OSCORE context is the reuse: --oscore-requests K)"
+        )
+    for opt, val in (
+        ("--client", o.clients),
+        ("--auth", o.auths),
+        ("--coap-security", o.coap_security),
+        ("--lost", o.lost),
+        ("--cid", o.cid),
+    ):
         if val not in (None, []):
-            raise InputError(f"{opt}: does not act on edhoc (lakers + aiocoap are its only client and server): "
-                             f"drop {opt}")
+            raise InputError(
+                f"{opt}: does not act on edhoc (lakers + aiocoap are its only client and server): drop {opt}"
+            )
     if o.nagle:
         raise InputError("--nagle: acts on TCP connections; EDHOC runs over CoAP/UDP: drop --nagle")
     opts = o.measure
     nets = links.networks(o.networks)
     requests = o.oscore_requests if o.oscore_requests is not None else 1
-    rows = configs(_ints(_csv(o.edhoc_method, ["3"]), "--edhoc-method"),
-                   _ints(_csv(o.edhoc_suite, ["2"]), "--edhoc-suite"),
-                   _csv(o.edhoc_cred, ["kid"]), _csv(o.edhoc_flow, ["separate"]), requests,
-                   [n.name for n in nets])
+    rows = configs(
+        _ints(_csv(o.edhoc_method, ["3"]), "--edhoc-method"),
+        _ints(_csv(o.edhoc_suite, ["2"]), "--edhoc-suite"),
+        _csv(o.edhoc_cred, ["kid"]),
+        _csv(o.edhoc_flow, ["separate"]),
+        requests,
+        [n.name for n in nets],
+    )
     n, warmup, timeout_ms = opts.pick_n(20), opts.pick_warmup(2), opts.timeout_ms or 5000
-    params = {"protocols": ["edhoc"], "handshakes": ["full"], "keys": ["software"],
-              "edhoc": [r.label for r in rows], "oscore_requests": requests,
-              "networks": [x.as_dict() for x in nets], "n": n, "warmup": warmup, "timeout_ms": timeout_ms,
-              "seed": opts.seed}
+    params = {
+        "protocols": ["edhoc"],
+        "handshakes": ["full"],
+        "keys": ["software"],
+        "edhoc": [r.label for r in rows],
+        "oscore_requests": requests,
+        "networks": [x.as_dict() for x in nets],
+        "n": n,
+        "warmup": warmup,
+        "timeout_ms": timeout_ms,
+        "seed": opts.seed,
+    }
     from . import bounds
-    params.update(bounds.check("connect edhoc", bounds.rows_of(rows, nets, lambda c: "edhoc"), n + warmup + 1,
-                               opts.max_hours_given))
+
+    params.update(
+        bounds.check(
+            "connect edhoc", bounds.rows_of(rows, nets, lambda c: "edhoc"), n + warmup + 1, opts.max_hours_given
+        )
+    )
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         from ..measure import edhoc as E
+
         E.run(items, n, warmup, timeout_ms, opts.seed, doc, run, progress)
 
     return measure_and_write("connect", params, [Phase(rows, lambda c: c.label, runner)], output)

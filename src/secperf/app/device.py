@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ..core.store import Run
     from .runner import Progress
 
+
 class _Defaults(TypedDict):
     device: str
     stack: str
@@ -30,9 +31,18 @@ class _Defaults(TypedDict):
     warmup: int
 
 
-DEFAULTS: _Defaults = {"device": "cortex-a9-400", "stack": "wolfssl", "tls": "1.3", "group": "x25519,p-256",
-            "suite": "aes128gcm,chacha20", "mode": "full", "server_cert": "rsa-2048", "client_cert": "none", "n": 5,
-            "warmup": 2}
+DEFAULTS: _Defaults = {
+    "device": "cortex-a9-400",
+    "stack": "wolfssl",
+    "tls": "1.3",
+    "group": "x25519,p-256",
+    "suite": "aes128gcm,chacha20",
+    "mode": "full",
+    "server_cert": "rsa-2048",
+    "client_cert": "none",
+    "n": 5,
+    "warmup": 2,
+}
 BUILD_DEFAULTS = {"stack": "wolfssl,mbedtls,mbedtls3,wolfssl59", "target": "armhf,cortex-m4"}
 
 # a list of names, or the same as one comma list (the defaults above, a scenario file's text):
@@ -58,8 +68,8 @@ class HandshakeOptions:
     n: int = DEFAULTS["n"]
     warmup: int = DEFAULTS["warmup"]
     config: Names | None = None  # library build configurations (None: each stack's default)
-    timing: bool = True          # the timing model on (cycles, ms, band) or instruction counts only
-    max_hours: float | None = None   # --max-hours (None: app/bounds.py's default limit)
+    timing: bool = True  # the timing model on (cycles, ms, band) or instruction counts only
+    max_hours: float | None = None  # --max-hours (None: app/bounds.py's default limit)
 
 
 def _check_counts(n: int, warmup: int) -> None:
@@ -75,22 +85,33 @@ def handshake_phase(opts: HandshakeOptions, dev: Core | None = None) -> tuple[Ph
     (else here, once); the layers below take it, not its name."""
     from ..measure import device as D
     from ..measure.device_build import ensure_built
+
     _check_counts(opts.n, opts.warmup)
     dev = dev or resolve_core(opts.device)
     if "quic" in [t.strip().lower() for t in (opts.tls.split(",") if isinstance(opts.tls, str) else opts.tls)]:
         return _quic_phase(opts, dev)
-    configs = D.plan(dev, opts.stack, opts.tls, opts.group, opts.suite, opts.mode, opts.server_cert,
-                     opts.client_cert, opts.config)
+    configs = D.plan(
+        dev, opts.stack, opts.tls, opts.group, opts.suite, opts.mode, opts.server_cert, opts.client_cert, opts.config
+    )
     target = D.target_for(dev)
     builds = {k: ensure_built(k[0], target, k[1]) for k in dict.fromkeys((c.stack, c.build_config) for c in configs)}
     for c in configs:  # every combination checked before anything runs
         D.check_offers(c, builds[(c.stack, c.build_config)])
-    params = {"device": dev.name, "stacks": list(dict.fromkeys(s for s, _ in builds)), "tls": _text(opts.tls),
-              "groups": _text(opts.group), "suites": _text(opts.suite), "modes": _text(opts.mode),
-              "server_cert": _text(opts.server_cert), "client_cert": _text(opts.client_cert), "n": opts.n,
-              "warmup": opts.warmup, "timing": opts.timing,
-              "configs": {f"{s}:{b.config}": b.config_note for (s, _), b in builds.items()},
-              "libraries": {s if c is None else f"{s}[{c}]": b.library for (s, c), b in builds.items()}}
+    params = {
+        "device": dev.name,
+        "stacks": list(dict.fromkeys(s for s, _ in builds)),
+        "tls": _text(opts.tls),
+        "groups": _text(opts.group),
+        "suites": _text(opts.suite),
+        "modes": _text(opts.mode),
+        "server_cert": _text(opts.server_cert),
+        "client_cert": _text(opts.client_cert),
+        "n": opts.n,
+        "warmup": opts.warmup,
+        "timing": opts.timing,
+        "configs": {f"{s}:{b.config}": b.config_note for (s, _), b in builds.items()},
+        "libraries": {s if c is None else f"{s}[{c}]": b.library for (s, c), b in builds.items()},
+    }
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         servers: dict[tuple[str, str, str, bool], D.Server] = {}
@@ -100,8 +121,9 @@ def handshake_phase(opts: HandshakeOptions, dev: Core | None = None) -> tuple[Ph
                 sk = (cfg.server_cert, cfg.client_cert, "dtls" if cfg.dtls else "tls", cfg.dtls and cfg.mode == "psk")
                 if sk not in servers:
                     servers[sk] = D.Server(*sk).__enter__()
-                for s in D.measure_config(cfg, opts.n, opts.warmup, builds[(cfg.stack, cfg.build_config)],
-                                          servers[sk], timed=opts.timing):
+                for s in D.measure_config(
+                    cfg, opts.n, opts.warmup, builds[(cfg.stack, cfg.build_config)], servers[sk], timed=opts.timing
+                ):
                     doc.series.append(s)
                 run.save(doc)
                 progress("done", cfg, i, len(items), None)
@@ -109,8 +131,13 @@ def handshake_phase(opts: HandshakeOptions, dev: Core | None = None) -> tuple[Ph
             for srv in servers.values():
                 srv.__exit__(None, None, None)
 
-    return Phase(configs, lambda c: f"{c.stack}{f' [{c.build_config}]' if c.build_config else ''} TLS {c.tls} "
-                                    f"{c.group} {c.suite} {c.mode}", runner), params
+    return Phase(
+        configs,
+        lambda c: (
+            f"{c.stack}{f' [{c.build_config}]' if c.build_config else ''} TLS {c.tls} {c.group} {c.suite} {c.mode}"
+        ),
+        runner,
+    ), params
 
 
 def _quic_phase(opts: HandshakeOptions, dev: Core) -> tuple[Phase, dict[str, Any]]:
@@ -118,23 +145,40 @@ def _quic_phase(opts: HandshakeOptions, dev: Core) -> tuple[Phase, dict[str, Any
     (measure/quic_device.py), in a run of its own. The stack and suite defaults of the TLS rows
     (wolfssl; aes128gcm,chacha20) stand for ngtcp2 and aes128gcm here."""
     from ..measure import quic_device as QD
+
     tls = [t.strip().lower() for t in (opts.tls.split(",") if isinstance(opts.tls, str) else opts.tls) if t.strip()]
     if set(tls) != {"quic"}:
-        raise InputError(f"--tls {','.join(tls)}: count QUIC in a run of its own (its stack is ngtcp2, the TLS "
-                         f"versions' are the embedded TLS stacks): --tls quic")
+        raise InputError(
+            f"--tls {','.join(tls)}: count QUIC in a run of its own (its stack is ngtcp2, the TLS "
+            f"versions' are the embedded TLS stacks): --tls quic"
+        )
     stack = QD.STACK if opts.stack == DEFAULTS["stack"] else opts.stack
     suite = "aes128gcm" if opts.suite == DEFAULTS["suite"] else opts.suite
     configs = QD.plan(dev, stack, opts.mode, opts.group, suite, opts.server_cert)
     if _text(opts.client_cert) != "none":
-        raise InputError(f"--client-cert {_text(opts.client_cert)}: the QUIC rows authenticate the server only "
-                         f"(--client-cert none)")
+        raise InputError(
+            f"--client-cert {_text(opts.client_cert)}: the QUIC rows authenticate the server only (--client-cert none)"
+        )
     if opts.config:
-        raise InputError(f"--config {_text(opts.config)}: QUIC runs Debian's armhf ngtcp2 and GnuTLS as packaged "
-                         f"(no build configurations)")
+        raise InputError(
+            f"--config {_text(opts.config)}: QUIC runs Debian's armhf ngtcp2 and GnuTLS as packaged "
+            f"(no build configurations)"
+        )
     build = QD.ensure_built()
-    params = {"device": dev.name, "stacks": [QD.STACK], "tls": "quic", "groups": _text(opts.group),
-              "suites": _text(suite), "modes": _text(opts.mode), "server_cert": _text(opts.server_cert),
-              "client_cert": "none", "n": opts.n, "warmup": opts.warmup, "timing": opts.timing, "libraries": {QD.STACK: build.library}}
+    params = {
+        "device": dev.name,
+        "stacks": [QD.STACK],
+        "tls": "quic",
+        "groups": _text(opts.group),
+        "suites": _text(suite),
+        "modes": _text(opts.mode),
+        "server_cert": _text(opts.server_cert),
+        "client_cert": "none",
+        "n": opts.n,
+        "warmup": opts.warmup,
+        "timing": opts.timing,
+        "libraries": {QD.STACK: build.library},
+    }
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         servers: dict[str, QD.LoopbackServer] = {}
@@ -143,8 +187,9 @@ def _quic_phase(opts: HandshakeOptions, dev: Core) -> tuple[Phase, dict[str, Any
                 progress("start", cfg, i, len(items), None)
                 if cfg.server_cert not in servers:
                     servers[cfg.server_cert] = QD.LoopbackServer(cfg.server_cert).__enter__()
-                doc.series += QD.measure_config(cfg, opts.n, opts.warmup, build, servers[cfg.server_cert],
-                                                timed=opts.timing)
+                doc.series += QD.measure_config(
+                    cfg, opts.n, opts.warmup, build, servers[cfg.server_cert], timed=opts.timing
+                )
                 run.save(doc)
                 progress("done", cfg, i, len(items), None)
         finally:
@@ -163,16 +208,25 @@ def edhoc_phase(opts: HandshakeOptions, modes: list[str], dev: Core) -> tuple[Ph
     configuration and variant, checked and built before anything runs (measure/edhoc_device.py)."""
     from ..measure import device as D
     from ..measure import edhoc_device as E
+
     _check_counts(opts.n, opts.warmup)
     stacks = E.check_stacks(opts.stack, explicit=opts.stack is not DEFAULTS["stack"])
     variants = E.check_variants(modes)
     cfgs = D.check_build_configs(opts.config, stacks, dev) if opts.config else {s: [None] for s in stacks}
     builds = {(s, c): E.build(E.target_for(dev, s), c, s) for s in stacks for c in cfgs[s]}
     items = [(v, k) for k in builds for v in variants]
-    params = {"device": dev.name, "stacks": stacks, "tls": "edhoc", "modes": ",".join(variants), "n": opts.n,
-              "warmup": opts.warmup, "timing": opts.timing, "implementation": E.IMPLEMENTATION,
-              "configs": {f"{s}:{b.lib.config}": b.lib.config_note for (s, _), b in builds.items()},
-              "libraries": {s if c is None else f"{s}[{c}]": b.library for (s, c), b in builds.items()}}
+    params = {
+        "device": dev.name,
+        "stacks": stacks,
+        "tls": "edhoc",
+        "modes": ",".join(variants),
+        "n": opts.n,
+        "warmup": opts.warmup,
+        "timing": opts.timing,
+        "implementation": E.IMPLEMENTATION,
+        "configs": {f"{s}:{b.lib.config}": b.lib.config_note for (s, _), b in builds.items()},
+        "libraries": {s if c is None else f"{s}[{c}]": b.library for (s, c), b in builds.items()},
+    }
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         for i, (variant, key) in enumerate(items):
@@ -181,16 +235,16 @@ def edhoc_phase(opts: HandshakeOptions, modes: list[str], dev: Core) -> tuple[Ph
             run.save(doc)
             progress("done", (variant, key), i, len(items), None)
 
-    return Phase(items, lambda it: f"EDHOC {it[0]} on {it[1][0]}{f' [{it[1][1]}]' if it[1][1] else ''}",
-                 runner), params
+    return Phase(items, lambda it: f"EDHOC {it[0]} on {it[1][0]}{f' [{it[1][1]}]' if it[1][1] else ''}", runner), params
 
 
 def run_handshakes(opts: HandshakeOptions, output: Output) -> Result:
     from dataclasses import replace
 
     from .device_bounds import check_handshakes
-    limit = check_handshakes(opts, opts.max_hours)   # before anything is built or run
-    dev = resolve_core(opts.device)   # once: the phases and the measurements below take the core
+
+    limit = check_handshakes(opts, opts.max_hours)  # before anything is built or run
+    dev = resolve_core(opts.device)  # once: the phases and the measurements below take the core
     tls = _names(opts.tls)
     if "edhoc" not in tls:
         phase, params = handshake_phase(opts, dev)
@@ -201,24 +255,34 @@ def run_handshakes(opts: HandshakeOptions, output: Output) -> Result:
     t_modes = [m for m in modes if not (m.startswith("m") and "-" in m)] or ["full"]
     phases, params = [], {}
     others = [t for t in tls if t != "edhoc"]
-    if not others:   # EDHOC alone: every --mode must be one of its variants
+    if not others:  # EDHOC alone: every --mode must be one of its variants
         e_modes = modes
     if others:
         phase, params = handshake_phase(replace(opts, tls=others, mode=t_modes), dev)
         phases.append(phase)
     phase, e_params = edhoc_phase(opts, e_modes, dev)
-    return measure_and_write("device", {**({**params, "edhoc": e_params} if params else e_params), **limit},
-                             [*phases, phase], output)
+    return measure_and_write(
+        "device", {**({**params, "edhoc": e_params} if params else e_params), **limit}, [*phases, phase], output
+    )
 
 
-def run_crypto(device: str, stacks: Names, ops: list[str] | None, n: int, output: Output, config: Names | None = None,
-               timing: bool = True, max_hours: float | None = None) -> Result:
+def run_crypto(
+    device: str,
+    stacks: Names,
+    ops: list[str] | None,
+    n: int,
+    output: Output,
+    config: Names | None = None,
+    timing: bool = True,
+    max_hours: float | None = None,
+) -> Result:
     from ..measure import device as D
     from ..measure.device_build import ensure_built
     from .device_bounds import check_crypto
+
     _check_counts(n, 0)
-    limit = check_crypto(stacks, ops, n, config, max_hours)   # before anything is built or run
-    dev = resolve_core(device)   # once: the measurements below take the core
+    limit = check_crypto(stacks, ops, n, config, max_hours)  # before anything is built or run
+    dev = resolve_core(device)  # once: the measurements below take the core
     stack_l = D.check_stacks(stacks, dev)
     target = D.target_for(dev)
     per_stack = D.check_build_configs(config, stack_l, dev)
@@ -229,11 +293,21 @@ def run_crypto(device: str, stacks: Names, ops: list[str] | None, n: int, output
     routed = D.route_ops(ops, builds) if ops is not None else {k: None for k in items}
     skipped = [k for k in items if routed[k] == []]
     if skipped:
-        reporter().note("note: " + ", ".join(D.stack_tag(s, builds[(s, c)]) for s, c in skipped)
-                        + " counts none of the operations asked; nothing runs there")
+        reporter().note(
+            "note: "
+            + ", ".join(D.stack_tag(s, builds[(s, c)]) for s, c in skipped)
+            + " counts none of the operations asked; nothing runs there"
+        )
         items = [k for k in items if k not in skipped]
-    params = {"device": dev.name, "stacks": stack_l, "ops": None if ops is None else _text(ops), "n": n, "timing": timing,
-              "configs": {f"{s}:{b.config}": b.config_note for (s, _), b in builds.items()}, **limit}
+    params = {
+        "device": dev.name,
+        "stacks": stack_l,
+        "ops": None if ops is None else _text(ops),
+        "n": n,
+        "timing": timing,
+        "configs": {f"{s}:{b.config}": b.config_note for (s, _), b in builds.items()},
+        **limit,
+    }
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         for i, (s, c) in enumerate(items):
@@ -242,13 +316,25 @@ def run_crypto(device: str, stacks: Names, ops: list[str] | None, n: int, output
             run.save(doc)
             progress("done", s, i, len(items), None)
 
-    return measure_and_write("device", params, [Phase(items, lambda sc: f"{sc[0]}{f' [{sc[1]}]' if sc[1] else ''} "
-                                                             f"primitives", runner)], output)
+    return measure_and_write(
+        "device",
+        params,
+        [Phase(items, lambda sc: f"{sc[0]}{f' [{sc[1]}]' if sc[1] else ''} primitives", runner)],
+        output,
+    )
 
 
-def run_user_code(device: str, sources: Names, entry: str | None, output: Output, harness: str | None = None,
-                  name: str | None = None, timing: bool = True, calls: int | None = None,
-                  max_hours: float | None = None) -> Result:
+def run_user_code(
+    device: str,
+    sources: Names,
+    entry: str | None,
+    output: Output,
+    harness: str | None = None,
+    name: str | None = None,
+    timing: bool = True,
+    calls: int | None = None,
+    max_hours: float | None = None,
+) -> Result:
     """The user's own function (`device crypto --source FILES --entry FUNCTION`): built and linked with
     the harness before anything runs (code that does not build is bad input, exit 2), then counted as
     one device_crypto series (a fault or a run past the time limit: its failure, exit 1)."""
@@ -258,19 +344,30 @@ def run_user_code(device: str, sources: Names, entry: str | None, output: Output
     from ..measure import device as D
     from ..measure import device_user as U
     from .device_bounds import check_user_code
+
     limit = check_user_code(calls, max_hours)
-    dev = resolve_core(device)   # once: the build and the measurement below take the core
+    dev = resolve_core(device)  # once: the build and the measurement below take the core
     device = dev.name
     target = D.target_for(dev)
     srcs = U.check_sources(sources)
     fn = U.check_entry(entry)
     op = U.check_name(name, fn)
     h = U.load_harness(harness)
-    if calls is not None:   # --n: the counted calls, over the harness's run.calls
+    if calls is not None:  # --n: the counted calls, over the harness's run.calls
         h.calls = calls
     run_cpu = dev.qemu_cpu if target == "armhf" else "max"
-    params = {"device": device, "sources": [s.name for s in srcs], "entry": fn, "name": op, "harness": harness,
-              "calls": h.calls, "warmup": h.warmup, "arguments": h.describe(), "timing": timing, **limit}
+    params = {
+        "device": device,
+        "sources": [s.name for s in srcs],
+        "entry": fn,
+        "name": op,
+        "harness": harness,
+        "calls": h.calls,
+        "warmup": h.warmup,
+        "arguments": h.describe(),
+        "timing": timing,
+        **limit,
+    }
     with tempfile.TemporaryDirectory(prefix="secperf-user-") as tmp:
         b = U.build_user(srcs, fn, target, h, Path(tmp))
         params["library"] = b.library
@@ -281,8 +378,9 @@ def run_user_code(device: str, sources: Names, entry: str | None, output: Output
             run.save(doc)
             progress("done", op, 0, 1, None)
 
-        return measure_and_write("device", params, [Phase([op], lambda o: f"{o} (user code on {device})", runner)],
-                                 output)
+        return measure_and_write(
+            "device", params, [Phase([op], lambda o: f"{o} (user code on {device})", runner)], output
+        )
 
 
 def build(stacks: Names, targets: Names = BUILD_DEFAULTS["target"], config: Names | None = None) -> None:
@@ -291,18 +389,22 @@ def build(stacks: Names, targets: Names = BUILD_DEFAULTS["target"], config: Name
     say = reporter().line
     from ..measure import device as D
     from ..measure.device_build import STACK_TARGETS, TARGETS, build_configs, configs_for
+
     tl = D.split_values(targets, "target", tuple(TARGETS))
     names = None if config is None else D.split_values(config, "config", tuple(build_configs()))
     stack_l = [s.strip().lower() for s in (stacks.split(",") if isinstance(stacks, str) else stacks) if s.strip()]
-    if "ngtcp2" in stack_l:   # the QUIC client (armhf only, Debian's packages as they are)
+    if "ngtcp2" in stack_l:  # the QUIC client (armhf only, Debian's packages as they are)
         from ..measure import quic_device as QD
+
         b = QD.ensure_built()
-        say(f"ngtcp2 [armhf, debian]: {b.library}\n  client  {b.client}\n  plugin  {b.plugin}\n  qemu    {b.qemu_version}")
+        say(
+            f"ngtcp2 [armhf, debian]: {b.library}\n  client  {b.client}\n  plugin  {b.plugin}\n  qemu    {b.qemu_version}"
+        )
         stack_l.remove("ngtcp2")
         if not stack_l:
             return
         stacks = stack_l
-    each_config: list[str | None] = [*names] if names else [None]   # None: the stack's default configuration
+    each_config: list[str | None] = [*names] if names else [None]  # None: the stack's default configuration
     for t in tl:
         for s in D.check_stacks(stacks):
             if t not in STACK_TARGETS.get(s, (t,)):
@@ -317,14 +419,23 @@ def build(stacks: Names, targets: Names = BUILD_DEFAULTS["target"], config: Name
 
 def _build_one(stack: str, target: str, config: str | None) -> None:
     from ..measure.device_build import ensure_built
+
     b = ensure_built(stack, target, config)
     say = reporter().line
     fp = b.footprint or {}
-    size = (f"\n  library {fp['text']:,} B text, {fp['rodata']:,} B rodata, {fp['data']:,} B data, "
-            f"{fp['bss']:,} B bss (linked)") if fp else ""
-    say(f"{stack} [{target}, {b.config}]: {b.library}\n  build   {b.build_note}\n  config  {b.config_note}\n"
-          f"  client  {b.client}\n  plugin  {b.plugin} ({b.plugin_header})\n  qemu    {b.qemu_version}"
-          f"{' -cpu ' + b.run_cpu if b.run_cpu else ''}\n  offers  {b.offers}{size}")
+    size = (
+        (
+            f"\n  library {fp['text']:,} B text, {fp['rodata']:,} B rodata, {fp['data']:,} B data, "
+            f"{fp['bss']:,} B bss (linked)"
+        )
+        if fp
+        else ""
+    )
+    say(
+        f"{stack} [{target}, {b.config}]: {b.library}\n  build   {b.build_note}\n  config  {b.config_note}\n"
+        f"  client  {b.client}\n  plugin  {b.plugin} ({b.plugin_header})\n  qemu    {b.qemu_version}"
+        f"{' -cpu ' + b.run_cpu if b.run_cpu else ''}\n  offers  {b.offers}{size}"
+    )
 
 
 def _short(text: str, width: int) -> str:
@@ -341,6 +452,7 @@ def list_devices(verbose: bool = False) -> str:
         return show_device(None)
     from ..inputs.devices import core, cores
     from ..measure.device_build import STACKS
+
     names = list(cores())
     w = max(len(n) for n in names + ["core profile"])
     say = Lines()
@@ -361,12 +473,15 @@ def show_device(name: str | None) -> str:
     say = Lines()
     from ..inputs.devices import core, cores
     from ..measure.device_build import STACKS
+
     for shown in cores() if name is None else [name]:
         c = core(shown)
         est = "estimate" if c.cpi_estimate else "measured"
         ws = "" if c.flash_wait_states is None else f", {c.flash_wait_states} flash wait states"
-        say(f"{shown:18} {c.description}\n{'':18} {c.clock_mhz:g} MHz{ws}; qemu -cpu {c.qemu_cpu}; profile {c.profile}; "
-              f"old CPI range {c.cpi[0]:g}-{c.cpi[1]:g} ({est}, kept for comparison)")
+        say(
+            f"{shown:18} {c.description}\n{'':18} {c.clock_mhz:g} MHz{ws}; qemu -cpu {c.qemu_cpu}; profile {c.profile}; "
+            f"old CPI range {c.cpi[0]:g}-{c.cpi[1]:g} ({est}, kept for comparison)"
+        )
         if c.timing is not None:
             t = c.timing
             banded = ", ".join(f"{k} {lo:g}/{mid:g}/{hi:g}" for k, (lo, mid, hi) in t.costs.items() if lo != hi)
@@ -377,8 +492,10 @@ def show_device(name: str | None) -> str:
         for what, src in c.sources.items():
             say(f"{'':18}   {what}: {src}")
     if name is None:
-        say(f"stacks: {', '.join(STACKS)} (Debian's armhf builds on profile A cores; builds from Debian's "
-            f"source packages for Cortex-M4 on the cortex-m4-* profiles)")
+        say(
+            f"stacks: {', '.join(STACKS)} (Debian's armhf builds on profile A cores; builds from Debian's "
+            f"source packages for Cortex-M4 on the cortex-m4-* profiles)"
+        )
         _list_configs(say)
     return say.text()
 
@@ -388,6 +505,7 @@ def _list_configs(say: Lines) -> None:
     from ..inputs.devices import core, cores
     from ..measure import device as D
     from ..measure.device_build import STACK_TARGETS, STACKS, TARGETS, build_configs, configs_for, default_config
+
     on: dict[str, list[str]] = {}
     for name in cores():
         try:
@@ -402,7 +520,9 @@ def _list_configs(say: Lines) -> None:
                 rows.setdefault((tuple(configs_for(s, t)), default_config(s, t)), []).append(t)
         for (names, default), ts in rows.items():
             cores_l = [c for t in ts for c in on[t]]
-            say(f"  {s:10} {', '.join(f'{n} (default)' if n == default else n for n in names)}\n"
-                  f"  {'':10}   targets {', '.join(ts)}: {', '.join(cores_l)}")
+            say(
+                f"  {s:10} {', '.join(f'{n} (default)' if n == default else n for n in names)}\n"
+                f"  {'':10}   targets {', '.join(ts)}: {', '.join(cores_l)}"
+            )
     for n, c in build_configs().items():
         say(f"  {n:17} {c.description}\n  {'':17} source: {c.source}")

@@ -46,26 +46,39 @@ def handshake_rows(opts: HandshakeOptions) -> int:
 
 def check_handshakes(opts: HandshakeOptions, max_hours: float | None) -> dict[str, float]:
     rows = handshake_rows(opts)
-    return bounds.check_estimate("device handshake", bounds.device_handshakes_s(rows, opts.n, opts.warmup),
-                                 f"up to {rows} configurations x (1 + --warmup {opts.warmup} + --n {opts.n}) handshakes "
-                                 f"under the emulator, about {bounds.DEVICE_HANDSHAKE_S:g} s each",
-                                 "lower --n, --warmup or the configurations (--group, --suite, --mode, --stack)",
-                                 max_hours)
+    return bounds.check_estimate(
+        "device handshake",
+        bounds.device_handshakes_s(rows, opts.n, opts.warmup),
+        f"up to {rows} configurations x (1 + --warmup {opts.warmup} + --n {opts.n}) handshakes "
+        f"under the emulator, about {bounds.DEVICE_HANDSHAKE_S:g} s each",
+        "lower --n, --warmup or the configurations (--group, --suite, --mode, --stack)",
+        max_hours,
+    )
 
 
-def check_crypto(stacks: Names, ops: list[str] | None, n: int, config: Names | None,
-                 max_hours: float | None) -> dict[str, float]:
+def check_crypto(
+    stacks: Names, ops: list[str] | None, n: int, config: Names | None, max_hours: float | None
+) -> dict[str, float]:
     rows = (len(_names(stacks)) or 1) * max(1, len(_names(config)))
     n_ops = len(ops) if ops else None
     what = f"{n_ops}" if n_ops else f"about {bounds.DEVICE_OPS_PER_STACK}"
-    return bounds.check_estimate("device crypto", bounds.device_ops_s(rows, n_ops, n),
-                                 f"{rows} stacks and builds x {what} operations x --n {n} under the emulator, about "
-                                 f"{bounds.DEVICE_OP_S:g} s each", "lower --n, --op or --stack", max_hours)
+    return bounds.check_estimate(
+        "device crypto",
+        bounds.device_ops_s(rows, n_ops, n),
+        f"{rows} stacks and builds x {what} operations x --n {n} under the emulator, about "
+        f"{bounds.DEVICE_OP_S:g} s each",
+        "lower --n, --op or --stack",
+        max_hours,
+    )
 
 
 def check_user_code(calls: int | None, max_hours: float | None) -> dict[str, float]:
     """Your own code (--source): --n counted calls (the harness's own count when not given: one row)."""
     k = calls or 1
-    return bounds.check_estimate("device crypto --source", bounds.device_ops_s(1, 1, k),
-                                 f"{k} counted calls under the emulator, about {bounds.DEVICE_OP_S:g} s each",
-                                 "lower --n (the counted calls)", max_hours)
+    return bounds.check_estimate(
+        "device crypto --source",
+        bounds.device_ops_s(1, 1, k),
+        f"{k} counted calls under the emulator, about {bounds.DEVICE_OP_S:g} s each",
+        "lower --n (the counted calls)",
+        max_hours,
+    )

@@ -67,21 +67,23 @@ CLIENT_KEYS_ON_DEVICE = ("ecdsa-p256", "rsa-2048")
 @dataclass(frozen=True)
 class Need:
     """One handshake row to count."""
-    tls: str            # the protocol family (app/device_stacks.FAMILY): 1.3 | 1.2 | dtls1.2 | dtls1.3 | edhoc | quic
-    mode: str           # full | resumed | psk; DTLS 1.3: full-cid, resumed-cid too; EDHOC: m3-kid...; QUIC: 0rtt
-    group: str          # x25519 | p-256 | p-384
+
+    tls: str  # the protocol family (app/device_stacks.FAMILY): 1.3 | 1.2 | dtls1.2 | dtls1.3 | edhoc | quic
+    mode: str  # full | resumed | psk; DTLS 1.3: full-cid, resumed-cid too; EDHOC: m3-kid...; QUIC: 0rtt
+    group: str  # x25519 | p-256 | p-384
     server_cert: str
-    client_cert: str    # none | ecdsa-p256 | rsa-2048
+    client_cert: str  # none | ecdsa-p256 | rsa-2048
 
     def label(self) -> str:
         from .device_stacks import FAMILY_NAME
+
         if self.tls == "edhoc":
             return f"EDHOC {self.mode} + OSCORE"
         auth = "mutual" if self.client_cert != "none" else "server auth"
         return f"{FAMILY_NAME[self.tls]} {self.mode} {self.group} {self.server_cert} ({auth})"
 
 
-EDHOC_ON_DEVICE = ("m3-kid", "m3-value")   # what the device's EDHOC initiator implements
+EDHOC_ON_DEVICE = ("m3-kid", "m3-value")  # what the device's EDHOC initiator implements
 QUIC_ON_DEVICE = ("full", "resumed", "0rtt")
 
 
@@ -90,12 +92,13 @@ def needs(scenarios: Iterable[Scenario]) -> list[Need]:
     kind and authentication, the scenario's group and certificate where the device runs them). A
     handshake the device client does not run takes the full row's residual (model.predict)."""
     from .device_stacks import family
+
     out: dict[Need, None] = {}
     for sc in scenarios:
         s = sc.resolved()
         p = s.protocol
         fam = family(p)
-        if fam == "edhoc":   # method 3 with kid credentials (P-256, suite 2) unless the scenario's variant is counted
+        if fam == "edhoc":  # method 3 with kid credentials (P-256, suite 2) unless the scenario's variant is counted
             mode = s.handshake.removesuffix("-combined")
             out[Need("edhoc", mode if mode in EDHOC_ON_DEVICE else "m3-kid", "p-256", "none", "none")] = None
             continue
@@ -104,19 +107,21 @@ def needs(scenarios: Iterable[Scenario]) -> list[Need]:
         group = s.group if s.group in ("x25519", "p-256", "p-384") else "x25519"
         if fam == "quic" and group == "p-384":
             group = "x25519"
-        cert = s.cert if s.cert in CERTS_ON_DEVICE else ("rsa-2048" if fam in ("1.3", "1.2", "dtls1.2") else "ecdsa-p256")
+        cert = (
+            s.cert if s.cert in CERTS_ON_DEVICE else ("rsa-2048" if fam in ("1.3", "1.2", "dtls1.2") else "ecdsa-p256")
+        )
         hs = "full" if p == "jwt" else s.handshake
         if fam == "quic":
             mode = hs if hs in QUIC_ON_DEVICE else "full"
         elif fam == "dtls1.3":
             mode = hs if hs in ("full", "resumed", "full-cid", "resumed-cid") else "full"
-        elif fam == "dtls1.2":   # resumption and the plain PSK suite, as the DTLS 1.2 model has them
+        elif fam == "dtls1.2":  # resumption and the plain PSK suite, as the DTLS 1.2 model has them
             mode = hs if hs in ("resumed", "psk") else "full"
         else:
             mode = {"resumed": "resumed", "psk-dhe": "psk"}.get(hs, "full")
             if mode == "psk" and fam != "1.3":
                 mode = "full"
-        out[Need(fam, "full", group, cert, client)] = None       # every residual starts from the full row
+        out[Need(fam, "full", group, cert, client)] = None  # every residual starts from the full row
         if mode != "full":
             out[Need(fam, mode, group, cert, client)] = None
     return list(out)
@@ -124,6 +129,7 @@ def needs(scenarios: Iterable[Scenario]) -> list[Need]:
 
 def _pq_needed(scenarios: Iterable[Scenario]) -> bool:
     from ..model import flights as F
+
     for sc in scenarios:
         s = sc.resolved()
         g = F.groups().get(s.group, {})
@@ -134,6 +140,7 @@ def _pq_needed(scenarios: Iterable[Scenario]) -> bool:
 
 def _cache_file(core: str, stack: str, config: str) -> Path:
     from ..measure.device_build import device_home
+
     d = device_home() / "counts"
     d.mkdir(parents=True, exist_ok=True)
     return d / f"{core}-{stack}-{config}.json"
@@ -153,19 +160,24 @@ def _load(path: Path, fingerprint: str) -> dict[str, list[Series]]:
     if not isinstance(cache, dict) or cache.get("fingerprint") != fingerprint:
         return {}
     # a row that failed to count (a handshake error under emulation) is counted again next time
-    rows = {k: v for k, v in (cache.get("rows") or {}).items()
-            if isinstance(v, list) and v and all(isinstance(s, dict) and s.get("status") in ("ok", "partial")
-                                                 for s in v)}
+    rows = {
+        k: v
+        for k, v in (cache.get("rows") or {}).items()
+        if isinstance(v, list) and v and all(isinstance(s, dict) and s.get("status") in ("ok", "partial") for s in v)
+    }
     try:
         return {k: [R.as_series(s) for s in v] for k, v in rows.items()}
-    except ValueError:   # a cache an older secperf wrote in another shape: counted again
+    except ValueError:  # a cache an older secperf wrote in another shape: counted again
         return {}
 
 
 def _save(path: Path, fingerprint: str, rows: dict[str, list[Series]]) -> None:
     from ..core.writes import atomic_write
-    data = {k: [R.as_series(s).model_dump(mode="json", by_alias=True, exclude_unset=True) for s in v]
-            for k, v in rows.items()}
+
+    data = {
+        k: [R.as_series(s).model_dump(mode="json", by_alias=True, exclude_unset=True) for s in v]
+        for k, v in rows.items()
+    }
     atomic_write(path, json.dumps({"fingerprint": fingerprint, "rows": data}))
 
 
@@ -176,17 +188,23 @@ def _reason(s: Series) -> str:
 @dataclass
 class Counts:
     """One stack's rows on the core."""
-    doc: Result            # a `device` Result holding the rows (validated like a user's)
-    counted: list[str]     # rows counted now
-    reused: list[str]      # rows taken from the cache
+
+    doc: Result  # a `device` Result holding the rows (validated like a user's)
+    counted: list[str]  # rows counted now
+    reused: list[str]  # rows taken from the cache
     stack: str
     config: str
     library: str
 
     def note(self) -> str:
         n, r = len(self.counted), len(self.reused)
-        how = ("counted now on the emulator" if not r else "taken from the cache" if not n else
-               f"{n} counted now, {r} from the cache")
+        how = (
+            "counted now on the emulator"
+            if not r
+            else "taken from the cache"
+            if not n
+            else f"{n} counted now, {r} from the cache"
+        )
         # one short line (80 columns with the core's name before it): the library's name without the
         # build's target, which the core already says
         return f"{self.library.split(' (')[0]} {self.config}: {n + r} device rows, {how}"
@@ -196,9 +214,10 @@ class Counts:
 class DeviceCounts:
     """Every stack's rows a prediction needs, and the cost table made of them: the main stack's table,
     with each protocol another stack counts costed from that stack's table (CostTable.by_protocol)."""
+
     core: str
     per_stack: dict[str, Counts]
-    families: dict[str, str]     # protocol family -> stack
+    families: dict[str, str]  # protocol family -> stack
     table: C.CostTable
     notes: list[str]
 
@@ -217,11 +236,13 @@ class DeviceCounts:
 def _family_stack_check(dev: Core, stack: str, conf: str | None, build: Build, want: list[Need]) -> None:
     """Every TLS/DTLS row checked against what the build offers before anything runs."""
     from ..measure import device as D
+
     for n in want:
         if n.tls in ("edhoc", "quic"):
             continue
-        D.check_offers(D.Config(dev, stack, n.tls, n.group, "aes128gcm", n.mode, n.server_cert, n.client_cert,
-                                conf), build)
+        D.check_offers(
+            D.Config(dev, stack, n.tls, n.group, "aes128gcm", n.mode, n.server_cert, n.client_cert, conf), build
+        )
 
 
 def _runnable(stack: str, build: Build, want: list[Need]) -> list[Need]:
@@ -229,12 +250,17 @@ def _runnable(stack: str, build: Build, want: list[Need]) -> list[Need]:
     left out with a note and takes the full row's residual (model.predict); a full row it lacks stays,
     and is refused naming what the build offers."""
     from ..measure import device_dtls as DT
+
     out = []
     for n in want:
-        if n.tls not in ("edhoc", "quic") and n.mode != "full" and \
-                n.mode not in DT.handshakes_offered(build.offers, n.tls):
-            reporter().note(f"note: {build.library} has no {n.label()} handshake; it is predicted from the full "
-                            f"row's residual")
+        if (
+            n.tls not in ("edhoc", "quic")
+            and n.mode != "full"
+            and n.mode not in DT.handshakes_offered(build.offers, n.tls)
+        ):
+            reporter().note(
+                f"note: {build.library} has no {n.label()} handshake; it is predicted from the full row's residual"
+            )
             continue
         out.append(n)
     return out
@@ -249,6 +275,7 @@ def _client_ops(scenarios: Iterable[Scenario], want: list[Need]) -> list[str]:
     from ..core.errors import SecperfError
     from ..model import flights as F
     from ..model.device_rows import DEVICE_OPS
+
     inverse = {v: k for k, v in DEVICE_OPS.items()}
     ops = {"aes-128-gcm-1024", "chacha20-poly1305-1024"}
     groups = {n.group for n in want} | {"x25519"}
@@ -258,7 +285,7 @@ def _client_ops(scenarios: Iterable[Scenario], want: list[Need]) -> list[str]:
         for v in variants:
             try:
                 m = F.build(v)
-            except SecperfError:   # a variant the model does not run (a group EDHOC has no suite for): skip it
+            except SecperfError:  # a variant the model does not run (a group EDHOC has no suite for): skip it
                 continue
             for e in m.exchanges:
                 for f in (e.out, e.back):
@@ -268,14 +295,26 @@ def _client_ops(scenarios: Iterable[Scenario], want: list[Need]) -> list[str]:
     return sorted(ops)
 
 
-def _count_stack(core: str, dev: Core, target: str, stack: str, conf: str | None, want: list[Need],
-                 scenarios: list[Scenario], all_ops: bool, quiet: bool, max_hours: float | None = None) -> Counts:
+def _count_stack(
+    core: str,
+    dev: Core,
+    target: str,
+    stack: str,
+    conf: str | None,
+    want: list[Need],
+    scenarios: list[Scenario],
+    all_ops: bool,
+    quiet: bool,
+    max_hours: float | None = None,
+) -> Counts:
     """One stack's rows: from the cache, or counted now (with a progress bar on stderr)."""
     from ..lab import registry
     from ..measure import device as D
     from ..measure.device_build import ensure_built
+
     if stack == "ngtcp2":
         from ..measure import quic_device as Q
+
         qb = Q.ensure_built()
         client, config, library, build = qb.client, "debian", qb.library, None
     else:
@@ -300,7 +339,7 @@ def _count_stack(core: str, dev: Core, target: str, stack: str, conf: str | None
     if build is not None and _pq_needed(scenarios) and target != "armhf":
         try:
             addon = ensure_built("pqclean", target, None)
-        except Exception:      # no PQClean build here: the KEM's cost stays a named missing cost
+        except Exception:  # no PQClean build here: the KEM's cost stays a named missing cost
             addon = None
         if addon is not None and "crypto:pqclean" not in rows:
             jobs.append(("crypto:pqclean", ("crypto", "pqclean", addon, None)))
@@ -309,18 +348,23 @@ def _count_stack(core: str, dev: Core, target: str, stack: str, conf: str | None
         if k not in rows:
             jobs.append((k, n))
     counted = [k for k, _ in jobs]
-    if jobs:   # only the rows missing from the cache cost emulator time (app/bounds.py)
+    if jobs:  # only the rows missing from the cache cost emulator time (app/bounds.py)
         from . import bounds
+
         hs = sum(1 for _, j in jobs if isinstance(j, Need))
-        bounds.check_estimate(f"counting on {core}", bounds.device_handshakes_s(hs, 1, 1)
-                              + bounds.device_ops_s(len(jobs) - hs, 1, 1),
-                              f"{len(jobs)} rows of {stack} not in the device-count cache: {hs} handshakes, "
-                              f"{len(jobs) - hs} primitives; a cached row costs nothing",
-                              "count fewer rows (--stack, --config, the handshakes)", max_hours)
-        registry.start()   # every emulator under the run registry: none outlives a killed secperf
+        bounds.check_estimate(
+            f"counting on {core}",
+            bounds.device_handshakes_s(hs, 1, 1) + bounds.device_ops_s(len(jobs) - hs, 1, 1),
+            f"{len(jobs)} rows of {stack} not in the device-count cache: {hs} handshakes, "
+            f"{len(jobs) - hs} primitives; a cached row costs nothing",
+            "count fewer rows (--stack, --config, the handshakes)",
+            max_hours,
+        )
+        registry.start()  # every emulator under the run registry: none outlives a killed secperf
         if not quiet:
-            reporter().status(f"[bold]counting on {core}[/bold]: {library.split(' (')[0]} {config}, "
-                              f"{len(jobs)} rows (then cached)")
+            reporter().status(
+                f"[bold]counting on {core}[/bold]: {library.split(' (')[0]} {config}, {len(jobs)} rows (then cached)"
+            )
         servers: dict[tuple[str, str, str, bool], Any] = {}
         try:
             with reporter().progress(len(jobs), "counting", quiet=quiet) as update:
@@ -328,23 +372,32 @@ def _count_stack(core: str, dev: Core, target: str, stack: str, conf: str | None
                     if isinstance(job, Need):
                         update(job.label())
                         # a row secperf derived from the scenarios, checked above: a refusal now is its own
-                        with derived(f"the device-count row {job.label()} on {core} ({stack}"
-                                     f"{f' [{conf}]' if conf else ''}) that the prediction needs"):
+                        with derived(
+                            f"the device-count row {job.label()} on {core} ({stack}"
+                            f"{f' [{conf}]' if conf else ''}) that the prediction needs"
+                        ):
                             rows[k] = _count_row(dev, stack, conf, build, job, servers)
                     else:
                         _, st, b, op = job
                         update(f"{st} {op or 'primitives'}")
                         rows[k] = D.measure_crypto(dev, st, [op] if op else None, 1, b, timed=True)
                     update(advance=1)
-                    _save(path, fp, rows)   # each row kept as soon as it is counted
+                    _save(path, fp, rows)  # each row kept as soon as it is counted
         finally:
             for srv in servers.values():
                 srv.__exit__(None, None, None)
-    keys = op_keys + (["crypto:pqclean"] if addon is not None else []) + \
-        [json.dumps(asdict(n), sort_keys=True) for n in want]
-    doc = R.new_result(kind="device", command=["secperf", "device", "(counts for a prediction)"],
-                       params={"device": core, "stacks": [stack], "config": config},
-                       host={}, run_id=f"counts-{core}-{stack}-{config}")
+    keys = (
+        op_keys
+        + (["crypto:pqclean"] if addon is not None else [])
+        + [json.dumps(asdict(n), sort_keys=True) for n in want]
+    )
+    doc = R.new_result(
+        kind="device",
+        command=["secperf", "device", "(counts for a prediction)"],
+        params={"device": core, "stacks": [stack], "config": config},
+        host={},
+        run_id=f"counts-{core}-{stack}-{config}",
+    )
     for k in keys:
         doc.series += [s for s in rows.get(k, []) if s.status in ("ok", "partial")]
     failed = [s for k in keys for s in rows.get(k, []) if s.status == "failed"]
@@ -355,20 +408,30 @@ def _count_stack(core: str, dev: Core, target: str, stack: str, conf: str | None
     return Counts(doc, counted, [k for k in keys if k not in counted], stack, config, library)
 
 
-def _count_row(dev: Core, stack: str, conf: str | None, build: Build | None, job: Need,
-               servers: dict[tuple[str, str, str, bool], Any]) -> list[Series]:
+def _count_row(
+    dev: Core,
+    stack: str,
+    conf: str | None,
+    build: Build | None,
+    job: Need,
+    servers: dict[tuple[str, str, str, bool], Any],
+) -> list[Series]:
     """The warm series of one handshake row (the cold one is `secperf device handshake`'s business)."""
     from ..measure import device as D
+
     if job.tls == "edhoc":
         from ..measure import edhoc_device as E
+
         series = E.measure(dev, job.mode, 1, 1, timed=True, config=conf, stack=stack)
     elif job.tls == "quic":
         from ..measure import quic_device as Q
+
         series = Q.measure_config(Q.QuicConfig(dev, job.mode, job.group, job.server_cert), 1, 1, timed=True)
     else:
         cfg = D.Config(dev, stack, job.tls, job.group, "aes128gcm", job.mode, job.server_cert, job.client_cert, conf)
         server = None
         from ..measure import device_dtls as DT
+
         if not DT.needs_pair(cfg):
             sk = (job.server_cert, job.client_cert, "dtls" if cfg.dtls else "tls", cfg.dtls and cfg.mode == "psk")
             if sk not in servers:
@@ -378,10 +441,19 @@ def _count_row(dev: Core, stack: str, conf: str | None, build: Build | None, job
     return [s for s in series if s.labels.get("phase") == "warm"]
 
 
-def device_counts(dev: Core, scenarios: Iterable[Scenario], stack: str | list[str] | None = None, config: str | list[str] | None = None,
-                  quiet: bool = False, stack_from: str | None = None, config_from: str | None = None,
-                  all_ops: bool = False, base: C.CostTable | None = None,
-                  optional: Iterable[Scenario] = (), max_hours: float | None = None) -> DeviceCounts:
+def device_counts(
+    dev: Core,
+    scenarios: Iterable[Scenario],
+    stack: str | list[str] | None = None,
+    config: str | list[str] | None = None,
+    quiet: bool = False,
+    stack_from: str | None = None,
+    config_from: str | None = None,
+    all_ops: bool = False,
+    base: C.CostTable | None = None,
+    optional: Iterable[Scenario] = (),
+    max_hours: float | None = None,
+) -> DeviceCounts:
     """The rows `scenarios` need on `core` (module docstring), each protocol family on the stack that
     counts it (app/device_stacks.py), counting the missing rows; the cost table made of them.
     stack_from / config_from: the system file's key when --stack / --config came from one (a
@@ -391,17 +463,21 @@ def device_counts(dev: Core, scenarios: Iterable[Scenario], stack: str | list[st
     from ..inputs.devices import core_names
     from ..measure import device as D
     from . import device_stacks as DS
-    core = dev.name   # the core, resolved where the command read --device; its name for labels and the cache
+
+    core = dev.name  # the core, resolved where the command read --device; its name for labels and the cache
     if dev.profile != "A" and any(sc.protocol == "openvpn" for sc in scenarios):
         a_cores = ", ".join(core_names(lambda c: c.profile == "A"))
-        raise InputError(f"openvpn --device {core}: OpenVPN's client needs an operating system with a tun device; "
-                         f"a microcontroller runs none. Predict it on an application core ({a_cores})")
+        raise InputError(
+            f"openvpn --device {core}: OpenVPN's client needs an operating system with a tun device; "
+            f"a microcontroller runs none. Predict it on an application core ({a_cores})"
+        )
     target = D.target_for(dev)
     scenarios = list(scenarios) + list(optional)
     want = needs(scenarios)
     asked = _names(stack)
-    opt_fams = tuple({DS.family(sc.protocol) for sc in optional} - {DS.family(sc.protocol) for sc in scenarios
-                                                                     if sc not in optional})
+    opt_fams = tuple(
+        {DS.family(sc.protocol) for sc in optional} - {DS.family(sc.protocol) for sc in scenarios if sc not in optional}
+    )
     choice = DS.choose(core, target, [n.tls for n in want], asked, stack_from, opt_fams)
     want = [n for n in want if n.tls in choice.by_family]
     scenarios = [sc for sc in scenarios if DS.family(sc.protocol) in choice.by_family]
@@ -429,11 +505,13 @@ def _names(v: str | list[str] | None) -> list[str] | None:
     return list(dict.fromkeys(items)) or None
 
 
-def _tables(dev: Core, choice: Choice, prim: str, per: dict[str, Counts], scenarios: list[Scenario],
-            host: C.CostTable) -> C.CostTable:
+def _tables(
+    dev: Core, choice: Choice, prim: str, per: dict[str, Counts], scenarios: list[Scenario], host: C.CostTable
+) -> C.CostTable:
     """The main stack's table, and per protocol of another stack that stack's (a stack without
     primitives, ngtcp2, on the primitives of `prim`: the main stack, or the first one with primitives)."""
     from . import device_stacks as DS
+
     prof = dev
     main = choice.main
     tables: dict[str, C.CostTable] = {}
@@ -442,9 +520,15 @@ def _tables(dev: Core, choice: Choice, prim: str, per: dict[str, Counts], scenar
         base = tables[prim] if st in DS.NO_PRIMITIVES else host
         t = C.from_device(c.doc, prof, base, where=f"device counts {c.doc.run_id}", stack=st)
         if st in DS.NO_PRIMITIVES:
-            t = replace(t, description=f"{t.description}; {st} counts whole handshakes (no primitives): its client "
-                                       f"operations are priced with {prim}'s counted primitives")
+            t = replace(
+                t,
+                description=f"{t.description}; {st} counts whole handshakes (no primitives): its client "
+                f"operations are priced with {prim}'s counted primitives",
+            )
         tables[st] = replace(t, stack=st, library=c.library)
-    by_protocol = {sc.protocol: tables[choice.by_family[DS.family(sc.protocol)]] for sc in scenarios
-                   if choice.by_family.get(DS.family(sc.protocol)) not in (None, main)}
+    by_protocol = {
+        sc.protocol: tables[choice.by_family[DS.family(sc.protocol)]]
+        for sc in scenarios
+        if choice.by_family.get(DS.family(sc.protocol)) not in (None, main)
+    }
     return replace(tables[main], by_protocol=by_protocol)

@@ -33,21 +33,34 @@ from ..core.errors import InputError
 
 # the protocol family whose device rows cost each what-if protocol
 FAMILY = {
-    "tls1.3": "1.3", "https": "1.3", "mqtt": "1.3", "jwt": "1.3", "openvpn": "1.3",
+    "tls1.3": "1.3",
+    "https": "1.3",
+    "mqtt": "1.3",
+    "jwt": "1.3",
+    "openvpn": "1.3",
     "tls1.2": "1.2",
-    "dtls1.2": "dtls1.2", "coap": "dtls1.2",
+    "dtls1.2": "dtls1.2",
+    "coap": "dtls1.2",
     "dtls1.3": "dtls1.3",
     "edhoc": "edhoc",
     "quic": "quic",
 }
-FAMILY_NAME = {"1.3": "TLS 1.3", "1.2": "TLS 1.2", "dtls1.2": "DTLS 1.2", "dtls1.3": "DTLS 1.3",
-               "edhoc": "EDHOC + OSCORE", "quic": "QUIC"}
+FAMILY_NAME = {
+    "1.3": "TLS 1.3",
+    "1.2": "TLS 1.2",
+    "dtls1.2": "DTLS 1.2",
+    "dtls1.3": "DTLS 1.3",
+    "edhoc": "EDHOC + OSCORE",
+    "quic": "QUIC",
+}
 STACK_ORDER = ("wolfssl", "wolfssl59", "mbedtls3", "mbedtls", "openssl", "ngtcp2")
 # what each stack's device client counts (families), per build target ("m": the Cortex-M builds)
 DECLARED: dict[str, dict[str, tuple[str, ...]]] = {
     "wolfssl": {"armhf": ("1.3", "1.2", "dtls1.2"), "m": ("1.3", "1.2", "dtls1.2")},
-    "wolfssl59": {"armhf": ("1.3", "1.2", "dtls1.2", "dtls1.3", "edhoc"),
-                  "m": ("1.3", "1.2", "dtls1.2", "dtls1.3", "edhoc")},
+    "wolfssl59": {
+        "armhf": ("1.3", "1.2", "dtls1.2", "dtls1.3", "edhoc"),
+        "m": ("1.3", "1.2", "dtls1.2", "dtls1.3", "edhoc"),
+    },
     "mbedtls3": {"armhf": ("1.3", "1.2", "dtls1.2", "edhoc"), "m": ("1.3", "1.2", "dtls1.2", "edhoc")},
     "mbedtls": {"armhf": ("1.2", "dtls1.2"), "m": ("1.2", "dtls1.2")},
     "openssl": {"armhf": ("1.3", "1.2", "dtls1.2")},
@@ -74,6 +87,7 @@ def built_for(stack: str, target: str) -> bool:
     if stack == "ngtcp2":
         return target == "armhf"
     from ..measure.device_build import STACK_TARGETS
+
     return target in STACK_TARGETS.get(stack, (target,))
 
 
@@ -91,6 +105,7 @@ def why_not(fam: str, core: str, target: str) -> str:
     """Why no stack counts a family on this core (the named error's text)."""
     if fam == "quic":
         from ..measure.quic_device import why_not_here
+
         return why_not_here()
     return f"no stack built for {core} counts {FAMILY_NAME[fam]}"
 
@@ -98,6 +113,7 @@ def why_not(fam: str, core: str, target: str) -> str:
 @dataclass
 class Choice:
     """The stack per family, and the notes that say what was chosen and why."""
+
     by_family: dict[str, str]
     notes: list[str] = field(default_factory=list)
 
@@ -112,8 +128,14 @@ class Choice:
         return max(self.stacks, key=lambda s: (vals.count(s) - (s in NO_PRIMITIVES) * 100, -self.stacks.index(s)))
 
 
-def choose(core: str, target: str, families: list[str], asked: list[str] | None = None,
-           asked_from: str | None = None, optional: tuple[str, ...] = ()) -> Choice:
+def choose(
+    core: str,
+    target: str,
+    families: list[str],
+    asked: list[str] | None = None,
+    asked_from: str | None = None,
+    optional: tuple[str, ...] = (),
+) -> Choice:
     """The stack of each family (module docstring). `asked`: --stack's list; `asked_from`: where it
     came from when that is not the command line (a system file's key), which makes it a preference.
     `optional`: families that are left out, with a note, when the asked stacks lack them (the
@@ -123,8 +145,11 @@ def choose(core: str, target: str, families: list[str], asked: list[str] | None 
     if asked and optional:
         skip = [f for f in fams if f in optional and not any(f in declared(s, target) for s in asked)]
         fams = [f for f in fams if f not in skip]
-        notes += [f"note: --stack {','.join(asked)} has no {FAMILY_NAME[f]} on {core}; the measures that switch "
-                  f"to it are not costed" for f in skip]
+        notes += [
+            f"note: --stack {','.join(asked)} has no {FAMILY_NAME[f]} on {core}; the measures that switch "
+            f"to it are not costed"
+            for f in skip
+        ]
     for f in fams:
         if not stacks_with(f, target):
             raise InputError(f"{FAMILY_NAME[f]} on --device {core}: {why_not(f, core, target)}")
@@ -140,21 +165,29 @@ def choose(core: str, target: str, families: list[str], asked: list[str] | None 
                 continue
             others = ", ".join(stacks_with(f, target))
             if asked_from is None:
-                raise InputError(f"--stack {','.join(asked)}: {'it has' if len(asked) == 1 else 'none has'} no "
-                                 f"{FAMILY_NAME[f]} on {core}; stacks that have it: {others} (give --stack "
-                                 f"{','.join(asked + [stacks_with(f, target)[0]])}, or leave --stack out)")
+                raise InputError(
+                    f"--stack {','.join(asked)}: {'it has' if len(asked) == 1 else 'none has'} no "
+                    f"{FAMILY_NAME[f]} on {core}; stacks that have it: {others} (give --stack "
+                    f"{','.join(asked + [stacks_with(f, target)[0]])}, or leave --stack out)"
+                )
             out[f] = stacks_with(f, target)[0]
-            notes.append(f"note: {asked_from} = {','.join(asked)} has no {FAMILY_NAME[f]} on {core}; "
-                         f"{FAMILY_NAME[f]} is counted with {out[f]}")
+            notes.append(
+                f"note: {asked_from} = {','.join(asked)} has no {FAMILY_NAME[f]} on {core}; "
+                f"{FAMILY_NAME[f]} is counted with {out[f]}"
+            )
         return Choice(out, notes)
     cover = {s: sum(f in declared(s, target) for f in fams) for s in STACK_ORDER if built_for(s, target)}
     main = max(cover, key=lambda s: (cover[s], -STACK_ORDER.index(s)))
     out = {f: (main if f in declared(main, target) else stacks_with(f, target)[0]) for f in fams}
     ch = Choice(out, notes)
     if len(ch.stacks) > 1:
-        notes.append("note: the rows differ in library: " + "; ".join(
-            f"{', '.join(FAMILY_NAME[f] for f in fams if out[f] == s)} on {s}" for s in ch.stacks)
-            + " (no one stack built for " + core + " runs them all; --stack picks others)")
+        notes.append(
+            "note: the rows differ in library: "
+            + "; ".join(f"{', '.join(FAMILY_NAME[f] for f in fams if out[f] == s)} on {s}" for s in ch.stacks)
+            + " (no one stack built for "
+            + core
+            + " runs them all; --stack picks others)"
+        )
     return ch
 
 
@@ -170,14 +203,16 @@ def primitives_stack(choice: Choice, target: str, asked: list[str] | None) -> st
     raise InputError(f"no stack with counted primitives is built for {target}")
 
 
-def configs(stacks: list[str], target: str, config: list[str] | None, from_file: str | None,
-            notes: list[str]) -> dict[str, str | None]:
+def configs(
+    stacks: list[str], target: str, config: list[str] | None, from_file: str | None, notes: list[str]
+) -> dict[str, str | None]:
     """The build configuration each stack counts with (None: its default). `config` names builds; each
     stack takes the one it has. A name no chosen stack has is an InputError naming their
     configurations when it came from the command line, and dropped with a note when it came from a
     system file (`from_file` names the key); a stack none of the names fit counts with its default
     build, with a note."""
     from ..measure.device_build import configs_for, default_config
+
     out: dict[str, str | None] = {s: None for s in stacks}
     if not config:
         return out
@@ -186,10 +221,14 @@ def configs(stacks: list[str], target: str, config: list[str] | None, from_file:
     if unused:
         listing = "; ".join(f"{s}: {', '.join(h)}" for s, h in have.items() if h)
         if from_file is None:
-            raise InputError(f"--config {','.join(unused)}: no build of {', '.join(stacks)} by that name here; "
-                             f"configurations: {listing}")
-        notes.append(f"note: {from_file} = {','.join(unused)} is no build of {', '.join(stacks)}; not used "
-                     f"(configurations: {listing})")
+            raise InputError(
+                f"--config {','.join(unused)}: no build of {', '.join(stacks)} by that name here; "
+                f"configurations: {listing}"
+            )
+        notes.append(
+            f"note: {from_file} = {','.join(unused)} is no build of {', '.join(stacks)}; not used "
+            f"(configurations: {listing})"
+        )
     for s in stacks:
         mine = [c for c in config if c in have[s]]
         if len(mine) > 1:
@@ -197,6 +236,8 @@ def configs(stacks: list[str], target: str, config: list[str] | None, from_file:
         if mine:
             out[s] = None if mine[0] == default_config(s, target) else mine[0]
         elif have[s] and not unused:
-            notes.append(f"note: --config {','.join(config)} does not apply to {s}; {s} is counted with its "
-                         f"default build {default_config(s, target)}")
+            notes.append(
+                f"note: --config {','.join(config)} does not apply to {s}; {s} is counted with its "
+                f"default build {default_config(s, target)}"
+            )
     return out

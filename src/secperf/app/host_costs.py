@@ -35,8 +35,10 @@ if TYPE_CHECKING:
 CHOICES = ("measured", "shipped")
 KEX = ("x25519", "ecdh-p256", "ecdh-p384", "x448")
 SIGS = ("ecdsa-p256", "ecdsa-p384", "ed25519", "rsa-2048", "rsa-3072")
-COMMAND = (f"secperf crypto --alg {','.join(KEX)} --op keygen,derive; secperf crypto --alg {','.join(SIGS)} "
-           f"--op sign,verify (--n 5 --warmup 1 --duration 0.2)")
+COMMAND = (
+    f"secperf crypto --alg {','.join(KEX)} --op keygen,derive; secperf crypto --alg {','.join(SIGS)} "
+    f"--op sign,verify (--n 5 --warmup 1 --duration 0.2)"
+)
 
 
 def openssl_version() -> str:
@@ -55,21 +57,32 @@ def cache_path() -> Path:
 def _measure(path: Path) -> Result:
     from ..inputs import algorithms as A
     from ..measure import crypto as MC
+
     rows = A.select(algs=",".join(KEX), ops="keygen,derive") + A.select(algs=",".join(SIGS), ops="sign,verify")
     p = MC.CryptoParams(n=5, warmup=1, duration_s=0.2)
-    doc = R.new_result(kind="crypto", command=["secperf", "(host costs)", COMMAND], params=p.as_dict(),
-                       host=host.collect(), run_id=f"host-costs-{path.parent.name}")
-    reporter().status(f"[bold]this host's costs[/bold]: measuring {len(rows)} operations once "
-                      f"(cached in {path.parent}; --host-costs shipped skips it)")
+    doc = R.new_result(
+        kind="crypto",
+        command=["secperf", "(host costs)", COMMAND],
+        params=p.as_dict(),
+        host=host.collect(),
+        run_id=f"host-costs-{path.parent.name}",
+    )
+    reporter().status(
+        f"[bold]this host's costs[/bold]: measuring {len(rows)} operations once "
+        f"(cached in {path.parent}; --host-costs shipped skips it)"
+    )
     with reporter().progress(len(rows), "host costs") as update:
+
         def progress(event: str, row: Row, _i: int, _n: int, _series: Series | None) -> None:
             if event == "start":
                 update(f"{row.alg.name} {row.op}")
             else:
                 update(advance=1)
+
         MC.run_crypto(rows, p, doc, None, progress)
     R.finish(doc)
     from ..core.writes import atomic_write
+
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, R.dumps(doc))
     return doc
@@ -102,14 +115,18 @@ def host_table(choice: str | None = None, calibrated: bool = False) -> C.CostTab
     shipped = C.load_table("host-default")
     if choice == "shipped":
         if asked:  # said on the terminal when asked on the command line; the table's description always says it
-                reporter().note("note: host costs from the table shipped with secperf (host-default: "
-                            f"{shipped.source}), not measured on this host (--host-costs measured)")
+            reporter().note(
+                "note: host costs from the table shipped with secperf (host-default: "
+                f"{shipped.source}), not measured on this host (--host-costs measured)"
+            )
         shipped.description = f"shipped table host-default, not this host: {shipped.description}"
         return shipped
     doc = measured_doc()
     t = C.calibrate(doc, shipped, where="this host's cost run")
     when = (doc.host or {}).get("date") or doc.started
     t.source = f"secperf crypto on this host, {when} (cached: {cache_path()})"
-    t.description = (f"this host ({host.cpu_model()}, {openssl_version()}), measured {when} by `{COMMAND}`; "
-                     f"operations it does not run from the shipped table host-default")
+    t.description = (
+        f"this host ({host.cpu_model()}, {openssl_version()}), measured {when} by `{COMMAND}`; "
+        f"operations it does not run from the shipped table host-default"
+    )
     return t

@@ -17,14 +17,21 @@ def check_no_network(network: str, why: str | None = None) -> None:
     the command measures instead (default: primitive benchmarks)."""
     if network in ("loopback", "none"):
         return
-    raise InputError(f"--network {network!r}: " + (why or "primitive benchmarks send nothing over a network; "
-                     "drop --network (it applies to the handshake, connect and jwt experiments)"))
+    raise InputError(
+        f"--network {network!r}: "
+        + (
+            why
+            or "primitive benchmarks send nothing over a network; "
+            "drop --network (it applies to the handshake, connect and jwt experiments)"
+        )
+    )
 
 
 def networks(values: list[str] | None) -> list[NetSpec]:
     """--network values -> NetSpecs; a bad spec is bad input naming the field; a link that cannot
     be built here (no root, no TUN) is said plainly with its fix before anything runs."""
     from ..inputs import netspec as NS
+
     try:
         nets = NS.parse_networks(values)
     except NS.NetSpecError as exc:
@@ -37,12 +44,14 @@ def link_problem(names: Iterable[str]) -> str | None:
     """Why links cannot be built here, if any of `names` needs one (is not loopback); else None."""
     from ..inputs import netspec as NS
     from ..lab import netns
+
     return netns.check() if any(n not in NS.LOOPBACK_NAMES for n in names) else None
 
 
 def check_links(names: Iterable[str], what: str = "networks") -> None:
     """Links needed (any name not loopback) but not buildable here: say why and the fix, up front."""
     from ..lab import netns
+
     problem = link_problem(names)
     if problem:
         raise netns.LinkError(f"{what}: cannot emulate links here: {problem}")
@@ -56,10 +65,13 @@ def links_unavailable(names: Iterable[str]) -> dict[str, Any] | None:
     failing the run; `--network` on handshake/connect/jwt, where the user asked for a link, stops
     with the reason and the fix instead."""
     from ..inputs import netspec as NS
+
     links = list(dict.fromkeys(n for n in names if n not in NS.LOOPBACK_NAMES))
     problem = link_problem(links)
     if not problem:
         return None
-    reporter().note(f"secperf: note: skipping the scenario's rows over emulated links ({', '.join(links)}): links cannot "
-          f"be built here: {problem}")
+    reporter().note(
+        f"secperf: note: skipping the scenario's rows over emulated links ({', '.join(links)}): links cannot "
+        f"be built here: {problem}"
+    )
     return {"networks": links, "reason": problem}

@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 
 __all__ = ["MqttLoadConfig", "phase", "run", "storm_vs_model"]
 RATIO_TARGET = (0.8, 1.25)
-MOSQUITTO_BACKLOG = 100     # listen(2) backlog in mosquitto's code (ss -ltn shows it); not configurable
-MAX_BURST_PER_S = 500       # first attempts per second a storm here spreads to (the benchmark's default)
+MOSQUITTO_BACKLOG = 100  # listen(2) backlog in mosquitto's code (ss -ltn shows it); not configurable
+MAX_BURST_PER_S = 500  # first attempts per second a storm here spreads to (the benchmark's default)
 
 
 def phase(m: dict[str, Any], name: str) -> dict[str, Any] | None:
@@ -32,36 +32,72 @@ def storm_vs_model(c: MqttLoadConfig, m: dict[str, Any], horizon_s: float | None
     before and after): the model with the broker's abandoned work and without, and measured / model for
     the time until all clients are back and the wait percentiles. None without a storm or a capacity."""
     from ..model.fleet import FleetModel, simulate
+
     st, cap = phase(m, "storm"), m.get("capacity_per_s")
     if st is None or not cap:
         return None
     device_s = 0.0
-    if c.se_profile:   # the client's signing wait: part of each device's own handshake (not the broker's)
+    if c.se_profile:  # the client's signing wait: part of each device's own handshake (not the broker's)
         from ..inputs.se_profiles import get_profile
+
         prof = get_profile(c.se_profile)
         device_s = sum((d.mean() if (d := prof.dist(fn)) else 0.0) for fn in ("C_SignInit", "C_Sign")) / 1000
-    measured = {"time_all_back_s": st.get("time_all_up_s"), "wait_p50_s": _s(st.get("wait_p50_ms")),
-                "wait_p99_s": _s(st.get("wait_p99_ms")), "back": st.get("connacks"), "gave_up": st.get("gave_up"),
-                "failed_attempts": (st.get("failed") or 0) + (st.get("refused") or 0), "attempts": st.get("attempts")}
-    out: dict[str, Any] = {"clients": c.clients, "policy": c.policy, "base_s": c.base_s, "cap_s": c.cap_s,
-                           "timeout_s": c.timeout_s, "spread_s": c.spread_s, "capacity_per_s": cap, "device_handshake_s": device_s,
-                           "resumed_share": c.resume_ratio, "measured": measured, "models": {},
-                           "ratio_target": list(RATIO_TARGET),
-                           "capacity_from": "secperf-loadgen --app mqtt, 32 clients closed loop, just before and "
-                                            "after the load (mean)"}
+    measured = {
+        "time_all_back_s": st.get("time_all_up_s"),
+        "wait_p50_s": _s(st.get("wait_p50_ms")),
+        "wait_p99_s": _s(st.get("wait_p99_ms")),
+        "back": st.get("connacks"),
+        "gave_up": st.get("gave_up"),
+        "failed_attempts": (st.get("failed") or 0) + (st.get("refused") or 0),
+        "attempts": st.get("attempts"),
+    }
+    out: dict[str, Any] = {
+        "clients": c.clients,
+        "policy": c.policy,
+        "base_s": c.base_s,
+        "cap_s": c.cap_s,
+        "timeout_s": c.timeout_s,
+        "spread_s": c.spread_s,
+        "capacity_per_s": cap,
+        "device_handshake_s": device_s,
+        "resumed_share": c.resume_ratio,
+        "measured": measured,
+        "models": {},
+        "ratio_target": list(RATIO_TARGET),
+        "capacity_from": "secperf-loadgen --app mqtt, 32 clients closed loop, just before and after the load (mean)",
+    }
     if c.clients > MOSQUITTO_BACKLOG and c.spread_s * MAX_BURST_PER_S < c.clients and not m.get("target"):
-        out["note"] = (f"{c.clients} first attempts within {c.spread_s:g} s: beyond mosquitto's listen backlog of "
-                       f"{MOSQUITTO_BACKLOG} the kernel drops SYNs the broker has not accepted and those clients wait "
-                       "for TCP's SYN retransmission (1 s, 3 s, 7 s ...), which the model does not have; spread the "
-                       f"storm (--spread, at most {MAX_BURST_PER_S} clients/s) to compare like with like")
+        out["note"] = (
+            f"{c.clients} first attempts within {c.spread_s:g} s: beyond mosquitto's listen backlog of "
+            f"{MOSQUITTO_BACKLOG} the kernel drops SYNs the broker has not accepted and those clients wait "
+            "for TCP's SYN retransmission (1 s, 3 s, 7 s ...), which the model does not have; spread the "
+            f"storm (--spread, at most {MAX_BURST_PER_S} clients/s) to compare like with like"
+        )
     for ab in (True, False):
-        r = simulate(FleetModel(devices=c.clients, capacity_full_per_s=cap, capacity_resumed_per_s=cap,
-                                resumed_share=0.0, policy=c.policy, base_s=c.base_s, cap_s=c.cap_s,
-                                timeout_s=c.timeout_s, backlog=c.clients + 64, abandoned_work=ab,
-                                max_attempts=c.max_attempts, device_handshake_s=device_s, spread_s=c.spread_s,
-                                horizon_s=horizon_s or max(600.0, 2 * c.storm_max_s)))
-        mod = {"time_all_back_s": r["time_all_back_s"], "wait_p50_s": r["wait_s"]["p50"],
-               "wait_p99_s": r["wait_s"]["p99"], "failed_attempts": r["failed_attempts"]}
+        r = simulate(
+            FleetModel(
+                devices=c.clients,
+                capacity_full_per_s=cap,
+                capacity_resumed_per_s=cap,
+                resumed_share=0.0,
+                policy=c.policy,
+                base_s=c.base_s,
+                cap_s=c.cap_s,
+                timeout_s=c.timeout_s,
+                backlog=c.clients + 64,
+                abandoned_work=ab,
+                max_attempts=c.max_attempts,
+                device_handshake_s=device_s,
+                spread_s=c.spread_s,
+                horizon_s=horizon_s or max(600.0, 2 * c.storm_max_s),
+            )
+        )
+        mod = {
+            "time_all_back_s": r["time_all_back_s"],
+            "wait_p50_s": r["wait_s"]["p50"],
+            "wait_p99_s": r["wait_s"]["p99"],
+            "failed_attempts": r["failed_attempts"],
+        }
         for k in ("time_all_back_s", "wait_p50_s", "wait_p99_s"):
             mv, pv = measured.get(k), mod[k]
             mod[f"ratio_{k}"] = mv / pv if mv and pv else None
@@ -75,48 +111,73 @@ def _s(ms: float | None) -> float | None:
     return None if ms is None else ms / 1000.0
 
 
-def run(c: MqttLoadConfig, output: Output, target: dict[str, Any] | None = None,
-        max_hours: float | None = None) -> Result:
+def run(
+    c: MqttLoadConfig, output: Output, target: dict[str, Any] | None = None, max_hours: float | None = None
+) -> Result:
     """`target`: the user's broker (--target HOST:PORT with ca, servername, client_cert, client_key):
     probed first (unreachable, not TLS, a refused certificate: exit 2), then loaded as mosquitto is here."""
     from ..measure import mqtt_load as M
+
     M.validate(c)
-    M.find_mqttload()       # a missing tool is said before the run directory is made
+    M.find_mqttload()  # a missing tool is said before the run directory is made
     from ..measure.server_config import find_loadgen
+
     find_loadgen()
-    limits = M.fd_limits(c.clients)     # the open-file limit named before a run directory is made
+    limits = M.fd_limits(c.clients)  # the open-file limit named before a run directory is made
     from . import bounds
-    limit = bounds.check_estimate("mqtt-load", bounds.mqtt_load_s(c.clients, c.connect_rate, c.hold_s, c.capacity_s,
-                                                                  c.storm, c.storm_max_s, c.spread_s),
-                                  f"{c.clients} clients at --connect-rate {c.connect_rate:g}/s, --hold {c.hold_s:g} s, "
-                                  f"capacity runs and {'a storm' if c.storm else 'no storm'}",
-                                  "lower --clients, --hold or raise --connect-rate", max_hours)
+
+    limit = bounds.check_estimate(
+        "mqtt-load",
+        bounds.mqtt_load_s(c.clients, c.connect_rate, c.hold_s, c.capacity_s, c.storm, c.storm_max_s, c.spread_s),
+        f"{c.clients} clients at --connect-rate {c.connect_rate:g}/s, --hold {c.hold_s:g} s, "
+        f"capacity runs and {'a storm' if c.storm else 'no storm'}",
+        "lower --clients, --hold or raise --connect-rate",
+        max_hours,
+    )
     lt = None
     if target is not None:
         from ..core.errors import InputError
         from ..measure.server_target import parse_load_target, probe
+
         if c.se_profile and not target.get("client_cert"):
-            raise InputError(f"--se {c.se_profile} with --target and no --client-cert: the client signs only "
-                             "with a certificate to show")
-        lt = parse_load_target(target["target"], "tls", "mqtt", target.get("ca"), target.get("servername"),
-                               target.get("client_cert"), target.get("client_key"))
+            raise InputError(
+                f"--se {c.se_profile} with --target and no --client-cert: the client signs only "
+                "with a certificate to show"
+            )
+        lt = parse_load_target(
+            target["target"],
+            "tls",
+            "mqtt",
+            target.get("ca"),
+            target.get("servername"),
+            target.get("client_cert"),
+            target.get("client_key"),
+        )
         if c.clients > limits["ephemeral_ports"] and not lt.addr.startswith("127."):
-            raise InputError(f"--clients {c.clients}: the ephemeral ports bind: {limits['ephemeral_ports']} to one "
-                             f"remote address from one source address; run several generators or fewer clients")
+            raise InputError(
+                f"--clients {c.clients}: the ephemeral ports bind: {limits['ephemeral_ports']} to one "
+                f"remote address from one source address; run several generators or fewer clients"
+            )
         try:
             negotiated = probe(lt, c.tls)
         except InputError as exc:
             if "the step after it failed" not in str(exc):
                 raise
             # an MQTT broker that closes after the handshake, before CONNACK: it refused the client
-            cert = ("it may require a client certificate: give --client-cert and --client-key"
-                    if not target.get("client_cert") else "it may refuse --client-cert (its CA) or the client")
-            raise InputError(f"--target {lt.name}: the TLS handshake worked but no CONNACK came "
-                             f"({str(exc).split('(', 1)[-1].split(')')[0]}); {cert}, or it does not speak "
-                             "MQTT on that port") from None
+            cert = (
+                "it may require a client certificate: give --client-cert and --client-key"
+                if not target.get("client_cert")
+                else "it may refuse --client-cert (its CA) or the client"
+            )
+            raise InputError(
+                f"--target {lt.name}: the TLS handshake worked but no CONNACK came "
+                f"({str(exc).split('(', 1)[-1].split(')')[0]}); {cert}, or it does not speak "
+                "MQTT on that port"
+            ) from None
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         from ..lab.pki import LabPKI
+
         pki = LabPKI().ensure()
         progress("start", items[0], 0, 1, None)
         try:
@@ -135,5 +196,6 @@ def run(c: MqttLoadConfig, output: Output, target: dict[str, Any] | None = None,
         progress("done", items[0], 0, 1, None)  # the tables: report/views/mqtt_load.py, after the run
 
     params = {"mqtt_load": True, **c.__dict__, **({"target": lt.name} if lt is not None else {}), **limit}
-    return measure_and_write("server", params, [Phase([c], lambda x: f"mqtt load: {x.clients} clients", runner)],
-                             output)
+    return measure_and_write(
+        "server", params, [Phase([c], lambda x: f"mqtt load: {x.clients} clients", runner)], output
+    )

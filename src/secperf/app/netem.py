@@ -22,6 +22,7 @@ def list_links() -> str:
     """The link profiles and sweeps with their figures and sources."""
     say = Lines()
     from ..inputs import netspec as NS
+
     table, sweeps = NS.profile_table(), NS.load_sweeps()
     for name, pr in table.items():
         say(f"{name:14} {pr.spec or '(no emulation)'}\n{'':14} {pr.description}")
@@ -36,6 +37,7 @@ def check() -> tuple[bool, str]:
     """Can links be emulated here: (yes or no, what was found)."""
     say = Lines()
     from ..lab import netns
+
     problem = netns.check()
     say(f"mode: {netns.mode()}")
     if problem:
@@ -50,11 +52,15 @@ def sweep() -> str:
     """Delete link namespaces left by dead secperf processes; what was removed."""
     say = Lines()
     from ..lab import netns
+
     if netns.rootless():
-        say("mode: rootless (user namespace): links have no named namespaces (they end with their "
-              "holder processes); nothing to sweep")
+        say(
+            "mode: rootless (user namespace): links have no named namespaces (they end with their "
+            "holder processes); nothing to sweep"
+        )
         return say.text()
     from ..lab import vpn
+
     removed = netns.sweep_stale() + vpn.sweep_stale()  # link and VPN namespaces of dead owners
     say(f"removed {len(removed)} stale namespace(s)" + (": " + ", ".join(removed) if removed else ""))
     return say.text()
@@ -65,26 +71,43 @@ def _start_server(link: Link, server: str, env: dict[str, str], wait_port: int |
     first connections are not refused; a clear error if it never is."""
     from ..core.errors import MeasurementError
     from ..lab.services import wait_listening
+
     try:
         argv = shlex.split(server)
         proc = link.popen("srv", argv, env=env, stdin=subprocess.DEVNULL)
     except (OSError, ValueError) as exc:
         raise InputError(f"--server: cannot run {server!r}: {exc}") from None
-    ok, what = wait_listening(proc, timeout_s, wait_port, link.server_addr,
-                              None if link.loopback else (lambda kind=socket.SOCK_STREAM, /: link.socket("dev", type=kind)))
+    ok, what = wait_listening(
+        proc,
+        timeout_s,
+        wait_port,
+        link.server_addr,
+        None if link.loopback else (lambda kind=socket.SOCK_STREAM, /: link.socket("dev", type=kind)),
+    )
     if not ok:
-        raise MeasurementError(f"--server {server!r} was not ready within {timeout_s:g} s ({what}); the command "
-                               f"did not run. Check the server command, or name its port with --wait-port and allow "
-                               f"longer with --wait-timeout")
+        raise MeasurementError(
+            f"--server {server!r} was not ready within {timeout_s:g} s ({what}); the command "
+            f"did not run. Check the server command, or name its port with --wait-port and allow "
+            f"longer with --wait-timeout"
+        )
 
 
-def run(network: str, cmd: list[str], server: str | None, seed: int, poll: str, stats: bool,
-        wait_port: int | None = None, wait_timeout_s: float = 10.0) -> int:
+def run(
+    network: str,
+    cmd: list[str],
+    server: str | None,
+    seed: int,
+    poll: str,
+    stats: bool,
+    wait_port: int | None = None,
+    wait_timeout_s: float = 10.0,
+) -> int:
     """Run `cmd` in the device namespace of a link (and `server` in its server namespace, waited for
     until it is ready: `wait_port` accepts TCP, else it listens on some port); the exit code is the
     command's; on a signal everything started here is stopped by PID."""
     from ..inputs import netspec as NS
     from ..lab import netns
+
     if not cmd:
         raise InputError("netem run: give the command after --, e.g. secperf netem run lte -- ping -c 3 10.77.0.2")
     if wait_port is not None and not (server and 0 < wait_port < 65536):
@@ -96,6 +119,7 @@ def run(network: str, cmd: list[str], server: str | None, seed: int, poll: str, 
     except NS.NetSpecError as exc:
         raise InputError(f"network: {exc}") from None
     from ..lab import registry
+
     registry.start()
     child = None
     try:

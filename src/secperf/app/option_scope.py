@@ -14,12 +14,12 @@ from collections.abc import Callable, Iterable
 from ..core.errors import InputError
 
 TLS_OVER_TCP = ("https", "mqtt")
-WITH_A_KEY = ("https", "mqtt", "coap", "vpn")        # the probe's handshakes with a token or SE key
+WITH_A_KEY = ("https", "mqtt", "coap", "vpn")  # the probe's handshakes with a token or SE key
 EDHOC = ("edhoc",)
 
 # option -> the protocols it acts on (connect's own protocol names; `all` is https,mqtt,coap,vpn)
 ACTS_ON: dict[str, tuple[str, ...]] = {
-    "--tls": TLS_OVER_TCP,                 # CoAP runs DTLS 1.2; OpenVPN negotiates its own version
+    "--tls": TLS_OVER_TCP,  # CoAP runs DTLS 1.2; OpenVPN negotiates its own version
     "--auth": ("https",),
     "--nagle": ("https", "mqtt", "vpn"),
     "--key-session": WITH_A_KEY,
@@ -33,10 +33,14 @@ ACTS_ON: dict[str, tuple[str, ...]] = {
     "--client": ("https", "mqtt", "coap", "vpn", "quic", "dtls13", "dtls12"),
     "--lost": ("quic", "dtls13", "dtls12"),
     "--cid": ("dtls13",),
-    "--edhoc-method": EDHOC, "--edhoc-suite": EDHOC, "--edhoc-cred": EDHOC, "--edhoc-flow": EDHOC,
+    "--edhoc-method": EDHOC,
+    "--edhoc-suite": EDHOC,
+    "--edhoc-cred": EDHOC,
+    "--edhoc-flow": EDHOC,
     "--oscore-requests": EDHOC,
     # the primitives' batching (crypto, mac, signer): a connection is one sample, counted by --n
-    "--duration": (), "--min-sample-us": (),
+    "--duration": (),
+    "--min-sample-us": (),
 }
 ALL = ("https", "mqtt", "coap", "vpn")
 
@@ -60,27 +64,42 @@ def check(protocols: Iterable[str], values: dict[str, object]) -> None:
         if acts is None or not given(value):
             continue
         if not acts:
-            raise InputError(f"{opt}: acts on no protocol of connect (a connection is one sample: --n counts them); "
-                             f"protocol {','.join(chosen)}: drop {opt}")
+            raise InputError(
+                f"{opt}: acts on no protocol of connect (a connection is one sample: --n counts them); "
+                f"protocol {','.join(chosen)}: drop {opt}"
+            )
         if not set(acts) & set(chosen):
             shown = value if isinstance(value, str) else ",".join(map(str, value)) if isinstance(value, list) else ""
-            raise InputError(f"{opt}{' ' + shown if shown else ''}: acts on protocol {', '.join(acts)}; protocol "
-                             f"{','.join(chosen)} has nothing it changes: drop {opt}")
+            raise InputError(
+                f"{opt}{' ' + shown if shown else ''}: acts on protocol {', '.join(acts)}; protocol "
+                f"{','.join(chosen)} has nothing it changes: drop {opt}"
+            )
 
 
 def check_connect_args(args: argparse.Namespace) -> None:
     """The check over `secperf connect`'s parsed arguments (the names of ACTS_ON as argparse keeps them)."""
     values = {opt: getattr(args, opt[2:].replace("-", "_"), None) for opt in ACTS_ON}
-    values["--min-sample-us"] = None if args.min_sample_us == 1000.0 else args.min_sample_us   # its default
+    values["--min-sample-us"] = None if args.min_sample_us == 1000.0 else args.min_sample_us  # its default
     check(args.protocol, values)
 
 
 # --- every other command with kinds: command -> (its kinds as the parsed arguments name them, and
 # option -> the kinds it acts on; () acts on none of them). An option not listed acts on every kind.
 ONE_SAMPLE = "a handshake, connection or signature is one sample, counted by --n"
-HANDSHAKE_EXPERIMENTS = ("versions", "suites", "groups", "breakdown", "appdata", "resumption", "psk", "0rtt",
-                         "certs", "mtls", "dtls")
-DEVICE_TLS = ("1.3", "1.2", "dtls1.2", "dtls1.3", "quic")   # device handshake --tls, edhoc aside
+HANDSHAKE_EXPERIMENTS = (
+    "versions",
+    "suites",
+    "groups",
+    "breakdown",
+    "appdata",
+    "resumption",
+    "psk",
+    "0rtt",
+    "certs",
+    "mtls",
+    "dtls",
+)
+DEVICE_TLS = ("1.3", "1.2", "dtls1.2", "dtls1.3", "quic")  # device handshake --tls, edhoc aside
 
 KIND_OF: dict[str, tuple[str, Callable[[argparse.Namespace], list[str]]]] = {
     "handshake": ("experiment", lambda a: [a.experiment]),
@@ -96,10 +115,14 @@ SCOPE: dict[str, dict[str, tuple[str, ...]]] = {
     "handshake": {"--duration": (), "--min-sample-us": ()},
     "signer": {"--duration": (), "--min-sample-us": ()},
     "jwt": {"--duration": (), "--min-sample-us": ()},
-    "server": {"--tls": ("tls",)},          # DTLS: the server's own version (DTLS 1.2)
+    "server": {"--tls": ("tls",)},  # DTLS: the server's own version (DTLS 1.2)
     # EDHOC carries neither TLS groups nor suites nor X.509 certificates of the TLS client and server
-    "device handshake": {"--group": DEVICE_TLS, "--suite": DEVICE_TLS, "--server-cert": DEVICE_TLS,
-                         "--client-cert": DEVICE_TLS},
+    "device handshake": {
+        "--group": DEVICE_TLS,
+        "--suite": DEVICE_TLS,
+        "--server-cert": DEVICE_TLS,
+        "--client-cert": DEVICE_TLS,
+    },
     # CoAP's ACK timer (RFC 7252 ACK_RANDOM_FACTOR) runs where a request over DTLS or CoAP is resent: CoAP,
     # DTLS 1.2's and 1.3's request, EDHOC over CoAP (sim/montecarlo.py); no other protocol has that timer
     "whatif": {"--coap-random-factor": ("coap", "dtls1.2", "dtls1.3", "edhoc")},
@@ -107,18 +130,27 @@ SCOPE: dict[str, dict[str, tuple[str, ...]]] = {
 WHY_NONE = {"--duration": ONE_SAMPLE, "--min-sample-us": ONE_SAMPLE}
 # option -> (what else it needs, why): acts only when that is given
 NEEDS: dict[tuple[str, str], tuple[Callable[[argparse.Namespace], bool], str]] = {
-    ("handshake", "--seed"): (lambda a: any(n != "loopback" for n in a.network or []),
-                              "draws the emulated link's delays and losses: give --network (a link other than "
-                              "loopback)"),
+    ("handshake", "--seed"): (
+        lambda a: any(n != "loopback" for n in a.network or []),
+        "draws the emulated link's delays and losses: give --network (a link other than loopback)",
+    ),
     ("plan", "--verify-n"): (lambda a: bool(a.verify), "counts the rows of --verify: give --verify"),
     ("netem run", "--wait-timeout"): (lambda a: bool(a.server), "waits for the --server CMD: give --server"),
-    ("device handshake", "--server-cert"): (lambda a: not _psk_only(a), "with --mode psk only sends no certificate "
-                                            "(the external PSK authenticates both sides): add --mode full or resumed"),
-    ("device handshake", "--client-cert"): (lambda a: not _psk_only(a), "with --mode psk only sends no certificate "
-                                            "(the external PSK authenticates both sides): add --mode full or resumed"),
-    ("device handshake", "--group"): (lambda a: not (_psk_only(a) and set(_names(a.tls)) == {"dtls1.2"}),
-                                      "--tls dtls1.2 --mode psk is a plain PSK suite, with no key exchange group: "
-                                      "add --tls 1.3 or dtls1.3 (PSK with an ECDHE share) or --mode full"),
+    ("device handshake", "--server-cert"): (
+        lambda a: not _psk_only(a),
+        "with --mode psk only sends no certificate "
+        "(the external PSK authenticates both sides): add --mode full or resumed",
+    ),
+    ("device handshake", "--client-cert"): (
+        lambda a: not _psk_only(a),
+        "with --mode psk only sends no certificate "
+        "(the external PSK authenticates both sides): add --mode full or resumed",
+    ),
+    ("device handshake", "--group"): (
+        lambda a: not (_psk_only(a) and set(_names(a.tls)) == {"dtls1.2"}),
+        "--tls dtls1.2 --mode psk is a plain PSK suite, with no key exchange group: "
+        "add --tls 1.3 or dtls1.3 (PSK with an ECDHE share) or --mode full",
+    ),
 }
 
 
@@ -170,8 +202,12 @@ def check_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Non
         shown = values[opt]
         text = shown if isinstance(shown, str) else ",".join(map(str, shown)) if isinstance(shown, list) else ""
         if not acts:
-            raise InputError(f"{opt}: acts on no {what} of {command} ({WHY_NONE.get(opt, 'nothing it changes')}); "
-                             f"{what} {','.join(chosen)}: drop {opt}")
+            raise InputError(
+                f"{opt}: acts on no {what} of {command} ({WHY_NONE.get(opt, 'nothing it changes')}); "
+                f"{what} {','.join(chosen)}: drop {opt}"
+            )
         if not set(acts) & set(chosen):
-            raise InputError(f"{opt}{' ' + text if text else ''}: acts on {what} {', '.join(acts)}; {command} "
-                             f"{what} {','.join(chosen)} has nothing it changes: drop {opt}")
+            raise InputError(
+                f"{opt}{' ' + text if text else ''}: acts on {what} {', '.join(acts)}; {command} "
+                f"{what} {','.join(chosen)} has nothing it changes: drop {opt}"
+            )

@@ -23,43 +23,72 @@ if TYPE_CHECKING:
 
 def crypto_phase(rows: list[Row], params: CryptoParams) -> Phase:
     from ..measure import crypto as C
-    return Phase(rows, lambda r: f"{r.alg.name} {r.op}" + (f" {r.size_bytes} B" if r.alg.bulk else ""),
-                 lambda items, doc, run, progress: C.run_crypto(items, params, doc, run, progress))
+
+    return Phase(
+        rows,
+        lambda r: f"{r.alg.name} {r.op}" + (f" {r.size_bytes} B" if r.alg.bulk else ""),
+        lambda items, doc, run, progress: C.run_crypto(items, params, doc, run, progress),
+    )
 
 
 def handshake_phase(configs: list[HandshakeConfig], hp: HandshakeParams, seed: int = 1) -> Phase:
     from ..measure import handshake as H
-    return Phase(configs, lambda c: f"{c.label} @ {c.server}" + ("" if c.network == "loopback" else f" / {c.network}"),
-                 lambda items, doc, run, progress: H.run_handshakes(items, hp, doc, run, progress, seed))
+
+    return Phase(
+        configs,
+        lambda c: f"{c.label} @ {c.server}" + ("" if c.network == "loopback" else f" / {c.network}"),
+        lambda items, doc, run, progress: H.run_handshakes(items, hp, doc, run, progress, seed),
+    )
 
 
 def stack_phase(items: list[Any], hp: HandshakeParams) -> Phase:
     """Handshakes of other client libraries built for this host (measure/stack_host.py)."""
     from ..measure import stack_host as SH
-    return Phase(items, lambda it: f"{it[1].label} @ {it[0]}",
-                 lambda its, doc, run, progress: SH.run_stacks(its, hp, doc, run, progress))
+
+    return Phase(
+        items,
+        lambda it: f"{it[1].label} @ {it[0]}",
+        lambda its, doc, run, progress: SH.run_stacks(its, hp, doc, run, progress),
+    )
 
 
 def signer_phase(profiles: list[str], keys: list[str], modes: list[str], sp: SignerParams) -> Phase:
     from ..measure import signer as S
+
     items = [(pr, kt, m) for pr in profiles for kt in keys for m in modes]
-    return Phase(items, lambda it: f"{it[0]} {it[1]} {it[2]}",
-                 lambda _items, doc, run, progress: S.run_signer(profiles, keys, modes, sp, doc, run, progress))
+    return Phase(
+        items,
+        lambda it: f"{it[0]} {it[1]} {it[2]}",
+        lambda _items, doc, run, progress: S.run_signer(profiles, keys, modes, sp, doc, run, progress),
+    )
 
 
-def jwt_phase(profiles: list[str], keys: list[str], sp: SignerParams, lifetime_s: int,
-              networks: Iterable[str] = ("loopback",), key_sessions: Iterable[str] = ("warm",)) -> Phase:
+def jwt_phase(
+    profiles: list[str],
+    keys: list[str],
+    sp: SignerParams,
+    lifetime_s: int,
+    networks: Iterable[str] = ("loopback",),
+    key_sessions: Iterable[str] = ("warm",),
+) -> Phase:
     from ..measure import signer as S
+
     nets, sessions = list(networks), list(key_sessions)
-    return Phase(S.jwt_items(profiles, keys, nets, sessions), S.jwt_item_label,
-                 lambda _i, doc, run, progress: S.run_jwt(profiles, keys, sp, doc, run, progress, lifetime_s,
-                                                          networks=nets, key_sessions=sessions))
+    return Phase(
+        S.jwt_items(profiles, keys, nets, sessions),
+        S.jwt_item_label,
+        lambda _i, doc, run, progress: S.run_jwt(
+            profiles, keys, sp, doc, run, progress, lifetime_s, networks=nets, key_sessions=sessions
+        ),
+    )
 
 
 def connect_phase(configs: list[ConnectConfig], cp: ConnectParams) -> Phase:
     from ..measure import connect as C
-    return Phase(configs, lambda c: c.label,
-                 lambda items, doc, run, progress: C.run_connect(items, cp, doc, run, progress))
+
+    return Phase(
+        configs, lambda c: c.label, lambda items, doc, run, progress: C.run_connect(items, cp, doc, run, progress)
+    )
 
 
 def cortexm_phase(targets: list[str], table_file: str | None) -> Phase:
@@ -74,9 +103,14 @@ def cortexm_phase(targets: list[str], table_file: str | None) -> Phase:
             table = CM.measure(tuple(items))
         except CM.CortexMError as exc:
             from ..core import result as R
+
             for t in items:
-                s = R.new_series(f"cortexm/{t}", kind="cortexm", labels={"target": t, "note": CM.LABEL},
-                                 timer={"name": "instructions per tag", "start": "mark", "end": "mark"})
+                s = R.new_series(
+                    f"cortexm/{t}",
+                    kind="cortexm",
+                    labels={"target": t, "note": CM.LABEL},
+                    timer={"name": "instructions per tag", "start": "mark", "end": "mark"},
+                )
                 R.add_failure(s, str(exc))
                 doc.series.append(s)
         else:
@@ -86,6 +120,7 @@ def cortexm_phase(targets: list[str], table_file: str | None) -> Phase:
             run.write_text("cortexm.json", text)
             if table_file:
                 from ..core.writes import atomic_write
+
                 atomic_write(Path(table_file), text, what="--cortexm-table")
         run.save(doc)
         for t in items:
@@ -96,8 +131,10 @@ def cortexm_phase(targets: list[str], table_file: str | None) -> Phase:
 
 def analysis_phase(label: str, key: str, value: object) -> Phase:
     """A phase that only stores a computed analysis (e.g. the CAN bus model) in the Result."""
+
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         progress("start", items[0], 0, 1, None)
         setattr(doc.analysis, key, value)  # one of Analysis's fields, named by the phase
         progress("done", items[0], 0, 1, None)
+
     return Phase([label], lambda x: x, runner)

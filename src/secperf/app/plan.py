@@ -45,10 +45,12 @@ def _overrides(o: PlanOptions, table: CostTable | None = None, p: Pattern | None
     once: the name (old spellings mapped) for the cost table, the emulated core's object for the CPU power."""
     from ..inputs import devices as D
     from ..model import costs as C
+
     device = resolve_device(o.device or (p.stack.device if p is not None else None))
     core = D.core(device) if device and device not in C.table_names() and device in D.cores() else None
-    return PL.Overrides(device=device, core=core, se=o.se, network=o.network, radio=o.radio, n=o.n, seed=o.seed,
-                        table=table)
+    return PL.Overrides(
+        device=device, core=core, se=o.se, network=o.network, radio=o.radio, n=o.n, seed=o.seed, table=table
+    )
 
 
 # the scenarios a plan can cost (plan/evaluate.py: each pattern's protocol with its handshakes and
@@ -66,32 +68,53 @@ def _device_tables(o: PlanOptions, pats: list[Pattern]) -> dict[str, CostTable |
     from ..model import flights as F
     from .device_counts import device_counts
     from .host_costs import host_table
+
     out: dict[str, CostTable | None] = {}
     made: dict[str, CostTable] = {}
     for p in pats:
         dev = resolve_device(o.device or p.stack.device)
         if dev in C.table_names() or dev not in D.cores():
             if o.stack or o.config:
-                raise InputError(f"--{'stack' if o.stack else 'config'}: picks the library of an emulated core's "
-                                 f"counts; pattern {p.name}'s device {dev!r} is a cost table")
+                raise InputError(
+                    f"--{'stack' if o.stack else 'config'}: picks the library of an emulated core's "
+                    f"counts; pattern {p.name}'s device {dev!r} is a cost table"
+                )
             # a pattern on "this host" (host-default, the patterns' default) is costed from this host's
             # table (app/host_costs.py); another cost table by name is that table
             out[p.name] = host_table(o.host_costs) if dev == "host-default" else None
             continue
         if dev not in made:
-            protos = {x for q in pats if resolve_device(o.device or q.stack.device) == dev
-                      for x in PLAN_PROTOCOLS.get(q.stack.protocol, ())} | {"https", "jwt"}
+            protos = {
+                x
+                for q in pats
+                if resolve_device(o.device or q.stack.device) == dev
+                for x in PLAN_PROTOCOLS.get(q.stack.protocol, ())
+            } | {"https", "jwt"}
             # the protocols the measures switch to, costed from the device's own counts of them: EDHOC +
             # OSCORE and DTLS 1.3 with connection IDs for CoAP, QUIC for HTTPS and MQTT (on the cores that
             # run it; elsewhere the measure is listed as not costed, with the reason)
-            core = D.core(dev)   # the core object, once per device: counting below takes it, not its name
+            core = D.core(dev)  # the core object, once per device: counting below takes it, not its name
             extra = _measure_scenarios(core, protos)
-            scs = [F.Scenario(pr, h) for pr in sorted(protos) for h in F.HANDSHAKES[pr]
-                   if h in ("full", "resumed", "psk-dhe", "fresh")]
+            scs = [
+                F.Scenario(pr, h)
+                for pr in sorted(protos)
+                for h in F.HANDSHAKES[pr]
+                if h in ("full", "resumed", "psk-dhe", "fresh")
+            ]
             scs.append(F.Scenario("https", "resumed", mtls=False))
-            counts = device_counts(core, scs, o.stack, o.config, quiet=o.json, stack_from=o.stack_from,
-                                   config_from=o.config_from, all_ops=True, optional=extra,
-                                   base=host_table(o.host_costs), max_hours=o.max_hours)
+            counts = device_counts(
+                core,
+                scs,
+                o.stack,
+                o.config,
+                quiet=o.json,
+                stack_from=o.stack_from,
+                config_from=o.config_from,
+                all_ops=True,
+                optional=extra,
+                base=host_table(o.host_costs),
+                max_hours=o.max_hours,
+            )
             reporter().note(f"{dev}: {counts.note()}")
             made[dev] = counts.table
         out[p.name] = made[dev]
@@ -105,6 +128,7 @@ def _measure_scenarios(core: Core, protos: set[str]) -> list[Scenario]:
     from ..measure import device as MD
     from ..model import flights as F
     from . import device_stacks as DS
+
     target = MD.target_for(core)
     out: list[Scenario] = []
     wanted: list[tuple[str, tuple[str, ...]]] = []
@@ -126,19 +150,23 @@ def check(o: PlanOptions, tables: dict[str, CostTable | None] | None = None) -> 
     """Every input checked (patterns, profiles, link, measures) without simulating anything; with
     `tables` (from _device_tables), each pattern against its device's costs."""
     from .runner import check_output_file
+
     check_output_file(o.metrics, "--metrics")  # a file written at the end: said before anything runs
     check_output_file(o.csv, "--csv")
     from dataclasses import replace
 
     from ..inputs import devices as D
     from ..model import costs as C
+
     pats = _patterns(o)
     for p in pats:
         ov = _overrides(o, (tables or {}).get(p.name), p)
         dev = resolve_device(o.device or p.stack.device)
         if dev not in C.table_names() and dev not in D.cores():
-            raise InputError(f"--device: unknown device {dev!r}; emulated cores: {', '.join(D.cores())}; "
-                             f"cost tables: {', '.join(C.table_names())}")
+            raise InputError(
+                f"--device: unknown device {dev!r}; emulated cores: {', '.join(D.cores())}; "
+                f"cost tables: {', '.join(C.table_names())}"
+            )
         if ov.table is None and dev in D.cores() and dev not in C.table_names():
             # the core's counts come later (_device_tables): the rest is checked against the host table
             ov = replace(ov, device="host-default")
@@ -147,11 +175,12 @@ def check(o: PlanOptions, tables: dict[str, CostTable | None] | None = None) -> 
 
 
 def plan_all(o: PlanOptions) -> list[dict[str, Any]]:
-    pats = check(o)            # names, profiles and links first: a bad one stops before any counting
+    pats = check(o)  # names, profiles and links first: a bad one stops before any counting
     tables = _device_tables(o, pats)
     jobs = [(p, _overrides(o, tables.get(p.name), p)) for p in pats]
-    if o.cluster:      # the same judgements, as Ray tasks: each draws with its Overrides' seed, wherever it runs
+    if o.cluster:  # the same judgements, as Ray tasks: each draws with its Overrides' seed, wherever it runs
         from .cluster import connect, map_items
+
         with connect(o.cluster, quiet=o.json) as cl:
             return [_clean(x) for x in map_items(plan_job, None, jobs, cl, "plan patterns")]
     return [_clean(PL.plan_pattern(p, ov)) for p, ov in jobs]
@@ -164,16 +193,29 @@ def plan_job(_shared: object, job: tuple[Pattern, PL.Overrides]) -> dict[str, An
 
 def run(o: PlanOptions) -> Result:
     """The plan's Result, written to its run directory (and --metrics, --csv); the caller shows it."""
-    plans = plan_all(o)                      # bad input stops here, before a run directory exists
-    limit = plan_verify.estimate(plans, o) if o.verify else {}   # --max-hours also bounds device counting
+    plans = plan_all(o)  # bad input stops here, before a run directory exists
+    limit = plan_verify.estimate(plans, o) if o.verify else {}  # --max-hours also bounds device counting
     run_ = RunStore(o.out).create("plan")
-    params = {"patterns": o.patterns, "device": o.device, "se": o.se, "network": o.network, "radio": o.radio, "n": o.n,
-              "seed": o.seed, "verify": o.verify, "system": o.system, "stack": o.stack, "config": o.config,
-              "max_hours": bounds.limit_hours(o.max_hours), **limit}
+    params = {
+        "patterns": o.patterns,
+        "device": o.device,
+        "se": o.se,
+        "network": o.network,
+        "radio": o.radio,
+        "n": o.n,
+        "seed": o.seed,
+        "verify": o.verify,
+        "system": o.system,
+        "stack": o.stack,
+        "config": o.config,
+        "max_hours": bounds.limit_hours(o.max_hours),
+        **limit,
+    }
     doc = R.new_result(kind="plan", command=o.command, params=params, host=host.collect(), run_id=run_.run_id)
     doc.analysis.plan = {"patterns": plans, "rule": " ".join(RULE.split())}
     if o.verify:
         from ..core.errors import InternalError
+
         try:
             doc.analysis.plan["verify"] = verify(plans, o, doc, run_)
         except InternalError as exc:  # secperf's own combination refused: the partial Result says so
@@ -185,13 +227,16 @@ def run(o: PlanOptions) -> Result:
     run_.save(doc)
     if not o.no_report:
         from ..report.html import render
+
         run_.write_text("report.html", render(doc, log=run_.dir / "secperf.log"))
     if o.metrics:
         from ..report.export_metrics import write_metrics
+
         write_metrics(doc, o.metrics)
     if o.csv:
         from pathlib import Path
 
         from ..report.export import write_csv
+
         write_csv(doc, Path(o.csv))
     return doc

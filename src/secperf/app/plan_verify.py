@@ -35,40 +35,60 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Row:
     """One measured row of a before/after pair and the what-if scenario that predicts it."""
+
     row: str
-    protocol: str                 # connect protocol
-    handshake: str                # connect handshake
-    auth: str                     # mtls | jwt_fresh | jwt_cached
-    security: str | None = None   # coap: pki | psk
+    protocol: str  # connect protocol
+    handshake: str  # connect handshake
+    auth: str  # mtls | jwt_fresh | jwt_cached
+    security: str | None = None  # coap: pki | psk
     whatif_protocol: str = ""
     whatif_handshake: str = ""
     coap_server: str = "libcoap"
-    kept: bool = False            # messages on a kept session (keep-alive), not set-ups
-    no_cookie: bool = False       # the server skips HelloVerifyRequest on resumption (Californium)
+    kept: bool = False  # messages on a kept session (keep-alive), not set-ups
+    no_cookie: bool = False  # the server skips HelloVerifyRequest on resumption (Californium)
 
 
 CF = "californium"
 # measure -> (pattern protocol, auth) -> the before and after rows
 PAIRS = {
-    "resumption": {("mqtt", "mtls"): [Row("full", "mqtt", "full", "mtls", None, "mqtt", "full"),
-                                      Row("resumed", "mqtt", "resumed", "mtls", None, "mqtt", "resumed")],
-                   ("https", "mtls"): [Row("full", "https", "full", "mtls", None, "https", "full"),
-                                       Row("resumed", "https", "resumed", "mtls", None, "https", "resumed")],
-                   ("coap", "mtls"): [Row("full (Cf)", "coap", "full", "mtls", "pki", "coap", "full", CF),
-                                      Row("resumed (Cf)", "coap", "resumed", "mtls", "pki", "coap", "resumed", CF,
-                                          no_cookie=True)]},
-    "token-cache": {("https", "jwt"): [Row("fresh JWT", "https", "full", "jwt_fresh", None, "jwt", "fresh"),
-                                       Row("cached JWT", "https", "full", "jwt_cached", None, "jwt", "cached")]},
-    "psk": {("coap", "mtls"): [Row("certificate", "coap", "full", "mtls", "pki", "coap", "full"),
-                               Row("PSK", "coap", "full", "mtls", "psk", "coap", "psk")]},
-    "keepalive": {("mqtt", "mtls"): [Row("full", "mqtt", "full", "mtls", None, "mqtt", "full"),
-                                     Row("kept msg", "mqtt", "kept", "mtls", None, "mqtt", "", kept=True)]},
+    "resumption": {
+        ("mqtt", "mtls"): [
+            Row("full", "mqtt", "full", "mtls", None, "mqtt", "full"),
+            Row("resumed", "mqtt", "resumed", "mtls", None, "mqtt", "resumed"),
+        ],
+        ("https", "mtls"): [
+            Row("full", "https", "full", "mtls", None, "https", "full"),
+            Row("resumed", "https", "resumed", "mtls", None, "https", "resumed"),
+        ],
+        ("coap", "mtls"): [
+            Row("full (Cf)", "coap", "full", "mtls", "pki", "coap", "full", CF),
+            Row("resumed (Cf)", "coap", "resumed", "mtls", "pki", "coap", "resumed", CF, no_cookie=True),
+        ],
+    },
+    "token-cache": {
+        ("https", "jwt"): [
+            Row("fresh JWT", "https", "full", "jwt_fresh", None, "jwt", "fresh"),
+            Row("cached JWT", "https", "full", "jwt_cached", None, "jwt", "cached"),
+        ]
+    },
+    "psk": {
+        ("coap", "mtls"): [
+            Row("certificate", "coap", "full", "mtls", "pki", "coap", "full"),
+            Row("PSK", "coap", "full", "mtls", "psk", "coap", "psk"),
+        ]
+    },
+    "keepalive": {
+        ("mqtt", "mtls"): [
+            Row("full", "mqtt", "full", "mtls", None, "mqtt", "full"),
+            Row("kept msg", "mqtt", "kept", "mtls", None, "mqtt", "", kept=True),
+        ]
+    },
 }
 NOT_RUN = {
     ("keepalive", "coap"): "not run: no client here keeps a DTLS session for several timed CoAP requests",
     ("keepalive", "https"): "not run: the probe and the JWT client make one request per connection",
     ("resumption", "https", "jwt"): "not run: the JWT client opens a new TLS session per request (no resumption); "
-                                    "the plan composes JWT + resumption from the what-if's resumed HTTPS plan",
+    "the plan composes JWT + resumption from the what-if's resumed HTTPS plan",
 }
 KEPT_MESSAGES = 5
 
@@ -84,9 +104,15 @@ def jobs(plans: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if k in seen:
                 continue
             seen.add(k)
-            job = {"pattern": p["pattern"], "measure": m, "network": inp["network"], "key": inp["key"],
-                   "device": inp["device"], "payload_up_bytes": inp.get("payload_up_bytes", 64),
-                   "kept_p50_ms": p["before"]["numbers"].get("kept_message_p50_ms")}
+            job = {
+                "pattern": p["pattern"],
+                "measure": m,
+                "network": inp["network"],
+                "key": inp["key"],
+                "device": inp["device"],
+                "payload_up_bytes": inp.get("payload_up_bytes", 64),
+                "kept_p50_ms": p["before"]["numbers"].get("kept_message_p50_ms"),
+            }
             pair = PAIRS.get(m, {}).get((inp["protocol"], inp["auth"]))
             if pair is not None:
                 out.append({**job, "rows": pair})
@@ -108,14 +134,16 @@ def without_cookie_exchange(pl: P.Plan) -> P.Plan:
     return replace(pl, model=replace(pl.model, exchanges=pl.model.exchanges[1:]), flights=flights)
 
 
-def predicted_p50_ms(protocol: str, handshake: str, key: str, network: str, n: int, seed: int,
-                     device: str, no_cookie: bool = False) -> float:
+def predicted_p50_ms(
+    protocol: str, handshake: str, key: str, network: str, n: int, seed: int, device: str, no_cookie: bool = False
+) -> float:
     sc = F.Scenario(protocol=protocol, handshake=handshake, key=key)
     link = N.from_spec(NS.parse_networks([network])[0])
     # the verified connections run on this host's CPU: an emulated core's plan is checked against
     # the host table's prediction of the same exchange (the device's own counts are checked by
     # benchmarks/whatif_device_counts.py)
     from ..inputs.devices import resolve_device
+
     device = resolve_device(device)
     pl = P.plan(sc, C.load_table(device if device in C.table_names() else "host-default"), link)
     if no_cookie:
@@ -126,34 +154,48 @@ def predicted_p50_ms(protocol: str, handshake: str, key: str, network: str, n: i
 def _measured(doc: Result, start: int, cfg: ConnectConfig) -> Series | None:
     for s in doc.series[start:]:
         if cfg.client == "jwt-client":
-            if (s.kind == "jwt" and s.labels.get("mode") == cfg.auth
-                    and s.labels.get("profile") == (cfg.profile or "software")
-                    and s.labels.get("network") == cfg.network):
+            if (
+                s.kind == "jwt"
+                and s.labels.get("mode") == cfg.auth
+                and s.labels.get("profile") == (cfg.profile or "software")
+                and s.labels.get("network") == cfg.network
+            ):
                 return s
         elif s.id == cfg.series_id:
             return s
     return None
 
 
-def _run_row(job: dict[str, Any], r: Row, o: PlanOptions, doc: Result,
-             run: Run) -> tuple[Series | None, str, float | None]:
+def _run_row(
+    job: dict[str, Any], r: Row, o: PlanOptions, doc: Result, run: Run
+) -> tuple[Series | None, str, float | None]:
     """Measure one row; (series or None, key used, predicted P50 ms)."""
     from ..measure import connect as MC
     from .connect import connect_configs
+
     cp = MC.ConnectParams(n=o.verify_n, warmup=2, timeout_ms=5000, seed=o.seed)
     if r.kept:
         from ..measure.kept import measure_kept_mqtt
-        s: Series | None = measure_kept_mqtt(job["network"], cp, doc, run, messages=KEPT_MESSAGES,
-                              payload_bytes=int(job["payload_up_bytes"]))
+
+        s: Series | None = measure_kept_mqtt(
+            job["network"], cp, doc, run, messages=KEPT_MESSAGES, payload_bytes=int(job["payload_up_bytes"])
+        )
         return s, "software", job["kept_p50_ms"]
     key = "software" if r.security == "psk" else job["key"]
     if r.handshake != "full" and key.endswith(":cold"):
         # a resumed handshake never uses the client's key (the session is resumed, nothing is signed):
         # opening the secure element's session per connection ("cold") has nothing to act on there
         key = key.removesuffix(":cold")
-    cfgs = connect_configs([r.protocol], [key], [r.handshake], None, [r.auth],
-                           coap_security=[r.security] if r.security else None, networks=[job["network"]],
-                           coap_servers=[r.coap_server])
+    cfgs = connect_configs(
+        [r.protocol],
+        [key],
+        [r.handshake],
+        None,
+        [r.auth],
+        coap_security=[r.security] if r.security else None,
+        networks=[job["network"]],
+        coap_servers=[r.coap_server],
+    )
     want = "jwt-client" if r.auth.startswith("jwt") else "probe"
     cfgs = [c for c in cfgs if c.client == want and c.coap_server == r.coap_server] or cfgs  # only this row
     # the JWT client measures fresh and cached tokens in one run: the second row finds its series
@@ -162,19 +204,27 @@ def _run_row(job: dict[str, Any], r: Row, o: PlanOptions, doc: Result,
         start = len(doc.series)
         MC.run_connect(cfgs[:1], cp, doc, run)
         s = _measured(doc, start, cfgs[0])
-    pred = predicted_p50_ms(r.whatif_protocol, r.whatif_handshake, key, job["network"], 20_000, o.seed,
-                            job["device"], no_cookie=r.no_cookie)
+    pred = predicted_p50_ms(
+        r.whatif_protocol, r.whatif_handshake, key, job["network"], 20_000, o.seed, job["device"], no_cookie=r.no_cookie
+    )
     return s, key, pred
 
 
-def _derived_row(job: dict[str, Any], r: Row, o: PlanOptions, doc: Result,
-                 run: Run) -> tuple[Series | None, str, float | None]:
+def _derived_row(
+    job: dict[str, Any], r: Row, o: PlanOptions, doc: Result, run: Run
+) -> tuple[Series | None, str, float | None]:
     """One row secperf built itself from the plan: an input error there blames options the user never
     gave, so it is secperf's (core/derived.py: InternalError, exit 1, naming the row it derived; the partial
     Result marked internal-error)."""
     from ..core.derived import derived
-    with derived(f"plan --verify derived the row '{r.row}' of {job['measure']} ({r.protocol}, {r.handshake} "
-                 f"handshake, key {job['key']}, network {job['network']})", doc, run, "plan --verify's derived rows"):
+
+    with derived(
+        f"plan --verify derived the row '{r.row}' of {job['measure']} ({r.protocol}, {r.handshake} "
+        f"handshake, key {job['key']}, network {job['network']})",
+        doc,
+        run,
+        "plan --verify's derived rows",
+    ):
         return _run_row(job, r, o, doc, run)
 
 
@@ -182,6 +232,7 @@ def estimate(plans: list[dict[str, Any]], o: PlanOptions) -> dict[str, float]:
     """--verify's length (app/bounds.py): each distinct row's warm-up + --verify-n connections over its link
     (a kept session: its messages too); refused over --max-hours before any server starts."""
     from . import bounds, links
+
     rows: list[tuple[str, Any]] = []
     seen: set[tuple[Any, ...]] = set()
     for job in jobs(plans):
@@ -195,17 +246,32 @@ def estimate(plans: list[dict[str, Any]], o: PlanOptions) -> dict[str, float]:
     est = bounds.estimate_s(rows, per) + KEPT_MESSAGES * bounds.link_rtt_s(None) * len(rows)
     if not rows:
         return bounds.check_estimate("plan --verify", est, "no row to run", "lower --verify-n", o.max_hours)
-    return bounds.check("plan --verify", rows, per, o.max_hours, extra_s=est - bounds.estimate_s(rows, per),
-                        lower="lower --verify-n or the link's delay")
+    return bounds.check(
+        "plan --verify",
+        rows,
+        per,
+        o.max_hours,
+        extra_s=est - bounds.estimate_s(rows, per),
+        lower="lower --verify-n or the link's delay",
+    )
 
 
 def verify(plans: list[dict[str, Any]], o: PlanOptions, doc: Result, run: Run) -> list[dict[str, Any]]:
     rows = []
-    done: dict[tuple[Any, ...], tuple[Series | None, str, float | None]] = {}   # a row measured once per run (e.g. the full set-up before resumption and before keep-alive)
+    done: dict[
+        tuple[Any, ...], tuple[Series | None, str, float | None]
+    ] = {}  # a row measured once per run (e.g. the full set-up before resumption and before keep-alive)
     for job in jobs(plans):
         if not job["rows"]:
-            rows.append({"pattern": job["pattern"], "measure": job["measure"], "row": "–", "network": job["network"],
-                         "note": job["note"]})
+            rows.append(
+                {
+                    "pattern": job["pattern"],
+                    "measure": job["measure"],
+                    "row": "–",
+                    "network": job["network"],
+                    "note": job["note"],
+                }
+            )
             continue
         for r in job["rows"]:
             k = (r, job["network"], job["key"], job["device"], job["payload_up_bytes"] if r.kept else None)
@@ -221,14 +287,27 @@ def verify(plans: list[dict[str, Any]], o: PlanOptions, doc: Result, run: Run) -
             elif s.labels.get("note"):
                 note = s.labels["note"][:120]
             if key != job["key"] and r.security != "psk" and not r.kept:
-                note = (note + "; " if note else "") + (f"{r.handshake}: the client key is not used, measured with "
-                                                        f"{key} (cold applies to full handshakes)")
+                note = (note + "; " if note else "") + (
+                    f"{r.handshake}: the client key is not used, measured with {key} (cold applies to full handshakes)"
+                )
             if r.kept and s is not None:
-                note = note or (f"{KEPT_MESSAGES} QoS 1 messages of {job['payload_up_bytes']} B per kept connection "
-                                f"(paho-mqtt, software key)")
-            rows.append({"pattern": job["pattern"], "measure": job["measure"], "row": r.row, "network": job["network"],
-                         "key": key, "series": s.id if s is not None else None, "predicted_p50_ms": pred,
-                         "measured_p50_ms": None if meas is None else meas / 1e3,
-                         "error_share": None if meas is None or pred is None else pred / (meas / 1e3) - 1.0,
-                         "n": len(s.values_us) if s is not None else 0, "note": note})
+                note = note or (
+                    f"{KEPT_MESSAGES} QoS 1 messages of {job['payload_up_bytes']} B per kept connection "
+                    f"(paho-mqtt, software key)"
+                )
+            rows.append(
+                {
+                    "pattern": job["pattern"],
+                    "measure": job["measure"],
+                    "row": r.row,
+                    "network": job["network"],
+                    "key": key,
+                    "series": s.id if s is not None else None,
+                    "predicted_p50_ms": pred,
+                    "measured_p50_ms": None if meas is None else meas / 1e3,
+                    "error_share": None if meas is None or pred is None else pred / (meas / 1e3) - 1.0,
+                    "n": len(s.values_us) if s is not None else 0,
+                    "note": note,
+                }
+            )
     return rows

@@ -24,6 +24,7 @@ from .signals import Interrupted, interruptible
 class Output:
     """Where and how a run reports: the results directory, JSON on stdout, a CSV copy, the HTML
     report, the failure share that still counts as success, and the command line to record."""
+
     out: str = "results"
     json: bool = False
     csv: str | None = None
@@ -39,7 +40,7 @@ class Output:
 Progress = Callable[[str, Any, int, int, "Series | None"], None]
 # a phase's runner(items, doc, run, progress): measures the items into the Result, appending its series
 # and saving the Result through the run after each one
-PhaseRunner = Callable[[list[Any], Result, Run, Progress], object]   # what it returns is not used
+PhaseRunner = Callable[[list[Any], Result, Run, Progress], object]  # what it returns is not used
 
 
 class Phase:
@@ -52,14 +53,17 @@ class Phase:
 def add_analyses(doc: Result, params: dict[str, Any]) -> None:
     """Answers computed from the measured rows (study S5's questions, the strength table)."""
     from ..model import crypto_questions as Q
+
     if any(s.kind == "crypto" for s in doc.series):
         doc.analysis.s5 = Q.answers(doc)
         libs = Q.libraries_analysis(doc)
         if libs:
             doc.analysis.libraries = libs
         if params.get("strength"):
-            doc.analysis.strength = {"security_bits": params["strength"],
-                                        "rows": Q.strength_table(doc, params["strength"])}
+            doc.analysis.strength = {
+                "security_bits": params["strength"],
+                "rows": Q.strength_table(doc, params["strength"]),
+            }
 
 
 def measure_and_write(kind: str, params: dict[str, Any], phases: list[Phase], output: Output) -> Result:
@@ -71,9 +75,11 @@ def measure_and_write(kind: str, params: dict[str, Any], phases: list[Phase], ou
     check_output_file(output.metrics, "--metrics")
     if output.figures:  # a bad figures directory is said before measuring, not after
         from ..report.figures import figures_directory
+
         figures_directory(Path(output.figures))
     run = output_store(output).create(kind)
     from ..lab import registry
+
     registry.start(run.dir)  # whatever this run starts is listed, and dies with it (also on kill -9)
     doc = R.new_result(kind=kind, command=output.command, params=params, host=host.collect(), run_id=run.run_id)
     run.save(doc)
@@ -84,11 +90,13 @@ def measure_and_write(kind: str, params: dict[str, Any], phases: list[Phase], ou
     try:
         with interruptible(), reporter().progress(total, "measuring") as update:
             for ph in phases:
+
                 def progress(event: str, item: Any, i: int, n: int, series: Series | None, ph: Phase = ph) -> None:
                     if event == "start":
                         update(ph.label(item))
                     else:
                         update(advance=1)
+
                 ph.runner(ph.items, doc, run, progress)
     except Interrupted as sig:
         status, interrupted = "interrupted", sig
@@ -106,6 +114,7 @@ def check_output_file(path: str | None, option: str, inputs: Iterable[str | Path
     """A file the run will write at its end must be writable now, so a run never measures for an
     hour and then fails to save; it must not be an input nor a Result (core/store.py)."""
     from ..core.store import check_output_path
+
     check_output_path(path, option, inputs)
 
 
@@ -119,39 +128,57 @@ def write_outputs(doc: Result, run: Run, output: Output) -> None:
     for opt, path in (("--csv", output.csv), ("--metrics", output.metrics)):
         if path and any(_same(Path(path), p) for p in own):  # the run's own files are not outputs to overwrite
             from ..core.errors import OutputError
-            raise OutputError(f"{opt} {path}: is this run's own {Path(path).name}; name a file outside the run "
-                              f"directory")
+
+            raise OutputError(
+                f"{opt} {path}: is this run's own {Path(path).name}; name a file outside the run directory"
+            )
     if output.csv:
         from ..report.export import write_csv
+
         write_csv(doc, Path(output.csv))
     if output.metrics:
         from ..report.export_metrics import write_metrics
+
         write_metrics(doc, output.metrics)
     if not output.no_report:
         from ..report.html import render
-        run.write_text("report.html", render(doc, log=run.dir / "secperf.log"))  # drawing warnings: the log, not the terminal
+
+        run.write_text(
+            "report.html", render(doc, log=run.dir / "secperf.log")
+        )  # drawing warnings: the log, not the terminal
     if output.figures:
         from ..report.figures import write_figures
+
         write_figures(doc, Path(output.figures), log=run.dir / "secperf.log")
 
 
 def _same(a: Path, b: Path) -> bool:
     import os
+
     return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _server_tables(doc: Result) -> list[Any]:
     from ..report import terminal_server
+
     return terminal_server.tables(doc)
 
 
 def result_tables(doc: Result, params: dict[str, Any]) -> list[Any]:
     """Every terminal table the Result has rows for, in the order they print."""
     from ..report import terminal, terminal_device, terminal_libraries, terminal_mac, terminal_plan, terminal_whatif
-    out = (terminal.crypto_tables(terminal_libraries.openssl_only(doc)) + terminal_libraries.tables(doc)
-           + terminal.handshake_tables(doc) + terminal.signer_tables(doc)
-           + terminal.connect_tables(doc) + terminal_device.tables(doc) + terminal_whatif.tables(doc)
-           + _server_tables(doc) + terminal_plan.tables(doc))
+
+    out = (
+        terminal.crypto_tables(terminal_libraries.openssl_only(doc))
+        + terminal_libraries.tables(doc)
+        + terminal.handshake_tables(doc)
+        + terminal.signer_tables(doc)
+        + terminal.connect_tables(doc)
+        + terminal_device.tables(doc)
+        + terminal_whatif.tables(doc)
+        + _server_tables(doc)
+        + terminal_plan.tables(doc)
+    )
     analysis = doc.analysis
     if analysis.strength:
         out.append(terminal.strength_table(analysis.strength["rows"], params["strength"]))
@@ -162,5 +189,3 @@ def result_tables(doc: Result, params: dict[str, Any]) -> list[Any]:
     if analysis.can:
         out += terminal_mac.can_tables(analysis.can)
     return out
-
-

@@ -24,6 +24,7 @@ def handshake_configs(scn: dict[str, Any]) -> list[HandshakeConfig]:
     """[handshake] experiments = [...], servers = [...], networks = [...]: the configurations to
     measure (may be none), each experiment on each server over each network."""
     from ..measure import handshake as H
+
     hs = scn.get("handshake")
     if not hs:
         return []
@@ -33,8 +34,9 @@ def handshake_configs(scn: dict[str, Any]) -> list[HandshakeConfig]:
     name = scn.get("name", "?")
     for sv, net in ((sv, net) for net in nets for sv in hs.get("servers", ["probe"])):
         if sv not in H.SERVERS:
-            raise SC.ScenarioError(f"scenario {name}: [handshake] servers: unknown server {sv!r}; "
-                                   f"known: {', '.join(H.SERVERS)}")
+            raise SC.ScenarioError(
+                f"scenario {name}: [handshake] servers: unknown server {sv!r}; known: {', '.join(H.SERVERS)}"
+            )
         for exp in hs.get("experiments", []):
             try:
                 configs = H.experiment(exp)
@@ -53,6 +55,7 @@ def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> Res
     skipped with their reason (see links.links_unavailable)."""
     from ..measure import connect as C
     from ..measure import signer as S
+
     scn = SC.load(name_or_path)
     rows = SC.crypto_rows(scn)
     params = crypto_params(opts, scn.get("crypto") or {})
@@ -60,8 +63,9 @@ def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> Res
     hs = handshake_configs(scn)
     jw = SC.signer_settings(scn, "jwt")
     cs = SC.connect_settings(scn)
-    skipped = links.links_unavailable([c.network for c in hs] + [*(jw or {}).get("networks", []),
-                                                                *(cs or {}).get("networks", [])])
+    skipped = links.links_unavailable(
+        [c.network for c in hs] + [*(jw or {}).get("networks", []), *(cs or {}).get("networks", [])]
+    )
     if skipped:
         hs = [c for c in hs if c.network not in skipped["networks"]]
         for sec in (jw, cs):
@@ -85,8 +89,15 @@ def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> Res
         extra["jwt"] = {**jw, **jp.as_dict()}
     if cs:
         try:
-            cfgs = connect_configs(cs["protocols"], cs["keys"], cs["handshakes"], [], ["mtls"], networks=cs["networks"],
-                                   key_sessions=cs["key_sessions"])
+            cfgs = connect_configs(
+                cs["protocols"],
+                cs["keys"],
+                cs["handshakes"],
+                [],
+                ["mtls"],
+                networks=cs["networks"],
+                key_sessions=cs["key_sessions"],
+            )
         except SC.ScenarioError:
             raise
         except InputError as exc:  # a name the connect command refuses: say it came from the scenario file
@@ -94,7 +105,7 @@ def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> Res
         cp = C.ConnectParams(n=opts.n or cs["n"], warmup=cs["warmup"], seed=opts.seed)
         phases.append(P.connect_phase(cfgs, cp))
         extra["connect"] = {**cs, **cp.as_dict()}
-    extra.update(_estimate(scn, rows, params, hs, hp, sg, jw, cs, opts))   # before any device build or run
+    extra.update(_estimate(scn, rows, params, hs, hp, sg, jw, cs, opts))  # before any device build or run
     if scn.get("device"):
         phases.append(device_phase(scn["device"]))
         extra["device"] = scn["device"]
@@ -102,8 +113,17 @@ def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> Res
     if ws:
         phases.append(whatif_phase(ws, opts.seed))
         extra["whatif"] = ws
-    return measure_and_write("run", {"scenario": scn.get("name", name_or_path), "crypto": params.as_dict() if rows else None,
-                                     "handshake": hp.as_dict() if hp else None, **extra}, phases, output)
+    return measure_and_write(
+        "run",
+        {
+            "scenario": scn.get("name", name_or_path),
+            "crypto": params.as_dict() if rows else None,
+            "handshake": hp.as_dict() if hp else None,
+            **extra,
+        },
+        phases,
+        output,
+    )
 
 
 def whatif_phase(ws: dict[str, Any], seed: int) -> Phase:
@@ -116,14 +136,24 @@ def whatif_phase(ws: dict[str, Any], seed: int) -> Phase:
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         progress("start", items[0], 0, 1, None)
-        o = WhatifOptions(protocols=ws["protocols"], networks=ws["networks"], keys=ws["keys"],
-                          handshakes=ws["handshakes"], n=ws["n"], seed=seed)
+        o = WhatifOptions(
+            protocols=ws["protocols"],
+            networks=ws["networks"],
+            keys=ws["keys"],
+            handshakes=ws["handshakes"],
+            n=ws["n"],
+            seed=seed,
+        )
         try:
             table = C.calibrate(doc, C.load_table(), where="this run")
             predict_into(doc, o, table)
         except Exception as exc:  # noqa: BLE001 - a prediction that cannot be made is recorded, the run goes on
-            s = R.new_series("whatif/calibration", kind="whatif", labels={"network": "loopback"},
-                             timer={"name": "prediction", "start": "-", "end": "-"})
+            s = R.new_series(
+                "whatif/calibration",
+                kind="whatif",
+                labels={"network": "loopback"},
+                timer={"name": "prediction", "start": "-", "end": "-"},
+            )
             R.add_failure(s, f"no prediction: {exc}")
             doc.series.append(s)
         run.save(doc)
@@ -132,12 +162,21 @@ def whatif_phase(ws: dict[str, Any], seed: int) -> Phase:
     return Phase(["what-if predictions"], lambda x: x, runner)
 
 
-def _estimate(scn: dict[str, Any], rows: list[Any], params: Any, hs: list[HandshakeConfig], hp: Any,
-              sg: dict[str, Any] | None, jw: dict[str, Any] | None, cs: dict[str, Any] | None,
-              opts: MeasureOptions) -> dict[str, float]:
+def _estimate(
+    scn: dict[str, Any],
+    rows: list[Any],
+    params: Any,
+    hs: list[HandshakeConfig],
+    hp: Any,
+    sg: dict[str, Any] | None,
+    jw: dict[str, Any] | None,
+    cs: dict[str, Any] | None,
+    opts: MeasureOptions,
+) -> dict[str, float]:
     """The scenario's length, each section by its command's planning figures (app/bounds.py), refused
     over --max-hours like the commands themselves."""
     from . import bounds
+
     parts: dict[str, float] = {}
     if rows:
         parts["crypto"] = bounds.crypto_rows_s(rows, params.n, params.warmup, params.duration_s, params.min_sample_us)
@@ -146,25 +185,40 @@ def _estimate(scn: dict[str, Any], rows: list[Any], params: Any, hs: list[Handsh
         parts["handshake"] = bounds.estimate_s([(c.proto, nets.get(c.network)) for c in hs], hp.n + hp.warmup + 1)
     if sg:
         n = (opts.n or sg["n"]) + sg["warmup"]
-        parts["signer"] = sum(bounds.se_sign_s(p) + 0.01 for p in sg["profiles"]) * len(sg["keys"]) * \
-            len(sg["modes"]) * n
+        parts["signer"] = (
+            sum(bounds.se_sign_s(p) + 0.01 for p in sg["profiles"]) * len(sg["keys"]) * len(sg["modes"]) * n
+        )
     if jw:
         n = (opts.n or jw["n"]) + jw["warmup"]
-        per = sum(bounds.se_sign_s(p) + bounds.connection_s("https", net)
-                  for p in jw["profiles"] for net in links.networks(jw["networks"]))
+        per = sum(
+            bounds.se_sign_s(p) + bounds.connection_s("https", net)
+            for p in jw["profiles"]
+            for net in links.networks(jw["networks"])
+        )
         parts["jwt"] = 2 * per * len(jw["keys"]) * len(jw["key_sessions"]) * n
     if cs:
         nets = {n.name: n for n in links.networks(cs["networks"])}
         per_row = (opts.n or cs["n"]) + cs["warmup"] + 1
-        parts["connect"] = sum(bounds.connection_s(p, nets.get(net)) for p in cs["protocols"] for net in cs["networks"]) \
-            * len(cs["keys"]) * len(cs["handshakes"]) * len(cs["key_sessions"]) * per_row
+        parts["connect"] = (
+            sum(bounds.connection_s(p, nets.get(net)) for p in cs["protocols"] for net in cs["networks"])
+            * len(cs["keys"])
+            * len(cs["handshakes"])
+            * len(cs["key_sessions"])
+            * per_row
+        )
     if scn.get("device"):
         from ..inputs.schema import DeviceSection
+
         d = DeviceSection.model_validate(scn["device"])
         parts["device"] = bounds.device_handshakes_s(len(d.groups) * len(d.suites), d.n, d.warmup)
     detail = ", ".join(f"{k} {bounds.fmt_s(v)}" for k, v in parts.items()) or "nothing to measure"
-    return bounds.check_estimate(f"run {scn.get('name', '')}".strip(), sum(parts.values()), detail,
-                                 "lower --n, or measure fewer sections", opts.max_hours_given)
+    return bounds.check_estimate(
+        f"run {scn.get('name', '')}".strip(),
+        sum(parts.values()),
+        detail,
+        "lower --n, or measure fewer sections",
+        opts.max_hours_given,
+    )
 
 
 def device_phase(sec: dict[str, Any]) -> Phase:
@@ -175,9 +229,11 @@ def device_phase(sec: dict[str, Any]) -> Phase:
     from ..core.errors import SecperfError
     from ..inputs.schema import DeviceSection
     from .device import HandshakeOptions, handshake_phase
+
     d = DeviceSection.model_validate(sec)
-    opts = HandshakeOptions(device=d.device, stack=d.stack, group=list(d.groups), suite=list(d.suites), n=d.n,
-                            warmup=d.warmup)
+    opts = HandshakeOptions(
+        device=d.device, stack=d.stack, group=list(d.groups), suite=list(d.suites), n=d.n, warmup=d.warmup
+    )
     try:
         phase, _params = handshake_phase(opts)
         return phase
@@ -188,11 +244,15 @@ def device_phase(sec: dict[str, Any]) -> Phase:
 
     def failed(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         progress("start", items[0], 0, 1, None)
-        s = R.new_series(f"device/{d.device}/{d.stack}", kind="device",
-                         labels={"device": d.device, "stack": d.stack},
-                         timer={"name": "instructions per handshake", "start": "ClientHello", "end": "Finished"})
+        s = R.new_series(
+            f"device/{d.device}/{d.stack}",
+            kind="device",
+            labels={"device": d.device, "stack": d.stack},
+            timer={"name": "instructions per handshake", "start": "ClientHello", "end": "Finished"},
+        )
         R.add_failure(s, f"emulated device unavailable here: {reason}")
         doc.series.append(s)
         run.save(doc)
         progress("done", items[0], 0, 1, None)
+
     return Phase([f"{d.device} {d.stack}"], lambda x: x, failed)

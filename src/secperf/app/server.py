@@ -25,16 +25,21 @@ if TYPE_CHECKING:
     from ..core.store import Run
     from .runner import Progress
 
+
 def estimate(o: ServerOptions) -> dict[str, float]:
     """The run's length (app/bounds.py): each configuration's server started, then its load levels'
     warm-up and counted seconds; refused over --max-hours before any server starts."""
     from . import bounds
+
     rows = 1 if o.target is not None else len(plan(o))
     levels = len(o.rates) or len(o.concurrency) or 1
-    return bounds.check_estimate("server", bounds.server_levels_s(rows, levels, o.duration_s, o.warmup_s),
-                                 f"{rows} configurations x {levels} load levels x (--warmup {o.warmup_s:g} s + "
-                                 f"--duration {o.duration_s:g} s)", "lower --duration, the levels (--concurrency, "
-                                 "--rates) or the configurations", o.max_hours)
+    return bounds.check_estimate(
+        "server",
+        bounds.server_levels_s(rows, levels, o.duration_s, o.warmup_s),
+        f"{rows} configurations x {levels} load levels x (--warmup {o.warmup_s:g} s + --duration {o.duration_s:g} s)",
+        "lower --duration, the levels (--concurrency, --rates) or the configurations",
+        o.max_hours,
+    )
 
 
 def run(o: ServerOptions, output: Output) -> Result:
@@ -43,23 +48,46 @@ def run(o: ServerOptions, output: Output) -> Result:
         return run_target(o, output)
     if o.core is None:
         from dataclasses import replace
+
         o = replace(o, core=0)
     if o.cluster:
         return run_server(o, output)
     from ..measure import server as S
+
     configs = plan(o)
     usable = sorted(os.sched_getaffinity(0))
     if o.core not in usable:  # said before a run directory exists, not when the server is pinned
         raise InputError(f"--core {o.core}: secperf may use cores {', '.join(map(str, usable))} here; name one")
     S.find_loadgen()
-    p = S.LoadParams(concurrency=o.concurrency, rates=o.rates, duration_s=o.duration_s, warmup_s=o.warmup_s, seed=o.seed,
-                     core=o.core, loadgen_procs=o.procs)
-    params = {"servers": o.servers, "keys": o.keys, "sources": o.sources, "client_auth": o.client_auth,
-              "resume_ratios": o.resume_ratios, "depths": o.depths, "tls": o.tls, "protocol": o.protocol,
-              "concurrency": o.concurrency,
-              "rates": o.rates, "matrix": o.matrix,
-              "duration_s": o.duration_s, "warmup_s": o.warmup_s, "core": o.core, "seed": o.seed,
-              "loadgen_procs": S.generator_procs(p), "loadgen_cores": S.generator_cores(o.core), **limit}
+    p = S.LoadParams(
+        concurrency=o.concurrency,
+        rates=o.rates,
+        duration_s=o.duration_s,
+        warmup_s=o.warmup_s,
+        seed=o.seed,
+        core=o.core,
+        loadgen_procs=o.procs,
+    )
+    params = {
+        "servers": o.servers,
+        "keys": o.keys,
+        "sources": o.sources,
+        "client_auth": o.client_auth,
+        "resume_ratios": o.resume_ratios,
+        "depths": o.depths,
+        "tls": o.tls,
+        "protocol": o.protocol,
+        "concurrency": o.concurrency,
+        "rates": o.rates,
+        "matrix": o.matrix,
+        "duration_s": o.duration_s,
+        "warmup_s": o.warmup_s,
+        "core": o.core,
+        "seed": o.seed,
+        "loadgen_procs": S.generator_procs(p),
+        "loadgen_cores": S.generator_cores(o.core),
+        **limit,
+    }
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         S.run_server(items, p, doc, run, progress)
@@ -68,20 +96,32 @@ def run(o: ServerOptions, output: Output) -> Result:
 
 
 MAX_REPLAY = 5000
-DEFAULT_FLEET_KEY = "rsa-2048"            # the key measured when --key is not given (the most common TLS server key)
+DEFAULT_FLEET_KEY = "rsa-2048"  # the key measured when --key is not given (the most common TLS server key)
 
 
-def _fleet_runs(o: FleetOptions, full: float, resumed: float, source: str, key: str | None = None,
-                warning: str | None = None) -> dict[str, Any]:
+def _fleet_runs(
+    o: FleetOptions, full: float, resumed: float, source: str, key: str | None = None, warning: str | None = None
+) -> dict[str, Any]:
     from ..model.fleet import FleetModel, simulate
+
     runs = []
     for n in o.devices:
         for pol in o.policies:
-            m = FleetModel(devices=n, capacity_full_per_s=full, capacity_resumed_per_s=resumed,
-                           resumed_share=o.resumed_share, policy=pol, base_s=o.base_s, cap_s=o.cap_s,
-                           timeout_s=o.timeout_s, backlog=o.backlog, spread_s=o.spread_s,
-                           device_handshake_s=o.device_handshake_s, horizon_s=o.horizon_s,
-                           abandoned_work=o.abandoned_work)
+            m = FleetModel(
+                devices=n,
+                capacity_full_per_s=full,
+                capacity_resumed_per_s=resumed,
+                resumed_share=o.resumed_share,
+                policy=pol,
+                base_s=o.base_s,
+                cap_s=o.cap_s,
+                timeout_s=o.timeout_s,
+                backlog=o.backlog,
+                spread_s=o.spread_s,
+                device_handshake_s=o.device_handshake_s,
+                horizon_s=o.horizon_s,
+                abandoned_work=o.abandoned_work,
+            )
             m.check()
             r = simulate(m)
             if key is not None:
@@ -100,9 +140,11 @@ def _merge_fleets(parts: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     sources and warnings per key."""
     if len(parts) == 1:
         return parts[0][1]
-    return {"capacity_source": "; ".join(f"{k}: {f['capacity_source']}" for k, f in parts),
-            "runs": [r for _, f in parts for r in f["runs"]],
-            **({"warnings": w} if (w := [x for _, f in parts for x in f.get("warnings", [])]) else {})}
+    return {
+        "capacity_source": "; ".join(f"{k}: {f['capacity_source']}" for k, f in parts),
+        "runs": [r for _, f in parts for r in f["runs"]],
+        **({"warnings": w} if (w := [x for _, f in parts for x in f.get("warnings", [])]) else {}),
+    }
 
 
 def fleet_keys(key: str | None) -> list[str] | None:
@@ -119,29 +161,44 @@ def _limited_warning(d: ServerDerived | None, what: str) -> str | None:
     """The warning a capacity row carries when something other than the server limited its rate."""
     if d is None or d.limited_by not in ("load generator", "other work on this machine"):
         return None
-    return (d.warning or f"{d.limited_by} limited the rate, not the server") + \
-        f" ({what}: a lower bound of the server's capacity)"
+    return (
+        d.warning or f"{d.limited_by} limited the rate, not the server"
+    ) + f" ({what}: a lower bound of the server's capacity)"
 
 
 def run_fleet(o: FleetOptions, output: Output) -> Result:
     from ..model.fleet import FleetModel
+
     # the model's inputs are checked before anything is measured
     for n in o.devices:
         for pol in o.policies:
-            FleetModel(devices=n, policy=pol, base_s=o.base_s, cap_s=o.cap_s, timeout_s=o.timeout_s,
-                       resumed_share=o.resumed_share, horizon_s=o.horizon_s).check()
+            FleetModel(
+                devices=n,
+                policy=pol,
+                base_s=o.base_s,
+                cap_s=o.cap_s,
+                timeout_s=o.timeout_s,
+                resumed_share=o.resumed_share,
+                horizon_s=o.horizon_s,
+            ).check()
     if o.capacity is not None and o.from_result:
-        raise InputError(f"--capacity {o.capacity:g} and --from {o.from_result}: both give the server's capacity; "
-                         f"give one")
+        raise InputError(
+            f"--capacity {o.capacity:g} and --from {o.from_result}: both give the server's capacity; give one"
+        )
     if o.capacity is not None and o.key is not None:
-        raise InputError(f"--key {o.key}: picks the server key whose capacity is measured or taken from --from; "
-                         f"--capacity {o.capacity:g} gives the capacity itself, so the key would change nothing: "
-                         f"drop --key")
+        raise InputError(
+            f"--key {o.key}: picks the server key whose capacity is measured or taken from --from; "
+            f"--capacity {o.capacity:g} gives the capacity itself, so the key would change nothing: "
+            f"drop --key"
+        )
     if o.target is not None and o.replay is None:
-        raise InputError(f"--target {o.target.name} with fleet: the storm against your own server is a --replay; "
-                         f"add --replay N (or give its capacity with --capacity)")
+        raise InputError(
+            f"--target {o.target.name} with fleet: the storm against your own server is a --replay; "
+            f"add --replay N (or give its capacity with --capacity)"
+        )
     if not o.from_result and o.key is None and o.target is None:
         from dataclasses import replace
+
         o = replace(o, key=DEFAULT_FLEET_KEY)
     params = {k: v for k, v in o.__dict__.items() if k != "target"}
     params.update(_fleet_estimate(o))
@@ -151,21 +208,26 @@ def run_fleet(o: FleetOptions, output: Output) -> Result:
         return _run_replay(o, params, output)
     keys = fleet_keys(o.key)
     if o.capacity is not None or o.from_result:
-        given = [_given_capacity(o, k) for k in (keys if keys else [None])]   # every key checked before the model runs
+        given = [_given_capacity(o, k) for k in (keys if keys else [None])]  # every key checked before the model runs
 
         def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
             progress("start", "model", 0, 1, None)
             doc.analysis.fleet = _merge_fleets(
-                [(k or "", _fleet_runs(o, full, resumed, source, k if len(given) > 1 else None, warn))
-                 for k, full, resumed, source, warn in given])
+                [
+                    (k or "", _fleet_runs(o, full, resumed, source, k if len(given) > 1 else None, warn))
+                    for k, full, resumed, source, warn in given
+                ]
+            )
             for _, _, _, _, warn in given:
                 if warn:
                     reporter().note(f"secperf fleet: warning: {warn}")
             run.save(doc)
             progress("done", "model", 0, 1, None)
+
         return measure_and_write("fleet", params, [Phase(["model"], lambda _: "reconnect storm model", runner)], output)
 
     from ..measure import server as S
+
     keys = keys or [DEFAULT_FLEET_KEY]
     cfgs = [S.ServerConfig(o.server, k, resume_ratio=r) for k in keys for r in (0.0, 1.0)]
     for c in cfgs:
@@ -175,27 +237,32 @@ def run_fleet(o: FleetOptions, output: Output) -> Result:
     def measure_runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         S.run_server(items, p, doc, run, progress)
         from ..core.result_schema import ServerDerived
+
         parts = []
         for key in keys:
-            rows = [(s.labels["resume_ratio"], s.derived_as(ServerDerived)) for s in doc.series
-                    if s.kind == "server" and s.labels.get("key") == key]
+            rows = [
+                (s.labels["resume_ratio"], s.derived_as(ServerDerived))
+                for s in doc.series
+                if s.kind == "server" and s.labels.get("key") == key
+            ]
             caps = [max([d.handshakes_per_s or 0 for ratio, d in rows if ratio == r] or [0]) for r in (0.0, 1.0)]
             if not caps[0]:
-                raise InputError(f"fleet: the capacity of {o.server} with {key} could not be measured "
-                                 "(see the failed series); give --capacity instead")
+                raise InputError(
+                    f"fleet: the capacity of {o.server} with {key} could not be measured "
+                    "(see the failed series); give --capacity instead"
+                )
             src = f"measured here: {o.server} {key}, 8 and 32 clients, {o.measure_s:g} s per level (secperf-loadgen)"
             full = [d for ratio, d in rows if ratio == 0.0 and d.handshakes_per_s]
             best = max(full, key=lambda d: d.handshakes_per_s or 0) if full else None
             warn = _limited_warning(best, f"{o.server} {key}")
-            if warn and best is not None:   # a warning comes from a best row
+            if warn and best is not None:  # a warning comes from a best row
                 # the model then runs on a lower bound of the server's capacity: said where the capacity is named
                 src += f"; a lower bound: {best.limited_by} limited the rate, not the server"
             parts.append((key, _fleet_runs(o, caps[0], caps[1] or caps[0], src, key if len(keys) > 1 else None, warn)))
         doc.analysis.fleet = _merge_fleets(parts)
         run.save(doc)
 
-    return measure_and_write("fleet", params, [Phase(cfgs, lambda c: f"capacity: {c.label()}", measure_runner)],
-                             output)
+    return measure_and_write("fleet", params, [Phase(cfgs, lambda c: f"capacity: {c.label()}", measure_runner)], output)
 
 
 def _fleet_estimate(o: FleetOptions) -> dict[str, float]:
@@ -203,19 +270,23 @@ def _fleet_estimate(o: FleetOptions) -> dict[str, float]:
     the clients at 200/s, two back-off caps and a timeout, at most the horizon or 600 s), or the capacity
     measured with two load levels per key and resumption ratio; the model itself costs seconds."""
     from . import bounds
+
     if o.replay is not None:
         storm = min(o.horizon_s, 600.0, o.spread_s + o.replay / 200 + 2 * o.cap_s + o.timeout_s)
         est = len(o.policies) * (bounds.SERVER_START_S + 2 * o.measure_s + storm)
-        detail = f"{len(o.policies)} policies x (2 capacity runs of --measure-seconds {o.measure_s:g} + a storm of " \
-                 f"about {storm:.0f} s)"
+        detail = (
+            f"{len(o.policies)} policies x (2 capacity runs of --measure-seconds {o.measure_s:g} + a storm of "
+            f"about {storm:.0f} s)"
+        )
     elif o.capacity is None and not o.from_result:
         keys = len(fleet_keys(o.key) or [DEFAULT_FLEET_KEY])
         est = bounds.server_levels_s(2 * keys, 2, o.measure_s, 0.5)
         detail = f"{keys} keys x 2 resumption ratios x 2 load levels of --measure-seconds {o.measure_s:g}"
     else:
         est, detail = 5.0, "the model alone"
-    return bounds.check_estimate("fleet", est, detail, "lower --replay, --cap, --measure-seconds or the policies",
-                                 o.max_hours)
+    return bounds.check_estimate(
+        "fleet", est, detail, "lower --replay, --cap, --measure-seconds or the policies", o.max_hours
+    )
 
 
 def _given_capacity(o: FleetOptions, key: str | None) -> tuple[str | None, float, float, str, str | None]:
@@ -226,65 +297,88 @@ def _given_capacity(o: FleetOptions, key: str | None) -> tuple[str | None, float
         return None, o.capacity, o.resumed_capacity or o.capacity, "given (--capacity)", None
     from ..core.result import reading
     from ..model.fleet import capacity_from_result, server_keys
-    assert o.from_result is not None   # run_fleet calls this with --capacity or --from
+
+    assert o.from_result is not None  # run_fleet calls this with --capacity or --from
     from .reading import read_result
+
     doc = read_result(Path(o.from_result), "--from", o.allow_partial)
     with reading(f"--from {o.from_result}", "the server rows (series labels and derived rates)"):
         keys = server_keys(doc)
         # a capacity belongs to one server key: never another key's rows in place of the one asked for
         if key is None and len(keys) > 1:
-            raise InputError(f"--from {o.from_result}: holds the capacity of several server keys ({', '.join(keys)}); "
-                             f"name the one to use with --key")
+            raise InputError(
+                f"--from {o.from_result}: holds the capacity of several server keys ({', '.join(keys)}); "
+                f"name the one to use with --key"
+            )
         if key is None and keys:
             key = keys[0]
-            reporter().note(f"note: --from {o.from_result}: the capacity of its only server key, {key} (--key to name it)")
+            reporter().note(
+                f"note: --from {o.from_result}: the capacity of its only server key, {key} (--key to name it)"
+            )
         elif key is not None and keys and key not in keys:
-            raise InputError(f"--key {key}: --from {o.from_result} holds no capacity for it; it holds "
-                             f"{', '.join(keys)}: give one of those with --key, or measure {key} "
-                             f"(`secperf server --key {key}`, or fleet without --from)")
+            raise InputError(
+                f"--key {key}: --from {o.from_result} holds no capacity for it; it holds "
+                f"{', '.join(keys)}: give one of those with --key, or measure {key} "
+                f"(`secperf server --key {key}`, or fleet without --from)"
+            )
         caps = capacity_from_result(doc, key)
         warn = _limited_warning(_best_full_row(doc, key), f"--from {o.from_result}, {key}")
     full = [v for k, v in caps.items() if k.endswith("/0.0")]
     res = [v for k, v in caps.items() if k.endswith("/1.0")]
     if not full:
-        raise InputError(f"--from {o.from_result}: no `secperf server` rows with full handshakes "
-                         f"(resume ratio 0){f' for --key {key}' if key else ''} in it")
-    source = f"from {o.from_result} ({key})" + ("; a lower bound: the server run says something else limited "
-                                                 "the rate" if warn else "")
+        raise InputError(
+            f"--from {o.from_result}: no `secperf server` rows with full handshakes "
+            f"(resume ratio 0){f' for --key {key}' if key else ''} in it"
+        )
+    source = f"from {o.from_result} ({key})" + (
+        "; a lower bound: the server run says something else limited the rate" if warn else ""
+    )
     return key, max(full), max(res) if res else max(full), source, warn
 
 
 def _best_full_row(doc: Result, key: str | None) -> ServerDerived | None:
     """The derived numbers of the full-handshake row whose rate is the capacity taken (the highest)."""
     from ..core.result_schema import ServerDerived
-    rows = [s.derived_as(ServerDerived) for s in doc.series
-            if s.kind == "server" and (key is None or s.labels.get("key") == key)
-            and float(s.labels.get("resume_ratio", 0.0)) == 0.0]
+
+    rows = [
+        s.derived_as(ServerDerived)
+        for s in doc.series
+        if s.kind == "server"
+        and (key is None or s.labels.get("key") == key)
+        and float(s.labels.get("resume_ratio", 0.0)) == 0.0
+    ]
     rows = [d for d in rows if d.handshakes_per_s]
     return max(rows, key=lambda d: d.handshakes_per_s or 0) if rows else None
 
 
 def _run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Result:
     from ..measure import server as S
+
     replay, key = o.replay, o.key
     if replay is None or not 10 <= replay <= MAX_REPLAY:
         raise InputError(f"--replay {o.replay}: give 10..{MAX_REPLAY} clients (one process, one socket each)")
     if o.target is not None:
         if o.spread_s or o.resumed_share or o.device_handshake_s:
-            raise InputError("--replay replays a storm of full handshakes all starting at once: leave --spread, "
-                             "--resumed-share and --device-handshake at 0")
+            raise InputError(
+                "--replay replays a storm of full handshakes all starting at once: leave --spread, "
+                "--resumed-share and --device-handshake at 0"
+            )
         if o.key is not None:
             raise InputError(f"--key {o.key} with --target: the target has its own key; drop --key")
         return replay_target(o, params, output)
     if o.server != "nginx":
         raise InputError(f"--replay runs against nginx (--server {o.server} given)")
     if o.spread_s or o.resumed_share or o.device_handshake_s:
-        raise InputError("--replay replays a storm of full handshakes all starting at once: leave --spread, "
-                         "--resumed-share and --device-handshake at 0")
-    if key is None:   # run_fleet picks the default key unless --from gave the capacity ("--key None" was said)
-        raise InputError(f"--from {o.from_result} with --replay: the replay measures nginx's capacity itself, just "
-                         f"before and after the storm; drop --from (the server key is --key, default "
-                         f"{DEFAULT_FLEET_KEY})")
+        raise InputError(
+            "--replay replays a storm of full handshakes all starting at once: leave --spread, "
+            "--resumed-share and --device-handshake at 0"
+        )
+    if key is None:  # run_fleet picks the default key unless --from gave the capacity ("--key None" was said)
+        raise InputError(
+            f"--from {o.from_result} with --replay: the replay measures nginx's capacity itself, just "
+            f"before and after the storm; drop --from (the server key is --key, default "
+            f"{DEFAULT_FLEET_KEY})"
+        )
     S.validate(S.ServerConfig("nginx", key))
     S.find_loadgen()
     if o.cluster:
@@ -292,19 +386,33 @@ def _run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resu
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         from ..lab.pki import LabPKI
+
         pki = LabPKI().ensure()
         replays = []
         for i, pol in enumerate(items):
             progress("start", pol, i, len(items), None)
             try:
-                m = S.replay_storm(pki, replay, pol, o.base_s, o.cap_s, o.timeout_s, key=key,
-                                   capacity_s=o.measure_s, duration_s=min(o.horizon_s, 600.0),
-                                   workdir=run.dir / "replay", seed=o.seed)
+                m = S.replay_storm(
+                    pki,
+                    replay,
+                    pol,
+                    o.base_s,
+                    o.cap_s,
+                    o.timeout_s,
+                    key=key,
+                    capacity_s=o.measure_s,
+                    duration_s=min(o.horizon_s, 600.0),
+                    workdir=run.dir / "replay",
+                    seed=o.seed,
+                )
                 replays.append(replay_compare(o, pol, m))
             except (S.ServerMeasureError, SetupError) as exc:
                 replays.append({"clients": replay, "policy": pol, "failed": str(exc)})
-            doc.analysis.fleet = {"capacity_source": "measured just before and after each replay (mean): nginx, 32 clients",
-                                        "runs": [], "replays": replays}
+            doc.analysis.fleet = {
+                "capacity_source": "measured just before and after each replay (mean): nginx, 32 clients",
+                "runs": [],
+                "replays": replays,
+            }
             run.save(doc)
             progress("done", pol, i, len(items), None)
 

@@ -19,24 +19,24 @@ T = TypeVar("T")
 @dataclass
 class ServerOptions:
     servers: list[str] = field(default_factory=lambda: ["nginx"])
-    cluster: str | None = None          # --cluster: the load generators on a Ray cluster (app/cluster_load.py)
+    cluster: str | None = None  # --cluster: the load generators on a Ray cluster (app/cluster_load.py)
     keys: list[str] = field(default_factory=lambda: ["rsa-2048"])
     sources: list[str] = field(default_factory=lambda: ["software"])
     client_auth: list[bool] = field(default_factory=lambda: [False])
     resume_ratios: list[float] = field(default_factory=lambda: [0.0])
     depths: list[int] = field(default_factory=lambda: [1])
     tls: str = "1.3"
-    protocol: str = "tls"               # tls | dtls (DTLS 1.2 against coap-server)
+    protocol: str = "tls"  # tls | dtls (DTLS 1.2 against coap-server)
     concurrency: list[int] = field(default_factory=lambda: [1, 4, 16])
     rates: list[float] = field(default_factory=list)
     matrix: bool = False
     duration_s: float = 3.0
     warmup_s: float = 0.5
-    core: int | None = 0                # None: not given (--core: the server's core 0; with --target, none kept off)
-    procs: int | None = None            # None: one generator process per core other than the server's
+    core: int | None = 0  # None: not given (--core: the server's core 0; with --target, none kept off)
+    procs: int | None = None  # None: one generator process per core other than the server's
     seed: int = 1
-    target: Any = None                  # --target: a measure.server_target.LoadTarget (the user's server)
-    max_hours: float | None = None      # --max-hours: the limit of the run's estimate (app/bounds.py)
+    target: Any = None  # --target: a measure.server_target.LoadTarget (the user's server)
+    max_hours: float | None = None  # --max-hours: the limit of the run's estimate (app/bounds.py)
 
 
 def _canonical(values: list[T], order: tuple[T, ...]) -> list[T]:
@@ -44,7 +44,7 @@ def _canonical(values: list[T], order: tuple[T, ...]) -> list[T]:
     `--key ecdsa-p256,rsa-2048` measure and show the same rows in the same order, so two runs' tables
     line up (names outside `order` keep their place after the known ones; validation names them)."""
     seen = list(dict.fromkeys(values))
-    return sorted(seen, key=lambda v: (order.index(v) if v in order else len(order) + seen.index(v)))
+    return sorted(seen, key=lambda v: order.index(v) if v in order else len(order) + seen.index(v))
 
 
 def check_levels(o: ServerOptions) -> None:
@@ -63,6 +63,7 @@ def plan(o: ServerOptions) -> list[ServerConfig]:
     """Every combination that makes sense, validated before anything runs (nocrt keys: probe only;
     offload: nginx with the token's key types)."""
     from ..measure import server as S
+
     check_levels(o)
     if o.protocol not in S.PROTOCOLS:
         raise InputError(f"--protocol {o.protocol}: give {' or '.join(S.PROTOCOLS)}")
@@ -85,8 +86,10 @@ def plan(o: ServerOptions) -> list[ServerConfig]:
                             S.validate(cfg)
                             out.append(cfg)
     if not out:
-        raise InputError("nothing to measure: the --server, --key and --key-source combinations all exclude "
-                         "each other (no-CRT keys run on --server probe; offload on --server nginx)")
+        raise InputError(
+            "nothing to measure: the --server, --key and --key-source combinations all exclude "
+            "each other (no-CRT keys run on --server probe; offload on --server nginx)"
+        )
     return out
 
 
@@ -97,6 +100,7 @@ def matrix_plan(tls: str = "1.3") -> list[ServerConfig]:
     shim with the profile of their algorithm, busy-poll and sleep; client authentication,
     resumption ratio and chain depth on nginx RSA-2048; mosquitto with RSA-2048 and P-256."""
     from ..measure import server as S
+
     C = S.ServerConfig
     rsa = ("rsa-1024", "rsa-2048", "rsa-3072", "rsa-4096")
     out = [C("nginx", k, tls=tls) for k in (*rsa, "ecdsa-p256", "ecdsa-p384", "ed25519")]
@@ -116,6 +120,7 @@ def dtls_matrix_plan() -> list[ServerConfig]:
     key, and with client authentication on P-256 (no resumption: coap-server resumes no DTLS
     session; no offload: it loads its key from a PEM file)."""
     from ..measure import server as S
+
     C = S.ServerConfig
     keys = ("rsa-1024", "rsa-2048", "rsa-3072", "rsa-4096", "ecdsa-p256", "ecdsa-p384")
     out = [C("coap-server", k, tls="1.2", protocol="dtls") for k in keys]
@@ -128,9 +133,9 @@ def dtls_matrix_plan() -> list[ServerConfig]:
 @dataclass
 class FleetOptions:
     devices: list[int] = field(default_factory=lambda: [100_000])
-    cluster: str | None = None             # --cluster: a --replay storm's clients over a Ray cluster's generators
+    cluster: str | None = None  # --cluster: a --replay storm's clients over a Ray cluster's generators
     policies: list[str] = field(default_factory=lambda: ["exponential"])
-    capacity: float | None = None          # full handshakes/s; None: measure
+    capacity: float | None = None  # full handshakes/s; None: measure
     resumed_capacity: float | None = None
     resumed_share: float = 0.0
     base_s: float = 1.0
@@ -142,35 +147,70 @@ class FleetOptions:
     horizon_s: float = 7200.0
     from_result: str | None = None
     server: str = "nginx"
-    key: str | None = None                 # the server key; None: not chosen (DEFAULT_FLEET_KEY when measured)
+    key: str | None = None  # the server key; None: not chosen (DEFAULT_FLEET_KEY when measured)
     measure_s: float = 2.0
     seed: int = 1
-    abandoned_work: bool = False           # the model: the server also serves attempts whose client gave up
-    replay: int | None = None              # replay a storm of this many clients against nginx and compare
-    target: Any = None                     # --target with --replay: the storm against the user's server (LoadTarget)
-    allow_partial: bool = False            # --from may name a running or abandoned run
-    max_hours: float | None = None         # --max-hours: the limit of the run's estimate (app/bounds.py)
+    abandoned_work: bool = False  # the model: the server also serves attempts whose client gave up
+    replay: int | None = None  # replay a storm of this many clients against nginx and compare
+    target: Any = None  # --target with --replay: the storm against the user's server (LoadTarget)
+    allow_partial: bool = False  # --from may name a running or abandoned run
+    max_hours: float | None = None  # --max-hours: the limit of the run's estimate (app/bounds.py)
 
 
 def replay_compare(o: FleetOptions, policy: str, measured: dict[str, Any]) -> dict[str, Any]:
     """A replayed storm beside the model given the capacity measured just before it: the model with
     and without the server's abandoned work, and the ratios measured / model."""
     from ..model.fleet import FleetModel, simulate
+
     st = measured["storm"]
-    out: dict[str, Any] = {"clients": measured["clients"], "policy": policy, "capacity_per_s": measured["capacity_per_s"],
-           "capacity_before_after_per_s": measured.get("capacity_before_after_per_s"),
-           "timeout_s": o.timeout_s, "base_s": o.base_s, "cap_s": o.cap_s, "server_cpu_s": measured["server_cpu_s"],
-           "measured": {k: st.get(k) for k in ("time_all_back_s", "wait_p50_s", "wait_p90_s", "wait_p99_s", "back",
-                                               "gave_up", "failed_attempts", "attempts", "stopped", "elapsed_s",
-                                               "errors")},
-           "intervals": measured["intervals"], "models": {}}
+    out: dict[str, Any] = {
+        "clients": measured["clients"],
+        "policy": policy,
+        "capacity_per_s": measured["capacity_per_s"],
+        "capacity_before_after_per_s": measured.get("capacity_before_after_per_s"),
+        "timeout_s": o.timeout_s,
+        "base_s": o.base_s,
+        "cap_s": o.cap_s,
+        "server_cpu_s": measured["server_cpu_s"],
+        "measured": {
+            k: st.get(k)
+            for k in (
+                "time_all_back_s",
+                "wait_p50_s",
+                "wait_p90_s",
+                "wait_p99_s",
+                "back",
+                "gave_up",
+                "failed_attempts",
+                "attempts",
+                "stopped",
+                "elapsed_s",
+                "errors",
+            )
+        },
+        "intervals": measured["intervals"],
+        "models": {},
+    }
     for ab in (True, False):
-        r = simulate(FleetModel(devices=measured["clients"], capacity_full_per_s=measured["capacity_per_s"],
-                                policy=policy, base_s=o.base_s, cap_s=o.cap_s, timeout_s=o.timeout_s,
-                                backlog=max(512, measured["clients"] + 64), abandoned_work=ab,
-                                horizon_s=o.horizon_s))
-        m = {"time_all_back_s": r["time_all_back_s"], "wait_p50_s": r["wait_s"]["p50"],
-             "wait_p99_s": r["wait_s"]["p99"], "failed_attempts": r["failed_attempts"]}
+        r = simulate(
+            FleetModel(
+                devices=measured["clients"],
+                capacity_full_per_s=measured["capacity_per_s"],
+                policy=policy,
+                base_s=o.base_s,
+                cap_s=o.cap_s,
+                timeout_s=o.timeout_s,
+                backlog=max(512, measured["clients"] + 64),
+                abandoned_work=ab,
+                horizon_s=o.horizon_s,
+            )
+        )
+        m = {
+            "time_all_back_s": r["time_all_back_s"],
+            "wait_p50_s": r["wait_s"]["p50"],
+            "wait_p99_s": r["wait_s"]["p99"],
+            "failed_attempts": r["failed_attempts"],
+        }
         for k in ("time_all_back_s", "wait_p99_s"):
             mv, pv = st.get(k), m[k]
             m[f"ratio_{k}"] = mv / pv if mv and pv else None
@@ -181,11 +221,21 @@ def replay_compare(o: FleetOptions, policy: str, measured: dict[str, Any]) -> di
 # --- the user's own server (--target): what its rows are called and what the Result records -----------
 def label_of(o: ServerOptions, resume_ratio: float) -> str:
     from ..measure.server_target import label
+
     return label(o.target, resume_ratio)
 
 
 def params_of(o: ServerOptions) -> dict[str, Any]:
-    return {"target": o.target.labels(), "resume_ratios": o.resume_ratios, "tls": o.tls,
-            "protocol": o.target.protocol, "concurrency": o.concurrency, "rates": o.rates,
-            "duration_s": o.duration_s, "warmup_s": o.warmup_s, "core": o.core, "seed": o.seed,
-            "server_cpu": "not measured (a target secperf did not start)"}
+    return {
+        "target": o.target.labels(),
+        "resume_ratios": o.resume_ratios,
+        "tls": o.tls,
+        "protocol": o.target.protocol,
+        "concurrency": o.concurrency,
+        "rates": o.rates,
+        "duration_s": o.duration_s,
+        "warmup_s": o.warmup_s,
+        "core": o.core,
+        "seed": o.seed,
+        "server_cpu": "not measured (a target secperf did not start)",
+    }

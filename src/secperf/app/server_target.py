@@ -25,10 +25,22 @@ if TYPE_CHECKING:
     from .server_plan import FleetOptions, ServerOptions
 
 # ServerOptions fields that describe a server secperf starts: with --target they would change nothing
-LOCAL_ONLY = {"servers": ["nginx"], "keys": ["rsa-2048"], "sources": ["software"], "client_auth": [False],
-              "depths": [1], "matrix": False}
-OPTION_OF = {"servers": "--server", "keys": "--key", "sources": "--key-source", "client_auth": "--client-auth",
-             "depths": "--chain-depth", "matrix": "--matrix"}
+LOCAL_ONLY = {
+    "servers": ["nginx"],
+    "keys": ["rsa-2048"],
+    "sources": ["software"],
+    "client_auth": [False],
+    "depths": [1],
+    "matrix": False,
+}
+OPTION_OF = {
+    "servers": "--server",
+    "keys": "--key",
+    "sources": "--key-source",
+    "client_auth": "--client-auth",
+    "depths": "--chain-depth",
+    "matrix": "--matrix",
+}
 
 
 def check(o: ServerOptions) -> None:
@@ -36,8 +48,11 @@ def check(o: ServerOptions) -> None:
     for k, default in LOCAL_ONLY.items():
         v = getattr(o, k)
         if v != default and not (k == "servers" and v == ["coap-server"] and o.protocol == "dtls"):
-            why = ("the target presents its client-certificate request itself: give --client-cert and --client-key"
-                   if k == "client_auth" else "it describes a server secperf starts; the target has its own")
+            why = (
+                "the target presents its client-certificate request itself: give --client-cert and --client-key"
+                if k == "client_auth"
+                else "it describes a server secperf starts; the target has its own"
+            )
             raise InputError(f"{OPTION_OF[k]} with --target: {why}; drop {OPTION_OF[k]}")
     check_levels(o)
     if o.rates and any(not 1 <= r <= 1e6 for r in o.rates):
@@ -60,27 +75,35 @@ def generator_cores(o: ServerOptions) -> list[int]:
 def run_server(o: ServerOptions, output: Output) -> Result:
     from ..measure import server as S
     from ..measure import server_target as T
+
     check(o)
     if o.cluster:
         return cluster_run(o, output)
     S.find_loadgen()
-    negotiated = T.probe(o.target, o.tls)          # exit 2 before a run directory when the target is unusable
+    negotiated = T.probe(o.target, o.tls)  # exit 2 before a run directory when the target is unusable
     cores = generator_cores(o)
-    p = S.LoadParams(concurrency=o.concurrency, rates=o.rates, duration_s=o.duration_s, warmup_s=o.warmup_s,
-                     seed=o.seed, core=-1, loadgen_procs=o.procs or len(cores))
+    p = S.LoadParams(
+        concurrency=o.concurrency,
+        rates=o.rates,
+        duration_s=o.duration_s,
+        warmup_s=o.warmup_s,
+        seed=o.seed,
+        core=-1,
+        loadgen_procs=o.procs or len(cores),
+    )
     params = {**params_of(o), "loadgen_procs": p.loadgen_procs, "loadgen_cores": cores}
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
-        doc.analysis.target = {**o.target.labels(), "negotiated": negotiated,
-                                  "server_cpu": T.SERVER_CPU_NOT_MEASURED}
+        doc.analysis.target = {**o.target.labels(), "negotiated": negotiated, "server_cpu": T.SERVER_CPU_NOT_MEASURED}
         for i, r in enumerate(items):
             progress("start", r, i, len(items), None)
             doc.series += T.measure_target(o.target, o.tls, r, p, negotiated, cores)
             run.save(doc)
             progress("done", r, i, len(items), None)
 
-    return measure_and_write("server", params, [Phase(list(dict.fromkeys(o.resume_ratios)),
-                                                      lambda r: T.label(o.target, r), runner)], output)
+    return measure_and_write(
+        "server", params, [Phase(list(dict.fromkeys(o.resume_ratios)), lambda r: T.label(o.target, r), runner)], output
+    )
 
 
 def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Result:
@@ -89,9 +112,10 @@ def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resul
     from ..measure import server as S
     from ..measure import server_target as T
     from .server_plan import replay_compare
+
     S.find_loadgen()
     replay = o.replay
-    assert replay is not None   # server._run_replay checked it (10..MAX_REPLAY)
+    assert replay is not None  # server._run_replay checked it (10..MAX_REPLAY)
     lt = o.target
     if lt.protocol != "tls":
         raise InputError("--replay --target: the storm replays TLS connections; the target must be TLS")
@@ -105,16 +129,29 @@ def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Resul
         for i, pol in enumerate(items):
             progress("start", pol, i, len(items), None)
             try:
-                m = T.replay_storm(lt, replay, pol, o.base_s, o.cap_s, o.timeout_s, capacity_s=o.measure_s,
-                                   duration_s=min(o.horizon_s, 600.0), seed=o.seed)
+                m = T.replay_storm(
+                    lt,
+                    replay,
+                    pol,
+                    o.base_s,
+                    o.cap_s,
+                    o.timeout_s,
+                    capacity_s=o.measure_s,
+                    duration_s=min(o.horizon_s, 600.0),
+                    seed=o.seed,
+                )
                 replays.append(replay_compare(o, pol, m))
             except (S.ServerMeasureError, SetupError) as exc:
                 replays.append({"clients": replay, "policy": pol, "failed": str(exc)})
-            doc.analysis.fleet = {"capacity_source": f"measured against --target {lt.name} just before and after "
-                                                        f"each replay (mean): 32 clients", "runs": [],
-                                     "replays": replays}
+            doc.analysis.fleet = {
+                "capacity_source": f"measured against --target {lt.name} just before and after "
+                f"each replay (mean): 32 clients",
+                "runs": [],
+                "replays": replays,
+            }
             run.save(doc)
             progress("done", pol, i, len(items), None)
 
-    return measure_and_write("fleet", params, [Phase(o.policies, lambda p: f"storm replay: {p} against {lt.name}",
-                                                     runner)], output)
+    return measure_and_write(
+        "fleet", params, [Phase(o.policies, lambda p: f"storm replay: {p} against {lt.name}", runner)], output
+    )

@@ -23,7 +23,7 @@ class Interrupted(KeyboardInterrupt):
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
         self.exit_code = EXIT_SIGTERM if signum == signal.SIGTERM else EXIT_SIGINT
-        self.result: Result | None = None   # the partial Result, set by the runner that was interrupted
+        self.result: Result | None = None  # the partial Result, set by the runner that was interrupted
 
 
 def _raise(signum: int, _frame: FrameType | None) -> NoReturn:
@@ -51,6 +51,7 @@ def on_sigterm_raise() -> Iterator[None]:
     """SIGTERM raises `Interrupted` for the whole command (the default ended the process without a
     word: `whatif` killed with SIGTERM wrote nothing and said nothing). Only in the main thread."""
     import threading
+
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -65,6 +66,7 @@ def interruption_note(exc: BaseException) -> tuple[int, str]:
     """Exit code and one line for an interruption that reached the CLI: which signal, and whether
     a partial Result exists (no run directory yet means nothing was kept, and it says so)."""
     from ..core.store import created_runs
+
     signum = getattr(exc, "signum", signal.SIGINT)
     code = EXIT_SIGTERM if signum == signal.SIGTERM else EXIT_SIGINT
     name = signal.Signals(signum).name

@@ -25,14 +25,16 @@ if TYPE_CHECKING:
 def mark(doc: Result, run: Run, check: str, problem: str) -> None:
     """The partial Result marked as secperf's own failure (status internal-error, what failed and why)."""
     from . import result as R
+
     doc.internal = {"check": check, "problem": problem[:400], "withheld": []}
     R.finish(doc, "internal-error")
     run.save(doc)
 
 
 @contextmanager
-def derived(what: str, doc: Result | None = None, run: Run | None = None,
-            check: str = "a combination secperf derived") -> Iterator[None]:
+def derived(
+    what: str, doc: Result | None = None, run: Run | None = None, check: str = "a combination secperf derived"
+) -> Iterator[None]:
     """An InputError inside is secperf's: InternalError "internal: {what} and its own checks refused it: ..."
     (the partial Result `doc`, when given, is marked internal-error and saved first)."""
     try:

@@ -34,13 +34,17 @@ def find_jar() -> Path:
         if Path(env).is_file():
             return Path(env)
         raise ServiceError(f"{JAR_ENV}={env} is not a file")
-    for c in (Path(sys.prefix) / "share" / "secperf" / JAR_NAME,
-              Path.cwd() / "java" / "californium" / "target" / JAR_NAME,
-              Path(__file__).resolve().parents[3] / "java" / "californium" / "target" / JAR_NAME):
+    for c in (
+        Path(sys.prefix) / "share" / "secperf" / JAR_NAME,
+        Path.cwd() / "java" / "californium" / "target" / JAR_NAME,
+        Path(__file__).resolve().parents[3] / "java" / "californium" / "target" / JAR_NAME,
+    ):
         if c.is_file():
             return c
-    raise ServiceError("the Californium jar is not built: run scripts/bootstrap (builds java/californium with "
-                       f"Maven; needs a JDK 17 and mvn), or set {JAR_ENV}")
+    raise ServiceError(
+        "the Californium jar is not built: run scripts/bootstrap (builds java/californium with "
+        f"Maven; needs a JDK 17 and mvn), or set {JAR_ENV}"
+    )
 
 
 def java_exe() -> str:
@@ -53,9 +57,11 @@ def java_exe() -> str:
 def pkcs8_pem(key_path: Path) -> bytes:
     """The lab's PEM key as unencrypted PKCS#8 (what the Java side reads)."""
     from cryptography.hazmat.primitives import serialization
+
     key = serialization.load_pem_private_key(Path(key_path).read_bytes(), None)
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                             serialization.NoEncryption())
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
 
 
 class CaliforniumServer(Service):
@@ -72,9 +78,24 @@ class CaliforniumServer(Service):
 
     def start(self) -> CaliforniumServer:
         key = self.write_secret(self.workdir / "server.p8.pem", pkcs8_pem(self.certs.key))
-        argv = [java_exe(), "-jar", str(find_jar()), "server", "--bind", self.bind, "--port", "0",
-                "--cert", str(self.certs.chain), "--key", str(key), "--client-ca", str(self.client_ca),
-                "--cid-length", str(self.cid_length)]
+        argv = [
+            java_exe(),
+            "-jar",
+            str(find_jar()),
+            "server",
+            "--bind",
+            self.bind,
+            "--port",
+            "0",
+            "--cert",
+            str(self.certs.chain),
+            "--key",
+            str(key),
+            "--client-ca",
+            str(self.client_ca),
+            "--cid-length",
+            str(self.cid_length),
+        ]
         proc = self._spawn(argv, stdout=subprocess.PIPE)
         self.port = await_listening(self, proc, "handshake", self.handshakes, 30)
         return self
@@ -91,5 +112,7 @@ def sunpkcs11_config(module: Path | str, name: str = "secperf") -> str:
     secure-element shim in front of SoftHSM2), the first slot, and only the mechanisms a client key
     signs with plus the KeyStore (so key agreement, digests and random numbers stay in the JDK's own
     providers; see the Java client's pkcs11Key)."""
-    return (f"name = {name}\nlibrary = {module}\nslotListIndex = 0\n"
-            "enabledMechanisms = {\n  CKM_ECDSA\n  CKM_RSA_PKCS\n  KeyStore\n}\n")
+    return (
+        f"name = {name}\nlibrary = {module}\nslotListIndex = 0\n"
+        "enabledMechanisms = {\n  CKM_ECDSA\n  CKM_RSA_PKCS\n  KeyStore\n}\n"
+    )

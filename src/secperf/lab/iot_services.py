@@ -43,8 +43,9 @@ allow_anonymous true
 
 def _exe(*names: str) -> str | None:
     for name in names:
-        found = shutil.which(name) or next((p for p in (f"/usr/sbin/{name}", f"/usr/bin/{name}")
-                                            if os.path.exists(p)), None)
+        found = shutil.which(name) or next(
+            (p for p in (f"/usr/sbin/{name}", f"/usr/bin/{name}") if os.path.exists(p)), None
+        )
         if found:
             return found
     return None
@@ -64,9 +65,18 @@ class Mosquitto(Service):
 
     name = "mosquitto"
 
-    def __init__(self, certs: CertSet, client_ca: Path, nodelay: bool = True, tls_version: str | None = None,
-                 workdir: Path | None = None, port: int | None = None, require_certificate: bool = True,
-                 max_connections: int = -1, connection_messages: bool = True):
+    def __init__(
+        self,
+        certs: CertSet,
+        client_ca: Path,
+        nodelay: bool = True,
+        tls_version: str | None = None,
+        workdir: Path | None = None,
+        port: int | None = None,
+        require_certificate: bool = True,
+        max_connections: int = -1,
+        connection_messages: bool = True,
+    ):
         super().__init__(workdir)
         self.certs, self.client_ca, self.nodelay, self.tls_version = certs, client_ca, nodelay, tls_version
         self.fixed_port = port
@@ -84,20 +94,27 @@ class Mosquitto(Service):
         for _attempt in range(1 if self.fixed_port else 2):
             port = self.fixed_port or free_port()
             tls = f"tls_version tlsv{self.tls_version}" if self.tls_version else ""
-            conf = MOSQUITTO_CONF.format(port=port, host=self.bind, ca=self.client_ca, chain=self.certs.chain,
-                                         key=self.certs.key, nodelay="true" if self.nodelay else "false",
-                                         tls_version=tls, max_connections=int(self.max_connections),
-                                         require_certificate="true" if self.require_certificate else "false",
-                                         connection_messages="true" if self.connection_messages else "false",
-                                         auth_note=", client certificate required" if self.require_certificate
-                                         else "")
+            conf = MOSQUITTO_CONF.format(
+                port=port,
+                host=self.bind,
+                ca=self.client_ca,
+                chain=self.certs.chain,
+                key=self.certs.key,
+                nodelay="true" if self.nodelay else "false",
+                tls_version=tls,
+                max_connections=int(self.max_connections),
+                require_certificate="true" if self.require_certificate else "false",
+                connection_messages="true" if self.connection_messages else "false",
+                auth_note=", client certificate required" if self.require_certificate else "",
+            )
             conf = f"user {user}\n" + conf
             write_private(self.workdir / "mosquitto.conf", conf.encode())
             proc = self._spawn([exe, "-c", str(self.workdir / "mosquitto.conf")])
             # mosquitto accepts TCP before its TLS context is usable (with a broken key it exits
             # after the first connection): ready means it answers a TLS ClientHello
-            if (wait_tcp(port, 10, proc, self.bind, self.make_socket)
-                    and tls_answers(port, 5, proc, self.bind, self.make_socket)):
+            if wait_tcp(port, 10, proc, self.bind, self.make_socket) and tls_answers(
+                port, 5, proc, self.bind, self.make_socket
+            ):
                 self.port = port
                 return self
             self.stop()
@@ -106,8 +123,12 @@ class Mosquitto(Service):
         raise self.fail("did not start listening")
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "set_tcp_nodelay": self.nodelay, "require_certificate": self.require_certificate,
-                "max_connections": self.max_connections}
+        return {
+            **super().describe(),
+            "set_tcp_nodelay": self.nodelay,
+            "require_certificate": self.require_certificate,
+            "max_connections": self.max_connections,
+        }
 
 
 def _socket(make_socket: SocketFactory | None, kind: int) -> socket.socket:
@@ -115,11 +136,17 @@ def _socket(make_socket: SocketFactory | None, kind: int) -> socket.socket:
     return make_socket(kind) if make_socket is not None else socket.socket(socket.AF_INET, kind)
 
 
-def tls_answers(port: int, timeout_s: float, proc: subprocess.Popen[Any] | None = None, host: str = LOOPBACK,
-                make_socket: SocketFactory | None = None) -> bool:
+def tls_answers(
+    port: int,
+    timeout_s: float,
+    proc: subprocess.Popen[Any] | None = None,
+    host: str = LOOPBACK,
+    make_socket: SocketFactory | None = None,
+) -> bool:
     """True once a TLS server on the loopback port sends its first flight (the handshake may then
     fail for want of a client certificate: that still proves its certificate and key loaded)."""
     import ssl
+
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE
@@ -141,15 +168,19 @@ def tls_answers(port: int, timeout_s: float, proc: subprocess.Popen[Any] | None 
             return "alert" in str(exc).lower()
         except OSError:
             return False
+
     return bool(wait_until(answers, timeout_s, interval_s=0.05, give_up=exited))
 
 
 def _current_user() -> str:
     import pwd
+
     return pwd.getpwuid(os.getuid()).pw_name
 
 
-def coap_ping(port: int, timeout_s: float = 0.3, host: str = LOOPBACK, make_socket: SocketFactory | None = None) -> bool:
+def coap_ping(
+    port: int, timeout_s: float = 0.3, host: str = LOOPBACK, make_socket: SocketFactory | None = None
+) -> bool:
     """A CoAP ping (empty confirmable message) to the plain-UDP port: True when answered (RST)."""
     with _socket(make_socket, socket.SOCK_DGRAM) as s:
         s.settimeout(timeout_s)
@@ -179,9 +210,17 @@ class CoapServer(Service):
     name = "coap-server"
     proto = "dtls"
 
-    def __init__(self, certs: CertSet | None = None, client_ca: Path | None = None, psk: bytes | None = None,
-                 psk_hint: str = "secperf", workdir: Path | None = None, verbosity: int = 4,
-                 port: int | None = None, psk_identity: str = "secperf-device"):
+    def __init__(
+        self,
+        certs: CertSet | None = None,
+        client_ca: Path | None = None,
+        psk: bytes | None = None,
+        psk_hint: str = "secperf",
+        workdir: Path | None = None,
+        verbosity: int = 4,
+        port: int | None = None,
+        psk_identity: str = "secperf-device",
+    ):
         super().__init__(workdir)
         if certs is None and psk is None:
             raise InputError("coap-server needs certificates (PKI) or a PSK")
@@ -193,6 +232,7 @@ class CoapServer(Service):
     def _psk_match_file(self) -> Path:
         """libcoap's identity match file (hint,identity,key), 0600 in a private directory."""
         from ..core.paths import private_dir, secperf_home, write_private
+
         assert self.psk is not None  # only called with a PSK
         base = self.workdir if self.workdir is not None else secperf_home() / "psk"
         path = private_dir(Path(base) / "coap-psk") / "match_identity"
@@ -202,8 +242,9 @@ class CoapServer(Service):
     def start(self) -> CoapServer:
         exe = _exe("coap-server-openssl")
         if exe is None:
-            raise ServiceError("coap-server-openssl is not installed: run scripts/bootstrap "
-                               "(Debian package libcoap3-bin)")
+            raise ServiceError(
+                "coap-server-openssl is not installed: run scripts/bootstrap (Debian package libcoap3-bin)"
+            )
         for _attempt in range(1 if self.fixed_port else 3):
             base = self.fixed_port or _free_udp_pair()
             argv = [exe, "-A", self.bind, "-p", str(base), "-v", str(self.verbosity)]
@@ -216,11 +257,13 @@ class CoapServer(Service):
             if self.psk is not None:
                 argv += ["-k", PSK_DECOY, "-h", self.psk_hint, "-i", str(self._psk_match_file())]
             proc = self._spawn(argv)
+
             def exited(proc: subprocess.Popen[Any] = proc) -> bool:
                 return proc.poll() is not None
 
             def answers(base: int = base) -> bool:
                 return not exited() and coap_ping(base, host=self.bind, make_socket=self.make_socket)
+
             if wait_until(answers, 10, interval_s=0.05, give_up=exited):
                 self.plain_port, self.port = base, base + 1
                 return self

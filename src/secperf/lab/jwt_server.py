@@ -70,8 +70,9 @@ def verify_jwt(token: str, keys: Sequence[object], now: float | None = None) -> 
                 warnings.simplefilter("ignore", jwt.warnings.InsecureKeyLengthWarning)
                 # _algorithm names an algorithm only for a key of _KEY_ALGORITHMS' types
                 signing_key = cast(ec.EllipticCurvePublicKey | rsa.RSAPublicKey, key)
-                claims = jwt.decode(token, signing_key, algorithms=[key_alg], options=_OPTIONS if now is None else _NO_CLOCK,
-                                    leeway=0)
+                claims = jwt.decode(
+                    token, signing_key, algorithms=[key_alg], options=_OPTIONS if now is None else _NO_CLOCK, leeway=0
+                )
             break
         except jwt.InvalidSignatureError:
             continue
@@ -150,5 +151,6 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     import signal
+
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     sys.exit(main())

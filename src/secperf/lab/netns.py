@@ -86,10 +86,38 @@ from .netns_socket import CLONE_NEWNET, SO_TIMESTAMPNS, kernel_rx_ns, netns_sock
 from .nsholder import netns_pids  # the holder's own scan (it runs stdlib-only, as a script)
 from .services import stop_process
 
-__all__ = ["CLONE_NEWNET", "DEFAULT_TUN", "DEV_ADDR", "HOLDER", "IFNAME", "NAME_RE", "PREFIX", "PREFIX_LEN",
-           "SO_TIMESTAMPNS", "SRV_ADDR", "TUN_ENV", "TUN_TXQUEUELEN", "Holder", "Link", "LinkError", "LinkPerNetwork",
-           "check", "find_netem", "holder_argv", "kernel_rx_ns", "kill_pids", "list_namespaces", "mode",
-           "namespace_pids", "netns_socket", "proc_start", "rootless", "sweep_stale", "tun_device", "userns_fix"]
+__all__ = [
+    "CLONE_NEWNET",
+    "DEFAULT_TUN",
+    "DEV_ADDR",
+    "HOLDER",
+    "IFNAME",
+    "NAME_RE",
+    "PREFIX",
+    "PREFIX_LEN",
+    "SO_TIMESTAMPNS",
+    "SRV_ADDR",
+    "TUN_ENV",
+    "TUN_TXQUEUELEN",
+    "Holder",
+    "Link",
+    "LinkError",
+    "LinkPerNetwork",
+    "check",
+    "find_netem",
+    "holder_argv",
+    "kernel_rx_ns",
+    "kill_pids",
+    "list_namespaces",
+    "mode",
+    "namespace_pids",
+    "netns_socket",
+    "proc_start",
+    "rootless",
+    "sweep_stale",
+    "tun_device",
+    "userns_fix",
+]
 
 IFNAME = "sp0"
 DEV_ADDR, SRV_ADDR, PREFIX_LEN = "10.77.0.1", "10.77.0.2", 30
@@ -123,8 +151,9 @@ class Link:
     (a process stopped by PID at close); ``stats()``; ``close()`` returning the final counters.
     """
 
-    def __init__(self, network: str | NS.NetSpec = "loopback", seed: int = 1, poll: str = "adaptive",
-                 spin_us: float = 10000.0) -> None:
+    def __init__(
+        self, network: str | NS.NetSpec = "loopback", seed: int = 1, poll: str = "adaptive", spin_us: float = 10000.0
+    ) -> None:
         self.spec = network if isinstance(network, NS.NetSpec) else NS.parse(network)
         if poll not in ("adaptive", "busy"):
             raise InputError(f"poll must be adaptive or busy, not {poll!r}")
@@ -141,9 +170,9 @@ class Link:
         # when started as root must be told to stay that user)
         self.server_user = "root" if self.rootless and not self.loopback else None
         self.relay: subprocess.Popen[str] | None = None
-        self.holders: list[Holder] = []   # rootless: the device's holder, then the server's
+        self.holders: list[Holder] = []  # rootless: the device's holder, then the server's
         self.final_stats: dict[str, Any] | None = None
-        self._lines: queue.Queue[dict[str, Any]] = queue.Queue()   # the relay's JSON lines
+        self._lines: queue.Queue[dict[str, Any]] = queue.Queue()  # the relay's JSON lines
         self._procs: list[subprocess.Popen[Any]] = []
         self._created: list[str] = []
         self._stderr_path: Path | None = None
@@ -178,16 +207,33 @@ class Link:
         else:
             self._make_named_namespaces(base)
         spin = 1e9 if self.poll == "busy" else self.spin_us
-        argv = [str(find_netem()), "relay", "--dev-netns", self.ns_path("dev"),
-                "--srv-netns", self.ns_path("srv"), "--ifname", IFNAME, "--seed", str(self.seed),
-                "--spin-us", f"{spin:g}", "--up", self.spec.up.relay_arg(self.spec.mtu),
-                "--down", self.spec.down.relay_arg(self.spec.mtu), "--tun-device", tun_device()]
+        argv = [
+            str(find_netem()),
+            "relay",
+            "--dev-netns",
+            self.ns_path("dev"),
+            "--srv-netns",
+            self.ns_path("srv"),
+            "--ifname",
+            IFNAME,
+            "--seed",
+            str(self.seed),
+            "--spin-us",
+            f"{spin:g}",
+            "--up",
+            self.spec.up.relay_arg(self.spec.mtu),
+            "--down",
+            self.spec.down.relay_arg(self.spec.mtu),
+            "--tun-device",
+            tun_device(),
+        ]
         if self.rootless:
             argv += ["--userns", self.holders[0].user_ns]
         self._stderr_path = _state_dir() / f"{base}-relay.log"
         with open(self._stderr_path, "wb") as err:
-            self.relay = registry.spawn(argv, "link relay", stdout=subprocess.PIPE, stderr=err,
-                                        stdin=subprocess.DEVNULL, text=True)
+            self.relay = registry.spawn(
+                argv, "link relay", stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL, text=True
+            )
         threading.Thread(target=self._reader, args=(self.relay,), daemon=True).start()
         ready = self._next_line("ready", 10)
         if ready is None:
@@ -209,8 +255,20 @@ class Link:
             ip("netns", "add", ns)
             self._created.append(ns)
             ip("-n", ns, "link", "set", "lo", "up")
-            subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
-                            "net.ipv6.conf.default.disable_ipv6=1"], capture_output=True, timeout=10)
+            subprocess.run(
+                [
+                    "ip",
+                    "netns",
+                    "exec",
+                    ns,
+                    "sysctl",
+                    "-qw",
+                    "net.ipv6.conf.all.disable_ipv6=1",
+                    "net.ipv6.conf.default.disable_ipv6=1",
+                ],
+                capture_output=True,
+                timeout=10,
+            )
 
     def _make_user_namespaces(self) -> None:
         """Rootless: a holder with a new user namespace and the device's network namespace, then a
@@ -245,7 +303,7 @@ class Link:
             return ""
 
     def _reader(self, proc: subprocess.Popen[str]) -> None:
-        if proc.stdout is None:   # spawned with stdout=PIPE: never
+        if proc.stdout is None:  # spawned with stdout=PIPE: never
             return
         for msg in parse_lines(proc.stdout):
             self._lines.put(msg)
@@ -253,6 +311,7 @@ class Link:
     def _next_line(self, kind: str, timeout_s: float, final: bool = False) -> dict[str, Any] | None:
         """The relay's next line of this kind (and final, when asked) within timeout_s; None if none
         comes or the relay has exited with nothing left to read."""
+
         def take() -> dict[str, Any] | None:
             try:
                 msg = self._lines.get(timeout=0.05)
@@ -262,6 +321,7 @@ class Link:
 
         def relay_gone() -> bool:
             return self.relay is not None and self.relay.poll() is not None and self._lines.empty()
+
         return wait_until(take, timeout_s, interval_s=0.0, give_up=relay_gone)
 
     def stats(self) -> dict[str, Any] | None:
@@ -326,8 +386,15 @@ class Link:
             raise LinkError("the link is not open")
         # nsenter execs the command (its PID is the command's); --wd=. keeps the caller's directory,
         # which entering a mount namespace would reset to /
-        return ["nsenter", f"--target={self.holders[i].pid}", "--user", "--net", "--mount",
-                "--preserve-credentials", "--wd=."]
+        return [
+            "nsenter",
+            f"--target={self.holders[i].pid}",
+            "--user",
+            "--net",
+            "--mount",
+            "--preserve-credentials",
+            "--wd=.",
+        ]
 
     def dev_exec(self, argv: list[str]) -> list[str]:
         return self.dev_prefix() + list(argv)
@@ -349,8 +416,9 @@ class Link:
         ``Tcp.RetransSegs``; for loopback, the current namespace's. Read by `cat` inside the side's
         namespace on purpose: /proc/net is per network namespace, and psutil reads the caller's (nor
         does it give the retransmission counters)."""
-        p = subprocess.run(self.prefix(side) + ["cat", "/proc/net/snmp"], capture_output=True, text=True, timeout=10,
-                           cwd="/")  # rootless: nsenter --wd=. needs a readable cwd
+        p = subprocess.run(
+            self.prefix(side) + ["cat", "/proc/net/snmp"], capture_output=True, text=True, timeout=10, cwd="/"
+        )  # rootless: nsenter --wd=. needs a readable cwd
         out: dict[str, int] = {}
         lines = p.stdout.splitlines()
         for head, vals in zip(lines[::2], lines[1::2]):
@@ -362,8 +430,9 @@ class Link:
                     pass
         return out
 
-    def socket(self, side: str, family: int = socket.AF_INET, type: int = socket.SOCK_STREAM,
-               proto: int = 0) -> socket.socket:
+    def socket(
+        self, side: str, family: int = socket.AF_INET, type: int = socket.SOCK_STREAM, proto: int = 0
+    ) -> socket.socket:
         """A socket created inside a side's namespace (it stays there whatever thread uses it)."""
         if self.loopback:
             return socket.socket(family, type, proto)

@@ -48,7 +48,7 @@ def check() -> str | None:
         return "the `ip` command is missing: install iproute2 (scripts/bootstrap does)"
     if not os.path.exists("/proc/self/ns/net"):
         return "this kernel has no network namespaces (CONFIG_NET_NS)"
-    problems: list[str | None] = []   # None: that check found nothing
+    problems: list[str | None] = []  # None: that check found nothing
     if rootless() and not shutil.which("nsenter"):
         problems.append("the `nsenter` command is missing: install util-linux")
     problems.append(_tun_problem())
@@ -68,8 +68,10 @@ def _tun_problem() -> str | None:
         st = os.stat(path)
     except FileNotFoundError:
         if path == DEFAULT_TUN:
-            return (f"{DEFAULT_TUN} is missing: load the TUN driver (modprobe tun) or create the node "
-                    f"(mknod {DEFAULT_TUN} c 10 200)")
+            return (
+                f"{DEFAULT_TUN} is missing: load the TUN driver (modprobe tun) or create the node "
+                f"(mknod {DEFAULT_TUN} c 10 200)"
+            )
         return f"{TUN_ENV}={path} does not exist: create a TUN node there (mknod {path} c 10 200) or unset {TUN_ENV}"
     except OSError as exc:
         return f"cannot inspect the TUN device {path}: {exc.strerror}"
@@ -91,15 +93,19 @@ def _tun_access_fix(path: str, st: os.stat_result) -> str:
     owner = f"{_name(st.st_uid, 'pw')}:{_name(st.st_gid, 'gr')}"
     perms = f"mode {stat.S_IMODE(st.st_mode):04o}, owner {owner}"
     if os.access(path, os.R_OK | os.W_OK):  # the mode allows it: the file system forbids device nodes
-        return (f"{path} cannot be opened by {who} although its mode allows it ({perms}): its file system is "
-                f"probably mounted nodev; make the node elsewhere and set {TUN_ENV} to it")
+        return (
+            f"{path} cannot be opened by {who} although its mode allows it ({perms}): its file system is "
+            f"probably mounted nodev; make the node elsewhere and set {TUN_ENV} to it"
+        )
     fixes = ["run as root"]
     if path == DEFAULT_TUN:
         fixes.append(f"`chmod 0666 {DEFAULT_TUN}` (Debian's default mode)")
     else:
         fixes.append(f"give {who} read and write access to it (chgrp/chmod)")
-    fixes.append(f"set {TUN_ENV} to a TUN node {who} can open (as root: mknod DIR/tun c 10 200, then chgrp/chmod "
-                 f"it; DIR on a file system without nodev)")
+    fixes.append(
+        f"set {TUN_ENV} to a TUN node {who} can open (as root: mknod DIR/tun c 10 200, then chgrp/chmod "
+        f"it; DIR on a file system without nodev)"
+    )
     return f"{path} is not accessible to {who} ({perms}): " + ", or ".join(fixes)
 
 
@@ -107,8 +113,10 @@ def _name(id_: int, db: str) -> str:
     try:
         if db == "pw":
             import pwd
+
             return pwd.getpwuid(id_).pw_name
         import grp
+
         return grp.getgrgid(id_).gr_name
     except KeyError:
         return str(id_)
@@ -150,13 +158,16 @@ def userns_fix(detail: str, read: Callable[[str], str | None] = _read_sysctl) ->
     if read("user.max_user_namespaces") == "0":
         fixes.append("sysctl -w user.max_user_namespaces=10000")
     if read("kernel.apparmor_restrict_unprivileged_userns") == "1":
-        fixes.append("sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 (or an AppArmor profile "
-                     "allowing userns for this Python)")
+        fixes.append(
+            "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 (or an AppArmor profile "
+            "allowing userns for this Python)"
+        )
     if not fixes:  # none of the known switches is off: name them all, and the usual container cause
-        fixes.append("check kernel.unprivileged_userns_clone (must be 1 where it exists) and "
-                     "user.max_user_namespaces (> 0); in a container, its seccomp profile may forbid unshare")
-    return (f"unprivileged user namespaces are disabled here ({detail}): " + "; ".join(fixes)
-            + "; or run as root")
+        fixes.append(
+            "check kernel.unprivileged_userns_clone (must be 1 where it exists) and "
+            "user.max_user_namespaces (> 0); in a container, its seccomp profile may forbid unshare"
+        )
+    return f"unprivileged user namespaces are disabled here ({detail}): " + "; ".join(fixes) + "; or run as root"
 
 
 def holder_argv(*args: str) -> list[str]:

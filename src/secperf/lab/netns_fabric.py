@@ -76,7 +76,7 @@ class Fabric:
         self.close()
 
     def _add(self, name: str) -> None:
-        registry.current().add_namespace(name, "fabric")    # listed before it exists: never missed
+        registry.current().add_namespace(name, "fabric")  # listed before it exists: never missed
         ip("netns", "add", name)
         self.created.append(name)
         ip("-n", name, "link", "set", "lo", "up")
@@ -109,9 +109,11 @@ class Fabric:
     def place(self, service: _S, member: str) -> _S:
         """A lab service (lab/services.py) run inside a member's namespace, bound to its address."""
         from .netns_socket import netns_socket
+
         ns = self.ns(member)
-        return service.place(self.exec_prefix(member), self.addr(member),
-                             lambda kind=socket.SOCK_STREAM: netns_socket(ns, type=kind))
+        return service.place(
+            self.exec_prefix(member), self.addr(member), lambda kind=socket.SOCK_STREAM: netns_socket(ns, type=kind)
+        )
 
     def pids(self) -> dict[str, list[int]]:
         return {m: namespace_pids(self.ns(m)) for m in self.members}
@@ -126,7 +128,8 @@ class Fabric:
         _LIVE.discard(self)
 
 
-def run_in(fab: Fabric, member: str, argv: list[str], what: str, timeout: float = 120, **kw: Any) \
-        -> subprocess.CompletedProcess[str]:
+def run_in(
+    fab: Fabric, member: str, argv: list[str], what: str, timeout: float = 120, **kw: Any
+) -> subprocess.CompletedProcess[str]:
     """A command inside a member's namespace, known to the run's registry (its PID while it runs)."""
     return registry.run(fab.exec_prefix(member) + argv, what, timeout=timeout, capture_output=True, text=True, **kw)

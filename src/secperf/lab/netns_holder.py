@@ -23,8 +23,9 @@ class Holder:
         argv = holder_argv("--parent", str(os.getpid()), *(("--join-userns", join_userns) if join_userns else ()))
         self._lock = threading.Lock()
         try:
-            self.proc = registry.spawn(argv, "netns holder", stdin=theirs, stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.PIPE, cwd="/")
+            self.proc = registry.spawn(
+                argv, "netns holder", stdin=theirs, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd="/"
+            )
         finally:
             theirs.close()
         self.pid = self.proc.pid

@@ -34,8 +34,9 @@ def kernel_rx_ns(ancdata: Iterable[tuple[int, int, bytes]]) -> int | None:
     return None
 
 
-def netns_socket(ns: str, family: int = socket.AF_INET, type: int = socket.SOCK_STREAM,
-                 proto: int = 0) -> socket.socket:
+def netns_socket(
+    ns: str, family: int = socket.AF_INET, type: int = socket.SOCK_STREAM, proto: int = 0
+) -> socket.socket:
     """Create a socket inside the named network namespace: setns() on this thread, socket(), back."""
     global _libc
     if _libc is None:

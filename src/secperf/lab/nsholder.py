@@ -138,6 +138,7 @@ def stop_others(quiet_scans: int = 3, limit_s: float = 5.0) -> None:
             except OSError:
                 pass
         return quiet >= quiet_scans
+
     wait_until(scan_quiet, limit_s, interval_s=0.05)
 
 

@@ -44,6 +44,7 @@ LabKey = rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey | ed25519.Ed25519Private
 
 class HasPublicKey(Protocol):
     """A certificate's subject: a private key, or a bare public key wrapped (a token key)."""
+
     def public_key(self) -> CertificatePublicKeyTypes: ...
 
 
@@ -51,6 +52,7 @@ class HasPublicKey(Protocol):
 class CertSet:
     """Files for one endpoint: its certificate, private key, chain (leaf + intermediates) and the
     CA file a peer must trust."""
+
     cert: Path
     key: Path
     chain: Path
@@ -80,34 +82,73 @@ def _sig_hash(key: LabKey) -> hashes.SHA256 | hashes.SHA384 | None:
 
 
 def _name(cn: str) -> x509.Name:
-    return x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "secperf lab"),
-                      x509.NameAttribute(NameOID.COMMON_NAME, cn)])
+    return x509.Name(
+        [x509.NameAttribute(NameOID.ORGANIZATION_NAME, "secperf lab"), x509.NameAttribute(NameOID.COMMON_NAME, cn)]
+    )
 
 
-def _issue(subject_key: HasPublicKey, subject_cn: str, issuer_key: LabKey, issuer_cn: str, *, ca: bool,
-           path_len: int | None = None,
-           server: bool = False, client: bool = False, serial: int = 1) -> x509.Certificate:
-    b = (x509.CertificateBuilder().subject_name(_name(subject_cn)).issuer_name(_name(issuer_cn))
-         .public_key(subject_key.public_key()).serial_number(serial)
-         .not_valid_before(NOT_BEFORE).not_valid_after(NOT_AFTER)
-         .add_extension(x509.BasicConstraints(ca=ca, path_length=path_len), critical=True)
-         .add_extension(x509.SubjectKeyIdentifier.from_public_key(subject_key.public_key()), critical=False))
+def _issue(
+    subject_key: HasPublicKey,
+    subject_cn: str,
+    issuer_key: LabKey,
+    issuer_cn: str,
+    *,
+    ca: bool,
+    path_len: int | None = None,
+    server: bool = False,
+    client: bool = False,
+    serial: int = 1,
+) -> x509.Certificate:
+    b = (
+        x509.CertificateBuilder()
+        .subject_name(_name(subject_cn))
+        .issuer_name(_name(issuer_cn))
+        .public_key(subject_key.public_key())
+        .serial_number(serial)
+        .not_valid_before(NOT_BEFORE)
+        .not_valid_after(NOT_AFTER)
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=path_len), critical=True)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(subject_key.public_key()), critical=False)
+    )
     if ca:
-        b = b.add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
-                                          content_commitment=False, key_encipherment=False,
-                                          data_encipherment=False, key_agreement=False,
-                                          encipher_only=False, decipher_only=False), critical=True)
+        b = b.add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                key_cert_sign=True,
+                crl_sign=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
     else:
-        b = b.add_extension(x509.KeyUsage(digital_signature=True, key_encipherment=isinstance(subject_key, rsa.RSAPrivateKey),
-                                          key_cert_sign=False, crl_sign=False, content_commitment=False,
-                                          data_encipherment=False, key_agreement=False,
-                                          encipher_only=False, decipher_only=False), critical=True)
-        usages = ([ExtendedKeyUsageOID.SERVER_AUTH] if server else []) + ([ExtendedKeyUsageOID.CLIENT_AUTH] if client else [])
+        b = b.add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                key_encipherment=isinstance(subject_key, rsa.RSAPrivateKey),
+                key_cert_sign=False,
+                crl_sign=False,
+                content_commitment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        usages = ([ExtendedKeyUsageOID.SERVER_AUTH] if server else []) + (
+            [ExtendedKeyUsageOID.CLIENT_AUTH] if client else []
+        )
         b = b.add_extension(x509.ExtendedKeyUsage(usages), critical=False)
     if server:
-        b = b.add_extension(x509.SubjectAlternativeName([x509.DNSName(SERVER_NAME),
-                                                         x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-                            critical=False)
+        b = b.add_extension(
+            x509.SubjectAlternativeName([x509.DNSName(SERVER_NAME), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
     return b.sign(issuer_key, _sig_hash(issuer_key))
 
 
@@ -116,12 +157,12 @@ def _pem_cert(c: x509.Certificate) -> bytes:
 
 
 def _pem_key(k: LabKey) -> bytes:
-    return k.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                           serialization.NoEncryption())
+    return k.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
 
 
 class _Pub:
     """Lets _issue take a bare public key (token keys have no private part here)."""
+
     def __init__(self, pk: CertificatePublicKeyTypes) -> None:
         self._pk = pk
 
@@ -146,8 +187,14 @@ class LabPKI:
         if not 1 <= depth <= MAX_DEPTH:
             raise PKIError(f"chain depth {depth} is outside 1..{MAX_DEPTH}")
         d = private_dir(self.root / key_type)
-        cs = CertSet(cert=d / f"leaf-d{depth}.pem", key=d / f"leaf-d{depth}.key", chain=d / f"chain-d{depth}.pem",
-                     ca=d / "ca.pem", key_type=key_type, depth=depth)
+        cs = CertSet(
+            cert=d / f"leaf-d{depth}.pem",
+            key=d / f"leaf-d{depth}.key",
+            chain=d / f"chain-d{depth}.pem",
+            ca=d / "ca.pem",
+            key_type=key_type,
+            depth=depth,
+        )
         if not all(p.exists() for p in (cs.cert, cs.key, cs.chain, cs.ca)):
             self._make_server_chain(d, key_type)
         return cs
@@ -184,14 +231,26 @@ class LabPKI:
             cn = "secperf lab client CA"
             write_private(d / "ca.key", _pem_key(k))
             (d / "ca.pem").write_bytes(_pem_cert(_issue(k, cn, k, cn, ca=True, serial=1)))
-        cs = CertSet(cert=d / f"{key_type}.pem", key=d / f"{key_type}.key", chain=d / f"{key_type}.pem",
-                     ca=d / "ca.pem", key_type=key_type, depth=1)
+        cs = CertSet(
+            cert=d / f"{key_type}.pem",
+            key=d / f"{key_type}.key",
+            chain=d / f"{key_type}.pem",
+            ca=d / "ca.pem",
+            key_type=key_type,
+            depth=1,
+        )
         if not (cs.cert.exists() and cs.key.exists()):
             self.issue_client_cert(key_type, _new_key(key_type), cs.cert, cs.key)
         return cs
 
-    def issue_client_cert(self, name: str, key: LabKey | None, cert_path: Path, key_path: Path | None = None,
-                          public_key: CertificatePublicKeyTypes | None = None) -> Path:
+    def issue_client_cert(
+        self,
+        name: str,
+        key: LabKey | None,
+        cert_path: Path,
+        key_path: Path | None = None,
+        public_key: CertificatePublicKeyTypes | None = None,
+    ) -> Path:
         """Issue a client certificate from the client CA (for a software key or, with public_key,
         a key living in a token)."""
         d = self.root / "client"
@@ -200,7 +259,9 @@ class LabPKI:
         ca = x509.load_pem_x509_certificate((d / "ca.pem").read_bytes())
         ca_key = serialization.load_pem_private_key((d / "ca.key").read_bytes(), None)
         if not isinstance(ca_key, ec.EllipticCurvePrivateKey):
-            raise PKIError(f"{d / 'ca.key'} is not the client CA's ECDSA key: rebuild the lab PKI (LabPKI.ensure(fresh=True))")
+            raise PKIError(
+                f"{d / 'ca.key'} is not the client CA's ECDSA key: rebuild the lab PKI (LabPKI.ensure(fresh=True))"
+            )
         ca_cn = ca.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value
         subject: HasPublicKey
         if key is not None:
@@ -210,9 +271,15 @@ class LabPKI:
         else:
             raise PKIError(f"client certificate {name!r}: give a key or a public key")
         serial = x509.random_serial_number()
-        cert = _issue(subject, f"secperf lab device {name}", ca_key,
-                      ca_cn if isinstance(ca_cn, str) else ca_cn.decode(),
-                      ca=False, client=True, serial=serial)
+        cert = _issue(
+            subject,
+            f"secperf lab device {name}",
+            ca_key,
+            ca_cn if isinstance(ca_cn, str) else ca_cn.decode(),
+            ca=False,
+            client=True,
+            serial=serial,
+        )
         cert_path.write_bytes(_pem_cert(cert))
         if key is not None and key_path is not None:
             write_private(key_path, _pem_key(key))

@@ -19,8 +19,11 @@ import base64
 import time
 from pathlib import Path
 
-SUITES = {"TLS_AES_128_GCM_SHA256": b"\x13\x01", "TLS_AES_256_GCM_SHA384": b"\x13\x02",
-          "TLS_CHACHA20_POLY1305_SHA256": b"\x13\x03"}
+SUITES = {
+    "TLS_AES_128_GCM_SHA256": b"\x13\x01",
+    "TLS_AES_256_GCM_SHA384": b"\x13\x02",
+    "TLS_CHACHA20_POLY1305_SHA256": b"\x13\x03",
+}
 
 
 def _tlv(tag: int, body: bytes) -> bytes:
@@ -39,18 +42,28 @@ def session_pem(key: bytes, suite: str = "TLS_AES_128_GCM_SHA256", now: int | No
     """The PEM SSL_SESSION that `s_server -psk_session` reads as the external PSK `key`."""
     if not 1 <= len(key) <= 64:
         from ..core.errors import MeasurementError
+
         raise MeasurementError(f"a PSK of {len(key)} bytes: 1 to 64 here")
-    body = (_int(1) + _int(0x0304) + _tlv(0x04, SUITES[suite]) + _tlv(0x04, b"") + _tlv(0x04, key)
-            + _tlv(0xA1, _int(int(time.time() if now is None else now))) + _tlv(0xA2, _int(86400 * 365)))
+    body = (
+        _int(1)
+        + _int(0x0304)
+        + _tlv(0x04, SUITES[suite])
+        + _tlv(0x04, b"")
+        + _tlv(0x04, key)
+        + _tlv(0xA1, _int(int(time.time() if now is None else now)))
+        + _tlv(0xA2, _int(86400 * 365))
+    )
     b64 = base64.b64encode(_tlv(0x30, body)).decode()
-    lines = [b64[i:i + 64] for i in range(0, len(b64), 64)]
-    return ("-----BEGIN SSL SESSION PARAMETERS-----\n" + "\n".join(lines)
-            + "\n-----END SSL SESSION PARAMETERS-----\n").encode()
+    lines = [b64[i : i + 64] for i in range(0, len(b64), 64)]
+    return (
+        "-----BEGIN SSL SESSION PARAMETERS-----\n" + "\n".join(lines) + "\n-----END SSL SESSION PARAMETERS-----\n"
+    ).encode()
 
 
 def write_session(directory: Path, key: bytes, suite: str = "TLS_AES_128_GCM_SHA256") -> Path:
     """The session file (0600, in a private directory under `directory`); its path."""
     from ..core.paths import private_dir, write_private
+
     path = private_dir(Path(directory) / "psk") / "psk-session.pem"
     write_private(path, session_pem(key, suite))
     return path
@@ -60,6 +73,7 @@ def hex_file(name: str, key: bytes) -> Path:
     """`key` as hex in a 0600 file of a private directory under SECPERF_HOME (the probe's --psk-file):
     a PSK reaches secperf's own clients and servers through a file, never their command lines."""
     from ..core.paths import private_dir, secperf_home, write_private
+
     path = private_dir(secperf_home() / "psk") / f"{name}.hex"
     text = key.hex().encode() + b"\n"
     try:

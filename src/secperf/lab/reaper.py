@@ -58,6 +58,7 @@ def start_ticks(pid: int) -> int | None:
 def marked_pids(mark: str) -> list[int]:
     """Processes whose environment (as they were exec'd) carries this run's mark."""
     import psutil  # here, not at the top: the watchdog imports it only once its owner is gone
+
     me, out = os.getpid(), []
     for proc in psutil.process_iter():
         if proc.pid == me:
@@ -88,8 +89,9 @@ def _signal(pids: Iterable[int], sig: int) -> None:
             pass
 
 
-def stop_processes(registry: dict[str, Any], mark: str | None, limit_s: float = 3.0, term_s: float = 1.0,
-                   quiet_scans: int = 2) -> list[int]:
+def stop_processes(
+    registry: dict[str, Any], mark: str | None, limit_s: float = 3.0, term_s: float = 1.0, quiet_scans: int = 2
+) -> list[int]:
     """SIGTERM every process of the run, SIGKILL after `term_s`; rescan (50 ms apart) until two scans
     in a row find nothing or `limit_s` is over (a child forked but not yet exec'd shows the mark only
     once it execs). Returns the PIDs signalled."""
@@ -105,6 +107,7 @@ def stop_processes(registry: dict[str, Any], mark: str | None, limit_s: float = 
         for pid in pids:
             _signal([pid], signal.SIGKILL if now - first.setdefault(pid, now) >= term_s else signal.SIGTERM)
         return quiet >= quiet_scans
+
     wait_until(scan_quiet, limit_s, interval_s=0.05)
     return sorted(first)
 

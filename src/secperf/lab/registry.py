@@ -57,8 +57,15 @@ class Registry:
         self.mark = f"{pid}-{self.owner['start_ticks']}-{secrets.token_hex(6)}"
         self.path = runs_dir() / f"{pid}-{self.owner['start_ticks']}.json"
         # the registry file's JSON document (read back by the watchdog and by later runs)
-        self.doc: dict[str, Any] = {"owner": self.owner, "mark": self.mark, "run_dirs": [], "processes": [], "namespaces": [],
-                    "ports": [], "argv": sys.argv[:4]}
+        self.doc: dict[str, Any] = {
+            "owner": self.owner,
+            "mark": self.mark,
+            "run_dirs": [],
+            "processes": [],
+            "namespaces": [],
+            "ports": [],
+            "argv": sys.argv[:4],
+        }
         self.watchdog: subprocess.Popen[bytes] | None = None
         self._pipe_w: int | None = None
         os.environ[ENV] = self.mark  # every child from now on carries it (putenv: exec'd children see it)
@@ -68,9 +75,14 @@ class Registry:
     def _start_watchdog(self) -> None:
         r, w = os.pipe()  # both close-on-exec; the watchdog gets `r` as its stdin only
         try:
-            self.watchdog = subprocess.Popen([sys.executable, "-I", str(REAPER), "--registry", str(self.path),
-                                              "--mark", self.mark], stdin=r, stdout=subprocess.DEVNULL,
-                                             stderr=subprocess.DEVNULL, cwd="/", start_new_session=True)
+            self.watchdog = subprocess.Popen(
+                [sys.executable, "-I", str(REAPER), "--registry", str(self.path), "--mark", self.mark],
+                stdin=r,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd="/",
+                start_new_session=True,
+            )
         except OSError:
             os.close(w)
             return
@@ -239,8 +251,14 @@ def forget(proc: subprocess.Popen[Any] | int | None) -> None:
     _CURRENT.remove_ports(pid)
 
 
-def run(argv: list[str], what: str, timeout: float | None = None, input: str | bytes | None = None,
-        capture_output: bool = False, **popen_kw: Any) -> subprocess.CompletedProcess[Any]:
+def run(
+    argv: list[str],
+    what: str,
+    timeout: float | None = None,
+    input: str | bytes | None = None,
+    capture_output: bool = False,
+    **popen_kw: Any,
+) -> subprocess.CompletedProcess[Any]:
     """`subprocess.run` for a child the registry knows (see `spawn`); killed on time-out or error."""
     if capture_output:
         popen_kw["stdout"] = popen_kw["stderr"] = subprocess.PIPE
@@ -259,6 +277,7 @@ def run(argv: list[str], what: str, timeout: float | None = None, input: str | b
 
 
 # --- the runs of others ------------------------------------------------------------------------------
+
 
 def dead_runs() -> list[tuple[Path, dict[str, Any]]]:
     """Registry files whose owner is gone (PID dead, or reused by another process)."""
@@ -283,6 +302,13 @@ def clean_dead() -> list[dict[str, Any]]:
         if isinstance(wd.get("pid"), int) and reaper.start_ticks(wd["pid"]) == wd.get("start_ticks"):
             continue  # its watchdog is at work right now
         res = reaper.clean(registry, str(path))
-        done.append({"registry": str(path), "owner": registry.get("owner"), "run_dirs": registry.get("run_dirs", []),
-                     "ports": registry.get("ports", []), **res})
+        done.append(
+            {
+                "registry": str(path),
+                "owner": registry.get("owner"),
+                "run_dirs": registry.get("run_dirs", []),
+                "ports": registry.get("ports", []),
+                **res,
+            }
+        )
     return done

@@ -44,8 +44,19 @@ from .token_openssl import openssl_engine_conf, openssl_seclevel_conf
 from .token_provision import PIN_MAX_FILE, Provisioning
 from .token_session import InProcess
 
-__all__ = ["DEFAULT_LABEL", "KEY_SPECS", "MODULE_CANDIDATES", "PIN_MAX_FILE", "KeySpec", "LabToken", "TokenError",
-           "find_module", "openssl_engine_conf", "openssl_seclevel_conf"]
+__all__ = [
+    "DEFAULT_LABEL",
+    "KEY_SPECS",
+    "MODULE_CANDIDATES",
+    "PIN_MAX_FILE",
+    "KeySpec",
+    "LabToken",
+    "TokenError",
+    "find_module",
+    "openssl_engine_conf",
+    "openssl_seclevel_conf",
+]
+
 
 def _uri_part(s: str) -> str:
     """Percent-encode a PKCS#11 URI attribute value (RFC 7512 pchar without ';', '?', '&', '/')."""
@@ -63,9 +74,11 @@ class LabToken(Provisioning, InProcess):
 
     def _require(self) -> dict[str, Any]:
         if not self.is_provisioned():
-            raise TokenError(f"the lab token in {self.root} is not provisioned: call LabToken.ensure() "
-                             f"(or run `secperf signer`, which does)")
-        meta: dict[str, Any] = json.loads(self.meta_path.read_text())   # is_provisioned read it as an object
+            raise TokenError(
+                f"the lab token in {self.root} is not provisioned: call LabToken.ensure() "
+                f"(or run `secperf signer`, which does)"
+            )
+        meta: dict[str, Any] = json.loads(self.meta_path.read_text())  # is_provisioned read it as an object
         return meta
 
     def pin(self) -> str:
@@ -78,10 +91,17 @@ class LabToken(Provisioning, InProcess):
         (from token.json: no PKCS#11 call). public_key_sha256 is the SHA-256 of the key's DER
         SubjectPublicKeyInfo, so a rebuilt token shows new keys."""
         meta = self._require()
-        return [{"label": k["label"], "key_type": k["key_type"], "id_hex": k["id_hex"],
-                 "cert_path": str(self.root / f"{k['label']}.pem"), "uri": self.uri(k["label"]),
-                 "public_key_sha256": k.get("public_key_sha256", "")}
-                for k in meta["keys"]]
+        return [
+            {
+                "label": k["label"],
+                "key_type": k["key_type"],
+                "id_hex": k["id_hex"],
+                "cert_path": str(self.root / f"{k['label']}.pem"),
+                "uri": self.uri(k["label"]),
+                "public_key_sha256": k.get("public_key_sha256", ""),
+            }
+            for k in meta["keys"]
+        ]
 
     def key(self, label_or_type: str) -> dict[str, str]:
         """One entry of ``keys()`` by label (device-p256) or key type (ecdsa-p256)."""
@@ -89,8 +109,10 @@ class LabToken(Provisioning, InProcess):
         for k in ks:
             if label_or_type in (k["label"], k["key_type"]):
                 return k
-        raise TokenError(f"no key labelled {label_or_type!r} in token {self.label!r}; known labels: "
-                         f"{', '.join(k['label'] for k in ks)} (key types: {', '.join(k['key_type'] for k in ks)})")
+        raise TokenError(
+            f"no key labelled {label_or_type!r} in token {self.label!r}; known labels: "
+            f"{', '.join(k['label'] for k in ks)} (key types: {', '.join(k['key_type'] for k in ks)})"
+        )
 
     def uri(self, label: str, with_pin: bool = False, type: str = "private", pin_file: bool = False) -> str:
         """RFC 7512 PKCS#11 URI of a key, e.g. ``pkcs11:token=secperf;object=device-p256;type=private``.
@@ -113,17 +135,26 @@ class LabToken(Provisioning, InProcess):
     def describe(self) -> dict[str, Any]:
         """What other tools need: token label, config, module, CA and per key its URI and certificate."""
         meta = self._require()
-        return {"token": self.label, "root": str(self.root), "conf_path": str(self.conf_path),
-                "env": self.env(), "module_path": str(self.module_path), "pin_file": str(self.pin_path),
-                "ca_path": meta.get("ca_path", ""), "keys": self.keys()}
+        return {
+            "token": self.label,
+            "root": str(self.root),
+            "conf_path": str(self.conf_path),
+            "env": self.env(),
+            "module_path": str(self.module_path),
+            "pin_file": str(self.pin_path),
+            "ca_path": meta.get("ca_path", ""),
+            "keys": self.keys(),
+        }
 
     def print_summary(self, file: IO[str] | None = None) -> None:
         d = self.describe()
-        lines = [f"token {d['token']!r}  ({d['root']})",
-                 f"  SOFTHSM2_CONF={d['conf_path']}",
-                 f"  module {d['module_path']}",
-                 f"  user PIN in {d['pin_file']} (mode 0600)",
-                 f"  client CA {d['ca_path']}"]
+        lines = [
+            f"token {d['token']!r}  ({d['root']})",
+            f"  SOFTHSM2_CONF={d['conf_path']}",
+            f"  module {d['module_path']}",
+            f"  user PIN in {d['pin_file']} (mode 0600)",
+            f"  client CA {d['ca_path']}",
+        ]
         for k in d["keys"]:
             lines.append(f"  {k['key_type']:24} {k['uri']}")
             lines.append(f"  {'':24} certificate {k['cert_path']}")

@@ -10,8 +10,8 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 # DER of the ECParameters namedCurve OIDs (CKA_EC_PARAMS)
 EC_PARAMS = {
-    "secp256r1": bytes.fromhex("06082a8648ce3d030107"),            # 1.2.840.10045.3.1.7
-    "brainpoolP256r1": bytes.fromhex("06092b2403030208010107"),    # 1.3.36.3.3.2.8.1.1.7
+    "secp256r1": bytes.fromhex("06082a8648ce3d030107"),  # 1.2.840.10045.3.1.7
+    "brainpoolP256r1": bytes.fromhex("06092b2403030208010107"),  # 1.3.36.3.3.2.8.1.1.7
 }
 _CURVES = {"secp256r1": ec.SECP256R1, "brainpoolP256r1": ec.BrainpoolP256R1}
 
@@ -19,9 +19,9 @@ _CURVES = {"secp256r1": ec.SECP256R1, "brainpoolP256r1": ec.BrainpoolP256R1}
 @dataclass(frozen=True)
 class KeySpec:
     label: str
-    key_type: str       # secperf's key-type name
-    id: bytes           # CKA_ID shared by the private key, public key and certificate
-    curve: str | None   # EC curve name, None for RSA
+    key_type: str  # secperf's key-type name
+    id: bytes  # CKA_ID shared by the private key, public key and certificate
+    curve: str | None  # EC curve name, None for RSA
     rsa_bits: int = 0
 
 
@@ -34,7 +34,7 @@ KEY_SPECS: tuple[KeySpec, ...] = (
 
 
 def der_integer(n: int) -> bytes:
-    body = n.to_bytes(max(1, (n.bit_length() + 8) // 8), "big")   # room for the sign bit
+    body = n.to_bytes(max(1, (n.bit_length() + 8) // 8), "big")  # room for the sign bit
     if len(body) < 128:
         return bytes([0x02, len(body)]) + body
     ln = len(body).to_bytes((len(body).bit_length() + 7) // 8, "big")
@@ -53,6 +53,7 @@ def _unwrap_octet_string(b: bytes) -> bytes:
 def public_key_of(pub: Any, spec: KeySpec) -> ec.EllipticCurvePublicKey | rsa.RSAPublicKey:
     """The public half of a token key (``pub``: a python-pkcs11 public key object, untyped)."""
     from pkcs11 import Attribute
+
     if spec.curve:
         point = _unwrap_octet_string(bytes(pub[Attribute.EC_POINT]))
         return ec.EllipticCurvePublicKey.from_encoded_point(_CURVES[spec.curve](), point)

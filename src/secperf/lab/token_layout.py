@@ -15,7 +15,9 @@ DEFAULT_LABEL = "secperf"
 
 
 class TokenLayout:
-    def __init__(self, root: Path | str | None = None, label: str = DEFAULT_LABEL, *, pki: LabPKI | None = None) -> None:
+    def __init__(
+        self, root: Path | str | None = None, label: str = DEFAULT_LABEL, *, pki: LabPKI | None = None
+    ) -> None:
         self.root = Path(root) if root is not None else secperf_home() / "token"
         if not label or len(label.encode()) > 32:
             raise TokenError(f"token label {label!r} must be 1-32 bytes (PKCS#11 CK_TOKEN_INFO.label)")
@@ -62,5 +64,6 @@ class TokenLayout:
         for k in KEY_SPECS:
             if k.label == label:
                 return k
-        raise TokenError(f"no key labelled {label!r} in token {self.label!r}; known labels: "
-                         f"{', '.join(k.label for k in KEY_SPECS)}")
+        raise TokenError(
+            f"no key labelled {label!r} in token {self.label!r}; known labels: {', '.join(k.label for k in KEY_SPECS)}"
+        )

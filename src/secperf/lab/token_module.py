@@ -31,15 +31,17 @@ class TokenError(SetupError):
 
 
 _LIB_LOCK = threading.RLock()
-ACTIVE_CONF: dict[str, str | None] = {}   # module path -> SOFTHSM2_CONF it was initialised with
+ACTIVE_CONF: dict[str, str | None] = {}  # module path -> SOFTHSM2_CONF it was initialised with
 
 
 def pkcs11_package() -> ModuleType:
     try:
         import pkcs11
     except ImportError:
-        raise TokenError("the Python package python-pkcs11 is not installed: run scripts/bootstrap "
-                         "(it installs secperf's dependencies into .venv)") from None
+        raise TokenError(
+            "the Python package python-pkcs11 is not installed: run scripts/bootstrap "
+            "(it installs secperf's dependencies into .venv)"
+        ) from None
     return pkcs11
 
 
@@ -58,8 +60,10 @@ def lib_for(module: Path, conf: Path) -> Any:
                 if was_loaded and ACTIVE_CONF.get(so) != want:
                     lib.reinitialize()
             except pkcs11.PKCS11Error as exc:
-                raise TokenError(f"the PKCS#11 module {so} failed to initialise with {want} "
-                                 f"({type(exc).__name__}): check that file (SoftHSM2 config)") from None
+                raise TokenError(
+                    f"the PKCS#11 module {so} failed to initialise with {want} "
+                    f"({type(exc).__name__}): check that file (SoftHSM2 config)"
+                ) from None
             ACTIVE_CONF[so] = want
         finally:
             if prev is None:
@@ -91,27 +95,40 @@ def find_module() -> Path:
     for c in MODULE_CANDIDATES:
         if Path(c).is_file():
             return Path(c)
-    found = [f for pattern in ("/usr/lib/*/softhsm/libsofthsm2.so", "/usr/lib*/softhsm/libsofthsm2.so",
-                               "/usr/local/lib*/softhsm/libsofthsm2.so", "/usr/lib*/pkcs11/libsofthsm2.so")
-             for f in sorted(glob.glob(pattern))]
+    found = [
+        f
+        for pattern in (
+            "/usr/lib/*/softhsm/libsofthsm2.so",
+            "/usr/lib*/softhsm/libsofthsm2.so",
+            "/usr/local/lib*/softhsm/libsofthsm2.so",
+            "/usr/lib*/pkcs11/libsofthsm2.so",
+        )
+        for f in sorted(glob.glob(pattern))
+    ]
     if found:
         return Path(found[0])
-    raise TokenError("the SoftHSM2 PKCS#11 module (libsofthsm2.so) is not installed: install the Debian "
-                     "package softhsm2 (scripts/bootstrap does: sudo apt-get install softhsm2)")
+    raise TokenError(
+        "the SoftHSM2 PKCS#11 module (libsofthsm2.so) is not installed: install the Debian "
+        "package softhsm2 (scripts/bootstrap does: sudo apt-get install softhsm2)"
+    )
 
 
 def softhsm2_util() -> str:
     exe = shutil.which("softhsm2-util")
     if not exe:
-        raise TokenError("softhsm2-util not found on PATH: install the Debian package softhsm2 "
-                         "(scripts/bootstrap does: sudo apt-get install softhsm2)")
+        raise TokenError(
+            "softhsm2-util not found on PATH: install the Debian package softhsm2 "
+            "(scripts/bootstrap does: sudo apt-get install softhsm2)"
+        )
     return exe
 
 
 def conf_text(tokendir: Path) -> str:
-    return ("# secperf lab token: SoftHSM2 config for this directory only (not the system-wide one)\n"
-            f"directories.tokendir = {tokendir}\n"
-            "objectstore.backend = file\n"
-            "objectstore.umask = 0077\n"
-            "log.level = ERROR\n"
-            "slots.removable = false\n")
+    return (
+        "# secperf lab token: SoftHSM2 config for this directory only (not the system-wide one)\n"
+        f"directories.tokendir = {tokendir}\n"
+        "objectstore.backend = file\n"
+        "objectstore.umask = 0077\n"
+        "log.level = ERROR\n"
+        "slots.removable = false\n"
+    )

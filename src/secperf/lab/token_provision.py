@@ -45,11 +45,18 @@ def init_token(util: str, label: str, so_pin: str, user_pin: str, env: dict[str,
     import pty
     import select
     import time
-    answers = [so_pin, so_pin, user_pin, user_pin]   # each PIN, then again to confirm
+
+    answers = [so_pin, so_pin, user_pin, user_pin]  # each PIN, then again to confirm
     master, slave = pty.openpty()
     try:
-        proc = subprocess.Popen([util, "--init-token", "--free", "--label", label], stdin=slave, stdout=slave,
-                                stderr=slave, env=env, start_new_session=True)
+        proc = subprocess.Popen(
+            [util, "--init-token", "--free", "--label", label],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env=env,
+            start_new_session=True,
+        )
     finally:
         os.close(slave)
     out, asked = b"", 0
@@ -62,12 +69,12 @@ def init_token(util: str, label: str, so_pin: str, user_pin: str, env: dict[str,
                 continue
             try:
                 chunk = os.read(master, 4096)
-            except OSError:   # EIO: the child has closed its terminal
+            except OSError:  # EIO: the child has closed its terminal
                 break
             if not chunk:
                 break
             out += chunk
-            while out.count(b"PIN:") > asked and answers:   # "Please enter SO PIN:", "Please reenter ...", ...
+            while out.count(b"PIN:") > asked and answers:  # "Please enter SO PIN:", "Please reenter ...", ...
                 os.write(master, answers.pop(0).encode() + b"\n")
                 asked += 1
         return proc.wait(timeout=max(1.0, deadline - time.monotonic())), out.decode(errors="replace")
@@ -96,8 +103,11 @@ class Provisioning(TokenLayout):
             pin_ok = len(self.pin_path.read_text().strip()) <= PIN_MAX_FILE
         except OSError:
             return False
-        return pin_ok and meta.get("label") == self.label and [k["label"] for k in meta.get("keys", [])] == \
-            [k.label for k in KEY_SPECS]
+        return (
+            pin_ok
+            and meta.get("label") == self.label
+            and [k["label"] for k in meta.get("keys", [])] == [k.label for k in KEY_SPECS]
+        )
 
     def ensure(self, fresh: bool = False) -> Self:
         """Provision the token if it is missing or incomplete (or always, with ``fresh``); reuse it
@@ -108,14 +118,16 @@ class Provisioning(TokenLayout):
         if not fresh:
             other = self._existing_label()
             if other is not None and other != self.label:
-                raise TokenError(f"{self.root} holds token {other!r}, not {self.label!r}: use "
-                                 f"LabToken(label={other!r}) or rebuild with ensure(fresh=True)")
+                raise TokenError(
+                    f"{self.root} holds token {other!r}, not {self.label!r}: use "
+                    f"LabToken(label={other!r}) or rebuild with ensure(fresh=True)"
+                )
         self.root.parent.mkdir(parents=True, exist_ok=True)
         lock_path = self.root.parent / f".{self.root.name}.lock"
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)   # one provisioning at a time per directory
-            if not fresh and self.is_provisioned():   # another process finished it meanwhile
+            fcntl.flock(fd, fcntl.LOCK_EX)  # one provisioning at a time per directory
+            if not fresh and self.is_provisioned():  # another process finished it meanwhile
                 self._fix_conf()
                 return self
             self._check_replaceable()
@@ -141,8 +153,10 @@ class Provisioning(TokenLayout):
         names = {p.name for p in self.root.iterdir()}
         visible = {n for n in names if not n.startswith(".")}
         if names and (not visible & {"softhsm2.conf", "token.json"} or not visible <= ours):
-            raise TokenError(f"{self.root} exists but is not a secperf token directory (it holds "
-                             f"{', '.join(sorted(names)[:5])}): remove it or choose another token root")
+            raise TokenError(
+                f"{self.root} exists but is not a secperf token directory (it holds "
+                f"{', '.join(sorted(names)[:5])}): remove it or choose another token root"
+            )
 
     def _provision(self) -> None:
         util = softhsm2_util()
@@ -170,7 +184,7 @@ class Provisioning(TokenLayout):
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         finally:
-            release(module)   # the module may still hold the temporary directory or the old token
+            release(module)  # the module may still hold the temporary directory or the old token
 
     def _build(self, d: Path, util: str, module: Path) -> dict[str, Any]:
         private_dir(d / "tokens")
@@ -181,8 +195,9 @@ class Provisioning(TokenLayout):
         write_private(d / "user.pin", user_pin.encode())
         write_private(d / "so.pin", so_pin.encode())
         try:
-            code, out = init_token(util, self.label, so_pin, user_pin,
-                                   dict(os.environ, SOFTHSM2_CONF=str(d / "softhsm2.conf")))
+            code, out = init_token(
+                util, self.label, so_pin, user_pin, dict(os.environ, SOFTHSM2_CONF=str(d / "softhsm2.conf"))
+            )
         except subprocess.TimeoutExpired:
             raise TokenError(f"softhsm2-util --init-token did not finish within {SUBPROCESS_TIMEOUT_S} s") from None
         if code != 0:
@@ -193,48 +208,71 @@ class Provisioning(TokenLayout):
 
         pkcs11 = pkcs11_package()
         from pkcs11 import Attribute, CertificateType, KeyType, ObjectClass
+
         lib = lib_for(module, d / "softhsm2.conf")
         try:
             token = lib.get_token(token_label=self.label)
         except pkcs11.PKCS11Error as exc:
-            raise TokenError(f"the new token {self.label!r} is not visible to {module} "
-                             f"({type(exc).__name__})") from None
+            raise TokenError(
+                f"the new token {self.label!r} is not visible to {module} ({type(exc).__name__})"
+            ) from None
         keys = []
         with token.open(rw=True, user_pin=user_pin) as session:
             for spec in KEY_SPECS:
-                priv_t = {Attribute.SENSITIVE: True, Attribute.EXTRACTABLE: False, Attribute.PRIVATE: True,
-                          Attribute.SIGN: True}
+                priv_t = {
+                    Attribute.SENSITIVE: True,
+                    Attribute.EXTRACTABLE: False,
+                    Attribute.PRIVATE: True,
+                    Attribute.SIGN: True,
+                }
                 pub_t = {Attribute.PRIVATE: False, Attribute.VERIFY: True}
                 if spec.curve:
                     params = session.create_domain_parameters(
-                        KeyType.EC, {Attribute.EC_PARAMS: EC_PARAMS[spec.curve]}, local=True)
-                    pub, _priv = params.generate_keypair(store=True, label=spec.label, id=spec.id,
-                                                         public_template=pub_t, private_template=priv_t)
+                        KeyType.EC, {Attribute.EC_PARAMS: EC_PARAMS[spec.curve]}, local=True
+                    )
+                    pub, _priv = params.generate_keypair(
+                        store=True, label=spec.label, id=spec.id, public_template=pub_t, private_template=priv_t
+                    )
                 else:
-                    pub, _priv = session.generate_keypair(KeyType.RSA, spec.rsa_bits, store=True,
-                                                          label=spec.label, id=spec.id,
-                                                          public_template=pub_t, private_template=priv_t)
+                    pub, _priv = session.generate_keypair(
+                        KeyType.RSA,
+                        spec.rsa_bits,
+                        store=True,
+                        label=spec.label,
+                        id=spec.id,
+                        public_template=pub_t,
+                        private_template=priv_t,
+                    )
                 public_key = public_key_of(pub, spec)
                 cert_path = d / f"{spec.label}.pem"
                 self.pki.issue_client_cert(spec.label, None, cert_path, public_key=public_key)
                 cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
                 der = cert.public_bytes(serialization.Encoding.DER)
-                session.create_object({
-                    Attribute.CLASS: ObjectClass.CERTIFICATE,
-                    Attribute.CERTIFICATE_TYPE: CertificateType.X_509,
-                    Attribute.TOKEN: True,
-                    Attribute.PRIVATE: False,
-                    Attribute.LABEL: spec.label,
-                    Attribute.ID: spec.id,
-                    Attribute.SUBJECT: cert.subject.public_bytes(),
-                    Attribute.ISSUER: cert.issuer.public_bytes(),
-                    Attribute.SERIAL_NUMBER: der_integer(cert.serial_number),
-                    Attribute.VALUE: der,
-                })
-                spki = public_key.public_bytes(serialization.Encoding.DER,
-                                               serialization.PublicFormat.SubjectPublicKeyInfo)
-                keys.append({"label": spec.label, "key_type": spec.key_type, "id_hex": spec.id.hex(),
-                             "public_key_sha256": hashlib.sha256(spki).hexdigest()})
+                session.create_object(
+                    {
+                        Attribute.CLASS: ObjectClass.CERTIFICATE,
+                        Attribute.CERTIFICATE_TYPE: CertificateType.X_509,
+                        Attribute.TOKEN: True,
+                        Attribute.PRIVATE: False,
+                        Attribute.LABEL: spec.label,
+                        Attribute.ID: spec.id,
+                        Attribute.SUBJECT: cert.subject.public_bytes(),
+                        Attribute.ISSUER: cert.issuer.public_bytes(),
+                        Attribute.SERIAL_NUMBER: der_integer(cert.serial_number),
+                        Attribute.VALUE: der,
+                    }
+                )
+                spki = public_key.public_bytes(
+                    serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+                )
+                keys.append(
+                    {
+                        "label": spec.label,
+                        "key_type": spec.key_type,
+                        "id_hex": spec.id.hex(),
+                        "public_key_sha256": hashlib.sha256(spki).hexdigest(),
+                    }
+                )
         return {"label": self.label, "keys": keys, "ca_path": str(self._client_ca_path())}
 
     def _client_ca_path(self) -> Path:

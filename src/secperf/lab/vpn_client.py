@@ -27,6 +27,7 @@ from .vpn_server import PROTOS, TCP_SOCKET_FLAGS, VPN_PORT, OpenVpnServer, openv
 class ClientKey:
     """Where the client's key lives: ``software`` (PEM cert + key files) or ``pkcs11`` (a token
     through a PKCS#11 provider, e.g. the secure-element shim, with the PIN in a 0600 file)."""
+
     kind: str
     cert: Path | None = None
     key: Path | None = None
@@ -44,8 +45,9 @@ class ClientKey:
                 raise VpnConfigError("a PKCS#11 client key needs provider, pkcs11_id and pin_file")
             mode = os.stat(self.pin_file).st_mode
             if mode & (stat.S_IRWXG | stat.S_IRWXO):
-                raise VpnConfigError(f"the PIN file {self.pin_file} is readable by others "
-                                 f"(mode {stat.S_IMODE(mode):o}); it must be 0600")
+                raise VpnConfigError(
+                    f"the PIN file {self.pin_file} is readable by others (mode {stat.S_IMODE(mode):o}); it must be 0600"
+                )
         else:
             raise VpnConfigError(f"client key kind {self.kind!r} must be 'software' or 'pkcs11'")
 
@@ -90,8 +92,15 @@ class OpenVpnClient(Service):
 
     name = "openvpn-client"
 
-    def __init__(self, ns: NetnsPair | LinkNamespaces, server_ca: Path, key: ClientKey, proto: str = "udp",
-                 workdir: Path | None = None, port: int = VPN_PORT):
+    def __init__(
+        self,
+        ns: NetnsPair | LinkNamespaces,
+        server_ca: Path,
+        key: ClientKey,
+        proto: str = "udp",
+        workdir: Path | None = None,
+        port: int = VPN_PORT,
+    ):
         if proto not in PROTOS:
             raise VpnConfigError(f"OpenVPN transport {proto!r} must be one of {', '.join(PROTOS)}")
         super().__init__(workdir)
@@ -104,21 +113,28 @@ class OpenVpnClient(Service):
     def _config(self, hand_window: int, mgmt_sock: Path | None) -> str:
         k = self.key
         if k.kind == "software":
-            assert k.cert is not None and k.key is not None   # ClientKey.__post_init__ checked them
+            assert k.cert is not None and k.key is not None  # ClientKey.__post_init__ checked them
             key_lines = f"cert {quote(k.cert)}\nkey {quote(k.key)}"
         else:
             # ClientKey.__post_init__ checked them; the management socket is made for a PKCS#11 key
             assert k.pkcs11_id is not None and k.provider is not None and mgmt_sock is not None
             if "'" in k.pkcs11_id or "\n" in k.pkcs11_id:
                 raise VpnConfigError(f"PKCS#11 id {k.pkcs11_id!r} cannot be written into an OpenVPN config")
-            key_lines = (f"pkcs11-providers {quote(k.provider)}\npkcs11-id '{k.pkcs11_id}'\n"
-                         f"management {quote(mgmt_sock)} unix\nmanagement-client\nmanagement-query-passwords")
-        return CLIENT_CONF.format(proto="udp" if self.proto == "udp" else "tcp-client",
-                                  socket_flags="" if self.proto == "udp" else TCP_SOCKET_FLAGS, remote=self.ns.server_ip,
-                                  port=self.port, hand_window=hand_window, ca=quote(self.server_ca),
-                                  key_lines=key_lines)
+            key_lines = (
+                f"pkcs11-providers {quote(k.provider)}\npkcs11-id '{k.pkcs11_id}'\n"
+                f"management {quote(mgmt_sock)} unix\nmanagement-client\nmanagement-query-passwords"
+            )
+        return CLIENT_CONF.format(
+            proto="udp" if self.proto == "udp" else "tcp-client",
+            socket_flags="" if self.proto == "udp" else TCP_SOCKET_FLAGS,
+            remote=self.ns.server_ip,
+            port=self.port,
+            hand_window=hand_window,
+            ca=quote(self.server_ca),
+            key_lines=key_lines,
+        )
 
-    def start(self) -> OpenVpnClient:   # Service API: a client is started by connect()
+    def start(self) -> OpenVpnClient:  # Service API: a client is started by connect()
         raise NotImplementedError("use OpenVpnClient.connect()")
 
     def connect(self, timeout_s: float = 20.0, server: OpenVpnServer | None = None) -> ClientRun:
@@ -138,12 +154,14 @@ class OpenVpnClient(Service):
                 listener.listen(1)
             self.conf_path.write_text(self._config(max(5, int(timeout_s)), mgmt_sock))
             argv = [openvpn_exe(), "--config", str(self.conf_path)]
-            if self.key.env:   # provider settings (SOFTHSM2_CONF, the shim's profile): paths, never secrets
+            if self.key.env:  # provider settings (SOFTHSM2_CONF, the shim's profile): paths, never secrets
                 argv = ["env", *(f"{k}={v}" for k, v in sorted(self.key.env.items())), *argv]
             spawn_us = time.time_ns() // 1000
             start_ns = time.monotonic_ns()
             proc = self._spawn(self.ns.exec_argv("dev", argv), stdout=subprocess.PIPE)
-            reader = self.reader = LogReader(proc, self.log_path, re.compile(f"{DONE_RE.pattern}|{FAIL_RE.pattern}", re.I))
+            reader = self.reader = LogReader(
+                proc, self.log_path, re.compile(f"{DONE_RE.pattern}|{FAIL_RE.pattern}", re.I)
+            )
             mgmt = None
             if listener is not None:
                 mgmt = threading.Thread(target=self._answer_pin, args=(listener, timeout_s), daemon=True)
@@ -155,6 +173,7 @@ class OpenVpnClient(Service):
                 if why:
                     refusals.append(why)
                 return bool(why)
+
             got = bool(wait_until(lambda: reader.hit.wait(0.05), timeout_s, interval_s=0.0, give_up=refused))
             rejected = refusals[0] if refusals else None
             end_ns = time.monotonic_ns()
@@ -177,9 +196,17 @@ class OpenVpnClient(Service):
                 if self._pin_problem:
                     what += f"; {self._pin_problem}"
                 reason = f"openvpn client {what}; last log lines: " + " | ".join(self._tail(6))
-            return ClientRun(ok=ok, reason=reason, lines=list(reader.lines), spawn_us=spawn_us,
-                             pin_query_us=self._pin_query_us, start_ns=start_ns, end_ns=end_ns,
-                             pid=proc.pid, log_path=self.log_path)
+            return ClientRun(
+                ok=ok,
+                reason=reason,
+                lines=list(reader.lines),
+                spawn_us=spawn_us,
+                pin_query_us=self._pin_query_us,
+                start_ns=start_ns,
+                end_ns=end_ns,
+                pid=proc.pid,
+                log_path=self.log_path,
+            )
         finally:
             if listener is not None:
                 listener.close()
@@ -225,7 +252,7 @@ class OpenVpnClient(Service):
                             self._pin_query_us = time.time_ns() // 1000
                         name = m.group(1).replace("\\", "\\\\").replace('"', '\\"')
                         pin_file = self.key.pin_file
-                        assert pin_file is not None   # only a PKCS#11 key is asked; __post_init__ checked it
+                        assert pin_file is not None  # only a PKCS#11 key is asked; __post_init__ checked it
                         try:
                             pin = Path(pin_file).read_text().strip()
                         except OSError as exc:
@@ -236,6 +263,7 @@ class OpenVpnClient(Service):
                     elif line.startswith(">PASSWORD:Verification Failed"):
                         self._pin_problem = "the token rejected the PIN"
                 return False
+
             wait_until(exchange, deadline - time.monotonic(), interval_s=0.0)
 
 
@@ -243,8 +271,14 @@ def pkcs11_id(module: Path, env: dict[str, str], key_label: str, timeout_s: floa
     """OpenVPN's serialized PKCS#11 id of the certificate labelled ``key_label`` (from
     ``openvpn --show-pkcs11-ids MODULE``; the module sees ``env``, e.g. SOFTHSM2_CONF)."""
     try:
-        r = subprocess.run([openvpn_exe(), "--show-pkcs11-ids", str(module)], capture_output=True, text=True,
-                           env=dict(os.environ, **env), timeout=timeout_s, stdin=subprocess.DEVNULL)
+        r = subprocess.run(
+            [openvpn_exe(), "--show-pkcs11-ids", str(module)],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, **env),
+            timeout=timeout_s,
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
         raise VpnError(f"openvpn --show-pkcs11-ids did not finish within {timeout_s:g} s") from None
     dn = None
@@ -254,5 +288,7 @@ def pkcs11_id(module: Path, env: dict[str, str], key_label: str, timeout_s: floa
             dn = s
         elif s.startswith("Serialized id:") and dn and re.search(rf"device {re.escape(key_label)}\b", dn):
             return s.split(":", 1)[1].strip()
-    raise VpnError(f"no certificate for key {key_label!r} in `openvpn --show-pkcs11-ids {module}` "
-                   f"(exit {r.returncode}): {(r.stderr or r.stdout).strip()[-300:]}")
+    raise VpnError(
+        f"no certificate for key {key_label!r} in `openvpn --show-pkcs11-ids {module}` "
+        f"(exit {r.returncode}): {(r.stderr or r.stdout).strip()[-300:]}"
+    )

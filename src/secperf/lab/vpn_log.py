@@ -10,13 +10,18 @@ from pathlib import Path
 from typing import Any
 
 _LINE_RE = re.compile(r"^(\d+)\.(\d{6}) ([0-9a-fA-F]+) (.*)$")
-START_RE = re.compile(r"TCP/UDP: Preserving recently used remote address|Socket Buffers|"
-                      r"Attempting to establish TCP connection|link local|link remote")
+START_RE = re.compile(
+    r"TCP/UDP: Preserving recently used remote address|Socket Buffers|"
+    r"Attempting to establish TCP connection|link local|link remote"
+)
 DONE_RE = re.compile(r"Initialization Sequence Completed")
 # a client line that means this attempt has failed (with --tls-exit the client also exits)
-FAIL_RE = re.compile(r"TLS Error|TLS_ERROR|VERIFY ERROR|AUTH_FAILED|Options error|Exiting due to fatal error|"
-                     r"SIGUSR1\[soft|SIGTERM\[soft,tls-error|Cannot load|PKCS#11: Cannot|"
-                     r"Verification Failed|private key password verification failed", re.I)
+FAIL_RE = re.compile(
+    r"TLS Error|TLS_ERROR|VERIFY ERROR|AUTH_FAILED|Options error|Exiting due to fatal error|"
+    r"SIGUSR1\[soft|SIGTERM\[soft,tls-error|Cannot load|PKCS#11: Cannot|"
+    r"Verification Failed|private key password verification failed",
+    re.I,
+)
 PIN_CMD_RE = re.compile(r"MANAGEMENT: CMD 'password")
 TLS_RE = re.compile(r"Control Channel: (TLSv[\d.]+)")
 PEER_CERT_RE = re.compile(r"VERIFY OK: depth=0")
@@ -40,8 +45,9 @@ def parse_line(line: str) -> tuple[int, str] | None:
     return int(m.group(1)) * 1_000_000 + int(m.group(2)), m.group(4)
 
 
-def parse_client_log(lines: list[tuple[int, str]], spawn_us: int | None = None,
-                     pin_query_us: int | None = None) -> dict[str, Any]:
+def parse_client_log(
+    lines: list[tuple[int, str]], spawn_us: int | None = None, pin_query_us: int | None = None
+) -> dict[str, Any]:
     """Establishment time and phases from one client's log.
 
     ``lines``: (realtime µs, message) in log order; ``spawn_us``: realtime µs just before the
@@ -49,8 +55,16 @@ def parse_client_log(lines: list[tuple[int, str]], spawn_us: int | None = None,
     management socket. Returns {ok, reason, usable_us, phases [{phase, us}] summing to usable_us,
     startup_us (spawn → first log line), init_us (first log line → first socket line), tls,
     peer_cert_verified}."""
-    out: dict[str, Any] = {"ok": False, "reason": None, "usable_us": None, "phases": [], "startup_us": None, "init_us": None,
-           "tls": None, "peer_cert_verified": False}
+    out: dict[str, Any] = {
+        "ok": False,
+        "reason": None,
+        "usable_us": None,
+        "phases": [],
+        "startup_us": None,
+        "init_us": None,
+        "tls": None,
+        "peer_cert_verified": False,
+    }
     if not lines:
         out["reason"] = "the client wrote no log line"
         return out
@@ -76,17 +90,21 @@ def parse_client_log(lines: list[tuple[int, str]], spawn_us: int | None = None,
     phases: list[dict[str, Any]] = []
     prev_t, pos = t0, i0
     for name, rx in PHASES:
-        hit = next(((t, i) for i, (t, msg) in enumerate(lines[pos:i_end + 1], start=pos) if rx.search(msg)), None)
+        hit = next(((t, i) for i, (t, msg) in enumerate(lines[pos : i_end + 1], start=pos) if rx.search(msg)), None)
         if hit is None:
             continue
         t, i = hit
         if name == "tls handshake" and pin_query_us is not None:
-            pin_cmd = next((tt for ii, (tt, msg) in enumerate(lines[pos:i + 1], start=pos) if PIN_CMD_RE.search(msg)),
-                           None)
+            pin_cmd = next(
+                (tt for ii, (tt, msg) in enumerate(lines[pos : i + 1], start=pos) if PIN_CMD_RE.search(msg)), None
+            )
             if pin_cmd is not None:
-                q = min(max(pin_query_us, prev_t), pin_cmd)   # the query lies between the two log lines
-                for pname, a, b in ((PIN_PHASES[0], prev_t, q), (PIN_PHASES[1], q, pin_cmd),
-                                    (PIN_PHASES[2], pin_cmd, t)):
+                q = min(max(pin_query_us, prev_t), pin_cmd)  # the query lies between the two log lines
+                for pname, a, b in (
+                    (PIN_PHASES[0], prev_t, q),
+                    (PIN_PHASES[1], q, pin_cmd),
+                    (PIN_PHASES[2], pin_cmd, t),
+                ):
                     phases.append({"phase": pname, "us": float(b - a)})
                 prev_t, pos = t, i
                 continue

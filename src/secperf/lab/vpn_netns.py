@@ -49,8 +49,9 @@ def require_root() -> None:
 
 def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     try:
-        r = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=_IP_TIMEOUT_S,
-                           stdin=subprocess.DEVNULL)
+        r = subprocess.run(
+            ["ip", *args], capture_output=True, text=True, timeout=_IP_TIMEOUT_S, stdin=subprocess.DEVNULL
+        )
     except subprocess.TimeoutExpired:
         raise VpnError(f"`ip {' '.join(args)}` did not finish within {_IP_TIMEOUT_S} s") from None
     except FileNotFoundError:
@@ -157,13 +158,21 @@ def _check_side(side: str) -> None:
         raise VpnConfigError(f"namespace side {side!r} must be 'srv' or 'dev'")
 
 
-def ping_from(ns: NetnsPair | LinkNamespaces, target: str = TUN_SERVER_IP, timeout_s: float = 2.0) -> tuple[bool, float | None]:
+def ping_from(
+    ns: NetnsPair | LinkNamespaces, target: str = TUN_SERVER_IP, timeout_s: float = 2.0
+) -> tuple[bool, float | None]:
     """One ICMP echo from the device side of ``ns`` (a NetnsPair or a LinkNamespaces) to ``target``;
     (ok, rtt in µs from ping's output). ``-W`` is whole seconds (rounded up, at least 1)."""
     wait_s = max(1, math.ceil(timeout_s))
     try:
-        r = subprocess.run(ns.exec_argv("dev", ["ping", "-n", "-c", "1", "-W", str(wait_s), target]),
-                           capture_output=True, text=True, timeout=wait_s + 3, stdin=subprocess.DEVNULL, cwd="/")
+        r = subprocess.run(
+            ns.exec_argv("dev", ["ping", "-n", "-c", "1", "-W", str(wait_s), target]),
+            capture_output=True,
+            text=True,
+            timeout=wait_s + 3,
+            stdin=subprocess.DEVNULL,
+            cwd="/",
+        )
     except subprocess.TimeoutExpired:
         return False, None
     m = re.search(r"time=([\d.]+) ms", r.stdout)

@@ -65,35 +65,56 @@ class OpenVpnServer(Service):
 
     name = "openvpn-server"
 
-    def __init__(self, ns: NetnsPair | LinkNamespaces, certs: CertSet, client_ca: Path, proto: str = "udp",
-                 workdir: Path | None = None, port: int = VPN_PORT):
+    def __init__(
+        self,
+        ns: NetnsPair | LinkNamespaces,
+        certs: CertSet,
+        client_ca: Path,
+        proto: str = "udp",
+        workdir: Path | None = None,
+        port: int = VPN_PORT,
+    ):
         if proto not in PROTOS:
             raise VpnConfigError(f"OpenVPN transport {proto!r} must be one of {', '.join(PROTOS)}")
         if certs.key_type not in SERVER_KEY_TYPES:
-            raise VpnConfigError(f"OpenVPN server certificate type {certs.key_type!r} must be one of "
-                             f"{', '.join(SERVER_KEY_TYPES)}")
+            raise VpnConfigError(
+                f"OpenVPN server certificate type {certs.key_type!r} must be one of {', '.join(SERVER_KEY_TYPES)}"
+            )
         super().__init__(workdir)
         self.ns, self.certs, self.client_ca, self.proto, self.port = ns, certs, Path(client_ca), proto, port
         self.reader: LogReader | None = None
         self.conf_path = self.workdir / "server.conf"
 
     def start(self, timeout_s: float = 10.0) -> OpenVpnServer:
-        conf = SERVER_CONF.format(tun_net=TUN_NET, tun_mask=TUN_MASK,
-                                  proto="udp" if self.proto == "udp" else "tcp-server",
-                                  socket_flags="" if self.proto == "udp" else TCP_SOCKET_FLAGS,
-                                  local=self.ns.server_ip, port=self.port, ca=quote(self.client_ca),
-                                  cert=quote(self.certs.chain), key=quote(self.certs.key))
+        conf = SERVER_CONF.format(
+            tun_net=TUN_NET,
+            tun_mask=TUN_MASK,
+            proto="udp" if self.proto == "udp" else "tcp-server",
+            socket_flags="" if self.proto == "udp" else TCP_SOCKET_FLAGS,
+            local=self.ns.server_ip,
+            port=self.port,
+            ca=quote(self.client_ca),
+            cert=quote(self.certs.chain),
+            key=quote(self.certs.key),
+        )
         self.conf_path.write_text(conf)
-        proc = self._spawn(self.ns.exec_argv("srv", [openvpn_exe(), "--config", str(self.conf_path)]),
-                           stdout=subprocess.PIPE)
+        proc = self._spawn(
+            self.ns.exec_argv("srv", [openvpn_exe(), "--config", str(self.conf_path)]), stdout=subprocess.PIPE
+        )
         self.reader = LogReader(proc, self.log_path, DONE_RE)
         if not self.reader.hit.wait(timeout_s) or self.reader.hit_line is None:
             raise self.fail(f"did not report 'Initialization Sequence Completed' within {timeout_s:g} s")
         return self
 
     def describe(self) -> dict[str, Any]:
-        return {"server": "openvpn", "port": self.port, "proto": self.proto, "namespace": self.ns.srv,
-                "address": self.ns.server_ip, "tunnel_address": TUN_SERVER_IP}
+        return {
+            "server": "openvpn",
+            "port": self.port,
+            "proto": self.proto,
+            "namespace": self.ns.srv,
+            "address": self.ns.server_ip,
+            "tunnel_address": TUN_SERVER_IP,
+        }
 
     def rejection(self, since_us: int) -> str | None:
         """Why the server failed a client's handshake after ``since_us`` (its VERIFY ERROR or
@@ -110,5 +131,8 @@ class OpenVpnServer(Service):
         """Server log lines after ``since_us`` that explain a rejected client."""
         if self.reader is None:
             return []
-        return [msg for t, msg in list(self.reader.lines)
-                if t >= since_us and re.search(r"VERIFY ERROR|TLS Error|TLS_ERROR|error=|AUTH|certificate", msg)]
+        return [
+            msg
+            for t, msg in list(self.reader.lines)
+            if t >= since_us and re.search(r"VERIFY ERROR|TLS Error|TLS_ERROR|error=|AUTH|certificate", msg)
+        ]

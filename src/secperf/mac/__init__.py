@@ -25,13 +25,20 @@ __all__ = ["chaskey", "Chaskey", "ROUNDS", "TAG_MIN", "TAG_MAX", "KEY_BYTES"]
 
 class _Ctx(ctypes.Structure):
     # mirrors chaskey_ctx in native/mac/chaskey.h
-    _fields_ = [("k1", ctypes.c_uint32 * 4), ("k2", ctypes.c_uint32 * 4), ("v", ctypes.c_uint32 * 4),
-                ("buf", ctypes.c_uint8 * 16), ("buf_len", ctypes.c_uint), ("rounds", ctypes.c_uint)]
+    _fields_ = [
+        ("k1", ctypes.c_uint32 * 4),
+        ("k2", ctypes.c_uint32 * 4),
+        ("v", ctypes.c_uint32 * 4),
+        ("buf", ctypes.c_uint8 * 16),
+        ("buf_len", ctypes.c_uint),
+        ("rounds", ctypes.c_uint),
+    ]
 
 
 @lru_cache(maxsize=1)
 def _lib() -> ctypes.CDLL:
     from ..core.native import find_native
+
     lib = ctypes.CDLL(str(find_native(LIB_NAME, "lib", "SECPERF_MAC_LIB", "native/mac")))
     u8p, sz = ctypes.c_char_p, ctypes.c_size_t
     lib.chaskey_mac.argtypes = [ctypes.c_void_p, sz, u8p, sz, u8p, ctypes.c_uint]

@@ -71,17 +71,53 @@ if TYPE_CHECKING:
     from ..lab.netns import Link, LinkPerNetwork
     from . import Progress
 
-__all__ = ["CF_HANDSHAKES", "CF_WARMUP", "CLIENTS", "COAP_PSK", "COAP_PSK_IDENTITY", "COAP_SERVERS", "COLD_START",
-           "KEY_SESSIONS", "KEY_SOURCES_DOC", "OVER_US", "PHASES", "PROTOCOLS", "RESUMPTION_REFUSED", "USABLE",
-           "WEAK_RSA_KEY", "WEAK_RSA_SECLEVEL", "ConnectConfig", "ConnectError", "ConnectParams", "Dial",
-           "KeyMaterial", "all_profiles", "cold_phases", "configs_for", "dial_for", "engine_key_dir",
-           "finish_series", "kill_later", "measure", "measure_californium", "measure_external", "measure_probe",
-           "new_series", "phase_medians", "probe_client_args", "probe_phases", "run_connect", "server_for",
-           "start_server", "validate"]
+__all__ = [
+    "CF_HANDSHAKES",
+    "CF_WARMUP",
+    "CLIENTS",
+    "COAP_PSK",
+    "COAP_PSK_IDENTITY",
+    "COAP_SERVERS",
+    "COLD_START",
+    "KEY_SESSIONS",
+    "KEY_SOURCES_DOC",
+    "OVER_US",
+    "PHASES",
+    "PROTOCOLS",
+    "RESUMPTION_REFUSED",
+    "USABLE",
+    "WEAK_RSA_KEY",
+    "WEAK_RSA_SECLEVEL",
+    "ConnectConfig",
+    "ConnectError",
+    "ConnectParams",
+    "Dial",
+    "KeyMaterial",
+    "all_profiles",
+    "cold_phases",
+    "configs_for",
+    "dial_for",
+    "engine_key_dir",
+    "finish_series",
+    "kill_later",
+    "measure",
+    "measure_californium",
+    "measure_external",
+    "measure_probe",
+    "new_series",
+    "phase_medians",
+    "probe_client_args",
+    "probe_phases",
+    "run_connect",
+    "server_for",
+    "start_server",
+    "validate",
+]
 
 
-def measure(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: Result | None = None,
-            link: Link | None = None) -> list[Series]:
+def measure(
+    cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: Result | None = None, link: Link | None = None
+) -> list[Series]:
     """Every series one configuration produces (JWT configurations go through `signer.run_jwt`)."""
     if cfg.protocol == "vpn":
         return [_measure_vpn(cfg, p, link)]
@@ -97,18 +133,32 @@ def _measure_vpn(cfg: ConnectConfig, p: ConnectParams, link: Link | None = None)
     emulated `link`'s namespaces; a set-up problem (not root, no openvpn) is a failed series with the
     reason, not an exception."""
     from .vpn import measure_vpn
+
     workdir = private_dir((p.workdir or Path(".")) / slug(cfg.series_id))
     try:
-        return measure_vpn(cfg.key_source, p.n, p.warmup, workdir, seed=p.seed, profiles_path=p.profiles_path,
-                           timeout_s=max(20.0, p.timeout_ms / 1000 * 4), link=link)
+        return measure_vpn(
+            cfg.key_source,
+            p.n,
+            p.warmup,
+            workdir,
+            seed=p.seed,
+            profiles_path=p.profiles_path,
+            timeout_s=max(20.0, p.timeout_ms / 1000 * 4),
+            link=link,
+        )
     except (RuntimeError, ValueError, OSError) as exc:
         s = new_series(cfg, "openvpn client: first socket/link log line", USABLE["vpn"], "openvpn log timestamps (µs)")
         R.add_failure(s, f"vpn: {exc}")
         return R.finalize_series(s)
 
 
-def run_connect(configs: list[ConnectConfig], p: ConnectParams, doc: Result, run: Run | None = None,
-                progress: Progress | None = None) -> Result:
+def run_connect(
+    configs: list[ConnectConfig],
+    p: ConnectParams,
+    doc: Result,
+    run: Run | None = None,
+    progress: Progress | None = None,
+) -> Result:
     known = all_profiles(p.profiles_path)
     for cfg in configs:
         if cfg.client != "jwt-client":
@@ -118,9 +168,11 @@ def run_connect(configs: list[ConnectConfig], p: ConnectParams, doc: Result, run
         p.workdir = private_dir(run.dir / "connect")
     elif p.workdir is None:
         import tempfile
+
         p.workdir = Path(tempfile.mkdtemp(prefix="secperf-connect-"))
     jwt_done = False
     from ..lab.netns import LinkPerNetwork
+
     with LinkPerNetwork(p.seed) as links:  # configurations over one network share one emulated link
         for i, cfg in enumerate(configs):
             if progress:
@@ -144,9 +196,11 @@ def run_connect(configs: list[ConnectConfig], p: ConnectParams, doc: Result, run
     return doc
 
 
-def _run_jwt_rows(configs: list[ConnectConfig], p: ConnectParams, doc: Result, run: Run | None,
-                  links: LinkPerNetwork) -> None:
+def _run_jwt_rows(
+    configs: list[ConnectConfig], p: ConnectParams, doc: Result, run: Run | None, links: LinkPerNetwork
+) -> None:
     from .signer import SignerParams, run_jwt
+
     jwt = [c for c in configs if c.client == "jwt-client"]
     profiles = sorted({c.profile for c in jwt if c.profile})
     networks = list(dict.fromkeys(c.network for c in jwt))  # over the same links as the other rows

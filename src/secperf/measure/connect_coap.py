@@ -17,7 +17,9 @@ from .connect_servers import Dial
 from .connect_spawn import median_startup, timed_run
 
 
-def coap_client_run(cfg: ConnectConfig, p: ConnectParams, port: int, certs: CertSet, km: KeyMaterial, s: Series, dial: Dial) -> float | None:
+def coap_client_run(
+    cfg: ConnectConfig, p: ConnectParams, port: int, certs: CertSet, km: KeyMaterial, s: Series, dial: Dial
+) -> float | None:
     exe = shutil.which("coap-client-openssl")
     if exe is None:
         R.add_failure(s, "coap-client-openssl is not installed: run scripts/bootstrap (libcoap3-bin)")
@@ -28,6 +30,7 @@ def coap_client_run(cfg: ConnectConfig, p: ConnectParams, port: int, certs: Cert
         # -k holds a decoy libcoap requires (a server with another hint gets it and fails the handshake)
         from ..core.paths import secperf_home, write_private
         from ..lab.iot_services import PSK_DECOY
+
         match = private_dir(secperf_home() / "psk" / "coap-client") / "match_hint"
         write_private(match, f"secperf,{COAP_PSK_IDENTITY},{COAP_PSK.decode()}\n".encode())
         argv += ["-u", COAP_PSK_IDENTITY, "-k", PSK_DECOY, "-h", str(match)]
@@ -38,8 +41,14 @@ def coap_client_run(cfg: ConnectConfig, p: ConnectParams, port: int, certs: Cert
             if km.shim_log is None:
                 raise ConnectError(f"{cfg.key_source}: a token key without its shim log")
             der = private_dir(km.shim_log.parent / "der")
-            argv += ["-c", str(_der(km.cert, der / "client.der")), "-C", str(_der(certs.ca, der / "ca.der")),
-                     "-j", km.uri]
+            argv += [
+                "-c",
+                str(_der(km.cert, der / "client.der")),
+                "-C",
+                str(_der(certs.ca, der / "ca.der")),
+                "-j",
+                km.uri,
+            ]
         else:
             argv += ["-c", str(km.cert), "-C", str(certs.ca)]
             argv += ["-j", str(km.key)]
@@ -49,18 +58,37 @@ def coap_client_run(cfg: ConnectConfig, p: ConnectParams, port: int, certs: Cert
         r, wall, bracket = timed_run(argv, km.env, dial.timeout_ms / 1000 + 30)
         warm = i < p.warmup
         if r.returncode != 0 or not r.stdout.strip():
-            record_run(s, i - p.warmup, warm, {"ok": False, "reason": f"coap-client exited {r.returncode} "
-                                            f"without a response: {(r.stderr or r.stdout).strip()[-300:]}"})
+            record_run(
+                s,
+                i - p.warmup,
+                warm,
+                {
+                    "ok": False,
+                    "reason": f"coap-client exited {r.returncode} "
+                    f"without a response: {(r.stderr or r.stdout).strip()[-300:]}",
+                },
+            )
             continue
         est = max(0.0, wall - startup)
-        record_run(s, i - p.warmup, warm, {"ok": True, "usable_us": est, "process_wall_us": wall, "resumed": False, **bracket,
-                                        "phases": [{"phase": "DTLS + GET/response + exit (spawn minus start-up)",
-                                                    "us": est}]})
+        record_run(
+            s,
+            i - p.warmup,
+            warm,
+            {
+                "ok": True,
+                "usable_us": est,
+                "process_wall_us": wall,
+                "resumed": False,
+                **bracket,
+                "phases": [{"phase": "DTLS + GET/response + exit (spawn minus start-up)", "us": est}],
+            },
+        )
     return startup
 
 
 def _der(pem: Path, out: Path) -> Path:
     from cryptography import x509
     from cryptography.hazmat.primitives.serialization import Encoding
+
     out.write_bytes(x509.load_pem_x509_certificate(Path(pem).read_bytes()).public_bytes(Encoding.DER))
     return out

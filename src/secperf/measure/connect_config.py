@@ -19,8 +19,12 @@ if TYPE_CHECKING:
 PROTOCOLS = ("https", "mqtt", "coap", "vpn")
 KEY_SESSIONS = ("warm", "cold")
 KEY_SOURCES_DOC = "software, token, se:PROFILE"
-CLIENTS = {"https": ("probe", "curl"), "mqtt": ("probe", "mosquitto_pub", "paho"),
-           "coap": ("probe", "coap-client"), "vpn": ("openvpn",)}
+CLIENTS = {
+    "https": ("probe", "curl"),
+    "mqtt": ("probe", "mosquitto_pub", "paho"),
+    "coap": ("probe", "coap-client"),
+    "vpn": ("openvpn",),
+}
 COAP_SERVERS = ("libcoap", "californium")
 # Californium's client (Java), added with --coap-server californium: full, resumed, and a request after a
 # NAT rebinding on the connection ID
@@ -31,16 +35,19 @@ COAP_PSK = b"secperf-lab-demo-psk-0123456789ab"
 COAP_PSK_IDENTITY = "secperf-device"
 OVER_US = 1_000_000.0  # S2 counts runs over 1 s
 
-USABLE = {"https": "HTTP response received (status and Content-Length body)",
-          "mqtt": "MQTT CONNACK received (return code 0)",
-          "coap": "CoAP response received (2.05 in the ACK, or the separate response)",
-          "vpn": "tunnel up (Initialization Sequence Completed)"}
+USABLE = {
+    "https": "HTTP response received (status and Content-Length body)",
+    "mqtt": "MQTT CONNACK received (return code 0)",
+    "coap": "CoAP response received (2.05 in the ACK, or the separate response)",
+    "vpn": "tunnel up (Initialization Sequence Completed)",
+}
 
 
 RESUMPTION_REFUSED = {
     "coap": "the server resumed no session: libcoap's coap-server sets no session ID context, so OpenSSL "
-            "refuses to resume a DTLS session with a verified client certificate (its log: 'session id "
-            "context uninitialized'); every reconnection is a full handshake"}
+    "refuses to resume a DTLS session with a verified client certificate (its log: 'session id "
+    "context uninitialized'); every reconnection is a full handshake"
+}
 
 
 # The 1998 RSA card (study S3) had only an RSA-1024 key. OpenSSL 3 at its default security level 2
@@ -59,17 +66,17 @@ class ConnectError(InputError):
 
 @dataclass(frozen=True)
 class ConnectConfig:
-    protocol: str                 # https | mqtt | coap | vpn
+    protocol: str  # https | mqtt | coap | vpn
     key_source: str = "software"  # software | token | se:PROFILE
-    handshake: str = "full"       # full | resumed
-    auth: str = "mtls"            # mtls | jwt_fresh | jwt_cached (https)
+    handshake: str = "full"  # full | resumed
+    auth: str = "mtls"  # mtls | jwt_fresh | jwt_cached (https)
     client: str = "probe"
-    tls: str = "1.3"              # TLS version for https/mqtt; CoAP runs DTLS 1.2
-    security: str = "pki"         # coap: pki | psk
-    nodelay: bool = True          # mosquitto's set_tcp_nodelay
+    tls: str = "1.3"  # TLS version for https/mqtt; CoAP runs DTLS 1.2
+    security: str = "pki"  # coap: pki | psk
+    nodelay: bool = True  # mosquitto's set_tcp_nodelay
     key_type: str = "ecdsa-p256"
     server_cert: str = "ecdsa-p256"
-    network: str = "loopback"     # a --network value (lab/netns.Link); every client runs over it
+    network: str = "loopback"  # a --network value (lab/netns.Link); every client runs over it
     # warm: the probe opens its token session and logs in once, every connection signs on it;
     # cold: a device waking for each connection: a new probe process per connection, so the PKCS#11
     # session, login and key search are paid each time (and counted in the establishment time)
@@ -141,40 +148,58 @@ def validate(cfg: ConnectConfig, known_profiles: Mapping[str, Profile]) -> None:
     if cfg.key_source not in ("software", "token") and not cfg.key_source.startswith("se:"):
         raise ConnectError(f"unknown key source {cfg.key_source!r}; known: {KEY_SOURCES_DOC}")
     if cfg.key_source.startswith("se:") and cfg.profile not in known_profiles:
-        raise ConnectError(f"unknown secure-element profile {cfg.profile!r} in --key {cfg.key_source}; "
-                           f"known: {', '.join(known_profiles)}")
+        raise ConnectError(
+            f"unknown secure-element profile {cfg.profile!r} in --key {cfg.key_source}; "
+            f"known: {', '.join(known_profiles)}"
+        )
     if cfg.client not in CLIENTS[cfg.protocol] and not (cfg.client == "californium" and cfg.protocol == "coap"):
         raise ConnectError(f"{cfg.protocol}: unknown client {cfg.client!r}; known: {', '.join(CLIENTS[cfg.protocol])}")
     if cfg.client == "paho" and cfg.key_source != "software":
-        raise ConnectError("paho-mqtt uses Python's ssl module, which cannot use a PKCS#11 key: "
-                           "use --key software with --client paho")
+        raise ConnectError(
+            "paho-mqtt uses Python's ssl module, which cannot use a PKCS#11 key: use --key software with --client paho"
+        )
     if cfg.coap_server not in COAP_SERVERS or (cfg.coap_server != "libcoap" and cfg.protocol != "coap"):
         raise ConnectError(f"--coap-server {cfg.coap_server!r}: known {', '.join(COAP_SERVERS)} (CoAP only)")
     if cfg.client == "californium":
         if cfg.coap_server != "californium" or cfg.handshake not in CF_HANDSHAKES:
-            raise ConnectError("the Californium client runs against the Californium server (--coap-server "
-                               "californium), rows " + ", ".join(CF_HANDSHAKES))
+            raise ConnectError(
+                "the Californium client runs against the Californium server (--coap-server "
+                "californium), rows " + ", ".join(CF_HANDSHAKES)
+            )
     elif cfg.handshake not in ("full", "resumed"):
-        raise ConnectError(f"unknown handshake {cfg.handshake!r}; known: full, resumed"
-                           + (" (cid-rebind: with the Californium client)" if cfg.handshake == "cid-rebind" else ""))
+        raise ConnectError(
+            f"unknown handshake {cfg.handshake!r}; known: full, resumed"
+            + (" (cid-rebind: with the Californium client)" if cfg.handshake == "cid-rebind" else "")
+        )
     if cfg.auth != "mtls" and cfg.protocol != "https":
         raise ConnectError("JWT authentication is measured for HTTPS only")
     if cfg.key_session not in KEY_SESSIONS:
         raise ConnectError(f"unknown --key-session {cfg.key_session!r}; known: {', '.join(KEY_SESSIONS)}")
     if cfg.key_session == "cold" and (cfg.client != "probe" or cfg.handshake != "full" or cfg.key_source == "software"):
-        raise ConnectError("--key-session cold applies to the probe's full handshakes with a token or secure-element "
-                           "key (other clients start a new process per connection: cold by nature)")
+        raise ConnectError(
+            "--key-session cold applies to the probe's full handshakes with a token or secure-element "
+            "key (other clients start a new process per connection: cold by nature)"
+        )
 
 
 def all_profiles(path: Path | None) -> dict[str, Profile]:
     from ..inputs.se_profiles import load_profiles
+
     return {**load_profiles(), **(load_profiles(path) if path else {})}
 
 
-def configs_for(protocols: list[str], key_sources: list[str], handshakes: list[str], clients: list[str] | None,
-                auths: list[str] | None = None, tls: str = "1.3", nodelay: bool = True,
-                coap_security: list[str] | None = None, key_sessions: list[str] | None = None,
-                coap_servers: list[str] | None = None) -> list[ConnectConfig]:
+def configs_for(
+    protocols: list[str],
+    key_sources: list[str],
+    handshakes: list[str],
+    clients: list[str] | None,
+    auths: list[str] | None = None,
+    tls: str = "1.3",
+    nodelay: bool = True,
+    coap_security: list[str] | None = None,
+    key_sessions: list[str] | None = None,
+    coap_servers: list[str] | None = None,
+) -> list[ConnectConfig]:
     """The matrix `secperf connect` runs: protocol × key source × handshake, plus each protocol's
     external clients (software key, full handshake) and, for HTTPS, JWT authentication rows."""
     out: list[ConnectConfig] = []
@@ -196,21 +221,36 @@ def configs_for(protocols: list[str], key_sources: list[str], handshakes: list[s
                             for cs in (coap_servers or ["libcoap"]) if proto == "coap" else ["libcoap"]:
                                 if cs != "libcoap" and (client != "probe" or sec != "pki"):
                                     continue
-                                out.append(ConnectConfig(proto, ks, hsk, client=client, tls=tls, nodelay=nodelay,
-                                                         security=sec, key_session=ksess, coap_server=cs))
+                                out.append(
+                                    ConnectConfig(
+                                        proto,
+                                        ks,
+                                        hsk,
+                                        client=client,
+                                        tls=tls,
+                                        nodelay=nodelay,
+                                        security=sec,
+                                        key_session=ksess,
+                                        coap_server=cs,
+                                    )
+                                )
         if proto == "coap" and "californium" in (coap_servers or []):
             # Californium's client: full, resumed, connection ID after a rebinding; software key, and the
             # token key through the JDK's SunPKCS11 provider and the shim
-            out += [ConnectConfig("coap", ks, h, client="californium", coap_server="californium")
-                    for ks in key_sources for h in CF_HANDSHAKES]
+            out += [
+                ConnectConfig("coap", ks, h, client="californium", coap_server="californium")
+                for ks in key_sources
+                for h in CF_HANDSHAKES
+            ]
         if proto == "https":
             for auth in auths or []:
                 if auth == "mtls":
                     continue
                 for ks in key_sources:
                     for ksess in (key_sessions or ["warm"]) if auth == "jwt_fresh" and ks != "software" else ["warm"]:
-                        out.append(ConnectConfig("https", ks, "full", auth=auth, client="jwt-client",
-                                                 key_session=ksess))
+                        out.append(
+                            ConnectConfig("https", ks, "full", auth=auth, client="jwt-client", key_session=ksess)
+                        )
     return list(dict.fromkeys(out))
 
 

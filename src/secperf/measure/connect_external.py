@@ -20,8 +20,9 @@ if TYPE_CHECKING:
     from ..lab.netns import Link
 
 
-def measure_external(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: Result | None = None,
-                     link: Link | None = None) -> Series:
+def measure_external(
+    cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: Result | None = None, link: Link | None = None
+) -> Series:
     """curl, mosquitto_pub, paho-mqtt or coap-client against the same server as the probe. With
     `link` (lab/netns.Link) the server runs in the link's server namespace and the client in its
     device namespace (see Dial), and the link's counters for the run are recorded."""
@@ -30,19 +31,31 @@ def measure_external(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: Res
     if cfg.client == "curl":
         s = new_series(cfg, "curl's own timer: transfer start", f"{timer_end} (curl time_total)", "curl -w timers")
     elif cfg.client == "paho":
-        s = new_series(cfg, "paho-mqtt client.connect() called", "on_connect callback (CONNACK received)",
-                    "time.perf_counter_ns (in-process)")
+        s = new_series(
+            cfg,
+            "paho-mqtt client.connect() called",
+            "on_connect callback (CONNACK received)",
+            "time.perf_counter_ns (in-process)",
+        )
     else:
-        s = new_series(cfg, "process spawned, minus the client's median process start-up (reported apart)",
-                    timer_end, "time.perf_counter_ns around the process")
+        s = new_series(
+            cfg,
+            "process spawned, minus the client's median process start-up (reported apart)",
+            timer_end,
+            "time.perf_counter_ns around the process",
+        )
     ready = start_server(cfg, p, pki, s, link)
     if ready is None:
         return R.finalize_series(s)
     km, server = ready
     dial = dial_for(link, p)
     try:
-        runner = {"curl": curl_run, "mosquitto_pub": mosquitto_pub_run, "paho": paho_run,
-                  "coap-client": coap_client_run}[cfg.client]
+        runner = {
+            "curl": curl_run,
+            "mosquitto_pub": mosquitto_pub_run,
+            "paho": paho_run,
+            "coap-client": coap_client_run,
+        }[cfg.client]
         with link_counters(s.derived_as(LinkedDerived), dial.link):
             startup = runner(cfg, p, port_of(server), certs, km, s, dial)
     finally:

@@ -22,11 +22,18 @@ class KeyMaterial:
     """The client certificate and key for a key source, and the environment a client process needs
     (the shim in front of SoftHSM2 with the source's profile, its call log)."""
 
-    def __init__(self, cfg: ConnectConfig, pki: LabPKI, workdir: Path, seed: int,
-                 profiles_path: Path | None = None, client_pair: tuple[Path, Path] | None = None) -> None:
+    def __init__(
+        self,
+        cfg: ConnectConfig,
+        pki: LabPKI,
+        workdir: Path,
+        seed: int,
+        profiles_path: Path | None = None,
+        client_pair: tuple[Path, Path] | None = None,
+    ) -> None:
         self.cfg = cfg
         self.token: LabToken | None = None
-        self.profile: Profile | None = None      # token keys: the secure-element profile the shim plays
+        self.profile: Profile | None = None  # token keys: the secure-element profile the shim plays
         self.shim_dir: Path | None = None
         self.cert: Path
         self.key: Path | None
@@ -44,6 +51,7 @@ class KeyMaterial:
         from ..inputs.se_profiles import get_profile
         from ..lab.token import LabToken
         from .signer import key_type_for, shim_env
+
         name = cfg.profile
         if name is None:
             raise ConnectError(f"unknown key source {cfg.key_source!r}")
@@ -72,11 +80,15 @@ class KeyMaterial:
         with a seed per run (one seed for all would draw the same delays each time) and its own log."""
         from .signer import shim_env
         from .vpn import run_seed
+
         if self.token is None or self.profile is None or self.shim_dir is None:
             raise ConnectError(f"{self.cfg.key_source}: a client process of its own per connection needs a token key")
         env, log = shim_env(self.token, self.profile, private_dir(self.shim_dir / f"run-{i}"), run_seed(seed, i))
-        return {**env, "SECPERF_PKCS11_MODULE": self.env["SECPERF_PKCS11_MODULE"],
-                "OPENSSL_CONF": self.env["OPENSSL_CONF"]}, log
+        return {
+            **env,
+            "SECPERF_PKCS11_MODULE": self.env["SECPERF_PKCS11_MODULE"],
+            "OPENSSL_CONF": self.env["OPENSSL_CONF"],
+        }, log
 
     def token_pin(self) -> Path:
         """The token's 0600 PIN file (a token key only)."""
@@ -89,4 +101,5 @@ class KeyMaterial:
 
     def calls(self) -> list[dict[str, Any]]:
         from .signer import read_log
+
         return read_log(self.shim_log) if self.shim_log else []

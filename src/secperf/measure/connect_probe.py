@@ -21,8 +21,15 @@ if TYPE_CHECKING:
     from ..lab.netns import Link
 
 
-def probe_client_args(cfg: ConnectConfig, port: int, p: ConnectParams, pki: LabPKI, km: KeyMaterial,
-                      host: str = LOOPBACK, timeout_ms: int | None = None) -> list[str]:
+def probe_client_args(
+    cfg: ConnectConfig,
+    port: int,
+    p: ConnectParams,
+    pki: LabPKI,
+    km: KeyMaterial,
+    host: str = LOOPBACK,
+    timeout_ms: int | None = None,
+) -> list[str]:
     t = p.target
     if t is not None:  # the user's server: its address, name and CA (unverified without --ca)
         a = ["--host", t.addr, "--port", str(t.port), "--servername", t.sni] + (["--ca", str(t.ca)] if t.ca else [])
@@ -34,8 +41,17 @@ def probe_client_args(cfg: ConnectConfig, port: int, p: ConnectParams, pki: LabP
         a += ["--proto", "dtls", "--tls", "1.2", "--app", "coap", "--dtls-cookie"]
         if cfg.security == "psk":
             from ..lab.psk_session import hex_file  # the key in a 0600 file, never on the command line
-            a += ["--psk-identity", COAP_PSK_IDENTITY, "--psk-file", str(hex_file("coap", COAP_PSK)), "--mode", "psk",
-                  "--ciphers", "PSK-AES128-CCM8:PSK-AES128-GCM-SHA256:PSK-AES128-CBC-SHA256"]
+
+            a += [
+                "--psk-identity",
+                COAP_PSK_IDENTITY,
+                "--psk-file",
+                str(hex_file("coap", COAP_PSK)),
+                "--mode",
+                "psk",
+                "--ciphers",
+                "PSK-AES128-CCM8:PSK-AES128-GCM-SHA256:PSK-AES128-CBC-SHA256",
+            ]
             return a
         a += ["--mode", "resume-id" if cfg.handshake == "resumed" else "full"]
     else:
@@ -45,18 +61,24 @@ def probe_client_args(cfg: ConnectConfig, port: int, p: ConnectParams, pki: LabP
         a += ["--mode", "resume-ticket" if cfg.handshake == "resumed" else "full"]
         if cfg.protocol == "https":
             from .target import request_bytes
+
             a += ["--request-bytes", str(request_bytes(40, t.sni if t is not None else "localhost"))]
     if t is not None and cfg.key_source == "software":  # the user's client certificate, if any
         return a + (["--cert", str(t.client_cert), "--key", str(t.client_key)] if t.client_cert else [])
     return a + km.probe_args()
 
 
-def measure_probe(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: Result | None = None,
-                  link: Link | None = None) -> Series:
+def measure_probe(
+    cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: Result | None = None, link: Link | None = None
+) -> Series:
     """One configuration with the probe as client. With `link` (lab/netns.Link) the server runs in
     the link's server namespace and the probe in its device namespace, over the emulated link."""
-    s = new_series(cfg, "socket connect() started (TCP SYN / DTLS socket set-up)", USABLE[cfg.protocol],
-                "CLOCK_MONOTONIC (secperf-probe)")
+    s = new_series(
+        cfg,
+        "socket connect() started (TCP SYN / DTLS socket set-up)",
+        USABLE[cfg.protocol],
+        "CLOCK_MONOTONIC (secperf-probe)",
+    )
     ready = start_server(cfg, p, pki, s, link)
     if ready is None:
         return R.finalize_series(s)
@@ -64,6 +86,7 @@ def measure_probe(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: Result
     dial = dial_for(link, p)
     if cfg.coap_server == "californium" and p.warmup < CF_WARMUP:
         from dataclasses import replace as _replace
+
         p = _replace(p, warmup=CF_WARMUP)  # a JVM server: warm its hot paths first (the series says so)
         s.labels["warmup"] = CF_WARMUP
     try:
@@ -77,7 +100,7 @@ def measure_probe(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: Result
                 meta, conns, err = run_client(args, budget, prefix=list(dial.prefix), env=km.env)
             calls = None
         if hasattr(server, "drain") and cfg.coap_server == "californium":
-            hs = server.drain()[-p.n:]  # the server's own word on each counted handshake
+            hs = server.drain()[-p.n :]  # the server's own word on each counted handshake
             s.derived_as(ConnectDerived).server_resumed = sum(1 for h in hs if h.get("resumed"))
     finally:
         server.stop()
@@ -104,10 +127,18 @@ def measure_probe(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, doc: Result
     return finish_series(s, server)
 
 
-COLD_START = ("C_OpenSession of a new client process (cold key session: open, log in, find the key, then "
-              "the socket connect)")
-SESSION_FNS = ("C_OpenSession", "C_Login", "C_FindObjectsInit", "C_FindObjects", "C_FindObjectsFinal",
-               "C_GetAttributeValue", "C_GetSessionInfo")
+COLD_START = (
+    "C_OpenSession of a new client process (cold key session: open, log in, find the key, then the socket connect)"
+)
+SESSION_FNS = (
+    "C_OpenSession",
+    "C_Login",
+    "C_FindObjectsInit",
+    "C_FindObjects",
+    "C_FindObjectsFinal",
+    "C_GetAttributeValue",
+    "C_GetSessionInfo",
+)
 
 
 def cold_phases(conn: dict[str, Any], calls: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -123,15 +154,24 @@ def cold_phases(conn: dict[str, Any], calls: list[dict[str, Any]]) -> dict[str, 
     before = [c for c in calls if start <= c.get("start_ns", -1) < t0]
     token_us = sum(c.get("duration_ns", c.get("real_ns", 0) + c.get("delay_ns", 0)) for c in before) / 1000
     span_us = (t0 - start) / 1000
-    return {"usable_us": span_us + float(conn["usable_us"]), "start_ns": start, "token_us": round(token_us, 3),
-            "phases": [{"phase": "key session: open, login, find key", "us": round(token_us, 3)},
-                       {"phase": "key session: host (engine, key and context loading)",
-                        "us": round(max(0.0, span_us - token_us), 3)}],
-            "calls": len(before)}
+    return {
+        "usable_us": span_us + float(conn["usable_us"]),
+        "start_ns": start,
+        "token_us": round(token_us, 3),
+        "phases": [
+            {"phase": "key session: open, login, find key", "us": round(token_us, 3)},
+            {
+                "phase": "key session: host (engine, key and context loading)",
+                "us": round(max(0.0, span_us - token_us), 3),
+            },
+        ],
+        "calls": len(before),
+    }
 
 
-def _cold_runs(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, km: KeyMaterial, port: int, dial: Dial
-               ) -> tuple[dict[str, Any] | None, list[dict[str, Any]], str | None, list[dict[str, Any]]]:
+def _cold_runs(
+    cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, km: KeyMaterial, port: int, dial: Dial
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]], str | None, list[dict[str, Any]]]:
     """Cold key session: one probe process per connection (warm-up processes first, discarded), each
     loading the key through the shim afresh. Returns (meta, connections, error, every shim call)."""
     one = ConnectParams(n=1, warmup=0, timeout_ms=p.timeout_ms, seed=p.seed)
@@ -144,6 +184,7 @@ def _cold_runs(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, km: KeyMateria
         env, log = km.run_env(i, p.seed)
         m, got, e = run_client(args, dial.timeout_ms / 1000.0 * 3 + 30, prefix=list(dial.prefix), env=env)
         from .signer import read_log
+
         mine = read_log(log)
         meta = meta or m
         if i < p.warmup:
@@ -156,8 +197,11 @@ def _cold_runs(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, km: KeyMateria
             if c.get("ok"):
                 cold = cold_phases(c, mine)
                 if cold is None:
-                    c.update(ok=False, stage="key session", reason="the client process opened no PKCS#11 session "
-                                                                   "before connecting")
+                    c.update(
+                        ok=False,
+                        stage="key session",
+                        reason="the client process opened no PKCS#11 session before connecting",
+                    )
                 else:
                     c["cold"] = cold
             conns.append(c)

@@ -16,11 +16,19 @@ if TYPE_CHECKING:
     from .connect_keys import KeyMaterial
 
 
-PHASES = ("socket connect", "handshake: client CPU", "secure element", "handshake: server + network",
-          "protocol step", "other")
+PHASES = (
+    "socket connect",
+    "handshake: client CPU",
+    "secure element",
+    "handshake: server + network",
+    "protocol step",
+    "other",
+)
 
 
-def probe_phases(conn: dict[str, Any], calls: list[dict[str, Any]], busy: bool = False) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def probe_phases(
+    conn: dict[str, Any], calls: list[dict[str, Any]], busy: bool = False
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Split one probe connection's establishment time into phases (µs, summing to usable_us).
 
     The shim's calls inside the connection [t0_ns, t1_ns] are the secure element: their real
@@ -65,15 +73,23 @@ def new_series(cfg: ConnectConfig, timer_start: str, timer_end: str, clock: str)
     labels = {k: v for k, v in asdict(cfg).items()}
     labels["profile"] = cfg.profile
     labels["label"] = cfg.label
-    return R.new_series(cfg.series_id, kind="connect", labels=labels,
-                        timer={"name": "establishment", "start": timer_start, "end": timer_end, "clock": clock})
+    return R.new_series(
+        cfg.series_id,
+        kind="connect",
+        labels=labels,
+        timer={"name": "establishment", "start": timer_start, "end": timer_end, "clock": clock},
+    )
 
 
 def se_breakdown(samples: list[dict[str, Any]], calls: list[dict[str, Any]]) -> dict[str, Any]:
     from .signer import per_call_breakdown
+
     # a cold connection starts at its process's C_OpenSession (see cold_phases)
-    iters = [{"start_ns": (s.get("cold") or {}).get("start_ns", s["t0_ns"]), "end_ns": s["t1_ns"]}
-             for s in samples if "t0_ns" in s]
+    iters = [
+        {"start_ns": (s.get("cold") or {}).get("start_ns", s["t0_ns"]), "end_ns": s["t1_ns"]}
+        for s in samples
+        if "t0_ns" in s
+    ]
     return per_call_breakdown(iters, calls)
 
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 def server_for(cfg: ConnectConfig, pki: LabPKI, workdir: Path, port: int | None = None) -> Service:
     from ..lab.iot_services import CoapServer, Mosquitto
+
     certs = pki.server(cfg.server_cert, 1)
     client_ca = pki.client(cfg.key_type).ca
     if cfg.protocol == "https":
@@ -37,6 +38,7 @@ def server_for(cfg: ConnectConfig, pki: LabPKI, workdir: Path, port: int | None 
     if cfg.protocol == "coap":
         if cfg.coap_server == "californium":
             from ..lab.californium import CaliforniumServer
+
             return CaliforniumServer(certs, client_ca, workdir=workdir)
         if cfg.security == "psk":
             return CoapServer(psk=COAP_PSK, workdir=workdir, port=port)
@@ -51,6 +53,7 @@ class Dial:
     namespace (`prefix` in front of the client's argv), the server's address in the server
     namespace, and a timeout grown by ten of the link's round trips (link_counts.link_timeout_ms), so
     a slow link is not a failure."""
+
     host: str = LOOPBACK
     prefix: tuple[str, ...] = ()
     timeout_ms: int = 5000
@@ -80,8 +83,9 @@ def kill_later(server: Service, after_s: float) -> threading.Timer:
     return t
 
 
-def start_server(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, s: Series, link: Link | None = None
-                 ) -> tuple[KeyMaterial, Service] | None:
+def start_server(
+    cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, s: Series, link: Link | None = None
+) -> tuple[KeyMaterial, Service] | None:
     """The key material and the configuration's server, started and checked ready (inside the
     link's server namespace when `link` emulates one). Returns (km, server), or None with the
     reason recorded in series `s` (the run goes on)."""
@@ -94,8 +98,10 @@ def start_server(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, s: Series, l
     try:
         if p.target is not None:
             from ..lab.services import RemoteServer
-            server: Service = RemoteServer(p.target.addr, p.target.port, "dtls" if cfg.protocol == "coap" else "tls",
-                                  workdir / "server")
+
+            server: Service = RemoteServer(
+                p.target.addr, p.target.port, "dtls" if cfg.protocol == "coap" else "tls", workdir / "server"
+            )
             s.labels.update(p.target.labels())
         else:
             server = server_for(cfg, pki, workdir / "server", p.server_port)
@@ -104,18 +110,25 @@ def start_server(cfg: ConnectConfig, p: ConnectParams, pki: LabPKI, s: Series, l
         return None
     if km.security_level is not None:
         s.labels["openssl_security_level"] = km.security_level
-        s.labels["note"] = (f"client and server at OpenSSL security level {km.security_level}: the 1998 card's "
-                            "RSA-1024 key is refused at the default level 2")
+        s.labels["note"] = (
+            f"client and server at OpenSSL security level {km.security_level}: the 1998 card's "
+            "RSA-1024 key is refused at the default level 2"
+        )
         if p.target is None:
             conf = private_dir(workdir / "server-openssl") / "openssl.cnf"
             write_private(conf, openssl_seclevel_conf(km.security_level).encode())
             server.openssl_conf = conf
     if link is not None and not link.loopback:
         emul = link
-        server.place(emul.srv_prefix(), emul.server_addr,
-                     lambda kind=socket.SOCK_STREAM: emul.socket("srv", type=kind), user=emul.server_user)
-        s.labels.update(network_spec=emul.spec.canonical(), network_rtt_ms=emul.spec.rtt_ms,
-                        network_loss=emul.spec.loss)
+        server.place(
+            emul.srv_prefix(),
+            emul.server_addr,
+            lambda kind=socket.SOCK_STREAM: emul.socket("srv", type=kind),
+            user=emul.server_user,
+        )
+        s.labels.update(
+            network_spec=emul.spec.canonical(), network_rtt_ms=emul.spec.rtt_ms, network_loss=emul.spec.loss
+        )
     try:
         server.start()
     except (ServiceError, OSError) as exc:

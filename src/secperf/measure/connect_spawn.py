@@ -24,15 +24,22 @@ def median_startup(argv: list[str], n: int, env: dict[str, str] | None = None) -
     return stats.median(vals)
 
 
-def stamp_lines(argv: list[str], env: dict[str, str], marker: str, timeout_s: float, prefix: tuple[str, ...] = (),
-                 cwd: Path | None = None) -> tuple[float | None, float, int, str]:
+def stamp_lines(
+    argv: list[str],
+    env: dict[str, str],
+    marker: str,
+    timeout_s: float,
+    prefix: tuple[str, ...] = (),
+    cwd: Path | None = None,
+) -> tuple[float | None, float, int, str]:
     """Spawn argv (under `prefix`, e.g. in a link's device namespace) with line-buffered stdout;
     return (µs from spawn to the first line containing marker or None, µs to exit, exit code, last
     output)."""
     cmd = [*prefix, *(["stdbuf", "-oL"] if shutil.which("stdbuf") else []), *argv]
     t0 = time.perf_counter_ns()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
-                            stdin=subprocess.DEVNULL, cwd=cwd)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True, stdin=subprocess.DEVNULL, cwd=cwd
+    )
     hit: float | None = None
     tail: list[str] = []
     timer = threading.Timer(timeout_s, proc.kill)
@@ -48,8 +55,9 @@ def stamp_lines(argv: list[str], env: dict[str, str], marker: str, timeout_s: fl
     return hit, (time.perf_counter_ns() - t0) / 1000, rc, " | ".join(tail)
 
 
-def timed_run(argv: list[str], env: dict[str, str], timeout_s: float
-              ) -> tuple[subprocess.CompletedProcess[str], float, dict[str, Any]]:
+def timed_run(
+    argv: list[str], env: dict[str, str], timeout_s: float
+) -> tuple[subprocess.CompletedProcess[str], float, dict[str, Any]]:
     """Run a client process to its end: (result, wall µs spawn → exit, its CLOCK_MONOTONIC bounds
     as t0_ns/t1_ns, to match the shim's calls to the run)."""
     m0, t0 = time.monotonic_ns(), time.perf_counter_ns()

@@ -41,11 +41,21 @@ SIZES = (8, 16, 64, 256, 1024)
 MACS = ("chaskey", "chaskey-12", "aes-128-cmac", "hmac-sha256")
 CFLAGS = ("-mthumb", "-O2", "-std=c11", "-ffreestanding", "-fno-common", "-fno-pic", "-Wall", "-Wextra")
 LDFLAGS = ("-nostdlib",)
-FIRMWARE_SOURCES = ("cortexm/startup.c", "cortexm/bench.c", "cortexm/aes128.c", "cortexm/cmac.c",
-                    "cortexm/sha256.c", "chaskey.c")
+FIRMWARE_SOURCES = (
+    "cortexm/startup.c",
+    "cortexm/bench.c",
+    "cortexm/aes128.c",
+    "cortexm/cmac.c",
+    "cortexm/sha256.c",
+    "chaskey.c",
+)
 # the sources holding each MAC's implementation (its code size: text, data, bss of their objects)
-MAC_SOURCES = {"chaskey": ("chaskey.c",), "chaskey-12": ("chaskey.c",), "aes-128-cmac": ("cortexm/aes128.c", "cortexm/cmac.c"),
-               "hmac-sha256": ("cortexm/sha256.c",)}
+MAC_SOURCES = {
+    "chaskey": ("chaskey.c",),
+    "chaskey-12": ("chaskey.c",),
+    "aes-128-cmac": ("cortexm/aes128.c", "cortexm/cmac.c"),
+    "hmac-sha256": ("cortexm/sha256.c",),
+}
 PLUGIN_CFLAGS = ("-O2", "-Wall", "-Wextra", "-shared", "-fPIC", "-fvisibility=hidden")
 RUN_TIMEOUT_S = 120
 
@@ -65,8 +75,9 @@ TARGETS = {
 }
 DEFAULT_TARGETS = ("m0", "m3")
 
-LABEL = ("instructions executed under QEMU (TCG plugin count), arm-none-eabi-gcc -O2: a lower bound "
-         "for cycles, not cycles")
+LABEL = (
+    "instructions executed under QEMU (TCG plugin count), arm-none-eabi-gcc -O2: a lower bound for cycles, not cycles"
+)
 
 
 class CortexMError(SetupError):
@@ -112,8 +123,10 @@ def toolchain() -> dict[str, Any]:
 def build_plugin(work: Path) -> Path:
     src = sources_dir() / "cortexm"
     out = work / "libinsn_count.so"
-    _run([_tool("gcc", "build-essential"), *PLUGIN_CFLAGS, "-I", str(src), "-o", str(out),
-          str(src / "insn_count.c")], "building the instruction-count plugin")
+    _run(
+        [_tool("gcc", "build-essential"), *PLUGIN_CFLAGS, "-I", str(src), "-o", str(out), str(src / "insn_count.c")],
+        "building the instruction-count plugin",
+    )
     return out
 
 
@@ -122,9 +135,21 @@ def build_firmware(target: Target, work: Path) -> tuple[Path, int]:
     src = sources_dir()
     elf = work / f"bench-{target.name}.elf"
     gcc = _tool("arm-none-eabi-gcc", "gcc-arm-none-eabi")
-    _run([gcc, f"-mcpu={target.cpu}", *CFLAGS, *LDFLAGS, "-T", str(src / "cortexm" / "link.ld"),
-          "-o", str(elf), *(str(src / f) for f in FIRMWARE_SOURCES), "-lgcc"],
-         f"cross-compiling the MAC kernels for {target.cpu}")
+    _run(
+        [
+            gcc,
+            f"-mcpu={target.cpu}",
+            *CFLAGS,
+            *LDFLAGS,
+            "-T",
+            str(src / "cortexm" / "link.ld"),
+            "-o",
+            str(elf),
+            *(str(src / f) for f in FIRMWARE_SOURCES),
+            "-lgcc",
+        ],
+        f"cross-compiling the MAC kernels for {target.cpu}",
+    )
     nm = _run([_tool("arm-none-eabi-nm", "binutils-arm-none-eabi"), str(elf)], "arm-none-eabi-nm")
     m = re.search(r"^([0-9a-fA-F]+) [Tt] secperf_mark$", nm, re.M)
     if not m:
@@ -141,24 +166,43 @@ def code_sizes(target: Target, work: Path) -> dict[str, dict[str, int]]:
     per_file = {}
     for f in sorted({f for fs in MAC_SOURCES.values() for f in fs}):
         obj = work / f"{target.name}-{Path(f).stem}.o"
-        _run([gcc, f"-mcpu={target.cpu}", *CFLAGS, "-c", "-o", str(obj), str(src / f)],
-             f"compiling {f} for {target.cpu} (code size)")
+        _run(
+            [gcc, f"-mcpu={target.cpu}", *CFLAGS, "-c", "-o", str(obj), str(src / f)],
+            f"compiling {f} for {target.cpu} (code size)",
+        )
         out = _run([size, str(obj)], "arm-none-eabi-size").splitlines()
         text, data, bss = (int(x) for x in out[-1].split()[:3])
         per_file[f] = {"text": text, "data": data, "bss": bss}
-    return {mac: {k: sum(per_file[f][k] for f in fs) for k in ("text", "data", "bss")}
-            for mac, fs in MAC_SOURCES.items()}
+    return {
+        mac: {k: sum(per_file[f][k] for f in fs) for k in ("text", "data", "bss")} for mac, fs in MAC_SOURCES.items()
+    }
 
 
 def run_firmware(target: Target, elf: Path, mark: int, plugin: Path, work: Path) -> tuple[list[str], list[int]]:
     """QEMU run: the firmware's console lines and the plugin's counter at every mark."""
     console, counts = work / f"console-{target.name}.txt", work / f"counts-{target.name}.txt"
-    _run([_tool("qemu-system-arm", "qemu-system-arm"), "-M", target.machine, "-kernel", str(elf),
-          "-display", "none", "-monitor", "none", "-serial", "null",
-          "-chardev", f"file,id=sh0,path={console}",
-          "-semihosting-config", "enable=on,target=native,chardev=sh0",
-          "-plugin", f"{plugin},mark={mark:#x},out={counts}"],
-         f"running the {target.cpu} firmware under QEMU ({target.machine})")
+    _run(
+        [
+            _tool("qemu-system-arm", "qemu-system-arm"),
+            "-M",
+            target.machine,
+            "-kernel",
+            str(elf),
+            "-display",
+            "none",
+            "-monitor",
+            "none",
+            "-serial",
+            "null",
+            "-chardev",
+            f"file,id=sh0,path={console}",
+            "-semihosting-config",
+            "enable=on,target=native,chardev=sh0",
+            "-plugin",
+            f"{plugin},mark={mark:#x},out={counts}",
+        ],
+        f"running the {target.cpu} firmware under QEMU ({target.machine})",
+    )
     lines = console.read_text().splitlines()
     if not lines or lines[-1] != "done":
         raise CortexMError(f"the {target.cpu} firmware stopped early: {lines[-1] if lines else 'no output'}")
@@ -173,10 +217,12 @@ def host_tag(mac: str, data: bytes) -> bytes:
     key = bytes(range(32))
     if mac in ("chaskey", "chaskey-12"):
         from ..mac import chaskey
+
         return chaskey(key[:16], data, rounds=8 if mac == "chaskey" else 12)
     if mac == "aes-128-cmac":
         from cryptography.hazmat.primitives.ciphers import algorithms
         from cryptography.hazmat.primitives.cmac import CMAC
+
         c = CMAC(algorithms.AES(key[:16]))
         c.update(data)
         return c.finalize()
@@ -232,8 +278,14 @@ def measure(targets: Sequence[str] = DEFAULT_TARGETS) -> dict[str, Any]:
     if unknown:
         raise CortexMError(f"unknown Cortex-M target {unknown[0]!r}; known: {', '.join(TARGETS)}")
     tools = toolchain()
-    out: dict[str, Any] = {"label": LABEL, "toolchain": tools, "cflags": list(CFLAGS), "sizes": list(SIZES),
-           "route": "tcg-plugin", "targets": {}}
+    out: dict[str, Any] = {
+        "label": LABEL,
+        "toolchain": tools,
+        "cflags": list(CFLAGS),
+        "sizes": list(SIZES),
+        "route": "tcg-plugin",
+        "targets": {},
+    }
     with tempfile.TemporaryDirectory(prefix="secperf-cortexm-") as tmp:
         work = Path(tmp)
         plugin = build_plugin(work)
@@ -241,27 +293,47 @@ def measure(targets: Sequence[str] = DEFAULT_TARGETS) -> dict[str, Any]:
             t = TARGETS[name]
             elf, mark = build_firmware(t, work)
             lines, counts = run_firmware(t, elf, mark, plugin, work)
-            out["targets"][name] = {"cpu": t.cpu, "machine": t.machine, "description": t.description,
-                                    "rows": parse_rows(lines, counts), "code": code_sizes(t, work),
-                                    "footprint_rule": "code: the MAC's sources compiled alone (arm-none-eabi-size: "
-                                    "text incl. read-only data, data, bss); stack: painted under QEMU, the deepest "
-                                    "word a tag computation overwrote, minus the empty region's"}
+            out["targets"][name] = {
+                "cpu": t.cpu,
+                "machine": t.machine,
+                "description": t.description,
+                "rows": parse_rows(lines, counts),
+                "code": code_sizes(t, work),
+                "footprint_rule": "code: the MAC's sources compiled alone (arm-none-eabi-size: "
+                "text incl. read-only data, data, bss); stack: painted under QEMU, the deepest "
+                "word a tag computation overwrote, minus the empty region's",
+            }
     return out
 
 
 def to_series(table: dict[str, Any]) -> list[Series]:
     """Result series (kind "cortexm"): one per target, MAC and length; the count is the value."""
     from ..core import result as R
-    timer = {"name": "instructions per tag", "start": "secperf_mark() before the tag computation",
-             "end": "secperf_mark() after it (minus an empty mark pair)",
-             "value": "executed guest instructions, not time: values_us holds no time"}
+
+    timer = {
+        "name": "instructions per tag",
+        "start": "secperf_mark() before the tag computation",
+        "end": "secperf_mark() after it (minus an empty mark pair)",
+        "value": "executed guest instructions, not time: values_us holds no time",
+    }
     series = []
     for tname, t in table["targets"].items():
         for r in t["rows"]:
-            s = R.new_series(f"cortexm/{tname}/{r['mac']}/{r['op']}/{r['bytes']}", kind="cortexm",
-                             labels={"target": tname, "cpu": t["cpu"], "machine": t["machine"], "mac": r["mac"],
-                                     "op": r["op"], "size_bytes": r["bytes"], "unit": "instructions",
-                                     "note": table["label"]}, timer=timer)
+            s = R.new_series(
+                f"cortexm/{tname}/{r['mac']}/{r['op']}/{r['bytes']}",
+                kind="cortexm",
+                labels={
+                    "target": tname,
+                    "cpu": t["cpu"],
+                    "machine": t["machine"],
+                    "mac": r["mac"],
+                    "op": r["op"],
+                    "size_bytes": r["bytes"],
+                    "unit": "instructions",
+                    "note": table["label"],
+                },
+                timer=timer,
+            )
             s.derived = CortexmDerived.model_validate({k: v for k, v in r.items() if k not in ("mac", "op", "bytes")})
             if r.get("tag_ok") is False:
                 R.add_failure(s, "the firmware's tag differs from the host implementation's")

@@ -29,9 +29,9 @@ MAX_TIMER_OVERHEAD_SHARE = 0.01
 
 @dataclass
 class CryptoParams:
-    n: int = 30                 # samples per row (each a batch of operations)
-    warmup: int = 2             # samples discarded before counting
-    duration_s: float = 10.0    # time budget per row; at least one sample is always taken
+    n: int = 30  # samples per row (each a batch of operations)
+    warmup: int = 2  # samples discarded before counting
+    duration_s: float = 10.0  # time budget per row; at least one sample is always taken
     min_sample_us: float = 1000.0
     hash: str = "sha256"
     seed: int = 1
@@ -44,30 +44,45 @@ class CryptoParams:
     jmh_warmup_ms: int = 2000
 
     def as_dict(self) -> dict[str, Any]:
-        return {"n": self.n, "warmup": self.warmup, "duration_s": self.duration_s,
-                "min_sample_us": self.min_sample_us, "hash": self.hash, "seed": self.seed,
-                "prehashed": self.prehashed, "jmh": {"forks": self.jmh_forks, "iteration_ms": self.jmh_iteration_ms,
-                                                     "warmup_ms": self.jmh_warmup_ms}}
+        return {
+            "n": self.n,
+            "warmup": self.warmup,
+            "duration_s": self.duration_s,
+            "min_sample_us": self.min_sample_us,
+            "hash": self.hash,
+            "seed": self.seed,
+            "prehashed": self.prehashed,
+            "jmh": {"forks": self.jmh_forks, "iteration_ms": self.jmh_iteration_ms, "warmup_ms": self.jmh_warmup_ms},
+        }
 
 
-OnSample = Callable[[dict[str, Any]], object]   # called with each sample line as it arrives
+OnSample = Callable[[dict[str, Any]], object]  # called with each sample line as it arrives
 
 
 def _labels(row: Row, hash_name: str) -> dict[str, Any]:
     a = row.alg
     uses_hash = a.family in ("rsa", "ecdsa") and row.op in ("sign", "verify")
-    return {"alg": a.name, "op": row.op, "family": a.family, "size_bytes": row.size_bytes,
-            "hash": hash_name if uses_hash else None, "security_bits": a.security_bits,
-            "key_bits": a.key_bits, "strength_note": a.note, "strength_source": a.source,
-            "engine": a.engine}
+    return {
+        "alg": a.name,
+        "op": row.op,
+        "family": a.family,
+        "size_bytes": row.size_bytes,
+        "hash": hash_name if uses_hash else None,
+        "security_bits": a.security_bits,
+        "key_bits": a.key_bits,
+        "strength_note": a.note,
+        "strength_source": a.source,
+        "engine": a.engine,
+    }
 
 
-def _fill(series: Series, samples: list[dict[str, Any]], size_bytes: int, bulk: bool,
-          timer_overhead_ns: float | None) -> None:
+def _fill(
+    series: Series, samples: list[dict[str, Any]], size_bytes: int, bulk: bool, timer_overhead_ns: float | None
+) -> None:
     for s in samples:
         ops = max(1, int(s["ops"]))
         sample = {"wall_ns": s["wall_ns"], "cpu_ns": s["cpu_ns"], "ops": ops}
-        if "fork" in s:   # JVM rows: which forked JVM made the sample
+        if "fork" in s:  # JVM rows: which forked JVM made the sample
             sample["fork"] = s["fork"]
         series.samples.append(sample)
         series.values_us.append(s["wall_ns"] / ops / 1000.0)
@@ -102,10 +117,24 @@ def _finish_rates(series: Series, size_bytes: int, bulk: bool) -> None:
 
 
 def probe_args(row: Row, p: CryptoParams, duration_s: float | None = None) -> list[str]:
-    args = ["--alg", row.alg.name, "--op", row.op, "--size", str(row.size_bytes),
-            "--n", str(p.n), "--warmup", str(p.warmup), "--min-sample-us", str(p.min_sample_us),
-            "--max-seconds", str(duration_s if duration_s is not None else p.duration_s),
-            "--seed", str(p.seed)]
+    args = [
+        "--alg",
+        row.alg.name,
+        "--op",
+        row.op,
+        "--size",
+        str(row.size_bytes),
+        "--n",
+        str(p.n),
+        "--warmup",
+        str(p.warmup),
+        "--min-sample-us",
+        str(p.min_sample_us),
+        "--max-seconds",
+        str(duration_s if duration_s is not None else p.duration_s),
+        "--seed",
+        str(p.seed),
+    ]
     if row.alg.family in ("rsa", "ecdsa"):
         args += ["--hash", p.hash]
         if p.prehashed:
@@ -118,13 +147,20 @@ def probe_args(row: Row, p: CryptoParams, duration_s: float | None = None) -> li
 def _tool_args(row: Row, p: CryptoParams) -> list[str]:
     args = backends.tool_args(row.library) + probe_args(row, p)
     if row.library in ("jce", "bouncycastle"):
-        args += ["--forks", str(p.jmh_forks), "--iteration-ms", str(p.jmh_iteration_ms),
-                 "--warmup-ms", str(p.jmh_warmup_ms)]
+        args += [
+            "--forks",
+            str(p.jmh_forks),
+            "--iteration-ms",
+            str(p.jmh_iteration_ms),
+            "--warmup-ms",
+            str(p.jmh_warmup_ms),
+        ]
     return args
 
 
-def _measure_in_tool(row: Row, p: CryptoParams, series: Series, on_sample: OnSample | None
-                     ) -> tuple[dict[str, Any] | None, bool]:
+def _measure_in_tool(
+    row: Row, p: CryptoParams, series: Series, on_sample: OnSample | None
+) -> tuple[dict[str, Any] | None, bool]:
     """A row in another library's tool; returns its meta line (library name and version) and
     whether the library said it lacks the row (unsupported)."""
     try:
@@ -134,8 +170,9 @@ def _measure_in_tool(row: Row, p: CryptoParams, series: Series, on_sample: OnSam
         return None, False
     jvm = row.library in ("jce", "bouncycastle")
     budget = p.duration_s * 3 + 120 + (p.jmh_forks * (p.jmh_warmup_ms / 1000 + 5) if jvm else 0)
-    run = probe.run_speed(_tool_args(row, p), setup_timeout_s=900, run_timeout_s=budget,
-                          on_sample=on_sample, command=cmd)
+    run = probe.run_speed(
+        _tool_args(row, p), setup_timeout_s=900, run_timeout_s=budget, on_sample=on_sample, command=cmd
+    )
     meta = run.meta or {}
     series.labels["library"] = meta.get("library") or backends.TOOLS[row.library].title
     series.labels["version"] = meta.get("version") or backends.version_of(meta.get("library"))
@@ -144,8 +181,12 @@ def _measure_in_tool(row: Row, p: CryptoParams, series: Series, on_sample: OnSam
         return meta, True
     if run.row:
         t = series.timer
-        t.batch, t.detail, t.key_source, t.tool = (run.row.get("batch"), run.row.get("detail"),
-                                                   run.row.get("key_source"), meta.get("tool"))
+        t.batch, t.detail, t.key_source, t.tool = (
+            run.row.get("batch"),
+            run.row.get("detail"),
+            run.row.get("key_source"),
+            meta.get("tool"),
+        )
         if meta.get("clock"):
             t.clock = meta["clock"]
         if run.row.get("jmh"):
@@ -170,8 +211,9 @@ def measure_row(row: Row, p: CryptoParams, on_sample: OnSample | None = None) ->
     return series, meta
 
 
-def _measure_row(row: Row, p: CryptoParams, on_sample: OnSample | None = None
-                 ) -> tuple[Series, dict[str, Any] | None, dict[str, Any] | None]:
+def _measure_row(
+    row: Row, p: CryptoParams, on_sample: OnSample | None = None
+) -> tuple[Series, dict[str, Any] | None, dict[str, Any] | None]:
     """measure_row, also returning another library's tool meta line (None for the probe's rows)."""
     series = R.new_series(row.series_id, kind="crypto", labels=_labels(row, p.hash), timer=TIMER)
     series.labels["backend"] = row.library
@@ -190,8 +232,8 @@ def _measure_row(row: Row, p: CryptoParams, on_sample: OnSample | None = None
             series.labels["version"] = backends.version_of(pq.openssl_text())
             fn, detail = pq.make_op(row.alg.name, row.op)
             samples, batch, stopped = pq.sample_batches(
-                fn, n=p.n, warmup=p.warmup, min_sample_us=p.min_sample_us,
-                max_seconds=p.duration_s, on_sample=on_sample)
+                fn, n=p.n, warmup=p.warmup, min_sample_us=p.min_sample_us, max_seconds=p.duration_s, on_sample=on_sample
+            )
             t = series.timer
             t.batch, t.detail, t.stopped = batch, detail, stopped
             t.clock = "time.perf_counter_ns (wall), time.thread_time_ns (CPU)"
@@ -204,8 +246,9 @@ def _measure_row(row: Row, p: CryptoParams, on_sample: OnSample | None = None
         except Exception as exc:  # a failing library call is a failed sample, not a crash
             R.add_failure(series, f"{type(exc).__name__}: {exc}")
     else:
-        run = probe.run_speed(probe_args(row, p), setup_timeout_s=900,
-                              run_timeout_s=p.duration_s * 3 + 120, on_sample=on_sample)
+        run = probe.run_speed(
+            probe_args(row, p), setup_timeout_s=900, run_timeout_s=p.duration_s * 3 + 120, on_sample=on_sample
+        )
         meta = run.meta
         if meta:
             series.labels["library"] = f"{meta.get('openssl_version')} (system libcrypto)"
@@ -217,8 +260,7 @@ def _measure_row(row: Row, p: CryptoParams, on_sample: OnSample | None = None
                 series.labels["key_bits"] = run.row["key_bits"]
         if run.end:
             series.timer.stopped = run.end.get("stopped")
-        _fill(series, run.samples, row.size_bytes, row.alg.bulk,
-              meta.get("timer_overhead_ns") if meta else None)
+        _fill(series, run.samples, row.size_bytes, row.alg.bulk, meta.get("timer_overhead_ns") if meta else None)
         if run.error:
             R.add_failure(series, run.error)
     R.finalize_series(series)
@@ -226,8 +268,9 @@ def _measure_row(row: Row, p: CryptoParams, on_sample: OnSample | None = None
     return series, meta, None
 
 
-def run_crypto(rows: list[Row], p: CryptoParams, doc: Result, run: Run | None = None,
-               progress: Progress | None = None) -> Result:
+def run_crypto(
+    rows: list[Row], p: CryptoParams, doc: Result, run: Run | None = None, progress: Progress | None = None
+) -> Result:
     """Measure every row in order, saving the Result after each one.
 
     progress(event, row, index, total, series) is called with event 'start' and 'done'.
@@ -240,7 +283,8 @@ def run_crypto(rows: list[Row], p: CryptoParams, doc: Result, run: Run | None = 
         host.record_probe_meta(doc, meta)
         if tool_meta:
             doc.host.setdefault("libraries", {})[row.library] = {
-                k: tool_meta.get(k) for k in ("tool", "library", "version", "clock", "timer_overhead_ns")}
+                k: tool_meta.get(k) for k in ("tool", "library", "version", "clock", "timer_overhead_ns")
+            }
         doc.series.append(series)
         if run is not None:
             run.save(doc)

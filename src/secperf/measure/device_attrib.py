@@ -47,22 +47,56 @@ if TYPE_CHECKING:
 # marker kinds (native/device/marker.h)
 HS_BEGIN, HS_END, RECV_BEGIN, RECV_INFO, SEND, STEP, APP_BEGIN, APP_END, OP_BEGIN, OP_END = range(1, 11)
 # 6: a ServerHello carrying the HelloRetryRequest random (the guest's recio names it so; DTLS 1.3's cookie)
-HS_TYPES = {0: "HelloRequest", 1: "ClientHello", 2: "ServerHello", 3: "HelloVerifyRequest", 4: "NewSessionTicket",
-            6: "HelloRetryRequest", 8: "EncryptedExtensions",
-            11: "Certificate", 12: "ServerKeyExchange", 13: "CertificateRequest", 14: "ServerHelloDone",
-            15: "CertificateVerify", 16: "ClientKeyExchange", 20: "Finished"}
-WATCH_SENT = {1: "ClientHello", 2: "ClientHello", 3: "Certificate", 4: "CertificateVerify", 5: "Finished",
-              6: "Certificate", 7: "CertificateVerify", 8: "ClientKeyExchange", 9: "ChangeCipherSpec", 10: "Finished",
-              13: "ChangeCipherSpec"}
+HS_TYPES = {
+    0: "HelloRequest",
+    1: "ClientHello",
+    2: "ServerHello",
+    3: "HelloVerifyRequest",
+    4: "NewSessionTicket",
+    6: "HelloRetryRequest",
+    8: "EncryptedExtensions",
+    11: "Certificate",
+    12: "ServerKeyExchange",
+    13: "CertificateRequest",
+    14: "ServerHelloDone",
+    15: "CertificateVerify",
+    16: "ClientKeyExchange",
+    20: "Finished",
+}
+WATCH_SENT = {
+    1: "ClientHello",
+    2: "ClientHello",
+    3: "Certificate",
+    4: "CertificateVerify",
+    5: "Finished",
+    6: "Certificate",
+    7: "CertificateVerify",
+    8: "ClientKeyExchange",
+    9: "ChangeCipherSpec",
+    10: "Finished",
+    13: "ChangeCipherSpec",
+}
 WATCH_MSG = (11, 12)
 DEFERRED_FLUSH_MAX = 5000  # instructions from a step's start to a write that belongs to the step before
 # Mbed TLS 2.28 client states (mbedtls/ssl.h, mbedtls_ssl_states): state -> (direction, message)
 MBEDTLS_STATES = {
-    0: ("sent", "ClientHello"), 1: ("sent", "ClientHello"), 2: ("received", "ServerHello"),
-    3: ("received", "Certificate"), 4: ("received", "ServerKeyExchange"), 5: ("received", "CertificateRequest"),
-    6: ("received", "ServerHelloDone"), 7: ("sent", "Certificate"), 8: ("sent", "ClientKeyExchange"),
-    9: ("sent", "CertificateVerify"), 10: ("sent", "ChangeCipherSpec"), 11: ("sent", "Finished"),
-    12: ("received", "ChangeCipherSpec"), 13: ("received", "Finished"), 14: None, 15: None, 16: None,
+    0: ("sent", "ClientHello"),
+    1: ("sent", "ClientHello"),
+    2: ("received", "ServerHello"),
+    3: ("received", "Certificate"),
+    4: ("received", "ServerKeyExchange"),
+    5: ("received", "CertificateRequest"),
+    6: ("received", "ServerHelloDone"),
+    7: ("sent", "Certificate"),
+    8: ("sent", "ClientKeyExchange"),
+    9: ("sent", "CertificateVerify"),
+    10: ("sent", "ChangeCipherSpec"),
+    11: ("sent", "Finished"),
+    12: ("received", "ChangeCipherSpec"),
+    13: ("received", "Finished"),
+    14: None,
+    15: None,
+    16: None,
     17: ("received", "NewSessionTicket"),
 }
 # Mbed TLS 3.6 (STEP markers carry state + 0x100): TLS 1.2 uses the same first 16 states; TLS 1.3
@@ -71,25 +105,40 @@ MBEDTLS_STATES = {
 # the CertificateRequest state reads the Certificate record (and leaves it to the next state).
 MBEDTLS3_TLS12 = {**MBEDTLS_STATES, 16: ("received", "NewSessionTicket"), 17: None}
 MBEDTLS3_TLS13 = {
-    0: ("sent", "ClientHello"), 1: ("sent", "ClientHello"), 2: ("received", "ServerHello"),
-    3: ("received", "Certificate"), 5: ("received", "Certificate"), 7: ("sent", "Certificate"),
-    9: ("received", "CertificateVerify"), 11: ("sent", "Finished"), 13: ("received", "Finished"),
-    14: None, 15: None, 16: ("received", "NewSessionTicket"), 18: ("received", "HelloRetryRequest"),
-    19: ("received", "EncryptedExtensions"), 21: ("sent", "CertificateVerify"), 22: ("sent", "ChangeCipherSpec"),
-    23: ("sent", "ChangeCipherSpec"), 24: ("received", "ChangeCipherSpec"), 25: ("sent", "ChangeCipherSpec"),
-    26: ("received", "ChangeCipherSpec"), 28: ("received", "NewSessionTicket"), 29: None,
+    0: ("sent", "ClientHello"),
+    1: ("sent", "ClientHello"),
+    2: ("received", "ServerHello"),
+    3: ("received", "Certificate"),
+    5: ("received", "Certificate"),
+    7: ("sent", "Certificate"),
+    9: ("received", "CertificateVerify"),
+    11: ("sent", "Finished"),
+    13: ("received", "Finished"),
+    14: None,
+    15: None,
+    16: ("received", "NewSessionTicket"),
+    18: ("received", "HelloRetryRequest"),
+    19: ("received", "EncryptedExtensions"),
+    21: ("sent", "CertificateVerify"),
+    22: ("sent", "ChangeCipherSpec"),
+    23: ("sent", "ChangeCipherSpec"),
+    24: ("received", "ChangeCipherSpec"),
+    25: ("sent", "ChangeCipherSpec"),
+    26: ("received", "ChangeCipherSpec"),
+    28: ("received", "NewSessionTicket"),
+    29: None,
 }
 
-Bound = tuple[int, Any]   # (count, owner): owner (dir, message), or None for the unattributed start
+Bound = tuple[int, Any]  # (count, owner): owner (dir, message), or None for the unattributed start
 
 
 @dataclass
 class Event:
     count: int
-    kind: str      # "M" marker, "W" watched function
+    kind: str  # "M" marker, "W" watched function
     a1: int
     a2: int = 0
-    timed: Timed | None = None   # the timing model's cycles and class counters here
+    timed: Timed | None = None  # the timing model's cycles and class counters here
 
 
 @dataclass
@@ -97,7 +146,7 @@ class Handshake:
     index: int
     ok: bool
     instructions: int
-    messages: list[dict[str, Any]] = field(default_factory=list)   # [{"message", "dir", "instructions"}]
+    messages: list[dict[str, Any]] = field(default_factory=list)  # [{"message", "dir", "instructions"}]
     records_in: int = 0
     records_out: int = 0
     messages_per_record: list[int] = field(default_factory=list)
@@ -112,6 +161,7 @@ def read_events(path: Path) -> tuple[int, list[Event]]:
     """(total instructions of the process, events in order) from the plugin's file; with the
     timing model on (a v2 file), every event carries its cycles and class counters."""
     from .device_timing import parse_tail
+
     try:
         lines = Path(path).read_text().splitlines()
     except OSError as exc:
@@ -125,8 +175,9 @@ def read_events(path: Path) -> tuple[int, list[Event]]:
     for ln in lines[1:]:
         head, bar, tail = ln.partition("|")
         f = head.split()
-        events.append(Event(int(f[0]), f[1], int(f[2]), int(f[3]) if len(f) > 3 else 0,
-                            parse_tail(bar + tail) if bar else None))
+        events.append(
+            Event(int(f[0]), f[1], int(f[2]), int(f[3]) if len(f) > 3 else 0, parse_tail(bar + tail) if bar else None)
+        )
     return total, events
 
 
@@ -149,8 +200,12 @@ def _expected_encrypted(tls: str, resumed: bool, mtls: bool) -> list[str]:
     ack = ["ACK"] if tls == "dtls1.3" else []
     if resumed:
         return ["EncryptedExtensions", "Finished"] + ack
-    return ["EncryptedExtensions"] + (["CertificateRequest"] if mtls else []) + \
-        ["Certificate", "CertificateVerify", "Finished"] + ack
+    return (
+        ["EncryptedExtensions"]
+        + (["CertificateRequest"] if mtls else [])
+        + ["Certificate", "CertificateVerify", "Finished"]
+        + ack
+    )
 
 
 def _writes(send_arg: int, message: str) -> bool:
@@ -164,24 +219,25 @@ def _writes(send_arg: int, message: str) -> bool:
     return ctype == 23 and message != "ChangeCipherSpec"
 
 
-def attribute(events: list[Event], tls: str, resumed: bool, mtls: bool = False,
-              ccs_message: bool = False) -> tuple[list[Bound], int]:
+def attribute(
+    events: list[Event], tls: str, resumed: bool, mtls: bool = False, ccs_message: bool = False
+) -> tuple[list[Bound], int]:
     """Boundaries [(count, (dir, message))] of one handshake's events (HS_BEGIN first, HS_END
     last) and the end count. Owners None are resolved to the next owner."""
     begin, end = events[0].count, events[-1].count
     steps = any(e.kind == "M" and e.a1 == STEP for e in events)
-    dgram = tls.startswith("dtls")   # one read is a datagram: several records, one RECV_INFO each
-    dg_names: list[str] = []         # the names of a datagram's further records, for its further messages
+    dgram = tls.startswith("dtls")  # one read is a datagram: several records, one RECV_INFO each
+    dg_names: list[str] = []  # the names of a datagram's further records, for its further messages
     # DTLS steps silent by the mode (Mbed TLS runs every state): the client-authentication states
     # without it; the server's Certificate and ServerKeyExchange states of a PSK or resumed handshake
     silent = (() if mtls else (5, 7, 9)) + ((3, 4) if resumed else ())
     info_seen = False
-    first_is_hs = True               # the read's first record holds handshake messages (not a CCS)
-    last_state = None                # the state of the step before (Mbed TLS)
+    first_is_hs = True  # the read's first record holds handshake messages (not a CCS)
+    last_state = None  # the state of the step before (Mbed TLS)
     pending = None
     enc_names = iter(_expected_encrypted(tls, resumed, mtls))
     enc_n = 0
-    bounds: list[list[Any]] = [[begin, None]]   # [count, owner]; owners None and "prev" resolved at the end
+    bounds: list[list[Any]] = [[begin, None]]  # [count, owner]; owners None and "prev" resolved at the end
     ccs_seen = False
     cur_dir = None
     step_io = True
@@ -249,19 +305,26 @@ def attribute(events: list[Event], tls: str, resumed: bool, mtls: bool = False,
                 name = "Alert"
             else:
                 name = f"record type {ctype}"
-            if dgram and info_seen:   # a further record of the same datagram
+            if dgram and info_seen:  # a further record of the same datagram
                 dg_names.append(name)
                 continue
             info_seen = True
             first_is_hs = ctype in (22, 23)
             if not steps:
                 bounds[-1][1] = ("received", name)
-            elif bounds[-1][1] not in (None, "prev") and bounds[-1][1][0] == "received" and (
-                    (ctype == 20 and tls != "1.3") or (ctype == 22 and not ccs_seen and hs in HS_TYPES)):
+            elif (
+                bounds[-1][1] not in (None, "prev")
+                and bounds[-1][1][0] == "received"
+                and ((ctype == 20 and tls != "1.3") or (ctype == 22 and not ccs_seen and hs in HS_TYPES))
+            ):
                 bounds[-1][1] = ("received", name)  # the step read another message than its state's
         elif e.kind == "M" and e.a1 == SEND:
-            if pending is not None and not step_io and e.count - bounds[-1][0] <= DEFERRED_FLUSH_MAX and \
-                    _writes(e.a2, bounds[pending][1][1]):
+            if (
+                pending is not None
+                and not step_io
+                and e.count - bounds[-1][0] <= DEFERRED_FLUSH_MAX
+                and _writes(e.a2, bounds[pending][1][1])
+            ):
                 bounds[-1][0] = e.count  # the write of the message the step before built
                 pending = None
                 continue
@@ -269,7 +332,8 @@ def attribute(events: list[Event], tls: str, resumed: bool, mtls: bool = False,
             if not steps and cur_dir != "sent":
                 ctype, hs = e.a2 >> 24, (e.a2 >> 16) & 0xFF
                 name = {20: "ChangeCipherSpec", 21: "Alert"}.get(ctype) or (
-                    HS_TYPES.get(hs, "record") if ctype == 22 else "record")
+                    HS_TYPES.get(hs, "record") if ctype == 22 else "record"
+                )
                 bounds.append([e.count, ("sent", name)])
                 cur_dir = "sent"
     if pending is not None:
@@ -301,8 +365,14 @@ def partition(bounds: list[Bound], end: int) -> list[dict[str, Any]]:
     return rows
 
 
-def handshakes(events: list[Event], conns: list[dict[str, Any]], tls: str, mtls: bool = False, psk: bool = False,
-               ccs_message: bool = False) -> list[Handshake]:
+def handshakes(
+    events: list[Event],
+    conns: list[dict[str, Any]],
+    tls: str,
+    mtls: bool = False,
+    psk: bool = False,
+    ccs_message: bool = False,
+) -> list[Handshake]:
     """One Handshake per HS_BEGIN..HS_END window, matched with the client's JSON line for it. A PSK
     handshake's encrypted flight is named as a resumed one's (no certificate, no signature)."""
     out: list[Handshake] = []
@@ -316,11 +386,15 @@ def handshakes(events: list[Event], conns: list[dict[str, Any]], tls: str, mtls:
                 j += 1
             if j == len(events):
                 break
-            window = events[i:j + 1]
+            window = events[i : j + 1]
             conn = by_index.get(e.a2, {})
             bounds, end = attribute(window, tls, psk or bool(conn.get("resumed")), mtls and not psk, ccs_message)
-            hs = Handshake(index=e.a2, ok=bool(events[j].a2), instructions=events[j].count - e.count,
-                           messages=partition(bounds, end))
+            hs = Handshake(
+                index=e.a2,
+                ok=bool(events[j].a2),
+                instructions=events[j].count - e.count,
+                messages=partition(bounds, end),
+            )
             hs.records_in = sum(1 for x in window if x.kind == "M" and x.a1 == RECV_BEGIN)
             hs.records_out = sum(x.a2 & 0xFFFF for x in window if x.kind == "M" and x.a1 == SEND)
             per, n = [], None
@@ -352,6 +426,7 @@ def handshakes(events: list[Event], conns: list[dict[str, Any]], tls: str, mtls:
 def op_classes(events: list[Event]) -> list[dict[str, int]]:
     """The timing model's counters (instruction classes, memory events) of each OP_BEGIN..OP_END pair."""
     from .device_timing import class_deltas
+
     out: list[dict[str, int]] = []
     start: Event | None = None
     for e in events:

@@ -47,8 +47,12 @@ from .device_sources import (
 
 STACKS = {  # stack -> (make target, binary, static libraries it needs, Debian package)
     "wolfssl": ("wolfssl", "sp-device-wolfssl", ("libwolfssl.a",), "libwolfssl-dev:armhf"),
-    "mbedtls": ("mbedtls", "sp-device-mbedtls", ("libmbedtls.a", "libmbedx509.a", "libmbedcrypto.a"),
-                "libmbedtls-dev:armhf"),
+    "mbedtls": (
+        "mbedtls",
+        "sp-device-mbedtls",
+        ("libmbedtls.a", "libmbedx509.a", "libmbedcrypto.a"),
+        "libmbedtls-dev:armhf",
+    ),
     # Mbed TLS 3.6 (TLS 1.3): no Debian package here; built from source for every target
     "mbedtls3": ("mbedtls3", "sp-device-mbedtls3", (), None),
     # OpenSSL 3.0 (Debian's armhf libssl-dev): the host's library on the emulated core, for comparison
@@ -65,12 +69,14 @@ STACKS = {  # stack -> (make target, binary, static libraries it needs, Debian p
     "p256m": ("p256m", "sp-device-p256m", (), None),
 }
 # source builds: stack -> (make variable naming its sources, make target of the build, sources' origin)
-SOURCE_BUILDS = {"wolfssl": ("WOLFSSL_SRC", "mcu-wolfssl", "Debian's source package"),
-                 "mbedtls": ("MBEDTLS_SRC", "mcu-mbedtls", "Debian's source package"),
-                 "mbedtls3": ("MBED3_SRC", "mcu-mbedtls3", "the mbedtls-rs-sys crate's Mbed TLS sources"),
-                 "wolfssl59": ("WOLFSSL_SRC", "mcu-wolfssl", "the wolfssl-sys crate's wolfSSL sources"),
-                 "pqclean": ("PQCLEAN_SRC", "mcu-pqclean", "the pqcrypto-mlkem and pqcrypto-mldsa crates' PQClean sources"),
-                 "p256m": ("P256M_SRC", "mcu-p256m", "the mbedtls-rs-sys crate's Mbed TLS 3.6 3rdparty/p256-m")}
+SOURCE_BUILDS = {
+    "wolfssl": ("WOLFSSL_SRC", "mcu-wolfssl", "Debian's source package"),
+    "mbedtls": ("MBEDTLS_SRC", "mcu-mbedtls", "Debian's source package"),
+    "mbedtls3": ("MBED3_SRC", "mcu-mbedtls3", "the mbedtls-rs-sys crate's Mbed TLS sources"),
+    "wolfssl59": ("WOLFSSL_SRC", "mcu-wolfssl", "the wolfssl-sys crate's wolfSSL sources"),
+    "pqclean": ("PQCLEAN_SRC", "mcu-pqclean", "the pqcrypto-mlkem and pqcrypto-mldsa crates' PQClean sources"),
+    "p256m": ("P256M_SRC", "mcu-p256m", "the mbedtls-rs-sys crate's Mbed TLS 3.6 3rdparty/p256-m"),
+}
 # stacks with no Debian armhf package: their A-profile build is a source build too
 SOURCE_ONLY = ("mbedtls3", "wolfssl59", "pqclean", "p256m")
 # stacks built for some targets only: stack -> targets
@@ -79,30 +85,47 @@ STACK_TARGETS: dict[str, tuple[str, ...]] = {"openssl": ("armhf",)}
 ARMHF_SOURCE_FLAGS = "-march=armv7-a -mthumb -mfloat-abi=hard -mfpu=vfpv3-d16"
 # library functions whose first instruction marks an event (wolfSSL): id -> function
 WATCH = {
-    1: "SendTls13ClientHello", 2: "SendClientHello", 3: "SendTls13Certificate",
-    4: "SendTls13CertificateVerify", 5: "SendTls13Finished", 6: "SendCertificate",
-    7: "SendCertificateVerify", 8: "SendClientKeyExchange", 9: "SendChangeCipher", 10: "SendFinished",
-    11: "DoTls13HandShakeMsgType", 12: "DoHandShakeMsgType",
+    1: "SendTls13ClientHello",
+    2: "SendClientHello",
+    3: "SendTls13Certificate",
+    4: "SendTls13CertificateVerify",
+    5: "SendTls13Finished",
+    6: "SendCertificate",
+    7: "SendCertificateVerify",
+    8: "SendClientKeyExchange",
+    9: "SendChangeCipher",
+    10: "SendFinished",
+    11: "DoTls13HandShakeMsgType",
+    12: "DoHandShakeMsgType",
 }
 # OpenSSL 3.0: the client's message constructors (ids as wolfSSL's, same labels) and its dispatcher
 # of received messages (called once per message, so a record with several messages is split)
 WATCH_OPENSSL = {
-    2: "tls_construct_client_hello", 6: "tls_construct_client_certificate", 7: "tls_construct_cert_verify",
-    8: "tls_construct_client_key_exchange", 9: "tls_construct_change_cipher_spec", 10: "tls_construct_finished",
-    12: "ossl_statem_client_process_message", 13: "dtls_construct_change_cipher_spec",
+    2: "tls_construct_client_hello",
+    6: "tls_construct_client_certificate",
+    7: "tls_construct_cert_verify",
+    8: "tls_construct_client_key_exchange",
+    9: "tls_construct_change_cipher_spec",
+    10: "tls_construct_finished",
+    12: "ossl_statem_client_process_message",
+    13: "dtls_construct_change_cipher_spec",
 }
 WATCH_BY_STACK = {"wolfssl": WATCH, "wolfssl59": WATCH, "openssl": WATCH_OPENSSL}
 # build targets: name -> (compiler flags or None for Debian's prebuilt armhf libraries, description)
 TARGETS = {
     "armhf": (None, "Debian's armhf package (ARMv7-A, Thumb-2, VFPv3-D16), linked statically"),
-    "cortex-m4": ("-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16",
-                  "built from Debian's source package for Cortex-M4 (Thumb-2, -O2, embedded configuration "
-                  "native/device/mcu), linked statically with armhf glibc"),
+    "cortex-m4": (
+        "-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16",
+        "built from Debian's source package for Cortex-M4 (Thumb-2, -O2, embedded configuration "
+        "native/device/mcu), linked statically with armhf glibc",
+    ),
     # ARMv8-M Mainline with the DSP extension and single-precision FPv5: the same embedded
     # configuration, code generated for the M33's pipeline
-    "cortex-m33": ("-mcpu=cortex-m33 -mthumb -mfloat-abi=hard -mfpu=fpv5-sp-d16",
-                   "built from Debian's source package for Cortex-M33 (ARMv8-M Mainline, Thumb-2, -O2, embedded "
-                   "configuration native/device/mcu), linked statically with armhf glibc"),
+    "cortex-m33": (
+        "-mcpu=cortex-m33 -mthumb -mfloat-abi=hard -mfpu=fpv5-sp-d16",
+        "built from Debian's source package for Cortex-M33 (ARMv8-M Mainline, Thumb-2, -O2, embedded "
+        "configuration native/device/mcu), linked statically with armhf glibc",
+    ),
 }
 # Cortex-M0+ (ARMv6-M, Thumb-1, no FPU): its code takes the soft-float ABI, which cannot be linked
 # with armhf glibc (hard-float), so this target is linked with newlib (arm-none-eabi) and a system-call
@@ -111,7 +134,8 @@ TARGETS = {
 TARGETS["cortex-m0plus"] = (
     "-mcpu=cortex-m0plus -mthumb -mfloat-abi=soft",
     "built from Debian's source package for Cortex-M0+ (ARMv6-M, Thumb-1, soft float, -O2, embedded "
-    "configuration native/device/mcu with Thumb-1 SP maths), linked statically with newlib")
+    "configuration native/device/mcu with Thumb-1 SP maths), linked statically with newlib",
+)
 # targets linked with newlib instead of armhf glibc: target -> (make target prefix, binary suffix)
 NEWLIB_TARGETS = {"cortex-m0plus": ("m0-", "-m0")}
 # the stacks built for a newlib target (the others are not: STACK_TARGETS leaves the target out)
@@ -121,22 +145,32 @@ for _s in STACKS:
         if _s not in _built:
             STACK_TARGETS[_s] = tuple(t for t in STACK_TARGETS.get(_s, tuple(TARGETS)) if t != _t)
 # archive of the library in the link map: (target kind, stack) -> archive names
-ARCHIVES = {"wolfssl": ("libwolfssl.a",), "mbedtls": ("libmbedtls.a", "libmbedx509.a", "libmbedcrypto.a",
-                                                      "libmbedall.a"), "mbedtls3": ("libmbedtls3.a",),
-            "openssl": ("libssl.a", "libcrypto.a"), "wolfssl59": ("libwolfssl.a",),
-            "p256m": ("libp256m.a",),
-            "pqclean": tuple(f"libpq-{s}.a" for s in ("ml-kem-512", "ml-kem-768", "ml-kem-1024", "ml-dsa-44",
-                                                      "ml-dsa-65", "common"))}
+ARCHIVES = {
+    "wolfssl": ("libwolfssl.a",),
+    "mbedtls": ("libmbedtls.a", "libmbedx509.a", "libmbedcrypto.a", "libmbedall.a"),
+    "mbedtls3": ("libmbedtls3.a",),
+    "openssl": ("libssl.a", "libcrypto.a"),
+    "wolfssl59": ("libwolfssl.a",),
+    "p256m": ("libp256m.a",),
+    "pqclean": tuple(
+        f"libpq-{s}.a" for s in ("ml-kem-512", "ml-kem-768", "ml-kem-1024", "ml-dsa-44", "ml-dsa-65", "common")
+    ),
+}
 MARKER_NR = 1516
 BUILD_TIMEOUT_S = 300
 # configuration headers a build configuration's `undef` names must be guarded in (SECPERF_NO_<NAME>)
-CONFIG_HEADERS = {"wolfssl": "mcu/wolfssl/user_settings.h", "wolfssl59": "mcu/wolfssl/user_settings.h",
-                  "mbedtls": "mcu/mbedtls_user_config.h", "mbedtls3": "mcu/mbedtls_user_config.h"}
+CONFIG_HEADERS = {
+    "wolfssl": "mcu/wolfssl/user_settings.h",
+    "wolfssl59": "mcu/wolfssl/user_settings.h",
+    "mbedtls": "mcu/mbedtls_user_config.h",
+    "mbedtls3": "mcu/mbedtls_user_config.h",
+}
 
 
 @dataclass(frozen=True)
 class BuildConfig:
     """A named library build configuration (data/device_builds.toml)."""
+
     name: str
     stacks: tuple[str, ...]
     description: str
@@ -144,7 +178,7 @@ class BuildConfig:
     define: tuple[str, ...] = ()
     undef: tuple[str, ...] = ()
     opt: str = "-O2"
-    prebuilt: bool = False   # Debian's armhf package as it is (no flags of ours)
+    prebuilt: bool = False  # Debian's armhf package as it is (no flags of ours)
 
     @property
     def make_defs(self) -> str:
@@ -160,10 +194,20 @@ def build_configs() -> dict[str, BuildConfig]:
     for name, c in raw["configs"].items():
         unknown = set(c) - {"stacks", "description", "source", "define", "undef", "opt", "prebuilt"}
         if unknown or not set(c.get("stacks", ())) <= set(STACKS) or not c.get("description") or not c.get("source"):
-            raise DeviceSetupError(f"data/device_builds.toml: configuration {name!r} needs stacks (of {', '.join(STACKS)}), "
-                                   f"description and source{'; unknown keys ' + ', '.join(sorted(unknown)) if unknown else ''}")
-        out[name] = BuildConfig(name, tuple(c["stacks"]), c["description"], c["source"], tuple(c.get("define", ())),
-                                tuple(c.get("undef", ())), c.get("opt", "-O2"), bool(c.get("prebuilt", False)))
+            raise DeviceSetupError(
+                f"data/device_builds.toml: configuration {name!r} needs stacks (of {', '.join(STACKS)}), "
+                f"description and source{'; unknown keys ' + ', '.join(sorted(unknown)) if unknown else ''}"
+            )
+        out[name] = BuildConfig(
+            name,
+            tuple(c["stacks"]),
+            c["description"],
+            c["source"],
+            tuple(c.get("define", ())),
+            tuple(c.get("undef", ())),
+            c.get("opt", "-O2"),
+            bool(c.get("prebuilt", False)),
+        )
     for stack, name in raw["defaults"].items():
         if name not in out or stack not in out[name].stacks:
             raise DeviceSetupError(f"data/device_builds.toml: default {name!r} of {stack} is no configuration of it")
@@ -202,15 +246,21 @@ def check_config(stack: str, target: str, name: str | None) -> BuildConfig:
     cfgs = build_configs()
     here = configs_for(stack, target)
     if name not in cfgs or stack not in cfgs[name].stacks:
-        raise InputError(f"--config {name}: no configuration {name!r} of {stack}; its configurations: "
-                         f"{', '.join(configs_for(stack))} (`secperf device list`)")
+        raise InputError(
+            f"--config {name}: no configuration {name!r} of {stack}; its configurations: "
+            f"{', '.join(configs_for(stack))} (`secperf device list`)"
+        )
     if name not in here:
-        kind = ("Debian's prebuilt armhf package" if is_prebuilt(stack, target)
-                else f"the {target} build from source")
-        raise InputError(f"--config {name}: {stack} on this core is {kind}, whose configurations are "
-                         f"{', '.join(here)}; {name} applies to "
-                         + ("Debian's prebuilt armhf packages (A-profile cores)" if cfgs[name].prebuilt
-                            else "source builds (M-profile cores; wolfssl59 and mbedtls3 on every core)"))
+        kind = "Debian's prebuilt armhf package" if is_prebuilt(stack, target) else f"the {target} build from source"
+        raise InputError(
+            f"--config {name}: {stack} on this core is {kind}, whose configurations are "
+            f"{', '.join(here)}; {name} applies to "
+            + (
+                "Debian's prebuilt armhf packages (A-profile cores)"
+                if cfgs[name].prebuilt
+                else "source builds (M-profile cores; wolfssl59 and mbedtls3 on every core)"
+            )
+        )
     return cfgs[name]
 
 
@@ -220,36 +270,39 @@ def check_config_guards(src: Path, stack: str, cfg: BuildConfig) -> None:
     if not cfg.undef:
         return
     # the M0+ build's header (native/device/m0) adds its own defaults on top of the M one
-    text = "".join(p.read_text() for p in (src / CONFIG_HEADERS[stack], src / "m0" / CONFIG_HEADERS[stack].split("/", 1)[1])
-                   if p.is_file())
+    text = "".join(
+        p.read_text()
+        for p in (src / CONFIG_HEADERS[stack], src / "m0" / CONFIG_HEADERS[stack].split("/", 1)[1])
+        if p.is_file()
+    )
     missing = [u for u in cfg.undef if f"SECPERF_NO_{u}" not in text]
     if missing:
-        raise DeviceSetupError(f"build configuration {cfg.name}: {CONFIG_HEADERS[stack]} has no SECPERF_NO_ guard for "
-                               f"{', '.join(missing)} (data/device_builds.toml)")
-
-
+        raise DeviceSetupError(
+            f"build configuration {cfg.name}: {CONFIG_HEADERS[stack]} has no SECPERF_NO_ guard for "
+            f"{', '.join(missing)} (data/device_builds.toml)"
+        )
 
 
 @dataclass(frozen=True)
 class Build:
     stack: str
-    client: Path          # the static armhf client
-    plugin: Path          # libinsn_events.so
-    watch: Path           # "0xADDR ID" lines for the plugin (empty for stacks without watch points)
-    library: str          # "wolfSSL 5.5.4"
-    offers: dict[str, Any]          # what the build can do (from the client's --offers)
+    client: Path  # the static armhf client
+    plugin: Path  # libinsn_events.so
+    watch: Path  # "0xADDR ID" lines for the plugin (empty for stacks without watch points)
+    library: str  # "wolfSSL 5.5.4"
+    offers: dict[str, Any]  # what the build can do (from the client's --offers)
     crypto_ops: tuple[str, ...]
-    qemu: str             # qemu-arm path
+    qemu: str  # qemu-arm path
     qemu_version: str
-    cross_cc: str         # compiler version line
-    plugin_header: str    # "qemu-plugin.h (Debian qemu source)" or "shared declarations"
+    cross_cc: str  # compiler version line
+    plugin_header: str  # "qemu-plugin.h (Debian qemu source)" or "shared declarations"
     sysroot: Path
-    target: str = "armhf"         # TARGETS key
-    run_cpu: str | None = None    # qemu -cpu for this build (None: the core profile's)
-    build_note: str = ""          # how the library was built
+    target: str = "armhf"  # TARGETS key
+    run_cpu: str | None = None  # qemu -cpu for this build (None: the core profile's)
+    build_note: str = ""  # how the library was built
     footprint: dict[str, Any] | None = None  # library bytes linked: text, rodata, data, bss (link map)
-    config: str = "debian"         # build configuration (data/device_builds.toml)
-    config_note: str = ""          # its description
+    config: str = "debian"  # build configuration (data/device_builds.toml)
+    config_note: str = ""  # its description
 
 
 def sources_dir() -> Path:
@@ -274,8 +327,7 @@ def device_home() -> Path:
 def tool(name: str, debian: str) -> str:
     exe = shutil.which(name)
     if not exe:
-        raise DeviceSetupError(f"{name} not found: install the Debian package {debian} "
-                               f"(scripts/bootstrap installs it)")
+        raise DeviceSetupError(f"{name} not found: install the Debian package {debian} (scripts/bootstrap installs it)")
     return exe
 
 
@@ -314,6 +366,7 @@ def _fingerprint(src: Path, parts: list[str]) -> str:
 
 def _run(cmd: list[str], what: str, timeout: float, cwd: Path | None = None) -> str:
     from ..lab import registry
+
     try:
         # in the run registry, under the parent-death signal: a build started at first use dies with
         # secperf (kill -9 included) and `secperf clean` finds it
@@ -349,9 +402,13 @@ def footprint(map_text: str, archives: tuple[str, ...]) -> dict[str, Any]:
             if name == f".{kind}" or name.startswith(f".{kind}."):
                 sizes[kind] += size
                 break
-    return {**sizes, "flash": sizes["text"] + sizes["rodata"] + sizes["data"], "ram_static": sizes["data"] + sizes["bss"],
-            "rule": "library input sections kept by the linker (--gc-sections), from the link map; "
-                    "flash = text + rodata + data, static RAM = data + bss (stack and heap not included)"}
+    return {
+        **sizes,
+        "flash": sizes["text"] + sizes["rodata"] + sizes["data"],
+        "ram_static": sizes["data"] + sizes["bss"],
+        "rule": "library input sections kept by the linker (--gc-sections), from the link map; "
+        "flash = text + rodata + data, static RAM = data + bss (stack and heap not included)",
+    }
 
 
 def op_footprint(build: Build, op: str) -> dict[str, Any] | None:
@@ -376,8 +433,21 @@ def watch_lines(client: Path, nm: str, stack: str = "wolfssl") -> str:
     return "".join(f"{addr[f]:#x} {i}\n" for i, f in watch.items() if f in addr)
 
 
-def _make(out: Path, src: Path, decls: Path, inc: Path | None, extra: list[str], stack: str, target: str,
-          client: Path, watch: Path, meta: Path, nm: str, qemu: str, run_cpu: str | None) -> None:
+def _make(
+    out: Path,
+    src: Path,
+    decls: Path,
+    inc: Path | None,
+    extra: list[str],
+    stack: str,
+    target: str,
+    client: Path,
+    watch: Path,
+    meta: Path,
+    nm: str,
+    qemu: str,
+    run_cpu: str | None,
+) -> None:
     if client.is_file() and meta.is_file():
         return  # another process built it while this one waited for the lock
     args = ["make", "-s", "-f", str(src / "Makefile"), f"OUT={out}", f"SHARED_DECLS={decls}", "plugin", *extra]
@@ -385,8 +455,11 @@ def _make(out: Path, src: Path, decls: Path, inc: Path | None, extra: list[str],
         args.append(f"QEMU_PLUGIN_INCLUDE={inc}")
     _run(args, f"building the {stack} guest client for {target} (native/device/Makefile)", BUILD_TIMEOUT_S)
     watch.write_text(watch_lines(client, nm, stack) if stack in WATCH_BY_STACK else "")
-    info = _run([qemu, *(["-cpu", run_cpu] if run_cpu else []), str(client), "--offers"],
-                f"asking the {stack} client what it offers", 60)
+    info = _run(
+        [qemu, *(["-cpu", run_cpu] if run_cpu else []), str(client), "--offers"],
+        f"asking the {stack} client what it offers",
+        60,
+    )
     meta.write_text(info)
 
 
@@ -409,19 +482,28 @@ def ensure_built(stack: str, target: str = "armhf", config: str | None = None) -
     tool("make", "make")
     if target in NEWLIB_TARGETS:
         cc = tool("arm-none-eabi-gcc", "gcc-arm-none-eabi")
-        if not Path("/usr/lib/arm-none-eabi/newlib/libc.a").is_file() and not Path("/usr/lib/arm-none-eabi/lib/libc.a").is_file():
-            raise DeviceSetupError("newlib for arm-none-eabi is missing: install the Debian package libnewlib-arm-none-eabi")
+        if (
+            not Path("/usr/lib/arm-none-eabi/newlib/libc.a").is_file()
+            and not Path("/usr/lib/arm-none-eabi/lib/libc.a").is_file()
+        ):
+            raise DeviceSetupError(
+                "newlib for arm-none-eabi is missing: install the Debian package libnewlib-arm-none-eabi"
+            )
     if not Path("/usr/arm-linux-gnueabihf/lib/libc.a").is_file():
-        raise DeviceSetupError("the armhf C library (/usr/arm-linux-gnueabihf/lib/libc.a) is missing: "
-                               "install the Debian package libc6-dev-armhf-cross")
+        raise DeviceSetupError(
+            "the armhf C library (/usr/arm-linux-gnueabihf/lib/libc.a) is missing: "
+            "install the Debian package libc6-dev-armhf-cross"
+        )
     src = sources_dir()
     decls = shared_decls_dir(src)
     inc = qemu_plugin_include()
     cc_line = _version_line([cc, "--version"])
     if flags is None and stack in SOURCE_ONLY:
         flags = ARMHF_SOURCE_FLAGS
-        note = (f"built from {SOURCE_BUILDS[stack][2]} for ARMv7-A (Thumb-2, -O2, embedded configuration "
-                f"native/device/mcu), linked statically")
+        note = (
+            f"built from {SOURCE_BUILDS[stack][2]} for ARMv7-A (Thumb-2, -O2, embedded configuration "
+            f"native/device/mcu), linked statically"
+        )
     elif flags is not None:
         note = note.replace("Debian's source package", SOURCE_BUILDS[stack][2])
     if flags is None:
@@ -442,10 +524,18 @@ def ensure_built(stack: str, target: str = "armhf", config: str | None = None) -
             mk, binary = mk.replace("mcu-", prefix), f"{STACKS[stack][1]}{suffix}"
             parts += [p.read_text() for p in sorted((src / "m0").rglob("*")) if p.is_file()]
         # the library objects are cached apart from the clients: keyed by compiler, flags, sources, config
-        lib_key = hashlib.sha256("|".join(parts + [p.read_text() for p in sorted((src / "mcu").rglob("*.h"))])
-                                 .encode()).hexdigest()[:16]
-        extra = [f"{var}={root}", f"MCU_FLAGS={flags}", f"MCU_DEFS={bcfg.make_defs}", f"MCU_OPT={bcfg.opt}",
-                 f"MCU={device_home() / 'build' / f'lib-{stack}-{target}-{lib_key}'}", mk, "-j2"]
+        lib_key = hashlib.sha256(
+            "|".join(parts + [p.read_text() for p in sorted((src / "mcu").rglob("*.h"))]).encode()
+        ).hexdigest()[:16]
+        extra = [
+            f"{var}={root}",
+            f"MCU_FLAGS={flags}",
+            f"MCU_DEFS={bcfg.make_defs}",
+            f"MCU_OPT={bcfg.opt}",
+            f"MCU={device_home() / 'build' / f'lib-{stack}-{target}-{lib_key}'}",
+            mk,
+            "-j2",
+        ]
         if bcfg.opt != "-O2":
             note = note.replace("-O2", f"{bcfg.opt} library, -O2 client")
     if stack == "pqclean":  # no embedded configuration of ours: PQClean's code at its own -O3
@@ -454,7 +544,12 @@ def ensure_built(stack: str, target: str = "armhf", config: str | None = None) -
             extra.insert(0, f"XKCP_SRC={xkcp_dir()}")
             note += "; Keccak: XKCP's ARMv7-M assembly (the xkcp-sys crate)"
     out = device_home() / "build" / _fingerprint(src, parts + [(decls / "qemu_plugin_api.h").read_text()])
-    client, plugin, watch, meta = out / binary, out / "libinsn_events.so", out / f"watch-{stack}.txt", out / f"{stack}.json"
+    client, plugin, watch, meta = (
+        out / binary,
+        out / "libinsn_events.so",
+        out / f"watch-{stack}.txt",
+        out / f"{stack}.json",
+    )
     run_cpu = "max" if target != "armhf" else None
     if not (client.is_file() and plugin.is_file() and meta.is_file()):
         out.mkdir(parents=True, exist_ok=True)
@@ -465,10 +560,25 @@ def ensure_built(stack: str, target: str = "armhf", config: str | None = None) -
     mp = Path(f"{client}.map")
     fp = footprint(mp.read_text(errors="replace"), ARCHIVES[stack]) if mp.is_file() else None
     label = info["library"] + ("" if target == "armhf" else f" ({target} build)")  # the config: labels' "config"
-    return Build(stack=stack, client=client, plugin=plugin, watch=watch, library=label,
-                 offers=info["offers"], crypto_ops=tuple(info.get("crypto_ops", ())), qemu=qemu,
-                 qemu_version=_version_line([qemu, "--version"]), cross_cc=cc_line,
-                 plugin_header="qemu-plugin.h from Debian's qemu source package" if inc
-                 else "declarations shared with native/mac/cortexm (qemu_plugin_api.h)", sysroot=root,
-                 target=target, run_cpu=run_cpu, build_note=note, footprint=fp, config=bcfg.name,
-                 config_note=bcfg.description)
+    return Build(
+        stack=stack,
+        client=client,
+        plugin=plugin,
+        watch=watch,
+        library=label,
+        offers=info["offers"],
+        crypto_ops=tuple(info.get("crypto_ops", ())),
+        qemu=qemu,
+        qemu_version=_version_line([qemu, "--version"]),
+        cross_cc=cc_line,
+        plugin_header="qemu-plugin.h from Debian's qemu source package"
+        if inc
+        else "declarations shared with native/mac/cortexm (qemu_plugin_api.h)",
+        sysroot=root,
+        target=target,
+        run_cpu=run_cpu,
+        build_note=note,
+        footprint=fp,
+        config=bcfg.name,
+        config_note=bcfg.description,
+    )

@@ -47,25 +47,46 @@ from ..inputs.core_profiles import Core, DeviceError, Timing
 # a name with a leading "-" is subtracted: a taken branch that loads the PC (LDR PC, POP/LDM with PC,
 # TBB/TBH) pays branch_load_extra instead of branch_taken_extra, so it counts once, in branch_load_extra
 COEFFICIENTS: dict[str, tuple[str, ...]] = {
-    "alu": ("alu", "pc_write"), "load": ("load",), "load_pipelined": ("load_pipelined",), "store": ("store",),
-    "ldrd": ("ldrd",), "strd": ("strd",), "ldm_base": ("ldm",), "ldm_per_reg": ("ldstm_regs",),
-    "stm_base": ("stm",), "stm_per_reg": ("ldstm_regs",), "mul": ("mul",), "mla": ("mla",), "mull": ("mull",),
-    "div": ("div",), "branch": ("branch",), "branch_taken_extra": ("branch_taken", "-branch_load_taken"),
-    "branch_load_extra": ("branch_load_taken",), "agu_stall": ("agu_stall",),
+    "alu": ("alu", "pc_write"),
+    "load": ("load",),
+    "load_pipelined": ("load_pipelined",),
+    "store": ("store",),
+    "ldrd": ("ldrd",),
+    "strd": ("strd",),
+    "ldm_base": ("ldm",),
+    "ldm_per_reg": ("ldstm_regs",),
+    "stm_base": ("stm",),
+    "stm_per_reg": ("ldstm_regs",),
+    "mul": ("mul",),
+    "mla": ("mla",),
+    "mull": ("mull",),
+    "div": ("div",),
+    "branch": ("branch",),
+    "branch_taken_extra": ("branch_taken", "-branch_load_taken"),
+    "branch_load_extra": ("branch_load_taken",),
+    "agu_stall": ("agu_stall",),
     "store_regoff_extra": ("store_regoff",),
-    "mispredict": ("mispredict",), "it": ("it",), "vfp": ("vfp",), "vfp_mem": ("vfp_mem",), "vdiv": ("vdiv",),
-    "neon": ("neon",), "neon_mem": ("neon_mem",), "other": ("other",), "l1_miss": ("l1i_miss", "l1d_miss"),
+    "mispredict": ("mispredict",),
+    "it": ("it",),
+    "vfp": ("vfp",),
+    "vfp_mem": ("vfp_mem",),
+    "vdiv": ("vdiv",),
+    "neon": ("neon",),
+    "neon_mem": ("neon_mem",),
+    "other": ("other",),
+    "l1_miss": ("l1i_miss", "l1d_miss"),
     "l2_miss": ("l2_miss",),
 }
 
 
 def counter_sum(counters: dict[str, int], name: str) -> int:
     """How many times cost `name` was paid, from the plugin's counters (COEFFICIENTS)."""
-    return sum(-counters.get(k[1:], 0) if k.startswith("-") else counters.get(k, 0)
-               for k in COEFFICIENTS.get(name, ()))
-SWITCH = "no_prefetch"   # discrete: the prefetch buffer on (0) or off (1)
+    return sum(-counters.get(k[1:], 0) if k.startswith("-") else counters.get(k, 0) for k in COEFFICIENTS.get(name, ()))
+
+
+SWITCH = "no_prefetch"  # discrete: the prefetch buffer on (0) or off (1)
 TOLERANCE = 0.15
-PULL = 1e-3              # weight of the pull towards the shipped point (per band width)
+PULL = 1e-3  # weight of the pull towards the shipped point (per band width)
 MIN_EFFECT = 0.002
 # a robust loss on the log errors: one row far off (a build unlike the board's, a known model error)
 # pulls the fit less than with plain squares; residuals under F_SCALE count as squares
@@ -80,7 +101,7 @@ class CalibrationFitError(InputError):
 class OpCount:
     op: str
     instructions: float
-    cycles: tuple[float, float, float]   # the calibration's sets: switch flipped, point, fitted at high
+    cycles: tuple[float, float, float]  # the calibration's sets: switch flipped, point, fitted at high
     counters: dict[str, int]
 
 
@@ -88,6 +109,7 @@ class OpCount:
 class Row:
     """One published figure and the counts of the secperf operations it is made of: their sum, or with
     `weights` (one per op) a weighted sum (a streamed hash: the difference of two message sizes)."""
+
     label: str
     published_cycles: float
     ops: tuple[str, ...]
@@ -101,8 +123,12 @@ class Row:
     def coef(self, name: str, t: Timing | None = None) -> float:
         """Cycles per unit of parameter `name`: its counter, scaled (with `t`) by how much of a change
         of the class costs reaches the total at the point (see `absorption`)."""
-        return float(sum(w * counter_sum(c.counters, name) * (absorption(c, t) if t is not None else 1.0)
-                         for w, c in zip(self._w(), self.counts)))
+        return float(
+            sum(
+                w * counter_sum(c.counters, name) * (absorption(c, t) if t is not None else 1.0)
+                for w, c in zip(self._w(), self.counts)
+            )
+        )
 
     def _sum(self, k: int) -> float:
         return sum(w * c.cycles[k] for w, c in zip(self._w(), self.counts))
@@ -133,6 +159,7 @@ def absorption(c: OpCount, t: Timing) -> float:
 
 # --- the board's core and its counting sets -----------------------------------------------------
 
+
 def board_core(base: Core, name: str, clock_mhz: float, wait_states: int) -> Core:
     """`base` with the board's clock and flash wait states (its model and memory geometry kept)."""
     if clock_mhz <= 0 or not math.isfinite(clock_mhz):
@@ -145,9 +172,13 @@ def board_core(base: Core, name: str, clock_mhz: float, wait_states: int) -> Cor
     costs = dict(t.costs)
     if base.profile == "M":
         costs["flash_ws"] = (float(wait_states),) * 3
-    return dataclasses.replace(base, name=name, clock_mhz=float(clock_mhz),
-                               flash_wait_states=wait_states if base.profile == "M" else base.flash_wait_states,
-                               timing=dataclasses.replace(t, costs=costs))
+    return dataclasses.replace(
+        base,
+        name=name,
+        clock_mhz=float(clock_mhz),
+        flash_wait_states=wait_states if base.profile == "M" else base.flash_wait_states,
+        timing=dataclasses.replace(t, costs=costs),
+    )
 
 
 def fitted_names(t: Timing) -> list[str]:
@@ -178,25 +209,34 @@ def counting_core(dev: Core) -> Core:
 
 # --- counting (cached) ---------------------------------------------------------------------------
 
+
 def _cache_path(stack: str, config: str, target: str) -> Path:
     from .device_build import device_home
+
     d = device_home() / "calibrate"
     d.mkdir(parents=True, exist_ok=True)
     return d / f"{stack}-{config}-{target}.json"
 
 
-def count_ops(dev: Core, stack: str, config: str | None, ops: Sequence[str],
-              progress: Callable[[str], None] | None = None) -> tuple[dict[str, OpCount], dict[str, str]]:
+def count_ops(
+    dev: Core, stack: str, config: str | None, ops: Sequence[str], progress: Callable[[str], None] | None = None
+) -> tuple[dict[str, OpCount], dict[str, str]]:
     """The counts of `ops` of one build on the board's core: ({op: counts}, {op: why not counted})."""
     from . import device as D
     from .device_build import ensure_built
+
     cdev = counting_core(dev)
     target = D.target_for(dev)
     build = ensure_built(stack, target, config)
     known = set(build.crypto_ops)
     missing = {op: f"the {stack} build ({build.config}) does not run {op}" for op in ops if op not in known}
-    key = "|".join((build.client.parent.name, hashlib.sha256(repr(dataclasses.replace(cdev, name="", description=""))
-                                                               .encode()).hexdigest()[:16], __version__))
+    key = "|".join(
+        (
+            build.client.parent.name,
+            hashlib.sha256(repr(dataclasses.replace(cdev, name="", description="")).encode()).hexdigest()[:16],
+            __version__,
+        )
+    )
     path = _cache_path(stack, build.config, target)
     try:
         cache = json.loads(path.read_text())
@@ -210,33 +250,41 @@ def count_ops(dev: Core, stack: str, config: str | None, ops: Sequence[str],
         if op not in rows:
             if progress:
                 progress(f"{stack}[{build.config}] {op}")
-            series = D.measure_crypto(cdev, stack, [op], 1, build, timed=True)   # the fit's core, as an object
+            series = D.measure_crypto(cdev, stack, [op], 1, build, timed=True)  # the fit's core, as an object
             s = series[0]
             d = s.derived_as(CountedDerived)
             t = d.time
             if s.status == "failed" or t is None or t.cycles is None:
                 missing[op] = "; ".join(f.reason for f in s.failures)[:300] or "no cycles counted"
                 continue
-            rows[op] = {"instructions": d.instructions_median,
-                        "cycles": [t.cycles_low, t.cycles, t.cycles_high],
-                        "counters": t.counters or {}}
+            rows[op] = {
+                "instructions": d.instructions_median,
+                "cycles": [t.cycles_low, t.cycles, t.cycles_high],
+                "counters": t.counters or {},
+            }
             from ..core.writes import atomic_write
+
             atomic_write(path, json.dumps({"key": key, "rows": rows}))
         r = rows[op]
-        out[op] = OpCount(op, float(r["instructions"]), tuple(float(x) for x in r["cycles"]),  # type: ignore[arg-type]
-                          {k: int(v) for k, v in r["counters"].items()})
+        out[op] = OpCount(
+            op,
+            float(r["instructions"]),
+            tuple(float(x) for x in r["cycles"]),  # type: ignore[arg-type]
+            {k: int(v) for k, v in r["counters"].items()},
+        )
     return out, missing
 
 
 # --- the fit --------------------------------------------------------------------------------------
 
+
 @dataclass
 class Fit:
-    params: dict[str, float]          # fitted value of every fitted parameter (and the switch)
-    bounds: dict[str, tuple[float, float, float]]   # the sourced (low, point, high)
-    errors: list[float]               # predicted / published - 1, per row, at the fit
+    params: dict[str, float]  # fitted value of every fitted parameter (and the switch)
+    bounds: dict[str, tuple[float, float, float]]  # the sourced (low, point, high)
+    errors: list[float]  # predicted / published - 1, per row, at the fit
     cost: float
-    fixed: list[str]                  # banded parameters no row depends on (kept at their point)
+    fixed: list[str]  # banded parameters no row depends on (kept at their point)
 
     @property
     def median_abs_error(self) -> float:
@@ -269,6 +317,7 @@ def fit(rows: Sequence[Row], t: Timing) -> Fit:
     """The bounded least-squares fit of `rows` (at least one) over t's banded parameters."""
     import numpy as np
     from scipy.optimize import least_squares
+
     if not rows:
         raise CalibrationFitError("no rows to fit")
     names = fitted_names(t)
@@ -285,7 +334,7 @@ def fit(rows: Sequence[Row], t: Timing) -> Fit:
     x0 = np.array([t.costs[names[i]][1] for i in use])
     sw = switch_values(t)
     best: Fit | None = None
-    for flip in ([False, True] if sw is not None else [False]):
+    for flip in [False, True] if sw is not None else [False]:
         start = base + ((np.array([r.flipped for r in rows]) - base) if flip else 0.0)
         a = (coef_flip if flip else coef)[:, use]
 
@@ -295,18 +344,29 @@ def fit(rows: Sequence[Row], t: Timing) -> Fit:
             return np.concatenate([r, PULL * (x - x0) / (hi - lo)]) if len(x) else r
 
         if use:
-            sol = least_squares(resid, x0, bounds=(lo, hi), method="trf", x_scale=hi - lo, xtol=1e-10,
-                                ftol=1e-12, gtol=1e-12, max_nfev=2000, loss=LOSS, f_scale=F_SCALE)
+            sol = least_squares(
+                resid,
+                x0,
+                bounds=(lo, hi),
+                method="trf",
+                x_scale=hi - lo,
+                xtol=1e-10,
+                ftol=1e-12,
+                gtol=1e-12,
+                max_nfev=2000,
+                loss=LOSS,
+                f_scale=F_SCALE,
+            )
             x = np.clip(sol.x, lo, hi)
         else:
             x = x0
         r = resid(x)
-        z = (r[:len(rows)] / F_SCALE) ** 2
-        cost = float(np.sum(2 * (np.sqrt(1 + z) - 1)))   # soft_l1, as the solver minimised
+        z = (r[: len(rows)] / F_SCALE) ** 2
+        cost = float(np.sum(2 * (np.sqrt(1 + z) - 1)))  # soft_l1, as the solver minimised
         params = {names[i]: float(v) for i, v in zip(use, x)}
         if sw is not None:
             params[SWITCH] = sw[1] if flip else sw[0]
-        errs = [float(math.exp(v) - 1) for v in r[:len(rows)]]
+        errs = [float(math.exp(v) - 1) for v in r[: len(rows)]]
         cand = Fit(params, {k: t.costs[k] for k in list(params)}, errs, cost, fixed)
         if best is None or cand.cost < best.cost - 1e-12:
             best = cand
@@ -344,8 +404,9 @@ def fitted_core(dev: Core, params: dict[str, float]) -> Core:
     return dataclasses.replace(dev, timing=dataclasses.replace(t, costs=costs))
 
 
-def verify(dev: Core, params: dict[str, float], rows: Sequence[Row],
-           progress: Callable[[str], None] | None = None) -> list[float | None]:
+def verify(
+    dev: Core, params: dict[str, float], rows: Sequence[Row], progress: Callable[[str], None] | None = None
+) -> list[float | None]:
     """The plugin's own cycles of each row on the fitted profile (None where an operation failed)."""
     fdev = fitted_core(dev, params)
     groups: dict[tuple[str, str | None], set[str]] = {}
@@ -358,8 +419,9 @@ def verify(dev: Core, params: dict[str, float], rows: Sequence[Row],
     out: list[float | None] = []
     for r in rows:
         parts = [got.get((r.info["stack"], r.info.get("build"), op)) for op in r.ops]
-        out.append(None if any(p is None for p in parts) else
-                   float(sum(w * p for w, p in zip(r._w(), parts) if p is not None)))
+        out.append(
+            None if any(p is None for p in parts) else float(sum(w * p for w, p in zip(r._w(), parts) if p is not None))
+        )
     return out
 
 

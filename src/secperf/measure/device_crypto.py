@@ -146,25 +146,30 @@ def measure_crypto(
                 line: dict[str, Any] = next(
                     (json.loads(x) for x in p.stdout.splitlines() if x.startswith('{"crypto"')), {}
                 )
-                d = DeviceCryptoDerived.model_validate({
-                    "instructions_cold": counts[0],
-                    "instructions_median": med,
-                    # the deepest stack the operation's repetitions wrote (painted, marker call incl.)
-                    "stack_bytes_max": line.get("stack_bytes"),
-                    "derived_ms": {
-                        **T.cpi_ms(dev, med),
-                        "clock_mhz": dev.clock_mhz,
-                        "cpi": list(dev.cpi),
-                        "cpi_estimate": dev.cpi_estimate,
-                    },
-                })
+                d = DeviceCryptoDerived.model_validate(
+                    {
+                        "instructions_cold": counts[0],
+                        "instructions_median": med,
+                        # the deepest stack the operation's repetitions wrote (painted, marker call incl.)
+                        "stack_bytes_max": line.get("stack_bytes"),
+                        "derived_ms": {
+                            **T.cpi_ms(dev, med),
+                            "clock_mhz": dev.clock_mhz,
+                            "cpi": list(dev.cpi),
+                            "cpi_estimate": dev.cpi_estimate,
+                        },
+                    }
+                )
                 warm_cyc = cycles[1:] or cycles
                 if warm_cyc:
                     # where the cycles come from: the last (warm) operation's classes and stall events
-                    d.time = DeviceTime.model_validate({
-                        **T.figure(T.median3(warm_cyc), dev), **T.model_note(dev),
-                        "counters": classes[-1] if classes else {},
-                    })
+                    d.time = DeviceTime.model_validate(
+                        {
+                            **T.figure(T.median3(warm_cyc), dev),
+                            **T.model_note(dev),
+                            "counters": classes[-1] if classes else {},
+                        }
+                    )
                     d.time_cold = T.figure(cycles[0], dev)
                 if line.get("check"):  # what the guest checked of the results outside the markers
                     d.check = line["check"]

@@ -62,11 +62,14 @@ DTLS = ("dtls1.2", "dtls1.3")
 CID_MODES = ("full-cid", "resumed-cid")
 # the stacks with each DTLS version in some build (their --offers refine it per build)
 HAS = {"dtls1.2": ("wolfssl", "wolfssl59", "mbedtls", "mbedtls3", "openssl"), "dtls1.3": ("wolfssl59",)}
-PAIR_SUITES = {("1.3", "aes128gcm"): "TLS13-AES128-GCM-SHA256", ("1.3", "chacha20"): "TLS13-CHACHA20-POLY1305-SHA256",
-               ("1.2", "aes128gcm"): "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256",
-               ("1.2", "chacha20"): "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"}
+PAIR_SUITES = {
+    ("1.3", "aes128gcm"): "TLS13-AES128-GCM-SHA256",
+    ("1.3", "chacha20"): "TLS13-CHACHA20-POLY1305-SHA256",
+    ("1.2", "aes128gcm"): "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256",
+    ("1.2", "chacha20"): "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305",
+}
 PAIR_PSK_SUITES = {"aes128gcm": "PSK-AES128-GCM-SHA256", "chacha20": "PSK-CHACHA20-POLY1305"}
-SERVER_CID_BYTES = 8   # the pair server's connection ID (dtls_pair.c SERVER_CID_LEN)
+SERVER_CID_BYTES = 8  # the pair server's connection ID (dtls_pair.c SERVER_CID_LEN)
 
 
 def base_mode(mode: str) -> str:
@@ -81,17 +84,25 @@ def check_plan(stacks: list[str], tls: list[str], modes: list[str]) -> None:
             continue
         lacking = [s for s in stacks if s not in HAS[t]]
         if lacking:
-            raise InputError(f"--tls {t}: {', '.join(lacking)} {'has' if len(lacking) == 1 else 'have'} no {t.upper()} "
-                             f"client here; stacks with {t.upper()}: {', '.join(HAS[t])}"
-                             + ("; Mbed TLS 3.6 has no DTLS 1.3" if t == "dtls1.3" and any(
-                                 s.startswith("mbedtls") for s in lacking) else ""))
+            raise InputError(
+                f"--tls {t}: {', '.join(lacking)} {'has' if len(lacking) == 1 else 'have'} no {t.upper()} "
+                f"client here; stacks with {t.upper()}: {', '.join(HAS[t])}"
+                + (
+                    "; Mbed TLS 3.6 has no DTLS 1.3"
+                    if t == "dtls1.3" and any(s.startswith("mbedtls") for s in lacking)
+                    else ""
+                )
+            )
     cid = [m for m in modes if m in CID_MODES]
     if cid and any(t not in DTLS for t in tls):
-        raise InputError(f"--mode {cid[0]}: a connection ID is a DTLS extension (RFC 9146, RFC 9147); "
-                         f"use --tls dtls1.2 or dtls1.3")
+        raise InputError(
+            f"--mode {cid[0]}: a connection ID is a DTLS extension (RFC 9146, RFC 9147); use --tls dtls1.2 or dtls1.3"
+        )
     if "psk" in modes and "1.2" in tls:
-        raise InputError("--mode psk: TLS 1.2 over TCP has no PSK row here; use TLS 1.3 (--tls 1.3), or DTLS "
-                         "(--tls dtls1.2 or dtls1.3)")
+        raise InputError(
+            "--mode psk: TLS 1.2 over TCP has no PSK row here; use TLS 1.3 (--tls 1.3), or DTLS "
+            "(--tls dtls1.2 or dtls1.3)"
+        )
 
 
 def handshakes_offered(offers: dict[str, Any], tls: str) -> tuple[str, ...]:
@@ -116,20 +127,23 @@ def lacking(cfg: Config, build: Build) -> str:
     if cfg.tls == "dtls1.3":
         return f"; stacks with DTLS 1.3: {', '.join(HAS['dtls1.3'])}"
     if cfg.tls == "dtls1.2" and build.target == "cortex-m0plus":
-        return ("; its Cortex-M0+ build (newlib) has no DTLS timer: Mbed TLS 2.28 has no millisecond-clock hook "
-                "for one; DTLS 1.2 there: wolfssl, wolfssl59, mbedtls3")
+        return (
+            "; its Cortex-M0+ build (newlib) has no DTLS timer: Mbed TLS 2.28 has no millisecond-clock hook "
+            "for one; DTLS 1.2 there: wolfssl, wolfssl59, mbedtls3"
+        )
     return ""
 
 
 def check_offers(cfg: Config, off: dict[str, Any], what: str) -> None:
     """InputError when a build cannot run a DTLS configuration, naming the handshakes it offers."""
-    modes = handshakes_offered(off, cfg.tls)   # a build that declares no DTLS modes: DTLS 1.2 full only
+    modes = handshakes_offered(off, cfg.tls)  # a build that declares no DTLS modes: DTLS 1.2 full only
     if cfg.mode not in modes:
-        raise InputError(f"--mode {cfg.mode}: {what} offers {cfg.tls.upper()} handshakes "
-                         f"{', '.join(modes) or 'none'}")
+        raise InputError(f"--mode {cfg.mode}: {what} offers {cfg.tls.upper()} handshakes {', '.join(modes) or 'none'}")
     if cfg.tls == "dtls1.3" and cfg.mode == "psk" and not pair_has_psk():
-        raise InputError("--mode psk with --tls dtls1.3: the DTLS 1.3 peer (wolfSSL 5.9 host server) is built "
-                         "without PSK support here; DTLS 1.3 offers full, resumed, full-cid, resumed-cid")
+        raise InputError(
+            "--mode psk with --tls dtls1.3: the DTLS 1.3 peer (wolfSSL 5.9 host server) is built "
+            "without PSK support here; DTLS 1.3 offers full, resumed, full-cid, resumed-cid"
+        )
 
 
 def needs_pair(cfg: Config) -> bool:
@@ -140,6 +154,7 @@ def needs_pair(cfg: Config) -> bool:
 def pair_has_psk() -> bool:
     """Whether the host wolfSSL of the pair server was built with PSK (measure/dtls13.WOLFSSL_CMAKE)."""
     from .dtls13 import WOLFSSL_CMAKE
+
     return "-DWOLFSSL_PSK=yes" in WOLFSSL_CMAKE
 
 
@@ -157,12 +172,13 @@ class PairServer:
 
         from ..core.paths import private_dir, write_private
         from ..lab.pki import LabPKI
+
         pki = LabPKI().ensure()
         self.cfg = cfg
         self.certs = pki.server(cfg.server_cert)
         self.client = None if cfg.client_cert == "none" else pki.client(cfg.client_cert)
         self._tmp = tempfile.TemporaryDirectory(prefix="secperf-device-dtls-")
-        self.psk_file = Path(private_dir(Path(self._tmp.name))) / "psk"   # 32 random bytes, this server's only
+        self.psk_file = Path(private_dir(Path(self._tmp.name))) / "psk"  # 32 random bytes, this server's only
         write_private(self.psk_file, f"{self.PSK_IDENTITY}\n{secrets.token_hex(32)}\n".encode())
         self.proc: subprocess.Popen[str] | None = None
         self.port = 0
@@ -171,11 +187,27 @@ class PairServer:
     def argv(self, exe: Path) -> list[str]:
         cfg = self.cfg
         version = "1.3" if cfg.tls == "dtls1.3" else "1.2"
-        ciphers = (PAIR_PSK_SUITES[cfg.suite] if cfg.mode == "psk" and version == "1.2"
-                   else PAIR_SUITES[(version, cfg.suite)])
-        out = [str(exe), "--role", "server", "--version", version, "--host", "127.0.0.1",
-               "--ca", str(self.client.ca if self.client else self.certs.ca), "--cert", str(self.certs.chain),
-               "--key", str(self.certs.key), "--any-group", "--ciphers", ciphers]
+        ciphers = (
+            PAIR_PSK_SUITES[cfg.suite] if cfg.mode == "psk" and version == "1.2" else PAIR_SUITES[(version, cfg.suite)]
+        )
+        out = [
+            str(exe),
+            "--role",
+            "server",
+            "--version",
+            version,
+            "--host",
+            "127.0.0.1",
+            "--ca",
+            str(self.client.ca if self.client else self.certs.ca),
+            "--cert",
+            str(self.certs.chain),
+            "--key",
+            str(self.certs.key),
+            "--any-group",
+            "--ciphers",
+            ciphers,
+        ]
         out += ["--cid"] if cfg.mode in CID_MODES else []
         out += [] if self.client else ["--no-client-auth"]
         out += ["--psk-file", str(self.psk_file)] if cfg.mode == "psk" else []
@@ -184,14 +216,21 @@ class PairServer:
     def __enter__(self) -> PairServer:
         from ..lab import registry
         from .dtls13 import DtlsSetupError, ensure_tool, library_version
+
         try:
             exe = ensure_tool()
         except DtlsSetupError as exc:
             self._tmp.cleanup()
             raise DtlsPeerError(f"the DTLS 1.3 / CID peer cannot be built: {exc}") from None
         self.library = library_version(exe)
-        self.proc = registry.spawn(self.argv(exe), "DTLS server (wolfSSL, device peer)", stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True, start_new_session=True)
+        self.proc = registry.spawn(
+            self.argv(exe),
+            "DTLS server (wolfSSL, device peer)",
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         proc = self.proc
         line = proc.stdout.readline() if proc.stdout else ""
         try:
@@ -199,12 +238,14 @@ class PairServer:
         except (ValueError, KeyError, TypeError):
             err = proc.stderr.read() if proc.stderr and proc.poll() is not None else ""
             self.__exit__(None, None, None)
-            raise DtlsPeerError(f"the wolfSSL DTLS server did not start: {err.strip() or line.strip() or 'no output'}"
-                                ) from None
+            raise DtlsPeerError(
+                f"the wolfSSL DTLS server did not start: {err.strip() or line.strip() or 'no output'}"
+            ) from None
         return self
 
     def __exit__(self, *exc: object) -> None:
         from ..lab import registry
+
         try:
             if self.proc is not None:
                 self.proc.kill()
@@ -224,6 +265,7 @@ def psk_server(certs: CertSet, client_ca: Path | None, identity: str, key_hex: s
     certificate, and the external PSK `identity` whose key (hex) it reads from a 0600 file in its
     private work directory (listed in the run registry, removed when it stops): never on a command line."""
     from ..lab.services import ProbeServer
+
     svc = ProbeServer(certs, proto="dtls", client_ca=client_ca)
     key_file = svc.write_secret(svc.workdir / "psk.hex", f"{key_hex}\n".encode())
     svc.args = ["--tls", "1.2", "--dtls-cookie", "on", "--psk-identity", identity, "--psk-file", str(key_file)]
@@ -242,8 +284,11 @@ def cid_failures(cfg: Config, conns: list[dict[str, Any]]) -> list[str]:
     """A -cid row's handshakes that completed without a connection ID: failed samples with the reason."""
     if cfg.mode not in CID_MODES:
         return []
-    return [f"handshake {c['conn']}: no connection ID was negotiated" for c in conns
-            if c.get("ok") and not c.get("cid_bytes")]
+    return [
+        f"handshake {c['conn']}: no connection ID was negotiated"
+        for c in conns
+        if c.get("ok") and not c.get("cid_bytes")
+    ]
 
 
 def cid_ok(cfg: Config, conn: dict[str, Any]) -> bool:
@@ -255,14 +300,18 @@ def labels(cfg: Config, server: object) -> dict[str, Any]:
     row's peer: a PairServer, or measure/device_server.Server (its `svc` the probe server for the psk row)."""
     if not cfg.dtls:
         return {}
-    out: dict[str, Any] = {"cid": cfg.mode in CID_MODES, "handshake": cfg.mode,
-           "cookie": "HelloRetryRequest" if cfg.tls == "dtls1.3" else "HelloVerifyRequest"}
+    out: dict[str, Any] = {
+        "cid": cfg.mode in CID_MODES,
+        "handshake": cfg.mode,
+        "cookie": "HelloRetryRequest" if cfg.tls == "dtls1.3" else "HelloVerifyRequest",
+    }
     if isinstance(server, PairServer):
         out["server"] = f"{server.library} DTLS server (native/dtls13, host, loopback)"
         out["server_cid_bytes"] = SERVER_CID_BYTES if cfg.mode in CID_MODES else 0
     else:
         from ..lab.services import ProbeServer
-        if isinstance(getattr(server, "svc", None), ProbeServer):   # the psk row's peer (psk_server)
+
+        if isinstance(getattr(server, "svc", None), ProbeServer):  # the psk row's peer (psk_server)
             out["server"] = PSK_PEER
     return out
 

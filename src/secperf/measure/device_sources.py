@@ -43,26 +43,56 @@ class DeviceSetupError(SetupError):
 
 
 # stack (or part) -> (what it is, directory glob under src/, a file that proves it whole)
-SOURCES = {"wolfssl": ("Debian's source package wolfssl (apt-get source)", "wolfssl-[0-9]*", "wolfcrypt/src"),
-           "mbedtls": ("Debian's source package mbedtls (apt-get source)", "mbedtls-[0-9]*", "library"),
-           "mbedtls3": ("the mbedtls-rs-sys crate from crates.io (cargo fetch)", "mbedtls-rs-sys-*/mbedtls", "library"),
-           "wolfssl59": ("the wolfssl-sys crate from crates.io (cargo fetch)", "wolfssl-sys-*/wolfssl-src",
-                         "wolfcrypt/src"),
-           "p256m": ("the mbedtls-rs-sys crate from crates.io (cargo fetch)",
-                     "mbedtls-rs-sys-*/mbedtls/3rdparty/p256-m/p256-m", "p256-m.c"),
-           "pqclean": ("the pqcrypto-mlkem and pqcrypto-mldsa crates from crates.io (cargo fetch)",
-                       "pqclean-mlkem-*-mldsa-*", "VERSION"),
-           "xkcp": ("the xkcp-sys crate from crates.io (cargo fetch): XKCP's ARMv7-M Keccak", "xkcp-armv7m-*",
-                    "KeccakP-1600-inplace-32bi-armv7m-le-gcc.s")}
+SOURCES = {
+    "wolfssl": ("Debian's source package wolfssl (apt-get source)", "wolfssl-[0-9]*", "wolfcrypt/src"),
+    "mbedtls": ("Debian's source package mbedtls (apt-get source)", "mbedtls-[0-9]*", "library"),
+    "mbedtls3": ("the mbedtls-rs-sys crate from crates.io (cargo fetch)", "mbedtls-rs-sys-*/mbedtls", "library"),
+    "wolfssl59": ("the wolfssl-sys crate from crates.io (cargo fetch)", "wolfssl-sys-*/wolfssl-src", "wolfcrypt/src"),
+    "p256m": (
+        "the mbedtls-rs-sys crate from crates.io (cargo fetch)",
+        "mbedtls-rs-sys-*/mbedtls/3rdparty/p256-m/p256-m",
+        "p256-m.c",
+    ),
+    "pqclean": (
+        "the pqcrypto-mlkem and pqcrypto-mldsa crates from crates.io (cargo fetch)",
+        "pqclean-mlkem-*-mldsa-*",
+        "VERSION",
+    ),
+    "xkcp": (
+        "the xkcp-sys crate from crates.io (cargo fetch): XKCP's ARMv7-M Keccak",
+        "xkcp-armv7m-*",
+        "KeccakP-1600-inplace-32bi-armv7m-le-gcc.s",
+    ),
+}
 # pinned versions fetched when no root holds a part
 MBED3 = ("mbedtls-rs-sys", "0.3.1")
 WOLF59 = ("wolfssl-sys", "5.3.0")
 PQ_KEM, PQ_DSA = ("pqcrypto-mlkem", "0.1.1"), ("pqcrypto-mldsa", "0.1.2")
 XKCP = ("xkcp-sys", "0.0.5")
-ARMHF_DEBS = ("libwolfssl35", "libwolfssl-dev", "libmbedcrypto7", "libmbedx509-1", "libmbedtls14", "libmbedtls-dev",
-              "libssl3", "libssl-dev")
-ARMHF_QUIC_DEBS = ("libngtcp2-dev", "libngtcp2-crypto-gnutls-dev", "libgnutls28-dev", "libgnutls30", "libnettle8",
-                   "libhogweed6", "libgmp10", "libidn2-0", "libunistring2", "libtasn1-6", "libp11-kit0", "libffi8")
+ARMHF_DEBS = (
+    "libwolfssl35",
+    "libwolfssl-dev",
+    "libmbedcrypto7",
+    "libmbedx509-1",
+    "libmbedtls14",
+    "libmbedtls-dev",
+    "libssl3",
+    "libssl-dev",
+)
+ARMHF_QUIC_DEBS = (
+    "libngtcp2-dev",
+    "libngtcp2-crypto-gnutls-dev",
+    "libgnutls28-dev",
+    "libgnutls30",
+    "libnettle8",
+    "libhogweed6",
+    "libgmp10",
+    "libidn2-0",
+    "libunistring2",
+    "libtasn1-6",
+    "libp11-kit0",
+    "libffi8",
+)
 
 # how fetch steps are told: one line each (the CLI's stderr); a front end may replace it
 say: Callable[[str], None] = lambda text: print(text, file=sys.stderr, flush=True)
@@ -133,8 +163,10 @@ def sysroot(libs: tuple[str, ...], what: str) -> Path:
             _fetch_sysroot(home)
     if holds(home / "sysroot-armhf"):
         return home / "sysroot-armhf"
-    raise DeviceSetupError(f"{what} ({', '.join(libs)}) was not found in {', '.join(str(c) for c in cands)}, "
-                           f"nor in Debian's armhf packages fetched into {home / 'sysroot-armhf'}")
+    raise DeviceSetupError(
+        f"{what} ({', '.join(libs)}) was not found in {', '.join(str(c) for c in cands)}, "
+        f"nor in Debian's armhf packages fetched into {home / 'sysroot-armhf'}"
+    )
 
 
 def qemu_plugin_include(fetch: bool = True) -> Path | None:
@@ -165,8 +197,10 @@ class _locked:
             root.mkdir(parents=True, exist_ok=True)
             self._f = open(root / ".fetch.lock", "w")  # noqa: SIM115 - held across the block
         except OSError as exc:
-            raise DeviceSetupError(f"cannot write the device sources into {root}: {exc.strerror or exc}; "
-                                   f"point SECPERF_HOME at a writable directory") from None
+            raise DeviceSetupError(
+                f"cannot write the device sources into {root}: {exc.strerror or exc}; "
+                f"point SECPERF_HOME at a writable directory"
+            ) from None
         fcntl.flock(self._f, fcntl.LOCK_EX)
         return root
 
@@ -176,11 +210,14 @@ class _locked:
 
 def _run(cmd: list[str], cwd: Path, what: str, env: dict[str, str] | None = None, timeout: float = 1800) -> None:
     if shutil.which(cmd[0]) is None:
-        raise DeviceSetupError(f"{what}: {cmd[0]} is not installed (scripts/bootstrap installs it); or use an "
-                               f"installation whose source cache holds it ({install_cache()})")
+        raise DeviceSetupError(
+            f"{what}: {cmd[0]} is not installed (scripts/bootstrap installs it); or use an "
+            f"installation whose source cache holds it ({install_cache()})"
+        )
     try:
-        p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                           env={**os.environ, **(env or {})})
+        p = subprocess.run(
+            cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}
+        )
     except subprocess.TimeoutExpired:
         raise DeviceSetupError(f"{what}: {' '.join(cmd[:3])} did not finish within {timeout:.0f} s") from None
     if p.returncode != 0:
@@ -199,6 +236,7 @@ def _fetch_debian_source(pkg: str) -> Callable[[Path], None]:
             raise DeviceSetupError(f"{what}: no {pkg}_*.dsc was downloaded into {dest}")
         say(f"secperf: unpacking {dsc[-1].name} (dpkg-source -x) [2/2]")
         _run(["dpkg-source", "-x", "--no-check", dsc[-1].name], dest, f"dpkg-source -x {dsc[-1].name}")
+
     return fetch
 
 
@@ -208,7 +246,8 @@ def _crate_file(root: Path, name: str, version: str) -> Path:
     (scratch / "src").mkdir(parents=True, exist_ok=True)
     (scratch / "Cargo.toml").write_text(
         f'[package]\nname = "secperf-fetch"\nversion = "0.0.0"\nedition = "2021"\n[dependencies]\n'
-        f'{name} = {{ version = "={version}", default-features = false }}\n')
+        f'{name} = {{ version = "={version}", default-features = false }}\n'
+    )
     (scratch / "src" / "lib.rs").write_text("")
     say(f"secperf: fetching the {name} {version} crate from crates.io (cargo fetch)")
     _run(["cargo", "fetch", "-q"], scratch, f"cargo fetch {name} {version}")
@@ -249,8 +288,10 @@ def _crate_subdir(name: str, version: str, sub: str) -> Callable[[Path], None]:
         top = f"{name}-{version}"
 
         def keep(n: str) -> str | None:
-            return n[len(top) + 1:] if n.startswith(f"{top}/{sub}/") or n == f"{top}/{sub}" else None
+            return n[len(top) + 1 :] if n.startswith(f"{top}/{sub}/") or n == f"{top}/{sub}" else None
+
         _into(root / "src" / top, lambda tmp: _extract(crate, tmp, keep))
+
     return fetch
 
 
@@ -259,16 +300,27 @@ def _fetch_pqclean(root: Path) -> None:
 
     def strip(top: str, wanted: Callable[[str], bool]) -> Callable[[str], str | None]:
         def keep(n: str) -> str | None:
-            rel = n[len(top) + len("/pqclean/"):] if n.startswith(f"{top}/pqclean/") else None
+            rel = n[len(top) + len("/pqclean/") :] if n.startswith(f"{top}/pqclean/") else None
             return rel if rel and wanted(rel) else None
+
         return keep
 
     def build(tmp: Path) -> None:
-        _extract(kem, tmp, strip(f"{PQ_KEM[0]}-{PQ_KEM[1]}", lambda r: r.startswith("common/") or (
-            r.startswith("crypto_kem/ml-kem-") and "/clean/" in r)))
-        _extract(dsa, tmp, strip(f"{PQ_DSA[0]}-{PQ_DSA[1]}", lambda r: r.startswith("crypto_sign/ml-dsa-")
-                                 and "/clean/" in r))
+        _extract(
+            kem,
+            tmp,
+            strip(
+                f"{PQ_KEM[0]}-{PQ_KEM[1]}",
+                lambda r: r.startswith("common/") or (r.startswith("crypto_kem/ml-kem-") and "/clean/" in r),
+            ),
+        )
+        _extract(
+            dsa,
+            tmp,
+            strip(f"{PQ_DSA[0]}-{PQ_DSA[1]}", lambda r: r.startswith("crypto_sign/ml-dsa-") and "/clean/" in r),
+        )
         (tmp / "VERSION").write_text(f"{PQ_KEM[0]} {PQ_KEM[1]}, {PQ_DSA[0]} {PQ_DSA[1]}\n")
+
     _into(root / "src" / f"pqclean-mlkem-{PQ_KEM[1]}-mldsa-{PQ_DSA[1]}", build)
 
 
@@ -280,6 +332,7 @@ def _fetch_xkcp(root: Path) -> None:
     def build(tmp: Path) -> None:
         _extract(crate, tmp, lambda n: n.rsplit("/", 1)[-1] if n in (asm, f"{top}/LICENSE") else None)
         (tmp / "VERSION").write_text(f"{XKCP[0]} {XKCP[1]}\n")
+
     _into(root / "src" / f"xkcp-armv7m-{XKCP[1]}", build)
 
 
@@ -288,13 +341,20 @@ def _fetch_sysroot(root: Path) -> None:
         d = root / sub
         d.mkdir(parents=True, exist_ok=True)
         say(f"secperf: fetching Debian's armhf {' '.join(debs)} (apt-get download) into {d}")
-        _run(["apt-get", "download", *(f"{p}:armhf" for p in debs)], d,
-             "apt-get download (the armhf architecture must be added: dpkg --add-architecture armhf, as "
-             "scripts/bootstrap does)")
+        _run(
+            ["apt-get", "download", *(f"{p}:armhf" for p in debs)],
+            d,
+            "apt-get download (the armhf architecture must be added: dpkg --add-architecture armhf, as "
+            "scripts/bootstrap does)",
+        )
     pkgs = sorted((root / "debs").glob("*_armhf.deb")) + sorted((root / "debs-quic").glob("*_armhf.deb"))
     for i, deb in enumerate(pkgs, 1):
         say(f"secperf: unpacking into {root / 'sysroot-armhf'} [{i}/{len(pkgs)}] {deb.name}")
-        _run(["dpkg-deb", "-x", str(deb.resolve()), str((root / "sysroot-armhf").resolve())], root, f"dpkg-deb -x {deb.name}")
+        _run(
+            ["dpkg-deb", "-x", str(deb.resolve()), str((root / "sysroot-armhf").resolve())],
+            root,
+            f"dpkg-deb -x {deb.name}",
+        )
 
 
 def _fetch_qemu_header(root: Path) -> None:
@@ -312,9 +372,14 @@ def _fetch_qemu_header(root: Path) -> None:
 
 
 FETCHERS: dict[str, Callable[[Path], None]] = {
-    "wolfssl": _fetch_debian_source("wolfssl"), "mbedtls": _fetch_debian_source("mbedtls"),
-    "mbedtls3": _crate_subdir(*MBED3, "mbedtls"), "p256m": _crate_subdir(*MBED3, "mbedtls"),
-    "wolfssl59": _crate_subdir(*WOLF59, "wolfssl-src"), "pqclean": _fetch_pqclean, "xkcp": _fetch_xkcp}
+    "wolfssl": _fetch_debian_source("wolfssl"),
+    "mbedtls": _fetch_debian_source("mbedtls"),
+    "mbedtls3": _crate_subdir(*MBED3, "mbedtls"),
+    "p256m": _crate_subdir(*MBED3, "mbedtls"),
+    "wolfssl59": _crate_subdir(*WOLF59, "wolfssl-src"),
+    "pqclean": _fetch_pqclean,
+    "xkcp": _fetch_xkcp,
+}
 
 
 def fill(root: Path) -> tuple[list[str], list[str]]:
@@ -329,12 +394,15 @@ def fill(root: Path) -> tuple[list[str], list[str]]:
             done.append(name)
         except (DeviceSetupError, OSError, StopIteration, tarfile.TarError) as exc:
             failed.append(f"{name}: {exc}")
+
     for part in ("wolfssl", "mbedtls", "mbedtls3", "wolfssl59", "pqclean", "xkcp"):
         if _find(part, root) is None:
             step(part, FETCHERS[part])
     libdir = root / "sysroot-armhf" / "usr" / "lib" / "arm-linux-gnueabihf"
-    if not all((libdir / lib).exists() for lib in ("libwolfssl.a", "libmbedtls.a", "libssl.a", "libngtcp2.a",
-                                                   "libp11-kit.so.0")):
+    if not all(
+        (libdir / lib).exists()
+        for lib in ("libwolfssl.a", "libmbedtls.a", "libssl.a", "libngtcp2.a", "libp11-kit.so.0")
+    ):
         step("sysroot-armhf", _fetch_sysroot)
     if not (root / "qemu-src" / "include" / "qemu-plugin.h").is_file():
         step("qemu-plugin.h", _fetch_qemu_header)
@@ -344,6 +412,7 @@ def fill(root: Path) -> tuple[list[str], list[str]]:
 def main(argv: list[str] | None = None) -> int:
     """`python -m secperf.measure.device_sources --into DIR`: fill an installation's source cache."""
     import argparse
+
     ap = argparse.ArgumentParser(prog="python -m secperf.measure.device_sources")
     ap.add_argument("--into", type=Path, default=None, help="the cache to fill (default: the installation's)")
     a = ap.parse_args(argv)

@@ -32,30 +32,63 @@ from ..inputs.core_profiles import COST_NAMES, GEOMETRY_NAMES, MEMORY_COSTS, Cor
 SETS = ("low", "point", "high")
 # the plugin's counters, in the order of its "classes=" header (native/device/plugin/timing.c):
 # instruction classes, then memory and predictor events
-CLASS_NAMES = ("alu", "load", "load_pipelined", "store", "ldrd", "strd", "ldm", "stm", "ldstm_regs", "mul", "mla",
-               "mull", "div", "branch", "branch_taken", "branch_not_taken", "pc_write", "it", "vfp", "vfp_mem",
-               "vdiv", "neon", "neon_mem", "other", "ifetch_miss", "ifetch_seq_stall", "dflash_miss", "l1i_miss",
-               "l1d_miss", "l2_miss", "mispredict", "agu_stall", "store_regoff",
-               "branch_load_taken")
-RULE = ("cycles from the per-class timing model (instruction classes x the core's TRM cycle costs, branches "
-        "resolved taken or not, flash wait states behind the part's prefetch buffer and caches or L1/L2 caches "
-        "simulated on the guest's addresses) / clock; band: every parameter at its low and high value")
+CLASS_NAMES = (
+    "alu",
+    "load",
+    "load_pipelined",
+    "store",
+    "ldrd",
+    "strd",
+    "ldm",
+    "stm",
+    "ldstm_regs",
+    "mul",
+    "mla",
+    "mull",
+    "div",
+    "branch",
+    "branch_taken",
+    "branch_not_taken",
+    "pc_write",
+    "it",
+    "vfp",
+    "vfp_mem",
+    "vdiv",
+    "neon",
+    "neon_mem",
+    "other",
+    "ifetch_miss",
+    "ifetch_seq_stall",
+    "dflash_miss",
+    "l1i_miss",
+    "l1d_miss",
+    "l2_miss",
+    "mispredict",
+    "agu_stall",
+    "store_regoff",
+    "branch_load_taken",
+)
+RULE = (
+    "cycles from the per-class timing model (instruction classes x the core's TRM cycle costs, branches "
+    "resolved taken or not, flash wait states behind the part's prefetch buffer and caches or L1/L2 caches "
+    "simulated on the guest's addresses) / clock; band: every parameter at its low and high value"
+)
 
 
 def flash_range(binary: Path) -> tuple[int, int]:
     """[start, end) of the first loadable, executable segment of an ELF32 ARM executable: its code and
     read-only data, which a microcontroller keeps in flash."""
     try:
-        data = Path(binary).read_bytes()[:1 << 16]
+        data = Path(binary).read_bytes()[: 1 << 16]
     except OSError as exc:
         raise MeasurementError(f"cannot read the guest binary {binary}: {exc.strerror}") from None
     if data[:4] != b"\x7fELF" or data[4] != 1:
         raise MeasurementError(f"{binary} is not an ELF32 executable")
-    phoff, = struct.unpack_from("<I", data, 28)
+    (phoff,) = struct.unpack_from("<I", data, 28)
     phentsize, phnum = struct.unpack_from("<HH", data, 42)
     for i in range(phnum):
         p_type, _off, vaddr, _pa, _filesz, memsz, flags, _al = struct.unpack_from("<8I", data, phoff + i * phentsize)
-        if p_type == 1 and flags & 1:   # PT_LOAD, executable
+        if p_type == 1 and flags & 1:  # PT_LOAD, executable
             return vaddr, vaddr + memsz
     raise MeasurementError(f"{binary} has no executable loadable segment")
 
@@ -108,6 +141,7 @@ def decode_cache_path(binary: Path) -> Path | None:
 @dataclass(frozen=True)
 class Timed:
     """Cycles (low, point, high) and class counters at one event of the plugin's file."""
+
     cycles: tuple[float, float, float]
     classes: tuple[int, ...]
 
@@ -140,8 +174,10 @@ def parse_tail(tail: str) -> Timed:
     if len(cyc) != 3:
         raise MeasurementError(f"the plugin's event file has {len(cyc)} cycle sets, expected 3")
     if len(cls) != len(CLASS_NAMES):
-        raise MeasurementError(f"the plugin's event file has {len(cls)} counters, expected {len(CLASS_NAMES)} "
-                               f"(plugin and secperf from different versions?)")
+        raise MeasurementError(
+            f"the plugin's event file has {len(cls)} counters, expected {len(CLASS_NAMES)} "
+            f"(plugin and secperf from different versions?)"
+        )
     return Timed(cyc, cls)
 
 
@@ -149,7 +185,7 @@ def ms(cycles: float, dev: Core) -> float:
     return cycles / (dev.clock_mhz * 1e3)
 
 
-Cycles3 = tuple[float, float, float]   # the timing model's cycles: low, point, high
+Cycles3 = tuple[float, float, float]  # the timing model's cycles: low, point, high
 
 
 def median3(rows: Iterable[Sequence[float]]) -> Cycles3:
@@ -162,8 +198,14 @@ def median3(rows: Iterable[Sequence[float]]) -> Cycles3:
 def figure(cycles: Cycles3, dev: Core) -> dict[str, float]:
     """A cycles figure with its band and milliseconds at the core's clock."""
     lo, mid, hi = cycles
-    return {"cycles": mid, "cycles_low": lo, "cycles_high": hi,
-            "ms": ms(mid, dev), "ms_low": ms(lo, dev), "ms_high": ms(hi, dev)}
+    return {
+        "cycles": mid,
+        "cycles_low": lo,
+        "cycles_high": hi,
+        "ms": ms(mid, dev),
+        "ms_low": ms(lo, dev),
+        "ms_high": ms(hi, dev),
+    }
 
 
 def model_note(dev: Core) -> dict[str, Any]:
@@ -171,22 +213,30 @@ def model_note(dev: Core) -> dict[str, Any]:
     t = dev.timing
     if t is None:
         raise DeviceError(f"core {dev.name} has no timing model in devices.toml (timing_model and a memory table)")
-    return {"model": t.model, "clock_mhz": dev.clock_mhz, "rule": RULE, "sources": t.sources,
-            "banded": {k: list(t.costs[k]) for k in t.banded()},
-            "memory": {k: t.geometry[k] for k in GEOMETRY_NAMES if t.geometry[k]} |
-                      {k: list(t.costs[k]) for k in MEMORY_COSTS if t.costs[k][2]}}
+    return {
+        "model": t.model,
+        "clock_mhz": dev.clock_mhz,
+        "rule": RULE,
+        "sources": t.sources,
+        "banded": {k: list(t.costs[k]) for k in t.banded()},
+        "memory": {k: t.geometry[k] for k in GEOMETRY_NAMES if t.geometry[k]}
+        | {k: list(t.costs[k]) for k in MEMORY_COSTS if t.costs[k][2]},
+    }
 
 
 # --- the timing kernels (native/device/kernels): the model's cycles against the documented counts ---
 
+
 def kernel_dir() -> Path:
     from .device_build import sources_dir
+
     return sources_dir() / "kernels"
 
 
 def documented_kernels() -> tuple[str, dict[int, dict[str, Any]]]:
     """(the core they are documented for, kernel id -> its kernels.toml entry)."""
     import tomllib
+
     data = tomllib.loads((kernel_dir() / "kernels.toml").read_text(encoding="utf-8"))
     return data["core"], {int(k): v for k, v in data["kernels"].items()}
 
@@ -194,12 +244,16 @@ def documented_kernels() -> tuple[str, dict[int, dict[str, Any]]]:
 def build_kernels(out: Path) -> tuple[Path, Path]:
     """(the kernels' executable, the counting plugin), built into out with the device toolchain."""
     from .device_build import _run, qemu_plugin_include, shared_decls_dir, sources_dir, tool
+
     src = sources_dir()
     cc = tool("arm-linux-gnueabihf-gcc", "gcc-arm-linux-gnueabihf")
     out.mkdir(parents=True, exist_ok=True)
     exe = out / "kernels"
-    _run([cc, "-nostdlib", "-static", "-mcpu=cortex-m4", "-mthumb", "-o", str(exe), str(src / "kernels" / "kernels.S")],
-         "building the timing kernels (native/device/kernels)", 120)
+    _run(
+        [cc, "-nostdlib", "-static", "-mcpu=cortex-m4", "-mthumb", "-o", str(exe), str(src / "kernels" / "kernels.S")],
+        "building the timing kernels (native/device/kernels)",
+        120,
+    )
     args = ["make", "-s", "-f", str(src / "Makefile"), f"OUT={out}", f"SHARED_DECLS={shared_decls_dir(src)}", "plugin"]
     inc = qemu_plugin_include()
     if inc is not None:
@@ -212,10 +266,15 @@ def run_kernels(dev: Core, exe: Path, plugin: Path, work: Path) -> dict[int, tup
     """Kernel id -> the model's cycles (low, point, high) of its own instructions on core dev (the
     marker's, measured by the empty kernel 1, subtracted)."""
     import subprocess
+
     params = write_params(dev, exe, work / "kernel-timing.txt")
     ev = work / "kernel-events.txt"
-    p = subprocess.run(["qemu-arm", "-cpu", "max", "-plugin", f"{plugin},out={ev},timing={params}", str(exe)],
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        ["qemu-arm", "-cpu", "max", "-plugin", f"{plugin},out={ev},timing={params}", str(exe)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     if p.returncode != 0 or not ev.is_file():
         raise MeasurementError(f"the timing kernels did not run (exit {p.returncode}): {p.stderr.strip()[-400:]}")
     marks: dict[tuple[int, int], Timed] = {}
@@ -224,8 +283,11 @@ def run_kernels(dev: Core, exe: Path, plugin: Path, work: Path) -> dict[int, tup
         f = head.split()
         if sep and len(f) == 4 and f[1] == "M":
             marks[(int(f[2]), int(f[3]))] = parse_tail(" | " + tail)
-    own = {k: tuple(b - a for a, b in zip(marks[(k, 0)].cycles, marks[(k, 1)].cycles))
-           for k in {k for k, _ in marks} if (k, 1) in marks}
+    own = {
+        k: tuple(b - a for a, b in zip(marks[(k, 0)].cycles, marks[(k, 1)].cycles))
+        for k in {k for k, _ in marks}
+        if (k, 1) in marks
+    }
     if 1 not in own:
         raise MeasurementError("the timing kernels' event file has no empty kernel (id 1)")
     base = own[1]

@@ -475,11 +475,13 @@ def measure_user(
         # where the last call's cycles come from (instruction classes, stall events), the harness's taken out
         last, base = calls[-1][2] or {}, empty[-1][2] or {}
         d = s.derived_as(DeviceCryptoDerived)
-        d.time = DeviceTime.model_validate({
-            **T.figure(tuple(statistics.median(c[k] for c in wc) for k in range(3)), dev),
-            **T.model_note(dev),
-            "counters": {k: v - base.get(k, 0) for k, v in last.items() if v - base.get(k, 0)},
-        })
+        d.time = DeviceTime.model_validate(
+            {
+                **T.figure(tuple(statistics.median(c[k] for c in wc) for k in range(3)), dev),
+                **T.model_note(dev),
+                "counters": {k: v - base.get(k, 0) for k, v in last.items() if v - base.get(k, 0)},
+            }
+        )
         d.time_cold = T.figure(tuple(s.samples[0]["cycles"]), dev)
     s.status = "ok"
     return s

@@ -47,20 +47,31 @@ if TYPE_CHECKING:
 HANDSHAKES = ("full", "resumed")
 LOSSES = ("none", "client-hello")
 # the installed package's copy (CMake installs it into share/dtls13), else the source tree's
-SOURCE = (shipped_sources("dtls13", "native/dtls13", "dtls_pair.c")
-          or Path(__file__).resolve().parents[1] / "share" / "dtls13") / "dtls_pair.c"
+SOURCE = (
+    shipped_sources("dtls13", "native/dtls13", "dtls_pair.c")
+    or Path(__file__).resolve().parents[1] / "share" / "dtls13"
+) / "dtls_pair.c"
 USABLE = "response received (response_bytes read)"
 TIMER_START = "client: first datagram built (wolfSSL_connect started)"
 CPU_SEGMENTS = ("ClientHello", "server flight → client Finished", "request → response")
-INITIAL_RTX_S = 1.0   # wolfSSL DTLS_TIMEOUT_INIT; RFC 9147 section 5.8.2 recommends 1 s
+INITIAL_RTX_S = 1.0  # wolfSSL DTLS_TIMEOUT_INIT; RFC 9147 section 5.8.2 recommends 1 s
 SERVER_CID_BYTES = 8
-WOLFSSL_CMAKE = ["-DCMAKE_BUILD_TYPE=Release", "-DBUILD_SHARED_LIBS=OFF", "-DWOLFSSL_DTLS=yes",
-                 "-DWOLFSSL_DTLS13=yes", "-DWOLFSSL_DTLS_CID=yes", "-DWOLFSSL_TLS13=yes",
-                 "-DWOLFSSL_SESSION_TICKET=yes", "-DWOLFSSL_CURVE25519=yes", "-DWOLFSSL_HRR_COOKIE=yes",
-                 "-DWOLFSSL_EXAMPLES=no", "-DWOLFSSL_CRYPT_TESTS=no",
-                 # external PSKs, for the server as the emulated device's DTLS 1.3 psk peer (measure/device_dtls.py);
-                 # the pair's own client sets none
-                 "-DWOLFSSL_PSK=yes"]
+WOLFSSL_CMAKE = [
+    "-DCMAKE_BUILD_TYPE=Release",
+    "-DBUILD_SHARED_LIBS=OFF",
+    "-DWOLFSSL_DTLS=yes",
+    "-DWOLFSSL_DTLS13=yes",
+    "-DWOLFSSL_DTLS_CID=yes",
+    "-DWOLFSSL_TLS13=yes",
+    "-DWOLFSSL_SESSION_TICKET=yes",
+    "-DWOLFSSL_CURVE25519=yes",
+    "-DWOLFSSL_HRR_COOKIE=yes",
+    "-DWOLFSSL_EXAMPLES=no",
+    "-DWOLFSSL_CRYPT_TESTS=no",
+    # external PSKs, for the server as the emulated device's DTLS 1.3 psk peer (measure/device_dtls.py);
+    # the pair's own client sets none
+    "-DWOLFSSL_PSK=yes",
+]
 BUILD_TIMEOUT_S = 900
 
 
@@ -70,11 +81,11 @@ class DtlsSetupError(InputError):
 
 @dataclass(frozen=True)
 class Dtls13Config:
-    version: str = "1.3"        # 1.3 | 1.2 (the same wolfSSL server and client)
-    handshake: str = "full"     # full | resumed
+    version: str = "1.3"  # 1.3 | 1.2 (the same wolfSSL server and client)
+    handshake: str = "full"  # full | resumed
     cid: bool = False
     network: str = "loopback"
-    lost: str = "none"          # none | client-hello
+    lost: str = "none"  # none | client-hello
     request_bytes: int = 40
     response_bytes: int = 846
 
@@ -109,8 +120,10 @@ def validate(cfg: Dtls13Config) -> None:
 
 # --- the build -----------------------------------------------------------------------------------
 
+
 def wolfssl_source() -> Path:
     from .device_build import DeviceSetupError, source_dir
+
     try:
         return source_dir("wolfssl59")
     except DeviceSetupError as exc:
@@ -137,15 +150,30 @@ def _run_steps(steps: list[list[str]], log: Path) -> None:
 
 def library_dir(src: Path) -> Path:
     """Where the library of this wolfSSL source and WOLFSSL_CMAKE is built (its install: wolfssl/)."""
-    return secperf_home() / "dtls" / ("wolfssl-" + _fingerprint(" ".join(WOLFSSL_CMAKE).encode(),
-                                                                (src / "wolfssl" / "version.h").read_bytes()))
+    return (
+        secperf_home()
+        / "dtls"
+        / ("wolfssl-" + _fingerprint(" ".join(WOLFSSL_CMAKE).encode(), (src / "wolfssl" / "version.h").read_bytes()))
+    )
 
 
 def pair_compile_argv(inst: Path, out: Path) -> list[str]:
     """The pair's compile and link command against the wolfSSL installed at inst (the lint's
     compile database, scripts/lint_compile_db.py, takes its flags from here too)."""
-    return ["cc", "-O2", "-std=gnu11", "-D_GNU_SOURCE", "-Wall", "-o", str(out), str(SOURCE), f"-I{inst / 'include'}",
-            str(inst / "lib" / "libwolfssl.a"), "-lm", "-lpthread"]
+    return [
+        "cc",
+        "-O2",
+        "-std=gnu11",
+        "-D_GNU_SOURCE",
+        "-Wall",
+        "-o",
+        str(out),
+        str(SOURCE),
+        f"-I{inst / 'include'}",
+        str(inst / "lib" / "libwolfssl.a"),
+        "-lm",
+        "-lpthread",
+    ]
 
 
 def ensure_tool() -> Path:
@@ -161,8 +189,14 @@ def ensure_tool() -> Path:
     log = lib_dir / "build.log"
     if not (inst / "lib" / "libwolfssl.a").exists():
         build = lib_dir / "build"
-        _run_steps([["cmake", "-S", str(src), "-B", str(build), f"-DCMAKE_INSTALL_PREFIX={inst}", *WOLFSSL_CMAKE],
-                    ["cmake", "--build", str(build), "-j2"], ["cmake", "--install", str(build)]], log)
+        _run_steps(
+            [
+                ["cmake", "-S", str(src), "-B", str(build), f"-DCMAKE_INSTALL_PREFIX={inst}", *WOLFSSL_CMAKE],
+                ["cmake", "--build", str(build), "-j2"],
+                ["cmake", "--install", str(build)],
+            ],
+            log,
+        )
         shutil.rmtree(build, ignore_errors=True)
     # the pair includes ../common's option parser and JSON writer: they are part of its cache key
     common = [c.read_bytes() for c in sorted((SOURCE.parent.parent / "common").glob("*.[ch]"))]
@@ -183,6 +217,7 @@ def library_version(exe: Path) -> str:
 
 
 # --- one configuration ---------------------------------------------------------------------------
+
 
 def _flights(wire: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
@@ -217,27 +252,58 @@ def sample(conn: dict[str, Any]) -> dict[str, Any]:
     wire = conn.pop("wire")
     upto = [d for d in wire if d["t_us"] <= conn["usable_us"] + 1.0]
     segs = [conn.pop("cpu_hello_us"), conn.pop("cpu_handshake_us"), conn.pop("cpu_response_us")]
-    conn.update(lib_cpu_us=sum(segs), cpu_segments=[{"segment": n, "cpu_us": v} for n, v in zip(CPU_SEGMENTS, segs)],
-                round_trips=_round_trips(wire, conn["usable_us"] + 1.0),
-                handshake_round_trips=_round_trips(wire, conn["handshake_us"] + 1.0),
-                bytes_c2s=sum(d["bytes"] for d in upto if d["dir"] == "c2s"),
-                bytes_s2c=sum(d["bytes"] for d in upto if d["dir"] == "s2c"),
-                datagrams=len(upto), dropped=sum(1 for d in wire if d.get("dropped")), flights=_flights(upto))
+    conn.update(
+        lib_cpu_us=sum(segs),
+        cpu_segments=[{"segment": n, "cpu_us": v} for n, v in zip(CPU_SEGMENTS, segs)],
+        round_trips=_round_trips(wire, conn["usable_us"] + 1.0),
+        handshake_round_trips=_round_trips(wire, conn["handshake_us"] + 1.0),
+        bytes_c2s=sum(d["bytes"] for d in upto if d["dir"] == "c2s"),
+        bytes_s2c=sum(d["bytes"] for d in upto if d["dir"] == "s2c"),
+        datagrams=len(upto),
+        dropped=sum(1 for d in wire if d.get("dropped")),
+        flights=_flights(upto),
+    )
     return conn
 
 
-def measure(cfg: Dtls13Config, n: int, warmup: int, pki: LabPKI, link: Link | None = None, timeout_s: float = 10.0,
-            exe: Path | None = None, doc: Result | None = None) -> Series:
+def measure(
+    cfg: Dtls13Config,
+    n: int,
+    warmup: int,
+    pki: LabPKI,
+    link: Link | None = None,
+    timeout_s: float = 10.0,
+    exe: Path | None = None,
+    doc: Result | None = None,
+) -> Series:
     validate(cfg)
     from ..lab import registry
     from .link_counts import link_counters
-    labels = {**asdict(cfg), "protocol": cfg.protocol, "client": "wolfssl", "server": "wolfssl", "label": cfg.label,
-              "tls": cfg.version, "key_source": "software", "group": "x25519", "cipher": "aes-128-gcm",
-              "cookie": "HelloRetryRequest" if cfg.version == "1.3" else "HelloVerifyRequest",
-              "server_cid_bytes": SERVER_CID_BYTES if cfg.cid else 0}
-    s = R.new_series(cfg.series_id, kind="connect", labels=labels,
-                     timer={"name": "establishment", "start": TIMER_START, "end": USABLE,
-                            "clock": "CLOCK_MONOTONIC (dtls_pair), CLOCK_THREAD_CPUTIME_ID for client CPU"})
+
+    labels = {
+        **asdict(cfg),
+        "protocol": cfg.protocol,
+        "client": "wolfssl",
+        "server": "wolfssl",
+        "label": cfg.label,
+        "tls": cfg.version,
+        "key_source": "software",
+        "group": "x25519",
+        "cipher": "aes-128-gcm",
+        "cookie": "HelloRetryRequest" if cfg.version == "1.3" else "HelloVerifyRequest",
+        "server_cid_bytes": SERVER_CID_BYTES if cfg.cid else 0,
+    }
+    s = R.new_series(
+        cfg.series_id,
+        kind="connect",
+        labels=labels,
+        timer={
+            "name": "establishment",
+            "start": TIMER_START,
+            "end": USABLE,
+            "clock": "CLOCK_MONOTONIC (dtls_pair), CLOCK_THREAD_CPUTIME_ID for client CPU",
+        },
+    )
     try:
         exe = exe or ensure_tool()
     except DtlsSetupError as exc:
@@ -246,16 +312,37 @@ def measure(cfg: Dtls13Config, n: int, warmup: int, pki: LabPKI, link: Link | No
     s.labels["library"] = library_version(exe)
     emul = link if link is not None and not link.loopback else None
     if emul:
-        s.labels.update(network_spec=emul.spec.canonical(), network_rtt_ms=emul.spec.rtt_ms,
-                        network_loss=emul.spec.loss)
+        s.labels.update(
+            network_spec=emul.spec.canonical(), network_rtt_ms=emul.spec.rtt_ms, network_loss=emul.spec.loss
+        )
     srv_certs, cli_certs = pki.server("ecdsa-p256", 1), pki.client("ecdsa-p256")
     host = emul.server_addr if emul else "127.0.0.1"
     common = ["--version", cfg.version] + (["--cid"] if cfg.cid else [])
-    srv_argv = [str(exe), "--role", "server", "--host", host, "--ca", str(cli_certs.ca), "--cert", str(srv_certs.cert),
-                "--key", str(srv_certs.key), "--response-bytes", str(cfg.response_bytes), *common]
+    srv_argv = [
+        str(exe),
+        "--role",
+        "server",
+        "--host",
+        host,
+        "--ca",
+        str(cli_certs.ca),
+        "--cert",
+        str(srv_certs.cert),
+        "--key",
+        str(srv_certs.key),
+        "--response-bytes",
+        str(cfg.response_bytes),
+        *common,
+    ]
     prefix = emul.srv_prefix() if emul else []
-    server = registry.spawn([*prefix, *srv_argv], "DTLS server (wolfSSL)", stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    server = registry.spawn(
+        [*prefix, *srv_argv],
+        "DTLS server (wolfSSL)",
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         line = server.stdout.readline() if server.stdout else ""
         try:
@@ -264,21 +351,52 @@ def measure(cfg: Dtls13Config, n: int, warmup: int, pki: LabPKI, link: Link | No
             said = server.stderr.read() if server.stderr and server.poll() is not None else ""
             R.add_failure(s, f"server: did not start ({said.strip() or line.strip() or 'no output'})")
             return R.finalize_series(s)
-        cli_argv = [str(exe), "--role", "client", "--host", host, "--port", str(port), "--ca", str(srv_certs.ca),
-                    "--cert", str(cli_certs.cert), "--key", str(cli_certs.key), "--n", str(n), "--warmup", str(warmup),
-                    "--mode", cfg.handshake, "--request-bytes", str(cfg.request_bytes),
-                    "--response-bytes", str(cfg.response_bytes), "--timeout-ms", str(max(1, int(timeout_s * 1000))),
-                    *common]
+        cli_argv = [
+            str(exe),
+            "--role",
+            "client",
+            "--host",
+            host,
+            "--port",
+            str(port),
+            "--ca",
+            str(srv_certs.ca),
+            "--cert",
+            str(cli_certs.cert),
+            "--key",
+            str(cli_certs.key),
+            "--n",
+            str(n),
+            "--warmup",
+            str(warmup),
+            "--mode",
+            cfg.handshake,
+            "--request-bytes",
+            str(cfg.request_bytes),
+            "--response-bytes",
+            str(cfg.response_bytes),
+            "--timeout-ms",
+            str(max(1, int(timeout_s * 1000))),
+            *common,
+        ]
         cli_argv += ["--drop-first"] if cfg.lost == "client-hello" else []
         budget = (n + warmup + 2) * timeout_s + 30
         with link_counters(s.derived_as(LinkedDerived), link):
             try:
-                p = registry.run([*(emul.dev_prefix() if emul else []), *cli_argv], "DTLS client (wolfSSL)",
-                                 capture_output=True, text=True, timeout=budget)
+                p = registry.run(
+                    [*(emul.dev_prefix() if emul else []), *cli_argv],
+                    "DTLS client (wolfSSL)",
+                    capture_output=True,
+                    text=True,
+                    timeout=budget,
+                )
                 out, err, rc = p.stdout, p.stderr, p.returncode
             except subprocess.TimeoutExpired as exc:
-                out, err, rc = (exc.stdout or b"").decode() if isinstance(exc.stdout, bytes) else (exc.stdout or ""), \
-                    "", None
+                out, err, rc = (
+                    (exc.stdout or b"").decode() if isinstance(exc.stdout, bytes) else (exc.stdout or ""),
+                    "",
+                    None,
+                )
                 R.add_failure(s, f"client did not finish within {budget:.0f} s")
     finally:
         server.kill()
@@ -306,7 +424,7 @@ def measure(cfg: Dtls13Config, n: int, warmup: int, pki: LabPKI, link: Link | No
         s.cpu_values_us.append(float(c["lib_cpu_us"]))
     if rc not in (0, None):
         R.add_failure(s, f"client exited with {rc}: {(err.strip().splitlines() or [''])[-1]}")
-    if s.failures and server_err.strip():   # the server's own word on failed handshakes
+    if s.failures and server_err.strip():  # the server's own word on failed handshakes
         s.labels["server_errors"] = server_err.strip().splitlines()[-5:]
     _derive(s)
     return R.finalize_series(s)
@@ -314,29 +432,45 @@ def measure(cfg: Dtls13Config, n: int, warmup: int, pki: LabPKI, link: Link | No
 
 def _derive(s: Series) -> None:
     from ..core import stats
+
     ok = [c for c in s.samples if c.get("ok")]
     if not ok:
         return
     d = s.derived_as(ConnectDerived)
     for k in ("handshake_us", "round_trips", "handshake_round_trips", "bytes_c2s", "bytes_s2c", "datagrams"):
-        setattr(d, f"{k.removesuffix('_us')}_p50" + ("_us" if k.endswith("_us") else ""), stats.median([c[k] for c in ok]))
-    d.round_trips_note = ("round trips count the wire's client-to-server turns up to the response: with DTLS 1.3 "
-                             "the server's ticket and the client's request cross, so 5 turns are 4 waits")
+        setattr(
+            d, f"{k.removesuffix('_us')}_p50" + ("_us" if k.endswith("_us") else ""), stats.median([c[k] for c in ok])
+        )
+    d.round_trips_note = (
+        "round trips count the wire's client-to-server turns up to the response: with DTLS 1.3 "
+        "the server's ticket and the client's request cross, so 5 turns are 4 waits"
+    )
     d.resumed = sum(1 for c in ok if c["resumed"])
     # as the probe's connect rows name it, so `whatif --calibrate` takes the client's CPU from here
     d.phases_p50_us = [{"phase": "handshake: client CPU", "p50_us": stats.median([c["lib_cpu_us"] for c in ok])}]
     d.cid = sum(1 for c in ok if c["cid"])
-    d.cpu_segments_p50_us = [{"segment": n, "p50_us": stats.median([c["cpu_segments"][k]["cpu_us"] for c in ok])}
-                                for k, n in enumerate(CPU_SEGMENTS)]
+    d.cpu_segments_p50_us = [
+        {"segment": n, "p50_us": stats.median([c["cpu_segments"][k]["cpu_us"] for c in ok])}
+        for k, n in enumerate(CPU_SEGMENTS)
+    ]
     clean = [c for c in ok if not c["dropped"]] or ok
     d.flights = clean[0]["flights"]
 
 
-def run(configs: list[Dtls13Config], n: int, warmup: int, timeout_ms: int, seed: int, doc: Result,
-        run: Run | None = None, progress: Progress | None = None) -> Result:
+def run(
+    configs: list[Dtls13Config],
+    n: int,
+    warmup: int,
+    timeout_ms: int,
+    seed: int,
+    doc: Result,
+    run: Run | None = None,
+    progress: Progress | None = None,
+) -> Result:
     from ..lab.netns import LinkPerNetwork
     from ..lab.pki import LabPKI
     from .link_counts import link_timeout_ms
+
     pki = LabPKI().ensure()
     try:
         exe = ensure_tool()
@@ -349,9 +483,12 @@ def run(configs: list[Dtls13Config], n: int, warmup: int, timeout_ms: int, seed:
                 progress("start", cfg, k, len(configs), None)
             link, err = links.get(cfg.network)
             if err or build_error:
-                s = R.new_series(cfg.series_id, kind="connect", labels={**asdict(cfg), "protocol": cfg.protocol,
-                                                                         "label": cfg.label},
-                                 timer={"name": "establishment", "start": TIMER_START, "end": USABLE})
+                s = R.new_series(
+                    cfg.series_id,
+                    kind="connect",
+                    labels={**asdict(cfg), "protocol": cfg.protocol, "label": cfg.label},
+                    timer={"name": "establishment", "start": TIMER_START, "end": USABLE},
+                )
                 R.add_failure(s, f"network {cfg.network}: {err}" if err else f"build: {build_error}")
                 doc.series.append(R.finalize_series(s))
             else:

@@ -50,15 +50,29 @@ if TYPE_CHECKING:
     from . import Progress
 
 # RFC 9528 section 3.2 / 3.6 / IANA: what exists, and what lakers implements
-METHODS = {0: "signature / signature", 1: "signature / static DH", 2: "static DH / signature",
-           3: "static DH / static DH"}
-SUITES = {0: "AES-CCM-16-64-128, SHA-256, X25519, EdDSA", 1: "AES-CCM-16-128-128, SHA-256, X25519, EdDSA",
-          2: "AES-CCM-16-64-128, SHA-256, P-256, ES256", 3: "AES-CCM-16-128-128, SHA-256, P-256, ES256",
-          4: "ChaCha20/Poly1305, SHA-256, X25519, EdDSA", 5: "ChaCha20/Poly1305, SHA-256, P-256, ES256",
-          6: "A128GCM, SHA-256, X25519, ES256", 24: "A256GCM, SHA-384, P-384, ES384",
-          25: "ChaCha20/Poly1305, SHAKE256, X448, EdDSA"}
-CREDENTIALS = {"kid": "CCS by reference (kid)", "value": "CCS by value (kccs)",
-               "x5t": "X.509 by hash (x5t)", "x5chain": "X.509 by value (x5chain)"}
+METHODS = {
+    0: "signature / signature",
+    1: "signature / static DH",
+    2: "static DH / signature",
+    3: "static DH / static DH",
+}
+SUITES = {
+    0: "AES-CCM-16-64-128, SHA-256, X25519, EdDSA",
+    1: "AES-CCM-16-128-128, SHA-256, X25519, EdDSA",
+    2: "AES-CCM-16-64-128, SHA-256, P-256, ES256",
+    3: "AES-CCM-16-128-128, SHA-256, P-256, ES256",
+    4: "ChaCha20/Poly1305, SHA-256, X25519, EdDSA",
+    5: "ChaCha20/Poly1305, SHA-256, P-256, ES256",
+    6: "A128GCM, SHA-256, X25519, ES256",
+    24: "A256GCM, SHA-384, P-384, ES384",
+    25: "ChaCha20/Poly1305, SHAKE256, X448, EdDSA",
+}
+CREDENTIALS = {
+    "kid": "CCS by reference (kid)",
+    "value": "CCS by value (kccs)",
+    "x5t": "X.509 by hash (x5t)",
+    "x5chain": "X.509 by value (x5chain)",
+}
 LAKERS_METHODS = (3,)
 LAKERS_SUITES = (2,)
 LAKERS_CREDENTIALS = ("kid", "value")
@@ -75,9 +89,9 @@ class EdhocError(InputError):
 class EdhocConfig:
     method: int = 3
     suite: int = 2
-    cred: str = "kid"            # kid | value (CCS); x5t | x5chain exist in the model only
-    flow: str = "separate"       # separate: message_3 in its own POST; combined: with the first request
-    requests: int = 1            # OSCORE-protected requests per handshake (the first one ends the timer)
+    cred: str = "kid"  # kid | value (CCS); x5t | x5chain exist in the model only
+    flow: str = "separate"  # separate: message_3 in its own POST; combined: with the first request
+    requests: int = 1  # OSCORE-protected requests per handshake (the first one ends the timer)
     network: str = "loopback"
 
     @property
@@ -88,28 +102,36 @@ class EdhocConfig:
     @property
     def label(self) -> str:
         return f"edhoc method {self.method} suite {self.suite} {self.cred} {self.flow}" + (
-            "" if self.network in ("loopback", "none") else f" over {self.network}")
+            "" if self.network in ("loopback", "none") else f" over {self.network}"
+        )
 
 
 def validate(cfg: EdhocConfig) -> None:
     """Refuse, naming it, what lakers cannot run (exit 2 through InputError)."""
     if cfg.method not in METHODS:
-        raise EdhocError(f"EDHOC method {cfg.method}: not defined by RFC 9528; methods: "
-                         + ", ".join(f"{k} ({v})" for k, v in METHODS.items()))
+        raise EdhocError(
+            f"EDHOC method {cfg.method}: not defined by RFC 9528; methods: "
+            + ", ".join(f"{k} ({v})" for k, v in METHODS.items())
+        )
     if cfg.method not in LAKERS_METHODS:
-        raise EdhocError(f"EDHOC method {cfg.method} ({METHODS[cfg.method]}): lakers 0.6 implements method 3 "
-                         f"(static DH / static DH) only; method {cfg.method} is in the what-if model "
-                         f"(secperf whatif edhoc --handshake m{cfg.method}-kid)")
+        raise EdhocError(
+            f"EDHOC method {cfg.method} ({METHODS[cfg.method]}): lakers 0.6 implements method 3 "
+            f"(static DH / static DH) only; method {cfg.method} is in the what-if model "
+            f"(secperf whatif edhoc --handshake m{cfg.method}-kid)"
+        )
     if cfg.suite not in SUITES:
         raise EdhocError(f"EDHOC cipher suite {cfg.suite}: not registered; suites: {', '.join(map(str, SUITES))}")
     if cfg.suite not in LAKERS_SUITES:
-        raise EdhocError(f"EDHOC cipher suite {cfg.suite} ({SUITES[cfg.suite]}): lakers 0.6 offers suite 2 "
-                         f"({SUITES[2]}) only")
+        raise EdhocError(
+            f"EDHOC cipher suite {cfg.suite} ({SUITES[cfg.suite]}): lakers 0.6 offers suite 2 ({SUITES[2]}) only"
+        )
     if cfg.cred not in CREDENTIALS:
         raise EdhocError(f"EDHOC credential {cfg.cred!r}: known: {', '.join(CREDENTIALS)}")
     if cfg.cred not in LAKERS_CREDENTIALS:
-        raise EdhocError(f"EDHOC credential {cfg.cred} ({CREDENTIALS[cfg.cred]}): lakers 0.6 takes CWT claim "
-                         "sets only: kid (by reference) or value (by value)")
+        raise EdhocError(
+            f"EDHOC credential {cfg.cred} ({CREDENTIALS[cfg.cred]}): lakers 0.6 takes CWT claim "
+            "sets only: kid (by reference) or value (by value)"
+        )
     if cfg.flow not in FLOWS:
         raise EdhocError(f"EDHOC flow {cfg.flow!r}: known: {', '.join(FLOWS)}")
     if cfg.requests < 1:
@@ -118,11 +140,13 @@ def validate(cfg: EdhocConfig) -> None:
 
 # -- keys -----------------------------------------------------------------------------------------------
 
+
 def make_keys(directory: Path) -> Path:
     """Fresh P-256 static DH keys for both ends: server.key/client.key (COSE_Key, CBOR, 0600) and their
     CWT claim sets server.ccs/client.ccs (kids 0x0a and 0x2b, as RFC 9529 trace 2's lengths)."""
     import cbor2
     from cryptography.hazmat.primitives.asymmetric import ec
+
     d = private_dir(Path(directory))
     for who, kid in (("server", b"\x0a"), ("client", b"\x2b")):
         priv = ec.generate_private_key(ec.SECP256R1())
@@ -137,19 +161,24 @@ def make_keys(directory: Path) -> Path:
 
 # -- in-process sizes (no network): the implementation's messages for the RFC 9529 comparison ----------
 
+
 def message_sizes(cred: str = "kid") -> dict[str, int]:
     """EDHOC message sizes lakers produces for method 3, suite 2, CCS credentials sent as `cred`, one
     handshake in this process with fresh keys (sizes do not depend on the key values)."""
     import cbor2
     import lakers
+
     validate(EdhocConfig(cred=cred))
     keys = {}
     for who, kid in (("r", b"\x0a"), ("i", b"\x2b")):
         priv, pub = lakers.p256_generate_key_pair()
         from cryptography.hazmat.primitives.asymmetric import ec
+
         pk = ec.derive_private_key(int.from_bytes(priv, "big"), ec.SECP256R1()).public_key().public_numbers()
-        ccs = cbor2.dumps({2: "", 8: {1: {1: 2, 2: kid, -1: 1, -2: pk.x.to_bytes(32, "big"),
-                                            -3: pk.y.to_bytes(32, "big")}}}, canonical=True)
+        ccs = cbor2.dumps(
+            {2: "", 8: {1: {1: 2, 2: kid, -1: 1, -2: pk.x.to_bytes(32, "big"), -3: pk.y.to_bytes(32, "big")}}},
+            canonical=True,
+        )
         keys[who] = (priv, ccs)
     transfer = lakers.CredentialTransfer.ByReference if cred == "kid" else lakers.CredentialTransfer.ByValue
     ini, res = lakers.EdhocInitiator(), lakers.EdhocResponder(*keys["r"])
@@ -168,6 +197,7 @@ def message_sizes(cred: str = "kid") -> dict[str, int]:
 
 # -- the measurement ---------------------------------------------------------------------------------
 
+
 def _free_udp_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -175,23 +205,36 @@ def _free_udp_port() -> int:
 
 
 def _peer_argv(role: str, cfg: EdhocConfig, keys: Path, host: str, port: int) -> list[str]:
-    return [sys.executable, "-m", "secperf.measure.edhoc_peer", role, "--keys", str(keys), "--host", host,
-            "--port", str(port), "--cred-style", cfg.cred]
+    return [
+        sys.executable,
+        "-m",
+        "secperf.measure.edhoc_peer",
+        role,
+        "--keys",
+        str(keys),
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--cred-style",
+        cfg.cred,
+    ]
 
 
 def _env() -> dict[str, str]:
     import os
+
     src = str(Path(__file__).resolve().parents[2])  # the package's root: the workers import secperf
     return {**os.environ, "PYTHONPATH": src + (":" + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else "")}
 
 
-def _start_server(cfg: EdhocConfig, keys: Path, link: Link | None, port: int
-                  ) -> tuple[subprocess.Popen[str], str]:
+def _start_server(cfg: EdhocConfig, keys: Path, link: Link | None, port: int) -> tuple[subprocess.Popen[str], str]:
     emul = link if link is not None and not link.loopback else None
     host = emul.server_addr if emul else "127.0.0.1"
     argv = _peer_argv("server", cfg, keys, host, port)
-    kw: dict[str, Any] = dict(stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
-                              start_new_session=True)
+    kw: dict[str, Any] = dict(
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), start_new_session=True
+    )
     proc = emul.popen("srv", argv, **kw) if emul else registry.spawn(argv, "EDHOC/OSCORE server (aiocoap)", **kw)
     line = proc.stdout.readline() if proc.stdout else ""
     if line.strip() != "ready":
@@ -219,28 +262,53 @@ def _median(xs: Iterable[float | None]) -> float | None:
     return statistics.median(got) if got else None
 
 
-def measure(cfg: EdhocConfig, n: int, warmup: int, keys: Path, link: Link | None = None,
-            timeout_ms: int = 5000) -> Series:
+def measure(
+    cfg: EdhocConfig, n: int, warmup: int, keys: Path, link: Link | None = None, timeout_ms: int = 5000
+) -> Series:
     """One configuration: n timed handshakes (+ warm-up) in one client process; a series."""
     validate(cfg)
-    s = R.new_series(cfg.series_id, kind="connect",
-                     labels={**asdict(cfg), "protocol": "edhoc", "client": "lakers+aiocoap", "key_source": "software",
-                             "group": "p-256" if cfg.suite == 2 else None,
-                             "handshake": "full", "implementation": _versions(), "label": cfg.label},
-                     timer={"name": "EDHOC + OSCORE set-up", "start": TIMER_START, "end": USABLE,
-                            "cpu": "initiator thread CPU over the same span (lakers, CBOR, CoAP, aiocoap)"})
+    s = R.new_series(
+        cfg.series_id,
+        kind="connect",
+        labels={
+            **asdict(cfg),
+            "protocol": "edhoc",
+            "client": "lakers+aiocoap",
+            "key_source": "software",
+            "group": "p-256" if cfg.suite == 2 else None,
+            "handshake": "full",
+            "implementation": _versions(),
+            "label": cfg.label,
+        },
+        timer={
+            "name": "EDHOC + OSCORE set-up",
+            "start": TIMER_START,
+            "end": USABLE,
+            "cpu": "initiator thread CPU over the same span (lakers, CBOR, CoAP, aiocoap)",
+        },
+    )
     port = _free_udp_port() if link is None or link.loopback else 5683
     server: subprocess.Popen[str] | None = None
     try:
         server, host = _start_server(cfg, keys, link, port)
         argv = _peer_argv("client", cfg, keys, host, port) + [
-            "--n", str(n), "--warmup", str(warmup), "--timeout-ms", str(timeout_ms), "--flow", cfg.flow,
-            "--requests", str(cfg.requests)]
+            "--n",
+            str(n),
+            "--warmup",
+            str(warmup),
+            "--timeout-ms",
+            str(timeout_ms),
+            "--flow",
+            cfg.flow,
+            "--requests",
+            str(cfg.requests),
+        ]
         if link is not None and not link.loopback:
             argv = link.dev_exec(argv)
         budget = (n + warmup) * (timeout_ms / 1000 + 2) + 30
-        r = registry.run(argv, "EDHOC/OSCORE client (lakers + aiocoap)", capture_output=True, text=True,
-                         env=_env(), timeout=budget)
+        r = registry.run(
+            argv, "EDHOC/OSCORE client (lakers + aiocoap)", capture_output=True, text=True, env=_env(), timeout=budget
+        )
         lines = list(parse_lines(r.stdout))
         if not lines:
             R.add_failure(s, f"the EDHOC client printed nothing (exit {r.returncode}): {r.stderr.strip()[-300:]}")
@@ -266,17 +334,20 @@ def derive(samples: list[dict[str, Any]], cfg: EdhocConfig) -> ConnectDerived:
     if not ok:
         return ConnectDerived()
     msgs = sorted({k for x in ok for k in x["cpu_us"]})
-    out: dict[str, Any] = {"cpu_per_message_p50_us": {m: _median([x["cpu_us"].get(m) for x in ok]) for m in msgs},
-           "edhoc_bytes": ok[0]["edhoc_bytes"], "coap_bytes": ok[0]["coap_bytes"],
-           "edhoc_p50_us": _median([x["edhoc_us"] for x in ok]),
-           "first_request_p50_us": _median([x["requests"][0]["rtt_us"] for x in ok if x["requests"]]),
-           "oscore_protect_cpu_p50_us": _median([q.get("protect_cpu_us") for x in ok for q in x["requests"]]),
-           "oscore_unprotect_cpu_p50_us": _median([q.get("unprotect_cpu_us") for x in ok for q in x["requests"]]),
-           "oscore_request_bytes": ok[0]["requests"][0].get("oscore_outer_bytes") if ok[0]["requests"] else None,
-           "round_trips_to_first_response": 3 if cfg.flow == "separate" else 2,
-           "cipher_suite": ok[0].get("suite"),
-           "attribution": "per-message CPU: thread CPU between message boundaries inside lakers calls "
-                          "(message_3 includes the OSCORE key derivation); the rest of the total is CoAP/aiocoap"}
+    out: dict[str, Any] = {
+        "cpu_per_message_p50_us": {m: _median([x["cpu_us"].get(m) for x in ok]) for m in msgs},
+        "edhoc_bytes": ok[0]["edhoc_bytes"],
+        "coap_bytes": ok[0]["coap_bytes"],
+        "edhoc_p50_us": _median([x["edhoc_us"] for x in ok]),
+        "first_request_p50_us": _median([x["requests"][0]["rtt_us"] for x in ok if x["requests"]]),
+        "oscore_protect_cpu_p50_us": _median([q.get("protect_cpu_us") for x in ok for q in x["requests"]]),
+        "oscore_unprotect_cpu_p50_us": _median([q.get("unprotect_cpu_us") for x in ok for q in x["requests"]]),
+        "oscore_request_bytes": ok[0]["requests"][0].get("oscore_outer_bytes") if ok[0]["requests"] else None,
+        "round_trips_to_first_response": 3 if cfg.flow == "separate" else 2,
+        "cipher_suite": ok[0].get("suite"),
+        "attribution": "per-message CPU: thread CPU between message boundaries inside lakers calls "
+        "(message_3 includes the OSCORE key derivation); the rest of the total is CoAP/aiocoap",
+    }
     seg = [sum(v for v in x["cpu_us"].values()) for x in ok]
     out["edhoc_library_cpu_p50_us"] = _median(seg)
     # the connect rows' phase list, so `whatif --calibrate` fits EDHOC's base: costs from this row
@@ -287,6 +358,7 @@ def derive(samples: list[dict[str, Any]], cfg: EdhocConfig) -> ConnectDerived:
 
 def _versions() -> str:
     from importlib.metadata import PackageNotFoundError, version
+
     parts = []
     for pkg in ("lakers-python", "aiocoap"):
         try:
@@ -296,12 +368,21 @@ def _versions() -> str:
     return ", ".join(parts)
 
 
-def run(configs: list[EdhocConfig], n: int, warmup: int, timeout_ms: int, seed: int, doc: Result,
-        run: Run | None = None, progress: Progress | None = None) -> Result:
+def run(
+    configs: list[EdhocConfig],
+    n: int,
+    warmup: int,
+    timeout_ms: int,
+    seed: int,
+    doc: Result,
+    run: Run | None = None,
+    progress: Progress | None = None,
+) -> Result:
     """Every configuration in turn over its network (one emulated link per network); series into doc."""
     from ..core.paths import secperf_home
     from ..lab.netns import LinkPerNetwork
     from .link_counts import link_timeout_ms
+
     keys = make_keys(secperf_home() / "lab" / "edhoc-keys")
     try:
         with LinkPerNetwork(seed) as links:
@@ -310,9 +391,12 @@ def run(configs: list[EdhocConfig], n: int, warmup: int, timeout_ms: int, seed: 
                     progress("start", cfg, k, len(configs), None)
                 link, err = links.get(cfg.network)
                 if err:
-                    s = R.new_series(cfg.series_id, kind="connect",
-                                     labels={**asdict(cfg), "protocol": "edhoc", "label": cfg.label},
-                                     timer={"name": "EDHOC + OSCORE set-up", "start": TIMER_START, "end": USABLE})
+                    s = R.new_series(
+                        cfg.series_id,
+                        kind="connect",
+                        labels={**asdict(cfg), "protocol": "edhoc", "label": cfg.label},
+                        timer={"name": "EDHOC + OSCORE set-up", "start": TIMER_START, "end": USABLE},
+                    )
                     R.add_failure(s, f"network {cfg.network}: {err}")
                     doc.series.append(R.finalize_series(s))
                 else:

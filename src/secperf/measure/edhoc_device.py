@@ -454,7 +454,9 @@ def make_series(
         )
         app = [x["app_cycles"] for x in s.samples if "app_cycles" in x]
         if app:
-            s.derived_as(DeviceDerived).app_time = T.figure(tuple(statistics.median(c[k] for c in app) for k in range(3)), dev)
+            s.derived_as(DeviceDerived).app_time = T.figure(
+                tuple(statistics.median(c[k] for c in app) for k in range(3)), dev
+            )
     if eb.footprint:
         s.derived_as(DeviceDerived).footprint = eb.footprint
     s.status = "partial" if s.failures else "ok"

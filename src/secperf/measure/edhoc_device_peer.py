@@ -18,7 +18,7 @@ from typing import Any
 
 from ..core.errors import MeasurementError
 
-C_R = b"\x27"        # the responder's connection identifier -8 (as RFC 9529 trace 2)
+C_R = b"\x27"  # the responder's connection identifier -8 (as RFC 9529 trace 2)
 REPLY = b"21.5 C"
 PATH = ("temp",)
 
@@ -29,7 +29,7 @@ def _oscore_context(master_secret: bytes, master_salt: bytes, sender_id: bytes, 
     from aiocoap import oscore
 
     class Ctx(oscore.CanProtect, oscore.CanUnprotect, oscore.SecurityContextUtils):  # type: ignore[misc]  # aiocoap ships no type information
-        def post_seqnoincrease(self) -> None:   # not persisted
+        def post_seqnoincrease(self) -> None:  # not persisted
             pass
 
     c = Ctx()
@@ -51,20 +51,23 @@ class Responder:
     def __init__(self, keys: Path, cred_style: str = "kid") -> None:
         import cbor2
         import lakers
+
         d = Path(keys)
         key = cbor2.loads((d / "server.key").read_bytes())
         self._r = key[-4]
         self._cred_r = cbor2.dumps(cbor2.loads((d / "server.ccs").read_bytes())[14], canonical=True)
         self._cred_i = cbor2.dumps(cbor2.loads((d / "client.ccs").read_bytes())[14], canonical=True)
-        self._transfer = (lakers.CredentialTransfer.ByReference if cred_style == "kid"
-                          else lakers.CredentialTransfer.ByValue)
-        self._res: Any = None   # lakers' EdhocResponder of the session (no type information)
+        self._transfer = (
+            lakers.CredentialTransfer.ByReference if cred_style == "kid" else lakers.CredentialTransfer.ByValue
+        )
+        self._res: Any = None  # lakers' EdhocResponder of the session (no type information)
         self._c_i = b""
-        self._ctx: Any = None   # the OSCORE context once the handshake completed
+        self._ctx: Any = None  # the OSCORE context once the handshake completed
         self.library = f"lakers-python {getattr(lakers, '__version__', '0.6')} (responder), aiocoap OSCORE (server)"
 
     def message_2(self, m1: bytes) -> bytes:
         import lakers
+
         self._ctx = None
         try:
             self._res = lakers.EdhocResponder(self._r, self._cred_r)
@@ -75,6 +78,7 @@ class Responder:
 
     def message_3(self, m3: bytes) -> None:
         import lakers
+
         if self._res is None:
             raise MeasurementError("message_3 before message_1")
         try:
@@ -91,6 +95,7 @@ class Responder:
     def response(self, request: bytes) -> bytes:
         """The protected response to the guest's protected GET /temp (2.05 Content, REPLY)."""
         import aiocoap
+
         if self._ctx is None:
             raise MeasurementError("an OSCORE request before the EDHOC handshake completed")
         try:

@@ -52,8 +52,9 @@ def _cpu() -> int:
     return time.thread_time_ns()
 
 
-def _load(keys: Path, who: str) -> tuple[dict[Any, Any], dict[Any, Any]]:   # COSE key, CCS (CBOR maps)
+def _load(keys: Path, who: str) -> tuple[dict[Any, Any], dict[Any, Any]]:  # COSE key, CCS (CBOR maps)
     import cbor2
+
     return cbor2.loads((keys / f"{who}.key").read_bytes()), cbor2.loads((keys / f"{who}.ccs").read_bytes())
 
 
@@ -63,6 +64,7 @@ def _cred_style(style: str) -> str:
 
 # -- server -------------------------------------------------------------------------------------------
 
+
 async def _serve(a: argparse.Namespace) -> None:
     import aiocoap
     from aiocoap import credentials, edhoc, oscore_sitewrapper, resource
@@ -70,6 +72,7 @@ async def _serve(a: argparse.Namespace) -> None:
     class Temp(resource.Resource):  # type: ignore[misc]  # aiocoap ships no type information
         async def render_get(self, request: Any) -> Any:
             from aiocoap.transports.oscore import OSCOREAddress
+
             if not isinstance(request.remote, OSCOREAddress):  # plain CoAP must not pass for OSCORE
                 return aiocoap.Message(code=aiocoap.UNAUTHORIZED, payload=b"OSCORE required")
             return aiocoap.Message(code=aiocoap.CONTENT, payload=REPLY)
@@ -88,9 +91,20 @@ async def _serve(a: argparse.Namespace) -> None:
     site = resource.Site()
     site.add_resource(PATH, Temp())
     creds = credentials.CredentialsMap()
-    creds.load_from_dict({f"{_origin(a.host, a.port)}/*": {"edhoc-oscore": {
-        "suite": 2, "method": 3, "own_cred_style": _cred_style(a.cred_style),
-        "own_cred": ccs, "private_key": key, "peer_cred": peer}}})
+    creds.load_from_dict(
+        {
+            f"{_origin(a.host, a.port)}/*": {
+                "edhoc-oscore": {
+                    "suite": 2,
+                    "method": 3,
+                    "own_cred_style": _cred_style(a.cred_style),
+                    "own_cred": ccs,
+                    "private_key": key,
+                    "peer_cred": peer,
+                }
+            }
+        }
+    )
     ctx = await aiocoap.Context.create_server_context(Pruning(site, creds), bind=(a.host, a.port))
     print("ready", flush=True)
     try:
@@ -100,6 +114,7 @@ async def _serve(a: argparse.Namespace) -> None:
 
 
 # -- client -------------------------------------------------------------------------------------------
+
 
 class _Timed:
     """Wraps an aiocoap EDHOC-derived OSCORE context: CPU and sizes of protect/unprotect."""
@@ -113,6 +128,7 @@ class _Timed:
 
 def _timed_context(base_cls: Any, timed: _Timed) -> Any:
     """base_cls (an aiocoap security context class) with protect/unprotect timed into `timed`."""
+
     class Ctx(base_cls):  # type: ignore[misc]  # aiocoap ships no type information
         def protect(self, message: Any, request_id: Any = None, *, kid_context: bool = True) -> tuple[Any, Any]:
             c0 = _cpu()
@@ -127,10 +143,11 @@ def _timed_context(base_cls: Any, timed: _Timed) -> Any:
             out = super().unprotect(protected_message, request_id)
             timed.unprotect_ns.append(_cpu() - c0)
             return out
+
     return Ctx
 
 
-def _datagram(msg: Any) -> int:   # an aiocoap Message
+def _datagram(msg: Any) -> int:  # an aiocoap Message
     """The CoAP datagram's size as it travels (header, token, options, payload marker, payload)."""
     try:
         return len(msg.encode())
@@ -138,8 +155,9 @@ def _datagram(msg: Any) -> int:   # an aiocoap Message
         return 4 + len(msg.token or b"") + len(msg.opt.encode()) + (1 + len(msg.payload) if msg.payload else 0)
 
 
-async def _handshake(a: argparse.Namespace, ctx: Any, key: dict[Any, Any], ccs: dict[Any, Any],
-                     peer_ccs: dict[Any, Any], uri: str) -> dict[str, Any]:
+async def _handshake(
+    a: argparse.Namespace, ctx: Any, key: dict[Any, Any], ccs: dict[Any, Any], peer_ccs: dict[Any, Any], uri: str
+) -> dict[str, Any]:
     import aiocoap
     import cbor2
     import lakers
@@ -177,7 +195,8 @@ async def _handshake(a: argparse.Namespace, ctx: Any, key: dict[Any, Any], ccs: 
     timed = _Timed()
     c0 = _cpu()
     secctx = _timed_context(edhoc.EdhocInitiatorContext, timed)(
-        initiator, C_I, c_r, style, _Log())  # prepares message_3 (lakers) here
+        initiator, C_I, c_r, style, _Log()
+    )  # prepares message_3 (lakers) here
     m3 = secctx._message_3
     size["message_3"] = len(m3)
     if a.flow == "combined":
@@ -219,25 +238,35 @@ async def _handshake(a: argparse.Namespace, ctx: Any, key: dict[Any, Any], ccs: 
         # does not carry the outer token), options, payload marker, payload
         wire["message_3+request"] = COAP_HEADER + len(resp.token) + timed.outer_bytes[0] + 1
     first_resp = t_edhoc + int(firsts[0] * 1000) if firsts else t1
-    return {"ok": True,
-            "edhoc_us": (t_edhoc - t0) / 1000,
-            "usable_us": (first_resp - t0) / 1000,   # set-up to the first protected response
-            "m2_us": (t_m2 - t0) / 1000, "m3_us": None if t_m3 is None else (t_m3 - t0) / 1000,
-            "cpu_us": {k: v / 1000 for k, v in seg.items()},
-            "cpu_total_us": c_total / 1000,
-            "edhoc_bytes": size, "coap_bytes": wire, "requests": reqs,
-            "suite": initiator.selected_cipher_suite(),
-            "t0_ns": m0, "t1_ns": time.monotonic_ns()}
+    return {
+        "ok": True,
+        "edhoc_us": (t_edhoc - t0) / 1000,
+        "usable_us": (first_resp - t0) / 1000,  # set-up to the first protected response
+        "m2_us": (t_m2 - t0) / 1000,
+        "m3_us": None if t_m3 is None else (t_m3 - t0) / 1000,
+        "cpu_us": {k: v / 1000 for k, v in seg.items()},
+        "cpu_total_us": c_total / 1000,
+        "edhoc_bytes": size,
+        "coap_bytes": wire,
+        "requests": reqs,
+        "suite": initiator.selected_cipher_suite(),
+        "t0_ns": m0,
+        "t1_ns": time.monotonic_ns(),
+    }
 
 
 class _Log:
     """aiocoap's EDHOC contexts want a logger; the worker's stdout carries JSON only."""
-    def debug(self, *a: object, **k: object) -> None: pass
+
+    def debug(self, *a: object, **k: object) -> None:
+        pass
+
     info = warning = error = debug
 
 
 async def _client(a: argparse.Namespace) -> int:
     import aiocoap
+
     key, ccs = _load(Path(a.keys), "client")
     _, peer = _load(Path(a.keys), "server")
     uri = _origin(a.host, a.port)

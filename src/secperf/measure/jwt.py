@@ -47,21 +47,25 @@ def signing_input(alg: str, sub: str, lifetime_s: int, now: float | None = None)
     now = time.time() if now is None else now
     header = {"alg": alg, "typ": "JWT"}
     claims = {"sub": sub, "iat": int(now), "nbf": int(now) - 5, "exp": math.ceil(now) + lifetime_s}
-    return f"{b64url(json.dumps(header, separators=(',', ':')).encode())}." \
-           f"{b64url(json.dumps(claims, separators=(',', ':')).encode())}".encode()
+    return (
+        f"{b64url(json.dumps(header, separators=(',', ':')).encode())}."
+        f"{b64url(json.dumps(claims, separators=(',', ':')).encode())}".encode()
+    )
 
 
-Sign = Callable[[bytes], bytes]   # signing input -> JWS signature
-MakeSocket = Callable[[], socket.socket]   # a TCP socket made elsewhere (another network namespace)
+Sign = Callable[[bytes], bytes]  # signing input -> JWS signature
+MakeSocket = Callable[[], socket.socket]  # a TCP socket made elsewhere (another network namespace)
 Emit = Callable[[dict[str, Any]], None]
 
 
 def software_signer(private_key: PrivateKeyTypes) -> tuple[str, Sign]:
     """sign(signing_input) -> JWS signature bytes (ES256: raw r||s, RS256: PKCS#1 v1.5)."""
     if isinstance(private_key, ec.EllipticCurvePrivateKey):
+
         def sign(data: bytes) -> bytes:
             r, s = decode_dss_signature(private_key.sign(data, ec.ECDSA(hashes.SHA256())))
             return r.to_bytes(32, "big") + s.to_bytes(32, "big")
+
         return "ES256", sign
     if isinstance(private_key, rsa.RSAPrivateKey):
         return "RS256", lambda data: private_key.sign(data, padding.PKCS1v15(), hashes.SHA256())
@@ -97,14 +101,16 @@ class _Connection(http.client.HTTPSConnection):
     """HTTPS to `addr`:port with SNI, Host and certificate name `localhost`; the TCP socket comes
     from make_socket() when given (a socket made in another network namespace)."""
 
-    def __init__(self, addr: str, port: int, ctx: ssl.SSLContext, timeout_s: float,
-                 make_socket: MakeSocket | None = None) -> None:
+    def __init__(
+        self, addr: str, port: int, ctx: ssl.SSLContext, timeout_s: float, make_socket: MakeSocket | None = None
+    ) -> None:
         super().__init__(SERVER_NAME, port, context=ctx, timeout=timeout_s)
         self._addr, self._make_socket = addr, make_socket
         self._create_connection = self._dial
 
-    def _dial(self, address: tuple[str, int], timeout: float | None,
-              source_address: tuple[str, int] | None = None) -> socket.socket:
+    def _dial(
+        self, address: tuple[str, int], timeout: float | None, source_address: tuple[str, int] | None = None
+    ) -> socket.socket:
         if self._make_socket is None:
             return socket.create_connection((self._addr, address[1]), timeout, source_address)
         sock = self._make_socket()
@@ -117,8 +123,14 @@ class _Connection(http.client.HTTPSConnection):
         return sock
 
 
-def request(port: int, ctx: ssl.SSLContext, token: str, timeout_s: float = 10.0, addr: str = "127.0.0.1",
-            make_socket: MakeSocket | None = None) -> tuple[int, bytes]:
+def request(
+    port: int,
+    ctx: ssl.SSLContext,
+    token: str,
+    timeout_s: float = 10.0,
+    addr: str = "127.0.0.1",
+    make_socket: MakeSocket | None = None,
+) -> tuple[int, bytes]:
     """One GET /data with the bearer token on a new connection (TCP, TLS, request, response)."""
     conn = _Connection(addr, port, ctx, timeout_s, make_socket)
     try:
@@ -129,9 +141,21 @@ def request(port: int, ctx: ssl.SSLContext, token: str, timeout_s: float = 10.0,
         conn.close()
 
 
-def jwt_loop(alg: str, sign: Sign, *, fresh: bool, port: int, ca_file: str, n: int, warmup: int,
-             lifetime_s: int, emit: Emit, addr: str = "127.0.0.1", timeout_s: float = 10.0,
-             make_socket: MakeSocket | None = None) -> None:
+def jwt_loop(
+    alg: str,
+    sign: Sign,
+    *,
+    fresh: bool,
+    port: int,
+    ca_file: str,
+    n: int,
+    warmup: int,
+    lifetime_s: int,
+    emit: Emit,
+    addr: str = "127.0.0.1",
+    timeout_s: float = 10.0,
+    make_socket: MakeSocket | None = None,
+) -> None:
     """The measured loop, shared by the software path and the token worker; emit(dict) per iteration."""
     ctx = ssl.create_default_context(cafile=ca_file)
     cached = None if fresh else make_jwt(alg, sign, "secperf-device", lifetime_s)
@@ -143,9 +167,28 @@ def jwt_loop(alg: str, sign: Sign, *, fresh: bool, port: int, ca_file: str, n: i
             status, body = request(port, ctx, token, timeout_s, addr, make_socket)
             t2 = time.monotonic_ns()
             ok = status == 200
-            emit({"type": "iter", "i": i, "warmup": i < warmup, "ok": ok, "start_ns": t0, "end_ns": t2,
-                  "sign_ns": t1 - t0, "request_ns": t2 - t1,
-                  **({} if ok else {"reason": f"HTTP {status}: {body[:200].decode(errors='replace')}"})})
+            emit(
+                {
+                    "type": "iter",
+                    "i": i,
+                    "warmup": i < warmup,
+                    "ok": ok,
+                    "start_ns": t0,
+                    "end_ns": t2,
+                    "sign_ns": t1 - t0,
+                    "request_ns": t2 - t1,
+                    **({} if ok else {"reason": f"HTTP {status}: {body[:200].decode(errors='replace')}"}),
+                }
+            )
         except Exception as exc:
-            emit({"type": "iter", "i": i, "warmup": i < warmup, "ok": False, "start_ns": t0,
-                  "end_ns": time.monotonic_ns(), "reason": f"{type(exc).__name__}: {exc}"})
+            emit(
+                {
+                    "type": "iter",
+                    "i": i,
+                    "warmup": i < warmup,
+                    "ok": False,
+                    "start_ns": t0,
+                    "end_ns": time.monotonic_ns(),
+                    "reason": f"{type(exc).__name__}: {exc}",
+                }
+            )

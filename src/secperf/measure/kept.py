@@ -28,7 +28,7 @@ from .link_counts import link_counters
 if TYPE_CHECKING:
     from ..core.store import Run
 
-TOPIC = "secperf/kept/msg"   # 16 bytes: the planner's MQTT framing assumes a 16-byte topic
+TOPIC = "secperf/kept/msg"  # 16 bytes: the planner's MQTT framing assumes a 16-byte topic
 TIMER = ("client.publish() called (QoS 1 PUBLISH on a kept MQTT/TLS session)", "PUBACK received (on_publish)")
 
 
@@ -36,11 +36,19 @@ def kept_series_id(network: str) -> str:
     return f"connect/mqtt/paho/software/kept{'' if network in ('loopback', 'none') else '@' + network}"
 
 
-def measure_kept_mqtt(network: str, p: C.ConnectParams, doc: Result, run: Run | None = None, messages: int = 5,
-                      payload_bytes: int = 64, gap_ms: int = 250) -> Series:
+def measure_kept_mqtt(
+    network: str,
+    p: C.ConnectParams,
+    doc: Result,
+    run: Run | None = None,
+    messages: int = 5,
+    payload_bytes: int = 64,
+    gap_ms: int = 250,
+) -> Series:
     """p.n kept connections (after p.warmup warm-up ones), `messages` publishes each: one series of
     per-message latencies, appended to doc.series and returned."""
     from ..lab.netns import LinkPerNetwork
+
     cfg = C.ConnectConfig("mqtt", "software", "full", client="paho", network=network)
     s = C.new_series(cfg, TIMER[0], TIMER[1], "time.perf_counter_ns (in-process)")
     s.id = kept_series_id(network)
@@ -53,7 +61,11 @@ def measure_kept_mqtt(network: str, p: C.ConnectParams, doc: Result, run: Run | 
         return s
     pki = LabPKI(p.pki_root).ensure()
     if p.workdir is None:
-        base = run.dir / "kept" if run is not None else Path(os.environ.get("TMPDIR", "/tmp")) / f"secperf-kept-{os.getpid()}"
+        base = (
+            run.dir / "kept"
+            if run is not None
+            else Path(os.environ.get("TMPDIR", "/tmp")) / f"secperf-kept-{os.getpid()}"
+        )
         p = replace(p, workdir=private_dir(base))
     with LinkPerNetwork(p.seed) as links:
         link, err = links.get(network)
@@ -68,17 +80,43 @@ def measure_kept_mqtt(network: str, p: C.ConnectParams, doc: Result, run: Run | 
         km, server = ready
         dial = C.dial_for(link, p)
         certs = pki.server(cfg.server_cert, 1)
-        argv = dial.argv([sys.executable, "-m", "secperf.measure.paho_client", "--host", dial.host,
-                          "--port", str(server.port), "--ca", str(certs.ca), "--cert", str(km.cert),
-                          "--key", str(km.key), "--n", str(p.n), "--warmup", str(p.warmup),
-                          "--timeout-ms", str(dial.timeout_ms), "--client-id", f"secperf-kept-{os.getpid()}",
-                          "--messages", str(messages), "--payload-bytes", str(payload_bytes), "--topic", TOPIC,
-                          "--gap-ms", str(gap_ms)])
+        argv = dial.argv(
+            [
+                sys.executable,
+                "-m",
+                "secperf.measure.paho_client",
+                "--host",
+                dial.host,
+                "--port",
+                str(server.port),
+                "--ca",
+                str(certs.ca),
+                "--cert",
+                str(km.cert),
+                "--key",
+                str(km.key),
+                "--n",
+                str(p.n),
+                "--warmup",
+                str(p.warmup),
+                "--timeout-ms",
+                str(dial.timeout_ms),
+                "--client-id",
+                f"secperf-kept-{os.getpid()}",
+                "--messages",
+                str(messages),
+                "--payload-bytes",
+                str(payload_bytes),
+                "--topic",
+                TOPIC,
+                "--gap-ms",
+                str(gap_ms),
+            ]
+        )
         budget = (p.n + p.warmup) * (messages + 1) * (dial.timeout_ms / 1000 + gap_ms / 1000 + 1) + 30
         try:
             with link_counters(s.derived_as(LinkedDerived), dial.link):
-                r = registry.run(argv, "paho kept worker", capture_output=True, text=True, env=km.env,
-                                 timeout=budget)
+                r = registry.run(argv, "paho kept worker", capture_output=True, text=True, env=km.env, timeout=budget)
         except subprocess.TimeoutExpired:
             r = None
             R.add_failure(s, f"paho-mqtt kept worker did not finish within {budget:.0f} s")
@@ -94,8 +132,9 @@ def measure_kept_mqtt(network: str, p: C.ConnectParams, doc: Result, run: Run | 
             if line.get("ok"):
                 s.values_us.append(float(line["usable_us"]))
             else:
-                R.add_failure(s, f"connection {line.get('i')} message {line.get('k', '-')}: "
-                                 f"{line.get('reason', 'failed')}")
+                R.add_failure(
+                    s, f"connection {line.get('i')} message {line.get('k', '-')}: {line.get('reason', 'failed')}"
+                )
         if r.returncode != 0:
             R.add_failure(s, f"paho-mqtt kept worker exited {r.returncode}: {r.stderr.strip()[-300:]}")
         # every timed message rides on a session kept from before (the metrics' session reuse counts it)

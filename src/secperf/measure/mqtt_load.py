@@ -37,13 +37,13 @@ if TYPE_CHECKING:
     from ..lab.pki import LabPKI
     from .server_target import LoadTarget
 
-ClientPair = tuple[Path, Path]   # a client certificate and its key
+ClientPair = tuple[Path, Path]  # a client certificate and its key
 
 MQTTLOAD_NAME = "secperf-mqttload"
 POLICIES = ("none", "fixed", "exponential", "decorrelated")
 PHASES = ("ramp", "hold", "storm")
-FD_MARGIN = 64          # open files the generator and the broker keep beside their clients' sockets
-SE_SAMPLES = 4096       # signing times drawn from the profile, cycled through by the generator
+FD_MARGIN = 64  # open files the generator and the broker keep beside their clients' sockets
+SE_SAMPLES = 4096  # signing times drawn from the profile, cycled through by the generator
 
 
 def find_mqttload() -> Path:
@@ -53,28 +53,28 @@ def find_mqttload() -> Path:
 @dataclass(frozen=True)
 class MqttLoadConfig:
     clients: int = 100
-    connect_rate: float = 200.0     # ramp: new connections per second
+    connect_rate: float = 200.0  # ramp: new connections per second
     hold_s: float = 10.0
-    publish_rate: float = 100.0     # PUBLISH per second over all clients
+    publish_rate: float = 100.0  # PUBLISH per second over all clients
     qos: int = 1
-    payload: int = 32               # bytes
+    payload: int = 32  # bytes
     keepalive_s: int = 60
-    timeout_s: float = 10.0         # per attempt (connect to CONNACK)
+    timeout_s: float = 10.0  # per attempt (connect to CONNACK)
     storm: bool = True
     policy: str = "exponential"
     base_s: float = 0.5
     cap_s: float = 8.0
     max_attempts: int = 100
     storm_max_s: float = 300.0
-    spread_s: float = 0.0           # the storm's first attempts spread uniformly over this
-    resume_ratio: float = 0.0       # share of (re)connections offering the newest session
-    se_profile: str | None = None   # a secure element's signing time per connection (client side)
-    key: str = "ecdsa-p256"         # the broker's key
-    client_auth: bool = True        # mosquitto's require_certificate
+    spread_s: float = 0.0  # the storm's first attempts spread uniformly over this
+    resume_ratio: float = 0.0  # share of (re)connections offering the newest session
+    se_profile: str | None = None  # a secure element's signing time per connection (client side)
+    key: str = "ecdsa-p256"  # the broker's key
+    client_auth: bool = True  # mosquitto's require_certificate
     depth: int = 1
     tls: str = "1.3"
-    core: int = 0                   # the broker's core
-    capacity_s: float = 2.0         # each capacity run (before and after), seconds
+    core: int = 0  # the broker's core
+    capacity_s: float = 2.0  # each capacity run (before and after), seconds
     seed: int = 1
 
 
@@ -82,11 +82,18 @@ def validate(c: MqttLoadConfig) -> None:
     """Every option checked before anything starts; what mosquitto cannot do is named."""
     if not 1 <= c.clients <= 1_000_000:
         raise InputError(f"--clients {c.clients}: give 1..1,000,000")
-    checks = (("--connect-rate", c.connect_rate, 0.1, 1e6), ("--hold", c.hold_s, 0, 86400),
-              ("--publish-rate", c.publish_rate, 0, 1e6), ("--timeout", c.timeout_s, 0.01, 3600),
-              ("--base", c.base_s, 0, 86400), ("--cap", c.cap_s, 0, 86400), ("--storm-max", c.storm_max_s, 1, 86400),
-              ("--spread", c.spread_s, 0, 86400),
-              ("--resume-ratio", c.resume_ratio, 0, 1), ("--capacity-seconds", c.capacity_s, 0.2, 600))
+    checks = (
+        ("--connect-rate", c.connect_rate, 0.1, 1e6),
+        ("--hold", c.hold_s, 0, 86400),
+        ("--publish-rate", c.publish_rate, 0, 1e6),
+        ("--timeout", c.timeout_s, 0.01, 3600),
+        ("--base", c.base_s, 0, 86400),
+        ("--cap", c.cap_s, 0, 86400),
+        ("--storm-max", c.storm_max_s, 1, 86400),
+        ("--spread", c.spread_s, 0, 86400),
+        ("--resume-ratio", c.resume_ratio, 0, 1),
+        ("--capacity-seconds", c.capacity_s, 0.2, 600),
+    )
     for name, v, lo, hi in checks:
         if not (isinstance(v, (int, float)) and math.isfinite(v) and lo <= v <= hi):
             raise InputError(f"{name} {v}: give {lo:g}..{hi:g}")
@@ -105,18 +112,23 @@ def validate(c: MqttLoadConfig) -> None:
     if c.key not in KEYS:
         raise InputError(f"--key {c.key!r}: known: {', '.join(k for k in KEYS if not k.endswith('-nocrt'))}")
     if c.key.endswith("-nocrt"):
-        raise InputError(f"--key {c.key}: mosquitto loads its key from a PEM file, which OpenSSL cannot read "
-                         "without CRT parameters; a no-CRT key runs on `secperf server --server probe` only")
+        raise InputError(
+            f"--key {c.key}: mosquitto loads its key from a PEM file, which OpenSSL cannot read "
+            "without CRT parameters; a no-CRT key runs on `secperf server --server probe` only"
+        )
     if not 1 <= c.depth <= 3:
         raise InputError(f"--chain-depth {c.depth}: give 1..3")
     if not 0 <= c.core < (os.cpu_count() or 1):
         raise InputError(f"--core {c.core}: this machine has cores 0..{(os.cpu_count() or 1) - 1}")
     if c.se_profile is not None:
         from ..inputs.se_profiles import get_profile
-        get_profile(c.se_profile)   # an unknown profile names the known ones
+
+        get_profile(c.se_profile)  # an unknown profile names the known ones
         if not c.client_auth:
-            raise InputError(f"--se {c.se_profile} with --client-auth off: without client authentication the "
-                             "client never signs, so its secure element costs nothing; turn --client-auth on")
+            raise InputError(
+                f"--se {c.se_profile} with --client-auth off: without client authentication the "
+                "client never signs, so its secure element costs nothing; turn --client-auth on"
+            )
 
 
 def se_samples_file(profile_name: str, path: Path, seed: int) -> Path:
@@ -125,6 +137,7 @@ def se_samples_file(profile_name: str, path: Path, seed: int) -> Path:
     import numpy as np
 
     from ..inputs.se_profiles import get_profile
+
     prof = get_profile(profile_name)
     rng = np.random.default_rng(seed)
     ms = prof.sample_ms("C_SignInit", rng, SE_SAMPLES) + prof.sample_ms("C_Sign", rng, SE_SAMPLES)
@@ -140,12 +153,19 @@ def se_said(profile_name: str | None, path: Path | None) -> dict[str, Any] | Non
     import statistics
 
     from ..inputs.se_profiles import get_profile
+
     prof = get_profile(profile_name)
     ms = [float(x) for x in path.read_text().split()]
-    return {"profile": profile_name, "calls": "C_SignInit + C_Sign (kept session and key handle)",
-            "drawn": len(ms), "mean_ms": statistics.fmean(ms), "p50_ms": statistics.median(ms),
-            "where": "the client's handshake pauses this long when the broker asks for its certificate; the "
-                     "signature itself is the software key's", "source": prof.source}
+    return {
+        "profile": profile_name,
+        "calls": "C_SignInit + C_Sign (kept session and key handle)",
+        "drawn": len(ms),
+        "mean_ms": statistics.fmean(ms),
+        "p50_ms": statistics.median(ms),
+        "where": "the client's handshake pauses this long when the broker asks for its certificate; the "
+        "signature itself is the software key's",
+        "source": prof.source,
+    }
 
 
 def fd_limits(clients: int) -> dict[str, int]:
@@ -156,29 +176,69 @@ def fd_limits(clients: int) -> dict[str, int]:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
         soft = hard
     if soft != resource.RLIM_INFINITY and clients + FD_MARGIN > soft:
-        raise InputError(f"--clients {clients}: the open-file limit binds: RLIMIT_NOFILE {soft} (hard limit {hard}) "
-                         f"holds at most {soft - FD_MARGIN} clients (one socket each in the generator and in "
-                         "mosquitto, which inherits the limit)")
+        raise InputError(
+            f"--clients {clients}: the open-file limit binds: RLIMIT_NOFILE {soft} (hard limit {hard}) "
+            f"holds at most {soft - FD_MARGIN} clients (one socket each in the generator and in "
+            "mosquitto, which inherits the limit)"
+        )
     lo, hi = 32768, 60999
     try:
         lo, hi = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
     except (OSError, ValueError):
         pass
     ports = hi - lo + 1
-    return {"nofile": soft, "nofile_hard": hard, "ephemeral_ports": ports,
-            "source_addrs": max(1, math.ceil(clients / ports))}
+    return {
+        "nofile": soft,
+        "nofile_hard": hard,
+        "ephemeral_ports": ports,
+        "source_addrs": max(1, math.ceil(clients / ports)),
+    }
 
 
-def mqttload_argv(port: int, c: MqttLoadConfig, client_pair: ClientPair | None, source_addrs: int, se_file: Path | None) -> list[str]:
-    argv = [str(find_mqttload()), "--port", str(port), "--clients", str(c.clients),
-            "--connect-rate", f"{c.connect_rate:g}", "--hold", f"{c.hold_s:g}", "--publish-rate", f"{c.publish_rate:g}",
-            "--qos", str(c.qos), "--payload", str(c.payload), "--keepalive", str(c.keepalive_s),
-            "--timeout-ms", str(max(1, int(c.timeout_s * 1000))), "--backoff", c.policy,
-            "--backoff-base-ms", f"{c.base_s * 1000:g}", "--backoff-cap-ms", f"{c.cap_s * 1000:g}",
-            "--max-attempts", str(c.max_attempts), "--storm-max", f"{c.storm_max_s:g}",
-            "--spread-ms", f"{c.spread_s * 1000:g}",
-            "--resume-ratio", f"{c.resume_ratio:g}", "--tls", c.tls, "--source-addrs", str(source_addrs),
-            "--seed", str(c.seed)]
+def mqttload_argv(
+    port: int, c: MqttLoadConfig, client_pair: ClientPair | None, source_addrs: int, se_file: Path | None
+) -> list[str]:
+    argv = [
+        str(find_mqttload()),
+        "--port",
+        str(port),
+        "--clients",
+        str(c.clients),
+        "--connect-rate",
+        f"{c.connect_rate:g}",
+        "--hold",
+        f"{c.hold_s:g}",
+        "--publish-rate",
+        f"{c.publish_rate:g}",
+        "--qos",
+        str(c.qos),
+        "--payload",
+        str(c.payload),
+        "--keepalive",
+        str(c.keepalive_s),
+        "--timeout-ms",
+        str(max(1, int(c.timeout_s * 1000))),
+        "--backoff",
+        c.policy,
+        "--backoff-base-ms",
+        f"{c.base_s * 1000:g}",
+        "--backoff-cap-ms",
+        f"{c.cap_s * 1000:g}",
+        "--max-attempts",
+        str(c.max_attempts),
+        "--storm-max",
+        f"{c.storm_max_s:g}",
+        "--spread-ms",
+        f"{c.spread_s * 1000:g}",
+        "--resume-ratio",
+        f"{c.resume_ratio:g}",
+        "--tls",
+        c.tls,
+        "--source-addrs",
+        str(source_addrs),
+        "--seed",
+        str(c.seed),
+    ]
     if c.storm:
         argv.append("--storm")
     if client_pair:
@@ -193,10 +253,21 @@ def capacity(port: int, broker_pid: int, c: MqttLoadConfig, client_pair: ClientP
     32 clients of secperf-loadgen --app mqtt), its CPU per connection and what limited it."""
     cfg = ServerConfig("mosquitto", c.key, client_auth=c.client_auth, resume_ratio=0.0, depth=c.depth, tls=c.tls)
     p = LoadParams(concurrency=[32], duration_s=c.capacity_s, warmup_s=0.3, seed=c.seed, core=c.core)
-    lv = summarize_level(run_level(loadgen_argv(port, cfg, 32, p, client_pair, app="mqtt"), broker_pid,
-                                   c.capacity_s + 30))
-    return {k: lv.get(k) for k in ("handshakes_per_s", "handshakes", "failed", "server_cpu_us_per_handshake",
-                                   "server_utilisation", "limited_by", "errors")}
+    lv = summarize_level(
+        run_level(loadgen_argv(port, cfg, 32, p, client_pair, app="mqtt"), broker_pid, c.capacity_s + 30)
+    )
+    return {
+        k: lv.get(k)
+        for k in (
+            "handshakes_per_s",
+            "handshakes",
+            "failed",
+            "server_cpu_us_per_handshake",
+            "server_utilisation",
+            "limited_by",
+            "errors",
+        )
+    }
 
 
 def _phase_figures(line: dict[str, Any], cpu_s: float | None) -> dict[str, Any]:
@@ -214,11 +285,14 @@ def _phase_figures(line: dict[str, Any], cpu_s: float | None) -> dict[str, Any]:
 
 def run_mqttload(argv: list[str], broker_pid: int | None, cores: list[int], timeout_s: float) -> dict[str, Any]:
     """Runs the generator (pinned to `cores`), reading the broker's CPU at each phase line as it comes."""
+
     def pre() -> None:
         os.sched_setaffinity(0, cores)
+
     cpu0 = process_cpu_s(broker_pid) if broker_pid else None
-    proc = registry.spawn(argv, "secperf-mqttload", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          preexec_fn=pre)
+    proc = registry.spawn(
+        argv, "secperf-mqttload", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=pre
+    )
     lines: list[dict[str, Any]] = []
     phases: list[dict[str, Any]] = []
     deadline = time.monotonic() + timeout_s
@@ -233,7 +307,7 @@ def run_mqttload(argv: list[str], broker_pid: int | None, cores: list[int], time
                 try:
                     cpu = process_cpu_s(broker_pid) if broker_pid else None
                 except MeasurementError:
-                    cpu = None      # the broker is gone: its CPU is not read (the phase still counts)
+                    cpu = None  # the broker is gone: its CPU is not read (the phase still counts)
                 phases.append(_phase_figures(m, cpu - cpu0 if cpu is not None and cpu0 is not None else None))
                 cpu0 = cpu
             if time.monotonic() > deadline:
@@ -250,14 +324,19 @@ def run_mqttload(argv: list[str], broker_pid: int | None, cores: list[int], time
     end = next((m for m in lines if m.get("type") == "end"), None)
     if end is None:
         raise ServerMeasureError(f"secperf-mqttload gave no end line (exit {rc}): {err.strip()[-300:]}")
-    return {"meta": next((m for m in lines if m.get("type") == "meta"), {}), "phases": phases, "end": end,
-            "intervals": [m for m in lines if m.get("type") == "interval"]}
+    return {
+        "meta": next((m for m in lines if m.get("type") == "meta"), {}),
+        "phases": phases,
+        "end": end,
+        "intervals": [m for m in lines if m.get("type") == "interval"],
+    }
 
 
 def measure(pki: LabPKI, c: MqttLoadConfig, workdir: Path) -> dict[str, Any]:
     """Starts mosquitto (pinned to c.core) with the lab's certificates, measures its capacity, runs the
     load (and the storm), measures the capacity again, stops it. Returns everything the Result keeps."""
     from ..lab.iot_services import Mosquitto
+
     validate(c)
     limits = fd_limits(c.clients)
     wd = private_dir(workdir)
@@ -265,10 +344,19 @@ def measure(pki: LabPKI, c: MqttLoadConfig, workdir: Path) -> dict[str, Any]:
     client = pki.client("ecdsa-p256")
     pair = (client.cert, client.key) if c.client_auth else None
     se_file = se_samples_file(c.se_profile, wd / "se-signing-ms.txt", c.seed) if c.se_profile else None
-    broker = Mosquitto(certs, client.ca, nodelay=True, workdir=wd / "mosquitto", require_certificate=c.client_auth,
-                       max_connections=-1, connection_messages=False, tls_version=None)
+    broker = Mosquitto(
+        certs,
+        client.ca,
+        nodelay=True,
+        workdir=wd / "mosquitto",
+        require_certificate=c.client_auth,
+        max_connections=-1,
+        connection_messages=False,
+        tls_version=None,
+    )
     if c.key == "rsa-1024":
         from .server_start import low_seclevel_conf
+
         conf = wd / "openssl-seclevel0.cnf"
         write_private(conf, low_seclevel_conf().encode())
         broker.prefix = ["env", f"OPENSSL_CONF={conf}"]
@@ -283,19 +371,23 @@ def measure(pki: LabPKI, c: MqttLoadConfig, workdir: Path) -> dict[str, Any]:
         before = capacity(bport, bpid, c, pair)
         time.sleep(0.5)
         budget = (c.clients / c.connect_rate + c.timeout_s + 30) + c.hold_s + (c.storm_max_s if c.storm else 0) + 120
-        run = run_mqttload(mqttload_argv(bport, c, pair, limits["source_addrs"], se_file), bpid,
-                           cores, budget)
+        run = run_mqttload(mqttload_argv(bport, c, pair, limits["source_addrs"], se_file), bpid, cores, budget)
         time.sleep(0.5)
         after = capacity(bport, bpid, c, pair)
         described = broker.describe()
     finally:
         broker.stop()
     caps = [x["handshakes_per_s"] for x in (before, after) if x.get("handshakes_per_s")]
-    return {"config": asdict(c), "limits": limits, "broker": {k: described.get(k) for k in
-                                                              ("set_tcp_nodelay", "require_certificate",
-                                                               "max_connections")},
-            "capacity_per_s": sum(caps) / len(caps) if caps else None, "capacity_before": before,
-            "capacity_after": after, "se": se_said(c.se_profile, se_file), **run}
+    return {
+        "config": asdict(c),
+        "limits": limits,
+        "broker": {k: described.get(k) for k in ("set_tcp_nodelay", "require_certificate", "max_connections")},
+        "capacity_per_s": sum(caps) / len(caps) if caps else None,
+        "capacity_before": before,
+        "capacity_after": after,
+        "se": se_said(c.se_profile, se_file),
+        **run,
+    }
 
 
 def measure_target(lt: LoadTarget, c: MqttLoadConfig, workdir: Path) -> dict[str, Any]:
@@ -304,6 +396,7 @@ def measure_target(lt: LoadTarget, c: MqttLoadConfig, workdir: Path) -> dict[str
     (it runs on its own machine); its capacity is measured as for mosquitto here, with the target's
     offer (secperf-loadgen --app mqtt, 32 clients), before and after."""
     from .server_target import SERVER_CPU_NOT_MEASURED
+
     validate(c)
     limits = fd_limits(c.clients)
     wd = private_dir(workdir)
@@ -313,11 +406,25 @@ def measure_target(lt: LoadTarget, c: MqttLoadConfig, workdir: Path) -> dict[str
     cores = sorted(os.sched_getaffinity(0))
 
     def cap() -> dict[str, Any]:
-        argv = [str(find_native("secperf-loadgen", "bin", "SECPERF_LOADGEN", "native/loadgen")), *lt.loadgen_args(),
-                "--app", "mqtt", "--concurrency", "32", "--duration", f"{c.capacity_s:g}", "--warmup", "0.3",
-                "--tls", c.tls, "--seed", str(c.seed)]
+        argv = [
+            str(find_native("secperf-loadgen", "bin", "SECPERF_LOADGEN", "native/loadgen")),
+            *lt.loadgen_args(),
+            "--app",
+            "mqtt",
+            "--concurrency",
+            "32",
+            "--duration",
+            f"{c.capacity_s:g}",
+            "--warmup",
+            "0.3",
+            "--tls",
+            c.tls,
+            "--seed",
+            str(c.seed),
+        ]
         lv = summarize_level(run_level(argv, None, c.capacity_s + 30, cores))
         return {k: lv.get(k) for k in ("handshakes_per_s", "handshakes", "failed", "limited_by", "errors")}
+
     before = cap()
     argv = mqttload_argv(t["port"], c, pair, limits["source_addrs"] if t["host"].startswith("127.") else 1, se_file)
     argv += ["--host", t["host"], "--servername", t["servername"], *lt.tls_args()]
@@ -325,6 +432,14 @@ def measure_target(lt: LoadTarget, c: MqttLoadConfig, workdir: Path) -> dict[str
     run = run_mqttload(argv, None, cores, budget)
     after = cap()
     caps = [x["handshakes_per_s"] for x in (before, after) if x.get("handshakes_per_s")]
-    return {"config": asdict(c), "limits": limits, "target": lt.labels(), "broker": {"cpu": SERVER_CPU_NOT_MEASURED},
-            "capacity_per_s": sum(caps) / len(caps) if caps else None, "capacity_before": before,
-            "capacity_after": after, "se": se_said(c.se_profile, se_file), **run}
+    return {
+        "config": asdict(c),
+        "limits": limits,
+        "target": lt.labels(),
+        "broker": {"cpu": SERVER_CPU_NOT_MEASURED},
+        "capacity_per_s": sum(caps) / len(caps) if caps else None,
+        "capacity_before": before,
+        "capacity_after": after,
+        "se": se_said(c.se_profile, se_file),
+        **run,
+    }

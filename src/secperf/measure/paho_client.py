@@ -36,14 +36,16 @@ from typing import Any
 from secperf.core.wait import wait_until
 
 
-def _drive(c: Any, done: Callable[[], bool], timeout_ms: int, step_s: float) -> bool:   # c: paho's Client
+def _drive(c: Any, done: Callable[[], bool], timeout_ms: int, step_s: float) -> bool:  # c: paho's Client
     """Run paho's network loop (`step_s` at most per call, waiting on the socket) until done()
     holds or timeout_ms pass; whether it holds."""
+
     def step() -> bool:
         if done():
             return True
         c.loop(timeout=step_s)
         return done()
+
     return bool(wait_until(step, timeout_ms / 1000, interval_s=0))
 
 
@@ -56,6 +58,7 @@ def _one(mqtt: ModuleType, a: argparse.Namespace, i: int) -> dict[str, Any]:
     def on_connect(_c: object, _u: object, _f: object, rc: Any, _props: object = None) -> None:
         got["t1"] = time.perf_counter_ns()
         got["rc"] = int(rc.value if hasattr(rc, "value") else rc)
+
     c.on_connect = on_connect
     m0 = time.monotonic_ns()
     t0 = time.perf_counter_ns()
@@ -73,8 +76,14 @@ def _one(mqtt: ModuleType, a: argparse.Namespace, i: int) -> dict[str, Any]:
     bracket = {"t0_ns": m0, "t1_ns": time.monotonic_ns()}
     if "t1" not in got or got.get("rc") != 0:
         return {"ok": False, "reason": f"no CONNACK accepted within {a.timeout_ms} ms (rc={got.get('rc')})", **bracket}
-    return {"ok": True, "usable_us": (got["t1"] - t0) / 1000, "connect_us": (t_hs - t0) / 1000,
-            "step_us": (got["t1"] - t_hs) / 1000, "rc": got["rc"], **bracket}
+    return {
+        "ok": True,
+        "usable_us": (got["t1"] - t0) / 1000,
+        "connect_us": (t_hs - t0) / 1000,
+        "step_us": (got["t1"] - t_hs) / 1000,
+        "rc": got["rc"],
+        **bracket,
+    }
 
 
 def _acked(got: dict[str, Any], mid: int) -> bool:
@@ -85,6 +94,7 @@ def _acked(got: dict[str, Any], mid: int) -> bool:
 def _kept(mqtt: ModuleType, a: argparse.Namespace, i: int) -> list[dict[str, Any]]:
     """One connection kept for a.messages QoS 1 publishes; a line per message (or one failure)."""
     import socket
+
     got: dict[str, Any] = {}
     c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"{a.client_id}-k{i}")
     c.tls_set(ca_certs=a.ca, certfile=a.cert, keyfile=a.key, tls_version=ssl.PROTOCOL_TLS_CLIENT)

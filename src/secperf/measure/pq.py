@@ -24,25 +24,31 @@ class PQUnavailable(SetupError):
 
 def openssl_text() -> str:
     from cryptography.hazmat.backends.openssl.backend import backend
+
     return backend.openssl_version_text()
 
 
 def library_label() -> str:
     import cryptography
     from cryptography.hazmat.backends.openssl.backend import backend
+
     return f"cryptography {cryptography.__version__} ({backend.openssl_version_text()}, bundled)"
 
 
-def _classes(alg: str) -> Any:   # the MLKEM*/MLDSA* private key class, looked up by its name
+def _classes(alg: str) -> Any:  # the MLKEM*/MLDSA* private key class, looked up by its name
     from cryptography.hazmat.primitives.asymmetric import mldsa, mlkem
+
     if alg.startswith("ml-kem-"):
         cls = getattr(mlkem, f"MLKEM{alg.rsplit('-', 1)[1]}PrivateKey", None)
     else:
         cls = getattr(mldsa, f"MLDSA{alg.rsplit('-', 1)[1]}PrivateKey", None)
     if cls is None:
         import cryptography
-        raise PQUnavailable(f"cryptography {cryptography.__version__} does not offer {alg} "
-                            f"(no {alg.upper().replace('-', '')} class in its API)")
+
+        raise PQUnavailable(
+            f"cryptography {cryptography.__version__} does not offer {alg} "
+            f"(no {alg.upper().replace('-', '')} class in its API)"
+        )
     return cls
 
 
@@ -68,9 +74,15 @@ def make_op(alg: str, op: str) -> tuple[Callable[[], object], str]:
     raise PQUnavailable(f"{alg} has no operation {op!r}")
 
 
-def sample_batches(fn: Callable[[], object], *, n: int, warmup: int, min_sample_us: float,
-                   max_seconds: float, on_sample: Callable[[dict[str, Any]], object] | None = None
-                   ) -> tuple[list[dict[str, Any]], int, str]:
+def sample_batches(
+    fn: Callable[[], object],
+    *,
+    n: int,
+    warmup: int,
+    min_sample_us: float,
+    max_seconds: float,
+    on_sample: Callable[[dict[str, Any]], object] | None = None,
+) -> tuple[list[dict[str, Any]], int, str]:
     """Time `fn` in batches; returns (samples, batch, stopped) like the probe's JSON lines."""
     perf, tcpu = time.perf_counter_ns, time.thread_time_ns
     batch = 1

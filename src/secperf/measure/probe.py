@@ -24,12 +24,13 @@ from ..lab import registry
 @dataclass
 class ProbeRun:
     """What one probe invocation produced; `error` set means a failed sample with a reason."""
+
     meta: dict[str, Any] | None = None
     row: dict[str, Any] | None = None
     samples: list[dict[str, Any]] = field(default_factory=list)
     end: dict[str, Any] | None = None
     error: str | None = None
-    unsupported: str | None = None     # the library lacks the row: its reason (other libraries' tools)
+    unsupported: str | None = None  # the library lacks the row: its reason (other libraries' tools)
     returncode: int | None = None
     stderr: str = ""
 
@@ -41,9 +42,14 @@ def default_key_cache() -> Path:
 ensure_private_dir = private_dir
 
 
-def run_speed(args: list[str], *, setup_timeout_s: float, run_timeout_s: float,
-              on_sample: Callable[[dict[str, Any]], object] | None = None, command: list[str] | None = None
-              ) -> ProbeRun:
+def run_speed(
+    args: list[str],
+    *,
+    setup_timeout_s: float,
+    run_timeout_s: float,
+    on_sample: Callable[[dict[str, Any]], object] | None = None,
+    command: list[str] | None = None,
+) -> ProbeRun:
     """Run `secperf-probe speed ARGS`; never raises for measurement problems.
 
     setup_timeout_s bounds the time until the row header (covers a first RSA-15360 key generation),
@@ -53,14 +59,16 @@ def run_speed(args: list[str], *, setup_timeout_s: float, run_timeout_s: float,
     out = ProbeRun()
     try:
         argv = [*command, "speed"] if command else [str(find_probe()), "speed"]
-        proc = registry.spawn([*argv, *args], "probe speed", stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, bufsize=1)
+        proc = registry.spawn(
+            [*argv, *args], "probe speed", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1
+        )
     except (OSError, ProbeNotFound) as exc:
         out.error = f"could not start {PROBE_NAME}: {exc}"
         return out
     import selectors
+
     stdout, stderr = proc.stdout, proc.stderr
-    if stdout is None or stderr is None:   # spawned with pipes: never
+    if stdout is None or stderr is None:  # spawned with pipes: never
         proc.kill()
         proc.wait()
         registry.forget(proc)
@@ -131,8 +139,9 @@ def probe_json(args: list[str], timeout_s: float = 600) -> dict[str, Any]:
     """Run a one-shot probe command (list, sign, --version) and return its single JSON line."""
     proc = registry.run([str(find_probe()), *args], "probe", capture_output=True, text=True, timeout=timeout_s)
     if proc.returncode != 0:
-        raise MeasurementError(proc.stderr.strip() or proc.stdout.strip() or
-                           f"{PROBE_NAME} {' '.join(args)} exited with {proc.returncode}")
+        raise MeasurementError(
+            proc.stderr.strip() or proc.stdout.strip() or f"{PROBE_NAME} {' '.join(args)} exited with {proc.returncode}"
+        )
     for msg in parse_lines(proc.stdout):
         return msg
     raise MeasurementError(f"{PROBE_NAME} {' '.join(args)} printed nothing")

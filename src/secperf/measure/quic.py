@@ -53,9 +53,9 @@ if TYPE_CHECKING:
 HANDSHAKES = ("full", "resumed", "0rtt")
 LOSSES = ("none", "client-initial", "server-initial")
 ALPN = "hq-interop"
-INITIAL_RTT_S = 0.333          # RFC 9002 section 6.2.2, kInitialRtt
-AMPLIFICATION_FACTOR = 3       # RFC 9000 section 8.1
-CLIENT_INITIAL_MIN = 1200      # RFC 9000 section 14.1
+INITIAL_RTT_S = 0.333  # RFC 9002 section 6.2.2, kInitialRtt
+AMPLIFICATION_FACTOR = 3  # RFC 9000 section 8.1
+CLIENT_INITIAL_MIN = 1200  # RFC 9000 section 14.1
 USABLE = "response received (all response_bytes on the request stream, FIN)"
 TIMER_START = "client QuicConnection.connect() (the ClientHello is built)"
 CPU_SEGMENTS = ("ClientHello (+0-RTT request)", "server flight → client Finished", "request → response")
@@ -68,9 +68,9 @@ class QuicError(InputError):
 
 @dataclass(frozen=True)
 class QuicConfig:
-    handshake: str = "full"            # full | resumed | 0rtt
+    handshake: str = "full"  # full | resumed | 0rtt
     network: str = "loopback"
-    lost: str = "none"                 # none | client-initial | server-initial
+    lost: str = "none"  # none | client-initial | server-initial
     server_cert: str = "ecdsa-p256"
     request_bytes: int = 40
     response_bytes: int = 846
@@ -100,6 +100,7 @@ def validate(cfg: QuicConfig) -> None:
 
 # --- what is on the wire ----------------------------------------------------------------------------
 
+
 def _varint(data: bytes, i: int) -> tuple[int, int]:
     n = 1 << (data[i] >> 6)
     v = data[i] & 0x3F
@@ -121,7 +122,7 @@ def packet_types(datagram: bytes) -> list[str]:
             if not first & 0x80:
                 out.append("1-RTT")
                 break
-            version = int.from_bytes(datagram[i + 1:i + 5], "big")
+            version = int.from_bytes(datagram[i + 1 : i + 5], "big")
             if version == 0:
                 out.append("VersionNegotiation")
                 break
@@ -129,8 +130,8 @@ def packet_types(datagram: bytes) -> list[str]:
             if version == 0x6B3343CF:  # QUIC v2 (RFC 9369) rotates the type bits
                 kind = {1: "Initial", 2: "0-RTT", 3: "Handshake", 0: "Retry"}[(first >> 4) & 3]
             j = i + 5
-            j += 1 + datagram[j]            # destination connection ID
-            j += 1 + datagram[j]            # source connection ID
+            j += 1 + datagram[j]  # destination connection ID
+            j += 1 + datagram[j]  # source connection ID
             if kind == "Retry":
                 out.append(kind)
                 break
@@ -177,6 +178,7 @@ def round_trips(datagrams: list[dict[str, Any]], until_us: float) -> int:
 
 # --- one endpoint pair ------------------------------------------------------------------------------
 
+
 class _Tickets:
     """The server's ticket store: a ticket is taken once (single-use, as 0-RTT anti-replay wants)."""
 
@@ -195,6 +197,7 @@ class QuicLab:
 
     def __init__(self, cfg: QuicConfig, pki: LabPKI, link: Link | None = None, timeout_s: float = 10.0) -> None:
         from aioquic.quic.configuration import QuicConfiguration
+
         self.cfg, self.timeout_s = cfg, timeout_s
         certs = pki.server(cfg.server_cert, 1)
         self.ca = str(certs.ca)
@@ -203,12 +206,16 @@ class QuicLab:
         self.tickets = _Tickets()
         emul = link if link is not None and not link.loopback else None
         host = emul.server_addr if emul else "127.0.0.1"
-        self.srv = emul.socket("srv", type=socket.SOCK_DGRAM) if emul else socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.srv = (
+            emul.socket("srv", type=socket.SOCK_DGRAM) if emul else socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        )
         self.srv.bind((host, 0))
         self.server_addr: tuple[str, int] = self.srv.getsockname()
         self.dev_factory: Callable[[], socket.socket] = (
-            (lambda: emul.socket("dev", type=socket.SOCK_DGRAM)) if emul else
-            (lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM)))
+            (lambda: emul.socket("dev", type=socket.SOCK_DGRAM))
+            if emul
+            else (lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
+        )
         self.ticket: SessionTicket | None = None  # the client's newest ticket
 
     def close(self) -> None:
@@ -216,8 +223,8 @@ class QuicLab:
 
     def client_config(self, ticket: SessionTicket | None) -> QuicConfiguration:
         from aioquic.quic.configuration import QuicConfiguration
-        c = QuicConfiguration(is_client=True, alpn_protocols=[ALPN], server_name="localhost",
-                              initial_rtt=INITIAL_RTT_S)
+
+        c = QuicConfiguration(is_client=True, alpn_protocols=[ALPN], server_name="localhost", initial_rtt=INITIAL_RTT_S)
         c.load_verify_locations(self.ca)
         c.session_ticket = ticket
         return c
@@ -229,6 +236,7 @@ class QuicLab:
         from aioquic.quic import events as E
         from aioquic.quic.connection import QuicConnection
         from aioquic.quic.packet import pull_quic_header
+
         cfg = self.cfg
         kind = kind or cfg.handshake
         wants_ticket = kind != "full"
@@ -239,8 +247,10 @@ class QuicLab:
         cli_sock.setblocking(False)
         self.srv.setblocking(False)
         new_tickets: list[SessionTicket] = []
-        client = QuicConnection(configuration=self.client_config(self.ticket if wants_ticket else None),
-                                session_ticket_handler=new_tickets.append)
+        client = QuicConnection(
+            configuration=self.client_config(self.ticket if wants_ticket else None),
+            session_ticket_handler=new_tickets.append,
+        )
         server: QuicConnection | None = None
         wire: list[dict[str, Any]] = []
         cpu = [0.0, 0.0, 0.0]
@@ -266,7 +276,12 @@ class QuicLab:
             if conn is client:
                 cpu[seg] += time.thread_time() - c0
             for data, _addr in out:
-                rec: dict[str, Any] = {"dir": direction, "t_us": (now() - t0) * 1e6, "bytes": len(data), "packets": packet_types(data)}
+                rec: dict[str, Any] = {
+                    "dir": direction,
+                    "t_us": (now() - t0) * 1e6,
+                    "bytes": len(data),
+                    "packets": packet_types(data),
+                }
                 if drop_left and drop_left[0] == direction and drop_left[1] > 0:
                     drop_left = (direction, drop_left[1] - 1)
                     rec["dropped"] = True
@@ -311,10 +326,12 @@ class QuicLab:
                             if not packet_types(data)[:1] == ["Initial"]:
                                 continue  # only a client's Initial opens a connection
                             hdr = pull_quic_header(Buffer(data=data), host_cid_length=8)
-                            server = QuicConnection(configuration=self.server_cfg,
-                                                    original_destination_connection_id=hdr.destination_cid,
-                                                    session_ticket_fetcher=self.tickets.pop,
-                                                    session_ticket_handler=self.tickets.add)
+                            server = QuicConnection(
+                                configuration=self.server_cfg,
+                                original_destination_connection_id=hdr.destination_cid,
+                                session_ticket_fetcher=self.tickets.pop,
+                                session_ticket_handler=self.tickets.add,
+                            )
                             client_addr = addr
                         server.receive_datagram(data, addr, now())
                 if cli_sock in ready:
@@ -368,24 +385,44 @@ class QuicLab:
         if new_tickets:
             self.ticket = new_tickets[-1]
         if reason or done_us is None:
-            return {"i": i, "ok": False, "stage": "handshake" if handshake_us is None else "response",
-                    "reason": reason or "no response", "wire": wire}
+            return {
+                "i": i,
+                "ok": False,
+                "stage": "handshake" if handshake_us is None else "response",
+                "reason": reason or "no response",
+                "wire": wire,
+            }
         if len(response) != cfg.response_bytes:
-            return {"i": i, "ok": False, "stage": "response", "reason": f"{len(response)} of {cfg.response_bytes} bytes"}
+            return {
+                "i": i,
+                "ok": False,
+                "stage": "response",
+                "reason": f"{len(response)} of {cfg.response_bytes} bytes",
+            }
         if kind != "full" and not resumed:
             return {"i": i, "ok": False, "stage": "resumption", "reason": "the server did not resume the session"}
         if kind == "0rtt" and not early:
             return {"i": i, "ok": False, "stage": "0-RTT", "reason": "the server refused the early data"}
         upto = [d for d in wire if d["t_us"] <= done_us]
-        return {"i": i, "ok": True, "usable_us": done_us, "handshake_us": handshake_us,
-                "request_sent_us": request_sent_us, "resumed": bool(resumed), "early_data_accepted": bool(early),
-                "lib_cpu_us": sum(cpu) * 1e6,
-                "cpu_segments": [{"segment": n, "cpu_us": round(c * 1e6, 3)} for n, c in zip(CPU_SEGMENTS, cpu)],
-                "round_trips": round_trips(wire, done_us), "dropped": dropped,
-                "zero_rtt_packets": sum(d["packets"].count("0-RTT") for d in wire),
-                "bytes_c2s": sum(d["bytes"] for d in upto if d["dir"] == "c2s"),
-                "bytes_s2c": sum(d["bytes"] for d in upto if d["dir"] == "s2c"),
-                "datagrams": len(upto), "flights": flights(upto), "wire": wire}
+        return {
+            "i": i,
+            "ok": True,
+            "usable_us": done_us,
+            "handshake_us": handshake_us,
+            "request_sent_us": request_sent_us,
+            "resumed": bool(resumed),
+            "early_data_accepted": bool(early),
+            "lib_cpu_us": sum(cpu) * 1e6,
+            "cpu_segments": [{"segment": n, "cpu_us": round(c * 1e6, 3)} for n, c in zip(CPU_SEGMENTS, cpu)],
+            "round_trips": round_trips(wire, done_us),
+            "dropped": dropped,
+            "zero_rtt_packets": sum(d["packets"].count("0-RTT") for d in wire),
+            "bytes_c2s": sum(d["bytes"] for d in upto if d["dir"] == "c2s"),
+            "bytes_s2c": sum(d["bytes"] for d in upto if d["dir"] == "s2c"),
+            "datagrams": len(upto),
+            "flights": flights(upto),
+            "wire": wire,
+        }
 
     def _drain(self) -> None:
         self.srv.setblocking(False)
@@ -402,26 +439,48 @@ def _priming(lab: QuicLab) -> dict[str, Any] | None:
     return None if lab.ticket is not None else c
 
 
-def measure(cfg: QuicConfig, n: int, warmup: int, pki: LabPKI, link: Link | None = None,
-            timeout_s: float = 10.0) -> Series:
+def measure(
+    cfg: QuicConfig, n: int, warmup: int, pki: LabPKI, link: Link | None = None, timeout_s: float = 10.0
+) -> Series:
     """One configuration as a connect series: establishment time per connection, client CPU, and the
     flights, bytes and round trips of every connection in its sample."""
     validate(cfg)
-    labels = {**asdict(cfg), "protocol": "quic", "client": "aioquic", "server": "aioquic", "label": cfg.label,
-              "alpn": ALPN, "initial_rtt_ms": INITIAL_RTT_S * 1000, "tls": "1.3", "key_source": "software"}
-    s = R.new_series(cfg.series_id, kind="connect", labels=labels,
-                     timer={"name": "establishment", "start": TIMER_START, "end": USABLE,
-                            "clock": "time.perf_counter (CLOCK_MONOTONIC), thread_time for client CPU"})
+    labels = {
+        **asdict(cfg),
+        "protocol": "quic",
+        "client": "aioquic",
+        "server": "aioquic",
+        "label": cfg.label,
+        "alpn": ALPN,
+        "initial_rtt_ms": INITIAL_RTT_S * 1000,
+        "tls": "1.3",
+        "key_source": "software",
+    }
+    s = R.new_series(
+        cfg.series_id,
+        kind="connect",
+        labels=labels,
+        timer={
+            "name": "establishment",
+            "start": TIMER_START,
+            "end": USABLE,
+            "clock": "time.perf_counter (CLOCK_MONOTONIC), thread_time for client CPU",
+        },
+    )
     try:
         import aioquic
+
         s.labels["library"] = f"aioquic {aioquic.__version__}"
     except ImportError:
         R.add_failure(s, "aioquic is not installed (scripts/bootstrap installs it)")
         return R.finalize_series(s)
     if link is not None and not link.loopback:
-        s.labels.update(network_spec=link.spec.canonical(), network_rtt_ms=link.spec.rtt_ms, network_loss=link.spec.loss)
+        s.labels.update(
+            network_spec=link.spec.canonical(), network_rtt_ms=link.spec.rtt_ms, network_loss=link.spec.loss
+        )
     lab = QuicLab(cfg, pki, link, timeout_s)
     from .link_counts import link_counters
+
     try:
         if cfg.handshake != "full":
             bad = _priming(lab)
@@ -448,6 +507,7 @@ def measure(cfg: QuicConfig, n: int, warmup: int, pki: LabPKI, link: Link | None
 
 def _derive(s: Series) -> None:
     from ..core import stats
+
     ok = [c for c in s.samples if c.get("ok")]
     if not ok:
         return
@@ -461,8 +521,10 @@ def _derive(s: Series) -> None:
     # whole connection's: handshake and request/response; the rest of the time is server + network)
     d.phases_p50_us = [{"phase": "handshake: client CPU", "p50_us": stats.median([c["lib_cpu_us"] for c in ok])}]
     d.early_data_accepted = sum(1 for c in ok if c["early_data_accepted"])
-    d.cpu_segments_p50_us = [{"segment": n, "p50_us": stats.median([c["cpu_segments"][k]["cpu_us"] for c in ok])}
-                                for k, n in enumerate(CPU_SEGMENTS)]
+    d.cpu_segments_p50_us = [
+        {"segment": n, "p50_us": stats.median([c["cpu_segments"][k]["cpu_us"] for c in ok])}
+        for k, n in enumerate(CPU_SEGMENTS)
+    ]
     # the first clean connection's flights (no random loss): the shape a flight model is checked against
     clean = [c for c in ok if all(not f.get("dropped") for f in c["flights"])] or ok
     d.flights = [{k: v for k, v in f.items() if k != "t_us"} for f in clean[0]["flights"]]
@@ -470,13 +532,22 @@ def _derive(s: Series) -> None:
         c.pop("wire", None)  # flights keep what the Result needs; the datagram log would bloat it
 
 
-def run(configs: list[QuicConfig], n: int, warmup: int, timeout_ms: int, seed: int, doc: Result,
-        run: Run | None = None, progress: Progress | None = None) -> Result:
+def run(
+    configs: list[QuicConfig],
+    n: int,
+    warmup: int,
+    timeout_ms: int,
+    seed: int,
+    doc: Result,
+    run: Run | None = None,
+    progress: Progress | None = None,
+) -> Result:
     """Every configuration in turn, each over its network (configurations over one network share one
     emulated link); series go into `doc` as they finish."""
     from ..lab.netns import LinkPerNetwork
     from ..lab.pki import LabPKI
     from .link_counts import link_timeout_ms
+
     pki = LabPKI().ensure()
     with LinkPerNetwork(seed) as links:
         for k, cfg in enumerate(configs):
@@ -484,8 +555,12 @@ def run(configs: list[QuicConfig], n: int, warmup: int, timeout_ms: int, seed: i
                 progress("start", cfg, k, len(configs), None)
             link, err = links.get(cfg.network)
             if err:
-                s = R.new_series(cfg.series_id, kind="connect", labels={**asdict(cfg), "protocol": "quic", "label": cfg.label},
-                                 timer={"name": "establishment", "start": TIMER_START, "end": USABLE})
+                s = R.new_series(
+                    cfg.series_id,
+                    kind="connect",
+                    labels={**asdict(cfg), "protocol": "quic", "label": cfg.label},
+                    timer={"name": "establishment", "start": TIMER_START, "end": USABLE},
+                )
                 R.add_failure(s, f"network {cfg.network}: {err}")
                 doc.series.append(R.finalize_series(s))
             else:

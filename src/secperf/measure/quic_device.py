@@ -121,7 +121,7 @@ class QuicDeviceError(InputError):
 
 @dataclass(frozen=True)
 class QuicConfig:
-    core: Core   # the emulated core, resolved once where the command reads --device
+    core: Core  # the emulated core, resolved once where the command reads --device
     mode: str
     group: str = "x25519"
     server_cert: str = "rsa-2048"
@@ -442,7 +442,9 @@ def _derive(s: Series, dev: Core, build: QuicBuild) -> None:
             {**T.figure(tuple(statistics.median(c[k] for c in cyc) for k in range(3)), dev), **T.model_note(dev)}
         )
         app_cyc = [x["app_cycles"] for x in good if "app_cycles" in x]
-        s.derived_as(DeviceDerived).app_time = T.figure(tuple(statistics.median(c[k] for c in app_cyc) for k in range(3)), dev)
+        s.derived_as(DeviceDerived).app_time = T.figure(
+            tuple(statistics.median(c[k] for c in app_cyc) for k in range(3)), dev
+        )
     if build.footprint:
         s.derived_as(DeviceDerived).footprint = build.footprint
     s.status = "partial" if s.failures else "ok"

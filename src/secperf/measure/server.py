@@ -70,19 +70,62 @@ if TYPE_CHECKING:
     from . import Progress
 from .server_storm import replay_storm, storm_argv
 
-__all__ = ["BUSY", "DTLS_SERVERS", "KEYS", "LOADGEN_NAME", "MAX_AUTO_PROCS", "OFFLOAD_PROFILE", "OTHERS", "PROTOCOLS",
-           "SERVERS", "SLEEP_SPIN_TAIL_US", "TOKEN_KEYS", "WAITS", "LoadParams", "Offload", "ServerConfig",
-           "ServerMeasureError", "accounting_check", "core_times", "cores_busy", "fill_level", "find_loadgen",
-           "generator_cores", "generator_procs", "interval_cpu_per_hs", "level_failures", "loadgen_argv",
-           "low_seclevel_conf", "measure_config", "negotiated", "pin", "private_op_us", "process_cpu_s", "rate_limit",
-           "replay_storm", "run_level", "run_server", "split", "start_server", "storm_argv", "summarize_level",
-           "validate"]
+__all__ = [
+    "BUSY",
+    "DTLS_SERVERS",
+    "KEYS",
+    "LOADGEN_NAME",
+    "MAX_AUTO_PROCS",
+    "OFFLOAD_PROFILE",
+    "OTHERS",
+    "PROTOCOLS",
+    "SERVERS",
+    "SLEEP_SPIN_TAIL_US",
+    "TOKEN_KEYS",
+    "WAITS",
+    "LoadParams",
+    "Offload",
+    "ServerConfig",
+    "ServerMeasureError",
+    "accounting_check",
+    "core_times",
+    "cores_busy",
+    "fill_level",
+    "find_loadgen",
+    "generator_cores",
+    "generator_procs",
+    "interval_cpu_per_hs",
+    "level_failures",
+    "loadgen_argv",
+    "low_seclevel_conf",
+    "measure_config",
+    "negotiated",
+    "pin",
+    "private_op_us",
+    "process_cpu_s",
+    "rate_limit",
+    "replay_storm",
+    "run_level",
+    "run_server",
+    "split",
+    "start_server",
+    "storm_argv",
+    "summarize_level",
+    "validate",
+]
 
 
-def measure_config(cfg: ServerConfig, p: LoadParams, pki: LabPKI, doc: Result | None = None,
-                   on_series: Callable[[Series], object] | None = None) -> list[Series]:
+def measure_config(
+    cfg: ServerConfig,
+    p: LoadParams,
+    pki: LabPKI,
+    doc: Result | None = None,
+    on_series: Callable[[Series], object] | None = None,
+) -> list[Series]:
     """One server set-up at every concurrency level; one series per level."""
-    workdir = private_dir((p.workdir or Path("/tmp")) / "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in cfg.series_id(0)))
+    workdir = private_dir(
+        (p.workdir or Path("/tmp")) / "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in cfg.series_id(0))
+    )
     off = None
     series_out = []
     op = None
@@ -96,7 +139,7 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki: LabPKI, doc: Result | 
         R.add_failure(s, f"set-up: {exc}")
         return [R.finalize_series(s)]
     client_pair = None
-    if cfg.client_auth:     # mosquitto too: require_certificate follows --client-auth (start_server)
+    if cfg.client_auth:  # mosquitto too: require_certificate follows --client-auth (start_server)
         cs = pki.client("ecdsa-p256")
         client_pair = (cs.cert, cs.key)
     srv = None
@@ -110,8 +153,13 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki: LabPKI, doc: Result | 
         levels = [(None, r) for r in p.rates] if p.rates else [(c, None) for c in p.concurrency]
         for conc, rate in levels:
             s = _series(cfg, conc, p, off, rate)
-            s.labels.update(server_pid=pid, pinned_to=affinity, loadgen_cores=gen_cores,
-                            loadgen_procs=generator_procs(p), server_software=software)
+            s.labels.update(
+                server_pid=pid,
+                pinned_to=affinity,
+                loadgen_cores=gen_cores,
+                loadgen_procs=generator_procs(p),
+                server_software=software,
+            )
             t0_ns = time.monotonic_ns()
             try:
                 argv = loadgen_argv(port, cfg, conc or 1, p, client_pair, rate=rate)
@@ -126,9 +174,11 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki: LabPKI, doc: Result | 
             d.negotiated = agreed
             if rate and level["started_per_s"] < 0.95 * rate:
                 # the generator could not start connections at the asked rate: a warning with what it did
-                d.warning = (f"the load generator started {level['started_per_s']:.0f} connections/s "
-                             f"of the {rate:g}/s asked ({level['not_started']} arrivals found no free "
-                             "slot or came late): the achieved rate is reported, not the asked one")
+                d.warning = (
+                    f"the load generator started {level['started_per_s']:.0f} connections/s "
+                    f"of the {rate:g}/s asked ({level['not_started']} arrivals found no free "
+                    "slot or came late): the achieved rate is reported, not the asked one"
+                )
             level_failures(s, level)
             series_out.append(R.finalize_series(s))
             if on_series:
@@ -143,8 +193,15 @@ def measure_config(cfg: ServerConfig, p: LoadParams, pki: LabPKI, doc: Result | 
     return series_out
 
 
-def fill_level(s: Series, level: dict[str, Any], run: dict[str, Any], op: dict[str, Any] | None,
-               calls: list[dict[str, Any]] | None, off: Offload | None, rate: float | None) -> None:
+def fill_level(
+    s: Series,
+    level: dict[str, Any],
+    run: dict[str, Any],
+    op: dict[str, Any] | None,
+    calls: list[dict[str, Any]] | None,
+    off: Offload | None,
+    rate: float | None,
+) -> None:
     """One load level's numbers into its series (local generators or a cluster's merged ones): the
     level's summary, which side limited the rate, the server CPU split, and the per-interval samples."""
     d = s.derived_as(ServerDerived)
@@ -154,8 +211,7 @@ def fill_level(s: Series, level: dict[str, Any], run: dict[str, Any], op: dict[s
     if op:
         d.private_op = op
     per_iv = interval_cpu_per_hs(run)
-    s.values_us = per_iv or ([level["server_cpu_us_per_handshake"]]
-                             if level["server_cpu_us_per_handshake"] else [])
+    s.values_us = per_iv or ([level["server_cpu_us_per_handshake"]] if level["server_cpu_us_per_handshake"] else [])
     s.samples = [m for m in run["lines"] if m.get("type") == "interval"]
 
 
@@ -164,33 +220,54 @@ def level_failures(s: Series, level: dict[str, Any]) -> None:
     for reason, count in level["errors"].items():
         R.add_failure(s, f"{count}× {reason}")
     if level["handshakes"] == 0:
-        R.add_failure(s, "no handshake completed: is the server reachable and does it accept this "
-                         "configuration?")
+        R.add_failure(s, "no handshake completed: is the server reachable and does it accept this configuration?")
 
 
-def _series(cfg: ServerConfig, conc: int | None, p: LoadParams, off: Offload | None,
-            rate: float | None = None) -> Series:
-    labels = {"server": cfg.server, "key": cfg.key, "key_source": cfg.source, "client_auth": cfg.client_auth,
-              "resume_ratio": cfg.resume_ratio, "chain_depth": cfg.depth,
-              "tls": "dtls1.2" if cfg.protocol == "dtls" else cfg.tls, "protocol": cfg.protocol,
-              "concurrency": conc, "loop": "open" if rate else "closed", "offered_per_s": rate, "core": p.core, "duration_s": p.duration_s,
-              "warmup_s": p.warmup_s, "config": cfg.label(),
-              "key_extractable": (False if off else True),
-              "key_storage": ("token behind the shim (PKCS#11, not extractable)" if off
-                              else "PEM file readable by the server process")}
+def _series(
+    cfg: ServerConfig, conc: int | None, p: LoadParams, off: Offload | None, rate: float | None = None
+) -> Series:
+    labels = {
+        "server": cfg.server,
+        "key": cfg.key,
+        "key_source": cfg.source,
+        "client_auth": cfg.client_auth,
+        "resume_ratio": cfg.resume_ratio,
+        "chain_depth": cfg.depth,
+        "tls": "dtls1.2" if cfg.protocol == "dtls" else cfg.tls,
+        "protocol": cfg.protocol,
+        "concurrency": conc,
+        "loop": "open" if rate else "closed",
+        "offered_per_s": rate,
+        "core": p.core,
+        "duration_s": p.duration_s,
+        "warmup_s": p.warmup_s,
+        "config": cfg.label(),
+        "key_extractable": (False if off else True),
+        "key_storage": (
+            "token behind the shim (PKCS#11, not extractable)" if off else "PEM file readable by the server process"
+        ),
+    }
     if off:
         labels.update(profile=off.profile.name, wait=off.profile.wait, profile_source=off.profile.source)
-    return R.new_series(cfg.series_id(conc or 0, rate), kind="server", labels=labels, timer={
-        "name": "server CPU per handshake",
-        "start": "the load generator's counting window opens (after warm-up): the server's CPU time read",
-        "end": "each interval line / the window closes: the server's CPU time read again; the CPU in between "
-               "divided by the handshakes completed in it",
-        "clock": "/proc/PID/task/*/schedstat (run time, ns)"})
+    return R.new_series(
+        cfg.series_id(conc or 0, rate),
+        kind="server",
+        labels=labels,
+        timer={
+            "name": "server CPU per handshake",
+            "start": "the load generator's counting window opens (after warm-up): the server's CPU time read",
+            "end": "each interval line / the window closes: the server's CPU time read again; the CPU in between "
+            "divided by the handshakes completed in it",
+            "clock": "/proc/PID/task/*/schedstat (run time, ns)",
+        },
+    )
 
 
-def run_server(configs: list[ServerConfig], p: LoadParams, doc: Result, run: Run | None = None,
-               progress: Progress | None = None) -> Result:
+def run_server(
+    configs: list[ServerConfig], p: LoadParams, doc: Result, run: Run | None = None, progress: Progress | None = None
+) -> Result:
     from ..lab.pki import LabPKI
+
     pki = LabPKI().ensure()
     if p.workdir is None and run is not None:
         p.workdir = private_dir(run.dir / "server")

@@ -18,8 +18,17 @@ if TYPE_CHECKING:
     from ..lab.pki import LabPKI
 
 
-def accounting_check(pki: LabPKI, key: str = "rsa-2048", rounds: int = 5, seconds: float = 1.5, share: float = 0.5,
-                     core: int = 0, workdir: Path | None = None, seed: int = 1, ref: str = "ecdsa-p256") -> dict[str, Any]:
+def accounting_check(
+    pki: LabPKI,
+    key: str = "rsa-2048",
+    rounds: int = 5,
+    seconds: float = 1.5,
+    share: float = 0.5,
+    core: int = 0,
+    workdir: Path | None = None,
+    seed: int = 1,
+    ref: str = "ecdsa-p256",
+) -> dict[str, Any]:
     """Does the probe server's own accounting add up? Its CPU per full handshake with `key` against
     the sum of its per-operation cost (the signature, `secperf-probe speed` on the server's core)
     and its no-key baseline: the same server's CPU per full handshake with a cheap reference key
@@ -33,6 +42,7 @@ def accounting_check(pki: LabPKI, key: str = "rsa-2048", rounds: int = 5, second
     CPU per handshake depends on load (at a lower rate every handshake pays more wake-ups and colder
     caches); interleaved, because other work on this machine changes CPU costs minute to minute."""
     import statistics
+
     wd = private_dir((workdir or Path(tempfile.mkdtemp(prefix="secperf-acc-"))) / f"accounting-{key}")
     cfg, rcfg = ServerConfig("probe", key), ServerConfig("probe", ref)
     srv = start_server(cfg, pki, private_dir(wd / "key"), seed)
@@ -48,7 +58,11 @@ def accounting_check(pki: LabPKI, key: str = "rsa-2048", rounds: int = 5, second
         p = LoadParams(concurrency=[1], duration_s=seconds, warmup_s=0.3, seed=seed, core=core)
         got: dict[str, list[float]] = {"full": [], "ref_full": [], "resumed": [], "sign": [], "ref_sign": []}
         rates = []
-        runs = (("full", srv, cfg), ("ref_full", rsrv, rcfg), ("resumed", srv, dataclasses.replace(cfg, resume_ratio=1.0)))
+        runs = (
+            ("full", srv, cfg),
+            ("ref_full", rsrv, rcfg),
+            ("resumed", srv, dataclasses.replace(cfg, resume_ratio=1.0)),
+        )
         for _ in range(rounds):
             for name, sv, c in runs:
                 sv_pid, sv_port = pid_port(sv)
@@ -65,9 +79,18 @@ def accounting_check(pki: LabPKI, key: str = "rsa-2048", rounds: int = 5, second
             rsrv.stop()
     m = {k: statistics.median(v) for k, v in got.items()}
     base = m["ref_full"] - m["ref_sign"]
-    return {"key": key, "reference_key": ref, "capacity_per_s": cap["handshakes_per_s"], "rate_per_s": rate,
-            "achieved_per_s": [min(rates), max(rates)], "full_cpu_us": m["full"], "sign_cpu_us": m["sign"],
-            "no_key_baseline_us": base, "ratio": m["full"] / (m["sign"] + base),
-            "resumed_cpu_us": m["resumed"], "ratio_with_resumed_baseline": m["full"] / (m["sign"] + m["resumed"]),
-            "rounds": got,
-            "baseline": f"full handshakes with {ref} at the same rate minus its measured signature"}
+    return {
+        "key": key,
+        "reference_key": ref,
+        "capacity_per_s": cap["handshakes_per_s"],
+        "rate_per_s": rate,
+        "achieved_per_s": [min(rates), max(rates)],
+        "full_cpu_us": m["full"],
+        "sign_cpu_us": m["sign"],
+        "no_key_baseline_us": base,
+        "ratio": m["full"] / (m["sign"] + base),
+        "resumed_cpu_us": m["resumed"],
+        "ratio_with_resumed_baseline": m["full"] / (m["sign"] + m["resumed"]),
+        "rounds": got,
+        "baseline": f"full handshakes with {ref} at the same rate minus its measured signature",
+    }

@@ -17,8 +17,19 @@ PROTOCOLS = ("tls", "dtls")
 # client at a time. coap-server always asks for a cookie (DTLSv1_listen): every handshake carries
 # the HelloVerifyRequest round trip, which the load generator counts.
 DTLS_SERVERS = ("coap-server",)
-KEYS = ("rsa-1024", "rsa-1024-nocrt", "rsa-2048", "rsa-2048-nocrt", "rsa-3072", "rsa-3072-nocrt", "rsa-4096", "rsa-4096-nocrt",
-        "ecdsa-p256", "ecdsa-p384", "ed25519")
+KEYS = (
+    "rsa-1024",
+    "rsa-1024-nocrt",
+    "rsa-2048",
+    "rsa-2048-nocrt",
+    "rsa-3072",
+    "rsa-3072-nocrt",
+    "rsa-4096",
+    "rsa-4096-nocrt",
+    "ecdsa-p256",
+    "ecdsa-p384",
+    "ed25519",
+)
 WAITS = ("busy", "sleep")
 # key types the lab token holds (lab/token KEY_SPECS): the ones a server can offload
 TOKEN_KEYS = ("rsa-1024", "rsa-2048", "ecdsa-p256")
@@ -38,14 +49,15 @@ def find_loadgen() -> Path:
 @dataclass(frozen=True)
 class ServerConfig:
     """One server set-up; measured at every concurrency level of LoadParams."""
+
     server: str = "nginx"
-    key: str = "rsa-2048"               # KEYS; "-nocrt" runs on the probe server only
-    source: str = "software"            # software | offload:PROFILE:busy|sleep
+    key: str = "rsa-2048"  # KEYS; "-nocrt" runs on the probe server only
+    source: str = "software"  # software | offload:PROFILE:busy|sleep
     client_auth: bool = False
     resume_ratio: float = 0.0
     depth: int = 1
     tls: str = "1.3"
-    protocol: str = "tls"               # tls (TCP) | dtls (DTLS 1.2 over UDP, coap-server)
+    protocol: str = "tls"  # tls (TCP) | dtls (DTLS 1.2 over UDP, coap-server)
 
     @property
     def key_type(self) -> str:
@@ -77,20 +89,22 @@ class ServerConfig:
     def series_id(self, concurrency: int, rate: float | None = None) -> str:
         at = f"@r{rate:g}" if rate else f"@c{concurrency}"
         proto = "dtls/" if self.protocol == "dtls" else ""
-        return (f"server/{proto}{self.server}/{self.key}/{self.source}/auth-{'on' if self.client_auth else 'off'}/"
-                f"resume-{self.resume_ratio:g}/d{self.depth}{at}")
+        return (
+            f"server/{proto}{self.server}/{self.key}/{self.source}/auth-{'on' if self.client_auth else 'off'}/"
+            f"resume-{self.resume_ratio:g}/d{self.depth}{at}"
+        )
 
 
 @dataclass
 class LoadParams:
     concurrency: list[int] = field(default_factory=lambda: [1, 4, 16])
-    rates: list[float] = field(default_factory=list)   # open loop: offered connections/s per level
+    rates: list[float] = field(default_factory=list)  # open loop: offered connections/s per level
     duration_s: float = 3.0
     warmup_s: float = 0.5
     seed: int = 1
-    core: int = 0                       # the core the server is pinned to
-    loadgen_procs: int | None = None    # None: one per core the generator runs on (generator_cores)
-    op_n: int = 30                      # private-key operations timed side by side
+    core: int = 0  # the core the server is pinned to
+    loadgen_procs: int | None = None  # None: one per core the generator runs on (generator_cores)
+    op_n: int = 30  # private-key operations timed side by side
     workdir: Path | None = None
 
 
@@ -103,19 +117,27 @@ def validate(cfg: ServerConfig) -> None:
     if cfg.protocol not in PROTOCOLS:
         raise InputError(f"--protocol {cfg.protocol!r}: give tls or dtls")
     if (cfg.protocol == "dtls") != (cfg.server in DTLS_SERVERS):
-        raise InputError(f"--server {cfg.server} with --protocol {cfg.protocol}: DTLS runs against "
-                         f"{', '.join(DTLS_SERVERS)} (the one target here that serves concurrent DTLS clients), "
-                         f"TLS against {', '.join(s for s in SERVERS if s not in DTLS_SERVERS)}")
+        raise InputError(
+            f"--server {cfg.server} with --protocol {cfg.protocol}: DTLS runs against "
+            f"{', '.join(DTLS_SERVERS)} (the one target here that serves concurrent DTLS clients), "
+            f"TLS against {', '.join(s for s in SERVERS if s not in DTLS_SERVERS)}"
+        )
     if cfg.protocol == "dtls":
         if cfg.resume_ratio:
-            raise InputError(f"--resume-ratio {cfg.resume_ratio:g} with --protocol dtls: libcoap's coap-server "
-                             "resumes no DTLS session; give 0")
+            raise InputError(
+                f"--resume-ratio {cfg.resume_ratio:g} with --protocol dtls: libcoap's coap-server "
+                "resumes no DTLS session; give 0"
+            )
         if cfg.source != "software" or cfg.nocrt:
-            raise InputError(f"--key {cfg.key} --key-source {cfg.source} with --protocol dtls: coap-server loads "
-                             "its key from a PEM file (software, with CRT) only")
+            raise InputError(
+                f"--key {cfg.key} --key-source {cfg.source} with --protocol dtls: coap-server loads "
+                "its key from a PEM file (software, with CRT) only"
+            )
     if cfg.nocrt and cfg.server != "probe":
-        raise InputError(f"--key {cfg.key}: a key without CRT runs on the probe server only (--server probe): "
-                         "OpenSSL cannot load an n, e, d-only key from a file, the probe builds it in memory")
+        raise InputError(
+            f"--key {cfg.key}: a key without CRT runs on the probe server only (--server probe): "
+            "OpenSSL cannot load an n, e, d-only key from a file, the probe builds it in memory"
+        )
     if not 0.0 <= cfg.resume_ratio <= 1.0:
         raise InputError(f"--resume-ratio {cfg.resume_ratio}: give a share between 0 and 1")
     if not 1 <= cfg.depth <= 3:
@@ -123,13 +145,18 @@ def validate(cfg: ServerConfig) -> None:
     if cfg.source != "software":
         parts = cfg.source.split(":")
         if len(parts) != 3 or parts[0] != "offload" or parts[2] not in WAITS:
-            raise InputError(f"--key-source {cfg.source!r}: give software or offload:PROFILE:busy|sleep "
-                             "(e.g. offload:rsa-card-1998:busy)")
+            raise InputError(
+                f"--key-source {cfg.source!r}: give software or offload:PROFILE:busy|sleep "
+                "(e.g. offload:rsa-card-1998:busy)"
+            )
         from ..inputs.se_profiles import get_profile
+
         get_profile(parts[1])  # an unknown profile is an InputError naming the known ones
         if cfg.server != "nginx":
             raise InputError(f"--key-source {cfg.source}: offload runs with --server nginx (OpenSSL's pkcs11 engine)")
         if cfg.key not in TOKEN_KEYS:
-            raise InputError(f"--key {cfg.key} with --key-source {cfg.source}: the lab token holds "
-                             f"{', '.join(TOKEN_KEYS)} server-usable keys (no-CRT is a software variant; the "
-                             "token's own key format decides)")
+            raise InputError(
+                f"--key {cfg.key} with --key-source {cfg.source}: the lab token holds "
+                f"{', '.join(TOKEN_KEYS)} server-usable keys (no-CRT is a software variant; the "
+                "token's own key format decides)"
+            )

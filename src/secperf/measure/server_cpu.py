@@ -66,7 +66,7 @@ def pin(pid: int, core: int) -> list[int]:
     return sorted(os.sched_getaffinity(pid))
 
 
-BUSY = 0.9   # a side at or above this share of its cores is the one that limits the rate
+BUSY = 0.9  # a side at or above this share of its cores is the one that limits the rate
 OTHERS = 0.25  # other processes taking this share of a side's cores disturb the figures
 MAX_AUTO_PROCS = 8
 
@@ -101,7 +101,7 @@ def core_times() -> dict[int, tuple[float, float]]:
     return out
 
 
-CoreTimes = dict[int, tuple[float, float]]   # core -> (busy, total) as core_times() reads them
+CoreTimes = dict[int, tuple[float, float]]  # core -> (busy, total) as core_times() reads them
 
 
 def cores_busy(before: CoreTimes, after: CoreTimes, cores: Iterable[int]) -> float | None:
@@ -123,24 +123,33 @@ def rate_limit(level: dict[str, Any], open_loop: bool = False) -> dict[str, Any]
     if srv >= BUSY:
         return {"limited_by": "server", "limit_note": None}
     if gen is not None and gen >= BUSY:
-        return {"limited_by": "load generator", "limit_note": (
-            f"the load generator limited the rate, not the server: server {srv:.0%} busy, generator {gen:.0%} of "
-            f"its {level.get('loadgen_cores_n', 1)} core(s) at {level.get('loadgen_cpu_us_per_handshake') or 0:.0f} µs "
-            f"per handshake; the server's capacity is higher (a machine with more cores: the generator uses all but the "
-            f"server's)")}
+        return {
+            "limited_by": "load generator",
+            "limit_note": (
+                f"the load generator limited the rate, not the server: server {srv:.0%} busy, generator {gen:.0%} of "
+                f"its {level.get('loadgen_cores_n', 1)} core(s) at {level.get('loadgen_cpu_us_per_handshake') or 0:.0f} µs "
+                f"per handshake; the server's capacity is higher (a machine with more cores: the generator uses all but the "
+                f"server's)"
+            ),
+        }
     # other processes on either side's cores: the cores near full while neither process was, or others
     # taking a quarter of them (the run's own loopback softirq work, charged to no process, was ~1% here)
     crowded = []
-    for what, busy, own in (("server's core was", level.get("server_core_busy"), srv),
-                            ("generator's cores were", level.get("loadgen_cores_busy"),
-                             level.get("loadgen_share_of_cores", gen) or 0.0)):
+    for what, busy, own in (
+        ("server's core was", level.get("server_core_busy"), srv),
+        ("generator's cores were", level.get("loadgen_cores_busy"), level.get("loadgen_share_of_cores", gen) or 0.0),
+    ):
         if busy is not None and (busy >= BUSY or busy - own >= OTHERS):
             crowded.append((what, busy, own))
     if crowded:
         what, b, own = max(crowded, key=lambda c: c[1] - c[2])
-        return {"limited_by": "other work on this machine", "limit_note": (
-            f"other work on this machine limited the rate: the {what} {b:.0%} busy in all (server {srv:.0%}, "
-            f"generator {gen or 0:.0%}); not the server's capacity: rerun on a quiet machine")}
+        return {
+            "limited_by": "other work on this machine",
+            "limit_note": (
+                f"other work on this machine limited the rate: the {what} {b:.0%} busy in all (server {srv:.0%}, "
+                f"generator {gen or 0:.0%}); not the server's capacity: rerun on a quiet machine"
+            ),
+        }
     why = "the offered rate" if open_loop else "too few clients in flight"
     return {"limited_by": "neither", "limit_note": None, "limited_by_why": why}
 

@@ -41,30 +41,43 @@ def low_seclevel_conf(base: str | None = None) -> str:
     return base.replace("[openssl_init]\n", "[openssl_init]\nssl_conf = secperf_ssl\n", 1) + _SSL_CONF
 
 
-def negotiated(port: int, cfg: ServerConfig, client_pair: tuple[Path, Path] | tuple[str, str] | None = None
-               ) -> dict[str, Any]:
+def negotiated(
+    port: int, cfg: ServerConfig, client_pair: tuple[Path, Path] | tuple[str, str] | None = None
+) -> dict[str, Any]:
     """What a handshake with this server negotiates (protocol, suite, group): one `secperf-probe
     client` handshake with the load generator's settings (the same system OpenSSL, its default
     groups and suites, no certificate verification). A failure is recorded, not raised."""
     app = {"nginx": "http", "probe": "http", "mosquitto": "mqtt", "coap-server": "none"}[cfg.server]
-    args = ["client", "--port", str(port), "--n", "1", "--warmup", "0", "--timeout-ms", "5000", "--app", app,
-            *(["--proto", "dtls", "--tls", "1.2"] if cfg.protocol == "dtls" else ["--tls", cfg.tls])]
+    args = [
+        "client",
+        "--port",
+        str(port),
+        "--n",
+        "1",
+        "--warmup",
+        "0",
+        "--timeout-ms",
+        "5000",
+        "--app",
+        app,
+        *(["--proto", "dtls", "--tls", "1.2"] if cfg.protocol == "dtls" else ["--tls", cfg.tls]),
+    ]
     if cfg.key_type == "rsa-1024":
         args += ["--ciphers", "DEFAULT:@SECLEVEL=0"]
     if client_pair:
         args += ["--cert", str(client_pair[0]), "--key", str(client_pair[1])]
     source = "one secperf-probe client handshake with the load generator's settings"
     try:
-        r = registry.run([str(find_probe()), *args], "probe client (negotiated)", capture_output=True, text=True,
-                         timeout=30)
+        r = registry.run(
+            [str(find_probe()), *args], "probe client (negotiated)", capture_output=True, text=True, timeout=30
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         return {"error": f"secperf-probe client: {exc}", "source": source}
     conn = next((m for m in map(parse_line, r.stdout.splitlines()) if m and m.get("type") == "conn"), None)
     if conn is None or not conn.get("version"):
         why = (conn or {}).get("error") or (r.stderr or r.stdout).strip()[-200:] or "no connection line"
         return {"error": f"secperf-probe client: {why}", "source": source}
-    return {"version": conn.get("version"), "cipher": conn.get("cipher"), "group": conn.get("group"),
-            "source": source}
+    return {"version": conn.get("version"), "cipher": conn.get("cipher"), "group": conn.get("group"), "source": source}
 
 
 class Offload:
@@ -76,6 +89,7 @@ class Offload:
         from ..inputs.se_profiles import get_profile
         from ..lab.token import LabToken
         from .signer import shim_env
+
         self.token = LabToken().ensure()
         key = self.token.key(key_type)
         profile = dataclasses.replace(get_profile(profile_name), wait=wait)
@@ -112,10 +126,13 @@ class Offload:
         return out
 
 
-def start_server(cfg: ServerConfig, pki: LabPKI, workdir: Path, seed: int, offload: Offload | None = None,
-                 backlog: int | None = None) -> Service:
+def start_server(
+    cfg: ServerConfig, pki: LabPKI, workdir: Path, seed: int, offload: Offload | None = None, backlog: int | None = None
+) -> Service:
     certs = pki.server(cfg.key_type, cfg.depth)
-    client_ca = pki.client("ecdsa-p256").ca if cfg.client_auth or cfg.server == "mosquitto" else None  # mosquitto needs a cafile
+    client_ca = (
+        pki.client("ecdsa-p256").ca if cfg.client_auth or cfg.server == "mosquitto" else None
+    )  # mosquitto needs a cafile
     prefix: list[str] = []
     if cfg.key_type == "rsa-1024" and offload is None:
         conf = private_dir(workdir) / "openssl-seclevel0.cnf"
@@ -135,13 +152,21 @@ def start_server(cfg: ServerConfig, pki: LabPKI, workdir: Path, seed: int, offlo
         return psrv.start()
     if cfg.server == "coap-server":
         from ..lab.iot_services import CoapServer
+
         csrv = CoapServer(certs, client_ca=client_ca, workdir=workdir, verbosity=3)  # warnings only: no log per session
         csrv.prefix = prefix
         return csrv.start()
     from ..lab.iot_services import Mosquitto
+
     # the key and chain depth are the lab's PEM files; client authentication is require_certificate
-    msrv = Mosquitto(certs, pki.client("ecdsa-p256").ca, nodelay=True, workdir=workdir, require_certificate=cfg.client_auth,
-                     connection_messages=False)
+    msrv = Mosquitto(
+        certs,
+        pki.client("ecdsa-p256").ca,
+        nodelay=True,
+        workdir=workdir,
+        require_certificate=cfg.client_auth,
+        connection_messages=False,
+    )
     msrv.prefix = prefix
     return msrv.start()
 
@@ -157,19 +182,39 @@ def private_op_us(key: str, n: int, seed: int, core: int | None = None) -> dict[
     """Median wall and CPU µs of one signature with this key (SHA-256 included), `secperf-probe speed`;
     on `core` when given (the server's core: the same cache and sibling load as the server)."""
     from .probe import default_key_cache, ensure_private_dir
+
     alg = key if key.startswith("rsa") or key == "ed25519" else key
-    args = [str(find_probe()), "speed", "--alg", alg, "--op", "sign", "--n", str(n), "--warmup", "3",
-            "--min-sample-us", "1000", "--max-seconds", "5", "--seed", str(seed),
-            "--key-cache", str(ensure_private_dir(default_key_cache()))]
+    args = [
+        str(find_probe()),
+        "speed",
+        "--alg",
+        alg,
+        "--op",
+        "sign",
+        "--n",
+        str(n),
+        "--warmup",
+        "3",
+        "--min-sample-us",
+        "1000",
+        "--max-seconds",
+        "5",
+        "--seed",
+        str(seed),
+        "--key-cache",
+        str(ensure_private_dir(default_key_cache())),
+    ]
     if not key.startswith("ed"):
         args += ["--hash", "sha256"]
     pre = (lambda: os.sched_setaffinity(0, {core})) if core is not None else None
     r = subprocess.run(args, capture_output=True, text=True, timeout=300, preexec_fn=pre)
     samples = [m for m in map(parse_line, r.stdout.splitlines()) if m and m.get("type") == "sample"]
     if not samples:
-        raise ServerMeasureError(f"secperf-probe speed --alg {alg} --op sign gave no samples: "
-                                 f"{(r.stderr or r.stdout).strip()[-300:]}")
+        raise ServerMeasureError(
+            f"secperf-probe speed --alg {alg} --op sign gave no samples: {(r.stderr or r.stdout).strip()[-300:]}"
+        )
     import statistics
+
     wall = statistics.median(s["wall_ns"] / s["ops"] / 1000 for s in samples)
     cpu = statistics.median(s["cpu_ns"] / s["ops"] / 1000 for s in samples)
     return {"alg": alg, "op": "sign", "wall_us": wall, "cpu_us": cpu, "n": len(samples)}

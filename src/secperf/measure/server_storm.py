@@ -21,19 +21,63 @@ if TYPE_CHECKING:
     from ..lab.pki import LabPKI
 
 
-def storm_argv(port: int, clients: int, policy: str, base_s: float, cap_s: float, timeout_s: float,
-               duration_s: float, tls: str = "1.3", app: str = "http", spread_s: float = 0.0, seed: int = 1,
-               max_attempts: int = 100) -> list[str]:
-    return [str(find_loadgen()), "--port", str(port), "--storm", str(clients), "--backoff", policy,
-            "--backoff-base-ms", f"{base_s * 1000:g}", "--backoff-cap-ms", f"{cap_s * 1000:g}",
-            "--timeout-ms", str(int(timeout_s * 1000)), "--max-attempts", str(max_attempts),
-            "--spread-ms", f"{spread_s * 1000:g}", "--duration", f"{duration_s:g}", "--tls", tls,
-            "--app", app, "--seed", str(seed)]
+def storm_argv(
+    port: int,
+    clients: int,
+    policy: str,
+    base_s: float,
+    cap_s: float,
+    timeout_s: float,
+    duration_s: float,
+    tls: str = "1.3",
+    app: str = "http",
+    spread_s: float = 0.0,
+    seed: int = 1,
+    max_attempts: int = 100,
+) -> list[str]:
+    return [
+        str(find_loadgen()),
+        "--port",
+        str(port),
+        "--storm",
+        str(clients),
+        "--backoff",
+        policy,
+        "--backoff-base-ms",
+        f"{base_s * 1000:g}",
+        "--backoff-cap-ms",
+        f"{cap_s * 1000:g}",
+        "--timeout-ms",
+        str(int(timeout_s * 1000)),
+        "--max-attempts",
+        str(max_attempts),
+        "--spread-ms",
+        f"{spread_s * 1000:g}",
+        "--duration",
+        f"{duration_s:g}",
+        "--tls",
+        tls,
+        "--app",
+        app,
+        "--seed",
+        str(seed),
+    ]
 
 
-def replay_storm(pki: LabPKI, clients: int, policy: str = "exponential", base_s: float = 0.5, cap_s: float = 8.0,
-                 timeout_s: float = 10.0, key: str = "rsa-2048", core: int = 0, capacity_s: float = 2.0,
-                 duration_s: float = 120.0, workdir: Path | None = None, seed: int = 1) -> dict[str, Any]:
+def replay_storm(
+    pki: LabPKI,
+    clients: int,
+    policy: str = "exponential",
+    base_s: float = 0.5,
+    cap_s: float = 8.0,
+    timeout_s: float = 10.0,
+    key: str = "rsa-2048",
+    core: int = 0,
+    capacity_s: float = 2.0,
+    duration_s: float = 120.0,
+    workdir: Path | None = None,
+    seed: int = 1,
+) -> dict[str, Any]:
     """A small reconnect storm on a real server: nginx (pinned to `core`, listen backlog and
     worker_connections above `clients`) measured at saturation (closed loop, 32 clients) just before
     and just after the storm (the model gets their mean: other work on the machine moves what the
@@ -48,11 +92,15 @@ def replay_storm(pki: LabPKI, clients: int, policy: str = "exponential", base_s:
         pin(pid, core)
         p = LoadParams(concurrency=[32], duration_s=capacity_s, warmup_s=0.3, seed=seed, core=core)
         before = summarize_level(run_level(loadgen_argv(port, cfg, 32, p), pid, capacity_s + 30))
-        time.sleep(1.0)   # the capacity run's connections are gone before the storm starts
+        time.sleep(1.0)  # the capacity run's connections are gone before the storm starts
         cpu0 = process_cpu_s(pid)
         try:
-            r = subprocess.run(storm_argv(port, clients, policy, base_s, cap_s, timeout_s, duration_s, seed=seed),
-                               capture_output=True, text=True, timeout=duration_s + 60)
+            r = subprocess.run(
+                storm_argv(port, clients, policy, base_s, cap_s, timeout_s, duration_s, seed=seed),
+                capture_output=True,
+                text=True,
+                timeout=duration_s + 60,
+            )
         except subprocess.TimeoutExpired:
             raise ServerMeasureError(f"secperf-loadgen --storm did not end within {duration_s + 60:.0f} s") from None
         cpu = process_cpu_s(pid) - cpu0
@@ -66,9 +114,18 @@ def replay_storm(pki: LabPKI, clients: int, policy: str = "exponential", base_s:
     end = next((m for m in lines if m.get("type") == "end"), None)
     if end is None:
         raise ServerMeasureError(f"secperf-loadgen --storm gave no end line: {(r.stderr or r.stdout).strip()[-300:]}")
-    return {"server": "nginx", "key": key, "clients": clients, "policy": policy, "base_s": base_s, "cap_s": cap_s,
-            "timeout_s": timeout_s,
-            "capacity_per_s": (before["handshakes_per_s"] + after["handshakes_per_s"]) / 2,
-            "capacity_before_after_per_s": [before["handshakes_per_s"], after["handshakes_per_s"]],
-            "capacity_cpu_us_per_handshake": before["server_cpu_us_per_handshake"], "storm": end,
-            "server_cpu_s": cpu, "intervals": [m for m in lines if m.get("type") == "interval"]}
+    return {
+        "server": "nginx",
+        "key": key,
+        "clients": clients,
+        "policy": policy,
+        "base_s": base_s,
+        "cap_s": cap_s,
+        "timeout_s": timeout_s,
+        "capacity_per_s": (before["handshakes_per_s"] + after["handshakes_per_s"]) / 2,
+        "capacity_before_after_per_s": [before["handshakes_per_s"], after["handshakes_per_s"]],
+        "capacity_cpu_us_per_handshake": before["server_cpu_us_per_handshake"],
+        "storm": end,
+        "server_cpu_s": cpu,
+        "intervals": [m for m in lines if m.get("type") == "interval"],
+    }

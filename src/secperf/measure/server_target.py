@@ -35,29 +35,48 @@ from .server_cpu import BUSY, generator_procs
 from .server_load import run_level, summarize_level
 from .target import Target, parse_target
 
-APPS = ("http", "none", "mqtt")          # the step after the handshake: HTTP GET, none, MQTT CONNECT -> CONNACK
+APPS = ("http", "none", "mqtt")  # the step after the handshake: HTTP GET, none, MQTT CONNECT -> CONNACK
 PROTOCOLS = ("tls", "dtls")
-PROBE_TIMEOUT_S = 5.0                    # the bound of the reachability probe and of the probe handshake
-SERVER_CPU_NOT_MEASURED = ("not measured: the target runs on its own machine (or namespace), whose CPU secperf "
-                           "does not read; CPU per handshake is the generator's only")
+PROBE_TIMEOUT_S = 5.0  # the bound of the reachability probe and of the probe handshake
+SERVER_CPU_NOT_MEASURED = (
+    "not measured: the target runs on its own machine (or namespace), whose CPU secperf "
+    "does not read; CPU per handshake is the generator's only"
+)
 # a handshake failure that says the peer does not speak TLS at all
-NOT_TLS = ("wrong version number", "packet length too long", "unexpected eof", "record layer failure",
-           "http request", "unknown protocol", "timed out after", "record_layer_failure")
+NOT_TLS = (
+    "wrong version number",
+    "packet length too long",
+    "unexpected eof",
+    "record layer failure",
+    "http request",
+    "unknown protocol",
+    "timed out after",
+    "record_layer_failure",
+)
 # what a server says when it refuses the client's certificate (or wants one it did not get)
-REFUSED_CERT = ("certificate required", "bad certificate", "unknown ca", "certificate unknown",
-                "unsupported certificate", "access denied", "decrypt error", "client certificate")
+REFUSED_CERT = (
+    "certificate required",
+    "bad certificate",
+    "unknown ca",
+    "certificate unknown",
+    "unsupported certificate",
+    "access denied",
+    "decrypt error",
+    "client certificate",
+)
 
 
 @dataclass(frozen=True)
 class LoadTarget:
     """A server the generators load instead of one secperf starts."""
+
     target: Target
-    protocol: str = "tls"                # tls (TCP) | dtls (DTLS 1.2 over UDP)
-    app: str = "http"                    # APPS
-    groups: str | None = None            # the key-exchange groups offered (OpenSSL list), e.g. x25519:P-256
-    ciphersuites: str | None = None      # TLS 1.3 suites offered
-    ciphers: str | None = None           # TLS 1.2 cipher list offered
-    sigalgs: str | None = None           # signature algorithms offered
+    protocol: str = "tls"  # tls (TCP) | dtls (DTLS 1.2 over UDP)
+    app: str = "http"  # APPS
+    groups: str | None = None  # the key-exchange groups offered (OpenSSL list), e.g. x25519:P-256
+    ciphersuites: str | None = None  # TLS 1.3 suites offered
+    ciphers: str | None = None  # TLS 1.2 cipher list offered
+    sigalgs: str | None = None  # signature algorithms offered
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property
@@ -75,8 +94,12 @@ class LoadTarget:
     def tls_args(self) -> list[str]:
         """The offered groups, suites and signature algorithms (options of both native clients)."""
         a: list[str] = []
-        for opt, v in (("--groups", self.groups), ("--ciphersuites", self.ciphersuites), ("--ciphers", self.ciphers),
-                       ("--sigalgs", self.sigalgs)):
+        for opt, v in (
+            ("--groups", self.groups),
+            ("--ciphersuites", self.ciphersuites),
+            ("--ciphers", self.ciphers),
+            ("--sigalgs", self.sigalgs),
+        ):
             if v:
                 a += [opt, v]
         return a
@@ -92,20 +115,46 @@ class LoadTarget:
     def mqtt_args(self) -> dict[str, Any]:
         """What an MQTT client needs of the target: address, port, verification, client certificate."""
         t = self.target
-        return {"host": t.addr, "port": t.port, "servername": t.sni, "ca": str(t.ca) if t.ca else None,
-                "client_cert": str(t.client_cert) if t.client_cert else None,
-                "client_key": t.client_key}
+        return {
+            "host": t.addr,
+            "port": t.port,
+            "servername": t.sni,
+            "ca": str(t.ca) if t.ca else None,
+            "client_cert": str(t.client_cert) if t.client_cert else None,
+            "client_key": t.client_key,
+        }
 
     def labels(self) -> dict[str, Any]:
-        return {**self.target.labels(), "target_protocol": self.protocol, "target_app": self.app,
-                "offered": {k: v for k, v in (("groups", self.groups), ("ciphersuites", self.ciphersuites),
-                                               ("ciphers", self.ciphers), ("sigalgs", self.sigalgs)) if v}}
+        return {
+            **self.target.labels(),
+            "target_protocol": self.protocol,
+            "target_app": self.app,
+            "offered": {
+                k: v
+                for k, v in (
+                    ("groups", self.groups),
+                    ("ciphersuites", self.ciphersuites),
+                    ("ciphers", self.ciphers),
+                    ("sigalgs", self.sigalgs),
+                )
+                if v
+            },
+        }
 
 
-def parse_load_target(text: str, protocol: str = "tls", app: str | None = None, ca: str | None = None,
-                      servername: str | None = None, client_cert: str | None = None, client_key: str | None = None,
-                      groups: str | None = None, ciphersuites: str | None = None, ciphers: str | None = None,
-                      sigalgs: str | None = None) -> LoadTarget:
+def parse_load_target(
+    text: str,
+    protocol: str = "tls",
+    app: str | None = None,
+    ca: str | None = None,
+    servername: str | None = None,
+    client_cert: str | None = None,
+    client_key: str | None = None,
+    groups: str | None = None,
+    ciphersuites: str | None = None,
+    ciphers: str | None = None,
+    sigalgs: str | None = None,
+) -> LoadTarget:
     """--target HOST:PORT and its companions checked (no network yet: `probe` does that); InputError
     naming the option."""
     if protocol not in PROTOCOLS:
@@ -114,16 +163,23 @@ def parse_load_target(text: str, protocol: str = "tls", app: str | None = None, 
     if app not in APPS:
         raise InputError(f"--target-app {app}: give {', '.join(APPS)}")
     if protocol == "dtls" and app != "none":
-        raise InputError(f"--target-app {app} with --protocol dtls: the DTLS load is the handshake only; "
-                         f"give --target-app none")
+        raise InputError(
+            f"--target-app {app} with --protocol dtls: the DTLS load is the handshake only; give --target-app none"
+        )
     if client_key is not None and client_key.startswith("pkcs11:"):
-        raise InputError(f"--client-key {client_key}: the load generator loads its client key from a PEM file; "
-                         "a pkcs11: URI works with `secperf handshake --connect`, not with --target")
+        raise InputError(
+            f"--client-key {client_key}: the load generator loads its client key from a PEM file; "
+            "a pkcs11: URI works with `secperf handshake --connect`, not with --target"
+        )
     t = parse_target(text, ca, servername, client_cert, client_key, option="--target")
     if t.client_key is not None:
         check_private(Path(t.client_key), "--client-key")
-    for opt, v in (("--groups", groups), ("--ciphersuites", ciphersuites), ("--ciphers", ciphers),
-                   ("--sigalgs", sigalgs)):
+    for opt, v in (
+        ("--groups", groups),
+        ("--ciphersuites", ciphersuites),
+        ("--ciphers", ciphers),
+        ("--sigalgs", sigalgs),
+    ):
         if v is not None and (not v.strip() or any(c.isspace() for c in v) or v.startswith("-")):
             raise InputError(f"{opt} {v!r}: give an OpenSSL list without spaces (e.g. x25519:P-256)")
     return LoadTarget(t, protocol, app, groups, ciphersuites, ciphers, sigalgs)
@@ -133,12 +189,15 @@ def check_private(path: Path, opt: str) -> None:
     """A key file others can read is refused (exit 2): secrets stay in 0600 files."""
     mode = stat.S_IMODE(path.stat().st_mode)
     if mode & 0o077:
-        raise InputError(f"{opt} {path}: others can read it (mode {mode:04o}); a private key belongs in a file "
-                         f"only its owner reads: chmod 600 {path}")
+        raise InputError(
+            f"{opt} {path}: others can read it (mode {mode:04o}); a private key belongs in a file "
+            f"only its owner reads: chmod 600 {path}"
+        )
 
 
-def probe(lt: LoadTarget, tls: str = "1.3", timeout_s: float = PROBE_TIMEOUT_S, netns_prefix: list[str] | None = None) \
-        -> dict[str, Any]:
+def probe(
+    lt: LoadTarget, tls: str = "1.3", timeout_s: float = PROBE_TIMEOUT_S, netns_prefix: list[str] | None = None
+) -> dict[str, Any]:
     """The target checked before any load: reachable (a TCP connect bounded by `timeout_s`), speaking
     TLS (or DTLS), accepting the client certificate and, with --ca, verified; returns what it
     negotiated (version, suite, group, the server's signature). Every failure is an InputError
@@ -149,10 +208,15 @@ def probe(lt: LoadTarget, tls: str = "1.3", timeout_s: float = PROBE_TIMEOUT_S, 
     conn = handshake_once(lt, tls, timeout_s, netns_prefix)
     if not conn.get("ok"):
         raise InputError(refusal(lt, conn.get("stage", "?"), conn.get("reason") or "no reason given"))
-    out = {"version": conn.get("version"), "cipher": conn.get("cipher"), "group": conn.get("group"),
-           "kex": conn.get("kex"), "client_cert_sent": conn.get("client_cert_sent"),
-           "server_verified": lt.target.ca is not None,
-           "source": "one secperf-probe client handshake with the generators' offer, before the first level"}
+    out = {
+        "version": conn.get("version"),
+        "cipher": conn.get("cipher"),
+        "group": conn.get("group"),
+        "kex": conn.get("kex"),
+        "client_cert_sent": conn.get("client_cert_sent"),
+        "server_verified": lt.target.ca is not None,
+        "source": "one secperf-probe client handshake with the generators' offer, before the first level",
+    }
     out.update(peer_signature(lt, tls, timeout_s, netns_prefix))
     return out
 
@@ -163,21 +227,39 @@ def reach(lt: LoadTarget, timeout_s: float) -> None:
         with socket.create_connection((lt.addr, lt.port), timeout=timeout_s):
             pass
     except TimeoutError:
-        raise InputError(f"--target {lt.name}: unreachable (no TCP answer within {timeout_s:g} s); check the "
-                         f"address, the port and any firewall between here and it") from None
+        raise InputError(
+            f"--target {lt.name}: unreachable (no TCP answer within {timeout_s:g} s); check the "
+            f"address, the port and any firewall between here and it"
+        ) from None
     except OSError as exc:
-        raise InputError(f"--target {lt.name}: unreachable ({exc.strerror or exc} after "
-                         f"{time.monotonic() - t0:.1f} s); is the server listening on {lt.addr}:{lt.port}?") from None
+        raise InputError(
+            f"--target {lt.name}: unreachable ({exc.strerror or exc} after "
+            f"{time.monotonic() - t0:.1f} s); is the server listening on {lt.addr}:{lt.port}?"
+        ) from None
 
 
 def handshake_once(lt: LoadTarget, tls: str, timeout_s: float, netns_prefix: list[str] | None = None) -> dict[str, Any]:
     """One counted handshake (and the app step) of secperf-probe client with the generators' offer."""
-    args = [*(netns_prefix or []), str(find_probe()), "client", *lt.target.probe_args(), *lt.tls_args(),
-            "--n", "1", "--warmup", "0", "--timeout-ms", str(int(timeout_s * 1000)), "--app", lt.app,
-            *(["--proto", "dtls", "--tls", "1.2"] if lt.protocol == "dtls" else ["--tls", tls])]
+    args = [
+        *(netns_prefix or []),
+        str(find_probe()),
+        "client",
+        *lt.target.probe_args(),
+        *lt.tls_args(),
+        "--n",
+        "1",
+        "--warmup",
+        "0",
+        "--timeout-ms",
+        str(int(timeout_s * 1000)),
+        "--app",
+        lt.app,
+        *(["--proto", "dtls", "--tls", "1.2"] if lt.protocol == "dtls" else ["--tls", tls]),
+    ]
     try:
-        r = registry.run(args, "probe client (target check)", capture_output=True, text=True,
-                         timeout=timeout_s * 3 + 10)
+        r = registry.run(
+            args, "probe client (target check)", capture_output=True, text=True, timeout=timeout_s * 3 + 10
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         raise ServerMeasureError(f"secperf-probe client against {lt.name}: {exc}") from None
     if r.returncode == 2:
@@ -199,32 +281,47 @@ def refusal(lt: LoadTarget, stage: str, reason: str) -> str:
     if stage == "connect":
         return f"{name}: unreachable ({reason})"
     if lt.target.ca is not None and "certificate verify failed" in low and "client certificate" not in low:
-        return (f"{name}: its certificate does not verify against --ca {lt.target.ca} for the name "
-                f"{lt.target.sni!r} ({reason}); give the CA that issued it, or --servername with the name it carries")
+        return (
+            f"{name}: its certificate does not verify against --ca {lt.target.ca} for the name "
+            f"{lt.target.sni!r} ({reason}); give the CA that issued it, or --servername with the name it carries"
+        )
     if any(k in low for k in REFUSED_CERT) or ("400" in low and stage == "app"):
         if lt.target.client_cert:
-            return (f"--client-cert {lt.target.client_cert}: {lt.name} refuses it ({reason}); give a certificate "
-                    f"its CA issued")
-        return (f"{name}: it asks for a client certificate ({reason}); give --client-cert and --client-key")
+            return (
+                f"--client-cert {lt.target.client_cert}: {lt.name} refuses it ({reason}); give a certificate "
+                f"its CA issued"
+            )
+        return f"{name}: it asks for a client certificate ({reason}); give --client-cert and --client-key"
     if any(k in low for k in NOT_TLS):
         what = "DTLS" if lt.protocol == "dtls" else "TLS"
-        return (f"{name}: does not speak {what} ({reason}); point --target at the {what} port"
-                + (", or give --protocol dtls for a DTLS server" if lt.protocol == "tls" else ""))
+        return f"{name}: does not speak {what} ({reason}); point --target at the {what} port" + (
+            ", or give --protocol dtls for a DTLS server" if lt.protocol == "tls" else ""
+        )
     if stage == "app":
-        return (f"{name}: the handshake worked but the step after it failed ({reason}); give --target-app "
-                f"{'none' if lt.app != 'none' else 'http'} if the server does not speak {lt.app}")
+        return (
+            f"{name}: the handshake worked but the step after it failed ({reason}); give --target-app "
+            f"{'none' if lt.app != 'none' else 'http'} if the server does not speak {lt.app}"
+        )
     return f"{name}: refused the handshake ({reason}); check --tls, --groups, --ciphersuites and --ciphers"
 
 
-def peer_signature(lt: LoadTarget, tls: str, timeout_s: float, netns_prefix: list[str] | None = None) \
-        -> dict[str, Any]:
+def peer_signature(lt: LoadTarget, tls: str, timeout_s: float, netns_prefix: list[str] | None = None) -> dict[str, Any]:
     """The server's handshake signature (type and digest) as `openssl s_client -brief` reports it, over
     DTLS 1.2 (UDP) for a DTLS target and from inside a node's namespace when given; {} when it cannot
     tell (the field is a label, the probe handshake already proved the target)."""
     t = lt.target
     version = "-dtls1_2" if lt.protocol == "dtls" else "-tls1_3" if tls == "1.3" else "-tls1_2"
-    argv = [*(netns_prefix or []), "openssl", "s_client", "-connect", f"{t.addr}:{t.port}", "-servername", t.sni,
-            "-brief", version]
+    argv = [
+        *(netns_prefix or []),
+        "openssl",
+        "s_client",
+        "-connect",
+        f"{t.addr}:{t.port}",
+        "-servername",
+        t.sni,
+        "-brief",
+        version,
+    ]
     if t.client_cert:
         argv += ["-cert", str(t.client_cert), "-key", str(t.client_key)]
     if lt.groups:
@@ -237,7 +334,7 @@ def peer_signature(lt: LoadTarget, tls: str, timeout_s: float, netns_prefix: lis
     for line in r.stderr.splitlines():
         k, _, v = line.partition(":")
         k = k.strip()
-        if k in ("Peer signature type", "Signature type"):     # OpenSSL 3.0's -brief says the latter
+        if k in ("Peer signature type", "Signature type"):  # OpenSSL 3.0's -brief says the latter
             out["signature"] = v.strip()
         elif k in ("Peer signing digest", "Hash used"):
             out["signature_digest"] = v.strip()
@@ -246,17 +343,34 @@ def peer_signature(lt: LoadTarget, tls: str, timeout_s: float, netns_prefix: lis
     return out
 
 
-def loadgen_argv(lt: LoadTarget, tls: str, resume_ratio: float, concurrency: int, p: LoadParams,
-                 rate: float | None = None) -> list[str]:
+def loadgen_argv(
+    lt: LoadTarget, tls: str, resume_ratio: float, concurrency: int, p: LoadParams, rate: float | None = None
+) -> list[str]:
     """The generator's command line against the target (closed loop at `concurrency`, or open loop)."""
     procs = generator_procs(p)
-    load = (["--rate", f"{rate:g}", "--max-inflight", "4000", "--procs", str(procs)] if rate
-            else ["--concurrency", str(concurrency), "--procs", str(min(procs, concurrency))])
-    return [str(find_loadgen()), *lt.loadgen_args(), *load, "--duration", f"{p.duration_s:g}",
-            "--warmup", f"{p.warmup_s:g}",
-            *(["--dtls", "--tls", "1.2"] if lt.protocol == "dtls" else ["--tls", tls]),
-            "--resume-ratio", f"{resume_ratio:g}", "--app", lt.app, "--seed", str(p.seed),
-            "--timeout-ms", str(int(PROBE_TIMEOUT_S * 1000))]
+    load = (
+        ["--rate", f"{rate:g}", "--max-inflight", "4000", "--procs", str(procs)]
+        if rate
+        else ["--concurrency", str(concurrency), "--procs", str(min(procs, concurrency))]
+    )
+    return [
+        str(find_loadgen()),
+        *lt.loadgen_args(),
+        *load,
+        "--duration",
+        f"{p.duration_s:g}",
+        "--warmup",
+        f"{p.warmup_s:g}",
+        *(["--dtls", "--tls", "1.2"] if lt.protocol == "dtls" else ["--tls", tls]),
+        "--resume-ratio",
+        f"{resume_ratio:g}",
+        "--app",
+        lt.app,
+        "--seed",
+        str(p.seed),
+        "--timeout-ms",
+        str(int(PROBE_TIMEOUT_S * 1000)),
+    ]
 
 
 def series_id(lt: LoadTarget, tls: str, resume_ratio: float, conc: int | None, rate: float | None) -> str:
@@ -264,21 +378,39 @@ def series_id(lt: LoadTarget, tls: str, resume_ratio: float, conc: int | None, r
     return f"server/target/{lt.name}/{lt.protocol}-{tls}/{lt.app}/resume-{resume_ratio:g}{at}"
 
 
-def new_series(lt: LoadTarget, tls: str, resume_ratio: float, conc: int | None, p: LoadParams,
-               rate: float | None = None) -> Series:
-    labels = {"server": f"target {lt.name}", "key": "the target's own", "key_source": "the target's own",
-              "client_auth": lt.target.client_cert is not None, "resume_ratio": resume_ratio, "chain_depth": None,
-              "tls": "dtls1.2" if lt.protocol == "dtls" else tls, "protocol": lt.protocol,
-              "concurrency": conc, "loop": "open" if rate else "closed", "offered_per_s": rate,
-              "duration_s": p.duration_s, "warmup_s": p.warmup_s,
-              "config": label(lt, resume_ratio), "key_extractable": None,
-              "key_storage": "the target's own (not known here)", **lt.labels()}
-    return R.new_series(series_id(lt, lt.protocol == "dtls" and "1.2" or tls, resume_ratio, conc, rate), kind="server",
-                        labels=labels, timer={
-                            "name": "connection latency against the target (values: each interval's median)",
-                            "start": "the connection scheduled (closed loop: the previous one ended)",
-                            "end": "the step after the handshake done (HTTP response, CONNACK, or the handshake)",
-                            "clock": "CLOCK_MONOTONIC in each generator process"})
+def new_series(
+    lt: LoadTarget, tls: str, resume_ratio: float, conc: int | None, p: LoadParams, rate: float | None = None
+) -> Series:
+    labels = {
+        "server": f"target {lt.name}",
+        "key": "the target's own",
+        "key_source": "the target's own",
+        "client_auth": lt.target.client_cert is not None,
+        "resume_ratio": resume_ratio,
+        "chain_depth": None,
+        "tls": "dtls1.2" if lt.protocol == "dtls" else tls,
+        "protocol": lt.protocol,
+        "concurrency": conc,
+        "loop": "open" if rate else "closed",
+        "offered_per_s": rate,
+        "duration_s": p.duration_s,
+        "warmup_s": p.warmup_s,
+        "config": label(lt, resume_ratio),
+        "key_extractable": None,
+        "key_storage": "the target's own (not known here)",
+        **lt.labels(),
+    }
+    return R.new_series(
+        series_id(lt, lt.protocol == "dtls" and "1.2" or tls, resume_ratio, conc, rate),
+        kind="server",
+        labels=labels,
+        timer={
+            "name": "connection latency against the target (values: each interval's median)",
+            "start": "the connection scheduled (closed loop: the previous one ended)",
+            "end": "the step after the handshake done (HTTP response, CONNACK, or the handshake)",
+            "clock": "CLOCK_MONOTONIC in each generator process",
+        },
+    )
 
 
 def label(lt: LoadTarget, resume_ratio: float) -> str:
@@ -290,26 +422,32 @@ def label(lt: LoadTarget, resume_ratio: float) -> str:
     return ", ".join(parts)
 
 
-def fill_level(s: Series, level: dict[str, Any], run: dict[str, Any], rate: float | None,
-               negotiated: dict[str, Any]) -> None:
+def fill_level(
+    s: Series, level: dict[str, Any], run: dict[str, Any], rate: float | None, negotiated: dict[str, Any]
+) -> None:
     """One level's numbers against a target: the generator's counts and latencies; the server's CPU
     not measured (said), which side limited the rate as far as the generator can tell."""
     d = s.derived_as(ServerDerived)
-    for k in ("server_cpu_s", "server_wall_s", "server_utilisation", "server_cpu_us_per_handshake",
-              "server_core_busy"):
+    for k in ("server_cpu_s", "server_wall_s", "server_utilisation", "server_cpu_us_per_handshake", "server_core_busy"):
         level[k] = None
     for k, v in level.items():
         setattr(d, k, v)  # the generator's figures, each a ServerDerived field (checked)
     d.server_cpu = SERVER_CPU_NOT_MEASURED
     gen = level.get("loadgen_busy")
     if gen is not None and gen >= BUSY:
-        d.limited_by, d.limit_note = "load generator", (
-            f"the load generator limited the rate ({gen:.0%} of its {level.get('loadgen_cores_n', 1)} core(s) busy, "
-            f"{level.get('loadgen_cpu_us_per_handshake') or 0:.0f} µs per handshake): the target's capacity is higher; "
-            f"add generators (--cluster)")
+        d.limited_by, d.limit_note = (
+            "load generator",
+            (
+                f"the load generator limited the rate ({gen:.0%} of its {level.get('loadgen_cores_n', 1)} core(s) busy, "
+                f"{level.get('loadgen_cpu_us_per_handshake') or 0:.0f} µs per handshake): the target's capacity is higher; "
+                f"add generators (--cluster)"
+            ),
+        )
     else:
-        d.limited_by, d.limit_note = ("the target or the network", "the generator was not busy: the target (or the "
-                                      "path to it) set the rate" if not rate else None)
+        d.limited_by, d.limit_note = (
+            "the target or the network",
+            "the generator was not busy: the target (or the path to it) set the rate" if not rate else None,
+        )
         if rate:
             d.limited_by = "neither"
             d.limited_by_why = "the offered rate"
@@ -319,14 +457,24 @@ def fill_level(s: Series, level: dict[str, Any], run: dict[str, Any], rate: floa
     s.values_us = [m["p50_ms"] * 1000 for m in run["lines"] if m.get("type") == "interval" and m.get("p50_ms")]
     s.samples = [m for m in run["lines"] if m.get("type") == "interval"]
     if rate and level["started_per_s"] < 0.95 * rate:
-        d.warning = (f"the load generator started {level['started_per_s']:.0f} connections/s of the {rate:g}/s asked "
-                     f"({level['not_started']} arrivals found no free slot or came late)")
+        d.warning = (
+            f"the load generator started {level['started_per_s']:.0f} connections/s of the {rate:g}/s asked "
+            f"({level['not_started']} arrivals found no free slot or came late)"
+        )
 
 
-def measure_target(lt: LoadTarget, tls: str, resume_ratio: float, p: LoadParams, negotiated: dict[str, Any],
-                   cores: list[int] | None = None, on_series: Callable[[Series], object] | None = None) -> list[Series]:
+def measure_target(
+    lt: LoadTarget,
+    tls: str,
+    resume_ratio: float,
+    p: LoadParams,
+    negotiated: dict[str, Any],
+    cores: list[int] | None = None,
+    on_series: Callable[[Series], object] | None = None,
+) -> list[Series]:
     """Every level of LoadParams against the target, one series each (generators here)."""
     from .server import level_failures
+
     cores = cores or sorted(os.sched_getaffinity(0))
     out = []
     levels = [(None, r) for r in p.rates] if p.rates else [(c, None) for c in p.concurrency]
@@ -354,27 +502,39 @@ def retarget(argv: list[str], lt: LoadTarget) -> list[str]:
     a = list(argv)
     if "--port" in a:
         i = a.index("--port")
-        del a[i:i + 2]
+        del a[i : i + 2]
     return [a[0], *lt.loadgen_args(), *a[1:]]
 
 
-def replay_storm(lt: LoadTarget, clients: int, policy: str = "exponential", base_s: float = 0.5, cap_s: float = 8.0,
-                 timeout_s: float = 10.0, capacity_s: float = 2.0, duration_s: float = 120.0, seed: int = 1,
-                 tls: str = "1.3") -> dict[str, Any]:
+def replay_storm(
+    lt: LoadTarget,
+    clients: int,
+    policy: str = "exponential",
+    base_s: float = 0.5,
+    cap_s: float = 8.0,
+    timeout_s: float = 10.0,
+    capacity_s: float = 2.0,
+    duration_s: float = 120.0,
+    seed: int = 1,
+    tls: str = "1.3",
+) -> dict[str, Any]:
     """measure.server_storm.replay_storm against the target: its capacity at 32 clients just before
     and after, and in between `clients` clients of `secperf-loadgen --storm` connecting at once.
     The server's CPU during the storm is not measured (None)."""
     from .server_storm import storm_argv
+
     cores = sorted(os.sched_getaffinity(0))
     p = LoadParams(concurrency=[32], duration_s=capacity_s, warmup_s=0.3, seed=seed, core=-1)
     cap = loadgen_argv(lt, tls, 0.0, 32, p)
     before = summarize_level(run_level(cap, None, capacity_s + 30, cores))
     time.sleep(1.0)
-    argv = retarget(storm_argv(lt.port, clients, policy, base_s, cap_s, timeout_s, duration_s, tls=tls, app=lt.app,
-                               seed=seed), lt)
+    argv = retarget(
+        storm_argv(lt.port, clients, policy, base_s, cap_s, timeout_s, duration_s, tls=tls, app=lt.app, seed=seed), lt
+    )
     try:
-        r = registry.run(argv, "secperf-loadgen --storm (target)", capture_output=True, text=True,
-                         timeout=duration_s + 60)
+        r = registry.run(
+            argv, "secperf-loadgen --storm (target)", capture_output=True, text=True, timeout=duration_s + 60
+        )
     except subprocess.TimeoutExpired:
         raise ServerMeasureError(f"secperf-loadgen --storm did not end within {duration_s + 60:.0f} s") from None
     time.sleep(1.0)
@@ -385,9 +545,19 @@ def replay_storm(lt: LoadTarget, clients: int, policy: str = "exponential", base
     end = next((m for m in lines if m.get("type") == "end"), None)
     if end is None:
         raise ServerMeasureError(f"secperf-loadgen --storm gave no end line: {(r.stderr or r.stdout).strip()[-300:]}")
-    return {"server": f"target {lt.name}", "key": "the target's own", "clients": clients, "policy": policy,
-            "base_s": base_s, "cap_s": cap_s, "timeout_s": timeout_s,
-            "capacity_per_s": (before["handshakes_per_s"] + after["handshakes_per_s"]) / 2,
-            "capacity_before_after_per_s": [before["handshakes_per_s"], after["handshakes_per_s"]],
-            "capacity_cpu_us_per_handshake": None, "storm": end, "server_cpu_s": None,
-            "server_cpu": SERVER_CPU_NOT_MEASURED, "intervals": [m for m in lines if m.get("type") == "interval"]}
+    return {
+        "server": f"target {lt.name}",
+        "key": "the target's own",
+        "clients": clients,
+        "policy": policy,
+        "base_s": base_s,
+        "cap_s": cap_s,
+        "timeout_s": timeout_s,
+        "capacity_per_s": (before["handshakes_per_s"] + after["handshakes_per_s"]) / 2,
+        "capacity_before_after_per_s": [before["handshakes_per_s"], after["handshakes_per_s"]],
+        "capacity_cpu_us_per_handshake": None,
+        "storm": end,
+        "server_cpu_s": None,
+        "server_cpu": SERVER_CPU_NOT_MEASURED,
+        "intervals": [m for m in lines if m.get("type") == "interval"],
+    }

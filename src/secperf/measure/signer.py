@@ -51,12 +51,21 @@ MODES = ("local_sw", "local_sw_cmd", "sign_only", "total")
 OVER_S_US = 1_000_000.0  # S2 counts runs over 1 s
 TIMERS = {
     "local_sw": ("software signing in-process (cryptography)", "before sign()", "signature returned"),
-    "local_sw_cmd": ("`openssl dgst -sha256 -sign KEY` as a whole command (process start included)",
-                     "fork/exec", "process exited"),
-    "sign_only": ("C_SignInit + C_Sign on a kept session and key handle", "before C_SignInit",
-                  "C_Sign returned the signature"),
-    "total": ("C_OpenSession, C_Login, C_FindObjects, C_SignInit, C_Sign, C_Logout, C_CloseSession",
-              "before C_OpenSession", "after C_CloseSession"),
+    "local_sw_cmd": (
+        "`openssl dgst -sha256 -sign KEY` as a whole command (process start included)",
+        "fork/exec",
+        "process exited",
+    ),
+    "sign_only": (
+        "C_SignInit + C_Sign on a kept session and key handle",
+        "before C_SignInit",
+        "C_Sign returned the signature",
+    ),
+    "total": (
+        "C_OpenSession, C_Login, C_FindObjects, C_SignInit, C_Sign, C_Logout, C_CloseSession",
+        "before C_OpenSession",
+        "after C_CloseSession",
+    ),
 }
 MESSAGE = bytes(range(32))
 
@@ -78,10 +87,19 @@ class SignerParams:
 
 def _series(profile: str, key: dict[str, str], mode: str) -> Series:
     what, start, end = TIMERS[mode]
-    return R.new_series(f"signer/{profile}/{key['key_type']}/{mode}", kind="signer",
-                        labels={"profile": profile, "key_type": key["key_type"], "key_label": key["label"],
-                                "mode": mode, "message_bytes": len(MESSAGE), "what": what},
-                        timer={"name": mode, "start": start, "end": end, "clock": "CLOCK_MONOTONIC"})
+    return R.new_series(
+        f"signer/{profile}/{key['key_type']}/{mode}",
+        kind="signer",
+        labels={
+            "profile": profile,
+            "key_type": key["key_type"],
+            "key_label": key["label"],
+            "mode": mode,
+            "message_bytes": len(MESSAGE),
+            "what": what,
+        },
+        timer={"name": mode, "start": start, "end": end, "clock": "CLOCK_MONOTONIC"},
+    )
 
 
 def key_type_for(profile: Profile | None, requested: str) -> str:
@@ -94,8 +112,10 @@ def key_type_for(profile: Profile | None, requested: str) -> str:
 def software_key(key_type: str, pki: LabPKI) -> tuple[PrivateKeyTypes, Path]:
     """The lab's software client key of the same type (for local_sw), and its PEM path."""
     from ..lab.pki import CLIENT_KEY_TYPES
-    cs = pki.client(key_type if key_type in CLIENT_KEY_TYPES else
-                    "rsa-2048" if key_type.startswith("rsa") else "ecdsa-p256")
+
+    cs = pki.client(
+        key_type if key_type in CLIENT_KEY_TYPES else "rsa-2048" if key_type.startswith("rsa") else "ecdsa-p256"
+    )
     return serialization.load_pem_private_key(cs.key.read_bytes(), None), cs.key
 
 
@@ -127,8 +147,9 @@ def measure_local(profile: str, key: dict[str, str], p: SignerParams, pki: LabPK
     msg.write_bytes(MESSAGE)
     for i in range(p.warmup + p.n):
         t0 = time.perf_counter_ns()
-        r = subprocess.run(["openssl", "dgst", "-sha256", "-sign", str(path), "-out", os.devnull, str(msg)],
-                           capture_output=True)
+        r = subprocess.run(
+            ["openssl", "dgst", "-sha256", "-sign", str(path), "-out", os.devnull, str(msg)], capture_output=True
+        )
         t1 = time.perf_counter_ns()
         if r.returncode != 0:
             R.add_failure(s, f"openssl dgst exited {r.returncode}: {r.stderr.decode(errors='replace')[-200:]}")
@@ -179,22 +200,38 @@ def per_call_breakdown(iters: list[dict[str, Any]], calls: list[dict[str, Any]])
             per_fn[fn]["ms"].append(dur)
             per_fn[fn]["delay_ms"].append(dly)
     n = max(1, len(iters))
-    return {"calls": [{"fn": fn, "calls_per_op": sum(per_fn[fn]["count"]) / n,
-                       "p50_ms": stats.median(per_fn[fn]["ms"]),
-                       "delay_p50_ms": stats.median(per_fn[fn]["delay_ms"])} for fn in order],
-            "token_calls_per_op": sum(sum(v["count"]) for v in per_fn.values()) / n,
-            "injected_p50_ms": stats.median(injected) if injected else None,
-            "host_p50_ms": stats.median(host) if host else None}
+    return {
+        "calls": [
+            {
+                "fn": fn,
+                "calls_per_op": sum(per_fn[fn]["count"]) / n,
+                "p50_ms": stats.median(per_fn[fn]["ms"]),
+                "delay_p50_ms": stats.median(per_fn[fn]["delay_ms"]),
+            }
+            for fn in order
+        ],
+        "token_calls_per_op": sum(sum(v["count"]) for v in per_fn.values()) / n,
+        "injected_p50_ms": stats.median(injected) if injected else None,
+        "host_p50_ms": stats.median(host) if host else None,
+    }
 
 
-def _run_worker(job: dict[str, Any], env: dict[str, str], s: Series, prefix: list[str] | None = None
-                ) -> list[dict[str, Any]]:
+def _run_worker(
+    job: dict[str, Any], env: dict[str, str], s: Series, prefix: list[str] | None = None
+) -> list[dict[str, Any]]:
     """Run the worker (under an argv prefix, e.g. a link's device namespace); add its iterations to
     series `s` (values in µs); return the good ones."""
     budget = (job["n"] + job["warmup"]) * (10 + job.get("timeout_s", 0)) + 60
     try:
-        proc = registry.run([*(prefix or []), sys.executable, "-m", "secperf.measure.signer_worker"], "signer worker",
-                            input=json.dumps(job), capture_output=True, text=True, env=env, timeout=budget)
+        proc = registry.run(
+            [*(prefix or []), sys.executable, "-m", "secperf.measure.signer_worker"],
+            "signer worker",
+            input=json.dumps(job),
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=budget,
+        )
     except subprocess.TimeoutExpired:
         R.add_failure(s, f"worker did not finish within {budget} s")
         return []
@@ -217,32 +254,58 @@ def _run_worker(job: dict[str, Any], env: dict[str, str], s: Series, prefix: lis
 def shim_env(token: LabToken, profile: Profile, workdir: Path, seed: int) -> tuple[dict[str, str], Path]:
     """Environment for a process that loads the shim with `profile` in front of the token."""
     from ..inputs.se_profiles import write_shim_config
+
     log, conf = workdir / "calls.jsonl", workdir / "shim.conf"
     log.unlink(missing_ok=True)
     write_shim_config(profile, token.module_path, log, seed, conf)
     return dict(os.environ, **token.env(), SECPERF_SE_PROFILE=str(conf)), log
 
 
-def measure_token(profile_name: str, key: dict[str, str], mode: str, p: SignerParams, token: LabToken,
-                  profile: Profile, extra: dict[str, Any] | None = None, series: Series | None = None, prefix: list[str] | None = None,
-                  tag: str = "") -> Series:
+def measure_token(
+    profile_name: str,
+    key: dict[str, str],
+    mode: str,
+    p: SignerParams,
+    token: LabToken,
+    profile: Profile,
+    extra: dict[str, Any] | None = None,
+    series: Series | None = None,
+    prefix: list[str] | None = None,
+    tag: str = "",
+) -> Series:
     s = series if series is not None else _series(profile_name, key, mode)
     work = private_dir((p.workdir or Path(token.root)) / f"{mode}-{profile_name}-{key['key_type']}{tag}")
     env, log = shim_env(token, profile, work, p.seed)
-    job = {"module": str(find_shim()), "token_label": token.label, "key_label": key["label"],
-           "key_type": key["key_type"], "mode": mode, "n": p.n, "warmup": p.warmup,
-           "pin_file": str(token.pin_path), **(extra or {})}
+    job = {
+        "module": str(find_shim()),
+        "token_label": token.label,
+        "key_label": key["label"],
+        "key_type": key["key_type"],
+        "mode": mode,
+        "n": p.n,
+        "warmup": p.warmup,
+        "pin_file": str(token.pin_path),
+        **(extra or {}),
+    }
     iters = _run_worker(job, env, s, prefix)
     s.derived_as(SignerDerived).per_call = per_call_breakdown(iters, read_log(log))
     s.labels["shim_log"] = str(log)
     return R.finalize_series(s, OVER_S_US)
 
 
-def run_signer(profiles: list[str], key_types: list[str], modes: list[str], p: SignerParams, doc: Result,
-               run: Run | None = None, progress: Progress | None = None) -> Result:
+def run_signer(
+    profiles: list[str],
+    key_types: list[str],
+    modes: list[str],
+    p: SignerParams,
+    doc: Result,
+    run: Run | None = None,
+    progress: Progress | None = None,
+) -> Result:
     from ..inputs.se_profiles import load_profiles
     from ..lab.pki import LabPKI
     from ..lab.token import LabToken
+
     known = load_profiles()
     for name in profiles:
         if name not in known:
@@ -255,8 +318,9 @@ def run_signer(profiles: list[str], key_types: list[str], modes: list[str], p: S
     if p.workdir is None and run is not None:
         p.workdir = private_dir(run.dir / "signer")
     pki = LabPKI()
-    items = list(dict.fromkeys((pr, key_type_for(known[pr], kt), m) for pr in profiles for kt in key_types
-                               for m in modes))
+    items = list(
+        dict.fromkeys((pr, key_type_for(known[pr], kt), m) for pr in profiles for kt in key_types for m in modes)
+    )
     for _pr, kt, _m in items:
         if kt not in keys:
             raise SignerError(f"no token key of type {kt!r}; the token holds: {', '.join(keys)}")
@@ -277,29 +341,32 @@ def run_signer(profiles: list[str], key_types: list[str], modes: list[str], p: S
     return doc
 
 
-JWT_TIMER = {"jwt_fresh": ("sign a new JWT, then HTTPS GET on a new connection", "before signing",
-                           "response body received"),
-             "jwt_cached": ("HTTPS GET with a cached JWT on a new connection", "before connecting",
-                            "response body received")}
+JWT_TIMER = {
+    "jwt_fresh": ("sign a new JWT, then HTTPS GET on a new connection", "before signing", "response body received"),
+    "jwt_cached": ("HTTPS GET with a cached JWT on a new connection", "before connecting", "response body received"),
+}
 JWT_MODES = ("jwt_fresh", "jwt_cached")
 JWT_TIMEOUT_MS = 10_000  # per request over loopback; over a link plus ten of its round trips
 
 
 def _loopback(network: str) -> bool:
     from ..inputs.netspec import LOOPBACK_NAMES
+
     return network in LOOPBACK_NAMES
 
 
 KEY_SESSIONS = ("warm", "cold")
-JwtItem = tuple[str, str, str, str, str]   # (signer, key type, mode, network, key session)
+JwtItem = tuple[str, str, str, str, str]  # (signer, key type, mode, network, key session)
 
 
-def jwt_items(profiles: list[str], key_types: list[str], networks: list[str] | None = None,
-              key_sessions: list[str] | None = None) -> list[JwtItem]:
+def jwt_items(
+    profiles: list[str], key_types: list[str], networks: list[str] | None = None, key_sessions: list[str] | None = None
+) -> list[JwtItem]:
     """What `run_jwt` measures, in order: (signer, key type, mode, network, key session). A cold key
     session (a new PKCS#11 session, login and key search for every token signature) only changes
     the token's fresh rows: software keys have no session, a cached JWT signs once."""
     from ..inputs.se_profiles import load_profiles
+
     known = load_profiles()
     out: list[JwtItem] = []
     for net in networks or ["loopback"]:
@@ -316,20 +383,38 @@ def jwt_item_label(item: JwtItem) -> str:
     return f"JWT {sg} {kt} {mode}" + (" cold" if ks == "cold" else "") + ("" if _loopback(net) else f" @ {net}")
 
 
-def _jwt_series(signer: str, key_type: str, mode: str, lifetime_s: int, network: str = "loopback",
-                spec: NetSpec | None = None, key_session: str = "warm") -> Series:
+def _jwt_series(
+    signer: str,
+    key_type: str,
+    mode: str,
+    lifetime_s: int,
+    network: str = "loopback",
+    spec: NetSpec | None = None,
+    key_session: str = "warm",
+) -> Series:
     what, start, end = JWT_TIMER[mode]
     if key_session == "cold":
         what += " (cold key session: C_OpenSession, C_Login, C_FindObjects before each signature)"
         start = "before C_OpenSession"
-    labels = {"profile": signer, "key_type": key_type, "mode": mode, "what": what, "lifetime_s": lifetime_s,
-              "network": "loopback" if _loopback(network) else network, "key_session": key_session}
+    labels = {
+        "profile": signer,
+        "key_type": key_type,
+        "mode": mode,
+        "what": what,
+        "lifetime_s": lifetime_s,
+        "network": "loopback" if _loopback(network) else network,
+        "key_session": key_session,
+    }
     if spec is not None and not spec.loopback:
         labels.update(network_spec=spec.canonical(), network_rtt_ms=spec.rtt_ms, network_loss=spec.loss)
-    sid = f"jwt/{signer}/{key_type}/{mode}" + ("/cold" if key_session == "cold" else "") + \
-        ("" if _loopback(network) else f"@{network}")
-    return R.new_series(sid, kind="jwt", labels=labels,
-                        timer={"name": mode, "start": start, "end": end, "clock": "CLOCK_MONOTONIC"})
+    sid = (
+        f"jwt/{signer}/{key_type}/{mode}"
+        + ("/cold" if key_session == "cold" else "")
+        + ("" if _loopback(network) else f"@{network}")
+    )
+    return R.new_series(
+        sid, kind="jwt", labels=labels, timer={"name": mode, "start": start, "end": end, "clock": "CLOCK_MONOTONIC"}
+    )
 
 
 def _jwt_parts(s: Series) -> None:
@@ -343,10 +428,18 @@ def _slug(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in text)[:80]
 
 
-def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: Result, run: Run | None = None,
-            progress: Progress | None = None, lifetime_s: int = 3600, networks: list[str] | None = None,
-            links: LinkPerNetwork | None = None,
-            key_sessions: list[str] | None = None) -> Result:
+def run_jwt(
+    profiles: list[str],
+    key_types: list[str],
+    p: SignerParams,
+    doc: Result,
+    run: Run | None = None,
+    progress: Progress | None = None,
+    lifetime_s: int = 3600,
+    networks: list[str] | None = None,
+    links: LinkPerNetwork | None = None,
+    key_sessions: list[str] | None = None,
+) -> Result:
     """Software-signed and token-signed (per profile) JWTs, fresh and cached, against the verifying
     HTTPS endpoint; every series records signing and request time separately.
 
@@ -362,6 +455,7 @@ def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: Res
     from ..lab.token import LabToken
     from .jwt import jwt_loop, software_signer
     from .link_counts import link_counters, link_timeout_ms
+
     known = load_profiles()
     token = LabToken().ensure()
     keys = {k["key_type"]: k for k in token.keys()}
@@ -375,7 +469,7 @@ def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: Res
     soft = {kt: software_key(kt, pki) for kt in all_types}
     pubkeys = [Path(keys[kt]["cert_path"]) for kt in all_types]
     pubkeys += [software_key(kt, pki)[1].with_suffix(".pem") for kt in all_types]
-    with (LinkPerNetwork(p.seed) if links is None else nullcontext(links)) as links:
+    with LinkPerNetwork(p.seed) if links is None else nullcontext(links) as links:
         for net in nets:
             mine = [(i, it) for i, it in enumerate(items) if it[3] == net]
             link, link_err = links.get(net)
@@ -419,18 +513,45 @@ def run_jwt(profiles: list[str], key_types: list[str], p: SignerParams, doc: Res
                                     s.values_us.append((msg["end_ns"] - msg["start_ns"]) / 1000)
                                 else:
                                     R.add_failure(s, f"iteration {msg['i']}: {msg['reason']}")
-                            jwt_loop(alg, sign, fresh=mode == "jwt_fresh", port=port, ca_file=str(srv_certs.ca),
-                                     n=p.n, warmup=p.warmup, lifetime_s=lifetime_s, emit=emit, addr=addr,
-                                     timeout_s=timeout_s, make_socket=partial(emul.socket, "dev") if emul else None)
-                            s.samples = [{k: it[k] for k in ("start_ns", "end_ns", "sign_ns", "request_ns")}
-                                         for it in iters]
+
+                            jwt_loop(
+                                alg,
+                                sign,
+                                fresh=mode == "jwt_fresh",
+                                port=port,
+                                ca_file=str(srv_certs.ca),
+                                n=p.n,
+                                warmup=p.warmup,
+                                lifetime_s=lifetime_s,
+                                emit=emit,
+                                addr=addr,
+                                timeout_s=timeout_s,
+                                make_socket=partial(emul.socket, "dev") if emul else None,
+                            )
+                            s.samples = [
+                                {k: it[k] for k in ("start_ns", "end_ns", "sign_ns", "request_ns")} for it in iters
+                            ]
                             R.finalize_series(s, OVER_S_US)
                         else:
-                            measure_token(sg, keys[kt], mode, p, token, known[sg],
-                                          extra={"port": port, "ca_file": str(srv_certs.ca), "lifetime_s": lifetime_s,
-                                                 "addr": addr, "timeout_s": timeout_s, "key_session": ksess},
-                                          series=s, prefix=emul.dev_prefix() if emul else None,
-                                          tag=("" if not emulated else f"-{_slug(net)}") + ("-cold" if ksess == "cold" else ""))
+                            measure_token(
+                                sg,
+                                keys[kt],
+                                mode,
+                                p,
+                                token,
+                                known[sg],
+                                extra={
+                                    "port": port,
+                                    "ca_file": str(srv_certs.ca),
+                                    "lifetime_s": lifetime_s,
+                                    "addr": addr,
+                                    "timeout_s": timeout_s,
+                                    "key_session": ksess,
+                                },
+                                series=s,
+                                prefix=emul.dev_prefix() if emul else None,
+                                tag=("" if not emulated else f"-{_slug(net)}") + ("-cold" if ksess == "cold" else ""),
+                            )
                     _jwt_parts(s)
                     doc.series.append(s)
                     if run is not None:

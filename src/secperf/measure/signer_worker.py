@@ -29,7 +29,7 @@ def _emit(obj: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
-def _sign(key: Any, key_type: str, pkcs11: ModuleType) -> bytes:   # key: a python-pkcs11 PrivateKey
+def _sign(key: Any, key_type: str, pkcs11: ModuleType) -> bytes:  # key: a python-pkcs11 PrivateKey
     if key_type.startswith("ecdsa"):
         # SoftHSM2 offers raw CKM_ECDSA only: hash on the host, sign the digest
         return bytes(key.sign(hashlib.sha256(MESSAGE).digest(), mechanism=pkcs11.Mechanism.ECDSA))
@@ -41,6 +41,7 @@ def main() -> int:
     try:
         import pkcs11
         from pkcs11 import ObjectClass
+
         pin = open(cfg["pin_file"]).read().strip()
         lib = pkcs11.lib(cfg["module"])
         token = lib.get_token(token_label=cfg["token_label"])
@@ -51,6 +52,7 @@ def main() -> int:
     kept = None
     if mode in ("jwt_fresh", "jwt_cached"):
         from .jwt import jwt_loop, token_signer
+
         sign: Callable[[bytes], bytes]
         try:
             if cfg.get("key_session") == "cold":
@@ -59,14 +61,25 @@ def main() -> int:
                     with token.open(user_pin=pin) as session:
                         k = session.get_key(object_class=ObjectClass.PRIVATE_KEY, label=label)
                         return token_signer(k, kt, pkcs11)[1](data)
+
                 alg, sign = ("ES256" if kt.startswith("ecdsa") else "RS256"), sign_cold
             else:
                 kept = token.open(user_pin=pin)
                 key = kept.get_key(object_class=ObjectClass.PRIVATE_KEY, label=label)
                 alg, sign = token_signer(key, kt, pkcs11)
-            jwt_loop(alg, sign, fresh=mode == "jwt_fresh", port=cfg["port"], ca_file=cfg["ca_file"],
-                     n=cfg["n"], warmup=cfg["warmup"], lifetime_s=cfg.get("lifetime_s", 3600), emit=_emit,
-                     addr=cfg.get("addr", "127.0.0.1"), timeout_s=cfg.get("timeout_s", 10.0))
+            jwt_loop(
+                alg,
+                sign,
+                fresh=mode == "jwt_fresh",
+                port=cfg["port"],
+                ca_file=cfg["ca_file"],
+                n=cfg["n"],
+                warmup=cfg["warmup"],
+                lifetime_s=cfg.get("lifetime_s", 3600),
+                emit=_emit,
+                addr=cfg.get("addr", "127.0.0.1"),
+                timeout_s=cfg.get("timeout_s", 10.0),
+            )
         except Exception as exc:
             _emit({"type": "error", "reason": f"{type(exc).__name__}: {exc}"})
             return 1
@@ -88,11 +101,29 @@ def main() -> int:
                         k = session.get_key(object_class=ObjectClass.PRIVATE_KEY, label=label)
                         sig = _sign(k, kt, pkcs11)
                 t1 = time.monotonic_ns()
-                _emit({"type": "iter", "i": i, "warmup": i < cfg["warmup"], "ok": True, "start_ns": t0,
-                       "end_ns": t1, "sig_bytes": len(sig)})
+                _emit(
+                    {
+                        "type": "iter",
+                        "i": i,
+                        "warmup": i < cfg["warmup"],
+                        "ok": True,
+                        "start_ns": t0,
+                        "end_ns": t1,
+                        "sig_bytes": len(sig),
+                    }
+                )
             except Exception as exc:
-                _emit({"type": "iter", "i": i, "warmup": i < cfg["warmup"], "ok": False, "start_ns": t0,
-                       "end_ns": time.monotonic_ns(), "reason": f"{type(exc).__name__}: {exc}"})
+                _emit(
+                    {
+                        "type": "iter",
+                        "i": i,
+                        "warmup": i < cfg["warmup"],
+                        "ok": False,
+                        "start_ns": t0,
+                        "end_ns": time.monotonic_ns(),
+                        "reason": f"{type(exc).__name__}: {exc}",
+                    }
+                )
     except Exception as exc:
         _emit({"type": "error", "reason": f"{type(exc).__name__}: {exc}"})
         return 1

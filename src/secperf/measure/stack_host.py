@@ -43,16 +43,27 @@ if TYPE_CHECKING:
     from .handshake import HandshakeConfig, HandshakeParams
 
 # stack -> (make target, binary, Debian package of the host library)
-HOST_STACKS = {"wolfssl": ("host-wolfssl", "sp-host-wolfssl", "libwolfssl-dev"),
-               "mbedtls": ("host-mbedtls", "sp-host-mbedtls", "libmbedtls-dev")}
-STACKS = ("openssl", *HOST_STACKS)       # openssl: the probe (native/probe), today's rows
-GROUPS = {"x25519": "x25519", "p-256": "p-256", "prime256v1": "p-256", "secp256r1": "p-256", "p256": "p-256",
-          "p-384": "p-384", "secp384r1": "p-384"}
+HOST_STACKS = {
+    "wolfssl": ("host-wolfssl", "sp-host-wolfssl", "libwolfssl-dev"),
+    "mbedtls": ("host-mbedtls", "sp-host-mbedtls", "libmbedtls-dev"),
+}
+STACKS = ("openssl", *HOST_STACKS)  # openssl: the probe (native/probe), today's rows
+GROUPS = {
+    "x25519": "x25519",
+    "p-256": "p-256",
+    "prime256v1": "p-256",
+    "secp256r1": "p-256",
+    "p256": "p-256",
+    "p-384": "p-384",
+    "secp384r1": "p-384",
+}
 RUN_TIMEOUT_S = 120
 SUM_RULE_TOLERANCE = 0.01
-TIMER = {"name": "TLS handshake (client library's handshake call)",
-         "start": "client about to call the library's handshake function (marker HS_BEGIN)",
-         "end": "the handshake function returned (marker HS_END)"}
+TIMER = {
+    "name": "TLS handshake (client library's handshake call)",
+    "start": "client about to call the library's handshake function (marker HS_BEGIN)",
+    "end": "the handshake function returned (marker HS_END)",
+}
 
 
 def check_stacks(stacks: list[str]) -> list[str]:
@@ -76,8 +87,11 @@ def ensure_host_built(stack: str) -> tuple[Path, dict[str, Any]]:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not (client.is_file() and meta.is_file()):
                 try:
-                    _run(["make", "-s", "-f", str(src / "Makefile"), f"OUT={out}", target],
-                         f"building the {stack} client for this host (native/device/Makefile)", 300)
+                    _run(
+                        ["make", "-s", "-f", str(src / "Makefile"), f"OUT={out}", target],
+                        f"building the {stack} client for this host (native/device/Makefile)",
+                        300,
+                    )
                 except DeviceSetupError as exc:
                     raise DeviceSetupError(f"{exc}; the host build needs the Debian package {pkg}") from None
                 meta.write_text(_run([str(client), "--offers"], f"asking the {stack} host client what it offers", 60))
@@ -91,7 +105,9 @@ def offers(stack: str) -> dict[str, Any]:
 
 def offered(sc: tuple[str, str, str] | None, offers_: dict[str, Any]) -> bool:
     o = offers_.get("offers", {})
-    return sc is not None and sc[0] in o.get("tls", ()) and sc[1] in o.get("groups", ()) and sc[2] in o.get("suites", ())
+    return (
+        sc is not None and sc[0] in o.get("tls", ()) and sc[1] in o.get("groups", ()) and sc[2] in o.get("suites", ())
+    )
 
 
 def _cc_line(cc: str) -> str:
@@ -110,8 +126,13 @@ def stack_config(cfg: HandshakeConfig) -> tuple[str, str, str] | None:
     if group is None:
         return None
     names = f"{cfg.ciphersuites or ''} {cfg.ciphers or ''}".upper()
-    suite = "chacha20" if "CHACHA20" in names else "aes128gcm" if ("AES128-GCM" in names or "AES_128_GCM" in names
-                                                                     or not names.strip()) else None
+    suite = (
+        "chacha20"
+        if "CHACHA20" in names
+        else "aes128gcm"
+        if ("AES128-GCM" in names or "AES_128_GCM" in names or not names.strip())
+        else None
+    )
     if suite is None or cfg.cert_type not in ("rsa-2048", "ecdsa-p256") or cfg.depth != 1:
         return None
     return cfg.tls, group, suite
@@ -119,8 +140,13 @@ def stack_config(cfg: HandshakeConfig) -> tuple[str, str, str] | None:
 
 def _labels(stack: str, cfg: HandshakeConfig) -> dict[str, Any]:
     # the stack names the row in every table (the configuration column shows `label`)
-    return {**asdict(cfg), "label": f"{cfg.label} ({stack})", "server": "s_server", "stack": stack,
-            "client": f"{stack} client built for this host (native/device, marker_host.c)"}
+    return {
+        **asdict(cfg),
+        "label": f"{cfg.label} ({stack})",
+        "server": "s_server",
+        "stack": stack,
+        "client": f"{stack} client built for this host (native/device, marker_host.c)",
+    }
 
 
 def _wall_ns(path: Path) -> dict[int, int]:
@@ -156,13 +182,19 @@ def measure(stack: str, cfg: HandshakeConfig, n: int, warmup: int, server: Serve
     client, offers = ensure_host_built(stack)
     s.labels["library"] = offers.get("library")
     if sc is None:
-        R.add_failure(s, f"{stack}: the host clients run TLS over TCP, full or ticket-resumed, server "
-                         f"authentication only, RSA-2048 or ECDSA P-256 at depth 1; {cfg.label!r} is none of these")
+        R.add_failure(
+            s,
+            f"{stack}: the host clients run TLS over TCP, full or ticket-resumed, server "
+            f"authentication only, RSA-2048 or ECDSA P-256 at depth 1; {cfg.label!r} is none of these",
+        )
         return R.finalize_series(s)
     tls, group, suite = sc
     off = offers.get("offers", {})
-    for what, v, have in (("TLS", tls, off.get("tls", ())), ("group", group, off.get("groups", ())),
-                          ("suite", suite, off.get("suites", ()))):
+    for what, v, have in (
+        ("TLS", tls, off.get("tls", ())),
+        ("group", group, off.get("groups", ())),
+        ("suite", suite, off.get("suites", ())),
+    ):
         if v not in have:
             R.add_failure(s, f"{stack} ({offers.get('library')}) offers {what} {', '.join(have)}, not {v}")
             return R.finalize_series(s)
@@ -171,11 +203,31 @@ def measure(stack: str, cfg: HandshakeConfig, n: int, warmup: int, server: Serve
     total = prime + warmup + n
     with tempfile.TemporaryDirectory(prefix="secperf-stack-") as tmp:
         ev = Path(tmp) / "events.txt"
-        argv = [str(client), "--port", str(server.port), "--ca", str(server.certs.ca), "--tls", tls.replace(".", ""),
-                "--group", group, "--suite", suite, "--n", str(total), "--no-app"] + (["--resume"] if resumed else [])
+        argv = [
+            str(client),
+            "--port",
+            str(server.port),
+            "--ca",
+            str(server.certs.ca),
+            "--tls",
+            tls.replace(".", ""),
+            "--group",
+            group,
+            "--suite",
+            suite,
+            "--n",
+            str(total),
+            "--no-app",
+        ] + (["--resume"] if resumed else [])
         try:
-            p = registry.run(argv, f"{stack} host client", capture_output=True, text=True,
-                             timeout=RUN_TIMEOUT_S + total, env={**os.environ, "SP_HOST_EVENTS": str(ev)})
+            p = registry.run(
+                argv,
+                f"{stack} host client",
+                capture_output=True,
+                text=True,
+                timeout=RUN_TIMEOUT_S + total,
+                env={**os.environ, "SP_HOST_EVENTS": str(ev)},
+            )
         except subprocess.TimeoutExpired:
             R.add_failure(s, f"the {stack} client did not finish {total} handshakes within {RUN_TIMEOUT_S + total} s")
             return R.finalize_series(s)
@@ -217,19 +269,31 @@ def measure(stack: str, cfg: HandshakeConfig, n: int, warmup: int, server: Serve
         for k, us in seen.items():
             per_msg.setdefault(k, []).append(us)
     if per_msg:
-        s.derived = {"breakdown": {
-            "messages": [{"message": k, "p50_cpu_us": statistics.median(v), "n": len(v)} for k, v in per_msg.items()],
-            "sum_rule_worst_error": worst, "sum_rule_ok": worst <= SUM_RULE_TOLERANCE,
-            "rule": "thread CPU between the client's markers (native/device/marker_host.c), attributed as on the "
-                    "emulated cores (device_attrib.py); a sent message owns its write, its building stays with "
-                    "the message received before it (no watch points on the host)"}}
+        s.derived = {
+            "breakdown": {
+                "messages": [
+                    {"message": k, "p50_cpu_us": statistics.median(v), "n": len(v)} for k, v in per_msg.items()
+                ],
+                "sum_rule_worst_error": worst,
+                "sum_rule_ok": worst <= SUM_RULE_TOLERANCE,
+                "rule": "thread CPU between the client's markers (native/device/marker_host.c), attributed as on the "
+                "emulated cores (device_attrib.py); a sent message owns its write, its building stays with "
+                "the message received before it (no watch points on the host)",
+            }
+        }
     return R.finalize_series(s)
 
 
-def run_stacks(items: list[tuple[str, HandshakeConfig]], hp: HandshakeParams, doc: Result, run: Run | None = None,
-               progress: Progress | None = None) -> Result:
+def run_stacks(
+    items: list[tuple[str, HandshakeConfig]],
+    hp: HandshakeParams,
+    doc: Result,
+    run: Run | None = None,
+    progress: Progress | None = None,
+) -> Result:
     """items: (stack, HandshakeConfig); one s_server per certificate type, stopped by PID."""
     from .device import Server
+
     by_cert: dict[str, list[tuple[str, HandshakeConfig]]] = {}
     for it in items:
         by_cert.setdefault(it[1].cert_type, []).append(it)
@@ -242,8 +306,9 @@ def run_stacks(items: list[tuple[str, HandshakeConfig]], hp: HandshakeParams, do
                 try:
                     s = measure(stack, cfg, hp.n, hp.warmup, srv)
                 except DeviceSetupError as exc:
-                    s = R.new_series(f"handshake/{stack}/{cfg.label}", kind="handshake", labels=_labels(stack, cfg),
-                                     timer=TIMER)
+                    s = R.new_series(
+                        f"handshake/{stack}/{cfg.label}", kind="handshake", labels=_labels(stack, cfg), timer=TIMER
+                    )
                     R.add_failure(s, str(exc))
                     R.finalize_series(s)
                 doc.series.append(s)

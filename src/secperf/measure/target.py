@@ -16,13 +16,13 @@ from ..core.files import read_input
 
 @dataclass(frozen=True)
 class Target:
-    host: str                       # as given (the default server name)
-    addr: str                       # the address dialed (HOST resolved, IPv4)
+    host: str  # as given (the default server name)
+    addr: str  # the address dialed (HOST resolved, IPv4)
     port: int
-    ca: Path | None = None          # None: the server's certificate is not verified (said in the labels)
+    ca: Path | None = None  # None: the server's certificate is not verified (said in the labels)
     servername: str | None = None
     client_cert: Path | None = None
-    client_key: str | None = None   # a PEM file or a pkcs11: URI
+    client_key: str | None = None  # a PEM file or a pkcs11: URI
 
     @property
     def name(self) -> str:
@@ -42,8 +42,13 @@ class Target:
         return a
 
     def labels(self) -> dict[str, Any]:
-        return {"target": self.name, "target_addr": self.addr, "servername": self.sni,
-                "server_verified": self.ca is not None, "client_certificate": str(self.client_cert or "") or None}
+        return {
+            "target": self.name,
+            "target_addr": self.addr,
+            "servername": self.sni,
+            "server_verified": self.ca is not None,
+            "client_certificate": str(self.client_cert or "") or None,
+        }
 
 
 HTTP_GET_OVERHEAD = len("GET / HTTP/1.1\r\nHost: \r\n\r\n")
@@ -65,18 +70,27 @@ def check_server_name(name: str, option: str, given: str | None = None) -> None:
     shown = repr(given if given is not None else name)
     shown = shown if len(shown) <= 80 else shown[:60] + f"... ({len(given or name):,} characters)"
     if len(name) > MAX_NAME:
-        raise InputError(f"{option} {shown}: a server name of {len(name):,} characters; a DNS name has at most "
-                         f"{MAX_NAME}")
+        raise InputError(
+            f"{option} {shown}: a server name of {len(name):,} characters; a DNS name has at most {MAX_NAME}"
+        )
     bad = sorted({c for c in name if not (c.isascii() and (c.isalnum() or c in "-._:"))})
     if bad:
-        raise InputError(f"{option} {shown}: {', '.join(repr(c) for c in bad[:5])} cannot be in a server name "
-                         f"(letters, digits, '-', '.', '_' only; an internationalised name in its xn-- form)")
+        raise InputError(
+            f"{option} {shown}: {', '.join(repr(c) for c in bad[:5])} cannot be in a server name "
+            f"(letters, digits, '-', '.', '_' only; an internationalised name in its xn-- form)"
+        )
     if ":" not in name and any(len(label) > 63 for label in name.split(".")):
         raise InputError(f"{option} {shown}: a label longer than 63 characters; a DNS label has at most 63")
 
 
-def parse_target(connect: str, ca: str | None = None, servername: str | None = None,
-                 client_cert: str | None = None, client_key: str | None = None, option: str = "--connect") -> Target:
+def parse_target(
+    connect: str,
+    ca: str | None = None,
+    servername: str | None = None,
+    client_cert: str | None = None,
+    client_key: str | None = None,
+    option: str = "--connect",
+) -> Target:
     """--connect HOST:PORT (IPv6 as [ADDR]:PORT) and its companions; InputError naming the option
     (`option`: --connect, or --target of `server` and `fleet --replay`)."""
     text = (connect or "").strip()
@@ -88,8 +102,9 @@ def parse_target(connect: str, ca: str | None = None, servername: str | None = N
         check_server_name(servername, "--servername")
     # isascii: '²'.isdigit() is True but int('²') fails; a port is ASCII digits only
     if not sep or not host or not (port_s.isascii() and port_s.isdigit()) or not 0 < int(port_s) < 65536:
-        raise InputError(f"{option} {connect!r}: give HOST:PORT with a port between 1 and 65535, "
-                         f"e.g. {option} 127.0.0.1:8443")
+        raise InputError(
+            f"{option} {connect!r}: give HOST:PORT with a port between 1 and 65535, e.g. {option} 127.0.0.1:8443"
+        )
     try:
         infos = socket.getaddrinfo(host, int(port_s), type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:
@@ -110,26 +125,38 @@ def parse_target(connect: str, ca: str | None = None, servername: str | None = N
     if client_cert is not None and client_key is not None and not client_key.startswith("pkcs11:"):
         head = read_input(client_key, "pem", f"--client-key {client_key}")
         if b"PRIVATE KEY-----" not in head:
-            raise InputError(f"--client-key {client_key}: not a PEM private key (no '-----BEGIN ... PRIVATE KEY-----'); "
-                             "give a PEM key file or a pkcs11: URI")
+            raise InputError(
+                f"--client-key {client_key}: not a PEM private key (no '-----BEGIN ... PRIVATE KEY-----'); "
+                "give a PEM key file or a pkcs11: URI"
+            )
         _key_matches_certificate(client_cert, client_key, head)
     if servername is not None and not servername.strip():
         raise InputError("--servername: give a name (the server certificate's DNS name)")
-    return Target(host=host, addr=v4[0], port=int(port_s), ca=Path(ca).resolve() if ca else None,
-                  servername=servername, client_cert=Path(client_cert).resolve() if client_cert else None,
-                  client_key=client_key if client_key is None or client_key.startswith("pkcs11:")
-                  else str(Path(client_key).resolve()))
+    return Target(
+        host=host,
+        addr=v4[0],
+        port=int(port_s),
+        ca=Path(ca).resolve() if ca else None,
+        servername=servername,
+        client_cert=Path(client_cert).resolve() if client_cert else None,
+        client_key=client_key
+        if client_key is None or client_key.startswith("pkcs11:")
+        else str(Path(client_key).resolve()),
+    )
 
 
 def _pem_certificates(opt: str, path: Path) -> None:
     """The file holds at least one PEM certificate, else an InputError naming the option."""
     from cryptography import x509
+
     pem = read_input(path, "pem", f"{opt} {path}")  # its own errors name the limit; not caught below
     try:
         certs = x509.load_pem_x509_certificates(pem)
     except (ValueError, OSError):
-        raise InputError(f"{opt} {path}: not a PEM certificate file (no readable '-----BEGIN CERTIFICATE-----' "
-                         "block); give the certificate(s) in PEM") from None
+        raise InputError(
+            f"{opt} {path}: not a PEM certificate file (no readable '-----BEGIN CERTIFICATE-----' "
+            "block); give the certificate(s) in PEM"
+        ) from None
     if not certs:
         raise InputError(f"{opt} {path}: holds no PEM certificate")
 
@@ -139,6 +166,7 @@ def _key_matches_certificate(cert_path: str, key_path: str, key_pem: bytes) -> N
     per connection (exit 1). An encrypted key cannot be checked here and is left to the probe."""
     from cryptography import x509
     from cryptography.hazmat.primitives import serialization
+
     try:
         key = serialization.load_pem_private_key(key_pem, None)
         cert = x509.load_pem_x509_certificates(read_input(cert_path, "pem", f"--client-cert {cert_path}"))[0]
@@ -146,5 +174,7 @@ def _key_matches_certificate(cert_path: str, key_path: str, key_pem: bytes) -> N
         return  # encrypted or unusual: the probe says what it makes of it
     fmt = (serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
     if key.public_key().public_bytes(*fmt) != cert.public_key().public_bytes(*fmt):
-        raise InputError(f"--client-key {key_path}: is not the key of --client-cert {cert_path} (their public keys "
-                         f"differ); give the key the certificate was issued for")
+        raise InputError(
+            f"--client-key {key_path}: is not the key of --client-cert {cert_path} (their public keys "
+            f"differ); give the key the certificate was issued for"
+        )

@@ -38,12 +38,18 @@ if TYPE_CHECKING:
     from ..lab.netns import Link
 
 OVER_S_US = 1_000_000.0
-TIMER = {"name": "establishment", "start": "openvpn client: first socket/link log line",
-         "end": "Initialization Sequence Completed", "clock": "openvpn log timestamps (µs)"}
-RESUMPTION = ("not applicable: OpenVPN's control channel does not resume TLS sessions across restarts "
-              "(its OpenSSL context sets SSL_OP_NO_TICKET and SSL_SESS_CACHE_OFF, and each run is a new client "
-              "process); checked per run: 'resumed' counts runs whose client log lacks the server-certificate "
-              "verification a full handshake has")
+TIMER = {
+    "name": "establishment",
+    "start": "openvpn client: first socket/link log line",
+    "end": "Initialization Sequence Completed",
+    "clock": "openvpn log timestamps (µs)",
+}
+RESUMPTION = (
+    "not applicable: OpenVPN's control channel does not resume TLS sessions across restarts "
+    "(its OpenSSL context sets SSL_OP_NO_TICKET and SSL_SESS_CACHE_OFF, and each run is a new client "
+    "process); checked per run: 'resumed' counts runs whose client log lacks the server-certificate "
+    "verification a full handshake has"
+)
 
 
 def parse_key_source(key_source: str, profile_name: str | None = None) -> tuple[str, str | None]:
@@ -56,8 +62,10 @@ def parse_key_source(key_source: str, profile_name: str | None = None) -> tuple[
         return "software", None
     if key_source == "token":
         if profile_name not in (None, "softhsm"):
-            raise InputError(f"key_source 'token' is SoftHSM2 with no added delay (profile 'softhsm'); "
-                             f"use key_source 'se:{profile_name}' for profile {profile_name!r}")
+            raise InputError(
+                f"key_source 'token' is SoftHSM2 with no added delay (profile 'softhsm'); "
+                f"use key_source 'se:{profile_name}' for profile {profile_name!r}"
+            )
         return "token", "softhsm"
     if key_source == "se" and profile_name:
         return "se", profile_name
@@ -66,31 +74,33 @@ def parse_key_source(key_source: str, profile_name: str | None = None) -> tuple[
         if profile_name not in (None, prof):
             raise InputError(f"key_source {key_source!r} and profile_name {profile_name!r} disagree")
         return "se", prof
-    raise InputError(f"key_source {key_source!r} must be 'software', 'token' or 'se:<profile>' "
-                     f"(e.g. 'se:iot-safe-sim')")
+    raise InputError(
+        f"key_source {key_source!r} must be 'software', 'token' or 'se:<profile>' (e.g. 'se:iot-safe-sim')"
+    )
 
 
 @dataclass(frozen=True)
 class VpnParams:
     """What one OpenVPN series measures, as measure_vpn checked it."""
-    key_source: str               # software | token | se:PROFILE
-    kind: str                     # software | token | se
-    profile_name: str | None      # the secure-element profile's name (token: softhsm)
-    n: int                        # counted runs
+
+    key_source: str  # software | token | se:PROFILE
+    kind: str  # software | token | se
+    profile_name: str | None  # the secure-element profile's name (token: softhsm)
+    n: int  # counted runs
     warmup: int
     workdir: Path
     seed: int = 1
-    proto: str = "udp"            # udp | tcp
-    timeout_s: float = 20.0       # per run, before the link's round trips are added
+    proto: str = "udp"  # udp | tcp
+    timeout_s: float = 20.0  # per run, before the link's round trips are added
     server_key_type: str = "ecdsa-p256"
     client_cert: Path | None = None  # another software client certificate and key (e.g. one to reject)
     client_key: Path | None = None
-    profile: Profile | None = None   # the loaded secure-element profile (token and se sources)
+    profile: Profile | None = None  # the loaded secure-element profile (token and se sources)
 
 
 def run_seed(seed: int, i: int) -> int:
     """The shim's seed for run ``i`` (warm-up runs included) of a measurement seeded ``seed``."""
-    return (int(seed) * 1_000_003 + i) % (2 ** 63)
+    return (int(seed) * 1_000_003 + i) % (2**63)
 
 
 def _phase_p50(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -110,11 +120,21 @@ def _median_or_none(xs: list[float | None]) -> float | None:
     return stats.median(got) if got else None
 
 
-def measure_vpn(key_source: str, n: int, warmup: int, workdir: Path, seed: int = 1,
-                profile_name: str | None = None, proto: str = "udp", timeout_s: float = 20,
-                server_key_type: str = "ecdsa-p256", profiles_path: Path | None = None,
-                client_cert: Path | None = None, client_key: Path | None = None,
-                link: Link | NetSpec | str | None = None) -> Series:
+def measure_vpn(
+    key_source: str,
+    n: int,
+    warmup: int,
+    workdir: Path,
+    seed: int = 1,
+    profile_name: str | None = None,
+    proto: str = "udp",
+    timeout_s: float = 20,
+    server_key_type: str = "ecdsa-p256",
+    profiles_path: Path | None = None,
+    client_cert: Path | None = None,
+    client_key: Path | None = None,
+    link: Link | NetSpec | str | None = None,
+) -> Series:
     """One Result series ``connect/vpn/openvpn/{key_source}/full``: ``n`` counted runs after
     ``warmup``, each a new OpenVPN client process bringing the tunnel up against one OpenVPN server
     (set up and torn down here, in namespaces created here). Failed runs are failures with a
@@ -143,21 +163,36 @@ def measure_vpn(key_source: str, n: int, warmup: int, workdir: Path, seed: int =
     if server_key_type not in V.SERVER_KEY_TYPES:
         raise InputError(f"server_key_type {server_key_type!r} must be one of {', '.join(V.SERVER_KEY_TYPES)}")
     profile = None
-    if kind in ("token", "se") and prof_name is not None:   # parse_key_source names the profile of both
+    if kind in ("token", "se") and prof_name is not None:  # parse_key_source names the profile of both
         from ..inputs.se_profiles import get_profile
+
         profile = get_profile(prof_name, profiles_path if kind == "se" else None)  # ProfileError is a ValueError
     from ..lab.netns import Link
+
     own_link = None
     opened = link if isinstance(link, Link) else None
-    if link is not None and not isinstance(link, Link):   # a network spec: parse it before anything runs
+    if link is not None and not isinstance(link, Link):  # a network spec: parse it before anything runs
         own_link = Link(link, seed=seed)
     V.require_root()
     V.openvpn_exe()
     if own_link is not None:
-        opened = own_link.open()   # a Link that fails to open has closed itself
+        opened = own_link.open()  # a Link that fails to open has closed itself
     try:
-        vp = VpnParams(key_source, kind, prof_name, n, warmup, Path(workdir), seed, proto, timeout_s, server_key_type,
-                       client_cert, client_key, profile)
+        vp = VpnParams(
+            key_source,
+            kind,
+            prof_name,
+            n,
+            warmup,
+            Path(workdir),
+            seed,
+            proto,
+            timeout_s,
+            server_key_type,
+            client_cert,
+            client_key,
+            profile,
+        )
         return _measure(vp, opened if opened is not None and not opened.loopback else None)
     finally:
         if own_link is not None:
@@ -172,22 +207,38 @@ def _measure(vp: VpnParams, link: Link | None) -> Series:
     ping_timeout_s = link_timeout_ms(2000, spec) / 1000
 
     from ..lab.pki import LabPKI
+
     pki = LabPKI().ensure()
     server_certs = pki.server(vp.server_key_type, 1)
     client_sw = pki.client("ecdsa-p256")
 
-    labels: dict[str, Any] = {"protocol": "vpn", "client": "openvpn", "server": "openvpn", "key_source": key_source,
-              "handshake": "full", "auth": "mtls", "transport": proto, "tls": None, "profile": prof_name,
-              "network": "loopback"}
+    labels: dict[str, Any] = {
+        "protocol": "vpn",
+        "client": "openvpn",
+        "server": "openvpn",
+        "key_source": key_source,
+        "handshake": "full",
+        "auth": "mtls",
+        "transport": proto,
+        "tls": None,
+        "profile": prof_name,
+        "network": "loopback",
+    }
     if spec is not None:
-        labels.update(network=spec.name, network_spec=spec.canonical(), network_rtt_ms=spec.rtt_ms,
-                      network_loss=spec.loss)
+        labels.update(
+            network=spec.name, network_spec=spec.canonical(), network_rtt_ms=spec.rtt_ms, network_loss=spec.loss
+        )
     # as connect's ConnectConfig.label: the tables tell rows over different networks apart by it
     labels["label"] = f"vpn openvpn {key_source} full" + (f" @ {spec.name}" if spec is not None else "")
-    s = R.new_series(f"connect/vpn/openvpn/{key_source}/full" + (f"@{spec.name}" if spec is not None else ""),
-                     kind="connect", labels=labels, timer=dict(TIMER))
-    s.derived = ConnectDerived(phases_p50_us=[], startup_p50_us=None, init_p50_us=None, se_calls=None,
-                               resumed=0, resumption=RESUMPTION)
+    s = R.new_series(
+        f"connect/vpn/openvpn/{key_source}/full" + (f"@{spec.name}" if spec is not None else ""),
+        kind="connect",
+        labels=labels,
+        timer=dict(TIMER),
+    )
+    s.derived = ConnectDerived(
+        phases_p50_us=[], startup_p50_us=None, init_p50_us=None, se_calls=None, resumed=0, resumption=RESUMPTION
+    )
     d = s.derived
     work = private_dir(vp.workdir / f"openvpn-{key_source.replace(':', '-')}-{os.getpid()}-{time.monotonic_ns()}")
     shim_logs: list[Path] = []
@@ -197,26 +248,27 @@ def _measure(vp: VpnParams, link: Link | None) -> Series:
     resumed = 0
     key = None
     if kind == "software":
-        key = V.ClientKey("software", cert=Path(vp.client_cert or client_sw.cert),
-                          key=Path(vp.client_key or client_sw.key))
+        key = V.ClientKey(
+            "software", cert=Path(vp.client_cert or client_sw.cert), key=Path(vp.client_key or client_sw.key)
+        )
     else:
         from ..lab.token import LabToken, TokenError
         from .probe import find_shim
         from .signer import shim_env
+
         try:
             token = LabToken(pki=pki).ensure()
             tk = token.key("ecdsa-p256")
             key_env = dict(token.env())
             pid11 = V.pkcs11_id(token.module_path, token.env(), tk["label"])
-            key = V.ClientKey("pkcs11", provider=find_shim(), pkcs11_id=pid11, pin_file=token.pin_path,
-                              env=key_env)
+            key = V.ClientKey("pkcs11", provider=find_shim(), pkcs11_id=pid11, pin_file=token.pin_path, env=key_env)
         except (TokenError, V.VpnError, FileNotFoundError) as exc:
             R.add_failure(s, f"the token key could not be prepared for OpenVPN: {exc}")
     profile = vp.profile
     if token is not None and profile is None:
         raise InputError(f"key_source {key_source}: a token key needs its secure-element profile")
     if key is not None:
-        with (V.LinkNamespaces(link) if link is not None else V.NetnsPair()) as ns:
+        with V.LinkNamespaces(link) if link is not None else V.NetnsPair() as ns:
             server = V.OpenVpnServer(ns, server_certs, client_sw.ca, proto=proto, workdir=work / "server")
             try:
                 server.start()
@@ -233,12 +285,22 @@ def _measure(vp: VpnParams, link: Link | None) -> Series:
                         if token is not None and profile is not None:
                             # each run is a new process that loads the shim afresh: a seed per run, or every
                             # run would draw the same delays
-                            env, log = shim_env(token, profile, private_dir(work / "shim" / f"run-{i}"),
-                                                run_seed(vp.seed, i))
+                            env, log = shim_env(
+                                token, profile, private_dir(work / "shim" / f"run-{i}"), run_seed(vp.seed, i)
+                            )
                             shim_logs.append(log)
                             run_key = replace(key, env={k: env[k] for k in ("SOFTHSM2_CONF", "SECPERF_SE_PROFILE")})
-                        sample = _one_run(ns, server, server_certs.ca, run_key, proto, work / f"client-{i}", timeout_s,
-                                          i - warmup if counted else i, ping_timeout_s)
+                        sample = _one_run(
+                            ns,
+                            server,
+                            server_certs.ca,
+                            run_key,
+                            proto,
+                            work / f"client-{i}",
+                            timeout_s,
+                            i - warmup if counted else i,
+                            ping_timeout_s,
+                        )
                         if sample.get("tls"):
                             tls_seen.append(sample["tls"])
                         if not counted:
@@ -264,6 +326,7 @@ def _measure(vp: VpnParams, link: Link | None) -> Series:
     d.tunnel_ping_ok = sum(1 for x in s.samples if x.get("tunnel_ping_ok"))
     if token is not None:
         from .signer import per_call_breakdown, read_log
+
         calls = [c for log in shim_logs for c in read_log(log)]
         d.se_calls = per_call_breakdown(iters, calls)
     if s.failures:
@@ -273,19 +336,44 @@ def _measure(vp: VpnParams, link: Link | None) -> Series:
     return R.finalize_series(s, OVER_S_US)
 
 
-def _one_run(ns: V.NetnsPair | V.LinkNamespaces, server: V.OpenVpnServer, server_ca: Path, key: V.ClientKey,
-             proto: str, workdir: Path, timeout_s: float, i: int, ping_timeout_s: float = 2.0) -> dict[str, Any]:
+def _one_run(
+    ns: V.NetnsPair | V.LinkNamespaces,
+    server: V.OpenVpnServer,
+    server_ca: Path,
+    key: V.ClientKey,
+    proto: str,
+    workdir: Path,
+    timeout_s: float,
+    i: int,
+    ping_timeout_s: float = 2.0,
+) -> dict[str, Any]:
     """One client process: connect, check the tunnel with one ping, stop it by PID."""
     client = V.OpenVpnClient(ns, server_ca, key, proto=proto, workdir=workdir)
-    sample: dict[str, Any] = {"i": i, "ok": False, "reason": None, "usable_us": None, "phases": [], "startup_us": None,
-              "init_us": None, "start_ns": None, "end_ns": None, "tunnel_ping_ok": False, "tunnel_ping_rtt_us": None,
-              "tls": None, "pid": None}
+    sample: dict[str, Any] = {
+        "i": i,
+        "ok": False,
+        "reason": None,
+        "usable_us": None,
+        "phases": [],
+        "startup_us": None,
+        "init_us": None,
+        "start_ns": None,
+        "end_ns": None,
+        "tunnel_ping_ok": False,
+        "tunnel_ping_rtt_us": None,
+        "tls": None,
+        "pid": None,
+    }
     try:
         run = client.connect(timeout_s, server=server)
         sample.update(start_ns=run.start_ns, end_ns=run.end_ns, pid=run.pid)
         parsed = V.parse_client_log(run.lines, run.spawn_us, run.pin_query_us)
-        sample.update(startup_us=parsed["startup_us"], init_us=parsed["init_us"], tls=parsed["tls"],
-                      peer_cert_verified=parsed["peer_cert_verified"])
+        sample.update(
+            startup_us=parsed["startup_us"],
+            init_us=parsed["init_us"],
+            tls=parsed["tls"],
+            peer_cert_verified=parsed["peer_cert_verified"],
+        )
         if not run.ok:
             reason = run.reason or "the client failed without a reason"
             server_says = [] if "rejected by the server" in reason else server.recent_errors(run.spawn_us)

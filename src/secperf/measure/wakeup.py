@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import time
 
-SLEEP_S = 0.020      # a process waiting for a flight of a 20 ms-or-more round trip
-SAMPLES = 100        # 2 s of sampling
+SLEEP_S = 0.020  # a process waiting for a flight of a 20 ms-or-more round trip
+SAMPLES = 100  # 2 s of sampling
 
 
 def lateness_ms(samples: int = SAMPLES, sleep_s: float = SLEEP_S) -> list[float]:

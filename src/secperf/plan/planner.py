@@ -74,7 +74,9 @@ def context(p: Pattern, o: Overrides) -> Context:
     prof = key.split(":")[1] if key.startswith("se:") else None
     if prof is not None and prof not in SE.load_profiles():
         raise InputError(f"--se: unknown secure-element profile {prof!r}; known: {', '.join(SE.load_profiles())}")
-    return Context(pattern=p, table=table, link=link, radio=radio, cpu=E.cpu(o.core or device), se=E.se(prof), n=o.n, seed=o.seed)
+    return Context(
+        pattern=p, table=table, link=link, radio=radio, cpu=E.cpu(o.core or device), se=E.se(prof), n=o.n, seed=o.seed
+    )
 
 
 def requirement_sources(p: Pattern) -> dict[str, str]:

@@ -57,19 +57,21 @@ def view(doc: Result) -> dict[str, Any] | None:
     patterns = []
     for p in ps:
         fig = figs.get(slug("plan-energy", p["pattern"]))
-        patterns.append({
-            "pattern": p["pattern"],
-            "verdict": p["verdict"],
-            "description": p["description"],
-            "source": p["source"],
-            "requirements_source": p["requirements"]["source"],
-            "why": p.get("verdict_reason"),
-            "security": g(V.security(p)),
-            "states": g(V.detail(p)),
-            "figure": figure_view(fig, data_plot="plan-energy") if fig else None,
-            "ranking": g(V.ranking(p)),
-            "not_applicable": list((p.get("not_applicable") or {}).items()),
-        })
+        patterns.append(
+            {
+                "pattern": p["pattern"],
+                "verdict": p["verdict"],
+                "description": p["description"],
+                "source": p["source"],
+                "requirements_source": p["requirements"]["source"],
+                "why": p.get("verdict_reason"),
+                "security": g(V.security(p)),
+                "states": g(V.detail(p)),
+                "figure": figure_view(fig, data_plot="plan-energy") if fig else None,
+                "ranking": g(V.ranking(p)),
+                "not_applicable": list((p.get("not_applicable") or {}).items()),
+            }
+        )
     return {
         "template": "plan.html.j2",
         "title": "Communication patterns: verdicts before and after design measures",

@@ -19,8 +19,7 @@ __all__ = ["MARK", "SHORT", "fmt_bytes", "fmt_j", "fmt_ms", "listing", "matrix_t
 
 def matrix_table(ps: list[dict[str, Any]]) -> Table:
     """The suitability matrix, compact: ruled rows, no side padding (six patterns fit at 80 columns)."""
-    return terminal_grid.table(V.matrix(ps), show_lines=True, box=box.SIMPLE_HEAD, padding=(0, 0, 0, 1),
-                               pad_edge=False)
+    return terminal_grid.table(V.matrix(ps), show_lines=True, box=box.SIMPLE_HEAD, padding=(0, 0, 0, 1), pad_edge=False)
 
 
 def tables(doc: Result | Mapping[str, Any]) -> list[Table]:

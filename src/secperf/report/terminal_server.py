@@ -17,8 +17,15 @@ from .views import server as V
 from .views.server import capacity_row, configs, limit_warnings, open_curve, pivot, pivot_cell, server_series
 
 __all__ = [
-    "capacity_row", "configs", "limit_warnings", "mqtt_load_tables", "open_curve", "pivot", "pivot_cell",
-    "server_series", "tables",
+    "capacity_row",
+    "configs",
+    "limit_warnings",
+    "mqtt_load_tables",
+    "open_curve",
+    "pivot",
+    "pivot_cell",
+    "server_series",
+    "tables",
 ]
 
 

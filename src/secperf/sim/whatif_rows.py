@@ -50,7 +50,9 @@ def series_id(cell: SW.Cell, sc: F.Scenario) -> str:
     return f"whatif/{sc.label()} @ {cell.network.name}"
 
 
-def connection_energy(d: dict[str, Any], network: str, device: str | Core | None, se_profile: str | None) -> dict[str, Any]:
+def connection_energy(
+    d: dict[str, Any], network: str, device: str | Core | None, se_profile: str | None
+) -> dict[str, Any]:
     """Joules of one isolated connection (model/energy.py: promotion, airtime, the radio connected
     while waiting, the full inactivity tail; the client CPU and the secure element at their active
     power) from a row's simulated means, when the link has a radio energy profile (a named network:

@@ -19,9 +19,28 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-MODULES: tuple[str, ...] = ("run", "crypto", "handshake", "signer", "jwt", "connect", "mac", "can", "report",
-                            "compare", "netem", "schema", "whatif", "device", "server", "mqtt_load", "fleet", "clean", "plan",
-                            "metrics")
+MODULES: tuple[str, ...] = (
+    "run",
+    "crypto",
+    "handshake",
+    "signer",
+    "jwt",
+    "connect",
+    "mac",
+    "can",
+    "report",
+    "compare",
+    "netem",
+    "schema",
+    "whatif",
+    "device",
+    "server",
+    "mqtt_load",
+    "fleet",
+    "clean",
+    "plan",
+    "metrics",
+)
 
 
 def load() -> list[ModuleType]:

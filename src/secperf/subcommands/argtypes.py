@@ -48,6 +48,7 @@ def _float(text: str) -> float:
 
 def count(hi: int, lo: int = 1) -> Callable[[str], int]:
     """A whole number in [lo, hi]."""
+
     def parse(text: str) -> int:
         v = _int(text)
         if v < lo:
@@ -55,12 +56,14 @@ def count(hi: int, lo: int = 1) -> Callable[[str], int]:
         if v > hi:
             raise argparse.ArgumentTypeError(f"{v} must be at most {hi}")
         return v
+
     parse.__name__ = "count"
     return parse
 
 
 def positive(hi: float) -> Callable[[str], float]:
     """A finite number in (0, hi]."""
+
     def parse(text: str) -> float:
         v = _float(text)
         if v > hi:
@@ -68,12 +71,14 @@ def positive(hi: float) -> Callable[[str], float]:
         if not v > 0:
             raise argparse.ArgumentTypeError(f"{text} must be greater than 0 (and at most {hi:g})")
         return v
+
     parse.__name__ = "number"
     return parse
 
 
 def nonneg(hi: float) -> Callable[[str], float]:
     """A finite number in [0, hi]."""
+
     def parse(text: str) -> float:
         v = _float(text)
         if v > hi:
@@ -81,12 +86,14 @@ def nonneg(hi: float) -> Callable[[str], float]:
         if v < 0 or math.copysign(1.0, v) < 0:  # -0 too: a negative sign is a mistake, not zero
             raise argparse.ArgumentTypeError(f"{text} must be from 0 to {hi:g}")
         return v
+
     parse.__name__ = "number"
     return parse
 
 
 def off_measure_or_ms(hi: float) -> Callable[[str], str | float]:
     """'off', 'measure', or a finite number of milliseconds in [0, hi] (returned as a float)."""
+
     def parse(text: str) -> str | float:
         v = text.strip().lower()
         if v in ("off", "measure"):
@@ -100,6 +107,7 @@ def off_measure_or_ms(hi: float) -> Callable[[str], str | float]:
         if not math.isfinite(x) or not 0 <= x <= hi:
             raise argparse.ArgumentTypeError(f"{x:g} ms must be a finite number from 0 to {hi:g}")
         return x
+
     parse.__name__ = "off, measure or milliseconds"
     return parse
 
@@ -192,7 +200,7 @@ def comma_list(item_type: Callable[[str], Any] | None = None, choices: Iterable[
 
 
 # --- lists as a whole: repeated values, sizes, grids -----------------------------------------------
-MAX_LIST_ITEMS = 100      # values of one list option (after repeats are folded)
+MAX_LIST_ITEMS = 100  # values of one list option (after repeats are folded)
 MAX_LIST_PRODUCT = 100_000  # the grid of a command's list options (rows = product of their lengths)
 
 
@@ -211,6 +219,7 @@ def _same_key(x: object) -> Hashable:
     except ValueError:
         pass
     import os
+
     return t if "/" in t or os.path.exists(t) else t.casefold()  # a file name keeps its case
 
 
@@ -269,13 +278,16 @@ def settle_lists(parser: argparse.ArgumentParser, args: argparse.Namespace, note
         v = unique(v, option, note)
         setattr(args, a.dest, v)
         if len(v) > MAX_LIST_ITEMS:
-            raise InputError(f"{option}: {len(v)} values; at most {MAX_LIST_ITEMS} in one list (each is a row "
-                             f"to measure or predict): split the run")
+            raise InputError(
+                f"{option}: {len(v)} values; at most {MAX_LIST_ITEMS} in one list (each is a row "
+                f"to measure or predict): split the run"
+            )
         lists.append((option, len(v)))
     if hasattr(args, "max_cells"):
         return  # the command bounds its grid itself, with its own option
     rows = math.prod(n for _, n in lists) if lists else 1
     if rows > MAX_LIST_PRODUCT:
         grid = " × ".join(f"{o} {n}" for o, n in lists if n > 1)
-        raise InputError(f"{grid} make {rows:,} rows; at most {MAX_LIST_PRODUCT:,} in one run: give fewer values "
-                         f"or split the run")
+        raise InputError(
+            f"{grid} make {rows:,} rows; at most {MAX_LIST_PRODUCT:,} in one run: give fewer values or split the run"
+        )

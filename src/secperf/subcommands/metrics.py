@@ -15,14 +15,17 @@ if TYPE_CHECKING:
     from .output import Exited, Text
 
 NAME = "metrics"
-HELP = ("a Result's headline numbers and operational metrics (signing, session reuse, SE errors, auth time-outs) "
-        "as Prometheus text")
+HELP = (
+    "a Result's headline numbers and operational metrics (signing, session reuse, SE errors, auth time-outs) "
+    "as Prometheus text"
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("result", help="a result.json (or its run directory)")
     p.add_argument("-o", "--output", type=argtypes.path, metavar="FILE", help="write to FILE instead of stdout")
     from .shared import allow_partial_option
+
     allow_partial_option(p)
 
 
@@ -32,17 +35,21 @@ def run(args: argparse.Namespace) -> Exited | Text:
     from ..app.reading import read_result
     from ..app.runner import check_output_file
     from ..report.export_metrics import exposition
+
     path = Path(args.result)
     if path.is_dir():
         path = path / "result.json"
     check_output_file(args.output, "-o/--output", inputs=[path])
     doc = read_result(str(path), "", args.allow_partial)
     from ..core.result import reading
+
     with reading(str(path), "a series or analysis read for the metrics"):
         text = exposition(doc)
     from .output import Exited, Text
+
     if args.output:
         from ..core.writes import atomic_write
+
         atomic_write(Path(args.output), text, what="-o/--output")
         return Exited(0)
     return Text(text)

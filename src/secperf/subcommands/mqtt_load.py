@@ -23,43 +23,83 @@ HELP = "MQTT-level load on mosquitto: persistent MQTT/TLS clients, CONNACK/PUBAC
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--clients", type=count(1_000_000), default=100, help="persistent clients (one socket each; "
-                   "the open-file limit and the ephemeral ports bound it and are named when they bind)")
+    p.add_argument(
+        "--clients",
+        type=count(1_000_000),
+        default=100,
+        help="persistent clients (one socket each; "
+        "the open-file limit and the ephemeral ports bound it and are named when they bind)",
+    )
     p.add_argument("--connect-rate", type=positive(1e6), default=200.0, help="ramp: new connections per second")
     p.add_argument("--hold", type=nonneg(86_400), default=10.0, help="seconds held connected after the ramp")
-    p.add_argument("--publish-rate", type=nonneg(1e6), default=100.0, help="PUBLISH per second over all clients "
-                   "(round robin; 0: none)")
+    p.add_argument(
+        "--publish-rate",
+        type=nonneg(1e6),
+        default=100.0,
+        help="PUBLISH per second over all clients (round robin; 0: none)",
+    )
     p.add_argument("--qos", type=int, choices=(0, 1), default=1, help="PUBLISH QoS (1: PUBACK latency measured)")
     p.add_argument("--payload", type=count(1024, lo=0), default=32, help="PUBLISH payload bytes")
-    p.add_argument("--keepalive", type=count(65535, lo=0), default=60, help="MQTT keep-alive seconds (PINGREQ "
-                   "after half of it idle; 0: none)")
+    p.add_argument(
+        "--keepalive",
+        type=count(65535, lo=0),
+        default=60,
+        help="MQTT keep-alive seconds (PINGREQ after half of it idle; 0: none)",
+    )
     p.add_argument("--timeout", type=positive(3600), default=10.0, help="seconds per attempt, connect to CONNACK")
-    p.add_argument("--storm", choices=("on", "off"), default="on", help="after the hold, reset every connection "
-                   "and measure the reconnection (default on)")
-    p.add_argument("--policy", choices=("none", "fixed", "exponential", "decorrelated"), default="exponential",
-                   help="back-off after a failed attempt (exponential: full jitter)")
+    p.add_argument(
+        "--storm",
+        choices=("on", "off"),
+        default="on",
+        help="after the hold, reset every connection and measure the reconnection (default on)",
+    )
+    p.add_argument(
+        "--policy",
+        choices=("none", "fixed", "exponential", "decorrelated"),
+        default="exponential",
+        help="back-off after a failed attempt (exponential: full jitter)",
+    )
     p.add_argument("--base", type=nonneg(86_400), default=0.5, help="fixed delay or back-off base, seconds")
     p.add_argument("--cap", type=nonneg(86_400), default=8.0, help="back-off cap, seconds")
     p.add_argument("--max-attempts", type=count(1_000_000), default=100)
-    p.add_argument("--spread", type=nonneg(86_400), default=0.0, help="the storm's first attempts spread uniformly "
-                   "over this many seconds (0: all at once; mosquitto's listen backlog is 100: a burst beyond it "
-                   "waits for TCP's SYN retransmissions, 1 s, 3 s, 7 s ...)")
+    p.add_argument(
+        "--spread",
+        type=nonneg(86_400),
+        default=0.0,
+        help="the storm's first attempts spread uniformly "
+        "over this many seconds (0: all at once; mosquitto's listen backlog is 100: a burst beyond it "
+        "waits for TCP's SYN retransmissions, 1 s, 3 s, 7 s ...)",
+    )
     p.add_argument("--storm-max", type=positive(86_400), default=300.0, help="seconds the storm may last at most")
     from .measuring import max_hours_option
+
     max_hours_option(p)
-    p.add_argument("--key", default="ecdsa-p256", help="the broker's key (rsa-1024..4096, ecdsa-p256, ecdsa-p384, "
-                   "ed25519)")
+    p.add_argument(
+        "--key", default="ecdsa-p256", help="the broker's key (rsa-1024..4096, ecdsa-p256, ecdsa-p384, ed25519)"
+    )
     p.add_argument("--client-auth", choices=("on", "off"), default="on", help="mosquitto's require_certificate")
-    p.add_argument("--resume-ratio", type=share, default=0.0, help="share of (re)connections offering the newest "
-                   "TLS session (0..1)")
+    p.add_argument(
+        "--resume-ratio",
+        type=share,
+        default=0.0,
+        help="share of (re)connections offering the newest TLS session (0..1)",
+    )
     p.add_argument("--chain-depth", type=count(3), default=1, help="the broker's chain depth 1..3")
     p.add_argument("--tls", choices=("1.2", "1.3"), default="1.3")
-    p.add_argument("--se", metavar="PROFILE", help="the clients' key in a secure element: its signing time "
-                   "(data/secure_elements.toml, C_SignInit + C_Sign) paused per full handshake")
+    p.add_argument(
+        "--se",
+        metavar="PROFILE",
+        help="the clients' key in a secure element: its signing time "
+        "(data/secure_elements.toml, C_SignInit + C_Sign) paused per full handshake",
+    )
     t = p.add_argument_group("the user's own broker (instead of mosquitto started here)")
-    t.add_argument("--target", metavar="HOST:PORT", help="load this MQTT/TLS broker (probed first: unreachable, "
-                   "not TLS or a refused certificate exit 2); its CPU is not read; --key, --client-auth, "
-                   "--chain-depth and --core are the broker's own then and are refused")
+    t.add_argument(
+        "--target",
+        metavar="HOST:PORT",
+        help="load this MQTT/TLS broker (probed first: unreachable, "
+        "not TLS or a refused certificate exit 2); its CPU is not read; --key, --client-auth, "
+        "--chain-depth and --core are the broker's own then and are refused",
+    )
     t.add_argument("--ca", help="with --target: verify the broker's certificate once, in the probe")
     t.add_argument("--servername", help="with --target: the name sent (SNI) and verified")
     t.add_argument("--client-cert", help="with --target: the clients' certificate (PEM)")
@@ -77,27 +117,66 @@ def run(args: argparse.Namespace) -> Result:
     from ..app import mqtt_load as app
     from ..core.errors import InputError
     from .measuring import output
+
     target = None
     if args.target:
-        given = [o for o, v, d in (("--key", args.key, "ecdsa-p256"), ("--client-auth", args.client_auth, "on"),
-                                   ("--chain-depth", args.chain_depth, 1), ("--core", args.core, 0)) if v != d]
+        given = [
+            o
+            for o, v, d in (
+                ("--key", args.key, "ecdsa-p256"),
+                ("--client-auth", args.client_auth, "on"),
+                ("--chain-depth", args.chain_depth, 1),
+                ("--core", args.core, 0),
+            )
+            if v != d
+        ]
         if given:
-            raise InputError(f"{', '.join(given)} with --target: the broker's key, client authentication, chain "
-                             "and core are its own; drop them (--client-cert gives the clients' certificate)")
+            raise InputError(
+                f"{', '.join(given)} with --target: the broker's key, client authentication, chain "
+                "and core are its own; drop them (--client-cert gives the clients' certificate)"
+            )
         if (args.client_cert is None) != (args.client_key is None):
             raise InputError("--client-cert and --client-key go together")
-        target = {"target": args.target, "ca": args.ca, "servername": args.servername,
-                  "client_cert": args.client_cert, "client_key": args.client_key}
+        target = {
+            "target": args.target,
+            "ca": args.ca,
+            "servername": args.servername,
+            "client_cert": args.client_cert,
+            "client_key": args.client_key,
+        }
     else:
-        for opt, v in (("--ca", args.ca), ("--servername", args.servername), ("--client-cert", args.client_cert),
-                       ("--client-key", args.client_key)):
+        for opt, v in (
+            ("--ca", args.ca),
+            ("--servername", args.servername),
+            ("--client-cert", args.client_cert),
+            ("--client-key", args.client_key),
+        ):
             if v is not None:
                 raise InputError(f"{opt} without --target: mosquitto started here uses the lab's certificates")
-    c = app.MqttLoadConfig(clients=args.clients, connect_rate=args.connect_rate, hold_s=args.hold,
-                       publish_rate=args.publish_rate, qos=args.qos, payload=args.payload,
-                       keepalive_s=args.keepalive, timeout_s=args.timeout, storm=args.storm == "on",
-                       policy=args.policy, base_s=args.base, cap_s=args.cap, max_attempts=args.max_attempts,
-                       storm_max_s=args.storm_max, spread_s=args.spread, resume_ratio=args.resume_ratio, se_profile=args.se,
-                       key=args.key, client_auth=args.client_auth == "on", depth=args.chain_depth, tls=args.tls,
-                       core=args.core, capacity_s=args.capacity_seconds, seed=args.seed)
+    c = app.MqttLoadConfig(
+        clients=args.clients,
+        connect_rate=args.connect_rate,
+        hold_s=args.hold,
+        publish_rate=args.publish_rate,
+        qos=args.qos,
+        payload=args.payload,
+        keepalive_s=args.keepalive,
+        timeout_s=args.timeout,
+        storm=args.storm == "on",
+        policy=args.policy,
+        base_s=args.base,
+        cap_s=args.cap,
+        max_attempts=args.max_attempts,
+        storm_max_s=args.storm_max,
+        spread_s=args.spread,
+        resume_ratio=args.resume_ratio,
+        se_profile=args.se,
+        key=args.key,
+        client_auth=args.client_auth == "on",
+        depth=args.chain_depth,
+        tls=args.tls,
+        core=args.core,
+        capacity_s=args.capacity_seconds,
+        seed=args.seed,
+    )
     return app.run(c, output(args), target, max_hours=args.max_hours)

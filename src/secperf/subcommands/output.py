@@ -36,14 +36,14 @@ if TYPE_CHECKING:
 @dataclass
 class Text:
     text: str
-    stream: str = "stdout"      # or "stderr"
+    stream: str = "stdout"  # or "stderr"
     exit_code: int = 0
 
 
 @dataclass
 class Rich:
-    items: list[RenderableType] = field(default_factory=list)   # rich renderables or markup strings, printed in order
-    fit: bool = False                            # fit tables to the terminal's width (report/fit.py)
+    items: list[RenderableType] = field(default_factory=list)  # rich renderables or markup strings, printed in order
+    fit: bool = False  # fit tables to the terminal's width (report/fit.py)
 
 
 @dataclass
@@ -63,11 +63,13 @@ class TerminalReporter(Reporter):
 
     def status(self, text: str) -> None:
         from ..report.terminal import err_console
+
         err_console().print(text)
 
     @contextlib.contextmanager
     def progress(self, total: int, label: str, quiet: bool = False) -> Iterator[Callable[..., None]]:
         from ..report.terminal import err_console, progress_bar
+
         con = err_console()
         con.quiet = quiet
         with progress_bar(con, total, label) as update:
@@ -83,10 +85,12 @@ def show(value: Result | Text | Rich | Exited, args: argparse.Namespace, judges_
         return value.exit_code
     if isinstance(value, Rich):
         from ..report.terminal import out_console
+
         con = out_console()
         for item in value.items:
             if value.fit and not isinstance(item, str):
                 from ..report.fit import print_table
+
                 print_table(con, item)
             else:
                 con.print(item)
@@ -104,11 +108,14 @@ def failure_exit(doc: Result, max_failure_share: float = 0.0) -> tuple[int, str 
     """Exit code of a finished measurement and, when it is 1, the line that says why: more than
     `max_failure_share` of its series failed (or are partial)."""
     from ..core.errors import EXIT_FAILURES, EXIT_OK
+
     failed = [s for s in doc.series if s.status in ("failed", "partial")]
     share = len(failed) / max(1, len(doc.series))
     if failed and share > max_failure_share:
-        return EXIT_FAILURES, (f"[red]{len(failed)} of {len(doc.series)} series had failures[/red] "
-                               f"(first: {failed[0].id}: {failed[0].failures[-1].reason})")
+        return EXIT_FAILURES, (
+            f"[red]{len(failed)} of {len(doc.series)} series had failures[/red] "
+            f"(first: {failed[0].id}: {failed[0].failures[-1].reason})"
+        )
     return EXIT_OK, None
 
 
@@ -126,6 +133,7 @@ class GuardedStream:
 
     def _fail(self, exc: BaseException) -> None:
         import os
+
         if self.failed is None:
             self.failed = f"cannot be written ({getattr(exc, 'strerror', None) or exc})"
         with contextlib.suppress(Exception):
@@ -140,7 +148,7 @@ class GuardedStream:
         if self.failed is None and self.raw is not None:  # a closed stream (None) has failed from the start
             try:
                 return self.raw.write(text)
-            except (OSError, ValueError) as exc:   # ValueError: "I/O operation on closed file"
+            except (OSError, ValueError) as exc:  # ValueError: "I/O operation on closed file"
                 self._fail(exc)
         return len(text)
 
@@ -166,6 +174,7 @@ class GuardedStream:
     def fileno(self) -> int:
         if self.raw is None:
             import io
+
             raise io.UnsupportedOperation(f"{self.name} is closed")
         return self.raw.fileno()
 
@@ -188,7 +197,7 @@ class GuardedStream:
         return True
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self.raw, name)   # a closed stream (None) has none of a file's attributes
+        return getattr(self.raw, name)  # a closed stream (None) has none of a file's attributes
 
 
 @contextlib.contextmanager
@@ -208,8 +217,8 @@ def guarded_streams() -> Iterator[tuple[GuardedStream, GuardedStream]]:
         sys.stdout, sys.stderr = saved
 
 
-KEPT: list[Path] = []   # where the Result this command shows was written (named when stdout fails)
-SAID: list[str] = []    # the lines `say` wrote for this command
+KEPT: list[Path] = []  # where the Result this command shows was written (named when stdout fails)
+SAID: list[str] = []  # the lines `say` wrote for this command
 
 
 def say(line: str) -> None:
@@ -227,10 +236,11 @@ def stream_failures(command: str | None, code: int) -> int:
     """After a command: when stdout or stderr failed, one line saying which and where its Result is kept,
     on the stream that still works, and exit 2 (a command that already failed keeps its own code)."""
     from ..core.errors import EXIT_BAD_INPUT
+
     failed = [(s.name, why) for s in (sys.stdout, sys.stderr) if (why := getattr(s, "failed", None)) is not None]
     if not failed:
         return code
-    if SAID:   # the command already said why it ends, on the stream that works
+    if SAID:  # the command already said why it ends, on the stream that works
         return code or EXIT_BAD_INPUT
     kept = f"; the Result is kept in {KEPT[-1]}" if KEPT else ""
     what = "; ".join(f"{name} {why}" for name, why in failed)
@@ -250,6 +260,7 @@ def show_result(doc: Result, args: argparse.Namespace, judges_failures: bool = T
     from ..app.runner import result_tables
     from ..core import result as R
     from ..report import terminal
+
     result_path, report_path = run_paths(doc, args)
     KEPT.append(result_path)
     if getattr(args, "json", False):
@@ -258,11 +269,13 @@ def show_result(doc: Result, args: argparse.Namespace, judges_failures: bool = T
         terminal.print_result(terminal.out_console(), doc, result_tables(doc, doc.params))
         if getattr(args, "sources", False):  # whatif/plan --sources: each figure's source (report/sources.py)
             from ..report.sources import sources_lines
+
             con = terminal.out_console()
             for line in sources_lines(doc, con.width):
                 con.print(line, highlight=False, markup=False, soft_wrap=True)
-        terminal.err_console().print(f"result: {result_path}"
-                                     + ("" if getattr(args, "no_report", False) else f"\nreport: {report_path}"))
+        terminal.err_console().print(
+            f"result: {result_path}" + ("" if getattr(args, "no_report", False) else f"\nreport: {report_path}")
+        )
     if not judges_failures:
         return 0
     code, why = failure_exit(doc, getattr(args, "max_failure_share", 0.0))
@@ -274,6 +287,7 @@ def show_result(doc: Result, args: argparse.Namespace, judges_failures: bool = T
 def show_interrupted(exc: Interrupted, args: argparse.Namespace) -> int:
     """An interrupted measurement: its partial Result as a finished one is shown, then where it is."""
     from ..report.terminal import err_console
+
     doc = exc.result
     if doc is None:  # cli.main calls this only for an interruption that left a partial Result
         raise exc

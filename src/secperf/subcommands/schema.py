@@ -15,19 +15,26 @@ HELP = "print the JSON Schema of a Result (result.json), a scenario file or a sy
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("what", choices=("result", "scenario", "system"),
-                   help="result: result.json; scenario: a scenario TOML file; system: a system file (whatif/plan --system)")
+    p.add_argument(
+        "what",
+        choices=("result", "scenario", "system"),
+        help="result: result.json; scenario: a scenario TOML file; system: a system file (whatif/plan --system)",
+    )
 
 
 def run(args: argparse.Namespace) -> Text:
     from .output import Text
+
     if args.what == "result":
         from ..core.result_schema import json_schema
+
         doc = json_schema()
     elif args.what == "system":
         from ..inputs.system import json_schema
+
         doc = json_schema()
     else:
         from ..inputs.schema import scenario_json_schema
+
         doc = scenario_json_schema()
     return Text(json.dumps(doc, indent=1, sort_keys=True) + "\n")

@@ -26,8 +26,7 @@ class Merge:
     options it took from the file (`taken`), so an error about one names the file's key path."""
 
     # an option's other spellings in messages (old names)
-    ALIASES = {"--server-cert": ("--server-cert", "--cert"), "--key": ("--key", "--se"),
-               "PROTOCOL": ("PROTOCOL",)}
+    ALIASES = {"--server-cert": ("--server-cert", "--cert"), "--key": ("--key", "--se"), "PROTOCOL": ("PROTOCOL",)}
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -52,6 +51,7 @@ def in_file_words(exc: BaseException, path: str, taken: dict[str, str]) -> BaseE
     import re
 
     from ..core.errors import InputError
+
     if not isinstance(exc, InputError) or not taken:
         return exc
     text = str(exc)

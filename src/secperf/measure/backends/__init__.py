@@ -23,21 +23,32 @@ from ...core.native import ProbeNotFound, find_native
 
 @dataclass(frozen=True)
 class Tool:
-    library: str         # --library name
-    title: str           # for messages: "wolfCrypt"
-    install: str         # what to install or run when the tool is missing
+    library: str  # --library name
+    title: str  # for messages: "wolfCrypt"
+    install: str  # what to install or run when the tool is missing
 
 
 TOOLS = {
-    "wolfcrypt": Tool("wolfcrypt", "wolfCrypt", "apt-get install libwolfssl-dev, then `make build` "
-                      "(builds secperf-wolfcrypt)"),
-    "mbedtls": Tool("mbedtls", "Mbed TLS", "apt-get install libmbedtls-dev, then `make build` (builds secperf-mbedtls)"),
-    "go": Tool("go", "Go", "a Go 1.21+ toolchain (Debian: golang-go; scripts/bootstrap), then `make build` "
-               "(builds secperf-go)"),
-    "jce": Tool("jce", "Java JCE", "apt-get install openjdk-17-jdk-headless maven, then `make build` "
-                "(builds secperf-jmh.jar from Maven Central)"),
-    "bouncycastle": Tool("bouncycastle", "Bouncy Castle", "apt-get install openjdk-17-jdk-headless maven, then "
-                         "`make build` (fetches bcprov-jdk18on and JMH from Maven Central)"),
+    "wolfcrypt": Tool(
+        "wolfcrypt", "wolfCrypt", "apt-get install libwolfssl-dev, then `make build` (builds secperf-wolfcrypt)"
+    ),
+    "mbedtls": Tool(
+        "mbedtls", "Mbed TLS", "apt-get install libmbedtls-dev, then `make build` (builds secperf-mbedtls)"
+    ),
+    "go": Tool(
+        "go", "Go", "a Go 1.21+ toolchain (Debian: golang-go; scripts/bootstrap), then `make build` (builds secperf-go)"
+    ),
+    "jce": Tool(
+        "jce",
+        "Java JCE",
+        "apt-get install openjdk-17-jdk-headless maven, then `make build` (builds secperf-jmh.jar from Maven Central)",
+    ),
+    "bouncycastle": Tool(
+        "bouncycastle",
+        "Bouncy Castle",
+        "apt-get install openjdk-17-jdk-headless maven, then "
+        "`make build` (fetches bcprov-jdk18on and JMH from Maven Central)",
+    ),
 }
 
 
@@ -87,8 +98,9 @@ def command(library: str) -> list[str]:
             raise FileNotFoundError(str(jar))
         return [java, "-jar", str(jar)]
     except (FileNotFoundError, ProbeNotFound) as exc:
-        raise LibraryUnavailable(f"--library {library}: {t.title}'s speed tool is not available ({exc}); "
-                                 f"install: {t.install}") from None
+        raise LibraryUnavailable(
+            f"--library {library}: {t.title}'s speed tool is not available ({exc}); install: {t.install}"
+        ) from None
 
 
 def check_available(libraries: list[str]) -> None:

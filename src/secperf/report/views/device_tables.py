@@ -50,8 +50,17 @@ def crypto(series: Sequence[Series]) -> Grid | None:
     devices = {s.labels["device"] for s in series}
     one = len(devices) == 1
     legend = "; ".join(f"{k}: {v}" for k, v in builds.items() if k != v)
-    head = [*(() if one else ("device",)), "build", "operation", "instr. cold", "instr. warm", "cycles",
-            "time (band)", "old CPI range", "stack (painted)"]
+    head = [
+        *(() if one else ("device",)),
+        "build",
+        "operation",
+        "instr. cold",
+        "instr. warm",
+        "cycles",
+        "time (band)",
+        "old CPI range",
+        "stack (painted)",
+    ]
     g = Grid(
         "Guest instructions and modelled time per primitive operation (warm median; first call as cold)"
         + (f" on {next(iter(devices))}" if one else ""),
@@ -65,11 +74,19 @@ def crypto(series: Sequence[Series]) -> Grid | None:
         if d.instructions_cold is None:  # failed: at most its footprint was measured
             g.add([*dev, V.build_id(s), s.labels["op"], FAILED])
             continue
-        g.add([
-            *dev, V.build_id(s), s.labels["op"], V.fmt_count(d.instructions_cold),
-            V.fmt_count(d.instructions_median), V.cycles(d.time), V.time_band(d.time),
-            V.ms_range(s), V.op_stack(s),
-        ])
+        g.add(
+            [
+                *dev,
+                V.build_id(s),
+                s.labels["op"],
+                V.fmt_count(d.instructions_cold),
+                V.fmt_count(d.instructions_median),
+                V.cycles(d.time),
+                V.time_band(d.time),
+                V.ms_range(s),
+                V.op_stack(s),
+            ]
+        )
     return g
 
 

@@ -147,23 +147,48 @@ def designs(p: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 def detail(p: dict[str, Any]) -> Grid:
     g = Grid(
         f"{p['pattern']}: {p['verdict']} — {p['description']}",
-        ["design", "P50", f"P{p['requirements']['latency_percentile']:g}", "worst−P50", "set-ups/day",
-         "signatures/day", "pings/day", "energy/day", "radio", "CPU", "SE", "per msg", "battery", "bytes/day",
-         "meets"],
+        [
+            "design",
+            "P50",
+            f"P{p['requirements']['latency_percentile']:g}",
+            "worst−P50",
+            "set-ups/day",
+            "signatures/day",
+            "pings/day",
+            "energy/day",
+            "radio",
+            "CPU",
+            "SE",
+            "per msg",
+            "battery",
+            "bytes/day",
+            "meets",
+        ],
         no_wrap=("design",),
     )
     for name, o in designs(p):
         x = o["numbers"]
         bat = x.get("battery_days")
         failed = ",".join(c["check"] for c in o["checks"] if not c["ok"])
-        g.add([
-            name, fmt_ms(x["latency_p50_ms"]), fmt_ms(x["latency_pq_ms"]), fmt_ms(x["spread_ms"]),
-            f"{x['setups_per_day']:.3g}", f"{x['signatures_per_day']:.3g}", f"{x['keepalives_per_day']:.3g}",
-            fmt_j(x["energy_per_day_j"]), fmt_j(x["energy_radio_j"]), fmt_j(x["energy_cpu_j"]),
-            fmt_j(x["energy_se_j"]), f"{x['energy_per_message_mj']:.3g} mJ",
-            "–" if bat is None else f"{bat / 365:.1f} y", fmt_bytes(x["bytes_per_day"]),
-            MARK[o["passes"]] + ("" if o["passes"] else " " + failed),
-        ])
+        g.add(
+            [
+                name,
+                fmt_ms(x["latency_p50_ms"]),
+                fmt_ms(x["latency_pq_ms"]),
+                fmt_ms(x["spread_ms"]),
+                f"{x['setups_per_day']:.3g}",
+                f"{x['signatures_per_day']:.3g}",
+                f"{x['keepalives_per_day']:.3g}",
+                fmt_j(x["energy_per_day_j"]),
+                fmt_j(x["energy_radio_j"]),
+                fmt_j(x["energy_cpu_j"]),
+                fmt_j(x["energy_se_j"]),
+                f"{x['energy_per_message_mj']:.3g} mJ",
+                "–" if bat is None else f"{bat / 365:.1f} y",
+                fmt_bytes(x["bytes_per_day"]),
+                MARK[o["passes"]] + ("" if o["passes"] else " " + failed),
+            ]
+        )
     return g
 
 
@@ -186,12 +211,17 @@ def security(p: dict[str, Any]) -> Grid | None:
         return fmt_ms(v) if u == "ms" else fmt_j(v) + "/day"
 
     for r in rows:
-        g.add([
-            r["what"], f(r["limit"], r["unit"]), f(r["without_security"], r["unit"]),
-            f(r["with_security"], r["unit"]), f(r["adds"], r["unit"]),
-            f"{ALONE} no: broken without security" if r["breaks_without_security"] else "yes",
-            src.get(r["check"], ""),
-        ])
+        g.add(
+            [
+                r["what"],
+                f(r["limit"], r["unit"]),
+                f(r["without_security"], r["unit"]),
+                f(r["with_security"], r["unit"]),
+                f(r["adds"], r["unit"]),
+                f"{ALONE} no: broken without security" if r["breaks_without_security"] else "yes",
+                src.get(r["check"], ""),
+            ]
+        )
     return g
 
 
@@ -201,17 +231,27 @@ def ranking(p: dict[str, Any]) -> Grid:
         ["measure", "score", "Δ latency", "Δ spread", "Δ energy/day", "Δ bytes/day", "Δ signatures/day", "meets"],
     )
     for r in p["ranking"]:
-        g.add([
-            r["measure"], f"{r['score']:+.2f}", fmt_ms(r["latency_pq_ms"]), fmt_ms(r["spread_ms"]),
-            fmt_j(r["energy_per_day_j"]), _signed_bytes(r["bytes_per_day"]), f"{r['signatures_per_day']:.3g}",
-            MARK[r["meets"]],
-        ])
+        g.add(
+            [
+                r["measure"],
+                f"{r['score']:+.2f}",
+                fmt_ms(r["latency_pq_ms"]),
+                fmt_ms(r["spread_ms"]),
+                fmt_j(r["energy_per_day_j"]),
+                _signed_bytes(r["bytes_per_day"]),
+                f"{r['signatures_per_day']:.3g}",
+                MARK[r["meets"]],
+            ]
+        )
     return g
 
 
 def alerts(ps: list[dict[str, Any]]) -> Grid:
-    g = Grid("alert thresholds the verdicts assume (secperf metrics names)",
-             ["pattern", "metric", "assumed", "alert", "why"], left=5)
+    g = Grid(
+        "alert thresholds the verdicts assume (secperf metrics names)",
+        ["pattern", "metric", "assumed", "alert", "why"],
+        left=5,
+    )
     for p in ps:
         for a in p["alerts"]:
             alert = f"> {a['alert_above']:.4g}" if "alert_above" in a else f"< {a['alert_below']:.4g}"
@@ -229,11 +269,19 @@ def verify(rows: list[dict[str, Any]]) -> Grid:
     )
     for r in rows:
         err = r.get("error_share")
-        g.add([
-            r["pattern"], r["measure"], r["row"], r["network"], fmt_ms(r.get("predicted_p50_ms")),
-            fmt_ms(r.get("measured_p50_ms")), "–" if err is None else f"{err * 100:+.1f}%", str(r.get("n", "")),
-            r.get("note", ""),
-        ])
+        g.add(
+            [
+                r["pattern"],
+                r["measure"],
+                r["row"],
+                r["network"],
+                fmt_ms(r.get("predicted_p50_ms")),
+                fmt_ms(r.get("measured_p50_ms")),
+                "–" if err is None else f"{err * 100:+.1f}%",
+                str(r.get("n", "")),
+                r.get("note", ""),
+            ]
+        )
     return g
 
 

@@ -102,7 +102,7 @@ def comparison_rows(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def mixed_libraries(doc: Result | Mapping[str, Any]) -> str | None:
     """The what-if's note when its rows were costed from different libraries (None when one or none)."""
-    a = (as_result(doc).analysis.whatif or {})
+    a = as_result(doc).analysis.whatif or {}
     return (a.get("cost_table") or {}).get("mixed")
 
 

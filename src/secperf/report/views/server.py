@@ -31,11 +31,7 @@ def configs(doc: Result | Mapping[str, Any], loop: str = "closed") -> dict[str, 
 def open_curve(series: Sequence[Series]) -> list[tuple[float, float | None, float | None]]:
     """(offered/s, achieved handshakes/s, P95 ms) per open-loop level."""
     return [
-        (
-            s.labels["offered_per_s"],
-            _d(s).handshakes_per_s,
-            _lat(s).p95_ms,
-        )
+        (s.labels["offered_per_s"], _d(s).handshakes_per_s, _lat(s).p95_ms)
         for s in series
         if s.labels.get("offered_per_s")
     ]
@@ -207,8 +203,19 @@ def capacity(doc: Result) -> Grid | None:
         return None
     g = Grid(
         "Server capacity and CPU per handshake (server pinned to one core; CPU from its own accounting)",
-        ["configuration", "handshakes/s", "at clients", "knee", "server CPU µs/hs", "utilisation", "key op µs",
-         "rest µs", "P95 ms", "resumed", "key extractable"],
+        [
+            "configuration",
+            "handshakes/s",
+            "at clients",
+            "knee",
+            "server CPU µs/hs",
+            "utilisation",
+            "key op µs",
+            "rest µs",
+            "P95 ms",
+            "resumed",
+            "key extractable",
+        ],
         notes=[CAPACITY_NOTE, *limit_warnings(doc)],  # the generator, not the server, may have set the rate
     )
     for name, series in groups.items():
@@ -216,13 +223,22 @@ def capacity(doc: Result) -> Grid | None:
         if not r:
             g.add([name, FAILED])
             continue
-        g.add([
-            name, _f(r["handshakes_per_s"], "{:.1f}"), str(r["concurrency"]), _f(r["knee"]), _f(r["cpu_us"]),
-            _f(r["utilisation"], "{:.0%}"), _key_op(r), _f(r["rest_us"]), _f(r["p95_ms"], "{:.1f}"),
-            _f(r["resumed_share"], "{:.0%}"),
-            # None: a server secperf did not start (--target): its key is not known here
-            "no" if r["extractable"] is False else "yes (file)" if r["extractable"] else "–",
-        ])
+        g.add(
+            [
+                name,
+                _f(r["handshakes_per_s"], "{:.1f}"),
+                str(r["concurrency"]),
+                _f(r["knee"]),
+                _f(r["cpu_us"]),
+                _f(r["utilisation"], "{:.0%}"),
+                _key_op(r),
+                _f(r["rest_us"]),
+                _f(r["p95_ms"], "{:.1f}"),
+                _f(r["resumed_share"], "{:.0%}"),
+                # None: a server secperf did not start (--target): its key is not known here
+                "no" if r["extractable"] is False else "yes (file)" if r["extractable"] else "–",
+            ]
+        )
     return g
 
 
@@ -247,8 +263,16 @@ def provenance(doc: Result) -> Grid | None:
     groups = {**configs(doc), **configs(doc, "open")}
     g = Grid(
         "Who limited the rate, and what was measured (each configuration's best level)",
-        ["configuration", "server software", "negotiated", "handshakes/s", "server busy", "generator busy",
-         "generator CPU µs/hs", "rate limited by"],
+        [
+            "configuration",
+            "server software",
+            "negotiated",
+            "handshakes/s",
+            "server busy",
+            "generator busy",
+            "generator CPU µs/hs",
+            "rate limited by",
+        ],
         left=3,
         text=("rate limited by",),
     )
@@ -263,10 +287,18 @@ def provenance(doc: Result) -> Grid | None:
             lim += f" ({d.limited_by_why})"
         sw = best.labels.get("server_software") or {}
         short = f"{sw.get('server')} {sw.get('version') or ''}".strip() if sw else "not recorded"  # in full: the header
-        g.add([
-            name, short, _agreed(d.negotiated), f"{d.handshakes_per_s:.0f}", _pct(d.server_utilisation),
-            _pct(d.loadgen_busy), _f(d.loadgen_cpu_us_per_handshake), lim,
-        ])
+        g.add(
+            [
+                name,
+                short,
+                _agreed(d.negotiated),
+                f"{d.handshakes_per_s:.0f}",
+                _pct(d.server_utilisation),
+                _pct(d.loadgen_busy),
+                _f(d.loadgen_cpu_us_per_handshake),
+                lim,
+            ]
+        )
     return g if g.rows else None
 
 
@@ -281,11 +313,17 @@ def curve(doc: Result) -> Grid | None:
     for name, series in groups.items():
         for s in series:
             d, lat = _d(s), _lat(s)
-            g.add([
-                name, str(s.labels["concurrency"]), _f(d.handshakes_per_s, "{:.1f}"),
-                _f(d.server_cpu_us_per_handshake), _f(lat.p50_ms, "{:.1f}"),
-                _f(lat.p95_ms, "{:.1f}"), _failed(d),
-            ])
+            g.add(
+                [
+                    name,
+                    str(s.labels["concurrency"]),
+                    _f(d.handshakes_per_s, "{:.1f}"),
+                    _f(d.server_cpu_us_per_handshake),
+                    _f(lat.p50_ms, "{:.1f}"),
+                    _f(lat.p95_ms, "{:.1f}"),
+                    _failed(d),
+                ]
+            )
     return g
 
 
@@ -295,8 +333,18 @@ def open_loop(doc: Result) -> Grid | None:
         return None
     g = Grid(
         "Open-loop capacity curve: achieved handshakes/s and P95 latency against offered load",
-        ["configuration", "offered/s", "started/s", "achieved/s", "server CPU µs/hs", "P50 ms", "P95 ms", "failed",
-         "knee", "warning"],
+        [
+            "configuration",
+            "offered/s",
+            "started/s",
+            "achieved/s",
+            "server CPU µs/hs",
+            "P50 ms",
+            "P95 ms",
+            "failed",
+            "knee",
+            "warning",
+        ],
         notes=[f"knee: {KNEE_RULE}; latency counts from the scheduled start, so queueing at the server is included"],
         text=("warning",),
     )
@@ -304,12 +352,20 @@ def open_loop(doc: Result) -> Grid | None:
         k = open_loop_knee(open_curve(series))
         for s in series:
             d, lat, off = _d(s), _lat(s), s.labels["offered_per_s"]
-            g.add([
-                name, _f(off), _f(d.started_per_s), _f(d.handshakes_per_s, "{:.1f}"),
-                _f(d.server_cpu_us_per_handshake), _f(lat.p50_ms, "{:.1f}"),
-                _f(lat.p95_ms, "{:.1f}"), _failed(d),
-                "◀ knee" if k is not None and off == k else "", d.warning or "",
-            ])
+            g.add(
+                [
+                    name,
+                    _f(off),
+                    _f(d.started_per_s),
+                    _f(d.handshakes_per_s, "{:.1f}"),
+                    _f(d.server_cpu_us_per_handshake),
+                    _f(lat.p50_ms, "{:.1f}"),
+                    _f(lat.p95_ms, "{:.1f}"),
+                    _failed(d),
+                    "◀ knee" if k is not None and off == k else "",
+                    d.warning or "",
+                ]
+            )
     return g
 
 
@@ -321,21 +377,42 @@ def storm(fl: Mapping[str, Any]) -> Grid | None:
     keyed = any(r.get("key") for r in runs)  # one set of rows per server key
     g = Grid(
         "Reconnect storm (fluid queueing model over the measured capacity)",
-        [*(("server key",) if keyed else ()), "devices", "policy", "capacity/s", "all back s", "wait P50 s",
-         "P90 s", "P99 s", "failed attempts", "gave up", "peak queue"],
-        notes=[f"capacity source: {fl.get('capacity_source', 'given')}",
-               *(f"warning: {w}" for w in fl.get("warnings") or [])],
+        [
+            *(("server key",) if keyed else ()),
+            "devices",
+            "policy",
+            "capacity/s",
+            "all back s",
+            "wait P50 s",
+            "P90 s",
+            "P99 s",
+            "failed attempts",
+            "gave up",
+            "peak queue",
+        ],
+        notes=[
+            f"capacity source: {fl.get('capacity_source', 'given')}",
+            *(f"warning: {w}" for w in fl.get("warnings") or []),
+        ],
         left=1 if keyed else 0,
     )
     for r in runs:
         m, w = r["model"], r["wait_s"]
-        g.add([
-            *((r.get("key") or "",) if keyed else ()), f"{m['devices']:,}", m["policy"],
-            f"{m['capacity_per_s']:.0f}" + (" (lower bound)" if r.get("capacity_warning") else ""),
-            _f(r["time_all_back_s"], "{:.1f}"), _f(w["p50"], "{:.1f}"), _f(w["p90"], "{:.1f}"),
-            _f(w["p99"], "{:.1f}"), f"{r['failed_attempts']:,.0f}", f"{r['gave_up']:,.0f}",
-            f"{r['peak_queue']:,.0f}",
-        ])
+        g.add(
+            [
+                *((r.get("key") or "",) if keyed else ()),
+                f"{m['devices']:,}",
+                m["policy"],
+                f"{m['capacity_per_s']:.0f}" + (" (lower bound)" if r.get("capacity_warning") else ""),
+                _f(r["time_all_back_s"], "{:.1f}"),
+                _f(w["p50"], "{:.1f}"),
+                _f(w["p90"], "{:.1f}"),
+                _f(w["p99"], "{:.1f}"),
+                f"{r['failed_attempts']:,.0f}",
+                f"{r['gave_up']:,.0f}",
+                f"{r['peak_queue']:,.0f}",
+            ]
+        )
     return g
 
 
@@ -346,11 +423,25 @@ def replays(fl: Mapping[str, Any]) -> Grid | None:
     g = Grid(
         "Replayed storm (secperf-loadgen --storm against nginx) against the fleet model at the capacity "
         "measured just before",
-        ["clients", "policy", "timeout s", "capacity/s", "measured all back s", "measured P99 s", "failed attempts",
-         "model", "model all back s", "model P99 s", "ratio all back", "ratio P99"],
-        notes=["ratio = measured / model. 'abandoned work': the model lets the server finish attempts whose client "
-               "gave up (as nginx does); 'late work dropped': the optimistic variant. capacity: mean of closed-loop "
-               "runs just before and after the storm. No time when not every client came back."],
+        [
+            "clients",
+            "policy",
+            "timeout s",
+            "capacity/s",
+            "measured all back s",
+            "measured P99 s",
+            "failed attempts",
+            "model",
+            "model all back s",
+            "model P99 s",
+            "ratio all back",
+            "ratio P99",
+        ],
+        notes=[
+            "ratio = measured / model. 'abandoned work': the model lets the server finish attempts whose client "
+            "gave up (as nginx does); 'late work dropped': the optimistic variant. capacity: mean of closed-loop "
+            "runs just before and after the storm. No time when not every client came back."
+        ],
         left=0,
     )
     for r in fl["replays"]:
@@ -359,13 +450,22 @@ def replays(fl: Mapping[str, Any]) -> Grid | None:
             continue
         me = r["measured"]
         for name, m in r["models"].items():
-            g.add([
-                f"{r['clients']:,}", r["policy"], _f(r["timeout_s"], "{:g}"), _f(r["capacity_per_s"]),
-                _f(me.get("time_all_back_s"), "{:.1f}"), _f(me.get("wait_p99_s"), "{:.1f}"),
-                f"{me.get('failed_attempts', 0):,}", name, _f(m["time_all_back_s"], "{:.1f}"),
-                _f(m["wait_p99_s"], "{:.1f}"), _f(m.get("ratio_time_all_back_s"), "{:.2f}"),
-                _f(m.get("ratio_wait_p99_s"), "{:.2f}"),
-            ])
+            g.add(
+                [
+                    f"{r['clients']:,}",
+                    r["policy"],
+                    _f(r["timeout_s"], "{:g}"),
+                    _f(r["capacity_per_s"]),
+                    _f(me.get("time_all_back_s"), "{:.1f}"),
+                    _f(me.get("wait_p99_s"), "{:.1f}"),
+                    f"{me.get('failed_attempts', 0):,}",
+                    name,
+                    _f(m["time_all_back_s"], "{:.1f}"),
+                    _f(m["wait_p99_s"], "{:.1f}"),
+                    _f(m.get("ratio_time_all_back_s"), "{:.2f}"),
+                    _f(m.get("ratio_wait_p99_s"), "{:.2f}"),
+                ]
+            )
     return g
 
 

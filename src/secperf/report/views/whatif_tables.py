@@ -83,8 +83,20 @@ def prediction(series: Sequence[Series]) -> Grid:
     comps = components(series)
     g = Grid(
         f"what-if: predicted connection set-up {END_TITLE[end_point(series)]} (Monte Carlo; components are means)",
-        ["scenario", "network", "round trips", "P50", "P90", "P95", "P99", "handshake P50", *comps.values(),
-         "bytes up/down", "crosses", "failed"],
+        [
+            "scenario",
+            "network",
+            "round trips",
+            "P50",
+            "P90",
+            "P95",
+            "P99",
+            "handshake P50",
+            *comps.values(),
+            "bytes up/down",
+            "crosses",
+            "failed",
+        ],
         left=2,
         no_wrap=("scenario", "network"),
     )
@@ -93,17 +105,19 @@ def prediction(series: Sequence[Series]) -> Grid:
         u = given(x.usable, "usable", s)
         hs = x.handshake
         crosses = x.crosses or {}
-        g.add([
-            name(s),
-            axis_label(s.labels["network"]),
-            str(given(x.round_trips, "round_trips", s)),
-            *(fmt_time_us(v) for v in (u.p50_us, u.p90_us, u.p95_us, u.p99_us)),
-            fmt_time_us(hs.p50_us) if hs is not None else "–",
-            *(fmt_time_us(breakdown(s).get(k, 0.0)) for k in comps),
-            f"{given(x.bytes_up_mean, 'bytes_up_mean', s):.0f}/{given(x.bytes_down_mean, 'bytes_down_mean', s):.0f}",
-            " ".join(w for w, k in (("IW", "initial_window"), ("MTU", "mtu")) if crosses.get(k)),
-            f"{given(x.failed_share, 'failed_share', s) * 100:.2g}%",
-        ])
+        g.add(
+            [
+                name(s),
+                axis_label(s.labels["network"]),
+                str(given(x.round_trips, "round_trips", s)),
+                *(fmt_time_us(v) for v in (u.p50_us, u.p90_us, u.p95_us, u.p99_us)),
+                fmt_time_us(hs.p50_us) if hs is not None else "–",
+                *(fmt_time_us(breakdown(s).get(k, 0.0)) for k in comps),
+                f"{given(x.bytes_up_mean, 'bytes_up_mean', s):.0f}/{given(x.bytes_down_mean, 'bytes_down_mean', s):.0f}",
+                " ".join(w for w, k in (("IW", "initial_window"), ("MTU", "mtu")) if crosses.get(k)),
+                f"{given(x.failed_share, 'failed_share', s) * 100:.2g}%",
+            ]
+        )
     return g
 
 
@@ -143,8 +157,16 @@ def security(series: Sequence[Series]) -> Grid | None:
     g = Grid(
         f"what security costs, {END_TITLE[end_point(series)]}: each row against the same exchange "
         f"without security (plain TCP/UDP, same application messages)",
-        ["scenario", "network", "no security P50", "security adds (P50)", "bytes added", "radio on added (mean)",
-         "energy added / connection", "key vs software key (P50)"],
+        [
+            "scenario",
+            "network",
+            "no security P50",
+            "security adds (P50)",
+            "bytes added",
+            "radio on added (mean)",
+            "energy added / connection",
+            "key vs software key (P50)",
+        ],
         notes=[str((d(s).security_cost or {}).get("line", "")) for s in rows[:6]],
         left=2,
         no_wrap=("network",),
@@ -152,16 +174,18 @@ def security(series: Sequence[Series]) -> Grid | None:
     for s in rows:
         x = given(d(s).security_cost, "security_cost", s)
         kv = (x.get("key_vs_software") or {}).get("time_p50_us")
-        g.add([
-            name(s),
-            axis_label(s.labels["network"]),
-            fmt_time_us(x["time_p50_us"]["without"]),
-            _adds(x["time_p50_us"], fmt_time_us),
-            _adds(x["bytes"], lambda v: f"{v:,.0f} B"),
-            _adds(x["radio_on_us"], fmt_time_us),
-            _adds(x["energy_mj"], lambda v: f"{v:.1f} mJ") if x.get("energy_mj") else "– (no radio profile)",
-            _adds(kv, fmt_time_us) if kv else "(software key)",
-        ])
+        g.add(
+            [
+                name(s),
+                axis_label(s.labels["network"]),
+                fmt_time_us(x["time_p50_us"]["without"]),
+                _adds(x["time_p50_us"], fmt_time_us),
+                _adds(x["bytes"], lambda v: f"{v:,.0f} B"),
+                _adds(x["radio_on_us"], fmt_time_us),
+                _adds(x["energy_mj"], lambda v: f"{v:.1f} mJ") if x.get("energy_mj") else "– (no radio profile)",
+                _adds(kv, fmt_time_us) if kv else "(software key)",
+            ]
+        )
     return g
 
 
@@ -172,16 +196,35 @@ def side_by_side(doc: Result) -> Grid | None:
         return None
     g = Grid(
         "what-if: predicted next to measured (calibrated on this run's loopback rows)",
-        ["protocol", "key", "handshake", "network", "measured P50", "predicted P50", "error", "measured P95",
-         "predicted P95", "error"],
+        [
+            "protocol",
+            "key",
+            "handshake",
+            "network",
+            "measured P50",
+            "predicted P50",
+            "error",
+            "measured P95",
+            "predicted P95",
+            "error",
+        ],
         left=4,
     )
     for r in rows:
-        g.add([
-            r["protocol"], r["key"], r["handshake"], axis_label(r["network"]),
-            fmt_time_us(r["measured_p50_us"]), fmt_time_us(r["predicted_p50_us"]), _pct(r["p50_error"]),
-            fmt_time_us(r["measured_p95_us"]), fmt_time_us(r["predicted_p95_us"]), _pct(r["p95_error"]),
-        ])
+        g.add(
+            [
+                r["protocol"],
+                r["key"],
+                r["handshake"],
+                axis_label(r["network"]),
+                fmt_time_us(r["measured_p50_us"]),
+                fmt_time_us(r["predicted_p50_us"]),
+                _pct(r["p50_error"]),
+                fmt_time_us(r["measured_p95_us"]),
+                fmt_time_us(r["predicted_p95_us"]),
+                _pct(r["p95_error"]),
+            ]
+        )
     return g
 
 
@@ -192,11 +235,18 @@ def flights(s: Series) -> Grid:
         text=("transport", "sender", "messages", "work before sending"),
     )
     for f in given(d(s).flights, "flights", s):
-        g.add([
-            str(f["exchange"]), f["transport"], f["sender"],
-            f["messages"] + (" [handshake done]" if f["handshake_done"] else ""),
-            str(f["bytes"]), str(f["packets"]), str(f["extra_window_rounds"] or ""), ", ".join(f["ops"]),
-        ])
+        g.add(
+            [
+                str(f["exchange"]),
+                f["transport"],
+                f["sender"],
+                f["messages"] + (" [handshake done]" if f["handshake_done"] else ""),
+                str(f["bytes"]),
+                str(f["packets"]),
+                str(f["extra_window_rounds"] or ""),
+                ", ".join(f["ops"]),
+            ]
+        )
     return g
 
 
@@ -230,23 +280,30 @@ def tornado(rows: list[dict[str, Any]]) -> Grid:
     )
     top = max((r["swing_us"] for r in rows), default=0) or 1
     for r in rows:
-        g.add([
-            r["input"], sweep_value(r["input"], r["low_value"]), fmt_time_us(r["low_us"]),
-            sweep_value(r["input"], r["high_value"]), fmt_time_us(r["high_us"]), fmt_time_us(r["swing_us"]),
-            "█" * max(1, round(BAR * r["swing_us"] / top)),
-        ])
+        g.add(
+            [
+                r["input"],
+                sweep_value(r["input"], r["low_value"]),
+                fmt_time_us(r["low_us"]),
+                sweep_value(r["input"], r["high_value"]),
+                fmt_time_us(r["high_us"]),
+                fmt_time_us(r["swing_us"]),
+                "█" * max(1, round(BAR * r["swing_us"] / top)),
+            ]
+        )
     return g
 
 
 def s1(x: Mapping[str, Any]) -> Grid:
     g = Grid(
-        f"study S1's acceleration estimate: client CPU per message ({x['method']})",
-        ["message", "full", "accelerated"],
+        f"study S1's acceleration estimate: client CPU per message ({x['method']})", ["message", "full", "accelerated"]
     )
     for r in x["rows"]:
         g.add([r["message"], fmt_time_us(r["full_us"]), fmt_time_us(r["accelerated_us"])])
-    g.add(["total", fmt_time_us(x["full_us"]), fmt_time_us(x["accelerated_us"]) + f" (-{x['saving'] * 100:.0f}%)"],
-          strong=True)
+    g.add(
+        ["total", fmt_time_us(x["full_us"]), fmt_time_us(x["accelerated_us"]) + f" (-{x['saving'] * 100:.0f}%)"],
+        strong=True,
+    )
     return g
 
 
@@ -256,14 +313,21 @@ def cost_tables(doc: Result) -> tuple[Grid, Grid | None] | None:
     if not ct:
         return None
     used, rest = cost_rows_by_use(doc)
-    g = Grid(f"Cost table {ct.get('name')}", ["party", "operation", "used as", "source", "time"],
-             notes=[str(ct.get("description") or "")], left=4)
+    g = Grid(
+        f"Cost table {ct.get('name')}",
+        ["party", "operation", "used as", "source", "time"],
+        notes=[str(ct.get("description") or "")],
+        left=4,
+    )
     for r in used:
         g.add([r["party"], r["op"], ", ".join(r["used_as"]), r["source"], fmt_time_us(r["us"])])
     if not rest:
         return g, None
-    other = Grid(f"The table's other {len(rest)} operations (not used by these flights)",
-                 ["party", "operation", "source", "time"], left=3)
+    other = Grid(
+        f"The table's other {len(rest)} operations (not used by these flights)",
+        ["party", "operation", "source", "time"],
+        left=3,
+    )
     for r in rest:
         other.add([r["party"], r["op"], r["source"], fmt_time_us(r["us"])])
     return g, other
