@@ -149,3 +149,11 @@ def test_quic_counted_per_message_on_the_cortex_a7(tmp_path):
         series[("0rtt", "warm")]["derived"]["app_instructions_median"]
         < series[("resumed", "warm")]["derived"]["app_instructions_median"]
     )
+
+
+def test_a_value_known_elsewhere_but_not_for_quic_is_refused_naming_quic():
+    """chacha20 is a device suite for TLS, not for the QUIC client here: the refusal says it is QUIC's list."""
+    a7 = resolve_core("cortex-a7-800")
+    with pytest.raises(InputError) as e:
+        QD.plan(a7, "ngtcp2", "full", "x25519", "chacha20", "ecdsa-p256")
+    assert "--suite" in str(e.value) and "chacha20" in str(e.value) and "--tls quic" in str(e.value)

@@ -82,16 +82,19 @@ class Config:
 
 
 def split_values(
-    value: str | Iterable[str], what: str, known: Sequence[str], aliases: dict[str, str] | None = None
+    value: str | Iterable[str], what: str, known: Sequence[str], aliases: dict[str, str] | None = None, kind: str = ""
 ) -> list[str]:
+    """The comma list's values (aliases mapped, repeats folded), or InputError naming the option, the
+    value and, when the known values depend on it, the kind they were checked for (`kind`)."""
+    scope = f" for {kind}" if kind else ""
     items = [v.strip().lower() for v in (value.split(",") if isinstance(value, str) else value) if v.strip()]
     if not items:
-        raise InputError(f"--{what}: give at least one of {', '.join(known)}")
+        raise InputError(f"--{what}: give at least one of {', '.join(known)}{scope}")
     out = []
     for v in items:
         v = (aliases or {}).get(v, v)
         if v not in known:
-            raise InputError(f"--{what}: unknown {what} {v!r}; known: {', '.join(known)}")
+            raise InputError(f"--{what}: unknown {what} {v!r}{scope}; known: {', '.join(known)}")
         out.append(v)
     return list(dict.fromkeys(out))
 

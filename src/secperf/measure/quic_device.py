@@ -97,6 +97,7 @@ GROUPS = ("x25519", "p-256")
 SUITES = ("aes128gcm",)
 SERVER_CERTS = ("ecdsa-p256", "rsa-2048")
 RUN_TIMEOUT_S = 180
+QUIC_KIND = "--tls quic (ngtcp2 + GnuTLS)"  # named where a value is unknown for QUIC only
 QM_SENT, QM_RECV, QM_FLIGHT, QM_APP = 0x100, 0x200, 0x300, 0x400
 APP_PART = ("exchange", "request → response")
 TIMER = {
@@ -172,10 +173,10 @@ def plan(
             f"--stack {','.join(st)}: QUIC is counted with ngtcp2 only here (ngtcp2 0.12.1 + GnuTLS, "
             f"Debian's armhf packages); use --stack ngtcp2 or leave --stack out"
         )
-    modes_l = D.split_values(modes, "mode", MODES, {"0-rtt": "0rtt", "resumption": "resumed"})
-    groups_l = D.split_values(groups, "group", GROUPS, {"p256": "p-256", "secp256r1": "p-256"})
-    suites_l = D.split_values(suites, "suite", SUITES, {"aes-128-gcm": "aes128gcm"})
-    certs = D.split_values(server_cert, "server-cert", SERVER_CERTS)
+    modes_l = D.split_values(modes, "mode", MODES, {"0-rtt": "0rtt", "resumption": "resumed"}, QUIC_KIND)
+    groups_l = D.split_values(groups, "group", GROUPS, {"p256": "p-256", "secp256r1": "p-256"}, QUIC_KIND)
+    suites_l = D.split_values(suites, "suite", SUITES, {"aes-128-gcm": "aes128gcm"}, QUIC_KIND)
+    certs = D.split_values(server_cert, "server-cert", SERVER_CERTS, kind=QUIC_KIND)
     return [QuicConfig(dev, m, g, c, s) for m in modes_l for g in groups_l for c in certs for s in suites_l]
 
 
