@@ -204,3 +204,14 @@ def test_pattern_documents_validate_or_name_the_key(doc):
         validate_pattern(doc, "p.toml")
     except InputError as exc:
         assert str(exc)
+
+
+def test_a_run_id_longer_than_a_directory_name_is_refused(tmp_path):
+    """secperf's run id is its run directory's name: one of 100,000 characters is not a file secperf wrote."""
+    doc = R.finish(R.new_result(kind="crypto", command=[], params={}, host={}, run_id="t"))
+    raw = R.to_json(doc)
+    raw["run_id"] = "r" * 100_000
+    with pytest.raises(R.ResultError, match="run_id"):
+        R.validate(raw)
+    raw["run_id"] = "r" * 255
+    R.validate(raw)

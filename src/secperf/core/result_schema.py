@@ -232,7 +232,7 @@ class Result(_Record):
 
     schema_: Literal["secperf.result"] = Field(alias="schema")
     schema_version: StrictInt = Field(ge=1)
-    run_id: str = Field(min_length=1)
+    run_id: str = Field(min_length=1, max_length=255)  # the run directory's name: a file name's length at most
     kind: Literal[RUN_KINDS]  # type: ignore[valid-type]
     command: list[str]
     started: str
