@@ -16,7 +16,7 @@ from secperf.core.errors import InputError, InternalError
 from secperf.core.store import RunStore
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "secperf"
-WRAPPED = ("app/plan_verify.py", "app/device_counts.py")
+WRAPPED = ("app/plan_verify.py", "app/device_counts.py", "app/whatif.py")
 
 
 def test_an_input_error_in_a_derived_row_is_internal_and_the_partial_result_is_marked(tmp_path):
@@ -44,7 +44,7 @@ def test_without_a_result_the_error_is_still_internal_and_other_errors_pass_thro
 
 
 def test_every_place_that_derives_rows_uses_the_one_wrapper():
-    """plan --verify's rows and the device-count rows a what-if or a plan needs."""
+    """plan --verify's rows, the device-count rows a what-if or a plan needs, and what-if's --baseline rows."""
     for path in WRAPPED:
         text = (SRC / path).read_text()
         assert "from ..core.derived import derived" in text and "with derived(" in text, path

@@ -194,14 +194,20 @@ def predict_references(
 ) -> dict[CellKey, Any]:
     """Predictions of every reference cell, once each (a baseline is shared by the rows of a protocol
     and link; a software-key reference that is also a row of the run is not predicted again)."""
+    from ..core.derived import derived
+
     preds = dict(known or {})
     todo: dict[CellKey, SW.Cell] = {}
-    for refs in reference_cells(cells, o):
-        for _, rc in refs:
-            k = _cell_key(rc)
-            if k not in preds:
-                todo.setdefault(k, rc)
-    preds.update(zip(todo, predict_cells(list(todo.values()), table, o, cluster)))
+    # the reference rows are secperf's own combinations: a check refusing one is secperf's, not the user's
+    with derived(
+        "whatif --baseline derived its reference rows (the same exchange without security, and with a software key)"
+    ):
+        for refs in reference_cells(cells, o):
+            for _, rc in refs:
+                k = _cell_key(rc)
+                if k not in preds:
+                    todo.setdefault(k, rc)
+        preds.update(zip(todo, predict_cells(list(todo.values()), table, o, cluster)))
     return preds
 
 
