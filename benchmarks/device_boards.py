@@ -39,7 +39,6 @@ Exit status: 0 when the targets are met, 1 otherwise.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import statistics
 import sys
@@ -119,35 +118,13 @@ def pqm4_clean(row: dict) -> bool:
 
 
 def board_core(board: dict, dev: Core) -> Core | None:
-    """The board's core when its memory differs from the profile's: the instruction cache off when the
-    board's entry says so (boards.toml `icache = false`, with its `icache_source`; on a Cortex-M33 the
-    flash data reads lose their cache too), the flash prefetch as the board sets it (`prefetch`, with its
-    `prefetch_source`); None: the profile."""
-    if (board.get("icache", True) and "prefetch" not in board) or dev.timing is None or dev.profile != "M":
-        return None
-    g, costs = dict(dev.timing.geometry), dict(dev.timing.costs)
-    if not board.get("icache", True):
-        g.update(icache_entries=0, icache_ways=0)
-        if dev.qemu_cpu == "cortex-m33":
-            # the STM32 M33 parts read constants from flash over the same C-AHB code bus, through the same
-            # ICACHE (ST, "Cache coherence and hit rate on STM32C5"): without it no flash data is cached either
-            g.update(dcache_entries=0, dcache_ways=0)
-    if "prefetch" in board:  # the flash prefetch as the board's HAL configuration sets it (prefetch_source)
-        costs["no_prefetch"] = (0.0, 0.0, 0.0) if board["prefetch"] else (1.0, 1.0, 1.0)
-    what = "; ".join(
-        x
-        for x in (
-            "instruction cache off" if not board.get("icache", True) else "",
-            f"flash prefetch {'on' if board.get('prefetch') else 'off'}" if "prefetch" in board else "",
-        )
-        if x
-    )
-    return dataclasses.replace(
-        dev,
-        name=f"{dev.name}-{what.replace(' ', '-').replace(';', '')}",
-        description=f"{dev.description}; as the board ran: {what}",
-        timing=dataclasses.replace(dev.timing, geometry=g, costs=costs),
-    )
+    """The board's core when its memory differs from the profile's (boards.toml `icache = false` with its
+    `icache_source`, `prefetch` with its `prefetch_source`), as `secperf device calibrate --icache/--prefetch`
+    makes it (inputs/core_profiles.board_memory); None: the profile."""
+    from secperf.inputs.core_profiles import board_memory
+
+    got = board_memory(dev, icache=board.get("icache"), prefetch=board.get("prefetch"))
+    return None if got is dev else got
 
 
 def on_board_core(r: dict) -> Core:

@@ -195,6 +195,27 @@ def test_saved_profile_resolves_like_a_shipped_one(home):
     assert M.target_for(c) == "cortex-m4" and "bench.txt" in json.dumps(model_note(c))
 
 
+def test_a_boards_memory_is_saved_with_its_profile_and_applied_where_it_is_taken(home):
+    """`device calibrate --icache off --prefetch on`: the profile keeps its shipped base and says how the
+    board's memory differs; --device NAME then counts without the instruction cache and with the prefetch."""
+    path = _save("my-u5", points={"branch_taken_extra": 2.6}, icache=False, prefetch=True)
+    text = path.read_text()
+    assert 'base = "cortex-m4-80"' in text and "icache = false" in text and "prefetch = true" in text
+    c, base = D.core("my-u5"), D.core("cortex-m4-80")
+    assert base.timing.geometry["icache_entries"] > 0
+    assert c.timing.geometry["icache_entries"] == 0 and c.timing.geometry["icache_ways"] == 0
+    assert c.timing.costs["no_prefetch"] == (0.0, 0.0, 0.0)
+    assert c.timing.costs["branch_taken_extra"] == (1.0, 2.6, 3.0)
+    assert c.timing.geometry["dcache_entries"] == base.timing.geometry["dcache_entries"]  # an M4 keeps its data cache
+    # without the settings the profile is the base's memory
+    plain = D.core(_save("my-l4", points={"branch_taken_extra": 2.6}).stem)
+    assert plain.timing.geometry == base.timing.geometry
+    bad = home / "devices" / "my-u5.toml"
+    bad.write_text(text.replace("icache = false", 'icache = "off"'))
+    with pytest.raises(InputError, match="icache"):
+        P.load("my-u5", bad)
+
+
 def test_saved_profile_errors_are_named(home):
     with pytest.raises(InputError, match="shipped core profile"):
         _save("cortex-m4-80")
@@ -237,6 +258,22 @@ def test_device_list_and_system_file_take_the_saved_profile(home, tmp_path):
         (["--board-clock", "80", "--wait-states", "-1", "--name", "x1"], "--wait-states"),
         (["--board-clock", "80", "--wait-states", "4", "--name", "cortex-m4-80"], "--name cortex-m4-80"),
         (["--board-clock", "80", "--wait-states", "4", "--name", "x1", "--core", "cortex-m9"], "--core cortex-m9"),
+        (
+            [
+                "--board-clock",
+                "900",
+                "--wait-states",
+                "0",
+                "--name",
+                "x1",
+                "--core",
+                "cortex-a9-400",
+                "--icache",
+                "off",
+            ],
+            "--icache",
+        ),
+        (["--board-clock", "80", "--wait-states", "4", "--name", "x1", "--prefetch", "maybe"], "--prefetch"),
     ],
 )
 def test_bad_inputs_exit_2_named(home, args, named):

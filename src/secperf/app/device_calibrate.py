@@ -46,6 +46,8 @@ class CalibrateOptions:
     config: str | None = None
     scheme: str | None = None
     tolerance: float = 0.15
+    icache: bool | None = None  # the board's instruction cache (None: the profile's)
+    prefetch: bool | None = None  # the board's flash prefetch (None: the profile's)
 
 
 def base_core(value: str, clock: float, ws: int) -> Core:
@@ -107,6 +109,15 @@ def calibrate(o: CalibrateOptions) -> tuple[dict[str, Any], int]:
     base = base_core(o.core, o.board_clock, o.wait_states)
     if base.timing is None:
         raise InputError(f"--core {base.name}: it has no timing model to calibrate")
+    if (o.icache is not None or o.prefetch is not None) and base.profile != "M":
+        raise InputError(
+            f"--icache/--prefetch: {base.name} is an application core; they set a microcontroller's flash cache "
+            f"and prefetch (a Cortex-M core)"
+        )
+    from ..inputs.core_profiles import board_memory
+
+    shipped = base
+    base = board_memory(base, o.icache, o.prefetch)  # the board's memory where it differs from the profile's
     dev = C.board_core(base, o.name, o.board_clock, o.wait_states)
     groups: dict[tuple[str, str | None], list[B.LogRow]] = {}
     for r in log.rows:
@@ -191,6 +202,8 @@ def calibrate(o: CalibrateOptions) -> tuple[dict[str, Any], int]:
         "core": base.name,
         "board_clock_mhz": o.board_clock,
         "wait_states": o.wait_states,
+        "icache": o.icache,
+        "prefetch": o.prefetch,
         "name": o.name,
         "rows": out_rows,
         "not_counted": not_counted,
@@ -221,7 +234,7 @@ def calibrate(o: CalibrateOptions) -> tuple[dict[str, Any], int]:
     )
     path = P.save(
         o.name,
-        base.name,
+        shipped.name,
         o.board_clock,
         o.wait_states,
         desc,
@@ -240,6 +253,8 @@ def calibrate(o: CalibrateOptions) -> tuple[dict[str, Any], int]:
             if doc["loo_median_abs_error"] is None
             else round(doc["loo_median_abs_error"], 5),
         },
+        o.icache,
+        o.prefetch,
     )
     doc["profile"] = str(path)
     return doc, 0

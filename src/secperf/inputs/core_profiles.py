@@ -233,3 +233,30 @@ def shipped(name: str) -> Core:
     if name not in known:
         raise DeviceError(f"unknown core profile {name!r}; shipped: {', '.join(known)}")
     return shipped_core(name, known[name])
+
+
+def board_memory(base: Core, icache: bool | None = None, prefetch: bool | None = None) -> Core:
+    """`base` with the board's memory where it differs from the profile's (None: the profile's): the
+    instruction cache off (`icache=False`; on a Cortex-M33 the flash data reads lose their cache too: the
+    STM32 M33 parts read constants over the same C-AHB code bus, through the same ICACHE, ST's "Cache
+    coherence and hit rate on STM32C5"), the flash prefetch on or off as the board's HAL configuration
+    sets it. A-profile cores and cores without a timing model are returned as they are."""
+    if (icache is not False and prefetch is None) or base.timing is None or base.profile != "M":
+        return base
+    g, costs = dict(base.timing.geometry), dict(base.timing.costs)
+    what = []
+    if icache is False:
+        g.update(icache_entries=0, icache_ways=0)
+        if base.qemu_cpu == "cortex-m33":
+            g.update(dcache_entries=0, dcache_ways=0)
+        what.append("instruction cache off")
+    if prefetch is not None:
+        costs["no_prefetch"] = (0.0, 0.0, 0.0) if prefetch else (1.0, 1.0, 1.0)
+        what.append(f"flash prefetch {'on' if prefetch else 'off'}")
+    said = "; ".join(what)
+    return dataclasses.replace(
+        base,
+        name=f"{base.name}-{said.replace(' ', '-').replace(';', '')}",
+        description=f"{base.description}; as the board ran: {said}",
+        timing=dataclasses.replace(base.timing, geometry=g, costs=costs),
+    )

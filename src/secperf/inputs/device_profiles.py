@@ -10,7 +10,8 @@ names the log.
 
 File layout (written by `save`, read by `load`):
 
-    [profile]   name, base, clock_mhz, flash_wait_states, description
+    [profile]   name, base, clock_mhz, flash_wait_states, description, and icache / prefetch
+                where the board's memory differs from the base profile's
     [source]    log, log_sha256, stack, config, rows, made, secperf
     [timing]    parameter = fitted point (inside the base profile's band)
     [fit]       the fit's figures (median |error|, leave-one-out median |error|), for the record
@@ -82,12 +83,14 @@ def save(
     source: dict[str, Any],
     points: dict[str, float],
     fit: dict[str, Any],
+    icache: bool | None = None,
+    prefetch: bool | None = None,
 ) -> Path:
     """Write the profile (atomically) and return its path; the profile is checked by reading it back."""
     from ..core.writes import atomic_write
 
     check_name(name)
-    b = D.shipped(base)
+    b = D.board_memory(D.shipped(base), icache, prefetch)
     for k, v in points.items():  # checked before anything is written: no invalid profile on disk
         lo, _mid, hi = b.timing.costs.get(k, (1.0, 0.0, -1.0)) if b.timing else (1.0, 0.0, -1.0)
         if not lo <= float(v) <= hi:
@@ -104,9 +107,12 @@ def save(
         f"clock_mhz = {_q(float(clock_mhz))}",
         f"flash_wait_states = {_q(int(wait_states))}",
         f"description = {_q(description)}",
-        "",
-        "[source]",
     ]
+    # the board's memory where it differs from the base profile's (`device calibrate --icache/--prefetch`)
+    lines += [
+        f"{k} = {'true' if v else 'false'}" for k, v in (("icache", icache), ("prefetch", prefetch)) if v is not None
+    ]
+    lines += ["", "[source]"]
     lines += [f"{k} = {_q(v)}" for k, v in source.items()]
     lines += ["", "# fitted points, each inside the base profile's sourced band", "[timing]"]
     lines += [f"{k} = {_q(float(v))}" for k, v in points.items()]
@@ -139,7 +145,11 @@ def load(name: str, path: str | Path) -> Core:
         raise D.DeviceError(
             f"{where}: [profile].base {base_name!r} is no shipped core profile; known: {', '.join(D.shipped_cores())}"
         )
-    base = D.shipped(base_name)
+    memory = {k: prof.get(k) for k in ("icache", "prefetch")}
+    for k, v in memory.items():
+        if v is not None and not isinstance(v, bool):
+            raise D.DeviceError(f"{where}: [profile].{k} = {v!r} must be true or false")
+    base = D.board_memory(D.shipped(base_name), memory["icache"], memory["prefetch"])
     try:
         clock = float(prof["clock_mhz"])
         ws = int(prof["flash_wait_states"])

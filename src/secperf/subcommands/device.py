@@ -223,6 +223,17 @@ def _calibrate_args(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="N",
         help="flash wait states at that clock (the part's reference manual)",
     )
+    ca.add_argument(
+        "--icache",
+        choices=("on", "off"),
+        help="the board's instruction cache as its firmware left it (default: the profile's; off on a "
+        "Cortex-M33 leaves flash constants uncached too)",
+    )
+    ca.add_argument(
+        "--prefetch",
+        choices=("on", "off"),
+        help="the flash prefetch as the board's HAL configuration sets it (PREFETCH_ENABLE; default: the profile's)",
+    )
     ca.add_argument("--name", required=True, help="the new profile's name (not a shipped profile's)")
     ca.add_argument(
         "--core",
@@ -327,6 +338,8 @@ def run(args: argparse.Namespace) -> Result | Text | Exited:
                 args.config,
                 args.scheme,
                 args.tolerance,
+                None if args.icache is None else args.icache == "on",
+                None if args.prefetch is None else args.prefetch == "on",
             ),
             args.json,
         )
