@@ -136,7 +136,7 @@ void lg_mqtt_close(mq_shared *sh, mq_client *c, int clean)
     c->events = 0;
     c->state = MQ_DOWN;
     c->wlen = c->rlen = 0;
-    c->pub_inflight = c->ping_out = 0;
+    c->pub_inflight = c->pubrel_due = c->ping_out = 0;
     ERR_clear_error();
 }
 
@@ -177,6 +177,16 @@ static size_t put_len(unsigned char *p, size_t n)
 }
 
 /* Sends what is queued; 1: sent or waiting for the socket, 0: failed (closed, reason filled). */
+/* QoS 2's second step: PUBREL (type 6, flags 0010) with the PUBLISH's packet id. */
+static void queue_pubrel(mq_client *c)
+{
+    c->wbuf[0] = 0x62;
+    c->wbuf[1] = 2;
+    c->wbuf[2] = (unsigned char)(c->pub_id >> 8);
+    c->wbuf[3] = (unsigned char)(c->pub_id & 0xff);
+    c->wlen = 4;
+}
+
 static int flush(mq_shared *sh, mq_client *c, const char *stage, int *ev)
 {
     if (c->wlen == 0) {
@@ -186,6 +196,11 @@ static int flush(mq_shared *sh, mq_client *c, const char *stage, int *ev)
     int n = SSL_write(c->ssl, c->wbuf, (int)c->wlen);
     if (n > 0) {
         c->wlen = 0;
+        if (c->pubrel_due) { /* QoS 2: the PUBREL that waited for this write (same buffer on a retry) */
+            c->pubrel_due = 0;
+            queue_pubrel(c);
+            return flush(sh, c, "pubrel", ev);
+        }
         watch(sh, c, EPOLLIN);
         return 1;
     }
@@ -205,7 +220,7 @@ int lg_mqtt_start(mq_shared *sh, mq_client *c, uint64_t now_ns, int offer_sessio
     c->events = 0;
     c->rlen = c->wlen = 0;
     c->se_done = c->offered = c->resumed = c->refused = 0;
-    c->pub_inflight = c->ping_out = 0;
+    c->pub_inflight = c->pubrel_due = c->ping_out = 0;
     c->t_start_ns = now_ns;
     c->deadline_ns = now_ns + sh->timeout_ns;
     c->reason[0] = '\0';
@@ -279,7 +294,8 @@ static const char *connack_text(unsigned rc)
     return rc < 6 ? t[rc] : "unknown";
 }
 
-/* Complete packets in rbuf: CONNACK, PUBACK, PINGRESP handled, others skipped. */
+/* Complete packets in rbuf: CONNACK, PUBACK, PUBREC (answered with PUBREL), PUBCOMP, PINGRESP handled,
+ * others skipped. */
 static int parse(mq_shared *sh, mq_client *c, uint64_t now, uint64_t *ack_us)
 {
     int ev = 0;
@@ -317,12 +333,26 @@ static int parse(mq_shared *sh, mq_client *c, uint64_t now, uint64_t *ack_us)
             c->ever_up = 1;
             c->last_tx_ns = now;
             ev |= MQ_EV_CONNACK;
-        } else if (type == 4 && len >= 2) {
+        } else if ((type == 4 || type == 7) && len >= 2) {
+            /* PUBACK (QoS 1) or PUBCOMP (QoS 2): the PUBLISH's exchange is complete */
             uint16_t id = (uint16_t)(b[0] << 8 | b[1]);
-            if (c->pub_inflight && id == c->pub_id) {
+            if (c->pub_inflight == (type == 4 ? 1 : 2) && id == c->pub_id) {
                 c->pub_inflight = 0;
                 *ack_us = (now - c->pub_sent_ns) / 1000;
                 ev |= MQ_EV_PUBACK;
+            }
+        } else if (type == 5 && len >= 2) {
+            /* PUBREC (QoS 2): answer with PUBREL now, or after the write in flight */
+            uint16_t id = (uint16_t)(b[0] << 8 | b[1]);
+            if (c->pub_inflight == 1 && id == c->pub_id) {
+                c->pub_inflight = 2;
+                if (c->wlen > 0) {
+                    c->pubrel_due = 1;
+                } else {
+                    queue_pubrel(c);
+                    if (!flush(sh, c, "pubrel", &ev))
+                        return ev;
+                }
             }
         } else if (type == 13) {
             c->ping_out = 0;

@@ -38,10 +38,12 @@ typedef struct mq_client {
     uint64_t t_down_ns;         /* when the client went down (its wait counts from here) */
     uint64_t deadline_ns;
     uint64_t last_tx_ns;        /* last MQTT packet sent (keep-alive) */
-    uint64_t pub_sent_ns;       /* QoS 1: the PUBLISH awaiting its PUBACK */
+    uint64_t pub_sent_ns;       /* QoS 1/2: the PUBLISH awaiting its PUBACK (1) or PUBCOMP (2) */
     uint64_t ping_sent_ns;
     uint16_t pub_id;
-    uint8_t pub_inflight, ping_out, se_done, offered, resumed, refused, ever_up;
+    uint8_t pub_inflight;       /* 1: PUBLISH awaiting PUBACK (QoS 1) or PUBREC (QoS 2); 2: PUBREL sent, awaiting PUBCOMP */
+    uint8_t pubrel_due;         /* QoS 2: a PUBREL to send once the pending write is out */
+    uint8_t ping_out, se_done, offered, resumed, refused, ever_up;
     unsigned char rbuf[MQ_RBUF];
     size_t rlen;
     unsigned char wbuf[MQ_WBUF];
@@ -84,7 +86,7 @@ void lg_mqtt_free(mq_shared *sh);
 int lg_mqtt_start(mq_shared *sh, mq_client *c, uint64_t now_ns, int offer_session);
 /* Advances after an epoll event (or the end of a secure-element wait); returns MQ_EV_* bits. */
 int lg_mqtt_step(mq_shared *sh, mq_client *c, uint64_t now_ns, uint64_t *ack_us);
-/* Queues and sends a PUBLISH (qos 0 or 1) of `payload` bytes to "secperf/load/IDX"; 1: sent or
+/* Queues and sends a PUBLISH (qos 0, 1 or 2) of `payload` bytes to "secperf/load/IDX"; 1: sent or
  * queued, 0: the client cannot take one now (not up, a write pending, a QoS 1 PUBACK outstanding),
  * -1: the connection failed (reason filled, closed). */
 int lg_mqtt_publish(mq_shared *sh, mq_client *c, int qos, size_t payload, uint64_t now_ns);

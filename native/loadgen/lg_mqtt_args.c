@@ -14,7 +14,7 @@ void mq_usage(FILE *f)
     fputs(
         "usage: secperf-mqttload --port P --clients N [--host 127.0.0.1] [--cert FILE --key FILE]\n"
         "         [--servername NAME] [--tls 1.2|1.3|any] [--groups LIST] [--connect-rate 500]\n"
-        "         [--ramp-max S] [--hold 10] [--publish-rate 0] [--qos 0|1] [--payload 32]\n"
+        "         [--ramp-max S] [--hold 10] [--publish-rate 0] [--qos 0|1|2] [--payload 32]\n"
         "         [--keepalive 60] [--timeout-ms 10000] [--resume-ratio 0..1] [--se-samples FILE]\n"
         "         [--storm] [--backoff none|fixed|exponential|decorrelated] [--backoff-base-ms 500]\n"
         "         [--backoff-cap-ms 8000] [--max-attempts 100] [--spread-ms 0] [--storm-max 120]\n"
@@ -22,11 +22,11 @@ void mq_usage(FILE *f)
         "N persistent MQTT 3.1.1 clients over TLS (client certificate when given) against one broker.\n"
         "ramp: client i starts at i / --connect-rate; a failed attempt is retried under the back-off\n"
         "policy; the ramp ends when all are up (or after --ramp-max). hold: --hold seconds connected,\n"
-        "PUBLISH at --publish-rate over all clients (round robin; QoS 1: one PUBACK outstanding per\n"
-        "client), PINGREQ after half the keep-alive idle. --storm: every connection reset at once, each\n"
+        "PUBLISH at --publish-rate over all clients (round robin; QoS 1 and 2: one exchange outstanding\n"
+        "per client; QoS 2 answers PUBREC with PUBREL), PINGREQ after half the keep-alive idle. --storm: every connection reset at once, each\n"
         "client back under the policy (exponential: full jitter); the storm ends when all are up again\n"
-        "(or after --storm-max). CONNACK latency counts from TCP connect start; PUBACK latency from the\n"
-        "PUBLISH handed to TLS. --se-samples: a secure element's signing times (ms, one a line): the\n"
+        "(or after --storm-max). CONNACK latency counts from TCP connect start; the ack latency (PUBACK for\n"
+        "QoS 1, PUBCOMP for QoS 2) from the PUBLISH handed to TLS. --se-samples: a secure element's signing times (ms, one a line): the\n"
         "handshake pauses one drawn time when the server asks for the client's certificate.\n"
         "JSON lines on stdout: meta, interval, one phase line per phase, end.\n"
         "Exit 0 even when connections failed; 1 on a setup error; 2 on bad arguments or a limit.\n",
@@ -88,7 +88,7 @@ static int apply(void *settings, int opt, const char *name, const char *val, cha
     case O_SRC: return opt_uint(name, val, 1, 254, &a->source_addrs, err, el) == 0;
     case O_INTERVAL: return opt_uint(name, val, 10, 3600000, &a->interval_ms, err, el) == 0;
     case O_QOS:
-        if (opt_u64(name, val, 0, 1, &u, err, el) != 0)
+        if (opt_u64(name, val, 0, 2, &u, err, el) != 0)
             return 0;
         a->qos = (int)u;
         return 1;

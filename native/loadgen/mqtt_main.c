@@ -31,7 +31,7 @@ static void on_signal(int sig) { (void)sig; stop_requested = 1; }
 
 typedef struct pstats {
     uint64_t attempts, connected, failed, refused, dropped, gave_up, resumed, offered, se_waits;
-    uint64_t pub0, pub1, pubacks, skipped, pings, pingresps;
+    uint64_t pub0, pub1, pub2, pubacks, skipped, pings, pingresps;
     uint64_t t_start_ns, t_all_up_ns;
     lg_samples connack, hs, puback, wait;
     lg_reasons reasons;
@@ -67,7 +67,7 @@ static void write_phase(loop *L, uint64_t now, const char *stopped)
     }
     uint64_t missing = 0, pings_out = 0;
     for (unsigned i = 0; i < L->n; i++) {
-        missing += L->c[i].pub_inflight;
+        missing += L->c[i].pub_inflight != 0;
         pings_out += L->c[i].ping_out;
     }
     json_obj o;
@@ -96,6 +96,7 @@ static void write_phase(loop *L, uint64_t now, const char *stopped)
     json_obj_u64(&o, "se_waits", p->se_waits);
     json_obj_u64(&o, "published_qos0", p->pub0);
     json_obj_u64(&o, "published_qos1", p->pub1);
+    json_obj_u64(&o, "published_qos2", p->pub2);
     json_obj_u64(&o, "pubacks", p->pubacks);
     json_obj_u64(&o, "pubacks_outstanding_at_end", missing);
     json_obj_u64(&o, "publish_skipped", p->skipped);
@@ -261,7 +262,9 @@ static void publish_due(loop *L, double *next_pub, uint64_t now, unsigned *rr)
             int r = lg_mqtt_publish(&L->sh, c, a->qos, a->payload, now);
             if (r > 0) {
                 sent = 1;
-                if (a->qos)
+                if (a->qos == 2)
+                    L->ps.pub2++;
+                else if (a->qos == 1)
                     L->ps.pub1++;
                 else
                     L->ps.pub0++;

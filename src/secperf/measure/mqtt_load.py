@@ -97,8 +97,8 @@ def validate(c: MqttLoadConfig) -> None:
     for name, v, lo, hi in checks:
         if not (isinstance(v, (int, float)) and math.isfinite(v) and lo <= v <= hi):
             raise InputError(f"{name} {v}: give {lo:g}..{hi:g}")
-    if c.qos not in (0, 1):
-        raise InputError(f"--qos {c.qos}: give 0 or 1 (QoS 2 is not generated)")
+    if c.qos not in (0, 1, 2):
+        raise InputError(f"--qos {c.qos}: give 0, 1 or 2")
     if not 0 <= c.payload <= 1024:
         raise InputError(f"--payload {c.payload}: give 0..1024 bytes")
     if not 0 <= c.keepalive_s <= 65535:

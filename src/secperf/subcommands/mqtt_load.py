@@ -1,5 +1,5 @@
 """`secperf mqtt-load`: N persistent MQTT/TLS clients against mosquitto (ramp at a connect rate, hold
-with PUBLISH QoS 0/1 and keep-alive, a reconnect storm under a back-off policy), CONNACK and PUBACK
+with PUBLISH QoS 0/1/2 and keep-alive, a reconnect storm under a back-off policy), CONNACK and PUBACK
 latency histograms per phase, and the storm beside `fleet`'s model. Parsing only.
 
 A command of its own rather than an option of `server`: `server` measures handshake capacity in
@@ -38,7 +38,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=100.0,
         help="PUBLISH per second over all clients (round robin; 0: none)",
     )
-    p.add_argument("--qos", type=int, choices=(0, 1), default=1, help="PUBLISH QoS (1: PUBACK latency measured)")
+    p.add_argument(
+        "--qos",
+        type=int,
+        choices=(0, 1, 2),
+        default=1,
+        help="PUBLISH QoS (1: PUBACK latency measured; 2: PUBLISH to PUBCOMP, the PUBREC/PUBREL exchange included)",
+    )
     p.add_argument("--payload", type=count(1024, lo=0), default=32, help="PUBLISH payload bytes")
     p.add_argument(
         "--keepalive",

@@ -76,7 +76,12 @@ def facts(m: Mapping[str, Any]) -> list[str]:
 
 
 def phases(m: Mapping[str, Any]) -> Grid:
-    """One row per phase: clients up, CONNACK and PUBACK percentiles, refusals, failures, broker CPU."""
+    """One row per phase: clients up, CONNACK and PUBACK (QoS 2: PUBCOMP) percentiles, refusals, failures,
+    broker CPU."""
+    qos = m.get("config", {}).get("qos")
+    q = 2 if qos == 2 else 1
+    ack = "PUBCOMP" if q == 2 else "PUBACK"
+    head = [*PHASE_HEAD[:4], f"{ack} P50 / P99", f"acked / QoS {q} sent", *PHASE_HEAD[6:]]
     rows, notes = [], []
     for p in m.get("phases", []):
         cpu = p.get("broker_utilisation")
@@ -88,7 +93,7 @@ def phases(m: Mapping[str, Any]) -> Grid:
                 _s(up_after) if up_after is not None or p.get("phase") != "hold" else "-",
                 f"{_ms(p.get('connack_p50_ms'))} / {_ms(p.get('connack_p99_ms'))}",
                 f"{_ms(p.get('puback_p50_ms'))} / {_ms(p.get('puback_p99_ms'))}",
-                f"{p.get('pubacks', 0)} / {p.get('published_qos1', 0)}",
+                f"{p.get('pubacks', 0)} / {p.get(f'published_qos{q}', 0)}",
                 f"{p.get('refused', 0)} / {p.get('failed', 0)} / {p.get('dropped', 0)}",
                 "-" if not isinstance(cpu, (int, float)) else f"{cpu:.0%}",
             ]
@@ -97,8 +102,11 @@ def phases(m: Mapping[str, Any]) -> Grid:
         if errs:
             top = sorted(errs.items(), key=lambda kv: -kv[1])[:3]
             notes.append(f"{p.get('phase')}: " + "; ".join(f"{n} x {why}" for why, n in top))
-    notes.append("CONNACK from the TCP connect's start; PUBACK from the PUBLISH handed to TLS")
-    return {"head": PHASE_HEAD, "rows": rows, "notes": notes}
+    notes.append(
+        f"CONNACK from the TCP connect's start; {ack} from the PUBLISH handed to TLS"
+        + (" (PUBREC answered with PUBREL on the way)" if q == 2 else "")
+    )
+    return {"head": head, "rows": rows, "notes": notes}
 
 
 def storm_model(m: Mapping[str, Any]) -> Grid | None:
