@@ -19,6 +19,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from secperf import cli
+from secperf.measure.handshake_config import EXPERIMENTS
 
 # a measurement's output, how it is shown and where it goes: no parameter of the measurement
 OUTPUT = {
@@ -212,22 +213,7 @@ VALUES: dict[str, list[str]] = {
 
 # the kinds of each command: (command words, a kind's name and the arguments that select it)
 KINDS: dict[str, list[tuple[str, list[str]]]] = {
-    "handshake": [
-        (e, ["handshake", e])
-        for e in (
-            "versions",
-            "suites",
-            "groups",
-            "breakdown",
-            "appdata",
-            "resumption",
-            "psk",
-            "0rtt",
-            "certs",
-            "mtls",
-            "dtls",
-        )
-    ],
+    "handshake": [(e, ["handshake", e]) for e in EXPERIMENTS],
     "crypto": [
         ("signature", ["crypto", "--alg", "ecdsa-p256"]),
         ("aead", ["crypto", "--alg", "aes-128-gcm"]),

@@ -12,6 +12,7 @@ import argparse
 from collections.abc import Callable, Iterable
 
 from ..core.errors import InputError
+from ..measure.handshake_config import EXPERIMENTS
 
 TLS_OVER_TCP = ("https", "mqtt")
 WITH_A_KEY = ("https", "mqtt", "coap", "vpn")  # the probe's handshakes with a token or SE key
@@ -86,19 +87,7 @@ def check_connect_args(args: argparse.Namespace) -> None:
 # --- every other command with kinds: command -> (its kinds as the parsed arguments name them, and
 # option -> the kinds it acts on; () acts on none of them). An option not listed acts on every kind.
 ONE_SAMPLE = "a handshake, connection or signature is one sample, counted by --n"
-HANDSHAKE_EXPERIMENTS = (
-    "versions",
-    "suites",
-    "groups",
-    "breakdown",
-    "appdata",
-    "resumption",
-    "psk",
-    "0rtt",
-    "certs",
-    "mtls",
-    "dtls",
-)
+HANDSHAKE_EXPERIMENTS = EXPERIMENTS  # handshake's kinds: its named experiments
 DEVICE_TLS = ("1.3", "1.2", "dtls1.2", "dtls1.3", "quic")  # device handshake --tls, edhoc aside
 
 KIND_OF: dict[str, tuple[str, Callable[[argparse.Namespace], list[str]]]] = {
