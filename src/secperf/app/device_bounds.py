@@ -6,13 +6,38 @@ app/bounds.py's DEVICE_* planning figures."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from math import prod
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from . import bounds
 
-if TYPE_CHECKING:
-    from .device import HandshakeOptions, Names
+Names = str | Iterable[str]  # a comma list or its values, as the device options hold them
+
+
+class HandshakeOptions(Protocol):
+    """What the estimate reads of app/device.HandshakeOptions (named here so the arrow runs one way)."""
+
+    @property
+    def tls(self) -> Names: ...
+    @property
+    def mode(self) -> Names: ...
+    @property
+    def config(self) -> Names | None: ...
+    @property
+    def stack(self) -> Names: ...
+    @property
+    def group(self) -> Names: ...
+    @property
+    def suite(self) -> Names: ...
+    @property
+    def server_cert(self) -> Names: ...
+    @property
+    def client_cert(self) -> Names: ...
+    @property
+    def n(self) -> int: ...
+    @property
+    def warmup(self) -> int: ...
 
 
 def _names(value: Names | None) -> list[str]:
