@@ -212,6 +212,16 @@ def test_plan_expands_every_combination():
         plan(a9, "wolfssl", "1.4", "x25519", "aes128gcm")
 
 
+def test_a_dtls12_psk_row_is_planned_once_whatever_the_groups():
+    """A plain PSK suite has no key exchange group: the default groups give one DTLS 1.2 psk row each
+    stack and suite, while the DTLS 1.2 full rows still come once per group."""
+    from secperf.inputs.devices import resolve_core
+    from secperf.measure.device import plan
+
+    cfgs = plan(resolve_core("cortex-a9-400"), "wolfssl59", "dtls1.2", "x25519,p-256", "aes128gcm", "psk,full")
+    assert sorted((c.mode, c.group) for c in cfgs) == [("full", "p-256"), ("full", "x25519"), ("psk", "x25519")]
+
+
 # --- real runs under qemu-arm ----------------------------------------------------------------------
 
 

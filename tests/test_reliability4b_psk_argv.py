@@ -202,8 +202,8 @@ def test_a_device_psk_handshake_puts_no_key_on_the_process_list(tmp_path, tls, s
             tls,
             "--stack",
             stack,
-            "--group",
-            "x25519",
+            # DTLS 1.2's psk row is a plain PSK suite: no group to give (option scope refuses one)
+            *(["--group", "x25519"] if tls == "1.3" else []),
             "--suite",
             "aes128gcm",
             "--n",

@@ -144,3 +144,14 @@ def test_the_terminal_shows_what_security_costs(tmp_path):
     text = p.stdout + p.stderr
     assert "what security costs" in text and "security adds" in text
     assert "tls1.3 without security (plain TCP)" in text
+
+
+def test_a_device_counts_the_software_key_twin_of_a_secure_element_row_under_baseline():
+    """--baseline compares a secure-element row with the same scenario signing in software on the device:
+    the device's counts must hold that signature too (a fresh home once refused the reference row)."""
+    from secperf.app.whatif_options import WhatifOptions, count_scenarios
+
+    o = WhatifOptions(["jwt"], keys=["se:iot-safe-sim"], baseline=True)
+    keys = {sc.key for sc in count_scenarios(o)}
+    assert "software" in keys and any(k.startswith("se:") for k in keys)
+    assert {sc.key for sc in count_scenarios(WhatifOptions(["jwt"], keys=["se:iot-safe-sim"]))} == {"se:iot-safe-sim"}

@@ -63,6 +63,8 @@ def count_scenarios(o: WhatifOptions) -> list[F.Scenario]:
             for sc in scs
             if "psk-dhe" in F.HANDSHAKES.get(sc.protocol, ())
         ]
+    if o.baseline:  # --baseline's reference rows: a secure-element row's software-key twin signs on the device
+        scs += [F.software_key(sc) for sc in scs if sc.key != "software"]
     return scs
 
 
