@@ -95,7 +95,8 @@ static void client_defaults_match_the_usage(void)
 /* A 0600 file holding `text` (the PSK as secperf writes it); its path in `path`. */
 static void psk_file(char *path, const char *text)
 {
-    strcpy(path, "/tmp/secperf-test-psk-XXXXXX");
+    static const char template[] = "/tmp/secperf-test-psk-XXXXXX";
+    memcpy(path, template, sizeof template);
     int fd = mkstemp(path);
     CHECK(fd >= 0);
     if (fd >= 0) {

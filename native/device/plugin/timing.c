@@ -1047,7 +1047,7 @@ static int by_use_seq(const void *a, const void *b)
 static void apply_use_log(void)
 {
     if (n_use_log > 1)
-        qsort(use_log, n_use_log, sizeof use_log[0], by_use_seq);
+        qsort(use_log, n_use_log, sizeof(struct tbinfo *), by_use_seq); /* an array of block pointers */
     for (size_t i = 0; i < n_use_log; i++) {
         struct tbinfo *b = use_log[i];
         for (unsigned k = 0; k < b->n_lines; k++)
@@ -1154,6 +1154,8 @@ static void fetch_flash_table(struct tbinfo *t)
     unsigned n = t->n_lines, *slot = t->slot;
     const double *share = t->line_cost;
     unsigned long long misses = 0;
+    if (slot == NULL || n == 0) /* made with the block's line table at translation: never, but not assumed */
+        return;
     /* granule 0: the core may still be in it, or enter it right after the granule it was in */
     int entered = g0 == cur_fetch;   /* its time adds to what was spent there before this block */
     unsigned sl = ((unsigned)(g0 & set_mask) << wshift) + where[0] - 1;
