@@ -136,24 +136,7 @@ def run_server(o: ServerOptions, output: Output) -> Result:
         core=o.core,
         loadgen_procs=1,
     )
-    params = {
-        "servers": o.servers,
-        "keys": o.keys,
-        "sources": o.sources,
-        "client_auth": o.client_auth,
-        "resume_ratios": o.resume_ratios,
-        "depths": o.depths,
-        "tls": o.tls,
-        "protocol": o.protocol,
-        "concurrency": o.concurrency,
-        "rates": o.rates,
-        "matrix": o.matrix,
-        "duration_s": o.duration_s,
-        "warmup_s": o.warmup_s,
-        "core": o.core,
-        "seed": o.seed,
-        "cluster": o.cluster,
-    }
+    params = {**o.params(), "cluster": o.cluster}
     with connect(o.cluster, quiet=output.json) as cl:
         g = place(cl, o.core)
         try:

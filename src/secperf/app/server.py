@@ -68,26 +68,7 @@ def run(o: ServerOptions, output: Output) -> Result:
         core=o.core,
         loadgen_procs=o.procs,
     )
-    params = {
-        "servers": o.servers,
-        "keys": o.keys,
-        "sources": o.sources,
-        "client_auth": o.client_auth,
-        "resume_ratios": o.resume_ratios,
-        "depths": o.depths,
-        "tls": o.tls,
-        "protocol": o.protocol,
-        "concurrency": o.concurrency,
-        "rates": o.rates,
-        "matrix": o.matrix,
-        "duration_s": o.duration_s,
-        "warmup_s": o.warmup_s,
-        "core": o.core,
-        "seed": o.seed,
-        "loadgen_procs": S.generator_procs(p),
-        "loadgen_cores": S.generator_cores(o.core),
-        **limit,
-    }
+    params = {**o.params(), "loadgen_procs": S.generator_procs(p), "loadgen_cores": S.generator_cores(o.core), **limit}
 
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         S.run_server(items, p, doc, run, progress)

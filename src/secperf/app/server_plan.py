@@ -38,6 +38,26 @@ class ServerOptions:
     target: Any = None  # --target: a measure.server_target.LoadTarget (the user's server)
     max_hours: float | None = None  # --max-hours: the limit of the run's estimate (app/bounds.py)
 
+    def params(self) -> dict[str, Any]:
+        """What a server Result records of the options, here or on a cluster (each adds its own keys)."""
+        return {
+            "servers": self.servers,
+            "keys": self.keys,
+            "sources": self.sources,
+            "client_auth": self.client_auth,
+            "resume_ratios": self.resume_ratios,
+            "depths": self.depths,
+            "tls": self.tls,
+            "protocol": self.protocol,
+            "concurrency": self.concurrency,
+            "rates": self.rates,
+            "matrix": self.matrix,
+            "duration_s": self.duration_s,
+            "warmup_s": self.warmup_s,
+            "core": self.core,
+            "seed": self.seed,
+        }
+
 
 def _canonical(values: list[T], order: tuple[T, ...]) -> list[T]:
     """A list option in one fixed order, repeats dropped: `--key rsa-2048,ecdsa-p256` and
