@@ -187,6 +187,7 @@ def replay_storm(
     from ..core.paths import private_dir
     from ..measure import server as S
     from ..measure.server_start import pid_port
+    from ..measure.server_storm import storm_record
 
     wd = private_dir(workdir / f"storm-{clients}")
     cfg = S.ServerConfig("nginx", key)
@@ -211,25 +212,21 @@ def replay_storm(
     if not any(m.get("type") == "end" for m in run["lines"]):
         raise S.ServerMeasureError(f"secperf-loadgen --storm gave no end line on any generator: {run['stderr'][-300:]}")
     end = merge_storm(run)
-    return {
-        "server": "nginx",
-        "key": key,
-        "clients": clients,
-        "policy": policy,
-        "base_s": base_s,
-        "cap_s": cap_s,
-        "timeout_s": timeout_s,
-        "capacity_per_s": (before["handshakes_per_s"] + after["handshakes_per_s"]) / 2,
-        "capacity_before_after_per_s": [before["handshakes_per_s"], after["handshakes_per_s"]],
-        "capacity_cpu_us_per_handshake": before["server_cpu_us_per_handshake"],
-        "storm": end,
-        "server_cpu_s": cpu,
-        "intervals": [m for m in run["lines"] if m.get("type") == "interval"],
-        "cluster": {
+    return storm_record(
+        "nginx",
+        key,
+        (clients, policy, base_s, cap_s, timeout_s),
+        before,
+        after,
+        end,
+        before["server_cpu_us_per_handshake"],
+        cpu,
+        intervals=[m for m in run["lines"] if m.get("type") == "interval"],
+        cluster={
             "workers": [{k: v for k, v in w.items() if k != "hist_us"} for w in run["cluster"]["workers"]],
             "lost": run["cluster"]["lost"],
         },
-    }
+    )
 
 
 def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Result:

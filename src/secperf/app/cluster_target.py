@@ -206,6 +206,7 @@ def replay_storm(
 
     from ..measure import server as S
     from ..measure import server_target as T
+    from ..measure.server_storm import storm_record
 
     p = S.LoadParams(concurrency=[32], duration_s=capacity_s, warmup_s=0.3, seed=seed, core=-1, loadgen_procs=1)
     cap = T.loadgen_argv(lt, tls, 0.0, 32, p)
@@ -219,27 +220,23 @@ def replay_storm(
     after = S.summarize_level(run_level(g, cap, None, 0.3, capacity_s, capacity_s + 30))
     if not any(m.get("type") == "end" for m in run["lines"]):
         raise S.ServerMeasureError(f"secperf-loadgen --storm gave no end line on any generator: {run['stderr'][-300:]}")
-    return {
-        "server": f"target {lt.name}",
-        "key": "the target's own",
-        "clients": clients,
-        "policy": policy,
-        "base_s": base_s,
-        "cap_s": cap_s,
-        "timeout_s": timeout_s,
-        "capacity_per_s": (before["handshakes_per_s"] + after["handshakes_per_s"]) / 2,
-        "capacity_before_after_per_s": [before["handshakes_per_s"], after["handshakes_per_s"]],
-        "capacity_cpu_us_per_handshake": None,
-        "storm": merge_storm(run),
-        "server_cpu_s": None,
-        "server_cpu": T.SERVER_CPU_NOT_MEASURED,
-        "intervals": [m for m in run["lines"] if m.get("type") == "interval"],
-        "cluster": {
+    return storm_record(
+        f"target {lt.name}",
+        "the target's own",
+        (clients, policy, base_s, cap_s, timeout_s),
+        before,
+        after,
+        merge_storm(run),
+        None,
+        None,
+        server_cpu=T.SERVER_CPU_NOT_MEASURED,
+        intervals=[m for m in run["lines"] if m.get("type") == "interval"],
+        cluster={
             "workers": [{k: v for k, v in w.items() if k != "hist_us"} for w in run["cluster"]["workers"]],
             "lost": run["cluster"]["lost"],
             "nodes_left_out": g.left_out,
         },
-    }
+    )
 
 
 def run_replay(o: FleetOptions, params: dict[str, Any], output: Output) -> Result:

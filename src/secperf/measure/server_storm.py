@@ -114,8 +114,36 @@ def replay_storm(
     end = next((m for m in lines if m.get("type") == "end"), None)
     if end is None:
         raise ServerMeasureError(f"secperf-loadgen --storm gave no end line: {(r.stderr or r.stdout).strip()[-300:]}")
+    return storm_record(
+        "nginx",
+        key,
+        (clients, policy, base_s, cap_s, timeout_s),
+        before,
+        after,
+        end,
+        before["server_cpu_us_per_handshake"],
+        cpu,
+        intervals=[m for m in lines if m.get("type") == "interval"],
+    )
+
+
+def storm_record(
+    server: str,
+    key: str,
+    storm_of: tuple[int, str, float, float, float],
+    before: dict[str, Any],
+    after: dict[str, Any],
+    storm: dict[str, Any],
+    cpu_us_per_handshake: float | None,
+    server_cpu_s: float | None,
+    **more: Any,
+) -> dict[str, Any]:
+    """A replayed storm as fleet keeps it, the same for every path (here, a --target, a cluster): who,
+    the storm (clients, policy, base, cap, timeout), the capacity measured before and after it, the
+    storm's end line and the server's CPU, then what the path adds (`more`)."""
+    clients, policy, base_s, cap_s, timeout_s = storm_of
     return {
-        "server": "nginx",
+        "server": server,
         "key": key,
         "clients": clients,
         "policy": policy,
@@ -124,8 +152,8 @@ def replay_storm(
         "timeout_s": timeout_s,
         "capacity_per_s": (before["handshakes_per_s"] + after["handshakes_per_s"]) / 2,
         "capacity_before_after_per_s": [before["handshakes_per_s"], after["handshakes_per_s"]],
-        "capacity_cpu_us_per_handshake": before["server_cpu_us_per_handshake"],
-        "storm": end,
-        "server_cpu_s": cpu,
-        "intervals": [m for m in lines if m.get("type") == "interval"],
+        "capacity_cpu_us_per_handshake": cpu_us_per_handshake,
+        "storm": storm,
+        "server_cpu_s": server_cpu_s,
+        **more,
     }

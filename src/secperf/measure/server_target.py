@@ -521,7 +521,7 @@ def replay_storm(
     """measure.server_storm.replay_storm against the target: its capacity at 32 clients just before
     and after, and in between `clients` clients of `secperf-loadgen --storm` connecting at once.
     The server's CPU during the storm is not measured (None)."""
-    from .server_storm import storm_argv
+    from .server_storm import storm_argv, storm_record
 
     cores = sorted(os.sched_getaffinity(0))
     p = LoadParams(concurrency=[32], duration_s=capacity_s, warmup_s=0.3, seed=seed, core=-1)
@@ -545,19 +545,15 @@ def replay_storm(
     end = next((m for m in lines if m.get("type") == "end"), None)
     if end is None:
         raise ServerMeasureError(f"secperf-loadgen --storm gave no end line: {(r.stderr or r.stdout).strip()[-300:]}")
-    return {
-        "server": f"target {lt.name}",
-        "key": "the target's own",
-        "clients": clients,
-        "policy": policy,
-        "base_s": base_s,
-        "cap_s": cap_s,
-        "timeout_s": timeout_s,
-        "capacity_per_s": (before["handshakes_per_s"] + after["handshakes_per_s"]) / 2,
-        "capacity_before_after_per_s": [before["handshakes_per_s"], after["handshakes_per_s"]],
-        "capacity_cpu_us_per_handshake": None,
-        "storm": end,
-        "server_cpu_s": None,
-        "server_cpu": SERVER_CPU_NOT_MEASURED,
-        "intervals": [m for m in lines if m.get("type") == "interval"],
-    }
+    return storm_record(
+        f"target {lt.name}",
+        "the target's own",
+        (clients, policy, base_s, cap_s, timeout_s),
+        before,
+        after,
+        end,
+        None,
+        None,
+        server_cpu=SERVER_CPU_NOT_MEASURED,
+        intervals=[m for m in lines if m.get("type") == "interval"],
+    )
