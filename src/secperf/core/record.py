@@ -28,6 +28,8 @@ def problem(exc: ValidationError) -> str:
 class _Record(BaseModel):
     """A typed record that also reads and writes by key (the JSON field name, aliases included)."""
 
+    # extra="allow": a Result of schema version 1 or 2 keeps the keys its release never declared (read
+    # by no one, written back unchanged); version 3 refuses them (core/result_schema.undeclared_key)
     model_config = ConfigDict(extra="allow", validate_assignment=True, populate_by_name=True)
 
     @classmethod
@@ -35,6 +37,10 @@ class _Record(BaseModel):
         return "schema_" if key == "schema" and "schema_" in cls.model_fields else key
 
     def __setattr__(self, name: str, value: Any) -> None:
+        if not name.startswith("_") and name not in type(self).model_fields:  # a key no reader knows
+            raise ResultError(
+                f"{type(self).__name__.lower()}: {name!r} is not a declared field (declare it in its model)"
+            )
         try:
             super().__setattr__(name, value)
         except ValidationError as exc:  # a wrongly typed field set in memory: named, never a traceback

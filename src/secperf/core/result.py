@@ -15,6 +15,10 @@ Schema history (bump SCHEMA_VERSION on any change a reader must know about):
      Result that failed secperf's read-back (core/store.Run.save) keeps what passed, readers show it
      with a note; and a series whose summary is not backed by its values (n > 0, no values_us) is
      refused as inconsistent.
+  3  every key is declared: a version-3 Result holding a key no model names (top level, series,
+     timer, derived fields, analysis) is refused, naming the key's path. Same shape on disk as 2;
+     versions 1 and 2 still read, their undeclared keys kept and written back unchanged
+     (core/result_schema.py says why).
 """
 
 from __future__ import annotations
@@ -31,9 +35,21 @@ from .errors import InputError, ResultError
 from .writes import owner_stamp
 
 SCHEMA = "secperf.result"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 2  # H3-TEMP: 3 once every writer writes declared keys only
+DECLARED_ONLY_FROM = 3  # the first version whose undeclared keys are refused
 
-from .result_schema import RUN_KINDS, RUN_STATUSES, Failure, Result, Series, Summary, Timer, _Record, problem  # noqa: E402  (declared once, with the schema)
+from .result_schema import (  # noqa: E402  (declared once, with the schema)
+    RUN_KINDS,
+    RUN_STATUSES,
+    Failure,
+    Result,
+    Series,
+    Summary,
+    Timer,
+    _Record,
+    problem,
+    undeclared_key,
+)
 
 
 def now_iso() -> str:
@@ -140,11 +156,16 @@ def validate(doc: object, where: str = "result") -> Result:
             f"({SCHEMA_VERSION}); upgrade secperf to read it"
         )
     try:
-        return Result.model_validate(doc)
+        res = Result.model_validate(doc)
     except ValidationError as exc:
         loc = exc.errors()[0]["loc"]
         known = f"; known: {', '.join(RUN_KINDS)}" if loc and loc[-1] == "kind" else ""
         raise ResultError(f"{where}: {problem(exc)}{known} ({len(exc.errors())} problem(s) in all)") from None
+    if version >= DECLARED_ONLY_FROM:
+        found = undeclared_key(res)
+        if found is not None:
+            raise ResultError(f"{where}: {found} (schema version {version} declares every key)")
+    return res
 
 
 def check_schema(doc: object, where: str = "result") -> None:

@@ -2,17 +2,29 @@
 them with `core.result.new_result` / `new_series`, model/report/plan read their attributes), and the
 schema every reader may rely on, published as JSON Schema by `secperf schema result`. Dicts exist only
 at the JSON boundary: `core.result.load` validates a file into a `Result`, `core.result.dumps` writes
-one. Open bags (`params`, `labels`, `derived`, `analysis`, a sample's extra fields) stay open on
-purpose: each experiment adds its own, documented where it writes them; the fields named here are
-typed and checked, on load and on assignment (`validate_assignment`).
+one. The open bags (`params`, `host`, `labels`, a sample's fields, and the fields a model types as a
+plain object, e.g. a plan's or a flight's inner rows) stay open on purpose: each experiment adds its
+own, documented where it writes them. Every other field is named here, typed and checked, on load and
+on assignment (`validate_assignment`).
 
 Every series kind's derived fields are a model (core/result_derived.py), and so is the run's
 `analysis` (Analysis: one field per analysis a command writes). The base record and its number types
-live in core/record.py; callers (tests, the cluster's pickled rows) that hand a plain dict where a
-Result is expected go through `core.result.as_result` / `as_series` at the boundary."""
+live in core/record.py.
+
+Undeclared keys: a Result of schema version 3 (this release's) holding a key no model declares (at
+the top level, in a series, its timer, its derived fields or the analysis) is refused with the key's
+path and what it is not a field of (`undeclared_key`, called by `core.result.validate`): a misspelt
+or invented key would otherwise read without a word and show nothing. Results of versions 1 and 2
+(written by older releases, which let any key through) still read: their undeclared keys are kept
+as they are, read by no one and written back unchanged, so an old file reads and writes back
+byte-identical. Why a version and not a refusal for all: an old release wrote keys it never
+declared (a measuring path that ran nowhere we could check, a key declared later), and an old file
+must not become unreadable because this release is stricter; the version tells the two apart. An
+in-memory record refuses an undeclared attribute as it is set (core/record.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, Literal, TypeVar
 
 from pydantic import Field, StrictInt, ValidationError, ValidationInfo, field_validator, model_validator
@@ -72,6 +84,7 @@ __all__ = [
     "Summary",
     "Timer",
     "json_schema",
+    "undeclared_key",
 ]
 
 SCHEMA_ID = "secperf.result"
@@ -208,7 +221,9 @@ class Series(_Record):
         cls = DERIVED_BY_KIND.get(self.kind)
         if cls is not None and not isinstance(self.derived, cls):
             try:
-                typed = cls.model_validate(dict(self.derived))
+                given = self.derived
+                raw = given if isinstance(given, dict) else given.model_dump(by_alias=True, exclude_unset=True)
+                typed = cls.model_validate(raw)
             except ValidationError as exc:
                 raise ValueError(f"derived: {problem(exc)}") from None
             self.__dict__["derived"] = typed
@@ -255,6 +270,62 @@ class Result(_Record):
                 raise ValueError(f"duplicate series id {s.id!r}")
             seen.add(s.id)
         return v
+
+
+# what each record is, in a reader's words: a refused key names the record it is not a field of
+_WHAT: dict[type[_Record], str] = {
+    Result: "a Result",
+    Series: "a series",
+    Timer: "a series' timer",
+    Failure: "a series' failure",
+    Summary: "a series' summary",
+    Analysis: "a Result's analysis",
+    LinkCounts: "an emulated link's counters",
+    DeviceTime: "a device's modelled time",
+    Percentiles: "a what-if percentile summary",
+    LatencyMs: "a load generator's latency percentiles",
+}
+
+
+def _what(rec: _Record, path: str, kind: str | None) -> str:
+    if path.endswith(".derived") and kind is not None:
+        return f"a {kind} series' derived figures"
+    return _WHAT.get(type(rec), f"a {type(rec).__name__}")
+
+
+def undeclared_key(doc: Result) -> str | None:
+    """The first key of `doc` no model declares, as `where: 'key' is not a field of what`, or None.
+    Walks every record (the run, its series, their timers, failures, summaries, derived fields and
+    the records inside them, the analysis); the open bags (params, host, labels, samples and the
+    fields typed as plain objects) are left to the experiment that writes them. A series of a kind
+    without a derived model declares no derived field."""
+    for path, rec, kind in _records(doc, "", None):
+        if isinstance(rec, dict):
+            if rec:
+                return (
+                    f"{path}: {next(iter(rec))!r} is not a field of a {kind} series' derived figures (none is declared)"
+                )
+            continue
+        for key in rec.__pydantic_extra__ or {}:
+            return f"{path or 'the top level'}: {key!r} is not a field of {_what(rec, path, kind)}"
+    return None
+
+
+def _records(rec: _Record, path: str, kind: str | None) -> Iterator[tuple[str, Any, str | None]]:
+    yield path, rec, kind
+    if isinstance(rec, Series):
+        kind = rec.kind
+        if isinstance(rec.derived, dict):  # a kind without a derived model
+            yield f"{path}.derived", rec.derived, kind
+    for name, info in type(rec).model_fields.items():
+        value = getattr(rec, name)
+        where = f"{path}.{info.alias or name}".lstrip(".")
+        if isinstance(value, _Record):
+            yield from _records(value, where, kind)
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, _Record):
+                    yield from _records(item, f"{where}[{i}]", kind)
 
 
 def json_schema() -> dict[str, Any]:
