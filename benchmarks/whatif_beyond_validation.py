@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from secperf.core import result as R
+from secperf.inputs import se_profiles as SE
 from secperf.lab.netns import Link
 from secperf.lab.pki import LabPKI
 from secperf.measure import dtls13 as D
@@ -151,7 +152,12 @@ def wakeups_between(out: Path, t0: float, t1: float) -> tuple[float, ...] | None
 
 def predict(sc, tables, link, n_meas: int, sim_n: int = 20000, seed: int = 1) -> dict:
     rng = np.random.default_rng(seed)
-    v = np.concatenate([M.simulate_chunk(P.plan(sc, t, link), rng, sim_n)["usable"] * 1e6 for t in tables])
+    v = np.concatenate(
+        [
+            M.simulate_chunk(P.plan(sc, t, link, se=SE.profile_of_key(sc.key)), rng, sim_n)["usable"] * 1e6
+            for t in tables
+        ]
+    )
     return {"p50_us": float(np.percentile(v, 50)), "p95_us": float(np.percentile(v, 95))}
 
 

@@ -57,6 +57,7 @@ from pathlib import Path
 import numpy as np
 
 from secperf.core import result as R
+from secperf.inputs import se_profiles as SE
 from secperf.model import costs as C
 from secperf.model import flights as F
 from secperf.model import network as N
@@ -643,7 +644,8 @@ def measured_values(s: dict, metric: str) -> list[float]:
 
 def plan_for(sc, table, link, metric: str):
     """The plan of a cell: the clock stops at the handshake for the handshake end point."""
-    return P.plan(sc, table, link, until="handshake" if metric == UNTIL_HS else "response")
+    until = "handshake" if metric == UNTIL_HS else "response"
+    return P.plan(sc, table, link, until=until, se=SE.profile_of_key(sc.key))
 
 
 def predict(plans, metric: str, sim_n: int, n_meas: int, seed: int = 1) -> dict:

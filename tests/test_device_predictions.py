@@ -13,6 +13,7 @@ import pytest
 
 from secperf.core import result as R
 from secperf.inputs import devices as D
+from secperf.inputs import se_profiles as SE
 from secperf.model import costs as C
 from secperf.model import flights as F
 from secperf.model import network as N
@@ -111,7 +112,12 @@ def test_a_secure_element_key_replaces_the_counted_signature_with_the_profile():
     core = D.core(CORE)
     t = C.from_device(_doc(_handshake("1.3", "ecdsa-p256", 19.1e6)), core)
     soft = P.plan(F.Scenario("mqtt"), t, N.parse("loopback"))
-    se = P.plan(F.Scenario("mqtt", key="se:iot-safe-sim:cold"), t, N.parse("loopback"))
+    se = P.plan(
+        F.Scenario("mqtt", key="se:iot-safe-sim:cold"),
+        t,
+        N.parse("loopback"),
+        se=SE.profile_of_key("se:iot-safe-sim:cold"),
+    )
     sign_us = OPS["ecdsa-p256-sign"] / core.clock_mhz
     assert _client_us(soft) - _client_us(se) == pytest.approx(sign_us, rel=1e-6)
     assert any(fp.se for fp in se.flights if fp is not None) and se.se_profile.name == "iot-safe-sim"

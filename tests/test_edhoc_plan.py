@@ -7,6 +7,7 @@ from importlib import resources
 
 import pytest
 
+from secperf.app.plan import resolved  # the command's edge: the link and key profile the planner takes
 from secperf.inputs import patterns as PS
 from secperf.plan import design as D
 from secperf.plan import measures as MS
@@ -24,7 +25,7 @@ def _pattern(name: str, **changes) -> PS.Pattern:
 
 def _eval(p, *measures, network="delay=100ms"):
     ov = PL.Overrides(network=network, radio="lte-m", n=4000, seed=3)
-    ctx = PL.context(p, ov)
+    ctx = PL.context(p, resolved(p, ov))
     d = D.baseline(p, PL.key_of(p, ov))
     for m in measures:
         d = MS.CATALOGUE[m].apply(d)

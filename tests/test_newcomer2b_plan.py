@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import pytest
 
+from secperf.app.plan import resolved  # the command's edge: the link and key profile the planner takes
 from secperf.core import result as R
 from secperf.inputs import patterns as PS
 from secperf.inputs.system import load_system, pattern
 from secperf.model.opmetrics import RANGE, can_fire, predicted
 from secperf.plan.describe import describe
-from secperf.plan.planner import plan_pattern
+from secperf.plan.planner import Overrides, plan_pattern
 
 SYSTEM = """
 name = "coap-meter"
@@ -52,7 +53,8 @@ def test_a_description_names_the_key_the_plan_judges():
 @pytest.fixture(scope="module")
 def six():
     """The six built-in patterns planned once (about 10 s together)."""
-    return {n: plan_pattern(PS.load_pattern(n)) for n in PS.builtin_names()}
+    pats = {n: PS.load_pattern(n) for n in PS.builtin_names()}
+    return {n: plan_pattern(p, resolved(p, Overrides())) for n, p in pats.items()}
 
 
 @pytest.mark.slow

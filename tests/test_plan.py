@@ -10,6 +10,7 @@ from importlib import resources
 import pytest
 
 from conftest import needs_links
+from secperf.app.plan import resolved  # the command's edge: the link and key profile the planner takes
 from secperf.cli import main
 from secperf.core import result as R
 from secperf.inputs import patterns as PS
@@ -37,7 +38,7 @@ def _pattern(name: str, **changes) -> PS.Pattern:
 
 def _eval(p: PS.Pattern, *measures: str, network: str | None = None):
     ov = PL.Overrides(network=network, radio="lte-m" if network else None, n=N, seed=3)
-    ctx = PL.context(p, ov)
+    ctx = PL.context(p, resolved(p, ov))
     d = D.baseline(p, PL.key_of(p, ov))
     for m in measures:
         d = MS.CATALOGUE[m].apply(d)
@@ -108,11 +109,12 @@ def test_a_measure_that_removes_a_round_trip_lowers_p50_by_about_one_rtt():
 
 def test_psk_removes_the_secure_element_signature():
     p = _pattern("periodic-collection")
-    before, _ = _eval(p)
+    before, ctx = _eval(p)
     psk, _ = _eval(p, "psk")
     assert before.numbers["signatures_per_day"] > 0 and before.numbers["energy_se_j"] > 0
     assert psk.numbers["signatures_per_day"] == 0 and psk.numbers["energy_se_j"] == 0
-    sign_ms = PL.profile_sign_ms("se:iot-safe-sim")
+    assert ctx.key_profile is not None and ctx.key_profile.name == "iot-safe-sim"  # resolved by the command's edge
+    sign_ms = PL.profile_sign_ms("se:iot-safe-sim", ctx.key_profile)
     assert before.numbers["setup_p50_ms"] - psk.numbers["setup_p50_ms"] >= 0.9 * sign_ms
 
 
@@ -144,12 +146,14 @@ def test_jwt_with_resumption_rides_the_resumed_session_and_signs_only_fresh_toke
     from secperf.plan.evaluate import jwt_resumed_plan
 
     p = _pattern("batch-collection")
-    ctx = PL.context(p, PL.Overrides(n=N, seed=3))
+    ctx = PL.context(p, resolved(p, PL.Overrides(n=N, seed=3)))
     d = D.baseline(p)
     cached = jwt_resumed_plan(ctx, d, fresh=False)
     fresh = jwt_resumed_plan(ctx, d, fresh=True)
-    full = P.plan(F.Scenario(protocol="jwt", handshake="cached", key=d.key), ctx.table, ctx.link)
-    https = P.plan(F.Scenario(protocol="https", handshake="resumed", key=d.key), ctx.table, ctx.link)
+    full = P.plan(F.Scenario(protocol="jwt", handshake="cached", key=d.key), ctx.table, ctx.link, se=ctx.key_profile)
+    https = P.plan(
+        F.Scenario(protocol="https", handshake="resumed", key=d.key), ctx.table, ctx.link, se=ctx.key_profile
+    )
     down = lambda pl: sum(f.wire_bytes for f in pl.flights if f is not None and f.sender == "server")  # noqa: E731
     assert down(cached) < down(full)  # no server certificate on a resumed session
     assert cached.flights[-2].wire_bytes - https.flights[-2].wire_bytes == F.JWT_REQ - F.HTTP_REQ
@@ -161,7 +165,7 @@ def test_jwt_with_resumption_rides_the_resumed_session_and_signs_only_fresh_toke
     assert both.numbers["setup_mix"].get("resumed+cached", 0) > 0.9
     assert both.numbers["signatures_per_day"] == pytest.approx(cache_only.numbers["signatures_per_day"])
     assert both.numbers["bytes_per_day"] < cache_only.numbers["bytes_per_day"]
-    plan = PL.plan_pattern(p, PL.Overrides(n=N, seed=3))
+    plan = PL.plan_pattern(p, resolved(p, PL.Overrides(n=N, seed=3)))
     combo = next(c for c in plan["combinations"] if sorted(c["measures"]) == ["resumption", "token-cache"])
     assert combo["energy_per_day_j"] < plan["before"]["numbers"]["energy_per_day_j"]
     assert combo["signatures_per_day"] < plan["before"]["numbers"]["signatures_per_day"]
@@ -372,7 +376,7 @@ def test_a_measure_the_cost_table_cannot_price_is_set_aside_with_the_tables_reas
         return real(ctx, d)
 
     monkeypatch.setattr(PL, "evaluate", evaluate_without_edhoc)
-    out = PL.plan_pattern(p, PL.Overrides(n=300))
+    out = PL.plan_pattern(p, resolved(p, PL.Overrides(n=300)))
     assert "base:edhoc" in out["not_applicable"]["edhoc-oscore"]
     assert out["not_applicable"]["edhoc-oscore"].startswith("not costed on this table")
     judged = {m["measure"] for m in out["measures"]}

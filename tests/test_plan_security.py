@@ -10,6 +10,7 @@ from importlib import resources
 
 import pytest
 
+from secperf.app.plan import resolved  # the command's edge: the link and key profile the planner takes
 from secperf.inputs import patterns as PS
 from secperf.plan import design as D
 from secperf.plan import planner as PL
@@ -28,13 +29,13 @@ def _pattern(name: str, **changes) -> PS.Pattern:
 
 
 def _plan(p: PS.Pattern) -> dict:
-    return PL.plan_pattern(p, PL.Overrides(n=N, seed=2))
+    return PL.plan_pattern(p, resolved(p, PL.Overrides(n=N, seed=2)))
 
 
 def test_the_plain_design_has_no_signature_no_secure_element_and_fewer_bytes():
     p = _pattern("periodic-collection")
     ov = PL.Overrides(n=N, seed=2)
-    ctx = PL.context(p, ov)
+    ctx = PL.context(p, resolved(p, ov))
     base = D.baseline(p, PL.key_of(p, ov))
     plain, secured = evaluate(ctx, base.without_security()), evaluate(ctx, base)
     assert plain.numbers["signatures_per_day"] == 0 < secured.numbers["signatures_per_day"]

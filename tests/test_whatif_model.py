@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from secperf.inputs import se_profiles as SE
 from secperf.model import costs as C
 from secperf.model import flights as F
 from secperf.model import network as N
@@ -164,7 +165,12 @@ def test_serialisation_follows_the_rate():
 
 def test_seeds_reproduce_and_differ():
     table = C.load_table()
-    pl = P.plan(F.Scenario("mqtt", key="se:iot-safe-sim"), table, N.parse("delay=10ms,jitter=3ms,loss=2%"))
+    pl = P.plan(
+        F.Scenario("mqtt", key="se:iot-safe-sim"),
+        table,
+        N.parse("delay=10ms,jitter=3ms,loss=2%"),
+        se=SE.profile_of_key("se:iot-safe-sim"),
+    )
     a, b, c = M.simulate(pl, 20_000, 7), M.simulate(pl, 20_000, 7), M.simulate(pl, 20_000, 8)
     assert a["usable"] == b["usable"] and a["reservoir_us"] == b["reservoir_us"]
     assert a["usable"]["p50_us"] != c["usable"]["p50_us"]
@@ -184,13 +190,29 @@ def test_streaming_statistics_agree_with_exact_ones():
 def test_cold_secure_element_key_adds_session_login_and_search():
     table = C.load_table()
     link = N.parse("loopback")
-    warm = M.simulate(P.plan(F.Scenario("https", key="se:iot-safe-sim"), table, link), 20_000, 1)
-    cold = M.simulate(P.plan(F.Scenario("https", key="se:iot-safe-sim:cold"), table, link), 20_000, 1)
+    warm = M.simulate(
+        P.plan(F.Scenario("https", key="se:iot-safe-sim"), table, link, se=SE.profile_of_key("se:iot-safe-sim")),
+        20_000,
+        1,
+    )
+    cold = M.simulate(
+        P.plan(
+            F.Scenario("https", key="se:iot-safe-sim:cold"), table, link, se=SE.profile_of_key("se:iot-safe-sim:cold")
+        ),
+        20_000,
+        1,
+    )
     # S2: sign_only P50 475.1 ms, total 642.2 ms
     assert 440_000 < warm["breakdown_mean_us"]["secure_element"] < 510_000
     assert cold["usable"]["p50_us"] - warm["usable"]["p50_us"] > 140_000
     # resumption avoids the signature
-    res = M.simulate(P.plan(F.Scenario("https", "resumed", key="se:iot-safe-sim"), table, link), 2000, 1)
+    res = M.simulate(
+        P.plan(
+            F.Scenario("https", "resumed", key="se:iot-safe-sim"), table, link, se=SE.profile_of_key("se:iot-safe-sim")
+        ),
+        2000,
+        1,
+    )
     assert res["breakdown_mean_us"]["secure_element"] == 0.0
 
 

@@ -5,6 +5,7 @@ pattern's emulated link (app/plan_verify.py)."""
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +25,9 @@ from .reporter import reporter
 
 if TYPE_CHECKING:
     from ..inputs.core_profiles import Core
+    from ..inputs.netspec import NetSpec
     from ..inputs.patterns import Pattern
+    from ..inputs.se_profiles import Profile as SEProfile
     from ..model.costs import CostTable
     from ..model.flights import Scenario
 
@@ -48,9 +51,42 @@ def _overrides(o: PlanOptions, table: CostTable | None = None, p: Pattern | None
 
     device = resolve_device(o.device or (p.stack.device if p is not None else None))
     core = D.core(device) if device and device not in C.table_names() and device in D.cores() else None
-    return PL.Overrides(
+    ov = PL.Overrides(
         device=device, core=core, se=o.se, network=o.network, radio=o.radio, n=o.n, seed=o.seed, table=table
     )
+    return resolved(p, ov) if p is not None else ov
+
+
+def resolved(p: Pattern, ov: PL.Overrides) -> PL.Overrides:
+    """`ov` with the inputs pattern `p` and the options name resolved here, at the command's edge:
+    the link (--network, else the pattern's [stack].network) and the secure-element profile of the
+    key (--se, else the pattern's [stack].key). The planner takes the objects; each name is looked
+    up once per run (_link, _key_profile)."""
+    from dataclasses import replace
+
+    key = PL.key_of(p, ov)
+    prof = _key_profile(key.split(":")[1]) if key.startswith("se:") else None
+    return replace(ov, link=_link(ov.network or p.stack.network), key_profile=prof)
+
+
+@functools.cache
+def _link(network: str) -> NetSpec:
+    from ..inputs import netspec as NS
+
+    specs = NS.parse_networks([network])
+    if len(specs) != 1:
+        raise InputError(f"--network {network!r}: a plan needs one link, not a sweep")
+    return specs[0]
+
+
+@functools.cache
+def _key_profile(name: str) -> SEProfile:
+    from ..inputs import se_profiles as SE
+
+    profiles = SE.load_profiles()
+    if name not in profiles:
+        raise InputError(f"--se: unknown secure-element profile {name!r}; known: {', '.join(profiles)}")
+    return profiles[name]
 
 
 # the scenarios a plan can cost (plan/evaluate.py: each pattern's protocol with its handshakes and

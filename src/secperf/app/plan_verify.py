@@ -142,10 +142,12 @@ def predicted_p50_ms(
     # the verified connections run on this host's CPU: an emulated core's plan is checked against
     # the host table's prediction of the same exchange (the device's own counts are checked by
     # benchmarks/whatif_device_counts.py)
+    from ..inputs import se_profiles as SE
     from ..inputs.devices import resolve_device
 
     device = resolve_device(device)
-    pl = P.plan(sc, C.load_table(device if device in C.table_names() else "host-default"), link)
+    se = SE.get_profile(sc.se_profile) if sc.se_profile else None
+    pl = P.plan(sc, C.load_table(device if device in C.table_names() else "host-default"), link, se=se)
     if no_cookie:
         pl = without_cookie_exchange(pl)
     return float(M.simulate(pl, n, seed)["usable"]["p50_us"]) / 1e3

@@ -25,7 +25,7 @@ from .cluster import Cluster
 from .host_costs import host_table
 from .reporter import reporter
 from .whatif_options import WhatifOptions as WhatifOptions
-from .whatif_options import count_scenarios
+from .whatif_options import count_scenarios, key_profile
 from .whatif_options import scenarios as scenarios
 
 CellKey = tuple[F.Scenario, str, str]  # a cell's identity: its scenario, its link spelled out, its swept inputs
@@ -160,7 +160,7 @@ def link_of(cell: SW.Cell, o: WhatifOptions) -> N.LinkModel:
 
 def predict_cell(cell: SW.Cell, table: C.CostTable, o: WhatifOptions) -> dict[str, Any]:
     link = link_of(cell, o)
-    pl = P.plan(cell.scenario, table, link, until=o.until)
+    pl = P.plan(cell.scenario, table, link, until=o.until, se=key_profile(o, cell.scenario))
     r = M.simulate(pl, o.n, o.seed)
     return {"plan": pl, "sim": r, "link": link}
 

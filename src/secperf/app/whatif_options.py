@@ -52,6 +52,8 @@ class WhatifOptions:
     cluster: str | None = None  # --cluster: the cells as Ray tasks (app/cluster.py); same Result
     not_counted: dict[str, str] = field(default_factory=dict)  # protocol -> why the device cannot run it
     core: Core | None = None  # --device's emulated core, resolved once by run(); the rows' energy takes it
+    # --key's secure-element profiles by name, looked up once (key_profiles()); the model takes them
+    key_profiles: dict[str, SE.Profile] | None = None
 
 
 def count_scenarios(o: WhatifOptions) -> list[F.Scenario]:
@@ -68,12 +70,24 @@ def count_scenarios(o: WhatifOptions) -> list[F.Scenario]:
     return scs
 
 
-def _keys(keys: list[str]) -> list[str]:
-    out = []
+def key_profiles(o: WhatifOptions) -> dict[str, SE.Profile]:
+    """The secure-element profiles --key names, checked and looked up once per run (kept on `o`):
+    the rows' model charges a secure element from these objects."""
+    if o.key_profiles is None:
+        o.key_profiles = _key_profiles(o.keys)
+    return o.key_profiles
+
+
+def key_profile(o: WhatifOptions, sc: F.Scenario) -> SE.Profile | None:
+    """The profile of a scenario's key (None: a software key)."""
+    return key_profiles(o)[sc.se_profile] if sc.se_profile else None
+
+
+def _key_profiles(keys: list[str]) -> dict[str, SE.Profile]:
+    out: dict[str, SE.Profile] = {}
     profiles = None
     for k in keys:
         if k == "software":
-            out.append(k)
             continue
         if not k.startswith("se:"):
             raise InputError(
@@ -85,7 +99,7 @@ def _keys(keys: list[str]) -> list[str]:
         profiles = profiles or SE.load_profiles()
         if parts[1] not in profiles:
             raise InputError(f"--key: unknown secure-element profile {parts[1]!r}; known: {', '.join(profiles)}")
-        out.append(k)
+        out[parts[1]] = profiles[parts[1]]
     return out
 
 
@@ -132,7 +146,8 @@ def scenarios(o: WhatifOptions) -> list[F.Scenario]:
     for t, _depth in certs:
         if t is not None and t not in F.key_types():
             raise InputError(f"--server-cert: unknown key type {t!r}; known: {', '.join(F.key_types())}")
-    keys = _keys(o.keys)
+    key_profiles(o)  # every --key checked (and its profile looked up) once
+    keys = list(o.keys)
     out = []
     for p in o.protocols:
         hss = o.handshakes or [F.HANDSHAKES[p][0]]

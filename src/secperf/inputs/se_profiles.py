@@ -521,6 +521,12 @@ def get_profile(name: str, path: str | Path | None = None) -> Profile:
     return profiles[name]
 
 
+def profile_of_key(key: str) -> Profile | None:
+    """The profile a client key names (`se:PROFILE[:cold]`), None for a software key: for a caller
+    that holds a key as text (the model takes the object: model/predict.plan's `se`)."""
+    return get_profile(key.split(":")[1]) if key.startswith("se:") else None
+
+
 # --- the shim's config ---------------------------------------------------------------------------
 def shim_config_text(profile: Profile, module_path: str | Path, log_path: str | Path, seed: int) -> str:
     """The plain-text config the native shim reads (one ``key = value`` per line)."""

@@ -113,9 +113,9 @@ def radio(name: str) -> Radio:
 
 
 def cpu(device: str | Core) -> Power:
-    """Active CPU power of a cost table's device, or of an emulated core (its class's mW per MHz x
-    its clock, data/energy.toml [cpu_per_mhz]): the Core object as the command resolved it, or
-    (the planner, not yet moved) its name."""
+    """Active CPU power of a cost table's device (by its name), or of an emulated core (its class's
+    mW per MHz x its clock, data/energy.toml [cpu_per_mhz]): the Core object as the command
+    resolved it (a core's name is not looked up here)."""
     table = _data()["cpu"]
     name = device.name if isinstance(device, Core) else device
     core: Core | None = None
@@ -123,10 +123,6 @@ def cpu(device: str | Core) -> Power:
         core = device
     elif name in table:
         return Power(name, float(table[name]["active_mw"]), table[name]["source"])
-    else:
-        from ..inputs import devices as D
-
-        core = D.core(name) if name in D.cores() else None
     if core is not None:
         fam = core.timing.model if core.timing is not None else core.qemu_cpu
         per = _data().get("cpu_per_mhz", {}).get(fam)

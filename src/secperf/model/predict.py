@@ -351,7 +351,12 @@ def _scale_party(t: CostTable, party: str, f: float, series: str) -> None:
         )
 
 
-def plan(sc: F.Scenario, table: CostTable, link: N.LinkModel, until: str = "response") -> Plan:
+def plan(
+    sc: F.Scenario, table: CostTable, link: N.LinkModel, until: str = "response", se: SE.Profile | None = None
+) -> Plan:
+    """The flights of `sc` over `link` with the costs of `table`. A key in a secure element
+    (`se:PROFILE[:cold]`) is charged from `se`, the profile the command resolved from its --key or
+    pattern (the model never looks a profile up by its name)."""
     check_until(until)
     table = table.for_protocol(sc.protocol)
     model = F.build(sc)
@@ -365,7 +370,12 @@ def plan(sc: F.Scenario, table: CostTable, link: N.LinkModel, until: str = "resp
     calls: tuple[str, ...] = ()
     se_host = Figure(0.0, "no calibration row for this key source: the profile's figures only")
     if sc.se_profile:
-        prof = SE.get_profile(sc.se_profile)
+        if se is None or se.name != sc.se_profile:
+            raise ValueError(
+                f"key {sc.key}: the model takes the secure-element profile the command resolved, "
+                f"got {se.name if se else None!r}"
+            )
+        prof = se
         calls = SE_COLD_CALLS if sc.se_cold else SE_WARM_CALLS
         if sc.key.rsplit(":cold", 1)[0] in table.se_host:
             se_host = table.se_host[sc.key.rsplit(":cold", 1)[0]]

@@ -18,6 +18,7 @@ from typing import Any, TypedDict, TypeVar
 
 import numpy as np
 
+from ..inputs import se_profiles as SE
 from ..inputs.patterns import Pattern
 from ..model import costs as C
 from ..model import energy as E
@@ -75,6 +76,7 @@ class Context:
     se: E.Power
     n: int = 20_000
     seed: int = 1
+    key_profile: SE.Profile | None = None  # the key's secure-element profile, resolved by the command
     cache: dict[tuple[Any, ...], Draws] = field(default_factory=dict)  # draws per kind of exchange
     # requirements the pattern breaks with no security at all (planner: judged apart, never as a
     # security verdict); checks_of marks them `judged: False`
@@ -151,8 +153,8 @@ def jwt_resumed_plan(ctx: Context, d: Design, fresh: bool) -> P.Plan:
     plan's first flight (for a fresh token: the token's signature before connecting, on the secure
     element when the key is there), its request bytes (GET + JWT instead of a plain GET) and its
     response flight (the server verifies the token)."""
-    base = P.plan(F.Scenario(protocol="https", handshake="resumed", key=d.key, mtls=False), ctx.table, ctx.link)
-    jwt = P.plan(F.Scenario(protocol="jwt", handshake="fresh" if fresh else "cached", key=d.key), ctx.table, ctx.link)
+    base = plan_of(ctx, F.Scenario(protocol="https", handshake="resumed", key=d.key, mtls=False))
+    jwt = plan_of(ctx, F.Scenario(protocol="jwt", handshake="fresh" if fresh else "cached", key=d.key))
     fl = list(base.flights)
     req = fl[-2]
     assert req is not None, "a resumed HTTPS plan ends with its request and its response"
@@ -174,6 +176,12 @@ def jwt_resumed_plan(ctx: Context, d: Design, fresh: bool) -> P.Plan:
     )
 
 
+def plan_of(ctx: Context, sc: F.Scenario) -> P.Plan:
+    """The flights of `sc` on the context's costs and link; a secure-element key charged from the
+    profile the context holds."""
+    return P.plan(sc, ctx.table, ctx.link, se=ctx.key_profile if sc.se_profile else None)
+
+
 def setup_draws(ctx: Context, d: Design, handshake: str) -> Draws:
     key: tuple[Any, ...]
     if not d.security:  # the plain connection set-up (flights.no_security)
@@ -181,7 +189,7 @@ def setup_draws(ctx: Context, d: Design, handshake: str) -> Draws:
         key = ("setup", sc)
         if key in ctx.cache:
             return ctx.cache[key]
-        return _draws(ctx, P.plan(sc, ctx.table, ctx.link), key, 0)
+        return _draws(ctx, plan_of(ctx, sc), key, 0)
     if handshake.startswith("resumed+"):  # JWT on a resumed session (jwt_resumed_plan)
         key = ("setup", d.whatif_protocol, handshake, d.key)
         if key in ctx.cache:
@@ -192,7 +200,7 @@ def setup_draws(ctx: Context, d: Design, handshake: str) -> Draws:
         key = ("setup", sc)
         if key in ctx.cache:
             return ctx.cache[key]
-        pl = P.plan(sc, ctx.table, ctx.link)
+        pl = plan_of(ctx, sc)
     signs = sum(
         1
         for fp in pl.flights

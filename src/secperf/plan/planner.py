@@ -40,11 +40,15 @@ class Overrides:
     device: str | None = None  # cost table (and CPU power) instead of the pattern's
     core: Core | None = None  # the device's emulated core, resolved by the caller (app/plan.py): its CPU power
     se: str | None = None  # secure-element profile instead of the pattern's key's
-    network: str | None = None  # link profile instead of the pattern's
+    network: str | None = None  # link profile instead of the pattern's (its name, as recorded)
     radio: str | None = None  # radio energy profile (default: the pattern's, else the network's)
     n: int = 20_000
     seed: int = 1
     table: C.CostTable | None = None  # a device's costs made by the caller (app/plan.py: an emulated core)
+    # the inputs the command resolved by name (app/plan.resolved): the link the pattern (or --network)
+    # names and the secure-element profile of its key (None: a software key); the planner takes these
+    link: NS.NetSpec | None = None
+    key_profile: SE.Profile | None = None
 
 
 def key_of(p: Pattern, o: Overrides) -> str:
@@ -59,10 +63,9 @@ def context(p: Pattern, o: Overrides) -> Context:
     device = o.device or p.stack.device  # a name the caller resolved (app/plan.py: old spellings mapped)
     network = o.network or p.stack.network
     table = o.table if o.table is not None else C.load_table(device)
-    specs = NS.parse_networks([network])
-    if len(specs) != 1:
-        raise InputError(f"--network {network!r}: a plan needs one link, not a sweep")
-    link = N.from_spec(specs[0])
+    if o.link is None:
+        raise ValueError(f"the planner takes the link the command resolved (app/plan.resolved), not {network!r}")
+    link = N.from_spec(o.link)
     radio_name = o.radio or p.stack.radio or (network if network in E.radio_names() else None)
     if radio_name is None:
         raise InputError(
@@ -72,10 +75,18 @@ def context(p: Pattern, o: Overrides) -> Context:
     radio = E.radio(radio_name)
     key = key_of(p, o)
     prof = key.split(":")[1] if key.startswith("se:") else None
-    if prof is not None and prof not in SE.load_profiles():
-        raise InputError(f"--se: unknown secure-element profile {prof!r}; known: {', '.join(SE.load_profiles())}")
+    if prof is not None and (o.key_profile is None or o.key_profile.name != prof):
+        raise ValueError(f"the planner takes the profile of key {key} the command resolved (app/plan.resolved)")
     return Context(
-        pattern=p, table=table, link=link, radio=radio, cpu=E.cpu(o.core or device), se=E.se(prof), n=o.n, seed=o.seed
+        pattern=p,
+        table=table,
+        link=link,
+        radio=radio,
+        cpu=E.cpu(o.core or device),
+        se=E.se(prof),
+        n=o.n,
+        seed=o.seed,
+        key_profile=o.key_profile if prof is not None else None,
     )
 
 
@@ -91,10 +102,10 @@ def requirement_sources(p: Pattern) -> dict[str, str]:
     return out
 
 
-def profile_sign_ms(key: str) -> float | None:
-    if not key.startswith("se:"):
+def profile_sign_ms(key: str, prof: SE.Profile | None) -> float | None:
+    """The profile's mean signing time (ms) for the key's calls (cold: the whole session); None for a software key."""
+    if not key.startswith("se:") or prof is None:
         return None
-    prof = SE.get_profile(key.split(":")[1])
     calls = SE.TOTAL_CALLS if key.endswith(":cold") else SE.SIGN_ONLY_CALLS
     return sum(d.mean() if (d := prof.dist(c)) else 0.0 for c in calls)
 
@@ -210,7 +221,7 @@ def plan_pattern(p: Pattern, o: Overrides = Overrides()) -> dict[str, Any]:
         "security_adds": V.security_adds(before, plain),
         "deciding": [c for c in (best or before).checks] if not before.passes else before.checks,
         "ranking": V.ranking(before, singles),
-        "alerts": V.alert_thresholds(chosen, profile_sign_ms(base.key)),
+        "alerts": V.alert_thresholds(chosen, profile_sign_ms(base.key, ctx.key_profile)),
         "n": ctx.n,
         "seed": ctx.seed,
     }
