@@ -64,7 +64,8 @@ def storm_vs_model(c: MqttLoadConfig, m: dict[str, Any], horizon_s: float | None
         "measured": measured,
         "models": {},
         "ratio_target": list(RATIO_TARGET),
-        "capacity_from": "secperf-loadgen --app mqtt, 32 clients closed loop, just before and after the load (mean)",
+        "capacity_from": f"secperf-loadgen --app mqtt, {(m.get('capacity_before') or {}).get('clients', 32)} "
+        "clients closed loop, just before and after the load (mean)",
     }
     if c.clients > MOSQUITTO_BACKLOG and c.spread_s * MAX_BURST_PER_S < c.clients and not m.get("target"):
         out["note"] = (

@@ -81,7 +81,7 @@ def check_levels(o: ServerOptions) -> None:
 
 def plan(o: ServerOptions) -> list[ServerConfig]:
     """Every combination that makes sense, validated before anything runs (nocrt keys: probe only;
-    offload: nginx with the token's key types)."""
+    offload: nginx and mosquitto with the token's key types)."""
     from ..measure import server as S
 
     check_levels(o)
@@ -97,7 +97,7 @@ def plan(o: ServerOptions) -> list[ServerConfig]:
             for src in list(dict.fromkeys(o.sources)):
                 if key.endswith("-nocrt") and server != "probe" and len(o.servers) > 1:
                     continue  # the no-CRT key runs on the probe server only: skip it for the others
-                if src != "software" and server != "nginx" and len(o.servers) > 1:
+                if src != "software" and server not in S.OFFLOAD_SERVERS and len(o.servers) > 1:
                     continue
                 for auth in o.client_auth:
                     for r in o.resume_ratios:
@@ -108,7 +108,7 @@ def plan(o: ServerOptions) -> list[ServerConfig]:
     if not out:
         raise InputError(
             "nothing to measure: the --server, --key and --key-source combinations all exclude "
-            "each other (no-CRT keys run on --server probe; offload on --server nginx)"
+            "each other (no-CRT keys run on --server probe; offload on --server nginx or mosquitto)"
         )
     return out
 

@@ -33,7 +33,7 @@ listener {port} {host}
 max_connections {max_connections}
 cafile {ca}
 certfile {chain}
-keyfile {key}
+{key_lines}
 require_certificate {require_certificate}
 use_identity_as_username false
 allow_anonymous true
@@ -76,8 +76,12 @@ class Mosquitto(Service):
         require_certificate: bool = True,
         max_connections: int = -1,
         connection_messages: bool = True,
+        engine_key: str | None = None,
     ):
         super().__init__(workdir)
+        if engine_key is not None and "pin-value" in engine_key:
+            raise ServiceError("mosquitto: a key URI with pin-value holds the PIN; give pin-source=file:PATH")
+        self.engine_key = engine_key
         self.certs, self.client_ca, self.nodelay, self.tls_version = certs, client_ca, nodelay, tls_version
         self.fixed_port = port
         self.require_certificate, self.max_connections = require_certificate, max_connections
@@ -99,7 +103,11 @@ class Mosquitto(Service):
                 host=self.bind,
                 ca=self.client_ca,
                 chain=self.certs.chain,
-                key=self.certs.key,
+                key_lines=(
+                    f"tls_engine pkcs11\ntls_keyform engine\nkeyfile {self.engine_key}"
+                    if self.engine_key
+                    else f"keyfile {self.certs.key}"
+                ),
                 nodelay="true" if self.nodelay else "false",
                 tls_version=tls,
                 max_connections=int(self.max_connections),
@@ -128,6 +136,7 @@ class Mosquitto(Service):
             "set_tcp_nodelay": self.nodelay,
             "require_certificate": self.require_certificate,
             "max_connections": self.max_connections,
+            "key": "token (OpenSSL pkcs11 engine)" if self.engine_key else "PEM file",
         }
 
 

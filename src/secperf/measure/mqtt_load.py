@@ -4,13 +4,15 @@ keep-alive, then, when asked, a reconnect storm (every connection reset at once,
 under a back-off policy). Per phase: CONNACK, PUBACK and wait histograms (the log-linear bins of
 core/histogram.py), refused and failed attempts by reason, and the broker's CPU (it runs here,
 pinned to one core; the generator runs on the others). The broker's handshake capacity is measured
-just before and after with `secperf-loadgen --app mqtt` (closed loop, 32 clients): the figure the
-fleet model of a storm takes.
+just before and after with `secperf-loadgen --app mqtt` (closed loop, 32 clients; 4 with the key on
+the token): the figure the fleet model of a storm takes.
 
 mosquitto honours the server key (its type and chain depth: the lab's PEM files), client
 authentication (require_certificate) and resumption (TLS 1.3 tickets; a resumed client skips its
 certificate and so its secure element); what it cannot do is refused before anything runs
-(`validate`)."""
+(`validate`). With `key_source` offload:PROFILE:busy|sleep the broker's key is the lab token's, loaded
+through OpenSSL's pkcs11 engine behind the secure-element shim: every full handshake signs on the
+token, and the shim's log counts the signatures in each window (capacity runs, load)."""
 
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ import subprocess
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, cast
 
 from ..core.errors import InputError, MeasurementError
 from ..core.histogram import Histogram
@@ -34,7 +37,8 @@ from .server_cpu import pin, process_cpu_s
 from .server_load import loadgen_argv, run_level, summarize_level
 
 if TYPE_CHECKING:
-    from ..lab.pki import LabPKI
+    from ..lab.pki import CertSet, LabPKI
+    from .server_start import Offload
     from .server_target import LoadTarget
 
 ClientPair = tuple[Path, Path]  # a client certificate and its key
@@ -70,6 +74,7 @@ class MqttLoadConfig:
     resume_ratio: float = 0.0  # share of (re)connections offering the newest session
     se_profile: str | None = None  # a secure element's signing time per connection (client side)
     key: str = "ecdsa-p256"  # the broker's key
+    key_source: str = "software"  # the broker's key: software (PEM file) | offload:PROFILE:busy|sleep (token)
     client_auth: bool = True  # mosquitto's require_certificate
     depth: int = 1
     tls: str = "1.3"
@@ -118,6 +123,15 @@ def validate(c: MqttLoadConfig) -> None:
         )
     if not 1 <= c.depth <= 3:
         raise InputError(f"--chain-depth {c.depth}: give 1..3")
+    if c.key_source != "software":
+        from .server_config import check_offload
+
+        check_offload(c.key_source, c.key)
+        if c.depth != 1:
+            raise InputError(
+                f"--chain-depth {c.depth} with --key-source {c.key_source}: the token's key has one "
+                "certificate from the lab CA (depth 1)"
+            )
     if not 0 <= c.core < (os.cpu_count() or 1):
         raise InputError(f"--core {c.core}: this machine has cores 0..{(os.cpu_count() or 1) - 1}")
     if c.se_profile is not None:
@@ -248,26 +262,23 @@ def mqttload_argv(
     return argv
 
 
+CAPACITY_CLIENTS = 32  # closed-loop clients of a capacity run (software key: enough to saturate the broker)
+CAPACITY_CLIENTS_TOKEN = 4  # with the key on the token: it signs one at a time, a few in flight keep it busy
+
+
 def capacity(port: int, broker_pid: int, c: MqttLoadConfig, client_pair: ClientPair | None) -> dict[str, Any]:
     """The broker's capacity: TLS handshake + CONNECT/CONNACK per second at saturation (closed loop,
-    32 clients of secperf-loadgen --app mqtt), its CPU per connection and what limited it."""
+    secperf-loadgen --app mqtt), its CPU per connection and what limited it. With the key on the token
+    a few clients saturate it (it signs one at a time); 32 would queue each handshake for seconds,
+    beyond a short run's window, and spill their signatures into the next window."""
+    n = CAPACITY_CLIENTS if c.key_source == "software" else CAPACITY_CLIENTS_TOKEN
     cfg = ServerConfig("mosquitto", c.key, client_auth=c.client_auth, resume_ratio=0.0, depth=c.depth, tls=c.tls)
-    p = LoadParams(concurrency=[32], duration_s=c.capacity_s, warmup_s=0.3, seed=c.seed, core=c.core)
+    p = LoadParams(concurrency=[n], duration_s=c.capacity_s, warmup_s=0.3, seed=c.seed, core=c.core)
     lv = summarize_level(
-        run_level(loadgen_argv(port, cfg, 32, p, client_pair, app="mqtt"), broker_pid, c.capacity_s + 30)
+        run_level(loadgen_argv(port, cfg, n, p, client_pair, app="mqtt"), broker_pid, c.capacity_s + 30)
     )
-    return {
-        k: lv.get(k)
-        for k in (
-            "handshakes_per_s",
-            "handshakes",
-            "failed",
-            "server_cpu_us_per_handshake",
-            "server_utilisation",
-            "limited_by",
-            "errors",
-        )
-    }
+    keys = ("handshakes_per_s", "handshakes", "failed", "server_cpu_us_per_handshake", "server_utilisation")
+    return {"clients": n, **{k: lv.get(k) for k in (*keys, "limited_by", "errors")}}
 
 
 def _phase_figures(line: dict[str, Any], cpu_s: float | None) -> dict[str, Any]:
@@ -354,12 +365,22 @@ def measure(pki: LabPKI, c: MqttLoadConfig, workdir: Path) -> dict[str, Any]:
         connection_messages=False,
         tls_version=None,
     )
-    if c.key == "rsa-1024":
+    off = None
+    if c.key_source != "software":
+        from .server_start import Offload
+
+        profile, wait = c.key_source.split(":")[1:]
+        off = Offload(profile, wait, c.key, private_dir(wd / "token"), c.seed)
+        broker.certs = cast("CertSet", SimpleNamespace(chain=off.cert, key=None))
+        broker.engine_key = off.uri  # the PIN in the URI's pin-source file (0600), never in argv
+        broker.prefix = off.prefix()
+    elif c.key == "rsa-1024":
         from .server_start import low_seclevel_conf
 
         conf = wd / "openssl-seclevel0.cnf"
         write_private(conf, low_seclevel_conf().encode())
         broker.prefix = ["env", f"OPENSSL_CONF={conf}"]
+    t_ns = [time.monotonic_ns()]
     broker.start()
     try:
         if broker.proc is None or broker.port is None:
@@ -368,12 +389,16 @@ def measure(pki: LabPKI, c: MqttLoadConfig, workdir: Path) -> dict[str, Any]:
         pin(bpid, c.core)
         usable = sorted(os.sched_getaffinity(0))
         cores = [x for x in usable if x != c.core] or usable
+        t_ns.append(time.monotonic_ns())
         before = capacity(bport, bpid, c, pair)
         time.sleep(0.5)
+        t_ns.append(time.monotonic_ns())
         budget = (c.clients / c.connect_rate + c.timeout_s + 30) + c.hold_s + (c.storm_max_s if c.storm else 0) + 120
         run = run_mqttload(mqttload_argv(bport, c, pair, limits["source_addrs"], se_file), bpid, cores, budget)
         time.sleep(0.5)
+        t_ns.append(time.monotonic_ns())
         after = capacity(bport, bpid, c, pair)
+        t_ns.append(time.monotonic_ns())
         described = broker.describe()
     finally:
         broker.stop()
@@ -381,12 +406,42 @@ def measure(pki: LabPKI, c: MqttLoadConfig, workdir: Path) -> dict[str, Any]:
     return {
         "config": asdict(c),
         "limits": limits,
-        "broker": {k: described.get(k) for k in ("set_tcp_nodelay", "require_certificate", "max_connections")},
+        "broker": {k: described.get(k) for k in ("set_tcp_nodelay", "require_certificate", "max_connections", "key")},
+        "broker_key": broker_key_said(c, off, t_ns),
         "capacity_per_s": sum(caps) / len(caps) if caps else None,
         "capacity_before": before,
         "capacity_after": after,
         "se": se_said(c.se_profile, se_file),
         **run,
+    }
+
+
+def broker_key_said(c: MqttLoadConfig, off: Offload | None, t_ns: list[int]) -> dict[str, Any]:
+    """Where the broker's key is and, on the token, the shim's count of its signatures (C_Sign without
+    the length query) in each window: start-up and the negotiation probe, the capacity run before,
+    the load (ramp, hold, storm), the capacity run after; with their wall time and the profile's
+    bound (one signature at a time: 1 / (SoftHSM2 + injected delay))."""
+    if off is None:
+        return {"source": "software", "where": "PEM file read by mosquitto"}
+    import statistics
+
+    calls = [x for x in off.calls() if x.get("fn") == "C_Sign" and not x.get("length_query")]
+    windows = ("start", "capacity_before", "load", "capacity_after")
+    counts = {w: sum(1 for x in calls if a <= x.get("start_ns", 0) < b) for w, a, b in zip(windows, t_ns, t_ns[1:])}
+    occ = [(x.get("real_ns", 0) + x.get("delay_ns", 0)) / 1e6 for x in calls]
+    return {
+        "source": c.key_source,
+        "where": "the lab token (SoftHSM2) behind the secure-element shim, through OpenSSL's pkcs11 engine "
+        "(tls_engine pkcs11, tls_keyform engine); the PIN in the URI's 0600 pin-source file",
+        "uri": off.uri.split("?", 1)[0],
+        "profile": off.profile.name,
+        "wait": off.profile.wait,
+        "profile_source": off.profile.source,
+        "token_signs": counts,
+        "token_signs_total": len(calls),
+        "sign_wall_ms_p50": statistics.median(x.get("duration_ns", 0) / 1e6 for x in calls) if calls else None,
+        "card_bound_per_s": 1000 / statistics.fmean(occ) if occ and statistics.fmean(occ) > 0 else None,
+        "source_of_counts": "the shim's call log (C_Sign, not the length query), by monotonic time window",
     }
 
 

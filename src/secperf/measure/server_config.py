@@ -31,6 +31,9 @@ KEYS = (
     "ed25519",
 )
 WAITS = ("busy", "sleep")
+# servers that load their key through OpenSSL's pkcs11 engine (nginx: engine:pkcs11:URI; mosquitto:
+# tls_engine pkcs11 with tls_keyform engine): the ones --key-source offload runs on
+OFFLOAD_SERVERS = ("nginx", "mosquitto")
 # key types the lab token holds (lab/token KEY_SPECS): the ones a server can offload
 TOKEN_KEYS = ("rsa-1024", "rsa-2048", "ecdsa-p256")
 # the offload profile matching each token key's algorithm (data/secure_elements.toml)
@@ -143,20 +146,37 @@ def validate(cfg: ServerConfig) -> None:
     if not 1 <= cfg.depth <= 3:
         raise InputError(f"--chain-depth {cfg.depth}: give 1..3")
     if cfg.source != "software":
-        parts = cfg.source.split(":")
-        if len(parts) != 3 or parts[0] != "offload" or parts[2] not in WAITS:
+        if cfg.server not in OFFLOAD_SERVERS:
             raise InputError(
-                f"--key-source {cfg.source!r}: give software or offload:PROFILE:busy|sleep "
-                "(e.g. offload:rsa-card-1998:busy)"
+                f"--key-source {cfg.source}: offload runs with --server {' or '.join(OFFLOAD_SERVERS)} "
+                "(OpenSSL's pkcs11 engine)"
             )
-        from ..inputs.se_profiles import get_profile
+        check_offload(cfg.source, cfg.key)
 
-        get_profile(parts[1])  # an unknown profile is an InputError naming the known ones
-        if cfg.server != "nginx":
-            raise InputError(f"--key-source {cfg.source}: offload runs with --server nginx (OpenSSL's pkcs11 engine)")
-        if cfg.key not in TOKEN_KEYS:
-            raise InputError(
-                f"--key {cfg.key} with --key-source {cfg.source}: the lab token holds "
-                f"{', '.join(TOKEN_KEYS)} server-usable keys (no-CRT is a software variant; the "
-                "token's own key format decides)"
-            )
+
+def check_offload(source: str, key: str) -> None:
+    """An offloaded key source (offload:PROFILE:busy|sleep) with the server key `key`: the profile is
+    known, the lab token holds a key of that type, and OpenSSL's pkcs11 engine is installed (each an
+    InputError naming the option or the package)."""
+    parts = source.split(":")
+    if len(parts) != 3 or parts[0] != "offload" or parts[2] not in WAITS:
+        raise InputError(
+            f"--key-source {source!r}: give software or offload:PROFILE:busy|sleep (e.g. offload:rsa-card-1998:busy)"
+        )
+    from ..inputs.se_profiles import get_profile
+
+    get_profile(parts[1])  # an unknown profile is an InputError naming the known ones
+    if key not in TOKEN_KEYS:
+        raise InputError(
+            f"--key {key} with --key-source {source}: the lab token holds "
+            f"{', '.join(TOKEN_KEYS)} server-usable keys (no-CRT is a software variant; the "
+            "token's own key format decides)"
+        )
+    from ..lab.token_openssl import PKCS11_ENGINE_PACKAGE, pkcs11_engine
+
+    if pkcs11_engine() is None:
+        raise InputError(
+            f"--key-source {source}: OpenSSL's pkcs11 engine (pkcs11.so) is not installed where OpenSSL "
+            f"looks for it (OPENSSL_ENGINES or `openssl version -e`): install the Debian package "
+            f"{PKCS11_ENGINE_PACKAGE} (scripts/bootstrap does)"
+        )

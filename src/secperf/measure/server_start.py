@@ -158,7 +158,10 @@ def start_server(
         return csrv.start()
     from ..lab.iot_services import Mosquitto
 
-    # the key and chain depth are the lab's PEM files; client authentication is require_certificate
+    # the key and chain depth are the lab's PEM files, or the token's key through OpenSSL's pkcs11
+    # engine (with its certificate, depth 1); client authentication is require_certificate
+    if offload is not None:
+        certs = cast("CertSet", SimpleNamespace(chain=offload.cert, key=None))
     msrv = Mosquitto(
         certs,
         pki.client("ecdsa-p256").ca,
@@ -166,8 +169,9 @@ def start_server(
         workdir=workdir,
         require_certificate=cfg.client_auth,
         connection_messages=False,
+        engine_key=offload.uri if offload is not None else None,
     )
-    msrv.prefix = prefix
+    msrv.prefix = offload.prefix() if offload is not None else prefix
     return msrv.start()
 
 

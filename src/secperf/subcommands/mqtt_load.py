@@ -83,6 +83,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--key", default="ecdsa-p256", help="the broker's key (rsa-1024..4096, ecdsa-p256, ecdsa-p384, ed25519)"
     )
+    p.add_argument(
+        "--key-source",
+        default="software",
+        help="the broker's key: software (a PEM file) or offload:PROFILE:busy|sleep (the lab token's "
+        "key of --key's type, loaded by mosquitto through OpenSSL's pkcs11 engine behind the "
+        "secure-element shim with that profile's timings; --key rsa-1024, rsa-2048 or ecdsa-p256)",
+    )
     p.add_argument("--client-auth", choices=("on", "off"), default="on", help="mosquitto's require_certificate")
     p.add_argument(
         "--resume-ratio",
@@ -130,6 +137,7 @@ def run(args: argparse.Namespace) -> Result:
             o
             for o, v, d in (
                 ("--key", args.key, "ecdsa-p256"),
+                ("--key-source", args.key_source, "software"),
                 ("--client-auth", args.client_auth, "on"),
                 ("--chain-depth", args.chain_depth, 1),
                 ("--core", args.core, 0),
@@ -178,6 +186,7 @@ def run(args: argparse.Namespace) -> Result:
         resume_ratio=args.resume_ratio,
         se_profile=args.se,
         key=args.key,
+        key_source=args.key_source,
         client_auth=args.client_auth == "on",
         depth=args.chain_depth,
         tls=args.tls,

@@ -44,7 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=comma_list(),
         default="software",
         help="software, offload:PROFILE:busy|sleep, e.g. "
-        "offload:rsa-card-1998:busy,offload:rsa-card-1998:sleep (nginx; comma list)",
+        "offload:rsa-card-1998:busy,offload:rsa-card-1998:sleep (nginx, mosquitto: the key on the lab token through OpenSSL's pkcs11 engine; comma list)",
     )
     p.add_argument("--client-auth", type=comma_list(choices=("on", "off")), default="off", help="off, on or off,on")
     p.add_argument(
