@@ -205,7 +205,9 @@ def test_fleet_model_recovers_all_devices_and_scales():
     assert big_s < 50 * tenth_s, (big_s, tenth_s)
     assert big["devices_back"] == pytest.approx(1_000_000, rel=1e-6)
     assert big["time_all_back_s"] >= 1_000_000 / 650
-    assert big["failed_attempts"] > 0 and big["peak_queue"] <= 4096 + 1
+    # the server's queue holds at most what it serves within the clients' timeout (the listen backlog
+    # bounds what it accepts per pass: tests/test_fleet_backlog.py)
+    assert big["failed_attempts"] > 0 and big["peak_queue"] <= 650 * 10 + 1
 
 
 def test_fleet_synchronised_retries_are_worse_than_jittered_backoff():

@@ -5,10 +5,25 @@ Assumptions (all in FleetModel, with units):
   (a synchronised schedule with some jitter);
 - the server handles `capacity_per_s` handshakes per second (measured: `secperf server`), FIFO,
   for a mix of full and resumed handshakes (`resumed_share`, each kind at its own capacity);
-- an attempt that would wait longer than the client's `timeout_s` in the server's queue (or finds
-  the accept backlog full) fails: the device notices after `timeout_s` and retries after its
-  policy's delay (none: at once; fixed; exponential back-off with full jitter; decorrelated
-  jitter, taken at its mean growth), at most `max_attempts` attempts;
+- an attempt that would wait longer than the client's `timeout_s` in the server's queue fails: the
+  device notices after `timeout_s` and retries after its policy's delay (none: at once; fixed;
+  exponential back-off with full jitter; decorrelated jitter, taken at its mean growth), at most
+  `max_attempts` attempts;
+- the listen backlog: the kernel holds at most L = min(`backlog`, `somaxconn`) connections the
+  server has not accepted yet (listen(2); Linux caps the backlog at net.core.somaxconn, 4096 since
+  5.4, 128 before). An event-loop server (mosquitto, nginx) accepts once per loop pass and a pass
+  lasts as long as the handshake work it found, so at most L attempts get in per pass; an idle
+  server takes them as they come, up to `accept_per_s` (accept(2) and registering the socket take
+  microseconds; SYNs within one time step count as spread over it). A SYN that
+  finds the accept queue full is dropped (Linux tcp_conn_request: ListenOverflows; SYN cookies do
+  not help, they stand in for the SYN queue only, and the full accept queue is checked after them).
+  The client's kernel sends the SYN again after its retransmission timeout: TCP_TIMEOUT_INIT 1 s
+  (`syn_rto_s`, RFC 6298), doubling, so a dropped attempt arrives again 1 s, 3 s, 7 s, 15 s ... after
+  its first SYN, `syn_retries` times (net.ipv4.tcp_syn_retries, 6); connect() then fails after
+  127 s (the last wait is as long again), or the client's `timeout_s` ends the attempt first. Such
+  an attempt fails as above (the back-off starts when the client notices). An attempt accepted
+  after a retransmission still gets the full `timeout_s` in the server's queue (optimistic by at
+  most the seconds it spent on SYNs);
 - a served device is back `device_handshake_s` later (its own handshake cost: the what-if model);
 - with `abandoned_work` the server still does the handshake of an attempt whose client gave up
   (nginx does: it reads the ClientHello that waited in its queue and signs before it notices the
@@ -16,11 +31,17 @@ Assumptions (all in FleetModel, with units):
   timeout is dropped at once, which is optimistic: `secperf-loadgen --storm` against nginx shows
   storms that never recover once the timeout is below N / capacity (benchmarks/server.py).
 The state is a histogram of attempts per time step and attempt number, so the cost does not grow
-with N: 10 million devices take the same time as 1,000."""
+with N: 10 million devices take the same time as 1,000. SYNs waiting for their retransmission sit
+in one delay line per retransmission (keyed by time step modulo the line's length, a vector over
+attempt numbers per step): the lines hold sum of 2**r * syn_rto_s / dt_s steps for the
+retransmissions that fit in `timeout_s` (at most 63 s with the defaults: 1,260 steps of 0.05 s),
+times max_attempts + 1 float64s, about 1 MB for max_attempts 100 whatever N is (100k devices or
+100 million); a model whose lines would pass SYN_LINE_BYTES is refused."""
 
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -31,6 +52,8 @@ from ..core.result import as_result
 from ..core.result_schema import Result, Series, ServerDerived
 
 POLICIES = ("none", "fixed", "exponential", "decorrelated")
+MAX_BACKLOG = 10_000_000
+SYN_LINE_BYTES = 256 * 2**20  # the SYN retransmission delay lines may take at most this much memory
 
 
 @dataclass(frozen=True)
@@ -43,7 +66,11 @@ class FleetModel:
     base_s: float = 1.0  # fixed delay, or back-off base
     cap_s: float = 60.0  # back-off cap
     timeout_s: float = 10.0
-    backlog: int = 4096  # accept queue beyond which attempts fail at once
+    backlog: int = 4096  # the server's listen(2) backlog (mosquitto: 100, nginx: 511)
+    somaxconn: int = 4096  # net.core.somaxconn: the kernel's cap on the backlog
+    syn_retries: int = 6  # net.ipv4.tcp_syn_retries of the clients
+    syn_rto_s: float = 1.0  # the first SYN retransmission timeout (TCP_TIMEOUT_INIT), doubling
+    accept_per_s: float = 20_000.0  # connections an idle server takes off its accept queue per second
     max_attempts: int = 100
     abandoned_work: bool = False  # the server also serves attempts whose client gave up
     spread_s: float = 0.0
@@ -70,8 +97,46 @@ class FleetModel:
                 f"--cap {self.cap_s:g} s is below --base {self.base_s:g} s: {self.policy} back-off would "
                 f"never grow past the cap; give --cap at least --base"
             )
+        for name, n, hi in (
+            ("--backlog", self.backlog, MAX_BACKLOG),
+            ("somaxconn", self.somaxconn, MAX_BACKLOG),
+            ("tcp_syn_retries", self.syn_retries, 127),
+        ):
+            if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not 1 <= n <= hi:
+                raise InputError(f"{name} {n!r}: give a whole number 1..{hi:,}")
+        if not self.accept_per_s > 0:
+            raise InputError(f"accept rate {self.accept_per_s}: must be > 0 connections/s")
+        if not 0 < self.syn_rto_s <= 60:
+            raise InputError(f"SYN retransmission timeout {self.syn_rto_s}: give seconds in (0, 60]")
+        if not 0 < self.dt_s <= 10:
+            raise InputError(f"time step {self.dt_s}: give seconds in (0, 10]")
+        if (b := self.syn_line_floats * 8) > SYN_LINE_BYTES:
+            raise InputError(
+                f"time step {self.dt_s:g} s: the SYN retransmission lines would take {b / 2**20:.0f} MiB "
+                f"(at most {SYN_LINE_BYTES // 2**20}); give a longer step or fewer --max-attempts"
+            )
         if self.horizon_s / self.dt_s > 2_000_000:
             raise InputError(f"--horizon {self.horizon_s}: at most 2,000,000 steps of {self.dt_s} s")
+
+    @property
+    def accept_queue(self) -> int:
+        """Connections the kernel holds for the server before it accepts them (listen(2))."""
+        return min(self.backlog, self.somaxconn)
+
+    @property
+    def syn_gaps_steps(self) -> list[int]:
+        """Steps from a dropped SYN number r (0: the first) to its retransmission, for every
+        retransmission the client sends before its timeout ends the attempt."""
+        gaps = []
+        for r in range(self.syn_retries):
+            if (2 ** (r + 1) - 1) * self.syn_rto_s >= self.timeout_s:
+                break
+            gaps.append(max(1, int(round(2**r * self.syn_rto_s / self.dt_s))))
+        return gaps
+
+    @property
+    def syn_line_floats(self) -> int:
+        return sum(self.syn_gaps_steps) * (self.max_attempts + 1)
 
     @property
     def capacity_per_s(self) -> float:
@@ -106,7 +171,6 @@ def simulate(m: FleetModel, points: int = 400) -> dict[str, Any]:
     diff[1, k] -= m.devices / k
     rate = np.zeros(A + 2)
     cap_step = m.capacity_per_s * m.dt_s
-    q_limit = min(float(m.backlog), m.capacity_per_s * m.timeout_s)
     q = 0.0
     from collections import deque
 
@@ -116,42 +180,85 @@ def simulate(m: FleetModel, points: int = 400) -> dict[str, Any]:
     served = np.zeros(steps)
     work = np.zeros(steps)
     failed = np.zeros(steps)
+    syn_drops = np.zeros(steps)
     gave_up = 0.0
-    pending = float(m.devices)  # attempts scheduled but not yet arrived
+    pending = float(m.devices)  # attempts scheduled (or waiting for a SYN retransmission), not yet arrived
     timeout_steps = int(round(m.timeout_s / m.dt_s))
     att = np.arange(1, A + 1)
     lo_hi = np.array([_delay_spread(m, int(a)) for a in att])
-    lo_steps = timeout_steps + (lo_hi[:, 0] / m.dt_s).astype(int)
-    hi_steps = timeout_steps + (lo_hi[:, 1] / m.dt_s).astype(int)
+    lo_delay = (lo_hi[:, 0] / m.dt_s).astype(int)
+    hi_delay = (lo_hi[:, 1] / m.dt_s).astype(int)
+    # SYN retransmissions: line r holds, per step modulo its length, the attempts (a vector over attempt
+    # numbers) whose SYN number r (0: the first) was dropped and that arrive again gap_r steps later
+    gaps = m.syn_gaps_steps
+    lines = [np.zeros((g, A)) for g in gaps]
+    # an attempt whose last SYN was dropped fails when connect() gives up (after the last retransmission
+    # waited as long again) or the client's timeout ends it, whichever comes first; counted from SYN k
+    give_up_s = (2 ** (m.syn_retries + 1) - 1) * m.syn_rto_s
+    syn_fail_steps = int(round((min(m.timeout_s, give_up_s) - (2 ** len(gaps) - 1) * m.syn_rto_s) / m.dt_s))
+    L = float(m.accept_queue)
+    accept_step = m.accept_per_s * m.dt_s
+    acc = 0.0  # connections accepted by the kernel during the server's current pass
+    batch = 0.0  # handshake work left in the current pass
+
+    def fail(t: int, r: np.ndarray, notice_steps: int) -> None:
+        """Attempts `r` (per attempt number) failed at step t; their clients notice `notice_steps` later
+        and retry after the policy's delay (the last attempt gives up)."""
+        nonlocal gave_up, pending
+        gave_up += float(r[-1])
+        r = r[:-1]
+        start = np.minimum(t + notice_steps + lo_delay[:-1], steps)
+        stop = np.minimum(t + notice_steps + hi_delay[:-1], steps) + 1
+        per = r / (stop - start)
+        np.add.at(diff, (att[:-1] + 1, start), per)
+        np.add.at(diff, (att[:-1] + 1, stop), -per)
+        pending += float(r.sum())
+
     for t in range(steps):
         rate += diff[:, t]
-        a_now = np.maximum(rate[1 : A + 1], 0.0)
-        total = float(a_now.sum())
+        by_syn = [np.maximum(rate[1 : A + 1], 0.0)]  # first SYNs of new attempts, then retransmissions
+        for r, g in enumerate(gaps):
+            by_syn.append(lines[r][t % g].copy())
+            lines[r][t % g] = 0.0
+        arrived = [float(v.sum()) for v in by_syn]
+        total = sum(arrived)
         pending -= total
+        if batch <= 1e-12:  # the last pass is over: the server accepts what waits and starts a new one
+            acc, batch = 0.0, q
         if total > 0:
+            # an idle server accepts SYNs as they come; a busy one takes what waits once per pass and the
+            # kernel holds at most L meanwhile: SYNs beyond are dropped and sent again by the client
+            taken = min(total, L + accept_step) if batch <= 1e-12 else min(total, max(0.0, L - acc))
+            acc += taken
+            if taken < total:
+                keep = taken / total
+                syn_drops[t] = total - taken
+                for k, v in enumerate(by_syn):
+                    d = v * (1 - keep)
+                    by_syn[k] = v * keep
+                    if k < len(gaps):
+                        lines[k][t % gaps[k]] += d
+                    else:
+                        fail(t, d, syn_fail_steps)
+                        failed[t] += float(d.sum())
+                pending += float(syn_drops[t]) - failed[t]
+            a_now = np.sum(by_syn, axis=0)
             if m.abandoned_work:
-                # everything the backlog holds is queued; only what starts within the timeout is useful
-                queued = min(total, max(0.0, m.backlog - q))
+                # everything accepted is queued; only what starts within the timeout is useful
+                queued = taken
                 admitted = min(queued, max(0.0, q_timeout - q))
                 fifo.append([queued, admitted])
                 q += queued
             else:
-                admitted = min(total, max(0.0, q_limit - q))
+                admitted = min(taken, max(0.0, q_timeout - q))
                 q += admitted
-            rejected = total - admitted
-            if rejected > 0:
-                failed[t] = rejected
-                r = a_now * (rejected / total)
-                gave_up += float(r[-1])
-                r = r[:-1]
-                start = np.minimum(t + lo_steps[:-1], steps)
-                stop = np.minimum(t + hi_steps[:-1], steps) + 1
-                per = r / (stop - start)
-                np.add.at(diff, (att[:-1] + 1, start), per)
-                np.add.at(diff, (att[:-1] + 1, stop), -per)
-                pending += float(r.sum())
+            late = taken - admitted
+            if late > 0:
+                failed[t] += late
+                fail(t, a_now * (late / taken), timeout_steps)
         s_ = min(q, cap_step)
         q -= s_
+        batch -= s_
         work[t] = s_
         if m.abandoned_work:
             left, useful = s_, 0.0
@@ -172,6 +279,7 @@ def simulate(m: FleetModel, points: int = 400) -> dict[str, Any]:
             steps = t + 1
             break
     served, queue, failed, work = served[:steps], queue[:steps], failed[:steps], work[:steps]
+    syn_drops = syn_drops[:steps]
     t_axis = (np.arange(steps) + 1) * m.dt_s + m.device_handshake_s
     back = np.cumsum(served)
     n = float(m.devices)
@@ -190,6 +298,8 @@ def simulate(m: FleetModel, points: int = 400) -> dict[str, Any]:
         "devices_back": float(back[-1]),
         "gave_up": gave_up,
         "failed_attempts": float(failed.sum()),
+        "syn_drops": float(syn_drops.sum()),
+        "accept_queue": m.accept_queue,
         "wait_s": {"p50": pct(0.5), "p90": pct(0.9), "p99": pct(0.99), "max": all_back},
         "peak_queue": float(queue.max()),
         "series": {
@@ -199,6 +309,7 @@ def simulate(m: FleetModel, points: int = 400) -> dict[str, Any]:
             "abandoned_per_s": [float((w - x) / m.dt_s) for w, x in zip(work[idx], served[idx])],
             "back_share": [float(x / n) for x in back[idx]],
             "failed_per_s": [float(x / m.dt_s) for x in failed[idx]],
+            "syn_drops_per_s": [float(x / m.dt_s) for x in syn_drops[idx]],
         },
     }
 

@@ -1,0 +1,180 @@
+"""fleet's model of the listen backlog: SYNs beyond the accept queue are dropped and come back on
+TCP's retransmission schedule (1 s, 3 s, 7 s ... after the first SYN); a backlog larger than the storm
+changes nothing; the retransmission lines stay bounded for a large fleet; bad values exit 2."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from secperf.core.errors import InputError
+from secperf.model.fleet import SYN_LINE_BYTES, FleetModel, simulate
+
+# a storm that outruns the server: 2,000 clients within 1 s against 200 handshakes/s
+STORM = dict(
+    devices=2000, capacity_full_per_s=200, policy="exponential", base_s=0.5, cap_s=8, timeout_s=60, spread_s=1.0
+)
+
+
+def _back_between(r: dict, lo: float, hi: float) -> float:
+    """Share of the fleet that came back between lo and hi seconds (from the model's series)."""
+    t, b = np.array(r["series"]["t_s"]), np.array(r["series"]["back_share"])
+    return float(np.interp(hi, t, b) - np.interp(lo, t, b))
+
+
+def test_a_backlog_smaller_than_the_storm_drops_syns_that_return_on_the_retransmission_schedule():
+    small = simulate(FleetModel(backlog=100, horizon_s=600, **STORM))
+    assert small["accept_queue"] == 100 and small["syn_drops"] > 0
+    assert small["devices_back"] == pytest.approx(2000, rel=1e-6)
+    # the drops happen while the storm arrives and come back 1 s, 2 s, 4 s ... later: drops and
+    # their returns appear at the steps of the schedule, never before the first retransmission
+    drops = np.array(small["series"]["syn_drops_per_s"])
+    t = np.array(small["series"]["t_s"])
+    assert drops[t <= 1.05].sum() > 0
+    # the last clients wait for later retransmissions: all back later than the FIFO model's N / capacity
+    assert small["time_all_back_s"] > 2000 / 200 + 1.0
+    big = simulate(FleetModel(backlog=4096, horizon_s=600, **STORM))
+    assert big["syn_drops"] == 0
+    assert small["time_all_back_s"] > big["time_all_back_s"]
+    # the waits gain mass after the first retransmissions compared with the FIFO model
+    assert small["wait_s"]["p99"] > big["wait_s"]["p99"]
+
+
+def test_a_syn_dropped_at_once_comes_back_exactly_one_rto_later_then_two_more():
+    # a pass of the server's work outlasts the storm: beyond the accept queue every SYN is dropped once
+    # and comes back 1 s later (then 2 s after that if dropped again); nothing comes back in between
+    m = FleetModel(
+        devices=500,
+        capacity_full_per_s=50,
+        backlog=20,
+        accept_per_s=20,
+        spread_s=0.5,
+        timeout_s=600,
+        policy="none",
+        dt_s=0.05,
+        horizon_s=600,
+    )
+    r = simulate(m, points=100_000)
+    t, drops = np.array(r["series"]["t_s"]), np.array(r["series"]["syn_drops_per_s"])
+    busy = t[drops > 0]
+    assert busy.size and busy.min() < 0.6
+    # the drops come in groups one RTO apart (the first SYNs, then the first and second retransmissions)
+    assert np.any((busy > 1.0) & (busy < 1.65)) and np.any((busy > 3.0) & (busy < 3.65))
+    assert not np.any((busy > 0.65) & (busy < 1.0)) and not np.any((busy > 1.7) & (busy < 3.0))
+    assert r["devices_back"] == pytest.approx(500, rel=1e-6)
+
+
+def test_a_backlog_larger_than_the_storm_is_the_fifo_model():
+    for ab in (False, True):
+        kw = dict(devices=1000, capacity_full_per_s=400, policy="exponential", base_s=0.5, cap_s=8, timeout_s=30)
+        a = simulate(FleetModel(backlog=1064, abandoned_work=ab, **kw))
+        b = simulate(FleetModel(backlog=10_000_000, somaxconn=10_000_000, abandoned_work=ab, **kw))
+        assert a["syn_drops"] == b["syn_drops"] == 0
+        for k in ("time_all_back_s", "wait_s", "failed_attempts", "peak_queue"):
+            assert a[k] == b[k], k
+        # FIFO at capacity: half back after N/2/cap, all after N/cap (to the model's step)
+        assert a["wait_s"]["p50"] == pytest.approx(500 / 400, abs=0.06)
+        assert a["time_all_back_s"] == pytest.approx(1000 / 400, abs=0.06)
+
+
+def test_somaxconn_caps_the_backlog():
+    assert FleetModel(backlog=511, somaxconn=128).accept_queue == 128
+    assert FleetModel(backlog=100).accept_queue == 100
+
+
+def test_the_retransmission_lines_stay_bounded_for_a_large_fleet():
+    m = FleetModel(devices=100_000, capacity_full_per_s=650, backlog=100, timeout_s=300, horizon_s=7200)
+    # the lines do not grow with N: 63 s of 0.05 s steps (1 s + 2 s + ... + 32 s) times the attempts
+    assert m.syn_line_floats == sum(m.syn_gaps_steps) * (m.max_attempts + 1)
+    assert sum(m.syn_gaps_steps) == 63 * 20
+    assert m.syn_line_floats * 8 < 2 * 2**20
+    assert FleetModel(devices=100_000_000, backlog=100, timeout_s=300).syn_line_floats == m.syn_line_floats
+    # a short timeout keeps only the retransmissions that fit in it: 1 s and 3 s before 5 s
+    assert FleetModel(timeout_s=5).syn_gaps_steps == [20, 40]
+    r = simulate(FleetModel(devices=100_000, capacity_full_per_s=650, backlog=100, spread_s=10, horizon_s=3600))
+    assert r["devices_back"] == pytest.approx(100_000, rel=1e-6) and r["syn_drops"] > 0
+    with pytest.raises(InputError, match="SYN retransmission lines"):
+        FleetModel(dt_s=0.0001, timeout_s=300, horizon_s=100).check()
+    assert SYN_LINE_BYTES >= 2**20
+
+
+@pytest.mark.parametrize(
+    "kw,needle",
+    [
+        (dict(backlog=0), "--backlog"),
+        (dict(backlog=10_000_001), "--backlog"),
+        (dict(backlog=1.5), "--backlog"),
+        (dict(backlog=True), "--backlog"),
+        (dict(somaxconn=0), "somaxconn"),
+        (dict(syn_retries=0), "tcp_syn_retries"),
+        (dict(syn_rto_s=0.0), "SYN retransmission timeout"),
+        (dict(accept_per_s=0.0), "accept rate"),
+    ],
+)
+def test_bad_backlog_values_are_named(kw, needle):
+    with pytest.raises(InputError, match=needle):
+        FleetModel(**kw).check()
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "1.5", "lots", "10000001"])
+def test_fleet_bad_backlog_exits_2(value, tmp_path):
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "secperf",
+            "fleet",
+            "--capacity",
+            "100",
+            "--backlog",
+            value,
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 2, p.stderr[-500:]
+    assert "--backlog" in p.stderr and "Traceback" not in p.stderr
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.slow
+def test_fleet_cli_models_the_backlog_it_is_given(tmp_path):
+    import json
+
+    runs = {}
+    for b in ("100", "100000"):
+        p = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "secperf",
+                "fleet",
+                "--devices",
+                "5000",
+                "--capacity",
+                "500",
+                "--spread",
+                "2",
+                "--backlog",
+                b,
+                "--out",
+                str(tmp_path / b),
+                "--json",
+                "--no-report",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert p.returncode == 0, p.stderr[-800:]
+        (run,) = json.loads(p.stdout)["analysis"]["fleet"]["runs"]
+        runs[b] = run
+    assert runs["100"]["model"]["backlog"] == 100 and runs["100"]["accept_queue"] == 100
+    assert runs["100"]["syn_drops"] > 0 and runs["100000"]["syn_drops"] == 0
+    assert runs["100000"]["accept_queue"] == 4096  # somaxconn's default caps it
