@@ -43,8 +43,6 @@ NOT_YET: set[tuple[str, str]] = {
     ("measure/vpn.py", "inputs.se_profiles.get_profile"),
     # a link model from its text: the tests' and benchmarks' convenience (no command calls it)
     ("model/network.py", "inputs.netspec.parse"),
-    # a swept link is made by writing its fields as a spec and parsing it again
-    ("sim/sweep.py", "inputs.netspec.parse"),
 }
 
 

@@ -423,3 +423,10 @@ def parse_networks(values: list[str] | None) -> list[NetSpec]:
 
 def with_name(spec: NetSpec, name: str) -> NetSpec:
     return replace(spec, name=name)
+
+
+def with_fields(base: NetSpec, fields: list[str], name: str) -> NetSpec:
+    """`base` (a resolved link) with `fields` (``key=value`` as in a spec) written over its own and
+    checked as a spec is, named `name`; no profile is looked up (a swept link: sim/sweep.py)."""
+    text = ",".join(([] if base.loopback else [base.canonical()]) + fields) or "delay=0"
+    return with_name(parse(text, {}), name)

@@ -134,7 +134,7 @@ def apply_network(base: NS.NetSpec, values: dict[str, float]) -> NS.NetSpec:
     """The base link with swept fields replaced (rtt splits evenly over both directions)."""
     if not values:
         return base
-    fields = [] if base.loopback else [base.canonical()]
+    fields: list[str] = []
     name = [] if base.loopback else [base.name]
     for k, v in values.items():
         if k == "rtt":
@@ -150,8 +150,7 @@ def apply_network(base: NS.NetSpec, values: dict[str, float]) -> NS.NetSpec:
         elif k == "mtu":
             fields.append(f"mtu={int(v)}")
         name.append(f"{k}={_fmt(v)}")
-    spec = NS.parse(",".join(fields) or "delay=0")
-    return NS.with_name(spec, ",".join(name))
+    return NS.with_fields(base, fields, ",".join(name))
 
 
 @dataclass(frozen=True)
