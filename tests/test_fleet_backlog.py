@@ -178,3 +178,23 @@ def test_fleet_cli_models_the_backlog_it_is_given(tmp_path):
     assert runs["100"]["model"]["backlog"] == 100 and runs["100"]["accept_queue"] == 100
     assert runs["100"]["syn_drops"] > 0 and runs["100000"]["syn_drops"] == 0
     assert runs["100000"]["accept_queue"] == 4096  # somaxconn's default caps it
+
+
+def test_the_mqtt_storm_is_compared_with_the_model_at_mosquittos_backlog():
+    from secperf.app.mqtt_load import MOSQUITTO_BACKLOG, storm_vs_model
+    from secperf.measure.mqtt_load import MqttLoadConfig
+
+    c = MqttLoadConfig(clients=2000, policy="exponential", base_s=0.5, cap_s=8.0, timeout_s=30.0, spread_s=2.0)
+    storm = {"phase": "storm", "time_all_up_s": 8.0, "wait_p50_ms": 4000.0, "wait_p90_ms": 7000.0}
+    storm |= {"wait_p99_ms": 7900.0, "connacks": 2000, "gave_up": 0, "failed": 0, "refused": 0, "attempts": 2000}
+    m = {"capacity_per_s": 250.0, "phases": [storm]}
+    fm = storm_vs_model(c, m, horizon_s=120)
+    assert fm["backlog"] == MOSQUITTO_BACKLOG == 100
+    for mod in fm["models"].values():
+        assert mod["syn_drops"] > 0  # 1,000 clients/s against 250 handshakes/s and 100 in the accept queue
+        assert mod["ratio_wait_p90_s"] == pytest.approx(7.0 / mod["wait_p90_s"])
+        ok = [0.8 <= mod[f"ratio_{k}"] <= 1.25 for k in ("time_all_back_s", "wait_p50_s")]
+        assert mod["within_target"] == all(ok)
+    # the user's broker (--target): its backlog is not known, so the model holds every client
+    tfm = storm_vs_model(c, {**m, "target": "10.0.0.1:8883"}, horizon_s=120)
+    assert tfm["backlog"] == 2064 and all(x["syn_drops"] == 0 for x in tfm["models"].values())
