@@ -1,8 +1,12 @@
 """MQTT-level load on mosquitto (issue 45): N persistent MQTT/TLS clients with client certificates held
 for --hold seconds on this machine (or the largest number it holds, with the limit named), CONNACK
 P50/P99 of the ramp, PUBACK P99 of the hold, and a reconnect storm of all of them beside fleet's model
-for the same clients, capacity and back-off (target: measured / model time until all are back within
-0.8..1.25).
+for the same clients, capacity, back-off and listen backlog (mosquitto's 100: SYNs beyond it wait for TCP's
+retransmissions; target: measured / model time until all are back and median wait within 0.8..1.25).
+The storms of the backlog check (issue 45), a few minutes each:
+
+    for n in 1000 2000; do for s in 0 2; do PYTHONPATH=src nice .venv/bin/python benchmarks/mqtt_load.py \
+        --clients $n --spread $s --hold 3 --connect-rate 200 --timeout 30 --storm-max 300; done; done
 
     PYTHONPATH=src nice .venv/bin/python benchmarks/mqtt_load.py --clients 10000 --hold 60 --json out.json
 
@@ -162,7 +166,19 @@ def main() -> int:
         "fleet_model": fm
         and {
             k: fm[k]
-            for k in ("measured", "models", "ratio_target", "policy", "base_s", "cap_s", "timeout_s", "spread_s")
+            for k in (
+                "measured",
+                "models",
+                "ratio_target",
+                "policy",
+                "base_s",
+                "cap_s",
+                "timeout_s",
+                "spread_s",
+                "backlog",
+                "note",
+            )
+            if k in fm
         },
         "generator_cpu_s": m["end"].get("cpu_s"),
         "machine": {"before": before, "after": {"loadavg": os.getloadavg(), "busiest_processes": others()}},
