@@ -40,7 +40,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base", type=positive(86_400), default=1.0, help="fixed delay or back-off base, seconds")
     p.add_argument("--cap", type=positive(7 * 86_400), default=60.0, help="back-off cap, seconds")
     p.add_argument("--timeout", type=positive(3600), default=10.0, help="client timeout per attempt, seconds")
-    p.add_argument("--backlog", type=count(10_000_000), default=4096, help="server accept backlog")
+    p.add_argument(
+        "--backlog",
+        type=count(10_000_000),
+        default=4096,
+        help="the server's listen backlog (mosquitto 100, nginx 511; the kernel caps it at somaxconn, 4096): "
+        "SYNs beyond it are dropped and wait for TCP's retransmission (1 s, 3 s, 7 s ...)",
+    )
     p.add_argument(
         "--spread",
         type=nonneg(86_400),
