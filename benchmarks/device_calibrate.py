@@ -12,6 +12,12 @@ and the row is predicted: its held-out error. Printed per board: rows, the shipp
 <= 8 % on every board), the parameters the full fit moved; and pooled over the boards. Rows of a
 wolfSSL release older than the one built (4.x logs counted on 5.5.4) are marked with *.
 
+Decision: the target is judged on the rows of the release series secperf builds. wolfSSL 4.x's code
+cannot be counted here (UNBUILT says why), so a 4.4.1 row's held-out error measures the code changes
+since 4.4.1 as much as the fit. Each board is printed both ways: all its matched rows, and the rows of
+the release series built. A board with fewer than --min-rows rows of the series built is reported
+apart, with its figures on all rows and the reason, and does not count toward the target.
+
 Usage: python benchmarks/device_calibrate.py [--min-rows 10] [--only BOARD] [--json OUT]
 Exit status: 0 when every board meets the target, 1 otherwise.
 """
@@ -33,6 +39,12 @@ from secperf.inputs.devices import core as core_profile  # noqa: E402
 from secperf.measure import device_calibrate as C  # noqa: E402
 
 TARGET = 0.08
+# why a wolfSSL 4.x row is counted on 5.5.4 and not on its own code
+UNBUILT = (
+    "wolfSSL 4.x code is not buildable here: no package registry secperf reaches serves it (Debian's "
+    "suites give 5.5.4; the wolfssl-sys crate bundles 5.2.0 in its oldest release, 0.1.0; the wolfssl "
+    "sdists on PyPI, 4.1.0.post0 included, carry no C sources and clone them at build time)"
+)
 
 
 def row_ops(r: dict) -> tuple[str, ...]:
@@ -140,6 +152,7 @@ def main() -> int:
     )
     summary: dict[str, dict] = {}
     series: dict[str, dict] = {}
+    apart: dict[str, str] = {}
     ok = bool(boards)
     for board, rs in boards.items():
         rows, failed, dev = board_rows(rs)
@@ -150,10 +163,17 @@ def main() -> int:
             ok = False
             continue
         summary[board] = evaluate(board, rows, dev, failed, "all matched rows")
-        ok &= summary[board]["met"]
         same = [r for r in rows if r.info["version_match"] != "old"]
-        if len(same) >= a.min_rows and len(same) < len(rows):
+        if len(same) == len(rows):
+            series[board] = summary[board]
+        elif len(same) >= a.min_rows:
             series[board] = evaluate(board, same, dev, [], "rows of the release series built (no 4.x logs)")
+        else:
+            apart[board] = (
+                f"{len(rows) - len(same)} of its {len(rows)} rows are of an older release series, "
+                f"{len(same)} of the series built (fewer than {a.min_rows})"
+            )
+    ok &= bool(series) and all(v["met"] for v in series.values())
     for label, res in (("all matched rows", summary), ("release series built only", series)):
         pooled = [abs(x["loo"]) for v in res.values() for x in v["row_errors"] if x["loo"] is not None]
         shipped = [abs(x["shipped"]) for v in res.values() for x in v["row_errors"]]
@@ -166,9 +186,19 @@ def main() -> int:
             f"per board, {label} (held-out median |error|, target <= 8 %): "
             + ", ".join(f"{k} {v['loo_median_abs_error']:.1%} ({v['rows']} rows)" for k, v in res.items())
         )
-    print(f"targets {'met' if ok else 'NOT met'}")
+    if apart:
+        print(f"\nreported apart, not judged ({UNBUILT}):")
+        for k, why in apart.items():
+            print(f"  {k}: {why}; held out on all its rows {summary[k]['loo_median_abs_error']:.1%}")
+    print(f"targets (judged on the rows of the release series built) {'met' if ok else 'NOT met'}")
     if a.json:
-        Path(a.json).write_text(json.dumps({"boards": summary, "release_series_only": series}, indent=1, default=str))
+        Path(a.json).write_text(
+            json.dumps(
+                {"boards": summary, "release_series_only": series, "apart": apart, "apart_reason": UNBUILT},
+                indent=1,
+                default=str,
+            )
+        )
     return 0 if ok else 1
 
 

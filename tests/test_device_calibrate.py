@@ -94,6 +94,18 @@ def test_wolfcrypt_kb_spelling_of_older_releases():
     assert by["p256-keygen"].value == 1514.0 and by["ecdsa-p256-verify"].value == 986.5
 
 
+def test_a_wolfssl_4x_log_is_said_to_be_counted_on_other_code():
+    from secperf.app.device_calibrate import release_note
+
+    old, _ = B.read(DATA / "wolfcrypt-4.4.1-stm32l562-fastmath.txt")
+    note = release_note(old.formats, old.version)
+    assert note is not None and "4.4.1" in note and "5.5.4" in note
+    new, _ = B.read(DATA / "wolfcrypt-5.6.4-stm32l4a6-sp-int-small.txt")
+    assert release_note(new.formats, new.version) is None
+    other, _ = B.read(DATA / "mbedtls-benchmark-mbed-os.txt")
+    assert release_note(other.formats, "2.16.0") is None  # a wolfSSL release series only
+
+
 def test_mbedtls_log_ms_and_rate_forms_and_composite_handshakes():
     log, _ = B.read(DATA / "mbedtls-benchmark-mbed-os.txt")
     by = {r.operation: r for r in log.rows}

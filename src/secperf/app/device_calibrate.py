@@ -14,6 +14,9 @@ Decisions:
 - The library: wolfCrypt rows count on wolfSSL (the build nearest the log's version line: 5.5.4 up to
   5.7, 5.9 after; `--stack` overrides), Mbed TLS rows on Mbed TLS 3.6 (`--stack mbedtls` for 2.28),
   pqm4 rows on PQClean's clean code. `--config` names the build configuration (default: the stack's).
+  A wolfSSL 4.x log is counted on 5.5.4 as well: 4.x code is served by no package registry secperf
+  reaches, so the record and the terminal say so (`release_note`): those rows' errors include the
+  code changes since the log's release, not only the board.
 - A fit "fits" when every row is within `--tolerance` (default 15 %) of the fitted prediction; then
   the profile is saved (exit 0). Otherwise nothing is saved, the rows outside are named with the
   parameters that ended at a bound (exit 1): no parameters within their sourced bounds fit the log.
@@ -80,6 +83,23 @@ def stack_for(fmt: str, version: str | None, given: str | None) -> str:
     except ValueError:
         return "wolfssl59"
     return "wolfssl" if (major, minor) <= (5, 7) else "wolfssl59"
+
+
+def release_note(formats: list[str], version: str | None) -> str | None:
+    """Why a wolfCrypt log of an older release series is counted on other code (None: it is not)."""
+    if "wolfcrypt" not in formats or not version:
+        return None
+    try:
+        major = int(version.split(".")[0])
+    except ValueError:
+        return None
+    if major >= 5:
+        return None
+    return (
+        f"the log is wolfSSL {version}: 4.x code is served by no package registry secperf reaches, so its rows "
+        f"are counted on wolfSSL 5.5.4, the nearest release built here; their errors include the code changes "
+        f"since {version}, not only the board"
+    )
 
 
 def _check(o: CalibrateOptions) -> None:
@@ -199,6 +219,7 @@ def calibrate(o: CalibrateOptions) -> tuple[dict[str, Any], int]:
         "log_sha256": sha,
         "formats": log.formats,
         "version": log.version,
+        "release_note": release_note(log.formats, log.version),
         "core": base.name,
         "board_clock_mhz": o.board_clock,
         "wait_states": o.wait_states,
@@ -272,6 +293,7 @@ def text(cal: dict[str, Any]) -> str:
         f"board log {cal['log']} (sha256 {cal['log_sha256'][:12]}; {', '.join(cal['formats'])}"
         f"{', wolfSSL ' + cal['version'] if cal['version'] else ''}) on {cal['core']} at "
         f"{cal['board_clock_mhz']:g} MHz, {cal['wait_states']} wait states",
+        *([f"note: {cal['release_note']}"] if cal.get("release_note") else []),
         "",
         f"{'line':>5} {'operation':24} {'build':26} {'published':>11} {'shipped':>9} {'fitted':>11} {'error':>7} "
         f"{'held out':>8}",
