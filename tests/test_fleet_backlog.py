@@ -67,6 +67,21 @@ def test_a_syn_dropped_at_once_comes_back_exactly_one_rto_later_then_two_more():
     assert r["devices_back"] == pytest.approx(500, rel=1e-6)
 
 
+def test_the_waits_come_in_steps_at_the_retransmissions_1_3_7_15_s():
+    # a fast server, a small backlog and a slow idle accept: each round takes what the accept queue holds
+    # and the rest wait for the next retransmission, so the fleet comes back only just after 0, 1, 3, 7, 15 s
+    m = FleetModel(devices=1000, capacity_full_per_s=2000, backlog=100, accept_per_s=2000, timeout_s=60, policy="none")
+    r = simulate(FleetModel(**{**m.__dict__, "horizon_s": 120}), points=100_000)
+    t, back = np.array(r["series"]["t_s"]), np.array(r["series"]["back_share"])
+    came = t[np.diff(np.concatenate([[0.0], back])) > 1e-9]
+    rounds = sorted({int(x) for x in came})
+    assert rounds == [0, 1, 3, 7, 15]
+    assert all(x - int(x) <= 0.15 for x in came)  # just after each retransmission, nothing in between
+    assert r["devices_back"] == pytest.approx(1000, rel=1e-6) and r["gave_up"] == 0
+    # 800 first SYNs beyond what the server took, then 600, 400 and 200 dropped again: every drop counted
+    assert r["syn_drops"] == pytest.approx(800 + 600 + 400 + 200, rel=1e-6)
+
+
 def test_a_backlog_larger_than_the_storm_is_the_fifo_model():
     for ab in (False, True):
         kw = dict(devices=1000, capacity_full_per_s=400, policy="exponential", base_s=0.5, cap_s=8, timeout_s=30)
