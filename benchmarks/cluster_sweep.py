@@ -3,10 +3,11 @@
 
 The sweep is a real `secperf whatif` grid (tls1.3, rtt 0..999 ms step 1 x loss 0..9 % step 1:
 10,000 cells, --n 300 by default), predicted through the same code `whatif --cluster` uses
-(app/whatif.predict_cells -> app/cluster.map_items). What is timed is cells to rows: every cell's
-row (the Series the Result keeps) in the driver's hands. On Ray the workers build the rows
-(app/whatif.row_shared: summary, reservoir and derived figures, not the prediction's plan and
-draws), so the driver only receives them; locally the driver builds them.
+(app/whatif.predict_cells -> app/whatif_cluster.predict_on -> app/cluster.map_chunks). What is timed
+is cells to rows: every cell's row (the Series the Result keeps) in the driver's hands. On Ray each
+task predicts a chunk of cells and returns the chunk's rows packed as one payload (the rows' draws in
+one array, what the rows share sent once), so the driver only unpickles rows; locally the driver
+builds them.
 
 For each worker count a private Ray instance on this machine gets exactly that many CPUs
 (ray.init(num_cpus=K), loopback); the rounds alternate 1, 2, 1, 2, ... (interleaved: other work on
@@ -19,7 +20,13 @@ Target: two workers >= 1.8x one worker's cells per second. The work is CPU-bound
 needs two free cores: the load average before and after each round is printed next to it (a host
 shared with other work cannot show 1.8x, and says so).
 
+The per-worker figures that size a larger cluster are printed and written with --json: one worker
+core's cells per second (1000 / the cell's CPU in ms), the driver's CPU per cell, and the worker count
+where the driver saturates (the cell's CPU over the driver's per cell); `scripts/docs_figures.py --only
+cluster-sweep --sweep-json OUT` draws them for docs/how-to/cluster.md.
+
 Usage: python benchmarks/cluster_sweep.py [--n 300] [--rounds 3] [--cells 10000] [--json OUT]
+       [--path chunks|series|predictions]
 Exit status: 0 when the target holds, 1 otherwise, 2 when Ray is not installed.
 """
 
@@ -58,19 +65,30 @@ def fingerprint(rows_: list) -> list:
     return [r.model_dump_json() for r in rows_]
 
 
-def timed_on_ray(k: int, o, table, cells, rows_on_driver: bool = False) -> tuple[float, float, list]:
+def timed_on_ray(k: int, o, table, cells, path: str = "chunks") -> tuple[float, float, list]:
     import ray
 
     from secperf.app import cluster as C
-    from secperf.app.whatif import predict_cell, predict_cells
+    from secperf.app import whatif as W
+    from secperf.sim.whatif_rows import series
 
-    if rows_on_driver:  # the previous path: workers send predictions (plan, draws), the driver builds rows
+    predict_cells = W.predict_cells
+    if path == "predictions":  # workers send predictions (plan, draws), the driver builds the rows
 
         def predict_shared(shared, cell):
-            return predict_cell(cell, *shared)
+            return W.predict_cell(cell, *shared)
 
         def predict_cells(cells, table, o, cl):  # noqa: F811
             return C.map_items(predict_shared, (table, o), cells, cl, "what-if cells")
+
+    elif path == "series":  # workers send each row as its own Series (the path before chunks were packed)
+
+        def row_shared(shared, cell):
+            table, o = shared
+            return series(cell, W.predict_cell(cell, table, o), table, o.until, device=o.core or o.device)
+
+        def predict_cells(cells, table, o, cl):  # noqa: F811
+            return C.map_items(row_shared, (table, o), cells, cl, "what-if cells")
 
     ray.init(
         address="local",
@@ -100,9 +118,11 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3, help="rounds of (1 worker, 2 workers)")
     ap.add_argument("--json", help="also write the figures as JSON here")
     ap.add_argument(
-        "--rows-on-driver",
-        action="store_true",
-        help="the previous path, for comparison: workers send their predictions and the driver builds the rows",
+        "--path",
+        choices=("chunks", "series", "predictions"),
+        default="chunks",
+        help="what the workers send: packed chunks of rows (what `whatif --cluster` does), or, for "
+        "comparison, one Series per cell (the path before) or their predictions (the driver builds the rows)",
     )
     args = ap.parse_args()
     try:
@@ -129,7 +149,7 @@ def main() -> int:
     for r in range(args.rounds):
         for k in (1, 2):
             la = os.getloadavg()[0]
-            wall, drv, preds = timed_on_ray(k, o, table, cells, args.rows_on_driver)
+            wall, drv, preds = timed_on_ray(k, o, table, cells, args.path)
             driver_ms.setdefault(k, []).append(drv * 1e3 / len(cells))
             lb = os.getloadavg()[0]
             same = same and fingerprint(preds) == ref
@@ -154,11 +174,19 @@ def main() -> int:
     )
     # CPU, not wall: what a quiet host with two free cores allows, from the cell's CPU (w, one process)
     # and the driver's per cell (d, two-worker rounds): 1 worker max(w, d) per cell, 2 workers (w + d) / 2
+    # when the driver's work overlaps the workers' (it unpacks a chunk while they compute the next), and
+    # w / 2 + d if none of it overlapped (the pessimistic bound)
     w, d = local_cpu * 1e3 / len(cells), statistics.median(driver_ms[2])
     bound = 2 * max(w, d) / (w + d)
+    serial = max(w, d) / (w / 2 + d)
+    saturates = w / d if d > 0 else float("inf")
     print(
-        f"CPU per cell: {w:.2f} ms of work, {d:.2f} ms on the driver: two free cores allow {bound:.2f}x at most; "
-        f"one worker core makes about {1000 / w:,.0f} cells/s at this --n"
+        f"CPU per cell: {w:.2f} ms of work, {d:.3f} ms on the driver: two free cores allow {bound:.2f}x "
+        f"({serial:.2f}x if none of the driver's work overlapped the workers')"
+    )
+    print(
+        f"sizing: one worker core makes about {1000 / w:,.0f} cells/s at this --n; the driver takes about "
+        f"{1000 / d:,.0f} rows/s per core it has ({d:.3f} ms each), so it saturates at about {saturates:.0f} worker cores"
     )
     busy = max(la for _, la, _ in loads)
     if ratio < 1.8:
@@ -180,6 +208,15 @@ def main() -> int:
         "driver_cpu_ms_per_cell": driver_ms,
         "local_cpu_ms_per_cell": w,
         "quiet_host_bound": bound,
+        "quiet_host_bound_serial_driver": serial,
+        "path": args.path,
+        "sizing": {
+            "cell_cpu_ms": w,
+            "cells_per_s_per_worker_core": 1000 / w,
+            "driver_cpu_ms_per_cell": d,
+            "driver_rows_per_s": 1000 / d if d > 0 else None,
+            "driver_saturates_at_workers": saturates,
+        },
     }
     if args.json:
         with open(args.json, "w") as f:

@@ -15,7 +15,8 @@ Determinism: a what-if cell's random draws depend on the run's --seed only (ever
 numpy's generator seeded with --seed: common random numbers, so that two cells differ by their
 inputs, not by their luck; `--baseline` relies on it), never on which worker ran it or in which
 order; a fanned-out run therefore gives the series a local run gives, bit for bit. Tasks a lost
-worker was running are run again by Ray (max_retries), so a sweep survives a worker's loss.
+worker was running are run again by Ray (max_retries), so a sweep survives a worker's loss; a chunk
+that still fails becomes failed rows naming the reason (map_chunks' `failed`), not a lost run.
 
 Where the driver runs from a source tree (PYTHONPATH=src), the workers get the same PYTHONPATH
 through the runtime environment; on other machines secperf must be installed (the same version:
@@ -25,6 +26,8 @@ checked, a mismatch is named).
 from __future__ import annotations
 
 import contextlib
+import functools
+import gc
 import logging
 import os
 import re
@@ -228,6 +231,11 @@ def _run_chunk(fn: Callable[[S, T], R], shared: S, chunk: list[T]) -> list[R]:
     return [fn(shared, item) for item in chunk]
 
 
+def _run_whole_chunk(fn: Callable[[S, list[T]], R], shared: S, chunk: list[T]) -> R:
+    """On a worker: fn over one whole chunk, returning its one payload."""
+    return fn(shared, chunk)
+
+
 def chunks(items: list[T], parts: int) -> list[list[T]]:
     """`items` cut into at most `parts` contiguous chunks of near-equal length (order kept)."""
     parts = max(1, min(parts, len(items)))
@@ -241,6 +249,59 @@ def chunks(items: list[T], parts: int) -> list[list[T]]:
     return out
 
 
+def chunk_count(items: int, cpus: int) -> int:
+    """How many tasks a map over `items` on `cpus` worker CPUs makes: CHUNKS_PER_CPU per CPU (a whole
+    number of rounds, so that the workers finish together), never more than the items."""
+    return max(1, min(items, max(1, cpus) * CHUNKS_PER_CPU))
+
+
+def map_chunks(
+    fn: Callable[[S, list[T]], R],
+    shared: S,
+    items: list[T],
+    cl: Cluster,
+    label: str = "items",
+    progress: Callable[[int, int], object] | None = None,
+    failed: Callable[[list[T], str], R] | None = None,
+) -> list[R]:
+    """fn(shared, chunk) for contiguous chunks of `items` as Ray tasks (one CPU each): one payload per
+    chunk, in the items' order; the caller merges them. A SecperfError raised on a worker is raised
+    here as itself (the local run raises it too). Any other failure of a chunk (its code raising, its
+    worker lost on every retry) is, with `failed`, that chunk's payload `failed(chunk, reason)` and
+    the run goes on; without it a ClusterRunError."""
+    if not items:
+        return []
+    ray = ray_module()
+    task = ray.remote(num_cpus=1, max_retries=3, retry_exceptions=False)(_run_whole_chunk)
+    ref = ray.put(shared)
+    parts = chunks(list(items), chunk_count(len(items), cl.cpus))
+    refs = [task.remote(fn, ref, ch) for ch in parts]
+    index = {r: i for i, r in enumerate(refs)}
+    done: dict[int, R] = {}
+    pending = list(refs)
+    while pending:
+        ready, pending = ray.wait(pending, num_returns=1)
+        for r in ready:
+            i = index[r]
+            # a chunk's payload is many small acyclic objects: a garbage collection while they are
+            # unpickled would only walk them (and every row received before) again, for nothing
+            gc_was = gc.isenabled()
+            gc.disable()
+            try:
+                done[i] = ray.get(r)
+            except Exception as exc:  # noqa: BLE001 (Ray wraps the worker's exception)
+                err = _unwrap(exc, label)
+                if failed is None or (isinstance(err, SecperfError) and not isinstance(err, ClusterRunError)):
+                    raise err from None
+                done[i] = failed(parts[i], f"{len(parts[i])} of the {label} failed on a worker: {_cause(exc)}")
+            finally:
+                if gc_was:
+                    gc.enable()
+        if progress:
+            progress(len(done), len(refs))
+    return [done[i] for i in range(len(refs))]
+
+
 def map_items(
     fn: Callable[[S, T], R],
     shared: S,
@@ -252,25 +313,8 @@ def map_items(
     """fn(shared, item) for every item, as Ray tasks (one CPU each, several items per task), results
     in the items' order. `shared` is put in the object store once. A SecperfError raised on a worker
     is raised here as itself; tasks of a lost worker are retried by Ray."""
-    if not items:
-        return []
-    ray = ray_module()
-    task = ray.remote(num_cpus=1, max_retries=3, retry_exceptions=False)(_run_chunk)
-    ref = ray.put(shared)
-    parts = chunks(list(items), cl.cpus * CHUNKS_PER_CPU)
-    refs = [task.remote(fn, ref, ch) for ch in parts]
-    done: dict[Any, list[R]] = {}
-    pending = list(refs)
-    while pending:
-        ready, pending = ray.wait(pending, num_returns=1)
-        for r in ready:
-            try:
-                done[r] = ray.get(r)
-            except Exception as exc:  # noqa: BLE001 (Ray wraps the worker's exception)
-                raise _unwrap(exc, label) from None
-        if progress:
-            progress(len(done), len(refs))
-    return [x for r in refs for x in done[r]]
+    out = map_chunks(functools.partial(_run_chunk, fn), shared, items, cl, label, progress)
+    return [x for part in out for x in part]
 
 
 def _unwrap(exc: BaseException, label: str) -> BaseException:

@@ -211,34 +211,23 @@ def predict_references(
     return preds
 
 
-def row_shared(shared: tuple[C.CostTable, WhatifOptions], cell: SW.Cell) -> Series:
-    """On a cluster worker: the cell's row as the Result keeps it, not the prediction's plan and
-    draws; the driver only adds rows (a reference row's role is set there: `_row`)."""
-    return series(
-        cell,
-        predict_cell(cell, shared[0], shared[1]),
-        shared[0],
-        shared[1].until,
-        device=shared[1].core or shared[1].device,
-    )
-
-
 def predict_cells(
     cells: list[SW.Cell], table: C.CostTable, o: WhatifOptions, cluster: Cluster | None = None
 ) -> list[Any]:
-    """Every cell's prediction here, or its row from Ray tasks on `cluster`: the same rows either
-    way (a cell's draws depend on the seed only)."""
+    """Every cell's prediction here, or its row from Ray tasks on `cluster` (chunks of rows built
+    and packed on the workers: app/whatif_cluster.py): the same rows either way (a cell's draws
+    depend on the seed only)."""
     if cluster is None:
         return [predict_cell(c, table, o) for c in cells]
-    from .cluster import map_items
+    from .whatif_cluster import predict_on
 
-    return map_items(row_shared, (table, o), cells, cluster, "what-if cells")
+    return predict_on(cluster, cells, table, o)
 
 
 def _row(
     cell: SW.Cell, pred: Any, table: C.CostTable, until: str, role: str | None = None, device: str | Core | None = None
 ) -> Series:
-    """A cell's row: built from its prediction, or already built on a worker (row_shared)."""
+    """A cell's row: built from its prediction, or already built on a worker (app/whatif_cluster.py)."""
     if isinstance(pred, Series):
         pred.labels.update({"role": role} if role else {})
         return pred
@@ -319,7 +308,9 @@ def predict_into(
     summary = []
     for c, s, refs_c in zip(cells, main, reference_cells(cells, o)):
         doc.series.append(s)
-        rows.append({"inputs": c.inputs, "usable": row_usable(row_derived(s))})
+        ok = row_derived(s).usable is not None  # a failed row (its chunk failed on a cluster) has no figures
+        if ok:
+            rows.append({"inputs": c.inputs, "usable": row_usable(row_derived(s))})
         got = {}
         for role, rc in refs_c:
             k = _cell_key(rc)
@@ -327,7 +318,7 @@ def predict_into(
                 by_key[k] = _row(rc, ref_preds[k], table, o.until, role=role, device=o.core or o.device)
                 doc.series.append(by_key[k])
             got[role] = by_key[k]
-        if got:
+        if got and ok and all(row_derived(g).usable is not None for g in got.values()):
             sec = security_cost(s, got[ROLE_BASELINE], got.get(ROLE_SOFTWARE), o.until)
             sec["line"] = security_line(sec, o.until)
             s.derived_as(WhatifDerived).security_cost = sec  # a --baseline row's: what security adds

@@ -165,18 +165,7 @@ def _sum(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else a + b
 
 
-def series(
-    cell: SW.Cell,
-    pred: dict[str, Any],
-    table: C.CostTable,
-    until: str = "response",
-    role: str | None = None,
-    device: str | Core | None = None,
-) -> Series:
-    pl, r, link = pred["plan"], pred["sim"], pred["link"]
-    sc = pl.model.scenario
-    sid = series_id(cell, sc)
-    own = table.for_protocol(sc.protocol)
+def _labels(cell: SW.Cell, sc: F.Scenario, own: C.CostTable, link: Any, until: str) -> dict[str, Any]:
     labels = {
         **{k: v for k, v in asdict(sc).items()},
         "network": cell.network.name,
@@ -188,6 +177,39 @@ def series(
     }
     if own.stack:  # a device's table: the library whose counts cost this row
         labels["stack"], labels["library"] = own.stack, own.library or own.stack
+    return labels
+
+
+def failed_series(cell: SW.Cell, table: C.CostTable, until: str, reason: str, link: Any) -> Series:
+    """A cell whose prediction failed (e.g. its chunk lost on a cluster): the row it would have been,
+    with no figures, status failed and the reason."""
+    try:
+        sc = F.build(cell.scenario).scenario  # the scenario as the model completes it: the row's id
+    except Exception:  # noqa: BLE001 (the failure may be this very build: the cell's own scenario names it)
+        sc = cell.scenario
+    s = R.new_series(
+        series_id(cell, sc),
+        kind="whatif",
+        labels=_labels(cell, sc, table.for_protocol(sc.protocol), link, until),
+        timer=timer(until),
+    )
+    s.derived = WhatifDerived(end_point=until, end_point_description=P.UNTIL[until])
+    R.add_failure(s, reason)
+    return s
+
+
+def series(
+    cell: SW.Cell,
+    pred: dict[str, Any],
+    table: C.CostTable,
+    until: str = "response",
+    role: str | None = None,
+    device: str | Core | None = None,
+) -> Series:
+    pl, r, link = pred["plan"], pred["sim"], pred["link"]
+    sc = pl.model.scenario
+    sid = series_id(cell, sc)
+    labels = _labels(cell, sc, table.for_protocol(sc.protocol), link, until)
     if role:
         labels["role"] = role
     s = R.new_series(sid, kind="whatif", labels=labels, timer=timer(until))
