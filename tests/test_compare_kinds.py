@@ -19,7 +19,7 @@ from secperf.core.compare import TOO_FEW, CompareError, compare
 
 def _write(tmp_path, name, doc):
     f = tmp_path / f"{name}.json"
-    f.write_text(R.dumps(doc))
+    f.write_text(R.dumps(R.validate(doc)))
     return str(f)
 
 
@@ -78,7 +78,7 @@ def test_compare_command_prints_too_few_samples_for_the_server(tmp_path, capsys,
 
 def test_monte_carlo_percentiles_get_a_sampling_interval_and_no_test(tmp_path):
     a = K.cli(K.REAL["whatif"], tmp_path)
-    same = compare(a, K.cli([*K.REAL["whatif"], "--seed", "2"], tmp_path))
+    same = compare(R.validate(a), R.validate(K.cli([*K.REAL["whatif"], "--seed", "2"], tmp_path)))
     assert same["predictions"] and not same["rows"]
     for r in same["predictions"]:
         assert "p_value" not in r and r["diff_interval"][0] <= r["diff"] <= r["diff_interval"][1]
@@ -89,7 +89,7 @@ def test_monte_carlo_percentiles_get_a_sampling_interval_and_no_test(tmp_path):
         s["summary"] = {
             k: (v * 1.3 if k.endswith("_us") and isinstance(v, float) else v) for k, v in s["summary"].items()
         }
-    slower = compare(a, b)["predictions"]
+    slower = compare(R.validate(a), R.validate(b))["predictions"]
     for r in slower:
         assert r["verdict"] == "B predicts slower" and r["diff_interval"][0] > 0
         assert r["change"] == pytest.approx(0.3)
@@ -99,12 +99,12 @@ def test_plans_report_changed_numbers_and_verdicts(tmp_path, capsys, monkeypatch
     monkeypatch.setenv("COLUMNS", "250")
     a = K.cli(K.REAL["plan"], tmp_path)
     b = K.cli([*K.REAL["plan"], "--network", "nb-iot"], tmp_path)
-    cmp = compare(a, b)
+    cmp = compare(R.validate(a), R.validate(b))
     assert cmp["verdicts"] and cmp["changes"]
     assert any(c["metric"] == "latency" and c["statistic"] == "p95" for c in cmp["changes"])
     b2 = copy.deepcopy(a)
     b2["analysis"]["plan"]["patterns"][0]["verdict"] = "hard to reconcile with the real-time requirement"
-    [v] = [v for v in compare(a, b2)["verdicts"] if v["changed"]]
+    [v] = [v for v in compare(R.validate(a), R.validate(b2))["verdicts"] if v["changed"]]
     assert v["a"] == a["analysis"]["plan"]["patterns"][0]["verdict"]
     assert main(["compare", _write(tmp_path, "a", a), _write(tmp_path, "b", b)]) == 0
     out = capsys.readouterr().out
@@ -114,10 +114,10 @@ def test_plans_report_changed_numbers_and_verdicts(tmp_path, capsys, monkeypatch
 def test_fleets_report_the_change_of_their_headline_numbers(tmp_path):
     a = K.cli(K.REAL["fleet"], tmp_path)
     b = K.cli(["fleet", "--devices", "100", "--capacity", "50"], tmp_path)
-    ch = {(c["id"], c["metric"], c["statistic"]): c for c in compare(a, b)["changes"]}
+    ch = {(c["id"], c["metric"], c["statistic"]): c for c in compare(R.validate(a), R.validate(b))["changes"]}
     back = ch[("fleet/100/exponential", "time_all_back", "value")]
     assert back["b"] > back["a"] and back["change"] > 0  # half the capacity: later back
-    same = compare(a, a)
+    same = compare(R.validate(a), R.validate(a))
     assert not same["changes"] and same["unchanged"] > 0
 
 
@@ -171,10 +171,10 @@ def test_real_server_and_handshake_runs_export_and_compare(tmp_path):
     ]
     for argv in (server, ["handshake", "versions", "--n", "12"]):
         a, b = K.cli(argv, tmp_path / "a"), K.cli(argv, tmp_path / "b")
-        csv_text = to_csv(a)
+        csv_text = to_csv(R.validate(a))
         assert csv_text.count("\n") > len(a["series"])
-        assert list(text_string_to_metric_families(exposition(a)))
-        rows = compare(a, b)["rows"]
+        assert list(text_string_to_metric_families(exposition(R.validate(a))))
+        rows = compare(R.validate(a), R.validate(b))["rows"]
         assert rows and all(r.get("diff_ci") for r in rows)
         assert all(
             r["verdict"]

@@ -48,7 +48,7 @@ def docs(tmp_path_factory):
 
 
 def _csv_rows(doc) -> tuple[list[str], list[dict]]:
-    r = csv.DictReader(io.StringIO(to_csv(doc)))
+    r = csv.DictReader(io.StringIO(to_csv(R.validate(doc))))
     return r.fieldnames, list(r)
 
 
@@ -124,7 +124,7 @@ def test_csv_holds_each_kinds_headline_numbers_under_its_own_names(docs):
 
 
 def _families(doc) -> dict:
-    return {f.name: f for f in text_string_to_metric_families(exposition(doc))}
+    return {f.name: f for f in text_string_to_metric_families(exposition(R.validate(doc)))}
 
 
 @pytest.mark.parametrize("kind", K.KINDS)
@@ -165,7 +165,7 @@ def test_prometheus_names_follow_the_conventions_and_use_base_units(docs):
     assert _sample(fams, "secperf_server_latency_seconds", quantile="0.95") == pytest.approx(20e-3)
     assert _sample(fams, "secperf_server_server_cpu_per_handshake_seconds") == pytest.approx(2.5e-3)
     assert fams["secperf_server_handshakes"].type == "counter"
-    assert "secperf_server_handshakes_total{" in exposition(docs["server"])
+    assert "secperf_server_handshakes_total{" in exposition(R.validate(docs["server"]))
 
     fams = _families(docs["fleet"])
     assert _sample(fams, "secperf_fleet_time_all_back_seconds", policy="exponential") == pytest.approx(
@@ -192,7 +192,7 @@ def test_prometheus_names_follow_the_conventions_and_use_base_units(docs):
 @pytest.mark.parametrize("kind", ["server", "fleet", "device", "whatif"])
 def test_metrics_command_writes_every_kind(docs, kind, tmp_path):
     f = tmp_path / "r.json"
-    f.write_text(R.dumps(docs[kind]))
+    f.write_text(R.dumps(R.validate(docs[kind])))
     out = tmp_path / "m.prom"
     assert main(["metrics", str(f), "-o", str(out)]) == 0
     text = out.read_text()
@@ -224,7 +224,7 @@ def test_csv_option_on_model_commands_writes_and_refuses_an_input(tmp_path, docs
         head, rows = dest.read_text().splitlines()[0], dest.read_text().splitlines()[1:]
         assert head.startswith("kind,id,") and rows
     res = tmp_path / "kept.json"
-    res.write_text(R.dumps(docs["fleet"]))
+    res.write_text(R.dumps(R.validate(docs["fleet"])))
     before = res.read_text()
     assert main([*K.REAL["fleet"], "--no-report", "--out", str(tmp_path / "r"), "--csv", str(res)]) == 2
     assert res.read_text() == before  # a Result is never overwritten by an export

@@ -11,6 +11,7 @@ import pytest
 
 from conftest import run_chromium
 from secperf.cli import main
+from secperf.core import result as R
 from secperf.report.html import render
 from secperf.report.views.whatif import cost_rows_by_use
 
@@ -42,7 +43,7 @@ def whatif_doc(tmp_path_factory):
 
 def test_the_cost_table_lists_the_flights_operations_first_and_folds_the_rest(whatif_doc):
     rows = whatif_doc["analysis"]["whatif"]["cost_table"]["rows"]
-    used, rest = cost_rows_by_use(whatif_doc)
+    used, rest = cost_rows_by_use(R.validate(whatif_doc))
     assert used and rest and len(used) + len(rest) == len(rows)
     assert len(used) < len(rows) / 2, (len(used), len(rows))  # most of the table is not used here
     flight_ops = {
@@ -56,7 +57,7 @@ def test_the_cost_table_lists_the_flights_operations_first_and_folds_the_rest(wh
     # every flight operation the table prices is listed as used (the secure element's time is a profile's)
     assert {f"{p} {op}" for p, op in flight_ops if not op.startswith("secure element")} <= priced
     assert all(r["source"] for r in used)
-    html = render(whatif_doc)
+    html = render(R.validate(whatif_doc))
     part = html[html.index("<h3>Cost table") :]
     listed, folded = part.split("<details>", 1)
     assert all(r["op"] in listed for r in used)
@@ -75,7 +76,7 @@ PROBE = (
 @pytest.mark.browser
 def test_no_table_of_the_whatif_report_scrolls_sideways_at_1400px(whatif_doc, tmp_path):
     page = tmp_path / "report.html"
-    page.write_text(render(whatif_doc).replace("</body>", PROBE, 1), encoding="utf-8")
+    page.write_text(render(R.validate(whatif_doc)).replace("</body>", PROBE, 1), encoding="utf-8")
     p = run_chromium(tmp_path / "profile", page.as_uri(), "--dump-dom", "--window-size=1400,1000")
     m = re.search(r'<pre id="tw-probe">([^<]*)</pre>', p.stdout)
     assert m, p.stderr[-1500:]

@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 import result_kinds as K
-from secperf.core.result import as_result
+from secperf.core.result import validate
 from secperf.report import terminal_device, terminal_grid, terminal_plan, terminal_server, terminal_whatif
 from secperf.report.html import render
 from secperf.report.html_env import DRAW_PLOTS
@@ -53,7 +53,7 @@ class _Tables(HTMLParser):
 def html_tables(doc) -> list[list[list[str]]]:
     token = DRAW_PLOTS.set(False)  # the tables are the point; the plots' drawing takes seconds
     try:
-        page = render(as_result(doc))
+        page = render(doc)
     finally:
         DRAW_PLOTS.reset(token)
     p = _Tables()
@@ -91,15 +91,17 @@ def _rows_drawn(grids: list[Grid], terminal: list[Table]) -> None:
 
 @pytest.fixture(scope="module")
 def whatif_doc(tmp_path_factory):
-    return K.cli(
-        ["whatif", "mqtt,coap", "--network", "lte-m", "--baseline", "--n", "200", "--host-costs", "shipped"],
-        tmp_path_factory.mktemp("wi"),
+    return validate(
+        K.cli(
+            ["whatif", "mqtt,coap", "--network", "lte-m", "--baseline", "--n", "200", "--host-costs", "shipped"],
+            tmp_path_factory.mktemp("wi"),
+        )
     )
 
 
 @pytest.fixture(scope="module")
 def plan_doc(tmp_path_factory):
-    return K.cli(K.REAL["plan"], tmp_path_factory.mktemp("plan"))
+    return validate(K.cli(K.REAL["plan"], tmp_path_factory.mktemp("plan")))
 
 
 def device_doc() -> dict:
@@ -132,7 +134,7 @@ def device_doc() -> dict:
 
 def test_whatif_terminal_and_page_show_the_same_tables(whatif_doc):
     terminal = terminal_whatif.tables(whatif_doc)
-    _rows_drawn(whatif_tables.grids(as_result(whatif_doc)), terminal)
+    _rows_drawn(whatif_tables.grids(whatif_doc), terminal)
     titles = [str(t.title) for t in terminal]
     assert any(x.startswith("what security costs") for x in titles)  # --baseline's table
     assert any(x.startswith("which protocol") for x in titles)  # two protocols side by side
@@ -172,7 +174,7 @@ def test_server_terminal_and_page_show_the_same_tables(tmp_path):
     titles = [str(t.title) for t in terminal]
     assert titles[0].startswith("Server capacity") and any(x.startswith("Capacity curve") for x in titles)
     assert _same_on_both(terminal, html_tables(doc)) == len(terminal)
-    fleet = K.cli(K.REAL["fleet"], tmp_path)
+    fleet = validate(K.cli(K.REAL["fleet"], tmp_path))
     storm = terminal_server.tables(fleet)
     assert [str(t.title) for t in storm] == ["Reconnect storm (fluid queueing model over the measured capacity)"]
     assert _same_on_both(storm, html_tables(fleet)) == 1

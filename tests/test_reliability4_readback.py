@@ -112,7 +112,8 @@ def test_compare_as_a_library_refuses_alpha_zero():
     from secperf.core.compare import CompareError, compare
 
     with pytest.raises(CompareError, match="--alpha"):
-        compare({}, {}, alpha=0.0)
+        doc = R.new_result(kind="crypto", command=["secperf"], params={}, host={}, run_id="r")
+        compare(doc, doc, alpha=0.0)
 
 
 # --- lists --------------------------------------------------------------------------------------

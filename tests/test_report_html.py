@@ -194,7 +194,7 @@ def whatif_doc(tmp_path_factory):
 
     return K.cli(
         ["whatif", "mqtt", "--network", "lte-m,nb-iot", "--n", "100", "--baseline"], tmp_path_factory.mktemp("whatif")
-    )
+    )  # the Result's JSON: a test changes it as a file would be changed
 
 
 def test_a_script_in_a_label_or_a_failure_reason_is_escaped_in_the_report(whatif_doc):
@@ -206,7 +206,7 @@ def test_a_script_in_a_label_or_a_failure_reason_is_escaped_in_the_report(whatif
     first = doc["series"][0]
     first["labels"]["network"] = EVIL
     first["failures"].append({"reason": EVIL, "time": "now"})
-    page = render(doc)
+    page = render(R.validate(doc))
     assert "<script" not in page and EVIL not in page
     assert "onmouseover='x" not in page
     # the label in the predictions and security tables, the reason in the failures table

@@ -48,14 +48,13 @@ never an empty "nothing to compare".
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from .errors import InputError
 from .observations import MEASURED, Observation, interval_rates, observations, verdicts
-from .result import as_result
 from .result_schema import Result, Series
 
 METADATA_KEYS = ("cpu_model", "kernel", "openssl", "secperf_version", "cpu_governor")
@@ -330,19 +329,14 @@ def _ids(doc: Result) -> set[str]:
 
 
 def compare(
-    doc_a: Result | Mapping[str, Any],
-    doc_b: Result | Mapping[str, Any],
-    alpha: float = 0.01,
-    min_change: float = 0.02,
-    power: float = 0.8,
-    seed: int = 1,
+    doc_a: Result, doc_b: Result, alpha: float = 0.01, min_change: float = 0.02, power: float = 0.8, seed: int = 1
 ) -> dict[str, Any]:
     import math
 
     for name, v in (("--alpha", alpha), ("--power", power)):  # 0 and 1 make infinite or empty intervals
         if not (isinstance(v, (int, float)) and math.isfinite(v) and 0 < v < 1):
             raise CompareError(f"{name} {v!r}: give a probability between 0 and 1, both excluded (e.g. 0.05)")
-    a, b = as_result(doc_a, "A"), as_result(doc_b, "B")
+    a, b = doc_a, doc_b
     if a.kind != b.kind:
         raise CompareError(
             f"A is a {a.kind} Result and B a {b.kind} Result: compare two Results "

@@ -28,7 +28,6 @@ import re
 from collections.abc import Mapping
 from typing import Any, TypedDict
 
-from .result import as_result
 from .result_schema import (
     ConnectDerived,
     CortexmDerived,
@@ -438,9 +437,8 @@ def _plan(plan: dict[str, Any]) -> list[Observation]:
     return out
 
 
-def observations(doc: Result | Mapping[str, Any]) -> list[Observation]:
+def observations(doc: Result) -> list[Observation]:
     """Every number of the Result, series first, then its analyses (can, fleet, plan)."""
-    doc = as_result(doc)
     out: list[Observation] = []
     for s in doc.series:
         out += series_observations(s)
@@ -454,9 +452,9 @@ def observations(doc: Result | Mapping[str, Any]) -> list[Observation]:
     return out
 
 
-def verdicts(doc: Result | Mapping[str, Any]) -> dict[str, str]:
+def verdicts(doc: Result) -> dict[str, str]:
     """The judgements a Result states in words: a plan's verdict per pattern."""
-    plan = as_result(doc).analysis.plan
+    plan = doc.analysis.plan
     if not isinstance(plan, dict):
         return {}
     return {str(p.get("pattern")): str(p.get("verdict")) for p in plan.get("patterns") or [] if p.get("verdict")}

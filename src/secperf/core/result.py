@@ -110,7 +110,6 @@ def add_failure(series: Series, reason: str) -> None:
 
 def finalize_series(series: Series, threshold_us: float | None = None) -> Series:
     """Compute summaries from the values and set the status (ok / partial / failed)."""
-    series = as_series(series)
     vals = series.values_us
     if vals:
         series.summary = Summary.model_validate(stats.summarize(vals, "us", threshold_us))
@@ -173,12 +172,6 @@ def check_schema(doc: object, where: str = "result") -> None:
     validate(doc, where)
 
 
-def as_result(doc: Result | Mapping[str, Any], where: str = "result") -> Result:
-    """The boundary: a Result object as it is, a JSON object (a loaded file, a test's literal, a row
-    from a cluster worker) validated into one."""
-    return doc if isinstance(doc, Result) else validate(dict(doc), where)
-
-
 def as_series(s: Series | Mapping[str, Any], where: str = "series") -> Series:
     """A series object as it is, a JSON object validated into one (a ResultError naming the field)."""
     from pydantic import ValidationError
@@ -211,13 +204,13 @@ def reading(where: str, part: str) -> Iterator[None]:
         ) from None
 
 
-def to_json(doc: Result | Mapping[str, Any]) -> dict[str, Any]:
+def to_json(doc: Result) -> dict[str, Any]:
     """The Result as its JSON object (the file's content); refuses NaN and infinities."""
-    out: dict[str, Any] = as_result(doc).model_dump(mode="json", by_alias=True, exclude_unset=True, warnings=False)
+    out: dict[str, Any] = doc.model_dump(mode="json", by_alias=True, exclude_unset=True, warnings=False)
     return out
 
 
-def dumps(doc: Result | Mapping[str, Any]) -> str:
+def dumps(doc: Result) -> str:
     return json.dumps(to_json(doc), indent=1, sort_keys=False, allow_nan=False) + "\n"
 
 
@@ -250,4 +243,4 @@ def load(path: str | Path) -> Result:
 
 
 def series_by_id(doc: Result) -> dict[str, Series]:
-    return {s.id: s for s in as_result(doc).series}
+    return {s.id: s for s in doc.series}

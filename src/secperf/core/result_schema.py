@@ -177,6 +177,8 @@ class Summary(_Record):
     median_ci95_us: list[Duration] = Field(min_length=2, max_length=2)
     threshold_us: FiniteFloat | None = None
     over_threshold: int | None = None
+    p95_us: Duration | None = None  # a what-if's: the P95 of its simulated draws
+    percentiles_from: str | None = None  # a what-if's: every draw ("exact") or its histogram
 
 
 D = TypeVar("D", bound=_Record)

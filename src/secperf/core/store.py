@@ -187,9 +187,7 @@ def register_readback(name: str, check: Callable[[Result, Path | None], object])
         READBACK_CHECKS.append((name, check))
 
 
-def readback_problem(
-    doc: Result | dict[str, Any], log: Path | None = None, text: str | None = None
-) -> tuple[str, str] | None:
+def readback_problem(doc: Result, log: Path | None = None, text: str | None = None) -> tuple[str, str] | None:
     """The first check a reader would fail on this Result, as (check, problem), or None: its JSON
     (finite numbers), the schema every reader loads it with (unique series ids, summaries backed by
     values, ...), then each registered reader check on the Result as loaded back from that JSON. An
@@ -218,8 +216,9 @@ def salvage(raw: dict[str, Any], check: str, problem: str, kept: str | None) -> 
     """The readable part of a Result secperf's own read-back refused, marked `internal-error`: the
     first of each series id with every analysis that passes, else the series without the analyses,
     else the run header alone; `internal` names the check, the problem and what was withheld."""
-    header = {k: v for k, v in raw.items() if k not in ("series", "analysis")}
-    series, seen, dropped = [], set(), []
+    declared = {info.alias or name for name, info in Result.model_fields.items()}
+    header = {k: v for k, v in raw.items() if k in declared and k not in ("series", "analysis")}
+    series, seen, dropped = [], set(), [f"{k!r} (not a field of a Result)" for k in raw if k not in declared]
     for s in raw.get("series") or []:
         sid = s.get("id") if isinstance(s, dict) else None
         if sid in seen:
@@ -366,7 +365,7 @@ class RunStore:
                 continue
             if isinstance(doc, dict) and is_abandoned(doc):
                 try:
-                    atomic_write(res, _result.dumps(mark_abandoned(doc)))
+                    atomic_write(res, _result.dumps(_result.validate(mark_abandoned(doc), str(res))))
                 except (OutputError, ResultError, ValueError) as exc:  # one file never stops the sweep
                     if all(p != res for p, _ in self.unwritable):
                         self.unwritable.append((res, str(exc)))

@@ -396,26 +396,26 @@ def make_series(
             r.update(T.cpi_ms(dev, r["instructions"]))
             if (r["dir"], r["message"]) in trows:
                 r["time"] = T.figure(trows[(r["dir"], r["message"])], dev)
-        s.derived = {
-            "instructions_median": med,
-            "instructions_min": min(ins),
-            "instructions_max": max(ins),
-            "spread": (max(ins) - min(ins)) / med if med else 0.0,
-            "parts_sum_max_error": worst,
-            "messages": rows,
+        s.derived = DeviceDerived(
+            instructions_median=med,
+            instructions_min=min(ins),
+            instructions_max=max(ins),
+            spread=(max(ins) - min(ins)) / med if med else 0.0,
+            parts_sum_max_error=worst,
+            messages=rows,
             # worst-case stack of the handshake call, measured by painting (native/device/client.c)
-            "stack_bytes_max": max((x["stack_bytes"] for x in good if x.get("stack_bytes")), default=None),
-            "app_instructions_median": statistics.median(
+            stack_bytes_max=max((x["stack_bytes"] for x in good if x.get("stack_bytes")), default=None),
+            app_instructions_median=statistics.median(
                 [x["app_instructions"] for x in good if x["app_instructions"] is not None] or [0]
             ),
-            "derived_ms": {
+            derived_ms={
                 **T.cpi_ms(dev, med),
                 "clock_mhz": dev.clock_mhz,
                 "cpi": list(dev.cpi),
                 "cpi_estimate": dev.cpi_estimate,
                 "rule": "instructions x CPI / clock: DERIVED from the core profile's CPI range (the earlier estimate, kept for comparison)",
             },
-        }
+        )
         cyc = [x["cycles"] for x in good if "cycles" in x]
         if cyc and dev.timing is not None:
             s.derived_as(DeviceDerived).time = _device_time({**T.figure(T.median3(cyc), dev), **T.model_note(dev)})

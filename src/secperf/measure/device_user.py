@@ -447,29 +447,29 @@ def measure_user(
     done = next(x for x in lines if x.get("user") == "done")
     empty_line = next((x for x in lines if "empty" in x), {})
     lo, hi = dev.ms_range(med)
-    s.derived = {
-        "instructions_cold": s.samples[0]["instructions"],
-        "instructions_median": med,
-        "instructions_min": min(ins),
-        "instructions_max": max(ins),
-        "stack_bytes_max": done.get("stack_bytes"),
-        "derived_ms": {
+    s.derived = DeviceCryptoDerived(
+        instructions_cold=s.samples[0]["instructions"],
+        instructions_median=med,
+        instructions_min=min(ins),
+        instructions_max=max(ins),
+        stack_bytes_max=done.get("stack_bytes"),
+        derived_ms={
             "ms_low": lo,
             "ms_high": hi,
             "clock_mhz": dev.clock_mhz,
             "cpi": list(dev.cpi),
             "cpi_estimate": dev.cpi_estimate,
         },
-        "footprint": b.footprint,
-        "entry_bytes": b.entry_bytes,
-        "check": {"ret": done.get("ret"), "outputs": done.get("outputs", [])},
-        "harness": {
+        footprint=b.footprint,
+        entry_bytes=b.entry_bytes,
+        check={"ret": done.get("ret"), "outputs": done.get("outputs", [])},
+        harness={
             "instructions": base_i,
             "stack_bytes": empty_line.get("stack_bytes"),
             **({"cycles": list(base_c)} if base_c else {}),
             "rule": RULE,
         },
-    }
+    )
     wc = [x["cycles"] for x in warm if "cycles" in x]
     if wc:
         # where the last call's cycles come from (instruction classes, stall events), the harness's taken out

@@ -427,18 +427,18 @@ def make_series(
     ins = [x["instructions"] for x in s.samples]
     med = statistics.median(ins)
     lo, hi = dev.ms_range(med)
-    s.derived = {
-        "instructions_median": med,
-        "instructions_min": min(ins),
-        "instructions_max": max(ins),
-        "spread": (max(ins) - min(ins)) / med if med else 0.0,
-        "parts_sum_max_error": 0.0,
-        "messages": _rows(s.samples, "messages", dev),
-        "app_messages": _rows(s.samples, "app_messages", dev),
-        "app_instructions_median": statistics.median(x["app_instructions"] for x in s.samples),
-        "process_instructions_median": statistics.median(x["process_instructions"] for x in s.samples),
-        "sizes": s.samples[0]["sizes"],
-        "derived_ms": {
+    s.derived = DeviceDerived(
+        instructions_median=med,
+        instructions_min=min(ins),
+        instructions_max=max(ins),
+        spread=(max(ins) - min(ins)) / med if med else 0.0,
+        parts_sum_max_error=0.0,
+        messages=_rows(s.samples, "messages", dev),
+        app_messages=_rows(s.samples, "app_messages", dev),
+        app_instructions_median=statistics.median(x["app_instructions"] for x in s.samples),
+        process_instructions_median=statistics.median(x["process_instructions"] for x in s.samples),
+        sizes=s.samples[0]["sizes"],
+        derived_ms={
             "ms_low": lo,
             "ms_high": hi,
             "clock_mhz": dev.clock_mhz,
@@ -446,7 +446,7 @@ def make_series(
             "cpi_estimate": dev.cpi_estimate,
             "rule": "instructions x CPI / clock: DERIVED from the core profile's CPI range",
         },
-    }
+    )
     cyc = [x["cycles"] for x in s.samples if "cycles" in x]
     if cyc and dev.timing is not None:
         s.derived_as(DeviceDerived).time = DeviceTime.model_validate(

@@ -416,27 +416,27 @@ def _derive(s: Series, dev: Core, build: QuicBuild) -> None:
     app_rows = D._message_rows([{"messages": x["app_parts"]} for x in good])
     for r in app_rows:
         r.update(T.cpi_ms(dev, r["instructions"]))
-    s.derived = {
-        "instructions_median": med,
-        "instructions_min": min(ins),
-        "instructions_max": max(ins),
-        "spread": (max(ins) - min(ins)) / med if med else 0.0,
-        "parts_sum_max_error": max(
+    s.derived = DeviceDerived(
+        instructions_median=med,
+        instructions_min=min(ins),
+        instructions_max=max(ins),
+        spread=(max(ins) - min(ins)) / med if med else 0.0,
+        parts_sum_max_error=max(
             abs(sum(m["instructions"] for m in x["messages"]) - x["instructions"]) / x["instructions"] for x in good
         ),
-        "messages": rows,
-        "app_parts": app_rows,
-        "stack_bytes_max": None,
-        "app_instructions_median": statistics.median(x["app_instructions"] for x in good),
-        "connection_instructions_median": statistics.median(x["connection_instructions"] for x in good),
-        "derived_ms": {
+        messages=rows,
+        app_parts=app_rows,
+        stack_bytes_max=None,
+        app_instructions_median=statistics.median(x["app_instructions"] for x in good),
+        connection_instructions_median=statistics.median(x["connection_instructions"] for x in good),
+        derived_ms={
             **T.cpi_ms(dev, med),
             "clock_mhz": dev.clock_mhz,
             "cpi": list(dev.cpi),
             "cpi_estimate": dev.cpi_estimate,
             "rule": "instructions x CPI / clock: DERIVED from the core profile's CPI range (the earlier estimate, kept for comparison)",
         },
-    }
+    )
     cyc = [x["cycles"] for x in good if "cycles" in x]
     if cyc and dev.timing is not None:
         s.derived_as(DeviceDerived).time = D._device_time(

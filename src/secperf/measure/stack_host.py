@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import result as R
 from ..core.errors import InputError, MeasurementError
-from ..core.result_schema import Result, Series
+from ..core.result_schema import HandshakeDerived, Result, Series
 from ..lab import registry
 from . import device_attrib as A
 from .device_build import DeviceSetupError, _fingerprint, _run, device_home, sources_dir, tool
@@ -269,8 +269,8 @@ def measure(stack: str, cfg: HandshakeConfig, n: int, warmup: int, server: Serve
         for k, us in seen.items():
             per_msg.setdefault(k, []).append(us)
     if per_msg:
-        s.derived = {
-            "breakdown": {
+        s.derived = HandshakeDerived(
+            breakdown={
                 "messages": [
                     {"message": k, "p50_cpu_us": statistics.median(v), "n": len(v)} for k, v in per_msg.items()
                 ],
@@ -280,7 +280,7 @@ def measure(stack: str, cfg: HandshakeConfig, n: int, warmup: int, server: Serve
                 "emulated cores (device_attrib.py); a sent message owns its write, its building stays with "
                 "the message received before it (no watch points on the host)",
             }
-        }
+        )
     return R.finalize_series(s)
 
 

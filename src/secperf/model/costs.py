@@ -17,7 +17,7 @@ from importlib import resources
 from typing import Any
 
 from ..core.errors import InputError, ResultError
-from ..core.result import as_result, validate
+from ..core.result import validate
 from ..core.result_schema import ConnectDerived, CountedDerived, HandshakeDerived, Result, Series
 from ..inputs import netspec as NS
 from ..inputs.core_profiles import Core
@@ -216,7 +216,7 @@ def connect_row_scenario(labels: Mapping[str, Any]) -> tuple[str, str, str] | No
     return (proto, hs, key)
 
 
-def _checked(doc: Result | Mapping[str, Any], where: str) -> Result:
+def _checked(doc: Result, where: str) -> Result:
     """The Result a calibration reads, checked as its file would be (a CalibrationError if not one)."""
     try:
         return validate(doc, where)
@@ -224,7 +224,7 @@ def _checked(doc: Result | Mapping[str, Any], where: str) -> Result:
         raise CalibrationError(str(exc)) from None
 
 
-def calibrate(doc: Result | Mapping[str, Any], base: CostTable | None = None, where: str = "--calibrate") -> CostTable:
+def calibrate(doc: Result, base: CostTable | None = None, where: str = "--calibrate") -> CostTable:
     """A cost table from a Result's own rows: crypto P50s per operation, and per loopback handshake or
     connect row the measured client CPU, secure-element time and the rest (server + host), kept as
     the scenario's measured components; `model.predict` fits the `base:` residuals from them."""
@@ -415,13 +415,13 @@ def _row_stack(s: Series) -> str | None:
     return stack
 
 
-def device_stack(docs: Sequence[Result | Mapping[str, Any]], stack: str | None, core_name: str) -> str | None:
+def device_stack(docs: Sequence[Result], stack: str | None, core_name: str) -> str | None:
     """The one TLS stack whose counts make a device cost table: `stack` if given (it must have rows),
     else the only stack of the Results' handshake rows, else the only stack of their crypto rows. A
     table never mixes libraries: wolfSSL's P-256 and Mbed TLS's X25519 would be no device's."""
     rows = [
         s
-        for d in map(as_result, docs)
+        for d in docs
         if d.kind == "device"
         for s in d.series
         if s.status in ("ok", "partial") and _counted(s) and _row_stack(s) not in ADDON_STACKS
@@ -448,11 +448,7 @@ def device_stack(docs: Sequence[Result | Mapping[str, Any]], stack: str | None, 
 
 
 def from_device(
-    doc: Result | Mapping[str, Any],
-    core: Core,
-    base: CostTable | None = None,
-    where: str = "--calibrate",
-    stack: str | None = None,
+    doc: Result, core: Core, base: CostTable | None = None, where: str = "--calibrate", stack: str | None = None
 ) -> CostTable:
     """The client's costs on an emulated device from a `secperf device` Result: its primitive counts
     (device_crypto rows) become client operations, its warm handshake rows the client's measured

@@ -9,11 +9,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..core import stats
-from ..core.result import as_result
 from ..core.result_schema import Result, Series
 from ..inputs.algorithms import STRENGTH_ROWS
-
-Doc = Result | Mapping[str, Any]  # a Result, or its JSON object (converted once, at the entry point)
 
 
 def backend_of(series: Series) -> str:
@@ -21,10 +18,10 @@ def backend_of(series: Series) -> str:
     return str(series.labels.get("backend") or "openssl")
 
 
-def p50_table(doc: Doc, library: str = "openssl") -> dict[tuple[str, str], float]:
+def p50_table(doc: Result, library: str = "openssl") -> dict[tuple[str, str], float]:
     """(alg, op) -> P50 µs per operation, for one library's non-bulk series that produced data."""
     out = {}
-    for s in as_result(doc).series:
+    for s in doc.series:
         lab = s.labels
         if (
             s.kind == "crypto"
@@ -70,9 +67,8 @@ def _rsa_sizes(t: Mapping[tuple[str, str], float], labels: Mapping[str, Any], su
     return sorted(set(sizes))
 
 
-def answers(doc: Doc, library: str = "openssl") -> list[dict[str, Any]]:
+def answers(doc: Result, library: str = "openssl") -> list[dict[str, Any]]:
     """S5's answers from one library's rows (default: OpenSSL, as before --library existed)."""
-    doc = as_result(doc)
     t = p50_table(doc, library)
     labels = _labels(doc, library)
     out: list[dict[str, Any]] = []
@@ -275,9 +271,8 @@ def answers(doc: Doc, library: str = "openssl") -> list[dict[str, Any]]:
     return out
 
 
-def strength_table(doc: Doc, strength: int, library: str = "openssl") -> list[dict[str, Any]]:
+def strength_table(doc: Result, strength: int, library: str = "openssl") -> list[dict[str, Any]]:
     """Every measured non-bulk algorithm at one strength, fastest sign/derive first."""
-    doc = as_result(doc)
     t = p50_table(doc, library)
     labels = _labels(doc, library)
     rows = []
@@ -304,22 +299,22 @@ def strength_table(doc: Doc, strength: int, library: str = "openssl") -> list[di
 # --- across libraries (`secperf crypto --library`) ---
 
 
-def libraries_in(doc: Doc) -> list[str]:
+def libraries_in(doc: Result) -> list[str]:
     """The libraries of a Result's crypto series, in the order they first appear."""
     seen: dict[str, None] = {}
-    for s in as_result(doc).series:
+    for s in doc.series:
         if s.kind == "crypto":
             seen.setdefault(backend_of(s), None)
     return list(seen)
 
 
-def library_table(doc: Doc) -> list[dict[str, Any]]:
+def library_table(doc: Result) -> list[dict[str, Any]]:
     """One row per (algorithm, operation, size) with a cell per library: P50 and its bootstrap 95%
     interval, or the status and reason (unsupported rows say which library lacks what), and each
     library's ratio to the fastest. Rows in SP 800-57 strength order."""
     rows: dict[tuple[str, str, int | None], dict[str, Any]] = {}
     values: dict[tuple[str, str, int | None], dict[str, list[float]]] = {}
-    for s in as_result(doc).series:
+    for s in doc.series:
         if s.kind != "crypto":
             continue
         lab, sm = s.labels, s.summary
@@ -382,7 +377,7 @@ def library_table(doc: Doc) -> list[dict[str, Any]]:
     return out
 
 
-def library_answers(doc: Doc) -> list[dict[str, Any]]:
+def library_answers(doc: Result) -> list[dict[str, Any]]:
     """S5's question across libraries: per strength and operation, which library signs (verifies)
     fastest and by how much, for each signature algorithm measured in more than one library."""
     table = [
@@ -434,10 +429,9 @@ def library_answers(doc: Doc) -> list[dict[str, Any]]:
     return out
 
 
-def libraries_analysis(doc: Doc) -> dict[str, Any] | None:
+def libraries_analysis(doc: Result) -> dict[str, Any] | None:
     """The cross-library view of a Result: the table, the answers across libraries and S5's
     answers per library. None when only OpenSSL ran."""
-    doc = as_result(doc)
     libs = libraries_in(doc)
     if libs in ([], ["openssl"]):
         return None

@@ -11,7 +11,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..core.result import as_result
 from ..core.result_schema import ConnectDerived, HandshakeDerived, Result, Series, WhatifDerived
 
 HELP = {
@@ -66,7 +65,7 @@ def _uses_se(s: Series) -> bool:
     return src.startswith("se:") or src in ("token",) or s.kind == "signer" and lab.get("mode") != "local_sw"
 
 
-def measured(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
+def measured(doc: Result) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     tot = {
         "sign_ok": 0,
@@ -79,7 +78,7 @@ def measured(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
         "se_err": 0,
         "se_to": 0,
     }
-    for s in as_result(doc).series:
+    for s in doc.series:
         kind, sid = s.kind, s.id
         ok, bad, reasons = _attempts(s)
         n = ok + bad
@@ -126,9 +125,8 @@ def measured(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def predicted(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
+def predicted(doc: Result) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    doc = as_result(doc)
     for s in doc.series:
         if s.kind == "whatif":
             d = s.derived_as(WhatifDerived)
@@ -162,7 +160,6 @@ def predicted(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def metrics(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
+def metrics(doc: Result) -> list[dict[str, Any]]:
     """Every operational metric the Result can give, one row per metric and series."""
-    doc = as_result(doc)
     return measured(doc) + predicted(doc)

@@ -30,13 +30,10 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from ..core.errors import OutputError
 from ..core.observations import ID_COLUMNS, Observation, observations
-from ..core.result import as_result
 from ..core.result_schema import Result
 from ..core.writes import atomic_write
 
@@ -53,7 +50,7 @@ def columns(obs: list[Observation]) -> list[str]:
     return HEAD + cols + TAIL
 
 
-def rows(doc: Result | Mapping[str, Any]) -> list[dict[str, str]]:
+def rows(doc: Result) -> list[dict[str, str]]:
     out: list[dict[str, str]] = []
     for o in observations(doc):
         out.append(
@@ -70,9 +67,8 @@ def rows(doc: Result | Mapping[str, Any]) -> list[dict[str, str]]:
     return out
 
 
-def nothing_to_export(doc: Result | Mapping[str, Any]) -> str:
+def nothing_to_export(doc: Result) -> str:
     """Why a Result holds no number, in one line (failed series name their reason)."""
-    doc = as_result(doc)
     failed = [s for s in doc.series if s.failures]
     if failed:
         s = failed[0]
@@ -83,8 +79,7 @@ def nothing_to_export(doc: Result | Mapping[str, Any]) -> str:
     return f"this {doc.kind} Result holds no series and no analysis with numbers"
 
 
-def to_csv(doc: Result | Mapping[str, Any]) -> str:
-    doc = as_result(doc)
+def to_csv(doc: Result) -> str:
     obs = rows(doc)
     if not obs:
         raise OutputError(f"--csv: nothing to export: {nothing_to_export(doc)}")
@@ -96,7 +91,7 @@ def to_csv(doc: Result | Mapping[str, Any]) -> str:
     return buf.getvalue()
 
 
-def write_csv(doc: Result | Mapping[str, Any], path: Path) -> None:
+def write_csv(doc: Result, path: Path) -> None:
     text = to_csv(doc)  # an empty export is said before anything is written
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -21,16 +21,14 @@ A Result with nothing to export is an error naming why (exit 2), never an empty 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from ..core.errors import OutputError
 from ..core.observations import ID_COLUMNS, Observation, observations
-from ..core.result import as_result
 from ..core.result_schema import Result
 from ..model.opmetrics import HELP, metrics
 
@@ -131,14 +129,13 @@ def _operational(doc: Result) -> Iterator[GaugeMetricFamily]:
     yield from fams.values()
 
 
-def registry_of(doc: Result | Mapping[str, Any]) -> CollectorRegistry:
+def registry_of(doc: Result) -> CollectorRegistry:
     reg = CollectorRegistry(auto_describe=False)
-    reg.register(_Collector(as_result(doc)))
+    reg.register(_Collector(doc))
     return reg
 
 
-def exposition(doc: Result | Mapping[str, Any]) -> str:
-    doc = as_result(doc)
+def exposition(doc: Result) -> str:
     text = generate_latest(registry_of(doc)).decode("utf-8")
     if not text.strip():
         from .export import nothing_to_export
@@ -147,7 +144,7 @@ def exposition(doc: Result | Mapping[str, Any]) -> str:
     return text
 
 
-def write_metrics(doc: Result | Mapping[str, Any], path: str | Path) -> None:
+def write_metrics(doc: Result, path: str | Path) -> None:
     from ..core.writes import atomic_write
 
     atomic_write(Path(path), exposition(doc), what="--metrics")

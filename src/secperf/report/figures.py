@@ -6,12 +6,10 @@ from __future__ import annotations
 import io
 import os
 import tempfile
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ..core.errors import InputError
-from ..core.result import as_result
 from ..core.result_schema import Result
 from ..core.writes import atomic_write
 from .html import library_warnings, plots_of
@@ -41,11 +39,10 @@ def figures_directory(directory: Path) -> Path:
     return directory
 
 
-def write_figures(doc: Result | Mapping[str, Any], directory: Path, log: Path | None = None) -> list[Path]:
+def write_figures(doc: Result, directory: Path, log: Path | None = None) -> list[Path]:
     """Write every plot of ``doc`` as NAME.png (300 dpi) and NAME.pdf into ``directory``; returns
     the paths written, PNG then PDF per plot, in the report's order. Library warnings raised while
     drawing go to `log` (the run's log), not the terminal."""
-    doc = as_result(doc)
     directory = figures_directory(Path(directory))
     with library_warnings(log):
         return _write(doc, directory)

@@ -10,11 +10,11 @@ import json
 import logging
 import time
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..core.result import as_result, reading
+from ..core.result import reading
 from ..core.result_schema import CryptoDerived, Result, Series
 from .html_env import cell, figure_view, hcell, render_page
 from .plots import Plot, slug
@@ -327,7 +327,7 @@ def _of_kind(doc: Result, kind: str) -> list[Series]:
     return [s for s in doc.series if s.kind == kind]
 
 
-def plots_of(doc: Result | Mapping[str, Any]) -> list[Plot]:
+def plots_of(doc: Result) -> list[Plot]:
     """Every plot of the report, in the report's order (what `--figures` writes)."""
     from . import (
         html_connect,
@@ -342,7 +342,6 @@ def plots_of(doc: Result | Mapping[str, Any]) -> list[Plot]:
         html_whatif,
     )
 
-    doc = as_result(doc)
     series = _openssl(_crypto(doc))
     out = strength_plots(series) + distribution_plots(series) + growth_plots(series) if series else []
     out += html_libraries.plots(doc)
@@ -388,10 +387,10 @@ def library_warnings(log: Path | None) -> Iterator[None]:
         LOG.info(line)
 
 
-def render(doc: Result | Mapping[str, Any], log: Path | None = None) -> str:
+def render(doc: Result, log: Path | None = None) -> str:
     """The report page of a Result (or of its JSON object, validated here); library warnings raised
     while drawing go to `log` (the run's log file)."""
-    result = as_result(doc)
+    result = doc
     with library_warnings(log):
         return _render(result)
 

@@ -8,16 +8,11 @@ default output that already fits 80 columns stays as it is; the option's help an
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-from ..core.result import as_result
 from ..core.result_schema import Result, WhatifDerived
 
 
-def rows(doc: Result | Mapping[str, Any]) -> list[tuple[str, str, str]]:
+def rows(doc: Result) -> list[tuple[str, str, str]]:
     """(what, figure, source) for every figure the Result's predictions used."""
-    doc = as_result(doc)
     out: list[tuple[str, str, str]] = []
     ct = (doc.analysis.whatif or {}).get("cost_table") or {}
     if ct:
@@ -101,7 +96,7 @@ def _network_rows(names: list[str]) -> list[tuple[str, str, str]]:
     return out
 
 
-def sources_lines(doc: Result | Mapping[str, Any], width: int = 80) -> list[str]:
+def sources_lines(doc: Result, width: int = 80) -> list[str]:
     """The list as terminal lines: the figure and its value, then its source indented and wrapped."""
     import textwrap
 

@@ -11,7 +11,6 @@ from rich.console import Console, JustifyMethod
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from ..core.result import as_result
 from ..core.result_schema import CryptoDerived, HandshakeDerived, Result, Series, SignerDerived
 from .units import fmt_bytes_per_s, fmt_rate, fmt_time_us
 from .views.handshake import message_matrix, verifications
@@ -86,9 +85,9 @@ def progress_bar(console: Console, total: int, label: str) -> Iterator[Callable[
         yield update
 
 
-def crypto_tables(doc: Result | Mapping[str, Any]) -> list[Table]:
+def crypto_tables(doc: Result) -> list[Table]:
     fams: dict[str, list[Series]] = {}
-    for s in as_result(doc).series:
+    for s in doc.series:
         if s.kind == "crypto":
             fams.setdefault(s.labels["family"], []).append(s)
     tables = []
@@ -189,8 +188,8 @@ def compare_table(cmp: dict[str, Any]) -> Table:
     return measured_table(cmp)
 
 
-def handshake_tables(doc: Result | Mapping[str, Any]) -> list[Table]:
-    series = [s for s in as_result(doc).series if s.kind == "handshake"]
+def handshake_tables(doc: Result) -> list[Table]:
+    series = [s for s in doc.series if s.kind == "handshake"]
     if not series:
         return []
     t = Table(
@@ -276,8 +275,7 @@ def _cpu_p50(s: Series) -> float | None:
     return s.cpu_summary.p50_us if s.cpu_summary is not None else None
 
 
-def signer_tables(doc: Result | Mapping[str, Any]) -> list[Table]:
-    doc = as_result(doc)
+def signer_tables(doc: Result) -> list[Table]:
     out = []
     for kind, title in (("signer", "Signing (study S2's modes)"), ("jwt", "JWT authentication")):
         series = [s for s in doc.series if s.kind == kind]
@@ -342,11 +340,10 @@ def _signer_tables(series: Sequence[Series], title: str) -> list[Table]:
     return out
 
 
-def connect_tables(doc: Result | Mapping[str, Any]) -> list[Table]:
+def connect_tables(doc: Result) -> list[Table]:
     """`secperf connect`: the S2-shaped summary, then every series with its phase medians."""
     from .views.connect import series_rows, summary
 
-    doc = as_result(doc)
     rows = series_rows(doc)
     if not rows:
         return []
@@ -437,14 +434,14 @@ def phase_names(rows: Sequence[Mapping[str, Any]]) -> list[str]:
 GLANCE_TITLE = "At a glance"
 
 
-def glance_lines(doc: Result | Mapping[str, Any]) -> list[str]:
+def glance_lines(doc: Result) -> list[str]:
     """The Result's answer in a few sentences (views/answers.py key_findings), one per line."""
     from .views.answers import key_findings
 
     return [f["text"] for f in key_findings(doc)]
 
 
-def print_result(console: Console, doc: Result | Mapping[str, Any], tables: Sequence[Table | str]) -> None:
+def print_result(console: Console, doc: Result, tables: Sequence[Table | str]) -> None:
     """What every command prints for a Result: "At a glance" first and once (when its rows allow a
     finding), then its tables fitted to the console's width (report/fit.py)."""
     from .fit import print_table, shared_keys

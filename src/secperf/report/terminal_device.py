@@ -3,9 +3,6 @@ draws the same grids): per-message instruction counts under emulation, with the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from rich.table import Table
 
 from ..core.result_schema import Result
@@ -13,5 +10,5 @@ from . import terminal_grid
 from .views import device_tables as V
 
 
-def tables(doc: Result | Mapping[str, Any]) -> list[Table]:
+def tables(doc: Result) -> list[Table]:
     return terminal_grid.tables(list(V.grids(doc)))

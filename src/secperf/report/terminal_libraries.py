@@ -9,14 +9,12 @@ from typing import Any
 
 from rich.table import Table
 
-from ..core.result import as_result
 from ..core.result_schema import Result
 from .units import fmt_time_us
 
 
-def openssl_only(doc: Result | Mapping[str, Any]) -> Result:
+def openssl_only(doc: Result) -> Result:
     """The Result with only its OpenSSL crypto series (the per-family tables show one library)."""
-    doc = as_result(doc)
     if not doc.analysis.libraries:
         return doc
     keep = [s for s in doc.series if s.kind != "crypto" or (s.labels.get("backend") or "openssl") == "openssl"]
@@ -97,8 +95,8 @@ def answers_table(answers: list[dict[str, Any]]) -> Table:
     return t
 
 
-def tables(doc: Result | Mapping[str, Any]) -> list[Table]:
-    lib = as_result(doc).analysis.libraries
+def tables(doc: Result) -> list[Table]:
+    lib = doc.analysis.libraries
     if not lib:
         return []
     out = [libraries_table(lib)]

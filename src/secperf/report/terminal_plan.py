@@ -3,7 +3,6 @@ same grids), and `plan --list`."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from rich import box
@@ -22,7 +21,7 @@ def matrix_table(ps: list[dict[str, Any]]) -> Table:
     return terminal_grid.table(V.matrix(ps), show_lines=True, box=box.SIMPLE_HEAD, padding=(0, 0, 0, 1), pad_edge=False)
 
 
-def tables(doc: Result | Mapping[str, Any]) -> list[Table]:
+def tables(doc: Result) -> list[Table]:
     grids = V.grids(doc)
     if not grids:
         return []

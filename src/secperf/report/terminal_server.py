@@ -4,12 +4,8 @@ report/views/server.py and report/views/mqtt_load.py (the HTML page draws the sa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from rich.table import Table
 
-from ..core.result import as_result
 from ..core.result_schema import Result
 from . import terminal_grid
 from .views import mqtt_load as MQ
@@ -29,8 +25,7 @@ __all__ = [
 ]
 
 
-def tables(doc: Result | Mapping[str, Any]) -> list[Table]:
-    doc = as_result(doc)
+def tables(doc: Result) -> list[Table]:
     return terminal_grid.tables(list(V.grids(doc))) + mqtt_load_tables(doc)
 
 

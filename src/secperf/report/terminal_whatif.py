@@ -3,19 +3,17 @@ draws the same grids), and `whatif --list`."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from rich.table import Table
 
-from ..core.result import as_result
 from ..core.result_schema import Result, Series
 from . import terminal_grid
 from .views import whatif_tables as V
 from .views.whatif import whatif_series
 
 
-def _whatif(doc: Result | Mapping[str, Any]) -> list[Series]:
+def _whatif(doc: Result) -> list[Series]:
     return whatif_series(doc)
 
 
@@ -23,8 +21,8 @@ def prediction_table(series: Sequence[Series]) -> Table:
     return terminal_grid.table(V.prediction(series))
 
 
-def tables(doc: Result | Mapping[str, Any]) -> list[Table]:
-    return terminal_grid.tables(list(V.grids(as_result(doc))))
+def tables(doc: Result) -> list[Table]:
+    return terminal_grid.tables(list(V.grids(doc)))
 
 
 def listing() -> None:

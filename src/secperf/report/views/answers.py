@@ -13,11 +13,10 @@ key_findings(doc) is the one entry point (the terminal's "At a glance" and the H
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, TypedDict
 
 from ...core.errors import ResultError
-from ...core.result import as_result
 from ...core.result_schema import CryptoDerived, DeviceDerived, HandshakeDerived, Result, Series, WhatifDerived
 from ..units import axis_label, fmt_time_us
 from .connect import summary as connect_summary
@@ -502,12 +501,11 @@ FINDERS = (
 )
 
 
-def key_findings(doc: Result | Mapping[str, Any]) -> list[Finding]:
+def key_findings(doc: Result) -> list[Finding]:
     """The answer first: [{"section": anchor id, "text": sentence}], most important first; every
     Result kind has its findings (a kind whose rows are missing has none). A finder that meets a
     Result whose rows lack what it reads (an older or hand-edited file) is left out, like missing
     rows: the glance never stops a command from printing its tables."""
-    doc = as_result(doc)
     finders: dict[str, Callable[[Result], list[Finding]]] = {
         "connect": connect_findings,
         "handshake": handshake_findings,

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypedDict
 
-from ...core.result import as_result
 from ...core.result_schema import ConnectDerived, Result, Series, SignerDerived, Timer
 
 
@@ -73,11 +72,11 @@ def series_label(s: Series) -> str:
     return str(lb.get("label") or " ".join(str(lb.get(k)) for k in ("protocol", "client", "key_source", "handshake")))
 
 
-def connect_series(doc: Result | Mapping[str, Any]) -> list[Series]:
-    return [s for s in as_result(doc).series if s.kind == "connect"]
+def connect_series(doc: Result) -> list[Series]:
+    return [s for s in doc.series if s.kind == "connect"]
 
 
-def series_rows(doc: Result | Mapping[str, Any]) -> list[ConnectRow]:
+def series_rows(doc: Result) -> list[ConnectRow]:
     rows: list[ConnectRow] = []
     for s in connect_series(doc):
         lb, sm, d = s.labels, s.summary, s.derived_as(ConnectDerived)
@@ -107,12 +106,11 @@ def series_rows(doc: Result | Mapping[str, Any]) -> list[ConnectRow]:
     return rows
 
 
-def summary(doc: Result | Mapping[str, Any], se_source: str | None = None) -> S2Table:
+def summary(doc: Result, se_source: str | None = None) -> S2Table:
     """S2's table: per protocol the software and secure-element establishment medians and their
     difference, side by side with the secure element's own cost from the shim log (signing, and
     all calls), plus resumed and JWT rows with the token calls per connection; a block of rows per
     network (loopback first), each row naming its network."""
-    doc = as_result(doc)
     conn = connect_series(doc)
     se_sources = sorted({s.labels["key_source"] for s in conn if s.labels["key_source"].startswith("se:")})
     se_source = se_source or (se_sources[0] if se_sources else None)

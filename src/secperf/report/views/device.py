@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...core.result import as_result
 from ...core.result_schema import CountedDerived, DeviceDerived, DeviceTime, Result, Series
 
 Time = DeviceTime  # the timing model's figures of a counted run (a handshake or a primitive)
@@ -35,8 +34,8 @@ def varying_labels(series: Sequence[Series]) -> list[str]:
     return out or ["group", "suite"]
 
 
-def handshake_series(doc: Result | Mapping[str, Any]) -> list[Series]:
-    return [s for s in as_result(doc).series if isinstance(s.derived, DeviceDerived) and s.derived.messages]
+def handshake_series(doc: Result) -> list[Series]:
+    return [s for s in doc.series if isinstance(s.derived, DeviceDerived) and s.derived.messages]
 
 
 def messages(s: Series) -> list[dict[str, Any]]:
@@ -44,7 +43,7 @@ def messages(s: Series) -> list[dict[str, Any]]:
     return s.derived_as(DeviceDerived).messages or []
 
 
-def phases(doc: Result | Mapping[str, Any]) -> dict[str, list[Series]]:
+def phases(doc: Result) -> dict[str, list[Series]]:
     out: dict[str, list[Series]] = {}
     for s in handshake_series(doc):
         out.setdefault(s.labels["phase"], []).append(s)
@@ -147,8 +146,8 @@ def op_stack(s: Series) -> str:
     return "–" if not b else (f"{b / 1024:.1f} KB" if b >= 1024 else f"{b} B")
 
 
-def crypto_series(doc: Result | Mapping[str, Any]) -> list[Series]:
-    return [s for s in as_result(doc).series if s.kind == "device_crypto"]
+def crypto_series(doc: Result) -> list[Series]:
+    return [s for s in doc.series if s.kind == "device_crypto"]
 
 
 def footprint(s: Series) -> str:

@@ -4,10 +4,8 @@ configurations with the totals, modelled time and checks; then the primitive ope
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from ...core.result import as_result
 from ...core.result_schema import DeviceCryptoDerived, DeviceDerived, Result, Series
 from . import device as V
 from .grid import FAILED, Grid
@@ -90,9 +88,8 @@ def crypto(series: Sequence[Series]) -> Grid | None:
     return g
 
 
-def grids(doc: Result | Mapping[str, Any]) -> list[Grid]:
+def grids(doc: Result) -> list[Grid]:
     """Every device table in report order: the handshake phases, then the primitives."""
-    doc = as_result(doc)
     out = [handshake(phase, series) for phase, series in V.phases(doc).items()]
     c = crypto(V.crypto_series(doc))
     return out + ([c] if c is not None else [])

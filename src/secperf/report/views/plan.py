@@ -5,10 +5,8 @@ combination, the measures ranked by gain; the alert thresholds and `--verify`'s 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from ...core.result import as_result
 from ...core.result_schema import Result
 from ...inputs.patterns import MEASURES
 from ..units import fmt_time_us
@@ -33,8 +31,8 @@ TINY = {"edhoc-oscore": "EDHOC", "dtls13-cid": "DTLS CID"}  # the matrix's narro
 VERDICT_SHORT = {"suitable as is": "as is", "suitable with design measures": "measures", "hard to reconcile": "hard"}
 
 
-def plans(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
-    patterns: list[dict[str, Any]] = (as_result(doc).analysis.plan or {}).get("patterns", [])
+def plans(doc: Result) -> list[dict[str, Any]]:
+    patterns: list[dict[str, Any]] = (doc.analysis.plan or {}).get("patterns", [])
     return patterns
 
 
@@ -291,7 +289,7 @@ def pattern_grids(p: dict[str, Any]) -> list[Grid]:
     return [detail(p)] + ([sec] if sec is not None else []) + [ranking(p)]
 
 
-def grids(doc: Result | Mapping[str, Any]) -> list[Grid]:
+def grids(doc: Result) -> list[Grid]:
     """Every plan table in report order."""
     ps = plans(doc)
     if not ps:
@@ -300,7 +298,7 @@ def grids(doc: Result | Mapping[str, Any]) -> list[Grid]:
     for p in ps:
         out += pattern_grids(p)
     out.append(alerts(ps))
-    v = (as_result(doc).analysis.plan or {}).get("verify")
+    v = (doc.analysis.plan or {}).get("verify")
     if v:
         out.append(verify(v))
     return out

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...core.result import as_result
 from ...core.result_schema import Result, Series, WhatifDerived
 from ..units import fmt_time_us
 from .whatif import whatif_series
@@ -36,9 +35,8 @@ def _main_rows(doc: Result) -> list[Series]:
     return [s for s in whatif_series(doc) if not s.labels.get("role")]
 
 
-def comparison_rows(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
+def comparison_rows(doc: Result) -> list[dict[str, Any]]:
     """Per protocol (in the order asked), the first row of each network: [] for a run of one protocol."""
-    doc = as_result(doc)
     rows = _main_rows(doc)
     skipped = (doc.analysis.whatif or {}).get("not_counted") or {}
     if len({s.labels.get("protocol") for s in rows} | set(skipped)) < 2:
@@ -100,9 +98,9 @@ def comparison_rows(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def mixed_libraries(doc: Result | Mapping[str, Any]) -> str | None:
+def mixed_libraries(doc: Result) -> str | None:
     """The what-if's note when its rows were costed from different libraries (None when one or none)."""
-    a = as_result(doc).analysis.whatif or {}
+    a = doc.analysis.whatif or {}
     return (a.get("cost_table") or {}).get("mixed")
 
 

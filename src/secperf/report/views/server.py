@@ -8,17 +8,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...core.result import as_result
 from ...core.result_schema import LatencyMs, Result, Series, ServerDerived
 from ...model.fleet import KNEE_RULE, knee, open_loop_knee
 from .grid import FAILED, Grid
 
 
-def server_series(doc: Result | Mapping[str, Any]) -> list[Series]:
-    return [s for s in as_result(doc).series if s.kind == "server"]
+def server_series(doc: Result) -> list[Series]:
+    return [s for s in doc.series if s.kind == "server"]
 
 
-def configs(doc: Result | Mapping[str, Any], loop: str = "closed") -> dict[str, list[Series]]:
+def configs(doc: Result, loop: str = "closed") -> dict[str, list[Series]]:
     """Series grouped by configuration (everything but the load level), in measuring order; closed
     loop (levels: concurrent clients) or open loop (levels: offered connections/s)."""
     out: dict[str, list[Series]] = {}
@@ -82,7 +81,7 @@ PIVOT_HEAD = (
 )
 
 
-def pivot(doc: Result | Mapping[str, Any]) -> list[tuple[str, list[dict[str, Any] | None]]]:
+def pivot(doc: Result) -> list[tuple[str, list[dict[str, Any] | None]]]:
     """The capacity table by server key (rows) and key source (columns: PIVOT_COLUMNS), from the
     plain configurations (no client auth, no resumption, chain depth 1); each cell the capacity row
     at saturation, its offload profile and the CPU-bound capacity (1 / server CPU per handshake: what
@@ -161,7 +160,7 @@ def _agreed(n: Mapping[str, Any] | None) -> str:
     return " · ".join(str(n[k]) for k in ("version", "cipher", "group") if n.get(k))
 
 
-def limit_warnings(doc: Result | Mapping[str, Any]) -> list[str]:
+def limit_warnings(doc: Result) -> list[str]:
     """One line per configuration whose best level (the capacity shown) was not limited by the server:
     the load generator or other work on the machine set the rate (measure/server.rate_limit), so
     that figure is a lower bound of the server's capacity."""
@@ -469,9 +468,8 @@ def replays(fl: Mapping[str, Any]) -> Grid | None:
     return g
 
 
-def grids(doc: Result | Mapping[str, Any]) -> list[Grid]:
+def grids(doc: Result) -> list[Grid]:
     """Every server and fleet table in report order."""
-    doc = as_result(doc)
     fl = doc.analysis.fleet or {}
     out = [capacity(doc), pivot_grid(doc), provenance(doc), curve(doc), open_loop(doc), storm(fl), replays(fl)]
     return [g for g in out if g is not None]

@@ -4,18 +4,16 @@ series of the same protocol, key source, handshake and network in the same Resul
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from ...core.result import as_result
 from ...core.result_schema import Result, Series, WhatifDerived
 
 Cell = tuple[Any, Any, Any, Any]  # (protocol, key source, handshake, network) as the labels state them
 
 
-def whatif_series(doc: Result | Mapping[str, Any]) -> list[Series]:
+def whatif_series(doc: Result) -> list[Series]:
     """The what-if series that hold a prediction (a failed prediction is listed with the failures)."""
-    return [s for s in as_result(doc).series if s.kind == "whatif" and s.derived_as(WhatifDerived).usable is not None]
+    return [s for s in doc.series if s.kind == "whatif" and s.derived_as(WhatifDerived).usable is not None]
 
 
 def _measured(doc: Result) -> dict[Cell, Series]:
@@ -34,10 +32,9 @@ def _err(pred: float | None, meas: float | None) -> float | None:
     return None if pred is None or not meas else (pred - meas) / meas
 
 
-def predicted_vs_measured(doc: Result | Mapping[str, Any]) -> list[dict[str, Any]]:
+def predicted_vs_measured(doc: Result) -> list[dict[str, Any]]:
     """Rows of (protocol, key, handshake, network, measured P50/P95, predicted P50/P95, errors);
     measured values are None where the run did not measure that cell."""
-    doc = as_result(doc)
     measured = _measured(doc)
     rows: list[dict[str, Any]] = []
     for s in whatif_series(doc):
@@ -90,10 +87,9 @@ def _cost_row(index: dict[tuple[str, str], dict[str, Any]], party: str, op: str)
     return None
 
 
-def cost_rows_by_use(doc: Result | Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def cost_rows_by_use(doc: Result) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The what-if cost table split in two: the rows the scenarios' flights use, in the order the
     flights first use them, each with `used_as` (the flights' op names priced by it); and the rest."""
-    doc = as_result(doc)
     rows = list(((doc.analysis.whatif or {}).get("cost_table") or {}).get("rows") or [])
     index = {(r["party"], r["op"]): r for r in rows}
     used: dict[int, dict[str, Any]] = {}
