@@ -95,6 +95,19 @@ def test_a_backlog_larger_than_the_storm_is_the_fifo_model():
         assert a["time_all_back_s"] == pytest.approx(1000 / 400, abs=0.06)
 
 
+def test_a_server_that_is_not_the_bottleneck_accepts_more_often_and_drops_fewer_syns():
+    # the same end-to-end rate, but the server's own work per handshake a fifth of 1 / capacity (the
+    # clients limit the rate): its passes are shorter, so it empties the accept queue more often
+    kw = dict(backlog=100, horizon_s=600, **STORM)
+    bound = simulate(FleetModel(**kw))
+    light = simulate(FleetModel(server_s_per_handshake=1 / 1000, **kw))
+    assert 0 < light["syn_drops"] < bound["syn_drops"]
+    assert light["time_all_back_s"] <= bound["time_all_back_s"]
+    # 1 / capacity is what the model takes without it
+    same = simulate(FleetModel(server_s_per_handshake=1 / 200, **kw))
+    assert same["syn_drops"] == bound["syn_drops"] and same["time_all_back_s"] == bound["time_all_back_s"]
+
+
 def test_somaxconn_caps_the_backlog():
     assert FleetModel(backlog=511, somaxconn=128).accept_queue == 128
     assert FleetModel(backlog=100).accept_queue == 100
@@ -127,6 +140,7 @@ def test_the_retransmission_lines_stay_bounded_for_a_large_fleet():
         (dict(syn_retries=0), "tcp_syn_retries"),
         (dict(syn_rto_s=0.0), "SYN retransmission timeout"),
         (dict(accept_per_s=0.0), "accept rate"),
+        (dict(server_s_per_handshake=0.0), "server seconds per handshake"),
     ],
 )
 def test_bad_backlog_values_are_named(kw, needle):
@@ -205,6 +219,11 @@ def test_the_mqtt_storm_is_compared_with_the_model_at_mosquittos_backlog():
     m = {"capacity_per_s": 250.0, "phases": [storm]}
     fm = storm_vs_model(c, m, horizon_s=120)
     assert fm["backlog"] == MOSQUITTO_BACKLOG == 100
+    assert fm["server_s_per_handshake"] is None  # no capacity record here: the model takes 1 / capacity
+    cpu = {"server_cpu_us_per_handshake": 1300.0}
+    light = storm_vs_model(c, {**m, "capacity_before": cpu, "capacity_after": cpu}, horizon_s=120)
+    assert light["server_s_per_handshake"] == pytest.approx(0.0013)
+    assert light["models"]["late work dropped"]["syn_drops"] < fm["models"]["late work dropped"]["syn_drops"]
     for mod in fm["models"].values():
         assert mod["syn_drops"] > 0  # 1,000 clients/s against 250 handshakes/s and 100 in the accept queue
         assert mod["ratio_wait_p90_s"] == pytest.approx(7.0 / mod["wait_p90_s"])

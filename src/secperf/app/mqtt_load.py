@@ -72,6 +72,13 @@ def storm_vs_model(c: MqttLoadConfig, m: dict[str, Any], horizon_s: float | None
     # mosquitto's listen backlog is known; a target's is not, so its model holds every client
     backlog = c.clients + 64 if m.get("target") else MOSQUITTO_BACKLOG
     out["backlog"] = backlog
+    # how long the broker's event-loop pass lasts: its own CPU per handshake in the capacity runs (it is
+    # below 1 / capacity when the generator, not the broker, limits the rate)
+    cpus = [
+        x for k in ("capacity_before", "capacity_after") if (x := (m.get(k) or {}).get("server_cpu_us_per_handshake"))
+    ]
+    server_s = sum(cpus) / len(cpus) / 1e6 if cpus else None
+    out["server_s_per_handshake"] = server_s
     if c.clients > MOSQUITTO_BACKLOG and c.spread_s * MAX_BURST_PER_S < c.clients and not m.get("target"):
         out["note"] = (
             f"{c.clients} first attempts within {c.spread_s:g} s: beyond mosquitto's listen backlog of "
@@ -92,6 +99,7 @@ def storm_vs_model(c: MqttLoadConfig, m: dict[str, Any], horizon_s: float | None
                 cap_s=c.cap_s,
                 timeout_s=c.timeout_s,
                 backlog=backlog,
+                server_s_per_handshake=server_s,
                 abandoned_work=ab,
                 max_attempts=c.max_attempts,
                 device_handshake_s=device_s,

@@ -12,10 +12,12 @@ Assumptions (all in FleetModel, with units):
 - the listen backlog: the kernel holds at most L = min(`backlog`, `somaxconn`) connections the
   server has not accepted yet (listen(2); Linux caps the backlog at net.core.somaxconn, 4096 since
   5.4, 128 before). An event-loop server (mosquitto, nginx) accepts once per loop pass and a pass
-  lasts as long as the handshake work it found, so at most L attempts get in per pass; an idle
-  server takes them as they come, up to `accept_per_s` (accept(2) and registering the socket take
-  microseconds; SYNs within one time step count as spread over it). A SYN that
-  finds the accept queue full is dropped (Linux tcp_conn_request: ListenOverflows; SYN cookies do
+  lasts as long as the handshake work it found (`server_s_per_handshake` each: the server's own CPU,
+  which is 1 / capacity when the server is what limits the rate, and less when the clients or the
+  network do), so at most L attempts get in per pass; an idle server takes them as they come, up
+  to `accept_per_s` (an assumption, not measured: accept(2) and registering the socket take tens of
+  microseconds; SYNs within one time step count as spread over it). A SYN that finds the accept
+  queue full is dropped (Linux tcp_conn_request: ListenOverflows; SYN cookies do
   not help, they stand in for the SYN queue only, and the full accept queue is checked after them).
   The client's kernel sends the SYN again after its retransmission timeout: TCP_TIMEOUT_INIT 1 s
   (`syn_rto_s`, RFC 6298), doubling, so a dropped attempt arrives again 1 s, 3 s, 7 s, 15 s ... after
@@ -71,6 +73,7 @@ class FleetModel:
     syn_retries: int = 6  # net.ipv4.tcp_syn_retries of the clients
     syn_rto_s: float = 1.0  # the first SYN retransmission timeout (TCP_TIMEOUT_INIT), doubling
     accept_per_s: float = 20_000.0  # connections an idle server takes off its accept queue per second
+    server_s_per_handshake: float | None = None  # the server's own work per handshake (None: 1 / capacity)
     max_attempts: int = 100
     abandoned_work: bool = False  # the server also serves attempts whose client gave up
     spread_s: float = 0.0
@@ -104,6 +107,8 @@ class FleetModel:
         ):
             if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not 1 <= n <= hi:
                 raise InputError(f"{name} {n!r}: give a whole number 1..{hi:,}")
+        if self.server_s_per_handshake is not None and not 0 < self.server_s_per_handshake <= 60:
+            raise InputError(f"server seconds per handshake {self.server_s_per_handshake}: give (0, 60]")
         if not self.accept_per_s > 0:
             raise InputError(f"accept rate {self.accept_per_s}: must be > 0 connections/s")
         if not 0 < self.syn_rto_s <= 60:
@@ -199,7 +204,8 @@ def simulate(m: FleetModel, points: int = 400) -> dict[str, Any]:
     L = float(m.accept_queue)
     accept_step = m.accept_per_s * m.dt_s
     acc = 0.0  # connections accepted by the kernel during the server's current pass
-    batch = 0.0  # handshake work left in the current pass
+    pass_left = 0.0  # seconds left in the server's current pass
+    cost_s = m.server_s_per_handshake or 1.0 / m.capacity_per_s
 
     def fail(t: int, r: np.ndarray, notice_steps: int) -> None:
         """Attempts `r` (per attempt number) failed at step t; their clients notice `notice_steps` later
@@ -223,12 +229,18 @@ def simulate(m: FleetModel, points: int = 400) -> dict[str, Any]:
         arrived = [float(v.sum()) for v in by_syn]
         total = sum(arrived)
         pending -= total
-        if batch <= 1e-12:  # the last pass is over: the server accepts what waits and starts a new one
-            acc, batch = 0.0, q
+        if pass_left <= 1e-12:  # the last pass is over: the server accepts what waits and starts a new one
+            acc, pass_left = 0.0, q * cost_s
         if total > 0:
             # an idle server accepts SYNs as they come; a busy one takes what waits once per pass and the
             # kernel holds at most L meanwhile: SYNs beyond are dropped and sent again by the client
-            taken = min(total, L + accept_step) if batch <= 1e-12 else min(total, max(0.0, L - acc))
+            if pass_left <= 1e-12:
+                room = L + accept_step
+            elif pass_left < m.dt_s:  # several short passes within this step, each accepting up to L
+                room = min(L * m.dt_s / pass_left, L + accept_step) - acc
+            else:
+                room = L - acc
+            taken = min(total, max(0.0, room))
             acc += taken
             if taken < total:
                 keep = taken / total
@@ -258,7 +270,7 @@ def simulate(m: FleetModel, points: int = 400) -> dict[str, Any]:
                 fail(t, a_now * (late / taken), timeout_steps)
         s_ = min(q, cap_step)
         q -= s_
-        batch -= s_
+        pass_left -= m.dt_s
         work[t] = s_
         if m.abandoned_work:
             left, useful = s_, 0.0
