@@ -90,16 +90,24 @@ class LoadgenWorker:
             return f"{addr}:{port}: {exc.strerror or exc}"
 
     def run(
-        self, argv: list[str], start_wall_s: float, core: int, timeout_s: float, exe_hint: str | None
+        self,
+        argv: list[str],
+        start_wall_s: float,
+        core: int,
+        timeout_s: float,
+        exe_hint: str | None,
+        tool: str = "loadgen",
     ) -> dict[str, Any]:
-        """Wait for the start instant, run the generator pinned to `core`, return its lines."""
+        """Wait for the start instant, run the generator pinned to `core`, return its lines. `tool`:
+        loadgen (secperf-loadgen) or mqttload (secperf-mqttload), found on this node when the
+        driver's path (exe_hint) is not there."""
         from ..lab import registry
         from ..lab.services import stop_process
+        from ..measure.mqtt_load import find_mqttload
         from ..measure.server import find_loadgen
 
-        exe = (
-            exe_hint if exe_hint and os.path.isfile(exe_hint) and os.access(exe_hint, os.X_OK) else str(find_loadgen())
-        )
+        find = find_mqttload if tool == "mqttload" else find_loadgen
+        exe = exe_hint if exe_hint and os.path.isfile(exe_hint) and os.access(exe_hint, os.X_OK) else str(find())
         delay = start_wall_s - time.time()
         if delay > 0:
             time.sleep(delay)
@@ -114,7 +122,7 @@ class LoadgenWorker:
 
         proc = registry.spawn(
             [exe, *argv[1:]],
-            f"secperf-loadgen ({self.name})",
+            f"secperf-{tool} ({self.name})",
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -37,6 +37,12 @@ from .server_cpu import pin, process_cpu_s
 from .server_load import loadgen_argv, run_level, summarize_level
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    # runs the generator's command line (all clients) with the broker's PID and a time budget:
+    # run_mqttload here, or app/cluster_mqtt's split over a cluster's generators (run_mqttload's dict)
+    LoadRunner = Callable[[list[str], int | None, float], dict[str, Any]]
+
     from ..lab.pki import CertSet, LabPKI
     from .server_start import Offload
     from .server_target import LoadTarget
@@ -343,9 +349,10 @@ def run_mqttload(argv: list[str], broker_pid: int | None, cores: list[int], time
     }
 
 
-def measure(pki: LabPKI, c: MqttLoadConfig, workdir: Path) -> dict[str, Any]:
+def measure(pki: LabPKI, c: MqttLoadConfig, workdir: Path, load: LoadRunner | None = None) -> dict[str, Any]:
     """Starts mosquitto (pinned to c.core) with the lab's certificates, measures its capacity, runs the
-    load (and the storm), measures the capacity again, stops it. Returns everything the Result keeps."""
+    load (and the storm), measures the capacity again, stops it. Returns everything the Result keeps.
+    `load` (a LoadRunner) runs the load elsewhere than on this machine's other cores (a cluster)."""
     from ..lab.iot_services import Mosquitto
 
     validate(c)
@@ -394,7 +401,8 @@ def measure(pki: LabPKI, c: MqttLoadConfig, workdir: Path) -> dict[str, Any]:
         time.sleep(0.5)
         t_ns.append(time.monotonic_ns())
         budget = (c.clients / c.connect_rate + c.timeout_s + 30) + c.hold_s + (c.storm_max_s if c.storm else 0) + 120
-        run = run_mqttload(mqttload_argv(bport, c, pair, limits["source_addrs"], se_file), bpid, cores, budget)
+        argv = mqttload_argv(bport, c, pair, limits["source_addrs"], se_file)
+        run = load(argv, bpid, budget) if load is not None else run_mqttload(argv, bpid, cores, budget)
         time.sleep(0.5)
         t_ns.append(time.monotonic_ns())
         after = capacity(bport, bpid, c, pair)
@@ -445,15 +453,18 @@ def broker_key_said(c: MqttLoadConfig, off: Offload | None, t_ns: list[int]) -> 
     }
 
 
-def measure_target(lt: LoadTarget, c: MqttLoadConfig, workdir: Path) -> dict[str, Any]:
+def measure_target(
+    lt: LoadTarget, c: MqttLoadConfig, workdir: Path, load: LoadRunner | None = None, fd_clients: int | None = None
+) -> dict[str, Any]:
     """The same load against the user's own broker (`--target`, measure/server_target.LoadTarget with
     app mqtt): its address, server name and client certificate are the target's; its CPU is not read
     (it runs on its own machine); its capacity is measured as for mosquitto here, with the target's
-    offer (secperf-loadgen --app mqtt, 32 clients), before and after."""
+    offer (secperf-loadgen --app mqtt, 32 clients), before and after. `load`: as for `measure`;
+    `fd_clients`: the most clients one generator process holds (its share on a cluster)."""
     from .server_target import SERVER_CPU_NOT_MEASURED
 
     validate(c)
-    limits = fd_limits(c.clients)
+    limits = fd_limits(c.clients if fd_clients is None else fd_clients)
     wd = private_dir(workdir)
     se_file = se_samples_file(c.se_profile, wd / "se-signing-ms.txt", c.seed) if c.se_profile else None
     t = lt.mqtt_args()
@@ -484,7 +495,7 @@ def measure_target(lt: LoadTarget, c: MqttLoadConfig, workdir: Path) -> dict[str
     argv = mqttload_argv(t["port"], c, pair, limits["source_addrs"] if t["host"].startswith("127.") else 1, se_file)
     argv += ["--host", t["host"], "--servername", t["servername"], *lt.tls_args()]
     budget = (c.clients / c.connect_rate + c.timeout_s + 30) + c.hold_s + (c.storm_max_s if c.storm else 0) + 120
-    run = run_mqttload(argv, None, cores, budget)
+    run = load(argv, None, budget) if load is not None else run_mqttload(argv, None, cores, budget)
     after = cap()
     caps = [x["handshakes_per_s"] for x in (before, after) if x.get("handshakes_per_s")]
     return {

@@ -117,6 +117,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     t.add_argument("--servername", help="with --target: the name sent (SNI) and verified")
     t.add_argument("--client-cert", help="with --target: the clients' certificate (PEM)")
     t.add_argument("--client-key", help="with --target: its key (PEM, a file only its owner reads)")
+    from .shared import cluster_option
+
+    cluster_option(
+        p,
+        "the clients spread over one secperf-mqttload per worker CPU (with mosquitto started here: the "
+        "nodes on this machine; with --target: every node that reaches it), counts added, histograms "
+        "merged bin by bin",
+    )
     p.add_argument("--core", type=count(4095, lo=0), default=0, help="the core mosquitto is pinned to")
     p.add_argument("--capacity-seconds", type=positive(600), default=2.0, help="each capacity run (before, after)")
     p.add_argument("--seed", type=seed, default=1)
@@ -194,4 +202,7 @@ def run(args: argparse.Namespace) -> Result:
         capacity_s=args.capacity_seconds,
         seed=args.seed,
     )
-    return app.run(c, output(args), target, max_hours=args.max_hours)
+    from ..app.cluster import require
+
+    cluster = require(args.cluster)  # Ray missing or a malformed address: exit 2 before anything runs
+    return app.run(c, output(args), target, max_hours=args.max_hours, cluster=cluster)

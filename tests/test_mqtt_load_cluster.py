@@ -1,0 +1,123 @@
+"""`secperf mqtt-load --cluster` (app/cluster_mqtt.py): the clients split over the cluster's generators
+without losing or adding one, distinct MQTT client IDs and seeds, the phases merged (counts added,
+histograms merged bin by bin, percentiles from the merged histogram), and a real run on a private Ray
+cluster on this machine (test_cluster's head and two one-CPU worker nodes) against mosquitto started
+here: the merged counts are the sum of the nodes', the merged percentiles those of a local merge."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import run_cli
+from secperf.app.cluster_mqtt import merge_phase, worker_argvs
+from secperf.core.histogram import Histogram
+from test_cluster import _pids_marked, ray_cluster  # noqa: F401 (the module's Ray cluster fixture)
+
+
+def _opt(argv: list[str], opt: str) -> str:
+    return argv[argv.index(opt) + 1]
+
+
+@pytest.mark.parametrize("clients,n", [(10, 3), (2, 3), (19_999, 2), (7, 1)])
+def test_the_clients_and_rates_are_split_without_losing_or_adding_any(clients, n):
+    argv = ["secperf-mqttload", "--port", "1", "--clients", str(clients), "--connect-rate", "300"]
+    argv += ["--publish-rate", "50", "--seed", "5"]
+    parts = worker_argvs(argv, n)
+    assert len(parts) == min(n, clients)  # a generator whose share is empty is left out
+    assert sum(int(_opt(a, "--clients")) for a in parts) == clients
+    assert sum(float(_opt(a, "--connect-rate")) for a in parts) == pytest.approx(300)
+    assert sum(float(_opt(a, "--publish-rate")) for a in parts) == pytest.approx(50)
+    # each ramp spans the same time: clients / rate alike on every generator
+    spans = {round(int(_opt(a, "--clients")) / float(_opt(a, "--connect-rate")), 9) for a in parts}
+    assert len(spans) == 1
+    assert len({_opt(a, "--client-id-prefix") for a in parts}) == len(parts)
+    assert len({_opt(a, "--seed") for a in parts}) == len(parts)
+    assert all(_opt(a, "--port") == "1" for a in parts)
+
+
+def _phase_line(values_us: list[int], up: float | None, connacks: int) -> dict:
+    h = Histogram.of(values_us)
+    return {
+        "type": "phase",
+        "phase": "storm",
+        "stopped": "all up",
+        "elapsed_s": 1.5,
+        "clients": connacks,
+        "attempts": connacks + 1,
+        "connacks": connacks,
+        "failed": 1,
+        "time_all_up_s": up,
+        "connack_p50_ms": 99.0,  # the generator's own: replaced by the merged histogram's
+        "connack_hist_us": h.to_pairs(),
+        "hs_hist_us": h.to_pairs(),
+        "puback_hist_us": [],
+        "wait_hist_us": [],
+        "errors": {"timeout": 1},
+    }
+
+
+def test_phases_merge_counts_and_histograms_exactly():
+    a, b = [120, 150, 900, 4000], [130, 131, 20_000]
+    m = merge_phase([_phase_line(a, 1.2, 4), _phase_line(b, 2.5, 3)])
+    assert (m["connacks"], m["attempts"], m["failed"], m["clients"], m["generators"]) == (7, 9, 2, 7, 2)
+    assert m["errors"] == {"timeout": 2} and m["time_all_up_s"] == 2.5
+    local = Histogram.of(a + b)
+    assert Histogram.from_pairs(m["connack_hist_us"]) == local
+    pct = local.percentiles_ms()
+    assert (m["connack_p50_ms"], m["connack_max_ms"]) == (pct["p50_ms"], pct["max_ms"]) != (99.0, None)
+    assert m["puback_p50_ms"] is None  # an empty histogram: no percentile, as the generator writes it
+    # a generator whose clients were not all back: the merged phase has no time until all were up
+    assert merge_phase([_phase_line(a, 1.2, 4), _phase_line(b, None, 3)])["time_all_up_s"] is None
+
+
+def test_a_malformed_cluster_address_exits_2_before_anything_runs(tmp_path):
+    p = run_cli("mqtt-load", "--cluster", "no-port", "--out", str(tmp_path / "res"), timeout=60)
+    assert p.returncode == 2 and "--cluster" in p.stderr and "Traceback" not in p.stderr
+    assert not (tmp_path / "res").exists()
+
+
+@pytest.mark.slow
+def test_mqtt_load_on_the_cluster_counts_the_sum_of_the_nodes_and_merges_exactly(ray_cluster, tmp_path):  # noqa: F811
+    n = 30
+    argv = [sys.executable, "-m", "secperf", "mqtt-load", "--clients", str(n), "--connect-rate", "100"]
+    argv += ["--hold", "1", "--publish-rate", "20", "--spread", "0.3", "--capacity-seconds", "0.5"]
+    argv += ["--cluster", ray_cluster["address"], "--json", "--no-report", "--out", str(tmp_path)]
+    proc = subprocess.Popen(argv, env=ray_cluster["env"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err[-3000:]
+    # no generator outlives the run (each was spawned through its actor's registry, marked with the driver)
+    assert not [p for p in _pids_marked(f"SECPERF_CLUSTER_DRIVER={proc.pid}\0") if b"secperf-mqttload" in _cmdline(p)]
+    doc = json.loads(out)
+    assert doc["params"]["cluster"] == ray_cluster["address"]
+    m = doc["analysis"]["mqtt_load"]
+    workers = m["cluster"]["workers"]
+    assert len(workers) == 2 and not m["cluster"]["lost"] and "partial" not in m
+    assert len({w["node"] for w in workers}) == 2  # one generator on each worker node
+    assert sum(w["clients"] for w in workers) == n == m["end"]["clients"]
+    for ph in m["phases"]:
+        mine = [next(p for p in w["phases"] if p["phase"] == ph["phase"]) for w in workers]
+        for k in ("attempts", "connacks", "resumed", "failed", "refused", "pubacks"):
+            assert ph[k] == sum(p[k] for p in mine), (ph["phase"], k)
+        for h in ("connack", "puback", "wait"):
+            local = Histogram.merged(Histogram.from_pairs(p[f"{h}_hist_us"]) for p in mine)
+            assert Histogram.from_pairs(ph[f"{h}_hist_us"]) == local
+            pct = local.percentiles_ms()
+            assert [ph[f"{h}_{q}"] for q in ("p50_ms", "p99_ms", "max_ms")] == [
+                pct[q] for q in ("p50_ms", "p99_ms", "max_ms")
+            ]
+        assert ph["broker_cpu_s"] is not None
+    by = {ph["phase"]: ph for ph in m["phases"]}
+    assert by["ramp"]["connacks"] == n and by["storm"]["connacks"] == n  # every client up, and back
+    assert by["hold"]["pubacks"] > 0 and m["capacity_per_s"] > 0
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
