@@ -16,6 +16,7 @@ import pytest
 
 from conftest import LINK_PROBLEM, SLOW_SIGN, needs_links, skip
 from secperf.core import result as R
+from secperf.inputs import se_profiles as SE
 from secperf.lab import netns
 from secperf.lab import services as SV
 from secperf.lab.pki import LabPKI
@@ -37,7 +38,7 @@ def lab(tmp_path_factory):
 def _params(lab, tmp_path, n=3, **kw):
     root, _pki, prof = lab
     return C.ConnectParams(
-        n=n, warmup=1, workdir=tmp_path, pki_root=root / "pki", profiles_path=prof, timeout_ms=3000, **kw
+        n=n, warmup=1, workdir=tmp_path, pki_root=root / "pki", profiles=SE.profiles_with(prof), timeout_ms=3000, **kw
     )
 
 
@@ -154,7 +155,9 @@ def test_port_in_use_and_broken_server_fail_with_reasons(lab, tmp_path):
     for key in keys:
         key.write_text("-----BEGIN PRIVATE KEY-----\nbroken\n-----END PRIVATE KEY-----\n")
     doc = R.new_result(kind="connect", command=[], params={}, host={}, run_id="t")
-    p = C.ConnectParams(n=2, warmup=0, workdir=tmp_path / "w", pki_root=broken, profiles_path=prof, timeout_ms=3000)
+    p = C.ConnectParams(
+        n=2, warmup=0, workdir=tmp_path / "w", pki_root=broken, profiles=SE.profiles_with(prof), timeout_ms=3000
+    )
     C.run_connect([C.ConnectConfig("https"), C.ConnectConfig("mqtt"), C.ConnectConfig("coap")], p, doc)
     assert [s["status"] for s in doc["series"]] == ["failed", "failed", "failed"]
     # nginx and mosquitto refuse to start with a broken key ...
@@ -397,7 +400,9 @@ def clients_over_link(lab, tmp_path_factory):
     ]
     doc = R.new_result(kind="connect", command=[], params={}, host={}, run_id="t")
     root, _pki, prof = lab
-    p = C.ConnectParams(n=3, warmup=1, workdir=tmp, pki_root=root / "pki", profiles_path=prof, timeout_ms=3000)
+    p = C.ConnectParams(
+        n=3, warmup=1, workdir=tmp, pki_root=root / "pki", profiles=SE.profiles_with(prof), timeout_ms=3000
+    )
     C.run_connect(configs, p, doc)
     by = {s["id"]: s for s in doc["series"]}
     yield {(c.client, c.network): by[c.series_id] for c in configs}
@@ -504,7 +509,9 @@ def test_busy_secure_element_time_lands_on_the_client_certificate_verify(lab, tm
     prof2 = tmp_path / "busy.toml"
     prof2.write_text(prof.read_text() + BUSY_SIGN)
     cfg = C.ConnectConfig("https", "se:busy-sign")
-    p = C.ConnectParams(n=2, warmup=1, workdir=tmp_path, pki_root=root / "pki", profiles_path=prof2, timeout_ms=3000)
+    p = C.ConnectParams(
+        n=2, warmup=1, workdir=tmp_path, pki_root=root / "pki", profiles=SE.profiles_with(prof2), timeout_ms=3000
+    )
     doc = R.new_result(kind="connect", command=[], params={}, host={}, run_id="t")
     share_before = cpu_share()
     C.run_connect([cfg], p, doc)

@@ -36,10 +36,7 @@ NOT_YET: set[tuple[str, str]] = {
     ("measure/mqtt_load.py", "inputs.se_profiles.get_profile"),
     ("measure/server_config.py", "inputs.se_profiles.get_profile"),
     ("measure/server_start.py", "inputs.se_profiles.get_profile"),
-    # the measuring runs with a key in a secure element read the profiles (built-in and --profiles FILE)
-    ("measure/connect_config.py", "inputs.se_profiles.load_profiles"),
-    ("measure/connect_keys.py", "inputs.se_profiles.get_profile"),
-    ("measure/signer.py", "inputs.se_profiles.load_profiles"),
+    # measure_vpn called by its name alone (the tests; connect hands it the resolved profile)
     ("measure/vpn.py", "inputs.se_profiles.get_profile"),
     # a link model from its text: the tests' and benchmarks' convenience (no command calls it)
     ("model/network.py", "inputs.netspec.parse"),

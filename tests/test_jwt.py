@@ -10,6 +10,7 @@ import pytest
 from conftest import needs_links
 from secperf.core import result as R
 from secperf.inputs import scenario as SC
+from secperf.inputs import se_profiles as SE
 from secperf.lab import netns
 from secperf.measure import signer as S
 
@@ -56,7 +57,11 @@ def test_jwt_over_a_link_pays_three_round_trips_per_request(home, tmp_path):
     doc = R.new_result(kind="jwt", command=[], params={}, host={}, run_id="x")
     net = f"delay={ONE_WAY_MS:g}ms"
     S.run_jwt(
-        ["softhsm"], ["ecdsa-p256"], S.SignerParams(n=4, warmup=1, workdir=tmp_path), doc, networks=["loopback", net]
+        [SE.get_profile("softhsm")],
+        ["ecdsa-p256"],
+        S.SignerParams(n=4, warmup=1, workdir=tmp_path),
+        doc,
+        networks=["loopback", net],
     )
     by = {s["id"]: s for s in doc["series"]}
     assert len(by) == 8, list(by)

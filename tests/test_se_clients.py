@@ -10,6 +10,7 @@ import os
 import pytest
 
 from secperf.core import result as R
+from secperf.inputs import se_profiles as SE
 from secperf.lab.pki import LabPKI
 from secperf.measure import connect as C
 
@@ -21,7 +22,7 @@ def pki():
 
 def _run(pki, tmp_path, configs):
     doc = R.new_result(kind="connect", command=[], params={}, host={}, run_id="t")
-    p = C.ConnectParams(n=2, warmup=1, workdir=tmp_path, timeout_ms=5000)
+    p = C.ConnectParams(n=2, warmup=1, workdir=tmp_path, timeout_ms=5000, profiles=SE.profiles_with())
     C.run_connect(configs, p, doc)
     return {s["id"]: s for s in doc["series"]}
 
@@ -40,7 +41,7 @@ def test_real_clients_sign_with_the_token_key_through_the_shim(pki, tmp_path, pr
 
 def test_mosquitto_pub_gets_the_pin_from_its_file_not_its_argv(pki, tmp_path):
     cfg = C.ConnectConfig("mqtt", "token", client="mosquitto_pub")
-    km = C.KeyMaterial(cfg, pki, tmp_path, 1)
+    km = C.KeyMaterial(cfg, pki, tmp_path, 1, SE.get_profile("softhsm"))
     d, key_id = C.engine_key_dir(km)
     assert key_id.startswith("pkcs11:") and key_id.endswith("?pin-source=file:user.pin")
     assert km.token.pin() not in key_id
@@ -76,7 +77,19 @@ def test_a_token_run_with_mosquitto_pub_leaves_no_link_to_the_pin_in_results(tmp
 
 
 def test_only_the_weak_card_lowers_the_security_level(pki, tmp_path):
-    km = C.KeyMaterial(C.ConnectConfig("https", "se:iot-safe-sim", client="curl"), pki, tmp_path / "a", 1)
+    km = C.KeyMaterial(
+        C.ConnectConfig("https", "se:iot-safe-sim", client="curl"),
+        pki,
+        tmp_path / "a",
+        1,
+        SE.get_profile("iot-safe-sim"),
+    )
     assert km.security_level is None and "SECLEVEL" not in open(km.env["OPENSSL_CONF"]).read()
-    km = C.KeyMaterial(C.ConnectConfig("https", "se:rsa-card-1998", client="curl"), pki, tmp_path / "b", 1)
+    km = C.KeyMaterial(
+        C.ConnectConfig("https", "se:rsa-card-1998", client="curl"),
+        pki,
+        tmp_path / "b",
+        1,
+        SE.get_profile("rsa-card-1998"),
+    )
     assert km.security_level == 1 and "DEFAULT@SECLEVEL=1" in open(km.env["OPENSSL_CONF"]).read()

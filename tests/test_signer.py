@@ -193,10 +193,9 @@ def test_jwt_cached_token_does_not_touch_the_secure_element(lab, tmp_path, monke
     prof_path.write_text(FAST)
     import secperf.inputs.se_profiles as SP
 
-    real = SP.load_profiles
-    monkeypatch.setattr(SP, "load_profiles", lambda path=None: {**real(), **real(prof_path)})
     doc = R.new_result(kind="jwt", command=[], params={}, host={}, run_id="x")
-    S.run_jwt(["fast"], ["ecdsa-p256"], S.SignerParams(n=4, warmup=1, workdir=tmp_path), doc)
+    fast = SP.profiles_with(prof_path)["fast"]  # resolved as the command does (app/phases.se_profiles)
+    S.run_jwt([fast], ["ecdsa-p256"], S.SignerParams(n=4, warmup=1, workdir=tmp_path), doc)
     by = {(s["labels"]["profile"], s["labels"]["mode"]): s for s in doc["series"]}
     assert all(s["status"] == "ok" for s in doc["series"]), [s["failures"][:1] for s in doc["series"]]
     fresh, cached = by[("fast", "jwt_fresh")], by[("fast", "jwt_cached")]

@@ -376,8 +376,15 @@ def connect(
         coap_servers=coap_servers,
     )
     opts = o.measure
+    from .connect import key_profiles
+
     cp = C.ConnectParams(
-        n=opts.pick_n(20), warmup=opts.pick_warmup(2), timeout_ms=opts.timeout_ms or 5000, seed=opts.seed, target=tgt
+        n=opts.pick_n(20),
+        warmup=opts.pick_warmup(2),
+        timeout_ms=opts.timeout_ms or 5000,
+        seed=opts.seed,
+        target=tgt,
+        profiles=key_profiles(configs),  # --key's secure elements, looked up once here
     )
     from . import bounds
 

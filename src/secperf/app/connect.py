@@ -11,6 +11,9 @@ from ..core.errors import InputError
 from .reporter import reporter
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..inputs.se_profiles import Profile
     from ..measure.connect import ConnectConfig
 
 HANDSHAKES = ("full", "resumed")
@@ -146,3 +149,19 @@ def _known(option: str, values: Iterable[str], allowed: Sequence[str]) -> None:
     for v in values:
         if v not in allowed:
             raise InputError(f"unknown {option} {v!r}; known: {', '.join(allowed)}")
+
+
+def key_profiles(configs: Iterable[ConnectConfig], path: str | Path | None = None) -> dict[str, Profile]:
+    """The secure-element profiles the configurations' key sources name (the lab token's own
+    included), looked up once here for the run: measure takes them (ConnectParams.profiles).
+    `path`: a TOML file of profiles besides the built-in ones."""
+    from ..inputs.se_profiles import profiles_with
+
+    names = sorted({c.profile for c in configs if c.profile})
+    if not names:
+        return {}
+    known = profiles_with(path)
+    for n in names:
+        if n not in known:
+            raise InputError(f"--key: unknown secure-element profile {n!r}; known: {', '.join(known)}")
+    return {n: known[n] for n in names}

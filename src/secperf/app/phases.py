@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ..core.result_schema import Result
     from ..core.store import Run
     from ..inputs.algorithms import Row
+    from ..inputs.se_profiles import Profile as SEProfile
     from ..measure.connect import ConnectConfig, ConnectParams
     from ..measure.crypto import CryptoParams
     from ..measure.handshake import HandshakeConfig, HandshakeParams
@@ -52,14 +53,26 @@ def stack_phase(items: list[Any], hp: HandshakeParams) -> Phase:
     )
 
 
+def se_profiles(names: Iterable[str]) -> list[SEProfile]:
+    """The secure-element profiles a command names, looked up once here (measure takes the objects)."""
+    from ..inputs.se_profiles import ProfileError, load_profiles
+
+    known = load_profiles()
+    for n in names:
+        if n not in known:
+            raise ProfileError(f"unknown profile {n!r}; known: {', '.join(known)}")
+    return [known[n] for n in names]
+
+
 def signer_phase(profiles: list[str], keys: list[str], modes: list[str], sp: SignerParams) -> Phase:
     from ..measure import signer as S
 
     items = [(pr, kt, m) for pr in profiles for kt in keys for m in modes]
+    resolved = se_profiles(profiles)
     return Phase(
         items,
         lambda it: f"{it[0]} {it[1]} {it[2]}",
-        lambda _items, doc, run, progress: S.run_signer(profiles, keys, modes, sp, doc, run, progress),
+        lambda _items, doc, run, progress: S.run_signer(resolved, keys, modes, sp, doc, run, progress),
     )
 
 
@@ -74,11 +87,12 @@ def jwt_phase(
     from ..measure import signer as S
 
     nets, sessions = list(networks), list(key_sessions)
+    resolved = se_profiles(profiles)
     return Phase(
-        S.jwt_items(profiles, keys, nets, sessions),
+        S.jwt_items(resolved, keys, nets, sessions),
         S.jwt_item_label,
         lambda _i, doc, run, progress: S.run_jwt(
-            profiles, keys, sp, doc, run, progress, lifetime_s, networks=nets, key_sessions=sessions
+            resolved, keys, sp, doc, run, progress, lifetime_s, networks=nets, key_sessions=sessions
         ),
     )
 

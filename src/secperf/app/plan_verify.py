@@ -173,7 +173,7 @@ def _run_row(
 ) -> tuple[Series | None, str, float | None]:
     """Measure one row; (series or None, key used, predicted P50 ms)."""
     from ..measure import connect as MC
-    from .connect import connect_configs
+    from .connect import connect_configs, key_profiles
 
     cp = MC.ConnectParams(n=o.verify_n, warmup=2, timeout_ms=5000, seed=o.seed)
     if r.kept:
@@ -204,6 +204,7 @@ def _run_row(
     s = _measured(doc, 0, cfgs[0]) if want == "jwt-client" else None
     if s is None:
         start = len(doc.series)
+        cp.profiles = key_profiles(cfgs[:1])  # the row's key source, resolved here
         MC.run_connect(cfgs[:1], cp, doc, run)
         s = _measured(doc, start, cfgs[0])
     pred = predicted_p50_ms(

@@ -102,7 +102,9 @@ def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> Res
             raise
         except InputError as exc:  # a name the connect command refuses: say it came from the scenario file
             raise SC.ScenarioError(f"scenario {scn.get('name', name_or_path)}: [connect]: {exc}") from None
-        cp = C.ConnectParams(n=opts.n or cs["n"], warmup=cs["warmup"], seed=opts.seed)
+        from .connect import key_profiles
+
+        cp = C.ConnectParams(n=opts.n or cs["n"], warmup=cs["warmup"], seed=opts.seed, profiles=key_profiles(cfgs))
         phases.append(P.connect_phase(cfgs, cp))
         extra["connect"] = {**cs, **cp.as_dict()}
     extra.update(_estimate(scn, rows, params, hs, hp, sg, jw, cs, opts))  # before any device build or run

@@ -521,6 +521,11 @@ def get_profile(name: str, path: str | Path | None = None) -> Profile:
     return profiles[name]
 
 
+def profiles_with(path: str | Path | None = None) -> dict[str, Profile]:
+    """The built-in profiles and those of ``path`` (a TOML file of profiles; its own win on a shared name)."""
+    return {**load_profiles(), **(load_profiles(path) if path else {})}
+
+
 def profile_of_key(key: str) -> Profile | None:
     """The profile a client key names (`se:PROFILE[:cold]`), None for a software key: for a caller
     that holds a key as text (the model takes the object: model/predict.plan's `se`)."""

@@ -55,7 +55,6 @@ from .connect_config import (
     ConnectConfig,
     ConnectError,
     ConnectParams,
-    all_profiles,
     configs_for,
     validate,
 )
@@ -93,7 +92,6 @@ __all__ = [
     "ConnectParams",
     "Dial",
     "KeyMaterial",
-    "all_profiles",
     "cold_phases",
     "configs_for",
     "dial_for",
@@ -142,7 +140,7 @@ def _measure_vpn(cfg: ConnectConfig, p: ConnectParams, link: Link | None = None)
             p.warmup,
             workdir,
             seed=p.seed,
-            profiles_path=p.profiles_path,
+            profile=p.profiles.get(cfg.profile or ""),
             timeout_s=max(20.0, p.timeout_ms / 1000 * 4),
             link=link,
         )
@@ -159,7 +157,7 @@ def run_connect(
     run: Run | None = None,
     progress: Progress | None = None,
 ) -> Result:
-    known = all_profiles(p.profiles_path)
+    known = p.profiles
     for cfg in configs:
         if cfg.client != "jwt-client":
             validate(cfg, known)
@@ -202,7 +200,7 @@ def _run_jwt_rows(
     from .signer import SignerParams, run_jwt
 
     jwt = [c for c in configs if c.client == "jwt-client"]
-    profiles = sorted({c.profile for c in jwt if c.profile})
+    profiles = [p.profiles[name] for name in sorted({c.profile for c in jwt if c.profile})]
     networks = list(dict.fromkeys(c.network for c in jwt))  # over the same links as the other rows
     sp = SignerParams(n=p.n, warmup=p.warmup, seed=p.seed, workdir=private_dir((p.workdir or Path(".")) / "jwt"))
     sessions = list(dict.fromkeys(c.key_session for c in jwt))

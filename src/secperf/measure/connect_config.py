@@ -131,7 +131,9 @@ class ConnectParams:
     # test hooks: called with the started server (e.g. to stop it mid-run)
     on_server: Callable[[Service], object] | None = field(default=None, repr=False)
     server_port: int | None = None  # a fixed port instead of a free one
-    profiles_path: Path | None = None  # extra secure-element profiles (TOML) besides the built-in ones
+    # the secure-element profiles the configurations' key sources name, resolved by the command
+    # (app/connect.key_profiles: the built-in ones and a --profiles file's); measure never looks one up
+    profiles: dict[str, Profile] = field(default_factory=dict)
     client_pair: tuple[Path, Path] | None = None  # test hook: this certificate and key instead of the lab's
     target: Target | None = None  # the user's own server (--connect), nothing started
 
@@ -180,12 +182,6 @@ def validate(cfg: ConnectConfig, known_profiles: Mapping[str, Profile]) -> None:
             "--key-session cold applies to the probe's full handshakes with a token or secure-element "
             "key (other clients start a new process per connection: cold by nature)"
         )
-
-
-def all_profiles(path: Path | None) -> dict[str, Profile]:
-    from ..inputs.se_profiles import load_profiles
-
-    return {**load_profiles(), **(load_profiles(path) if path else {})}
 
 
 def configs_for(

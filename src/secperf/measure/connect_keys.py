@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.paths import private_dir, write_private
 from ..lab.pki import LabPKI
 from ..lab.token import openssl_engine_conf
-from .connect_config import WEAK_RSA_KEY, WEAK_RSA_SECLEVEL, ConnectConfig, ConnectError, all_profiles
+from .connect_config import WEAK_RSA_KEY, WEAK_RSA_SECLEVEL, ConnectConfig, ConnectError
 from .probe import find_shim
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ class KeyMaterial:
         pki: LabPKI,
         workdir: Path,
         seed: int,
-        profiles_path: Path | None = None,
+        profile: Profile | None = None,
         client_pair: tuple[Path, Path] | None = None,
     ) -> None:
         self.cfg = cfg
@@ -48,15 +48,15 @@ class KeyMaterial:
             cs = pki.client(cfg.key_type)
             self.cert, self.key, self.uri = cs.cert, cs.key, None
             return
-        from ..inputs.se_profiles import get_profile
         from ..lab.token import LabToken
         from .signer import key_type_for, shim_env
 
         name = cfg.profile
         if name is None:
             raise ConnectError(f"unknown key source {cfg.key_source!r}")
+        if profile is None or profile.name != name:
+            raise ConnectError(f"key source {cfg.key_source}: the secure-element profile {name!r} was not resolved")
         self.token = LabToken(pki=pki).ensure()
-        profile = all_profiles(profiles_path).get(name) or get_profile(name)
         key = self.token.key(key_type_for(profile, cfg.key_type))  # the 1998 RSA card: its RSA-1024 key
         if key["key_type"] == WEAK_RSA_KEY:
             self.security_level = WEAK_RSA_SECLEVEL
@@ -65,7 +65,6 @@ class KeyMaterial:
         # the PIN stays in its 0600 file: libp11 reads it from there (pin-source), never from argv
         self.uri = self.token.uri(key["label"], pin_file=True)
         shim_dir = private_dir(workdir / "shim")
-        profile = all_profiles(profiles_path).get(name) or get_profile(name)
         self.profile, self.shim_dir = profile, shim_dir
         self.env, self.shim_log = shim_env(self.token, profile, shim_dir, seed)
         self.env["SECPERF_PKCS11_MODULE"] = str(find_shim())

@@ -91,7 +91,7 @@ def start_server(
     reason recorded in series `s` (the run goes on)."""
     workdir = private_dir((p.workdir or Path(".")) / slug(cfg.series_id))
     try:
-        km = KeyMaterial(cfg, pki, workdir, p.seed, p.profiles_path, p.client_pair)
+        km = KeyMaterial(cfg, pki, workdir, p.seed, p.profiles.get(cfg.profile or ""), p.client_pair)
     except RuntimeError as exc:  # TokenError
         R.add_failure(s, f"key: {exc}")
         return None

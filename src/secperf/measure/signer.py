@@ -18,7 +18,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import partial
@@ -294,7 +294,7 @@ def measure_token(
 
 
 def run_signer(
-    profiles: list[str],
+    profiles: Sequence[Profile],
     key_types: list[str],
     modes: list[str],
     p: SignerParams,
@@ -302,14 +302,10 @@ def run_signer(
     run: Run | None = None,
     progress: Progress | None = None,
 ) -> Result:
-    from ..inputs.se_profiles import load_profiles
     from ..lab.pki import LabPKI
     from ..lab.token import LabToken
 
-    known = load_profiles()
-    for name in profiles:
-        if name not in known:
-            raise SignerError(f"unknown profile {name!r}; known: {', '.join(known)}")
+    known = {pr.name: pr for pr in profiles}  # resolved by the command (app/phases.py)
     token = LabToken().ensure()
     keys = {k["key_type"]: k for k in token.keys()}
     for kt in key_types:
@@ -318,9 +314,7 @@ def run_signer(
     if p.workdir is None and run is not None:
         p.workdir = private_dir(run.dir / "signer")
     pki = LabPKI()
-    items = list(
-        dict.fromkeys((pr, key_type_for(known[pr], kt), m) for pr in profiles for kt in key_types for m in modes)
-    )
+    items = list(dict.fromkeys((pr, key_type_for(known[pr], kt), m) for pr in known for kt in key_types for m in modes))
     for _pr, kt, _m in items:
         if kt not in keys:
             raise SignerError(f"no token key of type {kt!r}; the token holds: {', '.join(keys)}")
@@ -360,17 +354,18 @@ JwtItem = tuple[str, str, str, str, str]  # (signer, key type, mode, network, ke
 
 
 def jwt_items(
-    profiles: list[str], key_types: list[str], networks: list[str] | None = None, key_sessions: list[str] | None = None
+    profiles: Sequence[Profile],
+    key_types: list[str],
+    networks: list[str] | None = None,
+    key_sessions: list[str] | None = None,
 ) -> list[JwtItem]:
     """What `run_jwt` measures, in order: (signer, key type, mode, network, key session). A cold key
     session (a new PKCS#11 session, login and key search for every token signature) only changes
     the token's fresh rows: software keys have no session, a cached JWT signs once."""
-    from ..inputs.se_profiles import load_profiles
-
-    known = load_profiles()
+    known = {pr.name: pr for pr in profiles}  # resolved by the command
     out: list[JwtItem] = []
     for net in networks or ["loopback"]:
-        for sg in ["software", *profiles]:
+        for sg in ["software", *known]:
             for kt in dict.fromkeys(key_type_for(known.get(sg), k) for k in key_types):
                 for m in JWT_MODES:
                     sessions = (key_sessions or ["warm"]) if sg != "software" and m == "jwt_fresh" else ["warm"]
@@ -429,7 +424,7 @@ def _slug(text: str) -> str:
 
 
 def run_jwt(
-    profiles: list[str],
+    profiles: Sequence[Profile],
     key_types: list[str],
     p: SignerParams,
     doc: Result,
@@ -448,7 +443,6 @@ def run_jwt(
     are made there; the token worker runs there), over real kernel TCP through the emulated link.
     A link that cannot be built fails that network's series with the reason. `links`: a caller's
     LinkPerNetwork to share (connect's JWT rows use its links instead of building a second one)."""
-    from ..inputs.se_profiles import load_profiles
     from ..lab.netns import LinkPerNetwork
     from ..lab.pki import LabPKI
     from ..lab.services import JwtServer
@@ -456,7 +450,7 @@ def run_jwt(
     from .jwt import jwt_loop, software_signer
     from .link_counts import link_counters, link_timeout_ms
 
-    known = load_profiles()
+    known = {pr.name: pr for pr in profiles}  # resolved by the command
     token = LabToken().ensure()
     keys = {k["key_type"]: k for k in token.keys()}
     pki = LabPKI()

@@ -134,6 +134,7 @@ def measure_vpn(
     client_cert: Path | None = None,
     client_key: Path | None = None,
     link: Link | NetSpec | str | None = None,
+    profile: Profile | None = None,
 ) -> Series:
     """One Result series ``connect/vpn/openvpn/{key_source}/full``: ``n`` counted runs after
     ``warmup``, each a new OpenVPN client process bringing the tunnel up against one OpenVPN server
@@ -143,7 +144,8 @@ def measure_vpn(
     certificate and key (e.g. one the server must reject). Logs are kept in ``workdir`` only if a run failed.
     ``link``: an open lab/netns.Link (not closed here), or a network spec (profile name, spec string or
     NetSpec) for which a Link is opened and closed here; None or loopback: a veth pair of namespaces
-    (NetnsPair) created and deleted here."""
+    (NetnsPair) created and deleted here. ``profile``: the key source's profile as the command resolved
+    it (connect passes it; without it the profile is looked up by its name here)."""
     kind, prof_name = parse_key_source(key_source, profile_name)
     if kind == "se":
         key_source = f"se:{prof_name}"
@@ -162,8 +164,9 @@ def measure_vpn(
             raise InputError(f"{what} {p} is not a file")
     if server_key_type not in V.SERVER_KEY_TYPES:
         raise InputError(f"server_key_type {server_key_type!r} must be one of {', '.join(V.SERVER_KEY_TYPES)}")
-    profile = None
-    if kind in ("token", "se") and prof_name is not None:  # parse_key_source names the profile of both
+    if profile is not None and profile.name != prof_name:
+        raise InputError(f"key source {key_source}: profile {profile.name!r} is another one's")
+    if profile is None and kind in ("token", "se") and prof_name is not None:  # a caller that names it
         from ..inputs.se_profiles import get_profile
 
         profile = get_profile(prof_name, profiles_path if kind == "se" else None)  # ProfileError is a ValueError
