@@ -30,6 +30,7 @@ import functools
 import gc
 import logging
 import os
+import pickle
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -231,9 +232,19 @@ def _run_chunk(fn: Callable[[S, T], R], shared: S, chunk: list[T]) -> list[R]:
     return [fn(shared, item) for item in chunk]
 
 
-def _run_whole_chunk(fn: Callable[[S, list[T]], R], shared: S, chunk: list[T]) -> R:
-    """On a worker: fn over one whole chunk, returning its one payload."""
-    return fn(shared, chunk)
+def _run_whole_chunk(fn: Callable[[S, list[T]], R], shared: S, chunk: bytes | list[T]) -> R:
+    """On a worker: fn over one whole chunk (pickled by the driver: _packed), returning its one payload."""
+    return fn(shared, pickle.loads(chunk) if isinstance(chunk, bytes) else chunk)
+
+
+def _packed(chunk: list[T]) -> bytes | list[T]:
+    """A chunk as one pickle made by the C pickler: Ray's own (cloudpickle) calls back into Python
+    for every object of a task's arguments, which was a tenth of the driver's time per what-if cell.
+    Items the standard pickler cannot take (a closure among them) go as they are."""
+    try:
+        return pickle.dumps(chunk, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return chunk
 
 
 def chunks(items: list[T], parts: int) -> list[list[T]]:
@@ -263,42 +274,46 @@ def map_chunks(
     label: str = "items",
     progress: Callable[[int, int], object] | None = None,
     failed: Callable[[list[T], str], R] | None = None,
-) -> list[R]:
+    received: Callable[[R], Any] | None = None,
+) -> list[Any]:
     """fn(shared, chunk) for contiguous chunks of `items` as Ray tasks (one CPU each): one payload per
-    chunk, in the items' order; the caller merges them. A SecperfError raised on a worker is raised
-    here as itself (the local run raises it too). Any other failure of a chunk (its code raising, its
-    worker lost on every retry) is, with `failed`, that chunk's payload `failed(chunk, reason)` and
-    the run goes on; without it a ClusterRunError."""
+    chunk, in the items' order (each passed through `received` as it arrives, while the workers go
+    on); the caller merges them. A SecperfError raised on a worker is raised here as itself (the
+    local run raises it too). Any other failure of a chunk (its code raising, its worker lost on every
+    retry) is, with `failed`, that chunk's payload `failed(chunk, reason)` and the run goes on;
+    without it a ClusterRunError."""
     if not items:
         return []
     ray = ray_module()
     task = ray.remote(num_cpus=1, max_retries=3, retry_exceptions=False)(_run_whole_chunk)
     ref = ray.put(shared)
     parts = chunks(list(items), chunk_count(len(items), cl.cpus))
-    refs = [task.remote(fn, ref, ch) for ch in parts]
+    refs = [task.remote(fn, ref, _packed(ch)) for ch in parts]
     index = {r: i for i, r in enumerate(refs)}
-    done: dict[int, R] = {}
+    done: dict[int, Any] = {}
     pending = list(refs)
-    while pending:
-        ready, pending = ray.wait(pending, num_returns=1)
-        for r in ready:
-            i = index[r]
-            # a chunk's payload is many small acyclic objects: a garbage collection while they are
-            # unpickled would only walk them (and every row received before) again, for nothing
-            gc_was = gc.isenabled()
-            gc.disable()
-            try:
-                done[i] = ray.get(r)
-            except Exception as exc:  # noqa: BLE001 (Ray wraps the worker's exception)
-                err = _unwrap(exc, label)
-                if failed is None or (isinstance(err, SecperfError) and not isinstance(err, ClusterRunError)):
-                    raise err from None
-                done[i] = failed(parts[i], f"{len(parts[i])} of the {label} failed on a worker: {_cause(exc)}")
-            finally:
-                if gc_was:
-                    gc.enable()
-        if progress:
-            progress(len(done), len(refs))
+    # the payloads are many small acyclic objects, kept: a garbage collection while they arrive
+    # would only walk them (and every one received before) again, for nothing
+    gc_was = gc.isenabled()
+    gc.disable()
+    try:
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1)
+            for r in ready:
+                i = index[r]
+                try:
+                    got = ray.get(r)
+                except Exception as exc:  # noqa: BLE001 (Ray wraps the worker's exception)
+                    err = _unwrap(exc, label)
+                    if failed is None or (isinstance(err, SecperfError) and not isinstance(err, ClusterRunError)):
+                        raise err from None
+                    got = failed(parts[i], f"{len(parts[i])} of the {label} failed on a worker: {_cause(exc)}")
+                done[i] = received(got) if received else got
+            if progress:
+                progress(len(done), len(refs))
+    finally:
+        if gc_was:
+            gc.enable()
     return [done[i] for i in range(len(refs))]
 
 
