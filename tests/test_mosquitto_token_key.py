@@ -140,6 +140,9 @@ def test_server_mosquitto_offloaded_counts_a_token_signature_per_handshake(pki, 
     # signatures from the level's start (no warm-up): each counted handshake's, plus those in flight at its end
     assert d.handshakes <= d.split["token_signs"] <= d.handshakes + 2 * 2
     assert s.labels["key_extractable"] is False and s.labels["profile"] == "atecc608"
+    # at the token's one-at-a-time bound the token, not a CPU, is said to limit the rate
+    bound = d.split["card_bound_per_s"]
+    assert bound > 0 and (d.limited_by == "the token") == (d.handshakes_per_s >= S.TOKEN_BOUND * bound)
     conf = next(tmp_path.rglob("mosquitto.conf"), None)
     if conf is not None:  # the broker's directory may be gone with it; when kept, it is private
         assert stat.S_IMODE(conf.stat().st_mode) == 0o600

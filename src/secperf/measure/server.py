@@ -71,6 +71,8 @@ if TYPE_CHECKING:
     from . import Progress
 from .server_storm import replay_storm, storm_argv
 
+TOKEN_BOUND = 0.85  # a level at this share of the token's one-at-a-time bound is limited by the token
+
 __all__ = [
     "BUSY",
     "DTLS_SERVERS",
@@ -83,6 +85,7 @@ __all__ = [
     "PROTOCOLS",
     "SERVERS",
     "SLEEP_SPIN_TAIL_US",
+    "TOKEN_BOUND",
     "TOKEN_KEYS",
     "WAITS",
     "LoadParams",
@@ -210,6 +213,14 @@ def fill_level(
     for k, v in [*level.items(), *rate_limit(level, open_loop=bool(rate)).items()]:
         setattr(d, k, v)  # the generator's and the limit's figures, each a ServerDerived field (checked)
     d.split = split(level, op, calls, off.profile.wait if off else None)
+    bound = (d.split or {}).get("card_bound_per_s") if off else None
+    if bound and (d.handshakes_per_s or 0) >= TOKEN_BOUND * bound:
+        # the token signs one handshake at a time: at its bound, neither CPU is what limited the rate
+        d.limited_by, d.limited_by_why = "the token", None
+        d.limit_note = (
+            f"the token limited the rate: one signature at a time, {1e3 / bound:.1f} ms each with profile "
+            f"{off.profile.name} ({bound:.1f}/s at most), {d.handshakes_per_s:.1f}/s reached"
+        )
     if op:
         d.private_op = op
     per_iv = interval_cpu_per_hs(run)
