@@ -54,7 +54,12 @@ SRC = str(Path(devices.__file__).resolve().parent.parent) + "/"
 READERS: dict[str, list[Any]] = {
     "core": [devices.core],
     "link": [netspec.parse, netspec.parse_networks, network.parse],
-    "secure-element profile": [se_profiles.get_profile, se_profiles.load_profiles],
+    "secure-element profile": [
+        se_profiles.get_profile,
+        se_profiles.load_profiles,
+        se_profiles.profiles_with,
+        se_profiles.profile_of_key,
+    ],
     "system file": [system.load_system],
 }
 
@@ -121,7 +126,10 @@ def main_() -> int:
             bad.append(f"{what} below the command's edge: {', '.join(below)}")
         if sum(calls.values()) > 1:
             bad.append(f"{what} looked up {sum(calls.values())} times")
-    for title, counts in (("the parser to the cycles (app/whatif.cost_table returns)", first), ("whole command", entries)):
+    for title, counts in (
+        ("the parser to the cycles (app/whatif.cost_table returns)", first),
+        ("whole command", entries),
+    ):
         over = sum(1 for n in counts.values() if n > 2)
         print(f"{title}: source files entered: {len(counts)}; entered more than twice: {over}; the most:")
         for f, n in counts.most_common(files):

@@ -162,6 +162,7 @@ def handshake(o: HandshakeExperimentOptions, output: Output) -> Result:
     configs = kept
     hp = handshake_params(opts, {})
     hp.target = tgt
+    hp.links = tuple(nets)  # resolved once above: the emulated links are built from these
     phases = [P.handshake_phase(configs, hp, opts.seed)] if "openssl" in stacks else []
     others = [s for s in stacks if s != "openssl"]
     if others:
@@ -289,7 +290,7 @@ def jwt(o: JwtOptions, output: Output) -> Result:
         if kt not in JWT_KEYS:
             raise InputError(f"unknown JWT key type {kt!r}; known: ecdsa-p256 (ES256), rsa-2048 (RS256)")
     known_names("--key-session", key_sessions, S.KEY_SESSIONS)
-    sp = S.SignerParams(n=opts.pick_n(20), warmup=opts.pick_warmup(2), seed=opts.seed)
+    sp = S.SignerParams(n=opts.pick_n(20), warmup=opts.pick_warmup(2), seed=opts.seed, links=tuple(nets))
     phase = P.jwt_phase(profiles, keys, sp, lifetime_s, [n.name for n in nets], key_sessions)
     from . import bounds
 
@@ -385,6 +386,7 @@ def connect(
         seed=opts.seed,
         target=tgt,
         profiles=key_profiles(configs),  # --key's secure elements, looked up once here
+        links=tuple(nets),  # and the --network links
     )
     from . import bounds
 

@@ -58,6 +58,7 @@ import signal
 import socket
 import subprocess
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -449,8 +450,11 @@ class LinkPerNetwork:
     leaving the `with` block, also on errors and interrupts) closes the last. A link that cannot be
     built is returned as its reason, so each measurement over it fails with that reason."""
 
-    def __init__(self, seed: int = 1) -> None:
+    def __init__(self, seed: int = 1, specs: Iterable[NS.NetSpec] = ()) -> None:
         self.seed = seed
+        # the links the command resolved (app/links.networks), by the name the configurations carry:
+        # a link is built from its NetSpec, not parsed again from its name
+        self.specs = {s.name: s for s in specs}
         self.link: Link | None = None
         self.network: str | None = None
         self.error: str | None = None
@@ -462,7 +466,7 @@ class LinkPerNetwork:
             self.network = network
             if network not in NS.LOOPBACK_NAMES:
                 try:
-                    self.link = Link(network, seed=self.seed).open()
+                    self.link = Link(self.specs.get(network, network), seed=self.seed).open()
                 except (LinkError, NS.NetSpecError, OSError) as exc:
                     self.error = str(exc)
         return self.link, self.error

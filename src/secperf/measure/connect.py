@@ -171,7 +171,7 @@ def run_connect(
     jwt_done = False
     from ..lab.netns import LinkPerNetwork
 
-    with LinkPerNetwork(p.seed) as links:  # configurations over one network share one emulated link
+    with LinkPerNetwork(p.seed, p.links) as links:  # configurations over one network share one emulated link
         for i, cfg in enumerate(configs):
             if progress:
                 progress("start", cfg, i, len(configs), None)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.errors import InputError
 
 if TYPE_CHECKING:
+    from ..inputs.netspec import NetSpec
     from ..inputs.se_profiles import Profile
     from ..lab.services import Service
     from .target import Target
@@ -134,6 +135,7 @@ class ConnectParams:
     # the secure-element profiles the configurations' key sources name, resolved by the command
     # (app/connect.key_profiles: the built-in ones and a --profiles file's); measure never looks one up
     profiles: dict[str, Profile] = field(default_factory=dict)
+    links: tuple[NetSpec, ...] = ()  # the --network links the command resolved (by name in the configs)
     client_pair: tuple[Path, Path] | None = None  # test hook: this certificate and key instead of the lab's
     target: Target | None = None  # the user's own server (--connect), nothing started
 

@@ -91,6 +91,7 @@ class HandshakeParams:
     workdir: Path | None = None
     target: Target | None = None  # the user's own server instead of one secperf starts
     seed: int = 1  # the emulated link's draws (delay, jitter, loss)
+    links: tuple[NS.NetSpec, ...] = ()  # the --network links the command resolved (by name in the configs)
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"n": self.n, "warmup": self.warmup, "timeout_ms": self.timeout_ms, "seed": self.seed}
@@ -418,7 +419,7 @@ def run_handshakes(
     pki = LabPKI(p.pki_root).ensure()
     if p.workdir is None and run is not None:
         p.workdir = run.dir / "services"
-    with LinkPerNetwork(seed) as links:
+    with LinkPerNetwork(seed, p.links) as links:
         for i, cfg in enumerate(configs):
             if progress:
                 progress("start", cfg, i, len(configs), None)

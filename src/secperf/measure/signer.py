@@ -80,6 +80,7 @@ class SignerParams:
     warmup: int = 2
     seed: int = 1
     workdir: Path | None = None
+    links: tuple[NetSpec, ...] = ()  # the --network links the command resolved (by name)
 
     def as_dict(self) -> dict[str, Any]:
         return {"n": self.n, "warmup": self.warmup, "seed": self.seed}
@@ -463,7 +464,7 @@ def run_jwt(
     soft = {kt: software_key(kt, pki) for kt in all_types}
     pubkeys = [Path(keys[kt]["cert_path"]) for kt in all_types]
     pubkeys += [software_key(kt, pki)[1].with_suffix(".pem") for kt in all_types]
-    with LinkPerNetwork(p.seed) if links is None else nullcontext(links) as links:
+    with LinkPerNetwork(p.seed, p.links) if links is None else nullcontext(links) as links:
         for net in nets:
             mine = [(i, it) for i, it in enumerate(items) if it[3] == net]
             link, link_err = links.get(net)
