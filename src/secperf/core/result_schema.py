@@ -156,6 +156,7 @@ class Timer(_Record):
     detail: Any = None
     stopped: Any = None  # why sampling stopped (count or time budget), as the backend reports it
     jmh: Any = None
+    cpu: str | None = None  # what the CPU values cover when they are not the timer's own span's (EDHOC's initiator)
 
 
 class Failure(_Record):
@@ -302,7 +303,7 @@ def undeclared_key(doc: Result) -> str | None:
     fields typed as plain objects) are left to the experiment that writes them. A series of a kind
     without a derived model declares no derived field."""
     for path, rec, kind in _records(doc, "", None):
-        if isinstance(rec, dict):
+        if isinstance(rec, dict):  # a series kind without a derived model: every key is undeclared
             if rec:
                 return (
                     f"{path}: {next(iter(rec))!r} is not a field of a {kind} series' derived figures (none is declared)"
@@ -315,11 +316,15 @@ def undeclared_key(doc: Result) -> str | None:
 
 def _records(rec: _Record, path: str, kind: str | None) -> Iterator[tuple[str, Any, str | None]]:
     yield path, rec, kind
+    untyped = None
     if isinstance(rec, Series):
         kind = rec.kind
-        if isinstance(rec.derived, dict):  # a kind without a derived model
-            yield f"{path}.derived", rec.derived, kind
+        if kind not in DERIVED_BY_KIND:  # its derived keys, whichever model the union read them as
+            d, untyped = rec.derived, "derived"
+            yield f"{path}.derived", d if isinstance(d, dict) else d.model_dump(by_alias=True, exclude_unset=True), kind
     for name, info in type(rec).model_fields.items():
+        if name == untyped:
+            continue
         value = getattr(rec, name)
         where = f"{path}.{info.alias or name}".lstrip(".")
         if isinstance(value, _Record):
