@@ -11,9 +11,12 @@ The validation figures:
   (needs root or the rootless link mode, like `secperf netem`; skipped with a note otherwise);
 - validation-boards.png is drawn from the output of `benchmarks/device_boards.py --json FILE` (too
   slow to re-run here: minutes of emulation per board); pass the files with --boards-json. Without
-  them the committed image stays as it is.
+  them the committed image stays as it is;
+- cluster-sweep.png (the per-worker figures that size a sweep cluster) is drawn from the output of
+  `benchmarks/cluster_sweep.py --json FILE` (minutes of Ray rounds); pass it with --sweep-json, and the
+  figures behind it are written beside it (cluster-sweep.json).
 
-Usage: scripts/docs_figures.py [--only NAME[,NAME]] [--boards-json FILES...] [--keep DIR]
+Usage: scripts/docs_figures.py [--only NAME[,NAME]] [--boards-json FILES...] [--sweep-json FILE] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -391,6 +394,61 @@ def fig_validation_boards(files: list[Path]) -> None:
     save(fig, "validation-boards")
 
 
+def sweep_sizing(doc: dict) -> dict:
+    """The per-worker figures of a sweep cluster from benchmarks/cluster_sweep.py --json: one worker
+    core's cells per second, the driver's CPU per cell, where the driver saturates, and what was measured."""
+    z = doc["sizing"]
+    return {
+        "n": doc["n"],
+        "cells": doc["cells"],
+        "cell_cpu_ms": round(z["cell_cpu_ms"], 3),
+        "cells_per_s_per_worker_core": round(z["cells_per_s_per_worker_core"]),
+        "driver_cpu_ms_per_cell": round(z["driver_cpu_ms_per_cell"], 4),
+        "driver_rows_per_s": round(z["driver_rows_per_s"]) if z.get("driver_rows_per_s") else None,
+        "driver_saturates_at_workers": round(z["driver_saturates_at_workers"], 1),
+        "quiet_host_bound_two_workers": round(doc["quiet_host_bound"], 3),
+        "measured_ratio_two_over_one": round(doc["ratio"], 3),
+        "measured_ratio_per_round": [round(r, 3) for r in doc["ratio_per_round"]],
+        "one_worker_cells_per_s": [round(r) for r in doc["one_worker_cells_per_s"]],
+        "two_workers_cells_per_s": [round(r) for r in doc["two_workers_cells_per_s"]],
+        "load_average": [[k, round(a, 2), round(b, 2)] for k, a, b in doc["load"]],
+        "rows_equal_to_local": doc["equal_to_local"],
+    }
+
+
+def fig_cluster_sweep(file: Path) -> None:
+    """Cells per second against worker cores: the workers' capacity, the driver's ceiling, and the
+    rounds measured, from benchmarks/cluster_sweep.py --json."""
+    z = sweep_sizing(json.loads(file.read_text()))
+    per, ceiling = z["cells_per_s_per_worker_core"], z["driver_rows_per_s"] or float("inf")
+    top = max(4, min(64, int(z["driver_saturates_at_workers"] * 1.5) + 1))
+    ws = list(range(1, top + 1))
+    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    ax.plot(
+        ws, [w * per for w in ws], "--", color="grey", linewidth=1, label=f"workers alone: {per:,} cells/s per core"
+    )
+    if ceiling != float("inf"):
+        ax.axhline(ceiling, color="tab:red", linewidth=1, label=f"driver: {ceiling:,} rows/s per core")
+    ax.plot(
+        ws, [min(w * per, ceiling) for w in ws], color="tab:blue", linewidth=1.6, label="a sweep: the lower of the two"
+    )
+    ax.plot(
+        [1] * len(z["one_worker_cells_per_s"]) + [2] * len(z["two_workers_cells_per_s"]),
+        z["one_worker_cells_per_s"] + z["two_workers_cells_per_s"],
+        "o",
+        color="black",
+        markersize=3,
+        label="measured rounds here (a shared host)",
+    )
+    ax.set_xlabel("worker cores (one driver core)")
+    ax.set_ylabel(f"what-if cells per second (n {z['n']})")
+    ax.set_xlim(0, top + 0.5)
+    ax.set_ylim(0, min(top * per, ceiling * 1.3 if ceiling != float("inf") else top * per) * 1.05)
+    ax.legend(fontsize=7, loc="lower right")
+    save(fig, "cluster-sweep")
+    (FIGURES / "cluster-sweep.json").write_text(json.dumps(z, indent=1) + "\n")
+
+
 FIGS = {
     "device": fig_device,
     "s1": fig_s1,
@@ -404,7 +462,7 @@ FIGS = {
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", help="comma list of: " + ", ".join(FIGS) + ", validation-boards")
+    ap.add_argument("--only", help="comma list of: " + ", ".join(FIGS) + ", validation-boards, cluster-sweep")
     ap.add_argument(
         "--boards-json",
         nargs="+",
@@ -412,14 +470,28 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         help="outputs of benchmarks/device_boards.py --json (draws validation-boards.png)",
     )
+    ap.add_argument(
+        "--sweep-json", type=Path, help="the output of benchmarks/cluster_sweep.py --json (draws cluster-sweep.png)"
+    )
     ap.add_argument("--keep", type=Path, help="keep the Results in this directory (default: a temporary one)")
     args = ap.parse_args(argv)
     only = (
-        set(args.only.split(",")) if args.only else set(FIGS) | ({"validation-boards"} if args.boards_json else set())
+        set(args.only.split(","))
+        if args.only
+        else set(FIGS)
+        | ({"validation-boards"} if args.boards_json else set())
+        | ({"cluster-sweep"} if args.sweep_json else set())
     )
-    unknown = only - set(FIGS) - {"validation-boards"}
+    unknown = only - set(FIGS) - {"validation-boards", "cluster-sweep"}
     if unknown:
         ap.error(f"--only: unknown figure(s) {', '.join(sorted(unknown))}")
+    if "cluster-sweep" in only:
+        if not args.sweep_json:
+            ap.error("cluster-sweep needs --sweep-json FILE (benchmarks/cluster_sweep.py --json)")
+        try:
+            sweep_sizing(json.loads(args.sweep_json.read_text()))
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as e:
+            ap.error(f"--sweep-json {args.sweep_json}: not an output of benchmarks/cluster_sweep.py --json ({e!r})")
     for f in args.boards_json:
         try:
             json.loads(f.read_text())
@@ -436,6 +508,8 @@ def main(argv: list[str] | None = None) -> int:
             if not args.boards_json:
                 ap.error("validation-boards needs --boards-json FILES (benchmarks/device_boards.py --json)")
             fig_validation_boards(args.boards_json)
+        if "cluster-sweep" in only:
+            fig_cluster_sweep(args.sweep_json)
     return 0
 
 

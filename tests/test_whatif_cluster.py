@@ -9,7 +9,7 @@ import pickle
 
 import pytest
 
-from conftest import import_or_skip
+from conftest import import_or_skip, skip
 from secperf.app import whatif as W
 from secperf.app import whatif_cluster as WC
 from secperf.core import result as R
@@ -139,3 +139,17 @@ def test_a_chunk_that_fails_is_failed_items_with_the_reason_not_a_lost_run(local
     # secperf's own error (bad input) is raised as itself, as the local run raises it
     with pytest.raises(InputError, match="cell 41"):
         map_chunks(work, 2, list(range(40, 44)), local_ray, "test cells", failed=failed)
+
+
+@pytest.mark.slow
+def test_a_chunk_runs_at_the_drivers_priority_not_rays_nice_15(local_ray):
+    from secperf.app.cluster import map_chunks
+
+    def niceness(shared, chunk):
+        return [os.getpriority(os.PRIO_PROCESS, 0) for _ in chunk]
+
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    got = [x for part in map_chunks(niceness, None, list(range(8)), local_ray, "test cells") for x in part]
+    if os.geteuid() != 0:
+        skip("needs-root", "raising a Ray worker's priority back from nice 15 needs root (CAP_SYS_NICE)")
+    assert got == [mine] * 8

@@ -413,7 +413,9 @@ def run(o: WhatifOptions) -> Result:
         doc.analysis.cluster = {
             **cl.as_dict(),
             "predictions": len(refs),
-            "rule": "cells as Ray tasks; each cell's draws depend on --seed only",
+            "rule": "chunks of cells as Ray tasks, each returning its rows built and packed on the worker; "
+            "each cell's draws depend on --seed only; a chunk that failed is failed rows naming why",
+            "failed_rows": sum(1 for s in refs.values() if isinstance(s, Series) and s.status == "failed"),
         }
     predict_into(doc, o, table, cells, sweep, preds, refs)
     R.finish(doc)
