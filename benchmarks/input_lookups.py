@@ -13,7 +13,7 @@ counted on the emulator; the walk measured is the one with a warm counting cache
 from a profiler hook (sys.setprofile): a lookup is a call of one of the registries' readers by a
 function outside the registry's own module, whatever the import spelling. Prints the lookups per
 input and caller, then the N files entered most; exit 0 when every lookup comes from the command's
-edge (app/, subcommands/, cli.py) and each input is looked up at most once, 1 otherwise.
+edge (app/, subcommands/, cli.py) and no name is looked up twice, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -68,13 +68,18 @@ def _rel(filename: str) -> str:
     return "secperf/" + filename[len(SRC) :] if filename.startswith(SRC) else filename
 
 
+Counts = collections.Counter[str]
+
+
 def run(
     argv: list[str], until: CodeType | None = None
-) -> tuple[int, dict[str, collections.Counter[str]], collections.Counter[str], collections.Counter[str]]:
-    """The command's exit code, the lookups per input and caller, the file entries of the whole walk
-    and those up to the first return of `until` (the parser to the cycles: app/whatif.cost_table)."""
+) -> tuple[int, dict[str, Counts], dict[str, Counts], Counts, Counts]:
+    """The command's exit code, the lookups per input and caller, the lookups per input and name
+    (the reader's first argument), the file entries of the whole walk and those up to the first
+    return of `until` (the parser to the cycles: app/whatif.cost_table)."""
     code_of: dict[CodeType, str] = {f.__code__: what for what, fs in READERS.items() for f in fs}
     lookups: dict[str, collections.Counter[str]] = {what: collections.Counter() for what in READERS}
+    names: dict[str, collections.Counter[str]] = {what: collections.Counter() for what in READERS}
     entries: collections.Counter[str] = collections.Counter()
     first: collections.Counter[str] = collections.Counter()
     to_cycles = [True]
@@ -96,6 +101,8 @@ def run(
             what = code_of.get(code)
             if what is not None:
                 lookups[what][f"{_rel(caller.f_code.co_filename)}:{caller.f_code.co_name}"] += 1
+                arg = frame.f_locals.get(code.co_varnames[0]) if code.co_argcount else None
+                names[what][repr(arg)[:60]] += 1
 
     with tempfile.TemporaryDirectory(prefix="secperf-lookups-") as out, contextlib.redirect_stdout(io.StringIO()):
         sys.setprofile(hook)
@@ -103,7 +110,7 @@ def run(
             rc = main([*argv, "--out", out])
         finally:
             sys.setprofile(None)
-    return rc, lookups, entries, first
+    return rc, lookups, names, entries, first
 
 
 def main_() -> int:
@@ -114,7 +121,7 @@ def main_() -> int:
     args = args[1:] if args[:1] == ["--"] else args
     from secperf.app import whatif
 
-    rc, lookups, entries, first = run(args or DEFAULT, whatif.cost_table.__code__)
+    rc, lookups, names, entries, first = run(args or DEFAULT, whatif.cost_table.__code__)
     print(f"command exit {rc}")
     bad = []
     for what, calls in lookups.items():
@@ -124,8 +131,9 @@ def main_() -> int:
         below = [w for w in calls if not w.startswith(EDGE)]
         if below:
             bad.append(f"{what} below the command's edge: {', '.join(below)}")
-        if sum(calls.values()) > 1:
-            bad.append(f"{what} looked up {sum(calls.values())} times")
+        again = {n: k for n, k in names[what].items() if k > 1}
+        if again:
+            bad.append(f"{what} looked up more than once by the same name: {again}")
     for title, counts in (
         ("the parser to the cycles (app/whatif.cost_table returns)", first),
         ("whole command", entries),
