@@ -121,3 +121,33 @@ def _cmdline(pid: int) -> bytes:
             return f.read()
     except OSError:
         return b""
+
+
+@pytest.mark.slow
+def test_a_generator_killed_mid_run_is_lost_and_the_others_still_merge(ray_cluster, tmp_path):  # noqa: F811
+    import os
+    import signal
+    import time
+
+    argv = [sys.executable, "-m", "secperf", "mqtt-load", "--clients", "20", "--connect-rate", "100"]
+    argv += ["--hold", "6", "--publish-rate", "10", "--storm", "off", "--capacity-seconds", "0.5"]
+    argv += ["--cluster", ray_cluster["address"], "--json", "--no-report", "--out", str(tmp_path)]
+    proc = subprocess.Popen(argv, env=ray_cluster["env"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    mark = f"SECPERF_CLUSTER_DRIVER={proc.pid}\0"
+    deadline, gens = time.time() + 240, []
+    while time.time() < deadline and len(gens) < 2 and proc.poll() is None:
+        gens = [p for p in _pids_marked(mark) if b"secperf-mqttload" in _cmdline(p)]
+        time.sleep(0.1)
+    assert len(gens) == 2, "both generators running"
+    time.sleep(2.0)  # in the hold
+    os.kill(gens[0], signal.SIGKILL)  # a generator this test's run started
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err[-3000:]
+    m = json.loads(out)["analysis"]["mqtt_load"]
+    [lost] = m["cluster"]["lost"]
+    assert "no end line" in lost["reason"] and lost["name"] in m["partial"]
+    [w] = m["cluster"]["workers"]  # the survivor's counts are the run's
+    assert m["end"]["clients"] == w["clients"] == 10
+    for ph in m["phases"]:
+        mine = next(p for p in w["phases"] if p["phase"] == ph["phase"])
+        assert ph["connacks"] == mine["connacks"] and ph["generators"] == 1

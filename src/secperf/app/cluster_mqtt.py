@@ -157,11 +157,12 @@ def run_load(g: Generators, argv: list[str], broker_pid: int | None, timeout_s: 
     if bad:  # the generator refused its arguments or its node's limits (as run_mqttload's exit 2 here)
         i, r = bad[0]
         raise InputError(f"secperf-mqttload on {g.places[i]['name']}: {r['stderr'][-400:]}")
-    if not any(any(m.get("type") == "end" for m in r["lines"]) for r in results.values()):
-        why = "; ".join(
-            [f"{x['name']}: {x['reason']}" for x in lost]
-            + [f"{g.places[i]['name']}: {r['stderr'][-200:]}" for i, r in results.items()]
-        )
+    for i in [i for i, r in results.items() if not any(m.get("type") == "end" for m in r["lines"])]:
+        r = results.pop(i)  # died before its end line: its phases are incomplete, so it is lost
+        why = r["stderr"][-200:] or "no output"
+        lost.append({**_place(g, i), "reason": f"no end line (exit {r['returncode']}): {why}"})
+    if not results:
+        why = "; ".join(f"{x['name']}: {x['reason']}" for x in lost)
         raise ClusterRunError(f"cluster: no generator gave an end line ({why})")
     return merge(g, results, clocks, lost, samples)
 
