@@ -35,7 +35,7 @@ from .errors import InputError, ResultError
 from .writes import owner_stamp
 
 SCHEMA = "secperf.result"
-SCHEMA_VERSION = 2  # H3-TEMP: 3 once every writer writes declared keys only
+SCHEMA_VERSION = 3
 DECLARED_ONLY_FROM = 3  # the first version whose undeclared keys are refused
 
 from .result_schema import (  # noqa: E402  (declared once, with the schema)

@@ -1,0 +1,161 @@
+"""Undeclared keys: a Result of this release's schema version holding a key no model declares is
+refused with the key's path and what it is not a field of (a ResultError: `secperf report` exits 2,
+no traceback); a Result written by an older release keeps its keys and writes back the same; a
+Result this release writes reads back unchanged; a record refuses an undeclared attribute."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from secperf.cli import main
+from secperf.core import result as R
+from secperf.core.result_schema import DERIVED_BY_KIND, ServerDerived
+
+OLD = Path(__file__).parent / "data" / "old_results"
+
+
+def _raw(name: str) -> dict:
+    """A fixture's JSON as this release would write it (the current schema version)."""
+    raw = json.loads((OLD / f"{name}.json").read_text())
+    raw["schema_version"] = R.SCHEMA_VERSION
+    return raw
+
+
+def _first(raw: dict, kind: str) -> int:
+    return next(i for i, s in enumerate(raw["series"]) if s["kind"] == kind)
+
+
+def _top(raw):
+    raw["speed"] = 1
+    return "the top level: 'speed' is not a field of a Result"
+
+
+def _series(raw):
+    raw["series"][1]["colour"] = "red"
+    return "series[1]: 'colour' is not a field of a series"
+
+
+def _timer(raw):
+    raw["series"][0]["timer"]["stop"] = "later"
+    return "series[0].timer: 'stop' is not a field of a series' timer"
+
+
+def _handshake_derived(raw):
+    i = _first(raw, "handshake")
+    raw["series"][i]["derived"]["foo"] = 3
+    return f"series[{i}].derived: 'foo' is not a field of a handshake series' derived figures"
+
+
+def _server_derived(raw):
+    i = _first(raw, "server")
+    raw["series"][i]["derived"]["handshakes_per_minute"] = 60.0
+    return f"series[{i}].derived: 'handshakes_per_minute' is not a field of a server series' derived figures"
+
+
+def _link_counts(raw):
+    i = next(i for i, s in enumerate(raw["series"]) if s["derived"].get("link"))
+    raw["series"][i]["derived"]["link"]["drops"] = 0
+    return f"series[{i}].derived.link: 'drops' is not a field of an emulated link's counters"
+
+
+def _analysis(raw):
+    raw["analysis"]["verdict"] = {"ok": True}
+    return "analysis: 'verdict' is not a field of a Result's analysis"
+
+
+LEVELS = {
+    "top": ("handshake", _top),
+    "series": ("handshake", _series),
+    "timer": ("crypto", _timer),
+    "handshake derived": ("handshake", _handshake_derived),
+    "server derived": ("server", _server_derived),
+    "link counts": ("netem", _link_counts),
+    "analysis": ("whatif", _analysis),
+}
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_an_undeclared_key_is_refused_naming_its_path(level):
+    name, plant = LEVELS[level]
+    raw = _raw(name)
+    R.validate(json.loads(json.dumps(raw)))  # the fixture itself reads at this version
+    said = plant(raw)
+    with pytest.raises(R.ResultError) as exc:
+        R.validate(raw, "r.json")
+    assert f"r.json: {said}" in str(exc.value)
+
+
+@pytest.mark.parametrize("level", ["top", "handshake derived", "server derived", "analysis"])
+def test_report_exits_2_naming_the_key(level, tmp_path, capsys):
+    name, plant = LEVELS[level]
+    raw = _raw(name)
+    said = plant(raw)
+    f = tmp_path / "result.json"
+    f.write_text(json.dumps(raw))
+    assert main(["report", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err
+    assert not (tmp_path / "report.html").exists()
+
+
+def test_a_kind_without_a_derived_model_declares_no_derived_field():
+    raw = _raw("crypto")
+    raw["series"][0]["kind"] = "sensor"
+    assert "sensor" not in DERIVED_BY_KIND
+    with pytest.raises(R.ResultError, match=r"series\[0\]\.derived: 'ops_per_s' is not a field of a sensor series"):
+        R.validate(raw)
+
+
+@pytest.mark.parametrize("path", sorted(OLD.glob("*.json")), ids=lambda p: p.stem)
+def test_an_older_release_keeps_its_undeclared_keys_and_writes_them_back(path):
+    raw = json.loads(path.read_text())
+    assert raw["schema_version"] < R.SCHEMA_VERSION
+    raw["written_by_an_old_release"] = {"x": 1}
+    if raw["series"]:
+        raw["series"][0]["derived"]["old_figure"] = 2.5
+    else:
+        raw["analysis"]["old_table"] = []
+    f = path.name
+    doc = R.validate(json.loads(json.dumps(raw)), f)
+    assert doc.schema_version == raw["schema_version"]  # read as the release wrote it, not upgraded
+    assert json.dumps(R.to_json(doc), sort_keys=True) == json.dumps(raw, sort_keys=True)
+
+
+def test_an_older_result_is_reported(tmp_path, capsys):
+    raw = json.loads((OLD / "server.json").read_text())
+    raw["series"][0]["derived"]["old_figure"] = 2.5
+    f = tmp_path / "result.json"
+    f.write_text(json.dumps(raw))
+    assert main(["report", str(f)]) == 0
+    assert (tmp_path / "report.html").stat().st_size > 0
+
+
+def test_a_result_this_release_writes_reads_back_the_same():
+    doc = R.new_result(kind="crypto", command=["secperf", "crypto"], params={"n": 3}, host={}, run_id="r")
+    s = R.new_series(
+        "crypto/x25519/derive",
+        kind="crypto",
+        labels={"alg": "x25519", "op": "derive"},
+        timer={"name": "per operation", "start": "before", "end": "after", "cpu": "the thread's CPU"},
+    )
+    s.values_us = [10.0, 11.0, 12.0]
+    s.cpu_values_us = [9.0, 10.0, 11.0]
+    s.samples = [{"wall_ns": 10_000, "cpu_ns": 9_000, "ops": 1}] * 3
+    doc.series.append(R.finalize_series(s))
+    text = R.dumps(R.finish(doc))
+    back = R.validate(json.loads(text))
+    assert back.schema_version == R.SCHEMA_VERSION and R.dumps(back) == text
+    assert back.series[0].timer.cpu == "the thread's CPU"
+
+
+def test_an_undeclared_attribute_is_refused_as_it_is_set():
+    doc = R.validate(_raw("server"))
+    d = doc.series[0].derived_as(ServerDerived)
+    with pytest.raises(R.ResultError, match="'handshakes_per_minute' is not a declared field"):
+        d.handshakes_per_minute = 60.0  # type: ignore[attr-defined]
+    with pytest.raises(R.ResultError, match="'colour' is not a declared field"):
+        doc.series[0].colour = "red"  # type: ignore[attr-defined]
+    assert "handshakes_per_minute" not in (d.model_extra or {})
