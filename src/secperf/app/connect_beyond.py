@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from ..core.result_schema import Result
     from ..core.store import Run
+    from ..inputs.netspec import NetSpec
     from ..measure.dtls13 import Dtls13Config
     from ..measure.quic import QuicConfig
     from .options import ConnectOptions
@@ -132,7 +133,7 @@ def configs(
     return out
 
 
-def phase(items: list[Any], n: int, warmup: int, timeout_ms: int, seed: int) -> Phase:
+def phase(items: list[Any], n: int, warmup: int, timeout_ms: int, seed: int, specs: Sequence[NetSpec] = ()) -> Phase:
     from ..measure import quic as Q
     from .runner import Phase
 
@@ -140,11 +141,11 @@ def phase(items: list[Any], n: int, warmup: int, timeout_ms: int, seed: int) -> 
         q = [c for c in its if isinstance(c, Q.QuicConfig)]
         d = [c for c in its if not isinstance(c, Q.QuicConfig)]
         if q:
-            Q.run(q, n, warmup, timeout_ms, seed, doc, run, progress)
+            Q.run(q, n, warmup, timeout_ms, seed, doc, run, progress, specs)
         if d:
             from ..measure import dtls13 as D
 
-            D.run(d, n, warmup, timeout_ms, seed, doc, run, progress)
+            D.run(d, n, warmup, timeout_ms, seed, doc, run, progress, specs)
 
     return Phase(items, lambda c: c.label, runner)
 
@@ -206,7 +207,7 @@ def connect(
         "timeout_ms": timeout_ms,
         "seed": opts.seed,
     }
-    phases = [phase(rows, n, warmup, timeout_ms, opts.seed)]
+    phases = [phase(rows, n, warmup, timeout_ms, opts.seed, nets)]  # the links resolved above
     from . import bounds
 
     extra_s = 0.0

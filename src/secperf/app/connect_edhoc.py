@@ -146,6 +146,6 @@ def measure(o: ConnectOptions, output: Output) -> Result:
     def runner(items: list[Any], doc: Result, run: Run, progress: Progress) -> None:
         from ..measure import edhoc as E
 
-        E.run(items, n, warmup, timeout_ms, opts.seed, doc, run, progress)
+        E.run(items, n, warmup, timeout_ms, opts.seed, doc, run, progress, nets)  # the links resolved above
 
     return measure_and_write("connect", params, [Phase(rows, lambda c: c.label, runner)], output)

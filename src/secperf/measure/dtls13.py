@@ -28,6 +28,7 @@ import hashlib
 import json
 import shutil
 import subprocess
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,7 @@ from ..core.result_schema import ConnectDerived, LinkedDerived, Result, Series
 
 if TYPE_CHECKING:
     from ..core.store import Run
+    from ..inputs.netspec import NetSpec
     from ..lab.netns import Link
     from ..lab.pki import LabPKI
     from . import Progress
@@ -466,6 +468,7 @@ def run(
     doc: Result,
     run: Run | None = None,
     progress: Progress | None = None,
+    specs: Sequence[NetSpec] = (),  # the --network links the command resolved, by name in the configs
 ) -> Result:
     from ..lab.netns import LinkPerNetwork
     from ..lab.pki import LabPKI
@@ -477,7 +480,7 @@ def run(
         build_error = None
     except DtlsSetupError as exc:
         exe, build_error = None, str(exc)
-    with LinkPerNetwork(seed) as links:
+    with LinkPerNetwork(seed, specs) as links:
         for k, cfg in enumerate(configs):
             if progress:
                 progress("start", cfg, k, len(configs), None)

@@ -32,7 +32,7 @@ import socket
 import statistics
 import subprocess
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,6 +46,7 @@ from ..lab import registry
 
 if TYPE_CHECKING:
     from ..core.store import Run
+    from ..inputs.netspec import NetSpec
     from ..lab.netns import Link
     from . import Progress
 
@@ -377,6 +378,7 @@ def run(
     doc: Result,
     run: Run | None = None,
     progress: Progress | None = None,
+    specs: Sequence[NetSpec] = (),  # the --network links the command resolved, by name in the configs
 ) -> Result:
     """Every configuration in turn over its network (one emulated link per network); series into doc."""
     from ..core.paths import secperf_home
@@ -385,7 +387,7 @@ def run(
 
     keys = make_keys(secperf_home() / "lab" / "edhoc-keys")
     try:
-        with LinkPerNetwork(seed) as links:
+        with LinkPerNetwork(seed, specs) as links:
             for k, cfg in enumerate(configs):
                 if progress:
                     progress("start", cfg, k, len(configs), None)

@@ -33,7 +33,7 @@ from __future__ import annotations
 import select
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from aioquic.tls import SessionTicket
 
     from ..core.store import Run
+    from ..inputs.netspec import NetSpec
     from ..lab.netns import Link
     from ..lab.pki import LabPKI
 
@@ -541,6 +542,7 @@ def run(
     doc: Result,
     run: Run | None = None,
     progress: Progress | None = None,
+    specs: Sequence[NetSpec] = (),  # the --network links the command resolved, by name in the configs
 ) -> Result:
     """Every configuration in turn, each over its network (configurations over one network share one
     emulated link); series go into `doc` as they finish."""
@@ -549,7 +551,7 @@ def run(
     from .link_counts import link_timeout_ms
 
     pki = LabPKI().ensure()
-    with LinkPerNetwork(seed) as links:
+    with LinkPerNetwork(seed, specs) as links:
         for k, cfg in enumerate(configs):
             if progress:
                 progress("start", cfg, k, len(configs), None)
