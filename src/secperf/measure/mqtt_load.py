@@ -4,8 +4,8 @@ keep-alive, then, when asked, a reconnect storm (every connection reset at once,
 under a back-off policy). Per phase: CONNACK, PUBACK and wait histograms (the log-linear bins of
 core/histogram.py), refused and failed attempts by reason, and the broker's CPU (it runs here,
 pinned to one core; the generator runs on the others). The broker's handshake capacity is measured
-just before and after with `secperf-loadgen --app mqtt` (closed loop, 32 clients; 4 with the key on
-the token): the figure the fleet model of a storm takes.
+just before and after with `secperf-loadgen --app mqtt` (closed loop, 32 clients; fewer with the key
+on the token, `capacity_clients`): the figure the fleet model of a storm takes.
 
 mosquitto honours the server key (its type and chain depth: the lab's PEM files), client
 authentication (require_certificate) and resumption (TLS 1.3 tickets; a resumed client skips its
@@ -269,15 +269,29 @@ def mqttload_argv(
 
 
 CAPACITY_CLIENTS = 32  # closed-loop clients of a capacity run (software key: enough to saturate the broker)
-CAPACITY_CLIENTS_TOKEN = 4  # with the key on the token: it signs one at a time, a few in flight keep it busy
+QUEUE_SHARE = 0.25  # with the key on the token: the clients' queue at the token at most this share of the run
+
+
+def capacity_clients(c: MqttLoadConfig) -> int:
+    """Closed-loop clients of a capacity run: 32, or with the key on the token as many as queue behind
+    its one-at-a-time signatures for at most a quarter of the run (profile's mean C_SignInit + C_Sign),
+    at least 2: 32 clients on a 60 ms card would wait 2 s per handshake, beyond a short run's window,
+    and spill their signatures into the next window."""
+    if c.key_source == "software":
+        return CAPACITY_CLIENTS
+    from ..inputs.se_profiles import get_profile
+
+    prof = get_profile(c.key_source.split(":")[1])
+    sign_s = sum((d.mean() if (d := prof.dist(fn)) else 0.0) for fn in ("C_SignInit", "C_Sign")) / 1000
+    if sign_s <= 0:
+        return CAPACITY_CLIENTS
+    return max(2, min(CAPACITY_CLIENTS, int(QUEUE_SHARE * c.capacity_s / sign_s)))
 
 
 def capacity(port: int, broker_pid: int, c: MqttLoadConfig, client_pair: ClientPair | None) -> dict[str, Any]:
     """The broker's capacity: TLS handshake + CONNECT/CONNACK per second at saturation (closed loop,
-    secperf-loadgen --app mqtt), its CPU per connection and what limited it. With the key on the token
-    a few clients saturate it (it signs one at a time); 32 would queue each handshake for seconds,
-    beyond a short run's window, and spill their signatures into the next window."""
-    n = CAPACITY_CLIENTS if c.key_source == "software" else CAPACITY_CLIENTS_TOKEN
+    secperf-loadgen --app mqtt, `capacity_clients`), its CPU per connection and what limited it."""
+    n = capacity_clients(c)
     cfg = ServerConfig("mosquitto", c.key, client_auth=c.client_auth, resume_ratio=0.0, depth=c.depth, tls=c.tls)
     p = LoadParams(concurrency=[n], duration_s=c.capacity_s, warmup_s=0.3, seed=c.seed, core=c.core)
     lv = summarize_level(
