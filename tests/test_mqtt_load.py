@@ -288,7 +288,7 @@ def test_mqtt_load_command_writes_a_result_with_phases_capacity_and_the_model(tm
     from secperf.report.views import mqtt_load as V
 
     res = read_result(tmp_path / "res" / doc["run_id"])
-    rows = V.phases(V.present(res.analysis))["rows"]
+    rows = V.phases(V.present(res.analysis)).rows
     assert [r[0] for r in rows] == ["ramp", "hold", "storm"] and rows[0][1] == "20 / 20"
     assert [t.row_count for t in mqtt_load_tables(res)] == [3, 2]
     html = (tmp_path / "res" / doc["run_id"] / "report.html").read_text()

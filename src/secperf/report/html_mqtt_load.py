@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.result_schema import Result
+from . import html_grid as GV
 from .html_env import figure_view
 from .plots import Plot, slug
 from .views import mqtt_load as V
@@ -38,7 +39,7 @@ def view(doc: Result) -> dict[str, Any] | None:
         "template": "mqtt_load.html.j2",
         "title": "MQTT load: persistent clients, PUBLISH latency, a reconnect storm",
         "facts": V.facts(m),
-        "phases": V.phases(m),
-        "model": V.storm_model(m),
+        "phases": GV.view(V.phases(m)),
+        "model": GV.view(V.storm_model(m)),
         "figures": figures,
     }

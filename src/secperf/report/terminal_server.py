@@ -29,28 +29,11 @@ def tables(doc: Result) -> list[Table]:
     return terminal_grid.tables(list(V.grids(doc))) + mqtt_load_tables(doc)
 
 
-def _grid_table(title: str, grid: MQ.Grid) -> Table:
-    t = Table(
-        title=title,
-        title_justify="left",
-        header_style="bold",
-        caption="; ".join(grid["notes"]) or None,
-        caption_justify="left",
-    )
-    for i, h in enumerate(grid["head"]):
-        t.add_column(h, justify="left" if i == 0 else "right")
-    for row in grid["rows"]:
-        t.add_row(*row)
-    return t
-
-
 def mqtt_load_tables(doc: Result) -> list[Table]:
     """secperf mqtt-load's tables (report/views/mqtt_load.py, the HTML report draws the same)."""
     m = MQ.present(doc.analysis)
     if m is None:
         return []
-    out = [_grid_table("MQTT load: " + "; ".join(MQ.facts(m)), MQ.phases(m))]
-    model = MQ.storm_model(m)
-    if model is not None:
-        out.append(_grid_table("The storm beside fleet's model (ratios measured / modelled)", model))
-    return out
+    phases = MQ.phases(m)
+    phases.title = "MQTT load: " + "; ".join(MQ.facts(m))  # the run's facts head its first table here
+    return terminal_grid.tables([phases, MQ.storm_model(m)])

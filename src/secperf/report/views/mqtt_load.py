@@ -1,23 +1,19 @@
 """What a `secperf mqtt-load` Result says (analysis.mqtt_load), built once as plain data for the
 terminal and the HTML report: the run's facts (broker, clients, capacity, the limits that bound the
-client count), one row per phase (ramp, hold, storm) and the storm beside fleet's model."""
+client count), one row per phase (ramp, hold, storm) and the storm beside fleet's model, each table
+a Grid (report/views/grid.py) that report/terminal_grid.py and report/html_grid.py draw."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypedDict
+from typing import Any
 
 from ...core.result_schema import Analysis
 from ..units import fmt_time_us
+from .grid import Grid
 
-
-class Grid(TypedDict):
-    """A table as plain data: its header, its rows of text, notes under it."""
-
-    head: list[str]
-    rows: list[list[str]]
-    notes: list[str]
-
+PHASES_TITLE = "Per phase"
+MODEL_TITLE = "The storm beside fleet's model (ratios measured / modelled)"
 
 PHASE_HEAD = [
     "phase",
@@ -82,11 +78,11 @@ def phases(m: Mapping[str, Any]) -> Grid:
     q = 2 if qos == 2 else 1
     ack = "PUBCOMP" if q == 2 else "PUBACK"
     head = [*PHASE_HEAD[:4], f"{ack} P50 / P99", f"acked / QoS {q} sent", *PHASE_HEAD[6:]]
-    rows, notes = [], []
+    g = Grid(PHASES_TITLE, head)
     for p in m.get("phases", []):
         cpu = p.get("broker_utilisation")
         up_after = p.get("time_all_up_s") if p.get("phase") != "hold" else None
-        rows.append(
+        g.add(
             [
                 str(p.get("phase")),
                 f"{p.get('up_at_end')} / {p.get('clients')}",
@@ -101,12 +97,12 @@ def phases(m: Mapping[str, Any]) -> Grid:
         errs = p.get("errors") or {}
         if errs:
             top = sorted(errs.items(), key=lambda kv: -kv[1])[:3]
-            notes.append(f"{p.get('phase')}: " + "; ".join(f"{n} x {why}" for why, n in top))
-    notes.append(
+            g.notes.append(f"{p.get('phase')}: " + "; ".join(f"{n} x {why}" for why, n in top))
+    g.notes.append(
         f"CONNACK from the TCP connect's start; {ack} from the PUBLISH handed to TLS"
         + (" (PUBREC answered with PUBREL on the way)" if q == 2 else "")
     )
-    return {"head": head, "rows": rows, "notes": notes}
+    return g
 
 
 def storm_model(m: Mapping[str, Any]) -> Grid | None:
@@ -128,7 +124,7 @@ def storm_model(m: Mapping[str, Any]) -> Grid | None:
         for name, mod in fm["models"].items()
     ]
     notes = [str(fm["note"])] if fm.get("note") else []
-    return {"head": MODEL_HEAD, "rows": rows, "notes": notes}
+    return Grid(MODEL_TITLE, list(MODEL_HEAD), rows, notes)
 
 
 def clients_over_time(m: Mapping[str, Any]) -> list[tuple[str, list[tuple[float, float]]]]:
