@@ -146,19 +146,17 @@ def measure_crypto(
                 line: dict[str, Any] = next(
                     (json.loads(x) for x in p.stdout.splitlines() if x.startswith('{"crypto"')), {}
                 )
-                d = DeviceCryptoDerived.model_validate(
-                    {
-                        "instructions_cold": counts[0],
-                        "instructions_median": med,
-                        # the deepest stack the operation's repetitions wrote (painted, marker call incl.)
-                        "stack_bytes_max": line.get("stack_bytes"),
-                        "derived_ms": {
-                            **T.cpi_ms(dev, med),
-                            "clock_mhz": dev.clock_mhz,
-                            "cpi": list(dev.cpi),
-                            "cpi_estimate": dev.cpi_estimate,
-                        },
-                    }
+                d = DeviceCryptoDerived(
+                    instructions_cold=counts[0],
+                    instructions_median=med,
+                    # the deepest stack the operation's repetitions wrote (painted, marker call incl.)
+                    stack_bytes_max=line.get("stack_bytes"),
+                    derived_ms={
+                        **T.cpi_ms(dev, med),
+                        "clock_mhz": dev.clock_mhz,
+                        "cpi": list(dev.cpi),
+                        "cpi_estimate": dev.cpi_estimate,
+                    },
                 )
                 warm_cyc = cycles[1:] or cycles
                 if warm_cyc:

@@ -335,26 +335,26 @@ def derive(samples: list[dict[str, Any]], cfg: EdhocConfig) -> ConnectDerived:
     if not ok:
         return ConnectDerived()
     msgs = sorted({k for x in ok for k in x["cpu_us"]})
-    out: dict[str, Any] = {
-        "cpu_per_message_p50_us": {m: _median([x["cpu_us"].get(m) for x in ok]) for m in msgs},
-        "edhoc_bytes": ok[0]["edhoc_bytes"],
-        "coap_bytes": ok[0]["coap_bytes"],
-        "edhoc_p50_us": _median([x["edhoc_us"] for x in ok]),
-        "first_request_p50_us": _median([x["requests"][0]["rtt_us"] for x in ok if x["requests"]]),
-        "oscore_protect_cpu_p50_us": _median([q.get("protect_cpu_us") for x in ok for q in x["requests"]]),
-        "oscore_unprotect_cpu_p50_us": _median([q.get("unprotect_cpu_us") for x in ok for q in x["requests"]]),
-        "oscore_request_bytes": ok[0]["requests"][0].get("oscore_outer_bytes") if ok[0]["requests"] else None,
-        "round_trips_to_first_response": 3 if cfg.flow == "separate" else 2,
-        "cipher_suite": ok[0].get("suite"),
-        "attribution": "per-message CPU: thread CPU between message boundaries inside lakers calls "
+    out = ConnectDerived(
+        cpu_per_message_p50_us={m: _median([x["cpu_us"].get(m) for x in ok]) for m in msgs},
+        edhoc_bytes=ok[0]["edhoc_bytes"],
+        coap_bytes=ok[0]["coap_bytes"],
+        edhoc_p50_us=_median([x["edhoc_us"] for x in ok]),
+        first_request_p50_us=_median([x["requests"][0]["rtt_us"] for x in ok if x["requests"]]),
+        oscore_protect_cpu_p50_us=_median([q.get("protect_cpu_us") for x in ok for q in x["requests"]]),
+        oscore_unprotect_cpu_p50_us=_median([q.get("unprotect_cpu_us") for x in ok for q in x["requests"]]),
+        oscore_request_bytes=ok[0]["requests"][0].get("oscore_outer_bytes") if ok[0]["requests"] else None,
+        round_trips_to_first_response=3 if cfg.flow == "separate" else 2,
+        cipher_suite=ok[0].get("suite"),
+        attribution="per-message CPU: thread CPU between message boundaries inside lakers calls "
         "(message_3 includes the OSCORE key derivation); the rest of the total is CoAP/aiocoap",
-    }
+    )
     seg = [sum(v for v in x["cpu_us"].values()) for x in ok]
-    out["edhoc_library_cpu_p50_us"] = _median(seg)
+    out.edhoc_library_cpu_p50_us = _median(seg)
     # the connect rows' phase list, so `whatif --calibrate` fits EDHOC's base: costs from this row
     # (model/costs.calibrate): the client's compute per set-up is its thread CPU over the whole span
-    out["phases_p50_us"] = [{"phase": "handshake: client CPU", "p50_us": _median([x["cpu_total_us"] for x in ok])}]
-    return ConnectDerived.model_validate(out)
+    out.phases_p50_us = [{"phase": "handshake: client CPU", "p50_us": _median([x["cpu_total_us"] for x in ok])}]
+    return out
 
 
 def _versions() -> str:
