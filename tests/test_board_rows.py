@@ -2,7 +2,7 @@
 
 Structure only: every build configuration a row names exists for the row's library, a board whose
 instruction cache is marked off says why, and such a board is counted on its profile without that
-cache (everything else of the profile kept)."""
+cache (everything else of the profile kept); the STM32Cube pack's builds keep the pack's small stack."""
 
 from __future__ import annotations
 
@@ -55,6 +55,25 @@ def test_a_board_marked_without_instruction_cache_or_with_its_prefetch_gives_its
         assert len(boards[k].get("icache_source", "")) > 40, k
     for k in (k for k, b in boards.items() if "prefetch" in b):
         assert isinstance(boards[k]["prefetch"], bool) and len(boards[k].get("prefetch_source", "")) > 40, k
+
+
+def test_the_stm32cube_pack_builds_keep_the_packs_small_stack(device_boards):
+    # the pack's generated configuration defines WOLFSSL_SMALL_STACK for every build: a matched row of a
+    # source marked so, built with a configuration sourced from the pack, is built with it too
+    configs = _data("device_builds.toml")["configs"]
+    sources = _data("boards.toml")["sources"]
+    marked = {k for k, s in sources.items() if s.get("small_stack") is True}
+    assert marked
+    for k in marked:
+        assert len(sources[k].get("small_stack_source", "")) > 40, k
+    run, _skipped = device_boards.plan_rows(device_boards.load(), None)
+    pack = {
+        r["config"]
+        for r in run
+        if r["source"] in marked and r.get("config") and "default_conf.ftl" in configs[r["config"]]["source"]
+    }
+    assert {"bigint-os", "sp-c-small-os", "sp-small-os", "sp-int-small-os"} <= pack
+    assert [c for c in sorted(pack) if "WOLFSSL_SMALL_STACK" not in configs[c]["define"]] == []
 
 
 def test_such_a_board_is_counted_on_its_profile_without_the_cache(device_boards):
