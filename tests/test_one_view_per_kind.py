@@ -108,27 +108,32 @@ def device_doc() -> dict:
     """A device Result with a handshake series holding its per-message counts, as measure/device.py
     writes them, and a primitive's series (tests/result_kinds.py)."""
     doc = K.device()
-    s = next(x for x in doc["series"] if x["kind"] == "device")
-    s["labels"]["library"] = "wolfSSL 5.9.4"
+    s = next(x for x in doc.series if x.kind == "device")
+    s.labels["library"] = "wolfSSL 5.9.4"
     parts = [
         ("sent", "ClientHello", 1_200_000),
         ("received", "ServerHello", 1_300_000),
         ("received", "Certificate", 20_000_000),
         ("sent", "Finished", 7_500_000),
     ]
-    s["derived"]["time"].update(model="cortex-m33", clock_mhz=128.0, banded={"alu": [1, 1]})
-    s["derived"].update(
-        messages=[{"dir": d, "message": m, "instructions": n, "n": 3} for d, m, n in parts],
-        spread=0.0,
-        parts_sum_max_error=0.0,
-        derived_ms={"ms_low": 234.0, "ms_high": 468.0, "clock_mhz": 128.0, "cpi": [1.0, 2.0], "cpi_estimate": True},
-    )
-    c = next(x for x in doc["series"] if x["kind"] == "device_crypto")
-    c["derived"]["derived_ms"] = {"ms_low": 62.5, "ms_high": 125.0, "clock_mhz": 128.0, "cpi": [1.0, 2.0]}
+    t = s.derived.time
+    t.model, t.clock_mhz, t.banded = "cortex-m33", 128.0, {"alu": [1, 1]}
+    s.derived.messages = [{"dir": d, "message": m, "instructions": n, "n": 3} for d, m, n in parts]
+    s.derived.spread = 0.0
+    s.derived.parts_sum_max_error = 0.0
+    s.derived.derived_ms = {
+        "ms_low": 234.0,
+        "ms_high": 468.0,
+        "clock_mhz": 128.0,
+        "cpi": [1.0, 2.0],
+        "cpi_estimate": True,
+    }
+    c = next(x for x in doc.series if x.kind == "device_crypto")
+    c.derived.derived_ms = {"ms_low": 62.5, "ms_high": 125.0, "clock_mhz": 128.0, "cpi": [1.0, 2.0]}
     cold = copy.deepcopy(s)
-    cold["id"] = s["id"].replace("/warm", "/cold")
-    cold["labels"]["phase"] = "cold"
-    doc["series"].insert(0, cold)
+    cold.id = s.id.replace("/warm", "/cold")
+    cold.labels["phase"] = "cold"
+    doc.series.insert(0, cold)
     return doc
 
 
@@ -163,7 +168,7 @@ def test_device_terminal_and_page_show_the_same_tables():
 def server_doc() -> dict:
     """A server Result (tests/result_kinds.py) with the configuration label measure/server.py writes."""
     doc = K.server()
-    doc["series"][0]["labels"].update(config="nginx, rsa-2048, software", server_software={"server": "nginx"})
+    doc.series[0].labels.update(config="nginx, rsa-2048, software", server_software={"server": "nginx"})
     return doc
 
 

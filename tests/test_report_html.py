@@ -23,7 +23,7 @@ def real_doc(tmp_path_factory):
     p = C.CryptoParams(n=5, warmup=1, duration_s=0.5, key_cache=tmp_path_factory.mktemp("keys"))
     doc = R.new_result(kind="crypto", command=["test"], params=p.as_dict(), host=host.collect(), run_id="t")
     C.run_crypto(rows, p, doc)
-    doc["analysis"]["s5"] = Q.answers(doc)
+    doc.analysis.s5 = Q.answers(doc)
     return R.finish(doc)
 
 
@@ -32,18 +32,18 @@ def test_report_is_self_contained(real_doc):
     assert "<script" not in page
     assert not re.search(r"""(src|href)=["']?(https?:|//)""", page)
     assert page.count("data-plot=") >= 4
-    for a in real_doc["analysis"]["s5"]:
+    for a in real_doc.analysis.s5:
         assert a["question"] in page.replace("&#x27;", "'")
 
 
 def test_report_escapes_hostile_text(real_doc):
     doc = copy.deepcopy(real_doc)
     evil = "<script>alert(1)</script>"
-    doc["run_id"] = evil
-    doc["host"]["cpu_model"] = evil
-    doc["series"][0]["labels"]["alg"] = evil
+    doc.run_id = evil
+    doc.host["cpu_model"] = evil
+    doc.series[0].labels["alg"] = evil
     doc.series[0].failures.append(R.Failure(reason=evil, time="now"))
-    doc["analysis"]["s5"][0]["answer"] = evil
+    doc.analysis.s5[0]["answer"] = evil
     page = render(doc)
     assert "<script" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
@@ -56,11 +56,11 @@ def test_two_renders_of_a_result_are_byte_identical(real_doc):
 def test_hostile_plot_labels_never_reach_the_page_unescaped(real_doc):
     doc = copy.deepcopy(real_doc)
     evil = "<script>alert(1)</script>"
-    for s in doc["series"]:  # every plot's row labels come from these
-        s["labels"]["alg"] = evil + s["labels"]["alg"]
+    for s in doc.series:  # every plot's row labels come from these
+        s.labels["alg"] = evil + s.labels["alg"]
     page = render(doc)
     assert evil not in page and "<script" not in page
-    assert page.count("&lt;script&gt;alert(1)&lt;/script&gt;") > len(doc["series"])  # tables and plots
+    assert page.count("&lt;script&gt;alert(1)&lt;/script&gt;") > len(doc.series)  # tables and plots
 
 
 @pytest.mark.slow  # over 10 s here: a fidelity check for the slow run
@@ -97,7 +97,7 @@ def test_figures_handshake_rows_and_bad_directories(tmp_path):
     )
     s.values_us.extend([900.0, 1100.0])
     s.cpu_values_us.extend([300.0, 320.0])
-    s.derived["breakdown"] = {"messages": msgs}
+    s.derived.breakdown = {"messages": msgs}
     doc = R.new_result(kind="handshake", command=["test"], params={}, host={}, run_id="t")
     doc.series.append(R.finalize_series(s))
     names = [p.name for p in write_figures(doc, tmp_path / "hs")]
@@ -154,7 +154,7 @@ def _connect_row(net, ks, hsk, p50):
     )
     s.values_us.extend([p50 * 0.99, p50, p50 * 1.01])  # P50 = p50
     if hsk == "resumed":
-        s.derived["resumed"] = 3
+        s.derived.resumed = 3
     return R.finalize_series(s)
 
 

@@ -22,11 +22,11 @@ def make_doc(run_id="r1", values=(1.0, 2.0, 3.0)):
         labels={"alg": "x25519", "op": "derive", "family": "kex", "size_bytes": 32, "security_bits": 128},
         timer={"name": "per operation", "start": "before batch", "end": "after batch"},
     )
-    s["values_us"] = list(values)
-    s["cpu_values_us"] = list(values)
-    s["samples"] = [{"wall_ns": int(v * 1000), "cpu_ns": int(v * 1000), "ops": 1} for v in values]
+    s.values_us = list(values)
+    s.cpu_values_us = list(values)
+    s.samples = [{"wall_ns": int(v * 1000), "cpu_ns": int(v * 1000), "ops": 1} for v in values]
     R.finalize_series(s)
-    doc["series"].append(s)
+    doc.series.append(s)
     return R.finish(doc)
 
 
@@ -36,16 +36,16 @@ def test_result_round_trips_through_json(tmp_path):
     p.write_text(R.dumps(doc))
     back = R.load(p)
     assert R.to_json(back) == json.loads(R.dumps(doc))
-    assert back["schema_version"] == R.SCHEMA_VERSION
-    assert back["series"][0]["summary"]["p50_us"] == 2.0
+    assert back.schema_version == R.SCHEMA_VERSION
+    assert back.series[0].summary.p50_us == 2.0
     for key in ("cpu_model", "cpu_count", "kernel", "secperf_version", "date", "python_ssl"):
-        assert key in back["host"]
+        assert key in back.host
 
 
 def test_series_without_samples_is_failed_with_reason():
     s = R.new_series("a", kind="crypto", labels={}, timer={"name": "t", "start": "a", "end": "b"})
     R.finalize_series(s)
-    assert s["status"] == "failed" and s["failures"][0]["reason"]
+    assert s.status == "failed" and s.failures[0].reason
 
 
 def test_timer_must_name_boundaries():
@@ -88,7 +88,7 @@ def test_store_gives_each_run_its_own_directory_and_latest_link(tmp_path):
     assert a.dir != b.dir and a.dir.is_dir() and b.dir.is_dir()
     a.save(make_doc("a"))
     b.save(make_doc("b"))
-    assert R.load(a.result_path)["run_id"] == "a"
+    assert R.load(a.result_path).run_id == "a"
     latest = tmp_path / "results" / "latest"
     assert latest.is_symlink() and latest.resolve() == b.dir.resolve()
 
@@ -98,7 +98,7 @@ def test_atomic_save_leaves_no_temp_files_and_replaces_whole(tmp_path):
     for k in range(5):
         run.save(make_doc(values=[float(k + 1)] * 3))
     assert sorted(os.listdir(run.dir)) == ["result.json"]
-    assert R.load(run.result_path)["series"][0]["values_us"] == [5.0] * 3
+    assert R.load(run.result_path).series[0].values_us == [5.0] * 3
 
 
 def test_writing_to_a_fifo_or_device_writes_into_it_and_keeps_it(tmp_path):
@@ -141,7 +141,7 @@ def test_version_1_results_still_load_and_render(tmp_path):
     doc["status"] = "complete"
     (tmp_path / "v1.json").write_text(json.dumps(doc))
     back = R.load(tmp_path / "v1.json")
-    assert back["schema_version"] == 1
+    assert back.schema_version == 1
     assert "<html" in render(back).lower()
 
 
@@ -174,12 +174,12 @@ def test_a_run_whose_process_died_is_marked_abandoned_by_the_next_run(tmp_path):
     store = RunStore(tmp_path)
     run = store.create("crypto")
     doc = make_doc()
-    doc["status"] = "running"
-    doc["owner"] = {"pid": int(dead), "start_ticks": 1}
+    doc.status = "running"
+    doc.owner = {"pid": int(dead), "start_ticks": 1}
     run.save(doc)
     alive = store.create("crypto")
     mine = make_doc()
-    mine["status"] = "running"
+    mine.status = "running"
     alive.save(mine)  # this process, still running: must stay `running`
     store.create("crypto")
     assert json.loads(run.result_path.read_text())["status"] == "abandoned"

@@ -116,22 +116,24 @@ def test_server_software_is_what_the_program_reports():
 
 def test_a_server_run_records_software_negotiation_and_both_sides_cpu(nginx_series):
     s = nginx_series
-    assert s["status"] == "ok", s["failures"]
-    assert s["labels"]["server_software"]["server"] == "nginx" and s["labels"]["server_software"]["version"]
-    neg = s["derived"]["negotiated"]
+    assert s.status == "ok", s.failures
+    assert s.labels["server_software"]["server"] == "nginx" and s.labels["server_software"]["version"]
+    neg = s.derived.negotiated
     assert neg["version"] == "TLSv1.3" and neg["cipher"].startswith("TLS_") and neg["group"]
-    d = s["derived"]
-    assert d["loadgen_cpu_us_per_handshake"] > 0 and 0 < d["loadgen_busy"] <= 1.5
-    assert d["limited_by"] in ("server", "load generator", "other work on this machine", "neither")
-    assert s["labels"]["core"] not in s["labels"]["loadgen_cores"] or len(os.sched_getaffinity(0)) == 1
+    d = s.derived
+    assert d.loadgen_cpu_us_per_handshake > 0 and 0 < d.loadgen_busy <= 1.5
+    assert d.limited_by in ("server", "load generator", "other work on this machine", "neither")
+    assert s.labels["core"] not in s.labels["loadgen_cores"] or len(os.sched_getaffinity(0)) == 1
 
 
 def test_a_generator_limited_capacity_is_said_in_the_terminal_and_the_report(nginx_series):
-    s = {**nginx_series, "derived": dict(nginx_series["derived"])}
-    s["derived"].update(server_utilisation=0.44, loadgen_busy=0.97, loadgen_cpu_us_per_handshake=546.0)
-    s["derived"].update(S.rate_limit(s["derived"]))
+    s = nginx_series.model_copy(deep=True)
+    d = s.derived
+    d.server_utilisation, d.loadgen_busy, d.loadgen_cpu_us_per_handshake = 0.44, 0.97, 546.0
+    for key, value in S.rate_limit(d.model_dump(exclude_unset=True)).items():
+        setattr(d, key, value)
     doc = R.new_result(kind="server", command=["test"], params={}, host=host.collect(), run_id="t")
-    doc["series"] = [s]
+    doc.series = [s]
     R.finish(doc)
     lines = terminal_server.limit_warnings(doc)
     assert len(lines) == 1 and "load generator limited the rate" in lines[0] and "nginx, ecdsa-p256" in lines[0]

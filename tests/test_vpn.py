@@ -40,24 +40,24 @@ def home(tmp_path_factory):
 
 
 def _record(s):
-    STARTED_PIDS.extend(x["pid"] for x in s["samples"] if x.get("pid"))
-    if s["derived"].get("server_pid"):
-        STARTED_PIDS.append(s["derived"]["server_pid"])
+    STARTED_PIDS.extend(x["pid"] for x in s.samples if x.get("pid"))
+    if s.derived.server_pid:
+        STARTED_PIDS.append(s.derived.server_pid)
 
 
 def _check_tunnel(s, key_source, network=None):
-    assert s["status"] == "ok", s["failures"]
+    assert s.status == "ok", s.failures
     at = f"@{network}" if network else ""
-    assert s["id"] == f"connect/vpn/openvpn/{key_source}/full{at}" and s["kind"] == "connect"
-    assert s["labels"]["tls"] in ("TLSv1.2", "TLSv1.3") and s["labels"]["auth"] == "mtls"
-    assert s["timer"]["end"] == "Initialization Sequence Completed"
-    for x in s["samples"]:
+    assert s.id == f"connect/vpn/openvpn/{key_source}/full{at}" and s.kind == "connect"
+    assert s.labels["tls"] in ("TLSv1.2", "TLSv1.3") and s.labels["auth"] == "mtls"
+    assert s.timer.end == "Initialization Sequence Completed"
+    for x in s.samples:
         assert x["ok"] and x["tunnel_ping_ok"], x
         assert sum(p["us"] for p in x["phases"]) == pytest.approx(x["usable_us"])
         assert x["startup_us"] > 0 and x["end_ns"] > x["start_ns"]
         assert x["usable_us"] > 0  # its size is the benchmarks' business (a loaded machine stretches it)
-    assert [p["phase"] for p in s["derived"]["phases_p50_us"]][-1] == "tun setup"
-    assert s["derived"]["resumed"] == 0 and s["derived"]["startup_p50_us"] > 0
+    assert [p["phase"] for p in s.derived.phases_p50_us][-1] == "tun setup"
+    assert s.derived.resumed == 0 and s.derived.startup_p50_us > 0
 
 
 def test_parse_client_log_phases_sum_to_establishment():
@@ -107,13 +107,13 @@ def test_software_and_token_keys_bring_the_tunnel_up(home, tmp_path):
     sw = measure_vpn("software", n=3, warmup=1, workdir=tmp_path)
     _record(sw)
     _check_tunnel(sw, "software")
-    assert sw["derived"]["se_calls"] is None and sw["labels"]["profile"] is None
+    assert sw.derived.se_calls is None and sw.labels["profile"] is None
     tok = measure_vpn("token", n=3, warmup=1, workdir=tmp_path)
     _record(tok)
     _check_tunnel(tok, "token")
-    assert tok["labels"]["profile"] == "softhsm"
-    assert "PIN entry (management)" in [p["phase"] for p in tok["derived"]["phases_p50_us"]]
-    calls = {c["fn"]: c for c in tok["derived"]["se_calls"]["calls"]}
+    assert tok.labels["profile"] == "softhsm"
+    assert "PIN entry (management)" in [p["phase"] for p in tok.derived.phases_p50_us]
+    calls = {c["fn"]: c for c in tok.derived.se_calls["calls"]}
     assert "C_Sign" in calls and "C_Login" in calls
     assert list(tmp_path.iterdir()) == []  # logs are deleted when nothing failed
 
@@ -123,8 +123,8 @@ def test_tcp_transport(home, tmp_path):
     s = measure_vpn("software", n=2, warmup=0, workdir=tmp_path, proto="tcp")
     _record(s)
     _check_tunnel(s, "software")
-    assert s["labels"]["transport"] == "tcp"
-    assert s["derived"]["phases_p50_us"][0]["phase"] == "tcp connect"
+    assert s.labels["transport"] == "tcp"
+    assert s.derived.phases_p50_us[0]["phase"] == "tcp connect"
 
 
 @needs_root
@@ -136,10 +136,10 @@ def test_secure_element_signing_delay_shows_in_establishment(home, tmp_path):
     _record(tok)
     _record(se)
     _check_tunnel(se, "se:slow-sign")
-    assert se["labels"]["profile"] == "slow-sign"
-    diff_ms = (se["summary"]["p50_us"] - tok["summary"]["p50_us"]) / 1000
-    assert diff_ms == pytest.approx(100, abs=40), (se["summary"]["p50_us"], tok["summary"]["p50_us"])
-    calls = {c["fn"]: c for c in se["derived"]["se_calls"]["calls"]}
+    assert se.labels["profile"] == "slow-sign"
+    diff_ms = (se.summary.p50_us - tok.summary.p50_us) / 1000
+    assert diff_ms == pytest.approx(100, abs=40), (se.summary.p50_us, tok.summary.p50_us)
+    calls = {c["fn"]: c for c in se.derived.se_calls["calls"]}
     assert calls["C_Sign"]["delay_p50_ms"] == pytest.approx(100, abs=1)
 
 
@@ -150,11 +150,11 @@ def test_client_certificate_from_another_ca_is_a_failed_sample(home, tmp_path):
         "software", n=1, warmup=0, workdir=tmp_path / "w", client_cert=other.cert, client_key=other.key, timeout_s=10
     )
     _record(s)
-    assert s["status"] == "failed" and not s["values_us"]
-    assert len(s["samples"]) == 1 and not s["samples"][0]["ok"]
-    assert "rejected by the server" in s["failures"][0]["reason"]
-    assert "VERIFY ERROR" in s["failures"][0]["reason"]
-    assert Path(s["labels"]["logs"]).is_dir()  # logs kept when something failed
+    assert s.status == "failed" and not s.values_us
+    assert len(s.samples) == 1 and not s.samples[0]["ok"]
+    assert "rejected by the server" in s.failures[0].reason
+    assert "VERIFY ERROR" in s.failures[0].reason
+    assert Path(s.labels["logs"]).is_dir()  # logs kept when something failed
 
 
 @needs_root
@@ -226,10 +226,10 @@ def test_tunnel_over_a_50ms_link_takes_its_round_trips(home, tmp_path):
     s = measure_vpn("software", n=3, warmup=0, workdir=tmp_path, link="delay=25ms")
     _record(s)
     _check_tunnel(s, "software", "delay=25ms")
-    assert s["labels"]["network"] == "delay=25ms" and s["labels"]["network_rtt_ms"] == 50
-    assert "delay=25ms" in s["labels"]["network_spec"]
-    assert s["labels"]["server_address"].startswith("10.77.0.2:")  # the link's server side, not the veth pair
-    for x in s["samples"]:
+    assert s.labels["network"] == "delay=25ms" and s.labels["network_rtt_ms"] == 50
+    assert "delay=25ms" in s.labels["network_spec"]
+    assert s.labels["server_address"].startswith("10.77.0.2:")  # the link's server side, not the veth pair
+    for x in s.samples:
         phases = {p["phase"]: p["us"] for p in x["phases"]}
         for name, k in VPN_ROUND_TRIPS.items():
             # 1 ms: OpenVPN's log stamps and the relay's clock are read by different processes
@@ -239,19 +239,20 @@ def test_tunnel_over_a_50ms_link_takes_its_round_trips(home, tmp_path):
         assert x["tunnel_ping_rtt_us"] >= rtt_us - 1000, x
     # less than one more round trip of work, on the fastest tunnel (contention slows some, a further
     # round trip all)
-    assert min(x["usable_us"] for x in s["samples"]) < 5 * rtt_us, s["summary"]
-    link = s["derived"]["link"]
-    runs = link["runs"]
+    assert min(x["usable_us"] for x in s.samples) < 5 * rtt_us, s.summary
+    link = s.derived.link
+    runs = link.runs
     assert runs == 3
     for d in ("up", "down"):
         # each run: at least one packet per direction per round trip, plus the tunnel ping
-        assert link[d]["delayed"] >= 5 * runs and link[d]["delayed"] == link[d]["tx_packets"], (d, link[d])
-        assert link[d]["dropped_loss"] == 0
+        counts = getattr(link, d)
+        assert counts["delayed"] >= 5 * runs and counts["delayed"] == counts["tx_packets"], (d, counts)
+        assert counts["dropped_loss"] == 0
     # every datagram the device's kernel sent crossed the relay (no other path between the sides)
-    assert link["device_Udp_OutDatagrams"] == link["up"]["rx_packets"], link
-    assert link["device_Tcp_RetransSegs"] == 0
+    assert link.device_Udp_OutDatagrams == link.up["rx_packets"], link
+    assert link.device_Tcp_RetransSegs == 0
     assert not _left_behind(before, os.getpid())  # the link's two namespaces are gone
-    assert not [pid for pid in [x["pid"] for x in s["samples"]] + [s["derived"]["server_pid"]] if alive(pid)]
+    assert not [pid for pid in [x["pid"] for x in s.samples] + [s.derived.server_pid] if alive(pid)]
     assert list(tmp_path.iterdir()) == []
 
 
@@ -269,8 +270,8 @@ def test_tcp_tunnel_over_a_link_waits_no_extra_round_trip_for_nagle(home, tmp_pa
     def fastest_phases(link, workdir):
         s = measure_vpn("software", n=3, warmup=0, workdir=workdir, link=link, proto="tcp")
         _record(s)
-        assert s["status"] == "ok", s["failures"][:2]
-        fastest = min(s["samples"], key=lambda x: x["usable_us"])
+        assert s.status == "ok", s.failures[:2]
+        fastest = min(s.samples, key=lambda x: x["usable_us"])
         return {**{p["phase"]: p["us"] for p in fastest["phases"]}, "usable": fastest["usable_us"]}
 
     base = fastest_phases("delay=0ms", tmp_path / "base")
@@ -306,16 +307,16 @@ def test_cli_connect_vpn_over_a_network(home, tmp_path):
     )
     assert p.returncode == 0, p.stderr[-800:]
     doc = R.load(tmp_path / "results" / "latest")
-    assert [n["name"] for n in doc["params"]["networks"]] == ["delay=10ms"]
-    [s] = doc["series"]
-    assert s["status"] == "ok", s["failures"]
-    assert s["id"] == "connect/vpn/openvpn/software/full@delay=10ms"
-    assert s["labels"]["label"] == "vpn openvpn software full @ delay=10ms"  # tables tell networks apart
-    assert s["labels"]["network"] == "delay=10ms" and s["labels"]["network_rtt_ms"] == 20
-    assert min(s["values_us"]) >= 4 * 20_000 - 1000
-    assert s["derived"]["link"]["up"]["delayed"] > 0 and s["derived"]["link"]["down"]["delayed"] > 0
+    assert [n["name"] for n in doc.params["networks"]] == ["delay=10ms"]
+    [s] = doc.series
+    assert s.status == "ok", s.failures
+    assert s.id == "connect/vpn/openvpn/software/full@delay=10ms"
+    assert s.labels["label"] == "vpn openvpn software full @ delay=10ms"  # tables tell networks apart
+    assert s.labels["network"] == "delay=10ms" and s.labels["network_rtt_ms"] == 20
+    assert min(s.values_us) >= 4 * 20_000 - 1000
+    assert s.derived.link.up["delayed"] > 0 and s.derived.link.down["delayed"] > 0
     assert not _left_behind(before)
-    assert not [pid for pid in [x["pid"] for x in s["samples"]] + [s["derived"]["server_pid"]] if alive(pid)]
+    assert not [pid for pid in [x["pid"] for x in s.samples] + [s.derived.server_pid] if alive(pid)]
 
 
 @needs_root

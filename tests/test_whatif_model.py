@@ -249,10 +249,10 @@ def _handshake_result(client_us=1000.0, total_us=2200.0, values=None):
         },
         timer={"name": "h", "start": "a", "end": "b"},
     )
-    s["values_us"] = list(values) if values else [total_us] * 5
-    s["cpu_values_us"] = [client_us] * len(s["values_us"])
+    s.values_us = list(values) if values else [total_us] * 5
+    s.cpu_values_us = [client_us] * len(s.values_us)
     R.finalize_series(s)
-    doc["series"].append(s)
+    doc.series.append(s)
     return doc
 
 
@@ -295,7 +295,7 @@ def test_calibration_refuses_a_result_without_usable_rows():
     doc = R.new_result(kind="signer", command=["x"], params={}, host={}, run_id="r")
     with pytest.raises(C.CalibrationError, match="no rows the model can use"):
         C.calibrate(doc)
-    doc["kind"] = "whatif"
+    doc.kind = "whatif"
     with pytest.raises(C.CalibrationError, match="prediction"):
         C.calibrate(doc)
 
@@ -400,9 +400,9 @@ def _device_doc(with_handshake: bool):
             labels={"device": "cortex-a9-400", "stack": "wolfssl", "op": op},
             timer={"name": "instructions", "start": "a", "end": "b"},
         )
-        s["derived"] = {"instructions_median": ins}
-        s["status"] = "ok"
-        doc["series"].append(s)
+        s.derived = {"instructions_median": ins}
+        s.status = "ok"
+        doc.series.append(s)
     if with_handshake:
         s = R.new_series(
             "device/cortex-a9-400/wolfssl/tls1.3/x25519/aes128gcm/full/rsa-2048/warm",
@@ -419,9 +419,9 @@ def _device_doc(with_handshake: bool):
             },
             timer={"name": "instructions", "start": "a", "end": "b"},
         )
-        s["derived"] = {"instructions_median": 7_000_000}
-        s["status"] = "ok"
-        doc["series"].append(s)
+        s.derived = {"instructions_median": 7_000_000}
+        s.status = "ok"
+        doc.series.append(s)
     return R.finish(doc)
 
 
@@ -453,9 +453,9 @@ def test_a_device_psk_handshake_takes_the_full_handshakes_residual():
     cpi = sum(core.cpi) / 2
     doc = _device_doc(True)
     for op, ins in (("rsa-2048-verify", 1_500_000), ("x509-parse", 50_000)):
-        s = [x for x in doc["series"] if x["kind"] == "device_crypto"][0].model_copy(deep=True)
-        s["id"], s["labels"]["op"], s["derived"]["instructions_median"] = s["id"].rsplit("/", 1)[0] + "/" + op, op, ins
-        doc["series"].append(s)
+        s = [x for x in doc.series if x.kind == "device_crypto"][0].model_copy(deep=True)
+        s.id, s.labels["op"], s.derived.instructions_median = s.id.rsplit("/", 1)[0] + "/" + op, op, ins
+        doc.series.append(s)
     t = C.from_device(doc, core, C.load_table())
     us = lambda ins: ins * cpi / core.clock_mhz
     pl = P.plan(F.Scenario("tls1.3", "psk-dhe"), t, N.parse("delay=10ms"))
@@ -476,15 +476,17 @@ def test_a_device_table_takes_one_stacks_counts():
     cpi = sum(core.cpi) / 2
     doc = _device_doc(True)
     # the same Result also counted Mbed TLS, whose X25519 is ten times slower
-    for s in list(doc["series"]):
-        if s["kind"] == "device_crypto":
+    for s in list(doc.series):
+        if s.kind == "device_crypto":
             m = s.model_copy(deep=True)
-            m["id"] = m["id"].replace("wolfssl", "mbedtls3")
-            m["labels"]["stack"] = "mbedtls3"
-            m["derived"]["instructions_median"] *= 10
-            doc["series"].append(m)
+            m.id = m.id.replace("wolfssl", "mbedtls3")
+            m.labels["stack"] = "mbedtls3"
+            m.derived.instructions_median *= 10
+            doc.series.append(m)
     with pytest.raises(C.CalibrationError, match="--stack"):
-        C.device_stack([{**doc, "series": [s for s in doc["series"] if s["kind"] == "device_crypto"]}], None, core.name)
+        C.device_stack(
+            [doc.model_copy(update={"series": [s for s in doc.series if s.kind == "device_crypto"]})], None, core.name
+        )
     stack = C.device_stack([doc], None, core.name)  # the handshake rows name the stack
     assert stack == "wolfssl"
     t = C.from_device(doc, core, C.load_table(), stack=stack)
