@@ -185,6 +185,26 @@ def _no_data(ax: Axes) -> None:
 
 
 # --- box plot --------------------------------------------------------------------------------------
+def _box_samples(ax: Any, y: float, vals: list[float], unit: str) -> None:
+    """A box row's samples as faint dots with a deterministic jitter (at most MAX_DOTS of them), and its
+    median printed at the right of the axes."""
+    idx = range(len(vals)) if len(vals) <= MAX_DOTS else [int(j * len(vals) / MAX_DOTS) for j in range(MAX_DOTS)]
+    jitter = [y + (((j + 1) * _GOLDEN) % 1.0 - 0.5) * 0.6 for j in idx]
+    ax.scatter(
+        [vals[j] for j in idx], jitter, s=4, color=PALETTE[0], alpha=0.35, linewidths=0, zorder=1, gid=f"samples-{y}"
+    )
+    ax.annotate(
+        text(fmt_value(float(np.median(vals)), unit)),
+        xy=(1.0, y),
+        xycoords=("axes fraction", "data"),
+        xytext=(4, 0),
+        textcoords="offset points",
+        va="center",
+        color=MUTED,
+        fontsize=8,
+    )
+
+
 @_styled
 def box_plot(groups: list[tuple[str, list[float]]], *, title: str, unit: str, log: bool = True) -> Figure:
     """Horizontal box plots, one row per ``(label, samples)``, first row on top: box P25-P75, a
@@ -222,30 +242,7 @@ def box_plot(groups: list[tuple[str, list[float]]], *, title: str, unit: str, lo
             parts["boxes"][k].set_gid(f"box-{y}")
             parts["medians"][k].set_gid(f"median-{y}")
             parts["fliers"][k].set_gid(f"outlier-{y}")
-            idx = (
-                range(len(vals)) if len(vals) <= MAX_DOTS else [int(j * len(vals) / MAX_DOTS) for j in range(MAX_DOTS)]
-            )
-            jitter = [y + (((j + 1) * _GOLDEN) % 1.0 - 0.5) * 0.6 for j in idx]
-            ax.scatter(
-                [vals[j] for j in idx],
-                jitter,
-                s=4,
-                color=PALETTE[0],
-                alpha=0.35,
-                linewidths=0,
-                zorder=1,
-                gid=f"samples-{y}",
-            )
-            ax.annotate(
-                text(fmt_value(float(np.median(vals)), unit)),
-                xy=(1.0, y),
-                xycoords=("axes fraction", "data"),
-                xytext=(4, 0),
-                textcoords="offset points",
-                va="center",
-                color=MUTED,
-                fontsize=8,
-            )
+            _box_samples(ax, y, vals, unit)
     for y, (_label, vals) in zip(ys, rows):
         if not vals:
             ax.annotate(

@@ -119,106 +119,125 @@ def summary(doc: Result, se_source: str | None = None) -> S2Table:
     # the same network, never across two
     seen = [_network(s) for s in conn + jwt_all]
     networks = sorted(dict.fromkeys(seen), key=lambda n: (n != "loopback", seen.index(n)))
-    rows: list[dict[str, Any]] = []
-
-    def find(
-        proto: str, ks: str | None, hsk: str, client: str, net: str, ksess: str = "warm", server: str = "libcoap"
-    ) -> Series | None:
-        for s in conn:
-            lb = s.labels
-            if (
-                lb["protocol"],
-                lb["key_source"],
-                lb["handshake"],
-                lb.get("client"),
-                lb.get("auth", "mtls"),
-                lb.get("security", "pki"),
-                lb.get("nodelay", True),
-                _network(s),
-                lb.get("key_session", "warm"),
-                lb.get("coap_server", "libcoap"),
-            ) == (proto, ks, hsk, client, "mtls", "pki", True, net, ksess, server):
-                return s
-        return None
-
     # CoAP once per CoAP/DTLS server measured (libcoap first; Californium resumes, libcoap does not)
-    servers = {
-        "coap": sorted(
-            {s.labels.get("coap_server", "libcoap") for s in conn if s.labels["protocol"] == "coap"},
-            key=lambda x: x != "libcoap",
-        )
-    }
+    coap = sorted(
+        {s.labels.get("coap_server", "libcoap") for s in conn if s.labels["protocol"] == "coap"},
+        key=lambda x: x != "libcoap",
+    )
+    rows: list[dict[str, Any]] = []
     for net in networks:
-        for proto, server in ((p, sv) for p in PROTOCOL_ORDER for sv in servers.get(p, ["libcoap"])):
-            client = "openvpn" if proto == "vpn" else "probe"
-            # a cold key session (session, login, key search per connection) next to the warm one;
-            # the software key has no session: its figure is the same in both rows
-            for hsk, ksess in (("full", "warm"), ("full", "cold"), ("resumed", "warm")):
-                sw, tok = (
-                    find(proto, "software", hsk, client, net, server=server),
-                    find(proto, "token", hsk, client, net, ksess, server),
-                )
-                se = find(proto, se_source, hsk, client, net, ksess, server) if se_source else None
-                if ksess == "cold" and se is None and tok is None:
-                    continue
-                if sw is None and se is None and tok is None:
-                    continue
-                per = se.derived_as(ConnectDerived).se_calls if se is not None else None
-                a, b = _p50(sw), _p50(se)
-                either = se if se is not None else sw
-                rows.append(
-                    {
-                        "network": net,
-                        "protocol": proto if server == "libcoap" else f"{proto} ({server})",
-                        "handshake": hsk,
-                        "auth": "mtls",
-                        "key_session": ksess,
-                        "software_p50_us": a,
-                        "token_p50_us": _p50(tok),
-                        "se_p50_us": b,
-                        "difference_us": (b - a) if a is not None and b is not None else None,
-                        "se_parts_us": se_categories(per) if per else None,
-                        "se_calls_per_conn": per.get("token_calls_per_op") if per else None,
-                        "resumed": either.derived_as(ConnectDerived).resumed if either is not None else None,
-                        "n": _n(either),
-                    }
-                )
-        jwt = [s for s in jwt_all if _network(s) == net]
-        for mode, ksess in (("jwt_fresh", "warm"), ("jwt_fresh", "cold"), ("jwt_cached", "warm")):
-            sw = next((s for s in jwt if s.labels["mode"] == mode and s.labels["profile"] == "software"), None)
-            se = next(
-                (
-                    s
-                    for s in jwt
-                    if s.labels["mode"] == mode
-                    and s.labels["profile"] != "software"
-                    and s.labels.get("key_session", "warm") == ksess
-                    and (se_source is None or f"se:{s.labels['profile']}" == se_source)
-                ),
-                None,
-            )
-            if not (sw or se) or (ksess == "cold" and not se):
-                continue
-            per = se.derived_as(SignerDerived).per_call if se is not None else None
-            a, b = _p50(sw), _p50(se)
-            rows.append(
-                {
-                    "network": net,
-                    "protocol": "https",
-                    "handshake": "full",
-                    "auth": mode,
-                    "key_session": ksess,
-                    "software_p50_us": a,
-                    "token_p50_us": None,
-                    "se_p50_us": b,
-                    "difference_us": (b - a) if a is not None and b is not None else None,
-                    "se_parts_us": se_categories(per) if per else None,
-                    "se_calls_per_conn": per.get("token_calls_per_op") if per else None,
-                    "resumed": None,
-                    "n": _n(se or sw),
-                }
-            )
+        rows += _connect_rows(conn, net, {"coap": coap}, se_source)
+        rows += _jwt_rows([s for s in jwt_all if _network(s) == net], net, se_source)
     return {"se_source": se_source, "rows": rows, "networks": list(dict.fromkeys(r["network"] for r in rows))}
+
+
+def _find(
+    conn: list[Series],
+    proto: str,
+    ks: str | None,
+    hsk: str,
+    client: str,
+    net: str,
+    ksess: str = "warm",
+    server: str = "libcoap",
+) -> Series | None:
+    """The mutual-TLS, PKI, TCP_NODELAY connect series of one protocol, key source, handshake, client,
+    network, key session and CoAP server, if measured."""
+    for s in conn:
+        lb = s.labels
+        if (
+            lb["protocol"],
+            lb["key_source"],
+            lb["handshake"],
+            lb.get("client"),
+            lb.get("auth", "mtls"),
+            lb.get("security", "pki"),
+            lb.get("nodelay", True),
+            _network(s),
+            lb.get("key_session", "warm"),
+            lb.get("coap_server", "libcoap"),
+        ) == (proto, ks, hsk, client, "mtls", "pki", True, net, ksess, server):
+            return s
+    return None
+
+
+def _s2_row(
+    net: str, protocol: str, handshake: str, auth: str, ksess: str, sw: Series | None, se: Series | None
+) -> dict[str, Any]:
+    """One row of S2's table: the software and secure-element medians, their difference, n."""
+    a, b = _p50(sw), _p50(se)
+    return {
+        "network": net,
+        "protocol": protocol,
+        "handshake": handshake,
+        "auth": auth,
+        "key_session": ksess,
+        "software_p50_us": a,
+        "token_p50_us": None,
+        "se_p50_us": b,
+        "difference_us": (b - a) if a is not None and b is not None else None,
+        "se_parts_us": None,
+        "se_calls_per_conn": None,
+        "resumed": None,
+        "n": _n(se if se is not None else sw),
+    }
+
+
+def _connect_rows(
+    conn: list[Series], net: str, servers: dict[str, list[str]], se_source: str | None
+) -> list[dict[str, Any]]:
+    """S2's connection rows over one network: per protocol (and CoAP server) a full handshake with a
+    warm and a cold key session and a resumed one. A cold key session (session, login, key search per
+    connection) sits next to the warm one; the software key has no session: its figure is the same
+    in both rows."""
+    rows = []
+    for proto, server in ((p, sv) for p in PROTOCOL_ORDER for sv in servers.get(p, ["libcoap"])):
+        client = "openvpn" if proto == "vpn" else "probe"
+        for hsk, ksess in (("full", "warm"), ("full", "cold"), ("resumed", "warm")):
+            sw = _find(conn, proto, "software", hsk, client, net, server=server)
+            tok = _find(conn, proto, "token", hsk, client, net, ksess, server)
+            se = _find(conn, proto, se_source, hsk, client, net, ksess, server) if se_source else None
+            if (ksess == "cold" and se is None and tok is None) or (sw is None and se is None and tok is None):
+                continue
+            per = se.derived_as(ConnectDerived).se_calls if se is not None else None
+            either = se if se is not None else sw
+            row = _s2_row(net, proto if server == "libcoap" else f"{proto} ({server})", hsk, "mtls", ksess, sw, se)
+            row.update(
+                token_p50_us=_p50(tok),
+                se_parts_us=se_categories(per) if per else None,
+                se_calls_per_conn=per.get("token_calls_per_op") if per else None,
+                resumed=either.derived_as(ConnectDerived).resumed if either is not None else None,
+            )
+            rows.append(row)
+    return rows
+
+
+def _jwt_rows(jwt: list[Series], net: str, se_source: str | None) -> list[dict[str, Any]]:
+    """S2's JWT rows over one network: fresh tokens (warm and cold key session) and cached ones."""
+    rows = []
+    for mode, ksess in (("jwt_fresh", "warm"), ("jwt_fresh", "cold"), ("jwt_cached", "warm")):
+        sw = next((s for s in jwt if s.labels["mode"] == mode and s.labels["profile"] == "software"), None)
+        se = next(
+            (
+                s
+                for s in jwt
+                if s.labels["mode"] == mode
+                and s.labels["profile"] != "software"
+                and s.labels.get("key_session", "warm") == ksess
+                and (se_source is None or f"se:{s.labels['profile']}" == se_source)
+            ),
+            None,
+        )
+        if (sw is None and se is None) or (ksess == "cold" and se is None):
+            continue
+        per = se.derived_as(SignerDerived).per_call if se is not None else None
+        row = _s2_row(net, "https", "full", mode, ksess, sw, se)
+        row.update(
+            se_parts_us=se_categories(per) if per else None,
+            se_calls_per_conn=per.get("token_calls_per_op") if per else None,
+        )
+        rows.append(row)
+    return rows
 
 
 def _n(s: Series | None) -> int | None:
