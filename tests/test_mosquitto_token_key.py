@@ -124,6 +124,10 @@ def test_mqtt_load_broker_key_on_the_token_signs_every_full_handshake_there(tmp_
     for w in ("capacity_before", "capacity_after"):
         assert signs[w] >= m[w]["handshakes"] > 0
     assert bk["token_signs_total"] == sum(signs.values())
+    # the terminal and the report say where the key was and what the token signed
+    from secperf.report.views import mqtt_load as V
+
+    assert any(f"atecc608 (busy): {full} signatures on it for {full} full handshakes" in x for x in V.facts(m))
     # nothing the run left behind holds the PIN; the broker's and OpenSSL's configurations are 0600
     confs = list((tmp_path / "res").rglob("mosquitto.conf"))
     assert confs and _exposed(tmp_path / "res", pin) == []

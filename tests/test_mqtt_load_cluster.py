@@ -113,6 +113,9 @@ def test_mqtt_load_on_the_cluster_counts_the_sum_of_the_nodes_and_merges_exactly
     by = {ph["phase"]: ph for ph in m["phases"]}
     assert by["ramp"]["connacks"] == n and by["storm"]["connacks"] == n  # every client up, and back
     assert by["hold"]["pubacks"] > 0 and m["capacity_per_s"] > 0
+    from secperf.report.views import mqtt_load as V
+
+    assert any("2 generator(s) on 2 cluster node(s)" in x and "lost" not in x for x in V.facts(m))
 
 
 def _cmdline(pid: int) -> bytes:
@@ -151,3 +154,33 @@ def test_a_generator_killed_mid_run_is_lost_and_the_others_still_merge(ray_clust
     for ph in m["phases"]:
         mine = next(p for p in w["phases"] if p["phase"] == ph["phase"])
         assert ph["connacks"] == mine["connacks"] and ph["generators"] == 1
+
+
+@pytest.mark.slow
+def test_a_target_broker_is_loaded_from_every_node_that_reaches_it(ray_cluster, tmp_path):  # noqa: F811
+    from secperf.lab.iot_services import Mosquitto
+    from secperf.lab.pki import LabPKI
+
+    pki = LabPKI().ensure()
+    certs, client = pki.server("ecdsa-p256", 1), pki.client("ecdsa-p256")
+    with Mosquitto(certs, client.ca, workdir=tmp_path / "broker", connection_messages=False) as mq:
+        p = subprocess.run(
+            [sys.executable, "-m", "secperf", "mqtt-load", "--target", f"127.0.0.1:{mq.port}"]
+            + ["--client-cert", str(client.cert), "--client-key", str(client.key), "--clients", "21"]
+            + ["--connect-rate", "100", "--hold", "0.5", "--publish-rate", "10", "--spread", "0.3"]
+            + ["--capacity-seconds", "0.5", "--cluster", ray_cluster["address"], "--json", "--no-report"]
+            + ["--out", str(tmp_path / "res")],
+            env=ray_cluster["env"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    assert p.returncode == 0, p.stderr[-3000:]
+    doc = json.loads(p.stdout)
+    m = doc["analysis"]["mqtt_load"]
+    assert m["target"]["target"] == f"127.0.0.1:{mq.port}" and not doc["analysis"]["cluster"]["nodes_left_out"]
+    workers = m["cluster"]["workers"]
+    assert len({w["node"] for w in workers}) == 2 and sorted(w["clients"] for w in workers) == [10, 11]
+    by = {ph["phase"]: ph for ph in m["phases"]}
+    assert by["ramp"]["connacks"] == by["storm"]["connacks"] == 21
+    assert all(ph["broker_cpu_s"] is None for ph in m["phases"])  # the target's CPU is not read

@@ -65,6 +65,23 @@ def facts(m: Mapping[str, Any]) -> list[str]:
             f"open files {lim.get('nofile')} (hard {lim.get('nofile_hard')}), "
             f"{lim.get('source_addrs')} source address(es) x {lim.get('ephemeral_ports')} ports"
         )
+    bk = m.get("broker_key")
+    if isinstance(bk, Mapping) and bk.get("profile"):
+        signs = bk.get("token_signs") or {}
+        full = sum(int(p.get("connacks") or 0) - int(p.get("resumed") or 0) for p in m.get("phases", []))
+        out.append(
+            f"broker key on the token, profile {bk['profile']} ({bk.get('wait')}): {signs.get('load')} "
+            f"signatures on it for {full} full handshakes in the load (the shim's count)"
+        )
+    cl = m.get("cluster")
+    if isinstance(cl, Mapping) and cl.get("workers") is not None:
+        nodes = {w.get("node") for w in cl["workers"]}
+        lost = cl.get("lost") or []
+        out.append(
+            f"clients spread over {len(cl['workers'])} generator(s) on {len(nodes)} cluster node(s)"
+            + (f", {len(lost)} lost mid-run (the counts are the others')" if lost else "")
+            + "; phases merged: counts added, histograms bin by bin"
+        )
     se = m.get("se")
     if isinstance(se, Mapping) and se.get("profile"):
         out.append(f"client signing in secure element {se['profile']} ({se.get('source', 'its profile')})")
