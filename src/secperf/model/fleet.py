@@ -44,13 +44,11 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
-from ..core.result import as_result
 from ..core.result_schema import Result, Series, ServerDerived
 
 POLICIES = ("none", "fixed", "exponential", "decorrelated")
@@ -331,21 +329,21 @@ def _rate(s: Series) -> float | None:
     return s.derived_as(ServerDerived).handshakes_per_s if s.kind == "server" else None
 
 
-def server_keys(doc: Result | Mapping[str, Any]) -> list[str]:
+def server_keys(doc: Result) -> list[str]:
     """The server keys of the capacity rows (with a measured rate) of a `secperf server` Result."""
-    return list(dict.fromkeys(s.labels["key"] for s in as_result(doc).series if _rate(s)))
+    return list(dict.fromkeys(s.labels["key"] for s in doc.series if _rate(s)))
 
 
 # "server/key/key source/resume ratio" -> the highest handshakes/s a `secperf server` Result measured
 Capacities = dict[str, float]
 
 
-def capacity_from_result(doc: Result | Mapping[str, Any], key: str | None = None) -> Capacities:
+def capacity_from_result(doc: Result, key: str | None = None) -> Capacities:
     """The highest handshakes/s per (server, key, source, resume ratio) in a `secperf server` Result;
     with `key`, only that key's rows (a capacity is a property of the key: an RSA-2048 server signs
     several times slower than an ECDSA P-256 one)."""
     best: dict[tuple[Any, ...], float] = {}
-    for s in as_result(doc).series:
+    for s in doc.series:
         rate = _rate(s)
         if not rate:
             continue

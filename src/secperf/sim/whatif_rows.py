@@ -51,7 +51,7 @@ def series_id(cell: SW.Cell, sc: F.Scenario) -> str:
 
 
 def connection_energy(
-    d: dict[str, Any], network: str, device: str | Core | None, se_profile: str | None
+    d: WhatifDerived, network: str, device: str | Core | None, se_profile: str | None
 ) -> dict[str, Any]:
     """Joules of one isolated connection (model/energy.py: promotion, airtime, the radio connected
     while waiting, the full inactivity tail; the client CPU and the secure element at their active
@@ -75,14 +75,16 @@ def connection_energy(
     except E.EnergyError:
         se = E.Power("none", 0.0, "")
         notes.append(f"no active power for {se_profile!r}: secure-element energy not counted")
-    b = d["breakdown_mean_us"]
+    b, u, air = d.breakdown_mean_us, d.usable, d.radio
+    if b is None or u is None or u.mean_us is None or air is None:
+        raise ValueError("a what-if row's energy needs its simulated means (breakdown, usable, radio)")
     a = E.Activity(
-        on_s=d["usable"]["mean_us"] / 1e6,
-        tx_s=d["radio"]["airtime_tx_mean_us"] / 1e6,
-        rx_s=d["radio"]["airtime_rx_mean_us"] / 1e6,
+        on_s=u.mean_us / 1e6,
+        tx_s=air["airtime_tx_mean_us"] / 1e6,
+        rx_s=air["airtime_rx_mean_us"] / 1e6,
         cpu_s=b["client_compute"] / 1e6,
         se_s=b["secure_element"] / 1e6,
-        bytes=d["bytes_up_mean"] + d["bytes_down_mean"],
+        bytes=(d.bytes_up_mean or 0.0) + (d.bytes_down_mean or 0.0),
     )
     e = E.activity_energy(a, radio, cpu, se, None)
     return {
@@ -215,7 +217,7 @@ def series(
     s = R.new_series(sid, kind="whatif", labels=labels, timer=timer(until))
     s.values_us = r["reservoir_us"]
     u = r["usable"]
-    # the summary's fields and, an extra key, where its percentiles come from (every draw or the reservoir)
+    # the summary's fields, with the P95 and where its percentiles come from (every draw or its histogram)
     s.summary = Summary.model_validate(
         {
             k: u[k]
@@ -235,34 +237,34 @@ def series(
         }
     )
     s.status = "ok"
-    derived = {
-        "usable": u,
-        "handshake": r["handshake"],
-        "handshake_timer": "from TCP connected (DTLS/OpenVPN: the first datagram) to the client's handshake complete",
-        "breakdown_mean_us": r["breakdown_mean_us"],
-        "bytes_up_mean": r["bytes_up_mean"],
-        "bytes_down_mean": r["bytes_down_mean"],
-        "packets_up_mean": r["packets_up_mean"],
-        "packets_down_mean": r["packets_down_mean"],
-        "radio": r["radio"],
-        "failed_share": r["failed_share"],
-        "end_point": until,
-        "end_point_description": P.UNTIL[until],
-        "round_trips": pl.model.round_trips_to_handshake_done() if until == "handshake" else pl.model.round_trips,
-        "round_trips_to_response": pl.model.round_trips,
-        "round_trips_to_handshake_done": pl.model.round_trips_to_handshake_done(),
-        "security": "none" if sc.security == "none" else "on",
-        "no_security": F.PLAIN[sc.protocol][1] if sc.security == "none" else None,
-        "flights": [
+    derived = WhatifDerived(
+        usable=u,
+        handshake=r["handshake"],
+        handshake_timer="from TCP connected (DTLS/OpenVPN: the first datagram) to the client's handshake complete",
+        breakdown_mean_us=r["breakdown_mean_us"],
+        bytes_up_mean=r["bytes_up_mean"],
+        bytes_down_mean=r["bytes_down_mean"],
+        packets_up_mean=r["packets_up_mean"],
+        packets_down_mean=r["packets_down_mean"],
+        radio=r["radio"],
+        failed_share=r["failed_share"],
+        end_point=until,
+        end_point_description=P.UNTIL[until],
+        round_trips=pl.model.round_trips_to_handshake_done() if until == "handshake" else pl.model.round_trips,
+        round_trips_to_response=pl.model.round_trips,
+        round_trips_to_handshake_done=pl.model.round_trips_to_handshake_done(),
+        security="none" if sc.security == "none" else "on",
+        no_security=F.PLAIN[sc.protocol][1] if sc.security == "none" else None,
+        flights=[
             dict(row, packets=fp.packets, wire_bytes=fp.wire_bytes, extra_window_rounds=fp.extra_rounds)
             for row, fp in zip(pl.model.table(), [f for f in pl.flights if f is not None])
         ],
-        "crosses": {
+        crosses={
             "initial_window": any(f.extra_rounds for f in pl.flights if f),
             "mtu": any(f.packets > 1 for f in pl.flights if f),
         },
-        "costs": P.compute_breakdown(pl),
-        "se": (
+        costs=P.compute_breakdown(pl),
+        se=(
             {
                 "profile": pl.se_profile.name,
                 "calls": list(pl.se_calls),
@@ -272,14 +274,14 @@ def series(
             if pl.se_profile
             else None
         ),
-        "calibration": (
+        calibration=(
             {k: v for k, v in pl.calibration.items() if k != "ratios"}
             | {"spread_values": len(pl.calibration.get("ratios") or ())}
             if pl.calibration
             else None
         ),
-        "seed": r["seed"],
-    }
-    derived["energy"] = connection_energy(derived, cell.network.name, device, sc.se_profile)
-    s.derived = WhatifDerived.model_validate(derived)
+        seed=r["seed"],
+    )
+    derived.energy = connection_energy(derived, cell.network.name, device, sc.se_profile)
+    s.derived = derived
     return s
