@@ -161,3 +161,32 @@ def test_measure_takes_a_core_object():
 def test_an_unknown_device_is_refused_where_it_is_read():
     with pytest.raises(InputError, match="unknown device 'cortex-z9'.*cortex-m4-80"):
         resolve_core("cortex-z9")
+
+
+def test_the_model_and_the_planner_take_the_resolved_profile_and_link():
+    """A secure-element key reaches the model as the Profile the command resolved; a caller that hands
+    only the name is secperf's own slip (internal), not a lookup made below the command."""
+    from secperf.app.plan import resolved
+    from secperf.core.errors import InternalError
+    from secperf.inputs import patterns as PS
+    from secperf.inputs import se_profiles as SE
+    from secperf.model import costs as C
+    from secperf.model import flights as F
+    from secperf.model import network as N
+    from secperf.model import predict as P
+    from secperf.plan import planner as PL
+
+    sc, table, link = F.Scenario("mqtt", key="se:iot-safe-sim:cold"), C.load_table(), N.parse("delay=10ms")
+    with pytest.raises(InternalError, match="resolved"):
+        P.plan(sc, table, link)
+    with pytest.raises(InternalError, match="resolved"):
+        P.plan(sc, table, link, se=SE.get_profile("atecc608"))  # another key's profile
+    pl = P.plan(sc, table, link, se=SE.get_profile("iot-safe-sim"))
+    assert pl.se_profile is not None and pl.se_profile.name == "iot-safe-sim"
+    p = PS.load_pattern("periodic-collection")
+    with pytest.raises(InternalError, match="resolved"):
+        PL.context(p, PL.Overrides(n=10))  # the pattern's link and key named, not resolved
+    ov = resolved(p, PL.Overrides(n=10))
+    assert ov.link is not None and ov.link.name == p.stack.network
+    assert ov.key_profile is not None and f"se:{ov.key_profile.name}" == p.stack.key
+    assert PL.context(p, ov).key_profile is ov.key_profile

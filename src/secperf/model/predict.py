@@ -32,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..core.errors import InternalError
 from ..inputs import se_profiles as SE
 from . import flights as F
 from . import network as N
@@ -371,7 +372,7 @@ def plan(
     se_host = Figure(0.0, "no calibration row for this key source: the profile's figures only")
     if sc.se_profile:
         if se is None or se.name != sc.se_profile:
-            raise ValueError(
+            raise InternalError(
                 f"key {sc.key}: the model takes the secure-element profile the command resolved, "
                 f"got {se.name if se else None!r}"
             )

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.errors import InputError
+from ..core.errors import InputError, InternalError
 from ..inputs import netspec as NS
 from ..inputs import se_profiles as SE
 from ..inputs.core_profiles import Core
@@ -64,7 +64,7 @@ def context(p: Pattern, o: Overrides) -> Context:
     network = o.network or p.stack.network
     table = o.table if o.table is not None else C.load_table(device)
     if o.link is None:
-        raise ValueError(f"the planner takes the link the command resolved (app/plan.resolved), not {network!r}")
+        raise InternalError(f"the planner takes the link the command resolved (app/plan.resolved), not {network!r}")
     link = N.from_spec(o.link)
     radio_name = o.radio or p.stack.radio or (network if network in E.radio_names() else None)
     if radio_name is None:
@@ -76,7 +76,7 @@ def context(p: Pattern, o: Overrides) -> Context:
     key = key_of(p, o)
     prof = key.split(":")[1] if key.startswith("se:") else None
     if prof is not None and (o.key_profile is None or o.key_profile.name != prof):
-        raise ValueError(f"the planner takes the profile of key {key} the command resolved (app/plan.resolved)")
+        raise InternalError(f"the planner takes the profile of key {key} the command resolved (app/plan.resolved)")
     return Context(
         pattern=p,
         table=table,
