@@ -101,6 +101,24 @@ def test_report_exits_2_naming_the_key(level, tmp_path, capsys):
     assert not (tmp_path / "report.html").exists()
 
 
+@pytest.mark.parametrize("command", ["compare", "metrics", "fleet --from"])
+def test_other_readers_exit_2_naming_the_key(command, tmp_path, capsys):
+    raw = _raw("server")
+    said = _server_derived(raw)
+    f = tmp_path / "result.json"
+    f.write_text(json.dumps(raw))
+    good = tmp_path / "good.json"
+    good.write_text((OLD / "server.json").read_text())
+    argv = {
+        "compare": ["compare", str(good), str(f)],
+        "metrics": ["metrics", str(f), "-o", str(tmp_path / "m.prom")],
+        "fleet --from": ["fleet", "--from", str(f), "--devices", "100"],
+    }[command]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err
+
+
 def test_a_kind_without_a_derived_model_declares_no_derived_field():
     raw = _raw("crypto")
     raw["series"][0]["kind"] = "sensor"
