@@ -16,11 +16,20 @@ import json
 import random
 
 from secperf.core import result as R
+from secperf.core.result_schema import (
+    ConnectDerived,
+    CortexmDerived,
+    DeviceCryptoDerived,
+    DeviceDerived,
+    HandshakeDerived,
+    JwtDerived,
+    ServerDerived,
+)
 
 TIMER = {"name": "t", "start": "a named start", "end": "a named end"}
 
 
-def _doc(kind: str, run_id: str) -> dict:
+def _doc(kind: str, run_id: str) -> R.Result:
     return R.new_result(kind=kind, command=["secperf", kind], params={}, host={"cpu_model": "test"}, run_id=run_id)
 
 
@@ -31,15 +40,15 @@ def _values(n: int, centre: float, spread: float, seed: int, shift: float) -> li
 
 def _measured(
     kind: str, sid: str, labels: dict, n: int, centre: float, seed: int, shift: float, cpu: bool = True
-) -> dict:
+) -> R.Series:
     s = R.new_series(sid, kind=kind, labels=labels, timer=TIMER)
-    s["values_us"] = _values(n, centre, centre * 0.05, seed, shift)
+    s.values_us = _values(n, centre, centre * 0.05, seed, shift)
     if cpu:
-        s["cpu_values_us"] = _values(n, centre / 3, centre * 0.02, seed + 1, shift)
+        s.cpu_values_us = _values(n, centre / 3, centre * 0.02, seed + 1, shift)
     return R.finalize_series(s)
 
 
-def handshake(run_id="h", n=40, shift=1.0, seed=1) -> dict:
+def handshake(run_id="h", n=40, shift=1.0, seed=1) -> R.Result:
     doc = _doc("handshake", run_id)
     for i, (mode, net) in enumerate((("full", "loopback"), ("resume-ticket", "lte-m"))):
         lab = {
@@ -55,16 +64,16 @@ def handshake(run_id="h", n=40, shift=1.0, seed=1) -> dict:
             "network": net,
         }
         s = _measured("handshake", f"handshake/probe/tls1.3 {mode} @ {net}", lab, n, 2000.0 + 500 * i, seed + i, shift)
-        s["derived"].update(tcp_connect_p50_us=80.0, wait_p50_us=900.0 * shift, server_cpu_p50_us=700.0)
-        doc["series"].append(s)
+        s.derived = HandshakeDerived(tcp_connect_p50_us=80.0, wait_p50_us=900.0 * shift, server_cpu_p50_us=700.0)
+        doc.series.append(s)
     return R.finish(doc)
 
 
-def signer(run_id="s", n=30, shift=1.0, seed=1) -> dict:
+def signer(run_id="s", n=30, shift=1.0, seed=1) -> R.Result:
     doc = _doc("signer", run_id)
     for i, mode in enumerate(("sign_only", "total")):
         lab = {"profile": "iot-safe-sim", "key_type": "ecdsa-p256", "mode": mode, "message_bytes": 32}
-        doc["series"].append(
+        doc.series.append(
             _measured(
                 "signer",
                 f"signer/iot-safe-sim/ecdsa-p256/{mode}",
@@ -79,7 +88,7 @@ def signer(run_id="s", n=30, shift=1.0, seed=1) -> dict:
     return R.finish(doc)
 
 
-def jwt(run_id="j", n=30, shift=1.0, seed=1) -> dict:
+def jwt(run_id="j", n=30, shift=1.0, seed=1) -> R.Result:
     doc = _doc("jwt", run_id)
     lab = {
         "profile": "iot-safe-sim",
@@ -90,12 +99,12 @@ def jwt(run_id="j", n=30, shift=1.0, seed=1) -> dict:
         "key_session": "warm",
     }
     s = _measured("jwt", "jwt/iot-safe-sim/ecdsa-p256/fresh", lab, n, 480_000.0, seed, shift)
-    s["derived"].update(sign_p50_us=476_000.0 * shift, request_p50_us=4000.0)
-    doc["series"].append(s)
+    s.derived = JwtDerived(sign_p50_us=476_000.0 * shift, request_p50_us=4000.0)
+    doc.series.append(s)
     return R.finish(doc)
 
 
-def connect(run_id="c", n=30, shift=1.0, seed=1) -> dict:
+def connect(run_id="c", n=30, shift=1.0, seed=1) -> R.Result:
     doc = _doc("connect", run_id)
     lab = {
         "protocol": "mqtt",
@@ -108,18 +117,18 @@ def connect(run_id="c", n=30, shift=1.0, seed=1) -> dict:
         "network": "loopback",
     }
     s = _measured("connect", "connect/mqtt/probe/se:iot-safe-sim/full", lab, n, 490_000.0, seed, shift)
-    s["derived"].update(
+    s.derived = ConnectDerived(
         resumed=0,
         phases_p50_us=[
             {"phase": "socket connect", "p50_us": 40.0},
             {"phase": "secure element", "p50_us": 476_000.0 * shift},
         ],
     )
-    doc["series"].append(s)
+    doc.series.append(s)
     return R.finish(doc)
 
 
-def server(run_id="v", shift=1.0, intervals=3, seed=1, noise=0.01) -> dict:
+def server(run_id="v", shift=1.0, intervals=3, seed=1, noise=0.01) -> R.Result:
     """A server series as measure/server.py writes it: per-interval CPU per handshake in values_us,
     the generator's interval lines in samples, the level's totals in derived."""
     doc = _doc("server", run_id)
@@ -155,9 +164,9 @@ def server(run_id="v", shift=1.0, intervals=3, seed=1, noise=0.01) -> dict:
                 "p99_ms": p95 * 1.2,
             }
         )
-    s["samples"] = lines
-    s["values_us"] = [rng.gauss(2500.0, 2500.0 * noise) * shift for _ in range(intervals)]
-    s["derived"].update(
+    s.samples = lines
+    s.values_us = [rng.gauss(2500.0, 2500.0 * noise) * shift for _ in range(intervals)]
+    s.derived = ServerDerived.model_validate(
         {
             "handshakes": hs_total,
             "full": hs_total,
@@ -182,11 +191,11 @@ def server(run_id="v", shift=1.0, intervals=3, seed=1, noise=0.01) -> dict:
             "split": {"total_us": 2500.0, "key_op_us": 1400.0, "rest_us": 1100.0},
         }
     )
-    doc["series"].append(R.finalize_series(s))
+    doc.series.append(R.finalize_series(s))
     return R.finish(doc)
 
 
-def device(run_id="d", shift=1.0) -> dict:
+def device(run_id="d", shift=1.0) -> R.Result:
     """A device series as measure/device.py writes it: instruction counts per handshake under QEMU
     (exact, so deterministic), the timing model's cycles and milliseconds, the footprint."""
     doc = _doc("device", run_id)
@@ -209,8 +218,8 @@ def device(run_id="d", shift=1.0) -> dict:
         timer={**TIMER, "unit": "instructions"},
     )
     ins = int(30_000_000 * shift)
-    s["samples"] = [{"handshake": i + 1, "instructions": ins} for i in range(3)]
-    s["derived"].update(
+    s.samples = [{"handshake": i + 1, "instructions": ins} for i in range(3)]
+    s.derived = DeviceDerived.model_validate(
         {
             "instructions_median": ins,
             "instructions_min": ins,
@@ -228,23 +237,23 @@ def device(run_id="d", shift=1.0) -> dict:
             "footprint": {"flash": 322_995, "ram_static": 31_116},
         }
     )
-    s["status"] = "ok"
-    doc["series"].append(s)
+    s.status = "ok"
+    doc.series.append(s)
     c = R.new_series(
         "device-crypto/cortex-m33-128/wolfssl/sign",
         kind="device_crypto",
         labels={"device": "cortex-m33-128", "stack": "wolfssl", "op": "sign", "config": "sp-asm"},
         timer={**TIMER, "unit": "instructions"},
     )
-    c["derived"].update(
+    c.derived = DeviceCryptoDerived.model_validate(
         {"instructions_cold": int(9e6 * shift), "instructions_median": int(8e6 * shift), "stack_bytes_max": 1900}
     )
-    c["status"] = "ok"
-    doc["series"].append(c)
+    c.status = "ok"
+    doc.series.append(c)
     return R.finish(doc)
 
 
-def mac(run_id="m", shift=1.0) -> dict:
+def mac(run_id="m", shift=1.0) -> R.Result:
     """Cortex-M instruction counts (measure/cortexm.py's series) and the real CAN model."""
     from secperf.app.can import CanOptions, can_analysis
 
@@ -260,10 +269,10 @@ def mac(run_id="m", shift=1.0) -> dict:
         }
         s = R.new_series(f"cortexm/m3/chaskey/mac/{size}", kind="cortexm", labels=lab, timer=TIMER)
         ins = int((300 + 17 * size) * shift)
-        s["derived"].update(instructions=ins, stack_bytes=92, instructions_per_byte=ins / size)
-        s["status"] = "ok"
-        doc["series"].append(s)
-    doc["analysis"]["can"] = can_analysis(CanOptions(), "rl78", "chaskey")
+        s.derived = CortexmDerived(instructions=ins, stack_bytes=92, instructions_per_byte=ins / size)
+        s.status = "ok"
+        doc.series.append(s)
+    doc.analysis.can = can_analysis(CanOptions(), "rl78", "chaskey")
     return R.finish(doc)
 
 

@@ -47,7 +47,7 @@ def test_the_app_returns_a_result_and_writes_nothing_on_the_terminal(tmp_path, c
     from secperf.app.runner import Output
 
     doc = commands.can(CanOptions(), Output(out=str(tmp_path), no_report=True))
-    assert doc.kind == "can" and doc.analysis["can"]["sweeps"]
+    assert doc.kind == "can" and doc.analysis.can["sweeps"]
     assert (tmp_path / doc.run_id / "result.json").is_file()
     out = capsys.readouterr()
     assert out.out == "" and out.err == ""
@@ -93,7 +93,7 @@ def test_an_interrupted_measurement_shows_its_partial_result_and_exits_143(monke
     def runner(items, doc, run, progress):
         s = R.new_series("crypto/x", kind="test", labels={}, timer={"name": "op", "start": "-", "end": "-"})
         R.add_failure(s, "stopped")
-        doc["series"].append(s)
+        doc.series.append(s)
         run.save(doc)
         raise Interrupted(signal.SIGTERM)
 
@@ -103,7 +103,7 @@ def test_an_interrupted_measurement_shows_its_partial_result_and_exits_143(monke
     err = capsys.readouterr().err
     assert "run interrupted" in err and "result.json" in err
     (run_dir,) = [d for d in tmp_path.iterdir() if d.is_dir() and not d.is_symlink()]
-    assert R.load(run_dir / "result.json")["status"] == "interrupted"
+    assert R.load(run_dir / "result.json").status == "interrupted"
 
 
 @pytest.mark.parametrize("share, code", [("0", 1), ("1", 0)])
@@ -113,7 +113,7 @@ def test_failed_series_beyond_the_allowed_share_exit_1_naming_the_first(monkeypa
     def runner(items, doc, run, progress):
         s = R.new_series("crypto/x", kind="test", labels={}, timer={"name": "op", "start": "-", "end": "-"})
         R.add_failure(s, "no such tool")
-        doc["series"].append(s)
+        doc.series.append(s)
         run.save(doc)
 
     _fake_crypto(monkeypatch, runner)

@@ -141,8 +141,8 @@ def test_different_kinds_exit_2_naming_both(tmp_path, capsys):
 
 def test_results_sharing_nothing_exit_2(tmp_path, capsys):
     a, b = K.handshake("a"), K.handshake("b")
-    for s in b["series"]:
-        s["id"] += "/other"
+    for s in b.series:
+        s.id += "/other"
     assert main(["compare", _write(tmp_path, "a", a), _write(tmp_path, "b", b)]) == 2
     assert "share no series" in capsys.readouterr().err
 

@@ -60,8 +60,8 @@ def test_unknown_target_is_refused_naming_the_known_ones():
 
 def test_series_carry_the_lower_bound_label(table):
     series = C.to_series(table)
-    assert series and all(s["kind"] == "cortexm" and "lower bound" in s["labels"]["note"] for s in series)
-    assert all(s["status"] == "ok" for s in series)
+    assert series and all(s.kind == "cortexm" and "lower bound" in s.labels["note"] for s in series)
+    assert all(s.status == "ok" for s in series)
 
 
 def test_device_profiles_hold_the_counts_this_toolchain_measures(table):

@@ -25,9 +25,9 @@ def doc_with(p50: dict[tuple[str, str], float]) -> dict:
             },
             timer={"name": "t", "start": "a", "end": "b"},
         )
-        s["values_us"] = [v * 0.99, v, v * 1.01]
+        s.values_us = [v * 0.99, v, v * 1.01]
         R.finalize_series(s)
-        doc["series"].append(s)
+        doc.series.append(s)
     return doc
 
 

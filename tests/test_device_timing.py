@@ -20,7 +20,7 @@ from secperf.measure import device_timing as T
 
 
 def _crypto(device, stack, ops, n=2, config=None):
-    return {s["labels"]["op"]: s for s in D.measure_crypto(resolve_core(device), stack, ops, n, build_config=config)}
+    return {s.labels["op"]: s for s in D.measure_crypto(resolve_core(device), stack, ops, n, build_config=config)}
 
 
 @pytest.mark.slow  # over 10 s here: a fidelity check for the slow run
@@ -30,50 +30,48 @@ def test_cycles_repeat_and_the_band_orders_low_point_high():
     cache sees other lines, as on a real board), and exactly for data-independent code (SHA-256)."""
     a = _crypto("cortex-m4-80", "wolfssl59", ["sha256-1024", "ecdsa-p256-verify"])
     b = _crypto("cortex-m4-80", "wolfssl59", ["sha256-1024", "ecdsa-p256-verify"])
-    assert a["sha256-1024"]["derived"]["time"]["cycles"] == b["sha256-1024"]["derived"]["time"]["cycles"]
+    assert a["sha256-1024"].derived.time.cycles == b["sha256-1024"].derived.time.cycles
     for op in a:
-        ta, tb = a[op]["derived"]["time"], b[op]["derived"]["time"]
-        assert a[op]["derived"]["instructions_median"] == pytest.approx(
-            b[op]["derived"]["instructions_median"], rel=0.005
-        )
-        assert ta["cycles"] == pytest.approx(tb["cycles"], rel=0.005)
-        assert 0 < ta["cycles_low"] <= ta["cycles"] <= ta["cycles_high"]
-        assert ta["ms"] == pytest.approx(ta["cycles"] / 80e3)
+        ta, tb = a[op].derived.time, b[op].derived.time
+        assert a[op].derived.instructions_median == pytest.approx(b[op].derived.instructions_median, rel=0.005)
+        assert ta.cycles == pytest.approx(tb.cycles, rel=0.005)
+        assert 0 < ta.cycles_low <= ta.cycles <= ta.cycles_high
+        assert ta.ms == pytest.approx(ta.cycles / 80e3)
         # a Cortex-M4 retires at most one instruction a cycle: the model never goes below the count
-        assert ta["cycles_low"] >= a[op]["derived"]["instructions_median"]
+        assert ta.cycles_low >= a[op].derived.instructions_median
 
 
 def test_flash_wait_states_cost_cycles_on_the_same_instructions():
     """The same build and operation at 4 wait states (STM32L4, 80 MHz) and at 0 (the same core at
     20 MHz): identical instruction counts, more cycles with the wait states, and the extra cycles
     come with instruction-fetch misses."""
-    slow = _crypto("cortex-m4-80", "wolfssl59", ["aes-128-cbc-1024"])["aes-128-cbc-1024"]["derived"]
-    fast = _crypto("cortex-m4-20", "wolfssl59", ["aes-128-cbc-1024"])["aes-128-cbc-1024"]["derived"]
-    assert slow["instructions_median"] == fast["instructions_median"]
-    assert slow["time"]["cycles"] > fast["time"]["cycles"]
-    assert slow["time"]["counters"].get("ifetch_miss", 0) > 0
+    slow = _crypto("cortex-m4-80", "wolfssl59", ["aes-128-cbc-1024"])["aes-128-cbc-1024"].derived
+    fast = _crypto("cortex-m4-20", "wolfssl59", ["aes-128-cbc-1024"])["aes-128-cbc-1024"].derived
+    assert slow.instructions_median == fast.instructions_median
+    assert slow.time.cycles > fast.time.cycles
+    assert slow.time.counters.get("ifetch_miss", 0) > 0
     # AES's tables live in flash: their loads miss the small data cache of the flash interface
-    assert slow["time"]["counters"].get("dflash_miss", 0) > 0
+    assert slow.time.counters.get("dflash_miss", 0) > 0
 
 
 def test_a_profile_core_simulates_its_data_cache_and_branch_predictor():
-    t = _crypto("cortex-a9-400", "wolfssl", ["aes-128-cbc-1024"])["aes-128-cbc-1024"]["derived"]["time"]
-    assert t["counters"].get("l1d_miss", 0) > 0
-    assert t["counters"].get("branch_taken", 0) > 0
-    assert "mispredict" in t["counters"]
-    assert t["model"] == "cortex-a9" and t["sources"]["memory"]
+    t = _crypto("cortex-a9-400", "wolfssl", ["aes-128-cbc-1024"])["aes-128-cbc-1024"].derived.time
+    assert t.counters.get("l1d_miss", 0) > 0
+    assert t.counters.get("branch_taken", 0) > 0
+    assert "mispredict" in t.counters
+    assert t.model == "cortex-a9" and t.sources["memory"]
 
 
 def test_handshake_messages_partition_the_cycles_as_they_partition_instructions():
     cfg = D.Config(resolve_core("cortex-m4-80"), "wolfssl59", "1.3", "x25519", "aes128gcm", "full", "rsa-2048")
     series = D.measure_config(cfg, n=2, warmup=1)
-    warm = next(s for s in series if s["labels"]["phase"] == "warm")
-    for sample in warm["samples"]:
+    warm = next(s for s in series if s.labels["phase"] == "warm")
+    for sample in warm.samples:
         assert sum(m["cycles"][1] for m in sample["messages"]) == sample["cycles"][1]
         assert sample["cycles"][0] <= sample["cycles"][1] <= sample["cycles"][2]
-    rows = {(r["dir"], r["message"]): r for r in warm["derived"]["messages"]}
+    rows = {(r["dir"], r["message"]): r for r in warm.derived.messages}
     assert rows[("sent", "ClientHello")]["time"]["cycles"] > 0
-    assert warm["derived"]["time"]["ms"] > 0 and warm["derived"]["time"]["model"] == "cortex-m4"
+    assert warm.derived.time.ms > 0 and warm.derived.time.model == "cortex-m4"
 
 
 def test_a_profile_missing_a_timing_parameter_is_refused_naming_it(monkeypatch):

@@ -115,10 +115,10 @@ def test_edhoc_then_oscore_over_loopback_udp(flow, tmp_path, monkeypatch):
     keys = E.make_keys(tmp_path / "keys")
     assert (keys / "client.key").stat().st_mode & 0o077 == 0
     s = E.measure(cfg, n=2, warmup=0, keys=keys)
-    assert s["status"] == "ok", s["failures"]
+    assert s.status == "ok", s.failures
     plain_get = 4 + 2 + 1 + len("temp")  # the same GET without OSCORE: header, aiocoap's 2-byte token, Uri-Path
     model = FE.coap_datagrams(FE.Variant(combined=flow == "combined"), plain_get, 0)
-    for c in s["samples"]:
+    for c in s.samples:
         assert c["edhoc_bytes"] == {"message_1": 37, "message_2": 45, "message_3": 19}
         # the model counts aiocoap's usual 2-byte token; its token counter starts at a random value
         # below 65536 and drops leading zero bytes, so one exchange in 256 carries a 1-byte token (and
@@ -135,7 +135,7 @@ def test_edhoc_then_oscore_over_loopback_udp(flow, tmp_path, monkeypatch):
         # every request went through OSCORE (protect and unprotect ran on the client)
         assert len(c["requests"]) == 2 and all(q["protect_cpu_us"] and q["unprotect_cpu_us"] for q in c["requests"])
         assert c["usable_us"] > c["edhoc_us"] > 0
-    assert s["derived"]["round_trips_to_first_response"] == (3 if flow == "separate" else 2)
+    assert s.derived.round_trips_to_first_response == (3 if flow == "separate" else 2)
 
 
 def test_whatif_calibrated_from_a_connect_edhoc_result_reproduces_its_loopback_row(tmp_path, monkeypatch, capsys):

@@ -42,7 +42,7 @@ UNITS = {
 @pytest.fixture(scope="module")
 def docs(tmp_path_factory):
     out = tmp_path_factory.mktemp("kinds")
-    got = {k: K.cli(argv, out) for k, argv in K.REAL.items()}
+    got = {k: R.validate(K.cli(argv, out)) for k, argv in K.REAL.items()}
     got.update({k: f() for k, f in K.BUILT.items()})
     return got
 
@@ -82,42 +82,42 @@ def test_csv_is_tidy_with_numbers_and_units_for_every_kind(docs, kind):
 
 def test_csv_holds_each_kinds_headline_numbers_under_its_own_names(docs):
     _, rows = _csv_rows(docs["server"])
-    d = docs["server"]["series"][0]["derived"]
+    d = docs["server"].series[0].derived
     [r] = _pick(rows, "handshakes_per_s", "value")
-    assert float(r["value"]) == pytest.approx(d["handshakes_per_s"]) and r["unit"] == "1/s"
+    assert float(r["value"]) == pytest.approx(d.handshakes_per_s) and r["unit"] == "1/s"
     assert r["server"] == "nginx" and r["key"] == "rsa-2048" and r["concurrency"] == "4"
     [r] = _pick(rows, "latency", "p95")
-    assert float(r["value"]) == pytest.approx(d["latency_ms"]["p95_ms"]) and r["unit"] == "ms"
+    assert float(r["value"]) == pytest.approx(d.latency_ms.p95_ms) and r["unit"] == "ms"
     [r] = _pick(rows, "server_cpu_per_handshake", "value")
-    assert float(r["value"]) == pytest.approx(d["server_cpu_us_per_handshake"]) and r["unit"] == "us"
+    assert float(r["value"]) == pytest.approx(d.server_cpu_us_per_handshake) and r["unit"] == "us"
 
     _, rows = _csv_rows(docs["whatif"])
-    s = docs["whatif"]["series"][0]
+    s = docs["whatif"].series[0]
     [r] = _pick(rows, "connection_setup", "p95")
-    assert float(r["value"]) == pytest.approx(s["summary"]["p95_us"]) and r["protocol"] == "https"
+    assert float(r["value"]) == pytest.approx(s.summary.p95_us) and r["protocol"] == "https"
     [r] = _pick(rows, "connection_setup", "n")
     assert int(r["value"]) == 300
     [r] = _pick(rows, "handshake", "p50")  # the typed handshake percentiles (derived.handshake) are exported
-    assert float(r["value"]) == pytest.approx(s["derived"]["handshake"]["p50_us"]) and r["unit"] == "us"
+    assert float(r["value"]) == pytest.approx(s.derived.handshake.p50_us) and r["unit"] == "us"
 
     _, rows = _csv_rows(docs["device"])
     [r] = _pick(rows, "instructions", "median", kind="device")
     assert int(r["value"]) == 30_000_000 and r["unit"] == "instructions" and r["stack"] == "wolfssl"
 
     _, rows = _csv_rows(docs["plan"])
-    p = docs["plan"]["analysis"]["plan"]["patterns"][0]
+    p = docs["plan"].analysis.plan["patterns"][0]
     [r] = _pick(rows, "latency", "p95", design="before", pattern=p["pattern"])
     assert float(r["value"]) == pytest.approx(p["before"]["numbers"]["latency_pq_ms"])
     assert r["verdict"] == p["verdict"]
 
     _, rows = _csv_rows(docs["fleet"])
     [r] = _pick(rows, "time_all_back", "value")
-    assert float(r["value"]) == pytest.approx(docs["fleet"]["analysis"]["fleet"]["runs"][0]["time_all_back_s"])
+    assert float(r["value"]) == pytest.approx(docs["fleet"].analysis.fleet["runs"][0]["time_all_back_s"])
     assert r["unit"] == "s" and r["policy"] == "exponential" and r["devices"] == "100"
 
     _, rows = _csv_rows(docs["crypto"])
     [r] = _pick(rows, "time_per_op", "p50", alg="sha256")
-    assert float(r["value"]) == pytest.approx(docs["crypto"]["series"][0]["summary"]["p50_us"])
+    assert float(r["value"]) == pytest.approx(docs["crypto"].series[0].summary.p50_us)
 
     _, rows = _csv_rows(docs["can"])
     assert {r["k"] for r in rows if r["metric"] == "cpu_load"} == {str(k) for k in range(1, 9)}
@@ -138,7 +138,7 @@ def test_prometheus_text_parses_back_for_every_kind(docs, kind):
         assert f.type in ("gauge", "counter")
         for s in f.samples:
             assert math.isfinite(s.value)
-    series_kinds = {s["kind"] for s in docs[kind]["series"]} | set(docs[kind]["analysis"]) & {"can", "fleet", "plan"}
+    series_kinds = {s.kind for s in docs[kind].series} | docs[kind].analysis.model_fields_set & {"can", "fleet", "plan"}
     for sk in series_kinds - {"whatif"} if kind == "plan" else series_kinds:
         assert any(n.startswith(f"secperf_{sk}_") for n in fams), (sk, sorted(fams))
 
@@ -155,13 +155,13 @@ def _sample(fams, name, **labels):
 
 def test_prometheus_names_follow_the_conventions_and_use_base_units(docs):
     fams = _families(docs["whatif"])
-    p95 = docs["whatif"]["series"][0]["summary"]["p95_us"]
+    p95 = docs["whatif"].series[0].summary.p95_us
     assert _sample(fams, "secperf_whatif_connection_setup_seconds", quantile="0.95") == pytest.approx(p95 / 1e6)
     assert fams["secperf_whatif_connection_setup_samples"].type == "counter"
 
     fams = _families(docs["server"])
-    d = docs["server"]["series"][0]["derived"]
-    assert _sample(fams, "secperf_server_handshakes_per_second", key="rsa-2048") == pytest.approx(d["handshakes_per_s"])
+    d = docs["server"].series[0].derived
+    assert _sample(fams, "secperf_server_handshakes_per_second", key="rsa-2048") == pytest.approx(d.handshakes_per_s)
     assert _sample(fams, "secperf_server_latency_seconds", quantile="0.95") == pytest.approx(20e-3)
     assert _sample(fams, "secperf_server_server_cpu_per_handshake_seconds") == pytest.approx(2.5e-3)
     assert fams["secperf_server_handshakes"].type == "counter"
@@ -169,11 +169,11 @@ def test_prometheus_names_follow_the_conventions_and_use_base_units(docs):
 
     fams = _families(docs["fleet"])
     assert _sample(fams, "secperf_fleet_time_all_back_seconds", policy="exponential") == pytest.approx(
-        docs["fleet"]["analysis"]["fleet"]["runs"][0]["time_all_back_s"]
+        docs["fleet"].analysis.fleet["runs"][0]["time_all_back_s"]
     )
 
     fams = _families(docs["plan"])
-    p = docs["plan"]["analysis"]["plan"]["patterns"][0]
+    p = docs["plan"].analysis.plan["patterns"][0]
     assert _sample(fams, "secperf_plan_latency_seconds", design="before", quantile="0.95") == pytest.approx(
         p["before"]["numbers"]["latency_pq_ms"] / 1e3
     )
@@ -212,7 +212,7 @@ def test_a_failed_series_exports_its_failure_count_not_empty_numbers():
     doc = R.new_result(kind="signer", command=["secperf"], params={}, host={}, run_id="f")
     s = R.new_series("signer/x/ecdsa-p256/sign_only", kind="signer", labels={"profile": "x"}, timer=K.TIMER)
     R.add_failure(s, "CKR_DEVICE_ERROR")
-    doc["series"].append(R.finalize_series(s))
+    doc.series.append(R.finalize_series(s))
     _, rows = _csv_rows(doc)
     assert [(r["metric"], r["value"]) for r in rows] == [("failures", "1")]
 
@@ -233,7 +233,7 @@ def test_csv_option_on_model_commands_writes_and_refuses_an_input(tmp_path, docs
 def test_a_fleet_replay_exports_the_measured_storm_beside_the_model():
     """`fleet --replay` holds no model runs, only replays (app/server.replay_compare's shape)."""
     doc = R.new_result(kind="fleet", command=["secperf"], params={}, host={}, run_id="r")
-    doc["analysis"]["fleet"] = {
+    doc.analysis.fleet = {
         "runs": [],
         "replays": [
             {

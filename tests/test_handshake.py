@@ -30,44 +30,44 @@ def _by_label(configs):
 def test_every_mode_completes_and_is_verified(experiment, pki, params):
     for cfg in H.experiment(experiment):
         s = H.measure_config(cfg, params, pki)
-        assert s["status"] == "ok", (cfg.label, s["failures"][:3])
-        assert len(s["values_us"]) == params.n
-        d = s["derived"]
-        assert d["negotiated"]["version"] == ("DTLSv1.2" if cfg.proto == "dtls" else f"TLSv{cfg.tls}")
-        kex = {c["kex"] for c in s["samples"]}
+        assert s.status == "ok", (cfg.label, s.failures[:3])
+        assert len(s.values_us) == params.n
+        d = s.derived
+        assert d.negotiated["version"] == ("DTLSv1.2" if cfg.proto == "dtls" else f"TLSv{cfg.tls}")
+        kex = {c["kex"] for c in s.samples}
         if cfg.mode.startswith("resume") or cfg.mode == "0rtt":
-            assert d["resumed"] == params.n  # verified on every connection
+            assert d.resumed == params.n  # verified on every connection
         elif cfg.mode == "psk":  # OpenSSL counts an external PSK as a resumed session; kex tells which
             assert kex == ({"psk_ke"} if cfg.tls == "1.3" else {"psk"})
         elif cfg.mode == "psk-dhe":
             assert kex == {"psk_dhe_ke"}
         else:
-            assert not any(c.get("resumed") for c in s["samples"])
+            assert not any(c.get("resumed") for c in s.samples)
             assert kex <= {"ecdhe", "dhe"}
         if cfg.mode == "0rtt":
-            assert d["early_data_accepted"] == params.n
+            assert d.early_data_accepted == params.n
         if cfg.mode == "psk":
-            names = {m["message"] for m in d["breakdown"]["messages"]}
+            names = {m["message"] for m in d.breakdown["messages"]}
             assert "Certificate (received)" not in names  # PSK: no certificate at all
         if cfg.mtls:
-            assert all(c["client_cert_sent"] for c in s["samples"])
+            assert all(c["client_cert_sent"] for c in s.samples)
 
 
 def test_per_message_cpu_sums_to_library_cpu_on_every_connection(pki, params):
     for cfg in H.experiment("versions") + [H.experiment("mtls")[1]]:
         s = H.measure_config(cfg, params, pki)
-        assert s["status"] == "ok", s["failures"][:3]
-        for c in s["samples"]:
+        assert s.status == "ok", s.failures[:3]
+        for c in s.samples:
             parts = sum(m["cpu_us"] for m in c["messages"])
             assert parts == pytest.approx(c["lib_cpu_us"], rel=H.SUM_RULE_TOLERANCE)
-        assert s["derived"]["breakdown"]["sum_rule_ok"]
-        names = [m["message"] for m in s["derived"]["breakdown"]["messages"]]
+        assert s.derived.breakdown["sum_rule_ok"]
+        names = [m["message"] for m in s.derived.breakdown["messages"]]
         assert names[0] == "ClientHello (sent)" and "Finished (sent)" in names
 
 
 def test_server_cpu_is_reported_by_the_probe_server(pki, params):
     s = H.measure_config(H.V13, params, pki)
-    assert s["derived"]["server_cpu_p50_us"] > 0
+    assert s.derived.server_cpu_p50_us > 0
 
 
 def test_against_openssl_s_server(pki, params):
@@ -75,7 +75,7 @@ def test_against_openssl_s_server(pki, params):
 
     for cfg in (replace(H.V13, server="s_server"), replace(H.V12, server="s_server")):
         s = H.measure_config(cfg, params, pki)
-        assert s["status"] == "ok", s["failures"][:3]
+        assert s.status == "ok", s.failures[:3]
 
 
 CLIENT_N, CLIENT_TIMEOUT_S = 2, 2.0
@@ -158,8 +158,8 @@ def test_server_side_reason_of_a_failed_connection_is_kept(pki, params, monkeypa
 
     monkeypatch.setattr(H, "client_args", without_client_cert)
     s = H.measure_config(replace(H.V13, label="mtls without a client certificate", mtls=True), params, pki)
-    assert s["status"] == "failed" and s["failures"]
-    srv = s["derived"]["server_failures"]
+    assert s.status == "failed" and s.failures
+    srv = s.derived.server_failures
     assert srv and all(f["stage"] == "handshake" for f in srv), srv
     assert all("certificate" in f["reason"].lower() for f in srv), srv
 
@@ -211,8 +211,8 @@ def test_failed_configuration_does_not_stop_the_run(pki, params):
     doc = R.new_result(kind="handshake", command=[], params={}, host={}, run_id="x")
     bad = replace(H.V13, label="impossible group", groups="no-such-group")
     H.run_handshakes([bad, H.V13], params, doc)
-    assert doc["series"][0]["status"] == "failed" and doc["series"][0]["failures"]
-    assert doc["series"][1]["status"] == "ok"
+    assert doc.series[0].status == "failed" and doc.series[0].failures
+    assert doc.series[1].status == "ok"
 
 
 def test_cli_breakdown_prints_json_result_and_report_with_stacked_bars(tmp_path):

@@ -136,8 +136,8 @@ def test_every_reader_reads_or_names_the_problem_of_a_hostile_result(seeds, read
 def test_schema_version_must_be_a_positive_int_and_kind_known(version, kind):
     doc = R.finish(R.new_result(kind="crypto", command=[], params={}, host={}, run_id="t"))
     with pytest.raises(R.ResultError):  # refused where it is set (the Result is typed), or on validation
-        doc["schema_version"] = version
-        doc["kind"] = kind
+        doc.schema_version = version
+        doc.kind = kind
         R.validate(doc)
 
 
@@ -158,9 +158,9 @@ def test_negative_or_absurd_times_are_refused(values):
     doc = R.finish(R.new_result(kind="crypto", command=[], params={}, host={}, run_id="t"))
     s = R.new_series("a", kind="crypto", labels={}, timer={"name": "n", "start": "s", "end": "e"})
     with pytest.raises(R.ResultError, match="values_us"):  # refused where it is set: the series is typed
-        s["values_us"] = values
+        s.values_us = values
     s.values_us.extend(values)  # appended in place, past the field check: validation names it
-    doc["series"].append(s)
+    doc.series.append(s)
     with pytest.raises(R.ResultError, match="values_us"):
         R.validate(doc)
 

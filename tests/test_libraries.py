@@ -85,14 +85,14 @@ def test_missing_tool_is_a_setup_error_naming_the_package(monkeypatch, tmp_path)
 def test_native_and_go_rows_follow_the_timing_rules(lib):
     _require(lib)
     s, _ = measure_row(_row("ecdsa-p256", "sign", lib), CryptoParams(**FAST))
-    assert s["status"] == "ok", s["failures"]
-    lab = s["labels"]
+    assert s.status == "ok", s.failures
+    lab = s.labels
     assert lab["backend"] == lib and lab["version"] and lab["library"] and lab["hash"] == "sha256"
-    assert s["id"] == f"crypto/ecdsa-p256/sign/32@{lib}"
-    assert len(s["samples"]) == 3 and all(x["wall_ns"] > 0 and x["cpu_ns"] > 0 for x in s["samples"])
-    assert "hash the message" in s["timer"]["detail"]
+    assert s.id == f"crypto/ecdsa-p256/sign/32@{lib}"
+    assert len(s.samples) == 3 and all(x["wall_ns"] > 0 and x["cpu_ns"] > 0 for x in s.samples)
+    assert "hash the message" in s.timer.detail
     # batches long enough for the clock: at least ~min_sample_us each
-    assert min(x["wall_ns"] for x in s["samples"]) >= 0.5 * FAST["min_sample_us"] * 1000
+    assert min(x["wall_ns"] for x in s.samples) >= 0.5 * FAST["min_sample_us"] * 1000
 
 
 @pytest.mark.parametrize(
@@ -107,18 +107,18 @@ def test_native_and_go_rows_follow_the_timing_rules(lib):
 def test_an_algorithm_the_library_lacks_is_an_unsupported_row_with_its_reason(lib, alg, op, needle):
     _require(lib)
     s, _ = measure_row(_row(alg, op, lib, 64 if op == "encrypt" else None), CryptoParams(**FAST))
-    assert s["status"] == "unsupported" and not s["samples"]
-    reason = s["failures"][-1]["reason"]
-    assert reason.startswith("unsupported by ") and needle in reason and s["labels"]["version"] in reason
+    assert s.status == "unsupported" and not s.samples
+    reason = s.failures[-1].reason
+    assert reason.startswith("unsupported by ") and needle in reason and s.labels["version"] in reason
 
 
 def test_aead_rows_and_prehashed_and_sha1():
     _require("wolfcrypt")
     _require("mbedtls")
     s, _ = measure_row(_row("chacha20-poly1305", "decrypt", "wolfcrypt", 256), CryptoParams(**FAST))
-    assert s["status"] == "ok" and s["derived"]["ns_per_byte"] > 0
+    assert s.status == "ok" and s.derived.ns_per_byte > 0
     s, _ = measure_row(_row("rsa-1024", "verify", "mbedtls"), CryptoParams(**FAST, hash="sha1", prehashed=True))
-    assert s["status"] == "ok" and s["labels"]["hash"] == "sha1" and "digest prepared (SHA-1)" in s["timer"]["detail"]
+    assert s.status == "ok" and s.labels["hash"] == "sha1" and "digest prepared (SHA-1)" in s.timer.detail
 
 
 def test_cross_library_table_ratios_and_answers():
@@ -239,16 +239,16 @@ def test_jvm_rows_come_from_jmh_measurement_iterations(lib):
     _require(lib)
     p = CryptoParams(**{**FAST, "n": 4}, jmh_iteration_ms=50, jmh_warmup_ms=300)  # two forks by default
     s, _ = measure_row(_row("ecdsa-p256", "verify", lib), p)
-    assert s["status"] == "ok", s["failures"]
-    assert s["timer"]["jmh"]["forks"] == 2 and s["timer"]["jmh"]["measurement_iterations"] == 2  # per fork
-    assert len(s["samples"]) == 4 and s["derived"]["jmh_score_us"] > 0
-    assert [x["fork"] for x in s["samples"]] == [0, 0, 1, 1]  # which forked JVM made each sample
-    assert "secp256r1" in s["timer"]["detail"] and "SHA256withECDSA" in s["timer"]["detail"]
+    assert s.status == "ok", s.failures
+    assert s.timer.jmh["forks"] == 2 and s.timer.jmh["measurement_iterations"] == 2  # per fork
+    assert len(s.samples) == 4 and s.derived.jmh_score_us > 0
+    assert [x["fork"] for x in s.samples] == [0, 0, 1, 1]  # which forked JVM made each sample
+    assert "secp256r1" in s.timer.detail and "SHA256withECDSA" in s.timer.detail
     # SunJCE refuses the same ChaCha20-Poly1305 key and nonce twice in a row, decryption included
     s, _ = measure_row(_row("chacha20-poly1305", "decrypt", lib, 256), p)
-    assert s["status"] == "ok", s["failures"]
+    assert s.status == "ok", s.failures
     s, _ = measure_row(_row("ecdsa-secp160r1", "sign", lib), p)
     if lib == "jce":  # JDK 16+ dropped the legacy curves; Bouncy Castle has them
-        assert s["status"] == "unsupported" and "Curve not supported" in s["failures"][-1]["reason"]
+        assert s.status == "unsupported" and "Curve not supported" in s.failures[-1].reason
     else:
-        assert s["status"] == "ok"
+        assert s.status == "ok"
