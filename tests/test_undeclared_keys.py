@@ -177,3 +177,15 @@ def test_an_undeclared_attribute_is_refused_as_it_is_set():
     with pytest.raises(R.ResultError, match="'colour' is not a declared field"):
         doc.series[0].colour = "red"  # type: ignore[attr-defined]
     assert "handshakes_per_minute" not in (d.model_extra or {})
+
+
+def test_a_cached_device_count_with_an_undeclared_key_is_counted_again(tmp_path):
+    from secperf.app import device_counts
+
+    row = next(s for s in json.loads((OLD / "device.json").read_text())["series"] if s["status"] == "ok")
+    cache = tmp_path / "counts.json"
+    cache.write_text(json.dumps({"fingerprint": "f", "rows": {"a": [row]}}))
+    assert [s.id for s in device_counts._load(cache, "f")["a"]] == [row["id"]]
+    row["derived"]["old_figure"] = 1.0  # an older secperf's key
+    cache.write_text(json.dumps({"fingerprint": "f", "rows": {"a": [row]}}))
+    assert device_counts._load(cache, "f") == {}

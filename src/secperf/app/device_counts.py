@@ -47,7 +47,7 @@ from .. import __version__
 from ..core import result as R
 from ..core.derived import derived
 from ..core.errors import InputError
-from ..core.result_schema import Result, Series
+from ..core.result_schema import Result, Series, undeclared_key
 from ..model import costs as C
 from .reporter import reporter
 
@@ -166,18 +166,18 @@ def _load(path: Path, fingerprint: str) -> dict[str, list[Series]]:
         if isinstance(v, list) and v and all(isinstance(s, dict) and s.get("status") in ("ok", "partial") for s in v)
     }
     try:
-        return {k: [R.as_series(s) for s in v] for k, v in rows.items()}
+        got = {k: [R.as_series(s) for s in v] for k, v in rows.items()}
     except ValueError:  # a cache an older secperf wrote in another shape: counted again
         return {}
+    # a row holding a key this release does not declare (an older secperf's) is counted again: the
+    # Result it would join refuses undeclared keys
+    return {k: v for k, v in got.items() if all(undeclared_key(s) is None for s in v)}
 
 
 def _save(path: Path, fingerprint: str, rows: dict[str, list[Series]]) -> None:
     from ..core.writes import atomic_write
 
-    data = {
-        k: [R.as_series(s).model_dump(mode="json", by_alias=True, exclude_unset=True) for s in v]
-        for k, v in rows.items()
-    }
+    data = {k: [s.model_dump(mode="json", by_alias=True, exclude_unset=True) for s in v] for k, v in rows.items()}
     atomic_write(path, json.dumps({"fingerprint": fingerprint, "rows": data}))
 
 

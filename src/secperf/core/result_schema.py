@@ -296,8 +296,9 @@ def _what(rec: _Record, path: str, kind: str | None) -> str:
     return _WHAT.get(type(rec), f"a {type(rec).__name__}")
 
 
-def undeclared_key(doc: Result) -> str | None:
-    """The first key of `doc` no model declares, as `where: 'key' is not a field of what`, or None.
+def undeclared_key(doc: _Record) -> str | None:
+    """The first key of `doc` (a Result, or one of its records: a series from a cache) no model
+    declares, as `where: 'key' is not a field of what`, or None.
     Walks every record (the run, its series, their timers, failures, summaries, derived fields and
     the records inside them, the analysis); the open bags (params, host, labels, samples and the
     fields typed as plain objects) are left to the experiment that writes them. A series of a kind
