@@ -189,3 +189,19 @@ def test_a_cached_device_count_with_an_undeclared_key_is_counted_again(tmp_path)
     row["derived"]["old_figure"] = 1.0  # an older secperf's key
     cache.write_text(json.dumps({"fingerprint": "f", "rows": {"a": [row]}}))
     assert device_counts._load(cache, "f") == {}
+
+
+def test_the_published_schema_refuses_what_the_reader_refuses():
+    jsonschema = pytest.importorskip("jsonschema")
+    from secperf.core.result_schema import json_schema
+
+    check = jsonschema.Draft202012Validator(json_schema())
+    for name in ("handshake", "server", "whatif"):
+        raw = _raw(name)
+        assert not list(check.iter_errors(raw)), name
+        for level in ("top", "series", "analysis"):
+            if level == "series" and len(raw["series"]) < 2:
+                continue
+            bad = json.loads(json.dumps(raw))
+            LEVELS[level][1](bad)
+            assert list(check.iter_errors(bad)), (name, level)

@@ -337,6 +337,11 @@ def _records(rec: _Record, path: str, kind: str | None) -> Iterator[tuple[str, A
 
 
 def json_schema() -> dict[str, Any]:
+    """The Result's JSON Schema as this release writes it: every record's keys are its declared
+    fields (additionalProperties false); the open bags stay open."""
     out = Result.model_json_schema(by_alias=True)
     out["title"] = "secperf Result"
+    for rec in [out, *out.get("$defs", {}).values()]:
+        if "properties" in rec:
+            rec["additionalProperties"] = False
     return out
