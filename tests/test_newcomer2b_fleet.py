@@ -19,14 +19,12 @@ def _server_result(path, rows):
             labels={"server": "nginx", "key": key, "key_source": "software", "resume_ratio": ratio},
             timer={"name": "handshake", "start": "connect", "end": "done"},
         )
-        s["derived"] = {"handshakes_per_s": rate}
+        s.derived = {"handshakes_per_s": rate}
         if limited:
-            s["derived"].update(
-                limited_by="load generator",
-                warning="the load generator limited the rate, not the server (its cores at 97%)",
-            )
-        s["status"] = "ok"
-        doc["series"].append(s)
+            s.derived.limited_by = "load generator"
+            s.derived.warning = "the load generator limited the rate, not the server (its cores at 97%)"
+        s.status = "ok"
+        doc.series.append(s)
     R.finish(doc)
     path.write_text(R.dumps(doc))
     return str(path)

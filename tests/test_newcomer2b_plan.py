@@ -79,7 +79,7 @@ def test_an_older_plan_results_unfireable_alert_is_not_exported():
     assert not can_fire(dead) and can_fire(live)
     assert not can_fire({"metric": "secperf_signing_success_ratio", "alert_above": 1.0})
     doc = R.new_result(kind="plan", command=["secperf", "plan"], params={}, host={"cpu_model": "test"}, run_id="p")
-    doc["analysis"] = {"plan": {"patterns": [{"pattern": "p", "alerts": [dead, live]}]}}
+    doc.analysis = {"plan": {"patterns": [{"pattern": "p", "alerts": [dead, live]}]}}
     rows = [r for r in predicted(doc) if r["metric"] == "secperf_alert_threshold"]
     assert [r["labels"]["metric"] for r in rows] == ["secperf_auth_timeout_ratio"]
 

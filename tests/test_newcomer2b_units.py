@@ -87,7 +87,7 @@ def _crypto_doc():
                 },
                 timer={"name": "op", "start": "call", "end": "return"},
             )
-            s["derived"] = {
+            s.derived = {
                 "instructions_median": n,
                 "instructions_cold": n,
                 "time": {
@@ -107,8 +107,8 @@ def _crypto_doc():
                     "cpi_estimate": True,
                 },
             }
-            s["status"] = "ok"
-            doc["series"].append(s)
+            s.status = "ok"
+            doc.series.append(s)
     R.finish(doc)
     return doc
 

@@ -107,7 +107,7 @@ def test_an_output_that_is_a_device_other_than_dev_null_is_refused(tmp_path, cap
     """Even an empty metrics text 'succeeded' on /dev/full; as root a disk device would be written."""
     r = _complete(tmp_path)
     doc = R.load(r)  # a Result with a number to export (an empty one is refused for that reason alone)
-    doc["analysis"]["fleet"] = {"runs": [{"model": {"devices": 10, "policy": "none"}, "time_all_back_s": 1.0}]}
+    doc.analysis.fleet = {"runs": [{"model": {"devices": 10, "policy": "none"}, "time_all_back_s": 1.0}]}
     r.write_text(R.dumps(doc))
     assert main(["metrics", str(r), "-o", device]) == 2
     assert "is a device" in _one_line_error(capsys)
@@ -150,7 +150,7 @@ def test_a_fifo_without_a_reader_is_refused_not_waited_on(tmp_path):
 
 def _running_result(tmp_path, owner):
     doc = R.new_result(kind="can", command=["secperf"], params={}, host={}, run_id="t")
-    doc["owner"] = owner
+    doc.owner = owner
     p = tmp_path / "partial.json"
     p.write_text(R.dumps(doc))
     return p
@@ -192,7 +192,7 @@ def test_clean_lists_abandoned_runs_after_the_registry_is_gone(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
     run = RunStore(tmp_path / "elsewhere").create("crypto")  # the store notes its directory in SECPERF_HOME
     doc = R.new_result(kind="crypto", command=["secperf"], params={}, host={}, run_id=run.run_id)
-    doc["owner"] = _dead_owner()  # killed hard; no registry file lists it
+    doc.owner = _dead_owner()  # killed hard; no registry file lists it
     run.save(doc)
     from secperf.app.clean import clean
 

@@ -291,18 +291,18 @@ def test_metrics_export_is_prometheus_text_written_by_the_client_library(tmp_pat
         labels={"profile": "iot-safe-sim", "mode": "sign_only"},
         timer={"name": "x", "start": "a", "end": "b"},
     )
-    s["values_us"] = [470_000.0, 480_000.0, 490_000.0]
+    s.values_us = [470_000.0, 480_000.0, 490_000.0]
     R.add_failure(s, "C_Sign: CKR_DEVICE_ERROR")
     R.add_failure(s, "token call timed out after 5 s")
     R.finalize_series(s)
-    doc["series"].append(s)
+    doc.series.append(s)
     fams = {f.name: f for f in text_string_to_metric_families(exposition(doc))}
-    ok = [x for x in fams["secperf_signing_success_ratio"].samples if x.labels["series"] == s["id"]][0]
+    ok = [x for x in fams["secperf_signing_success_ratio"].samples if x.labels["series"] == s.id][0]
     assert ok.value == pytest.approx(3 / 5)
-    mean = [x for x in fams["secperf_signing_mean_seconds"].samples if x.labels["series"] == s["id"]][0]
+    mean = [x for x in fams["secperf_signing_mean_seconds"].samples if x.labels["series"] == s.id][0]
     assert mean.value == pytest.approx(0.48)
-    assert [x.value for x in fams["secperf_se_error_ratio"].samples if x.labels["series"] == s["id"]] == [0.2]
-    assert [x.value for x in fams["secperf_se_timeout_ratio"].samples if x.labels["series"] == s["id"]] == [0.2]
+    assert [x.value for x in fams["secperf_se_error_ratio"].samples if x.labels["series"] == s.id] == [0.2]
+    assert [x.value for x in fams["secperf_se_timeout_ratio"].samples if x.labels["series"] == s.id] == [0.2]
     f = tmp_path / "r.json"
     f.write_text(R.dumps(R.finish(doc)))
     assert main(["metrics", str(f), "-o", str(tmp_path / "out.prom")]) == 0
@@ -348,17 +348,15 @@ def test_a_kept_session_times_each_message_as_one_round_trip(tmp_path, monkeypat
     doc = R.new_result(kind="plan", command=[], params={}, host={}, run_id="t")
     p = MC.ConnectParams(n=2, warmup=1, workdir=tmp_path / "w", pki_root=tmp_path / "pki", timeout_ms=3000)
     s = measure_kept_mqtt("delay=20ms", p, doc, None, messages=3, payload_bytes=64, gap_ms=50)
-    assert s["id"] == kept_series_id("delay=20ms") and s in doc["series"]
-    assert s["status"] == "ok", s["failures"][:2]
-    assert len(s["values_us"]) == 2 * 3  # warm-up connection's messages not counted
+    assert s.id == kept_series_id("delay=20ms") and s in doc.series
+    assert s.status == "ok", s.failures[:2]
+    assert len(s.values_us) == 2 * 3  # warm-up connection's messages not counted
     rtt_us = 40_000
-    assert min(s["values_us"]) >= rtt_us - 500  # the link never delivers early
-    assert sorted(s["values_us"])[len(s["values_us"]) // 2] < 2.5 * rtt_us  # one round trip, no handshake
+    assert min(s.values_us) >= rtt_us - 500  # the link never delivers early
+    assert sorted(s.values_us)[len(s.values_us) // 2] < 2.5 * rtt_us  # one round trip, no handshake
     from secperf.model.opmetrics import measured
 
-    reuse = [
-        r for r in measured(doc) if r["metric"] == "secperf_session_reuse_ratio" and r["labels"]["series"] == s["id"]
-    ]
+    reuse = [r for r in measured(doc) if r["metric"] == "secperf_session_reuse_ratio" and r["labels"]["series"] == s.id]
     assert [r["value"] for r in reuse] == [1.0]  # every message reused the kept session
 
 

@@ -33,8 +33,8 @@ def _cli(*args, timeout=300):
 
 
 def _ok(series):
-    assert series["status"] == "ok", series["failures"]
-    return [c for c in series["samples"] if c["ok"]]
+    assert series.status == "ok", series.failures
+    return [c for c in series.samples if c["ok"]]
 
 
 def test_full_handshake_takes_two_round_trips_with_padded_initial_and_amplification_bound(pki):
@@ -54,7 +54,7 @@ def test_full_handshake_takes_two_round_trips_with_padded_initial_and_amplificat
 def test_resumed_handshake_is_verified_resumed_per_connection(pki):
     s = Q.measure(Q.QuicConfig("resumed"), 2, 0, pki)
     assert all(c["resumed"] and c["zero_rtt_packets"] == 0 and c["round_trips"] == 2 for c in _ok(s))
-    assert s["derived"]["resumed"] == 2
+    assert s.derived.resumed == 2
 
 
 def test_0rtt_sends_the_request_in_the_first_flight_and_answers_in_one_round_trip(pki):
@@ -134,7 +134,7 @@ def test_quic_over_an_emulated_link_pays_its_round_trips(pki):
         s = Q.measure(Q.QuicConfig("full", network="delay=20ms"), 2, 0, pki, link)
     for c in _ok(s):
         assert c["round_trips"] == 2 and c["usable_us"] >= 2 * 40_000
-    assert s["labels"]["network_rtt_ms"] == 40.0 and s["derived"]["link"]["up"]
+    assert s.labels["network_rtt_ms"] == 40.0 and s.derived.link.up
 
 
 # --- the flight model (model/flights/quic.py) and the planner's measure "QUIC 0-RTT" ------------------

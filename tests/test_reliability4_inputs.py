@@ -182,7 +182,7 @@ def test_clean_goes_on_past_a_result_it_cannot_write(tmp_path, monkeypatch):
     for name in ("a-full", "b-ok"):
         run = RunStore(tmp_path / name).create("crypto")
         doc = R.new_result(kind="crypto", command=["secperf"], params={}, host={}, run_id=run.run_id)
-        doc["owner"] = _dead_owner()  # killed hard
+        doc.owner = _dead_owner()  # killed hard
         run.save(doc)
         runs.append(run)
     bad = runs[0].result_path

@@ -36,7 +36,8 @@ def _run_with(tmp_path, series, analysis=None, kind="crypto"):
     run.save(doc)  # a running Result is written as it is (no read-back yet)
     for s in series:  # appended as the measures do (in place: no check on assignment)
         doc.series.append(s)
-    doc.analysis.update(analysis or {})
+    for key, value in (analysis or {}).items():
+        setattr(doc.analysis, key, value)
     return run, R.finish(doc)
 
 
@@ -55,7 +56,7 @@ def test_a_finished_result_with_repeated_series_ids_is_secperfs_bug_kept_readabl
     back = R.load(run.result_path)  # the reader's own load accepts it
     assert back.status == "internal-error"
     assert [s.id for s in back.series] == ["crypto/x"]
-    assert back["internal"]["check"].startswith("the Result schema")
+    assert back.internal["check"].startswith("the Result schema")
     whole = json.loads((run.dir / "result.unchecked.json").read_text())
     assert [s["id"] for s in whole["series"]] == ["crypto/x", "crypto/x"]
     # `report` and `metrics` read it and say whose bug it is
@@ -72,8 +73,8 @@ def test_a_reader_crash_on_a_written_result_is_internal_and_the_analysis_withhel
     with pytest.raises(InternalError, match="internal: the Result this run wrote fails"):
         run.save(doc)
     back = R.load(run.result_path)
-    assert back.status == "internal-error" and "plan" not in back.analysis
-    assert "analysis.plan" in back["internal"]["withheld"]
+    assert back.status == "internal-error" and back.analysis.plan is None
+    assert "analysis.plan" in back.internal["withheld"]
     assert cli.main(["report", str(run.dir), "-o", str(tmp_path / "r.html")]) == 0
     assert "internal:" in capsys.readouterr().err
 
@@ -251,7 +252,7 @@ def test_a_crypto_analysis_the_report_cannot_read_is_internal_and_the_series_kep
         run.save(doc)
     back = R.load(run.result_path)
     assert back.status == "internal-error" and [s.id for s in back.series] == ["crypto/a"]
-    assert "s5" not in back.analysis and "analysis.s5" in back["internal"]["withheld"]
+    assert back.analysis.s5 is None and "analysis.s5" in back.internal["withheld"]
     assert "answer_ms" in (run.dir / "result.unchecked.json").read_text()
 
 

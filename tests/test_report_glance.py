@@ -56,11 +56,11 @@ def _doc(kind="server"):
 
 def test_header_leaves_out_lines_that_do_not_apply():
     doc = _doc()
-    doc["host"].pop("openssl", None)
+    doc.host.pop("openssl", None)
     page = render(doc)
     assert "libcrypto (probe)" not in page and "not run" not in page
     assert "post-quantum library" not in page  # no post-quantum rows in this Result
-    doc["host"]["openssl"] = "OpenSSL 3.0.19"
+    doc.host["openssl"] = "OpenSSL 3.0.19"
     assert "libcrypto (probe)" in render(doc)  # the probe ran: its library is said
 
 

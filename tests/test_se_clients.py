@@ -24,19 +24,19 @@ def _run(pki, tmp_path, configs):
     doc = R.new_result(kind="connect", command=[], params={}, host={}, run_id="t")
     p = C.ConnectParams(n=2, warmup=1, workdir=tmp_path, timeout_ms=5000, profiles=SE.profiles_with())
     C.run_connect(configs, p, doc)
-    return {s["id"]: s for s in doc["series"]}
+    return {s.id: s for s in doc.series}
 
 
 @pytest.mark.parametrize("proto,client", [("https", "curl"), ("mqtt", "mosquitto_pub"), ("coap", "coap-client")])
 def test_real_clients_sign_with_the_token_key_through_the_shim(pki, tmp_path, proto, client):
     cfg = C.ConnectConfig(proto, "se:rsa-card-1998", client=client)
     s = _run(pki, tmp_path, [cfg])[cfg.series_id]
-    assert s["status"] == "ok", s["failures"][:1]
+    assert s.status == "ok", s.failures[:1]
     # a new client process per connection: it loads the token (open, log in, find) and signs each time
-    calls = s["derived"]["se_calls"]
+    calls = s.derived.se_calls
     assert calls["token_calls_per_op"] > 5
     assert any(c["fn"] == "C_Sign" for c in calls["calls"])
-    assert s["labels"]["openssl_security_level"] == 1 and "RSA-1024" in s["labels"]["note"]
+    assert s.labels["openssl_security_level"] == 1 and "RSA-1024" in s.labels["note"]
 
 
 def test_mosquitto_pub_gets_the_pin_from_its_file_not_its_argv(pki, tmp_path):

@@ -150,24 +150,24 @@ def test_server_cpu_per_handshake_and_split_on_the_probe_server(pki, tmp_path):
     cfg = S.ServerConfig("probe", "ecdsa-p256")
     p = S.LoadParams(concurrency=[2], duration_s=1.0, warmup_s=0.3, op_n=10, workdir=tmp_path)
     [s] = S.measure_config(cfg, p, pki)
-    d = s["derived"]
-    assert s["status"] == "ok", s["failures"]
-    assert d["handshakes"] > 10 and d["server_cpu_us_per_handshake"] > 0
-    sp = d["split"]
+    d = s.derived
+    assert s.status == "ok", s.failures
+    assert d.handshakes > 10 and d.server_cpu_us_per_handshake > 0
+    sp = d.split
     assert sp["key_op_us"] + sp["rest_us"] == pytest.approx(sp["total_us"])
     assert 0 < sp["key_op_us"] < sp["total_us"]
-    assert s["labels"]["pinned_to"] == [0]
+    assert s.labels["pinned_to"] == [0]
 
 
 def test_resumed_share_matches_the_ratio_and_signs_nothing(pki, tmp_path):
     cfg = S.ServerConfig("probe", "ecdsa-p256", resume_ratio=1.0)
     p = S.LoadParams(concurrency=[2], duration_s=1.0, warmup_s=0.3, op_n=10, workdir=tmp_path)
     [s] = S.measure_config(cfg, p, pki)
-    d = s["derived"]
+    d = s.derived
     # every connection offered a session; a refusal is counted as resume_missed, never as resumed
-    assert (d["resumed"] + d["resume_missed"]) == d["handshakes"]
-    assert d["resumed_share"] > 0.5
-    assert d["split"]["signatures_per_handshake"] == pytest.approx(1 - d["resumed_share"])
+    assert (d.resumed + d.resume_missed) == d.handshakes
+    assert d.resumed_share > 0.5
+    assert d.split["signatures_per_handshake"] == pytest.approx(1 - d.resumed_share)
 
 
 @pytest.mark.parametrize(
@@ -352,20 +352,20 @@ def test_open_loop_levels_and_the_generator_warning(pki, tmp_path):
     cfg = S.ServerConfig("probe", "ecdsa-p256")
     p = S.LoadParams(rates=[50, 1_000_000], duration_s=0.6, warmup_s=0.1, op_n=5, workdir=tmp_path)
     low, high = S.measure_config(cfg, p, pki)
-    assert low["labels"]["loop"] == high["labels"]["loop"] == "open"
-    assert (low["labels"]["offered_per_s"], high["labels"]["offered_per_s"]) == (50, 1_000_000)
-    assert low["id"] != high["id"]
-    assert "warning" not in low["derived"] and low["derived"]["handshakes"] > 10
+    assert low.labels["loop"] == high.labels["loop"] == "open"
+    assert (low.labels["offered_per_s"], high.labels["offered_per_s"]) == (50, 1_000_000)
+    assert low.id != high.id
+    assert low.derived.warning is None and low.derived.handshakes > 10
     # no machine starts a million connections a second through one process: said, with what it did
-    assert "started" in high["derived"]["warning"] and high["derived"]["started_per_s"] < 950_000
+    assert "started" in high.derived.warning and high.derived.started_per_s < 950_000
 
 
 def test_rsa_1024_server_key_serves_handshakes_and_its_nocrt_variant(pki, tmp_path):
     p = S.LoadParams(concurrency=[2], duration_s=0.6, warmup_s=0.1, op_n=5, workdir=tmp_path)
     for key in ("rsa-1024", "rsa-1024-nocrt"):
         [s] = S.measure_config(S.ServerConfig("probe", key), p, pki)
-        assert s["status"] == "ok", s["failures"]
-        assert s["derived"]["handshakes"] > 5 and s["derived"]["full"] == s["derived"]["handshakes"]
+        assert s.status == "ok", s.failures
+        assert s.derived.handshakes > 5 and s.derived.full == s.derived.handshakes
 
 
 def test_low_security_level_config_extends_the_engine_config():
@@ -507,12 +507,12 @@ def test_server_dtls_cpu_per_handshake_on_coap_server(pki, tmp_path):
     cfg = S.ServerConfig("coap-server", "ecdsa-p256", tls="1.2", protocol="dtls")
     p = S.LoadParams(concurrency=[4], duration_s=1.0, warmup_s=0.3, op_n=10, workdir=tmp_path)
     [s] = S.measure_config(cfg, p, pki)
-    d = s["derived"]
-    assert s["status"] == "ok", s["failures"]
-    assert s["labels"]["protocol"] == "dtls" and s["labels"]["tls"] == "dtls1.2"
-    assert d["handshakes"] > 10 and d["failed"] == 0 and d["cookie_exchanges"] == d["handshakes"]
-    assert d["server_cpu_us_per_handshake"] > 0 and d["split"]["signatures_per_handshake"] == 1
-    assert 0 < d["split"]["key_op_us"] < d["split"]["total_us"]
+    d = s.derived
+    assert s.status == "ok", s.failures
+    assert s.labels["protocol"] == "dtls" and s.labels["tls"] == "dtls1.2"
+    assert d.handshakes > 10 and d.failed == 0 and d.cookie_exchanges == d.handshakes
+    assert d.server_cpu_us_per_handshake > 0 and d.split["signatures_per_handshake"] == 1
+    assert 0 < d.split["key_op_us"] < d.split["total_us"]
 
 
 def test_server_dtls_unreachable_target_is_a_failed_sample(monkeypatch, pki, tmp_path):
@@ -527,7 +527,7 @@ def test_server_dtls_unreachable_target_is_a_failed_sample(monkeypatch, pki, tmp
 
     monkeypatch.setattr(S, "start_server", no_server)
     [s] = S.measure_config(cfg, p, pki)
-    assert s["status"] != "ok" and any("CoAP ping" in f for f in map(str, s["failures"]))
+    assert s.status != "ok" and any("CoAP ping" in f for f in map(str, s.failures))
 
 
 @pytest.mark.parametrize(

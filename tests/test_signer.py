@@ -56,15 +56,15 @@ def test_iot_safe_sim_reproduces_s2_medians(lab, tmp_path):
     p = S.SignerParams(n=12, warmup=1, workdir=tmp_path)
     so = S.measure_token("iot-safe-sim", _key(token), "sign_only", p, token, prof)
     tot = S.measure_token("iot-safe-sim", _key(token), "total", p, token, prof)
-    assert so["status"] == "ok" and tot["status"] == "ok", (so["failures"], tot["failures"])
+    assert so.status == "ok" and tot.status == "ok", (so.failures, tot.failures)
     # The profile's part, which its seed makes repeatable, within 5% of the study's medians; the
     # measured total is that plus what the token, library and host add, measured in the same run
     # (per operation: wall time less the injected delay). A total within 5% of the study would
     # leave the host about 11 ms on this seed's draws (they sum to 661 ms at the median, 3% over
     # 642.2: 12 samples), and a busy CI host once took 17 ms more (680.6 ms).
     for s, study in ((so, 475.1), (tot, 642.2)):
-        pc = s["derived"]["per_call"]
-        total = s["summary"]["p50_us"] / 1000
+        pc = s.derived.per_call
+        total = s.summary.p50_us / 1000
         assert pc["injected_p50_ms"] == pytest.approx(study, rel=0.05), pc
         assert 0 <= pc["host_p50_ms"] < 0.1 * total, pc
         assert total >= pc["injected_p50_ms"], (total, pc)  # every operation waited its draws
@@ -72,13 +72,13 @@ def test_iot_safe_sim_reproduces_s2_medians(lab, tmp_path):
     from secperf.report.units import fmt_time_us
 
     row = per_call_table([tot]).split("whole operation")[1]  # the report splits it the same way
-    assert fmt_time_us(tot["derived"]["per_call"]["injected_p50_ms"] * 1000) in row
-    assert fmt_time_us(tot["derived"]["per_call"]["host_p50_ms"] * 1000) in row
-    calls = {c["fn"]: c for c in tot["derived"]["per_call"]["calls"]}
+    assert fmt_time_us(tot.derived.per_call["injected_p50_ms"] * 1000) in row
+    assert fmt_time_us(tot.derived.per_call["host_p50_ms"] * 1000) in row
+    calls = {c["fn"]: c for c in tot.derived.per_call["calls"]}
     for fn in ("C_OpenSession", "C_Login", "C_FindObjectsInit", "C_FindObjects", "C_SignInit", "C_Sign"):
         assert fn in calls, calls.keys()
     assert calls["C_Sign"]["calls_per_op"] == pytest.approx(2.0)  # python-pkcs11: length query + real call
-    assert "C_Login" not in {c["fn"] for c in so["derived"]["per_call"]["calls"]}  # kept session: no login
+    assert "C_Login" not in {c["fn"] for c in so.derived.per_call["calls"]}  # kept session: no login
 
 
 FIXED_20 = FAST.replace("profiles.fast", "profiles.fixed20").replace(
@@ -110,7 +110,7 @@ def test_distribution_through_the_shim_matches_the_profile(lab, tmp_path):
             token,
             fixed,
         )
-        base_ms = base["summary"]["p50_us"] / 1000 - 20.0
+        base_ms = base.summary.p50_us / 1000 - 20.0
         assert 0 < base_ms < 5, base_ms  # the cost around a call is small and positive
         s = S.measure_token(
             "fast",
@@ -120,8 +120,8 @@ def test_distribution_through_the_shim_matches_the_profile(lab, tmp_path):
             token,
             prof,
         )
-        assert s["status"] == "ok", s["failures"][:2]
-        measured_ms = [v / 1000 - base_ms for v in s["values_us"]]
+        assert s.status == "ok", s.failures[:2]
+        measured_ms = [v / 1000 - base_ms for v in s.values_us]
         assert len(measured_ms) == 400  # KS sampling noise at n=400: median ~0.04, 99th percentile ~0.08
         attempts.append((ks_distance(measured_ms, prof, "C_Sign"), measured_ms))
         if attempts[-1][0] < 0.1:
@@ -196,17 +196,17 @@ def test_jwt_cached_token_does_not_touch_the_secure_element(lab, tmp_path, monke
     doc = R.new_result(kind="jwt", command=[], params={}, host={}, run_id="x")
     fast = SP.profiles_with(prof_path)["fast"]  # resolved as the command does (app/phases.se_profiles)
     S.run_jwt([fast], ["ecdsa-p256"], S.SignerParams(n=4, warmup=1, workdir=tmp_path), doc)
-    by = {(s["labels"]["profile"], s["labels"]["mode"]): s for s in doc["series"]}
-    assert all(s["status"] == "ok" for s in doc["series"]), [s["failures"][:1] for s in doc["series"]]
+    by = {(s.labels["profile"], s.labels["mode"]): s for s in doc.series}
+    assert all(s.status == "ok" for s in doc.series), [s.failures[:1] for s in doc.series]
     fresh, cached = by[("fast", "jwt_fresh")], by[("fast", "jwt_cached")]
-    assert {c["fn"] for c in fresh["derived"]["per_call"]["calls"]} >= {"C_Sign"}
-    assert cached["derived"]["per_call"]["token_calls_per_op"] == 0
+    assert {c["fn"] for c in fresh.derived.per_call["calls"]} >= {"C_Sign"}
+    assert cached.derived.per_call["token_calls_per_op"] == 0
     # the profile's 20 ms median signature shows in a fresh token; a cached one and a software key's
     # signature cost a small part of it (measured side by side)
-    fresh_us = fresh["derived"]["sign_p50_us"]
+    fresh_us = fresh.derived.sign_p50_us
     assert fresh_us > 15_000
-    assert cached["derived"].get("sign_p50_us", 0) < fresh_us / 4
-    assert by[("software", "jwt_fresh")]["derived"]["sign_p50_us"] < fresh_us / 4
+    assert (cached.derived.sign_p50_us or 0) < fresh_us / 4
+    assert by[("software", "jwt_fresh")].derived.sign_p50_us < fresh_us / 4
 
 
 def test_bad_signer_input_exits_2(tmp_path):

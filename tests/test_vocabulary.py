@@ -188,9 +188,9 @@ def _server_result(path, rows):
             labels={"server": "nginx", "key": key, "key_source": "software", "resume_ratio": ratio},
             timer={"name": "handshake", "start": "connect", "end": "done"},
         )
-        s["derived"] = {"handshakes_per_s": rate}
-        s["status"] = "ok"
-        doc["series"].append(s)
+        s.derived = {"handshakes_per_s": rate}
+        s.status = "ok"
+        doc.series.append(s)
     R.finish(doc)
     path.write_text(R.dumps(doc))
     return path
