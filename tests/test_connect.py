@@ -45,7 +45,7 @@ def _params(lab, tmp_path, n=3, **kw):
 def _run(lab, tmp_path, configs, **kw):
     doc = R.new_result(kind="connect", command=[], params={}, host={}, run_id="t")
     C.run_connect(configs, _params(lab, tmp_path, **kw), doc)
-    return doc, {s["id"]: s for s in doc["series"]}
+    return doc, {s.id: s for s in doc.series}
 
 
 def _pids_alive(pids):
@@ -73,23 +73,23 @@ def test_each_protocol_with_each_key_source(lab, tmp_path, protocol):
     doc, by = _run(lab, tmp_path, configs, on_server=lambda srv: pids.append(srv.proc.pid))
     for cfg in configs:
         s = by[cfg.series_id]
-        assert s["status"] == "ok", s["failures"][:2]
-        assert len(s["values_us"]) == 3
-        for c in s["samples"]:
+        assert s.status == "ok", s.failures[:2]
+        assert len(s.values_us) == 3
+        for c in s.samples:
             # the phases add up to the establishment time of the connection
             assert sum(p["us"] for p in c["phases"]) == pytest.approx(c["usable_us"], abs=0.01)
             assert c["client_cert_sent"] is True
             status = c["app"]["status"]
             assert status == {"https": 200, "mqtt": 0, "coap": 205}[protocol]
-    calls = by[configs[2].series_id]["derived"]["se_calls"]
+    calls = by[configs[2].series_id].derived.se_calls
     assert {c["fn"] for c in calls["calls"]} >= {"C_Sign"}
-    assert "se_calls" not in by[configs[0].series_id]["derived"]  # software: no token at all
+    assert by[configs[0].series_id].derived.se_calls is None  # software: no token at all
     # the 100 ms signing profile shows up in the secure-element phase and in the difference
-    se_ms = by[configs[2].series_id]["derived"]["se_p50_us"] / 1000
+    se_ms = by[configs[2].series_id].derived.se_p50_us / 1000
     assert se_ms == pytest.approx(100, abs=15)
-    diff = by[configs[2].series_id]["summary"]["p50_us"] - by[configs[1].series_id]["summary"]["p50_us"]
+    diff = by[configs[2].series_id].summary.p50_us - by[configs[1].series_id].summary.p50_us
     # judged with the spread both series showed in this run (a busy machine stretches some connections)
-    spread_ms = sum((max(v) - min(v)) / 1000 for v in (by[c.series_id]["values_us"] for c in configs[1:]))
+    spread_ms = sum((max(v) - min(v)) / 1000 for v in (by[c.series_id].values_us for c in configs[1:]))
     assert 100 - 30 - spread_ms <= diff / 1000 <= 100 + 30 + spread_ms, (diff, spread_ms)
     assert pids and not _pids_alive(pids)
     assert not SV._LIVE
@@ -100,11 +100,11 @@ def test_resumption_is_verified_and_skips_the_token(lab, tmp_path, protocol):
     configs = [C.ConnectConfig(protocol, "se:slow-sign", "full"), C.ConnectConfig(protocol, "se:slow-sign", "resumed")]
     doc, by = _run(lab, tmp_path, configs)
     full, resumed = by[configs[0].series_id], by[configs[1].series_id]
-    assert resumed["status"] == "ok", resumed["failures"][:2]
-    assert resumed["derived"]["resumed"] == 3 and full["derived"]["resumed"] == 0
-    assert resumed["derived"]["se_calls"]["token_calls_per_op"] == 0
-    assert full["derived"]["se_calls"]["token_calls_per_op"] >= 1
-    assert resumed["summary"]["p50_us"] < full["summary"]["p50_us"] - 50_000
+    assert resumed.status == "ok", resumed.failures[:2]
+    assert resumed.derived.resumed == 3 and full.derived.resumed == 0
+    assert resumed.derived.se_calls["token_calls_per_op"] == 0
+    assert full.derived.se_calls["token_calls_per_op"] >= 1
+    assert resumed.summary.p50_us < full.summary.p50_us - 50_000
     rows = {(r["protocol"], r["handshake"]): r for r in summary(doc, "se:slow-sign")["rows"]}
     assert rows[(protocol, "resumed")]["se_calls_per_conn"] == 0
     assert rows[(protocol, "full")]["se_parts_us"]["signing"] == pytest.approx(100_000, rel=0.15)
@@ -116,9 +116,9 @@ def test_coap_resumption_refusal_is_reported_not_hidden(lab, tmp_path):
     cfg = C.ConnectConfig("coap", "software", "resumed")
     _doc, by = _run(lab, tmp_path, [cfg])
     s = by[cfg.series_id]
-    assert s["values_us"] and s["derived"]["resumed"] == 0
-    assert "session ID context" in s["derived"]["resumption_note"]
-    assert not any(c.get("resumed") for c in s["samples"])
+    assert s.values_us and s.derived.resumed == 0
+    assert "session ID context" in s.derived.resumption_note
+    assert not any(c.get("resumed") for c in s.samples)
 
 
 def test_wrong_client_certificate_is_a_failed_sample(lab, tmp_path):
@@ -128,11 +128,11 @@ def test_wrong_client_certificate_is_a_failed_sample(lab, tmp_path):
     doc, by = _run(lab, tmp_path, configs, client_pair=(other.cert, other.key))
     for cfg in configs:
         s = by[cfg.series_id]
-        assert s["status"] == "failed" and not s["values_us"], (cfg.series_id, s["samples"][:1])
-        assert all(not c["ok"] and c["reason"] for c in s["samples"]), s["samples"][:1]
+        assert s.status == "failed" and not s.values_us, (cfg.series_id, s.samples[:1])
+        assert all(not c["ok"] and c["reason"] for c in s.samples), s.samples[:1]
     # nginx finishes the handshake and answers 400: the probe itself calls that unusable
-    assert all("HTTP 400" in c["reason"] for c in by[configs[1].series_id]["samples"])
-    assert len(doc["series"]) == 3  # the run went on after each failure
+    assert all("HTTP 400" in c["reason"] for c in by[configs[1].series_id].samples)
+    assert len(doc.series) == 3  # the run went on after each failure
 
 
 def test_port_in_use_and_broken_server_fail_with_reasons(lab, tmp_path):
@@ -141,9 +141,9 @@ def test_port_in_use_and_broken_server_fail_with_reasons(lab, tmp_path):
         port = blocker.getsockname()[1]
         doc, by = _run(lab, tmp_path, [C.ConnectConfig("mqtt")], server_port=port)
     s = by[C.ConnectConfig("mqtt").series_id]
-    assert s["status"] == "failed"
-    assert "mosquitto" in s["failures"][0]["reason"] and "log" in s["failures"][0]["reason"]
-    log = open(s["labels"]["server_log"]).read()
+    assert s.status == "failed"
+    assert "mosquitto" in s.failures[0].reason and "log" in s.failures[0].reason
+    log = open(s.labels["server_log"]).read()
     assert "in use" in log.lower()
 
     # a server whose key file is unreadable garbage does not start; the next configuration still runs
@@ -159,11 +159,11 @@ def test_port_in_use_and_broken_server_fail_with_reasons(lab, tmp_path):
         n=2, warmup=0, workdir=tmp_path / "w", pki_root=broken, profiles=SE.profiles_with(prof), timeout_ms=3000
     )
     C.run_connect([C.ConnectConfig("https"), C.ConnectConfig("mqtt"), C.ConnectConfig("coap")], p, doc)
-    assert [s["status"] for s in doc["series"]] == ["failed", "failed", "failed"]
+    assert [s.status for s in doc.series] == ["failed", "failed", "failed"]
     # nginx and mosquitto refuse to start with a broken key ...
-    assert all("server:" in s["failures"][0]["reason"] for s in doc["series"][:2]), doc["series"][1]["failures"]
+    assert all("server:" in s.failures[0].reason for s in doc.series[:2]), doc.series[1].failures
     # ... coap-server starts anyway and fails every DTLS handshake: failed samples with the reason
-    assert all(not c["ok"] and "handshake" in c["reason"] for c in doc["series"][2]["samples"])
+    assert all(not c["ok"] and "handshake" in c["reason"] for c in doc.series[2].samples)
     assert not SV._LIVE
 
 
@@ -208,11 +208,11 @@ def test_server_stopped_mid_run_gives_failed_samples_and_the_run_continues(lab, 
     configs = [C.ConnectConfig("https"), C.ConnectConfig("mqtt")]
     doc, by = _run(lab, tmp_path, configs, n=400, on_server=kill_soon)
     first = by[configs[0].series_id]
-    assert first["status"] in ("partial", "failed")
-    failed = [c for c in first["samples"] if not c["ok"]]
+    assert first.status in ("partial", "failed")
+    failed = [c for c in first.samples if not c["ok"]]
     assert failed and all(c["reason"] for c in failed)
-    assert any(c["ok"] for c in first["samples"])  # stopped mid-run: it served some first
-    assert by[configs[1].series_id]["status"] == "ok"
+    assert any(c["ok"] for c in first.samples)  # stopped mid-run: it served some first
+    assert by[configs[1].series_id].status == "ok"
     assert not _pids_alive(pids)
 
 
@@ -227,22 +227,20 @@ def test_external_clients_report_their_own_timers_and_startup(lab, tmp_path):
     _doc, by = _run(lab, tmp_path, configs, n=2)
     for cfg in configs:
         s = by[cfg.series_id]
-        assert s["status"] == "ok", (cfg.series_id, s["failures"][:1])
+        assert s.status == "ok", (cfg.series_id, s.failures[:1])
     curl = by[configs[0].series_id]
-    assert all(c["time_appconnect_us"] < c["usable_us"] < c["process_wall_us"] for c in curl["samples"])
-    assert curl["derived"]["startup_p50_us"] > 0
-    assert by[configs[1].series_id]["derived"]["startup_p50_us"] > 0
+    assert all(c["time_appconnect_us"] < c["usable_us"] < c["process_wall_us"] for c in curl.samples)
+    assert curl.derived.startup_p50_us > 0
+    assert by[configs[1].series_id].derived.startup_p50_us > 0
     # curl as a new process loads the token every time: many more calls than the probe's two
-    assert by[configs[4].series_id]["derived"]["se_calls"]["token_calls_per_op"] > 5
+    assert by[configs[4].series_id].derived.se_calls["token_calls_per_op"] > 5
 
 
 def test_nagle_on_the_broker_is_visible_in_connack(lab, tmp_path):
     configs = [C.ConnectConfig("mqtt"), C.ConnectConfig("mqtt", nodelay=False)]
     _doc, by = _run(lab, tmp_path, configs, n=5)
     step = {
-        cfg.nodelay: next(
-            p["p50_us"] for p in by[cfg.series_id]["derived"]["phases_p50_us"] if p["phase"] == "protocol step"
-        )
+        cfg.nodelay: next(p["p50_us"] for p in by[cfg.series_id].derived.phases_p50_us if p["phase"] == "protocol step")
         for cfg in configs
     }
     assert step[False] - step[True] > 20_000  # Nagle + delayed ACK: tens of ms on CONNACK
@@ -297,16 +295,16 @@ def test_connect_over_an_emulated_link_counts_round_trips(lab, tmp_path):
     _doc, by = _run(lab, tmp_path, configs)
     for cfg, rtts in zip(configs, (3, 4)):
         s = by[cfg.series_id]
-        assert s["status"] == "ok", s["failures"][:1]
+        assert s.status == "ok", s.failures[:1]
         # every connection takes at least the round trips; the fastest less than one more: client
         # and server computation, cold caches and the relay's wake-ups fit well inside one 40 ms
         # round trip (about 170 ms for CoAP here), while contention on a shared host only adds time
         # (a full-suite run once measured CoAP at 180, 202 and 203 ms, P50 over the bound)
-        vals = s["values_us"]
+        vals = s.values_us
         assert min(vals) >= rtts * 40_000 - 500, (cfg.protocol, vals)
         assert min(vals) < (rtts + 1) * 40_000, (cfg.protocol, vals)
-        assert s["labels"]["network_spec"]
-        assert s["derived"]["link"]["up"]["delayed"] > 0 and s["derived"]["link"]["down"]["delayed"] > 0
+        assert s.labels["network_spec"]
+        assert s.derived.link.up["delayed"] > 0 and s.derived.link.down["delayed"] > 0
     assert not list(n for n in netns.list_namespaces() if n.startswith(f"secperf-ln-{os.getpid()}-"))
 
 
@@ -335,7 +333,7 @@ def test_cli_connect_with_a_relative_results_directory(tmp_path):
     )
     assert p.returncode == 0, p.stderr[-600:]
     doc = R.load(tmp_path / "results" / "latest")
-    assert [s["status"] for s in doc["series"]] == ["ok", "ok"]
+    assert [s.status for s in doc.series] == ["ok", "ok"]
 
 
 def test_summary_compares_software_and_secure_element_within_one_network():
@@ -404,7 +402,7 @@ def clients_over_link(lab, tmp_path_factory):
         n=3, warmup=1, workdir=tmp, pki_root=root / "pki", profiles=SE.profiles_with(prof), timeout_ms=3000
     )
     C.run_connect(configs, p, doc)
-    by = {s["id"]: s for s in doc["series"]}
+    by = {s.id: s for s in doc.series}
     yield {(c.client, c.network): by[c.series_id] for c in configs}
     assert not [n for n in netns.list_namespaces() if n.startswith(f"{netns.PREFIX}{os.getpid()}-")]
 
@@ -415,31 +413,31 @@ def test_reference_client_over_a_link_takes_its_round_trips(clients_over_link, c
     protocol, trips = LINK_CLIENTS[client]
     bound = trips * RTT_US
     s, lo = clients_over_link[(client, "delay=20ms")], clients_over_link[(client, "loopback")]
-    assert s["status"] == "ok" and lo["status"] == "ok", (s["failures"][:2], lo["failures"][:2])
-    assert len(s["values_us"]) == 3
+    assert s.status == "ok" and lo.status == "ok", (s.failures[:2], lo.failures[:2])
+    assert len(s.values_us) == 3
     # the link never delivers early: curl's and paho's own timers cannot be under the round trips;
     # the spawn-timed clients' estimate subtracts a median start-up, so it is held to its median
     # (their start-up noise is a few ms, their key loading and exit, inside the estimate, more)
     if client in ("curl", "paho"):
-        assert min(s["values_us"]) >= bound - 500, (client, s["values_us"])
-    assert s["summary"]["p50_us"] >= bound, (client, s["summary"])
+        assert min(s.values_us) >= bound - 500, (client, s.values_us)
+    assert s.summary.p50_us >= bound, (client, s.summary)
     # ... and not a further round trip (on the fastest run: host contention only adds time)
-    assert min(s["values_us"]) < bound + RTT_US, (client, s["values_us"])
+    assert min(s.values_us) < bound + RTT_US, (client, s.values_us)
     # over loopback the same client is far below: the bound measures the link, not the client
-    assert lo["summary"]["p50_us"] < bound / 2, (client, lo["summary"])
+    assert lo.summary.p50_us < bound / 2, (client, lo.summary)
     # the labels and what the link saw: the client's packets went through the relay both ways
-    assert s["labels"]["network"] == "delay=20ms" and s["labels"]["network_rtt_ms"] == 40.0
-    assert s["labels"]["network_spec"]
-    link = s["derived"]["link"]
-    assert link["up"]["delayed"] >= 4 * 4 and link["down"]["delayed"] >= 4 * 4, link
-    assert link["up"]["dropped_loss"] == 0 and link["down"]["tx_packets"] > 0
+    assert s.labels["network"] == "delay=20ms" and s.labels["network_rtt_ms"] == 40.0
+    assert s.labels["network_spec"]
+    link = s.derived.link
+    assert link.up["delayed"] >= 4 * 4 and link.down["delayed"] >= 4 * 4, link
+    assert link.up["dropped_loss"] == 0 and link.down["tx_packets"] > 0
     kernel = "device_Udp_OutDatagrams" if protocol == "coap" else "device_Tcp_OutSegs"
-    assert link[kernel] >= 4 * 4, link
-    assert "link" not in lo["derived"]
+    assert getattr(link, kernel) >= 4 * 4, link
+    assert lo.derived.link is None
     if client == "curl":  # TCP + TLS 1.3 before the request: two round trips by curl's own clock
-        assert all(c["time_appconnect_us"] >= 2 * RTT_US - 500 for c in s["samples"])
+        assert all(c["time_appconnect_us"] >= 2 * RTT_US - 500 for c in s.samples)
     if client == "paho":  # the Nagle round trip shows in the protocol step, not in the handshake
-        step = {p["phase"]: p["p50_us"] for p in s["derived"]["phases_p50_us"]}
+        step = {p["phase"]: p["p50_us"] for p in s.derived.phases_p50_us}
         assert step["socket connect + TLS handshake"] >= 2 * RTT_US - 500
         assert step["protocol step"] >= 2 * RTT_US - 500
 
@@ -519,9 +517,9 @@ def test_busy_secure_element_time_lands_on_the_client_certificate_verify(lab, tm
     # secure element adds is judged against the CPU share a busy wait of this process got just before
     # and just after the run, not against an idle machine's 100 ms
     expected = min(share_before, cpu_share()) * 100_000
-    s = doc["series"][0]
-    assert s["status"] == "ok", s["failures"][:2]
-    for c in s["samples"]:
+    s = doc.series[0]
+    assert s.status == "ok", s.failures[:2]
+    for c in s.samples:
         per = {}
         for m in c["messages"]:
             k = f"{m['event']} ({m['dir']})"

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from secperf.core import result as R
+from secperf.core.result_schema import DeviceCryptoDerived, DeviceDerived
 from secperf.inputs import devices as D
 from secperf.inputs import se_profiles as SE
 from secperf.model import costs as C
@@ -23,22 +24,26 @@ CORE = "cortex-m4-80"
 SECPERF = str(Path(sys.executable).with_name("secperf"))
 
 
-def _crypto(op: str, cycles: float) -> dict:
+def _crypto(op: str, cycles: float) -> R.Series:
     s = R.new_series(
         f"device-crypto/{CORE}/wolfssl/{op}",
         kind="device_crypto",
         labels={"device": CORE, "stack": "wolfssl", "library": "wolfSSL", "op": op},
         timer={"name": "guest instructions per operation", "start": "a", "end": "b"},
     )
-    s["derived"] = {
-        "instructions_median": cycles / 2,
-        "time": {"cycles": cycles, "cycles_low": cycles * 0.9, "cycles_high": cycles * 1.1, "model": "cortex-m4"},
-    }
-    s["status"] = "ok"
+    s.derived = DeviceCryptoDerived.model_validate(
+        {
+            "instructions_median": cycles / 2,
+            "time": {"cycles": cycles, "cycles_low": cycles * 0.9, "cycles_high": cycles * 1.1, "model": "cortex-m4"},
+        }
+    )
+    s.status = "ok"
     return s
 
 
-def _handshake(tls: str, client_cert: str, cycles: float, server_cert: str = "ecdsa-p256", mode: str = "full") -> dict:
+def _handshake(
+    tls: str, client_cert: str, cycles: float, server_cert: str = "ecdsa-p256", mode: str = "full"
+) -> R.Series:
     s = R.new_series(
         f"device/{CORE}/wolfssl/{tls}/{client_cert}/{mode}/warm",
         kind="device",
@@ -55,11 +60,13 @@ def _handshake(tls: str, client_cert: str, cycles: float, server_cert: str = "ec
         },
         timer={"name": "guest instructions per handshake", "start": "a", "end": "b"},
     )
-    s["derived"] = {
-        "instructions_median": cycles / 2,
-        "time": {"cycles": cycles, "cycles_low": cycles * 0.9, "cycles_high": cycles * 1.1, "model": "cortex-m4"},
-    }
-    s["status"] = "ok"
+    s.derived = DeviceDerived.model_validate(
+        {
+            "instructions_median": cycles / 2,
+            "time": {"cycles": cycles, "cycles_low": cycles * 0.9, "cycles_high": cycles * 1.1, "model": "cortex-m4"},
+        }
+    )
+    s.status = "ok"
     return s
 
 
@@ -74,9 +81,9 @@ OPS = {
 }
 
 
-def _doc(*hs: dict, ops=OPS) -> dict:
+def _doc(*hs: R.Series, ops=OPS) -> R.Result:
     doc = R.new_result(kind="device", command=["test"], params={}, host={}, run_id="dev")
-    doc["series"] = [_crypto(op, c) for op, c in ops.items()] + list(hs)
+    doc.series = [_crypto(op, c) for op, c in ops.items()] + list(hs)
     return doc
 
 

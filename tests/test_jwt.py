@@ -63,32 +63,32 @@ def test_jwt_over_a_link_pays_three_round_trips_per_request(home, tmp_path):
         doc,
         networks=["loopback", net],
     )
-    by = {s["id"]: s for s in doc["series"]}
+    by = {s.id: s for s in doc.series}
     assert len(by) == 8, list(by)
-    assert all(s["status"] == "ok" for s in doc["series"]), [(s["id"], s["failures"][:1]) for s in doc["series"]]
+    assert all(s.status == "ok" for s in doc.series), [(s.id, s.failures[:1]) for s in doc.series]
     for signer in ("software", "softhsm"):
         for mode in ("jwt_fresh", "jwt_cached"):
             lo, ln = by[f"jwt/{signer}/ecdsa-p256/{mode}"], by[f"jwt/{signer}/ecdsa-p256/{mode}@{net}"]
             # every row records its network
-            assert lo["labels"]["network"] == "loopback" and "network_rtt_ms" not in lo["labels"]
-            assert ln["labels"]["network"] == net and ln["labels"]["network_rtt_ms"] == 2 * ONE_WAY_MS
-            assert ln["labels"]["network_spec"].startswith(f"up.delay={ONE_WAY_MS:g}ms")
-            req = [x["request_ns"] / 1000 for x in ln["samples"]]
+            assert lo.labels["network"] == "loopback" and "network_rtt_ms" not in lo.labels
+            assert ln.labels["network"] == net and ln.labels["network_rtt_ms"] == 2 * ONE_WAY_MS
+            assert ln.labels["network_spec"].startswith(f"up.delay={ONE_WAY_MS:g}ms")
+            req = [x["request_ns"] / 1000 for x in ln.samples]
             assert len(req) == 4
             # no request can beat its round trips (the relay never releases a packet early) ...
-            assert min(req) >= TRIPS * RTT_US - 200, (ln["id"], req)
+            assert min(req) >= TRIPS * RTT_US - 200, (ln.id, req)
             # ... and they take no further one: the rest is computation (a few ms, as over loopback);
             # judged on the fastest, as a further round trip would slow every request while host
             # contention slows some
-            lo_req = _p50([x["request_ns"] / 1000 for x in lo["samples"]])
-            assert min(req) < (TRIPS + 1) * RTT_US, (ln["id"], req, lo_req)
+            lo_req = _p50([x["request_ns"] / 1000 for x in lo.samples])
+            assert min(req) < (TRIPS + 1) * RTT_US, (ln.id, req, lo_req)
             # the traffic went through the link (the client was in the device namespace)
-            link = ln["derived"]["link"]
-            assert link["up"]["delayed"] >= 4 * 3 and link["down"]["delayed"] >= 4 * 3, link
-            assert link.get("device_Tcp_RetransSegs", 0) == 0
+            link = ln.derived.link
+            assert link.up["delayed"] >= 4 * 3 and link.down["delayed"] >= 4 * 3, link
+            assert (link.device_Tcp_RetransSegs or 0) == 0
     # the token signs inside the timed section of fresh rows only, wherever the request goes
-    assert by[f"jwt/softhsm/ecdsa-p256/jwt_fresh@{net}"]["derived"]["per_call"]["token_calls_per_op"] > 0
-    assert by[f"jwt/softhsm/ecdsa-p256/jwt_cached@{net}"]["derived"]["per_call"]["token_calls_per_op"] == 0
+    assert by[f"jwt/softhsm/ecdsa-p256/jwt_fresh@{net}"].derived.per_call["token_calls_per_op"] > 0
+    assert by[f"jwt/softhsm/ecdsa-p256/jwt_cached@{net}"].derived.per_call["token_calls_per_op"] == 0
     assert _ours() == []  # the link's namespaces are gone
 
 
@@ -116,10 +116,10 @@ def test_cli_jwt_over_a_link_labels_rows_and_reports_the_network(home, tmp_path,
     )
     assert p.returncode == 0, p.stderr[-800:]
     doc = R.load(tmp_path / "latest")
-    assert [n["rtt_ms"] for n in doc["params"]["networks"]] == [10.0, 0.0]
-    nets = [s["labels"]["network"] for s in doc["series"]]
+    assert [n["rtt_ms"] for n in doc.params["networks"]] == [10.0, 0.0]
+    nets = [s.labels["network"] for s in doc.series]
     assert nets == ["delay=5ms"] * 4 + ["loopback"] * 4
-    assert all(s["status"] == "ok" for s in doc["series"]), [s["failures"][:1] for s in doc["series"]]
+    assert all(s.status == "ok" for s in doc.series), [s.failures[:1] for s in doc.series]
     assert "network" in p.stdout and "delay=5ms" in p.stdout  # the terminal table's network column
     html = (tmp_path / "latest" / "report.html").read_text()
     assert "<th class='l'>network</th>" in html and "delay=5ms" in html
