@@ -205,3 +205,24 @@ def test_the_published_schema_refuses_what_the_reader_refuses():
             bad = json.loads(json.dumps(raw))
             LEVELS[level][1](bad)
             assert list(check.iter_errors(bad)), (name, level)
+
+
+def test_public_entry_points_take_a_result_not_its_json():
+    """No signature or alias in secperf says `Result | Mapping` (a dict converted inside): a JSON object
+    becomes a Result once, where it enters (core.result.load / validate)."""
+    import ast
+    import re
+
+    src = Path(__file__).parent.parent / "src" / "secperf"
+    union = re.compile(r"\bResult\s*\|\s*(Mapping|dict)\b|\b(Mapping|dict)\[str, Any\]\s*\|\s*Result\b")
+    found = []
+    for p in sorted(src.rglob("*.py")):
+        for node in ast.walk(ast.parse(p.read_text())):
+            notes = []
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                a = node.args
+                notes = [x.annotation for x in [*a.posonlyargs, *a.args, *a.kwonlyargs] if x.annotation]
+            elif isinstance(node, ast.Assign):
+                notes = [node.value]
+            found += [f"{p.relative_to(src)}:{n.lineno}" for n in notes if union.search(ast.unparse(n))]
+    assert not found, found

@@ -15,7 +15,7 @@ import psutil
 from .. import __version__
 
 if TYPE_CHECKING:
-    from .result_schema import Result
+    pass
 
 
 def _read(path: str) -> str | None:
@@ -116,14 +116,13 @@ def collect(probe_meta: dict[str, Any] | None = None) -> dict[str, Any]:
         "loadavg_at_start": list(load) if load else None,
     }
     if probe_meta:
-        record_probe_meta({"host": meta}, probe_meta)
+        record_probe_meta(meta, probe_meta)
     return meta
 
 
-def record_probe_meta(doc: Result | dict[str, Any], meta: dict[str, Any] | None) -> None:
-    """Put the native probe's library and timer facts into a Result's host block (first time only)."""
-    # a host block being built (collect) or a Result's
-    block: dict[str, Any] = doc["host"] if isinstance(doc, dict) else doc.host
+def record_probe_meta(block: dict[str, Any], meta: dict[str, Any] | None) -> None:
+    """Put the native probe's library and timer facts into a host block (a Result's `host`, or one
+    being collected), the first time only."""
     if meta and "probe" not in block:
         block["probe"] = {
             k: meta.get(k)

@@ -18,12 +18,14 @@ from .result_schema import Result
 from .writes import _os_reason, atomic_write, owner_stamp, process_start_ticks  # noqa: F401 - handed on: callers name them as store.X
 
 
-def is_abandoned(doc: Result | dict[str, Any]) -> bool:
-    """A result still marked `running` whose writing process is gone (killed hard, OOM, power); a
-    Result object, or a file's JSON object not (yet) read as one."""
-    status, owner = (
-        (doc.get("status"), doc.get("owner") or {}) if isinstance(doc, dict) else (doc.status, doc.owner or {})
-    )
+def is_abandoned(doc: Result) -> bool:
+    """A result still marked `running` whose writing process is gone (killed hard, OOM, power)."""
+    return _gone(doc.status, doc.owner or {})
+
+
+def _gone(status: object, owner: dict[str, Any]) -> bool:
+    """`running`, and its writer (the owner's pid and start time) no longer runs: a file's JSON object
+    is asked this before it is read as a Result (the sweep only rewrites what it must)."""
     if status != "running":
         return False
     pid = owner.get("pid")
@@ -32,15 +34,11 @@ def is_abandoned(doc: Result | dict[str, Any]) -> bool:
     return process_start_ticks(pid) != owner.get("start_ticks")
 
 
-def mark_abandoned(doc: Result | dict[str, Any]) -> Result | dict[str, Any]:
+def mark_abandoned(doc: Result) -> Result:
     """Status `abandoned`, keeping every series measured so far."""
     note = "the process writing this run died before finishing; the series measured until then are kept"
-    if isinstance(doc, dict):
-        doc["status"] = "abandoned"
-        doc.setdefault("notes", []).append(note)
-    else:
-        doc.status = "abandoned"
-        doc.notes = [*(doc.notes or []), note]
+    doc.status = "abandoned"
+    doc.notes = [*(doc.notes or []), note]
     return doc
 
 
@@ -363,9 +361,10 @@ class RunStore:
                 doc = json.loads(res.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 continue
-            if isinstance(doc, dict) and is_abandoned(doc):
+            owner = doc.get("owner") if isinstance(doc, dict) else None
+            if isinstance(doc, dict) and _gone(doc.get("status"), owner if isinstance(owner, dict) else {}):
                 try:
-                    atomic_write(res, _result.dumps(_result.validate(mark_abandoned(doc), str(res))))
+                    atomic_write(res, _result.dumps(mark_abandoned(_result.validate(doc, str(res)))))
                 except (OutputError, ResultError, ValueError) as exc:  # one file never stops the sweep
                     if all(p != res for p, _ in self.unwritable):
                         self.unwritable.append((res, str(exc)))

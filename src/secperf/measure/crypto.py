@@ -280,7 +280,7 @@ def run_crypto(
         if progress:
             progress("start", row, i, total, None)
         series, meta, tool_meta = _measure_row(row, p)
-        host.record_probe_meta(doc, meta)
+        host.record_probe_meta(doc.host, meta)
         if tool_meta:
             doc.host.setdefault("libraries", {})[row.library] = {
                 k: tool_meta.get(k) for k in ("tool", "library", "version", "clock", "timer_overhead_ns")

@@ -269,7 +269,7 @@ def record_client_run(series: Series, doc: Result | None, meta: dict[str, Any] |
     if meta:
         series.labels["library"] = meta.get("openssl_version")
         if doc is not None:
-            host.record_probe_meta(doc, meta)
+            host.record_probe_meta(doc.host, meta)
     if err:
         R.add_failure(series, err)
 
