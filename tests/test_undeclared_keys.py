@@ -208,13 +208,15 @@ def test_the_published_schema_refuses_what_the_reader_refuses():
 
 
 def test_public_entry_points_take_a_result_not_its_json():
-    """No signature or alias in secperf says `Result | Mapping` (a dict converted inside): a JSON object
-    becomes a Result once, where it enters (core.result.load / validate)."""
+    """No signature or alias in secperf says `Result | Mapping` or `Series | Mapping` (a dict converted
+    inside): a JSON object becomes a Result once, where it enters (core.result.load / validate)."""
     import ast
     import re
 
     src = Path(__file__).parent.parent / "src" / "secperf"
-    union = re.compile(r"\bResult\s*\|\s*(Mapping|dict)\b|\b(Mapping|dict)\[str, Any\]\s*\|\s*Result\b")
+    union = re.compile(
+        r"\b(Result|Series)\s*\|\s*(Mapping|dict)\b|\b(Mapping|dict)\[str, Any\]\s*\|\s*(Result|Series)\b"
+    )
     found = []
     for p in sorted(src.rglob("*.py")):
         for node in ast.walk(ast.parse(p.read_text())):

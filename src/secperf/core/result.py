@@ -172,12 +172,11 @@ def check_schema(doc: object, where: str = "result") -> None:
     validate(doc, where)
 
 
-def as_series(s: Series | Mapping[str, Any], where: str = "series") -> Series:
-    """A series object as it is, a JSON object validated into one (a ResultError naming the field)."""
+def as_series(s: Mapping[str, Any], where: str = "series") -> Series:
+    """A series' JSON object (a cached row, a row a worker sent) validated into a Series: a
+    ResultError naming the field."""
     from pydantic import ValidationError
 
-    if isinstance(s, Series):
-        return s
     try:
         return Series.model_validate(dict(s))
     except ValidationError as exc:

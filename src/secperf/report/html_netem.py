@@ -4,20 +4,14 @@ and a table with what the link and the device's kernel saw (drops, TCP retransmi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..core import stats
-from ..core.result import as_series
 from ..core.result_schema import LinkedDerived, Series
 from .html_env import figure_view, hcell, macro
 from .plots import Plot
 from .units import fmt_time_us
-
-
-def _series(series: Sequence[Series | Mapping[str, Any]]) -> list[Series]:
-    """The helpers that return HTML on their own take series as objects or as their JSON."""
-    return [as_series(s) for s in series]
 
 
 def _networked(series: Sequence[Series], kind: str = "handshake", loopback: bool = False) -> list[Series]:
@@ -65,9 +59,9 @@ def sweep_figures(series: Sequence[Series], kind: str = "handshake") -> list[dic
     return [figure_view(p, data_plot="network-sweep") for p in sweep_plots(series, kind)]
 
 
-def sweep_plot(series: Sequence[Series | Mapping[str, Any]], kind: str = "handshake") -> str:
+def sweep_plot(series: Sequence[Series], kind: str = "handshake") -> str:
     """The sweep plot's HTML on its own ("" when the Result has none)."""
-    figs = sweep_figures(_series(series), kind)
+    figs = sweep_figures(list(series), kind)
     return macro("netem.html.j2", "sweep", figs) if figs else ""
 
 
@@ -197,9 +191,9 @@ def table_view(series: Sequence[Series]) -> dict[str, Any] | None:
     return {"head": head, "rows": rows}
 
 
-def table(series: Sequence[Series | Mapping[str, Any]]) -> str:
+def table(series: Sequence[Series]) -> str:
     """The link table's HTML on its own ("" without emulated links)."""
-    t = table_view(_series(series))
+    t = table_view(list(series))
     return macro("netem.html.j2", "table", t) if t else ""
 
 

@@ -3,10 +3,9 @@ the distributions per mode, and the secure element's per-PKCS#11-call breakdown.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from ..core.result import as_series
 from ..core.result_schema import JwtDerived, Series, SignerDerived
 from .html_env import cell, figure_view, frag, macro
 from .plots import Plot
@@ -125,9 +124,9 @@ def per_call_view(series: Sequence[Series]) -> list[dict[str, Any]]:
     return out
 
 
-def per_call_table(series: Sequence[Series | Mapping[str, Any]]) -> str:
-    """The per-call tables' HTML on their own (series as objects or as their JSON)."""
-    return macro("signer.html.j2", "per_call", per_call_view([as_series(s) for s in series]))
+def per_call_table(series: Sequence[Series]) -> str:
+    """The per-call tables' HTML on their own."""
+    return macro("signer.html.j2", "per_call", per_call_view(list(series)))
 
 
 def lifetime_view(series: Sequence[Series], requests_per_hour: float = 3600.0) -> dict[str, Any] | None:
