@@ -16,6 +16,7 @@ from .runner import Output, Phase, measure_and_write
 if TYPE_CHECKING:
     from ..core.result_schema import Result
     from ..core.store import Run
+    from ..inputs.netspec import NetSpec
     from ..measure.handshake import HandshakeConfig
     from .runner import Progress
 
@@ -73,9 +74,13 @@ def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> Res
                 sec["networks"] = [n for n in sec["networks"] if n not in skipped["networks"]]
         jw = jw if jw and jw["networks"] else None
         cs = cs if cs and cs["networks"] else None
+    # the links the sections name, resolved once here: the estimate and the measuring phases take them
+    names = [c.network for c in hs] + [*(jw or {}).get("networks", []), *(cs or {}).get("networks", [])]
+    specs = {n.name: n for n in links.networks(sorted(set(names)))} if names else {}
     hp = None
     if hs:
         hp = handshake_params(opts, scn.get("handshake", {}))
+        hp.links = tuple(specs[c.network] for c in hs if c.network in specs)
         phases.append(P.handshake_phase(hs, hp))
     extra: dict[str, Any] = {"skipped_links": skipped} if skipped else {}
     sg = SC.signer_settings(scn, "signer")
@@ -84,7 +89,9 @@ def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> Res
         phases.append(P.signer_phase(sg["profiles"], sg["keys"], sg["modes"], sp))
         extra["signer"] = {**sg, **sp.as_dict()}
     if jw:
-        jp = S.SignerParams(n=opts.n or jw["n"], warmup=jw["warmup"], seed=opts.seed)
+        jp = S.SignerParams(
+            n=opts.n or jw["n"], warmup=jw["warmup"], seed=opts.seed, links=tuple(specs[n] for n in jw["networks"])
+        )
         phases.append(P.jwt_phase(jw["profiles"], jw["keys"], jp, jw["lifetime_s"], jw["networks"], jw["key_sessions"]))
         extra["jwt"] = {**jw, **jp.as_dict()}
     if cs:
@@ -104,10 +111,16 @@ def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> Res
             raise SC.ScenarioError(f"scenario {scn.get('name', name_or_path)}: [connect]: {exc}") from None
         from .connect import key_profiles
 
-        cp = C.ConnectParams(n=opts.n or cs["n"], warmup=cs["warmup"], seed=opts.seed, profiles=key_profiles(cfgs))
+        cp = C.ConnectParams(
+            n=opts.n or cs["n"],
+            warmup=cs["warmup"],
+            seed=opts.seed,
+            profiles=key_profiles(cfgs),
+            links=tuple(specs[n] for n in cs["networks"]),
+        )
         phases.append(P.connect_phase(cfgs, cp))
         extra["connect"] = {**cs, **cp.as_dict()}
-    extra.update(_estimate(scn, rows, params, hs, hp, sg, jw, cs, opts))  # before any device build or run
+    extra.update(_estimate(scn, rows, params, hs, hp, sg, jw, cs, opts, specs))  # before any device build or run
     if scn.get("device"):
         phases.append(device_phase(scn["device"]))
         extra["device"] = scn["device"]
@@ -174,6 +187,7 @@ def _estimate(
     jw: dict[str, Any] | None,
     cs: dict[str, Any] | None,
     opts: MeasureOptions,
+    specs: dict[str, NetSpec],
 ) -> dict[str, float]:
     """The scenario's length, each section by its command's planning figures (app/bounds.py), refused
     over --max-hours like the commands themselves."""
@@ -183,7 +197,7 @@ def _estimate(
     if rows:
         parts["crypto"] = bounds.crypto_rows_s(rows, params.n, params.warmup, params.duration_s, params.min_sample_us)
     if hs and hp is not None:
-        nets = {n.name: n for n in links.networks(sorted({c.network for c in hs}))}
+        nets = specs
         parts["handshake"] = bounds.estimate_s([(c.proto, nets.get(c.network)) for c in hs], hp.n + hp.warmup + 1)
     if sg:
         n = (opts.n or sg["n"]) + sg["warmup"]
@@ -195,11 +209,11 @@ def _estimate(
         per = sum(
             bounds.se_sign_s(p) + bounds.connection_s("https", net)
             for p in jw["profiles"]
-            for net in links.networks(jw["networks"])
+            for net in (specs[x] for x in jw["networks"])
         )
         parts["jwt"] = 2 * per * len(jw["keys"]) * len(jw["key_sessions"]) * n
     if cs:
-        nets = {n.name: n for n in links.networks(cs["networks"])}
+        nets = specs
         per_row = (opts.n or cs["n"]) + cs["warmup"] + 1
         parts["connect"] = (
             sum(bounds.connection_s(p, nets.get(net)) for p in cs["protocols"] for net in cs["networks"])
