@@ -404,6 +404,9 @@ def sweep_sizing(doc: dict) -> dict:
         "cell_cpu_ms": round(z["cell_cpu_ms"], 3),
         "cells_per_s_per_worker_core": round(z["cells_per_s_per_worker_core"]),
         "driver_cpu_ms_per_cell": round(z["driver_cpu_ms_per_cell"], 4),
+        "driver_main_thread_cpu_ms_per_cell": (
+            round(z["driver_main_thread_cpu_ms_per_cell"], 4) if "driver_main_thread_cpu_ms_per_cell" in z else None
+        ),
         "driver_rows_per_s": round(z["driver_rows_per_s"]) if z.get("driver_rows_per_s") else None,
         "driver_saturates_at_workers": round(z["driver_saturates_at_workers"], 1),
         "quiet_host_bound_two_workers": round(doc["quiet_host_bound"], 3),
