@@ -13,6 +13,7 @@ from dataclasses import asdict
 from typing import Any
 
 from ..core import result as R
+from ..core.errors import InternalError
 from ..core.result_schema import Percentiles, Series, Summary, WhatifDerived
 from ..inputs.core_profiles import Core
 from ..model import costs as C
@@ -77,7 +78,7 @@ def connection_energy(
         notes.append(f"no active power for {se_profile!r}: secure-element energy not counted")
     b, u, air = d.breakdown_mean_us, d.usable, d.radio
     if b is None or u is None or u.mean_us is None or air is None:
-        raise ValueError("a what-if row's energy needs its simulated means (breakdown, usable, radio)")
+        raise InternalError("internal: a what-if row's energy needs its simulated means (breakdown, usable, radio)")
     a = E.Activity(
         on_s=u.mean_us / 1e6,
         tx_s=air["airtime_tx_mean_us"] / 1e6,
