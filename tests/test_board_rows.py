@@ -102,3 +102,26 @@ def test_such_a_board_is_counted_on_its_profile_without_the_cache(device_boards)
     assert both.timing.geometry["icache_entries"] == 0 and both.name != off.name
     # an A-profile core has no flash cache to remove
     assert device_boards.board_core({"icache": False}, core("cortex-a7-900")) is None
+
+
+def test_a_sources_own_a_profile_build_is_the_one_its_a_profile_rows_are_counted_with(device_boards):
+    # p256-m's Raspberry Pi figures come from a benchmark built on the board (ARM state, its own
+    # architecture), its Cortex-M figures from a Thumb build: a source that records the flags of its
+    # A-profile build has those rows counted with a configuration built with exactly those flags, and its
+    # M-profile rows with one that is not
+    configs = _data("device_builds.toml")["configs"]
+    data = _data("boards.toml")
+    marked = {k: s for k, s in data["sources"].items() if "a_profile_flags" in s}
+    assert marked
+    for k, s in marked.items():
+        assert len(s.get("a_profile_flags_source", "")) > 40, k
+    run, _skipped = device_boards.plan_rows(device_boards.load(), None)
+    by_profile: dict[str, set[str]] = {"A": set(), "M": set()}
+    for r in run:
+        if r["source"] in marked and r.get("config"):
+            by_profile[core(data["boards"][r["board"]]["profile"]).profile].add(r["config"])
+    assert by_profile["A"] and by_profile["M"]
+    flags = {s["a_profile_flags"] for s in marked.values()}
+    assert {configs[c]["opt"] for c in by_profile["A"]} <= flags
+    assert [c for c in sorted(by_profile["M"]) if "-marm" in configs[c]["opt"]] == []
+    assert by_profile["A"].isdisjoint(by_profile["M"])
