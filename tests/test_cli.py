@@ -131,7 +131,7 @@ def test_csv_export_is_tidy_and_covers_every_series(small_run, tmp_path):
     from secperf.report.export import to_csv
 
     doc = json.loads(small_run[1].stdout)
-    rows = list(csv.DictReader(io.StringIO(to_csv(doc))))
+    rows = list(csv.DictReader(io.StringIO(to_csv(R.validate(doc)))))
     assert {r["id"] for r in rows} == {s["id"] for s in doc["series"]}
     p50 = {r["id"]: float(r["value"]) for r in rows if r["metric"] == "time_per_op" and r["statistic"] == "p50"}
     assert p50 == {s["id"]: pytest.approx(s["summary"]["p50_us"]) for s in doc["series"] if s["summary"]}
@@ -175,7 +175,7 @@ def test_failing_probe_becomes_failed_series_run_goes_on_and_exit_1(tmp_path):
     assert by_alg["sha256"]["status"] == "failed"
     assert "simulated crash" in by_alg["sha256"]["failures"][0]["reason"]
     assert by_alg["ml-dsa-44"]["status"] == "ok"  # the run went on past the failure
-    assert R.load(tmp_path / "r" / "latest" / "result.json")["series"][0]["status"] == "failed"
+    assert R.load(tmp_path / "r" / "latest" / "result.json").series[0].status == "failed"
 
 
 def test_run_with_a_scenario_file_measures_crypto_and_handshakes(tmp_path):

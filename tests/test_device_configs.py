@@ -123,7 +123,7 @@ def test_sp_c_is_its_own_build_and_costs_more_than_the_cortex_m_assembly():
     counts = {}
     for b in (asm, c):
         (s,) = D.measure_crypto(resolve_core("cortex-m4-80"), "wolfssl59", ["ecdsa-p256-sign"], 1, b)
-        assert s["status"] == "ok", s["failures"]
-        assert s["labels"]["config"] == b.config and s["labels"]["config_description"] == b.config_note
-        counts[b.config] = s["derived"]["instructions_median"]
+        assert s.status == "ok", s.failures
+        assert s.labels["config"] == b.config and s.labels["config_description"] == b.config_note
+        counts[b.config] = s.derived.instructions_median
     assert counts["sp-c"] > counts["sp-asm"]  # the portable C maths costs more instructions on the M4

@@ -12,6 +12,7 @@ import pytest
 
 from conftest import run_cli, skip
 from secperf.app import device_stacks as DS
+from secperf.core import result as R
 from secperf.core.errors import InputError, SetupError
 
 
@@ -149,7 +150,7 @@ def test_whatif_compares_protocols_on_the_device_from_their_own_counts(tmp_path)
         assert s["derived"]["security_cost"]["time_p50_us"]["adds"] > 0  # a comparison carries its baseline
     from secperf.report.views.protocols import comparison_rows
 
-    rows = comparison_rows(doc)
+    rows = comparison_rows(R.validate(doc))
     assert [r["protocol"] for r in rows] == ["tls1.3", "dtls1.3", "edhoc", "quic"]
     assert rows[-1]["not_counted"] and all(r["library"] for r in rows[:-1])
     assert "which protocol" in p.stderr or "which protocol" in (tmp_path / "latest" / "report.html").read_text()

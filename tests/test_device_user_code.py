@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli, skip
+from secperf.core import result as R
 from secperf.core.errors import InputError
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "user-code"
@@ -316,7 +317,8 @@ def test_user_op_replaces_the_librarys_in_the_device_cost_table(tmp_path):
     assert p.returncode == 0, p.stderr[-2000:]
     lib = json.loads(p.stdout)
     m4 = core("cortex-m4-80")
-    assert C.device_stack([lib, user], None, "cortex-m4-80") == "wolfssl59"  # the user's rows: an add-on
+    docs = [R.validate(lib), R.validate(user)]
+    assert C.device_stack(docs, None, "cortex-m4-80") == "wolfssl59"  # the user's rows: an add-on
     key = ("client", "sign:ecdsa-p256")
     (us,) = user["series"]
     (ls,) = lib["series"]
@@ -325,7 +327,7 @@ def test_user_op_replaces_the_librarys_in_the_device_cost_table(tmp_path):
     for order in ((lib, user), (user, lib)):
         t = None
         for doc in order:
-            t = C.from_device(doc, m4, t, stack="wolfssl59")
+            t = C.from_device(R.validate(doc), m4, t, stack="wolfssl59")
         fig = t.party_ops[key]
         assert fig.us == pytest.approx(user_us) and fig.as_measured_us == pytest.approx(lib_us)
         assert fig.source.startswith("the user's own code") and us["id"] in fig.source

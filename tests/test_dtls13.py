@@ -42,8 +42,8 @@ def _cli(*args, timeout=300):
 
 
 def _ok(series):
-    assert series["status"] == "ok", series["failures"]
-    return [c for c in series["samples"] if c["ok"]]
+    assert series.status == "ok", series.failures
+    return [c for c in series.samples if c["ok"]]
 
 
 def _run(pki, exe, **kw):
@@ -54,7 +54,7 @@ def _run(pki, exe, **kw):
 @pytest.mark.slow
 def test_dtls13_full_handshake_has_a_cookie_round_trip_and_mutual_authentication(pki, exe):
     s = _run(pki, exe, version="1.3", handshake="full")
-    assert s["labels"]["library"].startswith("wolfSSL 5.9")
+    assert s.labels["library"].startswith("wolfSSL 5.9")
     for c in _ok(s):
         f = c["flights"]
         assert [x["dir"] for x in f[:4]] == ["c2s", "s2c", "c2s", "s2c"]
@@ -74,8 +74,8 @@ def test_dtls13_resumed_is_verified_and_sends_no_certificates(pki, exe):
     full = _run(pki, exe, version="1.3", handshake="full")
     res = _run(pki, exe, version="1.3", handshake="resumed")
     ok = _ok(res)
-    assert all(c["resumed"] for c in ok) and res["derived"]["resumed"] == 2
-    assert res["derived"]["bytes_s2c_p50"] < full["derived"]["bytes_s2c_p50"] - 500  # no Certificate message
+    assert all(c["resumed"] for c in ok) and res.derived.resumed == 2
+    assert res.derived.bytes_s2c_p50 < full.derived.bytes_s2c_p50 - 500  # no Certificate message
     assert all(c["flights"][4]["records"] == ["encrypted"] for c in ok)  # client Finished only
 
 
@@ -101,7 +101,7 @@ def test_dtls12_on_the_same_server_uses_hello_verify_request(pki, exe):
     for c in _ok(s):
         assert c["flights"][1]["records"] == ["HelloVerifyRequest"]
         assert "Certificate" in c["flights"][3]["records"]  # DTLS 1.2 sends it in clear
-    assert s["id"] == "connect/dtls12/wolfssl/full"
+    assert s.id == "connect/dtls12/wolfssl/full"
 
 
 # slow: the first use builds wolfSSL 5.9 from source (minutes on a fresh machine)

@@ -144,6 +144,7 @@ def test_whatif_calibrated_from_a_connect_edhoc_result_reproduces_its_loopback_r
     import numpy as np
 
     from secperf import cli
+    from secperf.core import result as R
     from secperf.model import costs as C
     from secperf.model import network as N
     from secperf.model import predict as P
@@ -151,11 +152,11 @@ def test_whatif_calibrated_from_a_connect_edhoc_result_reproduces_its_loopback_r
 
     monkeypatch.setenv("SECPERF_HOME", str(tmp_path))
     assert cli.main(["connect", "edhoc", "--n", "3", "--warmup", "1", "--json", "--out", str(tmp_path / "r")]) == 0
-    doc = json.loads(capsys.readouterr().out)
-    s = doc["series"][0]
+    doc = R.validate(json.loads(capsys.readouterr().out))
+    s = doc.series[0]
     table = C.calibrate(doc)
     assert C.scenario_key("edhoc", "m3-kid", "software") in table.measured
     plan = P.plan(F.Scenario(protocol="edhoc", handshake="m3-kid", group="p-256"), table, N.parse("loopback"))
     pred = float(np.median(M.simulate_chunk(plan, np.random.default_rng(1), 4000)["usable"])) * 1e6
     # the base: residuals are fitted so that the loopback prediction is the calibration row itself
-    assert pred == pytest.approx(s["summary"]["p50_us"], rel=0.15)
+    assert pred == pytest.approx(s.summary.p50_us, rel=0.15)
