@@ -164,9 +164,10 @@ def test_scenario_whatif_block_predicts_next_to_its_measured_rows(tmp_path):
     p = run_cli("run", "--scenario", str(scn), "--out", str(tmp_path / "r"), "--json", "--no-report")
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
+    from secperf.core.result import validate
     from secperf.report.views.whatif import predicted_vs_measured
 
-    rows = predicted_vs_measured(doc)
+    rows = predicted_vs_measured(validate(doc))
     assert [(r["network"], r["measured_p50_us"] is not None) for r in rows] == [("loopback", True), ("nb-iot", False)]
     loop = rows[0]
     # calibrated on the same loopback rows: the prediction lands on the measurement
