@@ -27,6 +27,7 @@ Exit status: 0 when every ratio is within the target, 1 otherwise.
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import statistics
 import sys
@@ -88,6 +89,8 @@ def main() -> int:
         ),
     }
     ok = True
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"load average at the start (1, 5, 15 min): {load} (the host's other work shows in the ranges)")
     print(f"{'case':78} {'off s':>7} {'on s':>7} {'ratio':>6} {'range':>11} {'cold s':>7} {'ratio':>6}")
     for name, fn in cases.items():
         fn(False)  # build, warm the page cache
@@ -113,6 +116,7 @@ def main() -> int:
             f"{statistics.median(off):7.2f} {statistics.median(on):7.2f} "
             f"{statistics.median(on) / statistics.median(off):6.2f} {spread(off, on):>11}"
         )
+    print(f"load average at the end (1, 5, 15 min): {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print(f"\ntarget: timing on <= {TARGET:g} x timing off: {'met' if ok else 'NOT met'}")
     return 0 if ok else 1
 

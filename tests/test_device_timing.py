@@ -253,6 +253,53 @@ def test_the_cheaper_path_gives_the_figures_of_the_full_path(tmp_path, core, sta
     assert ops["fast"] == ops["full"]
 
 
+@pytest.mark.slow  # a TLS handshake run on the emulated core
+def test_a_handshake_counts_the_same_on_the_cheaper_path_and_the_full_path(tmp_path, monkeypatch):
+    """`device handshake`'s own run (TLS 1.3, x25519, rsa-2048 on the Cortex-M4 at 4 wait states) with a
+    second copy of the plugin loaded into the same emulator on the full path (path=full): both see the
+    very same execution (keys, randoms and the server's answers included), so their event files must be
+    equal byte for byte: every marker's instruction count, class and event counter and cycle figure."""
+    import shutil
+
+    from secperf.measure.device_build import ensure_built
+
+    dev = resolve_core("cortex-m4-80")
+    build = ensure_built("wolfssl59", D.target_for(dev))
+    full_plugin = tmp_path / "full-copy.so"  # another file: its own instance, its own state
+    shutil.copy(build.plugin, full_plugin)
+    real_run = D.registry.run
+    pairs = []
+
+    def run_twice(argv, *args, **kwargs):
+        i = argv.index("-plugin") + 1
+        fast_arg = argv[i]
+        assert ",timing=" in fast_arg, "the run was not timed"
+        opts = dict(o.split("=", 1) for o in fast_arg.split(",")[1:])
+        full_ev = tmp_path / f"full-{len(pairs)}.txt"
+        full_arg = ",".join(
+            [str(full_plugin), *(f"{k}={full_ev if k == 'out' else v}" for k, v in opts.items()), "path=full"]
+        )
+        p = real_run([*argv[: i + 1], "-plugin", full_arg, *argv[i + 1 :]], *args, **kwargs)
+        fast_ev = tmp_path / f"fast-{len(pairs)}.txt"
+        shutil.copy(opts["out"], fast_ev)  # the caller reads and removes its own
+        pairs.append((fast_ev, full_ev))
+        return p
+
+    monkeypatch.setattr(D.registry, "run", run_twice)
+    cfg = D.Config(dev, "wolfssl59", "1.3", "x25519", "aes128gcm", "full", "rsa-2048")
+    series = D.measure_config(cfg, n=2, warmup=1)
+    warm = next(s for s in series if s.labels["phase"] == "warm")
+    assert len(warm.samples) == 2 and all(smp["cycles"][1] > 0 for smp in warm.samples)
+    assert pairs
+    for fast_ev, full_ev in pairs:
+        fast, full = fast_ev.read_text(), full_ev.read_text()
+        head = fast.split("\n", 1)[0]
+        assert head.startswith("# insn_events v2") and fast.count("\n") >= 10
+        totals = dict(zip(head.split(" classes=")[1].split(" ")[0].split(","), head.split(" totals=")[1].split(",")))
+        assert int(totals["ifetch_miss"]) > 0 and int(totals["dflash_miss"]) > 0 and int(totals["branch_taken"]) > 0
+        assert fast == full
+
+
 def test_the_assembly_keccak_build_hashes_as_fips_202(tmp_path):
     """pqm4's clean build (--config clean-asm-keccak): PQClean's FIPS 202 interface over XKCP's ARMv7-M
     Keccak-p[1600], run on the emulated Cortex-M4, gives SHA3-256/512 and SHAKE128/256 (one-shot,

@@ -120,7 +120,9 @@ static unsigned long long geom[G_N];
  *     ldm sp, vpop), which read the stack in SRAM as the "[sp" loads do;
  *   - instruction fetch: the cheaper path precomputes, per block, the stall each of its granules pays on
  *     a miss where that depends on the block alone (fetch_flash_table), and logs the uses of blocks
- *     whose granules all hit instead of applying them one by one (apply_use_log). */
+ *     whose granules all hit instead of applying them one by one (apply_use_log); such a block takes a short
+ *     path in on_tb_exec, and the previous block's branch is resolved from a copy of its end and kind kept
+ *     at its execution (no read of that block); a load's miss in the flash data cache is filled in place. */
 
 struct cache {
     unsigned sets, ways, shift; /* shift: log2 of the line (granule) size */
@@ -819,21 +821,27 @@ static void decode_facts(const char *d, struct decoded *out)
  * in the block's first two host cache lines (the block is allocated on a line boundary) */
 #define SLOTS_INLINE 4
 struct tbinfo {
+    /* what every execution reads on the cheaper path when the block's granules are all present: the
+     * first host cache line */
     unsigned long long start, end;   /* [start, end) bytes of the block */
+    unsigned long long valid_fills;  /* the cache's fill count when all its granules were last seen present
+                                      * (~0: never) */
+    unsigned long long last_line;    /* first_line + n_lines - 1 */
+    double last_cost[TIMING_SETS];   /* line_cost's last granule (what the fast path adds) */
+    uint64_t use_seq;                /* cheaper path: when its granules were last used without a fill */
+    unsigned n_lines;
+    unsigned char in_log;            /* cheaper path: in the log of uses not yet applied */
+    unsigned char logged;            /* cheaper path: a flash block with its slots, whose uses can be logged */
+    unsigned char br_bits;           /* br_kind, + 4 when the branch loads the PC (the next block resolves it) */
     unsigned long long br_pc;        /* address of the last instruction */
     int br_kind;                     /* 0 none, 1 always taken, 2 conditional */
     int br_load;                     /* the branch loads the PC (LDR PC, POP/LDM with PC, TBB/TBH) */
     int in_flash;                    /* fetched from flash (microcontrollers) */
-    unsigned n_lines;
     unsigned long long first_line;   /* first fetch granule (flash) or L1 line (A profile) */
-    unsigned long long valid_fills;  /* the cache's fill count when all its granules were last seen present */
     unsigned *slot;                  /* n_lines: where each granule sits in the instruction cache */
     double *line_cost;               /* n_lines * TIMING_SETS: the block's base cycles spent in each granule */
     uint64_t *execs;                 /* executions (an inline addition at the block's start; NULL: none) */
     size_t id;                       /* its index in the counter tables */
-    uint64_t use_seq;                /* cheaper path: when its granules were last used without a fill */
-    int in_log;                      /* cheaper path: in the log of uses not yet applied */
-    double last_cost[TIMING_SETS];   /* line_cost's last granule (what the fast path adds) */
     double *miss_stall;              /* cheaper path, n_lines * TIMING_SETS: what granule k >= 1 stalls on a miss
                                       * when granule k - 1 was entered in this block (0: no stall) */
     unsigned slot_in[SLOTS_INLINE];  /* slot's storage for a block of up to SLOTS_INLINE granules */
@@ -900,6 +908,10 @@ static int block_counter(struct tbinfo *t)
 
 static struct tbinfo *last_tb;
 static const struct tbinfo *prev_tb;   /* the block executed before the current one */
+/* its last branch, kept here so that resolving it reads no block: prev_bits is its br_bits (0: none, or no
+ * previous block), prev_end its end, prev_br_pc the branch's address */
+static unsigned prev_bits;
+static unsigned long long prev_end, prev_br_pc;
 static unsigned long long cur_fetch = ~0ull;   /* the flash granule the core is executing from */
 static double line_elapsed[TIMING_SETS];      /* cycles spent in it so far */
 static unsigned long long cur_l1i = ~0ull;
@@ -912,6 +924,7 @@ void timing_reset(void)
     memset(timing_counts, 0, sizeof timing_counts);
     memset(line_elapsed, 0, sizeof line_elapsed);
     prev_tb = NULL;
+    prev_bits = 0;
     cur_fetch = cur_l1i = ~0ull;
     for (size_t id = 0; id < n_ids; id++) {
         ctr_chunk[id / CTR_CHUNK][id % CTR_CHUNK] = 0;
@@ -940,8 +953,10 @@ void timing_release(void *tbinfo)
         return;
     if (t->in_log)
         apply_use_log();
-    if (prev_tb == t)
+    if (prev_tb == t) {
         prev_tb = NULL;
+        prev_bits = 0;
+    }
     if (t->execs != NULL && ctr_owner[t->id] == t) {   /* its executions stay in the totals */
         block_flush(t);
         ctr_owner[t->id] = NULL;
@@ -1000,27 +1015,30 @@ static void add_stall(int set_cost, double scale)
         timing_cycles[s] += cost[set_cost][s] * scale;
 }
 
-/* the previous block's last branch, resolved by where execution went */
-static void resolve_branch(unsigned long long start)
+/* the previous block's last branch (prev_bits != 0), resolved by where execution went; a stall adds the
+ * cost itself (cost x 1.0, as add_stall: the same sums) */
+static inline void resolve_branch(unsigned long long start)
 {
-    const struct tbinfo *p = prev_tb;
-    if (p == NULL || p->br_kind == 0)
-        return;
-    int taken = p->br_kind == 1 || start != p->end;
+    unsigned kind = prev_bits & 3;
+    int taken = kind == 1 || start != prev_end;
     timing_counts[taken ? TC_BRANCH_TAKEN : TC_BRANCH_NOT_TAKEN]++;
     if (bp) {
-        unsigned char *c = &bp[(p->br_pc >> 1) & (geom[G_BP_ENTRIES] - 1)];
-        int predicted = p->br_kind == 1 || *c >= 2; /* unconditional: the target buffer knows it */
+        unsigned char *c = &bp[(prev_br_pc >> 1) & (geom[G_BP_ENTRIES] - 1)];
+        int predicted = kind == 1 || *c >= 2; /* unconditional: the target buffer knows it */
         if (predicted != taken) {
             timing_counts[TC_MISPREDICT]++;
             add_stall(C_MISPREDICT, 1.0);
         }
-        if (p->br_kind == 2)
+        if (kind == 2)
             *c = taken ? (*c < 3 ? *c + 1 : 3) : (*c > 0 ? *c - 1 : 0);
     } else if (taken) {
-        if (p->br_load)
+        int load = (prev_bits & 4) != 0;
+        if (load)
             timing_counts[TC_BRANCH_LOAD_TAKEN]++;
-        add_stall(p->br_load ? C_BRANCH_LOAD_EXTRA : C_BRANCH_TAKEN_EXTRA, 1.0);
+        const double *c = cost[load ? C_BRANCH_LOAD_EXTRA : C_BRANCH_TAKEN_EXTRA];
+        timing_cycles[0] += c[0];
+        timing_cycles[1] += c[1];
+        timing_cycles[2] += c[2];
     }
 }
 
@@ -1044,7 +1062,7 @@ static int by_use_seq(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void apply_use_log(void)
+static __attribute__((noinline)) void apply_use_log(void)
 {
     if (n_use_log > 1)
         qsort(use_log, n_use_log, sizeof(struct tbinfo *), by_use_seq); /* an array of block pointers */
@@ -1057,8 +1075,9 @@ static void apply_use_log(void)
     n_use_log = 0;
 }
 
-/* instruction fetch of the block's bytes: microcontroller flash behind prefetch and cache */
-static void fetch_flash(struct tbinfo *t)
+/* instruction fetch of the block's bytes: microcontroller flash behind prefetch and cache (on the cheaper
+ * path, a block whose granules are all present takes on_tb_exec's copy of the first branch below) */
+static __attribute__((noinline)) void fetch_flash(struct tbinfo *t)
 {
     if (!t->in_flash)
         return;
@@ -1242,7 +1261,7 @@ static void fetch_flash_table(struct tbinfo *t)
 }
 
 /* A-profile: L1 instruction cache over the block's lines, L2 behind it */
-static void fetch_l1(const struct tbinfo *t)
+static __attribute__((noinline)) void fetch_l1(const struct tbinfo *t)
 {
     for (unsigned long long g = t->first_line; g < t->first_line + t->n_lines; g++) {
         if (g == cur_l1i)
@@ -1263,12 +1282,37 @@ static void on_tb_exec(unsigned int vcpu, void *udata)
 {
     (void)vcpu;
     struct tbinfo *t = udata;
-    resolve_branch(t->start);
-    if (mcu_flash)
+    if (prev_bits)
+        resolve_branch(t->start);
+    if (t->logged && t->valid_fills == icache.fills) {
+        /* cheaper path, nothing filled since the block's granules were all present: fetch_flash's first
+         * branch, with the use logged (apply_use_log) */
+        t->use_seq = ++use_seq;
+        if (!t->in_log) {
+            if (n_use_log == USE_LOG)
+                apply_use_log();
+            use_log[n_use_log++] = t;
+            t->in_log = 1;
+        }
+        const double *last = t->last_cost;
+        if (t->n_lines == 1 && t->last_line == cur_fetch) {
+            line_elapsed[0] += last[0];
+            line_elapsed[1] += last[1];
+            line_elapsed[2] += last[2];
+        } else {   /* 0.0 + x is x: fetch_flash's sum */
+            line_elapsed[0] = last[0];
+            line_elapsed[1] = last[1];
+            line_elapsed[2] = last[2];
+        }
+        cur_fetch = t->last_line;
+    } else if (mcu_flash)
         fetch_flash(t);
     else if (l1i.sets)
         fetch_l1(t);
     prev_tb = t;
+    prev_bits = t->br_bits;
+    prev_end = t->end;
+    prev_br_pc = t->br_pc;
 }
 
 static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
@@ -1293,6 +1337,21 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
                     *hint = sl;
                 return;
             }
+            /* a miss: the set's least recently used way takes the line (cache_access's fill, inline) */
+            unsigned set = (unsigned)(line & (dcache.sets - 1)), v = cache_victim(&dcache, set);
+            sl = (set << dcache.wshift) | v;
+            dcache.where[line - dcache.where_lo] = (uint8_t)(v + 1);
+            dcache.tag[sl] = line + 1;
+            cache_touch(&dcache, sl);
+            dcache.last_slot = sl;
+            dcache.fills++;
+            if (hint)
+                *hint = sl;
+            timing_counts[TC_DFLASH_MISS]++;
+            timing_cycles[0] += cost[C_FLASH_WS][0];   /* add_stall(C_FLASH_WS, 1.0): the same sums */
+            timing_cycles[1] += cost[C_FLASH_WS][1];
+            timing_cycles[2] += cost[C_FLASH_WS][2];
+            return;
         } else if (qemu_plugin_mem_is_store(info))
             return;
         if (dcache.sets && (hint ? cache_access_at(&dcache, vaddr >> dcache.shift, hint)
@@ -1322,6 +1381,7 @@ void timing_translate(struct qemu_plugin_tb *tb)
     if (posix_memalign((void **)&t, 64, sizeof *t) != 0)
         return;
     memset(t, 0, sizeof *t);
+    t->valid_fills = ~0ull;
     t->prefix = calloc((n + 1) * TIMING_SETS, sizeof *t->prefix);
     if (mcu_flash ? dcache.sets != 0 : l1d.sets != 0)
         t->mem_hint = calloc(n ? n : 1, sizeof *t->mem_hint);
@@ -1405,6 +1465,7 @@ void timing_translate(struct qemu_plugin_tb *tb)
             t->br_pc = va;
             t->br_kind = branch;
             t->br_load = branch && (mem == 1);
+            t->br_bits = (unsigned char)(branch | (t->br_load ? 4 : 0));
         }
     }
     if (n == 0)
@@ -1444,7 +1505,9 @@ void timing_translate(struct qemu_plugin_tb *tb)
         if (t->slot && icache.where && t->first_line - icache.where_lo < icache.where_n &&
             t->first_line + t->n_lines - icache.where_lo <= icache.where_n)
             miss_stalls(t);
+        t->logged = t->slot != NULL && icache.age != NULL;
     }
+    t->last_line = t->first_line + t->n_lines - 1;
     last_tb = t;
     for (int s = 0; s < TIMING_SETS; s++)
         t->fixed[s] = (uint64_t)(t->base[s] * TIMING_FIX + 0.5);
