@@ -172,13 +172,13 @@ def check_schema(doc: object, where: str = "result") -> None:
     validate(doc, where)
 
 
-def as_series(s: Mapping[str, Any], where: str = "series") -> Series:
+def as_series(raw: Mapping[str, Any], where: str = "series") -> Series:
     """A series' JSON object (a cached row, a row a worker sent) validated into a Series: a
     ResultError naming the field."""
     from pydantic import ValidationError
 
     try:
-        return Series.model_validate(dict(s))
+        return Series.model_validate(dict(raw))
     except ValidationError as exc:
         raise ResultError(f"{where}: {problem(exc)} ({len(exc.errors())} problem(s) in all)") from None
 
