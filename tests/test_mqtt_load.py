@@ -302,7 +302,7 @@ def test_a_failed_mqtt_load_has_no_tables_and_reads_back(tmp_path):
     from secperf.report.terminal_server import mqtt_load_tables
 
     doc = new_result(kind="server", command=["secperf", "mqtt-load"], params={"mqtt_load": True}, host={}, run_id="r")
-    doc.analysis["mqtt_load"] = {"config": {"clients": 5}, "failed": "mosquitto did not start"}
+    doc.analysis.mqtt_load = {"config": {"clients": 5}, "failed": "mosquitto did not start"}
     assert mqtt_load_tables(doc) == []
     assert "MQTT load: persistent clients" not in render(doc)
 

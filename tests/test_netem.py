@@ -656,16 +656,16 @@ def _round_trips_over_50ms(tmp_path, margin_ms):
             seen = []
             for _attempt in range(3):
                 s = H.measure_config(replace(cfg, network="delay=50ms"), p, pki, link=link)
-                assert s["status"] == "ok", s["failures"][:3]
-                d = s["derived"]
-                assert s["labels"]["network_rtt_ms"] == rtt_ms
-                assert d["link"]["up"]["delayed"] > 0
-                ok = [c for c in s["samples"] if c.get("ok")]
+                assert s.status == "ok", s.failures[:3]
+                d = s.derived
+                assert s.labels["network_rtt_ms"] == rtt_ms
+                assert d.link.up["delayed"] > 0
+                ok = [c for c in s.samples if c.get("ok")]
                 total = {id(c): (c["tcp_connect_us"] + c["handshake_wall_us"]) / 1000 for c in ok}
                 fastest = min(ok, key=lambda c: total[id(c)])
                 counts = sorted(len(_network_waits_ms(c, rtt_ms)) for c in ok)
                 waits = [round(w, 2) for w in _network_waits_ms(fastest, rtt_ms)]
-                compute_ms = (s["cpu_summary"]["p50_us"] + d["server_cpu_p50_us"]) / 1000
+                compute_ms = (s.cpu_summary.p50_us + d.server_cpu_p50_us) / 1000
                 extra = total[id(fastest)] - trips * rtt_ms
                 seen.append(
                     {
@@ -723,17 +723,17 @@ def test_dtls_over_a_lossy_link_measures_slow_handshakes_and_resends_lost_reques
         # link's losses repeat with its seed: with seed 2 the first batch here lost three.
         for _batch in range(3):
             s = H.measure_config(cfg, p, pki, link=link)
-            samples += s["samples"]
-            failures += s["failures"]
-            dropped += s["derived"]["link"]["up"]["dropped_loss"] + s["derived"]["link"]["down"]["dropped_loss"]
-            if any(c.get("app", {}).get("resent", 0) for c in s["samples"]):
+            samples += s.samples
+            failures += s.failures
+            dropped += s.derived.link.up["dropped_loss"] + s.derived.link.down["dropped_loss"]
+            if any(c.get("app", {}).get("resent", 0) for c in s.samples):
                 break
     assert dropped > 0
     ok = [c for c in samples if c.get("ok")]
     assert len(ok) >= 0.8 * len(samples), failures
     # no exchange failed for want of its response before the request was sent again at 2 and 6 s
     # (all three lost: about 1 connection in 150 at this loss, inside the stage's 10.1 s)
-    no_answer = [f["reason"] for f in failures if "waiting for the response" in f["reason"]]
+    no_answer = [f.reason for f in failures if "waiting for the response" in f.reason]
     assert all("the request sent again 2 times" in r for r in no_answer), no_answer
     resent = [c for c in samples if c.get("app", {}).get("resent", 0) > 0]
     assert any(c.get("ok") for c in resent), [(c.get("ok"), c.get("reason")) for c in resent]
@@ -742,7 +742,7 @@ def test_dtls_over_a_lossy_link_measures_slow_handshakes_and_resends_lost_reques
     # the report's network table says how often requests went again (the last batch had some)
     from secperf.report import html_netem
 
-    times = sum(c.get("app", {}).get("resent", 0) for c in s["samples"])
+    times = sum(c.get("app", {}).get("resent", 0) for c in s.samples)
     row = html_netem.table([s]).split("</tr>")[1]
     assert times > 0 and f"<td>{times}</td>" in row, row
 
@@ -891,7 +891,7 @@ def test_sweep_plot_of_a_grid_keeps_one_line_per_configuration_and_loss():
         for loss in ("0%", "5%"):
             assert f"{lab} @ s_server, loss {loss} P50" in html, html[:2000]
     # a sweep of the round trip alone names no loss
-    plain = html_netem.sweep_plot([s for s in nets if s["labels"]["network_loss"] == 0.0])
+    plain = html_netem.sweep_plot([s for s in nets if s.labels["network_loss"] == 0.0])
     assert "tls1.3 @ s_server P50" in plain and "loss 0%" not in plain
 
 

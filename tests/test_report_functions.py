@@ -39,7 +39,7 @@ def _phase(name: str, up: int, **kw: object) -> dict:
 def mqtt_load_doc() -> dict:
     """A server Result holding an mqtt-load analysis as app/mqtt_load.py writes it."""
     doc = server_doc()
-    doc["analysis"]["mqtt_load"] = {
+    doc.analysis.mqtt_load = {
         "config": {"clients": 20, "tls": "1.3", "client_auth": True, "key": "ecdsa-p256", "qos": 1},
         "capacity_per_s": 850.0,
         "limits": {"nofile": 1024, "nofile_hard": 4096, "source_addrs": 1, "ephemeral_ports": 28000},

@@ -79,7 +79,7 @@ def render(doc: R.Result, width: int) -> str:
     """What a command prints for this Result at this width (the same function the commands call)."""
     buf = io.StringIO()
     con = Console(file=buf, width=width, force_terminal=False, color_system=None)
-    terminal.print_result(con, doc, result_tables(doc, doc.get("params") or {}))
+    terminal.print_result(con, doc, result_tables(doc, doc.params or {}))
     return buf.getvalue()
 
 
@@ -128,7 +128,7 @@ def test_every_table_fits_with_one_unit_per_column(runs, name, width):
     text = render(doc, width)
     check_fits(text, width, f"{name} at {width}")
     check_glance_first_once(text, f"{name} at {width}")
-    tables = result_tables(doc, doc.get("params") or {})
+    tables = result_tables(doc, doc.params or {})
     assert tables, f"{name}: no tables"
     for t in tables:
         for header, units in units_per_column(t):
@@ -231,10 +231,14 @@ def test_every_measuring_kind_fits_and_answers_first(tmp_path):
         check_fits(p.stdout, 80, args[0])
         check_glance_first_once(p.stdout, args[0])
         doc = R.load(next(d for d in out.iterdir() if d.name != "latest") / "result.json")
-        kinds = {s["kind"] for s in doc["series"]}
+        kinds = {s.kind for s in doc.series}
         sections = {f["section"] for f in key_findings(doc)}
         for k in kinds & {"crypto", "handshake", "signer", "jwt", "connect", "device", "whatif"}:
-            if any(s.get("summary") or (s.get("derived") or {}).get("usable") for s in doc["series"] if s["kind"] == k):
+            if any(
+                s.summary is not None or getattr(s.derived, "usable", None) is not None
+                for s in doc.series
+                if s.kind == k
+            ):
                 assert k in sections or (k == "crypto" and "mac" in sections), f"{args[0]}: no finding for {k}"
         if args[0] == "server":
             assert "server" in sections, "server: no capacity finding"
