@@ -177,7 +177,8 @@ def merge_phase(lines: list[dict[str, Any]]) -> dict[str, Any]:
     out["stopped"] = ",".join(sorted({str(m.get("stopped", "?")) for m in lines}))
     out["elapsed_s"] = max(float(m.get("elapsed_s") or 0.0) for m in lines)
     ups = [m.get("time_all_up_s") for m in lines]
-    out["time_all_up_s"] = max(ups) if all(u is not None for u in ups) else None
+    known = [float(u) for u in ups if u is not None]
+    out["time_all_up_s"] = max(known) if known and len(known) == len(ups) else None
     errors: dict[str, int] = {}
     for m in lines:
         for r, n in (m.get("errors") or {}).items():

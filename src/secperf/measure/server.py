@@ -214,7 +214,7 @@ def fill_level(
         setattr(d, k, v)  # the generator's and the limit's figures, each a ServerDerived field (checked)
     d.split = split(level, op, calls, off.profile.wait if off else None)
     bound = (d.split or {}).get("card_bound_per_s") if off else None
-    if bound and (d.handshakes_per_s or 0) >= TOKEN_BOUND * bound:
+    if off and bound and (d.handshakes_per_s or 0) >= TOKEN_BOUND * bound:
         # the token signs one handshake at a time: at its bound, neither CPU is what limited the rate
         d.limited_by, d.limited_by_why = "the token", None
         d.limit_note = (

@@ -98,12 +98,13 @@ class FleetModel:
                 f"--cap {self.cap_s:g} s is below --base {self.base_s:g} s: {self.policy} back-off would "
                 f"never grow past the cap; give --cap at least --base"
             )
-        for name, n, hi in (
+        whole: list[tuple[str, object, int]] = [  # object: a caller may hand a float or a bool
             ("--backlog", self.backlog, MAX_BACKLOG),
             ("somaxconn", self.somaxconn, MAX_BACKLOG),
             ("tcp_syn_retries", self.syn_retries, 127),
-        ):
-            if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not 1 <= n <= hi:
+        ]
+        for name, n, hi in whole:
+            if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not 1 <= int(n) <= hi:
                 raise InputError(f"{name} {n!r}: give a whole number 1..{hi:,}")
         if self.server_s_per_handshake is not None and not 0 < self.server_s_per_handshake <= 60:
             raise InputError(f"server seconds per handshake {self.server_s_per_handshake}: give (0, 60]")
