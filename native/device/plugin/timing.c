@@ -122,7 +122,8 @@ static unsigned long long geom[G_N];
  *     a miss where that depends on the block alone (fetch_flash_table), and logs the uses of blocks
  *     whose granules all hit instead of applying them one by one (apply_use_log); such a block takes a short
  *     path in on_tb_exec, and the previous block's branch is resolved from a copy of its end and kind kept
- *     at its execution (no read of that block); a load's miss in the flash data cache is filled in place. */
+ *     at its execution (no read of that block); loads have a callback of their own (on_mem_flash: the
+ *     flash bounds as one comparison, the line table's lookup, a miss filled in place). */
 
 struct cache {
     unsigned sets, ways, shift; /* shift: log2 of the line (granule) size */
@@ -277,6 +278,7 @@ static inline int cache_access_at(struct cache *c, unsigned long long line_no, u
 static struct cache icache, dcache, l1i, l1d, l2;
 static unsigned char *bp;           /* 2-bit counters */
 static int mcu_flash;               /* code and read-only data in flash (microcontrollers) */
+static unsigned long long dflash_lo, dflash_span;   /* flash: [dflash_lo, dflash_lo + dflash_span) */
 
 static void cache_free(struct cache *c)
 {
@@ -402,6 +404,8 @@ int timing_load(const char *path)
             return -1;
         }
     mcu_flash = geom[G_FLASH_HI] > geom[G_FLASH_LO];
+    dflash_lo = geom[G_FLASH_LO];
+    dflash_span = mcu_flash ? geom[G_FLASH_HI] - geom[G_FLASH_LO] : 0;
     if (mcu_flash && log2u(geom[G_FETCH_BYTES]) < 0) {
         fprintf(stderr, "timing: fetch_bytes must be a power of two\n");
         return -1;
@@ -1324,35 +1328,7 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
          * address first: most loads read SRAM, and QEMU's direction test is a call */
         if (vaddr < geom[G_FLASH_LO] || vaddr >= geom[G_FLASH_HI])
             return;
-        if (dcache.where) {
-            /* cheaper path: only loads have this callback here (a load instruction makes no store),
-             * and a hit is found and used in place (cache_access's hit, inline) */
-            unsigned long long line = vaddr >> dcache.shift;
-            unsigned w = dcache.where[line - dcache.where_lo];
-            unsigned sl = ((unsigned)(line & (dcache.sets - 1)) << dcache.wshift) + w - 1;
-            if (w != 0 && dcache.tag[sl] == line + 1) {
-                cache_touch(&dcache, sl);
-                dcache.last_slot = sl;
-                if (hint)
-                    *hint = sl;
-                return;
-            }
-            /* a miss: the set's least recently used way takes the line (cache_access's fill, inline) */
-            unsigned set = (unsigned)(line & (dcache.sets - 1)), v = cache_victim(&dcache, set);
-            sl = (set << dcache.wshift) | v;
-            dcache.where[line - dcache.where_lo] = (uint8_t)(v + 1);
-            dcache.tag[sl] = line + 1;
-            cache_touch(&dcache, sl);
-            dcache.last_slot = sl;
-            dcache.fills++;
-            if (hint)
-                *hint = sl;
-            timing_counts[TC_DFLASH_MISS]++;
-            timing_cycles[0] += cost[C_FLASH_WS][0];   /* add_stall(C_FLASH_WS, 1.0): the same sums */
-            timing_cycles[1] += cost[C_FLASH_WS][1];
-            timing_cycles[2] += cost[C_FLASH_WS][2];
-            return;
-        } else if (qemu_plugin_mem_is_store(info))
+        if (qemu_plugin_mem_is_store(info))   /* (the cheaper path with a line table: on_mem_flash) */
             return;
         if (dcache.sets && (hint ? cache_access_at(&dcache, vaddr >> dcache.shift, hint)
                                  : cache_access(&dcache, vaddr >> dcache.shift)))
@@ -1372,6 +1348,36 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
         timing_counts[TC_L2_MISS]++;
         add_stall(C_L2_MISS, 1.0);
     }
+}
+
+/* on_mem on the cheaper path of a microcontroller with a flash data cache (its line table): the same
+ * work, with the flash bounds as one subtraction and comparison and nothing else to ask first (the
+ * instruction's hint is not needed: the table finds the line) */
+static void on_mem_flash(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
+{
+    (void)vcpu, (void)info, (void)udata;
+    if (vaddr - dflash_lo >= dflash_span)   /* SRAM (most loads) */
+        return;
+    unsigned long long line = vaddr >> dcache.shift;
+    unsigned w = dcache.where[line - dcache.where_lo];
+    unsigned set = (unsigned)(line & (dcache.sets - 1));
+    unsigned sl = (set << dcache.wshift) + w - 1;
+    if (w != 0 && dcache.tag[sl] == line + 1) {
+        cache_touch(&dcache, sl);
+        dcache.last_slot = sl;
+        return;
+    }
+    unsigned v = cache_victim(&dcache, set);   /* a miss: on_mem's fill */
+    sl = (set << dcache.wshift) | v;
+    dcache.where[line - dcache.where_lo] = (uint8_t)(v + 1);
+    dcache.tag[sl] = line + 1;
+    cache_touch(&dcache, sl);
+    dcache.last_slot = sl;
+    dcache.fills++;
+    timing_counts[TC_DFLASH_MISS]++;
+    timing_cycles[0] += cost[C_FLASH_WS][0];
+    timing_cycles[1] += cost[C_FLASH_WS][1];
+    timing_cycles[2] += cost[C_FLASH_WS][2];
 }
 
 void timing_translate(struct qemu_plugin_tb *tb)
@@ -1456,9 +1462,13 @@ void timing_translate(struct qemu_plugin_tb *tb)
         /* always QEMU_PLUGIN_MEM_RW: QEMU 7.2's code generator tests a read-only registration against
          * the access direction off by one and attaches it to stores only; on_mem tells them apart */
         int stack_only = dc.sp_based || (!full_path && dc.addr_regs == 1u << 13);   /* see full_path */
-        if (mem && (mcu_flash ? (mem == 1 && !stack_only) : l1d.sets != 0))
-            qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW,
-                                             t->mem_hint ? &t->mem_hint[i] : NULL);
+        if (mem && (mcu_flash ? (mem == 1 && !stack_only) : l1d.sets != 0)) {
+            if (mcu_flash && dcache.where != NULL)
+                qemu_plugin_register_vcpu_mem_cb(insn, on_mem_flash, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, NULL);
+            else
+                qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW,
+                                                 t->mem_hint ? &t->mem_hint[i] : NULL);
+        }
         free(d);
         if (i == n - 1) {
             t->end = va + size;
