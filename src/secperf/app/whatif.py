@@ -310,7 +310,7 @@ def predict_into(
         doc.series.append(s)
         ok = row_derived(s).usable is not None  # a failed row (its chunk failed on a cluster) has no figures
         if ok:
-            rows.append({"inputs": c.inputs, "usable": row_usable(row_derived(s))})
+            rows.append({"inputs": c.inputs, "usable": row_usable(row_derived(s)).model_dump()})
         got = {}
         for role, rc in refs_c:
             k = _cell_key(rc)
