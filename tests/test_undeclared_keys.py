@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import import_or_skip
 from secperf.cli import main
 from secperf.core import result as R
 from secperf.core.result_schema import DERIVED_BY_KIND, ServerDerived
@@ -192,7 +193,7 @@ def test_a_cached_device_count_with_an_undeclared_key_is_counted_again(tmp_path)
 
 
 def test_the_published_schema_refuses_what_the_reader_refuses():
-    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema = import_or_skip("jsonschema", "scripts/bootstrap installs the 'cluster' extra, whose Ray brings it")
     from secperf.core.result_schema import json_schema
 
     check = jsonschema.Draft202012Validator(json_schema())
