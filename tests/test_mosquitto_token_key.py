@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from conftest import run_cli
+from conftest import proc_cmdlines, run_cli
 from secperf.core.errors import InputError
 from secperf.core.result_derived import ServerDerived
 from secperf.lab.iot_services import Mosquitto
@@ -38,17 +38,6 @@ def pin():
     return LabToken().ensure().pin()
 
 
-def _cmdlines() -> list[str]:
-    out = []
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                out.append((d / "cmdline").read_bytes().replace(b"\0", b" ").decode("latin-1"))
-            except OSError:
-                pass
-    return out
-
-
 class PinScan(threading.Thread):
     """Reads every process's command line until stopped: `hits` holds those with the PIN, `brokers`
     counts the scans that saw a mosquitto running (a scan while none ran proves nothing)."""
@@ -59,7 +48,7 @@ class PinScan(threading.Thread):
 
     def run(self):
         while not self.stop.is_set():
-            lines = _cmdlines()
+            lines = proc_cmdlines()
             self.brokers += any("mosquitto" in x and "mosquitto.conf" in x for x in lines)
             self.hits += [x[:300] for x in lines if self.pin in x]
             self.stop.wait(0.05)

@@ -13,19 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from conftest import proc_cmdlines
 from secperf.lab.psk_session import session_pem
 from secperf.measure.handshake import PSK_HEX
-
-
-def _cmdlines() -> list[str]:
-    out = []
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                out.append((d / "cmdline").read_bytes().replace(b"\0", b" ").decode("latin-1"))
-            except OSError:
-                pass
-    return out
 
 
 class Scanner(threading.Thread):
@@ -40,7 +30,7 @@ class Scanner(threading.Thread):
         while not self.stop.is_set():
             secrets = self.secrets_of()
             self.keys_seen += bool(secrets)
-            for line in _cmdlines():
+            for line in proc_cmdlines():
                 if any(s and s.lower() in line.lower() for s in secrets):
                     self.hits.append(line[:300])
             self.scans += 1
