@@ -1079,6 +1079,19 @@ static __attribute__((noinline)) void apply_use_log(void)
     n_use_log = 0;
 }
 
+/* the cheaper path's record of a block whose granules were all present: its use, in order, applied to the
+ * cache's recency (apply_use_log) before anything reads it */
+static inline void log_use(struct tbinfo *t)
+{
+    t->use_seq = ++use_seq;
+    if (!t->in_log) {
+        if (n_use_log == USE_LOG)
+            apply_use_log();
+        use_log[n_use_log++] = t;
+        t->in_log = 1;
+    }
+}
+
 /* instruction fetch of the block's bytes: microcontroller flash behind prefetch and cache (on the cheaper
  * path, a block whose granules are all present takes on_tb_exec's copy of the first branch below) */
 static __attribute__((noinline)) void fetch_flash(struct tbinfo *t)
@@ -1089,13 +1102,7 @@ static __attribute__((noinline)) void fetch_flash(struct tbinfo *t)
         /* nothing was filled since the block's granules were all present: they still are; only
          * their use is recorded (LRU), and there is no fetch stall */
         if (icache.age) {   /* cheaper path: logged (see apply_use_log) */
-            t->use_seq = ++use_seq;
-            if (!t->in_log) {
-                if (n_use_log == USE_LOG)
-                    apply_use_log();
-                use_log[n_use_log++] = t;
-                t->in_log = 1;
-            }
+            log_use(t);
         } else
             for (unsigned k = 0; k < t->n_lines; k++)
                 cache_touch(&icache, t->slot[k]);
@@ -1291,13 +1298,7 @@ static void on_tb_exec(unsigned int vcpu, void *udata)
     if (t->logged && t->valid_fills == icache.fills) {
         /* cheaper path, nothing filled since the block's granules were all present: fetch_flash's first
          * branch, with the use logged (apply_use_log) */
-        t->use_seq = ++use_seq;
-        if (!t->in_log) {
-            if (n_use_log == USE_LOG)
-                apply_use_log();
-            use_log[n_use_log++] = t;
-            t->in_log = 1;
-        }
+        log_use(t);
         const double *last = t->last_cost;
         if (t->n_lines == 1 && t->last_line == cur_fetch) {
             line_elapsed[0] += last[0];
