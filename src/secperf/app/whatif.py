@@ -15,17 +15,17 @@ from ..inputs import netspec as NS
 from ..inputs.core_profiles import Core
 from ..model import costs as C
 from ..model import flights as F
-from ..model import network as N
 from ..model import predict as P
 from ..model import s1 as S1
-from ..sim import montecarlo as M
 from ..sim import sweep as SW
 from ..sim.whatif_rows import row_derived, row_usable, security_cost, series
 from .cluster import Cluster
 from .host_costs import host_table
 from .reporter import reporter
+from .whatif_cell import link_of as link_of
+from .whatif_cell import predict_cell as predict_cell
 from .whatif_options import WhatifOptions as WhatifOptions
-from .whatif_options import count_scenarios, key_profile
+from .whatif_options import count_scenarios
 from .whatif_options import scenarios as scenarios
 
 CellKey = tuple[F.Scenario, str, str]  # a cell's identity: its scenario, its link spelled out, its swept inputs
@@ -146,23 +146,6 @@ def host_wakeups(o: WhatifOptions) -> tuple[float, ...]:
 
         return tuple(lateness_ms())
     return (float(o.host_scheduling),)
-
-
-def link_of(cell: SW.Cell, o: WhatifOptions) -> N.LinkModel:
-    """The network model of a cell with the path floor and host scheduling the options give."""
-    link = N.from_spec(cell.network, o.coap_random_factor)
-    if o.path_floor_ms and not cell.network.loopback:  # loopback: the calibration holds its path
-        link = N.with_path_floor(link, o.path_floor_ms)
-    if o.wakeup_samples_ms:
-        link = N.with_host_wakeups(link, o.wakeup_samples_ms)
-    return link
-
-
-def predict_cell(cell: SW.Cell, table: C.CostTable, o: WhatifOptions) -> dict[str, Any]:
-    link = link_of(cell, o)
-    pl = P.plan(cell.scenario, table, link, until=o.until, se=key_profile(o, cell.scenario))
-    r = M.simulate(pl, o.n, o.seed)
-    return {"plan": pl, "sim": r, "link": link}
 
 
 def reference_cells(cells: list[SW.Cell], o: WhatifOptions) -> list[list[tuple[str, SW.Cell]]]:

@@ -34,6 +34,7 @@ from ..sim import sweep as SW
 from ..sim.whatif_rows import failed_series, series
 from .cluster import Cluster, map_chunks
 from .reporter import reporter
+from .whatif_cell import link_of, predict_cell
 from .whatif_options import WhatifOptions
 
 # a row's derived fields that are the same in many rows of a sweep (they depend on the scenario and
@@ -85,8 +86,6 @@ def unpack(chunk: RowChunk) -> list[Series]:
 
 def rows_chunk(shared: tuple[C.CostTable, WhatifOptions], cells: list[SW.Cell]) -> RowChunk:
     """On a worker: every cell's row of the chunk, packed."""
-    from .whatif import predict_cell
-
     table, o = shared
     device = o.core or o.device
     return pack([series(c, predict_cell(c, table, o), table, o.until, device=device) for c in cells])
@@ -94,8 +93,6 @@ def rows_chunk(shared: tuple[C.CostTable, WhatifOptions], cells: list[SW.Cell]) 
 
 def failed_rows(cells: list[SW.Cell], table: C.CostTable, o: WhatifOptions, reason: str) -> RowChunk:
     """The rows of a chunk that failed on the cluster: one failed row per cell, with the reason."""
-    from .whatif import link_of
-
     reporter().note(f"cluster: {reason}; those cells are failed rows in the Result")
     rows = [failed_series(c, table, o.until, reason, link_of(c, o)) for c in cells]
     return RowChunk(rows, np.zeros(0), np.zeros(len(rows), dtype=np.int64))
