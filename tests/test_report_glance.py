@@ -125,7 +125,7 @@ def kind_reports(tmp_path_factory):
         assert p.returncode == 0, f"{name}: {p.stderr[-2000:]}"
         res = sorted((out / name).glob("2*/result.json"))[-1]
         page = res.with_name("glance.html")
-        page.write_text(render(json.loads(res.read_text())), encoding="utf-8")  # this tree's renderer
+        page.write_text(render(R.load(res)), encoding="utf-8")  # this tree's renderer
         pages[name] = page
     return pages
 
