@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.histogram import SCHEME, Histogram
 from ..core.jsonlines import parse_line
 from ..core.wait import wait_until
+from ..measure.server_config import ServerMeasureError
 from .cluster import Cluster, ClusterError, ClusterRunError, ray_module
 
 if TYPE_CHECKING:
@@ -460,8 +461,11 @@ def merge_storm(run: dict[str, Any]) -> dict[str, Any]:
     """The storm's end line over every generator: clients, returns, attempts and failures added; the
     time until all are back is the latest generator's (all started at the same instant, each one's
     lateness added); wait percentiles from the merged wait histograms, ranked over all clients (one
-    that never came back counts as not yet back, as the generator does)."""
+    that never came back counts as not yet back, as the generator does). No end line on any generator
+    is a failed storm (ServerMeasureError), named with the generators' last words."""
     ends = [m for m in run["lines"] if m.get("type") == "end"]
+    if not ends:
+        raise ServerMeasureError(f"secperf-loadgen --storm gave no end line on any generator: {run['stderr'][-300:]}")
     late = {w["name"]: w["start_late_ms"] / 1e3 for w in run["cluster"]["workers"]}
     out: dict[str, Any] = {"loop": "storm", "generators": len(ends)}
     for k in ("clients", "back", "gave_up", "attempts", "failed_attempts"):

@@ -209,8 +209,6 @@ def replay_storm(
         after = S.summarize_level(run_level(g, cap_argv, pid, 0.3, capacity_s, capacity_s + 30))
     finally:
         srv.stop()
-    if not any(m.get("type") == "end" for m in run["lines"]):
-        raise S.ServerMeasureError(f"secperf-loadgen --storm gave no end line on any generator: {run['stderr'][-300:]}")
     end = merge_storm(run)
     return storm_record(
         "nginx",

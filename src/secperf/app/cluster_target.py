@@ -218,8 +218,6 @@ def replay_storm(
     run = run_level(g, argv, None, 0.0, 0.0, duration_s + 60)
     time.sleep(1.0)
     after = S.summarize_level(run_level(g, cap, None, 0.3, capacity_s, capacity_s + 30))
-    if not any(m.get("type") == "end" for m in run["lines"]):
-        raise S.ServerMeasureError(f"secperf-loadgen --storm gave no end line on any generator: {run['stderr'][-300:]}")
     return storm_record(
         f"target {lt.name}",
         "the target's own",

@@ -108,12 +108,7 @@ def replay_storm(
         after = summarize_level(run_level(loadgen_argv(port, cfg, 32, p), pid, capacity_s + 30))
     finally:
         srv.stop()
-    if r.returncode == 2:
-        raise InputError(f"secperf-loadgen --storm: {r.stderr.strip()}")
-    lines = [m for m in map(parse_line, r.stdout.splitlines()) if m]
-    end = next((m for m in lines if m.get("type") == "end"), None)
-    if end is None:
-        raise ServerMeasureError(f"secperf-loadgen --storm gave no end line: {(r.stderr or r.stdout).strip()[-300:]}")
+    lines, end = storm_output(r)
     return storm_record(
         "nginx",
         key,
@@ -125,6 +120,18 @@ def replay_storm(
         cpu,
         intervals=[m for m in lines if m.get("type") == "interval"],
     )
+
+
+def storm_output(r: subprocess.CompletedProcess[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The storm generator's JSON lines and its end line; a refused option is the user's (InputError),
+    no end line a failed storm (ServerMeasureError) with the generator's last words."""
+    if r.returncode == 2:
+        raise InputError(f"secperf-loadgen --storm: {r.stderr.strip()}")
+    lines = [m for m in map(parse_line, r.stdout.splitlines()) if m]
+    end = next((m for m in lines if m.get("type") == "end"), None)
+    if end is None:
+        raise ServerMeasureError(f"secperf-loadgen --storm gave no end line: {(r.stderr or r.stdout).strip()[-300:]}")
+    return lines, end
 
 
 def storm_record(

@@ -521,7 +521,7 @@ def replay_storm(
     """measure.server_storm.replay_storm against the target: its capacity at 32 clients just before
     and after, and in between `clients` clients of `secperf-loadgen --storm` connecting at once.
     The server's CPU during the storm is not measured (None)."""
-    from .server_storm import storm_argv, storm_record
+    from .server_storm import storm_argv, storm_output, storm_record
 
     cores = sorted(os.sched_getaffinity(0))
     p = LoadParams(concurrency=[32], duration_s=capacity_s, warmup_s=0.3, seed=seed, core=-1)
@@ -539,12 +539,7 @@ def replay_storm(
         raise ServerMeasureError(f"secperf-loadgen --storm did not end within {duration_s + 60:.0f} s") from None
     time.sleep(1.0)
     after = summarize_level(run_level(cap, None, capacity_s + 30, cores))
-    if r.returncode == 2:
-        raise InputError(f"secperf-loadgen --storm: {r.stderr.strip()}")
-    lines = [m for m in map(parse_line, r.stdout.splitlines()) if m]
-    end = next((m for m in lines if m.get("type") == "end"), None)
-    if end is None:
-        raise ServerMeasureError(f"secperf-loadgen --storm gave no end line: {(r.stderr or r.stdout).strip()[-300:]}")
+    lines, end = storm_output(r)
     return storm_record(
         f"target {lt.name}",
         "the target's own",
