@@ -8,14 +8,15 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError
+from ..inputs.defaults import (  # the commands' defaults (the parser shows them), named here for app.commands
+    CAN_DEFAULT_DEVICES as CAN_DEFAULT_DEVICES,
+)
+from ..inputs.defaults import CAN_DEFAULT_MACS as CAN_DEFAULT_MACS
+from ..inputs.defaults import MAC_DEFAULT_ALGS as MAC_DEFAULT_ALGS
+from ..inputs.defaults import MAC_DEFAULT_SIZES as MAC_DEFAULT_SIZES
 
 if TYPE_CHECKING:
     from ..model.can import CanParams
-
-MAC_DEFAULT_ALGS = "chaskey,chaskey-12,hmac-sha256,aes-128-cmac,poly1305,siphash"
-MAC_DEFAULT_SIZES = "8,16,64,256,1024"
-CAN_DEFAULT_DEVICES = "rl78,rl78-small,rh850,cortex-m0,cortex-m3,cortex-m0-qemu,cortex-m3-qemu"
-CAN_DEFAULT_MACS = "chaskey,chaskey-12,aes-128-cmac,hmac-sha256"
 
 
 @dataclass

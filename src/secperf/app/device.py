@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError
 from ..inputs.core_profiles import Core
+from ..inputs.defaults import DEVICE_BUILD_DEFAULTS, DEVICE_DEFAULTS
 from ..inputs.devices import resolve_core
 from .reporter import Lines, reporter
 from .runner import Output, Phase, measure_and_write
@@ -18,32 +19,8 @@ if TYPE_CHECKING:
     from .runner import Progress
 
 
-class _Defaults(TypedDict):
-    device: str
-    stack: str
-    tls: str
-    group: str
-    suite: str
-    mode: str
-    server_cert: str
-    client_cert: str
-    n: int
-    warmup: int
-
-
-DEFAULTS: _Defaults = {
-    "device": "cortex-a9-400",
-    "stack": "wolfssl",
-    "tls": "1.3",
-    "group": "x25519,p-256",
-    "suite": "aes128gcm,chacha20",
-    "mode": "full",
-    "server_cert": "rsa-2048",
-    "client_cert": "none",
-    "n": 5,
-    "warmup": 2,
-}
-BUILD_DEFAULTS = {"stack": "wolfssl,mbedtls,mbedtls3,wolfssl59", "target": "armhf,cortex-m4"}
+DEFAULTS = DEVICE_DEFAULTS  # the command's defaults (inputs/defaults.py: the parser shows them)
+BUILD_DEFAULTS = DEVICE_BUILD_DEFAULTS
 
 # a list of names, or the same as one comma list (the defaults above, a scenario file's text):
 # measure/device.py checks either against what it knows
