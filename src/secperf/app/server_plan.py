@@ -173,8 +173,23 @@ class FleetOptions:
     abandoned_work: bool = False  # the model: the server also serves attempts whose client gave up
     replay: int | None = None  # replay a storm of this many clients against nginx and compare
     target: Any = None  # --target with --replay: the storm against the user's server (LoadTarget)
+    target_backlog: int | None = None  # the target's listen backlog ([server].backlog of --system); None: assumed
     allow_partial: bool = False  # --from may name a running or abandoned run
     max_hours: float | None = None  # --max-hours: the limit of the run's estimate (app/bounds.py)
+
+
+def replay_backlog(o: FleetOptions, clients: int) -> tuple[int, str]:
+    """The listen backlog the replay's model takes, and where it comes from: the one secperf started
+    nginx with, a target's from its system file ([server].backlog), or for a target without it an
+    assumption (max(512, clients + 64): every client queued, as nginx here)."""
+    if o.target is None:
+        return max(512, clients + 64), "nginx started by secperf with listen backlog max(512, clients + 64)"
+    if o.target_backlog is not None:
+        return o.target_backlog, "[server].backlog of the --system file"
+    return max(512, clients + 64), (
+        "assumed: max(512, clients + 64), the target's backlog is not known; give [server].backlog in a "
+        "--system file (`ss -ltn` on the server shows it as the listening socket's Send-Q)"
+    )
 
 
 def replay_compare(o: FleetOptions, policy: str, measured: dict[str, Any]) -> dict[str, Any]:
@@ -183,6 +198,7 @@ def replay_compare(o: FleetOptions, policy: str, measured: dict[str, Any]) -> di
     from ..model.fleet import FleetModel, simulate
 
     st = measured["storm"]
+    backlog, backlog_from = replay_backlog(o, measured["clients"])
     out: dict[str, Any] = {
         "clients": measured["clients"],
         "policy": policy,
@@ -192,6 +208,8 @@ def replay_compare(o: FleetOptions, policy: str, measured: dict[str, Any]) -> di
         "base_s": o.base_s,
         "cap_s": o.cap_s,
         "server_cpu_s": measured["server_cpu_s"],
+        "backlog": backlog,
+        "backlog_from": backlog_from,
         "measured": {
             k: st.get(k)
             for k in (
@@ -220,7 +238,7 @@ def replay_compare(o: FleetOptions, policy: str, measured: dict[str, Any]) -> di
                 base_s=o.base_s,
                 cap_s=o.cap_s,
                 timeout_s=o.timeout_s,
-                backlog=max(512, measured["clients"] + 64),
+                backlog=backlog,
                 abandoned_work=ab,
                 horizon_s=o.horizon_s,
             )
@@ -230,6 +248,7 @@ def replay_compare(o: FleetOptions, policy: str, measured: dict[str, Any]) -> di
             "wait_p50_s": r["wait_s"]["p50"],
             "wait_p99_s": r["wait_s"]["p99"],
             "failed_attempts": r["failed_attempts"],
+            "syn_drops": r["syn_drops"],
         }
         for k in ("time_all_back_s", "wait_p99_s"):
             mv, pv = st.get(k), m[k]

@@ -65,6 +65,7 @@ PLAN_PROTOCOL = {
 }
 
 Name = Annotated[str, Field(min_length=1, max_length=200)]
+MAX_BACKLOG = 10_000_000  # as `fleet --backlog` (model/fleet.py); the kernel caps it at somaxconn
 Source = Annotated[str, Field(min_length=3, max_length=2000)]
 
 
@@ -161,6 +162,12 @@ class ServerSection(_Section):
     servername: Name | None = Field(None, description="SNI and the name checked (default: the host)")
     client_cert: Name | None = Field(None, description="client certificate (PEM file) the generators show")
     client_key: Name | None = Field(None, description="its key: a PEM file only its owner reads (0600)")
+    backlog: Annotated[int, Field(ge=1, le=MAX_BACKLOG)] | None = Field(
+        None,
+        description="the server's listen(2) backlog (`ss -ltn` shows it as Send-Q of the listening "
+        "socket); `fleet --replay` models the storm with it (the kernel caps it at somaxconn). "
+        "Without it the replay's model assumes max(512, clients + 64) and says so",
+    )
     source: Source | None = None
 
 

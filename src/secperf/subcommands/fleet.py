@@ -146,6 +146,7 @@ def run(args: argparse.Namespace) -> Result:
     from .server import load_target
 
     o.target = load_target(args)
+    o.target_backlog = getattr(args, "target_backlog", None)  # [server].backlog of --system
     from ..app.cluster import require
 
     o.cluster = require(args.cluster)  # Ray missing or a malformed address: exit 2 before anything runs

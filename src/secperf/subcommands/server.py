@@ -174,6 +174,8 @@ def _from_system(args: argparse.Namespace) -> None:
         if v is not None and not getattr(args, k, None):
             setattr(args, k, v if v.startswith("pkcs11:") else str(base / v))
             taken[f"--{k.replace('_', '-')}"] = f"[server].{k}"
+    if srv.backlog is not None:  # the target's listen backlog: `fleet --replay`'s model takes it
+        args.target_backlog = srv.backlog
     if srv.servername and not args.servername:
         args.servername = srv.servername
         taken["--servername"] = "[server].servername"
