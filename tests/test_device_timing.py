@@ -6,6 +6,7 @@ cycles as in instructions, and a profile missing a timing parameter is refused n
 """
 
 import copy
+import dataclasses
 import os
 
 import pytest
@@ -143,8 +144,9 @@ def test_timing_kernels_give_the_documented_cycle_counts(kernels):
     got = T.run_kernels(dev, exe, plugin, work)
     assert set(got) == set(docs), "a kernel ran without a documented count, or the reverse"
     refill = dev.timing.costs["branch_taken_extra"]
+    odd = dev.timing.costs["branch_unaligned_extra"]
     for k, d in docs.items():
-        want = [d["cycles"] + d.get("refills", 0) * p for p in refill]
+        want = [d["cycles"] + d.get("refills", 0) * p + d.get("unaligned", 0) * u for p, u in zip(refill, odd)]
         assert got[k][1] == want[1], f"kernel {k} {d['name']}: model {got[k][1]}, documented {want[1]} ({d['rule']})"
         assert got[k][0] <= want[0] + 1e-9 and got[k][2] >= want[2] - 1e-9, (k, got[k], want)
 
@@ -164,6 +166,28 @@ def test_a_load_after_data_processing_on_its_address_register_stalls_one_cycle(k
     assert by["str-register-offset"] == 4
     # the Cortex-M0+ has no such stall (two-stage pipeline, the address formed in the load's own cycles)
     assert S.core("cortex-m0plus-64").timing.costs["agu_stall"] == (0.0, 0.0, 0.0)
+
+
+def test_a_loop_branching_to_a_32_bit_instruction_at_a_halfword_address_costs_a_cycle_more_per_pass(kernels):
+    """The refill by the target (Cortex-M4 TRM: P by the target's alignment and width): two loops of the
+    same instructions, the first instruction a 32-bit ADD.W at a word address in one and at a halfword
+    address in the other; each of the 9 taken BNEs costs one cycle more in the second, and nothing
+    else differs: the same profile with the rule's cost at 0 gives the two loops the same cycles."""
+    exe, plugin, work = kernels
+    _, docs = T.documented_kernels()
+    name = {d["name"]: k for k, d in docs.items()}
+    aligned, halfword = name["loop-target-aligned"], name["loop-target-halfword"]
+    assert docs[halfword].get("unaligned") == docs[aligned]["refills"] == 9
+    assert "unaligned" not in docs[aligned]
+    m4 = S.core("cortex-m4-20")
+    assert m4.timing.costs["branch_unaligned_extra"] == (1.0, 1.0, 1.0)
+    got = T.run_kernels(m4, exe, plugin, work)
+    for s in range(3):
+        assert got[halfword][s] - got[aligned][s] == 9, (got[aligned], got[halfword])
+    costs = dict(m4.timing.costs, branch_unaligned_extra=(0.0, 0.0, 0.0))
+    off = dataclasses.replace(m4, timing=dataclasses.replace(m4.timing, costs=costs))
+    without = T.run_kernels(off, exe, plugin, work)
+    assert without[halfword] == without[aligned] == got[aligned]
 
 
 def test_block_counters_give_the_same_figures_as_inline_sums(tmp_path):

@@ -185,6 +185,20 @@ _start:
     str r2, [r3, r4]
     END 23
 
+    KERNEL 24                   @ a counted loop whose branch target is a 32-bit instruction at a word
+    movs r2, #10                @ address (the marker's 6 bytes and this MOVS: offset 8): 10 x (ADD.W;
+1:  add.w r4, r4, #1            @ SUBS; BNE), 9 BNE taken (1 + P), 1 not taken, plus the MOVS
+    subs r2, #1
+    bne 1b
+    END 24
+
+    KERNEL 25                   @ the same loop with its target at a halfword address: a 32-bit MOV.W
+    mov.w r2, #10               @ instead of the MOVS (offset 10); each taken BNE's refill needs one more
+1:  add.w r4, r4, #1            @ fetch (TRM: P by the target's alignment and width)
+    subs r2, #1
+    bne 1b
+    END 25
+
     /* exit(0) */
     movs r0, #0
     movs r7, #1

@@ -18,7 +18,7 @@ const char *const timing_class_names[TC_N] = {
     "mul", "mla", "mull", "div", "branch", "branch_taken", "branch_not_taken", "pc_write",
     "it", "vfp", "vfp_mem", "vdiv", "neon", "neon_mem", "other",
     "ifetch_miss", "ifetch_seq_stall", "dflash_miss", "l1i_miss", "l1d_miss", "l2_miss", "mispredict",
-    "agu_stall", "store_regoff", "branch_load_taken",
+    "agu_stall", "store_regoff", "branch_load_taken", "branch_taken_unaligned",
 };
 
 double timing_cycles[TIMING_SETS];   /* stalls and branch penalties, added by the callbacks */
@@ -81,13 +81,14 @@ double timing_now(int set)
 enum cost {
     C_ALU, C_LOAD, C_LOAD_PIPELINED, C_STORE, C_LDRD, C_STRD, C_LDM_BASE, C_LDM_PER_REG, C_STM_BASE,
     C_STM_PER_REG, C_MUL, C_MLA, C_MULL, C_DIV, C_BRANCH, C_BRANCH_TAKEN_EXTRA, C_MISPREDICT, C_IT,
-    C_VFP, C_VFP_MEM, C_VDIV, C_NEON, C_NEON_MEM, C_OTHER, C_FLASH_WS, C_L1_MISS, C_L2_MISS, C_NO_PREFETCH, C_AGU_STALL, C_BRANCH_LOAD_EXTRA, C_STORE_REGOFF_EXTRA, C_N
+    C_VFP, C_VFP_MEM, C_VDIV, C_NEON, C_NEON_MEM, C_OTHER, C_FLASH_WS, C_L1_MISS, C_L2_MISS, C_NO_PREFETCH, C_AGU_STALL, C_BRANCH_LOAD_EXTRA, C_STORE_REGOFF_EXTRA,
+    C_BRANCH_UNALIGNED_EXTRA, C_N
 };
 static const char *const cost_names[C_N] = {
     "alu", "load", "load_pipelined", "store", "ldrd", "strd", "ldm_base", "ldm_per_reg", "stm_base",
     "stm_per_reg", "mul", "mla", "mull", "div", "branch", "branch_taken_extra", "mispredict", "it",
     "vfp", "vfp_mem", "vdiv", "neon", "neon_mem", "other", "flash_ws", "l1_miss", "l2_miss", "no_prefetch",
-    "agu_stall", "branch_load_extra", "store_regoff_extra",
+    "agu_stall", "branch_load_extra", "store_regoff_extra", "branch_unaligned_extra",
 };
 static double cost[C_N][TIMING_SETS];
 
@@ -837,6 +838,8 @@ struct tbinfo {
     unsigned char in_log;            /* cheaper path: in the log of uses not yet applied */
     unsigned char logged;            /* cheaper path: a flash block with its slots, whose uses can be logged */
     unsigned char br_bits;           /* br_kind, + 4 when the branch loads the PC (the next block resolves it) */
+    unsigned char odd_wide;          /* its first instruction is 32-bit at a halfword (not word) address: a
+                                      * taken branch to it pays branch_unaligned_extra */
     unsigned long long br_pc;        /* address of the last instruction */
     int br_kind;                     /* 0 none, 1 always taken, 2 conditional */
     int br_load;                     /* the branch loads the PC (LDR PC, POP/LDM with PC, TBB/TBH) */
@@ -1021,7 +1024,7 @@ static void add_stall(int set_cost, double scale)
 
 /* the previous block's last branch (prev_bits != 0), resolved by where execution went; a stall adds the
  * cost itself (cost x 1.0, as add_stall: the same sums) */
-static inline void resolve_branch(unsigned long long start)
+static inline void resolve_branch(unsigned long long start, unsigned odd_wide)
 {
     unsigned kind = prev_bits & 3;
     int taken = kind == 1 || start != prev_end;
@@ -1043,6 +1046,16 @@ static inline void resolve_branch(unsigned long long start)
         timing_cycles[0] += c[0];
         timing_cycles[1] += c[1];
         timing_cycles[2] += c[2];
+        /* the refill fetches the target: a 32-bit instruction at a halfword address spans two words,
+         * one fetch more before it can decode (Cortex-M4 TRM: P = 1-3 by the target's alignment and
+         * width), whichever way the branch found its target */
+        if (odd_wide) {
+            timing_counts[TC_BRANCH_TAKEN_UNALIGNED]++;
+            const double *u = cost[C_BRANCH_UNALIGNED_EXTRA];
+            timing_cycles[0] += u[0];
+            timing_cycles[1] += u[1];
+            timing_cycles[2] += u[2];
+        }
     }
 }
 
@@ -1294,7 +1307,7 @@ static void on_tb_exec(unsigned int vcpu, void *udata)
     (void)vcpu;
     struct tbinfo *t = udata;
     if (prev_bits)
-        resolve_branch(t->start);
+        resolve_branch(t->start, t->odd_wide);
     if (t->logged && t->valid_fills == icache.fills) {
         /* cheaper path, nothing filled since the block's granules were all present: fetch_flash's first
          * branch, with the use logged (apply_use_log) */
@@ -1471,6 +1484,8 @@ void timing_translate(struct qemu_plugin_tb *tb)
                                                  t->mem_hint ? &t->mem_hint[i] : NULL);
         }
         free(d);
+        if (i == 0)
+            t->odd_wide = (va & 3) == 2 && size == 4;
         if (i == n - 1) {
             t->end = va + size;
             t->br_pc = va;

@@ -40,6 +40,9 @@ enum tclass {
     /* taken branches that load the PC, resolved at run time: they pay branch_load_extra instead of
      * branch_taken_extra (device calibrate counts each taken branch under one of the two) */
     TC_BRANCH_LOAD_TAKEN,
+    /* taken branches whose target is a 32-bit instruction at a halfword (not word) address: the refill
+     * needs one more fetch (Cortex-M4 TRM: P by the target's alignment and width), branch_unaligned_extra */
+    TC_BRANCH_TAKEN_UNALIGNED,
     TC_N
 };
 

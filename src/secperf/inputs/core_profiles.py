@@ -116,6 +116,7 @@ COST_NAMES = (
     "agu_stall",
     "branch_load_extra",
     "store_regoff_extra",
+    "branch_unaligned_extra",
 )
 MEMORY_COSTS = ("flash_ws", "l1_miss", "l2_miss", "no_prefetch")
 GEOMETRY_NAMES = (

@@ -64,6 +64,7 @@ COEFFICIENTS: dict[str, tuple[str, ...]] = {
     "branch": ("branch",),
     "branch_taken_extra": ("branch_taken", "-branch_load_taken"),
     "branch_load_extra": ("branch_load_taken",),
+    "branch_unaligned_extra": ("branch_taken_unaligned",),
     "agu_stall": ("agu_stall",),
     "store_regoff_extra": ("store_regoff",),
     "mispredict": ("mispredict",),

@@ -67,6 +67,7 @@ CLASS_NAMES = (
     "agu_stall",
     "store_regoff",
     "branch_load_taken",
+    "branch_taken_unaligned",
 )
 RULE = (
     "cycles from the per-class timing model (instruction classes x the core's TRM cycle costs, branches "
