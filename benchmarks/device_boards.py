@@ -316,25 +316,28 @@ def measure(rows: list[dict], n: int) -> None:
             for r in rs:
                 r["failed"] = str(exc).splitlines()[0][:200]
             continue
-        by_op = {s["labels"]["op"]: s for s in series}
+        by_op = {s.labels["op"]: s for s in series}  # Series records: read by attribute
         for r in rs:
             s = by_op.get(r["op"])
-            d = (s or {}).get("derived") or {}
-            if not d.get("time"):
-                r["failed"] = "; ".join(f["reason"] for f in (s or {}).get("failures", [])) or "no time"
+            d = s.derived if s is not None else None
+            if d is None or getattr(d, "time", None) is None:
+                r["failed"] = "; ".join(f.reason for f in (s.failures if s else [])) or "no time"
                 continue
             dev = core_profile(profile)
-            t, mhz = dict(d["time"]), float(r["board_info"]["clock_mhz"])
-            r["library_build"] = s["labels"].get("library")
-            r["instructions"] = d["instructions_median"]
+            tm = d.time
+            t = {"cycles": tm.cycles, "cycles_low": tm.cycles_low, "cycles_high": tm.cycles_high}
+            mhz = float(r["board_info"]["clock_mhz"])
+            r["library_build"] = s.labels.get("library")
+            r["instructions"] = d.instructions_median
             if r.get("stream"):  # the benchmark's timer window: a streamed KiB (see STREAMED)
-                d2 = (by_op.get(STREAM_OPS[1]) or {}).get("derived") or {}
-                if not d2.get("time"):
+                s2 = by_op.get(STREAM_OPS[1])
+                d2 = s2.derived if s2 is not None else None
+                if d2 is None or getattr(d2, "time", None) is None:
                     r["failed"] = f"{STREAM_OPS[1]} was not counted (needed for a streamed hash)"
                     continue
                 for k in ("cycles", "cycles_low", "cycles_high"):
-                    t[k] = streamed(t[k], d2["time"][k])
-                r["instructions"] = streamed(d["instructions_median"], d2["instructions_median"])
+                    t[k] = streamed(t[k], getattr(d2.time, k))
+                r["instructions"] = streamed(d.instructions_median, d2.instructions_median)
             r["cycles"] = t["cycles"]
             r["predicted_ms"] = t["cycles"] / (mhz * 1e3)
             r["predicted_low_ms"] = t["cycles_low"] / (mhz * 1e3)
