@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from secperf.core import result as R
+from secperf.inputs import netspec as NS
 from secperf.measure import edhoc as E
 from secperf.model import costs as C
 from secperf.model import flights as F
@@ -90,11 +91,11 @@ def path_floor_ms(over: dict, loop: dict, net: str) -> float:
     m, lo = second_request_p50_us(over), second_request_p50_us(loop)
     if m is None or lo is None:
         return 0.0
-    return max(0.0, (m - lo) / 1e3 - N.parse(net).rtt_s * 1e3) / 2
+    return max(0.0, (m - lo) / 1e3 - N.from_spec(NS.parse(net)).rtt_s * 1e3) / 2
 
 
 def predict(sc, table, net: str, n_sim: int, seed: int, floor_ms: float = 0.0) -> dict:
-    plan = P.plan(sc, table, N.with_path_floor(N.parse(net), floor_ms))
+    plan = P.plan(sc, table, N.with_path_floor(N.from_spec(NS.parse(net)), floor_ms))
     v = M.simulate_chunk(plan, np.random.default_rng(seed), n_sim)["usable"] * 1e6
     return {"p50_us": float(np.percentile(v, 50)), "p95_us": float(np.percentile(v, 95))}
 
@@ -126,7 +127,7 @@ def main() -> int:
         series = run_series(cfgs, per_round, 1, 15000, a.seed + rnd)
         floors = {}
         for cfg, s in zip(cfgs, series):  # one floor per delay, from its lossless cells
-            lossless = N.parse(cfg.network).up.loss == 0
+            lossless = N.from_spec(NS.parse(cfg.network)).up.loss == 0
             if lossless:
                 floors.setdefault(cfg.network.split(",")[0], []).append(path_floor_ms(s, loop[cfg.flow], cfg.network))
         for cfg, s in zip(cfgs, series):

@@ -25,12 +25,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from secperf.inputs import devices as D
+from secperf.inputs import netspec as NS
 from secperf.model import costs as C
 from secperf.model import flights as F
 from secperf.model import network as N
 from secperf.model import predict as P
 from secperf.sim import montecarlo as M
-from secperf.inputs import devices as D
 
 SECPERF = str(Path(sys.executable).with_name("secperf"))
 CAL = ("x25519", "aes128gcm")  # the one handshake row the table is calibrated on
@@ -157,7 +158,7 @@ def main() -> int:
                     f"tls{tls}", mode, group=C.DEVICE_GROUPS[lab["group"]], cert=lab.get("server_cert") or "rsa-2048"
                 )
                 try:
-                    r = M.simulate(P.plan(sc, table, N.parse("loopback")), args.sim_n, 1)
+                    r = M.simulate(P.plan(sc, table, N.from_spec(NS.parse("loopback"))), args.sim_n, 1)
                 except C.MissingCost as exc:
                     rows.append(
                         {

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from secperf.app.device_counts import device_counts
 from secperf.inputs import devices as D
+from secperf.inputs import netspec as NS
 from secperf.model import costs as C
 from secperf.model import flights as F
 from secperf.model import network as N
@@ -119,7 +120,7 @@ def main() -> int:
             table = C.from_device(counts.doc, core, C.load_table(), where="counts", stack=counts.stack)
             for s, sc in zip(meas, scs):
                 lab = s["labels"]
-                pl = P.plan(sc, table, N.parse("loopback"))
+                pl = P.plan(sc, table, N.from_spec(NS.parse("loopback")))
                 pred = sum(fp.compute_us for fp in pl.flights if fp is not None and fp.sender == "client")
                 pred_cycles = pred * core.clock_mhz
                 got = s["derived"]["time"]["cycles"]

@@ -14,6 +14,7 @@ import resource
 import sys
 import time
 
+from secperf.inputs import netspec as NS
 from secperf.model import costs as C
 from secperf.model import flights as F
 from secperf.model import network as N
@@ -37,7 +38,7 @@ def main() -> int:
     ap.add_argument("--network", default="delay=25ms,jitter=5ms,loss=2%")
     ap.add_argument("--protocol", default="tls1.3")
     args = ap.parse_args()
-    pl = P.plan(F.Scenario(args.protocol), C.load_table(), N.parse(args.network))
+    pl = P.plan(F.Scenario(args.protocol), C.load_table(), N.from_spec(NS.parse(args.network)))
     M.simulate(pl, 10_000, 1)  # warm-up (imports, first allocations)
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t0, c0 = time.perf_counter(), time.process_time()

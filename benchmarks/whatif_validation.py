@@ -57,6 +57,7 @@ from pathlib import Path
 import numpy as np
 
 from secperf.core import result as R
+from secperf.inputs import netspec as NS
 from secperf.inputs import se_profiles as SE
 from secperf.model import costs as C
 from secperf.model import flights as F
@@ -352,7 +353,7 @@ def wakeups_for(out: Path, doc_key: str) -> tuple[float, ...] | None:
 
 
 def _series_rtt(net: str) -> float:
-    return N.parse(net).rtt_s * 1e3
+    return N.from_spec(NS.parse(net)).rtt_s * 1e3
 
 
 def series_for(
@@ -486,7 +487,7 @@ def main() -> int:
                 "calibration": net == "loopback",
                 "failures": sum(len(x["failures"]) for _, x in got),
             }
-            base = N.parse(net, coap_random_factor=1.0)
+            base = N.from_spec(NS.parse(net), coap_random_factor=1.0)
             if net != "loopback" and floors.get(net):
                 base = N.with_path_floor(base, floors[net])
             wakes = {r: (None if net == "loopback" else wakeups_for(out, doc_key(docs, x))) for r, x in got}
@@ -526,7 +527,7 @@ def main() -> int:
             if net != "loopback" and all(v is not None for v in rtts.values()):
                 r2 = predict(
                     [
-                        plan_for(sc, tables[k], N.parse(_with_rtt(net, rtts[k]), coap_random_factor=1.0), metric)
+                        plan_for(sc, tables[k], N.from_spec(NS.parse(_with_rtt(net, rtts[k])), coap_random_factor=1.0), metric)
                         for k, _ in got
                     ],
                     metric,

@@ -14,6 +14,7 @@ import pytest
 from secperf.core import result as R
 from secperf.core.result_schema import DeviceCryptoDerived, DeviceDerived
 from secperf.inputs import devices as D
+from secperf.inputs import netspec as NS
 from secperf.inputs import se_profiles as SE
 from secperf.model import costs as C
 from secperf.model import flights as F
@@ -97,7 +98,7 @@ def test_a_mutual_tls_row_prices_mqtt_https_and_keeps_the_server_on_the_host():
     t = C.from_device(_doc(_handshake("1.3", "ecdsa-p256", row)), core)
     host = C.load_table()
     for proto in ("mqtt", "https"):
-        pl = P.plan(F.Scenario(proto), t, N.parse("loopback"))
+        pl = P.plan(F.Scenario(proto), t, N.from_spec(NS.parse("loopback")))
         # the client's handshake work is the row's cycles over the clock (the residual fitted from it)
         hs_client = sum(us for fp in pl.flights if fp is not None and fp.sender == "client" for op, us, _ in fp.ops)
         assert hs_client == pytest.approx(row / core.clock_mhz, rel=1e-6)
@@ -111,18 +112,18 @@ def test_a_mutual_tls_row_prices_mqtt_https_and_keeps_the_server_on_the_host():
     # a server-authenticated row is no protocol with a client certificate
     t2 = C.from_device(_doc(_handshake("1.3", "none", 12e6)), core)
     with pytest.raises(C.MissingCost, match="base:mqtt"):
-        P.plan(F.Scenario("mqtt"), t2, N.parse("loopback"))
-    P.plan(F.Scenario("tls1.3"), t2, N.parse("loopback"))
+        P.plan(F.Scenario("mqtt"), t2, N.from_spec(NS.parse("loopback")))
+    P.plan(F.Scenario("tls1.3"), t2, N.from_spec(NS.parse("loopback")))
 
 
 def test_a_secure_element_key_replaces_the_counted_signature_with_the_profile():
     core = D.core(CORE)
     t = C.from_device(_doc(_handshake("1.3", "ecdsa-p256", 19.1e6)), core)
-    soft = P.plan(F.Scenario("mqtt"), t, N.parse("loopback"))
+    soft = P.plan(F.Scenario("mqtt"), t, N.from_spec(NS.parse("loopback")))
     se = P.plan(
         F.Scenario("mqtt", key="se:iot-safe-sim:cold"),
         t,
-        N.parse("loopback"),
+        N.from_spec(NS.parse("loopback")),
         se=SE.profile_of_key("se:iot-safe-sim:cold"),
     )
     sign_us = OPS["ecdsa-p256-sign"] / core.clock_mhz
@@ -135,15 +136,15 @@ def test_the_application_exchange_is_costed_from_the_counted_aead():
     core = D.core(CORE)
     t = C.from_device(_doc(_handshake("1.3", "ecdsa-p256", 19.1e6)), core)
     per_kb = OPS["aes-128-gcm-1024"] / core.clock_mhz
-    mqtt = P.plan(F.Scenario("mqtt"), t, N.parse("loopback"))
-    https = P.plan(F.Scenario("https"), t, N.parse("loopback"))
+    mqtt = P.plan(F.Scenario("mqtt"), t, N.from_spec(NS.parse("loopback")))
+    https = P.plan(F.Scenario("https"), t, N.from_spec(NS.parse("loopback")))
     app = {op: us for op, us, _ in mqtt.final_ops}
     assert app["app:mqtt"] == pytest.approx(per_kb * (F.MQTT_CONNECT + F.MQTT_CONNACK + 2 * F.NST13) / 1024)
     assert https.final_us > mqtt.final_us  # an HTTP response is bigger than a CONNACK
     # without the AEAD row there is no application figure, and no silent one either
     ops = {k: v for k, v in OPS.items() if k != "aes-128-gcm-1024"}
     t3 = C.from_device(_doc(_handshake("1.3", "ecdsa-p256", 19.1e6), ops=ops), core)
-    assert not P.plan(F.Scenario("mqtt"), t3, N.parse("loopback")).final_ops
+    assert not P.plan(F.Scenario("mqtt"), t3, N.from_spec(NS.parse("loopback"))).final_ops
 
 
 def test_a_host_row_of_the_same_scenario_keeps_the_servers_measured_residual():
@@ -151,9 +152,9 @@ def test_a_host_row_of_the_same_scenario_keeps_the_servers_measured_residual():
 
     core = D.core(CORE)
     host = C.calibrate(_handshake_result(client_us=1000.0, total_us=2200.0))
-    host_pl = P.plan(F.Scenario("tls1.3"), host, N.parse("loopback"))
+    host_pl = P.plan(F.Scenario("tls1.3"), host, N.from_spec(NS.parse("loopback")))
     t = C.from_device(_doc(_handshake("1.3", "none", 12e6, server_cert="rsa-2048")), core, host)
-    dev_pl = P.plan(F.Scenario("tls1.3"), t, N.parse("loopback"))
+    dev_pl = P.plan(F.Scenario("tls1.3"), t, N.from_spec(NS.parse("loopback")))
     server = lambda pl: sum(fp.compute_us for fp in pl.flights if fp is not None and fp.sender == "server")  # noqa: E731
     assert server(dev_pl) == pytest.approx(server(host_pl), rel=1e-9)
     assert _client_us(dev_pl) > 10 * _client_us(host_pl)
@@ -162,7 +163,7 @@ def test_a_host_row_of_the_same_scenario_keeps_the_servers_measured_residual():
 def test_a_missing_client_cost_is_named_not_taken_from_the_server_table():
     t = C.from_device(_doc(_handshake("1.3", "none", 12e6, server_cert="rsa-2048")), D.core(CORE))
     with pytest.raises(C.MissingCost, match="verify:ecdsa-p384"):
-        P.plan(F.Scenario("tls1.3", cert="ecdsa-p384"), t, N.parse("loopback"))
+        P.plan(F.Scenario("tls1.3", cert="ecdsa-p384"), t, N.from_spec(NS.parse("loopback")))
 
 
 def test_the_old_device_table_name_is_the_emulated_core():

@@ -26,21 +26,13 @@ LOWER = ("measure", "model", "sim", "plan")
 LOOKUPS = {
     "inputs.devices": {"core", "cores", "resolve_device", "resolve_core", "check_device", "temporary_core"},
     "inputs.netspec": {"parse", "parse_networks", "load_profiles", "load_sweeps", "profile_table"},
-    "inputs.se_profiles": {"get_profile", "load_profiles", "profile_of_key"},
+    "inputs.se_profiles": {"get_profile", "load_profiles", "profiles_with", "profile_of_key"},
     "inputs.system": {"load_system", "validate_system"},
-    "model.network": {"parse"},  # a link from its --network text
+    "model.network": {"parse"},  # a link model from its text (gone: model/ takes a NetSpec, from_spec)
 }
-# not yet moved up (said in the issue's closing note), each with the lookup it still makes
-NOT_YET: set[tuple[str, str]] = {
-    # the server and mqtt-load runs' client key: being reworked beside this change (their options)
-    ("measure/mqtt_load.py", "inputs.se_profiles.get_profile"),
-    ("measure/server_config.py", "inputs.se_profiles.get_profile"),
-    ("measure/server_start.py", "inputs.se_profiles.get_profile"),
-    # measure_vpn called by its name alone (the tests; connect hands it the resolved profile)
-    ("measure/vpn.py", "inputs.se_profiles.get_profile"),
-    # a link model from its text: the tests' and benchmarks' convenience (no command calls it)
-    ("model/network.py", "inputs.netspec.parse"),
-}
+# not yet moved up, each with the lookup it still makes: none left (the server and mqtt-load key
+# sources, measure_vpn called by its name alone and the link model's text parser were the last)
+NOT_YET: set[tuple[str, str]] = set()
 
 
 def _lookups(path: Path) -> set[str]:
@@ -71,9 +63,22 @@ def _lookups(path: Path) -> set[str]:
             reg = aliases[f.value.id]
             if f.attr in LOOKUPS[reg]:
                 found.add(f"{reg}.{f.attr}")
+        elif isinstance(f, ast.Attribute) and (dotted := _dotted(f.value)):  # secperf.inputs.netspec.parse(t)
+            for reg, names in LOOKUPS.items():
+                if f.attr in names and (dotted == reg or dotted.endswith("." + reg)):
+                    found.add(f"{reg}.{f.attr}")
         elif isinstance(f, ast.Name) and f.id == "check_device":
             found.add("inputs.devices.check_device")
     return found
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """`a.b.c` of a Name/Attribute chain, else None."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else None
 
 
 def test_the_lower_layers_take_the_objects_not_the_names():
@@ -123,6 +128,12 @@ def test_a_system_file_is_read_at_the_commands_edge_only():
         ("import secperf.inputs.se_profiles as S\nS.load_profiles()\n", {"inputs.se_profiles.load_profiles"}),
         ("from . import network as N\nN.parse('lte-m')\n", {"model.network.parse"}),
         ("from ..inputs.system import load_system\n", {"inputs.system.load_system"}),
+        (
+            "import secperf.inputs.se_profiles\nfrom .. import inputs\n"
+            "def f(k, p):\n    return secperf.inputs.se_profiles.profiles_with(p), inputs.netspec.parse(k)\n",
+            {"inputs.se_profiles.profiles_with", "inputs.netspec.parse"},
+        ),
+        ("from ..inputs.se_profiles import profiles_with as known\n", {"inputs.se_profiles.profiles_with"}),
         ("from ..inputs import netspec as NS\ndef f(s):\n    return NS.LOOPBACK_NAMES, s.canonical()\n", set()),
     ],
 )
@@ -168,6 +179,7 @@ def test_the_model_and_the_planner_take_the_resolved_profile_and_link():
     only the name is secperf's own slip (internal), not a lookup made below the command."""
     from secperf.app.plan import resolved
     from secperf.core.errors import InternalError
+    from secperf.inputs import netspec as NS
     from secperf.inputs import patterns as PS
     from secperf.inputs import se_profiles as SE
     from secperf.model import costs as C
@@ -176,7 +188,7 @@ def test_the_model_and_the_planner_take_the_resolved_profile_and_link():
     from secperf.model import predict as P
     from secperf.plan import planner as PL
 
-    sc, table, link = F.Scenario("mqtt", key="se:iot-safe-sim:cold"), C.load_table(), N.parse("delay=10ms")
+    sc, table, link = F.Scenario("mqtt", key="se:iot-safe-sim:cold"), C.load_table(), N.from_spec(NS.parse("delay=10ms"))
     with pytest.raises(InternalError, match="resolved"):
         P.plan(sc, table, link)
     with pytest.raises(InternalError, match="resolved"):

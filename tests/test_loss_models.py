@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from secperf.inputs import netspec as NS
 from secperf.model import costs as C
 from secperf.model import flights as F
 from secperf.model import network as N
@@ -47,7 +48,7 @@ def run(monkeypatch, scenario, client=(), server=(), n=4, factor=1.0):
         return made[-1]
 
     monkeypatch.setattr(M, "Chains", chains)
-    pl = P.plan(scenario, C.load_table(), N.parse(LINK, coap_random_factor=factor))
+    pl = P.plan(scenario, C.load_table(), N.from_spec(NS.parse(LINK), coap_random_factor=factor))
     r = M.simulate_chunk(pl, np.random.default_rng(3), n)
     return r["retransmission_wait"], r["packets_up"], r["packets_down"], made[0]
 

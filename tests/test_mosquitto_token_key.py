@@ -18,6 +18,7 @@ import pytest
 from conftest import proc_cmdlines, run_cli
 from secperf.core.errors import InputError
 from secperf.core.result_derived import ServerDerived
+from secperf.inputs.se_profiles import get_profile
 from secperf.lab.iot_services import Mosquitto
 from secperf.lab.pki import LabPKI
 from secperf.lab.services import ServiceError
@@ -178,7 +179,7 @@ def test_validate_names_the_servers_that_take_a_token_key():
 
 
 def test_a_key_the_token_does_not_hold_stops_mosquitto_with_the_engines_reason(pki, tmp_path):
-    off = S.Offload("atecc608", "busy", "ecdsa-p256", tmp_path / "tok", 1)
+    off = S.Offload(get_profile("atecc608"), "busy", "ecdsa-p256", tmp_path / "tok", 1)
     bad = off.uri.replace("object=device-p256", "object=no-such-key")
     mq = Mosquitto(
         SimpleNamespace(chain=off.cert, key=None), pki.client("ecdsa-p256").ca, workdir=tmp_path / "mq", engine_key=bad

@@ -14,6 +14,7 @@ from conftest import run_cli
 from secperf.app.mqtt_load import phase, storm_vs_model
 from secperf.core.errors import InputError
 from secperf.core.histogram import Histogram
+from secperf.inputs.se_profiles import get_profile
 from secperf.lab.iot_services import Mosquitto
 from secperf.lab.pki import LabPKI
 from secperf.measure import mqtt_load as M
@@ -152,7 +153,8 @@ def test_a_refused_client_certificate_is_counted_as_refused_with_its_reason(brok
 
 def test_a_secure_element_pauses_each_full_handshake_and_a_resumed_one_skips_it(broker, tmp_path):
     mq, client = broker
-    se = M.se_samples_file("atecc608", tmp_path / "se.txt", 1)
+    prof = get_profile("atecc608")  # the command resolves it (app/mqtt_load.resolved); measure takes the object
+    se = M.se_samples_file(prof, tmp_path / "se.txt", 1)
     assert len(se.read_text().split()) == M.SE_SAMPLES and (se.stat().st_mode & 0o777) == 0o600
     r = _run(
         mq.port,
@@ -176,7 +178,7 @@ def test_a_secure_element_pauses_each_full_handshake_and_a_resumed_one_skips_it(
     assert ramp["se_waits"] == ramp["connacks"] - ramp["resumed"]
     assert storm["offered_session"] == 6 and storm["se_waits"] == storm["connacks"] - storm["resumed"]
     assert r["meta"]["se_samples"] == M.SE_SAMPLES
-    said = M.se_said("atecc608", se)
+    said = M.se_said(prof, se)
     assert said["profile"] == "atecc608" and said["drawn"] == M.SE_SAMPLES and said["mean_ms"] > 0 and said["source"]
     assert M.se_said(None, None) is None
 
@@ -355,3 +357,24 @@ def test_a_target_broker_that_wants_a_client_certificate_is_bad_input_naming_it(
     )
     assert p.returncode == 2 and "--client-cert" in p.stderr, p.stderr[-800:]
     assert not (tmp_path / "res").exists()
+
+
+def test_the_command_resolves_the_secure_element_profiles_once():
+    """--se and --key-source offload:PROFILE:WAIT resolved by app/mqtt_load.resolved (one read of the
+    catalogue); the measurement takes the objects and refuses a configuration without them; the
+    Result says the names."""
+    from secperf.app.mqtt_load import resolved
+    from secperf.core.errors import InternalError
+
+    c = resolved(M.MqttLoadConfig(se_profile="atecc608", key_source="offload:atecc608:busy"))
+    assert c.client_se() is not None and c.client_se().name == "atecc608" and c.broker_se() is c.client_se()
+    said = c.as_dict()
+    assert said["se_profile"] == "atecc608" and "se" not in said and "offload_profile" not in said
+    json.dumps(said)
+    assert resolved(M.MqttLoadConfig()).client_se() is None and M.MqttLoadConfig().broker_se() is None
+    with pytest.raises(InternalError, match="not resolved"):
+        M.MqttLoadConfig(se_profile="atecc608").client_se()
+    with pytest.raises(InternalError, match="not resolved"):
+        M.capacity_clients(M.MqttLoadConfig(key_source="offload:atecc608:busy"))
+    with pytest.raises(InputError, match="--se nosuch: unknown secure-element profile 'nosuch'; known: .*atecc608"):
+        resolved(M.MqttLoadConfig(se_profile="nosuch"))

@@ -166,6 +166,7 @@ def test_anti_amplification_limit_costs_a_round_trip_for_a_large_certificate_cha
 def test_pto_recovers_a_lost_initial_after_twice_the_initial_rtt():
     import numpy as np
 
+    from secperf.inputs import netspec as NS
     from secperf.model import costs as C
     from secperf.model import flights as F
     from secperf.model import network as N
@@ -175,7 +176,7 @@ def test_pto_recovers_a_lost_initial_after_twice_the_initial_rtt():
 
     assert FQ.pto_s("quic-initial", 0.05) == pytest.approx(2 * Q.INITIAL_RTT_S)
     assert FQ.pto_s("quic", 0.05) == pytest.approx(0.15)
-    pl = P.plan(F.Scenario("quic", "full"), C.load_table(), N.parse("delay=25ms,loss=10%"))
+    pl = P.plan(F.Scenario("quic", "full"), C.load_table(), N.from_spec(NS.parse("delay=25ms,loss=10%")))
     r = M.simulate_chunk(pl, np.random.default_rng(1), 20000)["usable"]
     # a connection whose first exchange lost a datagram waits a whole initial PTO
     slow = r[r > 0.1 + 2 * Q.INITIAL_RTT_S - 0.01]
@@ -184,13 +185,14 @@ def test_pto_recovers_a_lost_initial_after_twice_the_initial_rtt():
 
 
 def test_quic_mtu_below_1228_is_refused_naming_rfc_9000():
+    from secperf.inputs import netspec as NS
     from secperf.model import costs as C
     from secperf.model import flights as F
     from secperf.model import network as N
     from secperf.model import predict as P
 
     with pytest.raises(Exception, match="RFC 9000"):
-        P.plan(F.Scenario("quic", "full"), C.load_table(), N.parse("delay=10ms,mtu=1200"))
+        P.plan(F.Scenario("quic", "full"), C.load_table(), N.from_spec(NS.parse("delay=10ms,mtu=1200")))
 
 
 def test_quic_0rtt_measure_reconnects_in_one_round_trip():
@@ -220,6 +222,7 @@ def test_a_table_without_quic_rows_fits_quic_on_a_measured_tls13_row():
     base: residual (fitted against QUIC's own flights), and the figure's source says so."""
     from dataclasses import replace
 
+    from secperf.inputs import netspec as NS
     from secperf.model import costs as C
     from secperf.model import flights as F
     from secperf.model import network as N
@@ -239,6 +242,6 @@ def test_a_table_without_quic_rows_fits_quic_on_a_measured_tls13_row():
         "depth": 1,
     }
     t = replace(t, measured={C.scenario_key("https", "full", "software"): row})
-    pl = P.plan(F.Scenario("quic", "full", mtls=True), t, N.parse("delay=10ms"))
+    pl = P.plan(F.Scenario("quic", "full", mtls=True), t, N.from_spec(NS.parse("delay=10ms")))
     base = [(op, src) for fp in pl.flights if fp for op, _, src in fp.ops if op.startswith("base:quic:full")]
     assert base and all("standing in for quic" in src for _, src in base)

@@ -175,7 +175,6 @@ def test_resumed_share_matches_the_ratio_and_signs_nothing(pki, tmp_path):
     [
         (S.ServerConfig("nginx", "rsa-2048-nocrt"), "probe"),
         (S.ServerConfig("nginx", "rsa-2048", resume_ratio=2), "--resume-ratio"),
-        (S.ServerConfig("nginx", "rsa-2048", source="offload:no-such-card:busy"), "no-such-card"),
         (S.ServerConfig("nginx", "rsa-2048", source="offload:rsa-card-1998:spin"), "--key-source"),
         (S.ServerConfig("apache", "rsa-2048"), "--server"),
     ],
@@ -183,6 +182,22 @@ def test_resumed_share_matches_the_ratio_and_signs_nothing(pki, tmp_path):
 def test_bad_server_configurations_are_input_errors(cfg, word):
     with pytest.raises(InputError, match=word.replace("-", "\\-")):
         S.validate(cfg)
+
+
+def test_an_offloaded_keys_profile_is_resolved_once_by_the_command():
+    """--key-source offload:PROFILE:WAIT: the plan resolves the profile (an unknown one names the
+    option and the known ones); the measurement takes the object and refuses a config without it."""
+    from secperf.app.server_plan import ServerOptions, plan
+    from secperf.core.errors import InternalError
+
+    with pytest.raises(InputError, match="--key-source offload:no-such-card:busy: unknown secure-element profile"):
+        plan(ServerOptions(servers=["nginx"], keys=["rsa-2048"], sources=["offload:no-such-card:busy"]))
+    cfgs = plan(ServerOptions(servers=["nginx"], keys=["rsa-2048"], sources=["software", "offload:atecc608:sleep"]))
+    off = [c for c in cfgs if c.offload]
+    assert len(off) == 1 and off[0].offloaded()[0].name == "atecc608" and off[0].offloaded()[1] == "sleep"
+    assert all(c.profile is None for c in cfgs if not c.offload)
+    with pytest.raises(InternalError, match="not resolved"):
+        S.ServerConfig("nginx", "rsa-2048", source="offload:atecc608:busy").offloaded()
 
 
 def _timed(fn):

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import IS_ROOT, SLOW_SIGN, alive, needs_links, run_cli, skip_if
+from secperf.core.errors import InternalError
+from secperf.inputs.se_profiles import get_profile
 from secperf.lab import vpn as V
 from secperf.lab.pki import LabPKI
 from secperf.lab.token import LabToken
@@ -98,7 +100,12 @@ def test_bad_input_is_a_value_error(tmp_path):
     with pytest.raises(ValueError, match="n = 0"):
         measure_vpn("software", 0, 0, tmp_path)
     with pytest.raises(ValueError, match="unknown secure-element profile"):
-        measure_vpn("se:no-such-chip", 1, 0, tmp_path)
+        get_profile("no-such-chip")  # the command's lookup (app/connect.key_profiles), not measure's
+    for ks in ("token", "se:iot-safe-sim"):  # a token or se key handed without its resolved profile
+        with pytest.raises(InternalError, match="not resolved"):
+            measure_vpn(ks, 1, 0, tmp_path)
+    with pytest.raises(ValueError, match="another one's"):
+        measure_vpn("se:iot-safe-sim", 1, 0, tmp_path, profile=get_profile("atecc608"))
     assert parse_key_source("se", "iot-safe-sim") == ("se", "iot-safe-sim")
 
 
@@ -108,7 +115,7 @@ def test_software_and_token_keys_bring_the_tunnel_up(home, tmp_path):
     _record(sw)
     _check_tunnel(sw, "software")
     assert sw.derived.se_calls is None and sw.labels["profile"] is None
-    tok = measure_vpn("token", n=3, warmup=1, workdir=tmp_path)
+    tok = measure_vpn("token", n=3, warmup=1, workdir=tmp_path, profile=get_profile("softhsm"))
     _record(tok)
     _check_tunnel(tok, "token")
     assert tok.labels["profile"] == "softhsm"
@@ -131,8 +138,8 @@ def test_tcp_transport(home, tmp_path):
 def test_secure_element_signing_delay_shows_in_establishment(home, tmp_path):
     prof = tmp_path / "profiles.toml"
     prof.write_text(SLOW_SIGN)
-    tok = measure_vpn("token", n=5, warmup=1, workdir=tmp_path / "t")
-    se = measure_vpn("se:slow-sign", n=5, warmup=1, workdir=tmp_path / "s", profiles_path=prof)
+    tok = measure_vpn("token", n=5, warmup=1, workdir=tmp_path / "t", profile=get_profile("softhsm"))
+    se = measure_vpn("se:slow-sign", n=5, warmup=1, workdir=tmp_path / "s", profile=get_profile("slow-sign", prof))
     _record(tok)
     _record(se)
     _check_tunnel(se, "se:slow-sign")

@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from secperf.core.result_schema import DeviceCryptoDerived, DeviceDerived
+from secperf.inputs import netspec as NS
 from secperf.inputs import se_profiles as SE
 from secperf.model import costs as C
 from secperf.model import flights as F
@@ -87,7 +89,7 @@ def test_sizes_match_real_objects_from_cryptography():
 
 def test_post_quantum_certificates_cross_the_initial_window_and_the_mtu():
     table = C.load_table()
-    link = N.parse("delay=25ms")
+    link = N.from_spec(NS.parse("delay=25ms"))
     small = P.plan(F.Scenario("https", cert="ecdsa-p256"), table, link)
     big = P.plan(F.Scenario("https", cert="slh-dsa-128f", depth=2), table, link)
     server = lambda p: p.flights[3]
@@ -109,14 +111,14 @@ def test_a_flight_above_the_initial_window_costs_an_extra_round_trip():
 def test_no_loss_means_no_retransmission_wait():
     table = C.load_table()
     for proto in ("tls1.3", "tls1.2", "dtls1.2", "mqtt", "coap", "openvpn"):
-        r = M.simulate(P.plan(F.Scenario(proto), table, N.parse("delay=20ms,jitter=2ms")), 5000, 3)
+        r = M.simulate(P.plan(F.Scenario(proto), table, N.from_spec(NS.parse("delay=20ms,jitter=2ms"))), 5000, 3)
         assert r["breakdown_mean_us"]["retransmission_wait"] == 0.0
         assert r["failed_share"] == 0.0
 
 
 def test_loss_adds_whole_timer_periods_to_the_dtls_tail():
     table = C.load_table()
-    r = M.simulate(P.plan(F.Scenario("dtls1.2"), table, N.parse("delay=25ms,loss=5%")), 50_000, 1)
+    r = M.simulate(P.plan(F.Scenario("dtls1.2"), table, N.from_spec(NS.parse("delay=25ms,loss=5%"))), 50_000, 1)
     assert r["breakdown_mean_us"]["retransmission_wait"] > 0
     # the P99 has at least one DTLS timer period (1 s) in it; the median has none
     assert r["usable"]["p99_us"] > 1e6
@@ -125,13 +127,13 @@ def test_loss_adds_whole_timer_periods_to_the_dtls_tail():
 
 def test_a_resent_dtls_flight_has_one_datagram_per_message():
     table = C.load_table()
-    p = P.plan(F.Scenario("dtls1.2"), table, N.parse("delay=25ms,loss=5%"))
+    p = P.plan(F.Scenario("dtls1.2"), table, N.from_spec(NS.parse("delay=25ms,loss=5%")))
     server = next(f for f in p.flights if f and f.sender == "server" and f.name.startswith("ServerHello"))
     assert (server.packets, server.resend_packets) == (1, 4)  # ServerHello, Certificate, ServerKeyExchange, Done
     assert server.resend_wire_bytes > server.wire_bytes  # three more UDP/IP headers
     tcp = next(
         f
-        for f in P.plan(F.Scenario("tls1.2"), table, N.parse("delay=25ms,loss=5%")).flights
+        for f in P.plan(F.Scenario("tls1.2"), table, N.from_spec(NS.parse("delay=25ms,loss=5%"))).flights
         if f and f.sender == "server" and f.name.startswith("ServerHello")
     )
     assert tcp.resend_packets == tcp.packets  # TCP resends segments, not messages
@@ -149,7 +151,7 @@ def test_a_resent_dtls_flight_has_one_datagram_per_message():
 def test_propagation_is_round_trips_times_rtt_without_jitter():
     table = C.load_table()
     m = F.build(F.Scenario("tls1.3"))
-    r = M.simulate(P.plan(F.Scenario("tls1.3"), table, N.parse("delay=50ms")), 1000, 1)
+    r = M.simulate(P.plan(F.Scenario("tls1.3"), table, N.from_spec(NS.parse("delay=50ms"))), 1000, 1)
     assert r["breakdown_mean_us"]["propagation"] == pytest.approx(m.round_trips * 100_000)
     # the handshake timer starts when TCP is connected: one RTT of TLS 1.3
     assert 100_000 < r["handshake"]["p50_us"] < 110_000
@@ -157,7 +159,7 @@ def test_propagation_is_round_trips_times_rtt_without_jitter():
 
 def test_serialisation_follows_the_rate():
     table = C.load_table()
-    pl = P.plan(F.Scenario("tls1.3"), table, N.parse("delay=0,rate=100kbit"))
+    pl = P.plan(F.Scenario("tls1.3"), table, N.from_spec(NS.parse("delay=0,rate=100kbit")))
     r = M.simulate(pl, 100, 1)
     wire = sum(f.wire_bytes for f in pl.flights if f is not None)
     assert r["breakdown_mean_us"]["serialisation"] == pytest.approx(wire * 8 / 100e3 * 1e6)
@@ -168,7 +170,7 @@ def test_seeds_reproduce_and_differ():
     pl = P.plan(
         F.Scenario("mqtt", key="se:iot-safe-sim"),
         table,
-        N.parse("delay=10ms,jitter=3ms,loss=2%"),
+        N.from_spec(NS.parse("delay=10ms,jitter=3ms,loss=2%")),
         se=SE.profile_of_key("se:iot-safe-sim"),
     )
     a, b, c = M.simulate(pl, 20_000, 7), M.simulate(pl, 20_000, 7), M.simulate(pl, 20_000, 8)
@@ -178,7 +180,7 @@ def test_seeds_reproduce_and_differ():
 
 def test_streaming_statistics_agree_with_exact_ones():
     table = C.load_table()
-    pl = P.plan(F.Scenario("tls1.3"), table, N.parse("delay=20ms,jitter=5ms,loss=1%"))
+    pl = P.plan(F.Scenario("tls1.3"), table, N.from_spec(NS.parse("delay=20ms,jitter=5ms,loss=1%")))
     exact = M.simulate(pl, 200_000, 5)
     streamed = M.simulate(pl, 200_000, 5, chunk=50_000)
     assert exact["usable"]["percentiles_from"] == "exact"
@@ -189,7 +191,7 @@ def test_streaming_statistics_agree_with_exact_ones():
 
 def test_cold_secure_element_key_adds_session_login_and_search():
     table = C.load_table()
-    link = N.parse("loopback")
+    link = N.from_spec(NS.parse("loopback"))
     warm = M.simulate(
         P.plan(F.Scenario("https", key="se:iot-safe-sim"), table, link, se=SE.profile_of_key("se:iot-safe-sim")),
         20_000,
@@ -220,13 +222,13 @@ def test_a_missing_cost_is_named_not_zero():
     table = C.load_table()
     del table.ops["sign:ecdsa-p384"]
     with pytest.raises(C.MissingCost, match="sign:ecdsa-p384"):
-        P.plan(F.Scenario("tls1.3", cert="ecdsa-p384"), table, N.parse("loopback"))
+        P.plan(F.Scenario("tls1.3", cert="ecdsa-p384"), table, N.from_spec(NS.parse("loopback")))
 
 
 def test_mtu_below_the_protocol_minimum_is_refused():
     with pytest.raises(N.LinkError, match="mtu=200"):
-        P.plan(F.Scenario("tls1.3"), C.load_table(), N.parse("delay=1ms,mtu=200"))
-    P.plan(F.Scenario("coap"), C.load_table(), N.parse("delay=1ms,mtu=300"))  # DTLS allows 256+
+        P.plan(F.Scenario("tls1.3"), C.load_table(), N.from_spec(NS.parse("delay=1ms,mtu=200")))
+    P.plan(F.Scenario("coap"), C.load_table(), N.from_spec(NS.parse("delay=1ms,mtu=300")))  # DTLS allows 256+
 
 
 def _handshake_result(client_us=1000.0, total_us=2200.0, values=None):
@@ -258,13 +260,13 @@ def _handshake_result(client_us=1000.0, total_us=2200.0, values=None):
 
 def test_calibration_reproduces_the_loopback_row_and_moves_only_named_costs():
     table = C.calibrate(_handshake_result())
-    r = M.simulate(P.plan(F.Scenario("tls1.3"), table, N.parse("loopback")), 20_000, 1)
+    r = M.simulate(P.plan(F.Scenario("tls1.3"), table, N.from_spec(NS.parse("loopback"))), 20_000, 1)
     assert r["handshake"]["p50_us"] == pytest.approx(2200.0, rel=0.02)
     # over a 100 ms RTT link: the loopback time plus one round trip of TLS 1.3
-    r = M.simulate(P.plan(F.Scenario("tls1.3"), table, N.parse("delay=50ms")), 20_000, 1)
+    r = M.simulate(P.plan(F.Scenario("tls1.3"), table, N.from_spec(NS.parse("delay=50ms"))), 20_000, 1)
     assert r["handshake"]["p50_us"] == pytest.approx(100_000 + 2200.0, rel=0.02)
     # a slower group changes only its named operations
-    p384 = M.simulate(P.plan(F.Scenario("tls1.3", group="p-384"), table, N.parse("loopback")), 20_000, 1)
+    p384 = M.simulate(P.plan(F.Scenario("tls1.3", group="p-384"), table, N.from_spec(NS.parse("loopback"))), 20_000, 1)
     extra = sum(
         table.get("client", o).us
         for o in ("keygen:ecdh-p384", "derive:ecdh-p384", "keygen:ecdh-p384", "derive:ecdh-p384")
@@ -276,7 +278,7 @@ def test_a_calibration_rows_own_spread_is_drawn_not_a_lognormal():
     # a bimodal row: 70% of handshakes at 1.5 ms, 30% at 2.5 ms (a slow scheduling mode)
     vals = [1500.0] * 28 + [2500.0] * 12
     table = C.calibrate(_handshake_result(client_us=600.0, values=vals))
-    pl = P.plan(F.Scenario("tls1.3"), table, N.parse("loopback"))
+    pl = P.plan(F.Scenario("tls1.3"), table, N.from_spec(NS.parse("loopback")))
     assert pl.spread is not None and len(pl.spread) == len(vals)
     r = M.simulate(pl, 20_000, 1)
     assert r["handshake"]["p50_us"] == pytest.approx(1500.0, rel=0.02)
@@ -307,7 +309,7 @@ def test_s1_acceleration_zeroes_clienthello_certificate_and_certificateverify():
     zero = {r["message"]: r["accelerated_us"] for r in est["rows"]}
     assert all(zero[m] == 0.0 for m in S1.ZEROED if m in zero)
     full, acc, _ = (sc for _, sc in S1.scenarios(table))
-    link = N.parse("delay=10ms")
+    link = N.from_spec(NS.parse("delay=10ms"))
     a = M.simulate(P.plan(acc, table, link), 5000, 1)
     f = M.simulate(P.plan(full, table, link), 5000, 1)
     assert a["breakdown_mean_us"]["client_compute"] < f["breakdown_mean_us"]["client_compute"]
@@ -336,9 +338,9 @@ def test_gilbert_elliott_loss_is_bursty_with_the_same_mean():
     """Same mean loss (5%): bursts (GE, mean burst 1/r = 4 packets) put the losses of a connection
     together, so fewer connections lose anything but those that do lose more (retries lost again)."""
     table = C.load_table()
-    ge = N.parse("delay=25ms,ge=1.3158%/25%")
+    ge = N.from_spec(NS.parse("delay=25ms,ge=1.3158%/25%"))
     assert ge.up.loss == pytest.approx(0.05, rel=1e-3) and ge.up.ge is not None
-    bern = N.parse("delay=25ms,loss=5%")
+    bern = N.from_spec(NS.parse("delay=25ms,loss=5%"))
     sc = F.Scenario("dtls1.2")
     rg = M.simulate(P.plan(sc, table, ge), 100_000, 1)
     rb = M.simulate(P.plan(sc, table, bern), 100_000, 1)
@@ -355,7 +357,7 @@ def test_gilbert_elliott_loss_is_bursty_with_the_same_mean():
 def test_gilbert_elliott_chain_is_per_packet_and_seeded():
     import numpy as np
 
-    link = N.parse("delay=10ms,ge=10%/50%/100%/0%")
+    link = N.from_spec(NS.parse("delay=10ms,ge=10%/50%/100%/0%"))
     rng = np.random.default_rng(3)
     ch = M.Chains(rng, link, 200_000)
     assert ch.bad["client"].mean() == pytest.approx(10 / 60, abs=0.01)  # stationary start
@@ -367,8 +369,8 @@ def test_gilbert_elliott_chain_is_per_packet_and_seeded():
 def test_reordering_lets_a_whole_flight_skip_the_delay():
     table = C.load_table()
     m = F.build(F.Scenario("tls1.3"))
-    r0 = M.simulate(P.plan(F.Scenario("tls1.3"), table, N.parse("delay=50ms")), 20_000, 1)
-    r = M.simulate(P.plan(F.Scenario("tls1.3"), table, N.parse("delay=50ms,reorder=50%")), 20_000, 1)
+    r0 = M.simulate(P.plan(F.Scenario("tls1.3"), table, N.from_spec(NS.parse("delay=50ms"))), 20_000, 1)
+    r = M.simulate(P.plan(F.Scenario("tls1.3"), table, N.from_spec(NS.parse("delay=50ms,reorder=50%"))), 20_000, 1)
     # every single-packet flight skips its 50 ms with probability 1/2
     assert r["breakdown_mean_us"]["propagation"] < r0["breakdown_mean_us"]["propagation"] * 0.75
     assert r["breakdown_mean_us"]["retransmission_wait"] == 0.0
@@ -400,7 +402,7 @@ def _device_doc(with_handshake: bool):
             labels={"device": "cortex-a9-400", "stack": "wolfssl", "op": op},
             timer={"name": "instructions", "start": "a", "end": "b"},
         )
-        s.derived = {"instructions_median": ins}
+        s.derived = DeviceCryptoDerived(instructions_median=ins)
         s.status = "ok"
         doc.series.append(s)
     if with_handshake:
@@ -419,7 +421,7 @@ def _device_doc(with_handshake: bool):
             },
             timer={"name": "instructions", "start": "a", "end": "b"},
         )
-        s.derived = {"instructions_median": 7_000_000}
+        s.derived = DeviceDerived(instructions_median=7_000_000)
         s.status = "ok"
         doc.series.append(s)
     return R.finish(doc)
@@ -436,10 +438,10 @@ def test_device_costs_are_instructions_times_cpi_over_clock():
     assert t.get("server", "keygen:x25519").us == C.load_table().get("server", "keygen:x25519").us  # server: host
     # an operation the device did not count is named, never taken from the host table
     with pytest.raises(C.MissingCost, match="parse_cert"):
-        P.plan(F.Scenario("tls1.3"), t, N.parse("delay=10ms"))
+        P.plan(F.Scenario("tls1.3"), t, N.from_spec(NS.parse("delay=10ms")))
     # with a handshake row, the client's total is the row's; what it did not count sits in the residual
     t = C.from_device(_device_doc(True), core, C.load_table())
-    pl = P.plan(F.Scenario("tls1.3"), t, N.parse("delay=10ms"))
+    pl = P.plan(F.Scenario("tls1.3"), t, N.from_spec(NS.parse("delay=10ms")))
     client = sum(fp.compute_us for fp in pl.flights[2:] if fp is not None and fp.sender == "client")
     assert client == pytest.approx(7_000_000 * cpi / core.clock_mhz, rel=1e-6)
 
@@ -458,7 +460,7 @@ def test_a_device_psk_handshake_takes_the_full_handshakes_residual():
         doc.series.append(s)
     t = C.from_device(doc, core, C.load_table())
     us = lambda ins: ins * cpi / core.clock_mhz
-    pl = P.plan(F.Scenario("tls1.3", "psk-dhe"), t, N.parse("delay=10ms"))
+    pl = P.plan(F.Scenario("tls1.3", "psk-dhe"), t, N.from_spec(NS.parse("delay=10ms")))
     client = sum(fp.compute_us for fp in pl.flights if fp is not None and fp.sender == "client")
     # full = keygen + derive + parse + 2 RSA verifications + residual; PSK = keygen + derive + residual
     residual = 7_000_000 - 1_200_000 - 1_100_000 - 50_000 - 2 * 1_500_000
@@ -499,7 +501,7 @@ def test_a_device_table_takes_one_stacks_counts():
 
 def test_host_scheduling_adds_wakeups_per_flight():
     table = C.load_table()
-    link = N.parse("delay=10ms")
+    link = N.from_spec(NS.parse("delay=10ms"))
     pl0 = P.plan(F.Scenario("tls1.3"), table, link)
     pl = P.plan(F.Scenario("tls1.3"), table, N.with_host_wakeups(link, [1.0, 1.0, 1.0]))
     r0, r = M.simulate(pl0, 2000, 1), M.simulate(pl, 2000, 1)
@@ -509,13 +511,13 @@ def test_host_scheduling_adds_wakeups_per_flight():
     with pytest.raises(N.LinkError):
         N.with_host_wakeups(link, [-1.0])
     # below the relay's spin window (RTT < 10 ms) nobody sleeps long between flights: no lateness
-    fast = N.with_host_wakeups(N.parse("delay=2ms"), [1.0])
+    fast = N.with_host_wakeups(N.from_spec(NS.parse("delay=2ms")), [1.0])
     assert M.simulate(P.plan(F.Scenario("tls1.3"), table, fast), 500, 1)["breakdown_mean_us"]["host_scheduling"] == 0.0
 
 
 def test_path_floor_adds_one_floor_per_one_way_traversal():
     table = C.load_table()
-    link = N.parse("delay=0ms")
+    link = N.from_spec(NS.parse("delay=0ms"))
     sc = F.Scenario("tls1.3")
     pl0 = P.plan(sc, table, link)
     pl = P.plan(sc, table, N.with_path_floor(link, 0.25))

@@ -22,6 +22,7 @@ from ..core.errors import InputError
 
 if TYPE_CHECKING:
     from ..inputs.netspec import NetSpec
+    from ..inputs.se_profiles import Profile as SEProfile
 
 DEFAULT_HOURS = 1.0
 
@@ -182,12 +183,10 @@ def crypto_rows_s(rows: Iterable[Any], n: int, warmup: int, duration_s: float, m
     return total
 
 
-def se_sign_s(profile: str) -> float:
-    """One signature's wait on a secure-element profile (its C_SignInit + C_Sign means), in s."""
-    from ..inputs.se_profiles import get_profile
-
-    prof = get_profile(profile)
-    return sum((d.mean() if (d := prof.dist(fn)) else 0.0) for fn in ("C_SignInit", "C_Sign")) / 1000
+def se_sign_s(profile: SEProfile) -> float:
+    """One signature's wait on a secure-element profile (its C_SignInit + C_Sign means), in s: the
+    profile the command resolved."""
+    return sum((d.mean() if (d := profile.dist(fn)) else 0.0) for fn in ("C_SignInit", "C_Sign")) / 1000
 
 
 def device_handshakes_s(rows: int, n: int, warmup: int) -> float:

@@ -63,7 +63,7 @@ def measure_config(
     first_level = (None, p.rates[0]) if p.rates else (p.concurrency[0], None)
     try:
         if cfg.offload:
-            off = S.Offload(*cfg.offload, cfg.key_type, workdir, p.seed)
+            off = S.Offload(*cfg.offloaded(), cfg.key_type, workdir, p.seed)
         op = S.private_op_us(cfg.key, p.op_n, p.seed)
     except (MeasurementError, SetupError, subprocess.TimeoutExpired, OSError) as exc:
         s = S._series(cfg, first_level[0], p, None, first_level[1])
@@ -115,8 +115,9 @@ def measure_config(
     return out
 
 
-def run_server(o: ServerOptions, output: Output) -> Result:
-    """`secperf server --cluster`: app/server.run's plan and Result, the levels on the cluster."""
+def run_server(o: ServerOptions, output: Output, configs: list[ServerConfig] | None = None) -> Result:
+    """`secperf server --cluster`: app/server.run's plan and Result, the levels on the cluster.
+    `configs`: the plan app/server.run made (its key sources resolved), planned here when not given."""
     from ..core.paths import private_dir
     from ..measure import server as S
     from .cluster import connect
@@ -125,7 +126,7 @@ def run_server(o: ServerOptions, output: Output) -> Result:
 
     check_options(o)
     assert o.cluster is not None and o.core is not None  # server.run comes here with --cluster, the core set
-    configs = plan(o)
+    configs = configs if configs is not None else plan(o)
     S.find_loadgen()
     p = S.LoadParams(
         concurrency=o.concurrency,

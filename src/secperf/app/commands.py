@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
     from ..inputs.algorithms import Values
     from ..inputs.netspec import NetSpec
+    from ..inputs.se_profiles import Profile as SEProfile
     from ..measure.handshake import HandshakeConfig
     from ..measure.target import Target
 
@@ -240,17 +241,16 @@ def _target(target: dict[str, Any] | None, nets: list[NetSpec]) -> Target | None
     return parse_target(**target)
 
 
-def _profiles(names: list[str]) -> list[str]:
-    from ..inputs.se_profiles import load_profiles
-
-    known_names("profile", names, list(load_profiles()))
-    return names
+def _profiles(names: list[str]) -> list[SEProfile]:
+    """The --profile names resolved once (an unknown one names the known ones): the estimate and
+    the phase take the objects."""
+    return P.se_profiles(names)
 
 
 def signer(profiles: list[str], keys: list[str], modes: list[str], opts: MeasureOptions, output: Output) -> Result:
     from ..measure import signer as S
 
-    _profiles(profiles)
+    resolved = _profiles(profiles)
     known_names("key type", keys, SIGNER_KEYS)
     known_names("mode", modes, SIGNER_MODES)
     sp = S.SignerParams(n=opts.pick_n(30), warmup=opts.pick_warmup(2), seed=opts.seed)
@@ -258,7 +258,7 @@ def signer(profiles: list[str], keys: list[str], modes: list[str], opts: Measure
 
     rows = len(profiles) * len(keys) * len(modes)
     est = (
-        sum(bounds.se_sign_s(p) + 0.01 for p in profiles) * len(keys) * len(modes) * (sp.n + sp.warmup)
+        sum(bounds.se_sign_s(p) + 0.01 for p in resolved) * len(keys) * len(modes) * (sp.n + sp.warmup)
         + bounds.SERVER_START_S
     )
     limit = bounds.check_estimate(
@@ -271,7 +271,7 @@ def signer(profiles: list[str], keys: list[str], modes: list[str], opts: Measure
     return measure_and_write(
         "signer",
         {"profiles": profiles, "keys": keys, "modes": modes, **sp.as_dict(), **limit},
-        [P.signer_phase(profiles, keys, modes, sp)],
+        [P.signer_phase(resolved, keys, modes, sp)],
         output,
     )
 
@@ -285,16 +285,16 @@ def jwt(o: JwtOptions, output: Output) -> Result:
     profiles, keys, key_sessions, opts = o.profiles, o.keys, o.key_sessions, o.measure
     lifetime_s, requests_per_hour = o.lifetime_s, o.requests_per_hour
     nets = links.networks(o.networks)
-    _profiles(profiles)
+    resolved = _profiles(profiles)
     for kt in keys:
         if kt not in JWT_KEYS:
             raise InputError(f"unknown JWT key type {kt!r}; known: ecdsa-p256 (ES256), rsa-2048 (RS256)")
     known_names("--key-session", key_sessions, S.KEY_SESSIONS)
     sp = S.SignerParams(n=opts.pick_n(20), warmup=opts.pick_warmup(2), seed=opts.seed, links=tuple(nets))
-    phase = P.jwt_phase(profiles, keys, sp, lifetime_s, [n.name for n in nets], key_sessions)
+    phase = P.jwt_phase(resolved, keys, sp, lifetime_s, [n.name for n in nets], key_sessions)
     from . import bounds
 
-    per = sum(bounds.se_sign_s(p) + bounds.connection_s("https", n) for p in profiles for n in nets)
+    per = sum(bounds.se_sign_s(p) + bounds.connection_s("https", n) for p in resolved for n in nets)
     limit = bounds.check_estimate(
         "jwt",
         2 * per * len(keys) * len(key_sessions) * (sp.n + sp.warmup) + 5,
@@ -363,6 +363,9 @@ def connect(
         if clients and clients != ["probe"]:
             raise InputError("--connect: the probe is the client against your own server (drop --client)")
         auths = ["mtls"]  # the JWT endpoint is secperf's own
+    from ..inputs.se_profiles import load_profiles
+
+    known = load_profiles()  # read once: the matrix's check and the run's key sources take them
     configs = connect_configs(
         protocols,
         keys,
@@ -375,6 +378,7 @@ def connect(
         networks=[n.name for n in nets],
         key_sessions=key_sessions,
         coap_servers=coap_servers,
+        profiles=known,
     )
     opts = o.measure
     from .connect import key_profiles
@@ -385,7 +389,7 @@ def connect(
         timeout_ms=opts.timeout_ms or 5000,
         seed=opts.seed,
         target=tgt,
-        profiles=key_profiles(configs),  # --key's secure elements, looked up once here
+        profiles=key_profiles(configs, known=known),  # --key's secure elements, resolved once here
         links=tuple(nets),  # and the --network links
     )
     from . import bounds

@@ -3,7 +3,7 @@ validated as a whole so a bad name is an input error before any server starts.""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -47,9 +47,10 @@ def connect_configs(
     networks: Iterable[str] = ("loopback",),
     key_sessions: Iterable[str] = ("warm",),
     coap_servers: Sequence[str] = ("libcoap",),
+    profiles: Mapping[str, Profile] | None = None,
 ) -> list[ConnectConfig]:
-    """The `connect` matrix from command-line style lists; bad names raise InputError."""
-    from ..inputs.se_profiles import load_profiles
+    """The `connect` matrix from command-line style lists; bad names raise InputError. `profiles`: the
+    secure-element profiles the command read (read here when not given)."""
     from ..measure import connect as C
 
     if "all" in protocols:  # all,https is all: every protocol once (all,https made a KeyError)
@@ -71,7 +72,11 @@ def connect_configs(
     if clients == ["all"]:
         clients = all_clients
     _known("--client", clients or [], [*all_clients, "all"])
-    known = load_profiles()
+    if profiles is None:
+        from ..inputs.se_profiles import load_profiles
+
+        profiles = load_profiles()
+    known = dict(profiles)
     base = C.configs_for(
         protocols,
         keys,
@@ -151,16 +156,20 @@ def _known(option: str, values: Iterable[str], allowed: Sequence[str]) -> None:
             raise InputError(f"unknown {option} {v!r}; known: {', '.join(allowed)}")
 
 
-def key_profiles(configs: Iterable[ConnectConfig], path: str | Path | None = None) -> dict[str, Profile]:
+def key_profiles(
+    configs: Iterable[ConnectConfig], path: str | Path | None = None, known: Mapping[str, Profile] | None = None
+) -> dict[str, Profile]:
     """The secure-element profiles the configurations' key sources name (the lab token's own
     included), looked up once here for the run: measure takes them (ConnectParams.profiles).
-    `path`: a TOML file of profiles besides the built-in ones."""
-    from ..inputs.se_profiles import profiles_with
-
+    `path`: a TOML file of profiles besides the built-in ones; `known`: the profiles the command
+    already read for connect_configs (not read again)."""
     names = sorted({c.profile for c in configs if c.profile})
     if not names:
         return {}
-    known = profiles_with(path)
+    if known is None:
+        from ..inputs.se_profiles import profiles_with
+
+        known = profiles_with(path)
     for n in names:
         if n not in known:
             raise InputError(f"--key: unknown secure-element profile {n!r}; known: {', '.join(known)}")

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ..core.store import Run
     from .runner import Progress
 
-__all__ = ["MqttLoadConfig", "phase", "run", "storm_vs_model"]
+__all__ = ["MqttLoadConfig", "phase", "resolved", "run", "storm_vs_model"]
 RATIO_TARGET = (0.8, 1.25)
 MOSQUITTO_BACKLOG = 100  # listen(2) backlog in mosquitto's code (ss -ltn shows it); not configurable
 MAX_BURST_PER_S = 500  # first attempts per second a storm here spreads to (the benchmark's default)
@@ -38,10 +38,8 @@ def storm_vs_model(c: MqttLoadConfig, m: dict[str, Any], horizon_s: float | None
     if st is None or not cap:
         return None
     device_s = 0.0
-    if c.se_profile:  # the client's signing wait: part of each device's own handshake (not the broker's)
-        from ..inputs.se_profiles import get_profile
-
-        prof = get_profile(c.se_profile)
+    prof = c.client_se()  # the client's signing wait: part of each device's own handshake (not the broker's)
+    if prof is not None:
         device_s = sum((d.mean() if (d := prof.dist(fn)) else 0.0) for fn in ("C_SignInit", "C_Sign")) / 1000
     measured = {
         "time_all_back_s": st.get("time_all_up_s"),
@@ -127,6 +125,23 @@ def storm_vs_model(c: MqttLoadConfig, m: dict[str, Any], horizon_s: float | None
     return out
 
 
+def resolved(c: MqttLoadConfig) -> MqttLoadConfig:
+    """`c` with the secure-element profiles its --se and --key-source offload:PROFILE:WAIT name
+    resolved, once for both (app/se_keys): the measurement and the storm's model take the objects."""
+    from dataclasses import replace
+
+    from .se_keys import offload_name, profiles_named
+
+    off = offload_name(c.key_source)
+    wanted = {n: o for n, o in ((off, f"--key-source {c.key_source}"), (c.se_profile, f"--se {c.se_profile}")) if n}
+    profiles = profiles_named(wanted)
+    return replace(
+        c,
+        se=profiles[c.se_profile] if c.se_profile else None,
+        offload_profile=profiles[off] if off else None,
+    )
+
+
 def _s(ms: float | None) -> float | None:
     return None if ms is None else ms / 1000.0
 
@@ -145,6 +160,7 @@ def run(
     from ..measure import mqtt_load as M
 
     M.validate(c)
+    c = resolved(c)
     M.find_mqttload()  # a missing tool is said before the run directory is made
     from ..measure.server_config import find_loadgen
 
@@ -223,14 +239,14 @@ def run(
                 )
             m["fleet_model"] = storm_vs_model(c, m)
         except (ServerMeasureError, SetupError) as exc:
-            doc.analysis.mqtt_load = {"config": c.__dict__, "failed": str(exc)}
+            doc.analysis.mqtt_load = {"config": c.as_dict(), "failed": str(exc)}
             run.save(doc)
             raise MeasurementError(f"mqtt-load: {exc}") from exc
         doc.analysis.mqtt_load = m
         run.save(doc)
         progress("done", items[0], 0, 1, None)  # the tables: report/views/mqtt_load.py, after the run
 
-    params = {"mqtt_load": True, **c.__dict__, **({"target": lt.name} if lt is not None else {}), **limit}
+    params = {"mqtt_load": True, **c.as_dict(), **({"target": lt.name} if lt is not None else {}), **limit}
     phases = [Phase([c], lambda x: f"mqtt load: {x.clients} clients", runner)]
     if cluster is None:
         return measure_and_write("server", params, phases, output)

@@ -4,7 +4,7 @@ the runner that appends their series to the Result."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,31 +53,32 @@ def stack_phase(items: list[Any], hp: HandshakeParams) -> Phase:
     )
 
 
-def se_profiles(names: Iterable[str]) -> list[SEProfile]:
-    """The secure-element profiles a command names, looked up once here (measure takes the objects)."""
+def se_profiles(names: Iterable[str], known: Mapping[str, SEProfile] | None = None) -> list[SEProfile]:
+    """The secure-element profiles a command names, looked up once here (measure takes the objects);
+    `known`: the profiles the command already read (not read again)."""
     from ..inputs.se_profiles import ProfileError, load_profiles
 
-    known = load_profiles()
+    known = load_profiles() if known is None else known
     for n in names:
         if n not in known:
             raise ProfileError(f"unknown profile {n!r}; known: {', '.join(known)}")
     return [known[n] for n in names]
 
 
-def signer_phase(profiles: list[str], keys: list[str], modes: list[str], sp: SignerParams) -> Phase:
+def signer_phase(profiles: list[SEProfile], keys: list[str], modes: list[str], sp: SignerParams) -> Phase:
+    """`profiles`: resolved by the command (se_profiles), not looked up again here."""
     from ..measure import signer as S
 
-    items = [(pr, kt, m) for pr in profiles for kt in keys for m in modes]
-    resolved = se_profiles(profiles)
+    items = [(pr.name, kt, m) for pr in profiles for kt in keys for m in modes]
     return Phase(
         items,
         lambda it: f"{it[0]} {it[1]} {it[2]}",
-        lambda _items, doc, run, progress: S.run_signer(resolved, keys, modes, sp, doc, run, progress),
+        lambda _items, doc, run, progress: S.run_signer(profiles, keys, modes, sp, doc, run, progress),
     )
 
 
 def jwt_phase(
-    profiles: list[str],
+    profiles: list[SEProfile],
     keys: list[str],
     sp: SignerParams,
     lifetime_s: int,
@@ -87,12 +88,11 @@ def jwt_phase(
     from ..measure import signer as S
 
     nets, sessions = list(networks), list(key_sessions)
-    resolved = se_profiles(profiles)
     return Phase(
-        S.jwt_items(resolved, keys, nets, sessions),
+        S.jwt_items(profiles, keys, nets, sessions),
         S.jwt_item_label,
         lambda _i, doc, run, progress: S.run_jwt(
-            resolved, keys, sp, doc, run, progress, lifetime_s, networks=nets, key_sessions=sessions
+            profiles, keys, sp, doc, run, progress, lifetime_s, networks=nets, key_sessions=sessions
         ),
     )
 

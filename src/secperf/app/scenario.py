@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ..core.result_schema import Result
     from ..core.store import Run
     from ..inputs.netspec import NetSpec
+    from ..inputs.se_profiles import Profile as SEProfile
     from ..measure.handshake import HandshakeConfig
     from .runner import Progress
 
@@ -84,15 +85,23 @@ def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> Res
         phases.append(P.handshake_phase(hs, hp))
     extra: dict[str, Any] = {"skipped_links": skipped} if skipped else {}
     sg = SC.signer_settings(scn, "signer")
+    # the sections' secure-element profiles, resolved once here: the estimate and the phases take them
+    from ..inputs.se_profiles import load_profiles
+
+    known = load_profiles() if sg or jw or cs else {}
+    se_names = sorted({*(sg or {}).get("profiles", []), *(jw or {}).get("profiles", [])})
+    se = {p.name: p for p in P.se_profiles(se_names, known)}
     if sg:
         sp = S.SignerParams(n=opts.n or sg["n"], warmup=sg["warmup"], seed=opts.seed)
-        phases.append(P.signer_phase(sg["profiles"], sg["keys"], sg["modes"], sp))
+        phases.append(P.signer_phase([se[n] for n in sg["profiles"]], sg["keys"], sg["modes"], sp))
         extra["signer"] = {**sg, **sp.as_dict()}
     if jw:
         jp = S.SignerParams(
             n=opts.n or jw["n"], warmup=jw["warmup"], seed=opts.seed, links=tuple(specs[n] for n in jw["networks"])
         )
-        phases.append(P.jwt_phase(jw["profiles"], jw["keys"], jp, jw["lifetime_s"], jw["networks"], jw["key_sessions"]))
+        phases.append(
+            P.jwt_phase([se[n] for n in jw["profiles"]], jw["keys"], jp, jw["lifetime_s"], jw["networks"], jw["key_sessions"])
+        )
         extra["jwt"] = {**jw, **jp.as_dict()}
     if cs:
         try:
@@ -104,6 +113,7 @@ def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> Res
                 ["mtls"],
                 networks=cs["networks"],
                 key_sessions=cs["key_sessions"],
+                profiles=known,
             )
         except SC.ScenarioError:
             raise
@@ -115,12 +125,12 @@ def run_scenario(name_or_path: str, opts: MeasureOptions, output: Output) -> Res
             n=opts.n or cs["n"],
             warmup=cs["warmup"],
             seed=opts.seed,
-            profiles=key_profiles(cfgs),
+            profiles=key_profiles(cfgs, known=known),
             links=tuple(specs[n] for n in cs["networks"]),
         )
         phases.append(P.connect_phase(cfgs, cp))
         extra["connect"] = {**cs, **cp.as_dict()}
-    extra.update(_estimate(scn, rows, params, hs, hp, sg, jw, cs, opts, specs))  # before any device build or run
+    extra.update(_estimate(scn, rows, params, hs, hp, sg, jw, cs, opts, specs, se))  # before any device build or run
     if scn.get("device"):
         phases.append(device_phase(scn["device"]))
         extra["device"] = scn["device"]
@@ -188,6 +198,7 @@ def _estimate(
     cs: dict[str, Any] | None,
     opts: MeasureOptions,
     specs: dict[str, NetSpec],
+    se: dict[str, SEProfile],
 ) -> dict[str, float]:
     """The scenario's length, each section by its command's planning figures (app/bounds.py), refused
     over --max-hours like the commands themselves."""
@@ -202,12 +213,12 @@ def _estimate(
     if sg:
         n = (opts.n or sg["n"]) + sg["warmup"]
         parts["signer"] = (
-            sum(bounds.se_sign_s(p) + 0.01 for p in sg["profiles"]) * len(sg["keys"]) * len(sg["modes"]) * n
+            sum(bounds.se_sign_s(se[p]) + 0.01 for p in sg["profiles"]) * len(sg["keys"]) * len(sg["modes"]) * n
         )
     if jw:
         n = (opts.n or jw["n"]) + jw["warmup"]
         per = sum(
-            bounds.se_sign_s(p) + bounds.connection_s("https", net)
+            bounds.se_sign_s(se[p]) + bounds.connection_s("https", net)
             for p in jw["profiles"]
             for net in (specs[x] for x in jw["networks"])
         )

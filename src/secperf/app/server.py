@@ -23,15 +23,17 @@ from .server_target import run_server as run_target
 if TYPE_CHECKING:
     from ..core.result_schema import Result, ServerDerived
     from ..core.store import Run
+    from ..measure.server_config import ServerConfig
     from .runner import Progress
 
 
-def estimate(o: ServerOptions) -> dict[str, float]:
+def estimate(o: ServerOptions, configs: list[ServerConfig] | None = None) -> dict[str, float]:
     """The run's length (app/bounds.py): each configuration's server started, then its load levels'
-    warm-up and counted seconds; refused over --max-hours before any server starts."""
+    warm-up and counted seconds; refused over --max-hours before any server starts. `configs`: the
+    run's plan(o), made once by the caller (planned here when not given)."""
     from . import bounds
 
-    rows = 1 if o.target is not None else len(plan(o))
+    rows = 1 if o.target is not None else len(configs if configs is not None else plan(o))
     levels = len(o.rates) or len(o.concurrency) or 1
     return bounds.check_estimate(
         "server",
@@ -43,18 +45,17 @@ def estimate(o: ServerOptions) -> dict[str, float]:
 
 
 def run(o: ServerOptions, output: Output) -> Result:
-    limit = estimate(o)
-    if o.target is not None:
+    configs = None if o.target is not None else plan(o)  # once: its key sources' profiles resolved
+    limit = estimate(o, configs)
+    if o.target is not None or configs is None:
         return run_target(o, output)
     if o.core is None:
         from dataclasses import replace
 
         o = replace(o, core=0)
     if o.cluster:
-        return run_server(o, output)
+        return run_server(o, output, configs)
     from ..measure import server as S
-
-    configs = plan(o)
     usable = sorted(os.sched_getaffinity(0))
     if o.core not in usable:  # said before a run directory exists, not when the server is pinned
         raise InputError(f"--core {o.core}: secperf may use cores {', '.join(map(str, usable))} here; name one")

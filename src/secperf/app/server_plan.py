@@ -5,7 +5,7 @@ Ray cluster, app/server_target.py against the user's server) share, so none of t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.errors import InputError
@@ -90,7 +90,7 @@ def plan(o: ServerOptions) -> list[ServerConfig]:
     if o.rates and any(not 1 <= r <= 1e6 for r in o.rates):
         raise InputError(f"--rates {o.rates}: give offered rates of 1..1,000,000 connections/s")
     if o.matrix:
-        return dtls_matrix_plan() if o.protocol == "dtls" else matrix_plan(o.tls)
+        return dtls_matrix_plan() if o.protocol == "dtls" else with_profiles(matrix_plan(o.tls))
     out = []
     for server in _canonical(o.servers, S.SERVERS):
         for key in _canonical(o.keys, S.KEYS):
@@ -110,7 +110,17 @@ def plan(o: ServerOptions) -> list[ServerConfig]:
             "nothing to measure: the --server, --key and --key-source combinations all exclude "
             "each other (no-CRT keys run on --server probe; offload on --server nginx or mosquitto)"
         )
-    return out
+    return with_profiles(out)
+
+
+def with_profiles(cfgs: list[ServerConfig]) -> list[ServerConfig]:
+    """The configurations with their offloaded keys' secure-element profiles resolved, once for all
+    of them (app/se_keys): the measurement takes ServerConfig.profile, never the name."""
+    from .se_keys import offload_name, profiles_named
+
+    wanted = {n: f"--key-source {c.source}" for c in cfgs if (n := offload_name(c.source))}
+    profiles = profiles_named(wanted)
+    return [replace(c, profile=profiles[n]) if (n := offload_name(c.source)) else c for c in cfgs]
 
 
 def matrix_plan(tls: str = "1.3") -> list[ServerConfig]:

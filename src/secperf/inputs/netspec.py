@@ -303,6 +303,10 @@ def parse(text: str, profiles: dict[str, str] | None = None) -> NetSpec:
                 raise NetSpecError(f"unknown network profile {tok!r}; known: {', '.join(['loopback', *profiles])}")
             raise NetSpecError(f"field {tok!r}: expected key=value")
         k, v = tok.split("=", 1)
+        if v.strip().startswith("-"):  # said as such, not as "not a duration"
+            raise NetSpecError(
+                f"field {k.strip()!r} is negative ({tok}); delays, jitter, loss and rates must be 0 or more"
+            )
         k = k.strip().lower()
         if k in written:  # the later one silently won: delay=50ms,...,delay=5ms measured 5 ms
             raise NetSpecError(f"field {k!r}: given twice in {text!r}; give each field once")

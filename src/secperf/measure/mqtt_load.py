@@ -21,12 +21,12 @@ import os
 import resource
 import subprocess
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, cast
 
-from ..core.errors import InputError, MeasurementError
+from ..core.errors import InputError, InternalError, MeasurementError
 from ..core.histogram import Histogram
 from ..core.jsonlines import parse_line
 from ..core.native import find_native
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     # run_mqttload here, or app/cluster_mqtt's split over a cluster's generators (run_mqttload's dict)
     LoadRunner = Callable[[list[str], int | None, float], dict[str, Any]]
 
+    from ..inputs.se_profiles import Profile
     from ..lab.pki import CertSet, LabPKI
     from .server_start import Offload
     from .server_target import LoadTarget
@@ -87,6 +88,34 @@ class MqttLoadConfig:
     core: int = 0  # the broker's core
     capacity_s: float = 2.0  # each capacity run (before and after), seconds
     seed: int = 1
+    # the profiles `se_profile` and an offloaded `key_source` name, resolved by the command
+    # (app/mqtt_load.resolved): the measurement takes the objects; not part of the configuration said
+    se: Profile | None = field(default=None, compare=False, repr=False)
+    offload_profile: Profile | None = field(default=None, compare=False, repr=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The configuration as the Result says it (names, not the resolved profiles)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.compare}
+
+    def client_se(self) -> Profile | None:
+        """The clients' secure-element profile (--se), as the command resolved it; None without one."""
+        if self.se_profile is None:
+            return None
+        return _resolved(self.se, self.se_profile, f"--se {self.se_profile}")
+
+    def broker_se(self) -> Profile | None:
+        """The broker's offloaded key's profile (--key-source offload:PROFILE:WAIT); None in software."""
+        if self.key_source == "software":
+            return None
+        return _resolved(self.offload_profile, self.key_source.split(":")[1], f"--key-source {self.key_source}")
+
+
+def _resolved(prof: Profile | None, name: str, option: str) -> Profile:
+    if prof is None or prof.name != name:
+        raise InternalError(
+            f"internal: {option}: the secure-element profile was not resolved at the command (app/mqtt_load.resolved)"
+        )
+    return prof
 
 
 def validate(c: MqttLoadConfig) -> None:
@@ -140,10 +169,7 @@ def validate(c: MqttLoadConfig) -> None:
             )
     if not 0 <= c.core < (os.cpu_count() or 1):
         raise InputError(f"--core {c.core}: this machine has cores 0..{(os.cpu_count() or 1) - 1}")
-    if c.se_profile is not None:
-        from ..inputs.se_profiles import get_profile
-
-        get_profile(c.se_profile)  # an unknown profile names the known ones
+    if c.se_profile is not None:  # its name: resolved by the command (app/mqtt_load.resolved)
         if not c.client_auth:
             raise InputError(
                 f"--se {c.se_profile} with --client-auth off: without client authentication the "
@@ -151,33 +177,27 @@ def validate(c: MqttLoadConfig) -> None:
             )
 
 
-def se_samples_file(profile_name: str, path: Path, seed: int) -> Path:
+def se_samples_file(prof: Profile, path: Path, seed: int) -> Path:
     """SE_SAMPLES signing times (ms) of the profile, kept session and key handle (C_SignInit + C_Sign,
     data/secure_elements.toml), one a line, in a private file the generator draws from."""
     import numpy as np
 
-    from ..inputs.se_profiles import get_profile
-
-    prof = get_profile(profile_name)
     rng = np.random.default_rng(seed)
     ms = prof.sample_ms("C_SignInit", rng, SE_SAMPLES) + prof.sample_ms("C_Sign", rng, SE_SAMPLES)
     write_private(path, "".join(f"{v:.4f}\n" for v in ms).encode())
     return path
 
 
-def se_said(profile_name: str | None, path: Path | None) -> dict[str, Any] | None:
+def se_said(prof: Profile | None, path: Path | None) -> dict[str, Any] | None:
     """What the Result says of the secure element: the profile, the calls its time comes from, the
     drawn times' mean and median, and where the figures come from."""
-    if not profile_name or path is None:
+    if prof is None or path is None:
         return None
     import statistics
 
-    from ..inputs.se_profiles import get_profile
-
-    prof = get_profile(profile_name)
     ms = [float(x) for x in path.read_text().split()]
     return {
-        "profile": profile_name,
+        "profile": prof.name,
         "calls": "C_SignInit + C_Sign (kept session and key handle)",
         "drawn": len(ms),
         "mean_ms": statistics.fmean(ms),
@@ -277,11 +297,9 @@ def capacity_clients(c: MqttLoadConfig) -> int:
     its one-at-a-time signatures for at most a quarter of the run (profile's mean C_SignInit + C_Sign),
     at least 2: 32 clients on a 60 ms card would wait 2 s per handshake, beyond a short run's window,
     and spill their signatures into the next window."""
-    if c.key_source == "software":
+    prof = c.broker_se()
+    if prof is None:
         return CAPACITY_CLIENTS
-    from ..inputs.se_profiles import get_profile
-
-    prof = get_profile(c.key_source.split(":")[1])
     sign_s = sum((d.mean() if (d := prof.dist(fn)) else 0.0) for fn in ("C_SignInit", "C_Sign")) / 1000
     if sign_s <= 0:
         return CAPACITY_CLIENTS
@@ -375,7 +393,7 @@ def measure(pki: LabPKI, c: MqttLoadConfig, workdir: Path, load: LoadRunner | No
     certs = pki.server(c.key.removesuffix("-nocrt"), c.depth)
     client = pki.client("ecdsa-p256")
     pair = (client.cert, client.key) if c.client_auth else None
-    se_file = se_samples_file(c.se_profile, wd / "se-signing-ms.txt", c.seed) if c.se_profile else None
+    se_file = se_samples_file(se, wd / "se-signing-ms.txt", c.seed) if (se := c.client_se()) else None
     broker = Mosquitto(
         certs,
         client.ca,
@@ -390,8 +408,7 @@ def measure(pki: LabPKI, c: MqttLoadConfig, workdir: Path, load: LoadRunner | No
     if c.key_source != "software":
         from .server_start import Offload
 
-        profile, wait = c.key_source.split(":")[1:]
-        off = Offload(profile, wait, c.key, private_dir(wd / "token"), c.seed)
+        off = Offload(cast("Profile", c.broker_se()), c.key_source.split(":")[2], c.key, private_dir(wd / "token"), c.seed)
         broker.certs = cast("CertSet", SimpleNamespace(chain=off.cert, key=None))
         broker.engine_key = off.uri  # the PIN in the URI's pin-source file (0600), never in argv
         broker.prefix = off.prefix()
@@ -426,14 +443,14 @@ def measure(pki: LabPKI, c: MqttLoadConfig, workdir: Path, load: LoadRunner | No
         broker.stop()
     caps = [x["handshakes_per_s"] for x in (before, after) if x.get("handshakes_per_s")]
     return {
-        "config": asdict(c),
+        "config": c.as_dict(),
         "limits": limits,
         "broker": {k: described.get(k) for k in ("set_tcp_nodelay", "require_certificate", "max_connections", "key")},
         "broker_key": broker_key_said(c, off, t_ns),
         "capacity_per_s": sum(caps) / len(caps) if caps else None,
         "capacity_before": before,
         "capacity_after": after,
-        "se": se_said(c.se_profile, se_file),
+        "se": se_said(c.client_se(), se_file),
         **run,
     }
 
@@ -480,7 +497,7 @@ def measure_target(
     validate(c)
     limits = fd_limits(c.clients if fd_clients is None else fd_clients)
     wd = private_dir(workdir)
-    se_file = se_samples_file(c.se_profile, wd / "se-signing-ms.txt", c.seed) if c.se_profile else None
+    se_file = se_samples_file(se, wd / "se-signing-ms.txt", c.seed) if (se := c.client_se()) else None
     t = lt.mqtt_args()
     pair = (t["client_cert"], t["client_key"]) if t["client_cert"] else None
     cores = sorted(os.sched_getaffinity(0))
@@ -513,13 +530,13 @@ def measure_target(
     after = cap()
     caps = [x["handshakes_per_s"] for x in (before, after) if x.get("handshakes_per_s")]
     return {
-        "config": asdict(c),
+        "config": c.as_dict(),
         "limits": limits,
         "target": lt.labels(),
         "broker": {"cpu": SERVER_CPU_NOT_MEASURED},
         "capacity_per_s": sum(caps) / len(caps) if caps else None,
         "capacity_before": before,
         "capacity_after": after,
-        "se": se_said(c.se_profile, se_file),
+        "se": se_said(c.client_se(), se_file),
         **run,
     }

@@ -136,7 +136,7 @@ def measure_config(
     op = None
     try:
         if cfg.offload:
-            off = Offload(*cfg.offload, cfg.key_type, workdir, p.seed)
+            off = Offload(*cfg.offloaded(), cfg.key_type, workdir, p.seed)
         # offloaded too: SoftHSM2 signs with OpenSSL on this CPU, about the software signature's cost
         op = private_op_us(cfg.key, p.op_n, p.seed)
     except (MeasurementError, SetupError, subprocess.TimeoutExpired, OSError) as exc:

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..core.errors import InputError, MeasurementError
+from ..core.errors import InputError, InternalError, MeasurementError
 from ..core.native import find_native
+
+if TYPE_CHECKING:
+    from ..inputs.se_profiles import Profile
 
 SERVERS = ("nginx", "probe", "mosquitto", "coap-server")
 PROTOCOLS = ("tls", "dtls")
@@ -61,6 +65,9 @@ class ServerConfig:
     depth: int = 1
     tls: str = "1.3"
     protocol: str = "tls"  # tls (TCP) | dtls (DTLS 1.2 over UDP, coap-server)
+    # the offloaded key's secure-element profile, resolved by the command (app/server_plan): the
+    # measurement takes the object, never the name in `source`; not part of the row's identity
+    profile: Profile | None = field(default=None, compare=False, repr=False)
 
     @property
     def key_type(self) -> str:
@@ -76,6 +83,15 @@ class ServerConfig:
             return None
         _, profile, wait = self.source.split(":")
         return profile, wait
+
+    def offloaded(self) -> tuple[Profile, str]:
+        """The offloaded key's profile (the object the command resolved) and its wait mode."""
+        if self.offload is None or self.profile is None or self.profile.name != self.offload[0]:
+            raise InternalError(
+                f"internal: --key-source {self.source}: the secure-element profile was not resolved at the "
+                "command (app/server_plan, app/mqtt_load hand the Profile in ServerConfig.profile)"
+            )
+        return self.profile, self.offload[1]
 
     def label(self) -> str:
         parts = [self.server, self.key, self.source.replace("offload:", "offload ")]
@@ -155,17 +171,14 @@ def validate(cfg: ServerConfig) -> None:
 
 
 def check_offload(source: str, key: str) -> None:
-    """An offloaded key source (offload:PROFILE:busy|sleep) with the server key `key`: the profile is
-    known, the lab token holds a key of that type, and OpenSSL's pkcs11 engine is installed (each an
-    InputError naming the option or the package)."""
+    """An offloaded key source (offload:PROFILE:busy|sleep) with the server key `key`: its form, the
+    lab token holds a key of that type, and OpenSSL's pkcs11 engine is installed (each an InputError
+    naming the option or the package). The profile's name is resolved by the command (app/se_keys)."""
     parts = source.split(":")
     if len(parts) != 3 or parts[0] != "offload" or parts[2] not in WAITS:
         raise InputError(
             f"--key-source {source!r}: give software or offload:PROFILE:busy|sleep (e.g. offload:rsa-card-1998:busy)"
         )
-    from ..inputs.se_profiles import get_profile
-
-    get_profile(parts[1])  # an unknown profile is an InputError naming the known ones
     if key not in TOKEN_KEYS:
         raise InputError(
             f"--key {key} with --key-source {source}: the lab token holds "

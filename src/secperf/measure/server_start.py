@@ -21,6 +21,7 @@ from ..lab.token import openssl_engine_conf
 from .server_config import ServerConfig, ServerMeasureError
 
 if TYPE_CHECKING:
+    from ..inputs.se_profiles import Profile
     from ..lab.pki import CertSet, LabPKI
     from ..lab.services import Service
 
@@ -85,14 +86,14 @@ class Offload:
     certificate, the engine key reference (PIN in its 0600 file, never on a command line), and
     the environment nginx needs (OPENSSL_CONF pointing the pkcs11 engine at the shim)."""
 
-    def __init__(self, profile_name: str, wait: str, key_type: str, workdir: Path, seed: int):
-        from ..inputs.se_profiles import get_profile
+    def __init__(self, profile: Profile, wait: str, key_type: str, workdir: Path, seed: int):
+        """`profile`: the secure-element profile the command resolved (ServerConfig.offloaded)."""
         from ..lab.token import LabToken
         from .signer import shim_env
 
         self.token = LabToken().ensure()
         key = self.token.key(key_type)
-        profile = dataclasses.replace(get_profile(profile_name), wait=wait)
+        profile = dataclasses.replace(profile, wait=wait)
         shim_dir = private_dir(workdir / "shim")
         env, self.log = shim_env(self.token, profile, shim_dir, seed)
         conf = shim_dir / "openssl.cnf"

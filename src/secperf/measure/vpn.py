@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import result as R
 from ..core import stats
-from ..core.errors import InputError
+from ..core.errors import InputError, InternalError
 from ..core.paths import private_dir
 from ..core.result_schema import ConnectDerived, LinkedDerived, Series
 from ..lab import vpn as V
@@ -130,7 +130,6 @@ def measure_vpn(
     proto: str = "udp",
     timeout_s: float = 20,
     server_key_type: str = "ecdsa-p256",
-    profiles_path: Path | None = None,
     client_cert: Path | None = None,
     client_key: Path | None = None,
     link: Link | NetSpec | str | None = None,
@@ -139,13 +138,13 @@ def measure_vpn(
     """One Result series ``connect/vpn/openvpn/{key_source}/full``: ``n`` counted runs after
     ``warmup``, each a new OpenVPN client process bringing the tunnel up against one OpenVPN server
     (set up and torn down here, in namespaces created here). Failed runs are failures with a
-    reason, never exceptions. ``profiles_path``: a TOML file of secure-element profiles instead of
-    the built-in ones (for ``se:`` sources). ``client_cert``/``client_key``: another software client
+    reason, never exceptions. ``client_cert``/``client_key``: another software client
     certificate and key (e.g. one the server must reject). Logs are kept in ``workdir`` only if a run failed.
     ``link``: an open lab/netns.Link (not closed here), or a network spec (profile name, spec string or
     NetSpec) for which a Link is opened and closed here; None or loopback: a veth pair of namespaces
-    (NetnsPair) created and deleted here. ``profile``: the key source's profile as the command resolved
-    it (connect passes it; without it the profile is looked up by its name here)."""
+    (NetnsPair) created and deleted here. ``profile``: the key source's secure-element profile (the
+    token's own, softhsm, for ``token``) as the command resolved it: connect passes it (app/connect
+    key_profiles); a token or se key without it is secperf's own slip, never looked up here by name."""
     kind, prof_name = parse_key_source(key_source, profile_name)
     if kind == "se":
         key_source = f"se:{prof_name}"
@@ -166,10 +165,11 @@ def measure_vpn(
         raise InputError(f"server_key_type {server_key_type!r} must be one of {', '.join(V.SERVER_KEY_TYPES)}")
     if profile is not None and profile.name != prof_name:
         raise InputError(f"key source {key_source}: profile {profile.name!r} is another one's")
-    if profile is None and kind in ("token", "se") and prof_name is not None:  # a caller that names it
-        from ..inputs.se_profiles import get_profile
-
-        profile = get_profile(prof_name, profiles_path if kind == "se" else None)  # ProfileError is a ValueError
+    if profile is None and kind in ("token", "se"):
+        raise InternalError(
+            f"internal: key source {key_source}: the secure-element profile {prof_name!r} was not resolved "
+            "(the command hands measure_vpn its Profile)"
+        )
     from ..lab.netns import Link
 
     own_link = None

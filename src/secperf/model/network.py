@@ -192,18 +192,6 @@ def from_spec(spec: NS.NetSpec, coap_random_factor: float = COAP_ACK_RANDOM_FACT
     )
 
 
-def parse(text: str, coap_random_factor: float = COAP_ACK_RANDOM_FACTOR) -> LinkModel:
-    """A link from a --network value; negative numbers are refused here because netspec's parser
-    would call them "not a duration"."""
-    for tok in text.split(","):
-        if "=" in tok and tok.split("=", 1)[1].strip().startswith("-"):
-            raise LinkError(
-                f"--network: field {tok.split('=')[0].strip()!r} is negative ({tok.strip()}); "
-                f"delays, jitter, loss and rates must be 0 or more"
-            )
-    return from_spec(NS.parse(text), coap_random_factor)
-
-
 def with_host_wakeups(
     link: LinkModel, samples_ms: Iterable[float], per_flight: int = HOST_WAKEUPS_PER_FLIGHT
 ) -> LinkModel:
