@@ -16,7 +16,7 @@ void mq_usage(FILE *f)
         "         [--servername NAME] [--tls 1.2|1.3|any] [--groups LIST] [--connect-rate 500]\n"
         "         [--ramp-max S] [--hold 10] [--publish-rate 0] [--qos 0|1|2] [--payload 32]\n"
         "         [--keepalive 60] [--timeout-ms 10000] [--resume-ratio 0..1] [--se-samples FILE]\n"
-        "         [--storm] [--backoff none|fixed|exponential|decorrelated] [--backoff-base-ms 500]\n"
+        "         [--storm] [--storm-sync] [--backoff none|fixed|exponential|decorrelated] [--backoff-base-ms 500]\n"
         "         [--backoff-cap-ms 8000] [--max-attempts 100] [--spread-ms 0] [--storm-max 120]\n"
         "         [--source-addrs 1] [--interval-ms 1000] [--client-id-prefix secperf-mq] [--seed 1]\n"
         "N persistent MQTT 3.1.1 clients over TLS (client certificate when given) against one broker.\n"
@@ -25,7 +25,10 @@ void mq_usage(FILE *f)
         "PUBLISH at --publish-rate over all clients (round robin; QoS 1 and 2: one exchange outstanding\n"
         "per client; QoS 2 answers PUBREC with PUBREL), PINGREQ after half the keep-alive idle. --storm: every connection reset at once, each\n"
         "client back under the policy (exponential: full jitter); the storm ends when all are up again\n"
-        "(or after --storm-max). CONNACK latency counts from TCP connect start; the ack latency (PUBACK for\n"
+        "(or after --storm-max). --storm-sync: after the hold, a storm_ready line, then the hold goes on until a\n"
+        "line 'storm-at NS' on stdin (an absolute CLOCK_REALTIME instant, ns), when every connection drops (a\n"
+        "closed stdin, a bad line or no instant within --storm-max: the drop is at once, said in the storm\n"
+        "line); the storm line records the drop instant (drop_realtime_ns). CONNACK latency counts from TCP connect start; the ack latency (PUBACK for\n"
         "QoS 1, PUBCOMP for QoS 2) from the PUBLISH handed to TLS. --se-samples: a secure element's signing times (ms, one a line): the\n"
         "handshake pauses one drawn time when the server asks for the client's certificate.\n"
         "JSON lines on stdout: meta, interval, one phase line per phase, end.\n"
@@ -36,7 +39,7 @@ void mq_usage(FILE *f)
 enum {
     O_HOST = 256, O_PORT, O_CERT, O_KEY, O_SNI, O_TLS, O_GROUPS, O_CLIENTS, O_RATE, O_RAMP_MAX, O_HOLD, O_PUB_RATE,
     O_QOS, O_PAYLOAD, O_KEEPALIVE, O_TIMEOUT, O_RESUME, O_SE, O_STORM, O_BACKOFF, O_BASE, O_CAP, O_ATTEMPTS,
-    O_SPREAD, O_STORM_MAX, O_SRC, O_INTERVAL, O_PREFIX, O_SEED, O_HELP
+    O_SPREAD, O_STORM_MAX, O_SRC, O_INTERVAL, O_PREFIX, O_SEED, O_SYNC, O_HELP
 };
 
 static const struct option options[] = {
@@ -54,7 +57,8 @@ static const struct option options[] = {
     {"max-attempts", required_argument, NULL, O_ATTEMPTS}, {"spread-ms", required_argument, NULL, O_SPREAD},
     {"storm-max", required_argument, NULL, O_STORM_MAX}, {"source-addrs", required_argument, NULL, O_SRC},
     {"interval-ms", required_argument, NULL, O_INTERVAL}, {"client-id-prefix", required_argument, NULL, O_PREFIX},
-    {"seed", required_argument, NULL, O_SEED}, {"help", no_argument, NULL, O_HELP},
+    {"seed", required_argument, NULL, O_SEED}, {"storm-sync", no_argument, NULL, O_SYNC},
+    {"help", no_argument, NULL, O_HELP},
     {NULL, 0, NULL, 0},
 };
 
@@ -78,6 +82,7 @@ static int apply(void *settings, int opt, const char *name, const char *val, cha
         }
         return 1;
     case O_STORM: a->storm = 1; return 1;
+    case O_SYNC: a->storm_sync = 1; return 1;
     case O_TLS: return lg_opt_tls(name, val, &a->tls, err, el);
     case O_BACKOFF: return lg_opt_backoff(name, val, &a->backoff, err, el);
     case O_PORT: return opt_uint(name, val, 1, 65535, &a->port, err, el) == 0;
@@ -136,6 +141,10 @@ int mq_args_parse(int argc, char **argv, mq_args *a, char *err, size_t el)
         return 1;
     if (a->port == 0 || a->clients == 0) {
         snprintf(err, el, "missing %s", a->port == 0 ? "--port" : "--clients");
+        return 0;
+    }
+    if (a->storm_sync && !a->storm) {
+        snprintf(err, el, "--storm-sync synchronises a storm: give --storm too");
         return 0;
     }
     if ((a->cert == NULL) != (a->key == NULL)) {

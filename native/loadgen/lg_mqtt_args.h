@@ -25,6 +25,7 @@ typedef struct mq_args {
     unsigned keepalive_s;
     unsigned timeout_ms;
     int storm;
+    int storm_sync;             /* --storm-sync: the storm waits for "storm-at NS" (CLOCK_REALTIME) on stdin */
     lg_backoff backoff;
     double backoff_base_ms, backoff_cap_ms, spread_ms, storm_max_s;
     unsigned max_attempts;

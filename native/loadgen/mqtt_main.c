@@ -6,6 +6,7 @@
  * by reason with refusals apart), end. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,7 @@ typedef struct pstats {
     uint64_t attempts, connected, failed, refused, dropped, gave_up, resumed, offered, se_waits;
     uint64_t pub0, pub1, pub2, pubacks, skipped, pings, pingresps;
     uint64_t t_start_ns, t_all_up_ns;
+    double cpu0_s;            /* the generator's CPU (user + system) when the phase began */
     lg_samples connack, hs, puback, wait;
     lg_reasons reasons;
 } pstats;
@@ -52,7 +54,28 @@ typedef struct loop {
     pstats ps;
     ivstats iv;
     int phase;
+    /* --storm-sync: the storm_ready line written, the instant read from stdin, or why the drop did not wait */
+    int ready;
+    uint64_t ready_ns;
+    int64_t storm_at_ns, drop_rt_ns;
+    const char *sync_note;
+    char in[160];
+    size_t in_len;
 } loop;
+
+static int64_t realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + (int64_t)ts.tv_nsec;
+}
+
+static double cpu_now_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
 
 static void write_phase(loop *L, uint64_t now, const char *stopped)
 {
@@ -76,6 +99,18 @@ static void write_phase(loop *L, uint64_t now, const char *stopped)
     json_obj_str(&o, "phase", phase_names[L->phase]);
     json_obj_str(&o, "stopped", stopped);
     json_obj_fixed(&o, "elapsed_s", 4, (double)(now - p->t_start_ns) / 1e9);
+    json_obj_fixed(&o, "cpu_s", 6, cpu_now_s() - p->cpu0_s);
+    if (L->phase == PH_STORM) {
+        json_obj_i64(&o, "drop_realtime_ns", L->drop_rt_ns);
+        if (L->storm_at_ns) {
+            json_obj_i64(&o, "storm_at_ns", L->storm_at_ns);
+            json_obj_i64(&o, "drop_late_ns", L->drop_rt_ns - L->storm_at_ns);
+        } else {
+            json_obj_null(&o, "storm_at_ns");
+            json_obj_null(&o, "drop_late_ns");
+        }
+        json_obj_str(&o, "storm_sync", !L->a->storm_sync ? "off" : L->sync_note ? L->sync_note : "storm-at");
+    }
     json_obj_u64(&o, "clients", L->n);
     json_obj_u64(&o, "up_at_end", L->up);
     json_obj_u64(&o, "connecting_at_end", in_progress);
@@ -126,6 +161,7 @@ static void reset_phase(loop *L, int phase, uint64_t now)
     lg_samples_clear(&p->puback);
     lg_samples_clear(&p->wait);
     p->t_start_ns = now;
+    p->cpu0_s = cpu_now_s();
     L->phase = phase;
     if (L->up == L->n)
         p->t_all_up_ns = now;
@@ -301,15 +337,84 @@ static void write_interval(loop *L, uint64_t now, uint64_t t0)
     memset(&L->iv, 0, sizeof(L->iv));
 }
 
-static double cpu_now_s(void)
+/* stdin while the storm waits for its instant: "storm-at NS\n" sets it; end of file or another line
+ * sets why the drop does not wait (it happens at once). */
+static void read_instant(loop *L)
 {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+    for (;;) {
+        ssize_t k = read(STDIN_FILENO, L->in + L->in_len, sizeof(L->in) - 1 - L->in_len);
+        if (k < 0) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+                L->sync_note = "stdin unreadable before storm-at";
+            return;
+        }
+        if (k == 0) {
+            L->sync_note = "stdin closed before storm-at";
+            return;
+        }
+        L->in_len += (size_t)k;
+        L->in[L->in_len] = '\0';
+        char *nl = strchr(L->in, '\n');
+        if (nl == NULL) {
+            if (L->in_len >= sizeof(L->in) - 1)
+                L->sync_note = "bad line on stdin (want: storm-at NS)";
+            if (L->sync_note)
+                return;
+            continue;
+        }
+        *nl = '\0';
+        char *end = NULL;
+        errno = 0;
+        long long at = strncmp(L->in, "storm-at ", 9) == 0 ? strtoll(L->in + 9, &end, 10) : 0;
+        if (end == NULL || *end != '\0' || errno != 0 || at <= 0)
+            L->sync_note = "bad line on stdin (want: storm-at NS)";
+        else
+            L->storm_at_ns = at;
+        return;
+    }
+}
+
+/* May the storm begin? At once without --storm-sync; with it, once the instant from stdin is reached
+ * (the last few ms slept on CLOCK_REALTIME), or at once when there will be no instant (sync_note). */
+static int storm_due(loop *L, uint64_t now)
+{
+    if (!L->a->storm_sync)
+        return 1;
+    if (!L->ready) {
+        L->ready = 1;
+        L->ready_ns = now;
+        fcntl(STDIN_FILENO, F_SETFL, fcntl(STDIN_FILENO, F_GETFL) | O_NONBLOCK);
+        json_obj o;
+        json_obj_begin(&o, stdout);
+        json_obj_str(&o, "type", "storm_ready");
+        json_obj_i64(&o, "realtime_ns", realtime_ns());
+        json_obj_u64(&o, "up", L->up);
+        json_end_line(stdout);
+        fflush(stdout);
+    }
+    if (!L->storm_at_ns && !L->sync_note)
+        read_instant(L);
+    if (L->sync_note)
+        return 1;
+    if (!L->storm_at_ns) {
+        if (now - L->ready_ns > (uint64_t)(L->a->storm_max_s * 1e9))
+            L->sync_note = "no storm-at within --storm-max";
+        return L->sync_note != NULL;
+    }
+    int64_t left = L->storm_at_ns - realtime_ns();
+    if (left > 3000000)
+        return 0; /* more than 3 ms ahead: the hold goes on (keep-alive, PUBLISH) */
+    if (left > 0) {
+        struct timespec ts = {(time_t)(L->storm_at_ns / 1000000000LL), (long)(L->storm_at_ns % 1000000000LL)};
+        while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, NULL) == EINTR)
+            ;
+    }
+    return 1;
 }
 
 static void storm_drop(loop *L, uint64_t now)
 {
+    L->drop_rt_ns = realtime_ns();
     for (unsigned i = 0; i < L->n; i++) {
         mq_client *c = &L->c[i];
         if (c->state != MQ_DOWN)
@@ -357,7 +462,8 @@ static int run(loop *L)
         if (L->phase == PH_RAMP && (L->up == L->n || since >= ramp_max_ns)) {
             write_phase(L, now, L->up == L->n ? "all up" : "--ramp-max");
             reset_phase(L, PH_HOLD, now);
-        } else if (L->phase == PH_HOLD && since >= hold_ns) {
+        } else if (L->phase == PH_HOLD && since >= hold_ns && (!a->storm || storm_due(L, now))) {
+            now = (uint64_t)clock_mono_ns(); /* storm_due may have slept until the instant */
             write_phase(L, now, "--hold");
             if (!a->storm)
                 break;

@@ -279,8 +279,8 @@ def mqttload_argv(
         "--seed",
         str(c.seed),
     ]
-    if c.storm:
-        argv.append("--storm")
+    if c.storm:  # every generator drops its clients at one instant the driver hands out (storm_sync.py)
+        argv += ["--storm", "--storm-sync"]
     if client_pair:
         argv += ["--cert", str(client_pair[0]), "--key", str(client_pair[1])]
     if se_file is not None:
@@ -338,10 +338,29 @@ def run_mqttload(argv: list[str], broker_pid: int | None, cores: list[int], time
     def pre() -> None:
         os.sched_setaffinity(0, cores)
 
+    from .storm_sync import SYNC_OPTION, StormSync, drop_skew
+
     cpu0 = process_cpu_s(broker_pid) if broker_pid else None
+    synced = SYNC_OPTION in argv
     proc = registry.spawn(
-        argv, "secperf-mqttload", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=pre
+        argv,
+        "secperf-mqttload",
+        stdin=subprocess.PIPE if synced else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=pre,
     )
+
+    def send(_: int, ns: int) -> None:
+        try:
+            assert proc.stdin is not None
+            proc.stdin.write(f"storm-at {ns}\n")
+            proc.stdin.flush()
+        except (OSError, ValueError):
+            pass  # the generator is gone: its lines (or their absence) say so
+
+    sync = StormSync(1, send)
     lines: list[dict[str, Any]] = []
     phases: list[dict[str, Any]] = []
     deadline = time.monotonic() + timeout_s
@@ -352,6 +371,8 @@ def run_mqttload(argv: list[str], broker_pid: int | None, cores: list[int], time
             if not m:
                 continue
             lines.append(m)
+            if m.get("type") == "storm_ready":
+                sync.ready(0)
             if m.get("type") == "phase":
                 try:
                     cpu = process_cpu_s(broker_pid) if broker_pid else None
@@ -373,11 +394,13 @@ def run_mqttload(argv: list[str], broker_pid: int | None, cores: list[int], time
     end = next((m for m in lines if m.get("type") == "end"), None)
     if end is None:
         raise ServerMeasureError(f"secperf-mqttload gave no end line (exit {rc}): {err.strip()[-300:]}")
+    storms = [m for m in lines if m.get("type") == "phase" and m.get("phase") == "storm"]
     return {
         "meta": next((m for m in lines if m.get("type") == "meta"), {}),
         "phases": phases,
         "end": end,
         "intervals": [m for m in lines if m.get("type") == "interval"],
+        **({"storm_sync": {**sync.said(), **drop_skew(storms)}} if synced and storms else {}),
     }
 
 
