@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from secperf.app.mqtt_load import phase
+from secperf.app.mqtt_load import phase, resolved
 from secperf.lab.pki import LabPKI
 from secperf.measure import mqtt_load as M
 
@@ -59,7 +59,8 @@ def main() -> int:
     )
     pki = LabPKI().ensure()
     load0 = os.getloadavg()
-    rows = [one(base, pki), one(M.MqttLoadConfig(**{**base.__dict__, "key_source": a.source}), pki)]
+    # the offloaded key's profile resolved as the command resolves it (app/mqtt_load.resolved)
+    rows = [one(base, pki), one(resolved(M.MqttLoadConfig(**{**base.as_dict(), "key_source": a.source})), pki)]
     out = {"clients": a.clients, "loadavg_before": load0, "loadavg_after": os.getloadavg(), "rows": rows}
     for r in rows:
         print(

@@ -124,7 +124,9 @@ def test_mqtt_load_broker_key_on_the_token_signs_every_full_handshake_there(tmp_
 
 
 def test_server_mosquitto_offloaded_counts_a_token_signature_per_handshake(pki, tmp_path):
-    cfg = S.ServerConfig("mosquitto", "ecdsa-p256", source=SOURCE)
+    from secperf.app.server_plan import with_profiles
+
+    [cfg] = with_profiles([S.ServerConfig("mosquitto", "ecdsa-p256", source=SOURCE)])  # as the command resolves it
     S.validate(cfg)
     p = S.LoadParams(concurrency=[2], duration_s=1.0, warmup_s=0.0, op_n=5, workdir=tmp_path)
     [s] = S.measure_config(cfg, p, pki)
