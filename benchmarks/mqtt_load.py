@@ -177,10 +177,12 @@ def main() -> int:
                 "spread_s",
                 "backlog",
                 "note",
+                "measured_bounds",
             )
             if k in fm
         },
         "generator_cpu_s": m["end"].get("cpu_s"),
+        "storm_sync": m.get("storm_sync"),
         "machine": {"before": before, "after": {"loadavg": os.getloadavg(), "busiest_processes": others()}},
         "config": m["config"],
     }

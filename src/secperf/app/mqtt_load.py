@@ -85,19 +85,37 @@ def storm_vs_model(c: MqttLoadConfig, m: dict[str, Any], horizon_s: float | None
             "of one 0.05 s step as spread over it and an idle broker as accepting 20,000/s: how fast this "
             "generator sends its SYNs decides how many are dropped"
         )
-    for ab in (True, False):
+    # the capacity the storm met, measured in it: the lower of the broker's and the generator's bounds
+    # (measure/storm_capacity.py); the model is run at it beside the closed-loop capacity
+    from ..measure.storm_capacity import storm_bounds
+
+    bounds = storm_bounds(st, m.get("broker_core"), list(m.get("generator_cores") or []))
+    out["measured_bounds"] = bounds
+    variants = [(("abandoned work" if ab else "late work dropped"), cap, server_s, ab) for ab in (True, False)]
+    if bounds is not None:
+        b_server_s = bounds["broker"]["cpu_per_connack_ms"] / 1e3 / bounds["broker"]["core_share_left"]
+        variants += [
+            (
+                f"measured bounds ({bounds['limited_by']}), {'abandoned work' if ab else 'late work dropped'}",
+                bounds["capacity_per_s"],
+                min(b_server_s, 1.0 / bounds["capacity_per_s"]),  # a pass never outlasts a handshake's slot
+                ab,
+            )
+            for ab in (True, False)
+        ]
+    for name, capacity, srv_s, ab in variants:
         r = simulate(
             FleetModel(
                 devices=c.clients,
-                capacity_full_per_s=cap,
-                capacity_resumed_per_s=cap,
+                capacity_full_per_s=capacity,
+                capacity_resumed_per_s=capacity,
                 resumed_share=0.0,
                 policy=c.policy,
                 base_s=c.base_s,
                 cap_s=c.cap_s,
                 timeout_s=c.timeout_s,
                 backlog=backlog,
-                server_s_per_handshake=server_s,
+                server_s_per_handshake=srv_s,
                 abandoned_work=ab,
                 max_attempts=c.max_attempts,
                 device_handshake_s=device_s,
@@ -121,7 +139,8 @@ def storm_vs_model(c: MqttLoadConfig, m: dict[str, Any], horizon_s: float | None
             (x := mod[f"ratio_{k}"]) is not None and RATIO_TARGET[0] <= x <= RATIO_TARGET[1]
             for k in ("time_all_back_s", "wait_p50_s")
         )
-        out["models"]["abandoned work" if ab else "late work dropped"] = mod
+        mod["capacity_per_s"] = capacity
+        out["models"][name] = mod
     return out
 
 

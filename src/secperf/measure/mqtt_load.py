@@ -338,9 +338,11 @@ def run_mqttload(argv: list[str], broker_pid: int | None, cores: list[int], time
     def pre() -> None:
         os.sched_setaffinity(0, cores)
 
+    from .storm_capacity import busy_between, cores_busy_s
     from .storm_sync import SYNC_OPTION, StormSync, drop_skew
 
     cpu0 = process_cpu_s(broker_pid) if broker_pid else None
+    busy0 = cores_busy_s()  # every core's busy time at each phase line: the share other work left
     synced = SYNC_OPTION in argv
     proc = registry.spawn(
         argv,
@@ -379,7 +381,9 @@ def run_mqttload(argv: list[str], broker_pid: int | None, cores: list[int], time
                 except MeasurementError:
                     cpu = None  # the broker is gone: its CPU is not read (the phase still counts)
                 phases.append(_phase_figures(m, cpu - cpu0 if cpu is not None and cpu0 is not None else None))
-                cpu0 = cpu
+                busy = cores_busy_s()
+                phases[-1]["cores_busy_s"] = busy_between(busy0, busy)
+                cpu0, busy0 = cpu, busy
             if time.monotonic() > deadline:
                 proc.terminate()
         err = proc.stderr.read() if proc.stderr else ""
@@ -400,6 +404,7 @@ def run_mqttload(argv: list[str], broker_pid: int | None, cores: list[int], time
         "phases": phases,
         "end": end,
         "intervals": [m for m in lines if m.get("type") == "interval"],
+        "generator_cores": cores,
         **({"storm_sync": {**sync.said(), **drop_skew(storms)}} if synced and storms else {}),
     }
 
@@ -469,6 +474,7 @@ def measure(pki: LabPKI, c: MqttLoadConfig, workdir: Path, load: LoadRunner | No
         "config": c.as_dict(),
         "limits": limits,
         "broker": {k: described.get(k) for k in ("set_tcp_nodelay", "require_certificate", "max_connections", "key")},
+        "broker_core": c.core,
         "broker_key": broker_key_said(c, off, t_ns),
         "capacity_per_s": sum(caps) / len(caps) if caps else None,
         "capacity_before": before,
