@@ -25,7 +25,15 @@ def test_on_idle_cores_the_slower_process_sets_the_capacity():
     assert b["generator"]["rate_on_a_core_per_s"] == pytest.approx(500.0)
     assert b["broker"]["core_share_left"] == 1.0 and b["generator"]["core_share_left"] == 1.0
     assert b["limited_by"] == "generator" and b["capacity_per_s"] == pytest.approx(500.0)
-    assert b["achieved_per_s"] == pytest.approx(200.0)
+    assert b["achieved_per_s"] == pytest.approx(200.0) and "note" not in b
+    assert b["capacity_on_idle_cores_per_s"] == pytest.approx(500.0) and b["limited_by_on_idle_cores"] == "generator"
+
+
+def test_on_saturated_cores_the_share_adjusted_bound_is_the_achieved_rate_and_says_so():
+    # both cores busy the whole 5 s: each process's share is what it got, its bound n / wall
+    b = storm_bounds(_storm(cores_busy_s={"0": 5.0, "1": 5.0}), 0, [1])
+    assert b["capacity_per_s"] == pytest.approx(b["achieved_per_s"]) and "saturated" in b["note"]
+    assert b["capacity_on_idle_cores_per_s"] == pytest.approx(500.0)
 
 
 def test_other_work_on_the_brokers_core_lowers_its_bound_and_can_make_it_the_limit():
@@ -62,8 +70,10 @@ def test_the_model_runs_at_the_measured_capacity_beside_the_closed_loop_one():
             "late work dropped",
             "measured bounds (generator), abandoned work",
             "measured bounds (generator), late work dropped",
+            "idle-core bounds (generator), late work dropped",
         ]
     )
+    assert fm["models"]["idle-core bounds (generator), late work dropped"]["capacity_per_s"] == pytest.approx(500.0)
     old, new = fm["models"]["late work dropped"], fm["models"]["measured bounds (generator), late work dropped"]
     assert old["capacity_per_s"] == 300.0 and new["capacity_per_s"] == pytest.approx(500.0)
     # 1,000 at once, all queued: the last is back after about N / capacity

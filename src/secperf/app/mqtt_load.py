@@ -103,6 +103,15 @@ def storm_vs_model(c: MqttLoadConfig, m: dict[str, Any], horizon_s: float | None
             )
             for ab in (True, False)
         ]
+        idle = bounds["capacity_on_idle_cores_per_s"]
+        variants += [
+            (
+                f"idle-core bounds ({bounds['limited_by_on_idle_cores']}), late work dropped",
+                idle,
+                min(bounds["broker"]["cpu_per_connack_ms"] / 1e3, 1.0 / idle),
+                False,
+            )
+        ]
     for name, capacity, srv_s, ab in variants:
         r = simulate(
             FleetModel(

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+SATURATED = 0.05  # a share-adjusted capacity within this of the achieved rate: the cores were saturated
 MIN_SHARE = 0.05  # a share below this is taken as this (a phase too short to read /proc/stat's ticks)
 
 
@@ -76,11 +77,23 @@ def storm_bounds(storm: dict[str, Any], broker_core: int | None, generator_cores
         "bound_per_s": n / g_cpu * g_share,
     }
     limited = "broker" if broker["bound_per_s"] <= gen["bound_per_s"] else "generator"
-    return {
+    idle = "broker" if broker["rate_on_a_core_per_s"] <= gen["rate_on_a_core_per_s"] else "generator"
+    cap = min(broker["bound_per_s"], gen["bound_per_s"])
+    out = {
         "broker": broker,
         "generator": gen,
-        "capacity_per_s": min(broker["bound_per_s"], gen["bound_per_s"]),
+        "capacity_per_s": cap,
         "limited_by": limited,
+        # the same two processes on cores of their own with nothing else running
+        "capacity_on_idle_cores_per_s": min(broker["rate_on_a_core_per_s"], gen["rate_on_a_core_per_s"]),
+        "limited_by_on_idle_cores": idle,
         "achieved_per_s": n / wall,
         "rule": __doc__.split("\n\n")[1].strip() if __doc__ else "",
     }
+    if abs(cap - n / wall) <= SATURATED * n / wall:
+        out["note"] = (
+            "the cores were saturated: the share other work left each process is what it got, so the "
+            "share-adjusted capacity equals the storm's own achieved rate (not an independent input); "
+            "capacity_on_idle_cores_per_s is the independent figure, for a host with nothing else running"
+        )
+    return out
