@@ -95,6 +95,22 @@ def test_chunks_keep_order_and_cover_every_item():
     assert chunks([1, 2], 10) == [[1], [2]]
 
 
+@pytest.mark.parametrize("items,cpus", [(6000, 1), (6000, 2), (10000, 2), (40, 2), (8, 2), (3, 4), (1, 1), (6000, 64)])
+def test_guided_chunks_shrink_to_a_small_tail_and_cover_every_item_in_order(items, cpus):
+    from secperf.app.cluster import CHUNKS_PER_CPU, chunk_count, chunk_sizes, guided_chunks
+
+    sizes = chunk_sizes(items, cpus)
+    assert sum(sizes) == items and min(sizes) >= 1 and len(sizes) == chunk_count(items, cpus)
+    assert all(a >= b for a, b in zip(sizes, sizes[1:]))  # never a larger chunk after a smaller one
+    smallest = -(-items // (cpus * CHUNKS_PER_CPU * 4))
+    assert sizes[-1] <= smallest  # the tail: at most the smallest chunk
+    assert sizes[0] <= -(-items // (2 * cpus))  # no worker takes more than half its share at once
+    if items >= 4 * cpus:
+        assert len(sizes) > cpus  # a worker that is done takes another
+    cs = guided_chunks(list(range(items)), cpus)
+    assert [len(c) for c in cs] == sizes and [x for c in cs for x in c] == list(range(items))
+
+
 # --- bad input -------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("value", ["", "nowhere", "host:99999", "http://x:1", "a b:1"])
 def test_a_malformed_cluster_address_is_an_input_error(value):

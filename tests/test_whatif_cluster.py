@@ -129,10 +129,16 @@ def test_a_chunk_that_fails_is_failed_items_with_the_reason_not_a_lost_run(local
         return [f"failed {x}: {reason}" for x in chunk]
 
     items = list(range(40))
-    out = [x for part in map_chunks(work, 2, items, local_ray, "test cells", failed=failed) for x in part]
+    timings = []
+    out = [
+        x for part in map_chunks(work, 2, items, local_ray, "test cells", failed=failed, timings=timings) for x in part
+    ]
     assert len(out) == 40
     bad = {i for i, x in enumerate(out) if isinstance(x, str)}
     assert 13 in bad and 29 in bad and len(bad) < 40
+    # when and where each chunk that came back ran: the failed ones have no timing
+    assert sum(t.items for t in timings) == 40 - len(bad) and len({t.index for t in timings}) == len(timings)
+    assert all(t.start <= t.end <= t.received and t.cpu_s >= 0 and "/" in t.worker for t in timings)
     assert all(out[i] == 2 * i for i in range(40) if i not in bad)
     assert "cell 13 broke" in out[13] and "of the test cells failed on a worker" in out[13]
     assert "failed 29:" in out[29]

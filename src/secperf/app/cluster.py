@@ -32,6 +32,7 @@ import logging
 import os
 import pickle
 import re
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +50,7 @@ ADDRESS_HELP = (
 S = TypeVar("S")  # what every item's call shares (put in the object store once)
 T = TypeVar("T")
 R = TypeVar("R")
-CHUNKS_PER_CPU = 4  # tasks per worker CPU: enough to balance uneven cells, few enough to amortise a task
+CHUNKS_PER_CPU = 4  # the smallest chunk: a 4 x CHUNKS_PER_CPU-th of one worker CPU's share of the items
 
 
 class ClusterError(InputError):
@@ -232,21 +233,40 @@ def _run_chunk(fn: Callable[[S, T], R], shared: S, chunk: list[T]) -> list[R]:
     return [fn(shared, item) for item in chunk]
 
 
-def _run_whole_chunk(fn: Callable[[S, list[T]], R], shared: S, chunk: bytes | list[T], nice: int | None = None) -> R:
+@dataclass(frozen=True)
+class ChunkTiming:
+    """When and where one chunk ran (time.time() of the worker's host: on one machine, the driver's
+    clock too), its worker's CPU for it, and when the driver had received it."""
+
+    index: int  # the chunk's place in the items' order
+    items: int
+    worker: str  # "node/pid" of the worker process that ran it
+    start: float  # seconds (epoch) on the worker
+    end: float
+    cpu_s: float  # the worker thread's CPU time for the chunk
+    received: float = 0.0  # seconds (epoch) on the driver, once the payload was unpacked there
+
+
+def _run_whole_chunk(
+    fn: Callable[[S, list[T]], R], shared: S, chunk: bytes | list[T], nice: int | None = None
+) -> tuple[R, tuple[str, float, float, float]]:
     """On a worker: fn over one whole chunk (pickled by the driver: _packed), returning its one
-    payload, at the driver's priority while it runs (where the system allows it): Ray starts its
-    workers at nice 15, and a sweep's cells at that priority lose their core to anything else on the
-    machine, while the same cells run locally at the user's."""
+    payload and when it ran (worker, start, end, CPU seconds), at the driver's priority while it
+    runs (where the system allows it): Ray starts its workers at nice 15, and a sweep's cells at that
+    priority lose their core to anything else on the machine, while the same cells run locally at
+    the user's."""
+    t0, c0 = time.time(), time.thread_time()
     before = os.getpriority(os.PRIO_PROCESS, 0)
     if nice is not None and nice != before:
         with contextlib.suppress(OSError):  # no CAP_SYS_NICE: the chunk runs at Ray's priority
             os.setpriority(os.PRIO_PROCESS, 0, nice)  # this thread: the one running the task
     try:
-        return fn(shared, pickle.loads(chunk) if isinstance(chunk, bytes) else chunk)
+        out = fn(shared, pickle.loads(chunk) if isinstance(chunk, bytes) else chunk)
     finally:
         if os.getpriority(os.PRIO_PROCESS, 0) != before:
             with contextlib.suppress(OSError):
                 os.setpriority(os.PRIO_PROCESS, 0, before)
+    return out, (f"{os.uname().nodename}/{os.getpid()}", t0, time.time(), time.thread_time() - c0)
 
 
 def _packed(chunk: list[T]) -> bytes | list[T]:
@@ -272,10 +292,36 @@ def chunks(items: list[T], parts: int) -> list[list[T]]:
     return out
 
 
+def chunk_sizes(items: int, cpus: int) -> list[int]:
+    """The lengths of a map's chunks, in order: each a 2 x cpus-th of the items not yet handed out
+    (guided scheduling), never below the smallest (CHUNKS_PER_CPU): large chunks first, to amortise a
+    task, then ever smaller ones, so that the workers finish within a small chunk of each other and
+    the driver has only a small chunk left to unpack when the last one ends (equal chunks left one
+    worker idle for up to a whole chunk at the end, and the driver unpacking a whole one after it)."""
+    cpus = max(1, cpus)
+    smallest = max(1, -(-items // (cpus * CHUNKS_PER_CPU * 4)))
+    out: list[int] = []
+    left = items
+    while left > 0:
+        n = min(left, max(smallest, -(-left // (2 * cpus))))
+        out.append(n)
+        left -= n
+    return out
+
+
+def guided_chunks(items: list[T], cpus: int) -> list[list[T]]:
+    """`items` cut into contiguous chunks of chunk_sizes' lengths (order kept)."""
+    out: list[list[T]] = []
+    i = 0
+    for n in chunk_sizes(len(items), cpus):
+        out.append(items[i : i + n])
+        i += n
+    return out
+
+
 def chunk_count(items: int, cpus: int) -> int:
-    """How many tasks a map over `items` on `cpus` worker CPUs makes: CHUNKS_PER_CPU per CPU (a whole
-    number of rounds, so that the workers finish together), never more than the items."""
-    return max(1, min(items, max(1, cpus) * CHUNKS_PER_CPU))
+    """How many tasks a map over `items` on `cpus` worker CPUs makes (chunk_sizes)."""
+    return max(1, len(chunk_sizes(items, cpus)))
 
 
 def map_chunks(
@@ -287,19 +333,22 @@ def map_chunks(
     progress: Callable[[int, int], object] | None = None,
     failed: Callable[[list[T], str], R] | None = None,
     received: Callable[[R], Any] | None = None,
+    timings: list[ChunkTiming] | None = None,
 ) -> list[Any]:
     """fn(shared, chunk) for contiguous chunks of `items` as Ray tasks (one CPU each): one payload per
     chunk, in the items' order (each passed through `received` as it arrives, while the workers go
     on); the caller merges them. A SecperfError raised on a worker is raised here as itself (the
     local run raises it too). Any other failure of a chunk (its code raising, its worker lost on every
     retry) is, with `failed`, that chunk's payload `failed(chunk, reason)` and the run goes on;
-    without it a ClusterRunError."""
+    without it a ClusterRunError. The chunks shrink as the map goes on (chunk_sizes) and are all
+    submitted at once: a worker that is done takes the next. With `timings`, each chunk's
+    ChunkTiming is appended to it (a failed chunk has none)."""
     if not items:
         return []
     ray = ray_module()
     task = ray.remote(num_cpus=1, max_retries=3, retry_exceptions=False)(_run_whole_chunk)
     ref = ray.put(shared)
-    parts = chunks(list(items), chunk_count(len(items), cl.cpus))
+    parts = guided_chunks(list(items), cl.cpus)
     nice = os.getpriority(os.PRIO_PROCESS, 0)  # the driver's: the workers take it for the run's chunks
     refs = [task.remote(fn, ref, _packed(ch), nice) for ch in parts]
     index = {r: i for i, r in enumerate(refs)}
@@ -315,13 +364,17 @@ def map_chunks(
             for r in ready:
                 i = index[r]
                 try:
-                    got = ray.get(r)
+                    got, (worker, t0, t1, cpu) = ray.get(r)
+                    ran = ChunkTiming(i, len(parts[i]), worker, t0, t1, cpu)
                 except Exception as exc:  # noqa: BLE001 (Ray wraps the worker's exception)
                     err = _unwrap(exc, label)
                     if failed is None or (isinstance(err, SecperfError) and not isinstance(err, ClusterRunError)):
                         raise err from None
                     got = failed(parts[i], f"{len(parts[i])} of the {label} failed on a worker: {_cause(exc)}")
+                    ran = None
                 done[i] = received(got) if received else got
+                if ran is not None and timings is not None:
+                    timings.append(ChunkTiming(**{**ran.__dict__, "received": time.time()}))
             if progress:
                 progress(len(done), len(refs))
     finally:

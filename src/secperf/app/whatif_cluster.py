@@ -32,7 +32,7 @@ from ..core.result_schema import Series, WhatifDerived
 from ..model import costs as C
 from ..sim import sweep as SW
 from ..sim.whatif_rows import failed_series, series
-from .cluster import Cluster, map_chunks
+from .cluster import ChunkTiming, Cluster, map_chunks
 from .reporter import reporter
 from .whatif_cell import link_of, predict_cell
 from .whatif_options import WhatifOptions
@@ -98,8 +98,15 @@ def failed_rows(cells: list[SW.Cell], table: C.CostTable, o: WhatifOptions, reas
     return RowChunk(rows, np.zeros(0), np.zeros(len(rows), dtype=np.int64))
 
 
-def predict_on(cluster: Cluster, cells: list[SW.Cell], table: C.CostTable, o: WhatifOptions) -> list[Series]:
-    """Every cell's row, predicted in chunks on the cluster: the rows a local run makes, in order."""
+def predict_on(
+    cluster: Cluster,
+    cells: list[SW.Cell],
+    table: C.CostTable,
+    o: WhatifOptions,
+    timings: list[ChunkTiming] | None = None,
+) -> list[Series]:
+    """Every cell's row, predicted in chunks on the cluster: the rows a local run makes, in order
+    (with `timings`, when and where each chunk ran: map_chunks)."""
     rows = map_chunks(
         rows_chunk,
         (table, o),
@@ -108,5 +115,6 @@ def predict_on(cluster: Cluster, cells: list[SW.Cell], table: C.CostTable, o: Wh
         "what-if cells",
         failed=lambda chunk, reason: failed_rows(chunk, table, o, reason),
         received=unpack,
+        timings=timings,
     )
     return [r for part in rows for r in part]
