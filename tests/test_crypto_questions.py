@@ -3,11 +3,12 @@
 import pytest
 
 from secperf.core import result as R
+from secperf.core.result_schema import Result
 from secperf.inputs.algorithms import catalog
 from secperf.model import crypto_questions as Q
 
 
-def doc_with(p50: dict[tuple[str, str], float]) -> dict:
+def doc_with(p50: dict[tuple[str, str], float]) -> Result:
     doc = R.new_result(kind="crypto", command=[], params={}, host={}, run_id="x")
     cat = catalog()
     for (alg, op), v in p50.items():

@@ -105,14 +105,14 @@ def test_csv_holds_each_kinds_headline_numbers_under_its_own_names(docs):
     assert int(r["value"]) == 30_000_000 and r["unit"] == "instructions" and r["stack"] == "wolfssl"
 
     _, rows = _csv_rows(docs["plan"])
-    p = docs["plan"].analysis.plan["patterns"][0]
-    [r] = _pick(rows, "latency", "p95", design="before", pattern=p["pattern"])
-    assert float(r["value"]) == pytest.approx(p["before"]["numbers"]["latency_pq_ms"])
-    assert r["verdict"] == p["verdict"]
+    p = docs["plan"].analysis.plan.patterns[0]
+    [r] = _pick(rows, "latency", "p95", design="before", pattern=p.pattern)
+    assert float(r["value"]) == pytest.approx(p.before["numbers"]["latency_pq_ms"])
+    assert r["verdict"] == p.verdict
 
     _, rows = _csv_rows(docs["fleet"])
     [r] = _pick(rows, "time_all_back", "value")
-    assert float(r["value"]) == pytest.approx(docs["fleet"].analysis.fleet["runs"][0]["time_all_back_s"])
+    assert float(r["value"]) == pytest.approx(docs["fleet"].analysis.fleet.runs[0].time_all_back_s)
     assert r["unit"] == "s" and r["policy"] == "exponential" and r["devices"] == "100"
 
     _, rows = _csv_rows(docs["crypto"])
@@ -169,16 +169,16 @@ def test_prometheus_names_follow_the_conventions_and_use_base_units(docs):
 
     fams = _families(docs["fleet"])
     assert _sample(fams, "secperf_fleet_time_all_back_seconds", policy="exponential") == pytest.approx(
-        docs["fleet"].analysis.fleet["runs"][0]["time_all_back_s"]
+        docs["fleet"].analysis.fleet.runs[0].time_all_back_s
     )
 
     fams = _families(docs["plan"])
-    p = docs["plan"].analysis.plan["patterns"][0]
+    p = docs["plan"].analysis.plan.patterns[0]
     assert _sample(fams, "secperf_plan_latency_seconds", design="before", quantile="0.95") == pytest.approx(
-        p["before"]["numbers"]["latency_pq_ms"] / 1e3
+        p.before["numbers"]["latency_pq_ms"] / 1e3
     )
     assert _sample(fams, "secperf_plan_energy_per_day_joules", design="before") == pytest.approx(
-        p["before"]["numbers"]["energy_per_day_j"]
+        p.before["numbers"]["energy_per_day_j"]
     )
 
     fams = _families(docs["device"])

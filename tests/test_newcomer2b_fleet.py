@@ -8,6 +8,7 @@ import json
 
 from secperf.cli import main
 from secperf.core import result as R
+from secperf.core.result_schema import ServerDerived
 
 
 def _server_result(path, rows):
@@ -19,7 +20,7 @@ def _server_result(path, rows):
             labels={"server": "nginx", "key": key, "key_source": "software", "resume_ratio": ratio},
             timer={"name": "handshake", "start": "connect", "end": "done"},
         )
-        s.derived = {"handshakes_per_s": rate}
+        s.derived = ServerDerived(handshakes_per_s=rate)
         if limited:
             s.derived.limited_by = "load generator"
             s.derived.warning = "the load generator limited the rate, not the server (its cores at 97%)"

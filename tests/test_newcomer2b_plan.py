@@ -90,10 +90,11 @@ def test_the_suitability_matrix_of_six_patterns_fits_80_columns_in_one_part(six)
 
     from rich.console import Console
 
+    from secperf.core.analysis_schema import PlanPattern
     from secperf.report.fit import print_table
     from secperf.report.terminal_plan import matrix_table
 
-    ps = list(six.values())
+    ps = [PlanPattern.model_validate(p) for p in six.values()]  # the rows as a plan Result holds them
     assert len(ps) == 6
     buf = io.StringIO()
     print_table(Console(file=buf, width=80, color_system=None), matrix_table(ps))

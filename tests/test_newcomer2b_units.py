@@ -8,6 +8,7 @@ from rich.table import Table
 
 from secperf.app.device import list_devices, show_device
 from secperf.app.device_counts import Counts
+from secperf.core.result_schema import DeviceCryptoDerived, DeviceTime
 from secperf.report import fit
 from secperf.report.units import column_unit
 
@@ -87,26 +88,26 @@ def _crypto_doc():
                 },
                 timer={"name": "op", "start": "call", "end": "return"},
             )
-            s.derived = {
-                "instructions_median": n,
-                "instructions_cold": n,
-                "time": {
-                    "cycles": 2 * n,
-                    "ms": 2 * n / 80e3,
-                    "ms_low": 1.8 * n / 80e3,
-                    "ms_high": 2.2 * n / 80e3,
-                    "model": "cortex-m4",
-                    "clock_mhz": 80.0,
-                    "banded": {"div": [2, 7, 12]},
-                },
-                "derived_ms": {
+            s.derived = DeviceCryptoDerived(
+                instructions_median=n,
+                instructions_cold=n,
+                time=DeviceTime(
+                    cycles=2 * n,
+                    ms=2 * n / 80e3,
+                    ms_low=1.8 * n / 80e3,
+                    ms_high=2.2 * n / 80e3,
+                    model="cortex-m4",
+                    clock_mhz=80.0,
+                    banded={"div": [2, 7, 12]},
+                ),
+                derived_ms={
                     "ms_low": 1.2 * n / 80e3,
                     "ms_high": 2 * n / 80e3,
                     "clock_mhz": 80.0,
                     "cpi": [1.2, 2.0],
                     "cpi_estimate": True,
                 },
-            }
+            )
             s.status = "ok"
             doc.series.append(s)
     R.finish(doc)

@@ -15,6 +15,7 @@ from rich.text import Text
 
 import result_kinds as K
 from secperf.core.result import validate
+from secperf.core.result_schema import Result
 from secperf.report import terminal_device, terminal_grid, terminal_plan, terminal_server, terminal_whatif
 from secperf.report.html import render
 from secperf.report.html_env import DRAW_PLOTS
@@ -104,7 +105,7 @@ def plan_doc(tmp_path_factory):
     return validate(K.cli(K.REAL["plan"], tmp_path_factory.mktemp("plan")))
 
 
-def device_doc() -> dict:
+def device_doc() -> Result:
     """A device Result with a handshake series holding its per-message counts, as measure/device.py
     writes them, and a primitive's series (tests/result_kinds.py)."""
     doc = K.device()
@@ -165,7 +166,7 @@ def test_device_terminal_and_page_show_the_same_tables():
     assert _same_on_both(terminal, html_tables(doc)) == 3
 
 
-def server_doc() -> dict:
+def server_doc() -> Result:
     """A server Result (tests/result_kinds.py) with the configuration label measure/server.py writes."""
     doc = K.server()
     doc.series[0].labels.update(config="nginx, rsa-2048, software", server_software={"server": "nginx"})

@@ -13,6 +13,7 @@ from secperf import cli
 from secperf.core import host
 from secperf.core import result as R
 from secperf.core.errors import InputError, InternalError
+from secperf.core.result_schema import DeviceCryptoDerived
 from secperf.core.store import READBACK_CHECKS, RunStore, readback_problem
 from secperf.subcommands import argtypes
 
@@ -66,8 +67,10 @@ def test_a_finished_result_with_repeated_series_ids_is_secperfs_bug_kept_readabl
 
 
 def test_a_reader_crash_on_a_written_result_is_internal_and_the_analysis_withheld(tmp_path, capsys):
-    # a plan analysis whose patterns are not rows: the views crash on it (secperf's own writer bug)
-    run, doc = _run_with(tmp_path, [], {"plan": {"patterns": [{"name": 3, "verdict": {"x": []}}]}}, kind="plan")
+    # a plan row of the declared fields whose inputs lack what the matrix names (secperf's own writer
+    # bug): the schema takes it (inputs are an open bag), the views crash on it
+    plan = {"patterns": [{"pattern": "p", "verdict": "hard to reconcile", "inputs": {}, "requirements": {}}]}
+    run, doc = _run_with(tmp_path, [], {"plan": plan}, kind="plan")
     found = readback_problem(doc)
     assert found is not None
     with pytest.raises(InternalError, match="internal: the Result this run wrote fails"):
@@ -235,10 +238,9 @@ def test_a_device_result_with_a_failed_user_code_row_reads_back(tmp_path):
         },
         timer={"name": "guest instructions per call", "start": "OP_BEGIN", "end": "OP_END", "unit": "instructions"},
     )
-    s.derived = {
-        "footprint": {"text": 4, "rodata": 0, "data": 0, "bss": 0, "flash": 4, "ram_static": 0},
-        "entry_bytes": 2,
-    }
+    s.derived = DeviceCryptoDerived(
+        footprint={"text": 4, "rodata": 0, "data": 0, "bss": 0, "flash": 4, "ram_static": 0}, entry_bytes=2
+    )
     R.add_failure(s, "time limit: the run did not finish within 5 s")
     doc.series.append(R.finalize_series(s))
     assert readback_problem(R.finish(doc)) is None

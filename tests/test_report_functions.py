@@ -7,6 +7,7 @@ import ast
 from pathlib import Path
 
 from secperf.core.result import validate
+from secperf.core.result_schema import Result
 from secperf.report import terminal_server
 from secperf.report.views import mqtt_load as MQ
 from secperf.report.views.grid import Grid
@@ -36,7 +37,7 @@ def _phase(name: str, up: int, **kw: object) -> dict:
     }
 
 
-def mqtt_load_doc() -> dict:
+def mqtt_load_doc() -> Result:
     """A server Result holding an mqtt-load analysis as app/mqtt_load.py writes it."""
     doc = server_doc()
     doc.analysis.mqtt_load = {

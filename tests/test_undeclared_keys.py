@@ -67,6 +67,31 @@ def _analysis(raw):
     return "analysis: 'verdict' is not a field of a Result's analysis"
 
 
+def _plan_pattern(raw):
+    raw["analysis"]["plan"]["patterns"][0]["grade"] = "A"
+    return "analysis.plan.patterns[0]: 'grade' is not a field of a plan's pattern row"
+
+
+def _plan_table(raw):
+    raw["analysis"]["plan"]["rules"] = "typo"
+    return "analysis.plan: 'rules' is not a field of a plan's analysis"
+
+
+def _fleet_run(raw):
+    raw["analysis"]["fleet"]["runs"][0]["all_back_s"] = 1.0
+    return "analysis.fleet.runs[0]: 'all_back_s' is not a field of a fleet's storm run"
+
+
+def _whatif_cost_table(raw):
+    raw["analysis"]["whatif"]["cost_table"]["owner"] = "me"
+    return "analysis.whatif.cost_table: 'owner' is not a field of a what-if's cost table"
+
+
+def _whatif_table(raw):
+    raw["analysis"]["whatif"]["end"] = "connack"
+    return "analysis.whatif: 'end' is not a field of a what-if's analysis"
+
+
 LEVELS = {
     "top": ("handshake", _top),
     "series": ("handshake", _series),
@@ -75,7 +100,13 @@ LEVELS = {
     "server derived": ("server", _server_derived),
     "link counts": ("netem", _link_counts),
     "analysis": ("whatif", _analysis),
+    "plan pattern row": ("plan", _plan_pattern),
+    "plan table": ("plan", _plan_table),
+    "fleet storm run": ("fleet", _fleet_run),
+    "what-if cost table": ("whatif", _whatif_cost_table),
+    "what-if table": ("whatif", _whatif_table),
 }
+ANALYSIS_TABLES = ["plan pattern row", "plan table", "fleet storm run", "what-if cost table", "what-if table"]
 
 
 @pytest.mark.parametrize("level", LEVELS)
@@ -100,6 +131,44 @@ def test_report_exits_2_naming_the_key(level, tmp_path, capsys):
     err = capsys.readouterr().err
     assert said in err and "Traceback" not in err
     assert not (tmp_path / "report.html").exists()
+
+
+@pytest.mark.parametrize("level", ANALYSIS_TABLES)
+@pytest.mark.parametrize("command", ["report", "compare", "metrics"])
+def test_an_undeclared_key_in_an_analysis_table_exits_2(level, command, tmp_path, capsys):
+    """A key no model declares inside a plan's, a fleet's or a what-if's tables (a row included) is
+    refused by every reader of the file, naming its path; nothing is written."""
+    name, plant = LEVELS[level]
+    raw = _raw(name)
+    said = plant(raw)
+    f = tmp_path / "result.json"
+    f.write_text(json.dumps(raw))
+    good = tmp_path / "good.json"
+    good.write_text((OLD / f"{name}.json").read_text())
+    argv = {
+        "report": ["report", str(f)],
+        "compare": ["compare", str(good), str(f)],
+        "metrics": ["metrics", str(f), "-o", str(tmp_path / "m.prom")],
+    }[command]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err
+    assert not (tmp_path / "report.html").exists() and not (tmp_path / "m.prom").exists()
+
+
+def test_analysis_tables_read_as_models():
+    """The plan's, the fleet's and the what-if's tables and their rows are records read by attribute."""
+    from secperf.core.analysis_schema import CostTableAnalysis, FleetRun, PlanPattern
+
+    plan = R.validate(_raw("plan")).analysis.plan
+    assert plan is not None and plan.patterns and all(isinstance(p, PlanPattern) and p.verdict for p in plan.patterns)
+    fleet = R.validate(_raw("fleet")).analysis.fleet
+    assert fleet is not None and fleet.runs and all(isinstance(r, FleetRun) for r in fleet.runs)
+    assert all(r.time_all_back_s is None or r.time_all_back_s > 0 for r in fleet.runs)
+    wi = R.validate(_raw("whatif")).analysis.whatif
+    assert wi is not None and isinstance(wi.cost_table, CostTableAnalysis) and wi.cost_table.rows
+    with pytest.raises(R.ResultError, match="'grade' is not a declared field"):
+        plan.patterns[0].grade = "A"  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("command", ["compare", "metrics", "fleet --from"])
@@ -197,10 +266,10 @@ def test_the_published_schema_refuses_what_the_reader_refuses():
     from secperf.core.result_schema import json_schema
 
     check = jsonschema.Draft202012Validator(json_schema())
-    for name in ("handshake", "server", "whatif"):
+    for name in ("handshake", "server", "whatif", "plan", "fleet"):
         raw = _raw(name)
         assert not list(check.iter_errors(raw)), name
-        for level in ("top", "series", "analysis"):
+        for level in ("top", "series", "analysis", *(t for t in ANALYSIS_TABLES if LEVELS[t][0] == name)):
             if level == "series" and len(raw["series"]) < 2:
                 continue
             bad = json.loads(json.dumps(raw))

@@ -10,6 +10,7 @@ import pytest
 
 from conftest import run_cli
 from secperf.cli import build_parser
+from secperf.core.result_schema import ServerDerived
 
 
 def _args(*argv):
@@ -188,7 +189,7 @@ def _server_result(path, rows):
             labels={"server": "nginx", "key": key, "key_source": "software", "resume_ratio": ratio},
             timer={"name": "handshake", "start": "connect", "end": "done"},
         )
-        s.derived = {"handshakes_per_s": rate}
+        s.derived = ServerDerived(handshakes_per_s=rate)
         s.status = "ok"
         doc.series.append(s)
     R.finish(doc)
@@ -240,7 +241,7 @@ def test_fleet_capacity_model_filters_by_key():
             timer={"name": "t", "start": "a", "end": "b"},
             labels={"server": "nginx", "key": k, "key_source": "software", "resume_ratio": 0.0},
         )
-        s.derived = {"handshakes_per_s": v}
+        s.derived = ServerDerived(handshakes_per_s=v)
         doc.series.append(s)
     assert server_keys(doc) == ["rsa-2048", "ecdsa-p256"]
     assert list(capacity_from_result(doc, "rsa-2048").values()) == [700.0]

@@ -28,6 +28,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, TypedDict
 
+from .analysis_schema import FleetAnalysis, PlanAnalysis
 from .result_schema import (
     ConnectDerived,
     CortexmDerived,
@@ -342,25 +343,25 @@ def _can(can: dict[str, Any]) -> list[Observation]:
     return out
 
 
-def _fleet(fleet: dict[str, Any]) -> list[Observation]:
+def _fleet(fleet: FleetAnalysis) -> list[Observation]:
     out: list[Observation] = []
-    for run in fleet.get("runs") or []:
-        m = run.get("model") or {}
-        key = run.get("key")  # `fleet --key a,b`: one set of runs per server key, each its own rows
+    for run in fleet.runs:
+        m = run.model or {}
+        key = run.key  # `fleet --key a,b`: one set of runs per server key, each its own rows
         r = _Rows(
             "fleet",
             f"fleet/{m.get('devices')}/{m.get('policy')}" + (f"/{key}" if key else ""),
             _labels("fleet", {**m, "source": "model"}),
         )
-        r.add("time_all_back", "value", run.get("time_all_back_s"), "s")
-        r.add("devices_back", "value", run.get("devices_back"), "count")
-        r.add("gave_up", "value", run.get("gave_up"), "count")
-        r.add("failed_attempts", "value", run.get("failed_attempts"), "count")
-        r.add("peak_queue", "value", run.get("peak_queue"), "count")
-        for st, v in (run.get("wait_s") or {}).items():
+        r.add("time_all_back", "value", run.time_all_back_s, "s")
+        r.add("devices_back", "value", run.devices_back, "count")
+        r.add("gave_up", "value", run.gave_up, "count")
+        r.add("failed_attempts", "value", run.failed_attempts, "count")
+        r.add("peak_queue", "value", run.peak_queue, "count")
+        for st, v in (run.wait_s or {}).items():
             r.add("wait", st, v, "s")
         out += r.out
-    for rep in fleet.get("replays") or []:  # `fleet --replay`: a real storm beside the model at its capacity
+    for rep in fleet.replays or []:  # `fleet --replay`: a real storm beside the model at its capacity
         lab = {
             "devices": rep.get("clients"),
             "policy": rep.get("policy"),
@@ -402,20 +403,20 @@ _PLAN_UNITS = (
 _PCT = re.compile(r"^(.+)_p(\d+)_ms$")
 
 
-def _plan(plan: dict[str, Any]) -> list[Observation]:
+def _plan(plan: PlanAnalysis) -> list[Observation]:
     out: list[Observation] = []
-    for p in plan.get("patterns") or []:
+    for p in plan.patterns:
         for design in ("before", "best", "without_security"):
-            d = p.get(design)
+            d = getattr(p, design)
             if not isinstance(d, dict):
                 continue
             lab = {
-                "pattern": p.get("pattern"),
+                "pattern": p.pattern,
                 "design": design,
                 "measures": "+".join(d.get("measures") or []),
-                "verdict": p.get("verdict") if design != "without_security" else "",
+                "verdict": p.verdict if design != "without_security" else "",
             }
-            r = _Rows("plan", f"plan/{p.get('pattern')}/{design}", _labels("plan", lab))
+            r = _Rows("plan", f"plan/{p.pattern}/{design}", _labels("plan", lab))
             nums = d.get("numbers") or {}
             for k, v in nums.items():
                 if k == "latency_pq_ms":  # the requirement's percentile: latency / p<q>
@@ -455,6 +456,6 @@ def observations(doc: Result) -> list[Observation]:
 def verdicts(doc: Result) -> dict[str, str]:
     """The judgements a Result states in words: a plan's verdict per pattern."""
     plan = doc.analysis.plan
-    if not isinstance(plan, dict):
+    if plan is None:
         return {}
-    return {str(p.get("pattern")): str(p.get("verdict")) for p in plan.get("patterns") or [] if p.get("verdict")}
+    return {p.pattern: p.verdict for p in plan.patterns if p.verdict}

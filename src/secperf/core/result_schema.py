@@ -29,6 +29,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import Field, StrictInt, ValidationError, ValidationInfo, field_validator, model_validator
 
+from .analysis_schema import ANALYSIS_WHAT, FleetAnalysis, PlanAnalysis, WhatifAnalysis
 from .errors import ResultError
 from .record import MAX_US, Duration, FiniteFloat, Millis, _Record, problem
 from .result_derived import (
@@ -122,9 +123,9 @@ class Analysis(_Record):
     libraries: dict[str, Any] | None = None
     can: dict[str, Any] | None = None
     cortexm: dict[str, Any] | None = None
-    plan: dict[str, Any] | None = None
-    fleet: dict[str, Any] | None = None
-    whatif: dict[str, Any] | None = None
+    plan: PlanAnalysis | None = None  # the tables a reader draws are models (core/analysis_schema.py)
+    fleet: FleetAnalysis | None = None
+    whatif: WhatifAnalysis | None = None
     cluster: dict[str, Any] | None = None
     mqtt_load: dict[str, Any] | None = None
     target: dict[str, Any] | None = None
@@ -134,7 +135,7 @@ class Analysis(_Record):
     @classmethod
     def _analyses_are_objects(cls, v: Any, info: ValidationInfo) -> Any:
         """A table's analysis is an object when present (null included: a reader would draw nothing)."""
-        if not isinstance(v, dict):
+        if not isinstance(v, (dict, _Record)):
             raise ValueError(f"analysis.{info.field_name} must be an object, got {type(v).__name__}")
         return v
 
@@ -287,6 +288,7 @@ _WHAT: dict[type[_Record], str] = {
     DeviceTime: "a device's modelled time",
     Percentiles: "a what-if percentile summary",
     LatencyMs: "a load generator's latency percentiles",
+    **ANALYSIS_WHAT,
 }
 
 

@@ -141,17 +141,17 @@ def predicted(doc: Result) -> list[dict[str, Any]]:
                     kind="whatif",
                 )
             )
-    for p in (doc.analysis.plan or {}).get("patterns", []):
-        for a in p.get("alerts", []):
+    for p in doc.analysis.plan.patterns if doc.analysis.plan is not None else []:
+        for a in p.alerts or []:
             if not can_fire(a):  # a plan Result written before alerts were checked against their range
                 continue
-            rows.append(_row(a["metric"], a["assumed"], series=f"plan/{p['pattern']}", kind="plan"))
+            rows.append(_row(a["metric"], a["assumed"], series=f"plan/{p.pattern}", kind="plan"))
             direction = "above" if "alert_above" in a else "below"
             rows.append(
                 _row(
                     "secperf_alert_threshold",
                     a[f"alert_{direction}"],
-                    series=f"plan/{p['pattern']}",
+                    series=f"plan/{p.pattern}",
                     kind="plan",
                     metric=a["metric"],
                     direction=direction,

@@ -18,9 +18,7 @@ from .views.plan import plans
 def plots(doc: Result) -> list[Plot]:
     out = []
     for p in plans(doc):
-        rows = [("as written", p["before"])] + [(x["measure"], x) for x in p["measures"]]
-        if p.get("best"):
-            rows.append(("best: " + "+".join(p["best"]["measures"]), p["best"]))
+        rows = V.designs(p, combinations=False)
         bars = [
             (
                 name,
@@ -34,9 +32,9 @@ def plots(doc: Result) -> list[Plot]:
         ]
         out.append(
             Plot(
-                slug("plan-energy", p["pattern"]),
+                slug("plan-energy", p.pattern),
                 "stacked",
-                f"{p['pattern']}: energy per day by part",
+                f"{p.pattern}: energy per day by part",
                 bars,
                 "Radio (including its floor between activities), device CPU and secure element; joules per day.",
                 {"unit": "J"},
@@ -51,33 +49,34 @@ def view(doc: Result) -> dict[str, Any] | None:
     ps = plans(doc)
     if not ps:
         return None
-    a = doc.analysis.plan or {}
+    a = doc.analysis.plan
+    assert a is not None  # plans(doc) found its patterns
     g = html_grid.view
     figs = {pl.name: pl for pl in plots(doc)}
     patterns = []
     for p in ps:
-        fig = figs.get(slug("plan-energy", p["pattern"]))
+        fig = figs.get(slug("plan-energy", p.pattern))
         patterns.append(
             {
-                "pattern": p["pattern"],
-                "verdict": p["verdict"],
-                "description": p["description"],
-                "source": p["source"],
-                "requirements_source": p["requirements"]["source"],
-                "why": p.get("verdict_reason"),
+                "pattern": p.pattern,
+                "verdict": p.verdict,
+                "description": p.description,
+                "source": p.source,
+                "requirements_source": (p.requirements or {}).get("source"),
+                "why": p.verdict_reason,
                 "security": g(V.security(p)),
                 "states": g(V.detail(p)),
                 "figure": figure_view(fig, data_plot="plan-energy") if fig else None,
                 "ranking": g(V.ranking(p)),
-                "not_applicable": list((p.get("not_applicable") or {}).items()),
+                "not_applicable": list((p.not_applicable or {}).items()),
             }
         )
     return {
         "template": "plan.html.j2",
         "title": "Communication patterns: verdicts before and after design measures",
-        "rule": a.get("rule", ""),
+        "rule": a.rule or "",
         "matrix": g(V.matrix(ps)),
         "patterns": patterns,
         "alerts": g(V.alerts(ps)),
-        "verify": g(V.verify(a["verify"])) if a.get("verify") else None,
+        "verify": g(V.verify(a.verify)) if a.verify else None,
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.analysis_schema import FleetRun
 from ..core.result_schema import Result
 from ..model.fleet import KNEE_RULE, open_loop_knee
 from . import html_grid
@@ -138,17 +139,29 @@ def _open_plots(doc: Result) -> list[Plot]:
     return out
 
 
+def _run_name(r: FleetRun) -> str:
+    """A storm run's curve name: its fleet size and policy."""
+    m = r.model or {}
+    return f"{m['devices']:,} {m['policy']}"
+
+
+def _run_curve(r: FleetRun, what: str) -> list[tuple[Any, Any]]:
+    """One of a storm run's time series against its time axis."""
+    ts = r.series or {}
+    return list(zip(ts["t_s"], ts[what]))
+
+
 def _fleet_plots(doc: Result) -> list[Plot]:
     """The storm: a replay against nginx, the model's recovery and queue."""
     out: list[Plot] = []
     fl = doc.analysis.fleet
-    if fl and fl.get("replays"):
+    if fl is not None and fl.replays:
         rp = [
             (
                 f"{r['clients']:,} clients, {r['policy']}, timeout {r['timeout_s']:g} s (measured)",
                 [(iv["t_s"], iv["back_total"] / r["clients"]) for iv in r.get("intervals", [])],
             )
-            for r in fl["replays"]
+            for r in fl.replays
             if not r.get("failed")
         ]
         if rp:
@@ -163,14 +176,8 @@ def _fleet_plots(doc: Result) -> list[Plot]:
                     {"x_label": "seconds after the start", "y_label": "share back"},
                 )
             )
-    if fl and fl.get("runs"):
-        rec = [
-            (
-                f"{r['model']['devices']:,} {r['model']['policy']}",
-                list(zip(r["series"]["t_s"], r["series"]["back_share"])),
-            )
-            for r in fl["runs"]
-        ]
+    if fl is not None and fl.runs:
+        rec = [(_run_name(r), _run_curve(r, "back_share")) for r in fl.runs]
         out.append(
             Plot(
                 slug("fleet-recovery"),
@@ -181,10 +188,7 @@ def _fleet_plots(doc: Result) -> list[Plot]:
                 {"x_label": "seconds after the outage", "y_label": "share back"},
             )
         )
-        q = [
-            (f"{r['model']['devices']:,} {r['model']['policy']}", list(zip(r["series"]["t_s"], r["series"]["queue"])))
-            for r in fl["runs"]
-        ]
+        q = [(_run_name(r), _run_curve(r, "queue")) for r in fl.runs]
         out.append(
             Plot(
                 slug("fleet-queue"),

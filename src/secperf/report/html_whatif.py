@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..core.analysis_schema import WhatifAnalysis
 from ..core.result_schema import Result, Series
 from . import html_grid
 from .html_env import figure_view
@@ -113,7 +114,7 @@ def view(doc: Result) -> dict[str, Any] | None:
     series = whatif_series(doc)
     if not series:
         return None
-    a = doc.analysis.whatif or {}
+    a = doc.analysis.whatif or WhatifAnalysis()
     g = html_grid.view
     cmp_ = V.comparison(doc)
     ct = V.cost_tables(doc)
@@ -124,11 +125,11 @@ def view(doc: Result) -> dict[str, Any] | None:
         "main": g(V.prediction(series)),
         "comparison": g(cmp_),
         "security": g(V.security(series)),
-        "security_notes": list(((a.get("security_cost") or {}).get("without_security") or {}).items()),
+        "security_notes": list(((a.security_cost or {}).get("without_security") or {}).items()),
         "measured": g(V.side_by_side(doc)),
         "figures": [figure_view(p) for p in plots(doc)],
-        "tornado": g(V.tornado(a["tornado"])) if a.get("tornado") else None,
-        "s1": g(V.s1(a["s1"])) if a.get("s1") else None,
+        "tornado": g(V.tornado(a.tornado)) if a.tornado else None,
+        "s1": g(V.s1(a.s1)) if a.s1 else None,
         "flights": [g(x) for x in V.flight_grids(series)],
         "cost_table": g(ct[0]) if ct else None,
         "cost_rest": g(ct[1]) if ct else None,

@@ -14,9 +14,9 @@ from ..core.result_schema import Result, WhatifDerived
 def rows(doc: Result) -> list[tuple[str, str, str]]:
     """(what, figure, source) for every figure the Result's predictions used."""
     out: list[tuple[str, str, str]] = []
-    ct = (doc.analysis.whatif or {}).get("cost_table") or {}
-    if ct:
-        out.append(("cost table", str(ct.get("name", "")), str(ct.get("description") or ct.get("source") or "")))
+    ct = doc.analysis.whatif.cost_table if doc.analysis.whatif is not None else None
+    if ct is not None:
+        out.append(("cost table", ct.name or "", ct.description or ct.source or ""))
     seen: set[tuple[str, str]] = set()
     profiles: list[str] = []
     links: list[str] = []
@@ -43,15 +43,15 @@ def rows(doc: Result) -> list[tuple[str, str, str]]:
         link = (s.labels or {}).get("network")
         if isinstance(link, str) and link not in links:
             links.append(link)
-    for pat in (doc.analysis.plan or {}).get("patterns", []) or []:  # a plan: per pattern, its inputs
-        inp = pat.get("inputs") or {}
-        out.append((f"pattern {pat.get('pattern')}", str(inp.get("cost_table", "")), str(pat.get("source", ""))))
+    for pat in doc.analysis.plan.patterns if doc.analysis.plan is not None else []:  # a plan: per pattern, its inputs
+        inp = pat.inputs or {}
+        out.append((f"pattern {pat.pattern}", str(inp.get("cost_table", "")), pat.source or ""))
         key_source, net = str(inp.get("key", "")), inp.get("network")
         if key_source.startswith("se:") and key_source.split(":")[1] not in profiles:
             profiles.append(key_source.split(":")[1])
         if isinstance(net, str) and net not in links:
             links.append(net)
-        power = pat.get("power") or {}
+        power = pat.power or {}
         radio = str((power.get("radio") or {}).get("profile", ""))
         if radio and radio not in radios:  # a radio profile's figures once, under the first pattern using it
             radios.append(radio)

@@ -3,11 +3,10 @@ same grids), and `plan --list`."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich import box
 from rich.table import Table
 
+from ..core.analysis_schema import PlanPattern
 from ..core.result_schema import Result
 from . import terminal_grid
 from .views import plan as V
@@ -16,7 +15,7 @@ from .views.plan import MARK, SHORT, fmt_bytes, fmt_j, fmt_ms, plans
 __all__ = ["MARK", "SHORT", "fmt_bytes", "fmt_j", "fmt_ms", "listing", "matrix_table", "plans", "tables"]
 
 
-def matrix_table(ps: list[dict[str, Any]]) -> Table:
+def matrix_table(ps: list[PlanPattern]) -> Table:
     """The suitability matrix, compact: ruled rows, no side padding (six patterns fit at 80 columns)."""
     return terminal_grid.table(V.matrix(ps), show_lines=True, box=box.SIMPLE_HEAD, padding=(0, 0, 0, 1), pad_edge=False)
 

@@ -386,7 +386,7 @@ def prediction_findings(doc: Result) -> list[Finding]:
     p95: Callable[[Series], float] = _usable_p95
     name: Callable[[Series], str] = _scenario
     nets = list(dict.fromkeys(s.labels.get("network") for s in ws))
-    swept = bool((doc.analysis.whatif or {}).get("sweep"))
+    swept = bool(doc.analysis.whatif is not None and doc.analysis.whatif.sweep)
     if swept or len(nets) > 4:
         lo, hi = min(ws, key=p95), max(ws, key=p95)
         out.append(
@@ -422,12 +422,12 @@ def prediction_findings(doc: Result) -> list[Finding]:
 
 def plan_findings(doc: Result) -> list[Finding]:
     """Each pattern's verdict and the best combination of measures."""
-    ps = (doc.analysis.plan or {}).get("patterns") or []
+    ps = doc.analysis.plan.patterns if doc.analysis.plan is not None else []
     groups: dict[str, list[str]] = {}
     for p in ps:
-        best = p.get("best") or {}
-        what = p["pattern"] + (f" (best: {'+'.join(best['measures'])})" if best.get("measures") else "")
-        groups.setdefault(p.get("verdict") or "no verdict", []).append(what)
+        best = p.best or {}
+        what = p.pattern + (f" (best: {'+'.join(best['measures'])})" if best.get("measures") else "")
+        groups.setdefault(p.verdict or "no verdict", []).append(what)
     return [
         _finding("plan", f"{verdict[0].upper()}{verdict[1:]}: " + ", ".join(names) + ".")
         for verdict, names in groups.items()
@@ -454,25 +454,22 @@ def server_findings(doc: Result) -> list[Finding]:
 
 def fleet_findings(doc: Result) -> list[Finding]:
     """How long every device takes to be back after an outage, per fleet size and policy."""
-    fl = doc.analysis.fleet or {}
+    runs = doc.analysis.fleet.runs if doc.analysis.fleet is not None else []
     parts = []
-    for r in fl.get("runs") or []:
-        m = r.get("model") or {}
-        if r.get("time_all_back_s") is None or not m:
-            gone = f"; {r['gave_up']:,.0f} gave up" if r.get("gave_up") else ""
-            if m and r.get("devices_back") is not None:
-                parts.append(
-                    f"{m.get('devices', 0):,} devices ({m.get('policy')}): {r['devices_back']:,.0f} back{gone}"
-                )
+    for r in runs:
+        m = r.model or {}
+        if r.time_all_back_s is None or not m:
+            gone = f"; {r.gave_up:,.0f} gave up" if r.gave_up else ""
+            if m and r.devices_back is not None:
+                parts.append(f"{m.get('devices', 0):,} devices ({m.get('policy')}): {r.devices_back:,.0f} back{gone}")
             continue
-        gone = f", {r['gave_up']:,.0f} gave up" if r.get("gave_up") else ""
+        gone = f", {r.gave_up:,.0f} gave up" if r.gave_up else ""
         parts.append(
-            f"{m['devices']:,} devices ({m.get('policy')}) all back after {fmt_time_us(r['time_all_back_s'] * 1e6)}"
-            f"{gone}"
+            f"{m['devices']:,} devices ({m.get('policy')}) all back after {fmt_time_us(r.time_all_back_s * 1e6)}{gone}"
         )
     if not parts:
         return []
-    cap = (fl.get("runs") or [{}])[0].get("model", {}).get("capacity_per_s")
+    cap = (runs[0].model or {}).get("capacity_per_s")
     at = f" at {cap:,.0f} handshakes/s" if cap else ""
     return [_finding("server", f"Reconnect storm{at}: " + "; ".join(parts) + ".")]  # the report's server section
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...core.analysis_schema import PlanPattern
 from ...core.result_schema import Result
 from ...inputs.patterns import MEASURES
 from ..units import fmt_time_us
@@ -31,9 +32,8 @@ TINY = {"edhoc-oscore": "EDHOC", "dtls13-cid": "DTLS CID"}  # the matrix's narro
 VERDICT_SHORT = {"suitable as is": "as is", "suitable with design measures": "measures", "hard to reconcile": "hard"}
 
 
-def plans(doc: Result) -> list[dict[str, Any]]:
-    patterns: list[dict[str, Any]] = (doc.analysis.plan or {}).get("patterns", [])
-    return patterns
+def plans(doc: Result) -> list[PlanPattern]:
+    return doc.analysis.plan.patterns if doc.analysis.plan is not None else []
 
 
 def fmt_ms(v: float | None) -> str:
@@ -74,8 +74,8 @@ def short_cell(o: dict[str, Any]) -> str:
     return s + f"\n{fmt_j(x['energy_per_day_j'])}{_mark(o, 'energy')}"
 
 
-def _short_requirement(p: dict[str, Any]) -> str:
-    r = p["requirements"]
+def _short_requirement(p: PlanPattern) -> str:
+    r = p.requirements or {}
     s = f"≤{fmt_ms(r['latency_ms'])}"
     if r.get("determinism_ms") is not None:
         s += f"\n±≤{fmt_ms(r['determinism_ms'])}"
@@ -84,31 +84,30 @@ def _short_requirement(p: dict[str, Any]) -> str:
     return s
 
 
-def _short_verdict(p: dict[str, Any]) -> str:
-    s = VERDICT_SHORT.get(str(p["verdict"]), str(p["verdict"]))
-    for b in p.get("pattern_breaks") or []:
+def _short_verdict(p: PlanPattern) -> str:
+    s = VERDICT_SHORT.get(str(p.verdict), str(p.verdict))
+    for b in p.pattern_breaks or []:
         s += f"\n{ALONE} {'spread' if b['check'] == 'determinism' else b['check']}"
     return s
 
 
-def pattern_keys(ps: list[dict[str, Any]]) -> list[str]:
+def pattern_keys(ps: list[PlanPattern]) -> list[str]:
     """Short column names for the patterns (P1, P2, ...): the legend under the matrix names them."""
     return [f"P{i + 1}" for i in range(len(ps))]
 
 
-def used_measures(ps: list[dict[str, Any]]) -> list[str]:
-    return [m for m in MEASURES if any(any(x["measure"] == m for x in p["measures"]) for p in ps)]
+def used_measures(ps: list[PlanPattern]) -> list[str]:
+    return [m for m in MEASURES if any(any(x["measure"] == m for x in p.measures or []) for p in ps)]
 
 
-def matrix(ps: list[dict[str, Any]]) -> Grid:
+def matrix(ps: list[PlanPattern]) -> Grid:
     """Study S2's suitability matrix, one column per pattern (P1, P2, ... named in the notes) and one
     row per design: as written, each measure alone, the best combination. A column per pattern keeps
     six patterns side by side at 80 columns."""
     keys = pattern_keys(ps)
     legend = "; ".join(
-        f"{k} {p['pattern']} ({p['inputs']['protocol']} {p['inputs']['auth']} {p['inputs']['key']} @ "
-        f"{p['inputs']['network']})"
-        for k, p in zip(keys, ps)
+        f"{k} {p.pattern} ({i['protocol']} {i['auth']} {i['key']} @ {i['network']})"
+        for k, p, i in ((k, p, p.inputs or {}) for k, p in zip(keys, ps))
     )
     g = Grid(
         "suitability matrix (study S2, computed): per pattern, latency percentile (± spread), energy a day",
@@ -120,35 +119,37 @@ def matrix(ps: list[dict[str, Any]]) -> Grid:
         ],
         no_wrap=("design",),
     )
-    g.add(["percentile", *(f"P{p['requirements']['latency_percentile']:g}" for p in ps)])
+    g.add(["percentile", *(f"P{(p.requirements or {})['latency_percentile']:g}" for p in ps)])
     g.add(["requires", *(_short_requirement(p) for p in ps)])
-    g.add(["as written", *(short_cell(p["before"]) for p in ps)])
+    g.add(["as written", *(short_cell(p.before or {}) for p in ps)])
     for m in used_measures(ps):
-        by = [{x["measure"]: x for x in p["measures"]}.get(m) for p in ps]
+        by = [{x["measure"]: x for x in p.measures or []}.get(m) for p in ps]
         g.add([TINY.get(m, SHORT[m]), *(short_cell(x) if x else "n/a" for x in by)])
-    best = [p.get("best") for p in ps]
+    best = [p.best for p in ps]
     g.add(["best", *(short_cell(b) if b else "–" for b in best)])
     g.add(["best is", *(" + ".join(TINY.get(m, SHORT[m]) for m in b["measures"]) if b else "–" for b in best)])
     g.add(["verdict", *(_short_verdict(p) for p in ps)])
     return g
 
 
-def designs(p: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """A pattern's designs in report order: as written, each measure, the combinations shown, the best."""
-    rows = [("as written", p["before"])] + [(x["measure"], x) for x in p["measures"]]
-    rows += [(name, o) for name, o in (p.get("shown_combinations") or {}).items()]
-    if p.get("best"):
-        rows.append(("best: " + "+".join(p["best"]["measures"]), p["best"]))
+def designs(p: PlanPattern, combinations: bool = True) -> list[tuple[str, dict[str, Any]]]:
+    """A pattern's designs in report order: as written, each measure, the combinations shown (unless
+    `combinations` is False: the energy figure leaves them out), the best."""
+    rows = [("as written", p.before or {})] + [(x["measure"], x) for x in p.measures or []]
+    if combinations:
+        rows += [(name, o) for name, o in (p.shown_combinations or {}).items()]
+    if p.best:
+        rows.append(("best: " + "+".join(p.best["measures"]), p.best))
     return rows
 
 
-def detail(p: dict[str, Any]) -> Grid:
+def detail(p: PlanPattern) -> Grid:
     g = Grid(
-        f"{p['pattern']}: {p['verdict']} — {p['description']}",
+        f"{p.pattern}: {p.verdict} — {p.description}",
         [
             "design",
             "P50",
-            f"P{p['requirements']['latency_percentile']:g}",
+            f"P{(p.requirements or {})['latency_percentile']:g}",
             "worst−P50",
             "set-ups/day",
             "signatures/day",
@@ -190,20 +191,19 @@ def detail(p: dict[str, Any]) -> Grid:
     return g
 
 
-def security(p: dict[str, Any]) -> Grid | None:
+def security(p: PlanPattern) -> Grid | None:
     """What security does to each requirement: the pattern as written against the same traffic with no
     security at all; the verdict's reason as the note."""
-    rows = p.get("security_adds")
+    rows = p.security_adds
     if not rows:
         return None
     g = Grid(
-        f"{p['pattern']}: what security does to each requirement (as written, against the same traffic "
-        f"without security)",
+        f"{p.pattern}: what security does to each requirement (as written, against the same traffic without security)",
         ["requirement", "limit", "without security", "with security", "security adds", "judged", "source"],
-        notes=[str(p["verdict_reason"])] if p.get("verdict_reason") else [],
+        notes=[p.verdict_reason] if p.verdict_reason else [],
         text=("judged", "source"),
     )
-    src = p["requirements"].get("sources") or {}
+    src = (p.requirements or {}).get("sources") or {}
 
     def f(v: float | None, u: str) -> str:
         return fmt_ms(v) if u == "ms" else fmt_j(v) + "/day"
@@ -223,12 +223,12 @@ def security(p: dict[str, Any]) -> Grid | None:
     return g
 
 
-def ranking(p: dict[str, Any]) -> Grid:
+def ranking(p: PlanPattern) -> Grid:
     g = Grid(
-        f"{p['pattern']}: measures ranked by gain (score = gains as shares of each limit, summed)",
+        f"{p.pattern}: measures ranked by gain (score = gains as shares of each limit, summed)",
         ["measure", "score", "Δ latency", "Δ spread", "Δ energy/day", "Δ bytes/day", "Δ signatures/day", "meets"],
     )
-    for r in p["ranking"]:
+    for r in p.ranking or []:
         g.add(
             [
                 r["measure"],
@@ -244,16 +244,16 @@ def ranking(p: dict[str, Any]) -> Grid:
     return g
 
 
-def alerts(ps: list[dict[str, Any]]) -> Grid:
+def alerts(ps: list[PlanPattern]) -> Grid:
     g = Grid(
         "alert thresholds the verdicts assume (secperf metrics names)",
         ["pattern", "metric", "assumed", "alert", "why"],
         left=5,
     )
     for p in ps:
-        for a in p["alerts"]:
+        for a in p.alerts or []:
             alert = f"> {a['alert_above']:.4g}" if "alert_above" in a else f"< {a['alert_below']:.4g}"
-            g.add([p["pattern"], a["metric"], f"{a['assumed']:.4g}", alert, a["why"]])
+            g.add([p.pattern, a["metric"], f"{a['assumed']:.4g}", alert, a["why"]])
     return g
 
 
@@ -283,7 +283,7 @@ def verify(rows: list[dict[str, Any]]) -> Grid:
     return g
 
 
-def pattern_grids(p: dict[str, Any]) -> list[Grid]:
+def pattern_grids(p: PlanPattern) -> list[Grid]:
     """One pattern's tables: its designs, what security does, its measures ranked."""
     sec = security(p)
     return [detail(p)] + ([sec] if sec is not None else []) + [ranking(p)]
@@ -298,7 +298,7 @@ def grids(doc: Result) -> list[Grid]:
     for p in ps:
         out += pattern_grids(p)
     out.append(alerts(ps))
-    v = (doc.analysis.plan or {}).get("verify")
+    v = doc.analysis.plan.verify if doc.analysis.plan is not None else None
     if v:
         out.append(verify(v))
     return out

@@ -38,7 +38,7 @@ def _main_rows(doc: Result) -> list[Series]:
 def comparison_rows(doc: Result) -> list[dict[str, Any]]:
     """Per protocol (in the order asked), the first row of each network: [] for a run of one protocol."""
     rows = _main_rows(doc)
-    skipped = (doc.analysis.whatif or {}).get("not_counted") or {}
+    skipped = (doc.analysis.whatif.not_counted if doc.analysis.whatif is not None else None) or {}
     if len({s.labels.get("protocol") for s in rows} | set(skipped)) < 2:
         return []
     seen: set[tuple[Any, Any]] = set()
@@ -100,8 +100,8 @@ def comparison_rows(doc: Result) -> list[dict[str, Any]]:
 
 def mixed_libraries(doc: Result) -> str | None:
     """The what-if's note when its rows were costed from different libraries (None when one or none)."""
-    a = doc.analysis.whatif or {}
-    return (a.get("cost_table") or {}).get("mixed")
+    a = doc.analysis.whatif
+    return a.cost_table.mixed if a is not None and a.cost_table is not None else None
 
 
 def comparison_cells(r: Mapping[str, Any], network: str) -> list[str]:

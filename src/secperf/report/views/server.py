@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...core.analysis_schema import FleetAnalysis
 from ...core.result_schema import LatencyMs, Result, Series, ServerDerived
 from ...model.fleet import KNEE_RULE, knee, open_loop_knee
 from .grid import FAILED, Grid
@@ -368,12 +369,12 @@ def open_loop(doc: Result) -> Grid | None:
     return g
 
 
-def storm(fl: Mapping[str, Any]) -> Grid | None:
+def storm(fl: FleetAnalysis | None) -> Grid | None:
     """The reconnect storm: the fluid queueing model over the measured capacity, one row per run."""
-    runs = fl.get("runs") or []
-    if not runs:
+    runs = fl.runs if fl is not None else []
+    if fl is None or not runs:
         return None
-    keyed = any(r.get("key") for r in runs)  # one set of rows per server key
+    keyed = any(r.key for r in runs)  # one set of rows per server key
     g = Grid(
         "Reconnect storm (fluid queueing model over the measured capacity)",
         [
@@ -389,35 +390,32 @@ def storm(fl: Mapping[str, Any]) -> Grid | None:
             "gave up",
             "peak queue",
         ],
-        notes=[
-            f"capacity source: {fl.get('capacity_source', 'given')}",
-            *(f"warning: {w}" for w in fl.get("warnings") or []),
-        ],
+        notes=[f"capacity source: {fl.capacity_source or 'given'}", *(f"warning: {w}" for w in fl.warnings or [])],
         left=1 if keyed else 0,
     )
     for r in runs:
-        m, w = r["model"], r["wait_s"]
+        m, w = r.model or {}, r.wait_s or {}
         g.add(
             [
-                *((r.get("key") or "",) if keyed else ()),
+                *((r.key or "",) if keyed else ()),
                 f"{m['devices']:,}",
                 m["policy"],
-                f"{m['capacity_per_s']:.0f}" + (" (lower bound)" if r.get("capacity_warning") else ""),
-                _f(r["time_all_back_s"], "{:.1f}"),
-                _f(w["p50"], "{:.1f}"),
-                _f(w["p90"], "{:.1f}"),
-                _f(w["p99"], "{:.1f}"),
-                f"{r['failed_attempts']:,.0f}",
-                f"{r['gave_up']:,.0f}",
-                f"{r['peak_queue']:,.0f}",
+                f"{m['capacity_per_s']:.0f}" + (" (lower bound)" if r.capacity_warning else ""),
+                _f(r.time_all_back_s, "{:.1f}"),
+                _f(w.get("p50"), "{:.1f}"),
+                _f(w.get("p90"), "{:.1f}"),
+                _f(w.get("p99"), "{:.1f}"),
+                f"{r.failed_attempts or 0:,.0f}",
+                f"{r.gave_up or 0:,.0f}",
+                f"{r.peak_queue or 0:,.0f}",
             ]
         )
     return g
 
 
-def replays(fl: Mapping[str, Any]) -> Grid | None:
+def replays(fl: FleetAnalysis | None) -> Grid | None:
     """A storm replayed against nginx beside the fleet model at the capacity measured just before."""
-    if not fl.get("replays"):
+    if fl is None or not fl.replays:
         return None
     g = Grid(
         "Replayed storm (secperf-loadgen --storm against nginx) against the fleet model at the capacity "
@@ -443,7 +441,7 @@ def replays(fl: Mapping[str, Any]) -> Grid | None:
         ],
         left=0,
     )
-    for r in fl["replays"]:
+    for r in fl.replays:
         if r.get("failed"):
             g.add([f"{r['clients']:,}", r["policy"], "", "", f"{FAILED}: " + r["failed"][:80]])
             continue
@@ -470,6 +468,6 @@ def replays(fl: Mapping[str, Any]) -> Grid | None:
 
 def grids(doc: Result) -> list[Grid]:
     """Every server and fleet table in report order."""
-    fl = doc.analysis.fleet or {}
+    fl = doc.analysis.fleet
     out = [capacity(doc), pivot_grid(doc), provenance(doc), curve(doc), open_loop(doc), storm(fl), replays(fl)]
     return [g for g in out if g is not None]

@@ -90,7 +90,8 @@ def _cost_row(index: dict[tuple[str, str], dict[str, Any]], party: str, op: str)
 def cost_rows_by_use(doc: Result) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The what-if cost table split in two: the rows the scenarios' flights use, in the order the
     flights first use them, each with `used_as` (the flights' op names priced by it); and the rest."""
-    rows = list(((doc.analysis.whatif or {}).get("cost_table") or {}).get("rows") or [])
+    a = doc.analysis.whatif
+    rows = list(a.cost_table.rows) if a is not None and a.cost_table is not None else []
     index = {(r["party"], r["op"]): r for r in rows}
     used: dict[int, dict[str, Any]] = {}
     for s in whatif_series(doc):

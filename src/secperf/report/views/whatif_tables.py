@@ -309,14 +309,14 @@ def s1(x: Mapping[str, Any]) -> Grid:
 
 def cost_tables(doc: Result) -> tuple[Grid, Grid | None] | None:
     """The cost table: the operations the flights use first (with what they price), then the rest."""
-    ct = (doc.analysis.whatif or {}).get("cost_table") or {}
-    if not ct:
+    ct = doc.analysis.whatif.cost_table if doc.analysis.whatif is not None else None
+    if ct is None:
         return None
     used, rest = cost_rows_by_use(doc)
     g = Grid(
-        f"Cost table {ct.get('name')}",
+        f"Cost table {ct.name}",
         ["party", "operation", "used as", "source", "time"],
-        notes=[str(ct.get("description") or "")],
+        notes=[ct.description or ""],
         left=4,
     )
     for r in used:
@@ -338,8 +338,9 @@ def grids(doc: Result) -> list[Grid]:
     series = whatif_series(doc)
     if not series:
         return []
-    a = doc.analysis.whatif or {}
+    a = doc.analysis.whatif
     out: list[Grid | None] = [prediction(series), comparison(doc), security(series), side_by_side(doc)]
     out += flight_grids(series)
-    out += [tornado(a["tornado"]) if a.get("tornado") else None, s1(a["s1"]) if a.get("s1") else None]
+    if a is not None:
+        out += [tornado(a.tornado) if a.tornado else None, s1(a.s1) if a.s1 else None]
     return [g for g in out if g is not None]

@@ -1,0 +1,143 @@
+"""The analysis tables a reader draws (a plan's matrix, a fleet's storms, a what-if's tables) as
+models: each table and its rows are records (core/record.py), so a version-3 Result holding a key
+none of them declares is refused with the key's path (core/result_schema.undeclared_key walks them),
+and readers take their fields as attributes (`doc.analysis.plan.patterns[0].verdict`).
+
+Their writers build plain dicts (plan/planner.py, model/fleet.simulate, app/whatif.py) and assign
+them to `doc.analysis`; validation on assignment turns them into these models. The objects inside a
+row whose shape varies per protocol, measure or model (a pattern's inputs and numbers, a storm's
+time series, a cost table's rows) stay open bags, documented where they are written. Keys are
+declared in the order their writers write them, so a file reads and writes back unchanged."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .record import FiniteFloat, _Record
+
+__all__ = [
+    "ANALYSIS_WHAT",
+    "CostTableAnalysis",
+    "FleetAnalysis",
+    "FleetRun",
+    "PlanAnalysis",
+    "PlanPattern",
+    "WhatifAnalysis",
+]
+
+Obj = dict[str, Any]  # an open bag: its keys are its writer's, documented there
+
+
+class PlanPattern(_Record):
+    """One communication pattern's verdict (plan/planner.py `plan_pattern`): what it is and where it
+    comes from, its inputs and requirements, the power figures, its numbers before and after each
+    measure and the best combination, the verdict with its reason, what security adds, the measures
+    ranked and the alert thresholds; n draws with seed."""
+
+    pattern: str
+    description: str | None = None
+    source: str | None = None
+    inputs: Obj | None = None
+    requirements: Obj | None = None
+    power: Obj | None = None
+    before: Obj | None = None
+    measures: list[Obj] | None = None
+    not_applicable: Obj | None = None
+    best: Obj | None = None
+    combinations: list[Obj] | None = None
+    shown_combinations: Obj | None = None
+    verdict: str | None = None
+    verdict_reason: str | None = None
+    deciding_requirement: str | None = None
+    moving_measure: str | None = None
+    pattern_breaks: list[Obj] | None = None
+    without_security: Obj | None = None
+    security_adds: list[Obj] | None = None
+    deciding: list[Obj] | None = None
+    ranking: list[Obj] | None = None
+    alerts: list[Obj] | None = None
+    n: int | None = None
+    seed: int | None = None
+
+
+class PlanAnalysis(_Record):
+    """A plan's matrix (app/plan.py): one row per pattern, the rule the verdicts follow, and
+    `--verify`'s measured rows (app/plan_verify.py) when asked for."""
+
+    patterns: list[PlanPattern] = []
+    rule: str | None = None
+    verify: list[Obj] | None = None
+
+
+class FleetRun(_Record):
+    """One reconnect storm of the fleet model (model/fleet.simulate) for a fleet size and a policy:
+    the model's inputs, its assumptions, when all devices are back, how many came back, gave up or
+    failed an attempt, SYN drops, the accept queue, the wait percentiles, the peak queue and the
+    storm's time series; `key` and `capacity_warning` when the run names a server key (app/server.py)."""
+
+    model: Obj | None = None
+    assumptions: str | None = None
+    time_all_back_s: FiniteFloat | None = None
+    devices_back: FiniteFloat | None = None
+    gave_up: FiniteFloat | None = None
+    failed_attempts: FiniteFloat | None = None
+    syn_drops: FiniteFloat | None = None
+    accept_queue: int | None = None
+    wait_s: dict[str, FiniteFloat | None] | None = None
+    peak_queue: FiniteFloat | None = None
+    series: dict[str, list[FiniteFloat]] | None = None
+    key: str | None = None
+    capacity_warning: str | None = None
+
+
+class FleetAnalysis(_Record):
+    """A fleet's storms (app/server.py, server_target.py, cluster_*.py): where the server's capacity
+    comes from, one run per fleet size and policy, the warnings on that capacity, and a --replay's
+    measured storms beside their model (app/server_replay.replay_compare, or why one failed)."""
+
+    capacity_source: str | None = None
+    runs: list[FleetRun] = []
+    warnings: list[str] | None = None
+    replays: list[Obj] | None = None
+
+
+class CostTableAnalysis(_Record):
+    """The cost table a what-if predicted from (model/costs.CostTable): its name, source and
+    description, its rows (per operation, as `CostTable.rows` writes them) and, for a device's table,
+    the stack and library per protocol (`mixed` says how they differ)."""
+
+    name: str | None = None
+    source: str | None = None
+    description: str | None = None
+    rows: list[Obj] = []
+    stack: str | None = None
+    library: str | None = None
+    libraries: dict[str, str | None] | None = None
+    stacks: dict[str, str | None] | None = None
+    mixed: str | None = None
+
+
+class WhatifAnalysis(_Record):
+    """A what-if's tables (app/whatif.py `add_whatif`): the cost table, the sweep's tornado and the
+    sweep itself, the end point the times run to, and when asked for, what security adds per row
+    (--baseline), the operations a device count could not cover, and study S1's per-message estimate."""
+
+    cost_table: CostTableAnalysis | None = None
+    tornado: list[Obj] | None = None
+    sweep: Obj | None = None
+    end_point: str | None = None
+    end_point_description: str | None = None
+    security_cost: Obj | None = None
+    not_counted: Obj | None = None
+    s1: Obj | None = None
+
+
+# what each record is, in a reader's words (a refused key names the record it is not a field of)
+ANALYSIS_WHAT: dict[type[_Record], str] = {
+    PlanAnalysis: "a plan's analysis",
+    PlanPattern: "a plan's pattern row",
+    FleetAnalysis: "a fleet's analysis",
+    FleetRun: "a fleet's storm run",
+    WhatifAnalysis: "a what-if's analysis",
+    CostTableAnalysis: "a what-if's cost table",
+}
