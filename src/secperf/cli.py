@@ -4,7 +4,7 @@ Exit codes: 0 done; 1 measurement failures beyond the allowed share; 2 bad input
 """
 
 # Decision (standard output is an output): stdout and stderr are GuardedStreams for the length of a
-# command (subcommands/output.py). A full (`> /dev/full`: ENOSPC), broken (EPIPE) or closed (`>&-`)
+# command (subcommands/streams.py). A full (`> /dev/full`: ENOSPC), broken (EPIPE) or closed (`>&-`)
 # stream never raises a traceback: the command ends as it would (a measurement's Result on disk stays
 # whole), then one line on the stream that still works names the stream and where the Result is kept,
 # and the exit code is 2 (like any output secperf cannot write), or the command's own non-zero code.
@@ -14,14 +14,18 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
 from .core.errors import EXIT_BAD_INPUT, SecperfError
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser of every command in the registry (subcommands.MODULES), in its order."""
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every command in the registry (subcommands.MODULES), in its order; when `argv`
+    starts with a command's name, the parser with that command's sub-parser only (the others are not
+    built: that command's help, usage lines and errors are the same, and no other command's argument
+    types run). `--help`, an unknown command or none get the full tree."""
     from . import subcommands
 
     ap = argparse.ArgumentParser(
@@ -31,17 +35,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--version", action="version", version=f"secperf {__version__}")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
-    for mod in subcommands.load():
+    for mod in subcommands.load(argv[0] if argv else None):
         mod.add_arguments(sub.add_parser(mod.NAME, help=mod.HELP))
     return ap
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .subcommands import output
+    from .subcommands import streams
 
-    with output.guarded_streams():
-        output.KEPT.clear()
-        output.SAID.clear()
+    with streams.guarded_streams():
+        streams.KEPT.clear()
+        streams.SAID.clear()
         state: dict[str, str] = {}
         try:
             code = _main(argv, state)
@@ -49,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_BAD_INPUT)
         sys.stdout.flush()
         sys.stderr.flush()
-        return output.stream_failures(state.get("command"), code)
+        return streams.stream_failures(state.get("command"), code)
 
 
 def command_parser(ap: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
@@ -91,11 +95,10 @@ def _main(argv: list[str] | None, state: dict[str, str]) -> int:
     for stream in (sys.stdout, sys.stderr):  # a non-UTF-8 terminal gets escapes, not a crash on "µs"
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
-    from . import subcommands
-    from .subcommands import netem, output, shared
+    from .subcommands.parsers.netem import split_argv
 
-    argv, tail = netem.split_argv(list(sys.argv[1:] if argv is None else argv))
-    ap = build_parser()
+    argv, tail = split_argv(list(sys.argv[1:] if argv is None else argv))
+    ap = build_parser(argv)
     args = ap.parse_args(argv)
     if tail is not None:
         args.cmd = tail
@@ -103,10 +106,12 @@ def _main(argv: list[str] | None, state: dict[str, str]) -> int:
         ap.print_help(sys.stderr)
         return EXIT_BAD_INPUT
     state["command"] = args.command
+    from . import subcommands
     from .app.reporter import using
     from .app.signals import on_sigterm_raise
+    from .subcommands import output, shared, streams
 
-    mod = next(m for m in subcommands.load() if m.NAME == args.command)
+    mod = subcommands.command(args.command)  # its run half: imported now, after its arguments parsed
     try:
         with on_sigterm_raise(), using(output.TerminalReporter()):  # SIGTERM ends the command like Ctrl-C: 143
             shared.check_outputs(args)  # no output overwrites an input, a Result or another output
@@ -115,12 +120,12 @@ def _main(argv: list[str] | None, state: dict[str, str]) -> int:
             check_args(args, command_parser(ap, args))  # every option acts on a chosen kind or is refused
             return output.show(mod.run(args), args, getattr(mod, "JUDGES_FAILURES", True))
     except SecperfError as exc:  # anticipated: one line naming what was wrong and what to do
-        output.say(f"secperf {args.command}: error: {exc}")
+        streams.say(f"secperf {args.command}: error: {exc}")
         return exc.exit_code
     except OSError as exc:
         missing = missing_program(exc) if isinstance(exc, FileNotFoundError) else None
         if missing is not None:
-            output.say(
+            streams.say(
                 f"secperf {args.command}: error: the program {missing!r} is not on PATH "
                 f"({os.environ.get('PATH', '')!r}): run scripts/bootstrap to install what secperf needs, "
                 "or put its directory on PATH"
@@ -129,7 +134,7 @@ def _main(argv: list[str] | None, state: dict[str, str]) -> int:
         given = users_path(exc, argv)
         if given is None:
             raise
-        output.say(f"secperf {args.command}: error: {given}: {exc.strerror or exc} (a path given on the command line)")
+        streams.say(f"secperf {args.command}: error: {given}: {exc.strerror or exc} (a path given on the command line)")
         return EXIT_BAD_INPUT
     except KeyboardInterrupt as exc:
         from .app.signals import Interrupted, interruption_note
@@ -137,7 +142,7 @@ def _main(argv: list[str] | None, state: dict[str, str]) -> int:
         if isinstance(exc, Interrupted) and exc.result is not None:  # a measurement interrupted: its partial Result
             return output.show_interrupted(exc, args)
         code, note = interruption_note(exc)
-        output.say(f"secperf {args.command}: {note}")
+        streams.say(f"secperf {args.command}: {note}")
         return code
 
 
