@@ -11,13 +11,15 @@ from secperf import cli, subcommands
 SRC = Path(cli.__file__).parent
 
 
-def test_every_registered_command_module_declares_name_help_arguments_and_run():
+def test_every_registered_command_declares_name_help_arguments_and_run_in_its_two_halves():
     mods = subcommands.load()
     assert len(mods) == len(subcommands.MODULES) >= 19
-    for m in mods:
-        assert isinstance(m.NAME, str) and m.NAME, m.__name__
+    for module, m in zip(subcommands.MODULES, mods, strict=True):
+        assert isinstance(m.NAME, str) and m.NAME == module.replace("_", "-"), m.__name__
         assert isinstance(m.HELP, str) and m.HELP, m.__name__
-        assert callable(m.add_arguments) and callable(m.run), m.__name__
+        assert callable(m.add_arguments) and not hasattr(m, "run"), m.__name__  # the parser half
+        run = subcommands.command(m.NAME)  # the run half
+        assert callable(run.run) and not hasattr(run, "add_arguments"), run.__name__
     assert len({m.NAME for m in mods}) == len(mods)  # no command registered twice
 
 

@@ -8,23 +8,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .output import Text
 
-NAME = "clean"
-HELP = (
-    "stop processes and delete network namespaces left by secperf runs that died (kill -9, OOM); "
-    "mark their results abandoned"
-)
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", action="store_true", help="print what was removed as JSON")
-    p.add_argument(
-        "--results",
-        action="append",
-        metavar="DIR",
-        help="also look for abandoned runs in this results "
-        "directory (default: ./results and every directory secperf has written runs to)",
-    )
-
 
 def run(args: argparse.Namespace) -> Text:
     from ..app.clean import clean

@@ -9,24 +9,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from . import argtypes
-
 if TYPE_CHECKING:
     from .output import Exited, Text
-
-NAME = "metrics"
-HELP = (
-    "a Result's headline numbers and operational metrics (signing, session reuse, SE errors, auth time-outs) "
-    "as Prometheus text"
-)
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("result", help="a result.json (or its run directory)")
-    p.add_argument("-o", "--output", type=argtypes.path, metavar="FILE", help="write to FILE instead of stdout")
-    from .shared import allow_partial_option
-
-    allow_partial_option(p)
 
 
 def run(args: argparse.Namespace) -> Exited | Text:

@@ -10,17 +10,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .output import Text
 
-NAME = "schema"
-HELP = "print the JSON Schema of a Result (result.json), a scenario file or a system file (--system)"
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "what",
-        choices=("result", "scenario", "system"),
-        help="result: result.json; scenario: a scenario TOML file; system: a system file (whatif/plan --system)",
-    )
-
 
 def run(args: argparse.Namespace) -> Text:
     from .output import Text

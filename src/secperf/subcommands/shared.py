@@ -7,49 +7,6 @@ import argparse
 from typing import Any
 
 from . import argtypes
-from .argtypes import count, positive
-
-
-def key_session_option(p: argparse.ArgumentParser) -> None:
-    """--key-session of `connect` and `jwt`."""
-    p.add_argument(
-        "--key-session",
-        action="extend",
-        type=argtypes.comma_list(),
-        metavar="KINDS",
-        help="token key session per connection: warm (default: one PKCS#11 session and login for all), "
-        "cold (a device waking for each connection: open a session, log in, find the key every "
-        "time); comma-separated for both",
-    )
-
-
-def own_server_options(p: argparse.ArgumentParser) -> None:
-    """The user's own server instead of one secperf starts (`connect`, `handshake`)."""
-    g = p.add_argument_group("your own server (instead of one secperf starts)")
-    g.add_argument("--connect", metavar="HOST:PORT", help="measure the server at HOST:PORT")
-    g.add_argument("--ca", metavar="FILE", help="CA certificate(s) that verify the server (PEM)")
-    g.add_argument(
-        "--servername", metavar="NAME", help="SNI and the name checked in the server's certificate (default: HOST)"
-    )
-    g.add_argument("--client-cert", metavar="FILE", help="client certificate (PEM) for mutual TLS")
-    g.add_argument("--client-key", metavar="FILE|URI", help="its key: a PEM file or a pkcs11: URI")
-
-
-def wait_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--wait-port",
-        type=count(65535),
-        metavar="PORT",
-        help="with --server: wait until the server accepts TCP on PORT (of $SECPERF_SERVER_ADDR) before "
-        "starting CMD (default: until the server listens on any TCP port)",
-    )
-    p.add_argument(
-        "--wait-timeout",
-        type=positive(3600),
-        default=10.0,
-        metavar="S",
-        help="how long to wait for the server (default 10 s)",
-    )
 
 
 def target_kwargs(args: argparse.Namespace) -> dict[str, Any]:
@@ -70,15 +27,6 @@ def target_kwargs(args: argparse.Namespace) -> dict[str, Any]:
             "client_key": args.client_key,
         }
     }
-
-
-def allow_partial_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--allow-partial",
-        action="store_true",
-        help="read a Result whose run is still running or was abandoned (killed before it finished); "
-        "a note says its figures are partial",
-    )
 
 
 # options naming a file or directory secperf writes; every other string option naming an existing
@@ -114,9 +62,10 @@ def settle_lists(args: argparse.Namespace) -> None:
     from .. import subcommands
     from ..app.reporter import reporter
 
-    mod = next((m for m in subcommands.load() if m.NAME == getattr(args, "command", None)), None)
-    if mod is None:
+    module = subcommands.module_of(getattr(args, "command", None))
+    if module is None:
         return
+    mod = subcommands.parser(module)
     p = argparse.ArgumentParser(prog=f"secperf {mod.NAME}")
     mod.add_arguments(p)
     argtypes.settle_lists(p, args, lambda line: reporter().note(line))
@@ -152,32 +101,6 @@ def check_outputs(args: argparse.Namespace) -> None:
             raise OutputError(f"{option} {path}: is also an input of this command; name a directory")
 
 
-def add_device_options(p: argparse.ArgumentParser, device_help: str, stack_help: str = "") -> None:
-    """--device CORE with its library choices (--stack, --config), as `whatif` and `plan` take them."""
-    p.add_argument(
-        "--device",
-        type=argtypes.name,
-        metavar="CORE",
-        help="the client's device: an emulated core of `secperf device list` "
-        f"(cortex-m4-80, cortex-m33-128, cortex-a9-400, ...): {device_help}; or the cost table host-default",
-    )
-    p.add_argument(
-        "--stack",
-        type=argtypes.name_list,
-        metavar="STACK",
-        help="with --device CORE: the libraries counted, in order of preference (comma list: wolfssl, "
-        "wolfssl59, mbedtls3, mbedtls, openssl, ngtcp2); each protocol takes the first that runs it, one "
-        "none runs exits 2 naming those that do (default: one library for as many of the protocols as it "
-        f"runs, another where it lacks one, said){stack_help}",
-    )
-    p.add_argument(
-        "--config",
-        metavar="CONFIG",
-        help="with --device CORE: the library's build configuration (default: the stack's; "
-        "`secperf device list` shows them, e.g. sp-asm, sp-c, sp-small for wolfSSL)",
-    )
-
-
 def check_device_build(device: object, stack: object, config: object) -> None:
     """--stack and --config choose the library of a core's counts: without a device they would act on
     nothing (exit 2 naming both)."""
@@ -188,14 +111,3 @@ def check_device_build(device: object, stack: object, config: object) -> None:
             f"--{'stack' if stack else 'config'}: picks the library of a device's counts; give it "
             f"with --device CORE (`secperf device list`)"
         )
-
-
-def cluster_option(p: argparse.ArgumentParser, what: str) -> None:
-    """--cluster auto|local|ADDRESS (app/cluster.py; Ray is the optional extra secperf[cluster])."""
-    p.add_argument(
-        "--cluster",
-        metavar="auto|local|ADDRESS",
-        help=f"run on a Ray cluster: {what}; auto: the cluster this machine joined (`ray start`), "
-        "local: a private Ray on this machine, HOST:PORT: a head's address (needs "
-        "`pip install 'secperf[cluster]'`; docs/how-to/cluster.md)",
-    )
