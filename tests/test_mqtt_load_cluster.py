@@ -113,6 +113,14 @@ def test_mqtt_load_on_the_cluster_counts_the_sum_of_the_nodes_and_merges_exactly
     by = {ph["phase"]: ph for ph in m["phases"]}
     assert by["ramp"]["connacks"] == n and by["storm"]["connacks"] == n  # every client up, and back
     assert by["hold"]["pubacks"] > 0 and m["capacity_per_s"] > 0
+    # one storm instant for both generators, handed out after both reported ready; the drop instants
+    # they recorded (each shifted to the driver's clock) lie within a bound of each other
+    sync = m["cluster"]["storm_sync"]
+    assert sync["instant_ns"] is not None and sync["ready"] == 2 and sync["left_before_ready"] == 0
+    drop = by["storm"]["drop_sync"]
+    assert drop["generators"] == drop["synchronised"] == 2 and drop["not_synchronised"] == []
+    assert drop["drop_skew_ms"] is not None and drop["drop_skew_ms"] < 250.0, drop
+    assert drop["drop_late_ms_max"] is not None and drop["drop_late_ms_max"] >= 0
     from secperf.report.views import mqtt_load as V
 
     assert any("2 generator(s) on 2 cluster node(s)" in x and "lost" not in x for x in V.facts(m))

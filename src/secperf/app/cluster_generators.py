@@ -55,6 +55,8 @@ class LoadgenWorker:
 
     def __init__(self, name: str):
         self.name = name
+        self._proc: subprocess.Popen[str] | None = None  # a --storm-sync generator waiting for its instant
+        self._ready = False
 
     def where(self) -> dict[str, Any]:
         import socket
@@ -77,6 +79,22 @@ class LoadgenWorker:
 
     def now(self) -> float:
         return time.time()
+
+    def storm_ready(self) -> bool:
+        """Has the running generator written its storm_ready line (--storm-sync)?"""
+        return self._ready
+
+    def storm_at(self, ns: int) -> bool:
+        """Hands the running generator its storm instant (CLOCK_REALTIME ns on this node's clock)."""
+        p = self._proc
+        if p is None or p.poll() is not None or p.stdin is None:
+            return False
+        try:
+            p.stdin.write(f"storm-at {int(ns)}\n")
+            p.stdin.flush()
+            return True
+        except (OSError, ValueError):
+            return False
 
     def reach(self, addr: str, port: int, timeout_s: float) -> str | None:
         """Can this node reach a target (a TCP connect bounded by timeout_s)? None, or why not."""
@@ -121,9 +139,12 @@ class LoadgenWorker:
             except OSError:
                 pass  # not allowed to raise the priority (no CAP_SYS_NICE): the Result shows the niceness
 
+        synced = tool == "mqttload" and "--storm-sync" in argv
+        self._ready = False
         proc = registry.spawn(
             [exe, *argv[1:]],
             f"secperf-{tool} ({self.name})",
+            stdin=subprocess.PIPE if synced else None,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -134,10 +155,12 @@ class LoadgenWorker:
         except OSError:
             nice = None
         try:
-            out, err = proc.communicate(timeout=timeout_s)
+            out, err = self._relay(proc, timeout_s) if synced else proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             stop_process(proc)
             out, err = "", f"did not finish within {timeout_s:.0f} s"
+        finally:
+            self._proc = None
         registry.forget(proc)
         lines = [m for m in map(parse_line, out.splitlines()) if m]
         return {
@@ -150,6 +173,35 @@ class LoadgenWorker:
             "core": core,
             "nice": nice,
         }
+
+    def _relay(self, proc: subprocess.Popen[str], timeout_s: float) -> tuple[str, str]:
+        """A --storm-sync generator's output read as it comes (its storm_ready line noted for the
+        driver, which hands the instant through storm_at, a call this threaded actor takes meanwhile)."""
+        self._proc = proc
+        out: list[str] = []
+        err: list[str] = []
+
+        def read_out() -> None:
+            assert proc.stdout is not None
+            for raw in proc.stdout:
+                out.append(raw)
+                if '"storm_ready"' in raw:
+                    self._ready = True
+
+        def read_err() -> None:
+            assert proc.stderr is not None
+            err.append(proc.stderr.read())
+
+        threads = [threading.Thread(target=f, daemon=True) for f in (read_out, read_err)]
+        for t in threads:
+            t.start()
+        proc.wait(timeout=timeout_s)
+        for t in threads:
+            t.join(10)
+        return "".join(out), "".join(err)
+
+
+ACTOR_CONCURRENCY = 4  # threaded actors: storm_ready / storm_at are answered while run() waits
 
 
 @dataclass
@@ -201,7 +253,7 @@ def place(
     slots = [n for n in local for _ in range(n["cpus"])]
     if max_generators is not None:
         slots = slots[: max(1, max_generators)]
-    Actor = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(LoadgenWorker)
+    Actor = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0, max_concurrency=ACTOR_CONCURRENCY)(LoadgenWorker)
     actors = [
         Actor.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["node_id"], soft=False)).remote(
             f"generator-{i}"

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError, MeasurementError
 from ..core.histogram import SCHEME, Histogram
+from ..measure.storm_sync import SYNC_OPTION, StormSync, drop_skew
 from .cluster import ClusterRunError, ray_module
 from .cluster_generators import LEAD_S, Generators, _lost, _place, _with, clock_offsets, shares
 
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 HISTS = ("connack", "hs", "puback", "wait")  # the phase line's histograms (<name>_hist_us)
 QUANTILES = ("p50_ms", "p90_ms", "p99_ms", "max_ms")  # the generator's own keys for them (no p95)
 CPU_EVERY_S = 0.2  # the driver samples the broker's CPU this often
+SYNC_POLL_S = 0.2  # while generators hold for the storm instant, the driver asks them this often
 MERGE_RULE = (
     "counts summed over the generators' phase and end lines; a phase's percentiles from their histograms "
     f"merged bin by bin ({SCHEME}), nearest rank, the bin's highest value; time until all up: the latest "
@@ -141,14 +143,22 @@ def run_load(g: Generators, argv: list[str], broker_pid: int | None, timeout_s: 
     lost: list[dict[str, Any]] = []
     pending = list(refs)
     deadline = time.monotonic() + LEAD_S + timeout_s + 30
+    # --storm-sync: once every generator wrote storm_ready, all get one instant (each on its own clock)
+    offsets = [clocks[i]["offset_s"] for i in range(len(argvs))]
+    sync = StormSync(len(argvs), lambda i, ns: g.actors[i].storm_at.remote(ns), offsets_s=offsets)
+    waiting = set(range(len(argvs))) if SYNC_OPTION in argv else set()
     try:
         while pending and time.monotonic() < deadline:
-            ready, pending = ray.wait(pending, num_returns=len(pending), timeout=1.0)
+            ready, pending = ray.wait(pending, num_returns=len(pending), timeout=SYNC_POLL_S if waiting else 1.0)
             for r in ready:
+                waiting.discard(refs[r])
+                sync.leave(refs[r])  # ended before its ready line: the others do not wait for it
                 try:
                     results[refs[r]] = ray.get(r)
                 except Exception as exc:  # noqa: BLE001 (the actor, its process or its node died)
                     lost.append({**_place(g, refs[r]), "reason": _lost(exc)})
+            if waiting and sync.instant_ns is None:
+                _poll_ready(g, sorted(waiting), sync, waiting)
     finally:
         stop.set()
         th.join(5)
@@ -164,7 +174,23 @@ def run_load(g: Generators, argv: list[str], broker_pid: int | None, timeout_s: 
     if not results:
         why = "; ".join(f"{x['name']}: {x['reason']}" for x in lost)
         raise ClusterRunError(f"cluster: no generator gave an end line ({why})")
-    return merge(g, results, clocks, lost, samples)
+    out = merge(g, results, clocks, lost, samples)
+    if SYNC_OPTION in argv:
+        out["cluster"]["storm_sync"] = sync.said()
+    return out
+
+
+def _poll_ready(g: Generators, idx: list[int], sync: StormSync, waiting: set[int]) -> None:
+    """Asks the waiting generators' actors whether their storm_ready line came; reports those that did."""
+    ray = ray_module()
+    try:
+        flags = ray.get([g.actors[i].storm_ready.remote() for i in idx], timeout=10)
+    except Exception:  # noqa: BLE001 (an actor died: its run's result says so)
+        return
+    for i, f in zip(idx, flags):
+        if f:
+            waiting.discard(i)
+            sync.ready(i)
 
 
 def merge_phase(lines: list[dict[str, Any]]) -> dict[str, Any]:
@@ -172,7 +198,7 @@ def merge_phase(lines: list[dict[str, Any]]) -> dict[str, Any]:
     percentiles read from the merged histograms (None when empty, as the generator writes them)."""
     out: dict[str, Any] = {"type": "phase", "phase": lines[0].get("phase"), "generators": len(lines)}
     for k, v in lines[0].items():
-        if isinstance(v, int) and not isinstance(v, bool) and not k.endswith(("_ms", "_s")):
+        if isinstance(v, int) and not isinstance(v, bool) and not k.endswith(("_ms", "_s", "_ns")):
             out[k] = sum(int(m.get(k) or 0) for m in lines)
     out["stopped"] = ",".join(sorted({str(m.get("stopped", "?")) for m in lines}))
     out["elapsed_s"] = max(float(m.get("elapsed_s") or 0.0) for m in lines)
@@ -207,9 +233,12 @@ def merge(
     ends: list[dict[str, Any]] = []
     intervals: list[dict[str, Any]] = []
     metas: list[dict[str, Any]] = []
+    storm_offsets: list[float] = []  # the clock offset of each generator with a storm line, in order
     for i in sorted(results):
         r, name = results[i], g.places[i]["name"]
         t = r["started_wall_s"] - clocks[i]["offset_s"]  # this generator's start on the driver's clock
+        if any(m.get("type") == "phase" and m.get("phase") == "storm" for m in r["lines"]):
+            storm_offsets.append(clocks[i]["offset_s"])
         mine = []
         for m in r["lines"]:
             if m.get("type") == "phase":
@@ -255,6 +284,8 @@ def merge(
         last = max(e for _, _, e in items)
         starts = [s for _, s, _ in items]
         line["start_skew_ms"] = (max(starts) - min(starts)) * 1e3
+        if name == "storm":  # the drop instants each generator recorded, on the driver's clock
+            line["drop_sync"] = drop_skew([m for m, _, _ in items], storm_offsets)
         a, b = _cpu_at(samples, prev), _cpu_at(samples, last)
         phases.append(_phase_figures(line, b - a if a is not None and b is not None else None))
         prev = last

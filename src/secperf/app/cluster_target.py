@@ -19,7 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.histogram import Histogram
 from .cluster import ClusterError, ClusterRunError, ray_module
-from .cluster_generators import Generators, LoadgenWorker, cluster_level, lost_failures, merge_storm, run_level
+from .cluster_generators import (
+    ACTOR_CONCURRENCY,
+    Generators,
+    LoadgenWorker,
+    cluster_level,
+    lost_failures,
+    merge_storm,
+    run_level,
+)
 from .cluster_load import check_options
 from .server_plan import label_of, params_of
 
@@ -43,7 +51,7 @@ def place_all(cl: Cluster, lt: LoadTarget, timeout_s: float, max_generators: int
     slots = [n for n in cl.nodes for _ in range(n["cpus"])]
     if max_generators is not None:
         slots = slots[: max(1, max_generators)]
-    Actor = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(LoadgenWorker)
+    Actor = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0, max_concurrency=ACTOR_CONCURRENCY)(LoadgenWorker)
     actors = [
         Actor.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["node_id"], soft=False)).remote(
             f"generator-{i}"
