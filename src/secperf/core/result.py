@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,7 @@ from .result_schema import (  # noqa: E402  (declared once, with the schema)
     _Record,
     problem,
     undeclared_key,
+    undeclared_keys,
 )
 
 
@@ -56,24 +57,45 @@ def now_iso() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds")
 
 
-def new_result(*, kind: str, command: list[str], params: dict[str, Any], host: dict[str, Any], run_id: str) -> Result:
-    return Result.model_validate(
+def new_result(
+    *,
+    kind: str,
+    command: list[str],
+    params: dict[str, Any],
+    host: dict[str, Any],
+    run_id: str,
+    series: Sequence[Series] = (),
+    status: str = "running",
+) -> Result:
+    """A Result of a run that starts now. series / status: a Result made whole in one call (rows
+    already at hand, status one of RUN_STATUSES: finished now, as finish() would) instead of
+    appending each series and finishing it after; with series it is checked as its file would be
+    (validate: no undeclared key), so a reader of it need not check it again."""
+    if status != "running" and status not in RUN_STATUSES:
+        raise ResultError(f"unknown run status {status!r}; known: {', '.join(RUN_STATUSES)}")
+    started = now_iso()
+    doc = Result.model_validate(
         {
             "schema": SCHEMA,
             "schema_version": SCHEMA_VERSION,
             "run_id": run_id,
             "kind": kind,
             "command": list(command),
-            "started": now_iso(),
-            "finished": None,
-            "status": "running",
+            "started": started,
+            "finished": None if status == "running" else started,
+            "status": status,
             "params": dict(params),
             "host": dict(host),
             "owner": _owner(),
-            "series": [],
+            "series": list(series),
             "analysis": {},
         }
     )
+    if series:
+        found = undeclared_key(doc)
+        if found is not None:
+            raise ResultError(f"Result {run_id}: {found} (schema version {SCHEMA_VERSION} declares every key)")
+    return doc
 
 
 def _owner() -> dict[str, Any]:
@@ -170,6 +192,17 @@ def validate(doc: object, where: str = "result") -> Result:
 def check_schema(doc: object, where: str = "result") -> None:
     """The typed schema (core/result_schema.py): every named field with its type and range."""
     validate(doc, where)
+
+
+def declared_rows(rows: Mapping[str, Any], where: str = "series") -> dict[str, list[Series]]:
+    """Rows of series' JSON objects (a cache: row key -> list of series objects) validated into
+    Series in one call: a ResultError naming the field when one does not validate, and a row
+    holding a key this release does not declare left out (a Result of this release refuses it)."""
+    got = {k: [as_series(x, where) for x in v] for k, v in rows.items()}
+    row_of = [k for k, v in got.items() for _ in v]  # the row of each series, in order
+    found = undeclared_keys([x for v in got.values() for x in v])  # every series checked in one call
+    bad = {k for k, f in zip(row_of, found) if f is not None}
+    return {k: v for k, v in got.items() if k not in bad}
 
 
 def as_series(raw: Mapping[str, Any], where: str = "series") -> Series:

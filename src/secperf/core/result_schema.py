@@ -24,7 +24,7 @@ in-memory record refuses an undeclared attribute as it is set (core/record.py)."
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, Literal, TypeVar
 
 from pydantic import Field, StrictInt, ValidationError, ValidationInfo, field_validator, model_validator
@@ -315,6 +315,11 @@ def undeclared_key(doc: _Record) -> str | None:
         for key in rec.__pydantic_extra__ or {}:
             return f"{path or 'the top level'}: {key!r} is not a field of {_what(rec, path, kind)}"
     return None
+
+
+def undeclared_keys(recs: Iterable[_Record]) -> list[str | None]:
+    """undeclared_key of each record, in one call (a cache's series checked together)."""
+    return [undeclared_key(r) for r in recs]
 
 
 def _records(rec: _Record, path: str, kind: str | None) -> Iterator[tuple[str, Any, str | None]]:
