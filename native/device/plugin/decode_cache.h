@@ -28,6 +28,8 @@ struct decoded {
     uint8_t has_index;    /* a register offset in the address */
     uint8_t sp_based;     /* the address is sp-relative ("[sp") */
     char dest[8], base[8];   /* a single load's destination and base register names ("" otherwise) */
+    uint32_t pair_reads, pair_writes;   /* dual_issue_facts: registers (and flags) read and written */
+    uint8_t pair_role;                  /* dual_issue_facts: which issue slot it may take */
 };
 
 /* read the cache file (it may not exist); the path is kept for decode_cache_save */

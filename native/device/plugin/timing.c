@@ -1,6 +1,7 @@
 /* timing: the per-class cycle model of the counting plugin (see timing.h for what it models). */
 #include "timing.h"
 #include "decode_cache.h"
+#include "dual_issue.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -19,6 +20,7 @@ const char *const timing_class_names[TC_N] = {
     "it", "vfp", "vfp_mem", "vdiv", "neon", "neon_mem", "other",
     "ifetch_miss", "ifetch_seq_stall", "dflash_miss", "l1i_miss", "l1d_miss", "l2_miss", "mispredict",
     "agu_stall", "store_regoff", "branch_load_taken", "branch_taken_unaligned",
+    "dual_issue",
 };
 
 double timing_cycles[TIMING_SETS];   /* stalls and branch penalties, added by the callbacks */
@@ -82,15 +84,19 @@ enum cost {
     C_ALU, C_LOAD, C_LOAD_PIPELINED, C_STORE, C_LDRD, C_STRD, C_LDM_BASE, C_LDM_PER_REG, C_STM_BASE,
     C_STM_PER_REG, C_MUL, C_MLA, C_MULL, C_DIV, C_BRANCH, C_BRANCH_TAKEN_EXTRA, C_MISPREDICT, C_IT,
     C_VFP, C_VFP_MEM, C_VDIV, C_NEON, C_NEON_MEM, C_OTHER, C_FLASH_WS, C_L1_MISS, C_L2_MISS, C_NO_PREFETCH, C_AGU_STALL, C_BRANCH_LOAD_EXTRA, C_STORE_REGOFF_EXTRA,
-    C_BRANCH_UNALIGNED_EXTRA, C_N
+    C_BRANCH_UNALIGNED_EXTRA, C_DUAL_ISSUE, C_N
 };
 static const char *const cost_names[C_N] = {
     "alu", "load", "load_pipelined", "store", "ldrd", "strd", "ldm_base", "ldm_per_reg", "stm_base",
     "stm_per_reg", "mul", "mla", "mull", "div", "branch", "branch_taken_extra", "mispredict", "it",
     "vfp", "vfp_mem", "vdiv", "neon", "neon_mem", "other", "flash_ws", "l1_miss", "l2_miss", "no_prefetch",
     "agu_stall", "branch_load_extra", "store_regoff_extra", "branch_unaligned_extra",
+    "dual_issue",
 };
 static double cost[C_N][TIMING_SETS];
+/* dual_issue is optional: given, the younger instruction of a pair the core issues together (dual_issue.h)
+ * costs it instead of its class cost and is counted as dual_issue; absent, nothing pairs */
+static int pairing;
 
 enum geom {
     G_FLASH_LO, G_FLASH_HI, G_FETCH_BYTES, G_ICACHE_ENTRIES, G_ICACHE_WAYS, G_DCACHE_ENTRIES,
@@ -394,8 +400,9 @@ int timing_load(const char *path)
         }
     }
     fclose(f);
+    pairing = have_cost[C_DUAL_ISSUE];
     for (int i = 0; i < C_N; i++)
-        if (!have_cost[i]) {
+        if (!have_cost[i] && i != C_DUAL_ISSUE) {
             fprintf(stderr, "timing: missing parameter %s\n", cost_names[i]);
             return -1;
         }
@@ -818,6 +825,7 @@ static void decode_facts(const char *d, struct decoded *out)
     out->addr_regs = (uint16_t)timing_addr_regs(d, cls);
     out->dp_dest = (uint16_t)timing_dp_dest(d, cls);
     out->sp_based = strstr(d, "[sp") != NULL;
+    out->pair_role = (uint8_t)dual_issue_facts(d, cls, branch, &out->pair_reads, &out->pair_writes);
 }
 
 /* ---- per block --------------------------------------------------------------------------------- */
@@ -1409,6 +1417,8 @@ void timing_translate(struct qemu_plugin_tb *tb)
     int prev_mem = 0;
     char prev_dest[8] = "";
     unsigned prev_dp = 0;
+    unsigned pair_role = 0;   /* the previous instruction's pairing facts (0: it cannot take the first slot) */
+    uint32_t pair_writes = 0;
     t->start = qemu_plugin_tb_vaddr(tb);
     for (size_t i = 0; i < n; i++) {
         struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
@@ -1459,18 +1469,30 @@ void timing_translate(struct qemu_plugin_tb *tb)
                 c[s] += cost[C_AGU_STALL][s];
         }
         prev_dp = dc.dp_dest;
+        /* dual issue: the younger of a pair issues in the older's cycle, at the dual_issue cost, counted
+         * apart; it cannot take the first slot of another pair */
+        int counted = cls;
+        if (pairing && dual_issue_pairs(pair_role, pair_writes, dc.pair_role, dc.pair_reads, dc.pair_writes)) {
+            counted = TC_DUAL_ISSUE;
+            for (int s = 0; s < TIMING_SETS; s++)
+                c[s] = cost[C_DUAL_ISSUE][s];
+            pair_role = 0;
+        } else {
+            pair_role = dc.pair_role;
+            pair_writes = dc.pair_writes;
+        }
         if (t->prefix)
             for (int s = 0; s < TIMING_SETS; s++)
                 t->prefix[(i + 1) * TIMING_SETS + s] = t->prefix[i * TIMING_SETS + s] + c[s];
         for (int s = 0; s < TIMING_SETS; s++)
             t->base[s] += c[s];
-        counts[cls]++;
+        counts[counted]++;
         if (cls == TC_LDM || cls == TC_STM)
             counts[TC_LDSTM_REGS] += (unsigned)nregs;
         if (branch && cls != TC_BRANCH)
             counts[TC_PC_WRITE] += cls != TC_PC_WRITE;
         if (trace)
-            fprintf(trace, "%llx %s %d %s\n", va, timing_class_names[cls], nregs, d ? d : "?");
+            fprintf(trace, "%llx %s %d %s\n", va, timing_class_names[counted], nregs, d ? d : "?");
         /* memory callbacks: microcontrollers only need loads that may read flash (not stack-relative);
          * A-profile caches see every load and store */
         /* always QEMU_PLUGIN_MEM_RW: QEMU 7.2's code generator tests a read-only registration against

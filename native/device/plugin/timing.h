@@ -16,8 +16,10 @@
  *     everything else in zero-wait-state SRAM);
  *   - L1 instruction and data caches and a unified L2 over fetch and load/store addresses, with
  *     the next level's latency (A-profile cores).
+ * Dual issue, where the core's model gives a dual_issue cost (the Cortex-A7): neighbouring instructions
+ * of a block that the core pairs (dual_issue.h) issue in one cycle.
  * Not modelled: operand-dependent timings (divide and early-terminating multiplies take the
- * parameter's value), register dependencies and dual issue (folded into the class costs), bus
+ * parameter's value), register dependencies beyond the pairing rule (folded into the class costs), bus
  * contention, DMA, interrupts. */
 #ifndef SECPERF_DEVICE_TIMING_H
 #define SECPERF_DEVICE_TIMING_H
@@ -43,6 +45,9 @@ enum tclass {
     /* taken branches whose target is a 32-bit instruction at a halfword (not word) address: the refill
      * needs one more fetch (Cortex-M4 TRM: P by the target's alignment and width), branch_unaligned_extra */
     TC_BRANCH_TAKEN_UNALIGNED,
+    /* instructions issued in the second slot of a pair (dual_issue.h), counted here instead of their class
+     * and charged dual_issue */
+    TC_DUAL_ISSUE,
     TC_N
 };
 

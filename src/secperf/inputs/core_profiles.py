@@ -118,6 +118,9 @@ COST_NAMES = (
     "store_regoff_extra",
     "branch_unaligned_extra",
 )
+# optional: a model without it has no such rule (dual_issue: the cycles of the younger instruction of a
+# pair the core issues together, native/device/plugin/dual_issue.h; only partially dual-issuing cores)
+OPTIONAL_COSTS = ("dual_issue",)
 MEMORY_COSTS = ("flash_ws", "l1_miss", "l2_miss", "no_prefetch")
 GEOMETRY_NAMES = (
     "fetch_bytes",
@@ -187,6 +190,9 @@ def timing(name: str, c: dict[str, Any]) -> Timing:
                 f"{', '.join(k for k in m if k in COST_NAMES)}"
             )
         costs[key] = _triple(f"timing_models.{model}", key, m[key])
+    for key in OPTIONAL_COSTS:
+        if key in m:
+            costs[key] = _triple(f"timing_models.{model}", key, m[key])
     for key in MEMORY_COSTS:
         if key not in mem:
             raise DeviceError(

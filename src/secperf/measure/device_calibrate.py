@@ -67,6 +67,7 @@ COEFFICIENTS: dict[str, tuple[str, ...]] = {
     "branch_unaligned_extra": ("branch_taken_unaligned",),
     "agu_stall": ("agu_stall",),
     "store_regoff_extra": ("store_regoff",),
+    "dual_issue": ("dual_issue",),
     "mispredict": ("mispredict",),
     "it": ("it",),
     "vfp": ("vfp",),

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import MeasurementError
-from ..inputs.core_profiles import COST_NAMES, GEOMETRY_NAMES, MEMORY_COSTS, Core, DeviceError
+from ..inputs.core_profiles import COST_NAMES, GEOMETRY_NAMES, MEMORY_COSTS, OPTIONAL_COSTS, Core, DeviceError
 
 SETS = ("low", "point", "high")
 # the plugin's counters, in the order of its "classes=" header (native/device/plugin/timing.c):
@@ -68,6 +68,7 @@ CLASS_NAMES = (
     "store_regoff",
     "branch_load_taken",
     "branch_taken_unaligned",
+    "dual_issue",
 )
 RULE = (
     "cycles from the per-class timing model (instruction classes x the core's TRM cycle costs, branches "
@@ -102,6 +103,7 @@ def write_params(dev: Core, binary: Path, path: Path) -> Path:
     lo, hi = flash_range(binary) if dev.profile == "M" else (0, 0)
     lines = [f"# secperf timing parameters: core {dev.name}, model {t.model}; sets {' '.join(SETS)}"]
     lines += [f"{k} {' '.join(repr(x) for x in t.costs[k])}" for k in COST_NAMES + MEMORY_COSTS]
+    lines += [f"{k} {' '.join(repr(x) for x in t.costs[k])}" for k in OPTIONAL_COSTS if k in t.costs]
     lines += [f"flash_lo {lo:#x}", f"flash_hi {hi:#x}"]
     lines += [f"{k} {t.geometry[k]}" for k in GEOMETRY_NAMES]
     cache = decode_cache_path(binary)
