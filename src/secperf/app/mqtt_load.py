@@ -82,9 +82,19 @@ def storm_vs_model(c: MqttLoadConfig, m: dict[str, Any], horizon_s: float | None
             f"{c.clients} first attempts within {c.spread_s:g} s: beyond mosquitto's listen backlog of "
             f"{MOSQUITTO_BACKLOG} the kernel drops SYNs the broker has not accepted and those clients wait "
             "for TCP's SYN retransmission (1 s, 3 s, 7 s ...). The model has both, but takes the first SYNs "
-            "of one 0.05 s step as spread over it and an idle broker as accepting 20,000/s: how fast this "
+            "of one 0.05 s step as spread over it and an idle broker as accepting accept_per_s: how fast this "
             "generator sends its SYNs decides how many are dropped"
         )
+    # the idle broker's accept rate, measured before the load (measure/accept_rate.py); without it the
+    # model's assumption (20,000/s)
+    acc = (m.get("accept_rate") or {}).get("accept_per_s")
+    accept_per_s = float(acc) if acc else FleetModel.accept_per_s
+    out["accept_per_s"] = accept_per_s
+    out["accept_from"] = (
+        "measured: bursts of TCP connects into the idle broker's accept queue (accept_rate)"
+        if acc
+        else "assumed (fleet's model default): no measured accept rate"
+    )
     # the capacity the storm met, measured in it: the lower of the broker's and the generator's bounds
     # (measure/storm_capacity.py); the model is run at it beside the closed-loop capacity
     from ..measure.storm_capacity import storm_bounds
@@ -124,6 +134,7 @@ def storm_vs_model(c: MqttLoadConfig, m: dict[str, Any], horizon_s: float | None
                 cap_s=c.cap_s,
                 timeout_s=c.timeout_s,
                 backlog=backlog,
+                accept_per_s=accept_per_s,
                 server_s_per_handshake=srv_s,
                 abandoned_work=ab,
                 max_attempts=c.max_attempts,

@@ -456,6 +456,9 @@ def measure(pki: LabPKI, c: MqttLoadConfig, workdir: Path, load: LoadRunner | No
         usable = sorted(os.sched_getaffinity(0))
         cores = [x for x in usable if x != c.core] or usable
         t_ns.append(time.monotonic_ns())
+        from .accept_rate import measure_accept_rate
+
+        accept = measure_accept_rate(bport)  # the idle broker's accept rate (fleet's model takes it)
         before = capacity(bport, bpid, c, pair)
         time.sleep(0.5)
         t_ns.append(time.monotonic_ns())
@@ -479,6 +482,7 @@ def measure(pki: LabPKI, c: MqttLoadConfig, workdir: Path, load: LoadRunner | No
         "capacity_per_s": sum(caps) / len(caps) if caps else None,
         "capacity_before": before,
         "capacity_after": after,
+        "accept_rate": accept,
         "se": se_said(c.client_se(), se_file),
         **run,
     }

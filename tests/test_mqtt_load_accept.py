@@ -1,0 +1,65 @@
+"""The idle broker's accept rate, measured (measure/accept_rate.py) against a real mosquitto: the
+listening socket's accept queue read from /proc/net/tcp, bursts of two sizes, each round's figures,
+the rate from their slope (or why there is none); `fleet`'s model takes it instead of its 20,000/s."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from secperf.app.mqtt_load import storm_vs_model
+from secperf.lab.iot_services import Mosquitto
+from secperf.lab.pki import LabPKI
+from secperf.measure.accept_rate import accept_queue, measure_accept_rate
+from secperf.measure.mqtt_load import MqttLoadConfig
+from secperf.model.fleet import FleetModel
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    pki = LabPKI().ensure()
+    certs, client = pki.server("ecdsa-p256", 1), pki.client("ecdsa-p256")
+    with Mosquitto(certs, client.ca, workdir=tmp_path_factory.mktemp("mosq"), connection_messages=False) as mq:
+        yield mq
+
+
+def test_the_accept_queue_of_a_listening_port_is_read_and_an_unused_port_has_none(broker):
+    assert accept_queue(broker.port) == 0  # idle: nothing waits
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        free = s.getsockname()[1]
+    assert accept_queue(free) is None
+
+
+def test_the_accept_rate_rounds_are_recorded_and_the_rate_is_their_slope_or_says_why_not(broker):
+    r = measure_accept_rate(broker.port, sizes=(8, 48), rounds=3)
+    assert sorted(r["rounds"]) == ["48", "8"] and all(len(v) == 3 for v in r["rounds"].values())
+    for n, rounds in r["rounds"].items():
+        for x in rounds:
+            assert "failed" in x or (x["connections"] == int(n) and 0 <= x["peak_queue"] <= int(n))
+    a, b = r["median_seconds"]["8"], r["median_seconds"]["48"]
+    if r["accept_per_s"] is None:
+        assert r["why_none"]
+    else:
+        assert r["accept_per_s"] == pytest.approx(40 / (b - a)) and r["start_delay_s"] >= 0
+    assert accept_queue(broker.port) == 0  # every connection of the bursts was reset and accepted
+
+
+def test_bad_burst_sizes_are_refused():
+    with pytest.raises(ValueError):
+        measure_accept_rate(1, sizes=(50, 10))
+
+
+def test_the_model_takes_the_measured_accept_rate_and_says_where_it_came_from():
+    c = MqttLoadConfig(clients=500, policy="exponential", base_s=0.5, cap_s=8.0, timeout_s=30.0)
+    st = {"phase": "storm", "connacks": 500, "elapsed_s": 4.0, "time_all_up_s": 4.0, "wait_p50_ms": 2000.0}
+    m = {"capacity_per_s": 150.0, "phases": [st]}
+    measured = storm_vs_model(c, {**m, "accept_rate": {"accept_per_s": 2500.0}}, horizon_s=60)
+    assumed = storm_vs_model(c, m, horizon_s=60)
+    assert measured["accept_per_s"] == 2500.0 and measured["accept_from"].startswith("measured")
+    assert assumed["accept_per_s"] == FleetModel.accept_per_s and assumed["accept_from"].startswith("assumed")
+    # 500 SYNs in the model's first 0.05 s step: an idle broker at 2,500/s takes 125 of them plus its
+    # backlog of 100, so SYNs are dropped; at 20,000/s it takes them all
+    assert measured["models"]["late work dropped"]["syn_drops"] > 0
+    assert assumed["models"]["late work dropped"]["syn_drops"] == 0
