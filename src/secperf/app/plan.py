@@ -44,16 +44,25 @@ def _clean(x: Any) -> Any:
     return x
 
 
-def _overrides(o: PlanOptions, table: CostTable | None = None, p: Pattern | None = None) -> PL.Overrides:
-    """The planner's overrides for pattern `p`: its device (--device, else the pattern's) resolved here,
-    once: the name (old spellings mapped) for the cost table, the emulated core's object for the CPU power."""
-    from ..inputs import devices as D
-    from ..model import costs as C
-
+def _overrides(
+    o: PlanOptions, table: CostTable | None = None, p: Pattern | None = None, cores: dict[str, Core] | None = None
+) -> PL.Overrides:
+    """The planner's overrides for pattern `p`: its device (--device, else the pattern's): the name (old
+    spellings mapped) for the cost table, the emulated core's object (from `cores`, the run's cores
+    resolved once by _cores) for the CPU power."""
     device = resolve_device(o.device or (p.stack.device if p is not None else None))
-    core = D.core(device) if device and device not in C.table_names() and device in D.cores() else None
+    core = (cores if cores is not None else _cores(o, [p] if p is not None else [])).get(device or "")
     ov = PL.Overrides(
-        device=device, core=core, se=o.se, network=o.network, radio=o.radio, n=o.n, seed=o.seed, table=table
+        device=device,
+        core=core,
+        se=o.se,
+        network=o.network,
+        radio=o.radio,
+        n=o.n,
+        seed=o.seed,
+        table=table,
+        link=o.link,  # a --system file's, resolved while it was read (else None: resolved() does it)
+        key_profile=o.key_profile,
     )
     return resolved(p, ov) if p is not None else ov
 
@@ -62,12 +71,29 @@ def resolved(p: Pattern, ov: PL.Overrides) -> PL.Overrides:
     """`ov` with the inputs pattern `p` and the options name resolved here, at the command's edge:
     the link (--network, else the pattern's [stack].network) and the secure-element profile of the
     key (--se, else the pattern's [stack].key). The planner takes the objects; each name is looked
-    up once per run (_link, _key_profile)."""
+    up once per run (_link, _key_profile), and not at all when `ov` carries the objects a --system
+    file's reader resolved (PlanOptions.link, .key_profile)."""
     from dataclasses import replace
 
     key = PL.key_of(p, ov)
-    prof = _key_profile(key.split(":")[1]) if key.startswith("se:") else None
-    return replace(ov, link=_link(ov.network or p.stack.network), key_profile=prof)
+    prof = None
+    if key.startswith("se:"):
+        name = key.split(":")[1]
+        given = ov.key_profile  # a --system file's, resolved while it was read
+        prof = given if given is not None and given.name == name else _key_profile(name)
+    return replace(ov, link=ov.link or _link(ov.network or p.stack.network), key_profile=prof)
+
+
+def _cores(o: PlanOptions, pats: list[Pattern]) -> dict[str, Core]:
+    """The emulated cores the run's devices name (--device, else each pattern's), each looked up once
+    here: the checks, the counting and the planner's overrides take the objects. A cost-table name
+    or an unknown device has none (check() names the unknown one)."""
+    from ..inputs import devices as D
+    from ..model import costs as C
+
+    names = {resolve_device(o.device or p.stack.device) for p in pats} if pats else {resolve_device(o.device)}
+    known = D.cores()
+    return {n: D.core(n) for n in sorted(x for x in names if x) if n not in C.table_names() and n in known}
 
 
 @functools.cache
@@ -95,7 +121,9 @@ def _key_profile(name: str) -> SEProfile:
 PLAN_PROTOCOLS = {"mqtt": ("mqtt",), "https": ("https", "jwt"), "coap": ("coap",), "vpn": ("openvpn",)}
 
 
-def _device_tables(o: PlanOptions, pats: list[Pattern]) -> dict[str, CostTable | None]:
+def _device_tables(
+    o: PlanOptions, pats: list[Pattern], cores: dict[str, Core] | None = None
+) -> dict[str, CostTable | None]:
     """Per pattern, the emulated core's cost table when its device is one (`--device CORE`, a system
     file's [device], or the pattern's [stack].device): the client's costs counted now or from the
     cache (app/device_counts.py) with the stack and build configuration asked, the server's this
@@ -108,6 +136,7 @@ def _device_tables(o: PlanOptions, pats: list[Pattern]) -> dict[str, CostTable |
 
     out: dict[str, CostTable | None] = {}
     made: dict[str, CostTable] = {}
+    cores = _cores(o, pats) if cores is None else cores
     for p in pats:
         dev = resolve_device(o.device or p.stack.device)
         if dev in C.table_names() or dev not in D.cores():
@@ -130,7 +159,7 @@ def _device_tables(o: PlanOptions, pats: list[Pattern]) -> dict[str, CostTable |
             # the protocols the measures switch to, costed from the device's own counts of them: EDHOC +
             # OSCORE and DTLS 1.3 with connection IDs for CoAP, QUIC for HTTPS and MQTT (on the cores that
             # run it; elsewhere the measure is listed as not costed, with the reason)
-            core = D.core(dev)  # the core object, once per device: counting below takes it, not its name
+            core = cores[dev]  # the core object, resolved once (_cores): counting below takes it, not its name
             extra = _measure_scenarios(core, protos)
             scs = [
                 F.Scenario(pr, h)
@@ -186,6 +215,13 @@ def _patterns(o: PlanOptions) -> list[Pattern]:
 def check(o: PlanOptions, tables: dict[str, CostTable | None] | None = None) -> list[Pattern]:
     """Every input checked (patterns, profiles, link, measures) without simulating anything; with
     `tables` (from _device_tables), each pattern against its device's costs."""
+    return _checked(o, tables)[0]
+
+
+def _checked(
+    o: PlanOptions, tables: dict[str, CostTable | None] | None = None
+) -> tuple[list[Pattern], dict[str, Core]]:
+    """check()'s patterns and the emulated cores their devices name, resolved once (_cores)."""
     from .runner import check_output_file
 
     check_output_file(o.metrics, "--metrics")  # a file written at the end: said before anything runs
@@ -196,8 +232,9 @@ def check(o: PlanOptions, tables: dict[str, CostTable | None] | None = None) -> 
     from ..model import costs as C
 
     pats = _patterns(o)
+    cores = _cores(o, pats)
     for p in pats:
-        ov = _overrides(o, (tables or {}).get(p.name), p)
+        ov = _overrides(o, (tables or {}).get(p.name), p, cores)
         dev = resolve_device(o.device or p.stack.device)
         if dev not in C.table_names() and dev not in D.cores():
             raise InputError(
@@ -208,13 +245,13 @@ def check(o: PlanOptions, tables: dict[str, CostTable | None] | None = None) -> 
             # the core's counts come later (_device_tables): the rest is checked against the host table
             ov = replace(ov, device="host-default")
         PL.check(p, ov)
-    return pats
+    return pats, cores
 
 
 def plan_all(o: PlanOptions) -> list[dict[str, Any]]:
-    pats = check(o)  # names, profiles and links first: a bad one stops before any counting
-    tables = _device_tables(o, pats)
-    jobs = [(p, _overrides(o, tables.get(p.name), p)) for p in pats]
+    pats, cores = _checked(o)  # names, profiles and links first: a bad one stops before any counting
+    tables = _device_tables(o, pats, cores)
+    jobs = [(p, _overrides(o, tables.get(p.name), p, cores)) for p in pats]
     if o.cluster:  # the same judgements, as Ray tasks: each draws with its Overrides' seed, wherever it runs
         from .cluster import connect, map_items
 

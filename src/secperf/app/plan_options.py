@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ..inputs.netspec import NetSpec
     from ..inputs.patterns import Pattern
+    from ..inputs.se_profiles import Profile as SEProfile
 
 
 @dataclass
@@ -36,3 +38,8 @@ class PlanOptions:
     stack_from: str | None = None  # the system file's key --stack came from (a preference there)
     config_from: str | None = None  # ... and --config's
     host_costs: str | None = None  # --host-costs: this host's side measured (default) or shipped (app/host_costs.py)
+    # the --system file's [network].link and [security].key as its reader resolved them (LoadedSystem),
+    # when the command line did not override them: app/plan hands them on instead of resolving
+    # `network` and `se` again
+    link: NetSpec | None = None
+    key_profile: SEProfile | None = None

@@ -48,7 +48,9 @@ from . import vocabulary as V
 from .field_errors import Loc, describe
 
 if TYPE_CHECKING:  # read lazily: a system file without [pattern] never loads the pattern schema
+    from .netspec import NetSpec
     from .patterns import Pattern
+    from .se_profiles import Profile as SEProfile
 
 # whatif's protocols and their handshakes: the one table in inputs/vocabulary.py (model/flights.py
 # reads it too), so the spec layer need not import the model
@@ -199,10 +201,15 @@ SHOWN_PROBLEMS = 6
 
 @dataclass(frozen=True)
 class LoadedSystem:
-    """A system file checked: the model plus where it came from (for messages and the Result)."""
+    """A system file checked: the model plus where it came from (for messages and the Result), and
+    the names it gives resolved while it was read, once: its [network].link as a NetSpec and its
+    [security].key's secure-element profile (None for a software key). The command hands these
+    objects on instead of looking the names up again."""
 
     system: System
     path: str
+    link: NetSpec | None = None
+    key_profile: SEProfile | None = None
 
     @property
     def s(self) -> System:
@@ -263,6 +270,12 @@ def configs(stack: str) -> list[str]:
 def _check_names(s: System, where: str) -> System:
     """Every name checked against its catalogue, the key path in the message; old spellings
     (groups) mapped with a note."""
+    return _resolve_names(s, where)[0]
+
+
+def _resolve_names(s: System, where: str) -> tuple[System, NetSpec | None, SEProfile | None]:
+    """_check_names, keeping what the checks resolved: the link's NetSpec and the key's profile
+    (each looked up once here)."""
     from . import devices as D
     from . import netspec as NS
 
@@ -288,14 +301,24 @@ def _check_names(s: System, where: str) -> System:
             f"[device].stack/config: {s.device.core} is a cost table, not an emulated core; a stack and "
             f"its build apply to a core of `secperf device list`"
         )
+    key_profile: SEProfile | None = None
+    link: NetSpec | None = None
     try:
-        V.key(s.security.key, "[security].key")
+        if s.security.key.strip().startswith("se:"):  # the catalogue read once: checked and resolved
+            from . import se_profiles as SE
+
+            profiles = SE.load_profiles()
+            V.key(s.security.key, "[security].key", profiles)
+            key_profile = profiles[s.security.key.strip().split(":")[1]]
+        else:
+            V.key(s.security.key, "[security].key")
     except InputError as exc:
         problems.append(str(exc))
     try:
         specs = NS.parse_networks([s.network.link])
         if len(specs) != 1:
             problems.append(f"[network].link: {s.network.link!r} names {len(specs)} links; a system has one")
+        link = specs[0]
     except InputError as exc:
         problems.append(f"[network].link: {exc}")
     if s.network.radio is not None and s.network.radio not in radios():
@@ -333,7 +356,8 @@ def _check_names(s: System, where: str) -> System:
         raise InputError(f"{where}: " + "; ".join(problems))
     groups = V.groups(_unique(p.groups, "[protocol].groups"), "[protocol].groups")
     handshakes = _unique(p.handshakes, "[protocol].handshakes")
-    return s.model_copy(update={"protocol": p.model_copy(update={"groups": groups, "handshakes": handshakes})})
+    s = s.model_copy(update={"protocol": p.model_copy(update={"groups": groups, "handshakes": handshakes})})
+    return s, link, key_profile
 
 
 def _unique(names: list[str], key: str) -> list[str]:
@@ -350,10 +374,15 @@ def _unique(names: list[str], key: str) -> list[str]:
 def validate_system(raw: Mapping[str, Any], where: str = "system") -> System:
     """Parsed TOML checked: structure, every name against its catalogue, and the pattern it makes
     (whichever command reads the file: one file, validated once and whole)."""
-    s = _check_names(_validate(raw, where), where)
+    return _validated(raw, where)[0]
+
+
+def _validated(raw: Mapping[str, Any], where: str) -> tuple[System, NetSpec | None, SEProfile | None]:
+    """validate_system, keeping the link and key profile the checks resolved."""
+    s, link, key_profile = _resolve_names(_validate(raw, where), where)
     if s.pattern is not None:
         _pattern(s, where)
-    return s
+    return s, link, key_profile
 
 
 def load_system(path: str | Path, where: str | None = None) -> LoadedSystem:
@@ -366,7 +395,8 @@ def load_system(path: str | Path, where: str | None = None) -> LoadedSystem:
         doc = parse_toml(text, where)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{where}: not valid TOML: {exc}") from None
-    return LoadedSystem(validate_system(doc, where), str(path))
+    s, link, key_profile = _validated(doc, where)
+    return LoadedSystem(s, str(path), link, key_profile)
 
 
 # --- the pattern the planner judges --------------------------------------------------------------
