@@ -202,3 +202,40 @@ def test_the_model_and_the_planner_take_the_resolved_profile_and_link():
     assert ov.link is not None and ov.link.name == p.stack.network
     assert ov.key_profile is not None and f"se:{ov.key_profile.name}" == p.stack.key
     assert PL.context(p, ov).key_profile is ov.key_profile
+
+
+def test_plan_resolves_each_core_once_and_takes_the_system_files_objects(monkeypatch):
+    """`plan --system`: the file's reader resolves its link and key once (LoadedSystem.link,
+    .key_profile); the plan looks each emulated core up once (app/plan._cores) and hands the file's
+    objects to the planner without parsing the link or reading the profiles again."""
+    from secperf.app import plan as A
+    from secperf.inputs import devices as DV
+    from secperf.inputs.system import load_system, pattern
+
+    ls = load_system(SRC.parent.parent / "examples" / "stm32l4-nbiot-mqtt.toml")
+    assert ls.link is not None and ls.link.name == ls.system.network.link
+    assert ls.key_profile is not None and f"se:{ls.key_profile.name}" in ls.system.security.key
+    looked: list[str] = []
+    real = DV.core
+    monkeypatch.setattr(DV, "core", lambda name: looked.append(name) or real(name))
+    o = A.PlanOptions(
+        patterns=[pattern(ls).name],
+        device=ls.system.device.core,
+        se=ls.system.security.key,
+        network=ls.system.network.link,
+        n=50,
+        system=ls.path,
+        resolved=[pattern(ls)],
+        link=ls.link,
+        key_profile=ls.key_profile,
+    )
+
+    def again(*_a):
+        raise AssertionError("looked up again")
+
+    monkeypatch.setattr(A, "_link", again)
+    monkeypatch.setattr(A, "_key_profile", again)
+    pats, cores = A._checked(o)
+    ov = A._overrides(o, None, pats[0], cores)
+    assert looked == [ls.system.device.core] and isinstance(cores[ls.system.device.core], Core)
+    assert ov.core is cores[ls.system.device.core] and ov.link is ls.link and ov.key_profile is ls.key_profile
