@@ -29,7 +29,6 @@ from typing import Any
 
 from secperf.cli import main
 from secperf.inputs import devices, netspec, se_profiles, system
-from secperf.model import network
 
 DEFAULT = [
     "whatif",
@@ -53,7 +52,7 @@ SRC = str(Path(devices.__file__).resolve().parent.parent) + "/"
 # input -> the readers that look it up by name (a call from outside their own module counts)
 READERS: dict[str, list[Any]] = {
     "core": [devices.core],
-    "link": [netspec.parse, netspec.parse_networks, network.parse],
+    "link": [netspec.parse, netspec.parse_networks],  # model/ has no text parser: it takes a NetSpec
     "secure-element profile": [
         se_profiles.get_profile,
         se_profiles.load_profiles,
