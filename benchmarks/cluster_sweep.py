@@ -26,8 +26,8 @@ every worker ended).
 
 Target: two workers >= 1.8x one worker's cells per second (the median of the rounds). The work is
 CPU-bound, so the ratio needs two free cores; where other work takes them, the CPU-time bound is the
-honest figure: from the CPU each pair of rounds used, 2 x w1 / c2, w1 the one worker's CPU per cell
-and c2 everything the two-worker round used per cell (workers, driver, Ray's processes).
+honest figure (cpu_bound): from the workers' CPU per cell w, the two-worker round's driver CPU per
+cell d and the share r of a core Ray's own processes used, two free cores allow (2 - r) x w / (w + d).
 
 The per-worker figures that size a larger cluster are printed and written with --json: one worker
 core's cells per second (1000 / the cell's CPU in ms), the driver's CPU per cell, and the worker count
@@ -193,16 +193,15 @@ def timed_on_ray(k: int, o, table, cells, path: str = "chunks") -> dict:
     }
 
 
-def cpu_bound(one: dict, two: dict) -> float | None:
-    """Two workers over one from the CPU the two rounds used: one worker makes a cell per w1 (its CPU
-    per cell) while the driver and Ray's processes use the other core; two workers on two free cores
-    make a cell per c2 / 2, c2 being every CPU the round used per cell (workers, driver, Ray)."""
-    w1 = one["worker_cpu_ms_per_cell"]
-    if w1 is None or two["worker_cpu_ms_per_cell"] is None:
-        return None
-    c2 = two["worker_cpu_ms_per_cell"] + two["driver_cpu_ms_per_cell"] + two["ray_processes_cpu_ms_per_cell"]
-    w1 = max(w1, one["driver_cpu_ms_per_cell"] + one["ray_processes_cpu_ms_per_cell"])
-    return 2 * w1 / c2
+def cpu_bound(w: float, two: dict) -> float:
+    """Two workers over one on two free cores, from CPU times: a cell is w ms of a worker's CPU (the
+    same code in both counts: pooled over the rounds, as other work on the host moves it by +-15 % per
+    round through the caches, which is not the scaling's), the two-worker round's driver d ms per cell,
+    and Ray's own processes a share r of one core whatever the cells (they tick with the wall time).
+    One worker makes 1 / w cells per ms, the driver and Ray using the other core; two make
+    (2 - r) / (w + d)."""
+    r = two["ray_processes_cpu_ms_per_cell"] * two["cells_per_s"] / 1e3
+    return (2 - r) * w / (w + two["driver_cpu_ms_per_cell"])
 
 
 def show(r: int, x: dict) -> None:
@@ -267,7 +266,9 @@ def main() -> int:
     ratio = statistics.median(rate2) / statistics.median(rate1)
     # per round: the two-worker rate over the mean of the one-worker rounds either side of it
     per_round = [x["cells_per_s"] / ((rate1[i] + rate1[min(i + 1, len(rate1) - 1)]) / 2) for i, x in enumerate(twos)]
-    bounds = [b for b in (cpu_bound(a, b) for a, b in zip(ones, twos)) if b is not None]
+    timed = [x["worker_cpu_ms_per_cell"] for x in rounds if x["worker_cpu_ms_per_cell"]]
+    w = statistics.median(timed) if timed else local_cpu * 1e3 / len(cells)
+    bounds = [cpu_bound(w, x) for x in twos]
     median_round = statistics.median(per_round)
     ok = median_round >= 1.8 and same
     print(
@@ -275,13 +276,12 @@ def main() -> int:
         f"the medians (target >= 1.8x); per round {', '.join(f'{r:.2f}' for r in per_round)}; rows equal to the "
         f"local run at every worker count: {same}"
     )
-    w1 = statistics.median(x["worker_cpu_ms_per_cell"] or local_cpu * 1e3 / len(cells) for x in ones)
     d = statistics.median(x["driver_cpu_ms_per_cell"] for x in twos)
     d_main = statistics.median(x["driver_main_thread_cpu_ms_per_cell"] for x in twos)
     infra = statistics.median(x["ray_processes_cpu_ms_per_cell"] for x in twos)
     if bounds:
         print(
-            f"CPU-time bound (what two free cores allow, from the CPU each pair of rounds used): "
+            f"CPU-time bound (what two free cores allow, from the CPU times: cpu_bound) per two-worker round: "
             f"{', '.join(f'{b:.2f}' for b in bounds)} (median {statistics.median(bounds):.2f}x)"
         )
     loss = [
@@ -292,17 +292,16 @@ def main() -> int:
         if x["per_worker"]
     ]
     print("two-worker rounds: " + "; ".join(loss))
-    w = w1
-    w2 = statistics.median(x["worker_cpu_ms_per_cell"] or w for x in twos)
-    # the CPU-time bound: the median of the rounds' (cpu_bound); the serial one if none of the driver's
-    # and Ray's work overlapped the workers' (it runs beside them: the pessimistic bound)
-    bound = statistics.median(bounds) if bounds else 2 * w / (w + d + infra)
-    serial = w / (w2 / 2 + d + infra)
+    infra_share = statistics.median(x["ray_processes_cpu_ms_per_cell"] * x["cells_per_s"] / 1e3 for x in twos)
+    bound = statistics.median(bounds)
+    # the pessimistic bound: none of the driver's work overlapped the workers' (two workers, then the driver)
+    serial = w / (w / 2 + d + infra_share * w / 2)
     saturates = w / d if d > 0 else float("inf")
     print(
         f"CPU per cell: {w:.2f} ms of work on a worker ({local_cpu * 1e3 / len(cells):.2f} ms in one local process), "
-        f"{d:.3f} ms on the driver (main thread {d_main:.3f}), {infra:.3f} ms in Ray's own processes: two free "
-        f"cores allow {bound:.2f}x ({serial:.2f}x if none of it overlapped the workers')"
+        f"{d:.3f} ms on the driver (main thread {d_main:.3f}); Ray's own processes {infra_share:.3f} of a core "
+        f"({infra:.3f} ms per cell at this load): two free cores allow {bound:.2f}x ({serial:.2f}x if none of the "
+        f"driver's work overlapped the workers')"
     )
     print(
         f"sizing: one worker core makes about {1000 / w:,.0f} cells/s at this --n; the driver takes about "
@@ -344,6 +343,7 @@ def main() -> int:
             "driver_cpu_ms_per_cell": d,
             "driver_main_thread_cpu_ms_per_cell": d_main,
             "ray_processes_cpu_ms_per_cell": infra,
+            "ray_processes_core_share": infra_share,
             "driver_rows_per_s": 1000 / d if d > 0 else None,
             "driver_saturates_at_workers": saturates,
         },

@@ -411,6 +411,24 @@ def sweep_sizing(doc: dict) -> dict:
         "driver_saturates_at_workers": round(z["driver_saturates_at_workers"], 1),
         "quiet_host_bound_two_workers": round(doc["quiet_host_bound"], 3),
         "measured_ratio_two_over_one": round(doc["ratio"], 3),
+        "measured_ratio_median_of_rounds": (
+            round(doc["ratio_median_of_rounds"], 3) if "ratio_median_of_rounds" in doc else None
+        ),
+        "cpu_time_bound_per_round": [round(b, 3) for b in doc.get("cpu_time_bound_per_round", [])],
+        "ray_processes_cpu_ms_per_cell": (
+            round(z["ray_processes_cpu_ms_per_cell"], 4) if "ray_processes_cpu_ms_per_cell" in z else None
+        ),
+        "rounds": [
+            {
+                "workers": x["workers"],
+                "cells_per_s": round(x["cells_per_s"]),
+                "load": [round(x["load_before"], 2), round(x["load_after"], 2)],
+                "worker_cpu_share": [round(w["cpu_share"], 2) for w in x["per_worker"]],
+                "worker_busy_fraction": [round(w["busy_fraction"], 3) for w in x["per_worker"]],
+                "worker_idle_tail_ms": [round(w["idle_tail_s"] * 1e3) for w in x["per_worker"]],
+            }
+            for x in doc.get("rounds", [])
+        ],
         "measured_ratio_per_round": [round(r, 3) for r in doc["ratio_per_round"]],
         "one_worker_cells_per_s": [round(r) for r in doc["one_worker_cells_per_s"]],
         "two_workers_cells_per_s": [round(r) for r in doc["two_workers_cells_per_s"]],
