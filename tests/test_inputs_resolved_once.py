@@ -239,3 +239,28 @@ def test_plan_resolves_each_core_once_and_takes_the_system_files_objects(monkeyp
     ov = A._overrides(o, None, pats[0], cores)
     assert looked == [ls.system.device.core] and isinstance(cores[ls.system.device.core], Core)
     assert ov.core is cores[ls.system.device.core] and ov.link is ls.link and ov.key_profile is ls.key_profile
+
+
+def test_the_command_layer_reads_the_profile_catalogue_once(monkeypatch):
+    """connect's matrix check and its run's key sources share one read of the profiles; server's
+    offloaded key sources are resolved in one read for all rows; jwt's estimate takes the objects."""
+    from secperf.app import bounds
+    from secperf.app.connect import connect_configs, key_profiles
+    from secperf.app.se_keys import profiles_named
+    from secperf.app.server_plan import with_profiles
+    from secperf.inputs import se_profiles as SE
+    from secperf.measure import server as S
+
+    known = SE.load_profiles()
+    reads: list[object] = []
+    real = SE.load_profiles
+    monkeypatch.setattr(SE, "load_profiles", lambda *a: reads.append(a) or real(*a))
+    cfgs = connect_configs(["mqtt"], ["se:iot-safe-sim", "token"], ["full"], None, ["mtls"], profiles=known)
+    got = key_profiles(cfgs, known=known)
+    assert reads == [] and {"iot-safe-sim", "softhsm"} <= set(got) and got["iot-safe-sim"] is known["iot-safe-sim"]
+    rows = [S.ServerConfig("nginx", "rsa-2048", f"offload:{p}:{w}") for p in ("atecc608", "rsa-card-1998") for w in S.WAITS]
+    resolved = with_profiles([S.ServerConfig("nginx", "rsa-2048"), *rows])
+    assert len(reads) == 1 and resolved[0].profile is None
+    assert [c.offloaded()[0].name for c in resolved[1:]] == ["atecc608", "atecc608", "rsa-card-1998", "rsa-card-1998"]
+    assert profiles_named({}) == {} and len(reads) == 1  # nothing named: nothing read
+    assert bounds.se_sign_s(known["iot-safe-sim"]) > 0
