@@ -9,6 +9,7 @@ import socket
 import pytest
 
 from secperf.app.mqtt_load import storm_vs_model
+from secperf.core.errors import InputError
 from secperf.lab.iot_services import Mosquitto
 from secperf.lab.pki import LabPKI
 from secperf.measure.accept_rate import accept_queue, measure_accept_rate
@@ -47,7 +48,7 @@ def test_the_accept_rate_rounds_are_recorded_and_the_rate_is_their_slope_or_says
 
 
 def test_bad_burst_sizes_are_refused():
-    with pytest.raises(ValueError):
+    with pytest.raises(InputError, match="accept rate"):
         measure_accept_rate(1, sizes=(50, 10))
 
 

@@ -21,7 +21,7 @@ import struct
 import time
 from typing import Any
 
-from ..core.errors import MeasurementError
+from ..core.errors import InputError, MeasurementError
 
 POLL_LIMIT_S = 2.0  # a round whose queue does not empty within this is a failed round
 
@@ -88,7 +88,9 @@ def measure_accept_rate(
     would fold into the rate). None (with why) when the larger burst did not take longer."""
     small, large = sizes
     if not 1 <= small < large <= 4096 or not 1 <= rounds <= 50:
-        raise ValueError("accept rate: sizes 1 <= small < large <= 4096, rounds 1..50")
+        raise InputError(
+            f"accept rate: sizes {sizes}, rounds {rounds}: give 1 <= small < large <= 4096 and 1..50 rounds"
+        )
     by: dict[int, list[dict[str, Any]]] = {small: [], large: []}
     for _ in range(rounds):
         for n in (small, large):
