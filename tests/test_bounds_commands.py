@@ -235,7 +235,9 @@ def test_device_counts_missing_from_the_cache_are_estimated_and_refused_past_the
     row costs nothing) and a limit below them refuses the run before the emulator counts one."""
     from secperf.app import device_counts
 
-    monkeypatch.setattr(device_counts, "_cache_file", lambda core, stack, config: tmp_path / f"{core}-{stack}.json")
+    monkeypatch.setattr(
+        device_counts, "_cache_file", lambda core, stack, config, home=None: tmp_path / f"{core}-{stack}.json"
+    )
     monkeypatch.chdir(tmp_path)
     code, err = _run(
         [

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,7 +47,7 @@ from .. import __version__
 from ..core import result as R
 from ..core.derived import derived
 from ..core.errors import InputError
-from ..core.result_schema import Result, Series, undeclared_key
+from ..core.result_schema import Result, Series
 from ..model import costs as C
 from .reporter import reporter
 
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from ..inputs.core_profiles import Core
     from ..measure.device_build import Build
     from ..model.flights import Scenario
-    from .device_stacks import Choice
+    from .device_stacks import StackPlan
 
 # a primitives row to count: ("crypto", stack, its build, one op or None for all of them)
 CryptoJob = tuple[str, str, "Build", str | None]
@@ -87,17 +87,18 @@ EDHOC_ON_DEVICE = ("m3-kid", "m3-value")  # what the device's EDHOC initiator im
 QUIC_ON_DEVICE = ("full", "resumed", "0rtt")
 
 
-def needs(scenarios: Iterable[Scenario]) -> list[Need]:
+def needs(resolved: Iterable[Scenario], family_of: Mapping[str, str]) -> list[Need]:
     """The handshake rows the scenarios' client costs come from (one per protocol family, handshake
     kind and authentication, the scenario's group and certificate where the device runs them). A
-    handshake the device client does not run takes the full row's residual (model.predict)."""
-    from .device_stacks import family
-
+    handshake the device client does not run takes the full row's residual (model.predict).
+    resolved: the scenarios, each resolved (Scenario.resolved); family_of: protocol -> family
+    (device_stacks.FAMILY; a protocol without one has no rows, and device_stacks.plan refuses it)."""
     out: dict[Need, None] = {}
-    for sc in scenarios:
-        s = sc.resolved()
+    for s in resolved:
         p = s.protocol
-        fam = family(p)
+        if p not in family_of:
+            continue
+        fam = family_of[p]
         if fam == "edhoc":  # method 3 with kid credentials (P-256, suite 2) unless the scenario's variant is counted
             mode = s.handshake.removesuffix("-combined")
             out[Need("edhoc", mode if mode in EDHOC_ON_DEVICE else "m3-kid", "p-256", "none", "none")] = None
@@ -127,21 +128,25 @@ def needs(scenarios: Iterable[Scenario]) -> list[Need]:
     return list(out)
 
 
-def _pq_needed(scenarios: Iterable[Scenario]) -> bool:
+def _pq_needed(resolved: Iterable[Scenario]) -> bool:
+    """A resolved scenario uses a KEM or hybrid group or an ML-DSA certificate (the PQClean add-on counts it)."""
     from ..model import flights as F
 
-    for sc in scenarios:
-        s = sc.resolved()
-        g = F.groups().get(s.group, {})
-        if g.get("kind") in ("kem", "hybrid") or str(s.cert).startswith("ml-dsa"):
-            return True
-    return False
+    resolved = list(resolved)
+    if any(str(s.cert).startswith("ml-dsa") for s in resolved):
+        return True
+    if not resolved:
+        return False
+    kinds = F.groups()  # the group table read once for all the scenarios
+    return any(kinds.get(s.group, {}).get("kind") in ("kem", "hybrid") for s in resolved)
 
 
-def _cache_file(core: str, stack: str, config: str) -> Path:
+def _cache_file(core: str, stack: str, config: str, home: Path | None = None) -> Path:
+    """The count cache of a core, stack and build configuration; home: $SECPERF_HOME/device when the
+    caller resolved it (measure/device_build.device_home)."""
     from ..measure.device_build import device_home
 
-    d = device_home() / "counts"
+    d = (home or device_home()) / "counts"
     d.mkdir(parents=True, exist_ok=True)
     return d / f"{core}-{stack}-{config}.json"
 
@@ -166,12 +171,11 @@ def _load(path: Path, fingerprint: str) -> dict[str, list[Series]]:
         if isinstance(v, list) and v and all(isinstance(s, dict) and s.get("status") in ("ok", "partial") for s in v)
     }
     try:
-        got = {k: [R.as_series(s) for s in v] for k, v in rows.items()}
+        # a row holding a key this release does not declare (an older secperf's) is left out and
+        # counted again: the Result it would join refuses undeclared keys
+        return R.declared_rows(rows, f"device-count cache {path.name}")
     except ValueError:  # a cache an older secperf wrote in another shape: counted again
         return {}
-    # a row holding a key this release does not declare (an older secperf's) is counted again: the
-    # Result it would join refuses undeclared keys
-    return {k: v for k, v in got.items() if all(undeclared_key(s) is None for s in v)}
 
 
 def _save(path: Path, fingerprint: str, rows: dict[str, list[Series]]) -> None:
@@ -281,7 +285,10 @@ def _client_ops(scenarios: Iterable[Scenario], want: list[Need]) -> list[str]:
     groups = {n.group for n in want} | {"x25519"}
     certs = {n.server_cert for n in want if n.server_cert != "none"}
     for sc in scenarios:
-        variants = [sc] + [replace(sc, group=g) for g in groups] + [replace(sc, cert=c) for c in certs]
+        # each distinct variant built once (the scenario's own group and certificate are often the rows')
+        variants = list(
+            dict.fromkeys([sc] + [replace(sc, group=g) for g in groups] + [replace(sc, cert=c) for c in certs])
+        )
         for v in variants:
             try:
                 m = F.build(v)
@@ -307,25 +314,27 @@ def _count_stack(
     quiet: bool,
     max_hours: float | None = None,
 ) -> Counts:
-    """One stack's rows: from the cache, or counted now (with a progress bar on stderr)."""
+    """One stack's rows: from the cache, or counted now (with a progress bar on stderr). scenarios:
+    the ones this stack's primitives price, each resolved (Scenario.resolved)."""
     from ..lab import registry
     from ..measure import device as D
-    from ..measure.device_build import ensure_built
+    from ..measure.device_build import device_home, ensure_built
 
+    home = device_home()  # $SECPERF_HOME/device once: the builds and the count cache live under it
     if stack == "ngtcp2":
         from ..measure import quic_device as Q
 
         qb = Q.ensure_built()
         client, config, library, build = qb.client, "debian", qb.library, None
     else:
-        build = ensure_built(stack, target, conf)
+        build = ensure_built(stack, target, conf, home=home)
         if not build.offers.get("tls") and stack != "pqclean":
             raise InputError(f"--stack {stack}: {build.library} has no TLS; give a TLS stack (wolfssl, mbedtls3, ...)")
         want = _runnable(stack, build, want)
         _family_stack_check(dev, stack, conf, build, want)
         client, config, library = build.client, build.config, build.library
     fp = f"{client.parent.name}|{_core_key(dev)}|secperf {__version__}|timing on"
-    path = _cache_file(core, stack, config)
+    path = _cache_file(core, stack, config, home=home)
     rows = _load(path, fp)
     jobs: list[tuple[str, Need | CryptoJob]] = []
     if build is not None:
@@ -338,7 +347,7 @@ def _count_stack(
     addon = None
     if build is not None and _pq_needed(scenarios) and target != "armhf":
         try:
-            addon = ensure_built("pqclean", target, None)
+            addon = ensure_built("pqclean", target, None, home=home)
         except Exception:  # no PQClean build here: the KEM's cost stays a named missing cost
             addon = None
         if addon is not None and "crypto:pqclean" not in rows:
@@ -391,20 +400,20 @@ def _count_stack(
         + (["crypto:pqclean"] if addon is not None else [])
         + [json.dumps(asdict(n), sort_keys=True) for n in want]
     )
+    failed = [s for k in keys for s in rows.get(k, []) if s.status == "failed"]
+    if failed:
+        why = "; ".join(f"{s.id}: {_reason(s)}" for s in failed[:3])
+        reporter().note(f"note: {len(failed)} device rows of {stack} failed to count ({why}); their costs are missing")
+    # the Result made whole in one call: its rows, finished, checked as a file would be (from_device takes it so)
     doc = R.new_result(
         kind="device",
         command=["secperf", "device", "(counts for a prediction)"],
         params={"device": core, "stacks": [stack], "config": config},
         host={},
         run_id=f"counts-{core}-{stack}-{config}",
+        series=[s for k in keys for s in rows.get(k, []) if s.status in ("ok", "partial")],
+        status="complete",
     )
-    for k in keys:
-        doc.series += [s for s in rows.get(k, []) if s.status in ("ok", "partial")]
-    failed = [s for k in keys for s in rows.get(k, []) if s.status == "failed"]
-    if failed:
-        why = "; ".join(f"{s.id}: {_reason(s)}" for s in failed[:3])
-        reporter().note(f"note: {len(failed)} device rows of {stack} failed to count ({why}); their costs are missing")
-    R.finish(doc)
     return Counts(doc, counted, [k for k in keys if k not in counted], stack, config, library)
 
 
@@ -453,49 +462,64 @@ def device_counts(
     base: C.CostTable | None = None,
     optional: Iterable[Scenario] = (),
     max_hours: float | None = None,
+    target: str | None = None,
 ) -> DeviceCounts:
     """The rows `scenarios` need on `core` (module docstring), each protocol family on the stack that
     counts it (app/device_stacks.py), counting the missing rows; the cost table made of them.
     stack_from / config_from: the system file's key when --stack / --config came from one (a
     preference there, a demand on the command line). all_ops: count every primitive of each stack
     (the planner's measures change groups and keys), else the ones the scenarios' clients use. base:
-    the server's table (this host's, calibrated or not; default host-default)."""
-    from ..inputs.devices import core_names
-    from ..measure import device as D
+    the server's table (this host's, calibrated or not; default host-default). target: the core's
+    build target when the command already worked it out (measure/device_plan.target_for)."""
     from . import device_stacks as DS
 
     core = dev.name  # the core, resolved where the command read --device; its name for labels and the cache
     if dev.profile != "A" and any(sc.protocol == "openvpn" for sc in scenarios):
+        from ..inputs.devices import core_names
+
         a_cores = ", ".join(core_names(lambda c: c.profile == "A"))
         raise InputError(
             f"openvpn --device {core}: OpenVPN's client needs an operating system with a tun device; "
             f"a microcontroller runs none. Predict it on an application core ({a_cores})"
         )
-    target = D.target_for(dev)
-    scenarios = list(scenarios) + list(optional)
-    want = needs(scenarios)
+    if target is None:
+        from ..measure.device_plan import target_for
+
+        target = target_for(dev)
+    optional = list(optional)
+    scenarios = list(scenarios) + optional
+    from ..model.flights import resolved_all
+
+    resolved = resolved_all(scenarios)  # each scenario resolved once: the rows and the PQ check read them
+    want = needs(resolved, DS.FAMILY)
     asked = _names(stack)
-    opt_fams = tuple(
-        {DS.family(sc.protocol) for sc in optional} - {DS.family(sc.protocol) for sc in scenarios if sc not in optional}
+    required = [sc.protocol for sc in scenarios if sc not in optional]
+    # one call works out which stack counts what (and refuses a protocol without device rows)
+    sp = DS.plan(
+        core,
+        target,
+        required,
+        [sc.protocol for sc in optional],
+        [n.tls for n in want],
+        asked,
+        stack_from,
+        _names(config),
+        config_from,
     )
-    choice = DS.choose(core, target, [n.tls for n in want], asked, stack_from, opt_fams)
-    want = [n for n in want if n.tls in choice.by_family]
-    scenarios = [sc for sc in scenarios if DS.family(sc.protocol) in choice.by_family]
-    notes = list(choice.notes)
-    confs = DS.configs(choice.stacks, target, _names(config), config_from, notes)
-    for msg in notes:
+    want = [n for n in want if n.tls in sp.by_family]
+    keep = [sp.family_of[sc.protocol] in sp.by_family for sc in scenarios]
+    scenarios = [sc for sc, k in zip(scenarios, keep) if k]
+    resolved = [r for r, k in zip(resolved, keep) if k]
+    for msg in sp.notes:
         reporter().note(msg)
     per: dict[str, Counts] = {}
-    prim = DS.primitives_stack(choice, target, asked)
-    order = [prim] + [s for s in sorted(choice.stacks, key=lambda s: s in DS.NO_PRIMITIVES) if s != prim]
-    # whose primitives price a protocol's client operations: its own stack's, or prim's for a stack without any
-    priced_by = {f: prim if st in DS.NO_PRIMITIVES else st for f, st in choice.by_family.items()}
-    for st in order:
-        mine = [n for n in want if choice.by_family[n.tls] == st]
-        scs = [sc for sc in scenarios if priced_by[DS.family(sc.protocol)] == st]
-        per[st] = _count_stack(core, dev, target, st, confs.get(st), mine, scs, all_ops, quiet, max_hours)
-    table = _tables(dev, choice, prim, per, scenarios, base or C.load_table())
-    return DeviceCounts(core, per, choice.by_family, table, notes)
+    for st in sp.order:
+        mine = [n for n in want if sp.by_family[n.tls] == st]
+        own = [sp.priced_by[sp.family_of[sc.protocol]] == st for sc in scenarios]
+        scs = [r for r, k in zip(resolved, own) if k]  # resolved: _client_ops builds their flight models
+        per[st] = _count_stack(core, dev, target, st, sp.configs.get(st), mine, scs, all_ops, quiet, max_hours)
+    table = _tables(dev, sp, per, scenarios, base or C.load_table())
+    return DeviceCounts(core, per, sp.by_family, table, sp.notes)
 
 
 def _names(v: str | list[str] | None) -> list[str] | None:
@@ -506,20 +530,20 @@ def _names(v: str | list[str] | None) -> list[str] | None:
 
 
 def _tables(
-    dev: Core, choice: Choice, prim: str, per: dict[str, Counts], scenarios: list[Scenario], host: C.CostTable
+    dev: Core, sp: StackPlan, per: dict[str, Counts], scenarios: list[Scenario], host: C.CostTable
 ) -> C.CostTable:
     """The main stack's table, and per protocol of another stack that stack's (a stack without
-    primitives, ngtcp2, on the primitives of `prim`: the main stack, or the first one with primitives)."""
-    from . import device_stacks as DS
+    primitives, ngtcp2, on the primitives of `sp.prim`: the main stack, or the first one with primitives)."""
+    from .device_stacks import NO_PRIMITIVES
 
     prof = dev
-    main = choice.main
+    main, prim = sp.main, sp.prim
     tables: dict[str, C.CostTable] = {}
     for st in [prim] + [s for s in per if s != prim]:
         c = per[st]
-        base = tables[prim] if st in DS.NO_PRIMITIVES else host
-        t = C.from_device(c.doc, prof, base, where=f"device counts {c.doc.run_id}", stack=st)
-        if st in DS.NO_PRIMITIVES:
+        base = tables[prim] if st in NO_PRIMITIVES else host
+        t = C.from_device(c.doc, prof, base, where=f"device counts {c.doc.run_id}", stack=st, checked=True)
+        if st in NO_PRIMITIVES:
             t = replace(
                 t,
                 description=f"{t.description}; {st} counts whole handshakes (no primitives): its client "
@@ -527,8 +551,8 @@ def _tables(
             )
         tables[st] = replace(t, stack=st, library=c.library)
     by_protocol = {
-        sc.protocol: tables[choice.by_family[DS.family(sc.protocol)]]
+        sc.protocol: tables[sp.by_family[sp.family_of[sc.protocol]]]
         for sc in scenarios
-        if choice.by_family.get(DS.family(sc.protocol)) not in (None, main)
+        if sp.by_family.get(sp.family_of[sc.protocol]) not in (None, main)
     }
     return replace(tables[main], by_protocol=by_protocol)

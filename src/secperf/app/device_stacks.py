@@ -241,3 +241,53 @@ def configs(
                 f"default build {default_config(s, target)}"
             )
     return out
+
+
+def unrunnable(protocols: list[str], core: str, target: str) -> dict[str, str]:
+    """Per protocol that no stack built for the core counts, why (a comparison lists it with the reason)."""
+    fams = {p: family(p) for p in protocols}
+    return {p: why_not(f, core, target) for p, f in fams.items() if not stacks_with(f, target)}
+
+
+@dataclass
+class StackPlan:
+    """Which stack counts what for one prediction, worked out in one call (device_counts.device_counts):
+    the stack per family, each stack's build configuration, the stack whose primitives price the
+    client's operations, the order the stacks are counted in, and the notes to show."""
+
+    by_family: dict[str, str]  # protocol family -> stack
+    family_of: dict[str, str]  # protocol -> family (every protocol asked, optional ones included)
+    main: str  # the stack serving the most families: the table's name
+    prim: str  # primitives_stack
+    order: list[str]  # prim first, then the others (those without primitives last)
+    priced_by: dict[str, str]  # family -> the stack whose primitives price its client operations
+    configs: dict[str, str | None]
+    notes: list[str]
+
+
+def plan(
+    core: str,
+    target: str,
+    protocols: list[str],
+    optional: list[str],
+    families: list[str],
+    asked: list[str] | None,
+    asked_from: str | None,
+    config: list[str] | None,
+    config_from: str | None,
+) -> StackPlan:
+    """The StackPlan of a prediction. protocols / optional: the scenarios' protocols, the ones asked
+    and the optional ones (the planner's measures, left out with a note when the asked stacks lack
+    them; a family an asked scenario has is never optional); a protocol without device rows is an
+    InputError; families: the
+    families of the rows to count (in their order); asked / asked_from: --stack and where it came
+    from (choose); config / config_from: --config and where it came from (configs)."""
+    family_of = {p: family(p) for p in dict.fromkeys(protocols + optional)}
+    opt = tuple({family_of[p] for p in optional} - {family_of[p] for p in protocols})
+    choice = choose(core, target, families, asked, asked_from, opt)
+    notes = list(choice.notes)
+    confs = configs(choice.stacks, target, config, config_from, notes)
+    prim = primitives_stack(choice, target, asked)
+    order = [prim] + [s for s in sorted(choice.stacks, key=lambda s: s in NO_PRIMITIVES) if s != prim]
+    priced_by = {f: prim if st in NO_PRIMITIVES else st for f, st in choice.by_family.items()}
+    return StackPlan(choice.by_family, family_of, choice.main, prim, order, priced_by, confs, notes)

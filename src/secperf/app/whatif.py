@@ -4,6 +4,7 @@ kind `whatif` through the run store (one series per scenario and link), print it
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..core import host
@@ -36,32 +37,59 @@ ROLE_BASELINE = "without security"
 ROLE_SOFTWARE = "software key"
 
 
-def emulated_core(o: WhatifOptions) -> Core | None:
-    """--device as the emulated core it names, resolved once per run (None: a cost table's name, or
-    no --device); the counting and the device rows below take the object."""
+@dataclass(frozen=True)
+class DeviceInput:
+    """--device resolved once for the run: its name (old spellings mapped), the emulated core it names
+    (None: a cost table's name, an unknown name, or no --device) and the target its stacks are built
+    for. cost_table and drop_unrunnable take this object, never the name again."""
+
+    name: str | None
+    core: Core | None = None
+    table: bool = False  # names a shipped cost table (which takes precedence over a core of that name)
+    target: str | None = None  # the core's build target (measure/device_plan.target_for), when a core
+
+
+def device_input(o: WhatifOptions) -> DeviceInput:
+    """--device as the object the run passes down: one look-up of the name, the core and its target."""
     from ..inputs import devices as D
 
-    device = D.resolve_device(o.device)
-    if not device or device in C.table_names() or device not in D.cores():
-        return None
-    return D.core(device)
+    name = D.resolve_device(o.device)
+    if not name:
+        return DeviceInput(None)
+    if name in C.table_names():
+        return DeviceInput(name, table=True)
+    core = D.find_core(name)
+    if core is None:  # unknown: cost_table says so, naming the cores and the tables
+        return DeviceInput(name)
+    from ..measure.device_plan import target_for
+
+    # the target only where a count is built (without --calibrate): a core without builds is refused there
+    return DeviceInput(name, core, target=None if o.calibrate else target_for(core))
 
 
-def cost_table(o: WhatifOptions, core: Core | None = None) -> C.CostTable:
+def emulated_core(o: WhatifOptions) -> Core | None:
+    """--device as the emulated core it names (None: a cost table's name, or no --device)."""
+    return device_input(o).core
+
+
+def cost_table(o: WhatifOptions, dev: DeviceInput | None = None) -> C.CostTable:
     """The costs a what-if draws from: this host's (app/host_costs.py: --host-costs, or --calibrate Results),
     a cost table by name, or an emulated core (`--device CORE`): the client's from its counts
-    (app/device_counts.py, or the `secperf device` Results --calibrate names), the server's this host's."""
-    from ..inputs import devices as D
+    (app/device_counts.py, or the `secperf device` Results --calibrate names), the server's this host's.
+    dev: --device as run() resolved it (resolved here when not given)."""
     from .reading import read_result
 
-    device = D.resolve_device(o.device)
-    if device and device not in C.table_names():
-        if device not in D.cores():
+    dev = dev or device_input(o)
+    device = dev.name
+    if device and not dev.table:
+        if dev.core is None:
+            from ..inputs import devices as D
+
             raise InputError(
                 f"--device: unknown device {device!r}; emulated cores: {', '.join(D.cores())}; "
                 f"cost tables: {', '.join(C.table_names())}"
             )
-        core = core or D.core(device)  # the core object (run() resolves it once): counting and the rows take it
+        core = dev.core  # the core object (run() resolves it once): counting and the rows take it
         paths = [x.strip() for x in (o.calibrate or "").split(",") if x.strip()]
         docs = [read_result(p, "--calibrate", o.allow_partial) for p in paths]
         table = host_table(o.host_costs, calibrated=any(d.kind != "device" for d in docs))
@@ -82,6 +110,7 @@ def cost_table(o: WhatifOptions, core: Core | None = None) -> C.CostTable:
                 stack_from=o.stack_from,
                 config_from=o.config_from,
                 base=table,
+                target=dev.target,
             )
             reporter().note(f"{device}: {counts.note()}")
             return counts.table
@@ -96,6 +125,8 @@ def cost_table(o: WhatifOptions, core: Core | None = None) -> C.CostTable:
                 table = C.from_device(doc, core, table, where=path, stack=stack)
         return table
     if o.stack or o.config:
+        from ..inputs import devices as D
+
         raise InputError(
             f"--{'stack' if o.stack else 'config'} picks the device's library; it needs --device CORE "
             f"(an emulated core: {', '.join(D.cores())})"
@@ -113,26 +144,22 @@ def cost_table(o: WhatifOptions, core: Core | None = None) -> C.CostTable:
     return table
 
 
-def drop_unrunnable(o: WhatifOptions, core: Core | None = None) -> None:
+def drop_unrunnable(o: WhatifOptions, dev: DeviceInput | None = None) -> None:
     """A comparison of several protocols on an emulated core lists a protocol the core runs no stack
     of (QUIC on a microcontroller) with the reason instead of stopping: the others are still the
     answer. Asked alone, it stays an input error (device_counts says why). A stack the user named
     that lacks a protocol the core does run stays an error naming the stacks that have it
-    (device_stacks.choose)."""
-    from ..inputs import devices as D
-
-    device = D.resolve_device(o.device)
-    if not device or device in C.table_names() or device not in D.cores() or o.calibrate:
+    (device_stacks.choose). dev: --device as run() resolved it (resolved here when not given)."""
+    dev = dev or device_input(o)
+    if dev.core is None or dev.target is None or o.calibrate:
         return
-    from ..measure import device as MD
     from . import device_stacks as DS
 
     protos = [p for p in dict.fromkeys(o.protocols) if p in DS.FAMILY]
-    target = MD.target_for(core or D.core(device))
-    bad = {p: DS.why_not(DS.family(p), device, target) for p in protos if not DS.stacks_with(DS.family(p), target)}
+    bad = DS.unrunnable(protos, dev.name, dev.target)
     if bad and len(bad) < len(protos):
         for p, why in bad.items():
-            reporter().note(f"note: {p} is not predicted on {device}: {why}")
+            reporter().note(f"note: {p} is not predicted on {dev.name}: {why}")
         o.not_counted = bad
         o.protocols = [p for p in o.protocols if p not in bad]
 
@@ -349,9 +376,10 @@ def _libraries(table: C.CostTable, cells: list[SW.Cell]) -> dict[str, Any]:
 
 def run(o: WhatifOptions) -> Result:
     """The what-if Result, written to its run directory (and --csv); the caller shows it."""
-    core = o.core = emulated_core(o)  # --device, resolved once for the run
-    drop_unrunnable(o, core)
-    table = cost_table(o, core)
+    dev = device_input(o)  # --device, resolved once for the run
+    o.core = dev.core
+    drop_unrunnable(o, dev)
+    table = cost_table(o, dev)
     cells, sweep = _cells(o, table)
     o.wakeup_samples_ms = host_wakeups(o)
     params = {

@@ -117,12 +117,20 @@ def cores() -> dict[str, dict[str, Any]]:
 
 
 def core(name: str) -> Core:
+    found = find_core(name)
+    if found is None:
+        raise DeviceError(f"unknown device {name!r}; known: {', '.join(cores())}")
+    return found
+
+
+def find_core(name: str) -> Core | None:
+    """The core profile `name` names, or None when no core has that name (a saved profile that
+    fails to read is its own error): one look-up where a caller would ask `in cores()` and then core()."""
     if name in _TEMPORARY:
         return _TEMPORARY[name]
-    known = cores()
-    if name not in known:
-        raise DeviceError(f"unknown device {name!r}; known: {', '.join(known)}")
-    c = known[name]
+    c = cores().get(name)
+    if c is None:
+        return None
     if "saved_profile" in c:
         return device_profiles.load(name, c["saved_profile"])
     return shipped_core(name, c)

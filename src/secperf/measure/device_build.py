@@ -331,14 +331,14 @@ def tool(name: str, debian: str) -> str:
     return exe
 
 
-def sysroot_for(stack: str) -> Path:
+def sysroot_for(stack: str, home: Path | None = None) -> Path:
     """The first sysroot holding the stack's armhf static libraries (device_sources.sysroot)."""
     libs, pkg = STACKS[stack][2], STACKS[stack][3]
-    return device_sources.sysroot(libs, f"the armhf {stack} library ({pkg})")
+    return device_sources.sysroot(libs, f"the armhf {stack} library ({pkg})", home=home)
 
 
-def qemu_plugin_include() -> Path | None:
-    return device_sources.qemu_plugin_include()
+def qemu_plugin_include(home: Path | None = None) -> Path | None:
+    return device_sources.qemu_plugin_include(home=home)
 
 
 def _version_line(cmd: list[str]) -> str:
@@ -378,14 +378,14 @@ def _run(cmd: list[str], what: str, timeout: float, cwd: Path | None = None) -> 
     return str(p.stdout)
 
 
-def source_dir(stack: str) -> Path:
+def source_dir(stack: str, home: Path | None = None) -> Path:
     """The sources of a stack's source build (microcontroller builds): device_sources.locate."""
-    return device_sources.locate(stack)
+    return device_sources.locate(stack, home=home)
 
 
-def xkcp_dir() -> Path:
+def xkcp_dir(home: Path | None = None) -> Path:
     """XKCP's ARMv7-M Keccak-p[1600] (the xkcp-sys crate): device_sources.locate."""
-    return device_sources.locate("xkcp")
+    return device_sources.locate("xkcp", home=home)
 
 
 def footprint(map_text: str, archives: tuple[str, ...]) -> dict[str, Any]:
@@ -463,9 +463,10 @@ def _make(
     meta.write_text(info)
 
 
-def ensure_built(stack: str, target: str = "armhf", config: str | None = None) -> Build:
+def ensure_built(stack: str, target: str = "armhf", config: str | None = None, home: Path | None = None) -> Build:
     """The build of `stack` for `target` in the named configuration (data/device_builds.toml; the
-    stack's default when None), made now if the sources, flags, configuration or libraries changed."""
+    stack's default when None), made now if the sources, flags, configuration or libraries changed.
+    home: $SECPERF_HOME/device when the caller already resolved it (device_home)."""
     if stack not in STACKS:
         raise DeviceSetupError(f"no build recipe for stack {stack!r}")
     if target not in TARGETS:
@@ -494,9 +495,10 @@ def ensure_built(stack: str, target: str = "armhf", config: str | None = None) -
             "the armhf C library (/usr/arm-linux-gnueabihf/lib/libc.a) is missing: "
             "install the Debian package libc6-dev-armhf-cross"
         )
+    home = home or device_home()  # $SECPERF_HOME/device, read once for the build's paths and sources
     src = sources_dir()
     decls = shared_decls_dir(src)
-    inc = qemu_plugin_include()
+    inc = qemu_plugin_include(home)
     cc_line = _version_line([cc, "--version"])
     if flags is None and stack in SOURCE_ONLY:
         flags = ARMHF_SOURCE_FLAGS
@@ -507,12 +509,12 @@ def ensure_built(stack: str, target: str = "armhf", config: str | None = None) -
     elif flags is not None:
         note = note.replace("Debian's source package", SOURCE_BUILDS[stack][2])
     if flags is None:
-        root = sysroot_for(stack)
+        root = sysroot_for(stack, home)
         libdir = root / "usr" / "lib" / "arm-linux-gnueabihf"
         parts = [stack, cc_line, str(root), str(inc)] + [f"{lib}:{(libdir / lib).stat().st_size}" for lib in libs]
         extra = [f"SYSROOT={root}", make_target]
     else:
-        root = source_dir(stack)
+        root = source_dir(stack, home)
         binary = f"{binary}-src"
         parts = [stack, target, flags, cc_line, str(root), str(inc)]
         if bcfg.name != default_configs()[stack]:  # the default keeps its key; another one gets its own
@@ -532,7 +534,7 @@ def ensure_built(stack: str, target: str = "armhf", config: str | None = None) -
             f"MCU_FLAGS={flags}",
             f"MCU_DEFS={bcfg.make_defs}",
             f"MCU_OPT={bcfg.opt}",
-            f"MCU={device_home() / 'build' / f'lib-{stack}-{target}-{lib_key}'}",
+            f"MCU={home / 'build' / f'lib-{stack}-{target}-{lib_key}'}",
             mk,
             "-j2",
         ]
@@ -541,9 +543,9 @@ def ensure_built(stack: str, target: str = "armhf", config: str | None = None) -
     if stack == "pqclean":  # no embedded configuration of ours: PQClean's code at its own -O3
         note = note.replace("-O2, embedded configuration native/device/mcu", "PQClean's C at -O3, client -O2")
         if "SECPERF_PQ_ASM_KECCAK" in bcfg.define and flags is not None:
-            extra.insert(0, f"XKCP_SRC={xkcp_dir()}")
+            extra.insert(0, f"XKCP_SRC={xkcp_dir(home)}")
             note += "; Keccak: XKCP's ARMv7-M assembly (the xkcp-sys crate)"
-    out = device_home() / "build" / _fingerprint(src, parts + [(decls / "qemu_plugin_api.h").read_text()])
+    out = home / "build" / _fingerprint(src, parts + [(decls / "qemu_plugin_api.h").read_text()])
     client, plugin, watch, meta = (
         out / binary,
         out / "libinsn_events.so",
@@ -553,7 +555,7 @@ def ensure_built(stack: str, target: str = "armhf", config: str | None = None) -
     run_cpu = "max" if target != "armhf" else None
     if not (client.is_file() and plugin.is_file() and meta.is_file()):
         out.mkdir(parents=True, exist_ok=True)
-        with open(device_home() / "build" / ".lock", "w") as lock:  # one build at a time (shared cache)
+        with open(home / "build" / ".lock", "w") as lock:  # one build at a time (shared cache)
             fcntl.flock(lock, fcntl.LOCK_EX)
             _make(out, src, decls, inc, extra, stack, target, client, watch, meta, nm, qemu, run_cpu)
     info = json.loads(meta.read_text().splitlines()[0])

@@ -108,8 +108,9 @@ def install_cache() -> Path:
     return Path(env) if env else Path(sys.prefix) / "share" / "secperf" / "device"
 
 
-def roots() -> list[Path]:
-    return [home_root(), install_cache()]
+def roots(home: Path | None = None) -> list[Path]:
+    """The user's root (home: $SECPERF_HOME/device as the caller already resolved it), then the installation's."""
+    return [home or home_root(), install_cache()]
 
 
 def _find(part: str, root: Path) -> Path | None:
@@ -122,19 +123,20 @@ def _find(part: str, root: Path) -> Path | None:
     return found[-1] if found else None
 
 
-def locate(part: str, fetch: bool = True) -> Path:
+def locate(part: str, fetch: bool = True, home: Path | None = None) -> Path:
     """The directory of a device build's sources (SOURCES), from the first root holding it; fetched
-    into $SECPERF_HOME/device now when none does (DeviceSetupError saying what failed)."""
+    into $SECPERF_HOME/device now when none does (DeviceSetupError saying what failed). home: that
+    directory when the caller resolved it (roots)."""
     if part not in SOURCES:
         raise DeviceSetupError(f"no source part {part!r}; known: {', '.join(SOURCES)}")
-    for root in roots():
+    for root in roots(home):
         hit = _find(part, root)
         if hit is not None:
             return hit
     what = SOURCES[part][0]
     if not fetch:
-        raise DeviceSetupError(f"{what} was not found in {' or '.join(str(r / 'src') for r in roots())}")
-    with _locked() as root:
+        raise DeviceSetupError(f"{what} was not found in {' or '.join(str(r / 'src') for r in roots(home))}")
+    with _locked(home) as root:
         hit = _find(part, root)
         if hit is None:
             FETCHERS[part](root)
@@ -144,12 +146,12 @@ def locate(part: str, fetch: bool = True) -> Path:
     return hit
 
 
-def sysroot(libs: tuple[str, ...], what: str) -> Path:
+def sysroot(libs: tuple[str, ...], what: str, home: Path | None = None) -> Path:
     """The first sysroot holding all `libs` (usr/lib/arm-linux-gnueabihf): $SECPERF_ARMHF_SYSROOT,
     the user's, the installation's, the system's; Debian's armhf packages fetched into the user's
-    otherwise."""
+    otherwise. home: the user's root when the caller resolved it (roots)."""
     cands = [Path(p) for p in (os.environ.get("SECPERF_ARMHF_SYSROOT"),) if p]
-    cands += [r / "sysroot-armhf" for r in roots()] + [Path("/")]
+    cands += [r / "sysroot-armhf" for r in roots(home)] + [Path("/")]
 
     def holds(root: Path) -> bool:
         libdir = root / "usr" / "lib" / "arm-linux-gnueabihf"
@@ -158,7 +160,7 @@ def sysroot(libs: tuple[str, ...], what: str) -> Path:
     for root in cands:
         if holds(root):
             return root
-    with _locked() as home:
+    with _locked(home) as home:
         if not holds(home / "sysroot-armhf"):
             _fetch_sysroot(home)
     if holds(home / "sysroot-armhf"):
@@ -169,17 +171,18 @@ def sysroot(libs: tuple[str, ...], what: str) -> Path:
     )
 
 
-def qemu_plugin_include(fetch: bool = True) -> Path | None:
+def qemu_plugin_include(fetch: bool = True, home: Path | None = None) -> Path | None:
     """QEMU's qemu-plugin.h directory, fetched from Debian's qemu source package when no root holds it
-    (None when that fails too: the plugin then uses the declarations shared with native/mac, said)."""
-    for root in roots():
+    (None when that fails too: the plugin then uses the declarations shared with native/mac, said).
+    home: the user's root when the caller resolved it (roots)."""
+    for root in roots(home):
         d = root / "qemu-src" / "include"
         if (d / "qemu-plugin.h").is_file():
             return d
     if not fetch:
         return None
     try:
-        with _locked() as home:
+        with _locked(home) as home:
             _fetch_qemu_header(home)
     except (DeviceSetupError, OSError, StopIteration, IndexError, tarfile.TarError) as exc:
         say(f"secperf: qemu-plugin.h not fetched ({exc}); the plugin is built against the shared declarations")
@@ -191,8 +194,11 @@ def qemu_plugin_include(fetch: bool = True) -> Path | None:
 class _locked:
     """The user's root, created, under an exclusive lock: two commands never fetch into it at once."""
 
+    def __init__(self, home: Path | None = None) -> None:
+        self._home = home
+
     def __enter__(self) -> Path:
-        root = home_root()
+        root = self._home or home_root()
         try:
             root.mkdir(parents=True, exist_ok=True)
             self._f = open(root / ".fetch.lock", "w")  # noqa: SIM115 - held across the block

@@ -21,7 +21,7 @@ from ..core.result import validate
 from ..core.result_schema import ConnectDerived, CountedDerived, HandshakeDerived, Result, Series
 from ..inputs import netspec as NS
 from ..inputs.core_profiles import Core
-from .device_ops import set_device_op  # the user's own code replaces the library's op
+from .device_ops import DeviceOp, set_device_ops  # the user's own code replaces the library's op
 from .figure import Figure
 
 PARTIES = ("client", "server")
@@ -448,15 +448,21 @@ def device_stack(docs: Sequence[Result], stack: str | None, core_name: str) -> s
 
 
 def from_device(
-    doc: Result, core: Core, base: CostTable | None = None, where: str = "--calibrate", stack: str | None = None
+    doc: Result,
+    core: Core,
+    base: CostTable | None = None,
+    where: str = "--calibrate",
+    stack: str | None = None,
+    checked: bool = False,
 ) -> CostTable:
     """The client's costs on an emulated device from a `secperf device` Result: its primitive counts
     (device_crypto rows) become client operations, its warm handshake rows the client's measured
     handshake CPU (model.predict fits the client's `base:` residual from them, as for a loopback
     row); the server stays the base table's (this host). Every figure is the timing model's cycles /
     clock (instructions × the old CPI range's middle for Results made before it) — modelled, not
-    measured; its source names the run, the row and the rule."""
-    doc = _checked(doc, where)
+    measured; its source names the run, the row and the rule. checked: `doc` was already checked as
+    its file would be (core.result.new_result with its series, validate or load): not checked again."""
+    doc = doc if checked else _checked(doc, where)
     if doc.kind != "device":
         raise CalibrationError(
             f"{where}: --device {core.name} takes a Result of `secperf device` (its instruction "
@@ -473,6 +479,7 @@ def from_device(
             strict=("client",),
         )
     used = 0
+    ops: list[DeviceOp] = []  # the counted primitives, set into the table together after the loop
     for s in doc.series:
         lab = s.labels
         dv = _counted(s)
@@ -489,7 +496,7 @@ def from_device(
         us, rule = device_row_us(dv, core)
         if s.kind == "device_crypto" and lab.get("op") in DEVICE_OPS:
             src = f"run {doc.run_id} series {s.id} ({lab.get('library', lab.get('stack'))}): {rule}"
-            set_device_op(t.party_ops, ("client", DEVICE_OPS[lab["op"]]), us, lab.get("stack") == "user", src)
+            ops.append((("client", DEVICE_OPS[lab["op"]]), us, lab.get("stack") == "user", src))
             used += 1
         elif s.kind == "device" and lab.get("phase") == "warm" and lab.get("group") in DEVICE_GROUPS:
             # the device's external PSK mode is psk_dhe_ke (a key share with the PSK)
@@ -500,9 +507,10 @@ def from_device(
             # row's credential stays in its labels, the scenario keeps its own)
             from .flights import key_types
 
+            known = key_types()
             client_cert = lab.get("client_cert", "none")
-            client_cert = client_cert if client_cert in key_types() else "none"
-            server_cert = lab.get("server_cert") if lab.get("server_cert") in key_types() else None
+            client_cert = client_cert if client_cert in known else "none"
+            server_cert = lab.get("server_cert") if lab.get("server_cert") in known else None
             # one row per model protocol and handshake: the model's default configuration (x25519,
             # AES-GCM) first
             rank = (lab["group"] == "x25519") + (lab.get("suite") == "aes128gcm")
@@ -550,6 +558,7 @@ def from_device(
                     "source": f"run {doc.run_id} series {s.id}: {rule}",
                 }
             used += 1
+    set_device_ops(t.party_ops, ops)
     _device_app_costs(t, core)
     if not used:
         raise CalibrationError(

@@ -5,6 +5,7 @@ keeps the library's as the figure the measured handshakes ran, which their fitte
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 
 from .figure import Figure
@@ -25,3 +26,13 @@ def set_device_op(
         party_ops[key] = replace(old, as_measured_us=us)
     else:
         party_ops[key] = Figure(us, source)
+
+
+DeviceOp = tuple[tuple[str, str], float, bool, str]  # (party, op), µs, a user-code row, its source
+
+
+def set_device_ops(party_ops: dict[tuple[str, str], Figure], ops: Iterable[DeviceOp]) -> None:
+    """Every counted op of a device Result into `party_ops`, in the Result's order (set_device_op
+    each): the table's caller hands the rows over in one call, not one call per row."""
+    for key, us, user, source in ops:
+        set_device_op(party_ops, key, us, user, source)

@@ -43,13 +43,13 @@ from .base import (
     Msgs,
     Ops,
     Scenario,
-    _group,
-    _key,
     _plain,
     cert_der,
+    checked,
     groups,
     key_types,
     no_security,
+    resolved_all,
     sizes,
     software_key,
     ticket_growth,
@@ -95,6 +95,7 @@ __all__ = [
     "sizes",
     "software_key",
     "ticket_growth",
+    "resolved_all",
 ]
 
 # the function that builds each protocol's exchanges (a checked, resolved scenario in, its model out)
@@ -128,8 +129,5 @@ def build(s: Scenario) -> FlightModel:
         raise ModelError(f"--cert: chain depth {s.depth} must be 1..5")
     if not (s.key == "software" or s.key.startswith("se:")):
         raise ModelError(f"--key: {s.key!r} must be software or se:PROFILE[:cold]")
-    s = s.resolved()
-    _group(s.group)
-    _key(s.cert_type)
-    _key(s.client_key_type, "--key")
+    s = checked(s)  # resolved, its group and key types checked
     return _FAMILY[s.protocol](s)

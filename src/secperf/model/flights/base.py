@@ -14,6 +14,7 @@ full, x25519, RSA-2048: 221 / 1396 / 64 bytes; TLS 1.2: 146 / 1255 / 93 / 242).
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
@@ -297,6 +298,21 @@ def _key(name: str, opt: str = "--cert") -> dict[str, Any]:
     if name not in k:
         raise ModelError(f"{opt}: unknown key type {name!r}; known: {', '.join(k)}")
     return k[name]
+
+
+def resolved_all(scenarios: Iterable[Scenario]) -> list[Scenario]:
+    """Each scenario resolved (Scenario.resolved), in one call: a caller with many asks once."""
+    return [s.resolved() for s in scenarios]
+
+
+def checked(s: Scenario) -> Scenario:
+    """The scenario resolved (Scenario.resolved), its group and both key types checked against the
+    size tables (ModelError naming the option): what build() needs before a protocol's model runs."""
+    s = s.resolved()
+    _group(s.group)
+    _key(s.cert_type)
+    _key(s.client_key_type, "--key")
+    return s
 
 
 def cert_der(key_type: str) -> int:
