@@ -1,6 +1,6 @@
 """The idle broker's accept rate, measured (measure/accept_rate.py) against a real mosquitto: the
 listening socket's accept queue read from /proc/net/tcp, bursts of two sizes, each round's figures,
-the rate from their slope (or why there is none); `fleet`'s model takes it instead of its 20,000/s."""
+the rate from their drains (or why there is none); `fleet`'s model takes it instead of its 20,000/s."""
 
 from __future__ import annotations
 
@@ -33,23 +33,26 @@ def test_the_accept_queue_of_a_listening_port_is_read_and_an_unused_port_has_non
     assert accept_queue(free) is None
 
 
-def test_the_accept_rate_rounds_are_recorded_and_the_rate_is_their_slope_or_says_why_not(broker):
+def test_the_accept_rate_rounds_are_recorded_and_the_rate_is_their_drains_median_or_says_why_not(broker):
     r = measure_accept_rate(broker.port, sizes=(8, 48), rounds=3)
     assert sorted(r["rounds"]) == ["48", "8"] and all(len(v) == 3 for v in r["rounds"].values())
+    drains = []
     for n, rounds in r["rounds"].items():
         for x in rounds:
             assert "failed" in x or (x["connections"] == int(n) and 0 <= x["peak_queue"] <= int(n))
-    a, b = r["median_seconds"]["8"], r["median_seconds"]["48"]
+            assert "failed" in x or 0 <= x["start_delay_s"] <= x["seconds"]
+            drains += [x["drain_per_s"]] if "drain_per_s" in x else []
+    assert r["rounds_with_a_drain"] == len(drains)
     if r["accept_per_s"] is None:
-        assert r["why_none"]
+        assert not drains and r["why_none"]
     else:
-        assert r["accept_per_s"] == pytest.approx(40 / (b - a)) and r["start_delay_s"] >= 0
+        assert min(drains) <= r["accept_per_s"] <= max(drains)
     assert accept_queue(broker.port) == 0  # every connection of the bursts was reset and accepted
 
 
 def test_bad_burst_sizes_are_refused():
     with pytest.raises(InputError, match="accept rate"):
-        measure_accept_rate(1, sizes=(50, 10))
+        measure_accept_rate(1, sizes=(0, 10))
 
 
 def test_the_model_takes_the_measured_accept_rate_and_says_where_it_came_from():
