@@ -178,11 +178,14 @@ def main() -> int:
                 "backlog",
                 "note",
                 "measured_bounds",
+                "accept_per_s",
+                "accept_from",
             )
             if k in fm
         },
         "generator_cpu_s": m["end"].get("cpu_s"),
         "storm_sync": m.get("storm_sync"),
+        "accept_rate": m.get("accept_rate") and {k: v for k, v in m["accept_rate"].items() if k != "rounds"},
         "machine": {"before": before, "after": {"loadavg": os.getloadavg(), "busiest_processes": others()}},
         "config": m["config"],
     }
