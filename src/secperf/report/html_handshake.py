@@ -4,7 +4,7 @@ table with resumption / early-data verification and the server's CPU."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..core.result_schema import HandshakeDerived, Series
@@ -89,27 +89,17 @@ def plots(series: Sequence[Series]) -> list[Plot]:
     """Wall and client-CPU distributions per configuration and the per-message CPU as stacked bars."""
     out = []
     ok = [s for s in series if s.values_us]
-    if ok:
-        out.append(
-            Plot(
-                "handshake-wall-time",
-                "box",
-                "Handshake wall time per connection",
-                [(_name(s), s.values_us) for s in ok],
-                "Box: P25–P75, line: median, dots: connections.",
-                {"unit": "µs", "log": False},
-            )
-        )
-        out.append(
-            Plot(
-                "handshake-client-cpu",
-                "box",
-                "Client CPU per handshake (inside the TLS library)",
-                [(_name(s), s.cpu_values_us) for s in ok],
-                "",
-                {"unit": "µs", "log": False},
-            )
-        )
+    boxes: list[tuple[str, str, Callable[[Series], list[float]], str]] = [
+        (
+            "handshake-wall-time",
+            "Handshake wall time per connection",
+            lambda s: s.values_us,
+            "Box: P25–P75, line: median, dots: connections.",
+        ),
+        ("handshake-client-cpu", "Client CPU per handshake (inside the TLS library)", lambda s: s.cpu_values_us, ""),
+    ]
+    for name, title, values, note in boxes if ok else []:
+        out.append(Plot(name, "box", title, [(_name(s), values(s)) for s in ok], note, {"unit": "µs", "log": False}))
     stacked = [
         (_name(s), [(m["message"], m["p50_cpu_us"]) for m in bd["messages"]]) for s in series if (bd := breakdown(s))
     ]

@@ -170,18 +170,20 @@ def _legend(ax: Axes, ncols: int, **kw: Any) -> None:
     ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.01), ncols=ncols, borderaxespad=0.2, **kw)
 
 
-def _no_data(ax: Axes) -> None:
-    ax.text(
-        0.5,
-        0.5,
-        "no data",
-        transform=ax.transAxes,
-        ha="center",
-        va="center",
-        color=MUTED,
-        style="italic",
-        gid="no-data",
-    )
+def _no_data(ax: Axes, y: float | None = None) -> None:
+    """'no data' in the middle of an empty chart, or at the start of row `y` of a horizontal chart (a
+    box or a bar without a usable value)."""
+    look: dict[str, Any] = {"va": "center", "color": MUTED, "style": "italic"}
+    if y is None:
+        ax.text(0.5, 0.5, "no data", transform=ax.transAxes, ha="center", gid="no-data", **look)
+        return
+    at: dict[str, Any] = {
+        "xy": (0.0, y),
+        "xycoords": ("axes fraction", "data"),
+        "xytext": (6, 0),
+        "textcoords": "offset points",
+    }
+    ax.annotate("no data", **at, **look)
 
 
 # --- box plot --------------------------------------------------------------------------------------
@@ -245,16 +247,7 @@ def box_plot(groups: list[tuple[str, list[float]]], *, title: str, unit: str, lo
             _box_samples(ax, y, vals, unit)
     for y, (_label, vals) in zip(ys, rows):
         if not vals:
-            ax.annotate(
-                "no data",
-                xy=(0.0, y),
-                xycoords=("axes fraction", "data"),
-                xytext=(6, 0),
-                textcoords="offset points",
-                va="center",
-                color=MUTED,
-                style="italic",
-            )
+            _no_data(ax, y)
     if not rows:
         _no_data(ax)
     ax.set_yticks(ys, labels([lab for lab, _ in rows]))
@@ -300,16 +293,7 @@ def grouped_bars(
             continue
         _lab, v, lo, hi = bar
         if not _finite(v, log):
-            ax.annotate(
-                "no data",
-                xy=(0.0, y),
-                xycoords=("axes fraction", "data"),
-                xytext=(6, 0),
-                textcoords="offset points",
-                va="center",
-                color=MUTED,
-                style="italic",
-            )
+            _no_data(ax, y)
             continue
         v = float(v)
         ax.barh(y, v - base, left=base, height=0.68, color=PALETTE[j % len(PALETTE)], alpha=0.85, gid=f"bar-{y}")

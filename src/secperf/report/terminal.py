@@ -143,8 +143,9 @@ def crypto_tables(doc: Result) -> list[Table]:
     return tables
 
 
-def answers_table(answers: list[dict[str, Any]]) -> Table:
-    t = Table(title="Study S5, answered from this run", title_justify="left", show_lines=True, header_style="bold")
+def answers_table(answers: list[dict[str, Any]], title: str = "Study S5, answered from this run") -> Table:
+    """Study S5's questions and their answers (this run's, or across libraries: terminal_libraries)."""
+    t = Table(title=title, title_justify="left", show_lines=True, header_style="bold")
     t.add_column("question", ratio=1)
     t.add_column("answer", ratio=3)
     for a in answers:

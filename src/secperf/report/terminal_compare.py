@@ -64,37 +64,46 @@ def difference_cell(r: dict[str, Any]) -> str:
     return text
 
 
-def measured_table(cmp: dict[str, Any]) -> Table:
-    conf = 1 - cmp["alpha"]
+def _table(cmp: dict[str, Any], what: str, caption: str, columns: tuple[str, ...], left: tuple[str, ...]) -> Table:
+    """A comparison table of B against A: its title says what it compares, its columns are right-aligned
+    but those in `left`."""
     t = Table(
-        title=f"B ({cmp['b']}) against A ({cmp['a']}): measured",
+        title=f"B ({cmp['b']}) against A ({cmp['a']}): {what}",
         title_justify="left",
         header_style="bold",
-        caption=f"A, B: medians (means where B − A says 'means'); B − A with its {conf:.0%} interval: 'shift' is the Hodges-Lehmann shift (the median of all "
+        caption=caption,
+        caption_justify="left",
+    )
+    for c in columns:
+        t.add_column(c, justify="left" if c in left else "right")
+    return t
+
+
+def _a_b(r: dict[str, Any]) -> tuple[str, str]:
+    """A row's A and B cells, in its unit ('' where a side has no value)."""
+    return fmt(r.get("a"), r["unit"]), fmt(r.get("b"), r["unit"])
+
+
+def measured_table(cmp: dict[str, Any]) -> Table:
+    conf = 1 - cmp["alpha"]
+    t = _table(
+        cmp,
+        "measured",
+        f"A, B: medians (means where B − A says 'means'); B − A with its {conf:.0%} interval: 'shift' is the Hodges-Lehmann shift (the median of all "
         "pairwise differences B − A), which can have the other sign than the difference of the medians A and B "
         "(then shown beside it); 'means' is the difference of means (fewer than "
         f"{MIN_RANKS} samples a side); 'detectable': the smallest change these sample sizes "
         f"find at alpha {cmp['alpha']:g} with {cmp.get('power', 0.8):.0%} power; a change counts from "
         f"{cmp['min_change']:.0%}; 'too few samples to decide': the interval reaches past ±"
         f"{cmp['min_change']:.0%}",
-        caption_justify="left",
+        ("series", "metric", "n A/B", "A", "B", "B − A", "change [interval]", "detectable", "verdict"),
+        ("series", "metric", "verdict"),
     )
-    for c in ("series", "metric", "n A/B", "A", "B", "B − A", "change [interval]", "detectable", "verdict"):
-        t.add_column(c, justify="left" if c in ("series", "metric", "verdict") else "right")
     for r in cmp["rows"]:
         n = f"{r['n_a']}/{r['n_b']}"
         if "diff" not in r:
-            t.add_row(
-                r["id"],
-                r["metric"],
-                n,
-                fmt(r.get("a"), r["unit"]),
-                fmt(r.get("b"), r["unit"]),
-                "",
-                "",
-                "",
-                _verdict(r["verdict"]) + (f": {r['reason']}" if r.get("reason") else ""),
-            )
+            why = _verdict(r["verdict"]) + (f": {r['reason']}" if r.get("reason") else "")
+            t.add_row(r["id"], r["metric"], n, *_a_b(r), "", "", "", why)
             continue
         ci, det = r["change_ci"], r["detectable_change"]
         change = f"{pct(r['change'])} [{pct(ci[0])}, {pct(ci[1])}]" if r["change"] is not None else ""
@@ -102,8 +111,7 @@ def measured_table(cmp: dict[str, Any]) -> Table:
             r["id"],
             r["metric"],
             n,
-            fmt(r["a"], r["unit"]),
-            fmt(r["b"], r["unit"]),
+            *_a_b(r),
             difference_cell(r),
             change,
             f"±{abs(det):.1%}" if det is not None else "",
@@ -113,24 +121,21 @@ def measured_table(cmp: dict[str, Any]) -> Table:
 
 
 def predicted_table(cmp: dict[str, Any]) -> Table:
-    t = Table(
-        title=f"B ({cmp['b']}) against A ({cmp['a']}): predicted (Monte Carlo)",
-        title_justify="left",
-        header_style="bold",
-        caption="percentiles over all draws; the interval is the simulation's sampling "
+    t = _table(
+        cmp,
+        "predicted (Monte Carlo)",
+        "percentiles over all draws; the interval is the simulation's sampling "
         f"error ({1 - cmp['alpha']:.0%}, bootstrap of the stored draws scaled to all draws); no significance "
         "test on draws",
-        caption_justify="left",
+        ("series", "", "A", "B", "B − A [interval]", "change", "draws A/B", "verdict"),
+        ("series", "verdict"),
     )
-    for c in ("series", "", "A", "B", "B − A [interval]", "change", "draws A/B", "verdict"):
-        t.add_column(c, justify="left" if c in ("series", "verdict") else "right")
     for r in cmp["predictions"]:
         iv = r["diff_interval"]
         t.add_row(
             r["id"],
             r["statistic"].upper(),
-            fmt(r["a"], r["unit"]),
-            fmt(r["b"], r["unit"]),
+            *_a_b(r),
             signed(r["diff"], r["unit"]) + (f" [{signed(iv[0], r['unit'])}, {signed(iv[1], r['unit'])}]" if iv else ""),
             pct(r["change"]),
             f"{r['draws_a']:,}/{r['draws_b']:,}",
@@ -140,26 +145,17 @@ def predicted_table(cmp: dict[str, Any]) -> Table:
 
 
 def changes_table(cmp: dict[str, Any]) -> Table:
-    t = Table(
-        title=f"B ({cmp['b']}) against A ({cmp['a']}): changed numbers",
-        title_justify="left",
-        header_style="bold",
-        caption=f"{cmp['unchanged']} numbers identical; deterministic numbers (models, "
+    t = _table(
+        cmp,
+        "changed numbers",
+        f"{cmp['unchanged']} numbers identical; deterministic numbers (models, "
         "instruction counts): any difference is a change",
-        caption_justify="left",
+        ("row", "number", "A", "B", "B − A", "change"),
+        ("row", "number"),
     )
-    for c in ("row", "number", "A", "B", "B − A", "change"):
-        t.add_column(c, justify="left" if c in ("row", "number") else "right")
     for r in cmp["changes"]:
         name = r["metric"] + ("" if r["statistic"] == "value" else f" {r['statistic']}")
-        t.add_row(
-            r["id"],
-            name,
-            fmt(r["a"], r["unit"]),
-            fmt(r["b"], r["unit"]),
-            signed(r["diff"], r["unit"]),
-            pct(r["change"]),
-        )
+        t.add_row(r["id"], name, *_a_b(r), signed(r["diff"], r["unit"]), pct(r["change"]))
     return t
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from rich.table import Table
 
 from ..core.result_schema import Result
+from .terminal import answers_table
 from .units import fmt_time_us
 
 
@@ -86,20 +87,11 @@ def libraries_table(lib: Mapping[str, Any]) -> Table:
     return t
 
 
-def answers_table(answers: list[dict[str, Any]]) -> Table:
-    t = Table(title="Study S5 across libraries", title_justify="left", show_lines=True, header_style="bold")
-    t.add_column("question", ratio=1)
-    t.add_column("answer", ratio=3)
-    for a in answers:
-        t.add_row(a["question"], a["answer"])
-    return t
-
-
 def tables(doc: Result) -> list[Table]:
     lib = doc.analysis.libraries
     if not lib:
         return []
     out = [libraries_table(lib)]
     if lib.get("answers"):
-        out.append(answers_table(lib["answers"]))
+        out.append(answers_table(lib["answers"], "Study S5 across libraries"))
     return out

@@ -103,25 +103,16 @@ def fmt_bytes_per_s(x: float | None) -> str:
 # ---- one unit per table column (report/fit.py) ----------------------------------------------------
 
 # unit -> (family, factor to the family's base unit); display order small to large per family
+_BYTES = {"B": "1", "kB": "1e3", "MB": "1e6", "GB": "1e9"}
 UNIT_FAMILIES = {
-    "ns": ("time", Decimal("1e-9")),
-    "\u00b5s": ("time", Decimal("1e-6")),
-    "\u03bcs": ("time", Decimal("1e-6")),
-    "us": ("time", Decimal("1e-6")),
-    "ms": ("time", Decimal("1e-3")),
-    "s": ("time", Decimal(1)),
-    "B": ("bytes", Decimal(1)),
-    "kB": ("bytes", Decimal("1e3")),
-    "MB": ("bytes", Decimal("1e6")),
-    "GB": ("bytes", Decimal("1e9")),
-    "B/s": ("rate", Decimal(1)),
-    "kB/s": ("rate", Decimal("1e3")),
-    "MB/s": ("rate", Decimal("1e6")),
-    "GB/s": ("rate", Decimal("1e9")),
-    "\u00b5J": ("energy", Decimal("1e-6")),
-    "mJ": ("energy", Decimal("1e-3")),
-    "J": ("energy", Decimal(1)),
-    "kJ": ("energy", Decimal("1e3")),
+    unit: (family, Decimal(factor))
+    for family, units in (
+        ("time", {"ns": "1e-9", "\u00b5s": "1e-6", "\u03bcs": "1e-6", "us": "1e-6", "ms": "1e-3", "s": "1"}),
+        ("bytes", _BYTES),
+        ("rate", {f"{u}/s": f for u, f in _BYTES.items()}),
+        ("energy", {"\u00b5J": "1e-6", "mJ": "1e-3", "J": "1", "kJ": "1e3"}),
+    )
+    for unit, factor in units.items()
 }
 DISPLAY_UNITS = {
     "time": ("ns", "\u00b5s", "ms", "s"),

@@ -41,6 +41,11 @@ def _finding(section: str, text: str) -> Finding:
     return {"section": section, "text": text}
 
 
+def _add(out: list[Finding], section: str, text: str) -> None:
+    """One more finding of a report section."""
+    out.append(_finding(section, text))
+
+
 def _summarised(doc: Result, kind: str) -> list[Series]:
     """The series of a kind that hold a summary (a failed series has none)."""
     return [s for s in doc.series if s.kind == kind and s.summary is not None]
@@ -71,9 +76,7 @@ def connect_findings(doc: Result) -> list[Finding]:
             elif r["software_p50_us"] is not None:
                 parts.append(f"{name} {fmt_time_us(r['software_p50_us'])} with a software key")
         if parts:
-            out.append(
-                _finding("connect", f"Connection set-up (P50, connect → usable) over {net}: " + "; ".join(parts) + ".")
-            )
+            _add(out, "connect", f"Connection set-up (P50, connect → usable) over {net}: " + "; ".join(parts) + ".")
     for net in sm["networks"]:
         saves = []
         for proto in PROTO_NAMES:
@@ -101,23 +104,21 @@ def connect_findings(doc: Result) -> list[Finding]:
             if f and rs and f["se_p50_us"] is not None and rs["se_p50_us"] is not None and rs.get("resumed"):
                 saves.append(f"{PROTO_NAMES[proto]} {fmt_time_us(f['se_p50_us'] - rs['se_p50_us'])}")
         if saves:
-            out.append(
-                _finding(
-                    "connect",
-                    f"Session resumption with the secure-element key saves, over {net}: "
-                    + ", ".join(saves)
-                    + " per connection (the token is not touched).",
-                )
+            _add(
+                out,
+                "connect",
+                f"Session resumption with the secure-element key saves, over {net}: "
+                + ", ".join(saves)
+                + " per connection (the token is not touched).",
             )
         fresh = next((r for r in sm["rows"] if r["network"] == net and r["auth"] == "jwt_fresh"), None)
         cached = next((r for r in sm["rows"] if r["network"] == net and r["auth"] == "jwt_cached"), None)
         if fresh and cached and fresh["se_p50_us"] is not None and cached["se_p50_us"] is not None:
-            out.append(
-                _finding(
-                    "connect",
-                    f"A cached JWT saves {fmt_time_us(fresh['se_p50_us'] - cached['se_p50_us'])} "
-                    f"per request over {net} against signing a fresh one in {se}.",
-                )
+            _add(
+                out,
+                "connect",
+                f"A cached JWT saves {fmt_time_us(fresh['se_p50_us'] - cached['se_p50_us'])} "
+                f"per request over {net} against signing a fresh one in {se}.",
             )
     return out
 
@@ -143,12 +144,10 @@ def handshake_findings(doc: Result) -> list[Finding]:
     for net in nets:
         t13, t12 = pick(net, "1.3"), pick(net, "1.2")
         if t13 is not None and t12 is not None:
-            out.append(
-                _finding(
-                    "handshake",
-                    f"Full handshake over {net}: TLS 1.3 {fmt_time_us(_p50(t13))}, "
-                    f"TLS 1.2 {fmt_time_us(_p50(t12))} (P50).",
-                )
+            _add(
+                out,
+                "handshake",
+                f"Full handshake over {net}: TLS 1.3 {fmt_time_us(_p50(t13))}, TLS 1.2 {fmt_time_us(_p50(t12))} (P50).",
             )
     worst: tuple[Series, dict[str, Any]] | None = None
     for s in hs:
@@ -157,12 +156,11 @@ def handshake_findings(doc: Result) -> list[Finding]:
                 worst = (s, m)
     if worst:
         s, m = worst
-        out.append(
-            _finding(
-                "handshake",
-                f"The costliest step of the client's handshake is {m['message']}: "
-                f"{fmt_time_us(m['p50_cpu_us'])} of CPU (P50) in {s.labels.get('label', s.id)}.",
-            )
+        _add(
+            out,
+            "handshake",
+            f"The costliest step of the client's handshake is {m['message']}: "
+            f"{fmt_time_us(m['p50_cpu_us'])} of CPU (P50) in {s.labels.get('label', s.id)}.",
         )
     return out
 
@@ -183,13 +181,12 @@ def netem_findings(doc: Result) -> list[Finding]:
         pair = next(((s, base[key(s)]) for s in hs if s.labels.get("network") == net and key(s) in base), None)
         if pair:
             s, b = pair
-            out.append(
-                _finding(
-                    "netem",
-                    f"The {net} link adds {fmt_time_us(_p50(s) - _p50(b))} to a handshake "
-                    f"({s.labels.get('label')}: {fmt_time_us(_p50(b))} on loopback, "
-                    f"{fmt_time_us(_p50(s))} over {net}, P50).",
-                )
+            _add(
+                out,
+                "netem",
+                f"The {net} link adds {fmt_time_us(_p50(s) - _p50(b))} to a handshake "
+                f"({s.labels.get('label')}: {fmt_time_us(_p50(b))} on loopback, "
+                f"{fmt_time_us(_p50(s))} over {net}, P50).",
             )
     return out
 
@@ -207,14 +204,14 @@ def signer_findings(doc: Result) -> list[Finding]:
             text += f", {fmt_time_us(_p50(total))} when the device opens a session, logs in and finds the key first"
         if local:
             text += f"; in software {fmt_time_us(_p50(local))}"
-        out.append(_finding("signer", text + " (P50)."))
+        _add(out, "signer", text + " (P50).")
     soft = {m: by.get(("software", m)) for m in ("local_sw", "local_sw_cmd")}
     local_sw, local_cmd = soft["local_sw"], soft["local_sw_cmd"]
     if not out and local_sw:  # no secure-element row measured: software signing alone
         text = f"Signing in software: {fmt_time_us(_p50(local_sw))} in the process"
         if local_cmd:
             text += f", {fmt_time_us(_p50(local_cmd))} as an openssl command per signature (process start included)"
-        out.append(_finding("signer", text + " (P50)."))
+        _add(out, "signer", text + " (P50).")
     return out
 
 
@@ -244,12 +241,11 @@ def whatif_findings(doc: Result) -> list[Finding]:
     if checked:
         checked.sort()
         med = checked[len(checked) // 2]
-        out.append(
-            _finding(
-                "whatif",
-                f"Predictions over the emulated links were {med * 100:.0f}% from the measured "
-                f"P50 (median over {len(checked)} cells, calibrated on this run's loopback rows).",
-            )
+        _add(
+            out,
+            "whatif",
+            f"Predictions over the emulated links were {med * 100:.0f}% from the measured "
+            f"P50 (median over {len(checked)} cells, calibrated on this run's loopback rows).",
         )
     unmeasured = [r for r in rows if r["measured_p50_us"] is None and r["handshake"] == "full"]
     if unmeasured:
@@ -259,10 +255,8 @@ def whatif_findings(doc: Result) -> list[Finding]:
             for r in unmeasured
             if r["network"] == nets[0]
         ]
-        out.append(
-            _finding(
-                "whatif", f"Predicted for {nets[0]} (not measured here), full handshake P50: " + ", ".join(parts) + "."
-            )
+        _add(
+            out, "whatif", f"Predicted for {nets[0]} (not measured here), full handshake P50: " + ", ".join(parts) + "."
         )
     return out
 
@@ -313,12 +307,11 @@ def jwt_findings(doc: Result) -> list[Finding]:
         }
         fresh, cached = mine.get("jwt_fresh"), mine.get("jwt_cached")
         if fresh and cached:
-            out.append(
-                _finding(
-                    "jwt",
-                    f"JWT with the key in {profile} over {net}: {fmt_time_us(_p50(fresh))} per request "
-                    f"signing a fresh token, {fmt_time_us(_p50(cached))} with a cached one (P50).",
-                )
+            _add(
+                out,
+                "jwt",
+                f"JWT with the key in {profile} over {net}: {fmt_time_us(_p50(fresh))} per request "
+                f"signing a fresh token, {fmt_time_us(_p50(cached))} with a cached one (P50).",
             )
     return out
 
@@ -337,7 +330,7 @@ def mac_findings(doc: Result) -> list[Finding]:
         text = f"Cheapest MAC here at {size} B messages: {at[0][0].labels.get('alg')} ({at[0][1]:.2f} ns/byte)"
         if len(at) > 1:
             text += f"; dearest {at[-1][0].labels.get('alg')} ({at[-1][1]:.2f} ns/byte)"
-        out.append(_finding("mac", text + "."))
+        _add(out, "mac", text + ".")
     return out + can_findings(doc)
 
 
@@ -357,7 +350,7 @@ def can_findings(doc: Result) -> list[Finding]:
         text = f"{label}: smallest k (one tag every k frames) within {lim}: " + (", ".join(ok) if ok else "none")
         if no:
             text += f"; no k up to {max(len(s.get('rows') or []) for s in sweeps) or 8} fits for " + ", ".join(no)
-        out.append(_finding("mac", text + "."))  # the report's MAC section holds the CAN figures
+        _add(out, "mac", text + ".")  # the report's MAC section holds the CAN figures
     return out
 
 
@@ -389,13 +382,12 @@ def prediction_findings(doc: Result) -> list[Finding]:
     swept = bool(doc.analysis.whatif is not None and doc.analysis.whatif.sweep)
     if swept or len(nets) > 4:
         lo, hi = min(ws, key=p95), max(ws, key=p95)
-        out.append(
-            _finding(
-                "whatif",
-                f"Predicted connection set-up P95 ranges from {fmt_time_us(p95(lo))} "
-                f"({name(lo)} @ {axis_label(lo.labels.get('network'))}) to {fmt_time_us(p95(hi))} "
-                f"({name(hi)} @ {axis_label(hi.labels.get('network'))}) over {len(ws)} cells.",
-            )
+        _add(
+            out,
+            "whatif",
+            f"Predicted connection set-up P95 ranges from {fmt_time_us(p95(lo))} "
+            f"({name(lo)} @ {axis_label(lo.labels.get('network'))}) to {fmt_time_us(p95(hi))} "
+            f"({name(hi)} @ {axis_label(hi.labels.get('network'))}) over {len(ws)} cells.",
         )
     else:
         for net in nets:
@@ -403,19 +395,18 @@ def prediction_findings(doc: Result) -> list[Finding]:
             text = f"Predicted set-up over {axis_label(net)}, P95: {fmt_time_us(p95(mine[0]))} ({name(mine[0])})"
             if len(mine) > 1:
                 text += f" to {fmt_time_us(p95(mine[-1]))} ({name(mine[-1])})"
-            out.append(_finding("whatif", text + "."))
+            _add(out, "whatif", text + ".")
     adds = [(s, sc) for s in ws if (sc := s.derived_as(WhatifDerived).security_cost or {}).get("time_p50_us")]
     if adds:
         s, x = max(adds, key=lambda a: a[1]["time_p50_us"].get("adds") or 0)
         t = x["time_p50_us"]
         if t.get("adds") is not None and t.get("secured") is not None:
-            out.append(
-                _finding(
-                    "whatif",
-                    f"Security adds at most {fmt_time_us(t['adds'])} of {fmt_time_us(t['secured'])} "
-                    f"(P50) to set-up: {name(s)} @ {axis_label(s.labels.get('network'))}, against the same exchange "
-                    f"without security.",
-                )
+            _add(
+                out,
+                "whatif",
+                f"Security adds at most {fmt_time_us(t['adds'])} of {fmt_time_us(t['secured'])} "
+                f"(P50) to set-up: {name(s)} @ {axis_label(s.labels.get('network'))}, against the same exchange "
+                f"without security.",
             )
     return out
 
@@ -446,9 +437,7 @@ def server_findings(doc: Result) -> list[Finding]:
             cpu = f", {fmt_time_us(r['cpu_us'])} server CPU each" if r.get("cpu_us") else ""
             parts.append(f"{cfg} {r['handshakes_per_s']:,.0f}/s{cpu}")
     if parts:
-        out.append(
-            _finding("server", "Server capacity (highest rate measured, full handshakes): " + "; ".join(parts) + ".")
-        )
+        _add(out, "server", "Server capacity (highest rate measured, full handshakes): " + "; ".join(parts) + ".")
     return out
 
 
