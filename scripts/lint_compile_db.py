@@ -4,10 +4,12 @@
 
 BUILD_DIR/all/compile_commands.json: CMake's BUILD_DIR/compile_commands.json (the host build) and one
 entry per source of the device clients (native/device/Makefile), the QEMU counting plugin, the EDHOC
-initiator (native/device/edhoc_c/Makefile), the QUIC client (native/device/quic/Makefile) and the DTLS
-pair (measure/dtls13.py). Each entry's flags come from the real build rule: the Makefiles are asked for
-their commands (`make -n -B`) with the cross compiler and target-core flags replaced by the host's
-(clang-tidy parses for this machine), and the pair's command from dtls13.pair_compile_argv. Library
+initiator (native/device/edhoc_c/Makefile), the QUIC client (native/device/quic/Makefile), the
+Cortex-M0+ newlib layer (native/device/m0/Makefile) and the DTLS pair (measure/dtls13.py). Each
+entry's flags come from the real build rule: the Makefiles are asked for their commands (`make -n -B`)
+with the cross compiler and target-core flags replaced by the host's (clang-tidy parses for this
+machine; the M0+ layer, which exists only for its target, is parsed for ARMv6-M against newlib's
+headers), and the pair's command from dtls13.pair_compile_argv. Library
 headers that exist only after first use (the source packages and crates under $SECPERF_HOME/device
 or the installation's cache, the armhf sysroot, the pair's wolfSSL 5.9 build) are never fetched here:
 a source whose headers are absent is left out with one printed line saying why.
@@ -143,11 +145,36 @@ def primitives() -> list[dict]:
     return [e for e in found if e["file"].startswith(str(ROOT / "native"))]
 
 
-# sources no build rule here can give host flags for, said at every run
-NOT_CHECKED = {
-    "native/device/m0/sys.c, m0/mbedtls_port.c": "the Cortex-M0+ system layer for newlib (arm-none-eabi's "
-    "headers and inline assembly; no host equivalent)"
-}
+# the Cortex-M0+ layer is parsed for its own target: clang's ARMv6-M soft-float triple against newlib's
+# headers (Debian's libnewlib-arm-none-eabi), as arm-none-eabi-gcc compiles it
+M0_TARGET = ["--target=armv6m-none-eabi", "-mcpu=cortex-m0plus", "-mthumb", "-mfloat-abi=soft"]
+NEWLIB_INCLUDE = Path("/usr/lib/arm-none-eabi/include")
+
+
+def m0() -> list[dict]:
+    """The Cortex-M0+ system layer for newlib (native/device/m0/sys.c: process entry, newlib's stubs,
+    sockets as Linux system calls) and Mbed TLS's bare-metal hooks (m0/mbedtls_port.c): their rules'
+    flags (native/device/m0/Makefile, `make -n`), parsed for the real target (ARMv6-M Thumb, soft
+    float) against newlib's headers, since they are inline assembly and newlib's hooks with no host
+    equivalent."""
+    if not (NEWLIB_INCLUDE / "newlib.h").is_file():
+        _skip(
+            "native/device/m0/sys.c, m0/mbedtls_port.c",
+            f"{NEWLIB_INCLUDE}/newlib.h is absent (Debian package libnewlib-arm-none-eabi; scripts/bootstrap installs it)",
+        )
+        return []
+    with tempfile.TemporaryDirectory() as out:
+        targets = [f"{out}/m0-wolfssl-client/sys.o"]
+        variables = {**HOST, "OUT": out, "MCU_FLAGS": ""}
+        try:
+            variables["MBED3_SRC"] = str(device_sources.locate("mbedtls3", fetch=False))
+            targets.append(f"{out}/m0-mbedtls3-client/mbedtls_port.o")
+        except DeviceSetupError as exc:
+            _skip("native/device/m0/mbedtls_port.c", str(exc))
+        found = _make(DEVICE / "Makefile", targets, variables)
+    for e in found:
+        e["arguments"] = ["clang", *M0_TARGET, "-isystem", str(NEWLIB_INCLUDE), *e["arguments"][1:]]
+    return found
 
 
 def by_hand() -> list[dict]:
@@ -270,9 +297,7 @@ def main(argv: list[str]) -> int:
     db = json.loads((build / "compile_commands.json").read_text())
     seen = {e["file"] for e in db}
     before = len(seen)
-    for what, why in NOT_CHECKED.items():
-        _skip(what, why)
-    for part in (device, primitives, by_hand, lambda: edhoc(build), quic, dtls_pair):
+    for part in (device, primitives, m0, by_hand, lambda: edhoc(build), quic, dtls_pair):
         for e in part():
             if e["file"] not in seen:  # the first rule naming a file gives its flags
                 seen.add(e["file"])

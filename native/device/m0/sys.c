@@ -65,6 +65,9 @@ static long ret(long r)
 }
 
 /* --- process entry ---------------------------------------------------------------------------- */
+/* The names below are newlib's and the linker's contract (crt0's _start, the _init/_fini hooks,
+ * newlib's _read/_write/... system-call stubs): reserved identifiers by design. */
+/* NOLINTBEGIN(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp) */
 extern int main(int argc, char **argv);
 extern void __libc_init_array(void);
 extern char **environ;
@@ -169,7 +172,7 @@ struct lx_timespec { int32_t tv_sec, tv_nsec; };  /* the 32-bit time call (clock
 
 int clock_gettime(clockid_t clk, struct timespec *ts)
 {
-    struct lx_timespec l;
+    struct lx_timespec l = {0, 0};  /* written by the kernel; zero if the call fails */
     long r = ret(SYS(NR_clock_gettime, clk, &l, 0));
     if (r == 0) {
         ts->tv_sec = l.tv_sec;
@@ -193,13 +196,14 @@ int _gettimeofday(struct timeval *tv, void *tz)
 
 clock_t _times(struct tms *t)
 {
-    int32_t lx[4];
+    int32_t lx[4] = {0, 0, 0, 0};  /* written by the kernel; zero if the call fails */
     long r = SYS(NR_times, lx, 0, 0);
     if (t != NULL) {
         t->tms_utime = lx[0], t->tms_stime = lx[1], t->tms_cutime = lx[2], t->tms_cstime = lx[3];
     }
     return (clock_t)r;
 }
+/* NOLINTEND(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp) */
 
 /* --- sockets (m0_net.h) ------------------------------------------------------------------------- */
 int socket(int domain, int type, int protocol) { return (int)ret(SYS(NR_socket, domain, type, protocol)); }
@@ -259,8 +263,9 @@ int inet_pton(int af, const char *src, void *dst)
  * unsigned int here). */
 #include <stdarg.h>
 #include <stdio.h>
-int __real_printf(const char *fmt, ...);
-int __wrap_printf(const char *fmt, ...)
+/* the linker's --wrap names: reserved identifiers by design */
+int __real_printf(const char *fmt, ...);  /* NOLINT(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp) */
+int __wrap_printf(const char *fmt, ...)   /* NOLINT(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp) */
 {
     char f[512];
     size_t j = 0;
