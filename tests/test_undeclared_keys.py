@@ -212,6 +212,19 @@ def test_an_older_release_keeps_its_undeclared_keys_and_writes_them_back(path):
     assert json.dumps(R.to_json(doc), sort_keys=True) == json.dumps(raw, sort_keys=True)
 
 
+@pytest.mark.parametrize("level", ANALYSIS_TABLES)
+def test_an_older_release_keeps_an_undeclared_key_in_its_analysis_tables(level):
+    """A version-2 plan, fleet or what-if Result with a key the analysis models do not declare (in a
+    table or a row) reads, keeps it where it was and writes it back in the same order."""
+    name, plant = LEVELS[level]
+    text = (OLD / f"{name}.json").read_text()
+    raw = json.loads(text)
+    plant(raw)
+    doc = R.validate(json.loads(json.dumps(raw)))
+    assert doc.schema_version < R.SCHEMA_VERSION
+    assert json.dumps(R.to_json(doc)["analysis"]) == json.dumps(raw["analysis"])  # same keys, same order
+
+
 def test_an_older_result_is_reported(tmp_path, capsys):
     raw = json.loads((OLD / "server.json").read_text())
     raw["series"][0]["derived"]["old_figure"] = 2.5
