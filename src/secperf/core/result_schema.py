@@ -3,13 +3,14 @@ them with `core.result.new_result` / `new_series`, model/report/plan read their 
 schema every reader may rely on, published as JSON Schema by `secperf schema result`. Dicts exist only
 at the JSON boundary: `core.result.load` validates a file into a `Result`, `core.result.dumps` writes
 one. The open bags (`params`, `host`, `labels`, a sample's fields, and the fields a model types as a
-plain object, e.g. a plan's or a flight's inner rows) stay open on purpose: each experiment adds its
+plain object, e.g. a plan row's numbers or a flight's inner rows) stay open on purpose: each experiment adds its
 own, documented where it writes them. Every other field is named here, typed and checked, on load and
 on assignment (`validate_assignment`).
 
 Every series kind's derived fields are a model (core/result_derived.py), and so is the run's
-`analysis` (Analysis: one field per analysis a command writes). The base record and its number types
-live in core/record.py.
+`analysis` (Analysis: one field per analysis a command writes; the tables a reader draws, a plan's,
+a fleet's and a what-if's, are models with their rows in core/analysis_schema.py). The base record
+and its number types live in core/record.py.
 
 Undeclared keys: a Result of schema version 3 (this release's) holding a key no model declares (at
 the top level, in a series, its timer, its derived fields or the analysis) is refused with the key's
