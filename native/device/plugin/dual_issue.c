@@ -3,6 +3,7 @@
 #include "timing.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 static const char *const DP[] = {"and", "eor", "sub", "rsb", "add", "adc", "sbc", "rsc", "tst", "teq", "cmp", "cmn",
@@ -24,9 +25,17 @@ static int listed(const char *s, const char *const *list)
     return 0;
 }
 
+static int found(const char *b, char *base)
+{
+    if (base)
+        snprintf(base, 32, "%s", b);
+    return 1;
+}
+
 /* the mnemonic's base in `list` with its flag-setting "s" and condition stripped: *sets, *cond say
- * which were there; 0 when no reading of the mnemonic is in the list */
-static int split(const char *mn, const char *const *list, int *sets, int *cond)
+ * which were there, base (32 bytes, may be NULL) receives it; 0 when no reading of the mnemonic is in
+ * the list */
+static int split(const char *mn, const char *const *list, int *sets, int *cond, char *base)
 {
     char b[32];
     size_t n = strlen(mn);
@@ -35,19 +44,26 @@ static int split(const char *mn, const char *const *list, int *sets, int *cond)
         return 0;
     memcpy(b, mn, n + 1);
     if (listed(b, list))
-        return 1;
+        return found(b, base);
+    if (n > 1 && b[n - 1] == 's') {   /* "adds", and "adcs" before reading its "cs" as a condition */
+        b[n - 1] = 0;
+        if (listed(b, list)) {
+            *sets = 1;
+            return found(b, base);
+        }
+        b[n - 1] = 's';
+    }
     if (n > 2 && listed(b + n - 2, CC)) {   /* "addeq", "addseq", "bne" */
         *cond = strcmp(b + n - 2, "al") != 0;
         b[n - 2] = 0;
         if (listed(b, list))
-            return 1;
-        n -= 2;
-    }
-    if (n > 1 && b[n - 1] == 's') {   /* "adds", "addseq" */
-        b[n - 1] = 0;
-        if (listed(b, list)) {
-            *sets = 1;
-            return 1;
+            return found(b, base);
+        if (n > 3 && b[n - 3] == 's') {
+            b[n - 3] = 0;
+            if (listed(b, list)) {
+                *sets = 1;
+                return found(b, base);
+            }
         }
     }
     *cond = 0;
@@ -145,9 +161,9 @@ unsigned dual_issue_facts(const char *disas, int cls, int branch, uint32_t *read
 
     if (cls == TC_BRANCH) {
         int call;
-        if (split(mn, (const char *const[]){"b", NULL}, &sets, &cond))
+        if (split(mn, (const char *const[]){"b", NULL}, &sets, &cond, NULL))
             call = 0;
-        else if (split(mn, (const char *const[]){"bl", "blx", NULL}, &sets, &cond) && named == 0)
+        else if (split(mn, (const char *const[]){"bl", "blx", NULL}, &sets, &cond, NULL) && named == 0)
             call = 1;   /* a direct call (an immediate target) */
         else
             return 0;   /* indirect branches, compare-and-branch, table branches issue alone */
@@ -160,7 +176,7 @@ unsigned dual_issue_facts(const char *disas, int cls, int branch, uint32_t *read
         return 0;   /* loads and data processing into the pc */
     if (cls == TC_LOAD || cls == TC_STORE) {
         int load = cls == TC_LOAD;
-        if (!split(mn, load ? SINGLE_LOADS : SINGLE_STORES, &sets, &cond) || sets)
+        if (!split(mn, load ? SINGLE_LOADS : SINGLE_STORES, &sets, &cond, NULL) || sets)
             return 0;   /* exclusives, unprivileged and acquire/release forms issue alone */
         const char *br = strchr(ops, '[');
         int base = -1;
@@ -173,19 +189,9 @@ unsigned dual_issue_facts(const char *disas, int cls, int branch, uint32_t *read
             *writes |= 1u << base;
         return DI_OLDER;
     }
-    if (cls != TC_ALU || !split(mn, DP, &sets, &cond))
+    char b[32];   /* the base, for the operand rules */
+    if (cls != TC_ALU || !split(mn, DP, &sets, &cond, b))
         return 0;
-    char b[32];
-    snprintf(b, sizeof b, "%s", mn);
-    /* the base again, for the operand rules (split checked that one reading is listed) */
-    for (size_t n = strlen(b); n > 0 && !listed(b, DP); n = strlen(b)) {
-        if (n > 2 && listed(b + n - 2, CC))
-            b[n - 2] = 0;
-        else if (b[n - 1] == 's')
-            b[n - 1] = 0;
-        else
-            break;
-    }
     int nodest = listed(b, NODEST);
     uint32_t dest = (!nodest && first >= 0) ? 1u << first : 0;
     *writes = dest | (sets || nodest ? DI_FLAGS : 0);
