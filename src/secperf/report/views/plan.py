@@ -5,6 +5,7 @@ combination, the measures ranked by gain; the alert thresholds and `--verify`'s 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ...core.analysis_schema import PlanPattern
@@ -143,51 +144,43 @@ def designs(p: PlanPattern, combinations: bool = True) -> list[tuple[str, dict[s
     return rows
 
 
+def _g3(v: float) -> str:
+    return f"{v:.3g}"
+
+
+# a design's columns: header ("P<q>": the pattern's latency percentile), its number, how it is shown
+DESIGN_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
+    ("P50", "latency_p50_ms", fmt_ms),
+    ("P<q>", "latency_pq_ms", fmt_ms),
+    ("worst−P50", "spread_ms", fmt_ms),
+    ("set-ups/day", "setups_per_day", _g3),
+    ("signatures/day", "signatures_per_day", _g3),
+    ("pings/day", "keepalives_per_day", _g3),
+    ("energy/day", "energy_per_day_j", fmt_j),
+    ("radio", "energy_radio_j", fmt_j),
+    ("CPU", "energy_cpu_j", fmt_j),
+    ("SE", "energy_se_j", fmt_j),
+    ("per msg", "energy_per_message_mj", lambda v: f"{v:.3g} mJ"),
+    ("battery", "battery_days", lambda v: "–" if v is None else f"{v / 365:.1f} y"),
+    ("bytes/day", "bytes_per_day", fmt_bytes),
+]
+
+
 def detail(p: PlanPattern) -> Grid:
     g = Grid(
         f"{p.pattern}: {p.verdict} — {p.description}",
         [
             "design",
-            "P50",
-            f"P{(p.requirements or {})['latency_percentile']:g}",
-            "worst−P50",
-            "set-ups/day",
-            "signatures/day",
-            "pings/day",
-            "energy/day",
-            "radio",
-            "CPU",
-            "SE",
-            "per msg",
-            "battery",
-            "bytes/day",
+            *(f"P{(p.requirements or {})['latency_percentile']:g}" if h == "P<q>" else h for h, _, _ in DESIGN_COLUMNS),
             "meets",
         ],
         no_wrap=("design",),
     )
     for name, o in designs(p):
         x = o["numbers"]
-        bat = x.get("battery_days")
         failed = ",".join(c["check"] for c in o["checks"] if not c["ok"])
-        g.add(
-            [
-                name,
-                fmt_ms(x["latency_p50_ms"]),
-                fmt_ms(x["latency_pq_ms"]),
-                fmt_ms(x["spread_ms"]),
-                f"{x['setups_per_day']:.3g}",
-                f"{x['signatures_per_day']:.3g}",
-                f"{x['keepalives_per_day']:.3g}",
-                fmt_j(x["energy_per_day_j"]),
-                fmt_j(x["energy_radio_j"]),
-                fmt_j(x["energy_cpu_j"]),
-                fmt_j(x["energy_se_j"]),
-                f"{x['energy_per_message_mj']:.3g} mJ",
-                "–" if bat is None else f"{bat / 365:.1f} y",
-                fmt_bytes(x["bytes_per_day"]),
-                MARK[o["passes"]] + ("" if o["passes"] else " " + failed),
-            ]
-        )
+        cells = [show(x.get(key)) for _, key, show in DESIGN_COLUMNS]
+        g.add([name, *cells, MARK[o["passes"]] + ("" if o["passes"] else " " + failed)])
     return g
 
 
