@@ -187,10 +187,21 @@ def timed_on_ray(k: int, o, table, cells, path: str = "chunks") -> dict:
         "ray_processes_cpu_ms_per_cell": infra * 1e3 / n,
         "worker_cpu_ms_per_cell": worker_cpu * 1e3 / n if timings else None,
         "chunks": len(timings),
+        # cores the run's processes had (workers, driver, Ray's): with two free cores near k + a little
+        "cores_used": (worker_cpu + drv + infra) / wall,
         "driver_tail_s": e1 - last_end,  # the driver unpacking the last chunk(s) after every worker ended
         "per_worker": per_worker,
         "rows": out,
     }
+
+
+def autogroup() -> bool:
+    """Whether the kernel shares the CPU between sessions first (sched_autogroup_enabled)."""
+    try:
+        with open("/proc/sys/kernel/sched_autogroup_enabled") as f:
+            return f.read().strip() == "1"
+    except OSError:
+        return False
 
 
 def cpu_bound(w: float, two: dict) -> float:
@@ -292,6 +303,17 @@ def main() -> int:
         if x["per_worker"]
     ]
     print("two-worker rounds: " + "; ".join(loss))
+    used = {k: statistics.median(x["cores_used"] for x in rounds if x["workers"] == k) for k in (1, 2)}
+    print(
+        f"cores the run's processes had (median): {used[1]:.2f} with one worker, {used[2]:.2f} with two"
+        + (
+            f"; the kernel groups processes by session (sched_autogroup): the sweep's are one group, which other "
+            f"sessions' work holds to its share of the CPU whatever the worker count, so the wall-time ratio is "
+            f"near {used[2] / used[1]:.2f}x the CPU share's ratio here, not the sweep's scaling"
+            if autogroup() and used[2] < 1.5
+            else ""
+        )
+    )
     infra_share = statistics.median(x["ray_processes_cpu_ms_per_cell"] * x["cells_per_s"] / 1e3 for x in twos)
     bound = statistics.median(bounds)
     # the pessimistic bound: none of the driver's work overlapped the workers' (two workers, then the driver)
@@ -337,6 +359,8 @@ def main() -> int:
         "quiet_host_bound": bound,
         "quiet_host_bound_serial_driver": serial,
         "path": args.path,
+        "cores_used_median": used,
+        "sched_autogroup": autogroup(),
         "sizing": {
             "cell_cpu_ms": w,
             "cells_per_s_per_worker_core": 1000 / w,
