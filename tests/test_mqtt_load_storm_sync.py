@@ -121,3 +121,12 @@ def test_the_coordinator_hands_one_instant_to_all_and_does_not_wait_for_a_genera
     assert at is not None and sorted(sent) == [(0, at), (2, at - 500_000_000)]
     sync.ready(1)  # too late: nothing more is sent
     assert len(sent) == 2 and sync.said()["ready"] == 2 and sync.said()["left_before_ready"] == 1
+
+
+def test_mqtt_load_asks_for_the_sync_when_the_generator_takes_it():
+    exe = str(M.find_mqttload())
+    assert M.generator_syncs(exe)  # this tree's generator has the option
+    argv = M.mqttload_argv(1883, M.MqttLoadConfig(clients=10, storm=True), None, 1, None)
+    assert "--storm" in argv and "--storm-sync" in argv
+    assert "--storm-sync" not in M.mqttload_argv(1883, M.MqttLoadConfig(clients=10, storm=False), None, 1, None)
+    assert not M.generator_syncs("/bin/echo")  # a program without the option: the storm is not synchronised

@@ -16,6 +16,7 @@ token, and the shim's log counts the signatures in each window (capacity runs, l
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import resource
@@ -235,6 +236,17 @@ def fd_limits(clients: int) -> dict[str, int]:
     }
 
 
+@functools.lru_cache(maxsize=4)
+def generator_syncs(exe: str) -> bool:
+    """Does this secperf-mqttload take --storm-sync? (A build older than the option does not: its
+    storm then starts unsynchronised, as before, and the Result has no storm_sync record.)"""
+    try:
+        p = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "--storm-sync" in p.stdout
+
+
 def mqttload_argv(
     port: int, c: MqttLoadConfig, client_pair: ClientPair | None, source_addrs: int, se_file: Path | None
 ) -> list[str]:
@@ -280,7 +292,7 @@ def mqttload_argv(
         str(c.seed),
     ]
     if c.storm:  # every generator drops its clients at one instant the driver hands out (storm_sync.py)
-        argv += ["--storm", "--storm-sync"]
+        argv += ["--storm", *(["--storm-sync"] if generator_syncs(argv[0]) else [])]
     if client_pair:
         argv += ["--cert", str(client_pair[0]), "--key", str(client_pair[1])]
     if se_file is not None:
