@@ -151,7 +151,7 @@ def drop_unrunnable(o: WhatifOptions, dev: DeviceInput | None = None) -> None:
     that lacks a protocol the core does run stays an error naming the stacks that have it
     (device_stacks.choose). dev: --device as run() resolved it (resolved here when not given)."""
     dev = dev or device_input(o)
-    if dev.core is None or dev.target is None or o.calibrate:
+    if dev.core is None or dev.name is None or dev.target is None or o.calibrate:
         return
     from . import device_stacks as DS
 
