@@ -121,6 +121,8 @@ def measured_table(cmp: dict[str, Any]) -> Table:
 
 
 def predicted_table(cmp: dict[str, Any]) -> Table:
+    """The predicted (what-if) rows: each percentile of A and B over all draws, B − A with the
+    simulation's sampling interval, the draws on each side and the verdict."""
     t = _table(
         cmp,
         "predicted (Monte Carlo)",
@@ -145,6 +147,7 @@ def predicted_table(cmp: dict[str, Any]) -> Table:
 
 
 def changes_table(cmp: dict[str, Any]) -> Table:
+    """The deterministic numbers (models, instruction counts) that differ between A and B."""
     t = _table(
         cmp,
         "changed numbers",

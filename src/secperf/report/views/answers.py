@@ -124,6 +124,7 @@ def connect_findings(doc: Result) -> list[Finding]:
 
 
 def handshake_findings(doc: Result) -> list[Finding]:
+    """Full TLS 1.3 against 1.2 per network (P50), and the costliest step of the client's handshake."""
     hs = _summarised(doc, "handshake")
     out: list[Finding] = []
     nets = list(dict.fromkeys((s.labels.get("network") or "loopback") for s in hs))
@@ -156,12 +157,8 @@ def handshake_findings(doc: Result) -> list[Finding]:
                 worst = (s, m)
     if worst:
         s, m = worst
-        _add(
-            out,
-            "handshake",
-            f"The costliest step of the client's handshake is {m['message']}: "
-            f"{fmt_time_us(m['p50_cpu_us'])} of CPU (P50) in {s.labels.get('label', s.id)}.",
-        )
+        step = f"{m['message']}: {fmt_time_us(m['p50_cpu_us'])} of CPU (P50) in {s.labels.get('label', s.id)}"
+        _add(out, "handshake", f"The costliest step of the client's handshake is {step}.")
     return out
 
 
@@ -181,13 +178,10 @@ def netem_findings(doc: Result) -> list[Finding]:
         pair = next(((s, base[key(s)]) for s in hs if s.labels.get("network") == net and key(s) in base), None)
         if pair:
             s, b = pair
-            _add(
-                out,
-                "netem",
-                f"The {net} link adds {fmt_time_us(_p50(s) - _p50(b))} to a handshake "
-                f"({s.labels.get('label')}: {fmt_time_us(_p50(b))} on loopback, "
-                f"{fmt_time_us(_p50(s))} over {net}, P50).",
+            both = (
+                f"{s.labels.get('label')}: {fmt_time_us(_p50(b))} on loopback, {fmt_time_us(_p50(s))} over {net}, P50"
             )
+            _add(out, "netem", f"The {net} link adds {fmt_time_us(_p50(s) - _p50(b))} to a handshake ({both}).")
     return out
 
 
@@ -307,12 +301,8 @@ def jwt_findings(doc: Result) -> list[Finding]:
         }
         fresh, cached = mine.get("jwt_fresh"), mine.get("jwt_cached")
         if fresh and cached:
-            _add(
-                out,
-                "jwt",
-                f"JWT with the key in {profile} over {net}: {fmt_time_us(_p50(fresh))} per request "
-                f"signing a fresh token, {fmt_time_us(_p50(cached))} with a cached one (P50).",
-            )
+            both = f"{fmt_time_us(_p50(fresh))} per request signing a fresh token, {fmt_time_us(_p50(cached))} with a cached one"
+            _add(out, "jwt", f"JWT with the key in {profile} over {net}: {both} (P50).")
     return out
 
 

@@ -198,8 +198,7 @@ def _key_op(r: Mapping[str, Any]) -> str:
 
 def capacity(doc: Result) -> Grid | None:
     """One row per configuration at saturation (its best level); the warnings about what set the rate."""
-    groups = configs(doc)
-    if not groups:
+    if not (groups := configs(doc)):
         return None
     g = Grid(
         "Server capacity and CPU per handshake (server pinned to one core; CPU from its own accounting)",
@@ -303,8 +302,8 @@ def provenance(doc: Result) -> Grid | None:
 
 
 def curve(doc: Result) -> Grid | None:
-    groups = configs(doc)
-    if not groups:
+    """Every load level of each configuration: its rate, the server's CPU, latency and failures."""
+    if not (groups := configs(doc)):
         return None
     g = Grid(
         "Capacity curve: handshakes/s and latency against concurrent clients",
