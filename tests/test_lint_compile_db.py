@@ -60,7 +60,7 @@ def test_sources_without_their_headers_are_skipped_with_a_reason(tmp_path):
         "native/device/quic/client.c",
         "native/dtls13/dtls_pair.c",
         "native/device/edhoc_c over mbedtls3",
-        "native/device/m0/sys.c",
+        "native/device/m0/mbedtls_port.c",  # Mbed TLS 3's headers come with its first build
     ):
         line = next((s for s in skipped if what in s), None)
         assert line is not None, p.stdout
@@ -82,3 +82,19 @@ def test_sources_built_by_commands_in_the_code_get_those_commands_flags(tmp_path
     skipped = [line for line in p.stdout.splitlines() if line.startswith("lint-c: skipped ")]
     assert "native/device/pq/fips202_check.c" not in by_file  # PQClean's headers are not in an empty home
     assert any("native/device/pq/fips202_check.c" in s for s in skipped), p.stdout
+
+
+def test_the_cortex_m0_layer_is_parsed_for_its_own_target_against_newlib(tmp_path):
+    """m0/sys.c (newlib's system calls as Linux ones, inline assembly) exists only for ARMv6-M: its entry
+    carries its rule's flags with clang's armv6m-none-eabi target, soft float, and newlib's headers."""
+    newlib = Path("/usr/lib/arm-none-eabi/include")
+    if not (newlib / "newlib.h").is_file():
+        pytest.fail("newlib's headers are missing (Debian: libnewlib-arm-none-eabi; scripts/bootstrap installs it)")
+    p, db = _run(tmp_path, tmp_path / "home")
+    assert p.returncode == 0, p.stderr
+    by_file = {Path(e["file"]).relative_to(ROOT).as_posix(): e["arguments"] for e in db}
+    args = by_file["native/device/m0/sys.c"]
+    assert args[0] == "clang" and args[-2:] == ["-c", str(ROOT / "native" / "device" / "m0" / "sys.c")]
+    assert {"--target=armv6m-none-eabi", "-mthumb", "-mfloat-abi=soft", "-D_GNU_SOURCE"} <= set(args), args
+    assert args[args.index("-isystem") + 1] == str(newlib)
+    assert f"-I{ROOT / 'native' / 'device' / 'm0' / 'include'}" in args
