@@ -22,7 +22,7 @@ rows stand. A secperf error (bad input) is raised as the local run raises it.
 
 from __future__ import annotations
 
-import json
+import pickle
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,17 +51,22 @@ class RowChunk:
     lengths: np.ndarray  # int64: how many of `values` each row has
 
 
-def _same(memo: dict[str, Any], x: Any) -> Any:
-    """The object of this chunk equal to x (by its exact JSON: key order and number types count)."""
+def _same(memo: dict[bytes, Any], x: Any) -> Any:
+    """The object of this chunk equal to x, by its exact pickle: key order and number types count as
+    in its JSON (a float is not an int, {a, b} is not {b, a}), at a third of the JSON's cost per row;
+    two equal objects whose pickles still differ (shared parts inside one of them) are only not shared."""
     if x is None or isinstance(x, (str, int, float)):
         return x
-    key = x.model_dump_json() if hasattr(x, "model_dump_json") else json.dumps(x, default=repr)
-    return memo.setdefault(type(x).__name__ + key, x)
+    try:
+        key = pickle.dumps(x, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return x  # not picklable by the C pickler: sent as it is
+    return memo.setdefault(type(x).__name__.encode() + b"\0" + key, x)
 
 
 def pack(rows: list[Series]) -> RowChunk:
     """Rows as one payload (their own objects are changed: the values leave them)."""
-    memo: dict[str, Any] = {}
+    memo: dict[bytes, Any] = {}
     lengths = np.fromiter((len(r.values_us) for r in rows), dtype=np.int64, count=len(rows))
     values = np.fromiter((v for r in rows for v in r.values_us), dtype=np.float64, count=int(lengths.sum()))
     for r in rows:
