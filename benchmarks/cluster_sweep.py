@@ -308,8 +308,8 @@ def main() -> int:
         f"cores the run's processes had (median): {used[1]:.2f} with one worker, {used[2]:.2f} with two"
         + (
             f"; the kernel groups processes by session (sched_autogroup): the sweep's are one group, which other "
-            f"sessions' work holds to its share of the CPU whatever the worker count, so the wall-time ratio is "
-            f"near {used[2] / used[1]:.2f}x the CPU share's ratio here, not the sweep's scaling"
+            f"sessions' work holds to its share of the CPU whatever the worker count: the wall-time ratio follows "
+            f"the ratio of those shares ({used[2] / used[1]:.2f}x), not the sweep's scaling"
             if autogroup() and used[2] < 1.5
             else ""
         )
