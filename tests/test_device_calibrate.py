@@ -182,7 +182,7 @@ def _save(name="my-l4", points=None, **kw):
             "config": "sp-small-os",
             "rows": 12,
         },
-        points if points is not None else {"branch_taken_extra": 2.6, "no_prefetch": 1.0},
+        points if points is not None else {"branch_taken_extra": 1.6, "no_prefetch": 1.0},
         {},
         **kw,
     )
@@ -194,7 +194,7 @@ def test_saved_profile_resolves_like_a_shipped_one(home):
     assert "my-l4" in D.cores() and "my-l4" not in D.shipped_cores()
     c, base = D.core("my-l4"), D.core("cortex-m4-80")
     assert (c.clock_mhz, c.flash_wait_states, c.qemu_cpu, c.profile) == (72.0, 3, "cortex-m4", "M")
-    assert c.timing.costs["branch_taken_extra"] == (1.0, 2.6, 3.0)  # the band kept, the point fitted
+    assert c.timing.costs["branch_taken_extra"] == (1.0, 1.6, 2.0)  # the band kept, the point fitted
     assert c.timing.costs["no_prefetch"] == (0.0, 1.0, 1.0)
     assert c.timing.costs["flash_ws"] == (3.0, 3.0, 3.0)  # the board's wait states
     assert c.timing.costs["load"] == base.timing.costs["load"]
@@ -210,17 +210,17 @@ def test_saved_profile_resolves_like_a_shipped_one(home):
 def test_a_boards_memory_is_saved_with_its_profile_and_applied_where_it_is_taken(home):
     """`device calibrate --icache off --prefetch on`: the profile keeps its shipped base and says how the
     board's memory differs; --device NAME then counts without the instruction cache and with the prefetch."""
-    path = _save("my-u5", points={"branch_taken_extra": 2.6}, icache=False, prefetch=True)
+    path = _save("my-u5", points={"branch_taken_extra": 1.6}, icache=False, prefetch=True)
     text = path.read_text()
     assert 'base = "cortex-m4-80"' in text and "icache = false" in text and "prefetch = true" in text
     c, base = D.core("my-u5"), D.core("cortex-m4-80")
     assert base.timing.geometry["icache_entries"] > 0
     assert c.timing.geometry["icache_entries"] == 0 and c.timing.geometry["icache_ways"] == 0
     assert c.timing.costs["no_prefetch"] == (0.0, 0.0, 0.0)
-    assert c.timing.costs["branch_taken_extra"] == (1.0, 2.6, 3.0)
+    assert c.timing.costs["branch_taken_extra"] == (1.0, 1.6, 2.0)
     assert c.timing.geometry["dcache_entries"] == base.timing.geometry["dcache_entries"]  # an M4 keeps its data cache
     # without the settings the profile is the base's memory
-    plain = D.core(_save("my-l4", points={"branch_taken_extra": 2.6}).stem)
+    plain = D.core(_save("my-l4", points={"branch_taken_extra": 1.6}).stem)
     assert plain.timing.geometry == base.timing.geometry
     bad = home / "devices" / "my-u5.toml"
     bad.write_text(text.replace("icache = false", 'icache = "off"'))
@@ -382,7 +382,7 @@ def test_fit_stays_in_bounds_and_recovers_an_in_band_board():
     C, dev, counts = _counted()
     t = dev.timing
     rows = []
-    truth = {"branch_taken_extra": 2.5, "load_pipelined": 1.4}
+    truth = {"branch_taken_extra": 1.5, "load_pipelined": 1.4}
     for op in counts:
         r = C.Row(op, 1.0, (op,), [counts[op]], {"stack": "wolfssl59", "build": None})
         r.published_cycles = C.predict(r, truth, t)
