@@ -56,6 +56,21 @@ def test_a_packed_chunk_unpacks_to_the_rows_it_was_made_of(tmp_path):
     assert len(payload) < sum(len(pickle.dumps(r)) for r in made)
 
 
+def test_a_shared_part_is_shared_only_with_parts_of_the_same_json():
+    memo: dict = {}
+    a = WC._same(memo, [{"op": "sign", "us": 1.0, "n": 2}])
+    assert WC._same(memo, [{"op": "sign", "us": 1.0, "n": 2}]) is a  # equal: one object travels
+    # equal to Python, another JSON: a float is not an int, the key order is kept
+    for other in ([{"op": "sign", "us": 1, "n": 2}], [{"us": 1.0, "op": "sign", "n": 2}]):
+        got = WC._same(memo, other)
+        assert got is other and json.dumps(got) != json.dumps(a)
+
+    def local():  # what the C pickler cannot take (a local function) goes as it is
+        return 0
+
+    assert WC._same(memo, local) is local
+
+
 def test_failed_rows_carry_the_reason_and_the_result_keeps_the_rest(tmp_path):
     o = _options(tmp_path)
     table, cells = _cells(o)
