@@ -1,6 +1,7 @@
 """fleet's model of the listen backlog: SYNs beyond the accept queue are dropped and come back on
-TCP's retransmission schedule (1 s, 3 s, 7 s ... after the first SYN); a backlog larger than the storm
-changes nothing; the retransmission lines stay bounded for a large fleet; bad values exit 2."""
+the client kernel's retransmission schedule (Linux >= 6.5: 1, 2, 3, 4, 5, 7, 11 ... s after the first
+SYN, tcp_syn_linear_timeouts; before: 1 s, 3 s, 7 s ...); a backlog larger than the storm changes
+nothing; the retransmission lines stay bounded for a large fleet; bad values exit 2."""
 
 from __future__ import annotations
 
@@ -46,7 +47,9 @@ def test_a_backlog_smaller_than_the_storm_drops_syns_that_return_on_the_retransm
 def test_a_syn_dropped_at_once_comes_back_exactly_one_rto_later_then_two_more():
     # a pass of the server's work outlasts the storm: beyond the accept queue every SYN is dropped once
     # and comes back 1 s later (then 2 s after that if dropped again); nothing comes back in between
+    # (a kernel before 6.5: doubling from the first retransmission)
     m = FleetModel(
+        syn_linear_timeouts=0,
         devices=500,
         capacity_full_per_s=50,
         backlog=20,
@@ -67,19 +70,58 @@ def test_a_syn_dropped_at_once_comes_back_exactly_one_rto_later_then_two_more():
     assert r["devices_back"] == pytest.approx(500, rel=1e-6)
 
 
-def test_the_waits_come_in_steps_at_the_retransmissions_1_3_7_15_s():
-    # a fast server, a small backlog and a slow idle accept: each round takes what the accept queue holds
-    # and the rest wait for the next retransmission, so the fleet comes back only just after 0, 1, 3, 7, 15 s
-    m = FleetModel(devices=1000, capacity_full_per_s=2000, backlog=100, accept_per_s=2000, timeout_s=60, policy="none")
-    r = simulate(FleetModel(**{**m.__dict__, "horizon_s": 120}), points=100_000)
+def _rounds(linear: int) -> tuple[dict, list[float]]:
+    """A fast server, a small backlog and a slow idle accept: each round takes what the accept queue holds
+    (100 + 2,000/s x 0.05 s) and the rest wait for the next retransmission."""
+    m = FleetModel(
+        devices=1000,
+        capacity_full_per_s=2000,
+        backlog=100,
+        accept_per_s=2000,
+        timeout_s=60,
+        policy="none",
+        syn_linear_timeouts=linear,
+        horizon_s=120,
+    )
+    r = simulate(m, points=100_000)
     t, back = np.array(r["series"]["t_s"]), np.array(r["series"]["back_share"])
-    came = t[np.diff(np.concatenate([[0.0], back])) > 1e-9]
+    return r, [float(x) for x in t[np.diff(np.concatenate([[0.0], back])) > 1e-9]]
+
+
+def test_the_waits_come_in_steps_at_the_retransmissions_1_3_7_15_s():
+    # a kernel before 6.5 (RFC 6298 doubling): the fleet comes back only just after 0, 1, 3, 7, 15 s
+    r, came = _rounds(0)
     rounds = sorted({int(x) for x in came})
     assert rounds == [0, 1, 3, 7, 15]
     assert all(x - int(x) <= 0.15 for x in came)  # just after each retransmission, nothing in between
     assert r["devices_back"] == pytest.approx(1000, rel=1e-6) and r["gave_up"] == 0
     # 800 first SYNs beyond what the server took, then 600, 400 and 200 dropped again: every drop counted
     assert r["syn_drops"] == pytest.approx(800 + 600 + 400 + 200, rel=1e-6)
+
+
+def test_linux_linear_syn_timeouts_bring_the_rounds_back_one_second_apart():
+    # Linux >= 6.5 (tcp_syn_linear_timeouts 4, this model's default): the same storm comes back just after
+    # 0, 1, 2, 3, 4 s, each round taking what the accept queue holds; the same drops, counted once each
+    r, came = _rounds(4)
+    assert sorted({int(x) for x in came}) == [0, 1, 2, 3, 4]
+    assert all(x - int(x) <= 0.15 for x in came)
+    assert r["devices_back"] == pytest.approx(1000, rel=1e-6) and r["gave_up"] == 0
+    assert r["syn_drops"] == pytest.approx(800 + 600 + 400 + 200, rel=1e-6)
+    old, _ = _rounds(0)
+    assert r["time_all_back_s"] < old["time_all_back_s"] - 10  # 4 s instead of 15 s for the last round
+
+
+def test_the_syn_timeouts_follow_the_kernels_schedule():
+    # ip-sysctl tcp_syn_linear_timeouts: RTOs 1, 1, 1, 1, 1, 2, 4 ... s; tcp_write_timeout counts the
+    # linear ones on top of tcp_syn_retries, so connect() fails after 131 s (127 s with doubling at once)
+    lin, old = FleetModel(), FleetModel(syn_linear_timeouts=0)
+    assert lin.syn_rtos_s[:7] == [1, 1, 1, 1, 1, 2, 4] and len(lin.syn_rtos_s) == 6 + 4 + 1
+    assert sum(lin.syn_rtos_s) == 131 and sum(old.syn_rtos_s) == 127
+    assert old.syn_rtos_s == [2.0**k for k in range(7)]
+    # only the retransmissions sent before the client's timeout ends the attempt are kept
+    assert FleetModel(timeout_s=30).syn_gaps_s == [1, 1, 1, 1, 1, 2, 4, 8]  # sent at 1, 2, 3, 4, 5, 7, 11, 19 s
+    assert FleetModel(timeout_s=30, syn_linear_timeouts=0).syn_gaps_s == [1, 2, 4, 8]  # 1, 3, 7, 15 s
+    assert FleetModel(timeout_s=30, syn_rto_s=0.5).syn_gaps_s[:6] == [0.5] * 5 + [1.0]
 
 
 def test_a_backlog_larger_than_the_storm_is_the_fifo_model():
@@ -115,13 +157,17 @@ def test_somaxconn_caps_the_backlog():
 
 def test_the_retransmission_lines_stay_bounded_for_a_large_fleet():
     m = FleetModel(devices=100_000, capacity_full_per_s=650, backlog=100, timeout_s=300, horizon_s=7200)
-    # the lines do not grow with N: 63 s of 0.05 s steps (1 s + 2 s + ... + 32 s) times the attempts
+    # the lines do not grow with N: 67 s of 0.05 s steps (five of 1 s, then 2 s + ... + 32 s) times the
+    # attempts (63 s with doubling from the first)
     assert m.syn_line_floats == sum(m.syn_gaps_steps) * (m.max_attempts + 1)
-    assert sum(m.syn_gaps_steps) == 63 * 20
+    assert sum(m.syn_gaps_steps) == 67 * 20
+    assert sum(FleetModel(backlog=100, timeout_s=300, syn_linear_timeouts=0).syn_gaps_steps) == 63 * 20
     assert m.syn_line_floats * 8 < 2 * 2**20
     assert FleetModel(devices=100_000_000, backlog=100, timeout_s=300).syn_line_floats == m.syn_line_floats
-    # a short timeout keeps only the retransmissions that fit in it: 1 s and 3 s before 5 s
-    assert FleetModel(timeout_s=5).syn_gaps_steps == [20, 40]
+    # a short timeout keeps only the retransmissions that fit in it: 1, 2, 3, 4 s before 5 s (1 s and
+    # 3 s with doubling from the first)
+    assert FleetModel(timeout_s=5).syn_gaps_steps == [20, 20, 20, 20]
+    assert FleetModel(timeout_s=5, syn_linear_timeouts=0).syn_gaps_steps == [20, 40]
     r = simulate(FleetModel(devices=100_000, capacity_full_per_s=650, backlog=100, spread_s=10, horizon_s=3600))
     assert r["devices_back"] == pytest.approx(100_000, rel=1e-6) and r["syn_drops"] > 0
     with pytest.raises(InputError, match="SYN retransmission lines"):
@@ -139,6 +185,9 @@ def test_the_retransmission_lines_stay_bounded_for_a_large_fleet():
         (dict(somaxconn=0), "somaxconn"),
         (dict(syn_retries=0), "tcp_syn_retries"),
         (dict(syn_rto_s=0.0), "SYN retransmission timeout"),
+        (dict(syn_linear_timeouts=-1), "tcp_syn_linear_timeouts"),
+        (dict(syn_linear_timeouts=1.5), "tcp_syn_linear_timeouts"),
+        (dict(syn_linear_timeouts=True), "tcp_syn_linear_timeouts"),
         (dict(accept_per_s=0.0), "accept rate"),
         (dict(server_s_per_handshake=0.0), "server seconds per handshake"),
     ],

@@ -81,7 +81,7 @@ def storm_vs_model(c: MqttLoadConfig, m: dict[str, Any], horizon_s: float | None
         out["note"] = (
             f"{c.clients} first attempts within {c.spread_s:g} s: beyond mosquitto's listen backlog of "
             f"{MOSQUITTO_BACKLOG} the kernel drops SYNs the broker has not accepted and those clients wait "
-            "for TCP's SYN retransmission (1 s, 3 s, 7 s ...). The model has both, but takes the first SYNs "
+            "for TCP's SYN retransmission (1, 2, 3, 4, 5, 7, 11 s ... on Linux 6.5+). The model has both, but takes the first SYNs "
             "of one 0.05 s step as spread over it and an idle broker as accepting accept_per_s: how fast this "
             "generator sends its SYNs decides how many are dropped"
         )

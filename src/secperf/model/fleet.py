@@ -20,9 +20,13 @@ Assumptions (all in FleetModel, with units):
   queue full is dropped (Linux tcp_conn_request: ListenOverflows; SYN cookies do
   not help, they stand in for the SYN queue only, and the full accept queue is checked after them).
   The client's kernel sends the SYN again after its retransmission timeout: TCP_TIMEOUT_INIT 1 s
-  (`syn_rto_s`, RFC 6298), doubling, so a dropped attempt arrives again 1 s, 3 s, 7 s, 15 s ... after
-  its first SYN, `syn_retries` times (net.ipv4.tcp_syn_retries, 6); connect() then fails after
-  127 s (the last wait is as long again), or the client's `timeout_s` ends the attempt first. Such
+  (`syn_rto_s`, RFC 6298). Since Linux 6.5 the timeout stays 1 s for the first
+  `syn_linear_timeouts` retransmissions (net.ipv4.tcp_syn_linear_timeouts, 4; ip-sysctl: RTOs
+  1, 1, 1, 1, 1, 2, 4 ...) and doubles after; a dropped attempt arrives again 1, 2, 3, 4, 5, 7, 11,
+  19 ... s after its first SYN (0: RFC 6298's doubling from the first, 1, 3, 7, 15 ... s, kernels
+  before 6.5), `syn_retries` + `syn_linear_timeouts` times (net.ipv4.tcp_syn_retries, 6; the kernel's
+  tcp_write_timeout adds the linear ones); connect() then fails after 131 s (127 s before 6.5: the
+  last wait is the next timeout), or the client's `timeout_s` ends the attempt first. Such
   an attempt fails as above (the back-off starts when the client notices). An attempt accepted
   after a retransmission still gets the full `timeout_s` in the server's queue (optimistic by at
   most the seconds it spent on SYNs);
@@ -36,7 +40,7 @@ The state is a histogram of attempts per time step and attempt number, so the co
 with N: 10 million devices take the same time as 1,000. SYNs waiting for their retransmission sit
 in one delay line per retransmission (keyed by time step modulo the line's length, a vector over
 attempt numbers per step): the lines hold sum of 2**r * syn_rto_s / dt_s steps for the
-retransmissions that fit in `timeout_s` (at most 63 s with the defaults: 1,260 steps of 0.05 s),
+retransmissions that fit in `timeout_s` (at most 67 s with the defaults: 1,340 steps of 0.05 s),
 times max_attempts + 1 float64s, about 1 MB for max_attempts 100 whatever N is (100k devices or
 100 million); a model whose lines would pass SYN_LINE_BYTES is refused."""
 
@@ -69,7 +73,8 @@ class FleetModel:
     backlog: int = 4096  # the server's listen(2) backlog (mosquitto: 100, nginx: 511)
     somaxconn: int = 4096  # net.core.somaxconn: the kernel's cap on the backlog
     syn_retries: int = 6  # net.ipv4.tcp_syn_retries of the clients
-    syn_rto_s: float = 1.0  # the first SYN retransmission timeout (TCP_TIMEOUT_INIT), doubling
+    syn_rto_s: float = 1.0  # the first SYN retransmission timeout (TCP_TIMEOUT_INIT)
+    syn_linear_timeouts: int = 4  # net.ipv4.tcp_syn_linear_timeouts (Linux >= 6.5; 0: doubling at once)
     accept_per_s: float = 20_000.0  # connections an idle server takes off its accept queue per second
     server_s_per_handshake: float | None = None  # the server's own work per handshake (None: 1 / capacity)
     max_attempts: int = 100
@@ -106,6 +111,9 @@ class FleetModel:
         for name, n, hi in whole:
             if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not 1 <= int(n) <= hi:
                 raise InputError(f"{name} {n!r}: give a whole number 1..{hi:,}")
+        n = self.syn_linear_timeouts
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not 0 <= int(n) <= 127:
+            raise InputError(f"tcp_syn_linear_timeouts {n!r}: give a whole number 0..127")
         if self.server_s_per_handshake is not None and not 0 < self.server_s_per_handshake <= 60:
             raise InputError(f"server seconds per handshake {self.server_s_per_handshake}: give (0, 60]")
         if not self.accept_per_s > 0:
@@ -128,15 +136,29 @@ class FleetModel:
         return min(self.backlog, self.somaxconn)
 
     @property
-    def syn_gaps_steps(self) -> list[int]:
-        """Steps from a dropped SYN number r (0: the first) to its retransmission, for every
+    def syn_rtos_s(self) -> list[float]:
+        """The client kernel's SYN retransmission timeouts in order: the wait before each of its
+        syn_retries + syn_linear_timeouts retransmissions, then the wait after the last one before
+        connect() fails (Linux tcp_retransmit_timer: the timeout doubles only once more than
+        syn_linear_timeouts retransmissions went out; tcp_write_timeout counts the linear ones extra)."""
+        lin = int(self.syn_linear_timeouts)
+        n = int(self.syn_retries) + lin + 1
+        return [self.syn_rto_s * (1.0 if k <= lin else 2.0 ** (k - lin)) for k in range(n)]
+
+    @property
+    def syn_gaps_s(self) -> list[float]:
+        """Seconds from a dropped SYN number r (0: the first) to its retransmission, for every
         retransmission the client sends before its timeout ends the attempt."""
-        gaps = []
-        for r in range(self.syn_retries):
-            if (2 ** (r + 1) - 1) * self.syn_rto_s >= self.timeout_s:
+        gaps: list[float] = []
+        for rto in self.syn_rtos_s[:-1]:
+            if sum(gaps) + rto >= self.timeout_s:
                 break
-            gaps.append(max(1, int(round(2**r * self.syn_rto_s / self.dt_s))))
+            gaps.append(rto)
         return gaps
+
+    @property
+    def syn_gaps_steps(self) -> list[int]:
+        return [max(1, int(round(g / self.dt_s))) for g in self.syn_gaps_s]
 
     @property
     def syn_line_floats(self) -> int:
@@ -198,8 +220,8 @@ def simulate(m: FleetModel, points: int = 400) -> dict[str, Any]:
     lines = [np.zeros((g, A)) for g in gaps]
     # an attempt whose last SYN was dropped fails when connect() gives up (after the last retransmission
     # waited as long again) or the client's timeout ends it, whichever comes first; counted from SYN k
-    give_up_s = (2 ** (m.syn_retries + 1) - 1) * m.syn_rto_s
-    syn_fail_steps = int(round((min(m.timeout_s, give_up_s) - (2 ** len(gaps) - 1) * m.syn_rto_s) / m.dt_s))
+    give_up_s = sum(m.syn_rtos_s)
+    syn_fail_steps = int(round((min(m.timeout_s, give_up_s) - sum(m.syn_gaps_s)) / m.dt_s))
     L = float(m.accept_queue)
     accept_step = m.accept_per_s * m.dt_s
     acc = 0.0  # connections accepted by the kernel during the server's current pass

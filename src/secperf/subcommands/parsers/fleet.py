@@ -45,7 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=count(10_000_000),
         default=4096,
         help="the server's listen backlog (mosquitto 100, nginx 511; the kernel caps it at somaxconn, 4096): "
-        "SYNs beyond it are dropped and wait for TCP's retransmission (1 s, 3 s, 7 s ...)",
+        "SYNs beyond it are dropped and wait for TCP's retransmission (1, 2, 3, 4, 5, 7, 11 s ... on Linux 6.5+)",
     )
     p.add_argument(
         "--spread",

@@ -72,7 +72,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=0.0,
         help="the storm's first attempts spread uniformly "
         "over this many seconds (0: all at once; mosquitto's listen backlog is 100: a burst beyond it "
-        "waits for TCP's SYN retransmissions, 1 s, 3 s, 7 s ...)",
+        "waits for TCP's SYN retransmissions, 1, 2, 3, 4, 5, 7, 11 s ... on Linux 6.5+)",
     )
     p.add_argument("--storm-max", type=positive(86_400), default=300.0, help="seconds the storm may last at most")
 
