@@ -171,6 +171,10 @@ def timed_on_ray(k: int, o, table, cells, path: str = "chunks") -> dict:
             "cpu_share": w["cpu_s"] / w["busy_s"] if w["busy_s"] else None,
             # from its last chunk's end to the sweep's end: idle while others (or the driver) finished
             "idle_tail_s": e1 - w["last_end"],
+            # from the sweep's start to its first chunk's start, and between its chunks: its result
+            # serialised and stored (after a chunk's end), the next chunk handed to it
+            "start_delay_s": min(t.start for t in timings if t.worker == name) - e0,
+            "between_chunks_s": between(t for t in timings if t.worker == name),
             "cpu_ms_per_cell": w["cpu_s"] * 1e3 / w["cells"] if w["cells"] else None,
         }
         for name, w in sorted(workers.items())
@@ -195,6 +199,12 @@ def timed_on_ray(k: int, o, table, cells, path: str = "chunks") -> dict:
     }
 
 
+def between(chunks) -> float:
+    """Seconds a worker spent between its chunks (from one's end to the next one's start)."""
+    ts = sorted(chunks, key=lambda t: t.start)
+    return sum(b.start - a.end for a, b in zip(ts, ts[1:]))
+
+
 def autogroup() -> bool:
     """Whether the kernel shares the CPU between sessions first (sched_autogroup_enabled)."""
     try:
@@ -217,8 +227,9 @@ def cpu_bound(w: float, two: dict) -> float:
 
 def show(r: int, x: dict) -> None:
     ws = "; ".join(
-        f"busy {w['busy_fraction']:.2f} of the wall, {w['cpu_share']:.2f} of a core while busy, idle tail "
-        f"{w['idle_tail_s'] * 1e3:.0f} ms, {w['chunks']} chunks"
+        f"busy {w['busy_fraction']:.2f} of the wall, {w['cpu_share']:.2f} of a core while busy, start delay "
+        f"{w['start_delay_s'] * 1e3:.0f} ms, {w['between_chunks_s'] * 1e3:.0f} ms between its {w['chunks']} chunks, "
+        f"idle tail {w['idle_tail_s'] * 1e3:.0f} ms"
         for w in x["per_worker"]
     )
     print(
