@@ -284,6 +284,9 @@ def test_mqtt_load_command_writes_a_result_with_phases_capacity_and_the_model(tm
     assert m["capacity_per_s"] > 0 and m["limits"]["nofile"] >= 20 + M.FD_MARGIN
     assert m["broker"]["require_certificate"] is True
     assert set(m["fleet_model"]["models"]) == {"abandoned work", "late work dropped"}
+    # the kernel's listen-queue counters at each phase line, and its SYN timers for the model
+    assert all(set(x["tcp_counters"]) == {"ListenOverflows", "ListenDrops", "TCPSynRetrans"} for x in m["phases"])
+    assert m["fleet_model"]["syn_timers"]["from"].startswith("the generator's kernel")
     # the report and the terminal draw the same view of it: one row per phase, both model variants
     from secperf.app.reading import read_result
     from secperf.report.terminal_server import mqtt_load_tables

@@ -50,6 +50,10 @@ def storm_vs_model(c: MqttLoadConfig, m: dict[str, Any], horizon_s: float | None
         "gave_up": st.get("gave_up"),
         "failed_attempts": (st.get("failed") or 0) + (st.get("refused") or 0),
         "attempts": st.get("attempts"),
+        # the kernel's counts in the storm (the namespace's: other connections on the host count too):
+        # SYNs and handshake ACKs that found the accept queue full, SYNs sent again
+        "listen_overflows": (st.get("tcp_counters") or {}).get("ListenOverflows"),
+        "syn_retransmits": (st.get("tcp_counters") or {}).get("TCPSynRetrans"),
     }
     out: dict[str, Any] = {
         "clients": c.clients,
@@ -90,6 +94,12 @@ def storm_vs_model(c: MqttLoadConfig, m: dict[str, Any], horizon_s: float | None
     acc = (m.get("accept_rate") or {}).get("accept_per_s")
     accept_per_s = float(acc) if acc else FleetModel.accept_per_s
     out["accept_per_s"] = accept_per_s
+    # the generator's kernel's SYN timers, read at the run (measure/tcp_counters); without them the
+    # model's defaults (Linux >= 6.5). A kernel without tcp_syn_linear_timeouts doubles from the first
+    ks = m.get("tcp_sysctls") or {}
+    syn = {"syn_retries": ks.get("tcp_syn_retries") or FleetModel.syn_retries}
+    syn["syn_linear_timeouts"] = (ks.get("tcp_syn_linear_timeouts") or 0) if ks else FleetModel.syn_linear_timeouts
+    out["syn_timers"] = {**syn, "from": "the generator's kernel (sysctl)" if ks else "fleet's defaults (Linux 6.5+)"}
     out["accept_from"] = (
         "measured: bursts of TCP connects into the idle broker's accept queue (accept_rate)"
         if acc
@@ -135,6 +145,7 @@ def storm_vs_model(c: MqttLoadConfig, m: dict[str, Any], horizon_s: float | None
                 timeout_s=c.timeout_s,
                 backlog=backlog,
                 accept_per_s=accept_per_s,
+                **syn,
                 server_s_per_handshake=srv_s,
                 abandoned_work=ab,
                 max_attempts=c.max_attempts,

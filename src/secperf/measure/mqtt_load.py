@@ -352,8 +352,9 @@ def run_mqttload(argv: list[str], broker_pid: int | None, cores: list[int], time
 
     from .storm_capacity import busy_between, cores_busy_s
     from .storm_sync import SYNC_OPTION, StormSync, drop_skew
+    from .tcp_counters import counters_between, tcp_counters, tcp_sysctls
 
-    cpu0 = process_cpu_s(broker_pid) if broker_pid else None
+    cpu0, tcp0 = process_cpu_s(broker_pid) if broker_pid else None, tcp_counters()
     busy0 = cores_busy_s()  # every core's busy time at each phase line: the share other work left
     synced = SYNC_OPTION in argv
     proc = registry.spawn(
@@ -395,7 +396,8 @@ def run_mqttload(argv: list[str], broker_pid: int | None, cores: list[int], time
                 phases.append(_phase_figures(m, cpu - cpu0 if cpu is not None and cpu0 is not None else None))
                 busy = cores_busy_s()
                 phases[-1]["cores_busy_s"] = busy_between(busy0, busy)
-                cpu0, busy0 = cpu, busy
+                phases[-1]["tcp_counters"] = counters_between(tcp0, tcp := tcp_counters())  # the kernel's
+                cpu0, busy0, tcp0 = cpu, busy, tcp
             if time.monotonic() > deadline:
                 proc.terminate()
         err = proc.stderr.read() if proc.stderr else ""
@@ -417,6 +419,7 @@ def run_mqttload(argv: list[str], broker_pid: int | None, cores: list[int], time
         "end": end,
         "intervals": [m for m in lines if m.get("type") == "interval"],
         "generator_cores": cores,
+        "tcp_sysctls": tcp_sysctls(),  # the generator's kernel: its SYN timers (fleet's model takes them)
         **({"storm_sync": {**sync.said(), **drop_skew(storms)}} if synced and storms else {}),
     }
 
