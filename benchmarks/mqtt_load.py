@@ -156,6 +156,7 @@ def main() -> int:
                 "wait_p99_ms",
                 "errors",
                 "broker_utilisation",
+                "tcp_counters",
             )
         },
         "capacity_per_s": m["capacity_per_s"],
@@ -180,6 +181,7 @@ def main() -> int:
                 "measured_bounds",
                 "accept_per_s",
                 "accept_from",
+                "syn_timers",
             )
             if k in fm
         },
