@@ -124,6 +124,27 @@ def test_the_syn_timeouts_follow_the_kernels_schedule():
     assert FleetModel(timeout_s=30, syn_rto_s=0.5).syn_gaps_s[:6] == [0.5] * 5 + [1.0]
 
 
+def _first_step_drops(**kw) -> float:
+    m = FleetModel(devices=1000, capacity_full_per_s=500, backlog=100, accept_per_s=4000, timeout_s=30, **kw)
+    r = simulate(m, points=100_000)
+    return float(r["series"]["syn_drops_per_s"][0]) * m.dt_s
+
+
+def test_a_server_in_a_pass_at_the_start_admits_only_its_accept_queue_in_the_first_step():
+    # idle at t = 0: the first step admits the accept queue plus what the idle server takes meanwhile
+    # (100 + 4,000/s x 0.05 s); in a pass of at least the step (closing the reset connections): the
+    # accept queue only; in a shorter pass: one queue per pass within the step, never more than idle
+    assert _first_step_drops() == pytest.approx(1000 - 100 - 200)
+    assert _first_step_drops(start_pass_s=0.05) == pytest.approx(1000 - 100)
+    assert _first_step_drops(start_pass_s=2.0) == pytest.approx(1000 - 100)
+    assert _first_step_drops(start_pass_s=0.025) == pytest.approx(1000 - 200)  # two queues in the step
+    # the first step's drops come back on the retransmission schedule: all back, later than from idle
+    kw = dict(devices=1000, capacity_full_per_s=500, backlog=100, accept_per_s=4000, timeout_s=30)
+    busy, idle = simulate(FleetModel(start_pass_s=0.05, **kw)), simulate(FleetModel(**kw))
+    assert busy["devices_back"] == pytest.approx(1000, rel=1e-6)
+    assert busy["syn_drops"] > idle["syn_drops"] and busy["wait_s"]["p50"] >= idle["wait_s"]["p50"]
+
+
 def test_a_backlog_larger_than_the_storm_is_the_fifo_model():
     for ab in (False, True):
         kw = dict(devices=1000, capacity_full_per_s=400, policy="exponential", base_s=0.5, cap_s=8, timeout_s=30)
@@ -190,6 +211,8 @@ def test_the_retransmission_lines_stay_bounded_for_a_large_fleet():
         (dict(syn_linear_timeouts=True), "tcp_syn_linear_timeouts"),
         (dict(accept_per_s=0.0), "accept rate"),
         (dict(server_s_per_handshake=0.0), "server seconds per handshake"),
+        (dict(start_pass_s=-0.1), "pass at the storm's start"),
+        (dict(start_pass_s=61.0), "pass at the storm's start"),
     ],
 )
 def test_bad_backlog_values_are_named(kw, needle):
@@ -268,6 +291,7 @@ def test_the_mqtt_storm_is_compared_with_the_model_at_mosquittos_backlog():
     m = {"capacity_per_s": 250.0, "phases": [storm]}
     fm = storm_vs_model(c, m, horizon_s=120)
     assert fm["backlog"] == MOSQUITTO_BACKLOG == 100
+    assert fm["start_pass_s"] == FleetModel.dt_s  # the generator's resets: the first SYNs meet a pass
     assert fm["server_s_per_handshake"] is None  # no capacity record here: the model takes 1 / capacity
     cpu = {"server_cpu_us_per_handshake": 1300.0}
     light = storm_vs_model(c, {**m, "capacity_before": cpu, "capacity_after": cpu}, horizon_s=120)

@@ -30,6 +30,11 @@ Assumptions (all in FleetModel, with units):
   an attempt fails as above (the back-off starts when the client notices). An attempt accepted
   after a retransmission still gets the full `timeout_s` in the server's queue (optimistic by at
   most the seconds it spent on SYNs);
+- `start_pass_s`: the server may be in a pass already when the storm begins: mosquitto's epoll loop takes
+  the events of the connections the outage reset (read error, then the client's disconnect work) in the
+  same passes as its listener (mux_epoll.c: each event of one epoll_wait in order, the listener's
+  accept loop when its event comes), so SYNs arriving meanwhile get only the accept queue. 0: the
+  server saw the outage earlier and is idle at t = 0;
 - a served device is back `device_handshake_s` later (its own handshake cost: the what-if model);
 - with `abandoned_work` the server still does the handshake of an attempt whose client gave up
   (nginx does: it reads the ClientHello that waited in its queue and signs before it notices the
@@ -77,6 +82,7 @@ class FleetModel:
     syn_linear_timeouts: int = 4  # net.ipv4.tcp_syn_linear_timeouts (Linux >= 6.5; 0: doubling at once)
     accept_per_s: float = 20_000.0  # connections an idle server takes off its accept queue per second
     server_s_per_handshake: float | None = None  # the server's own work per handshake (None: 1 / capacity)
+    start_pass_s: float = 0.0  # seconds of a pass the server is in at t = 0 (closing the reset connections)
     max_attempts: int = 100
     abandoned_work: bool = False  # the server also serves attempts whose client gave up
     spread_s: float = 0.0
@@ -116,6 +122,8 @@ class FleetModel:
             raise InputError(f"tcp_syn_linear_timeouts {n!r}: give a whole number 0..127")
         if self.server_s_per_handshake is not None and not 0 < self.server_s_per_handshake <= 60:
             raise InputError(f"server seconds per handshake {self.server_s_per_handshake}: give (0, 60]")
+        if not 0 <= self.start_pass_s <= 60:
+            raise InputError(f"server pass at the storm's start {self.start_pass_s}: give seconds in [0, 60]")
         if not self.accept_per_s > 0:
             raise InputError(f"accept rate {self.accept_per_s}: must be > 0 connections/s")
         if not 0 < self.syn_rto_s <= 60:
@@ -225,7 +233,7 @@ def simulate(m: FleetModel, points: int = 400) -> dict[str, Any]:
     L = float(m.accept_queue)
     accept_step = m.accept_per_s * m.dt_s
     acc = 0.0  # connections accepted by the kernel during the server's current pass
-    pass_left = 0.0  # seconds left in the server's current pass
+    pass_left = m.start_pass_s  # seconds left in the server's current pass
     cost_s = m.server_s_per_handshake or 1.0 / m.capacity_per_s
 
     def fail(t: int, r: np.ndarray, notice_steps: int) -> None:
